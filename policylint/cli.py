@@ -1,0 +1,213 @@
+"""Command line: thin click wiring; every command is a function returning an exit code.
+
+Exit codes (design.md §3), the same for every output format:
+0 nothing at or above --fail-on; 1 findings at or above it; 2 usage error,
+bad profile, a path that matches nothing, or an internal error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+import click
+
+from policylint import __version__
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+
+
+def _split_codes(values: Sequence[str]) -> tuple[str, ...]:
+    return tuple(c.strip() for v in values for c in v.split(",") if c.strip())
+
+
+def _use_color(choice: str, stream: object) -> bool:
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def run_check(
+    paths: Sequence[str],
+    *,
+    fmt: str = "text",
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    fail_on: str = "error",
+    exit_zero: bool = False,
+    crd_paths: Sequence[str] = (),
+    profile_paths: Sequence[str] = (),
+    namespace: str = "default",
+    stdin_filename: str | None = None,
+    synthetic_rule_names: bool = False,
+    color: str = "auto",
+) -> int:
+    """Lint `paths`; print the report to stdout and a summary to stderr."""
+    from policylint.engine import Selection
+    from policylint.findings import Severity
+    from policylint.pipeline import LintRequest, lint
+    from policylint.profiles import ProfileError
+    from policylint.reporters import renderer
+    from policylint.reporters.text import summary
+    from policylint.rules import REGISTRY
+    from policylint.sources import SourceError
+
+    selection = Selection(_split_codes(select), _split_codes(ignore))
+    unknown = selection.unknown_codes(REGISTRY)
+    if unknown:
+        click.echo(f"policylint: error: no rule matches {', '.join(unknown)} (see `policylint rules`)", err=True)
+        return EXIT_USAGE
+    try:
+        threshold = Severity.parse(fail_on)
+    except ValueError as exc:
+        click.echo(f"policylint: error: {exc}", err=True)
+        return EXIT_USAGE
+    request = LintRequest(
+        paths=paths,
+        stdin_filename=stdin_filename,
+        read_stdin=lambda: sys.stdin.buffer.read(),
+        namespace=namespace,
+        crd_paths=crd_paths,
+        profile_paths=profile_paths,
+        selection=selection,
+        synthetic_rule_names=synthetic_rule_names,
+    )
+    try:
+        result = lint(request)
+    except (SourceError, ProfileError) as exc:
+        click.echo(f"policylint: error: {exc}", err=True)
+        return EXIT_USAGE
+    stdout = click.get_text_stream("stdout")
+    render = renderer(fmt, color=fmt == "text" and _use_color(color, stdout))
+    stdout.write(render(result))
+    stdout.flush()
+    click.echo(summary(result), err=True)
+    if result.internal_error:
+        return EXIT_USAGE
+    if exit_zero:
+        return EXIT_OK
+    return EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_OK
+
+
+def run_rules(fmt: str = "text") -> int:
+    """List the rule catalogue."""
+    from policylint.rules import REGISTRY
+    from policylint.rules.docs import catalogue_markdown
+
+    if fmt == "markdown":
+        click.echo(catalogue_markdown(), nl=False)
+        return EXIT_OK
+    width = max(len(r.name) for r in REGISTRY)
+    for rule in REGISTRY:
+        click.echo(f"{rule.id}  {rule.name:<{width}}  {rule.severity.label:<7}  {rule.summary()}")
+    return EXIT_OK
+
+
+def run_rule(code: str) -> int:
+    """Print one rule's documentation, offline."""
+    from policylint.rules import REGISTRY
+    from policylint.rules.docs import doc_path
+
+    wanted = code.strip()
+    for rule in REGISTRY:
+        if rule.id.upper() == wanted.upper() or rule.name == wanted.lower():
+            path = doc_path(rule)
+            click.echo(path.read_text(encoding="utf-8"), nl=False)
+            return EXIT_OK
+    click.echo(f"policylint: error: no rule {code!r} (see `policylint rules`)", err=True)
+    return EXIT_USAGE
+
+
+def run_profiles(profile_paths: Sequence[str] = ()) -> int:
+    """List the policy kinds policylint knows and how it treats them."""
+    from pathlib import Path
+
+    from policylint.profiles import ORIGIN_PROFILE, ProfileError, ProfileRegistry, builtin_profiles, load_profile_file
+
+    try:
+        user = [p for path in profile_paths for p in load_profile_file(Path(path), origin=ORIGIN_PROFILE)]
+    except ProfileError as exc:
+        click.echo(f"policylint: error: {exc}", err=True)
+        return EXIT_USAGE
+    for p in ProfileRegistry([user, builtin_profiles()]):
+        fields = ", ".join(p.targets.fields)
+        kinds = ", ".join(t.kind for t in p.targets.kinds) or "any"
+        click.echo(
+            f"{p.group}/{p.kind:<24} {p.policy_class:<9} {p.boilerplate:<17} {p.merge.default:<16} [{fields}] -> {kinds}  ({p.project})"
+        )
+    return EXIT_OK
+
+
+class _DefaultCheckGroup(click.Group):
+    """`policylint PATH...` means `policylint check PATH...`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_DefaultCheckGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="policylint")
+def cli() -> None:
+    """Offline linter for Gateway API Policy Attachment manifests.
+
+    \b
+    policylint ./manifests              lint a directory (same as `check`)
+    policylint rules                    list the rules
+    policylint rule PL201               show one rule's documentation
+    """
+
+
+@cli.command("check")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--select", multiple=True, metavar="CODES", help="Only these rules (id or name prefixes, comma-separated).")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules (id or name prefixes).")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "info"], case_sensitive=False),
+    default="error",
+    show_default=True,
+    help="Lowest severity that makes the exit code 1.",
+)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
+@click.option("--crd", "crd_paths", multiple=True, metavar="PATH", help="CRD files or directories describing policy kinds.")
+@click.option("--profile", "profile_paths", multiple=True, metavar="PATH", help="Extra policy profile file (repeatable).")
+@click.option("--namespace", default="default", show_default=True, help="Namespace of objects that declare none.")
+@click.option("--stdin-filename", metavar="NAME", help="File name to report for input read from `-`.")
+@click.option(
+    "--synthetic-rule-names",
+    is_flag=True,
+    help="Accept `rule-<n>` for unnamed route rules, as Kuadrant does (a warning instead of an error).",
+)
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+def check_command(paths: tuple[str, ...], fmt: str, **kwargs: object) -> None:
+    """Lint manifests: files, directories, or `-` for stdin."""
+    sys.exit(run_check(paths, fmt=fmt, **kwargs))  # type: ignore[arg-type]
+
+
+@cli.command("rules")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
+def rules_command(fmt: str) -> None:
+    """List every rule: id, name, default severity, summary."""
+    sys.exit(run_rules(fmt))
+
+
+@cli.command("rule")
+@click.argument("code")
+def rule_command(code: str) -> None:
+    """Show the documentation of one rule (by id or name)."""
+    sys.exit(run_rule(code))
+
+
+@cli.command("profiles")
+@click.option("--profile", "profile_paths", multiple=True, metavar="PATH")
+def profiles_command(profile_paths: tuple[str, ...]) -> None:
+    """List the policy kinds policylint knows."""
+    sys.exit(run_profiles(profile_paths))

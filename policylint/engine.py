@@ -1,0 +1,135 @@
+"""The rule engine: select rules, run them, resolve positions, sort."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from policylint.findings import Finding, Issue, Location, Related, ResolvedRelated, Severity
+from policylint.index import ProjectIndex
+from policylint.positions import PositionResolver
+from policylint.rules.base import Rule
+
+INTERNAL_ERROR = "PL000"
+INTERNAL_ERROR_NAME = "internal-error"
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """`--select` / `--ignore` by rule id or name prefix; the longest matching prefix wins (flake8)."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+    @staticmethod
+    def _best(codes: Sequence[str], rule: type[Rule]) -> int:
+        best = -1
+        for code in codes:
+            c = code.strip()
+            if not c:
+                continue
+            if rule.id.upper().startswith(c.upper()) or rule.name.startswith(c.lower()):
+                best = max(best, len(c))
+        return best
+
+    def enabled(self, rule: type[Rule]) -> bool:
+        selected = self._best(self.select, rule) if self.select else 0
+        ignored = self._best(self.ignore, rule)
+        if selected < 0:
+            return False
+        return ignored < 0 or selected > ignored
+
+    def unknown_codes(self, rules: Sequence[type[Rule]]) -> list[str]:
+        out = []
+        for code in (*self.select, *self.ignore):
+            c = code.strip()
+            if c and not any(r.id.upper().startswith(c.upper()) or r.name.startswith(c.lower()) for r in rules):
+                out.append(c)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class EngineResult:
+    findings: list[Finding]
+    internal_error: bool
+
+
+def _run_one(rule: Rule, index: ProjectIndex) -> tuple[list[Issue], Issue | None]:
+    try:
+        return list(rule.check(index)), None
+    except Exception as exc:  # a broken rule must not cost the other rules' findings
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        where = f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}"
+        first = index.files[0] if index.files else "<input>"
+        return [], Issue(
+            rule_id=INTERNAL_ERROR,
+            message=f"rule {rule.id} ({rule.name}) failed: {type(exc).__name__}: {exc} [{where}]; please report this",
+            location=Location(first, 1, 1),
+        )
+
+
+def run(index: ProjectIndex, rules: Iterable[type[Rule]], resolver: PositionResolver) -> EngineResult:
+    issues: list[Issue] = []
+    internal: list[Issue] = []
+    catalogue: dict[str, type[Rule]] = {}
+    for rule_cls in rules:
+        catalogue[rule_cls.id] = rule_cls
+        produced, failure = _run_one(rule_cls(), index)
+        issues.extend(produced)
+        if failure is not None:
+            internal.append(failure)
+    findings = [_resolve(issue, catalogue, resolver) for issue in issues]
+    findings.extend(_resolve(issue, catalogue, resolver) for issue in internal)
+    findings = _dedupe(findings)
+    findings.sort(key=Finding.sort_key)
+    return EngineResult(findings, bool(internal))
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen: set[tuple[object, ...]] = set()
+    out = []
+    for f in findings:
+        key = (f.file, f.line, f.column, f.rule, f.message, f.object)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def _position(issue: Issue | Related, resolver: PositionResolver) -> tuple[str, int, int]:
+    if issue.object is not None:
+        obj = issue.object
+        line, col = resolver.resolve(obj.doc, obj.doc_path(issue.path))
+        return obj.doc.file, line, col
+    document = getattr(issue, "document", None)
+    if document is not None:
+        line, col = resolver.resolve(document, issue.path)
+        return document.file, line, col
+    if issue.location is not None:
+        return issue.location.file, issue.location.line, issue.location.column
+    return "<input>", 1, 1
+
+
+def _resolve(issue: Issue, catalogue: dict[str, type[Rule]], resolver: PositionResolver) -> Finding:
+    file, line, column = _position(issue, resolver)
+    rule = catalogue.get(issue.rule_id)
+    if rule is None:
+        name, severity = INTERNAL_ERROR_NAME, Severity.ERROR
+    else:
+        name, severity = rule.name, rule.severity
+    related = tuple(ResolvedRelated(r.message, *_position(r, resolver)) for r in issue.related)
+    obj = issue.object
+    return Finding(
+        file=file,
+        line=line,
+        column=column,
+        rule=issue.rule_id,
+        name=name,
+        severity=issue.severity if issue.severity is not None else severity,
+        message=issue.message,
+        object=obj.key if obj is not None else None,
+        api_version=obj.api_version if obj is not None else "",
+        path=issue.path,
+        related=related,
+    )

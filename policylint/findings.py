@@ -1,0 +1,99 @@
+"""Findings: what rules report, before and after positions are resolved."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from policylint.load import DocumentRef
+    from policylint.model import K8sObject, ObjectKey
+
+
+class Severity(enum.IntEnum):
+    """Ordered so that `--fail-on warning` means "warning or worse"."""
+
+    INFO = 0
+    WARNING = 1
+    ERROR = 2
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, value: str) -> Severity:
+        try:
+            return cls[value.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {value!r} (expected error, warning or info)") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """A 1-based position in an input file."""
+
+    file: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    """Another place that explains a finding (the Gateway lacking the listener, ...).
+
+    Either an object plus field path (resolved by the engine) or a fixed location.
+    """
+
+    message: str
+    object: K8sObject | None = None
+    path: str = ""
+    location: Location | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """What a rule yields: an object and a field path, not yet a file position.
+
+    Input problems found while loading have no object: they carry a location, or
+    the document they were found in (then `path` is resolved inside it).
+    """
+
+    rule_id: str
+    message: str
+    object: K8sObject | None = None
+    path: str = ""
+    location: Location | None = None
+    document: DocumentRef | None = None
+    related: tuple[Related, ...] = ()
+    severity: Severity | None = None  # None: the rule's default severity
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedRelated:
+    message: str
+    file: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A finding with its position resolved: what reporters render."""
+
+    file: str
+    line: int
+    column: int
+    rule: str
+    name: str
+    severity: Severity
+    message: str
+    object: ObjectKey | None = None
+    api_version: str = ""
+    path: str = ""
+    related: tuple[ResolvedRelated, ...] = field(default=())
+
+    def sort_key(self) -> tuple[str, int, int, str, str, str]:
+        obj = str(self.object) if self.object else ""
+        return (self.file, self.line, self.column, self.rule, obj, self.message)

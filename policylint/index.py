@@ -1,0 +1,322 @@
+"""The project index: every object, policy and named section, with lookups.
+
+Rules receive the whole index (our checks are cross-resource, like istio's
+analyzers) and never read files. Everything here is computed once.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
+
+from policylint.findings import Issue
+from policylint.model import CLUSTER, K8sObject, KindInfo, KindRegistry, ObjectKey
+from policylint.positions import format_path, join
+from policylint.profiles import PolicyProfile, ProfileRegistry, inferred_profile, looks_like_policy
+
+# Target resolution outcomes, in the status vocabulary of GEP-713 / design.md §1.3.
+ACCEPTED = "Accepted"
+INVALID = "Invalid"
+TARGET_NOT_FOUND = "TargetNotFound"
+
+CRD_GK = ("apiextensions.k8s.io", "CustomResourceDefinition")
+
+
+@dataclass(frozen=True, slots=True)
+class LintOptions:
+    default_namespace: str = "default"
+    # S13: policy-machinery/Kuadrant synthesise `rule-<n>` for unnamed rules; the spec does not.
+    synthetic_rule_names: bool = False
+
+
+class TargetReferenceModel(BaseModel):
+    """A policy target reference at the input boundary (LocalPolicyTargetReference[WithSectionName],
+    NamespacedPolicyTargetReference in apis/v1/policy_types.go). Every field is optional here so
+    that a missing one is a finding, not an exception; types are strict."""
+
+    model_config = ConfigDict(extra="allow")
+
+    group: StrictStr | None = None
+    kind: StrictStr | None = None
+    name: StrictStr | None = None
+    namespace: StrictStr | None = None
+    sectionName: StrictStr | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TargetRef:
+    path: str  # field path inside the object, e.g. spec.targetRefs[1]
+    raw: Any
+    group: str | None = None
+    kind: str | None = None
+    name: str | None = None
+    namespace: str | None = None
+    section_name: str | None = None
+    errors: tuple[tuple[str, str], ...] = ()  # (path, message) of type problems
+
+    @property
+    def identity(self) -> tuple[Any, ...]:
+        return (self.group, self.kind, self.namespace, self.name, self.section_name)
+
+    def display(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        section = f"#{self.section_name}" if self.section_name else ""
+        return f"{self.kind} {ns}{self.name}{section}"
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    obj: K8sObject
+    profile: PolicyProfile
+    refs: tuple[TargetRef, ...]
+    shape_errors: tuple[tuple[str, str], ...] = ()  # (path, message): a targets field of the wrong type
+
+    @property
+    def key(self) -> ObjectKey:
+        return self.obj.key
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    name: str | None
+    position: int  # 0-based index in the list
+    path: str  # e.g. spec.listeners[2]
+
+
+@dataclass(frozen=True, slots=True)
+class TargetResolution:
+    ref: TargetRef
+    status: str  # Accepted | Invalid | TargetNotFound
+    detail: str  # Resolved, ObjectNotFound, SectionNotFound, KindNotAllowed, ...
+    target: K8sObject | None = None
+    section: Section | None = None
+    message: str = ""
+    namespace: str | None = None  # the namespace the target was looked up in
+
+
+@dataclass
+class ProjectIndex:
+    objects: Sequence[K8sObject]
+    kinds: KindRegistry
+    profiles: ProfileRegistry
+    options: LintOptions = field(default_factory=LintOptions)
+    input_issues: Sequence[Issue] = ()
+    files: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        self.objects = sorted(self.objects, key=lambda o: (o.key.group, o.key.kind, o.key.namespace or "", o.key.name, o.sort_key()))
+        by_key: dict[ObjectKey, list[K8sObject]] = defaultdict(list)
+        by_gk: dict[tuple[str, str], list[K8sObject]] = defaultdict(list)
+        for obj in self.objects:
+            by_key[obj.key].append(obj)
+            by_gk[(obj.key.group, obj.key.kind)].append(obj)
+        self._by_key = dict(by_key)
+        self._by_gk = dict(by_gk)
+        self._sections: dict[int, list[Section]] = {}
+        self._policies: list[Policy] | None = None
+        self.inferred_kinds: dict[tuple[str, str], K8sObject] = {}
+
+    # -- lookups -------------------------------------------------------------------------
+
+    def get(self, key: ObjectKey) -> K8sObject | None:
+        found = self._by_key.get(key)
+        return found[0] if found else None
+
+    def lookup(self, group: str, kind: str, namespace: str | None, name: str) -> K8sObject | None:
+        return self.get(ObjectKey(group, kind, namespace, name))
+
+    def of_kind(self, group: str, kind: str) -> Sequence[K8sObject]:
+        return self._by_gk.get((group, kind), ())
+
+    def has_kind(self, group: str, kind: str) -> bool:
+        return (group, kind) in self._by_gk or self.kinds.get(group, kind) is not None
+
+    def duplicate_groups(self) -> list[list[K8sObject]]:
+        return [objs for objs in self._by_key.values() if len(objs) > 1]
+
+    def crds(self) -> Sequence[K8sObject]:
+        return self.of_kind(*CRD_GK)
+
+    # -- sections ------------------------------------------------------------------------
+
+    def sections(self, obj: K8sObject) -> list[Section]:
+        cached = self._sections.get(id(obj))
+        if cached is not None:
+            return cached
+        spec = self.kinds.sections(obj.group, obj.kind)
+        out: list[Section] = []
+        if spec is not None:
+            container: Any = obj.data
+            for part in spec.path.split("."):
+                container = container.get(part) if isinstance(container, dict) else None
+            if isinstance(container, list):
+                for i, entry in enumerate(container):
+                    name = entry.get("name") if isinstance(entry, dict) else None
+                    out.append(Section(name if isinstance(name, str) else None, i, join(spec.path, i)))
+        self._sections[id(obj)] = out
+        return out
+
+    # -- policies ------------------------------------------------------------------------
+
+    def policies(self) -> list[Policy]:
+        if self._policies is None:
+            self._policies = self._build_policies()
+        return self._policies
+
+    def profile_for(self, obj: K8sObject) -> PolicyProfile | None:
+        profile = self.profiles.get(obj.group, obj.kind)
+        if profile is None and looks_like_policy(obj.kind, obj.data.get("spec")):
+            profile = inferred_profile(obj.group, obj.kind, obj.spec)
+            self.profiles.add(profile)
+        return profile
+
+    def _build_policies(self) -> list[Policy]:
+        out: list[Policy] = []
+        for obj in self.objects:
+            if (obj.group, obj.kind) == CRD_GK:
+                continue
+            profile = self.profile_for(obj)
+            if profile is None:
+                continue
+            refs, shape_errors = _target_refs(obj, profile)
+            out.append(Policy(obj, profile, tuple(refs), tuple(shape_errors)))
+        return out
+
+    # -- target resolution ---------------------------------------------------------------
+
+    def resolve_target(self, policy: Policy, ref: TargetRef) -> TargetResolution:
+        return self._resolve(id(policy), policy, ref)
+
+    @functools.lru_cache(maxsize=None)  # noqa: B019 - the index lives for one run
+    def _resolve(self, _pid: int, policy: Policy, ref: TargetRef) -> TargetResolution:
+        profile = policy.profile
+        if ref.errors or not ref.kind or not ref.name or ref.group is None:
+            return TargetResolution(ref, INVALID, "InvalidRef", message="the reference is incomplete or malformed")
+        if not profile.targets.allows(ref.group, ref.kind) and profile.targets.kinds_enforced:
+            return TargetResolution(ref, INVALID, "KindNotAllowed", message=f"{profile.kind} cannot target {ref.kind}")
+        cluster_target = self.kinds.is_cluster_scoped(ref.group, ref.kind)
+        if cluster_target:
+            namespace: str | None = None
+        elif ref.namespace and profile.targets.namespace:
+            namespace = ref.namespace
+        else:
+            namespace = policy.obj.namespace
+        if namespace is None and not cluster_target:
+            return TargetResolution(
+                ref, TARGET_NOT_FOUND, "NamespaceRequired", message=f"a cluster-scoped policy must name the namespace of {ref.kind} {ref.name}"
+            )
+        target = self.lookup(ref.group, ref.kind, namespace, ref.name)
+        if target is None:
+            if profile.targets.virtual_kinds and not self.has_kind(ref.group, ref.kind):
+                return TargetResolution(ref, ACCEPTED, "VirtualKind", namespace=namespace, message="virtual kind: unresolvable by design")
+            return TargetResolution(ref, TARGET_NOT_FOUND, "ObjectNotFound", namespace=namespace)
+        if ref.section_name is None:
+            return TargetResolution(ref, ACCEPTED, "Resolved", target=target, namespace=namespace)
+        section_spec = self.kinds.sections(target.group, target.kind)
+        if section_spec is None:
+            return TargetResolution(ref, TARGET_NOT_FOUND, "SectionNotSupported", target=target, namespace=namespace)
+        sections = self.sections(target)
+        named = [s for s in sections if s.name == ref.section_name]
+        if named:
+            return TargetResolution(ref, ACCEPTED, "Resolved", target=target, section=named[0], namespace=namespace)
+        synthetic = synthetic_rule(sections, ref.section_name) if section_spec.type == "rule" else None
+        if synthetic is not None and self.options.synthetic_rule_names:
+            return TargetResolution(ref, ACCEPTED, "SyntheticRuleName", target=target, section=synthetic, namespace=namespace)
+        if synthetic is not None:
+            return TargetResolution(ref, TARGET_NOT_FOUND, "SyntheticRuleName", target=target, section=synthetic, namespace=namespace)
+        return TargetResolution(ref, TARGET_NOT_FOUND, "SectionNotFound", target=target, namespace=namespace)
+
+    def resolutions(self, policy: Policy) -> list[TargetResolution]:
+        return [self.resolve_target(policy, ref) for ref in policy.refs]
+
+    def __hash__(self) -> int:  # lru_cache on methods needs a hashable self
+        return id(self)
+
+
+def synthetic_rule(sections: Sequence[Section], section_name: str) -> Section | None:
+    """`rule-<n>` (1-based) naming an unnamed rule, as policy-machinery v0.8 does (S13)."""
+    if not section_name.startswith("rule-") or not section_name[5:].isdigit():
+        return None
+    n = int(section_name[5:])
+    if 1 <= n <= len(sections) and sections[n - 1].name is None:
+        return sections[n - 1]
+    return None
+
+
+def _target_refs(obj: K8sObject, profile: PolicyProfile) -> tuple[list[TargetRef], list[tuple[str, str]]]:
+    spec = obj.spec
+    refs: list[TargetRef] = []
+    shape_errors: list[tuple[str, str]] = []
+    single = profile.targets.single
+    if single and single in spec and spec[single] is not None:
+        value = spec[single]
+        if isinstance(value, dict):
+            refs.append(_parse_ref(value, join("spec", single)))
+        else:
+            shape_errors.append((join("spec", single), f"{single} must be a mapping, not {_type_name(value)}"))
+    many = profile.targets.list
+    if many and many in spec and spec[many] is not None:
+        value = spec[many]
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, dict):
+                    refs.append(_parse_ref(item, join("spec", many, i)))
+                else:
+                    shape_errors.append((join("spec", many, i), f"each {many} entry must be a mapping, not {_type_name(item)}"))
+        else:
+            shape_errors.append((join("spec", many), f"{many} must be a list, not {_type_name(value)}"))
+    return refs, shape_errors
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(
+        type(value), "null" if value is None else type(value).__name__
+    )
+
+
+def _parse_ref(raw: Mapping[str, Any], path: str) -> TargetRef:
+    try:
+        model = TargetReferenceModel.model_validate(raw)
+    except ValidationError as exc:
+        errors = tuple(
+            (join(path, *[p for p in err["loc"] if isinstance(p, (str, int))]), f"{'.'.join(str(p) for p in err['loc'])} must be a string")
+            for err in exc.errors()
+        )
+        good = {k: v for k, v in raw.items() if isinstance(v, str)}
+        model = TargetReferenceModel.model_validate(good)
+        return TargetRef(path, raw, model.group, model.kind, model.name, model.namespace, model.sectionName, errors)
+    return TargetRef(path, raw, model.group, model.kind, model.name, model.namespace, model.sectionName)
+
+
+def crd_kind_infos(crds: Iterable[K8sObject]) -> list[KindInfo]:
+    """Kinds declared by CRDs in the input: their scope decides namespace defaulting."""
+    out = []
+    for crd in crds:
+        spec = crd.spec
+        names = spec.get("names")
+        if not isinstance(names, dict):
+            continue
+        group, kind, scope = spec.get("group"), names.get("kind"), spec.get("scope")
+        if isinstance(group, str) and isinstance(kind, str) and scope in ("Namespaced", CLUSTER):
+            out.append(KindInfo(group, kind, scope))
+    return out
+
+
+__all__ = [
+    "ACCEPTED",
+    "INVALID",
+    "TARGET_NOT_FOUND",
+    "LintOptions",
+    "Policy",
+    "ProjectIndex",
+    "Section",
+    "TargetRef",
+    "TargetResolution",
+    "crd_kind_infos",
+    "format_path",
+]

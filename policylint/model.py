@@ -1,0 +1,323 @@
+"""The object model: Kubernetes objects keyed by (group, kind, namespace, name).
+
+Pydantic guards the input boundary (object metadata): it is lenient toward
+unknown fields, because newer API versions add fields and must not crash us
+(seed api-design-guide, "Gracefully Handling Future API Versions"), and strict
+about types the API server would reject (a label value that is a number).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError, field_validator
+
+from policylint.findings import Issue
+from policylint.load import Document, DocumentRef
+from policylint.positions import PathPart, format_path, join
+from policylint.resources import data_dir, load_yaml_data
+
+NOT_AN_OBJECT = "PL003"
+MALFORMED_METADATA = "PL009"
+
+CLUSTER = "Cluster"
+NAMESPACED = "Namespaced"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class ObjectKey:
+    group: str
+    kind: str
+    namespace: str | None
+    name: str
+
+    def __str__(self) -> str:
+        # The `Kind ns/name` form of istio analyzers: stable across edits to the file.
+        if self.namespace is None:
+            return f"{self.kind} {self.name}"
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+
+def split_api_version(api_version: str) -> tuple[str, str]:
+    """`gateway.networking.k8s.io/v1` -> (group, version); `v1` -> ("", "v1")."""
+    group, sep, version = api_version.rpartition("/")
+    return (group, version) if sep else ("", api_version)
+
+
+def parse_timestamp(value: str) -> datetime:
+    """RFC 3339 as Kubernetes writes it (`2024-01-02T03:04:05Z`, optional fraction and offset)."""
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    parsed = datetime.fromisoformat(text)
+    if parsed.tzinfo is None or "T" not in text.upper():
+        raise ValueError("not an RFC 3339 date-time with a time zone")
+    return parsed
+
+
+class ObjectMeta(BaseModel):
+    """`metadata` as far as policylint needs it; every other field is ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: StrictStr | None = None
+    generateName: StrictStr | None = None
+    namespace: StrictStr | None = None
+    labels: dict[StrictStr, StrictStr] | None = None
+    annotations: dict[StrictStr, StrictStr] | None = None
+    creationTimestamp: datetime | None = None
+
+    @field_validator("creationTimestamp", mode="before")
+    @classmethod
+    def _rfc3339(cls, value: Any) -> Any:
+        if value is None or isinstance(value, datetime):
+            return value
+        if not isinstance(value, str):
+            raise ValueError("must be an RFC 3339 date-time string")
+        return parse_timestamp(value)
+
+
+@dataclass(frozen=True, slots=True)
+class SectionSpec:
+    type: str  # listener | rule | port
+    path: str  # the list holding named entries, e.g. spec.listeners
+    optional: bool = False  # entries may be unnamed (route rules, single-port Services)
+
+
+@dataclass(frozen=True, slots=True)
+class KindInfo:
+    group: str
+    kind: str
+    scope: str
+    sections: SectionSpec | None = None
+
+
+class KindRegistry:
+    """Scope and sections of known kinds: built-in data, plus CRDs found in the input."""
+
+    def __init__(self, kinds: Iterable[KindInfo]) -> None:
+        self._kinds: dict[tuple[str, str], KindInfo] = {(k.group, k.kind): k for k in kinds}
+
+    @classmethod
+    @functools.cache
+    def builtin(cls) -> KindRegistry:
+        raw = load_yaml_data(data_dir("rules") / "kinds.yaml")
+        kinds = []
+        for entry in raw["kinds"]:
+            sec = entry.get("sections")
+            sections = SectionSpec(sec["type"], sec["path"], bool(sec.get("optional", False))) if sec else None
+            kinds.append(KindInfo(entry["group"], entry["kind"], entry["scope"], sections))
+        return cls(kinds)
+
+    def with_kinds(self, extra: Iterable[KindInfo]) -> KindRegistry:
+        merged = dict(self._kinds)
+        for info in extra:
+            known = merged.get((info.group, info.kind))
+            # A CRD in the input decides scope; the built-in table keeps its section knowledge.
+            merged[(info.group, info.kind)] = KindInfo(
+                info.group, info.kind, info.scope, info.sections or (known.sections if known else None)
+            )
+        return KindRegistry(merged.values())
+
+    def get(self, group: str, kind: str) -> KindInfo | None:
+        return self._kinds.get((group, kind))
+
+    def scope(self, group: str, kind: str) -> str | None:
+        info = self._kinds.get((group, kind))
+        return info.scope if info else None
+
+    def is_cluster_scoped(self, group: str, kind: str) -> bool:
+        return self.scope(group, kind) == CLUSTER
+
+    def sections(self, group: str, kind: str) -> SectionSpec | None:
+        info = self._kinds.get((group, kind))
+        return info.sections if info else None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class K8sObject:
+    """One Kubernetes object from the input. `prefix` locates it inside a `kind: List`."""
+
+    key: ObjectKey
+    api_version: str
+    data: Mapping[str, Any]
+    doc: DocumentRef
+    prefix: tuple[PathPart, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    creation_timestamp: datetime | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.key.kind
+
+    @property
+    def group(self) -> str:
+        return self.key.group
+
+    @property
+    def name(self) -> str:
+        return self.key.name
+
+    @property
+    def namespace(self) -> str | None:
+        return self.key.namespace
+
+    @property
+    def version(self) -> str:
+        return split_api_version(self.api_version)[1]
+
+    @property
+    def spec(self) -> Mapping[str, Any]:
+        spec = self.data.get("spec")
+        return spec if isinstance(spec, dict) else {}
+
+    def doc_path(self, path: str) -> str:
+        """The field path inside the document (adds `items[i]` for List members)."""
+        if not self.prefix:
+            return path
+        return join(format_path(self.prefix), *_parts(path))
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.doc.file, self.doc.line, self.doc.column, format_path(self.prefix))
+
+
+def _parts(path: str) -> list[PathPart]:
+    from policylint.positions import parse_path
+
+    return parse_path(path)
+
+
+def _error_path(loc: tuple[Any, ...]) -> str:
+    return format_path(["metadata", *(p if isinstance(p, int) else str(p) for p in loc)])
+
+
+def _explain(err: Any) -> str:
+    if err["type"] == "string_type":
+        value = err.get("input")
+        return f"must be a string, not {type(value).__name__} {value!r} (quote it in YAML)"
+    if err["type"] == "dict_type":
+        return "must be a mapping"
+    return str(err["msg"]).replace("Value error, ", "")
+
+
+@dataclass(slots=True)
+class BuildResult:
+    objects: list[K8sObject]
+    issues: list[Issue]
+
+
+def build_objects(
+    documents: Iterable[Document],
+    kinds: KindRegistry,
+    default_namespace: str = "default",
+) -> BuildResult:
+    """Turn loaded documents into objects; `kind: List` items become objects of their own."""
+    objects: list[K8sObject] = []
+    issues: list[Issue] = []
+    for doc in documents:
+        data = doc.data
+        if isinstance(data, dict) and isinstance(data.get("items"), list) and str(data.get("kind", "")).endswith("List"):
+            for i, item in enumerate(data["items"]):
+                _build_one(item, doc.ref, ("items", i), kinds, default_namespace, objects, issues)
+            continue
+        _build_one(data, doc.ref, (), kinds, default_namespace, objects, issues)
+    return BuildResult(objects, issues)
+
+
+def _build_one(
+    data: Any,
+    ref: DocumentRef,
+    prefix: tuple[PathPart, ...],
+    kinds: KindRegistry,
+    default_namespace: str,
+    objects: list[K8sObject],
+    issues: list[Issue],
+) -> None:
+    def problem(rule: str, message: str, path: str = "") -> Issue:
+        doc_path = join(format_path(prefix), *_parts(path)) if (path or prefix) else ""
+        return Issue(rule_id=rule, message=message, document=ref, path=doc_path)
+
+    where = f" (List item {prefix[1]})" if prefix else ""
+    if not isinstance(data, dict):
+        kind_of = "a list" if isinstance(data, list) else "a scalar value"
+        issues.append(problem(NOT_AN_OBJECT, f"document{where} is {kind_of}, not a Kubernetes object; ignored"))
+        return
+    api_version, kind = data.get("apiVersion"), data.get("kind")
+    missing = [f for f, v in (("apiVersion", api_version), ("kind", kind)) if not isinstance(v, str) or not v]
+    if missing:
+        issues.append(
+            problem(NOT_AN_OBJECT, f"document{where} has no {' and no '.join(missing)}: not a Kubernetes object; ignored")
+        )
+        return
+    assert isinstance(api_version, str) and isinstance(kind, str)
+    raw_meta = data.get("metadata")
+    meta_ok = True
+    if raw_meta is None:
+        meta = ObjectMeta()
+    elif not isinstance(raw_meta, dict):
+        issues.append(problem(MALFORMED_METADATA, f"metadata must be a mapping, not {type(raw_meta).__name__}", "metadata"))
+        meta = ObjectMeta()
+        meta_ok = False
+    else:
+        try:
+            meta = ObjectMeta.model_validate(raw_meta)
+        except ValidationError as exc:
+            meta_ok = False
+            for err in exc.errors():
+                where = _error_path(err["loc"])
+                issues.append(problem(MALFORMED_METADATA, f"{where}: {_explain(err)}", where))
+            meta = _salvage_meta(raw_meta)
+    name = meta.name or meta.generateName
+    if not name:
+        if meta_ok:
+            issues.append(problem(MALFORMED_METADATA, f"{kind} has no metadata.name; ignored", "metadata"))
+        return
+    group = split_api_version(api_version)[0]
+    if kinds.is_cluster_scoped(group, kind):
+        namespace = None
+    else:
+        namespace = meta.namespace or default_namespace
+    objects.append(
+        K8sObject(
+            key=ObjectKey(group, kind, namespace, name),
+            api_version=api_version,
+            data=data,
+            doc=ref,
+            prefix=prefix,
+            labels=meta.labels or {},
+            annotations=meta.annotations or {},
+            creation_timestamp=meta.creationTimestamp,
+        )
+    )
+
+
+def _salvage_meta(raw: dict[str, Any]) -> ObjectMeta:
+    """Keep what is valid of a metadata block that failed validation, so the object is still indexed."""
+
+    def text(value: Any) -> str | None:
+        return value if isinstance(value, str) else None
+
+    def string_map(value: Any) -> dict[str, str] | None:
+        if not isinstance(value, dict):
+            return None
+        return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
+
+    timestamp = None
+    if isinstance(raw.get("creationTimestamp"), str):
+        try:
+            timestamp = parse_timestamp(raw["creationTimestamp"])
+        except ValueError:
+            timestamp = None
+    return ObjectMeta.model_construct(
+        name=text(raw.get("name")),
+        generateName=text(raw.get("generateName")),
+        namespace=text(raw.get("namespace")),
+        labels=string_map(raw.get("labels")),
+        annotations=string_map(raw.get("annotations")),
+        creationTimestamp=timestamp,
+    )

@@ -1,0 +1,118 @@
+"""The whole run as one function: sources -> load -> model -> index -> rules -> findings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from policylint import engine
+from policylint.crd import profiles_from_crds
+from policylint.findings import Finding, Issue
+from policylint.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
+from policylint.load import Document, decode, load_sources, read_bytes
+from policylint.model import KindRegistry, build_objects, split_api_version
+from policylint.positions import PositionResolver
+from policylint.profiles import ORIGIN_PROFILE, PolicyProfile, ProfileRegistry, builtin_profiles, load_profile_file
+from policylint.rules import REGISTRY
+from policylint.rules.base import Rule
+from policylint.sources import Source, discover
+
+
+@dataclass(frozen=True)
+class LintRequest:
+    paths: Sequence[str]
+    stdin_filename: str | None = None
+    read_stdin: Callable[[], bytes] | None = None
+    namespace: str = "default"
+    crd_paths: Sequence[str] = ()
+    profile_paths: Sequence[str] = ()
+    selection: engine.Selection = field(default_factory=engine.Selection)
+    synthetic_rule_names: bool = False
+
+
+@dataclass
+class LintResult:
+    findings: list[Finding]
+    index: ProjectIndex
+    files: list[str]
+    internal_error: bool
+    rules: tuple[type[Rule], ...]
+
+
+def _is_crd(doc: Document) -> bool:
+    data = doc.data
+    return (
+        isinstance(data, dict)
+        and data.get("kind") == CRD_GK[1]
+        and isinstance(data.get("apiVersion"), str)
+        and split_api_version(data["apiVersion"])[0] == CRD_GK[0]
+    )
+
+
+def _load(sources: Sequence[Source]) -> tuple[list[Document], list[Issue], dict[str, str]]:
+    documents: list[Document] = []
+    issues: list[Issue] = []
+    texts: dict[str, str] = {}
+    for source, result in load_sources(list(sources)):
+        documents.extend(result.documents)
+        issues.extend(result.issues)
+        if result.text is not None:
+            texts[source.display] = result.text
+    return documents, issues, texts
+
+
+def _text_reader(sources: Sequence[Source], texts: dict[str, str]) -> Callable[[str], str | None]:
+    by_display = {s.display: s for s in sources}
+
+    def read(file: str) -> str | None:
+        if file in texts:
+            return texts[file]
+        source = by_display.get(file)
+        if source is None:
+            return None
+        data, problem = read_bytes(source)
+        if data is None or problem is not None:
+            return None
+        text, _ = decode(data, file)
+        return text
+
+    return read
+
+
+def lint(request: LintRequest) -> LintResult:
+    """Run every selected rule over the inputs. Raises SourceError / ProfileError for usage errors."""
+    sources = discover(request.paths, stdin_filename=request.stdin_filename, read_stdin=request.read_stdin)
+    user_profiles: list[PolicyProfile] = []
+    for path in request.profile_paths:
+        user_profiles.extend(load_profile_file(Path(path), origin=ORIGIN_PROFILE))
+
+    documents, input_issues, texts = _load(sources)
+
+    # CRDs passed with --crd describe kinds; they are context, not linted themselves.
+    crd_documents: list[Document] = [d for d in documents if _is_crd(d)]
+    if request.crd_paths:
+        extra_docs, _, _ = _load(discover(request.crd_paths))
+        crd_documents.extend(d for d in extra_docs if _is_crd(d))
+
+    builtin_kinds = KindRegistry.builtin()
+    crd_objects = build_objects(crd_documents, builtin_kinds).objects
+    kinds = builtin_kinds.with_kinds(crd_kind_infos(crd_objects))
+    built = build_objects(documents, kinds, request.namespace)
+    input_issues.extend(built.issues)
+
+    profiles = ProfileRegistry([user_profiles, builtin_profiles(), profiles_from_crds(crd_objects)])
+    options = LintOptions(default_namespace=request.namespace, synthetic_rule_names=request.synthetic_rule_names)
+    index = ProjectIndex(
+        objects=built.objects,
+        kinds=kinds,
+        profiles=profiles,
+        options=options,
+        input_issues=input_issues,
+        files=[s.display for s in sources],
+    )
+    rules = tuple(r for r in REGISTRY if request.selection.enabled(r))
+    resolver = PositionResolver(_text_reader(sources, texts))
+    result = engine.run(index, rules, resolver)
+    return LintResult(result.findings, index, [s.display for s in sources], result.internal_error, rules)
+

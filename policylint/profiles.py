@@ -1,0 +1,251 @@
+"""Policy kind profiles: vendor facts as data (design.md §1.5, §1.6).
+
+A profile says, for one policy kind, where its targets are declared, which
+kinds it may target and what `sectionName` means, whether it may cross
+namespaces, which boilerplate style it follows (the seed policy-attachment
+guide's `default`/`override`, or GEP-713's `defaults`/`overrides` with a
+strategy) and how instances merge. Rules read profiles; they never branch on
+a vendor kind.
+
+Profiles come, in order of precedence, from `--profile` files, the built-in
+files in `rules/profiles/`, CRDs found in the input or passed with `--crd`
+(`policylint.crd`), and structural detection of unknown `*Policy` kinds.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from policylint.resources import data_dir, load_schema, load_yaml_data
+
+DIRECT = "Direct"
+INHERITED = "Inherited"
+GEP713 = "gep713"
+POLICY_ATTACHMENT = "policy-attachment"
+
+ORIGIN_BUILTIN = "builtin"
+ORIGIN_PROFILE = "profile"
+ORIGIN_CRD = "crd"
+ORIGIN_INFERRED = "inferred"
+
+# Merge strategies of GEP-713 ("Merge strategies"); `custom` is implemented per profile.
+STRATEGIES = ("none", "atomic-defaults", "patch-defaults", "atomic-overrides", "patch-overrides", "custom")
+
+
+class ProfileError(Exception):
+    """A profile file that does not validate (exit code 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TargetKind:
+    group: str
+    kind: str
+
+    def __str__(self) -> str:
+        return f"{self.group}/{self.kind}" if self.group else f"core/{self.kind}"
+
+
+@dataclass(frozen=True, slots=True)
+class TargetSpec:
+    single: str | None = None  # field holding one reference (`targetRef`)
+    list: str | None = None  # field holding a list of references (`targetRefs`)
+    selectors: str | None = None  # field holding label-selector targets (`targetSelectors`)
+    required: bool = True
+    exclusive: bool = True  # single and list together is an error
+    max_items: int | None = 16
+    unique: bool = True  # the API server rejects duplicate entries (list-map)
+    section_name: bool = True
+    namespace: bool = False  # references may name another namespace
+    kinds: tuple[TargetKind, ...] = ()
+    kinds_enforced: bool = True  # CEL rejects other kinds (error) vs documented support only (warning)
+    virtual_kinds: bool = False  # GEP-713 "Targeting External Services"
+    synthetic_rule_names: bool = False  # unnamed route rules are targetable as rule-<n>
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(f for f in (self.single, self.list, self.selectors) if f)
+
+    def allows(self, group: str, kind: str) -> bool:
+        return not self.kinds or TargetKind(group, kind) in self.kinds
+
+
+@dataclass(frozen=True, slots=True)
+class MergeSpec:
+    default: str = "none"
+    defaults: str | None = None  # field holding defaults (`defaults`, or the seed style's `default`)
+    overrides: str | None = None  # field holding overrides (`overrides` / `override`)
+    strategy_field: str | None = None
+    strategies: Mapping[str, str] = field(default_factory=dict)  # value -> atomic | patch | custom
+    custom: str | None = None
+    implicit_defaults: bool = False  # top-level spec proper acts as defaults (GEP-713, Kuadrant)
+    non_proper_fields: tuple[str, ...] = ()  # spec fields that are neither targets nor spec proper
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyProfile:
+    group: str
+    kind: str
+    plural: str
+    versions: tuple[str, ...]
+    scope: str
+    policy_class: str
+    boilerplate: str
+    targets: TargetSpec
+    merge: MergeSpec
+    effective_target: str
+    project: str
+    origin: str = ORIGIN_BUILTIN
+    source: str = ""
+
+    @property
+    def gk(self) -> tuple[str, str]:
+        return (self.group, self.kind)
+
+    @property
+    def name(self) -> str:
+        return f"{self.project}/{self.kind}"
+
+
+def _target_kind(entry: Mapping[str, Any]) -> TargetKind:
+    return TargetKind(entry.get("group", ""), entry["kind"])
+
+
+def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, source: str) -> PolicyProfile:
+    t = raw.get("targets", {})
+    m = raw.get("merge", {})
+    policy_class = raw.get("class", DIRECT)
+    default_strategy = m.get("default", "none" if policy_class == DIRECT else "atomic-defaults")
+    return PolicyProfile(
+        group=raw["group"],
+        kind=raw["kind"],
+        plural=raw.get("plural", raw["kind"].lower() + "s"),
+        versions=tuple(raw.get("versions", ())),
+        scope=raw.get("scope", "Namespaced"),
+        policy_class=policy_class,
+        boilerplate=raw.get("boilerplate", GEP713),
+        targets=TargetSpec(
+            single=t.get("single"),
+            list=t.get("list"),
+            selectors=t.get("selectors"),
+            required=t.get("required", True),
+            exclusive=t.get("exclusive", True),
+            max_items=t.get("maxItems", 16),
+            unique=t.get("unique", True),
+            section_name=t.get("sectionName", True),
+            namespace=t.get("namespace", False),
+            kinds=tuple(_target_kind(k) for k in t.get("kinds", ())),
+            kinds_enforced=t.get("kindsEnforced", True),
+            virtual_kinds=t.get("virtualKinds", False),
+            synthetic_rule_names=t.get("syntheticRuleNames", False),
+        ),
+        merge=MergeSpec(
+            default=default_strategy,
+            defaults=m.get("defaults"),
+            overrides=m.get("overrides"),
+            strategy_field=m.get("strategyField"),
+            strategies=dict(m.get("strategies", {})),
+            custom=m.get("custom"),
+            implicit_defaults=m.get("implicitDefaults", False),
+            non_proper_fields=tuple(m.get("nonProperFields", ())),
+        ),
+        effective_target=raw.get("effectiveTarget", "route"),
+        project=project,
+        origin=origin,
+        source=source,
+    )
+
+
+def validate_profile_document(raw: Any, where: str) -> None:
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(load_schema("profile.schema.json"))
+    errors = sorted(validator.iter_errors(raw), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        path = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        raise ProfileError(f"{where}: invalid profile at {path}: {err.message}")
+
+
+def load_profile_file(path: Path, *, origin: str) -> list[PolicyProfile]:
+    try:
+        raw = load_yaml_data(path)
+    except OSError as exc:
+        raise ProfileError(f"{path}: cannot read profile: {exc.strerror}") from None
+    except Exception as exc:  # a YAML error in a profile is a usage error, not a finding
+        raise ProfileError(f"{path}: cannot parse profile: {exc}") from None
+    validate_profile_document(raw, str(path))
+    project = raw["project"]
+    source = raw.get("source", str(path.name))
+    return [profile_from_dict(p, project=project, origin=origin, source=source) for p in raw["policies"]]
+
+
+@functools.cache
+def builtin_profiles() -> tuple[PolicyProfile, ...]:
+    out: list[PolicyProfile] = []
+    for path in sorted((data_dir("rules") / "profiles").glob("*.yaml")):
+        out.extend(load_profile_file(path, origin=ORIGIN_BUILTIN))
+    return tuple(out)
+
+
+class ProfileRegistry:
+    """Lookup of policy profiles by (group, kind); earlier sources win."""
+
+    def __init__(self, layers: Iterable[Iterable[PolicyProfile]]) -> None:
+        self._by_gk: dict[tuple[str, str], PolicyProfile] = {}
+        for layer in layers:
+            for profile in layer:
+                self._by_gk.setdefault(profile.gk, profile)
+
+    def get(self, group: str, kind: str) -> PolicyProfile | None:
+        return self._by_gk.get((group, kind))
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(sorted(self._by_gk.values(), key=lambda p: (p.group, p.kind)))
+
+    def __len__(self) -> int:
+        return len(self._by_gk)
+
+    def add(self, profile: PolicyProfile) -> None:
+        self._by_gk.setdefault(profile.gk, profile)
+
+
+def inferred_profile(group: str, kind: str, spec: Mapping[str, Any]) -> PolicyProfile:
+    """Structural detection (design.md §1.5): an unknown `*Policy` kind with target fields, assumed Direct."""
+    return PolicyProfile(
+        group=group,
+        kind=kind,
+        plural=kind.lower()[:-1] + "ies" if kind.endswith("y") else kind.lower() + "s",
+        versions=(),
+        scope="Namespaced",
+        policy_class=DIRECT,
+        boilerplate=GEP713,
+        targets=TargetSpec(
+            single="targetRef",
+            list="targetRefs",
+            selectors="targetSelectors",
+            max_items=16,
+            unique=False,
+            section_name=True,
+            namespace=True,
+            kinds=(),
+            kinds_enforced=False,
+            virtual_kinds=True,
+        ),
+        merge=MergeSpec(default="none"),
+        effective_target="route",
+        project="inferred",
+        origin=ORIGIN_INFERRED,
+        source="structural detection",
+    )
+
+
+def looks_like_policy(kind: str, spec: Any) -> bool:
+    return (
+        kind.endswith("Policy")
+        and isinstance(spec, dict)
+        and any(f in spec for f in ("targetRef", "targetRefs", "targetSelectors"))
+    )

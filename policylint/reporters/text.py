@@ -1,0 +1,47 @@
+"""Human-readable text: `path:line:col: severity PLnnn message [Kind ns/name]`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from policylint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from policylint.pipeline import LintResult
+
+_COLORS = {Severity.ERROR: "\033[1;31m", Severity.WARNING: "\033[1;33m", Severity.INFO: "\033[1;36m"}
+_DIM = "\033[2m"
+_BOLD = "\033[1m"
+_RESET = "\033[0m"
+
+
+def format_finding(f: Finding, *, color: bool = False) -> str:
+    severity = f.severity.label
+    where = f"{f.file}:{f.line}:{f.column}:"
+    obj = f" [{f.object}]" if f.object is not None else ""
+    if color:
+        line = f"{_BOLD}{where}{_RESET} {_COLORS[f.severity]}{severity}{_RESET} {_DIM}{f.rule}{_RESET} {f.message}{_DIM}{obj}{_RESET}"
+    else:
+        line = f"{where} {severity} {f.rule} {f.message}{obj}"
+    notes = [f"    note: {r.file}:{r.line}:{r.column}: {r.message}" for r in f.related]
+    return "\n".join([line, *notes])
+
+
+def render(result: LintResult, *, color: bool = False) -> str:
+    lines = [format_finding(f, color=color) for f in result.findings]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def summary(result: LintResult) -> str:
+    counts = {s: 0 for s in Severity}
+    for f in result.findings:
+        counts[f.severity] += 1
+
+    def plural(n: int, word: str) -> str:
+        return f"{n} {word}" + ("" if n == 1 or word == "info" else "s")
+
+    found = ", ".join(plural(counts[s], s.label) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO))
+    return (
+        f"{found} in {plural(len(result.files), 'file')}"
+        f" ({plural(len(result.index.objects), 'object')}, {plural(len(result.index.policies()), 'policy').replace('policys', 'policies')})"
+    )

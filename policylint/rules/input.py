@@ -1,0 +1,107 @@
+"""PL0xx: problems with the input itself. Found while loading; never a traceback."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from policylint.findings import Issue, Related, Severity
+from policylint.index import ProjectIndex
+from policylint.rules.base import InputRule, Rule
+
+
+class YamlSyntaxError(InputRule):
+    """A document is not valid YAML; the rest of the file is parsed from the next `---`."""
+
+    id = "PL001"
+    name = "yaml-syntax-error"
+    severity = Severity.ERROR
+
+
+class DuplicateMappingKey(InputRule):
+    """A mapping defines the same key twice."""
+
+    id = "PL002"
+    name = "duplicate-mapping-key"
+    severity = Severity.ERROR
+
+
+class NotAKubernetesObject(InputRule):
+    """A document has no apiVersion or kind, so it is not a Kubernetes object."""
+
+    id = "PL003"
+    name = "not-a-kubernetes-object"
+    severity = Severity.INFO
+
+
+class UnrenderedTemplate(InputRule):
+    """A file contains template markers (`{{ ... }}`): a chart or template, not a manifest."""
+
+    id = "PL004"
+    name = "unrendered-template"
+    severity = Severity.ERROR
+
+
+class DuplicateObject(Rule):
+    """The same object (group, kind, namespace, name) is defined more than once."""
+
+    id = "PL005"
+    name = "duplicate-object"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        for group in index.duplicate_groups():
+            ordered = sorted(group, key=lambda o: o.sort_key())
+            first = ordered[0]
+            for later in ordered[1:]:
+                yield self.issue(
+                    later,
+                    "metadata.name",
+                    f"{later.key} is defined again (first definition at {first.doc.file}:{first.doc.line});"
+                    " the later one silently replaces the earlier when applied",
+                    related=[Related("first definition", object=first, path="metadata.name")],
+                )
+
+
+class UndecodableFile(InputRule):
+    """A file is binary or not valid UTF-8 (or UTF-16/32 with a byte order mark)."""
+
+    id = "PL006"
+    name = "undecodable-file"
+    severity = Severity.ERROR
+
+
+class InputResourceLimit(InputRule):
+    """A file or document exceeds a safety limit: alias expansion, nesting depth or size."""
+
+    id = "PL007"
+    name = "input-resource-limit"
+    severity = Severity.ERROR
+
+
+class UnreadableFile(InputRule):
+    """A file cannot be read (permissions, dangling symlink, I/O error)."""
+
+    id = "PL008"
+    name = "unreadable-file"
+    severity = Severity.ERROR
+
+
+class MalformedMetadata(InputRule):
+    """`metadata` has the wrong shape: missing name, or fields of the wrong type."""
+
+    id = "PL009"
+    name = "malformed-metadata"
+    severity = Severity.ERROR
+
+
+RULES: list[type[Rule]] = [
+    YamlSyntaxError,
+    DuplicateMappingKey,
+    NotAKubernetesObject,
+    UnrenderedTemplate,
+    DuplicateObject,
+    UndecodableFile,
+    InputResourceLimit,
+    UnreadableFile,
+    MalformedMetadata,
+]
