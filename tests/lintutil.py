@@ -1,0 +1,38 @@
+"""Shared helpers for tests: lint text or paths in-process."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from policylint.engine import Selection
+from policylint.pipeline import LintRequest, LintResult, lint
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def lint_paths(paths: Sequence[str | Path], **options: Any) -> LintResult:
+    return lint(LintRequest(paths=[str(p) for p in paths], **options))
+
+
+def lint_text(text: str | bytes, filename: str = "input.yaml", **options: Any) -> LintResult:
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return lint(LintRequest(paths=["-"], stdin_filename=filename, read_stdin=lambda: data, **options))
+
+
+def only(result: LintResult, rule: str) -> list[Any]:
+    return [f for f in result.findings if f.rule == rule]
+
+
+def select(*codes: str) -> Selection:
+    return Selection(select=codes)
+
+
+def describe(findings: Sequence[Any]) -> list[dict[str, Any]]:
+    """The fields fixture expectations pin: rule, object, path, line (and column for input rules)."""
+    out = []
+    for f in findings:
+        entry: dict[str, Any] = {"rule": f.rule, "object": str(f.object) if f.object else None, "path": f.path, "line": f.line}
+        out.append(entry)
+    return out
