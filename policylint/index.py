@@ -6,7 +6,6 @@ analyzers) and never read files. Everything here is computed once.
 
 from __future__ import annotations
 
-import functools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -119,7 +118,7 @@ class ProjectIndex:
         self._by_gk = dict(by_gk)
         self._sections: dict[int, list[Section]] = {}
         self._policies: list[Policy] | None = None
-        self.inferred_kinds: dict[tuple[str, str], K8sObject] = {}
+        self._resolved: dict[tuple[int, str], TargetResolution] = {}
 
     # -- lookups -------------------------------------------------------------------------
 
@@ -190,10 +189,14 @@ class ProjectIndex:
     # -- target resolution ---------------------------------------------------------------
 
     def resolve_target(self, policy: Policy, ref: TargetRef) -> TargetResolution:
-        return self._resolve(id(policy), policy, ref)
+        # Several rules and the JSON report ask for the same resolution: compute it once.
+        key = (id(policy.obj), ref.path)
+        cached = self._resolved.get(key)
+        if cached is None:
+            cached = self._resolved[key] = self._resolve(policy, ref)
+        return cached
 
-    @functools.lru_cache(maxsize=None)  # noqa: B019 - the index lives for one run
-    def _resolve(self, _pid: int, policy: Policy, ref: TargetRef) -> TargetResolution:
+    def _resolve(self, policy: Policy, ref: TargetRef) -> TargetResolution:
         profile = policy.profile
         if ref.errors or not ref.kind or not ref.name or ref.group is None:
             return TargetResolution(ref, INVALID, "InvalidRef", message="the reference is incomplete or malformed")
@@ -233,9 +236,6 @@ class ProjectIndex:
 
     def resolutions(self, policy: Policy) -> list[TargetResolution]:
         return [self.resolve_target(policy, ref) for ref in policy.refs]
-
-    def __hash__(self) -> int:  # lru_cache on methods needs a hashable self
-        return id(self)
 
 
 def synthetic_rule(sections: Sequence[Section], section_name: str) -> Section | None:

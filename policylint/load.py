@@ -292,9 +292,21 @@ class _Converter:
 
 
 def _might_nest_deeper_than_limit(text: str) -> bool:
-    """Cheap upper bound: flow nesting needs brackets, block nesting needs indentation."""
+    """Cheap upper bound on nesting, so the exact (slower) check runs only when needed.
+
+    Flow nesting needs one `[` or `{` per level within one document (document
+    markers are forbidden inside flow collections, so a nest cannot span them);
+    block nesting needs one column of indentation (or a compact `- `) per level.
+    """
     if text.count("[") + text.count("{") > MAX_DEPTH:
-        return True
+        start = 0
+        for match in _DOC_BOUNDARY.finditer(text):
+            end = match.start()
+            if text.count("[", start, end) + text.count("{", start, end) > MAX_DEPTH:
+                return True
+            start = end
+        if text.count("[", start) + text.count("{", start) > MAX_DEPTH:
+            return True
     return _DEEP_BLOCK_LINE.search(text) is not None
 
 
