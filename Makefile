@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# `make bench BENCH_SIZES=1000,10000,100000` for the large corpus (about 5 minutes).
+BENCH_SIZES ?= 1000,10000
 
 .PHONY: demo test lint-examples bench clean
 
@@ -22,7 +24,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/run.py --sizes $(BENCH_SIZES)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache

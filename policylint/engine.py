@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from policylint.findings import Finding, Issue, Location, Related, ResolvedRelated, Severity
@@ -55,32 +55,39 @@ class EngineResult:
     internal_error: bool
 
 
-def _run_one(rule: Rule, index: ProjectIndex) -> tuple[list[Issue], Issue | None]:
+def _run_one(
+    rule_cls: type[Rule], index: ProjectIndex, resolve: Callable[[Issue], Finding]
+) -> tuple[list[Finding], Issue | None]:
+    # Positions are resolved inside the guard too: an issue a rule cannot describe (a bad
+    # object or path) is that rule's failure, not the whole run's.
     try:
-        return list(rule.check(index)), None
+        return [resolve(issue) for issue in rule_cls().check(index)], None
     except Exception as exc:  # a broken rule must not cost the other rules' findings
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}"
         first = index.files[0] if index.files else "<input>"
         return [], Issue(
             rule_id=INTERNAL_ERROR,
-            message=f"rule {rule.id} ({rule.name}) failed: {type(exc).__name__}: {exc} [{where}]; please report this",
+            message=f"rule {rule_cls.id} ({rule_cls.name}) failed: {type(exc).__name__}: {exc} [{where}]; please report this",
             location=Location(first, 1, 1),
         )
 
 
 def run(index: ProjectIndex, rules: Iterable[type[Rule]], resolver: PositionResolver) -> EngineResult:
-    issues: list[Issue] = []
+    selected = list(rules)
+    catalogue: dict[str, type[Rule]] = {rule_cls.id: rule_cls for rule_cls in selected}
+
+    def resolve(issue: Issue) -> Finding:
+        return _resolve(issue, catalogue, resolver)
+
+    findings: list[Finding] = []
     internal: list[Issue] = []
-    catalogue: dict[str, type[Rule]] = {}
-    for rule_cls in rules:
-        catalogue[rule_cls.id] = rule_cls
-        produced, failure = _run_one(rule_cls(), index)
-        issues.extend(produced)
+    for rule_cls in selected:
+        produced, failure = _run_one(rule_cls, index, resolve)
+        findings.extend(produced)
         if failure is not None:
             internal.append(failure)
-    findings = [_resolve(issue, catalogue, resolver) for issue in issues]
-    findings.extend(_resolve(issue, catalogue, resolver) for issue in internal)
+    findings.extend(resolve(issue) for issue in internal)
     findings = _dedupe(findings)
     findings.sort(key=Finding.sort_key)
     return EngineResult(findings, bool(internal))

@@ -6,6 +6,7 @@ analyzers) and never read files. Everything here is computed once.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
 from policylint.findings import Issue
 from policylint.model import CLUSTER, K8sObject, KindInfo, KindRegistry, ObjectKey
 from policylint.positions import format_path, join
-from policylint.profiles import PolicyProfile, ProfileRegistry, inferred_profile, looks_like_policy
+from policylint.profiles import PolicyProfile, ProfileRegistry, TargetKind, inferred_profile, looks_like_policy
 
 # Target resolution outcomes, in the status vocabulary of GEP-713 / design.md §1.3.
 ACCEPTED = "Accepted"
@@ -24,6 +25,15 @@ INVALID = "Invalid"
 TARGET_NOT_FOUND = "TargetNotFound"
 
 CRD_GK = ("apiextensions.k8s.io", "CustomResourceDefinition")
+
+# Field validation of the policy target reference types (apis/v1/shared_types.go, policy_types.go;
+# gateway-api-semantics.md §2.1, §4.1). The API server rejects a policy whose ref breaks these,
+# so such a ref never reaches a controller: resolution reports it as InvalidRef.
+GROUP_PATTERN = re.compile(r"^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+KIND_PATTERN = re.compile(r"^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$")
+SECTION_NAME_PATTERN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+NAMESPACE_PATTERN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+REF_FIELDS = ("group", "kind", "name", "namespace", "sectionName")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +76,67 @@ class TargetRef:
         ns = f"{self.namespace}/" if self.namespace else ""
         section = f"#{self.section_name}" if self.section_name else ""
         return f"{self.kind} {ns}{self.name}{section}"
+
+
+@dataclass(frozen=True, slots=True)
+class RefProblem:
+    """A target reference value the API server rejects (schema: required, pattern, length)."""
+
+    field: str  # group | kind | name | namespace | sectionName
+    path: str  # e.g. spec.targetRefs[0].group, or the ref itself when the field is missing
+    message: str
+    value: Any = None
+
+
+def ref_problems(ref: TargetRef) -> list[RefProblem]:
+    """Schema violations of the string fields of `ref` (type errors are in `ref.errors`).
+
+    Missing fields are reported at the reference's own path; there is no key to point at.
+    """
+    typed = {p.rsplit(".", 1)[-1] for p, _ in ref.errors}
+    out: list[RefProblem] = []
+
+    def at(name: str) -> str:
+        return join(ref.path, name)
+
+    if ref.group is None and "group" not in typed:
+        out.append(RefProblem("group", at("group") if _has_key(ref, "group") else ref.path, "group is required (policy targetRefs have no default group)"))
+    elif ref.group is not None and (len(ref.group) > 253 or not GROUP_PATTERN.match(ref.group)):
+        out.append(RefProblem("group", at("group"), f"group {ref.group!r} is not a lowercase DNS subdomain (\"\" is the core group)", ref.group))
+    if ref.kind is None and "kind" not in typed:
+        out.append(RefProblem("kind", at("kind") if _has_key(ref, "kind") else ref.path, "kind is required"))
+    elif ref.kind == "":
+        out.append(RefProblem("kind", at("kind"), "kind must not be empty", ref.kind))
+    elif ref.kind is not None and not (len(ref.kind) <= 63 and KIND_PATTERN.match(ref.kind)):
+        out.append(
+            RefProblem("kind", at("kind"), f"kind {ref.kind!r} must be at most 63 letters, digits or '-', starting with a letter", ref.kind)
+        )
+    if ref.name is None and "name" not in typed:
+        out.append(RefProblem("name", at("name") if _has_key(ref, "name") else ref.path, "name is required"))
+    elif ref.name == "":
+        out.append(RefProblem("name", at("name"), "name must not be empty", ref.name))
+    elif ref.name is not None and len(ref.name) > 253:
+        out.append(RefProblem("name", at("name"), f"name is {len(ref.name)} characters long; at most 253 are allowed", ref.name))
+    if ref.namespace is not None and not (len(ref.namespace) <= 63 and NAMESPACE_PATTERN.match(ref.namespace)):
+        out.append(
+            RefProblem(
+                "namespace", at("namespace"), f"namespace {ref.namespace!r} is not a DNS-1123 label (lowercase letters, digits, '-', at most 63)", ref.namespace
+            )
+        )
+    if ref.section_name is not None and not (len(ref.section_name) <= 253 and SECTION_NAME_PATTERN.match(ref.section_name)):
+        out.append(
+            RefProblem(
+                "sectionName",
+                at("sectionName"),
+                f"sectionName {ref.section_name!r} is not a DNS-1123 subdomain (lowercase letters, digits, '-', '.')",
+                ref.section_name,
+            )
+        )
+    return out
+
+
+def _has_key(ref: TargetRef, key: str) -> bool:
+    return isinstance(ref.raw, Mapping) and key in ref.raw
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +190,7 @@ class ProjectIndex:
         self._sections: dict[int, list[Section]] = {}
         self._policies: list[Policy] | None = None
         self._resolved: dict[tuple[int, str], TargetResolution] = {}
+        self._groups: set[str] | None = None
 
     # -- lookups -------------------------------------------------------------------------
 
@@ -198,41 +270,112 @@ class ProjectIndex:
 
     def _resolve(self, policy: Policy, ref: TargetRef) -> TargetResolution:
         profile = policy.profile
-        if ref.errors or not ref.kind or not ref.name or ref.group is None:
-            return TargetResolution(ref, INVALID, "InvalidRef", message="the reference is incomplete or malformed")
+        problems = ref_problems(ref)
+        if ref.errors or problems:
+            # The API server rejects the whole policy (schema): nothing gets attached.
+            reasons = "; ".join([m for _, m in ref.errors] + [p.message for p in problems])
+            return TargetResolution(ref, INVALID, "InvalidRef", message=f"rejected by the API server: {reasons}")
+        assert ref.group is not None and ref.kind is not None and ref.name is not None
         if not profile.targets.allows(ref.group, ref.kind) and profile.targets.kinds_enforced:
-            return TargetResolution(ref, INVALID, "KindNotAllowed", message=f"{profile.kind} cannot target {ref.kind}")
-        cluster_target = self.kinds.is_cluster_scoped(ref.group, ref.kind)
+            allowed = ", ".join(str(k) for k in profile.targets.kinds)
+            return TargetResolution(
+                ref, INVALID, "KindNotAllowed", message=f"{profile.kind} cannot target {_gk(ref.group, ref.kind)}; allowed: {allowed}"
+            )
+        # A namespace or sectionName on a reference type that has no such field is pruned by the
+        # API server (or the object is rejected under strict field validation): either way the
+        # controller never sees it, so resolution ignores it and PL205 reports the field.
+        section_name = ref.section_name if profile.targets.section_name else None
+        ref_namespace = ref.namespace if profile.targets.namespace else None
+        group = core_group_alias(profile, ref.group, ref.kind)
+        cluster_target = self.kinds.is_cluster_scoped(group, ref.kind)
+        namespace: str | None
         if cluster_target:
-            namespace: str | None = None
-        elif ref.namespace and profile.targets.namespace:
-            namespace = ref.namespace
+            namespace = None  # cluster-scoped kinds are found by name only
+        elif ref_namespace:
+            namespace = ref_namespace
         else:
-            namespace = policy.obj.namespace
+            namespace = policy_namespace(policy)
         if namespace is None and not cluster_target:
             return TargetResolution(
-                ref, TARGET_NOT_FOUND, "NamespaceRequired", message=f"a cluster-scoped policy must name the namespace of {ref.kind} {ref.name}"
+                ref,
+                TARGET_NOT_FOUND,
+                "NamespaceRequired",
+                message=f"a cluster-scoped policy must name the namespace of {ref.kind} {ref.name!r}",
             )
-        target = self.lookup(ref.group, ref.kind, namespace, ref.name)
+        target = self.lookup(group, ref.kind, namespace, ref.name)
         if target is None:
-            if profile.targets.virtual_kinds and not self.has_kind(ref.group, ref.kind):
-                return TargetResolution(ref, ACCEPTED, "VirtualKind", namespace=namespace, message="virtual kind: unresolvable by design")
-            return TargetResolution(ref, TARGET_NOT_FOUND, "ObjectNotFound", namespace=namespace)
-        if ref.section_name is None:
+            if profile.targets.virtual_kinds and self.is_virtual_kind(group, ref.kind):
+                return TargetResolution(
+                    ref, ACCEPTED, "VirtualKind", namespace=namespace, message="virtual kind (GEP-713): unresolvable by design"
+                )
+            where = f"in namespace {namespace}" if namespace is not None else "(cluster-scoped)"
+            return TargetResolution(ref, TARGET_NOT_FOUND, "ObjectNotFound", namespace=namespace, message=f"{ref.kind} {ref.name!r} not found {where}")
+        if section_name is None:
             return TargetResolution(ref, ACCEPTED, "Resolved", target=target, namespace=namespace)
         section_spec = self.kinds.sections(target.group, target.kind)
         if section_spec is None:
-            return TargetResolution(ref, TARGET_NOT_FOUND, "SectionNotSupported", target=target, namespace=namespace)
+            if self.kind_has_no_sections(target.group, target.kind):
+                return TargetResolution(
+                    ref,
+                    TARGET_NOT_FOUND,
+                    "SectionNotSupported",
+                    target=target,
+                    namespace=namespace,
+                    message=f"{target.kind} has no named sections; sectionName {section_name} cannot match",
+                )
+            # A kind known only from a CRD (or not at all): its sections are unknown, so claiming
+            # TargetNotFound would be a guess. The object exists; the section is unchecked.
+            return TargetResolution(
+                ref, ACCEPTED, "SectionUnchecked", target=target, namespace=namespace, message=f"policylint does not know the sections of {target.kind}"
+            )
         sections = self.sections(target)
-        named = [s for s in sections if s.name == ref.section_name]
+        named = [s for s in sections if s.name == section_name]
         if named:
             return TargetResolution(ref, ACCEPTED, "Resolved", target=target, section=named[0], namespace=namespace)
-        synthetic = synthetic_rule(sections, ref.section_name) if section_spec.type == "rule" else None
-        if synthetic is not None and self.options.synthetic_rule_names:
-            return TargetResolution(ref, ACCEPTED, "SyntheticRuleName", target=target, section=synthetic, namespace=namespace)
+        # policy-machinery v0.8 (Kuadrant) names unnamed rules `rule-<n>`; real names take precedence (S13).
+        synthetic = synthetic_rule(sections, section_name) if section_spec.type == "rule" else None
         if synthetic is not None:
-            return TargetResolution(ref, TARGET_NOT_FOUND, "SyntheticRuleName", target=target, section=synthetic, namespace=namespace)
-        return TargetResolution(ref, TARGET_NOT_FOUND, "SectionNotFound", target=target, namespace=namespace)
+            status = ACCEPTED if self.options.synthetic_rule_names else TARGET_NOT_FOUND
+            return TargetResolution(
+                ref,
+                status,
+                "SyntheticRuleName",
+                target=target,
+                section=synthetic,
+                namespace=namespace,
+                message=f"rule #{synthetic.position + 1} of {target.kind} {target.name} is unnamed; only synthetic rule names match {section_name}",
+            )
+        return TargetResolution(
+            ref,
+            TARGET_NOT_FOUND,
+            "SectionNotFound",
+            target=target,
+            namespace=namespace,
+            message=section_not_found_message(section_spec.type, section_name, target, sections),
+        )
+
+    def kind_has_no_sections(self, group: str, kind: str) -> bool:
+        """True when the kind is known (built-in table) and has nothing a sectionName can select.
+
+        Kinds known only from a CRD in the input have unknown sections, not none.
+        """
+        return self.kinds.sections(group, kind) is None and KindRegistry.builtin().get(group, kind) is not None
+
+    def known_groups(self) -> set[str]:
+        """API groups the API server would know: core, built-in kinds, CRDs and objects in the input."""
+        if self._groups is None:
+            groups = {""} | {group for group, _kind in self._by_gk}
+            groups |= {group for group, _kind in getattr(self.kinds, "_kinds", {})}
+            self._groups = groups
+        return self._groups
+
+    def is_virtual_kind(self, group: str, kind: str) -> bool:
+        """GEP-713 "Targeting virtual types": a kind "with a group unknown by the Kubernetes API server".
+
+        A kind missing from a group the API server knows (`HTTPRoutes` in gateway.networking.k8s.io)
+        is a typo, not a virtual kind.
+        """
+        return not self.has_kind(group, kind) and group not in self.known_groups()
 
     def resolutions(self, policy: Policy) -> list[TargetResolution]:
         return [self.resolve_target(policy, ref) for ref in policy.refs]
@@ -246,6 +389,40 @@ def synthetic_rule(sections: Sequence[Section], section_name: str) -> Section | 
     if 1 <= n <= len(sections) and sections[n - 1].name is None:
         return sections[n - 1]
     return None
+
+
+def core_group_alias(profile: PolicyProfile, group: str, kind: str) -> str:
+    """The group to look a target up in. A profile that lists `{group: core, kind: X}` declares
+    `core` an alias of the core group `""` for X, as NGINX Gateway Fabric's CEL ("TargetRefs Group
+    must be core": '' or 'core') and controller do (gateway-api-semantics.md §8.3)."""
+    if group == "core" and TargetKind("core", kind) in profile.targets.kinds:
+        return ""
+    return group
+
+
+def policy_namespace(policy: Policy) -> str | None:
+    """The namespace a policy's targets resolve in by default; None for a cluster-scoped policy."""
+    if policy.profile.scope == CLUSTER:
+        return None
+    return policy.obj.namespace
+
+
+SECTION_NOUNS = {"listener": "listener", "rule": "rule", "port": "port"}
+
+
+def section_not_found_message(section_type: str, section_name: str, target: K8sObject, sections: Sequence[Section]) -> str:
+    """`listener ftp not found on Gateway gw; have: http, https` (scenario S12)."""
+    noun = SECTION_NOUNS.get(section_type, "section")
+    names = [s.name for s in sections if s.name is not None]
+    unnamed = [s.position + 1 for s in sections if s.name is None]
+    have = ", ".join(dict.fromkeys(names)) if names else f"no named {noun}s"
+    if unnamed:
+        have += f" ({noun} #{', #'.join(str(n) for n in unnamed)} unnamed)"
+    return f"{noun} {section_name} not found on {target.kind} {target.name}; have: {have}"
+
+
+def _gk(group: str, kind: str) -> str:
+    return str(TargetKind(group, kind))  # `gateway.networking.k8s.io/Gateway`, `core/Service`
 
 
 def _target_refs(obj: K8sObject, profile: PolicyProfile) -> tuple[list[TargetRef], list[tuple[str, str]]]:
@@ -318,5 +495,8 @@ __all__ = [
     "TargetRef",
     "TargetResolution",
     "crd_kind_infos",
+    "core_group_alias",
+    "policy_namespace",
+    "ref_problems",
     "format_path",
 ]

@@ -37,6 +37,7 @@ PARSER_IS_C: bool = bool(getattr(yaml, "__with_libyaml__", False))
 MAX_DEPTH = 256
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_EXPANDED_NODES = 250_000
+_SIZE_CAP = 1 << 60  # expanded sizes saturate here: a bomb's true size can have thousands of digits
 
 YAML_SYNTAX_ERROR = "PL001"
 DUPLICATE_KEY = "PL002"
@@ -53,6 +54,8 @@ _FLOAT = "tag:yaml.org,2002:float"
 _MERGE = "tag:yaml.org,2002:merge"
 _SAFE = yaml.constructor.SafeConstructor()
 
+# Everything outside YAML's printable set (c-printable); libyaml's reader refuses the rest.
+_NON_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _TEMPLATE = re.compile(r"\{\{-?\s*.*?\s*-?\}\}")
 _DOC_BOUNDARY = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
 _DEEP_BLOCK_LINE = re.compile(r"^[ \t?:\-]{%d,}" % MAX_DEPTH, re.M)
@@ -191,7 +194,9 @@ class _Converter:
             self._sizes.clear()
             self._active.clear()
             size = self._expanded_size(node)
-            if size > MAX_EXPANDED_NODES:
+            # Only what aliases add counts: a big document written out in full (a `kind: List`
+            # dump) is not a bomb, even when `&` and `*` occur in its strings.
+            if size - len(self._sizes) > MAX_EXPANDED_NODES:
                 raise _TooLarge(
                     f"document expands to more than {MAX_EXPANDED_NODES:,} nodes through YAML aliases (alias bomb?)",
                     node,
@@ -214,9 +219,7 @@ class _Converter:
                 total = 1
                 for child in children:
                     total += sizes[id(child)]
-                    if total > MAX_EXPANDED_NODES:
-                        break
-                sizes[key] = total
+                sizes[key] = min(total, _SIZE_CAP)
                 continue
             if key in sizes:
                 continue
@@ -233,7 +236,10 @@ class _Converter:
     def _convert(self, node: Node) -> Any:
         cls = node.__class__
         if cls is ScalarNode:
-            return _scalar(node)  # type: ignore[arg-type]
+            try:
+                return _scalar(node)  # type: ignore[arg-type]
+            except (ValueError, KeyError, OverflowError) as exc:
+                return self._bad_scalar(node, exc)  # type: ignore[arg-type]
         if self.shared:
             key = id(node)
             if key in self._memo:
@@ -260,6 +266,23 @@ class _Converter:
         if self.shared:
             self._memo[id(node)] = out
         return out
+
+    def _bad_scalar(self, node: ScalarNode, exc: Exception) -> str:
+        """`!!int x`, `!!bool maybe`, a 10,000-digit number: keep the text, report where it is."""
+        mark = node.start_mark
+        tag = node.tag.rsplit(":", 1)[-1]
+        shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+        reason = "too many digits" if isinstance(exc, ValueError) and "digits" in str(exc) else f"not a valid {tag}"
+        self.issues.append(
+            _issue(
+                YAML_SYNTAX_ERROR,
+                self.file,
+                self.line_offset + mark.line + 1,
+                mark.column + 1,
+                f"YAML error: cannot read {shown!r} as !!{tag} ({reason}); it is kept as a string",
+            )
+        )
+        return node.value
 
     def _merge(self, out: dict[str, Any], vnode: Node) -> None:
         sources = vnode.value if vnode.__class__ is SequenceNode else [vnode]
@@ -310,9 +333,15 @@ def _might_nest_deeper_than_limit(text: str) -> bool:
     return _DEEP_BLOCK_LINE.search(text) is not None
 
 
-def _too_deep(text: str) -> tuple[int, int] | None:
-    """Exact depth check with the event parser, which is a state machine and never recurses."""
+def _too_deep(text: str) -> tuple[int, int, int] | None:
+    """Exact depth check with the event parser, which is a state machine and never recurses.
+
+    Returns the 0-based line and column of the first node past the limit and the
+    number of the document holding it, or None. Scanning stops at the first syntax
+    error: the composer stops there too, so nothing after it is composed.
+    """
     depth = 0
+    doc = -1
     loader = LOADER(text)
     try:
         while True:
@@ -323,9 +352,12 @@ def _too_deep(text: str) -> tuple[int, int] | None:
             if cls is yaml.MappingStartEvent or cls is yaml.SequenceStartEvent:
                 depth += 1
                 if depth > MAX_DEPTH:
-                    return event.start_mark.line + 1, event.start_mark.column + 1
+                    return event.start_mark.line, event.start_mark.column, doc
             elif cls is yaml.MappingEndEvent or cls is yaml.SequenceEndEvent:
                 depth -= 1
+            elif cls is yaml.DocumentStartEvent:
+                doc += 1
+                depth = 0
             elif cls is yaml.StreamEndEvent:
                 return None
     except yaml.YAMLError:
@@ -373,10 +405,39 @@ def _next_boundary(text: str, error_line: int) -> tuple[int, int] | None:
     return start, text.count("\n", 0, start)
 
 
+def printable(text: str) -> tuple[str, int]:
+    """`text` with the characters YAML forbids replaced by spaces, and the index of the first (or -1).
+
+    libyaml rejects the whole stream at the first control character, reading up to
+    16 KB ahead of the parser, so one stray escape code would lose the documents
+    around it. One for one replacement keeps every position. The position resolver
+    applies the same function, so both see the same text.
+    """
+    bad = _NON_PRINTABLE.search(text)
+    if bad is None:
+        return text, -1
+    return _NON_PRINTABLE.sub(" ", text), bad.start()
+
+
 def parse_text(text: str, file: str) -> FileResult:
     """Parse every document of one file; a syntax error skips only to the next `---`."""
     issues: list[Issue] = []
     documents: list[Document] = []
+    original = text
+    text, bad = printable(text)
+    if bad >= 0:
+        line, col = _line_col(text, bad)
+        count = len(_NON_PRINTABLE.findall(original))
+        more = f" (and {count - 1} more)" if count > 1 else ""
+        issues.append(
+            _issue(
+                YAML_SYNTAX_ERROR,
+                file,
+                line,
+                col,
+                f"YAML error: control character U+{ord(original[bad]):04X} is not allowed{more}; read as a space",
+            )
+        )
     template = _template_marker(text)
     if template is not None:
         line, col, snippet = template
@@ -389,24 +450,21 @@ def parse_text(text: str, file: str) -> FileResult:
                 f"unrendered template marker {snippet!r}: render the chart or template first (helm template, kustomize build)",
             )
         )
-    if _might_nest_deeper_than_limit(text):
-        deep = _too_deep(text)
-        if deep is not None:
-            issues.append(
-                _issue(RESOURCE_LIMIT, file, deep[0], deep[1], f"nesting deeper than {MAX_DEPTH} levels; file skipped")
-            )
-            return FileResult(documents, issues)
+    # The depth check runs on every chunk: after a syntax error parsing resumes at the next
+    # `---`, and a document nested too deep for libyaml's recursive composer may follow it.
+    maybe_deep = _might_nest_deeper_than_limit(text)
     shared = _uses_aliases(text)
     chunk_start = 0
     line_offset = 0
     while True:
         chunk = text[chunk_start:] if chunk_start else text
+        deep = _too_deep(chunk) if maybe_deep else None
         loader = LOADER(chunk)
         converter = _Converter(file, line_offset, shared)
         doc_in_chunk = 0
         error: yaml.MarkedYAMLError | None = None
         try:
-            while loader.check_node():
+            while (deep is None or doc_in_chunk < deep[2]) and loader.check_node():
                 node = loader.get_node()
                 if node is None:
                     doc_in_chunk += 1
@@ -435,6 +493,23 @@ def parse_text(text: str, file: str) -> FileResult:
         finally:
             loader.dispose()
             issues.extend(converter.issues)
+        if deep is not None and error is None:
+            # Documents before the deep one are loaded; it is skipped, and parsing resumes after it.
+            issues.append(
+                _issue(
+                    RESOURCE_LIMIT,
+                    file,
+                    line_offset + deep[0] + 1,
+                    deep[1] + 1,
+                    f"nesting deeper than {MAX_DEPTH} levels; document skipped",
+                )
+            )
+            boundary = _next_boundary(chunk, deep[0] + 1)
+            if boundary is None:
+                break
+            chunk_start += boundary[0]
+            line_offset += boundary[1]
+            continue
         if error is None:
             break
         mark = error.problem_mark or error.context_mark

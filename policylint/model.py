@@ -78,7 +78,10 @@ class ObjectMeta(BaseModel):
             return value
         if not isinstance(value, str):
             raise ValueError("must be an RFC 3339 date-time string")
-        return parse_timestamp(value)
+        try:
+            return parse_timestamp(value)
+        except ValueError:
+            raise ValueError(f"{value!r} is not an RFC 3339 date-time (like 2024-01-02T03:04:05Z)") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +246,8 @@ def _build_one(
         return Issue(rule_id=rule, message=message, document=ref, path=doc_path)
 
     where = f" (List item {prefix[1]})" if prefix else ""
+    if data is None and not prefix:
+        return  # an empty document (`---` at the end of a file, comments only): kubectl skips it too
     if not isinstance(data, dict):
         kind_of = "a list" if isinstance(data, list) else "a scalar value"
         issues.append(problem(NOT_AN_OBJECT, f"document{where} is {kind_of}, not a Kubernetes object; ignored"))

@@ -36,3 +36,26 @@ def describe(findings: Sequence[Any]) -> list[dict[str, Any]]:
         entry: dict[str, Any] = {"rule": f.rule, "object": str(f.object) if f.object else None, "path": f.path, "line": f.line}
         out.append(entry)
     return out
+
+
+_REPORT_VALIDATOR: list[Any] = []  # built once: checking the schema itself is not free
+
+
+def _report_validator() -> Any:
+    if not _REPORT_VALIDATOR:
+        from jsonschema import Draft202012Validator
+
+        from policylint.resources import load_schema
+
+        schema = load_schema("report.schema.json")
+        Draft202012Validator.check_schema(schema)
+        _REPORT_VALIDATOR.append(Draft202012Validator(schema))
+    return _REPORT_VALIDATOR[0]
+
+
+def assert_valid_report(report: dict[str, Any]) -> None:
+    """Fail unless `report` is a valid JSON report (schemas/report.schema.json, Draft 2020-12)."""
+    errors = sorted(_report_validator().iter_errors(report), key=lambda e: list(e.absolute_path))
+    assert not errors, "report does not match schemas/report.schema.json:\n" + "\n".join(
+        f"  at /{'/'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in errors
+    )

@@ -1,7 +1,453 @@
-"""Rule family module (being written)."""
+"""PL5xx: label conventions.
+
+The `gateway.networking.k8s.io/policy` label on a policy CRD is how tools (gwctl,
+kubectl plugins, policylint itself) discover policy kinds and their class
+(GEP-2648 "Standard label on CRD objects"; gateway-api-semantics.md §6). Labels,
+annotations and label selectors must also be syntactically valid, or the API
+server rejects the object (apimachinery validation, "Syntax and character set").
+
+The CRD helpers below read `spec.versions[].schema.openAPIV3Schema` defensively
+(any field may have the wrong type; nothing raises) and take the allowed target
+kinds from `policylint.crd.crd_facts`, so label rules and profiles agree.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from policylint.crd import crd_facts
+from policylint.findings import Issue, Related, Severity
+from policylint.index import ProjectIndex
+from policylint.model import K8sObject
+from policylint.positions import join
 from policylint.rules.base import Rule
 
-RULES: list[type[Rule]] = []
+POLICY_LABEL = "gateway.networking.k8s.io/policy"
+# The seed policy-attachment guide ("Kubectl Plugin") asked for this label; GEP-713 dropped it.
+LEGACY_POLICY_LABEL = "gateway.networking.k8s.io/policy-attachment"
+POLICY_LABEL_VALUES = ("direct", "inherited", "true")  # compared case-insensitively, as gwctl does
+
+TARGET_FIELDS = ("targetRef", "targetRefs", "targetSelectors")
+# Both boilerplate styles: GEP-713 `defaults`/`overrides` and the seed guide's `default`/`override`.
+MERGE_FIELDS = ("defaults", "overrides", "default", "override")
+
+# Levels of the Gateway API hierarchy (GEP-713 "Hierarchy of target kinds"). GEP-2648: a Direct
+# policy "can only be attached at exactly one layer in the hierarchy". A kind not listed here is
+# counted as a layer of its own.
+TARGET_LAYERS = {
+    "GatewayClass": "GatewayClass",
+    "Gateway": "Gateway",
+    "ListenerSet": "Gateway",
+    "HTTPRoute": "Route",
+    "GRPCRoute": "Route",
+    "TCPRoute": "Route",
+    "TLSRoute": "Route",
+    "UDPRoute": "Route",
+    "Service": "backend",
+    "ServiceImport": "backend",
+    "XBackend": "backend",
+}
+
+# Kubernetes label syntax (k8s.io/apimachinery/pkg/util/validation: IsQualifiedName, IsValidLabelValue).
+_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+NAME_MAX = 63
+PREFIX_MAX = 253
+SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+
+# -- CRD inspection ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CrdShape:
+    """What the label rules need to know about a CRD, read defensively."""
+
+    kind: str | None
+    plural: str | None
+    # spec field name -> path of its schema in the first version that declares it
+    spec_fields: Mapping[str, str]
+    # target kinds the schema allows (CEL rules and enums on the target fields)
+    target_kinds: tuple[str, ...]
+
+    @property
+    def has_target_fields(self) -> bool:
+        return any(f in self.spec_fields for f in TARGET_FIELDS)
+
+    @property
+    def merge_fields(self) -> list[str]:
+        return [f for f in MERGE_FIELDS if f in self.spec_fields]
+
+    @property
+    def target_layers(self) -> list[str]:
+        layers: list[str] = []
+        for kind in self.target_kinds:
+            layer = TARGET_LAYERS.get(kind, kind)
+            if layer not in layers:
+                layers.append(layer)
+        return layers
+
+
+def _get(node: Any, *keys: str) -> Any:
+    for key in keys:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node
+
+
+def crd_shape(crd: K8sObject) -> CrdShape:
+    """Kind, plural, spec fields (every version, with the path of each) and allowed target kinds."""
+    names = _get(crd.data, "spec", "names")
+    kind = _get(names, "kind")
+    plural = _get(names, "plural")
+    fields: dict[str, str] = {}
+    versions = _get(crd.data, "spec", "versions")
+    for i, version in enumerate(versions if isinstance(versions, list) else []):
+        props = _get(version, "schema", "openAPIV3Schema", "properties", "spec", "properties")
+        if not isinstance(props, dict):
+            continue
+        base = join("spec.versions", i, "schema", "openAPIV3Schema", "properties", "spec", "properties")
+        for name in props:
+            if isinstance(name, str):
+                fields.setdefault(name, join(base, name))
+    # The kinds the API server enforces (enums and CEL on the target fields), as profiles read them.
+    kinds = crd_facts(crd.data).allowed_kinds or ()
+    return CrdShape(kind if isinstance(kind, str) else None, plural if isinstance(plural, str) else None, fields, tuple(kinds))
+
+
+def is_policy_crd(crd: K8sObject, shape: CrdShape | None = None) -> bool:
+    """A CRD that declares a policy kind: labelled as one, or a `*Policy` kind with target fields."""
+    if POLICY_LABEL in crd.labels or LEGACY_POLICY_LABEL in crd.labels:
+        return True
+    shape = shape or crd_shape(crd)
+    return bool(shape.kind and shape.kind.endswith("Policy") and shape.has_target_fields)
+
+
+def label_path(key: str) -> str:
+    return join("metadata.labels", key)
+
+
+# -- label syntax ------------------------------------------------------------------------
+
+
+def qualified_name_problem(key: str) -> str | None:
+    """Why `key` is not a Kubernetes qualified name (`[prefix/]name`), or None when it is."""
+    parts = key.split("/")
+    if len(parts) > 2:
+        return "it has more than one '/'"
+    if len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            return "the prefix before '/' is empty"
+        if len(prefix) > PREFIX_MAX:
+            return f"the prefix is {len(prefix)} characters long (at most {PREFIX_MAX})"
+        if not _DNS1123_SUBDOMAIN.match(prefix):
+            return f"the prefix {prefix!r} is not a DNS-1123 subdomain (lowercase letters, digits, '-', '.')"
+    else:
+        name = parts[0]
+    if not name:
+        return "the name part is empty"
+    if len(name) > NAME_MAX:
+        return f"the name part is {len(name)} characters long (at most {NAME_MAX})"
+    if not _NAME.match(name):
+        return f"the name part {name!r} {_name_syntax(name)}"
+    return None
+
+
+def _name_syntax(text: str) -> str:
+    """Why `text` does not match `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`."""
+    bad = next((c for c in text if not (c.isascii() and (c.isalnum() or c in "-_."))), None)
+    if bad is not None:
+        return f"contains {bad!r} (only letters, digits, '-', '_' and '.' are allowed)"
+    return "must start and end with a letter or digit"
+
+
+def label_value_problem(value: str) -> str | None:
+    """Why `value` is not a valid label value, or None when it is (empty is valid)."""
+    if value == "":
+        return None
+    if len(value) > NAME_MAX:
+        return f"it is {len(value)} characters long (at most {NAME_MAX})"
+    if not _NAME.match(value):
+        return f"it {_name_syntax(value)}"
+    return None
+
+
+# -- rules -------------------------------------------------------------------------------
+
+
+def _policy_crds(index: ProjectIndex) -> Iterator[tuple[K8sObject, CrdShape]]:
+    for crd in index.crds():
+        shape = crd_shape(crd)
+        if is_policy_crd(crd, shape):
+            yield crd, shape
+
+
+def _crd_label(index: ProjectIndex) -> Iterator[tuple[K8sObject, CrdShape, str]]:
+    """Policy CRDs that carry the policy label, with its value."""
+    for crd, shape in _policy_crds(index):
+        value = crd.labels.get(POLICY_LABEL)
+        if value is not None:
+            yield crd, shape, value
+
+
+def _suggested_class(shape: CrdShape) -> str:
+    if shape.merge_fields or len(shape.target_layers) > 1:
+        return "inherited"
+    return "direct"
+
+
+def _advice(shape: CrdShape) -> str:
+    """The label to add, and why; `direct` only as a guess when nothing in the schema says inherited."""
+    if shape.merge_fields:
+        return f"`{POLICY_LABEL}: inherited` (its schema has {' and '.join(shape.merge_fields)})"
+    if len(shape.target_layers) > 1:
+        return f"`{POLICY_LABEL}: inherited` (it can target {', '.join(shape.target_kinds)})"
+    return f"`{POLICY_LABEL}: direct` if it only affects the object it targets, `inherited` otherwise"
+
+
+class PolicyCrdMissingLabel(Rule):
+    """A policy CRD (a `*Policy` kind with target fields) has no `gateway.networking.k8s.io/policy` label."""
+
+    id = "PL501"
+    name = "policy-crd-missing-label"
+    severity = Severity.WARNING
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        for crd in index.crds():
+            shape = crd_shape(crd)
+            if not (shape.kind and shape.kind.endswith("Policy") and shape.has_target_fields):
+                continue
+            if POLICY_LABEL in crd.labels:
+                continue
+            legacy = f" (it has the obsolete {LEGACY_POLICY_LABEL} label instead)" if LEGACY_POLICY_LABEL in crd.labels else ""
+            has_labels = isinstance(_get(crd.data, "metadata", "labels"), dict)
+            yield self.issue(
+                crd,
+                "metadata.labels" if has_labels else "metadata",
+                f"the CRD of policy kind {shape.kind} has no {POLICY_LABEL} label{legacy}, so tools cannot discover"
+                f" it (GEP-2648); add {_advice(shape)}",
+            )
+
+
+class PolicyLabelInvalidValue(Rule):
+    """The `gateway.networking.k8s.io/policy` label on a CRD is not `direct`, `inherited` or `true`."""
+
+    id = "PL502"
+    name = "policy-label-invalid-value"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        for crd, shape, value in _crd_label(index):
+            if value.strip().lower() in POLICY_LABEL_VALUES:
+                continue
+            yield self.issue(
+                crd,
+                label_path(POLICY_LABEL),
+                f"{POLICY_LABEL} is {value!r}; tools only understand `direct` or `inherited` (any case),"
+                f" so label-based discovery (gwctl, kubectl plugins) misses {shape.kind or 'this kind'}; use {_advice(shape)}",
+            )
+
+
+class LegacyPolicyLabel(Rule):
+    """A policy CRD uses a legacy label: `policy: true`, or the obsolete `policy-attachment` label."""
+
+    id = "PL503"
+    name = "legacy-policy-label"
+    severity = Severity.INFO
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        for crd, shape in _policy_crds(index):
+            value = crd.labels.get(POLICY_LABEL)
+            if value is not None and value.strip().lower() == "true":
+                yield self.issue(
+                    crd,
+                    label_path(POLICY_LABEL),
+                    f"{POLICY_LABEL}: {value!r} marks {shape.kind or 'the kind'} as a policy without saying its class;"
+                    f" GEP-2648 asks for `direct` or `inherited`: use {_advice(shape)}",
+                )
+            if LEGACY_POLICY_LABEL in crd.labels:
+                replacement = "remove it" if value is not None else f"replace it with {_advice(shape)}"
+                yield self.issue(
+                    crd,
+                    label_path(LEGACY_POLICY_LABEL),
+                    f"{LEGACY_POLICY_LABEL} comes from the early policy-attachment guide and was removed from GEP-713;"
+                    f" no current tool reads it: {replacement}",
+                )
+
+
+class DirectLabelOnInheritedShape(Rule):
+    """A CRD labelled Direct can target several hierarchy levels or has defaults/overrides fields."""
+
+    id = "PL504"
+    name = "direct-label-on-inherited-shape"
+    severity = Severity.WARNING
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        for crd, shape, value in _crd_label(index):
+            if value.strip().lower() != "direct":
+                continue
+            reasons: list[str] = []
+            related: list[Related] = []
+            layers = shape.target_layers
+            if len(layers) > 1:
+                reasons.append(f"its schema allows targets at {len(layers)} levels ({', '.join(shape.target_kinds)})")
+            for field in shape.merge_fields:
+                related.append(Related(f"{field} declared here", object=crd, path=shape.spec_fields[field]))
+            if shape.merge_fields:
+                reasons.append(f"it has {' and '.join(shape.merge_fields)} fields")
+            if not reasons:
+                continue
+            yield self.issue(
+                crd,
+                label_path(POLICY_LABEL),
+                f"{shape.kind or 'the kind'} is labelled {value!r} but {'; '.join(reasons)}: a Direct policy attaches at"
+                " exactly one level and has no defaulting (GEP-2648); label it `inherited`, or narrow the schema",
+                related=related,
+            )
+
+
+class ControllerWrittenLabel(Rule):
+    """A `*PolicyAffected` label or annotation, which controllers write, is committed in a manifest."""
+
+    id = "PL505"
+    name = "controller-written-label"
+    severity = Severity.WARNING
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        for obj in index.objects:
+            for where, mapping in (("metadata.labels", obj.labels), ("metadata.annotations", obj.annotations)):
+                for key in mapping:
+                    if key.rsplit("/", 1)[-1].endswith("PolicyAffected"):
+                        yield self.issue(
+                            obj,
+                            join(where, key),
+                            f"{key} is written by the policy controller to mark objects a policy affects (GEP-713"
+                            " \"Target object status\"); committed by hand it is stale or wrong as soon as policies"
+                            " change: remove it from the manifest",
+                        )
+
+
+class InvalidLabelSyntax(Rule):
+    """A label, annotation key or label selector is not valid Kubernetes syntax."""
+
+    id = "PL506"
+    name = "invalid-label-syntax"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        for obj in index.objects:
+            yield from self._metadata(obj)
+        for policy in index.policies():
+            field = policy.profile.targets.selectors
+            selectors = policy.obj.spec.get(field) if field else None
+            for i, entry in enumerate(selectors if isinstance(selectors, list) else []):
+                if not isinstance(entry, dict):
+                    continue
+                path = join("spec", field, i)  # type: ignore[arg-type]
+                # A target selector is a label selector inlined with group/kind (Envoy Gateway).
+                yield from self._selector(policy.obj, path, entry)
+                ns_selector = _get(entry, "namespaces", "selector")
+                if isinstance(ns_selector, dict):
+                    yield from self._selector(policy.obj, join(path, "namespaces", "selector"), ns_selector)
+            # GEP-713 "Label selectors": a target reference may carry `selector` instead of a name.
+            for ref in policy.refs:
+                selector = ref.raw.get("selector") if isinstance(ref.raw, dict) else None
+                if isinstance(selector, dict):
+                    yield from self._selector(policy.obj, join(ref.path, "selector"), selector)
+        for kind in ("Gateway", "ListenerSet"):
+            for obj in index.of_kind("gateway.networking.k8s.io", kind):
+                yield from self._listener_selectors(obj)
+
+    def _metadata(self, obj: K8sObject) -> Iterator[Issue]:
+        for key, value in obj.labels.items():
+            path = label_path(key)
+            problem = qualified_name_problem(key)
+            if problem:
+                yield self.issue(obj, path, f"label key {key!r} is invalid: {problem}")
+            problem = label_value_problem(value)
+            if problem:
+                yield self.issue(obj, path, f"the value {value!r} of label {key!r} is invalid: {problem}")
+        for key in obj.annotations:
+            # The API server validates annotation keys lowercased (apimachinery ValidateAnnotations).
+            problem = qualified_name_problem(key.lower())
+            if problem:
+                yield self.issue(obj, join("metadata.annotations", key), f"annotation key {key!r} is invalid: {problem}")
+
+    def _listener_selectors(self, obj: K8sObject) -> Iterator[Issue]:
+        allowed = _get(obj.data, "spec", "allowedListeners", "namespaces", "selector")
+        if isinstance(allowed, dict):
+            yield from self._selector(obj, "spec.allowedListeners.namespaces.selector", allowed)
+        listeners = _get(obj.data, "spec", "listeners")
+        for i, listener in enumerate(listeners if isinstance(listeners, list) else []):
+            selector = _get(listener, "allowedRoutes", "namespaces", "selector")
+            if isinstance(selector, dict):
+                yield from self._selector(obj, join("spec.listeners", i, "allowedRoutes", "namespaces", "selector"), selector)
+
+    def _selector(self, obj: K8sObject, path: str, selector: Mapping[str, Any]) -> Iterator[Issue]:
+        """metav1.LabelSelector validation (apimachinery ValidateLabelSelector)."""
+        match_labels = selector.get("matchLabels")
+        if isinstance(match_labels, dict):
+            for key, value in match_labels.items():
+                at = join(path, "matchLabels", str(key))
+                if not isinstance(key, str):
+                    continue
+                problem = qualified_name_problem(key)
+                if problem:
+                    yield self.issue(obj, at, f"matchLabels key {key!r} is invalid: {problem}")
+                if not isinstance(value, str):
+                    yield self.issue(obj, at, f"matchLabels value of {key!r} must be a string, not {value!r} (quote it in YAML)")
+                    continue
+                problem = label_value_problem(value)
+                if problem:
+                    yield self.issue(obj, at, f"matchLabels value {value!r} of {key!r} is invalid: {problem}")
+        expressions = selector.get("matchExpressions")
+        for j, expr in enumerate(expressions if isinstance(expressions, list) else []):
+            if isinstance(expr, dict):
+                yield from self._requirement(obj, join(path, "matchExpressions", j), expr)
+
+    def _requirement(self, obj: K8sObject, path: str, expr: Mapping[str, Any]) -> Iterator[Issue]:
+        key, operator, values = expr.get("key"), expr.get("operator"), expr.get("values")
+        if isinstance(key, str):
+            problem = qualified_name_problem(key)
+            if problem:
+                yield self.issue(obj, join(path, "key"), f"matchExpressions key {key!r} is invalid: {problem}")
+        if operator is None:
+            yield self.issue(obj, path, f"matchExpressions entry has no operator; use one of {', '.join(SELECTOR_OPERATORS)}")
+            return
+        if operator not in SELECTOR_OPERATORS:
+            hint = next((op for op in SELECTOR_OPERATORS if isinstance(operator, str) and op.lower() == operator.lower()), None)
+            fix = f"write {hint!r} (operators are case-sensitive)" if hint else f"use one of {', '.join(SELECTOR_OPERATORS)}"
+            yield self.issue(obj, join(path, "operator"), f"matchExpressions operator {operator!r} is invalid: {fix}")
+            return
+        if values is not None and not isinstance(values, list):
+            yield self.issue(obj, join(path, "values"), f"`values` must be a list of strings, not {values!r}")
+            return
+        listed = values if isinstance(values, list) else []
+        if operator in ("In", "NotIn") and not listed:
+            yield self.issue(
+                obj, join(path, "values") if "values" in expr else path, f"operator {operator} needs at least one value in `values`"
+            )
+        if operator in ("Exists", "DoesNotExist") and listed:
+            yield self.issue(obj, join(path, "values"), f"operator {operator} takes no `values`; remove them")
+            return
+        for k, value in enumerate(listed):
+            if not isinstance(value, str):
+                yield self.issue(obj, join(path, "values", k), f"selector value {value!r} must be a string (quote it in YAML)")
+                continue
+            problem = label_value_problem(value)
+            if problem:
+                yield self.issue(obj, join(path, "values", k), f"selector value {value!r} is invalid: {problem}")
+
+
+RULES: list[type[Rule]] = [
+    PolicyCrdMissingLabel,
+    PolicyLabelInvalidValue,
+    LegacyPolicyLabel,
+    DirectLabelOnInheritedShape,
+    ControllerWrittenLabel,
+    InvalidLabelSyntax,
+]

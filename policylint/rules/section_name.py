@@ -1,7 +1,197 @@
-"""Rule family module (being written)."""
+"""PL3xx: `sectionName` in policy target references (GEP-2648 "Section Names", GEP-713).
+
+"If a `sectionName` is specified, but does not exist on the targeted object, the
+Policy must fail to attach" (GEP-2648). What a sectionName selects comes from
+`rules/kinds.yaml` (listener, route rule, Service port); which policy kinds have
+the field comes from their profile. Sections are resolved once, by
+`ProjectIndex.resolve_target`, which the JSON report shares.
+"""
 
 from __future__ import annotations
 
-from policylint.rules.base import Rule
+import difflib
+from collections.abc import Iterable
 
-RULES: list[type[Rule]] = []
+from policylint.findings import Issue, Related, Severity
+from policylint.index import Policy, ProjectIndex, Section, TargetRef
+from policylint.model import K8sObject
+from policylint.positions import join
+from policylint.rules.base import Rule
+from policylint.rules.targetref import object_label, ref_resolutions
+
+# Why a duplicate section name is a problem, per section type (gateway-api-semantics.md §1.1, §3.2, §5.3).
+_UNIQUENESS = {
+    "listener": "listener names must be unique within a Gateway or ListenerSet (their CRDs reject duplicates)",
+    "rule": "route rule names MUST be unique, though only the experimental-channel CRDs enforce it",
+    "port": "Service port names must be unique (the API server rejects duplicates)",
+}
+
+
+def _sections_related(target: K8sObject, index: ProjectIndex, noun: str) -> Related:
+    spec = index.kinds.sections(target.group, target.kind)
+    path = spec.path if spec is not None else "spec"
+    return Related(f"{target.kind} {target.name} defines its {noun}s here", object=target, path=path)
+
+
+class SectionNotFound(Rule):
+    """A targetRef `sectionName` names a listener, rule or port that the target does not have."""
+
+    id = "PL301"
+    name = "section-not-found"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        defined: dict[tuple[str | None, str, str], list[tuple[K8sObject, Section]]] | None = None
+        for policy, ref, res in ref_resolutions(index):
+            # SyntheticRuleName (an unnamed rule hit by `rule-<n>`) is PL304's; never both.
+            if res.detail != "SectionNotFound" or res.target is None or ref.section_name is None:
+                continue
+            target = res.target
+            spec = index.kinds.sections(target.group, target.kind)
+            noun = spec.type if spec is not None else "section"
+            hints: list[str] = []
+            related = [_sections_related(target, index, noun)]
+            names = [s.name for s in index.sections(target) if s.name is not None]
+            close = difflib.get_close_matches(ref.section_name, names, n=1, cutoff=0.75)
+            if close:
+                hints.append(f"did you mean {close[0]}?")
+            # The section may live on a sibling object with the same kind of sections (a ListenerSet's
+            # listener while the ref names its Gateway; Gateway targets see only the Gateway's own).
+            if defined is None:
+                defined = self._sections_by_name(index)
+            for other, section in defined.get((target.namespace, noun, ref.section_name), []):
+                if other is target:
+                    continue
+                hints.append(f"{noun} {ref.section_name} is defined on {object_label(other, policy)}; target that object instead")
+                related.append(Related(f"{noun} {ref.section_name} is defined here", object=other, path=join(section.path, "name")))
+                break
+            message = res.message + "".join(f"; {h}" for h in hints)
+            yield self.issue(policy.obj, join(ref.path, "sectionName"), message, related=related)
+
+    @staticmethod
+    def _sections_by_name(index: ProjectIndex) -> dict[tuple[str | None, str, str], list[tuple[K8sObject, Section]]]:
+        """(namespace, section type, name) -> objects defining it: built once, only when a section is missing."""
+        out: dict[tuple[str | None, str, str], list[tuple[K8sObject, Section]]] = {}
+        for obj in index.objects:
+            spec = index.kinds.sections(obj.group, obj.kind)
+            if spec is None:
+                continue
+            for section in index.sections(obj):
+                if section.name is not None:
+                    out.setdefault((obj.namespace, spec.type, section.name), []).append((obj, section))
+        return out
+
+
+class SectionOnKindWithoutSections(Rule):
+    """A targetRef sets `sectionName` on a kind that has no named sections (GatewayClass, ReferenceGrant, ...)."""
+
+    id = "PL302"
+    name = "section-on-kind-without-sections"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        for policy, ref, res in ref_resolutions(index):
+            if ref.section_name is None or not policy.profile.targets.section_name:
+                continue  # no sectionName, or a field the reference type lacks (PL205)
+            assert ref.kind is not None
+            # Also when the target is missing (PL201 reports that): the kind alone decides.
+            missing_but_known = res.detail == "ObjectNotFound" and index.kind_has_no_sections(ref.group or "", ref.kind)
+            if res.detail != "SectionNotSupported" and not missing_but_known:
+                continue
+            message = (
+                f"{ref.kind} has no named sections, so sectionName {ref.section_name} can never match and the policy"
+                " does not attach (GEP-2648); sectionName selects a listener of a Gateway or ListenerSet, a rule of a"
+                f" route or a port of a Service: remove it to target the whole {ref.kind}"
+            )
+            related = [Related(f"{ref.kind} {ref.name} is defined here", object=res.target, path="metadata.name")] if res.target else []
+            yield self.issue(policy.obj, join(ref.path, "sectionName"), message, related=related)
+
+
+class DuplicateSectionNames(Rule):
+    """An object that policies target by sectionName defines the same section name twice."""
+
+    id = "PL303"
+    name = "duplicate-section-names"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        # Targets addressed by sectionName, each with the refs that address it (insertion order is stable).
+        targeted: dict[int, tuple[K8sObject, list[tuple[Policy, TargetRef]]]] = {}
+        for policy, ref, res in ref_resolutions(index):
+            if res.target is None or ref.section_name is None or not policy.profile.targets.section_name:
+                continue
+            if res.detail not in ("Resolved", "SectionNotFound", "SyntheticRuleName"):
+                continue
+            targeted.setdefault(id(res.target), (res.target, []))[1].append((policy, ref))
+        for target, refs in targeted.values():
+            spec = index.kinds.sections(target.group, target.kind)
+            if spec is None:
+                continue
+            first: dict[str, Section] = {}
+            for section in index.sections(target):
+                if section.name is None:
+                    continue
+                if section.name not in first:
+                    first[section.name] = section
+                    continue
+                yield self._issue(target, spec.type, section, first[section.name], refs)
+
+    def _issue(
+        self, target: K8sObject, noun: str, dup: Section, original: Section, refs: list[tuple[Policy, TargetRef]]
+    ) -> Issue:
+        hitting = [(p, r) for p, r in refs if r.section_name == dup.name]
+        by = hitting or refs
+        who = ", ".join(dict.fromkeys(str(p.key) for p, _ in by))
+        if hitting:
+            effect = f"sectionName {dup.name} from {who} is ambiguous"
+        else:
+            effect = f"{who} target{'s' if len(by) == 1 else ''} its {noun}s by sectionName, which needs unique names (GEP-713)"
+        why = _UNIQUENESS.get(noun, "section names must be unique")
+        message = (
+            f"{noun} name {dup.name} is defined again on {target.kind} {target.name} ({dup.path}; first at"
+            f" {original.path}): {effect}; {why}"
+        )
+        related = [Related(f"first {noun} named {dup.name}", object=target, path=join(original.path, "name"))]
+        related.extend(Related(f"targeted by {p.key}", object=p.obj, path=join(r.path, "sectionName")) for p, r in by[:3])
+        return self.issue(target, join(dup.path, "name"), message, related=related)
+
+
+class UnnamedRuleTargetedBySyntheticName(Rule):
+    """A sectionName `rule-<n>` points at an unnamed route rule: only policy-machinery/Kuadrant synthesize such names."""
+
+    id = "PL304"
+    name = "unnamed-rule-targeted-by-synthetic-name"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        for policy, ref, res in ref_resolutions(index):
+            if res.detail != "SyntheticRuleName" or res.target is None or res.section is None:
+                continue
+            target = res.target
+            n = res.section.position + 1
+            if policy.profile.targets.synthetic_rule_names:
+                # S13; kuadrant-operator PR #1879: since policy-machinery v0.8 real names take precedence.
+                message = (
+                    f"rule #{n} of {target.kind} {target.name} is unnamed; policy-machinery/Kuadrant synthesize"
+                    f" `{ref.section_name}`, the Gateway API spec does not: name the rule"
+                )
+            else:
+                message = (
+                    f"rule #{n} of {target.kind} {target.name} is unnamed; `{ref.section_name}` is a synthetic name that"
+                    f" only policy-machinery-based controllers derive, the Gateway API spec and {policy.profile.kind} do not:"
+                    " name the rule"
+                )
+            severity = None
+            if index.options.synthetic_rule_names:
+                severity = Severity.WARNING
+                message += " (a warning: synthetic rule names are enabled for this run)"
+            related = [Related(f"rule #{n} has no name", object=target, path=res.section.path)]
+            yield self.issue(policy.obj, join(ref.path, "sectionName"), message, related=related, severity=severity)
+
+
+RULES: list[type[Rule]] = [
+    SectionNotFound,
+    SectionOnKindWithoutSections,
+    DuplicateSectionNames,
+    UnnamedRuleTargetedBySyntheticName,
+]

@@ -1,7 +1,393 @@
-"""Rule family module (being written)."""
+"""PL2xx: policy target references (GEP-713 "Policy Attachment", gateway-api-semantics.md §4.1).
+
+Every rule here reads the policy's profile for what its reference type allows
+(kinds, namespace, sectionName, virtual kinds) and `ProjectIndex.resolve_target`
+for what the reference resolves to; none of them knows a vendor kind. One root
+cause gets one finding: a reference the API server rejects (PL203, PL205) is
+`InvalidRef` for resolution, so PL201/PL202/PL3xx stay quiet about it.
+"""
 
 from __future__ import annotations
 
+import difflib
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+
+from policylint.findings import Issue, Related, Severity
+from policylint.index import (
+    GROUP_PATTERN,
+    REF_FIELDS,
+    Policy,
+    ProjectIndex,
+    TargetRef,
+    TargetResolution,
+    policy_namespace,
+    ref_problems,
+)
+from policylint.model import K8sObject
+from policylint.positions import join
+from policylint.profiles import TargetKind
 from policylint.rules.base import Rule
 
-RULES: list[type[Rule]] = []
+# Names of custom resources, Services, Secrets and the other kinds policies target are at least
+# DNS-1123 subdomains (gateway-api-semantics.md §2.2): a reference outside that "can never resolve".
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_MAX_HINTS = 3
+# `gateway.networking.k8s.io/v1`: an apiVersion pasted into `group` (the GEP-713 examples do it).
+_GROUP_VERSION = re.compile(r"^(.+)/v[0-9]+((alpha|beta)[0-9]+)?$")
+
+
+def gk(group: str, kind: str) -> str:
+    """`gateway.networking.k8s.io/Gateway`, `core/Service`: the form profiles and `policylint profiles` use."""
+    return str(TargetKind(group, kind))
+
+
+def is_valid_ref(ref: TargetRef) -> bool:
+    """The API server stores the policy: no type errors and no schema violations in this ref."""
+    return not ref.errors and not ref_problems(ref)
+
+
+def field_path(ref: TargetRef, name: str) -> str:
+    """The path of `name` in the ref when the key is there, else the ref itself (nothing to point at)."""
+    return join(ref.path, name) if isinstance(ref.raw, dict) and name in ref.raw else ref.path
+
+
+def object_label(obj: K8sObject, policy: Policy) -> str:
+    """`Gateway gw` in the policy's own namespace, `Gateway other/gw` elsewhere, `GatewayClass eg` for cluster scope."""
+    if obj.namespace is None or obj.namespace == policy.obj.namespace:
+        return f"{obj.kind} {obj.name}"
+    return f"{obj.kind} {obj.namespace}/{obj.name}"
+
+
+def ref_resolutions(index: ProjectIndex) -> Iterator[tuple[Policy, TargetRef, TargetResolution]]:
+    for policy in index.policies():
+        for ref in policy.refs:
+            yield policy, ref, index.resolve_target(policy, ref)
+
+
+def allowed_kinds_text(kinds: Sequence[TargetKind]) -> str:
+    return ", ".join(gk(k.group, k.kind) for k in kinds)
+
+
+def groups_for_kind(index: ProjectIndex, policy: Policy, kind: str) -> list[str]:
+    """Groups in which `kind` exists: the profile's allowed kinds first, then the kinds table and the input."""
+    groups = [k.group for k in policy.profile.targets.kinds if k.kind == kind]
+    if not groups:
+        groups = sorted({g for g in index.known_groups() if index.has_kind(g, kind)})
+    return list(dict.fromkeys(groups))
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return repr(value)
+
+
+def yaml_group(group: str) -> str:
+    return '""' if group == "" else group
+
+
+class TargetRefNotFound(Rule):
+    """A policy targetRef names an object that is not in the input."""
+
+    id = "PL201"
+    name = "targetref-not-found"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        by_name: dict[str, list[K8sObject]] | None = None
+        for policy, ref, res in ref_resolutions(index):
+            if res.detail != "ObjectNotFound":
+                continue
+            if by_name is None:  # built once, only when something is missing
+                by_name = defaultdict(list)
+                for obj in index.objects:
+                    by_name[obj.name].append(obj)
+            hints, related = self._near_matches(index, policy, ref, res, by_name)
+            assert ref.name is not None
+            if not _DNS1123_SUBDOMAIN.match(ref.name):
+                hints.append(f"{ref.name!r} is not a valid object name (lowercase DNS-1123 subdomain), so no such object can exist")
+            if not hints:
+                # design.md §1.7: repositories often hold one team's slice of a cluster.
+                hints.append("if it is defined outside this repository, this is expected; such objects can be declared external once policylint supports that")
+            yield self.issue(policy.obj, ref.path, f"{res.message}; {'; '.join(hints)}", related=related)
+
+    def _near_matches(
+        self,
+        index: ProjectIndex,
+        policy: Policy,
+        ref: TargetRef,
+        res: TargetResolution,
+        by_name: dict[str, list[K8sObject]],
+    ) -> tuple[list[str], list[Related]]:
+        assert ref.group is not None and ref.kind is not None and ref.name is not None
+        targets = policy.profile.targets
+        hints: list[str] = []
+        related: list[Related] = []
+
+        def add(hint: str, obj: K8sObject) -> None:
+            if len(related) < _MAX_HINTS:
+                hints.append(hint)
+                related.append(Related(f"did you mean this {obj.kind}?", object=obj, path="metadata.name"))
+
+        same_name = by_name.get(ref.name, [])
+        # 1. Same name and place, other kind or group: a wrong `group`, or a kind with the wrong case,
+        #    or another kind the profile allows (the Gateway named like the route that is missing).
+        for obj in same_name:
+            if obj.namespace not in (res.namespace, None) or (obj.group, obj.kind) == (ref.group, ref.kind):
+                continue  # another namespace (case 2), or the very kind looked for
+            if obj.kind.lower() == ref.kind.lower():
+                add(f"did you mean {gk(obj.group, obj.kind)} {obj.name!r} (group: {yaml_group(obj.group)}, kind: {obj.kind})?", obj)
+            elif targets.kinds and targets.allows(obj.group, obj.kind):
+                add(f"did you mean {obj.kind} {obj.name!r}?", obj)
+        # 2. The same object in another namespace.
+        for obj in same_name:
+            if (obj.group, obj.kind) == (ref.group, ref.kind) and obj.namespace != res.namespace and obj.namespace is not None:
+                if targets.namespace:
+                    add(f"{obj.kind} {obj.namespace}/{obj.name} exists: set namespace: {obj.namespace} in the targetRef", obj)
+                else:
+                    add(
+                        f"{obj.kind} {obj.namespace}/{obj.name} exists, but {policy.profile.kind} targets resolve only in the"
+                        f" policy's own namespace: move the policy to namespace {obj.namespace}",
+                        obj,
+                    )
+        # 3. A similar name of the same kind in the same place (a typo).
+        if not hints:
+            candidates = {o.name: o for o in index.of_kind(ref.group, ref.kind) if o.namespace == res.namespace}
+            for name in difflib.get_close_matches(ref.name, list(candidates), n=1, cutoff=0.75):
+                add(f"did you mean {ref.kind} {name!r}?", candidates[name])
+        return hints, related
+
+
+class TargetKindNotAllowed(Rule):
+    """A targetRef names a kind (or group) that the policy kind does not accept."""
+
+    id = "PL202"
+    name = "target-kind-not-allowed"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        for policy in index.policies():
+            targets = policy.profile.targets
+            if not targets.kinds:
+                continue  # the profile lists no kinds: anything goes (inferred or unrestricted kinds)
+            for ref in policy.refs:
+                if not is_valid_ref(ref):
+                    continue  # PL203 / PL205
+                assert ref.group is not None and ref.kind is not None
+                if targets.allows(ref.group, ref.kind):
+                    continue
+                yield self._issue(policy, ref)
+
+    def _issue(self, policy: Policy, ref: TargetRef) -> Issue:
+        assert ref.group is not None and ref.kind is not None
+        profile = policy.profile
+        targets = profile.targets
+        allowed = allowed_kinds_text(targets.kinds)
+        if targets.kinds_enforced:
+            # The CRD's CEL (or enum) rejects the policy: it never reaches a controller.
+            severity = Severity.ERROR
+            verdict = f"{profile.kind} cannot target {{what}}: the CRD's validation rejects it; allowed: {allowed}"
+        else:
+            # Documented support only: the API server stores it, the controller may ignore the target.
+            severity = Severity.WARNING
+            verdict = (
+                f"{profile.kind} documents {allowed} as targets, not {{what}}: the API server accepts it, but the"
+                " controller may ignore this target"
+            )
+        same_kind = [k for k in targets.kinds if k.kind == ref.kind]
+        other_case = [k for k in targets.kinds if k.kind.lower() == ref.kind.lower() and k.kind != ref.kind]
+        if same_kind:
+            # The kind is right, the group is not its group (`group: ""` with Gateway).
+            groups = " or ".join(yaml_group(k.group) for k in same_kind)
+            core = " (the empty group is the core group)" if ref.group == "" else ""
+            what = f"{ref.kind} in group {yaml_group(ref.group)}{core}"
+            message = f"{verdict.format(what=what)}; use group: {groups}"
+            return self.issue(policy.obj, field_path(ref, "group"), message, severity=severity)
+        message = verdict.format(what=gk(ref.group, ref.kind))
+        if other_case:
+            message += f"; kinds are case-sensitive: did you mean kind: {other_case[0].kind}?"
+        return self.issue(policy.obj, field_path(ref, "kind"), message, severity=severity)
+
+
+class TargetRefGroupInvalid(Rule):
+    """A targetRef `group` is missing or malformed (a version in it, uppercase, not a DNS subdomain)."""
+
+    id = "PL203"
+    name = "targetref-group-invalid"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        for policy in index.policies():
+            for ref in policy.refs:
+                for problem in ref_problems(ref):
+                    if problem.field == "group":
+                        yield self.issue(policy.obj, problem.path, self._message(index, policy, ref))
+
+    def _message(self, index: ProjectIndex, policy: Policy, ref: TargetRef) -> str:
+        group = ref.group
+        if group is None:
+            # gateway-api-semantics.md §4.1: unlike parentRefs, policy targetRefs have no defaults.
+            base = (
+                "targetRef has no group: policy target references have no default group (unlike parentRefs),"
+                ' so the API server rejects the policy ("Required value")'
+            )
+            return base + self._suggest(index, policy, ref.kind, prefix="; add ")
+        versioned = _GROUP_VERSION.match(group)
+        if versioned and GROUP_PATTERN.match(versioned.group(1).lower()):
+            fixed = versioned.group(1).lower()
+            return (
+                f"group {group!r} contains an API version; a group never does (the GEP-713 examples make the same slip):"
+                f" use group: {fixed}"
+            )
+        if group != group.lower() and GROUP_PATTERN.match(group.lower()):
+            return f"group {group!r} must be lowercase: use group: {group.lower()}"
+        return f"group {group!r} is not a valid API group (a lowercase DNS subdomain, or \"\" for the core group)" + self._suggest(
+            index, policy, ref.kind, prefix="; "
+        )
+
+    @staticmethod
+    def _suggest(index: ProjectIndex, policy: Policy, kind: str | None, *, prefix: str) -> str:
+        if not kind:
+            return ""
+        groups = groups_for_kind(index, policy, kind)
+        if len(groups) == 1:
+            return f"{prefix}group: {yaml_group(groups[0])} for {kind}"
+        if groups:
+            return f"{prefix}one of group: {', '.join(yaml_group(g) for g in groups)} for {kind}"
+        return ""
+
+
+class NamespacedPolicyClusterTarget(Rule):
+    """A namespaced policy targets a cluster-scoped kind, or a cluster-scoped policy a namespaced one without a namespace."""
+
+    id = "PL204"
+    name = "namespaced-policy-cluster-target"
+    severity = Severity.WARNING
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        for policy, ref, res in ref_resolutions(index):
+            if res.detail in ("InvalidRef", "KindNotAllowed"):
+                continue  # PL202 / PL203 / PL205 already explain why nothing attaches
+            assert ref.group is not None and ref.kind is not None and ref.name is not None
+            profile = policy.profile
+            policy_ns = policy_namespace(policy)
+            if policy_ns is not None and index.kinds.is_cluster_scoped(ref.group, ref.kind):
+                # Seed policy-attachment, "Attaching Policy to GatewayClass": policy lives in the scope of
+                # its target, so that only who can write at that scope can change it.
+                documented = any(k.kind == ref.kind and k.group == ref.group for k in profile.targets.kinds)
+                message = (
+                    f"namespaced {profile.kind} {policy_ns}/{policy.obj.name} targets cluster-scoped {ref.kind} {ref.name!r}:"
+                    " a policy attached to a cluster-scoped resource must be cluster scoped (policy-attachment,"
+                    f' "Attaching Policy to GatewayClass"), otherwise whoever can write {profile.kind} in namespace'
+                    f" {policy_ns} changes behaviour for the whole cluster"
+                )
+                if documented:
+                    message += f"; {profile.kind} documents {ref.kind} as a target, so its controller attaches it"
+                    yield self.issue(policy.obj, field_path(ref, "kind"), message, severity=Severity.INFO)
+                else:
+                    message += "; some tools (gwctl) silently never attach it"
+                    yield self.issue(policy.obj, field_path(ref, "kind"), message)
+            elif res.detail == "NamespaceRequired":
+                if profile.targets.namespace:
+                    fix = "set namespace in the targetRef"
+                else:
+                    fix = f"its target reference type has no namespace field, so {profile.kind} can never resolve a namespaced target"
+                message = (
+                    f"cluster-scoped {profile.kind} {policy.obj.name} targets namespaced {ref.kind} {ref.name!r} without a"
+                    f" namespace: the target cannot be found; {fix}"
+                )
+                yield self.issue(policy.obj, field_path(ref, "namespace"), message, severity=Severity.ERROR)
+
+
+class TargetRefFieldInvalid(Rule):
+    """A targetRef field breaks the upstream reference type: pattern, length, type, or a field the type lacks."""
+
+    id = "PL205"
+    name = "targetref-field-invalid"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        for policy in index.policies():
+            for path, message in policy.shape_errors:
+                yield self.issue(policy.obj, path, f"{message}; the API server rejects the policy")
+            for ref in policy.refs:
+                yield from self._check_ref(policy, ref)
+
+    def _check_ref(self, policy: Policy, ref: TargetRef) -> Iterator[Issue]:
+        profile = policy.profile
+        for path, message in ref.errors:
+            key = path.rsplit(".", 1)[-1]
+            value = ref.raw.get(key) if isinstance(ref.raw, dict) else None
+            got = f", not {_describe(value)}" if value is not None else ""
+            quote = " (quote it in YAML)" if isinstance(value, (int, float, bool)) else ""
+            yield self.issue(policy.obj, path, f"{message}{got}{quote}; the API server rejects the policy")
+        for problem in ref_problems(ref):
+            if problem.field != "group":  # PL203
+                yield self.issue(policy.obj, problem.path, f"{problem.message}; the API server rejects the policy")
+        if not isinstance(ref.raw, dict):
+            return
+        pruned = "the API server prunes it (or rejects the policy under strict field validation)"
+        if "namespace" in ref.raw and not profile.targets.namespace:
+            where = policy_namespace(policy) or "(none: the policy is cluster-scoped)"
+            yield self.issue(
+                policy.obj,
+                join(ref.path, "namespace"),
+                f"{profile.kind} target references have no namespace field: {pruned}, and the target is looked up in"
+                f" the policy's own namespace {where}",
+            )
+        if "sectionName" in ref.raw and not profile.targets.section_name:
+            yield self.issue(
+                policy.obj,
+                join(ref.path, "sectionName"),
+                f"{profile.kind} target references have no sectionName field: {pruned}, and the policy applies to the"
+                f" whole {ref.kind or 'target'}",
+            )
+        for key in ref.raw:
+            if key in REF_FIELDS:
+                continue
+            close = difflib.get_close_matches(str(key), REF_FIELDS, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            yield self.issue(
+                policy.obj,
+                join(ref.path, str(key)),
+                f"unknown field {key!r} in a policy target reference{hint}: it has only group, kind, name"
+                f"{', namespace' if profile.targets.namespace else ''}{', sectionName' if profile.targets.section_name else ''}; {pruned}",
+            )
+
+
+class VirtualTargetKind(Rule):
+    """A targetRef names a virtual kind (GEP-713): not a Kubernetes resource, so it cannot be checked."""
+
+    id = "PL206"
+    name = "virtual-target-kind"
+    severity = Severity.INFO
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        for policy, ref, res in ref_resolutions(index):
+            if res.detail != "VirtualKind":
+                continue
+            assert ref.group is not None and ref.kind is not None
+            message = (
+                f"{gk(ref.group, ref.kind)} is not a kind known to policylint and no such object is in the input;"
+                f" {policy.profile.kind} allows virtual kinds (GEP-713 \"Targeting virtual types\": a group the API server"
+                f" does not know), so {ref.kind} {ref.name!r} is unresolvable by design and not checked"
+            )
+            yield self.issue(policy.obj, field_path(ref, "kind"), message)
+
+
+RULES: list[type[Rule]] = [
+    TargetRefNotFound,
+    TargetKindNotAllowed,
+    TargetRefGroupInvalid,
+    NamespacedPolicyClusterTarget,
+    TargetRefFieldInvalid,
+    VirtualTargetKind,
+]

@@ -1,0 +1,262 @@
+"""Generate a synthetic, realistic Gateway API corpus for benchmarks.
+
+    python benchmarks/generate.py 10000 OUTDIR [--seed 1] [--per-file 100]
+
+The corpus is a platform of many tenants. Each tenant namespace holds a
+Gateway with many listeners (HTTP and HTTPS with certificateRefs), HTTPRoutes
+with named rules attached to listeners, Services with named ports, a
+ReferenceGrant for cross-namespace backends, and policies at every level:
+Envoy Gateway ClientTrafficPolicy (Gateway, listener), BackendTrafficPolicy
+(Gateway, route, rule), Kuadrant RateLimitPolicy (Gateway, route, rule) and
+BackendTLSPolicy (Service port). About 2% of the policies carry a mistake
+(misspelled target, missing listener) so that the run also resolves positions
+for findings, as a real run does. The output depends only on the arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+GW_GROUP = "gateway.networking.k8s.io"
+EG_API = "gateway.envoyproxy.io/v1alpha1"
+KUADRANT_API = "kuadrant.io/v1"
+ERROR_RATE = 0.02
+
+_APPS = ("cart", "catalog", "search", "checkout", "profile", "orders", "billing", "media", "reviews", "ads", "auth", "inventory")
+_RULES = ("read", "write", "admin", "health", "static", "api", "legacy", "export")
+
+
+def _ref(kind: str, name: str, section: str | None = None, group: str = GW_GROUP) -> dict[str, Any]:
+    ref: dict[str, Any] = {"group": group, "kind": kind, "name": name}
+    if section is not None:
+        ref["sectionName"] = section
+    return ref
+
+
+def _meta(name: str, namespace: str, rng: random.Random) -> dict[str, Any]:
+    return {
+        "name": name,
+        "namespace": namespace,
+        "labels": {"app.kubernetes.io/part-of": namespace, "app.kubernetes.io/managed-by": rng.choice(("argocd", "flux", "helm"))},
+    }
+
+
+def _maybe_typo(name: str, rng: random.Random) -> str:
+    if rng.random() >= ERROR_RATE or len(name) < 3:
+        return name
+    i = rng.randrange(1, len(name) - 1)
+    return name[:i] + name[i + 1 :]  # drop one letter: the classic copy-edit slip
+
+
+def tenant(k: int, rng: random.Random) -> Iterator[dict[str, Any]]:
+    """One tenant namespace: ~40 objects, in the order a team would write them."""
+    ns = f"tenant-{k:05d}"
+    gw = f"gw-{k:05d}"
+    yield {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"gateway-access": "shared", "tenant": str(k)}}}
+
+    listeners = []
+    n_listeners = rng.randint(8, 32)
+    for i in range(n_listeners):
+        host = f"{_APPS[i % len(_APPS)]}-{i}.{ns}.example.com"
+        if i % 3 == 0:
+            listeners.append({"name": f"http-{i}", "protocol": "HTTP", "port": 80, "hostname": host})
+        else:
+            listeners.append(
+                {
+                    "name": f"https-{i}",
+                    "protocol": "HTTPS",
+                    "port": 443,
+                    "hostname": host,
+                    "tls": {"mode": "Terminate", "certificateRefs": [{"group": "", "kind": "Secret", "name": f"cert-{i}"}]},
+                    "allowedRoutes": {"namespaces": {"from": "Selector", "selector": {"matchLabels": {"gateway-access": "shared"}}}},
+                }
+            )
+    yield {
+        "apiVersion": f"{GW_GROUP}/v1",
+        "kind": "Gateway",
+        "metadata": _meta(gw, ns, rng),
+        "spec": {"gatewayClassName": "envoy", "listeners": listeners},
+    }
+
+    n_apps = rng.randint(6, 12)
+    apps = [f"{_APPS[i % len(_APPS)]}-{i}" for i in range(n_apps)]
+    for app in apps:
+        yield {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": _meta(app, ns, rng),
+            "spec": {
+                "selector": {"app.kubernetes.io/name": app},
+                "ports": [
+                    {"name": "http", "port": 8080, "targetPort": "http", "protocol": "TCP"},
+                    {"name": "https", "port": 8443, "targetPort": "https", "protocol": "TCP"},
+                    {"name": "metrics", "port": 9090, "targetPort": "metrics", "protocol": "TCP"},
+                ],
+            },
+        }
+
+    routes: list[tuple[str, list[str]]] = []
+    for i, app in enumerate(apps):
+        listener = listeners[i % n_listeners]
+        rule_names = list(_RULES[: rng.randint(2, 6)])
+        rules = []
+        for r in rule_names:
+            backend: dict[str, Any] = {"name": app, "port": 8080}
+            if r == "legacy" and k > 0:
+                # A cross-namespace backend, allowed by the neighbour's ReferenceGrant.
+                backend = {"name": f"{_APPS[0]}-0", "namespace": f"tenant-{k - 1:05d}", "port": 8080}
+            rules.append(
+                {
+                    "name": r,
+                    "matches": [{"path": {"type": "PathPrefix", "value": f"/{app}/{r}"}}],
+                    "backendRefs": [backend],
+                }
+            )
+        route = f"{app}-route"
+        routes.append((route, rule_names))
+        yield {
+            "apiVersion": f"{GW_GROUP}/v1",
+            "kind": "HTTPRoute",
+            "metadata": _meta(route, ns, rng),
+            "spec": {
+                "parentRefs": [{"name": gw, "sectionName": listener["name"]}],
+                "hostnames": [listener["hostname"]],
+                "rules": rules,
+            },
+        }
+
+    yield {
+        "apiVersion": f"{GW_GROUP}/v1beta1",
+        "kind": "ReferenceGrant",
+        "metadata": _meta("allow-next-tenant", ns, rng),
+        "spec": {
+            "from": [{"group": GW_GROUP, "kind": "HTTPRoute", "namespace": f"tenant-{k + 1:05d}"}],
+            "to": [{"group": "", "kind": "Service", "name": f"{_APPS[0]}-0"}],
+        },
+    }
+
+    # Policies at every level of the hierarchy.
+    https = [lst["name"] for lst in listeners if lst["protocol"] == "HTTPS"]
+    yield {
+        "apiVersion": EG_API,
+        "kind": "ClientTrafficPolicy",
+        "metadata": _meta(f"{gw}-clients", ns, rng),
+        "spec": {"targetRefs": [_ref("Gateway", gw)], "tls": {"minVersion": "1.2"}, "timeout": {"http": {"idleTimeout": "5m"}}},
+    }
+    section = rng.choice(https)
+    yield {
+        "apiVersion": EG_API,
+        "kind": "ClientTrafficPolicy",
+        "metadata": _meta(f"{gw}-{section}-keepalive", ns, rng),
+        "spec": {
+            "targetRefs": [_ref("Gateway", gw, _maybe_typo(section, rng))],
+            "tcpKeepalive": {"idleTime": "60s", "interval": "10s", "probes": 3},
+        },
+    }
+    yield {
+        "apiVersion": EG_API,
+        "kind": "BackendTrafficPolicy",
+        "metadata": _meta(f"{gw}-backends", ns, rng),
+        "spec": {"targetRefs": [_ref("Gateway", gw)], "timeout": {"http": {"requestTimeout": "30s"}}},
+    }
+    yield {
+        "apiVersion": KUADRANT_API,
+        "kind": "RateLimitPolicy",
+        "metadata": _meta(f"{gw}-limits", ns, rng),
+        "spec": {
+            "targetRef": _ref("Gateway", gw),
+            "defaults": {"strategy": "merge", "limits": {"per-ip": {"rates": [{"limit": 600, "window": "1m"}], "counters": [{"expression": "source.address"}]}}},
+        },
+    }
+    for route, rule_names in routes:
+        level = rng.random()
+        if level < 0.4:
+            yield {
+                "apiVersion": EG_API,
+                "kind": "BackendTrafficPolicy",
+                "metadata": _meta(f"{route}-retries", ns, rng),
+                "spec": {
+                    "targetRefs": [_ref("HTTPRoute", _maybe_typo(route, rng), rng.choice(rule_names))],
+                    "retry": {"numRetries": rng.randint(1, 5), "retryOn": {"triggers": ["connect-failure", "reset"]}},
+                },
+            }
+        elif level < 0.8:
+            yield {
+                "apiVersion": KUADRANT_API,
+                "kind": "RateLimitPolicy",
+                "metadata": _meta(f"{route}-limits", ns, rng),
+                "spec": {
+                    "targetRef": _ref("HTTPRoute", _maybe_typo(route, rng), rng.choice(rule_names) if rng.random() < 0.5 else None),
+                    "limits": {"per-user": {"rates": [{"limit": rng.randint(10, 1000), "window": "1m"}], "counters": [{"expression": "auth.identity.sub"}]}},
+                },
+            }
+    for app in apps[: max(1, n_apps // 3)]:
+        yield {
+            "apiVersion": f"{GW_GROUP}/v1",
+            "kind": "BackendTLSPolicy",
+            "metadata": _meta(f"{app}-tls", ns, rng),
+            "spec": {
+                "targetRefs": [_ref("Service", _maybe_typo(app, rng), "https", group="")],
+                "validation": {"wellKnownCACertificates": "System", "hostname": f"{app}.{ns}.svc.cluster.local"},
+            },
+        }
+
+
+def objects(n: int, seed: int) -> Iterator[dict[str, Any]]:
+    """Exactly `n` objects: whole tenants, the last one cut short."""
+    rng = random.Random(seed)
+    produced = 0
+    k = 0
+    while produced < n:
+        for obj in tenant(k, rng):
+            yield obj
+            produced += 1
+            if produced == n:
+                return
+        k += 1
+
+
+def write_corpus(n: int, out: Path, *, seed: int = 1, per_file: int = 100) -> list[Path]:
+    """Write `n` objects into `out/corpus-NNNNN.yaml`, `per_file` documents per file."""
+    out.mkdir(parents=True, exist_ok=True)
+    files: list[Path] = []
+    batch: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        path = out / f"corpus-{len(files):05d}.yaml"
+        # Block style, keys in authoring order: what people keep in git.
+        text = yaml.dump_all(batch, Dumper=yaml.CSafeDumper, sort_keys=False, default_flow_style=False, explicit_start=True)
+        path.write_text(text, encoding="utf-8")
+        files.append(path)
+        batch.clear()
+
+    for obj in objects(n, seed):
+        batch.append(obj)
+        if len(batch) == per_file:
+            flush()
+    if batch:
+        flush()
+    return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("objects", type=int, help="number of objects to generate")
+    parser.add_argument("out", type=Path, help="output directory (created)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--per-file", type=int, default=100, help="objects per file (default 100)")
+    args = parser.parse_args(argv)
+    files = write_corpus(args.objects, args.out, seed=args.seed, per_file=args.per_file)
+    size = sum(f.stat().st_size for f in files)
+    print(f"wrote {args.objects} objects in {len(files)} files ({size / 1e6:.1f} MB) to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,46 @@
+"""Suite-wide pytest configuration.
+
+`--update-golden` rewrites the golden files of tests/test_reporters.py from the
+current output instead of comparing against them; review the diff before
+committing it.
+
+Every JSON report rendered in-process during the suite is validated against
+schemas/report.schema.json (design.md §3: "validate every test's output").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite tests/reporters/golden/* from the current output",
+    )
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
+
+
+@pytest.fixture(autouse=True)
+def _validate_every_json_report(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    from policylint.reporters import json as json_reporter
+    from tests.lintutil import assert_valid_report
+
+    original = json_reporter.report
+
+    def checked(result: Any) -> dict[str, Any]:
+        document = original(result)
+        assert_valid_report(document)
+        return document
+
+    monkeypatch.setattr(json_reporter, "report", checked)
+    yield

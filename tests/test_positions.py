@@ -1,0 +1,368 @@
+"""Field paths resolve to exact 1-based line and column, whatever the file looks like.
+
+Positions are not stored while loading: `PositionResolver` composes a document
+again when a finding needs it. These tests pin the column too, for every
+layout the loader accepts: block and flow style, multi-document files, files
+that recover from a syntax error, `kind: List` members, CRLF, BOM, UTF-16 and
+JSON (with tabs).
+"""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+import pytest
+import yaml
+
+from policylint.load import Document, load_source, parse_text
+from policylint.model import KindRegistry, build_objects
+from policylint.positions import PositionResolver, format_path, join, parse_path
+from policylint.sources import Source
+from tests.lintutil import lint_paths, lint_text, only
+
+
+def _docs(text: str, file: str = "f.yaml") -> tuple[list[Document], PositionResolver]:
+    result = parse_text(text, file)
+    return result.documents, PositionResolver(lambda name: text if name == file else None)
+
+
+def _at(text: str, path: str, doc: int = 0) -> tuple[int, int]:
+    documents, resolver = _docs(text)
+    return resolver.resolve(documents[doc].ref, path)
+
+
+# -- path syntax ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("parts", "text"),
+    [
+        (["spec", "targetRefs", 1, "sectionName"], "spec.targetRefs[1].sectionName"),
+        (["metadata", "labels", "a.b/c"], 'metadata.labels["a.b/c"]'),
+        (["metadata", "annotations", 'say "hi"'], 'metadata.annotations["say \\"hi\\""]'),
+        (["data", "with]bracket"], 'data["with]bracket"]'),
+        (["data", "two words"], 'data["two words"]'),
+        (["data", "café"], 'data["caf\\u00e9"]'),
+        (["items", 0, "spec"], "items[0].spec"),
+        ([0, "a"], "[0].a"),
+        (["x-kubernetes-validations"], "x-kubernetes-validations"),
+    ],
+)
+def test_format_and_parse_round_trip(parts: list[str | int], text: str) -> None:
+    assert format_path(parts) == text
+    assert parse_path(text) == parts
+
+
+def test_join_quotes_keys_with_dots() -> None:
+    assert join("metadata.labels", "a.b/c") == 'metadata.labels["a.b/c"]'
+    assert join("spec.targetRefs", 2, "name") == "spec.targetRefs[2].name"
+    assert join("", "spec") == "spec"
+
+
+def test_malformed_path_resolves_as_far_as_it_parses() -> None:
+    assert parse_path("spec.targetRefs[x].name") == ["spec", "targetRefs"]
+
+
+# -- block and flow style --------------------------------------------------------------------
+
+BLOCK = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata:
+  name: tls
+  namespace: app
+  labels:
+    "a.b/c": x
+    team: web
+spec:
+  targetRefs:
+  - group: ""
+    kind: Service
+    name: one
+  -   group: ""
+      kind: Service
+      name: two
+      sectionName: https
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "where"),
+    [
+        ("", (1, 1)),
+        ("kind", (2, 1)),
+        ("metadata.name", (4, 3)),
+        ('metadata.labels["a.b/c"]', (7, 5)),
+        ("metadata.labels.team", (8, 5)),
+        ("spec.targetRefs", (10, 3)),
+        ("spec.targetRefs[0]", (11, 5)),
+        ("spec.targetRefs[0].name", (13, 5)),
+        ("spec.targetRefs[1]", (14, 7)),
+        ("spec.targetRefs[1].sectionName", (17, 7)),
+    ],
+)
+def test_block_style(path: str, where: tuple[int, int]) -> None:
+    assert _at(BLOCK, path) == where
+
+
+FLOW = """\
+{apiVersion: v1, kind: Service,
+ metadata: {name: web, "labels": {"a.b/c": "x", k: v}},
+ spec: {ports: [{port: 80}, {name: https, port: 443}]}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "where"),
+    [
+        ("kind", (1, 18)),
+        ("metadata.name", (2, 13)),
+        ('metadata.labels["a.b/c"]', (2, 35)),
+        ("metadata.labels.k", (2, 49)),
+        ("spec.ports[0]", (3, 17)),
+        ("spec.ports[1].name", (3, 30)),
+        ("spec.ports[1].port", (3, 43)),
+    ],
+)
+def test_flow_style(path: str, where: tuple[int, int]) -> None:
+    assert _at(FLOW, path) == where
+
+
+def test_missing_field_falls_back_to_the_deepest_existing_key() -> None:
+    assert _at(BLOCK, "spec.targetRefs[0].sectionName") == (11, 5)  # the list item
+    assert _at(BLOCK, "spec.targetRefs[7].name") == (10, 3)  # the list's key
+    assert _at(BLOCK, "metadata.name.deeper") == (4, 3)  # a scalar has no children
+
+
+def test_duplicate_key_resolves_to_the_value_that_wins() -> None:
+    text = "a: 1\nb:\n  c: 1\nb:\n  c: 2\n"
+    assert _at(text, "b.c") == (5, 3)
+
+
+def test_keys_that_yaml_reads_as_numbers_or_booleans_are_strings() -> None:
+    text = "data:\n  80: http\n  true: yes\n"
+    assert _at(text, 'data["80"]') == (2, 3)
+    assert _at(text, "data.true") == (3, 3)
+
+
+def test_columns_count_characters_not_bytes() -> None:
+    text = 'metadata: {annotations: {"héllo→😀": x, k: v}}\n'
+    assert _at(text, "metadata.annotations.k") == (1, 40)  # the emoji is one column
+
+
+# -- several documents, and recovery after syntax errors ------------------------------------
+
+MULTI = """\
+# leading comment
+apiVersion: v1
+kind: Service
+metadata:
+  name: a
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: b
+  labels: {x: y}
+...
+---
+apiVersion: v1
+kind: Service
+metadata: {name: c}
+"""
+
+
+def test_multi_document_positions() -> None:
+    documents, resolver = _docs(MULTI)
+    assert [d.data["metadata"]["name"] for d in documents] == ["a", "b", "c"]
+    assert [(d.ref.line, d.ref.column) for d in documents] == [(2, 1), (7, 1), (14, 1)]
+    assert resolver.resolve(documents[0].ref, "metadata.name") == (5, 3)
+    assert resolver.resolve(documents[1].ref, "metadata.labels.x") == (11, 12)
+    assert resolver.resolve(documents[2].ref, "metadata.name") == (16, 12)
+
+
+BROKEN_FIRST = """\
+apiVersion: v1
+kind: Service
+metadata:
+  name: [broken
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: after
+  labels:
+    team: web
+---
+bad: "unterminated
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: last
+"""
+
+
+def test_positions_after_a_syntax_error_are_absolute() -> None:
+    result = parse_text(BROKEN_FIRST, "f.yaml")
+    assert [(i.rule_id, i.location.line) for i in result.issues if i.location] == [("PL001", 5), ("PL001", 14)]
+    documents, resolver = _docs(BROKEN_FIRST)
+    names = [d.data["metadata"]["name"] for d in documents]
+    assert names == ["after", "last"]
+    after, last = documents
+    assert after.ref.chunk_start > 0 and last.ref.chunk_start > after.ref.chunk_start
+    assert resolver.resolve(after.ref, "metadata.labels.team") == (11, 5)
+    assert resolver.resolve(last.ref, "metadata.name") == (18, 3)
+
+
+def test_resolver_composes_each_chunk_once() -> None:
+    calls: list[str] = []
+    documents, _ = _docs(MULTI)
+    resolver = PositionResolver(lambda name: calls.append(name) or MULTI)  # type: ignore[func-returns-value]
+    for _ in range(3):
+        for doc in documents:
+            resolver.resolve(doc.ref, "metadata.name")
+    assert calls == ["f.yaml"]
+
+
+def test_resolver_without_text_falls_back_to_the_document_start() -> None:
+    documents, _ = _docs(MULTI)
+    resolver = PositionResolver(lambda name: None)
+    assert resolver.resolve(documents[1].ref, "metadata.labels.x") == (7, 1)
+
+
+# -- kind: List --------------------------------------------------------------------------------
+
+LIST = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Service
+  metadata:
+    name: zero
+- apiVersion: gateway.networking.k8s.io/v1
+  kind: BackendTLSPolicy
+  metadata:
+    name: one
+    namespace: app
+  spec:
+    targetRefs:
+    - group: ""
+      kind: Service
+      name: zero
+      sectionName: https
+"""
+
+
+def test_list_members_are_objects_with_a_prefix() -> None:
+    documents, resolver = _docs(LIST)
+    built = build_objects(documents, KindRegistry.builtin())
+    assert [(str(o.key), o.prefix) for o in built.objects] == [
+        ("Service default/zero", ("items", 0)),
+        ("BackendTLSPolicy app/one", ("items", 1)),
+    ]
+    policy = built.objects[1]
+    assert policy.doc_path("spec.targetRefs[0].sectionName") == "items[1].spec.targetRefs[0].sectionName"
+    assert resolver.resolve(policy.doc, policy.doc_path("spec.targetRefs[0].sectionName")) == (18, 7)
+    assert resolver.resolve(policy.doc, policy.doc_path("")) == (8, 3)
+    assert resolver.resolve(built.objects[0].doc, built.objects[0].doc_path("metadata.name")) == (7, 5)
+
+
+def test_list_member_finding_is_located_inside_the_list() -> None:
+    text = LIST.replace("    name: zero\n", "    name: zero\n    labels: {tier: 1}\n", 1)
+    findings = only(lint_text(text, "list.yaml"), "PL009")
+    assert [(f.path, f.line, f.column) for f in findings] == [("items[0].metadata.labels.tier", 8, 14)]
+
+
+# -- line endings and encodings ---------------------------------------------------------------
+
+SERVICE_WITH_BAD_LABEL = "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  labels:\n    team: web\n    tier: 1\n"
+
+
+def _pl009(data: bytes, tmp_path: Path, name: str = "f.yaml") -> list[tuple[int, int]]:
+    path = tmp_path / name
+    path.write_bytes(data)
+    result = lint_paths([path])
+    assert [f.rule for f in result.findings] == ["PL009"], result.findings
+    assert [str(o.key) for o in result.index.objects] == ["Service default/web"]
+    return [(f.line, f.column) for f in result.findings]
+
+
+@pytest.mark.parametrize(
+    ("label", "encode"),
+    [
+        ("lf", lambda t: t.encode()),
+        ("crlf", lambda t: t.replace("\n", "\r\n").encode()),
+        ("utf8-bom", lambda t: codecs.BOM_UTF8 + t.encode()),
+        ("utf8-bom-crlf", lambda t: codecs.BOM_UTF8 + t.replace("\n", "\r\n").encode()),
+        ("utf16-le-bom", lambda t: codecs.BOM_UTF16_LE + t.encode("utf-16-le")),
+        ("utf16-be-bom-crlf", lambda t: codecs.BOM_UTF16_BE + t.replace("\n", "\r\n").encode("utf-16-be")),
+        ("utf32-le-bom", lambda t: codecs.BOM_UTF32_LE + t.encode("utf-32-le")),
+    ],
+)
+def test_encodings_and_line_endings_keep_exact_positions(label: str, encode, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert _pl009(encode(SERVICE_WITH_BAD_LABEL), tmp_path) == [(7, 5)], label
+
+
+def test_stdin_positions_use_the_text_already_read() -> None:
+    data = codecs.BOM_UTF8 + SERVICE_WITH_BAD_LABEL.replace("\n", "\r\n").encode()
+    findings = lint_text(data, "piped.yaml").findings
+    assert [(f.file, f.rule, f.line, f.column) for f in findings] == [("piped.yaml", "PL009", 7, 5)]
+
+
+JSON_WITH_TABS = (
+    '{\n\t"apiVersion": "v1",\n\t"kind": "Service",\n\t"metadata": {\n\t\t"name": "web",\n'
+    '\t\t"labels": {"team": "web", "tier": 1}\n\t}\n}\n'
+)
+
+
+def test_json_file_with_tab_indentation(tmp_path: Path) -> None:
+    assert _pl009(JSON_WITH_TABS.encode(), tmp_path, "svc.json") == [(6, 29)]  # a tab is one column
+
+
+def test_json_document_positions() -> None:
+    text = '{"apiVersion": "v1", "kind": "List", "items": [\n  {"a": 1},\n  {"metadata": {"name": "x"}}\n]}\n'
+    assert _at(text, "items[1].metadata.name") == (3, 17)
+
+
+def test_crlf_positions_in_parse_text_match_lf() -> None:
+    crlf = MULTI.replace("\n", "\r\n")
+    lf_docs, lf_res = _docs(MULTI)
+    crlf_docs, crlf_res = _docs(crlf)
+    for lf, cr in zip(lf_docs, crlf_docs):
+        assert (lf.ref.line, lf.ref.column) == (cr.ref.line, cr.ref.column)
+        assert lf_res.resolve(lf.ref, "metadata.name") == crlf_res.resolve(cr.ref, "metadata.name")
+
+
+def test_load_source_strips_the_bom_before_parsing() -> None:
+    result = load_source(Source("x.yaml", content=codecs.BOM_UTF8 + b"a: 1\n"))
+    assert result.issues == []
+    assert result.documents[0].data == {"a": 1}
+    assert (result.documents[0].ref.line, result.documents[0].ref.column) == (1, 1)
+
+
+def test_positions_agree_with_pyyaml_marks_for_every_key() -> None:
+    """Cross-check: every mapping key of a realistic document, against libyaml's own marks."""
+    text = BLOCK + "---\n" + FLOW + "---\n" + LIST
+    documents, resolver = _docs(text)
+    nodes = list(yaml.compose_all(text, Loader=yaml.CSafeLoader))
+    checked = 0
+    for doc, root in zip(documents, nodes):
+        stack: list[tuple[yaml.Node, list[str | int]]] = [(root, [])]
+        while stack:
+            node, parts = stack.pop()
+            if isinstance(node, yaml.MappingNode):
+                for k, v in node.value:
+                    path = [*parts, k.value]
+                    assert resolver.resolve(doc.ref, format_path(path)) == (k.start_mark.line + 1, k.start_mark.column + 1)
+                    checked += 1
+                    stack.append((v, path))
+            elif isinstance(node, yaml.SequenceNode):
+                for i, item in enumerate(node.value):
+                    path = [*parts, i]
+                    assert resolver.resolve(doc.ref, format_path(path)) == (item.start_mark.line + 1, item.start_mark.column + 1)
+                    checked += 1
+                    stack.append((item, path))
+    assert checked > 40

@@ -1,0 +1,357 @@
+"""PL2xx targetRef rules and `ProjectIndex.resolve_target`: scenario S18, resolution details, the JSON report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policylint.findings import Severity
+from policylint.index import ProjectIndex, TargetResolution
+from policylint.pipeline import LintResult
+from policylint.reporters import json as json_reporter
+from tests.lintutil import lint_text, only
+
+GATEWAY = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: app}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: app}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{name: api, backendRefs: [{name: web, port: 8080}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: app}
+spec:
+  ports: [{name: http, port: 8080}]
+"""
+
+
+def policy(kind: str, refs: str, *, api: str = "gateway.envoyproxy.io/v1alpha1", name: str = "p", ns: str = "app", field: str = "targetRefs") -> str:
+    """A policy document; `refs` is the YAML of the target field's value (flow style)."""
+    return f"""\
+---
+apiVersion: {api}
+kind: {kind}
+metadata: {{name: {name}, namespace: {ns}}}
+spec:
+  {field}: {refs}
+"""
+
+
+def inferred(refs: str, *, field: str = "targetRefs", name: str = "p") -> str:
+    """A `*Policy` kind no profile or CRD knows: structural detection (kinds unrestricted, virtual kinds allowed)."""
+    return policy("ColorPolicy", refs, api="policies.controller.io/v1", field=field, name=name)
+
+
+def codes(result: LintResult, prefix: str = "PL") -> list[str]:
+    return [f.rule for f in result.findings if f.rule.startswith(prefix) and f.rule[2] in "23"]
+
+
+def resolutions(result: LintResult) -> list[TargetResolution]:
+    index: ProjectIndex = result.index
+    return [index.resolve_target(p, r) for p in index.policies() for r in p.refs]
+
+
+def report_targets(result: LintResult) -> list[dict[str, Any]]:
+    return [t for p in json_reporter.report(result)["policies"] for t in p["targets"]]
+
+
+# -- S18: namespaced policy, cluster-scoped target -----------------------------------------
+
+CRDS = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: timeoutpolicies.example.com
+  labels: {gateway.networking.k8s.io/policy: Direct}
+spec:
+  group: example.com
+  names: {kind: TimeoutPolicy, plural: timeoutpolicies}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              targetRef:
+                type: object
+                properties: {group: {type: string}, kind: {type: string}, name: {type: string}}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: clustertimeoutpolicies.example.com
+  labels: {gateway.networking.k8s.io/policy: Direct}
+spec:
+  group: example.com
+  names: {kind: ClusterTimeoutPolicy, plural: clustertimeoutpolicies}
+  scope: Cluster
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              targetRef:
+                type: object
+                properties:
+                  group: {type: string}
+                  kind: {type: string}
+                  name: {type: string}
+                  namespace: {type: string}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: foo}
+spec: {controllerName: example.com/gc}
+"""
+
+
+def test_s18_namespaced_policy_on_gatewayclass_is_never_silent() -> None:
+    text = CRDS + policy(
+        "TimeoutPolicy", "{group: gateway.networking.k8s.io, kind: GatewayClass, name: foo}", api="example.com/v1", name="t", ns="default", field="targetRef"
+    )
+    result = lint_text(text)
+    (finding,) = only(result, "PL204")
+    assert finding.severity is Severity.WARNING
+    assert str(finding.object) == "TimeoutPolicy default/t" and finding.path == "spec.targetRef.kind"
+    assert "must be cluster scoped" in finding.message and "Attaching Policy to GatewayClass" in finding.message
+    # The cluster-scoped target itself is found by name: the namespace is irrelevant.
+    (target,) = report_targets(result)
+    assert (target["accepted"], target["detail"], target["ref"]["namespace"]) == ("Accepted", "Resolved", None)
+
+
+def test_s18_cluster_scoped_policy_on_namespaced_route_without_namespace_is_an_error() -> None:
+    text = CRDS + GATEWAY + policy(
+        "ClusterTimeoutPolicy", "{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}", api="example.com/v1", name="c", field="targetRef"
+    ).replace("namespace: app}", "}")
+    result = lint_text(text)
+    (finding,) = only(result, "PL204")
+    assert finding.severity is Severity.ERROR
+    assert str(finding.object) == "ClusterTimeoutPolicy c"
+    assert finding.message.startswith("cluster-scoped ClusterTimeoutPolicy c targets namespaced HTTPRoute 'web' without a namespace")
+    assert only(result, "PL201") == []  # one finding for one cause
+    (target,) = report_targets(result)
+    assert (target["accepted"], target["detail"]) == ("TargetNotFound", "NamespaceRequired")
+
+
+def test_cluster_scoped_policy_with_a_namespace_resolves() -> None:
+    text = CRDS + GATEWAY + policy(
+        "ClusterTimeoutPolicy",
+        "{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web, namespace: app}",
+        api="example.com/v1",
+        name="c",
+        field="targetRef",
+    ).replace("namespace: app}\nspec", "}\nspec")
+    result = lint_text(text)
+    assert codes(result) == []
+    (target,) = report_targets(result)
+    assert (target["accepted"], target["detail"], target["ref"]["namespace"]) == ("Accepted", "Resolved", "app")
+
+
+def test_documented_cluster_target_of_a_namespaced_kind_is_info() -> None:
+    # Envoy Gateway's EnvoyPatchPolicy documents GatewayClass targets (mergeGateways).
+    text = GATEWAY + policy(
+        "EnvoyPatchPolicy", "{group: gateway.networking.k8s.io, kind: GatewayClass, name: eg}", field="targetRef"
+    )
+    (finding,) = only(lint_text(text), "PL204")
+    assert finding.severity is Severity.INFO
+    assert "documents GatewayClass as a target" in finding.message
+
+
+# -- resolution details ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("doc", "status", "detail", "rules"),
+    [
+        (policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]"), "Accepted", "Resolved", []),
+        (policy("ClientTrafficPolicy", "[{kind: Gateway, name: gw}]"), "Invalid", "InvalidRef", ["PL203"]),
+        (policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io/v1, kind: Gateway, name: gw}]"), "Invalid", "InvalidRef", ["PL203"]),
+        (policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway}]"), "Invalid", "InvalidRef", ["PL205"]),
+        (policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}]"), "Invalid", "KindNotAllowed", ["PL202"]),
+        (policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: nope}]"), "TargetNotFound", "ObjectNotFound", ["PL201"]),
+        (inferred("{group: networking.acme.io, kind: ExternalService, name: foo.com}", field="targetRef"), "Accepted", "VirtualKind", ["PL206"]),
+        # A kind missing from a group the API server knows is a typo, not a virtual kind.
+        (inferred("[{group: gateway.networking.k8s.io, kind: HTTPRoutes, name: web}]"), "TargetNotFound", "ObjectNotFound", ["PL201"]),
+        (
+            policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: ftp}]"),
+            "TargetNotFound",
+            "SectionNotFound",
+            ["PL301"],
+        ),
+    ],
+)
+def test_resolution_detail_and_the_one_rule_that_reports_it(doc: str, status: str, detail: str, rules: list[str]) -> None:
+    result = lint_text(GATEWAY + doc)
+    (res,) = resolutions(result)
+    assert (res.status, res.detail) == (status, detail)
+    assert codes(result) == rules
+    (target,) = report_targets(result)
+    assert (target["accepted"], target["detail"]) == (status, detail)
+
+
+def test_namespace_on_a_local_reference_is_ignored_for_resolution() -> None:
+    # LocalPolicyTargetReference has no namespace: pruned by the API server, so the policy's namespace decides.
+    text = GATEWAY + policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: other}]")
+    result = lint_text(text)
+    assert [(f.rule, f.path) for f in result.findings if f.rule.startswith("PL2")] == [("PL205", "spec.targetRefs[0].namespace")]
+    (target,) = report_targets(result)
+    assert (target["accepted"], target["ref"]["namespace"]) == ("Accepted", "app")
+
+
+# -- PL201 hints -------------------------------------------------------------------------
+
+
+def test_pl201_hint_for_the_right_name_in_another_group() -> None:
+    result = lint_text(GATEWAY + inferred('[{group: "", kind: Gateway, name: gw}]'))
+    (finding,) = only(result, "PL201")
+    assert finding.message == (
+        "Gateway 'gw' not found in namespace app; did you mean gateway.networking.k8s.io/Gateway 'gw'"
+        " (group: gateway.networking.k8s.io, kind: Gateway)?"
+    )
+    assert [r.message for r in finding.related] == ["did you mean this Gateway?"]
+
+
+def test_pl201_hint_for_another_namespace_with_a_namespace_capable_profile(tmp_path: Path) -> None:
+    profile = tmp_path / "acme.yaml"
+    profile.write_text(
+        """\
+project: acme
+policies:
+  - group: acme.example.com
+    kind: MirrorPolicy
+    versions: [v1]
+    class: Direct
+    boilerplate: gep713
+    targets:
+      list: targetRefs
+      namespace: true
+      sectionName: false
+      kinds: [{group: gateway.networking.k8s.io, kind: HTTPRoute}]
+    merge: {default: none}
+    effectiveTarget: route
+"""
+    )
+    text = GATEWAY + policy(
+        "MirrorPolicy", "[{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}]", api="acme.example.com/v1", ns="team"
+    )
+    (finding,) = only(lint_text(text, profile_paths=[str(profile)]), "PL201")
+    assert finding.message == "HTTPRoute 'web' not found in namespace team; HTTPRoute app/web exists: set namespace: app in the targetRef"
+    # With the namespace set, it resolves across namespaces.
+    fixed = text.replace("name: web}]", "name: web, namespace: app}]")
+    assert codes(lint_text(fixed, profile_paths=[str(profile)])) == []
+
+
+def test_pl201_name_that_no_object_can_have() -> None:
+    text = GATEWAY + policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: Edge_GW}]")
+    (finding,) = only(lint_text(text), "PL201")
+    assert "'Edge_GW' is not a valid object name" in finding.message
+
+
+def test_pl201_without_near_match_mentions_objects_outside_the_repository() -> None:
+    text = GATEWAY + policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: edge}]")
+    (finding,) = only(lint_text(text), "PL201")
+    assert finding.message.startswith("Gateway 'edge' not found in namespace app; if it is defined outside this repository")
+    assert "--" not in finding.message  # no invented CLI option
+
+
+# -- PL202 / PL203 / PL205 messages ------------------------------------------------------
+
+
+def test_pl202_error_when_enforced_warning_when_documented_only() -> None:
+    text = (
+        GATEWAY
+        + policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: gateway, name: gw}]", name="ctp")
+        + policy(
+            "BackendTLSPolicy",
+            "[{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}]",
+            api="gateway.networking.k8s.io/v1",
+            name="btls",
+        )
+    )
+    enforced, documented = only(lint_text(text), "PL202")
+    assert enforced.severity is Severity.ERROR
+    assert enforced.message.endswith("did you mean kind: Gateway?")
+    assert documented.severity is Severity.WARNING
+    assert documented.message.startswith("BackendTLSPolicy documents core/Service as targets")
+
+
+def test_pl202_wrong_group_is_reported_on_group() -> None:
+    text = GATEWAY + policy("ClientTrafficPolicy", '[{group: "", kind: Gateway, name: gw}]')
+    (finding,) = only(lint_text(text), "PL202")
+    assert finding.path == "spec.targetRefs[0].group"
+    assert finding.message.endswith("use group: gateway.networking.k8s.io")
+
+
+@pytest.mark.parametrize(
+    ("ref", "path", "suggestion"),
+    [
+        ("{kind: Service, name: web}", "spec.targetRefs[0]", 'add group: "" for Service'),
+        ("{group: null, kind: Service, name: web}", "spec.targetRefs[0].group", 'add group: "" for Service'),
+        ("{group: v1/Core, kind: Service, name: web}", "spec.targetRefs[0].group", "is not a valid API group"),
+        ("{group: Gateway.Networking.K8s.io, kind: Gateway, name: gw}", "spec.targetRefs[0].group", "use group: gateway.networking.k8s.io"),
+    ],
+)
+def test_pl203_suggests_the_fix(ref: str, path: str, suggestion: str) -> None:
+    text = GATEWAY + policy("BackendTLSPolicy", f"[{ref}]", api="gateway.networking.k8s.io/v1")
+    (finding,) = only(lint_text(text), "PL203")
+    assert finding.path == path
+    assert suggestion in finding.message
+
+
+def test_pl205_shape_and_unknown_field() -> None:
+    text = (
+        GATEWAY
+        + policy("ClientTrafficPolicy", "{group: gateway.networking.k8s.io, kind: Gateway, name: gw}", name="a")
+        + policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionname: http}]", name="b")
+    )
+    shape, unknown = only(lint_text(text), "PL205")
+    assert shape.path == "spec.targetRefs" and shape.message.startswith("targetRefs must be a list, not a mapping")
+    assert unknown.path == "spec.targetRefs[0].sectionname" and "(did you mean sectionName?)" in unknown.message
+
+
+def test_pl205_long_values() -> None:
+    long_name = "a" * 254
+    text = GATEWAY + policy("ClientTrafficPolicy", f"[{{group: gateway.networking.k8s.io, kind: Gateway, name: {long_name}}}]")
+    (finding,) = only(lint_text(text), "PL205")
+    assert finding.message.startswith("name is 254 characters long; at most 253 are allowed")
+
+
+def test_core_group_alias_only_where_the_profile_lists_it() -> None:
+    # NGINX Gateway Fabric's UpstreamSettingsPolicy lists {group: core, kind: Service}: an alias of "".
+    usp = policy("UpstreamSettingsPolicy", "[{group: core, kind: Service, name: web}]", api="gateway.nginx.org/v1alpha1")
+    result = lint_text(GATEWAY + usp)
+    assert codes(result) == []
+    (target,) = report_targets(result)
+    assert (target["accepted"], target["detail"]) == ("Accepted", "Resolved")
+    # BackendTLSPolicy does not: `core` is just another (wrong) group there.
+    btls = policy("BackendTLSPolicy", "[{group: core, kind: Service, name: web}]", api="gateway.networking.k8s.io/v1")
+    (finding,) = only(lint_text(GATEWAY + btls), "PL202")
+    assert finding.path == "spec.targetRefs[0].group" and finding.message.endswith('use group: ""')
