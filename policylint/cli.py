@@ -82,10 +82,10 @@ def run_check(
     except (SourceError, ProfileError) as exc:
         click.echo(f"policylint: error: {exc}", err=True)
         return EXIT_USAGE
-    stdout = click.get_text_stream("stdout")
-    render = renderer(fmt, color=fmt == "text" and _use_color(color, stdout))
-    stdout.write(render(result))
-    stdout.flush()
+    use_color = fmt == "text" and _use_color(color, sys.stdout)
+    render = renderer(fmt, color=use_color)
+    # color=True keeps the escape codes click would strip when stdout is not a terminal.
+    click.echo(render(result), nl=False, color=use_color)
     click.echo(summary(result), err=True)
     if result.internal_error:
         return EXIT_USAGE

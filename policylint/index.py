@@ -100,16 +100,20 @@ def ref_problems(ref: TargetRef) -> list[RefProblem]:
         return join(ref.path, name)
 
     if ref.group is None and "group" not in typed:
-        out.append(RefProblem("group", at("group") if _has_key(ref, "group") else ref.path, "group is required (policy targetRefs have no default group)"))
+        where = at("group") if _has_key(ref, "group") else ref.path
+        out.append(RefProblem("group", where, "group is required (policy targetRefs have no default group)"))
     elif ref.group is not None and (len(ref.group) > 253 or not GROUP_PATTERN.match(ref.group)):
-        out.append(RefProblem("group", at("group"), f"group {ref.group!r} is not a lowercase DNS subdomain (\"\" is the core group)", ref.group))
+        message = f"group {ref.group!r} is not a lowercase DNS subdomain (\"\" is the core group)"
+        out.append(RefProblem("group", at("group"), message, ref.group))
     if ref.kind is None and "kind" not in typed:
         out.append(RefProblem("kind", at("kind") if _has_key(ref, "kind") else ref.path, "kind is required"))
     elif ref.kind == "":
         out.append(RefProblem("kind", at("kind"), "kind must not be empty", ref.kind))
     elif ref.kind is not None and not (len(ref.kind) <= 63 and KIND_PATTERN.match(ref.kind)):
         out.append(
-            RefProblem("kind", at("kind"), f"kind {ref.kind!r} must be at most 63 letters, digits or '-', starting with a letter", ref.kind)
+            RefProblem(
+                "kind", at("kind"), f"kind {ref.kind!r} must be at most 63 letters, digits or '-', starting with a letter", ref.kind
+            )
         )
     if ref.name is None and "name" not in typed:
         out.append(RefProblem("name", at("name") if _has_key(ref, "name") else ref.path, "name is required"))
@@ -120,7 +124,10 @@ def ref_problems(ref: TargetRef) -> list[RefProblem]:
     if ref.namespace is not None and not (len(ref.namespace) <= 63 and NAMESPACE_PATTERN.match(ref.namespace)):
         out.append(
             RefProblem(
-                "namespace", at("namespace"), f"namespace {ref.namespace!r} is not a DNS-1123 label (lowercase letters, digits, '-', at most 63)", ref.namespace
+                "namespace",
+                at("namespace"),
+                f"namespace {ref.namespace!r} is not a DNS-1123 label (lowercase letters, digits, '-', at most 63)",
+                ref.namespace,
             )
         )
     if ref.section_name is not None and not (len(ref.section_name) <= 253 and SECTION_NAME_PATTERN.match(ref.section_name)):
@@ -309,7 +316,8 @@ class ProjectIndex:
                     ref, ACCEPTED, "VirtualKind", namespace=namespace, message="virtual kind (GEP-713): unresolvable by design"
                 )
             where = f"in namespace {namespace}" if namespace is not None else "(cluster-scoped)"
-            return TargetResolution(ref, TARGET_NOT_FOUND, "ObjectNotFound", namespace=namespace, message=f"{ref.kind} {ref.name!r} not found {where}")
+            message = f"{ref.kind} {ref.name!r} not found {where}"
+            return TargetResolution(ref, TARGET_NOT_FOUND, "ObjectNotFound", namespace=namespace, message=message)
         if section_name is None:
             return TargetResolution(ref, ACCEPTED, "Resolved", target=target, namespace=namespace)
         section_spec = self.kinds.sections(target.group, target.kind)
@@ -326,7 +334,12 @@ class ProjectIndex:
             # A kind known only from a CRD (or not at all): its sections are unknown, so claiming
             # TargetNotFound would be a guess. The object exists; the section is unchecked.
             return TargetResolution(
-                ref, ACCEPTED, "SectionUnchecked", target=target, namespace=namespace, message=f"policylint does not know the sections of {target.kind}"
+                ref,
+                ACCEPTED,
+                "SectionUnchecked",
+                target=target,
+                namespace=namespace,
+                message=f"policylint does not know the sections of {target.kind}",
             )
         sections = self.sections(target)
         named = [s for s in sections if s.name == section_name]
@@ -343,7 +356,10 @@ class ProjectIndex:
                 target=target,
                 section=synthetic,
                 namespace=namespace,
-                message=f"rule #{synthetic.position + 1} of {target.kind} {target.name} is unnamed; only synthetic rule names match {section_name}",
+                message=(
+                    f"rule #{synthetic.position + 1} of {target.kind} {target.name} is unnamed;"
+                    f" only synthetic rule names match {section_name}"
+                ),
             )
         return TargetResolution(
             ref,

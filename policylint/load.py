@@ -58,7 +58,6 @@ _SAFE = yaml.constructor.SafeConstructor()
 _NON_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _TEMPLATE = re.compile(r"\{\{-?\s*.*?\s*-?\}\}")
 _DOC_BOUNDARY = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
-_DEEP_BLOCK_LINE = re.compile(r"^[ \t?:\-]{%d,}" % MAX_DEPTH, re.M)
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,17 +319,23 @@ def _might_nest_deeper_than_limit(text: str) -> bool:
     Flow nesting needs one `[` or `{` per level within one document (document
     markers are forbidden inside flow collections, so a nest cannot span them);
     block nesting needs one column of indentation (or a compact `- `) per level.
+    The two combine (`spec:` blocks holding `[[...]]`), so a document is at most
+    as deep as its brackets plus its longest indentation, plus one.
     """
-    if text.count("[") + text.count("{") > MAX_DEPTH:
+    brackets = text.count("[") + text.count("{")
+    if brackets >= MAX_DEPTH:
+        brackets = 0
         start = 0
         for match in _DOC_BOUNDARY.finditer(text):
             end = match.start()
-            if text.count("[", start, end) + text.count("{", start, end) > MAX_DEPTH:
+            brackets = max(brackets, text.count("[", start, end) + text.count("{", start, end))
+            if brackets >= MAX_DEPTH:
                 return True
             start = end
-        if text.count("[", start) + text.count("{", start) > MAX_DEPTH:
+        brackets = max(brackets, text.count("[", start) + text.count("{", start))
+        if brackets >= MAX_DEPTH:
             return True
-    return _DEEP_BLOCK_LINE.search(text) is not None
+    return re.search(r"^[ \t?:\-]{%d,}" % (MAX_DEPTH - brackets), text, re.M) is not None
 
 
 def _too_deep(text: str) -> tuple[int, int, int] | None:
@@ -378,6 +383,21 @@ def _template_marker(text: str) -> tuple[int, int, str] | None:
 
 def _uses_aliases(text: str) -> bool:
     return "&" in text and "*" in text
+
+
+def _clamp_to_content(text: str, line: int, column: int) -> tuple[int, int]:
+    """An error at the end of the input ("unexpected end of stream") lies past the last line,
+    where editors and annotations show nothing: move it to the end of the last non-blank
+    line. `line` is 0-based, `column` 1-based."""
+    if column != 1 or line < text.count("\n"):
+        return line, column
+    lines = text.splitlines()  # the line breaks libyaml counts (\r\n, \r, \n, NEL, LS, PS)
+    if line < len(lines):
+        return line, column
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i].strip():
+            return i, len(lines[i]) + 1
+    return line, column
 
 
 def _next_boundary(text: str, error_line: int) -> tuple[int, int] | None:
@@ -517,7 +537,8 @@ def parse_text(text: str, file: str) -> FileResult:
         col = mark.column + 1 if mark is not None else 1
         problem = error.problem or error.context or "invalid YAML"
         context = f" ({error.context})" if error.context and error.problem else ""
-        issues.append(_issue(YAML_SYNTAX_ERROR, file, line_offset + err_line + 1, col, f"YAML syntax error: {problem}{context}"))
+        shown_line, col = _clamp_to_content(chunk, err_line, col)
+        issues.append(_issue(YAML_SYNTAX_ERROR, file, line_offset + shown_line + 1, col, f"YAML syntax error: {problem}{context}"))
         boundary = _next_boundary(chunk, err_line)
         if boundary is None:
             break

@@ -20,7 +20,8 @@ def format_finding(f: Finding, *, color: bool = False) -> str:
     where = f"{f.file}:{f.line}:{f.column}:"
     obj = f" [{f.object}]" if f.object is not None else ""
     if color:
-        line = f"{_BOLD}{where}{_RESET} {_COLORS[f.severity]}{severity}{_RESET} {_DIM}{f.rule}{_RESET} {f.message}{_DIM}{obj}{_RESET}"
+        dim_obj = f"{_DIM}{obj}{_RESET}" if obj else ""
+        line = f"{_BOLD}{where}{_RESET} {_COLORS[f.severity]}{severity}{_RESET} {_DIM}{f.rule}{_RESET} {f.message}{dim_obj}"
     else:
         line = f"{where} {severity} {f.rule} {f.message}{obj}"
     notes = [f"    note: {r.file}:{r.line}:{r.column}: {r.message}" for r in f.related]

@@ -27,7 +27,7 @@ from policylint.rules.labels import POLICY_LABEL, crd_shape, is_policy_crd
 
 
 def _is_set(value: Any) -> bool:
-    """A field counts as set unless it is null or an empty list (the API server drops both)."""
+    """A field counts as set unless it is null or an empty list: neither names anything."""
     return value is not None and value != []
 
 
@@ -101,7 +101,7 @@ class TargetRefAndTargetRefsBothSet(Rule):
                 yield self.issue(
                     policy.obj,
                     join("spec", targets.single),
-                    f"{policy.obj.kind} sets both spec.{targets.single} and spec.{targets.list}, which its CRD forbids;"
+                    f"{policy.obj.kind} sets both spec.{targets.single} and spec.{targets.list}, which the kind does not allow;"
                     f" move the reference into spec.{targets.list} (the form GEP-713 recommends) and delete"
                     f" spec.{targets.single}",
                     related=[Related(f"spec.{targets.list} is set here", object=policy.obj, path=join("spec", targets.list))],

@@ -38,14 +38,14 @@ MERGE_FIELDS = ("defaults", "overrides", "default", "override")
 # policy "can only be attached at exactly one layer in the hierarchy". A kind not listed here is
 # counted as a layer of its own.
 TARGET_LAYERS = {
-    "GatewayClass": "GatewayClass",
-    "Gateway": "Gateway",
-    "ListenerSet": "Gateway",
-    "HTTPRoute": "Route",
-    "GRPCRoute": "Route",
-    "TCPRoute": "Route",
-    "TLSRoute": "Route",
-    "UDPRoute": "Route",
+    "GatewayClass": "gatewayclass",
+    "Gateway": "gateway",
+    "ListenerSet": "gateway",
+    "HTTPRoute": "route",
+    "GRPCRoute": "route",
+    "TCPRoute": "route",
+    "TLSRoute": "route",
+    "UDPRoute": "route",
     "Service": "backend",
     "ServiceImport": "backend",
     "XBackend": "backend",
@@ -57,7 +57,6 @@ _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-
 NAME_MAX = 63
 PREFIX_MAX = 253
 SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
-
 
 
 # -- CRD inspection ----------------------------------------------------------------------
@@ -192,12 +191,6 @@ def _crd_label(index: ProjectIndex) -> Iterator[tuple[K8sObject, CrdShape, str]]
         value = crd.labels.get(POLICY_LABEL)
         if value is not None:
             yield crd, shape, value
-
-
-def _suggested_class(shape: CrdShape) -> str:
-    if shape.merge_fields or len(shape.target_layers) > 1:
-        return "inherited"
-    return "direct"
 
 
 def _advice(shape: CrdShape) -> str:

@@ -103,7 +103,9 @@ class SectionOnKindWithoutSections(Rule):
                 " does not attach (GEP-2648); sectionName selects a listener of a Gateway or ListenerSet, a rule of a"
                 f" route or a port of a Service: remove it to target the whole {ref.kind}"
             )
-            related = [Related(f"{ref.kind} {ref.name} is defined here", object=res.target, path="metadata.name")] if res.target else []
+            related = []
+            if res.target is not None:
+                related.append(Related(f"{ref.kind} {ref.name} is defined here", object=res.target, path="metadata.name"))
             yield self.issue(policy.obj, join(ref.path, "sectionName"), message, related=related)
 
 

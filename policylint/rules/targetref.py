@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from policylint.findings import Issue, Related, Severity
 from policylint.index import (
@@ -27,7 +27,7 @@ from policylint.index import (
 )
 from policylint.model import K8sObject
 from policylint.positions import join
-from policylint.profiles import TargetKind
+from policylint.profiles import TargetKind, TargetSpec
 from policylint.rules.base import Rule
 
 # Names of custom resources, Services, Secrets and the other kinds policies target are at least
@@ -36,6 +36,12 @@ _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-
 _MAX_HINTS = 3
 # `gateway.networking.k8s.io/v1`: an apiVersion pasted into `group` (the GEP-713 examples do it).
 _GROUP_VERSION = re.compile(r"^(.+)/v[0-9]+((alpha|beta)[0-9]+)?$")
+# Reference fields that only some reference types have (NamespacedPolicyTargetReference,
+# LocalPolicyTargetReferenceWithSectionName), by the profile switch that says so.
+_OPTIONAL_FIELDS: dict[str, Callable[[TargetSpec], bool]] = {
+    "namespace": lambda t: t.namespace,
+    "sectionName": lambda t: t.section_name,
+}
 
 
 def gk(group: str, kind: str) -> str:
@@ -116,7 +122,10 @@ class TargetRefNotFound(Rule):
                 hints.append(f"{ref.name!r} is not a valid object name (lowercase DNS-1123 subdomain), so no such object can exist")
             if not hints:
                 # design.md §1.7: repositories often hold one team's slice of a cluster.
-                hints.append("if it is defined outside this repository, this is expected; such objects can be declared external once policylint supports that")
+                hints.append(
+                    "if it is defined outside this repository, this is expected;"
+                    " such objects can be declared external once policylint supports that"
+                )
             yield self.issue(policy.obj, ref.path, f"{res.message}; {'; '.join(hints)}", related=related)
 
     def _near_matches(
@@ -299,7 +308,10 @@ class NamespacedPolicyClusterTarget(Rule):
                 if profile.targets.namespace:
                     fix = "set namespace in the targetRef"
                 else:
-                    fix = f"its target reference type has no namespace field, so {profile.kind} can never resolve a namespaced target"
+                    fix = (
+                        f"its target reference type has no namespace field, so {profile.kind} can never resolve"
+                        " a namespaced target"
+                    )
                 message = (
                     f"cluster-scoped {profile.kind} {policy.obj.name} targets namespaced {ref.kind} {ref.name!r} without a"
                     f" namespace: the target cannot be found; {fix}"
@@ -355,11 +367,13 @@ class TargetRefFieldInvalid(Rule):
                 continue
             close = difflib.get_close_matches(str(key), REF_FIELDS, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]}?)" if close else ""
+            fields = ", ".join(
+                f for f in REF_FIELDS if f not in _OPTIONAL_FIELDS or _OPTIONAL_FIELDS[f](profile.targets)
+            )
             yield self.issue(
                 policy.obj,
                 join(ref.path, str(key)),
-                f"unknown field {key!r} in a policy target reference{hint}: it has only group, kind, name"
-                f"{', namespace' if profile.targets.namespace else ''}{', sectionName' if profile.targets.section_name else ''}; {pruned}",
+                f"unknown field {key!r} in a policy target reference{hint}: it has only {fields}; {pruned}",
             )
 
 
