@@ -136,7 +136,7 @@ def run_profiles(profile_paths: Sequence[str] = ()) -> int:
         return EXIT_USAGE
     for p in ProfileRegistry([user, builtin_profiles()]):
         fields = ", ".join(p.targets.fields)
-        kinds = ", ".join(t.kind for t in p.targets.kinds) or "any"
+        kinds = ", ".join(dict.fromkeys(t.kind for t in p.targets.kinds)) or "any"
         click.echo(
             f"{p.group}/{p.kind:<24} {p.policy_class:<9} {p.boilerplate:<17} {p.merge.default:<16} [{fields}] -> {kinds}  ({p.project})"
         )

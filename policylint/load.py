@@ -237,7 +237,7 @@ class _Converter:
         if cls is ScalarNode:
             try:
                 return _scalar(node)  # type: ignore[arg-type]
-            except (ValueError, KeyError, OverflowError) as exc:
+            except (ValueError, LookupError, ArithmeticError, TypeError) as exc:
                 return self._bad_scalar(node, exc)  # type: ignore[arg-type]
         if self.shared:
             key = id(node)
@@ -369,6 +369,14 @@ def _too_deep(text: str) -> tuple[int, int, int] | None:
         return None  # the composer reports the syntax error with its position
     finally:
         loader.dispose()
+
+
+def safe_document_count(text: str) -> int | None:
+    """How many documents of `text` come before one nested too deep to compose (None: all)."""
+    if not _might_nest_deeper_than_limit(text):
+        return None
+    deep = _too_deep(text)
+    return None if deep is None else deep[2]
 
 
 def _template_marker(text: str) -> tuple[int, int, str] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +12,7 @@ from policylint.crd import profiles_from_crds
 from policylint.findings import Finding, Issue
 from policylint.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
 from policylint.load import Document, decode, load_sources, read_bytes
-from policylint.model import KindRegistry, build_objects, split_api_version
+from policylint.model import KindInfo, KindRegistry, build_objects, split_api_version
 from policylint.positions import PositionResolver
 from policylint.profiles import ORIGIN_PROFILE, PolicyProfile, ProfileRegistry, builtin_profiles, load_profile_file
 from policylint.rules import REGISTRY
@@ -82,6 +83,18 @@ def _text_reader(sources: Sequence[Source], texts: dict[str, str]) -> Callable[[
 
 def lint(request: LintRequest) -> LintResult:
     """Run every selected rule over the inputs. Raises SourceError / ProfileError for usage errors."""
+    # A lint run allocates millions of short-lived, acyclic objects (YAML nodes, dicts);
+    # the cyclic collector only rescans them. One run is short: collect afterwards instead.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _lint(request)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _lint(request: LintRequest) -> LintResult:
     sources = discover(request.paths, stdin_filename=request.stdin_filename, read_stdin=request.read_stdin)
     user_profiles: list[PolicyProfile] = []
     for path in request.profile_paths:
@@ -97,7 +110,9 @@ def lint(request: LintRequest) -> LintResult:
 
     builtin_kinds = KindRegistry.builtin()
     crd_objects = build_objects(crd_documents, builtin_kinds).objects
-    kinds = builtin_kinds.with_kinds(crd_kind_infos(crd_objects))
+    # Scope decides namespace defaulting: user profiles first, then CRDs in the input override.
+    profile_kinds = [KindInfo(p.group, p.kind, p.scope) for p in user_profiles]
+    kinds = builtin_kinds.with_kinds([*profile_kinds, *crd_kind_infos(crd_objects)])
     built = build_objects(documents, kinds, request.namespace)
     input_issues.extend(built.issues)
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from policylint.load import LOADER, DocumentRef, printable
+from policylint.load import LOADER, DocumentRef, printable, safe_document_count
 
 PathPart = str | int
 _PLAIN_KEY = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$-]*$")
@@ -79,39 +79,37 @@ def _walk(node: Node, parts: Sequence[PathPart], line_offset: int) -> tuple[int,
 class PositionResolver:
     """Resolves (document, path) to a position, composing each file at most once.
 
-    Documents are composed in order and only as far as a finding needs: a chunk may
-    end in a document the loader skipped (nested too deep for libyaml's recursive
-    composer), which must never be composed.
+    A chunk is composed as far as the loader composed it: never into a document
+    nested too deep for libyaml's recursive composer, which the loader skipped.
     """
 
     def __init__(self, read_text: Callable[[str], str | None]) -> None:
         self._read_text = read_text
         self._texts: dict[str, str | None] = {}
         self._nodes: dict[tuple[str, int], list[Node | None]] = {}
-        self._loaders: dict[tuple[str, int], yaml.CSafeLoader | None] = {}
 
     def _chunk_nodes(self, ref: DocumentRef) -> list[Node | None]:
         key = (ref.file, ref.chunk_start)
-        nodes = self._nodes.get(key)
-        if nodes is None:
-            if ref.file not in self._texts:
-                self._texts[ref.file] = self._read_text(ref.file)
-            text = self._texts[ref.file]
-            if text is not None:
-                text = printable(text)[0]  # as the loader saw it
-            nodes = self._nodes[key] = []
-            self._loaders[key] = LOADER(text[ref.chunk_start :]) if text is not None else None
-        loader = self._loaders[key]
-        while loader is not None and len(nodes) <= ref.doc_in_chunk:
+        cached = self._nodes.get(key)
+        if cached is not None:
+            return cached
+        if ref.file not in self._texts:
+            text = self._read_text(ref.file)
+            self._texts[ref.file] = printable(text)[0] if text is not None else None  # as the loader saw it
+        text = self._texts[ref.file]
+        nodes: list[Node | None] = []
+        if text is not None:
+            chunk = text[ref.chunk_start :]
+            limit = safe_document_count(chunk)
+            loader = LOADER(chunk)
             try:
-                if not loader.check_node():
-                    loader = None
-                    break
-                nodes.append(loader.get_node())
+                while (limit is None or len(nodes) < limit) and loader.check_node():
+                    nodes.append(loader.get_node())
             except yaml.YAMLError:
-                loader = None  # documents before the error are kept, as when loading
-        if loader is None:
-            self._loaders[key] = None
+                pass  # documents before the error are kept, as when loading
+            finally:
+                loader.dispose()
+        self._nodes[key] = nodes
         return nodes
 
     def resolve(self, ref: DocumentRef, path: str | Sequence[PathPart]) -> tuple[int, int]:

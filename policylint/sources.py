@@ -104,7 +104,9 @@ def discover(
             if not found:
                 raise SourceError(f"no *.yaml, *.yml or *.json files found under {raw}")
             for f in found:
-                sources[_display(f)] = Source(display=_display(f), fs_path=f)
+                # `policylint .` and `policylint a.yaml` must name (and de-duplicate) a file alike.
+                name = _display(os.path.normpath(f))
+                sources[name] = Source(display=name, fs_path=f)
         else:
             sources[_display(path)] = Source(display=_display(path), fs_path=path)
     return [sources[k] for k in sorted(sources)]

@@ -118,7 +118,7 @@ def test_several_syntax_errors_in_one_file() -> None:
 def test_syntax_error_in_the_last_document_keeps_the_earlier_ones() -> None:
     result = parse_text(_service("a") + "---\nbroken: [\n", "f.yaml")
     assert _names(result) == ["a"]
-    assert _issues(result) == [("PL001", 11, 1)]
+    assert _issues(result) == [("PL001", 10, 10)]  # end of input: shown at the end of the last line
 
 
 @pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n", "---\n", "---\n---\n# nothing\n---\n"])

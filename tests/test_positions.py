@@ -10,6 +10,7 @@ JSON (with tabs).
 from __future__ import annotations
 
 import codecs
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -302,7 +303,7 @@ def _pl009(data: bytes, tmp_path: Path, name: str = "f.yaml") -> list[tuple[int,
         ("utf32-le-bom", lambda t: codecs.BOM_UTF32_LE + t.encode("utf-32-le")),
     ],
 )
-def test_encodings_and_line_endings_keep_exact_positions(label: str, encode, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_encodings_and_line_endings_keep_exact_positions(label: str, encode: Callable[[str], bytes], tmp_path: Path) -> None:
     assert _pl009(encode(SERVICE_WITH_BAD_LABEL), tmp_path) == [(7, 5)], label
 
 

@@ -91,9 +91,8 @@ class SectionOnKindWithoutSections(Rule):
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         for policy, ref, res in ref_resolutions(index):
-            if ref.section_name is None or not policy.profile.targets.section_name:
-                continue  # no sectionName, or a field the reference type lacks (PL205)
-            assert ref.kind is not None
+            if ref.section_name is None or ref.kind is None or not policy.profile.targets.section_name:
+                continue  # no sectionName, a malformed ref, or a field the reference type lacks (PL205)
             # Also when the target is missing (PL201 reports that): the kind alone decides.
             missing_but_known = res.detail == "ObjectNotFound" and index.kind_has_no_sections(ref.group or "", ref.kind)
             if res.detail != "SectionNotSupported" and not missing_but_known:
