@@ -143,7 +143,7 @@ def report(rows: list[dict[str, Any]], repeat: int) -> str:
         f"machine: {machine()}",
         f"best of {repeat} runs per measurement; objects/s = objects / wall time",
         "",
-        "| objects | files | MB | parse-only objects/s | lint objects/s | lint time / parse time | peak RSS MiB | findings |",
+        "| objects | files | MB | parse-only objects/s | lint objects/s | lint time / parse time | peak RSS MiB parse-only / lint | findings |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
@@ -151,7 +151,7 @@ def report(rows: list[dict[str, Any]], repeat: int) -> str:
         lint_rate = r["objects_linted"] / r["lint_s"]
         out.append(
             f"| {r['size']:,} | {r['files']} | {r['bytes'] / 1e6:.1f} | {parse_rate:,.0f} | {lint_rate:,.0f} "
-            f"| {r['lint_s'] / r['parse_s']:.2f}x | {r['rss_peak_mib']:.0f} | {r['findings']} |"
+            f"| {r['lint_s'] / r['parse_s']:.2f}x | {r['rss_parse_mib']:.0f} / {r['rss_peak_mib']:.0f} | {r['findings']} |"
         )
     if len(rows) > 1:
         out.append("")

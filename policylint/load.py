@@ -371,14 +371,6 @@ def _too_deep(text: str) -> tuple[int, int, int] | None:
         loader.dispose()
 
 
-def safe_document_count(text: str) -> int | None:
-    """How many documents of `text` come before one nested too deep to compose (None: all)."""
-    if not _might_nest_deeper_than_limit(text):
-        return None
-    deep = _too_deep(text)
-    return None if deep is None else deep[2]
-
-
 def _template_marker(text: str) -> tuple[int, int, str] | None:
     if "{{" not in text:
         return None

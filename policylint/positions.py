@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from policylint.load import LOADER, DocumentRef, printable, safe_document_count
+from policylint.load import LOADER, DocumentRef, printable
 
 PathPart = str | int
 _PLAIN_KEY = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$-]*$")
@@ -76,47 +76,58 @@ def _walk(node: Node, parts: Sequence[PathPart], line_offset: int) -> tuple[int,
     return line_offset + mark.line + 1, mark.column + 1
 
 
-class PositionResolver:
-    """Resolves (document, path) to a position, composing each file at most once.
+# The line breaks libyaml counts (YAML 1.1 §5.4), so line numbers agree with its marks.
+_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 
-    A chunk is composed as far as the loader composed it: never into a document
-    nested too deep for libyaml's recursive composer, which the loader skipped.
+
+class PositionResolver:
+    """Resolves (document, path) to a position, composing only the documents asked about.
+
+    Each document is composed again from the line its root node starts on, which
+    the loader recorded: a finding costs one document, not its whole file. Only
+    documents the loader composed successfully are ever asked about, so this never
+    reaches a document nested too deep for libyaml's recursive composer.
     """
 
     def __init__(self, read_text: Callable[[str], str | None]) -> None:
         self._read_text = read_text
-        self._texts: dict[str, str | None] = {}
-        self._nodes: dict[tuple[str, int], list[Node | None]] = {}
+        self._files: dict[str, tuple[str, list[int]] | None] = {}
+        self._nodes: dict[tuple[str, int], Node | None] = {}
 
-    def _chunk_nodes(self, ref: DocumentRef) -> list[Node | None]:
-        key = (ref.file, ref.chunk_start)
-        cached = self._nodes.get(key)
-        if cached is not None:
-            return cached
-        if ref.file not in self._texts:
-            text = self._read_text(ref.file)
-            self._texts[ref.file] = printable(text)[0] if text is not None else None  # as the loader saw it
-        text = self._texts[ref.file]
-        nodes: list[Node | None] = []
-        if text is not None:
-            chunk = text[ref.chunk_start :]
-            limit = safe_document_count(chunk)
-            loader = LOADER(chunk)
+    def _file(self, file: str) -> tuple[str, list[int]] | None:
+        if file not in self._files:
+            text = self._read_text(file)
+            if text is None:
+                self._files[file] = None
+            else:
+                text = printable(text)[0]  # as the loader saw it
+                self._files[file] = (text, [0, *(m.end() for m in _LINE_BREAK.finditer(text))])
+        return self._files[file]
+
+    def _document_node(self, ref: DocumentRef) -> Node | None:
+        key = (ref.file, ref.line)
+        if key in self._nodes:
+            return self._nodes[key]
+        node: Node | None = None
+        loaded = self._file(ref.file)
+        if loaded is not None and 0 < ref.line <= len(loaded[1]):
+            text, starts = loaded
+            loader = LOADER(text[starts[ref.line - 1] :])
             try:
-                while (limit is None or len(nodes) < limit) and loader.check_node():
-                    nodes.append(loader.get_node())
+                if loader.check_node():
+                    node = loader.get_node()
             except yaml.YAMLError:
-                pass  # documents before the error are kept, as when loading
+                node = None
             finally:
                 loader.dispose()
-        self._nodes[key] = nodes
-        return nodes
+        self._nodes[key] = node
+        return node
 
     def resolve(self, ref: DocumentRef, path: str | Sequence[PathPart]) -> tuple[int, int]:
         parts = parse_path(path) if isinstance(path, str) else path
         if not parts:
             return ref.line, ref.column
-        nodes = self._chunk_nodes(ref)
-        if ref.doc_in_chunk >= len(nodes) or nodes[ref.doc_in_chunk] is None:
+        node = self._document_node(ref)
+        if node is None:
             return ref.line, ref.column
-        return _walk(nodes[ref.doc_in_chunk], parts, ref.line_offset)  # type: ignore[arg-type]
+        return _walk(node, parts, ref.line - 1)
