@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# `make bench BENCH_SIZES=1000,10000,100000` for the large corpus (about 5 minutes).
+# `make bench BENCH_SIZES=1000,10000,100000` for the large corpus (a few minutes).
 BENCH_SIZES ?= 1000,10000
 
 .PHONY: demo test lint-examples bench clean
