@@ -45,10 +45,12 @@ def run_check(
     namespace: str = "default",
     stdin_filename: str | None = None,
     synthetic_rule_names: bool = False,
+    external: Sequence[str] = (),
     color: str = "auto",
 ) -> int:
     """Lint `paths`; print the report to stdout and a summary to stderr."""
     from policylint.engine import Selection
+    from policylint.external import ExternalObjects, ExternalPatternError
     from policylint.findings import Severity
     from policylint.pipeline import LintRequest, lint
     from policylint.profiles import ProfileError
@@ -67,6 +69,11 @@ def run_check(
     except ValueError as exc:
         click.echo(f"policylint: error: {exc}", err=True)
         return EXIT_USAGE
+    try:
+        external_objects = ExternalObjects.parse(external)
+    except ExternalPatternError as exc:
+        click.echo(f"policylint: error: {exc}", err=True)
+        return EXIT_USAGE
     request = LintRequest(
         paths=paths,
         stdin_filename=stdin_filename,
@@ -76,6 +83,7 @@ def run_check(
         profile_paths=profile_paths,
         selection=selection,
         synthetic_rule_names=synthetic_rule_names,
+        external=external_objects,
     )
     try:
         result = lint(request)
@@ -185,6 +193,12 @@ def cli() -> None:
     "--synthetic-rule-names",
     is_flag=True,
     help="Accept `rule-<n>` for unnamed route rules, as Kuadrant does (a warning instead of an error).",
+)
+@click.option(
+    "--external",
+    multiple=True,
+    metavar="KIND[/NS[/NAME]]",
+    help="Objects that live outside the input (globs, repeatable): references to them are not errors.",
 )
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 def check_command(paths: tuple[str, ...], fmt: str, **kwargs: object) -> None:

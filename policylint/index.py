@@ -10,14 +10,20 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
 
+from policylint.external import ExternalObjects, external_hint
 from policylint.findings import Issue
+from policylint.grants import GRANT_GK, GrantCheck, Reference, ReferenceGrants
 from policylint.model import CLUSTER, K8sObject, KindInfo, KindRegistry, ObjectKey
 from policylint.positions import format_path, join
+from policylint.selectors import LabelSelector, SelectorError, parse_selector
 from policylint.profiles import PolicyProfile, ProfileRegistry, TargetKind, inferred_profile, looks_like_policy
+
+if TYPE_CHECKING:
+    from policylint.topology import Topology
 
 # Target resolution outcomes, in the status vocabulary of GEP-713 / design.md §1.3.
 ACCEPTED = "Accepted"
@@ -41,6 +47,8 @@ class LintOptions:
     default_namespace: str = "default"
     # S13: policy-machinery/Kuadrant synthesise `rule-<n>` for unnamed rules; the spec does not.
     synthetic_rule_names: bool = False
+    # design.md §1.7: objects that live outside the input (`--external`).
+    external: ExternalObjects = field(default_factory=ExternalObjects)
 
 
 class TargetReferenceModel(BaseModel):
@@ -174,6 +182,12 @@ class TargetResolution:
     section: Section | None = None
     message: str = ""
     namespace: str | None = None  # the namespace the target was looked up in
+    grant: GrantCheck | None = None  # for a cross-namespace reference: the ReferenceGrant check
+    selector: int | None = None  # index of the label selector that matched, for selector targets
+
+    @property
+    def accepted(self) -> bool:
+        return self.status == ACCEPTED
 
 
 @dataclass
@@ -198,6 +212,9 @@ class ProjectIndex:
         self._policies: list[Policy] | None = None
         self._resolved: dict[tuple[int, str], TargetResolution] = {}
         self._groups: set[str] | None = None
+        self._grants: ReferenceGrants | None = None
+        self._topology: Topology | None = None
+        self._selected: dict[int, list[TargetResolution]] = {}
 
     # -- lookups -------------------------------------------------------------------------
 
@@ -219,6 +236,22 @@ class ProjectIndex:
 
     def crds(self) -> Sequence[K8sObject]:
         return self.of_kind(*CRD_GK)
+
+    def grants(self) -> ReferenceGrants:
+        if self._grants is None:
+            self._grants = ReferenceGrants(self.of_kind(*GRANT_GK), self.options.external)
+        return self._grants
+
+    def topology(self) -> Topology:
+        """The resolved traffic hierarchy (policylint.topology), built on first use."""
+        if self._topology is None:
+            from policylint.topology import Topology
+
+            self._topology = Topology(self)
+        return self._topology
+
+    def is_external(self, group: str, kind: str, namespace: str | None, name: str) -> bool:
+        return self.options.external.match(group, kind, namespace, name) is not None
 
     # -- sections ------------------------------------------------------------------------
 
@@ -309,8 +342,31 @@ class ProjectIndex:
                 "NamespaceRequired",
                 message=f"a cluster-scoped policy must name the namespace of {ref.kind} {ref.name!r}",
             )
+        grant: GrantCheck | None = None
+        if ref_namespace and namespace is not None and policy.obj.namespace and namespace != policy.obj.namespace:
+            # GEP-713 "Cross namespace references": a handshake in the target namespace, as
+            # ReferenceGrant from the policy kind. Checked before existence, like controllers do
+            # for routes, so status never reveals whether an un-granted target exists (§3.6).
+            if profile.targets.cross_namespace_grant:
+                grant = self.grants().check(
+                    Reference(policy.obj.group, policy.obj.kind, policy.obj.namespace, group, ref.kind, namespace, ref.name)
+                )
+                if not grant.permitted:
+                    return TargetResolution(
+                        ref,
+                        INVALID,
+                        "RefNotPermitted",
+                        namespace=namespace,
+                        grant=grant,
+                        message=f"no ReferenceGrant in namespace {namespace} permits {profile.kind} from namespace"
+                        f" {policy.obj.namespace} to target {ref.kind} {ref.name}",
+                    )
         target = self.lookup(group, ref.kind, namespace, ref.name)
         if target is None:
+            if self.is_external(group, ref.kind, namespace, ref.name):
+                return TargetResolution(
+                    ref, ACCEPTED, "External", namespace=namespace, grant=grant, message="declared external (--external)"
+                )
             if profile.targets.virtual_kinds and self.is_virtual_kind(group, ref.kind):
                 return TargetResolution(
                     ref, ACCEPTED, "VirtualKind", namespace=namespace, message="virtual kind (GEP-713): unresolvable by design"
@@ -319,7 +375,7 @@ class ProjectIndex:
             message = f"{ref.kind} {ref.name!r} not found {where}"
             return TargetResolution(ref, TARGET_NOT_FOUND, "ObjectNotFound", namespace=namespace, message=message)
         if section_name is None:
-            return TargetResolution(ref, ACCEPTED, "Resolved", target=target, namespace=namespace)
+            return TargetResolution(ref, ACCEPTED, "Resolved", target=target, namespace=namespace, grant=grant)
         section_spec = self.kinds.sections(target.group, target.kind)
         if section_spec is None:
             if self.kind_has_no_sections(target.group, target.kind):
@@ -344,7 +400,7 @@ class ProjectIndex:
         sections = self.sections(target)
         named = [s for s in sections if s.name == section_name]
         if named:
-            return TargetResolution(ref, ACCEPTED, "Resolved", target=target, section=named[0], namespace=namespace)
+            return TargetResolution(ref, ACCEPTED, "Resolved", target=target, section=named[0], namespace=namespace, grant=grant)
         # policy-machinery v0.8 (Kuadrant) names unnamed rules `rule-<n>`; real names take precedence (S13).
         synthetic = synthetic_rule(sections, section_name) if section_spec.type == "rule" else None
         if synthetic is not None:
@@ -395,6 +451,107 @@ class ProjectIndex:
 
     def resolutions(self, policy: Policy) -> list[TargetResolution]:
         return [self.resolve_target(policy, ref) for ref in policy.refs]
+
+    def targets(self, policy: Policy) -> list[TargetResolution]:
+        """Every target of a policy: its references, then the objects its label selectors match."""
+        return [*self.resolutions(policy), *self.selector_targets(policy)]
+
+    # -- label-selector targets (GEP-713 "Label selectors"; Envoy Gateway targetSelectors) --
+
+    def selector_targets(self, policy: Policy) -> list[TargetResolution]:
+        cached = self._selected.get(id(policy.obj))
+        if cached is None:
+            cached = self._selected[id(policy.obj)] = self._select(policy)
+        return cached
+
+    def selectors(self, policy: Policy) -> list[TargetSelector]:
+        field_name = policy.profile.targets.selectors
+        raw = policy.obj.spec.get(field_name) if field_name else None
+        if not isinstance(raw, list):
+            return []
+        out = []
+        for i, entry in enumerate(raw):
+            out.append(parse_target_selector(entry, join("spec", field_name or "", i), policy.profile.targets.selector_namespaces))
+        return out
+
+    def _select(self, policy: Policy) -> list[TargetResolution]:
+        out: list[TargetResolution] = []
+        policy_ns = policy.obj.namespace
+        topology = self.topology()
+        for i, sel in enumerate(self.selectors(policy)):
+            if sel.error is not None or sel.kind is None:
+                continue
+            for obj in self.of_kind(sel.group, sel.kind):
+                if not sel.label_selector.matches(obj.labels):
+                    continue
+                ns = obj.namespace
+                if ns != policy_ns and ns is not None:
+                    if sel.namespaces_from == "Same":
+                        continue
+                    if sel.namespaces_from == "Selector":
+                        ok, _assumed = topology.namespace_selected(sel.namespace_selector or LabelSelector(), ns)
+                        if not ok:
+                            continue
+                    elif sel.namespaces_from != "All":
+                        continue
+                ref = TargetRef(sel.path, None, obj.group, obj.kind, obj.name, ns, None)
+                grant = None
+                if ns is not None and policy_ns is not None and ns != policy_ns:
+                    grant = self.grants().check(Reference(policy.obj.group, policy.obj.kind, policy_ns, obj.group, obj.kind, ns, obj.name))
+                    if not grant.permitted:
+                        out.append(
+                            TargetResolution(
+                                ref,
+                                INVALID,
+                                "RefNotPermitted",
+                                target=obj,
+                                namespace=ns,
+                                grant=grant,
+                                selector=i,
+                                message=f"selected {obj.kind} {ns}/{obj.name} is in another namespace and no ReferenceGrant"
+                                f" there permits {policy.profile.kind} from namespace {policy_ns}",
+                            )
+                        )
+                        continue
+                out.append(TargetResolution(ref, ACCEPTED, "SelectorMatch", target=obj, namespace=ns, grant=grant, selector=i))
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class TargetSelector:
+    """One `targetSelectors` entry: group (default gateway.networking.k8s.io), kind, labels, namespaces."""
+
+    path: str
+    group: str
+    kind: str | None
+    label_selector: LabelSelector
+    namespaces_from: str = "Same"
+    namespace_selector: LabelSelector | None = None
+    error: str | None = None
+
+
+def parse_target_selector(raw: Any, path: str, namespaces_allowed: bool) -> TargetSelector:
+    if not isinstance(raw, dict):
+        return TargetSelector(path, "", None, LabelSelector(), error="a target selector must be a mapping")
+    group = raw.get("group", "gateway.networking.k8s.io")
+    kind = raw.get("kind")
+    if not isinstance(group, str) or not isinstance(kind, str) or not kind:
+        return TargetSelector(path, "", None, LabelSelector(), error="a target selector needs a kind (and a string group)")
+    try:
+        labels = parse_selector({k: raw.get(k) for k in ("matchLabels", "matchExpressions") if k in raw})
+    except SelectorError as exc:
+        return TargetSelector(path, group, kind, LabelSelector(), error=str(exc))
+    namespaces = raw.get("namespaces") if namespaces_allowed else None
+    if not isinstance(namespaces, dict):
+        return TargetSelector(path, group, kind, labels)
+    ns_from = namespaces.get("from", "Same")
+    ns_selector = None
+    if ns_from == "Selector":
+        try:
+            ns_selector = parse_selector(namespaces.get("selector"))
+        except SelectorError as exc:
+            return TargetSelector(path, group, kind, labels, error=f"namespaces.selector: {exc}")
+    return TargetSelector(path, group, kind, labels, str(ns_from), ns_selector)
 
 
 def synthetic_rule(sections: Sequence[Section], section_name: str) -> Section | None:

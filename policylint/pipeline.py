@@ -9,6 +9,7 @@ from pathlib import Path
 
 from policylint import engine
 from policylint.crd import profiles_from_crds
+from policylint.external import ExternalObjects
 from policylint.findings import Finding, Issue
 from policylint.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
 from policylint.load import Document, decode, load_sources, read_bytes
@@ -30,6 +31,7 @@ class LintRequest:
     profile_paths: Sequence[str] = ()
     selection: engine.Selection = field(default_factory=engine.Selection)
     synthetic_rule_names: bool = False
+    external: ExternalObjects = field(default_factory=ExternalObjects)
 
 
 @dataclass
@@ -117,7 +119,9 @@ def _lint(request: LintRequest) -> LintResult:
     input_issues.extend(built.issues)
 
     profiles = ProfileRegistry([user_profiles, builtin_profiles(), profiles_from_crds(crd_objects)])
-    options = LintOptions(default_namespace=request.namespace, synthetic_rule_names=request.synthetic_rule_names)
+    options = LintOptions(
+        default_namespace=request.namespace, synthetic_rule_names=request.synthetic_rule_names, external=request.external
+    )
     index = ProjectIndex(
         objects=built.objects,
         kinds=kinds,

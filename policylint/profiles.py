@@ -64,6 +64,10 @@ class TargetSpec:
     kinds_enforced: bool = True  # CEL rejects other kinds (error) vs documented support only (warning)
     virtual_kinds: bool = False  # GEP-713 "Targeting External Services"
     synthetic_rule_names: bool = False  # unnamed route rules are targetable as rule-<n>
+    # GEP-713 "Cross namespace references": a cross-namespace target needs a ReferenceGrant in
+    # the target namespace (false only for kinds whose effects grant no extra access).
+    cross_namespace_grant: bool = True
+    selector_namespaces: bool = False  # selectors may match in other namespaces (`namespaces.from`)
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -100,6 +104,9 @@ class PolicyProfile:
     project: str
     origin: str = ORIGIN_BUILTIN
     source: str = ""
+    # Path patterns of backend references inside the spec (`spec.extAuth.http.backendRefs[*]`):
+    # cross-namespace ones need a ReferenceGrant from the policy kind (gateway-api-semantics.md §3.6).
+    backend_refs: tuple[str, ...] = ()
 
     @property
     def gk(self) -> tuple[str, str]:
@@ -141,6 +148,8 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
             kinds_enforced=t.get("kindsEnforced", True),
             virtual_kinds=t.get("virtualKinds", False),
             synthetic_rule_names=t.get("syntheticRuleNames", False),
+            cross_namespace_grant=t.get("crossNamespaceGrant", True),
+            selector_namespaces=t.get("selectorNamespaces", False),
         ),
         merge=MergeSpec(
             default=default_strategy,
@@ -156,6 +165,7 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
         project=project,
         origin=origin,
         source=source,
+        backend_refs=tuple(raw.get("backendRefs", ())),
     )
 
 

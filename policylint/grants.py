@@ -1,0 +1,223 @@
+"""ReferenceGrant matching (gateway-api-semantics.md §3.6; GEP-713 "Cross namespace references").
+
+A reference from S (group gS, kind kS, namespace nsS) to T (gT, kT, name nT,
+namespace nsT) is permitted iff nsS == nsT, or a ReferenceGrant in nsT lists
+`from: {gS, kS, nsS}` and `to: {gT, kT, name unset or nT}`. Comparisons are
+exact and case-sensitive; entries are ORed; grants are additive. The referrer's
+GK is the *object's* (an HTTPRoute's mirror backend needs `from: HTTPRoute`),
+and the target's GK is taken after defaulting.
+
+When no grant matches, the grants that *almost* match are kept with the reason
+they do not (wrong namespace, `to.name`, group or kind), for the finding's
+`related[]` locations.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from policylint.external import ExternalObjects
+from policylint.model import K8sObject
+from policylint.positions import join
+
+GRANT_GK = ("gateway.networking.k8s.io", "ReferenceGrant")
+
+
+@dataclass(frozen=True, slots=True)
+class GrantFrom:
+    group: str
+    kind: str
+    namespace: str
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class GrantTo:
+    group: str
+    kind: str
+    name: str | None
+    path: str
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Grant:
+    obj: K8sObject
+    sources: tuple[GrantFrom, ...]
+    targets: tuple[GrantTo, ...]
+
+    @property
+    def namespace(self) -> str:
+        return self.obj.namespace or ""
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """One cross-object edge a grant may have to authorise."""
+
+    from_group: str
+    from_kind: str
+    from_namespace: str
+    to_group: str
+    to_kind: str
+    to_namespace: str
+    to_name: str
+
+    @property
+    def cross_namespace(self) -> bool:
+        return self.from_namespace != self.to_namespace
+
+    def describe(self) -> str:
+        return (
+            f"{self.from_kind} in namespace {self.from_namespace} is not permitted to reference"
+            f" {self.to_kind} {self.to_namespace}/{self.to_name}"
+        )
+
+    def grant_hint(self) -> str:
+        group = '""' if self.to_group == "" else self.to_group
+        from_group = '""' if self.from_group == "" else self.from_group
+        return (
+            f"add a ReferenceGrant in namespace {self.to_namespace} with from: {{group: {from_group}, kind: {self.from_kind},"
+            f" namespace: {self.from_namespace}}} and to: {{group: {group}, kind: {self.to_kind}}}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NearMiss:
+    grant: Grant
+    path: str  # where in the grant the mismatch is
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class GrantCheck:
+    permitted: bool
+    grants: tuple[Grant, ...] = ()  # grants that permit it
+    assumed: bool = False  # no grant in the input, but grants in that namespace are declared external
+    near_misses: tuple[NearMiss, ...] = ()
+
+
+SAME_NAMESPACE = GrantCheck(True)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def parse_grant(obj: K8sObject) -> Grant:
+    spec = obj.spec
+    sources: list[GrantFrom] = []
+    targets: list[GrantTo] = []
+    for i, entry in enumerate(spec.get("from") or () if isinstance(spec.get("from"), list) else ()):
+        if isinstance(entry, dict):
+            group, kind, ns = _text(entry.get("group")), _text(entry.get("kind")), _text(entry.get("namespace"))
+            if group is not None and kind and ns:
+                sources.append(GrantFrom(group, kind, ns, join("spec.from", i)))
+    for i, entry in enumerate(spec.get("to") or () if isinstance(spec.get("to"), list) else ()):
+        if isinstance(entry, dict):
+            group, kind, name = _text(entry.get("group")), _text(entry.get("kind")), _text(entry.get("name"))
+            if group is not None and kind:
+                targets.append(GrantTo(group, kind, name or None, join("spec.to", i)))
+    return Grant(obj, tuple(sources), tuple(targets))
+
+
+class ReferenceGrants:
+    """Every ReferenceGrant in the input, by namespace, with a record of which entries were used."""
+
+    def __init__(self, objects: Iterable[K8sObject], external: ExternalObjects = ExternalObjects()) -> None:
+        self.grants: list[Grant] = [parse_grant(o) for o in objects]
+        self._by_ns: dict[str, list[Grant]] = defaultdict(list)
+        for grant in self.grants:
+            self._by_ns[grant.namespace].append(grant)
+        self._external = external
+        self._cache: dict[Reference, GrantCheck] = {}
+        # (grant id, from index, to index) of entries that authorised a reference.
+        self.used: set[tuple[int, str, str]] = set()
+
+    def check(self, ref: Reference) -> GrantCheck:
+        if not ref.cross_namespace:
+            return SAME_NAMESPACE
+        cached = self._cache.get(ref)
+        if cached is None:
+            cached = self._cache[ref] = self._check(ref)
+        return cached
+
+    def _check(self, ref: Reference) -> GrantCheck:
+        permitting: list[Grant] = []
+        for grant in self._by_ns.get(ref.to_namespace, ()):
+            hit = False
+            for f in grant.sources:
+                if (f.group, f.kind, f.namespace) != (ref.from_group, ref.from_kind, ref.from_namespace):
+                    continue
+                for t in grant.targets:
+                    if (t.group, t.kind) == (ref.to_group, ref.to_kind) and (t.name is None or t.name == ref.to_name):
+                        self.used.add((id(grant), f.path, t.path))
+                        hit = True
+            if hit:
+                permitting.append(grant)
+        if permitting:
+            return GrantCheck(True, tuple(permitting))
+        if self._external.covers_namespace(*GRANT_GK, ref.to_namespace):
+            return GrantCheck(True, assumed=True)
+        return GrantCheck(False, near_misses=tuple(self._near_misses(ref)))
+
+    def _near_misses(self, ref: Reference) -> list[NearMiss]:
+        out: list[NearMiss] = []
+        for grant in self.grants:
+            sources_ok = [f for f in grant.sources if (f.group, f.kind, f.namespace) == (ref.from_group, ref.from_kind, ref.from_namespace)]
+            targets_gk = [t for t in grant.targets if (t.group, t.kind) == (ref.to_group, ref.to_kind)]
+            if grant.namespace != ref.to_namespace:
+                # The grant belongs in the namespace of the referenced object, not of the referrer.
+                if sources_ok and targets_gk and grant.namespace == ref.from_namespace:
+                    out.append(
+                        NearMiss(
+                            grant,
+                            "metadata.namespace",
+                            f"ReferenceGrant {grant.namespace}/{grant.obj.name} would permit this, but it is in namespace"
+                            f" {grant.namespace}: a grant must live in the namespace of the referenced object ({ref.to_namespace})",
+                        )
+                    )
+                continue
+            if sources_ok and targets_gk:
+                names = ", ".join(sorted({t.name for t in targets_gk if t.name}))
+                out.append(
+                    NearMiss(
+                        grant,
+                        targets_gk[0].path,
+                        f"ReferenceGrant {grant.namespace}/{grant.obj.name} permits only {ref.to_kind} {names}, not {ref.to_name}",
+                    )
+                )
+            elif targets_gk and grant.sources:
+                out.append(NearMiss(grant, grant.sources[0].path, f"ReferenceGrant {grant.namespace}/{grant.obj.name} {_from_mismatch(grant.sources, ref)}"))
+            elif sources_ok and grant.targets:
+                kinds = ", ".join(sorted({f"{t.group or 'core'}/{t.kind}" for t in grant.targets}))
+                out.append(
+                    NearMiss(
+                        grant,
+                        grant.targets[0].path,
+                        f"ReferenceGrant {grant.namespace}/{grant.obj.name} permits references to {kinds},"
+                        f" not {ref.to_group or 'core'}/{ref.to_kind}",
+                    )
+                )
+        return out[:3]
+
+
+def _from_mismatch(sources: Sequence[GrantFrom], ref: Reference) -> str:
+    """Why no `from` entry matches: the closest entry and its differing fields."""
+
+    def differences(f: GrantFrom) -> list[str]:
+        out = []
+        if f.group != ref.from_group:
+            shown = '""' if f.group == "" else f.group
+            wanted = '""' if ref.from_group == "" else ref.from_group
+            out.append(f"group {shown} (the referrer's group is {wanted})")
+        if f.kind != ref.from_kind:
+            out.append(f"kind {f.kind} (the referrer is a {ref.from_kind})")
+        if f.namespace != ref.from_namespace:
+            out.append(f"namespace {f.namespace} (the referrer is in {ref.from_namespace})")
+        return out
+
+    best = min(sources, key=lambda f: len(differences(f)))
+    return "allows a referrer with " + " and ".join(differences(best))

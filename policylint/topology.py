@@ -1,0 +1,710 @@
+"""The traffic hierarchy as a controller sees it (gateway-api-semantics.md §3).
+
+GatewayClass › Gateway › (ListenerSet) › listener › Route › rule › backend.
+Every edge is resolved with the API defaults and admission rules a controller
+applies, so that rules never cry "not found" where a controller would attach:
+
+- Gateway → GatewayClass by `gatewayClassName` (§3.1);
+- ListenerSet → Gateway by `parentRef`, admitted by the Gateway's
+  `allowedListeners` (default None; §3.2);
+- Route → Gateway/ListenerSet listeners by `parentRefs` (defaults: group
+  gateway.networking.k8s.io, kind Gateway, the route's namespace), filtered by
+  `sectionName` and `port`, admitted by `allowedRoutes` kinds (or the protocol's
+  defaults), namespaces (Same/All/Selector over Namespace labels) and hostname
+  intersection (§3.3);
+- Route rule → backends (`backendRefs`, mirror and ext-auth filters; defaults
+  group "" kind Service, the route's namespace), Service ports matched by number
+  (§3.4); any other backend kind is an opaque node that resolves when the
+  object is in the input;
+- Gateway/ListenerSet → Secrets and CA ConfigMaps (§3.5);
+- every cross-namespace reference checked against ReferenceGrants (§3.6).
+
+Everything is computed once per run (the effective-policy engine walks it too).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from policylint.grants import GrantCheck, Reference
+from policylint.hostnames import effective_hostnames
+from policylint.model import K8sObject
+from policylint.positions import format_path, join
+from policylint.selectors import LabelSelector, SelectorError, parse_selector
+
+if TYPE_CHECKING:
+    from policylint.index import ProjectIndex, Section
+
+GATEWAY_GROUP = "gateway.networking.k8s.io"
+CORE = ""
+ROUTE_KINDS = ("HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute")
+# Route kinds whose `spec.hostnames` take part in listener matching (§3.3.4).
+HOSTNAME_ROUTE_KINDS = ("HTTPRoute", "GRPCRoute", "TLSRoute")
+# Route kinds a listener admits when `allowedRoutes.kinds` is empty, by protocol (§3.3.3,
+# the common mapping Envoy Gateway implements). Other protocols are implementation-specific:
+# any kind may be admitted, so none is rejected.
+PROTOCOL_ROUTE_KINDS: Mapping[str, tuple[str, ...]] = {
+    "HTTP": ("HTTPRoute", "GRPCRoute"),
+    "HTTPS": ("HTTPRoute", "GRPCRoute"),
+    "TCP": ("TCPRoute",),
+    "UDP": ("UDPRoute",),
+}
+TLS_ROUTE_KINDS = {"Passthrough": ("TLSRoute",), "Terminate": ("TLSRoute", "TCPRoute")}
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+# Attachment outcomes (route status reasons of §3.3.3 where one exists).
+ACCEPTED = "Accepted"
+EXTERNAL = "External"  # the parent is declared external: assumed to admit the route
+PARENT_NOT_FOUND = "ParentNotFound"
+NO_MATCHING_PARENT = "NoMatchingParent"
+NOT_ALLOWED_BY_LISTENERS = "NotAllowedByListeners"
+NO_MATCHING_LISTENER_HOSTNAME = "NoMatchingListenerHostname"
+LISTENER_SET_NOT_ATTACHED = "ListenerSetNotAttached"
+MESH = "Mesh"  # a Service parent (GAMMA): no listeners involved
+UNKNOWN_PARENT_KIND = "UnknownParentKind"  # an implementation-specific parent kind: not modelled
+INVALID_REF = "InvalidRef"
+
+# Reference outcomes.
+RESOLVED = "Resolved"
+NOT_FOUND = "NotFound"
+REF_NOT_PERMITTED = "RefNotPermitted"
+OPAQUE = "Opaque"  # a kind policylint does not model, not in the input
+UNCHECKED = "Unchecked"  # existence is not checked (Secrets and ConfigMaps rarely live in git)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Listener:
+    owner: K8sObject  # the Gateway or ListenerSet that declares it
+    section: Section
+    port: int | None
+    protocol: str | None
+    hostname: str | None
+    tls_mode: str | None
+    allowed_from: str
+    allowed_selector: LabelSelector | None
+    allowed_kinds: tuple[tuple[str, str], ...] | None  # None: the protocol's defaults
+
+    @property
+    def name(self) -> str | None:
+        return self.section.name
+
+    @property
+    def path(self) -> str:
+        return self.section.path
+
+    def label(self) -> str:
+        return f"{self.owner.kind} {_where(self.owner)}#{self.name}"
+
+    def default_kinds(self) -> tuple[str, ...] | None:
+        if self.protocol == "TLS":
+            return TLS_ROUTE_KINDS.get(self.tls_mode or "Terminate")
+        return PROTOCOL_ROUTE_KINDS.get(self.protocol or "")
+
+
+@dataclass(frozen=True, slots=True)
+class ParentRef:
+    path: str
+    group: str
+    kind: str
+    namespace: str
+    name: str
+    section_name: str | None
+    port: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    listener: Listener
+    reason: str  # NotAllowedByListeners | NoMatchingListenerHostname
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParentAttachment:
+    route: K8sObject
+    ref: ParentRef
+    parent: K8sObject | None
+    status: str
+    listeners: tuple[Listener, ...] = ()  # the listeners that admit the route
+    rejections: tuple[Rejection, ...] = ()
+    message: str = ""
+    assumptions: tuple[str, ...] = ()  # e.g. Namespace labels not in the input
+
+    @property
+    def attached(self) -> bool:
+        return self.status in (ACCEPTED, EXTERNAL, MESH, UNKNOWN_PARENT_KIND)
+
+
+@dataclass(frozen=True, slots=True)
+class ListenerSetAttachment:
+    listener_set: K8sObject
+    gateway: K8sObject | None
+    status: str  # Accepted | External | ParentNotFound | NotAllowed | InvalidRef
+    message: str = ""
+    path: str = "spec.parentRef"
+    assumptions: tuple[str, ...] = ()
+
+    @property
+    def attached(self) -> bool:
+        return self.status in (ACCEPTED, EXTERNAL)
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRef:
+    """A reference from one object to another (backend, certificate, CA bundle, policy backend)."""
+
+    owner: K8sObject
+    path: str
+    purpose: str  # backend | mirror | ext-auth | policy-backend | certificate | client-certificate | ca-certificate
+    group: str
+    kind: str
+    namespace: str
+    name: str
+    port: int | None
+    has_port: bool
+    rule: int | None  # route rule position, for route backends
+    status: str  # Resolved | NotFound | External | RefNotPermitted | Opaque | Unchecked
+    target: K8sObject | None = None
+    port_section: Section | None = None
+    grant: GrantCheck | None = None
+
+    def label(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class ClassRef:
+    gateway: K8sObject
+    name: str | None
+    status: str  # Resolved | NotFound | External | InvalidRef
+    target: K8sObject | None = None
+
+
+def _where(obj: K8sObject) -> str:
+    return f"{obj.namespace}/{obj.name}" if obj.namespace else obj.name
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+class Topology:
+    """The resolved hierarchy. Build with `Topology(index)`; everything is computed eagerly, once."""
+
+    def __init__(self, index: ProjectIndex) -> None:
+        self.index = index
+        self.external = index.options.external
+        self.grants = index.grants()
+        self._listeners: dict[int, list[Listener]] = {}
+        self.class_refs: dict[int, ClassRef] = {}
+        self.listener_sets: dict[int, ListenerSetAttachment] = {}
+        self._sets_of_gateway: dict[int, list[K8sObject]] = defaultdict(list)
+        self.parents: dict[int, list[ParentAttachment]] = {}
+        self._routes_on: dict[int, list[tuple[K8sObject, ParentAttachment]]] = defaultdict(list)
+        self.references: dict[int, list[ObjectRef]] = {}
+        self._referrers: dict[int, list[ObjectRef]] = defaultdict(list)
+        self._build()
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def gateways(self) -> Sequence[K8sObject]:
+        return self.index.of_kind(GATEWAY_GROUP, "Gateway")
+
+    def routes(self) -> Iterator[K8sObject]:
+        for kind in ROUTE_KINDS:
+            yield from self.index.of_kind(GATEWAY_GROUP, kind)
+
+    def listeners(self, owner: K8sObject) -> list[Listener]:
+        """The listeners an object declares itself (a Gateway never includes its ListenerSets')."""
+        return self._listeners.get(id(owner), [])
+
+    def listener_sets_of(self, gateway: K8sObject) -> list[K8sObject]:
+        """ListenerSets attached to the Gateway (admitted by allowedListeners)."""
+        return self._sets_of_gateway.get(id(gateway), [])
+
+    def routes_on(self, listener: Listener) -> list[tuple[K8sObject, ParentAttachment]]:
+        return [(r, a) for r, a in self._routes_on.get(id(listener.owner), []) if listener in a.listeners]
+
+    def routes_of(self, owner: K8sObject) -> list[tuple[K8sObject, ParentAttachment]]:
+        """Routes attached to any listener of a Gateway or ListenerSet."""
+        return self._routes_on.get(id(owner), [])
+
+    def parent_attachments(self, route: K8sObject) -> list[ParentAttachment]:
+        return self.parents.get(id(route), [])
+
+    def refs_from(self, obj: K8sObject) -> list[ObjectRef]:
+        return self.references.get(id(obj), [])
+
+    def refs_to(self, obj: K8sObject) -> list[ObjectRef]:
+        return self._referrers.get(id(obj), [])
+
+    def rules(self, route: K8sObject) -> list[Section]:
+        """Route rules; a route without `spec.rules` has one implicit rule (HTTPRoute defaults one)."""
+        sections = self.index.sections(route)
+        if sections:
+            return sections
+        from policylint.index import Section
+
+        return [Section(None, 0, "spec")]
+
+    def is_attached(self, route: K8sObject) -> bool:
+        return any(a.attached for a in self.parent_attachments(route))
+
+    def carries_traffic(self, obj: K8sObject) -> tuple[bool, str]:
+        """Whether traffic can reach `obj` at all, and why not. Kinds not modelled here always can."""
+        if obj.group != GATEWAY_GROUP:
+            return True, ""
+        if obj.kind in ROUTE_KINDS:
+            attachments = self.parent_attachments(obj)
+            if not attachments:
+                return False, f"{obj.kind} {_where(obj)} has no parentRefs, so it is attached to nothing"
+            if any(a.attached for a in attachments):
+                return True, ""
+            reasons = "; ".join(a.message for a in attachments if a.message)
+            return False, f"{obj.kind} {_where(obj)} is attached to no listener ({reasons})"
+        if obj.kind == "ListenerSet":
+            att = self.listener_sets.get(id(obj))
+            if att is not None and not att.attached:
+                return False, f"ListenerSet {_where(obj)} is not attached to its Gateway ({att.message})"
+        if obj.kind == "Gateway":
+            ref = self.class_refs.get(id(obj))
+            if ref is not None and ref.status == NOT_FOUND:
+                return False, f"Gateway {_where(obj)} names GatewayClass {ref.name}, which is not in the input, so it is never reconciled"
+        return True, ""
+
+    def namespace_labels(self, namespace: str) -> tuple[dict[str, str], bool]:
+        """Labels of a namespace and whether they are known (a Namespace object in the input)."""
+        obj = self.index.lookup(CORE, "Namespace", None, namespace)
+        labels = {NAMESPACE_NAME_LABEL: namespace}
+        if obj is None:
+            return labels, False
+        labels.update(obj.labels)
+        return labels, True
+
+    def namespace_selected(self, selector: LabelSelector, namespace: str) -> tuple[bool, str | None]:
+        """Whether the namespace matches; the second value is an assumption made when its labels are unknown."""
+        labels, known = self.namespace_labels(namespace)
+        if selector.matches(labels):
+            return True, None
+        if known or selector.keys <= {NAMESPACE_NAME_LABEL}:
+            return False, None
+        # The Namespace object is not in the input: its labels are unknown, so a controller may
+        # well admit it. Assume it does, and say so (false-positive guard).
+        return True, f"Namespace {namespace} is not in the input; assumed to match {selector}"
+
+    # -- building --------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        index = self.index
+        for gateway in self.gateways():
+            self._listeners[id(gateway)] = self._parse_listeners(gateway)
+            self.class_refs[id(gateway)] = self._class_ref(gateway)
+            self._add_refs(gateway, self._certificate_refs(gateway))
+        for listener_set in index.of_kind(GATEWAY_GROUP, "ListenerSet"):
+            self._listeners[id(listener_set)] = self._parse_listeners(listener_set)
+            att = self._attach_listener_set(listener_set)
+            self.listener_sets[id(listener_set)] = att
+            if att.gateway is not None and att.attached:
+                self._sets_of_gateway[id(att.gateway)].append(listener_set)
+            self._add_refs(listener_set, self._certificate_refs(listener_set))
+        for route in self.routes():
+            attachments = self._attach_route(route)
+            self.parents[id(route)] = attachments
+            for att in attachments:
+                if att.parent is not None and att.listeners:
+                    self._routes_on[id(att.parent)].append((route, att))
+            self._add_refs(route, self._route_backends(route))
+        for policy in index.policies():
+            fields = policy.profile.backend_refs
+            if fields:
+                self._add_refs(policy.obj, self._policy_backends(policy.obj, fields))
+
+    def _add_refs(self, owner: K8sObject, refs: list[ObjectRef]) -> None:
+        self.references[id(owner)] = refs
+        for ref in refs:
+            if ref.target is not None:
+                self._referrers[id(ref.target)].append(ref)
+
+    def _parse_listeners(self, owner: K8sObject) -> list[Listener]:
+        out = []
+        for section in self.index.sections(owner):
+            raw = _dict(_list(owner.spec.get("listeners"))[section.position])
+            allowed = _dict(raw.get("allowedRoutes"))
+            namespaces = _dict(allowed.get("namespaces"))
+            allowed_from = _str(namespaces.get("from")) or "Same"
+            selector: LabelSelector | None = None
+            if allowed_from == "Selector":
+                try:
+                    selector = parse_selector(namespaces.get("selector")) if namespaces.get("selector") is not None else None
+                except SelectorError:
+                    selector = None
+            kinds_raw = allowed.get("kinds")
+            kinds: tuple[tuple[str, str], ...] | None = None
+            if isinstance(kinds_raw, list) and kinds_raw:
+                kinds = tuple(
+                    (_str(k.get("group")) if k.get("group") is not None else GATEWAY_GROUP, k["kind"])  # type: ignore[misc]
+                    for k in kinds_raw
+                    if isinstance(k, dict) and isinstance(k.get("kind"), str)
+                )
+            tls = _dict(raw.get("tls"))
+            out.append(
+                Listener(
+                    owner=owner,
+                    section=section,
+                    port=_int(raw.get("port")),
+                    protocol=_str(raw.get("protocol")),
+                    hostname=_str(raw.get("hostname")) or None,
+                    tls_mode=_str(tls.get("mode")),
+                    allowed_from=allowed_from,
+                    allowed_selector=selector,
+                    allowed_kinds=kinds,
+                )
+            )
+        return out
+
+    def _class_ref(self, gateway: K8sObject) -> ClassRef:
+        name = _str(gateway.spec.get("gatewayClassName"))
+        if not name:
+            return ClassRef(gateway, None, INVALID_REF)
+        target = self.index.lookup(GATEWAY_GROUP, "GatewayClass", None, name)
+        if target is not None:
+            return ClassRef(gateway, name, RESOLVED, target)
+        if self.external.match(GATEWAY_GROUP, "GatewayClass", None, name):
+            return ClassRef(gateway, name, EXTERNAL)
+        return ClassRef(gateway, name, NOT_FOUND)
+
+    def _attach_listener_set(self, listener_set: K8sObject) -> ListenerSetAttachment:
+        raw = listener_set.spec.get("parentRef")
+        if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+            return ListenerSetAttachment(listener_set, None, INVALID_REF, "spec.parentRef has no name")
+        group = _str(raw.get("group"))
+        group = GATEWAY_GROUP if group is None else group
+        kind = _str(raw.get("kind")) or "Gateway"
+        namespace = _str(raw.get("namespace")) or listener_set.namespace or ""
+        name = raw["name"]
+        gateway = self.index.lookup(group, kind, namespace, name)
+        if gateway is None:
+            if self.external.match(group, kind, namespace, name):
+                return ListenerSetAttachment(listener_set, None, EXTERNAL, f"{kind} {namespace}/{name} is external")
+            return ListenerSetAttachment(listener_set, None, PARENT_NOT_FOUND, f"{kind} {namespace}/{name} not found")
+        allowed = _dict(_dict(gateway.spec.get("allowedListeners")).get("namespaces"))
+        allowed_from = _str(allowed.get("from")) or "None"
+        ls_ns = listener_set.namespace or ""
+        where = f"Gateway {_where(gateway)}"
+        if allowed_from == "All":
+            return ListenerSetAttachment(listener_set, gateway, ACCEPTED)
+        if allowed_from == "Same":
+            if ls_ns == gateway.namespace:
+                return ListenerSetAttachment(listener_set, gateway, ACCEPTED)
+            return ListenerSetAttachment(
+                listener_set, gateway, "NotAllowed", f"{where} allows ListenerSets only from its own namespace (allowedListeners from: Same)"
+            )
+        if allowed_from == "Selector":
+            try:
+                # Envoy Gateway: a missing selector matches nothing (§3.2).
+                if allowed.get("selector") is None:
+                    return ListenerSetAttachment(
+                        listener_set, gateway, "NotAllowed", f"{where} has allowedListeners from: Selector without a selector, which matches nothing"
+                    )
+                selector = parse_selector(allowed.get("selector"))
+            except SelectorError as exc:
+                return ListenerSetAttachment(listener_set, gateway, "NotAllowed", f"{where} has an invalid allowedListeners selector: {exc}")
+            ok, assumption = self.namespace_selected(selector, ls_ns)
+            if ok:
+                return ListenerSetAttachment(listener_set, gateway, ACCEPTED, assumptions=(assumption,) if assumption else ())
+            return ListenerSetAttachment(
+                listener_set, gateway, "NotAllowed", f"namespace {ls_ns} does not match the allowedListeners selector of {where} ({selector})"
+            )
+        return ListenerSetAttachment(
+            listener_set,
+            gateway,
+            "NotAllowed",
+            f"{where} does not allow ListenerSets (allowedListeners.namespaces.from is None by default)",
+        )
+
+    def _parent_refs(self, route: K8sObject) -> list[ParentRef]:
+        out = []
+        for i, raw in enumerate(_list(route.spec.get("parentRefs"))):
+            if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+                continue
+            group = raw.get("group")
+            out.append(
+                ParentRef(
+                    path=join("spec.parentRefs", i),
+                    group=GATEWAY_GROUP if group is None else str(group),
+                    kind=_str(raw.get("kind")) or "Gateway",
+                    namespace=_str(raw.get("namespace")) or route.namespace or "",
+                    name=raw["name"],
+                    section_name=_str(raw.get("sectionName")),
+                    port=_int(raw.get("port")),
+                )
+            )
+        return out
+
+    def _attach_route(self, route: K8sObject) -> list[ParentAttachment]:
+        return [self._attach(route, ref) for ref in self._parent_refs(route)]
+
+    def _attach(self, route: K8sObject, ref: ParentRef) -> ParentAttachment:
+        parent = self.index.lookup(ref.group, ref.kind, ref.namespace, ref.name)
+        label = f"{ref.kind} {ref.namespace}/{ref.name}"
+        if (ref.group, ref.kind) == (CORE, "Service"):
+            if parent is None and not self.external.match(ref.group, ref.kind, ref.namespace, ref.name):
+                return ParentAttachment(route, ref, None, PARENT_NOT_FOUND, message=f"{label} not found")
+            return ParentAttachment(route, ref, parent, MESH)
+        if ref.group != GATEWAY_GROUP or ref.kind not in ("Gateway", "ListenerSet"):
+            if parent is None:
+                # An implementation-specific parent kind: not modelled, never "not found".
+                return ParentAttachment(route, ref, None, UNKNOWN_PARENT_KIND, message=f"{label}: parent kind not modelled")
+            return ParentAttachment(route, ref, parent, UNKNOWN_PARENT_KIND)
+        if parent is None:
+            if self.external.match(ref.group, ref.kind, ref.namespace, ref.name):
+                return ParentAttachment(route, ref, None, EXTERNAL, message=f"{label} is external")
+            return ParentAttachment(route, ref, None, PARENT_NOT_FOUND, message=f"{label} not found")
+        if ref.kind == "ListenerSet":
+            att = self.listener_sets.get(id(parent))
+            if att is not None and not att.attached:
+                return ParentAttachment(
+                    route, ref, parent, LISTENER_SET_NOT_ATTACHED, message=f"ListenerSet {_where(parent)} is not attached: {att.message}"
+                )
+        candidates = self.listeners(parent)
+        if ref.section_name is not None:
+            candidates = [c for c in candidates if c.name == ref.section_name]
+        if ref.port is not None:
+            candidates = [c for c in candidates if c.port == ref.port]
+        if not candidates:
+            wanted = " and ".join(
+                part
+                for part in (
+                    f"name {ref.section_name}" if ref.section_name is not None else "",
+                    f"port {ref.port}" if ref.port is not None else "",
+                )
+                if part
+            )
+            have = ", ".join(f"{lst.name} ({lst.protocol} {lst.port})" for lst in self.listeners(parent)) or "no listeners"
+            message = f"{label} has no listener with {wanted or 'any name'}; have: {have}"
+            return ParentAttachment(route, ref, parent, NO_MATCHING_PARENT, message=message)
+        admitted: list[Listener] = []
+        rejections: list[Rejection] = []
+        assumptions: list[str] = []
+        for listener in candidates:
+            rejection, assumption = self._admits(listener, route)
+            if rejection is None:
+                admitted.append(listener)
+                if assumption:
+                    assumptions.append(assumption)
+            else:
+                rejections.append(rejection)
+        if admitted:
+            return ParentAttachment(route, ref, parent, ACCEPTED, tuple(admitted), tuple(rejections), assumptions=tuple(dict.fromkeys(assumptions)))
+        # NoMatchingListenerHostname only when every listener fails on hostnames alone (§3.3.3 step 4).
+        reason = (
+            NO_MATCHING_LISTENER_HOSTNAME if all(r.reason == NO_MATCHING_LISTENER_HOSTNAME for r in rejections) else NOT_ALLOWED_BY_LISTENERS
+        )
+        message = f"no listener of {label} admits it: " + "; ".join(f"{r.listener.name}: {r.message}" for r in rejections)
+        return ParentAttachment(route, ref, parent, reason, (), tuple(rejections), message)
+
+    def _admits(self, listener: Listener, route: K8sObject) -> tuple[Rejection | None, str | None]:
+        gk = (route.group, route.kind)
+        if listener.allowed_kinds is not None:
+            if gk not in listener.allowed_kinds:
+                kinds = ", ".join(k for _, k in listener.allowed_kinds)
+                return Rejection(listener, NOT_ALLOWED_BY_LISTENERS, f"allowedRoutes.kinds admits {kinds}, not {route.kind}"), None
+        else:
+            defaults = listener.default_kinds()
+            if defaults is not None and route.kind not in defaults:
+                return (
+                    Rejection(
+                        listener,
+                        NOT_ALLOWED_BY_LISTENERS,
+                        f"a {listener.protocol} listener carries {', '.join(defaults)}, not {route.kind}",
+                    ),
+                    None,
+                )
+        route_ns = route.namespace or ""
+        owner_ns = listener.owner.namespace or ""
+        assumption: str | None = None
+        if listener.allowed_from == "Same":
+            if route_ns != owner_ns:
+                return (
+                    Rejection(
+                        listener,
+                        NOT_ALLOWED_BY_LISTENERS,
+                        f"allowedRoutes admits routes only from namespace {owner_ns} (from: Same, the default), not {route_ns}",
+                    ),
+                    None,
+                )
+        elif listener.allowed_from == "Selector":
+            if listener.allowed_selector is None:
+                return Rejection(listener, NOT_ALLOWED_BY_LISTENERS, "allowedRoutes from: Selector has no valid selector"), None
+            ok, assumption = self.namespace_selected(listener.allowed_selector, route_ns)
+            if not ok:
+                return (
+                    Rejection(
+                        listener,
+                        NOT_ALLOWED_BY_LISTENERS,
+                        f"namespace {route_ns} does not match the allowedRoutes selector ({listener.allowed_selector})",
+                    ),
+                    None,
+                )
+        elif listener.allowed_from != "All":
+            return Rejection(listener, NOT_ALLOWED_BY_LISTENERS, f"allowedRoutes from: {listener.allowed_from} is not a known value"), None
+        if route.kind in HOSTNAME_ROUTE_KINDS:
+            hostnames = [h for h in _list(route.spec.get("hostnames")) if isinstance(h, str)]
+            if effective_hostnames(listener.hostname, hostnames) is None:
+                return (
+                    Rejection(
+                        listener,
+                        NO_MATCHING_LISTENER_HOSTNAME,
+                        f"listener hostname {listener.hostname} does not intersect the route's hostnames {', '.join(hostnames)}",
+                    ),
+                    None,
+                )
+        return None, assumption
+
+    # -- references ------------------------------------------------------------------------
+
+    def _resolve_ref(
+        self,
+        owner: K8sObject,
+        path: str,
+        raw: Mapping[str, Any],
+        purpose: str,
+        *,
+        default_kind: str,
+        rule: int | None = None,
+        check_existence: bool = True,
+    ) -> ObjectRef | None:
+        name = _str(raw.get("name"))
+        if not name:
+            return None
+        group = _str(raw.get("group"))
+        group = CORE if group is None else group
+        kind = _str(raw.get("kind")) or default_kind
+        namespace = _str(raw.get("namespace")) or owner.namespace or ""
+        port = _int(raw.get("port"))
+        has_port = "port" in raw
+        grant = self.grants.check(Reference(owner.group, owner.kind, owner.namespace or "", group, kind, namespace, name))
+        base = dict(owner=owner, path=path, purpose=purpose, group=group, kind=kind, namespace=namespace, name=name, port=port, has_port=has_port, rule=rule, grant=grant)
+        if not grant.permitted:
+            # Never reveal whether an un-granted target exists (§3.6): RefNotPermitted either way.
+            return ObjectRef(status=REF_NOT_PERMITTED, **base)  # type: ignore[arg-type]
+        target = self.index.lookup(group, kind, namespace, name)
+        if target is None:
+            if self.external.match(group, kind, namespace, name):
+                status = EXTERNAL
+            elif not check_existence:
+                status = UNCHECKED
+            elif self.index.kinds.get(group, kind) is None and not self.index.of_kind(group, kind):
+                status = OPAQUE
+            else:
+                status = NOT_FOUND
+            return ObjectRef(status=status, **base)  # type: ignore[arg-type]
+        port_section = None
+        if port is not None and (group, kind) == (CORE, "Service"):
+            port_section = self._service_port(target, port)
+        return ObjectRef(status=RESOLVED, target=target, port_section=port_section, **base)  # type: ignore[arg-type]
+
+    def _service_port(self, service: K8sObject, port: int) -> Section | None:
+        ports = _list(service.spec.get("ports"))
+        for section in self.index.sections(service):
+            entry = ports[section.position] if section.position < len(ports) else None
+            if isinstance(entry, dict) and _int(entry.get("port")) == port:
+                return section
+        return None
+
+    def service_ports(self, service: K8sObject) -> list[int]:
+        return [p for p in (_int(e.get("port")) for e in _list(service.spec.get("ports")) if isinstance(e, dict)) if p is not None]
+
+    def _route_backends(self, route: K8sObject) -> list[ObjectRef]:
+        out: list[ObjectRef] = []
+
+        def add(path: str, raw: Any, purpose: str, rule: int) -> None:
+            if isinstance(raw, dict):
+                ref = self._resolve_ref(route, path, raw, purpose, default_kind="Service", rule=rule)
+                if ref is not None:
+                    out.append(ref)
+
+        def filters(base: str, raw_filters: Any, rule: int) -> None:
+            for k, f in enumerate(_list(raw_filters)):
+                f = _dict(f)
+                add(join(base, k, "requestMirror", "backendRef"), _dict(f.get("requestMirror")).get("backendRef"), "mirror", rule)
+                add(join(base, k, "externalAuth", "backendRef"), _dict(f.get("externalAuth")).get("backendRef"), "ext-auth", rule)
+
+        for i, rule_raw in enumerate(_list(route.spec.get("rules"))):
+            rule_raw = _dict(rule_raw)
+            for j, backend in enumerate(_list(rule_raw.get("backendRefs"))):
+                add(join("spec.rules", i, "backendRefs", j), backend, "backend", i)
+                filters(join("spec.rules", i, "backendRefs", j, "filters"), _dict(backend).get("filters"), i)
+            filters(join("spec.rules", i, "filters"), rule_raw.get("filters"), i)
+        return out
+
+    def _certificate_refs(self, owner: K8sObject) -> list[ObjectRef]:
+        out: list[ObjectRef] = []
+
+        def add(path: str, raw: Any, purpose: str, default_kind: str) -> None:
+            if isinstance(raw, dict):
+                ref = self._resolve_ref(owner, path, raw, purpose, default_kind=default_kind, check_existence=False)
+                if ref is not None:
+                    out.append(ref)
+
+        for i, listener in enumerate(_list(owner.spec.get("listeners"))):
+            for j, cert in enumerate(_list(_dict(_dict(listener).get("tls")).get("certificateRefs"))):
+                add(join("spec.listeners", i, "tls", "certificateRefs", j), cert, "certificate", "Secret")
+        tls = _dict(owner.spec.get("tls"))
+        add("spec.tls.backend.clientCertificateRef", _dict(tls.get("backend")).get("clientCertificateRef"), "client-certificate", "Secret")
+        frontend = _dict(tls.get("frontend"))
+        for j, ca in enumerate(_list(_dict(_dict(frontend.get("default")).get("validation")).get("caCertificateRefs"))):
+            add(join("spec.tls.frontend.default.validation.caCertificateRefs", j), ca, "ca-certificate", "ConfigMap")
+        for p, per_port in enumerate(_list(frontend.get("perPort"))):
+            refs = _list(_dict(_dict(_dict(per_port).get("tls")).get("validation")).get("caCertificateRefs"))
+            for j, ca in enumerate(refs):
+                add(join("spec.tls.frontend.perPort", p, "tls", "validation", "caCertificateRefs", j), ca, "ca-certificate", "ConfigMap")
+        return out
+
+    def _policy_backends(self, obj: K8sObject, fields: Sequence[str]) -> list[ObjectRef]:
+        out: list[ObjectRef] = []
+        for pattern in fields:
+            for path, raw in expand_pattern(obj.data, pattern):
+                if isinstance(raw, dict):
+                    ref = self._resolve_ref(obj, path, raw, "policy-backend", default_kind="Service")
+                    if ref is not None:
+                        out.append(ref)
+        return out
+
+
+def expand_pattern(data: Any, pattern: str) -> Iterator[tuple[str, Any]]:
+    """Values at a profile path pattern such as `spec.extAuth.http.backendRefs[*]` (`[*]`: every item)."""
+    parts: list[str | None] = []
+    for segment in pattern.split("."):
+        if segment.endswith("[*]"):
+            parts.extend([segment[:-3], None])
+        else:
+            parts.append(segment)
+
+    def walk(value: Any, i: int, path: list[str | int]) -> Iterator[tuple[str, Any]]:
+        if i == len(parts):
+            yield format_path(path), value
+            return
+        part = parts[i]
+        if part is None:
+            for k, item in enumerate(_list(value)):
+                yield from walk(item, i + 1, [*path, k])
+        elif isinstance(value, dict) and part in value:
+            yield from walk(value[part], i + 1, [*path, part])
+
+    yield from walk(data, 0, [])
