@@ -58,6 +58,7 @@ _SAFE = yaml.constructor.SafeConstructor()
 _NON_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _TEMPLATE = re.compile(r"\{\{-?\s*.*?\s*-?\}\}")
 _DOC_BOUNDARY = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
+_SHARED_STRING_MAX = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,13 +176,17 @@ class _Converter:
     size the document would have once expanded is bounded (billion laughs).
     """
 
-    __slots__ = ("issues", "file", "line_offset", "shared", "_memo", "_sizes", "_active")
+    __slots__ = ("issues", "file", "line_offset", "shared", "_memo", "_sizes", "_active", "_strings")
 
-    def __init__(self, file: str, line_offset: int, shared: bool) -> None:
+    def __init__(self, file: str, line_offset: int, shared: bool, strings: dict[str, str] | None = None) -> None:
         self.issues: list[Issue] = []
         self.file = file
         self.line_offset = line_offset
         self.shared = shared
+        # Keys and short values repeat in every object (`apiVersion`, `HTTPRoute`, group names):
+        # one string object per file saves memory, and the parse cache (marshal) then writes each
+        # once, which halves its size and its load time (benchmarks/, docs/performance.md).
+        self._strings: dict[str, str] = {} if strings is None else strings
         self._memo: dict[int, Any] = {}
         self._sizes: dict[int, int] = {}
         self._active: set[int] = set()
@@ -236,9 +241,12 @@ class _Converter:
         cls = node.__class__
         if cls is ScalarNode:
             try:
-                return _scalar(node)  # type: ignore[arg-type]
+                value = _scalar(node)  # type: ignore[arg-type]
             except (ValueError, LookupError, ArithmeticError, TypeError) as exc:
                 return self._bad_scalar(node, exc)  # type: ignore[arg-type]
+            if value.__class__ is str and len(value) <= _SHARED_STRING_MAX:
+                return self._strings.setdefault(value, value)
+            return value
         if self.shared:
             key = id(node)
             if key in self._memo:
@@ -256,7 +264,7 @@ class _Converter:
                     self._merge(out, vnode)
                     continue
                 # Kubernetes turns YAML into JSON: every key is a string (`1:` -> "1").
-                k = knode.value
+                k = self._strings.setdefault(knode.value, knode.value)
             else:
                 k = repr(self._convert(knode))
             out[k] = self._convert(vnode)
@@ -474,13 +482,14 @@ def parse_text(text: str, file: str) -> FileResult:
     # `---`, and a document nested too deep for libyaml's recursive composer may follow it.
     maybe_deep = _might_nest_deeper_than_limit(text)
     shared = _uses_aliases(text)
+    strings: dict[str, str] = {}
     chunk_start = 0
     line_offset = 0
     while True:
         chunk = text[chunk_start:] if chunk_start else text
         deep = _too_deep(chunk) if maybe_deep else None
         loader = LOADER(chunk)
-        converter = _Converter(file, line_offset, shared)
+        converter = _Converter(file, line_offset, shared, strings)
         doc_in_chunk = 0
         error: yaml.MarkedYAMLError | None = None
         try:
@@ -552,18 +561,26 @@ def load_source(source: Source) -> FileResult:
     if problem is not None:
         return FileResult([], [problem])
     assert data is not None
+    return load_bytes(data, source.display, keep_text=source.content is not None)
+
+
+def load_bytes(data: bytes, file: str, *, keep_text: bool = False) -> FileResult:
+    """Everything about one file that follows from its bytes alone (what the parse cache stores).
+
+    `keep_text` keeps the decoded text for positions: stdin cannot be read again.
+    """
     if len(data) > MAX_FILE_BYTES:
         return FileResult(
             [],
-            [_issue(RESOURCE_LIMIT, source.display, 1, 1, f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; skipped")],
+            [_issue(RESOURCE_LIMIT, file, 1, 1, f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; skipped")],
         )
-    text, problem = decode(data, source.display)
+    text, problem = decode(data, file)
     if problem is not None:
         return FileResult([], [problem])
     assert text is not None
-    result = parse_text(text, source.display)
-    if source.content is not None:
-        result.text = text  # stdin cannot be read again for positions
+    result = parse_text(text, file)
+    if keep_text:
+        result.text = text
     return result
 
 

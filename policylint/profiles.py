@@ -87,6 +87,10 @@ class MergeSpec:
     custom: str | None = None
     implicit_defaults: bool = False  # top-level spec proper acts as defaults (GEP-713, Kuadrant)
     non_proper_fields: tuple[str, ...] = ()  # spec fields that are neither targets nor spec proper
+    # Two policies on one target (same object and section): "conflict" = oldest wins, the rest
+    # Conflicted (strategy None; Envoy Gateway for every kind), "merge" = fold with the strategy.
+    same_target: str = "merge"
+    rule_containers: tuple[str, ...] = ()  # kuadrant-rule-keyed: maps whose entries are merge units
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +164,8 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
             custom=m.get("custom"),
             implicit_defaults=m.get("implicitDefaults", False),
             non_proper_fields=tuple(m.get("nonProperFields", ())),
+            same_target=m.get("sameTarget", "conflict" if default_strategy == "none" else "merge"),
+            rule_containers=tuple(m.get("ruleContainers", ())),
         ),
         effective_target=raw.get("effectiveTarget", "route"),
         project=project,

@@ -301,7 +301,9 @@ class Topology:
         labels, known = self.namespace_labels(namespace)
         if selector.matches(labels):
             return True, None
-        if known or selector.keys <= {NAMESPACE_NAME_LABEL}:
+        if known or any(r.key == NAMESPACE_NAME_LABEL for r in selector.failing(labels)):
+            # The name label is set on every Namespace by the API server: a requirement on it that
+            # fails is a certain mismatch, whatever the other (unknown) labels are.
             return False, None
         # The Namespace object is not in the input: its labels are unknown, so a controller may
         # well admit it. Assume it does, and say so (false-positive guard).

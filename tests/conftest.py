@@ -10,10 +10,16 @@ schemas/report.schema.json (design.md §3: "validate every test's output").
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# `pytest --hypothesis-profile=long` runs the fuzz tests (tests/test_fuzz.py) for longer:
+# POLICYLINT_FUZZ_EXAMPLES examples per property (default 10,000). See fuzz/README.md.
+settings.register_profile("long", max_examples=int(os.environ.get("POLICYLINT_FUZZ_EXAMPLES") or 10_000), deadline=None)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

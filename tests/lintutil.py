@@ -59,3 +59,47 @@ def assert_valid_report(report: dict[str, Any]) -> None:
     assert not errors, "report does not match schemas/report.schema.json:\n" + "\n".join(
         f"  at /{'/'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in errors
     )
+
+
+def policy_crd(kind: str, group: str = "example.com", klass: str = "Direct", scope: str = "Namespaced", *, namespace: bool = True) -> str:
+    """A policy CRD document (leading `---`) labelled `gateway.networking.k8s.io/policy: <klass>`.
+
+    Its `spec.targetRefs` items carry group, kind, name, sectionName and, when `namespace` is true,
+    namespace: the fields a CRD-derived profile reads to decide whether a target may name another
+    namespace (policylint.crd). Other spec fields are preserved.
+    """
+    plural = (kind[:-1] + "ies" if kind.endswith("y") else kind + "s").lower()
+    ns_field = "\n                    namespace: {type: string}" if namespace else ""
+    return f"""\
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: {plural}.{group}
+  labels: {{gateway.networking.k8s.io/policy: {klass}}}
+spec:
+  group: {group}
+  names: {{kind: {kind}, plural: {plural}}}
+  scope: {scope}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+            properties:
+              targetRefs:
+                type: array
+                items:
+                  type: object
+                  properties:
+                    group: {{type: string}}
+                    kind: {{type: string}}
+                    name: {{type: string}}
+                    sectionName: {{type: string}}{ns_field}
+"""

@@ -1,17 +1,25 @@
 """The rule registry: an explicit list, one module per family, sorted by id.
 
 PL0xx input · PL1xx policy boilerplate · PL2xx targetRef · PL3xx sectionName ·
-PL5xx label conventions. (PL000 is the engine's internal-error finding.)
+PL4xx cross-namespace handshakes and route attachment · PL5xx label conventions. (PL000 is the engine's internal-error finding.)
 """
 
 from __future__ import annotations
 
-from policylint.rules import boilerplate, input, labels, section_name, targetref
+from policylint.rules import attachment, boilerplate, handshakes, input, labels, section_name, targetref
 from policylint.rules.base import Rule
 
 REGISTRY: tuple[type[Rule], ...] = tuple(
     sorted(
-        [*input.RULES, *boilerplate.RULES, *targetref.RULES, *section_name.RULES, *labels.RULES],
+        [
+            *input.RULES,
+            *boilerplate.RULES,
+            *targetref.RULES,
+            *section_name.RULES,
+            *handshakes.RULES,
+            *attachment.RULES,
+            *labels.RULES,
+        ],
         key=lambda r: r.id,
     )
 )

@@ -14,6 +14,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
+from policylint.external import external_hint
 from policylint.findings import Issue, Related, Severity
 from policylint.index import (
     GROUP_PATTERN,
@@ -100,12 +101,60 @@ def yaml_group(group: str) -> str:
     return '""' if group == "" else group
 
 
+class _SimilarNames:
+    """Object names per (group, kind, namespace), indexed once per run, for PL201's typo hint.
+
+    Scanning every object of the kind for each not-found reference costs findings × objects,
+    which made 100k-object runs super-linear. A place (kind and namespace) usually holds few
+    names, all compared; one holding more than `FULL_SCAN` (thousands of Services in one
+    namespace) is narrowed to names of nearly the same length sharing the first character,
+    which keeps the one-letter slips the hint is for and bounds the cost per finding.
+    """
+
+    FULL_SCAN = 200
+    _LENGTH_SLACK = 2
+
+    def __init__(self, index: ProjectIndex) -> None:
+        self._index = index
+        self._places: dict[tuple[str, str], dict[str | None, dict[str, K8sObject]]] = {}
+        self._buckets: dict[tuple[str, str, str | None], dict[tuple[str, int], list[str]]] = {}
+
+    def closest(self, group: str, kind: str, namespace: str | None, name: str) -> K8sObject | None:
+        places = self._places.get((group, kind))
+        if places is None:
+            places = {}
+            for obj in self._index.of_kind(group, kind):
+                places.setdefault(obj.namespace, {})[obj.name] = obj  # the last one wins, as before
+            self._places[(group, kind)] = places
+        names = places.get(namespace)
+        if not names:
+            return None
+        if len(names) <= self.FULL_SCAN:
+            candidates: list[str] = list(names)
+        else:
+            buckets = self._buckets.get((group, kind, namespace))
+            if buckets is None:
+                buckets = {}
+                for candidate in names:
+                    buckets.setdefault((candidate[:1], len(candidate)), []).append(candidate)
+                self._buckets[(group, kind, namespace)] = buckets
+            size = len(name)
+            candidates = [
+                c
+                for n in range(size - self._LENGTH_SLACK, size + self._LENGTH_SLACK + 1)
+                for c in buckets.get((name[:1], n), ())
+            ]
+        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
+        return names[close[0]] if close else None
+
+
 class TargetRefNotFound(Rule):
     """A policy targetRef names an object that is not in the input."""
 
     id = "PL201"
     name = "targetref-not-found"
     severity = Severity.ERROR
+    _similar: _SimilarNames | None = None
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         by_name: dict[str, list[K8sObject]] | None = None
@@ -122,10 +171,7 @@ class TargetRefNotFound(Rule):
                 hints.append(f"{ref.name!r} is not a valid object name (lowercase DNS-1123 subdomain), so no such object can exist")
             if not hints:
                 # design.md §1.7: repositories often hold one team's slice of a cluster.
-                hints.append(
-                    "if it is defined outside this repository, this is expected;"
-                    " such objects can be declared external once policylint supports that"
-                )
+                hints.append(external_hint(ref.kind or "", res.namespace, ref.name))
             yield self.issue(policy.obj, ref.path, f"{res.message}; {'; '.join(hints)}", related=related)
 
     def _near_matches(
@@ -169,9 +215,11 @@ class TargetRefNotFound(Rule):
                     )
         # 3. A similar name of the same kind in the same place (a typo).
         if not hints:
-            candidates = {o.name: o for o in index.of_kind(ref.group, ref.kind) if o.namespace == res.namespace}
-            for name in difflib.get_close_matches(ref.name, list(candidates), n=1, cutoff=0.75):
-                add(f"did you mean {ref.kind} {name!r}?", candidates[name])
+            if self._similar is None:  # indexed once per run, only when something is missing
+                self._similar = _SimilarNames(index)
+            similar = self._similar.closest(ref.group, ref.kind, res.namespace, ref.name)
+            if similar is not None:
+                add(f"did you mean {ref.kind} {similar.name!r}?", similar)
         return hints, related
 
 
@@ -347,8 +395,11 @@ class TargetRefFieldInvalid(Rule):
         if not isinstance(ref.raw, dict):
             return
         pruned = "the API server prunes it (or rejects the policy under strict field validation)"
-        if "namespace" in ref.raw and not profile.targets.namespace:
-            where = policy_namespace(policy) or "(none: the policy is cluster-scoped)"
+        own_namespace = policy_namespace(policy)
+        # A namespace other than the policy's own is a cross-namespace reference the kind forbids:
+        # PL401 reports that cause (one finding per cause); PL205 keeps the harmless same-namespace one.
+        if "namespace" in ref.raw and not profile.targets.namespace and not (own_namespace and ref.namespace and ref.namespace != own_namespace):
+            where = own_namespace or "(none: the policy is cluster-scoped)"
             yield self.issue(
                 policy.obj,
                 join(ref.path, "namespace"),

@@ -1,0 +1,839 @@
+"""Effective policy simulation (GEP-713 "Effective metaresources"; design.md §1.1–§1.4).
+
+For each policy kind, a *context* is a path through the hierarchy
+
+    GatewayClass › (Namespace) › Gateway › (ListenerSet) › listener › Route › rule › backend › (port)
+
+from a root down to the kind's effective target level (its profile's
+`effectiveTarget`). In each context the policies of that kind attached to any
+node of the path are stacked from least to most specific and folded pairwise
+(the seed's abstract process): the *established* policy (attached higher; at
+the same level the older `creationTimestamp`, then `{namespace}/{name}`)
+dictates the merge strategy. A `sectionName` target is a node below its object
+(GEP-2648: the section policy applies whole to that section, the whole-object
+policy to the other sections). Policies of different kinds never interact.
+
+Contexts are enumerated along the fixed hierarchy with each node's children
+computed once (a route's rules and backends are shared by every listener it is
+attached to), and identical policy stacks are folded once: never an
+all-simple-paths search.
+
+Decisions where the sources leave room (documented in docs/effective-policy.md):
+
+* After an override wins a step, the merged spec keeps the override's strategy:
+  an override "enforced from the top down" (seed policy-attachment.txt) holds
+  against every more specific policy, not only the next one.
+* Kinds in the seed policy-attachment style (`default` and `override` in one
+  object) are reduced with the seed's precedence list "A override > B override >
+  C override > C default > B default > A default", field by field, oldest first
+  at one level.
+* A GEP-713 style policy that declares two strategies (an error, PL107) still
+  takes part: its override facet first, then its defaults.
+* Strategy None between different levels: the more specific policy wins
+  (section beats whole object); on the same target the oldest wins and the
+  others are Conflicted.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from policylint.merge import Tagged, leaves, merge_patch, merge_rules, tag, untag
+from policylint.model import K8sObject, ObjectKey
+from policylint.profiles import POLICY_ATTACHMENT, PolicyProfile
+
+if TYPE_CHECKING:
+    from policylint.index import Policy, ProjectIndex, TargetResolution
+    from policylint.topology import Topology
+
+# Hierarchy levels, least specific first. `namespace` is gwctl's optional level (S11): present
+# only when some policy targets a Namespace. `port` refines a backend by a Service port.
+LEVELS = ("gatewayclass", "namespace", "gateway", "listenerset", "listener", "route", "rule", "backend", "port")
+RANK = {level: i for i, level in enumerate(LEVELS)}
+
+# Status vocabulary (seed GEP-713; design.md §1.3).
+ENFORCED = "Enforced"
+PARTIALLY_ENFORCED = "PartiallyEnforced"
+OVERRIDDEN = "Overridden"
+CONFLICTED = "Conflicted"
+
+GATEWAY_GROUP = "gateway.networking.k8s.io"
+_ROUTE_KINDS = ("HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute")
+
+# A node of the hierarchy: (level, object key, section) — section is a listener name, a rule
+# position or a Service port name. Keys, not objects: stable and hashable.
+NodeKey = tuple[str, ObjectKey, Any]
+
+
+def node_label(node: NodeKey) -> str:
+    level, key, section = node
+    where = f"{key.namespace}/{key.name}" if key.namespace else key.name
+    if level == "listener":
+        return f"{where}#{section}"
+    if level == "rule":
+        return f"{where}#rule{section + 1}" if isinstance(section, int) else f"{where}#{section}"
+    if level == "port":
+        return f"{where}#{section}"
+    return where
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Facet:
+    """One strategy-bearing block of a policy attached to one node (usually one per policy)."""
+
+    policy: Policy
+    node: NodeKey
+    role: str  # none | default | override
+    atomicity: str  # atomic | patch | rules | priority
+    tree: Tagged
+    path: str  # the block's field path, e.g. spec.overrides
+    merge_onto_parent: bool = False  # Envoy Gateway spec.mergeType on a route policy
+    order: int = 0  # position among the policy's facets
+
+    @property
+    def rank(self) -> int:
+        return RANK[self.node[0]]
+
+    @property
+    def name(self) -> str:
+        key = self.policy.key
+        return f"{key.namespace}/{key.name}" if key.namespace else key.name
+
+    def strategy_label(self) -> str:
+        if self.role == "none":
+            return "None"
+        atom = {"atomic": "Atomic", "patch": "Patch", "rules": "Rule-keyed", "priority": "Priority-ordered"}[self.atomicity]
+        return f"{atom} {'Overrides' if self.role == 'override' else 'Defaults'}"
+
+
+@dataclass(slots=True)
+class FoldResult:
+    tree: Tagged | None
+    status: dict[int, str]  # id(facet) -> Enforced | PartiallyEnforced | Overridden | Conflicted
+    beaten_by: dict[int, set[str]]  # id(facet) -> names of policies that beat it
+    conflicts: dict[int, tuple[Facet, str]]  # id(loser) -> (winner, why)
+    order_sensitive: list[OrderSensitivity] = field(default_factory=list)
+    erased: dict[int, int] = field(default_factory=dict)  # id(empty atomic override) -> units it erased
+
+
+@dataclass(frozen=True, slots=True)
+class OrderSensitivity:
+    policies: tuple[str, ...]  # the same-level policies whose order decides
+    decided_by: str  # "creationTimestamp" | "name"
+    keys: tuple[str, ...]  # effective keys that differ
+    alternative: Any  # the effective spec with the order flipped
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    profile: PolicyProfile
+    path: tuple[NodeKey, ...]
+    stack: tuple[Facet, ...]
+    result: FoldResult
+
+
+@dataclass
+class TargetStatus:
+    """Aggregated over every context through one (policy, target node)."""
+
+    contexts: int = 0
+    enforced: int = 0
+    partial: int = 0
+    overridden: int = 0
+    conflicted: int = 0
+    beaten_by: set[str] = field(default_factory=set)
+    ancestors: set[ObjectKey] = field(default_factory=set)
+    conflict: tuple[Facet, str] | None = None
+    overridden_in: list[tuple[NodeKey, ...]] = field(default_factory=list)  # a few example contexts
+
+    @property
+    def enforcement(self) -> str | None:
+        if self.contexts == 0 or self.conflicted == self.contexts:
+            return None
+        live = self.contexts - self.conflicted
+        if self.enforced == live:
+            return ENFORCED
+        if self.overridden == live:
+            return OVERRIDDEN
+        return PARTIALLY_ENFORCED
+
+
+@dataclass
+class Affects:
+    contexts: int = 0
+    routes: set[ObjectKey] = field(default_factory=set)
+    rules: set[NodeKey] = field(default_factory=set)
+    listeners: set[NodeKey] = field(default_factory=set)
+    gateways: set[ObjectKey] = field(default_factory=set)
+    backends: set[NodeKey] = field(default_factory=set)
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "contexts": self.contexts,
+            "routes": len(self.routes),
+            "rules": len(self.rules),
+            "listeners": len(self.listeners),
+            "gateways": len(self.gateways),
+            "backends": len(self.backends),
+        }
+
+
+# -- facets ----------------------------------------------------------------------------
+
+
+def _timestamp(policy: Policy) -> datetime | None:
+    return policy.obj.creation_timestamp
+
+
+def _strategy_of(profile: PolicyProfile, block: Mapping[str, Any] | None, spec: Mapping[str, Any]) -> str | None:
+    merge = profile.merge
+    if not merge.strategy_field:
+        return None
+    for holder in (block, spec):
+        if isinstance(holder, Mapping):
+            value = holder.get(merge.strategy_field)
+            if isinstance(value, str):
+                return merge.strategies.get(value)
+    return None
+
+
+def _default_atomicity(profile: PolicyProfile) -> str:
+    strategy = profile.merge.default
+    if strategy.startswith("patch"):
+        return "patch"
+    if strategy == "custom":
+        if profile.merge.custom == "envoy-patch-priority":
+            return "priority"
+        if profile.merge.custom == "kuadrant-rule-keyed":
+            return "rules"
+    return "atomic"
+
+
+def _atomicity(kind: str | None, profile: PolicyProfile) -> str:
+    if kind is None:
+        return _default_atomicity(profile)
+    if kind == "custom":
+        return "rules" if profile.merge.custom == "kuadrant-rule-keyed" else _default_atomicity(profile)
+    return kind  # atomic | patch
+
+
+def policy_facets(policy: Policy, node: NodeKey) -> list[Facet]:
+    """The strategy blocks of a policy, per its profile's boilerplate style."""
+    profile = policy.profile
+    merge = profile.merge
+    spec = policy.obj.spec
+    skip = {*profile.targets.fields, *merge.non_proper_fields}
+    if merge.strategy_field:
+        skip.add(merge.strategy_field)
+    blocks = [b for b in (merge.overrides, merge.defaults) if b]
+    proper = {k: v for k, v in spec.items() if k not in skip and k not in blocks}
+    facets: list[Facet] = []
+    merge_onto_parent = merge.custom == "envoy-merge-type" and isinstance(spec.get("mergeType"), str)
+
+    def add(role: str, atomicity: str, content: Any, path: str) -> None:
+        facets.append(Facet(policy, node, role, atomicity, tag(content, None), path, merge_onto_parent, len(facets)))
+
+    if profile.boilerplate == POLICY_ATTACHMENT:
+        for role, name in (("override", merge.overrides), ("default", merge.defaults)):
+            if name and isinstance(spec.get(name), dict):
+                add(role, "patch", spec[name], f"spec.{name}")
+        return _retag(facets)
+    if merge.default == "none":
+        add("none", "atomic", proper, "spec")
+        return _retag(facets)
+    for role, name in (("override", merge.overrides), ("default", merge.defaults)):
+        if name and isinstance(spec.get(name), dict):
+            block = spec[name]
+            content = {k: v for k, v in block.items() if k != merge.strategy_field}
+            add(role, _atomicity(_strategy_of(profile, block, {}), profile), content, f"spec.{name}")
+    if proper or not facets:
+        # GEP-713: top-level spec proper are implicit defaults (or, with a default strategy of
+        # overrides, implicit overrides).
+        role = "override" if merge.default.endswith("overrides") else "default"
+        add(role, _atomicity(_strategy_of(profile, None, spec), profile), proper, "spec")
+    return _retag(facets)
+
+
+def _retag(facets: list[Facet]) -> list[Facet]:
+    # The tree was tagged before the facet existed; point every value at its facet.
+    for facet in facets:
+        _set_source(facet.tree, facet)
+    return facets
+
+
+def _set_source(node: Tagged, source: Facet) -> None:
+    node.source = source
+    if node.children is not None:
+        for child in node.children.values():
+            _set_source(child, source)
+
+
+# -- ordering --------------------------------------------------------------------------
+
+
+def _same_level_order(group: list[Facet]) -> tuple[list[Facet], str]:
+    """Established first: older creationTimestamp, then {namespace}/{name} (GEP-713 conflict rules)."""
+    policies = {id(f.policy) for f in group}
+    stamps = [_timestamp(f.policy) for f in group]
+    if len(policies) > 1 and all(s is not None for s in stamps):
+        distinct = len({s for s in stamps}) == len(policies)
+        ordered = sorted(group, key=lambda f: (_timestamp(f.policy), f.name, f.order))
+        return ordered, "creationTimestamp" if distinct else "name"
+    return sorted(group, key=lambda f: (f.name, f.order)), "name"
+
+
+def order_stack(facets: Iterable[Facet]) -> tuple[list[Facet], list[tuple[int, int, str]]]:
+    """Least specific first. Returns the stack and its same-level groups (start, end, decided_by)."""
+    by_rank: dict[int, list[Facet]] = defaultdict(list)
+    for facet in facets:
+        by_rank[facet.rank].append(facet)
+    stack: list[Facet] = []
+    groups: list[tuple[int, int, str]] = []
+    for rank in sorted(by_rank):
+        group, decided_by = _same_level_order(by_rank[rank])
+        if len({id(f.policy) for f in group}) > 1:
+            groups.append((len(stack), len(stack) + len(group), decided_by))
+        stack.extend(group)
+    return stack, groups
+
+
+# -- folding ---------------------------------------------------------------------------
+
+
+def _sources(tree: Tagged | None) -> set[int]:
+    return {id(leaf.source) for _, leaf in leaves(tree) if leaf.source is not None}
+
+
+def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
+    """Reduce a stack (least specific first) to one spec, recording who beat whom."""
+    if profile.boilerplate == POLICY_ATTACHMENT:
+        return _fold_precedence(stack)
+    if _default_atomicity(profile) == "priority":
+        return _fold_priority(stack)
+    containers = [tuple(c.split(".")) for c in profile.merge.rule_containers] or None
+    conflict_same_target = profile.merge.same_target == "conflict"
+    by_id = {id(f): f for f in stack}
+    discarded: dict[int, set[int]] = defaultdict(set)  # facet -> facets that discarded it atomically
+    conflicts: dict[int, tuple[Facet, str]] = {}
+    erased: dict[int, int] = {}
+    first = stack[0]
+    acc: Tagged | None = first.tree
+    owner = first  # the facet whose target the accumulated spec currently belongs to
+    role, atom = first.role, first.atomicity
+    for c in stack[1:]:
+        if c.policy is not owner.policy and c.node == owner.node and (role == "none" or conflict_same_target):
+            conflicts[id(c)] = (owner, _why(owner, c))
+            continue
+        if role == "none" or (role == "default" and atom == "atomic"):
+            if c.merge_onto_parent and role != "none":
+                acc = merge_patch(acc, c.tree)  # Envoy Gateway mergeType: the route policy merges onto its parent's
+            else:
+                for s in _sources(acc):
+                    discarded[s].add(id(c))
+                acc = c.tree
+            owner = c
+        elif role == "default":
+            acc = merge_patch(acc, c.tree) if atom == "patch" else merge_rules(acc, c.tree, containers)
+            owner = c
+        else:  # override
+            if atom == "atomic":
+                units = _erased_units(acc, c.tree) if acc is not None and not _has_values(acc) else 0
+                if units:
+                    for s in _sources(acc) or {id(owner)}:
+                        erased[s] = erased.get(s, 0) + units
+                for s in _sources(acc) or {id(owner)}:
+                    discarded[id(c)].add(s)
+            elif atom == "patch":
+                acc = merge_patch(c.tree, acc) if acc is not None else c.tree
+            else:
+                acc = merge_rules(c.tree, acc, containers) if acc is not None else c.tree
+            # The override keeps dictating for everything more specific (module docstring).
+            continue
+        role, atom = c.role, c.atomicity
+    return _outcome(stack, acc, by_id, discarded, conflicts, erased)
+
+
+def _erased_units(empty: Tagged, below: Tagged) -> int:
+    """How many entries (rules, limits, fields) of `below` an override without values wipes out."""
+    count = 0
+    for path, _leaf in leaves(empty):
+        node: Tagged | None = below
+        for part in path:
+            node = node.children.get(part) if node is not None and node.children is not None else None
+        if node is not None:
+            count += len(node.children) if node.children is not None else 1
+    return count
+
+
+def _has_values(tree: Tagged) -> bool:
+    return any(leaf.children is None for _, leaf in leaves(tree))
+
+
+def _why(winner: Facet, loser: Facet) -> str:
+    tw, tl = _timestamp(winner.policy), _timestamp(loser.policy)
+    if tw is not None and tl is not None and tw != tl:
+        return f"older: {tw.isoformat().replace('+00:00', 'Z')} < {tl.isoformat().replace('+00:00', 'Z')}"
+    missing = "equal creationTimestamps" if tw is not None and tl is not None else "no creationTimestamp"
+    return f"tie-break: {winner.name} sorts before {loser.name}; {missing}"
+
+
+def _fold_precedence(stack: Sequence[Facet]) -> FoldResult:
+    """Seed policy-attachment.txt: "A override > B override > C override > C default > B default >
+    A default", field by field; identical fields at one level resolve oldest first."""
+    overrides = [f for f in stack if f.role == "override"]  # stack is least specific first
+    defaults: list[Facet] = []
+    for rank in sorted({f.rank for f in stack if f.role != "override"}, reverse=True):
+        defaults.extend(f for f in stack if f.role != "override" and f.rank == rank)
+    precedence = overrides + defaults  # highest first
+    acc: Tagged | None = None
+    for facet in reversed(precedence):
+        acc = merge_patch(acc, facet.tree)
+    return _outcome(stack, acc, {id(f): f for f in stack}, defaultdict(set), {}, {})
+
+
+def _fold_priority(stack: Sequence[Facet]) -> FoldResult:
+    """Envoy Gateway EnvoyPatchPolicy: every policy applies, in ascending spec.priority."""
+
+    def priority(f: Facet) -> int:
+        value = f.policy.obj.spec.get("priority")
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    ordered = sorted(stack, key=lambda f: (priority(f), f.rank, f.name))
+    tree = Tagged(None, None, {"patches": Tagged([untag(f.tree) for f in ordered], None)})
+    status = {id(f): ENFORCED for f in stack}
+    return FoldResult(tree, status, {}, {})
+
+
+def _outcome(
+    stack: Sequence[Facet],
+    acc: Tagged | None,
+    by_id: Mapping[int, Facet],
+    discarded: Mapping[int, set[int]],
+    conflicts: dict[int, tuple[Facet, str]],
+    erased: dict[int, int],
+) -> FoldResult:
+    kept: dict[int, set[tuple[str, ...]]] = defaultdict(set)
+    result_at: dict[tuple[str, ...], int] = {}
+    for path, leaf in leaves(acc):
+        if leaf.source is not None:
+            kept[id(leaf.source)].add(path)
+            result_at[path] = id(leaf.source)
+    status: dict[int, str] = {}
+    beaten: dict[int, set[str]] = {}
+    for facet in stack:
+        fid = id(facet)
+        if fid in conflicts:
+            status[fid] = CONFLICTED
+            beaten[fid] = {conflicts[fid][0].name}
+            continue
+        offered = {p for p, _ in leaves(facet.tree)}
+        mine = kept.get(fid, set())
+        if offered <= mine:
+            status[fid] = ENFORCED
+        elif not mine:
+            status[fid] = OVERRIDDEN
+        else:
+            status[fid] = PARTIALLY_ENFORCED
+        if status[fid] != ENFORCED:
+            winners: set[int] = set(discarded.get(fid, ()))
+            for path in offered - mine:
+                for other, src in result_at.items():
+                    if src != fid and (other[: len(path)] == path or path[: len(other)] == other):
+                        winners.add(src)
+            beaten[fid] = {by_id[w].name for w in winners if w in by_id and by_id[w].policy is not facet.policy}
+    return FoldResult(acc, status, beaten, conflicts, erased=erased)
+
+
+# -- order sensitivity ------------------------------------------------------------------
+
+
+def order_sensitivity(stack: Sequence[Facet], groups: Sequence[tuple[int, int, str]], profile: PolicyProfile, result: FoldResult) -> list[OrderSensitivity]:
+    """design.md §1.4: a verdict that flips with creation order. Each same-level group is reversed
+    (a policy's own facets keep their order) and the fold repeated; differing keys are reported."""
+    out: list[OrderSensitivity] = []
+    base = untag(result.tree)
+    for start, end, decided_by in groups:
+        group = list(stack[start:end])
+        if result.conflicts and all(id(f) in result.conflicts or any(w is f for w, _ in result.conflicts.values()) for f in group):
+            continue  # a None conflict: its own finding says who won and why
+        names = list(dict.fromkeys(f.name for f in group))
+        reordered = [f for n in reversed(names) for f in group if f.name == n]
+        alt_stack = [*stack[:start], *reordered, *stack[end:]]
+        alt = fold(alt_stack, profile)
+        alternative = untag(alt.tree)
+        if alternative != base:
+            out.append(OrderSensitivity(tuple(names), decided_by, tuple(_differing_keys(base, alternative)), alternative))
+    return out
+
+
+def _differing_keys(a: Any, b: Any, prefix: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out: list[str] = []
+        for key in sorted(set(a) | set(b), key=str):
+            out.extend(_differing_keys(a.get(key), b.get(key), f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return [] if a == b else [prefix or "(whole spec)"]
+
+
+# -- the simulation ---------------------------------------------------------------------
+
+
+class Simulation:
+    """Contexts, effective specs and per-policy status for every policy kind in the index."""
+
+    def __init__(self, index: ProjectIndex, *, keep: Callable[[tuple[NodeKey, ...]], bool] | None = None) -> None:
+        self.index = index
+        self.topology: Topology = index.topology()
+        self._keep = keep
+        self.contexts: list[Context] = []  # only those `keep` accepts
+        self.status: dict[tuple[int, NodeKey], TargetStatus] = defaultdict(TargetStatus)
+        self.affects: dict[int, Affects] = defaultdict(Affects)
+        self.facets: dict[int, list[Facet]] = {}  # id(policy obj) -> facets
+        self.order_sensitive: dict[tuple[str, ...], tuple[Context, OrderSensitivity]] = {}
+        self.erasures: dict[int, tuple[Facet, int, int]] = {}  # id(facet) -> (facet, units, contexts)
+        self.override_challenged: set[int] = set()  # id(facet) of overrides that had something below
+        # (kind, effective target node) -> distinct fold results reaching it, with one path each.
+        self.object_results: dict[tuple[tuple[str, str], NodeKey], dict[int, tuple[FoldResult, tuple[NodeKey, ...]]]] = defaultdict(dict)
+        self._memo: dict[tuple[int, ...], tuple[FoldResult, list[OrderSensitivity]]] = {}
+        self._children: dict[NodeKey, list[NodeKey]] = {}
+        self._objects: dict[ObjectKey, K8sObject] = {}
+        self._backends_below: dict[NodeKey, frozenset[NodeKey]] = {}
+        self._attach()
+        self._run()
+
+    # -- attachment of facets to nodes ------------------------------------------------------
+
+    def node_of(self, res: TargetResolution) -> NodeKey | None:
+        obj = res.target
+        if obj is None or not res.accepted:
+            return None
+        self._objects[obj.key] = obj
+        section = res.section
+        kind, group = obj.kind, obj.group
+        if group == GATEWAY_GROUP and kind == "GatewayClass":
+            return ("gatewayclass", obj.key, None)
+        if group == "" and kind == "Namespace":
+            return ("namespace", obj.key, None)
+        if group == GATEWAY_GROUP and kind in ("Gateway", "ListenerSet"):
+            if section is not None:
+                return ("listener", obj.key, section.name)
+            return ("gateway" if kind == "Gateway" else "listenerset", obj.key, None)
+        if group == GATEWAY_GROUP and kind in _ROUTE_KINDS:
+            if section is not None:
+                return ("rule", obj.key, section.position)
+            return ("route", obj.key, None)
+        if section is not None:
+            return ("port", obj.key, section.name)
+        return ("backend", obj.key, None)
+
+    def _attach(self) -> None:
+        self._by_kind: dict[tuple[str, str], dict[NodeKey, list[Facet]]] = defaultdict(lambda: defaultdict(list))
+        self._profiles: dict[tuple[str, str], PolicyProfile] = {}
+        self._namespace_level = False
+        for policy in self.index.policies():
+            facets: list[Facet] = []
+            for res in self.index.targets(policy):
+                node = self.node_of(res)
+                if node is None:
+                    continue
+                if node[0] == "namespace":
+                    self._namespace_level = True
+                for facet in policy_facets(policy, node):
+                    facets.append(facet)
+                    self._by_kind[policy.profile.gk][node].append(facet)
+                self._profiles[policy.profile.gk] = policy.profile
+            self.facets[id(policy.obj)] = facets
+
+    # -- the hierarchy ----------------------------------------------------------------------
+
+    def children(self, node: NodeKey) -> list[NodeKey]:
+        cached = self._children.get(node)
+        if cached is None:
+            cached = self._children[node] = self._compute_children(node)
+        return cached
+
+    def _obj(self, key: ObjectKey) -> K8sObject | None:
+        obj = self._objects.get(key)
+        if obj is None:
+            obj = self.index.get(key)
+            if obj is not None:
+                self._objects[key] = obj
+        return obj
+
+    def _compute_children(self, node: NodeKey) -> list[NodeKey]:
+        level, key, section = node
+        topo = self.topology
+        obj = self._obj(key)
+        if level == "gatewayclass":
+            return []  # roots are Gateways; the class is prepended to their paths
+        if obj is None:
+            return []
+        if level == "gateway":
+            out: list[NodeKey] = [("listener", key, lst.name) for lst in topo.listeners(obj) if lst.name is not None]
+            out.extend(("listenerset", ls.key, None) for ls in topo.listener_sets_of(obj))
+            return out
+        if level == "listenerset":
+            return [("listener", key, lst.name) for lst in topo.listeners(obj) if lst.name is not None]
+        if level == "listener":
+            listener = next((lst for lst in topo.listeners(obj) if lst.name == section), None)
+            if listener is None:
+                return []
+            routes = [route for route, _ in topo.routes_on(listener)]
+            for route in routes:
+                self._objects[route.key] = route
+            return [("route", r.key, None) for r in sorted(routes, key=lambda r: r.key)]
+        if level == "route":
+            return [("rule", key, s.position) for s in topo.rules(obj)]
+        if level == "rule":
+            out = []
+            for ref in topo.refs_from(obj):
+                if ref.rule != section or ref.purpose not in ("backend", "mirror") or ref.status == "RefNotPermitted":
+                    continue
+                if ref.status == "NotFound":
+                    continue
+                target_key = ref.target.key if ref.target is not None else ObjectKey(ref.group, ref.kind, ref.namespace, ref.name)
+                if ref.target is not None:
+                    self._objects[target_key] = ref.target
+                backend: NodeKey = ("backend", target_key, None)
+                if backend not in out:
+                    out.append(backend)
+                if ref.port_section is not None and ref.port_section.name is not None:
+                    port: NodeKey = ("port", target_key, ref.port_section.name)
+                    if port not in out:
+                        out.append(port)
+            return out
+        return []
+
+    def backends_below(self, node: NodeKey) -> frozenset[NodeKey]:
+        cached = self._backends_below.get(node)
+        if cached is None:
+            if node[0] in ("backend", "port"):
+                cached = frozenset([node])
+            else:
+                acc: set[NodeKey] = set()
+                for child in self.children(node):
+                    acc |= self.backends_below(child)
+                cached = frozenset(acc)
+            self._backends_below[node] = cached
+        return cached
+
+    def _roots(self) -> Iterator[tuple[NodeKey, ...]]:
+        """Root prefixes: (GatewayClass ›) (Namespace ›) Gateway."""
+        for gateway in self.topology.gateways():
+            self._objects[gateway.key] = gateway
+            prefix: list[NodeKey] = []
+            ref = self.topology.class_refs.get(id(gateway))
+            if ref is not None and ref.target is not None:
+                self._objects[ref.target.key] = ref.target
+                prefix.append(("gatewayclass", ref.target.key, None))
+            if self._namespace_level and gateway.namespace:
+                ns = self.index.lookup("", "Namespace", None, gateway.namespace)
+                ns_key = ns.key if ns is not None else ObjectKey("", "Namespace", None, gateway.namespace)
+                prefix.append(("namespace", ns_key, None))
+            prefix.append(("gateway", gateway.key, None))
+            yield tuple(prefix)
+
+    # -- enumeration ------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        kinds = {gk: self._by_kind[gk] for gk in sorted(self._by_kind)}
+        if not kinds:
+            return
+        targets = {gk: self._level_of(gk) for gk in kinds}
+        visited: set[NodeKey] = set()
+        for prefix in self._roots():
+            stacks = {gk: tuple(f for n in prefix for f in kinds[gk].get(n, ())) for gk in kinds}
+            visited.update(prefix)
+            self._walk(prefix, stacks, kinds, targets, visited)
+        # Targets no root reaches (a Service no route in the input uses, a route attached to an
+        # external Gateway): contexts of their own, when traffic can reach them at all.
+        for gk, attached in kinds.items():
+            done: set[NodeKey] = set()
+            for node in sorted(attached, key=_node_sort):
+                if node in visited:
+                    continue
+                root = _object_node(node)
+                if root in done or root in visited:
+                    continue
+                done.add(root)
+                obj = self._obj(root[1])
+                if obj is None or not self.topology.carries_traffic(obj)[0]:
+                    continue
+                only = {gk: attached}
+                stack = {gk: tuple(attached.get(root, ()))}
+                if root[0] == "backend":
+                    ports = sorted((n for n in attached if n[0] == "port" and n[1] == root[1]), key=_node_sort)
+                    self._walk_backend((root,), stack, only, {gk: targets[gk]}, set(), ports)
+                    if ports:
+                        self._walk((root,), stack, only, {gk: targets[gk]}, set())
+                else:
+                    self._walk((root,), stack, only, {gk: targets[gk]}, set())
+
+    def _level_of(self, gk: tuple[str, str]) -> int:
+        target = self._profiles[gk].effective_target
+        return RANK.get(target, RANK["route"])
+
+    def _walk(
+        self,
+        path: tuple[NodeKey, ...],
+        stacks: dict[tuple[str, str], tuple[Facet, ...]],
+        kinds: Mapping[tuple[str, str], Mapping[NodeKey, list[Facet]]],
+        targets: Mapping[tuple[str, str], int],
+        visited: set[NodeKey],
+    ) -> None:
+        node = path[-1]
+        rank = RANK[node[0]]
+        for gk, level in targets.items():
+            # Emit at the effective level; a backend context is refined by its port when it has one.
+            if stacks[gk] and (rank == level or (level == RANK["backend"] and rank == RANK["port"])):
+                self._emit(gk, path, stacks[gk])
+        children = self.children(node)
+        deepest = max(targets.values())
+        for child in children:
+            child_rank = RANK[child[0]]
+            if child[0] == "port":
+                continue  # reached through its backend
+            if child_rank > deepest:
+                continue
+            visited.add(child)
+            child_stacks = {}
+            for gk, stack in stacks.items():
+                if child_rank > targets[gk]:
+                    child_stacks[gk] = ()
+                    continue
+                extra = kinds[gk].get(child)
+                child_stacks[gk] = stack + tuple(extra) if extra else stack
+            if child[0] == "backend":
+                ports = [c for c in children if c[0] == "port" and c[1] == child[1]]
+                self._walk_backend(path + (child,), child_stacks, kinds, targets, visited, ports)
+            else:
+                self._walk(path + (child,), child_stacks, kinds, targets, visited)
+
+    def _walk_backend(
+        self,
+        path: tuple[NodeKey, ...],
+        stacks: dict[tuple[str, str], tuple[Facet, ...]],
+        kinds: Mapping[tuple[str, str], Mapping[NodeKey, list[Facet]]],
+        targets: Mapping[tuple[str, str], int],
+        visited: set[NodeKey],
+        ports: Sequence[NodeKey],
+    ) -> None:
+        if not ports:
+            self._walk(path, stacks, kinds, targets, visited)
+            return
+        for port in ports:
+            visited.add(port)
+            port_stacks = {}
+            for gk, stack in stacks.items():
+                extra = kinds[gk].get(port)
+                port_stacks[gk] = stack + tuple(extra) if extra else stack
+            self._walk(path + (port,), port_stacks, kinds, targets, visited)
+
+    def _emit(self, gk: tuple[str, str], path: tuple[NodeKey, ...], raw_stack: tuple[Facet, ...]) -> None:
+        profile = self._profiles[gk]
+        # A policy attached at two nodes of one path counts once, at the more specific node.
+        best: dict[int, int] = {}
+        for facet in raw_stack:
+            pid = id(facet.policy)
+            best[pid] = max(best.get(pid, -1), facet.rank)
+        facets = [f for f in raw_stack if f.rank == best[id(f.policy)]]
+        stack, groups = order_stack(facets)
+        memo_key = tuple(id(f) for f in stack)
+        memo = self._memo.get(memo_key)
+        if memo is None:
+            result = fold(stack, profile)
+            sensitive = order_sensitivity(stack, groups, profile, result) if groups else []
+            memo = self._memo[memo_key] = (result, sensitive)
+        result, sensitive = memo
+        context = Context(profile, path, tuple(stack), result)
+        if self._keep is not None and self._keep(path):
+            self.contexts.append(context)
+        for item in sensitive:
+            self.order_sensitive.setdefault(item.policies + (profile.kind,), (context, item))
+        gateway = next((n[1] for n in path if n[0] == "gateway"), None)
+        last = path[-1]
+        contributing: set[int] = set()
+        for facet in stack:
+            fid = id(facet)
+            state = result.status[fid]
+            entry = self.status[(id(facet.policy.obj), facet.node)]
+            if fid in result.erased:
+                prev = self.erasures.get(fid)
+                self.erasures[fid] = (facet, result.erased[fid] + (prev[1] if prev else 0), 1 + (prev[2] if prev else 0))
+            if facet.role == "override" and any(f.rank > facet.rank or (f.rank == facet.rank and f is not facet and f.policy is not facet.policy) for f in stack):
+                self.override_challenged.add(fid)
+            entry.contexts += 1
+            if state == CONFLICTED:
+                entry.conflicted += 1
+                entry.conflict = result.conflicts[fid]
+            elif state == ENFORCED:
+                entry.enforced += 1
+            elif state == OVERRIDDEN:
+                entry.overridden += 1
+            else:
+                entry.partial += 1
+            if state in (OVERRIDDEN, PARTIALLY_ENFORCED) and len(entry.overridden_in) < 3:
+                entry.overridden_in.append(path)
+            entry.beaten_by |= result.beaten_by.get(fid, set())
+            if gateway is not None:
+                entry.ancestors.add(gateway)
+            if state in (ENFORCED, PARTIALLY_ENFORCED) and id(facet.policy.obj) not in contributing:
+                contributing.add(id(facet.policy.obj))
+                self._count(self.affects[id(facet.policy.obj)], path, last)
+        seen = self.object_results[(gk, last)]
+        if id(result) not in seen:
+            seen[id(result)] = (result, path)
+
+    def _count(self, affects: Affects, path: tuple[NodeKey, ...], last: NodeKey) -> None:
+        affects.contexts += 1
+        for node in path:
+            level = node[0]
+            if level == "route":
+                affects.routes.add(node[1])
+            elif level == "rule":
+                affects.rules.add(node)
+                affects.routes.add(node[1])
+            elif level == "listener":
+                affects.listeners.add(node)
+            elif level == "gateway":
+                affects.gateways.add(node[1])
+        affects.backends |= self.backends_below(last)
+
+    # -- queries ----------------------------------------------------------------------------
+
+    def target_status(self, policy: Policy, res: TargetResolution) -> TargetStatus | None:
+        node = self.node_of(res)
+        if node is None:
+            return None
+        return self.status.get((id(policy.obj), node))
+
+    def policy_affects(self, policy: Policy) -> Affects:
+        return self.affects.get(id(policy.obj), Affects())
+
+
+def _object_node(node: NodeKey) -> NodeKey:
+    """The whole-object node a section node belongs to."""
+    level, key, _ = node
+    if level == "rule":
+        return ("route", key, None)
+    if level == "port":
+        return ("backend", key, None)
+    if level == "listener":
+        return ("gateway" if key.kind == "Gateway" else "listenerset", key, None)
+    return node
+
+
+def _node_sort(node: NodeKey) -> tuple[int, ObjectKey, str]:
+    return (RANK[node[0]], node[1], str(node[2]))
+
+
+def _path_label(path: Sequence[NodeKey]) -> str:
+    return " > ".join(node_label(n) for n in path)
+
+
+def path_label(path: Sequence[NodeKey]) -> str:
+    return _path_label(path)

@@ -1,0 +1,138 @@
+"""Merge strategies over specs that remember where each value came from.
+
+GEP-713 "Merge strategies": a strategy is a function of two specs, the
+*established* one (E, attached higher, or older at the same level) and the
+*challenger* (C). Atomic Defaults returns C, Atomic Overrides returns E, Patch
+Defaults applies C over E and Patch Overrides applies E over C as an RFC 7386
+JSON merge patch (maps merge, lists and scalars replace, `null` deletes).
+Custom strategies come from profiles: a rule-keyed merge (Kuadrant's `merge`,
+where each named rule is an atomic unit, policy-machinery's "merge" strategy).
+
+Values are kept as a tagged tree: every leaf (and map) carries the policy
+facet that supplied it, which is what `explain` prints as provenance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+
+class Tagged:
+    """A value with its source. Maps keep tagged children; lists and scalars are leaves (RFC 7386)."""
+
+    __slots__ = ("value", "source", "children")
+
+    def __init__(self, value: Any, source: Any, children: dict[str, Tagged] | None = None) -> None:
+        self.value = value
+        self.source = source
+        self.children = children
+
+    @property
+    def is_map(self) -> bool:
+        return self.children is not None
+
+
+def tag(value: Any, source: Any) -> Tagged:
+    if isinstance(value, dict):
+        return Tagged(None, source, {str(k): tag(v, source) for k, v in value.items()})
+    return Tagged(value, source)
+
+
+def untag(node: Tagged | None) -> Any:
+    if node is None:
+        return None
+    if node.children is not None:
+        return {k: untag(v) for k, v in node.children.items()}
+    return node.value
+
+
+EMPTY_SOURCE = None
+
+
+def merge_patch(target: Tagged | None, patch: Tagged) -> Tagged:
+    """RFC 7386 MergePatch(target, patch): the patch wins per scalar; `null` removes a key."""
+    if patch.children is None:
+        return patch
+    base = dict(target.children) if target is not None and target.children is not None else {}
+    for key, value in patch.children.items():
+        if value.children is None and value.value is None:
+            base.pop(key, None)
+        else:
+            base[key] = merge_patch(base.get(key), value)
+    source = target.source if target is not None and target.children is not None else patch.source
+    return Tagged(None, source, base)
+
+
+def _unit_paths(node: Tagged, containers: Sequence[tuple[str, ...]]) -> Iterator[tuple[tuple[str, ...], Tagged]]:
+    """The atomic units of a rule-keyed spec: each entry of a container map, and every other top-level field."""
+    if node.children is None:
+        return
+    covered = {c[0] for c in containers}
+    for key, child in node.children.items():
+        if key not in covered:
+            yield (key,), child
+    for container in containers:
+        cur: Tagged | None = node
+        for part in container:
+            cur = cur.children.get(part) if cur is not None and cur.children is not None else None
+        if cur is None:
+            continue
+        if cur.children is None:
+            yield container, cur
+            continue
+        for key, child in cur.children.items():
+            yield (*container, key), child
+
+
+def default_containers(*specs: Tagged | None) -> list[tuple[str, ...]]:
+    """Without a profile list, every top-level map of the specs holds named rules (`limits`, `rules`)."""
+    out: dict[tuple[str, ...], None] = {}
+    for spec in specs:
+        if spec is not None and spec.children is not None:
+            for key, child in spec.children.items():
+                if child.children is not None:
+                    out[(key,)] = None
+    return list(out)
+
+
+def merge_rules(loser: Tagged | None, winner: Tagged, containers: Sequence[tuple[str, ...]] | None = None) -> Tagged:
+    """Rule-keyed merge: the winner's units replace the loser's units with the same key; the loser's
+    other units stay (policy-machinery "merge" strategy; scenario S05)."""
+    if containers is None:
+        containers = default_containers(loser, winner)
+    result = Tagged(None, winner.source, {})
+    for source_tree in (loser, winner):
+        if source_tree is None:
+            continue
+        for path, unit in _unit_paths(source_tree, containers):
+            _set(result, path, unit)
+    return result
+
+
+def _set(root: Tagged, path: tuple[str, ...], value: Tagged) -> None:
+    cur = root
+    for part in path[:-1]:
+        assert cur.children is not None
+        nxt = cur.children.get(part)
+        if nxt is None or nxt.children is None:
+            nxt = Tagged(None, value.source, {})
+            cur.children[part] = nxt
+        cur = nxt
+    assert cur.children is not None
+    cur.children[path[-1]] = value
+
+
+def leaves(node: Tagged | None, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Tagged]]:
+    """Every leaf with its key path; an empty map is a leaf too (it is a value someone set)."""
+    if node is None:
+        return
+    if node.children is None or not node.children:
+        yield prefix, node
+        return
+    for key, child in node.children.items():
+        yield from leaves(child, (*prefix, key))
+
+
+def format_key(path: tuple[str, ...]) -> str:
+    return ".".join(path) if path else "(whole spec)"

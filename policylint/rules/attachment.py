@@ -1,0 +1,628 @@
+"""PL4xx (part 2): route attachment and backends (gateway-api-semantics.md §3.1–§3.4).
+
+Every rule here reads the resolved hierarchy (`ProjectIndex.topology()`), which
+applies the API defaults and admission rules a controller applies: rules never
+re-derive an attachment, they explain one. Objects declared external
+(`--external`, design.md §1.7) are assumed to exist and to admit what refers to
+them, so nothing here reports them. Implementation-specific parent and backend
+kinds that policylint does not model are never "not found" (scenario S16).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Iterator, Sequence
+
+from policylint.external import external_hint
+from policylint.findings import Issue, Related, Severity
+from policylint.index import ProjectIndex
+from policylint.model import K8sObject
+from policylint.positions import join, parse_path
+from policylint.rules.base import Rule
+from policylint.topology import (
+    CORE,
+    GATEWAY_GROUP,
+    LISTENER_SET_NOT_ATTACHED,
+    NO_MATCHING_LISTENER_HOSTNAME,
+    NO_MATCHING_PARENT,
+    NOT_ALLOWED_BY_LISTENERS,
+    NOT_FOUND,
+    OPAQUE,
+    PARENT_NOT_FOUND,
+    RESOLVED,
+    ObjectRef,
+    ParentAttachment,
+    ParentRef,
+    Rejection,
+    Topology,
+)
+
+_MAX_HINTS = 3
+# Parent kinds a route attaches to through listeners (§3.3.3); Service parents are GAMMA (mesh).
+_LISTENER_PARENTS = (("gateway.networking.k8s.io", "Gateway"), ("gateway.networking.k8s.io", "ListenerSet"))
+_PURPOSE = {
+    "backend": "backendRef",
+    "mirror": "requestMirror backendRef",
+    "ext-auth": "externalAuth backendRef",
+    "policy-backend": "backend reference",
+}
+
+
+def where(obj: K8sObject) -> str:
+    """`ns/name`, or `name` for a cluster-scoped object."""
+    return f"{obj.namespace}/{obj.name}" if obj.namespace else obj.name
+
+
+def label(obj: K8sObject) -> str:
+    return f"{obj.kind} {where(obj)}"
+
+
+def _raw(obj: K8sObject, path: str) -> object:
+    """The value at a simple field path of the object (`spec.parentRefs[0]`), or None."""
+    value: object = obj.data
+    for part in parse_path(path):
+        if isinstance(part, int) and isinstance(value, list) and 0 <= part < len(value):
+            value = value[part]
+        elif isinstance(part, str) and isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            return None
+    return value
+
+
+def _has(obj: K8sObject, path: str, key: str) -> bool:
+    value = _raw(obj, path)
+    return isinstance(value, dict) and key in value
+
+
+def _close(name: str, candidates: Iterable[str]) -> list[str]:
+    return difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.75)
+
+
+def _hints_text(hints: Sequence[str]) -> str:
+    return "".join(f"; {h}" for h in hints)
+
+
+# -- PL405 -----------------------------------------------------------------------------------
+
+
+class GatewayClassNotFound(Rule):
+    """A Gateway's `gatewayClassName` names a GatewayClass that is not in the input."""
+
+    id = "PL405"
+    name = "gateway-class-not-found"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        topology = index.topology()
+        classes: list[K8sObject] | None = None
+        for gateway in topology.gateways():
+            ref = topology.class_refs.get(id(gateway))
+            if ref is None or ref.status != NOT_FOUND or ref.name is None:
+                continue
+            if classes is None:
+                classes = list(index.of_kind(GATEWAY_GROUP, "GatewayClass"))
+            related: list[Related] = []
+            hints: list[str] = []
+            close = _close(ref.name, (c.name for c in classes))
+            if close:
+                match = next(c for c in classes if c.name == close[0])
+                hints.append(f"did you mean GatewayClass {close[0]}?")
+                related.append(Related("did you mean this GatewayClass?", object=match, path="metadata.name"))
+            else:
+                hints.append(external_hint("GatewayClass", None, ref.name))
+            message = (
+                f"Gateway {where(gateway)} references a non-existent GatewayClass {ref.name}: no controller owns the"
+                " Gateway, so it is never reconciled (status stays Accepted=Unknown, Pending) and nothing attached to it"
+                f" carries traffic (gateway-api-semantics.md §3.1){_hints_text(hints)}"
+            )
+            yield self.issue(gateway, "spec.gatewayClassName", message, related=related)
+
+
+# -- PL406–PL408: route parentRefs --------------------------------------------------------------
+
+
+def _failing(topology: Topology, statuses: Sequence[str]) -> Iterator[tuple[K8sObject, ParentAttachment]]:
+    for route in topology.routes():
+        for att in topology.parent_attachments(route):
+            if att.status in statuses:
+                yield route, att
+
+
+class ParentRefNotFound(Rule):
+    """A route parentRef names a Gateway, ListenerSet or Service that is not in the input."""
+
+    id = "PL406"
+    name = "parent-ref-not-found"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        topology = index.topology()
+        for route, att in _failing(topology, (PARENT_NOT_FOUND,)):
+            ref = att.ref
+            hints, related = self._near_matches(index, route, ref)
+            if not hints:
+                hints.append(external_hint(ref.kind, ref.namespace, ref.name))
+            message = (
+                f"parentRef names {ref.kind} {ref.namespace}/{ref.name}, which is not in the input: the {route.kind} does"
+                f" not attach to it (Accepted=False), so it receives no traffic through it (gateway-api-semantics.md"
+                f" §3.3){_hints_text(hints)}"
+            )
+            yield self.issue(route, ref.path, message, related=related)
+
+    @staticmethod
+    def _near_matches(index: ProjectIndex, route: K8sObject, ref: ParentRef) -> tuple[list[str], list[Related]]:
+        hints: list[str] = []
+        related: list[Related] = []
+
+        def add(hint: str, obj: K8sObject) -> None:
+            if len(related) < _MAX_HINTS:
+                hints.append(hint)
+                related.append(Related(f"did you mean this {obj.kind}?", object=obj, path="metadata.name"))
+
+        namespace_set = _has(route, ref.path, "namespace")
+        # 1. The same parent in another namespace: parentRefs default to the route's namespace (§3.3.1).
+        for obj in index.of_kind(ref.group, ref.kind):
+            if obj.name == ref.name and obj.namespace != ref.namespace and obj.namespace is not None:
+                if namespace_set:
+                    add(f"{obj.kind} {where(obj)} exists: did you mean namespace: {obj.namespace}?", obj)
+                else:
+                    add(
+                        f"{obj.kind} {where(obj)} exists: set namespace: {obj.namespace} in the parentRef (without it the"
+                        f" parentRef names the route's own namespace, {ref.namespace})",
+                        obj,
+                    )
+        # 2. The same name as the other listener-bearing parent kind (kind defaults to Gateway).
+        if (ref.group, ref.kind) in _LISTENER_PARENTS:
+            for group, kind in _LISTENER_PARENTS:
+                if kind == ref.kind:
+                    continue
+                other = index.lookup(group, kind, ref.namespace, ref.name)
+                if other is not None:
+                    add(f"{kind} {where(other)} exists: did you mean kind: {kind}?", other)
+        # 3. A similar name of the same kind in the same namespace (a typo).
+        if not hints:
+            candidates = {o.name: o for o in index.of_kind(ref.group, ref.kind) if o.namespace == ref.namespace}
+            for name in _close(ref.name, candidates):
+                add(f"did you mean {ref.kind} {name}?", candidates[name])
+        return hints, related
+
+
+def _listeners_related(parent: K8sObject) -> Related:
+    return Related(f"{label(parent)} defines its listeners here", object=parent, path="spec.listeners")
+
+
+class ParentRefNoMatchingListener(Rule):
+    """A route parentRef's `sectionName` or `port` matches no listener of the Gateway or ListenerSet."""
+
+    id = "PL407"
+    name = "parent-ref-no-matching-listener"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        topology = index.topology()
+        for route, att in _failing(topology, (NO_MATCHING_PARENT,)):
+            parent, ref = att.parent, att.ref
+            if parent is None:
+                continue
+            listeners = topology.listeners(parent)
+            names = [lst.name for lst in listeners if lst.name is not None]
+            have = ", ".join(f"{lst.name} ({lst.protocol} {lst.port})" for lst in listeners) or "no listeners"
+            wanted = []
+            if ref.section_name is not None:
+                wanted.append(f"sectionName {ref.section_name}")
+            if ref.port is not None:
+                wanted.append(f"port {ref.port}")
+            hints: list[str] = []
+            related = [_listeners_related(parent)]
+            if ref.section_name is not None and ref.section_name not in names:
+                path = join(ref.path, "sectionName")
+                close = _close(ref.section_name, names)
+                if close:
+                    hints.append(f"did you mean sectionName {close[0]}?")
+                if parent.kind == "Gateway":
+                    # Gateway parents see only the Gateway's own listeners, never those of its
+                    # ListenerSets (§3.3.3 step 1): the listener may be on an attached set.
+                    for listener_set in topology.listener_sets_of(parent):
+                        for lst in topology.listeners(listener_set):
+                            if lst.name == ref.section_name:
+                                hints.append(
+                                    f"listener {lst.name} is defined on {label(listener_set)}, attached to this Gateway;"
+                                    " a Gateway parentRef sees only the Gateway's own listeners: set"
+                                    f" kind: ListenerSet, name: {listener_set.name}"
+                                    + (f", namespace: {listener_set.namespace}" if listener_set.namespace != route.namespace else "")
+                                )
+                                related.append(Related(f"listener {lst.name} is defined here", object=listener_set, path=join(lst.path, "name")))
+                                break
+                        else:
+                            continue
+                        break
+            else:
+                path = join(ref.path, "port") if ref.port is not None else ref.path
+            message = (
+                f"parentRef {' and '.join(wanted)} matches no listener of {label(parent)} (have: {have}): the"
+                f" {route.kind} is not attached to it (Accepted=False, NoMatchingParent; gateway-api-semantics.md"
+                f" §3.3.3){_hints_text(hints)}"
+            )
+            yield self.issue(route, path, message, related=related)
+
+
+def _rejection_kind(rejection: Rejection, route: K8sObject) -> str:
+    """kind | namespace | hostname: which admission check of §3.3.3 step 3 the listener failed first."""
+    if rejection.reason == NO_MATCHING_LISTENER_HOSTNAME:
+        return "hostname"
+    listener = rejection.listener
+    if listener.allowed_kinds is not None:
+        if (route.group, route.kind) not in listener.allowed_kinds:
+            return "kind"
+    else:
+        defaults = listener.default_kinds()
+        if defaults is not None and route.kind not in defaults:
+            return "kind"
+    return "namespace"
+
+
+class RouteNotAdmitted(Rule):
+    """No listener of a route's parent admits the route (allowedRoutes namespaces or kinds, or hostnames)."""
+
+    id = "PL408"
+    name = "route-not-admitted"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        topology = index.topology()
+        statuses = (NOT_ALLOWED_BY_LISTENERS, NO_MATCHING_LISTENER_HOSTNAME, LISTENER_SET_NOT_ATTACHED)
+        for route, att in _failing(topology, statuses):
+            parent = att.parent
+            if parent is None:
+                continue
+            if att.status == LISTENER_SET_NOT_ATTACHED:
+                yield self._listener_set_not_attached(topology, route, att, parent)
+                continue
+            reasons: list[str] = []
+            related: list[Related] = []
+            for rejection in att.rejections:
+                text, rel = self._explain(topology, route, rejection)
+                reasons.append(f"listener {rejection.listener.name}: {text}")
+                related.extend(rel)
+            if any(r.reason == NO_MATCHING_LISTENER_HOSTNAME for r in att.rejections) and "hostnames" in route.spec:
+                related.append(Related(f"{route.kind} {where(route)} sets its hostnames here", object=route, path="spec.hostnames"))
+            reason = "NoMatchingListenerHostname" if att.status == NO_MATCHING_LISTENER_HOSTNAME else "NotAllowedByListeners"
+            elsewhere = ""
+            if topology.is_attached(route):
+                elsewhere = f" (it is attached through another parentRef, but not to {label(parent)})"
+            message = (
+                f"no listener of {label(parent)} admits {route.kind} {where(route)}{elsewhere}: {'; '.join(reasons)}"
+                f" (Accepted=False, {reason}; gateway-api-semantics.md §3.3.3)"
+            )
+            yield self.issue(route, att.ref.path, message, related=related)
+
+    def _listener_set_not_attached(self, topology: Topology, route: K8sObject, att: ParentAttachment, parent: K8sObject) -> Issue:
+        ls_att = topology.listener_sets.get(id(parent))
+        why = ls_att.message if ls_att is not None else "it is not attached to its Gateway"
+        message = (
+            f"parentRef names {label(parent)}, which is not attached to its Gateway ({why}): its listeners serve nothing,"
+            f" so the {route.kind} receives no traffic through it (gateway-api-semantics.md §3.2, §3.3.3); fix the"
+            " ListenerSet's attachment (see PL409)"
+        )
+        related = [Related(f"{label(parent)} names its parent Gateway here", object=parent, path="spec.parentRef")]
+        return self.issue(route, att.ref.path, message, related=related)
+
+    def _explain(self, topology: Topology, route: K8sObject, rejection: Rejection) -> tuple[str, list[Related]]:
+        listener = rejection.listener
+        owner = listener.owner
+        cause = _rejection_kind(rejection, route)
+        allowed_path = join(listener.path, "allowedRoutes")
+        has_allowed = _raw(owner, allowed_path) is not None
+        route_ns = route.namespace or ""
+        if cause == "kind":
+            kinds_path = join(allowed_path, "kinds")
+            if listener.allowed_kinds is not None:
+                kinds = ", ".join(k for _, k in listener.allowed_kinds)
+                text = f"allowedRoutes.kinds admits {kinds}, not {route.kind}: add {route.kind} to the list or use another listener"
+                rel = Related(f"listener {listener.name} lists the route kinds it admits here", object=owner, path=kinds_path)
+            else:
+                defaults = ", ".join(listener.default_kinds() or ())
+                text = (
+                    f"a {listener.protocol} listener carries {defaults}, not {route.kind}: attach the route to a listener"
+                    f" whose protocol carries {route.kind}"
+                )
+                rel = Related(f"listener {listener.name} sets its protocol here", object=owner, path=join(listener.path, "protocol"))
+            return text, [rel]
+        if cause == "hostname":
+            raw_hostnames = route.spec.get("hostnames")
+            hostnames = [h for h in raw_hostnames if isinstance(h, str)] if isinstance(raw_hostnames, list) else []
+            text = (
+                f"listener hostname {listener.hostname} does not intersect the route's hostnames {', '.join(hostnames)}:"
+                " add a route hostname that the listener hostname covers, or attach to another listener"
+            )
+            rels = [
+                Related(f"listener {listener.name} sets its hostname here", object=owner, path=join(listener.path, "hostname")),
+            ]
+            return text, rels
+        # Namespace not allowed.
+        ns_path = join(allowed_path, "namespaces") if _has(owner, allowed_path, "namespaces") else allowed_path
+        rel_path = ns_path if has_allowed else listener.path
+        rels = [Related(f"listener {listener.name} admits routes from these namespaces", object=owner, path=rel_path)]
+        if listener.allowed_from == "Same":
+            default = "" if has_allowed and _has(owner, join(allowed_path, "namespaces"), "from") else ", the default"
+            text = (
+                f"allowedRoutes admits routes only from the {owner.kind}'s namespace {owner.namespace} (from: Same{default}),"
+                f" not from {route_ns}: set allowedRoutes.namespaces.from to All or Selector on the listener, or move the"
+                f" route to namespace {owner.namespace}"
+            )
+        elif listener.allowed_from == "Selector" and listener.allowed_selector is not None:
+            labels, known = topology.namespace_labels(route_ns)
+            shown = ", ".join(f"{k}={v}" for k, v in sorted(labels.items()))
+            selector = listener.allowed_selector
+            failing = selector.failing(labels)
+            detail = f"{selector}; failing: {', '.join(str(r) for r in failing)}" if len(failing) < len(selector.requirements) else str(selector)
+            text = (
+                f"namespace {route_ns} (labels: {shown}) does not match the allowedRoutes selector ({detail}):"
+                " label the namespace or change the selector"
+            )
+            if known:
+                namespace = topology.index.lookup(CORE, "Namespace", None, route_ns)
+                if namespace is not None:
+                    path = "metadata.labels" if namespace.labels else "metadata.name"
+                    rels.append(Related(f"Namespace {route_ns} has these labels", object=namespace, path=path))
+        else:
+            text = rejection.message
+        return text, rels
+
+
+# -- PL409 ---------------------------------------------------------------------------------------
+
+
+class ListenerSetNotAllowed(Rule):
+    """A ListenerSet's parent Gateway is missing, or its `allowedListeners` does not admit the set."""
+
+    id = "PL409"
+    name = "listener-set-not-allowed"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        topology = index.topology()
+        for listener_set in index.of_kind(GATEWAY_GROUP, "ListenerSet"):
+            att = topology.listener_sets.get(id(listener_set))
+            if att is None:
+                continue
+            if att.status == PARENT_NOT_FOUND:
+                yield self._not_found(index, listener_set, att.message)
+            elif att.status == "NotAllowed" and att.gateway is not None:
+                gateway = att.gateway
+                has_allowed = "allowedListeners" in gateway.spec
+                path = "spec.allowedListeners" if has_allowed else "metadata.name"
+                message = (
+                    f"ListenerSet {where(listener_set)} is not admitted by its parent: {att.message}; the set is not attached (Accepted=False, NotAllowed), so its listeners serve"
+                    f" nothing and routes attached to them receive no traffic (gateway-api-semantics.md §3.2); set"
+                    f" allowedListeners.namespaces on Gateway {where(gateway)} to admit namespace {listener_set.namespace}"
+                )
+                related = [Related(f"Gateway {where(gateway)} admits ListenerSets here", object=gateway, path=path)]
+                yield self.issue(listener_set, "spec.parentRef", message, related=related)
+
+    def _not_found(self, index: ProjectIndex, listener_set: K8sObject, detail: str) -> Issue:
+        raw = listener_set.spec.get("parentRef")
+        raw = raw if isinstance(raw, dict) else {}
+        group = raw.get("group") if isinstance(raw.get("group"), str) else GATEWAY_GROUP
+        kind = raw.get("kind") if isinstance(raw.get("kind"), str) and raw.get("kind") else "Gateway"
+        namespace = raw.get("namespace") if isinstance(raw.get("namespace"), str) and raw.get("namespace") else listener_set.namespace
+        name = str(raw.get("name"))
+        hints: list[str] = []
+        related: list[Related] = []
+        for obj in index.of_kind(group, kind):
+            if obj.name == name and obj.namespace != namespace and len(related) < _MAX_HINTS:
+                hints.append(f"{obj.kind} {where(obj)} exists: set namespace: {obj.namespace} in the parentRef")
+                related.append(Related(f"did you mean this {obj.kind}?", object=obj, path="metadata.name"))
+        if not hints:
+            candidates = {o.name: o for o in index.of_kind(group, kind) if o.namespace == namespace}
+            for close in _close(name, candidates):
+                hints.append(f"did you mean {kind} {close}?")
+                related.append(Related(f"did you mean this {kind}?", object=candidates[close], path="metadata.name"))
+        if not hints:
+            hints.append(external_hint(kind, namespace, name))
+        message = (
+            f"the parent {kind} {namespace}/{name} of ListenerSet {where(listener_set)} is not in the input: the set is"
+            f" not attached, so its listeners serve nothing (gateway-api-semantics.md §3.2){_hints_text(hints)}"
+        )
+        return self.issue(listener_set, "spec.parentRef", message, related=related)
+
+
+# -- PL410 ---------------------------------------------------------------------------------------
+
+
+class RouteWithoutParentRefs(Rule):
+    """A route has no `parentRefs`, so it attaches to no Gateway and serves no traffic."""
+
+    id = "PL410"
+    name = "route-without-parent-refs"
+    severity = Severity.WARNING
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        topology = index.topology()
+        for route in topology.routes():
+            refs = route.spec.get("parentRefs")
+            if refs is not None and refs != []:
+                continue  # parentRefs given (a value of the wrong type is a schema error, not this rule's)
+            if route.spec.get("useDefaultGateways") == "All":
+                # Experimental default Gateways (§3.3.3 step 6): the route is claimed by every
+                # Gateway with defaultScope: All, which may live outside the input.
+                continue
+            path = "spec.parentRefs" if "parentRefs" in route.spec else ("spec" if "spec" in route.data else "metadata.name")
+            message = (
+                f"{route.kind} {where(route)} has no parentRefs, so it attaches to no Gateway and serves no traffic"
+                " (gateway-api-semantics.md §3.3.3 step 6): add a parentRef naming the Gateway or ListenerSet (or, for"
+                " a mesh route, the Service) it belongs to"
+            )
+            yield self.issue(route, path, message)
+
+
+# -- PL411, PL412: backends ------------------------------------------------------------------------
+
+_BACKEND_PURPOSES = ("backend", "mirror", "ext-auth", "policy-backend")
+
+
+def _backend_refs(index: ProjectIndex) -> Iterator[ObjectRef]:
+    """Every backend reference: route backendRefs, mirror and ext-auth filters, policy backends."""
+    topology = index.topology()
+    owners: list[K8sObject] = list(topology.routes())
+    owners.extend(p.obj for p in index.policies() if p.profile.backend_refs)
+    for owner in owners:
+        for ref in topology.refs_from(owner):
+            if ref.purpose in _BACKEND_PURPOSES:
+                yield ref
+
+
+class BackendNotFound(Rule):
+    """A backend reference (route backendRef, mirror, ext-auth, policy backend) names an object not in the input."""
+
+    id = "PL411"
+    name = "backend-not-found"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        for ref in _backend_refs(index):
+            if ref.status == NOT_FOUND:
+                yield self._not_found(index, ref)
+            elif ref.status == OPAQUE:
+                # S16: a kind policylint does not model (InferencePool, a vendor backend) may well
+                # be served by the controller; never "Service not found" for it.
+                message = (
+                    f"unresolved backend of a kind not modelled: {_PURPOSE.get(ref.purpose, 'reference')} names"
+                    f" {ref.kind} {ref.namespace}/{ref.name} (group {ref.group or 'core'}), which is not in the input;"
+                    f" policylint does not model {ref.kind}, so it cannot tell whether the controller resolves it."
+                    f" Add the object to the input, or {external_hint(ref.kind, ref.namespace, ref.name)}"
+                )
+                yield self.issue(ref.owner, ref.path, message, severity=Severity.WARNING)
+
+    def _not_found(self, index: ProjectIndex, ref: ObjectRef) -> Issue:
+        hints: list[str] = []
+        related: list[Related] = []
+        same = [o for o in index.of_kind(ref.group, ref.kind) if o.name == ref.name and o.namespace != ref.namespace]
+        namespace_set = _has(ref.owner, ref.path, "namespace")
+        for obj in same[:_MAX_HINTS]:
+            if namespace_set:
+                hints.append(f"{obj.kind} {where(obj)} exists: did you mean namespace: {obj.namespace}?")
+            else:
+                hints.append(
+                    f"{obj.kind} {where(obj)} exists: set namespace: {obj.namespace} (a backend reference defaults to the"
+                    f" namespace of the {ref.owner.kind}, {ref.namespace}; another namespace needs a ReferenceGrant there)"
+                )
+            related.append(Related(f"did you mean this {obj.kind}?", object=obj, path="metadata.name"))
+        if not hints:
+            candidates = {o.name: o for o in index.of_kind(ref.group, ref.kind) if o.namespace == ref.namespace}
+            for close in _close(ref.name, candidates):
+                hints.append(f"did you mean {ref.kind} {close}?")
+                related.append(Related(f"did you mean this {ref.kind}?", object=candidates[close], path="metadata.name"))
+        if not hints:
+            hints.append(external_hint(ref.kind, ref.namespace, ref.name))
+        if ref.purpose == "policy-backend":
+            effect = f"the {ref.owner.kind} cannot reach it"
+        else:
+            # §3.4: an invalid backend stays in the weighted set; its share of requests gets HTTP 500.
+            effect = (
+                "the route's status gets ResolvedRefs=False, BackendNotFound and the requests meant for it fail"
+                " (HTTP 500 for HTTP routes)"
+            )
+        message = (
+            f"{_PURPOSE.get(ref.purpose, 'reference')} names {ref.kind} {ref.namespace}/{ref.name}, which is not in the"
+            f" input: {effect} (gateway-api-semantics.md §3.4){_hints_text(hints)}"
+        )
+        return self.issue(ref.owner, ref.path, message, related=related)
+
+
+class BackendPortInvalid(Rule):
+    """A Service backend reference has no `port`, or a port the Service does not define."""
+
+    id = "PL412"
+    name = "backend-port-invalid"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        topology = index.topology()
+        for ref in _backend_refs(index):
+            if (ref.group, ref.kind) != (CORE, "Service"):
+                continue
+            what = _PURPOSE.get(ref.purpose, "reference")
+            if not ref.has_port:
+                # The CEL rule on BackendObjectReference: the API server rejects the whole object.
+                message = (
+                    f"{what} to Service {ref.namespace}/{ref.name} has no port: the API server rejects the"
+                    f" {ref.owner.kind} (CEL \"Must have port for Service reference\"; gateway-api-semantics.md §3.4);"
+                    " set port to one of the Service's ports (its `port`, not `targetPort`)"
+                )
+                related = []
+                if ref.target is not None:
+                    related.append(self._ports_related(ref.target))
+                yield self.issue(ref.owner, ref.path, message, related=related)
+                continue
+            if ref.status != RESOLVED or ref.target is None or ref.port is None or ref.port_section is not None:
+                continue
+            service = ref.target
+            ports = topology.service_ports(service)
+            if not ports and service.spec.get("type") == "ExternalName":
+                continue  # ExternalName Services need no ports; how the port is used is implementation-specific
+            have = ", ".join(self._port_labels(service)) or "no ports"
+            message = (
+                f"{what} port {ref.port} is not a port of Service {where(service)} (have: {have}): the {ref.owner.kind}"
+                " gets ResolvedRefs=False and requests meant for this backend fail (gateway-api-semantics.md §3.4); use"
+                " the Service's `port`, not its `targetPort`"
+            )
+            yield self.issue(ref.owner, join(ref.path, "port"), message, related=[self._ports_related(service)])
+
+    @staticmethod
+    def _ports_related(service: K8sObject) -> Related:
+        path = "spec.ports" if "ports" in service.spec else "metadata.name"
+        return Related(f"Service {where(service)} defines its ports here", object=service, path=path)
+
+    @staticmethod
+    def _port_labels(service: K8sObject) -> list[str]:
+        out = []
+        ports = service.spec.get("ports")
+        for entry in ports if isinstance(ports, list) else ():
+            if isinstance(entry, dict) and isinstance(entry.get("port"), int):
+                name = entry.get("name")
+                out.append(f"{entry['port']} ({name})" if isinstance(name, str) else str(entry["port"]))
+        return out
+
+
+# -- PL413 ---------------------------------------------------------------------------------------
+
+
+class PolicyTargetCarriesNoTraffic(Rule):
+    """A policy targets an object that carries no traffic (a detached route or ListenerSet, a Gateway without class)."""
+
+    id = "PL413"
+    name = "policy-target-carries-no-traffic"
+    severity = Severity.WARNING
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        topology = index.topology()
+        for policy in index.policies():
+            for res in index.targets(policy):
+                if not res.accepted or res.target is None:
+                    continue
+                carries, reason = topology.carries_traffic(res.target)
+                if carries:
+                    continue
+                target = res.target
+                message = (
+                    f"{policy.profile.kind} {where(policy.obj)} targets {label(target)}, which carries no traffic: {reason};"
+                    " the policy has no effect until its target is attached (GEP-713: a policy affects only traffic"
+                    " through its target)"
+                )
+                related = [Related(f"{label(target)} is defined here", object=target, path="metadata.name")]
+                yield self.issue(policy.obj, res.ref.path, message, related=related)
+
+
+RULES: list[type[Rule]] = [
+    GatewayClassNotFound,
+    ParentRefNotFound,
+    ParentRefNoMatchingListener,
+    RouteNotAdmitted,
+    ListenerSetNotAllowed,
+    RouteWithoutParentRefs,
+    BackendNotFound,
+    BackendPortInvalid,
+    PolicyTargetCarriesNoTraffic,
+]

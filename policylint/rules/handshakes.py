@@ -1,0 +1,484 @@
+"""PL4xx (part 1): cross-namespace handshakes — ReferenceGrant (gateway-api-semantics.md §3.6).
+
+A reference into another namespace is only honoured when the referenced
+namespace accepts it: a ReferenceGrant there whose `from` is exactly the
+referrer's {group, kind, namespace} and whose `to` matches the target's
+{group, kind, name?}. Routes, Gateways and ListenerSets use it for backends and
+certificates (§3.4, §3.5); GEP-713 "Cross namespace references" demands the same
+handshake (or client-side-only effects) from policies that target another
+namespace, and Envoy Gateway applies it to `targetSelectors` matches and to the
+backends in a policy's spec (§8.1).
+
+Every edge is resolved once, by `ProjectIndex.resolve_target` /
+`selector_targets` (policy targets) and `Topology.refs_from` (everything else);
+`ReferenceGrants.check` records which grant entries authorised something and
+which grants almost did (`GrantCheck.near_misses`). The rules here only read
+those results, so the JSON report and the findings always agree.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from policylint.findings import Issue, Related, Severity
+from policylint.grants import Grant, GrantCheck, Reference
+from policylint.index import Policy, ProjectIndex, TargetResolution, TargetSelector, core_group_alias, policy_namespace
+from policylint.model import K8sObject
+from policylint.positions import join
+from policylint.rules.base import Rule
+from policylint.selectors import LabelSelector, Requirement
+from policylint.topology import GATEWAY_GROUP, REF_NOT_PERMITTED, ROUTE_KINDS, ObjectRef, Topology
+
+_MAX_RELATED = 5
+_MAX_HINTS = 3
+
+# What a controller does with a reference it may not follow, by ObjectRef.purpose (§3.4, §3.5).
+_REFUSED = {
+    "backend": (
+        "the route gets ResolvedRefs=False (reason RefNotPermitted) and the share of traffic meant for this backend"
+        " fails (HTTP 500 for HTTP routes, rejected connections for TLS/TCP/UDP routes)"
+    ),
+    "mirror": "the route gets ResolvedRefs=False (reason RefNotPermitted) and nothing is mirrored to it",
+    "ext-auth": "the route gets ResolvedRefs=False (reason RefNotPermitted) and requests cannot be authorised through it",
+    "policy-backend": "the controller refuses this backend, so the policy feature that uses it does not work",
+    "certificate": "the listener gets ResolvedRefs=False (reason RefNotPermitted) and cannot serve this certificate",
+    "client-certificate": "the Gateway cannot present this client certificate to backends (RefNotPermitted)",
+    "ca-certificate": "the listener cannot validate client certificates with this CA bundle (RefNotPermitted)",
+}
+_NOUN = {
+    "backend": "backend",
+    "mirror": "mirror backend",
+    "ext-auth": "external-auth backend",
+    "policy-backend": "backend",
+    "certificate": "certificate",
+    "client-certificate": "client certificate",
+    "ca-certificate": "CA certificate",
+}
+
+
+def field_name(path: str) -> str:
+    """`targetSelectors[0]` for `spec.targetSelectors[0]`: how a user names the field in a message."""
+    return path.removeprefix("spec.")
+
+
+def where(obj: K8sObject) -> str:
+    """`ns/name`, or `name` for a cluster-scoped object."""
+    return f"{obj.namespace}/{obj.name}" if obj.namespace else obj.name
+
+
+def near_miss_related(check: GrantCheck | None) -> list[Related]:
+    """The grants that almost permit a reference, at the field that does not match."""
+    if check is None:
+        return []
+    return [Related(miss.reason, object=miss.grant.obj, path=miss.path) for miss in check.near_misses]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedReference:
+    """A cross-namespace reference in the input and its ReferenceGrant check."""
+
+    owner: K8sObject
+    path: str  # where the reference is written (a backendRef, a targetRef, a target selector)
+    reference: Reference
+    check: GrantCheck
+
+    def label(self) -> str:
+        return f"{self.reference.to_kind} {self.reference.to_namespace}/{self.reference.to_name}"
+
+
+def checked_references(index: ProjectIndex) -> list[CheckedReference]:
+    """Every cross-namespace reference with its grant check, in index order.
+
+    Building the topology and every policy's targets is also what records which grant
+    entries authorise something (`ReferenceGrants.used`): call this before reading it,
+    whichever rules are selected.
+    """
+    out: list[CheckedReference] = []
+    topology = index.topology()
+    for obj in index.objects:
+        for ref in topology.refs_from(obj):
+            owner_ns = obj.namespace or ""
+            if ref.grant is None or ref.namespace == owner_ns:
+                continue
+            reference = Reference(obj.group, obj.kind, owner_ns, ref.group, ref.kind, ref.namespace, ref.name)
+            out.append(CheckedReference(obj, ref.path, reference, ref.grant))
+    for policy in index.policies():
+        own = policy.obj.namespace
+        for res in index.targets(policy):
+            ref = res.ref
+            if res.grant is None or not own or not res.namespace or res.namespace == own:
+                continue
+            if ref.group is None or ref.kind is None or ref.name is None:
+                continue
+            group = core_group_alias(policy.profile, ref.group, ref.kind)
+            reference = Reference(policy.obj.group, policy.obj.kind, own, group, ref.kind, res.namespace, ref.name)
+            out.append(CheckedReference(policy.obj, ref.path, reference, res.grant))
+    return out
+
+
+def misplaced_grants(index: ProjectIndex) -> dict[int, tuple[Grant, list[CheckedReference]]]:
+    """Grants that would permit a failing reference if they lived in the target's namespace."""
+    out: dict[int, tuple[Grant, list[CheckedReference]]] = {}
+    for checked in checked_references(index):
+        if checked.check.permitted:
+            continue
+        for miss in checked.check.near_misses:
+            if miss.path == "metadata.namespace":
+                out.setdefault(id(miss.grant), (miss.grant, []))[1].append(checked)
+    return out
+
+
+def self_namespace_only(grant: Grant) -> bool:
+    """Every `from` entry names the grant's own namespace: the grant can authorise nothing."""
+    return bool(grant.sources) and all(f.namespace == grant.namespace for f in grant.sources)
+
+
+class CrossNamespaceTargetNotPermitted(Rule):
+    """A policy targets an object in another namespace without a ReferenceGrant there, or its kind cannot cross namespaces."""
+
+    id = "PL401"
+    name = "cross-namespace-target-not-permitted"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        for policy in index.policies():
+            for ref in policy.refs:
+                res = index.resolve_target(policy, ref)
+                if res.detail == "RefNotPermitted":
+                    yield self._not_permitted(policy, res)
+                elif forbidden_namespace(policy, ref.raw, ref.namespace):
+                    yield self._forbidden(policy, res)
+            for res in index.selector_targets(policy):
+                if res.detail == "RefNotPermitted":
+                    yield self._selector_not_permitted(policy, res)
+
+    def _not_permitted(self, policy: Policy, res: TargetResolution) -> Issue:
+        ref = res.ref
+        assert ref.group is not None and ref.kind is not None and ref.name is not None and res.namespace is not None
+        obj = policy.obj
+        reference = Reference(
+            obj.group, obj.kind, obj.namespace or "", core_group_alias(policy.profile, ref.group, ref.kind), ref.kind, res.namespace, ref.name
+        )
+        message = (
+            f"{obj.kind} {where(obj)} is not permitted to reference {ref.kind} {res.namespace}/{ref.name}: the target is in"
+            f" another namespace and no ReferenceGrant in namespace {res.namespace} accepts {obj.kind} from namespace"
+            f" {obj.namespace}, so the policy does not attach (GEP-713 \"Cross namespace references\": the target's"
+            f" namespace must accept the policy through a handshake); {reference.grant_hint()}"
+        )
+        return self.issue(obj, ref.path, message, related=near_miss_related(res.grant))
+
+    def _forbidden(self, policy: Policy, res: TargetResolution) -> Issue:
+        ref = res.ref
+        obj = policy.obj
+        profile = policy.profile
+        own = policy_namespace(policy)
+        message = (
+            f"{obj.kind} {where(obj)} cannot reference another namespace: {profile.kind} target references have no"
+            f" namespace field, so the API server prunes namespace: {ref.namespace} (or rejects the policy under strict"
+            f" field validation) and looks the target up in the policy's own namespace {own}"
+        )
+        if res.accepted and res.target is not None:
+            message += f", where it resolves to {res.target.kind} {where(res.target)}: probably not the object meant"
+        elif res.detail == "ObjectNotFound":
+            message += f", where there is no {ref.kind} {ref.name}"
+        message += f" (GEP-713 \"Cross namespace references\"); create the policy in namespace {ref.namespace}"
+        targets = profile.targets
+        if targets.selectors and targets.selector_namespaces:
+            message += (
+                f", or select the target with {targets.selectors} (namespaces.from: All or Selector) and a ReferenceGrant in"
+                f" namespace {ref.namespace}"
+            )
+        return self.issue(obj, join(ref.path, "namespace"), message)
+
+    def _selector_not_permitted(self, policy: Policy, res: TargetResolution) -> Issue:
+        target = res.target
+        assert target is not None and res.namespace is not None
+        obj = policy.obj
+        reference = Reference(obj.group, obj.kind, obj.namespace or "", target.group, target.kind, res.namespace, target.name)
+        message = (
+            f"{obj.kind} {where(obj)} is not permitted to reference {target.kind} {where(target)}, which {field_name(res.ref.path)}"
+            f" matches in another namespace: no ReferenceGrant in namespace {res.namespace} accepts {obj.kind} from namespace"
+            f" {obj.namespace}, and the controller silently ignores such a match, so the policy does not apply to it"
+            f" (GEP-713 \"Cross namespace references\"); {reference.grant_hint()}, or narrow the selector"
+        )
+        related = [Related(f"{target.kind} {where(target)} matches the selector", object=target, path="metadata.labels")]
+        related += near_miss_related(res.grant)
+        return self.issue(obj, res.ref.path, message, related=related, severity=Severity.WARNING)
+
+
+def forbidden_namespace(policy: Policy, raw: object, namespace: str | None) -> bool:
+    """A `namespace` other than the policy's own on a reference type that has no namespace field.
+
+    PL205 reports the field when it names the policy's own namespace (harmless); this is the
+    cross-namespace case, so PL205 leaves it to PL401.
+    """
+    own = policy_namespace(policy)
+    return (
+        not policy.profile.targets.namespace
+        and isinstance(raw, dict)
+        and "namespace" in raw
+        and bool(own)
+        and bool(namespace)
+        and namespace != own
+    )
+
+
+class CrossNamespaceReferenceNotPermitted(Rule):
+    """A backend, certificate or CA reference points into another namespace without a ReferenceGrant there."""
+
+    id = "PL402"
+    name = "cross-namespace-reference-not-permitted"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        topology = index.topology()
+        for obj in index.objects:
+            for ref in topology.refs_from(obj):
+                if ref.status == REF_NOT_PERMITTED:
+                    yield self._issue(obj, ref)
+
+    def _issue(self, owner: K8sObject, ref: ObjectRef) -> Issue:
+        owner_ns = owner.namespace or ""
+        reference = Reference(owner.group, owner.kind, owner_ns, ref.group, ref.kind, ref.namespace, ref.name)
+        noun = _NOUN.get(ref.purpose, "reference")
+        consequence = _REFUSED.get(ref.purpose, "the controller refuses this reference (RefNotPermitted)")
+        message = (
+            f"{owner.kind} {where(owner)} is not permitted to reference {ref.label()}: the {noun} is in another namespace"
+            f" and no ReferenceGrant in namespace {ref.namespace} accepts references from {owner.kind} in namespace"
+            f" {owner_ns} (gateway-api-semantics.md §3.6), so {consequence}; {reference.grant_hint()}"
+        )
+        return self.issue(owner, ref.path, message, related=near_miss_related(ref.grant))
+
+
+class ReferenceGrantInWrongNamespace(Rule):
+    """A ReferenceGrant sits in the referrer's namespace, or a `from` entry names the grant's own namespace."""
+
+    id = "PL403"
+    name = "reference-grant-in-wrong-namespace"
+    severity = Severity.WARNING
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        misplaced = misplaced_grants(index)
+        for grant in index.grants().grants:
+            found = misplaced.get(id(grant))
+            if found is not None:
+                yield self._misplaced(grant, found[1])
+                continue
+            for i, source in enumerate(grant.sources):
+                if source.namespace == grant.namespace:
+                    yield self._self_namespace(grant, i)
+
+    def _misplaced(self, grant: Grant, refs: Sequence[CheckedReference]) -> Issue:
+        obj = grant.obj
+        namespaces = sorted({c.reference.to_namespace for c in refs})
+        kinds = ", ".join(sorted({c.owner.kind for c in refs}))
+        place = f"namespace {namespaces[0]}" if len(namespaces) == 1 else f"each of the namespaces {', '.join(namespaces)}"
+        message = (
+            f"ReferenceGrant {where(obj)} is in namespace {grant.namespace}, the namespace of the referring {kinds}, but a grant"
+            f" must live in the namespace of the referenced objects ({', '.join(namespaces)}) (gateway-api-semantics.md §3.6):"
+            " here it permits nothing"
+        )
+        if any(f.namespace == grant.namespace for f in grant.sources):
+            message += ", and a from entry naming its own namespace never authorises anything"
+        message += f"; move it to {place}"
+        related = [
+            Related(f"{c.owner.kind} {where(c.owner)} references {c.label()} here", object=c.owner, path=c.path)
+            for c in refs[:_MAX_RELATED]
+        ]
+        return self.issue(obj, "metadata.namespace", message, related=related)
+
+    def _self_namespace(self, grant: Grant, i: int) -> Issue:
+        obj = grant.obj
+        source = grant.sources[i]
+        message = (
+            f"{source.path} of ReferenceGrant {where(obj)} names the grant's own namespace {grant.namespace}: references"
+            " within one namespace never need a grant (gateway-api-semantics.md §3.6), so this entry authorises nothing;"
+            " a grant lives in the namespace of the referenced objects and its from entries name the referrers'"
+            f" namespaces — if {source.kind} in {grant.namespace} must reference objects elsewhere, create the grant in"
+            " that namespace with this from entry"
+        )
+        return self.issue(obj, join(source.path, "namespace"), message)
+
+
+class ReferenceGrantUnused(Rule):
+    """A ReferenceGrant authorises no reference in the input."""
+
+    id = "PL404"
+    name = "reference-grant-unused"
+    severity = Severity.INFO
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        checked_references(index)  # every reference checked first: fills grants.used
+        grants = index.grants()
+        misplaced = misplaced_grants(index)
+        checked = self._checked_referrers(index)
+        for grant in grants.grants:
+            if any((id(grant), f.path, t.path) in grants.used for f in grant.sources for t in grant.targets):
+                continue
+            if id(grant) in misplaced or self_namespace_only(grant):
+                continue  # PL403 says why it permits nothing
+            if any((f.group, f.kind) not in checked for f in grant.sources):
+                continue  # references from that kind are not modelled: it may well be used
+            yield self._issue(grant)
+
+    @staticmethod
+    def _checked_referrers(index: ProjectIndex) -> set[tuple[str, str]]:
+        """Kinds whose references into other namespaces policylint resolves: grants from them are judged."""
+        kinds = {(GATEWAY_GROUP, "Gateway"), (GATEWAY_GROUP, "ListenerSet")}
+        kinds |= {(GATEWAY_GROUP, k) for k in ROUTE_KINDS}
+        kinds |= {p.gk for p in index.profiles}
+        kinds |= {p.profile.gk for p in index.policies()}
+        return kinds
+
+    def _issue(self, grant: Grant) -> Issue:
+        obj = grant.obj
+        if not grant.sources or not grant.targets:
+            missing = "from" if not grant.sources else "to"
+            message = (
+                f"ReferenceGrant {where(obj)} has no complete {missing} entry (from needs group, kind and namespace; to"
+                " needs group and kind), so it authorises nothing; the API server rejects such a grant"
+            )
+            return self.issue(obj, join("spec", missing) if missing in obj.spec else "spec", message)
+        referrers = " or ".join(f"{f.kind} in namespace {f.namespace}" for f in grant.sources)
+        targets = " or ".join(f"{t.kind} {t.name}" if t.name else f"any {t.kind}" for t in grant.targets)
+        message = (
+            f"ReferenceGrant {where(obj)} authorises no reference in the input: no {referrers} references {targets} in"
+            f" namespace {grant.namespace}; referrers outside this repository may still rely on it — if none do, remove it,"
+            " since a stale grant silently admits references created later (gateway-api-semantics.md §3.6)"
+        )
+        return self.issue(obj, "metadata.name", message)
+
+
+class TargetSelectorMatchesNothing(Rule):
+    """A policy's label selector (targetSelectors) matches no object, so it adds no target."""
+
+    id = "PL414"
+    name = "target-selector-matches-nothing"
+    severity = Severity.WARNING
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        topology: Topology | None = None
+        for policy in index.policies():
+            selectors = index.selectors(policy)
+            if not selectors:
+                continue
+            matched = {res.selector for res in index.selector_targets(policy)}
+            for i, sel in enumerate(selectors):
+                if sel.error is not None or sel.kind is None or i in matched:
+                    continue
+                if topology is None:
+                    topology = index.topology()
+                yield self._issue(index, topology, policy, sel)
+
+    def _issue(self, index: ProjectIndex, topology: Topology, policy: Policy, sel: TargetSelector) -> Issue:
+        assert sel.kind is not None
+        obj = policy.obj
+        own = obj.namespace
+        scope = _scope(sel, own)
+        candidates = [o for o in index.of_kind(sel.group, sel.kind) if _eligible(topology, sel, own, o.namespace)]
+        labels = ", ".join(_requirement(r) for r in sel.label_selector.requirements)
+        if not candidates:
+            reason = f"there is no {sel.kind} in {scope} in the input"
+        else:
+            reason = f"no {sel.kind} in {scope} has labels {labels}"
+        message = f"{field_name(sel.path)} of {obj.kind} {where(obj)} matches no {sel.kind}: {reason}, so it adds no target (GEP-713 \"Label selectors\")"
+        hints, related = self._near_matches(index, topology, policy, sel, candidates)
+        targets = policy.profile.targets
+        if targets.kinds and not targets.allows(sel.group, sel.kind):
+            allowed = ", ".join(str(k) for k in targets.kinds)
+            hints.append(f"{policy.profile.kind} does not accept {sel.kind} targets at all (allowed: {allowed})")
+        severity = None
+        if _external_may_match(index, sel, own):
+            severity = Severity.INFO
+            hints.append(f"{sel.kind} objects declared external (--external) may match")
+        message += "".join(f"; {h}" for h in hints)
+        return self.issue(obj, sel.path, message, related=related, severity=severity)
+
+    @staticmethod
+    def _near_matches(
+        index: ProjectIndex, topology: Topology, policy: Policy, sel: TargetSelector, candidates: Sequence[K8sObject]
+    ) -> tuple[list[str], list[Related]]:
+        hints: list[str] = []
+        related: list[Related] = []
+        # An object whose labels miss by one requirement: a typo in a value or a key.
+        for cand in candidates:
+            failing = sel.label_selector.failing(cand.labels)
+            if len(failing) == 1 and len(related) < _MAX_HINTS:
+                hints.append(
+                    f"{cand.kind} {where(cand)} has {_actual(failing[0], cand.labels)}, the selector wants {_requirement(failing[0])}"
+                )
+                related.append(Related(f"{cand.kind} {where(cand)} almost matches", object=cand, path=_labels_path(cand)))
+        # Matching objects in namespaces the selector does not consider.
+        own = policy.obj.namespace
+        for cand in index.of_kind(sel.group, sel.kind):
+            if len(related) >= _MAX_HINTS or not sel.label_selector.matches(cand.labels):
+                continue
+            if _eligible(topology, sel, own, cand.namespace):
+                continue
+            if policy.profile.targets.selector_namespaces:
+                fix = "set namespaces (from: All or Selector) and add a ReferenceGrant there"
+            else:
+                fix = f"{policy.profile.kind} selectors match only in the policy's own namespace"
+            hints.append(f"{cand.kind} {where(cand)} has the labels but is in namespace {cand.namespace}; {fix}")
+            related.append(Related(f"{cand.kind} {where(cand)} matches the labels", object=cand, path=_labels_path(cand)))
+        return hints, related
+
+
+def _scope(sel: TargetSelector, own: str | None) -> str:
+    if sel.namespaces_from == "All":
+        return "any namespace"
+    if sel.namespaces_from == "Selector":
+        return f"namespace {own} or namespaces matching {sel.namespace_selector or LabelSelector()}"
+    return f"namespace {own}"
+
+
+def _eligible(topology: Topology, sel: TargetSelector, own: str | None, namespace: str | None) -> bool:
+    """The namespaces `ProjectIndex.selector_targets` considers (Envoy Gateway `namespaces.from`, §8.1)."""
+    if namespace is None or namespace == own:
+        return True
+    if sel.namespaces_from == "All":
+        return True
+    if sel.namespaces_from == "Selector":
+        return topology.namespace_selected(sel.namespace_selector or LabelSelector(), namespace)[0]
+    return False
+
+
+def _requirement(req: Requirement) -> str:
+    """`app=web` for a matchLabels entry, the selector syntax otherwise (`tier in (a, b)`, `!canary`)."""
+    if req.operator == "In" and len(req.values) == 1:
+        return f"{req.key}={req.values[0]}"
+    return str(req)
+
+
+def _actual(req: Requirement, labels: Mapping[str, str]) -> str:
+    if req.key in labels:
+        return f"{req.key}={labels[req.key]}"
+    return f"no {req.key} label"
+
+
+def _labels_path(obj: K8sObject) -> str:
+    return "metadata.labels" if obj.labels else "metadata"
+
+
+def _external_may_match(index: ProjectIndex, sel: TargetSelector, own: str | None) -> bool:
+    assert sel.kind is not None
+    external = index.options.external
+    if own and external.covers_namespace(sel.group, sel.kind, own):
+        return True
+    if sel.namespaces_from == "Same":
+        return False
+    return any(
+        fnmatch.fnmatchcase(sel.kind.lower(), p.kind) and (p.group is None or fnmatch.fnmatchcase(sel.group, p.group))
+        for p in external.patterns
+    )
+
+
+RULES: list[type[Rule]] = [
+    CrossNamespaceTargetNotPermitted,
+    CrossNamespaceReferenceNotPermitted,
+    ReferenceGrantInWrongNamespace,
+    ReferenceGrantUnused,
+    TargetSelectorMatchesNothing,
+]
