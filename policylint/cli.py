@@ -46,6 +46,7 @@ def run_check(
     stdin_filename: str | None = None,
     synthetic_rule_names: bool = False,
     external: Sequence[str] = (),
+    max_affected: int | None = None,
     color: str = "auto",
 ) -> int:
     """Lint `paths`; print the report to stdout and a summary to stderr."""
@@ -84,6 +85,7 @@ def run_check(
         selection=selection,
         synthetic_rule_names=synthetic_rule_names,
         external=external_objects,
+        max_affected=max_affected,
     )
     try:
         result = lint(request)
@@ -199,6 +201,12 @@ def cli() -> None:
     multiple=True,
     metavar="KIND[/NS[/NAME]]",
     help="Objects that live outside the input (globs, repeatable): references to them are not errors.",
+)
+@click.option(
+    "--max-affected",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Report policies whose blast radius exceeds N contexts (PL608).",
 )
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 def check_command(paths: tuple[str, ...], fmt: str, **kwargs: object) -> None:

@@ -23,6 +23,7 @@ from policylint.selectors import LabelSelector, SelectorError, parse_selector
 from policylint.profiles import PolicyProfile, ProfileRegistry, TargetKind, inferred_profile, looks_like_policy
 
 if TYPE_CHECKING:
+    from policylint.effective import Simulation
     from policylint.topology import Topology
 
 # Target resolution outcomes, in the status vocabulary of GEP-713 / design.md §1.3.
@@ -49,6 +50,7 @@ class LintOptions:
     synthetic_rule_names: bool = False
     # design.md §1.7: objects that live outside the input (`--external`).
     external: ExternalObjects = field(default_factory=ExternalObjects)
+    max_affected: int | None = None  # PL608: blast radius threshold in contexts (`--max-affected`)
 
 
 class TargetReferenceModel(BaseModel):
@@ -214,6 +216,7 @@ class ProjectIndex:
         self._groups: set[str] | None = None
         self._grants: ReferenceGrants | None = None
         self._topology: Topology | None = None
+        self._simulation: Simulation | None = None
         self._selected: dict[int, list[TargetResolution]] = {}
 
     # -- lookups -------------------------------------------------------------------------
@@ -249,6 +252,14 @@ class ProjectIndex:
 
             self._topology = Topology(self)
         return self._topology
+
+    def simulation(self) -> Simulation:
+        """Effective policy per context (policylint.effective), computed on first use."""
+        if self._simulation is None:
+            from policylint.effective import Simulation
+
+            self._simulation = Simulation(self)
+        return self._simulation
 
     def is_external(self, group: str, kind: str, namespace: str | None, name: str) -> bool:
         return self.options.external.match(group, kind, namespace, name) is not None

@@ -34,6 +34,7 @@ class LintRequest:
     selection: engine.Selection = field(default_factory=engine.Selection)
     synthetic_rule_names: bool = False
     external: ExternalObjects = field(default_factory=ExternalObjects)
+    max_affected: int | None = None
     # Parse cache directory (None: no cache; the CLI defaults to .policylint_cache/) and worker
     # processes for parsing (1: none; 0: one per CPU). Neither changes the findings.
     cache_dir: str | None = None
@@ -129,7 +130,10 @@ def _lint(request: LintRequest) -> LintResult:
 
     profiles = ProfileRegistry([user_profiles, builtin_profiles(), profiles_from_crds(crd_objects)])
     options = LintOptions(
-        default_namespace=request.namespace, synthetic_rule_names=request.synthetic_rule_names, external=request.external
+        default_namespace=request.namespace,
+        synthetic_rule_names=request.synthetic_rule_names,
+        external=request.external,
+        max_affected=request.max_affected,
     )
     index = ProjectIndex(
         objects=built.objects,

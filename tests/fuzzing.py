@@ -28,10 +28,10 @@ from hypothesis import strategies as st
 ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "ABSENT"})()
 
 GW = "gateway.networking.k8s.io"
-NAMES = ["gw", "web", "api", "edge", "eg", "a"]
+NAMES = ["gw", "web", "api"]
 NAMESPACES = ["app", "infra"]
-SECTIONS = ["http", "https", "api", "grpc", "rule-1", "rule-2", "Bad_Name", ""]
-PORTS = [80, 443, 8080, 0, 70000]
+SECTIONS = ["http", "https", "api", "grpc", "http", "rule-1", "rule-2", "Bad_Name", ""]
+PORTS = [80, 443, 8080, 80, 443, 0, 70000]
 PROTOCOLS = ["HTTP", "HTTPS", "TLS", "TCP", "UDP", "example.com/custom"]
 HOSTNAMES = ["example.com", "*.example.com", "a.example.com", "*.other.org", ""]
 GROUPS = [GW, "", "core", "gateway.envoyproxy.io", "kuadrant.io", "example.com", "Bad Group"]
@@ -56,14 +56,24 @@ JUNK = st.one_of(
 
 
 @st.composite
-def slot(draw: st.DrawFn, strategy: st.SearchStrategy[Any], ok: int = 6, absent: int = 2, junk: int = 1) -> Any:
-    """Usually a proper value, sometimes missing (ABSENT), sometimes of the wrong type. Shrinks to proper."""
+def slot(draw: st.DrawFn, strategy: st.SearchStrategy[Any], ok: int, absent: int, junk: int) -> Any:
+    """A proper value, or missing (ABSENT), or a value of the wrong type, with these odds. Shrinks to proper."""
     r = draw(st.integers(min_value=0, max_value=ok + absent + junk - 1))
     if r < ok:
         return draw(strategy)
     if r < ok + absent:
         return ABSENT
     return draw(JUNK)
+
+
+def req(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """A field that is usually there: names, kinds, the lists that matter."""
+    return slot(strategy, ok=16, absent=1, junk=1)
+
+
+def opt(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """An optional field: often missing."""
+    return slot(strategy, ok=5, absent=6, junk=1)
 
 
 def pick(values: Sequence[Any]) -> st.SearchStrategy[Any]:
@@ -76,10 +86,10 @@ def small_list(strategy: st.SearchStrategy[Any], max_size: int = 3) -> st.Search
 
 @st.composite
 def mapping(draw: st.DrawFn, **fields: st.SearchStrategy[Any]) -> dict[str, Any]:
-    """A mapping with these fields, each a slot: missing, proper or junk."""
+    """A mapping of these fields (`req`/`opt` slots); fields drawn as ABSENT are left out."""
     out: dict[str, Any] = {}
     for key, strategy in fields.items():
-        value = draw(slot(strategy))
+        value = draw(strategy)
         if value is not ABSENT:
             out[key] = value
     return out
@@ -89,97 +99,134 @@ labels = st.dictionaries(pick(LABEL_KEYS), pick(LABEL_VALUES), max_size=2)
 
 
 def selector() -> st.SearchStrategy[dict[str, Any]]:
-    expression = mapping(key=pick(LABEL_KEYS), operator=pick(OPERATORS), values=small_list(pick(LABEL_VALUES), 2))
-    return mapping(matchLabels=labels, matchExpressions=small_list(expression, 2))
+    expression = mapping(key=req(pick(LABEL_KEYS)), operator=req(pick(OPERATORS)), values=opt(small_list(pick(LABEL_VALUES), 2)))
+    return mapping(matchLabels=opt(labels), matchExpressions=opt(small_list(expression, 2)))
 
 
-def object_ref() -> st.SearchStrategy[dict[str, Any]]:
-    """backendRef, certificateRef, parentRef, targetRef: every reference shares these fields."""
-    return mapping(
-        group=pick(GROUPS),
-        kind=pick(KINDS),
-        name=pick(NAMES),
-        namespace=pick(NAMESPACES),
-        sectionName=pick(SECTIONS),
-        port=pick(PORTS),
+def namespaces_from() -> st.SearchStrategy[dict[str, Any]]:
+    return mapping(**{"from": req(pick(FROM)), "selector": opt(selector())})
+
+
+# (group, kind) pairs as they are meant, then everything else: most references are plausible.
+TARGET_GKS = [(GW, "Gateway"), (GW, "HTTPRoute"), (GW, "GRPCRoute"), ("", "Service"), (GW, "ListenerSet"), (GW, "TCPRoute")]
+
+
+@st.composite
+def group_kind(draw: st.DrawFn) -> tuple[Any, Any]:
+    if draw(st.integers(min_value=0, max_value=4)) < 4:
+        return draw(pick(TARGET_GKS))
+    return draw(pick(GROUPS)), draw(pick(KINDS))
+
+
+def target_ref() -> st.SearchStrategy[dict[str, Any]]:
+    fields = mapping(name=req(pick(NAMES)), sectionName=opt(pick(SECTIONS)), namespace=slot(pick(NAMESPACES), ok=1, absent=8, junk=1))
+    return st.tuples(group_kind(), req(st.just(0)), req(st.just(0)), fields).map(
+        lambda t: {**({} if t[1] is ABSENT else {"group": t[0][0] if t[1] == 0 else t[1]}),
+                   **({} if t[2] is ABSENT else {"kind": t[0][1] if t[2] == 0 else t[2]}), **t[3]}
     )
+
+
+def parent_ref() -> st.SearchStrategy[dict[str, Any]]:
+    return mapping(
+        group=slot(pick([GW, "", "example.com"]), ok=1, absent=6, junk=1),
+        kind=slot(pick(["Gateway", "ListenerSet", "Service", "Nope"]), ok=2, absent=5, junk=1),
+        name=req(pick(NAMES)),
+        namespace=opt(pick(NAMESPACES)),
+        sectionName=opt(pick(SECTIONS)),
+        port=opt(pick(PORTS)),
+    )
+
+
+def backend_ref() -> st.SearchStrategy[dict[str, Any]]:
+    return mapping(
+        group=slot(pick(["", "example.com", GW]), ok=1, absent=6, junk=1),
+        kind=slot(pick(["Service", "Nope", "Gateway"]), ok=1, absent=6, junk=1),
+        name=req(pick(NAMES)),
+        namespace=opt(pick(NAMESPACES)),
+        port=req(pick(PORTS)),
+    )
+
+
+def secret_ref(kind: str = "Secret") -> st.SearchStrategy[dict[str, Any]]:
+    return mapping(group=opt(st.just("")), kind=opt(pick([kind, "Nope"])), name=req(pick(NAMES)), namespace=opt(pick(NAMESPACES)))
 
 
 def metadata(cluster: bool = False) -> st.SearchStrategy[dict[str, Any]]:
     if cluster:
-        return mapping(name=pick(NAMES + NAMESPACES), labels=labels)
-    return mapping(name=pick(NAMES), namespace=pick(NAMESPACES), labels=labels)
+        return mapping(name=req(pick(NAMES + NAMESPACES)), labels=opt(labels))
+    return mapping(name=req(pick(NAMES)), namespace=slot(pick(NAMESPACES), ok=8, absent=2, junk=1), labels=opt(labels))
 
 
 def obj(api_version: str, kind: str, spec: st.SearchStrategy[Any] | None, cluster: bool = False) -> st.SearchStrategy[Any]:
-    fields: dict[str, st.SearchStrategy[Any]] = {"metadata": metadata(cluster)}
+    fields: dict[str, st.SearchStrategy[Any]] = {"metadata": req(metadata(cluster))}
     if spec is not None:
-        fields["spec"] = spec
-    body = mapping(**fields)
-    return body.map(lambda b: {"apiVersion": api_version, "kind": kind, **b})
+        fields["spec"] = req(spec)
+    return mapping(**fields).map(lambda b: {"apiVersion": api_version, "kind": kind, **b})
 
 
 def listener() -> st.SearchStrategy[dict[str, Any]]:
     return mapping(
-        name=pick(SECTIONS),
-        port=pick(PORTS),
-        protocol=pick(PROTOCOLS),
-        hostname=pick(HOSTNAMES),
-        allowedRoutes=mapping(
-            namespaces=mapping(**{"from": pick(FROM), "selector": selector()}),
-            kinds=small_list(mapping(group=pick(GROUPS), kind=pick(KINDS)), 2),
-        ),
-        tls=mapping(mode=pick(["Terminate", "Passthrough"]), certificateRefs=small_list(object_ref(), 2)),
+        name=req(pick(SECTIONS)),
+        port=req(pick(PORTS)),
+        protocol=req(pick(PROTOCOLS)),
+        hostname=opt(pick(HOSTNAMES)),
+        allowedRoutes=opt(mapping(namespaces=opt(namespaces_from()), kinds=opt(small_list(mapping(group=opt(pick(GROUPS)), kind=req(pick(KINDS))), 2)))),
+        tls=opt(mapping(mode=opt(pick(["Terminate", "Passthrough"])), certificateRefs=opt(small_list(secret_ref(), 2)))),
     )
 
 
 def gateway_spec() -> st.SearchStrategy[dict[str, Any]]:
     return mapping(
-        gatewayClassName=pick(["eg", "missing", ""]),
-        listeners=small_list(listener()),
-        allowedListeners=mapping(namespaces=mapping(**{"from": pick(FROM), "selector": selector()})),
-        tls=mapping(
-            backend=mapping(clientCertificateRef=object_ref()),
-            frontend=mapping(default=mapping(validation=mapping(caCertificateRefs=small_list(object_ref(), 2)))),
+        gatewayClassName=req(pick(["eg", "missing", ""])),
+        listeners=req(small_list(listener())),
+        allowedListeners=opt(mapping(namespaces=opt(namespaces_from()))),
+        tls=opt(
+            mapping(
+                backend=opt(mapping(clientCertificateRef=req(secret_ref()))),
+                frontend=opt(mapping(default=req(mapping(validation=req(mapping(caCertificateRefs=req(small_list(secret_ref("ConfigMap"), 2)))))))),
+            )
         ),
     )
 
 
 def route_rule() -> st.SearchStrategy[dict[str, Any]]:
-    mirror = mapping(type=st.just("RequestMirror"), requestMirror=mapping(backendRef=object_ref()))
-    ext_auth = mapping(type=st.just("ExternalAuth"), externalAuth=mapping(backendRef=object_ref()))
-    backend = object_ref().flatmap(lambda ref: mapping(filters=small_list(mirror, 1)).map(lambda f: {**ref, **f}))
-    return mapping(name=pick(SECTIONS), backendRefs=small_list(backend), filters=small_list(st.one_of(mirror, ext_auth), 2))
+    mirror = mapping(type=req(st.just("RequestMirror")), requestMirror=req(mapping(backendRef=req(backend_ref()))))
+    ext_auth = mapping(type=req(st.just("ExternalAuth")), externalAuth=req(mapping(backendRef=req(backend_ref()))))
+    backend = st.tuples(backend_ref(), mapping(filters=opt(small_list(mirror, 1)))).map(lambda t: {**t[0], **t[1]})
+    return mapping(name=opt(pick(SECTIONS)), backendRefs=req(small_list(backend)), filters=opt(small_list(st.one_of(mirror, ext_auth), 2)))
 
 
 def route_spec() -> st.SearchStrategy[dict[str, Any]]:
-    return mapping(parentRefs=small_list(object_ref()), hostnames=small_list(pick(HOSTNAMES), 2), rules=small_list(route_rule()))
+    return mapping(parentRefs=req(small_list(parent_ref())), hostnames=opt(small_list(pick(HOSTNAMES), 2)), rules=req(small_list(route_rule())))
 
 
 def targets(single: bool = True, selectors: bool = False) -> dict[str, st.SearchStrategy[Any]]:
-    fields: dict[str, st.SearchStrategy[Any]] = {"targetRefs": small_list(object_ref())}
+    """targetRefs usually; targetRef and targetSelectors sometimes (and sometimes both: exclusivity rules)."""
+    fields: dict[str, st.SearchStrategy[Any]] = {"targetRefs": slot(small_list(target_ref()), ok=8, absent=2, junk=1)}
     if single:
-        fields["targetRef"] = object_ref()
+        fields["targetRef"] = opt(target_ref())
     if selectors:
-        target_selector = selector().flatmap(
-            lambda sel: mapping(
-                group=pick(GROUPS), kind=pick(KINDS), namespaces=mapping(**{"from": pick(FROM), "selector": selector()})
-            ).map(lambda extra: {**sel, **extra})
-        )
-        fields["targetSelectors"] = small_list(target_selector, 2)
+        target_selector = st.tuples(
+            selector(), mapping(group=opt(pick(GROUPS)), kind=req(pick(KINDS)), namespaces=opt(namespaces_from()))
+        ).map(lambda t: {**t[0], **t[1]})
+        fields["targetSelectors"] = opt(small_list(target_selector, 2))
     return fields
 
 
-limits = st.dictionaries(pick(["global", "per-user"]), mapping(rates=small_list(mapping(limit=st.integers(0, 100), window=pick(["1s", "1m"])), 1)), max_size=1)
+limits = st.dictionaries(
+    pick(["global", "per-user"]),
+    mapping(rates=req(small_list(mapping(limit=req(st.integers(0, 100)), window=req(pick(["1s", "1m"]))), 1))),
+    max_size=1,
+)
 
 POLICIES: list[st.SearchStrategy[Any]] = [
-    obj(f"{GW}/v1", "BackendTLSPolicy", mapping(**targets(single=False), validation=mapping(hostname=pick(HOSTNAMES), wellKnownCACertificates=st.just("System")))),
-    obj("gateway.envoyproxy.io/v1alpha1", "ClientTrafficPolicy", mapping(**targets(selectors=True), timeout=mapping(http=mapping(requestReceivedTimeout=st.just("5s"))))),
-    obj("gateway.envoyproxy.io/v1alpha1", "BackendTrafficPolicy", mapping(**targets(selectors=True), mergeType=pick(["StrategicMerge", "JSONMerge"]))),
-    obj("gateway.envoyproxy.io/v1alpha1", "SecurityPolicy", mapping(**targets(selectors=True), extAuth=mapping(http=mapping(backendRefs=small_list(object_ref(), 2))))),
-    obj("kuadrant.io/v1", "RateLimitPolicy", mapping(**targets(), limits=limits, defaults=mapping(limits=limits, strategy=pick(["atomic", "merge"])), overrides=mapping(limits=limits))),
-    obj("kuadrant.io/v1", "AuthPolicy", mapping(**targets(), rules=st.just({}), defaults=mapping(rules=st.just({})))),
-    obj("example.com/v1", "RetryPolicy", mapping(**targets(selectors=True), default=mapping(attempts=st.integers(0, 5)))),
+    obj(f"{GW}/v1", "BackendTLSPolicy", mapping(**targets(single=False), validation=opt(mapping(hostname=req(pick(HOSTNAMES)), wellKnownCACertificates=opt(st.just("System")))))),
+    obj("gateway.envoyproxy.io/v1alpha1", "ClientTrafficPolicy", mapping(**targets(selectors=True), timeout=opt(mapping(http=req(mapping(requestReceivedTimeout=req(st.just("5s")))))))),
+    obj("gateway.envoyproxy.io/v1alpha1", "BackendTrafficPolicy", mapping(**targets(selectors=True), mergeType=opt(pick(["StrategicMerge", "JSONMerge"])))),
+    obj("gateway.envoyproxy.io/v1alpha1", "SecurityPolicy", mapping(**targets(selectors=True), extAuth=opt(mapping(http=req(mapping(backendRefs=req(small_list(backend_ref(), 2)))))))),
+    obj("kuadrant.io/v1", "RateLimitPolicy", mapping(**targets(), limits=opt(limits), defaults=opt(mapping(limits=req(limits), strategy=opt(pick(["atomic", "merge"])))), overrides=opt(mapping(limits=req(limits))))),
+    obj("kuadrant.io/v1", "AuthPolicy", mapping(**targets(), rules=opt(st.builds(dict)), defaults=opt(mapping(rules=req(st.builds(dict)))))),
+    obj("example.com/v1", "RetryPolicy", mapping(**targets(selectors=True), default=opt(mapping(attempts=req(st.integers(0, 5)))))),
 ]
 
 # A CRD for the unknown policy kind: profiles derived from CRDs are part of the pipeline too.
@@ -234,16 +281,18 @@ def _copy(value: Any) -> Any:
 
 KUBE_OBJECTS: list[st.SearchStrategy[Any]] = [
     obj("v1", "Namespace", None, cluster=True),
-    obj(f"{GW}/v1", "GatewayClass", mapping(controllerName=st.just("gateway.envoyproxy.io/gatewayclass-controller")), cluster=True),
+    obj(f"{GW}/v1", "GatewayClass", mapping(controllerName=req(st.just("gateway.envoyproxy.io/gatewayclass-controller"))), cluster=True),
     obj(f"{GW}/v1", "Gateway", gateway_spec()),
-    obj(f"{GW}/v1", "ListenerSet", mapping(parentRef=object_ref(), listeners=small_list(listener(), 2))),
+    obj(f"{GW}/v1", "ListenerSet", mapping(parentRef=req(parent_ref()), listeners=req(small_list(listener(), 2)))),
     obj(f"{GW}/v1", "HTTPRoute", route_spec()),
     obj(f"{GW}/v1", "GRPCRoute", route_spec()),
     obj(f"{GW}/v1alpha2", "TCPRoute", route_spec()),
-    obj("v1", "Service", mapping(ports=small_list(mapping(name=pick(SECTIONS), port=pick(PORTS)), 2))),
+    obj("v1", "Service", mapping(ports=req(small_list(mapping(name=opt(pick(SECTIONS)), port=req(pick(PORTS))), 2)))),
     obj(f"{GW}/v1beta1", "ReferenceGrant", mapping(**{
-        "from": small_list(mapping(group=pick(GROUPS), kind=pick(KINDS + ["BackendTLSPolicy", "ClientTrafficPolicy"]), namespace=pick(NAMESPACES)), 2),
-        "to": small_list(mapping(group=pick(GROUPS), kind=pick(KINDS), name=pick(NAMES)), 2),
+        "from": req(small_list(st.tuples(group_kind(), mapping(namespace=req(pick(NAMESPACES)))).map(
+            lambda t: {"group": t[0][0], "kind": t[0][1] if t[0][1] != "Service" else "BackendTLSPolicy", **t[1]}), 2)),
+        "to": req(small_list(st.tuples(group_kind(), mapping(name=opt(pick(NAMES)))).map(
+            lambda t: {"group": t[0][0], "kind": t[0][1], **t[1]}), 2)),
     })),
     *POLICIES,
     st.builds(lambda: _copy(RETRY_POLICY_CRD)),
@@ -280,8 +329,12 @@ def corrupted(draw: st.DrawFn, strategy: st.SearchStrategy[Any]) -> Any:
     return replaced(value, path, draw(JUNK))
 
 
+# What policies target, more often than the rest: references then resolve more often.
+WEIGHTED = [*KUBE_OBJECTS, *[KUBE_OBJECTS[i] for i in (2, 2, 4, 4, 7, 7, 0)]]
+
+
 def kube_object() -> st.SearchStrategy[Any]:
-    return corrupted(st.one_of(KUBE_OBJECTS))
+    return corrupted(st.one_of(WEIGHTED))
 
 
 @st.composite
@@ -320,7 +373,7 @@ class Manifests:
 @st.composite
 def manifests(draw: st.DrawFn, max_docs: int = 12, max_files: int = 3, unique: bool = False) -> Manifests:
     """A multi-file set of manifests. `unique` drops objects whose key repeats (see `object_key`)."""
-    raw = draw(st.lists(document(), min_size=1, max_size=max_docs))
+    raw = draw(st.lists(document(), min_size=2, max_size=max_docs))
     if unique:
         raw = dedupe(raw)
     file_count = draw(st.integers(min_value=1, max_value=max_files))

@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from policylint import DOCS_URL, __version__
+from policylint.effective import CONFLICTED
 from policylint.findings import Finding, Severity
 from policylint.index import Policy, ProjectIndex, TargetResolution
 from policylint.model import K8sObject, ObjectKey
@@ -38,8 +39,12 @@ def finding_dict(f: Finding) -> dict[str, Any]:
     }
 
 
-def _target_dict(res: TargetResolution) -> dict[str, Any]:
+def _target_dict(index: ProjectIndex, policy: Policy, res: TargetResolution) -> dict[str, Any]:
     ref = res.ref
+    status = index.simulation().target_status(policy, res)
+    accepted = res.status
+    if status is not None and status.contexts and status.conflicted == status.contexts:
+        accepted = CONFLICTED  # design.md §1.3: Accepted=False, reason Conflicted
     return {
         "ref": {
             "group": ref.group,
@@ -49,13 +54,14 @@ def _target_dict(res: TargetResolution) -> dict[str, Any]:
             "sectionName": ref.section_name,
         },
         "path": ref.path,
-        "accepted": res.status,
+        "accepted": accepted,
         "detail": res.detail,
         "message": res.message,
-        # Enforcement, winners and ancestors come from the effective-policy simulation.
-        "enforcement": None,
-        "beatenBy": [],
-        "ancestors": [],
+        # From the effective-policy simulation (policylint.effective): per target, over every
+        # context through it.
+        "enforcement": status.enforcement if status is not None and accepted != CONFLICTED else None,
+        "beatenBy": sorted(status.beaten_by) if status is not None else [],
+        "ancestors": sorted(str(k) for k in status.ancestors) if status is not None else [],
     }
 
 
@@ -68,8 +74,8 @@ def policy_dict(index: ProjectIndex, policy: Policy) -> dict[str, Any]:
         "profile": policy.profile.name,
         "profileOrigin": policy.profile.origin,
         "class": policy.profile.policy_class,
-        "targets": [_target_dict(r) for r in index.resolutions(policy)],
-        "affects": None,
+        "targets": [_target_dict(index, policy, r) for r in index.targets(policy)],
+        "affects": index.simulation().policy_affects(policy).counts(),
     }
 
 

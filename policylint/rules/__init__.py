@@ -1,12 +1,13 @@
 """The rule registry: an explicit list, one module per family, sorted by id.
 
 PL0xx input · PL1xx policy boilerplate · PL2xx targetRef · PL3xx sectionName ·
-PL4xx cross-namespace handshakes and route attachment · PL5xx label conventions. (PL000 is the engine's internal-error finding.)
+PL4xx cross-namespace handshakes and route attachment · PL5xx label conventions ·
+PL6xx effective policy and conflicts. (PL000 is the engine's internal-error finding.)
 """
 
 from __future__ import annotations
 
-from policylint.rules import attachment, boilerplate, handshakes, input, labels, section_name, targetref
+from policylint.rules import attachment, boilerplate, effective_policy, handshakes, input, labels, section_name, targetref
 from policylint.rules.base import Rule
 
 REGISTRY: tuple[type[Rule], ...] = tuple(
@@ -19,6 +20,7 @@ REGISTRY: tuple[type[Rule], ...] = tuple(
             *handshakes.RULES,
             *attachment.RULES,
             *labels.RULES,
+            *effective_policy.RULES,
         ],
         key=lambda r: r.id,
     )

@@ -237,10 +237,25 @@ class ParentRefNoMatchingListener(Rule):
                         else:
                             continue
                         break
+                elif parent.kind == "ListenerSet":
+                    # The reverse: the listener is the parent Gateway's own.
+                    ls_att = topology.listener_sets.get(id(parent))
+                    gateway = ls_att.gateway if ls_att is not None else None
+                    for lst in topology.listeners(gateway) if gateway is not None else ():
+                        if lst.name == ref.section_name:
+                            hints.append(
+                                f"listener {lst.name} is defined on the parent {label(gateway)}: set kind: Gateway,"
+                                f" name: {gateway.name}"
+                            )
+                            related.append(Related(f"listener {lst.name} is defined here", object=gateway, path=join(lst.path, "name")))
+                            break
             else:
                 path = join(ref.path, "port") if ref.port is not None else ref.path
+                named = [lst for lst in listeners if ref.section_name is not None and lst.name == ref.section_name]
+                if named:
+                    hints.append(f"listener {ref.section_name} listens on port {named[0].port}")
             message = (
-                f"parentRef {' and '.join(wanted)} matches no listener of {label(parent)} (have: {have}): the"
+                f"parentRef {', '.join(wanted)} selects no listener of {label(parent)} (have: {have}): the"
                 f" {route.kind} is not attached to it (Accepted=False, NoMatchingParent; gateway-api-semantics.md"
                 f" §3.3.3){_hints_text(hints)}"
             )
@@ -343,7 +358,10 @@ class RouteNotAdmitted(Rule):
         # Namespace not allowed.
         ns_path = join(allowed_path, "namespaces") if _has(owner, allowed_path, "namespaces") else allowed_path
         rel_path = ns_path if has_allowed else listener.path
-        rels = [Related(f"listener {listener.name} admits routes from these namespaces", object=owner, path=rel_path)]
+        if has_allowed:
+            rels = [Related(f"listener {listener.name} admits routes from these namespaces", object=owner, path=rel_path)]
+        else:
+            rels = [Related(f"listener {listener.name} sets no allowedRoutes (namespaces from: Same by default)", object=owner, path=rel_path)]
         if listener.allowed_from == "Same":
             default = "" if has_allowed and _has(owner, join(allowed_path, "namespaces"), "from") else ", the default"
             text = (

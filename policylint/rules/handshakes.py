@@ -42,7 +42,7 @@ _REFUSED = {
     ),
     "mirror": "the route gets ResolvedRefs=False (reason RefNotPermitted) and nothing is mirrored to it",
     "ext-auth": "the route gets ResolvedRefs=False (reason RefNotPermitted) and requests cannot be authorised through it",
-    "policy-backend": "the controller refuses this backend, so the policy feature that uses it does not work",
+    "policy-backend": "the controller refuses this backend and the policy feature that uses it fails",
     "certificate": "the listener gets ResolvedRefs=False (reason RefNotPermitted) and cannot serve this certificate",
     "client-certificate": "the Gateway cannot present this client certificate to backends (RefNotPermitted)",
     "ca-certificate": "the listener cannot validate client certificates with this CA bundle (RefNotPermitted)",
@@ -277,7 +277,7 @@ class ReferenceGrantInWrongNamespace(Rule):
         place = f"namespace {namespaces[0]}" if len(namespaces) == 1 else f"each of the namespaces {', '.join(namespaces)}"
         message = (
             f"ReferenceGrant {where(obj)} is in namespace {grant.namespace}, the namespace of the referring {kinds}, but a grant"
-            f" must live in the namespace of the referenced objects ({', '.join(namespaces)}) (gateway-api-semantics.md §3.6):"
+            f" must live in the namespace of the referenced objects, {' and '.join(namespaces)} (gateway-api-semantics.md §3.6):"
             " here it permits nothing"
         )
         if any(f.namespace == grant.namespace for f in grant.sources):
@@ -293,11 +293,11 @@ class ReferenceGrantInWrongNamespace(Rule):
         obj = grant.obj
         source = grant.sources[i]
         message = (
-            f"{source.path} of ReferenceGrant {where(obj)} names the grant's own namespace {grant.namespace}: references"
+            f"{field_name(source.path)} of ReferenceGrant {where(obj)} names the grant's own namespace {grant.namespace}: references"
             " within one namespace never need a grant (gateway-api-semantics.md §3.6), so this entry authorises nothing;"
             " a grant lives in the namespace of the referenced objects and its from entries name the referrers'"
-            f" namespaces — if {source.kind} in {grant.namespace} must reference objects elsewhere, create the grant in"
-            " that namespace with this from entry"
+            f" namespaces — if {source.kind} objects in namespace {grant.namespace} must reference objects in another"
+            " namespace, create the grant in that namespace with this from entry"
         )
         return self.issue(obj, join(source.path, "namespace"), message)
 
@@ -418,7 +418,7 @@ class TargetSelectorMatchesNothing(Rule):
             if _eligible(topology, sel, own, cand.namespace):
                 continue
             if policy.profile.targets.selector_namespaces:
-                fix = "set namespaces (from: All or Selector) and add a ReferenceGrant there"
+                fix = f"set namespaces.from: All or Selector and add a ReferenceGrant in namespace {cand.namespace}"
             else:
                 fix = f"{policy.profile.kind} selectors match only in the policy's own namespace"
             hints.append(f"{cand.kind} {where(cand)} has the labels but is in namespace {cand.namespace}; {fix}")

@@ -1,0 +1,285 @@
+"""PL6xx: effective policy and conflicts (GEP-713 "Conflicting specs, Inheritance, Merge strategies,
+and Effective metaresources"; design.md §1.1–§1.4).
+
+Every rule reads the simulation (`ProjectIndex.simulation()`, policylint.effective): the
+contexts, the fold of each policy stack, and per (policy, target) status. None of them
+computes merges itself, and none knows a vendor kind: strategies come from profiles.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from policylint.effective import (
+    CONFLICTED,
+    ENFORCED,
+    OVERRIDDEN,
+    PARTIALLY_ENFORCED,
+    Facet,
+    NodeKey,
+    Simulation,
+    TargetStatus,
+    path_label,
+)
+from policylint.findings import Issue, Related, Severity
+from policylint.index import Policy, ProjectIndex, TargetResolution
+from policylint.merge import untag
+from policylint.rules.base import Rule
+
+_MAX_SHOWN = 3
+
+
+def _targets(index: ProjectIndex) -> Iterator[tuple[Policy, TargetResolution, TargetStatus]]:
+    sim = index.simulation()
+    for policy in index.policies():
+        seen: set[int] = set()
+        for res in index.targets(policy):
+            status = sim.target_status(policy, res)
+            if status is None or status.contexts == 0 or id(status) in seen:
+                continue
+            seen.add(id(status))
+            yield policy, res, status
+
+
+def _label(policy: Policy) -> str:
+    key = policy.key
+    return f"{key.kind} {key.namespace}/{key.name}" if key.namespace else f"{key.kind} {key.name}"
+
+
+def _target_label(res: TargetResolution) -> str:
+    ref = res.ref
+    ns = f"{res.namespace}/" if res.namespace else ""
+    section = f"#{ref.section_name}" if ref.section_name else ""
+    return f"{ref.kind} {ns}{ref.name}{section}"
+
+
+def _policy_related(index: ProjectIndex, names: Iterable[str], kind: str, message: str) -> list[Related]:
+    """Related locations for policies named `{namespace}/{name}` (or `name`) of one kind."""
+    out = []
+    for name in sorted(names)[:_MAX_SHOWN]:
+        ns, _, short = name.rpartition("/")
+        for policy in index.policies():
+            if policy.key.kind == kind and policy.key.name == short and (policy.key.namespace or "") == ns:
+                out.append(Related(message.format(name=name), object=policy.obj, path="metadata.name"))
+                break
+    return out
+
+
+def _render(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(", ", ": ")) if value is not None else "nothing"
+
+
+class PolicyConflicted(Rule):
+    """Two policies of a kind without merging (strategy None) target the same object and section; all but the oldest are rejected."""
+
+    id = "PL601"
+    name = "policy-conflicted"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        for policy, res, status in _targets(index):
+            if not status.conflicted or status.conflict is None:
+                continue
+            winner, why = status.conflict
+            target = _target_label(res)
+            scope = "" if status.conflicted == status.contexts else f" in {status.conflicted} of {status.contexts} contexts"
+            message = (
+                f"{_label(policy)} is Conflicted on {target}{scope}: {res.ref.name} already claimed by {winner.name} ({why});"
+                f" {policy.profile.kind} does not merge policies on one target, so this one is rejected (Accepted=False)"
+            )
+            if why.startswith("tie-break"):
+                message += "; the winner would change with creation order (creationTimestamp is set by the API server)"
+            related = [Related(f"the policy that wins: {winner.name}", object=winner.policy.obj, path="metadata.name")]
+            yield self.issue(policy.obj, res.ref.path, message, related=related)
+
+
+class PolicyOverridden(Rule):
+    """A policy is overridden in every context it reaches: it has no effect at all."""
+
+    id = "PL602"
+    name = "policy-overridden"
+    severity = Severity.WARNING
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        by_policy: dict[int, list[tuple[TargetResolution, TargetStatus]]] = {}
+        policies: dict[int, Policy] = {}
+        for policy, res, status in _targets(index):
+            by_policy.setdefault(id(policy.obj), []).append((res, status))
+            policies[id(policy.obj)] = policy
+        for pid, entries in by_policy.items():
+            live = [(r, s) for r, s in entries if s.enforcement is not None]
+            if not live or any(s.enforcement != OVERRIDDEN for _, s in live):
+                continue
+            policy = policies[pid]
+            winners = sorted(set().union(*(s.beaten_by for _, s in live)))
+            contexts = sum(s.contexts - s.conflicted for _, s in live)
+            example = path_label(live[0][1].overridden_in[0]) if live[0][1].overridden_in else ""
+            message = (
+                f"{_label(policy)} is overridden in every context it reaches ({contexts}"
+                f" context{'s' if contexts != 1 else ''}, e.g. {example}) by {', '.join(winners) or 'other policies'}:"
+                " it has no effect; remove it or change the policies that beat it"
+            )
+            related = _policy_related(index, winners, policy.key.kind, "overridden by {name}")
+            yield self.issue(policy.obj, live[0][0].ref.path, message, related=related)
+
+
+class PolicyPartiallyEnforced(Rule):
+    """A policy is beaten in some contexts (or for some fields) by other policies of its kind."""
+
+    id = "PL603"
+    name = "policy-partially-enforced"
+    severity = Severity.INFO
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        for policy, res, status in _targets(index):
+            if status.enforcement != PARTIALLY_ENFORCED:
+                continue
+            beaten = status.overridden + status.partial
+            where = "; ".join(path_label(p) for p in status.overridden_in[:_MAX_SHOWN])
+            message = (
+                f"{_label(policy)} is PartiallyEnforced on {_target_label(res)}: beaten in {beaten} of"
+                f" {status.contexts - status.conflicted} contexts by {', '.join(sorted(status.beaten_by)) or 'other policies'}"
+                f" (e.g. {where})"
+            )
+            yield self.issue(policy.obj, res.ref.path, message)
+
+
+class OrderSensitiveOutcome(Rule):
+    """The effective policy depends on which of two same-level policies was created first."""
+
+    id = "PL604"
+    name = "order-sensitive-outcome"
+    severity = Severity.WARNING
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        sim = index.simulation()
+        for (*_names, _kind), (context, item) in sorted(sim.order_sensitive.items(), key=lambda kv: kv[0]):
+            established = next(f for f in context.stack if f.name == item.policies[0])
+            policy = established.policy
+            decided = (
+                "their creationTimestamps (set by the API server when each is created, so a manifest value does not survive)"
+                if item.decided_by == "creationTimestamp"
+                else "{namespace}/{name} order, because creationTimestamps are missing or equal"
+            )
+            message = (
+                f"order-sensitive outcome in context {path_label(context.path)}: {', '.join(item.policies)} sit at the same level"
+                f" and the established one is decided by {decided}; strategy taken from established {established.name}"
+                f" ({established.strategy_label()}); effective {', '.join(item.keys)}: {_render(untag(context.result.tree))},"
+                f" but {_render(item.alternative)} if {item.policies[-1]} were created first"
+            )
+            related = _policy_related(index, item.policies[1:], policy.key.kind, "same-level policy {name}")
+            yield self.issue(policy.obj, "metadata.name", message, related=related)
+
+
+class ContextDependentEffectivePolicy(Rule):
+    """One object gets different effective policies depending on the path traffic takes to it."""
+
+    id = "PL605"
+    name = "context-dependent-effective-policy"
+    severity = Severity.INFO
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        sim = index.simulation()
+        for (gk, node), results in sorted(sim.object_results.items(), key=lambda kv: (kv[0][0], _node_key(kv[0][1]))):
+            distinct: dict[str, list[tuple[NodeKey, ...]]] = {}
+            for result, path in results.values():
+                distinct.setdefault(_render(untag(result.tree)), []).append(path)
+            if len(distinct) < 2:
+                continue
+            obj = index.get(node[1])
+            if obj is None:
+                continue
+            shown = "; ".join(f"{path_label(paths[0])}: {spec}" for spec, paths in sorted(distinct.items())[:_MAX_SHOWN])
+            message = (
+                f"{obj.kind} {node[1].namespace + '/' if node[1].namespace else ''}{obj.name} gets {len(distinct)} different"
+                f" effective {gk[1]} specs depending on the path traffic takes (GEP-713 contexts): {shown}"
+            )
+            yield self.issue(obj, "metadata.name", message)
+
+
+def _node_key(node: NodeKey) -> tuple[str, str, str]:
+    return (node[0], str(node[1]), str(node[2]))
+
+
+class OverrideWithNothingBelow(Rule):
+    """An override has no more specific policy of its kind below it to override."""
+
+    id = "PL606"
+    name = "override-with-nothing-below"
+    severity = Severity.INFO
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        sim = index.simulation()
+        for policy in index.policies():
+            overrides = [f for f in sim.facets.get(id(policy.obj), []) if f.role == "override"]
+            if not overrides:
+                continue
+            reached = [f for f in overrides if sim.status.get((id(policy.obj), f.node)) is not None]
+            if not reached or any(id(f) in sim.override_challenged for f in reached):
+                continue
+            facet = reached[0]
+            message = (
+                f"{_label(policy)} declares overrides ({facet.path}), but no more specific {policy.key.kind} exists below its"
+                " target in any context: there is nothing to override, and the values act as plain settings"
+            )
+            yield self.issue(policy.obj, facet.path, message)
+
+
+class EmptyAtomicOverride(Rule):
+    """An atomic override without values wipes out every more specific policy below it."""
+
+    id = "PL607"
+    name = "empty-atomic-override"
+    severity = Severity.WARNING
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        sim = index.simulation()
+        for facet, units, contexts in sorted(sim.erasures.values(), key=lambda e: (str(e[0].policy.key), e[0].path)):
+            policy = facet.policy
+            message = (
+                f"{facet.name} erases {units} {'entry' if units == 1 else 'entries'} of more specific policies in {contexts}"
+                f" context{'s' if contexts != 1 else ''}: its {facet.strategy_label()} has no values, and the established"
+                " side wins whole (GEP-713 Atomic Overrides), so everything below is replaced by nothing"
+            )
+            yield self.issue(policy.obj, facet.path, message)
+
+
+class BlastRadiusExceeded(Rule):
+    """A policy affects more contexts than `--max-affected` allows."""
+
+    id = "PL608"
+    name = "blast-radius-exceeded"
+    severity = Severity.WARNING
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        limit = index.options.max_affected
+        if limit is None:
+            return
+        sim: Simulation = index.simulation()
+        for policy in index.policies():
+            counts = sim.policy_affects(policy).counts()
+            if counts["contexts"] <= limit:
+                continue
+            detail = ", ".join(f"{v} {k}" for k, v in counts.items() if k != "contexts" and v)
+            message = (
+                f"{_label(policy)} affects {counts['contexts']} contexts ({detail}), more than --max-affected {limit}:"
+                " a change to it reaches all of them"
+            )
+            yield self.issue(policy.obj, "metadata.name", message)
+
+
+# Keep the status names importable for rule docs and tests.
+__all__ = ["CONFLICTED", "ENFORCED", "Facet", "RULES"]
+
+RULES: list[type[Rule]] = [
+    PolicyConflicted,
+    PolicyOverridden,
+    PolicyPartiallyEnforced,
+    OrderSensitiveOutcome,
+    ContextDependentEffectivePolicy,
+    OverrideWithNothingBelow,
+    EmptyAtomicOverride,
+    BlastRadiusExceeded,
+]

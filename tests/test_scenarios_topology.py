@@ -1,0 +1,888 @@
+"""Acceptance scenarios S12–S16 and S18 (scenarios.md) on the topology, the false-positive guards
+that keep policylint quiet wherever a controller would attach, and the multi-namespace fixture.
+
+ColorPolicy (`example.com/v1`) is GEP-713's generic policy kind, defined by an inline CRD
+(`tests.lintutil.policy_crd`). The blast-radius numbers of S14 belong to the effective-policy
+simulation and are tested with it; here S14 checks the links they are computed from.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policylint.external import ExternalObjects
+from policylint.findings import Severity
+from policylint.index import ProjectIndex, TargetResolution
+from policylint.pipeline import LintResult
+from policylint.topology import ACCEPTED, GATEWAY_GROUP, OPAQUE, RESOLVED
+from tests.lintutil import lint_paths, lint_text, only, policy_crd
+
+MULTI_NAMESPACE = Path(__file__).resolve().parent / "data" / "multi-namespace"
+
+
+def problems(result: LintResult) -> list[tuple[str, str, str]]:
+    """Errors and warnings as (rule, object, path): what a clean setup must not have."""
+    return [(f.rule, str(f.object), f.path) for f in result.findings if f.severity >= Severity.WARNING]
+
+
+def resolutions(result: LintResult, name: str) -> list[TargetResolution]:
+    index: ProjectIndex = result.index
+    (policy,) = [p for p in index.policies() if p.obj.name == name]
+    return index.targets(policy)
+
+
+def lookup(result: LintResult, kind: str, namespace: str | None, name: str, group: str = GATEWAY_GROUP) -> Any:
+    found = result.index.lookup(group, kind, namespace, name)
+    assert found is not None
+    return found
+
+
+def color_policy(name: str, ns: str, target: str) -> str:
+    """A ColorPolicy whose only targetRef is `target` (flow-style YAML mapping)."""
+    return f"""\
+---
+apiVersion: example.com/v1
+kind: ColorPolicy
+metadata: {{name: {name}, namespace: {ns}}}
+spec:
+  targetRefs: [{target}]
+  color: blue
+"""
+
+
+CLASS = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: example.com/gateway-controller}
+"""
+
+
+# ---------------------------------------------------------------------------------------
+# S12 — sectionName specificity and a missing section
+# ---------------------------------------------------------------------------------------
+
+S12 = (
+    CLASS  # lines 1-4
+    + policy_crd("ColorPolicy")  # lines 5-35
+    + """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: app}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - {name: http, protocol: HTTP, port: 80}
+  - {name: https, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: gw-cert}]}}
+---
+apiVersion: example.com/v1
+kind: ColorPolicy
+metadata: {name: a, namespace: app}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: gw}
+---
+apiVersion: example.com/v1
+kind: ColorPolicy
+metadata: {name: b, namespace: app}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: https}
+---
+apiVersion: example.com/v1
+kind: ColorPolicy
+metadata: {name: c, namespace: app}
+spec:
+  targetRefs:
+  - group: gateway.networking.k8s.io
+    kind: Gateway
+    name: gw
+    sectionName: ftp
+"""
+)
+
+
+def test_policy_crd_helper_spans_the_expected_lines() -> None:
+    # The line numbers below count on it: 31 lines, starting with `---`.
+    text = policy_crd("ColorPolicy")
+    assert text.startswith("---\n") and text.count("\n") == 31
+
+
+def test_s12_section_names() -> None:
+    result = lint_text(S12)
+    (a,) = resolutions(result, "a")
+    assert (a.status, a.detail, a.section) == ("Accepted", "Resolved", None)
+    (b,) = resolutions(result, "b")
+    assert (b.status, b.detail) == ("Accepted", "Resolved")
+    assert b.section is not None and (b.section.name, b.section.path) == ("https", "spec.listeners[1]")
+    (c,) = resolutions(result, "c")
+    assert (c.status, c.detail) == ("TargetNotFound", "SectionNotFound")
+    assert c.message == "listener ftp not found on Gateway gw; have: http, https"
+    assert problems(result) == [("PL301", "ColorPolicy app/c", "spec.targetRefs[0].sectionName")]
+    (finding,) = only(result, "PL301")
+    assert finding.message == "listener ftp not found on Gateway gw; have: http, https"
+    # CLASS 4 lines + CRD 31 lines = 35; the Gateway document starts at 36 (`---`), policy c's
+    # `sectionName: ftp` is the last line of the text.
+    assert finding.line == S12.count("\n") == 66
+
+
+# ---------------------------------------------------------------------------------------
+# S13 — rule names vs synthetic names
+# ---------------------------------------------------------------------------------------
+
+S13 = (
+    CLASS
+    + policy_crd("ColorPolicy")
+    + """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: app}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: app}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - name: first
+    backendRefs: [{name: web, port: 80}]
+  - backendRefs: [{name: web, port: 80}]
+  - name: third
+    backendRefs: [{name: web, port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: app}
+spec: {ports: [{name: http, port: 80}]}
+"""
+    + color_policy("p1", "app", "{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r, sectionName: first}")
+    + color_policy("p2", "app", "{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r, sectionName: rule-2}")
+)
+
+
+def test_s13_synthetic_rule_name_is_an_error_with_the_hint() -> None:
+    result = lint_text(S13)
+    (p1,) = resolutions(result, "p1")
+    assert (p1.status, p1.detail) == ("Accepted", "Resolved")
+    assert p1.section is not None and p1.section.name == "first"
+    (p2,) = resolutions(result, "p2")
+    assert (p2.status, p2.detail) == ("TargetNotFound", "SyntheticRuleName")
+    assert problems(result) == [("PL304", "ColorPolicy app/p2", "spec.targetRefs[0].sectionName")]
+    (finding,) = only(result, "PL304")
+    assert finding.severity is Severity.ERROR
+    assert finding.message.startswith("rule #2 of HTTPRoute r is unnamed; policy-machinery/Kuadrant synthesize `rule-2`")
+    assert finding.message.endswith("name the rule")
+    # The related location is the unnamed rule: line 36 (`---` of the Gateway) + 15.
+    assert [(r.message, r.line) for r in finding.related] == [("rule #2 has no name", 51)]
+
+
+def test_s13_synthetic_rule_names_make_it_a_warning() -> None:
+    result = lint_text(S13, synthetic_rule_names=True)
+    (p2,) = resolutions(result, "p2")
+    assert (p2.status, p2.detail) == ("Accepted", "SyntheticRuleName")
+    assert p2.section is not None and p2.section.position == 1
+    assert problems(result) == [("PL304", "ColorPolicy app/p2", "spec.targetRefs[0].sectionName")]
+    assert only(result, "PL304")[0].severity is Severity.WARNING
+
+
+# ---------------------------------------------------------------------------------------
+# S14 — linking (the blast radius is the effective-policy simulation's)
+# ---------------------------------------------------------------------------------------
+
+S14 = (
+    CLASS
+    + """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway-1, namespace: app}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - {name: listener-1, protocol: HTTP, port: 80}
+  - {name: listener-2, protocol: HTTP, port: 8080}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway-2, namespace: app}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - {name: listener-1, protocol: HTTP, port: 80}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: http-route-1, namespace: app}
+spec:
+  parentRefs: [{name: gateway-1}]
+  rules:
+  - backendRefs: [{name: service-1, port: 80}]
+  - backendRefs: [{name: service-2, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: http-route-2, namespace: app}
+spec:
+  parentRefs:
+  - {name: gateway-1, sectionName: listener-2}
+  - {name: gateway-2, sectionName: listener-1}
+  rules:
+  - backendRefs: [{name: service-3, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: http-route-3, namespace: app}
+spec:
+  parentRefs: [{name: gateway-2}]
+  rules:
+  - backendRefs: [{name: service-3, port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: service-1, namespace: app}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: service-2, namespace: app}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: service-3, namespace: app}
+spec:
+  ports:
+  - {name: port-1, port: 80}
+  - {name: port-2, port: 443}
+"""
+)
+
+
+def test_s14_links() -> None:
+    result = lint_text(S14)
+    assert problems(result) == []
+    topo = result.index.topology()
+    gw1, gw2 = lookup(result, "Gateway", "app", "gateway-1"), lookup(result, "Gateway", "app", "gateway-2")
+    (g1l1, g1l2), (g2l1,) = topo.listeners(gw1), topo.listeners(gw2)
+
+    def on(listener: Any) -> list[str]:
+        return sorted(r.name for r, _ in topo.routes_on(listener))
+
+    # http-route-1 is under both gateway-1 listeners; http-route-2 only under gateway-1#listener-2
+    # and gateway-2#listener-1.
+    assert on(g1l1) == ["http-route-1"]
+    assert on(g1l2) == ["http-route-1", "http-route-2"]
+    assert on(g2l1) == ["http-route-2", "http-route-3"]
+    route2 = lookup(result, "HTTPRoute", "app", "http-route-2")
+    assert [[lst.label() for lst in a.listeners] for a in topo.parent_attachments(route2)] == [
+        ["Gateway app/gateway-1#listener-2"],
+        ["Gateway app/gateway-2#listener-1"],
+    ]
+    # http-route-1's two rules each link one backend
+    route1 = lookup(result, "HTTPRoute", "app", "http-route-1")
+    assert [(r.rule, r.name, r.status) for r in topo.refs_from(route1)] == [(0, "service-1", RESOLVED), (1, "service-2", RESOLVED)]
+    assert [s.position for s in topo.rules(route1)] == [0, 1]
+    # A backendRef with a port links to the ServicePort service-3#port-1, matched by number.
+    (backend,) = topo.refs_from(route2)
+    assert backend.target is not None and backend.target.name == "service-3"
+    assert backend.port_section is not None and (backend.port_section.name, backend.port_section.path) == ("port-1", "spec.ports[0]")
+    service3 = lookup(result, "Service", "app", "service-3", group="")
+    assert sorted(r.owner.name for r in topo.refs_to(service3)) == ["http-route-2", "http-route-3"]
+
+
+# ---------------------------------------------------------------------------------------
+# S15 — cross-namespace ReferenceGrant
+# ---------------------------------------------------------------------------------------
+
+S15_BASE = (
+    CLASS
+    + """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns2}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: route-x, namespace: ns2}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - backendRefs:
+    - {name: demo-svc, namespace: default, port: 80}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: demo-svc, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+"""
+)
+
+
+def rg(namespace: str = "default", to_name: str | None = None) -> str:
+    name_line = f", name: {to_name}" if to_name else ""
+    return f"""\
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {{name: rg, namespace: {namespace}}}
+spec:
+  from: [{{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ns2}}]
+  to: [{{group: "", kind: Service{name_line}}}]
+"""
+
+
+S15_MESSAGE = "HTTPRoute ns2/route-x is not permitted to reference Service default/demo-svc"
+
+
+def test_s15_backend_with_the_grant_is_ok() -> None:
+    result = lint_text(S15_BASE + rg())
+    assert problems(result) == []
+    (ref,) = result.index.topology().refs_from(lookup(result, "HTTPRoute", "ns2", "route-x"))
+    assert ref.status == RESOLVED and ref.grant is not None and [g.obj.name for g in ref.grant.grants] == ["rg"]
+
+
+@pytest.mark.parametrize(
+    ("grant", "extra"),
+    [
+        pytest.param("", [], id="without-rg"),
+        pytest.param(rg("ns2"), [("PL403", "ReferenceGrant ns2/rg", "metadata.namespace")], id="rg-in-ns2"),
+        pytest.param(rg(to_name="other-svc"), [], id="to-name-other-svc"),
+    ],
+)
+def test_s15_backend_not_permitted(grant: str, extra: list[tuple[str, str, str]]) -> None:
+    result = lint_text(S15_BASE + grant)
+    expected = [("PL402", "HTTPRoute ns2/route-x", "spec.rules[0].backendRefs[0]"), *extra]
+    assert sorted(problems(result)) == sorted(expected)
+    (finding,) = only(result, "PL402")
+    assert finding.severity is Severity.ERROR
+    assert S15_MESSAGE in finding.message
+    # the backendRef `- {name: demo-svc, ...}`: CLASS 4 lines, Gateway 7, the route's 7th line
+    assert finding.line == 4 + 7 + 8
+
+
+S15_POLICY = (
+    CLASS
+    + """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns-b}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+"""
+    + color_policy("p", "ns-a", "{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: ns-b}")
+)
+POLICY_GRANT = """\
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: color-from-ns-a, namespace: ns-b}
+spec:
+  from: [{group: example.com, kind: ColorPolicy, namespace: ns-a}]
+  to: [{group: gateway.networking.k8s.io, kind: Gateway}]
+"""
+
+
+def test_s15_policy_across_namespaces_without_a_grant_is_pl401() -> None:
+    result = lint_text(policy_crd("ColorPolicy") + S15_POLICY)
+    (res,) = resolutions(result, "p")
+    assert (res.status, res.detail) == ("Invalid", "RefNotPermitted")
+    assert problems(result) == [("PL401", "ColorPolicy ns-a/p", "spec.targetRefs[0]")]
+    (finding,) = only(result, "PL401")
+    assert finding.severity is Severity.ERROR
+    assert "ns-b" in finding.message and "ColorPolicy" in finding.message
+
+
+def test_s15_policy_across_namespaces_with_the_grant_is_accepted() -> None:
+    result = lint_text(policy_crd("ColorPolicy") + S15_POLICY + POLICY_GRANT)
+    (res,) = resolutions(result, "p")
+    assert (res.status, res.detail) == ("Accepted", "Resolved")
+    assert res.target is not None and (res.target.namespace, res.target.name) == ("ns-b", "gw")
+    assert res.grant is not None and res.grant.permitted
+    assert problems(result) == []
+
+
+def test_s15_policy_kind_that_cannot_cross_namespaces_is_an_error_regardless() -> None:
+    # The kind's reference type has no namespace field: the grant cannot help.
+    result = lint_text(policy_crd("ColorPolicy", namespace=False) + S15_POLICY + POLICY_GRANT)
+    (res,) = resolutions(result, "p")
+    assert not res.accepted
+    errors = [(f.rule, f.path) for f in result.findings if f.severity is Severity.ERROR and str(f.object) == "ColorPolicy ns-a/p"]
+    assert ("PL205", "spec.targetRefs[0].namespace") in errors
+
+
+# ---------------------------------------------------------------------------------------
+# S16 — not-found references and false-positive guards
+# ---------------------------------------------------------------------------------------
+
+S16_GATEWAY = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: test-gateway-4, namespace: default}
+spec:
+  gatewayClassName: random-gateway-class
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+"""
+
+
+def test_s16_missing_gateway_class_is_an_error() -> None:
+    result = lint_text(S16_GATEWAY)
+    assert problems(result) == [("PL405", "Gateway default/test-gateway-4", "spec.gatewayClassName")]
+    (finding,) = only(result, "PL405")
+    assert finding.severity is Severity.ERROR and finding.line == 5
+    assert "random-gateway-class" in finding.message
+
+
+@pytest.mark.parametrize("pattern", ["gatewayclass/*", "GatewayClass/random-gateway-class"])
+def test_s16_missing_gateway_class_declared_external_is_not_an_error(pattern: str) -> None:
+    result = lint_text(S16_GATEWAY, external=ExternalObjects.parse([pattern]))
+    assert problems(result) == []
+
+
+S16_ROUTE = (
+    CLASS
+    + """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: eg
+  allowedListeners: {namespaces: {from: Same}}
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: ls1, namespace: default}
+spec:
+  parentRef: {name: gw}
+  listeners: [{name: extra, protocol: HTTP, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: default}
+spec:
+  parentRefs: [{kind: ListenerSet, name: ls1}]
+  rules:
+  - backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: pool}]
+"""
+)
+INFERENCE_POOL = """\
+---
+apiVersion: inference.networking.k8s.io/v1
+kind: InferencePool
+metadata: {name: pool, namespace: default}
+spec:
+  targetPorts: [{number: 8000}]
+  selector: {matchLabels: {app: vllm-llama3-8b-instruct}}
+  endpointPickerRef: {name: vllm-llama3-8b-instruct-epp, port: {number: 9002}}
+"""
+
+
+def test_s16_listener_set_parent_and_present_inference_pool_resolve() -> None:
+    result = lint_text(S16_ROUTE + INFERENCE_POOL)
+    assert problems(result) == []
+    assert only(result, "PL406") == [] and only(result, "PL411") == []
+    route = lookup(result, "HTTPRoute", "default", "r1")
+    (att,) = result.index.topology().parent_attachments(route)
+    assert (att.status, [lst.label() for lst in att.listeners]) == (ACCEPTED, ["ListenerSet default/ls1#extra"])
+    (ref,) = result.index.topology().refs_from(route)
+    assert ref.status == RESOLVED and ref.target is not None and ref.target.kind == "InferencePool"
+
+
+def test_s16_absent_inference_pool_is_a_warning_not_an_error() -> None:
+    result = lint_text(S16_ROUTE)
+    assert problems(result) == [("PL411", "HTTPRoute default/r1", "spec.rules[0].backendRefs[0]")]
+    (finding,) = only(result, "PL411")
+    assert finding.severity is Severity.WARNING
+    (ref,) = result.index.topology().refs_from(lookup(result, "HTTPRoute", "default", "r1"))
+    assert ref.status == OPAQUE
+
+
+def test_s16_missing_listener_set_is_reported_as_a_listener_set_not_a_gateway() -> None:
+    result = lint_text(S16_ROUTE.replace("name: ls1}]", "name: ls2}]") + INFERENCE_POOL)
+    (finding,) = only(result, "PL406")
+    assert str(finding.object) == "HTTPRoute default/r1" and finding.path == "spec.parentRefs[0]"
+    assert "ListenerSet default/ls2" in finding.message and "Gateway default/ls2" not in finding.message
+
+
+# ---------------------------------------------------------------------------------------
+# S18 — namespaced policy targeting a cluster-scoped object: never silent
+# ---------------------------------------------------------------------------------------
+
+S18_CLASS = """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: foo}
+spec: {controllerName: example.com/gateway-controller}
+"""
+CLASS_TARGET = "{group: gateway.networking.k8s.io, kind: GatewayClass, name: foo}"
+
+
+def test_s18_namespaced_policy_on_gatewayclass_is_reported() -> None:
+    result = lint_text(policy_crd("ColorPolicy") + S18_CLASS + color_policy("t", "default", CLASS_TARGET))
+    assert problems(result) == [("PL204", "ColorPolicy default/t", "spec.targetRefs[0].kind")]
+    assert only(result, "PL204")[0].severity is Severity.WARNING
+
+
+def test_s18_cluster_scoped_policy_on_gatewayclass_attaches() -> None:
+    policy = color_policy("t", "default", CLASS_TARGET).replace("namespace: default}", "}")
+    result = lint_text(policy_crd("ColorPolicy", scope="Cluster") + S18_CLASS + policy)
+    assert problems(result) == []
+    (res,) = resolutions(result, "t")
+    assert (res.status, res.detail) == ("Accepted", "Resolved") and res.target is not None and res.target.name == "foo"
+
+
+# ---------------------------------------------------------------------------------------
+# False-positive guards: where a controller attaches, no error and no warning
+# ---------------------------------------------------------------------------------------
+
+LISTENER_SET_SETUP = (
+    CLASS
+    + """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: eg
+  allowedListeners: {namespaces: {from: All}}
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: ls, namespace: team-a}
+spec:
+  parentRef: {name: gw, namespace: infra}
+  listeners: [{name: http, protocol: HTTP, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: whole-set, namespace: team-a}
+spec:
+  parentRefs: [{group: gateway.networking.k8s.io, kind: ListenerSet, name: ls}]
+  rules: [{backendRefs: [{name: web, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: one-listener, namespace: team-a}
+spec:
+  parentRefs: [{kind: ListenerSet, name: ls, sectionName: http, port: 8080}]
+  rules: [{backendRefs: [{name: web, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: team-a}
+spec: {ports: [{name: http, port: 80}]}
+"""
+)
+
+
+def test_guard_listener_set_parents() -> None:
+    result = lint_text(LISTENER_SET_SETUP)
+    assert problems(result) == []
+    topo = result.index.topology()
+    for name in ("whole-set", "one-listener"):
+        (att,) = topo.parent_attachments(lookup(result, "HTTPRoute", "team-a", name))
+        assert [lst.label() for lst in att.listeners] == ["ListenerSet team-a/ls#http"]
+
+
+def test_guard_non_service_backends_present_in_the_input() -> None:
+    text = (
+        CLASS
+        + """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: app}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: app}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - name: llm
+    backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: pool}]
+  - name: external
+    backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: ext-api, port: 443}]
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: Backend
+metadata: {name: ext-api, namespace: app}
+spec:
+  endpoints: [{fqdn: {hostname: api.example.com, port: 443}}]
+"""
+        + INFERENCE_POOL.replace("namespace: default", "namespace: app")
+    )
+    result = lint_text(text)
+    assert problems(result) == []
+    refs = result.index.topology().refs_from(lookup(result, "HTTPRoute", "app", "r"))
+    assert [(r.kind, r.status) for r in refs] == [("InferencePool", RESOLVED), ("Backend", RESOLVED)]
+
+
+def test_guard_same_listener_name_on_a_gateway_and_its_listener_set() -> None:
+    # Listener names may repeat across a Gateway and its ListenerSets (§3.2): each sectionName
+    # resolves on the object the reference names.
+    policies = """\
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: on-gateway, namespace: infra}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: http}]
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: on-set, namespace: team-a}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: ListenerSet, name: ls, sectionName: http}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: on-gateway, namespace: infra}
+spec:
+  parentRefs: [{name: gw, sectionName: http}]
+  rules: [{backendRefs: [{name: web, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: infra}
+spec: {ports: [{name: http, port: 80}]}
+"""
+    result = lint_text(LISTENER_SET_SETUP + policies)
+    assert problems(result) == []
+    (gw,) = resolutions(result, "on-gateway")
+    assert gw.target is not None and gw.target.kind == "Gateway" and gw.section is not None
+    assert gw.section.path == "spec.listeners[0]"
+    (ls,) = resolutions(result, "on-set")
+    assert ls.target is not None and (ls.target.kind, ls.target.namespace) == ("ListenerSet", "team-a") and ls.section is not None
+    topo = result.index.topology()
+    (att,) = topo.parent_attachments(lookup(result, "HTTPRoute", "infra", "on-gateway"))
+    assert [(lst.label(), lst.port) for lst in att.listeners] == [("Gateway infra/gw#http", 80)]
+
+
+def test_guard_wildcard_hostnames_that_intersect() -> None:
+    text = (
+        CLASS
+        + """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: app}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - {name: wildcard, protocol: HTTP, port: 80, hostname: "*.example.com"}
+  - {name: exact, protocol: HTTP, port: 8080, hostname: foo.example.com}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: deep, namespace: app}
+spec:
+  parentRefs: [{name: gw, sectionName: wildcard}]
+  hostnames: [a.b.example.com]
+  rules: [{backendRefs: [{name: web, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: wild, namespace: app}
+spec:
+  parentRefs: [{name: gw, sectionName: exact}]
+  hostnames: ["*.example.com"]
+  rules: [{backendRefs: [{name: web, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: app}
+spec: {ports: [{name: http, port: 80}]}
+"""
+    )
+    result = lint_text(text)
+    assert problems(result) == []
+    topo = result.index.topology()
+    for name in ("deep", "wild"):
+        (att,) = topo.parent_attachments(lookup(result, "HTTPRoute", "app", name))
+        assert att.status == ACCEPTED
+
+
+def test_guard_selector_namespaces_with_labels() -> None:
+    text = (
+        CLASS
+        + """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - name: http
+    protocol: HTTP
+    port: 80
+    allowedRoutes:
+      namespaces:
+        from: Selector
+        selector:
+          matchExpressions:
+          - {key: env, operator: In, values: [prod, staging]}
+          - {key: quarantined, operator: DoesNotExist}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a, labels: {env: prod}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: team-a}
+spec:
+  parentRefs: [{name: gw, namespace: infra}]
+  rules: [{backendRefs: [{name: web, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: team-a}
+spec: {ports: [{name: http, port: 80}]}
+"""
+    )
+    result = lint_text(text)
+    assert problems(result) == []
+    (att,) = result.index.topology().parent_attachments(lookup(result, "HTTPRoute", "team-a", "r"))
+    assert (att.status, att.assumptions) == (ACCEPTED, ())
+
+
+# ---------------------------------------------------------------------------------------
+# tests/data/multi-namespace: a valid multi-namespace setup, then one handshake broken at a time
+# ---------------------------------------------------------------------------------------
+
+
+def test_multi_namespace_setup_is_clean() -> None:
+    result = lint_paths([MULTI_NAMESPACE])
+    assert result.findings == [] or problems(result) == []
+    assert problems(result) == []
+    topo = result.index.topology()
+    for ns, name in (("team-a", "storefront"), ("team-b", "search")):
+        (att,) = topo.parent_attachments(lookup(result, "HTTPRoute", ns, name))
+        assert (att.status, [lst.name for lst in att.listeners], att.assumptions) == (ACCEPTED, ["http"], ())
+    (color,) = resolutions(result, "storefront-color")
+    assert (color.status, color.detail) == ("Accepted", "Resolved") and color.grant is not None and color.grant.permitted
+    search = topo.refs_from(lookup(result, "HTTPRoute", "team-b", "search"))
+    assert [(r.namespace, r.name, r.status) for r in search] == [("team-b", "search", RESOLVED), ("team-a", "catalog", RESOLVED)]
+    (cert,) = topo.refs_from(lookup(result, "Gateway", "infra", "shared"))
+    assert (cert.namespace, cert.name, cert.grant is not None and cert.grant.permitted) == ("certs", "wildcard-example-com", True)
+
+
+# Each case removes one grant or one namespace label by text substitution and expects exactly one
+# finding: (file the finding is in, rule, object, path, line), lines counted in the fixture files.
+INFRA_COLOR_GRANT = """\
+---
+# team-a's ColorPolicy targets this Gateway's http listener from its own namespace.
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata:
+  name: team-a-color
+  namespace: infra
+spec:
+  from:
+  - group: example.com
+    kind: ColorPolicy
+    namespace: team-a
+  to:
+  - group: gateway.networking.k8s.io
+    kind: Gateway
+    name: shared
+"""
+TEAM_A_ROUTE_GRANT = """\
+---
+# team-b's search route may send traffic to the catalog Service.
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata:
+  name: team-b-routes
+  namespace: team-a
+spec:
+  from:
+  - group: gateway.networking.k8s.io
+    kind: HTTPRoute
+    namespace: team-b
+  to:
+  - group: ""
+    kind: Service
+    name: catalog
+"""
+TEAM_A_LABELS = '  labels:\n    team: a\n    shared-gateway-access: "true"\n'
+TEAM_B_LABELS = '  labels:\n    team: b\n    shared-gateway-access: "true"\n'
+
+MUTATIONS = [
+    pytest.param(
+        "certs/reference-grant.yaml",
+        None,  # the whole file
+        ("infra/gateway.yaml", "PL402", "Gateway infra/shared", "spec.listeners[0].tls.certificateRefs[0]", 16),
+        id="certificate-grant",
+    ),
+    pytest.param(
+        "infra/gateway.yaml",
+        (INFRA_COLOR_GRANT, ""),
+        ("team-a/app.yaml", "PL401", "ColorPolicy team-a/storefront-color", "spec.targetRefs[0]", 59),
+        id="policy-grant",
+    ),
+    pytest.param(
+        "team-a/app.yaml",
+        (TEAM_A_ROUTE_GRANT, ""),
+        ("team-b/app.yaml", "PL402", "HTTPRoute team-b/search", "spec.rules[1].backendRefs[0]", 22),
+        id="backend-grant",
+    ),
+    pytest.param(
+        "cluster/namespaces.yaml",
+        (TEAM_A_LABELS, "  labels:\n    team: a\n"),
+        ("team-a/app.yaml", "PL408", "HTTPRoute team-a/storefront", "spec.parentRefs[0]", 8),
+        id="team-a-label",
+    ),
+    pytest.param(
+        "cluster/namespaces.yaml",
+        (TEAM_B_LABELS, "  labels:\n    team: b\n"),
+        ("team-b/app.yaml", "PL408", "HTTPRoute team-b/search", "spec.parentRefs[0]", 8),
+        id="team-b-label",
+    ),
+]
+
+
+@pytest.mark.parametrize(("file", "substitution", "expected"), MUTATIONS)
+def test_multi_namespace_each_handshake_broken(
+    tmp_path: Path, file: str, substitution: tuple[str, str] | None, expected: tuple[str, str, str, str, int]
+) -> None:
+    tree = tmp_path / "multi-namespace"
+    shutil.copytree(MULTI_NAMESPACE, tree)
+    target = tree / file
+    if substitution is None:
+        target.unlink()
+    else:
+        old, new = substitution
+        text = target.read_text(encoding="utf-8")
+        assert text.count(old) == 1, f"{old!r} must occur once in {file}"
+        target.write_text(text.replace(old, new), encoding="utf-8")
+    result = lint_paths([tree])
+    found = [
+        (Path(f.file).relative_to(tree).as_posix(), f.rule, str(f.object), f.path, f.line)
+        for f in result.findings
+        if f.severity >= Severity.WARNING
+    ]
+    assert found == [expected]
