@@ -12,7 +12,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError, field_validator
 
@@ -28,8 +28,9 @@ CLUSTER = "Cluster"
 NAMESPACED = "Namespaced"
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class ObjectKey:
+class ObjectKey(NamedTuple):
+    # A NamedTuple rather than a dataclass: keys are hashed millions of times (index lookups,
+    # effective-policy contexts) and a tuple hashes in C.
     group: str
     kind: str
     namespace: str | None

@@ -323,7 +323,7 @@ def replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
 def corrupted(draw: st.DrawFn, strategy: st.SearchStrategy[Any]) -> Any:
     """A value from `strategy`, with one node anywhere (even the root) replaced by a wrong-typed one, sometimes."""
     value = draw(strategy)
-    if draw(st.integers(min_value=0, max_value=3)) != 3:
+    if draw(st.integers(min_value=0, max_value=5)) != 5:
         return value
     path = draw(pick(paths_of(value)))
     return replaced(value, path, draw(JUNK))
@@ -374,11 +374,91 @@ class Manifests:
 def manifests(draw: st.DrawFn, max_docs: int = 12, max_files: int = 3, unique: bool = False) -> Manifests:
     """A multi-file set of manifests. `unique` drops objects whose key repeats (see `object_key`)."""
     raw = draw(st.lists(document(), min_size=2, max_size=max_docs))
+    link(draw, raw)
     if unique:
         raw = dedupe(raw)
     file_count = draw(st.integers(min_value=1, max_value=max_files))
     files = draw(st.lists(st.integers(min_value=0, max_value=file_count - 1), min_size=len(raw), max_size=len(raw)))
     return Manifests(tuple(dump(d) for d in raw), tuple(files), file_count)
+
+
+SECTION_LISTS = {"Gateway": "listeners", "ListenerSet": "listeners", "HTTPRoute": "rules", "GRPCRoute": "rules", "TCPRoute": "rules", "Service": "ports"}
+POLICY_KINDS = {"BackendTLSPolicy", "ClientTrafficPolicy", "BackendTrafficPolicy", "SecurityPolicy", "RateLimitPolicy", "AuthPolicy", "RetryPolicy"}
+
+
+def _objects(documents: list[Any]) -> list[dict[str, Any]]:
+    out = []
+    for doc in documents:
+        items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else [doc]
+        for item in items if isinstance(items, list) else ():
+            if object_key(item) is not None:
+                out.append(item)
+    return out
+
+
+def _refs(o: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(role, ref mapping) of the references an object makes, as generated."""
+    spec = o.get("spec")
+    if not isinstance(spec, dict):
+        return []
+    out: list[tuple[str, dict[str, Any]]] = []
+
+    def each(role: str, value: Any) -> None:
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, dict):
+                out.append((role, v))
+
+    if o["kind"] in POLICY_KINDS:
+        each("target", spec.get("targetRef"))
+        each("target", spec.get("targetRefs"))
+    if o["kind"] == "ListenerSet":
+        each("parent", spec.get("parentRef"))
+    each("parent", spec.get("parentRefs"))
+    for rule in spec.get("rules") if isinstance(spec.get("rules"), list) else ():
+        if isinstance(rule, dict):
+            each("backend", rule.get("backendRefs"))
+    return out
+
+
+def _namespace(o: dict[str, Any]) -> str:
+    ns = o["metadata"].get("namespace")
+    return ns if isinstance(ns, str) and ns else "default"
+
+
+def link(draw: st.DrawFn, documents: list[Any]) -> None:
+    """Point some references at objects that exist (same namespace, an existing sectionName):
+    independent random names alone would almost never meet. The rest keep dangling."""
+    objects = _objects(documents)
+    wanted = {"target": None, "parent": ("Gateway", "ListenerSet"), "backend": ("Service",)}
+    for o in objects:
+        for role, ref in _refs(o):
+            kinds = wanted[role]
+            candidates = [t for t in objects if t is not o and (kinds is None or t["kind"] in kinds) and t["kind"] not in POLICY_KINDS]
+            if role == "target" and draw(st.integers(min_value=0, max_value=3)) > 0:
+                # Policies target objects in their own namespace (a targetRef has no namespace).
+                candidates = [t for t in candidates if _namespace(t) == _namespace(o)]
+            if not candidates or not draw(st.booleans()):
+                continue
+            target = draw(pick(range(len(candidates))).map(lambda i, c=candidates: c[i]))
+            ref["name"] = target["metadata"]["name"]
+            group = target["apiVersion"].rpartition("/")[0]
+            default = ("", "Service") if role == "backend" else (GW, "Gateway")
+            if role != "target" and (group, target["kind"]) == default and draw(st.booleans()):
+                ref.pop("group", None)
+                ref.pop("kind", None)
+            else:
+                ref["group"], ref["kind"] = group, target["kind"]
+            ns = target["metadata"].get("namespace")
+            if role != "target" and isinstance(ns, str) and ns != o["metadata"].get("namespace"):
+                ref["namespace"] = ns
+            else:
+                ref.pop("namespace", None)
+            sections = target.get("spec", {}).get(SECTION_LISTS.get(target["kind"], ""), []) if isinstance(target.get("spec"), dict) else []
+            names = [e["name"] for e in sections if isinstance(e, dict) and isinstance(e.get("name"), str)] if isinstance(sections, list) else []
+            if names and role != "backend" and draw(st.booleans()):
+                ref["sectionName"] = draw(pick(names))
+            elif "sectionName" in ref and draw(st.booleans()):
+                del ref["sectionName"]
 
 
 CLUSTER_KINDS = {"Namespace", "GatewayClass", "CustomResourceDefinition"}

@@ -408,16 +408,33 @@ class ListenerSetNotAllowed(Rule):
             if att.status == PARENT_NOT_FOUND:
                 yield self._not_found(index, listener_set, att.message)
             elif att.status == "NotAllowed" and att.gateway is not None:
-                gateway = att.gateway
-                has_allowed = "allowedListeners" in gateway.spec
-                path = "spec.allowedListeners" if has_allowed else "metadata.name"
-                message = (
-                    f"ListenerSet {where(listener_set)} is not admitted by its parent: {att.message}; the set is not attached (Accepted=False, NotAllowed), so its listeners serve"
-                    f" nothing and routes attached to them receive no traffic (gateway-api-semantics.md §3.2); set"
-                    f" allowedListeners.namespaces on Gateway {where(gateway)} to admit namespace {listener_set.namespace}"
-                )
-                related = [Related(f"Gateway {where(gateway)} admits ListenerSets here", object=gateway, path=path)]
-                yield self.issue(listener_set, "spec.parentRef", message, related=related)
+                yield self._not_allowed(index, listener_set, att.gateway, att.message)
+
+    def _not_allowed(self, index: ProjectIndex, listener_set: K8sObject, gateway: K8sObject, detail: str) -> Issue:
+        allowed = gateway.spec.get("allowedListeners")
+        namespaces = allowed.get("namespaces") if isinstance(allowed, dict) else None
+        allowed_from = namespaces.get("from") if isinstance(namespaces, dict) else None
+        ls_ns = listener_set.namespace
+        if allowed is None:
+            related = [Related(f"Gateway {where(gateway)} has no allowedListeners (from: None)", object=gateway, path="metadata.name")]
+        else:
+            related = [Related(f"Gateway {where(gateway)} admits ListenerSets here", object=gateway, path="spec.allowedListeners")]
+        if allowed_from == "Same":
+            fix = f"move the ListenerSet to namespace {gateway.namespace}, or set allowedListeners.namespaces.from to All or Selector"
+        elif allowed_from == "Selector":
+            fix = f"label namespace {ls_ns} to match the selector, or change the selector"
+            namespace = index.lookup(CORE, "Namespace", None, ls_ns or "")
+            if namespace is not None:
+                path = "metadata.labels" if namespace.labels else "metadata.name"
+                related.append(Related(f"Namespace {ls_ns} has these labels", object=namespace, path=path))
+        else:
+            fix = f"set allowedListeners.namespaces.from on Gateway {where(gateway)} to Same, All or Selector so that it admits namespace {ls_ns}"
+        message = (
+            f"ListenerSet {where(listener_set)} is not admitted by its parent: {detail}; the set is not attached"
+            " (Accepted=False, NotAllowed), so its listeners serve nothing and routes attached to them receive no"
+            f" traffic (gateway-api-semantics.md §3.2): {fix}"
+        )
+        return self.issue(listener_set, "spec.parentRef", message, related=related)
 
     def _not_found(self, index: ProjectIndex, listener_set: K8sObject, detail: str) -> Issue:
         raw = listener_set.spec.get("parentRef")
@@ -536,6 +553,10 @@ class BackendNotFound(Rule):
             hints.append(external_hint(ref.kind, ref.namespace, ref.name))
         if ref.purpose == "policy-backend":
             effect = f"the {ref.owner.kind} cannot reach it"
+        elif ref.purpose == "mirror":
+            effect = "the route's status gets ResolvedRefs=False, BackendNotFound and the mirror has nowhere to send copies"
+        elif ref.purpose == "ext-auth":
+            effect = "the route's status gets ResolvedRefs=False, BackendNotFound and requests cannot be authorized"
         else:
             # §3.4: an invalid backend stays in the weighted set; its share of requests gets HTTP 500.
             effect = (
@@ -581,12 +602,29 @@ class BackendPortInvalid(Rule):
             if not ports and service.spec.get("type") == "ExternalName":
                 continue  # ExternalName Services need no ports; how the port is used is implementation-specific
             have = ", ".join(self._port_labels(service)) or "no ports"
+            if ref.purpose == "policy-backend":
+                effect = f"the {ref.owner.kind} cannot reach this backend"
+            else:
+                effect = f"the {ref.owner.kind} gets ResolvedRefs=False and requests meant for this backend fail"
+            exposed = self._exposing(service, ref.port)
+            if exposed is not None:
+                fix = f"{ref.port} is the targetPort of Service port {exposed}: use port: {exposed}"
+            else:
+                fix = "use one of the Service's `port` values (not a `targetPort`)"
             message = (
-                f"{what} port {ref.port} is not a port of Service {where(service)} (have: {have}): the {ref.owner.kind}"
-                " gets ResolvedRefs=False and requests meant for this backend fail (gateway-api-semantics.md §3.4); use"
-                " the Service's `port`, not its `targetPort`"
+                f"{what} port {ref.port} is not a port of Service {where(service)} (have: {have}): {effect}"
+                f" (gateway-api-semantics.md §3.4); {fix}"
             )
             yield self.issue(ref.owner, join(ref.path, "port"), message, related=[self._ports_related(service)])
+
+    @staticmethod
+    def _exposing(service: K8sObject, target_port: int) -> int | None:
+        """The Service port whose numeric targetPort is `target_port` (the usual confusion)."""
+        ports = service.spec.get("ports")
+        for entry in ports if isinstance(ports, list) else ():
+            if isinstance(entry, dict) and entry.get("targetPort") == target_port and isinstance(entry.get("port"), int):
+                return int(entry["port"])
+        return None
 
     @staticmethod
     def _ports_related(service: K8sObject) -> Related:
@@ -624,10 +662,11 @@ class PolicyTargetCarriesNoTraffic(Rule):
                 if carries:
                     continue
                 target = res.target
+                verb = "selects" if res.detail == "SelectorMatch" else "targets"
                 message = (
-                    f"{policy.profile.kind} {where(policy.obj)} targets {label(target)}, which carries no traffic: {reason};"
-                    " the policy has no effect until its target is attached (GEP-713: a policy affects only traffic"
-                    " through its target)"
+                    f"{policy.profile.kind} {where(policy.obj)} {verb} {label(target)}, which carries no traffic: {reason};"
+                    " the policy has no effect until traffic can reach its target (GEP-713: a policy augments the"
+                    " traffic through its target)"
                 )
                 related = [Related(f"{label(target)} is defined here", object=target, path="metadata.name")]
                 yield self.issue(policy.obj, res.ref.path, message, related=related)

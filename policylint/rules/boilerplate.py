@@ -358,13 +358,15 @@ class PolicyKindInferred(Rule):
     severity = Severity.INFO
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        # Once per kind, at its first object in input order: the assumption concerns the kind.
+        # Once per kind, at its first object by name (index order, then input order for duplicates):
+        # the assumption concerns the kind, and where it is reported must not depend on the order
+        # of files and documents (design.md §5: the same input gives the same answer).
         by_kind: dict[tuple[str, str], list[Policy]] = {}
         for policy in index.policies():
             if policy.profile.origin == ORIGIN_INFERRED:
                 by_kind.setdefault(policy.profile.gk, []).append(policy)
         for (group, kind), policies in by_kind.items():
-            first = min(policies, key=lambda p: p.obj.sort_key())
+            first = policies[0]
             every = f" (all {len(policies)} {kind} objects)" if len(policies) > 1 else ""
             yield self.issue(
                 first.obj,

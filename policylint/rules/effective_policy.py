@@ -182,7 +182,11 @@ class ContextDependentEffectivePolicy(Rule):
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         sim = index.simulation()
+        # One finding per object and kind, naming the first of its sections that diverges.
+        reported: set[tuple[tuple[str, str], object]] = set()
         for (gk, node), results in sorted(sim.object_results.items(), key=lambda kv: (kv[0][0], _node_key(kv[0][1]))):
+            if len(results) < 2 or (gk, node[1]) in reported:
+                continue
             distinct: dict[str, list[tuple[NodeKey, ...]]] = {}
             for result, path in results.values():
                 distinct.setdefault(_render(untag(result.tree)), []).append(path)
@@ -191,10 +195,12 @@ class ContextDependentEffectivePolicy(Rule):
             obj = index.get(node[1])
             if obj is None:
                 continue
+            reported.add((gk, node[1]))
             shown = "; ".join(f"{path_label(paths[0])}: {spec}" for spec, paths in sorted(distinct.items())[:_MAX_SHOWN])
+            more = f" (and {len(distinct) - _MAX_SHOWN} more)" if len(distinct) > _MAX_SHOWN else ""
             message = (
                 f"{obj.kind} {node[1].namespace + '/' if node[1].namespace else ''}{obj.name} gets {len(distinct)} different"
-                f" effective {gk[1]} specs depending on the path traffic takes (GEP-713 contexts): {shown}"
+                f" effective {gk[1]} specs depending on the path traffic takes (GEP-713 contexts): {shown}{more}"
             )
             yield self.issue(obj, "metadata.name", message)
 
