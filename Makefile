@@ -5,8 +5,10 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # `make bench BENCH_SIZES=1000,10000,100000` for the large corpus (a few minutes).
 BENCH_SIZES ?= 1000,10000
+# `make fuzz`: the property tests of tests/test_fuzz.py with many more examples (fuzz/README.md).
+FUZZ_EXAMPLES ?= 20000
 
-.PHONY: demo test lint-examples bench clean
+.PHONY: demo test lint-examples bench fuzz clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +27,9 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --sizes $(BENCH_SIZES)
+
+fuzz: $(STAMP)
+	POLICYLINT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q tests/test_fuzz.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache

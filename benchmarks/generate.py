@@ -211,7 +211,16 @@ def tenant(k: int, rng: random.Random) -> Iterator[dict[str, Any]]:
 def objects(n: int, seed: int) -> Iterator[dict[str, Any]]:
     """Exactly `n` objects: whole tenants, the last one cut short."""
     rng = random.Random(seed)
-    produced = 0
+    if n <= 0:
+        return
+    # The class every tenant Gateway names: without it no Gateway would be reconciled (PL405).
+    yield {
+        "apiVersion": f"{GW_GROUP}/v1",
+        "kind": "GatewayClass",
+        "metadata": {"name": "envoy"},
+        "spec": {"controllerName": "gateway.envoyproxy.io/gatewayclass-controller"},
+    }
+    produced = 1
     k = 0
     while produced < n:
         for obj in tenant(k, rng):

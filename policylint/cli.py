@@ -48,8 +48,15 @@ def run_check(
     external: Sequence[str] = (),
     max_affected: int | None = None,
     color: str = "auto",
+    jobs: int = 1,
+    cache: bool = True,
+    cache_dir: str | None = None,
 ) -> int:
-    """Lint `paths`; print the report to stdout and a summary to stderr."""
+    """Lint `paths`; print the report to stdout and a summary to stderr.
+
+    The parse cache lives in `cache_dir`, else $POLICYLINT_CACHE_DIR, else .policylint_cache/
+    in the current directory; `cache=False` neither reads nor writes it.
+    """
     from policylint.engine import Selection
     from policylint.external import ExternalObjects, ExternalPatternError
     from policylint.findings import Severity
@@ -85,6 +92,8 @@ def run_check(
         selection=selection,
         synthetic_rule_names=synthetic_rule_names,
         external=external_objects,
+        cache_dir=_cache_dir(cache, cache_dir),
+        jobs=jobs,
         max_affected=max_affected,
     )
     try:
@@ -102,6 +111,14 @@ def run_check(
     if exit_zero:
         return EXIT_OK
     return EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_OK
+
+
+def _cache_dir(enabled: bool, directory: str | None) -> str | None:
+    if not enabled:
+        return None
+    from policylint.cache import DEFAULT_DIR, ENV_DIR
+
+    return directory or os.environ.get(ENV_DIR) or DEFAULT_DIR
 
 
 def run_rules(fmt: str = "text") -> int:
@@ -150,6 +167,92 @@ def run_profiles(profile_paths: Sequence[str] = ()) -> int:
         click.echo(
             f"{p.group}/{p.kind:<24} {p.policy_class:<9} {p.boilerplate:<17} {p.merge.default:<16} [{fields}] -> {kinds}  ({p.project})"
         )
+    return EXIT_OK
+
+
+def _load_index_for_query(
+    paths: Sequence[str],
+    *,
+    crd_paths: Sequence[str] = (),
+    profile_paths: Sequence[str] = (),
+    namespace: str = "default",
+    synthetic_rule_names: bool = False,
+    external: Sequence[str] = (),
+) -> object:
+    """The index `explain` and `graph` query (no rules run), or EXIT_USAGE after saying why."""
+    from policylint.external import ExternalObjects, ExternalPatternError
+    from policylint.pipeline import LintRequest, load_index
+    from policylint.profiles import ProfileError
+    from policylint.sources import SourceError
+
+    try:
+        external_objects = ExternalObjects.parse(external)
+        index = load_index(
+            LintRequest(
+                paths=paths,
+                read_stdin=lambda: sys.stdin.buffer.read(),
+                namespace=namespace,
+                crd_paths=crd_paths,
+                profile_paths=profile_paths,
+                synthetic_rule_names=synthetic_rule_names,
+                external=external_objects,
+            )
+        )
+    except (ExternalPatternError, SourceError, ProfileError) as exc:
+        click.echo(f"policylint: error: {exc}", err=True)
+        return EXIT_USAGE
+    if index.input_issues:
+        # Unparsable or malformed documents are findings of `check`; here they are only missing.
+        n = len(index.input_issues)
+        click.echo(f"policylint: note: {n} input problem{'s' if n != 1 else ''} skipped; `policylint check` lists them", err=True)
+    return index
+
+
+def run_explain(
+    target: str,
+    paths: Sequence[str] = (".",),
+    *,
+    fmt: str = "text",
+    limit: int = 20,
+    **load: object,
+) -> int:
+    """Explain the effective policy of one object, or what one policy reaches (design.md §3)."""
+    from policylint.explain import ExplainError, explain, render_json, render_text
+
+    index = _load_index_for_query(paths or (".",), **load)  # type: ignore[arg-type]
+    if isinstance(index, int):
+        return index
+    try:
+        doc = explain(index, target, default_namespace=str(load.get("namespace", "default")), limit=limit)  # type: ignore[arg-type]
+    except ExplainError as exc:
+        click.echo(f"policylint: error: {exc}", err=True)
+        return EXIT_USAGE
+    click.echo(render_json(doc) if fmt == "json" else render_text(doc), nl=False)
+    return EXIT_OK
+
+
+def run_graph(
+    paths: Sequence[str] = (".",),
+    *,
+    fmt: str = "mermaid",
+    focus: str | None = None,
+    depth: int | None = None,
+    rules: bool = False,
+    **load: object,
+) -> int:
+    """Draw the topology with its policies, in Mermaid or DOT."""
+    from policylint.explain import ExplainError
+    from policylint.graph import build_graph, render
+
+    index = _load_index_for_query(paths or (".",), **load)  # type: ignore[arg-type]
+    if isinstance(index, int):
+        return index
+    try:
+        graph = build_graph(index, focus=focus, depth=depth, show_rules=rules, default_namespace=str(load.get("namespace", "default")))  # type: ignore[arg-type]
+    except ExplainError as exc:
+        click.echo(f"policylint: error: {exc}", err=True)
+        return EXIT_USAGE
+    click.echo(render(graph, fmt), nl=False)
     return EXIT_OK
 
 
@@ -209,6 +312,20 @@ def cli() -> None:
     help="Report policies whose blast radius exceeds N contexts (PL608).",
 )
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="Processes parsing files (0: one per CPU); small inputs are parsed in one process anyway.",
+)
+@click.option("--no-cache", "cache", flag_value=False, default=True, help="Neither read nor write the parse cache.")
+@click.option(
+    "--cache-dir",
+    metavar="DIR",
+    help="Parse cache directory [default: $POLICYLINT_CACHE_DIR, else .policylint_cache in the current directory].",
+)
 def check_command(paths: tuple[str, ...], fmt: str, **kwargs: object) -> None:
     """Lint manifests: files, directories, or `-` for stdin."""
     sys.exit(run_check(paths, fmt=fmt, **kwargs))  # type: ignore[arg-type]
@@ -233,3 +350,67 @@ def rule_command(code: str) -> None:
 def profiles_command(profile_paths: tuple[str, ...]) -> None:
     """List the policy kinds policylint knows."""
     sys.exit(run_profiles(profile_paths))
+
+
+def _query_options(command: click.Command) -> click.Command:
+    """The loading options `explain` and `graph` share with `check`."""
+    for option in reversed(
+        [
+            click.option("--crd", "crd_paths", multiple=True, metavar="PATH", help="CRD files or directories describing policy kinds."),
+            click.option("--profile", "profile_paths", multiple=True, metavar="PATH", help="Extra policy profile file (repeatable)."),
+            click.option("--namespace", default="default", show_default=True, help="Namespace of objects that declare none."),
+            click.option("--synthetic-rule-names", is_flag=True, help="Accept `rule-<n>` for unnamed route rules, as Kuadrant does."),
+            click.option("--external", multiple=True, metavar="KIND[/NS[/NAME]]", help="Objects that live outside the input (globs)."),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+@cli.command("explain")
+@click.argument("target", metavar="KIND/NAMESPACE/NAME[#SECTION]")
+@click.argument("paths", nargs=-1)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=20,
+    show_default=True,
+    help="Contexts listed per result or target (0: all); counts are always complete.",
+)
+@_query_options
+def explain_command(target: str, paths: tuple[str, ...], fmt: str, limit: int, **kwargs: object) -> None:
+    """Show what an object effectively gets, and why; or what a policy reaches.
+
+    \b
+    policylint explain httproute/team-a/storefront examples/
+    policylint explain gateway/infra/shared-gw#https examples/
+    policylint explain clienttrafficpolicy/infra/shared-gw-clients examples/ --format json
+
+    KIND is case-insensitive and may carry its group (`HTTPRoute.gateway.networking.k8s.io`);
+    KIND/NAME names a cluster-scoped object, or one in --namespace. PATHS default to `.`.
+    """
+    sys.exit(run_explain(target, paths or (".",), fmt=fmt, limit=limit, **kwargs))
+
+
+@cli.command("graph")
+@click.argument("paths", nargs=-1)
+@click.option("--format", "fmt", type=click.Choice(["mermaid", "dot"]), default="mermaid", show_default=True)
+@click.option("--focus", metavar="KIND/NAMESPACE/NAME[#SECTION]", help="Only this object's ancestors and descendants, and their policies.")
+@click.option(
+    "--depth",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Hierarchy steps from the focused object (or from the roots without --focus).",
+)
+@click.option("--rules", is_flag=True, help="Draw route rules as nodes of their own.")
+@_query_options
+def graph_command(paths: tuple[str, ...], fmt: str, focus: str | None, depth: int | None, rules: bool, **kwargs: object) -> None:
+    """Draw the topology with its policies (Mermaid for GitHub Markdown, or DOT).
+
+    \b
+    policylint graph examples/ > topology.mmd
+    policylint graph examples/ --format dot | dot -Tsvg > topology.svg
+    policylint graph examples/ --focus httproute/team-a/storefront
+    """
+    sys.exit(run_graph(paths or (".",), fmt=fmt, focus=focus, depth=depth, rules=rules, **kwargs))

@@ -75,7 +75,8 @@ def node_label(node: NodeKey) -> str:
     if level == "listener":
         return f"{where}#{section}"
     if level == "rule":
-        return f"{where}#rule{section + 1}" if isinstance(section, int) else f"{where}#{section}"
+        # Named rules by name; an unnamed one by its field path position.
+        return f"{where}#rules[{section}]" if isinstance(section, int) else f"{where}#{section}"
     if level == "port":
         return f"{where}#{section}"
     return where
@@ -444,7 +445,13 @@ def _outcome(
                 for other, src in result_at.items():
                     if src != fid and (other[: len(path)] == path or path[: len(other)] == other):
                         winners.add(src)
-            beaten[fid] = {by_id[w].name for w in winners if w in by_id and by_id[w].policy is not facet.policy}
+            others = {w for w in winners if w in by_id and by_id[w].policy is not facet.policy}
+            if winners and not others:
+                # Beaten only by another block of the same policy (a PL107 two-strategy policy):
+                # the policy itself is in force; PL107 reports the shape.
+                status[fid] = ENFORCED
+                continue
+            beaten[fid] = {by_id[w].name for w in others}
     return FoldResult(acc, status, beaten, conflicts, erased=erased)
 
 
@@ -540,7 +547,7 @@ class Simulation:
             return ("gateway" if kind == "Gateway" else "listenerset", obj.key, None)
         if group == GATEWAY_GROUP and kind in _ROUTE_KINDS:
             if section is not None:
-                return ("rule", obj.key, section.position)
+                return ("rule", obj.key, section.name if section.name is not None else section.position)
             return ("route", obj.key, None)
         if section is not None:
             return ("port", obj.key, section.name)
@@ -552,6 +559,11 @@ class Simulation:
         self._namespace_level = False
         for policy in self.index.policies():
             facets: list[Facet] = []
+            if self.index.get(policy.key) is not policy.obj:
+                # A second definition of one object (PL005): it is one policy when applied, and
+                # simulating both copies would make it conflict with, or override, itself.
+                self.facets[id(policy.obj)] = facets
+                continue
             for res in self.index.targets(policy):
                 node = self.node_of(res)
                 if node is None:
@@ -603,11 +615,12 @@ class Simulation:
                 self._objects[route.key] = route
             return [("route", r.key, None) for r in sorted(routes, key=lambda r: r.key)]
         if level == "route":
-            return [("rule", key, s.position) for s in topo.rules(obj)]
+            return [("rule", key, s.name if s.name is not None else s.position) for s in topo.rules(obj)]
         if level == "rule":
             out = []
+            position = next((r.position for r in topo.rules(obj) if (r.name if r.name is not None else r.position) == section), None)
             for ref in topo.refs_from(obj):
-                if ref.rule != section or ref.purpose not in ("backend", "mirror") or ref.status == "RefNotPermitted":
+                if ref.rule != position or ref.purpose not in ("backend", "mirror") or ref.status == "RefNotPermitted":
                     continue
                 if ref.status == "NotFound":
                     continue
@@ -799,10 +812,11 @@ class Simulation:
                 self.order_sensitive.setdefault(item.policies + (group.profile.kind,), (context, item))
             gateways = group.nodes["gateway"]
             contributing: set[int] = set()
+            # A policy with two blocks (seed style, or PL107) has two facets in one context:
+            # its status there combines them, and the context counts once.
+            by_target: dict[tuple[int, NodeKey], list[Facet]] = defaultdict(list)
             for facet in stack:
                 fid = id(facet)
-                state = result.status[fid]
-                entry = self.status[(id(facet.policy.obj), facet.node)]
                 if fid in result.erased:
                     prev = self.erasures.get(fid)
                     units = result.erased[fid] * group.count
@@ -811,10 +825,14 @@ class Simulation:
                     f.rank > facet.rank or (f.rank == facet.rank and f.policy is not facet.policy) for f in stack
                 ):
                     self.override_challenged.add(fid)
+                by_target[(id(facet.policy.obj), facet.node)].append(facet)
+            for target, facets in by_target.items():
+                state = _combined_status([result.status[id(f)] for f in facets])
+                entry = self.status[target]
                 entry.contexts += group.count
                 if state == CONFLICTED:
                     entry.conflicted += group.count
-                    entry.conflict = result.conflicts[fid]
+                    entry.conflict = next(result.conflicts[id(f)] for f in facets if id(f) in result.conflicts)
                 elif state == ENFORCED:
                     entry.enforced += group.count
                 elif state == OVERRIDDEN:
@@ -825,10 +843,11 @@ class Simulation:
                     for example in group.examples:
                         if len(entry.overridden_in) < 3 and example not in entry.overridden_in:
                             entry.overridden_in.append(example)
-                entry.beaten_by |= result.beaten_by.get(fid, set())
+                for facet in facets:
+                    entry.beaten_by |= result.beaten_by.get(id(facet), set())
                 entry.ancestors |= gateways
                 if state in (ENFORCED, PARTIALLY_ENFORCED):
-                    contributing.add(id(facet.policy.obj))
+                    contributing.add(target[0])
             for pid in contributing:
                 affects = self.affects[pid]
                 affects.contexts += group.count
@@ -857,6 +876,18 @@ class Simulation:
         return self.affects.get(id(policy.obj), Affects())
 
 
+def _combined_status(states: Sequence[str]) -> str:
+    """The status of one policy in one context from the statuses of its facets there."""
+    live = [s for s in states if s != CONFLICTED]
+    if not live:
+        return CONFLICTED
+    if all(s == ENFORCED for s in live):
+        return ENFORCED
+    if all(s == OVERRIDDEN for s in live):
+        return OVERRIDDEN
+    return PARTIALLY_ENFORCED
+
+
 def _object_node(node: NodeKey) -> NodeKey:
     """The whole-object node a section node belongs to."""
     level, key, _ = node
@@ -879,3 +910,16 @@ def _path_label(path: Sequence[NodeKey]) -> str:
 
 def path_label(path: Sequence[NodeKey]) -> str:
     return _path_label(path)
+
+
+# -- for explanations (policylint.explain) ----------------------------------------------
+
+
+def why_established(established: Facet, challenger: Facet) -> str:
+    """Why `established` comes first at one level: older creationTimestamp, or the name tie-break."""
+    return _why(established, challenger)
+
+
+def combined_status(states: Sequence[str]) -> str:
+    """The status of one policy in one context from the statuses of its facets there."""
+    return _combined_status(states)

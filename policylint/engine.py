@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -63,6 +62,8 @@ def _run_one(
     try:
         return [resolve(issue) for issue in rule_cls().check(index)], None
     except Exception as exc:  # a broken rule must not cost the other rules' findings
+        import traceback  # only when a rule fails: not worth its import on every run
+
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}"
         first = index.files[0] if index.files else "<input>"

@@ -12,8 +12,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
-
 from policylint.external import ExternalObjects, external_hint
 from policylint.findings import Issue
 from policylint.grants import GRANT_GK, GrantCheck, Reference, ReferenceGrants
@@ -51,20 +49,6 @@ class LintOptions:
     # design.md §1.7: objects that live outside the input (`--external`).
     external: ExternalObjects = field(default_factory=ExternalObjects)
     max_affected: int | None = None  # PL608: blast radius threshold in contexts (`--max-affected`)
-
-
-class TargetReferenceModel(BaseModel):
-    """A policy target reference at the input boundary (LocalPolicyTargetReference[WithSectionName],
-    NamespacedPolicyTargetReference in apis/v1/policy_types.go). Every field is optional here so
-    that a missing one is a finding, not an exception; types are strict."""
-
-    model_config = ConfigDict(extra="allow")
-
-    group: StrictStr | None = None
-    kind: StrictStr | None = None
-    name: StrictStr | None = None
-    namespace: StrictStr | None = None
-    sectionName: StrictStr | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -641,6 +625,15 @@ def _type_name(value: Any) -> str:
 
 
 def _parse_ref(raw: Mapping[str, Any], path: str) -> TargetRef:
+    # The input boundary is policylint.validation.TargetReferenceModel (pydantic). Importing it
+    # costs more than linting a few files, so well-typed references, nearly all, skip it: every
+    # field absent, null or a string is exactly what the model accepts.
+    values = [raw.get(f) for f in REF_FIELDS]
+    if all(v is None or type(v) is str for v in values):
+        group, kind, name, namespace, section_name = values
+        return TargetRef(path, raw, group, kind, name, namespace, section_name)
+    from policylint.validation import TargetReferenceModel, ValidationError
+
     try:
         model = TargetReferenceModel.model_validate(raw)
     except ValidationError as exc:

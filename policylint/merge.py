@@ -107,7 +107,21 @@ def merge_rules(loser: Tagged | None, winner: Tagged, containers: Sequence[tuple
             continue
         for path, unit in _unit_paths(source_tree, containers):
             _set(result, path, unit)
+    # A container set to an empty map has no units, but it is a value someone set (as in
+    # `leaves`): keep it, or merging a spec with itself would drop it.
+    for container in containers:
+        if _lookup(result, container) is None:
+            empty = next((n for n in (_lookup(winner, container), _lookup(loser, container)) if n is not None and n.children == {}), None)
+            if empty is not None:
+                _set(result, container, Tagged(None, empty.source, {}))
     return result
+
+
+def _lookup(root: Tagged | None, path: Sequence[str]) -> Tagged | None:
+    cur = root
+    for part in path:
+        cur = cur.children.get(part) if cur is not None and cur.children is not None else None
+    return cur
 
 
 def _set(root: Tagged, path: tuple[str, ...], value: Tagged) -> None:

@@ -1,9 +1,10 @@
 """The object model: Kubernetes objects keyed by (group, kind, namespace, name).
 
-Pydantic guards the input boundary (object metadata): it is lenient toward
-unknown fields, because newer API versions add fields and must not crash us
-(seed api-design-guide, "Gracefully Handling Future API Versions"), and strict
-about types the API server would reject (a label value that is a number).
+Pydantic guards the input boundary (object metadata, `policylint.validation`):
+it is lenient toward unknown fields, because newer API versions add fields and
+must not crash us (seed api-design-guide, "Gracefully Handling Future API
+Versions"), and strict about types the API server would reject (a label value
+that is a number). Well-typed metadata is recognised without it (`_metadata`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
-
-from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError, field_validator
 
 from policylint.findings import Issue
 from policylint.load import Document, DocumentRef
@@ -60,29 +59,63 @@ def parse_timestamp(value: str) -> datetime:
     return parsed
 
 
-class ObjectMeta(BaseModel):
-    """`metadata` as far as policylint needs it; every other field is ignored."""
+@dataclass(frozen=True, slots=True)
+class Metadata:
+    """`metadata` as far as policylint needs it (validated by `policylint.validation.ObjectMeta`)."""
 
-    model_config = ConfigDict(extra="ignore")
-
-    name: StrictStr | None = None
-    generateName: StrictStr | None = None
-    namespace: StrictStr | None = None
-    labels: dict[StrictStr, StrictStr] | None = None
-    annotations: dict[StrictStr, StrictStr] | None = None
+    name: str | None = None
+    generateName: str | None = None
+    namespace: str | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
     creationTimestamp: datetime | None = None
 
-    @field_validator("creationTimestamp", mode="before")
-    @classmethod
-    def _rfc3339(cls, value: Any) -> Any:
-        if value is None or isinstance(value, datetime):
-            return value
-        if not isinstance(value, str):
-            raise ValueError("must be an RFC 3339 date-time string")
+
+def _string_map(value: Any) -> bool:
+    return type(value) is dict and all(type(k) is str and type(v) is str for k, v in value.items())
+
+
+def _metadata(raw: dict[str, Any]) -> Metadata | None:
+    """Well-typed metadata without pydantic (importing it costs more than linting a few files).
+
+    Accepts only what ObjectMeta accepts, so None (anything unusual) falls back to
+    pydantic, whose errors explain the problem: the outcome is the same either way.
+    """
+    name, generate_name, namespace = raw.get("name"), raw.get("generateName"), raw.get("namespace")
+    for value in (name, generate_name, namespace):
+        if value is not None and type(value) is not str:
+            return None
+    labels, annotations = raw.get("labels"), raw.get("annotations")
+    for value in (labels, annotations):
+        if value is not None and not _string_map(value):
+            return None
+    timestamp = raw.get("creationTimestamp")
+    if timestamp is not None:
+        if type(timestamp) is not str:
+            return None
         try:
-            return parse_timestamp(value)
+            timestamp = parse_timestamp(timestamp)
         except ValueError:
-            raise ValueError(f"{value!r} is not an RFC 3339 date-time (like 2024-01-02T03:04:05Z)") from None
+            return None
+    return Metadata(
+        name,
+        generate_name,
+        namespace,
+        dict(labels) if labels is not None else None,
+        dict(annotations) if annotations is not None else None,
+        timestamp,
+    )
+
+
+def _validate_metadata(raw: dict[str, Any]) -> tuple[Metadata, list[Any]]:
+    """Metadata through pydantic: the value, and pydantic's errors (then what is valid is salvaged)."""
+    from policylint.validation import ObjectMeta, ValidationError
+
+    try:
+        m = ObjectMeta.model_validate(raw)
+    except ValidationError as exc:
+        return _salvage_meta(raw), exc.errors()
+    return Metadata(m.name, m.generateName, m.namespace, m.labels, m.annotations, m.creationTimestamp), []
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,20 +297,20 @@ def _build_one(
     raw_meta = data.get("metadata")
     meta_ok = True
     if raw_meta is None:
-        meta = ObjectMeta()
+        meta = Metadata()
     elif not isinstance(raw_meta, dict):
         issues.append(problem(MALFORMED_METADATA, f"metadata must be a mapping, not {type(raw_meta).__name__}", "metadata"))
-        meta = ObjectMeta()
+        meta = Metadata()
         meta_ok = False
     else:
-        try:
-            meta = ObjectMeta.model_validate(raw_meta)
-        except ValidationError as exc:
-            meta_ok = False
-            for err in exc.errors():
+        checked = _metadata(raw_meta)
+        if checked is None:
+            checked, errors = _validate_metadata(raw_meta)
+            for err in errors:
+                meta_ok = False
                 where = _error_path(err["loc"])
                 issues.append(problem(MALFORMED_METADATA, f"{where}: {_explain(err)}", where))
-            meta = _salvage_meta(raw_meta)
+        meta = checked
     name = meta.name or meta.generateName
     if not name:
         if meta_ok:
@@ -302,7 +335,7 @@ def _build_one(
     )
 
 
-def _salvage_meta(raw: dict[str, Any]) -> ObjectMeta:
+def _salvage_meta(raw: dict[str, Any]) -> Metadata:
     """Keep what is valid of a metadata block that failed validation, so the object is still indexed."""
 
     def text(value: Any) -> str | None:
@@ -319,7 +352,7 @@ def _salvage_meta(raw: dict[str, Any]) -> ObjectMeta:
             timestamp = parse_timestamp(raw["creationTimestamp"])
         except ValueError:
             timestamp = None
-    return ObjectMeta.model_construct(
+    return Metadata(
         name=text(raw.get("name")),
         generateName=text(raw.get("generateName")),
         namespace=text(raw.get("namespace")),

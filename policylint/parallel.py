@@ -72,7 +72,7 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
         else:
             results[i] = _parse(data, source.display, key, cache)
     if pending:
-        workers = min(jobs, len(pending))
+        workers = min(jobs, len(pending)) if _may_start_workers() else 1
         if workers > 1 and sum(len(data) for _, data, _ in pending) >= PARALLEL_MIN_BYTES:
             _parse_in_workers(sources, pending, results, cache, workers)
         for i, data, key in pending:
@@ -81,6 +81,14 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
     if cache is not None:
         cache.prune()
     return results  # type: ignore[return-value]
+
+
+def _may_start_workers() -> bool:
+    # Never from inside a worker: "spawn" re-imports the caller's main module in each worker, and
+    # a script without an `if __name__ == "__main__"` guard would otherwise start pools of its own.
+    import multiprocessing
+
+    return multiprocessing.parent_process() is None
 
 
 def _parse(data: bytes, file: str, key: str | None, cache: ParseCache | None) -> FileResult:

@@ -105,7 +105,18 @@ def lint(request: LintRequest) -> LintResult:
             gc.enable()
 
 
-def _lint(request: LintRequest) -> LintResult:
+def load_index(request: LintRequest) -> ProjectIndex:
+    """Sources -> index, without running the rules (`explain`, `graph`). Raises like `lint`."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _index(request)[0]
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _index(request: LintRequest) -> tuple[ProjectIndex, list[Source], dict[str, str]]:
     sources = discover(request.paths, stdin_filename=request.stdin_filename, read_stdin=request.read_stdin)
     user_profiles: list[PolicyProfile] = []
     for path in request.profile_paths:
@@ -143,6 +154,11 @@ def _lint(request: LintRequest) -> LintResult:
         input_issues=input_issues,
         files=[s.display for s in sources],
     )
+    return index, sources, texts
+
+
+def _lint(request: LintRequest) -> LintResult:
+    index, sources, texts = _index(request)
     rules = tuple(r for r in REGISTRY if request.selection.enabled(r))
     resolver = PositionResolver(_text_reader(sources, texts))
     result = engine.run(index, rules, resolver)

@@ -34,8 +34,32 @@ def format_path(parts: Sequence[PathPart]) -> str:
     return "".join(out)
 
 
+# Whether a base path is already in the form format_path writes. Paths are joined about ten
+# times per object from a few dozen distinct bases (`spec.rules`, `metadata.labels`): for those,
+# appending the new parts gives what re-parsing and re-formatting the whole path gives.
+_CANONICAL: dict[str, bool] = {}
+
+
 def join(base: str, *parts: PathPart) -> str:
-    return format_path([*parse_path(base), *parts])
+    canonical = _CANONICAL.get(base)
+    if canonical is None:
+        canonical = format_path(parse_path(base)) == base
+        if len(_CANONICAL) >= 4096:
+            _CANONICAL.clear()
+        _CANONICAL[base] = canonical
+    if not canonical:
+        return format_path([*parse_path(base), *parts])
+    out = [base]
+    nonempty = bool(base)
+    for part in parts:  # as format_path does, continuing after `base`
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        elif _PLAIN_KEY.match(part):
+            out.append(f".{part}" if nonempty else part)
+        else:
+            out.append(f"[{json.dumps(part)}]")
+        nonempty = True
+    return "".join(out)
 
 
 def parse_path(path: str) -> list[PathPart]:

@@ -272,6 +272,10 @@ class Topology:
         if obj.kind in ROUTE_KINDS:
             attachments = self.parent_attachments(obj)
             if not attachments:
+                if obj.spec.get("useDefaultGateways") == "All":
+                    # Experimental default Gateways (§3.3.3 step 6): claimed by any Gateway with
+                    # defaultScope All, which may live outside the input; not modelled, so assume it.
+                    return True, ""
                 return False, f"{obj.kind} {_where(obj)} has no parentRefs, so it is attached to nothing"
             if any(a.attached for a in attachments):
                 return True, ""

@@ -41,6 +41,9 @@ LABEL_VALUES = ["web", "prod", "app", "infra", "Direct", "Inherited"]
 FROM = ["Same", "All", "Selector", "None", "Bogus"]
 OPERATORS = ["In", "NotIn", "Exists", "DoesNotExist", "Bogus"]
 
+# `--external` patterns a run may be given (ExternalObjects.parse).
+EXTERNAL_PATTERNS = ["GatewayClass/*", "Gateway/infra/*", "ReferenceGrant/infra/*", "Service/*/*", "Namespace/*"]
+
 # Wrong-typed values: scalars where maps belong, maps and lists where scalars belong.
 SAFE_TEXT = st.text(alphabet="abc-./:*& 0", max_size=6)
 JUNK = st.one_of(

@@ -188,10 +188,11 @@ def test_empty_status_is_not_reported() -> None:
     assert paths(base + "status: {ancestors: []}\n", "PL110") == ["status"]
 
 
-def test_inferred_kind_is_reported_once_per_kind_at_its_first_object() -> None:
+def test_inferred_kind_is_reported_once_per_kind_at_its_first_object_by_name() -> None:
+    # By name, not by input order: the finding must not move when documents are reordered.
     doc = "apiVersion: example.com/v1\nkind: ColorPolicy\nmetadata: {{name: {name}, namespace: app}}\nspec:\n  targetRefs: [{ref}]\n"
     text = "---\n".join(doc.format(name=n, ref=WEB) for n in ("zeta", "alpha", "mid"))
     [finding] = only(lint_text(text), "PL111")
-    assert finding.line == 2 and finding.object is not None and finding.object.name == "zeta"  # its `kind` line
+    assert finding.line == 8 and finding.object is not None and finding.object.name == "alpha"  # its `kind` line
     assert "all 3 ColorPolicy objects" in finding.message
     assert "--crd" in finding.message and "--profile" in finding.message

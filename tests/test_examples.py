@@ -24,7 +24,7 @@ from tests.lintutil import ROOT, lint_paths
 EXAMPLES = ROOT / "examples"
 README = EXAMPLES / "README.md"
 PROFILE_EXAMPLE = ROOT / "docs" / "timeoutpolicy-profile.yaml"
-FAMILIES = ("PL0", "PL1", "PL2", "PL3", "PL5")
+FAMILIES = ("PL0", "PL1", "PL2", "PL3", "PL4", "PL5", "PL6")
 NO_OBJECT = "—"
 
 

@@ -39,7 +39,7 @@ from policylint.load import Document, FileResult, parse_text
 from policylint.pipeline import LintResult
 from policylint.reporters import text as text_reporter
 from policylint.reporters.json import report as json_report  # unpatched: tests/conftest.py validates every call
-from tests.fuzzing import Manifests, dump, manifests, yamlish_bytes, yamlish_text
+from tests.fuzzing import EXTERNAL_PATTERNS, Manifests, dump, manifests, yamlish_bytes, yamlish_text
 from tests.lintutil import assert_valid_report, lint_paths, lint_text
 
 # Line breaks as libyaml counts them (positions.py): bounds for "inside the file".
@@ -166,9 +166,6 @@ def test_valid_yaml_with_one_edit(doc: Any, cut: int, junk: str) -> None:
 
 # -- 2. structured random manifests ---------------------------------------------------------------------
 
-EXTERNAL = ["GatewayClass/*", "Gateway/infra/*", "ReferenceGrant/infra/*", "Service/*/*", "Namespace/*"]
-
-
 @contextmanager
 def written(m: Manifests, order: Sequence[int] | None = None, names: Sequence[str] | None = None, create: Sequence[int] | None = None) -> Iterator[tuple[Path, list[Path], list[str]]]:
     """Write `m` to a temporary directory: files named `names`, created in the order `create`."""
@@ -189,9 +186,8 @@ def _run(
     return result, report
 
 
-@budget(ci=120)
-@given(m=manifests(), external=st.lists(st.sampled_from(EXTERNAL), max_size=2, unique=True), synthetic=st.booleans())
-def test_structured_manifests(m: Manifests, external: list[str], synthetic: bool) -> None:
+def check_structured(m: Manifests, external: list[str], synthetic: bool) -> None:
+    """Properties 1-3 on structured manifests (also the body of fuzz/fuzz_pipeline.py)."""
     names = [f"f{i}.yaml" for i in range(m.file_count)]
     with written(m) as (root, paths, texts):
         _run(
@@ -202,6 +198,12 @@ def test_structured_manifests(m: Manifests, external: list[str], synthetic: bool
             external=ExternalObjects.parse(external),
             synthetic_rule_names=synthetic,
         )
+
+
+@budget(ci=120)
+@given(m=manifests(), external=st.lists(st.sampled_from(EXTERNAL_PATTERNS), max_size=2, unique=True), synthetic=st.booleans())
+def test_structured_manifests(m: Manifests, external: list[str], synthetic: bool) -> None:
+    check_structured(m, external, synthetic)
 
 
 def _doc_spans(docs_by_file: dict[str, list[str]]) -> dict[str, list[tuple[int, int, str]]]:

@@ -268,8 +268,15 @@ spec:
 )
 
 
-def test_s14_links() -> None:
-    result = lint_text(S14)
+def shuffled(text: str) -> str:
+    """The same documents in reverse order (scenarios must not depend on input order)."""
+    docs = [d for d in text.split("---\n") if d.strip()]
+    return "---\n" + "---\n".join(reversed(docs))
+
+
+@pytest.mark.parametrize("order", ["as-written", "reversed"])
+def test_s14_links(order: str) -> None:
+    result = lint_text(S14 if order == "as-written" else shuffled(S14))
     assert problems(result) == []
     topo = result.index.topology()
     gw1, gw2 = lookup(result, "Gateway", "app", "gateway-1"), lookup(result, "Gateway", "app", "gateway-2")

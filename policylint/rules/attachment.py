@@ -39,7 +39,7 @@ from policylint.topology import (
 
 _MAX_HINTS = 3
 # Parent kinds a route attaches to through listeners (§3.3.3); Service parents are GAMMA (mesh).
-_LISTENER_PARENTS = (("gateway.networking.k8s.io", "Gateway"), ("gateway.networking.k8s.io", "ListenerSet"))
+_LISTENER_PARENTS = ((GATEWAY_GROUP, "Gateway"), (GATEWAY_GROUP, "ListenerSet"))
 _PURPOSE = {
     "backend": "backendRef",
     "mirror": "requestMirror backendRef",
@@ -83,6 +83,36 @@ def _hints_text(hints: Sequence[str]) -> str:
     return "".join(f"; {h}" for h in hints)
 
 
+class _Names:
+    """Objects of one kind by name and by namespace, indexed on first use: hints for a missing
+    reference cost one dictionary lookup, not a scan of the kind, however many are missing."""
+
+    def __init__(self, index: ProjectIndex) -> None:
+        self._index = index
+        self._by_name: dict[tuple[str, str], dict[str, list[K8sObject]]] = {}
+        self._by_namespace: dict[tuple[str, str], dict[str | None, dict[str, K8sObject]]] = {}
+
+    def _build(self, group: str, kind: str) -> None:
+        by_name: dict[str, list[K8sObject]] = {}
+        by_namespace: dict[str | None, dict[str, K8sObject]] = {}
+        for obj in self._index.of_kind(group, kind):
+            by_name.setdefault(obj.name, []).append(obj)
+            by_namespace.setdefault(obj.namespace, {}).setdefault(obj.name, obj)
+        self._by_name[(group, kind)] = by_name
+        self._by_namespace[(group, kind)] = by_namespace
+
+    def named(self, group: str, kind: str, name: str) -> list[K8sObject]:
+        """Every object of the kind with this name, in any namespace."""
+        if (group, kind) not in self._by_name:
+            self._build(group, kind)
+        return self._by_name[(group, kind)].get(name, [])
+
+    def in_namespace(self, group: str, kind: str, namespace: str | None) -> dict[str, K8sObject]:
+        if (group, kind) not in self._by_namespace:
+            self._build(group, kind)
+        return self._by_namespace[(group, kind)].get(namespace, {})
+
+
 # -- PL405 -----------------------------------------------------------------------------------
 
 
@@ -114,7 +144,7 @@ class GatewayClassNotFound(Rule):
             message = (
                 f"Gateway {where(gateway)} references a non-existent GatewayClass {ref.name}: no controller owns the"
                 " Gateway, so it is never reconciled (status stays Accepted=Unknown, Pending) and nothing attached to it"
-                f" carries traffic (gateway-api-semantics.md §3.1){_hints_text(hints)}"
+                f" carries traffic (Gateway API: Gateway → GatewayClass){_hints_text(hints)}"
             )
             yield self.issue(gateway, "spec.gatewayClassName", message, related=related)
 
@@ -138,20 +168,20 @@ class ParentRefNotFound(Rule):
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         topology = index.topology()
+        names = _Names(index)
         for route, att in _failing(topology, (PARENT_NOT_FOUND,)):
             ref = att.ref
-            hints, related = self._near_matches(index, route, ref)
+            hints, related = self._near_matches(index, names, route, ref)
             if not hints:
                 hints.append(external_hint(ref.kind, ref.namespace, ref.name))
             message = (
                 f"parentRef names {ref.kind} {ref.namespace}/{ref.name}, which is not in the input: the {route.kind} does"
-                f" not attach to it (Accepted=False), so it receives no traffic through it (gateway-api-semantics.md"
-                f" §3.3){_hints_text(hints)}"
+                f" not attach to it (Accepted=False), so it receives no traffic through it (Gateway API route attachment){_hints_text(hints)}"
             )
             yield self.issue(route, ref.path, message, related=related)
 
     @staticmethod
-    def _near_matches(index: ProjectIndex, route: K8sObject, ref: ParentRef) -> tuple[list[str], list[Related]]:
+    def _near_matches(index: ProjectIndex, names: _Names, route: K8sObject, ref: ParentRef) -> tuple[list[str], list[Related]]:
         hints: list[str] = []
         related: list[Related] = []
 
@@ -162,8 +192,8 @@ class ParentRefNotFound(Rule):
 
         namespace_set = _has(route, ref.path, "namespace")
         # 1. The same parent in another namespace: parentRefs default to the route's namespace (§3.3.1).
-        for obj in index.of_kind(ref.group, ref.kind):
-            if obj.name == ref.name and obj.namespace != ref.namespace and obj.namespace is not None:
+        for obj in names.named(ref.group, ref.kind, ref.name):
+            if obj.namespace != ref.namespace and obj.namespace is not None:
                 if namespace_set:
                     add(f"{obj.kind} {where(obj)} exists: did you mean namespace: {obj.namespace}?", obj)
                 else:
@@ -182,7 +212,7 @@ class ParentRefNotFound(Rule):
                     add(f"{kind} {where(other)} exists: did you mean kind: {kind}?", other)
         # 3. A similar name of the same kind in the same namespace (a typo).
         if not hints:
-            candidates = {o.name: o for o in index.of_kind(ref.group, ref.kind) if o.namespace == ref.namespace}
+            candidates = names.in_namespace(ref.group, ref.kind, ref.namespace)
             for name in _close(ref.name, candidates):
                 add(f"did you mean {ref.kind} {name}?", candidates[name])
         return hints, related
@@ -220,46 +250,48 @@ class ParentRefNoMatchingListener(Rule):
                 close = _close(ref.section_name, names)
                 if close:
                     hints.append(f"did you mean sectionName {close[0]}?")
-                if parent.kind == "Gateway":
-                    # Gateway parents see only the Gateway's own listeners, never those of its
-                    # ListenerSets (§3.3.3 step 1): the listener may be on an attached set.
-                    for listener_set in topology.listener_sets_of(parent):
-                        for lst in topology.listeners(listener_set):
-                            if lst.name == ref.section_name:
-                                hints.append(
-                                    f"listener {lst.name} is defined on {label(listener_set)}, attached to this Gateway;"
-                                    " a Gateway parentRef sees only the Gateway's own listeners: set"
-                                    f" kind: ListenerSet, name: {listener_set.name}"
-                                    + (f", namespace: {listener_set.namespace}" if listener_set.namespace != route.namespace else "")
-                                )
-                                related.append(Related(f"listener {lst.name} is defined here", object=listener_set, path=join(lst.path, "name")))
-                                break
-                        else:
-                            continue
-                        break
-                elif parent.kind == "ListenerSet":
-                    # The reverse: the listener is the parent Gateway's own.
-                    ls_att = topology.listener_sets.get(id(parent))
-                    gateway = ls_att.gateway if ls_att is not None else None
-                    for lst in topology.listeners(gateway) if gateway is not None else ():
-                        if lst.name == ref.section_name:
-                            hints.append(
-                                f"listener {lst.name} is defined on the parent {label(gateway)}: set kind: Gateway,"
-                                f" name: {gateway.name}"
-                            )
-                            related.append(Related(f"listener {lst.name} is defined here", object=gateway, path=join(lst.path, "name")))
-                            break
+                elsewhere = self._defined_elsewhere(topology, route, parent, ref.section_name)
+                if elsewhere is not None:
+                    hints.append(elsewhere[0])
+                    related.append(elsewhere[1])
             else:
                 path = join(ref.path, "port") if ref.port is not None else ref.path
-                named = [lst for lst in listeners if ref.section_name is not None and lst.name == ref.section_name]
+                named = [lst for lst in listeners if lst.name == ref.section_name]
                 if named:
                     hints.append(f"listener {ref.section_name} listens on port {named[0].port}")
             message = (
                 f"parentRef {', '.join(wanted)} selects no listener of {label(parent)} (have: {have}): the"
-                f" {route.kind} is not attached to it (Accepted=False, NoMatchingParent; gateway-api-semantics.md"
-                f" §3.3.3){_hints_text(hints)}"
+                f" {route.kind} is not attached to it (Accepted=False, NoMatchingParent; Gateway API route attachment){_hints_text(hints)}"
             )
             yield self.issue(route, path, message, related=related)
+
+    @staticmethod
+    def _defined_elsewhere(topology: Topology, route: K8sObject, parent: K8sObject, name: str) -> tuple[str, Related] | None:
+        """The listener on the other side of the Gateway/ListenerSet boundary, which a parentRef never crosses."""
+        if parent.kind == "Gateway":
+            # Gateway parents see only the Gateway's own listeners, never those of its
+            # ListenerSets (§3.3.3 step 1): the listener may be on an attached set.
+            for listener_set in topology.listener_sets_of(parent):
+                for lst in topology.listeners(listener_set):
+                    if lst.name == name:
+                        other_ns = listener_set.namespace != route.namespace
+                        namespace = f", namespace: {listener_set.namespace}" if other_ns else ""
+                        hint = (
+                            f"listener {name} is defined on {label(listener_set)}, attached to this Gateway; a Gateway"
+                            f" parentRef sees only the Gateway's own listeners: set kind: ListenerSet, name:"
+                            f" {listener_set.name}{namespace}"
+                        )
+                        where_defined = join(lst.path, "name")
+                        return hint, Related(f"listener {name} is defined here", object=listener_set, path=where_defined)
+        elif parent.kind == "ListenerSet":
+            # The reverse: the listener is the parent Gateway's own.
+            ls_att = topology.listener_sets.get(id(parent))
+            gateway = ls_att.gateway if ls_att is not None else None
+            for lst in topology.listeners(gateway) if gateway is not None else ():
+                if lst.name == name and gateway is not None:
+                    hint = f"listener {name} is defined on the parent {label(gateway)}: set kind: Gateway, name: {gateway.name}"
+                    return hint, Related(f"listener {name} is defined here", object=gateway, path=join(lst.path, "name"))
+        return None
 
 
 def _rejection_kind(rejection: Rejection, route: K8sObject) -> str:
@@ -301,23 +333,25 @@ class RouteNotAdmitted(Rule):
                 reasons.append(f"listener {rejection.listener.name}: {text}")
                 related.extend(rel)
             if any(r.reason == NO_MATCHING_LISTENER_HOSTNAME for r in att.rejections) and "hostnames" in route.spec:
-                related.append(Related(f"{route.kind} {where(route)} sets its hostnames here", object=route, path="spec.hostnames"))
+                related.append(Related(f"{label(route)} sets its hostnames here", object=route, path="spec.hostnames"))
             reason = "NoMatchingListenerHostname" if att.status == NO_MATCHING_LISTENER_HOSTNAME else "NotAllowedByListeners"
             elsewhere = ""
             if topology.is_attached(route):
                 elsewhere = f" (it is attached through another parentRef, but not to {label(parent)})"
             message = (
                 f"no listener of {label(parent)} admits {route.kind} {where(route)}{elsewhere}: {'; '.join(reasons)}"
-                f" (Accepted=False, {reason}; gateway-api-semantics.md §3.3.3)"
+                f" (Accepted=False, {reason}; Gateway API route attachment)"
             )
             yield self.issue(route, att.ref.path, message, related=related)
 
-    def _listener_set_not_attached(self, topology: Topology, route: K8sObject, att: ParentAttachment, parent: K8sObject) -> Issue:
+    def _listener_set_not_attached(
+        self, topology: Topology, route: K8sObject, att: ParentAttachment, parent: K8sObject
+    ) -> Issue:
         ls_att = topology.listener_sets.get(id(parent))
         why = ls_att.message if ls_att is not None else "it is not attached to its Gateway"
         message = (
             f"parentRef names {label(parent)}, which is not attached to its Gateway ({why}): its listeners serve nothing,"
-            f" so the {route.kind} receives no traffic through it (gateway-api-semantics.md §3.2, §3.3.3); fix the"
+            f" so the {route.kind} receives no traffic through it (GEP-1713 ListenerSet, Gateway API route attachment); fix the"
             " ListenerSet's attachment (see PL409)"
         )
         related = [Related(f"{label(parent)} names its parent Gateway here", object=parent, path="spec.parentRef")]
@@ -334,7 +368,10 @@ class RouteNotAdmitted(Rule):
             kinds_path = join(allowed_path, "kinds")
             if listener.allowed_kinds is not None:
                 kinds = ", ".join(k for _, k in listener.allowed_kinds)
-                text = f"allowedRoutes.kinds admits {kinds}, not {route.kind}: add {route.kind} to the list or use another listener"
+                text = (
+                    f"allowedRoutes.kinds admits {kinds}, not {route.kind}: add {route.kind} to the list or use another"
+                    " listener"
+                )
                 rel = Related(f"listener {listener.name} lists the route kinds it admits here", object=owner, path=kinds_path)
             else:
                 defaults = ", ".join(listener.default_kinds() or ())
@@ -342,7 +379,8 @@ class RouteNotAdmitted(Rule):
                     f"a {listener.protocol} listener carries {defaults}, not {route.kind}: attach the route to a listener"
                     f" whose protocol carries {route.kind}"
                 )
-                rel = Related(f"listener {listener.name} sets its protocol here", object=owner, path=join(listener.path, "protocol"))
+                protocol_path = join(listener.path, "protocol")
+                rel = Related(f"listener {listener.name} sets its protocol here", object=owner, path=protocol_path)
             return text, [rel]
         if cause == "hostname":
             raw_hostnames = route.spec.get("hostnames")
@@ -361,7 +399,8 @@ class RouteNotAdmitted(Rule):
         if has_allowed:
             rels = [Related(f"listener {listener.name} admits routes from these namespaces", object=owner, path=rel_path)]
         else:
-            rels = [Related(f"listener {listener.name} sets no allowedRoutes (namespaces from: Same by default)", object=owner, path=rel_path)]
+            note = f"listener {listener.name} sets no allowedRoutes (namespaces from: Same by default)"
+            rels = [Related(note, object=owner, path=rel_path)]
         if listener.allowed_from == "Same":
             default = "" if has_allowed and _has(owner, join(allowed_path, "namespaces"), "from") else ", the default"
             text = (
@@ -374,9 +413,12 @@ class RouteNotAdmitted(Rule):
             shown = ", ".join(f"{k}={v}" for k, v in sorted(labels.items()))
             selector = listener.allowed_selector
             failing = selector.failing(labels)
-            detail = f"{selector}; failing: {', '.join(str(r) for r in failing)}" if len(failing) < len(selector.requirements) else str(selector)
+            detail = str(selector)
+            if len(failing) < len(selector.requirements):
+                detail += f"; failing: {', '.join(str(r) for r in failing)}"
+            unknown = "" if known else f"; Namespace {route_ns} is not in the input, so only its name label is known"
             text = (
-                f"namespace {route_ns} (labels: {shown}) does not match the allowedRoutes selector ({detail}):"
+                f"namespace {route_ns} (labels: {shown}{unknown}) does not match the allowedRoutes selector ({detail}):"
                 " label the namespace or change the selector"
             )
             if known:
@@ -401,12 +443,13 @@ class ListenerSetNotAllowed(Rule):
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         topology = index.topology()
+        names = _Names(index)
         for listener_set in index.of_kind(GATEWAY_GROUP, "ListenerSet"):
             att = topology.listener_sets.get(id(listener_set))
             if att is None:
                 continue
             if att.status == PARENT_NOT_FOUND:
-                yield self._not_found(index, listener_set, att.message)
+                yield self._not_found(names, listener_set)
             elif att.status == "NotAllowed" and att.gateway is not None:
                 yield self._not_allowed(index, listener_set, att.gateway, att.message)
 
@@ -416,11 +459,16 @@ class ListenerSetNotAllowed(Rule):
         allowed_from = namespaces.get("from") if isinstance(namespaces, dict) else None
         ls_ns = listener_set.namespace
         if allowed is None:
-            related = [Related(f"Gateway {where(gateway)} has no allowedListeners (from: None)", object=gateway, path="metadata.name")]
+            note = f"Gateway {where(gateway)} has no allowedListeners (from: None)"
+            related = [Related(note, object=gateway, path="metadata.name")]
         else:
-            related = [Related(f"Gateway {where(gateway)} admits ListenerSets here", object=gateway, path="spec.allowedListeners")]
+            note = f"Gateway {where(gateway)} admits ListenerSets here"
+            related = [Related(note, object=gateway, path="spec.allowedListeners")]
         if allowed_from == "Same":
-            fix = f"move the ListenerSet to namespace {gateway.namespace}, or set allowedListeners.namespaces.from to All or Selector"
+            fix = (
+                f"move the ListenerSet to namespace {gateway.namespace}, or set allowedListeners.namespaces.from to All"
+                " or Selector"
+            )
         elif allowed_from == "Selector":
             fix = f"label namespace {ls_ns} to match the selector, or change the selector"
             namespace = index.lookup(CORE, "Namespace", None, ls_ns or "")
@@ -428,29 +476,33 @@ class ListenerSetNotAllowed(Rule):
                 path = "metadata.labels" if namespace.labels else "metadata.name"
                 related.append(Related(f"Namespace {ls_ns} has these labels", object=namespace, path=path))
         else:
-            fix = f"set allowedListeners.namespaces.from on Gateway {where(gateway)} to Same, All or Selector so that it admits namespace {ls_ns}"
+            fix = (
+                f"set allowedListeners.namespaces.from on Gateway {where(gateway)} to Same, All or Selector so that it"
+                f" admits namespace {ls_ns}"
+            )
         message = (
             f"ListenerSet {where(listener_set)} is not admitted by its parent: {detail}; the set is not attached"
             " (Accepted=False, NotAllowed), so its listeners serve nothing and routes attached to them receive no"
-            f" traffic (gateway-api-semantics.md §3.2): {fix}"
+            f" traffic (GEP-1713 ListenerSet attachment): {fix}"
         )
         return self.issue(listener_set, "spec.parentRef", message, related=related)
 
-    def _not_found(self, index: ProjectIndex, listener_set: K8sObject, detail: str) -> Issue:
+    def _not_found(self, names: _Names, listener_set: K8sObject) -> Issue:
         raw = listener_set.spec.get("parentRef")
         raw = raw if isinstance(raw, dict) else {}
         group = raw.get("group") if isinstance(raw.get("group"), str) else GATEWAY_GROUP
         kind = raw.get("kind") if isinstance(raw.get("kind"), str) and raw.get("kind") else "Gateway"
-        namespace = raw.get("namespace") if isinstance(raw.get("namespace"), str) and raw.get("namespace") else listener_set.namespace
+        namespace = raw.get("namespace") if isinstance(raw.get("namespace"), str) and raw.get("namespace") else None
+        namespace = namespace or listener_set.namespace
         name = str(raw.get("name"))
         hints: list[str] = []
         related: list[Related] = []
-        for obj in index.of_kind(group, kind):
-            if obj.name == name and obj.namespace != namespace and len(related) < _MAX_HINTS:
+        for obj in names.named(group, kind, name):
+            if obj.namespace != namespace and len(related) < _MAX_HINTS:
                 hints.append(f"{obj.kind} {where(obj)} exists: set namespace: {obj.namespace} in the parentRef")
                 related.append(Related(f"did you mean this {obj.kind}?", object=obj, path="metadata.name"))
         if not hints:
-            candidates = {o.name: o for o in index.of_kind(group, kind) if o.namespace == namespace}
+            candidates = names.in_namespace(group, kind, namespace)
             for close in _close(name, candidates):
                 hints.append(f"did you mean {kind} {close}?")
                 related.append(Related(f"did you mean this {kind}?", object=candidates[close], path="metadata.name"))
@@ -458,7 +510,7 @@ class ListenerSetNotAllowed(Rule):
             hints.append(external_hint(kind, namespace, name))
         message = (
             f"the parent {kind} {namespace}/{name} of ListenerSet {where(listener_set)} is not in the input: the set is"
-            f" not attached, so its listeners serve nothing (gateway-api-semantics.md §3.2){_hints_text(hints)}"
+            f" not attached, so its listeners serve nothing (GEP-1713 ListenerSet attachment){_hints_text(hints)}"
         )
         return self.issue(listener_set, "spec.parentRef", message, related=related)
 
@@ -486,7 +538,7 @@ class RouteWithoutParentRefs(Rule):
             path = "spec.parentRefs" if "parentRefs" in route.spec else ("spec" if "spec" in route.data else "metadata.name")
             message = (
                 f"{route.kind} {where(route)} has no parentRefs, so it attaches to no Gateway and serves no traffic"
-                " (gateway-api-semantics.md §3.3.3 step 6): add a parentRef naming the Gateway or ListenerSet (or, for"
+                " (Gateway API: a route without parentRefs attaches nowhere): add a parentRef naming the Gateway or ListenerSet (or, for"
                 " a mesh route, the Service) it belongs to"
             )
             yield self.issue(route, path, message)
@@ -516,9 +568,10 @@ class BackendNotFound(Rule):
     severity = Severity.ERROR
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        names = _Names(index)
         for ref in _backend_refs(index):
             if ref.status == NOT_FOUND:
-                yield self._not_found(index, ref)
+                yield self._not_found(names, ref)
             elif ref.status == OPAQUE:
                 # S16: a kind policylint does not model (InferencePool, a vendor backend) may well
                 # be served by the controller; never "Service not found" for it.
@@ -530,10 +583,10 @@ class BackendNotFound(Rule):
                 )
                 yield self.issue(ref.owner, ref.path, message, severity=Severity.WARNING)
 
-    def _not_found(self, index: ProjectIndex, ref: ObjectRef) -> Issue:
+    def _not_found(self, names: _Names, ref: ObjectRef) -> Issue:
         hints: list[str] = []
         related: list[Related] = []
-        same = [o for o in index.of_kind(ref.group, ref.kind) if o.name == ref.name and o.namespace != ref.namespace]
+        same = [o for o in names.named(ref.group, ref.kind, ref.name) if o.namespace != ref.namespace]
         namespace_set = _has(ref.owner, ref.path, "namespace")
         for obj in same[:_MAX_HINTS]:
             if namespace_set:
@@ -545,7 +598,7 @@ class BackendNotFound(Rule):
                 )
             related.append(Related(f"did you mean this {obj.kind}?", object=obj, path="metadata.name"))
         if not hints:
-            candidates = {o.name: o for o in index.of_kind(ref.group, ref.kind) if o.namespace == ref.namespace}
+            candidates = names.in_namespace(ref.group, ref.kind, ref.namespace)
             for close in _close(ref.name, candidates):
                 hints.append(f"did you mean {ref.kind} {close}?")
                 related.append(Related(f"did you mean this {ref.kind}?", object=candidates[close], path="metadata.name"))
@@ -565,7 +618,7 @@ class BackendNotFound(Rule):
             )
         message = (
             f"{_PURPOSE.get(ref.purpose, 'reference')} names {ref.kind} {ref.namespace}/{ref.name}, which is not in the"
-            f" input: {effect} (gateway-api-semantics.md §3.4){_hints_text(hints)}"
+            f" input: {effect} (Gateway API BackendObjectReference){_hints_text(hints)}"
         )
         return self.issue(ref.owner, ref.path, message, related=related)
 
@@ -587,7 +640,7 @@ class BackendPortInvalid(Rule):
                 # The CEL rule on BackendObjectReference: the API server rejects the whole object.
                 message = (
                     f"{what} to Service {ref.namespace}/{ref.name} has no port: the API server rejects the"
-                    f" {ref.owner.kind} (CEL \"Must have port for Service reference\"; gateway-api-semantics.md §3.4);"
+                    f" {ref.owner.kind} (CEL \"Must have port for Service reference\"; Gateway API BackendObjectReference);"
                     " set port to one of the Service's ports (its `port`, not `targetPort`)"
                 )
                 related = []
@@ -613,7 +666,7 @@ class BackendPortInvalid(Rule):
                 fix = "use one of the Service's `port` values (not a `targetPort`)"
             message = (
                 f"{what} port {ref.port} is not a port of Service {where(service)} (have: {have}): {effect}"
-                f" (gateway-api-semantics.md §3.4); {fix}"
+                f" (Gateway API BackendObjectReference); {fix}"
             )
             yield self.issue(ref.owner, join(ref.path, "port"), message, related=[self._ports_related(service)])
 

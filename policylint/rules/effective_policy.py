@@ -17,10 +17,12 @@ from policylint.effective import (
     ENFORCED,
     OVERRIDDEN,
     PARTIALLY_ENFORCED,
+    RANK,
     Facet,
     NodeKey,
     Simulation,
     TargetStatus,
+    node_label,
     path_label,
 )
 from policylint.findings import Issue, Related, Severity
@@ -46,6 +48,10 @@ def _targets(index: ProjectIndex) -> Iterator[tuple[Policy, TargetResolution, Ta
 def _label(policy: Policy) -> str:
     key = policy.key
     return f"{key.kind} {key.namespace}/{key.name}" if key.namespace else f"{key.kind} {key.name}"
+
+
+def _count(n: int, plural: str) -> str:
+    return f"{n} {plural if n != 1 else plural[:-1]}"
 
 
 def _target_label(res: TargetResolution) -> str:
@@ -166,8 +172,10 @@ class OrderSensitiveOutcome(Rule):
             message = (
                 f"order-sensitive outcome in context {path_label(context.path)}: {', '.join(item.policies)} sit at the same level"
                 f" and the established one is decided by {decided}; strategy taken from established {established.name}"
-                f" ({established.strategy_label()}); effective {', '.join(item.keys)}: {_render(untag(context.result.tree))},"
-                f" but {_render(item.alternative)} if {item.policies[-1]} were created first"
+                f" ({established.strategy_label()}); effective spec {_render(untag(context.result.tree))},"
+                f" but {_render(item.alternative)} if {item.policies[-1]} were created first (they differ at"
+                f" {', '.join(item.keys)}); merge them into one policy, or attach them at different levels, so the order"
+                " does not matter"
             )
             related = _policy_related(index, item.policies[1:], policy.key.kind, "same-level policy {name}")
             yield self.issue(policy.obj, "metadata.name", message, related=related)
@@ -200,7 +208,8 @@ class ContextDependentEffectivePolicy(Rule):
             more = f" (and {len(distinct) - _MAX_SHOWN} more)" if len(distinct) > _MAX_SHOWN else ""
             message = (
                 f"{obj.kind} {node[1].namespace + '/' if node[1].namespace else ''}{obj.name} gets {len(distinct)} different"
-                f" effective {gk[1]} specs depending on the path traffic takes (GEP-713 contexts): {shown}{more}"
+                f" effective {gk[1]} specs depending on the path traffic takes (GEP-713 contexts): {shown}{more};"
+                " if that is not intended, make the policies along those paths agree"
             )
             yield self.issue(obj, "metadata.name", message)
 
@@ -210,7 +219,7 @@ def _node_key(node: NodeKey) -> tuple[str, str, str]:
 
 
 class OverrideWithNothingBelow(Rule):
-    """An override has no more specific policy of its kind below it to override."""
+    """An override targets the most specific level of its kind, where nothing can be below it to override."""
 
     id = "PL606"
     name = "override-with-nothing-below"
@@ -222,13 +231,22 @@ class OverrideWithNothingBelow(Rule):
             overrides = [f for f in sim.facets.get(id(policy.obj), []) if f.role == "override"]
             if not overrides:
                 continue
-            reached = [f for f in overrides if sim.status.get((id(policy.obj), f.node)) is not None]
+            # Only a target at the kind's effective level (a leaf: scenario S10's "override on a leaf
+            # with no descendants"). Higher up, an override with nothing below yet is a guard rail for
+            # policies added later, which is what overrides are for (seed policy-attachment guide).
+            leaf = RANK.get(policy.profile.effective_target, RANK["route"])
+            reached = [
+                f
+                for f in overrides
+                if sim.status.get((id(policy.obj), f.node)) is not None and (f.rank >= leaf or f.node[0] in ("rule", "port"))
+            ]
             if not reached or any(id(f) in sim.override_challenged for f in reached):
                 continue
             facet = reached[0]
             message = (
-                f"{_label(policy)} declares overrides ({facet.path}), but no more specific {policy.key.kind} exists below its"
-                " target in any context: there is nothing to override, and the values act as plain settings"
+                f"{_label(policy)} declares overrides ({facet.path}) on {node_label(facet.node)}, the most specific level"
+                f" {policy.key.kind} reaches ({policy.profile.effective_target}): no policy can sit below it, so there is"
+                " nothing to override and the values act as plain settings; declare them as defaults"
             )
             yield self.issue(policy.obj, facet.path, message)
 
@@ -245,9 +263,10 @@ class EmptyAtomicOverride(Rule):
         for facet, units, contexts in sorted(sim.erasures.values(), key=lambda e: (str(e[0].policy.key), e[0].path)):
             policy = facet.policy
             message = (
-                f"{facet.name} erases {units} {'entry' if units == 1 else 'entries'} of more specific policies in {contexts}"
+                f"{facet.name} erases {units} {'entry' if units == 1 else 'entries'} in {contexts}"
                 f" context{'s' if contexts != 1 else ''}: its {facet.strategy_label()} has no values, and the established"
-                " side wins whole (GEP-713 Atomic Overrides), so everything below is replaced by nothing"
+                " side wins whole (GEP-713 Atomic Overrides), so every entry of the more specific policies below is"
+                " replaced by nothing; give the override its values or remove it"
             )
             yield self.issue(policy.obj, facet.path, message)
 
@@ -268,9 +287,9 @@ class BlastRadiusExceeded(Rule):
             counts = sim.policy_affects(policy).counts()
             if counts["contexts"] <= limit:
                 continue
-            detail = ", ".join(f"{v} {k}" for k, v in counts.items() if k != "contexts" and v)
+            detail = ", ".join(_count(v, k) for k, v in counts.items() if k != "contexts" and v)
             message = (
-                f"{_label(policy)} affects {counts['contexts']} contexts ({detail}), more than --max-affected {limit}:"
+                f"{_label(policy)} affects {_count(counts['contexts'], 'contexts')} ({detail}), more than --max-affected {limit}:"
                 " a change to it reaches all of them"
             )
             yield self.issue(policy.obj, "metadata.name", message)

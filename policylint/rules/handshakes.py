@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from policylint.findings import Issue, Related, Severity
-from policylint.grants import Grant, GrantCheck, Reference
+from policylint.grants import Grant, GrantCheck, Reference, ReferenceGrants
 from policylint.index import Policy, ProjectIndex, TargetResolution, TargetSelector, core_group_alias, policy_namespace
 from policylint.model import K8sObject
 from policylint.positions import join
@@ -118,16 +118,21 @@ def checked_references(index: ProjectIndex) -> list[CheckedReference]:
     return out
 
 
-def misplaced_grants(index: ProjectIndex) -> dict[int, tuple[Grant, list[CheckedReference]]]:
+def misplaced_grants(refs: Iterable[CheckedReference]) -> dict[int, tuple[Grant, list[CheckedReference]]]:
     """Grants that would permit a failing reference if they lived in the target's namespace."""
     out: dict[int, tuple[Grant, list[CheckedReference]]] = {}
-    for checked in checked_references(index):
+    for checked in refs:
         if checked.check.permitted:
             continue
         for miss in checked.check.near_misses:
             if miss.path == "metadata.namespace":
                 out.setdefault(id(miss.grant), (miss.grant, []))[1].append(checked)
     return out
+
+
+def is_used(grants: ReferenceGrants, grant: Grant) -> bool:
+    """Some from x to combination of the grant authorised a reference (after `checked_references`)."""
+    return any((id(grant), f.path, t.path) in grants.used for f in grant.sources for t in grant.targets)
 
 
 def self_namespace_only(grant: Grant) -> bool:
@@ -203,7 +208,7 @@ class CrossNamespaceTargetNotPermitted(Rule):
             f" {obj.namespace}, and the controller silently ignores such a match, so the policy does not apply to it"
             f" (GEP-713 \"Cross namespace references\"); {reference.grant_hint()}, or narrow the selector"
         )
-        related = [Related(f"{target.kind} {where(target)} matches the selector", object=target, path="metadata.labels")]
+        related = [Related(f"{target.kind} {where(target)} matches the selector", object=target, path=_labels_path(target))]
         related += near_miss_related(res.grant)
         return self.issue(obj, res.ref.path, message, related=related, severity=Severity.WARNING)
 
@@ -246,9 +251,12 @@ class CrossNamespaceReferenceNotPermitted(Rule):
         consequence = _REFUSED.get(ref.purpose, "the controller refuses this reference (RefNotPermitted)")
         message = (
             f"{owner.kind} {where(owner)} is not permitted to reference {ref.label()}: the {noun} is in another namespace"
-            f" and no ReferenceGrant in namespace {ref.namespace} accepts references from {owner.kind} in namespace"
-            f" {owner_ns} (gateway-api-semantics.md §3.6), so {consequence}; {reference.grant_hint()}"
+            f" and no ReferenceGrant in namespace {ref.namespace} permits it for {owner.kind} from namespace {owner_ns}"
+            f" (Gateway API ReferenceGrant), so {consequence}"
         )
+        near = ref.grant.near_misses if ref.grant is not None else ()
+        message += f"; {near[0].reason}" if near else ""
+        message += f"; {reference.grant_hint()}"
         return self.issue(owner, ref.path, message, related=near_miss_related(ref.grant))
 
 
@@ -260,29 +268,33 @@ class ReferenceGrantInWrongNamespace(Rule):
     severity = Severity.WARNING
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        misplaced = misplaced_grants(index)
-        for grant in index.grants().grants:
+        misplaced = misplaced_grants(checked_references(index))
+        grants = index.grants()
+        for grant in grants.grants:
             found = misplaced.get(id(grant))
             if found is not None:
-                yield self._misplaced(grant, found[1])
+                yield self._misplaced(grant, found[1], used=is_used(grants, grant))
                 continue
             for i, source in enumerate(grant.sources):
                 if source.namespace == grant.namespace:
                     yield self._self_namespace(grant, i)
 
-    def _misplaced(self, grant: Grant, refs: Sequence[CheckedReference]) -> Issue:
+    def _misplaced(self, grant: Grant, refs: Sequence[CheckedReference], *, used: bool) -> Issue:
         obj = grant.obj
         namespaces = sorted({c.reference.to_namespace for c in refs})
         kinds = ", ".join(sorted({c.owner.kind for c in refs}))
         place = f"namespace {namespaces[0]}" if len(namespaces) == 1 else f"each of the namespaces {', '.join(namespaces)}"
         message = (
             f"ReferenceGrant {where(obj)} is in namespace {grant.namespace}, the namespace of the referring {kinds}, but a grant"
-            f" must live in the namespace of the referenced objects, {' and '.join(namespaces)} (gateway-api-semantics.md §3.6):"
-            " here it permits nothing"
+            f" must live in the namespace of the referenced objects, {' and '.join(namespaces)} (Gateway API ReferenceGrant):"
+            f" here it {'permits other references, but not these' if used else 'permits nothing'}"
         )
         if any(f.namespace == grant.namespace for f in grant.sources):
             message += ", and a from entry naming its own namespace never authorises anything"
-        message += f"; move it to {place}"
+        if used:
+            message += f"; create a grant with the same from and to entries in {place}"
+        else:
+            message += f"; move it to {place}"
         related = [
             Related(f"{c.owner.kind} {where(c.owner)} references {c.label()} here", object=c.owner, path=c.path)
             for c in refs[:_MAX_RELATED]
@@ -294,7 +306,7 @@ class ReferenceGrantInWrongNamespace(Rule):
         source = grant.sources[i]
         message = (
             f"{field_name(source.path)} of ReferenceGrant {where(obj)} names the grant's own namespace {grant.namespace}: references"
-            " within one namespace never need a grant (gateway-api-semantics.md §3.6), so this entry authorises nothing;"
+            " within one namespace never need a grant (Gateway API ReferenceGrant), so this entry authorises nothing;"
             " a grant lives in the namespace of the referenced objects and its from entries name the referrers'"
             f" namespaces — if {source.kind} objects in namespace {grant.namespace} must reference objects in another"
             " namespace, create the grant in that namespace with this from entry"
@@ -310,12 +322,12 @@ class ReferenceGrantUnused(Rule):
     severity = Severity.INFO
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        checked_references(index)  # every reference checked first: fills grants.used
+        refs = checked_references(index)  # every reference checked first: fills grants.used
         grants = index.grants()
-        misplaced = misplaced_grants(index)
+        misplaced = misplaced_grants(refs)
         checked = self._checked_referrers(index)
         for grant in grants.grants:
-            if any((id(grant), f.path, t.path) in grants.used for f in grant.sources for t in grant.targets):
+            if is_used(grants, grant):
                 continue
             if id(grant) in misplaced or self_namespace_only(grant):
                 continue  # PL403 says why it permits nothing
@@ -346,7 +358,7 @@ class ReferenceGrantUnused(Rule):
         message = (
             f"ReferenceGrant {where(obj)} authorises no reference in the input: no {referrers} references {targets} in"
             f" namespace {grant.namespace}; referrers outside this repository may still rely on it — if none do, remove it,"
-            " since a stale grant silently admits references created later (gateway-api-semantics.md §3.6)"
+            " since a stale grant silently admits references created later (Gateway API ReferenceGrant)"
         )
         return self.issue(obj, "metadata.name", message)
 

@@ -148,6 +148,17 @@ class _SimilarNames:
         return names[close[0]] if close else None
 
 
+def _pruned_other_namespace(policy: Policy, ref: TargetRef) -> bool:
+    """A `namespace` naming another namespace on a reference type without that field."""
+    raw = ref.raw
+    return (
+        isinstance(raw, dict)
+        and not policy.profile.targets.namespace
+        and isinstance(raw.get("namespace"), str)
+        and raw["namespace"] != policy.obj.namespace
+    )
+
+
 class TargetRefNotFound(Rule):
     """A policy targetRef names an object that is not in the input."""
 
@@ -161,6 +172,8 @@ class TargetRefNotFound(Rule):
         for policy, ref, res in ref_resolutions(index):
             if res.detail != "ObjectNotFound":
                 continue
+            if _pruned_other_namespace(policy, ref):
+                continue  # the cause is the pruned cross-namespace field: PL401 reports it, once
             if by_name is None:  # built once, only when something is missing
                 by_name = defaultdict(list)
                 for obj in index.objects:

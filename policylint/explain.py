@@ -1,0 +1,831 @@
+"""`policylint explain`: what one object effectively gets, and why (GEP-713 "The discoverability problem").
+
+The parable in the seed GEP-713 asks three questions an object owner cannot
+answer from the object itself: *that* a policy affects it, *which* policies
+do, and *what settings* they apply. For a target object (a Gateway, listener,
+route, rule, Service, ...) this module answers them per context through the
+object (policylint.effective), with the provenance of every effective value:
+which policy set it, at which node of the hierarchy, by which merge strategy,
+and which other policies offered a value for the same field and lost, and why.
+For a policy object it answers the parable's last question: what the policy
+reaches (per target: status, blast radius, contexts).
+
+The explanation is built once as a JSON-shaped document (schemas/explain.schema.json);
+the text rendering is derived from that document, so both formats say the same thing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from policylint import __version__
+from policylint.effective import (
+    CONFLICTED,
+    ENFORCED,
+    OVERRIDDEN,
+    PARTIALLY_ENFORCED,
+    RANK,
+    Context,
+    Facet,
+    NodeKey,
+    Simulation,
+    combined_status,
+    order_sensitivity,
+    order_stack,
+    why_established,
+)
+from policylint.merge import Tagged, leaves, untag
+from policylint.model import K8sObject, ObjectKey
+from policylint.positions import format_path, join
+
+if TYPE_CHECKING:
+    from policylint.index import Policy, ProjectIndex, Section, TargetResolution
+
+SCHEMA_VERSION = 1
+DEFAULT_LIMIT = 20  # contexts listed per result group or per target; counts are always complete
+
+_UNNAMED_RULE = re.compile(r"^rules\[(\d+)\]$")
+_TEXT_VALUE_MAX = 100  # text output shortens longer values; JSON always holds them whole
+
+
+class ExplainError(Exception):
+    """The object cannot be explained: bad argument, or not in the input (exit code 2)."""
+
+
+# -- which object ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectQuery:
+    """`KIND/NAMESPACE/NAME[#section]` or `KIND/NAME[#section]`; KIND is `Kind` or `Kind.group`."""
+
+    kind: str
+    group: str | None
+    namespace: str | None
+    name: str
+    section: str | None
+
+
+def parse_query(text: str) -> ObjectQuery:
+    raw = text.strip()
+    # `Kind ns/name`, the form findings print, is accepted too.
+    if " " in raw:
+        head, _, tail = raw.partition(" ")
+        raw = f"{head}/{tail.strip()}"
+    section: str | None = None
+    if "#" in raw:
+        raw, _, section = raw.partition("#")
+        if not section:
+            raise ExplainError(f"{text!r}: nothing after '#' (expected a listener, rule or port name)")
+    parts = raw.split("/")
+    if len(parts) not in (2, 3) or not all(parts):
+        raise ExplainError(f"{text!r} is not KIND/NAMESPACE/NAME[#section] or KIND/NAME[#section]")
+    kind_part = parts[0]
+    kind, _, group = kind_part.partition(".")
+    return ObjectQuery(kind, group or None, parts[1] if len(parts) == 3 else None, parts[-1], section)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    obj: K8sObject
+    section: Section | None
+    node: NodeKey
+
+
+def find_object(index: ProjectIndex, query: ObjectQuery, default_namespace: str = "default") -> Found:
+    kinds = sorted({(o.key.group, o.key.kind) for o in index.objects})
+    matching = [(g, k) for g, k in kinds if k.lower() == query.kind.lower() and (query.group is None or g == query.group)]
+    if not matching:
+        known = sorted({k for _, k in kinds})
+        close = difflib.get_close_matches(query.kind, known, n=3, cutoff=0.6)
+        what = f"{query.kind}.{query.group}" if query.group else query.kind
+        raise ExplainError(f"no object of kind {what} in the input" + _did_you_mean(close))
+    found: list[K8sObject] = []
+    wanted: list[str] = []
+    for group, kind in matching:
+        namespace = query.namespace
+        if namespace is None and not _cluster_scoped(index, group, kind):
+            namespace = default_namespace  # kubectl's reading of KIND/NAME for a namespaced kind
+        wanted.append(_spec_text(kind, namespace, query.name))
+        obj = index.lookup(group, kind, namespace, query.name)
+        if obj is not None:
+            found.append(obj)
+    if len(found) > 1:
+        options = [f"{o.kind}.{o.group or 'core'}/{_where(o.key)}" for o in found]
+        raise ExplainError(f"{query.kind} is ambiguous: name the group, e.g. {' or '.join(options)}")
+    if not found:
+        candidates = sorted(_spec_text(o.kind, o.namespace, o.name) for o in index.objects if (o.group, o.kind) in matching)
+        close = difflib.get_close_matches(wanted[0], candidates, n=3, cutoff=0.6)
+        raise ExplainError(f"no {wanted[0]} in the input" + _did_you_mean(close))
+    obj = found[0]
+    section = _find_section(index, obj, query.section) if query.section is not None else None
+    return Found(obj, section, object_node(index, obj, section))
+
+
+def _cluster_scoped(index: ProjectIndex, group: str, kind: str) -> bool:
+    if index.kinds.scope(group, kind) is not None:
+        return index.kinds.is_cluster_scoped(group, kind)
+    return all(o.namespace is None for o in index.of_kind(group, kind))
+
+
+def _spec_text(kind: str, namespace: str | None, name: str) -> str:
+    return f"{kind}/{namespace}/{name}" if namespace else f"{kind}/{name}"
+
+
+def _did_you_mean(options: Sequence[str]) -> str:
+    return f"; did you mean {', '.join(options)}?" if options else ""
+
+
+def _find_section(index: ProjectIndex, obj: K8sObject, wanted: str) -> Section:
+    sections = index.sections(obj)
+    spec = index.kinds.sections(obj.group, obj.kind)
+    if spec is None:
+        raise ExplainError(f"{obj.key} has no sections: drop '#{wanted}'")
+    for section in sections:
+        if section.name == wanted:
+            return section
+    unnamed = _UNNAMED_RULE.match(wanted)
+    if unnamed is not None:
+        position = int(unnamed.group(1))
+        for section in sections:
+            if section.position == position and section.name is None:
+                return section
+    names = [_section_text(s) for s in sections]
+    close = difflib.get_close_matches(wanted, names, n=3, cutoff=0.5)
+    listed = ", ".join(names) if names else "none"
+    raise ExplainError(f"{obj.key} has no {spec.type} {wanted!r} (its {spec.type}s: {listed})" + _did_you_mean(close))
+
+
+def _section_text(section: Section) -> str:
+    return section.name if section.name is not None else f"rules[{section.position}]"
+
+
+def object_node(index: ProjectIndex, obj: K8sObject, section: Section | None = None) -> NodeKey:
+    """The hierarchy node of an object or of one of its sections, as the simulation names it.
+
+    Asked of Simulation.node_of itself (with the resolution a policy targeting the object would
+    get), so that explain and graph always agree with the engine on what a node is."""
+    from policylint.index import ACCEPTED, TargetRef, TargetResolution
+
+    ref = TargetRef("", None, obj.group, obj.kind, obj.name, obj.namespace, section.name if section else None)
+    node = index.simulation().node_of(TargetResolution(ref, ACCEPTED, "Resolved", target=obj, section=section))
+    assert node is not None  # an accepted resolution with a target always has a node
+    return node
+
+
+# -- describing nodes, paths and policies ------------------------------------------------------
+
+
+def _where(key: ObjectKey) -> str:
+    return f"{key.namespace}/{key.name}" if key.namespace else key.name
+
+
+class Describer:
+    """Turns NodeKeys and facets into JSON-ready dicts with stable, readable labels."""
+
+    def __init__(self, index: ProjectIndex) -> None:
+        self.index = index
+        self._rule_names: dict[ObjectKey, list[str | None]] = {}
+
+    def section_text(self, node: NodeKey) -> str | None:
+        level, key, section = node
+        if section is None:
+            return None
+        if level == "rule" and isinstance(section, int):
+            # An unnamed rule is known by its position; show it as its field path.
+            names = self._rule_names.get(key)
+            if names is None:
+                obj = self.index.get(key)
+                names = [s.name for s in self.index.sections(obj)] if obj is not None else []
+                self._rule_names[key] = names
+            if section < len(names) and names[section] is not None:
+                return names[section]
+            return f"rules[{section}]"
+        return str(section)
+
+    def node(self, node: NodeKey) -> dict[str, Any]:
+        level, key, _ = node
+        section = self.section_text(node)
+        label = f"{key.kind} {_where(key)}" + (f"#{section}" if section is not None else "")
+        return {
+            "level": level,
+            "group": key.group,
+            "kind": key.kind,
+            "namespace": key.namespace,
+            "name": key.name,
+            "section": section,
+            "label": label,
+        }
+
+    def path_label(self, path: Sequence[NodeKey]) -> str:
+        # A section follows its object in the path: show it as `#name` only.
+        parts: list[str] = []
+        for i, node in enumerate(path):
+            section = self.section_text(node)
+            if section is not None and i > 0 and path[i - 1][1] == node[1]:
+                parts.append(f"#{section}")
+            else:
+                parts.append(self.node(node)["label"])
+        return " > ".join(parts)
+
+    def context(self, path: Sequence[NodeKey], contains_object: bool) -> dict[str, Any]:
+        return {"label": self.path_label(path), "containsObject": contains_object, "path": [self.node(n) for n in path]}
+
+    @staticmethod
+    def policy_ref(policy: Policy) -> dict[str, Any]:
+        key = policy.key
+        return {"group": key.group, "kind": key.kind, "namespace": key.namespace, "name": key.name}
+
+    def facet(self, facet: Facet, key: tuple[str, ...] | None = None) -> dict[str, Any]:
+        return {
+            "policy": self.policy_ref(facet.policy),
+            "name": facet.name,
+            "node": self.node(facet.node),
+            "role": facet.role,
+            "strategy": facet.strategy_label(),
+            "field": join(facet.path, *key) if key else facet.path,
+        }
+
+
+def _key_text(key: tuple[str, ...]) -> str:
+    return format_path(list(key)) if key else "(whole spec)"
+
+
+def _jsonable(value: Any) -> Any:
+    # YAML timestamps and other non-JSON scalars become strings; everything else is kept.
+    return json.loads(json.dumps(value, default=str))
+
+
+# -- provenance --------------------------------------------------------------------------------
+
+
+def _overlaps(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    return a[: len(b)] == b or b[: len(a)] == a
+
+
+def _offered(tree: Tagged, key: tuple[str, ...]) -> tuple[tuple[str, ...], Any]:
+    """What a facet offers for `key`: its value there, or the shorter key it set instead."""
+    node: Tagged | None = tree
+    for i, part in enumerate(key):
+        if node is None or node.children is None or not node.children:
+            return key[:i], untag(node)
+        node = node.children.get(part)
+        if node is None:
+            return key[:i], None
+    return key, untag(node)
+
+
+def why_won(winner: Facet, loser: Facet, stack: Sequence[Facet], conflicts: Mapping[int, tuple[Facet, str]]) -> str:
+    """Why `winner`'s value stands where `loser` offered one too (GEP-713 "Merge strategies";
+    design.md §1.1-§1.2)."""
+    if id(loser) in conflicts:
+        return f"conflict, strategy None: {conflicts[id(loser)][1]}"
+    position = {id(f): i for i, f in enumerate(stack)}
+    established, challenger = (winner, loser) if position[id(winner)] < position[id(loser)] else (loser, winner)
+    if winner.rank == loser.rank:
+        order = why_established(established, challenger)
+        return f"same level: {established.name} is established ({order}); under its {established.strategy_label()}, {winner.name}'s value stands"
+    if winner.role == "override":
+        if loser.role == "override":
+            return "the less specific override wins (overrides are enforced from the top down)"
+        if winner.rank < loser.rank:
+            return "an override holds against more specific policies"
+        return "an override beats a default"
+    if winner.role == "none" and loser.role == "none":
+        return "the more specific policy applies (strategy None: no merging across levels)"
+    if winner.rank > loser.rank:
+        return f"the more specific policy wins over {established.strategy_label()}"
+    return f"merged by {established.strategy_label()} of {established.name}"
+
+
+def _value_entries(ctx: Context, describe: Describer) -> list[dict[str, Any]]:
+    result, stack = ctx.result, ctx.stack
+    offered = {id(f): [p for p, _ in leaves(f.tree)] for f in stack}
+    out = []
+    for key, leaf in leaves(result.tree):
+        source = leaf.source if isinstance(leaf.source, Facet) else None
+        over = []
+        if source is not None:
+            for other in stack:
+                if other.policy is source.policy or not any(_overlaps(key, p) for p in offered[id(other)]):
+                    continue
+                their_key, their_value = _offered(other.tree, key)
+                entry = describe.facet(other, their_key)
+                entry["key"] = _key_text(their_key)
+                entry["value"] = _jsonable(their_value)
+                entry["reason"] = why_won(source, other, stack, result.conflicts)
+                over.append(entry)
+        out.append(
+            {
+                "key": _key_text(key),
+                "value": _jsonable(untag(leaf)),
+                "source": describe.facet(source, key) if source is not None else None,
+                "over": over,
+            }
+        )
+    return out
+
+
+def _policy_entries(ctx: Context, describe: Describer) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(policies that affect the context, policies shadowed entirely, values set but not applied)."""
+    result, stack = ctx.result, ctx.stack
+    by_policy: dict[int, list[Facet]] = {}
+    for facet in stack:
+        by_policy.setdefault(id(facet.policy.obj), []).append(facet)
+    by_name: dict[str, list[Facet]] = defaultdict(list)
+    for facet in stack:
+        by_name[facet.name].append(facet)
+    result_keys = [k for k, _ in leaves(result.tree)]
+    affecting: list[dict[str, Any]] = []
+    shadowed: list[dict[str, Any]] = []
+    not_applied: list[dict[str, Any]] = []
+    for facets in by_policy.values():
+        first = facets[0]
+        status = combined_status([result.status[id(f)] for f in facets])
+        beaten = sorted({n for f in facets for n in result.beaten_by.get(id(f), ())})
+        entry: dict[str, Any] = {
+            "policy": describe.policy_ref(first.policy),
+            "name": first.name,
+            "node": describe.node(first.node),
+            "strategies": [f.strategy_label() for f in facets],
+            "status": status,
+            "beatenBy": beaten,
+            "reason": None,
+        }
+        if status in (ENFORCED, PARTIALLY_ENFORCED):
+            affecting.append(entry)
+        else:
+            conflict = next((result.conflicts[id(f)] for f in facets if id(f) in result.conflicts), None)
+            if status == CONFLICTED and conflict is not None:
+                entry["reason"] = f"conflicts with {conflict[0].name} on the same target, strategy None: {conflict[1]}"
+            else:
+                entry["reason"] = _lost_reason(facets[0], [w for n in beaten for w in by_name.get(n, ())], stack)
+            entry["values"] = [
+                {"key": _key_text(k), "value": _jsonable(untag(leaf))} for f in facets for k, leaf in leaves(f.tree)
+            ]
+            shadowed.append(entry)
+            continue
+        for facet in facets:
+            if result.status[id(facet)] not in (PARTIALLY_ENFORCED, OVERRIDDEN):
+                continue
+            winners = [w for n in sorted(result.beaten_by.get(id(facet), ())) for w in by_name.get(n, ())]
+            for key, leaf in leaves(facet.tree):
+                if any(_overlaps(key, k) for k in result_keys):
+                    continue  # shown under that value, as "over"
+                not_applied.append(
+                    {
+                        "key": _key_text(key),
+                        "value": _jsonable(untag(leaf)),
+                        "source": describe.facet(facet, key),
+                        "beatenBy": sorted({w.name for w in winners}),
+                        "reason": _lost_reason(facet, winners, stack),
+                    }
+                )
+    return affecting, shadowed, not_applied
+
+
+def _lost_reason(loser: Facet, winners: Sequence[Facet], stack: Sequence[Facet]) -> str:
+    position = {id(f): i for i, f in enumerate(stack)}
+    # An atomic override established above replaces everything below it, the policy's own
+    # defaults included (GEP-713 Atomic Overrides; design.md §1.2).
+    above = [f for f in stack if f.role == "override" and f.atomicity == "atomic" and position[id(f)] < position[id(loser)]]
+    if above:
+        owner = above[0]
+        who = "the policy's own" if owner.policy is loser.policy else f"the {owner.name}"
+        return f"{who} Atomic Overrides ({owner.path}) replace the whole spec below them"
+    names = ", ".join(dict.fromkeys(w.name for w in winners if w.policy is not loser.policy))
+    if not names:
+        return "removed while merging (a null in a patch deletes a field)"
+    if loser.role == "none":
+        return f"strategy None: {names} applies instead"
+    if loser.atomicity == "atomic" and loser.role == "default":
+        return f"Atomic Defaults: {names} replaced this spec whole"
+    if all(w.role == "override" for w in winners):
+        return f"overridden by {names}"
+    return f"every value it sets is replaced by {names}"
+
+
+def _order_notes(ctx: Context) -> list[dict[str, Any]]:
+    _, groups = order_stack(ctx.stack)
+    if not groups:
+        return []
+    out = []
+    for item in order_sensitivity(ctx.stack, groups, ctx.profile, ctx.result):
+        out.append(
+            {
+                "policies": list(item.policies),
+                "decidedBy": item.decided_by,
+                "keys": list(item.keys),
+                "alternative": _jsonable(item.alternative),
+            }
+        )
+    return out
+
+
+# -- explaining a target object --------------------------------------------------------------
+
+
+def _reach_predicate(sim: Simulation, target: NodeKey) -> Callable[[NodeKey], bool]:
+    """Whether the object lies below a node in the hierarchy (so that node's contexts carry its traffic)."""
+    whole = target[2] is None
+    memo: dict[NodeKey, bool] = {}
+
+    def is_target(node: NodeKey) -> bool:
+        return node[1] == target[1] if whole else node == target
+
+    def reaches(node: NodeKey) -> bool:
+        cached = memo.get(node)
+        if cached is not None:
+            return cached
+        memo[node] = False  # the hierarchy is a DAG; this guards against a malformed input anyway
+        if is_target(node):
+            memo[node] = True
+            return True
+        if RANK[node[0]] >= RANK[target[0]]:
+            return False
+        answer = any(reaches(child) for child in sim.children(node))
+        memo[node] = answer
+        return answer
+
+    return reaches
+
+
+def _contains(path: Sequence[NodeKey], target: NodeKey) -> bool:
+    if target[2] is None:
+        return any(n[1] == target[1] for n in path)
+    return target in path
+
+
+def _path_sort(path: Sequence[NodeKey]) -> tuple[Any, ...]:
+    return tuple((RANK[n[0]], n[1], str(n[2])) for n in path)
+
+
+def _object_dict(obj: K8sObject, section: Section | None) -> dict[str, Any]:
+    return {
+        "apiVersion": obj.api_version,
+        "group": obj.group,
+        "kind": obj.kind,
+        "namespace": obj.namespace,
+        "name": obj.name,
+        "section": _section_text(section) if section is not None else None,
+        "file": obj.doc.file,
+        "line": obj.doc.line,
+    }
+
+
+def _capped(items: Sequence[Any], limit: int) -> tuple[list[Any], int]:
+    if limit <= 0 or len(items) <= limit:
+        return list(items), 0
+    return list(items[:limit]), len(items) - limit
+
+
+def explain_target(index: ProjectIndex, found: Found, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+    describe = Describer(index)
+    reaches = _reach_predicate(index.simulation(), found.node)
+    target = found.node
+    sim = Simulation(index, keep=lambda path: _contains(path, target) or reaches(path[-1]))
+    by_kind: dict[tuple[str, str], list[Context]] = defaultdict(list)
+    for ctx in sim.contexts:
+        by_kind[ctx.profile.gk].append(ctx)
+    kinds = []
+    affected_by: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for gk in sorted(by_kind):
+        contexts = sorted(by_kind[gk], key=lambda c: _path_sort(c.path))
+        profile = contexts[0].profile
+        groups: dict[tuple[int, ...], list[Context]] = {}
+        for ctx in contexts:
+            groups.setdefault(tuple(map(id, ctx.stack)), []).append(ctx)
+        results = []
+        for members in groups.values():
+            ctx = members[0]
+            shown, omitted = _capped(members, limit)
+            affecting, shadowed, not_applied = _policy_entries(ctx, describe)
+            for entry in affecting:
+                ref = entry["policy"]
+                affected_by[(ref["kind"], ref["namespace"] or "", ref["name"], ref["group"])] = ref
+            results.append(
+                {
+                    "contextCount": len(members),
+                    "contexts": [describe.context(c.path, _contains(c.path, target)) for c in shown],
+                    "omitted": omitted,
+                    "effective": _jsonable(untag(ctx.result.tree)),
+                    "values": _value_entries(ctx, describe),
+                    "affectedBy": affecting,
+                    "shadowed": shadowed,
+                    "notApplied": not_applied,
+                    "orderSensitive": _order_notes(ctx),
+                }
+            )
+        kinds.append(
+            {
+                "group": profile.group,
+                "kind": profile.kind,
+                "profile": profile.name,
+                "class": profile.policy_class,
+                "effectiveTarget": profile.effective_target,
+                "contextCount": len(contexts),
+                "results": results,
+            }
+        )
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "tool": {"name": "policylint", "version": __version__},
+        "object": _object_dict(found.obj, found.section),
+        "type": "target",
+        "node": describe.node(found.node),
+        "affectedBy": [affected_by[k] for k in sorted(affected_by)],
+        "policyKinds": kinds,
+    }
+
+
+# -- explaining a policy ---------------------------------------------------------------------
+
+
+def _accepted(res: TargetResolution, contexts: int, conflicted: int) -> str:
+    # design.md §1.3: a target where the policy loses every context to a conflict is Accepted=False,
+    # reason Conflicted (as in the JSON report).
+    if res.accepted and contexts and conflicted == contexts:
+        return CONFLICTED
+    return res.status
+
+
+def _tally(describe: Describer, sim: Simulation, path: Sequence[NodeKey], into: dict[str, set[Any]]) -> None:
+    for node in path:
+        level = node[0]
+        if level == "route":
+            into["routes"].add(node[1])
+        elif level == "rule":
+            into["rules"].add(node)
+            into["routes"].add(node[1])
+        elif level == "listener":
+            into["listeners"].add(node)
+        elif level == "gateway":
+            into["gateways"].add(node[1])
+    into["backends"] |= sim.backends_below(path[-1])
+
+
+def explain_policy(index: ProjectIndex, found: Found, policy: Policy, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+    describe = Describer(index)
+    base = index.simulation()
+    resolutions = index.targets(policy)
+    nodes = {base.node_of(res) for res in resolutions} - {None}
+    sim = Simulation(index, keep=lambda path: any(n in nodes for n in path))
+    per_node: dict[NodeKey, list[tuple[Context, str, list[str]]]] = defaultdict(list)
+    for ctx in sorted(sim.contexts, key=lambda c: _path_sort(c.path)):
+        mine: dict[NodeKey, list[Facet]] = defaultdict(list)
+        for facet in ctx.stack:
+            if facet.policy is policy:
+                mine[facet.node].append(facet)
+        for node, facets in mine.items():
+            status = combined_status([ctx.result.status[id(f)] for f in facets])
+            beaten = sorted({n for f in facets for n in ctx.result.beaten_by.get(id(f), ())})
+            per_node[node].append((ctx, status, beaten))
+    targets = []
+    seen_nodes: set[NodeKey] = set()
+    for res in resolutions:
+        node = base.node_of(res)
+        ref = res.ref
+        entry: dict[str, Any] = {
+            "ref": {
+                "group": ref.group,
+                "kind": ref.kind,
+                "namespace": res.namespace if res.namespace is not None else ref.namespace,
+                "name": ref.name,
+                "sectionName": ref.section_name,
+            },
+            "path": ref.path,
+            "detail": res.detail,
+            "message": res.message,
+            "node": describe.node(node) if node is not None else None,
+        }
+        items = per_node.get(node, []) if node is not None and node not in seen_nodes else []
+        if node is not None:
+            seen_nodes.add(node)
+        counts = {ENFORCED: 0, PARTIALLY_ENFORCED: 0, OVERRIDDEN: 0, CONFLICTED: 0}
+        reach: dict[str, set[Any]] = {k: set() for k in ("routes", "rules", "listeners", "gateways", "backends")}
+        beaten_by: set[str] = set()
+        ancestors: set[ObjectKey] = set()
+        for ctx, status, beaten in items:
+            counts[status] += 1
+            beaten_by.update(beaten)
+            ancestors.update(n[1] for n in ctx.path if n[0] == "gateway")
+            if status in (ENFORCED, PARTIALLY_ENFORCED):
+                _tally(describe, base, ctx.path, reach)
+        live = len(items) - counts[CONFLICTED]
+        enforcement = None
+        if live:
+            enforcement = ENFORCED if counts[ENFORCED] == live else OVERRIDDEN if counts[OVERRIDDEN] == live else PARTIALLY_ENFORCED
+        accepted = _accepted(res, len(items), counts[CONFLICTED])
+        note = None
+        if node is not None and not items:
+            effective = policy.profile.effective_target
+            if RANK[node[0]] > RANK.get(effective, RANK["route"]):
+                note = f"the target lies below the kind's effective target ({effective}): no context of this kind ends there"
+            else:
+                note = "no context reaches this target: no traffic path through it in the input"
+        shown, omitted = _capped(items, limit)
+        entry.update(
+            {
+                "accepted": accepted,
+                "enforcement": enforcement if accepted != CONFLICTED else None,
+                "beatenBy": sorted(beaten_by),
+                "ancestors": sorted(str(k) for k in ancestors),
+                "note": note,
+                "contextCount": len(items),
+                "statusCounts": {
+                    "enforced": counts[ENFORCED],
+                    "partiallyEnforced": counts[PARTIALLY_ENFORCED],
+                    "overridden": counts[OVERRIDDEN],
+                    "conflicted": counts[CONFLICTED],
+                },
+                "affects": {
+                    "contexts": counts[ENFORCED] + counts[PARTIALLY_ENFORCED],
+                    **{k: len(v) for k, v in reach.items()},
+                },
+                "contexts": [
+                    {**describe.context(ctx.path, True), "status": status, "beatenBy": beaten} for ctx, status, beaten in shown
+                ],
+                "omitted": omitted,
+            }
+        )
+        targets.append(entry)
+    profile = policy.profile
+    strategies = list(dict.fromkeys(f.strategy_label() for f in base.facets.get(id(policy.obj), [])))
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "tool": {"name": "policylint", "version": __version__},
+        "object": _object_dict(found.obj, found.section),
+        "type": "policy",
+        "policy": {
+            "profile": profile.name,
+            "profileOrigin": profile.origin,
+            "class": profile.policy_class,
+            "effectiveTarget": profile.effective_target,
+            "strategies": strategies,
+            "affects": base.policy_affects(policy).counts(),
+            "targets": targets,
+        },
+    }
+
+
+def explain(index: ProjectIndex, query: str, *, default_namespace: str = "default", limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+    """The explanation document for `query` (schemas/explain.schema.json). Raises ExplainError."""
+    found = find_object(index, parse_query(query), default_namespace)
+    policy = next((p for p in index.policies() if p.obj is found.obj), None)
+    if policy is not None:
+        if found.section is not None:
+            raise ExplainError(f"{found.obj.key} is a policy: sections name parts of targets, drop '#{_section_text(found.section)}'")
+        return explain_policy(index, found, policy, limit)
+    return explain_target(index, found, limit)
+
+
+# -- text ------------------------------------------------------------------------------------
+
+
+def _value_text(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= _TEXT_VALUE_MAX else text[: _TEXT_VALUE_MAX - 3] + "..."
+
+
+def _at(entry: Mapping[str, Any]) -> str:
+    """`Patch Overrides at Gateway app/g2`."""
+    strategy = entry.get("strategy") or " + ".join(entry.get("strategies", []))
+    if strategy == "None":
+        strategy = "strategy None"
+    return f"{strategy} at {entry['node']['label']}"
+
+
+def _object_label(obj: Mapping[str, Any]) -> str:
+    where = f"{obj['namespace']}/{obj['name']}" if obj["namespace"] else obj["name"]
+    section = f"#{obj['section']}" if obj.get("section") else ""
+    return f"{obj['kind']} {where}{section}"
+
+
+def _plural(n: int, word: str) -> str:
+    if n == 1:
+        return f"1 {word}"
+    consonant_y = word.endswith("y") and word[-2:-1] not in ("a", "e", "i", "o", "u")
+    return f"{n} {word[:-1] + 'ies' if consonant_y else word + 's'}"
+
+
+def _policy_name(ref: Mapping[str, Any]) -> str:
+    return f"{ref['kind']} {ref['namespace']}/{ref['name']}" if ref["namespace"] else f"{ref['kind']} {ref['name']}"
+
+
+def render_text(doc: Mapping[str, Any]) -> str:
+    obj = doc["object"]
+    lines = [f"{_object_label(obj)}  ({obj['file']}:{obj['line']})"]
+    if doc["type"] == "policy":
+        _render_policy(doc["policy"], lines)
+    else:
+        _render_target(doc, lines)
+    return "\n".join(lines) + "\n"
+
+
+def _render_target(doc: Mapping[str, Any], lines: list[str]) -> None:
+    affected = [_policy_name(r) for r in doc["affectedBy"]]
+    lines.append("affected by: " + (", ".join(affected) if affected else "no policy"))
+    if not doc["policyKinds"]:
+        lines.append("no policy of any kind reaches this object in any context")
+    for kind in doc["policyKinds"]:
+        lines.append("")
+        header = f"{kind['kind']} ({kind['group']}, {kind['class']}, effective at {kind['effectiveTarget']})"
+        lines.append(f"{header}: {_plural(kind['contextCount'], 'context')}")
+        for result in kind["results"]:
+            _render_result(result, lines)
+
+
+def _render_result(result: Mapping[str, Any], lines: list[str]) -> None:
+    count = result["contextCount"]
+    lines.append(f"  {_plural(count, 'context')}:" if count > 1 else "  context:")
+    for ctx in result["contexts"]:
+        note = "" if ctx["containsObject"] else "  (above the object: its traffic passes here)"
+        lines.append(f"    {ctx['label']}{note}")
+    if result["omitted"]:
+        lines.append(f"    ... and {result['omitted']} more")
+    lines.append("    effective:" if result["values"] else "    effective: (empty: no setting applies)")
+    for value in result["values"]:
+        lines.append(f"      {value['key']}: {_value_text(value['value'])}")
+        source = value["source"]
+        if source is None:
+            lines.append("        <- combined from every policy in the stack")
+            continue
+        lines.append(f"        <- {source['name']} ({_at(source)}, {source['field']})")
+        for other in value["over"]:
+            shown = f"{other['key']}: {_value_text(other['value'])}" if other["key"] != value["key"] else _value_text(other["value"])
+            lines.append(f"           over {other['name']} {shown} ({_at(other)}): {other['reason']}")
+    for entry in result["notApplied"]:
+        lines.append(
+            f"    not applied: {entry['key']}: {_value_text(entry['value'])} from {entry['source']['name']}: {entry['reason']}"
+        )
+    if result["affectedBy"]:
+        lines.append("    affected by:")
+        for entry in result["affectedBy"]:
+            beaten = f", beaten by {', '.join(entry['beatenBy'])}" if entry["beatenBy"] else ""
+            lines.append(f"      {entry['name']}  {entry['status']}  ({_at(entry)}{beaten})")
+    if result["shadowed"]:
+        lines.append("    shadowed entirely:")
+        for entry in result["shadowed"]:
+            lines.append(f"      {entry['name']}  {entry['status']}  ({_at(entry)}): {entry['reason']}")
+            values = ", ".join(f"{v['key']}: {_value_text(v['value'])}" for v in entry["values"])
+            if values:
+                lines.append(f"        its values: {values if len(values) <= _TEXT_VALUE_MAX else values[: _TEXT_VALUE_MAX - 3] + '...'}")
+    for note in result["orderSensitive"]:
+        keys = ", ".join(note["keys"])
+        lines.append(
+            f"    order-sensitive: {' and '.join(note['policies'])} are ordered by {note['decidedBy']} only;"
+            f" the other order changes {keys} to {_value_text(note['alternative'])}"
+        )
+
+
+def _render_policy(policy: Mapping[str, Any], lines: list[str]) -> None:
+    strategies = ", ".join(policy["strategies"]) or "none (no target resolved)"
+    lines.append(
+        f"profile {policy['profile']} ({policy['class']}, effective at {policy['effectiveTarget']}); strategy: {strategies}"
+    )
+    lines.append("affects: " + _affects_text(policy["affects"]))
+    for target in policy["targets"]:
+        ref = target["ref"]
+        where = f"{ref['namespace']}/{ref['name']}" if ref["namespace"] else ref["name"]
+        section = f"#{ref['sectionName']}" if ref["sectionName"] else ""
+        lines.append("")
+        state = target["accepted"] + (f", {target['enforcement']}" if target["enforcement"] else "")
+        lines.append(f"target {ref['kind']} {where}{section} ({target['path']}): {state}")
+        if target["accepted"] not in ("Accepted", CONFLICTED) or (target["detail"] not in ("Resolved", "SelectorMatch")):
+            detail = f"{target['detail']}: {target['message']}" if target["message"] else target["detail"]
+            lines.append(f"  {detail}")
+        if target["beatenBy"]:
+            lines.append(f"  beaten by: {', '.join(target['beatenBy'])}")
+        if target["ancestors"]:
+            lines.append(f"  ancestors: {', '.join(target['ancestors'])}")
+        counts = target["statusCounts"]
+        if target["contextCount"]:
+            lines.append(
+                f"  {_plural(target['contextCount'], 'context')}: {counts['enforced']} enforced,"
+                f" {counts['partiallyEnforced']} partially enforced, {counts['overridden']} overridden,"
+                f" {counts['conflicted']} conflicted"
+            )
+            lines.append("  affects: " + _affects_text(target["affects"]))
+        if target["note"]:
+            lines.append(f"  {target['note']}")
+        width = max((len(c["status"]) for c in target["contexts"]), default=0)
+        for ctx in target["contexts"]:
+            beaten = f"  (by {', '.join(ctx['beatenBy'])})" if ctx["beatenBy"] else ""
+            lines.append(f"    {ctx['status']:<{width}}  {ctx['label']}{beaten}")
+        if target["omitted"]:
+            lines.append(f"    ... and {target['omitted']} more")
+
+
+def _affects_text(affects: Mapping[str, int]) -> str:
+    order = ("contexts", "gateways", "listeners", "routes", "rules", "backends")
+    return ", ".join(_plural(affects[k], k[:-1]) for k in order)
+
+
+def render_json(doc: Mapping[str, Any]) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,493 @@
+"""`policylint graph`: the topology with policies drawn where they attach (Mermaid and DOT).
+
+The hierarchy is the one the effective-policy simulation walks (policylint.effective):
+GatewayClass > Gateway > (ListenerSet) > listener > Route > (rule) > backend. Policies
+are drawn as nodes with a dashed edge to each target, as GEP-713 draws its
+examples; a policy's node is styled by its simulated status (design.md §1.3), so
+conflicted, overridden and broken policies stand out. Objects are grouped by
+namespace, the ownership boundary of Gateway API.
+
+The graph is built once as plain data (`Graph`) and rendered by `mermaid()` or
+`dot()`. Output is deterministic: nodes follow the hierarchy walk (objects in key
+order), policies follow their keys, and nothing depends on input order.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict, deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from policylint.effective import CONFLICTED, ENFORCED, OVERRIDDEN, NodeKey
+from policylint.explain import Describer, Found, find_object, object_node, parse_query
+
+if TYPE_CHECKING:
+    from policylint.index import Policy, ProjectIndex, TargetResolution
+
+FORMATS = ("mermaid", "dot")
+
+# Policy node classes, worst first: the class of a policy is the worst over its targets.
+POLICY_CLASSES = ("invalid", "conflicted", "overridden", "partial", "enforced", "inert")
+_STATUS_TEXT = {
+    "invalid": None,  # the resolution status (TargetNotFound, Invalid) is shown instead
+    "conflicted": "Conflicted",
+    "overridden": "Overridden",
+    "partial": "PartiallyEnforced",
+    "enforced": "Enforced",
+    "inert": "reaches no traffic",
+}
+
+
+@dataclass(slots=True)
+class GNode:
+    id: str
+    shape: str  # gatewayclass | gateway | listenerset | listener | route | rule | backend | other | policy | missing
+    lines: list[str]
+    namespace: str | None
+    css: str  # the style class
+
+
+@dataclass(frozen=True, slots=True)
+class GEdge:
+    src: str
+    dst: str
+    policy: bool  # a policy attachment (dashed) rather than a hierarchy edge
+    label: str | None = None
+
+
+@dataclass
+class Graph:
+    nodes: dict[str, GNode] = field(default_factory=dict)
+    edges: list[GEdge] = field(default_factory=list)
+    _edge_set: set[GEdge] = field(default_factory=set)
+
+    def add_node(self, node: GNode) -> None:
+        self.nodes.setdefault(node.id, node)
+
+    def add_edge(self, edge: GEdge) -> None:
+        if edge.src != edge.dst and edge not in self._edge_set:
+            self._edge_set.add(edge)
+            self.edges.append(edge)
+
+
+_SEP = "\x1f"  # joins the parts of internal node ids; no Kubernetes name or group contains it
+
+
+def _raw_id(level: str, group: str | None, kind: str | None, namespace: str | None, name: str | None, section: object = None) -> str:
+    parts = [level, group or "", kind or "", namespace or "", name or ""]
+    if section is not None:
+        parts.append(str(section))
+    return _SEP.join(parts)
+
+
+def _node_id(node: NodeKey) -> str:
+    level, key, section = node
+    return _raw_id(level, key.group, key.kind, key.namespace, key.name, section)
+
+
+def _policy_id(policy: Policy) -> str:
+    key = policy.key
+    return _raw_id("policy", key.group, key.kind, key.namespace, key.name)
+
+
+class _Builder:
+    def __init__(self, index: ProjectIndex, show_rules: bool) -> None:
+        self.index = index
+        self.sim = index.simulation()
+        self.topology = index.topology()
+        self.describe = Describer(index)
+        self.show_rules = show_rules
+        self.graph = Graph()
+        self.parents: dict[str, set[str]] = defaultdict(set)  # hierarchy edges, reversed
+        self.children: dict[str, list[str]] = defaultdict(list)
+        self.policy_nodes: dict[str, list[str]] = {}  # policy node id -> drawn target ids
+        self.drawn_of: dict[NodeKey, str] = {}
+
+    # -- hierarchy -----------------------------------------------------------------------
+
+    def drawn(self, node: NodeKey) -> NodeKey:
+        """The node that represents `node` in the picture: ports fold into their Service and,
+        unless rules are shown, rules into their route."""
+        level, key, _ = node
+        if level == "port":
+            return ("backend", key, None)
+        if level == "rule" and not self.show_rules:
+            return ("route", key, None)
+        return node
+
+    def ensure(self, node: NodeKey) -> str:
+        node = self.drawn(node)
+        node_id = _node_id(node)
+        if node_id in self.graph.nodes:
+            return node_id
+        level, key, section = node
+        shape = level if level in ("gatewayclass", "gateway", "listenerset", "listener", "route", "rule", "backend") else "other"
+        if level == "listener":
+            lines = [f"listener {section}"]
+            detail = self._listener_detail(node)
+            if detail:
+                lines.append(detail)
+        elif level == "rule":
+            text = self.describe.section_text(node) or ""
+            lines = [text if text.startswith("rules[") else f"rule {text}"]
+        else:
+            lines = [key.kind, key.name]
+        self.graph.add_node(GNode(node_id, shape, lines, key.namespace, shape))
+        self.drawn_of[node] = node_id
+        return node_id
+
+    def _listener_detail(self, node: NodeKey) -> str:
+        owner = self.index.get(node[1])
+        if owner is None:
+            return ""
+        for listener in self.topology.listeners(owner):
+            if listener.name == node[2]:
+                parts = [p for p in (listener.protocol, f":{listener.port}" if listener.port is not None else None) if p]
+                text = " ".join(parts)
+                return f"{text} {listener.hostname}" if listener.hostname else text
+        return ""
+
+    def link(self, parent: NodeKey, child: NodeKey) -> None:
+        src, dst = self.ensure(parent), self.ensure(child)
+        if src == dst:
+            return
+        before = len(self.graph.edges)
+        self.graph.add_edge(GEdge(src, dst, False))
+        if len(self.graph.edges) > before:
+            self.parents[dst].add(src)
+            self.children[src].append(dst)
+
+    def walk(self, node: NodeKey, seen: set[NodeKey]) -> None:
+        if node in seen:
+            return
+        seen.add(node)
+        self.ensure(node)
+        for child in self.sim.children(node):
+            self.link(node, child)
+            self.walk(child, seen)
+
+    def build_hierarchy(self) -> None:
+        seen: set[NodeKey] = set()
+        for gateway in self.topology.gateways():
+            node: NodeKey = ("gateway", gateway.key, None)
+            ref = self.topology.class_refs.get(id(gateway))
+            if ref is not None and ref.target is not None:
+                self.link(("gatewayclass", ref.target.key, None), node)
+            self.walk(node, seen)
+        # Routes attached to nothing in the input still carry policies: draw them too.
+        for route in sorted(self.topology.routes(), key=lambda r: r.key):
+            self.walk(("route", route.key, None), seen)
+
+    # -- policies ------------------------------------------------------------------------
+
+    def build_policies(self) -> None:
+        for policy in sorted(self.index.policies(), key=lambda p: (p.key.kind, p.key.namespace or "", p.key.name, p.key.group)):
+            if self.index.get(policy.key) is not policy.obj:
+                continue  # a duplicate definition (PL005): drawn once
+            self.add_policy(policy)
+
+    def add_policy(self, policy: Policy) -> None:
+        key = policy.key
+        policy_id = _policy_id(policy)
+        states: list[str] = []
+        resolution_problems: list[str] = []
+        targets: list[str] = []
+        for res in self.index.targets(policy):
+            state, dst, label = self._target(policy, res)
+            states.append(state)
+            if state == "invalid":
+                resolution_problems.append(res.status)
+            if dst is not None:
+                targets.append(dst)
+                self.graph.add_edge(GEdge(policy_id, dst, True, label))
+        css = min(states, key=POLICY_CLASSES.index) if states else "invalid"
+        status = _STATUS_TEXT[css] or ", ".join(dict.fromkeys(resolution_problems)) or "no target"
+        self.graph.add_node(GNode(policy_id, "policy", [key.kind, key.name, status], key.namespace, css))
+        self.policy_nodes[policy_id] = targets
+
+    def _target(self, policy: Policy, res: TargetResolution) -> tuple[str, str | None, str | None]:
+        """(state class, drawn target id, edge label) of one target of a policy."""
+        ref = res.ref
+        node = self.sim.node_of(res)
+        if node is not None:
+            dst = self.ensure(node)
+            drawn = self.drawn(node)
+            label = None
+            if drawn != node:
+                label = f"#{self.describe.section_text(node)}"
+            status = self.sim.target_status(policy, res)
+            if status is None or status.contexts == 0:
+                return "inert", dst, label
+            if status.conflicted == status.contexts:
+                return "conflicted", dst, label
+            enforcement = status.enforcement
+            state = {ENFORCED: "enforced", OVERRIDDEN: "overridden"}.get(enforcement or "", "partial")
+            return state, dst, label
+        section = f"#{ref.section_name}" if ref.section_name else ""
+        if res.target is not None:
+            # The object exists but the reference is not usable (section not found, no ReferenceGrant, ...).
+            dst = self.ensure(object_node(self.index, res.target))
+            return "invalid", dst, f"{section} {res.detail}".strip()
+        if ref.kind is None or ref.name is None:
+            return "invalid", None, None
+        namespace = res.namespace if res.namespace is not None else ref.namespace or policy.obj.namespace
+        missing_id = _raw_id("missing", ref.group, ref.kind, namespace, ref.name, ref.section_name)
+        reason = "external" if res.detail == "External" else "not found" if res.status == "TargetNotFound" else res.detail
+        self.graph.add_node(GNode(missing_id, "missing", [ref.kind, f"{ref.name}{section}", reason], namespace, "missing"))
+        return ("inert" if res.accepted else "invalid"), missing_id, None
+
+
+# -- focus -------------------------------------------------------------------------------------
+
+
+def _reachable(start: Iterable[str], edges: dict[str, Iterable[str]], depth: int | None) -> dict[str, int]:
+    out = {s: 0 for s in start}
+    queue = deque(out)
+    while queue:
+        current = queue.popleft()
+        if depth is not None and out[current] >= depth:
+            continue
+        for nxt in edges.get(current, ()):
+            if nxt not in out:
+                out[nxt] = out[current] + 1
+                queue.append(nxt)
+    return out
+
+
+def _restrict(builder: _Builder, keep_hierarchy: set[str], extra_policies: Iterable[str] = ()) -> Graph:
+    graph = builder.graph
+    keep = set(keep_hierarchy)
+    policies = set(extra_policies)
+    for policy_id, targets in builder.policy_nodes.items():
+        if any(t in keep_hierarchy for t in targets):
+            policies.add(policy_id)
+    keep |= policies
+    for edge in graph.edges:
+        # A kept policy keeps its broken targets (missing objects): they are part of what it is.
+        if edge.src in policies and graph.nodes[edge.dst].shape == "missing":
+            keep.add(edge.dst)
+    out = Graph()
+    for node_id, node in graph.nodes.items():
+        if node_id in keep:
+            out.add_node(node)
+    for edge in graph.edges:
+        if edge.src in keep and edge.dst in keep:
+            out.add_edge(edge)
+    return out
+
+
+def build_graph(
+    index: ProjectIndex, *, focus: str | None = None, depth: int | None = None, show_rules: bool = False, default_namespace: str = "default"
+) -> Graph:
+    """The picture to draw. Raises ExplainError when `focus` names nothing in the input."""
+    found: Found | None = None
+    if focus is not None:
+        found = find_object(index, parse_query(focus), default_namespace)
+        if found.node[0] == "rule":
+            show_rules = True  # the focused rule must be a node of its own
+    builder = _Builder(index, show_rules)
+    builder.build_hierarchy()
+    builder.build_policies()
+    hierarchy = {n for n, node in builder.graph.nodes.items() if node.shape not in ("policy", "missing")}
+    if found is None:
+        if depth is None:
+            return builder.graph
+        roots = [n for n in hierarchy if not builder.parents.get(n)]
+        return _restrict(builder, set(_reachable(roots, builder.children, depth)))
+    policy = next((p for p in index.policies() if p.obj is found.obj), None)
+    if policy is not None:
+        policy_id = _policy_id(policy)
+        start = [t for t in builder.policy_nodes.get(policy_id, []) if t in hierarchy]
+        extra = [policy_id]
+    else:
+        start = [builder.ensure(found.node)]
+        extra = []
+    up = _reachable(start, builder.parents, depth)
+    down = _reachable(start, builder.children, depth)
+    return _restrict(builder, set(up) | set(down), extra)
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+
+def _groups(graph: Graph) -> list[tuple[str | None, list[GNode]]]:
+    by_ns: dict[str | None, list[GNode]] = defaultdict(list)
+    for node in graph.nodes.values():
+        by_ns[node.namespace].append(node)
+    ordered = sorted(by_ns, key=lambda ns: (ns is not None, ns or ""))
+    return [(ns, by_ns[ns]) for ns in ordered]
+
+
+class _Ids:
+    """Readable, valid, collision-free identifiers: letters, digits and `_` (Mermaid and DOT).
+
+    Every id starts with a level word (`gateway_`, `pol_`, ...), never with `o` or `x`,
+    which Mermaid would read as an arrow head right after a link."""
+
+    _PREFIX = {"policy": "pol", "missing": "missing", "ns": "ns"}
+
+    def __init__(self) -> None:
+        self._map: dict[str, str] = {}
+        self._used: set[str] = set()
+
+    def __call__(self, raw: str) -> str:
+        found = self._map.get(raw)
+        if found is not None:
+            return found
+        level, _group, kind, namespace, name, *section = raw.split(_SEP)
+        words = [self._PREFIX.get(level, level)]
+        if level in ("policy", "missing"):
+            words.append(kind)
+        words += [namespace, name, *section]
+        base = re.sub(r"[^A-Za-z0-9]+", "_", "_".join(w for w in words if w)).strip("_")
+        candidate, i = base, 2
+        while candidate in self._used:
+            candidate = f"{base}_{i}"
+            i += 1
+        self._used.add(candidate)
+        self._map[raw] = candidate
+        return candidate
+
+
+_MERMAID_SHAPES = {
+    "gatewayclass": ('[/"', '"/]'),
+    "gateway": ('["', '"]'),
+    "listenerset": ('["', '"]'),
+    "listener": ('(["', '"])'),
+    "route": ('("', '")'),
+    "rule": ('("', '")'),
+    "backend": ('[("', '")]'),
+    "other": ('["', '"]'),
+    "policy": ('{{"', '"}}'),
+    "missing": ('["', '"]'),
+}
+
+_MERMAID_CLASSES = (
+    ("gatewayclass", "fill:#e8eaf6,stroke:#3949ab"),
+    ("gateway", "fill:#e3f2fd,stroke:#1565c0"),
+    ("listenerset", "fill:#e3f2fd,stroke:#1565c0"),
+    ("listener", "fill:#e1f5fe,stroke:#0277bd"),
+    ("route", "fill:#f3e5f5,stroke:#6a1b9a"),
+    ("rule", "fill:#f3e5f5,stroke:#6a1b9a"),
+    ("backend", "fill:#e8f5e9,stroke:#2e7d32"),
+    ("other", "fill:#fafafa,stroke:#616161"),
+    ("enforced", "fill:#fff8e1,stroke:#f9a825"),
+    ("partial", "fill:#fff3e0,stroke:#ef6c00,stroke-width:2px"),
+    ("overridden", "fill:#eeeeee,stroke:#9e9e9e,color:#616161,stroke-dasharray:5 3"),
+    ("conflicted", "fill:#ffebee,stroke:#c62828,color:#b71c1c,stroke-width:3px"),
+    ("invalid", "fill:#ffebee,stroke:#c62828,color:#b71c1c,stroke-dasharray:5 3"),
+    ("inert", "fill:#fafafa,stroke:#9e9e9e,color:#616161"),
+    ("missing", "fill:#ffffff,stroke:#c62828,color:#b71c1c,stroke-dasharray:3 3"),
+)
+
+
+def _mermaid_text(text: str) -> str:
+    # Inside a quoted label: entity codes for the characters Mermaid or HTML would read.
+    out = []
+    for ch in text:
+        if ch in '"#<>&;|':
+            out.append(f"#{ord(ch)};")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def mermaid(graph: Graph) -> str:
+    """A `flowchart LR` that GitHub renders in a ```mermaid block."""
+    ids = _Ids()
+    lines = ["flowchart LR"]
+    for namespace, nodes in _groups(graph):
+        indent = "  "
+        if namespace is not None:
+            lines.append(f'  subgraph {ids(_raw_id("ns", None, None, namespace, None))}["namespace {_mermaid_text(namespace)}"]')
+            indent = "    "
+        for node in nodes:
+            left, right = _MERMAID_SHAPES[node.shape]
+            label = "<br/>".join(_mermaid_text(line) for line in node.lines)
+            lines.append(f"{indent}{ids(node.id)}{left}{label}{right}")
+        if namespace is not None:
+            lines.append("  end")
+    for edge in graph.edges:
+        arrow = "-.->" if edge.policy else "-->"
+        label = f'|"{_mermaid_text(edge.label)}"|' if edge.label else ""
+        lines.append(f"  {ids(edge.src)} {arrow}{label} {ids(edge.dst)}")
+    used: dict[str, list[str]] = defaultdict(list)
+    for node in graph.nodes.values():
+        used[node.css].append(ids(node.id))
+    for css, style in _MERMAID_CLASSES:
+        if used.get(css):
+            lines.append(f"  classDef {css} {style}")
+    for css, _ in _MERMAID_CLASSES:
+        if used.get(css):
+            lines.append(f"  class {','.join(used[css])} {css}")
+    return "\n".join(lines) + "\n"
+
+
+_DOT_SHAPES = {
+    "gatewayclass": "parallelogram",
+    "gateway": "box",
+    "listenerset": "box",
+    "listener": "box",
+    "route": "box",
+    "rule": "box",
+    "backend": "cylinder",
+    "other": "box",
+    "policy": "hexagon",
+    "missing": "box",
+}
+
+_DOT_STYLES = {
+    "gatewayclass": 'style=filled, fillcolor="#e8eaf6", color="#3949ab"',
+    "gateway": 'style=filled, fillcolor="#e3f2fd", color="#1565c0"',
+    "listenerset": 'style=filled, fillcolor="#e3f2fd", color="#1565c0"',
+    "listener": 'style="rounded,filled", fillcolor="#e1f5fe", color="#0277bd"',
+    "route": 'style="rounded,filled", fillcolor="#f3e5f5", color="#6a1b9a"',
+    "rule": 'style="rounded,filled", fillcolor="#f3e5f5", color="#6a1b9a"',
+    "backend": 'style=filled, fillcolor="#e8f5e9", color="#2e7d32"',
+    "other": 'style=filled, fillcolor="#fafafa", color="#616161"',
+    "enforced": 'style=filled, fillcolor="#fff8e1", color="#f9a825"',
+    "partial": 'style=filled, fillcolor="#fff3e0", color="#ef6c00", penwidth=2',
+    "overridden": 'style="dashed,filled", fillcolor="#eeeeee", color="#9e9e9e", fontcolor="#616161"',
+    "conflicted": 'style=filled, fillcolor="#ffebee", color="#c62828", fontcolor="#b71c1c", penwidth=3',
+    "invalid": 'style="dashed,filled", fillcolor="#ffebee", color="#c62828", fontcolor="#b71c1c"',
+    "inert": 'style=filled, fillcolor="#fafafa", color="#9e9e9e", fontcolor="#616161"',
+    "missing": 'style=dashed, color="#c62828", fontcolor="#b71c1c"',
+}
+
+
+def _dot_string(text: str) -> str:
+    # json.dumps gives a double-quoted string with `"` and `\` escaped, as DOT wants.
+    return json.dumps(text, ensure_ascii=False)
+
+
+def dot(graph: Graph) -> str:
+    """A Graphviz digraph (`dot -Tsvg`)."""
+    ids = _Ids()
+    lines = ["digraph policylint {", "  rankdir=LR;", '  node [fontname="Helvetica", fontsize=10];', '  edge [fontname="Helvetica", fontsize=9];']
+    for namespace, nodes in _groups(graph):
+        indent = "  "
+        if namespace is not None:
+            lines.append(f"  subgraph cluster_{ids(_raw_id('ns', None, None, namespace, None))} {{")
+            lines.append(f"    label={_dot_string('namespace ' + namespace)};")
+            lines.append('    style=rounded; color="#bdbdbd";')
+            indent = "    "
+        for node in nodes:
+            label = "\\n".join(_dot_string(line)[1:-1] for line in node.lines)
+            lines.append(f'{indent}{ids(node.id)} [label="{label}", shape={_DOT_SHAPES[node.shape]}, {_DOT_STYLES[node.css]}];')
+        if namespace is not None:
+            lines.append("  }")
+    for edge in graph.edges:
+        attrs = ['style=dashed', 'arrowhead=open', 'color="#757575"'] if edge.policy else []
+        if edge.label:
+            attrs.append(f"label={_dot_string(edge.label)}")
+        suffix = f" [{', '.join(attrs)}]" if attrs else ""
+        lines.append(f"  {ids(edge.src)} -> {ids(edge.dst)}{suffix};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def render(graph: Graph, fmt: str) -> str:
+    return dot(graph) if fmt == "dot" else mermaid(graph)

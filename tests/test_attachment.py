@@ -1,0 +1,208 @@
+"""PL405–PL413 (route attachment and backends): behaviour the fixtures cannot show (external
+objects, hints, related locations, one finding per failing parentRef)."""
+
+from __future__ import annotations
+
+from policylint.external import ExternalObjects
+from policylint.findings import Severity
+from tests.lintutil import lint_text, only
+
+CLASS = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+"""
+
+SHARED = (
+    CLASS
+    + """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: shared, namespace: infra}
+spec:
+  gatewayClassName: eg
+  allowedListeners: {namespaces: {from: Same}}
+  listeners:
+  - {name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}
+  - {name: internal, protocol: HTTP, port: 8080}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: extra, namespace: infra}
+spec:
+  parentRef: {name: shared}
+  listeners: [{name: admin, protocol: HTTP, port: 9090, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: app}
+spec:
+  ports: [{name: http, port: 80, targetPort: 8080}]
+"""
+)
+
+
+def route(parent_refs: str, *, name: str = "web", extra: str = "", backend: str = "{name: web, port: 80}") -> str:
+    return f"""\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {{name: {name}, namespace: app}}
+spec:
+  parentRefs: {parent_refs}{extra}
+  rules: [{{backendRefs: [{backend}]}}]
+"""
+
+
+def rules_of(text: str, **options: object) -> list[tuple[str, str]]:
+    return [(f.rule, f.path) for f in lint_text(text, **options).findings]
+
+
+def test_complete_topology_is_clean() -> None:
+    text = SHARED + route("[{name: shared, namespace: infra, sectionName: http}, {kind: ListenerSet, name: extra, namespace: infra}]")
+    assert rules_of(text) == []
+
+
+def test_pl405_typo_names_the_close_class_instead_of_the_external_hint() -> None:
+    text = CLASS + """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: egg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+"""
+    (finding,) = only(lint_text(text), "PL405")
+    assert "did you mean GatewayClass eg?" in finding.message and "--external" not in finding.message
+    assert [r.line for r in finding.related] == [3]
+
+
+def test_pl406_missing_namespace_hint_and_external_parent() -> None:
+    text = SHARED + route("[{name: shared}]")
+    (finding,) = only(lint_text(text), "PL406")
+    assert "Gateway app/shared" in finding.message
+    assert "set namespace: infra in the parentRef" in finding.message
+    assert only(lint_text(text, external=ExternalObjects.parse(["Gateway/app/shared"])), "PL406") == []
+
+
+def test_pl406_kind_hint_between_gateway_and_listener_set() -> None:
+    text = SHARED + route("[{name: extra, namespace: infra}]")
+    (finding,) = only(lint_text(text), "PL406")
+    assert "did you mean kind: ListenerSet?" in finding.message
+
+
+def test_pl407_listener_of_an_attached_listener_set_is_not_seen_through_the_gateway() -> None:
+    text = SHARED + route("[{name: shared, namespace: infra, sectionName: admin}]")
+    (finding,) = only(lint_text(text), "PL407")
+    assert finding.path == "spec.parentRefs[0].sectionName"
+    assert "have: http (HTTP 80), internal (HTTP 8080)" in finding.message
+    assert "set kind: ListenerSet, name: extra, namespace: infra" in finding.message
+    assert len(finding.related) == 2  # the Gateway's listeners, the ListenerSet's listener
+
+
+def test_pl408_each_failing_parent_ref_is_reported_even_when_attached_elsewhere() -> None:
+    text = SHARED + route("[{name: shared, namespace: infra, sectionName: http}, {name: shared, namespace: infra, sectionName: internal}]")
+    result = lint_text(text)
+    (finding,) = only(result, "PL408")
+    assert finding.path == "spec.parentRefs[1]"
+    assert "attached through another parentRef" in finding.message
+    assert "from: Same, the default" in finding.message
+    assert only(result, "PL413") == []
+
+
+def test_pl408_selector_on_the_name_label_is_decided_without_the_namespace_object() -> None:
+    gateway = CLASS + """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - name: http
+    protocol: HTTP
+    port: 80
+    allowedRoutes:
+      namespaces:
+        from: Selector
+        selector: {matchLabels: {kubernetes.io/metadata.name: team-a}}
+"""
+    (finding,) = only(lint_text(gateway + route("[{name: gw, namespace: infra}]", backend="{name: web, port: 80}")), "PL408")
+    assert "Namespace app is not in the input, so only its name label is known" in finding.message
+
+
+def test_pl409_and_pl408_for_a_listener_set_the_gateway_does_not_admit() -> None:
+    text = SHARED.replace("allowedListeners: {namespaces: {from: Same}}", "allowedListeners: {namespaces: {from: None}}")
+    text += route("[{kind: ListenerSet, name: extra, namespace: infra}]")
+    result = lint_text(text)
+    assert [(f.rule, f.path) for f in result.findings if f.rule in ("PL408", "PL409", "PL413")] == [
+        ("PL409", "spec.parentRef"),
+        ("PL408", "spec.parentRefs[0]"),
+    ]
+
+
+def test_pl410_default_gateways_are_not_reported_and_carry_traffic() -> None:
+    policy = """\
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: retries, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}]
+  retry: {numRetries: 3}
+"""
+    bare = rules_of(SHARED + route("[]") + policy)
+    assert ("PL410", "spec.parentRefs") in bare and ("PL413", "spec.targetRefs[0]") in bare
+    defaulted = rules_of(SHARED + route("[]", extra="\n  useDefaultGateways: All") + policy)
+    assert [r for r, _ in defaulted if r in ("PL410", "PL413")] == []
+
+
+def test_pl411_skips_references_without_a_grant() -> None:
+    text = SHARED + route("[{name: shared, namespace: infra}]", backend="{name: missing, namespace: other, port: 80}")
+    result = lint_text(text)
+    assert only(result, "PL411") == []  # never reveal whether an un-granted target exists (§3.6)
+
+
+def test_pl411_opaque_kind_is_a_warning_and_a_known_kind_an_error() -> None:
+    text = SHARED + route(
+        "[{name: shared, namespace: infra}]",
+        backend="{group: example.com, kind: Pool, name: p}, {group: multicluster.x-k8s.io, kind: ServiceImport, name: s, port: 80}",
+    )
+    findings = only(lint_text(text), "PL411")
+    assert [(f.severity, f.path) for f in findings] == [
+        (Severity.WARNING, "spec.rules[0].backendRefs[0]"),
+        (Severity.ERROR, "spec.rules[0].backendRefs[1]"),
+    ]
+    assert "not modelled" in findings[0].message and "Service" not in findings[0].message.split(":")[1]
+
+
+def test_pl412_target_port_hint_and_missing_port_on_an_external_service() -> None:
+    text = SHARED + route("[{name: shared, namespace: infra}]", backend="{name: web, port: 8080}, {name: ext}")
+    result = lint_text(text, external=ExternalObjects.parse(["Service/app/ext"]))
+    first, second = only(result, "PL412")
+    assert first.path == "spec.rules[0].backendRefs[0].port" and "use port: 80" in first.message
+    assert second.path == "spec.rules[0].backendRefs[1]" and "Must have port for Service reference" in second.message
+
+
+def test_pl413_selector_target_says_selects() -> None:
+    text = SHARED + """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: lonely, namespace: app, labels: {tier: web}}
+spec:
+  rules: [{backendRefs: [{name: web, port: 80}]}]
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: tier, namespace: app}
+spec:
+  targetSelectors: [{kind: HTTPRoute, matchLabels: {tier: web}}]
+  retry: {numRetries: 3}
+"""
+    (finding,) = only(lint_text(text), "PL413")
+    assert finding.path == "spec.targetSelectors[0]" and finding.severity is Severity.WARNING
+    assert "selects HTTPRoute app/lonely, which carries no traffic" in finding.message

@@ -1,0 +1,258 @@
+"""The parse cache and `--jobs`: they change how fast a run is, never what it answers."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from policylint import cache as cache_mod
+from policylint import parallel
+from policylint.cache import ParseCache, dumps, loads, pack, unpack
+from policylint.entry import main
+from policylint.load import load_bytes
+from policylint.parallel import load_files
+from policylint.sources import discover
+from tests.lintutil import ROOT
+
+EXAMPLES = ROOT / "examples"
+
+HOSTILE = {
+    "aliases.yaml": b"base: &b {a: 1, b: [1, 2]}\nuse: *b\nmerged: {<<: *b, c: 3}\n",
+    "broken.yaml": b"apiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\nbroken: [\n---\napiVersion: v1\nkind: Service\nmetadata: {name: b}\n",
+    "dupes.yaml": b"apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  name: b\n",
+    "bom-crlf.yaml": b"\xef\xbb\xbfapiVersion: v1\r\nkind: Service\r\nmetadata: {name: c}\r\n",
+    "binary.yaml": b"\x00\x01\x02\x03",
+    "latin1.yaml": b"name: caf\xe9\n",
+    "template.yaml": b"name: {{ .Values.name }}\n",
+    "scalars.yaml": b"a: 0x1F\nb: 1_000\nc: .inf\nd: 2001-12-14\ne: !!binary aGVsbG8=\nf: ~\ng: yes\n",
+    "empty.yaml": b"",
+    "control.yaml": b"a: b\x07c\n",
+}
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "tree"
+    shutil.copytree(EXAMPLES, root)
+    return root
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The files actually parsed (not served from the cache) in this process."""
+    seen: list[str] = []
+    real = parallel.load_bytes
+
+    def counting(data: bytes, file: str, **kwargs: object) -> object:
+        seen.append(file)
+        return real(data, file, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parallel, "load_bytes", counting)
+    yield seen
+
+
+def run_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    code = main(["check", "--format", "json", *argv])
+    out, err = capsys.readouterr()
+    assert code in (0, 1), err
+    assert "internal error" not in err
+    return out
+
+
+def entries(directory: Path) -> list[Path]:
+    return sorted((directory / "parse").glob("[0-9a-f]*"))
+
+
+def test_pack_round_trips_whatever_the_loader_returns() -> None:
+    for name, data in HOSTILE.items():
+        result = load_bytes(data, name)
+        assert unpack(loads(dumps(pack(result))), name) == result, name
+    # The file name is not stored: an entry serves the same content under another name.
+    result = load_bytes(HOSTILE["broken.yaml"], "a.yaml")
+    assert unpack(loads(dumps(pack(result))), "b.yaml") == load_bytes(HOSTILE["broken.yaml"], "b.yaml")
+
+
+def test_second_run_is_served_from_the_cache(tree: Path, tmp_path: Path, parses: list[str]) -> None:
+    cache_dir = tmp_path / "cache"
+    sources = discover([str(tree)])
+    first = list(load_files(sources, cache=ParseCache(cache_dir)))
+    assert len(parses) == len(sources)
+    assert len(entries(cache_dir)) == len({s.display for s in sources})
+    parses.clear()
+    second_cache = ParseCache(cache_dir)
+    second = list(load_files(sources, cache=second_cache))
+    assert parses == []
+    assert second_cache.hits == len(sources)
+    assert second == first
+
+
+def test_a_changed_file_is_parsed_again(tree: Path, tmp_path: Path, parses: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    cache_dir = str(tmp_path / "cache")
+    run_json(["--cache-dir", cache_dir, str(tree)], capsys)
+    changed = sorted(tree.rglob("*.yaml"))[0]
+    changed.write_text(changed.read_text(encoding="utf-8") + "---\nbroken: [\n", encoding="utf-8")
+    parses.clear()
+    warm = run_json(["--cache-dir", cache_dir, str(tree)], capsys)
+    assert parses == [str(changed)]
+    assert warm == run_json(["--no-cache", str(tree)], capsys)
+    assert '"PL001"' in warm  # the new syntax error is reported, not an old cached answer
+
+
+def test_corrupt_and_truncated_entries_are_ignored_and_rewritten(tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cache_dir = tmp_path / "cache"
+    expected = run_json(["--cache-dir", str(cache_dir), str(tree)], capsys)
+    damaged = entries(cache_dir)[:4]
+    assert len(damaged) == 4
+    good = {p: p.read_bytes() for p in damaged}
+    damaged[0].write_bytes(good[damaged[0]][:40])  # truncated
+    blob = bytearray(good[damaged[1]])
+    blob[-5] ^= 0xFF  # one flipped bit in the payload
+    damaged[1].write_bytes(bytes(blob))
+    damaged[2].write_bytes(b"")  # empty
+    damaged[3].write_bytes(b"\x00" * 7 + good[damaged[3]][7:])  # wrong magic
+    assert run_json(["--cache-dir", str(cache_dir), str(tree)], capsys) == expected
+    for path in damaged:
+        assert path.read_bytes() == good[path], path.name
+
+
+def test_cached_uncached_and_parallel_runs_answer_byte_for_byte_alike(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, data in HOSTILE.items():
+        (tree / name).write_bytes(data)
+    monkeypatch.chdir(tree)  # relative file names, as a pre-commit run has them
+    cache_dir = str(tmp_path / "cache")
+    uncached = run_json(["--no-cache", "."], capsys)
+    assert '"PL001"' in uncached and '"PL006"' in uncached
+    assert run_json(["--cache-dir", cache_dir, "."], capsys) == uncached  # cold: writes
+    assert run_json(["--cache-dir", cache_dir, "."], capsys) == uncached  # warm: reads
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)  # force workers on this small input
+    parallel_cold = run_json(["--no-cache", "--jobs", "2", "."], capsys)
+    assert parallel_cold == uncached
+    other_dir = str(tmp_path / "cache2")
+    assert run_json(["--cache-dir", other_dir, "-j", "2", "."], capsys) == uncached  # workers write the entries
+    assert len(entries(Path(other_dir))) == len(entries(Path(cache_dir)))
+    assert run_json(["--cache-dir", other_dir, "-j", "0", "."], capsys) == uncached
+
+
+def test_parallel_results_are_in_input_order(tree: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]) -> None:
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    for i in range(12):
+        (tree / f"bulk-{i:02d}.yaml").write_text(f"a: {i}\n" * (i * 50 + 1), encoding="utf-8")
+    sources = discover([str(tree)])
+    serial = list(load_files(sources, jobs=1))
+    assert len(parses) == len(sources)
+    parses.clear()
+    assert list(load_files(sources, jobs=2)) == serial
+    assert parses == []  # parsed by the workers (the counter lives in this process only)
+    assert [s for s, _ in serial] == sources
+
+
+def test_no_cache_writes_nothing(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv(cache_mod.ENV_DIR, str(tmp_path / "from-env"))
+    run_json(["--no-cache", str(tree)], capsys)
+    assert list(cwd.iterdir()) == []
+    assert not (tmp_path / "from-env").exists()
+
+
+def test_stdin_is_never_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", _Stdin(b"apiVersion: v1\nkind: Service\nmetadata: {name: a}\n"))
+    run_json(["-"], capsys)
+    assert list(tmp_path.iterdir()) == []
+
+
+class _Stdin:
+    def __init__(self, data: bytes) -> None:
+        import io
+
+        self.buffer = io.BytesIO(data)
+
+
+def test_default_directory_is_created_git_ignored_in_the_working_directory(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(cache_mod.ENV_DIR, raising=False)
+    run_json([str(tree)], capsys)
+    cache_dir = tmp_path / ".policylint_cache"
+    assert (cache_dir / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+    assert (cache_dir / "CACHEDIR.TAG").read_text(encoding="utf-8").startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert entries(cache_dir)
+    assert ".policylint_cache/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+
+
+def test_environment_variable_chooses_the_directory(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(cache_mod.ENV_DIR, str(tmp_path / "elsewhere"))
+    run_json([str(tree)], capsys)
+    assert entries(tmp_path / "elsewhere")
+    assert not (tmp_path / ".policylint_cache").exists()
+
+
+def test_a_directory_that_cannot_be_created_means_no_cache(
+    tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    expected = run_json(["--no-cache", str(tree)], capsys)
+    # Works whoever runs the tests (root ignores permission bits, not file types).
+    assert run_json(["--cache-dir", str(blocker / "cache"), str(tree)], capsys) == expected
+    assert blocker.read_text(encoding="utf-8") == "not a directory"
+
+
+def test_a_stamp_change_misses(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]) -> None:
+    sources = discover([str(tree)])
+    list(load_files(sources, cache=ParseCache(tmp_path / "cache")))
+    parses.clear()
+    monkeypatch.setattr(cache_mod, "__version__", "999.0")  # another policylint version
+    list(load_files(sources, cache=ParseCache(tmp_path / "cache")))
+    assert len(parses) == len(sources)
+
+
+def test_concurrent_writers_leave_whole_entries(tmp_path: Path) -> None:
+    payload = dumps(pack(load_bytes(HOSTILE["broken.yaml"], "x.yaml")))
+    caches = [ParseCache(tmp_path / "cache") for _ in range(8)]
+    key = caches[0].key(HOSTILE["broken.yaml"])
+
+    def write(c: ParseCache) -> None:
+        for _ in range(25):
+            c.put(key, payload)
+            assert c.get(key) is not None  # a reader never sees half an entry
+
+    threads = [threading.Thread(target=write, args=(c,)) for c in caches]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [p.name for p in (tmp_path / "cache" / "parse").iterdir()] == [key]  # no temporary files left
+
+
+def test_prune_bounds_the_directory_and_keeps_what_the_run_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache_mod, "_MAX_ENTRIES", 10)
+    old = ParseCache(tmp_path / "cache")
+    payload = dumps(pack(load_bytes(b"a: 1\n", "x.yaml")))
+    for i in range(30):
+        old.put(old.key(b"old %d" % i), payload)
+    stale_tmp = tmp_path / "cache" / "parse" / ".tmp-crashed"
+    stale_tmp.write_bytes(b"partial")
+    os.utime(stale_tmp, (1, 1))
+    current = ParseCache(tmp_path / "cache")
+    used = [current.key(b"new %d" % i) for i in range(3)]
+    for key in used:
+        current.put(key, payload)
+    current.prune()
+    names = {p.name for p in (tmp_path / "cache" / "parse").iterdir()}
+    assert set(used) <= names
+    assert len(names) <= 10
+    assert ".tmp-crashed" not in names

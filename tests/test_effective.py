@@ -1,0 +1,418 @@
+"""The effective-policy simulation (policylint/effective.py).
+
+First the three GEP-713 "End-to-end examples", outcome by outcome, as the seed numbers them
+(data in tests/effective/: Example 1 in gep713-example-1/, Examples 2 and 3 are scenarios S02
+and S03). Then the decisions of the module docstring and docs/effective-policy.md that the
+examples do not reach, each on a small topology written here.
+
+Status names are the seed's (design.md §1.3): "enforced" -> Enforced, "partially enforced" ->
+PartiallyEnforced, "NOT enforced, due to conflict" -> Accepted=False reason Conflicted,
+"NOT enforced, due to being overridden" -> Overridden.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policylint.effective import (
+    CONFLICTED,
+    ENFORCED,
+    OVERRIDDEN,
+    PARTIALLY_ENFORCED,
+    Simulation,
+    TargetStatus,
+    node_label,
+    path_label,
+)
+from policylint.model import ObjectKey
+from tests.test_scenarios_effective import (
+    Run,
+    affected_by,
+    context_label,
+    contexts_of,
+    effective_values,
+    engine_backends_affected_by,
+    policy_entry,
+    provenance,
+    run,
+    scenario,
+)
+
+GW = "gateway.networking.k8s.io"
+
+
+def status(run_: Run, policy: str) -> dict[str, Any]:
+    (target,) = policy_entry(run_, policy)["targets"]
+    return target
+
+
+def affected(run_: Run, obj: str) -> set[str]:
+    """Both readings must agree: contributing policies per context, and policy_affects()."""
+    by_context = affected_by(run_, obj)
+    assert engine_backends_affected_by(run_, obj) == by_context
+    return by_context
+
+
+# ---------------------------------------------------------------------------------------------
+# GEP-713 End-to-end examples
+# ---------------------------------------------------------------------------------------------
+
+
+def test_gep713_example_1_direct_policy() -> None:
+    run_, _ = scenario("gep713-example-1")
+    # 1. All traffic directed to Backend b1 must be colored red.
+    assert effective_values(run_, "ColorPolicy") == {"g1>r1>b1": {"color": "red"}}
+    # 2. Status of Backend b1 should be reported as affected by the ColorPolicy p1.
+    assert affected(run_, "Service app/b1") == {"ColorPolicy app/p1"}
+    # 3. Status of Backend b2 should NOT be reported as affected by any policy.
+    assert affected(run_, "Service app/b2") == set()
+    # 4. Status of ColorPolicy p1 must be reported as enforced.
+    assert status(run_, "ColorPolicy app/p1")["accepted"] == "Accepted"
+    assert status(run_, "ColorPolicy app/p1")["enforcement"] == ENFORCED
+    # 5. Status of ColorPolicy p2 must be reported as NOT enforced, due to conflict with p1.
+    p2 = status(run_, "ColorPolicy app/p2")
+    assert (p2["accepted"], p2["enforcement"], p2["beatenBy"]) == (CONFLICTED, None, ["app/p1"])
+    (finding,) = [f for f in run_.result.findings if f.rule == "PL601"]
+    assert str(finding.object) == "ColorPolicy app/p2"
+    assert "already claimed by app/p1" in finding.message
+    assert [f.rule for f in run_.result.findings] == ["PL601"]
+
+
+def test_gep713_example_2_defaults_and_overrides() -> None:
+    run_, _ = scenario("s02-gep713-example-2")
+    values = effective_values(run_, "ColorPolicy")
+    # 1. g1 > r1 > b1 blue (more specific p2 spec beats less specific defaults at p1).
+    assert values["g1>r1>b1"] == {"color": "blue"}
+    # 2. g1 > r2 > b1 red (implicit defaults specified at p1 not replaced by any other policy).
+    assert values["g1>r2>b1"] == {"color": "red"}
+    # 3. g2 > r3 > b1 yellow (overrides specified at p3 not replaced by any other policy).
+    assert values["g2>r3>b1"] == {"color": "yellow"}
+    # 4. g2 > r4 > b2 yellow (overrides specified at p3 beats more specific policy p4).
+    assert values["g2>r4>b2"] == {"color": "yellow"}
+    assert len(values) == 4
+    # 5. b1 affected by p1, p2 and p3.  6. b2 affected by p3.
+    assert affected(run_, "Service app/b1") == {"ColorPolicy app/p1", "ColorPolicy app/p2", "ColorPolicy app/p3"}
+    assert affected(run_, "Service app/b2") == {"ColorPolicy app/p3"}
+    # 7. p1 partially enforced, due to in some cases beaten by p2.
+    assert (status(run_, "ColorPolicy app/p1")["enforcement"], status(run_, "ColorPolicy app/p1")["beatenBy"]) == (PARTIALLY_ENFORCED, ["app/p2"])
+    # 8. p2 enforced.  9. p3 enforced.
+    assert status(run_, "ColorPolicy app/p2")["enforcement"] == ENFORCED
+    assert status(run_, "ColorPolicy app/p3")["enforcement"] == ENFORCED
+    # 10. p4 NOT enforced, due to being overridden by p3.
+    assert (status(run_, "ColorPolicy app/p4")["enforcement"], status(run_, "ColorPolicy app/p4")["beatenBy"]) == (OVERRIDDEN, ["app/p3"])
+    # Blast radius of p3: g2>r3>b1 and g2>r4>b2.
+    assert policy_entry(run_, "ColorPolicy app/p3")["affects"] == {
+        "contexts": 2, "routes": 2, "rules": 2, "listeners": 1, "gateways": 1, "backends": 2,
+    }  # fmt: skip
+
+
+def test_gep713_example_3_merged_specs() -> None:
+    run_, _ = scenario("s03-gep713-example-3")
+    values = effective_values(run_, "ColorPolicy")
+    # 1. g1 > r1 > b1: dark UNDEFINED, light blue (p2 beats p1's atomic defaults).
+    assert values["g1>r1>b1"] == {"colors": {"light": "blue"}}
+    # 2. g1 > r2 > b1: dark brown, light red.
+    assert values["g1>r2>b1"] == {"colors": {"dark": "brown", "light": "red"}}
+    # 3. g2 > r3 > b1: dark UNDEFINED, light yellow.
+    assert values["g2>r3>b1"] == {"colors": {"light": "yellow"}}
+    # 4. g2 > r4 > b2: dark olive, light yellow (p3's patch overrides beat p4, which still
+    #    extends the spec with dark).
+    assert values["g2>r4>b2"] == {"colors": {"dark": "olive", "light": "yellow"}}
+    assert provenance(contexts_of(run_, "ColorPolicy")["g2>r4>b2"]) == {
+        "colors.dark": "app/p4 default",
+        "colors.light": "app/p3 override",
+    }
+    # 5. b1 affected by p1, p2 and p3.  6. b2 affected by p3 and p4.
+    assert affected(run_, "Service app/b1") == {"ColorPolicy app/p1", "ColorPolicy app/p2", "ColorPolicy app/p3"}
+    assert affected(run_, "Service app/b2") == {"ColorPolicy app/p3", "ColorPolicy app/p4"}
+    # 7. p1 partially enforced.  8. p2 enforced.  9. p3 enforced.
+    # 10. p4 partially enforced, due to being partially overridden by p3.
+    assert {p: status(run_, f"ColorPolicy app/{p}")["enforcement"] for p in ("p1", "p2", "p3", "p4")} == {
+        "p1": PARTIALLY_ENFORCED,
+        "p2": ENFORCED,
+        "p3": ENFORCED,
+        "p4": PARTIALLY_ENFORCED,
+    }
+    assert status(run_, "ColorPolicy app/p4")["beatenBy"] == ["app/p3"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Decisions and mechanics, on small topologies
+# ---------------------------------------------------------------------------------------------
+
+CLASS = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: example.com/gateway-controller}
+"""
+
+
+def gateway(name: str, *listeners: str) -> str:
+    items = ", ".join(f"{{name: {n}, protocol: HTTP, port: {80 + i}}}" for i, n in enumerate(listeners or ("http",)))
+    return f"""\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {{name: {name}, namespace: app}}
+spec:
+  gatewayClassName: eg
+  listeners: [{items}]
+"""
+
+
+def route(name: str, parent: str | None, *rules: tuple[str | None, str]) -> str:
+    parents = f"\n  parentRefs: [{{name: {parent}}}]" if parent else ""
+    body = "".join(
+        f"\n  - {{{f'name: {rule}, ' if rule else ''}backendRefs: [{{name: {backend}, port: 80}}]}}" for rule, backend in rules
+    )
+    return f"""\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {{name: {name}, namespace: app}}
+spec:{parents}
+  rules:{body}
+"""
+
+
+def service(name: str) -> str:
+    return f"""\
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: {name}, namespace: app}}
+spec: {{ports: [{{port: 80}}]}}
+"""
+
+
+def color(name: str, targets: str, spec: str, stamp: str | None = None) -> str:
+    meta = f"{{name: {name}, namespace: app{f', creationTimestamp: {stamp!r}' if stamp else ''}}}"
+    return f"""\
+---
+apiVersion: example.com/v1
+kind: ColorPolicy
+metadata: {meta}
+spec:
+  targetRefs: [{targets}]
+  {spec}
+"""
+
+
+def profile(tmp_path: Path, *, klass: str, effective: str, default: str, kinds: str) -> Path:
+    path = tmp_path / "profile.yaml"
+    path.write_text(
+        f"""\
+project: test-effective
+policies:
+  - group: example.com
+    kind: ColorPolicy
+    versions: [v1]
+    class: {klass}
+    boilerplate: gep713
+    targets:
+      list: targetRefs
+      sectionName: true
+      kinds: [{kinds}]
+    merge:
+      default: {default}
+      defaults: defaults
+      overrides: overrides
+      strategyField: strategy
+      strategies: {{atomic: atomic, patch: patch}}
+      implicitDefaults: true
+    effectiveTarget: {effective}
+"""
+    )
+    return path
+
+
+GW_ROUTE_KINDS = f"{{group: {GW}, kind: Gateway}}, {{group: {GW}, kind: HTTPRoute}}"
+
+
+def lint_here(tmp_path: Path, text: str, prof: Path) -> Run:
+    manifest = tmp_path / "input.yaml"
+    manifest.write_text(text)
+    return run([manifest], [prof])
+
+
+def test_override_keeps_dictating_two_levels_down(tmp_path: Path) -> None:
+    """Decision: "After an override wins a step, the merged spec keeps the override's strategy"
+    (seed policy-attachment: overrides are "enforced from the top down"). An atomic override on
+    the Gateway holds against the route's defaults AND the rule's, two levels below; read
+    literally, the seed's diagram would hand the last step to the route's Atomic Defaults and
+    let the rule policy win."""
+    prof = profile(tmp_path, klass="Inherited", effective="rule", default="atomic-defaults", kinds=GW_ROUTE_KINDS)
+    text = (
+        CLASS
+        + gateway("g")
+        + route("r", "g", ("one", "svc"), ("two", "svc"))
+        + service("svc")
+        + color("o", f"{{group: {GW}, kind: Gateway, name: g}}", "overrides: {color: yellow}")
+        + color("d", f"{{group: {GW}, kind: HTTPRoute, name: r}}", "color: blue")
+        + color("e", f"{{group: {GW}, kind: HTTPRoute, name: r, sectionName: one}}", "color: green")
+    )
+    run_ = lint_here(tmp_path, text, prof)
+    assert effective_values(run_, "ColorPolicy", ("route", "rule")) == {
+        "r>r#one": {"color": "yellow"},
+        "r>r#two": {"color": "yellow"},
+    }
+    assert status(run_, "ColorPolicy app/o")["enforcement"] == ENFORCED
+    assert status(run_, "ColorPolicy app/d")["enforcement"] == OVERRIDDEN
+    assert status(run_, "ColorPolicy app/e")["enforcement"] == OVERRIDDEN
+    assert status(run_, "ColorPolicy app/e")["beatenBy"] == ["app/o"]
+
+
+def test_section_policy_beats_the_whole_object_policy_without_conflict(tmp_path: Path) -> None:
+    """GEP-2648 (design.md §1.1): "the section policy applies whole to that section, the
+    whole-object policy to all other sections" — for a Direct kind too: no Conflicted."""
+    prof = profile(tmp_path, klass="Direct", effective="listener", default="none", kinds=f"{{group: {GW}, kind: Gateway}}")
+    text = (
+        CLASS
+        + gateway("g", "http", "admin")
+        + color("whole", f"{{group: {GW}, kind: Gateway, name: g}}", "color: red")
+        + color("section", f"{{group: {GW}, kind: Gateway, name: g, sectionName: admin}}", "color: blue")
+    )
+    run_ = lint_here(tmp_path, text, prof)
+    assert effective_values(run_, "ColorPolicy", ("listener",)) == {"g#http": {"color": "red"}, "g#admin": {"color": "blue"}}
+    assert status(run_, "ColorPolicy app/section")["enforcement"] == ENFORCED
+    whole = status(run_, "ColorPolicy app/whole")
+    assert (whole["accepted"], whole["enforcement"], whole["beatenBy"]) == ("Accepted", PARTIALLY_ENFORCED, ["app/section"])
+    assert not [f for f in run_.result.findings if f.rule == "PL601"]
+
+
+def test_same_section_none_conflict_oldest_wins(tmp_path: Path) -> None:
+    """GEP-713 None: the oldest wins even when its name sorts later."""
+    prof = profile(tmp_path, klass="Direct", effective="listener", default="none", kinds=f"{{group: {GW}, kind: Gateway}}")
+    target = f"{{group: {GW}, kind: Gateway, name: g, sectionName: http}}"
+    text = (
+        CLASS
+        + gateway("g")
+        + color("a-newer", target, "color: red", "2024-05-01T00:00:01Z")
+        + color("z-older", target, "color: blue", "2024-05-01T00:00:00Z")
+    )
+    run_ = lint_here(tmp_path, text, prof)
+    assert effective_values(run_, "ColorPolicy", ("listener",)) == {"g#http": {"color": "blue"}}
+    assert status(run_, "ColorPolicy app/a-newer")["accepted"] == CONFLICTED
+    assert status(run_, "ColorPolicy app/z-older")["enforcement"] == ENFORCED
+
+
+def test_policy_on_two_nodes_of_one_path_counts_once_at_the_more_specific(tmp_path: Path) -> None:
+    """Decision: "A policy attached at two nodes of one path counts once, at the more specific
+    node" — it does not beat itself, and a more specific policy of another name still wins."""
+    prof = profile(tmp_path, klass="Inherited", effective="route", default="patch-defaults", kinds=GW_ROUTE_KINDS)
+    text = (
+        CLASS
+        + gateway("g")
+        + route("r1", "g", (None, "svc"))
+        + route("r2", "g", (None, "svc"))
+        + service("svc")
+        + color("both", f"{{group: {GW}, kind: Gateway, name: g}}, {{group: {GW}, kind: HTTPRoute, name: r1}}", "color: red")
+    )
+    run_ = lint_here(tmp_path, text, prof)
+    contexts = contexts_of(run_, "ColorPolicy", ("gateway", "route"))
+    assert {label: [f.node[0] for f in c.stack] for label, c in contexts.items()} == {"g>r1": ["route"], "g>r2": ["gateway"]}
+    targets = policy_entry(run_, "ColorPolicy app/both")["targets"]
+    assert [t["enforcement"] for t in targets] == [ENFORCED, ENFORCED]
+    assert policy_entry(run_, "ColorPolicy app/both")["affects"]["contexts"] == 2
+
+
+def test_service_no_route_uses_gets_its_own_context(tmp_path: Path) -> None:
+    """docs/effective-policy.md: a targeted object no Gateway reaches gets contexts of its own
+    when traffic can reach it at all (a Service no route in the repository uses)."""
+    prof = profile(tmp_path, klass="Direct", effective="backend", default="none", kinds="{group: '', kind: Service}")
+    text = CLASS + gateway("g") + service("lonely") + color("p", "{group: '', kind: Service, name: lonely}", "color: red")
+    run_ = lint_here(tmp_path, text, prof)
+    assert [path_label(c.path) for c in run_.sim.contexts] == ["app/lonely"]
+    assert status(run_, "ColorPolicy app/p")["enforcement"] == ENFORCED
+
+
+def test_route_attached_to_nothing_has_no_context(tmp_path: Path) -> None:
+    prof = profile(tmp_path, klass="Inherited", effective="route", default="atomic-defaults", kinds=GW_ROUTE_KINDS)
+    text = CLASS + gateway("g") + route("orphan", None, (None, "svc")) + service("svc")
+    text += color("p", f"{{group: {GW}, kind: HTTPRoute, name: orphan}}", "color: red")
+    run_ = lint_here(tmp_path, text, prof)
+    assert run_.sim.contexts == []
+    assert status(run_, "ColorPolicy app/p")["enforcement"] is None
+
+
+def test_two_block_policy_counts_each_context_once() -> None:
+    """A policy with an override and a default block has two facets in one context; its status
+    there combines them, and the context counts once (S09: one context, gw > r)."""
+    run_, _ = scenario("s09-same-level", "expected-seed")
+    sim = run_.result.index.simulation()
+    for policy in run_.result.index.policies():
+        (res,) = run_.result.index.targets(policy)
+        entry = sim.target_status(policy, res)
+        assert entry is not None and entry.contexts == 1
+    hc2 = next(p for p in run_.result.index.policies() if p.key.name == "hc-2")
+    entry = sim.target_status(hc2, run_.result.index.targets(hc2)[0])
+    assert entry is not None and (entry.overridden, entry.enforcement) == (1, OVERRIDDEN)
+
+
+def test_simulation_keeps_contexts_only_on_request() -> None:
+    run_, _ = scenario("s02-gep713-example-2")
+    assert run_.result.index.simulation().contexts == []  # the index's own keeps none
+    assert len(run_.sim.contexts) == 4
+    only_b2 = Simulation(run_.result.index, keep=lambda path: path[-1][1].name == "b2")
+    assert [context_label(run_, c.path) for c in only_b2.contexts] == ["g2>r4>b2"]
+
+
+# -- pure helpers ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("counts", "expected"),
+    [
+        ({}, None),  # reaches no context
+        ({"contexts": 2, "conflicted": 2}, None),  # Conflicted everywhere: Accepted=False
+        ({"contexts": 3, "enforced": 3}, ENFORCED),
+        ({"contexts": 3, "overridden": 3}, OVERRIDDEN),
+        ({"contexts": 3, "enforced": 2, "overridden": 1}, PARTIALLY_ENFORCED),
+        ({"contexts": 2, "partial": 2}, PARTIALLY_ENFORCED),
+        ({"contexts": 3, "conflicted": 1, "enforced": 2}, ENFORCED),  # live contexts only
+        ({"contexts": 3, "conflicted": 2, "overridden": 1}, OVERRIDDEN),
+    ],
+)
+def test_target_status_enforcement(counts: dict[str, int], expected: str | None) -> None:
+    assert TargetStatus(**counts).enforcement == expected
+
+
+def test_node_labels() -> None:
+    route_key = ObjectKey(GW, "HTTPRoute", "app", "r1")
+    assert node_label(("rule", route_key, "rule-1")) == "app/r1#rule-1"  # a named rule by its name
+    assert node_label(("rule", route_key, 0)) == "app/r1#rules[0]"  # an unnamed one by position
+    assert node_label(("listener", ObjectKey(GW, "Gateway", "app", "g1"), "http")) == "app/g1#http"
+    assert node_label(("gatewayclass", ObjectKey(GW, "GatewayClass", None, "eg"), None)) == "eg"
+    assert node_label(("port", ObjectKey("", "Service", "app", "b1"), "grpc")) == "app/b1#grpc"
+    assert path_label([("gateway", ObjectKey(GW, "Gateway", "app", "g1"), None), ("route", route_key, None)]) == "app/g1 > app/r1"
+
+
+def test_route_on_two_listeners_is_two_contexts(tmp_path: Path) -> None:
+    """A route attached to two listeners is in two contexts (docs/effective-policy.md
+    "Contexts"): its policy's blast radius counts both, on one route and one Gateway."""
+    prof = profile(tmp_path, klass="Inherited", effective="route", default="atomic-defaults", kinds=GW_ROUTE_KINDS)
+    text = CLASS + gateway("g", "http", "alt") + route("r", "g", (None, "svc")) + service("svc")
+    text += color("p", f"{{group: {GW}, kind: HTTPRoute, name: r}}", "color: red")
+    run_ = lint_here(tmp_path, text, prof)
+    assert effective_values(run_, "ColorPolicy", ("listener", "route")) == {"g#http>r": {"color": "red"}, "g#alt>r": {"color": "red"}}
+    assert policy_entry(run_, "ColorPolicy app/p")["affects"] == {
+        "contexts": 2, "routes": 1, "rules": 0, "listeners": 2, "gateways": 1, "backends": 1,
+    }  # fmt: skip
+
+
+def test_empty_atomic_override_counts_every_context(tmp_path: Path) -> None:
+    """S19 on two routes: the empty override erases the 2 entries of each route policy in each
+    of the 2 contexts -> "erases 4 entries in 2 contexts"."""
+    prof = profile(tmp_path, klass="Inherited", effective="route", default="atomic-defaults", kinds=GW_ROUTE_KINDS)
+    text = CLASS + gateway("g") + route("r1", "g", (None, "svc")) + route("r2", "g", (None, "svc")) + service("svc")
+    text += color("wipe", f"{{group: {GW}, kind: Gateway, name: g}}", "overrides: {strategy: atomic, limits: {}}")
+    for name in ("r1", "r2"):
+        text += color(f"keep-{name}", f"{{group: {GW}, kind: HTTPRoute, name: {name}}}", "limits: {a: 1, b: 2}")
+    run_ = lint_here(tmp_path, text, prof)
+    assert effective_values(run_, "ColorPolicy", ("route",)) == {"r1": {"limits": {}}, "r2": {"limits": {}}}
+    (finding,) = [f for f in run_.result.findings if f.rule == "PL607"]
+    assert "app/wipe erases 4 entries in 2 contexts" in finding.message

@@ -1,0 +1,197 @@
+"""Cross-namespace handshakes (PL401–PL404, PL414): scenario S15 and the cases fixtures do not pin."""
+
+from __future__ import annotations
+
+from policylint.engine import Selection
+from tests.lintutil import lint_text, only
+
+TOPOLOGY = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns2}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: route-x, namespace: ns2}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - backendRefs: [{name: demo-svc, namespace: default, port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: demo-svc, namespace: default}
+spec:
+  ports: [{name: http, port: 80}]
+"""
+
+
+def grant(namespace: str = "default", *, to_name: str | None = None, from_ns: str = "ns2", name: str = "rg") -> str:
+    to = "{group: \"\", kind: Service" + (f", name: {to_name}" if to_name else "") + "}"
+    return f"""\
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {{name: {name}, namespace: {namespace}}}
+spec:
+  from: [{{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: {from_ns}}}]
+  to: [{to}]
+"""
+
+
+S15_MESSAGE = "HTTPRoute ns2/route-x is not permitted to reference Service default/demo-svc"
+
+
+HANDSHAKE_RULES = ("PL401", "PL402", "PL403", "PL404", "PL414")
+
+
+def test_s15_with_the_grant_the_backend_is_permitted() -> None:
+    assert [f.rule for f in lint_text(TOPOLOGY + grant()).findings if f.rule in HANDSHAKE_RULES] == []
+
+
+def test_s15_without_grant_grant_in_ns2_or_other_name_is_an_error() -> None:
+    for extra, related in [
+        ("", []),
+        (grant("ns2"), ["ReferenceGrant ns2/rg would permit this, but it is in namespace ns2"]),
+        (grant(to_name="other-svc"), ["ReferenceGrant default/rg permits only Service other-svc, not demo-svc"]),
+    ]:
+        (finding,) = only(lint_text(TOPOLOGY + extra), "PL402")
+        assert finding.message.startswith(S15_MESSAGE + ": ")
+        assert finding.path == "spec.rules[0].backendRefs[0]"
+        assert "add a ReferenceGrant in namespace default with from: {group: gateway.networking.k8s.io, kind: HTTPRoute" in finding.message
+        assert [r.message[: len(m)] for r, m in zip(finding.related, related)] == related
+        assert len(finding.related) == len(related)
+
+
+def test_grant_in_the_referrers_namespace_is_pl403_not_pl404() -> None:
+    result = lint_text(TOPOLOGY + grant("ns2"))
+    (finding,) = only(result, "PL403")
+    assert (str(finding.object), finding.path) == ("ReferenceGrant ns2/rg", "metadata.namespace")
+    assert "move it to namespace default" in finding.message
+    assert [r.message for r in finding.related] == ["HTTPRoute ns2/route-x references Service default/demo-svc here"]
+    assert only(result, "PL404") == []
+
+
+def test_unused_grant_is_found_when_the_rule_runs_alone() -> None:
+    # PL404 must check every reference itself: nothing else may have filled grants.used.
+    text = TOPOLOGY + grant() + grant(from_ns="legacy", name="legacy")
+    result = lint_text(text, selection=Selection(select=("PL404",)))
+    assert [(f.rule, str(f.object)) for f in result.findings] == [("PL404", "ReferenceGrant default/legacy")]
+    assert "referrers outside this repository" in result.findings[0].message
+
+
+def test_grants_declared_external_are_assumed_to_permit() -> None:
+    from policylint.external import ExternalObjects
+
+    result = lint_text(TOPOLOGY, external=ExternalObjects.parse(["ReferenceGrant/default/*"]))
+    assert only(result, "PL402") == []
+
+
+COLOR_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: colorpolicies.example.com
+  labels: {gateway.networking.k8s.io/policy: Direct}
+spec:
+  group: example.com
+  names: {kind: ColorPolicy, listKind: ColorPolicyList, plural: colorpolicies, singular: colorpolicy}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              targetRefs:
+                type: array
+                items:
+                  type: object
+                  properties:
+                    group: {type: string}
+                    kind: {type: string}
+                    name: {type: string}
+                    namespace: {type: string}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns-b}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: example.com/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: ns-a}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: ns-b}]
+"""
+
+COLOR_GRANT = """\
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: colors, namespace: ns-b}
+spec:
+  from: [{group: example.com, kind: ColorPolicy, namespace: ns-a}]
+  to: [{group: gateway.networking.k8s.io, kind: Gateway}]
+"""
+
+
+def test_s15_policy_extension_needs_a_grant_from_the_policy_kind() -> None:
+    (finding,) = only(lint_text(COLOR_CRD), "PL401")
+    assert finding.message.startswith("ColorPolicy ns-a/p is not permitted to reference Gateway ns-b/gw: ")
+    assert finding.message.endswith(
+        "add a ReferenceGrant in namespace ns-b with from: {group: example.com, kind: ColorPolicy, namespace: ns-a}"
+        " and to: {group: gateway.networking.k8s.io, kind: Gateway}"
+    )
+    result = lint_text(COLOR_CRD + COLOR_GRANT)
+    assert only(result, "PL401") == [] and only(result, "PL404") == []
+
+
+def test_kind_without_namespace_field_is_pl401_for_another_namespace_and_pl205_for_its_own() -> None:
+    policy = """\
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {{name: ctp, namespace: ns2}}
+spec:
+  targetRefs: [{{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: {ns}}}]
+"""
+    other = lint_text(TOPOLOGY + policy.format(ns="infra"))
+    assert [(f.rule, f.path) for f in other.findings if f.rule in ("PL205", "PL401")] == [
+        ("PL401", "spec.targetRefs[0].namespace")
+    ]
+    assert "where it resolves to Gateway ns2/gw" in only(other, "PL401")[0].message
+    same = lint_text(TOPOLOGY + policy.format(ns="ns2"))
+    assert [(f.rule, f.path) for f in same.findings if f.rule in ("PL205", "PL401")] == [
+        ("PL205", "spec.targetRefs[0].namespace")
+    ]
+
+
+def test_selector_hint_names_the_object_with_one_differing_label() -> None:
+    text = TOPOLOGY.replace("metadata: {name: route-x, namespace: ns2}", "metadata: {name: route-x, namespace: ns2, labels: {app: demo}}")
+    text += grant() + """\
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: btp, namespace: ns2}
+spec:
+  targetSelectors: [{kind: HTTPRoute, matchLabels: {app: demp}}]
+"""
+    (finding,) = only(lint_text(text), "PL414")
+    assert finding.message.startswith("targetSelectors[0] of BackendTrafficPolicy ns2/btp matches no HTTPRoute: ")
+    assert "HTTPRoute ns2/route-x has app=demo, the selector wants app=demp" in finding.message

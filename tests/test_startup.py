@@ -1,0 +1,141 @@
+"""What a run imports, and the fast paths that keep it small (issue: startup targets).
+
+Nothing here is timed: timings belong to benchmarks/startup.py, which these tests
+only smoke-run. What is pinned instead is structural: which heavy modules a
+small lint imports (none of jsonschema, pydantic, policylint.validation), and
+that the plain checks standing in for pydantic on well-typed input accept
+exactly what the pydantic models accept, with the same values, so that the
+fast path never changes an answer.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from policylint.index import _parse_ref
+from policylint.model import Metadata, _metadata, _validate_metadata
+from tests.lintutil import ROOT, lint_text
+
+HEAVY = ("pydantic", "jsonschema", "policylint.validation")
+
+_IMPORTS_OF_A_RUN = """
+import json, sys
+from policylint.entry import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+
+def _modules_of(argv: list[str], cwd: Path) -> set[str]:
+    proc = subprocess.run([sys.executable, "-c", _IMPORTS_OF_A_RUN, *argv], capture_output=True, text=True, cwd=cwd, timeout=120)
+    last = proc.stderr.strip().splitlines()[-1]
+    result = json.loads(last)
+    assert result["code"] in (0, 1), proc.stderr
+    return set(result["modules"])
+
+
+def test_a_small_lint_imports_neither_pydantic_nor_jsonschema(tmp_path: Path) -> None:
+    # The examples are well-typed; the shipped profiles are validated by the test suite, not per run.
+    modules = _modules_of([str(ROOT / "examples" / "team-a"), "--format", "json"], tmp_path)
+    assert "policylint.pipeline" in modules
+    assert [m for m in HEAVY if m in modules] == []
+
+
+def test_malformed_input_is_still_explained_by_pydantic(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: app\n  labels: {tier: 3}\n"
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: BackendTLSPolicy\nmetadata: {name: tls, namespace: app}\n"
+        "spec:\n  targetRefs: [{group: '', kind: Service, name: [web]}]\n"
+    )
+    modules = _modules_of([str(tmp_path / "bad.yaml")], tmp_path)
+    assert "policylint.validation" in modules and "pydantic" in modules
+
+
+def test_the_user_profile_path_still_validates_with_jsonschema(tmp_path: Path) -> None:
+    profile = ROOT / "docs" / "timeoutpolicy-profile.yaml"
+    modules = _modules_of(["check", "--profile", str(profile), str(ROOT / "examples" / "team-a")], tmp_path)
+    assert "jsonschema" in modules
+
+
+# -- the plain checks accept exactly what pydantic accepts ------------------------------------------------
+
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-5, max_value=5),
+    st.floats(allow_nan=False),
+    st.text(max_size=4),
+    st.sampled_from(["2024-01-02T03:04:05Z", "2024-01-02T03:04:05.5+02:00", "2024-01-02", "yesterday", "2024-01-02T03:04:05"]),
+)
+_values = st.one_of(
+    _scalars,
+    st.lists(_scalars, max_size=2),
+    st.dictionaries(st.sampled_from(["a", "b/c", "d"]), _scalars, max_size=2),
+)
+_META_FIELDS = ["name", "generateName", "namespace", "labels", "annotations", "creationTimestamp", "uid"]
+_REF_FIELDS = ["group", "kind", "name", "namespace", "sectionName", "port"]
+
+_settings = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@_settings
+@given(raw=st.dictionaries(st.sampled_from(_META_FIELDS), _values, max_size=6))
+def test_metadata_fast_path_agrees_with_pydantic(raw: dict[str, Any]) -> None:
+    fast = _metadata(raw)
+    slow, errors = _validate_metadata(raw)
+    if fast is None:
+        assert errors, f"the fast path refused metadata pydantic accepts: {raw!r}"
+    else:
+        assert errors == [], f"the fast path accepted metadata pydantic refuses: {raw!r}"
+        assert fast == slow
+        assert isinstance(fast, Metadata)
+
+
+@_settings
+@given(raw=st.dictionaries(st.sampled_from(_REF_FIELDS), _values, max_size=6))
+def test_target_ref_fast_path_agrees_with_pydantic(raw: dict[str, Any]) -> None:
+    from policylint.validation import TargetReferenceModel, ValidationError
+
+    ref = _parse_ref(raw, "spec.targetRef")
+    try:
+        model = TargetReferenceModel.model_validate(raw)
+    except ValidationError:
+        assert ref.errors, raw
+        return
+    assert ref.errors == ()
+    assert (ref.group, ref.kind, ref.name, ref.namespace, ref.section_name) == (
+        model.group,
+        model.kind,
+        model.name,
+        model.namespace,
+        model.sectionName,
+    )
+
+
+def test_metadata_errors_read_as_before() -> None:
+    result = lint_text("apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  labels: {tier: 3}\n  creationTimestamp: soon\n")
+    messages = sorted(f.message for f in result.findings if f.rule == "PL009")
+    assert messages == [
+        "metadata.creationTimestamp: 'soon' is not an RFC 3339 date-time (like 2024-01-02T03:04:05Z)",
+        "metadata.labels.tier: must be a string, not int 3 (quote it in YAML)",
+    ]
+    assert [str(o.key) for o in result.index.objects] == ["Service default/web"]  # salvaged
+
+
+# -- the benchmark runs -----------------------------------------------------------------------------------
+
+
+def test_startup_benchmark_runs() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "startup.py"), "--runs", "1"], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    for label in ("python -c pass", "policylint --version", "policylint, 1 file, cold", "policylint, 5 files, cold"):
+        assert label in proc.stdout, proc.stdout
