@@ -20,9 +20,10 @@ all-simple-paths search.
 
 Decisions where the sources leave room (documented in docs/effective-policy.md):
 
-* After an override wins a step, the merged spec keeps the override's strategy:
-  an override "enforced from the top down" (seed policy-attachment.txt) holds
-  against every more specific policy, not only the next one.
+* Values an override puts in force are locked for the rest of the fold (an
+  atomic override locks everything): an override is "enforced from the top
+  down" (seed policy-attachment.txt), so nothing more specific undoes it, while
+  the other values still follow the defaults rule.
 * Kinds in the seed policy-attachment style (`default` and `override` in one
   object) are reduced with the seed's precedence list "A override > B override >
   C override > C default > B default > A default", field by field, oldest first
@@ -42,7 +43,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from policylint.merge import Tagged, leaves, merge_patch, merge_rules, tag, untag
+from policylint.merge import Tagged, default_containers, leaves, merge_patch, merge_rules, tag, unit_paths, untag
 from policylint.model import K8sObject, ObjectKey
 from policylint.profiles import POLICY_ATTACHMENT, PolicyProfile
 
@@ -310,7 +311,15 @@ def _sources(tree: Tagged | None) -> set[int]:
 
 
 def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
-    """Reduce a stack (least specific first) to one spec, recording who beat whom."""
+    """Reduce a stack (least specific first) to one spec, recording who beat whom.
+
+    The seed's abstract process: the established side's strategy decides each step, and the
+    challenger's strategy is the merged spec's strategy for the next one. Values an override put
+    in force are *locked* for the rest of the fold (an atomic override locks everything): an
+    override is "enforced from the top down" (seed policy-attachment guide), so nothing more
+    specific may undo it, while the other values still follow the defaults rule (the more
+    specific wins).
+    """
     if profile.boilerplate == POLICY_ATTACHMENT:
         return _fold_precedence(stack)
     if _default_atomicity(profile) == "priority":
@@ -325,37 +334,99 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
     acc: Tagged | None = first.tree
     owner = first  # the facet whose target the accumulated spec currently belongs to
     role, atom = first.role, first.atomicity
+    locked: Locks = _locks_of(first, None)
     for c in stack[1:]:
         if c.policy is not owner.policy and c.node == owner.node and (role == "none" or conflict_same_target):
             conflicts[id(c)] = (owner, _why(owner, c))
             continue
-        if role == "none" or (role == "default" and atom == "atomic"):
-            if c.merge_onto_parent and role != "none":
-                acc = merge_patch(acc, c.tree)  # Envoy Gateway mergeType: the route policy merges onto its parent's
-            else:
-                for s in _sources(acc):
-                    discarded[s].add(id(c))
-                acc = c.tree
-            owner = c
-        elif role == "default":
-            acc = merge_patch(acc, c.tree) if atom == "patch" else merge_rules(acc, c.tree, containers)
-            owner = c
-        else:  # override
-            if atom == "atomic":
-                units = _erased_units(acc, c.tree) if acc is not None and not _has_values(acc) else 0
-                if units:
-                    for s in _sources(acc) or {id(owner)}:
-                        erased[s] = erased.get(s, 0) + units
-                for s in _sources(acc) or {id(owner)}:
-                    discarded[id(c)].add(s)
-            elif atom == "patch":
-                acc = merge_patch(c.tree, acc) if acc is not None else c.tree
-            else:
-                acc = merge_rules(c.tree, acc, containers) if acc is not None else c.tree
-            # The override keeps dictating for everything more specific (module docstring).
+        if locked is ALL:
+            # An atomic override above: the established spec wins whole (GEP-713 Atomic Overrides).
+            units = _erased_units(acc, c.tree) if acc is not None and not _has_values(acc) else 0
+            if units:
+                for src in _sources(acc) or {id(owner)}:
+                    erased[src] = erased.get(src, 0) + units
+            for src in _sources(acc) or {id(owner)}:
+                discarded[id(c)].add(src)
             continue
+        unit_containers = (containers or default_containers(acc, c.tree)) if atom == "rules" else None
+        incoming = _strip(c.tree, locked, unit_containers)
+        if role == "none" or atom == "atomic":
+            if c.merge_onto_parent and role != "none":
+                acc = merge_patch(acc, incoming)  # Envoy Gateway mergeType: the route policy merges onto its parent's
+            else:
+                kept_locked = _subtree(acc, locked)
+                for src in _sources(acc) - _sources(kept_locked):
+                    discarded[src].add(id(c))
+                acc = merge_patch(incoming, kept_locked) if kept_locked is not None else incoming
+        elif atom == "patch":
+            acc = merge_patch(acc, incoming)
+        else:
+            acc = merge_rules(acc, incoming, containers)
+        owner = c
+        locked = _locks_of(c, locked)
         role, atom = c.role, c.atomicity
     return _outcome(stack, acc, by_id, discarded, conflicts, erased)
+
+
+class _All:
+    """Every value is locked (an atomic override is in force)."""
+
+
+ALL = _All()
+Locks = _All | frozenset[tuple[str, ...]]
+
+
+def _locks_of(facet: Facet, locked: Locks | None) -> Locks:
+    base: frozenset[tuple[str, ...]] = frozenset() if locked is None or locked is ALL else locked  # type: ignore[assignment]
+    if locked is ALL:
+        return ALL
+    if facet.role != "override":
+        return base
+    if facet.atomicity == "atomic":
+        return ALL
+    return base | {path for path, _ in leaves(facet.tree)}
+
+
+def _overlaps(path: tuple[str, ...], locked: frozenset[tuple[str, ...]]) -> bool:
+    return any(path[: len(lock)] == lock or lock[: len(path)] == path for lock in locked)
+
+
+def _rebuild(items: Iterable[tuple[tuple[str, ...], Tagged]], source: Any) -> Tagged:
+    root = Tagged(None, source, {})
+    for path, leaf in items:
+        if not path:
+            return leaf
+        cur = root
+        for part in path[:-1]:
+            assert cur.children is not None
+            nxt = cur.children.get(part)
+            if nxt is None or nxt.children is None:
+                nxt = Tagged(None, leaf.source, {})
+                cur.children[part] = nxt
+            cur = nxt
+        assert cur.children is not None
+        cur.children[path[-1]] = leaf
+    return root
+
+
+def _strip(tree: Tagged, locked: Locks, containers: Sequence[tuple[str, ...]] | None) -> Tagged:
+    """`tree` without the values a lock protects (whole rules for a rule-keyed merge)."""
+    if not locked:
+        return tree
+    assert isinstance(locked, frozenset)
+    if containers is not None:
+        units = list(unit_paths(tree, containers))
+        return _rebuild(((p, u) for p, u in units if not _overlaps(p, locked)), tree.source)
+    return _rebuild(((p, leaf) for p, leaf in leaves(tree) if not _overlaps(p, locked)), tree.source)
+
+
+def _subtree(tree: Tagged | None, locked: Locks) -> Tagged | None:
+    """The locked values of `tree`."""
+    if tree is None or not locked or locked is ALL:
+        return None
+    assert isinstance(locked, frozenset)
+    kept = [(p, leaf) for p, leaf in leaves(tree) if _overlaps(p, locked)]
+    return _rebuild(kept, tree.source) if kept else None
 
 
 def _erased_units(empty: Tagged, below: Tagged) -> int:

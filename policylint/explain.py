@@ -118,7 +118,7 @@ def find_object(index: ProjectIndex, query: ObjectQuery, default_namespace: str 
             found.append(obj)
     if len(found) > 1:
         options = [f"{o.kind}.{o.group or 'core'}/{_where(o.key)}" for o in found]
-        raise ExplainError(f"{query.kind} is ambiguous: name the group, e.g. {' or '.join(options)}")
+        raise ExplainError(f"{found[0].kind} is ambiguous: name the group, e.g. {' or '.join(options)}")
     if not found:
         candidates = sorted(_spec_text(o.kind, o.namespace, o.name) for o in index.objects if (o.group, o.kind) in matching)
         close = difflib.get_close_matches(wanted[0], candidates, n=3, cutoff=0.6)

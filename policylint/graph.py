@@ -337,7 +337,7 @@ class _Ids:
         found = self._map.get(raw)
         if found is not None:
             return found
-        level, _group, kind, namespace, name, *section = raw.split(_SEP)
+        level, _group, kind, namespace, name, *section = [*raw.split(_SEP), "", "", "", ""][: max(5, raw.count(_SEP) + 1)]
         words = [self._PREFIX.get(level, level)]
         if level in ("policy", "missing"):
             words.append(kind)

@@ -64,7 +64,7 @@ def merge_patch(target: Tagged | None, patch: Tagged) -> Tagged:
     return Tagged(None, source, base)
 
 
-def _unit_paths(node: Tagged, containers: Sequence[tuple[str, ...]]) -> Iterator[tuple[tuple[str, ...], Tagged]]:
+def unit_paths(node: Tagged, containers: Sequence[tuple[str, ...]]) -> Iterator[tuple[tuple[str, ...], Tagged]]:
     """The atomic units of a rule-keyed spec: each entry of a container map, and every other top-level field."""
     if node.children is None:
         return
@@ -105,7 +105,7 @@ def merge_rules(loser: Tagged | None, winner: Tagged, containers: Sequence[tuple
     for source_tree in (loser, winner):
         if source_tree is None:
             continue
-        for path, unit in _unit_paths(source_tree, containers):
+        for path, unit in unit_paths(source_tree, containers):
             _set(result, path, unit)
     # A container set to an empty map has no units, but it is a value someone set (as in
     # `leaves`): keep it, or merging a spec with itself would drop it.

@@ -14,8 +14,9 @@ import gc
 import os
 from collections.abc import Iterator, Sequence
 
+from policylint import load
 from policylint.cache import ParseCache, dumps, loads, pack, unpack
-from policylint.load import FileResult, load_bytes, load_source, read_bytes
+from policylint.load import FileResult
 from policylint.sources import Source
 
 # Below this many bytes to parse, a pool costs more than it saves: starting a worker
@@ -54,9 +55,9 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
     pending: list[tuple[int, bytes, str | None]] = []
     for i, source in enumerate(sources):
         if source.content is not None:
-            results[i] = load_source(source)  # stdin: never cached
+            results[i] = load.load_source(source)  # stdin: never cached
             continue
-        data, problem = read_bytes(source)
+        data, problem = load.read_bytes(source)
         if problem is not None or data is None:
             results[i] = FileResult([], [problem] if problem is not None else [])
             continue
@@ -72,9 +73,9 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
         else:
             results[i] = _parse(data, source.display, key, cache)
     if pending:
-        workers = min(jobs, len(pending)) if _may_start_workers() else 1
-        if workers > 1 and sum(len(data) for _, data, _ in pending) >= PARALLEL_MIN_BYTES:
-            _parse_in_workers(sources, pending, results, cache, workers)
+        jobs = min(jobs, len(pending)) if _may_start_workers() else 1
+        if jobs > 1 and sum(len(data) for _, data, _ in pending) >= PARALLEL_MIN_BYTES:
+            _parse_in_workers(sources, pending, results, cache, jobs)
         for i, data, key in pending:
             if results[i] is None:
                 results[i] = _parse(data, sources[i].display, key, cache)
@@ -92,7 +93,7 @@ def _may_start_workers() -> bool:
 
 
 def _parse(data: bytes, file: str, key: str | None, cache: ParseCache | None) -> FileResult:
-    result = load_bytes(data, file)
+    result = load.load_bytes(data, file)
     if cache is not None and key is not None:
         try:
             cache.put(key, dumps(pack(result)))
@@ -106,21 +107,33 @@ def _parse_in_workers(
     pending: list[tuple[int, bytes, str | None]],
     results: list[FileResult | None],
     cache: ParseCache | None,
-    workers: int,
+    jobs: int,
 ) -> None:
-    """Fill `results` for the pending files; any that a failing pool leaves unset are parsed by the caller."""
+    """Fill `results` for the pending files with `jobs - 1` workers and this process.
+
+    This process is one of the `jobs`: while the workers start (an interpreter each), it already
+    parses, taking files from the end of the queue that no worker has claimed yet. Files that a
+    failing pool leaves unset are parsed by the caller.
+    """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     cache_dir = cache.directory if cache is not None else None
-    # Largest first, so that no worker is left with a big file at the end.
+    # Largest first for the workers, so that none is left with a big file at the end;
+    # this process works from the other end.
     order = sorted(pending, key=lambda p: -len(p[1]))
     try:
         with ProcessPoolExecutor(
-            max_workers=workers, mp_context=multiprocessing.get_context(START_METHOD), initializer=_init_worker
+            max_workers=jobs - 1, mp_context=multiprocessing.get_context(START_METHOD), initializer=_init_worker
         ) as pool:
             futures = [pool.submit(_worker_parse, data, sources[i].display, key, cache_dir) for i, data, key in order]
+            for (i, data, key), future in zip(reversed(order), reversed(futures)):
+                if not future.cancel():
+                    break  # a worker has it already, and every file before it
+                results[i] = _parse(data, sources[i].display, key, cache)
             for (i, _, key), future in zip(order, futures):
+                if future.cancelled():
+                    continue
                 try:
                     payload = future.result()
                 except Exception:  # a worker died (BrokenProcessPool) or failed: the caller parses it
@@ -143,7 +156,7 @@ def _init_worker() -> None:
 
 def _worker_parse(data: bytes, file: str, key: str | None, cache_dir: str | None) -> bytes:
     global _WORKER_CACHE
-    payload = dumps(pack(load_bytes(data, file)))
+    payload = dumps(pack(load.load_bytes(data, file)))
     if cache_dir is not None and key is not None:
         if _WORKER_CACHE is None or _WORKER_CACHE.directory != cache_dir:
             _WORKER_CACHE = ParseCache(cache_dir)

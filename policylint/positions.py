@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import accumulate
 from collections.abc import Callable, Sequence
 
 import yaml
@@ -102,6 +103,16 @@ def _walk(node: Node, parts: Sequence[PathPart], line_offset: int) -> tuple[int,
 
 # The line breaks libyaml counts (YAML 1.1 §5.4), so line numbers agree with its marks.
 _LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+_OTHER_BREAKS = re.compile("[\r\x85\u2028\u2029]")
+_DOCUMENT_BOUNDARY = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
+
+
+def _line_starts(text: str) -> list[int]:
+    """Offsets where each line starts, by libyaml's line breaks."""
+    if _OTHER_BREAKS.search(text) is None:
+        # Only `\n`: line lengths summed in C, ten times faster on the files that have findings.
+        return [0, *accumulate(map((1).__add__, map(len, text.split("\n")[:-1])))]
+    return [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
 
 
 class PositionResolver:
@@ -125,7 +136,7 @@ class PositionResolver:
                 self._files[file] = None
             else:
                 text = printable(text)[0]  # as the loader saw it
-                self._files[file] = (text, [0, *(m.end() for m in _LINE_BREAK.finditer(text))])
+                self._files[file] = (text, _line_starts(text))
         return self._files[file]
 
     def _document_node(self, ref: DocumentRef) -> Node | None:
@@ -136,7 +147,10 @@ class PositionResolver:
         loaded = self._file(ref.file)
         if loaded is not None and 0 < ref.line <= len(loaded[1]):
             text, starts = loaded
-            loader = LOADER(text[starts[ref.line - 1] :])
+            # The document ends at the next `---` or `...` line at the latest (YAML 1.2 §9.1):
+            # composing from its root line up to there costs one document, not the rest of the file.
+            after = _DOCUMENT_BOUNDARY.search(text, starts[ref.line]) if ref.line < len(starts) else None
+            loader = LOADER(text[starts[ref.line - 1] : after.start() if after else len(text)])
             try:
                 if loader.check_node():
                     node = loader.get_node()

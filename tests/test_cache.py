@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from policylint import cache as cache_mod
-from policylint import parallel
+from policylint import load, parallel
 from policylint.cache import ParseCache, dumps, loads, pack, unpack
 from policylint.entry import main
 from policylint.load import load_bytes
@@ -46,13 +46,13 @@ def tree(tmp_path: Path) -> Path:
 def parses(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """The files actually parsed (not served from the cache) in this process."""
     seen: list[str] = []
-    real = parallel.load_bytes
+    real = load.load_bytes
 
     def counting(data: bytes, file: str, **kwargs: object) -> object:
         seen.append(file)
         return real(data, file, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(parallel, "load_bytes", counting)
+    monkeypatch.setattr(load, "load_bytes", counting)
     yield seen
 
 
