@@ -774,8 +774,12 @@ class Simulation:
                     self._walk((root,), stack, only, {gk: targets[gk]}, set())
 
     def _level_of(self, gk: tuple[str, str]) -> int:
-        target = self._profiles[gk].effective_target
-        return RANK.get(target, RANK["route"])
+        """The kind's effective level: its profile's, or deeper when a policy targets deeper (a
+        CRD-derived profile guesses `route`, but a policy with a rule sectionName reaches a rule)."""
+        level = RANK.get(self._profiles[gk].effective_target, RANK["route"])
+        deepest = max((RANK[n[0]] for n in self._by_kind[gk]), default=level)
+        deepest = min(deepest, RANK["backend"])  # a port refines a backend context
+        return max(level, deepest)
 
     def _walk(
         self,

@@ -86,8 +86,10 @@ def parse_query(text: str) -> ObjectQuery:
     parts = raw.split("/")
     if len(parts) not in (2, 3) or not all(parts):
         raise ExplainError(f"{text!r} is not KIND/NAMESPACE/NAME[#section] or KIND/NAME[#section]")
-    kind_part = parts[0]
-    kind, _, group = kind_part.partition(".")
+    kind, dot, group = parts[0].partition(".")
+    if dot and group in ("", "core"):
+        group = ""  # `Service.core`: the core API group, whose name is empty
+        return ObjectQuery(kind, group, parts[1] if len(parts) == 3 else None, parts[-1], section)
     return ObjectQuery(kind, group or None, parts[1] if len(parts) == 3 else None, parts[-1], section)
 
 
@@ -262,6 +264,16 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
+def _canonical(value: Any) -> Any:
+    """Maps with sorted keys: the order in which merging inserted keys means nothing (RFC 7386),
+    and sorting keeps the output stable however the engine folds."""
+    if isinstance(value, dict):
+        return {k: _canonical(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, list):
+        return [_canonical(v) for v in value]
+    return value
+
+
 # -- provenance --------------------------------------------------------------------------------
 
 
@@ -308,7 +320,7 @@ def _value_entries(ctx: Context, describe: Describer) -> list[dict[str, Any]]:
     result, stack = ctx.result, ctx.stack
     offered = {id(f): [p for p, _ in leaves(f.tree)] for f in stack}
     out = []
-    for key, leaf in leaves(result.tree):
+    for key, leaf in sorted(leaves(result.tree), key=lambda item: item[0]):
         source = leaf.source if isinstance(leaf.source, Facet) else None
         over = []
         if source is not None:
@@ -422,7 +434,7 @@ def _order_notes(ctx: Context) -> list[dict[str, Any]]:
                 "policies": list(item.policies),
                 "decidedBy": item.decided_by,
                 "keys": list(item.keys),
-                "alternative": _jsonable(item.alternative),
+                "alternative": _canonical(_jsonable(item.alternative)),
             }
         )
     return out
@@ -514,7 +526,7 @@ def explain_target(index: ProjectIndex, found: Found, limit: int = DEFAULT_LIMIT
                     "contextCount": len(members),
                     "contexts": [describe.context(c.path, _contains(c.path, target)) for c in shown],
                     "omitted": omitted,
-                    "effective": _jsonable(untag(ctx.result.tree)),
+                    "effective": _canonical(_jsonable(untag(ctx.result.tree))),
                     "values": _value_entries(ctx, describe),
                     "affectedBy": affecting,
                     "shadowed": shadowed,
@@ -555,7 +567,7 @@ def _accepted(res: TargetResolution, contexts: int, conflicted: int) -> str:
     return res.status
 
 
-def _tally(describe: Describer, sim: Simulation, path: Sequence[NodeKey], into: dict[str, set[Any]]) -> None:
+def _tally(sim: Simulation, path: Sequence[NodeKey], into: dict[str, set[Any]]) -> None:
     for node in path:
         level = node[0]
         if level == "route":
@@ -616,7 +628,7 @@ def explain_policy(index: ProjectIndex, found: Found, policy: Policy, limit: int
             beaten_by.update(beaten)
             ancestors.update(n[1] for n in ctx.path if n[0] == "gateway")
             if status in (ENFORCED, PARTIALLY_ENFORCED):
-                _tally(describe, base, ctx.path, reach)
+                _tally(base, ctx.path, reach)
         live = len(items) - counts[CONFLICTED]
         enforcement = None
         if live:
@@ -780,7 +792,7 @@ def _render_result(result: Mapping[str, Any], lines: list[str]) -> None:
         keys = ", ".join(note["keys"])
         lines.append(
             f"    order-sensitive: {' and '.join(note['policies'])} are ordered by {note['decidedBy']} only;"
-            f" the other order changes {keys} to {_value_text(note['alternative'])}"
+            f" the other order would give {_value_text(note['alternative'])} (differs in {keys})"
         )
 
 

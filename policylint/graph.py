@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from policylint.effective import CONFLICTED, ENFORCED, OVERRIDDEN, NodeKey
+from policylint.effective import ENFORCED, OVERRIDDEN, NodeKey
 from policylint.explain import Describer, Found, find_object, object_node, parse_query
 
 if TYPE_CHECKING:
@@ -104,7 +104,6 @@ class _Builder:
         self.parents: dict[str, set[str]] = defaultdict(set)  # hierarchy edges, reversed
         self.children: dict[str, list[str]] = defaultdict(list)
         self.policy_nodes: dict[str, list[str]] = {}  # policy node id -> drawn target ids
-        self.drawn_of: dict[NodeKey, str] = {}
 
     # -- hierarchy -----------------------------------------------------------------------
 
@@ -136,7 +135,6 @@ class _Builder:
         else:
             lines = [key.kind, key.name]
         self.graph.add_node(GNode(node_id, shape, lines, key.namespace, shape))
-        self.drawn_of[node] = node_id
         return node_id
 
     def _listener_detail(self, node: NodeKey) -> str:

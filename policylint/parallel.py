@@ -1,8 +1,9 @@
 """Loading many files: from the parse cache when it has them, else parsed, in worker processes with `--jobs`.
 
-Workers receive a file's bytes and return the cache's compact form of the
-result (marshal of plain tuples, see policylint.cache) rather than rich
-objects: that is cheap to send back and to turn into documents. Results are
+With `--jobs N`, N - 1 worker processes and this one parse the files the
+cache lacks. Workers receive a file's bytes and return the cache's compact
+form of the result (marshal of plain tuples, see policylint.cache) rather than
+rich objects: that is cheap to send back and to turn into documents. Results are
 placed by the file's position in the input, so the output does not depend on
 which worker finishes first. Small inputs are parsed in this process: starting
 workers costs more than it saves below `PARALLEL_MIN_BYTES`.
@@ -20,10 +21,12 @@ from policylint.load import FileResult
 from policylint.sources import Source
 
 # Below this many bytes to parse, a pool costs more than it saves: starting a worker
-# (interpreter + loader imports) is ~0.1 s, parsing runs at ~4-5 MB/s (docs/performance.md).
-PARALLEL_MIN_BYTES = 2 * 1024 * 1024
+# (interpreter + loader imports) takes ~0.1 s and parsing runs at ~5 MB/s; measured, two jobs
+# break even at ~0.7 MB and gain from ~1.4 MB on (docs/performance.md).
+PARALLEL_MIN_BYTES = 1024 * 1024
 # "spawn" starts clean interpreters: safe whatever threads or state the caller has (fork is
-# not), and the workers import only the loader. See docs/performance.md for the comparison.
+# not), the workers import only the loader, and it measured as fast as fork and forkserver
+# here, since this process parses while the workers start (docs/performance.md).
 START_METHOD = "spawn"
 
 

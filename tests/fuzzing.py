@@ -154,10 +154,19 @@ def secret_ref(kind: str = "Secret") -> st.SearchStrategy[dict[str, Any]]:
     return mapping(group=opt(st.just("")), kind=opt(pick([kind, "Nope"])), name=req(pick(NAMES)), namespace=opt(pick(NAMESPACES)))
 
 
+# Equal timestamps on purpose: "oldest wins" must break ties by name, not by input order (GEP-713).
+TIMESTAMPS = ["2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z", "2023-06-01T12:00:00Z", "not-a-date"]
+
+
 def metadata(cluster: bool = False) -> st.SearchStrategy[dict[str, Any]]:
     if cluster:
         return mapping(name=req(pick(NAMES + NAMESPACES)), labels=opt(labels))
-    return mapping(name=req(pick(NAMES)), namespace=slot(pick(NAMESPACES), ok=8, absent=2, junk=1), labels=opt(labels))
+    return mapping(
+        name=req(pick(NAMES)),
+        namespace=slot(pick(NAMESPACES), ok=8, absent=2, junk=1),
+        labels=opt(labels),
+        creationTimestamp=slot(pick(TIMESTAMPS), ok=1, absent=4, junk=0),
+    )
 
 
 def obj(api_version: str, kind: str, spec: st.SearchStrategy[Any] | None, cluster: bool = False) -> st.SearchStrategy[Any]:
@@ -341,6 +350,81 @@ def kube_object() -> st.SearchStrategy[Any]:
 
 
 @st.composite
+def scenario(draw: st.DrawFn) -> list[Any]:
+    """A coherent core, so that routes attach and policies meet on the same targets: a GatewayClass,
+    a Gateway with HTTP and HTTPS listeners, a Service, an HTTPRoute with named rules attached to
+    the Gateway, and policies with defaults and overrides at the Gateway, listener, route and rule
+    levels. The effective-policy simulation (PL6xx) only has work to do on such input."""
+    ns = draw(pick(NAMESPACES))
+
+    def meta(name: str) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": name, "namespace": ns}
+        stamp = draw(slot(pick(TIMESTAMPS[:3]), ok=1, absent=1, junk=0))
+        if stamp is not ABSENT:
+            out["creationTimestamp"] = stamp
+        return out
+
+    rules = draw(st.lists(pick(["api", "web", "admin"]), min_size=1, max_size=3, unique=True))
+    docs: list[Any] = [
+        {"apiVersion": f"{GW}/v1", "kind": "GatewayClass", "metadata": {"name": "eg"}, "spec": {"controllerName": "gateway.envoyproxy.io/gatewayclass-controller"}},
+        {
+            "apiVersion": f"{GW}/v1",
+            "kind": "Gateway",
+            "metadata": meta("gw"),
+            "spec": {
+                "gatewayClassName": "eg",
+                "listeners": [
+                    {"name": "http", "port": 80, "protocol": "HTTP", "allowedRoutes": {"namespaces": {"from": draw(pick(["Same", "All"]))}}},
+                    {"name": "https", "port": 443, "protocol": "HTTPS", "hostname": "*.example.com", "tls": {"certificateRefs": [{"name": "cert"}]}},
+                ],
+            },
+        },
+        {"apiVersion": "v1", "kind": "Service", "metadata": meta("web"), "spec": {"ports": [{"name": "http", "port": 80}]}},
+    ]
+    parent: dict[str, Any] = {"name": "gw"}
+    section = draw(pick(["http", "https", None]))
+    if section is not None:
+        parent["sectionName"] = section
+    docs.append(
+        {
+            "apiVersion": f"{GW}/v1",
+            "kind": "HTTPRoute",
+            "metadata": meta("api"),
+            "spec": {
+                "parentRefs": [parent],
+                "hostnames": ["a.example.com"],
+                "rules": [{"name": r, "backendRefs": [{"name": "web", "port": 80}]} for r in rules],
+            },
+        }
+    )
+    targets = [("Gateway", "gw", None), ("Gateway", "gw", "http"), ("Gateway", "gw", "https"), ("HTTPRoute", "api", None)]
+    targets += [("HTTPRoute", "api", r) for r in rules]
+    kinds = [
+        ("kuadrant.io/v1", "RateLimitPolicy"),
+        ("gateway.envoyproxy.io/v1alpha1", "BackendTrafficPolicy"),
+        ("gateway.envoyproxy.io/v1alpha1", "ClientTrafficPolicy"),
+        ("example.com/v1", "RetryPolicy"),
+    ]
+    for i in range(draw(st.integers(min_value=1, max_value=4))):
+        api_version, kind = draw(pick(kinds))
+        target_kind, target_name, target_section = draw(pick(targets))
+        ref: dict[str, Any] = {"group": GW, "kind": target_kind, "name": target_name}
+        if target_section is not None:
+            ref["sectionName"] = target_section
+        spec: dict[str, Any] = {"targetRefs": [ref]}
+        block = {"limits": {draw(pick(["global", "per-user"])): {"rates": [{"limit": draw(st.integers(1, 100)), "window": "1s"}]}}}
+        if draw(st.booleans()):
+            block["strategy"] = draw(pick(["atomic", "merge"]))
+        where = draw(pick(["defaults", "overrides", "top", "default"]))
+        if where == "top":
+            spec.update(block)
+        else:
+            spec[where] = block
+        docs.append({"apiVersion": api_version, "kind": kind, "metadata": meta(f"p{i}"), "spec": spec})
+    return docs
+
+
+@st.composite
 def document(draw: st.DrawFn) -> Any:
     """Mostly one object; sometimes a `kind: List` of objects, an empty document, or a scalar."""
     r = draw(st.integers(min_value=0, max_value=19))
@@ -378,6 +462,9 @@ def manifests(draw: st.DrawFn, max_docs: int = 12, max_files: int = 3, unique: b
     """A multi-file set of manifests. `unique` drops objects whose key repeats (see `object_key`)."""
     raw = draw(st.lists(document(), min_size=2, max_size=max_docs))
     link(draw, raw)
+    if draw(st.booleans()):
+        core = [draw(corrupted(st.just(d))) if draw(st.integers(0, 4)) == 0 else d for d in draw(scenario())]
+        raw = core + raw
     if unique:
         raw = dedupe(raw)
     file_count = draw(st.integers(min_value=1, max_value=max_files))

@@ -149,7 +149,8 @@ def test_parallel_results_are_in_input_order(tree: Path, monkeypatch: pytest.Mon
     assert len(parses) == len(sources)
     parses.clear()
     assert list(load_files(sources, jobs=2)) == serial
-    assert parses == []  # parsed by the workers (the counter lives in this process only)
+    # This process parses too, from the small end; the worker's share is not counted here.
+    assert len(parses) < len(sources)
     assert [s for s, _ in serial] == sources
 
 

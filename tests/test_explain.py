@@ -320,6 +320,7 @@ def test_parse_query() -> None:
     assert (q.kind, q.group, q.namespace, q.name, q.section) == ("HTTPRoute", "gateway.networking.k8s.io", "ns", "name", "rule")
     q = parse_query("gatewayclass/eg")
     assert (q.kind, q.group, q.namespace, q.name, q.section) == ("gatewayclass", None, None, "eg", None)
+    assert parse_query("Service.core/ns/web").group == ""  # the core group
     with pytest.raises(ExplainError):
         parse_query("a//b")
 
@@ -333,3 +334,36 @@ def test_the_readme_shows_real_output() -> None:
     result = explain("httproute/team-a/storefront#checkout", "examples/")
     assert result.exit_code == 0
     assert shown == result.stdout, "README Explain example is stale: paste the output of the command again"
+
+
+def test_the_entry_point_returns_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    from policylint.entry import main
+
+    assert main(["explain", "httproute/app/r4", INPUT, "--profile", PROFILE]) == 0
+    assert capsys.readouterr().out.startswith("HTTPRoute app/r4  (")
+    assert main(["explain", "httproute/app/nope", INPUT, "--profile", PROFILE]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "no HTTPRoute/app/nope in the input" in captured.err
+    assert main(["graph", INPUT, "--profile", PROFILE, "--focus", "nope/x"]) == 2
+
+
+def test_order_sensitive_outcome_shows_the_alternative(tmp_path: Path) -> None:
+    # design.md §1.4: no creationTimestamp, so only the name tie-break decides between a and b.
+    (tmp_path / "topology.yaml").write_text((ROOT / INPUT / "topology.yaml").read_text())
+    policy = "---\napiVersion: example.com/v1\nkind: ColorPolicy\nmetadata: {{name: {name}, namespace: app}}\nspec:\n"
+    policy += "  targetRefs: [{{group: gateway.networking.k8s.io, kind: Gateway, name: g1}}]\n  colors: {colors}\n"
+    (tmp_path / "p.yaml").write_text(policy.format(name="a", colors="{light: red}") + policy.format(name="b", colors="{light: blue, dark: black}"))
+    result = explain("httproute/app/r2", str(tmp_path), "--profile", PROFILE, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert_valid(document)
+    (colors,) = document["policyKinds"]
+    (result_group,) = colors["results"]
+    assert result_group["effective"] == {"colors": {"dark": "black", "light": "blue"}}
+    (note,) = result_group["orderSensitive"]
+    assert note == {"policies": ["app/a", "app/b"], "decidedBy": "name", "keys": ["colors.dark", "colors.light"], "alternative": {"colors": {"light": "red"}}}
+    light = next(v for v in result_group["values"] if v["key"] == "colors.light")
+    assert "tie-break: app/a sorts before app/b; no creationTimestamp" in light["over"][0]["reason"]
+    text = explain("httproute/app/r2", str(tmp_path), "--profile", PROFILE).stdout
+    assert "order-sensitive: app/a and app/b are ordered by name only" in text
