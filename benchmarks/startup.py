@@ -178,6 +178,7 @@ def _env() -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # the warm-up run writes bytecode, as an install does
     env.pop("POLICYLINT_DEBUG", None)
+    env.pop("POLICYLINT_CACHE_DIR", None)  # the default cache directory, in the (fresh) working directory
     return env
 
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from policylint.merge import Tagged, default_containers, leaves, merge_patch, merge_rules, tag, unit_paths, untag
+from policylint.merge import Tagged, default_containers, leaves, merge_patch, merge_rules, set_path, tag, unit_paths, untag
 from policylint.model import K8sObject, ObjectKey
 from policylint.profiles import POLICY_ATTACHMENT, PolicyProfile
 
@@ -396,16 +396,7 @@ def _rebuild(items: Iterable[tuple[tuple[str, ...], Tagged]], source: Any) -> Ta
     for path, leaf in items:
         if not path:
             return leaf
-        cur = root
-        for part in path[:-1]:
-            assert cur.children is not None
-            nxt = cur.children.get(part)
-            if nxt is None or nxt.children is None:
-                nxt = Tagged(None, leaf.source, {})
-                cur.children[part] = nxt
-            cur = nxt
-        assert cur.children is not None
-        cur.children[path[-1]] = leaf
+        set_path(root, path, leaf)
     return root
 
 

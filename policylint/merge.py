@@ -106,14 +106,14 @@ def merge_rules(loser: Tagged | None, winner: Tagged, containers: Sequence[tuple
         if source_tree is None:
             continue
         for path, unit in unit_paths(source_tree, containers):
-            _set(result, path, unit)
+            set_path(result, path, unit)
     # A container set to an empty map has no units, but it is a value someone set (as in
     # `leaves`): keep it, or merging a spec with itself would drop it.
     for container in containers:
         if _lookup(result, container) is None:
             empty = next((n for n in (_lookup(winner, container), _lookup(loser, container)) if n is not None and n.children == {}), None)
             if empty is not None:
-                _set(result, container, Tagged(None, empty.source, {}))
+                set_path(result, container, Tagged(None, empty.source, {}))
     return result
 
 
@@ -124,7 +124,8 @@ def _lookup(root: Tagged | None, path: Sequence[str]) -> Tagged | None:
     return cur
 
 
-def _set(root: Tagged, path: tuple[str, ...], value: Tagged) -> None:
+def set_path(root: Tagged, path: tuple[str, ...], value: Tagged) -> None:
+    """Put `value` at `path` under the map `root`, creating the maps on the way."""
     cur = root
     for part in path[:-1]:
         assert cur.children is not None

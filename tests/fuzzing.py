@@ -182,7 +182,12 @@ def listener() -> st.SearchStrategy[dict[str, Any]]:
         port=req(pick(PORTS)),
         protocol=req(pick(PROTOCOLS)),
         hostname=opt(pick(HOSTNAMES)),
-        allowedRoutes=opt(mapping(namespaces=opt(namespaces_from()), kinds=opt(small_list(mapping(group=opt(pick(GROUPS)), kind=req(pick(KINDS))), 2)))),
+        allowedRoutes=opt(
+            mapping(
+                namespaces=opt(namespaces_from()),
+                kinds=opt(small_list(mapping(group=opt(pick(GROUPS)), kind=req(pick(KINDS))), 2)),
+            )
+        ),
         tls=opt(mapping(mode=opt(pick(["Terminate", "Passthrough"])), certificateRefs=opt(small_list(secret_ref(), 2)))),
     )
 
@@ -195,7 +200,9 @@ def gateway_spec() -> st.SearchStrategy[dict[str, Any]]:
         tls=opt(
             mapping(
                 backend=opt(mapping(clientCertificateRef=req(secret_ref()))),
-                frontend=opt(mapping(default=req(mapping(validation=req(mapping(caCertificateRefs=req(small_list(secret_ref("ConfigMap"), 2)))))))),
+                frontend=opt(
+                    mapping(default=req(mapping(validation=req(mapping(caCertificateRefs=req(small_list(secret_ref("ConfigMap"), 2)))))))
+                ),
             )
         ),
     )
@@ -205,11 +212,15 @@ def route_rule() -> st.SearchStrategy[dict[str, Any]]:
     mirror = mapping(type=req(st.just("RequestMirror")), requestMirror=req(mapping(backendRef=req(backend_ref()))))
     ext_auth = mapping(type=req(st.just("ExternalAuth")), externalAuth=req(mapping(backendRef=req(backend_ref()))))
     backend = st.tuples(backend_ref(), mapping(filters=opt(small_list(mirror, 1)))).map(lambda t: {**t[0], **t[1]})
-    return mapping(name=opt(pick(SECTIONS)), backendRefs=req(small_list(backend)), filters=opt(small_list(st.one_of(mirror, ext_auth), 2)))
+    return mapping(
+        name=opt(pick(SECTIONS)), backendRefs=req(small_list(backend)), filters=opt(small_list(st.one_of(mirror, ext_auth), 2))
+    )
 
 
 def route_spec() -> st.SearchStrategy[dict[str, Any]]:
-    return mapping(parentRefs=req(small_list(parent_ref())), hostnames=opt(small_list(pick(HOSTNAMES), 2)), rules=req(small_list(route_rule())))
+    return mapping(
+        parentRefs=req(small_list(parent_ref())), hostnames=opt(small_list(pick(HOSTNAMES), 2)), rules=req(small_list(route_rule()))
+    )
 
 
 def targets(single: bool = True, selectors: bool = False) -> dict[str, st.SearchStrategy[Any]]:
@@ -231,12 +242,37 @@ limits = st.dictionaries(
     max_size=1,
 )
 
+EG = "gateway.envoyproxy.io/v1alpha1"
 POLICIES: list[st.SearchStrategy[Any]] = [
-    obj(f"{GW}/v1", "BackendTLSPolicy", mapping(**targets(single=False), validation=opt(mapping(hostname=req(pick(HOSTNAMES)), wellKnownCACertificates=opt(st.just("System")))))),
-    obj("gateway.envoyproxy.io/v1alpha1", "ClientTrafficPolicy", mapping(**targets(selectors=True), timeout=opt(mapping(http=req(mapping(requestReceivedTimeout=req(st.just("5s")))))))),
-    obj("gateway.envoyproxy.io/v1alpha1", "BackendTrafficPolicy", mapping(**targets(selectors=True), mergeType=opt(pick(["StrategicMerge", "JSONMerge"])))),
-    obj("gateway.envoyproxy.io/v1alpha1", "SecurityPolicy", mapping(**targets(selectors=True), extAuth=opt(mapping(http=req(mapping(backendRefs=req(small_list(backend_ref(), 2)))))))),
-    obj("kuadrant.io/v1", "RateLimitPolicy", mapping(**targets(), limits=opt(limits), defaults=opt(mapping(limits=req(limits), strategy=opt(pick(["atomic", "merge"])))), overrides=opt(mapping(limits=req(limits))))),
+    obj(
+        f"{GW}/v1",
+        "BackendTLSPolicy",
+        mapping(
+            **targets(single=False),
+            validation=opt(mapping(hostname=req(pick(HOSTNAMES)), wellKnownCACertificates=opt(st.just("System")))),
+        ),
+    ),
+    obj(
+        EG,
+        "ClientTrafficPolicy",
+        mapping(**targets(selectors=True), timeout=opt(mapping(http=req(mapping(requestReceivedTimeout=req(st.just("5s"))))))),
+    ),
+    obj(EG, "BackendTrafficPolicy", mapping(**targets(selectors=True), mergeType=opt(pick(["StrategicMerge", "JSONMerge"])))),
+    obj(
+        EG,
+        "SecurityPolicy",
+        mapping(**targets(selectors=True), extAuth=opt(mapping(http=req(mapping(backendRefs=req(small_list(backend_ref(), 2))))))),
+    ),
+    obj(
+        "kuadrant.io/v1",
+        "RateLimitPolicy",
+        mapping(
+            **targets(),
+            limits=opt(limits),
+            defaults=opt(mapping(limits=req(limits), strategy=opt(pick(["atomic", "merge"])))),
+            overrides=opt(mapping(limits=req(limits))),
+        ),
+    ),
     obj("kuadrant.io/v1", "AuthPolicy", mapping(**targets(), rules=opt(st.builds(dict)), defaults=opt(mapping(rules=req(st.builds(dict)))))),
     obj("example.com/v1", "RetryPolicy", mapping(**targets(selectors=True), default=opt(mapping(attempts=req(st.integers(0, 5)))))),
 ]
@@ -282,6 +318,18 @@ RETRY_POLICY_CRD = {
 }
 
 
+def grant_from() -> st.SearchStrategy[dict[str, Any]]:
+    # Referrers: routes and Gateways (a Service never refers), or a policy.
+    policies = [(GW, "BackendTLSPolicy"), ("gateway.envoyproxy.io", "ClientTrafficPolicy")]
+    return st.tuples(group_kind(), pick(policies), mapping(namespace=req(pick(NAMESPACES)))).map(
+        lambda t: {"group": (t[1] if t[0][1] == "Service" else t[0])[0], "kind": (t[1] if t[0][1] == "Service" else t[0])[1], **t[2]}
+    )
+
+
+def grant_to() -> st.SearchStrategy[dict[str, Any]]:
+    return st.tuples(group_kind(), mapping(name=opt(pick(NAMES)))).map(lambda t: {"group": t[0][0], "kind": t[0][1], **t[1]})
+
+
 def _copy(value: Any) -> Any:
     # Fresh containers: a value reachable twice would be dumped with YAML anchors and aliases.
     if isinstance(value, dict):
@@ -300,12 +348,7 @@ KUBE_OBJECTS: list[st.SearchStrategy[Any]] = [
     obj(f"{GW}/v1", "GRPCRoute", route_spec()),
     obj(f"{GW}/v1alpha2", "TCPRoute", route_spec()),
     obj("v1", "Service", mapping(ports=req(small_list(mapping(name=opt(pick(SECTIONS)), port=req(pick(PORTS))), 2)))),
-    obj(f"{GW}/v1beta1", "ReferenceGrant", mapping(**{
-        "from": req(small_list(st.tuples(group_kind(), mapping(namespace=req(pick(NAMESPACES)))).map(
-            lambda t: {"group": t[0][0], "kind": t[0][1] if t[0][1] != "Service" else "BackendTLSPolicy", **t[1]}), 2)),
-        "to": req(small_list(st.tuples(group_kind(), mapping(name=opt(pick(NAMES)))).map(
-            lambda t: {"group": t[0][0], "kind": t[0][1], **t[1]}), 2)),
-    })),
+    obj(f"{GW}/v1beta1", "ReferenceGrant", mapping(**{"from": req(small_list(grant_from(), 2)), "to": req(small_list(grant_to(), 2))})),
     *POLICIES,
     st.builds(lambda: _copy(RETRY_POLICY_CRD)),
 ]
@@ -366,7 +409,12 @@ def scenario(draw: st.DrawFn) -> list[Any]:
 
     rules = draw(st.lists(pick(["api", "web", "admin"]), min_size=1, max_size=3, unique=True))
     docs: list[Any] = [
-        {"apiVersion": f"{GW}/v1", "kind": "GatewayClass", "metadata": {"name": "eg"}, "spec": {"controllerName": "gateway.envoyproxy.io/gatewayclass-controller"}},
+        {
+            "apiVersion": f"{GW}/v1",
+            "kind": "GatewayClass",
+            "metadata": {"name": "eg"},
+            "spec": {"controllerName": "gateway.envoyproxy.io/gatewayclass-controller"},
+        },
         {
             "apiVersion": f"{GW}/v1",
             "kind": "Gateway",
@@ -374,8 +422,19 @@ def scenario(draw: st.DrawFn) -> list[Any]:
             "spec": {
                 "gatewayClassName": "eg",
                 "listeners": [
-                    {"name": "http", "port": 80, "protocol": "HTTP", "allowedRoutes": {"namespaces": {"from": draw(pick(["Same", "All"]))}}},
-                    {"name": "https", "port": 443, "protocol": "HTTPS", "hostname": "*.example.com", "tls": {"certificateRefs": [{"name": "cert"}]}},
+                    {
+                        "name": "http",
+                        "port": 80,
+                        "protocol": "HTTP",
+                        "allowedRoutes": {"namespaces": {"from": draw(pick(["Same", "All"]))}},
+                    },
+                    {
+                        "name": "https",
+                        "port": 443,
+                        "protocol": "HTTPS",
+                        "hostname": "*.example.com",
+                        "tls": {"certificateRefs": [{"name": "cert"}]},
+                    },
                 ],
             },
         },
@@ -472,8 +531,23 @@ def manifests(draw: st.DrawFn, max_docs: int = 12, max_files: int = 3, unique: b
     return Manifests(tuple(dump(d) for d in raw), tuple(files), file_count)
 
 
-SECTION_LISTS = {"Gateway": "listeners", "ListenerSet": "listeners", "HTTPRoute": "rules", "GRPCRoute": "rules", "TCPRoute": "rules", "Service": "ports"}
-POLICY_KINDS = {"BackendTLSPolicy", "ClientTrafficPolicy", "BackendTrafficPolicy", "SecurityPolicy", "RateLimitPolicy", "AuthPolicy", "RetryPolicy"}
+SECTION_LISTS = {
+    "Gateway": "listeners",
+    "ListenerSet": "listeners",
+    "HTTPRoute": "rules",
+    "GRPCRoute": "rules",
+    "TCPRoute": "rules",
+    "Service": "ports",
+}
+POLICY_KINDS = {
+    "BackendTLSPolicy",
+    "ClientTrafficPolicy",
+    "BackendTrafficPolicy",
+    "SecurityPolicy",
+    "RateLimitPolicy",
+    "AuthPolicy",
+    "RetryPolicy",
+}
 
 
 def _objects(documents: list[Any]) -> list[dict[str, Any]]:
@@ -543,8 +617,10 @@ def link(draw: st.DrawFn, documents: list[Any]) -> None:
                 ref["namespace"] = ns
             else:
                 ref.pop("namespace", None)
-            sections = target.get("spec", {}).get(SECTION_LISTS.get(target["kind"], ""), []) if isinstance(target.get("spec"), dict) else []
-            names = [e["name"] for e in sections if isinstance(e, dict) and isinstance(e.get("name"), str)] if isinstance(sections, list) else []
+            spec = target.get("spec")
+            sections = spec.get(SECTION_LISTS.get(target["kind"], "")) if isinstance(spec, dict) else None
+            entries = sections if isinstance(sections, list) else []
+            names = [e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)]
             if names and role != "backend" and draw(st.booleans()):
                 ref["sectionName"] = draw(pick(names))
             elif "sectionName" in ref and draw(st.booleans()):

@@ -10,7 +10,8 @@ Properties, for any input:
    in another order and named in another order give a byte-identical report;
    documents shuffled within their files, or moved to other files, give the
    same findings once each position is expressed relative to the document it
-   lies in (see `normalised`).
+   lies in (see `normalised`);
+5. nor on the parse cache: cold, warm and uncached runs give the same report.
 
 `make test` runs a small number of examples per property (seconds). For a long
 run: `POLICYLINT_FUZZ_EXAMPLES=20000 pytest tests/test_fuzz.py` or
@@ -168,7 +169,9 @@ def test_valid_yaml_with_one_edit(doc: Any, cut: int, junk: str) -> None:
 # -- 2. structured random manifests ---------------------------------------------------------------------
 
 @contextmanager
-def written(m: Manifests, order: Sequence[int] | None = None, names: Sequence[str] | None = None, create: Sequence[int] | None = None) -> Iterator[tuple[Path, list[Path], list[str]]]:
+def written(
+    m: Manifests, order: Sequence[int] | None = None, names: Sequence[str] | None = None, create: Sequence[int] | None = None
+) -> Iterator[tuple[Path, list[Path], list[str]]]:
     """Write `m` to a temporary directory: files named `names`, created in the order `create`."""
     texts = m.file_texts(order)
     names = list(names) if names is not None else [f"f{i}.yaml" for i in range(m.file_count)]
@@ -307,3 +310,20 @@ def test_output_does_not_depend_on_order(m: Manifests, seed: int) -> None:
         spans = _doc_spans(docs_by_file(order, moved.files, str(root) + "/"))
         assert normalised(other, root, spans, keep_file=False) == base_moved
         assert other["summary"] == base["summary"]
+
+
+@budget(ci=60)
+@given(m=manifests(max_docs=8), text=yamlish_text())
+@example(m=Manifests(docs=(dump({"a": float("nan"), "b": [True, 10**30, -0.0]}),), files=(0,), file_count=1), text="a: .inf\n")
+def test_the_parse_cache_changes_nothing(m: Manifests, text: str) -> None:
+    """A run served from the parse cache answers byte for byte like a cold one and an uncached one,
+    whatever the files hold (the cache stores the loader's output in its own compact form)."""
+    with written(m) as (root, paths, _), tempfile.TemporaryDirectory(prefix="policylint-fuzz-cache-") as cache:
+        (root / "text.yaml").write_text(text, encoding="utf-8", errors="surrogatepass")  # lone surrogates: not UTF-8
+        args = [*paths, root / "text.yaml"]
+        uncached = json.dumps(json_report(lint_paths(args)))
+        cold = json.dumps(json_report(lint_paths(args, cache_dir=cache)))
+        assert any(Path(cache).rglob("*")), "the cold run wrote no cache entry"
+        warm = json.dumps(json_report(lint_paths(args, cache_dir=cache)))
+        assert cold == uncached
+        assert warm == uncached

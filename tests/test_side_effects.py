@@ -193,6 +193,7 @@ class WriteGuard:
 def test_a_read_only_tree_is_never_written(
     cwd: str, read_only_tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    monkeypatch.delenv("POLICYLINT_CACHE_DIR", raising=False)  # the default: a cache in the working directory
     # What a writable copy gives (linted from inside, so file names are relative): the same answer.
     writable = tmp_path / "writable"
     shutil.copytree(EXAMPLES, writable)
