@@ -530,6 +530,19 @@ class Topology:
             if gk not in listener.allowed_kinds:
                 kinds = ", ".join(k for _, k in listener.allowed_kinds)
                 return Rejection(listener, NOT_ALLOWED_BY_LISTENERS, f"allowedRoutes.kinds admits {kinds}, not {route.kind}"), None
+            carried = listener.default_kinds()
+            if carried is not None and route.kind not in carried:
+                # A listed kind the protocol cannot carry: the listener gets ResolvedRefs=False,
+                # InvalidRouteKinds, and such routes are not attached (§3.3.3).
+                return (
+                    Rejection(
+                        listener,
+                        NOT_ALLOWED_BY_LISTENERS,
+                        f"allowedRoutes.kinds lists {route.kind}, but a {listener.protocol} listener cannot carry it"
+                        f" (it carries {', '.join(carried)}; InvalidRouteKinds)",
+                    ),
+                    None,
+                )
         else:
             defaults = listener.default_kinds()
             if defaults is not None and route.kind not in defaults:

@@ -206,3 +206,46 @@ spec:
     (finding,) = only(lint_text(text), "PL413")
     assert finding.path == "spec.targetSelectors[0]" and finding.severity is Severity.WARNING
     assert "selects HTTPRoute app/lonely, which carries no traffic" in finding.message
+
+
+LISTED_KIND_THE_PROTOCOL_CANNOT_CARRY = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: app}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - name: https
+    protocol: HTTPS
+    port: 443
+    tls: {certificateRefs: [{name: cert}]}
+    allowedRoutes: {kinds: [{kind: TLSRoute}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: t, namespace: app}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [a.example.com]
+  rules: [{backendRefs: [{name: s, port: 443}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: app}
+spec: {ports: [{port: 443}]}
+"""
+
+
+def test_pl408_a_listed_kind_the_protocol_cannot_carry_is_not_admitted() -> None:
+    # gateway-api-semantics.md §3.3.3: a kind in allowedRoutes.kinds that the listener's protocol
+    # cannot carry makes the listener ResolvedRefs=False, InvalidRouteKinds; an HTTPS listener
+    # carries HTTPRoute and GRPCRoute, never TLSRoute.
+    [finding] = only(lint_text(LISTED_KIND_THE_PROTOCOL_CANNOT_CARRY), "PL408")
+    assert finding.line == 22  # the parentRef `- name: gw` of the TLSRoute
+    assert "a HTTPS listener cannot carry it" in finding.message and "InvalidRouteKinds" in finding.message
+    assert [r.line for r in finding.related] == [13]  # the listener's protocol

@@ -302,6 +302,9 @@ def _rejection_kind(rejection: Rejection, route: K8sObject) -> str:
     if listener.allowed_kinds is not None:
         if (route.group, route.kind) not in listener.allowed_kinds:
             return "kind"
+        carried = listener.default_kinds()
+        if carried is not None and route.kind not in carried:
+            return "kind"  # listed, but the protocol cannot carry it (InvalidRouteKinds)
     else:
         defaults = listener.default_kinds()
         if defaults is not None and route.kind not in defaults:
@@ -366,7 +369,16 @@ class RouteNotAdmitted(Rule):
         route_ns = route.namespace or ""
         if cause == "kind":
             kinds_path = join(allowed_path, "kinds")
-            if listener.allowed_kinds is not None:
+            if listener.allowed_kinds is not None and (route.group, route.kind) in listener.allowed_kinds:
+                # Listed, but the protocol cannot carry it: the listener's kinds are invalid.
+                carried = ", ".join(listener.default_kinds() or ())
+                text = (
+                    f"allowedRoutes.kinds lists {route.kind}, but a {listener.protocol} listener cannot carry it (it carries"
+                    f" {carried}; the listener gets ResolvedRefs=False, InvalidRouteKinds): attach the route to a listener"
+                    f" whose protocol carries {route.kind}"
+                )
+                rel = Related(f"listener {listener.name} sets its protocol here", object=owner, path=join(listener.path, "protocol"))
+            elif listener.allowed_kinds is not None:
                 kinds = ", ".join(k for _, k in listener.allowed_kinds)
                 text = (
                     f"allowedRoutes.kinds admits {kinds}, not {route.kind}: add {route.kind} to the list or use another"
