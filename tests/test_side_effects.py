@@ -227,19 +227,26 @@ def test_a_read_only_tree_is_never_written(
         assert all(c == ".policylint_cache" or c.startswith(".policylint_cache/") for c in created), created
 
 
-def _uses_root() -> bool:
-    return hasattr(os, "geteuid") and os.geteuid() == 0
-
-
-@pytest.mark.skipif(_uses_root(), reason="root ignores permission bits; the in-process test simulates a read-only file system")
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")
-def test_a_read_only_tree_is_never_written_by_the_installed_command(read_only_tree: Path) -> None:
-    """The real thing: a separate process, real permissions, the working directory inside the tree."""
+def test_a_read_only_tree_is_never_written_by_the_installed_command(read_only_tree: Path, tmp_path: Path) -> None:
+    """The real thing: a separate process and real permission bits. The working directory is
+    outside the tree, where the parse cache may go: root ignores permission bits, so only this
+    placement proves the same thing for every user (the in-process test covers a working
+    directory inside a read-only tree)."""
     before = snapshot(read_only_tree)
+    workdir = tmp_path / "workdir"
+    workdir.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(__file__).resolve().parent.parent), env.get("PYTHONPATH")) if p)
     proc = subprocess.run(
-        [sys.executable, "-m", "policylint", "--format", "json", "."], cwd=read_only_tree, env=env, capture_output=True, text=True
+        [sys.executable, "-m", "policylint", "--format", "json", str(read_only_tree)],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode in (0, 1), proc.stderr
     assert "internal error" not in proc.stderr
     assert snapshot(read_only_tree) == before
+    created = sorted(str(p.relative_to(workdir)) for p in workdir.rglob("*"))
+    assert all(c == ".policylint_cache" or c.startswith(".policylint_cache" + os.sep) for c in created), created
