@@ -10,7 +10,19 @@ from policylint import __version__
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
+    code = _main(list(sys.argv[1:] if argv is None else argv))
+    if argv is None:
+        # The command ends here (console script, `python -m policylint`). What the run built
+        # is now garbage held in reference cycles (index, topology, simulation); the collector's
+        # last pass at interpreter exit would visit and free it object by object: 0.7 s after a
+        # 10k-object run. That pass skips frozen objects, and the OS takes the memory back at once.
+        import gc
+
+        gc.freeze()
+    return code
+
+
+def _main(args: list[str]) -> int:
     if args == ["--version"]:
         # Answer without importing anything heavy: pre-commit and CI call this often.
         print(f"policylint, version {__version__}")

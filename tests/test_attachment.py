@@ -6,54 +6,35 @@ from __future__ import annotations
 from policylint.external import ExternalObjects
 from policylint.findings import Severity
 from tests.lintutil import lint_text, only
+from tests.manifests import first, gateway, gateway_class, listener_set, policy, selector_listener, service
+from tests.manifests import route as route_doc
 
-CLASS = """\
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
-"""
+CLASS = first(gateway_class())
 
 SHARED = (
     CLASS
-    + """\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: shared, namespace: infra}
-spec:
-  gatewayClassName: eg
-  allowedListeners: {namespaces: {from: Same}}
-  listeners:
-  - {name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}
-  - {name: internal, protocol: HTTP, port: 8080}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: ListenerSet
-metadata: {name: extra, namespace: infra}
-spec:
-  parentRef: {name: shared}
-  listeners: [{name: admin, protocol: HTTP, port: 9090, allowedRoutes: {namespaces: {from: All}}}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: app}
-spec:
-  ports: [{name: http, port: 80, targetPort: 8080}]
-"""
+    + gateway(
+        "  - {name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}\n"
+        "  - {name: internal, protocol: HTTP, port: 8080}\n",
+        name="shared",
+        ns="infra",
+        spec="  allowedListeners: {namespaces: {from: Same}}\n",
+    )
+    + listener_set(
+        name="extra",
+        ns="infra",
+        parent="{name: shared}",
+        listeners="[{name: admin, protocol: HTTP, port: 9090, allowedRoutes: {namespaces: {from: All}}}]",
+    )
+    + service(ports="[{name: http, port: 80, targetPort: 8080}]")
 )
+# A BackendTrafficPolicy with retries on HTTPRoute app/web (routes here are named web).
+RETRIES = policy("BackendTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}]", name="retries", spec="  retry: {numRetries: 3}\n")
 
 
-def route(parent_refs: str, *, name: str = "web", extra: str = "", backend: str = "{name: web, port: 80}") -> str:
-    return f"""\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {{name: {name}, namespace: app}}
-spec:
-  parentRefs: {parent_refs}{extra}
-  rules: [{{backendRefs: [{backend}]}}]
-"""
+def route(parent_refs: str, *, spec: str = "", backend: str = "{name: web, port: 80}") -> str:
+    """HTTPRoute app/web with one rule sending to `backend`."""
+    return route_doc(parent_refs, name="web", spec=spec, rules=f"[{{backendRefs: [{backend}]}}]")
 
 
 def rules_of(text: str, **options: object) -> list[tuple[str, str]]:
@@ -66,15 +47,7 @@ def test_complete_topology_is_clean() -> None:
 
 
 def test_pl405_typo_names_the_close_class_instead_of_the_external_hint() -> None:
-    text = CLASS + """\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: infra}
-spec:
-  gatewayClassName: egg
-  listeners: [{name: http, protocol: HTTP, port: 80}]
-"""
+    text = CLASS + gateway(ns="infra", class_name="egg")
     (finding,) = only(lint_text(text), "PL405")
     assert "did you mean GatewayClass eg?" in finding.message and "--external" not in finding.message
     assert [r.line for r in finding.related] == [3]
@@ -114,23 +87,9 @@ def test_pl408_each_failing_parent_ref_is_reported_even_when_attached_elsewhere(
 
 
 def test_pl408_selector_on_the_name_label_is_decided_without_the_namespace_object() -> None:
-    gateway = CLASS + """\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: infra}
-spec:
-  gatewayClassName: eg
-  listeners:
-  - name: http
-    protocol: HTTP
-    port: 80
-    allowedRoutes:
-      namespaces:
-        from: Selector
-        selector: {matchLabels: {kubernetes.io/metadata.name: team-a}}
-"""
-    (finding,) = only(lint_text(gateway + route("[{name: gw, namespace: infra}]", backend="{name: web, port: 80}")), "PL408")
+    listener = selector_listener("{matchLabels: {kubernetes.io/metadata.name: team-a}}")
+    text = CLASS + gateway(listener, ns="infra") + route("[{name: gw, namespace: infra}]")
+    (finding,) = only(lint_text(text), "PL408")
     assert "Namespace app is not in the input, so only its name label is known" in finding.message
 
 
@@ -145,18 +104,9 @@ def test_pl409_and_pl408_for_a_listener_set_the_gateway_does_not_admit() -> None
 
 
 def test_pl410_default_gateways_are_not_reported_and_carry_traffic() -> None:
-    policy = """\
----
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: BackendTrafficPolicy
-metadata: {name: retries, namespace: app}
-spec:
-  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}]
-  retry: {numRetries: 3}
-"""
-    bare = rules_of(SHARED + route("[]") + policy)
+    bare = rules_of(SHARED + route("[]") + RETRIES)
     assert ("PL410", "spec.parentRefs") in bare and ("PL413", "spec.targetRefs[0]") in bare
-    defaulted = rules_of(SHARED + route("[]", extra="\n  useDefaultGateways: All") + policy)
+    defaulted = rules_of(SHARED + route("[]", spec="  useDefaultGateways: All\n") + RETRIES)
     assert [r for r, _ in defaulted if r in ("PL410", "PL413")] == []
 
 
@@ -188,57 +138,35 @@ def test_pl412_target_port_hint_and_missing_port_on_an_external_service() -> Non
 
 
 def test_pl413_selector_target_says_selects() -> None:
-    text = SHARED + """\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: lonely, namespace: app, labels: {tier: web}}
-spec:
-  rules: [{backendRefs: [{name: web, port: 80}]}]
----
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: BackendTrafficPolicy
-metadata: {name: tier, namespace: app}
-spec:
-  targetSelectors: [{kind: HTTPRoute, matchLabels: {tier: web}}]
-  retry: {numRetries: 3}
-"""
+    text = (
+        SHARED
+        + route_doc(None, name="lonely", labels="{tier: web}")
+        + policy(
+            "BackendTrafficPolicy",
+            "[{kind: HTTPRoute, matchLabels: {tier: web}}]",
+            name="tier",
+            field="targetSelectors",
+            spec="  retry: {numRetries: 3}\n",
+        )
+    )
     (finding,) = only(lint_text(text), "PL413")
     assert finding.path == "spec.targetSelectors[0]" and finding.severity is Severity.WARNING
     assert "selects HTTPRoute app/lonely, which carries no traffic" in finding.message
 
 
-LISTED_KIND_THE_PROTOCOL_CANNOT_CARRY = """\
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: app}
-spec:
-  gatewayClassName: eg
-  listeners:
-  - name: https
-    protocol: HTTPS
-    port: 443
-    tls: {certificateRefs: [{name: cert}]}
-    allowedRoutes: {kinds: [{kind: TLSRoute}]}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: TLSRoute
-metadata: {name: t, namespace: app}
-spec:
-  parentRefs: [{name: gw}]
-  hostnames: [a.example.com]
-  rules: [{backendRefs: [{name: s, port: 443}]}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: s, namespace: app}
-spec: {ports: [{port: 443}]}
-"""
+LISTED_KIND_THE_PROTOCOL_CANNOT_CARRY = (
+    CLASS  # lines 1-4
+    + gateway(  # lines 5-16: the listener's protocol on line 13
+        "  - name: https\n"
+        "    protocol: HTTPS\n"
+        "    port: 443\n"
+        "    tls: {certificateRefs: [{name: cert}]}\n"
+        "    allowedRoutes: {kinds: [{kind: TLSRoute}]}\n"
+    )
+    # lines 17-24: the parentRef on line 22
+    + route_doc(kind="TLSRoute", name="t", hostnames="[a.example.com]", rules="[{backendRefs: [{name: s, port: 443}]}]")
+    + service("s", ports="[{port: 443}]")
+)
 
 
 def test_pl408_a_listed_kind_the_protocol_cannot_carry_is_not_admitted() -> None:

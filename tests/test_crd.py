@@ -23,6 +23,8 @@ from policylint.load import DocumentRef
 from policylint.model import K8sObject, ObjectKey
 from policylint.profiles import DIRECT, GEP713, INHERITED, ORIGIN_BUILTIN, ORIGIN_CRD, POLICY_ATTACHMENT, TargetKind
 from tests.lintutil import lint_paths, lint_text
+from tests.manifests import crd as crd_document
+from tests.manifests import first, gateway, gateway_class, policy
 
 CRDS = Path(__file__).parent / "data" / "crds"
 GW = "gateway.networking.k8s.io"
@@ -381,90 +383,51 @@ def test_gep713_defaults_overrides_with_patch_strategy() -> None:
 
 # -- a custom policy CRD in the input -------------------------------------------------------
 
-COLOR_CRD = """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: colorpolicies.example.com
-  labels:
-    gateway.networking.k8s.io/policy: Inherited
-spec:
-  group: example.com
-  names:
-    kind: ColorPolicy
-    listKind: ColorPolicyList
-    plural: colorpolicies
-    singular: colorpolicy
-  scope: Namespaced
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-          type: object
-          properties:
-            spec:
-              type: object
-              required: [targetRefs]
-              properties:
-                targetRefs:
-                  type: array
-                  minItems: 1
-                  maxItems: 8
-                  x-kubernetes-list-type: map
-                  x-kubernetes-list-map-keys: [group, kind, name]
-                  x-kubernetes-validations:
-                    - message: ColorPolicy targets Gateways and HTTPRoutes
-                      rule: "self.all(x, x.kind in ['Gateway', 'HTTPRoute'])"
-                  items:
-                    type: object
-                    required: [group, kind, name]
-                    properties:
-                      group: {type: string}
-                      kind: {type: string}
-                      name: {type: string}
-                      sectionName: {type: string}
-                color: {type: string}
-                overrides:
+COLOR_CRD = first(
+    crd_document(
+        "ColorPolicy",
+        """\
+            required: [targetRefs]
+            properties:
+              targetRefs:
+                type: array
+                minItems: 1
+                maxItems: 8
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [group, kind, name]
+                x-kubernetes-validations:
+                  - message: ColorPolicy targets Gateways and HTTPRoutes
+                    rule: "self.all(x, x.kind in ['Gateway', 'HTTPRoute'])"
+                items:
                   type: object
+                  required: [group, kind, name]
                   properties:
-                    color: {type: string}
-"""
+                    group: {type: string}
+                    kind: {type: string}
+                    name: {type: string}
+                    sectionName: {type: string}
+              color: {type: string}
+              overrides:
+                type: object
+                properties:
+                  color: {type: string}
+""",
+        labels="{gateway.networking.k8s.io/policy: Inherited}",
+        names="{kind: ColorPolicy, listKind: ColorPolicyList, plural: colorpolicies, singular: colorpolicy}",
+    )
+)
 
-COLOR_TOPOLOGY = """\
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata:
-  name: example
-spec:
-  controllerName: example.com/gateway-controller
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata:
-  name: g1
-  namespace: app
-spec:
-  gatewayClassName: example
-  listeners:
-    - name: http
-      protocol: HTTP
-      port: 80
----
-apiVersion: example.com/v1
-kind: ColorPolicy
-metadata:
-  name: p1
-  namespace: app
-spec:
-  targetRefs:
-    - group: gateway.networking.k8s.io
-      kind: Gateway
-      name: g1
-      sectionName: http
-  color: red
-"""
+COLOR_TOPOLOGY = (
+    first(gateway_class("example"))
+    + gateway(name="g1", class_name="example")
+    + policy(
+        "ColorPolicy",
+        "  - {group: gateway.networking.k8s.io, kind: Gateway, name: g1, sectionName: http}\n",
+        api="example.com/v1",
+        name="p1",
+        spec="  color: red\n",
+    )
+)
 
 
 def test_custom_policy_crd_in_the_input_yields_a_crd_profile() -> None:

@@ -4,47 +4,9 @@ from __future__ import annotations
 
 from policylint.engine import Selection
 from tests.lintutil import lint_text, only
-
-TOPOLOGY = """\
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ns2}
-spec:
-  gatewayClassName: eg
-  listeners: [{name: http, protocol: HTTP, port: 80}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: route-x, namespace: ns2}
-spec:
-  parentRefs: [{name: gw}]
-  rules:
-  - backendRefs: [{name: demo-svc, namespace: default, port: 80}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: demo-svc, namespace: default}
-spec:
-  ports: [{name: http, port: 80}]
-"""
-
-
-def grant(namespace: str = "default", *, to_name: str | None = None, from_ns: str = "ns2", name: str = "rg") -> str:
-    to = "{group: \"\", kind: Service" + (f", name: {to_name}" if to_name else "") + "}"
-    return f"""\
----
-apiVersion: gateway.networking.k8s.io/v1beta1
-kind: ReferenceGrant
-metadata: {{name: {name}, namespace: {namespace}}}
-spec:
-  from: [{{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: {from_ns}}}]
-  to: [{to}]
-"""
+from tests.manifests import S15 as TOPOLOGY
+from tests.manifests import gateway, policy, policy_crd, reference_grant
+from tests.manifests import s15_grant as grant
 
 
 S15_MESSAGE = "HTTPRoute ns2/route-x is not permitted to reference Service default/demo-svc"
@@ -95,60 +57,15 @@ def test_grants_declared_external_are_assumed_to_permit() -> None:
     assert only(result, "PL402") == []
 
 
-COLOR_CRD = """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: colorpolicies.example.com
-  labels: {gateway.networking.k8s.io/policy: Direct}
-spec:
-  group: example.com
-  names: {kind: ColorPolicy, listKind: ColorPolicyList, plural: colorpolicies, singular: colorpolicy}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              targetRefs:
-                type: array
-                items:
-                  type: object
-                  properties:
-                    group: {type: string}
-                    kind: {type: string}
-                    name: {type: string}
-                    namespace: {type: string}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ns-b}
-spec:
-  gatewayClassName: eg
-  listeners: [{name: http, protocol: HTTP, port: 80}]
----
-apiVersion: example.com/v1
-kind: ColorPolicy
-metadata: {name: p, namespace: ns-a}
-spec:
-  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: ns-b}]
-"""
+COLOR_CRD = (
+    policy_crd("ColorPolicy")
+    + gateway(ns="ns-b")
+    + policy("ColorPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: ns-b}]", api="example.com/v1", ns="ns-a")
+)
 
-COLOR_GRANT = """\
----
-apiVersion: gateway.networking.k8s.io/v1beta1
-kind: ReferenceGrant
-metadata: {name: colors, namespace: ns-b}
-spec:
-  from: [{group: example.com, kind: ColorPolicy, namespace: ns-a}]
-  to: [{group: gateway.networking.k8s.io, kind: Gateway}]
-"""
+COLOR_GRANT = reference_grant(
+    "ns-b", "[{group: example.com, kind: ColorPolicy, namespace: ns-a}]", "[{group: gateway.networking.k8s.io, kind: Gateway}]", "colors"
+)
 
 
 def test_s15_policy_extension_needs_a_grant_from_the_policy_kind() -> None:
@@ -163,20 +80,15 @@ def test_s15_policy_extension_needs_a_grant_from_the_policy_kind() -> None:
 
 
 def test_kind_without_namespace_field_is_pl401_for_another_namespace_and_pl205_for_its_own() -> None:
-    policy = """\
----
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: ClientTrafficPolicy
-metadata: {{name: ctp, namespace: ns2}}
-spec:
-  targetRefs: [{{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: {ns}}}]
-"""
-    other = lint_text(TOPOLOGY + policy.format(ns="infra"))
+    def ctp(ns: str) -> str:
+        return policy("ClientTrafficPolicy", f"[{{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: {ns}}}]", name="ctp", ns="ns2")
+
+    other = lint_text(TOPOLOGY + ctp("infra"))
     assert [(f.rule, f.path) for f in other.findings if f.rule in ("PL205", "PL401")] == [
         ("PL401", "spec.targetRefs[0].namespace")
     ]
     assert "where it resolves to Gateway ns2/gw" in only(other, "PL401")[0].message
-    same = lint_text(TOPOLOGY + policy.format(ns="ns2"))
+    same = lint_text(TOPOLOGY + ctp("ns2"))
     assert [(f.rule, f.path) for f in same.findings if f.rule in ("PL205", "PL401")] == [
         ("PL205", "spec.targetRefs[0].namespace")
     ]
@@ -184,14 +96,7 @@ spec:
 
 def test_selector_hint_names_the_object_with_one_differing_label() -> None:
     text = TOPOLOGY.replace("metadata: {name: route-x, namespace: ns2}", "metadata: {name: route-x, namespace: ns2, labels: {app: demo}}")
-    text += grant() + """\
----
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: BackendTrafficPolicy
-metadata: {name: btp, namespace: ns2}
-spec:
-  targetSelectors: [{kind: HTTPRoute, matchLabels: {app: demp}}]
-"""
+    text += grant() + policy("BackendTrafficPolicy", "[{kind: HTTPRoute, matchLabels: {app: demp}}]", name="btp", ns="ns2", field="targetSelectors")
     (finding,) = only(lint_text(text), "PL414")
     assert finding.message.startswith("targetSelectors[0] of BackendTrafficPolicy ns2/btp matches no HTTPRoute: ")
     assert "HTTPRoute ns2/route-x has app=demo, the selector wants app=demp" in finding.message

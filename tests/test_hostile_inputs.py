@@ -36,6 +36,7 @@ from policylint.reporters import json as json_reporter
 from policylint.reporters import text as text_reporter
 from policylint.sources import Source
 from tests.lintutil import ROOT, assert_valid_report, lint_paths
+from tests.manifests import gateway, route, service
 
 GOOD = """\
 apiVersion: v1
@@ -448,7 +449,8 @@ def test_inputs_are_never_written(tmp_path: Path) -> None:
 
 # -- every field of a policy and its targets, with a value of the wrong type ---------------------------
 
-SCENE = """\
+SCENE = (
+    """\
 apiVersion: gateway.networking.k8s.io/v1
 kind: BackendTLSPolicy
 metadata:
@@ -482,27 +484,11 @@ metadata: {name: retries, namespace: app}
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: route}]
   default: {attempts: 3}
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: app}
-spec:
-  ports: [{name: https, port: 443}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: app}
-spec:
-  gatewayClassName: eg
-  listeners: [{name: http, port: 80, protocol: HTTP}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: route, namespace: app}
-spec:
-  parentRefs: [{name: gw, sectionName: http}]
-  rules: [{name: api, backendRefs: [{name: web, port: 443}]}]
 """
+    + service(ports="[{name: https, port: 443}]")
+    + gateway("[{name: http, port: 80, protocol: HTTP}]")
+    + route("[{name: gw, sectionName: http}]", name="route", rules="[{name: api, backendRefs: [{name: web, port: 443}]}]")
+)
 
 WRONG_VALUES: list[object] = [5, "x", [], {}, None, [5], [[1]], {"a": {"b": 1}}]
 

@@ -9,6 +9,8 @@ import pytest
 from policylint.engine import INTERNAL_ERROR
 from policylint.rules.labels import label_value_problem, qualified_name_problem
 from tests.lintutil import lint_paths, lint_text, only, select
+from tests.manifests import crd as crd_document
+from tests.manifests import first
 
 UPSTREAM_CRDS = Path(__file__).parent / "data" / "crds"
 
@@ -86,32 +88,9 @@ def test_upstream_crds_only_lack_labels_where_the_vendor_ships_none() -> None:
     assert {f.rule for f in result.findings} == {"PL501"}
 
 
-CRD = """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: colorpolicies.example.com
-  labels: {labels}
-spec:
-  group: example.com
-  names: {{kind: ColorPolicy, plural: colorpolicies}}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties: {props}
-"""
-
-
 def crd(labels: str = "{}", props: str = "{targetRefs: {type: array}}") -> str:
-    return CRD.format(labels=labels, props=props)
+    """The ColorPolicy CRD with these labels and `spec` properties (flow style)."""
+    return first(crd_document("ColorPolicy", f"            properties: {props}\n", labels=labels))
 
 
 def rules(text: str) -> list[str]:

@@ -2,7 +2,7 @@
 that keep policylint quiet wherever a controller would attach, and the multi-namespace fixture.
 
 ColorPolicy (`example.com/v1`) is GEP-713's generic policy kind, defined by an inline CRD
-(`tests.lintutil.policy_crd`). The blast-radius numbers of S14 belong to the effective-policy
+(`tests.manifests.policy_crd`). The blast-radius numbers of S14 belong to the effective-policy
 simulation and are tested with it; here S14 checks the links they are computed from.
 """
 
@@ -19,7 +19,23 @@ from policylint.findings import Severity
 from policylint.index import ProjectIndex, TargetResolution
 from policylint.pipeline import LintResult
 from policylint.topology import ACCEPTED, GATEWAY_GROUP, OPAQUE, RESOLVED
-from tests.lintutil import lint_paths, lint_text, only, policy_crd
+from tests.lintutil import lint_paths, lint_text, only
+from tests.manifests import (
+    HTTP_HTTPS,
+    S15,
+    first,
+    gateway,
+    gateway_class,
+    listener_set,
+    namespace,
+    policy,
+    policy_crd,
+    reference_grant,
+    route,
+    s15_grant,
+    selector_listener,
+    service,
+)
 
 MULTI_NAMESPACE = Path(__file__).resolve().parent / "data" / "multi-namespace"
 
@@ -41,25 +57,15 @@ def lookup(result: LintResult, kind: str, namespace: str | None, name: str, grou
     return found
 
 
-def color_policy(name: str, ns: str, target: str) -> str:
-    """A ColorPolicy whose only targetRef is `target` (flow-style YAML mapping)."""
-    return f"""\
----
-apiVersion: example.com/v1
-kind: ColorPolicy
-metadata: {{name: {name}, namespace: {ns}}}
-spec:
-  targetRefs: [{target}]
-  color: blue
-"""
+COLOR_API = "example.com/v1"
 
 
-CLASS = """\
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: example.com/gateway-controller}
-"""
+def color_policy(name: str, ns: str | None, target: str) -> str:
+    """A ColorPolicy whose only targetRef is `target` (flow-style YAML mapping); cluster-scoped when `ns` is None."""
+    return policy("ColorPolicy", f"[{target}]", api=COLOR_API, name=name, ns=ns, spec="  color: blue\n")
+
+
+CLASS = first(gateway_class())
 
 
 # ---------------------------------------------------------------------------------------
@@ -69,41 +75,10 @@ spec: {controllerName: example.com/gateway-controller}
 S12 = (
     CLASS  # lines 1-4
     + policy_crd("ColorPolicy")  # lines 5-36
-    + """\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: app}
-spec:
-  gatewayClassName: eg
-  listeners:
-  - {name: http, protocol: HTTP, port: 80}
-  - {name: https, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: gw-cert}]}}
----
-apiVersion: example.com/v1
-kind: ColorPolicy
-metadata: {name: a, namespace: app}
-spec:
-  targetRefs:
-  - {group: gateway.networking.k8s.io, kind: Gateway, name: gw}
----
-apiVersion: example.com/v1
-kind: ColorPolicy
-metadata: {name: b, namespace: app}
-spec:
-  targetRefs:
-  - {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: https}
----
-apiVersion: example.com/v1
-kind: ColorPolicy
-metadata: {name: c, namespace: app}
-spec:
-  targetRefs:
-  - group: gateway.networking.k8s.io
-    kind: Gateway
-    name: gw
-    sectionName: ftp
-"""
+    + gateway(HTTP_HTTPS)  # lines 37-45
+    + policy("ColorPolicy", "  - {group: gateway.networking.k8s.io, kind: Gateway, name: gw}\n", api=COLOR_API, name="a")
+    + policy("ColorPolicy", "  - {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: https}\n", api=COLOR_API, name="b")
+    + policy("ColorPolicy", "  - group: gateway.networking.k8s.io\n    kind: Gateway\n    name: gw\n    sectionName: ftp\n", api=COLOR_API, name="c")
 )
 
 
@@ -138,32 +113,15 @@ def test_s12_section_names() -> None:
 S13 = (
     CLASS
     + policy_crd("ColorPolicy")
-    + """\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: app}
-spec:
-  gatewayClassName: eg
-  listeners: [{name: http, protocol: HTTP, port: 80}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r, namespace: app}
-spec:
-  parentRefs: [{name: gw}]
-  rules:
-  - name: first
-    backendRefs: [{name: web, port: 80}]
-  - backendRefs: [{name: web, port: 80}]
-  - name: third
-    backendRefs: [{name: web, port: 80}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: app}
-spec: {ports: [{name: http, port: 80}]}
-"""
+    + gateway()  # lines 37-43
+    + route(
+        rules=(
+            "  - name: first\n    backendRefs: [{name: web, port: 80}]\n"
+            "  - backendRefs: [{name: web, port: 80}]\n"  # line 53
+            "  - name: third\n    backendRefs: [{name: web, port: 80}]\n"
+        )
+    )
+    + service()
     + color_policy("p1", "app", "{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r, sectionName: first}")
     + color_policy("p2", "app", "{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r, sectionName: rule-2}")
 )
@@ -199,72 +157,25 @@ def test_s13_synthetic_rule_names_make_it_a_warning() -> None:
 # S14 — linking (the blast radius is the effective-policy simulation's)
 # ---------------------------------------------------------------------------------------
 
+TO_SERVICE_3 = "  - backendRefs: [{name: service-3, port: 80}]\n"
 S14 = (
     CLASS
-    + """\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gateway-1, namespace: app}
-spec:
-  gatewayClassName: eg
-  listeners:
-  - {name: listener-1, protocol: HTTP, port: 80}
-  - {name: listener-2, protocol: HTTP, port: 8080}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gateway-2, namespace: app}
-spec:
-  gatewayClassName: eg
-  listeners:
-  - {name: listener-1, protocol: HTTP, port: 80}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: http-route-1, namespace: app}
-spec:
-  parentRefs: [{name: gateway-1}]
-  rules:
-  - backendRefs: [{name: service-1, port: 80}]
-  - backendRefs: [{name: service-2, port: 80}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: http-route-2, namespace: app}
-spec:
-  parentRefs:
-  - {name: gateway-1, sectionName: listener-2}
-  - {name: gateway-2, sectionName: listener-1}
-  rules:
-  - backendRefs: [{name: service-3, port: 80}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: http-route-3, namespace: app}
-spec:
-  parentRefs: [{name: gateway-2}]
-  rules:
-  - backendRefs: [{name: service-3, port: 80}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: service-1, namespace: app}
-spec: {ports: [{port: 80}]}
----
-apiVersion: v1
-kind: Service
-metadata: {name: service-2, namespace: app}
-spec: {ports: [{port: 80}]}
----
-apiVersion: v1
-kind: Service
-metadata: {name: service-3, namespace: app}
-spec:
-  ports:
-  - {name: port-1, port: 80}
-  - {name: port-2, port: 443}
-"""
+    + gateway("  - {name: listener-1, protocol: HTTP, port: 80}\n  - {name: listener-2, protocol: HTTP, port: 8080}\n", name="gateway-1")
+    + gateway("  - {name: listener-1, protocol: HTTP, port: 80}\n", name="gateway-2")
+    + route(
+        "[{name: gateway-1}]",
+        name="http-route-1",
+        rules="  - backendRefs: [{name: service-1, port: 80}]\n  - backendRefs: [{name: service-2, port: 80}]\n",
+    )
+    + route(
+        "  - {name: gateway-1, sectionName: listener-2}\n  - {name: gateway-2, sectionName: listener-1}\n",
+        name="http-route-2",
+        rules=TO_SERVICE_3,
+    )
+    + route("[{name: gateway-2}]", name="http-route-3", rules=TO_SERVICE_3)
+    + service("service-1", ports="[{port: 80}]")
+    + service("service-2", ports="[{port: 80}]")
+    + service("service-3", ports="  - {name: port-1, port: 80}\n  - {name: port-2, port: 443}\n")
 )
 
 
@@ -311,52 +222,11 @@ def test_s14_links(order: str) -> None:
 # S15 — cross-namespace ReferenceGrant
 # ---------------------------------------------------------------------------------------
 
-S15_BASE = (
-    CLASS
-    + """\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ns2}
-spec:
-  gatewayClassName: eg
-  listeners: [{name: http, protocol: HTTP, port: 80}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: route-x, namespace: ns2}
-spec:
-  parentRefs: [{name: gw}]
-  rules:
-  - backendRefs:
-    - {name: demo-svc, namespace: default, port: 80}
----
-apiVersion: v1
-kind: Service
-metadata: {name: demo-svc, namespace: default}
-spec: {ports: [{name: http, port: 80}]}
-"""
-)
-
-
-def rg(namespace: str = "default", to_name: str | None = None) -> str:
-    name_line = f", name: {to_name}" if to_name else ""
-    return f"""\
----
-apiVersion: gateway.networking.k8s.io/v1beta1
-kind: ReferenceGrant
-metadata: {{name: rg, namespace: {namespace}}}
-spec:
-  from: [{{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ns2}}]
-  to: [{{group: "", kind: Service{name_line}}}]
-"""
-
-
 S15_MESSAGE = "HTTPRoute ns2/route-x is not permitted to reference Service default/demo-svc"
 
 
 def test_s15_backend_with_the_grant_is_ok() -> None:
-    result = lint_text(S15_BASE + rg())
+    result = lint_text(S15 + s15_grant())
     assert problems(result) == []
     (ref,) = result.index.topology().refs_from(lookup(result, "HTTPRoute", "ns2", "route-x"))
     assert ref.status == RESOLVED and ref.grant is not None and [g.obj.name for g in ref.grant.grants] == ["rg"]
@@ -366,12 +236,12 @@ def test_s15_backend_with_the_grant_is_ok() -> None:
     ("grant", "extra"),
     [
         pytest.param("", [], id="without-rg"),
-        pytest.param(rg("ns2"), [("PL403", "ReferenceGrant ns2/rg", "metadata.namespace")], id="rg-in-ns2"),
-        pytest.param(rg(to_name="other-svc"), [], id="to-name-other-svc"),
+        pytest.param(s15_grant("ns2"), [("PL403", "ReferenceGrant ns2/rg", "metadata.namespace")], id="rg-in-ns2"),
+        pytest.param(s15_grant(to_name="other-svc"), [], id="to-name-other-svc"),
     ],
 )
 def test_s15_backend_not_permitted(grant: str, extra: list[tuple[str, str, str]]) -> None:
-    result = lint_text(S15_BASE + grant)
+    result = lint_text(S15 + grant)
     expected = [("PL402", "HTTPRoute ns2/route-x", "spec.rules[0].backendRefs[0]"), *extra]
     assert sorted(problems(result)) == sorted(expected)
     (finding,) = only(result, "PL402")
@@ -382,28 +252,13 @@ def test_s15_backend_not_permitted(grant: str, extra: list[tuple[str, str, str]]
 
 
 S15_POLICY = (
-    "---\n"
-    + CLASS
-    + """\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ns-b}
-spec:
-  gatewayClassName: eg
-  listeners: [{name: http, protocol: HTTP, port: 80}]
-"""
+    gateway_class()
+    + gateway(ns="ns-b")
     + color_policy("p", "ns-a", "{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: ns-b}")
 )
-POLICY_GRANT = """\
----
-apiVersion: gateway.networking.k8s.io/v1beta1
-kind: ReferenceGrant
-metadata: {name: color-from-ns-a, namespace: ns-b}
-spec:
-  from: [{group: example.com, kind: ColorPolicy, namespace: ns-a}]
-  to: [{group: gateway.networking.k8s.io, kind: Gateway}]
-"""
+POLICY_GRANT = reference_grant(
+    "ns-b", "[{group: example.com, kind: ColorPolicy, namespace: ns-a}]", "[{group: gateway.networking.k8s.io, kind: Gateway}]", "color-from-ns-a"
+)
 
 
 def test_s15_policy_across_namespaces_without_a_grant_is_pl401() -> None:
@@ -441,14 +296,7 @@ def test_s15_policy_kind_that_cannot_cross_namespaces_is_an_error_regardless() -
 # S16 — not-found references and false-positive guards
 # ---------------------------------------------------------------------------------------
 
-S16_GATEWAY = """\
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: test-gateway-4, namespace: default}
-spec:
-  gatewayClassName: random-gateway-class
-  listeners: [{name: http, protocol: HTTP, port: 80}]
-"""
+S16_GATEWAY = first(gateway(name="test-gateway-4", ns="default", class_name="random-gateway-class"))
 
 
 def test_s16_missing_gateway_class_is_an_error() -> None:
@@ -467,31 +315,14 @@ def test_s16_missing_gateway_class_declared_external_is_not_an_error(pattern: st
 
 S16_ROUTE = (
     CLASS
-    + """\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: default}
-spec:
-  gatewayClassName: eg
-  allowedListeners: {namespaces: {from: Same}}
-  listeners: [{name: http, protocol: HTTP, port: 80}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: ListenerSet
-metadata: {name: ls1, namespace: default}
-spec:
-  parentRef: {name: gw}
-  listeners: [{name: extra, protocol: HTTP, port: 8080}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r1, namespace: default}
-spec:
-  parentRefs: [{kind: ListenerSet, name: ls1}]
-  rules:
-  - backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: pool}]
-"""
+    + gateway(ns="default", spec="  allowedListeners: {namespaces: {from: Same}}\n")
+    + listener_set(name="ls1", ns="default")
+    + route(
+        "[{kind: ListenerSet, name: ls1}]",
+        name="r1",
+        ns="default",
+        rules="  - backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: pool}]\n",
+    )
 )
 INFERENCE_POOL = """\
 ---
@@ -537,13 +368,7 @@ def test_s16_missing_listener_set_is_reported_as_a_listener_set_not_a_gateway() 
 # S18 — namespaced policy targeting a cluster-scoped object: never silent
 # ---------------------------------------------------------------------------------------
 
-S18_CLASS = """\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: foo}
-spec: {controllerName: example.com/gateway-controller}
-"""
+S18_CLASS = gateway_class("foo")
 CLASS_TARGET = "{group: gateway.networking.k8s.io, kind: GatewayClass, name: foo}"
 
 
@@ -554,8 +379,7 @@ def test_s18_namespaced_policy_on_gatewayclass_is_reported() -> None:
 
 
 def test_s18_cluster_scoped_policy_on_gatewayclass_attaches() -> None:
-    policy = color_policy("t", "default", CLASS_TARGET).replace(", namespace: default}", "}")
-    result = lint_text(policy_crd("ColorPolicy", scope="Cluster") + S18_CLASS + policy)
+    result = lint_text(policy_crd("ColorPolicy", scope="Cluster") + S18_CLASS + color_policy("t", None, CLASS_TARGET))
     assert problems(result) == []
     (res,) = resolutions(result, "t")
     assert (res.status, res.detail) == ("Accepted", "Resolved") and res.target is not None and res.target.name == "foo"
@@ -567,42 +391,11 @@ def test_s18_cluster_scoped_policy_on_gatewayclass_attaches() -> None:
 
 LISTENER_SET_SETUP = (
     CLASS
-    + """\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: infra}
-spec:
-  gatewayClassName: eg
-  allowedListeners: {namespaces: {from: All}}
-  listeners: [{name: http, protocol: HTTP, port: 80}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: ListenerSet
-metadata: {name: ls, namespace: team-a}
-spec:
-  parentRef: {name: gw, namespace: infra}
-  listeners: [{name: http, protocol: HTTP, port: 8080}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: whole-set, namespace: team-a}
-spec:
-  parentRefs: [{group: gateway.networking.k8s.io, kind: ListenerSet, name: ls}]
-  rules: [{backendRefs: [{name: web, port: 80}]}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: one-listener, namespace: team-a}
-spec:
-  parentRefs: [{kind: ListenerSet, name: ls, sectionName: http, port: 8080}]
-  rules: [{backendRefs: [{name: web, port: 80}]}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: team-a}
-spec: {ports: [{name: http, port: 80}]}
-"""
+    + gateway(ns="infra", spec="  allowedListeners: {namespaces: {from: All}}\n")
+    + listener_set(ns="team-a", parent="{name: gw, namespace: infra}", listeners="[{name: http, protocol: HTTP, port: 8080}]")
+    + route("[{group: gateway.networking.k8s.io, kind: ListenerSet, name: ls}]", name="whole-set", ns="team-a")
+    + route("[{kind: ListenerSet, name: ls, sectionName: http, port: 8080}]", name="one-listener", ns="team-a")
+    + service(ns="team-a")
 )
 
 
@@ -616,27 +409,15 @@ def test_guard_listener_set_parents() -> None:
 
 
 def test_guard_non_service_backends_present_in_the_input() -> None:
+    rules = (
+        "  - name: llm\n    backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: pool}]\n"
+        "  - name: external\n    backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: ext-api, port: 443}]\n"
+    )
     text = (
         CLASS
+        + gateway()
+        + route(rules=rules)
         + """\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: app}
-spec:
-  gatewayClassName: eg
-  listeners: [{name: http, protocol: HTTP, port: 80}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r, namespace: app}
-spec:
-  parentRefs: [{name: gw}]
-  rules:
-  - name: llm
-    backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: pool}]
-  - name: external
-    backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: ext-api, port: 443}]
 ---
 apiVersion: gateway.envoyproxy.io/v1alpha1
 kind: Backend
@@ -655,32 +436,12 @@ spec:
 def test_guard_same_listener_name_on_a_gateway_and_its_listener_set() -> None:
     # Listener names may repeat across a Gateway and its ListenerSets (§3.2): each sectionName
     # resolves on the object the reference names.
-    policies = """\
----
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: ClientTrafficPolicy
-metadata: {name: on-gateway, namespace: infra}
-spec:
-  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: http}]
----
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: ClientTrafficPolicy
-metadata: {name: on-set, namespace: team-a}
-spec:
-  targetRefs: [{group: gateway.networking.k8s.io, kind: ListenerSet, name: ls, sectionName: http}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: on-gateway, namespace: infra}
-spec:
-  parentRefs: [{name: gw, sectionName: http}]
-  rules: [{backendRefs: [{name: web, port: 80}]}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: infra}
-spec: {ports: [{name: http, port: 80}]}
-"""
+    policies = (
+        policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: http}]", name="on-gateway", ns="infra")
+        + policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: ListenerSet, name: ls, sectionName: http}]", name="on-set", ns="team-a")
+        + route("[{name: gw, sectionName: http}]", name="on-gateway", ns="infra")
+        + service(ns="infra")
+    )
     result = lint_text(LISTENER_SET_SETUP + policies)
     assert problems(result) == []
     (gw,) = resolutions(result, "on-gateway")
@@ -694,40 +455,16 @@ spec: {ports: [{name: http, port: 80}]}
 
 
 def test_guard_wildcard_hostnames_that_intersect() -> None:
+    listeners = (
+        '  - {name: wildcard, protocol: HTTP, port: 80, hostname: "*.example.com"}\n'
+        "  - {name: exact, protocol: HTTP, port: 8080, hostname: foo.example.com}\n"
+    )
     text = (
         CLASS
-        + """\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: app}
-spec:
-  gatewayClassName: eg
-  listeners:
-  - {name: wildcard, protocol: HTTP, port: 80, hostname: "*.example.com"}
-  - {name: exact, protocol: HTTP, port: 8080, hostname: foo.example.com}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: deep, namespace: app}
-spec:
-  parentRefs: [{name: gw, sectionName: wildcard}]
-  hostnames: [a.b.example.com]
-  rules: [{backendRefs: [{name: web, port: 80}]}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: wild, namespace: app}
-spec:
-  parentRefs: [{name: gw, sectionName: exact}]
-  hostnames: ["*.example.com"]
-  rules: [{backendRefs: [{name: web, port: 80}]}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: app}
-spec: {ports: [{name: http, port: 80}]}
-"""
+        + gateway(listeners)
+        + route("[{name: gw, sectionName: wildcard}]", name="deep", hostnames="[a.b.example.com]")
+        + route("[{name: gw, sectionName: exact}]", name="wild", hostnames='["*.example.com"]')
+        + service()
     )
     result = lint_text(text)
     assert problems(result) == []
@@ -738,43 +475,17 @@ spec: {ports: [{name: http, port: 80}]}
 
 
 def test_guard_selector_namespaces_with_labels() -> None:
+    listener = selector_listener(
+        "          matchExpressions:\n"
+        "          - {key: env, operator: In, values: [prod, staging]}\n"
+        "          - {key: quarantined, operator: DoesNotExist}\n"
+    )
     text = (
         CLASS
-        + """\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: infra}
-spec:
-  gatewayClassName: eg
-  listeners:
-  - name: http
-    protocol: HTTP
-    port: 80
-    allowedRoutes:
-      namespaces:
-        from: Selector
-        selector:
-          matchExpressions:
-          - {key: env, operator: In, values: [prod, staging]}
-          - {key: quarantined, operator: DoesNotExist}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-a, labels: {env: prod}}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r, namespace: team-a}
-spec:
-  parentRefs: [{name: gw, namespace: infra}]
-  rules: [{backendRefs: [{name: web, port: 80}]}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: team-a}
-spec: {ports: [{name: http, port: 80}]}
-"""
+        + gateway(listener, ns="infra")
+        + namespace("team-a", "{env: prod}")
+        + route("[{name: gw, namespace: infra}]", ns="team-a")
+        + service(ns="team-a")
     )
     result = lint_text(text)
     assert problems(result) == []
@@ -784,47 +495,24 @@ spec: {ports: [{name: http, port: 80}]}
 
 SELECTOR_POLICY = (
     CLASS
-    + """\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: infra}
-spec:
-  gatewayClassName: eg
-  listeners: [{name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r, namespace: team-a, labels: {app: web}}
-spec:
-  parentRefs: [{name: gw, namespace: infra}]
-  rules: [{backendRefs: [{name: web, port: 80}]}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: team-a}
-spec: {ports: [{name: http, port: 80}]}
----
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: BackendTrafficPolicy
-metadata: {name: timeouts, namespace: infra}
-spec:
-  targetSelectors:
-  - kind: HTTPRoute
-    matchLabels: {app: web}
-    namespaces: {from: All}
-  timeout: {http: {requestTimeout: 5s}}
-"""
+    + gateway("[{name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}]", ns="infra")
+    + route("[{name: gw, namespace: infra}]", ns="team-a", labels="{app: web}")
+    + service(ns="team-a")
+    + policy(
+        "BackendTrafficPolicy",
+        "  - kind: HTTPRoute\n    matchLabels: {app: web}\n    namespaces: {from: All}\n",
+        name="timeouts",
+        ns="infra",
+        field="targetSelectors",
+        spec="  timeout: {http: {requestTimeout: 5s}}\n",
+    )
 )
-SELECTOR_GRANT = """\
----
-apiVersion: gateway.networking.k8s.io/v1beta1
-kind: ReferenceGrant
-metadata: {name: infra-policies, namespace: team-a}
-spec:
-  from: [{group: gateway.envoyproxy.io, kind: BackendTrafficPolicy, namespace: infra}]
-  to: [{group: gateway.networking.k8s.io, kind: HTTPRoute}]
-"""
+SELECTOR_GRANT = reference_grant(
+    "team-a",
+    "[{group: gateway.envoyproxy.io, kind: BackendTrafficPolicy, namespace: infra}]",
+    "[{group: gateway.networking.k8s.io, kind: HTTPRoute}]",
+    "infra-policies",
+)
 
 
 def test_guard_target_selector_across_namespaces_with_a_grant() -> None:
@@ -839,77 +527,49 @@ def test_guard_target_selector_across_namespaces_with_a_grant() -> None:
 
 def test_guard_partial_repository_with_external_objects() -> None:
     # One team's slice: the shared Gateway, its class and the other namespace's grants live elsewhere.
-    text = """\
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: search, namespace: team-b}
-spec:
-  parentRefs: [{name: shared, namespace: infra, sectionName: http}]
-  rules: [{backendRefs: [{name: catalog, namespace: team-a, port: 8080}]}]
-"""
+    text = first(
+        route(
+            "[{name: shared, namespace: infra, sectionName: http}]",
+            name="search",
+            ns="team-b",
+            rules="[{backendRefs: [{name: catalog, namespace: team-a, port: 8080}]}]",
+        )
+    )
     bare = lint_text(text)
     assert sorted(f.rule for f in bare.findings if f.severity is Severity.ERROR) == ["PL402", "PL406"]
     external = ExternalObjects.parse(["Gateway/infra/*", "ReferenceGrant/team-a/*", "Service/team-a/*"])
     result = lint_text(text, external=external)
     assert problems(result) == []
-    route = lookup(result, "HTTPRoute", "team-b", "search")
-    (att,) = result.index.topology().parent_attachments(route)
+    search = lookup(result, "HTTPRoute", "team-b", "search")
+    (att,) = result.index.topology().parent_attachments(search)
     assert att.status == "External" and att.attached
-    (ref,) = result.index.topology().refs_from(route)
+    (ref,) = result.index.topology().refs_from(search)
     assert ref.status == "External" and ref.grant is not None and ref.grant.assumed
 
 
 # The README's table "What an external object changes": each row, without and with the pattern.
 EXTERNAL_ROWS = [
     pytest.param(
-        """\
-apiVersion: gateway.networking.k8s.io/v1
-kind: ListenerSet
-metadata: {name: ls, namespace: team-a}
-spec:
-  parentRef: {name: shared, namespace: infra}
-  listeners: [{name: http, protocol: HTTP, port: 8080}]
-""",
+        first(listener_set(ns="team-a", parent="{name: shared, namespace: infra}", listeners="[{name: http, protocol: HTTP, port: 8080}]")),
         "Gateway/infra/shared",
         "PL409",
         id="listener-set-parent",
     ),
     pytest.param(
-        """\
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r, namespace: app}
-spec:
-  parentRefs: [{name: gw}]
-  rules: [{backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: pool}]}]
-""",
+        first(route(rules="[{backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: pool}]}]")),
         "InferencePool.inference.networking.k8s.io/app/*",
         "PL411",
         id="inference-pool-backend",
     ),
     pytest.param(
-        """\
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: ClientTrafficPolicy
-metadata: {name: p, namespace: infra}
-spec:
-  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: shared}]
-""",
+        first(policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: shared}]", ns="infra")),
         "Gateway/infra/*",
         "PL201",
         id="policy-target",
     ),
     pytest.param(
         policy_crd("ColorPolicy")
-        + """\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: shared, namespace: infra}
-spec:
-  gatewayClassName: eg
-  listeners: [{name: http, protocol: HTTP, port: 80}]
-"""
+        + gateway(name="shared", ns="infra")
         + color_policy("p", "team-a", "{group: gateway.networking.k8s.io, kind: Gateway, name: shared, namespace: infra}"),
         "ReferenceGrant/infra/*",
         "PL401",

@@ -12,45 +12,14 @@ from policylint.index import ProjectIndex, TargetResolution
 from policylint.pipeline import LintResult
 from policylint.reporters import json as json_reporter
 from tests.lintutil import lint_text, only
+from tests.manifests import crd, first, gateway, gateway_class, policy, route, service
 
-GATEWAY = """\
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: app}
-spec:
-  gatewayClassName: eg
-  listeners: [{name: http, protocol: HTTP, port: 80}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: web, namespace: app}
-spec:
-  parentRefs: [{name: gw}]
-  rules: [{name: api, backendRefs: [{name: web, port: 8080}]}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: app}
-spec:
-  ports: [{name: http, port: 8080}]
-"""
-
-
-def policy(kind: str, refs: str, *, api: str = "gateway.envoyproxy.io/v1alpha1", name: str = "p", ns: str = "app", field: str = "targetRefs") -> str:
-    """A policy document; `refs` is the YAML of the target field's value (flow style)."""
-    return f"""\
----
-apiVersion: {api}
-kind: {kind}
-metadata: {{name: {name}, namespace: {ns}}}
-spec:
-  {field}: {refs}
-"""
+GATEWAY = (
+    gateway_class()
+    + gateway()
+    + route(name="web", rules="[{name: api, backendRefs: [{name: web, port: 8080}]}]")
+    + service(ports="[{name: http, port: 8080}]")
+)
 
 
 def inferred(refs: str, *, field: str = "targetRefs", name: str = "p") -> str:
@@ -73,64 +42,18 @@ def report_targets(result: LintResult) -> list[dict[str, Any]]:
 
 # -- S18: namespaced policy, cluster-scoped target -----------------------------------------
 
-CRDS = """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: timeoutpolicies.example.com
-  labels: {gateway.networking.k8s.io/policy: Direct}
-spec:
-  group: example.com
-  names: {kind: TimeoutPolicy, plural: timeoutpolicies}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
+# A namespaced and a cluster-scoped policy kind, each with a single targetRef; the second's has a namespace.
+TARGET_REF = """\
             properties:
               targetRef:
                 type: object
-                properties: {group: {type: string}, kind: {type: string}, name: {type: string}}
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: clustertimeoutpolicies.example.com
-  labels: {gateway.networking.k8s.io/policy: Direct}
-spec:
-  group: example.com
-  names: {kind: ClusterTimeoutPolicy, plural: clustertimeoutpolicies}
-  scope: Cluster
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              targetRef:
-                type: object
-                properties:
-                  group: {type: string}
-                  kind: {type: string}
-                  name: {type: string}
-                  namespace: {type: string}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: foo}
-spec: {controllerName: example.com/gc}
+                properties: {group: {type: string}, kind: {type: string}, name: {type: string}%s}
 """
+CRDS = (
+    first(crd("TimeoutPolicy", TARGET_REF % ""))
+    + crd("ClusterTimeoutPolicy", TARGET_REF % ", namespace: {type: string}", scope="Cluster")
+    + gateway_class("foo")
+)
 
 
 def test_s18_namespaced_policy_on_gatewayclass_is_never_silent() -> None:
@@ -149,8 +72,8 @@ def test_s18_namespaced_policy_on_gatewayclass_is_never_silent() -> None:
 
 def test_s18_cluster_scoped_policy_on_namespaced_route_without_namespace_is_an_error() -> None:
     text = CRDS + GATEWAY + policy(
-        "ClusterTimeoutPolicy", "{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}", api="example.com/v1", name="c", field="targetRef"
-    ).replace("namespace: app}", "}")
+        "ClusterTimeoutPolicy", "{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}", api="example.com/v1", name="c", ns=None, field="targetRef"
+    )
     result = lint_text(text)
     (finding,) = only(result, "PL204")
     assert finding.severity is Severity.ERROR
@@ -167,8 +90,9 @@ def test_cluster_scoped_policy_with_a_namespace_resolves() -> None:
         "{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web, namespace: app}",
         api="example.com/v1",
         name="c",
+        ns=None,
         field="targetRef",
-    ).replace("namespace: app}\nspec", "}\nspec")
+    )
     result = lint_text(text)
     assert codes(result) == []
     (target,) = report_targets(result)

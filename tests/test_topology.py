@@ -36,6 +36,8 @@ from policylint.topology import (
     Topology,
 )
 from tests.lintutil import lint_text, select
+from tests.manifests import HTTP_HTTPS, first, gateway, gateway_class, listener_set, namespace, route, selector_listener, service
+from tests.manifests import reference_grant as grant
 
 
 def index_of(text: str, external: tuple[str, ...] = ()) -> ProjectIndex:
@@ -267,19 +269,6 @@ def test_external_objects_match_first_pattern_and_cover_namespaces() -> None:
 # ---------------------------------------------------------------------------------------
 
 
-def grant(namespace: str, from_: str, to: str, name: str = "rg") -> str:
-    """A ReferenceGrant; `from_`/`to` are the flow-style YAML lists."""
-    return f"""\
----
-apiVersion: gateway.networking.k8s.io/v1beta1
-kind: ReferenceGrant
-metadata: {{name: {name}, namespace: {namespace}}}
-spec:
-  from: {from_}
-  to: {to}
-"""
-
-
 ROUTE_FROM_NS2 = '[{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ns2}]'
 TO_SERVICE = '[{group: "", kind: Service}]'
 # HTTPRoute ns2 -> Service default/demo-svc (scenario S15)
@@ -381,53 +370,7 @@ def test_external_grants_in_the_target_namespace_are_assumed() -> None:
 # Route attachment (§3.3)
 # ---------------------------------------------------------------------------------------
 
-CLASS = """\
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: example.com/gc}
-"""
-
-
-def gateway(listeners: str, *, name: str = "gw", ns: str = "app", extra: str = "") -> str:
-    """A Gateway; `listeners` is YAML list items indented by two spaces."""
-    return f"""\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {{name: {name}, namespace: {ns}}}
-spec:
-  gatewayClassName: eg{extra}
-  listeners:
-{listeners}"""
-
-
-def route(parent_refs: str, *, name: str = "r", ns: str = "app", kind: str = "HTTPRoute", hostnames: str | None = None, rules: str = "[{backendRefs: [{name: web, port: 80}]}]") -> str:
-    hostnames_line = f"\n  hostnames: {hostnames}" if hostnames is not None else ""
-    return f"""\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: {kind}
-metadata: {{name: {name}, namespace: {ns}}}
-spec:
-  parentRefs: {parent_refs}{hostnames_line}
-  rules: {rules}
-"""
-
-
-def namespace(name: str, labels: str = "{}") -> str:
-    return f"""\
----
-apiVersion: v1
-kind: Namespace
-metadata: {{name: {name}, labels: {labels}}}
-"""
-
-
-HTTP_HTTPS = """\
-  - {name: http, protocol: HTTP, port: 80}
-  - {name: https, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: cert}]}}
-"""
+CLASS = first(gateway_class())
 
 
 def test_parent_ref_defaults() -> None:
@@ -477,15 +420,7 @@ def test_allowed_routes_all() -> None:
     assert (att.status, names(att), att.assumptions) == (ACCEPTED, ["http"], ())
 
 
-SELECTOR_LISTENER = """\
-  - name: http
-    protocol: HTTP
-    port: 80
-    allowedRoutes:
-      namespaces:
-        from: Selector
-        selector: {matchLabels: {shared-gateway-access: "true"}}
-"""
+SELECTOR_LISTENER = selector_listener('{matchLabels: {shared-gateway-access: "true"}}')
 
 
 def selector_setup(namespaces: str, route_ns: str = "team-a", listeners: str = SELECTOR_LISTENER) -> ParentAttachment:
@@ -512,15 +447,12 @@ def test_allowed_routes_selector_with_namespace_absent_from_the_input_is_assumed
 
 def test_allowed_routes_selector_on_the_implicit_name_label() -> None:
     # kubernetes.io/metadata.name is set on every Namespace by the API server: known without the object.
-    listeners = SELECTOR_LISTENER.replace('{matchLabels: {shared-gateway-access: "true"}}', "{matchLabels: {kubernetes.io/metadata.name: team-a}}")
+    listeners = selector_listener("{matchLabels: {kubernetes.io/metadata.name: team-a}}")
     admitted = selector_setup("", listeners=listeners)
     assert (admitted.status, admitted.assumptions) == (ACCEPTED, ())
     rejected = selector_setup("", route_ns="team-b", listeners=listeners)
     assert rejected.status == NOT_ALLOWED_BY_LISTENERS and rejected.assumptions == ()
-    expr = SELECTOR_LISTENER.replace(
-        '{matchLabels: {shared-gateway-access: "true"}}',
-        "{matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, values: [team-a, team-b]}]}",
-    )
+    expr = selector_listener("{matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, values: [team-a, team-b]}]}")
     assert selector_setup("", route_ns="team-b", listeners=expr).status == ACCEPTED
 
 
@@ -634,8 +566,7 @@ def test_external_parent_is_assumed_to_admit() -> None:
 
 
 def test_service_parent_is_mesh_and_needs_no_grant() -> None:
-    service = "---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {ports: [{name: http, port: 80}]}\n"
-    att = attachment(service + route('[{group: "", kind: Service, name: web, namespace: shop}]'))
+    att = attachment(service(ns="shop") + route('[{group: "", kind: Service, name: web, namespace: shop}]'))
     assert (att.status, att.attached) == (MESH, True)
     assert att.ref.group == "" and att.ref.namespace == "shop"
     absent = attachment(route('[{group: "", kind: Service, name: web}]'))
@@ -672,20 +603,8 @@ def test_route_without_parent_refs_carries_no_traffic() -> None:
 # ---------------------------------------------------------------------------------------
 
 
-def listener_set(*, name: str = "ls", ns: str = "app", parent: str = "{name: gw}", listeners: str = "[{name: extra, protocol: HTTP, port: 8080}]") -> str:
-    return f"""\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: ListenerSet
-metadata: {{name: {name}, namespace: {ns}}}
-spec:
-  parentRef: {parent}
-  listeners: {listeners}
-"""
-
-
 def allowed_listeners(block: str) -> str:
-    return f"\n  allowedListeners: {block}"
+    return f"  allowedListeners: {block}\n"
 
 
 def ls_attachment(text: str, ns: str = "app", name: str = "ls", external: tuple[str, ...] = ()) -> Any:
@@ -697,21 +616,21 @@ def test_allowed_listeners_default_is_none() -> None:
     att = ls_attachment(CLASS + gateway(HTTP_HTTPS) + listener_set())
     assert (att.status, att.attached) == ("NotAllowed", False)
     assert att.message == "Gateway app/gw does not allow ListenerSets (allowedListeners.namespaces.from is None by default)"
-    explicit = ls_attachment(CLASS + gateway(HTTP_HTTPS, extra=allowed_listeners("{namespaces: {from: None}}")) + listener_set())
+    explicit = ls_attachment(CLASS + gateway(HTTP_HTTPS, spec=allowed_listeners("{namespaces: {from: None}}")) + listener_set())
     assert explicit.status == "NotAllowed"
 
 
 def test_allowed_listeners_same() -> None:
     extra = allowed_listeners("{namespaces: {from: Same}}")
-    assert ls_attachment(CLASS + gateway(HTTP_HTTPS, extra=extra) + listener_set()).status == ACCEPTED
-    other = ls_attachment(CLASS + gateway(HTTP_HTTPS, extra=extra) + listener_set(ns="team-a", parent="{name: gw, namespace: app}"), ns="team-a")
+    assert ls_attachment(CLASS + gateway(HTTP_HTTPS, spec=extra) + listener_set()).status == ACCEPTED
+    other = ls_attachment(CLASS + gateway(HTTP_HTTPS, spec=extra) + listener_set(ns="team-a", parent="{name: gw, namespace: app}"), ns="team-a")
     assert other.status == "NotAllowed"
     assert other.message == "Gateway app/gw allows ListenerSets only from its own namespace (allowedListeners from: Same)"
 
 
 def test_allowed_listeners_all() -> None:
     extra = allowed_listeners("{namespaces: {from: All}}")
-    text = CLASS + gateway(HTTP_HTTPS, extra=extra) + listener_set(ns="team-a", parent="{name: gw, namespace: app}")
+    text = CLASS + gateway(HTTP_HTTPS, spec=extra) + listener_set(ns="team-a", parent="{name: gw, namespace: app}")
     att = ls_attachment(text, ns="team-a")
     assert att.status == ACCEPTED and att.gateway is not None and att.gateway.name == "gw"
 
@@ -719,7 +638,7 @@ def test_allowed_listeners_all() -> None:
 def test_allowed_listeners_selector() -> None:
     extra = allowed_listeners("{namespaces: {from: Selector, selector: {matchLabels: {team: a}}}}")
     ls = listener_set(ns="team-a", parent="{name: gw, namespace: app}")
-    base = CLASS + gateway(HTTP_HTTPS, extra=extra) + ls
+    base = CLASS + gateway(HTTP_HTTPS, spec=extra) + ls
     labelled = ls_attachment(base + namespace("team-a", "{team: a}"), ns="team-a")
     assert (labelled.status, labelled.assumptions) == (ACCEPTED, ())
     unlabelled = ls_attachment(base + namespace("team-a", "{team: b}"), ns="team-a")
@@ -728,7 +647,7 @@ def test_allowed_listeners_selector() -> None:
     absent = ls_attachment(base, ns="team-a")
     assert absent.status == ACCEPTED
     assert absent.assumptions == ("Namespace team-a is not in the input; assumed to match team in (a)",)
-    no_selector = ls_attachment(CLASS + gateway(HTTP_HTTPS, extra=allowed_listeners("{namespaces: {from: Selector}}")) + ls, ns="team-a")
+    no_selector = ls_attachment(CLASS + gateway(HTTP_HTTPS, spec=allowed_listeners("{namespaces: {from: Selector}}")) + ls, ns="team-a")
     assert no_selector.status == "NotAllowed"
 
 
@@ -742,7 +661,7 @@ def test_listener_set_parent_defaults_and_not_found() -> None:
 def test_route_on_a_listener_set_uses_only_the_sets_listeners() -> None:
     extra = allowed_listeners("{namespaces: {from: Same}}")
     ls = listener_set(listeners="[{name: extra, protocol: HTTP, port: 8080}, {name: http, protocol: HTTP, port: 8081}]")
-    base = CLASS + gateway(HTTP_HTTPS, extra=extra) + ls
+    base = CLASS + gateway(HTTP_HTTPS, spec=extra) + ls
     index = index_of(base + route("[{kind: ListenerSet, name: ls}]"))
     topo = index.topology()
     gw = obj(index, GATEWAY_GROUP, "Gateway", "app", "gw")
@@ -766,7 +685,7 @@ def test_route_on_a_listener_set_uses_only_the_sets_listeners() -> None:
 def test_listener_set_listeners_admit_same_namespace_relative_to_the_set() -> None:
     # `Same` means the namespace of the object owning the listener (conformance ListenerSetAllowedRoutesCrossNamespace).
     extra = allowed_listeners("{namespaces: {from: All}}")
-    base = CLASS + gateway(HTTP_HTTPS, ns="infra", extra=extra) + listener_set(ns="team-a", parent="{name: gw, namespace: infra}")
+    base = CLASS + gateway(HTTP_HTTPS, ns="infra", spec=extra) + listener_set(ns="team-a", parent="{name: gw, namespace: infra}")
     same = attachment(base + route("[{kind: ListenerSet, name: ls}]", ns="team-a"), namespace="team-a")
     assert same.status == ACCEPTED
     other = attachment(base + route("[{kind: ListenerSet, name: ls, namespace: team-a}]", ns="infra"), namespace="infra")
@@ -792,7 +711,7 @@ def test_listener_set_not_attached_carries_no_traffic() -> None:
 
 
 def test_gateway_class_reference() -> None:
-    index = index_of(CLASS + gateway(HTTP_HTTPS) + gateway(HTTP_HTTPS, name="lost").replace("gatewayClassName: eg", "gatewayClassName: nope"))
+    index = index_of(CLASS + gateway(HTTP_HTTPS) + gateway(HTTP_HTTPS, name="lost", class_name="nope"))
     topo = index.topology()
     gw = obj(index, GATEWAY_GROUP, "Gateway", "app", "gw")
     lost = obj(index, GATEWAY_GROUP, "Gateway", "app", "lost")
@@ -810,16 +729,7 @@ def test_gateway_class_reference() -> None:
 # Backends (§3.4) and certificates (§3.5)
 # ---------------------------------------------------------------------------------------
 
-SERVICE_3 = """\
----
-apiVersion: v1
-kind: Service
-metadata: {name: service-3, namespace: app}
-spec:
-  ports:
-  - {name: port-1, port: 80, targetPort: 8080}
-  - {name: port-2, port: 443, targetPort: 8443}
-"""
+SERVICE_3 = service("service-3", ports="  - {name: port-1, port: 80, targetPort: 8080}\n  - {name: port-2, port: 443, targetPort: 8443}\n")
 
 
 def backend_refs(text: str, route_name: str = "r", ns: str = "app") -> list[Any]:
@@ -919,7 +829,7 @@ def test_listener_set_certificates_need_a_grant_from_the_listener_set() -> None:
     # GEP-1713: a grant to the Gateway does not extend to its ListenerSets' listeners.
     gw_grant = grant("certs", "[{group: gateway.networking.k8s.io, kind: Gateway, namespace: app}]", '[{group: "", kind: Secret}]')
     ls = listener_set(listeners="[{name: s, protocol: HTTPS, port: 8443, tls: {certificateRefs: [{name: c, namespace: certs}]}}]")
-    text = CLASS + gateway(HTTP_HTTPS, extra=allowed_listeners("{namespaces: {from: Same}}")) + ls + gw_grant
+    text = CLASS + gateway(HTTP_HTTPS, spec=allowed_listeners("{namespaces: {from: Same}}")) + ls + gw_grant
     index = index_of(text)
     (ref,) = index.topology().refs_from(obj(index, GATEWAY_GROUP, "ListenerSet", "app", "ls"))
     assert ref.status == REF_NOT_PERMITTED
@@ -932,9 +842,7 @@ def test_listener_set_certificates_need_a_grant_from_the_listener_set() -> None:
 def test_name_label_mismatch_is_known_even_when_other_labels_are_not() -> None:
     # The Namespace object is absent, so `tier` is unknown; but kubernetes.io/metadata.name is always
     # the namespace's name, and team-b != team-a: no namespace labels can make this selector match.
-    listeners = SELECTOR_LISTENER.replace(
-        '{matchLabels: {shared-gateway-access: "true"}}', "{matchLabels: {kubernetes.io/metadata.name: team-a, tier: web}}"
-    )
+    listeners = selector_listener("{matchLabels: {kubernetes.io/metadata.name: team-a, tier: web}}")
     rejected = selector_setup("", route_ns="team-b", listeners=listeners)
     assert (rejected.status, rejected.assumptions) == (NOT_ALLOWED_BY_LISTENERS, ())
     admitted = selector_setup("", route_ns="team-a", listeners=listeners)

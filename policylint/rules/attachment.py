@@ -10,7 +10,6 @@ kinds that policylint does not model are never "not found" (scenario S16).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Iterator, Sequence
 
 from policylint.external import external_hint
@@ -19,6 +18,7 @@ from policylint.index import ProjectIndex
 from policylint.model import K8sObject
 from policylint.positions import join, parse_path
 from policylint.rules.base import Rule
+from policylint.rules.hints import NearMatches, close_name, hints_suffix
 from policylint.topology import (
     CORE,
     GATEWAY_GROUP,
@@ -37,7 +37,6 @@ from policylint.topology import (
     Topology,
 )
 
-_MAX_HINTS = 3
 # Parent kinds a route attaches to through listeners (§3.3.3); Service parents are GAMMA (mesh).
 _LISTENER_PARENTS = ((GATEWAY_GROUP, "Gateway"), (GATEWAY_GROUP, "ListenerSet"))
 _PURPOSE = {
@@ -75,12 +74,12 @@ def _has(obj: K8sObject, path: str, key: str) -> bool:
     return isinstance(value, dict) and key in value
 
 
-def _close(name: str, candidates: Iterable[str]) -> list[str]:
-    return difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.75)
-
-
-def _hints_text(hints: Sequence[str]) -> str:
-    return "".join(f"; {h}" for h in hints)
+def _namespace_hint(obj: K8sObject, namespace_set: bool, unset: str) -> str:
+    """The hint for the object found in another namespace: a wrong `namespace`, or a missing one
+    (`unset` says where to set it and what it defaults to)."""
+    if namespace_set:
+        return f"{obj.kind} {where(obj)} exists: did you mean namespace: {obj.namespace}?"
+    return f"{obj.kind} {where(obj)} exists: set namespace: {obj.namespace} {unset}"
 
 
 class _Names:
@@ -112,6 +111,15 @@ class _Names:
             self._build(group, kind)
         return self._by_namespace[(group, kind)].get(namespace, {})
 
+    def add_typo(self, matches: NearMatches, group: str, kind: str, namespace: str | None, name: str) -> None:
+        """Without a better guess, the object of the kind in the namespace with a similar name (a typo)."""
+        if matches:
+            return
+        candidates = self.in_namespace(group, kind, namespace)
+        close = close_name(name, candidates)
+        if close is not None:
+            matches.add(f"did you mean {kind} {close}?", candidates[close])
+
 
 # -- PL405 -----------------------------------------------------------------------------------
 
@@ -132,21 +140,17 @@ class GatewayClassNotFound(Rule):
                 continue
             if classes is None:
                 classes = list(index.of_kind(GATEWAY_GROUP, "GatewayClass"))
-            related: list[Related] = []
-            hints: list[str] = []
-            close = _close(ref.name, (c.name for c in classes))
-            if close:
-                match = next(c for c in classes if c.name == close[0])
-                hints.append(f"did you mean GatewayClass {close[0]}?")
-                related.append(Related("did you mean this GatewayClass?", object=match, path="metadata.name"))
-            else:
-                hints.append(external_hint("GatewayClass", None, ref.name))
+            matches = NearMatches()
+            close = close_name(ref.name, (c.name for c in classes))
+            if close is not None:
+                matches.add(f"did you mean GatewayClass {close}?", next(c for c in classes if c.name == close))
+            matches.or_external("GatewayClass", None, ref.name)
             message = (
                 f"Gateway {where(gateway)} references a non-existent GatewayClass {ref.name}: no controller owns the"
                 " Gateway, so it is never reconciled (status stays Accepted=Unknown, Pending) and nothing attached to it"
-                f" carries traffic (Gateway API: Gateway → GatewayClass){_hints_text(hints)}"
+                f" carries traffic (Gateway API: Gateway → GatewayClass){matches.suffix()}"
             )
-            yield self.issue(gateway, "spec.gatewayClassName", message, related=related)
+            yield self.issue(gateway, "spec.gatewayClassName", message, related=matches.related)
 
 
 # -- PL406–PL408: route parentRefs --------------------------------------------------------------
@@ -171,37 +175,23 @@ class ParentRefNotFound(Rule):
         names = _Names(index)
         for route, att in _failing(topology, (PARENT_NOT_FOUND,)):
             ref = att.ref
-            hints, related = self._near_matches(index, names, route, ref)
-            if not hints:
-                hints.append(external_hint(ref.kind, ref.namespace, ref.name))
+            matches = self._near_matches(index, names, route, ref)
+            matches.or_external(ref.kind, ref.namespace, ref.name)
             message = (
                 f"parentRef names {ref.kind} {ref.namespace}/{ref.name}, which is not in the input: the {route.kind} does"
-                f" not attach to it (Accepted=False), so it receives no traffic through it (Gateway API route attachment){_hints_text(hints)}"
+                f" not attach to it (Accepted=False), so it receives no traffic through it (Gateway API route attachment){matches.suffix()}"
             )
-            yield self.issue(route, ref.path, message, related=related)
+            yield self.issue(route, ref.path, message, related=matches.related)
 
     @staticmethod
-    def _near_matches(index: ProjectIndex, names: _Names, route: K8sObject, ref: ParentRef) -> tuple[list[str], list[Related]]:
-        hints: list[str] = []
-        related: list[Related] = []
-
-        def add(hint: str, obj: K8sObject) -> None:
-            if len(related) < _MAX_HINTS:
-                hints.append(hint)
-                related.append(Related(f"did you mean this {obj.kind}?", object=obj, path="metadata.name"))
-
+    def _near_matches(index: ProjectIndex, names: _Names, route: K8sObject, ref: ParentRef) -> NearMatches:
+        matches = NearMatches()
         namespace_set = _has(route, ref.path, "namespace")
         # 1. The same parent in another namespace: parentRefs default to the route's namespace (§3.3.1).
+        unset = f"in the parentRef (without it the parentRef names the route's own namespace, {ref.namespace})"
         for obj in names.named(ref.group, ref.kind, ref.name):
             if obj.namespace != ref.namespace and obj.namespace is not None:
-                if namespace_set:
-                    add(f"{obj.kind} {where(obj)} exists: did you mean namespace: {obj.namespace}?", obj)
-                else:
-                    add(
-                        f"{obj.kind} {where(obj)} exists: set namespace: {obj.namespace} in the parentRef (without it the"
-                        f" parentRef names the route's own namespace, {ref.namespace})",
-                        obj,
-                    )
+                matches.add(_namespace_hint(obj, namespace_set, unset), obj)
         # 2. The same name as the other listener-bearing parent kind (kind defaults to Gateway).
         if (ref.group, ref.kind) in _LISTENER_PARENTS:
             for group, kind in _LISTENER_PARENTS:
@@ -209,13 +199,10 @@ class ParentRefNotFound(Rule):
                     continue
                 other = index.lookup(group, kind, ref.namespace, ref.name)
                 if other is not None:
-                    add(f"{kind} {where(other)} exists: did you mean kind: {kind}?", other)
+                    matches.add(f"{kind} {where(other)} exists: did you mean kind: {kind}?", other)
         # 3. A similar name of the same kind in the same namespace (a typo).
-        if not hints:
-            candidates = names.in_namespace(ref.group, ref.kind, ref.namespace)
-            for name in _close(ref.name, candidates):
-                add(f"did you mean {ref.kind} {name}?", candidates[name])
-        return hints, related
+        names.add_typo(matches, ref.group, ref.kind, ref.namespace, ref.name)
+        return matches
 
 
 def _listeners_related(parent: K8sObject) -> Related:
@@ -247,9 +234,9 @@ class ParentRefNoMatchingListener(Rule):
             related = [_listeners_related(parent)]
             if ref.section_name is not None and ref.section_name not in names:
                 path = join(ref.path, "sectionName")
-                close = _close(ref.section_name, names)
-                if close:
-                    hints.append(f"did you mean sectionName {close[0]}?")
+                close = close_name(ref.section_name, names)
+                if close is not None:
+                    hints.append(f"did you mean sectionName {close}?")
                 elsewhere = self._defined_elsewhere(topology, route, parent, ref.section_name)
                 if elsewhere is not None:
                     hints.append(elsewhere[0])
@@ -261,7 +248,7 @@ class ParentRefNoMatchingListener(Rule):
                     hints.append(f"listener {ref.section_name} listens on port {named[0].port}")
             message = (
                 f"parentRef {', '.join(wanted)} selects no listener of {label(parent)} (have: {have}): the"
-                f" {route.kind} is not attached to it (Accepted=False, NoMatchingParent; Gateway API route attachment){_hints_text(hints)}"
+                f" {route.kind} is not attached to it (Accepted=False, NoMatchingParent; Gateway API route attachment){hints_suffix(hints)}"
             )
             yield self.issue(route, path, message, related=related)
 
@@ -507,24 +494,17 @@ class ListenerSetNotAllowed(Rule):
         namespace = raw.get("namespace") if isinstance(raw.get("namespace"), str) and raw.get("namespace") else None
         namespace = namespace or listener_set.namespace
         name = str(raw.get("name"))
-        hints: list[str] = []
-        related: list[Related] = []
+        matches = NearMatches()
         for obj in names.named(group, kind, name):
-            if obj.namespace != namespace and len(related) < _MAX_HINTS:
-                hints.append(f"{obj.kind} {where(obj)} exists: set namespace: {obj.namespace} in the parentRef")
-                related.append(Related(f"did you mean this {obj.kind}?", object=obj, path="metadata.name"))
-        if not hints:
-            candidates = names.in_namespace(group, kind, namespace)
-            for close in _close(name, candidates):
-                hints.append(f"did you mean {kind} {close}?")
-                related.append(Related(f"did you mean this {kind}?", object=candidates[close], path="metadata.name"))
-        if not hints:
-            hints.append(external_hint(kind, namespace, name))
+            if obj.namespace != namespace:
+                matches.add(f"{obj.kind} {where(obj)} exists: set namespace: {obj.namespace} in the parentRef", obj)
+        names.add_typo(matches, group, kind, namespace, name)
+        matches.or_external(kind, namespace, name)
         message = (
             f"the parent {kind} {namespace}/{name} of ListenerSet {where(listener_set)} is not in the input: the set is"
-            f" not attached, so its listeners serve nothing (GEP-1713 ListenerSet attachment){_hints_text(hints)}"
+            f" not attached, so its listeners serve nothing (GEP-1713 ListenerSet attachment){matches.suffix()}"
         )
-        return self.issue(listener_set, "spec.parentRef", message, related=related)
+        return self.issue(listener_set, "spec.parentRef", message, related=matches.related)
 
 
 # -- PL410 ---------------------------------------------------------------------------------------
@@ -596,26 +576,17 @@ class BackendNotFound(Rule):
                 yield self.issue(ref.owner, ref.path, message, severity=Severity.WARNING)
 
     def _not_found(self, names: _Names, ref: ObjectRef) -> Issue:
-        hints: list[str] = []
-        related: list[Related] = []
-        same = [o for o in names.named(ref.group, ref.kind, ref.name) if o.namespace != ref.namespace]
+        matches = NearMatches()
         namespace_set = _has(ref.owner, ref.path, "namespace")
-        for obj in same[:_MAX_HINTS]:
-            if namespace_set:
-                hints.append(f"{obj.kind} {where(obj)} exists: did you mean namespace: {obj.namespace}?")
-            else:
-                hints.append(
-                    f"{obj.kind} {where(obj)} exists: set namespace: {obj.namespace} (a backend reference defaults to the"
-                    f" namespace of the {ref.owner.kind}, {ref.namespace}; another namespace needs a ReferenceGrant there)"
-                )
-            related.append(Related(f"did you mean this {obj.kind}?", object=obj, path="metadata.name"))
-        if not hints:
-            candidates = names.in_namespace(ref.group, ref.kind, ref.namespace)
-            for close in _close(ref.name, candidates):
-                hints.append(f"did you mean {ref.kind} {close}?")
-                related.append(Related(f"did you mean this {ref.kind}?", object=candidates[close], path="metadata.name"))
-        if not hints:
-            hints.append(external_hint(ref.kind, ref.namespace, ref.name))
+        unset = (
+            f"(a backend reference defaults to the namespace of the {ref.owner.kind}, {ref.namespace}; another namespace"
+            " needs a ReferenceGrant there)"
+        )
+        for obj in names.named(ref.group, ref.kind, ref.name):
+            if obj.namespace != ref.namespace:
+                matches.add(_namespace_hint(obj, namespace_set, unset), obj)
+        names.add_typo(matches, ref.group, ref.kind, ref.namespace, ref.name)
+        matches.or_external(ref.kind, ref.namespace, ref.name)
         if ref.purpose == "policy-backend":
             effect = f"the {ref.owner.kind} cannot reach it"
         elif ref.purpose == "mirror":
@@ -630,9 +601,9 @@ class BackendNotFound(Rule):
             )
         message = (
             f"{_PURPOSE.get(ref.purpose, 'reference')} names {ref.kind} {ref.namespace}/{ref.name}, which is not in the"
-            f" input: {effect} (Gateway API BackendObjectReference){_hints_text(hints)}"
+            f" input: {effect} (Gateway API BackendObjectReference){matches.suffix()}"
         )
-        return self.issue(ref.owner, ref.path, message, related=related)
+        return self.issue(ref.owner, ref.path, message, related=matches.related)
 
 
 class BackendPortInvalid(Rule):

@@ -50,8 +50,14 @@ def _label(policy: Policy) -> str:
     return f"{key.kind} {key.namespace}/{key.name}" if key.namespace else f"{key.kind} {key.name}"
 
 
-def _count(n: int, plural: str) -> str:
-    return f"{n} {plural if n != 1 else plural[:-1]}"
+def _count(n: int, plural: str, singular: str | None = None) -> str:
+    """`3 contexts`, `1 context`."""
+    return f"{n} {plural if n != 1 else singular or plural[:-1]}"
+
+
+def _winners(names: Iterable[str]) -> str:
+    """The policies that beat another, by name."""
+    return ", ".join(sorted(names)) or "other policies"
 
 
 def _target_label(res: TargetResolution) -> str:
@@ -123,9 +129,8 @@ class PolicyOverridden(Rule):
             contexts = sum(s.contexts - s.conflicted for _, s in live)
             example = path_label(live[0][1].overridden_in[0]) if live[0][1].overridden_in else ""
             message = (
-                f"{_label(policy)} is overridden in every context it reaches ({contexts}"
-                f" context{'s' if contexts != 1 else ''}, e.g. {example}) by {', '.join(winners) or 'other policies'}:"
-                " it has no effect; remove it or change the policies that beat it"
+                f"{_label(policy)} is overridden in every context it reaches ({_count(contexts, 'contexts')}, e.g. {example})"
+                f" by {_winners(winners)}: it has no effect; remove it or change the policies that beat it"
             )
             related = _policy_related(index, winners, policy.key.kind, "overridden by {name}")
             yield self.issue(policy.obj, live[0][0].ref.path, message, related=related)
@@ -146,7 +151,7 @@ class PolicyPartiallyEnforced(Rule):
             where = "; ".join(path_label(p) for p in status.overridden_in[:_MAX_SHOWN])
             message = (
                 f"{_label(policy)} is PartiallyEnforced on {_target_label(res)}: beaten in {beaten} of"
-                f" {status.contexts - status.conflicted} contexts by {', '.join(sorted(status.beaten_by)) or 'other policies'}"
+                f" {status.contexts - status.conflicted} contexts by {_winners(status.beaten_by)}"
                 f" (e.g. {where})"
             )
             yield self.issue(policy.obj, res.ref.path, message)
@@ -263,8 +268,8 @@ class EmptyAtomicOverride(Rule):
         for facet, units, contexts in sorted(sim.erasures.values(), key=lambda e: (str(e[0].policy.key), e[0].path)):
             policy = facet.policy
             message = (
-                f"{facet.name} erases {units} {'entry' if units == 1 else 'entries'} in {contexts}"
-                f" context{'s' if contexts != 1 else ''}: its {facet.strategy_label()} has no values, and the established"
+                f"{facet.name} erases {_count(units, 'entries', 'entry')} in {_count(contexts, 'contexts')}:"
+                f" its {facet.strategy_label()} has no values, and the established"
                 " side wins whole (GEP-713 Atomic Overrides), so every entry of the more specific policies below is"
                 " replaced by nothing; give the override its values or remove it"
             )

@@ -28,11 +28,11 @@ from policylint.index import Policy, ProjectIndex, TargetResolution, TargetSelec
 from policylint.model import K8sObject
 from policylint.positions import join
 from policylint.rules.base import Rule
+from policylint.rules.hints import NearMatches
 from policylint.selectors import LabelSelector, Requirement
 from policylint.topology import GATEWAY_GROUP, REF_NOT_PERMITTED, ROUTE_KINDS, ObjectRef, Topology
 
 _MAX_RELATED = 5
-_MAX_HINTS = 3
 
 # What a controller does with a reference it may not follow, by ObjectRef.purpose (§3.4, §3.5).
 _REFUSED = {
@@ -396,36 +396,36 @@ class TargetSelectorMatchesNothing(Rule):
         else:
             reason = f"no {sel.kind} in {scope} has labels {labels}"
         message = f"{field_name(sel.path)} of {obj.kind} {where(obj)} matches no {sel.kind}: {reason}, so it adds no target (GEP-713 \"Label selectors\")"
-        hints, related = self._near_matches(index, topology, policy, sel, candidates)
+        matches = self._near_matches(index, topology, policy, sel, candidates)
         targets = policy.profile.targets
         if targets.kinds and not targets.allows(sel.group, sel.kind):
             allowed = ", ".join(str(k) for k in targets.kinds)
-            hints.append(f"{policy.profile.kind} does not accept {sel.kind} targets at all (allowed: {allowed})")
+            matches.note(f"{policy.profile.kind} does not accept {sel.kind} targets at all (allowed: {allowed})")
         severity = None
         if _external_may_match(index, sel, own):
             severity = Severity.INFO
-            hints.append(f"{sel.kind} objects declared external (--external) may match")
-        message += "".join(f"; {h}" for h in hints)
-        return self.issue(obj, sel.path, message, related=related, severity=severity)
+            matches.note(f"{sel.kind} objects declared external (--external) may match")
+        return self.issue(obj, sel.path, message + matches.suffix(), related=matches.related, severity=severity)
 
     @staticmethod
     def _near_matches(
         index: ProjectIndex, topology: Topology, policy: Policy, sel: TargetSelector, candidates: Sequence[K8sObject]
-    ) -> tuple[list[str], list[Related]]:
-        hints: list[str] = []
-        related: list[Related] = []
+    ) -> NearMatches:
+        matches = NearMatches()
         # An object whose labels miss by one requirement: a typo in a value or a key.
         for cand in candidates:
             failing = sel.label_selector.failing(cand.labels)
-            if len(failing) == 1 and len(related) < _MAX_HINTS:
-                hints.append(
-                    f"{cand.kind} {where(cand)} has {_actual(failing[0], cand.labels)}, the selector wants {_requirement(failing[0])}"
+            if len(failing) == 1 and not matches.full:
+                matches.add(
+                    f"{cand.kind} {where(cand)} has {_actual(failing[0], cand.labels)}, the selector wants {_requirement(failing[0])}",
+                    cand,
+                    note=f"{cand.kind} {where(cand)} almost matches",
+                    path=_labels_path(cand),
                 )
-                related.append(Related(f"{cand.kind} {where(cand)} almost matches", object=cand, path=_labels_path(cand)))
         # Matching objects in namespaces the selector does not consider.
         own = policy.obj.namespace
         for cand in index.of_kind(sel.group, sel.kind):
-            if len(related) >= _MAX_HINTS or not sel.label_selector.matches(cand.labels):
+            if matches.full or not sel.label_selector.matches(cand.labels):
                 continue
             if _eligible(topology, sel, own, cand.namespace):
                 continue
@@ -433,9 +433,13 @@ class TargetSelectorMatchesNothing(Rule):
                 fix = f"set namespaces.from: All or Selector and add a ReferenceGrant in namespace {cand.namespace}"
             else:
                 fix = f"{policy.profile.kind} selectors match only in the policy's own namespace"
-            hints.append(f"{cand.kind} {where(cand)} has the labels but is in namespace {cand.namespace}; {fix}")
-            related.append(Related(f"{cand.kind} {where(cand)} matches the labels", object=cand, path=_labels_path(cand)))
-        return hints, related
+            matches.add(
+                f"{cand.kind} {where(cand)} has the labels but is in namespace {cand.namespace}; {fix}",
+                cand,
+                note=f"{cand.kind} {where(cand)} matches the labels",
+                path=_labels_path(cand),
+            )
+        return matches
 
 
 def _scope(sel: TargetSelector, own: str | None) -> str:

@@ -17,6 +17,7 @@ from policylint.index import Policy, ProjectIndex, Section, TargetRef
 from policylint.model import K8sObject
 from policylint.positions import join
 from policylint.rules.base import Rule
+from policylint.rules.hints import hints_suffix
 from policylint.rules.targetref import object_label, ref_resolutions
 
 # Why a duplicate section name is a problem, per section type (gateway-api-semantics.md §1.1, §3.2, §5.3).
@@ -65,7 +66,7 @@ class SectionNotFound(Rule):
                 hints.append(f"{noun} {ref.section_name} is defined on {object_label(other, policy)}; target that object instead")
                 related.append(Related(f"{noun} {ref.section_name} is defined here", object=other, path=join(section.path, "name")))
                 break
-            message = res.message + "".join(f"; {h}" for h in hints)
+            message = res.message + hints_suffix(hints)
             yield self.issue(policy.obj, join(ref.path, "sectionName"), message, related=related)
 
     @staticmethod

@@ -14,8 +14,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from policylint.external import external_hint
-from policylint.findings import Issue, Related, Severity
+from policylint.findings import Issue, Severity
 from policylint.index import (
     GROUP_PATTERN,
     REF_FIELDS,
@@ -30,11 +29,11 @@ from policylint.model import K8sObject
 from policylint.positions import join
 from policylint.profiles import TargetKind, TargetSpec
 from policylint.rules.base import Rule
+from policylint.rules.hints import NearMatches
 
 # Names of custom resources, Services, Secrets and the other kinds policies target are at least
 # DNS-1123 subdomains (gateway-api-semantics.md §2.2): a reference outside that "can never resolve".
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_MAX_HINTS = 3
 # `gateway.networking.k8s.io/v1`: an apiVersion pasted into `group` (the GEP-713 examples do it).
 _GROUP_VERSION = re.compile(r"^(.+)/v[0-9]+((alpha|beta)[0-9]+)?$")
 # Reference fields that only some reference types have (NamespacedPolicyTargetReference,
@@ -178,14 +177,13 @@ class TargetRefNotFound(Rule):
                 by_name = defaultdict(list)
                 for obj in index.objects:
                     by_name[obj.name].append(obj)
-            hints, related = self._near_matches(index, policy, ref, res, by_name)
+            matches = self._near_matches(index, policy, ref, res, by_name)
             assert ref.name is not None
             if not _DNS1123_SUBDOMAIN.match(ref.name):
-                hints.append(f"{ref.name!r} is not a valid object name (lowercase DNS-1123 subdomain), so no such object can exist")
-            if not hints:
-                # design.md §1.7: repositories often hold one team's slice of a cluster.
-                hints.append(external_hint(ref.kind or "", res.namespace, ref.name))
-            yield self.issue(policy.obj, ref.path, f"{res.message}; {'; '.join(hints)}", related=related)
+                matches.note(f"{ref.name!r} is not a valid object name (lowercase DNS-1123 subdomain), so no such object can exist")
+            # design.md §1.7: repositories often hold one team's slice of a cluster.
+            matches.or_external(ref.kind or "", res.namespace, ref.name)
+            yield self.issue(policy.obj, ref.path, res.message + matches.suffix(), related=matches.related)
 
     def _near_matches(
         self,
@@ -194,17 +192,10 @@ class TargetRefNotFound(Rule):
         ref: TargetRef,
         res: TargetResolution,
         by_name: dict[str, list[K8sObject]],
-    ) -> tuple[list[str], list[Related]]:
+    ) -> NearMatches:
         assert ref.group is not None and ref.kind is not None and ref.name is not None
         targets = policy.profile.targets
-        hints: list[str] = []
-        related: list[Related] = []
-
-        def add(hint: str, obj: K8sObject) -> None:
-            if len(related) < _MAX_HINTS:
-                hints.append(hint)
-                related.append(Related(f"did you mean this {obj.kind}?", object=obj, path="metadata.name"))
-
+        matches = NearMatches()
         same_name = by_name.get(ref.name, [])
         # 1. Same name and place, other kind or group: a wrong `group`, or a kind with the wrong case,
         #    or another kind the profile allows (the Gateway named like the route that is missing).
@@ -212,28 +203,28 @@ class TargetRefNotFound(Rule):
             if obj.namespace not in (res.namespace, None) or (obj.group, obj.kind) == (ref.group, ref.kind):
                 continue  # another namespace (case 2), or the very kind looked for
             if obj.kind.lower() == ref.kind.lower():
-                add(f"did you mean {gk(obj.group, obj.kind)} {obj.name!r} (group: {yaml_group(obj.group)}, kind: {obj.kind})?", obj)
+                matches.add(f"did you mean {gk(obj.group, obj.kind)} {obj.name!r} (group: {yaml_group(obj.group)}, kind: {obj.kind})?", obj)
             elif targets.kinds and targets.allows(obj.group, obj.kind):
-                add(f"did you mean {obj.kind} {obj.name!r}?", obj)
+                matches.add(f"did you mean {obj.kind} {obj.name!r}?", obj)
         # 2. The same object in another namespace.
         for obj in same_name:
             if (obj.group, obj.kind) == (ref.group, ref.kind) and obj.namespace != res.namespace and obj.namespace is not None:
                 if targets.namespace:
-                    add(f"{obj.kind} {obj.namespace}/{obj.name} exists: set namespace: {obj.namespace} in the targetRef", obj)
+                    matches.add(f"{obj.kind} {obj.namespace}/{obj.name} exists: set namespace: {obj.namespace} in the targetRef", obj)
                 else:
-                    add(
+                    matches.add(
                         f"{obj.kind} {obj.namespace}/{obj.name} exists, but {policy.profile.kind} targets resolve only in the"
                         f" policy's own namespace: move the policy to namespace {obj.namespace}",
                         obj,
                     )
         # 3. A similar name of the same kind in the same place (a typo).
-        if not hints:
+        if not matches:
             if self._similar is None:  # indexed once per run, only when something is missing
                 self._similar = _SimilarNames(index)
             similar = self._similar.closest(ref.group, ref.kind, res.namespace, ref.name)
             if similar is not None:
-                add(f"did you mean {ref.kind} {similar.name!r}?", similar)
-        return hints, related
+                matches.add(f"did you mean {ref.kind} {similar.name!r}?", similar)
+        return matches
 
 
 class TargetKindNotAllowed(Rule):

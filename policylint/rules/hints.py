@@ -1,0 +1,64 @@
+"""Hints for references that resolve to nothing, shared by the PL2xx and PL4xx rules.
+
+A missing target, parent or backend is most often a slip: the right name in another namespace or
+of another kind, or a typo. A rule collects a few such guesses, each with a related location on the
+object it names, and falls back on `--external` (design.md §1.7) when it has none: the object may
+live outside the input.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+
+from policylint.external import external_hint
+from policylint.findings import Related
+from policylint.model import K8sObject
+
+# Past a few guesses, a list of them stops helping.
+MAX_HINTS = 3
+
+
+def close_name(name: str, candidates: Iterable[str]) -> str | None:
+    """The candidate most like `name` (a typo), if one is close enough."""
+    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def hints_suffix(hints: Sequence[str]) -> str:
+    """`; hint; hint`: hints appended to a finding's message."""
+    return "".join(f"; {h}" for h in hints)
+
+
+class NearMatches:
+    """The hints for one missing reference, and the related locations of the objects they name."""
+
+    def __init__(self) -> None:
+        self.hints: list[str] = []
+        self.related: list[Related] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.hints)
+
+    @property
+    def full(self) -> bool:
+        """MAX_HINTS objects are named already: `add` keeps no more."""
+        return len(self.related) >= MAX_HINTS
+
+    def add(self, hint: str, obj: K8sObject, *, note: str | None = None, path: str = "metadata.name") -> None:
+        """A guess naming `obj`, with a related location (`did you mean this <kind>?` on its name by default)."""
+        if not self.full:
+            self.hints.append(hint)
+            self.related.append(Related(note or f"did you mean this {obj.kind}?", object=obj, path=path))
+
+    def note(self, hint: str) -> None:
+        """A hint that names no object."""
+        self.hints.append(hint)
+
+    def or_external(self, kind: str, namespace: str | None, name: str) -> None:
+        """Without any hint, the one to declare the object external: it may be defined elsewhere."""
+        if not self.hints:
+            self.hints.append(external_hint(kind, namespace, name))
+
+    def suffix(self) -> str:
+        return hints_suffix(self.hints)
