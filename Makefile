@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# `make bench BENCH_SIZES=1000,10000,100000` for the large corpus (a few minutes).
+# `make bench BENCH_SIZES=1000,10000,100000` for the large corpus (about 10 minutes).
 BENCH_SIZES ?= 1000,10000
 # `make fuzz`: the property tests of tests/test_fuzz.py with many more examples (fuzz/README.md).
 FUZZ_EXAMPLES ?= 20000

@@ -5,8 +5,8 @@ file is unchanged. For each file the cache keeps exactly what `load_bytes`
 returns -- the documents' plain data, where each document starts, and the
 input problems found -- in a compact form, under a key that hashes the file's
 bytes together with a stamp of everything that shapes the result (policylint's
-version, this format, the loader's source, PyYAML and libyaml, the Python
-version). Nothing else can make an entry stale, so there is nothing to
+version, this format, the loader's source and limits, PyYAML and libyaml, the
+Python version). Nothing else can make an entry stale, so there is nothing to
 invalidate by hand.
 
 Format: `marshal` of plain tuples, behind a magic number and a checksum of the
@@ -107,6 +107,8 @@ def _stamp() -> bytes:
     h.update(
         f"{__version__}|{FORMAT}|{sys.implementation.cache_tag}|{marshal.version}|{yaml.__version__}|{libyaml}".encode()
     )
+    # The loader's limits as they are now (an embedding program or a test may change them).
+    h.update(repr((load.MAX_FILE_BYTES, load.MAX_DEPTH, load.MAX_EXPANDED_NODES, load.LOADER.__name__)).encode())
     # A development checkout changes the loader without changing the version: hash its source.
     for module_file in (load.__file__, __file__):
         try:

@@ -219,6 +219,10 @@ def test_a_stamp_change_misses(tree: Path, tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(cache_mod, "__version__", "999.0")  # another policylint version
     list(load_files(sources, cache=ParseCache(tmp_path / "cache")))
     assert len(parses) == len(sources)
+    parses.clear()
+    monkeypatch.setattr(load, "MAX_FILE_BYTES", 100)  # other loader limits: other results
+    list(load_files(sources, cache=ParseCache(tmp_path / "cache")))
+    assert len(parses) == len(sources)
 
 
 def test_concurrent_writers_leave_whole_entries(tmp_path: Path) -> None:
