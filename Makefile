@@ -27,6 +27,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --sizes $(BENCH_SIZES)
+	$(BIN)/python benchmarks/effective.py
 
 fuzz: $(STAMP)
 	POLICYLINT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q tests/test_fuzz.py

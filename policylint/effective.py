@@ -580,7 +580,10 @@ class Simulation:
         self.erasures: dict[int, tuple[Facet, int, int]] = {}  # id(facet) -> (facet, units, contexts)
         self.override_challenged: set[int] = set()  # id(facet) of overrides that had something below
         # (kind, effective target node) -> distinct fold results reaching it, with one path each.
-        self.object_results: dict[tuple[tuple[str, str], NodeKey], dict[int, tuple[FoldResult, tuple[NodeKey, ...]]]] = defaultdict(dict)
+        # Only targets reached with more than one distinct result are kept whole (PL605); for the
+        # others one (result, path) pair is enough — one entry per effective target adds up at 100k.
+        self.object_results: dict[tuple[tuple[str, str], NodeKey], dict[int, tuple[FoldResult, tuple[NodeKey, ...]]]] = {}
+        self._first_result: dict[tuple[tuple[str, str], NodeKey], tuple[FoldResult, tuple[NodeKey, ...]]] = {}
         self._memo: dict[tuple[int, ...], tuple[FoldResult, list[OrderSensitivity]]] = {}
         self._groups: dict[tuple[int, ...], _StackGroup] = {}
         self._children: dict[NodeKey, list[NodeKey]] = {}
@@ -846,9 +849,16 @@ class Simulation:
             if bucket is not None:
                 bucket.add(node if node[0] in ("rule", "listener") else node[1])
         group.lasts.add(last)
-        seen = self.object_results[(gk, last)]
-        if id(group.result) not in seen:
-            seen[id(group.result)] = (group.result, path)
+        key = (gk, last)
+        first = self._first_result.get(key)
+        if first is None:
+            self._first_result[key] = (group.result, path)
+        elif first[0] is not group.result:
+            seen = self.object_results.get(key)
+            if seen is None:
+                seen = self.object_results[key] = {id(first[0]): first}
+            if id(group.result) not in seen:
+                seen[id(group.result)] = (group.result, path)
 
     def _prepare(self, gk: tuple[str, str], raw_stack: tuple[Facet, ...]) -> _StackGroup:
         profile = self._profiles[gk]
