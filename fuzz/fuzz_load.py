@@ -22,6 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `tests` is importable from a checkout
 
+from harness import run  # noqa: E402  (fuzz/ is the script's directory, first on sys.path)
+
 
 def check(data: bytes) -> None:
     from policylint.load import decode, parse_text
@@ -37,39 +39,9 @@ def check(data: bytes) -> None:
     assert_sound(lint_text(data, "fuzz.yaml"))
 
 
-def replay(paths: list[str]) -> int:
-    failed = 0
-    for path in paths:
-        data = Path(path).read_bytes()
-        try:
-            check(data)
-        except Exception:
-            failed += 1
-            print(f"{path}: FAILED on {data!r}", file=sys.stderr)
-            import traceback
-
-            traceback.print_exc()
-        else:
-            print(f"{path}: ok")
-    return 1 if failed else 0
-
-
 def main() -> int:
-    try:
-        import atheris  # type: ignore[import-not-found]
-    except ImportError:
-        if len(sys.argv) > 1 and all(Path(a).is_file() for a in sys.argv[1:]):
-            return replay(sys.argv[1:])
-        print("atheris is not installed (pip install atheris); to replay inputs: python fuzz/fuzz_load.py FILE...", file=sys.stderr)
-        return 2
-    with atheris.instrument_imports():
-        import yaml  # noqa: F401  (libyaml is C: instrumenting the Python around it is what matters)
-
-        import policylint.load  # noqa: F401
-        import policylint.pipeline  # noqa: F401
-    atheris.Setup(sys.argv, check)
-    atheris.Fuzz()
-    return 0
+    # libyaml is C: instrumenting the Python around it is what matters.
+    return run("fuzz/fuzz_load.py", check, ("yaml", "policylint.load", "policylint.pipeline"), show_input=True)
 
 
 if __name__ == "__main__":

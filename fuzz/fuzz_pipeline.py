@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `tests` is im
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from harness import run  # noqa: E402  (fuzz/ is the script's directory, first on sys.path)
 from tests.fuzzing import EXTERNAL_PATTERNS, Manifests, manifests  # noqa: E402
 
 @settings(database=None, deadline=None, suppress_health_check=list(HealthCheck))
@@ -41,35 +42,8 @@ def structured(m: Manifests, external: list[str], synthetic: bool) -> None:
         raise
 
 
-def replay(paths: list[str]) -> int:
-    failed = 0
-    for path in paths:
-        try:
-            structured.hypothesis.fuzz_one_input(Path(path).read_bytes())
-        except Exception:
-            failed += 1
-            import traceback
-
-            traceback.print_exc()
-        else:
-            print(f"{path}: ok")
-    return 1 if failed else 0
-
-
 def main() -> int:
-    try:
-        import atheris  # type: ignore[import-not-found]
-    except ImportError:
-        if len(sys.argv) > 1 and all(Path(a).is_file() for a in sys.argv[1:]):
-            return replay(sys.argv[1:])
-        print("atheris is not installed (pip install atheris); to replay inputs: python fuzz/fuzz_pipeline.py FILE...", file=sys.stderr)
-        return 2
-    with atheris.instrument_imports():
-        import policylint.pipeline  # noqa: F401
-        import policylint.topology  # noqa: F401
-    atheris.Setup(sys.argv, structured.hypothesis.fuzz_one_input)
-    atheris.Fuzz()
-    return 0
+    return run("fuzz/fuzz_pipeline.py", structured.hypothesis.fuzz_one_input, ("policylint.pipeline", "policylint.topology"))
 
 
 if __name__ == "__main__":
