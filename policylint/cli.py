@@ -274,6 +274,8 @@ def cli() -> None:
     policylint ./manifests              lint a directory (same as `check`)
     policylint rules                    list the rules
     policylint rule PL201               show one rule's documentation
+    policylint explain httproute/ns/x   what an object effectively gets, and from which policy
+    policylint graph --format mermaid   the topology with its policies
     """
 
 
