@@ -711,6 +711,11 @@ class Simulation:
                 acc: set[NodeKey] = set()
                 for child in self.children(node):
                     acc |= self.backends_below(child)
+                if node[0] == "rule":
+                    # A backendRef with a port reaches that Service port (S14: service-3#port-1),
+                    # not the whole Service as well.
+                    ported = {n[1] for n in acc if n[0] == "port"}
+                    acc = {n for n in acc if not (n[0] == "backend" and n[1] in ported)}
                 cached = frozenset(acc)
             self._backends_below[node] = cached
         return cached

@@ -2,8 +2,8 @@
 that keep policylint quiet wherever a controller would attach, and the multi-namespace fixture.
 
 ColorPolicy (`example.com/v1`) is GEP-713's generic policy kind, defined by an inline CRD
-(`tests.manifests.policy_crd`). The blast-radius numbers of S14 belong to the effective-policy
-simulation and are tested with it; here S14 checks the links they are computed from.
+(`tests.manifests.policy_crd`). S14 checks the links first, then the blast radius the
+effective-policy simulation computes from them.
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def test_s13_synthetic_rule_names_make_it_a_warning() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# S14 — linking (the blast radius is the effective-policy simulation's)
+# S14 — linking and blast radius
 # ---------------------------------------------------------------------------------------
 
 TO_SERVICE_3 = "  - backendRefs: [{name: service-3, port: 80}]\n"
@@ -712,3 +712,33 @@ def test_multi_namespace_each_handshake_broken(
         if f.severity >= Severity.WARNING
     ]
     assert found == [expected]
+
+
+def _s14_policy(section: str | None) -> str:
+    # Envoy Gateway BackendTrafficPolicy: effective at the route rule (its profile), so each
+    # context is listener > route > rule.
+    section_line = f"    sectionName: {section}\n" if section else ""
+    return (
+        "---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: BackendTrafficPolicy\n"
+        "metadata: {name: gw1-policy, namespace: app}\nspec:\n  targetRefs:\n"
+        "  - group: gateway.networking.k8s.io\n    kind: Gateway\n    name: gateway-1\n"
+        + section_line
+        + "  timeout:\n    http:\n      requestTimeout: 5s\n"
+    )
+
+
+def test_s14_blast_radius_of_a_policy_on_gateway_1() -> None:
+    result = lint_text(S14 + _s14_policy(None))
+    [policy] = result.index.policies()
+    counts = result.index.simulation().policy_affects(policy).counts()
+    # S14: 5 contexts (l1>r1#1, l1>r1#2, l2>r1#1, l2>r1#2, l2>r2#1); 3 rules and 2 routes; the
+    # backends service-1, service-2 and service-3#port-1 (the backendRef names port 80).
+    assert counts == {"contexts": 5, "routes": 2, "rules": 3, "listeners": 2, "gateways": 1, "backends": 3}
+
+
+def test_s14_blast_radius_of_a_policy_on_gateway_1_listener_2() -> None:
+    result = lint_text(S14 + _s14_policy("listener-2"))
+    [policy] = result.index.policies()
+    counts = result.index.simulation().policy_affects(policy).counts()
+    # S14: 3 contexts (l2>r1#1, l2>r1#2, l2>r2#1): both routes, their 3 rules, one listener.
+    assert counts == {"contexts": 3, "routes": 2, "rules": 3, "listeners": 1, "gateways": 1, "backends": 3}
