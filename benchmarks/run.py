@@ -43,6 +43,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from startup import cpu_model  # noqa: E402  (benchmarks/ holds scripts, not a package)
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
@@ -189,15 +192,7 @@ def measure(corpus: Path, repeat: int) -> dict[str, Any]:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    cpu = cpu_model()
     import yaml
 
     libyaml = "libyaml" if getattr(yaml, "__with_libyaml__", False) else "NO libyaml"

@@ -220,17 +220,21 @@ def slowest_imports(argv: Sequence[str], cwd: Path, env: dict[str, str], top: in
     return sorted(rows, reverse=True)[:top]
 
 
-def machine() -> str:
+def cpu_model() -> str:
+    """The CPU model as /proc/cpuinfo names it (benchmarks/run.py uses it too)."""
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
             for line in fh:
                 if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return f"{cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+    return cpu
+
+
+def machine() -> str:
+    return f"{cpu_model()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, Python {platform.python_version()}"
 
 
 def main(argv: list[str] | None = None) -> int:

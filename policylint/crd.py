@@ -24,7 +24,7 @@ wrong type drops that fact, and nothing here raises.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -261,8 +261,9 @@ class _Restriction:
     field: str  # the target field it constrains
 
 
-def _balanced_end(expr: str, start: int) -> int:
-    """Index of the bracket closing the one at `start`, or -1 (quotes respected)."""
+def _top_level(expr: str, start: int = 0) -> Iterator[tuple[int, int]]:
+    """(index, bracket depth before it) of every character outside quotes, from `start`;
+    brackets raise the depth after them, closing brackets lower it before them."""
     depth = 0
     quote: str | None = None
     i = start
@@ -275,13 +276,21 @@ def _balanced_end(expr: str, start: int) -> int:
                 quote = None
         elif c in "'\"":
             quote = c
-        elif c in "([":
-            depth += 1
         elif c in ")]":
             depth -= 1
-            if depth == 0:
-                return i
+            yield i, depth
+        else:
+            yield i, depth
+            if c in "([":
+                depth += 1
         i += 1
+
+
+def _balanced_end(expr: str, start: int) -> int:
+    """Index of the bracket closing the one at `start`, or -1 (quotes respected)."""
+    for i, depth in _top_level(expr, start):
+        if depth == 0 and expr[i] in ")]" and i > start:
+            return i
     return -1
 
 
@@ -295,29 +304,12 @@ def _strip(expr: str) -> str:
 def _split_top(expr: str, op: str) -> list[str]:
     """Split on `op` where it is outside brackets and quotes."""
     parts: list[str] = []
-    depth = 0
-    quote: str | None = None
     last = 0
-    i = 0
-    while i < len(expr):
-        c = expr[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = None
-        elif c in "'\"":
-            quote = c
-        elif c in "([":
-            depth += 1
-        elif c in ")]":
-            depth -= 1
-        elif depth == 0 and expr.startswith(op, i):
+    skip_to = 0
+    for i, depth in _top_level(expr):
+        if i >= skip_to and depth == 0 and expr[i] not in "()[]" and expr.startswith(op, i):
             parts.append(expr[last:i])
-            i += len(op)
-            last = i
-            continue
-        i += 1
+            last = skip_to = i + len(op)
     parts.append(expr[last:])
     return parts
 
