@@ -7,8 +7,10 @@ STAMP  := $(VENV)/.installed
 BENCH_SIZES ?= 1000,10000
 # `make fuzz`: the property tests of tests/test_fuzz.py with many more examples (fuzz/README.md).
 FUZZ_EXAMPLES ?= 20000
+# `make hostile`: every hostile input in bounded time and memory (fuzz/README.md); `HOSTILE_ARGS=-k alias`.
+HOSTILE_ARGS ?=
 
-.PHONY: demo test lint-examples bench fuzz clean
+.PHONY: demo test lint-examples bench fuzz hostile clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +33,9 @@ bench: $(STAMP)
 
 fuzz: $(STAMP)
 	POLICYLINT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q tests/test_fuzz.py
+
+hostile: $(STAMP)
+	$(BIN)/python fuzz/hostile.py $(HOSTILE_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache

@@ -14,7 +14,9 @@ CPU time (user + system) is printed next to wall time: on a busy machine wall
 time grows while CPU time stays put, which tells a slow machine from slow code.
 
 "Cold" means a new process with no parse cache: the run happens in a fresh
-working directory, and any `.policylint_cache/` is removed before each run.
+working directory, with `POLICYLINT_CACHE_DIR` set to a `.policylint_cache/`
+in it that is removed before each run (the default, the user's cache
+directory, would be warm after the first run and is left alone).
 The first run of each command is a warm-up that is not counted: it lets
 Python write its bytecode caches, as `pip install` does at install time.
 
@@ -178,7 +180,7 @@ def _env() -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # the warm-up run writes bytecode, as an install does
     env.pop("POLICYLINT_DEBUG", None)
-    env.pop("POLICYLINT_CACHE_DIR", None)  # the default cache directory, in the (fresh) working directory
+    env.pop("POLICYLINT_CACHE_DIR", None)  # set per command by _median_ms, in the (fresh) working directory
     return env
 
 
@@ -190,6 +192,7 @@ def _cpu_seconds() -> float:
 def _median_ms(argv: Sequence[str], runs: int, cwd: Path, env: dict[str, str]) -> tuple[float, float, float]:
     """Median wall, median CPU (user + system) and fastest wall time of a fresh process, in ms."""
     cache = cwd / ".policylint_cache"
+    env = {**env, "POLICYLINT_CACHE_DIR": str(cache)}  # never the user's own cache directory
     wall, cpu = [], []
     for i in range(runs + 1):  # run 0 is the warm-up
         shutil.rmtree(cache, ignore_errors=True)

@@ -3,7 +3,7 @@
     pip install atheris
     python fuzz/fuzz_load.py -max_total_time=3600 -dict=fuzz/yaml.dict fuzz/corpus/load
 
-Each input is one file's bytes. Properties (design.md §5): decoding and
+Each input is one file's bytes. Properties (CONTRIBUTING.md "Reliability"): decoding and
 parsing never raise; every input problem and every document has a line and a
 column >= 1; the whole pipeline (every rule, positions, both reporters) never
 raises, never reports an internal error (PL000), and its JSON report matches

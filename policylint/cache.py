@@ -1,54 +1,80 @@
 """Parse cache: what loading a file produces, keyed by the file's content.
 
-Parsing is most of a run (design.md §4), and between two commits almost every
-file is unchanged. For each file the cache keeps exactly what `load_bytes`
-returns -- the documents' plain data, where each document starts, and the
-input problems found -- in a compact form, under a key that hashes the file's
-bytes together with a stamp of everything that shapes the result (policylint's
-version, this format, the loader's source and limits, PyYAML and libyaml, the
-Python version). Nothing else can make an entry stale, so there is nothing to
-invalidate by hand.
+Parsing is most of a run (docs/performance.md), and between two commits almost
+every file is unchanged. For each file the cache keeps exactly what
+`load_bytes` returns -- the documents' plain data, where each document starts,
+and the input problems found -- in a compact form, under a key that hashes the
+file's bytes together with a stamp of everything that shapes the result
+(policylint's version, this format, the loader's source and limits, PyYAML and
+libyaml, the Python version). Nothing else can make an entry stale, so there is
+nothing to invalidate by hand.
 
-Format: `marshal` of plain tuples, behind a magic number and a checksum of the
-payload. marshal loads plain data faster than pickle (the loader shares
-repeated strings within a file, which marshal writes once); a truncated,
-corrupt or foreign entry fails the checksum and is parsed again and rewritten.
+Where: outside the repository being linted. By default the user's cache
+directory (`$XDG_CACHE_HOME/policylint`, else `~/.cache/policylint` on Linux;
+`~/Library/Caches/policylint` on macOS; `%LOCALAPPDATA%\\policylint\\Cache` on
+Windows); `$POLICYLINT_CACHE_DIR` or `--cache-dir` override it. Whoever can
+write into the cache directory decides what policylint believes the files say,
+so a directory is used only when this user alone can write it and policylint
+made it (see `inspect_directory`), and never when it lies inside a linted path
+or inside the git work tree of one (`open_cache`): in CI the checkout is the
+pull request's, and a committed cache would let it switch the gate off.
+
+Format: JSON of plain lists (`dumps`), behind a magic number and a BLAKE2b
+checksum of the payload; on reading, the payload is decoded and its shape
+checked (`loads`), and any failure is a miss: the file is parsed again and the
+entry rewritten. FORMAT 1 was `marshal`, which loads about twice as fast, but
+the CPython documentation warns that marshal is not secure against erroneous
+or maliciously constructed data: hostile entries made runs exit 2, reserve
+terabytes of memory, or crash the interpreter. JSON decoding builds only plain
+data, and the loader's data is JSON already (str keys; str, int, float, bool
+and None values; non-finite floats are kept). Safety costs speed: on the
+10k-object corpus (100 entries) loading every entry takes 0.13 s of CPU
+instead of 0.07 s, encoding 0.11 s instead of 0.04 s (docs/performance.md).
 
 Safety: entries are written to a temporary file and renamed into place, so
 concurrent runs only ever see whole entries. The directory is created on the
-first write, with a `.gitignore` holding `*` (so it is never committed) and a
-CACHEDIR.TAG; when it cannot be created or written (a read-only checkout) the
-run goes on without a cache and writes nothing. Input read from stdin is never
-cached. The file names reported are not part of an entry: they are supplied
-again on every load, so one entry serves the same content under any name.
+first write, mode 0o700, with a CACHEDIR.TAG (https://bford.info/cachedir/),
+which marks it as policylint's, and a `.gitignore` holding `*`; when it cannot
+be created or written the run goes on without a cache and writes nothing.
+Pruning removes only files named like entries or like its own temporary files,
+inside an entries directory that is a real directory of a tagged cache
+directory. Input read from stdin is never cached. The file names reported are
+not part of an entry: they are supplied again on every load, so one entry
+serves the same content under any name.
 """
 
 from __future__ import annotations
 
 import hashlib
-import marshal
+import json
 import os
+import re
+import stat
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from policylint import __version__
 from policylint.findings import Issue, Location
 from policylint.load import Document, DocumentRef, FileResult
 
-DEFAULT_DIR = ".policylint_cache"
 ENV_DIR = "POLICYLINT_CACHE_DIR"
-# Bump when the packed layout below changes (the loader's own source is hashed into the stamp).
-FORMAT = 1
-_MAGIC = b"PLPC\x00\x00\x00\x01"
+APP_NAME = "policylint"
+# Bump when the packed layout or its encoding changes (the loader's own source is hashed into the
+# stamp). 1: marshal; 2: JSON, validated on reading.
+FORMAT = 2
+_MAGIC = b"PLPC\x00\x00\x00\x02"
 _DIGEST = 16
 _HEADER = len(_MAGIC) + _DIGEST
-_MARSHAL_VERSION = 4
 _SUBDIR = "parse"
+_TAG_NAME = "CACHEDIR.TAG"
 _GITIGNORE = "# Created by policylint: a cache, never committed.\n*\n"
-# https://bford.info/cachedir/: backup tools skip directories holding this tag.
+# https://bford.info/cachedir/: backup tools skip directories holding this tag. The whole text,
+# not only the standard signature, marks a directory as policylint's: other tools write the
+# signature too.
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by policylint.\n"
@@ -58,8 +84,28 @@ _CACHEDIR_TAG = (
 # the oldest entries the current run did not use are removed.
 _MAX_ENTRIES = 4096
 _STALE_TEMP_SECONDS = 3600
+_KEY_BYTES = 20
+# The only names pruning may delete: entries (the hex key) and the temporary files `put` makes
+# (tempfile.mkstemp: the prefix, then 8 characters from its fixed alphabet).
+_TEMP_PREFIX = ".tmp-"
+_ENTRY_NAME = re.compile(rf"[0-9a-f]{{{2 * _KEY_BYTES}}}\Z")
+_TEMP_NAME = re.compile(rf"{re.escape(_TEMP_PREFIX)}[a-z0-9_]{{8}}\Z")
+# The loader reports input problems only (PL0xx): an entry naming any other id is not one it wrote.
+_RULE_ID = re.compile(r"PL0[0-9]{2}\Z")
+_DIR_MODE = 0o700
+# How long a run that finds the directory just created by another run waits for its tag.
+_TAG_WAIT_SECONDS = 1.0
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
-Packed = tuple[tuple[tuple[int, int, int, int, int, Any], ...], tuple[tuple[str, str, int, int], ...]]
+# ensure_ascii: any string (a lone surrogate included) is written as escapes and read back as it
+# was, and the payload is plain ASCII; allow_nan: non-finite floats are kept as floats.
+# check_circular=False saves a fifth of the time: the loader's data is never cyclic (it refuses
+# recursive aliases), and a cycle would only end in RecursionError, which `dumps` reports.
+_ENCODER = json.JSONEncoder(ensure_ascii=True, allow_nan=True, check_circular=False, separators=(",", ":"))
+
+DocumentRow = tuple[int, int, int, int, int, Any]
+IssueRow = tuple[str, str, int, int]
+Packed = tuple[tuple[DocumentRow, ...], tuple[IssueRow, ...]]
 
 
 def pack(result: FileResult) -> Packed:
@@ -85,12 +131,54 @@ def unpack(packed: Packed, file: str) -> FileResult:
 
 
 def dumps(packed: Packed) -> bytes:
-    """The payload of an entry; raises ValueError for data marshal cannot write (never from the loader)."""
-    return marshal.dumps(packed, _MARSHAL_VERSION)
+    """The payload of an entry (ASCII JSON); raises ValueError for data JSON cannot hold.
+
+    The loader never produces such data; ints of more digits than Python converts
+    (sys.get_int_max_str_digits) are kept as strings by the loader already.
+    """
+    try:
+        return _ENCODER.encode(packed).encode("ascii")
+    except (TypeError, OverflowError, RecursionError) as exc:
+        raise ValueError(f"cannot encode a cache entry: {exc}") from exc
 
 
-def loads(payload: bytes) -> Packed:
-    return marshal.loads(payload)  # type: ignore[no-any-return]
+def loads(payload: bytes | memoryview) -> Packed:
+    """The packed tuples of an entry's payload, checked position by position.
+
+    Raises (ValueError, UnicodeDecodeError, RecursionError, MemoryError, ...) on anything `dumps`
+    did not write; callers treat every exception as a miss. JSON decoding only builds plain data,
+    whatever the bytes are; the checks below make sure `unpack` gets the types it expects.
+    """
+    decoded = json.loads(str(payload, "ascii"))
+    if type(decoded) is not list or len(decoded) != 2:
+        raise ValueError("cache entry: not a pair")
+    raw_documents, raw_issues = decoded
+    if type(raw_documents) is not list or type(raw_issues) is not list:
+        raise ValueError("cache entry: not two lists")
+    documents: list[DocumentRow] = []
+    for row in raw_documents:
+        if type(row) is not list or len(row) != 6:
+            raise ValueError("cache entry: malformed document")
+        cs, lo, dic, line, col, data = row
+        # `type(x) is int`, not isinstance: JSON `true` is a bool, which is an int subclass.
+        if not (type(cs) is int and type(lo) is int and type(dic) is int and type(line) is int and type(col) is int):
+            raise ValueError("cache entry: malformed document position")
+        if min(cs, lo, dic, line, col) < 0:
+            raise ValueError("cache entry: negative document position")
+        documents.append((cs, lo, dic, line, col, data))
+    issues: list[IssueRow] = []
+    for row in raw_issues:
+        if type(row) is not list or len(row) != 4:
+            raise ValueError("cache entry: malformed issue")
+        rule, message, line, col = row
+        if not (type(rule) is str and type(message) is str and type(line) is int and type(col) is int):
+            raise ValueError("cache entry: malformed issue fields")
+        if _RULE_ID.match(rule) is None:
+            raise ValueError("cache entry: not an input rule id")
+        if line < 0 or col < 0:
+            raise ValueError("cache entry: negative issue position")
+        issues.append((rule, message, line, col))
+    return tuple(documents), tuple(issues)
 
 
 def _stamp() -> bytes:
@@ -104,11 +192,9 @@ def _stamp() -> bytes:
     except AttributeError:
         libyaml = "none"
     h = hashlib.blake2b(digest_size=16)
-    h.update(
-        f"{__version__}|{FORMAT}|{sys.implementation.cache_tag}|{marshal.version}|{yaml.__version__}|{libyaml}".encode()
-    )
+    h.update(f"{__version__}|{FORMAT}|{sys.implementation.cache_tag}|json|{yaml.__version__}|{libyaml}".encode())
     # The loader's limits as they are now (an embedding program or a test may change them).
-    h.update(repr((load.MAX_FILE_BYTES, load.MAX_DEPTH, load.MAX_EXPANDED_NODES, load.LOADER.__name__)).encode())
+    h.update(repr((load.limits(), load.LOADER.__name__)).encode())
     # A development checkout changes the loader without changing the version: hash its source.
     for module_file in (load.__file__, __file__):
         try:
@@ -119,39 +205,221 @@ def _stamp() -> bytes:
     return h.digest()
 
 
+# -- where the cache lives -------------------------------------------------------------------------
+
+
+def default_directory() -> str | None:
+    """The user's cache directory for policylint, outside any repository; None if there is no home.
+
+    The platforms' usual places, as platformdirs' `user_cache_dir` gives them: the XDG Base
+    Directory specification on Linux and other Unix systems (a relative `$XDG_CACHE_HOME` is
+    ignored, as the specification says), `~/Library/Caches` on macOS, `%LOCALAPPDATA%` on Windows.
+    """
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.join(os.path.expanduser("~"), "AppData", "Local")
+        return None if base.startswith("~") else os.path.join(base, APP_NAME, "Cache")
+    if sys.platform == "darwin":
+        base = os.path.join(os.path.expanduser("~"), "Library", "Caches")
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
+    return None if base.startswith("~") else os.path.join(base, APP_NAME)
+
+
+def _is_link(path: str, st: os.stat_result) -> bool:
+    if stat.S_ISLNK(st.st_mode):
+        return True
+    isjunction = getattr(os.path, "isjunction", None)  # Windows directory junctions, Python 3.12+
+    return bool(isjunction is not None and isjunction(path))
+
+
+def _ownership_problem(st: os.stat_result, what: str = "it") -> str | None:
+    """Why a directory with this lstat may be written by someone else than this user, or None."""
+    geteuid = getattr(os, "geteuid", None)
+    if geteuid is None:
+        return None  # Windows: no POSIX owner or mode bits to check
+    if st.st_uid != geteuid():
+        return f"{what} is owned by another user (uid {st.st_uid})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"{what} is group- or world-writable (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def _directory_problem(path: str, what: str) -> str | None:
+    """Why the existing `path` is not a directory only this user can write, or None."""
+    st = os.lstat(path)
+    if _is_link(path, st):
+        return f"{what} is a symlink"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{what} is not a directory"
+    return _ownership_problem(st, what)
+
+
+def _has_tag(directory: str) -> bool:
+    """Whether `directory` holds policylint's CACHEDIR.TAG, as a regular file (never a link)."""
+    expected = _CACHEDIR_TAG.encode()
+    try:
+        fd = os.open(os.path.join(directory, _TAG_NAME), os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False  # a FIFO or a device would block or never end
+        return os.read(fd, len(expected) + 1)[: len(expected)] == expected
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _is_empty(directory: str) -> bool:
+    with os.scandir(directory) as it:
+        return next(it, None) is None
+
+
+def inspect_directory(directory: str) -> tuple[str | None, bool]:
+    """(why `directory` must not be used as a cache or None, whether it exists already).
+
+    Used only if it is a real directory (not a symlink, checked with lstat), owned by this user
+    and not writable by group or others, and policylint made it: it holds policylint's
+    CACHEDIR.TAG, or it is empty (a directory made for the cache, e.g. by `mkdir` or `mktemp -d`,
+    then tagged on the first write). Its entries directory, if present, must be a real directory
+    owned by this user too. A directory that does not exist yet is fine: it is created on the
+    first write, as policylint's.
+    """
+    try:
+        problem = _directory_problem(directory, "it")
+    except (FileNotFoundError, NotADirectoryError):
+        return None, False  # created on the first write (or found impossible to create, silently)
+    except OSError as exc:
+        return f"it cannot be inspected ({exc.strerror or exc})", True
+    if problem is not None:
+        return problem, True
+    try:
+        if not _has_tag(directory) and not _is_empty(directory):
+            return f"it was not created by policylint (no policylint {_TAG_NAME} in it)", True
+        problem = _directory_problem(os.path.join(directory, _SUBDIR), f"its {_SUBDIR!r} subdirectory")
+    except FileNotFoundError:
+        return None, True
+    except OSError as exc:
+        return f"it cannot be inspected ({exc.strerror or exc})", True
+    return problem, True
+
+
+def _within(path: str, directory: str) -> bool:
+    path, directory = os.path.normcase(path), os.path.normcase(directory)
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def _work_tree(directory: str) -> str | None:
+    """The nearest ancestor of `directory` (itself included) holding `.git`, or None."""
+    current = directory
+    while True:
+        if os.path.lexists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def inside_linted(directory: str, linted: Iterable[str]) -> str | None:
+    """Why `directory` lies where the linted input's authors could write it, or None.
+
+    A cache inside a linted directory, or inside the git work tree that holds a linted path (the
+    nearest ancestor with `.git`), could have been committed by whoever wrote that repository:
+    a pull request linted in CI would choose its own verdict.
+    """
+    cache = os.path.realpath(directory)
+    searched: set[str] = set()  # pre-commit passes many files of few directories
+    for path in linted:
+        if path == "-":
+            continue  # standard input
+        real = os.path.realpath(path)
+        is_dir = os.path.isdir(real)
+        if is_dir and _within(cache, real):
+            return f"it lies inside the linted path {path}"
+        start = real if is_dir else os.path.dirname(real)
+        if start in searched:
+            continue
+        searched.add(start)
+        tree = _work_tree(start)
+        if tree is not None and _within(cache, tree):
+            return f"it lies inside the git work tree {tree}, which holds the linted path {path}"
+    return None
+
+
+# -- the cache ---------------------------------------------------------------------------------------
+
+
 class ParseCache:
-    """One cache directory. Every failure to read or write is a cache miss, never an error."""
+    """One cache directory. Every failure to read or write is a cache miss, never an error.
+
+    The directory is inspected when the cache is made (`inspect_directory`); `problem` says why it
+    is not used, in which case every `get` misses and nothing is written or deleted.
+    """
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = os.fspath(directory)
         self._entries = os.path.join(self.directory, _SUBDIR)
         self._stamp = _stamp()
-        self._writable: bool | None = None  # decided on the first write
+        self.problem, self._existed = inspect_directory(self.directory)
+        self._writable: bool | None = False if self.problem is not None else None  # decided on the first write
         self._used: set[str] = set()
         self.hits = 0
         self.writes = 0
 
     def key(self, data: bytes) -> str:
-        h = hashlib.blake2b(self._stamp, digest_size=20)
+        h = hashlib.blake2b(self._stamp, digest_size=_KEY_BYTES)
         h.update(data)
         return h.hexdigest()
 
     def get(self, key: str) -> Packed | None:
-        self._used.add(key)
-        try:
-            with open(os.path.join(self._entries, key), "rb") as fh:
-                blob = fh.read()
-        except OSError:
+        """The packed entry under `key`, or None: missing, unreadable, corrupt, foreign, any shape
+        `dumps` would not write. Nothing in an entry is trusted before it is checked."""
+        packed = self._get(key)
+        if packed is not None:
+            self.hits += 1
+        return packed
+
+    def load(self, key: str, file: str) -> FileResult | None:
+        """The FileResult cached under `key`, named `file`; None (a miss: the file is parsed again)
+        on any failure of reading, decoding or unpacking alike."""
+        packed = self._get(key)
+        if packed is None:
             return None
-        payload = memoryview(blob)[_HEADER:]
-        if blob[: len(_MAGIC)] != _MAGIC or hashlib.blake2b(payload, digest_size=_DIGEST).digest() != blob[len(_MAGIC) : _HEADER]:
-            return None  # truncated, corrupt or foreign: parsed again and rewritten
         try:
-            packed = loads(payload)
-        except (ValueError, EOFError, TypeError):
+            result = unpack(packed, file)
+        except Exception:  # noqa: BLE001 - an entry is never allowed to fail the run
             return None
         self.hits += 1
-        return packed
+        return result
+
+    def _get(self, key: str) -> Packed | None:
+        self._used.add(key)
+        if self.problem is not None:
+            return None
+        try:
+            blob = self._read(key)
+            if blob is None:
+                return None
+            payload = memoryview(blob)[_HEADER:]
+            if blob[: len(_MAGIC)] != _MAGIC or hashlib.blake2b(payload, digest_size=_DIGEST).digest() != blob[len(_MAGIC) : _HEADER]:
+                return None  # truncated, corrupt or foreign: parsed again and rewritten
+            return loads(payload)
+        except Exception:  # noqa: BLE001 - whatever the bytes make reading or decoding raise, a miss
+            return None
+
+    def _read(self, key: str) -> bytes | None:
+        # O_NOFOLLOW and a regular file only: an entry that is a link or a FIFO is a miss.
+        try:
+            fd = os.open(os.path.join(self._entries, key), os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        except OSError:
+            return None
+        with open(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            return fh.read()
 
     def put(self, key: str, payload: bytes) -> None:
         self._used.add(key)
@@ -159,7 +427,7 @@ class ParseCache:
             return
         blob = b"".join((_MAGIC, hashlib.blake2b(payload, digest_size=_DIGEST).digest(), payload))
         try:
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self._entries)
+            fd, tmp = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=self._entries)
         except OSError:
             self._writable = False
             return
@@ -185,60 +453,157 @@ class ParseCache:
             return self._writable
         self._writable = False
         try:
-            created = False
-            if not os.path.isdir(self.directory):
+            if not self._existed:
+                parent = os.path.dirname(os.path.abspath(self.directory))
+                # The XDG specification asks for 0700 on directories it creates (~/.cache).
+                os.makedirs(parent, mode=_DIR_MODE, exist_ok=True)
                 try:
-                    os.makedirs(self.directory)
-                    created = True
+                    os.mkdir(self.directory, _DIR_MODE)
                 except FileExistsError:
-                    pass  # another run created it meanwhile
-            if created:
-                # Git-ignored from the start, wherever it is created (ruff and pytest do the same).
-                for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
-                    with open(os.path.join(self.directory, name), "w", encoding="utf-8") as fh:
-                        fh.write(text)
-            os.makedirs(self._entries, exist_ok=True)
+                    pass  # another run created it meanwhile: inspected below like any other
+            # Checked again: it may have been created by another run since it was inspected.
+            if _directory_problem(self.directory, "it") is not None:
+                return False
+            if not self._wait_for_tag():
+                if not _is_empty(self.directory):
+                    return False
+                # A new directory, or an empty one made for the cache: policylint's from now on.
+                _write_file(os.path.join(self.directory, _TAG_NAME), _CACHEDIR_TAG)
+                # Git-ignored, wherever it is (ruff and pytest do the same).
+                _write_file(os.path.join(self.directory, ".gitignore"), _GITIGNORE)
+            try:
+                os.mkdir(self._entries, _DIR_MODE)
+            except FileExistsError:
+                pass
+            if _directory_problem(self._entries, "entries") is not None:
+                return False
         except OSError:
             return False
         self._writable = os.access(self._entries, os.W_OK)
         return self._writable
 
+    def _wait_for_tag(self) -> bool:
+        """Whether the directory is tagged; waits a moment when another run is just creating it."""
+        deadline = time.monotonic() + _TAG_WAIT_SECONDS
+        while not _has_tag(self.directory):
+            # Another run made the directory and is writing its tag (an atomic rename): only its
+            # temporary file can be there meanwhile. Anything else: not ours, decided at once.
+            names = os.listdir(self.directory)
+            if not names or not all(_TEMP_NAME.match(n) for n in names) or time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
     def prune(self, keep: Iterable[str] = ()) -> None:
-        """Bound the directory: drop leftovers of interrupted writes and, past the limit, old unused entries."""
-        if not self.writes:
+        """Bound the directory: drop leftovers of interrupted writes and, past the limit, old unused entries.
+
+        Deletes only regular files named like an entry or like this module's temporary files, in
+        the entries directory of a directory that carries policylint's tag, both real directories
+        of this user (checked again now); symlinks are never followed.
+        """
+        if not self.writes or self.problem is not None:
             return  # a run that wrote nothing leaves the directory as it found it
+        try:
+            if _directory_problem(self.directory, "it") is not None or not _has_tag(self.directory):
+                return
+            with _open_entries(self._entries) as (scan_target, unlink):
+                self._prune(scan_target, unlink, keep)
+        except OSError:
+            return
+
+    def _prune(self, scan_target: str | int, unlink: Callable[[str], None], keep: Iterable[str]) -> None:
         keep_set = self._used.union(keep)
         now = time.time()
         entries: list[tuple[float, str]] = []
-        try:
-            with os.scandir(self._entries) as it:
-                for entry in it:
-                    try:
-                        mtime = entry.stat(follow_symlinks=False).st_mtime
-                    except OSError:
-                        continue
-                    if entry.name.startswith(".tmp-"):
-                        if now - mtime > _STALE_TEMP_SECONDS:
-                            _unlink(entry.path)
-                    elif entry.name not in keep_set:
-                        entries.append((mtime, entry.path))
-        except OSError:
-            return
+        with os.scandir(scan_target) as it:
+            for entry in it:
+                is_entry = _ENTRY_NAME.match(entry.name) is not None
+                is_temp = not is_entry and _TEMP_NAME.match(entry.name) is not None
+                if not (is_entry or is_temp):
+                    continue  # not a name this module writes: never touched
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    continue  # a link, a directory, a FIFO: not something `put` made
+                if is_temp:
+                    if now - st.st_mtime > _STALE_TEMP_SECONDS:
+                        unlink(entry.name)
+                elif entry.name not in keep_set:
+                    entries.append((st.st_mtime, entry.name))
         limit = max(_MAX_ENTRIES, 4 * len(keep_set))
         excess = len(entries) + len(keep_set) - limit
         if excess <= 0:
             return
         entries.sort()
-        for _, path in entries[: excess + limit // 2]:
-            _unlink(path)
+        for _, name in entries[: excess + limit // 2]:
+            unlink(name)
 
 
-def _unlink(path: str) -> None:
+@contextmanager
+def _open_entries(path: str) -> Iterator[tuple[str | int, Callable[[str], None]]]:
+    """(what to scan, how to delete a name in it) for the entries directory at `path`.
+
+    Where the platform allows, the directory is opened once without following a symlink and
+    everything happens relative to that descriptor, so that the directory cannot be swapped for a
+    link between the check and the deletions. Elsewhere it is checked with lstat first.
+    """
+    directory_flag = getattr(os, "O_DIRECTORY", 0)
+    if _NOFOLLOW and directory_flag and os.scandir in os.supports_fd and os.unlink in os.supports_dir_fd:
+        fd = os.open(path, os.O_RDONLY | directory_flag | _NOFOLLOW)  # ELOOP for a symlink
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISDIR(st.st_mode) or _ownership_problem(st) is not None:
+                raise NotADirectoryError(path)
+
+            def unlink_at(name: str) -> None:
+                try:
+                    os.unlink(name, dir_fd=fd)
+                except OSError:
+                    pass
+
+            yield fd, unlink_at
+        finally:
+            os.close(fd)
+        return
+    if _directory_problem(path, "entries") is not None:
+        raise NotADirectoryError(path)
+
+    def unlink_path(name: str) -> None:
+        try:
+            os.unlink(os.path.join(path, name))
+        except OSError:
+            pass
+
+    yield path, unlink_path
+
+
+def _write_file(path: str, text: str) -> None:
+    """Write `text` to `path` whole or not at all (a temporary file renamed into place)."""
+    fd, tmp = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=os.path.dirname(path))
     try:
-        os.unlink(path)
-    except OSError:
-        pass
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
-def open_cache(directory: str | os.PathLike[str] | None) -> ParseCache | None:
-    return None if directory is None else ParseCache(directory)
+def open_cache(directory: str | os.PathLike[str] | None, linted: Iterable[str] = ()) -> tuple[ParseCache | None, str | None]:
+    """The cache in `directory` for a run over the paths `linted`, and a note for the user when the
+    directory is not used (None when it is used, or when no cache was asked for)."""
+    if directory is None:
+        return None, None
+    path = os.fspath(directory)
+    reason = inside_linted(path, linted)
+    if reason is None:
+        cache = ParseCache(path)
+        if cache.problem is None:
+            return cache, None
+        reason = cache.problem
+    return None, f"cache directory {path} not used: {reason}"

@@ -1,6 +1,6 @@
 """Command line: thin click wiring; every command is a function returning an exit code.
 
-Exit codes (design.md §3), the same for every output format:
+Exit codes (README "Exit codes"), the same for every output format:
 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage error,
 bad profile, a path that matches nothing, or an internal error.
 """
@@ -18,6 +18,22 @@ from policylint import __version__
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
+
+
+def _error(message: object) -> None:
+    """`policylint: error: ...` on standard error. Messages echo paths, codes, queries and names
+    from the input: escaped (policylint.textsafe), so that they stay one visible line."""
+    from policylint.textsafe import escape
+
+    click.echo(f"policylint: error: {escape(str(message))}", err=True)
+
+
+def _warning(message: str) -> None:
+    """`policylint: warning: ...` on standard error, escaped like `_error` (paths come from the
+    environment and the command line)."""
+    from policylint.textsafe import escape
+
+    click.echo(f"policylint: warning: {escape(message)}", err=True)
 
 
 def _split_codes(values: Sequence[str]) -> tuple[str, ...]:
@@ -51,11 +67,13 @@ def run_check(
     jobs: int = 1,
     cache: bool = True,
     cache_dir: str | None = None,
+    follow_outside_links: bool = False,
 ) -> int:
     """Lint `paths`; print the report to stdout and a summary to stderr.
 
-    The parse cache lives in `cache_dir`, else $POLICYLINT_CACHE_DIR, else .policylint_cache/
-    in the current directory; `cache=False` neither reads nor writes it.
+    The parse cache lives in `cache_dir`, else $POLICYLINT_CACHE_DIR, else the user's cache
+    directory (policylint.cache.default_directory); `cache=False` neither reads nor writes it.
+    A directory that is not safe to use is not used, with a warning on stderr.
     """
     from policylint.engine import Selection
     from policylint.external import ExternalObjects, ExternalPatternError
@@ -70,19 +88,21 @@ def run_check(
     selection = Selection(_split_codes(select), _split_codes(ignore))
     unknown = selection.unknown_codes(REGISTRY)
     if unknown:
-        click.echo(f"policylint: error: no rule matches {', '.join(unknown)} (see `policylint rules`)", err=True)
+        _error(f"no rule matches {', '.join(unknown)} (see `policylint rules`)")
         return EXIT_USAGE
     try:
         threshold = Severity.parse(fail_on)
     except ValueError as exc:
-        click.echo(f"policylint: error: {exc}", err=True)
+        _error(exc)
         return EXIT_USAGE
     try:
         external_objects = ExternalObjects.parse(external)
     except ExternalPatternError as exc:
-        click.echo(f"policylint: error: {exc}", err=True)
+        _error(exc)
         return EXIT_USAGE
     request = LintRequest(
+        report_policies=fmt == "json",
+        follow_outside_links=follow_outside_links,
         paths=paths,
         stdin_filename=stdin_filename,
         read_stdin=lambda: sys.stdin.buffer.read(),
@@ -99,8 +119,10 @@ def run_check(
     try:
         result = lint(request)
     except (SourceError, ProfileError) as exc:
-        click.echo(f"policylint: error: {exc}", err=True)
+        _error(exc)
         return EXIT_USAGE
+    for note in result.notes:
+        _warning(note)
     use_color = fmt == "text" and _use_color(color, sys.stdout)
     render = renderer(fmt, color=use_color)
     # color=True keeps the escape codes click would strip when stdout is not a terminal.
@@ -116,9 +138,11 @@ def run_check(
 def _cache_dir(enabled: bool, directory: str | None) -> str | None:
     if not enabled:
         return None
-    from policylint.cache import DEFAULT_DIR, ENV_DIR
+    from policylint.cache import ENV_DIR, default_directory
 
-    return directory or os.environ.get(ENV_DIR) or DEFAULT_DIR
+    # Outside the working directory by default: in CI that is the checkout under review, and
+    # whoever writes the cache decides what policylint believes the files say.
+    return directory or os.environ.get(ENV_DIR) or default_directory()
 
 
 def run_rules(fmt: str = "text") -> int:
@@ -146,7 +170,7 @@ def run_rule(code: str) -> int:
             path = doc_path(rule)
             click.echo(path.read_text(encoding="utf-8"), nl=False)
             return EXIT_OK
-    click.echo(f"policylint: error: no rule {code!r} (see `policylint rules`)", err=True)
+    _error(f"no rule {code!r} (see `policylint rules`)")
     return EXIT_USAGE
 
 
@@ -155,18 +179,18 @@ def run_profiles(profile_paths: Sequence[str] = ()) -> int:
     from pathlib import Path
 
     from policylint.profiles import ORIGIN_PROFILE, ProfileError, ProfileRegistry, builtin_profiles, load_profile_file
+    from policylint.textsafe import defuse_line, escape
 
     try:
         user = [p for path in profile_paths for p in load_profile_file(Path(path), origin=ORIGIN_PROFILE)]
     except ProfileError as exc:
-        click.echo(f"policylint: error: {exc}", err=True)
+        _error(exc)
         return EXIT_USAGE
     for p in ProfileRegistry([user, builtin_profiles()]):
         fields = ", ".join(p.targets.fields)
         kinds = ", ".join(dict.fromkeys(t.kind for t in p.targets.kinds)) or "any"
-        click.echo(
-            f"{p.group}/{p.kind:<24} {p.policy_class:<9} {p.boilerplate:<17} {p.merge.default:<16} [{fields}] -> {kinds}  ({p.project})"
-        )
+        line = f"{p.group}/{p.kind:<24} {p.policy_class:<9} {p.boilerplate:<17} {p.merge.default:<16} [{fields}] -> {kinds}  ({p.project})"
+        click.echo(defuse_line(escape(line)))  # a --profile file's strings are input too
     return EXIT_OK
 
 
@@ -178,6 +202,7 @@ def _load_index_for_query(
     namespace: str = "default",
     synthetic_rule_names: bool = False,
     external: Sequence[str] = (),
+    follow_outside_links: bool = False,
 ) -> object:
     """The index `explain` and `graph` query (no rules run), or EXIT_USAGE after saying why."""
     from policylint.external import ExternalObjects, ExternalPatternError
@@ -196,10 +221,11 @@ def _load_index_for_query(
                 profile_paths=profile_paths,
                 synthetic_rule_names=synthetic_rule_names,
                 external=external_objects,
+                follow_outside_links=follow_outside_links,
             )
         )
     except (ExternalPatternError, SourceError, ProfileError) as exc:
-        click.echo(f"policylint: error: {exc}", err=True)
+        _error(exc)
         return EXIT_USAGE
     if index.input_issues:
         # Unparsable or malformed documents are findings of `check`; here they are only missing.
@@ -216,7 +242,7 @@ def run_explain(
     limit: int = 20,
     **load: object,
 ) -> int:
-    """Explain the effective policy of one object, or what one policy reaches (design.md §3)."""
+    """Explain the effective policy of one object, or what one policy reaches (README "Explain")."""
     from policylint.explain import ExplainError, explain, render_json, render_text
 
     index = _load_index_for_query(paths or (".",), **load)  # type: ignore[arg-type]
@@ -225,7 +251,7 @@ def run_explain(
     try:
         doc = explain(index, target, default_namespace=str(load.get("namespace", "default")), limit=limit)  # type: ignore[arg-type]
     except ExplainError as exc:
-        click.echo(f"policylint: error: {exc}", err=True)
+        _error(exc)
         return EXIT_USAGE
     click.echo(render_json(doc) if fmt == "json" else render_text(doc), nl=False)
     return EXIT_OK
@@ -250,7 +276,7 @@ def run_graph(
     try:
         graph = build_graph(index, focus=focus, depth=depth, show_rules=rules, default_namespace=str(load.get("namespace", "default")))  # type: ignore[arg-type]
     except ExplainError as exc:
-        click.echo(f"policylint: error: {exc}", err=True)
+        _error(exc)
         return EXIT_USAGE
     click.echo(render(graph, fmt), nl=False)
     return EXIT_OK
@@ -262,7 +288,25 @@ class _DefaultCheckGroup(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
             args = ["check", *args]
-        return super().parse_args(ctx, args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.ClickException as exc:
+            raise _escaped(exc) from None
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as exc:  # a subcommand's usage error
+            raise _escaped(exc) from None
+
+
+def _escaped(exc: click.ClickException) -> click.ClickException:
+    """Click's usage errors quote the arguments (`Got unexpected extra argument (...)`): escaped
+    like every other message that echoes input (policylint.textsafe)."""
+    from policylint.textsafe import escape
+
+    exc.message = escape(exc.message)
+    return exc
 
 
 @click.group(cls=_DefaultCheckGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -277,6 +321,14 @@ def cli() -> None:
     policylint explain httproute/ns/x   what an object effectively gets, and from which policy
     policylint graph --format mermaid   the topology with its policies
     """
+
+
+# Shared by `check`, `explain` and `graph` (click makes a new option object per command).
+_FOLLOW_OUTSIDE_LINKS = click.option(
+    "--follow-outside-links",
+    is_flag=True,
+    help="Follow symlinks that lead outside PATHS (never to a FIFO or device); otherwise each is a PL008 finding.",
+)
 
 
 @cli.command("check")
@@ -320,13 +372,18 @@ def cli() -> None:
     type=click.IntRange(min=0),
     default=1,
     show_default=True,
-    help="Processes parsing files (0: one per CPU); small inputs are parsed in one process anyway.",
+    help="Processes parsing files (0: one per CPU; never more than the CPUs this process may use); small inputs are parsed in one process anyway.",
 )
 @click.option("--no-cache", "cache", flag_value=False, default=True, help="Neither read nor write the parse cache.")
+@_FOLLOW_OUTSIDE_LINKS
 @click.option(
     "--cache-dir",
     metavar="DIR",
-    help="Parse cache directory [default: $POLICYLINT_CACHE_DIR, else .policylint_cache in the current directory].",
+    help=(
+        "Parse cache directory [default: $POLICYLINT_CACHE_DIR, else the user's cache directory, e.g."
+        " ~/.cache/policylint]. Not used (with a warning) inside the linted repository, or unless"
+        " this user alone can write it and policylint created it."
+    ),
 )
 def check_command(paths: tuple[str, ...], fmt: str, **kwargs: object) -> None:
     """Lint manifests: files, directories, or `-` for stdin."""
@@ -363,6 +420,7 @@ def _query_options(command: click.Command) -> click.Command:
             click.option("--namespace", default="default", show_default=True, help="Namespace of objects that declare none."),
             click.option("--synthetic-rule-names", is_flag=True, help="Accept `rule-<n>` for unnamed route rules, as Kuadrant does."),
             click.option("--external", multiple=True, metavar="KIND[/NS[/NAME]]", help="Objects that live outside the input (globs)."),
+            _FOLLOW_OUTSIDE_LINKS,
         ]
     ):
         command = option(command)

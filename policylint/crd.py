@@ -1,4 +1,6 @@
-"""Deriving policy profiles from CustomResourceDefinitions (design.md §1.5).
+"""Deriving policy profiles from CustomResourceDefinitions.
+
+How CRDs rank against profiles and structural detection: docs/semantics.md#how-policy-kinds-are-known.
 
 A CRD found in the input (or passed with `--crd`) describes a policy kind the
 built-in profiles may not know. `crd_facts` reads what the CRD itself states:
@@ -6,15 +8,16 @@ built-in profiles may not know. `crd_facts` reads what the CRD itself states:
 * names, scope and served versions (`spec.names`, `spec.scope`, `spec.versions`);
 * the discovery label `gateway.networking.k8s.io/policy` (GEP-2648/2649;
   values compared case-insensitively, `true` meaning "some policy", as gwctl
-  does — gateway-api-semantics.md §6);
+  does — docs/semantics.md#label-conventions);
 * the target fields under `openAPIV3Schema.properties.spec.properties`
   (`targetRef`, `targetRefs`, `targetSelectors`), their `maxItems`, list
   markers, and whether a reference carries `sectionName` / `namespace`
-  (the shapes of apis/v1/policy_types.go, semantics §4.1);
+  (the shapes of apis/v1/policy_types.go, docs/semantics.md#target-references);
 * the target kinds and groups the API server enforces, from `enum`s and from
-  the usual shapes of `x-kubernetes-validations` CEL rules (semantics §5, §8);
+  the usual shapes of `x-kubernetes-validations` CEL rules (docs/semantics.md#vendor-profiles);
 * the boilerplate fields: `defaults`/`overrides` with a `strategy` enum
-  (GEP-713) or `default`/`override` (seeds/policy-attachment.txt).
+  (GEP-713) or `default`/`override` (the original Policy Attachment page,
+  docs/semantics.md#policy-boilerplate).
 
 `profiles_from_crds` turns those facts into `PolicyProfile`s of origin
 `crd`. A CRD is user input: every fact is read defensively, a value of the
@@ -42,7 +45,8 @@ from policylint.profiles import (
 )
 
 POLICY_LABEL = "gateway.networking.k8s.io/policy"
-# GEP-2648/2649 values; `true` is accepted by gwctl as "a policy of unknown class" (semantics §6).
+# GEP-2648/2649 values; `true` is accepted by gwctl as "a policy of unknown class"
+# (docs/semantics.md#label-conventions).
 LABEL_CLASSES = {"direct": DIRECT, "inherited": INHERITED, "true": None}
 
 SINGLE_FIELD = "targetRef"
@@ -58,7 +62,8 @@ _MAX_CEL_LENGTH = 4096
 _MAX_CEL_DEPTH = 24
 
 # Where a kind sits in the hierarchy GatewayClass > Gateway > listener > route > rule > backend
-# (GEP-713 "Hierarchy"; semantics §4.4), used to guess the effective target of a CRD-derived kind.
+# (GEP-713 "Hierarchy of target kinds"; docs/semantics.md#the-hierarchy), used to guess the
+# effective target of a CRD-derived kind.
 _LEVELS = ("gatewayclass", "gateway", "listener", "route", "rule", "backend")
 _KIND_LEVEL = {
     "GatewayClass": "gatewayclass",
@@ -157,7 +162,7 @@ class CrdFacts:
     @property
     def policy_class(self) -> str:
         """The label's class; unlabelled (or `true`) kinds with defaults/overrides blocks are
-        Inherited, others Direct (design.md §1.5 treats undeclared kinds as Direct)."""
+        Inherited, others Direct (docs/semantics.md#crds-without-a-class-label)."""
         declared = self.label_class
         if declared is not None:
             return declared
@@ -167,7 +172,7 @@ class CrdFacts:
 
     @property
     def boilerplate(self) -> str:
-        # seeds/policy-attachment.txt: `default` and/or `override`; otherwise GEP-713 shapes.
+        # The original Policy Attachment page: `default` and/or `override`; otherwise GEP-713 shapes.
         return POLICY_ATTACHMENT if (self.has_default or self.has_override) else GEP713
 
 
@@ -295,10 +300,29 @@ def _balanced_end(expr: str, start: int) -> int:
 
 
 def _strip(expr: str) -> str:
+    """`expr` without surrounding whitespace and parentheses around all of it: `( (a) )` is `a`.
+
+    One scan pairs every bracket, then each layer comes off in constant time: a scan per
+    layer was quadratic (4,000 nested parentheses took ten seconds).
+    """
     expr = expr.strip()
-    while expr.startswith("(") and _balanced_end(expr, 0) == len(expr) - 1:
-        expr = expr[1:-1].strip()
-    return expr
+    if not expr.startswith("("):
+        return expr
+    closing: dict[int, int] = {}
+    opened: list[int] = []
+    for i, _ in _top_level(expr):
+        if expr[i] in "([":
+            opened.append(i)
+        elif expr[i] in ")]" and opened:
+            closing[opened.pop()] = i
+    lo, hi = 0, len(expr) - 1
+    while lo < hi and expr[lo] == "(" and closing.get(lo) == hi:
+        lo, hi = lo + 1, hi - 1
+        while lo <= hi and expr[lo].isspace():
+            lo += 1
+        while hi >= lo and expr[hi].isspace():
+            hi -= 1
+    return expr[lo : hi + 1]
 
 
 def _split_top(expr: str, op: str) -> list[str]:
@@ -331,8 +355,9 @@ def _parse_restriction(expr: str, env: Mapping[str, tuple[str, str]], depth: int
       `<ref>.kind == 'X'`, `<ref>.kind in ['X', 'Y']`, `a || b` of those;
       `<list>.all(v, ...)` and `<list>.exists(v, ...)` over them (NGF's
       ObservabilityPolicy/UpstreamSettingsPolicy use `exists`: the controller
-      then rejects the other entries — semantics §8.3);
-      `has(...) ? <restriction> : true` (Envoy Gateway's spec-level rules, §8.1).
+      then rejects the other entries — docs/semantics.md#nginx-gateway-fabric);
+      `has(...) ? <restriction> : true` (Envoy Gateway's spec-level rules,
+      docs/semantics.md#envoy-gateway).
     `env` maps names to (role, target field). Anything negated, conditional on other
     fields (Envoy Gateway's mergeType rule) or comparing two entries is not a restriction.
     """
@@ -413,8 +438,8 @@ def _has_atoms(disjunct: str) -> tuple[set[str], set[str]]:
 
 
 def _required_by_cel(rule: str, fields: tuple[str, ...]) -> bool:
-    """Envoy Gateway's "either targetRef or targetRefs must be used" (semantics §8.1): every
-    alternative of the rule asserts some target field."""
+    """Envoy Gateway's "either targetRef or targetRefs must be used"
+    (docs/semantics.md#envoy-gateway): every alternative of the rule asserts some target field."""
     disjuncts = _split_top(_strip(rule), "||")
     return all(_has_atoms(d)[0] & set(fields) for d in disjuncts)
 
@@ -584,8 +609,8 @@ def _merge_spec(facts: CrdFacts, policy_class: str) -> MergeSpec:
     """Boilerplate field names come from the CRD whatever the class (the PL1xx rules read them);
     the default strategy from the class and the strategy enum."""
     if facts.boilerplate == POLICY_ATTACHMENT:
-        # seeds/policy-attachment.txt: defaults apply bottom-up and overrides top-down per
-        # field (the "includeQueryString" example), i.e. field-wise patches.
+        # The original Policy Attachment page ("Hierarchy"): defaults apply bottom-up and
+        # overrides top-down per field (the "includeQueryString" example), i.e. field-wise patches.
         return MergeSpec(
             default="none" if policy_class == DIRECT else "patch-defaults",
             defaults="default" if facts.has_default else None,
@@ -599,7 +624,7 @@ def _merge_spec(facts: CrdFacts, policy_class: str) -> MergeSpec:
     elif facts.strategy_default is not None and strategies.get(facts.strategy_default) == "custom":
         default = "custom"
     else:
-        default = "atomic-defaults"  # design.md §1.2: inherited kinds without a strategy
+        default = "atomic-defaults"  # GEP-713 "Merge strategies": inherited kinds without a strategy
     return MergeSpec(
         default=default,
         defaults="defaults" if facts.has_defaults else None,
@@ -641,8 +666,8 @@ def profile_from_facts(facts: CrdFacts, source: str = "") -> PolicyProfile | Non
             namespace=facts.namespace,
             kinds=kinds if enforced else (),
             kinds_enforced=enforced,
-            # GEP-713 "Targeting External Services": without a CEL restriction a kind the
-            # API server does not know may be a virtual kind, not an error (semantics §4.1).
+            # GEP-713 "Targeting virtual types": without a CEL restriction a kind the API
+            # server does not know may be a virtual kind, not an error (docs/semantics.md#virtual-kinds).
             virtual_kinds=not enforced,
         ),
         merge=_merge_spec(facts, policy_class),

@@ -1,4 +1,4 @@
-"""Effective policy simulation (GEP-713 "Effective metaresources"; design.md §1.1–§1.4).
+"""Effective policy simulation (GEP-713 "Effective metaresources"; docs/effective-policy.md).
 
 For each policy kind, a *context* is a path through the hierarchy
 
@@ -7,9 +7,9 @@ For each policy kind, a *context* is a path through the hierarchy
 from a root down to the kind's effective target level (its profile's
 `effectiveTarget`). In each context the policies of that kind attached to any
 node of the path are stacked from least to most specific and folded pairwise
-(the seed's abstract process): the *established* policy (attached higher; at
-the same level the older `creationTimestamp`, then `{namespace}/{name}`)
-dictates the merge strategy. A `sectionName` target is a node below its object
+(GEP-713 "Abstract process for calculating Effective metaresources"): the
+*established* policy (attached higher; at the same level the older
+`creationTimestamp`, then `{namespace}/{name}`) dictates the merge strategy. A `sectionName` target is a node below its object
 (GEP-2648: the section policy applies whole to that section, the whole-object
 policy to the other sections). Policies of different kinds never interact.
 
@@ -21,11 +21,11 @@ all-simple-paths search.
 Decisions where the sources leave room (documented in docs/effective-policy.md):
 
 * Values an override puts in force are locked for the rest of the fold (an
-  atomic override locks everything): an override is "enforced from the top
-  down" (seed policy-attachment.txt), so nothing more specific undoes it, while
-  the other values still follow the defaults rule.
-* Kinds in the seed policy-attachment style (`default` and `override` in one
-  object) are reduced with the seed's precedence list "A override > B override >
+  atomic override locks everything): overrides "enforce policy from the top
+  down" (the original Policy Attachment page, "Hierarchy"), so nothing more
+  specific undoes them, while the other values still follow the defaults rule.
+* Kinds in that page's policy-attachment style (`default` and `override` in one
+  object) are reduced with its precedence list "A override > B override >
   C override > C default > B default > A default", field by field, oldest first
   at one level.
 * A GEP-713 style policy that declares two strategies (an error, PL107) still
@@ -51,12 +51,12 @@ if TYPE_CHECKING:
     from policylint.index import Policy, ProjectIndex, TargetResolution
     from policylint.topology import Topology
 
-# Hierarchy levels, least specific first. `namespace` is gwctl's optional level (S11): present
-# only when some policy targets a Namespace. `port` refines a backend by a Service port.
+# Hierarchy levels, least specific first. `namespace` is gwctl's optional level: present only
+# when some policy targets a Namespace (docs/semantics.md#the-namespace-level). `port` refines a backend by a Service port.
 LEVELS = ("gatewayclass", "namespace", "gateway", "listenerset", "listener", "route", "rule", "backend", "port")
 RANK = {level: i for i, level in enumerate(LEVELS)}
 
-# Status vocabulary (seed GEP-713; design.md §1.3).
+# Status vocabulary (GEP-713 "Metaresource status"; docs/semantics.md#status-vocabulary).
 ENFORCED = "Enforced"
 PARTIALLY_ENFORCED = "PartiallyEnforced"
 OVERRIDDEN = "Overridden"
@@ -313,12 +313,12 @@ def _sources(tree: Tagged | None) -> set[int]:
 def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
     """Reduce a stack (least specific first) to one spec, recording who beat whom.
 
-    The seed's abstract process: the established side's strategy decides each step, and the
+    GEP-713's abstract process: the established side's strategy decides each step, and the
     challenger's strategy is the merged spec's strategy for the next one. Values an override put
-    in force are *locked* for the rest of the fold (an atomic override locks everything): an
-    override is "enforced from the top down" (seed policy-attachment guide), so nothing more
-    specific may undo it, while the other values still follow the defaults rule (the more
-    specific wins).
+    in force are *locked* for the rest of the fold (an atomic override locks everything):
+    overrides "enforce policy from the top down" (the original Policy Attachment page), so
+    nothing more specific may undo them, while the other values still follow the defaults
+    rule (the more specific wins).
     """
     if profile.boilerplate == POLICY_ATTACHMENT:
         return _fold_precedence(stack)
@@ -521,8 +521,10 @@ def _outcome(
 
 
 def order_sensitivity(stack: Sequence[Facet], groups: Sequence[tuple[int, int, str]], profile: PolicyProfile, result: FoldResult) -> list[OrderSensitivity]:
-    """design.md §1.4: a verdict that flips with creation order. Each same-level group is reversed
-    (a policy's own facets keep their order) and the fold repeated; differing keys are reported."""
+    """A verdict that flips with creation order (docs/semantics.md#missing-creation-timestamps).
+
+    Each same-level group is reversed (a policy's own facets keep their order) and the fold
+    repeated; differing keys are reported."""
     out: list[OrderSensitivity] = []
     base = untag(result.tree)
     for start, end, decided_by in groups:
@@ -712,8 +714,8 @@ class Simulation:
                 for child in self.children(node):
                     acc |= self.backends_below(child)
                 if node[0] == "rule":
-                    # A backendRef with a port reaches that Service port (S14: service-3#port-1),
-                    # not the whole Service as well.
+                    # A backendRef with a port reaches that Service port (acceptance scenario S14:
+                    # service-3#port-1), not the whole Service as well.
                     ported = {n[1] for n in acc if n[0] == "port"}
                     acc = {n for n in acc if not (n[0] == "backend" and n[1] in ported)}
                 cached = frozenset(acc)
@@ -893,7 +895,7 @@ class Simulation:
                 self.order_sensitive.setdefault(item.policies + (group.profile.kind,), (context, item))
             gateways = group.nodes["gateway"]
             contributing: set[int] = set()
-            # A policy with two blocks (seed style, or PL107) has two facets in one context:
+            # A policy with two blocks (policy-attachment style, or PL107) has two facets in one context:
             # its status there combines them, and the context counts once.
             by_target: dict[tuple[int, NodeKey], list[Facet]] = defaultdict(list)
             for facet in stack:

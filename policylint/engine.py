@@ -9,9 +9,20 @@ from policylint.findings import Finding, Issue, Location, Related, ResolvedRelat
 from policylint.index import ProjectIndex
 from policylint.positions import PositionResolver
 from policylint.rules.base import Rule
+from policylint.textsafe import MAX_MESSAGE, truncate
 
 INTERNAL_ERROR = "PL000"
 INTERNAL_ERROR_NAME = "internal-error"
+
+# Findings shown per file. A file with more is broken or generated wholesale (10,000 empty
+# documents make 10,000 PL003 findings, a 14 MB file of them made 913 MB of JSON): its first
+# thousand findings, in file order, show what is wrong, and output and memory stay
+# proportional to what a reader can use. One PL007 finding, where the hidden ones start,
+# says how many are not shown; it has the highest severity among them, so that the exit
+# code and `--fail-on` decide as they would have on every finding.
+MAX_FINDINGS_PER_FILE = 1_000
+RESOURCE_LIMIT = "PL007"
+RESOURCE_LIMIT_NAME = "input-resource-limit"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +102,44 @@ def run(index: ProjectIndex, rules: Iterable[type[Rule]], resolver: PositionReso
     findings.extend(resolve(issue) for issue in internal)
     findings = _dedupe(findings)
     findings.sort(key=Finding.sort_key)
-    return EngineResult(findings, bool(internal))
+    return EngineResult(_cap_per_file(findings), bool(internal))
+
+
+def _cap_per_file(findings: list[Finding]) -> list[Finding]:
+    """At most MAX_FINDINGS_PER_FILE findings per file (sorted), then one PL007 finding for the rest.
+
+    PL000 (a rule that failed) is never hidden: it says the run itself is incomplete.
+    """
+    shown: dict[str, int] = {}
+    hidden: dict[str, tuple[Finding, int, Severity]] = {}  # first hidden, how many, worst severity
+    out: list[Finding] = []
+    for f in findings:
+        if f.rule == INTERNAL_ERROR:
+            out.append(f)
+            continue
+        count = shown.get(f.file, 0)
+        if count < MAX_FINDINGS_PER_FILE:
+            shown[f.file] = count + 1
+            out.append(f)
+            continue
+        first, n, worst = hidden.get(f.file, (f, 0, f.severity))
+        hidden[f.file] = (first, n + 1, max(worst, f.severity))
+    if not hidden:
+        return findings
+    for file, (first, n, worst) in hidden.items():
+        out.append(
+            Finding(
+                file=file,
+                line=first.line,
+                column=first.column,
+                rule=RESOURCE_LIMIT,
+                name=RESOURCE_LIMIT_NAME,
+                severity=worst,
+                message=f"{n:,} more findings in this file not shown (at most {MAX_FINDINGS_PER_FILE:,} per file)",
+            )
+        )
+    out.sort(key=Finding.sort_key)
+    return out
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
@@ -126,7 +174,9 @@ def _resolve(issue: Issue, catalogue: dict[str, type[Rule]], resolver: PositionR
         name, severity = INTERNAL_ERROR_NAME, Severity.ERROR
     else:
         name, severity = rule.name, rule.severity
-    related = tuple(ResolvedRelated(r.message, *_position(r, resolver)) for r in issue.related)
+    # Messages are bounded here, where every finding is made: a rule that quotes a huge value
+    # cannot make a finding (or a note) megabytes long.
+    related = tuple(ResolvedRelated(truncate(r.message, MAX_MESSAGE), *_position(r, resolver)) for r in issue.related)
     obj = issue.object
     return Finding(
         file=file,
@@ -135,7 +185,7 @@ def _resolve(issue: Issue, catalogue: dict[str, type[Rule]], resolver: PositionR
         rule=issue.rule_id,
         name=name,
         severity=issue.severity if issue.severity is not None else severity,
-        message=issue.message,
+        message=truncate(issue.message, MAX_MESSAGE),
         object=obj.key if obj is not None else None,
         api_version=obj.api_version if obj is not None else "",
         path=issue.path,

@@ -1,24 +1,63 @@
-"""Console entry point. Kept tiny so that `policylint --version` imports nothing heavy."""
+"""Console entry point. Kept tiny so that `policylint --version` imports nothing heavy.
+
+As a command (the console script, `python -m policylint`) it also decides how the process ends:
+
+- SIGINT exits 130 and SIGTERM 143 (SIGHUP 129), 128 + the signal number as shells report a
+  process a signal ended, without a traceback: the handler raises `Interrupted` in the main
+  thread, the code below unwinds (stopping `--jobs` workers on the way, see policylint.parallel)
+  and the exit code is returned. A second signal while unwinding exits at once.
+- A reader that goes away (`policylint . | head -1`) is not a failure of the lint: the rest of the
+  output is dropped and the exit code is the one the findings give (0 with `--exit-zero`), with
+  no "Exception ignored ... BrokenPipeError" at interpreter exit.
+
+Called with `argv` (tests, embedding), none of that is installed: the caller owns its process.
+"""
 
 from __future__ import annotations
 
+import io
 import os
 import sys
-from collections.abc import Sequence
 
 from policylint import __version__
 
+# Not `from typing import TYPE_CHECKING`: importing typing (and re with it) would cost
+# `policylint --version` ~10 ms. Type checkers treat any TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from types import FrameType
+    from typing import Any, TextIO
+
+    from _typeshed import ReadableBuffer
+
+# Signals that end a run; each keeps its disposition when it is not the default one (an ignored
+# SIGHUP under nohup, an ignored SIGINT in a background job stay ignored).
+_STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+class Interrupted(BaseException):
+    """A stop signal, raised in the main thread. Not an Exception: nothing may swallow it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
 
 def main(argv: Sequence[str] | None = None) -> int:
-    code = _main(list(sys.argv[1:] if argv is None else argv))
-    if argv is None:
-        # The command ends here (console script, `python -m policylint`). What the run built
-        # is now garbage held in reference cycles (index, topology, simulation); the collector's
-        # last pass at interpreter exit would visit and free it object by object: 0.7 s after a
-        # 10k-object run. That pass skips frozen objects, and the OS takes the memory back at once.
-        import gc
+    if argv is not None:
+        return _main(list(argv))
+    args = sys.argv[1:]
+    if args == ["--version"]:
+        return _main(args)  # before anything below: pre-commit and CI call this often
+    code = _command(args)
+    # The command ends here. What the run built is now garbage held in reference cycles (index,
+    # topology, simulation); the collector's last pass at interpreter exit would visit and free it
+    # object by object: 0.7 s after a 10k-object run. That pass skips frozen objects, and the OS
+    # takes the memory back at once.
+    import gc
 
-        gc.freeze()
+    gc.freeze()
     return code
 
 
@@ -37,6 +76,126 @@ def _main(args: list[str]) -> int:
     except Exception as exc:  # a bug in policylint, not a problem with the input
         if os.environ.get("POLICYLINT_DEBUG"):
             raise
-        print(f"policylint: internal error: {type(exc).__name__}: {exc} (set POLICYLINT_DEBUG=1 for a traceback)", file=sys.stderr)
+        # An exception's text may quote the input: escaped like every message (policylint.textsafe).
+        from policylint.textsafe import escape
+
+        print(f"policylint: internal error: {type(exc).__name__}: {escape(str(exc), 1_000)} (set POLICYLINT_DEBUG=1 for a traceback)", file=sys.stderr)
         return 2
     return 0
+
+
+# "running": a stop signal raises Interrupted; "stopping" (unwinding from one) or "done" (the run
+# is over, its output flushed): a stop signal exits the process at once.
+_state = "running"
+
+
+def _command(args: list[str]) -> int:
+    global _state
+    guards: list[_PipeGuard] = []
+    try:
+        _install_signal_handlers()
+        _guard_standard_streams(guards)
+        code = _main(args)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()  # while a signal can still be answered with its exit code
+            except (OSError, ValueError, AttributeError):  # an unguarded stream, closed or None
+                pass
+    except Interrupted as exc:
+        code = 128 + exc.signum
+    _state = "done"
+    for guard in guards:
+        if guard.reader_gone:
+            # The Python docs' recipe for SIGPIPE (library/signal.html): whatever is still written
+            # to this descriptor at interpreter exit goes to devnull instead of raising again.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, guard.fileno())
+            os.close(devnull)
+    return code
+
+
+def _on_stop_signal(signum: int, frame: FrameType | None) -> None:
+    global _state
+    if _state == "running":
+        _state = "stopping"
+        raise Interrupted(signum)
+    os._exit(128 + signum)  # asked twice, or after the run: nothing left worth waiting for
+
+
+def _install_signal_handlers() -> None:
+    import signal
+
+    for name in _STOP_SIGNALS:
+        signum = getattr(signal, name, None)
+        if signum is None:  # SIGHUP on Windows
+            continue
+        default = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
+        try:
+            if signal.getsignal(signum) is default:
+                signal.signal(signum, _on_stop_signal)
+        except (OSError, ValueError):  # not the main thread, or a signal the platform refuses
+            pass
+
+
+class _PipeGuard(io.RawIOBase):
+    """A standard stream's file descriptor, where a reader that went away is not an error.
+
+    The first EPIPE marks the guard; what is written from then on is dropped. Without this, click
+    turns the BrokenPipeError into exit code 1 before the findings decide the code.
+    """
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+        self.reader_gone = False
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self._fd)
+
+    def write(self, data: ReadableBuffer) -> int:
+        view = memoryview(data).cast("B")
+        # All of it, as a buffered stream would: an unbuffered one (`python -u`) takes a short
+        # write as final, and what a pipe did not take would be lost without an error.
+        written = 0
+        while written < len(view) and not self.reader_gone:
+            try:
+                written += os.write(self._fd, view[written:])
+            except BrokenPipeError:
+                self.reader_gone = True
+        return len(view)
+
+
+def _guard_standard_streams(guards: list[_PipeGuard]) -> None:
+    """Put standard output and error behind `_PipeGuard`s (POSIX; same encoding and buffering)."""
+    if os.name != "posix":
+        return
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if not isinstance(stream, io.TextIOWrapper):
+            continue
+        try:
+            fd = stream.fileno()
+            stream.flush()
+        except (OSError, ValueError):
+            continue
+        guard = _PipeGuard(fd)
+        # Unbuffered (`python -u`: the text layer writes straight to the file) stays unbuffered;
+        # a text layer over a raw file is what Python itself builds then.
+        buffered = isinstance(stream.buffer, io.BufferedWriter)
+        binary: Any = io.BufferedWriter(guard) if buffered else guard
+        wrapper: TextIO = io.TextIOWrapper(
+            binary,
+            encoding=stream.encoding,
+            errors=stream.errors,
+            newline="\n",  # as Python's own standard streams on POSIX: no translation
+            line_buffering=stream.line_buffering,
+            write_through=stream.write_through,
+        )
+        setattr(sys, name, wrapper)
+        guards.append(guard)

@@ -1,6 +1,6 @@
 """`policylint explain`: what one object effectively gets, and why (GEP-713 "The discoverability problem").
 
-The parable in the seed GEP-713 asks three questions an object owner cannot
+The parable in GEP-713 asks three questions an object owner cannot
 answer from the object itself: *that* a policy affects it, *which* policies
 do, and *what settings* they apply. For a target object (a Gateway, listener,
 route, rule, Service, ...) this module answers them per context through the
@@ -17,7 +17,6 @@ the text rendering is derived from that document, so both formats say the same t
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -40,9 +39,10 @@ from policylint.effective import (
     order_stack,
     why_established,
 )
-from policylint.merge import Tagged, leaves, untag
+from policylint.merge import Tagged, leaves
 from policylint.model import K8sObject, ObjectKey
 from policylint.positions import format_path, join
+from policylint.textsafe import MAX_FIELD, Budget, defuse_lines, escape, json_dumps, json_text, jsonable
 
 if TYPE_CHECKING:
     from policylint.index import Policy, ProjectIndex, Section, TargetResolution
@@ -51,7 +51,9 @@ SCHEMA_VERSION = 1
 DEFAULT_LIMIT = 20  # contexts listed per result group or per target; counts are always complete
 
 _UNNAMED_RULE = re.compile(r"^rules\[(\d+)\]$")
-_TEXT_VALUE_MAX = 100  # text output shortens longer values; JSON always holds them whole
+# Text output shortens longer values; JSON holds them whole within a generous budget per
+# document (policylint.textsafe.Budget), past which a marker string says what was left out.
+_TEXT_VALUE_MAX = 100
 
 
 class ExplainError(Exception):
@@ -194,6 +196,8 @@ class Describer:
     def __init__(self, index: ProjectIndex) -> None:
         self.index = index
         self._rule_names: dict[ObjectKey, list[str | None]] = {}
+        # What the values of one document may copy, all values together (policylint.textsafe).
+        self.budget = Budget(nodes=500_000, chars=8_000_000)
 
     def section_text(self, node: NodeKey) -> str | None:
         level, key, section = node
@@ -259,19 +263,32 @@ def _key_text(key: tuple[str, ...]) -> str:
     return format_path(list(key)) if key else "(whole spec)"
 
 
-def _jsonable(value: Any) -> Any:
-    # YAML timestamps and other non-JSON scalars become strings; everything else is kept.
-    return json.loads(json.dumps(value, default=str))
+# One value's share of the document's budget (Describer.budget): far more than any real spec.
+_VALUE_NODES = 50_000
+_VALUE_CHARS = 1_000_000
 
 
-def _canonical(value: Any) -> Any:
-    """Maps with sorted keys: the order in which merging inserted keys means nothing (RFC 7386),
-    and sorting keeps the output stable however the engine folds."""
-    if isinstance(value, dict):
-        return {k: _canonical(value[k]) for k in sorted(value, key=str)}
-    if isinstance(value, list):
-        return [_canonical(v) for v in value]
-    return value
+def _unwrap(node: Any) -> Any:
+    # A tagged tree's node is its mapping of (tagged) children, or its value.
+    if isinstance(node, Tagged):
+        return node.children if node.children is not None else node.value
+    return node
+
+
+def _jsonable(value: Any, budget: Budget, *, canonical: bool = False) -> Any:
+    """A JSON-ready copy of a value or tagged tree: YAML timestamps and other non-JSON scalars
+    become strings. Copied iteratively within the document's budget: an alias-amplified value
+    (one node shared a million times, or nested thousands deep) is cut with a marker that says
+    so, instead of being written out whole. `canonical` sorts map keys: the order in which
+    merging inserted keys means nothing (RFC 7386), and sorting keeps the output stable however
+    the engine folds."""
+    # Each value gets its own share, so one huge value cannot starve the others of a prefix.
+    share = Budget(min(_VALUE_NODES, budget.nodes), min(_VALUE_CHARS, budget.chars), budget.max_depth)
+    nodes, chars = share.nodes, share.chars
+    out = jsonable(value, share, sort_keys=canonical, unwrap=_unwrap)
+    budget.nodes -= nodes - share.nodes
+    budget.chars -= chars - share.chars
+    return out
 
 
 # -- provenance --------------------------------------------------------------------------------
@@ -281,21 +298,21 @@ def _overlaps(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     return a[: len(b)] == b or b[: len(a)] == a
 
 
-def _offered(tree: Tagged, key: tuple[str, ...]) -> tuple[tuple[str, ...], Any]:
-    """What a facet offers for `key`: its value there, or the shorter key it set instead."""
+def _offered(tree: Tagged, key: tuple[str, ...]) -> tuple[tuple[str, ...], Tagged | None]:
+    """What a facet offers for `key`: its (tagged) value there, or the shorter key it set instead."""
     node: Tagged | None = tree
     for i, part in enumerate(key):
         if node is None or node.children is None or not node.children:
-            return key[:i], untag(node)
+            return key[:i], node
         node = node.children.get(part)
         if node is None:
             return key[:i], None
-    return key, untag(node)
+    return key, node
 
 
 def why_won(winner: Facet, loser: Facet, stack: Sequence[Facet], conflicts: Mapping[int, tuple[Facet, str]]) -> str:
     """Why `winner`'s value stands where `loser` offered one too (GEP-713 "Merge strategies";
-    design.md §1.1-§1.2)."""
+    docs/effective-policy.md#stacking-and-folding)."""
     if id(loser) in conflicts:
         return f"conflict, strategy None: {conflicts[id(loser)][1]}"
     position = {id(f): i for i, f in enumerate(stack)}
@@ -330,13 +347,13 @@ def _value_entries(ctx: Context, describe: Describer) -> list[dict[str, Any]]:
                 their_key, their_value = _offered(other.tree, key)
                 entry = describe.facet(other, their_key)
                 entry["key"] = _key_text(their_key)
-                entry["value"] = _jsonable(their_value)
+                entry["value"] = _jsonable(their_value, describe.budget)
                 entry["reason"] = why_won(source, other, stack, result.conflicts)
                 over.append(entry)
         out.append(
             {
                 "key": _key_text(key),
-                "value": _jsonable(untag(leaf)),
+                "value": _jsonable(leaf, describe.budget),
                 "source": describe.facet(source, key) if source is not None else None,
                 "over": over,
             }
@@ -379,7 +396,7 @@ def _policy_entries(ctx: Context, describe: Describer) -> tuple[list[dict[str, A
             else:
                 entry["reason"] = _lost_reason(facets[0], [w for n in beaten for w in by_name.get(n, ())], stack)
             entry["values"] = [
-                {"key": _key_text(k), "value": _jsonable(untag(leaf))} for f in facets for k, leaf in leaves(f.tree)
+                {"key": _key_text(k), "value": _jsonable(leaf, describe.budget)} for f in facets for k, leaf in leaves(f.tree)
             ]
             shadowed.append(entry)
             continue
@@ -393,7 +410,7 @@ def _policy_entries(ctx: Context, describe: Describer) -> tuple[list[dict[str, A
                 not_applied.append(
                     {
                         "key": _key_text(key),
-                        "value": _jsonable(untag(leaf)),
+                        "value": _jsonable(leaf, describe.budget),
                         "source": describe.facet(facet, key),
                         "beatenBy": sorted({w.name for w in winners}),
                         "reason": _lost_reason(facet, winners, stack),
@@ -405,7 +422,7 @@ def _policy_entries(ctx: Context, describe: Describer) -> tuple[list[dict[str, A
 def _lost_reason(loser: Facet, winners: Sequence[Facet], stack: Sequence[Facet]) -> str:
     position = {id(f): i for i, f in enumerate(stack)}
     # An atomic override established above replaces everything below it, the policy's own
-    # defaults included (GEP-713 Atomic Overrides; design.md §1.2).
+    # defaults included (GEP-713 Atomic Overrides; docs/effective-policy.md#decisions).
     above = [f for f in stack if f.role == "override" and f.atomicity == "atomic" and position[id(f)] < position[id(loser)]]
     if above:
         owner = above[0]
@@ -423,7 +440,7 @@ def _lost_reason(loser: Facet, winners: Sequence[Facet], stack: Sequence[Facet])
     return f"every value it sets is replaced by {names}"
 
 
-def _order_notes(ctx: Context) -> list[dict[str, Any]]:
+def _order_notes(ctx: Context, describe: Describer) -> list[dict[str, Any]]:
     _, groups = order_stack(ctx.stack)
     if not groups:
         return []
@@ -434,7 +451,7 @@ def _order_notes(ctx: Context) -> list[dict[str, Any]]:
                 "policies": list(item.policies),
                 "decidedBy": item.decided_by,
                 "keys": list(item.keys),
-                "alternative": _canonical(_jsonable(item.alternative)),
+                "alternative": _jsonable(item.alternative, describe.budget, canonical=True),
             }
         )
     return out
@@ -526,12 +543,12 @@ def explain_target(index: ProjectIndex, found: Found, limit: int = DEFAULT_LIMIT
                     "contextCount": len(members),
                     "contexts": [describe.context(c.path, _contains(c.path, target)) for c in shown],
                     "omitted": omitted,
-                    "effective": _canonical(_jsonable(untag(ctx.result.tree))),
+                    "effective": _jsonable(ctx.result.tree, describe.budget, canonical=True),
                     "values": _value_entries(ctx, describe),
                     "affectedBy": affecting,
                     "shadowed": shadowed,
                     "notApplied": not_applied,
-                    "orderSensitive": _order_notes(ctx),
+                    "orderSensitive": _order_notes(ctx, describe),
                 }
             )
         kinds.append(
@@ -560,8 +577,8 @@ def explain_target(index: ProjectIndex, found: Found, limit: int = DEFAULT_LIMIT
 
 
 def _accepted(res: TargetResolution, contexts: int, conflicted: int) -> str:
-    # design.md §1.3: a target where the policy loses every context to a conflict is Accepted=False,
-    # reason Conflicted (as in the JSON report).
+    # A target where the policy loses every context to a conflict is Accepted=False, reason
+    # Conflicted (as in the JSON report; docs/semantics.md#status-vocabulary).
     if res.accepted and contexts and conflicted == contexts:
         return CONFLICTED
     return res.status
@@ -701,8 +718,56 @@ def explain(index: ProjectIndex, query: str, *, default_namespace: str = "defaul
 
 
 def _value_text(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
+    # Written only up to the limit, never whole (an alias-amplified value would not fit in memory);
+    # its strings are JSON-escaped, so a value cannot break the line or reach the terminal.
+    return json_text(value, _TEXT_VALUE_MAX)
+
+
+def _values_text(values: Sequence[Mapping[str, Any]]) -> str:
+    """`key: value, ...` up to the text limit, stopping at the first value past it."""
+    parts: list[str] = []
+    size = 0
+    for v in values:
+        part = f"{v['key']}: {_value_text(v['value'])}"
+        size += len(part) + (2 if parts else 0)
+        parts.append(part)
+        if size > _TEXT_VALUE_MAX:
+            break
+    text = ", ".join(parts)
     return text if len(text) <= _TEXT_VALUE_MAX else text[: _TEXT_VALUE_MAX - 3] + "..."
+
+
+# Values are rendered by `_value_text`, which escapes them as JSON; every other string of the
+# document (names, labels, keys, messages, file names) comes from the input as it was written.
+_VALUE_FIELDS = frozenset({"value", "alternative", "effective"})
+
+
+def _escaped_fields(doc: Mapping[str, Any]) -> Any:
+    """A copy of the document whose strings, values aside, are escaped (policylint.textsafe):
+    one pass, so that no field the text shows can be missed. Iterative: the document's depth is
+    fixed by its schema, but nothing here should depend on that."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(doc, root, 0)]
+    while stack:
+        node, dest, slot = stack.pop()
+        if isinstance(node, str):
+            dest[slot] = escape(node, MAX_FIELD)
+        elif isinstance(node, Mapping):
+            out: dict[str, Any] = {}
+            dest[slot] = out
+            for key, value in node.items():
+                if key in _VALUE_FIELDS:
+                    out[key] = value
+                else:
+                    out[key] = None
+                    stack.append((value, out, key))
+        elif isinstance(node, list):
+            seq: list[Any] = [None] * len(node)
+            dest[slot] = seq
+            stack.extend((value, seq, i) for i, value in enumerate(node))
+        else:
+            dest[slot] = node
+    return root[0]
 
 
 def _at(entry: Mapping[str, Any]) -> str:
@@ -731,13 +796,16 @@ def _policy_name(ref: Mapping[str, Any]) -> str:
 
 
 def render_text(doc: Mapping[str, Any]) -> str:
+    """The text of an explanation: every field from the input escaped, one line per item, and no
+    line that a CI runner would read as a workflow command (policylint.textsafe)."""
+    doc = _escaped_fields(doc)
     obj = doc["object"]
     lines = [f"{_object_label(obj)}  ({obj['file']}:{obj['line']})"]
     if doc["type"] == "policy":
         _render_policy(doc["policy"], lines)
     else:
         _render_target(doc, lines)
-    return "\n".join(lines) + "\n"
+    return defuse_lines("\n".join(lines) + "\n")
 
 
 def _render_target(doc: Mapping[str, Any], lines: list[str]) -> None:
@@ -785,9 +853,9 @@ def _render_result(result: Mapping[str, Any], lines: list[str]) -> None:
         lines.append("    shadowed entirely:")
         for entry in result["shadowed"]:
             lines.append(f"      {entry['name']}  {entry['status']}  ({_at(entry)}): {entry['reason']}")
-            values = ", ".join(f"{v['key']}: {_value_text(v['value'])}" for v in entry["values"])
+            values = _values_text(entry["values"])
             if values:
-                lines.append(f"        its values: {values if len(values) <= _TEXT_VALUE_MAX else values[: _TEXT_VALUE_MAX - 3] + '...'}")
+                lines.append(f"        its values: {values}")
     for note in result["orderSensitive"]:
         keys = ", ".join(note["keys"])
         lines.append(
@@ -840,4 +908,5 @@ def _affects_text(affects: Mapping[str, int]) -> str:
 
 
 def render_json(doc: Mapping[str, Any]) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    # UTF-8 as before; lone surrogates replaced and the characters a terminal acts on escaped.
+    return json_dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -1,11 +1,14 @@
-"""Objects that live outside the input: `--external KIND[/NAMESPACE[/NAME]]` (design.md §1.7).
+"""Objects that live outside the input: `--external KIND[/NAMESPACE[/NAME]]`.
+
+README "Partial repositories"; the decision and its reason: docs/semantics.md#partial-repositories.
 
 Many repositories hold one team's slice of a cluster: the GatewayClass, the
 shared Gateway or the ReferenceGrants of another namespace are applied from
 elsewhere. A reference to an object matched by an external pattern is not an
-error. Patterns are shell globs; the kind matches case-insensitively (`gatewayclass/*`
-as in scenario S16) and may carry its group as `Kind.group`. For a cluster-scoped
-kind the second segment is the name (`GatewayClass/eg`).
+error. Patterns are shell globs; the kind matches case-insensitively
+(`gatewayclass/*`, as acceptance scenario S16 writes it) and may carry its group
+as `Kind.group`. For a cluster-scoped kind the second segment is the name
+(`GatewayClass/eg`).
 """
 
 from __future__ import annotations

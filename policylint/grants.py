@@ -1,4 +1,4 @@
-"""ReferenceGrant matching (gateway-api-semantics.md §3.6; GEP-713 "Cross namespace references").
+"""ReferenceGrant matching (docs/semantics.md#referencegrant; GEP-713 "Cross namespace references").
 
 A reference from S (group gS, kind kS, namespace nsS) to T (gT, kT, name nT,
 namespace nsT) is permitted iff nsS == nsT, or a ReferenceGrant in nsT lists
@@ -15,11 +15,12 @@ they do not (wrong namespace, `to.name`, group or kind), for the finding's
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from policylint.external import ExternalObjects
+from policylint.fieldtypes import WELL_FORMED, Malformed
 from policylint.model import K8sObject
 from policylint.positions import join
 
@@ -47,6 +48,9 @@ class Grant:
     obj: K8sObject
     sources: tuple[GrantFrom, ...]
     targets: tuple[GrantTo, ...]
+    # `from` or `to` (or an entry) has the wrong type (PL010): the API server rejects the grant,
+    # and what it was meant to permit is unknown.
+    malformed: bool = False
 
     @property
     def namespace(self) -> str:
@@ -106,7 +110,7 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def parse_grant(obj: K8sObject) -> Grant:
+def parse_grant(obj: K8sObject, malformed: Malformed = WELL_FORMED) -> Grant:
     spec = obj.spec
     sources: list[GrantFrom] = []
     targets: list[GrantTo] = []
@@ -120,14 +124,19 @@ def parse_grant(obj: K8sObject) -> Grant:
             group, kind, name = _text(entry.get("group")), _text(entry.get("kind")), _text(entry.get("name"))
             if group is not None and kind:
                 targets.append(GrantTo(group, kind, name or None, join("spec.to", i)))
-    return Grant(obj, tuple(sources), tuple(targets))
+    return Grant(obj, tuple(sources), tuple(targets), malformed=malformed.tainted("spec"))
 
 
 class ReferenceGrants:
     """Every ReferenceGrant in the input, by namespace, with a record of which entries were used."""
 
-    def __init__(self, objects: Iterable[K8sObject], external: ExternalObjects = ExternalObjects()) -> None:
-        self.grants: list[Grant] = [parse_grant(o) for o in objects]
+    def __init__(
+        self,
+        objects: Iterable[K8sObject],
+        external: ExternalObjects = ExternalObjects(),
+        malformed: Callable[[K8sObject], Malformed] = lambda _obj: WELL_FORMED,
+    ) -> None:
+        self.grants: list[Grant] = [parse_grant(o, malformed(o)) for o in objects]
         self._by_ns: dict[str, list[Grant]] = defaultdict(list)
         for grant in self.grants:
             self._by_ns[grant.namespace].append(grant)
@@ -160,6 +169,10 @@ class ReferenceGrants:
         if permitting:
             return GrantCheck(True, tuple(permitting))
         if self._external.covers_namespace(*GRANT_GK, ref.to_namespace):
+            return GrantCheck(True, assumed=True)
+        if any(grant.malformed for grant in self._by_ns.get(ref.to_namespace, ())):
+            # A malformed grant there (PL010) may be the one meant to permit this: assume it does,
+            # so the reference is not reported as well (one finding per cause).
             return GrantCheck(True, assumed=True)
         return GrantCheck(False, near_misses=tuple(self._near_misses(ref)))
 

@@ -3,7 +3,7 @@
 The hierarchy is the one the effective-policy simulation walks (policylint.effective):
 GatewayClass > Gateway > (ListenerSet) > listener > Route > (rule) > backend. Policies
 are drawn as nodes with a dashed edge to each target, as GEP-713 draws its
-examples; a policy's node is styled by its simulated status (design.md §1.3), so
+examples; a policy's node is styled by its simulated status (docs/effective-policy.md#status), so
 conflicted, overridden and broken policies stand out. Objects are grouped by
 namespace, the ownership boundary of Gateway API.
 
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from policylint.effective import ENFORCED, OVERRIDDEN, NodeKey
 from policylint.explain import Describer, Found, find_object, object_node, parse_query
+from policylint.textsafe import MAX_FIELD, escape
 
 if TYPE_CHECKING:
     from policylint.index import Policy, ProjectIndex, TargetResolution
@@ -319,6 +320,9 @@ def _groups(graph: Graph) -> list[tuple[str | None, list[GNode]]]:
     return [(ns, by_ns[ns]) for ns in ordered]
 
 
+_MAX_ID = 120
+
+
 class _Ids:
     """Readable, valid, collision-free identifiers: letters, digits and `_` (Mermaid and DOT).
 
@@ -340,7 +344,9 @@ class _Ids:
         if level in ("policy", "missing"):
             words.append(kind)
         words += [namespace, name, *section]
-        base = re.sub(r"[^A-Za-z0-9]+", "_", "_".join(w for w in words if w)).strip("_")
+        # Cut: a name of megabytes must not make every line that mentions it as long (ids stay
+        # unique through the numbering below).
+        base = re.sub(r"[^A-Za-z0-9]+", "_", "_".join(w for w in words if w)).strip("_")[:_MAX_ID]
         candidate, i = base, 2
         while candidate in self._used:
             candidate = f"{base}_{i}"
@@ -383,10 +389,13 @@ _MERMAID_CLASSES = (
 
 
 def _mermaid_text(text: str) -> str:
-    # Inside a quoted label: entity codes for the characters Mermaid or HTML would read.
+    # Controls (a newline would end the statement and start one of the input's choosing) become
+    # visible escapes (policylint.textsafe); then, inside a quoted label, entity codes for the
+    # characters Mermaid or HTML would read: the closing quote, entities, tags, an edge label's
+    # `|`, and the backtick that opens a Markdown string.
     out = []
-    for ch in text:
-        if ch in '"#<>&;|':
+    for ch in escape(text, MAX_FIELD):
+        if ch in '"#<>&;|`':
             out.append(f"#{ord(ch)};")
         else:
             out.append(ch)
@@ -457,8 +466,10 @@ _DOT_STYLES = {
 
 
 def _dot_string(text: str) -> str:
-    # json.dumps gives a double-quoted string with `"` and `\` escaped, as DOT wants.
-    return json.dumps(text, ensure_ascii=False)
+    # Controls become visible escapes first (policylint.textsafe); json.dumps then gives a
+    # double-quoted string with `"` and `\` escaped, as DOT wants, so that no backslash from the
+    # input can form a DOT escape (`\n`, `\l`, `\N`, ...).
+    return json.dumps(escape(text, MAX_FIELD), ensure_ascii=False)
 
 
 def dot(graph: Graph) -> str:

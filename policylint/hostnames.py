@@ -1,4 +1,4 @@
-"""Listener ↔ route hostname intersection (gateway-api-semantics.md §3.3.4).
+"""Listener ↔ route hostname intersection (docs/semantics.md#hostname-intersection).
 
 `*.example.com` matches names with one or more extra labels (`a.example.com`,
 `a.b.example.com`) but not `example.com` itself. A route attaches to a

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from policylint.external import ExternalObjects, external_hint
+from policylint.fieldtypes import Malformed, check_object
 from policylint.findings import Issue
 from policylint.grants import GRANT_GK, GrantCheck, Reference, ReferenceGrants
 from policylint.model import CLUSTER, K8sObject, KindInfo, KindRegistry, ObjectKey
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from policylint.effective import Simulation
     from policylint.topology import Topology
 
-# Target resolution outcomes, in the status vocabulary of GEP-713 / design.md §1.3.
+# Target resolution outcomes, in the status vocabulary of GEP-713 (docs/semantics.md#status-vocabulary).
 ACCEPTED = "Accepted"
 INVALID = "Invalid"
 TARGET_NOT_FOUND = "TargetNotFound"
@@ -32,7 +33,7 @@ TARGET_NOT_FOUND = "TargetNotFound"
 CRD_GK = ("apiextensions.k8s.io", "CustomResourceDefinition")
 
 # Field validation of the policy target reference types (apis/v1/shared_types.go, policy_types.go;
-# gateway-api-semantics.md §2.1, §4.1). The API server rejects a policy whose ref breaks these,
+# docs/semantics.md#target-references). The API server rejects a policy whose ref breaks these,
 # so such a ref never reaches a controller: resolution reports it as InvalidRef.
 GROUP_PATTERN = re.compile(r"^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 KIND_PATTERN = re.compile(r"^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$")
@@ -44,9 +45,10 @@ REF_FIELDS = ("group", "kind", "name", "namespace", "sectionName")
 @dataclass(frozen=True, slots=True)
 class LintOptions:
     default_namespace: str = "default"
-    # S13: policy-machinery/Kuadrant synthesise `rule-<n>` for unnamed rules; the spec does not.
+    # policy-machinery/Kuadrant synthesise `rule-<n>` for unnamed rules; the spec does not
+    # (docs/semantics.md#unnamed-route-rules-decision).
     synthetic_rule_names: bool = False
-    # design.md §1.7: objects that live outside the input (`--external`).
+    # Objects that live outside the input (`--external`; docs/semantics.md#partial-repositories).
     external: ExternalObjects = field(default_factory=ExternalObjects)
     max_affected: int | None = None  # PL608: blast radius threshold in contexts (`--max-affected`)
 
@@ -157,6 +159,9 @@ class Section:
     name: str | None
     position: int  # 0-based index in the list
     path: str  # e.g. spec.listeners[2]
+    # The entry is not a mapping or its `name` has the wrong type (PL010): the name it was
+    # meant to have is unknown, so a sectionName can neither match nor miss it.
+    malformed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +207,7 @@ class ProjectIndex:
         self._topology: Topology | None = None
         self._simulation: Simulation | None = None
         self._selected: dict[int, list[TargetResolution]] = {}
+        self._malformed: dict[int, Malformed] = {}
 
     # -- lookups -------------------------------------------------------------------------
 
@@ -226,8 +232,20 @@ class ProjectIndex:
 
     def grants(self) -> ReferenceGrants:
         if self._grants is None:
-            self._grants = ReferenceGrants(self.of_kind(*GRANT_GK), self.options.external)
+            self._grants = ReferenceGrants(self.of_kind(*GRANT_GK), self.options.external, malformed=self.malformed)
         return self._grants
+
+    def malformed(self, obj: K8sObject) -> Malformed:
+        """The fields of `obj` whose JSON type its schema rejects (PL010; `policylint.fieldtypes`)."""
+        cached = self._malformed.get(id(obj))
+        if cached is None:
+            cached = self._malformed[id(obj)] = check_object(obj.group, obj.kind, obj.data)
+        return cached
+
+    def has_malformed(self, group: str, kind: str, namespace: str | None) -> bool:
+        """Whether some object of the kind in the namespace has a malformed field (PL010): its
+        references are partly unknown, so "nothing references X" cannot be concluded there."""
+        return any(o.namespace == namespace and self.malformed(o) for o in self.of_kind(group, kind))
 
     def topology(self) -> Topology:
         """The resolved traffic hierarchy (policylint.topology), built on first use."""
@@ -258,14 +276,27 @@ class ProjectIndex:
         out: list[Section] = []
         if spec is not None:
             container: Any = obj.data
-            for part in spec.path.split("."):
+            parts = tuple(spec.path.split("."))
+            for part in parts:
                 container = container.get(part) if isinstance(container, dict) else None
             if isinstance(container, list):
+                malformed = self.malformed(obj)
                 for i, entry in enumerate(container):
                     name = entry.get("name") if isinstance(entry, dict) else None
-                    out.append(Section(name if isinstance(name, str) else None, i, join(spec.path, i)))
+                    unknown = bool(malformed) and malformed.broken(*parts, i, "name")
+                    out.append(Section(name if isinstance(name, str) else None, i, join(spec.path, i), unknown))
         self._sections[id(obj)] = out
         return out
+
+    def sections_malformed(self, obj: K8sObject) -> bool:
+        """Whether some section name of `obj` is unknown: its list, or an entry's name, is malformed (PL010)."""
+        malformed = self.malformed(obj)
+        if not malformed:
+            return False
+        spec = self.kinds.sections(obj.group, obj.kind)
+        if spec is None:
+            return False
+        return malformed.broken(*spec.path.split(".")) or any(s.malformed for s in self.sections(obj))
 
     # -- policies ------------------------------------------------------------------------
 
@@ -341,7 +372,8 @@ class ProjectIndex:
         if ref_namespace and namespace is not None and policy.obj.namespace and namespace != policy.obj.namespace:
             # GEP-713 "Cross namespace references": a handshake in the target namespace, as
             # ReferenceGrant from the policy kind. Checked before existence, like controllers do
-            # for routes, so status never reveals whether an un-granted target exists (§3.6).
+            # for routes, so status never reveals whether an un-granted target exists
+            # (docs/semantics.md#referencegrant).
             if profile.targets.cross_namespace_grant:
                 grant = self.grants().check(
                     Reference(policy.obj.group, policy.obj.kind, policy.obj.namespace, group, ref.kind, namespace, ref.name)
@@ -396,7 +428,21 @@ class ProjectIndex:
         named = [s for s in sections if s.name == section_name]
         if named:
             return TargetResolution(ref, ACCEPTED, "Resolved", target=target, section=named[0], namespace=namespace, grant=grant)
-        # policy-machinery v0.8 (Kuadrant) names unnamed rules `rule-<n>`; real names take precedence (S13).
+        if self.sections_malformed(target):
+            # The API server rejects the target (PL010 reports the field), and the section this
+            # name looks for may be the malformed one: not reported as missing (one finding per
+            # cause), and not simulated either, since where it would attach is unknown.
+            noun = SECTION_NOUNS.get(section_spec.type, "section")
+            return TargetResolution(
+                ref,
+                ACCEPTED,
+                "SectionMalformed",
+                namespace=namespace,
+                grant=grant,
+                message=f"the {noun}s of {target.kind} {target.name} are malformed (PL010); sectionName {section_name} is not checked",
+            )
+        # policy-machinery v0.8 (Kuadrant) names unnamed rules `rule-<n>`; real names take precedence
+        # (kuadrant-operator PR #1879; docs/semantics.md#unnamed-route-rules).
         synthetic = synthetic_rule(sections, section_name) if section_spec.type == "rule" else None
         if synthetic is not None:
             status = ACCEPTED if self.options.synthetic_rule_names else TARGET_NOT_FOUND
@@ -550,7 +596,8 @@ def parse_target_selector(raw: Any, path: str, namespaces_allowed: bool) -> Targ
 
 
 def synthetic_rule(sections: Sequence[Section], section_name: str) -> Section | None:
-    """`rule-<n>` (1-based) naming an unnamed rule, as policy-machinery v0.8 does (S13)."""
+    """`rule-<n>` (1-based) naming an unnamed rule, as policy-machinery v0.8 does
+    (docs/semantics.md#unnamed-route-rules)."""
     if not section_name.startswith("rule-") or not section_name[5:].isdigit():
         return None
     n = int(section_name[5:])
@@ -562,7 +609,7 @@ def synthetic_rule(sections: Sequence[Section], section_name: str) -> Section | 
 def core_group_alias(profile: PolicyProfile, group: str, kind: str) -> str:
     """The group to look a target up in. A profile that lists `{group: core, kind: X}` declares
     `core` an alias of the core group `""` for X, as NGINX Gateway Fabric's CEL ("TargetRefs Group
-    must be core": '' or 'core') and controller do (gateway-api-semantics.md §8.3)."""
+    must be core": '' or 'core') and controller do (docs/semantics.md#nginx-gateway-fabric)."""
     if group == "core" and TargetKind("core", kind) in profile.targets.kinds:
         return ""
     return group
@@ -579,7 +626,8 @@ SECTION_NOUNS = {"listener": "listener", "rule": "rule", "port": "port"}
 
 
 def section_not_found_message(section_type: str, section_name: str, target: K8sObject, sections: Sequence[Section]) -> str:
-    """`listener ftp not found on Gateway gw; have: http, https` (scenario S12)."""
+    """`listener ftp not found on Gateway gw; have: http, https` (the wording of acceptance
+    scenario S12, docs/semantics.md#acceptance-scenarios)."""
     noun = SECTION_NOUNS.get(section_type, "section")
     names = [s.name for s in sections if s.name is not None]
     unnamed = [s.position + 1 for s in sections if s.name is None]

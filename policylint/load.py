@@ -14,30 +14,89 @@ absurd nesting, template markers and unreadable files (rules PL001-PL008).
 from __future__ import annotations
 
 import codecs
+import errno
 import gc
+import io
+import math
+import os
 import re
+import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from policylint.findings import Issue, Location
-from policylint.sources import Source
+from policylint.sources import Source, describe_mode
 
 # The C parser is required: the pure-Python one is an order of magnitude slower.
 # PyYAML wheels bundle libyaml; a build without it is reported by `policylint --version`.
 LOADER: type[yaml.CSafeLoader] = yaml.CSafeLoader
 PARSER_IS_C: bool = bool(getattr(yaml, "__with_libyaml__", False))
 
-# Bounds on hostile input (design.md §5). libyaml composes recursively in C, so a
-# document nested 100,000 levels deep crashes the interpreter: depth is checked
-# before composing whenever the text could possibly be that deep.
-MAX_DEPTH = 256
+# Bounds on hostile input. No file may hang policylint or take memory out of proportion to
+# what it really holds; each bound below is reported as a located PL007 finding (PL001 for
+# the integer range) and costs at most the document or file it is found in. None is reached
+# by real manifests: files of the generated benchmark corpus (benchmarks/) hold 100
+# documents, at most 836 nodes per document and 9,000 per file, and no alias. They are module
+# constants so that a program embedding policylint, or a test, can change them; the parse
+# cache keys its entries by `limits()`. rules/PL007-input-resource-limit.md lists them too.
+
+# Bytes read from one file; a larger file is refused unread.
 MAX_FILE_BYTES = 64 * 1024 * 1024
+# Nesting of collections in one document, counted once aliases are expanded. libyaml composes
+# recursively in C, so a document nested 100,000 levels deep would crash the interpreter: the
+# written depth is checked with the event parser (which does not recurse) before composing,
+# whenever the text could possibly be that deep; the depth aliases add, before converting.
+MAX_DEPTH = 256
+# Documents in one file. Each costs a parser pass, and an object or a finding: two million
+# `{}` documents in a 14 MB file took a minute and 7 GB. The rest of the file is skipped.
+MAX_DOCUMENTS = 10_000
+# Documents skipped in one file for a syntax error or a limit. Parsing resumes at the next
+# `---` after each, with a new parser (about 0.3 ms): a file of broken documents would make
+# ten thousand of them. The rest of the file is skipped.
+MAX_SKIPPED_DOCUMENTS = 1_000
+# Nodes written in one document. The composer builds a Python node of about 300 bytes per YAML
+# node before anything can look at the document (an 8 MB flow list `[1,1,...]` took 1.2 GB), so
+# a document that could be larger is counted with the event parser first and skipped unread.
+MAX_DOCUMENT_NODES = 250_000
+# Nodes written in one file, all documents together: what the loaded data keeps of it.
+MAX_FILE_NODES = 2_000_000
+# Nodes and scalar characters that YAML aliases add to one file once expanded. The loaded data
+# shares what aliases repeat, but whatever walks or serialises it later (rules, the parse cache,
+# explain) sees it expanded: a 1 KB "billion laughs" file expands to 10^12 nodes, and one long
+# string aliased 250,000 times to gigabytes.
 MAX_EXPANDED_NODES = 250_000
+MAX_EXPANDED_CHARS = 8 * 1024 * 1024
+# Integers, whatever their form (decimal, 0x, 0o, 0b, sexagesimal, `_` separators, a sign): the
+# Kubernetes API stores integer fields as int64. One that does not fit is kept as its text and
+# reported (PL001); no larger int is ever built (CPython refuses to print one of more than
+# 4,300 digits, and rules print numbers in their messages).
+INT_MIN = -(2**63)
+INT_MAX = 2**63 - 1
+# The text that stands for a mapping key that is a collection (`{[1, 2]: x}`): at most this long.
+MAX_KEY_TEXT = 64
 _SIZE_CAP = 1 << 60  # expanded sizes saturate here: a bomb's true size can have thousands of digits
+
+
+def limits() -> tuple[int, ...]:
+    """Every bound above, as it is now: what loading produces depends on them."""
+    return (
+        MAX_FILE_BYTES,
+        MAX_DEPTH,
+        MAX_DOCUMENTS,
+        MAX_SKIPPED_DOCUMENTS,
+        MAX_DOCUMENT_NODES,
+        MAX_FILE_NODES,
+        MAX_EXPANDED_NODES,
+        MAX_EXPANDED_CHARS,
+        INT_MIN,
+        INT_MAX,
+        MAX_KEY_TEXT,
+    )
+
 
 YAML_SYNTAX_ERROR = "PL001"
 DUPLICATE_KEY = "PL002"
@@ -56,7 +115,7 @@ _SAFE = yaml.constructor.SafeConstructor()
 
 # Everything outside YAML's printable set (c-printable); libyaml's reader refuses the rest.
 _NON_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_TEMPLATE = re.compile(r"\{\{-?\s*.*?\s*-?\}\}")
+_NON_SPACE = re.compile(r"\S")  # whitespace as str.isspace() sees it
 _DOC_BOUNDARY = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
 _SHARED_STRING_MAX = 64
 
@@ -89,6 +148,9 @@ class FileResult:
     documents: list[Document]
     issues: list[Issue]
     text: str | None = None
+    # The bytes this result was parsed from (policylint.parallel keeps them): positions of findings
+    # are resolved in what was parsed, even if the file changes on disk meanwhile.
+    data: bytes | None = field(default=None, compare=False, repr=False)
 
 
 class _TooLarge(Exception):
@@ -101,17 +163,72 @@ def _issue(rule: str, file: str, line: int, column: int, message: str) -> Issue:
     return Issue(rule_id=rule, message=message, location=Location(file, line, column))
 
 
+# Opening never blocks and never takes a terminal: O_NONBLOCK makes opening a FIFO (one swapped in
+# after the walk checked the entry) return at once instead of waiting for a writer, O_NOCTTY keeps a
+# terminal device from becoming our controlling terminal (open(2)). Regular files ignore both.
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+)
+_O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
+
+
 def read_bytes(source: Source) -> tuple[bytes | None, Issue | None]:
+    """The bytes of one source, at most MAX_FILE_BYTES + 1 of them, or its PL008 issue.
+
+    Only a regular file is read: the entry was checked when it was found (policylint.sources),
+    and the open descriptor is checked again (fstat) before any read, since the tree may have
+    changed in between.
+    """
     if source.content is not None:
         return source.content, None
+
+    def unreadable(message: str) -> tuple[None, Issue]:
+        return None, _issue(UNREADABLE_FILE, source.display, 1, 1, message)
+
+    if source.problem is not None:
+        return unreadable(source.problem)
     assert source.fs_path is not None
     try:
-        with open(source.fs_path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
+        fd = os.open(source.fs_path, _OPEN_FLAGS | (_O_NOFOLLOW if source.nofollow else 0))
     except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        return None, _issue(UNREADABLE_FILE, source.display, 1, 1, f"cannot read file: {reason}")
-    return data, None
+        if source.nofollow and exc.errno == errno.ELOOP:
+            return unreadable("cannot read file: it was replaced by a symlink while policylint ran; not followed")
+        return unreadable(f"cannot read file: {exc.strerror or type(exc).__name__}")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return unreadable(f"not a regular file: {describe_mode(st.st_mode)}; not read")
+        if source.identity is not None and (st.st_dev, st.st_ino) != source.identity:
+            # The symlink now leads to another file than the one checked against the roots.
+            return unreadable("cannot read file: its symlink changed while policylint ran; not followed")
+        return _read_capped(fd, st.st_size), None
+    except OSError as exc:
+        return unreadable(f"cannot read file: {exc.strerror or type(exc).__name__}")
+    finally:
+        os.close(fd)
+
+
+def _read_capped(fd: int, size_hint: int) -> bytes:
+    """At most MAX_FILE_BYTES + 1 bytes of `fd` (one more than allowed says "too large").
+
+    Reads are sized by fstat's st_size, not by the cap: `read(cap)` on a buffered file allocates
+    the whole 64 MiB for every file, however small. The loop goes on to the end of the file, so
+    a file that grew since fstat is still read (up to the cap).
+    """
+    left = MAX_FILE_BYTES + 1
+    chunks: list[bytes] = []
+    step = max(size_hint + 1, 64 * 1024)
+    while left > 0:
+        chunk = os.read(fd, min(left, step))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _line_col(text: str, index: int) -> tuple[int, int]:
@@ -149,47 +266,183 @@ def decode(data: bytes, file: str) -> tuple[str | None, Issue | None]:
         )
 
 
+class _Unrepresentable(ValueError):
+    """A scalar YAML reads but the Kubernetes API cannot hold: an integer beyond int64, an infinite float."""
+
+
+_INT_RANGE = "does not fit in 64 bits"
+_BASE_DIGITS = {2: "01", 8: "01234567", 10: "0123456789", 16: "0123456789abcdefABCDEF"}
+_MAX_DIGITS = {2: 64, 8: 22, 10: 19, 16: 16}  # significant digits of the largest int64 magnitude
+
+
+def _magnitude(digits: str, base: int) -> int:
+    """Unsigned digits in `base`, refused before conversion when they cannot fit in 64 bits."""
+    if not digits or digits.lstrip(_BASE_DIGITS[base]):
+        raise ValueError("not a valid int")
+    significant = digits.lstrip("0")
+    if len(significant) > _MAX_DIGITS[base]:
+        raise _Unrepresentable(_INT_RANGE)
+    return int(significant or "0", base)
+
+
+def _int(text: str) -> int:
+    """A YAML 1.1 integer in every form PyYAML reads (`construct_yaml_int`: 0b, 0x, 0 or 0o for
+    octal, sexagesimal `1:30`, `_` separators, a sign), bounded to int64 as it is read."""
+    value = text.replace("_", "")
+    negative = value.startswith("-")
+    if value.startswith(("-", "+")):
+        value = value[1:]
+    if value == "0":
+        magnitude = 0
+    elif value.startswith("0b"):
+        magnitude = _magnitude(value[2:], 2)
+    elif value.startswith("0x"):
+        magnitude = _magnitude(value[2:], 16)
+    elif value.startswith("0o"):
+        magnitude = _magnitude(value[2:], 8)
+    elif value.startswith("0"):
+        magnitude = _magnitude(value[1:], 8)
+    elif ":" in value:
+        magnitude = 0
+        for part in value.split(":"):
+            # Most significant part first; stop as soon as it is out of range.
+            magnitude = magnitude * 60 + _magnitude(part, 10)
+            if magnitude > -INT_MIN:
+                raise _Unrepresentable(_INT_RANGE)
+    else:
+        magnitude = _magnitude(value, 10)
+    result = -magnitude if negative else magnitude
+    if not INT_MIN <= result <= INT_MAX:
+        raise _Unrepresentable(_INT_RANGE)
+    return result
+
+
 def _scalar(node: ScalarNode) -> Any:
     tag = node.tag
     if tag == _STR:
         return node.value
     if tag == _INT:
-        try:
-            return int(node.value)
-        except ValueError:
-            return _SAFE.construct_yaml_int(node)  # 0x1F, 0o17, 1_000, sexagesimal
+        value = node.value
+        # The common case, a positive decimal of up to 18 digits, always fits in int64. Not one
+        # with a leading 0: int("017") is 17, but YAML 1.1 (and Kubernetes) read it as octal 15.
+        if len(value) < 19 and value[:1] in "123456789":
+            try:
+                return int(value)
+            except ValueError:
+                pass
+        return _int(value)  # 0x1F, 0o17, 017, signs, 1_000, sexagesimal, and long numbers
     if tag == _BOOL:
         return _SAFE.bool_values[node.value.lower()]
     if tag == _NULL:
         return None
     if tag == _FLOAT:
-        return _SAFE.construct_yaml_float(node)
+        number = _SAFE.construct_yaml_float(node)  # linear in the text, whatever its length
+        if not math.isfinite(number):
+            # `.inf`, `.nan`, `1e999999`: JSON has no such numbers, so kubectl cannot send them.
+            raise _Unrepresentable("not a finite number, which JSON and so the Kubernetes API cannot hold")
+        return number
     # Timestamps, binary and custom tags: Kubernetes converts YAML to JSON, where these are strings.
     return node.value
 
 
+def _children(node: Node) -> list[Node]:
+    return node.value if node.__class__ is SequenceNode else [c for kv in node.value for c in kv]  # type: ignore[no-any-return]
+
+
+def _plain_text(value: str, limit: int) -> str:
+    """A scalar as flow YAML shows it: as is when nothing in it could be misread, else JSON-quoted."""
+    if value and value.isprintable() and not any(c in value for c in " ,[]{}:#\"'&*!|>%@`"):
+        return value[: limit + 1]
+    import json  # only for odd keys: not worth its import on every run
+
+    return json.dumps(value[: limit + 1], ensure_ascii=False)
+
+
+def _flow_items(node: Node) -> Iterator[Node | str]:
+    """The pieces of a collection's flow text, lazily: a huge collection costs what is shown."""
+    if node.__class__ is SequenceNode:
+        for i, child in enumerate(node.value):
+            if i:
+                yield ", "
+            yield child
+        yield "]"
+        return
+    for i, (key, value) in enumerate(node.value):
+        if i:
+            yield ", "
+        yield key
+        yield ": "
+        yield value
+    yield "}"
+
+
+def flow_text(node: Node, limit: int) -> str:
+    """`node` as one line of YAML flow text (`[1, 2]`, `{a: 1}`), at most `limit` characters
+    (cut with `...`). Iterative and lazy: it stops at the limit, so a node built from an alias
+    bomb, or one that contains itself, costs no more than a small one."""
+    out: list[str] = []
+    size = 0
+    stack: list[Iterator[Node | str]] = [iter((node,))]
+    while stack and size <= limit:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+            continue
+        if isinstance(item, str):
+            piece = item
+        elif item.__class__ is ScalarNode:
+            piece = _plain_text(item.value, limit)
+        else:
+            piece = "[" if item.__class__ is SequenceNode else "{"
+            stack.append(_flow_items(item))
+        out.append(piece)
+        size += len(piece)
+    text = "".join(out)
+    if stack or len(text) > limit:
+        text = text[: max(limit - 3, 0)] + "..."
+    return text
+
+
 class _Converter:
-    """Node tree to Python data, reporting duplicate keys.
+    """Node tree to Python data, reporting duplicate keys and what JSON cannot hold.
 
     `shared=True` is the careful mode for text that may use anchors and aliases:
     repeated nodes are converted once and shared, recursion is detected, and the
-    size the document would have once expanded is bounded (billion laughs).
+    size the document would have once expanded is bounded (billion laughs). One
+    converter serves a whole file, so the alias budgets and the node count are
+    the file's.
     """
 
-    __slots__ = ("issues", "file", "line_offset", "shared", "_memo", "_sizes", "_active", "_strings")
+    __slots__ = (
+        "issues",
+        "file",
+        "line_offset",
+        "shared",
+        "nodes",
+        "_memo",
+        "_sizes",
+        "_active",
+        "_strings",
+        "_alias_nodes",
+        "_alias_chars",
+    )
 
     def __init__(self, file: str, line_offset: int, shared: bool, strings: dict[str, str] | None = None) -> None:
         self.issues: list[Issue] = []
         self.file = file
         self.line_offset = line_offset
         self.shared = shared
+        # Nodes converted so far, for MAX_FILE_NODES (collections count their children: the
+        # hot path pays one addition per collection, not per node).
+        self.nodes = 0
         # Keys and short values repeat in every object (`apiVersion`, `HTTPRoute`, group names):
-        # one string object per file saves memory, and the parse cache (marshal) then writes each
-        # once, which halves its size and its load time (benchmarks/, docs/performance.md).
+        # one string object per file saves memory (benchmarks/, docs/performance.md).
         self._strings: dict[str, str] = {} if strings is None else strings
         self._memo: dict[int, Any] = {}
-        self._sizes: dict[int, int] = {}
+        self._sizes: dict[int, tuple[int, int, int]] = {}
         self._active: set[int] = set()
+        self._alias_nodes = 0  # what aliases added to the documents converted so far
+        self._alias_chars = 0
 
     def convert_document(self, node: Node) -> Any:
         if self.shared:
@@ -197,45 +450,65 @@ class _Converter:
             self._memo.clear()
             self._sizes.clear()
             self._active.clear()
-            size = self._expanded_size(node)
+            nodes, chars, depth, written_nodes, written_chars = self._expanded(node)
             # Only what aliases add counts: a big document written out in full (a `kind: List`
             # dump) is not a bomb, even when `&` and `*` occur in its strings.
-            if size - len(self._sizes) > MAX_EXPANDED_NODES:
+            added_nodes = self._alias_nodes + nodes - written_nodes
+            added_chars = self._alias_chars + chars - written_chars
+            if added_nodes > MAX_EXPANDED_NODES:
+                raise _TooLarge(f"YAML aliases expand this file by more than {MAX_EXPANDED_NODES:,} nodes (alias bomb?)", node)
+            if added_chars > MAX_EXPANDED_CHARS:
                 raise _TooLarge(
-                    f"document expands to more than {MAX_EXPANDED_NODES:,} nodes through YAML aliases (alias bomb?)",
-                    node,
+                    f"YAML aliases expand this file by more than {MAX_EXPANDED_CHARS:,} characters of text (alias bomb?)", node
                 )
+            if depth > MAX_DEPTH:
+                raise _TooLarge(f"nesting deeper than {MAX_DEPTH} levels once YAML aliases are expanded", node)
+            self._alias_nodes = added_nodes
+            self._alias_chars = added_chars
+        self.nodes += 1
         return self._convert(node)
 
-    def _expanded_size(self, root: Node) -> int:
-        # Iterative post-order walk so that neither depth nor cycles can hurt.
+    def _expanded(self, root: Node) -> tuple[int, int, int, int, int]:
+        """The document once aliases are expanded: nodes, scalar characters and nesting depth of
+        collections; then nodes and scalar characters counting each distinct node once (what is
+        written). Iterative post-order walk, each distinct node once, so that neither depth nor
+        cycles can hurt."""
         sizes = self._sizes
+        active = self._active
+        written_nodes = 0
+        written_chars = 0
         stack: list[tuple[Node, bool]] = [(root, False)]
         while stack:
             node, done = stack.pop()
             key = id(node)
-            if node.__class__ is ScalarNode:
-                sizes[key] = 1
-                continue
             if done:
-                self._active.discard(key)
-                children = node.value if node.__class__ is SequenceNode else [c for kv in node.value for c in kv]
-                total = 1
-                for child in children:
-                    total += sizes[id(child)]
-                sizes[key] = min(total, _SIZE_CAP)
+                active.discard(key)
+                nodes, chars, depth = 1, 0, 0
+                for child in _children(node):
+                    n, c, d = sizes[id(child)]
+                    nodes += n
+                    chars += c
+                    if d > depth:
+                        depth = d
+                sizes[key] = (min(nodes, _SIZE_CAP), min(chars, _SIZE_CAP), min(depth + 1, _SIZE_CAP))
                 continue
             if key in sizes:
                 continue
-            if key in self._active:
+            if node.__class__ is ScalarNode:
+                length = len(node.value)
+                sizes[key] = (1, length, 0)
+                written_nodes += 1
+                written_chars += length
+                continue
+            if key in active:
                 raise _TooLarge("recursive YAML alias: a node contains itself", node)
-            self._active.add(key)
+            active.add(key)
+            written_nodes += 1
             stack.append((node, True))
-            children = node.value if node.__class__ is SequenceNode else [c for kv in node.value for c in kv]
-            for child in children:
+            for child in _children(node):
                 if id(child) not in sizes:
                     stack.append((child, False))
-        return sizes[id(root)]
+        return (*sizes[id(root)], written_nodes, written_chars)
 
     def _convert(self, node: Node) -> Any:
         cls = node.__class__
@@ -252,12 +525,14 @@ class _Converter:
             if key in self._memo:
                 return self._memo[key]
         if cls is SequenceNode:
+            self.nodes += len(node.value)
             out_list = [self._convert(child) for child in node.value]
             if self.shared:
                 self._memo[id(node)] = out_list
             return out_list
         out: dict[str, Any] = {}
         pairs = node.value
+        self.nodes += 2 * len(pairs)
         for knode, vnode in pairs:
             if knode.__class__ is ScalarNode:
                 if knode.tag == _MERGE:
@@ -266,7 +541,7 @@ class _Converter:
                 # Kubernetes turns YAML into JSON: every key is a string (`1:` -> "1").
                 k = self._strings.setdefault(knode.value, knode.value)
             else:
-                k = repr(self._convert(knode))
+                k = self._collection_key(knode)
             out[k] = self._convert(vnode)
         if len(out) != len(pairs):
             self._report_duplicates(pairs)
@@ -274,30 +549,51 @@ class _Converter:
             self._memo[id(node)] = out
         return out
 
-    def _bad_scalar(self, node: ScalarNode, exc: Exception) -> str:
-        """`!!int x`, `!!bool maybe`, a 10,000-digit number: keep the text, report where it is."""
+    def _report(self, node: Node, rule: str, message: str) -> None:
         mark = node.start_mark
+        self.issues.append(_issue(rule, self.file, self.line_offset + mark.line + 1, mark.column + 1, message))
+
+    def _collection_key(self, knode: Node) -> str:
+        """`{[1, 2]: x}`, `? [a]`: YAML allows a collection as a key, JSON (and so the Kubernetes
+        API, which reads YAML as JSON) does not. The key becomes its flow text, bounded: never the
+        text of its whole value, which aliases can make gigabytes long."""
+        text = flow_text(knode, MAX_KEY_TEXT)
+        what = "sequence" if knode.__class__ is SequenceNode else "mapping"
+        self._report(
+            knode,
+            YAML_SYNTAX_ERROR,
+            f"{_COLLECTION_KEY_MESSAGE} {what} (the Kubernetes API reads YAML as JSON,"
+            f" whose keys are strings); read as the key {text!r}",
+        )
+        return text
+
+    def _bad_scalar(self, node: ScalarNode, exc: Exception) -> str:
+        """`!!int x`, `!!bool maybe`, a 10,000-digit number, `.inf`: keep the text, report where it is."""
         tag = node.tag.rsplit(":", 1)[-1]
         shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."
-        reason = "too many digits" if isinstance(exc, ValueError) and "digits" in str(exc) else f"not a valid {tag}"
-        self.issues.append(
-            _issue(
-                YAML_SYNTAX_ERROR,
-                self.file,
-                self.line_offset + mark.line + 1,
-                mark.column + 1,
-                f"YAML error: cannot read {shown!r} as !!{tag} ({reason}); it is kept as a string",
-            )
-        )
+        if isinstance(exc, _Unrepresentable):
+            reason = str(exc)
+        elif isinstance(exc, ValueError) and "digits" in str(exc):
+            reason = "too many digits"
+        else:
+            reason = f"not a valid {tag}"
+        self._report(node, YAML_SYNTAX_ERROR, f"YAML error: cannot read {shown!r} as !!{tag} ({reason}); it is kept as a string")
         return node.value
 
     def _merge(self, out: dict[str, Any], vnode: Node) -> None:
         sources = vnode.value if vnode.__class__ is SequenceNode else [vnode]
         for src in sources:
+            if src.__class__ is not MappingNode:
+                # PyYAML refuses the document; YAML's merge key type allows only mappings here.
+                self._report(
+                    src,
+                    YAML_SYNTAX_ERROR,
+                    f"YAML error: merge key `<<` needs a mapping or a list of mappings, not {flow_text(src, 40)!r}; ignored",
+                )
+                continue
             value = self._convert(src)
-            if isinstance(value, dict):
-                for k, v in value.items():
-                    out.setdefault(k, v)
+            for k, v in value.items():
+                out.setdefault(k, v)
 
     def _report_duplicates(self, pairs: list[tuple[Node, Node]]) -> None:
         seen: dict[str, Node] = {}
@@ -308,17 +604,38 @@ class _Converter:
             if first is None:
                 seen[knode.value] = knode
                 continue
-            mark = knode.start_mark
-            self.issues.append(
-                _issue(
-                    DUPLICATE_KEY,
-                    self.file,
-                    self.line_offset + mark.line + 1,
-                    mark.column + 1,
-                    f"duplicate key {knode.value!r} (first defined on line {self.line_offset + first.start_mark.line + 1});"
-                    " the Kubernetes API rejects it and YAML tools disagree on which value wins",
-                )
+            shown = knode.value if len(knode.value) <= 60 else knode.value[:57] + "..."
+            self._report(
+                knode,
+                DUPLICATE_KEY,
+                f"duplicate key {shown!r} (first defined on line {self.line_offset + first.start_mark.line + 1});"
+                " the Kubernetes API rejects it and YAML tools disagree on which value wins",
             )
+
+
+def _document_spans(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each document's text, split where a line starts with `---` or `...`.
+
+    At most MAX_DOCUMENTS + 1 spans: the last one runs to the end of the text, since the
+    documents past the limit are never read (two million `{}` documents must not cost two
+    million iterations here).
+    """
+    start = 0
+    count = 0
+    for match in _DOC_BOUNDARY.finditer(text):
+        end = match.start()
+        yield start, end
+        start = end
+        count += 1
+        if count > MAX_DOCUMENTS:
+            break
+    yield start, len(text)
+
+
+def _indentation_pattern(count: int) -> re.Pattern[str]:
+    """A line that starts with `count` or more characters that can each open a nesting level
+    (compiled once per count by `re`'s own cache; a single character class, so linear)."""
+    return re.compile(r"^[ \t?:\-]{%d,}" % max(count, 1), re.M)
 
 
 def _might_nest_deeper_than_limit(text: str) -> bool:
@@ -333,60 +650,148 @@ def _might_nest_deeper_than_limit(text: str) -> bool:
     brackets = text.count("[") + text.count("{")
     if brackets >= MAX_DEPTH:
         brackets = 0
-        start = 0
-        for match in _DOC_BOUNDARY.finditer(text):
-            end = match.start()
+        for start, end in _document_spans(text):
             brackets = max(brackets, text.count("[", start, end) + text.count("{", start, end))
             if brackets >= MAX_DEPTH:
                 return True
-            start = end
-        brackets = max(brackets, text.count("[", start) + text.count("{", start))
-        if brackets >= MAX_DEPTH:
-            return True
-    return re.search(r"^[ \t?:\-]{%d,}" % (MAX_DEPTH - brackets), text, re.M) is not None
+    return _indentation_pattern(MAX_DEPTH - brackets).search(text) is not None
 
 
-def _too_deep(text: str) -> tuple[int, int, int] | None:
-    """Exact depth check with the event parser, which is a state machine and never recurses.
+def _node_bound(text: str, start: int, end: int) -> int:
+    """An upper bound on the nodes the text between `start` and `end` can hold, in a few
+    C-speed counts.
 
-    Returns the 0-based line and column of the first node past the limit and the
-    number of the document holding it, or None. Scanning stops at the first syntax
-    error: the composer stops there too, so nothing after it is composed.
+    Every node but a document's first is introduced by an indicator: `:` or `?` of a mapping
+    entry, `-` of a block sequence entry (and of `---`), `[`, `{` and `,` in flow, or follows a
+    `...` or a line break. One indicator introduces at most three nodes (a one-pair mapping,
+    its key and its value).
     """
-    depth = 0
+    # Counted as what bytes.translate deletes: two C passes instead of nine str.count passes
+    # (every byte of a non-ASCII character's UTF-8 form is >= 0x80, so none is counted).
+    data = text[start:end].encode("utf-8", "surrogatepass")
+    indicators = len(data) - len(data.translate(None, b":?-[{,"))
+    others = len(data) - len(data.translate(None, b".\n\r"))
+    return 3 * indicators + others + 1
+
+
+def _might_hold_more_nodes_than_limit(text: str) -> bool:
+    """Whether some document could hold more than MAX_DOCUMENT_NODES nodes; free for the files
+    of ordinary size (no character introduces more than three nodes)."""
+    if 3 * len(text) + 1 <= MAX_DOCUMENT_NODES:
+        return False
+    return any(
+        3 * (end - start) + 1 > MAX_DOCUMENT_NODES and _node_bound(text, start, end) > MAX_DOCUMENT_NODES
+        for start, end in _document_spans(text)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _OverLimit:
+    """The first node past a limit: 0-based line and column and character index (from where
+    parsing started), the number of its document from there, and which limit."""
+
+    line: int
+    column: int
+    index: int
+    document: int
+    message: str
+
+
+def _scan(source: str | io.StringIO, depth: bool, nodes: bool) -> _OverLimit | None:
+    """Exact depth and node counts with the event parser, which is a state machine: it never
+    recurses and builds no node tree, so neither a deep nor a huge document can hurt it.
+
+    Scanning stops at the first syntax error (the composer stops there too, so nothing after it
+    is composed) and after MAX_DOCUMENTS documents (nothing after them is read).
+    """
+    level = 0
+    count = 0
     doc = -1
-    loader = LOADER(text)
+    loader = LOADER(source)
     try:
         while True:
             event = loader.get_event()
-            if event is None:
-                return None
             cls = event.__class__
-            if cls is yaml.MappingStartEvent or cls is yaml.SequenceStartEvent:
-                depth += 1
-                if depth > MAX_DEPTH:
-                    return event.start_mark.line, event.start_mark.column, doc
+            if cls is yaml.ScalarEvent:
+                count += 1
+            elif cls is yaml.MappingStartEvent or cls is yaml.SequenceStartEvent:
+                count += 1
+                level += 1
+                if depth and level > MAX_DEPTH:
+                    mark = event.start_mark
+                    return _OverLimit(mark.line, mark.column, mark.index, doc, f"nesting deeper than {MAX_DEPTH} levels")
             elif cls is yaml.MappingEndEvent or cls is yaml.SequenceEndEvent:
-                depth -= 1
+                level -= 1
+                continue
             elif cls is yaml.DocumentStartEvent:
                 doc += 1
-                depth = 0
-            elif cls is yaml.StreamEndEvent:
+                if doc >= MAX_DOCUMENTS:
+                    return None
+                level = 0
+                count = 0
+                continue
+            elif event is None or cls is yaml.StreamEndEvent:
                 return None
+            else:
+                continue
+            if nodes and count > MAX_DOCUMENT_NODES:
+                mark = event.start_mark
+                return _OverLimit(mark.line, mark.column, mark.index, doc, f"more than {MAX_DOCUMENT_NODES:,} YAML nodes in one document")
     except yaml.YAMLError:
         return None  # the composer reports the syntax error with its position
     finally:
         loader.dispose()
 
 
+_COLLECTION_KEY_MESSAGE = "YAML error: a mapping key must be a string, not a"
+
+
 def _template_marker(text: str) -> tuple[int, int, str] | None:
-    if "{{" not in text:
-        return None
-    match = _TEMPLATE.search(text)
-    if match is None:
-        return None
-    line, col = _line_col(text, match.start())
-    return line, col, match.group(0)[:60]
+    """The first template action `{{ ... }}` (Go templates as Helm uses them, Jinja): `{{`, an
+    optional `-`, whitespace, the action on one line, whitespace, an optional `-`, `}}`; the
+    whitespace next to the braces may span lines.
+
+    Found with str methods, looking at each character a bounded number of times: the regular
+    expression this replaces (`\\{\\{-?\\s*.*?\\s*-?\\}\\}`) backtracked quadratically, and `{{`
+    followed by 2,000 spaces took 15 s.
+    """
+    pos = text.find("{{")
+    last_close = text.rfind("}}")
+    while 0 <= pos < last_close:
+        i = pos + 2
+        if text.startswith("-", i):
+            i += 1
+        first = _NON_SPACE.search(text, i)
+        if first is None:
+            return None
+        i = first.start()  # where the action starts
+        eol = text.find("\n", i)
+        if eol < 0:
+            eol = len(text)
+        close = text.find("}}", i, eol)
+        if close >= 0:
+            end = close + 2
+        else:
+            after = _NON_SPACE.search(text, eol)
+            j = after.start() if after is not None else len(text)
+            if text.startswith("}}", j):
+                end = j + 2
+            elif text.startswith("-}}", j):
+                end = j + 3
+            else:
+                # Every `{{` up to the end of this line fails the same way, but for the last one
+                # when only whitespace follows it: its action would start on a later line.
+                last = text.rfind("{{", pos + 1, eol)
+                if last >= 0:
+                    rest = last + 3 if text.startswith("-", last + 2) else last + 2
+                    if _NON_SPACE.search(text, rest, eol) is None:
+                        pos = last
+                        continue
+                pos = text.find("{{", eol)
+                continue
+        line, col = _line_col(text, pos)
+        return line, col, text[pos:end][:60]
+    return None
 
 
 def _uses_aliases(text: str) -> bool:
@@ -408,19 +813,13 @@ def _clamp_to_content(text: str, line: int, column: int) -> tuple[int, int]:
     return line, column
 
 
-def _next_boundary(text: str, error_line: int) -> tuple[int, int] | None:
-    """Offset and line number of the first document boundary at or after line `error_line` (0-based).
+def _boundary_from(text: str, pos: int, after: int) -> int | None:
+    """Offset of the first document boundary at or after `pos` and past `after` (parsing must
+    move forward); after a `...` line, the line that follows it.
 
-    The boundary may be the error line itself (a `---` that ends a broken flow
-    collection); parsing must move forward, so offset 0 never counts.
+    The boundary may be on the line of an error (a `---` that ends a broken flow collection).
     """
-    pos = 0
-    for _ in range(error_line):
-        nl = text.find("\n", pos)
-        if nl < 0:
-            return None
-        pos = nl + 1
-    match = _DOC_BOUNDARY.search(text, max(pos, 1))
+    match = _DOC_BOUNDARY.search(text, max(pos, after + 1))
     if match is None:
         return None
     start = match.start()
@@ -430,29 +829,73 @@ def _next_boundary(text: str, error_line: int) -> tuple[int, int] | None:
         if nl < 0:
             return None
         start = nl + 1
-    return start, text.count("\n", 0, start)
+    return start
+
+
+def _marker_at(text: str, pos: int) -> bool:
+    """Whether a document marker (`---` or `...`, then a space or the end of the line) is at `pos`."""
+    return text.startswith(("---", "..."), pos) and text[pos + 3 : pos + 4] in ("", " ", "\t", "\r", "\n")
+
+
+def _strip_document_boms(text: str) -> str:
+    """Without the byte order marks that start a document after the first one.
+
+    YAML 1.2 allows a byte order mark at the start of every document, not only of the stream
+    (`cat a.yaml b.yaml` of files saved with one makes such a stream), but libyaml accepts only
+    the stream's, and the document after it would be lost. A U+FEFF that starts a line right
+    after a `---` or `...` line, or that starts one, goes, like the leading one that decoding
+    drops: it is not part of the text, and columns on its line are counted without it.
+    """
+    if "\ufeff" not in text:
+        return text
+    pieces: list[str] = []
+    last = 0
+    line_start = 0  # of the last mark found at the start of a line: no earlier line matters
+    i = text.find("\ufeff")
+    while i >= 0:
+        if i == 0 or text[i - 1] in "\n\r":
+            # The line before it, found scanning back no further than the previous such mark,
+            # so that many marks cost one pass over the text.
+            end = i - 2 if text.startswith("\r\n", i - 2) else i - 1
+            previous = max(text.rfind("\n", line_start, end), text.rfind("\r", line_start, end), line_start - 1) + 1
+            if i == 0 or _marker_at(text, i + 1) or (previous < end and _marker_at(text, previous)):
+                pieces.append(text[last:i])
+                last = i + 1
+            line_start = i
+        i = text.find("\ufeff", i + 1)
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _printable(text: str) -> tuple[str, str, int]:
+    """(`text` ready for libyaml, `text` before control characters were replaced, index of the first)."""
+    text = _strip_document_boms(text)
+    bad = _NON_PRINTABLE.search(text)
+    if bad is None:
+        return text, text, -1
+    return _NON_PRINTABLE.sub(" ", text), text, bad.start()
 
 
 def printable(text: str) -> tuple[str, int]:
-    """`text` with the characters YAML forbids replaced by spaces, and the index of the first (or -1).
+    """`text` as libyaml can read it, and the index of the first character YAML forbids (or -1).
 
     libyaml rejects the whole stream at the first control character, reading up to
     16 KB ahead of the parser, so one stray escape code would lose the documents
-    around it. One for one replacement keeps every position. The position resolver
-    applies the same function, so both see the same text.
+    around it: each is replaced by a space, one for one. Byte order marks that start a
+    later document are dropped (`_strip_document_boms`). Lines stay the same, and so
+    do columns but after such a mark. The position resolver applies the same function,
+    so both see the same text.
     """
-    bad = _NON_PRINTABLE.search(text)
-    if bad is None:
-        return text, -1
-    return _NON_PRINTABLE.sub(" ", text), bad.start()
+    clean, _, bad = _printable(text)
+    return clean, bad
 
 
 def parse_text(text: str, file: str) -> FileResult:
-    """Parse every document of one file; a syntax error skips only to the next `---`."""
+    """Parse every document of one file; a syntax error, or a document over a limit, skips
+    only to the next `---`."""
     issues: list[Issue] = []
     documents: list[Document] = []
-    original = text
-    text, bad = printable(text)
+    text, original, bad = _printable(text)
     if bad >= 0:
         line, col = _line_col(text, bad)
         count = len(_NON_PRINTABLE.findall(original))
@@ -478,23 +921,48 @@ def parse_text(text: str, file: str) -> FileResult:
                 f"unrendered template marker {snippet!r}: render the chart or template first (helm template, kustomize build)",
             )
         )
-    # The depth check runs on every chunk: after a syntax error parsing resumes at the next
-    # `---`, and a document nested too deep for libyaml's recursive composer may follow it.
+    # The limit checks run on every chunk: after a syntax error parsing resumes at the next
+    # `---`, and a document nested too deep for libyaml's recursive composer, or too big to
+    # compose, may follow it. Each scan stops where composing stops, so together they read
+    # the text once.
     maybe_deep = _might_nest_deeper_than_limit(text)
-    shared = _uses_aliases(text)
-    strings: dict[str, str] = {}
+    maybe_big = _might_hold_more_nodes_than_limit(text)
+    converter = _Converter(file, 0, _uses_aliases(text), {})
+    # Parsing resumed further on reads the same text from an offset: slicing the rest of the
+    # text for each resumption would cost quadratic time in a file of many broken documents.
+    stream: io.StringIO | None = None
     chunk_start = 0
     line_offset = 0
+    documents_read = 0
+    skipped = 0
     while True:
-        chunk = text[chunk_start:] if chunk_start else text
-        deep = _too_deep(chunk) if maybe_deep else None
-        loader = LOADER(chunk)
-        converter = _Converter(file, line_offset, shared, strings)
+        source: str | io.StringIO = text
+        if chunk_start:
+            stream = stream or io.StringIO(text)
+            stream.seek(chunk_start)
+            source = stream
+        over = _scan(source, maybe_deep, maybe_big) if maybe_deep or maybe_big else None
+        if stream is not None and chunk_start:
+            stream.seek(chunk_start)
+        loader = LOADER(source)
+        converter.line_offset = line_offset
         doc_in_chunk = 0
         error: yaml.MarkedYAMLError | None = None
+        stop: str | None = None
         try:
-            while (deep is None or doc_in_chunk < deep[2]) and loader.check_node():
+            while (over is None or doc_in_chunk < over.document) and loader.check_node():
+                if documents_read >= MAX_DOCUMENTS:
+                    stop = f"more than {MAX_DOCUMENTS:,} documents in one file"
+                elif converter.nodes > MAX_FILE_NODES:
+                    stop = f"more than {MAX_FILE_NODES:,} YAML nodes in one file"
+                if stop is not None:
+                    m = loader.peek_event().start_mark
+                    issues.append(
+                        _issue(RESOURCE_LIMIT, file, line_offset + m.line + 1, m.column + 1, f"{stop}; the rest of the file is skipped")
+                    )
+                    break
                 node = loader.get_node()
+                documents_read += 1
                 if node is None:
                     doc_in_chunk += 1
                     continue
@@ -522,38 +990,72 @@ def parse_text(text: str, file: str) -> FileResult:
         finally:
             loader.dispose()
             issues.extend(converter.issues)
-        if deep is not None and error is None:
-            # Documents before the deep one are loaded; it is skipped, and parsing resumes after it.
+            converter.issues.clear()
+        if stop is not None:
+            break
+        if over is not None and error is None:
+            # Documents before the one over the limit are loaded; it is skipped, and parsing
+            # resumes after it.
+            issues.append(
+                _issue(RESOURCE_LIMIT, file, line_offset + over.line + 1, over.column + 1, f"{over.message}; document skipped")
+            )
+            nl = text.find("\n", chunk_start + over.index)
+            boundary = _boundary_from(text, nl + 1, chunk_start) if nl >= 0 else None
+        else:
+            if error is None:
+                break
+            mark = error.problem_mark or error.context_mark
+            err_line = mark.line if mark is not None else 0
+            col = mark.column + 1 if mark is not None else 1
+            at = chunk_start + (mark.index if mark is not None else 0)
+            problem = error.problem or error.context or "invalid YAML"
+            context = f" ({error.context})" if error.context and error.problem else ""
+            shown_line = err_line
+            if _NON_SPACE.search(text, at) is None:  # at the end of the input: rare, once per file
+                shown_line, col = _clamp_to_content(text[chunk_start:], err_line, col)
+            issues.append(
+                _issue(YAML_SYNTAX_ERROR, file, line_offset + shown_line + 1, col, f"YAML syntax error: {problem}{context}")
+            )
+            boundary = _boundary_from(text, text.rfind("\n", 0, at) + 1, chunk_start)
+        if boundary is None:
+            break
+        line_offset += text.count("\n", chunk_start, boundary)
+        chunk_start = boundary
+        skipped += 1
+        if skipped >= MAX_SKIPPED_DOCUMENTS:
             issues.append(
                 _issue(
                     RESOURCE_LIMIT,
                     file,
-                    line_offset + deep[0] + 1,
-                    deep[1] + 1,
-                    f"nesting deeper than {MAX_DEPTH} levels; document skipped",
+                    line_offset + 1,
+                    1,
+                    f"{MAX_SKIPPED_DOCUMENTS:,} documents skipped in one file (syntax errors or limits);"
+                    " the rest of the file is skipped",
                 )
             )
-            boundary = _next_boundary(chunk, deep[0] + 1)
-            if boundary is None:
-                break
-            chunk_start += boundary[0]
-            line_offset += boundary[1]
-            continue
-        if error is None:
             break
-        mark = error.problem_mark or error.context_mark
-        err_line = mark.line if mark is not None else 0
-        col = mark.column + 1 if mark is not None else 1
-        problem = error.problem or error.context or "invalid YAML"
-        context = f" ({error.context})" if error.context and error.problem else ""
-        shown_line, col = _clamp_to_content(chunk, err_line, col)
-        issues.append(_issue(YAML_SYNTAX_ERROR, file, line_offset + shown_line + 1, col, f"YAML syntax error: {problem}{context}"))
-        boundary = _next_boundary(chunk, err_line)
-        if boundary is None:
-            break
-        chunk_start += boundary[0]
-        line_offset += boundary[1]
+    if template is not None:
+        issues = _without_template_keys(issues, text)
     return FileResult(documents, issues)
+
+
+def _without_template_keys(issues: list[Issue], text: str) -> list[Issue]:
+    """One finding per cause: YAML reads `{{ .Values.x }}` as a mapping whose key is a mapping,
+    so a line holding a template marker (PL004) would also get PL001 for that key."""
+    lines = text.splitlines()
+    out = []
+    for issue in issues:
+        loc = issue.location
+        if (
+            issue.rule_id == YAML_SYNTAX_ERROR
+            and issue.message.startswith(_COLLECTION_KEY_MESSAGE)
+            and loc is not None
+            and 0 < loc.line <= len(lines)
+            and "{{" in lines[loc.line - 1]
+        ):
+            continue
+        out.append(issue)
+    return out
 
 
 def load_source(source: Source) -> FileResult:

@@ -98,7 +98,8 @@ def default_containers(*specs: Tagged | None) -> list[tuple[str, ...]]:
 
 def merge_rules(loser: Tagged | None, winner: Tagged, containers: Sequence[tuple[str, ...]] | None = None) -> Tagged:
     """Rule-keyed merge: the winner's units replace the loser's units with the same key; the loser's
-    other units stay (policy-machinery "merge" strategy; scenario S05)."""
+    other units stay (policy-machinery "merge" strategy; acceptance scenario S05,
+    docs/semantics.md#acceptance-scenarios)."""
     if containers is None:
         containers = default_containers(loser, winner)
     result = Tagged(None, winner.source, {})

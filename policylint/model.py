@@ -2,8 +2,8 @@
 
 Pydantic guards the input boundary (object metadata, `policylint.validation`):
 it is lenient toward unknown fields, because newer API versions add fields and
-must not crash us (seed api-design-guide, "Gracefully Handling Future API
-Versions"), and strict about types the API server would reject (a label value
+must not crash us (Gateway API API Design Guide, "Gracefully Handling Future
+API Versions"), and strict about types the API server would reject (a label value
 that is a number). Well-typed metadata is recognised without it (`_metadata`).
 """
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from policylint.fieldtypes import describe_value
 from policylint.findings import Issue
 from policylint.load import Document, DocumentRef
 from policylint.positions import PathPart, format_path, join
@@ -234,12 +235,33 @@ def _error_path(loc: tuple[Any, ...]) -> str:
 
 
 def _explain(err: Any) -> str:
+    value = err.get("input")
     if err["type"] == "string_type":
-        value = err.get("input")
-        return f"must be a string, not {type(value).__name__} {value!r} (quote it in YAML)"
+        if type(value) in (int, float, bool):
+            # The usual slip: an unquoted number or boolean where Kubernetes wants text.
+            return f"must be a string, not {type(value).__name__} {value!r} (quote it in YAML)"
+        return f"must be a string, not {describe_value(value)}"
     if err["type"] == "dict_type":
-        return "must be a mapping"
+        return f"must be a mapping, not {describe_value(value)}"
     return str(err["msg"]).replace("Value error, ", "")
+
+
+def _not_an_object(where: str, api_version: Any, kind: Any) -> str | None:
+    """Why `apiVersion` and `kind` do not name a type (missing, empty, not a string), or None.
+
+    Reported at the document, like every PL003: what is ignored is the whole document.
+    """
+    missing = [name for name, value in (("apiVersion", api_version), ("kind", kind)) if value is None]
+    wrong: list[str] = []
+    for name, value in (("apiVersion", api_version), ("kind", kind)):
+        if value is not None and type(value) is not str:
+            wrong.append(f"{name} must be a string, not {describe_value(value)}")
+        elif value == "":
+            wrong.append(f"{name} is empty")
+    if not wrong:
+        return f"document{where} has no {' and no '.join(missing)}: not a Kubernetes object; ignored" if missing else None
+    reasons = [f"it has no {' and no '.join(missing)}"] if missing else []
+    return f"document{where} is not a Kubernetes object: {'; '.join(reasons + wrong)}; ignored"
 
 
 @dataclass(slots=True)
@@ -287,19 +309,22 @@ def _build_one(
         issues.append(problem(NOT_AN_OBJECT, f"document{where} is {kind_of}, not a Kubernetes object; ignored"))
         return
     api_version, kind = data.get("apiVersion"), data.get("kind")
-    missing = [f for f, v in (("apiVersion", api_version), ("kind", kind)) if not isinstance(v, str) or not v]
-    if missing:
-        issues.append(
-            problem(NOT_AN_OBJECT, f"document{where} has no {' and no '.join(missing)}: not a Kubernetes object; ignored")
-        )
+    identity = _not_an_object(where, api_version, kind)
+    if identity is not None:
+        issues.append(problem(NOT_AN_OBJECT, identity))
         return
     assert isinstance(api_version, str) and isinstance(kind, str)
+    if kind == "List" and data.get("items") is not None and not prefix:
+        # `build_objects` unpacks a List whose items are a list; anything else cannot be applied.
+        items = describe_value(data["items"])
+        issues.append(problem(NOT_AN_OBJECT, f"{kind} items must be a list, not {items}: nothing in it is applied; ignored", "items"))
+        return
     raw_meta = data.get("metadata")
     meta_ok = True
     if raw_meta is None:
         meta = Metadata()
     elif not isinstance(raw_meta, dict):
-        issues.append(problem(MALFORMED_METADATA, f"metadata must be a mapping, not {type(raw_meta).__name__}", "metadata"))
+        issues.append(problem(MALFORMED_METADATA, f"metadata must be a mapping, not {describe_value(raw_meta)}", "metadata"))
         meta = Metadata()
         meta_ok = False
     else:

@@ -2,23 +2,40 @@
 
 With `--jobs N`, N - 1 worker processes and this one parse the files the
 cache lacks. Workers receive a file's bytes and return the cache's compact
-form of the result (marshal of plain tuples, see policylint.cache) rather than
+form of the result (JSON of plain lists, see policylint.cache) rather than
 rich objects: that is cheap to send back and to turn into documents. Results are
 placed by the file's position in the input, so the output does not depend on
 which worker finishes first. Small inputs are parsed in this process: starting
 workers costs more than it saves below `PARALLEL_MIN_BYTES`.
+
+Workers never outlive the run and never hold it up. A pool that cannot start,
+a worker that dies (the OOM killer, a signal) or raises only means this process
+parses the files not done, with the same results; nothing waits on a worker
+that is gone. When this process unwinds (an error, SIGINT or SIGTERM turned
+into an exception by the command), it stops the workers before going on; when
+it is killed outright, the workers die with it (see `_exit_with_parent`).
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from policylint import load
 from policylint.cache import ParseCache, dumps, loads, pack, unpack
 from policylint.load import FileResult
 from policylint.sources import Source
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from multiprocessing.process import BaseProcess
 
 # Below this many bytes to parse, a pool costs more than it saves: starting a worker
 # (interpreter + loader imports) takes ~0.1 s and parsing runs at ~5 MB/s; measured, two jobs
@@ -28,16 +45,35 @@ PARALLEL_MIN_BYTES = 1024 * 1024
 # not), the workers import only the loader, and it measured as fast as fork and forkserver
 # here, since this process parses while the workers start (docs/performance.md).
 START_METHOD = "spawn"
+# Files handed to the pool and not yet answered, per worker. Two keep a worker busy while this
+# process parses one file (its files are the smallest left, the workers' the largest); the rest
+# stay in this process's queue, where this process can still take them.
+IN_FLIGHT_PER_WORKER = 2
+# How long to wait for a stopped worker to exit before killing it, in seconds.
+STOP_GRACE = 2.0
+# prctl(2) option PR_SET_PDEATHSIG, from <linux/prctl.h>.
+_PR_SET_PDEATHSIG = 1
 
 
-def effective_jobs(jobs: int) -> int:
-    """`--jobs 0` means one worker per CPU this process may run on."""
-    if jobs > 0:
-        return jobs
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, cgroup cpusets included), at least 1."""
+    process_cpu_count = getattr(os, "process_cpu_count", None)  # Python 3.13+
+    if process_cpu_count is not None:
+        return max(1, process_cpu_count() or 1)
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+def effective_jobs(jobs: int) -> int:
+    """The processes `--jobs` asks for, capped at the CPUs this process may use.
+
+    `0` means one per CPU. Parsing is CPU-bound, so more processes than CPUs are never faster:
+    each only adds an interpreter's start-up and memory (`--jobs 100000` would start that many).
+    """
+    cpus = usable_cpus()
+    return cpus if jobs <= 0 else min(jobs, cpus)
 
 
 def load_files(sources: Sequence[Source], *, cache: ParseCache | None = None, jobs: int = 1) -> Iterator[tuple[Source, FileResult]]:
@@ -56,6 +92,8 @@ def load_files(sources: Sequence[Source], *, cache: ParseCache | None = None, jo
 def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> list[FileResult]:
     results: list[FileResult | None] = [None] * len(sources)
     pending: list[tuple[int, bytes, str | None]] = []
+    # The bytes each file was parsed from, kept for positions (see FileResult.data).
+    kept: list[bytes | None] = [None] * len(sources)
     for i, source in enumerate(sources):
         if source.content is not None:
             results[i] = load.load_source(source)  # stdin: never cached
@@ -64,12 +102,15 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
         if problem is not None or data is None:
             results[i] = FileResult([], [problem] if problem is not None else [])
             continue
+        kept[i] = data
         key = None
         if cache is not None:
             key = cache.key(data)
-            packed = cache.get(key)
-            if packed is not None:
-                results[i] = unpack(packed, source.display)
+            # Reading, decoding and unpacking the entry all happen inside `load`: any failure is
+            # a miss and the file is parsed below, never an error.
+            cached = cache.load(key, source.display)
+            if cached is not None:
+                results[i] = cached
                 continue
         if jobs > 1:
             pending.append((i, data, key))  # parsed below, maybe in workers
@@ -84,6 +125,9 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
                 results[i] = _parse(data, sources[i].display, key, cache)
     if cache is not None:
         cache.prune()
+    for result, data in zip(results, kept):
+        if result is not None:
+            result.data = data
     return results  # type: ignore[return-value]
 
 
@@ -115,46 +159,240 @@ def _parse_in_workers(
     """Fill `results` for the pending files with `jobs - 1` workers and this process.
 
     This process is one of the `jobs`: while the workers start (an interpreter each), it already
-    parses, taking files from the end of the queue that no worker has claimed yet. Files that a
-    failing pool leaves unset are parsed by the caller.
+    parses, from the small end of the queue, while the workers get files from the large end, a few
+    at a time. Nothing is ever taken back from the pool (`Future.cancel()` from this thread races
+    with the pool marking its futures failed when a worker dies: CPython raises InvalidStateError
+    in the pool's manager thread, which then never cleans up, and the run hangs at exit). Files
+    that a failing pool leaves unset are parsed by the caller.
     """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+
+    try:
+        pool = ProcessPoolExecutor(
+            max_workers=jobs - 1,
+            mp_context=multiprocessing.get_context(START_METHOD),
+            initializer=_init_worker,
+            initargs=(os.getpid(),),
+        )
+    except (OSError, ImportError, RuntimeError, ValueError):
+        # No processes on this platform (no sem_open: NotImplementedError, a RuntimeError): the
+        # caller parses every file in this process, with the same results.
+        return
+    healthy = False
+    try:
+        healthy = _share_work(pool, sources, pending, results, cache, jobs - 1)
+    finally:
+        _close_pool(pool, healthy)
+
+
+def _share_work(
+    pool: ProcessPoolExecutor,
+    sources: list[Source],
+    pending: list[tuple[int, bytes, str | None]],
+    results: list[FileResult | None],
+    cache: ParseCache | None,
+    workers: int,
+) -> bool:
+    """Parse the pending files between the pool and this process; False when the pool failed.
+
+    A worker that raised leaves its file unset and the pool healthy; a worker that died, or a pool
+    that cannot start one, makes the pool unusable: this stops at once, and the caller parses what
+    is left.
+    """
+    from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, wait
 
     cache_dir = cache.directory if cache is not None else None
     # Largest first for the workers, so that none is left with a big file at the end;
     # this process works from the other end.
     order = sorted(pending, key=lambda p: -len(p[1]))
+    in_flight: dict[Future[bytes], int] = {}  # future -> position in `order`
+    handed_out = 0  # order[:handed_out] went to the pool
+    left = len(order)  # order[left:] were parsed here
+
+    def collect(done: Sequence[Future[bytes]]) -> bool:
+        healthy = True
+        for future in done:
+            i, _, key = order[in_flight.pop(future)]
+            # exception() rather than result() in a try: it never raises what the worker raised, so
+            # an exception from this process's own signal handlers is never mistaken for it.
+            error = future.exception()
+            if error is not None:
+                # BrokenProcessPool: a worker died. Anything else: the worker failed on this file;
+                # parsed again here, it gives whatever `--jobs 1` gives.
+                healthy = healthy and not isinstance(error, BrokenExecutor)
+                continue
+            try:
+                packed = loads(future.result())
+            except Exception:  # noqa: BLE001 - never from `dumps` output; parsed again here if so
+                continue
+            results[i] = unpack(packed, sources[i].display)
+            if cache is not None and key is not None:
+                cache.note_written(key)
+        return healthy
+
+    def hand_out() -> bool:
+        nonlocal handed_out
+        while handed_out < left and len(in_flight) < IN_FLIGHT_PER_WORKER * workers:
+            i, data, key = order[handed_out]
+            try:
+                future = pool.submit(_worker_parse, data, sources[i].display, key, cache_dir)
+            except (OSError, RuntimeError):  # cannot start a worker (process limit), or broken
+                return False
+            in_flight[future] = handed_out
+            handed_out += 1
+        return True
+
+    # The first hand-out starts the workers (one per submit, up to `workers`).
+    with _stop_signals_blocked():
+        healthy = hand_out()
+    while healthy:
+        if handed_out < left:
+            left -= 1
+            i, data, key = order[left]
+            results[i] = _parse(data, sources[i].display, key, cache)
+        elif in_flight:
+            # All that is left is in the workers. The pool wakes this wait when a worker dies
+            # (BrokenProcessPool on every future); the timeout is a second line of defence, in
+            # case a worker is gone and the pool has not noticed.
+            wait(in_flight, timeout=1.0, return_when=FIRST_COMPLETED)
+            if not any(f.done() for f in in_flight) and not all(p.is_alive() for p in _processes(pool)):
+                return False
+        else:
+            return True
+        healthy = collect([f for f in in_flight if f.done()]) and hand_out()
+    # Keep what the workers finished before the pool failed; the caller parses the rest.
+    collect([f for f in in_flight if f.done() and f.exception() is None])
+    return False
+
+
+def _processes(pool: ProcessPoolExecutor) -> list[BaseProcess]:
+    # The executor has no public way to its processes; `_processes` (pid -> Process) has been
+    # there since Python 3.2. It is None after shutdown, hence the snapshot before it.
+    return list((getattr(pool, "_processes", None) or {}).values())
+
+
+def _close_pool(pool: ProcessPoolExecutor, healthy: bool) -> None:
+    """Shut the pool down without ever waiting on a worker that may never answer.
+
+    A healthy pool whose every file is answered has idle workers: a normal shutdown returns at
+    once. Otherwise (a worker died or hangs, or this process is unwinding from an error or a signal)
+    `shutdown(wait=True)` could wait forever on what a dead worker left half done: the pool is
+    told to cancel what it has not started, and the workers are terminated, then killed.
+    """
+    processes = _processes(pool)
+    # Like `_processes`: the pool's manager thread, None once shut down.
+    manager: threading.Thread | None = getattr(pool, "_executor_manager_thread", None)
+    if healthy:
+        try:
+            pool.shutdown(wait=True)
+            return
+        except BaseException:
+            _stop(processes, manager)
+            raise
+    pool.shutdown(wait=False, cancel_futures=True)
+    _stop(processes, manager)
+
+
+def _stop(processes: Sequence[BaseProcess], manager: threading.Thread | None) -> None:
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + STOP_GRACE
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+            process.join(STOP_GRACE)
+    if manager is not None:
+        # With its workers gone, the manager thread finds the pool broken and cleans up at once. Let
+        # it finish here: at interpreter exit, CPython 3.11 wakes it through a pipe that it may be
+        # closing at that very moment ("Exception ignored ... OSError: Bad file descriptor").
+        manager.join(STOP_GRACE)
+
+
+# Signals the command turns into an orderly stop (policylint.entry); absent ones are skipped.
+_STOP_SIGNALS = frozenset(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+@contextmanager
+def _stop_signals_blocked() -> Iterator[None]:
+    """Block the stop signals in this thread while it starts workers; they inherit the mask.
+
+    In this process, a stop signal that arrived halfway through starting a worker (after the
+    fork, before the worker got its instructions through a pipe) would leave that worker printing
+    an EOFError traceback. A blocked signal is not lost: it is delivered here when the mask is
+    restored, a few milliseconds later. Only this thread is affected; threads the pool starts
+    meanwhile inherit the mask, so the signal still comes to this one.
+
+    In the workers, SIGINT stays blocked: Ctrl-C in a terminal reaches the whole process group,
+    and each worker would print a KeyboardInterrupt traceback; this process handles it and stops
+    them. `_init_worker` unblocks the others, so that SIGTERM (`Process.terminate`) still ends a
+    worker.
+    """
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: `_init_worker` ignores SIGINT instead
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     try:
-        with ProcessPoolExecutor(
-            max_workers=jobs - 1, mp_context=multiprocessing.get_context(START_METHOD), initializer=_init_worker
-        ) as pool:
-            futures = [pool.submit(_worker_parse, data, sources[i].display, key, cache_dir) for i, data, key in order]
-            for (i, data, key), future in zip(reversed(order), reversed(futures)):
-                if not future.cancel():
-                    break  # a worker has it already, and every file before it
-                results[i] = _parse(data, sources[i].display, key, cache)
-            for (i, _, key), future in zip(order, futures):
-                if future.cancelled():
-                    continue
-                try:
-                    payload = future.result()
-                except Exception:  # a worker died (BrokenProcessPool) or failed: the caller parses it
-                    continue
-                results[i] = unpack(loads(payload), sources[i].display)
-                if cache is not None and key is not None:
-                    cache.note_written(key)
-    except (OSError, ImportError, RuntimeError):
-        # No processes on this platform (no sem_open, process limit): the files not done yet
-        # are parsed in this process, with the same results.
-        pass
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 _WORKER_CACHE: ParseCache | None = None
 
 
-def _init_worker() -> None:
+def _init_worker(parent: int) -> None:
+    """Runs first in every worker; `parent` is the pid of the process that started the pool."""
     gc.disable()
+    # The main process handles Ctrl-C and stops the workers (see `_stop_signals_blocked`).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS - {signal.SIGINT})
+    _exit_with_parent(parent)
+
+
+def _exit_with_parent(parent: int, *, use_prctl: bool = True) -> None:
+    """Make this worker die with the process that started it, however that one ends.
+
+    A SIGKILL (or an OOM kill) to the main process runs none of its cleanup: without this, its
+    workers would go on parsing files nobody waits for, for as long as their queue lasts. On
+    Linux the kernel kills the worker when its parent thread exits (prctl(2) PR_SET_PDEATHSIG;
+    the thread that starts the pool waits for it, so that is the parent process ending). Elsewhere,
+    or when prctl is unavailable, a daemon thread watches the parent and ends the worker.
+    """
+    if use_prctl and sys.platform.startswith("linux") and _set_parent_death_signal():
+        # The parent may have died before prctl took effect; then no signal will come.
+        if os.getppid() != parent:
+            os._exit(1)
+        return
+    threading.Thread(target=_watch_parent, args=(parent,), name="policylint-parent-watchdog", daemon=True).start()
+
+
+def _set_parent_death_signal() -> bool:
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)) == 0
+    except (OSError, AttributeError):  # no libc symbol, or not allowed
+        return False
+
+
+def _watch_parent(parent: int) -> None:
+    import multiprocessing
+
+    # The parent's sentinel (a pipe on POSIX, a process handle on Windows) is ready when the parent
+    # ends, even where an orphan's parent pid does not change (Windows); the pid check covers a
+    # worker started some other way.
+    handle = multiprocessing.parent_process()
+    while os.getppid() == parent and (handle is None or handle.is_alive()):
+        if handle is not None:
+            handle.join(1.0)
+        else:
+            time.sleep(0.5)
+    os._exit(1)
 
 
 def _worker_parse(data: bytes, file: str, key: str | None, cache_dir: str | None) -> bytes:

@@ -6,6 +6,7 @@ import gc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from policylint import engine
 from policylint.cache import ParseCache, open_cache
@@ -13,7 +14,7 @@ from policylint.crd import profiles_from_crds
 from policylint.external import ExternalObjects
 from policylint.findings import Finding, Issue
 from policylint.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
-from policylint.load import Document, decode, read_bytes
+from policylint.load import Document, decode
 from policylint.model import KindInfo, KindRegistry, build_objects, split_api_version
 from policylint.parallel import load_files
 from policylint.positions import PositionResolver
@@ -35,10 +36,17 @@ class LintRequest:
     synthetic_rule_names: bool = False
     external: ExternalObjects = field(default_factory=ExternalObjects)
     max_affected: int | None = None
-    # Parse cache directory (None: no cache; the CLI defaults to .policylint_cache/) and worker
-    # processes for parsing (1: none; 0: one per CPU). Neither changes the findings.
+    # Parse cache directory (None: no cache; the CLI defaults to the user's cache directory, see
+    # policylint.cache) and worker processes for parsing (1: none; 0: one per CPU). Neither
+    # changes the findings.
     cache_dir: str | None = None
     jobs: int = 1
+    # Compute the JSON report's `policies` section during the run, under a guard (a failure is a
+    # PL000 finding); `--format json` asks for it, other formats do not pay for it.
+    report_policies: bool = False
+    # Follow symlinks whose target lies outside the named paths (never to a FIFO or a device):
+    # `--follow-outside-links`. Off, such a link is a PL008 finding (policylint.sources).
+    follow_outside_links: bool = False
 
 
 @dataclass
@@ -48,6 +56,11 @@ class LintResult:
     files: list[str]
     internal_error: bool
     rules: tuple[type[Rule], ...]
+    # The JSON report's `policies` section when the request asked for it (None: not computed).
+    policy_reports: list[dict[str, Any]] | None = None
+    # Things the user should know that are not findings, e.g. a cache directory not used and why
+    # (the CLI prints each on stderr as a warning).
+    notes: list[str] = field(default_factory=list)
 
 
 def _is_crd(doc: Document) -> bool:
@@ -62,31 +75,32 @@ def _is_crd(doc: Document) -> bool:
 
 def _load(
     sources: Sequence[Source], cache: ParseCache | None = None, jobs: int = 1
-) -> tuple[list[Document], list[Issue], dict[str, str]]:
+) -> tuple[list[Document], list[Issue], dict[str, str | bytes]]:
     documents: list[Document] = []
     issues: list[Issue] = []
-    texts: dict[str, str] = {}
+    # What each file was parsed from: its text (stdin) or its bytes, decoded only if a finding
+    # needs a position in it.
+    texts: dict[str, str | bytes] = {}
     for source, result in load_files(sources, cache=cache, jobs=jobs):
         documents.extend(result.documents)
         issues.extend(result.issues)
         if result.text is not None:
             texts[source.display] = result.text
+        elif result.data is not None and result.documents:
+            texts[source.display] = result.data
     return documents, issues, texts
 
 
-def _text_reader(sources: Sequence[Source], texts: dict[str, str]) -> Callable[[str], str | None]:
-    by_display = {s.display: s for s in sources}
+def _text_reader(texts: dict[str, str | bytes]) -> Callable[[str], str | None]:
+    """Positions are resolved in the very text that was parsed, never in the file read again:
+    a file edited (or replaced) on disk after parsing would give positions that match nothing
+    in what was linted, and a file swapped for a FIFO would block. The resolver asks once per file."""
 
     def read(file: str) -> str | None:
-        if file in texts:
-            return texts[file]
-        source = by_display.get(file)
-        if source is None:
-            return None
-        data, problem = read_bytes(source)
-        if data is None or problem is not None:
-            return None
-        text, _ = decode(data, file)
+        kept = texts.pop(file, None)  # the resolver caches the text: the bytes are not needed again
+        if kept is None or isinstance(kept, str):
+            return kept
+        text, _ = decode(kept, file)
         return text
 
     return read
@@ -116,19 +130,26 @@ def load_index(request: LintRequest) -> ProjectIndex:
             gc.enable()
 
 
-def _index(request: LintRequest) -> tuple[ProjectIndex, list[Source], dict[str, str]]:
-    sources = discover(request.paths, stdin_filename=request.stdin_filename, read_stdin=request.read_stdin)
+def _index(request: LintRequest) -> tuple[ProjectIndex, list[Source], dict[str, str | bytes], list[str]]:
+    sources = discover(
+        request.paths,
+        stdin_filename=request.stdin_filename,
+        read_stdin=request.read_stdin,
+        follow_outside_links=request.follow_outside_links,
+    )
     user_profiles: list[PolicyProfile] = []
     for path in request.profile_paths:
         user_profiles.extend(load_profile_file(Path(path), origin=ORIGIN_PROFILE))
 
-    cache = open_cache(request.cache_dir)
+    # Never a cache inside the linted repository: its authors would choose what the files say.
+    cache, cache_note = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
+    notes = [cache_note] if cache_note is not None else []
     documents, input_issues, texts = _load(sources, cache, request.jobs)
 
     # CRDs passed with --crd describe kinds; they are context, not linted themselves.
     crd_documents: list[Document] = [d for d in documents if _is_crd(d)]
     if request.crd_paths:
-        extra_docs, _, _ = _load(discover(request.crd_paths), cache, request.jobs)
+        extra_docs, _, _ = _load(discover(request.crd_paths, follow_outside_links=request.follow_outside_links), cache, request.jobs)
         crd_documents.extend(d for d in extra_docs if _is_crd(d))
 
     builtin_kinds = KindRegistry.builtin()
@@ -154,13 +175,24 @@ def _index(request: LintRequest) -> tuple[ProjectIndex, list[Source], dict[str, 
         input_issues=input_issues,
         files=[s.display for s in sources],
     )
-    return index, sources, texts
+    return index, sources, texts, notes
 
 
 def _lint(request: LintRequest) -> LintResult:
-    index, sources, texts = _index(request)
+    index, sources, texts, notes = _index(request)
     rules = tuple(r for r in REGISTRY if request.selection.enabled(r))
-    resolver = PositionResolver(_text_reader(sources, texts))
+    resolver = PositionResolver(_text_reader(texts))
     result = engine.run(index, rules, resolver)
-    return LintResult(result.findings, index, [s.display for s in sources], result.internal_error, rules)
+    findings, internal_error = result.findings, result.internal_error
+    policy_reports = None
+    if request.report_policies:
+        from policylint.reporters.json import policy_reports as compute_policy_reports
+
+        policy_reports, failures = compute_policy_reports(index)
+        if failures:
+            # As a crashed rule: PL000 next to every other finding, and exit code 2.
+            # An issue outside the catalogue resolves as PL000 (internal-error, error).
+            findings = sorted([*findings, *(engine._resolve(i, {}, resolver) for i in failures)], key=Finding.sort_key)
+            internal_error = True
+    return LintResult(findings, index, [s.display for s in sources], internal_error, rules, policy_reports, notes)
 

@@ -20,7 +20,10 @@ from policylint.load import LOADER, DocumentRef, printable
 
 PathPart = str | int
 _PLAIN_KEY = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$-]*$")
-_TOKEN = re.compile(r'\.?([A-Za-z_$][A-Za-z0-9_$-]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
+# Each alternative starts with a different character and none can match the same text two ways
+# (the quoted key's two alternatives are disjoint), so matching is linear. An index has at most
+# 18 digits: no list is longer, and int() of thousands of digits would be slow or refused.
+_TOKEN = re.compile(r'\.?([A-Za-z_$][A-Za-z0-9_$-]*)|\[(\d{1,18})\]|\[("(?:[^"\\]|\\.)*")\]')
 
 
 def format_path(parts: Sequence[PathPart]) -> str:
@@ -101,7 +104,8 @@ def _walk(node: Node, parts: Sequence[PathPart], line_offset: int) -> tuple[int,
     return line_offset + mark.line + 1, mark.column + 1
 
 
-# The line breaks libyaml counts (YAML 1.1 §5.4), so line numbers agree with its marks.
+# The line breaks libyaml counts (YAML 1.1 spec §5.4 "Line Break Characters"), so line numbers
+# agree with its marks.
 _LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 _OTHER_BREAKS = re.compile("[\r\x85\u2028\u2029]")
 _DOCUMENT_BOUNDARY = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
@@ -147,8 +151,9 @@ class PositionResolver:
         loaded = self._file(ref.file)
         if loaded is not None and 0 < ref.line <= len(loaded[1]):
             text, starts = loaded
-            # The document ends at the next `---` or `...` line at the latest (YAML 1.2 §9.1):
-            # composing from its root line up to there costs one document, not the rest of the file.
+            # The document ends at the next `---` or `...` line at the latest (YAML 1.2 spec
+            # §9.1 "Documents"): composing from its root line up to there costs one document, not
+            # the rest of the file.
             after = _DOCUMENT_BOUNDARY.search(text, starts[ref.line]) if ref.line < len(starts) else None
             loader = LOADER(text[starts[ref.line - 1] : after.start() if after else len(text)])
             try:

@@ -1,15 +1,16 @@
-"""Policy kind profiles: vendor facts as data (design.md §1.5, §1.6).
+"""Policy kind profiles: vendor facts as data (docs/semantics.md#vendor-profiles).
 
 A profile says, for one policy kind, where its targets are declared, which
 kinds it may target and what `sectionName` means, whether it may cross
-namespaces, which boilerplate style it follows (the seed policy-attachment
-guide's `default`/`override`, or GEP-713's `defaults`/`overrides` with a
-strategy) and how instances merge. Rules read profiles; they never branch on
+namespaces, which boilerplate style it follows (the original Policy Attachment
+page's `default`/`override`, or GEP-713's `defaults`/`overrides` with a
+strategy; docs/semantics.md#two-boilerplate-styles) and how instances merge. Rules read profiles; they never branch on
 a vendor kind.
 
 Profiles come, in order of precedence, from `--profile` files, the built-in
 files in `rules/profiles/`, CRDs found in the input or passed with `--crd`
-(`policylint.crd`), and structural detection of unknown `*Policy` kinds.
+(`policylint.crd`), and structural detection of unknown `*Policy` kinds
+(docs/semantics.md#how-policy-kinds-are-known).
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ class TargetSpec:
 @dataclass(frozen=True, slots=True)
 class MergeSpec:
     default: str = "none"
-    defaults: str | None = None  # field holding defaults (`defaults`, or the seed style's `default`)
+    defaults: str | None = None  # field holding defaults (`defaults`, or policy-attachment style's `default`)
     overrides: str | None = None  # field holding overrides (`overrides` / `override`)
     strategy_field: str | None = None
     strategies: Mapping[str, str] = field(default_factory=dict)  # value -> atomic | patch | custom
@@ -109,7 +110,7 @@ class PolicyProfile:
     origin: str = ORIGIN_BUILTIN
     source: str = ""
     # Path patterns of backend references inside the spec (`spec.extAuth.http.backendRefs[*]`):
-    # cross-namespace ones need a ReferenceGrant from the policy kind (gateway-api-semantics.md §3.6).
+    # cross-namespace ones need a ReferenceGrant from the policy kind (docs/semantics.md#referencegrant).
     backend_refs: tuple[str, ...] = ()
 
     @property
@@ -233,7 +234,8 @@ class ProfileRegistry:
 
 
 def inferred_profile(group: str, kind: str, spec: Mapping[str, Any]) -> PolicyProfile:
-    """Structural detection (design.md §1.5): an unknown `*Policy` kind with target fields, assumed Direct."""
+    """Structural detection: an unknown `*Policy` kind with target fields, assumed Direct
+    (docs/semantics.md#how-policy-kinds-are-known)."""
     return PolicyProfile(
         group=group,
         kind=kind,

@@ -1,8 +1,8 @@
 """Kubernetes label selectors (`metav1.LabelSelector`), evaluated offline.
 
 Used by `allowedRoutes.namespaces.selector`, `allowedListeners.namespaces.selector`
-(gateway-api-semantics.md §3.2, §3.3.3) and Envoy Gateway's `targetSelectors`
-(GEP-713 "Label selectors"; §8.1). `matchLabels` and `matchExpressions` are
+(docs/semantics.md#listenersets, #listener-admission) and Envoy Gateway's
+`targetSelectors` (GEP-713 "Label selectors"; docs/semantics.md#label-selectors). `matchLabels` and `matchExpressions` are
 ANDed; operators In, NotIn, Exists, DoesNotExist (apimachinery
 `LabelSelectorAsSelector`). An empty selector matches everything.
 """

@@ -1,14 +1,37 @@
-"""Finding the input files: paths, directories (recursively) and stdin."""
+"""Finding the input files: paths, directories (recursively) and stdin.
+
+Only regular files are ever read. A linted tree is whatever a repository
+holds, and git stores symlinks: a link named `*.yaml` may point to a FIFO, a
+device (`/dev/zero`, `/dev/stdin`), our own standard output
+(`/proc/self/fd/1`), or out of the repository (`/`, `/usr`, a home
+directory). Reading any of those hangs, floods or leaks, so each is an entry
+with a `problem` instead (rule PL008 unreadable-file, at line 1, column 1),
+and so is a directory that cannot be listed: a gate that skipped it silently
+would pass files it never saw.
+
+The roots are the paths named on the command line. A symlink found while
+walking is followed only when its real path is inside a root's real path
+(`--follow-outside-links` lifts that), and only to a directory or a regular
+file, never to anything else, whatever the option. Directories are entered
+once each (st_dev, st_ino), so loops end. `policylint.load.read_bytes` checks
+again on the open descriptor (fstat), since the tree may change in between.
+"""
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
+
+OUTSIDE_LINK = "symlink points outside the linted paths"
+OUTSIDE_LINK_HINT = "not followed (--follow-outside-links to allow)"
+# A link target is shown in messages up to this many characters (it is the link's own text,
+# chosen by whoever committed it).
+_MAX_TARGET = 200
 
 
 class SourceError(Exception):
@@ -17,61 +40,215 @@ class SourceError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """One input file. `content` is set only for stdin, which cannot be read twice."""
+    """One input entry.
+
+    `content` is set only for stdin, which cannot be read twice. `problem` says why the entry
+    must not be read (a FIFO, a device, a link out of the roots, a directory that cannot be
+    listed): it is reported as PL008 and never opened. `identity` is the (st_dev, st_ino) a
+    symlink resolved to when it was found: the file opened later must be that one, so that a link
+    changed in between cannot lead out of the roots. `nofollow`: the entry was not a symlink when
+    found, so it is opened without following one (O_NOFOLLOW).
+    """
 
     display: str
     fs_path: str | None = None
     content: bytes | None = None
+    problem: str | None = None
+    identity: tuple[int, int] | None = None
+    nofollow: bool = False
 
 
-def _display(path: str) -> str:
-    return path.replace(os.sep, "/") if os.sep != "/" else path
+def display_name(path: str) -> str:
+    """The name shown for `path`: valid text whatever the file system gave.
+
+    POSIX file names are bytes; Python decodes the ones that are not UTF-8 with lone surrogates
+    (PEP 383, surrogateescape), which no UTF-8 output can hold. Each undecodable byte is shown as
+    `\\xNN` instead, the way Python's `backslashreplace` shows bytes; the real path (kept in
+    `Source.fs_path`) still opens the file.
+    """
+    if os.sep != "/":
+        path = path.replace(os.sep, "/")
+    if not _has_surrogates(path):
+        return path
+    raw = os.fsencode(path)
+    return raw.decode("utf-8", errors="backslashreplace")
+
+
+def _has_surrogates(text: str) -> bool:
+    return any("\ud800" <= ch <= "\udfff" for ch in text)
 
 
 def _is_hidden(name: str) -> bool:
     return name.startswith(".") and name not in (".", "..")
 
 
-def _walk(root: str) -> Iterable[str]:
-    """Yield manifest files below `root`, sorted, following directory symlinks once.
+def _is_manifest_name(name: str) -> bool:
+    return name.lower().endswith(MANIFEST_SUFFIXES)
 
-    Hidden directories (.git, .venv, ...) and hidden files are skipped, like
-    ansible-lint and yamllint do. A directory reached a second time through a
-    symlink (a loop, or two links to one place) is not entered again.
+
+def describe_mode(mode: int) -> str:
+    """What a non-regular file is, for messages: `a FIFO`, `a character device`, ..."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISLNK(mode):
+        return "a symlink"
+    return "a special file"
+
+
+def _link_text(path: str) -> str:
+    """The target a symlink names, as shown in messages (its own text, not resolved)."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return "?"
+    shown = display_name(target)
+    return shown if len(shown) <= _MAX_TARGET else shown[: _MAX_TARGET - 1] + "…"
+
+
+def _not_regular(mode: int, link: str | None = None) -> str:
+    if link is None:
+        return f"not a regular file: {describe_mode(mode)}; not read"
+    return f"not a regular file: a symlink to {describe_mode(mode)} ({link}); not followed"
+
+
+def _outside(what: str, link: str) -> str:
+    return f"{OUTSIDE_LINK}: {link} ({what}); {OUTSIDE_LINK_HINT}"
+
+
+class _Roots:
+    """The real paths of the named paths, to tell whether a link leads out of them."""
+
+    def __init__(self, paths: Sequence[str], follow_outside_links: bool) -> None:
+        self.follow_outside_links = follow_outside_links
+        self._paths = paths
+        self._prefixes: list[tuple[str, str]] | None = None
+
+    def allow(self, real_path: str) -> bool:
+        if self.follow_outside_links:
+            return True
+        if self._prefixes is None:
+            # Computed at the first link: most trees have none, and `policylint $(git ls-files)`
+            # names thousands of paths, each a realpath() of a few system calls.
+            self._prefixes = []
+            for path in self._paths:
+                real = os.path.normcase(os.path.realpath(path))
+                self._prefixes.append((real, real if real.endswith(os.sep) else real + os.sep))
+        real = os.path.normcase(real_path)
+        return any(real == root or real.startswith(prefix) for root, prefix in self._prefixes)
+
+
+def _walk(root: str, roots: _Roots) -> list[Source]:
+    """Sources below the directory `root`, in no particular order.
+
+    Hidden directories (.git, .venv, ...) and hidden files are skipped, like ansible-lint and
+    yamllint do. Regular files with a manifest suffix are sources; so are, with a problem, special
+    files with such a suffix, symlinks with such a suffix that lead nowhere, to a special file or
+    out of the roots, symlinks to directories out of the roots, and directories that cannot be
+    listed. A directory reached a second time through a symlink (a loop, or two links to one
+    place) is not entered again.
     """
     seen: set[tuple[int, int]] = set()
     stack = [root]
-    out: list[str] = []
+    out: list[Source] = []
+
+    def problem(path: str, message: str) -> None:
+        name = display_name(os.path.normpath(path))
+        out.append(Source(display=name, fs_path=path, problem=message))
+
     while stack:
         directory = stack.pop()
         try:
             st = os.stat(directory)
-        except OSError:
+        except FileNotFoundError:
+            continue  # removed while we walk: no longer part of the input
+        except OSError as exc:
+            problem(directory, f"cannot read directory: {exc.strerror or type(exc).__name__}; its files are not linted")
             continue
         ident = (st.st_dev, st.st_ino)
         if ident in seen:
             continue
         seen.add(ident)
         try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError:
-            # Unreadable directory: its files are reported as unreadable when named directly;
-            # a directory we cannot list yields nothing, like `find` would.
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            # A gate that skipped what it cannot list would pass files it never saw.
+            problem(directory, f"cannot read directory: {exc.strerror or type(exc).__name__}; its files are not linted")
             continue
         subdirs: list[str] = []
         for entry in entries:
-            if _is_hidden(entry.name):
+            name = entry.name
+            if _is_hidden(name):
                 continue
+            manifest = _is_manifest_name(name)
             try:
-                is_dir = entry.is_dir(follow_symlinks=True)
-            except OSError:
-                is_dir = False
-            if is_dir:
-                subdirs.append(entry.path)
-            elif entry.name.lower().endswith(MANIFEST_SUFFIXES):
-                out.append(entry.path)
+                # d_type from the directory listing: no system call on most file systems.
+                is_link = entry.is_symlink()
+                if not is_link and entry.is_dir(follow_symlinks=False):
+                    subdirs.append(entry.path)
+                    continue
+                if not is_link and entry.is_file(follow_symlinks=False):
+                    if manifest:
+                        out.append(Source(display=display_name(os.path.normpath(entry.path)), fs_path=entry.path, nofollow=True))
+                    continue
+                if not is_link:
+                    if manifest:  # a FIFO, socket or device named like a manifest
+                        problem(entry.path, _not_regular(entry.stat(follow_symlinks=False).st_mode))
+                    continue
+            except OSError as exc:
+                if manifest:
+                    problem(entry.path, f"cannot read file: {exc.strerror or type(exc).__name__}")
+                continue
+            _link(entry.path, manifest, roots, subdirs, out, problem)
         stack.extend(reversed(subdirs))
-    return sorted(out)
+    return out
+
+
+def _link(
+    path: str,
+    manifest: bool,
+    roots: _Roots,
+    subdirs: list[str],
+    out: list[Source],
+    problem: Callable[[str, str], None],
+) -> None:
+    """A symlink found while walking: a directory to enter, a file to read, or a problem."""
+    try:
+        target = os.stat(path)
+    except OSError as exc:
+        # Dangling, a loop, or a target we may not look at: only a manifest name is worth a finding.
+        if manifest:
+            problem(path, f"cannot read file: {exc.strerror or type(exc).__name__}")
+        return
+    mode = target.st_mode
+    if stat.S_ISDIR(mode):
+        if roots.allow(os.path.realpath(path)):
+            subdirs.append(path)
+        else:
+            problem(path, _outside("a directory", _link_text(path)))
+        return
+    if not manifest:
+        return
+    if not stat.S_ISREG(mode):
+        # Never followed, even with --follow-outside-links: opening a FIFO or /dev/stdin blocks,
+        # /dev/zero never ends, and /proc/self/fd/1 is our own output.
+        problem(path, _not_regular(mode, _link_text(path)))
+    elif not roots.allow(os.path.realpath(path)):
+        problem(path, _outside("a file", _link_text(path)))
+    else:
+        out.append(
+            Source(display=display_name(os.path.normpath(path)), fs_path=path, identity=(target.st_dev, target.st_ino))
+        )
 
 
 def discover(
@@ -79,35 +256,70 @@ def discover(
     *,
     stdin_filename: str | None = None,
     read_stdin: Callable[[], bytes] | None = None,
+    follow_outside_links: bool = False,
 ) -> list[Source]:
-    """Expand command-line paths into a sorted, de-duplicated list of sources."""
+    """Expand command-line paths into a sorted, de-duplicated list of sources.
+
+    A path named explicitly is a root: it is read (or walked) even when it is a symlink, but
+    only to a regular file or a directory; a FIFO, a socket or a device named explicitly is a
+    PL008 entry too (standard input is `-`).
+    """
+    roots = _Roots([p for p in paths if p != STDIN], follow_outside_links)
     sources: dict[str, Source] = {}
+    displays: dict[str, str] = {}  # display name -> the path that has it
+
+    def add(source: Source) -> None:
+        # `policylint .` and `policylint a.yaml` must name (and de-duplicate) a file alike: the
+        # key is the normalised path, never the display name, which two different byte names
+        # can share (`x\xff.yaml` spelled out, and one with the raw byte 0xff).
+        key = os.path.normpath(source.fs_path) if source.fs_path is not None else source.display
+        if key in sources:
+            return
+        owner = displays.setdefault(source.display, key)
+        if owner != key:
+            n = 2
+            while f"{source.display} ({n})" in displays:
+                n += 1
+            source = replace(source, display=f"{source.display} ({n})")
+            displays[source.display] = key
+        sources[key] = source
+
     for raw in paths:
         if raw == STDIN:
             data = read_stdin() if read_stdin else b""
             name = stdin_filename or "<stdin>"
-            sources[name] = Source(display=name, content=data)
+            sources[STDIN] = Source(display=name, content=data)
+            displays.setdefault(name, STDIN)
             continue
         path = os.path.normpath(raw)
+        name = display_name(path)
         try:
             st = os.stat(path)
         except FileNotFoundError:
             if os.path.islink(path):
                 # A dangling symlink named explicitly: report it as unreadable, not as usage error.
-                sources[_display(path)] = Source(display=_display(path), fs_path=path)
+                add(Source(display=name, fs_path=path, problem="cannot read file: No such file or directory"))
                 continue
             raise SourceError(f"path does not exist: {raw}") from None
         except OSError as exc:
+            if os.path.islink(path):  # a symlink loop named explicitly
+                add(Source(display=name, fs_path=path, problem=f"cannot read file: {exc.strerror or type(exc).__name__}"))
+                continue
             raise SourceError(f"cannot access {raw}: {exc.strerror}") from None
         if stat.S_ISDIR(st.st_mode):
-            found = _walk(path)
+            found = _walk(path, roots)
             if not found:
                 raise SourceError(f"no *.yaml, *.yml or *.json files found under {raw}")
-            for f in found:
-                # `policylint .` and `policylint a.yaml` must name (and de-duplicate) a file alike.
-                name = _display(os.path.normpath(f))
-                sources[name] = Source(display=name, fs_path=f)
+            for source in found:
+                add(source)
+        elif stat.S_ISREG(st.st_mode):
+            add(Source(display=name, fs_path=path, identity=(st.st_dev, st.st_ino)))
         else:
-            sources[_display(path)] = Source(display=_display(path), fs_path=path)
-    return [sources[k] for k in sorted(sources)]
-
+            # `/dev/stdin`, a FIFO, or bash's `<(kustomize build ...)` (a pipe under /dev/fd):
+            # opening one blocks until a writer comes, so standard input has its own spelling.
+            link = _link_text(path) if os.path.islink(path) else None
+            message = _not_regular(st.st_mode, link)
+            if stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode):
+                message += " (to read standard input, name it `-`)"
+            add(Source(display=name, fs_path=path, problem=message))
+    return sorted(sources.values(), key=lambda source: source.display)

@@ -1,23 +1,45 @@
-"""The traffic hierarchy as a controller sees it (gateway-api-semantics.md §3).
+"""The traffic hierarchy as a controller sees it (docs/semantics.md#the-hierarchy).
 
 GatewayClass › Gateway › (ListenerSet) › listener › Route › rule › backend.
 Every edge is resolved with the API defaults and admission rules a controller
 applies, so that rules never cry "not found" where a controller would attach:
 
-- Gateway → GatewayClass by `gatewayClassName` (§3.1);
+- Gateway → GatewayClass by `gatewayClassName` (#gateway-and-gatewayclass);
 - ListenerSet → Gateway by `parentRef`, admitted by the Gateway's
-  `allowedListeners` (default None; §3.2);
+  `allowedListeners` (default None; #listenersets);
 - Route → Gateway/ListenerSet listeners by `parentRefs` (defaults: group
   gateway.networking.k8s.io, kind Gateway, the route's namespace), filtered by
   `sectionName` and `port`, admitted by `allowedRoutes` kinds (or the protocol's
   defaults), namespaces (Same/All/Selector over Namespace labels) and hostname
-  intersection (§3.3);
+  intersection (#route-attachment);
 - Route rule → backends (`backendRefs`, mirror and ext-auth filters; defaults
   group "" kind Service, the route's namespace), Service ports matched by number
-  (§3.4); any other backend kind is an opaque node that resolves when the
+  (#backends); any other backend kind is an opaque node that resolves when the
   object is in the input;
-- Gateway/ListenerSet → Secrets and CA ConfigMaps (§3.5);
-- every cross-namespace reference checked against ReferenceGrants (§3.6).
+- Gateway/ListenerSet → Secrets and CA ConfigMaps (#certificates);
+- every cross-namespace reference checked against ReferenceGrants (#referencegrant).
+
+(`#...` are sections of docs/semantics.md.)
+
+A field of the wrong JSON type (PL010, `policylint.fieldtypes`) makes the API
+server reject its object. The object stays in the topology, so nothing that names
+it is reported missing, and what depends on the malformed part is *unknown*: the
+outcome that reports nothing is assumed, with the reason recorded (status
+`Malformed`, or an assumption), so that the malformed field is the one finding:
+
+- a malformed listener admits the routes that could attach to it (a malformed
+  `name` or `port` matches any sectionName or port); a Gateway or ListenerSet
+  whose `listeners` is malformed admits every parentRef to it;
+- a malformed parentRef is attached (status `Malformed`), its parent not
+  evaluated; a route whose `parentRefs` is malformed counts as attached
+  (`parents_malformed`);
+- malformed route `hostnames` intersect every listener hostname;
+- a ListenerSet with a malformed `parentRef`, or whose Gateway has a malformed
+  `allowedListeners`, is attached;
+- a malformed backend, certificate or CA reference is not resolved; a reference
+  to a port of a Service whose `ports` are malformed is not checked;
+- a malformed ReferenceGrant permits references into its namespace (`policylint.grants`);
+- a sectionName that may name a malformed section is not checked (`ProjectIndex.sections`).
 
 Everything is computed once per run (the effective-policy engine walks it too).
 """
@@ -29,10 +51,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from policylint.fieldtypes import INTEGER, Malformed, has_type
 from policylint.grants import GrantCheck, Reference
 from policylint.hostnames import effective_hostnames
 from policylint.model import K8sObject
-from policylint.positions import format_path, join
+from policylint.positions import format_path, join, parse_path
 from policylint.selectors import LabelSelector, SelectorError, parse_selector
 
 if TYPE_CHECKING:
@@ -41,10 +64,11 @@ if TYPE_CHECKING:
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 CORE = ""
 ROUTE_KINDS = ("HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute")
-# Route kinds whose `spec.hostnames` take part in listener matching (§3.3.4).
+# Route kinds whose `spec.hostnames` take part in listener matching
+# (docs/semantics.md#hostname-intersection).
 HOSTNAME_ROUTE_KINDS = ("HTTPRoute", "GRPCRoute", "TLSRoute")
-# Route kinds a listener admits when `allowedRoutes.kinds` is empty, by protocol (§3.3.3,
-# the common mapping Envoy Gateway implements). Other protocols are implementation-specific:
+# Route kinds a listener admits when `allowedRoutes.kinds` is empty, by protocol
+# (docs/semantics.md#listener-admission; the common mapping Envoy Gateway implements). Other protocols are implementation-specific:
 # any kind may be admitted, so none is rejected.
 PROTOCOL_ROUTE_KINDS: Mapping[str, tuple[str, ...]] = {
     "HTTP": ("HTTPRoute", "GRPCRoute"),
@@ -55,7 +79,7 @@ PROTOCOL_ROUTE_KINDS: Mapping[str, tuple[str, ...]] = {
 TLS_ROUTE_KINDS = {"Passthrough": ("TLSRoute",), "Terminate": ("TLSRoute", "TCPRoute")}
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
-# Attachment outcomes (route status reasons of §3.3.3 where one exists).
+# Attachment outcomes (route status reasons of docs/semantics.md#listener-admission where one exists).
 ACCEPTED = "Accepted"
 EXTERNAL = "External"  # the parent is declared external: assumed to admit the route
 PARENT_NOT_FOUND = "ParentNotFound"
@@ -66,6 +90,9 @@ LISTENER_SET_NOT_ATTACHED = "ListenerSetNotAttached"
 MESH = "Mesh"  # a Service parent (GAMMA): no listeners involved
 UNKNOWN_PARENT_KIND = "UnknownParentKind"  # an implementation-specific parent kind: not modelled
 INVALID_REF = "InvalidRef"
+# Depends on a field of the wrong type (PL010): the API server rejects the object, so the
+# outcome is unknown; assumed fine (attached, resolved) so that no other rule repeats the cause.
+MALFORMED = "Malformed"
 
 # Reference outcomes.
 RESOLVED = "Resolved"
@@ -86,6 +113,11 @@ class Listener:
     allowed_from: str
     allowed_selector: LabelSelector | None
     allowed_kinds: tuple[tuple[str, str], ...] | None  # None: the protocol's defaults
+    # Some field of the listener has the wrong type (PL010): what it admits is unknown, so it is
+    # assumed to admit; a malformed name or port matches any sectionName or port.
+    malformed: bool = False
+    unknown_name: bool = False
+    unknown_port: bool = False
 
     @property
     def name(self) -> str | None:
@@ -113,6 +145,7 @@ class ParentRef:
     name: str
     section_name: str | None
     port: int | None
+    malformed: bool = False  # the parentRef (or `parentRefs`) has a field of the wrong type (PL010)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,21 +168,21 @@ class ParentAttachment:
 
     @property
     def attached(self) -> bool:
-        return self.status in (ACCEPTED, EXTERNAL, MESH, UNKNOWN_PARENT_KIND)
+        return self.status in (ACCEPTED, EXTERNAL, MESH, UNKNOWN_PARENT_KIND, MALFORMED)
 
 
 @dataclass(frozen=True, slots=True)
 class ListenerSetAttachment:
     listener_set: K8sObject
     gateway: K8sObject | None
-    status: str  # Accepted | External | ParentNotFound | NotAllowed | InvalidRef
+    status: str  # Accepted | External | ParentNotFound | NotAllowed | InvalidRef | Malformed
     message: str = ""
     path: str = "spec.parentRef"
     assumptions: tuple[str, ...] = ()
 
     @property
     def attached(self) -> bool:
-        return self.status in (ACCEPTED, EXTERNAL)
+        return self.status in (ACCEPTED, EXTERNAL, MALFORMED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +199,7 @@ class ObjectRef:
     port: int | None
     has_port: bool
     rule: int | None  # route rule position, for route backends
-    status: str  # Resolved | NotFound | External | RefNotPermitted | Opaque | Unchecked
+    status: str  # Resolved | NotFound | External | RefNotPermitted | Opaque | Unchecked | Malformed
     target: K8sObject | None = None
     port_section: Section | None = None
     grant: GrantCheck | None = None
@@ -188,7 +221,11 @@ def _where(obj: K8sObject) -> str:
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and has_type(value, INTEGER):
+        return int(value)  # kubectl sends `80.0` as 80 (YAML to JSON goes through float64)
+    return None
 
 
 def _str(value: Any) -> str | None:
@@ -201,6 +238,20 @@ def _list(value: Any) -> list[Any]:
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+_REF_FIELDS = ("group", "kind", "name", "namespace", "port")
+
+
+def _ref_malformed(malformed: Malformed, path: str) -> bool:
+    """Whether the reference at `path`, or one of its own fields, has the wrong type (PL010).
+
+    Malformed filters nested in a backendRef are not the reference's own problem.
+    """
+    if not malformed:
+        return False
+    parts = parse_path(path)
+    return malformed.broken(*parts) or any(malformed.broken(*parts, f) for f in _REF_FIELDS)
 
 
 class Topology:
@@ -263,7 +314,12 @@ class Topology:
         return [Section(None, 0, "spec")]
 
     def is_attached(self, route: K8sObject) -> bool:
-        return any(a.attached for a in self.parent_attachments(route))
+        return any(a.attached for a in self.parent_attachments(route)) or self.parents_malformed(route)
+
+    def parents_malformed(self, route: K8sObject) -> bool:
+        """Whether the route's `parentRefs` (or its `spec`) has the wrong type (PL010): its parents
+        are unknown, and it is assumed attached."""
+        return self.index.malformed(route).broken("spec", "parentRefs")
 
     def carries_traffic(self, obj: K8sObject) -> tuple[bool, str]:
         """Whether traffic can reach `obj` at all, and why not. Kinds not modelled here always can."""
@@ -271,10 +327,12 @@ class Topology:
             return True, ""
         if obj.kind in ROUTE_KINDS:
             attachments = self.parent_attachments(obj)
+            if not attachments and self.parents_malformed(obj):
+                return True, ""
             if not attachments:
                 if obj.spec.get("useDefaultGateways") == "All":
-                    # Experimental default Gateways (§3.3.3 step 6): claimed by any Gateway with
-                    # defaultScope All, which may live outside the input; not modelled, so assume it.
+                    # Experimental default Gateways (docs/semantics.md#routes-without-parents): claimed
+                    # by any Gateway with defaultScope All, which may live outside the input; not modelled, so assume it.
                     return True, ""
                 return False, f"{obj.kind} {_where(obj)} has no parentRefs, so it is attached to nothing"
             if any(a.attached for a in attachments):
@@ -348,8 +406,29 @@ class Topology:
 
     def _parse_listeners(self, owner: K8sObject) -> list[Listener]:
         out = []
+        malformed = self.index.malformed(owner)
         for section in self.index.sections(owner):
             raw = _dict(_list(owner.spec.get("listeners"))[section.position])
+            at = ("spec", "listeners", section.position)
+            if malformed.tainted(*at):
+                # Rejected with its Gateway (PL010): parse nothing from it, assume it admits.
+                out.append(
+                    Listener(
+                        owner=owner,
+                        section=section,
+                        port=_int(raw.get("port")),
+                        protocol=_str(raw.get("protocol")),
+                        hostname=_str(raw.get("hostname")) or None,
+                        tls_mode=None,
+                        allowed_from="All",
+                        allowed_selector=None,
+                        allowed_kinds=None,
+                        malformed=True,
+                        unknown_name=section.malformed,
+                        unknown_port=malformed.broken(*at, "port"),
+                    )
+                )
+                continue
             allowed = _dict(raw.get("allowedRoutes"))
             namespaces = _dict(allowed.get("namespaces"))
             allowed_from = _str(namespaces.get("from")) or "Same"
@@ -396,6 +475,8 @@ class Topology:
 
     def _attach_listener_set(self, listener_set: K8sObject) -> ListenerSetAttachment:
         raw = listener_set.spec.get("parentRef")
+        if self.index.malformed(listener_set).tainted("spec", "parentRef"):
+            return ListenerSetAttachment(listener_set, None, MALFORMED, "spec.parentRef is malformed (PL010); its Gateway is not evaluated")
         if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
             return ListenerSetAttachment(listener_set, None, INVALID_REF, "spec.parentRef has no name")
         group = _str(raw.get("group"))
@@ -412,6 +493,9 @@ class Topology:
         allowed_from = _str(allowed.get("from")) or "None"
         ls_ns = listener_set.namespace or ""
         where = f"Gateway {_where(gateway)}"
+        if self.index.malformed(gateway).tainted("spec", "allowedListeners"):
+            assumed = f"{where} has a malformed allowedListeners (PL010); assumed to admit the ListenerSet"
+            return ListenerSetAttachment(listener_set, gateway, ACCEPTED, assumptions=(assumed,))
         if allowed_from == "All":
             return ListenerSetAttachment(listener_set, gateway, ACCEPTED)
         if allowed_from == "Same":
@@ -422,7 +506,7 @@ class Topology:
             )
         if allowed_from == "Selector":
             try:
-                # Envoy Gateway: a missing selector matches nothing (§3.2).
+                # Envoy Gateway: a missing selector matches nothing (docs/semantics.md#listenersets).
                 if allowed.get("selector") is None:
                     return ListenerSetAttachment(
                         listener_set, gateway, "NotAllowed", f"{where} has allowedListeners from: Selector without a selector, which matches nothing"
@@ -445,7 +529,25 @@ class Topology:
 
     def _parent_refs(self, route: K8sObject) -> list[ParentRef]:
         out = []
+        malformed = self.index.malformed(route)
+        if malformed.broken("spec", "parentRefs"):
+            return []  # unreadable (PL010): `parents_malformed` says so; there is no parentRef to name
         for i, raw in enumerate(_list(route.spec.get("parentRefs"))):
+            if malformed.tainted("spec", "parentRefs", i):
+                item = _dict(raw)
+                out.append(
+                    ParentRef(
+                        path=join("spec.parentRefs", i),
+                        group=_str(item.get("group")) or GATEWAY_GROUP,
+                        kind=_str(item.get("kind")) or "Gateway",
+                        namespace=_str(item.get("namespace")) or route.namespace or "",
+                        name=_str(item.get("name")) or "",
+                        section_name=_str(item.get("sectionName")),
+                        port=_int(item.get("port")),
+                        malformed=True,
+                    )
+                )
+                continue
             if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
                 continue
             group = raw.get("group")
@@ -466,6 +568,8 @@ class Topology:
         return [self._attach(route, ref) for ref in self._parent_refs(route)]
 
     def _attach(self, route: K8sObject, ref: ParentRef) -> ParentAttachment:
+        if ref.malformed:
+            return ParentAttachment(route, ref, None, MALFORMED, message=f"{ref.path} is malformed (PL010); its parent is not evaluated")
         parent = self.index.lookup(ref.group, ref.kind, ref.namespace, ref.name)
         label = f"{ref.kind} {ref.namespace}/{ref.name}"
         if (ref.group, ref.kind) == (CORE, "Service"):
@@ -487,11 +591,14 @@ class Topology:
                 return ParentAttachment(
                     route, ref, parent, LISTENER_SET_NOT_ATTACHED, message=f"ListenerSet {_where(parent)} is not attached: {att.message}"
                 )
+        if self.index.malformed(parent).broken("spec", "listeners"):
+            message = f"the listeners of {label} are malformed (PL010); attachment not evaluated"
+            return ParentAttachment(route, ref, parent, MALFORMED, message=message)
         candidates = self.listeners(parent)
         if ref.section_name is not None:
-            candidates = [c for c in candidates if c.name == ref.section_name]
+            candidates = [c for c in candidates if c.name == ref.section_name or c.unknown_name]
         if ref.port is not None:
-            candidates = [c for c in candidates if c.port == ref.port]
+            candidates = [c for c in candidates if c.port == ref.port or c.unknown_port]
         if not candidates:
             wanted = " and ".join(
                 part
@@ -508,6 +615,10 @@ class Topology:
         rejections: list[Rejection] = []
         assumptions: list[str] = []
         for listener in candidates:
+            if listener.malformed:
+                admitted.append(listener)
+                assumptions.append(f"listener #{listener.section.position + 1} of {label} is malformed (PL010); assumed to admit the route")
+                continue
             rejection, assumption = self._admits(listener, route)
             if rejection is None:
                 admitted.append(listener)
@@ -517,7 +628,8 @@ class Topology:
                 rejections.append(rejection)
         if admitted:
             return ParentAttachment(route, ref, parent, ACCEPTED, tuple(admitted), tuple(rejections), assumptions=tuple(dict.fromkeys(assumptions)))
-        # NoMatchingListenerHostname only when every listener fails on hostnames alone (§3.3.3 step 4).
+        # NoMatchingListenerHostname only when every listener fails on hostnames alone
+        # (docs/semantics.md#listener-admission, step 4).
         reason = (
             NO_MATCHING_LISTENER_HOSTNAME if all(r.reason == NO_MATCHING_LISTENER_HOSTNAME for r in rejections) else NOT_ALLOWED_BY_LISTENERS
         )
@@ -533,7 +645,7 @@ class Topology:
             carried = listener.default_kinds()
             if carried is not None and route.kind not in carried:
                 # A listed kind the protocol cannot carry: the listener gets ResolvedRefs=False,
-                # InvalidRouteKinds, and such routes are not attached (§3.3.3).
+                # InvalidRouteKinds, and such routes are not attached (docs/semantics.md#listener-admission).
                 return (
                     Rejection(
                         listener,
@@ -582,7 +694,7 @@ class Topology:
                 )
         elif listener.allowed_from != "All":
             return Rejection(listener, NOT_ALLOWED_BY_LISTENERS, f"allowedRoutes from: {listener.allowed_from} is not a known value"), None
-        if route.kind in HOSTNAME_ROUTE_KINDS:
+        if route.kind in HOSTNAME_ROUTE_KINDS and not self.index.malformed(route).tainted("spec", "hostnames"):
             hostnames = [h for h in _list(route.spec.get("hostnames")) if isinstance(h, str)]
             if effective_hostnames(listener.hostname, hostnames) is None:
                 return (
@@ -620,7 +732,8 @@ class Topology:
         grant = self.grants.check(Reference(owner.group, owner.kind, owner.namespace or "", group, kind, namespace, name))
         base = dict(owner=owner, path=path, purpose=purpose, group=group, kind=kind, namespace=namespace, name=name, port=port, has_port=has_port, rule=rule, grant=grant)
         if not grant.permitted:
-            # Never reveal whether an un-granted target exists (§3.6): RefNotPermitted either way.
+            # Never reveal whether an un-granted target exists (docs/semantics.md#referencegrant):
+            # RefNotPermitted either way.
             return ObjectRef(status=REF_NOT_PERMITTED, **base)  # type: ignore[arg-type]
         target = self.index.lookup(group, kind, namespace, name)
         if target is None:
@@ -634,9 +747,12 @@ class Topology:
                 status = NOT_FOUND
             return ObjectRef(status=status, **base)  # type: ignore[arg-type]
         port_section = None
+        status = RESOLVED
         if port is not None and (group, kind) == (CORE, "Service"):
             port_section = self._service_port(target, port)
-        return ObjectRef(status=RESOLVED, target=target, port_section=port_section, **base)  # type: ignore[arg-type]
+            if port_section is None and self.index.malformed(target).tainted("spec", "ports"):
+                status = MALFORMED  # the port may be the malformed one (PL010): not checked
+        return ObjectRef(status=status, target=target, port_section=port_section, **base)  # type: ignore[arg-type]
 
     def _service_port(self, service: K8sObject, port: int) -> Section | None:
         ports = _list(service.spec.get("ports"))
@@ -651,8 +767,11 @@ class Topology:
 
     def _route_backends(self, route: K8sObject) -> list[ObjectRef]:
         out: list[ObjectRef] = []
+        malformed = self.index.malformed(route)
 
         def add(path: str, raw: Any, purpose: str, rule: int) -> None:
+            if _ref_malformed(malformed, path):
+                return  # rejected with the route (PL010): resolving it would guess its group or kind
             if isinstance(raw, dict):
                 ref = self._resolve_ref(route, path, raw, purpose, default_kind="Service", rule=rule)
                 if ref is not None:
@@ -674,8 +793,11 @@ class Topology:
 
     def _certificate_refs(self, owner: K8sObject) -> list[ObjectRef]:
         out: list[ObjectRef] = []
+        malformed = self.index.malformed(owner)
 
         def add(path: str, raw: Any, purpose: str, default_kind: str) -> None:
+            if _ref_malformed(malformed, path):
+                return  # rejected with its owner (PL010)
             if isinstance(raw, dict):
                 ref = self._resolve_ref(owner, path, raw, purpose, default_kind=default_kind, check_existence=False)
                 if ref is not None:

@@ -1,8 +1,8 @@
 """Pydantic models of the input boundary: object metadata and policy target references.
 
 Pydantic is lenient toward unknown fields, because newer API versions add
-fields and must not crash us (seed api-design-guide, "Gracefully Handling
-Future API Versions"), and strict about types the API server would reject (a
+fields and must not crash us (Gateway API API Design Guide, "Gracefully
+Handling Future API Versions"), and strict about types the API server would reject (a
 label value that is a number); its errors name the field and the type.
 
 Importing pydantic and building these models costs about 50 ms, more than

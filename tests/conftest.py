@@ -5,7 +5,7 @@ current output instead of comparing against them; review the diff before
 committing it.
 
 Every JSON report rendered in-process during the suite is validated against
-schemas/report.schema.json (design.md §3: "validate every test's output").
+schemas/report.schema.json, the published contract of the JSON report (README "JSON report").
 """
 
 from __future__ import annotations
@@ -20,6 +20,38 @@ from hypothesis import settings
 # `pytest --hypothesis-profile=long` runs the fuzz tests (tests/test_fuzz.py) for longer:
 # POLICYLINT_FUZZ_EXAMPLES examples per property (default 10,000). See fuzz/README.md.
 settings.register_profile("long", max_examples=int(os.environ.get("POLICYLINT_FUZZ_EXAMPLES") or 10_000), deadline=None)
+
+
+_SAVED_ENV: dict[str, str | None] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The parse cache defaults to the user's cache directory: no test, and no policylint process
+    a test starts (they inherit this environment), may write there. Tests of the default location
+    set their own XDG_CACHE_HOME and HOME."""
+    import tempfile
+
+    scratch = tempfile.mkdtemp(prefix="policylint-test-cache-")
+    config._policylint_cache_scratch = scratch  # type: ignore[attr-defined]
+    for name, value in (
+        ("POLICYLINT_CACHE_DIR", os.path.join(scratch, "policylint")),
+        ("XDG_CACHE_HOME", os.path.join(scratch, "xdg")),
+    ):
+        _SAVED_ENV[name] = os.environ.get(name)
+        os.environ[name] = value
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import shutil
+
+    for name, value in _SAVED_ENV.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    scratch = getattr(config, "_policylint_cache_scratch", None)
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

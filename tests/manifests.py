@@ -186,7 +186,8 @@ def policy_crd(kind: str, group: str = "example.com", klass: str = "Direct", sco
     return crd(kind, spec_schema, group=group, labels=f"{{{POLICY_LABEL}: {klass}}}", scope=scope)
 
 
-# -- Scenario S15 (scenarios.md): shared by the topology scenarios and the handshake rules' tests ----
+# -- Acceptance scenario S15, shared by the topology scenarios and the handshake rules' tests ----
+# (docs/semantics.md#acceptance-scenarios)
 
 # HTTPRoute ns2/route-x sends to Service default/demo-svc, in another namespace. Lines: the class 1-4,
 # the Gateway 5-11, the route 12-20 (its backendRef on line 20), the Service 21-25.

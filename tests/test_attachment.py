@@ -113,7 +113,7 @@ def test_pl410_default_gateways_are_not_reported_and_carry_traffic() -> None:
 def test_pl411_skips_references_without_a_grant() -> None:
     text = SHARED + route("[{name: shared, namespace: infra}]", backend="{name: missing, namespace: other, port: 80}")
     result = lint_text(text)
-    assert only(result, "PL411") == []  # never reveal whether an un-granted target exists (§3.6)
+    assert only(result, "PL411") == []  # never reveal whether an un-granted target exists (docs/semantics.md#referencegrant)
 
 
 def test_pl411_opaque_kind_is_a_warning_and_a_known_kind_an_error() -> None:
@@ -170,7 +170,7 @@ LISTED_KIND_THE_PROTOCOL_CANNOT_CARRY = (
 
 
 def test_pl408_a_listed_kind_the_protocol_cannot_carry_is_not_admitted() -> None:
-    # gateway-api-semantics.md §3.3.3: a kind in allowedRoutes.kinds that the listener's protocol
+    # docs/semantics.md#listener-admission: a kind in allowedRoutes.kinds that the listener's protocol
     # cannot carry makes the listener ResolvedRefs=False, InvalidRouteKinds; an HTTPS listener
     # carries HTTPRoute and GRPCRoute, never TLSRoute.
     [finding] = only(lint_text(LISTED_KIND_THE_PROTOCOL_CANNOT_CARRY), "PL408")

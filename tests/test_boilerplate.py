@@ -105,7 +105,8 @@ def test_three_strategies_are_one_finding_with_the_others_related(profile: str) 
 
 
 def test_policy_attachment_style_may_carry_default_and_override(profile: str) -> None:
-    # scenarios.md S09/S10: the seed style legitimately holds both blocks in one object.
+    # The policy-attachment style legitimately holds both blocks in one object
+    # (docs/semantics.md#two-boilerplate-styles; acceptance scenarios S09, S10).
     text = GATEWAY + (
         "---\napiVersion: acme.example.com/v1\nkind: LegacyPolicy\nmetadata: {name: p, namespace: app}\n"
         f"spec:\n  targetRef: {WEB}\n  default: {{a: 1}}\n  override: {{b: 2}}\n"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -166,9 +168,10 @@ def test_no_cache_writes_nothing(tree: Path, tmp_path: Path, monkeypatch: pytest
 
 def test_stdin_is_never_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(cache_mod.ENV_DIR, str(tmp_path / "cache"))
     monkeypatch.setattr("sys.stdin", _Stdin(b"apiVersion: v1\nkind: Service\nmetadata: {name: a}\n"))
     run_json(["-"], capsys)
-    assert list(tmp_path.iterdir()) == []
+    assert list(tmp_path.iterdir()) == []  # neither an entry nor the directory
 
 
 class _Stdin:
@@ -178,17 +181,39 @@ class _Stdin:
         self.buffer = io.BytesIO(data)
 
 
-def test_default_directory_is_created_git_ignored_in_the_working_directory(
+def test_default_directory_is_the_users_cache_directory_not_the_working_directory(
     tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(tmp_path)
+    """$XDG_CACHE_HOME/policylint (Linux), created 0700 with policylint's tag; nothing in the
+    working directory, which in CI is the checkout under review."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
     monkeypatch.delenv(cache_mod.ENV_DIR, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # macOS: ~/Library/Caches
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "local"))  # Windows
     run_json([str(tree)], capsys)
-    cache_dir = tmp_path / ".policylint_cache"
+    assert list(cwd.iterdir()) == []
+    cache_dir = Path(cache_mod.default_directory() or "")
+    assert cache_dir.is_relative_to(tmp_path)
+    if sys.platform not in ("darwin", "win32"):
+        assert cache_dir == tmp_path / "xdg" / "policylint"
+        assert stat.S_IMODE(cache_dir.stat().st_mode) == 0o700
+        assert stat.S_IMODE((cache_dir / "parse").stat().st_mode) == 0o700
     assert (cache_dir / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
     assert (cache_dir / "CACHEDIR.TAG").read_text(encoding="utf-8").startswith("Signature: 8a477f597d28d172789f06886806bc55")
     assert entries(cache_dir)
-    assert ".policylint_cache/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+
+
+@pytest.mark.skipif(sys.platform in ("darwin", "win32"), reason="XDG_CACHE_HOME is the Linux and Unix convention")
+def test_a_relative_xdg_cache_home_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The XDG Base Directory specification: relative paths in its variables are invalid."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    assert cache_mod.default_directory() == str(tmp_path / ".cache" / "policylint")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert cache_mod.default_directory() == str(tmp_path / ".cache" / "policylint")
 
 
 def test_environment_variable_chooses_the_directory(
@@ -249,7 +274,7 @@ def test_prune_bounds_the_directory_and_keeps_what_the_run_used(tmp_path: Path, 
     payload = dumps(pack(load_bytes(b"a: 1\n", "x.yaml")))
     for i in range(30):
         old.put(old.key(b"old %d" % i), payload)
-    stale_tmp = tmp_path / "cache" / "parse" / ".tmp-crashed"
+    stale_tmp = tmp_path / "cache" / "parse" / ".tmp-crash_01"  # named as tempfile.mkstemp names them
     stale_tmp.write_bytes(b"partial")
     os.utime(stale_tmp, (1, 1))
     current = ParseCache(tmp_path / "cache")
@@ -260,4 +285,4 @@ def test_prune_bounds_the_directory_and_keeps_what_the_run_used(tmp_path: Path, 
     names = {p.name for p in (tmp_path / "cache" / "parse").iterdir()}
     assert set(used) <= names
     assert len(names) <= 10
-    assert ".tmp-crashed" not in names
+    assert ".tmp-crash_01" not in names

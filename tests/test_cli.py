@@ -1,4 +1,4 @@
-"""The command line contract (design.md §3): commands, exit codes, streams, determinism."""
+"""The command line contract (README "Usage", "Exit codes"): commands, exit codes, streams, determinism."""
 
 from __future__ import annotations
 

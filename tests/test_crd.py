@@ -1,9 +1,9 @@
 """Deriving policy profiles from CRDs (policylint.crd).
 
 The expected facts below were checked by hand against the vendored upstream
-CRDs (tests/data/crds/) and the tables of gateway-api-semantics.md §5, §6,
-§8.1 (Envoy Gateway "allowed kind" table), §8.2 (Kuadrant CEL table) and §8.3
-(NGINX Gateway Fabric table).
+CRDs (tests/data/crds/) and the facts docs/semantics.md states for them: #label-conventions,
+#backendtlspolicy, #xbackendtrafficpolicy, #envoy-gateway (allowed kinds), #kuadrant (CEL
+on the targetRef) and #nginx-gateway-fabric (the table).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def gw(*kinds: str) -> set[TargetKind]:
 
 # file -> (kind, served versions, label, (single, list, selectors), maxItems, sectionName, namespace, unique, kinds or None)
 EXPECTED: dict[str, tuple[Any, ...]] = {
-    # semantics §5.1: no CEL on kind; 1..16; exists_one CEL makes entries unique.
+    # docs/semantics.md#backendtlspolicy: no CEL on kind; 1..16; exists_one CEL makes entries unique.
     "gateway-api/v1.6.1/standard/gateway.networking.k8s.io_backendtlspolicies.yaml": (
         "BackendTLSPolicy", ("v1",), "Direct", (None, "targetRefs", None), 16, True, False, True, None,
     ),
@@ -52,11 +52,13 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
     "gateway-api/v1.6.1/experimental/gateway.networking.k8s.io_backendtlspolicies.yaml": (
         "BackendTLSPolicy", ("v1", "v1alpha3"), "Direct", (None, "targetRefs", None), 16, True, False, True, None,
     ),
-    # semantics §5.2: list-map keyed by (group, kind, name), no sectionName, no kind CEL.
+    # docs/semantics.md#xbackendtrafficpolicy: list-map keyed by (group, kind, name), no sectionName,
+    # no kind CEL.
     "gateway-api/v1.6.1/experimental/gateway.networking.x-k8s.io_xbackendtrafficpolicies.yaml": (
         "XBackendTrafficPolicy", ("v1alpha1",), "Direct", (None, "targetRefs", None), 16, False, False, True, None,
     ),
-    # semantics §8.1: no label, targetRef + targetRefs (no maxItems, no list-map) + targetSelectors.
+    # docs/semantics.md#envoy-gateway: no label, targetRef + targetRefs (no maxItems, no list-map)
+    # + targetSelectors.
     "envoy-gateway/v1.9.0/gateway.envoyproxy.io_clienttrafficpolicies.yaml": (
         "ClientTrafficPolicy", ("v1alpha1",), None, ("targetRef", "targetRefs", "targetSelectors"), None, True, False, False,
         gw("Gateway", "ListenerSet"),
@@ -77,7 +79,7 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
     "envoy-gateway/v1.9.0/gateway.envoyproxy.io_envoypatchpolicies.yaml": (
         "EnvoyPatchPolicy", ("v1alpha1",), None, ("targetRef", None, None), None, False, False, False, None,
     ),
-    # semantics §8.2 table.
+    # docs/semantics.md#kuadrant: CEL on the targetRef.
     "kuadrant/v1.5.2/kuadrant.io_authpolicies.yaml": (
         "AuthPolicy", ("v1",), "inherited", ("targetRef", None, None), None, True, False, False, gw("HTTPRoute", "GRPCRoute", "Gateway"),
     ),
@@ -105,7 +107,7 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
     "kuadrant/v1.5.2/extensions.kuadrant.io_threatpolicies.yaml": (
         "ThreatPolicy", ("v1alpha1",), None, ("targetRef", None, None), None, True, False, False, gw("HTTPRoute", "Gateway"),
     ),
-    # semantics §8.3 table.
+    # docs/semantics.md#nginx-gateway-fabric table.
     "nginx-gateway-fabric/v2.6.7/gateway.nginx.org_clientsettingspolicies.yaml": (
         "ClientSettingsPolicy", ("v1alpha1",), "inherited", ("targetRef", None, None), None, False, False, False,
         gw("Gateway", "HTTPRoute", "GRPCRoute"),
@@ -189,7 +191,7 @@ def test_kuadrant_merge_facts() -> None:
 
 
 def test_unlabelled_kinds_are_direct_by_default() -> None:
-    # design.md §1.5: kinds not declared Inherited are treated as Direct.
+    # docs/semantics.md#crds-without-a-class-label: kinds not declared Inherited are treated as Direct.
     facts = crd_facts(load_crd("envoy-gateway/v1.9.0/gateway.envoyproxy.io_clienttrafficpolicies.yaml"))
     assert facts.label_class is None
     assert facts.policy_class == DIRECT
@@ -360,8 +362,8 @@ def test_non_policy_crds_are_skipped() -> None:
     assert crd_facts(crd(kind="ColorPolicy")).is_policy
 
 
-def test_seed_policy_attachment_boilerplate() -> None:
-    # seeds/policy-attachment.txt: targetRef plus `default` and/or `override`.
+def test_policy_attachment_style_boilerplate() -> None:
+    # The original Policy Attachment page: targetRef plus `default` and/or `override`.
     facts = crd_facts(crd(single=True, many=False, spec_props={"default": {"type": "object"}, "override": {"type": "object"}}))
     assert facts.boilerplate == POLICY_ATTACHMENT
     assert facts.policy_class == INHERITED
@@ -462,7 +464,7 @@ def test_custom_policy_crd_passed_with_crd_option(tmp_path: Path) -> None:
 
 
 def test_builtin_profile_wins_over_a_crd_in_the_input() -> None:
-    # design.md §1.5 order in ProfileRegistry: --profile, built-in, CRDs.
+    # docs/semantics.md#how-policy-kinds-are-known: --profile, built-in, CRDs.
     crd_text = (CRDS / "nginx-gateway-fabric/v2.6.7/gateway.nginx.org_snippetspolicies.yaml").read_text()
     policy = """\
 apiVersion: gateway.nginx.org/v1alpha1
@@ -607,7 +609,7 @@ spec:
 
 
 def test_direct_kinds_keep_their_boilerplate_fields() -> None:
-    # A Direct-labelled CRD in the seed style still names default/override for the PL1xx rules.
+    # A Direct-labelled CRD in the policy-attachment style still names default/override for the PL1xx rules.
     facts = crd_facts(
         crd(single=True, many=False, labels={"gateway.networking.k8s.io/policy": "direct"}, spec_props={"default": {"type": "object"}})
     )

@@ -1,11 +1,11 @@
 """The effective-policy simulation (policylint/effective.py).
 
-First the three GEP-713 "End-to-end examples", outcome by outcome, as the seed numbers them
-(data in tests/effective/: Example 1 in gep713-example-1/, Examples 2 and 3 are scenarios S02
-and S03). Then the decisions of the module docstring and docs/effective-policy.md that the
+First the three GEP-713 "End-to-end examples", outcome by outcome, as GEP-713 numbers them
+(data in tests/effective/: Example 1 in gep713-example-1/, Examples 2 and 3 are acceptance
+scenarios S02 and S03, docs/semantics.md#acceptance-scenarios). Then the decisions of the module docstring and docs/effective-policy.md that the
 examples do not reach, each on a small topology written here.
 
-Status names are the seed's (design.md §1.3): "enforced" -> Enforced, "partially enforced" ->
+Status names are GEP-713's (docs/semantics.md#status-vocabulary): "enforced" -> Enforced, "partially enforced" ->
 PartiallyEnforced, "NOT enforced, due to conflict" -> Accepted=False reason Conflicted,
 "NOT enforced, due to being overridden" -> Overridden.
 """
@@ -240,11 +240,11 @@ def lint_here(tmp_path: Path, text: str, prof: Path) -> Run:
 
 
 def test_override_keeps_dictating_two_levels_down(tmp_path: Path) -> None:
-    """Decision: "After an override wins a step, the merged spec keeps the override's strategy"
-    (seed policy-attachment: overrides are "enforced from the top down"). An atomic override on
-    the Gateway holds against the route's defaults AND the rule's, two levels below; read
-    literally, the seed's diagram would hand the last step to the route's Atomic Defaults and
-    let the rule policy win."""
+    """Decision 1 of docs/effective-policy.md#decisions, "Overridden values are locked"
+    (the original Policy Attachment page: overrides "enforce policy from the top down"). An
+    atomic override on the Gateway holds against the route's defaults AND the rule's, two levels
+    below; read literally, GEP-713's diagram would hand the last step to the route's Atomic
+    Defaults and let the rule policy win."""
     prof = profile(tmp_path, klass="Inherited", effective="rule", default="atomic-defaults", kinds=GW_ROUTE_KINDS)
     text = (
         CLASS
@@ -267,8 +267,8 @@ def test_override_keeps_dictating_two_levels_down(tmp_path: Path) -> None:
 
 
 def test_section_policy_beats_the_whole_object_policy_without_conflict(tmp_path: Path) -> None:
-    """GEP-2648 (design.md §1.1): "the section policy applies whole to that section, the
-    whole-object policy to all other sections" — for a Direct kind too: no Conflicted."""
+    """GEP-2648 "Section Names": the section policy has its entire spec applied to that section,
+    the whole-object policy to all other sections — for a Direct kind too: no Conflicted."""
     prof = profile(tmp_path, klass="Direct", effective="listener", default="none", kinds=f"{{group: {GW}, kind: Gateway}}")
     text = (
         CLASS
@@ -342,7 +342,7 @@ def test_route_attached_to_nothing_has_no_context(tmp_path: Path) -> None:
 def test_two_block_policy_counts_each_context_once() -> None:
     """A policy with an override and a default block has two facets in one context; its status
     there combines them, and the context counts once (S09: one context, gw > r)."""
-    run_, _ = scenario("s09-same-level", "expected-seed")
+    run_, _ = scenario("s09-same-level", "expected-policy-attachment")
     sim = run_.result.index.simulation()
     for policy in run_.result.index.policies():
         (res,) = run_.result.index.targets(policy)

@@ -1,7 +1,8 @@
 """Properties of the effective-policy simulation (hypothesis; bounded, a few seconds).
 
-1. Order independence (scenarios.md: "Every expected result must hold for any shuffle of the
-   input documents"; design.md §3: output "independent of input order"): the JSON report's
+1. Order independence (every acceptance scenario must hold for any shuffle of the input
+   documents, docs/semantics.md#acceptance-scenarios; README "Usage": output in a deterministic
+   order, whatever the order of the inputs): the JSON report's
    policies[] and findings are the same for any order of the documents in a file and of the
    files on the command line.
 2. Merging a spec with itself changes nothing: RFC 7386 `merge_patch(x, x) == x` (for specs

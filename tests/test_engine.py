@@ -27,7 +27,7 @@ def _enabled(selection: Selection) -> list[str]:
     return [r.id for r in REGISTRY if selection.enabled(r) and r.id < "PL100"]
 
 
-ALL_INPUT = ["PL001", "PL002", "PL003", "PL004", "PL005", "PL006", "PL007", "PL008", "PL009"]
+ALL_INPUT = ["PL001", "PL002", "PL003", "PL004", "PL005", "PL006", "PL007", "PL008", "PL009", "PL010"]
 
 
 @pytest.mark.parametrize(
@@ -36,9 +36,9 @@ ALL_INPUT = ["PL001", "PL002", "PL003", "PL004", "PL005", "PL006", "PL007", "PL0
         ((), (), ALL_INPUT),
         (("PL0",), ("PL002",), [r for r in ALL_INPUT if r != "PL002"]),
         (("PL002",), ("PL0",), ["PL002"]),  # the longer prefix wins
-        (("PL00",), ("PL0",), ALL_INPUT),
+        (("PL00",), ("PL0",), [r for r in ALL_INPUT if r != "PL010"]),  # PL010 matches only the ignore
         (("PL0",), ("PL0",), []),  # a tie goes to ignore
-        ((), ("PL00",), []),
+        ((), ("PL00",), ["PL010"]),
         (("pl001", "Pl009"), (), ["PL001", "PL009"]),  # ids are case-insensitive
         (("duplicate-",), (), ["PL002", "PL005"]),
         (("duplicate-object",), (), ["PL005"]),

@@ -349,7 +349,8 @@ def test_the_entry_point_returns_the_exit_codes(capsys: pytest.CaptureFixture[st
 
 
 def test_order_sensitive_outcome_shows_the_alternative(tmp_path: Path) -> None:
-    # design.md §1.4: no creationTimestamp, so only the name tie-break decides between a and b.
+    # No creationTimestamp, so only the name tie-break decides between a and b
+    # (docs/semantics.md#missing-creation-timestamps).
     (tmp_path / "topology.yaml").write_text((ROOT / INPUT / "topology.yaml").read_text())
     policy = "---\napiVersion: example.com/v1\nkind: ColorPolicy\nmetadata: {{name: {name}, namespace: app}}\nspec:\n"
     policy += "  targetRefs: [{{group: gateway.networking.k8s.io, kind: Gateway, name: g1}}]\n  colors: {colors}\n"

@@ -1,4 +1,4 @@
-"""Property-based fuzzing of the whole pipeline (design.md §5, issue: reliability).
+"""Property-based fuzzing of the whole pipeline (CONTRIBUTING.md "Reliability").
 
 Properties, for any input:
 

@@ -1,4 +1,4 @@
-"""No input may crash or hang policylint (design.md §5).
+"""No input may crash or hang policylint (CONTRIBUTING.md "Reliability").
 
 Every hostile file is linted next to a good one. Each must yield located
 findings (file, line >= 1, column >= 1), never a traceback, and the good file
@@ -184,7 +184,7 @@ CASES = [
     Case("targetRefs-item-is-a-list", _utf8(_policy("  targetRefs: [[group, kind, name]]\n")), (), 7),
     Case("targetRefs-fields-are-mappings", _utf8(_policy("  targetRefs:\n  - {group: {}, kind: [], name: 5, sectionName: null}\n")), (), 8),
     Case("targetRef-is-a-list", _utf8(_policy("  targetRef: [a]\n")), (), 6),
-    Case("list-items-is-a-string", _utf8("apiVersion: v1\nkind: List\nitems: nope\n"), ("PL009",), 1),
+    Case("list-items-is-a-string", _utf8("apiVersion: v1\nkind: List\nitems: nope\n"), ("PL003",), 3),
     Case("list-items-are-scalars", _utf8("apiVersion: v1\nkind: List\nitems: [1, null, x]\n"), ("PL003",), 3),
 ]
 

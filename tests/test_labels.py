@@ -68,7 +68,7 @@ def test_invalid_label_values(value: str, reason: str) -> None:
 
 
 def test_upstream_crds_only_lack_labels_where_the_vendor_ships_none() -> None:
-    # gateway-api-semantics.md §6: Envoy Gateway's five policy CRDs and Kuadrant's four
+    # docs/semantics.md#label-conventions: Envoy Gateway's five policy CRDs and Kuadrant's four
     # extension kinds carry no policy label; every labelled CRD is well-formed, and no
     # Direct CRD spans two hierarchy levels (NGF ObservabilityPolicy: HTTPRoute + GRPCRoute).
     result = lint_paths([UPSTREAM_CRDS], selection=select("PL1", "PL5"))

@@ -300,10 +300,10 @@ def test_symlink_loops_are_not_followed_forever(tmp_path: Path) -> None:
 
 
 def test_symlinked_directories_are_followed_once(tmp_path: Path) -> None:
-    _tree(tmp_path, {"real/a.yaml": _service("a")})
-    (tmp_path / "repo").mkdir()
-    (tmp_path / "repo" / "link").symlink_to(tmp_path / "real", target_is_directory=True)
-    (tmp_path / "repo" / "link2").symlink_to(tmp_path / "real", target_is_directory=True)
+    # The links stay inside the linted directory (links out of it: tests/test_input_files.py).
+    _tree(tmp_path, {"repo/real/a.yaml": _service("a")})
+    (tmp_path / "repo" / "link").symlink_to(tmp_path / "repo" / "real", target_is_directory=True)
+    (tmp_path / "repo" / "link2").symlink_to(tmp_path / "repo" / "real", target_is_directory=True)
     sources = discover([str(tmp_path / "repo")])
     assert _rel(sources, tmp_path) == ["repo/link/a.yaml"]
 

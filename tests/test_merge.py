@@ -235,7 +235,8 @@ TARGETS = {
     "3": {"rules": {"rule-3": "green"}},
     "13": {"rules": {"rule-1": "yellow", "rule-3": "green"}},
 }
-# (S's role, S's atomicity) -> expected per target, exactly the table of scenarios.md S05.
+# (S's role, S's atomicity) -> expected per target, exactly the table of acceptance scenario S05
+# (policy-machinery examples/color_policy/color_policy_test.go; docs/semantics.md#acceptance-scenarios).
 S05 = {
     ("default", "atomic"): {
         "none": {"rule-1": "blue", "rule-2": "red"},
@@ -280,8 +281,9 @@ def test_s05_rule_keyed_matrix(role: str, atomicity: str, column: str) -> None:
 
 @pytest.mark.parametrize(("role", "atomicity", "column"), [c for c in CASES if c[1] == "rules"], ids=lambda v: str(v))
 def test_s05_json_patch_variant_gives_the_merge_rows(role: str, atomicity: str, column: str) -> None:
-    """scenarios.md: the JSON-patch variant "uses the same cases with maps and RFC 7386. It gives
-    the 'merge' rows for both defaults and overrides" (every rule here is a scalar)."""
+    """S05's JSON-patch variant (policy-machinery examples/json_patch/color_policy_test.go) uses the
+    same cases with maps and RFC 7386, and gives the 'merge' rows for both defaults and overrides
+    (every rule here is a scalar)."""
     got, *_ = s05_fold(role, "patch", column)
     assert got == S05[(role, atomicity)][column]
 

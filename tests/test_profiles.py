@@ -209,7 +209,7 @@ def test_valid_reference_has_a_policy_of_every_profiled_kind_and_all_attach() ->
 
 
 def test_ngf_core_group_alias_resolves_to_the_service() -> None:
-    # UpstreamSettingsPolicy CEL: "TargetRefs Group must be core" accepts '' or 'core' (semantics §8.3);
+    # UpstreamSettingsPolicy CEL: "TargetRefs Group must be core" accepts '' or 'core' (docs/semantics.md#nginx-gateway-fabric);
     # the profile lists {group: core, kind: Service}, which makes `core` an alias of "" for Service.
     text = (_fixture_dir("nginx-gateway-fabric", "UpstreamSettingsPolicy") / "valid.yaml").read_text(encoding="utf-8")
     head, sep, tail = text.rpartition('- group: ""')

@@ -1,16 +1,36 @@
-"""Acceptance scenarios S01–S11 and S19 (scenarios.md) on the effective-policy simulation.
+"""Acceptance scenarios S01–S11 and S19 on the effective-policy simulation.
 
-Each directory of tests/effective/ holds one scenario: input manifests, sometimes a profile
-file, and one `expected*.yaml` per variant. Every expected value there was worked out by hand
-from the spec text the file cites (GEP-713 "Conflicting specs, Inheritance, Merge strategies,
-and Effective metaresources", seeds/policy-attachment.txt "Hierarchy", design.md §1), never
-copied from output. The format of an expectation file is described in tests/effective/README.md.
+The acceptance scenarios are numbered S01–S20; docs/semantics.md#acceptance-scenarios lists
+them all with the public source each one comes from. This module owns these, one directory
+each under tests/effective/ (the header of each `expected*.yaml` states the scenario and
+works its expected outcome out by hand):
+
+- S01 two Direct policies on one Service: the older wins, the other is Conflicted; without
+  timestamps `{namespace}/{name}` decides and the finding says so (GEP-713 example 1);
+- S02, S03 GEP-713 examples 2 and 3: atomic and patch defaults and overrides across
+  Gateways and routes, with one backend getting different values per context;
+- S04 GEP-713's abstract DAG: one object reached by two paths, two effective policies;
+- S05 policy-machinery's twelve rule-keyed merge cases, end to end;
+- S06, S07 a Gateway, two routes and their rules, merged atomically and by rule, then
+  field by field (RFC 7386);
+- S08 two same-level policies: the older one's strategy decides (kuadrant-operator #1052);
+- S09 two same-level policies, each with override and default blocks (gwctl's
+  `TestMergePoliciesOfSimilarKind`), as a GEP-713-style and as a policy-attachment-style kind;
+- S10 a Gateway and a route policy in the policy-attachment style, merged field by field
+  (gwctl's `TestMergePoliciesOfDifferentHierarchy`);
+- S11 cluster-scoped policies on a GatewayClass and a Namespace (gwctl's Namespace level);
+- S19 an empty atomic override that erases every policy below it.
+
+Every expected value was worked out by hand from the spec text the file cites (GEP-713
+"Conflicting specs, Inheritance, Merge strategies, and Effective metaresources", the
+original Gateway API Policy Attachment page's "Hierarchy", docs/effective-policy.md),
+never copied from output. The format of an expectation file is described in
+tests/effective/README.md.
 
 Every variant is checked twice: as written, and with the documents of every input file in
-reverse order (scenarios.md: "Every expected result must hold for any shuffle of the input
-documents"; tests/test_effective_properties.py shuffles at random).
+reverse order (every expected result must hold for any order of the input documents;
+tests/test_effective_properties.py shuffles at random).
 """
-
 from __future__ import annotations
 
 from collections import Counter
@@ -203,7 +223,7 @@ def test_scenario(path: Path, order: str, tmp_path: Path) -> None:
 
 
 def test_every_scenario_has_an_expectation() -> None:
-    """S01–S11 and S19: the scenarios of scenarios.md this suite owns, one directory each."""
+    """S01–S11 and S19: the scenarios this suite owns (see the module docstring), one directory each."""
     dirs = {p.parent.name.split("-")[0] for p in expectation_files()}
     assert {f"s{n:02d}" for n in (*range(1, 12), 19)} <= dirs
 
@@ -232,8 +252,8 @@ def test_s01_conflict_names_the_winner_and_the_timestamps() -> None:
 
 
 def test_s01_tie_is_broken_by_name_and_says_so() -> None:
-    """S01 tie variant: no timestamps, `app/p1 < app/p2`, so p1 wins; design.md §1.4 asks to
-    say that the verdict rests on the tie-break."""
+    """S01 tie variant: no timestamps, `app/p1 < app/p2`, so p1 wins, and the finding says that
+    the verdict rests on the tie-break (docs/semantics.md#missing-creation-timestamps)."""
     run_, _ = scenario("s01-direct-none", "expected-tie")
     (message,) = messages(run_, "PL601")
     assert "already claimed by app/p1 (tie-break: app/p1 sorts before app/p2; no creationTimestamp)" in message
@@ -255,7 +275,7 @@ def test_s08_both_orders_flip_the_outcome() -> None:
 
 def test_s09_alternative_outcome_is_the_other_creation_order() -> None:
     """S09: the order-sensitive finding shows what hc-2 first would give (oldest-first again)."""
-    run_, _ = scenario("s09-same-level", "expected-seed")
+    run_, _ = scenario("s09-same-level", "expected-policy-attachment")
     (message,) = messages(run_, "PL604")
     assert '{"key1": "f", "key2": "i", "key3": "b", "key4": "j", "key5": "c"} if default/hc-2 were created first' in message
 
@@ -275,7 +295,8 @@ def test_s19_erasure_is_a_warning_on_the_override_block() -> None:
 
 
 def test_conflicted_policy_has_no_enforcement() -> None:
-    """design.md §1.3: a Conflicted policy is Accepted=False; it has no enforcement state."""
+    """A Conflicted policy is Accepted=False; it has no enforcement state
+    (docs/semantics.md#status-vocabulary)."""
     run_, _ = scenario("s01-direct-none")
     (target,) = policy_entry(run_, "ColorPolicy app/p2")["targets"]
     assert target["accepted"] == CONFLICTED and target["enforcement"] is None

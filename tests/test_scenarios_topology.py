@@ -1,5 +1,17 @@
-"""Acceptance scenarios S12–S16 and S18 (scenarios.md) on the topology, the false-positive guards
-that keep policylint quiet wherever a controller would attach, and the multi-namespace fixture.
+"""Acceptance scenarios S12–S16 and S18 on the topology, the false-positive guards that keep
+policylint quiet wherever a controller would attach, and the multi-namespace fixture.
+
+The acceptance scenarios are numbered S01–S20 and listed, with the public source of each, in
+docs/semantics.md#acceptance-scenarios. The ones this module owns, each in its section below:
+
+- S12 a listener policy beats a whole-Gateway policy on its listener, and a missing section is
+  TargetNotFound naming the sections that exist (GEP-2648 "Section Names");
+- S13 named rules versus the synthetic `rule-<n>` names policy-machinery gives unnamed rules;
+- S14 route-to-listener links and the blast radius of a Gateway and of a listener policy;
+- S15 a cross-namespace backend with, without and with a misplaced ReferenceGrant, and a
+  policy that targets another namespace;
+- S16 not-found references, and the parents and backends that must not be reported;
+- S18 a namespaced policy targeting a GatewayClass, which must never pass silently.
 
 ColorPolicy (`example.com/v1`) is GEP-713's generic policy kind, defined by an inline CRD
 (`tests.manifests.policy_crd`). S14 checks the links first, then the blast radius the
@@ -434,7 +446,7 @@ spec:
 
 
 def test_guard_same_listener_name_on_a_gateway_and_its_listener_set() -> None:
-    # Listener names may repeat across a Gateway and its ListenerSets (§3.2): each sectionName
+    # Listener names may repeat across a Gateway and its ListenerSets (docs/semantics.md#listenersets): each sectionName
     # resolves on the object the reference names.
     policies = (
         policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: http}]", name="on-gateway", ns="infra")
@@ -516,7 +528,8 @@ SELECTOR_GRANT = reference_grant(
 
 
 def test_guard_target_selector_across_namespaces_with_a_grant() -> None:
-    # Envoy Gateway targetSelectors with namespaces.from: All; each cross-namespace match needs a grant (§8.1).
+    # Envoy Gateway targetSelectors with namespaces.from: All; each cross-namespace match needs a grant
+    # (docs/semantics.md#envoy-gateway).
     result = lint_text(SELECTOR_POLICY + SELECTOR_GRANT)
     assert problems(result) == []
     (res,) = resolutions(result, "timeouts")

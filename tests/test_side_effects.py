@@ -1,4 +1,4 @@
-"""policylint never uses the network and never writes to what it lints (design.md §5).
+"""policylint never uses the network and never writes to what it lints (CONTRIBUTING.md "Reliability").
 
 Every run here goes through the console entry point in-process (`policylint.entry.main`),
 so that whatever the command line turns on by default (the parse cache, its directory
@@ -10,8 +10,8 @@ in the working directory) is exercised as users get it.
   change. The process's file-writing calls are watched too: running as root ignores
   permission bits, so inside the tree they fail as on a read-only file system (EROFS)
   and every attempt is recorded. The only writes allowed anywhere are under the parse
-  cache directory of a writable working directory, and the run must answer exactly
-  as it does on a writable copy.
+  cache directory (the user's cache directory, outside the tree and the working
+  directory), and the run must answer exactly as it does on a writable copy.
 """
 
 from __future__ import annotations
@@ -193,7 +193,15 @@ class WriteGuard:
 def test_a_read_only_tree_is_never_written(
     cwd: str, read_only_tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.delenv("POLICYLINT_CACHE_DIR", raising=False)  # the default: a cache in the working directory
+    # The default cache location: the user's cache directory (here in tmp_path).
+    monkeypatch.delenv("POLICYLINT_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "local"))
+    from policylint.cache import default_directory
+
+    cache = os.path.realpath(default_directory() or "")
+    assert cache.startswith(os.path.realpath(tmp_path) + os.sep)
     # What a writable copy gives (linted from inside, so file names are relative): the same answer.
     writable = tmp_path / "writable"
     shutil.copytree(EXAMPLES, writable)
@@ -213,18 +221,12 @@ def test_a_read_only_tree_is_never_written(
     monkeypatch.undo()  # stop guarding before inspecting
 
     assert snapshot(read_only_tree) == before
-    # Nothing written anywhere, except a parse cache in a writable working directory.
-    cache = os.path.realpath(elsewhere / ".policylint_cache")
-    stray = [
-        (op, path) for op, path in guard.attempts if not (cwd == "outside" and (path == cache or path.startswith(cache + os.sep)))
-    ]
-    if cwd == "inside":
-        # Trying to create the cache directory (and giving up) is fine; nothing may have been created.
-        stray = [(op, path) for op, path in stray if not path.startswith(str(read_only_tree))]
+    # Nothing written anywhere, except the parse cache; the working directory stays empty.
+    cache_home = os.path.dirname(cache)  # creating the cache directory creates its parent too
+    stray = [(op, path) for op, path in guard.attempts if not (path == cache_home or path.startswith(cache_home + os.sep))]
     assert stray == []
-    if cwd == "outside":
-        created = sorted(str(p.relative_to(elsewhere)) for p in elsewhere.rglob("*"))
-        assert all(c == ".policylint_cache" or c.startswith(".policylint_cache/") for c in created), created
+    assert [p for p in elsewhere.rglob("*")] == []
+    assert list(Path(cache, "parse").iterdir())  # the cache was used, not silently dropped
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")
@@ -236,7 +238,9 @@ def test_a_read_only_tree_is_never_written_by_the_installed_command(read_only_tr
     before = snapshot(read_only_tree)
     workdir = tmp_path / "workdir"
     workdir.mkdir()
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "POLICYLINT_CACHE_DIR")}
+    # The default cache location, the user's cache directory, here in tmp_path.
+    env.update(HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "xdg"), LOCALAPPDATA=str(tmp_path / "local"))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(__file__).resolve().parent.parent), env.get("PYTHONPATH")) if p)
     proc = subprocess.run(
         [sys.executable, "-m", "policylint", "--format", "json", str(read_only_tree)],
@@ -248,5 +252,4 @@ def test_a_read_only_tree_is_never_written_by_the_installed_command(read_only_tr
     assert proc.returncode in (0, 1), proc.stderr
     assert "internal error" not in proc.stderr
     assert snapshot(read_only_tree) == before
-    created = sorted(str(p.relative_to(workdir)) for p in workdir.rglob("*"))
-    assert all(c == ".policylint_cache" or c.startswith(".policylint_cache" + os.sep) for c in created), created
+    assert [p for p in workdir.rglob("*")] == []  # the cache is not in the working directory

@@ -1,8 +1,8 @@
 """The building blocks of the traffic hierarchy, with hand-checked expectations.
 
-Hostname intersection (gateway-api-semantics.md §3.3.4), label selectors (§3.3.3, apimachinery
-`LabelSelectorAsSelector`), `--external` patterns (design.md §1.7), ReferenceGrant matching
-(§3.6), route attachment (§3.3), ListenerSet attachment (§3.2) and backends (§3.4).
+Hostname intersection, label selectors (apimachinery `LabelSelectorAsSelector`), `--external`
+patterns, ReferenceGrant matching, route attachment, ListenerSet attachment and backends, each
+as docs/semantics.md states it (`#...` below are sections of that page).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def names(att: ParentAttachment) -> list[str | None]:
 
 
 # ---------------------------------------------------------------------------------------
-# Hostname intersection (§3.3.4)
+# Hostname intersection (#hostname-intersection)
 # ---------------------------------------------------------------------------------------
 
 
@@ -210,7 +210,7 @@ def test_invalid_selectors_raise(raw: Any, message: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# --external patterns (design.md §1.7)
+# --external patterns (#partial-repositories)
 # ---------------------------------------------------------------------------------------
 
 
@@ -265,7 +265,7 @@ def test_external_objects_match_first_pattern_and_cover_namespaces() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# ReferenceGrant matching (§3.6)
+# ReferenceGrant matching (#referencegrant)
 # ---------------------------------------------------------------------------------------
 
 
@@ -319,7 +319,7 @@ def test_to_name_must_match() -> None:
 
 
 def test_from_group_must_be_the_referrers_real_group() -> None:
-    # An empty from.group means core: it does not match an HTTPRoute (§3.6).
+    # An empty from.group means core: it does not match an HTTPRoute (#referencegrant).
     text = grant("default", '[{group: "", kind: HTTPRoute, namespace: ns2}]', TO_SERVICE)
     check = grants_of(text).check(S15_REF)
     assert not check.permitted
@@ -367,7 +367,7 @@ def test_external_grants_in_the_target_namespace_are_assumed() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Route attachment (§3.3)
+# Route attachment (#route-attachment)
 # ---------------------------------------------------------------------------------------
 
 CLASS = first(gateway_class())
@@ -544,7 +544,8 @@ def test_hostnames_are_ignored_for_tcp_routes() -> None:
 
 
 def test_mixed_rejections_report_not_allowed_by_listeners() -> None:
-    # NoMatchingListenerHostname only when every listener fails on hostnames alone (§3.3.3 step 4).
+    # NoMatchingListenerHostname only when every listener fails on hostnames alone
+    # (#listener-admission, step 4).
     listeners = "  - {name: a, protocol: HTTP, port: 80, hostname: a.example.com}\n  - {name: b, protocol: TCP, port: 81}\n"
     att = attachment(CLASS + gateway(listeners) + route("[{name: gw}]", hostnames="[b.example.com]"))
     assert att.status == NOT_ALLOWED_BY_LISTENERS
@@ -599,7 +600,7 @@ def test_route_without_parent_refs_carries_no_traffic() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# ListenerSets (§3.2)
+# ListenerSets (#listenersets)
 # ---------------------------------------------------------------------------------------
 
 
@@ -666,7 +667,7 @@ def test_route_on_a_listener_set_uses_only_the_sets_listeners() -> None:
     topo = index.topology()
     gw = obj(index, GATEWAY_GROUP, "Gateway", "app", "gw")
     assert [o.name for o in topo.listener_sets_of(gw)] == ["ls"]
-    # The Gateway's own listeners never include its ListenerSets' (§3.3.3 step 1).
+    # The Gateway's own listeners never include its ListenerSets' (#listener-admission, step 1).
     assert [lst.name for lst in topo.listeners(gw)] == ["http", "https"]
     (att,) = topo.parent_attachments(route_of(index, "app", "r"))
     assert att.status == ACCEPTED and [(lst.owner.kind, lst.name, lst.port) for lst in att.listeners] == [
@@ -706,7 +707,7 @@ def test_listener_set_not_attached_carries_no_traffic() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Gateway -> GatewayClass (§3.1)
+# Gateway -> GatewayClass (#gateway-and-gatewayclass)
 # ---------------------------------------------------------------------------------------
 
 
@@ -726,7 +727,7 @@ def test_gateway_class_reference() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Backends (§3.4) and certificates (§3.5)
+# Backends (#backends) and certificates (#certificates)
 # ---------------------------------------------------------------------------------------
 
 SERVICE_3 = service("service-3", ports="  - {name: port-1, port: 80, targetPort: 8080}\n  - {name: port-2, port: 443, targetPort: 8443}\n")
@@ -792,7 +793,7 @@ def test_mirror_and_backend_filters_are_references_too() -> None:
 def test_cross_namespace_backend_needs_a_grant_whether_or_not_it_exists() -> None:
     rules = "[{backendRefs: [{name: service-3, namespace: app, port: 80}, {name: ghost, namespace: app, port: 80}]}]"
     refs = backend_refs(SERVICE_3 + route("[{name: gw}]", ns="other", rules=rules), ns="other")
-    # Status never reveals whether an un-granted target exists (§3.6).
+    # Status never reveals whether an un-granted target exists (#referencegrant).
     assert [(r.name, r.status, r.target) for r in refs] == [("service-3", REF_NOT_PERMITTED, None), ("ghost", REF_NOT_PERMITTED, None)]
     granted = SERVICE_3 + grant("app", "[{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: other}]", TO_SERVICE)
     refs = backend_refs(granted + route("[{name: gw}]", ns="other", rules=rules), ns="other")

@@ -92,7 +92,7 @@ def test_installed_package_is_the_wheel_not_the_checkout(installed: Installed) -
     package_dir, parser_is_c = proc.stdout.split()
     package = Path(package_dir)
     assert installed.venv in package.parents
-    # The libyaml C parser is the hot path (design.md §4): the installed PyYAML must have it.
+    # The libyaml C parser is the hot path (docs/performance.md): the installed PyYAML must have it.
     assert parser_is_c == "True"
     data = package / "_data"
     assert (data / "rules" / "kinds.yaml").is_file()

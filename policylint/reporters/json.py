@@ -1,18 +1,25 @@
-"""The JSON report, schemaVersion 1 (design.md §3; schema in schemas/report.schema.json)."""
+"""The JSON report, schemaVersion 1 (README "JSON report"; schema in schemas/report.schema.json)."""
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from policylint import DOCS_URL, __version__
 from policylint.effective import CONFLICTED
-from policylint.findings import Finding, Severity
+from policylint.engine import INTERNAL_ERROR
+from policylint.findings import Finding, Issue, Location, Severity
 from policylint.index import Policy, ProjectIndex, TargetResolution
 from policylint.model import K8sObject, ObjectKey
+from policylint.textsafe import json_dumps
 
 if TYPE_CHECKING:
     from policylint.pipeline import LintResult
+
+
+_T = TypeVar("_T")
 
 
 def help_uri(rule: str, name: str) -> str:
@@ -39,12 +46,9 @@ def finding_dict(f: Finding) -> dict[str, Any]:
     }
 
 
-def _target_dict(index: ProjectIndex, policy: Policy, res: TargetResolution) -> dict[str, Any]:
+def _target_base(res: TargetResolution) -> dict[str, Any]:
+    """What the index resolved for one targetRef; the simulation's fields start empty."""
     ref = res.ref
-    status = index.simulation().target_status(policy, res)
-    accepted = res.status
-    if status is not None and status.contexts and status.conflicted == status.contexts:
-        accepted = CONFLICTED  # design.md §1.3: Accepted=False, reason Conflicted
     return {
         "ref": {
             "group": ref.group,
@@ -54,36 +58,118 @@ def _target_dict(index: ProjectIndex, policy: Policy, res: TargetResolution) -> 
             "sectionName": ref.section_name,
         },
         "path": ref.path,
-        "accepted": accepted,
+        "accepted": res.status,
         "detail": res.detail,
         "message": res.message,
-        # From the effective-policy simulation (policylint.effective): per target, over every
-        # context through it.
-        "enforcement": status.enforcement if status is not None and accepted != CONFLICTED else None,
-        "beatenBy": sorted(status.beaten_by) if status is not None else [],
-        "ancestors": sorted(str(k) for k in status.ancestors) if status is not None else [],
+        "enforcement": None,
+        "beatenBy": [],
+        "ancestors": [],
     }
 
 
-def policy_dict(index: ProjectIndex, policy: Policy) -> dict[str, Any]:
+def _simulated(index: ProjectIndex, policy: Policy, res: TargetResolution, entry: dict[str, Any]) -> None:
+    """The fields the effective-policy simulation (policylint.effective) adds to a target: per
+    target, over every context through it."""
+    status = index.simulation().target_status(policy, res)
+    if status is None:
+        return
+    accepted = res.status
+    if status.contexts and status.conflicted == status.contexts:
+        accepted = CONFLICTED  # Accepted=False, reason Conflicted (docs/effective-policy.md)
+    entry["accepted"] = accepted
+    entry["enforcement"] = status.enforcement if accepted != CONFLICTED else None
+    entry["beatenBy"] = sorted(status.beaten_by)
+    entry["ancestors"] = sorted(str(k) for k in status.ancestors)
+
+
+@dataclass(slots=True)
+class _Failures:
+    """Exceptions raised while computing the policy section, grouped by what failed and where,
+    so that one broken step shared by every policy gives one PL000, not one per policy."""
+
+    groups: dict[tuple[str, str, str], list[Policy]] = field(default_factory=dict)
+    first: dict[tuple[str, str, str], BaseException] = field(default_factory=dict)
+
+    def guard(self, step: str, policy: Policy, compute: Callable[[], _T]) -> _T | None:
+        try:
+            return compute()
+        except Exception as exc:  # a bug must not cost the report: the field stays empty, PL000 says why
+            import traceback  # only on failure
+
+            frames = traceback.extract_tb(exc.__traceback__)
+            where = f"{frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else "?"
+            key = (step, f"{type(exc).__name__}: {exc}", where)
+            self.groups.setdefault(key, []).append(policy)
+            self.first.setdefault(key, exc)
+            return None
+
+    def issues(self) -> list[Issue]:
+        out = []
+        for (step, error, where), policies in self.groups.items():
+            obj = policies[0].obj
+            more = f" (and {len(policies) - 1} more)" if len(policies) > 1 else ""
+            out.append(
+                Issue(
+                    rule_id=INTERNAL_ERROR,
+                    message=f"JSON report: {step} of policy {obj.key}{more} failed: {error} [{where}]; please report this",
+                    location=Location(obj.doc.file, obj.doc.line, 1),
+                )
+            )
+        return out
+
+
+def _policy_entry(index: ProjectIndex, policy: Policy, failures: _Failures) -> dict[str, Any] | None:
     obj: K8sObject = policy.obj
-    return {
-        "object": _object_ref(obj.key, obj.api_version),
-        "file": obj.doc.file,
-        "line": obj.doc.line,
-        "profile": policy.profile.name,
-        "profileOrigin": policy.profile.origin,
-        "class": policy.profile.policy_class,
-        "targets": [_target_dict(index, policy, r) for r in index.targets(policy)],
-        "affects": index.simulation().policy_affects(policy).counts(),
-    }
+
+    def base() -> dict[str, Any]:
+        return {
+            "object": _object_ref(obj.key, obj.api_version),
+            "file": obj.doc.file,
+            "line": obj.doc.line,
+            "profile": policy.profile.name,
+            "profileOrigin": policy.profile.origin,
+            "class": policy.profile.policy_class,
+            "targets": [],
+            "affects": None,
+        }
+
+    entry = failures.guard("listing", policy, base)
+    if entry is None:
+        return None
+    resolved = failures.guard("resolving the targets", policy, lambda: [(r, _target_base(r)) for r in index.targets(policy)])
+    for res, target in resolved or []:
+        failures.guard("simulating the targets", policy, partial(_simulated, index, policy, res, target))
+        entry["targets"].append(target)
+    entry["affects"] = failures.guard("computing the blast radius", policy, lambda: index.simulation().policy_affects(policy).counts())
+    return entry
+
+
+def policy_reports(index: ProjectIndex) -> tuple[list[dict[str, Any]], list[Issue]]:
+    """The `policies` section, every step guarded like a rule (policylint.engine): a step that
+    raises leaves its fields empty (`targets: []`, `affects: null`, a target's simulated fields
+    null) and becomes a PL000 issue. Computed before rendering, so rendering cannot fail on input."""
+    failures = _Failures()
+    entries: list[dict[str, Any]] = []
+    try:
+        policies = sorted(index.policies(), key=lambda p: (p.key.kind, p.key.namespace or "", p.key.name, p.key.group))
+    except Exception as exc:  # without the list there is nothing to report on
+        first = index.files[0] if index.files else "<input>"
+        error = f"{type(exc).__name__}: {exc}"
+        return [], [Issue(INTERNAL_ERROR, f"JSON report: listing the policies failed: {error}; please report this", location=Location(first, 1, 1))]
+    for policy in policies:
+        entry = _policy_entry(index, policy, failures)
+        if entry is not None:
+            entries.append(entry)
+    return entries, failures.issues()
 
 
 def report(result: LintResult) -> dict[str, Any]:
     counts = {s.label: 0 for s in Severity}
     for f in result.findings:
         counts[f.severity.label] += 1
-    policies = sorted(result.index.policies(), key=lambda p: (p.key.kind, p.key.namespace or "", p.key.name, p.key.group))
+    # The pipeline computes the section under its guard when asked (`--format json`); a result
+    # built without it gets the same guarded computation here, its failures left out.
+    policies = result.policy_reports if result.policy_reports is not None else policy_reports(result.index)[0]
     return {
         "schemaVersion": 1,
         "tool": {"name": "policylint", "version": __version__},
@@ -94,9 +180,10 @@ def report(result: LintResult) -> dict[str, Any]:
             "findings": {"error": counts["error"], "warning": counts["warning"], "info": counts["info"]},
         },
         "findings": [finding_dict(f) for f in result.findings],
-        "policies": [policy_dict(result.index, p) for p in policies],
+        "policies": policies,
     }
 
 
 def render(result: LintResult) -> str:
-    return json.dumps(report(result), indent=2, sort_keys=False) + "\n"
+    # ASCII output, with lone surrogates (undecodable file names) replaced: valid UTF-8 JSON.
+    return json_dumps(report(result), indent=2, ensure_ascii=True) + "\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from policylint.findings import Finding, Severity
+from policylint.textsafe import MAX_FIELD, defuse_line, escape
 
 if TYPE_CHECKING:
     from policylint.pipeline import LintResult
@@ -16,15 +17,19 @@ _RESET = "\033[0m"
 
 
 def format_finding(f: Finding, *, color: bool = False) -> str:
+    """One line per finding, one per note. Every field from the input (file, message, object) is
+    escaped (policylint.textsafe): no name can add a line, forge a finding or a CI workflow
+    command, or send the terminal a control sequence. Only policylint's own colour codes are raw."""
     severity = f.severity.label
-    where = f"{f.file}:{f.line}:{f.column}:"
-    obj = f" [{f.object}]" if f.object is not None else ""
+    where = f"{escape(f.file)}:{f.line}:{f.column}:"
+    obj = f" [{escape(str(f.object), MAX_FIELD)}]" if f.object is not None else ""
+    message = escape(f.message)
     if color:
         dim_obj = f"{_DIM}{obj}{_RESET}" if obj else ""
-        line = f"{_BOLD}{where}{_RESET} {_COLORS[f.severity]}{severity}{_RESET} {_DIM}{f.rule}{_RESET} {f.message}{dim_obj}"
+        line = f"{_BOLD}{where}{_RESET} {_COLORS[f.severity]}{severity}{_RESET} {_DIM}{f.rule}{_RESET} {message}{dim_obj}"
     else:
-        line = f"{where} {severity} {f.rule} {f.message}{obj}"
-    notes = [f"    note: {r.file}:{r.line}:{r.column}: {r.message}" for r in f.related]
+        line = defuse_line(f"{where} {severity} {f.rule} {message}{obj}")
+    notes = [f"    note: {escape(r.file)}:{r.line}:{r.column}: {escape(r.message)}" for r in f.related]
     return "\n".join([line, *notes])
 
 

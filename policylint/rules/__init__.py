@@ -7,13 +7,14 @@ PL6xx effective policy and conflicts. (PL000 is the engine's internal-error find
 
 from __future__ import annotations
 
-from policylint.rules import attachment, boilerplate, effective_policy, handshakes, input, labels, section_name, targetref
+from policylint.rules import attachment, boilerplate, effective_policy, handshakes, input, labels, malformed, section_name, targetref
 from policylint.rules.base import Rule
 
 REGISTRY: tuple[type[Rule], ...] = tuple(
     sorted(
         [
             *input.RULES,
+            *malformed.RULES,
             *boilerplate.RULES,
             *targetref.RULES,
             *section_name.RULES,

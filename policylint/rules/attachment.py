@@ -1,11 +1,12 @@
-"""PL4xx (part 2): route attachment and backends (gateway-api-semantics.md §3.1–§3.4).
+"""PL4xx (part 2): route attachment and backends (docs/semantics.md#the-hierarchy to #backends).
 
 Every rule here reads the resolved hierarchy (`ProjectIndex.topology()`), which
 applies the API defaults and admission rules a controller applies: rules never
 re-derive an attachment, they explain one. Objects declared external
-(`--external`, design.md §1.7) are assumed to exist and to admit what refers to
-them, so nothing here reports them. Implementation-specific parent and backend
-kinds that policylint does not model are never "not found" (scenario S16).
+(`--external`, docs/semantics.md#partial-repositories) are assumed to exist and
+to admit what refers to them, so nothing here reports them. Implementation-specific
+parent and backend kinds that policylint does not model are never "not found"
+(docs/semantics.md#objects-policylint-does-not-model).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from policylint.topology import (
     Topology,
 )
 
-# Parent kinds a route attaches to through listeners (§3.3.3); Service parents are GAMMA (mesh).
+# Parent kinds a route attaches to through listeners (docs/semantics.md#listener-admission);
+# Service parents are GAMMA (mesh, GEP-1294).
 _LISTENER_PARENTS = ((GATEWAY_GROUP, "Gateway"), (GATEWAY_GROUP, "ListenerSet"))
 _PURPOSE = {
     "backend": "backendRef",
@@ -187,7 +189,8 @@ class ParentRefNotFound(Rule):
     def _near_matches(index: ProjectIndex, names: _Names, route: K8sObject, ref: ParentRef) -> NearMatches:
         matches = NearMatches()
         namespace_set = _has(route, ref.path, "namespace")
-        # 1. The same parent in another namespace: parentRefs default to the route's namespace (§3.3.1).
+        # 1. The same parent in another namespace: parentRefs default to the route's namespace
+        # (docs/semantics.md#parentref-defaults).
         unset = f"in the parentRef (without it the parentRef names the route's own namespace, {ref.namespace})"
         for obj in names.named(ref.group, ref.kind, ref.name):
             if obj.namespace != ref.namespace and obj.namespace is not None:
@@ -257,7 +260,8 @@ class ParentRefNoMatchingListener(Rule):
         """The listener on the other side of the Gateway/ListenerSet boundary, which a parentRef never crosses."""
         if parent.kind == "Gateway":
             # Gateway parents see only the Gateway's own listeners, never those of its
-            # ListenerSets (§3.3.3 step 1): the listener may be on an attached set.
+            # ListenerSets (docs/semantics.md#listener-admission, step 1): the listener may be on an
+            # attached set.
             for listener_set in topology.listener_sets_of(parent):
                 for lst in topology.listeners(listener_set):
                     if lst.name == name:
@@ -282,7 +286,8 @@ class ParentRefNoMatchingListener(Rule):
 
 
 def _rejection_kind(rejection: Rejection, route: K8sObject) -> str:
-    """kind | namespace | hostname: which admission check of §3.3.3 step 3 the listener failed first."""
+    """kind | namespace | hostname: which admission check the listener failed first
+    (docs/semantics.md#listener-admission, step 3)."""
     if rejection.reason == NO_MATCHING_LISTENER_HOSTNAME:
         return "hostname"
     listener = rejection.listener
@@ -523,9 +528,11 @@ class RouteWithoutParentRefs(Rule):
             refs = route.spec.get("parentRefs")
             if refs is not None and refs != []:
                 continue  # parentRefs given (a value of the wrong type is a schema error, not this rule's)
+            if index.malformed(route).broken("spec", "parentRefs"):
+                continue  # `spec` itself has the wrong type: PL010 reports it, and parentRefs cannot be read
             if route.spec.get("useDefaultGateways") == "All":
-                # Experimental default Gateways (§3.3.3 step 6): the route is claimed by every
-                # Gateway with defaultScope: All, which may live outside the input.
+                # Experimental default Gateways (docs/semantics.md#routes-without-parents): the route
+                # is claimed by every Gateway with defaultScope: All, which may live outside the input.
                 continue
             path = "spec.parentRefs" if "parentRefs" in route.spec else ("spec" if "spec" in route.data else "metadata.name")
             message = (
@@ -565,7 +572,7 @@ class BackendNotFound(Rule):
             if ref.status == NOT_FOUND:
                 yield self._not_found(names, ref)
             elif ref.status == OPAQUE:
-                # S16: a kind policylint does not model (InferencePool, a vendor backend) may well
+                # A kind policylint does not model (InferencePool, a vendor backend) may well
                 # be served by the controller; never "Service not found" for it.
                 message = (
                     f"unresolved backend of a kind not modelled: {_PURPOSE.get(ref.purpose, 'reference')} names"
@@ -594,7 +601,8 @@ class BackendNotFound(Rule):
         elif ref.purpose == "ext-auth":
             effect = "the route's status gets ResolvedRefs=False, BackendNotFound and requests cannot be authorized"
         else:
-            # §3.4: an invalid backend stays in the weighted set; its share of requests gets HTTP 500.
+            # docs/semantics.md#backends: an invalid backend stays in the weighted set; its share of
+            # requests gets HTTP 500.
             effect = (
                 "the route's status gets ResolvedRefs=False, BackendNotFound and the requests meant for it fail"
                 " (HTTP 500 for HTTP routes)"

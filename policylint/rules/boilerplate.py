@@ -1,11 +1,12 @@
 """PL1xx: policy boilerplate — the fields every policy object carries.
 
 What a kind's boilerplate looks like is profile data (policylint.profiles): its
-target fields and their limits, and one of two styles (design.md §1.6):
+target fields and their limits, and one of two styles
+(docs/semantics.md#two-boilerplate-styles):
 
-- `policy-attachment`, from the seed policy-attachment guide ("Policy
-  Boilerplate"): `spec.targetRef` plus `spec.default` and/or `spec.override`,
-  at least one of which MUST be present; both may be (scenarios.md S09/S10);
+- `policy-attachment`, from the original Gateway API Policy Attachment page
+  ("Policy Boilerplate"): `spec.targetRef` plus `spec.default` and/or
+  `spec.override`, at least one of which MUST be present; both may be;
 - `gep713`: target fields, the spec proper at the top level, and optionally a
   `defaults` or `overrides` block with a `strategy` — one merge strategy per
   object (GEP-713 "Merge strategies").
@@ -23,6 +24,7 @@ from policylint.index import Policy, ProjectIndex
 from policylint.positions import join
 from policylint.profiles import ORIGIN_INFERRED, POLICY_ATTACHMENT, PolicyProfile
 from policylint.rules.base import Rule
+from policylint.textsafe import short_repr
 from policylint.rules.labels import POLICY_LABEL, crd_shape, is_policy_crd
 
 
@@ -196,7 +198,7 @@ class PolicySpecMissing(Rule):
 
 
 class PolicyWithoutDefaultOrOverride(Rule):
-    """A policy in the seed policy-attachment style has neither `spec.default` nor `spec.override`."""
+    """A policy in the original policy-attachment style has neither `spec.default` nor `spec.override`."""
 
     id = "PL106"
     name = "policy-without-default-or-override"
@@ -236,7 +238,8 @@ class MultipleMergeStrategies(Rule):
             profile = policy.profile
             merge = profile.merge
             spec = _spec(policy)
-            # The seed style legitimately carries default and override together (scenarios.md S09/S10).
+            # The policy-attachment style legitimately carries default and override together
+            # (docs/semantics.md#two-boilerplate-styles).
             if spec is None or profile.boilerplate == POLICY_ATTACHMENT:
                 continue
             declared: list[tuple[str, str]] = []  # (description, path)
@@ -294,7 +297,7 @@ class UnknownMergeStrategy(Rule):
                 yield self.issue(
                     policy.obj,
                     path,
-                    f"{field} {value!r} is not a merge strategy of {_described(policy.profile)}: {fix}",
+                    f"{field} {short_repr(value)} is not a merge strategy of {_described(policy.profile)}: {fix}",
                 )
 
 
@@ -360,7 +363,7 @@ class PolicyKindInferred(Rule):
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         # Once per kind, at its first object by name (index order, then input order for duplicates):
         # the assumption concerns the kind, and where it is reported must not depend on the order
-        # of files and documents (design.md §5: the same input gives the same answer).
+        # of files and documents (CONTRIBUTING.md "Reliability": the same input gives the same answer).
         by_kind: dict[tuple[str, str], list[Policy]] = {}
         for policy in index.policies():
             if policy.profile.origin == ORIGIN_INFERRED:

@@ -10,8 +10,9 @@ from policylint.resources import data_dir
 from policylint.rules.base import Rule
 
 REQUIRED_HEADINGS = ("What it checks", "Why it matters", "Bad", "Good", "Options")
-_HEADING = re.compile(r"^## (.+?)\s*$", re.M)
-_YAML_BLOCK = re.compile(r"```ya?ml\n(.*?)```", re.S)
+# A heading's text ends at its last non-space character: `[^\n]*\S` then spaces other than a line
+# break, one way to match each line, so linear (a lazy `(.+?)\s*$` retried `\s*` at every step).
+_HEADING = re.compile(r"^## ([^\n]*\S)[^\S\n]*$", re.M)
 
 
 def doc_path(rule: type[Rule]) -> Path:
@@ -26,8 +27,13 @@ class RuleDoc:
     def yaml_block(self, heading: str) -> str | None:
         """The first ```yaml block under `heading` (the runnable Bad / Good examples)."""
         body = self.sections.get(heading, "")
-        match = _YAML_BLOCK.search(body)
-        return match.group(1) if match else None
+        # str.find, not a lazy `(.*?)` regex: a fence that is never closed costs one scan.
+        starts = [(i, len(fence)) for fence in ("```yaml\n", "```yml\n") if (i := body.find(fence)) >= 0]
+        if not starts:
+            return None
+        start, length = min(starts)
+        end = body.find("```", start + length)
+        return body[start + length : end] if end >= 0 else None
 
 
 def parse_doc(text: str) -> RuleDoc:

@@ -1,5 +1,5 @@
 """PL6xx: effective policy and conflicts (GEP-713 "Conflicting specs, Inheritance, Merge strategies,
-and Effective metaresources"; design.md §1.1–§1.4).
+and Effective metaresources"; docs/effective-policy.md).
 
 Every rule reads the simulation (`ProjectIndex.simulation()`, policylint.effective): the
 contexts, the fold of each policy stack, and per (policy, target) status. None of them
@@ -8,7 +8,6 @@ computes merges itself, and none knows a vendor kind: strategies come from profi
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -29,6 +28,7 @@ from policylint.findings import Issue, Related, Severity
 from policylint.index import Policy, ProjectIndex, TargetResolution
 from policylint.merge import untag
 from policylint.rules.base import Rule
+from policylint.textsafe import json_text, truncate
 
 _MAX_SHOWN = 3
 
@@ -79,8 +79,10 @@ def _policy_related(index: ProjectIndex, names: Iterable[str], kind: str, messag
     return out
 
 
-def _render(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(", ", ": ")) if value is not None else "nothing"
+def _render(value: Any, limit: int = 300) -> str:
+    # Bounded as it is written (policylint.textsafe): a spec built from YAML aliases can be far
+    # larger written out than in memory, and a message only needs to show what differs.
+    return json_text(value, limit, sort_keys=True) if value is not None else "nothing"
 
 
 class PolicyConflicted(Rule):
@@ -202,14 +204,15 @@ class ContextDependentEffectivePolicy(Rule):
                 continue
             distinct: dict[str, list[tuple[NodeKey, ...]]] = {}
             for result, path in results.values():
-                distinct.setdefault(_render(untag(result.tree)), []).append(path)
+                # A long prefix identifies a spec well enough to group by, and stays bounded.
+                distinct.setdefault(_render(untag(result.tree), 100_000), []).append(path)
             if len(distinct) < 2:
                 continue
             obj = index.get(node[1])
             if obj is None:
                 continue
             reported.add((gk, node[1]))
-            shown = "; ".join(f"{path_label(paths[0])}: {spec}" for spec, paths in sorted(distinct.items())[:_MAX_SHOWN])
+            shown = "; ".join(f"{path_label(paths[0])}: {truncate(spec, 300, '...')}" for spec, paths in sorted(distinct.items())[:_MAX_SHOWN])
             more = f" (and {len(distinct) - _MAX_SHOWN} more)" if len(distinct) > _MAX_SHOWN else ""
             message = (
                 f"{obj.kind} {node[1].namespace + '/' if node[1].namespace else ''}{obj.name} gets {len(distinct)} different"
@@ -236,9 +239,10 @@ class OverrideWithNothingBelow(Rule):
             overrides = [f for f in sim.facets.get(id(policy.obj), []) if f.role == "override"]
             if not overrides:
                 continue
-            # Only a target at the kind's effective level (a leaf: scenario S10's "override on a leaf
-            # with no descendants"). Higher up, an override with nothing below yet is a guard rail for
-            # policies added later, which is what overrides are for (seed policy-attachment guide).
+            # Only a target at the kind's effective level (a leaf: acceptance scenario S10's "override
+            # on a leaf with no descendants"). Higher up, an override with nothing below yet is a guard
+            # rail for policies added later, which is what overrides are for (the original Policy
+            # Attachment page: overrides let admins "enforce policy from the top down").
             leaf = RANK.get(policy.profile.effective_target, RANK["route"])
             reached = [
                 f

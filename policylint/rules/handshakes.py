@@ -1,13 +1,14 @@
-"""PL4xx (part 1): cross-namespace handshakes — ReferenceGrant (gateway-api-semantics.md §3.6).
+"""PL4xx (part 1): cross-namespace handshakes — ReferenceGrant (docs/semantics.md#referencegrant).
 
 A reference into another namespace is only honoured when the referenced
 namespace accepts it: a ReferenceGrant there whose `from` is exactly the
 referrer's {group, kind, namespace} and whose `to` matches the target's
 {group, kind, name?}. Routes, Gateways and ListenerSets use it for backends and
-certificates (§3.4, §3.5); GEP-713 "Cross namespace references" demands the same
-handshake (or client-side-only effects) from policies that target another
-namespace, and Envoy Gateway applies it to `targetSelectors` matches and to the
-backends in a policy's spec (§8.1).
+certificates (docs/semantics.md#backends, #certificates); GEP-713 "Cross
+namespace references" demands the same handshake (or client-side-only effects)
+from policies that target another namespace, and Envoy Gateway applies it to
+`targetSelectors` matches and to the backends in a policy's spec
+(docs/semantics.md#envoy-gateway).
 
 Every edge is resolved once, by `ProjectIndex.resolve_target` /
 `selector_targets` (policy targets) and `Topology.refs_from` (everything else);
@@ -34,7 +35,8 @@ from policylint.topology import GATEWAY_GROUP, REF_NOT_PERMITTED, ROUTE_KINDS, O
 
 _MAX_RELATED = 5
 
-# What a controller does with a reference it may not follow, by ObjectRef.purpose (§3.4, §3.5).
+# What a controller does with a reference it may not follow, by ObjectRef.purpose
+# (docs/semantics.md#backends, #certificates).
 _REFUSED = {
     "backend": (
         "the route gets ResolvedRefs=False (reason RefNotPermitted) and the share of traffic meant for this backend"
@@ -331,6 +333,10 @@ class ReferenceGrantUnused(Rule):
                 continue
             if id(grant) in misplaced or self_namespace_only(grant):
                 continue  # PL403 says why it permits nothing
+            if grant.malformed or any(index.has_malformed(f.group, f.kind, f.namespace) for f in grant.sources):
+                # PL010 reports the field that makes the API server reject the grant, or a referrer
+                # it is meant for, whose references are then unknown: one finding per cause.
+                continue
             if any((f.group, f.kind) not in checked for f in grant.sources):
                 continue  # references from that kind are not modelled: it may well be used
             yield self._issue(grant)
@@ -451,7 +457,8 @@ def _scope(sel: TargetSelector, own: str | None) -> str:
 
 
 def _eligible(topology: Topology, sel: TargetSelector, own: str | None, namespace: str | None) -> bool:
-    """The namespaces `ProjectIndex.selector_targets` considers (Envoy Gateway `namespaces.from`, §8.1)."""
+    """The namespaces `ProjectIndex.selector_targets` considers (Envoy Gateway `namespaces.from`,
+    docs/semantics.md#label-selectors)."""
     if namespace is None or namespace == own:
         return True
     if sel.namespaces_from == "All":

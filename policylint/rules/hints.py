@@ -2,8 +2,8 @@
 
 A missing target, parent or backend is most often a slip: the right name in another namespace or
 of another kind, or a typo. A rule collects a few such guesses, each with a related location on the
-object it names, and falls back on `--external` (design.md §1.7) when it has none: the object may
-live outside the input.
+object it names, and falls back on `--external` (docs/semantics.md#partial-repositories) when it
+has none: the object may live outside the input.
 """
 
 from __future__ import annotations

@@ -71,7 +71,7 @@ class UndecodableFile(InputRule):
 
 
 class InputResourceLimit(InputRule):
-    """A file or document exceeds a safety limit: alias expansion, nesting depth or size."""
+    """A file or document exceeds a safety limit: size, nesting, nodes, documents, alias expansion."""
 
     id = "PL007"
     name = "input-resource-limit"
@@ -79,7 +79,7 @@ class InputResourceLimit(InputRule):
 
 
 class UnreadableFile(InputRule):
-    """A file cannot be read (permissions, dangling symlink, I/O error)."""
+    """An input cannot or must not be read: permissions, dangling or outside symlinks, FIFOs, devices, unlistable directories."""
 
     id = "PL008"
     name = "unreadable-file"

@@ -2,7 +2,7 @@
 
 The `gateway.networking.k8s.io/policy` label on a policy CRD is how tools (gwctl,
 kubectl plugins, policylint itself) discover policy kinds and their class
-(GEP-2648 "Standard label on CRD objects"; gateway-api-semantics.md §6). Labels,
+(GEP-2648 "Standard label on CRD objects"; docs/semantics.md#label-conventions). Labels,
 annotations and label selectors must also be syntactically valid, or the API
 server rejects the object (apimachinery validation, "Syntax and character set").
 
@@ -24,14 +24,16 @@ from policylint.index import ProjectIndex
 from policylint.model import K8sObject
 from policylint.positions import join
 from policylint.rules.base import Rule
+from policylint.textsafe import short_repr
 
 POLICY_LABEL = "gateway.networking.k8s.io/policy"
-# The seed policy-attachment guide ("Kubectl Plugin") asked for this label; GEP-713 dropped it.
+# The original Policy Attachment page ("Kubectl Plugin") asked for this label; GEP-713 dropped it.
 LEGACY_POLICY_LABEL = "gateway.networking.k8s.io/policy-attachment"
 POLICY_LABEL_VALUES = ("direct", "inherited", "true")  # compared case-insensitively, as gwctl does
 
 TARGET_FIELDS = ("targetRef", "targetRefs", "targetSelectors")
-# Both boilerplate styles: GEP-713 `defaults`/`overrides` and the seed guide's `default`/`override`.
+# Both boilerplate styles: GEP-713 `defaults`/`overrides` and the policy-attachment style's
+# `default`/`override` (docs/semantics.md#two-boilerplate-styles).
 MERGE_FIELDS = ("defaults", "overrides", "default", "override")
 
 # Levels of the Gateway API hierarchy (GEP-713 "Hierarchy of target kinds"). GEP-2648: a Direct
@@ -392,7 +394,7 @@ class InvalidLabelSyntax(Rule):
                 if problem:
                     yield self.issue(obj, at, f"matchLabels key {key!r} is invalid: {problem}")
                 if not isinstance(value, str):
-                    yield self.issue(obj, at, f"matchLabels value of {key!r} must be a string, not {value!r} (quote it in YAML)")
+                    yield self.issue(obj, at, f"matchLabels value of {key!r} must be a string, not {short_repr(value)} (quote it in YAML)")
                     continue
                 problem = label_value_problem(value)
                 if problem:
@@ -414,10 +416,10 @@ class InvalidLabelSyntax(Rule):
         if operator not in SELECTOR_OPERATORS:
             hint = next((op for op in SELECTOR_OPERATORS if isinstance(operator, str) and op.lower() == operator.lower()), None)
             fix = f"write {hint!r} (operators are case-sensitive)" if hint else f"use one of {', '.join(SELECTOR_OPERATORS)}"
-            yield self.issue(obj, join(path, "operator"), f"matchExpressions operator {operator!r} is invalid: {fix}")
+            yield self.issue(obj, join(path, "operator"), f"matchExpressions operator {short_repr(operator)} is invalid: {fix}")
             return
         if values is not None and not isinstance(values, list):
-            yield self.issue(obj, join(path, "values"), f"`values` must be a list of strings, not {values!r}")
+            yield self.issue(obj, join(path, "values"), f"`values` must be a list of strings, not {short_repr(values)}")
             return
         listed = values if isinstance(values, list) else []
         if operator in ("In", "NotIn") and not listed:
@@ -429,7 +431,7 @@ class InvalidLabelSyntax(Rule):
             return
         for k, value in enumerate(listed):
             if not isinstance(value, str):
-                yield self.issue(obj, join(path, "values", k), f"selector value {value!r} must be a string (quote it in YAML)")
+                yield self.issue(obj, join(path, "values", k), f"selector value {short_repr(value)} must be a string (quote it in YAML)")
                 continue
             problem = label_value_problem(value)
             if problem:

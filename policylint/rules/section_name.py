@@ -20,7 +20,7 @@ from policylint.rules.base import Rule
 from policylint.rules.hints import hints_suffix
 from policylint.rules.targetref import object_label, ref_resolutions
 
-# Why a duplicate section name is a problem, per section type (gateway-api-semantics.md §1.1, §3.2, §5.3).
+# Why a duplicate section name is a problem, per section type (docs/semantics.md#section-names).
 _UNIQUENESS = {
     "listener": "listener names must be unique within a Gateway or ListenerSet (their CRDs reject duplicates)",
     "rule": "route rule names MUST be unique, though only the experimental-channel CRDs enforce it",
@@ -172,7 +172,8 @@ class UnnamedRuleTargetedBySyntheticName(Rule):
             target = res.target
             n = res.section.position + 1
             if policy.profile.targets.synthetic_rule_names:
-                # S13; kuadrant-operator PR #1879: since policy-machinery v0.8 real names take precedence.
+                # kuadrant-operator PR #1879: since policy-machinery v0.8 real names take precedence
+                # (docs/semantics.md#unnamed-route-rules).
                 message = (
                     f"rule #{n} of {target.kind} {target.name} is unnamed; policy-machinery/Kuadrant synthesize"
                     f" `{ref.section_name}`, the Gateway API spec does not: name the rule"

@@ -1,4 +1,4 @@
-"""PL2xx: policy target references (GEP-713 "Policy Attachment", gateway-api-semantics.md §4.1).
+"""PL2xx: policy target references (GEP-713 "The targetRefs stanza", docs/semantics.md#target-references).
 
 Every rule here reads the policy's profile for what its reference type allows
 (kinds, namespace, sectionName, virtual kinds) and `ProjectIndex.resolve_target`
@@ -30,9 +30,10 @@ from policylint.positions import join
 from policylint.profiles import TargetKind, TargetSpec
 from policylint.rules.base import Rule
 from policylint.rules.hints import NearMatches
+from policylint.textsafe import short_repr
 
 # Names of custom resources, Services, Secrets and the other kinds policies target are at least
-# DNS-1123 subdomains (gateway-api-semantics.md §2.2): a reference outside that "can never resolve".
+# DNS-1123 subdomains (docs/semantics.md#object-names): a reference outside that can never resolve.
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 # `gateway.networking.k8s.io/v1`: an apiVersion pasted into `group` (the GEP-713 examples do it).
 _GROUP_VERSION = re.compile(r"^(.+)/v[0-9]+((alpha|beta)[0-9]+)?$")
@@ -93,7 +94,7 @@ def _describe(value: object) -> str:
         return "a mapping"
     if isinstance(value, list):
         return "a list"
-    return repr(value)
+    return short_repr(value)
 
 
 def yaml_group(group: str) -> str:
@@ -181,7 +182,7 @@ class TargetRefNotFound(Rule):
             assert ref.name is not None
             if not _DNS1123_SUBDOMAIN.match(ref.name):
                 matches.note(f"{ref.name!r} is not a valid object name (lowercase DNS-1123 subdomain), so no such object can exist")
-            # design.md §1.7: repositories often hold one team's slice of a cluster.
+            # Repositories often hold one team's slice of a cluster (docs/semantics.md#partial-repositories).
             matches.or_external(ref.kind or "", res.namespace, ref.name)
             yield self.issue(policy.obj, ref.path, res.message + matches.suffix(), related=matches.related)
 
@@ -295,7 +296,7 @@ class TargetRefGroupInvalid(Rule):
     def _message(self, index: ProjectIndex, policy: Policy, ref: TargetRef) -> str:
         group = ref.group
         if group is None:
-            # gateway-api-semantics.md §4.1: unlike parentRefs, policy targetRefs have no defaults.
+            # docs/semantics.md#target-references: unlike parentRefs, policy targetRefs have no defaults.
             base = (
                 "targetRef has no group: policy target references have no default group (unlike parentRefs),"
                 ' so the API server rejects the policy ("Required value")'

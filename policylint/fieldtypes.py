@@ -1,0 +1,410 @@
+"""JSON types of the core object fields policylint reads, and what is malformed in an object.
+
+The API server validates every object against its schema before storing it: the
+OpenAPI schema of a CRD (Gateway API kinds) or the Go types of a built-in kind
+(Service). An object with a field of the wrong JSON type — `parentRefs` as a
+mapping, `rules: 5`, a listener `port: "eighty"` — is rejected as a whole, so
+no controller ever sees it. PL010 (`policylint.rules.malformed`) reports each
+such field once; the topology (`policylint.topology`) and the target resolution
+(`policylint.index`) treat what depends on a malformed part as unknown rather
+than as absent, so that no other rule reports a consequence of the same cause.
+
+The table below is data: per (group, kind), the field paths the topology reads
+and the JSON type the schema gives them. Sources:
+
+- Gateway API v1.6.1, standard channel: `config/crd/standard/gateway.networking.k8s.io_*.yaml`
+  in github.com/kubernetes-sigs/gateway-api (the `openAPIV3Schema` of version v1; the other
+  served versions have the same types), and the API reference at
+  https://gateway-api.sigs.k8s.io/reference/spec/ (Gateway, Listener, AllowedRoutes,
+  RouteGroupKind, ParentReference, BackendRef, HTTPRequestMirrorFilter, ListenerSet,
+  ReferenceGrant). Fields of the experimental channel only are not checked: a
+  standard-channel API server prunes them instead of rejecting the object.
+- Kubernetes core/v1 Service: https://kubernetes.io/docs/reference/kubernetes-api/service-resources/service-v1/
+  (ServiceSpec.type, ServicePort.name, .port int32, .targetPort IntOrString).
+
+Null is not a wrong type: the API server prunes a null field of a CRD object that is not
+nullable ("Defaulting and Nullable" in the Kubernetes CRD documentation) and decodes it to
+the zero value for built-in kinds, so a null field is treated as absent. A null *list
+item* is malformed (it is not the object or string the item schema requires).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+PathParts = tuple[str | int, ...]
+
+OBJECT = "object"
+ARRAY = "array"
+STRING = "string"
+INTEGER = "integer"
+INT_OR_STRING = "int-or-string"
+
+EXPECTED: Mapping[str, str] = {
+    OBJECT: "a mapping",
+    ARRAY: "a list",
+    STRING: "a string",
+    INTEGER: "an integer",
+    INT_OR_STRING: "an integer or a string",
+}
+
+GATEWAY_GROUP = "gateway.networking.k8s.io"
+
+# A field table: (path relative to the fragment's root, JSON type[, the rule that reports it]).
+# `[*]` is every list item, `.*` every value of a map; "" is the fragment's root itself. A field
+# another rule already reports (with more to say about it) is still malformed for the topology,
+# but PL010 leaves the finding to that rule: one finding per cause.
+Field = tuple[str, str] | tuple[str, str, str]
+Fields = tuple[Field, ...]
+
+
+def _at(prefix: str, fields: Fields) -> Fields:
+    """A fragment placed at `prefix` (shared sub-schemas: references, selectors, listeners)."""
+    out: list[Field] = []
+    for path, kind, *owner in fields:
+        if not path:
+            full = prefix
+        elif path.startswith("["):
+            full = prefix + path
+        else:
+            full = f"{prefix}.{path}"
+        if owner:
+            out.append((full, kind, owner[0]))
+        else:
+            out.append((full, kind))
+    return tuple(out)
+
+
+# LabelSelector (apimachinery meta/v1), as the Gateway CRD embeds it. PL506 (invalid-label-syntax)
+# validates label values, operators and `values`, types included.
+_LABEL_SELECTOR: Fields = (
+    ("", OBJECT),
+    ("matchLabels", OBJECT),
+    ("matchLabels.*", STRING, "PL506"),
+    ("matchExpressions", ARRAY),
+    ("matchExpressions[*]", OBJECT),
+    ("matchExpressions[*].key", STRING),
+    ("matchExpressions[*].operator", STRING, "PL506"),
+    ("matchExpressions[*].values", ARRAY, "PL506"),
+    ("matchExpressions[*].values[*]", STRING, "PL506"),
+)
+# SecretObjectReference, ObjectReference and ParentGatewayReference: all string fields.
+_OBJECT_REF: Fields = (("", OBJECT), ("group", STRING), ("kind", STRING), ("name", STRING), ("namespace", STRING))
+# ParentReference.
+_PARENT_REF: Fields = (*_OBJECT_REF, ("sectionName", STRING), ("port", INTEGER))
+# BackendObjectReference (BackendRef, HTTPBackendRef, GRPCBackendRef, a mirror's backendRef).
+_BACKEND_REF: Fields = (*_OBJECT_REF, ("port", INTEGER))
+# Listener (Gateway) and ListenerEntry (ListenerSet): the same fields.
+_LISTENER: Fields = (
+    ("", OBJECT),
+    ("name", STRING),
+    ("hostname", STRING),
+    ("port", INTEGER),
+    ("protocol", STRING),
+    ("tls", OBJECT),
+    ("tls.mode", STRING),
+    ("tls.certificateRefs", ARRAY),
+    *_at("tls.certificateRefs[*]", _OBJECT_REF),
+    ("allowedRoutes", OBJECT),
+    ("allowedRoutes.namespaces", OBJECT),
+    ("allowedRoutes.namespaces.from", STRING),
+    *_at("allowedRoutes.namespaces.selector", _LABEL_SELECTOR),
+    ("allowedRoutes.kinds", ARRAY),
+    ("allowedRoutes.kinds[*]", OBJECT),
+    ("allowedRoutes.kinds[*].group", STRING),
+    ("allowedRoutes.kinds[*].kind", STRING),
+)
+_MIRROR_FILTERS: Fields = (
+    ("", ARRAY),
+    ("[*]", OBJECT),
+    ("[*].requestMirror", OBJECT),
+    *_at("[*].requestMirror.backendRef", _BACKEND_REF),
+)
+
+
+def _route(*, hostnames: bool, filters: bool) -> Fields:
+    backend: Fields = _BACKEND_REF + (_at("filters", _MIRROR_FILTERS) if filters else ())
+    rule: Fields = (
+        ("", OBJECT),
+        ("name", STRING),
+        ("backendRefs", ARRAY),
+        *_at("backendRefs[*]", backend),
+        *(_at("filters", _MIRROR_FILTERS) if filters else ()),
+    )
+    return (
+        ("spec", OBJECT),
+        ("spec.parentRefs", ARRAY),
+        *_at("spec.parentRefs[*]", _PARENT_REF),
+        *((("spec.hostnames", ARRAY), ("spec.hostnames[*]", STRING)) if hostnames else ()),
+        ("spec.rules", ARRAY),
+        *_at("spec.rules[*]", rule),
+    )
+
+
+_GATEWAY_TLS: Fields = (
+    ("spec.tls", OBJECT),
+    ("spec.tls.backend", OBJECT),
+    *_at("spec.tls.backend.clientCertificateRef", _OBJECT_REF),
+    ("spec.tls.frontend", OBJECT),
+    ("spec.tls.frontend.default", OBJECT),
+    ("spec.tls.frontend.default.validation", OBJECT),
+    ("spec.tls.frontend.default.validation.caCertificateRefs", ARRAY),
+    *_at("spec.tls.frontend.default.validation.caCertificateRefs[*]", _OBJECT_REF),
+    ("spec.tls.frontend.perPort", ARRAY),
+    ("spec.tls.frontend.perPort[*]", OBJECT),
+    ("spec.tls.frontend.perPort[*].port", INTEGER),
+    ("spec.tls.frontend.perPort[*].tls", OBJECT),
+    ("spec.tls.frontend.perPort[*].tls.validation", OBJECT),
+    ("spec.tls.frontend.perPort[*].tls.validation.caCertificateRefs", ARRAY),
+    *_at("spec.tls.frontend.perPort[*].tls.validation.caCertificateRefs[*]", _OBJECT_REF),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class KindSchema:
+    source: str  # where the types come from, for the finding's message
+    fields: Fields
+
+
+_CRD = "the {kind} CRD schema, Gateway API standard channel"
+
+SCHEMAS: Mapping[tuple[str, str], KindSchema] = {
+    (GATEWAY_GROUP, "Gateway"): KindSchema(
+        _CRD,
+        (
+            ("spec", OBJECT),
+            ("spec.gatewayClassName", STRING),
+            ("spec.listeners", ARRAY),
+            *_at("spec.listeners[*]", _LISTENER),
+            ("spec.allowedListeners", OBJECT),
+            ("spec.allowedListeners.namespaces", OBJECT),
+            ("spec.allowedListeners.namespaces.from", STRING),
+            *_at("spec.allowedListeners.namespaces.selector", _LABEL_SELECTOR),
+            *_GATEWAY_TLS,
+        ),
+    ),
+    (GATEWAY_GROUP, "ListenerSet"): KindSchema(
+        _CRD,
+        (
+            ("spec", OBJECT),
+            *_at("spec.parentRef", _OBJECT_REF),
+            ("spec.listeners", ARRAY),
+            *_at("spec.listeners[*]", _LISTENER),
+        ),
+    ),
+    (GATEWAY_GROUP, "HTTPRoute"): KindSchema(_CRD, _route(hostnames=True, filters=True)),
+    (GATEWAY_GROUP, "GRPCRoute"): KindSchema(_CRD, _route(hostnames=True, filters=True)),
+    (GATEWAY_GROUP, "TLSRoute"): KindSchema(_CRD, _route(hostnames=True, filters=False)),
+    (GATEWAY_GROUP, "TCPRoute"): KindSchema(_CRD, _route(hostnames=False, filters=False)),
+    (GATEWAY_GROUP, "UDPRoute"): KindSchema(_CRD, _route(hostnames=False, filters=False)),
+    (GATEWAY_GROUP, "ReferenceGrant"): KindSchema(
+        _CRD,
+        (
+            ("spec", OBJECT),
+            ("spec.from", ARRAY),
+            ("spec.from[*]", OBJECT),
+            ("spec.from[*].group", STRING),
+            ("spec.from[*].kind", STRING),
+            ("spec.from[*].namespace", STRING),
+            ("spec.to", ARRAY),
+            ("spec.to[*]", OBJECT),
+            ("spec.to[*].group", STRING),
+            ("spec.to[*].kind", STRING),
+            ("spec.to[*].name", STRING),
+        ),
+    ),
+    ("", "Service"): KindSchema(
+        "the core/v1 Service type",
+        (
+            ("spec", OBJECT),
+            ("spec.type", STRING),
+            ("spec.ports", ARRAY),
+            ("spec.ports[*]", OBJECT),
+            ("spec.ports[*].name", STRING),
+            ("spec.ports[*].port", INTEGER),
+            ("spec.ports[*].targetPort", INT_OR_STRING),
+        ),
+    ),
+}
+
+
+# -- the walk ---------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Node:
+    """One field of the schema tree built from a kind's table."""
+
+    type: str | None = None
+    reported_by: str | None = None  # another rule reports this field's type (see Fields)
+    fields: dict[str, _Node] = field(default_factory=dict)
+    items: _Node | None = None  # `[*]`
+    values: _Node | None = None  # `.*`
+
+
+def _tokens(path: str) -> list[str]:
+    """`spec.listeners[*].allowedRoutes.kinds[*]` -> spec, listeners, [*], allowedRoutes, kinds, [*]."""
+    out: list[str] = []
+    for segment in path.split("."):
+        stars = 0
+        while segment.endswith("[*]"):
+            segment, stars = segment[: -len("[*]")], stars + 1
+        if segment:
+            out.append(segment)
+        out.extend(["[*]"] * stars)
+    return out
+
+
+def _tree(fields: Iterable[Field]) -> _Node:
+    root = _Node(OBJECT)
+    for path, kind, *owner in fields:
+        node = root
+        for token in _tokens(path):
+            if token == "[*]":
+                node.items = node.items or _Node()
+                node = node.items
+            elif token == "*":
+                node.values = node.values or _Node()
+                node = node.values
+            else:
+                node = node.fields.setdefault(token, _Node())
+        node.type = kind
+        node.reported_by = owner[0] if owner else None
+    return root
+
+
+@functools.cache
+def _schema_tree(group: str, kind: str) -> _Node | None:
+    schema = SCHEMAS.get((group, kind))
+    return _tree(schema.fields) if schema is not None else None
+
+
+def has_type(value: Any, kind: str) -> bool:
+    """Whether `value` (as YAML or JSON decoded it) has the JSON type `kind`."""
+    if kind == OBJECT:
+        return type(value) is dict
+    if kind == ARRAY:
+        return type(value) is list
+    if kind == STRING:
+        return type(value) is str
+    if kind in (INTEGER, INT_OR_STRING):
+        if kind == INT_OR_STRING and type(value) is str:
+            return True
+        if type(value) is int:
+            return True
+        # kubectl converts YAML to JSON through float64: `80.0` reaches the API server as 80.
+        return type(value) is float and math.isfinite(value) and value.is_integer()
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class FieldProblem:
+    """A field whose value has the wrong JSON type."""
+
+    path: PathParts
+    expected: str  # OBJECT, ARRAY, STRING, INTEGER or INT_OR_STRING
+    value: Any
+    reported_by: str | None = None  # the rule that reports it, when not PL010
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    """What is malformed in one object: its field problems and two questions about a path.
+
+    `broken(path)`: the value at `path` cannot be read — it, or a field above it, has the
+    wrong type. `tainted(path)`: broken, or something inside it is malformed.
+    """
+
+    source: str = ""
+    problems: tuple[FieldProblem, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.problems)
+
+    def broken(self, *path: str | int) -> bool:
+        return any(path[: len(p.path)] == p.path for p in self.problems)
+
+    def tainted(self, *path: str | int) -> bool:
+        n = len(path)
+        return any(p.path[:n] == path or path[: len(p.path)] == p.path for p in self.problems)
+
+
+WELL_FORMED = Malformed()
+
+
+def check_object(group: str, kind: str, data: Mapping[str, Any]) -> Malformed:
+    """The fields of an object of (group, kind) that have the wrong JSON type, in table order.
+
+    A container of the wrong type is reported alone: what it should contain cannot be read.
+    """
+    tree = _schema_tree(group, kind)
+    if tree is None:
+        return WELL_FORMED
+    problems: list[FieldProblem] = []
+    _walk(tree, data, (), problems)
+    if not problems:
+        return WELL_FORMED
+    schema = SCHEMAS[(group, kind)]
+    return Malformed(schema.source.format(kind=kind), tuple(problems))
+
+
+def _walk(node: _Node, value: Any, path: PathParts, out: list[FieldProblem]) -> None:
+    if node.type is not None and not has_type(value, node.type):
+        out.append(FieldProblem(path, node.type, value, node.reported_by))
+        return
+    if type(value) is dict:
+        for key, child in node.fields.items():
+            sub = value.get(key)
+            if sub is not None:
+                _walk(child, sub, (*path, key), out)
+        if node.values is not None:
+            for key, sub in value.items():
+                if sub is not None:
+                    _walk(node.values, sub, (*path, key), out)
+    elif type(value) is list and node.items is not None:
+        for i, item in enumerate(value):
+            if item is None:
+                out.append(FieldProblem((*path, i), node.items.type or OBJECT, None, node.items.reported_by))
+            else:
+                _walk(node.items, item, (*path, i), out)
+
+
+# -- how a value is named in messages ------------------------------------------------------------
+
+_SHOWN = 40  # characters of a string shown in a message: enough to recognise it, bounded
+
+
+def describe_value(value: Any) -> str:
+    """A value as JSON would name it, bounded: `the number 5`, `the string 'eighty'`, `a list`."""
+    if value is None:
+        return "null"
+    if type(value) is bool:
+        return f"the boolean {'true' if value else 'false'}"
+    if type(value) is int:
+        # Never format a huge integer: its text is unbounded (and CPython refuses past 4300 digits).
+        return f"the number {value}" if value.bit_length() <= 64 else "a number"
+    if type(value) is float:
+        return f"the number {value!r}" if math.isfinite(value) and abs(value) < 1e16 else "a number"
+    if type(value) is str:
+        shown = value if len(value) <= _SHOWN else value[:_SHOWN] + "..."
+        return f"the string {shown!r}"
+    if type(value) is list:
+        return "a list"
+    if type(value) is dict:
+        return "a mapping"
+    if isinstance(value, bytes):
+        return "binary data"
+    return f"a {type(value).__name__} value"
+
+
+def type_hint(value: Any, expected: str) -> str:
+    """A short fix for the usual YAML slips: an unquoted number where text belongs, and back."""
+    if expected == STRING and type(value) in (int, float, bool):
+        return " (quote it in YAML)"
+    if expected in (INTEGER, INT_OR_STRING) and type(value) is str and value.strip().isdigit():
+        return " (remove the quotes)"
+    return ""

@@ -1,0 +1,61 @@
+"""PL010: a field of a core object has the wrong JSON type, so the API server rejects the object.
+
+The field types are data (`policylint.fieldtypes.SCHEMAS`, taken from the Gateway
+API CRDs and the core/v1 Service type); the check itself never branches on a
+kind. What the topology and the target resolution do with the malformed part
+(treat it as unknown, so that no other rule reports a consequence of it) is
+described in `policylint.fieldtypes` and rules/PL010-malformed-field.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from policylint.fieldtypes import EXPECTED, FieldProblem, describe_value, type_hint
+from policylint.findings import Issue, Severity
+from policylint.index import ProjectIndex
+from policylint.load import DocumentRef
+from policylint.model import K8sObject
+from policylint.positions import format_path
+from policylint.rules.base import Rule
+
+
+class MalformedField(Rule):
+    """A field of a Gateway API object or Service has the wrong type; the API server rejects the object."""
+
+    id = "PL010"
+    name = "malformed-field"
+    severity = Severity.ERROR
+
+    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+        # A value the loader already reported at the same place (an integer too large to keep,
+        # say) is one cause: its input finding says it, this rule does not repeat it.
+        reported: set[tuple[DocumentRef, str]] = {
+            (issue.document, issue.path) for issue in index.input_issues if issue.document is not None and issue.path
+        }
+        for obj in index.objects:
+            malformed = index.malformed(obj)
+            for problem in malformed.problems:
+                if problem.reported_by is not None:
+                    continue  # that rule's finding says it (the topology still treats it as malformed)
+                path = format_path(problem.path)
+                if (obj.doc, obj.doc_path(path)) in reported:
+                    continue
+                yield self.issue(obj, path, _message(obj, problem, malformed.source))
+
+
+def _message(obj: K8sObject, problem: FieldProblem, source: str) -> str:
+    last = problem.path[-1]
+    if isinstance(last, int):
+        parent = next((p for p in reversed(problem.path) if isinstance(p, str)), "list")
+        subject = f"each {parent} entry"
+    else:
+        subject = last
+    return (
+        f"{subject} must be {EXPECTED[problem.expected]}, not {describe_value(problem.value)}"
+        f"{type_hint(problem.value, problem.expected)}: the API server rejects the whole {obj.kind} ({source}),"
+        " so no controller ever sees it"
+    )
+
+
+RULES: list[type[Rule]] = [MalformedField]

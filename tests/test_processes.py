@@ -1,0 +1,517 @@
+"""Processes and signals: a run never hangs, never leaves a process behind, and exits with the code
+its findings (or the signal that stopped it) give.
+
+These tests run the real command in subprocesses, always with a timeout, so that a regression
+fails instead of hanging the suite. They find `--jobs` workers as children of the command through
+/proc, and wait for processes to end only up to generous bounds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policylint import parallel
+from tests.manifests import first, gateway, gateway_class, policy, route, service
+
+LINUX = sys.platform.startswith("linux")
+linux_only = pytest.mark.skipif(not LINUX, reason="reads /proc and uses Linux prctl(2); CI runs Linux")
+REPO = Path(__file__).resolve().parent.parent
+# Bounds for a subprocess to finish, and for processes to be gone. Far above what a run needs
+# (a few seconds), so that a loaded machine never fails a test; a hang still fails it.
+RUN_TIMEOUT = 180.0
+GONE_TIMEOUT = 20.0
+FILES = 4
+MISSING_ROUTE = "[{group: gateway.networking.k8s.io, kind: HTTPRoute, name: missing}]"
+
+# The command as the console script runs it (`entry.main()` with no argv: signal handlers and
+# guarded standard streams installed). On a machine with a single usable CPU, `--jobs` is capped
+# to 1 and no worker would start, so there the cap is raised to 2 in the command's process; with
+# two CPUs or more this is the unmodified command.
+_COMMAND = """\
+import sys
+from policylint import entry, parallel
+if parallel.usable_cpus() < 2:
+    parallel.usable_cpus = lambda: 2
+sys.argv[0] = "policylint"
+raise SystemExit(entry.main())
+"""
+
+
+def _filler(ns: str, entries: int) -> str:
+    """A document of a kind no rule reads, there only to make the file slow to parse."""
+    items = "".join(f"    - {{key: k{j:05d}, weight: {j}, tags: [a, b, c], note: value-{j}}}\n" for j in range(entries))
+    return f"---\napiVersion: example.com/v1\nkind: Padding\nmetadata: {{name: padding, namespace: {ns}}}\nspec:\n  items:\n{items}"
+
+
+def write_corpus(root: Path, total_bytes: int) -> list[str]:
+    """FILES files of about equal size, `total_bytes` in all; each has exactly one error (PL201).
+
+    Each file holds a Gateway, a Service, an HTTPRoute and a policy whose targetRef names an
+    HTTPRoute `missing` that exists nowhere: one PL201 per file, and nothing else to report.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    names = []
+    for k in range(FILES):
+        ns = f"team-{k}"
+        objects = (gateway_class() if k == 0 else "") + gateway(ns=ns) + service(ns=ns) + route(ns=ns)
+        objects += policy("BackendTrafficPolicy", MISSING_ROUTE, name="retries", ns=ns)
+        per_entry = len(_filler(ns, 2)) - len(_filler(ns, 1))
+        entries = max(1, (total_bytes // FILES - len(objects + _filler(ns, 1))) // per_entry + 1)
+        name = f"f{k}.yaml"
+        (root / name).write_text(first(objects + _filler(ns, entries)), encoding="utf-8")
+        names.append(name)
+    return names
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Half again as much as the threshold: `--jobs 2` really starts a worker.
+    root = tmp_path_factory.mktemp("corpus")
+    write_corpus(root / "manifests", parallel.PARALLEL_MIN_BYTES * 3 // 2)
+    assert sum(p.stat().st_size for p in (root / "manifests").iterdir()) >= parallel.PARALLEL_MIN_BYTES
+    return root
+
+
+def start(args: list[str], cwd: Path, **kwargs: Any) -> subprocess.Popen[bytes]:
+    """The command in a session of its own (its pid is the session id: what it leaves is findable)."""
+    return subprocess.Popen(
+        [sys.executable, "-c", _COMMAND, *args],
+        cwd=cwd,
+        stdout=kwargs.pop("stdout", subprocess.PIPE),
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        **kwargs,
+    )
+
+
+def run(args: list[str], cwd: Path) -> tuple[int, bytes, bytes]:
+    proc = start(args, cwd)
+    try:
+        out, err = proc.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        _kill_session(proc.pid)
+    return proc.returncode, out, err
+
+
+LINT = ["manifests", "--no-cache", "--format", "json"]
+
+
+@pytest.fixture(scope="module")
+def reference(corpus: Path) -> bytes:
+    """The `--jobs 1` report, checked by hand: one PL201 per file, exit code 1."""
+    code, out, err = run([*LINT, "--jobs", "1"], corpus)
+    assert code == 1, err
+    report = json.loads(out)
+    found = [(f["rule"], f["file"], f["message"].split(";")[0]) for f in report["findings"]]
+    ns = [f"team-{k}" for k in range(FILES)]
+    assert found == [("PL201", f"manifests/f{k}.yaml", f"HTTPRoute 'missing' not found in namespace {ns[k]}") for k in range(FILES)]
+    assert err.decode().splitlines() == [f"{FILES} errors, 0 warnings, 0 info in {FILES} files ({5 * FILES + 1} objects, {FILES} policies)"]
+    return out
+
+
+# --- /proc -------------------------------------------------------------------------------------
+
+
+def children(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            found += [int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+        except OSError:
+            pass
+    return found
+
+
+def is_worker(pid: int) -> bool:
+    """A multiprocessing "spawn" child (the resource tracker, also a child, is not one)."""
+    try:
+        return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text.rsplit(")", 1)[1].split()  # fields from the third on: state, ppid, pgrp, session, ...
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = _stat(pid)
+    return 0.0 if fields is None else (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def alive(pid: int) -> bool:
+    fields = _stat(pid)
+    return fields is not None and fields[0] not in ("Z", "X")
+
+
+def in_session(sid: int) -> list[int]:
+    """Live processes of session `sid` (zombies excluded: they have ended, only not been reaped)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat(int(entry))
+            if fields is not None and int(fields[3]) == sid and fields[0] not in ("Z", "X"):
+                found.append(int(entry))
+    return found
+
+
+def _kill_session(sid: int) -> None:
+    """Test cleanup: nothing a failed test started may outlive it."""
+    if LINUX:
+        for pid in in_session(sid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def poll(condition: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.01)
+
+
+def busy_worker(proc: subprocess.Popen[bytes], cpu: float) -> int:
+    """A worker of `proc` that has used `cpu` seconds of CPU (0: as soon as it exists)."""
+
+    def find() -> int | None:
+        assert proc.poll() is None, "the command ended before its worker got busy"
+        for pid in children(proc.pid):
+            if is_worker(pid) and cpu_seconds(pid) >= cpu:
+                return pid
+        return None
+
+    return int(poll(find, RUN_TIMEOUT, f"a worker with {cpu} s of CPU"))
+
+
+def busy_main(proc: subprocess.Popen[bytes], cpu: float) -> None:
+    poll(lambda: cpu_seconds(proc.pid) >= cpu or proc.poll() is not None, RUN_TIMEOUT, f"{cpu} s of CPU")
+    assert proc.poll() is None, "the command ended before it was interrupted"
+
+
+def assert_session_ends(sid: int) -> None:
+    poll(lambda: not in_session(sid), GONE_TIMEOUT, f"the processes of session {sid} to end")
+
+
+@pytest.fixture
+def sessions() -> Iterator[list[int]]:
+    started: list[int] = []
+    yield started
+    for sid in started:
+        _kill_session(sid)
+
+
+# --- a worker that dies ------------------------------------------------------------------------
+
+
+@linux_only
+@pytest.mark.parametrize(
+    "cpu",
+    [
+        pytest.param(0.0, id="at-start"),
+        # A worker starts in ~0.1 s of CPU; from 0.4 s on it is parsing (it has ~1 s of files).
+        pytest.param(0.4, id="while-parsing"),
+    ],
+)
+def test_a_killed_worker_leaves_its_files_to_the_main_process(corpus: Path, reference: bytes, sessions: list[int], cpu: float) -> None:
+    proc = start([*LINT, "--jobs", "2"], corpus)
+    sessions.append(proc.pid)
+    worker = busy_worker(proc, cpu)
+    os.kill(worker, signal.SIGKILL)  # raises if the worker were gone: the kill really happened
+    out, err = proc.communicate(timeout=RUN_TIMEOUT)  # before the fix: never returned
+    assert proc.returncode == 1
+    assert out == reference
+    # Only the summary: no InvalidStateError, no traceback from the pool's threads.
+    assert err.decode().splitlines() == [f"{FILES} errors, 0 warnings, 0 info in {FILES} files ({5 * FILES + 1} objects, {FILES} policies)"]
+    assert_session_ends(proc.pid)
+
+
+# Hooks for `test_a_failing_pool_changes_nothing`: workers import this module to run them.
+
+
+# (In a worker, `parallel._worker_parse` is the original: only the main process replaces it.)
+
+
+def parse_or_raise(data: bytes, file: str, key: str | None, cache_dir: str | None) -> bytes:
+    if file == "big.yaml":
+        raise ValueError("a worker failing on one file")
+    return parallel._worker_parse(data, file, key, cache_dir)
+
+
+def parse_or_die(data: bytes, file: str, key: str | None, cache_dir: str | None) -> bytes:
+    if file == "big.yaml":
+        os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
+    return parallel._worker_parse(data, file, key, cache_dir)
+
+
+def failing_initializer(parent: int) -> None:
+    raise RuntimeError("a worker that cannot start")
+
+
+_FAILING_POOL = """\
+import concurrent.futures, sys
+from pathlib import Path
+from policylint import parallel
+from policylint.sources import Source
+from tests import test_processes as t
+
+parallel.PARALLEL_MIN_BYTES = 0
+parallel.usable_cpus = lambda: 3
+how = sys.argv[1]
+if how == "raises":
+    parallel._worker_parse = t.parse_or_raise
+elif how == "dies":
+    parallel._worker_parse = t.parse_or_die
+elif how == "initializer-fails":
+    parallel._init_worker = t.failing_initializer
+elif how == "no-pool":
+    def no_pool(*args, **kwargs):
+        raise OSError("no processes here")
+    concurrent.futures.ProcessPoolExecutor = no_pool
+root = Path(sys.argv[2])
+sources = [Source(display=p.name, fs_path=str(p)) for p in sorted(root.iterdir())]
+serial = list(parallel.load_files(sources, jobs=1))
+assert len(serial) == len(sources) and all(r.documents for _, r in serial)
+print("same" if list(parallel.load_files(sources, jobs=3)) == serial else "different")
+"""
+
+
+@pytest.mark.parametrize("how", ["raises", "dies", "initializer-fails", "no-pool"])
+def test_a_failing_pool_changes_nothing(tmp_path: Path, how: str) -> None:
+    """A worker that raises or dies, a pool whose workers cannot start or that cannot be created:
+    the main process parses what is left, with the results of `--jobs 1`, and the run ends by itself."""
+    write_corpus(tmp_path, 60_000)
+    # The largest file, first to be handed to a worker, is the one the hooks fail on.
+    (tmp_path / "big.yaml").write_text(first(gateway_class() + _filler("big", 800)), encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-c", _FAILING_POOL, how, str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        timeout=RUN_TIMEOUT,  # before the fix, "dies" hung here
+        start_new_session=True,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.decode() == "same\n"
+    assert b"InvalidStateError" not in proc.stderr
+
+
+# --- signals to the main process ---------------------------------------------------------------
+
+
+@linux_only
+@pytest.mark.parametrize(
+    ("sig", "jobs", "to_group", "code"),
+    [
+        pytest.param(signal.SIGTERM, 2, False, 143, id="sigterm-jobs2"),
+        pytest.param(signal.SIGTERM, 1, False, 143, id="sigterm-jobs1"),
+        pytest.param(signal.SIGINT, 2, False, 130, id="sigint-jobs2"),
+        # Ctrl-C in a terminal: the whole process group gets SIGINT, workers included.
+        pytest.param(signal.SIGINT, 2, True, 130, id="ctrl-c-jobs2"),
+        pytest.param(signal.SIGINT, 1, False, 130, id="sigint-jobs1"),
+    ],
+)
+def test_a_stop_signal_stops_the_workers_and_exits_128_plus_its_number(
+    corpus: Path, sessions: list[int], sig: signal.Signals, jobs: int, to_group: bool, code: int
+) -> None:
+    proc = start([*LINT, "--jobs", str(jobs)], corpus)
+    sessions.append(proc.pid)
+    if jobs > 1:
+        busy_worker(proc, 0.2)  # the pool runs: the worker has started and is parsing
+    else:
+        busy_main(proc, 0.6)  # past the imports (~0.3 s): parsing (~2 s)
+    if to_group:
+        os.killpg(proc.pid, sig)
+    else:
+        os.kill(proc.pid, sig)
+    out, err = proc.communicate(timeout=RUN_TIMEOUT)
+    assert proc.returncode == code
+    assert out == b""  # stopped mid-run: no report
+    assert err == b""  # no traceback, no "Aborted!", nothing from the workers
+    assert_session_ends(proc.pid)  # no worker (nor the resource tracker) outlives the command
+
+
+# Becomes a child subreaper (prctl PR_SET_CHILD_SUBREAPER = 36), so that the processes the command
+# leaves when it is killed become its children: it can then tell how each one ended.
+_REAPER = """\
+import ctypes, json, os, signal, subprocess, sys, time
+mode, cwd, limit, command = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4:]
+assert ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0
+from tests.test_processes import busy_worker, in_session
+proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, start_new_session=True)
+if mode == "worker":
+    worker = busy_worker(proc, 0.4)  # parsing, with ~1 s of its files left
+else:
+    worker = int(proc.stdout.readline())
+os.kill(proc.pid, signal.SIGKILL)
+statuses, deadline = {}, time.monotonic() + limit
+while time.monotonic() < deadline:
+    try:
+        pid, status = os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        break
+    if pid:
+        statuses[pid] = [os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+                         os.WTERMSIG(status) if os.WIFSIGNALED(status) else None]
+    else:
+        time.sleep(0.01)
+left = in_session(proc.pid)
+print(json.dumps({"worker": worker, "statuses": statuses, "left": left}))
+for pid in left:
+    os.kill(pid, signal.SIGKILL)
+"""
+
+
+def _reap(mode: str, cwd: Path, command: list[str]) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, "-c", _REAPER, mode, str(cwd), str(GONE_TIMEOUT), *command],
+        cwd=REPO,
+        capture_output=True,
+        timeout=RUN_TIMEOUT,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+@linux_only
+def test_sigkill_to_the_main_process_takes_the_workers_with_it(corpus: Path) -> None:
+    result = _reap("worker", corpus, [sys.executable, "-c", _COMMAND, *LINT, "--jobs", "2"])
+    assert result["left"] == []  # everything ended within GONE_TIMEOUT
+    # Killed by the kernel when its parent died (PR_SET_PDEATHSIG), not done with its files and
+    # ending on its own (exit code 1 on the queue's EOF, after ~1 s of parsing nobody waits for).
+    assert result["statuses"][str(result["worker"])] == [None, signal.SIGKILL]
+
+
+_POOL_WITH_WATCHDOG = """\
+import functools, os, time, multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from policylint import parallel
+pool = ProcessPoolExecutor(
+    1,
+    mp_context=multiprocessing.get_context("spawn"),
+    initializer=functools.partial(parallel._exit_with_parent, os.getpid(), use_prctl=False),
+)
+print(pool.submit(os.getpid).result(), flush=True)  # the initializer has run
+pool.submit(time.sleep, 3600)
+time.sleep(3600)
+"""
+
+
+@linux_only
+def test_the_watchdog_ends_a_worker_whose_parent_died() -> None:
+    """Where prctl(2) is missing (macOS, Windows), a thread in each worker watches the parent."""
+    result = _reap("line", REPO, [sys.executable, "-c", _POOL_WITH_WATCHDOG])
+    assert result["left"] == []  # without the watchdog, the worker sleeps on for an hour
+    assert result["statuses"][str(result["worker"])] == [1, None]  # os._exit(1) from the watchdog
+
+
+# --- --jobs is capped --------------------------------------------------------------------------
+
+
+def test_jobs_are_capped_at_the_usable_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    cpus = parallel.usable_cpus()
+    assert 1 <= cpus <= (os.cpu_count() or 1)
+    if hasattr(os, "sched_getaffinity"):
+        assert cpus == len(os.sched_getaffinity(0))
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 3)
+    assert [parallel.effective_jobs(n) for n in (0, 1, 2, 3, 4, 100_000)] == [3, 1, 2, 3, 3, 3]
+
+
+def _workers_seen(proc: subprocess.Popen[bytes]) -> set[int]:
+    seen: set[int] = set()
+    while proc.poll() is None:
+        seen.update(pid for pid in children(proc.pid) if is_worker(pid))
+        time.sleep(0.01)
+    return seen
+
+
+@linux_only
+@pytest.mark.parametrize("one_cpu", [True, False], ids=["one-cpu", "all-cpus"])
+def test_jobs_1000_starts_no_more_processes_than_cpus(corpus: Path, reference: bytes, sessions: list[int], one_cpu: bool) -> None:
+    cpu = min(os.sched_getaffinity(0))
+    # The real command here (not _COMMAND): the cap is what is tested.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "policylint", *LINT, "--jobs", "1000"],
+        cwd=corpus,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        preexec_fn=(lambda: os.sched_setaffinity(0, {cpu})) if one_cpu else None,
+    )
+    sessions.append(proc.pid)
+    # Uncapped, 1000 jobs would be FILES processes: FILES - 1 workers for the whole parse.
+    workers = _workers_seen(proc)
+    out = proc.stdout.read() if proc.stdout is not None else b""
+    assert proc.wait(timeout=RUN_TIMEOUT) == 1
+    assert out == reference
+    allowed = 1 if one_cpu else parallel.usable_cpus()
+    assert len(workers) <= allowed - 1, workers
+
+
+# --- a reader that goes away -------------------------------------------------------------------
+
+
+@pytest.mark.skipif(os.name != "posix", reason="EPIPE on a closed pipe is POSIX behaviour")
+@pytest.mark.parametrize(
+    ("exit_zero", "unbuffered"),
+    [
+        pytest.param(False, False, id="findings-code"),
+        pytest.param(True, False, id="exit-zero"),
+        pytest.param(True, True, id="exit-zero-unbuffered"),
+    ],
+)
+def test_a_closed_pipe_is_not_a_failure(tmp_path: Path, exit_zero: bool, unbuffered: bool) -> None:
+    # 800 findings (400 a file): ~160 KB of text, more than twice what a pipe holds (64 KiB on
+    # Linux), so the command is still writing when the reader goes away.
+    for f in range(2):
+        policies = "".join(policy("BackendTrafficPolicy", MISSING_ROUTE, name=f"p{f}-{k:03d}") for k in range(400))
+        (tmp_path / f"many-{f}.yaml").write_text(first(policies), encoding="utf-8")
+    args = [".", "--no-cache"] + (["--exit-zero"] if exit_zero else [])
+    # Unbuffered (`python -u`), Python's own stdout drops what a short write did not take without
+    # an error: the guard must see the EPIPE either way.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "policylint", *args],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    line = proc.stdout.readline()  # `| head -1`
+    proc.stdout.close()
+    try:
+        err = proc.stderr.read()
+        code = proc.wait(timeout=RUN_TIMEOUT)
+    finally:
+        _kill_session(proc.pid)
+    # The first policy's targetRefs[0]: line 5 (apiVersion, kind, metadata, spec, targetRefs), column 16.
+    assert line.startswith(b"many-0.yaml:5:16: error PL201 HTTPRoute 'missing' not found in namespace app")
+    assert code == (0 if exit_zero else 1)
+    # The summary, and nothing about the pipe (no BrokenPipeError, "Exception ignored", "Aborted!").
+    assert err.decode().splitlines() == ["800 errors, 0 warnings, 0 info in 2 files (800 objects, 800 policies)"]
