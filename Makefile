@@ -10,7 +10,8 @@ FUZZ_EXAMPLES ?= 20000
 # `make hostile`: every hostile input in bounded time and memory (fuzz/README.md); `HOSTILE_ARGS=-k alias`.
 HOSTILE_ARGS ?=
 
-.PHONY: demo test lint-examples bench fuzz hostile clean
+.PHONY: demo test check-code lint-examples bench fuzz hostile clean
+CODE := policylint tests benchmarks fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +25,13 @@ demo: $(STAMP)
 	@# Exit code 1 means "findings reported", which is the point of the demo.
 	$(BIN)/policylint examples/ || test $$? -eq 1
 
-test: $(STAMP)
+# Code checks first: a type error or a lint finding fails CI like a failing test.
+check-code: $(STAMP)
+	$(BIN)/ruff check $(CODE)
+	$(BIN)/ruff format --check $(CODE)
+	$(BIN)/mypy
+
+test: check-code
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

@@ -45,7 +45,12 @@ def _ref(kind: str, name: str, section: str | None = None) -> dict[str, Any]:
 
 def build(routes: int, listeners: int) -> list[dict[str, Any]]:
     docs: list[dict[str, Any]] = [
-        {"apiVersion": f"{GW}/v1", "kind": "GatewayClass", "metadata": {"name": "eg"}, "spec": {"controllerName": "gateway.envoyproxy.io/gatewayclass-controller"}}
+        {
+            "apiVersion": f"{GW}/v1",
+            "kind": "GatewayClass",
+            "metadata": {"name": "eg"},
+            "spec": {"controllerName": "gateway.envoyproxy.io/gatewayclass-controller"},
+        }
     ]
     gateways = max(1, routes // ROUTES_PER_GATEWAY)
     ns = "bench"
@@ -62,13 +67,57 @@ def build(routes: int, listeners: int) -> list[dict[str, Any]]:
                 },
             }
         )
-        docs.append(_policy("gateway.envoyproxy.io/v1alpha1", "BackendTrafficPolicy", f"btp-{gw}", ns, _ref("Gateway", gw), {"timeout": {"http": {"requestTimeout": "10s"}}}))
-        docs.append(_policy("gateway.envoyproxy.io/v1alpha1", "BackendTrafficPolicy", f"btp-{gw}-l0", ns, _ref("Gateway", gw, "l0"), {"timeout": {"http": {"requestTimeout": "5s"}}}))
-        docs.append(_policy("gateway.envoyproxy.io/v1alpha1", "ClientTrafficPolicy", f"ctp-{gw}", ns, _ref("Gateway", gw), {"timeout": {"http": {"idleTimeout": "60s"}}}))
-        for i in range(listeners):
-            docs.append(_policy("gateway.envoyproxy.io/v1alpha1", "ClientTrafficPolicy", f"ctp-{gw}-l{i}", ns, _ref("Gateway", gw, f"l{i}"), {"timeout": {"http": {"idleTimeout": "30s"}}}))
         docs.append(
-            _policy("kuadrant.io/v1", "RateLimitPolicy", f"rlp-{gw}", ns, _ref("Gateway", gw), {"defaults": {"limits": {"global": {"rates": [{"limit": 100, "window": "1s"}]}}}}, single=True)
+            _policy(
+                "gateway.envoyproxy.io/v1alpha1",
+                "BackendTrafficPolicy",
+                f"btp-{gw}",
+                ns,
+                _ref("Gateway", gw),
+                {"timeout": {"http": {"requestTimeout": "10s"}}},
+            )
+        )
+        docs.append(
+            _policy(
+                "gateway.envoyproxy.io/v1alpha1",
+                "BackendTrafficPolicy",
+                f"btp-{gw}-l0",
+                ns,
+                _ref("Gateway", gw, "l0"),
+                {"timeout": {"http": {"requestTimeout": "5s"}}},
+            )
+        )
+        docs.append(
+            _policy(
+                "gateway.envoyproxy.io/v1alpha1",
+                "ClientTrafficPolicy",
+                f"ctp-{gw}",
+                ns,
+                _ref("Gateway", gw),
+                {"timeout": {"http": {"idleTimeout": "60s"}}},
+            )
+        )
+        for i in range(listeners):
+            docs.append(
+                _policy(
+                    "gateway.envoyproxy.io/v1alpha1",
+                    "ClientTrafficPolicy",
+                    f"ctp-{gw}-l{i}",
+                    ns,
+                    _ref("Gateway", gw, f"l{i}"),
+                    {"timeout": {"http": {"idleTimeout": "30s"}}},
+                )
+            )
+        docs.append(
+            _policy(
+                "kuadrant.io/v1",
+                "RateLimitPolicy",
+                f"rlp-{gw}",
+                ns,
+                _ref("Gateway", gw),
+                {"defaults": {"limits": {"global": {"rates": [{"limit": 100, "window": "1s"}]}}}},
+                single=True,
+            )
         )
     for r in range(routes):
         gw = f"gw-{r % gateways}"
@@ -89,21 +138,54 @@ def build(routes: int, listeners: int) -> list[dict[str, Any]]:
             }
         )
         if r % 10 == 0:
-            docs.append(_policy("gateway.envoyproxy.io/v1alpha1", "BackendTrafficPolicy", f"btp-{route}", ns, _ref("HTTPRoute", route), {"timeout": {"http": {"requestTimeout": "2s"}}}))
+            docs.append(
+                _policy(
+                    "gateway.envoyproxy.io/v1alpha1",
+                    "BackendTrafficPolicy",
+                    f"btp-{route}",
+                    ns,
+                    _ref("HTTPRoute", route),
+                    {"timeout": {"http": {"requestTimeout": "2s"}}},
+                )
+            )
         if r % 20 == 0:
             docs.append(
-                _policy("gateway.envoyproxy.io/v1alpha1", "BackendTrafficPolicy", f"btp-{route}-write", ns, _ref("HTTPRoute", route, "write"), {"retry": {"numRetries": 3}})
+                _policy(
+                    "gateway.envoyproxy.io/v1alpha1",
+                    "BackendTrafficPolicy",
+                    f"btp-{route}-write",
+                    ns,
+                    _ref("HTTPRoute", route, "write"),
+                    {"retry": {"numRetries": 3}},
+                )
             )
         if r % 5 == 0:
             docs.append(
-                _policy("kuadrant.io/v1", "RateLimitPolicy", f"rlp-{route}", ns, _ref("HTTPRoute", route), {"overrides": {"limits": {"route": {"rates": [{"limit": 10, "window": "1s"}]}}}}, single=True)
+                _policy(
+                    "kuadrant.io/v1",
+                    "RateLimitPolicy",
+                    f"rlp-{route}",
+                    ns,
+                    _ref("HTTPRoute", route),
+                    {"overrides": {"limits": {"route": {"rates": [{"limit": 10, "window": "1s"}]}}}},
+                    single=True,
+                )
             )
     for s in range(min(routes, 2000)):
-        docs.append({"apiVersion": "v1", "kind": "Service", "metadata": {"name": f"svc-{s}", "namespace": ns}, "spec": {"ports": [{"name": "http", "port": 80}]}})
+        docs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": f"svc-{s}", "namespace": ns},
+                "spec": {"ports": [{"name": "http", "port": 80}]},
+            }
+        )
     return docs
 
 
-def _policy(api: str, kind: str, name: str, ns: str, ref: dict[str, Any], body: dict[str, Any], single: bool = False) -> dict[str, Any]:
+def _policy(
+    api: str, kind: str, name: str, ns: str, ref: dict[str, Any], body: dict[str, Any], single: bool = False
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"targetRef": ref} if single else {"targetRefs": [ref]}
     spec.update(body)
     return {"apiVersion": api, "kind": kind, "metadata": {"name": name, "namespace": ns}, "spec": spec}
@@ -116,8 +198,8 @@ def write(docs: list[dict[str, Any]], out: Path, per_file: int = 200) -> None:
 
 
 def measure(routes: int, listeners: int) -> dict[str, float]:
-    from policylint.effective import Simulation
     from policylint.pipeline import LintRequest, lint
+    from policylint.semantics.effective.simulation import Simulation
 
     with tempfile.TemporaryDirectory() as tmp:
         write(build(routes, listeners), Path(tmp))
@@ -129,7 +211,7 @@ def measure(routes: int, listeners: int) -> dict[str, float]:
         gc.collect()
         gc.disable()
         start = time.perf_counter()
-        sim = Simulation(index)
+        sim = Simulation(index, index.topology())
         simulate = time.perf_counter() - start
         gc.enable()
         contexts = sum(s.contexts for s in sim.status.values())
@@ -151,7 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.routes.split(",")]
     rows = [measure(n, args.listeners) for n in sizes]
-    print(f"{'routes':>7} {'objects':>8} {'lint s':>8} {'simulate s':>11} {'policy-context entries':>23} {'distinct stacks':>16} {'findings':>9}")
+    print(
+        f"{'routes':>7} {'objects':>8} {'lint s':>8} {'simulate s':>11} {'policy-context entries':>23} {'distinct stacks':>16} {'findings':>9}"
+    )
     for row in rows:
         print(
             f"{row['routes']:>7} {row['objects']:>8} {row['lint_s']:>8.2f} {row['simulate_s']:>11.2f}"

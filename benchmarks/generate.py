@@ -43,7 +43,10 @@ def _meta(name: str, namespace: str, rng: random.Random) -> dict[str, Any]:
     return {
         "name": name,
         "namespace": namespace,
-        "labels": {"app.kubernetes.io/part-of": namespace, "app.kubernetes.io/managed-by": rng.choice(("argocd", "flux", "helm"))},
+        "labels": {
+            "app.kubernetes.io/part-of": namespace,
+            "app.kubernetes.io/managed-by": rng.choice(("argocd", "flux", "helm")),
+        },
     }
 
 
@@ -58,7 +61,11 @@ def tenant(k: int, rng: random.Random) -> Iterator[dict[str, Any]]:
     """One tenant namespace: ~40 objects, in the order a team would write them."""
     ns = f"tenant-{k:05d}"
     gw = f"gw-{k:05d}"
-    yield {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"gateway-access": "shared", "tenant": str(k)}}}
+    yield {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": ns, "labels": {"gateway-access": "shared", "tenant": str(k)}},
+    }
 
     listeners = []
     n_listeners = rng.randint(8, 32)
@@ -74,7 +81,9 @@ def tenant(k: int, rng: random.Random) -> Iterator[dict[str, Any]]:
                     "port": 443,
                     "hostname": host,
                     "tls": {"mode": "Terminate", "certificateRefs": [{"group": "", "kind": "Secret", "name": f"cert-{i}"}]},
-                    "allowedRoutes": {"namespaces": {"from": "Selector", "selector": {"matchLabels": {"gateway-access": "shared"}}}},
+                    "allowedRoutes": {
+                        "namespaces": {"from": "Selector", "selector": {"matchLabels": {"gateway-access": "shared"}}}
+                    },
                 }
             )
     yield {
@@ -172,7 +181,10 @@ def tenant(k: int, rng: random.Random) -> Iterator[dict[str, Any]]:
         "metadata": _meta(f"{gw}-limits", ns, rng),
         "spec": {
             "targetRef": _ref("Gateway", gw),
-            "defaults": {"strategy": "merge", "limits": {"per-ip": {"rates": [{"limit": 600, "window": "1m"}], "counters": [{"expression": "source.address"}]}}},
+            "defaults": {
+                "strategy": "merge",
+                "limits": {"per-ip": {"rates": [{"limit": 600, "window": "1m"}], "counters": [{"expression": "source.address"}]}},
+            },
         },
     }
     for route, rule_names in routes:
@@ -193,8 +205,15 @@ def tenant(k: int, rng: random.Random) -> Iterator[dict[str, Any]]:
                 "kind": "RateLimitPolicy",
                 "metadata": _meta(f"{route}-limits", ns, rng),
                 "spec": {
-                    "targetRef": _ref("HTTPRoute", _maybe_typo(route, rng), rng.choice(rule_names) if rng.random() < 0.5 else None),
-                    "limits": {"per-user": {"rates": [{"limit": rng.randint(10, 1000), "window": "1m"}], "counters": [{"expression": "auth.identity.sub"}]}},
+                    "targetRef": _ref(
+                        "HTTPRoute", _maybe_typo(route, rng), rng.choice(rule_names) if rng.random() < 0.5 else None
+                    ),
+                    "limits": {
+                        "per-user": {
+                            "rates": [{"limit": rng.randint(10, 1000), "window": "1m"}],
+                            "counters": [{"expression": "auth.identity.sub"}],
+                        }
+                    },
                 },
             }
     for app in apps[: max(1, n_apps // 3)]:

@@ -44,7 +44,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from startup import cpu_model  # noqa: E402  (benchmarks/ holds scripts, not a package)
+import itertools
+
+from startup import cpu_model
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -224,7 +226,9 @@ def peers(corpus: Path) -> list[tuple[str, str]]:
     return out
 
 
-def run(sizes: list[int], repeat: int, seed: int, per_file: int, with_peers: bool) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+def run(
+    sizes: list[int], repeat: int, seed: int, per_file: int, with_peers: bool
+) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     sys.path.insert(0, str(HERE))
     from generate import write_corpus
 
@@ -289,7 +293,7 @@ def report(rows: list[dict[str, Any]], repeat: int, peer_rows: list[tuple[str, s
             f"| {r['warm_one_changed_s']:.2f} s | {r['warm_one_changed_cli_s']:.2f} s |"
         )
     out.append("")
-    for small, big in zip(rows, rows[1:]):
+    for small, big in itertools.pairwise(rows):
         size_ratio = big["size"] / small["size"]
         lint_ratio = big["lint_s"] / small["lint_s"]
         parse_ratio = big["parse_s"] / small["parse_s"]
@@ -304,10 +308,14 @@ def report(rows: list[dict[str, Any]], repeat: int, peer_rows: list[tuple[str, s
             lint_ratio = r["lint_s"] / r["parse_s"]
             jobs_ratio = r["jobs2_s"] / r["parse_s"]
             out.append(f"  {r['size']:,}: lint {lint_ratio:.2f}x floor (<= {TARGET_LINT}): {_verdict(lint_ratio <= TARGET_LINT)}")
-            out.append(f"  {r['size']:,}: --jobs 2 {jobs_ratio:.2f}x floor (<= {TARGET_JOBS2}): {_verdict(jobs_ratio <= TARGET_JOBS2)}")
+            out.append(
+                f"  {r['size']:,}: --jobs 2 {jobs_ratio:.2f}x floor (<= {TARGET_JOBS2}): {_verdict(jobs_ratio <= TARGET_JOBS2)}"
+            )
     if 10_000 in by_size:
         warm = by_size[10_000]["warm_one_changed_s"]
-        out.append(f"  10,000: warm, 1 file changed {warm:.2f} s in-process (<= {TARGET_WARM_S}): {_verdict(warm <= TARGET_WARM_S)}")
+        out.append(
+            f"  10,000: warm, 1 file changed {warm:.2f} s in-process (<= {TARGET_WARM_S}): {_verdict(warm <= TARGET_WARM_S)}"
+        )
     if 10_000 in by_size and 100_000 in by_size:
         growth = by_size[100_000]["lint_s"] / by_size[10_000]["lint_s"]
         out.append(f"  t(100k)/t(10k) = {growth:.2f} (<= {TARGET_GROWTH_100K:g}): {_verdict(growth <= TARGET_GROWTH_100K)}")

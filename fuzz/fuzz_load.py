@@ -22,13 +22,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `tests` is importable from a checkout
 
-from harness import run  # noqa: E402  (fuzz/ is the script's directory, first on sys.path)
+from harness import run
 
 
 def check(data: bytes) -> None:
-    from policylint.load import decode, parse_text
-    from tests.test_fuzz import assert_parsed_soundly, assert_sound
+    from policylint.input.load import decode, parse_text
     from tests.lintutil import lint_text
+    from tests.test_fuzz import assert_parsed_soundly, assert_sound
 
     text, problem = decode(data, "fuzz.yaml")
     if text is None:
@@ -41,7 +41,7 @@ def check(data: bytes) -> None:
 
 def main() -> int:
     # libyaml is C: instrumenting the Python around it is what matters.
-    return run("fuzz/fuzz_load.py", check, ("yaml", "policylint.load", "policylint.pipeline"), show_input=True)
+    return run("fuzz/fuzz_load.py", check, ("yaml", "policylint.input.load", "policylint.pipeline"), show_input=True)
 
 
 if __name__ == "__main__":

@@ -24,11 +24,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `tests` is importable from a checkout
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from harness import run
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from harness import run  # noqa: E402  (fuzz/ is the script's directory, first on sys.path)
-from tests.fuzzing import EXTERNAL_PATTERNS, Manifests, manifests  # noqa: E402
+from tests.fuzzing import EXTERNAL_PATTERNS, Manifests, manifests
+
 
 @settings(database=None, deadline=None, suppress_health_check=list(HealthCheck))
 @given(m=manifests(), external=st.lists(st.sampled_from(EXTERNAL_PATTERNS), max_size=2, unique=True), synthetic=st.booleans())
@@ -43,7 +44,9 @@ def structured(m: Manifests, external: list[str], synthetic: bool) -> None:
 
 
 def main() -> int:
-    return run("fuzz/fuzz_pipeline.py", structured.hypothesis.fuzz_one_input, ("policylint.pipeline", "policylint.topology"))
+    return run(
+        "fuzz/fuzz_pipeline.py", structured.hypothesis.fuzz_one_input, ("policylint.pipeline", "policylint.semantics.topology")
+    )
 
 
 if __name__ == "__main__":

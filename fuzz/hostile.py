@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `tests` is importable from a checkout
 
-from tests.hostile_cases import (  # noqa: E402
+from tests.hostile_cases import (
     CACHE_WARM,
     NO_CACHE,
     TEXT,
@@ -99,7 +99,9 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=2.0, help="wall-time budget per run (default 2)")
     parser.add_argument("--mb", type=float, default=300.0, help="peak RSS budget per run, in MB (default 300)")
     parser.add_argument("--timeout", type=float, default=10.0, help="kill a run after this many seconds (default 10)")
-    parser.add_argument("--no-cache-runs", action="store_true", help="skip the cache-cold/cache-warm runs of cases that do not plant a cache")
+    parser.add_argument(
+        "--no-cache-runs", action="store_true", help="skip the cache-cold/cache-warm runs of cases that do not plant a cache"
+    )
     parser.add_argument("-k", dest="only", default="", help="only the cases whose id contains TEXT")
     parser.add_argument("--keep", metavar="DIR", help="build the corpus in DIR (must not exist) and keep it")
     args = parser.parse_args()

@@ -9,11 +9,20 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 import click
 
 from policylint import __version__
+
+# The reporter registry only: no reporter module is imported until one renders.
+from policylint.reporters import FORMATS as _FORMATS
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from policylint.k8s.index import ProjectIndex
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -72,18 +81,18 @@ def run_check(
     """Lint `paths`; print the report to stdout and a summary to stderr.
 
     The parse cache lives in `cache_dir`, else $POLICYLINT_CACHE_DIR, else the user's cache
-    directory (policylint.cache.default_directory); `cache=False` neither reads nor writes it.
+    directory (policylint.input.cache.default_directory); `cache=False` neither reads nor writes it.
     A directory that is not safe to use is not used, with a warning on stderr.
     """
-    from policylint.engine import Selection
-    from policylint.external import ExternalObjects, ExternalPatternError
     from policylint.findings import Severity
+    from policylint.input.sources import SourceError
+    from policylint.k8s.external import ExternalObjects, ExternalPatternError
     from policylint.pipeline import LintRequest, lint
-    from policylint.profiles import ProfileError
-    from policylint.reporters import renderer
+    from policylint.profiles.registry import ProfileError
+    from policylint.reporters import REPORTERS, renderer
     from policylint.reporters.text import summary
     from policylint.rules import REGISTRY
-    from policylint.sources import SourceError
+    from policylint.rules.engine import Selection
 
     selection = Selection(_split_codes(select), _split_codes(ignore))
     unknown = selection.unknown_codes(REGISTRY)
@@ -101,7 +110,7 @@ def run_check(
         _error(exc)
         return EXIT_USAGE
     request = LintRequest(
-        report_policies=fmt == "json",
+        report_policies=REPORTERS[fmt].policies,
         follow_outside_links=follow_outside_links,
         paths=paths,
         stdin_filename=stdin_filename,
@@ -138,7 +147,7 @@ def run_check(
 def _cache_dir(enabled: bool, directory: str | None) -> str | None:
     if not enabled:
         return None
-    from policylint.cache import ENV_DIR, default_directory
+    from policylint.input.cache import ENV_DIR, default_directory
 
     # Outside the working directory by default: in CI that is the checkout under review, and
     # whoever writes the cache decides what policylint believes the files say.
@@ -178,7 +187,7 @@ def run_profiles(profile_paths: Sequence[str] = ()) -> int:
     """List the policy kinds policylint knows and how it treats them."""
     from pathlib import Path
 
-    from policylint.profiles import ORIGIN_PROFILE, ProfileError, ProfileRegistry, builtin_profiles, load_profile_file
+    from policylint.profiles.registry import ORIGIN_PROFILE, ProfileError, ProfileRegistry, builtin_profiles, load_profile_file
     from policylint.textsafe import defuse_line, escape
 
     try:
@@ -194,6 +203,32 @@ def run_profiles(profile_paths: Sequence[str] = ()) -> int:
     return EXIT_OK
 
 
+class _QueryLoad(TypedDict, total=False):
+    """The loading options `explain` and `graph` share with `check` (`_query_options`)."""
+
+    crd_paths: Sequence[str]
+    profile_paths: Sequence[str]
+    namespace: str
+    synthetic_rule_names: bool
+    external: Sequence[str]
+    follow_outside_links: bool
+
+
+class _CheckOptions(_QueryLoad, total=False):
+    """The options of `check` besides its paths and --format: `run_check`'s keywords."""
+
+    select: Sequence[str]
+    ignore: Sequence[str]
+    fail_on: str
+    exit_zero: bool
+    stdin_filename: str | None
+    max_affected: int | None
+    color: str
+    jobs: int
+    cache: bool
+    cache_dir: str | None
+
+
 def _load_index_for_query(
     paths: Sequence[str],
     *,
@@ -203,12 +238,12 @@ def _load_index_for_query(
     synthetic_rule_names: bool = False,
     external: Sequence[str] = (),
     follow_outside_links: bool = False,
-) -> object:
+) -> ProjectIndex | int:
     """The index `explain` and `graph` query (no rules run), or EXIT_USAGE after saying why."""
-    from policylint.external import ExternalObjects, ExternalPatternError
+    from policylint.input.sources import SourceError
+    from policylint.k8s.external import ExternalObjects, ExternalPatternError
     from policylint.pipeline import LintRequest, load_index
-    from policylint.profiles import ProfileError
-    from policylint.sources import SourceError
+    from policylint.profiles.registry import ProfileError
 
     try:
         external_objects = ExternalObjects.parse(external)
@@ -240,16 +275,16 @@ def run_explain(
     *,
     fmt: str = "text",
     limit: int = 20,
-    **load: object,
+    **load: Unpack[_QueryLoad],
 ) -> int:
     """Explain the effective policy of one object, or what one policy reaches (README "Explain")."""
-    from policylint.explain import ExplainError, explain, render_json, render_text
+    from policylint.commands.explain import ExplainError, explain, render_json, render_text
 
-    index = _load_index_for_query(paths or (".",), **load)  # type: ignore[arg-type]
+    index = _load_index_for_query(paths or (".",), **load)
     if isinstance(index, int):
         return index
     try:
-        doc = explain(index, target, default_namespace=str(load.get("namespace", "default")), limit=limit)  # type: ignore[arg-type]
+        doc = explain(index, target, default_namespace=str(load.get("namespace", "default")), limit=limit)
     except ExplainError as exc:
         _error(exc)
         return EXIT_USAGE
@@ -264,17 +299,19 @@ def run_graph(
     focus: str | None = None,
     depth: int | None = None,
     rules: bool = False,
-    **load: object,
+    **load: Unpack[_QueryLoad],
 ) -> int:
     """Draw the topology with its policies, in Mermaid or DOT."""
-    from policylint.explain import ExplainError
-    from policylint.graph import build_graph, render
+    from policylint.commands.explain import ExplainError
+    from policylint.commands.graph import build_graph, render
 
-    index = _load_index_for_query(paths or (".",), **load)  # type: ignore[arg-type]
+    index = _load_index_for_query(paths or (".",), **load)
     if isinstance(index, int):
         return index
     try:
-        graph = build_graph(index, focus=focus, depth=depth, show_rules=rules, default_namespace=str(load.get("namespace", "default")))  # type: ignore[arg-type]
+        graph = build_graph(
+            index, focus=focus, depth=depth, show_rules=rules, default_namespace=str(load.get("namespace", "default"))
+        )
     except ExplainError as exc:
         _error(exc)
         return EXIT_USAGE
@@ -305,7 +342,9 @@ def _escaped(exc: click.ClickException) -> click.ClickException:
     like every other message that echoes input (policylint.textsafe)."""
     from policylint.textsafe import escape
 
-    exc.message = escape(exc.message)
+    # Click declares `message` Final, yet escaping it in place is the only way to keep the
+    # exception's own class, context (usage line, hint) and exit code.
+    exc.message = escape(exc.message)  # type: ignore[misc]
     return exc
 
 
@@ -333,7 +372,7 @@ _FOLLOW_OUTSIDE_LINKS = click.option(
 
 @cli.command("check")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(list(_FORMATS)), default="text", show_default=True)
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rules (id or name prefixes, comma-separated).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules (id or name prefixes).")
 @click.option(
@@ -385,9 +424,9 @@ _FOLLOW_OUTSIDE_LINKS = click.option(
         " this user alone can write it and policylint created it."
     ),
 )
-def check_command(paths: tuple[str, ...], fmt: str, **kwargs: object) -> None:
+def check_command(paths: tuple[str, ...], fmt: str, **kwargs: Unpack[_CheckOptions]) -> None:
     """Lint manifests: files, directories, or `-` for stdin."""
-    sys.exit(run_check(paths, fmt=fmt, **kwargs))  # type: ignore[arg-type]
+    sys.exit(run_check(paths, fmt=fmt, **kwargs))
 
 
 @cli.command("rules")
@@ -411,15 +450,26 @@ def profiles_command(profile_paths: tuple[str, ...]) -> None:
     sys.exit(run_profiles(profile_paths))
 
 
-def _query_options(command: click.Command) -> click.Command:
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _query_options(command: _F) -> _F:
     """The loading options `explain` and `graph` share with `check`."""
     for option in reversed(
         [
-            click.option("--crd", "crd_paths", multiple=True, metavar="PATH", help="CRD files or directories describing policy kinds."),
-            click.option("--profile", "profile_paths", multiple=True, metavar="PATH", help="Extra policy profile file (repeatable)."),
+            click.option(
+                "--crd", "crd_paths", multiple=True, metavar="PATH", help="CRD files or directories describing policy kinds."
+            ),
+            click.option(
+                "--profile", "profile_paths", multiple=True, metavar="PATH", help="Extra policy profile file (repeatable)."
+            ),
             click.option("--namespace", default="default", show_default=True, help="Namespace of objects that declare none."),
-            click.option("--synthetic-rule-names", is_flag=True, help="Accept `rule-<n>` for unnamed route rules, as Kuadrant does."),
-            click.option("--external", multiple=True, metavar="KIND[/NS[/NAME]]", help="Objects that live outside the input (globs)."),
+            click.option(
+                "--synthetic-rule-names", is_flag=True, help="Accept `rule-<n>` for unnamed route rules, as Kuadrant does."
+            ),
+            click.option(
+                "--external", multiple=True, metavar="KIND[/NS[/NAME]]", help="Objects that live outside the input (globs)."
+            ),
             _FOLLOW_OUTSIDE_LINKS,
         ]
     ):
@@ -439,7 +489,7 @@ def _query_options(command: click.Command) -> click.Command:
     help="Contexts listed per result or target (0: all); counts are always complete.",
 )
 @_query_options
-def explain_command(target: str, paths: tuple[str, ...], fmt: str, limit: int, **kwargs: object) -> None:
+def explain_command(target: str, paths: tuple[str, ...], fmt: str, limit: int, **kwargs: Unpack[_QueryLoad]) -> None:
     """Show what an object effectively gets, and why; or what a policy reaches.
 
     \b
@@ -456,7 +506,9 @@ def explain_command(target: str, paths: tuple[str, ...], fmt: str, limit: int, *
 @cli.command("graph")
 @click.argument("paths", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(["mermaid", "dot"]), default="mermaid", show_default=True)
-@click.option("--focus", metavar="KIND/NAMESPACE/NAME[#SECTION]", help="Only this object's ancestors and descendants, and their policies.")
+@click.option(
+    "--focus", metavar="KIND/NAMESPACE/NAME[#SECTION]", help="Only this object's ancestors and descendants, and their policies."
+)
 @click.option(
     "--depth",
     type=click.IntRange(min=0),
@@ -465,7 +517,9 @@ def explain_command(target: str, paths: tuple[str, ...], fmt: str, limit: int, *
 )
 @click.option("--rules", is_flag=True, help="Draw route rules as nodes of their own.")
 @_query_options
-def graph_command(paths: tuple[str, ...], fmt: str, focus: str | None, depth: int | None, rules: bool, **kwargs: object) -> None:
+def graph_command(
+    paths: tuple[str, ...], fmt: str, focus: str | None, depth: int | None, rules: bool, **kwargs: Unpack[_QueryLoad]
+) -> None:
     """Draw the topology with its policies (Mermaid for GitHub Markdown, or DOT).
 
     \b

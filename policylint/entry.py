@@ -4,7 +4,7 @@ As a command (the console script, `python -m policylint`) it also decides how th
 
 - SIGINT exits 130 and SIGTERM 143 (SIGHUP 129), 128 + the signal number as shells report a
   process a signal ended, without a traceback: the handler raises `Interrupted` in the main
-  thread, the code below unwinds (stopping `--jobs` workers on the way, see policylint.parallel)
+  thread, the code below unwinds (stopping `--jobs` workers on the way, see policylint.input.parallel)
   and the exit code is returned. A second signal while unwinding exits at once.
 - A reader that goes away (`policylint . | head -1`) is not a failure of the lint: the rest of the
   output is dropped and the exit code is the one the findings give (0 with `--exit-zero`), with
@@ -79,7 +79,10 @@ def _main(args: list[str]) -> int:
         # An exception's text may quote the input: escaped like every message (policylint.textsafe).
         from policylint.textsafe import escape
 
-        print(f"policylint: internal error: {type(exc).__name__}: {escape(str(exc), 1_000)} (set POLICYLINT_DEBUG=1 for a traceback)", file=sys.stderr)
+        print(
+            f"policylint: internal error: {type(exc).__name__}: {escape(str(exc), 1_000)} (set POLICYLINT_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
         return 2
     return 0
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from policylint.load import DocumentRef
-    from policylint.model import K8sObject, ObjectKey
+    from policylint.input.load import DocumentRef
+    from policylint.k8s.objects import K8sObject, ObjectKey
 
 
 class Severity(enum.IntEnum):

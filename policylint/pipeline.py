@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from policylint import engine
-from policylint.cache import ParseCache, open_cache
-from policylint.crd import profiles_from_crds
-from policylint.external import ExternalObjects
-from policylint.findings import Finding, Issue
-from policylint.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
-from policylint.load import Document, decode
-from policylint.model import KindInfo, KindRegistry, build_objects, split_api_version
-from policylint.parallel import load_files
-from policylint.positions import PositionResolver
-from policylint.profiles import ORIGIN_PROFILE, PolicyProfile, ProfileRegistry, builtin_profiles, load_profile_file
-from policylint.rules import REGISTRY
+from policylint.findings import Finding, Issue, Location
+from policylint.input.cache import ParseCache, open_cache
+from policylint.input.load import Document, decode
+from policylint.input.parallel import load_files
+from policylint.input.positions import PositionResolver
+from policylint.input.sources import Source, discover
+from policylint.k8s.external import ExternalObjects
+from policylint.k8s.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
+from policylint.k8s.objects import KindInfo, KindRegistry, build_objects, split_api_version
+from policylint.profiles.crd import profiles_from_crds
+from policylint.profiles.registry import ORIGIN_PROFILE, PolicyProfile, ProfileRegistry, builtin_profiles, load_profile_file
+from policylint.rules import REGISTRY, engine
 from policylint.rules.base import Rule
-from policylint.sources import Source, discover
+from policylint.semantics.effective.simulation import Simulation
+from policylint.semantics.topology import Topology
+from policylint.stages import Stage, closure
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ class LintRequest:
     external: ExternalObjects = field(default_factory=ExternalObjects)
     max_affected: int | None = None
     # Parse cache directory (None: no cache; the CLI defaults to the user's cache directory, see
-    # policylint.cache) and worker processes for parsing (1: none; 0: one per CPU). Neither
+    # policylint.input.cache) and worker processes for parsing (1: none; 0: one per CPU). Neither
     # changes the findings.
     cache_dir: str | None = None
     jobs: int = 1
@@ -45,7 +47,7 @@ class LintRequest:
     # PL000 finding); `--format json` asks for it, other formats do not pay for it.
     report_policies: bool = False
     # Follow symlinks whose target lies outside the named paths (never to a FIFO or a device):
-    # `--follow-outside-links`. Off, such a link is a PL008 finding (policylint.sources).
+    # `--follow-outside-links`. Off, such a link is a PL008 finding (policylint.input.sources).
     follow_outside_links: bool = False
 
 
@@ -120,11 +122,15 @@ def lint(request: LintRequest) -> LintResult:
 
 
 def load_index(request: LintRequest) -> ProjectIndex:
-    """Sources -> index, without running the rules (`explain`, `graph`). Raises like `lint`."""
+    """Sources -> index with every stage built, without running the rules (`explain`, `graph`)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _index(request)[0]
+        index = _index(request)[0]
+        failures = build_stages(index, (Stage.SIMULATION,))
+        if failures:
+            raise RuntimeError(failures[0].message)
+        return index
     finally:
         if was_enabled:
             gc.enable()
@@ -149,7 +155,9 @@ def _index(request: LintRequest) -> tuple[ProjectIndex, list[Source], dict[str, 
     # CRDs passed with --crd describe kinds; they are context, not linted themselves.
     crd_documents: list[Document] = [d for d in documents if _is_crd(d)]
     if request.crd_paths:
-        extra_docs, _, _ = _load(discover(request.crd_paths, follow_outside_links=request.follow_outside_links), cache, request.jobs)
+        extra_docs, _, _ = _load(
+            discover(request.crd_paths, follow_outside_links=request.follow_outside_links), cache, request.jobs
+        )
         crd_documents.extend(d for d in extra_docs if _is_crd(d))
 
     builtin_kinds = KindRegistry.builtin()
@@ -178,11 +186,48 @@ def _index(request: LintRequest) -> tuple[ProjectIndex, list[Source], dict[str, 
     return index, sources, texts, notes
 
 
+def build_stages(index: ProjectIndex, wanted: Iterable[Stage]) -> list[Issue]:
+    """Build the semantic stages `wanted` needs, in order (policylint.stages), onto the index.
+
+    A stage that fails to build is left unbuilt and reported as one PL000 issue; what reads it
+    is then not run. No stage builds another: each receives the ones before it.
+    """
+    failures: list[Issue] = []
+    for stage in closure(frozenset(wanted)):
+        if index.has_stage(stage):
+            continue
+        try:
+            if stage is Stage.TOPOLOGY:
+                index.attach(topology=Topology(index))
+            else:
+                index.attach(simulation=Simulation(index, index.topology()))
+        except Exception as exc:  # a bug must not cost the findings of the other stages
+            first = index.files[0] if index.files else "<input>"
+            failures.append(
+                Issue(
+                    rule_id=engine.INTERNAL_ERROR,
+                    message=f"building the {stage.value} failed: {type(exc).__name__}: {exc}; please report this",
+                    location=Location(first, 1, 1),
+                )
+            )
+            break
+    return failures
+
+
 def _lint(request: LintRequest) -> LintResult:
     index, sources, texts, notes = _index(request)
-    rules = tuple(r for r in REGISTRY if request.selection.enabled(r))
+    selected = tuple(r for r in REGISTRY if request.selection.enabled(r))
+    wanted = {stage for rule in selected for stage in rule.reads}
+    if request.report_policies:
+        wanted.add(Stage.SIMULATION)  # the JSON report's enforcement and blast radius
+    failures = build_stages(index, wanted)
+    # A rule whose stage failed to build is not run: the stage's PL000 says why.
+    rules = tuple(r for r in selected if all(index.has_stage(s) for s in r.reads))
     resolver = PositionResolver(_text_reader(texts))
     result = engine.run(index, rules, resolver)
+    if failures:
+        resolved = [engine._resolve(i, {}, resolver) for i in failures]
+        result = engine.EngineResult(sorted([*result.findings, *resolved], key=Finding.sort_key), True)
     findings, internal_error = result.findings, result.internal_error
     policy_reports = None
     if request.report_policies:
@@ -195,4 +240,3 @@ def _lint(request: LintRequest) -> LintResult:
             findings = sorted([*findings, *(engine._resolve(i, {}, resolver) for i in failures)], key=Finding.sort_key)
             internal_error = True
     return LintResult(findings, index, [s.display for s in sources], internal_error, rules, policy_reports, notes)
-

@@ -25,7 +25,8 @@ def data_dir(name: str) -> Path:
 @functools.cache
 def load_schema(name: str) -> dict[str, Any]:
     with open(data_dir("schemas") / name, encoding="utf-8") as fh:
-        return json.load(fh)  # type: ignore[no-any-return]
+        schema: dict[str, Any] = json.load(fh)
+    return schema
 
 
 def load_yaml_data(path: Path) -> Any:

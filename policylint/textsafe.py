@@ -63,7 +63,7 @@ _JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u206
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 ELLIPSIS = "…"
-# The longest message a finding or a note keeps (policylint.engine): generous for any real
+# The longest message a finding or a note keeps (policylint.rules.engine): generous for any real
 # message, and what bounds the output whatever a rule interpolates.
 MAX_MESSAGE = 1_000
 # The longest name, namespace or label a human-readable format shows (Kubernetes names have at
@@ -260,7 +260,7 @@ class Budget:
     """What `jsonable` may still copy: nodes (containers and scalars), characters of strings,
     and a depth. One budget can be shared by every value of one document."""
 
-    __slots__ = ("nodes", "chars", "max_depth")
+    __slots__ = ("chars", "max_depth", "nodes")
 
     def __init__(self, nodes: int = 200_000, chars: int = 4_000_000, max_depth: int = MAX_DEPTH) -> None:
         self.nodes = nodes
@@ -293,9 +293,7 @@ def _plain_key(key: Any) -> str:
     return str(key)
 
 
-def jsonable(
-    value: Any, budget: Budget, *, sort_keys: bool = False, unwrap: Callable[[Any], Any] | None = None
-) -> Any:
+def jsonable(value: Any, budget: Budget, *, sort_keys: bool = False, unwrap: Callable[[Any], Any] | None = None) -> Any:
     """A JSON-ready copy of `value` within `budget` (iterative, so depth cannot overflow the stack).
 
     `unwrap`, when given, is applied to every node before it is copied (a tagged tree's node to

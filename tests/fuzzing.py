@@ -122,10 +122,15 @@ def group_kind(draw: st.DrawFn) -> tuple[Any, Any]:
 
 
 def target_ref() -> st.SearchStrategy[dict[str, Any]]:
-    fields = mapping(name=req(pick(NAMES)), sectionName=opt(pick(SECTIONS)), namespace=slot(pick(NAMESPACES), ok=1, absent=8, junk=1))
+    fields = mapping(
+        name=req(pick(NAMES)), sectionName=opt(pick(SECTIONS)), namespace=slot(pick(NAMESPACES), ok=1, absent=8, junk=1)
+    )
     return st.tuples(group_kind(), req(st.just(0)), req(st.just(0)), fields).map(
-        lambda t: {**({} if t[1] is ABSENT else {"group": t[0][0] if t[1] == 0 else t[1]}),
-                   **({} if t[2] is ABSENT else {"kind": t[0][1] if t[2] == 0 else t[2]}), **t[3]}
+        lambda t: {
+            **({} if t[1] is ABSENT else {"group": t[0][0] if t[1] == 0 else t[1]}),
+            **({} if t[2] is ABSENT else {"kind": t[0][1] if t[2] == 0 else t[2]}),
+            **t[3],
+        }
     )
 
 
@@ -201,7 +206,11 @@ def gateway_spec() -> st.SearchStrategy[dict[str, Any]]:
             mapping(
                 backend=opt(mapping(clientCertificateRef=req(secret_ref()))),
                 frontend=opt(
-                    mapping(default=req(mapping(validation=req(mapping(caCertificateRefs=req(small_list(secret_ref("ConfigMap"), 2)))))))
+                    mapping(
+                        default=req(
+                            mapping(validation=req(mapping(caCertificateRefs=req(small_list(secret_ref("ConfigMap"), 2)))))
+                        )
+                    )
                 ),
             )
         ),
@@ -219,7 +228,9 @@ def route_rule() -> st.SearchStrategy[dict[str, Any]]:
 
 def route_spec() -> st.SearchStrategy[dict[str, Any]]:
     return mapping(
-        parentRefs=req(small_list(parent_ref())), hostnames=opt(small_list(pick(HOSTNAMES), 2)), rules=req(small_list(route_rule()))
+        parentRefs=req(small_list(parent_ref())),
+        hostnames=opt(small_list(pick(HOSTNAMES), 2)),
+        rules=req(small_list(route_rule())),
     )
 
 
@@ -261,7 +272,9 @@ POLICIES: list[st.SearchStrategy[Any]] = [
     obj(
         EG,
         "SecurityPolicy",
-        mapping(**targets(selectors=True), extAuth=opt(mapping(http=req(mapping(backendRefs=req(small_list(backend_ref(), 2))))))),
+        mapping(
+            **targets(selectors=True), extAuth=opt(mapping(http=req(mapping(backendRefs=req(small_list(backend_ref(), 2))))))
+        ),
     ),
     obj(
         "kuadrant.io/v1",
@@ -273,8 +286,14 @@ POLICIES: list[st.SearchStrategy[Any]] = [
             overrides=opt(mapping(limits=req(limits))),
         ),
     ),
-    obj("kuadrant.io/v1", "AuthPolicy", mapping(**targets(), rules=opt(st.builds(dict)), defaults=opt(mapping(rules=req(st.builds(dict)))))),
-    obj("example.com/v1", "RetryPolicy", mapping(**targets(selectors=True), default=opt(mapping(attempts=req(st.integers(0, 5)))))),
+    obj(
+        "kuadrant.io/v1",
+        "AuthPolicy",
+        mapping(**targets(), rules=opt(st.builds(dict)), defaults=opt(mapping(rules=req(st.builds(dict))))),
+    ),
+    obj(
+        "example.com/v1", "RetryPolicy", mapping(**targets(selectors=True), default=opt(mapping(attempts=req(st.integers(0, 5)))))
+    ),
 ]
 
 # A CRD for the unknown policy kind: profiles derived from CRDs are part of the pipeline too.
@@ -304,7 +323,9 @@ RETRY_POLICY_CRD = {
                                         "items": {
                                             "type": "object",
                                             "required": ["group", "kind", "name"],
-                                            "properties": {k: {"type": "string"} for k in ("group", "kind", "name", "sectionName")},
+                                            "properties": {
+                                                k: {"type": "string"} for k in ("group", "kind", "name", "sectionName")
+                                            },
                                         },
                                     }
                                 },
@@ -322,7 +343,11 @@ def grant_from() -> st.SearchStrategy[dict[str, Any]]:
     # Referrers: routes and Gateways (a Service never refers), or a policy.
     policies = [(GW, "BackendTLSPolicy"), ("gateway.envoyproxy.io", "ClientTrafficPolicy")]
     return st.tuples(group_kind(), pick(policies), mapping(namespace=req(pick(NAMESPACES)))).map(
-        lambda t: {"group": (t[1] if t[0][1] == "Service" else t[0])[0], "kind": (t[1] if t[0][1] == "Service" else t[0])[1], **t[2]}
+        lambda t: {
+            "group": (t[1] if t[0][1] == "Service" else t[0])[0],
+            "kind": (t[1] if t[0][1] == "Service" else t[0])[1],
+            **t[2],
+        }
     )
 
 
@@ -341,14 +366,23 @@ def _copy(value: Any) -> Any:
 
 KUBE_OBJECTS: list[st.SearchStrategy[Any]] = [
     obj("v1", "Namespace", None, cluster=True),
-    obj(f"{GW}/v1", "GatewayClass", mapping(controllerName=req(st.just("gateway.envoyproxy.io/gatewayclass-controller"))), cluster=True),
+    obj(
+        f"{GW}/v1",
+        "GatewayClass",
+        mapping(controllerName=req(st.just("gateway.envoyproxy.io/gatewayclass-controller"))),
+        cluster=True,
+    ),
     obj(f"{GW}/v1", "Gateway", gateway_spec()),
     obj(f"{GW}/v1", "ListenerSet", mapping(parentRef=req(parent_ref()), listeners=req(small_list(listener(), 2)))),
     obj(f"{GW}/v1", "HTTPRoute", route_spec()),
     obj(f"{GW}/v1", "GRPCRoute", route_spec()),
     obj(f"{GW}/v1alpha2", "TCPRoute", route_spec()),
     obj("v1", "Service", mapping(ports=req(small_list(mapping(name=opt(pick(SECTIONS)), port=req(pick(PORTS))), 2)))),
-    obj(f"{GW}/v1beta1", "ReferenceGrant", mapping(**{"from": req(small_list(grant_from(), 2)), "to": req(small_list(grant_to(), 2))})),
+    obj(
+        f"{GW}/v1beta1",
+        "ReferenceGrant",
+        mapping(**{"from": req(small_list(grant_from(), 2)), "to": req(small_list(grant_to(), 2))}),
+    ),
     *POLICIES,
     st.builds(lambda: _copy(RETRY_POLICY_CRD)),
 ]
@@ -471,7 +505,9 @@ def scenario(draw: st.DrawFn) -> list[Any]:
         if target_section is not None:
             ref["sectionName"] = target_section
         spec: dict[str, Any] = {"targetRefs": [ref]}
-        block = {"limits": {draw(pick(["global", "per-user"])): {"rates": [{"limit": draw(st.integers(1, 100)), "window": "1s"}]}}}
+        block = {
+            "limits": {draw(pick(["global", "per-user"])): {"rates": [{"limit": draw(st.integers(1, 100)), "window": "1s"}]}}
+        }
         if draw(st.booleans()):
             block["strategy"] = draw(pick(["atomic", "merge"]))
         where = draw(pick(["defaults", "overrides", "top", "default"]))
@@ -597,7 +633,9 @@ def link(draw: st.DrawFn, documents: list[Any]) -> None:
     for o in objects:
         for role, ref in _refs(o):
             kinds = wanted[role]
-            candidates = [t for t in objects if t is not o and (kinds is None or t["kind"] in kinds) and t["kind"] not in POLICY_KINDS]
+            candidates = [
+                t for t in objects if t is not o and (kinds is None or t["kind"] in kinds) and t["kind"] not in POLICY_KINDS
+            ]
             if role == "target" and draw(st.integers(min_value=0, max_value=3)) > 0:
                 # Policies target objects in their own namespace (a targetRef has no namespace).
                 candidates = [t for t in candidates if _namespace(t) == _namespace(o)]
@@ -676,11 +714,43 @@ def dedupe(documents: list[Any]) -> list[Any]:
 
 TOKENS = [
     *"abc: -[]{},'\"&*!|>#?%@`\n\t\r\\0123456789.~",
-    "---\n", "...\n", "<<: ", "&a ", "*a", "!!int ", "!!bool ", "!!float ", "!!str ", "!!binary ", "!!map ", "!!seq ",
-    "%YAML 1.1\n", "%TAG ! tag:x,2000:\n", "? ", "\ufeff", "\x85", "\u2028", "\x00", "\x1b", "é", "😀", "{{ x }}",
-    "apiVersion: v1\n", "apiVersion: gateway.networking.k8s.io/v1\n", "kind: Service\n", "kind: Gateway\n",
-    "kind: HTTPRoute\n", "kind: BackendTLSPolicy\n", "metadata:\n  name: x\n", "  namespace: app\n",
-    "  labels: {a: 1}\n", "spec:\n", "  targetRefs:\n  - ", "kind: List\nitems:\n- ", "  ", "    ",
+    "---\n",
+    "...\n",
+    "<<: ",
+    "&a ",
+    "*a",
+    "!!int ",
+    "!!bool ",
+    "!!float ",
+    "!!str ",
+    "!!binary ",
+    "!!map ",
+    "!!seq ",
+    "%YAML 1.1\n",
+    "%TAG ! tag:x,2000:\n",
+    "? ",
+    "\ufeff",
+    "\x85",
+    "\u2028",
+    "\x00",
+    "\x1b",
+    "é",
+    "😀",
+    "{{ x }}",
+    "apiVersion: v1\n",
+    "apiVersion: gateway.networking.k8s.io/v1\n",
+    "kind: Service\n",
+    "kind: Gateway\n",
+    "kind: HTTPRoute\n",
+    "kind: BackendTLSPolicy\n",
+    "metadata:\n  name: x\n",
+    "  namespace: app\n",
+    "  labels: {a: 1}\n",
+    "spec:\n",
+    "  targetRefs:\n  - ",
+    "kind: List\nitems:\n- ",
+    "  ",
+    "    ",
 ]
 
 

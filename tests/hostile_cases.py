@@ -48,8 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from policylint import load
-from policylint.parallel import PARALLEL_MIN_BYTES
+from policylint.input import load
+from policylint.input.parallel import PARALLEL_MIN_BYTES
 from tests.test_hostile_inputs import CASES, DEEP_EXPECTED, DEEP_FILES, GOOD, Case
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -195,7 +195,9 @@ def _suite_cases() -> list[HostileCase]:
     # Over the size cap: the suite lowers the cap in-process; a subprocess meets the real one, and
     # its memory must stay within the budget however big the file.
     out.append(
-        HostileCase("file-over-the-size-limit", "suite", _files({"huge.yaml": _huge}), (Expect("huge.yaml", "PL007", 1),), large=True)
+        HostileCase(
+            "file-over-the-size-limit", "suite", _files({"huge.yaml": _huge}), (Expect("huge.yaml", "PL007", 1),), large=True
+        )
     )
     return out
 
@@ -333,7 +335,7 @@ spec:
 """
 
 _MERGES = "".join(
-    f"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: merge-{i}\n  namespace: app\ndata:\n  <<: {source}\n  a: \"1\"\n"
+    f'---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: merge-{i}\n  namespace: app\ndata:\n  <<: {source}\n  a: "1"\n'
     for i, source in enumerate(["5", "[1, x]", '"str"'])
 )
 
@@ -418,8 +420,8 @@ def _planted_cache(directory: Path, staging: Path, entries_for: Iterable[bytes])
     """A cache directory as an attacker commits it: made by policylint itself (tag files and all),
     holding an entry that says each of `entries_for` parses to nothing, in whatever entry format
     the installed policylint writes."""
-    from policylint import cache
-    from policylint.load import FileResult
+    from policylint.input import cache
+    from policylint.input.load import FileResult
 
     parse_cache = cache.ParseCache(staging)
     for data in entries_for:
@@ -460,14 +462,21 @@ def _review_cases() -> list[HostileCase]:
     cases = [
         # Template markers (PL004). An unterminated quote is a syntax error; 64 KiB of `{` nest
         # 32,768 flow mappings, which the depth guard refuses.
-        HostileCase("template-open-quote-2000-spaces", "review", _files({"t.yaml": _SPACES_2000.encode()}), (Expect("t.yaml", "PL001", 1),)),
+        HostileCase(
+            "template-open-quote-2000-spaces",
+            "review",
+            _files({"t.yaml": _SPACES_2000.encode()}),
+            (Expect("t.yaml", "PL001", 1),),
+        ),
         HostileCase(
             "template-3000-spaces-then-marker",
             "review",
             _files({"t.yaml": _SPACES_3000_THEN_MARKER.encode()}),
             (Expect("t.yaml", "PL004", 2),),
         ),
-        HostileCase("template-64k-open-braces", "review", _files({"t.yaml": _BRACES_64K.encode()}), (Expect("t.yaml", "PL007", 1),)),
+        HostileCase(
+            "template-64k-open-braces", "review", _files({"t.yaml": _BRACES_64K.encode()}), (Expect("t.yaml", "PL007", 1),)
+        ),
         HostileCase(
             "template-64k-quoted-braces-then-marker",
             "review",
@@ -476,8 +485,15 @@ def _review_cases() -> list[HostileCase]:
         ),
         # Alias amplification inside the node bound (PL007: expanded bytes and depth are bounded
         # like nodes). The policy is the second document, from line 5.
-        HostileCase("alias-bytes-amplification", "review", _files({"a.yaml": lambda: _alias_bytes().encode()}), (Expect("a.yaml", "PL007"),)),
-        HostileCase("alias-non-scalar-keys", "review", _files({"a.yaml": lambda: _alias_key().encode()}), (Expect("a.yaml", "PL007"),)),
+        HostileCase(
+            "alias-bytes-amplification",
+            "review",
+            _files({"a.yaml": lambda: _alias_bytes().encode()}),
+            (Expect("a.yaml", "PL007"),),
+        ),
+        HostileCase(
+            "alias-non-scalar-keys", "review", _files({"a.yaml": lambda: _alias_key().encode()}), (Expect("a.yaml", "PL007"),)
+        ),
         HostileCase("alias-depth-400", "review", _files({"a.yaml": _alias_depth(2).encode()}), (Expect("a.yaml", "PL007"),)),
         HostileCase("alias-depth-2000", "review", _files({"a.yaml": _alias_depth(10).encode()}), (Expect("a.yaml", "PL007"),)),
         # Volume (PL007: documents and nodes per file are bounded).
@@ -520,14 +536,22 @@ def _review_cases() -> list[HostileCase]:
     # Floats out of range and of absurd precision: no expectation but robustness.
     floats = b"---\n".join(
         _numbers(value, weight).replace(b"numbers", name.encode())
-        for name, value, weight in [("big", "1e999999", ".nan"), ("inf", ".inf", "-.inf"), ("long", "0." + "3" * 5000, "1" + "0" * 400 + ".5")]
+        for name, value, weight in [
+            ("big", "1e999999", ".nan"),
+            ("inf", ".inf", "-.inf"),
+            ("long", "0." + "3" * 5000, "1" + "0" * 400 + ".5"),
+        ]
     )
     cases.append(HostileCase("float-forms", "review", _files({"n.yaml": floats})))
     cases += [
         # YAML 1.2 allows a byte order mark at the start of any document: the Service after it
         # must be read, so that the policy's target resolves and the file has no finding.
         HostileCase(
-            "bom-at-the-second-document", "review", _files({"bom.yaml": _BOM_SECOND_DOCUMENT.encode()}), clean=("bom.yaml",), accepted=("app/bom-tls",)
+            "bom-at-the-second-document",
+            "review",
+            _files({"bom.yaml": _BOM_SECOND_DOCUMENT.encode()}),
+            clean=("bom.yaml",),
+            accepted=("app/bom-tls",),
         ),
         HostileCase(
             "merge-key-not-a-mapping",
@@ -575,7 +599,13 @@ def _review_cases() -> list[HostileCase]:
         ),
         # Output injection: the policy's target does not exist (PL201), and its name, namespace and
         # target name, or the file name, carry control sequences into every output.
-        HostileCase("control-characters-in-names", "review", _files({"i.yaml": _INJECTION.encode()}), (Expect("i.yaml", "PL201"),), text=True),
+        HostileCase(
+            "control-characters-in-names",
+            "review",
+            _files({"i.yaml": _INJECTION.encode()}),
+            (Expect("i.yaml", "PL201"),),
+            text=True,
+        ),
         HostileCase(
             "control-characters-in-file-name",
             "review",
@@ -587,12 +617,19 @@ def _review_cases() -> list[HostileCase]:
         HostileCase("fifo", "review", _fifo, (Expect("pipe.yaml", "PL008", 1),)),
         HostileCase("symlink-to-dev-zero", "review", _symlink("zero.yaml", "/dev/zero"), (Expect("zero.yaml", "PL008", 1),)),
         HostileCase("symlink-to-dev-stdin", "review", _symlink("stdin.yaml", "/dev/stdin"), (Expect("stdin.yaml", "PL008", 1),)),
-        HostileCase("symlink-to-own-stdout", "review", _symlink("stdout.yaml", "/proc/self/fd/1"), (Expect("stdout.yaml", "PL008", 1),)),
+        HostileCase(
+            "symlink-to-own-stdout", "review", _symlink("stdout.yaml", "/proc/self/fd/1"), (Expect("stdout.yaml", "PL008", 1),)
+        ),
         HostileCase(
             "symlink-to-directory-outside", "review", _link_out_of_the_root, (Expect("linked", "PL008", 1),), absent=("linked",)
         ),
         HostileCase(
-            "unreadable-subdirectory", "review", _unreadable_directory, (Expect("secret", "PL008", 1),), absent=("secret",), unreadable=("secret",)
+            "unreadable-subdirectory",
+            "review",
+            _unreadable_directory,
+            (Expect("secret", "PL008", 1),),
+            absent=("secret",),
+            unreadable=("secret",),
         ),
         # A parse cache committed to the repository being linted: its entry says the broken file
         # parses to nothing; its entries directory links to someone else's files.
@@ -1057,7 +1094,9 @@ def _finding_problems(item: BuiltCase, run: Run, report: dict[str, Any]) -> list
                 lines[rel] = _line_count(item.directory / rel)
             limit = lines[rel]
             if limit is not None and where["line"] > limit:
-                kinds.setdefault("findings past the end of their file", []).append(f"{rule} at line {where['line']} of {rel!r} ({limit} lines)")
+                kinds.setdefault("findings past the end of their file", []).append(
+                    f"{rule} at line {where['line']} of {rel!r} ({limit} lines)"
+                )
         if _relative(item, run, finding["file"]) == GOOD_FILE:
             kinds.setdefault("findings on the good file", []).append(f"{rule} {finding['message']}")
     for kind, examples in kinds.items():
@@ -1152,7 +1191,7 @@ def text_problems(item: BuiltCase, run: Run) -> list[str]:
             out.append(f"the good file has a finding: {line[:120]!r}")
         elif line.startswith("::"):
             out.append(f"a line starts with '::': {line[:80]!r}")
-        elif not (line.startswith(prefix) or line.startswith("    note:")):
+        elif not (line.startswith((prefix, "    note:"))):
             out.append(f"a line that is neither a finding nor a note: {line[:80]!r}")
     for name, text in (("stdout", stdout), ("stderr", run.stderr)):
         raw = sorted({f"U+{ord(c):04X}" for c in text if c in UNSAFE_CHARACTERS})

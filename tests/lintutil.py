@@ -6,19 +6,28 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from policylint.engine import Selection
-from policylint.pipeline import LintRequest, LintResult, lint
+from policylint.pipeline import LintRequest, LintResult, build_stages, lint
+from policylint.rules.engine import Selection
+from policylint.stages import Stage
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def lint_paths(paths: Sequence[str | Path], **options: Any) -> LintResult:
-    return lint(LintRequest(paths=[str(p) for p in paths], **options))
+    return _inspectable(lint(LintRequest(paths=[str(p) for p in paths], **options)))
 
 
 def lint_text(text: str | bytes, filename: str = "input.yaml", **options: Any) -> LintResult:
     data = text.encode("utf-8") if isinstance(text, str) else text
-    return lint(LintRequest(paths=["-"], stdin_filename=filename, read_stdin=lambda: data, **options))
+    return _inspectable(lint(LintRequest(paths=["-"], stdin_filename=filename, read_stdin=lambda: data, **options)))
+
+
+def _inspectable(result: LintResult) -> LintResult:
+    """Tests inspect the topology and the simulation whatever rules they selected: build the
+    stages the selection did not need, after the rules ran (the findings are unchanged).
+    tests/test_rule_inputs.py checks what a run builds by itself."""
+    build_stages(result.index, {Stage.SIMULATION})
+    return result
 
 
 def only(result: LintResult, rule: str) -> list[Any]:
@@ -59,4 +68,3 @@ def assert_valid_report(report: dict[str, Any]) -> None:
     assert not errors, "report does not match schemas/report.schema.json:\n" + "\n".join(
         f"  at /{'/'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in errors
     )
-

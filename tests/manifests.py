@@ -54,18 +54,29 @@ def gateway_class(name: str = "eg", controller: str = "example.com/gateway-contr
 
 def gateway(listeners: str = HTTP, *, name: str = "gw", ns: str = "app", class_name: str = "eg", spec: str = "") -> str:
     """A Gateway of class `class_name`; `spec` lines come between `gatewayClassName` and `listeners`."""
-    return _head(GATEWAY_API, "Gateway", name, ns) + f"spec:\n  gatewayClassName: {class_name}\n{spec}" + _field("listeners", listeners)
+    return (
+        _head(GATEWAY_API, "Gateway", name, ns)
+        + f"spec:\n  gatewayClassName: {class_name}\n{spec}"
+        + _field("listeners", listeners)
+    )
 
 
 def selector_listener(selector: str) -> str:
     """An HTTP listener on port 80 admitting routes from the namespaces `selector` selects, as block
     items (7 lines when `selector` is flow style; a block selector is indented by ten spaces)."""
     selector_field = f"        selector:\n{selector}" if selector.endswith("\n") else f"        selector: {selector}\n"
-    return "  - name: http\n    protocol: HTTP\n    port: 80\n    allowedRoutes:\n      namespaces:\n        from: Selector\n" + selector_field
+    return (
+        "  - name: http\n    protocol: HTTP\n    port: 80\n    allowedRoutes:\n      namespaces:\n        from: Selector\n"
+        + selector_field
+    )
 
 
 def listener_set(
-    *, name: str = "ls", ns: str = "app", parent: str = "{name: gw}", listeners: str = "[{name: extra, protocol: HTTP, port: 8080}]"
+    *,
+    name: str = "ls",
+    ns: str = "app",
+    parent: str = "{name: gw}",
+    listeners: str = "[{name: extra, protocol: HTTP, port: 8080}]",
 ) -> str:
     """A ListenerSet (GEP-1713) whose `parentRef` is `parent`."""
     return _head(GATEWAY_API, "ListenerSet", name, ns) + "spec:\n" + _field("parentRef", parent) + _field("listeners", listeners)
@@ -101,7 +112,12 @@ def namespace(name: str, labels: str = "{}") -> str:
 
 def reference_grant(namespace: str, from_: str, to: str, name: str = "rg") -> str:
     """A ReferenceGrant in `namespace`; `from_`/`to` are the YAML lists (7 lines when both are flow style)."""
-    return _head("gateway.networking.k8s.io/v1beta1", "ReferenceGrant", name, namespace) + "spec:\n" + _field("from", from_) + _field("to", to)
+    return (
+        _head("gateway.networking.k8s.io/v1beta1", "ReferenceGrant", name, namespace)
+        + "spec:\n"
+        + _field("from", from_)
+        + _field("to", to)
+    )
 
 
 def policy(
@@ -162,12 +178,14 @@ spec:
 {spec_schema}"""
 
 
-def policy_crd(kind: str, group: str = "example.com", klass: str = "Direct", scope: str = "Namespaced", *, namespace: bool = True) -> str:
+def policy_crd(
+    kind: str, group: str = "example.com", klass: str = "Direct", scope: str = "Namespaced", *, namespace: bool = True
+) -> str:
     """A policy CRD document (leading `---`, 32 lines) labelled `gateway.networking.k8s.io/policy: <klass>`.
 
     Its `spec.targetRefs` items carry group, kind, name, sectionName and, when `namespace` is true,
     namespace: the fields a CRD-derived profile reads to decide whether a target may name another
-    namespace (policylint.crd). Other spec fields are preserved.
+    namespace (policylint.profiles.crd). Other spec fields are preserved.
     """
     ns_field = "\n                    namespace: {type: string}" if namespace else ""
     spec_schema = f"""\
@@ -203,5 +221,8 @@ def s15_grant(namespace: str = "default", *, to_name: str | None = None, from_ns
     """The ReferenceGrant of S15 (permitting route-x, when in namespace default); `to_name` narrows it to one Service."""
     to_name_field = f", name: {to_name}" if to_name else ""
     return reference_grant(
-        namespace, f"[{{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: {from_ns}}}]", f'[{{group: "", kind: Service{to_name_field}}}]', name
+        namespace,
+        f"[{{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: {from_ns}}}]",
+        f'[{{group: "", kind: Service{to_name_field}}}]',
+        name,
     )

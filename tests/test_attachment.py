@@ -3,8 +3,8 @@ objects, hints, related locations, one finding per failing parentRef)."""
 
 from __future__ import annotations
 
-from policylint.external import ExternalObjects
 from policylint.findings import Severity
+from policylint.k8s.external import ExternalObjects
 from tests.lintutil import lint_text, only
 from tests.manifests import first, gateway, gateway_class, listener_set, policy, selector_listener, service
 from tests.manifests import route as route_doc
@@ -29,7 +29,12 @@ SHARED = (
     + service(ports="[{name: http, port: 80, targetPort: 8080}]")
 )
 # A BackendTrafficPolicy with retries on HTTPRoute app/web (routes here are named web).
-RETRIES = policy("BackendTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}]", name="retries", spec="  retry: {numRetries: 3}\n")
+RETRIES = policy(
+    "BackendTrafficPolicy",
+    "[{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}]",
+    name="retries",
+    spec="  retry: {numRetries: 3}\n",
+)
 
 
 def route(parent_refs: str, *, spec: str = "", backend: str = "{name: web, port: 80}") -> str:
@@ -42,7 +47,9 @@ def rules_of(text: str, **options: object) -> list[tuple[str, str]]:
 
 
 def test_complete_topology_is_clean() -> None:
-    text = SHARED + route("[{name: shared, namespace: infra, sectionName: http}, {kind: ListenerSet, name: extra, namespace: infra}]")
+    text = SHARED + route(
+        "[{name: shared, namespace: infra, sectionName: http}, {kind: ListenerSet, name: extra, namespace: infra}]"
+    )
     assert rules_of(text) == []
 
 
@@ -77,7 +84,9 @@ def test_pl407_listener_of_an_attached_listener_set_is_not_seen_through_the_gate
 
 
 def test_pl408_each_failing_parent_ref_is_reported_even_when_attached_elsewhere() -> None:
-    text = SHARED + route("[{name: shared, namespace: infra, sectionName: http}, {name: shared, namespace: infra, sectionName: internal}]")
+    text = SHARED + route(
+        "[{name: shared, namespace: infra, sectionName: http}, {name: shared, namespace: infra, sectionName: internal}]"
+    )
     result = lint_text(text)
     (finding,) = only(result, "PL408")
     assert finding.path == "spec.parentRefs[1]"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from policylint.engine import INTERNAL_ERROR
 from policylint.findings import Severity
+from policylint.rules.engine import INTERNAL_ERROR
 from tests.lintutil import lint_text, only
 
 # An in-house kind whose profile renames every field, so a rule that hard-codes

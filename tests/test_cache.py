@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from policylint import cache as cache_mod
-from policylint import load, parallel
-from policylint.cache import ParseCache, dumps, loads, pack, unpack
 from policylint.entry import main
-from policylint.load import load_bytes
-from policylint.parallel import load_files
-from policylint.sources import discover
+from policylint.input import cache as cache_mod
+from policylint.input import load, parallel
+from policylint.input.cache import ParseCache, dumps, loads, pack, unpack
+from policylint.input.load import load_bytes
+from policylint.input.parallel import load_files
+from policylint.input.sources import discover
 from tests.lintutil import ROOT
 
 EXAMPLES = ROOT / "examples"
@@ -93,7 +93,9 @@ def test_second_run_is_served_from_the_cache(tree: Path, tmp_path: Path, parses:
     assert second == first
 
 
-def test_a_changed_file_is_parsed_again(tree: Path, tmp_path: Path, parses: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_changed_file_is_parsed_again(
+    tree: Path, tmp_path: Path, parses: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     cache_dir = str(tmp_path / "cache")
     run_json(["--cache-dir", cache_dir, str(tree)], capsys)
     changed = sorted(tree.rglob("*.yaml"))[0]
@@ -105,7 +107,9 @@ def test_a_changed_file_is_parsed_again(tree: Path, tmp_path: Path, parses: list
     assert '"PL001"' in warm  # the new syntax error is reported, not an old cached answer
 
 
-def test_corrupt_and_truncated_entries_are_ignored_and_rewritten(tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_corrupt_and_truncated_entries_are_ignored_and_rewritten(
+    tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     cache_dir = tmp_path / "cache"
     expected = run_json(["--cache-dir", str(cache_dir), str(tree)], capsys)
     damaged = entries(cache_dir)[:4]
@@ -156,7 +160,9 @@ def test_parallel_results_are_in_input_order(tree: Path, monkeypatch: pytest.Mon
     assert [s for s, _ in serial] == sources
 
 
-def test_no_cache_writes_nothing(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_cache_writes_nothing(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     monkeypatch.chdir(cwd)

@@ -1,7 +1,7 @@
 """The parse cache cannot be turned against the user.
 
 Whoever can write a cache entry decides what policylint believes a file says, and pruning deletes
-files. So (policylint/cache.py, docs/performance.md):
+files. So (policylint/input/cache.py, docs/performance.md):
 
 1. a cache inside the repository being linted (a linted path, or the git work tree holding one)
    is never used: in CI that is the pull request's checkout, and a committed entry could pass a
@@ -30,10 +30,10 @@ from pathlib import Path
 
 import pytest
 
-from policylint import cache as cache_mod
-from policylint.cache import ParseCache, dumps, pack
 from policylint.entry import main
-from policylint.load import FileResult, load_bytes
+from policylint.input import cache as cache_mod
+from policylint.input.cache import ParseCache, dumps, pack
+from policylint.input.load import FileResult, load_bytes
 from tests.lintutil import ROOT
 
 # `b: c` after `spec:` is a YAML syntax error on line 4 (PL001, an error: exit code 1).
@@ -61,7 +61,9 @@ def plant_forged_cache(directory: Path) -> None:
 def clean_env(tmp_path: Path) -> dict[str, str]:
     """The environment of a policylint process whose user cache directory is under tmp_path."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("POLICYLINT_")}
-    env.update(HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "xdg"), LOCALAPPDATA=str(tmp_path / "local"), NO_COLOR="1")
+    env.update(
+        HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "xdg"), LOCALAPPDATA=str(tmp_path / "local"), NO_COLOR="1"
+    )
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
     return env
 
@@ -330,7 +332,9 @@ def test_new_directories_are_private(tmp_path: Path, capsys: pytest.CaptureFixtu
 # -- pruning touches only its own files ---------------------------------------------------------------
 
 
-def test_prune_deletes_only_entry_named_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_prune_deletes_only_entry_named_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     repo = make_repo(tmp_path / "repo")
     cache_dir = tmp_path / "cache"
     ParseCache(cache_dir).put("f" * 40, dumps(pack(FileResult([], []))))  # tagged: policylint's
@@ -397,13 +401,13 @@ HOSTILE_PAYLOADS: dict[str, bytes] = {
     "json-scalar": b"0",
     "json-triple": b"[[],[],[]]",
     "json-strings-for-lists": b'["", ""]',
-    "document-row-too-short": b'[[[0,0,0,1]],[]]',
-    "document-row-too-long": b'[[[0,0,0,1,1,{},7]],[]]',
+    "document-row-too-short": b"[[[0,0,0,1]],[]]",
+    "document-row-too-long": b"[[[0,0,0,1,1,{},7]],[]]",
     "document-position-string": b'[[["0",0,0,1,1,{}]],[]]',
-    "document-position-bool": b'[[[true,0,0,1,1,{}]],[]]',
-    "document-position-float": b'[[[0.5,0,0,1,1,{}]],[]]',
-    "document-position-negative": b'[[[-1,0,0,1,1,{}]],[]]',
-    "document-position-null": b'[[[null,0,0,1,1,{}]],[]]',
+    "document-position-bool": b"[[[true,0,0,1,1,{}]],[]]",
+    "document-position-float": b"[[[0.5,0,0,1,1,{}]],[]]",
+    "document-position-negative": b"[[[-1,0,0,1,1,{}]],[]]",
+    "document-position-null": b"[[[null,0,0,1,1,{}]],[]]",
     "issue-rule-not-string": b'[[],[[1,"m",1,1]]]',
     "issue-line-string": b'[[],[["PL001","m","1",1]]]',
     "issue-not-an-input-rule": b'[[],[["PL201","forged",1,1]]]',
@@ -411,7 +415,7 @@ HOSTILE_PAYLOADS: dict[str, bytes] = {
     "deeply-nested": _deep(200_000),
     "deeply-nested-data": b"[[[0,0,0,1,1," + _deep(200_000) + b"]],[]]",
     "huge-int": b"[[[" + b"9" * 100_000 + b",0,0,1,1,{}]],[]]",
-    "huge-int-in-data": b"[[[0,0,0,1,1,{\"a\":" + b"9" * 100_000 + b"}]],[]]",
+    "huge-int-in-data": b'[[[0,0,0,1,1,{"a":' + b"9" * 100_000 + b"}]],[]]",
     "huge-exponent": b"[[[1e999999,0,0,1,1,{}]],[]]",
     "nan-position": b"[[[NaN,0,0,1,1,{}]],[]]",
     "truncated-json": b'[[[0,0,0,1,1,{"a":',
@@ -457,7 +461,11 @@ def test_a_hostile_entry_with_a_valid_checksum_is_a_miss(name: str, tmp_path: Pa
     if not name.startswith(("marshal", "deeply", "huge")):
         return
     # The payloads that crashed runs or could: with --exit-zero too the run gets to the end, exit 0.
-    entry.write_bytes(cache_mod._MAGIC + hashlib.blake2b(HOSTILE_PAYLOADS[name], digest_size=cache_mod._DIGEST).digest() + HOSTILE_PAYLOADS[name])
+    entry.write_bytes(
+        cache_mod._MAGIC
+        + hashlib.blake2b(HOSTILE_PAYLOADS[name], digest_size=cache_mod._DIGEST).digest()
+        + HOSTILE_PAYLOADS[name]
+    )
     assert run_cli(["--cache-dir", str(cache_dir), "--exit-zero", "."], cwd=repo, env=env).returncode == 0
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from policylint.engine import INTERNAL_ERROR, INTERNAL_ERROR_NAME
 from policylint.rules import REGISTRY
 from policylint.rules.docs import REQUIRED_HEADINGS, catalogue_markdown, doc_path, parse_doc
+from policylint.rules.engine import INTERNAL_ERROR, INTERNAL_ERROR_NAME
 from tests.lintutil import lint_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,7 +71,9 @@ def test_doc_bad_example_triggers_and_good_example_does_not(rule: type) -> None:
         assert bad is None and doc.sections["Bad"].strip()
     else:
         assert bad is not None, f"{rule.id}: the Bad section needs a ```yaml block"
-        triggered = [f for f in lint_text(bad, f"{rule.id}-bad.yaml", **DOC_OPTIONS.get(rule.id, {})).findings if f.rule == rule.id]
+        triggered = [
+            f for f in lint_text(bad, f"{rule.id}-bad.yaml", **DOC_OPTIONS.get(rule.id, {})).findings if f.rule == rule.id
+        ]
         assert triggered, f"{rule.id}: the doc's Bad example does not trigger the rule"
     findings = lint_text(good, f"{rule.id}-good.yaml", **DOC_OPTIONS.get(rule.id, {})).findings
     assert [(f.rule, f.line, f.message) for f in findings] == [], f"{rule.id}: the doc's Good example is not clean"

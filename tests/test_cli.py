@@ -296,7 +296,9 @@ def test_the_installed_entry_point_behaves_like_the_click_command(inputs: dict[s
     assert (version.returncode, version.stdout) == (0, f"policylint, version {__version__}\n")
 
 
-def test_an_unexpected_exception_is_exit_2_without_a_traceback(monkeypatch: pytest.MonkeyPatch, inputs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unexpected_exception_is_exit_2_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, inputs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     def explode(request: object) -> None:
         raise RuntimeError("bug in the pipeline")
 
@@ -347,9 +349,7 @@ def test_output_does_not_depend_on_the_order_of_paths(tmp_path: Path, monkeypatc
 
 
 def _fingerprint(report: dict[str, Any]) -> tuple[Counter[tuple[str, ...]], list[Any]]:
-    findings = Counter(
-        (f["rule"], f["file"], json.dumps(f["object"], sort_keys=True), f["path"]) for f in report["findings"]
-    )
+    findings = Counter((f["rule"], f["file"], json.dumps(f["object"], sort_keys=True), f["path"]) for f in report["findings"])
     policies = [{k: v for k, v in p.items() if k != "line"} for p in report["policies"]]
     return findings, policies
 

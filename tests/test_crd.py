@@ -1,4 +1,4 @@
-"""Deriving policy profiles from CRDs (policylint.crd).
+"""Deriving policy profiles from CRDs (policylint.profiles.crd).
 
 The expected facts below were checked by hand against the vendored upstream
 CRDs (tests/data/crds/) and the facts docs/semantics.md states for them: #label-conventions,
@@ -17,11 +17,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from policylint.crd import CrdFacts, crd_facts, profile_from_facts, profiles_from_crds
 from policylint.findings import Severity
-from policylint.load import DocumentRef
-from policylint.model import K8sObject, ObjectKey
-from policylint.profiles import DIRECT, GEP713, INHERITED, ORIGIN_BUILTIN, ORIGIN_CRD, POLICY_ATTACHMENT, TargetKind
+from policylint.input.load import DocumentRef
+from policylint.k8s.objects import K8sObject, ObjectKey
+from policylint.profiles.crd import CrdFacts, crd_facts, profile_from_facts, profiles_from_crds
+from policylint.profiles.registry import DIRECT, GEP713, INHERITED, ORIGIN_BUILTIN, ORIGIN_CRD, POLICY_ATTACHMENT, TargetKind
 from tests.lintutil import lint_paths, lint_text
 from tests.manifests import crd as crd_document
 from tests.manifests import first, gateway, gateway_class, policy
@@ -46,95 +46,278 @@ def gw(*kinds: str) -> set[TargetKind]:
 EXPECTED: dict[str, tuple[Any, ...]] = {
     # docs/semantics.md#backendtlspolicy: no CEL on kind; 1..16; exists_one CEL makes entries unique.
     "gateway-api/v1.6.1/standard/gateway.networking.k8s.io_backendtlspolicies.yaml": (
-        "BackendTLSPolicy", ("v1",), "Direct", (None, "targetRefs", None), 16, True, False, True, None,
+        "BackendTLSPolicy",
+        ("v1",),
+        "Direct",
+        (None, "targetRefs", None),
+        16,
+        True,
+        False,
+        True,
+        None,
     ),
     # experimental channel still serves the deprecated v1alpha3.
     "gateway-api/v1.6.1/experimental/gateway.networking.k8s.io_backendtlspolicies.yaml": (
-        "BackendTLSPolicy", ("v1", "v1alpha3"), "Direct", (None, "targetRefs", None), 16, True, False, True, None,
+        "BackendTLSPolicy",
+        ("v1", "v1alpha3"),
+        "Direct",
+        (None, "targetRefs", None),
+        16,
+        True,
+        False,
+        True,
+        None,
     ),
     # docs/semantics.md#xbackendtrafficpolicy: list-map keyed by (group, kind, name), no sectionName,
     # no kind CEL.
     "gateway-api/v1.6.1/experimental/gateway.networking.x-k8s.io_xbackendtrafficpolicies.yaml": (
-        "XBackendTrafficPolicy", ("v1alpha1",), "Direct", (None, "targetRefs", None), 16, False, False, True, None,
+        "XBackendTrafficPolicy",
+        ("v1alpha1",),
+        "Direct",
+        (None, "targetRefs", None),
+        16,
+        False,
+        False,
+        True,
+        None,
     ),
     # docs/semantics.md#envoy-gateway: no label, targetRef + targetRefs (no maxItems, no list-map)
     # + targetSelectors.
     "envoy-gateway/v1.9.0/gateway.envoyproxy.io_clienttrafficpolicies.yaml": (
-        "ClientTrafficPolicy", ("v1alpha1",), None, ("targetRef", "targetRefs", "targetSelectors"), None, True, False, False,
+        "ClientTrafficPolicy",
+        ("v1alpha1",),
+        None,
+        ("targetRef", "targetRefs", "targetSelectors"),
+        None,
+        True,
+        False,
+        False,
         gw("Gateway", "ListenerSet"),
     ),
     "envoy-gateway/v1.9.0/gateway.envoyproxy.io_backendtrafficpolicies.yaml": (
-        "BackendTrafficPolicy", ("v1alpha1",), None, ("targetRef", "targetRefs", "targetSelectors"), None, True, False, False,
+        "BackendTrafficPolicy",
+        ("v1alpha1",),
+        None,
+        ("targetRef", "targetRefs", "targetSelectors"),
+        None,
+        True,
+        False,
+        False,
         gw("Gateway", "ListenerSet", "HTTPRoute", "GRPCRoute", "UDPRoute", "TCPRoute", "TLSRoute"),
     ),
     "envoy-gateway/v1.9.0/gateway.envoyproxy.io_securitypolicies.yaml": (
-        "SecurityPolicy", ("v1alpha1",), None, ("targetRef", "targetRefs", "targetSelectors"), None, True, False, False,
+        "SecurityPolicy",
+        ("v1alpha1",),
+        None,
+        ("targetRef", "targetRefs", "targetSelectors"),
+        None,
+        True,
+        False,
+        False,
         gw("Gateway", "ListenerSet", "HTTPRoute", "GRPCRoute", "TCPRoute"),
     ),
     "envoy-gateway/v1.9.0/gateway.envoyproxy.io_envoyextensionpolicies.yaml": (
-        "EnvoyExtensionPolicy", ("v1alpha1",), None, ("targetRef", "targetRefs", "targetSelectors"), None, True, False, False,
+        "EnvoyExtensionPolicy",
+        ("v1alpha1",),
+        None,
+        ("targetRef", "targetRefs", "targetSelectors"),
+        None,
+        True,
+        False,
+        False,
         gw("Gateway", "ListenerSet", "HTTPRoute", "GRPCRoute", "UDPRoute", "TCPRoute", "TLSRoute"),
     ),
     # EnvoyPatchPolicy: kind checked by the controller only.
     "envoy-gateway/v1.9.0/gateway.envoyproxy.io_envoypatchpolicies.yaml": (
-        "EnvoyPatchPolicy", ("v1alpha1",), None, ("targetRef", None, None), None, False, False, False, None,
+        "EnvoyPatchPolicy",
+        ("v1alpha1",),
+        None,
+        ("targetRef", None, None),
+        None,
+        False,
+        False,
+        False,
+        None,
     ),
     # docs/semantics.md#kuadrant: CEL on the targetRef.
     "kuadrant/v1.5.2/kuadrant.io_authpolicies.yaml": (
-        "AuthPolicy", ("v1",), "inherited", ("targetRef", None, None), None, True, False, False, gw("HTTPRoute", "GRPCRoute", "Gateway"),
+        "AuthPolicy",
+        ("v1",),
+        "inherited",
+        ("targetRef", None, None),
+        None,
+        True,
+        False,
+        False,
+        gw("HTTPRoute", "GRPCRoute", "Gateway"),
     ),
     "kuadrant/v1.5.2/kuadrant.io_ratelimitpolicies.yaml": (
-        "RateLimitPolicy", ("v1",), "inherited", ("targetRef", None, None), None, True, False, False, gw("HTTPRoute", "GRPCRoute", "Gateway"),
+        "RateLimitPolicy",
+        ("v1",),
+        "inherited",
+        ("targetRef", None, None),
+        None,
+        True,
+        False,
+        False,
+        gw("HTTPRoute", "GRPCRoute", "Gateway"),
     ),
     "kuadrant/v1.5.2/kuadrant.io_tokenratelimitpolicies.yaml": (
-        "TokenRateLimitPolicy", ("v1alpha1",), "inherited", ("targetRef", None, None), None, True, False, False, gw("HTTPRoute", "Gateway"),
+        "TokenRateLimitPolicy",
+        ("v1alpha1",),
+        "inherited",
+        ("targetRef", None, None),
+        None,
+        True,
+        False,
+        False,
+        gw("HTTPRoute", "Gateway"),
     ),
     "kuadrant/v1.5.2/kuadrant.io_dnspolicies.yaml": (
-        "DNSPolicy", ("v1",), "direct", ("targetRef", None, None), None, True, False, False, gw("Gateway"),
+        "DNSPolicy",
+        ("v1",),
+        "direct",
+        ("targetRef", None, None),
+        None,
+        True,
+        False,
+        False,
+        gw("Gateway"),
     ),
     "kuadrant/v1.5.2/kuadrant.io_tlspolicies.yaml": (
-        "TLSPolicy", ("v1",), "direct", ("targetRef", None, None), None, True, False, False, gw("Gateway"),
+        "TLSPolicy",
+        ("v1",),
+        "direct",
+        ("targetRef", None, None),
+        None,
+        True,
+        False,
+        False,
+        gw("Gateway"),
     ),
     "kuadrant/v1.5.2/extensions.kuadrant.io_oidcpolicies.yaml": (
-        "OIDCPolicy", ("v1alpha1",), None, ("targetRef", None, None), None, True, False, False, gw("HTTPRoute", "Gateway"),
+        "OIDCPolicy",
+        ("v1alpha1",),
+        None,
+        ("targetRef", None, None),
+        None,
+        True,
+        False,
+        False,
+        gw("HTTPRoute", "Gateway"),
     ),
     "kuadrant/v1.5.2/extensions.kuadrant.io_planpolicies.yaml": (
-        "PlanPolicy", ("v1alpha1",), None, ("targetRef", None, None), None, True, False, False, gw("HTTPRoute", "GRPCRoute", "Gateway"),
+        "PlanPolicy",
+        ("v1alpha1",),
+        None,
+        ("targetRef", None, None),
+        None,
+        True,
+        False,
+        False,
+        gw("HTTPRoute", "GRPCRoute", "Gateway"),
     ),
     "kuadrant/v1.5.2/extensions.kuadrant.io_telemetrypolicies.yaml": (
-        "TelemetryPolicy", ("v1alpha1",), None, ("targetRef", None, None), None, True, False, False, gw("Gateway"),
+        "TelemetryPolicy",
+        ("v1alpha1",),
+        None,
+        ("targetRef", None, None),
+        None,
+        True,
+        False,
+        False,
+        gw("Gateway"),
     ),
     "kuadrant/v1.5.2/extensions.kuadrant.io_threatpolicies.yaml": (
-        "ThreatPolicy", ("v1alpha1",), None, ("targetRef", None, None), None, True, False, False, gw("HTTPRoute", "Gateway"),
+        "ThreatPolicy",
+        ("v1alpha1",),
+        None,
+        ("targetRef", None, None),
+        None,
+        True,
+        False,
+        False,
+        gw("HTTPRoute", "Gateway"),
     ),
     # docs/semantics.md#nginx-gateway-fabric table.
     "nginx-gateway-fabric/v2.6.7/gateway.nginx.org_clientsettingspolicies.yaml": (
-        "ClientSettingsPolicy", ("v1alpha1",), "inherited", ("targetRef", None, None), None, False, False, False,
+        "ClientSettingsPolicy",
+        ("v1alpha1",),
+        "inherited",
+        ("targetRef", None, None),
+        None,
+        False,
+        False,
+        False,
         gw("Gateway", "HTTPRoute", "GRPCRoute"),
     ),
     "nginx-gateway-fabric/v2.6.7/gateway.nginx.org_proxysettingspolicies.yaml": (
-        "ProxySettingsPolicy", ("v1alpha1",), "inherited", (None, "targetRefs", None), 16, False, False, True,
+        "ProxySettingsPolicy",
+        ("v1alpha1",),
+        "inherited",
+        (None, "targetRefs", None),
+        16,
+        False,
+        False,
+        True,
         gw("Gateway", "HTTPRoute", "GRPCRoute"),
     ),
     "nginx-gateway-fabric/v2.6.7/gateway.nginx.org_ratelimitpolicies.yaml": (
-        "RateLimitPolicy", ("v1alpha1",), "inherited", (None, "targetRefs", None), 16, False, False, True,
+        "RateLimitPolicy",
+        ("v1alpha1",),
+        "inherited",
+        (None, "targetRefs", None),
+        16,
+        False,
+        False,
+        True,
         gw("Gateway", "HTTPRoute", "GRPCRoute"),
     ),
     "nginx-gateway-fabric/v2.6.7/gateway.nginx.org_wafpolicies.yaml": (
-        "WAFPolicy", ("v1alpha1",), "inherited", (None, "targetRefs", None), 16, False, False, True,
+        "WAFPolicy",
+        ("v1alpha1",),
+        "inherited",
+        (None, "targetRefs", None),
+        16,
+        False,
+        False,
+        True,
         gw("Gateway", "HTTPRoute", "GRPCRoute"),
     ),
     # ObservabilityPolicy: only v1alpha2 is served; its kind CEL uses `exists`.
     "nginx-gateway-fabric/v2.6.7/gateway.nginx.org_observabilitypolicies.yaml": (
-        "ObservabilityPolicy", ("v1alpha2",), "direct", (None, "targetRefs", None), 16, False, False, True, gw("HTTPRoute", "GRPCRoute"),
+        "ObservabilityPolicy",
+        ("v1alpha2",),
+        "direct",
+        (None, "targetRefs", None),
+        16,
+        False,
+        False,
+        True,
+        gw("HTTPRoute", "GRPCRoute"),
     ),
     # UpstreamSettingsPolicy: Service in group "" or "core".
     "nginx-gateway-fabric/v2.6.7/gateway.nginx.org_upstreamsettingspolicies.yaml": (
-        "UpstreamSettingsPolicy", ("v1alpha1",), "direct", (None, "targetRefs", None), 16, False, False, True,
+        "UpstreamSettingsPolicy",
+        ("v1alpha1",),
+        "direct",
+        (None, "targetRefs", None),
+        16,
+        False,
+        False,
+        True,
         {TargetKind("", "Service"), TargetKind("core", "Service")},
     ),
     "nginx-gateway-fabric/v2.6.7/gateway.nginx.org_snippetspolicies.yaml": (
-        "SnippetsPolicy", ("v1alpha1",), "direct", (None, "targetRefs", None), 16, False, False, True, gw("Gateway"),
+        "SnippetsPolicy",
+        ("v1alpha1",),
+        "direct",
+        (None, "targetRefs", None),
+        16,
+        False,
+        False,
+        True,
+        gw("Gateway"),
     ),
 }
 
@@ -231,14 +414,21 @@ def crd(
     ref_schema = {
         "type": "object",
         "required": ["group", "kind", "name"],
-        "properties": ref_props if ref_props is not None else {"group": {"type": "string"}, "kind": {"type": "string"}, "name": {"type": "string"}},
+        "properties": ref_props
+        if ref_props is not None
+        else {"group": {"type": "string"}, "kind": {"type": "string"}, "name": {"type": "string"}},
     }
     props: dict[str, Any] = {}
     if single:
         props["targetRef"] = {**copy.deepcopy(ref_schema), "x-kubernetes-validations": [{"rule": r} for r in ref_rules or []]}
     if many:
         items = {**copy.deepcopy(ref_schema), "x-kubernetes-validations": [{"rule": r} for r in item_rules or []]}
-        props["targetRefs"] = {"type": "array", "maxItems": 4, "items": items, "x-kubernetes-validations": [{"rule": r} for r in list_rules or []]}
+        props["targetRefs"] = {
+            "type": "array",
+            "maxItems": 4,
+            "items": items,
+            "x-kubernetes-validations": [{"rule": r} for r in list_rules or []],
+        }
     props.update(spec_props or {})
     spec_schema = {"type": "object", "properties": props, "x-kubernetes-validations": [{"rule": r} for r in spec_rules or []]}
     schema = {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec_schema}}}
@@ -262,11 +452,21 @@ def crd(
         ("list", "self.all(x, x.kind == 'Gateway' || x.kind == 'HTTPRoute')", ("Gateway", "HTTPRoute"), None),
         ("list", "self.all(x, x.group in ['', 'core'])", None, ("", "core")),
         ("list", "self.exists(t, t.group=='') || self.exists(t, t.group=='core')", None, ("", "core")),
-        ("list", "(self.exists(t, t.kind=='HTTPRoute') || self.exists(t, t.kind=='GRPCRoute'))", ("GRPCRoute", "HTTPRoute"), None),
+        (
+            "list",
+            "(self.exists(t, t.kind=='HTTPRoute') || self.exists(t, t.kind=='GRPCRoute'))",
+            ("GRPCRoute", "HTTPRoute"),
+            None,
+        ),
         ("item", "self.kind == 'Gateway'", ("Gateway",), None),
         ("item", "(self.group=='gateway.networking.k8s.io')", None, ("gateway.networking.k8s.io",)),
         ("item", '"Gateway" == self.kind', ("Gateway",), None),
-        ("spec", "has(self.targetRefs) ? self.targetRefs.all(ref, ref.kind in ['Gateway', 'ListenerSet']) : true", ("Gateway", "ListenerSet"), None),
+        (
+            "spec",
+            "has(self.targetRefs) ? self.targetRefs.all(ref, ref.kind in ['Gateway', 'ListenerSet']) : true",
+            ("Gateway", "ListenerSet"),
+            None,
+        ),
         ("spec", "self.targetRefs.all(ref, ref.group == 'gateway.networking.k8s.io')", None, ("gateway.networking.k8s.io",)),
         # Not restrictions: conditional on another field, negated, comparing entries, unknown names.
         ("spec", "!has(self.mergeType) || self.targetRefs.all(ref, ref.kind in ['HTTPRoute'])", None, None),
@@ -280,7 +480,9 @@ def crd(
         ("list", "(" * 200 + "self.kind == 'A'" + ")" * 200, None, None),
     ],
 )
-def test_cel_kind_and_group_restrictions(where: str, rule: str, kinds: tuple[str, ...] | None, groups: tuple[str, ...] | None) -> None:
+def test_cel_kind_and_group_restrictions(
+    where: str, rule: str, kinds: tuple[str, ...] | None, groups: tuple[str, ...] | None
+) -> None:
     key = {"list": "list_rules", "item": "item_rules", "spec": "spec_rules"}[where]
     facts = crd_facts(crd(**{key: [rule]}))
     assert facts.allowed_kinds == (tuple(sorted(kinds)) if kinds else None)
@@ -300,7 +502,13 @@ def test_rules_on_one_field_intersect_and_fields_union() -> None:
 
 def test_enum_restricts_kinds_and_groups() -> None:
     facts = crd_facts(
-        crd(ref_props={"group": {"type": "string", "enum": ["gateway.networking.k8s.io"]}, "kind": {"type": "string", "enum": ["Gateway", "HTTPRoute"]}, "name": {"type": "string"}})
+        crd(
+            ref_props={
+                "group": {"type": "string", "enum": ["gateway.networking.k8s.io"]},
+                "kind": {"type": "string", "enum": ["Gateway", "HTTPRoute"]},
+                "name": {"type": "string"},
+            }
+        )
     )
     assert set(facts.target_kinds) == gw("Gateway", "HTTPRoute")
 
@@ -316,10 +524,15 @@ def test_kinds_without_group_restriction_get_their_well_known_group() -> None:
 
 
 def test_required_and_exclusive_from_cel() -> None:
-    both = dict(single=True, many=True)
+    both = {"single": True, "many": True}
     facts = crd_facts(crd(**both))
     assert not facts.required and not facts.exclusive
-    facts = crd_facts(crd(**both, spec_rules=["(has(self.targetRef) && !has(self.targetRefs)) || (!has(self.targetRef) && has(self.targetRefs))"]))
+    facts = crd_facts(
+        crd(
+            **both,
+            spec_rules=["(has(self.targetRef) && !has(self.targetRefs)) || (!has(self.targetRef) && has(self.targetRefs))"],
+        )
+    )
     assert facts.required and facts.exclusive
     facts = crd_facts(crd(**both, spec_rules=["!(has(self.targetRef) && has(self.targetRefs))"]))
     assert not facts.required and facts.exclusive
@@ -332,21 +545,33 @@ def test_storage_version_schema_is_preferred_among_served() -> None:
         spec = {"type": "object", "properties": {field: {"type": "array", "items": {"type": "object"}}}}
         return {"name": name, "served": served, "storage": storage, "schema": {"openAPIV3Schema": {"properties": {"spec": spec}}}}
 
-    facts = crd_facts(crd(versions=[version("v1alpha1", True, False, "targetRefs"), version("v1", True, True, "targetSelectors")]))
+    facts = crd_facts(
+        crd(versions=[version("v1alpha1", True, False, "targetRefs"), version("v1", True, True, "targetSelectors")])
+    )
     assert facts.schema_version == "v1" and facts.target_fields == ("targetSelectors",)
     assert facts.served_versions == ("v1alpha1", "v1")
-    facts = crd_facts(crd(versions=[version("v1alpha1", False, False, "targetRef"), version("v1beta1", True, False, "targetRefs")]))
+    facts = crd_facts(
+        crd(versions=[version("v1alpha1", False, False, "targetRef"), version("v1beta1", True, False, "targetRefs")])
+    )
     assert facts.served_versions == ("v1beta1",) and facts.target_fields == ("targetRefs",)
     # apiextensions v1beta1: one schema in spec.validation
     legacy = crd(versions=[])
     legacy["spec"]["version"] = "v1"
-    legacy["spec"]["validation"] = {"openAPIV3Schema": {"properties": {"spec": {"properties": {"targetRef": {"type": "object"}}}}}}
+    legacy["spec"]["validation"] = {
+        "openAPIV3Schema": {"properties": {"spec": {"properties": {"targetRef": {"type": "object"}}}}}
+    }
     assert crd_facts(legacy).target_fields == ("targetRef",)
 
 
 @pytest.mark.parametrize(
     ("value", "is_policy", "policy_class"),
-    [("Direct", True, DIRECT), ("direct", True, DIRECT), ("INHERITED", True, INHERITED), ("true", True, DIRECT), ("bogus", False, None)],
+    [
+        ("Direct", True, DIRECT),
+        ("direct", True, DIRECT),
+        ("INHERITED", True, INHERITED),
+        ("true", True, DIRECT),
+        ("bogus", False, None),
+    ],
 )
 def test_label_values_case_insensitive(value: str, is_policy: bool, policy_class: str | None) -> None:
     # A labelled kind need not look like a policy (gwctl discovers by label alone).
@@ -375,7 +600,9 @@ def test_policy_attachment_style_boilerplate() -> None:
 
 def test_gep713_defaults_overrides_with_patch_strategy() -> None:
     block = {"type": "object", "properties": {"strategy": {"type": "string", "enum": ["atomic", "patch"], "default": "patch"}}}
-    facts = crd_facts(crd(labels={"gateway.networking.k8s.io/policy": "Inherited"}, spec_props={"defaults": block, "overrides": block}))
+    facts = crd_facts(
+        crd(labels={"gateway.networking.k8s.io/policy": "Inherited"}, spec_props={"defaults": block, "overrides": block})
+    )
     profile = profile_from_facts(facts)
     assert profile is not None
     assert profile.boilerplate == GEP713
@@ -438,7 +665,12 @@ def test_custom_policy_crd_in_the_input_yields_a_crd_profile() -> None:
     assert len(policies) == 1
     profile = policies[0].profile
     assert profile.origin == "crd"
-    assert (profile.group, profile.kind, profile.plural, profile.versions) == ("example.com", "ColorPolicy", "colorpolicies", ("v1",))
+    assert (profile.group, profile.kind, profile.plural, profile.versions) == (
+        "example.com",
+        "ColorPolicy",
+        "colorpolicies",
+        ("v1",),
+    )
     assert profile.policy_class == INHERITED
     assert profile.targets.list == "targetRefs" and profile.targets.single is None
     assert profile.targets.max_items == 8 and profile.targets.unique and profile.targets.section_name
@@ -488,12 +720,23 @@ spec:
 
 def _object(data: Any) -> K8sObject:
     ref = DocumentRef("crd.yaml", 0, 0, 0, 1, 1)
-    return K8sObject(ObjectKey("apiextensions.k8s.io", "CustomResourceDefinition", None, "x"), "apiextensions.k8s.io/v1", data, ref)
+    return K8sObject(
+        ObjectKey("apiextensions.k8s.io", "CustomResourceDefinition", None, "x"), "apiextensions.k8s.io/v1", data, ref
+    )
 
 
 def _mutations() -> list[Any]:
     base = crd(single=True, spec_rules=["has(self.targetRef) ? self.targetRef.kind in ['Gateway'] : true"])
-    out: list[Any] = [None, "crd", [], 7, {}, {"spec": "a string"}, {"spec": {"versions": "not a list"}}, {"metadata": [], "spec": []}]
+    out: list[Any] = [
+        None,
+        "crd",
+        [],
+        7,
+        {},
+        {"spec": "a string"},
+        {"spec": {"versions": "not a list"}},
+        {"metadata": [], "spec": []},
+    ]
     paths: list[tuple[Any, ...]] = [
         ("spec",),
         ("spec", "names"),
@@ -517,7 +760,20 @@ def _mutations() -> list[Any]:
         ("spec", "versions", 0, "schema", "openAPIV3Schema", "properties", "spec", "properties", "targetRef", "properties"),
         ("spec", "versions", 0, "schema", "openAPIV3Schema", "properties", "spec", "properties", "targetRefs", "items"),
         ("spec", "versions", 0, "schema", "openAPIV3Schema", "properties", "spec", "properties", "targetRefs", "maxItems"),
-        ("spec", "versions", 0, "schema", "openAPIV3Schema", "properties", "spec", "properties", "targetRefs", "items", "properties", "kind"),
+        (
+            "spec",
+            "versions",
+            0,
+            "schema",
+            "openAPIV3Schema",
+            "properties",
+            "spec",
+            "properties",
+            "targetRefs",
+            "items",
+            "properties",
+            "kind",
+        ),
         ("metadata",),
         ("metadata", "labels"),
         ("metadata", "labels", "gateway.networking.k8s.io/policy"),
@@ -550,7 +806,11 @@ json_values = st.recursive(
 @settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(replacement=json_values, index=st.integers(min_value=0, max_value=10_000))
 def test_fuzzed_crds_never_raise(replacement: Any, index: int) -> None:
-    doc = crd(single=True, spec_rules=["has(self.targetRef) ? self.targetRef.kind in ['Gateway'] : true"], list_rules=["self.all(t, t.kind == 'Gateway')"])
+    doc = crd(
+        single=True,
+        spec_rules=["has(self.targetRef) ? self.targetRef.kind in ['Gateway'] : true"],
+        list_rules=["self.all(t, t.kind == 'Gateway')"],
+    )
     # Replace one node, chosen by index, anywhere in the document.
     nodes: list[tuple[Any, Any]] = []
 
@@ -611,7 +871,12 @@ spec:
 def test_direct_kinds_keep_their_boilerplate_fields() -> None:
     # A Direct-labelled CRD in the policy-attachment style still names default/override for the PL1xx rules.
     facts = crd_facts(
-        crd(single=True, many=False, labels={"gateway.networking.k8s.io/policy": "direct"}, spec_props={"default": {"type": "object"}})
+        crd(
+            single=True,
+            many=False,
+            labels={"gateway.networking.k8s.io/policy": "direct"},
+            spec_props={"default": {"type": "object"}},
+        )
     )
     profile = profile_from_facts(facts)
     assert profile is not None

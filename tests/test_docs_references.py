@@ -193,7 +193,7 @@ def test_every_scenario_label_used_in_tests_is_documented() -> None:
 
 
 def test_help_uri_is_pinned_to_the_release_tag() -> None:
-    assert DOCS_URL == f"https://github.com/policylint/policylint/blob/v{__version__}/rules"
+    assert f"https://github.com/policylint/policylint/blob/v{__version__}/rules" == DOCS_URL
     uri = help_uri("PL201", "targetref-not-found")
     assert uri == f"https://github.com/policylint/policylint/blob/v{__version__}/rules/PL201-targetref-not-found.md"
     assert "/blob/main/" not in uri

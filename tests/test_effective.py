@@ -1,4 +1,4 @@
-"""The effective-policy simulation (policylint/effective.py).
+"""The effective-policy simulation (policylint/semantics/effective/simulation.py).
 
 First the three GEP-713 "End-to-end examples", outcome by outcome, as GEP-713 numbers them
 (data in tests/effective/: Example 1 in gep713-example-1/, Examples 2 and 3 are acceptance
@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from policylint.effective import (
+from policylint.k8s.objects import ObjectKey
+from policylint.semantics.effective.simulation import (
     CONFLICTED,
     ENFORCED,
     OVERRIDDEN,
@@ -27,7 +28,6 @@ from policylint.effective import (
     node_label,
     path_label,
 )
-from policylint.model import ObjectKey
 from tests.test_scenarios_effective import (
     Run,
     affected_by,
@@ -97,12 +97,18 @@ def test_gep713_example_2_defaults_and_overrides() -> None:
     assert affected(run_, "Service app/b1") == {"ColorPolicy app/p1", "ColorPolicy app/p2", "ColorPolicy app/p3"}
     assert affected(run_, "Service app/b2") == {"ColorPolicy app/p3"}
     # 7. p1 partially enforced, due to in some cases beaten by p2.
-    assert (status(run_, "ColorPolicy app/p1")["enforcement"], status(run_, "ColorPolicy app/p1")["beatenBy"]) == (PARTIALLY_ENFORCED, ["app/p2"])
+    assert (status(run_, "ColorPolicy app/p1")["enforcement"], status(run_, "ColorPolicy app/p1")["beatenBy"]) == (
+        PARTIALLY_ENFORCED,
+        ["app/p2"],
+    )
     # 8. p2 enforced.  9. p3 enforced.
     assert status(run_, "ColorPolicy app/p2")["enforcement"] == ENFORCED
     assert status(run_, "ColorPolicy app/p3")["enforcement"] == ENFORCED
     # 10. p4 NOT enforced, due to being overridden by p3.
-    assert (status(run_, "ColorPolicy app/p4")["enforcement"], status(run_, "ColorPolicy app/p4")["beatenBy"]) == (OVERRIDDEN, ["app/p3"])
+    assert (status(run_, "ColorPolicy app/p4")["enforcement"], status(run_, "ColorPolicy app/p4")["beatenBy"]) == (
+        OVERRIDDEN,
+        ["app/p3"],
+    )
     # Blast radius of p3: g2>r3>b1 and g2>r4>b2.
     assert policy_entry(run_, "ColorPolicy app/p3")["affects"] == {
         "contexts": 2, "routes": 2, "rules": 2, "listeners": 1, "gateways": 1, "backends": 2,
@@ -357,7 +363,7 @@ def test_simulation_keeps_contexts_only_on_request() -> None:
     run_, _ = scenario("s02-gep713-example-2")
     assert run_.result.index.simulation().contexts == []  # the index's own keeps none
     assert len(run_.sim.contexts) == 4
-    only_b2 = Simulation(run_.result.index, keep=lambda path: path[-1][1].name == "b2")
+    only_b2 = Simulation(run_.result.index, run_.result.index.topology(), keep=lambda path: path[-1][1].name == "b2")
     assert [context_label(run_, c.path) for c in only_b2.contexts] == ["g2>r4>b2"]
 
 
@@ -398,7 +404,10 @@ def test_route_on_two_listeners_is_two_contexts(tmp_path: Path) -> None:
     text = CLASS + gateway("g", "http", "alt") + route("r", "g", (None, "svc")) + service("svc")
     text += color("p", f"{{group: {GW}, kind: HTTPRoute, name: r}}", "color: red")
     run_ = lint_here(tmp_path, text, prof)
-    assert effective_values(run_, "ColorPolicy", ("listener", "route")) == {"g#http>r": {"color": "red"}, "g#alt>r": {"color": "red"}}
+    assert effective_values(run_, "ColorPolicy", ("listener", "route")) == {
+        "g#http>r": {"color": "red"},
+        "g#alt>r": {"color": "red"},
+    }
     assert policy_entry(run_, "ColorPolicy app/p")["affects"] == {
         "contexts": 2, "routes": 1, "rules": 0, "listeners": 2, "gateways": 1, "backends": 1,
     }  # fmt: skip

@@ -24,10 +24,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from policylint.effective import fold
-from policylint.merge import merge_patch, merge_rules, tag, untag
-from policylint.profiles import profile_from_dict
+from policylint.profiles.registry import profile_from_dict
 from policylint.reporters.json import report as json_report  # unpatched: conftest validates the others
+from policylint.semantics.effective.merge import merge_patch, merge_rules, tag, untag
+from policylint.semantics.effective.simulation import fold
 from tests.test_merge import RULE_KEYED, make_facet
 from tests.test_scenarios_effective import EFFECTIVE, effective_values, run
 
@@ -62,7 +62,11 @@ def policy_specs(draw: st.DrawFn, *, scalar: bool = False) -> dict[str, Any]:
     colors = (
         {"color": draw(st.sampled_from(["red", "blue", "green"]))}
         if scalar
-        else {"colors": draw(st.dictionaries(st.sampled_from(["dark", "light"]), st.sampled_from(["red", "blue", "green"]), min_size=1))}
+        else {
+            "colors": draw(
+                st.dictionaries(st.sampled_from(["dark", "light"]), st.sampled_from(["red", "blue", "green"]), min_size=1)
+            )
+        }
     )
     return {
         "target": draw(st.sampled_from(sorted(TARGETS))),
@@ -82,7 +86,9 @@ def render(index: int, p: dict[str, Any], strategy: str | None = None) -> str:
     metadata = {"name": f"p{index}", "namespace": "app"}
     if p["stamp"]:
         metadata["creationTimestamp"] = p["stamp"]
-    spec: dict[str, Any] = {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": TARGETS[p["target"]], "name": p["target"]}]}
+    spec: dict[str, Any] = {
+        "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": TARGETS[p["target"]], "name": p["target"]}]
+    }
     spec.update(body if p["block"] == "plain" else {p["block"]: body})
     return json.dumps({"apiVersion": "example.com/v1", "kind": "ColorPolicy", "metadata": metadata, "spec": spec}) + "\n"
 
@@ -135,7 +141,9 @@ def test_report_is_independent_of_document_and_file_order(policies: list[dict[st
 JSON_SCALARS = st.one_of(st.booleans(), st.integers(-5, 5), st.sampled_from(["a", "b", ""]))
 NULL_FREE_JSON = st.recursive(
     JSON_SCALARS,
-    lambda children: st.one_of(st.lists(children, max_size=3), st.dictionaries(st.sampled_from(["k", "l", "m"]), children, max_size=3)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3), st.dictionaries(st.sampled_from(["k", "l", "m"]), children, max_size=3)
+    ),
     max_leaves=12,
 )
 SPECS = st.dictionaries(st.sampled_from(["rules", "limits", "color", "when"]), NULL_FREE_JSON, max_size=4)
@@ -212,7 +220,10 @@ def test_fold_with_an_identical_copy_on_the_same_target(strategy: Any, spec: dic
 
 
 @SETTINGS
-@given(st.lists(policy_specs(scalar=True), min_size=1, max_size=6), st.lists(st.sampled_from(["atomic", "patch"]), min_size=6, max_size=6))
+@given(
+    st.lists(policy_specs(scalar=True), min_size=1, max_size=6),
+    st.lists(st.sampled_from(["atomic", "patch"]), min_size=6, max_size=6),
+)
 def test_atomic_and_patch_agree_when_every_spec_is_one_scalar(policies: list[dict[str, Any]], mix: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

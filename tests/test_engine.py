@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from policylint import engine, pipeline, rules
+from policylint import pipeline, rules
 from policylint.cli import cli
-from policylint.engine import INTERNAL_ERROR, Selection
 from policylint.findings import Issue, Location, Severity
-from policylint.index import ProjectIndex
+from policylint.input.positions import PositionResolver
+from policylint.k8s.index import ProjectIndex
 from policylint.pipeline import LintRequest, lint
-from policylint.positions import PositionResolver
-from policylint.rules import REGISTRY
+from policylint.rules import REGISTRY, engine
 from policylint.rules.base import Rule
+from policylint.rules.engine import INTERNAL_ERROR, Selection
 from tests.lintutil import assert_valid_report, lint_paths
 
 # -- selection ----------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import pytest
 
 from policylint.findings import Finding, Severity
 from policylint.pipeline import LintResult
-from policylint.profiles import ORIGIN_PROFILE, load_profile_file
+from policylint.profiles.registry import ORIGIN_PROFILE, load_profile_file
 from policylint.resources import load_schema
 from tests.lintutil import ROOT, lint_paths
 

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from policylint.cli import cli
-from policylint.explain import ExplainError, parse_query
+from policylint.commands.explain import ExplainError, parse_query
 from tests.lintutil import ROOT
 
 INPUT = "tests/explain/input"
@@ -89,7 +89,9 @@ def test_golden(name: str, target: str, fmt: str, update_golden: bool) -> None:
     path = GOLDEN / f"{name}.{'txt' if fmt == 'text' else 'json'}"
     if update_golden:
         path.write_text(result.stdout, encoding="utf-8")
-    assert result.stdout == path.read_text(encoding="utf-8"), f"{path.name} is stale: run pytest {__file__} --update-golden and review"
+    assert result.stdout == path.read_text(encoding="utf-8"), (
+        f"{path.name} is stale: run pytest {__file__} --update-golden and review"
+    )
 
 
 def test_golden_json_files_are_valid() -> None:
@@ -155,7 +157,11 @@ def test_route_r4_gets_dark_from_p4_and_light_from_p3_over_p4() -> None:
     assert [(e["name"], e["status"]) for e in result["affectedBy"]] == [("app/p3", "Enforced"), ("app/p4", "PartiallyEnforced")]
     assert result["shadowed"] == []
     # Outcome 6, seen from the route: b2 is affected by p3 and p4 (and by the older BackendTLSPolicy).
-    assert [f"{p['kind']} {p['name']}" for p in document["affectedBy"]] == ["BackendTLSPolicy b2-tls", "ColorPolicy p3", "ColorPolicy p4"]
+    assert [f"{p['kind']} {p['name']}" for p in document["affectedBy"]] == [
+        "BackendTLSPolicy b2-tls",
+        "ColorPolicy p3",
+        "ColorPolicy p4",
+    ]
 
 
 def test_conflicted_policy_is_shadowed_with_the_winner_and_why() -> None:
@@ -212,7 +218,12 @@ def test_policy_p1_reaches_two_contexts_and_is_partially_enforced() -> None:
 def test_policy_with_missing_target() -> None:
     document = as_json("colorpolicy/app/p5")
     (target,) = document["policy"]["targets"]
-    assert (target["accepted"], target["detail"], target["node"], target["contexts"]) == ("TargetNotFound", "ObjectNotFound", None, [])
+    assert (target["accepted"], target["detail"], target["node"], target["contexts"]) == (
+        "TargetNotFound",
+        "ObjectNotFound",
+        None,
+        [],
+    )
     text = explain_input("colorpolicy/app/p5").stdout
     assert "target HTTPRoute app/r5 (spec.targetRefs[0]): TargetNotFound" in text
 
@@ -238,7 +249,13 @@ def test_object_no_policy_reaches() -> None:
 
 @pytest.mark.parametrize(
     "spelling",
-    ["HTTPRoute/app/r4", "httproute/app/r4", "HTTPROUTE/app/r4", "HTTPRoute.gateway.networking.k8s.io/app/r4", "HTTPRoute app/r4"],
+    [
+        "HTTPRoute/app/r4",
+        "httproute/app/r4",
+        "HTTPROUTE/app/r4",
+        "HTTPRoute.gateway.networking.k8s.io/app/r4",
+        "HTTPRoute app/r4",
+    ],
 )
 def test_kind_spellings(spelling: str) -> None:
     assert as_json(spelling)["object"]["name"] == "r4"
@@ -281,7 +298,8 @@ def test_bad_objects_exit_2_with_a_message(target: str, message: str) -> None:
 
 def test_ambiguous_kind_asks_for_the_group(tmp_path: Path) -> None:
     widgets = "".join(
-        f"---\napiVersion: {group}/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: app\n" for group in ("a.example.com", "b.example.com")
+        f"---\napiVersion: {group}/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: app\n"
+        for group in ("a.example.com", "b.example.com")
     )
     (tmp_path / "w.yaml").write_text(widgets)
     result = explain("widget/app/w", str(tmp_path))
@@ -298,7 +316,7 @@ def test_paths_default_to_the_current_directory(tmp_path: Path, monkeypatch: pyt
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli, ["explain", "httproute/app/r4", "--profile", str(ROOT / PROFILE)])
     assert result.exit_code == 0, result.stderr
-    assert "colors.light: \"yellow\"" in result.stdout
+    assert 'colors.light: "yellow"' in result.stdout
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
@@ -354,7 +372,9 @@ def test_order_sensitive_outcome_shows_the_alternative(tmp_path: Path) -> None:
     (tmp_path / "topology.yaml").write_text((ROOT / INPUT / "topology.yaml").read_text())
     policy = "---\napiVersion: example.com/v1\nkind: ColorPolicy\nmetadata: {{name: {name}, namespace: app}}\nspec:\n"
     policy += "  targetRefs: [{{group: gateway.networking.k8s.io, kind: Gateway, name: g1}}]\n  colors: {colors}\n"
-    (tmp_path / "p.yaml").write_text(policy.format(name="a", colors="{light: red}") + policy.format(name="b", colors="{light: blue, dark: black}"))
+    (tmp_path / "p.yaml").write_text(
+        policy.format(name="a", colors="{light: red}") + policy.format(name="b", colors="{light: blue, dark: black}")
+    )
     result = explain("httproute/app/r2", str(tmp_path), "--profile", PROFILE, "--format", "json")
     assert result.exit_code == 0, result.stderr
     document = json.loads(result.stdout)
@@ -363,7 +383,12 @@ def test_order_sensitive_outcome_shows_the_alternative(tmp_path: Path) -> None:
     (result_group,) = colors["results"]
     assert result_group["effective"] == {"colors": {"dark": "black", "light": "blue"}}
     (note,) = result_group["orderSensitive"]
-    assert note == {"policies": ["app/a", "app/b"], "decidedBy": "name", "keys": ["colors.dark", "colors.light"], "alternative": {"colors": {"light": "red"}}}
+    assert note == {
+        "policies": ["app/a", "app/b"],
+        "decidedBy": "name",
+        "keys": ["colors.dark", "colors.light"],
+        "alternative": {"colors": {"light": "red"}},
+    }
     light = next(v for v in result_group["values"] if v["key"] == "colors.light")
     assert "tie-break: app/a sorts before app/b; no creationTimestamp" in light["over"][0]["reason"]
     text = explain("httproute/app/r2", str(tmp_path), "--profile", PROFILE).stdout

@@ -35,8 +35,8 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from policylint.external import ExternalObjects
-from policylint.load import Document, FileResult, parse_text
+from policylint.input.load import Document, FileResult, parse_text
+from policylint.k8s.external import ExternalObjects
 from policylint.pipeline import LintResult
 from policylint.reporters import text as text_reporter
 from policylint.reporters.json import report as json_report  # unpatched: tests/conftest.py validates every call
@@ -152,11 +152,15 @@ def test_random_bytes_through_the_pipeline(data: bytes) -> None:
 
 
 @budget(ci=100)
-@given(doc=st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=5)),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3),
-    max_leaves=20,
-), cut=st.integers(min_value=0, max_value=10_000), junk=st.text(max_size=3))
+@given(
+    doc=st.recursive(
+        st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=5)),
+        lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3),
+        max_leaves=20,
+    ),
+    cut=st.integers(min_value=0, max_value=10_000),
+    junk=st.text(max_size=3),
+)
 def test_valid_yaml_with_one_edit(doc: Any, cut: int, junk: str) -> None:
     """Well-formed YAML with a few characters inserted somewhere: broken in realistic ways."""
     text = dump(doc)
@@ -167,6 +171,7 @@ def test_valid_yaml_with_one_edit(doc: Any, cut: int, junk: str) -> None:
 
 
 # -- 2. structured random manifests ---------------------------------------------------------------------
+
 
 @contextmanager
 def written(
@@ -244,9 +249,7 @@ def normalised(report: dict[str, Any], root: Path, spans: dict[str, list[tuple[i
     for f in report["findings"]:
         entry = dict(f)
         entry["at"] = where(f["file"], f["line"], f["column"])
-        entry["related"] = sorted(
-            json.dumps([r["message"], where(r["file"], r["line"], r["column"])]) for r in f["related"]
-        )
+        entry["related"] = sorted(json.dumps([r["message"], where(r["file"], r["line"], r["column"])]) for r in f["related"])
         for k in ("file", "line", "column"):
             del entry[k]
         out[json.dumps(entry, sort_keys=True).replace(prefix, "")] += 1

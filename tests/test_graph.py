@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from policylint.cli import cli
-from policylint.graph import Graph, mermaid
+from policylint.commands.graph import Graph, mermaid
 from tests.lintutil import ROOT
 
 INPUT = "tests/explain/input"
@@ -52,7 +52,9 @@ def test_golden(name: str, args: tuple[str, ...], update_golden: bool) -> None:
     path = GOLDEN / name
     if update_golden:
         path.write_text(result.stdout, encoding="utf-8")
-    assert result.stdout == path.read_text(encoding="utf-8"), f"{path.name} is stale: run pytest {__file__} --update-golden and review"
+    assert result.stdout == path.read_text(encoding="utf-8"), (
+        f"{path.name} is stale: run pytest {__file__} --update-golden and review"
+    )
 
 
 # -- syntax ----------------------------------------------------------------------------------
@@ -81,7 +83,7 @@ def assert_valid_mermaid(text: str) -> None:
             assert node.group(1) not in declared, f"node declared twice: {line}"
             declared.add(node.group(1))
             label = node.group(2)
-            assert not re.search(r'[<>&|#;]', re.sub(r"#\d+;|<br/>", "", label)), f"unescaped character in {line}"
+            assert not re.search(r"[<>&|#;]", re.sub(r"#\d+;|<br/>", "", label)), f"unescaped character in {line}"
         elif edge := _MERMAID_EDGE.match(line):
             assert edge.group(1) in declared and edge.group(4) in declared, f"edge between undeclared nodes: {line}"
         elif _MERMAID_SUBGRAPH.match(line):
@@ -109,7 +111,7 @@ def assert_valid_dot(text: str) -> None:
 
 
 def test_labels_are_escaped() -> None:
-    from policylint.graph import GEdge, GNode
+    from policylint.commands.graph import GEdge, GNode
 
     g = Graph()
     g.add_node(GNode("a", "gateway", ['say "hi" <b> & #1; |x|'], None, "gateway"))

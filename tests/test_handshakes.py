@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from policylint.engine import Selection
+from policylint.rules.engine import Selection
 from tests.lintutil import lint_text, only
 from tests.manifests import S15 as TOPOLOGY
 from tests.manifests import gateway, policy, policy_crd, reference_grant
 from tests.manifests import s15_grant as grant
-
 
 S15_MESSAGE = "HTTPRoute ns2/route-x is not permitted to reference Service default/demo-svc"
 
@@ -28,7 +27,10 @@ def test_s15_without_grant_grant_in_ns2_or_other_name_is_an_error() -> None:
         (finding,) = only(lint_text(TOPOLOGY + extra), "PL402")
         assert finding.message.startswith(S15_MESSAGE + ": ")
         assert finding.path == "spec.rules[0].backendRefs[0]"
-        assert "add a ReferenceGrant in namespace default with from: {group: gateway.networking.k8s.io, kind: HTTPRoute" in finding.message
+        assert (
+            "add a ReferenceGrant in namespace default with from: {group: gateway.networking.k8s.io, kind: HTTPRoute"
+            in finding.message
+        )
         assert [r.message[: len(m)] for r, m in zip(finding.related, related)] == related
         assert len(finding.related) == len(related)
 
@@ -51,7 +53,7 @@ def test_unused_grant_is_found_when_the_rule_runs_alone() -> None:
 
 
 def test_grants_declared_external_are_assumed_to_permit() -> None:
-    from policylint.external import ExternalObjects
+    from policylint.k8s.external import ExternalObjects
 
     result = lint_text(TOPOLOGY, external=ExternalObjects.parse(["ReferenceGrant/default/*"]))
     assert only(result, "PL402") == []
@@ -60,11 +62,19 @@ def test_grants_declared_external_are_assumed_to_permit() -> None:
 COLOR_CRD = (
     policy_crd("ColorPolicy")
     + gateway(ns="ns-b")
-    + policy("ColorPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: ns-b}]", api="example.com/v1", ns="ns-a")
+    + policy(
+        "ColorPolicy",
+        "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: ns-b}]",
+        api="example.com/v1",
+        ns="ns-a",
+    )
 )
 
 COLOR_GRANT = reference_grant(
-    "ns-b", "[{group: example.com, kind: ColorPolicy, namespace: ns-a}]", "[{group: gateway.networking.k8s.io, kind: Gateway}]", "colors"
+    "ns-b",
+    "[{group: example.com, kind: ColorPolicy, namespace: ns-a}]",
+    "[{group: gateway.networking.k8s.io, kind: Gateway}]",
+    "colors",
 )
 
 
@@ -81,7 +91,12 @@ def test_s15_policy_extension_needs_a_grant_from_the_policy_kind() -> None:
 
 def test_kind_without_namespace_field_is_pl401_for_another_namespace_and_pl205_for_its_own() -> None:
     def ctp(ns: str) -> str:
-        return policy("ClientTrafficPolicy", f"[{{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: {ns}}}]", name="ctp", ns="ns2")
+        return policy(
+            "ClientTrafficPolicy",
+            f"[{{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: {ns}}}]",
+            name="ctp",
+            ns="ns2",
+        )
 
     other = lint_text(TOPOLOGY + ctp("infra"))
     assert [(f.rule, f.path) for f in other.findings if f.rule in ("PL205", "PL401")] == [
@@ -95,8 +110,12 @@ def test_kind_without_namespace_field_is_pl401_for_another_namespace_and_pl205_f
 
 
 def test_selector_hint_names_the_object_with_one_differing_label() -> None:
-    text = TOPOLOGY.replace("metadata: {name: route-x, namespace: ns2}", "metadata: {name: route-x, namespace: ns2, labels: {app: demo}}")
-    text += grant() + policy("BackendTrafficPolicy", "[{kind: HTTPRoute, matchLabels: {app: demp}}]", name="btp", ns="ns2", field="targetSelectors")
+    text = TOPOLOGY.replace(
+        "metadata: {name: route-x, namespace: ns2}", "metadata: {name: route-x, namespace: ns2, labels: {app: demo}}"
+    )
+    text += grant() + policy(
+        "BackendTrafficPolicy", "[{kind: HTTPRoute, matchLabels: {app: demp}}]", name="btp", ns="ns2", field="targetSelectors"
+    )
     (finding,) = only(lint_text(text), "PL414")
     assert finding.message.startswith("targetSelectors[0] of BackendTrafficPolicy ns2/btp matches no HTTPRoute: ")
     assert "HTTPRoute ns2/route-x has app=demo, the selector wants app=demp" in finding.message

@@ -148,13 +148,17 @@ def test_the_corpus_covers_the_suite_and_the_review() -> None:
 
 
 @pytest.mark.parametrize("pair", RUNS, ids=[_id(p) for p in RUNS])
-def test_no_traceback_bounded_and_the_good_file_linted(pair: tuple[HostileCase, Mode], outcome: Callable[[HostileCase, Mode], Outcome]) -> None:
+def test_no_traceback_bounded_and_the_good_file_linted(
+    pair: tuple[HostileCase, Mode], outcome: Callable[[HostileCase, Mode], Outcome]
+) -> None:
     """No traceback, exit 0 or 1, within 20 s and 300 MB, a valid report in which the good file
     is linted and clean and every finding is located inside the case, nothing written into the
     tree or changed outside it, and the same report whether parsed here, in workers or from cache."""
     result = outcome(*pair)
     run = result.run
-    assert not result.problems, f"exit {run.exit_code}, {run.seconds:.1f} s, {run.peak_rss / 1e6:.0f} MB:\n" + "\n".join(result.problems)
+    assert not result.problems, f"exit {run.exit_code}, {run.seconds:.1f} s, {run.peak_rss / 1e6:.0f} MB:\n" + "\n".join(
+        result.problems
+    )
 
 
 @pytest.mark.parametrize("pair", EXPECTING, ids=[_id(p) for p in EXPECTING])

@@ -29,12 +29,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from policylint import load
 from policylint.cli import cli
-from policylint.load import MAX_DEPTH, parse_text
+from policylint.input import load
+from policylint.input.load import MAX_DEPTH, parse_text
+from policylint.input.sources import Source
 from policylint.reporters import json as json_reporter
 from policylint.reporters import text as text_reporter
-from policylint.sources import Source
 from tests.lintutil import ROOT, assert_valid_report, lint_paths
 from tests.manifests import gateway, route, service
 
@@ -175,14 +175,29 @@ CASES = [
     Case("metadata-is-a-list", _utf8(_policy("  targetRefs: []\n", "").replace("metadata:\n", "metadata: []\n")), ("PL009",), 3),
     Case("metadata-is-a-string", _utf8("apiVersion: v1\nkind: Service\nmetadata: web\n"), ("PL009",), 3),
     Case("name-is-a-list", _utf8("apiVersion: v1\nkind: Service\nmetadata:\n  name: [a]\n"), ("PL009",), 4),
-    Case("labels-is-a-string", _utf8(_policy("  targetRefs: []\n", '  name: tls\n  namespace: app\n  labels: "x"\n')), ("PL009",), 6),
-    Case("label-value-is-a-mapping", _utf8("apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n  labels: {a: {b: c}}\n"), ("PL009",), 5),
+    Case(
+        "labels-is-a-string",
+        _utf8(_policy("  targetRefs: []\n", '  name: tls\n  namespace: app\n  labels: "x"\n')),
+        ("PL009",),
+        6,
+    ),
+    Case(
+        "label-value-is-a-mapping",
+        _utf8("apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n  labels: {a: {b: c}}\n"),
+        ("PL009",),
+        5,
+    ),
     Case("spec-is-a-number", _utf8(_policy("  5\n").replace("spec:\n  5\n", "spec: 5\n")), (), 6),
     Case("spec-is-a-list", _utf8(_policy("- targetRefs: []\n")), (), 6),
     Case("targetRefs-is-a-string", _utf8(_policy('  targetRefs: "x"\n')), (), 7),
     Case("targetRefs-item-is-a-number", _utf8(_policy("  targetRefs: [5]\n")), (), 7),
     Case("targetRefs-item-is-a-list", _utf8(_policy("  targetRefs: [[group, kind, name]]\n")), (), 7),
-    Case("targetRefs-fields-are-mappings", _utf8(_policy("  targetRefs:\n  - {group: {}, kind: [], name: 5, sectionName: null}\n")), (), 8),
+    Case(
+        "targetRefs-fields-are-mappings",
+        _utf8(_policy("  targetRefs:\n  - {group: {}, kind: [], name: 5, sectionName: null}\n")),
+        (),
+        8,
+    ),
     Case("targetRef-is-a-list", _utf8(_policy("  targetRef: [a]\n")), (), 6),
     Case("list-items-is-a-string", _utf8("apiVersion: v1\nkind: List\nitems: nope\n"), ("PL003",), 3),
     Case("list-items-are-scalars", _utf8("apiVersion: v1\nkind: List\nitems: [1, null, x]\n"), ("PL003",), 3),
@@ -223,7 +238,7 @@ def test_hostile_file_yields_located_findings_and_the_neighbour_is_linted(case: 
     # Both reporters render the run (the JSON report is schema-checked by conftest).
     assert_valid_report(json_reporter.report(result))
     text = text_reporter.render(result)
-    assert all(line.startswith(str(tmp_path)) or line.startswith("    note:") for line in text.splitlines())
+    assert all(line.startswith((str(tmp_path), "    note:")) for line in text.splitlines())
 
 
 def test_all_hostile_files_in_one_run_through_the_cli(tmp_path: Path) -> None:
@@ -325,7 +340,9 @@ DEEP_FILES = {
     "after-syntax-error.yaml": "a: [\n---\n" + _nest_flow(DEEP),
     # A finding in the first document needs its position: the resolver must not compose
     # the deep document that follows it in the same chunk.
-    "after-a-finding.yaml": GOOD.replace("neighbour", "first").replace("  namespace: app\n", "  namespace: app\n  labels: {tier: 1}\n")
+    "after-a-finding.yaml": GOOD.replace("neighbour", "first").replace(
+        "  namespace: app\n", "  namespace: app\n  labels: {tier: 1}\n"
+    )
     + "---\n"
     + _nest_block(DEEP),
 }
@@ -342,7 +359,13 @@ DEEP_EXPECTED = {
 def _run(args: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600, **kwargs  # type: ignore[call-overload]
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+        **kwargs,  # type: ignore[call-overload]
     )
 
 
@@ -364,7 +387,7 @@ def test_100k_deep_documents_are_refused_without_crashing(tmp_path: Path) -> Non
 _COMPOSE_IN_A_SMALL_STACK = textwrap.dedent(
     """
     import sys, threading
-    from policylint import load
+    from policylint.input import load
 
     guarded = sys.argv[1] == "guarded"
     if not guarded:
@@ -544,9 +567,29 @@ def test_every_field_of_a_policy_and_its_targets_can_have_the_wrong_type() -> No
 
 TOKENS = [
     *"abc: -[]{},'\"&*!|>#?%@`\n\t\r\\0123456789.~",
-    "---\n", "...\n", "<<: ", "&a ", "*a", "!!int ", "!!bool ", "!!float ", "!!str ", "!!binary ", "{{ x }}",
-    "\ufeff", "\x85", "\u2028", "\x00", "\x1b", "é", "😀",
-    "apiVersion: v1\n", "kind: Service\n", "metadata:\n  name: x\n", "  labels: {a: 1}\n", "kind: List\nitems:\n- ",
+    "---\n",
+    "...\n",
+    "<<: ",
+    "&a ",
+    "*a",
+    "!!int ",
+    "!!bool ",
+    "!!float ",
+    "!!str ",
+    "!!binary ",
+    "{{ x }}",
+    "\ufeff",
+    "\x85",
+    "\u2028",
+    "\x00",
+    "\x1b",
+    "é",
+    "😀",
+    "apiVersion: v1\n",
+    "kind: Service\n",
+    "metadata:\n  name: x\n",
+    "  labels: {a: 1}\n",
+    "kind: List\nitems:\n- ",
 ]
 
 

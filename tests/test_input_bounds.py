@@ -1,6 +1,6 @@
 """Everything one input can make the loader do is bounded, and reported where it happens.
 
-The loader's limits (module constants of policylint.load, listed in
+The loader's limits (module constants of policylint.input.load, listed in
 rules/PL007-input-resource-limit.md): documents per file, documents skipped per file,
 nodes per document and per file, what YAML aliases add (nodes, characters, depth),
 integers within int64, keys that are collections shown as bounded text; and the
@@ -25,13 +25,13 @@ import pytest
 import yaml
 from yaml.nodes import SequenceNode
 
-from policylint import cache, engine, load
 from policylint.findings import Severity
-from policylint.load import INT_MAX, INT_MIN, MAX_DEPTH, parse_text
-from policylint.positions import PositionResolver
+from policylint.input import cache, load
+from policylint.input.load import INT_MAX, INT_MIN, MAX_DEPTH, parse_text
+from policylint.input.positions import PositionResolver
+from policylint.rules import engine
 from tests.lintutil import ROOT, lint_paths, lint_text, only
 from tests.test_hostile_inputs import GOOD
-
 
 
 def _issues(result: load.FileResult) -> list[tuple[str, int, int]]:
@@ -81,7 +81,9 @@ def test_the_template_scanner_finds_what_the_old_pattern_found() -> None:
     ],
 )
 def test_template_markers_where_they_are(text: str, where: tuple[int, int] | None) -> None:
-    markers = [(i.location.line, i.location.column) for i in parse_text(text, "f.yaml").issues if i.rule_id == "PL004" and i.location]
+    markers = [
+        (i.location.line, i.location.column) for i in parse_text(text, "f.yaml").issues if i.rule_id == "PL004" and i.location
+    ]
     assert markers == ([where] if where else [])
 
 
@@ -140,7 +142,10 @@ def test_integers_beyond_int64_are_kept_as_text_and_reported(text: str) -> None:
 def test_explicit_int_forms() -> None:
     result = parse_text("a: !!int 0o17\nb: !!int forty\nc: !!int 0x\n", "f.yaml")
     assert result.documents[0].data == {"a": 15, "b": "forty", "c": "0x"}
-    assert [(i.location.line if i.location else 0, "not a valid int" in i.message) for i in result.issues] == [(2, True), (3, True)]
+    assert [(i.location.line if i.location else 0, "not a valid int" in i.message) for i in result.issues] == [
+        (2, True),
+        (3, True),
+    ]
 
 
 def test_no_integer_outgrows_64_bits_whatever_its_form() -> None:
@@ -214,7 +219,7 @@ def test_huge_ports_are_findings_not_rule_failures() -> None:
 def test_a_collection_key_is_reported_and_shown_as_flow_text(text: str, key: str, where: tuple[int, int]) -> None:
     result = parse_text(text, "f.yaml")
     assert key in result.documents[0].data
-    (issue,) = [i for i in result.issues]
+    (issue,) = list(result.issues)
     assert (issue.rule_id, issue.location and (issue.location.line, issue.location.column)) == ("PL001", where)
     assert "mapping key must be a string" in issue.message and repr(key) in issue.message
 
@@ -378,7 +383,20 @@ def test_the_node_bound_holds_for_any_text() -> None:
     """`_node_bound` decides whether a document must be counted: it must never be below the
     node count, for any text (random soup of YAML's indicators, and real manifests)."""
     rng = random.Random(5)
-    tokens = [*"abc: -[]{},'\"&*!|>#?%@`\n\t\r.", "---\n", "...\n", "? ", "- ", ": ", "&a ", "*a", "x\r", "\u2028", "{a, b}", "[a: b]"]
+    tokens = [
+        *"abc: -[]{},'\"&*!|>#?%@`\n\t\r.",
+        "---\n",
+        "...\n",
+        "? ",
+        "- ",
+        ": ",
+        "&a ",
+        "*a",
+        "x\r",
+        "\u2028",
+        "{a, b}",
+        "[a: b]",
+    ]
     texts = ["".join(rng.choice(tokens) for _ in range(rng.randint(0, 80))) for _ in range(5000)]
     texts += [p.read_text() for p in sorted((ROOT / "examples").rglob("*.yaml"))]
     for text in texts:
@@ -427,7 +445,14 @@ def test_skipping_resumes_where_the_previous_chunk_stopped() -> None:
 
 def test_every_limit_is_in_the_cache_key(monkeypatch: pytest.MonkeyPatch) -> None:
     before = cache._stamp()
-    for name in ("MAX_DOCUMENTS", "MAX_SKIPPED_DOCUMENTS", "MAX_DOCUMENT_NODES", "MAX_FILE_NODES", "MAX_EXPANDED_CHARS", "MAX_KEY_TEXT"):
+    for name in (
+        "MAX_DOCUMENTS",
+        "MAX_SKIPPED_DOCUMENTS",
+        "MAX_DOCUMENT_NODES",
+        "MAX_FILE_NODES",
+        "MAX_EXPANDED_CHARS",
+        "MAX_KEY_TEXT",
+    ):
         with monkeypatch.context() as m:
             m.setattr(load, name, getattr(load, name) + 1)
             assert cache._stamp() != before, name
@@ -464,7 +489,9 @@ BUDGET_RSS_MB = 300
 
 def _hostile_files() -> dict[str, tuple[str, str]]:
     """name -> (file text, rule that must report it)."""
-    service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: app\nspec:\n  ports:\n  - name: http\n    port: {}\n"
+    service = (
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: app\nspec:\n  ports:\n  - name: http\n    port: {}\n"
+    )
     return {
         "template-2000-spaces": ('a: "{{' + " " * 2000 + '"\n', "PL003"),
         "template-64k-braces": ("a: '" + "{{" * 32_768 + "'\n", "PL003"),
@@ -493,7 +520,11 @@ def test_hostile_file_within_time_and_memory(name: str, tmp_path: Path) -> None:
     with open(out, "wb") as stdout, open(err, "wb") as stderr:
         proc = subprocess.Popen(
             [sys.executable, "-m", "policylint", "check", "--format", "json", "--no-cache", str(tmp_path)],
-            stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=env, cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            env=env,
+            cwd=ROOT,
         )
         deadline = time.monotonic() + BUDGET_SECONDS
         while True:

@@ -27,10 +27,10 @@ from typing import Any
 
 import pytest
 
-from policylint import load
 from policylint.cli import run_check
 from policylint.findings import Location
-from policylint.sources import OUTSIDE_LINK, Source, discover, display_name
+from policylint.input import load
+from policylint.input.sources import OUTSIDE_LINK, Source, discover, display_name
 from tests.lintutil import assert_valid_report, lint_paths
 
 # A Service and a policy targeting it: the policy's target resolves only if both documents of
@@ -495,7 +495,7 @@ def test_a_file_replaced_by_a_link_after_the_walk_is_not_followed(repo: Path) ->
 def edit_before_positions(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Callable[[], None]]]:
     """Actions run after every file was parsed, just before positions are resolved."""
     from policylint import pipeline
-    from policylint.positions import PositionResolver
+    from policylint.input.positions import PositionResolver
 
     actions: list[Callable[[], None]] = []
 
@@ -532,7 +532,7 @@ spec:
 def test_positions_are_those_of_what_was_parsed_when_the_file_changes(
     tmp_path: Path, edit_before_positions: list[Callable[[], None]], monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
-    from policylint import parallel
+    from policylint.input import parallel
 
     path = tmp_path / "repo" / "policy.yaml"
     path.parent.mkdir()
@@ -572,7 +572,9 @@ def test_positions_are_those_of_what_was_parsed_when_the_file_changes(
     assert MISSING_TARGET.splitlines()[7] == '  - group: ""'
 
 
-def test_positions_are_resolved_when_the_file_became_a_fifo(tmp_path: Path, edit_before_positions: list[Callable[[], None]]) -> None:
+def test_positions_are_resolved_when_the_file_became_a_fifo(
+    tmp_path: Path, edit_before_positions: list[Callable[[], None]]
+) -> None:
     path = tmp_path / "policy.yaml"
     path.write_text(MISSING_TARGET)
 
@@ -614,9 +616,7 @@ def test_sources_keep_the_real_path_of_a_name_that_is_not_utf8(tmp_path: Path) -
     with open(raw, "wb") as fh:
         fh.write(b"a: 1\n")
     [source] = discover([str(tmp_path)])
-    assert source == Source(
-        display=display_name(str(tmp_path)) + "/x\\xff.yaml", fs_path=os.fsdecode(raw), nofollow=True
-    )
+    assert source == Source(display=display_name(str(tmp_path)) + "/x\\xff.yaml", fs_path=os.fsdecode(raw), nofollow=True)
     assert load.read_bytes(source) == (b"a: 1\n", None)
 
 

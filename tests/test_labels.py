@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from policylint.engine import INTERNAL_ERROR
+from policylint.rules.engine import INTERNAL_ERROR
 from policylint.rules.labels import label_value_problem, qualified_name_problem
 from tests.lintutil import lint_paths, lint_text, only, select
 from tests.manifests import crd as crd_document
@@ -116,7 +116,11 @@ def test_policy_label_values(labels: str, expected: list[str]) -> None:
 
 
 def test_a_labelled_crd_without_the_policy_suffix_is_a_policy_crd() -> None:
-    text = crd("{gateway.networking.k8s.io/policy: direct}").replace("ColorPolicy", "Color").replace("plural: colorpolicies", "plural: colors")
+    text = (
+        crd("{gateway.networking.k8s.io/policy: direct}")
+        .replace("ColorPolicy", "Color")
+        .replace("plural: colorpolicies", "plural: colors")
+    )
     assert rules(text) == ["PL109", "PL109"]
 
 

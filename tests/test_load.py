@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from policylint import load
-from policylint.load import LOADER, PARSER_IS_C, load_source, parse_text
-from policylint.sources import SourceError, discover
+from policylint.input import load
+from policylint.input.load import LOADER, PARSER_IS_C, load_source, parse_text
+from policylint.input.sources import SourceError, discover
 from tests.lintutil import lint_paths, lint_text, only
 
 SERVICE = """\
@@ -205,9 +205,7 @@ def test_kind_list_items_become_objects() -> None:
 
 
 def test_json_files_are_loaded(tmp_path: Path) -> None:
-    (tmp_path / "svc.json").write_text(
-        '{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "j", "namespace": "app"}}\n'
-    )
+    (tmp_path / "svc.json").write_text('{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "j", "namespace": "app"}}\n')
     (tmp_path / "list.json").write_text(
         '{\n\t"apiVersion": "v1",\n\t"kind": "List",\n\t"items": [\n\t\t{"apiVersion": "v1", "kind": "ConfigMap",'
         ' "metadata": {"name": "k", "namespace": "app"}}\n\t]\n}\n'
@@ -282,7 +280,9 @@ def test_a_hidden_directory_named_explicitly_is_walked(tmp_path: Path) -> None:
 
 def test_paths_are_deduplicated_and_sorted(tmp_path: Path) -> None:
     _tree(tmp_path, {"a.yaml": "", "b/c.yaml": ""})
-    sources = discover([str(tmp_path / "b" / "c.yaml"), str(tmp_path), str(tmp_path / "a.yaml"), str(tmp_path / "b" / ".." / "a.yaml")])
+    sources = discover(
+        [str(tmp_path / "b" / "c.yaml"), str(tmp_path), str(tmp_path / "a.yaml"), str(tmp_path / "b" / ".." / "a.yaml")]
+    )
     assert _rel(sources, tmp_path) == ["a.yaml", "b/c.yaml"]
 
 
@@ -333,7 +333,7 @@ def test_missing_paths_and_empty_directories_are_usage_errors(tmp_path: Path) ->
         discover([str(tmp_path / "nope.yaml")])
     (tmp_path / "empty").mkdir()
     _tree(tmp_path, {"empty/readme.md": "", "empty/.hidden/x.yaml": ""})
-    with pytest.raises(SourceError, match="no \\*.yaml"):
+    with pytest.raises(SourceError, match=r"no \*.yaml"):
         discover([str(tmp_path / "empty")])
 
 

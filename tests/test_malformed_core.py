@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 import yaml
 
-from policylint.fieldtypes import SCHEMAS, check_object, describe_value
 from policylint.findings import Issue
-from policylint.index import ProjectIndex
+from policylint.k8s.fieldtypes import SCHEMAS, check_object, describe_value
+from policylint.k8s.index import ProjectIndex
 from policylint.reporters import json as json_reporter
 from policylint.rules.malformed import MalformedField
-from policylint.topology import ACCEPTED, GATEWAY_GROUP, MALFORMED
+from policylint.semantics.topology import ACCEPTED, GATEWAY_GROUP, MALFORMED
 from tests.lintutil import assert_valid_report, lint_text, select
 
 # A clean scene whose Gateway API objects and Services hold only fields of the PL010 table,
@@ -232,7 +232,7 @@ def test_every_field_of_a_core_object_with_the_wrong_type_is_one_finding_at_that
     variants = _variants()
     assert len(variants) > 400
     failures = []
-    for label, text, obj, path, changed in variants:
+    for label, text, obj, _path, changed in variants:
         findings = lint_text(text, "scene.yaml").findings
         malformed = [(f.rule, str(f.object), f.path) for f in findings if f.rule == "PL010"]
         if not changed:
@@ -262,9 +262,7 @@ def _lint(text: str, **options: Any) -> Any:
 
 
 def _scene(kind: str, name: str, path: tuple[Any, ...], value: object) -> str:
-    docs = [
-        _replaced(d, path, value) if (d["kind"], d["metadata"]["name"]) == (kind, name) else d for d in DOCS
-    ]
+    docs = [_replaced(d, path, value) if (d["kind"], d["metadata"]["name"]) == (kind, name) else d for d in DOCS]
     return yaml.safe_dump_all(docs, sort_keys=False)
 
 
@@ -414,7 +412,9 @@ spec:
     listener_set = result.index.lookup(GATEWAY_GROUP, "ListenerSet", "other", "extra")
     attachment = result.index.topology().listener_sets[id(listener_set)]
     assert attachment.status == ACCEPTED
-    assert attachment.assumptions == ("Gateway infra/gw has a malformed allowedListeners (PL010); assumed to admit the ListenerSet",)
+    assert attachment.assumptions == (
+        "Gateway infra/gw has a malformed allowedListeners (PL010); assumed to admit the ListenerSet",
+    )
     assert [(r, p) for r, p, _ in _messages(_lint(text.replace("{from: 5}", "{}")))] == [("PL409", "spec.parentRef")]
 
 
@@ -504,19 +504,51 @@ def test_values_are_named_as_json_names_them_and_bounded(value: object, shown: s
 @pytest.mark.parametrize(
     ("document", "rule", "message"),
     [
-        ("apiVersion: v1\nkind: 12\nmetadata: {name: a}\n", "PL003", "document is not a Kubernetes object: kind must be a string, not the number 12; ignored"),
-        ("apiVersion: 1\nkind: Service\nmetadata: {name: a}\n", "PL003", "document is not a Kubernetes object: apiVersion must be a string, not the number 1; ignored"),
-        ("kind: [Service]\nmetadata: {name: a}\n", "PL003", "document is not a Kubernetes object: it has no apiVersion; kind must be a string, not a list; ignored"),
+        (
+            "apiVersion: v1\nkind: 12\nmetadata: {name: a}\n",
+            "PL003",
+            "document is not a Kubernetes object: kind must be a string, not the number 12; ignored",
+        ),
+        (
+            "apiVersion: 1\nkind: Service\nmetadata: {name: a}\n",
+            "PL003",
+            "document is not a Kubernetes object: apiVersion must be a string, not the number 1; ignored",
+        ),
+        (
+            "kind: [Service]\nmetadata: {name: a}\n",
+            "PL003",
+            "document is not a Kubernetes object: it has no apiVersion; kind must be a string, not a list; ignored",
+        ),
         ("apiVersion: v1\nkind: ''\n", "PL003", "document is not a Kubernetes object: kind is empty; ignored"),
-        ("apiVersion: v1\nkind: true\n", "PL003", "document is not a Kubernetes object: kind must be a string, not the boolean true; ignored"),
+        (
+            "apiVersion: v1\nkind: true\n",
+            "PL003",
+            "document is not a Kubernetes object: kind must be a string, not the boolean true; ignored",
+        ),
         ("apiVersion: v1\nmetadata: {name: a}\n", "PL003", "document has no kind: not a Kubernetes object; ignored"),
-        ("apiVersion: v1\nkind: List\nitems: nope\n", "PL003", "List items must be a list, not the string 'nope': nothing in it is applied; ignored"),
+        (
+            "apiVersion: v1\nkind: List\nitems: nope\n",
+            "PL003",
+            "List items must be a list, not the string 'nope': nothing in it is applied; ignored",
+        ),
         ("apiVersion: v1\nkind: Service\nmetadata: []\n", "PL009", "metadata must be a mapping, not a list"),
         ("apiVersion: v1\nkind: Service\nmetadata: web\n", "PL009", "metadata must be a mapping, not the string 'web'"),
         ("apiVersion: v1\nkind: Service\nmetadata: {name: [a]}\n", "PL009", "metadata.name: must be a string, not a list"),
-        ("apiVersion: v1\nkind: Service\nmetadata: {name: a, labels: [x]}\n", "PL009", "metadata.labels: must be a mapping, not a list"),
-        ("apiVersion: v1\nkind: Service\nmetadata: {name: a, labels: {x: null}}\n", "PL009", "metadata.labels.x: must be a string, not null"),
-        ("apiVersion: v1\nkind: Service\nmetadata: {name: a, labels: {x: 1}}\n", "PL009", "metadata.labels.x: must be a string, not int 1 (quote it in YAML)"),
+        (
+            "apiVersion: v1\nkind: Service\nmetadata: {name: a, labels: [x]}\n",
+            "PL009",
+            "metadata.labels: must be a mapping, not a list",
+        ),
+        (
+            "apiVersion: v1\nkind: Service\nmetadata: {name: a, labels: {x: null}}\n",
+            "PL009",
+            "metadata.labels.x: must be a string, not null",
+        ),
+        (
+            "apiVersion: v1\nkind: Service\nmetadata: {name: a, labels: {x: 1}}\n",
+            "PL009",
+            "metadata.labels.x: must be a string, not int 1 (quote it in YAML)",
+        ),
     ],
 )
 def test_identity_and_metadata_of_the_wrong_type_say_what_they_are(document: str, rule: str, message: str) -> None:
@@ -540,7 +572,11 @@ def test_with_pl010_deselected_no_other_rule_reports_the_malformed_part() -> Non
         ("UDPRoute", {"parentRefs": [{"name": "gw", "port": "53"}]}, ["spec.parentRefs[0].port"]),
         ("TLSRoute", {"hostnames": [5]}, ["spec.hostnames[0]"]),
         # gRPC routes have request mirrors; TLS routes have no filters at all.
-        ("GRPCRoute", {"rules": [{"filters": [{"requestMirror": {"backendRef": {"name": 5}}}]}]}, ["spec.rules[0].filters[0].requestMirror.backendRef.name"]),
+        (
+            "GRPCRoute",
+            {"rules": [{"filters": [{"requestMirror": {"backendRef": {"name": 5}}}]}]},
+            ["spec.rules[0].filters[0].requestMirror.backendRef.name"],
+        ),
         ("TLSRoute", {"rules": [{"filters": 5}]}, []),
     ],
 )

@@ -1,4 +1,4 @@
-"""Merge strategies over tagged specs (policylint/merge.py) and the fold that applies them.
+"""Merge strategies over tagged specs (policylint/semantics/effective/merge.py) and the fold that applies them.
 
 - RFC 7386 JSON merge patch: the examples of the RFC's Appendix A, each checked against the
   RFC text (maps merge, arrays and scalars replace, `null` deletes, a non-object patch
@@ -17,10 +17,19 @@ from typing import Any
 
 import pytest
 
-from policylint.effective import ENFORCED, OVERRIDDEN, PARTIALLY_ENFORCED, Facet, fold
-from policylint.merge import Tagged, default_containers, format_key, leaves, merge_patch, merge_rules, tag, untag
-from policylint.model import ObjectKey
-from policylint.profiles import PolicyProfile, profile_from_dict
+from policylint.k8s.objects import ObjectKey
+from policylint.profiles.registry import PolicyProfile, profile_from_dict
+from policylint.semantics.effective.merge import (
+    Tagged,
+    default_containers,
+    format_key,
+    leaves,
+    merge_patch,
+    merge_rules,
+    tag,
+    untag,
+)
+from policylint.semantics.effective.simulation import ENFORCED, OVERRIDDEN, PARTIALLY_ENFORCED, Facet, fold
 
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 
@@ -54,7 +63,9 @@ RFC7386_APPENDIX_A = [
 ]
 
 
-@pytest.mark.parametrize(("original", "patch", "expected"), RFC7386_APPENDIX_A, ids=[str(i + 1) for i in range(len(RFC7386_APPENDIX_A))])
+@pytest.mark.parametrize(
+    ("original", "patch", "expected"), RFC7386_APPENDIX_A, ids=[str(i + 1) for i in range(len(RFC7386_APPENDIX_A))]
+)
 def test_rfc7386_appendix_a(original: Any, patch: Any, expected: Any) -> None:
     assert untag(merge_patch(tag(original, "E"), tag(patch, "C"))) == expected
 

@@ -38,16 +38,16 @@ from hypothesis import strategies as st
 
 from policylint import textsafe
 from policylint.cli import cli
-from policylint.engine import run as run_engine
-from policylint.explain import _jsonable, _value_text
+from policylint.commands.explain import _jsonable, _value_text
 from policylint.findings import Finding, Issue, Related, Severity
-from policylint.index import ProjectIndex
+from policylint.input.positions import PositionResolver
+from policylint.k8s.index import ProjectIndex
 from policylint.pipeline import LintRequest, lint, load_index
-from policylint.positions import PositionResolver
 from policylint.reporters import FORMATS, MACHINE_FORMATS
 from policylint.reporters.json import finding_dict
 from policylint.reporters.text import format_finding
 from policylint.rules.base import Rule
+from policylint.rules.engine import run as run_engine
 from policylint.textsafe import MAX_FIELD, MAX_MESSAGE, Budget, escape, unescape
 from tests.lintutil import ROOT, assert_valid_report
 
@@ -272,7 +272,10 @@ def test_text_has_one_line_per_finding_and_note_and_says_what_json_says(corpus: 
     for line, f in zip(headlines, findings):
         # JSON holds the original; the text, escaped.
         original = unescape(line)
-        assert original == f"{f['file']}:{f['line']}:{f['column']}: {f['severity']} {f['rule']} {f['message']}{_object_text(f['object'])}"
+        assert (
+            original
+            == f"{f['file']}:{f['line']}:{f['column']}: {f['severity']} {f['rule']} {f['message']}{_object_text(f['object'])}"
+        )
     expected_notes = [f"    note: {r['file']}:{r['line']}:{r['column']}: {r['message']}" for f in findings for r in f["related"]]
     assert [unescape(n) for n in notes] == expected_notes
 
@@ -386,9 +389,9 @@ def _amplifying_anchors(indent: str) -> str:
 _AMPLIFIED_SELECTOR = """\
 import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
-from policylint.engine import run
+from policylint.rules.engine import run
 from policylint.pipeline import LintRequest, load_index
-from policylint.positions import PositionResolver
+from policylint.input.positions import PositionResolver
 from policylint.rules import REGISTRY
 
 index = load_index(LintRequest(paths=[sys.argv[1]]))
@@ -429,7 +432,12 @@ def test_a_huge_shared_value_is_not_quoted_whole_in_a_message(tmp_path: Path) ->
 
 
 def _explain_queries() -> list[str]:
-    return [f"httproute/{NS}/{ROUTE}", f"gateway/{NS}/{GW}#{LISTENER}", f"backendtrafficpolicy/{NS}/{POLICY}", f"service/{NS}/{SERVICE}"]
+    return [
+        f"httproute/{NS}/{ROUTE}",
+        f"gateway/{NS}/{GW}#{LISTENER}",
+        f"backendtrafficpolicy/{NS}/{POLICY}",
+        f"service/{NS}/{SERVICE}",
+    ]
 
 
 @pytest.mark.parametrize("query", _explain_queries(), ids=["route", "listener", "policy", "service"])
@@ -537,7 +545,9 @@ def test_explain_of_an_alias_amplified_value_finishes_bounded(tmp_path: Path) ->
           retry:
         """
     )
-    (tmp_path / "p.yaml").write_text(manifests + _amplifying_anchors("    ") + textwrap.indent("\n".join(deep), "    ") + "\n", encoding="utf-8")
+    (tmp_path / "p.yaml").write_text(
+        manifests + _amplifying_anchors("    ") + textwrap.indent("\n".join(deep), "    ") + "\n", encoding="utf-8"
+    )
     script = textwrap.dedent(
         """\
         import resource, sys
@@ -664,10 +674,18 @@ def test_bounded_renderings_match_the_standard_ones_within_their_limit(value: An
     assert textsafe.jsonable(value, Budget()) == json.loads(full)
 
 
-_JSON_ESCAPES = {c: f"\\u{c:04x}" for c in [*range(0x7F, 0xA0), 0x61C, 0x200E, 0x200F, *range(0x2028, 0x202F), *range(0x2066, 0x206A)]}
+_JSON_ESCAPES = {
+    c: f"\\u{c:04x}" for c in [*range(0x7F, 0xA0), 0x61C, 0x200E, 0x200F, *range(0x2028, 0x202F), *range(0x2066, 0x206A)]
+}
 
 
-@given(st.recursive(st.text(st.characters(codec=None, exclude_categories=()), max_size=6), lambda i: st.lists(i, max_size=3) | st.dictionaries(st.text(max_size=3), i, max_size=3), max_leaves=8))
+@given(
+    st.recursive(
+        st.text(st.characters(codec=None, exclude_categories=()), max_size=6),
+        lambda i: st.lists(i, max_size=3) | st.dictionaries(st.text(max_size=3), i, max_size=3),
+        max_leaves=8,
+    )
+)
 def test_json_dumps_is_valid_utf8_json(value: Any) -> None:
     for ensure_ascii in (True, False):
         text = textsafe.json_dumps(value, ensure_ascii=ensure_ascii)

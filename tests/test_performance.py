@@ -7,7 +7,7 @@ import difflib
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policylint.positions import format_path, join, parse_path
+from policylint.input.positions import format_path, join, parse_path
 from policylint.rules.targetref import _SimilarNames
 from tests.lintutil import lint_text, only
 

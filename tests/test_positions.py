@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from policylint.load import Document, load_source, parse_text
-from policylint.model import KindRegistry, build_objects
-from policylint.positions import PositionResolver, format_path, join, parse_path
-from policylint.sources import Source
+from policylint.input.load import Document, load_source, parse_text
+from policylint.input.positions import PositionResolver, format_path, join, parse_path
+from policylint.input.sources import Source
+from policylint.k8s.objects import KindRegistry, build_objects
 from tests.lintutil import lint_paths, lint_text, only
 
 

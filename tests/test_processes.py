@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from policylint import parallel
+from policylint.input import parallel
 from tests.manifests import first, gateway, gateway_class, policy, route, service
 
 LINUX = sys.platform.startswith("linux")
@@ -39,7 +39,8 @@ MISSING_ROUTE = "[{group: gateway.networking.k8s.io, kind: HTTPRoute, name: miss
 # two CPUs or more this is the unmodified command.
 _COMMAND = """\
 import sys
-from policylint import entry, parallel
+from policylint import entry
+from policylint.input import parallel
 if parallel.usable_cpus() < 2:
     parallel.usable_cpus = lambda: 2
 sys.argv[0] = "policylint"
@@ -50,7 +51,9 @@ raise SystemExit(entry.main())
 def _filler(ns: str, entries: int) -> str:
     """A document of a kind no rule reads, there only to make the file slow to parse."""
     items = "".join(f"    - {{key: k{j:05d}, weight: {j}, tags: [a, b, c], note: value-{j}}}\n" for j in range(entries))
-    return f"---\napiVersion: example.com/v1\nkind: Padding\nmetadata: {{name: padding, namespace: {ns}}}\nspec:\n  items:\n{items}"
+    return (
+        f"---\napiVersion: example.com/v1\nkind: Padding\nmetadata: {{name: padding, namespace: {ns}}}\nspec:\n  items:\n{items}"
+    )
 
 
 def write_corpus(root: Path, total_bytes: int) -> list[str]:
@@ -114,8 +117,12 @@ def reference(corpus: Path) -> bytes:
     report = json.loads(out)
     found = [(f["rule"], f["file"], f["message"].split(";")[0]) for f in report["findings"]]
     ns = [f"team-{k}" for k in range(FILES)]
-    assert found == [("PL201", f"manifests/f{k}.yaml", f"HTTPRoute 'missing' not found in namespace {ns[k]}") for k in range(FILES)]
-    assert err.decode().splitlines() == [f"{FILES} errors, 0 warnings, 0 info in {FILES} files ({5 * FILES + 1} objects, {FILES} policies)"]
+    assert found == [
+        ("PL201", f"manifests/f{k}.yaml", f"HTTPRoute 'missing' not found in namespace {ns[k]}") for k in range(FILES)
+    ]
+    assert err.decode().splitlines() == [
+        f"{FILES} errors, 0 warnings, 0 info in {FILES} files ({5 * FILES + 1} objects, {FILES} policies)"
+    ]
     return out
 
 
@@ -236,7 +243,9 @@ def sessions() -> Iterator[list[int]]:
         pytest.param(0.4, id="while-parsing"),
     ],
 )
-def test_a_killed_worker_leaves_its_files_to_the_main_process(corpus: Path, reference: bytes, sessions: list[int], cpu: float) -> None:
+def test_a_killed_worker_leaves_its_files_to_the_main_process(
+    corpus: Path, reference: bytes, sessions: list[int], cpu: float
+) -> None:
     proc = start([*LINT, "--jobs", "2"], corpus)
     sessions.append(proc.pid)
     worker = busy_worker(proc, cpu)
@@ -245,7 +254,9 @@ def test_a_killed_worker_leaves_its_files_to_the_main_process(corpus: Path, refe
     assert proc.returncode == 1
     assert out == reference
     # Only the summary: no InvalidStateError, no traceback from the pool's threads.
-    assert err.decode().splitlines() == [f"{FILES} errors, 0 warnings, 0 info in {FILES} files ({5 * FILES + 1} objects, {FILES} policies)"]
+    assert err.decode().splitlines() == [
+        f"{FILES} errors, 0 warnings, 0 info in {FILES} files ({5 * FILES + 1} objects, {FILES} policies)"
+    ]
     assert_session_ends(proc.pid)
 
 
@@ -274,8 +285,8 @@ def failing_initializer(parent: int) -> None:
 _FAILING_POOL = """\
 import concurrent.futures, sys
 from pathlib import Path
-from policylint import parallel
-from policylint.sources import Source
+from policylint.input import parallel
+from policylint.input.sources import Source
 from tests import test_processes as t
 
 parallel.PARALLEL_MIN_BYTES = 0
@@ -407,7 +418,7 @@ def test_sigkill_to_the_main_process_takes_the_workers_with_it(corpus: Path) -> 
 _POOL_WITH_WATCHDOG = """\
 import functools, os, time, multiprocessing
 from concurrent.futures import ProcessPoolExecutor
-from policylint import parallel
+from policylint.input import parallel
 pool = ProcessPoolExecutor(
     1,
     mp_context=multiprocessing.get_context("spawn"),

@@ -1,4 +1,4 @@
-"""Built-in policy profiles (rules/profiles/*.yaml): valid, true to their CRDs, and exercised.
+"""Built-in policy profiles (policylint/profiles/builtin/*.yaml): valid, true to their CRDs, and exercised.
 
 Each profiled kind is checked against the upstream CRD it names in `crd:`
 (vendored under tests/data/crds/, provenance in SOURCES.md there), and has a
@@ -17,10 +17,10 @@ import yaml
 from click.testing import CliRunner
 
 from policylint.cli import cli
-from policylint.crd import crd_facts
 from policylint.findings import Severity
-from policylint.index import ACCEPTED
-from policylint.profiles import (
+from policylint.k8s.index import ACCEPTED
+from policylint.profiles.crd import crd_facts
+from policylint.profiles.registry import (
     ORIGIN_BUILTIN,
     ORIGIN_PROFILE,
     PolicyProfile,
@@ -32,7 +32,7 @@ from policylint.profiles import (
 )
 from tests.lintutil import ROOT, lint_paths, lint_text
 
-PROFILES = ROOT / "rules" / "profiles"
+PROFILES = ROOT / "policylint" / "profiles" / "builtin"
 TESTS = Path(__file__).resolve().parent
 CRDS = TESTS / "data" / "crds"
 FIXTURES = TESTS / "profiles"
@@ -325,7 +325,9 @@ def test_cli_profiles_lists_every_builtin_kind() -> None:
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     for profile in builtin_profiles():
-        assert any(line.startswith(f"{profile.group}/{profile.kind} ") and f"({profile.project})" in line for line in lines), profile.name
+        assert any(line.startswith(f"{profile.group}/{profile.kind} ") and f"({profile.project})" in line for line in lines), (
+            profile.name
+        )
     assert len(lines) == len(builtin_profiles())
 
 

@@ -87,7 +87,7 @@ _BOUNDARY = Adversarial(
 # function builds (its value comes from FACTORIES).
 PATTERNS: dict[str, Adversarial] = {
     # CEL rules of CRDs (x-kubernetes-validations), matched whole.
-    "policylint.crd._QUANTIFIER": Adversarial(
+    "policylint.profiles.crd._QUANTIFIER": Adversarial(
         ("match",),
         lambda n: [
             "a" + ".a" * (n // 2),
@@ -98,7 +98,7 @@ PATTERNS: dict[str, Adversarial] = {
             "a" + "." * n + "all(x,y",
         ],
     ),
-    "policylint.crd._COMPARE_EQ": Adversarial(
+    "policylint.profiles.crd._COMPARE_EQ": Adversarial(
         ("match",),
         lambda n: [
             "a" + ".kind" * (n // 5) + "==x",
@@ -109,19 +109,32 @@ PATTERNS: dict[str, Adversarial] = {
             "a.kind ==" + " " * n + "x",
         ],
     ),
-    "policylint.crd._COMPARE_EQ_REV": Adversarial(
+    "policylint.profiles.crd._COMPARE_EQ_REV": Adversarial(
         ("match",),
-        lambda n: ["'" + "x" * n, "'x'" + " " * n + "==", "'x' == a" + ".a" * (n // 2) + ".kin", "'x' == a" + ".kind" * (n // 5) + "x"],
+        lambda n: [
+            "'" + "x" * n,
+            "'x'" + " " * n + "==",
+            "'x' == a" + ".a" * (n // 2) + ".kin",
+            "'x' == a" + ".kind" * (n // 5) + "x",
+        ],
     ),
-    "policylint.crd._COMPARE_IN": Adversarial(
+    "policylint.profiles.crd._COMPARE_IN": Adversarial(
         ("match",),
-        lambda n: ["a.kind in [" + "x" * n, "a.kind in [" + "]" * n + "x", "a.kind" + " " * n + "in", "a.kind in" + " " * n, "a" + ".kind" * (n // 5)],
+        lambda n: [
+            "a.kind in [" + "x" * n,
+            "a.kind in [" + "]" * n + "x",
+            "a.kind" + " " * n + "in",
+            "a.kind in" + " " * n,
+            "a" + ".kind" * (n // 5),
+        ],
     ),
-    "policylint.crd._LITERAL": Adversarial(
+    "policylint.profiles.crd._LITERAL": Adversarial(
         ("match",), lambda n: [" " * n + "'", "'" + "x" * n, "'x'" + " " * n + "x", " " * n + "'x'" + " " * n + "y"]
     ),
-    "policylint.crd._HAS": Adversarial(("match",), lambda n: ["has(" + "a." * (n // 2), "has(" + " " * n + "a" + " " * n]),
-    "policylint.crd._POSITIVE_SIZE": Adversarial(
+    "policylint.profiles.crd._HAS": Adversarial(
+        ("match",), lambda n: ["has(" + "a." * (n // 2), "has(" + " " * n + "a" + " " * n]
+    ),
+    "policylint.profiles.crd._POSITIVE_SIZE": Adversarial(
         ("match",),
         lambda n: [
             "a" + "." * n + "size(",
@@ -135,30 +148,47 @@ PATTERNS: dict[str, Adversarial] = {
     "policylint.rules.targetref._DNS1123_SUBDOMAIN": Adversarial(("match", "search"), _dns),
     "policylint.rules.targetref._GROUP_VERSION": Adversarial(
         ("match", "search"),
-        lambda n: ["/v1" * (n // 3) + "x", "a/v" + "1" * n + "x", "a/v1alpha" + "1" * n + "x", "/" * n, "a" * n, "/valpha" * (n // 7)],
+        lambda n: [
+            "/v1" * (n // 3) + "x",
+            "a/v" + "1" * n + "x",
+            "a/v1alpha" + "1" * n + "x",
+            "/" * n,
+            "a" * n,
+            "/valpha" * (n // 7),
+        ],
     ),
-    "policylint.rules.labels._NAME": Adversarial(("match", "search"), lambda n: ["a" + "-" * n, "a" * n + "-", "a." * (n // 2), "a_" * (n // 2) + "!"]),
+    "policylint.rules.labels._NAME": Adversarial(
+        ("match", "search"), lambda n: ["a" + "-" * n, "a" * n + "-", "a." * (n // 2), "a_" * (n // 2) + "!"]
+    ),
     "policylint.rules.labels._DNS1123_SUBDOMAIN": Adversarial(("match", "search"), _dns),
-    "policylint.index.GROUP_PATTERN": Adversarial(("match", "search"), _dns),
-    "policylint.index.SECTION_NAME_PATTERN": Adversarial(("match", "search"), _dns),
-    "policylint.index.NAMESPACE_PATTERN": Adversarial(("match", "search"), _dns),
-    "policylint.index.KIND_PATTERN": Adversarial(("match", "search"), lambda n: ["A" + "-" * n, "A" * n + "-", "A-" * (n // 2) + "!"]),
+    "policylint.k8s.index.GROUP_PATTERN": Adversarial(("match", "search"), _dns),
+    "policylint.k8s.index.SECTION_NAME_PATTERN": Adversarial(("match", "search"), _dns),
+    "policylint.k8s.index.NAMESPACE_PATTERN": Adversarial(("match", "search"), _dns),
+    "policylint.k8s.index.KIND_PATTERN": Adversarial(
+        ("match", "search"), lambda n: ["A" + "-" * n, "A" * n + "-", "A-" * (n // 2) + "!"]
+    ),
     # `explain KIND/NS/NAME#rules[N]`: a command-line argument.
-    "policylint.explain._UNNAMED_RULE": Adversarial(("match",), lambda n: ["rules[" + "1" * n, "rules[" + "1" * n + "]x"]),
+    "policylint.commands.explain._UNNAMED_RULE": Adversarial(
+        ("match",), lambda n: ["rules[" + "1" * n, "rules[" + "1" * n + "]x"]
+    ),
     # File names in the cache directory.
-    "policylint.cache._ENTRY_NAME": Adversarial(("match", "search"), lambda n: ["0" * n + "g", "a" * n]),
-    "policylint.cache._TEMP_NAME": Adversarial(("match", "search"), lambda n: [".tmp-" + "a" * n, ".tmp-" * (n // 5)]),
-    "policylint.cache._RULE_ID": Adversarial(("match", "search"), lambda n: ["PL0" + "1" * n, "PL0" * (n // 3)]),
+    "policylint.input.cache._ENTRY_NAME": Adversarial(("match", "search"), lambda n: ["0" * n + "g", "a" * n]),
+    "policylint.input.cache._TEMP_NAME": Adversarial(("match", "search"), lambda n: [".tmp-" + "a" * n, ".tmp-" * (n // 5)]),
+    "policylint.input.cache._RULE_ID": Adversarial(("match", "search"), lambda n: ["PL0" + "1" * n, "PL0" * (n // 3)]),
     # The loader, over whole files.
-    "policylint.load._NON_PRINTABLE": Adversarial(("search", "finditer", "sub"), lambda n: ["\x00" * n, "a" * n, "\x00a" * (n // 2)]),
-    "policylint.load._NON_SPACE": Adversarial(("search",), lambda n: [" " * n, "\u2028" * n, " \n" * (n // 2)]),
-    "policylint.load._DOC_BOUNDARY": _BOUNDARY,
-    "policylint.load:_indentation_pattern": Adversarial(
+    "policylint.input.load._NON_PRINTABLE": Adversarial(
+        ("search", "finditer", "sub"), lambda n: ["\x00" * n, "a" * n, "\x00a" * (n // 2)]
+    ),
+    "policylint.input.load._NON_SPACE": Adversarial(("search",), lambda n: [" " * n, "\u2028" * n, " \n" * (n // 2)]),
+    "policylint.input.load._DOC_BOUNDARY": _BOUNDARY,
+    "policylint.input.load:_indentation_pattern": Adversarial(
         ("search",),
         lambda n: [" " * n + "x", (" " * 255 + "x\n") * (n // 257), "-" * n, " ?" * (n // 2), ("- " * 127 + "x\n") * (n // 256)],
     ),
     # Output escaping (every message and name printed).
-    "policylint.textsafe.UNSAFE": Adversarial(("search", "sub", "finditer"), lambda n: ["\\" * n, "\x00" * n, "a" * n, "\u2028" * n]),
+    "policylint.textsafe.UNSAFE": Adversarial(
+        ("search", "sub", "finditer"), lambda n: ["\\" * n, "\x00" * n, "a" * n, "\u2028" * n]
+    ),
     "policylint.textsafe._ESCAPE_SEQUENCE": Adversarial(
         ("search", "finditer", "sub"),
         lambda n: ["\\" * n, "\\x" * (n // 2), "\\u123" * (n // 5), "\\x1" * (n // 3), "\\\\" * (n // 2) + "\\"],
@@ -167,30 +197,40 @@ PATTERNS: dict[str, Adversarial] = {
     "policylint.textsafe._SURROGATE": Adversarial(("search", "sub"), lambda n: ["\ud800" * n, "a" * n]),
     "policylint.textsafe._NON_ASCII": Adversarial(("search", "sub"), lambda n: ["\u00e9" * n, "a" * n]),
     # Field paths (keys of any length and content) and positions.
-    "policylint.positions._PLAIN_KEY": Adversarial(("match",), lambda n: ["a" * n + "!", "$" * n + ".", "a-" * (n // 2) + " "]),
+    "policylint.input.positions._PLAIN_KEY": Adversarial(
+        ("match",), lambda n: ["a" * n + "!", "$" * n + ".", "a-" * (n // 2) + " "]
+    ),
     # parse_path matches at one offset and stops at the first failure (see FUNCTIONS), so
     # `search` (a scan from every offset) is not how it is used.
-    "policylint.positions._TOKEN": Adversarial(
+    "policylint.input.positions._TOKEN": Adversarial(
         ("match",),
         lambda n: ['["' + "x" * n, '["' + '\\"' * (n // 2), "[" + "1" * n, "." * n, "a" * n + "[", '["' + "\\" * n],
         generic=False,
     ),
-    "policylint.positions._LINE_BREAK": Adversarial(("search", "finditer"), lambda n: ["\r\n" * (n // 2), "\r" * n, "\r" * n + "\n", "a" * n]),
-    "policylint.positions._OTHER_BREAKS": Adversarial(("search", "finditer"), lambda n: ["\n" * n, "\r" * n]),
-    "policylint.positions._DOCUMENT_BOUNDARY": _BOUNDARY,
+    "policylint.input.positions._LINE_BREAK": Adversarial(
+        ("search", "finditer"), lambda n: ["\r\n" * (n // 2), "\r" * n, "\r" * n + "\n", "a" * n]
+    ),
+    "policylint.input.positions._OTHER_BREAKS": Adversarial(("search", "finditer"), lambda n: ["\n" * n, "\r" * n]),
+    "policylint.input.positions._DOCUMENT_BOUNDARY": _BOUNDARY,
     # Rule documentation (shipped, but linear all the same).
     "policylint.rules.docs._HEADING": Adversarial(
         ("finditer",),
-        lambda n: ["## " + " " * n + "x", "## " + "a " * (n // 2), ("## " + " " * 1000 + "\n") * (n // 1004), "##" + "#" * n, "## a" + " \t" * (n // 2) + "x"],
+        lambda n: [
+            "## " + " " * n + "x",
+            "## " + "a " * (n // 2),
+            ("## " + " " * 1000 + "\n") * (n // 1004),
+            "##" + "#" * n,
+            "## a" + " \t" * (n // 2) + "x",
+        ],
     ),
     # Mermaid and DOT node ids made from object names.
-    "policylint.graph:[^A-Za-z0-9]+": Adversarial(("sub",), lambda n: ["-" * n, "a-" * (n // 2)]),
+    "policylint.commands.graph:[^A-Za-z0-9]+": Adversarial(("sub",), lambda n: ["-" * n, "a-" * (n // 2)]),
 }
 
 # Patterns built at run time: how to build the one the code uses.
 FACTORIES: dict[str, Callable[[], re.Pattern[str]]] = {
-    "policylint.load:_indentation_pattern": lambda: importlib.import_module("policylint.load")._indentation_pattern(
-        importlib.import_module("policylint.load").MAX_DEPTH
+    "policylint.input.load:_indentation_pattern": lambda: importlib.import_module("policylint.input.load")._indentation_pattern(
+        importlib.import_module("policylint.input.load").MAX_DEPTH
     ),
 }
 
@@ -203,8 +243,8 @@ def _call(dotted: str) -> Callable[[str], object]:
 # Hand-written scanners over input text (some replaced a regex), and fnmatch, whose shell
 # patterns (`--external`, profiles) are translated to regexes matched against object names.
 FUNCTIONS: dict[str, tuple[Callable[[str], object], Callable[[int], list[str]]]] = {
-    "policylint.load._template_marker": (
-        lambda text: _call("policylint.load._template_marker")(text),
+    "policylint.input.load._template_marker": (
+        lambda text: _call("policylint.input.load._template_marker")(text),
         lambda n: [
             'a: "{{' + " " * n + '"\n',
             "{{" * (n // 2),
@@ -217,21 +257,37 @@ FUNCTIONS: dict[str, tuple[Callable[[str], object], Callable[[int], list[str]]]]
             "{{ x\n" + " " * n + "y }}",
         ],
     ),
-    "policylint.load._strip_document_boms": (
-        lambda text: _call("policylint.load._strip_document_boms")(text),
-        lambda n: ["\n\ufeff" * (n // 2), "---\n\ufeff" * (n // 5), "\r\ufeff" * (n // 2), "a" * n + "\n\ufeff" * 1000, "\ufeff" * n],
+    "policylint.input.load._strip_document_boms": (
+        lambda text: _call("policylint.input.load._strip_document_boms")(text),
+        lambda n: [
+            "\n\ufeff" * (n // 2),
+            "---\n\ufeff" * (n // 5),
+            "\r\ufeff" * (n // 2),
+            "a" * n + "\n\ufeff" * 1000,
+            "\ufeff" * n,
+        ],
     ),
-    "policylint.load.printable": (lambda text: _call("policylint.load.printable")(text), lambda n: ["\x00" * n, "\x00\n\ufeff" * (n // 3)]),
-    "policylint.load._int": (
-        lambda text: _try(_call("policylint.load._int"), text),
-        lambda n: ["1:" * (n // 2) + "1", "0x" + "0" * n + "1", "1_" * (n // 2) + "1", "0" * n + "8", "0b" + "1" * n, "-0o" + "7" * n],
+    "policylint.input.load.printable": (
+        lambda text: _call("policylint.input.load.printable")(text),
+        lambda n: ["\x00" * n, "\x00\n\ufeff" * (n // 3)],
     ),
-    "policylint.crd._strip": (
-        lambda text: _call("policylint.crd._strip")(text),
+    "policylint.input.load._int": (
+        lambda text: _try(_call("policylint.input.load._int"), text),
+        lambda n: [
+            "1:" * (n // 2) + "1",
+            "0x" + "0" * n + "1",
+            "1_" * (n // 2) + "1",
+            "0" * n + "8",
+            "0b" + "1" * n,
+            "-0o" + "7" * n,
+        ],
+    ),
+    "policylint.profiles.crd._strip": (
+        lambda text: _call("policylint.profiles.crd._strip")(text),
         lambda n: ["(" * (n // 2) + "x" + ")" * (n // 2), "(" * n, "( " * (n // 2) + ")" * (n // 2), "('" * (n // 2)],
     ),
-    "policylint.positions.parse_path": (
-        lambda text: _call("policylint.positions.parse_path")(text),
+    "policylint.input.positions.parse_path": (
+        lambda text: _call("policylint.input.positions.parse_path")(text),
         lambda n: ['["' + "x" * n, "a." * (n // 2), "[1]" * (n // 3), 'a["\\"' * (n // 5), "[" + "9" * n + "]"],
     ),
     "fnmatch": (
@@ -245,7 +301,7 @@ def _resolver_patterns() -> dict[str, re.Pattern[str]]:
     """PyYAML's implicit resolvers: the regexes that decide, for every plain scalar of the input,
     whether it is a bool, null, an int, a float or a timestamp (`yaml.resolver`; libyaml parses,
     but the resolving is PyYAML's Python code). Not policylint's, but applied to its input."""
-    load = importlib.import_module("policylint.load")
+    load = importlib.import_module("policylint.input.load")
     out: dict[str, re.Pattern[str]] = {}
     for resolvers in load.LOADER.yaml_implicit_resolvers.values():
         for tag, pattern in resolvers:
@@ -342,7 +398,7 @@ def test_every_pattern_has_adversarial_inputs() -> None:
     if "fnmatch" in found:
         assert "fnmatch" in FUNCTIONS
     # The discovery itself works: it sees patterns of each kind.
-    assert "policylint.load._DOC_BOUNDARY" in found and "policylint.graph:[^A-Za-z0-9]+" in found
+    assert "policylint.input.load._DOC_BOUNDARY" in found and "policylint.commands.graph:[^A-Za-z0-9]+" in found
 
 
 # -- the run -----------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from policylint.cli import _use_color, cli
 from policylint.findings import Finding, ResolvedRelated, Severity
-from policylint.model import ObjectKey
+from policylint.k8s.objects import ObjectKey
 from policylint.reporters import FORMATS
 from policylint.reporters.json import help_uri
 from policylint.reporters.text import format_finding

@@ -31,6 +31,7 @@ Every variant is checked twice: as written, and with the documents of every inpu
 reverse order (every expected result must hold for any order of the input documents;
 tests/test_effective_properties.py shuffles at random).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -42,12 +43,12 @@ from typing import Any
 import pytest
 import yaml
 
-from policylint.effective import CONFLICTED, ENFORCED, PARTIALLY_ENFORCED, Context, NodeKey, Simulation
-from policylint.engine import INTERNAL_ERROR
 from policylint.findings import Severity
-from policylint.merge import leaves, untag
 from policylint.pipeline import LintResult
 from policylint.reporters import json as json_reporter
+from policylint.rules.engine import INTERNAL_ERROR
+from policylint.semantics.effective.merge import leaves, untag
+from policylint.semantics.effective.simulation import CONFLICTED, ENFORCED, PARTIALLY_ENFORCED, Context, NodeKey, Simulation
 from tests.lintutil import lint_paths
 
 EFFECTIVE = Path(__file__).resolve().parent / "effective"
@@ -70,7 +71,7 @@ class Run:
 def run(inputs: Sequence[Path], profiles: Sequence[Path] = (), **options: Any) -> Run:
     result = lint_paths(list(inputs), profile_paths=[str(p) for p in profiles], **options)
     assert not [f for f in result.findings if f.rule == INTERNAL_ERROR], "a rule raised"
-    sim = Simulation(result.index, keep=lambda _path: True)
+    sim = Simulation(result.index, result.index.topology(), keep=lambda _path: True)
     return Run(result, sim, json_reporter.report(result))
 
 
@@ -189,12 +190,14 @@ def check(run_: Run, exp: dict[str, Any], where: str) -> None:
     if "findings" in exp:
         got = Counter((f.rule, str(f.object)) for f in checked_findings(run_))
         want = Counter((f["rule"], f["object"]) for f in exp["findings"])
-        assert got == want, f"{where}: findings\n" + "\n".join(f"  {f.rule} {f.object}: {f.message}" for f in run_.result.findings)
+        assert got == want, f"{where}: findings\n" + "\n".join(
+            f"  {f.rule} {f.object}: {f.message}" for f in run_.result.findings
+        )
         for item in exp["findings"]:
             matches = [f for f in checked_findings(run_) if f.rule == item["rule"] and str(f.object) == item["object"]]
             for fragment in item.get("contains", ()):
-                assert any(fragment in f.message for f in matches), f"{where}: {item['rule']} on {item['object']} lacks {fragment!r}: " + " | ".join(
-                    f.message for f in matches
+                assert any(fragment in f.message for f in matches), (
+                    f"{where}: {item['rule']} on {item['object']} lacks {fragment!r}: " + " | ".join(f.message for f in matches)
                 )
             if "path" in item:
                 assert item["path"] in {f.path for f in matches}, f"{where}: {item['rule']} path"

@@ -26,11 +26,11 @@ from typing import Any
 
 import pytest
 
-from policylint.external import ExternalObjects
 from policylint.findings import Severity
-from policylint.index import ProjectIndex, TargetResolution
+from policylint.k8s.external import ExternalObjects
+from policylint.k8s.index import ProjectIndex, TargetResolution
 from policylint.pipeline import LintResult
-from policylint.topology import ACCEPTED, GATEWAY_GROUP, OPAQUE, RESOLVED
+from policylint.semantics.topology import ACCEPTED, GATEWAY_GROUP, OPAQUE, RESOLVED
 from tests.lintutil import lint_paths, lint_text, only
 from tests.manifests import (
     HTTP_HTTPS,
@@ -89,8 +89,18 @@ S12 = (
     + policy_crd("ColorPolicy")  # lines 5-36
     + gateway(HTTP_HTTPS)  # lines 37-45
     + policy("ColorPolicy", "  - {group: gateway.networking.k8s.io, kind: Gateway, name: gw}\n", api=COLOR_API, name="a")
-    + policy("ColorPolicy", "  - {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: https}\n", api=COLOR_API, name="b")
-    + policy("ColorPolicy", "  - group: gateway.networking.k8s.io\n    kind: Gateway\n    name: gw\n    sectionName: ftp\n", api=COLOR_API, name="c")
+    + policy(
+        "ColorPolicy",
+        "  - {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: https}\n",
+        api=COLOR_API,
+        name="b",
+    )
+    + policy(
+        "ColorPolicy",
+        "  - group: gateway.networking.k8s.io\n    kind: Gateway\n    name: gw\n    sectionName: ftp\n",
+        api=COLOR_API,
+        name="c",
+    )
 )
 
 
@@ -172,7 +182,9 @@ def test_s13_synthetic_rule_names_make_it_a_warning() -> None:
 TO_SERVICE_3 = "  - backendRefs: [{name: service-3, port: 80}]\n"
 S14 = (
     CLASS
-    + gateway("  - {name: listener-1, protocol: HTTP, port: 80}\n  - {name: listener-2, protocol: HTTP, port: 8080}\n", name="gateway-1")
+    + gateway(
+        "  - {name: listener-1, protocol: HTTP, port: 80}\n  - {name: listener-2, protocol: HTTP, port: 8080}\n", name="gateway-1"
+    )
     + gateway("  - {name: listener-1, protocol: HTTP, port: 80}\n", name="gateway-2")
     + route(
         "[{name: gateway-1}]",
@@ -220,12 +232,18 @@ def test_s14_links(order: str) -> None:
     ]
     # http-route-1's two rules each link one backend
     route1 = lookup(result, "HTTPRoute", "app", "http-route-1")
-    assert [(r.rule, r.name, r.status) for r in topo.refs_from(route1)] == [(0, "service-1", RESOLVED), (1, "service-2", RESOLVED)]
+    assert [(r.rule, r.name, r.status) for r in topo.refs_from(route1)] == [
+        (0, "service-1", RESOLVED),
+        (1, "service-2", RESOLVED),
+    ]
     assert [s.position for s in topo.rules(route1)] == [0, 1]
     # A backendRef with a port links to the ServicePort service-3#port-1, matched by number.
     (backend,) = topo.refs_from(route2)
     assert backend.target is not None and backend.target.name == "service-3"
-    assert backend.port_section is not None and (backend.port_section.name, backend.port_section.path) == ("port-1", "spec.ports[0]")
+    assert backend.port_section is not None and (backend.port_section.name, backend.port_section.path) == (
+        "port-1",
+        "spec.ports[0]",
+    )
     service3 = lookup(result, "Service", "app", "service-3", group="")
     assert sorted(r.owner.name for r in topo.refs_to(service3)) == ["http-route-2", "http-route-3"]
 
@@ -269,7 +287,10 @@ S15_POLICY = (
     + color_policy("p", "ns-a", "{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: ns-b}")
 )
 POLICY_GRANT = reference_grant(
-    "ns-b", "[{group: example.com, kind: ColorPolicy, namespace: ns-a}]", "[{group: gateway.networking.k8s.io, kind: Gateway}]", "color-from-ns-a"
+    "ns-b",
+    "[{group: example.com, kind: ColorPolicy, namespace: ns-a}]",
+    "[{group: gateway.networking.k8s.io, kind: Gateway}]",
+    "color-from-ns-a",
 )
 
 
@@ -281,7 +302,10 @@ def test_s15_policy_across_namespaces_without_a_grant_is_pl401() -> None:
     (finding,) = only(result, "PL401")
     assert finding.severity is Severity.ERROR
     assert finding.message.startswith("ColorPolicy ns-a/p is not permitted to reference Gateway ns-b/gw")
-    assert "add a ReferenceGrant in namespace ns-b with from: {group: example.com, kind: ColorPolicy, namespace: ns-a}" in finding.message
+    assert (
+        "add a ReferenceGrant in namespace ns-b with from: {group: example.com, kind: ColorPolicy, namespace: ns-a}"
+        in finding.message
+    )
     # CRD lines 1-32, CLASS 33-37 (with its `---`), Gateway 38-44, the policy's `targetRefs:` 6th line
     assert finding.line == 50
 
@@ -449,8 +473,18 @@ def test_guard_same_listener_name_on_a_gateway_and_its_listener_set() -> None:
     # Listener names may repeat across a Gateway and its ListenerSets (docs/semantics.md#listenersets): each sectionName
     # resolves on the object the reference names.
     policies = (
-        policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: http}]", name="on-gateway", ns="infra")
-        + policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: ListenerSet, name: ls, sectionName: http}]", name="on-set", ns="team-a")
+        policy(
+            "ClientTrafficPolicy",
+            "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: http}]",
+            name="on-gateway",
+            ns="infra",
+        )
+        + policy(
+            "ClientTrafficPolicy",
+            "[{group: gateway.networking.k8s.io, kind: ListenerSet, name: ls, sectionName: http}]",
+            name="on-set",
+            ns="team-a",
+        )
         + route("[{name: gw, sectionName: http}]", name="on-gateway", ns="infra")
         + service(ns="infra")
     )
@@ -533,7 +567,9 @@ def test_guard_target_selector_across_namespaces_with_a_grant() -> None:
     result = lint_text(SELECTOR_POLICY + SELECTOR_GRANT)
     assert problems(result) == []
     (res,) = resolutions(result, "timeouts")
-    assert (res.status, res.detail) == ("Accepted", "SelectorMatch") and res.target is not None and res.target.namespace == "team-a"
+    assert (
+        (res.status, res.detail) == ("Accepted", "SelectorMatch") and res.target is not None and res.target.namespace == "team-a"
+    )
     without = lint_text(SELECTOR_POLICY)
     assert problems(without) == [("PL401", "BackendTrafficPolicy infra/timeouts", "spec.targetSelectors[0]")]
 
@@ -563,7 +599,11 @@ def test_guard_partial_repository_with_external_objects() -> None:
 # The README's table "What an external object changes": each row, without and with the pattern.
 EXTERNAL_ROWS = [
     pytest.param(
-        first(listener_set(ns="team-a", parent="{name: shared, namespace: infra}", listeners="[{name: http, protocol: HTTP, port: 8080}]")),
+        first(
+            listener_set(
+                ns="team-a", parent="{name: shared, namespace: infra}", listeners="[{name: http, protocol: HTTP, port: 8080}]"
+            )
+        ),
         "Gateway/infra/shared",
         "PL409",
         id="listener-set-parent",

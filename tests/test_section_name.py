@@ -299,7 +299,7 @@ def test_duplicate_listener_names_reported_once_on_the_gateway() -> None:
     assert pl3(result) == [("PL303", "Gateway infra/gw", "spec.listeners[1].name")]
     (finding,) = only(result, "PL303")
     assert "sectionName http from ClientTrafficPolicy infra/one, ClientTrafficPolicy infra/two is ambiguous" in finding.message
-    assert [r.message for r in finding.related][0] == "first listener named http"
+    assert next(r.message for r in finding.related) == "first listener named http"
 
 
 def test_duplicate_names_are_not_reported_when_no_policy_targets_a_section() -> None:

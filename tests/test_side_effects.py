@@ -46,12 +46,17 @@ def snapshot(root: Path) -> Snapshot:
             path = Path(dirpath, name)
             st = path.lstat()
             kind = "dir" if stat.S_ISDIR(st.st_mode) else "link" if stat.S_ISLNK(st.st_mode) else "file"
-            out[str(path.relative_to(root))] = (kind, stat.S_IMODE(st.st_mode), st.st_size if kind == "file" else 0, st.st_mtime_ns)
+            out[str(path.relative_to(root))] = (
+                kind,
+                stat.S_IMODE(st.st_mode),
+                st.st_size if kind == "file" else 0,
+                st.st_mtime_ns,
+            )
     return out
 
 
 def make_read_only(root: Path) -> None:
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, _dirnames, filenames in os.walk(root):
         for name in filenames:
             os.chmod(Path(dirpath, name), 0o444)
         os.chmod(dirpath, 0o555)
@@ -100,7 +105,15 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return refused
 
     monkeypatch.setattr(socket.socket, "__init__", refuse("socket.socket"))
-    for name in ("create_connection", "getaddrinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr", "socketpair", "fromfd"):
+    for name in (
+        "create_connection",
+        "getaddrinfo",
+        "gethostbyname",
+        "gethostbyname_ex",
+        "gethostbyaddr",
+        "socketpair",
+        "fromfd",
+    ):
         monkeypatch.setattr(socket, name, refuse(f"socket.{name}"))
     return attempts
 
@@ -198,7 +211,7 @@ def test_a_read_only_tree_is_never_written(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "local"))
-    from policylint.cache import default_directory
+    from policylint.input.cache import default_directory
 
     cache = os.path.realpath(default_directory() or "")
     assert cache.startswith(os.path.realpath(tmp_path) + os.sep)
@@ -225,7 +238,7 @@ def test_a_read_only_tree_is_never_written(
     cache_home = os.path.dirname(cache)  # creating the cache directory creates its parent too
     stray = [(op, path) for op, path in guard.attempts if not (path == cache_home or path.startswith(cache_home + os.sep))]
     assert stray == []
-    assert [p for p in elsewhere.rglob("*")] == []
+    assert list(elsewhere.rglob("*")) == []
     assert list(Path(cache, "parse").iterdir())  # the cache was used, not silently dropped
 
 
@@ -252,4 +265,4 @@ def test_a_read_only_tree_is_never_written_by_the_installed_command(read_only_tr
     assert proc.returncode in (0, 1), proc.stderr
     assert "internal error" not in proc.stderr
     assert snapshot(read_only_tree) == before
-    assert [p for p in workdir.rglob("*")] == []  # the cache is not in the working directory
+    assert list(workdir.rglob("*")) == []  # the cache is not in the working directory

@@ -2,7 +2,7 @@
 
 Nothing here is timed: timings belong to benchmarks/startup.py, which these tests
 only smoke-run. What is pinned instead is structural: which heavy modules a
-small lint imports (none of jsonschema, pydantic, policylint.validation), and
+small lint imports (none of jsonschema, pydantic, policylint.k8s.validation), and
 that the plain checks standing in for pydantic on well-typed input accept
 exactly what the pydantic models accept, with the same values, so that the
 fast path never changes an answer.
@@ -19,11 +19,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from policylint.index import _parse_ref
-from policylint.model import Metadata, _metadata, _validate_metadata
+from policylint.k8s.index import _parse_ref
+from policylint.k8s.objects import Metadata, _metadata, _validate_metadata
 from tests.lintutil import ROOT, lint_text
 
-HEAVY = ("pydantic", "jsonschema", "policylint.validation")
+HEAVY = ("pydantic", "jsonschema", "policylint.k8s.validation")
 
 _IMPORTS_OF_A_RUN = """
 import json, sys
@@ -55,7 +55,7 @@ def test_malformed_input_is_still_explained_by_pydantic(tmp_path: Path) -> None:
         "spec:\n  targetRefs: [{group: '', kind: Service, name: [web]}]\n"
     )
     modules = _modules_of([str(tmp_path / "bad.yaml")], tmp_path)
-    assert "policylint.validation" in modules and "pydantic" in modules
+    assert "policylint.k8s.validation" in modules and "pydantic" in modules
 
 
 def test_the_user_profile_path_still_validates_with_jsonschema(tmp_path: Path) -> None:
@@ -101,7 +101,7 @@ def test_metadata_fast_path_agrees_with_pydantic(raw: dict[str, Any]) -> None:
 @_settings
 @given(raw=st.dictionaries(st.sampled_from(_REF_FIELDS), _values, max_size=6))
 def test_target_ref_fast_path_agrees_with_pydantic(raw: dict[str, Any]) -> None:
-    from policylint.validation import TargetReferenceModel, ValidationError
+    from policylint.k8s.validation import TargetReferenceModel, ValidationError
 
     ref = _parse_ref(raw, "spec.targetRef")
     try:
@@ -134,7 +134,11 @@ def test_metadata_errors_read_as_before() -> None:
 
 def test_startup_benchmark_runs() -> None:
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "startup.py"), "--runs", "1"], capture_output=True, text=True, cwd=ROOT, timeout=300
+        [sys.executable, str(ROOT / "benchmarks" / "startup.py"), "--runs", "1"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     for label in ("python -c pass", "policylint --version", "policylint, 1 file, cold", "policylint, 5 files, cold"):

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from policylint.findings import Severity
-from policylint.index import ProjectIndex, TargetResolution
+from policylint.k8s.index import ProjectIndex, TargetResolution
 from policylint.pipeline import LintResult
 from policylint.reporters import json as json_reporter
 from tests.lintutil import lint_text, only
@@ -58,7 +58,12 @@ CRDS = (
 
 def test_s18_namespaced_policy_on_gatewayclass_is_never_silent() -> None:
     text = CRDS + policy(
-        "TimeoutPolicy", "{group: gateway.networking.k8s.io, kind: GatewayClass, name: foo}", api="example.com/v1", name="t", ns="default", field="targetRef"
+        "TimeoutPolicy",
+        "{group: gateway.networking.k8s.io, kind: GatewayClass, name: foo}",
+        api="example.com/v1",
+        name="t",
+        ns="default",
+        field="targetRef",
     )
     result = lint_text(text)
     (finding,) = only(result, "PL204")
@@ -71,27 +76,42 @@ def test_s18_namespaced_policy_on_gatewayclass_is_never_silent() -> None:
 
 
 def test_s18_cluster_scoped_policy_on_namespaced_route_without_namespace_is_an_error() -> None:
-    text = CRDS + GATEWAY + policy(
-        "ClusterTimeoutPolicy", "{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}", api="example.com/v1", name="c", ns=None, field="targetRef"
+    text = (
+        CRDS
+        + GATEWAY
+        + policy(
+            "ClusterTimeoutPolicy",
+            "{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}",
+            api="example.com/v1",
+            name="c",
+            ns=None,
+            field="targetRef",
+        )
     )
     result = lint_text(text)
     (finding,) = only(result, "PL204")
     assert finding.severity is Severity.ERROR
     assert str(finding.object) == "ClusterTimeoutPolicy c"
-    assert finding.message.startswith("cluster-scoped ClusterTimeoutPolicy c targets namespaced HTTPRoute 'web' without a namespace")
+    assert finding.message.startswith(
+        "cluster-scoped ClusterTimeoutPolicy c targets namespaced HTTPRoute 'web' without a namespace"
+    )
     assert only(result, "PL201") == []  # one finding for one cause
     (target,) = report_targets(result)
     assert (target["accepted"], target["detail"]) == ("TargetNotFound", "NamespaceRequired")
 
 
 def test_cluster_scoped_policy_with_a_namespace_resolves() -> None:
-    text = CRDS + GATEWAY + policy(
-        "ClusterTimeoutPolicy",
-        "{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web, namespace: app}",
-        api="example.com/v1",
-        name="c",
-        ns=None,
-        field="targetRef",
+    text = (
+        CRDS
+        + GATEWAY
+        + policy(
+            "ClusterTimeoutPolicy",
+            "{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web, namespace: app}",
+            api="example.com/v1",
+            name="c",
+            ns=None,
+            field="targetRef",
+        )
     )
     result = lint_text(text)
     assert codes(result) == []
@@ -115,15 +135,50 @@ def test_documented_cluster_target_of_a_namespaced_kind_is_info() -> None:
 @pytest.mark.parametrize(
     ("doc", "status", "detail", "rules"),
     [
-        (policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]"), "Accepted", "Resolved", []),
+        (
+            policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]"),
+            "Accepted",
+            "Resolved",
+            [],
+        ),
         (policy("ClientTrafficPolicy", "[{kind: Gateway, name: gw}]"), "Invalid", "InvalidRef", ["PL203"]),
-        (policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io/v1, kind: Gateway, name: gw}]"), "Invalid", "InvalidRef", ["PL203"]),
-        (policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway}]"), "Invalid", "InvalidRef", ["PL205"]),
-        (policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}]"), "Invalid", "KindNotAllowed", ["PL202"]),
-        (policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: nope}]"), "TargetNotFound", "ObjectNotFound", ["PL201"]),
-        (inferred("{group: networking.acme.io, kind: ExternalService, name: foo.com}", field="targetRef"), "Accepted", "VirtualKind", ["PL206"]),
+        (
+            policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io/v1, kind: Gateway, name: gw}]"),
+            "Invalid",
+            "InvalidRef",
+            ["PL203"],
+        ),
+        (
+            policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway}]"),
+            "Invalid",
+            "InvalidRef",
+            ["PL205"],
+        ),
+        (
+            policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}]"),
+            "Invalid",
+            "KindNotAllowed",
+            ["PL202"],
+        ),
+        (
+            policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: nope}]"),
+            "TargetNotFound",
+            "ObjectNotFound",
+            ["PL201"],
+        ),
+        (
+            inferred("{group: networking.acme.io, kind: ExternalService, name: foo.com}", field="targetRef"),
+            "Accepted",
+            "VirtualKind",
+            ["PL206"],
+        ),
         # A kind missing from a group the API server knows is a typo, not a virtual kind.
-        (inferred("[{group: gateway.networking.k8s.io, kind: HTTPRoutes, name: web}]"), "TargetNotFound", "ObjectNotFound", ["PL201"]),
+        (
+            inferred("[{group: gateway.networking.k8s.io, kind: HTTPRoutes, name: web}]"),
+            "TargetNotFound",
+            "ObjectNotFound",
+            ["PL201"],
+        ),
         (
             policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: ftp}]"),
             "TargetNotFound",
@@ -143,7 +198,9 @@ def test_resolution_detail_and_the_one_rule_that_reports_it(doc: str, status: st
 
 def test_namespace_on_a_local_reference_is_ignored_for_resolution() -> None:
     # LocalPolicyTargetReference has no namespace: pruned by the API server, so the policy's namespace decides.
-    text = GATEWAY + policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: other}]")
+    text = GATEWAY + policy(
+        "ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: other}]"
+    )
     result = lint_text(text)
     # Another namespace than the policy's is PL401's (one finding per cause); PL205 keeps the same-namespace case.
     assert [(f.rule, f.path) for f in result.findings if f.rule.startswith("PL2")] == []
@@ -189,7 +246,10 @@ policies:
         "MirrorPolicy", "[{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}]", api="acme.example.com/v1", ns="team"
     )
     (finding,) = only(lint_text(text, profile_paths=[str(profile)]), "PL201")
-    assert finding.message == "HTTPRoute 'web' not found in namespace team; HTTPRoute app/web exists: set namespace: app in the targetRef"
+    assert (
+        finding.message
+        == "HTTPRoute 'web' not found in namespace team; HTTPRoute app/web exists: set namespace: app in the targetRef"
+    )
     # With the namespace set, it resolves across namespaces.
     fixed = text.replace("name: web}]", "name: web, namespace: app}]")
     assert codes(lint_text(fixed, profile_paths=[str(profile)])) == []
@@ -242,7 +302,11 @@ def test_pl202_wrong_group_is_reported_on_group() -> None:
         ("{kind: Service, name: web}", "spec.targetRefs[0]", 'add group: "" for Service'),
         ("{group: null, kind: Service, name: web}", "spec.targetRefs[0].group", 'add group: "" for Service'),
         ("{group: v1/Core, kind: Service, name: web}", "spec.targetRefs[0].group", "is not a valid API group"),
-        ("{group: Gateway.Networking.K8s.io, kind: Gateway, name: gw}", "spec.targetRefs[0].group", "use group: gateway.networking.k8s.io"),
+        (
+            "{group: Gateway.Networking.K8s.io, kind: Gateway, name: gw}",
+            "spec.targetRefs[0].group",
+            "use group: gateway.networking.k8s.io",
+        ),
     ],
 )
 def test_pl203_suggests_the_fix(ref: str, path: str, suggestion: str) -> None:
@@ -256,7 +320,9 @@ def test_pl205_shape_and_unknown_field() -> None:
     text = (
         GATEWAY
         + policy("ClientTrafficPolicy", "{group: gateway.networking.k8s.io, kind: Gateway, name: gw}", name="a")
-        + policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionname: http}]", name="b")
+        + policy(
+            "ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionname: http}]", name="b"
+        )
     )
     shape, unknown = only(lint_text(text), "PL205")
     assert shape.path == "spec.targetRefs" and shape.message.startswith("targetRefs must be a list, not a mapping")

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from policylint.external import ExternalObjects, ExternalPattern, ExternalPatternError
-from policylint.grants import Reference, ReferenceGrants
-from policylint.hostnames import effective_hostnames, intersect
-from policylint.index import ProjectIndex
-from policylint.selectors import LabelSelector, Requirement, SelectorError, parse_selector
-from policylint.topology import (
+from policylint.k8s.external import ExternalObjects, ExternalPattern, ExternalPatternError
+from policylint.k8s.hostnames import effective_hostnames, intersect
+from policylint.k8s.index import ProjectIndex
+from policylint.k8s.selectors import LabelSelector, Requirement, SelectorError, parse_selector
+from policylint.semantics.grants import Reference, ReferenceGrants
+from policylint.semantics.topology import (
     ACCEPTED,
     EXTERNAL,
     GATEWAY_GROUP,
@@ -60,7 +60,9 @@ def route_of(index: ProjectIndex, namespace: str, name: str, kind: str = "HTTPRo
     return obj(index, GATEWAY_GROUP, kind, namespace, name)
 
 
-def attachment(text: str, route: str = "r", namespace: str = "app", kind: str = "HTTPRoute", external: tuple[str, ...] = ()) -> ParentAttachment:
+def attachment(
+    text: str, route: str = "r", namespace: str = "app", kind: str = "HTTPRoute", external: tuple[str, ...] = ()
+) -> ParentAttachment:
     index = index_of(text, external)
     (att,) = index.topology().parent_attachments(route_of(index, namespace, route, kind))
     return att
@@ -167,7 +169,10 @@ def test_match_labels_and_expressions_are_anded() -> None:
     selector = parse_selector(
         {
             "matchLabels": {"team": "a"},
-            "matchExpressions": [{"key": "env", "operator": "In", "values": ["prod"]}, {"key": "legacy", "operator": "DoesNotExist"}],
+            "matchExpressions": [
+                {"key": "env", "operator": "In", "values": ["prod"]},
+                {"key": "legacy", "operator": "DoesNotExist"},
+            ],
         }
     )
     assert selector.matches({"team": "a", "env": "prod"})
@@ -179,7 +184,13 @@ def test_match_labels_and_expressions_are_anded() -> None:
 
 def test_selector_text_form() -> None:
     selector = parse_selector(
-        {"matchLabels": {"team": "a"}, "matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["dev", "test"]}, {"key": "x", "operator": "Exists"}]}
+        {
+            "matchLabels": {"team": "a"},
+            "matchExpressions": [
+                {"key": "env", "operator": "NotIn", "values": ["dev", "test"]},
+                {"key": "x", "operator": "Exists"},
+            ],
+        }
     )
     assert str(selector) == "team in (a), env notin (dev, test), x"
     assert str(LabelSelector()) == "(everything)"
@@ -195,12 +206,21 @@ def test_selector_text_form() -> None:
         ({"matchExpressions": {"key": "team"}}, "matchExpressions must be a list"),
         ({"matchExpressions": ["team"]}, "matchExpressions[0] must be a mapping"),
         ({"matchExpressions": [{"operator": "Exists"}]}, "matchExpressions[0].key must be a non-empty string"),
-        ({"matchExpressions": [{"key": "team", "operator": "Equals", "values": ["a"]}]}, "matchExpressions[0].operator must be one of"),
+        (
+            {"matchExpressions": [{"key": "team", "operator": "Equals", "values": ["a"]}]},
+            "matchExpressions[0].operator must be one of",
+        ),
         ({"matchExpressions": [{"key": "team", "operator": "In"}]}, "matchExpressions[0]: operator In needs at least one value"),
         ({"matchExpressions": [{"key": "team", "operator": "NotIn", "values": []}]}, "operator NotIn needs at least one value"),
         ({"matchExpressions": [{"key": "team", "operator": "Exists", "values": ["a"]}]}, "operator Exists takes no values"),
-        ({"matchExpressions": [{"key": "team", "operator": "In", "values": "a"}]}, "matchExpressions[0].values must be a list of strings"),
-        ({"matchExpressions": [{"key": "team", "operator": "In", "values": [1]}]}, "matchExpressions[0].values must be a list of strings"),
+        (
+            {"matchExpressions": [{"key": "team", "operator": "In", "values": "a"}]},
+            "matchExpressions[0].values must be a list of strings",
+        ),
+        (
+            {"matchExpressions": [{"key": "team", "operator": "In", "values": [1]}]},
+            "matchExpressions[0].values must be a list of strings",
+        ),
     ],
 )
 def test_invalid_selectors_raise(raw: Any, message: str) -> None:
@@ -269,7 +289,7 @@ def test_external_objects_match_first_pattern_and_cover_namespaces() -> None:
 # ---------------------------------------------------------------------------------------
 
 
-ROUTE_FROM_NS2 = '[{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ns2}]'
+ROUTE_FROM_NS2 = "[{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ns2}]"
 TO_SERVICE = '[{group: "", kind: Service}]'
 # HTTPRoute ns2 -> Service default/demo-svc (scenario S15)
 S15_REF = Reference(GATEWAY_GROUP, "HTTPRoute", "ns2", "", "Service", "default", "demo-svc")
@@ -325,14 +345,19 @@ def test_from_group_must_be_the_referrers_real_group() -> None:
     assert not check.permitted
     (miss,) = check.near_misses
     assert miss.path == "spec.from[0]"
-    assert miss.reason == 'ReferenceGrant default/rg allows a referrer with group "" (the referrer\'s group is gateway.networking.k8s.io)'
+    assert (
+        miss.reason
+        == 'ReferenceGrant default/rg allows a referrer with group "" (the referrer\'s group is gateway.networking.k8s.io)'
+    )
 
 
 def test_from_namespace_and_kind_must_match_exactly() -> None:
     other_ns = grant("default", "[{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ns3}]", TO_SERVICE)
     check = grants_of(other_ns).check(S15_REF)
     assert not check.permitted
-    assert check.near_misses[0].reason == "ReferenceGrant default/rg allows a referrer with namespace ns3 (the referrer is in ns2)"
+    assert (
+        check.near_misses[0].reason == "ReferenceGrant default/rg allows a referrer with namespace ns3 (the referrer is in ns2)"
+    )
     grpc = Reference(GATEWAY_GROUP, "GRPCRoute", "ns2", "", "Service", "default", "demo-svc")
     assert not grants_of(grant("default", ROUTE_FROM_NS2, TO_SERVICE)).check(grpc).permitted
     # comparisons are case-sensitive
@@ -376,7 +401,14 @@ CLASS = first(gateway_class())
 def test_parent_ref_defaults() -> None:
     att = attachment(CLASS + gateway(HTTP_HTTPS) + route("[{name: gw}]"))
     ref = att.ref
-    assert (ref.group, ref.kind, ref.namespace, ref.name, ref.section_name, ref.port) == (GATEWAY_GROUP, "Gateway", "app", "gw", None, None)
+    assert (ref.group, ref.kind, ref.namespace, ref.name, ref.section_name, ref.port) == (
+        GATEWAY_GROUP,
+        "Gateway",
+        "app",
+        "gw",
+        None,
+        None,
+    )
     assert ref.path == "spec.parentRefs[0]"
     assert att.status == ACCEPTED and att.attached
     assert names(att) == ["http", "https"]
@@ -408,15 +440,21 @@ def test_port_selects_listeners_and_must_agree_with_section_name() -> None:
 
 
 def test_allowed_routes_same_is_the_default() -> None:
-    att = attachment(CLASS + gateway(HTTP_HTTPS, ns="infra") + route("[{name: gw, namespace: infra}]", ns="team-a"), namespace="team-a")
+    att = attachment(
+        CLASS + gateway(HTTP_HTTPS, ns="infra") + route("[{name: gw, namespace: infra}]", ns="team-a"), namespace="team-a"
+    )
     assert att.status == NOT_ALLOWED_BY_LISTENERS and not att.attached
     assert [r.reason for r in att.rejections] == [NOT_ALLOWED_BY_LISTENERS, NOT_ALLOWED_BY_LISTENERS]
-    assert att.rejections[0].message == "allowedRoutes admits routes only from namespace infra (from: Same, the default), not team-a"
+    assert (
+        att.rejections[0].message == "allowedRoutes admits routes only from namespace infra (from: Same, the default), not team-a"
+    )
 
 
 def test_allowed_routes_all() -> None:
     listeners = "  - {name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}\n"
-    att = attachment(CLASS + gateway(listeners, ns="infra") + route("[{name: gw, namespace: infra}]", ns="team-a"), namespace="team-a")
+    att = attachment(
+        CLASS + gateway(listeners, ns="infra") + route("[{name: gw, namespace: infra}]", ns="team-a"), namespace="team-a"
+    )
     assert (att.status, names(att), att.assumptions) == (ACCEPTED, ["http"], ())
 
 
@@ -436,7 +474,10 @@ def test_allowed_routes_selector_with_labelled_namespace() -> None:
 def test_allowed_routes_selector_with_unlabelled_namespace() -> None:
     att = selector_setup(namespace("team-a", "{team: a}"))
     assert att.status == NOT_ALLOWED_BY_LISTENERS
-    assert att.rejections[0].message == "namespace team-a does not match the allowedRoutes selector (shared-gateway-access in (true))"
+    assert (
+        att.rejections[0].message
+        == "namespace team-a does not match the allowedRoutes selector (shared-gateway-access in (true))"
+    )
 
 
 def test_allowed_routes_selector_with_namespace_absent_from_the_input_is_assumed() -> None:
@@ -539,7 +580,9 @@ def test_wildcard_route_hostname_admits_an_exact_listener() -> None:
 
 def test_hostnames_are_ignored_for_tcp_routes() -> None:
     listeners = "  - {name: tcp, protocol: TCP, port: 5432}\n"
-    att = attachment(CLASS + gateway(listeners) + route("[{name: gw}]", kind="TCPRoute", hostnames="[db.example.com]"), kind="TCPRoute")
+    att = attachment(
+        CLASS + gateway(listeners) + route("[{name: gw}]", kind="TCPRoute", hostnames="[db.example.com]"), kind="TCPRoute"
+    )
     assert att.status == ACCEPTED
 
 
@@ -580,7 +623,12 @@ def test_implementation_specific_parent_kind_is_never_not_found() -> None:
 
 
 def test_routes_on_and_is_attached() -> None:
-    text = CLASS + gateway(HTTP_HTTPS) + route("[{name: gw, sectionName: http}]") + route("[{name: gw, sectionName: nope}]", name="lost")
+    text = (
+        CLASS
+        + gateway(HTTP_HTTPS)
+        + route("[{name: gw, sectionName: http}]")
+        + route("[{name: gw, sectionName: nope}]", name="lost")
+    )
     index = index_of(text)
     topo = index.topology()
     gw = obj(index, GATEWAY_GROUP, "Gateway", "app", "gw")
@@ -590,7 +638,9 @@ def test_routes_on_and_is_attached() -> None:
     assert [r.name for r, _ in topo.routes_of(gw)] == ["r"]
     assert topo.is_attached(route_of(index, "app", "r")) and not topo.is_attached(route_of(index, "app", "lost"))
     carries, why = topo.carries_traffic(route_of(index, "app", "lost"))
-    assert not carries and why.startswith("HTTPRoute app/lost is attached to no listener (Gateway app/gw has no listener with name nope")
+    assert not carries and why.startswith(
+        "HTTPRoute app/lost is attached to no listener (Gateway app/gw has no listener with name nope"
+    )
 
 
 def test_route_without_parent_refs_carries_no_traffic() -> None:
@@ -624,7 +674,9 @@ def test_allowed_listeners_default_is_none() -> None:
 def test_allowed_listeners_same() -> None:
     extra = allowed_listeners("{namespaces: {from: Same}}")
     assert ls_attachment(CLASS + gateway(HTTP_HTTPS, spec=extra) + listener_set()).status == ACCEPTED
-    other = ls_attachment(CLASS + gateway(HTTP_HTTPS, spec=extra) + listener_set(ns="team-a", parent="{name: gw, namespace: app}"), ns="team-a")
+    other = ls_attachment(
+        CLASS + gateway(HTTP_HTTPS, spec=extra) + listener_set(ns="team-a", parent="{name: gw, namespace: app}"), ns="team-a"
+    )
     assert other.status == "NotAllowed"
     assert other.message == "Gateway app/gw allows ListenerSets only from its own namespace (allowedListeners from: Same)"
 
@@ -648,7 +700,9 @@ def test_allowed_listeners_selector() -> None:
     absent = ls_attachment(base, ns="team-a")
     assert absent.status == ACCEPTED
     assert absent.assumptions == ("Namespace team-a is not in the input; assumed to match team in (a)",)
-    no_selector = ls_attachment(CLASS + gateway(HTTP_HTTPS, spec=allowed_listeners("{namespaces: {from: Selector}}")) + ls, ns="team-a")
+    no_selector = ls_attachment(
+        CLASS + gateway(HTTP_HTTPS, spec=allowed_listeners("{namespaces: {from: Selector}}")) + ls, ns="team-a"
+    )
     assert no_selector.status == "NotAllowed"
 
 
@@ -691,7 +745,10 @@ def test_listener_set_listeners_admit_same_namespace_relative_to_the_set() -> No
     assert same.status == ACCEPTED
     other = attachment(base + route("[{kind: ListenerSet, name: ls, namespace: team-a}]", ns="infra"), namespace="infra")
     assert other.status == NOT_ALLOWED_BY_LISTENERS
-    assert other.rejections[0].message == "allowedRoutes admits routes only from namespace team-a (from: Same, the default), not infra"
+    assert (
+        other.rejections[0].message
+        == "allowedRoutes admits routes only from namespace team-a (from: Same, the default), not infra"
+    )
 
 
 def test_route_on_a_listener_set_that_is_not_attached() -> None:
@@ -730,7 +787,9 @@ def test_gateway_class_reference() -> None:
 # Backends (#backends) and certificates (#certificates)
 # ---------------------------------------------------------------------------------------
 
-SERVICE_3 = service("service-3", ports="  - {name: port-1, port: 80, targetPort: 8080}\n  - {name: port-2, port: 443, targetPort: 8443}\n")
+SERVICE_3 = service(
+    "service-3", ports="  - {name: port-1, port: 80, targetPort: 8080}\n  - {name: port-2, port: 443, targetPort: 8443}\n"
+)
 
 
 def backend_refs(text: str, route_name: str = "r", ns: str = "app") -> list[Any]:
@@ -740,7 +799,14 @@ def backend_refs(text: str, route_name: str = "r", ns: str = "app") -> list[Any]
 
 def test_service_backend_port_is_matched_by_number_to_the_named_port() -> None:
     (ref,) = backend_refs(SERVICE_3 + route("[{name: gw}]", rules="[{backendRefs: [{name: service-3, port: 80}]}]"))
-    assert (ref.group, ref.kind, ref.namespace, ref.name, ref.port, ref.status) == ("", "Service", "app", "service-3", 80, RESOLVED)
+    assert (ref.group, ref.kind, ref.namespace, ref.name, ref.port, ref.status) == (
+        "",
+        "Service",
+        "app",
+        "service-3",
+        80,
+        RESOLVED,
+    )
     assert (ref.purpose, ref.path, ref.rule) == ("backend", "spec.rules[0].backendRefs[0]", 0)
     assert ref.port_section is not None and (ref.port_section.name, ref.port_section.path) == ("port-1", "spec.ports[0]")
     (https,) = backend_refs(SERVICE_3 + route("[{name: gw}]", rules="[{backendRefs: [{name: service-3, port: 443}]}]"))
@@ -794,7 +860,10 @@ def test_cross_namespace_backend_needs_a_grant_whether_or_not_it_exists() -> Non
     rules = "[{backendRefs: [{name: service-3, namespace: app, port: 80}, {name: ghost, namespace: app, port: 80}]}]"
     refs = backend_refs(SERVICE_3 + route("[{name: gw}]", ns="other", rules=rules), ns="other")
     # Status never reveals whether an un-granted target exists (#referencegrant).
-    assert [(r.name, r.status, r.target) for r in refs] == [("service-3", REF_NOT_PERMITTED, None), ("ghost", REF_NOT_PERMITTED, None)]
+    assert [(r.name, r.status, r.target) for r in refs] == [
+        ("service-3", REF_NOT_PERMITTED, None),
+        ("ghost", REF_NOT_PERMITTED, None),
+    ]
     granted = SERVICE_3 + grant("app", "[{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: other}]", TO_SERVICE)
     refs = backend_refs(granted + route("[{name: gw}]", ns="other", rules=rules), ns="other")
     assert [(r.name, r.status) for r in refs] == [("service-3", RESOLVED), ("ghost", NOT_FOUND)]
@@ -802,8 +871,10 @@ def test_cross_namespace_backend_needs_a_grant_whether_or_not_it_exists() -> Non
 
 
 def test_refs_to_lists_the_referrers() -> None:
-    text = SERVICE_3 + route("[{name: gw}]", rules="[{backendRefs: [{name: service-3, port: 80}]}]") + route(
-        "[{name: gw}]", name="r2", rules="[{backendRefs: [{name: service-3, port: 443}]}]"
+    text = (
+        SERVICE_3
+        + route("[{name: gw}]", rules="[{backendRefs: [{name: service-3, port: 80}]}]")
+        + route("[{name: gw}]", name="r2", rules="[{backendRefs: [{name: service-3, port: 443}]}]")
     )
     index = index_of(text)
     refs = index.topology().refs_to(obj(index, "", "Service", "app", "service-3"))
@@ -820,7 +891,9 @@ def test_certificate_refs_check_grants_but_not_existence() -> None:
         ("certificate", "Secret", "infra", "local", UNCHECKED),
         ("certificate", "Secret", "certs", "wild", REF_NOT_PERMITTED),
     ]
-    granted = grant("certs", "[{group: gateway.networking.k8s.io, kind: Gateway, namespace: infra}]", '[{group: "", kind: Secret}]')
+    granted = grant(
+        "certs", "[{group: gateway.networking.k8s.io, kind: Gateway, namespace: infra}]", '[{group: "", kind: Secret}]'
+    )
     index = index_of(CLASS + gateway(listeners, ns="infra") + granted)
     refs = index.topology().refs_from(obj(index, GATEWAY_GROUP, "Gateway", "infra", "gw"))
     assert [r.status for r in refs] == [UNCHECKED, UNCHECKED]
@@ -828,7 +901,9 @@ def test_certificate_refs_check_grants_but_not_existence() -> None:
 
 def test_listener_set_certificates_need_a_grant_from_the_listener_set() -> None:
     # GEP-1713: a grant to the Gateway does not extend to its ListenerSets' listeners.
-    gw_grant = grant("certs", "[{group: gateway.networking.k8s.io, kind: Gateway, namespace: app}]", '[{group: "", kind: Secret}]')
+    gw_grant = grant(
+        "certs", "[{group: gateway.networking.k8s.io, kind: Gateway, namespace: app}]", '[{group: "", kind: Secret}]'
+    )
     ls = listener_set(listeners="[{name: s, protocol: HTTPS, port: 8443, tls: {certificateRefs: [{name: c, namespace: certs}]}}]")
     text = CLASS + gateway(HTTP_HTTPS, spec=allowed_listeners("{namespaces: {from: Same}}")) + ls + gw_grant
     index = index_of(text)
@@ -848,4 +923,6 @@ def test_name_label_mismatch_is_known_even_when_other_labels_are_not() -> None:
     assert (rejected.status, rejected.assumptions) == (NOT_ALLOWED_BY_LISTENERS, ())
     admitted = selector_setup("", route_ns="team-a", listeners=listeners)
     assert admitted.status == ACCEPTED
-    assert admitted.assumptions == ("Namespace team-a is not in the input; assumed to match kubernetes.io/metadata.name in (team-a), tier in (web)",)
+    assert admitted.assumptions == (
+        "Namespace team-a is not in the input; assumed to match kubernetes.io/metadata.name in (team-a), tier in (web)",
+    )

@@ -77,16 +77,18 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 
 def test_wheel_contains_the_data_files(installed: Installed) -> None:
     names = set(zipfile.ZipFile(installed.wheel).namelist())
-    assert "policylint/_data/rules/kinds.yaml" in names
+    assert "policylint/k8s/kinds.yaml" in names
     assert "policylint/_data/schemas/report.schema.json" in names
     assert "policylint/_data/schemas/profile.schema.json" in names
-    assert any(n.startswith("policylint/_data/rules/profiles/") and n.endswith(".yaml") for n in names)
+    assert any(n.startswith("policylint/profiles/builtin/") and n.endswith(".yaml") for n in names)
     assert "policylint/_data/rules/PL001-yaml-syntax-error.md" in names
 
 
 def test_installed_package_is_the_wheel_not_the_checkout(installed: Installed) -> None:
     proc = installed.run(
-        "python", "-c", "import pathlib, policylint, policylint.load as l; print(pathlib.Path(policylint.__file__).parent); print(l.PARSER_IS_C)"
+        "python",
+        "-c",
+        "import pathlib, policylint, policylint.input.load as l; print(pathlib.Path(policylint.__file__).parent); print(l.PARSER_IS_C)",
     )
     assert proc.returncode == 0, proc.stderr
     package_dir, parser_is_c = proc.stdout.split()
@@ -95,8 +97,8 @@ def test_installed_package_is_the_wheel_not_the_checkout(installed: Installed) -
     # The libyaml C parser is the hot path (docs/performance.md): the installed PyYAML must have it.
     assert parser_is_c == "True"
     data = package / "_data"
-    assert (data / "rules" / "kinds.yaml").is_file()
-    assert sorted((data / "rules" / "profiles").glob("*.yaml")), "no built-in profiles in the installed package"
+    assert (package / "k8s" / "kinds.yaml").is_file()
+    assert sorted((package / "profiles" / "builtin").glob("*.yaml")), "no built-in profiles in the installed package"
     assert (data / "schemas" / "report.schema.json").is_file()
 
 

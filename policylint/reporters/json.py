@@ -8,11 +8,11 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from policylint import DOCS_URL, __version__
-from policylint.effective import CONFLICTED
-from policylint.engine import INTERNAL_ERROR
 from policylint.findings import Finding, Issue, Location, Severity
-from policylint.index import Policy, ProjectIndex, TargetResolution
-from policylint.model import K8sObject, ObjectKey
+from policylint.k8s.index import Policy, ProjectIndex, TargetResolution
+from policylint.k8s.objects import K8sObject, ObjectKey
+from policylint.rules.engine import INTERNAL_ERROR
+from policylint.semantics.effective.simulation import CONFLICTED
 from policylint.textsafe import json_dumps
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def _target_base(res: TargetResolution) -> dict[str, Any]:
 
 
 def _simulated(index: ProjectIndex, policy: Policy, res: TargetResolution, entry: dict[str, Any]) -> None:
-    """The fields the effective-policy simulation (policylint.effective) adds to a target: per
+    """The fields the effective-policy simulation (policylint.semantics.effective.simulation) adds to a target: per
     target, over every context through it."""
     status = index.simulation().target_status(policy, res)
     if status is None:
@@ -140,12 +140,14 @@ def _policy_entry(index: ProjectIndex, policy: Policy, failures: _Failures) -> d
     for res, target in resolved or []:
         failures.guard("simulating the targets", policy, partial(_simulated, index, policy, res, target))
         entry["targets"].append(target)
-    entry["affects"] = failures.guard("computing the blast radius", policy, lambda: index.simulation().policy_affects(policy).counts())
+    entry["affects"] = failures.guard(
+        "computing the blast radius", policy, lambda: index.simulation().policy_affects(policy).counts()
+    )
     return entry
 
 
 def policy_reports(index: ProjectIndex) -> tuple[list[dict[str, Any]], list[Issue]]:
-    """The `policies` section, every step guarded like a rule (policylint.engine): a step that
+    """The `policies` section, every step guarded like a rule (policylint.rules.engine): a step that
     raises leaves its fields empty (`targets: []`, `affects: null`, a target's simulated fields
     null) and becomes a PL000 issue. Computed before rendering, so rendering cannot fail on input."""
     failures = _Failures()
@@ -155,7 +157,13 @@ def policy_reports(index: ProjectIndex) -> tuple[list[dict[str, Any]], list[Issu
     except Exception as exc:  # without the list there is nothing to report on
         first = index.files[0] if index.files else "<input>"
         error = f"{type(exc).__name__}: {exc}"
-        return [], [Issue(INTERNAL_ERROR, f"JSON report: listing the policies failed: {error}; please report this", location=Location(first, 1, 1))]
+        return [], [
+            Issue(
+                INTERNAL_ERROR,
+                f"JSON report: listing the policies failed: {error}; please report this",
+                location=Location(first, 1, 1),
+            )
+        ]
     for policy in policies:
         entry = _policy_entry(index, policy, failures)
         if entry is not None:
@@ -184,6 +192,6 @@ def report(result: LintResult) -> dict[str, Any]:
     }
 
 
-def render(result: LintResult) -> str:
+def render(result: LintResult, *, color: bool = False) -> str:
     # ASCII output, with lone surrogates (undecodable file names) replaced: valid UTF-8 JSON.
     return json_dumps(report(result), indent=2, ensure_ascii=True) + "\n"

@@ -39,7 +39,7 @@ def render(result: LintResult, *, color: bool = False) -> str:
 
 
 def summary(result: LintResult) -> str:
-    counts = {s: 0 for s in Severity}
+    counts = dict.fromkeys(Severity, 0)
     for f in result.findings:
         counts[f.severity] += 1
 

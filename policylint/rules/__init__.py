@@ -7,7 +7,17 @@ PL6xx effective policy and conflicts. (PL000 is the engine's internal-error find
 
 from __future__ import annotations
 
-from policylint.rules import attachment, boilerplate, effective_policy, handshakes, input, labels, malformed, section_name, targetref
+from policylint.rules import (
+    attachment,
+    boilerplate,
+    effective_policy,
+    handshakes,
+    input,
+    labels,
+    malformed,
+    section_name,
+    targetref,
+)
 from policylint.rules.base import Rule
 
 REGISTRY: tuple[type[Rule], ...] = tuple(

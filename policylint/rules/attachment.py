@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from policylint.external import external_hint
 from policylint.findings import Issue, Related, Severity
-from policylint.index import ProjectIndex
-from policylint.model import K8sObject
-from policylint.positions import join, parse_path
+from policylint.input.positions import join, parse_path
+from policylint.k8s.external import external_hint
+from policylint.k8s.index import ProjectIndex
+from policylint.k8s.objects import K8sObject
 from policylint.rules.base import Rule
 from policylint.rules.hints import NearMatches, close_name, hints_suffix
-from policylint.topology import (
+from policylint.semantics.topology import (
     CORE,
     GATEWAY_GROUP,
     LISTENER_SET_NOT_ATTACHED,
@@ -37,6 +37,7 @@ from policylint.topology import (
     Rejection,
     Topology,
 )
+from policylint.stages import Stage
 
 # Parent kinds a route attaches to through listeners (docs/semantics.md#listener-admission);
 # Service parents are GAMMA (mesh, GEP-1294).
@@ -62,7 +63,7 @@ def _raw(obj: K8sObject, path: str) -> object:
     """The value at a simple field path of the object (`spec.parentRefs[0]`), or None."""
     value: object = obj.data
     for part in parse_path(path):
-        if isinstance(part, int) and isinstance(value, list) and 0 <= part < len(value):
+        if isinstance(part, int) and isinstance(value, list) and 0 <= part < len(value):  # noqa: SIM114  (each arm narrows its own types)
             value = value[part]
         elif isinstance(part, str) and isinstance(value, dict) and part in value:
             value = value[part]
@@ -132,6 +133,7 @@ class GatewayClassNotFound(Rule):
     id = "PL405"
     name = "gateway-class-not-found"
     severity = Severity.ERROR
+    reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         topology = index.topology()
@@ -171,6 +173,7 @@ class ParentRefNotFound(Rule):
     id = "PL406"
     name = "parent-ref-not-found"
     severity = Severity.ERROR
+    reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         topology = index.topology()
@@ -218,6 +221,7 @@ class ParentRefNoMatchingListener(Rule):
     id = "PL407"
     name = "parent-ref-no-matching-listener"
     severity = Severity.ERROR
+    reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         topology = index.topology()
@@ -310,6 +314,7 @@ class RouteNotAdmitted(Rule):
     id = "PL408"
     name = "route-not-admitted"
     severity = Severity.ERROR
+    reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         topology = index.topology()
@@ -339,9 +344,7 @@ class RouteNotAdmitted(Rule):
             )
             yield self.issue(route, att.ref.path, message, related=related)
 
-    def _listener_set_not_attached(
-        self, topology: Topology, route: K8sObject, att: ParentAttachment, parent: K8sObject
-    ) -> Issue:
+    def _listener_set_not_attached(self, topology: Topology, route: K8sObject, att: ParentAttachment, parent: K8sObject) -> Issue:
         ls_att = topology.listener_sets.get(id(parent))
         why = ls_att.message if ls_att is not None else "it is not attached to its Gateway"
         message = (
@@ -369,12 +372,13 @@ class RouteNotAdmitted(Rule):
                     f" {carried}; the listener gets ResolvedRefs=False, InvalidRouteKinds): attach the route to a listener"
                     f" whose protocol carries {route.kind}"
                 )
-                rel = Related(f"listener {listener.name} sets its protocol here", object=owner, path=join(listener.path, "protocol"))
+                rel = Related(
+                    f"listener {listener.name} sets its protocol here", object=owner, path=join(listener.path, "protocol")
+                )
             elif listener.allowed_kinds is not None:
                 kinds = ", ".join(k for _, k in listener.allowed_kinds)
                 text = (
-                    f"allowedRoutes.kinds admits {kinds}, not {route.kind}: add {route.kind} to the list or use another"
-                    " listener"
+                    f"allowedRoutes.kinds admits {kinds}, not {route.kind}: add {route.kind} to the list or use another listener"
                 )
                 rel = Related(f"listener {listener.name} lists the route kinds it admits here", object=owner, path=kinds_path)
             else:
@@ -444,6 +448,7 @@ class ListenerSetNotAllowed(Rule):
     id = "PL409"
     name = "listener-set-not-allowed"
     severity = Severity.ERROR
+    reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         topology = index.topology()
@@ -494,9 +499,12 @@ class ListenerSetNotAllowed(Rule):
     def _not_found(self, names: _Names, listener_set: K8sObject) -> Issue:
         raw = listener_set.spec.get("parentRef")
         raw = raw if isinstance(raw, dict) else {}
-        group = raw.get("group") if isinstance(raw.get("group"), str) else GATEWAY_GROUP
-        kind = raw.get("kind") if isinstance(raw.get("kind"), str) and raw.get("kind") else "Gateway"
-        namespace = raw.get("namespace") if isinstance(raw.get("namespace"), str) and raw.get("namespace") else None
+        raw_group = raw.get("group")
+        group = raw_group if isinstance(raw_group, str) else GATEWAY_GROUP
+        raw_kind = raw.get("kind")
+        kind = raw_kind if isinstance(raw_kind, str) and raw_kind else "Gateway"
+        raw_namespace = raw.get("namespace")
+        namespace = raw_namespace if isinstance(raw_namespace, str) and raw_namespace else None
         namespace = namespace or listener_set.namespace
         name = str(raw.get("name"))
         matches = NearMatches()
@@ -521,6 +529,7 @@ class RouteWithoutParentRefs(Rule):
     id = "PL410"
     name = "route-without-parent-refs"
     severity = Severity.WARNING
+    reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         topology = index.topology()
@@ -565,6 +574,7 @@ class BackendNotFound(Rule):
     id = "PL411"
     name = "backend-not-found"
     severity = Severity.ERROR
+    reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         names = _Names(index)
@@ -620,6 +630,7 @@ class BackendPortInvalid(Rule):
     id = "PL412"
     name = "backend-port-invalid"
     severity = Severity.ERROR
+    reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         topology = index.topology()
@@ -631,7 +642,7 @@ class BackendPortInvalid(Rule):
                 # The CEL rule on BackendObjectReference: the API server rejects the whole object.
                 message = (
                     f"{what} to Service {ref.namespace}/{ref.name} has no port: the API server rejects the"
-                    f" {ref.owner.kind} (CEL \"Must have port for Service reference\"; Gateway API BackendObjectReference);"
+                    f' {ref.owner.kind} (CEL "Must have port for Service reference"; Gateway API BackendObjectReference);'
                     " set port to one of the Service's ports (its `port`, not `targetPort`)"
                 )
                 related = []
@@ -695,6 +706,7 @@ class PolicyTargetCarriesNoTraffic(Rule):
     id = "PL413"
     name = "policy-target-carries-no-traffic"
     severity = Severity.WARNING
+    reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         topology = index.topology()

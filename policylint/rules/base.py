@@ -6,8 +6,9 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 from policylint.findings import Issue, Related, Severity
-from policylint.index import ProjectIndex
-from policylint.model import K8sObject
+from policylint.k8s.index import ProjectIndex
+from policylint.k8s.objects import K8sObject
+from policylint.stages import Stage
 
 
 class Rule:
@@ -21,6 +22,10 @@ class Rule:
     id: ClassVar[str]
     name: ClassVar[str]
     severity: ClassVar[Severity]
+    # The semantic stages the rule reads besides the index (policylint.stages): the pipeline
+    # builds only what the selected rules read, and tests/test_rule_inputs.py runs every rule
+    # with exactly these built.
+    reads: ClassVar[frozenset[Stage]] = frozenset()
 
     @classmethod
     def summary(cls) -> str:
@@ -43,7 +48,7 @@ class Rule:
 
 
 class InputRule(Rule):
-    """Input problems are found while loading (policylint.load, policylint.model);
+    """Input problems are found while loading (policylint.input.load, policylint.k8s.objects);
     the rule only hands them to the engine so that select/ignore apply uniformly."""
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:

@@ -1,6 +1,6 @@
 """PL1xx: policy boilerplate — the fields every policy object carries.
 
-What a kind's boilerplate looks like is profile data (policylint.profiles): its
+What a kind's boilerplate looks like is profile data (policylint.profiles.registry): its
 target fields and their limits, and one of two styles
 (docs/semantics.md#two-boilerplate-styles):
 
@@ -20,12 +20,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from policylint.findings import Issue, Related, Severity
-from policylint.index import Policy, ProjectIndex
-from policylint.positions import join
-from policylint.profiles import ORIGIN_INFERRED, POLICY_ATTACHMENT, PolicyProfile
+from policylint.input.positions import join
+from policylint.k8s.index import Policy, ProjectIndex
+from policylint.profiles.registry import ORIGIN_INFERRED, POLICY_ATTACHMENT, PolicyProfile
 from policylint.rules.base import Rule
-from policylint.textsafe import short_repr
 from policylint.rules.labels import POLICY_LABEL, crd_shape, is_policy_crd
+from policylint.textsafe import short_repr
 
 
 def _is_set(value: Any) -> bool:
@@ -247,7 +247,9 @@ class MultipleMergeStrategies(Rule):
                 skip = {*profile.targets.fields, merge.defaults, merge.overrides, merge.strategy_field, *merge.non_proper_fields}
                 proper = [k for k in spec if k not in skip and spec[k] is not None]
                 if proper:
-                    declared.append((f"implicit defaults (top-level {', '.join(map(str, proper))})", join("spec", str(proper[0]))))
+                    declared.append(
+                        (f"implicit defaults (top-level {', '.join(map(str, proper))})", join("spec", str(proper[0])))
+                    )
             for block in (merge.defaults, merge.overrides):
                 if block and spec.get(block) is not None:
                     declared.append((f"spec.{block}", join("spec", block)))
@@ -285,8 +287,8 @@ class UnknownMergeStrategy(Rule):
                 places.append((join("spec", field), spec[field]))
             for block in (merge.defaults, merge.overrides):
                 inner = spec.get(block) if block else None
-                if isinstance(inner, dict) and field in inner:
-                    places.append((join("spec", block, field), inner[field]))  # type: ignore[arg-type]
+                if block and isinstance(inner, dict) and field in inner:
+                    places.append((join("spec", block, field), inner[field]))
             allowed = list(merge.strategies)
             for path, value in places:
                 # A mapping or list here is unhashable: compare only strings against the known names.
@@ -348,7 +350,7 @@ class StatusInManifest(Rule):
             yield self.issue(
                 policy.obj,
                 "status",
-                f"{policy.obj.kind} has a status stanza: status is written by the controller (GEP-713 \"Metaresource status\")"
+                f'{policy.obj.kind} has a status stanza: status is written by the controller (GEP-713 "Metaresource status")'
                 " and ignored on apply, so the committed one is stale and misleads readers; delete it",
             )
 

@@ -1,7 +1,7 @@
 """PL6xx: effective policy and conflicts (GEP-713 "Conflicting specs, Inheritance, Merge strategies,
 and Effective metaresources"; docs/effective-policy.md).
 
-Every rule reads the simulation (`ProjectIndex.simulation()`, policylint.effective): the
+Every rule reads the simulation (`ProjectIndex.simulation()`, policylint.semantics.effective.simulation): the
 contexts, the fold of each policy stack, and per (policy, target) status. None of them
 computes merges itself, and none knows a vendor kind: strategies come from profiles.
 """
@@ -11,7 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from policylint.effective import (
+from policylint.findings import Issue, Related, Severity
+from policylint.k8s.index import Policy, ProjectIndex, TargetResolution
+from policylint.rules.base import Rule
+from policylint.semantics.effective.merge import untag
+from policylint.semantics.effective.simulation import (
     CONFLICTED,
     ENFORCED,
     OVERRIDDEN,
@@ -24,10 +28,7 @@ from policylint.effective import (
     node_label,
     path_label,
 )
-from policylint.findings import Issue, Related, Severity
-from policylint.index import Policy, ProjectIndex, TargetResolution
-from policylint.merge import untag
-from policylint.rules.base import Rule
+from policylint.stages import Stage
 from policylint.textsafe import json_text, truncate
 
 _MAX_SHOWN = 3
@@ -91,6 +92,7 @@ class PolicyConflicted(Rule):
     id = "PL601"
     name = "policy-conflicted"
     severity = Severity.ERROR
+    reads = frozenset({Stage.SIMULATION})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         for policy, res, status in _targets(index):
@@ -115,6 +117,7 @@ class PolicyOverridden(Rule):
     id = "PL602"
     name = "policy-overridden"
     severity = Severity.WARNING
+    reads = frozenset({Stage.SIMULATION})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         by_policy: dict[int, list[tuple[TargetResolution, TargetStatus]]] = {}
@@ -144,6 +147,7 @@ class PolicyPartiallyEnforced(Rule):
     id = "PL603"
     name = "policy-partially-enforced"
     severity = Severity.INFO
+    reads = frozenset({Stage.SIMULATION})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         for policy, res, status in _targets(index):
@@ -165,6 +169,7 @@ class OrderSensitiveOutcome(Rule):
     id = "PL604"
     name = "order-sensitive-outcome"
     severity = Severity.WARNING
+    reads = frozenset({Stage.SIMULATION})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         sim = index.simulation()
@@ -194,6 +199,7 @@ class ContextDependentEffectivePolicy(Rule):
     id = "PL605"
     name = "context-dependent-effective-policy"
     severity = Severity.INFO
+    reads = frozenset({Stage.SIMULATION})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         sim = index.simulation()
@@ -212,7 +218,9 @@ class ContextDependentEffectivePolicy(Rule):
             if obj is None:
                 continue
             reported.add((gk, node[1]))
-            shown = "; ".join(f"{path_label(paths[0])}: {truncate(spec, 300, '...')}" for spec, paths in sorted(distinct.items())[:_MAX_SHOWN])
+            shown = "; ".join(
+                f"{path_label(paths[0])}: {truncate(spec, 300, '...')}" for spec, paths in sorted(distinct.items())[:_MAX_SHOWN]
+            )
             more = f" (and {len(distinct) - _MAX_SHOWN} more)" if len(distinct) > _MAX_SHOWN else ""
             message = (
                 f"{obj.kind} {node[1].namespace + '/' if node[1].namespace else ''}{obj.name} gets {len(distinct)} different"
@@ -232,6 +240,7 @@ class OverrideWithNothingBelow(Rule):
     id = "PL606"
     name = "override-with-nothing-below"
     severity = Severity.INFO
+    reads = frozenset({Stage.SIMULATION})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         sim = index.simulation()
@@ -266,6 +275,7 @@ class EmptyAtomicOverride(Rule):
     id = "PL607"
     name = "empty-atomic-override"
     severity = Severity.WARNING
+    reads = frozenset({Stage.SIMULATION})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         sim = index.simulation()
@@ -286,6 +296,7 @@ class BlastRadiusExceeded(Rule):
     id = "PL608"
     name = "blast-radius-exceeded"
     severity = Severity.WARNING
+    reads = frozenset({Stage.SIMULATION})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         limit = index.options.max_affected
@@ -305,7 +316,7 @@ class BlastRadiusExceeded(Rule):
 
 
 # Keep the status names importable for rule docs and tests.
-__all__ = ["CONFLICTED", "ENFORCED", "Facet", "RULES"]
+__all__ = ["CONFLICTED", "ENFORCED", "RULES", "Facet"]
 
 RULES: list[type[Rule]] = [
     PolicyConflicted,

@@ -24,14 +24,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from policylint.findings import Issue, Related, Severity
-from policylint.grants import Grant, GrantCheck, Reference, ReferenceGrants
-from policylint.index import Policy, ProjectIndex, TargetResolution, TargetSelector, core_group_alias, policy_namespace
-from policylint.model import K8sObject
-from policylint.positions import join
+from policylint.input.positions import join
+from policylint.k8s.index import Policy, ProjectIndex, TargetResolution, TargetSelector, core_group_alias, policy_namespace
+from policylint.k8s.objects import K8sObject
+from policylint.k8s.selectors import LabelSelector, Requirement
 from policylint.rules.base import Rule
 from policylint.rules.hints import NearMatches
-from policylint.selectors import LabelSelector, Requirement
-from policylint.topology import GATEWAY_GROUP, REF_NOT_PERMITTED, ROUTE_KINDS, ObjectRef, Topology
+from policylint.semantics.grants import Grant, GrantCheck, Reference, ReferenceGrants
+from policylint.semantics.topology import GATEWAY_GROUP, REF_NOT_PERMITTED, ROUTE_KINDS, ObjectRef, Topology
+from policylint.stages import Stage
 
 _MAX_RELATED = 5
 
@@ -109,14 +110,14 @@ def checked_references(index: ProjectIndex) -> list[CheckedReference]:
     for policy in index.policies():
         own = policy.obj.namespace
         for res in index.targets(policy):
-            ref = res.ref
+            target = res.ref
             if res.grant is None or not own or not res.namespace or res.namespace == own:
                 continue
-            if ref.group is None or ref.kind is None or ref.name is None:
+            if target.group is None or target.kind is None or target.name is None:
                 continue
-            group = core_group_alias(policy.profile, ref.group, ref.kind)
-            reference = Reference(policy.obj.group, policy.obj.kind, own, group, ref.kind, res.namespace, ref.name)
-            out.append(CheckedReference(policy.obj, ref.path, reference, res.grant))
+            group = core_group_alias(policy.profile, target.group, target.kind)
+            reference = Reference(policy.obj.group, policy.obj.kind, own, group, target.kind, res.namespace, target.name)
+            out.append(CheckedReference(policy.obj, target.path, reference, res.grant))
     return out
 
 
@@ -148,6 +149,7 @@ class CrossNamespaceTargetNotPermitted(Rule):
     id = "PL401"
     name = "cross-namespace-target-not-permitted"
     severity = Severity.ERROR
+    reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         for policy in index.policies():
@@ -166,12 +168,18 @@ class CrossNamespaceTargetNotPermitted(Rule):
         assert ref.group is not None and ref.kind is not None and ref.name is not None and res.namespace is not None
         obj = policy.obj
         reference = Reference(
-            obj.group, obj.kind, obj.namespace or "", core_group_alias(policy.profile, ref.group, ref.kind), ref.kind, res.namespace, ref.name
+            obj.group,
+            obj.kind,
+            obj.namespace or "",
+            core_group_alias(policy.profile, ref.group, ref.kind),
+            ref.kind,
+            res.namespace,
+            ref.name,
         )
         message = (
             f"{obj.kind} {where(obj)} is not permitted to reference {ref.kind} {res.namespace}/{ref.name}: the target is in"
             f" another namespace and no ReferenceGrant in namespace {res.namespace} accepts {obj.kind} from namespace"
-            f" {obj.namespace}, so the policy does not attach (GEP-713 \"Cross namespace references\": the target's"
+            f' {obj.namespace}, so the policy does not attach (GEP-713 "Cross namespace references": the target\'s'
             f" namespace must accept the policy through a handshake); {reference.grant_hint()}"
         )
         return self.issue(obj, ref.path, message, related=near_miss_related(res.grant))
@@ -190,7 +198,7 @@ class CrossNamespaceTargetNotPermitted(Rule):
             message += f", where it resolves to {res.target.kind} {where(res.target)}: probably not the object meant"
         elif res.detail == "ObjectNotFound":
             message += f", where there is no {ref.kind} {ref.name}"
-        message += f" (GEP-713 \"Cross namespace references\"); create the policy in namespace {ref.namespace}"
+        message += f' (GEP-713 "Cross namespace references"); create the policy in namespace {ref.namespace}'
         targets = profile.targets
         if targets.selectors and targets.selector_namespaces:
             message += (
@@ -208,7 +216,7 @@ class CrossNamespaceTargetNotPermitted(Rule):
             f"{obj.kind} {where(obj)} is not permitted to reference {target.kind} {where(target)}, which {field_name(res.ref.path)}"
             f" matches in another namespace: no ReferenceGrant in namespace {res.namespace} accepts {obj.kind} from namespace"
             f" {obj.namespace}, and the controller silently ignores such a match, so the policy does not apply to it"
-            f" (GEP-713 \"Cross namespace references\"); {reference.grant_hint()}, or narrow the selector"
+            f' (GEP-713 "Cross namespace references"); {reference.grant_hint()}, or narrow the selector'
         )
         related = [Related(f"{target.kind} {where(target)} matches the selector", object=target, path=_labels_path(target))]
         related += near_miss_related(res.grant)
@@ -238,6 +246,7 @@ class CrossNamespaceReferenceNotPermitted(Rule):
     id = "PL402"
     name = "cross-namespace-reference-not-permitted"
     severity = Severity.ERROR
+    reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         topology = index.topology()
@@ -268,6 +277,7 @@ class ReferenceGrantInWrongNamespace(Rule):
     id = "PL403"
     name = "reference-grant-in-wrong-namespace"
     severity = Severity.WARNING
+    reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         misplaced = misplaced_grants(checked_references(index))
@@ -322,6 +332,7 @@ class ReferenceGrantUnused(Rule):
     id = "PL404"
     name = "reference-grant-unused"
     severity = Severity.INFO
+    reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         refs = checked_references(index)  # every reference checked first: fills grants.used
@@ -375,6 +386,7 @@ class TargetSelectorMatchesNothing(Rule):
     id = "PL414"
     name = "target-selector-matches-nothing"
     severity = Severity.WARNING
+    reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
         topology: Topology | None = None
@@ -401,8 +413,8 @@ class TargetSelectorMatchesNothing(Rule):
             reason = f"there is no {sel.kind} in {scope} in the input"
         else:
             reason = f"no {sel.kind} in {scope} has labels {labels}"
-        message = f"{field_name(sel.path)} of {obj.kind} {where(obj)} matches no {sel.kind}: {reason}, so it adds no target (GEP-713 \"Label selectors\")"
-        matches = self._near_matches(index, topology, policy, sel, candidates)
+        message = f'{field_name(sel.path)} of {obj.kind} {where(obj)} matches no {sel.kind}: {reason}, so it adds no target (GEP-713 "Label selectors")'
+        matches = self._near_matches(index, topology, policy, sel, sel.kind, candidates)
         targets = policy.profile.targets
         if targets.kinds and not targets.allows(sel.group, sel.kind):
             allowed = ", ".join(str(k) for k in targets.kinds)
@@ -415,8 +427,14 @@ class TargetSelectorMatchesNothing(Rule):
 
     @staticmethod
     def _near_matches(
-        index: ProjectIndex, topology: Topology, policy: Policy, sel: TargetSelector, candidates: Sequence[K8sObject]
+        index: ProjectIndex,
+        topology: Topology,
+        policy: Policy,
+        sel: TargetSelector,
+        kind: str,
+        candidates: Sequence[K8sObject],
     ) -> NearMatches:
+        """`kind` is `sel.kind`, which the caller has checked is set."""
         matches = NearMatches()
         # An object whose labels miss by one requirement: a typo in a value or a key.
         for cand in candidates:
@@ -430,7 +448,7 @@ class TargetSelectorMatchesNothing(Rule):
                 )
         # Matching objects in namespaces the selector does not consider.
         own = policy.obj.namespace
-        for cand in index.of_kind(sel.group, sel.kind):
+        for cand in index.of_kind(sel.group, kind):
             if matches.full or not sel.label_selector.matches(cand.labels):
                 continue
             if _eligible(topology, sel, own, cand.namespace):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Sequence
 
-from policylint.external import external_hint
 from policylint.findings import Related
-from policylint.model import K8sObject
+from policylint.k8s.external import external_hint
+from policylint.k8s.objects import K8sObject
 
 # Past a few guesses, a list of them stops helping.
 MAX_HINTS = 3

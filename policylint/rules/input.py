@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from policylint.findings import Issue, Related, Severity
-from policylint.index import ProjectIndex
+from policylint.k8s.index import ProjectIndex
 from policylint.rules.base import InputRule, Rule
 
 

@@ -8,7 +8,7 @@ server rejects the object (apimachinery validation, "Syntax and character set").
 
 The CRD helpers below read `spec.versions[].schema.openAPIV3Schema` defensively
 (any field may have the wrong type; nothing raises) and take the allowed target
-kinds from `policylint.crd.crd_facts`, so label rules and profiles agree.
+kinds from `policylint.profiles.crd.crd_facts`, so label rules and profiles agree.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from policylint.crd import crd_facts
 from policylint.findings import Issue, Related, Severity
-from policylint.index import ProjectIndex
-from policylint.model import K8sObject
-from policylint.positions import join
+from policylint.input.positions import join
+from policylint.k8s.index import ProjectIndex
+from policylint.k8s.objects import K8sObject
+from policylint.profiles.crd import crd_facts
 from policylint.rules.base import Rule
 from policylint.textsafe import short_repr
 
@@ -321,7 +321,7 @@ class ControllerWrittenLabel(Rule):
                             obj,
                             join(where, key),
                             f"{key} is written by the policy controller to mark objects a policy affects (GEP-713"
-                            " \"Target object status\"); committed by hand it is stale or wrong as soon as policies"
+                            ' "Target object status"); committed by hand it is stale or wrong as soon as policies'
                             " change: remove it from the manifest",
                         )
 
@@ -338,11 +338,13 @@ class InvalidLabelSyntax(Rule):
             yield from self._metadata(obj)
         for policy in index.policies():
             field = policy.profile.targets.selectors
-            selectors = policy.obj.spec.get(field) if field else None
+            if not field:
+                continue
+            selectors = policy.obj.spec.get(field)
             for i, entry in enumerate(selectors if isinstance(selectors, list) else []):
                 if not isinstance(entry, dict):
                     continue
-                path = join("spec", field, i)  # type: ignore[arg-type]
+                path = join("spec", field, i)
                 # A target selector is a label selector inlined with group/kind (Envoy Gateway).
                 yield from self._selector(policy.obj, path, entry)
                 ns_selector = _get(entry, "namespaces", "selector")
@@ -394,7 +396,9 @@ class InvalidLabelSyntax(Rule):
                 if problem:
                     yield self.issue(obj, at, f"matchLabels key {key!r} is invalid: {problem}")
                 if not isinstance(value, str):
-                    yield self.issue(obj, at, f"matchLabels value of {key!r} must be a string, not {short_repr(value)} (quote it in YAML)")
+                    yield self.issue(
+                        obj, at, f"matchLabels value of {key!r} must be a string, not {short_repr(value)} (quote it in YAML)"
+                    )
                     continue
                 problem = label_value_problem(value)
                 if problem:
@@ -424,14 +428,18 @@ class InvalidLabelSyntax(Rule):
         listed = values if isinstance(values, list) else []
         if operator in ("In", "NotIn") and not listed:
             yield self.issue(
-                obj, join(path, "values") if "values" in expr else path, f"operator {operator} needs at least one value in `values`"
+                obj,
+                join(path, "values") if "values" in expr else path,
+                f"operator {operator} needs at least one value in `values`",
             )
         if operator in ("Exists", "DoesNotExist") and listed:
             yield self.issue(obj, join(path, "values"), f"operator {operator} takes no `values`; remove them")
             return
         for k, value in enumerate(listed):
             if not isinstance(value, str):
-                yield self.issue(obj, join(path, "values", k), f"selector value {short_repr(value)} must be a string (quote it in YAML)")
+                yield self.issue(
+                    obj, join(path, "values", k), f"selector value {short_repr(value)} must be a string (quote it in YAML)"
+                )
                 continue
             problem = label_value_problem(value)
             if problem:

@@ -1,22 +1,22 @@
 """PL010: a field of a core object has the wrong JSON type, so the API server rejects the object.
 
-The field types are data (`policylint.fieldtypes.SCHEMAS`, taken from the Gateway
+The field types are data (`policylint.k8s.fieldtypes.SCHEMAS`, taken from the Gateway
 API CRDs and the core/v1 Service type); the check itself never branches on a
 kind. What the topology and the target resolution do with the malformed part
 (treat it as unknown, so that no other rule reports a consequence of it) is
-described in `policylint.fieldtypes` and rules/PL010-malformed-field.md.
+described in `policylint.k8s.fieldtypes` and rules/PL010-malformed-field.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from policylint.fieldtypes import EXPECTED, FieldProblem, describe_value, type_hint
 from policylint.findings import Issue, Severity
-from policylint.index import ProjectIndex
-from policylint.load import DocumentRef
-from policylint.model import K8sObject
-from policylint.positions import format_path
+from policylint.input.load import DocumentRef
+from policylint.input.positions import format_path
+from policylint.k8s.fieldtypes import EXPECTED, FieldProblem, describe_value, type_hint
+from policylint.k8s.index import ProjectIndex
+from policylint.k8s.objects import K8sObject
 from policylint.rules.base import Rule
 
 

@@ -2,7 +2,7 @@
 
 "If a `sectionName` is specified, but does not exist on the targeted object, the
 Policy must fail to attach" (GEP-2648). What a sectionName selects comes from
-`rules/kinds.yaml` (listener, route rule, Service port); which policy kinds have
+`policylint/k8s/kinds.yaml` (listener, route rule, Service port); which policy kinds have
 the field comes from their profile. Sections are resolved once, by
 `ProjectIndex.resolve_target`, which the JSON report shares.
 """
@@ -13,9 +13,9 @@ import difflib
 from collections.abc import Iterable
 
 from policylint.findings import Issue, Related, Severity
-from policylint.index import Policy, ProjectIndex, Section, TargetRef
-from policylint.model import K8sObject
-from policylint.positions import join
+from policylint.input.positions import join
+from policylint.k8s.index import Policy, ProjectIndex, Section, TargetRef
+from policylint.k8s.objects import K8sObject
 from policylint.rules.base import Rule
 from policylint.rules.hints import hints_suffix
 from policylint.rules.targetref import object_label, ref_resolutions
@@ -64,7 +64,9 @@ class SectionNotFound(Rule):
                 if other is target:
                     continue
                 hints.append(f"{noun} {ref.section_name} is defined on {object_label(other, policy)}; target that object instead")
-                related.append(Related(f"{noun} {ref.section_name} is defined here", object=other, path=join(section.path, "name")))
+                related.append(
+                    Related(f"{noun} {ref.section_name} is defined here", object=other, path=join(section.path, "name"))
+                )
                 break
             message = res.message + hints_suffix(hints)
             yield self.issue(policy.obj, join(ref.path, "sectionName"), message, related=related)

@@ -15,7 +15,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from policylint.findings import Issue, Severity
-from policylint.index import (
+from policylint.input.positions import join
+from policylint.k8s.index import (
     GROUP_PATTERN,
     REF_FIELDS,
     Policy,
@@ -25,9 +26,8 @@ from policylint.index import (
     policy_namespace,
     ref_problems,
 )
-from policylint.model import K8sObject
-from policylint.positions import join
-from policylint.profiles import TargetKind, TargetSpec
+from policylint.k8s.objects import K8sObject
+from policylint.profiles.registry import TargetKind, TargetSpec
 from policylint.rules.base import Rule
 from policylint.rules.hints import NearMatches
 from policylint.textsafe import short_repr
@@ -140,9 +140,7 @@ class _SimilarNames:
                 self._buckets[(group, kind, namespace)] = buckets
             size = len(name)
             candidates = [
-                c
-                for n in range(size - self._LENGTH_SLACK, size + self._LENGTH_SLACK + 1)
-                for c in buckets.get((name[:1], n), ())
+                c for n in range(size - self._LENGTH_SLACK, size + self._LENGTH_SLACK + 1) for c in buckets.get((name[:1], n), ())
             ]
         close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
         return names[close[0]] if close else None
@@ -181,7 +179,9 @@ class TargetRefNotFound(Rule):
             matches = self._near_matches(index, policy, ref, res, by_name)
             assert ref.name is not None
             if not _DNS1123_SUBDOMAIN.match(ref.name):
-                matches.note(f"{ref.name!r} is not a valid object name (lowercase DNS-1123 subdomain), so no such object can exist")
+                matches.note(
+                    f"{ref.name!r} is not a valid object name (lowercase DNS-1123 subdomain), so no such object can exist"
+                )
             # Repositories often hold one team's slice of a cluster (docs/semantics.md#partial-repositories).
             matches.or_external(ref.kind or "", res.namespace, ref.name)
             yield self.issue(policy.obj, ref.path, res.message + matches.suffix(), related=matches.related)
@@ -204,14 +204,19 @@ class TargetRefNotFound(Rule):
             if obj.namespace not in (res.namespace, None) or (obj.group, obj.kind) == (ref.group, ref.kind):
                 continue  # another namespace (case 2), or the very kind looked for
             if obj.kind.lower() == ref.kind.lower():
-                matches.add(f"did you mean {gk(obj.group, obj.kind)} {obj.name!r} (group: {yaml_group(obj.group)}, kind: {obj.kind})?", obj)
+                matches.add(
+                    f"did you mean {gk(obj.group, obj.kind)} {obj.name!r} (group: {yaml_group(obj.group)}, kind: {obj.kind})?",
+                    obj,
+                )
             elif targets.kinds and targets.allows(obj.group, obj.kind):
                 matches.add(f"did you mean {obj.kind} {obj.name!r}?", obj)
         # 2. The same object in another namespace.
         for obj in same_name:
             if (obj.group, obj.kind) == (ref.group, ref.kind) and obj.namespace != res.namespace and obj.namespace is not None:
                 if targets.namespace:
-                    matches.add(f"{obj.kind} {obj.namespace}/{obj.name} exists: set namespace: {obj.namespace} in the targetRef", obj)
+                    matches.add(
+                        f"{obj.kind} {obj.namespace}/{obj.name} exists: set namespace: {obj.namespace} in the targetRef", obj
+                    )
                 else:
                     matches.add(
                         f"{obj.kind} {obj.namespace}/{obj.name} exists, but {policy.profile.kind} targets resolve only in the"
@@ -311,7 +316,7 @@ class TargetRefGroupInvalid(Rule):
             )
         if group != group.lower() and GROUP_PATTERN.match(group.lower()):
             return f"group {group!r} must be lowercase: use group: {group.lower()}"
-        return f"group {group!r} is not a valid API group (a lowercase DNS subdomain, or \"\" for the core group)" + self._suggest(
+        return f'group {group!r} is not a valid API group (a lowercase DNS subdomain, or "" for the core group)' + self._suggest(
             index, policy, ref.kind, prefix="; "
         )
 
@@ -403,7 +408,11 @@ class TargetRefFieldInvalid(Rule):
         own_namespace = policy_namespace(policy)
         # A namespace other than the policy's own is a cross-namespace reference the kind forbids:
         # PL401 reports that cause (one finding per cause); PL205 keeps the harmless same-namespace one.
-        if "namespace" in ref.raw and not profile.targets.namespace and not (own_namespace and ref.namespace and ref.namespace != own_namespace):
+        if (
+            "namespace" in ref.raw
+            and not profile.targets.namespace
+            and not (own_namespace and ref.namespace and ref.namespace != own_namespace)
+        ):
             where = own_namespace or "(none: the policy is cluster-scoped)"
             yield self.issue(
                 policy.obj,
@@ -423,9 +432,7 @@ class TargetRefFieldInvalid(Rule):
                 continue
             close = difflib.get_close_matches(str(key), REF_FIELDS, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]}?)" if close else ""
-            fields = ", ".join(
-                f for f in REF_FIELDS if f not in _OPTIONAL_FIELDS or _OPTIONAL_FIELDS[f](profile.targets)
-            )
+            fields = ", ".join(f for f in REF_FIELDS if f not in _OPTIONAL_FIELDS or _OPTIONAL_FIELDS[f](profile.targets))
             yield self.issue(
                 policy.obj,
                 join(ref.path, str(key)),
@@ -447,7 +454,7 @@ class VirtualTargetKind(Rule):
             assert ref.group is not None and ref.kind is not None
             message = (
                 f"{gk(ref.group, ref.kind)} is not a kind known to policylint and no such object is in the input;"
-                f" {policy.profile.kind} allows virtual kinds (GEP-713 \"Targeting virtual types\": a group the API server"
+                f' {policy.profile.kind} allows virtual kinds (GEP-713 "Targeting virtual types": a group the API server'
                 f" does not know), so {ref.kind} {ref.name!r} is unresolvable by design and not checked"
             )
             yield self.issue(policy.obj, field_path(ref, "kind"), message)

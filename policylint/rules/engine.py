@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from policylint.findings import Finding, Issue, Location, Related, ResolvedRelated, Severity
-from policylint.index import ProjectIndex
-from policylint.positions import PositionResolver
+from policylint.input.positions import PositionResolver
+from policylint.k8s.index import ProjectIndex
 from policylint.rules.base import Rule
 from policylint.textsafe import MAX_MESSAGE, truncate
 

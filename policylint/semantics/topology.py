@@ -21,7 +21,7 @@ applies, so that rules never cry "not found" where a controller would attach:
 
 (`#...` are sections of docs/semantics.md.)
 
-A field of the wrong JSON type (PL010, `policylint.fieldtypes`) makes the API
+A field of the wrong JSON type (PL010, `policylint.k8s.fieldtypes`) makes the API
 server reject its object. The object stays in the topology, so nothing that names
 it is reported missing, and what depends on the malformed part is *unknown*: the
 outcome that reports nothing is assumed, with the reason recorded (status
@@ -38,7 +38,7 @@ outcome that reports nothing is assumed, with the reason recorded (status
   `allowedListeners`, is attached;
 - a malformed backend, certificate or CA reference is not resolved; a reference
   to a port of a Service whose `ports` are malformed is not checked;
-- a malformed ReferenceGrant permits references into its namespace (`policylint.grants`);
+- a malformed ReferenceGrant permits references into its namespace (`policylint.semantics.grants`);
 - a sectionName that may name a malformed section is not checked (`ProjectIndex.sections`).
 
 Everything is computed once per run (the effective-policy engine walks it too).
@@ -51,15 +51,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from policylint.fieldtypes import INTEGER, Malformed, has_type
-from policylint.grants import GrantCheck, Reference
-from policylint.hostnames import effective_hostnames
-from policylint.model import K8sObject
-from policylint.positions import format_path, join, parse_path
-from policylint.selectors import LabelSelector, SelectorError, parse_selector
+from policylint.input.positions import format_path, join, parse_path
+from policylint.k8s.fieldtypes import INTEGER, Malformed, has_type
+from policylint.k8s.hostnames import effective_hostnames
+from policylint.k8s.objects import K8sObject
+from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
+from policylint.semantics.grants import GrantCheck, Reference
 
 if TYPE_CHECKING:
-    from policylint.index import ProjectIndex, Section
+    from policylint.k8s.index import ProjectIndex, Section
 
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 CORE = ""
@@ -77,7 +77,6 @@ PROTOCOL_ROUTE_KINDS: Mapping[str, tuple[str, ...]] = {
     "UDP": ("UDPRoute",),
 }
 TLS_ROUTE_KINDS = {"Passthrough": ("TLSRoute",), "Terminate": ("TLSRoute", "TCPRoute")}
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 # Attachment outcomes (route status reasons of docs/semantics.md#listener-admission where one exists).
 ACCEPTED = "Accepted"
@@ -309,7 +308,7 @@ class Topology:
         sections = self.index.sections(route)
         if sections:
             return sections
-        from policylint.index import Section
+        from policylint.k8s.index import Section
 
         return [Section(None, 0, "spec")]
 
@@ -346,30 +345,17 @@ class Topology:
         if obj.kind == "Gateway":
             ref = self.class_refs.get(id(obj))
             if ref is not None and ref.status == NOT_FOUND:
-                return False, f"Gateway {_where(obj)} names GatewayClass {ref.name}, which is not in the input, so it is never reconciled"
+                return (
+                    False,
+                    f"Gateway {_where(obj)} names GatewayClass {ref.name}, which is not in the input, so it is never reconciled",
+                )
         return True, ""
 
     def namespace_labels(self, namespace: str) -> tuple[dict[str, str], bool]:
-        """Labels of a namespace and whether they are known (a Namespace object in the input)."""
-        obj = self.index.lookup(CORE, "Namespace", None, namespace)
-        labels = {NAMESPACE_NAME_LABEL: namespace}
-        if obj is None:
-            return labels, False
-        labels.update(obj.labels)
-        return labels, True
+        return self.index.namespace_labels(namespace)
 
     def namespace_selected(self, selector: LabelSelector, namespace: str) -> tuple[bool, str | None]:
-        """Whether the namespace matches; the second value is an assumption made when its labels are unknown."""
-        labels, known = self.namespace_labels(namespace)
-        if selector.matches(labels):
-            return True, None
-        if known or any(r.key == NAMESPACE_NAME_LABEL for r in selector.failing(labels)):
-            # The name label is set on every Namespace by the API server: a requirement on it that
-            # fails is a certain mismatch, whatever the other (unknown) labels are.
-            return False, None
-        # The Namespace object is not in the input: its labels are unknown, so a controller may
-        # well admit it. Assume it does, and say so (false-positive guard).
-        return True, f"Namespace {namespace} is not in the input; assumed to match {selector}"
+        return self.index.namespace_selected(selector, namespace)
 
     # -- building --------------------------------------------------------------------------
 
@@ -381,10 +367,10 @@ class Topology:
             self._add_refs(gateway, self._certificate_refs(gateway))
         for listener_set in index.of_kind(GATEWAY_GROUP, "ListenerSet"):
             self._listeners[id(listener_set)] = self._parse_listeners(listener_set)
-            att = self._attach_listener_set(listener_set)
-            self.listener_sets[id(listener_set)] = att
-            if att.gateway is not None and att.attached:
-                self._sets_of_gateway[id(att.gateway)].append(listener_set)
+            set_att = self._attach_listener_set(listener_set)
+            self.listener_sets[id(listener_set)] = set_att
+            if set_att.gateway is not None and set_att.attached:
+                self._sets_of_gateway[id(set_att.gateway)].append(listener_set)
             self._add_refs(listener_set, self._certificate_refs(listener_set))
         for route in self.routes():
             attachments = self._attach_route(route)
@@ -441,6 +427,7 @@ class Topology:
             kinds_raw = allowed.get("kinds")
             kinds: tuple[tuple[str, str], ...] | None = None
             if isinstance(kinds_raw, list) and kinds_raw:
+                # A group that is present but not a string becomes None, which the declared type omits.
                 kinds = tuple(
                     (_str(k.get("group")) if k.get("group") is not None else GATEWAY_GROUP, k["kind"])  # type: ignore[misc]
                     for k in kinds_raw
@@ -476,7 +463,9 @@ class Topology:
     def _attach_listener_set(self, listener_set: K8sObject) -> ListenerSetAttachment:
         raw = listener_set.spec.get("parentRef")
         if self.index.malformed(listener_set).tainted("spec", "parentRef"):
-            return ListenerSetAttachment(listener_set, None, MALFORMED, "spec.parentRef is malformed (PL010); its Gateway is not evaluated")
+            return ListenerSetAttachment(
+                listener_set, None, MALFORMED, "spec.parentRef is malformed (PL010); its Gateway is not evaluated"
+            )
         if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
             return ListenerSetAttachment(listener_set, None, INVALID_REF, "spec.parentRef has no name")
         group = _str(raw.get("group"))
@@ -502,23 +491,34 @@ class Topology:
             if ls_ns == gateway.namespace:
                 return ListenerSetAttachment(listener_set, gateway, ACCEPTED)
             return ListenerSetAttachment(
-                listener_set, gateway, "NotAllowed", f"{where} allows ListenerSets only from its own namespace (allowedListeners from: Same)"
+                listener_set,
+                gateway,
+                "NotAllowed",
+                f"{where} allows ListenerSets only from its own namespace (allowedListeners from: Same)",
             )
         if allowed_from == "Selector":
             try:
                 # Envoy Gateway: a missing selector matches nothing (docs/semantics.md#listenersets).
                 if allowed.get("selector") is None:
                     return ListenerSetAttachment(
-                        listener_set, gateway, "NotAllowed", f"{where} has allowedListeners from: Selector without a selector, which matches nothing"
+                        listener_set,
+                        gateway,
+                        "NotAllowed",
+                        f"{where} has allowedListeners from: Selector without a selector, which matches nothing",
                     )
                 selector = parse_selector(allowed.get("selector"))
             except SelectorError as exc:
-                return ListenerSetAttachment(listener_set, gateway, "NotAllowed", f"{where} has an invalid allowedListeners selector: {exc}")
+                return ListenerSetAttachment(
+                    listener_set, gateway, "NotAllowed", f"{where} has an invalid allowedListeners selector: {exc}"
+                )
             ok, assumption = self.namespace_selected(selector, ls_ns)
             if ok:
                 return ListenerSetAttachment(listener_set, gateway, ACCEPTED, assumptions=(assumption,) if assumption else ())
             return ListenerSetAttachment(
-                listener_set, gateway, "NotAllowed", f"namespace {ls_ns} does not match the allowedListeners selector of {where} ({selector})"
+                listener_set,
+                gateway,
+                "NotAllowed",
+                f"namespace {ls_ns} does not match the allowedListeners selector of {where} ({selector})",
             )
         return ListenerSetAttachment(
             listener_set,
@@ -569,7 +569,9 @@ class Topology:
 
     def _attach(self, route: K8sObject, ref: ParentRef) -> ParentAttachment:
         if ref.malformed:
-            return ParentAttachment(route, ref, None, MALFORMED, message=f"{ref.path} is malformed (PL010); its parent is not evaluated")
+            return ParentAttachment(
+                route, ref, None, MALFORMED, message=f"{ref.path} is malformed (PL010); its parent is not evaluated"
+            )
         parent = self.index.lookup(ref.group, ref.kind, ref.namespace, ref.name)
         label = f"{ref.kind} {ref.namespace}/{ref.name}"
         if (ref.group, ref.kind) == (CORE, "Service"):
@@ -589,7 +591,11 @@ class Topology:
             att = self.listener_sets.get(id(parent))
             if att is not None and not att.attached:
                 return ParentAttachment(
-                    route, ref, parent, LISTENER_SET_NOT_ATTACHED, message=f"ListenerSet {_where(parent)} is not attached: {att.message}"
+                    route,
+                    ref,
+                    parent,
+                    LISTENER_SET_NOT_ATTACHED,
+                    message=f"ListenerSet {_where(parent)} is not attached: {att.message}",
                 )
         if self.index.malformed(parent).broken("spec", "listeners"):
             message = f"the listeners of {label} are malformed (PL010); attachment not evaluated"
@@ -617,7 +623,9 @@ class Topology:
         for listener in candidates:
             if listener.malformed:
                 admitted.append(listener)
-                assumptions.append(f"listener #{listener.section.position + 1} of {label} is malformed (PL010); assumed to admit the route")
+                assumptions.append(
+                    f"listener #{listener.section.position + 1} of {label} is malformed (PL010); assumed to admit the route"
+                )
                 continue
             rejection, assumption = self._admits(listener, route)
             if rejection is None:
@@ -627,11 +635,15 @@ class Topology:
             else:
                 rejections.append(rejection)
         if admitted:
-            return ParentAttachment(route, ref, parent, ACCEPTED, tuple(admitted), tuple(rejections), assumptions=tuple(dict.fromkeys(assumptions)))
+            return ParentAttachment(
+                route, ref, parent, ACCEPTED, tuple(admitted), tuple(rejections), assumptions=tuple(dict.fromkeys(assumptions))
+            )
         # NoMatchingListenerHostname only when every listener fails on hostnames alone
         # (docs/semantics.md#listener-admission, step 4).
         reason = (
-            NO_MATCHING_LISTENER_HOSTNAME if all(r.reason == NO_MATCHING_LISTENER_HOSTNAME for r in rejections) else NOT_ALLOWED_BY_LISTENERS
+            NO_MATCHING_LISTENER_HOSTNAME
+            if all(r.reason == NO_MATCHING_LISTENER_HOSTNAME for r in rejections)
+            else NOT_ALLOWED_BY_LISTENERS
         )
         message = f"no listener of {label} admits it: " + "; ".join(f"{r.listener.name}: {r.message}" for r in rejections)
         return ParentAttachment(route, ref, parent, reason, (), tuple(rejections), message)
@@ -641,7 +653,9 @@ class Topology:
         if listener.allowed_kinds is not None:
             if gk not in listener.allowed_kinds:
                 kinds = ", ".join(k for _, k in listener.allowed_kinds)
-                return Rejection(listener, NOT_ALLOWED_BY_LISTENERS, f"allowedRoutes.kinds admits {kinds}, not {route.kind}"), None
+                return Rejection(
+                    listener, NOT_ALLOWED_BY_LISTENERS, f"allowedRoutes.kinds admits {kinds}, not {route.kind}"
+                ), None
             carried = listener.default_kinds()
             if carried is not None and route.kind not in carried:
                 # A listed kind the protocol cannot carry: the listener gets ResolvedRefs=False,
@@ -693,7 +707,9 @@ class Topology:
                     None,
                 )
         elif listener.allowed_from != "All":
-            return Rejection(listener, NOT_ALLOWED_BY_LISTENERS, f"allowedRoutes from: {listener.allowed_from} is not a known value"), None
+            return Rejection(
+                listener, NOT_ALLOWED_BY_LISTENERS, f"allowedRoutes from: {listener.allowed_from} is not a known value"
+            ), None
         if route.kind in HOSTNAME_ROUTE_KINDS and not self.index.malformed(route).tainted("spec", "hostnames"):
             hostnames = [h for h in _list(route.spec.get("hostnames")) if isinstance(h, str)]
             if effective_hostnames(listener.hostname, hostnames) is None:
@@ -730,7 +746,19 @@ class Topology:
         port = _int(raw.get("port"))
         has_port = "port" in raw
         grant = self.grants.check(Reference(owner.group, owner.kind, owner.namespace or "", group, kind, namespace, name))
-        base = dict(owner=owner, path=path, purpose=purpose, group=group, kind=kind, namespace=namespace, name=name, port=port, has_port=has_port, rule=rule, grant=grant)
+        base = {
+            "owner": owner,
+            "path": path,
+            "purpose": purpose,
+            "group": group,
+            "kind": kind,
+            "namespace": namespace,
+            "name": name,
+            "port": port,
+            "has_port": has_port,
+            "rule": rule,
+            "grant": grant,
+        }
         if not grant.permitted:
             # Never reveal whether an un-granted target exists (docs/semantics.md#referencegrant):
             # RefNotPermitted either way.
@@ -763,7 +791,9 @@ class Topology:
         return None
 
     def service_ports(self, service: K8sObject) -> list[int]:
-        return [p for p in (_int(e.get("port")) for e in _list(service.spec.get("ports")) if isinstance(e, dict)) if p is not None]
+        return [
+            p for p in (_int(e.get("port")) for e in _list(service.spec.get("ports")) if isinstance(e, dict)) if p is not None
+        ]
 
     def _route_backends(self, route: K8sObject) -> list[ObjectRef]:
         out: list[ObjectRef] = []
@@ -807,14 +837,24 @@ class Topology:
             for j, cert in enumerate(_list(_dict(_dict(listener).get("tls")).get("certificateRefs"))):
                 add(join("spec.listeners", i, "tls", "certificateRefs", j), cert, "certificate", "Secret")
         tls = _dict(owner.spec.get("tls"))
-        add("spec.tls.backend.clientCertificateRef", _dict(tls.get("backend")).get("clientCertificateRef"), "client-certificate", "Secret")
+        add(
+            "spec.tls.backend.clientCertificateRef",
+            _dict(tls.get("backend")).get("clientCertificateRef"),
+            "client-certificate",
+            "Secret",
+        )
         frontend = _dict(tls.get("frontend"))
         for j, ca in enumerate(_list(_dict(_dict(frontend.get("default")).get("validation")).get("caCertificateRefs"))):
             add(join("spec.tls.frontend.default.validation.caCertificateRefs", j), ca, "ca-certificate", "ConfigMap")
         for p, per_port in enumerate(_list(frontend.get("perPort"))):
             refs = _list(_dict(_dict(_dict(per_port).get("tls")).get("validation")).get("caCertificateRefs"))
             for j, ca in enumerate(refs):
-                add(join("spec.tls.frontend.perPort", p, "tls", "validation", "caCertificateRefs", j), ca, "ca-certificate", "ConfigMap")
+                add(
+                    join("spec.tls.frontend.perPort", p, "tls", "validation", "caCertificateRefs", j),
+                    ca,
+                    "ca-certificate",
+                    "ConfigMap",
+                )
         return out
 
     def _policy_backends(self, obj: K8sObject, fields: Sequence[str]) -> list[ObjectRef]:

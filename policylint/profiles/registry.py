@@ -8,20 +8,20 @@ strategy; docs/semantics.md#two-boilerplate-styles) and how instances merge. Rul
 a vendor kind.
 
 Profiles come, in order of precedence, from `--profile` files, the built-in
-files in `rules/profiles/`, CRDs found in the input or passed with `--crd`
-(`policylint.crd`), and structural detection of unknown `*Policy` kinds
+files in `policylint/profiles/builtin/`, CRDs found in the input or passed with `--crd`
+(`policylint.profiles.crd`), and structural detection of unknown `*Policy` kinds
 (docs/semantics.md#how-policy-kinds-are-known).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from policylint.resources import data_dir, load_schema, load_yaml_data
+from policylint.resources import load_schema, load_yaml_data
 
 DIRECT = "Direct"
 INHERITED = "Inherited"
@@ -177,7 +177,8 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
 
 
 def validate_profile_document(raw: Any, where: str) -> None:
-    import jsonschema
+    # jsonschema ships no type information and the project does not depend on types-jsonschema.
+    import jsonschema  # type: ignore[import-untyped]
 
     validator = jsonschema.Draft202012Validator(load_schema("profile.schema.json"))
     errors = sorted(validator.iter_errors(raw), key=lambda e: list(e.absolute_path))
@@ -204,7 +205,7 @@ def load_profile_file(path: Path, *, origin: str, validate: bool = True) -> list
 @functools.cache
 def builtin_profiles() -> tuple[PolicyProfile, ...]:
     out: list[PolicyProfile] = []
-    for path in sorted((data_dir("rules") / "profiles").glob("*.yaml")):
+    for path in sorted((Path(__file__).with_name("builtin")).glob("*.yaml")):
         # Shipped profiles are validated by the test suite (tests/test_profiles.py); checking them
         # again on every run would import jsonschema, which costs more than linting a few files.
         out.extend(load_profile_file(path, origin=ORIGIN_BUILTIN, validate=False))
@@ -223,7 +224,7 @@ class ProfileRegistry:
     def get(self, group: str, kind: str) -> PolicyProfile | None:
         return self._by_gk.get((group, kind))
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[PolicyProfile]:
         return iter(sorted(self._by_gk.values(), key=lambda p: (p.group, p.kind)))
 
     def __len__(self) -> int:

@@ -1,6 +1,6 @@
 """`policylint graph`: the topology with policies drawn where they attach (Mermaid and DOT).
 
-The hierarchy is the one the effective-policy simulation walks (policylint.effective):
+The hierarchy is the one the effective-policy simulation walks (policylint.semantics.effective.simulation):
 GatewayClass > Gateway > (ListenerSet) > listener > Route > (rule) > backend. Policies
 are drawn as nodes with a dashed edge to each target, as GEP-713 draws its
 examples; a policy's node is styled by its simulated status (docs/effective-policy.md#status), so
@@ -17,16 +17,16 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict, deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
-from policylint.effective import ENFORCED, OVERRIDDEN, NodeKey
-from policylint.explain import Describer, Found, find_object, object_node, parse_query
+from policylint.commands.explain import Describer, Found, find_object, object_node, parse_query
+from policylint.semantics.effective.simulation import ENFORCED, OVERRIDDEN, NodeKey
 from policylint.textsafe import MAX_FIELD, escape
 
 if TYPE_CHECKING:
-    from policylint.index import Policy, ProjectIndex, TargetResolution
+    from policylint.k8s.index import Policy, ProjectIndex, TargetResolution
 
 FORMATS = ("mermaid", "dot")
 
@@ -77,7 +77,9 @@ class Graph:
 _SEP = "\x1f"  # joins the parts of internal node ids; no Kubernetes name or group contains it
 
 
-def _raw_id(level: str, group: str | None, kind: str | None, namespace: str | None, name: str | None, section: object = None) -> str:
+def _raw_id(
+    level: str, group: str | None, kind: str | None, namespace: str | None, name: str | None, section: object = None
+) -> str:
     parts = [level, group or "", kind or "", namespace or "", name or ""]
     if section is not None:
         parts.append(str(section))
@@ -242,8 +244,8 @@ class _Builder:
 # -- focus -------------------------------------------------------------------------------------
 
 
-def _reachable(start: Iterable[str], edges: dict[str, Iterable[str]], depth: int | None) -> dict[str, int]:
-    out = {s: 0 for s in start}
+def _reachable(start: Iterable[str], edges: Mapping[str, Iterable[str]], depth: int | None) -> dict[str, int]:
+    out = dict.fromkeys(start, 0)
     queue = deque(out)
     while queue:
         current = queue.popleft()
@@ -279,7 +281,12 @@ def _restrict(builder: _Builder, keep_hierarchy: set[str], extra_policies: Itera
 
 
 def build_graph(
-    index: ProjectIndex, *, focus: str | None = None, depth: int | None = None, show_rules: bool = False, default_namespace: str = "default"
+    index: ProjectIndex,
+    *,
+    focus: str | None = None,
+    depth: int | None = None,
+    show_rules: bool = False,
+    default_namespace: str = "default",
 ) -> Graph:
     """The picture to draw. Raises ExplainError when `focus` names nothing in the input."""
     found: Found | None = None
@@ -329,7 +336,7 @@ class _Ids:
     Every id starts with a level word (`gateway_`, `pol_`, ...), never with `o` or `x`,
     which Mermaid would read as an arrow head right after a link."""
 
-    _PREFIX = {"policy": "pol", "missing": "missing", "ns": "ns"}
+    _PREFIX: ClassVar[dict[str, str]] = {"policy": "pol", "missing": "missing", "ns": "ns"}
 
     def __init__(self) -> None:
         self._map: dict[str, str] = {}
@@ -475,7 +482,12 @@ def _dot_string(text: str) -> str:
 def dot(graph: Graph) -> str:
     """A Graphviz digraph (`dot -Tsvg`)."""
     ids = _Ids()
-    lines = ["digraph policylint {", "  rankdir=LR;", '  node [fontname="Helvetica", fontsize=10];', '  edge [fontname="Helvetica", fontsize=9];']
+    lines = [
+        "digraph policylint {",
+        "  rankdir=LR;",
+        '  node [fontname="Helvetica", fontsize=10];',
+        '  edge [fontname="Helvetica", fontsize=9];',
+    ]
     for namespace, nodes in _groups(graph):
         indent = "  "
         if namespace is not None:
@@ -489,7 +501,7 @@ def dot(graph: Graph) -> str:
         if namespace is not None:
             lines.append("  }")
     for edge in graph.edges:
-        attrs = ['style=dashed', 'arrowhead=open', 'color="#757575"'] if edge.policy else []
+        attrs = ["style=dashed", "arrowhead=open", 'color="#757575"'] if edge.policy else []
         if edge.label:
             attrs.append(f"label={_dot_string(edge.label)}")
         suffix = f" [{', '.join(attrs)}]" if attrs else ""

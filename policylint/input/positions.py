@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import accumulate
 from collections.abc import Callable, Sequence
+from itertools import accumulate
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from policylint.load import LOADER, DocumentRef, printable
+from policylint.input.load import LOADER, DocumentRef, printable
 
 PathPart = str | int
 _PLAIN_KEY = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$-]*$")

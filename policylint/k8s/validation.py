@@ -7,7 +7,7 @@ label value that is a number); its errors name the field and the type.
 
 Importing pydantic and building these models costs about 50 ms, more than
 linting a few files. Well-typed input, nearly all of it, is recognised by the
-plain checks in `policylint.model` and `policylint.index`, which accept only
+plain checks in `policylint.k8s.objects` and `policylint.k8s.index`, which accept only
 what these models accept; this module is imported when input needs explaining.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError, field_validator
 
-from policylint.model import parse_timestamp
+from policylint.k8s.timestamps import parse_timestamp
 
 __all__ = ["ObjectMeta", "TargetReferenceModel", "ValidationError"]
 

@@ -59,7 +59,7 @@ from typing import Any
 
 from policylint import __version__
 from policylint.findings import Issue, Location
-from policylint.load import Document, DocumentRef, FileResult
+from policylint.input.load import Document, DocumentRef, FileResult
 
 ENV_DIR = "POLICYLINT_CACHE_DIR"
 APP_NAME = "policylint"
@@ -185,10 +185,10 @@ def _stamp() -> bytes:
     """Everything besides the bytes of a file that decides what loading it produces."""
     import yaml
 
-    from policylint import load
+    from policylint.input import load
 
     try:
-        libyaml = yaml._yaml.get_version_string()  # type: ignore[attr-defined]
+        libyaml = yaml._yaml.get_version_string()
     except AttributeError:
         libyaml = "none"
     h = hashlib.blake2b(digest_size=16)
@@ -390,7 +390,7 @@ class ParseCache:
             return None
         try:
             result = unpack(packed, file)
-        except Exception:  # noqa: BLE001 - an entry is never allowed to fail the run
+        except Exception:
             return None
         self.hits += 1
         return result
@@ -404,16 +404,22 @@ class ParseCache:
             if blob is None:
                 return None
             payload = memoryview(blob)[_HEADER:]
-            if blob[: len(_MAGIC)] != _MAGIC or hashlib.blake2b(payload, digest_size=_DIGEST).digest() != blob[len(_MAGIC) : _HEADER]:
+            if (
+                blob[: len(_MAGIC)] != _MAGIC
+                or hashlib.blake2b(payload, digest_size=_DIGEST).digest() != blob[len(_MAGIC) : _HEADER]
+            ):
                 return None  # truncated, corrupt or foreign: parsed again and rewritten
             return loads(payload)
-        except Exception:  # noqa: BLE001 - whatever the bytes make reading or decoding raise, a miss
+        except Exception:
             return None
 
     def _read(self, key: str) -> bytes | None:
         # O_NOFOLLOW and a regular file only: an entry that is a link or a FIFO is a miss.
         try:
-            fd = os.open(os.path.join(self._entries, key), os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+            fd = os.open(
+                os.path.join(self._entries, key),
+                os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0),
+            )
         except OSError:
             return None
         with open(fd, "rb") as fh:

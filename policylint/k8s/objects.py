@@ -1,6 +1,6 @@
 """The object model: Kubernetes objects keyed by (group, kind, namespace, name).
 
-Pydantic guards the input boundary (object metadata, `policylint.validation`):
+Pydantic guards the input boundary (object metadata, `policylint.k8s.validation`):
 it is lenient toward unknown fields, because newer API versions add fields and
 must not crash us (Gateway API API Design Guide, "Gracefully Handling Future
 API Versions"), and strict about types the API server would reject (a label value
@@ -13,13 +13,15 @@ import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, NamedTuple
 
-from policylint.fieldtypes import describe_value
 from policylint.findings import Issue
-from policylint.load import Document, DocumentRef
-from policylint.positions import PathPart, format_path, join
-from policylint.resources import data_dir, load_yaml_data
+from policylint.input.load import Document, DocumentRef
+from policylint.input.positions import PathPart, format_path, join
+from policylint.k8s.fieldtypes import describe_value
+from policylint.k8s.timestamps import parse_timestamp
+from policylint.resources import load_yaml_data
 
 NOT_AN_OBJECT = "PL003"
 MALFORMED_METADATA = "PL009"
@@ -49,20 +51,9 @@ def split_api_version(api_version: str) -> tuple[str, str]:
     return (group, version) if sep else ("", api_version)
 
 
-def parse_timestamp(value: str) -> datetime:
-    """RFC 3339 as Kubernetes writes it (`2024-01-02T03:04:05Z`, optional fraction and offset)."""
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    parsed = datetime.fromisoformat(text)
-    if parsed.tzinfo is None or "T" not in text.upper():
-        raise ValueError("not an RFC 3339 date-time with a time zone")
-    return parsed
-
-
 @dataclass(frozen=True, slots=True)
 class Metadata:
-    """`metadata` as far as policylint needs it (validated by `policylint.validation.ObjectMeta`)."""
+    """`metadata` as far as policylint needs it (validated by `policylint.k8s.validation.ObjectMeta`)."""
 
     name: str | None = None
     generateName: str | None = None
@@ -110,7 +101,7 @@ def _metadata(raw: dict[str, Any]) -> Metadata | None:
 
 def _validate_metadata(raw: dict[str, Any]) -> tuple[Metadata, list[Any]]:
     """Metadata through pydantic: the value, and pydantic's errors (then what is valid is salvaged)."""
-    from policylint.validation import ObjectMeta, ValidationError
+    from policylint.k8s.validation import ObjectMeta, ValidationError
 
     try:
         m = ObjectMeta.model_validate(raw)
@@ -143,7 +134,7 @@ class KindRegistry:
     @classmethod
     @functools.cache
     def builtin(cls) -> KindRegistry:
-        raw = load_yaml_data(data_dir("rules") / "kinds.yaml")
+        raw = load_yaml_data(Path(__file__).with_name("kinds.yaml"))
         kinds = []
         for entry in raw["kinds"]:
             sec = entry.get("sections")
@@ -225,7 +216,7 @@ class K8sObject:
 
 
 def _parts(path: str) -> list[PathPart]:
-    from policylint.positions import parse_path
+    from policylint.input.positions import parse_path
 
     return parse_path(path)
 
@@ -317,7 +308,9 @@ def _build_one(
     if kind == "List" and data.get("items") is not None and not prefix:
         # `build_objects` unpacks a List whose items are a list; anything else cannot be applied.
         items = describe_value(data["items"])
-        issues.append(problem(NOT_AN_OBJECT, f"{kind} items must be a list, not {items}: nothing in it is applied; ignored", "items"))
+        issues.append(
+            problem(NOT_AN_OBJECT, f"{kind} items must be a list, not {items}: nothing in it is applied; ignored", "items")
+        )
         return
     raw_meta = data.get("metadata")
     meta_ok = True

@@ -4,7 +4,7 @@ The hot path composes one document at a time with PyYAML's libyaml-backed
 `CSafeLoader` and converts the node tree to plain Python data in one tight
 pass (faster than PyYAML's own constructor, see benchmarks/). Only the root
 position of each document is kept; positions of fields are recomputed lazily,
-per document, when a finding needs them (`policylint.positions`).
+per document, when a finding needs them (`policylint.input.positions`).
 
 Every problem with the input is an `Issue` with a location, never an
 exception: broken YAML, duplicate keys, undecodable bytes, alias bombs,
@@ -29,7 +29,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from policylint.findings import Issue, Location
-from policylint.sources import Source, describe_mode
+from policylint.input.sources import Source, describe_mode
 
 # The C parser is required: the pure-Python one is an order of magnitude slower.
 # PyYAML wheels bundle libyaml; a build without it is reported by `policylint --version`.
@@ -148,7 +148,7 @@ class FileResult:
     documents: list[Document]
     issues: list[Issue]
     text: str | None = None
-    # The bytes this result was parsed from (policylint.parallel keeps them): positions of findings
+    # The bytes this result was parsed from (policylint.input.parallel keeps them): positions of findings
     # are resolved in what was parsed, even if the file changes on disk meanwhile.
     data: bytes | None = field(default=None, compare=False, repr=False)
 
@@ -179,7 +179,7 @@ _O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
 def read_bytes(source: Source) -> tuple[bytes | None, Issue | None]:
     """The bytes of one source, at most MAX_FILE_BYTES + 1 of them, or its PL008 issue.
 
-    Only a regular file is read: the entry was checked when it was found (policylint.sources),
+    Only a regular file is read: the entry was checked when it was found (policylint.input.sources),
     and the open descriptor is checked again (fstat) before any read, since the tree may have
     changed in between.
     """
@@ -251,7 +251,11 @@ def decode(data: bytes, file: str) -> tuple[str | None, Issue | None]:
                 return data.decode(codec), None
             except UnicodeDecodeError as exc:
                 return None, _issue(
-                    UNDECODABLE_FILE, file, 1, 1, f"file starts with a {codec.upper()} byte order mark but is not valid {codec.upper()} ({exc.reason})"
+                    UNDECODABLE_FILE,
+                    file,
+                    1,
+                    1,
+                    f"file starts with a {codec.upper()} byte order mark but is not valid {codec.upper()} ({exc.reason})",
                 )
     if b"\x00" in data[:8192]:
         hint = " (UTF-16 without a byte order mark?)" if data[1:2] == b"\x00" or data[:1] == b"\x00" else ""
@@ -346,7 +350,7 @@ def _scalar(node: ScalarNode) -> Any:
 
 
 def _children(node: Node) -> list[Node]:
-    return node.value if node.__class__ is SequenceNode else [c for kv in node.value for c in kv]  # type: ignore[no-any-return]
+    return node.value if node.__class__ is SequenceNode else [c for kv in node.value for c in kv]
 
 
 def _plain_text(value: str, limit: int) -> str:
@@ -414,17 +418,17 @@ class _Converter:
     """
 
     __slots__ = (
-        "issues",
-        "file",
-        "line_offset",
-        "shared",
-        "nodes",
+        "_active",
+        "_alias_chars",
+        "_alias_nodes",
         "_memo",
         "_sizes",
-        "_active",
         "_strings",
-        "_alias_nodes",
-        "_alias_chars",
+        "file",
+        "issues",
+        "line_offset",
+        "nodes",
+        "shared",
     )
 
     def __init__(self, file: str, line_offset: int, shared: bool, strings: dict[str, str] | None = None) -> None:
@@ -513,6 +517,7 @@ class _Converter:
     def _convert(self, node: Node) -> Any:
         cls = node.__class__
         if cls is ScalarNode:
+            # `cls is ScalarNode`, cheaper than isinstance on this hot path, does not narrow `node`.
             try:
                 value = _scalar(node)  # type: ignore[arg-type]
             except (ValueError, LookupError, ArithmeticError, TypeError) as exc:
@@ -578,7 +583,8 @@ class _Converter:
         else:
             reason = f"not a valid {tag}"
         self._report(node, YAML_SYNTAX_ERROR, f"YAML error: cannot read {shown!r} as !!{tag} ({reason}); it is kept as a string")
-        return node.value
+        text: str = node.value
+        return text
 
     def _merge(self, out: dict[str, Any], vnode: Node) -> None:
         sources = vnode.value if vnode.__class__ is SequenceNode else [vnode]
@@ -626,7 +632,7 @@ def _document_spans(text: str) -> Iterator[tuple[int, int]]:
         end = match.start()
         yield start, end
         start = end
-        count += 1
+        count += 1  # noqa: SIM113  (the count stops the loop early)
         if count > MAX_DOCUMENTS:
             break
     yield start, len(text)
@@ -635,7 +641,7 @@ def _document_spans(text: str) -> Iterator[tuple[int, int]]:
 def _indentation_pattern(count: int) -> re.Pattern[str]:
     """A line that starts with `count` or more characters that can each open a nesting level
     (compiled once per count by `re`'s own cache; a single character class, so linear)."""
-    return re.compile(r"^[ \t?:\-]{%d,}" % max(count, 1), re.M)
+    return re.compile(rf"^[ \t?:\-]{{{max(count, 1)},}}", re.M)
 
 
 def _might_nest_deeper_than_limit(text: str) -> bool:
@@ -697,6 +703,15 @@ class _OverLimit:
     message: str
 
 
+def _event_start(event: yaml.Event | None) -> tuple[int, int, int]:
+    """The 0-based line, column and character index where a parser event starts."""
+    # The parser marks every event it emits; it gives None only after the end of the stream,
+    # and callers ask for a position only of an event they have just seen or peeked at.
+    assert event is not None and event.start_mark is not None
+    mark = event.start_mark
+    return mark.line, mark.column, mark.index
+
+
 def _scan(source: str | io.StringIO, depth: bool, nodes: bool) -> _OverLimit | None:
     """Exact depth and node counts with the event parser, which is a state machine: it never
     recurses and builds no node tree, so neither a deep nor a huge document can hurt it.
@@ -718,8 +733,8 @@ def _scan(source: str | io.StringIO, depth: bool, nodes: bool) -> _OverLimit | N
                 count += 1
                 level += 1
                 if depth and level > MAX_DEPTH:
-                    mark = event.start_mark
-                    return _OverLimit(mark.line, mark.column, mark.index, doc, f"nesting deeper than {MAX_DEPTH} levels")
+                    line, column, index = _event_start(event)
+                    return _OverLimit(line, column, index, doc, f"nesting deeper than {MAX_DEPTH} levels")
             elif cls is yaml.MappingEndEvent or cls is yaml.SequenceEndEvent:
                 level -= 1
                 continue
@@ -735,8 +750,8 @@ def _scan(source: str | io.StringIO, depth: bool, nodes: bool) -> _OverLimit | N
             else:
                 continue
             if nodes and count > MAX_DOCUMENT_NODES:
-                mark = event.start_mark
-                return _OverLimit(mark.line, mark.column, mark.index, doc, f"more than {MAX_DOCUMENT_NODES:,} YAML nodes in one document")
+                line, column, index = _event_start(event)
+                return _OverLimit(line, column, index, doc, f"more than {MAX_DOCUMENT_NODES:,} YAML nodes in one document")
     except yaml.YAMLError:
         return None  # the composer reports the syntax error with its position
     finally:
@@ -956,9 +971,15 @@ def parse_text(text: str, file: str) -> FileResult:
                 elif converter.nodes > MAX_FILE_NODES:
                     stop = f"more than {MAX_FILE_NODES:,} YAML nodes in one file"
                 if stop is not None:
-                    m = loader.peek_event().start_mark
+                    stop_line, stop_col, _ = _event_start(loader.peek_event())
                     issues.append(
-                        _issue(RESOURCE_LIMIT, file, line_offset + m.line + 1, m.column + 1, f"{stop}; the rest of the file is skipped")
+                        _issue(
+                            RESOURCE_LIMIT,
+                            file,
+                            line_offset + stop_line + 1,
+                            stop_col + 1,
+                            f"{stop}; the rest of the file is skipped",
+                        )
                     )
                     break
                 node = loader.get_node()

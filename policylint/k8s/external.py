@@ -34,7 +34,9 @@ class ExternalPattern:
     def parse(cls, text: str) -> ExternalPattern:
         parts = text.strip().split("/")
         if not parts[0] or len(parts) > 3 or any(p == "" for p in parts):
-            raise ExternalPatternError(f"--external {text!r}: expected KIND[/NAMESPACE[/NAME]], e.g. GatewayClass/* or Gateway/infra/*")
+            raise ExternalPatternError(
+                f"--external {text!r}: expected KIND[/NAMESPACE[/NAME]], e.g. GatewayClass/* or Gateway/infra/*"
+            )
         kind, _, group = parts[0].partition(".")
         namespace = parts[1] if len(parts) > 1 else "*"
         name = parts[2] if len(parts) > 2 else "*"

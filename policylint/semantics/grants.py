@@ -19,10 +19,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from policylint.external import ExternalObjects
-from policylint.fieldtypes import WELL_FORMED, Malformed
-from policylint.model import K8sObject
-from policylint.positions import join
+from policylint.input.positions import join
+from policylint.k8s.external import ExternalObjects
+from policylint.k8s.fieldtypes import WELL_FORMED, Malformed
+from policylint.k8s.objects import K8sObject
 
 GRANT_GK = ("gateway.networking.k8s.io", "ReferenceGrant")
 
@@ -133,7 +133,7 @@ class ReferenceGrants:
     def __init__(
         self,
         objects: Iterable[K8sObject],
-        external: ExternalObjects = ExternalObjects(),
+        external: ExternalObjects = ExternalObjects(),  # noqa: B008  (frozen: safe to share)
         malformed: Callable[[K8sObject], Malformed] = lambda _obj: WELL_FORMED,
     ) -> None:
         self.grants: list[Grant] = [parse_grant(o, malformed(o)) for o in objects]
@@ -179,7 +179,9 @@ class ReferenceGrants:
     def _near_misses(self, ref: Reference) -> list[NearMiss]:
         out: list[NearMiss] = []
         for grant in self.grants:
-            sources_ok = [f for f in grant.sources if (f.group, f.kind, f.namespace) == (ref.from_group, ref.from_kind, ref.from_namespace)]
+            sources_ok = [
+                f for f in grant.sources if (f.group, f.kind, f.namespace) == (ref.from_group, ref.from_kind, ref.from_namespace)
+            ]
             targets_gk = [t for t in grant.targets if (t.group, t.kind) == (ref.to_group, ref.to_kind)]
             if grant.namespace != ref.to_namespace:
                 # The grant belongs in the namespace of the referenced object, not of the referrer.
@@ -203,7 +205,13 @@ class ReferenceGrants:
                     )
                 )
             elif targets_gk and grant.sources:
-                out.append(NearMiss(grant, grant.sources[0].path, f"ReferenceGrant {grant.namespace}/{grant.obj.name} {_from_mismatch(grant.sources, ref)}"))
+                out.append(
+                    NearMiss(
+                        grant,
+                        grant.sources[0].path,
+                        f"ReferenceGrant {grant.namespace}/{grant.obj.name} {_from_mismatch(grant.sources, ref)}",
+                    )
+                )
             elif sources_ok and grant.targets:
                 kinds = ", ".join(sorted({f"{t.group or 'core'}/{t.kind}" for t in grant.targets}))
                 out.append(

@@ -43,13 +43,23 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from policylint.merge import Tagged, default_containers, leaves, merge_patch, merge_rules, set_path, tag, unit_paths, untag
-from policylint.model import K8sObject, ObjectKey
-from policylint.profiles import POLICY_ATTACHMENT, PolicyProfile
+from policylint.k8s.objects import K8sObject, ObjectKey
+from policylint.profiles.registry import POLICY_ATTACHMENT, PolicyProfile
+from policylint.semantics.effective.merge import (
+    Tagged,
+    default_containers,
+    leaves,
+    merge_patch,
+    merge_rules,
+    set_path,
+    tag,
+    unit_paths,
+    untag,
+)
 
 if TYPE_CHECKING:
-    from policylint.index import Policy, ProjectIndex, TargetResolution
-    from policylint.topology import Topology
+    from policylint.k8s.index import Policy, ProjectIndex, TargetResolution
+    from policylint.semantics.topology import Topology
 
 # Hierarchy levels, least specific first. `namespace` is gwctl's optional level: present only
 # when some policy targets a Namespace (docs/semantics.md#the-namespace-level). `port` refines a backend by a Service port.
@@ -282,7 +292,7 @@ def _same_level_order(group: list[Facet]) -> tuple[list[Facet], str]:
     policies = {id(f.policy) for f in group}
     stamps = [_timestamp(f.policy) for f in group]
     if len(policies) > 1 and all(s is not None for s in stamps):
-        distinct = len({s for s in stamps}) == len(policies)
+        distinct = len(set(stamps)) == len(policies)
         ordered = sorted(group, key=lambda f: (_timestamp(f.policy), f.name, f.order))
         return ordered, "creationTimestamp" if distinct else "name"
     return sorted(group, key=lambda f: (f.name, f.order)), "name"
@@ -377,7 +387,7 @@ Locks = _All | frozenset[tuple[str, ...]]
 
 
 def _locks_of(facet: Facet, locked: Locks | None) -> Locks:
-    base: frozenset[tuple[str, ...]] = frozenset() if locked is None or locked is ALL else locked  # type: ignore[assignment]
+    base: frozenset[tuple[str, ...]] = locked if isinstance(locked, frozenset) else frozenset()
     if locked is ALL:
         return ALL
     if facet.role != "override":
@@ -520,7 +530,9 @@ def _outcome(
 # -- order sensitivity ------------------------------------------------------------------
 
 
-def order_sensitivity(stack: Sequence[Facet], groups: Sequence[tuple[int, int, str]], profile: PolicyProfile, result: FoldResult) -> list[OrderSensitivity]:
+def order_sensitivity(
+    stack: Sequence[Facet], groups: Sequence[tuple[int, int, str]], profile: PolicyProfile, result: FoldResult
+) -> list[OrderSensitivity]:
     """A verdict that flips with creation order (docs/semantics.md#missing-creation-timestamps).
 
     Each same-level group is reversed (a policy's own facets keep their order) and the fold
@@ -529,7 +541,9 @@ def order_sensitivity(stack: Sequence[Facet], groups: Sequence[tuple[int, int, s
     base = untag(result.tree)
     for start, end, decided_by in groups:
         group = list(stack[start:end])
-        if result.conflicts and all(id(f) in result.conflicts or any(w is f for w, _ in result.conflicts.values()) for f in group):
+        if result.conflicts and all(
+            id(f) in result.conflicts or any(w is f for w, _ in result.conflicts.values()) for f in group
+        ):
             continue  # a None conflict: its own finding says who won and why
         names = list(dict.fromkeys(f.name for f in group))
         reordered = [f for n in reversed(names) for f in group if f.name == n]
@@ -560,7 +574,9 @@ class _StackGroup:
     sensitive: list[OrderSensitivity]
     count: int = 0
     examples: list[tuple[NodeKey, ...]] = field(default_factory=list)
-    nodes: dict[str, set[Any]] = field(default_factory=lambda: {"gateway": set(), "listener": set(), "route": set(), "rule": set()})
+    nodes: dict[str, set[Any]] = field(
+        default_factory=lambda: {"gateway": set(), "listener": set(), "route": set(), "rule": set()}
+    )
     lasts: set[NodeKey] = field(default_factory=set)
 
 
@@ -570,9 +586,11 @@ class _StackGroup:
 class Simulation:
     """Contexts, effective specs and per-policy status for every policy kind in the index."""
 
-    def __init__(self, index: ProjectIndex, *, keep: Callable[[tuple[NodeKey, ...]], bool] | None = None) -> None:
+    def __init__(
+        self, index: ProjectIndex, topology: Topology, *, keep: Callable[[tuple[NodeKey, ...]], bool] | None = None
+    ) -> None:
         self.index = index
-        self.topology: Topology = index.topology()
+        self.topology = topology
         self._keep = keep
         self.contexts: list[Context] = []  # only those `keep` accepts
         self.status: dict[tuple[int, NodeKey], TargetStatus] = defaultdict(TargetStatus)
@@ -685,7 +703,9 @@ class Simulation:
             return [("rule", key, s.name if s.name is not None else s.position) for s in topo.rules(obj)]
         if level == "rule":
             out = []
-            position = next((r.position for r in topo.rules(obj) if (r.name if r.name is not None else r.position) == section), None)
+            position = next(
+                (r.position for r in topo.rules(obj) if (r.name if r.name is not None else r.position) == section), None
+            )
             for ref in topo.refs_from(obj):
                 if ref.rule != position or ref.purpose not in ("backend", "mirror") or ref.status == "RefNotPermitted":
                     continue
@@ -805,7 +825,7 @@ class Simulation:
             if child_rank > deepest:
                 continue
             visited.add(child)
-            child_stacks = {}
+            child_stacks: dict[tuple[str, str], tuple[Facet, ...]] = {}
             for gk, stack in stacks.items():
                 if child_rank > targets[gk]:
                     child_stacks[gk] = ()
@@ -814,9 +834,9 @@ class Simulation:
                 child_stacks[gk] = stack + tuple(extra) if extra else stack
             if child[0] == "backend":
                 ports = [c for c in children if c[0] == "port" and c[1] == child[1]]
-                self._walk_backend(path + (child,), child_stacks, kinds, targets, visited, ports)
+                self._walk_backend((*path, child), child_stacks, kinds, targets, visited, ports)
             else:
-                self._walk(path + (child,), child_stacks, kinds, targets, visited)
+                self._walk((*path, child), child_stacks, kinds, targets, visited)
 
     def _walk_backend(
         self,
@@ -836,7 +856,7 @@ class Simulation:
             for gk, stack in stacks.items():
                 extra = kinds[gk].get(port)
                 port_stacks[gk] = stack + tuple(extra) if extra else stack
-            self._walk(path + (port,), port_stacks, kinds, targets, visited)
+            self._walk((*path, port), port_stacks, kinds, targets, visited)
 
     def _emit(self, gk: tuple[str, str], path: tuple[NodeKey, ...], raw_stack: tuple[Facet, ...]) -> None:
         # Hot path: one call per context (100k for 10k routes × 5 listeners). Everything per
@@ -892,7 +912,7 @@ class Simulation:
             result, stack = group.result, group.stack
             context = Context(group.profile, group.examples[0], stack, result)
             for item in group.sensitive:
-                self.order_sensitive.setdefault(item.policies + (group.profile.kind,), (context, item))
+                self.order_sensitive.setdefault((*item.policies, group.profile.kind), (context, item))
             gateways = group.nodes["gateway"]
             contributing: set[int] = set()
             # A policy with two blocks (policy-attachment style, or PL107) has two facets in one context:
@@ -995,7 +1015,7 @@ def path_label(path: Sequence[NodeKey]) -> str:
     return _path_label(path)
 
 
-# -- for explanations (policylint.explain) ----------------------------------------------
+# -- for explanations (policylint.commands.explain) ----------------------------------------------
 
 
 def why_established(established: Facet, challenger: Facet) -> str:

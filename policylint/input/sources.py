@@ -13,7 +13,7 @@ The roots are the paths named on the command line. A symlink found while
 walking is followed only when its real path is inside a root's real path
 (`--follow-outside-links` lifts that), and only to a directory or a regular
 file, never to anything else, whatever the option. Directories are entered
-once each (st_dev, st_ino), so loops end. `policylint.load.read_bytes` checks
+once each (st_dev, st_ino), so loops end. `policylint.input.load.read_bytes` checks
 again on the open descriptor (fstat), since the tree may change in between.
 """
 
@@ -246,9 +246,7 @@ def _link(
     elif not roots.allow(os.path.realpath(path)):
         problem(path, _outside("a file", _link_text(path)))
     else:
-        out.append(
-            Source(display=display_name(os.path.normpath(path)), fs_path=path, identity=(target.st_dev, target.st_ino))
-        )
+        out.append(Source(display=display_name(os.path.normpath(path)), fs_path=path, identity=(target.st_dev, target.st_ino)))
 
 
 def discover(

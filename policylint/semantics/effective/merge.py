@@ -21,7 +21,7 @@ from typing import Any
 class Tagged:
     """A value with its source. Maps keep tagged children; lists and scalars are leaves (RFC 7386)."""
 
-    __slots__ = ("value", "source", "children")
+    __slots__ = ("children", "source", "value")
 
     def __init__(self, value: Any, source: Any, children: dict[str, Tagged] | None = None) -> None:
         self.value = value
@@ -112,7 +112,9 @@ def merge_rules(loser: Tagged | None, winner: Tagged, containers: Sequence[tuple
     # `leaves`): keep it, or merging a spec with itself would drop it.
     for container in containers:
         if _lookup(result, container) is None:
-            empty = next((n for n in (_lookup(winner, container), _lookup(loser, container)) if n is not None and n.children == {}), None)
+            empty = next(
+                (n for n in (_lookup(winner, container), _lookup(loser, container)) if n is not None and n.children == {}), None
+            )
             if empty is not None:
                 set_path(result, container, Tagged(None, empty.source, {}))
     return result

@@ -2,7 +2,7 @@
 
 With `--jobs N`, N - 1 worker processes and this one parse the files the
 cache lacks. Workers receive a file's bytes and return the cache's compact
-form of the result (JSON of plain lists, see policylint.cache) rather than
+form of the result (JSON of plain lists, see policylint.input.cache) rather than
 rich objects: that is cheap to send back and to turn into documents. Results are
 placed by the file's position in the input, so the output does not depend on
 which worker finishes first. Small inputs are parsed in this process: starting
@@ -28,10 +28,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from policylint import load
-from policylint.cache import ParseCache, dumps, loads, pack, unpack
-from policylint.load import FileResult
-from policylint.sources import Source
+from policylint.input import load
+from policylint.input.cache import ParseCache, dumps, loads, pack, unpack
+from policylint.input.load import FileResult
+from policylint.input.sources import Source
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -76,7 +76,9 @@ def effective_jobs(jobs: int) -> int:
     return cpus if jobs <= 0 else min(jobs, cpus)
 
 
-def load_files(sources: Sequence[Source], *, cache: ParseCache | None = None, jobs: int = 1) -> Iterator[tuple[Source, FileResult]]:
+def load_files(
+    sources: Sequence[Source], *, cache: ParseCache | None = None, jobs: int = 1
+) -> Iterator[tuple[Source, FileResult]]:
     """Load every source, in input order, whatever `jobs` is."""
     # Parsing allocates many short-lived containers; the cyclic GC only slows it down.
     was_enabled = gc.isenabled()
@@ -128,6 +130,7 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
     for result, data in zip(results, kept):
         if result is not None:
             result.data = data
+    # Every slot is filled by now (each source is parsed, read from the cache or reported above).
     return results  # type: ignore[return-value]
 
 
@@ -224,7 +227,7 @@ def _share_work(
                 continue
             try:
                 packed = loads(future.result())
-            except Exception:  # noqa: BLE001 - never from `dumps` output; parsed again here if so
+            except Exception:
                 continue
             results[i] = unpack(packed, sources[i].display)
             if cache is not None and key is not None:

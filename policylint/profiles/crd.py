@@ -31,8 +31,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from policylint.model import K8sObject
-from policylint.profiles import (
+from policylint.k8s.objects import K8sObject
+from policylint.profiles.registry import (
     DIRECT,
     GEP713,
     INHERITED,
@@ -80,7 +80,9 @@ _KIND_LEVEL = {
 }
 # The group a bare kind name belongs to, for a CRD whose CEL restricts kinds but not groups.
 _KIND_GROUP = {
-    **{k: GATEWAY_GROUP for k in ("GatewayClass", "Gateway", "ListenerSet", "HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute")},
+    **dict.fromkeys(
+        ("GatewayClass", "Gateway", "ListenerSet", "HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute"), GATEWAY_GROUP
+    ),
     "Service": "",
     "ServiceImport": "multicluster.x-k8s.io",
     "XBackend": "gateway.networking.x-k8s.io",

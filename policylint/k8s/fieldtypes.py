@@ -5,8 +5,8 @@ OpenAPI schema of a CRD (Gateway API kinds) or the Go types of a built-in kind
 (Service). An object with a field of the wrong JSON type — `parentRefs` as a
 mapping, `rules: 5`, a listener `port: "eighty"` — is rejected as a whole, so
 no controller ever sees it. PL010 (`policylint.rules.malformed`) reports each
-such field once; the topology (`policylint.topology`) and the target resolution
-(`policylint.index`) treat what depends on a malformed part as unknown rather
+such field once; the topology (`policylint.semantics.topology`) and the target resolution
+(`policylint.k8s.index`) treat what depends on a malformed part as unknown rather
 than as absent, so that no other rule reports a consequence of the same cause.
 
 The table below is data: per (group, kind), the field paths the topology reads

@@ -12,18 +12,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from policylint.external import ExternalObjects, external_hint
-from policylint.fieldtypes import Malformed, check_object
 from policylint.findings import Issue
-from policylint.grants import GRANT_GK, GrantCheck, Reference, ReferenceGrants
-from policylint.model import CLUSTER, K8sObject, KindInfo, KindRegistry, ObjectKey
-from policylint.positions import format_path, join
-from policylint.selectors import LabelSelector, SelectorError, parse_selector
-from policylint.profiles import PolicyProfile, ProfileRegistry, TargetKind, inferred_profile, looks_like_policy
+from policylint.input.positions import format_path, join
+from policylint.k8s.external import ExternalObjects
+from policylint.k8s.fieldtypes import Malformed, check_object
+from policylint.k8s.objects import CLUSTER, K8sObject, KindInfo, KindRegistry, ObjectKey
+from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
+from policylint.profiles.registry import PolicyProfile, ProfileRegistry, TargetKind, inferred_profile, looks_like_policy
+from policylint.semantics.grants import GRANT_GK, GrantCheck, Reference, ReferenceGrants
+from policylint.stages import Stage, StageNotBuilt
 
 if TYPE_CHECKING:
-    from policylint.effective import Simulation
-    from policylint.topology import Topology
+    from policylint.semantics.effective.simulation import Simulation
+    from policylint.semantics.topology import Topology
 
 # Target resolution outcomes, in the status vocabulary of GEP-713 (docs/semantics.md#status-vocabulary).
 ACCEPTED = "Accepted"
@@ -31,6 +32,8 @@ INVALID = "Invalid"
 TARGET_NOT_FOUND = "TargetNotFound"
 
 CRD_GK = ("apiextensions.k8s.io", "CustomResourceDefinition")
+# Set by the API server on every Namespace (Kubernetes 1.22+), so selectors can match it.
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 # Field validation of the policy target reference types (apis/v1/shared_types.go, policy_types.go;
 # docs/semantics.md#target-references). The API server rejects a policy whose ref breaks these,
@@ -99,7 +102,7 @@ def ref_problems(ref: TargetRef) -> list[RefProblem]:
         where = at("group") if _has_key(ref, "group") else ref.path
         out.append(RefProblem("group", where, "group is required (policy targetRefs have no default group)"))
     elif ref.group is not None and (len(ref.group) > 253 or not GROUP_PATTERN.match(ref.group)):
-        message = f"group {ref.group!r} is not a lowercase DNS subdomain (\"\" is the core group)"
+        message = f'group {ref.group!r} is not a lowercase DNS subdomain ("" is the core group)'
         out.append(RefProblem("group", at("group"), message, ref.group))
     if ref.kind is None and "kind" not in typed:
         out.append(RefProblem("kind", at("kind") if _has_key(ref, "kind") else ref.path, "kind is required"))
@@ -108,7 +111,10 @@ def ref_problems(ref: TargetRef) -> list[RefProblem]:
     elif ref.kind is not None and not (len(ref.kind) <= 63 and KIND_PATTERN.match(ref.kind)):
         out.append(
             RefProblem(
-                "kind", at("kind"), f"kind {ref.kind!r} must be at most 63 letters, digits or '-', starting with a letter", ref.kind
+                "kind",
+                at("kind"),
+                f"kind {ref.kind!r} must be at most 63 letters, digits or '-', starting with a letter",
+                ref.kind,
             )
         )
     if ref.name is None and "name" not in typed:
@@ -191,7 +197,9 @@ class ProjectIndex:
     files: Sequence[str] = ()
 
     def __post_init__(self) -> None:
-        self.objects = sorted(self.objects, key=lambda o: (o.key.group, o.key.kind, o.key.namespace or "", o.key.name, o.sort_key()))
+        self.objects = sorted(
+            self.objects, key=lambda o: (o.key.group, o.key.kind, o.key.namespace or "", o.key.name, o.sort_key())
+        )
         by_key: dict[ObjectKey, list[K8sObject]] = defaultdict(list)
         by_gk: dict[tuple[str, str], list[K8sObject]] = defaultdict(list)
         for obj in self.objects:
@@ -236,7 +244,7 @@ class ProjectIndex:
         return self._grants
 
     def malformed(self, obj: K8sObject) -> Malformed:
-        """The fields of `obj` whose JSON type its schema rejects (PL010; `policylint.fieldtypes`)."""
+        """The fields of `obj` whose JSON type its schema rejects (PL010; `policylint.k8s.fieldtypes`)."""
         cached = self._malformed.get(id(obj))
         if cached is None:
             cached = self._malformed[id(obj)] = check_object(obj.group, obj.kind, obj.data)
@@ -247,21 +255,55 @@ class ProjectIndex:
         references are partly unknown, so "nothing references X" cannot be concluded there."""
         return any(o.namespace == namespace and self.malformed(o) for o in self.of_kind(group, kind))
 
-    def topology(self) -> Topology:
-        """The resolved traffic hierarchy (policylint.topology), built on first use."""
-        if self._topology is None:
-            from policylint.topology import Topology
+    # -- later stages --------------------------------------------------------------------
+    # The pipeline builds the topology and the simulation after the index, in that order
+    # (policylint.stages), and attaches them here so that readers of the index reach them.
+    # The index itself never builds a later stage.
 
-            self._topology = Topology(self)
+    def attach(self, *, topology: Topology | None = None, simulation: Simulation | None = None) -> None:
+        if topology is not None:
+            self._topology = topology
+        if simulation is not None:
+            self._simulation = simulation
+
+    def topology(self) -> Topology:
+        """The resolved traffic hierarchy (policylint.semantics.topology), if it was built."""
+        if self._topology is None:
+            raise StageNotBuilt(Stage.TOPOLOGY)
         return self._topology
 
     def simulation(self) -> Simulation:
-        """Effective policy per context (policylint.effective), computed on first use."""
+        """Effective policy per context (policylint.semantics.effective), if it was built."""
         if self._simulation is None:
-            from policylint.effective import Simulation
-
-            self._simulation = Simulation(self)
+            raise StageNotBuilt(Stage.SIMULATION)
         return self._simulation
+
+    def has_stage(self, stage: Stage) -> bool:
+        return (self._topology if stage is Stage.TOPOLOGY else self._simulation) is not None
+
+    # -- namespaces ------------------------------------------------------------------------
+
+    def namespace_labels(self, namespace: str) -> tuple[dict[str, str], bool]:
+        """Labels of a namespace and whether they are known (a Namespace object in the input)."""
+        obj = self.lookup("", "Namespace", None, namespace)
+        labels = {NAMESPACE_NAME_LABEL: namespace}
+        if obj is None:
+            return labels, False
+        labels.update(obj.labels)
+        return labels, True
+
+    def namespace_selected(self, selector: LabelSelector, namespace: str) -> tuple[bool, str | None]:
+        """Whether the namespace matches; the second value is an assumption made when its labels are unknown."""
+        labels, known = self.namespace_labels(namespace)
+        if selector.matches(labels):
+            return True, None
+        if known or any(r.key == NAMESPACE_NAME_LABEL for r in selector.failing(labels)):
+            # The name label is set on every Namespace by the API server: a requirement on it that
+            # fails is a certain mismatch, whatever the other (unknown) labels are.
+            return False, None
+        # The Namespace object is not in the input: its labels are unknown, so a controller may
+        # well admit it. Assume it does, and say so (false-positive guard).
+        return True, f"Namespace {namespace} is not in the input; assumed to match {selector}"
 
     def is_external(self, group: str, kind: str, namespace: str | None, name: str) -> bool:
         return self.options.external.match(group, kind, namespace, name) is not None
@@ -345,7 +387,10 @@ class ProjectIndex:
         if not profile.targets.allows(ref.group, ref.kind) and profile.targets.kinds_enforced:
             allowed = ", ".join(str(k) for k in profile.targets.kinds)
             return TargetResolution(
-                ref, INVALID, "KindNotAllowed", message=f"{profile.kind} cannot target {_gk(ref.group, ref.kind)}; allowed: {allowed}"
+                ref,
+                INVALID,
+                "KindNotAllowed",
+                message=f"{profile.kind} cannot target {_gk(ref.group, ref.kind)}; allowed: {allowed}",
             )
         # A namespace or sectionName on a reference type that has no such field is pruned by the
         # API server (or the object is rejected under strict field validation): either way the
@@ -512,13 +557,14 @@ class ProjectIndex:
             return []
         out = []
         for i, entry in enumerate(raw):
-            out.append(parse_target_selector(entry, join("spec", field_name or "", i), policy.profile.targets.selector_namespaces))
+            out.append(
+                parse_target_selector(entry, join("spec", field_name or "", i), policy.profile.targets.selector_namespaces)
+            )
         return out
 
     def _select(self, policy: Policy) -> list[TargetResolution]:
         out: list[TargetResolution] = []
         policy_ns = policy.obj.namespace
-        topology = self.topology()
         for i, sel in enumerate(self.selectors(policy)):
             if sel.error is not None or sel.kind is None:
                 continue
@@ -530,7 +576,7 @@ class ProjectIndex:
                     if sel.namespaces_from == "Same":
                         continue
                     if sel.namespaces_from == "Selector":
-                        ok, _assumed = topology.namespace_selected(sel.namespace_selector or LabelSelector(), ns)
+                        ok, _assumed = self.namespace_selected(sel.namespace_selector or LabelSelector(), ns)
                         if not ok:
                             continue
                     elif sel.namespaces_from != "All":
@@ -538,7 +584,9 @@ class ProjectIndex:
                 ref = TargetRef(sel.path, None, obj.group, obj.kind, obj.name, ns, None)
                 grant = None
                 if ns is not None and policy_ns is not None and ns != policy_ns:
-                    grant = self.grants().check(Reference(policy.obj.group, policy.obj.kind, policy_ns, obj.group, obj.kind, ns, obj.name))
+                    grant = self.grants().check(
+                        Reference(policy.obj.group, policy.obj.kind, policy_ns, obj.group, obj.kind, ns, obj.name)
+                    )
                     if not grant.permitted:
                         out.append(
                             TargetResolution(
@@ -673,20 +721,23 @@ def _type_name(value: Any) -> str:
 
 
 def _parse_ref(raw: Mapping[str, Any], path: str) -> TargetRef:
-    # The input boundary is policylint.validation.TargetReferenceModel (pydantic). Importing it
+    # The input boundary is policylint.k8s.validation.TargetReferenceModel (pydantic). Importing it
     # costs more than linting a few files, so well-typed references, nearly all, skip it: every
     # field absent, null or a string is exactly what the model accepts.
     values = [raw.get(f) for f in REF_FIELDS]
     if all(v is None or type(v) is str for v in values):
         group, kind, name, namespace, section_name = values
         return TargetRef(path, raw, group, kind, name, namespace, section_name)
-    from policylint.validation import TargetReferenceModel, ValidationError
+    from policylint.k8s.validation import TargetReferenceModel, ValidationError
 
     try:
         model = TargetReferenceModel.model_validate(raw)
     except ValidationError as exc:
         errors = tuple(
-            (join(path, *[p for p in err["loc"] if isinstance(p, (str, int))]), f"{'.'.join(str(p) for p in err['loc'])} must be a string")
+            (
+                join(path, *[p for p in err["loc"] if isinstance(p, (str, int))]),
+                f"{'.'.join(str(p) for p in err['loc'])} must be a string",
+            )
             for err in exc.errors()
         )
         good = {k: v for k, v in raw.items() if isinstance(v, str)}
@@ -719,9 +770,9 @@ __all__ = [
     "Section",
     "TargetRef",
     "TargetResolution",
-    "crd_kind_infos",
     "core_group_alias",
+    "crd_kind_infos",
+    "format_path",
     "policy_namespace",
     "ref_problems",
-    "format_path",
 ]

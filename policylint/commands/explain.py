@@ -4,7 +4,7 @@ The parable in GEP-713 asks three questions an object owner cannot
 answer from the object itself: *that* a policy affects it, *which* policies
 do, and *what settings* they apply. For a target object (a Gateway, listener,
 route, rule, Service, ...) this module answers them per context through the
-object (policylint.effective), with the provenance of every effective value:
+object (policylint.semantics.effective.simulation), with the provenance of every effective value:
 which policy set it, at which node of the hierarchy, by which merge strategy,
 and which other policies offered a value for the same field and lost, and why.
 For a policy object it answers the parable's last question: what the policy
@@ -24,7 +24,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from policylint import __version__
-from policylint.effective import (
+from policylint.input.positions import format_path, join
+from policylint.k8s.objects import K8sObject, ObjectKey
+from policylint.semantics.effective.merge import Tagged, leaves
+from policylint.semantics.effective.simulation import (
     CONFLICTED,
     ENFORCED,
     OVERRIDDEN,
@@ -39,13 +42,10 @@ from policylint.effective import (
     order_stack,
     why_established,
 )
-from policylint.merge import Tagged, leaves
-from policylint.model import K8sObject, ObjectKey
-from policylint.positions import format_path, join
 from policylint.textsafe import MAX_FIELD, Budget, defuse_lines, escape, json_dumps, json_text, jsonable
 
 if TYPE_CHECKING:
-    from policylint.index import Policy, ProjectIndex, Section, TargetResolution
+    from policylint.k8s.index import Policy, ProjectIndex, Section, TargetResolution
 
 SCHEMA_VERSION = 1
 DEFAULT_LIMIT = 20  # contexts listed per result group or per target; counts are always complete
@@ -175,7 +175,7 @@ def object_node(index: ProjectIndex, obj: K8sObject, section: Section | None = N
 
     Asked of Simulation.node_of itself (with the resolution a policy targeting the object would
     get), so that explain and graph always agree with the engine on what a node is."""
-    from policylint.index import ACCEPTED, TargetRef, TargetResolution
+    from policylint.k8s.index import ACCEPTED, TargetRef, TargetResolution
 
     ref = TargetRef("", None, obj.group, obj.kind, obj.name, obj.namespace, section.name if section else None)
     node = index.simulation().node_of(TargetResolution(ref, ACCEPTED, "Resolved", target=obj, section=section))
@@ -518,7 +518,7 @@ def explain_target(index: ProjectIndex, found: Found, limit: int = DEFAULT_LIMIT
     describe = Describer(index)
     reaches = _reach_predicate(index.simulation(), found.node)
     target = found.node
-    sim = Simulation(index, keep=lambda path: _contains(path, target) or reaches(path[-1]))
+    sim = Simulation(index, index.topology(), keep=lambda path: _contains(path, target) or reaches(path[-1]))
     by_kind: dict[tuple[str, str], list[Context]] = defaultdict(list)
     for ctx in sim.contexts:
         by_kind[ctx.profile.gk].append(ctx)
@@ -604,17 +604,17 @@ def explain_policy(index: ProjectIndex, found: Found, policy: Policy, limit: int
     base = index.simulation()
     resolutions = index.targets(policy)
     nodes = {base.node_of(res) for res in resolutions} - {None}
-    sim = Simulation(index, keep=lambda path: any(n in nodes for n in path))
+    sim = Simulation(index, index.topology(), keep=lambda path: any(n in nodes for n in path))
     per_node: dict[NodeKey, list[tuple[Context, str, list[str]]]] = defaultdict(list)
     for ctx in sorted(sim.contexts, key=lambda c: _path_sort(c.path)):
         mine: dict[NodeKey, list[Facet]] = defaultdict(list)
         for facet in ctx.stack:
             if facet.policy is policy:
                 mine[facet.node].append(facet)
-        for node, facets in mine.items():
+        for facet_node, facets in mine.items():
             status = combined_status([ctx.result.status[id(f)] for f in facets])
             beaten = sorted({n for f in facets for n in ctx.result.beaten_by.get(id(f), ())})
-            per_node[node].append((ctx, status, beaten))
+            per_node[facet_node].append((ctx, status, beaten))
     targets = []
     seen_nodes: set[NodeKey] = set()
     for res in resolutions:
@@ -649,7 +649,9 @@ def explain_policy(index: ProjectIndex, found: Found, policy: Policy, limit: int
         live = len(items) - counts[CONFLICTED]
         enforcement = None
         if live:
-            enforcement = ENFORCED if counts[ENFORCED] == live else OVERRIDDEN if counts[OVERRIDDEN] == live else PARTIALLY_ENFORCED
+            enforcement = (
+                ENFORCED if counts[ENFORCED] == live else OVERRIDDEN if counts[OVERRIDDEN] == live else PARTIALLY_ENFORCED
+            )
         accepted = _accepted(res, len(items), counts[CONFLICTED])
         note = None
         if node is not None and not items:
@@ -709,7 +711,9 @@ def explain(index: ProjectIndex, query: str, *, default_namespace: str = "defaul
     policy = next((p for p in index.policies() if p.obj is found.obj), None)
     if policy is not None:
         if found.section is not None:
-            raise ExplainError(f"{found.obj.key} is a policy: sections name parts of targets, drop '#{_section_text(found.section)}'")
+            raise ExplainError(
+                f"{found.obj.key} is a policy: sections name parts of targets, drop '#{_section_text(found.section)}'"
+            )
         return explain_policy(index, found, policy, limit)
     return explain_target(index, found, limit)
 
@@ -838,7 +842,9 @@ def _render_result(result: Mapping[str, Any], lines: list[str]) -> None:
             continue
         lines.append(f"        <- {source['name']} ({_at(source)}, {source['field']})")
         for other in value["over"]:
-            shown = f"{other['key']}: {_value_text(other['value'])}" if other["key"] != value["key"] else _value_text(other["value"])
+            shown = (
+                f"{other['key']}: {_value_text(other['value'])}" if other["key"] != value["key"] else _value_text(other["value"])
+            )
             lines.append(f"           over {other['name']} {shown} ({_at(other)}): {other['reason']}")
     for entry in result["notApplied"]:
         lines.append(

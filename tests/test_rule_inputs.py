@@ -1,0 +1,198 @@
+"""The pipeline builds its stages in order, only those asked for, and no module imports in a cycle.
+
+Every rule declares the stages it reads besides the index (`Rule.reads`, policylint.stages).
+Each rule is run here alone, by the pipeline itself (not tests.lintutil, which builds every
+stage for inspection), over repositories that exercise every family: it must neither fail
+(a read of an undeclared stage is PL000) nor make the pipeline build more than it declared.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+from policylint.pipeline import LintRequest, lint
+from policylint.rules import REGISTRY
+from policylint.rules.base import Rule
+from policylint.rules.engine import INTERNAL_ERROR, Selection
+from policylint.stages import ORDER, Stage, closure
+from tests.lintutil import ROOT
+
+CORPORA = [ROOT / "examples", ROOT / "tests" / "data" / "multi-namespace"]
+
+
+def _built(result_index: object) -> set[Stage]:
+    return {stage for stage in ORDER if result_index.has_stage(stage)}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("rule", REGISTRY, ids=lambda r: r.id)
+def test_each_rule_runs_with_exactly_the_stages_it_declares(rule: type[Rule]) -> None:
+    for corpus in CORPORA:
+        result = lint(LintRequest(paths=[str(corpus)], selection=Selection(select=(rule.id,)), cache_dir=None))
+        assert [f.message for f in result.findings if f.rule == INTERNAL_ERROR] == [], corpus
+        assert not result.internal_error
+        assert _built(result.index) == set(closure(rule.reads)), corpus
+
+
+def test_the_declared_stages_are_needed_where_a_rule_reads_them() -> None:
+    # Over-declaring costs only time, but the families that read a stage must say so: the
+    # effective-policy rules read the simulation, attachment and handshake rules the topology.
+    families = {r.id[:3]: set() for r in REGISTRY}  # type: dict[str, set[Stage]]
+    for r in REGISTRY:
+        families[r.id[:3]] |= set(r.reads)
+    assert families["PL6"] == {Stage.SIMULATION}
+    assert families["PL4"] == {Stage.TOPOLOGY}
+    assert families["PL2"] == families["PL3"] == families["PL1"] == families["PL5"] == set()
+
+
+def test_select_pl2_on_a_10k_object_corpus_does_no_simulation_work(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from generate import write_corpus  # benchmarks/ holds scripts, not a package
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    write_corpus(10_000, tmp_path)
+    narrow = lint(LintRequest(paths=[str(tmp_path)], selection=Selection(select=("PL2",)), cache_dir=None))
+    assert len(narrow.index.objects) >= 10_000
+    assert _built(narrow.index) == set()
+    assert {f.rule for f in narrow.findings} <= {r.id for r in REGISTRY if r.id.startswith("PL2")}
+    # The JSON report's policy section reads the simulation: asking for it builds it.
+    report = lint(LintRequest(paths=[str(tmp_path)], selection=Selection(select=("PL2",)), cache_dir=None, report_policies=True))
+    assert _built(report.index) == {Stage.TOPOLOGY, Stage.SIMULATION}
+    assert [f.line for f in report.findings] == [f.line for f in narrow.findings]
+
+
+# -- the import graph ----------------------------------------------------------------------
+
+
+def _runtime_imports(path: Path, module: str) -> set[str]:
+    """Modules of the package `module` imports when it runs: function-level imports count,
+    `if TYPE_CHECKING:` blocks do not (annotations only)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                for sub in child.orelse:
+                    visit(sub)
+                continue
+            if isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    parent = module.rsplit(".", child.level)[0]
+                    base = f"{parent}.{base}" if base else parent
+                if base.startswith("policylint"):
+                    out.add(base)
+                    out.update(f"{base}.{a.name}" for a in child.names)
+            elif isinstance(child, ast.Import):
+                out.update(a.name for a in child.names if a.name.startswith("policylint"))
+            visit(child)
+
+    visit(tree)
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    package = ROOT / "policylint"
+    modules: dict[str, Path] = {}
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[name] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        # Importing a.b.c runs a/__init__ and a/b/__init__ too, but those are edges of their own.
+        graph[name] = {m for m in _runtime_imports(path, name) if m in modules and m != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    out: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                    advanced = True
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    out.append(sorted(component))
+    return out
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    graph = _graph()
+    # Package __init__ modules that only re-export (policylint.rules lists the rule modules)
+    # are nodes like any other: a cycle through them is still a cycle.
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_earlier_stages_never_import_later_ones() -> None:
+    """input -> k8s -> profiles -> semantics -> rules -> reporters -> commands: a module imports
+    only its own stage and earlier ones (shared vocabulary modules at the top level aside)."""
+    order = ["input", "k8s", "profiles", "semantics", "rules", "reporters", "commands"]
+    shared = {"policylint", "policylint.findings", "policylint.stages", "policylint.textsafe", "policylint.resources"}
+    violations = []
+    for module, imports in _graph().items():
+        parts = module.split(".")
+        if len(parts) < 2 or parts[1] not in order:
+            continue
+        rank = order.index(parts[1])
+        for imported in imports:
+            if imported in shared:
+                continue
+            other = imported.split(".")
+            if len(other) >= 2 and other[1] in order and order.index(other[1]) > rank:
+                violations.append(f"{module} -> {imported}")
+    assert sorted(violations) == KNOWN_STAGE_INVERSIONS
+
+
+# Policies (profiles) and target resolution (ReferenceGrant checks) still live in the index;
+# they move to policylint.profiles and policylint.semantics.resolution next, and this list empties.
+KNOWN_STAGE_INVERSIONS = [
+    "policylint.k8s.index -> policylint.profiles.registry",
+    "policylint.k8s.index -> policylint.semantics.grants",
+]
