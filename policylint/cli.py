@@ -92,6 +92,7 @@ def run_check(
     from policylint.reporters import REPORTERS, renderer
     from policylint.reporters.text import summary
     from policylint.rules import REGISTRY
+    from policylint.rules.base import RuleOptionError
     from policylint.rules.engine import Selection
 
     selection = Selection(_split_codes(select), _split_codes(ignore))
@@ -127,7 +128,7 @@ def run_check(
     )
     try:
         result = lint(request)
-    except (SourceError, ProfileError) as exc:
+    except (SourceError, ProfileError, RuleOptionError) as exc:
         _error(exc)
         return EXIT_USAGE
     for note in result.notes:

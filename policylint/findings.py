@@ -68,6 +68,7 @@ class Issue:
     document: DocumentRef | None = None
     related: tuple[Related, ...] = ()
     severity: Severity | None = None  # None: the rule's default severity
+    hint: str | None = None  # how to fix it, one sentence; kept out of `message`
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +94,9 @@ class Finding:
     api_version: str = ""
     path: str = ""
     related: tuple[ResolvedRelated, ...] = field(default=())
+    hint: str | None = None
+    # Set by the engine once the findings are sorted (policylint.rules.engine.fingerprint).
+    fingerprint: str = ""
 
     def sort_key(self) -> tuple[str, int, int, str, str, str]:
         obj = str(self.object) if self.object else ""

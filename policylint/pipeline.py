@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,9 @@ class LintRequest:
     selection: engine.Selection = field(default_factory=engine.Selection)
     synthetic_rule_names: bool = False
     external: ExternalObjects = field(default_factory=ExternalObjects)
-    max_affected: int | None = None
+    max_affected: int | None = None  # shortcut for rule_options {"PL608": {"max-affected": N}}
+    # Per-rule options: rule id -> option name -> value (each rule declares its own, Rule.options).
+    rule_options: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     # Parse cache directory (None: no cache; the CLI defaults to the user's cache directory, see
     # policylint.input.cache) and worker processes for parsing (1: none; 0: one per CPU). Neither
     # changes the findings.
@@ -173,7 +175,6 @@ def _index(request: LintRequest) -> tuple[ProjectIndex, list[Source], dict[str, 
         default_namespace=request.namespace,
         synthetic_rule_names=request.synthetic_rule_names,
         external=request.external,
-        max_affected=request.max_affected,
     )
     index = ProjectIndex(
         objects=built.objects,
@@ -214,7 +215,15 @@ def build_stages(index: ProjectIndex, wanted: Iterable[Stage]) -> list[Issue]:
     return failures
 
 
+def _rule_options(request: LintRequest) -> dict[str, Mapping[str, object]]:
+    options: dict[str, dict[str, object]] = {rule_id: dict(config) for rule_id, config in request.rule_options.items()}
+    if request.max_affected is not None:
+        options.setdefault("PL608", {})["max-affected"] = request.max_affected
+    return dict(options)
+
+
 def _lint(request: LintRequest) -> LintResult:
+    engine.check_options(REGISTRY, _rule_options(request))  # a usage error, before any work
     index, sources, texts, notes = _index(request)
     selected = tuple(r for r in REGISTRY if request.selection.enabled(r))
     wanted = {stage for rule in selected for stage in rule.reads}
@@ -224,10 +233,10 @@ def _lint(request: LintRequest) -> LintResult:
     # A rule whose stage failed to build is not run: the stage's PL000 says why.
     rules = tuple(r for r in selected if all(index.has_stage(s) for s in r.reads))
     resolver = PositionResolver(_text_reader(texts))
-    result = engine.run(index, rules, resolver)
+    result = engine.run(index, rules, resolver, _rule_options(request))
     if failures:
         resolved = [engine._resolve(i, {}, resolver) for i in failures]
-        result = engine.EngineResult(sorted([*result.findings, *resolved], key=Finding.sort_key), True)
+        result = engine.EngineResult(engine.with_fingerprints(sorted([*result.findings, *resolved], key=Finding.sort_key)), True)
     findings, internal_error = result.findings, result.internal_error
     policy_reports = None
     if request.report_policies:
@@ -237,6 +246,8 @@ def _lint(request: LintRequest) -> LintResult:
         if failures:
             # As a crashed rule: PL000 next to every other finding, and exit code 2.
             # An issue outside the catalogue resolves as PL000 (internal-error, error).
-            findings = sorted([*findings, *(engine._resolve(i, {}, resolver) for i in failures)], key=Finding.sort_key)
+            findings = engine.with_fingerprints(
+                sorted([*findings, *(engine._resolve(i, {}, resolver) for i in failures)], key=Finding.sort_key)
+            )
             internal_error = True
     return LintResult(findings, index, [s.display for s in sources], internal_error, rules, policy_reports, notes)

@@ -261,16 +261,20 @@ def test_concurrent_writers_leave_whole_entries(tmp_path: Path) -> None:
     caches = [ParseCache(tmp_path / "cache") for _ in range(8)]
     key = caches[0].key(HOSTILE["broken.yaml"])
 
+    misses: list[int] = []  # an assertion inside a thread would only be a warning
+
     def write(c: ParseCache) -> None:
         for _ in range(25):
             c.put(key, payload)
-            assert c.get(key) is not None  # a reader never sees half an entry
+            if c.get(key) is None:  # a reader never sees half an entry, nor loses the cache
+                misses.append(1)
 
     threads = [threading.Thread(target=write, args=(c,)) for c in caches]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    assert misses == []
     assert [p.name for p in (tmp_path / "cache" / "parse").iterdir()] == [key]  # no temporary files left
 
 
@@ -292,3 +296,21 @@ def test_prune_bounds_the_directory_and_keeps_what_the_run_used(tmp_path: Path, 
     assert set(used) <= names
     assert len(names) <= 10
     assert ".tmp-crash_01" not in names
+
+
+def test_runs_creating_the_cache_at_once_all_use_it(tmp_path: Path) -> None:
+    # Eight runs find no cache directory and create it together: whichever tags it, every one
+    # must then accept it (a run that looked between another's mkdir and its tag once gave up).
+    for trial in range(40):
+        caches = [ParseCache(tmp_path / f"cache-{trial}") for _ in range(8)]
+        usable: list[bool] = []
+
+        def create(c: ParseCache, out: list[bool] = usable) -> None:
+            out.append(c._ensure_directory())
+
+        threads = [threading.Thread(target=create, args=(c,)) for c in caches]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert usable == [True] * 8, trial

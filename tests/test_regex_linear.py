@@ -86,6 +86,11 @@ _BOUNDARY = Adversarial(
 # literal pattern passed to a `re` function inside code, "module:function" for a pattern the
 # function builds (its value comes from FACTORIES).
 PATTERNS: dict[str, Adversarial] = {
+    # Finding messages, when fingerprinting file-level findings.
+    "policylint.rules.engine._POSITION_IN_MESSAGE": Adversarial(
+        ("sub",),
+        lambda n: ["line " * (n // 5), "line" + " " * n + "1", "column 1" * (n // 8) + "x", "line " + "9" * n + "x"],
+    ),
     # CEL rules of CRDs (x-kubernetes-validations), matched whole.
     "policylint.profiles.crd._QUANTIFIER": Adversarial(
         ("match",),

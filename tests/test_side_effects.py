@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import io
+import json
 import os
 import shutil
 import socket
@@ -230,7 +231,10 @@ def test_a_read_only_tree_is_never_written(
     guard.install(monkeypatch)
     for _ in range(2):  # the second run would read a cache written by the first
         code, out, _ = run(["check", "--format", "json", target], capsys)
-        assert (code, out.replace(str(read_only_tree) + "/", "")) == expected
+        assert (code, _file_fingerprints_blanked(out.replace(str(read_only_tree) + "/", ""))) == (
+            expected[0],
+            _file_fingerprints_blanked(expected[1]),
+        )
     monkeypatch.undo()  # stop guarding before inspecting
 
     assert snapshot(read_only_tree) == before
@@ -266,3 +270,13 @@ def test_a_read_only_tree_is_never_written_by_the_installed_command(read_only_tr
     assert "internal error" not in proc.stderr
     assert snapshot(read_only_tree) == before
     assert list(workdir.rglob("*")) == []  # the cache is not in the working directory
+
+
+def _file_fingerprints_blanked(report_text: str) -> str:
+    """The report with the fingerprints of object-less findings blanked: those hash the file name
+    as shown (relative here, absolute there); every other field must be identical."""
+    report = json.loads(report_text)
+    for finding in report["findings"]:
+        if finding["object"] is None:
+            finding["fingerprint"] = "(file name)"
+    return json.dumps(report, indent=2)

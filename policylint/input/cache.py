@@ -471,12 +471,15 @@ class ParseCache:
             if _directory_problem(self.directory, "it") is not None:
                 return False
             if not self._wait_for_tag():
-                if not _is_empty(self.directory):
+                if _is_empty(self.directory):
+                    # A new directory, or an empty one made for the cache: policylint's from now on.
+                    _write_file(os.path.join(self.directory, _TAG_NAME), _CACHEDIR_TAG)
+                    # Git-ignored, wherever it is (ruff and pytest do the same).
+                    _write_file(os.path.join(self.directory, ".gitignore"), _GITIGNORE)
+                elif not self._wait_for_tag():
+                    # Not empty any more: either another run is tagging it right now (its
+                    # temporary file appeared after the first look), or it is not ours.
                     return False
-                # A new directory, or an empty one made for the cache: policylint's from now on.
-                _write_file(os.path.join(self.directory, _TAG_NAME), _CACHEDIR_TAG)
-                # Git-ignored, wherever it is (ruff and pytest do the same).
-                _write_file(os.path.join(self.directory, ".gitignore"), _GITIGNORE)
             try:
                 os.mkdir(self._entries, _DIR_MODE)
             except FileExistsError:
@@ -496,7 +499,8 @@ class ParseCache:
             # temporary file can be there meanwhile. Anything else: not ours, decided at once.
             names = os.listdir(self.directory)
             if not names or not all(_TEMP_NAME.match(n) for n in names) or time.monotonic() > deadline:
-                return False
+                # The other run may have renamed its tag into place between the two looks.
+                return _has_tag(self.directory)
             time.sleep(0.01)
         return True
 

@@ -53,7 +53,6 @@ class LintOptions:
     synthetic_rule_names: bool = False
     # Objects that live outside the input (`--external`; docs/semantics.md#partial-repositories).
     external: ExternalObjects = field(default_factory=ExternalObjects)
-    max_affected: int | None = None  # PL608: blast radius threshold in contexts (`--max-affected`)
 
 
 @dataclass(frozen=True, slots=True)

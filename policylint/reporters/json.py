@@ -43,6 +43,8 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "path": f.path,
         "related": [{"message": r.message, "file": r.file, "line": r.line, "column": r.column} for r in f.related],
         "helpUri": help_uri(f.rule, f.name),
+        "hint": f.hint,
+        "fingerprint": f.fingerprint,
     }
 
 

@@ -17,7 +17,7 @@ _RESET = "\033[0m"
 
 
 def format_finding(f: Finding, *, color: bool = False) -> str:
-    """One line per finding, one per note. Every field from the input (file, message, object) is
+    """One line per finding, one per note, one for the hint if any. Every field from the input (file, message, object) is
     escaped (policylint.textsafe): no name can add a line, forge a finding or a CI workflow
     command, or send the terminal a control sequence. Only policylint's own colour codes are raw."""
     severity = f.severity.label
@@ -30,6 +30,8 @@ def format_finding(f: Finding, *, color: bool = False) -> str:
     else:
         line = defuse_line(f"{where} {severity} {f.rule} {message}{obj}")
     notes = [f"    note: {escape(r.file)}:{r.line}:{r.column}: {escape(r.message)}" for r in f.related]
+    if f.hint:
+        notes.append(f"    hint: {escape(f.hint)}")
     return "\n".join([line, *notes])
 
 

@@ -587,10 +587,10 @@ class BackendNotFound(Rule):
                 message = (
                     f"unresolved backend of a kind not modelled: {_PURPOSE.get(ref.purpose, 'reference')} names"
                     f" {ref.kind} {ref.namespace}/{ref.name} (group {ref.group or 'core'}), which is not in the input;"
-                    f" policylint does not model {ref.kind}, so it cannot tell whether the controller resolves it."
-                    f" Add the object to the input, or {external_hint(ref.kind, ref.namespace, ref.name)}"
+                    f" policylint does not model {ref.kind}, so it cannot tell whether the controller resolves it"
                 )
-                yield self.issue(ref.owner, ref.path, message, severity=Severity.WARNING)
+                hint = f"Add the object to the input, or {external_hint(ref.kind, ref.namespace, ref.name)}."
+                yield self.issue(ref.owner, ref.path, message, severity=Severity.WARNING, hint=hint)
 
     def _not_found(self, names: _Names, ref: ObjectRef) -> Issue:
         matches = NearMatches()

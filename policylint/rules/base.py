@@ -2,13 +2,37 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import ClassVar
 
 from policylint.findings import Issue, Related, Severity
 from policylint.k8s.index import ProjectIndex
 from policylint.k8s.objects import K8sObject
 from policylint.stages import Stage
+
+
+class RuleOptionError(ValueError):
+    """An option a rule does not declare, or a value of the wrong type (a usage error)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuleOption:
+    """One option a rule declares (yamllint's `CONF`/`DEFAULT`): configuration sets it per rule."""
+
+    name: str  # kebab-case, as written in configuration (`max-affected`)
+    type: type[int] | type[str] | type[bool]
+    default: int | str | bool | None
+    help: str
+    minimum: int | None = None
+
+    def check(self, value: object) -> int | str | bool | None:
+        # bool is an int in Python: accept it only where a bool is declared.
+        if value is None or (type(value) is self.type) or (self.type is int and type(value) is int):
+            if isinstance(value, int) and self.minimum is not None and value < self.minimum:
+                raise RuleOptionError(f"option {self.name} must be at least {self.minimum}, not {value}")
+            return value
+        raise RuleOptionError(f"option {self.name} takes {self.type.__name__}, not {type(value).__name__}")
 
 
 class Rule:
@@ -26,6 +50,21 @@ class Rule:
     # builds only what the selected rules read, and tests/test_rule_inputs.py runs every rule
     # with exactly these built.
     reads: ClassVar[frozenset[Stage]] = frozenset()
+    # The options the rule reads, with their defaults: `self.option(name)`.
+    options: ClassVar[tuple[RuleOption, ...]] = ()
+
+    def __init__(self, config: Mapping[str, object] | None = None) -> None:
+        declared = {o.name: o for o in self.options}
+        values: dict[str, object] = {o.name: o.default for o in self.options}
+        for name, value in (config or {}).items():
+            if name not in declared:
+                known = ", ".join(declared) or "none"
+                raise RuleOptionError(f"{self.id} has no option {name!r} (options: {known})")
+            values[name] = declared[name].check(value)
+        self.config: Mapping[str, object] = values
+
+    def option(self, name: str) -> object:
+        return self.config[name]
 
     @classmethod
     def summary(cls) -> str:
@@ -43,8 +82,17 @@ class Rule:
         *,
         related: Iterable[Related] = (),
         severity: Severity | None = None,
+        hint: str | None = None,
     ) -> Issue:
-        return Issue(rule_id=self.id, message=message, object=obj, path=path, related=tuple(related), severity=severity)
+        return Issue(
+            rule_id=self.id,
+            message=message,
+            object=obj,
+            path=path,
+            related=tuple(related),
+            severity=severity,
+            hint=hint,
+        )
 
 
 class InputRule(Rule):

@@ -13,7 +13,7 @@ from typing import Any
 
 from policylint.findings import Issue, Related, Severity
 from policylint.k8s.index import Policy, ProjectIndex, TargetResolution
-from policylint.rules.base import Rule
+from policylint.rules.base import Rule, RuleOption
 from policylint.semantics.effective.merge import untag
 from policylint.semantics.effective.simulation import (
     CONFLICTED,
@@ -291,16 +291,25 @@ class EmptyAtomicOverride(Rule):
 
 
 class BlastRadiusExceeded(Rule):
-    """A policy affects more contexts than `--max-affected` allows."""
+    """A policy affects more contexts than the rule's max-affected option allows."""
 
     id = "PL608"
     name = "blast-radius-exceeded"
     severity = Severity.WARNING
     reads = frozenset({Stage.SIMULATION})
+    options = (
+        RuleOption(
+            "max-affected",
+            int,
+            None,
+            "report policies whose values reach more than this many contexts (unset: the rule is off)",
+            minimum=0,
+        ),
+    )
 
     def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        limit = index.options.max_affected
-        if limit is None:
+        limit = self.option("max-affected")
+        if not isinstance(limit, int):
             return
         sim: Simulation = index.simulation()
         for policy in index.policies():
@@ -309,7 +318,7 @@ class BlastRadiusExceeded(Rule):
                 continue
             detail = ", ".join(_count(v, k) for k, v in counts.items() if k != "contexts" and v)
             message = (
-                f"{_label(policy)} affects {_count(counts['contexts'], 'contexts')} ({detail}), more than --max-affected {limit}:"
+                f"{_label(policy)} affects {_count(counts['contexts'], 'contexts')} ({detail}), more than max-affected {limit}:"
                 " a change to it reaches all of them"
             )
             yield self.issue(policy.obj, "metadata.name", message)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from policylint.findings import Finding, Issue, Location, Related, ResolvedRelated, Severity
 from policylint.input.positions import PositionResolver
 from policylint.k8s.index import ProjectIndex
-from policylint.rules.base import Rule
+from policylint.rules.base import Rule, RuleOptionError
 from policylint.textsafe import MAX_MESSAGE, truncate
 
 INTERNAL_ERROR = "PL000"
@@ -66,12 +69,12 @@ class EngineResult:
 
 
 def _run_one(
-    rule_cls: type[Rule], index: ProjectIndex, resolve: Callable[[Issue], Finding]
+    rule_cls: type[Rule], index: ProjectIndex, resolve: Callable[[Issue], Finding], config: Mapping[str, object] | None = None
 ) -> tuple[list[Finding], Issue | None]:
     # Positions are resolved inside the guard too: an issue a rule cannot describe (a bad
     # object or path) is that rule's failure, not the whole run's.
     try:
-        return [resolve(issue) for issue in rule_cls().check(index)], None
+        return [resolve(issue) for issue in rule_cls(config).check(index)], None
     except Exception as exc:  # a broken rule must not cost the other rules' findings
         import traceback  # only when a rule fails: not worth its import on every run
 
@@ -85,8 +88,26 @@ def _run_one(
         )
 
 
-def run(index: ProjectIndex, rules: Iterable[type[Rule]], resolver: PositionResolver) -> EngineResult:
+def check_options(rules: Sequence[type[Rule]], options: Mapping[str, Mapping[str, object]]) -> None:
+    """Raise RuleOptionError (a usage error) for options of unknown rules or that a rule does not
+    declare, before anything runs: inside a rule's guard they would read as a crash (PL000)."""
+    by_id = {r.id: r for r in rules}
+    for rule_id, config in options.items():
+        rule_cls = by_id.get(rule_id)
+        if rule_cls is None:
+            raise RuleOptionError(f"options for {rule_id}, which is not a rule")
+        rule_cls(config)
+
+
+def run(
+    index: ProjectIndex,
+    rules: Iterable[type[Rule]],
+    resolver: PositionResolver,
+    options: Mapping[str, Mapping[str, object]] | None = None,
+) -> EngineResult:
+    """Run `rules` over the index, each with its options (rule id -> option name -> value)."""
     selected = list(rules)
+    options = options or {}
     catalogue: dict[str, type[Rule]] = {rule_cls.id: rule_cls for rule_cls in selected}
 
     def resolve(issue: Issue) -> Finding:
@@ -95,14 +116,14 @@ def run(index: ProjectIndex, rules: Iterable[type[Rule]], resolver: PositionReso
     findings: list[Finding] = []
     internal: list[Issue] = []
     for rule_cls in selected:
-        produced, failure = _run_one(rule_cls, index, resolve)
+        produced, failure = _run_one(rule_cls, index, resolve, options.get(rule_cls.id))
         findings.extend(produced)
         if failure is not None:
             internal.append(failure)
     findings.extend(resolve(issue) for issue in internal)
     findings = _dedupe(findings)
     findings.sort(key=Finding.sort_key)
-    return EngineResult(_cap_per_file(findings), bool(internal))
+    return EngineResult(with_fingerprints(_cap_per_file(findings)), bool(internal))
 
 
 def _cap_per_file(findings: list[Finding]) -> list[Finding]:
@@ -190,4 +211,56 @@ def _resolve(issue: Issue, catalogue: dict[str, type[Rule]], resolver: PositionR
         api_version=obj.api_version if obj is not None else "",
         path=issue.path,
         related=related,
+        hint=truncate(issue.hint, MAX_MESSAGE) if issue.hint else None,
     )
+
+
+FINGERPRINT_BYTES = 16
+_POSITION_IN_MESSAGE = re.compile(r"\b(line|column) [0-9]+")
+
+
+def fingerprint(f: Finding, occurrence: int = 0) -> str:
+    """A stable identity for a finding, for baselines and code-scanning deduplication.
+
+    The hex BLAKE2b digest (16 bytes, 32 hex digits) of the JSON array
+    `[rule, group, kind, namespace, name, file, path, message, occurrence]` where:
+
+    - `rule` is the rule id (`PL201`);
+    - for a finding on an object, `group`, `kind`, `namespace` (null when cluster-scoped) and
+      `name` are its `ObjectKey`, and `file` and `message` are empty strings: moving the object
+      to another file or rewording the message keeps the fingerprint;
+    - for a finding without an object (an input problem: PL0xx, PL000), `group`, `kind`,
+      `namespace` and `name` are null, `file` is the file's display name and `message` the
+      message, which is what tells such findings apart, with each `line <n>` and `column <n>`
+      in it made `line _` and `column _` (PL002 names the line of the first key);
+    - `path` is the finding's field path (`spec.targetRefs[0]`; empty for none);
+    - `occurrence` is 0, or n for the (n+1)-th finding with the same other fields, counted in
+      the engine's sort order (`with_fingerprints`).
+
+    Line and column numbers are never part of it, nor any other finding: inserting lines above
+    an object, adding or removing other objects or findings, or passing the files in another
+    order leaves it unchanged.
+    """
+    if f.object is not None:
+        key = f.object
+        parts: list[object] = [f.rule, key.group, key.kind, key.namespace, key.name, "", f.path, ""]
+    else:
+        message = _POSITION_IN_MESSAGE.sub(r"\1 _", f.message)
+        parts = [f.rule, None, None, None, None, f.file, f.path, message]
+    parts.append(occurrence)
+    text = json.dumps(parts, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.blake2b(text.encode("ascii"), digest_size=FINGERPRINT_BYTES).hexdigest()
+
+
+def with_fingerprints(findings: list[Finding]) -> list[Finding]:
+    """The sorted findings with their fingerprints; findings that would share one (same rule,
+    object or file, path and, for file-level findings, message) are told apart by their
+    occurrence counter in that order."""
+    seen: dict[str, int] = {}
+    out = []
+    for f in findings:
+        base = fingerprint(f)
+        occurrence = seen.get(base, 0)
+        seen[base] = occurrence + 1
+        out.append(replace(f, fingerprint=base if occurrence == 0 else fingerprint(f, occurrence)))
+    return out
