@@ -1,20 +1,18 @@
-"""Command line: thin click wiring; every command is a function returning an exit code.
-
-Exit codes (README "Exit codes"), the same for every output format:
-0 nothing at or above --fail-on; 1 findings at or above it; 2 usage error,
-bad profile, a path that matches nothing, or an internal error.
-"""
+"""Command line: click wiring only. Every command is a function in `policylint.commands`
+returning an exit code (exit codes: policylint.commands)."""
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from policylint import __version__
+from policylint.commands.catalogue import run_profiles, run_rule, run_rules
+from policylint.commands.check import run_check
+from policylint.commands.query import QueryLoad, run_explain, run_graph
 
 # The reporter registry only: no reporter module is imported until one renders.
 from policylint.reporters import FORMATS as _FORMATS
@@ -22,200 +20,8 @@ from policylint.reporters import FORMATS as _FORMATS
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from policylint.k8s.index import ProjectIndex
 
-EXIT_OK = 0
-EXIT_FINDINGS = 1
-EXIT_USAGE = 2
-
-
-def _error(message: object) -> None:
-    """`policylint: error: ...` on standard error. Messages echo paths, codes, queries and names
-    from the input: escaped (policylint.textsafe), so that they stay one visible line."""
-    from policylint.textsafe import escape
-
-    click.echo(f"policylint: error: {escape(str(message))}", err=True)
-
-
-def _warning(message: str) -> None:
-    """`policylint: warning: ...` on standard error, escaped like `_error` (paths come from the
-    environment and the command line)."""
-    from policylint.textsafe import escape
-
-    click.echo(f"policylint: warning: {escape(message)}", err=True)
-
-
-def _split_codes(values: Sequence[str]) -> tuple[str, ...]:
-    return tuple(c.strip() for v in values for c in v.split(",") if c.strip())
-
-
-def _use_color(choice: str, stream: object) -> bool:
-    if choice == "always":
-        return True
-    if choice == "never" or os.environ.get("NO_COLOR"):
-        return False
-    return bool(getattr(stream, "isatty", lambda: False)())
-
-
-def run_check(
-    paths: Sequence[str],
-    *,
-    fmt: str = "text",
-    select: Sequence[str] = (),
-    ignore: Sequence[str] = (),
-    fail_on: str = "error",
-    exit_zero: bool = False,
-    crd_paths: Sequence[str] = (),
-    profile_paths: Sequence[str] = (),
-    namespace: str = "default",
-    stdin_filename: str | None = None,
-    synthetic_rule_names: bool = False,
-    external: Sequence[str] = (),
-    max_affected: int | None = None,
-    color: str = "auto",
-    jobs: int = 1,
-    cache: bool = True,
-    cache_dir: str | None = None,
-    follow_outside_links: bool = False,
-) -> int:
-    """Lint `paths`; print the report to stdout and a summary to stderr.
-
-    The parse cache lives in `cache_dir`, else $POLICYLINT_CACHE_DIR, else the user's cache
-    directory (policylint.input.cache.default_directory); `cache=False` neither reads nor writes it.
-    A directory that is not safe to use is not used, with a warning on stderr.
-    """
-    from policylint.findings import Severity
-    from policylint.input.sources import SourceError
-    from policylint.k8s.external import ExternalObjects, ExternalPatternError
-    from policylint.pipeline import LintRequest, lint
-    from policylint.profiles.registry import ProfileError
-    from policylint.reporters import REPORTERS, renderer
-    from policylint.reporters.text import summary
-    from policylint.rules import REGISTRY
-    from policylint.rules.base import RuleOptionError
-    from policylint.rules.engine import Selection
-
-    selection = Selection(_split_codes(select), _split_codes(ignore))
-    unknown = selection.unknown_codes(REGISTRY)
-    if unknown:
-        _error(f"no rule matches {', '.join(unknown)} (see `policylint rules`)")
-        return EXIT_USAGE
-    try:
-        threshold = Severity.parse(fail_on)
-    except ValueError as exc:
-        _error(exc)
-        return EXIT_USAGE
-    try:
-        external_objects = ExternalObjects.parse(external)
-    except ExternalPatternError as exc:
-        _error(exc)
-        return EXIT_USAGE
-    request = LintRequest(
-        report_policies=REPORTERS[fmt].policies,
-        follow_outside_links=follow_outside_links,
-        paths=paths,
-        stdin_filename=stdin_filename,
-        read_stdin=lambda: sys.stdin.buffer.read(),
-        namespace=namespace,
-        crd_paths=crd_paths,
-        profile_paths=profile_paths,
-        selection=selection,
-        synthetic_rule_names=synthetic_rule_names,
-        external=external_objects,
-        cache_dir=_cache_dir(cache, cache_dir),
-        jobs=jobs,
-        max_affected=max_affected,
-    )
-    try:
-        result = lint(request)
-    except (SourceError, ProfileError, RuleOptionError) as exc:
-        _error(exc)
-        return EXIT_USAGE
-    for note in result.notes:
-        _warning(note)
-    use_color = fmt == "text" and _use_color(color, sys.stdout)
-    render = renderer(fmt, color=use_color)
-    # color=True keeps the escape codes click would strip when stdout is not a terminal.
-    click.echo(render(result), nl=False, color=use_color)
-    click.echo(summary(result), err=True)
-    if result.internal_error:
-        return EXIT_USAGE
-    if exit_zero:
-        return EXIT_OK
-    return EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_OK
-
-
-def _cache_dir(enabled: bool, directory: str | None) -> str | None:
-    if not enabled:
-        return None
-    from policylint.input.cache import ENV_DIR, default_directory
-
-    # Outside the working directory by default: in CI that is the checkout under review, and
-    # whoever writes the cache decides what policylint believes the files say.
-    return directory or os.environ.get(ENV_DIR) or default_directory()
-
-
-def run_rules(fmt: str = "text") -> int:
-    """List the rule catalogue."""
-    from policylint.rules import REGISTRY
-    from policylint.rules.docs import catalogue_markdown
-
-    if fmt == "markdown":
-        click.echo(catalogue_markdown(), nl=False)
-        return EXIT_OK
-    width = max(len(r.name) for r in REGISTRY)
-    for rule in REGISTRY:
-        click.echo(f"{rule.id}  {rule.name:<{width}}  {rule.severity.label:<7}  {rule.summary()}")
-    return EXIT_OK
-
-
-def run_rule(code: str) -> int:
-    """Print one rule's documentation, offline."""
-    from policylint.rules import REGISTRY
-    from policylint.rules.docs import doc_path
-
-    wanted = code.strip()
-    for rule in REGISTRY:
-        if rule.id.upper() == wanted.upper() or rule.name == wanted.lower():
-            path = doc_path(rule)
-            click.echo(path.read_text(encoding="utf-8"), nl=False)
-            return EXIT_OK
-    _error(f"no rule {code!r} (see `policylint rules`)")
-    return EXIT_USAGE
-
-
-def run_profiles(profile_paths: Sequence[str] = ()) -> int:
-    """List the policy kinds policylint knows and how it treats them."""
-    from pathlib import Path
-
-    from policylint.profiles.registry import ORIGIN_PROFILE, ProfileError, ProfileRegistry, builtin_profiles, load_profile_file
-    from policylint.textsafe import defuse_line, escape
-
-    try:
-        user = [p for path in profile_paths for p in load_profile_file(Path(path), origin=ORIGIN_PROFILE)]
-    except ProfileError as exc:
-        _error(exc)
-        return EXIT_USAGE
-    for p in ProfileRegistry([user, builtin_profiles()]):
-        fields = ", ".join(p.targets.fields)
-        kinds = ", ".join(dict.fromkeys(t.kind for t in p.targets.kinds)) or "any"
-        line = f"{p.group}/{p.kind:<24} {p.policy_class:<9} {p.boilerplate:<17} {p.merge.default:<16} [{fields}] -> {kinds}  ({p.project})"
-        click.echo(defuse_line(escape(line)))  # a --profile file's strings are input too
-    return EXIT_OK
-
-
-class _QueryLoad(TypedDict, total=False):
-    """The loading options `explain` and `graph` share with `check` (`_query_options`)."""
-
-    crd_paths: Sequence[str]
-    profile_paths: Sequence[str]
-    namespace: str
-    synthetic_rule_names: bool
-    external: Sequence[str]
-    follow_outside_links: bool
-
-
-class _CheckOptions(_QueryLoad, total=False):
+class _CheckOptions(QueryLoad, total=False):
     """The options of `check` besides its paths and --format: `run_check`'s keywords."""
 
     select: Sequence[str]
@@ -228,96 +34,6 @@ class _CheckOptions(_QueryLoad, total=False):
     jobs: int
     cache: bool
     cache_dir: str | None
-
-
-def _load_index_for_query(
-    paths: Sequence[str],
-    *,
-    crd_paths: Sequence[str] = (),
-    profile_paths: Sequence[str] = (),
-    namespace: str = "default",
-    synthetic_rule_names: bool = False,
-    external: Sequence[str] = (),
-    follow_outside_links: bool = False,
-) -> ProjectIndex | int:
-    """The index `explain` and `graph` query (no rules run), or EXIT_USAGE after saying why."""
-    from policylint.input.sources import SourceError
-    from policylint.k8s.external import ExternalObjects, ExternalPatternError
-    from policylint.pipeline import LintRequest, load_index
-    from policylint.profiles.registry import ProfileError
-
-    try:
-        external_objects = ExternalObjects.parse(external)
-        index = load_index(
-            LintRequest(
-                paths=paths,
-                read_stdin=lambda: sys.stdin.buffer.read(),
-                namespace=namespace,
-                crd_paths=crd_paths,
-                profile_paths=profile_paths,
-                synthetic_rule_names=synthetic_rule_names,
-                external=external_objects,
-                follow_outside_links=follow_outside_links,
-            )
-        )
-    except (ExternalPatternError, SourceError, ProfileError) as exc:
-        _error(exc)
-        return EXIT_USAGE
-    if index.input_issues:
-        # Unparsable or malformed documents are findings of `check`; here they are only missing.
-        n = len(index.input_issues)
-        click.echo(f"policylint: note: {n} input problem{'s' if n != 1 else ''} skipped; `policylint check` lists them", err=True)
-    return index
-
-
-def run_explain(
-    target: str,
-    paths: Sequence[str] = (".",),
-    *,
-    fmt: str = "text",
-    limit: int = 20,
-    **load: Unpack[_QueryLoad],
-) -> int:
-    """Explain the effective policy of one object, or what one policy reaches (README "Explain")."""
-    from policylint.commands.explain import ExplainError, explain, render_json, render_text
-
-    index = _load_index_for_query(paths or (".",), **load)
-    if isinstance(index, int):
-        return index
-    try:
-        doc = explain(index, target, default_namespace=str(load.get("namespace", "default")), limit=limit)
-    except ExplainError as exc:
-        _error(exc)
-        return EXIT_USAGE
-    click.echo(render_json(doc) if fmt == "json" else render_text(doc), nl=False)
-    return EXIT_OK
-
-
-def run_graph(
-    paths: Sequence[str] = (".",),
-    *,
-    fmt: str = "mermaid",
-    focus: str | None = None,
-    depth: int | None = None,
-    rules: bool = False,
-    **load: Unpack[_QueryLoad],
-) -> int:
-    """Draw the topology with its policies, in Mermaid or DOT."""
-    from policylint.commands.explain import ExplainError
-    from policylint.commands.graph import build_graph, render
-
-    index = _load_index_for_query(paths or (".",), **load)
-    if isinstance(index, int):
-        return index
-    try:
-        graph = build_graph(
-            index, focus=focus, depth=depth, show_rules=rules, default_namespace=str(load.get("namespace", "default"))
-        )
-    except ExplainError as exc:
-        _error(exc)
-        return EXIT_USAGE
-    click.echo(render(graph, fmt), nl=False)
-    return EXIT_OK
 
 
 class _DefaultCheckGroup(click.Group):
@@ -490,7 +206,7 @@ def _query_options(command: _F) -> _F:
     help="Contexts listed per result or target (0: all); counts are always complete.",
 )
 @_query_options
-def explain_command(target: str, paths: tuple[str, ...], fmt: str, limit: int, **kwargs: Unpack[_QueryLoad]) -> None:
+def explain_command(target: str, paths: tuple[str, ...], fmt: str, limit: int, **kwargs: Unpack[QueryLoad]) -> None:
     """Show what an object effectively gets, and why; or what a policy reaches.
 
     \b
@@ -519,7 +235,7 @@ def explain_command(target: str, paths: tuple[str, ...], fmt: str, limit: int, *
 @click.option("--rules", is_flag=True, help="Draw route rules as nodes of their own.")
 @_query_options
 def graph_command(
-    paths: tuple[str, ...], fmt: str, focus: str | None, depth: int | None, rules: bool, **kwargs: Unpack[_QueryLoad]
+    paths: tuple[str, ...], fmt: str, focus: str | None, depth: int | None, rules: bool, **kwargs: Unpack[QueryLoad]
 ) -> None:
     """Draw the topology with its policies (Mermaid for GitHub Markdown, or DOT).
 

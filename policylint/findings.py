@@ -79,6 +79,20 @@ class ResolvedRelated:
     column: int
 
 
+class SuppressionKind(enum.Enum):
+    """How a finding was hidden. SARIF calls the first two `inSource` and a baseline `external`."""
+
+    COMMENT = "comment"  # `# policylint: disable=...` in the file
+    ANNOTATION = "annotation"  # the object's `policylint.io/ignore` annotation
+    BASELINE = "baseline"  # an entry of the baseline file
+
+
+@dataclass(frozen=True, slots=True)
+class Suppression:
+    kind: SuppressionKind
+    reason: str = ""  # the justification written with it ("" when none was given)
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """A finding with its position resolved: what reporters render."""
@@ -97,6 +111,8 @@ class Finding:
     hint: str | None = None
     # Set by the engine once the findings are sorted (policylint.rules.engine.fingerprint).
     fingerprint: str = ""
+    # Set on the findings of `LintResult.suppressed` only: reported, never failing a run.
+    suppression: Suppression | None = None
 
     def sort_key(self) -> tuple[str, int, int, str, str, str]:
         obj = str(self.object) if self.object else ""

@@ -65,6 +65,9 @@ class LintResult:
     # Things the user should know that are not findings, e.g. a cache directory not used and why
     # (the CLI prints each on stderr as a warning).
     notes: list[str] = field(default_factory=list)
+    # Findings hidden by an inline suppression, an object annotation or the baseline, each with
+    # its `suppression` set: counted and shown on request by every reporter, never failing a run.
+    suppressed: list[Finding] = field(default_factory=list)
 
 
 def _is_crd(doc: Document) -> bool:

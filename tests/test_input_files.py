@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from policylint.cli import run_check
+from policylint.commands.check import run_check
 from policylint.findings import Location
 from policylint.input import load
 from policylint.input.sources import OUTSIDE_LINK, Source, discover, display_name

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from policylint.cli import _use_color, cli
+from policylint.cli import cli
+from policylint.commands import use_color as _use_color
 from policylint.findings import Finding, ResolvedRelated, Severity
 from policylint.k8s.objects import ObjectKey
 from policylint.reporters import FORMATS

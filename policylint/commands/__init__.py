@@ -1,1 +1,47 @@
-"""policylint/commands"""
+"""Commands: each a function taking plain values and returning an exit code.
+
+`policylint.cli` only wires them to click. Exit codes (README "Exit codes"), the same for every
+output format: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage error, bad
+profile, a path that matches nothing, or an internal error.
+
+This module stays light (click only): every command imports what it needs when it runs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import click
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+
+
+def error(message: object) -> None:
+    """`policylint: error: ...` on standard error. Messages echo paths, codes, queries and names
+    from the input: escaped (policylint.textsafe), so that they stay one visible line."""
+    from policylint.textsafe import escape
+
+    click.echo(f"policylint: error: {escape(str(message))}", err=True)
+
+
+def warning(message: str) -> None:
+    """`policylint: warning: ...` on standard error, escaped like `_error` (paths come from the
+    environment and the command line)."""
+    from policylint.textsafe import escape
+
+    click.echo(f"policylint: warning: {escape(message)}", err=True)
+
+
+def split_codes(values: Sequence[str]) -> tuple[str, ...]:
+    return tuple(c.strip() for v in values for c in v.split(",") if c.strip())
+
+
+def use_color(choice: str, stream: object) -> bool:
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())

@@ -1,0 +1,58 @@
+"""`policylint rules`, `rule` and `profiles`: the catalogue of rules and policy kinds."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import click
+
+from policylint.commands import EXIT_OK, EXIT_USAGE, error
+
+
+def run_rules(fmt: str = "text") -> int:
+    """List the rule catalogue."""
+    from policylint.rules import REGISTRY
+    from policylint.rules.docs import catalogue_markdown
+
+    if fmt == "markdown":
+        click.echo(catalogue_markdown(), nl=False)
+        return EXIT_OK
+    width = max(len(r.name) for r in REGISTRY)
+    for rule in REGISTRY:
+        click.echo(f"{rule.id}  {rule.name:<{width}}  {rule.severity.label:<7}  {rule.summary()}")
+    return EXIT_OK
+
+
+def run_rule(code: str) -> int:
+    """Print one rule's documentation, offline."""
+    from policylint.rules import REGISTRY
+    from policylint.rules.docs import doc_path
+
+    wanted = code.strip()
+    for rule in REGISTRY:
+        if rule.id.upper() == wanted.upper() or rule.name == wanted.lower():
+            path = doc_path(rule)
+            click.echo(path.read_text(encoding="utf-8"), nl=False)
+            return EXIT_OK
+    error(f"no rule {code!r} (see `policylint rules`)")
+    return EXIT_USAGE
+
+
+def run_profiles(profile_paths: Sequence[str] = ()) -> int:
+    """List the policy kinds policylint knows and how it treats them."""
+    from pathlib import Path
+
+    from policylint.profiles.registry import ORIGIN_PROFILE, ProfileError, ProfileRegistry, builtin_profiles, load_profile_file
+    from policylint.textsafe import defuse_line, escape
+
+    try:
+        user = [p for path in profile_paths for p in load_profile_file(Path(path), origin=ORIGIN_PROFILE)]
+    except ProfileError as exc:
+        error(exc)
+        return EXIT_USAGE
+    for p in ProfileRegistry([user, builtin_profiles()]):
+        fields = ", ".join(p.targets.fields)
+        kinds = ", ".join(dict.fromkeys(t.kind for t in p.targets.kinds)) or "any"
+        line = f"{p.group}/{p.kind:<24} {p.policy_class:<9} {p.boilerplate:<17} {p.merge.default:<16} [{fields}] -> {kinds}  ({p.project})"
+        click.echo(defuse_line(escape(line)))  # a --profile file's strings are input too
+    return EXIT_OK
