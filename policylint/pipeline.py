@@ -1,4 +1,5 @@
-"""The whole run as one function: sources -> load -> model -> index -> rules -> findings."""
+"""The whole run as one function: sources -> load -> objects -> index -> resolution -> topology ->
+simulation -> rules -> findings. Each stage is built once, in that order (policylint.project)."""
 
 from __future__ import annotations
 
@@ -19,9 +20,11 @@ from policylint.k8s.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_inf
 from policylint.k8s.objects import KindInfo, KindRegistry, build_objects, split_api_version
 from policylint.profiles.crd import profiles_from_crds
 from policylint.profiles.registry import ORIGIN_PROFILE, PolicyProfile, ProfileRegistry, builtin_profiles, load_profile_file
+from policylint.project import Project
 from policylint.rules import REGISTRY, engine
 from policylint.rules.base import Rule
 from policylint.semantics.effective.simulation import Simulation
+from policylint.semantics.resolution import Resolution
 from policylint.semantics.topology import Topology
 from policylint.stages import Stage, closure
 
@@ -56,7 +59,8 @@ class LintRequest:
 @dataclass
 class LintResult:
     findings: list[Finding]
-    index: ProjectIndex
+    index: ProjectIndex  # the objects and lookups: `project.index`
+    project: Project
     files: list[str]
     internal_error: bool
     rules: tuple[type[Rule], ...]
@@ -126,22 +130,22 @@ def lint(request: LintRequest) -> LintResult:
             gc.enable()
 
 
-def load_index(request: LintRequest) -> ProjectIndex:
-    """Sources -> index with every stage built, without running the rules (`explain`, `graph`)."""
+def load_project(request: LintRequest) -> Project:
+    """Sources -> project with every stage built, without running the rules (`explain`, `graph`)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        index = _index(request)[0]
-        failures = build_stages(index, (Stage.SIMULATION,))
+        project = _project(request)[0]
+        failures = build_stages(project, (Stage.SIMULATION,))
         if failures:
             raise RuntimeError(failures[0].message)
-        return index
+        return project
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _index(request: LintRequest) -> tuple[ProjectIndex, list[Source], dict[str, str | bytes], list[str]]:
+def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str | bytes], list[str]]:
     sources = discover(
         request.paths,
         stdin_filename=request.stdin_filename,
@@ -182,31 +186,30 @@ def _index(request: LintRequest) -> tuple[ProjectIndex, list[Source], dict[str, 
     index = ProjectIndex(
         objects=built.objects,
         kinds=kinds,
-        profiles=profiles,
         options=options,
         input_issues=input_issues,
         files=[s.display for s in sources],
     )
-    return index, sources, texts, notes
+    return Project(index, Resolution(index, profiles)), sources, texts, notes
 
 
-def build_stages(index: ProjectIndex, wanted: Iterable[Stage]) -> list[Issue]:
-    """Build the semantic stages `wanted` needs, in order (policylint.stages), onto the index.
+def build_stages(project: Project, wanted: Iterable[Stage]) -> list[Issue]:
+    """Build the semantic stages `wanted` needs, in order (policylint.stages), onto the project.
 
     A stage that fails to build is left unbuilt and reported as one PL000 issue; what reads it
     is then not run. No stage builds another: each receives the ones before it.
     """
     failures: list[Issue] = []
     for stage in closure(frozenset(wanted)):
-        if index.has_stage(stage):
+        if project.has_stage(stage):
             continue
         try:
             if stage is Stage.TOPOLOGY:
-                index.attach(topology=Topology(index))
+                project.attach(topology=Topology(project.resolution))
             else:
-                index.attach(simulation=Simulation(index, index.topology()))
+                project.attach(simulation=Simulation(project.topology()))
         except Exception as exc:  # a bug must not cost the findings of the other stages
-            first = index.files[0] if index.files else "<input>"
+            first = project.index.files[0] if project.index.files else "<input>"
             failures.append(
                 Issue(
                     rule_id=engine.INTERNAL_ERROR,
@@ -227,16 +230,16 @@ def _rule_options(request: LintRequest) -> dict[str, Mapping[str, object]]:
 
 def _lint(request: LintRequest) -> LintResult:
     engine.check_options(REGISTRY, _rule_options(request))  # a usage error, before any work
-    index, sources, texts, notes = _index(request)
+    project, sources, texts, notes = _project(request)
     selected = tuple(r for r in REGISTRY if request.selection.enabled(r))
     wanted = {stage for rule in selected for stage in rule.reads}
     if request.report_policies:
         wanted.add(Stage.SIMULATION)  # the JSON report's enforcement and blast radius
-    failures = build_stages(index, wanted)
+    failures = build_stages(project, wanted)
     # A rule whose stage failed to build is not run: the stage's PL000 says why.
-    rules = tuple(r for r in selected if all(index.has_stage(s) for s in r.reads))
+    rules = tuple(r for r in selected if all(project.has_stage(s) for s in r.reads))
     resolver = PositionResolver(_text_reader(texts))
-    result = engine.run(index, rules, resolver, _rule_options(request))
+    result = engine.run(project, rules, resolver, _rule_options(request))
     if failures:
         resolved = [engine._resolve(i, {}, resolver) for i in failures]
         result = engine.EngineResult(engine.with_fingerprints(sorted([*result.findings, *resolved], key=Finding.sort_key)), True)
@@ -245,7 +248,7 @@ def _lint(request: LintRequest) -> LintResult:
     if request.report_policies:
         from policylint.reporters.json import policy_reports as compute_policy_reports
 
-        policy_reports, failures = compute_policy_reports(index)
+        policy_reports, failures = compute_policy_reports(project)
         if failures:
             # As a crashed rule: PL000 next to every other finding, and exit code 2.
             # An issue outside the catalogue resolves as PL000 (internal-error, error).
@@ -253,4 +256,6 @@ def _lint(request: LintRequest) -> LintResult:
                 sorted([*findings, *(engine._resolve(i, {}, resolver) for i in failures)], key=Finding.sort_key)
             )
             internal_error = True
-    return LintResult(findings, index, [s.display for s in sources], internal_error, rules, policy_reports, notes)
+    return LintResult(
+        findings, project.index, project, [s.display for s in sources], internal_error, rules, policy_reports, notes
+    )

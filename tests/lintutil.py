@@ -26,7 +26,7 @@ def _inspectable(result: LintResult) -> LintResult:
     """Tests inspect the topology and the simulation whatever rules they selected: build the
     stages the selection did not need, after the rules ran (the findings are unchanged).
     tests/test_rule_inputs.py checks what a run builds by itself."""
-    build_stages(result.index, {Stage.SIMULATION})
+    build_stages(result.project, {Stage.SIMULATION})
     return result
 
 

@@ -661,7 +661,7 @@ COLOR_TOPOLOGY = (
 
 def test_custom_policy_crd_in_the_input_yields_a_crd_profile() -> None:
     result = lint_text(COLOR_CRD + "---\n" + COLOR_TOPOLOGY)
-    policies = result.index.policies()
+    policies = result.project.resolution.policies()
     assert len(policies) == 1
     profile = policies[0].profile
     assert profile.origin == "crd"
@@ -677,7 +677,7 @@ def test_custom_policy_crd_in_the_input_yields_a_crd_profile() -> None:
     assert set(profile.targets.kinds) == gw("Gateway", "HTTPRoute") and profile.targets.kinds_enforced
     assert profile.merge.overrides == "overrides" and profile.merge.implicit_defaults
     assert profile.effective_target == "rule"
-    [resolution] = result.index.resolutions(policies[0])
+    [resolution] = result.project.resolution.resolutions(policies[0])
     assert resolution.status == "Accepted" and resolution.section is not None
     assert "PL111" not in {f.rule for f in result.findings}  # not an inferred kind any more
     assert [f for f in result.findings if f.severity >= Severity.WARNING] == []
@@ -690,7 +690,7 @@ def test_custom_policy_crd_passed_with_crd_option(tmp_path: Path) -> None:
     manifests = tmp_path / "manifests.yaml"
     manifests.write_text(COLOR_TOPOLOGY)
     result = lint_paths([manifests], crd_paths=[str(crd_file.parent)])
-    [policy] = result.index.policies()
+    [policy] = result.project.resolution.policies()
     assert policy.profile.origin == ORIGIN_CRD
     assert "colorpolicies.example.com" in policy.profile.source
 
@@ -711,7 +711,7 @@ spec:
     - {context: http, value: "client_body_buffer_size 16k;"}
 """
     result = lint_text(crd_text + "\n---\n" + policy)
-    [found] = result.index.policies()
+    [found] = result.project.resolution.policies()
     assert found.profile.origin == ORIGIN_BUILTIN
 
 

@@ -23,7 +23,6 @@ from policylint.semantics.effective.simulation import (
     ENFORCED,
     OVERRIDDEN,
     PARTIALLY_ENFORCED,
-    Simulation,
     TargetStatus,
     node_label,
     path_label,
@@ -332,7 +331,7 @@ def test_service_no_route_uses_gets_its_own_context(tmp_path: Path) -> None:
     prof = profile(tmp_path, klass="Direct", effective="backend", default="none", kinds="{group: '', kind: Service}")
     text = CLASS + gateway("g") + service("lonely") + color("p", "{group: '', kind: Service, name: lonely}", "color: red")
     run_ = lint_here(tmp_path, text, prof)
-    assert [path_label(c.path) for c in run_.sim.contexts] == ["app/lonely"]
+    assert [path_label(c.path) for c in run_.contexts] == ["app/lonely"]
     assert status(run_, "ColorPolicy app/p")["enforcement"] == ENFORCED
 
 
@@ -341,7 +340,7 @@ def test_route_attached_to_nothing_has_no_context(tmp_path: Path) -> None:
     text = CLASS + gateway("g") + route("orphan", None, (None, "svc")) + service("svc")
     text += color("p", f"{{group: {GW}, kind: HTTPRoute, name: orphan}}", "color: red")
     run_ = lint_here(tmp_path, text, prof)
-    assert run_.sim.contexts == []
+    assert run_.contexts == []
     assert status(run_, "ColorPolicy app/p")["enforcement"] is None
 
 
@@ -349,22 +348,21 @@ def test_two_block_policy_counts_each_context_once() -> None:
     """A policy with an override and a default block has two facets in one context; its status
     there combines them, and the context counts once (S09: one context, gw > r)."""
     run_, _ = scenario("s09-same-level", "expected-policy-attachment")
-    sim = run_.result.index.simulation()
-    for policy in run_.result.index.policies():
-        (res,) = run_.result.index.targets(policy)
+    sim = run_.result.project.simulation()
+    for policy in run_.result.project.resolution.policies():
+        (res,) = run_.result.project.resolution.targets(policy)
         entry = sim.target_status(policy, res)
         assert entry is not None and entry.contexts == 1
-    hc2 = next(p for p in run_.result.index.policies() if p.key.name == "hc-2")
-    entry = sim.target_status(hc2, run_.result.index.targets(hc2)[0])
+    hc2 = next(p for p in run_.result.project.resolution.policies() if p.key.name == "hc-2")
+    entry = sim.target_status(hc2, run_.result.project.resolution.targets(hc2)[0])
     assert entry is not None and (entry.overridden, entry.enforcement) == (1, OVERRIDDEN)
 
 
-def test_simulation_keeps_contexts_only_on_request() -> None:
+def test_simulation_lists_the_contexts_asked_for() -> None:
     run_, _ = scenario("s02-gep713-example-2")
-    assert run_.result.index.simulation().contexts == []  # the index's own keeps none
-    assert len(run_.sim.contexts) == 4
-    only_b2 = Simulation(run_.result.index, run_.result.index.topology(), keep=lambda path: path[-1][1].name == "b2")
-    assert [context_label(run_, c.path) for c in only_b2.contexts] == ["g2>r4>b2"]
+    assert len(run_.contexts) == 4
+    only_b2 = run_.result.project.simulation().contexts(lambda path: path[-1][1].name == "b2")
+    assert [context_label(run_, c.path) for c in only_b2] == ["g2>r4>b2"]
 
 
 # -- pure helpers ------------------------------------------------------------------------------

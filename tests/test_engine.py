@@ -13,8 +13,8 @@ from policylint import pipeline, rules
 from policylint.cli import cli
 from policylint.findings import Issue, Location, Severity
 from policylint.input.positions import PositionResolver
-from policylint.k8s.index import ProjectIndex
 from policylint.pipeline import LintRequest, lint
+from policylint.project import Project
 from policylint.rules import REGISTRY, engine
 from policylint.rules.base import Rule
 from policylint.rules.engine import INTERNAL_ERROR, Selection
@@ -72,7 +72,7 @@ class Exploding(Rule):
     name = "exploding"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterator[Issue]:
+    def check(self, project: Project) -> Iterator[Issue]:
         raise KeyError("boom")
 
 
@@ -83,8 +83,8 @@ class HalfExploding(Rule):
     name = "half-exploding"
     severity = Severity.WARNING
 
-    def check(self, index: ProjectIndex) -> Iterator[Issue]:
-        obj = index.objects[0]
+    def check(self, project: Project) -> Iterator[Issue]:
+        obj = project.index.objects[0]
         yield self.issue(obj, "metadata.name", "first finding")
         raise ZeroDivisionError("late")
 
@@ -96,7 +96,7 @@ class Unlocatable(Rule):
     name = "unlocatable"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterator[Issue]:
+    def check(self, project: Project) -> Iterator[Issue]:
         yield Issue(rule_id=self.id, message="no real object", object="not an object")  # type: ignore[arg-type]
 
 
@@ -118,8 +118,8 @@ class Warner(Rule):
     name = "warner"
     severity = Severity.WARNING
 
-    def check(self, index: ProjectIndex) -> Iterator[Issue]:
-        for obj in index.objects:
+    def check(self, project: Project) -> Iterator[Issue]:
+        for obj in project.index.objects:
             if obj.kind == "Service":
                 yield self.issue(obj, "kind", f"warning about {obj.name}")
 
@@ -224,8 +224,8 @@ class Repeater(Rule):
     name = "repeater"
     severity = Severity.INFO
 
-    def check(self, index: ProjectIndex) -> Iterator[Issue]:
-        for obj in sorted(index.objects, key=lambda o: o.name, reverse=True):
+    def check(self, project: Project) -> Iterator[Issue]:
+        for obj in sorted(project.index.objects, key=lambda o: o.name, reverse=True):
             yield self.issue(obj, "spec.ports[0].port", "same")
             yield self.issue(obj, "spec.ports[0].port", "same")
             yield self.issue(obj, "metadata", "earlier line", severity=Severity.ERROR)
@@ -255,6 +255,6 @@ def test_rule_order_does_not_change_the_findings(manifests: Path, monkeypatch: p
 
 def test_engine_run_directly(manifests: Path) -> None:
     result = lint_paths([manifests])
-    again = engine.run(result.index, [Exploding, *result.rules], PositionResolver(lambda f: Path(f).read_text()))
+    again = engine.run(result.project, [Exploding, *result.rules], PositionResolver(lambda f: Path(f).read_text()))
     assert again.internal_error
     assert [f for f in again.findings if f.rule != INTERNAL_ERROR] == result.findings

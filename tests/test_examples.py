@@ -142,5 +142,5 @@ def test_profile_example_describes_the_in_house_kind() -> None:
     (profile,) = load_profile_file(PROFILE_EXAMPLE, origin=ORIGIN_PROFILE)
     assert (profile.group, profile.kind) == ("platform.example.com", "TimeoutPolicy")
     result = lint_paths([EXAMPLES], profile_paths=[str(PROFILE_EXAMPLE)])
-    policies = {str(p.key): p for p in result.index.policies()}
+    policies = {str(p.key): p for p in result.project.resolution.policies()}
     assert policies["TimeoutPolicy team-a/inventory-deadlines"].profile.origin == ORIGIN_PROFILE

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from policylint.findings import Finding, Issue, Severity
-from policylint.k8s.index import ProjectIndex
 from policylint.k8s.objects import ObjectKey
 from policylint.pipeline import LintResult
+from policylint.project import Project
 from policylint.reporters import json as json_reporter
 from policylint.reporters import text as text_reporter
 from policylint.rules.base import Rule
@@ -136,8 +136,8 @@ class Twice(Rule):
     name = "twice"
     severity = Severity.WARNING
 
-    def check(self, index: ProjectIndex) -> Iterator[Issue]:
-        for obj in index.objects:
+    def check(self, project: Project) -> Iterator[Issue]:
+        for obj in project.index.objects:
             if obj.kind == "Service":
                 yield self.issue(obj, "spec.ports[0].port", f"first about {obj.name}", hint="use port 8080")
                 yield self.issue(obj, "spec.ports[0].port", f"second about {obj.name}\nforged: line")
@@ -189,8 +189,8 @@ def test_hint_is_escaped_and_bounded(monkeypatch: pytest.MonkeyPatch, tmp_path: 
         name = "hostile"
         severity = Severity.INFO
 
-        def check(self, index: ProjectIndex) -> Iterator[Issue]:
-            yield self.issue(index.objects[0], "kind", "m", hint="\x1b[31mred\n::error ::forged" + "x" * 5000)
+        def check(self, project: Project) -> Iterator[Issue]:
+            yield self.issue(project.index.objects[0], "kind", "m", hint="\x1b[31mred\n::error ::forged" + "x" * 5000)
 
     use_rules(monkeypatch, Hostile)
     path = tmp_path / "s.yaml"

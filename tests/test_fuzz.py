@@ -92,9 +92,10 @@ def assert_sound(result: LintResult, texts: dict[str, str] | None = None, valida
 def _walk_topology(result: LintResult) -> None:
     """Exercise every index and topology query rules build on (some have no rule yet)."""
     index = result.index
-    for policy in index.policies():
-        index.targets(policy)
-    topology = index.topology()
+    resolution = result.project.resolution
+    for policy in resolution.policies():
+        resolution.targets(policy)
+    topology = result.project.topology()
     for obj in index.objects:
         topology.carries_traffic(obj)
         topology.refs_from(obj)

@@ -17,6 +17,7 @@ import yaml
 from policylint.findings import Issue
 from policylint.k8s.fieldtypes import SCHEMAS, check_object, describe_value
 from policylint.k8s.index import ProjectIndex
+from policylint.project import Project
 from policylint.reporters import json as json_reporter
 from policylint.rules.malformed import MalformedField
 from policylint.semantics.topology import ACCEPTED, GATEWAY_GROUP, MALFORMED
@@ -281,7 +282,7 @@ def test_parent_refs_as_a_mapping() -> None:
         )
     ]
     route = result.index.lookup(GATEWAY_GROUP, "HTTPRoute", "app", "web")
-    topology = result.index.topology()
+    topology = result.project.topology()
     # No parentRef can be named, but the route counts as attached: policies on it are not "on an
     # object that carries no traffic" (PL413), the route not "without parentRefs" (PL410).
     assert topology.parent_attachments(route) == []
@@ -294,7 +295,7 @@ def test_a_malformed_parent_ref_is_attached_and_not_evaluated() -> None:
     assert [(r, p) for r, p, _ in _messages(result)] == [("PL010", "spec.parentRefs[0].port")]
     assert "(remove the quotes)" in result.findings[0].message
     route = result.index.lookup(GATEWAY_GROUP, "HTTPRoute", "app", "web")
-    first, second = result.index.topology().parent_attachments(route)
+    first, second = result.project.topology().parent_attachments(route)
     assert (first.ref.path, first.status, first.attached, first.parent) == ("spec.parentRefs[0]", MALFORMED, True, None)
     assert (second.ref.path, second.status) == ("spec.parentRefs[1]", ACCEPTED)
 
@@ -322,7 +323,7 @@ def test_listener_port_as_text() -> None:
     ]
     # The route's parentRef asks for port 80 on that listener: assumed to attach, and says why.
     route = result.index.lookup(GATEWAY_GROUP, "HTTPRoute", "app", "web")
-    first = result.index.topology().parent_attachments(route)[0]
+    first = result.project.topology().parent_attachments(route)[0]
     assert first.status == ACCEPTED
     assert [lst.name for lst in first.listeners] == ["http"]
     assert first.assumptions == ("listener #1 of Gateway infra/gw is malformed (PL010); assumed to admit the route",)
@@ -355,14 +356,14 @@ def test_service_port_as_text_is_not_a_missing_port() -> None:
     assert [(r, p) for r, p, _ in _messages(result)] == [("PL010", "spec.ports[0].port")]
     assert "port must be an integer, not the string '8080' (remove the quotes)" in result.findings[0].message
     route = result.index.lookup(GATEWAY_GROUP, "HTTPRoute", "app", "web")
-    refs = [r for r in result.index.topology().refs_from(route) if r.name == "web"]
+    refs = [r for r in result.project.topology().refs_from(route) if r.name == "web"]
     assert refs and all(r.status == MALFORMED and r.target is not None for r in refs)
 
 
 def test_a_malformed_reference_grant_permits_and_is_not_unused() -> None:
     result = _lint(_scene("ReferenceGrant", "allow-app", ("spec", "from"), {"group": GATEWAY_GROUP}))
     assert [(r, p) for r, p, _ in _messages(result)] == [("PL010", "spec.from")]
-    [grant] = result.index.grants().grants
+    [grant] = result.project.resolution.grants().grants
     assert grant.malformed
 
 
@@ -376,7 +377,7 @@ def test_listener_set_parent_ref_as_text() -> None:
     result = _lint(_scene("ListenerSet", "extra", ("spec", "parentRef"), "gw"))
     assert [(r, p) for r, p, _ in _messages(result)] == [("PL010", "spec.parentRef")]
     listener_set = result.index.lookup(GATEWAY_GROUP, "ListenerSet", "infra", "extra")
-    attachment = result.index.topology().listener_sets[id(listener_set)]
+    attachment = result.project.topology().listener_sets[id(listener_set)]
     assert (attachment.status, attachment.attached) == (MALFORMED, True)
 
 
@@ -410,7 +411,7 @@ spec:
     # cause is the field, so PL010 alone.
     assert [(r, p) for r, p, _ in _messages(result)] == [("PL010", "spec.allowedListeners.namespaces.from")]
     listener_set = result.index.lookup(GATEWAY_GROUP, "ListenerSet", "other", "extra")
-    attachment = result.index.topology().listener_sets[id(listener_set)]
+    attachment = result.project.topology().listener_sets[id(listener_set)]
     assert attachment.status == ACCEPTED
     assert attachment.assumptions == (
         "Gateway infra/gw has a malformed allowedListeners (PL010); assumed to admit the ListenerSet",
@@ -474,10 +475,10 @@ def test_a_value_the_loader_already_reported_is_not_repeated() -> None:
     index = result.index
     service = index.lookup("", "Service", "app", "web")
     loaded = Issue(rule_id="PL001", message="integer too large", document=service.doc, path="spec.ports[0].port")
-    again = ProjectIndex(index.objects, index.kinds, index.profiles, index.options, input_issues=[loaded])
-    assert list(MalformedField().check(again)) == []
-    fresh = ProjectIndex(index.objects, index.kinds, index.profiles, index.options)
-    assert [i.path for i in MalformedField().check(fresh)] == ["spec.ports[0].port"]
+    again = ProjectIndex(index.objects, index.kinds, index.options, input_issues=[loaded])
+    assert list(MalformedField().check(Project(again, result.project.resolution))) == []
+    fresh = ProjectIndex(index.objects, index.kinds, index.options)
+    assert [i.path for i in MalformedField().check(Project(fresh, result.project.resolution))] == ["spec.ports[0].port"]
 
 
 @pytest.mark.parametrize(

@@ -41,8 +41,8 @@ from policylint.cli import cli
 from policylint.commands.explain import _jsonable, _value_text
 from policylint.findings import Finding, Issue, Related, Severity
 from policylint.input.positions import PositionResolver
-from policylint.k8s.index import ProjectIndex
-from policylint.pipeline import LintRequest, lint, load_index
+from policylint.pipeline import LintRequest, lint, load_project
+from policylint.project import Project
 from policylint.reporters import FORMATS, MACHINE_FORMATS
 from policylint.reporters.json import finding_dict
 from policylint.reporters.text import format_finding
@@ -310,7 +310,7 @@ def test_a_file_name_that_is_not_utf8_is_printable_in_every_format() -> None:
 # -- PL000 next to every other finding, in every format --------------------------------------------
 
 
-def _broken_simulation(self: ProjectIndex) -> Any:
+def _broken_simulation(self: Project) -> Any:
     raise RuntimeError("simulation failed\n::error::injected")
 
 
@@ -318,7 +318,7 @@ def test_a_crash_in_the_json_policy_section_is_a_finding_not_an_empty_report(
     corpus: Path, report: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     baseline = report["findings"]
-    monkeypatch.setattr(ProjectIndex, "simulation", _broken_simulation)
+    monkeypatch.setattr(Project, "simulation", _broken_simulation)
     code_json, out, _ = invoke("check", "--no-cache", "--format", "json", str(corpus))
     code_text, text_out, _ = invoke("check", "--no-cache", "--format", "text", str(corpus))
     assert code_json == code_text == 2  # README: an internal error is exit code 2, in every format
@@ -359,16 +359,16 @@ class _Loud(Rule):
     name = "loud"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterator[Issue]:
-        for obj in index.objects:
+    def check(self, project: Project) -> Iterator[Issue]:
+        for obj in project.index.objects:
             big = "x" * 10_000_000
             yield self.issue(obj, "metadata.name", big, related=(Related(big, object=obj, path="metadata.name"),))
 
 
 def test_the_engine_bounds_every_message_and_note(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: x}\n", encoding="utf-8")
-    index = load_index(LintRequest(paths=[str(tmp_path)]))
-    result = run_engine(index, [_Loud], PositionResolver(lambda f: None))
+    project = load_project(LintRequest(paths=[str(tmp_path)]))
+    result = run_engine(project, [_Loud], PositionResolver(lambda f: None))
     (finding,) = result.findings
     assert len(finding.message) == MAX_MESSAGE and finding.message.endswith("x…")
     assert len(finding.related[0].message) == MAX_MESSAGE
@@ -390,17 +390,17 @@ _AMPLIFIED_SELECTOR = """\
 import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
 from policylint.rules.engine import run
-from policylint.pipeline import LintRequest, load_index
+from policylint.pipeline import LintRequest, load_project
 from policylint.input.positions import PositionResolver
 from policylint.rules import REGISTRY
 
-index = load_index(LintRequest(paths=[sys.argv[1]]))
-(gateway,) = [o for o in index.objects if o.kind == "Gateway"]
+project = load_project(LintRequest(paths=[sys.argv[1]]))
+(gateway,) = [o for o in project.index.objects if o.kind == "Gateway"]
 value = "A" * 1_000_000
 for _ in range(5):
     value = [value] * 10
 gateway.data["spec"]["listeners"][0]["allowedRoutes"]["namespaces"]["selector"]["matchLabels"]["team"] = value
-result = run(index, [r for r in REGISTRY if r.id.startswith("PL5")], PositionResolver(lambda f: None))
+result = run(project, [r for r in REGISTRY if r.id.startswith("PL5")], PositionResolver(lambda f: None))
 for f in result.findings:
     print(f.rule, len(f.message))
 """

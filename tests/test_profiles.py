@@ -18,7 +18,6 @@ from click.testing import CliRunner
 
 from policylint.cli import cli
 from policylint.findings import Severity
-from policylint.k8s.index import ACCEPTED
 from policylint.profiles.crd import crd_facts
 from policylint.profiles.registry import (
     ORIGIN_BUILTIN,
@@ -30,6 +29,7 @@ from policylint.profiles.registry import (
     profile_from_dict,
     validate_profile_document,
 )
+from policylint.semantics.resolution import ACCEPTED
 from tests.lintutil import ROOT, lint_paths, lint_text
 
 PROFILES = ROOT / "policylint" / "profiles" / "builtin"
@@ -179,12 +179,12 @@ def test_valid_fixture_lints_clean(project: str, entry: dict[str, Any]) -> None:
     result = lint_paths([valid])
     assert not result.internal_error
     assert _problems(result.findings) == []
-    policies = [p for p in result.index.policies() if (p.obj.group, p.obj.kind) == (entry["group"], entry["kind"])]
+    policies = [p for p in result.project.resolution.policies() if (p.obj.group, p.obj.kind) == (entry["group"], entry["kind"])]
     assert policies, f"valid.yaml has no {entry['kind']}"
     for policy in policies:
         assert policy.profile.origin == ORIGIN_BUILTIN and policy.profile.project == project
         assert policy.refs or policy.profile.targets.selectors
-        for resolution in result.index.resolutions(policy):
+        for resolution in result.project.resolution.resolutions(policy):
             assert resolution.status == ACCEPTED, (resolution.ref.display(), resolution.detail, resolution.message)
             assert resolution.target is not None  # a real object of the input, not a virtual kind
 
@@ -197,11 +197,11 @@ def test_valid_reference_lints_clean() -> None:
 
 def test_valid_reference_has_a_policy_of_every_profiled_kind_and_all_attach() -> None:
     result = lint_paths([VALID_REFERENCE])
-    seen = {(p.obj.group, p.obj.kind) for p in result.index.policies()}
+    seen = {(p.obj.group, p.obj.kind) for p in result.project.resolution.policies()}
     assert seen >= {p.gk for p in builtin_profiles()}
-    for policy in result.index.policies():
+    for policy in result.project.resolution.policies():
         assert policy.profile.origin == ORIGIN_BUILTIN, policy.obj.key
-        for resolution in result.index.resolutions(policy):
+        for resolution in result.project.resolution.resolutions(policy):
             assert resolution.status == ACCEPTED, (str(policy.obj.key), resolution.ref.display(), resolution.detail)
             assert resolution.target is not None
             if resolution.ref.section_name:
@@ -277,17 +277,17 @@ def test_user_profile_overrides_builtin(tmp_path: Path) -> None:
     assert [p.kind for p in loaded] == ["BackendTLSPolicy", "ColorPolicy"]
 
     builtin = lint_text(BTLS)
-    [policy] = builtin.index.policies()
+    [policy] = builtin.project.resolution.policies()
     assert policy.profile.origin == ORIGIN_BUILTIN and not policy.profile.targets.kinds_enforced
 
     result = lint_text(BTLS, profile_paths=[str(path)])
-    [policy] = result.index.policies()
+    [policy] = result.project.resolution.policies()
     assert policy.profile.origin == ORIGIN_PROFILE
     assert policy.profile.project == "acme"
     assert policy.profile.targets.kinds_enforced
-    assert result.index.profiles.get("acme.example.com", "ColorPolicy") is not None
+    assert result.project.resolution.profiles.get("acme.example.com", "ColorPolicy") is not None
     # built-ins the user file does not mention are still there
-    assert result.index.profiles.get("kuadrant.io", "RateLimitPolicy").origin == ORIGIN_BUILTIN  # type: ignore[union-attr]
+    assert result.project.resolution.profiles.get("kuadrant.io", "RateLimitPolicy").origin == ORIGIN_BUILTIN  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(

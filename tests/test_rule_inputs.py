@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from policylint.pipeline import LintRequest, lint
+from policylint.project import Project
 from policylint.rules import REGISTRY
 from policylint.rules.base import Rule
 from policylint.rules.engine import INTERNAL_ERROR, Selection
@@ -24,8 +25,8 @@ from tests.lintutil import ROOT
 CORPORA = [ROOT / "examples", ROOT / "tests" / "data" / "multi-namespace"]
 
 
-def _built(result_index: object) -> set[Stage]:
-    return {stage for stage in ORDER if result_index.has_stage(stage)}  # type: ignore[attr-defined]
+def _built(project: Project) -> set[Stage]:
+    return {stage for stage in ORDER if project.has_stage(stage)}
 
 
 @pytest.mark.parametrize("rule", REGISTRY, ids=lambda r: r.id)
@@ -34,7 +35,7 @@ def test_each_rule_runs_with_exactly_the_stages_it_declares(rule: type[Rule]) ->
         result = lint(LintRequest(paths=[str(corpus)], selection=Selection(select=(rule.id,)), cache_dir=None))
         assert [f.message for f in result.findings if f.rule == INTERNAL_ERROR] == [], corpus
         assert not result.internal_error
-        assert _built(result.index) == set(closure(rule.reads)), corpus
+        assert _built(result.project) == set(closure(rule.reads)), corpus
 
 
 def test_the_declared_stages_are_needed_where_a_rule_reads_them() -> None:
@@ -57,11 +58,11 @@ def test_select_pl2_on_a_10k_object_corpus_does_no_simulation_work(tmp_path: Pat
     write_corpus(10_000, tmp_path)
     narrow = lint(LintRequest(paths=[str(tmp_path)], selection=Selection(select=("PL2",)), cache_dir=None))
     assert len(narrow.index.objects) >= 10_000
-    assert _built(narrow.index) == set()
+    assert _built(narrow.project) == set()
     assert {f.rule for f in narrow.findings} <= {r.id for r in REGISTRY if r.id.startswith("PL2")}
     # The JSON report's policy section reads the simulation: asking for it builds it.
     report = lint(LintRequest(paths=[str(tmp_path)], selection=Selection(select=("PL2",)), cache_dir=None, report_policies=True))
-    assert _built(report.index) == {Stage.TOPOLOGY, Stage.SIMULATION}
+    assert _built(report.project) == {Stage.TOPOLOGY, Stage.SIMULATION}
     assert [f.line for f in report.findings] == [f.line for f in narrow.findings]
 
 
@@ -171,9 +172,9 @@ def test_the_cycle_finder_finds_cycles() -> None:
 
 
 def test_earlier_stages_never_import_later_ones() -> None:
-    """input -> k8s -> profiles -> semantics -> rules -> reporters -> commands: a module imports
-    only its own stage and earlier ones (shared vocabulary modules at the top level aside)."""
-    order = ["input", "k8s", "profiles", "semantics", "rules", "reporters", "commands"]
+    """input -> k8s -> profiles -> semantics -> project -> rules -> reporters -> commands: a module
+    imports only its own stage and earlier ones (shared vocabulary modules at the top level aside)."""
+    order = ["input", "k8s", "profiles", "semantics", "project", "rules", "reporters", "commands"]
     shared = {"policylint", "policylint.findings", "policylint.stages", "policylint.textsafe", "policylint.resources"}
     violations = []
     for module, imports in _graph().items():
@@ -187,12 +188,4 @@ def test_earlier_stages_never_import_later_ones() -> None:
             other = imported.split(".")
             if len(other) >= 2 and other[1] in order and order.index(other[1]) > rank:
                 violations.append(f"{module} -> {imported}")
-    assert sorted(violations) == KNOWN_STAGE_INVERSIONS
-
-
-# Policies (profiles) and target resolution (ReferenceGrant checks) still live in the index;
-# they move to policylint.profiles and policylint.semantics.resolution next, and this list empties.
-KNOWN_STAGE_INVERSIONS = [
-    "policylint.k8s.index -> policylint.profiles.registry",
-    "policylint.k8s.index -> policylint.semantics.grants",
-]
+    assert sorted(violations) == []

@@ -64,15 +64,16 @@ DEFAULT_LEVELS = ("gateway", "route", "backend")
 @dataclass
 class Run:
     result: LintResult
-    sim: Simulation  # a second simulation that keeps every context
+    sim: Simulation
+    contexts: list[Context]  # every context of the run
     report: dict[str, Any]
 
 
 def run(inputs: Sequence[Path], profiles: Sequence[Path] = (), **options: Any) -> Run:
     result = lint_paths(list(inputs), profile_paths=[str(p) for p in profiles], **options)
     assert not [f for f in result.findings if f.rule == INTERNAL_ERROR], "a rule raised"
-    sim = Simulation(result.index, result.index.topology(), keep=lambda _path: True)
-    return Run(result, sim, json_reporter.report(result))
+    sim = result.project.simulation()
+    return Run(result, sim, sim.contexts(lambda _path: True), json_reporter.report(result))
 
 
 def node_name(run_: Run, node: NodeKey) -> str:
@@ -93,7 +94,7 @@ def context_label(run_: Run, path: Iterable[NodeKey], levels: Sequence[str] = DE
 def contexts_of(run_: Run, kind: str, levels: Sequence[str] = DEFAULT_LEVELS) -> dict[str, Context]:
     """Contexts of one policy kind by label; a label must name exactly one context."""
     out: dict[str, Context] = {}
-    for context in run_.sim.contexts:
+    for context in run_.contexts:
         if context.profile.kind != kind:
             continue
         label = context_label(run_, context.path, levels)
@@ -130,7 +131,7 @@ def affected_by(run_: Run, obj: str) -> set[str]:
     PartiallyEnforced) in some context through `obj` (GEP-713 examples: "Status of Backend b1
     should be reported as affected by ...")."""
     out: set[str] = set()
-    for context in run_.sim.contexts:
+    for context in run_.contexts:
         if not any(str(n[1]) == obj for n in context.path):
             continue
         for facet in context.stack:
@@ -142,8 +143,8 @@ def affected_by(run_: Run, obj: str) -> set[str]:
 def engine_backends_affected_by(run_: Run, backend: str) -> set[str]:
     """The same question asked of the engine's own aggregate (Simulation.policy_affects)."""
     out = set()
-    for policy in run_.result.index.policies():
-        if any(str(n[1]) == backend for n in run_.result.index.simulation().policy_affects(policy).backends):
+    for policy in run_.result.project.resolution.policies():
+        if any(str(n[1]) == backend for n in run_.result.project.simulation().policy_affects(policy).backends):
             out.add(str(policy.key))
     return out
 
@@ -286,7 +287,7 @@ def test_s09_alternative_outcome_is_the_other_creation_order() -> None:
 def test_s10_different_kinds_do_not_share_contexts() -> None:
     """S10 variant: a ColorPolicy and a ShadePolicy on the same targets fold separately."""
     run_, _ = scenario("s10-hierarchy-field-merge", "expected-kinds")
-    for context in run_.sim.contexts:
+    for context in run_.contexts:
         assert {f.policy.key.kind for f in context.stack} == {context.profile.kind}
 
 

@@ -28,8 +28,8 @@ import pytest
 
 from policylint.findings import Severity
 from policylint.k8s.external import ExternalObjects
-from policylint.k8s.index import ProjectIndex, TargetResolution
 from policylint.pipeline import LintResult
+from policylint.semantics.resolution import TargetResolution
 from policylint.semantics.topology import ACCEPTED, GATEWAY_GROUP, OPAQUE, RESOLVED
 from tests.lintutil import lint_paths, lint_text, only
 from tests.manifests import (
@@ -58,9 +58,9 @@ def problems(result: LintResult) -> list[tuple[str, str, str]]:
 
 
 def resolutions(result: LintResult, name: str) -> list[TargetResolution]:
-    index: ProjectIndex = result.index
-    (policy,) = [p for p in index.policies() if p.obj.name == name]
-    return index.targets(policy)
+    resolution = result.project.resolution
+    (policy,) = [p for p in resolution.policies() if p.obj.name == name]
+    return resolution.targets(policy)
 
 
 def lookup(result: LintResult, kind: str, namespace: str | None, name: str, group: str = GATEWAY_GROUP) -> Any:
@@ -213,7 +213,7 @@ def shuffled(text: str) -> str:
 def test_s14_links(order: str) -> None:
     result = lint_text(S14 if order == "as-written" else shuffled(S14))
     assert problems(result) == []
-    topo = result.index.topology()
+    topo = result.project.topology()
     gw1, gw2 = lookup(result, "Gateway", "app", "gateway-1"), lookup(result, "Gateway", "app", "gateway-2")
     (g1l1, g1l2), (g2l1,) = topo.listeners(gw1), topo.listeners(gw2)
 
@@ -258,7 +258,7 @@ S15_MESSAGE = "HTTPRoute ns2/route-x is not permitted to reference Service defau
 def test_s15_backend_with_the_grant_is_ok() -> None:
     result = lint_text(S15 + s15_grant())
     assert problems(result) == []
-    (ref,) = result.index.topology().refs_from(lookup(result, "HTTPRoute", "ns2", "route-x"))
+    (ref,) = result.project.topology().refs_from(lookup(result, "HTTPRoute", "ns2", "route-x"))
     assert ref.status == RESOLVED and ref.grant is not None and [g.obj.name for g in ref.grant.grants] == ["rg"]
 
 
@@ -377,9 +377,9 @@ def test_s16_listener_set_parent_and_present_inference_pool_resolve() -> None:
     assert problems(result) == []
     assert only(result, "PL406") == [] and only(result, "PL411") == []
     route = lookup(result, "HTTPRoute", "default", "r1")
-    (att,) = result.index.topology().parent_attachments(route)
+    (att,) = result.project.topology().parent_attachments(route)
     assert (att.status, [lst.label() for lst in att.listeners]) == (ACCEPTED, ["ListenerSet default/ls1#extra"])
-    (ref,) = result.index.topology().refs_from(route)
+    (ref,) = result.project.topology().refs_from(route)
     assert ref.status == RESOLVED and ref.target is not None and ref.target.kind == "InferencePool"
 
 
@@ -389,7 +389,7 @@ def test_s16_absent_inference_pool_is_a_warning_not_an_error() -> None:
     (finding,) = only(result, "PL411")
     assert finding.severity is Severity.WARNING
     assert finding.message.startswith("unresolved backend of a kind not modelled")
-    (ref,) = result.index.topology().refs_from(lookup(result, "HTTPRoute", "default", "r1"))
+    (ref,) = result.project.topology().refs_from(lookup(result, "HTTPRoute", "default", "r1"))
     assert ref.status == OPAQUE
 
 
@@ -438,7 +438,7 @@ LISTENER_SET_SETUP = (
 def test_guard_listener_set_parents() -> None:
     result = lint_text(LISTENER_SET_SETUP)
     assert problems(result) == []
-    topo = result.index.topology()
+    topo = result.project.topology()
     for name in ("whole-set", "one-listener"):
         (att,) = topo.parent_attachments(lookup(result, "HTTPRoute", "team-a", name))
         assert [lst.label() for lst in att.listeners] == ["ListenerSet team-a/ls#http"]
@@ -465,7 +465,7 @@ spec:
     )
     result = lint_text(text)
     assert problems(result) == []
-    refs = result.index.topology().refs_from(lookup(result, "HTTPRoute", "app", "r"))
+    refs = result.project.topology().refs_from(lookup(result, "HTTPRoute", "app", "r"))
     assert [(r.kind, r.status) for r in refs] == [("InferencePool", RESOLVED), ("Backend", RESOLVED)]
 
 
@@ -495,7 +495,7 @@ def test_guard_same_listener_name_on_a_gateway_and_its_listener_set() -> None:
     assert gw.section.path == "spec.listeners[0]"
     (ls,) = resolutions(result, "on-set")
     assert ls.target is not None and (ls.target.kind, ls.target.namespace) == ("ListenerSet", "team-a") and ls.section is not None
-    topo = result.index.topology()
+    topo = result.project.topology()
     (att,) = topo.parent_attachments(lookup(result, "HTTPRoute", "infra", "on-gateway"))
     assert [(lst.label(), lst.port) for lst in att.listeners] == [("Gateway infra/gw#http", 80)]
 
@@ -514,7 +514,7 @@ def test_guard_wildcard_hostnames_that_intersect() -> None:
     )
     result = lint_text(text)
     assert problems(result) == []
-    topo = result.index.topology()
+    topo = result.project.topology()
     for name in ("deep", "wild"):
         (att,) = topo.parent_attachments(lookup(result, "HTTPRoute", "app", name))
         assert att.status == ACCEPTED
@@ -535,7 +535,7 @@ def test_guard_selector_namespaces_with_labels() -> None:
     )
     result = lint_text(text)
     assert problems(result) == []
-    (att,) = result.index.topology().parent_attachments(lookup(result, "HTTPRoute", "team-a", "r"))
+    (att,) = result.project.topology().parent_attachments(lookup(result, "HTTPRoute", "team-a", "r"))
     assert (att.status, att.assumptions) == (ACCEPTED, ())
 
 
@@ -590,9 +590,9 @@ def test_guard_partial_repository_with_external_objects() -> None:
     result = lint_text(text, external=external)
     assert problems(result) == []
     search = lookup(result, "HTTPRoute", "team-b", "search")
-    (att,) = result.index.topology().parent_attachments(search)
+    (att,) = result.project.topology().parent_attachments(search)
     assert att.status == "External" and att.attached
-    (ref,) = result.index.topology().refs_from(search)
+    (ref,) = result.project.topology().refs_from(search)
     assert ref.status == "External" and ref.grant is not None and ref.grant.assumed
 
 
@@ -657,7 +657,7 @@ def test_external_target_in_another_namespace_still_needs_its_grant() -> None:
 def test_multi_namespace_setup_is_clean() -> None:
     result = lint_paths([MULTI_NAMESPACE])
     assert result.findings == []
-    topo = result.index.topology()
+    topo = result.project.topology()
     for ns, name in (("team-a", "storefront"), ("team-b", "search")):
         (att,) = topo.parent_attachments(lookup(result, "HTTPRoute", ns, name))
         assert (att.status, [lst.name for lst in att.listeners], att.assumptions) == (ACCEPTED, ["http"], ())
@@ -782,8 +782,8 @@ def _s14_policy(section: str | None) -> str:
 
 def test_s14_blast_radius_of_a_policy_on_gateway_1() -> None:
     result = lint_text(S14 + _s14_policy(None))
-    [policy] = result.index.policies()
-    counts = result.index.simulation().policy_affects(policy).counts()
+    [policy] = result.project.resolution.policies()
+    counts = result.project.simulation().policy_affects(policy).counts()
     # S14: 5 contexts (l1>r1#1, l1>r1#2, l2>r1#1, l2>r1#2, l2>r2#1); 3 rules and 2 routes; the
     # backends service-1, service-2 and service-3#port-1 (the backendRef names port 80).
     assert counts == {"contexts": 5, "routes": 2, "rules": 3, "listeners": 2, "gateways": 1, "backends": 3}
@@ -791,7 +791,7 @@ def test_s14_blast_radius_of_a_policy_on_gateway_1() -> None:
 
 def test_s14_blast_radius_of_a_policy_on_gateway_1_listener_2() -> None:
     result = lint_text(S14 + _s14_policy("listener-2"))
-    [policy] = result.index.policies()
-    counts = result.index.simulation().policy_affects(policy).counts()
+    [policy] = result.project.resolution.policies()
+    counts = result.project.simulation().policy_affects(policy).counts()
     # S14: 3 contexts (l2>r1#1, l2>r1#2, l2>r2#1): both routes, their 3 rules, one listener.
     assert counts == {"contexts": 3, "routes": 2, "rules": 3, "listeners": 1, "gateways": 1, "backends": 3}

@@ -138,8 +138,8 @@ def test_s12_json_report_shows_accepted_and_target_not_found() -> None:
 
 def test_resolution_points_at_the_named_section() -> None:
     result = lint_text(GATEWAY + ctp("b", "https"))
-    (policy,) = result.index.policies()
-    res = result.index.resolve_target(policy, policy.refs[0])
+    (policy,) = result.project.resolution.policies()
+    res = result.project.resolution.resolve_target(policy, policy.refs[0])
     assert res.target is not None and res.target.name == "gw"
     assert res.section is not None and (res.section.name, res.section.path) == ("https", "spec.listeners[1]")
 
@@ -231,8 +231,8 @@ def test_s13_a_real_name_takes_precedence_over_a_synthetic_one() -> None:
     route = ROUTE_S13.replace("  - name: third\n", "  - name: rule-1\n")
     result = lint_text(route + rlp("p", "rule-1"))
     assert pl3(result) == []
-    (policy,) = result.index.policies()
-    res = result.index.resolve_target(policy, policy.refs[0])
+    (policy,) = result.project.resolution.policies()
+    res = result.project.resolution.resolve_target(policy, policy.refs[0])
     assert (res.detail, res.section.position if res.section else None) == ("Resolved", 2)
 
 

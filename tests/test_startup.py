@@ -19,8 +19,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from policylint.k8s.index import _parse_ref
 from policylint.k8s.objects import Metadata, _metadata, _validate_metadata
+from policylint.profiles.policy import _parse_ref
 from tests.lintutil import ROOT, lint_text
 
 HEAVY = ("pydantic", "jsonschema", "policylint.k8s.validation")

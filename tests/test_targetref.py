@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from policylint.findings import Severity
-from policylint.k8s.index import ProjectIndex, TargetResolution
 from policylint.pipeline import LintResult
 from policylint.reporters import json as json_reporter
+from policylint.semantics.resolution import TargetResolution
 from tests.lintutil import lint_text, only
 from tests.manifests import crd, first, gateway, gateway_class, policy, route, service
 
@@ -32,8 +32,8 @@ def codes(result: LintResult, prefix: str = "PL") -> list[str]:
 
 
 def resolutions(result: LintResult) -> list[TargetResolution]:
-    index: ProjectIndex = result.index
-    return [index.resolve_target(p, r) for p in index.policies() for r in p.refs]
+    resolution = result.project.resolution
+    return [resolution.resolve_target(p, r) for p in resolution.policies() for r in p.refs]
 
 
 def report_targets(result: LintResult) -> list[dict[str, Any]]:

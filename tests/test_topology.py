@@ -13,8 +13,8 @@ import pytest
 
 from policylint.k8s.external import ExternalObjects, ExternalPattern, ExternalPatternError
 from policylint.k8s.hostnames import effective_hostnames, intersect
-from policylint.k8s.index import ProjectIndex
 from policylint.k8s.selectors import LabelSelector, Requirement, SelectorError, parse_selector
+from policylint.project import Project
 from policylint.semantics.grants import Reference, ReferenceGrants
 from policylint.semantics.topology import (
     ACCEPTED,
@@ -40,23 +40,23 @@ from tests.manifests import HTTP_HTTPS, first, gateway, gateway_class, listener_
 from tests.manifests import reference_grant as grant
 
 
-def index_of(text: str, external: tuple[str, ...] = ()) -> ProjectIndex:
-    # Only the index matters here; run one cheap rule.
+def index_of(text: str, external: tuple[str, ...] = ()) -> Project:
+    # Only the project's stages matter here; run one cheap rule.
     result = lint_text(text, selection=select("PL001"), external=ExternalObjects.parse(external))
-    return result.index
+    return result.project
 
 
 def topology_of(text: str, external: tuple[str, ...] = ()) -> Topology:
     return index_of(text, external).topology()
 
 
-def obj(index: ProjectIndex, group: str, kind: str, namespace: str | None, name: str) -> Any:
-    found = index.lookup(group, kind, namespace, name)
+def obj(project: Project, group: str, kind: str, namespace: str | None, name: str) -> Any:
+    found = project.index.lookup(group, kind, namespace, name)
     assert found is not None, f"{kind} {namespace}/{name} not in the input"
     return found
 
 
-def route_of(index: ProjectIndex, namespace: str, name: str, kind: str = "HTTPRoute") -> Any:
+def route_of(index: Project, namespace: str, name: str, kind: str = "HTTPRoute") -> Any:
     return obj(index, GATEWAY_GROUP, kind, namespace, name)
 
 
@@ -296,7 +296,7 @@ S15_REF = Reference(GATEWAY_GROUP, "HTTPRoute", "ns2", "", "Service", "default",
 
 
 def grants_of(text: str, external: tuple[str, ...] = ()) -> ReferenceGrants:
-    return index_of(text, external).grants()
+    return index_of(text, external).resolution.grants()
 
 
 def test_same_namespace_never_needs_a_grant() -> None:

@@ -43,9 +43,13 @@ from policylint.semantics.effective.simulation import (
     why_established,
 )
 from policylint.textsafe import MAX_FIELD, Budget, defuse_lines, escape, json_dumps, json_text, jsonable
+from policylint.vocabulary import Enforcement
 
 if TYPE_CHECKING:
-    from policylint.k8s.index import Policy, ProjectIndex, Section, TargetResolution
+    from policylint.k8s.index import Section
+    from policylint.profiles.policy import Policy
+    from policylint.project import Project
+    from policylint.semantics.resolution import TargetResolution
 
 SCHEMA_VERSION = 1
 DEFAULT_LIMIT = 20  # contexts listed per result group or per target; counts are always complete
@@ -102,8 +106,8 @@ class Found:
     node: NodeKey
 
 
-def find_object(index: ProjectIndex, query: ObjectQuery, default_namespace: str = "default") -> Found:
-    kinds = sorted({(o.key.group, o.key.kind) for o in index.objects})
+def find_object(project: Project, query: ObjectQuery, default_namespace: str = "default") -> Found:
+    kinds = sorted({(o.key.group, o.key.kind) for o in project.index.objects})
     matching = [(g, k) for g, k in kinds if k.lower() == query.kind.lower() and (query.group is None or g == query.group)]
     if not matching:
         known = sorted({k for _, k in kinds})
@@ -114,28 +118,30 @@ def find_object(index: ProjectIndex, query: ObjectQuery, default_namespace: str 
     wanted: list[str] = []
     for group, kind in matching:
         namespace = query.namespace
-        if namespace is None and not _cluster_scoped(index, group, kind):
+        if namespace is None and not _cluster_scoped(project, group, kind):
             namespace = default_namespace  # kubectl's reading of KIND/NAME for a namespaced kind
         wanted.append(_spec_text(kind, namespace, query.name))
-        obj = index.lookup(group, kind, namespace, query.name)
+        obj = project.index.lookup(group, kind, namespace, query.name)
         if obj is not None:
             found.append(obj)
     if len(found) > 1:
         options = [f"{o.kind}.{o.group or 'core'}/{_where(o.key)}" for o in found]
         raise ExplainError(f"{found[0].kind} is ambiguous: name the group, e.g. {' or '.join(options)}")
     if not found:
-        candidates = sorted(_spec_text(o.kind, o.namespace, o.name) for o in index.objects if (o.group, o.kind) in matching)
+        candidates = sorted(
+            _spec_text(o.kind, o.namespace, o.name) for o in project.index.objects if (o.group, o.kind) in matching
+        )
         close = difflib.get_close_matches(wanted[0], candidates, n=3, cutoff=0.6)
         raise ExplainError(f"no {wanted[0]} in the input" + _did_you_mean(close))
     obj = found[0]
-    section = _find_section(index, obj, query.section) if query.section is not None else None
-    return Found(obj, section, object_node(index, obj, section))
+    section = _find_section(project, obj, query.section) if query.section is not None else None
+    return Found(obj, section, object_node(project, obj, section))
 
 
-def _cluster_scoped(index: ProjectIndex, group: str, kind: str) -> bool:
-    if index.kinds.scope(group, kind) is not None:
-        return index.kinds.is_cluster_scoped(group, kind)
-    return all(o.namespace is None for o in index.of_kind(group, kind))
+def _cluster_scoped(project: Project, group: str, kind: str) -> bool:
+    if project.index.kinds.scope(group, kind) is not None:
+        return project.index.kinds.is_cluster_scoped(group, kind)
+    return all(o.namespace is None for o in project.index.of_kind(group, kind))
 
 
 def _spec_text(kind: str, namespace: str | None, name: str) -> str:
@@ -146,9 +152,9 @@ def _did_you_mean(options: Sequence[str]) -> str:
     return f"; did you mean {', '.join(options)}?" if options else ""
 
 
-def _find_section(index: ProjectIndex, obj: K8sObject, wanted: str) -> Section:
-    sections = index.sections(obj)
-    spec = index.kinds.sections(obj.group, obj.kind)
+def _find_section(project: Project, obj: K8sObject, wanted: str) -> Section:
+    sections = project.index.sections(obj)
+    spec = project.index.kinds.sections(obj.group, obj.kind)
     if spec is None:
         raise ExplainError(f"{obj.key} has no sections: drop '#{wanted}'")
     for section in sections:
@@ -170,15 +176,17 @@ def _section_text(section: Section) -> str:
     return section.name if section.name is not None else f"rules[{section.position}]"
 
 
-def object_node(index: ProjectIndex, obj: K8sObject, section: Section | None = None) -> NodeKey:
+def object_node(project: Project, obj: K8sObject, section: Section | None = None) -> NodeKey:
     """The hierarchy node of an object or of one of its sections, as the simulation names it.
 
     Asked of Simulation.node_of itself (with the resolution a policy targeting the object would
     get), so that explain and graph always agree with the engine on what a node is."""
-    from policylint.k8s.index import ACCEPTED, TargetRef, TargetResolution
+    from policylint.profiles.policy import TargetRef
+    from policylint.semantics.resolution import TargetResolution
+    from policylint.vocabulary import Accepted, Resolved
 
     ref = TargetRef("", None, obj.group, obj.kind, obj.name, obj.namespace, section.name if section else None)
-    node = index.simulation().node_of(TargetResolution(ref, ACCEPTED, "Resolved", target=obj, section=section))
+    node = project.simulation().node_of(TargetResolution(ref, Accepted.ACCEPTED, Resolved.RESOLVED, target=obj, section=section))
     assert node is not None  # an accepted resolution with a target always has a node
     return node
 
@@ -193,8 +201,8 @@ def _where(key: ObjectKey) -> str:
 class Describer:
     """Turns NodeKeys and facets into JSON-ready dicts with stable, readable labels."""
 
-    def __init__(self, index: ProjectIndex) -> None:
-        self.index = index
+    def __init__(self, project: Project) -> None:
+        self.project = project
         self._rule_names: dict[ObjectKey, list[str | None]] = {}
         # What the values of one document may copy, all values together (policylint.textsafe).
         self.budget = Budget(nodes=500_000, chars=8_000_000)
@@ -207,8 +215,8 @@ class Describer:
             # An unnamed rule is known by its position; show it as its field path.
             names = self._rule_names.get(key)
             if names is None:
-                obj = self.index.get(key)
-                names = [s.name for s in self.index.sections(obj)] if obj is not None else []
+                obj = self.project.index.get(key)
+                names = [s.name for s in self.project.index.sections(obj)] if obj is not None else []
                 self._rule_names[key] = names
             if section < len(names) and names[section] is not None:
                 return names[section]
@@ -514,13 +522,13 @@ def _capped(items: Sequence[Any], limit: int) -> tuple[list[Any], int]:
     return list(items[:limit]), len(items) - limit
 
 
-def explain_target(index: ProjectIndex, found: Found, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
-    describe = Describer(index)
-    reaches = _reach_predicate(index.simulation(), found.node)
+def explain_target(project: Project, found: Found, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+    describe = Describer(project)
+    sim = project.simulation()
+    reaches = _reach_predicate(sim, found.node)
     target = found.node
-    sim = Simulation(index, index.topology(), keep=lambda path: _contains(path, target) or reaches(path[-1]))
     by_kind: dict[tuple[str, str], list[Context]] = defaultdict(list)
-    for ctx in sim.contexts:
+    for ctx in sim.contexts(lambda path: _contains(path, target) or reaches(path[-1])):
         by_kind[ctx.profile.gk].append(ctx)
     kinds = []
     affected_by: dict[tuple[str, str, str, str], dict[str, Any]] = {}
@@ -599,14 +607,13 @@ def _tally(sim: Simulation, path: Sequence[NodeKey], into: dict[str, set[Any]]) 
     into["backends"] |= sim.backends_below(path[-1])
 
 
-def explain_policy(index: ProjectIndex, found: Found, policy: Policy, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
-    describe = Describer(index)
-    base = index.simulation()
-    resolutions = index.targets(policy)
+def explain_policy(project: Project, found: Found, policy: Policy, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+    describe = Describer(project)
+    base = project.simulation()
+    resolutions = project.resolution.targets(policy)
     nodes = {base.node_of(res) for res in resolutions} - {None}
-    sim = Simulation(index, index.topology(), keep=lambda path: any(n in nodes for n in path))
-    per_node: dict[NodeKey, list[tuple[Context, str, list[str]]]] = defaultdict(list)
-    for ctx in sorted(sim.contexts, key=lambda c: _path_sort(c.path)):
+    per_node: dict[NodeKey, list[tuple[Context, Enforcement, list[str]]]] = defaultdict(list)
+    for ctx in sorted(base.contexts(lambda path: any(n in nodes for n in path)), key=lambda c: _path_sort(c.path)):
         mine: dict[NodeKey, list[Facet]] = defaultdict(list)
         for facet in ctx.stack:
             if facet.policy is policy:
@@ -705,17 +712,17 @@ def explain_policy(index: ProjectIndex, found: Found, policy: Policy, limit: int
     }
 
 
-def explain(index: ProjectIndex, query: str, *, default_namespace: str = "default", limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+def explain(project: Project, query: str, *, default_namespace: str = "default", limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
     """The explanation document for `query` (schemas/explain.schema.json). Raises ExplainError."""
-    found = find_object(index, parse_query(query), default_namespace)
-    policy = next((p for p in index.policies() if p.obj is found.obj), None)
+    found = find_object(project, parse_query(query), default_namespace)
+    policy = next((p for p in project.resolution.policies() if p.obj is found.obj), None)
     if policy is not None:
         if found.section is not None:
             raise ExplainError(
                 f"{found.obj.key} is a policy: sections name parts of targets, drop '#{_section_text(found.section)}'"
             )
-        return explain_policy(index, found, policy, limit)
-    return explain_target(index, found, limit)
+        return explain_policy(project, found, policy, limit)
+    return explain_target(project, found, limit)
 
 
 # -- text ------------------------------------------------------------------------------------

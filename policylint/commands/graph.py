@@ -24,9 +24,12 @@ from typing import TYPE_CHECKING, ClassVar
 from policylint.commands.explain import Describer, Found, find_object, object_node, parse_query
 from policylint.semantics.effective.simulation import ENFORCED, OVERRIDDEN, NodeKey
 from policylint.textsafe import MAX_FIELD, escape
+from policylint.vocabulary import Resolved
 
 if TYPE_CHECKING:
-    from policylint.k8s.index import Policy, ProjectIndex, TargetResolution
+    from policylint.profiles.policy import Policy
+    from policylint.project import Project
+    from policylint.semantics.resolution import TargetResolution
 
 FORMATS = ("mermaid", "dot")
 
@@ -97,11 +100,11 @@ def _policy_id(policy: Policy) -> str:
 
 
 class _Builder:
-    def __init__(self, index: ProjectIndex, show_rules: bool) -> None:
-        self.index = index
-        self.sim = index.simulation()
-        self.topology = index.topology()
-        self.describe = Describer(index)
+    def __init__(self, project: Project, show_rules: bool) -> None:
+        self.project = project
+        self.sim = project.simulation()
+        self.topology = project.topology()
+        self.describe = Describer(project)
         self.show_rules = show_rules
         self.graph = Graph()
         self.parents: dict[str, set[str]] = defaultdict(set)  # hierarchy edges, reversed
@@ -141,7 +144,7 @@ class _Builder:
         return node_id
 
     def _listener_detail(self, node: NodeKey) -> str:
-        owner = self.index.get(node[1])
+        owner = self.project.index.get(node[1])
         if owner is None:
             return ""
         for listener in self.topology.listeners(owner):
@@ -185,8 +188,10 @@ class _Builder:
     # -- policies ------------------------------------------------------------------------
 
     def build_policies(self) -> None:
-        for policy in sorted(self.index.policies(), key=lambda p: (p.key.kind, p.key.namespace or "", p.key.name, p.key.group)):
-            if self.index.get(policy.key) is not policy.obj:
+        for policy in sorted(
+            self.project.resolution.policies(), key=lambda p: (p.key.kind, p.key.namespace or "", p.key.name, p.key.group)
+        ):
+            if self.project.index.get(policy.key) is not policy.obj:
                 continue  # a duplicate definition (PL005): drawn once
             self.add_policy(policy)
 
@@ -196,7 +201,7 @@ class _Builder:
         states: list[str] = []
         resolution_problems: list[str] = []
         targets: list[str] = []
-        for res in self.index.targets(policy):
+        for res in self.project.resolution.targets(policy):
             state, dst, label = self._target(policy, res)
             states.append(state)
             if state == "invalid":
@@ -225,18 +230,18 @@ class _Builder:
             if status.conflicted == status.contexts:
                 return "conflicted", dst, label
             enforcement = status.enforcement
-            state = {ENFORCED: "enforced", OVERRIDDEN: "overridden"}.get(enforcement or "", "partial")
+            state = {ENFORCED: "enforced", OVERRIDDEN: "overridden"}.get(enforcement, "partial") if enforcement else "partial"
             return state, dst, label
         section = f"#{ref.section_name}" if ref.section_name else ""
         if res.target is not None:
             # The object exists but the reference is not usable (section not found, no ReferenceGrant, ...).
-            dst = self.ensure(object_node(self.index, res.target))
+            dst = self.ensure(object_node(self.project, res.target))
             return "invalid", dst, f"{section} {res.detail}".strip()
         if ref.kind is None or ref.name is None:
             return "invalid", None, None
         namespace = res.namespace if res.namespace is not None else ref.namespace or policy.obj.namespace
         missing_id = _raw_id("missing", ref.group, ref.kind, namespace, ref.name, ref.section_name)
-        reason = "external" if res.detail == "External" else "not found" if res.status == "TargetNotFound" else res.detail
+        reason = "external" if res.detail == Resolved.EXTERNAL else "not found" if res.status == "TargetNotFound" else res.detail
         self.graph.add_node(GNode(missing_id, "missing", [ref.kind, f"{ref.name}{section}", reason], namespace, "missing"))
         return ("inert" if res.accepted else "invalid"), missing_id, None
 
@@ -281,7 +286,7 @@ def _restrict(builder: _Builder, keep_hierarchy: set[str], extra_policies: Itera
 
 
 def build_graph(
-    index: ProjectIndex,
+    project: Project,
     *,
     focus: str | None = None,
     depth: int | None = None,
@@ -291,10 +296,10 @@ def build_graph(
     """The picture to draw. Raises ExplainError when `focus` names nothing in the input."""
     found: Found | None = None
     if focus is not None:
-        found = find_object(index, parse_query(focus), default_namespace)
+        found = find_object(project, parse_query(focus), default_namespace)
         if found.node[0] == "rule":
             show_rules = True  # the focused rule must be a node of its own
-    builder = _Builder(index, show_rules)
+    builder = _Builder(project, show_rules)
     builder.build_hierarchy()
     builder.build_policies()
     hierarchy = {n for n, node in builder.graph.nodes.items() if node.shape not in ("policy", "missing")}
@@ -303,7 +308,7 @@ def build_graph(
             return builder.graph
         roots = [n for n in hierarchy if not builder.parents.get(n)]
         return _restrict(builder, set(_reachable(roots, builder.children, depth)))
-    policy = next((p for p in index.policies() if p.obj is found.obj), None)
+    policy = next((p for p in project.resolution.policies() if p.obj is found.obj), None)
     if policy is not None:
         policy_id = _policy_id(policy)
         start = [t for t in builder.policy_nodes.get(policy_id, []) if t in hierarchy]

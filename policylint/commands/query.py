@@ -13,7 +13,7 @@ from policylint.commands import EXIT_OK, EXIT_USAGE, error
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from policylint.k8s.index import ProjectIndex
+    from policylint.project import Project
 
 
 class QueryLoad(TypedDict, total=False):
@@ -27,7 +27,7 @@ class QueryLoad(TypedDict, total=False):
     follow_outside_links: bool
 
 
-def load_index_for_query(
+def load_project_for_query(
     paths: Sequence[str],
     *,
     crd_paths: Sequence[str] = (),
@@ -36,16 +36,16 @@ def load_index_for_query(
     synthetic_rule_names: bool = False,
     external: Sequence[str] = (),
     follow_outside_links: bool = False,
-) -> ProjectIndex | int:
-    """The index `explain` and `graph` query (no rules run), or EXIT_USAGE after saying why."""
+) -> Project | int:
+    """The project `explain` and `graph` query (no rules run), or EXIT_USAGE after saying why."""
     from policylint.input.sources import SourceError
     from policylint.k8s.external import ExternalObjects, ExternalPatternError
-    from policylint.pipeline import LintRequest, load_index
+    from policylint.pipeline import LintRequest, load_project
     from policylint.profiles.registry import ProfileError
 
     try:
         external_objects = ExternalObjects.parse(external)
-        index = load_index(
+        project = load_project(
             LintRequest(
                 paths=paths,
                 read_stdin=lambda: sys.stdin.buffer.read(),
@@ -60,11 +60,11 @@ def load_index_for_query(
     except (ExternalPatternError, SourceError, ProfileError) as exc:
         error(exc)
         return EXIT_USAGE
-    if index.input_issues:
+    if project.index.input_issues:
         # Unparsable or malformed documents are findings of `check`; here they are only missing.
-        n = len(index.input_issues)
+        n = len(project.index.input_issues)
         click.echo(f"policylint: note: {n} input problem{'s' if n != 1 else ''} skipped; `policylint check` lists them", err=True)
-    return index
+    return project
 
 
 def run_explain(
@@ -78,11 +78,11 @@ def run_explain(
     """Explain the effective policy of one object, or what one policy reaches (README "Explain")."""
     from policylint.commands.explain import ExplainError, explain, render_json, render_text
 
-    index = load_index_for_query(paths or (".",), **load)
-    if isinstance(index, int):
-        return index
+    project = load_project_for_query(paths or (".",), **load)
+    if isinstance(project, int):
+        return project
     try:
-        doc = explain(index, target, default_namespace=str(load.get("namespace", "default")), limit=limit)
+        doc = explain(project, target, default_namespace=str(load.get("namespace", "default")), limit=limit)
     except ExplainError as exc:
         error(exc)
         return EXIT_USAGE
@@ -103,12 +103,12 @@ def run_graph(
     from policylint.commands.explain import ExplainError
     from policylint.commands.graph import build_graph, render
 
-    index = load_index_for_query(paths or (".",), **load)
-    if isinstance(index, int):
-        return index
+    project = load_project_for_query(paths or (".",), **load)
+    if isinstance(project, int):
+        return project
     try:
         graph = build_graph(
-            index, focus=focus, depth=depth, show_rules=rules, default_namespace=str(load.get("namespace", "default"))
+            project, focus=focus, depth=depth, show_rules=rules, default_namespace=str(load.get("namespace", "default"))
         )
     except ExplainError as exc:
         error(exc)

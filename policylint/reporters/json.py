@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from policylint import DOCS_URL, __version__
 from policylint.findings import Finding, Issue, Location, Severity
-from policylint.k8s.index import Policy, ProjectIndex, TargetResolution
 from policylint.k8s.objects import K8sObject, ObjectKey
+from policylint.profiles.policy import Policy
+from policylint.project import Project
 from policylint.rules.engine import INTERNAL_ERROR
-from policylint.semantics.effective.simulation import CONFLICTED
+from policylint.semantics.resolution import TargetResolution
 from policylint.textsafe import json_dumps
+from policylint.vocabulary import Accepted
 
 if TYPE_CHECKING:
     from policylint.pipeline import LintResult
@@ -69,17 +71,17 @@ def _target_base(res: TargetResolution) -> dict[str, Any]:
     }
 
 
-def _simulated(index: ProjectIndex, policy: Policy, res: TargetResolution, entry: dict[str, Any]) -> None:
+def _simulated(project: Project, policy: Policy, res: TargetResolution, entry: dict[str, Any]) -> None:
     """The fields the effective-policy simulation (policylint.semantics.effective.simulation) adds to a target: per
     target, over every context through it."""
-    status = index.simulation().target_status(policy, res)
+    status = project.simulation().target_status(policy, res)
     if status is None:
         return
     accepted = res.status
     if status.contexts and status.conflicted == status.contexts:
-        accepted = CONFLICTED  # Accepted=False, reason Conflicted (docs/effective-policy.md)
+        accepted = Accepted.CONFLICTED  # Accepted=False, reason Conflicted (docs/effective-policy.md)
     entry["accepted"] = accepted
-    entry["enforcement"] = status.enforcement if accepted != CONFLICTED else None
+    entry["enforcement"] = status.enforcement if accepted != Accepted.CONFLICTED else None
     entry["beatenBy"] = sorted(status.beaten_by)
     entry["ancestors"] = sorted(str(k) for k in status.ancestors)
 
@@ -120,7 +122,7 @@ class _Failures:
         return out
 
 
-def _policy_entry(index: ProjectIndex, policy: Policy, failures: _Failures) -> dict[str, Any] | None:
+def _policy_entry(project: Project, policy: Policy, failures: _Failures) -> dict[str, Any] | None:
     obj: K8sObject = policy.obj
 
     def base() -> dict[str, Any]:
@@ -138,26 +140,30 @@ def _policy_entry(index: ProjectIndex, policy: Policy, failures: _Failures) -> d
     entry = failures.guard("listing", policy, base)
     if entry is None:
         return None
-    resolved = failures.guard("resolving the targets", policy, lambda: [(r, _target_base(r)) for r in index.targets(policy)])
+    resolved = failures.guard(
+        "resolving the targets", policy, lambda: [(r, _target_base(r)) for r in project.resolution.targets(policy)]
+    )
     for res, target in resolved or []:
-        failures.guard("simulating the targets", policy, partial(_simulated, index, policy, res, target))
+        failures.guard("simulating the targets", policy, partial(_simulated, project, policy, res, target))
         entry["targets"].append(target)
     entry["affects"] = failures.guard(
-        "computing the blast radius", policy, lambda: index.simulation().policy_affects(policy).counts()
+        "computing the blast radius", policy, lambda: project.simulation().policy_affects(policy).counts()
     )
     return entry
 
 
-def policy_reports(index: ProjectIndex) -> tuple[list[dict[str, Any]], list[Issue]]:
+def policy_reports(project: Project) -> tuple[list[dict[str, Any]], list[Issue]]:
     """The `policies` section, every step guarded like a rule (policylint.rules.engine): a step that
     raises leaves its fields empty (`targets: []`, `affects: null`, a target's simulated fields
     null) and becomes a PL000 issue. Computed before rendering, so rendering cannot fail on input."""
     failures = _Failures()
     entries: list[dict[str, Any]] = []
     try:
-        policies = sorted(index.policies(), key=lambda p: (p.key.kind, p.key.namespace or "", p.key.name, p.key.group))
+        policies = sorted(
+            project.resolution.policies(), key=lambda p: (p.key.kind, p.key.namespace or "", p.key.name, p.key.group)
+        )
     except Exception as exc:  # without the list there is nothing to report on
-        first = index.files[0] if index.files else "<input>"
+        first = project.index.files[0] if project.index.files else "<input>"
         error = f"{type(exc).__name__}: {exc}"
         return [], [
             Issue(
@@ -167,7 +173,7 @@ def policy_reports(index: ProjectIndex) -> tuple[list[dict[str, Any]], list[Issu
             )
         ]
     for policy in policies:
-        entry = _policy_entry(index, policy, failures)
+        entry = _policy_entry(project, policy, failures)
         if entry is not None:
             entries.append(entry)
     return entries, failures.issues()
@@ -179,7 +185,7 @@ def report(result: LintResult) -> dict[str, Any]:
         counts[f.severity.label] += 1
     # The pipeline computes the section under its guard when asked (`--format json`); a result
     # built without it gets the same guarded computation here, its failures left out.
-    policies = result.policy_reports if result.policy_reports is not None else policy_reports(result.index)[0]
+    policies = result.policy_reports if result.policy_reports is not None else policy_reports(result.project)[0]
     return {
         "schemaVersion": 1,
         "tool": {"name": "policylint", "version": __version__},

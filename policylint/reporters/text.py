@@ -51,5 +51,5 @@ def summary(result: LintResult) -> str:
     found = ", ".join(plural(counts[s], s.label) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO))
     return (
         f"{found} in {plural(len(result.files), 'file')}"
-        f" ({plural(len(result.index.objects), 'object')}, {plural(len(result.index.policies()), 'policy').replace('policys', 'policies')})"
+        f" ({plural(len(result.index.objects), 'object')}, {plural(len(result.project.resolution.policies()), 'policy').replace('policys', 'policies')})"
     )

@@ -1,6 +1,6 @@
 """PL4xx (part 2): route attachment and backends (docs/semantics.md#the-hierarchy to #backends).
 
-Every rule here reads the resolved hierarchy (`ProjectIndex.topology()`), which
+Every rule here reads the resolved hierarchy (`Project.topology()`), which
 applies the API defaults and admission rules a controller applies: rules never
 re-derive an attachment, they explain one. Objects declared external
 (`--external`, docs/semantics.md#partial-repositories) are assumed to exist and
@@ -16,8 +16,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import join, parse_path
 from policylint.k8s.external import external_hint
-from policylint.k8s.index import ProjectIndex
 from policylint.k8s.objects import K8sObject
+from policylint.project import Project
 from policylint.rules.base import Rule
 from policylint.rules.hints import NearMatches, close_name, hints_suffix
 from policylint.semantics.topology import (
@@ -38,6 +38,7 @@ from policylint.semantics.topology import (
     Topology,
 )
 from policylint.stages import Stage
+from policylint.vocabulary import Admission, Resolved
 
 # Parent kinds a route attaches to through listeners (docs/semantics.md#listener-admission);
 # Service parents are GAMMA (mesh, GEP-1294).
@@ -89,15 +90,15 @@ class _Names:
     """Objects of one kind by name and by namespace, indexed on first use: hints for a missing
     reference cost one dictionary lookup, not a scan of the kind, however many are missing."""
 
-    def __init__(self, index: ProjectIndex) -> None:
-        self._index = index
+    def __init__(self, project: Project) -> None:
+        self._project = project
         self._by_name: dict[tuple[str, str], dict[str, list[K8sObject]]] = {}
         self._by_namespace: dict[tuple[str, str], dict[str | None, dict[str, K8sObject]]] = {}
 
     def _build(self, group: str, kind: str) -> None:
         by_name: dict[str, list[K8sObject]] = {}
         by_namespace: dict[str | None, dict[str, K8sObject]] = {}
-        for obj in self._index.of_kind(group, kind):
+        for obj in self._project.index.of_kind(group, kind):
             by_name.setdefault(obj.name, []).append(obj)
             by_namespace.setdefault(obj.namespace, {}).setdefault(obj.name, obj)
         self._by_name[(group, kind)] = by_name
@@ -135,15 +136,15 @@ class GatewayClassNotFound(Rule):
     severity = Severity.ERROR
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        topology = index.topology()
+    def check(self, project: Project) -> Iterable[Issue]:
+        topology = project.topology()
         classes: list[K8sObject] | None = None
         for gateway in topology.gateways():
             ref = topology.class_refs.get(id(gateway))
             if ref is None or ref.status != NOT_FOUND or ref.name is None:
                 continue
             if classes is None:
-                classes = list(index.of_kind(GATEWAY_GROUP, "GatewayClass"))
+                classes = list(project.index.of_kind(GATEWAY_GROUP, "GatewayClass"))
             matches = NearMatches()
             close = close_name(ref.name, (c.name for c in classes))
             if close is not None:
@@ -175,12 +176,12 @@ class ParentRefNotFound(Rule):
     severity = Severity.ERROR
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        topology = index.topology()
-        names = _Names(index)
+    def check(self, project: Project) -> Iterable[Issue]:
+        topology = project.topology()
+        names = _Names(project)
         for route, att in _failing(topology, (PARENT_NOT_FOUND,)):
             ref = att.ref
-            matches = self._near_matches(index, names, route, ref)
+            matches = self._near_matches(project, names, route, ref)
             matches.or_external(ref.kind, ref.namespace, ref.name)
             message = (
                 f"parentRef names {ref.kind} {ref.namespace}/{ref.name}, which is not in the input: the {route.kind} does"
@@ -189,7 +190,7 @@ class ParentRefNotFound(Rule):
             yield self.issue(route, ref.path, message, related=matches.related)
 
     @staticmethod
-    def _near_matches(index: ProjectIndex, names: _Names, route: K8sObject, ref: ParentRef) -> NearMatches:
+    def _near_matches(project: Project, names: _Names, route: K8sObject, ref: ParentRef) -> NearMatches:
         matches = NearMatches()
         namespace_set = _has(route, ref.path, "namespace")
         # 1. The same parent in another namespace: parentRefs default to the route's namespace
@@ -203,7 +204,7 @@ class ParentRefNotFound(Rule):
             for group, kind in _LISTENER_PARENTS:
                 if kind == ref.kind:
                     continue
-                other = index.lookup(group, kind, ref.namespace, ref.name)
+                other = project.index.lookup(group, kind, ref.namespace, ref.name)
                 if other is not None:
                     matches.add(f"{kind} {where(other)} exists: did you mean kind: {kind}?", other)
         # 3. A similar name of the same kind in the same namespace (a typo).
@@ -223,8 +224,8 @@ class ParentRefNoMatchingListener(Rule):
     severity = Severity.ERROR
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        topology = index.topology()
+    def check(self, project: Project) -> Iterable[Issue]:
+        topology = project.topology()
         for route, att in _failing(topology, (NO_MATCHING_PARENT,)):
             parent, ref = att.parent, att.ref
             if parent is None:
@@ -289,25 +290,6 @@ class ParentRefNoMatchingListener(Rule):
         return None
 
 
-def _rejection_kind(rejection: Rejection, route: K8sObject) -> str:
-    """kind | namespace | hostname: which admission check the listener failed first
-    (docs/semantics.md#listener-admission, step 3)."""
-    if rejection.reason == NO_MATCHING_LISTENER_HOSTNAME:
-        return "hostname"
-    listener = rejection.listener
-    if listener.allowed_kinds is not None:
-        if (route.group, route.kind) not in listener.allowed_kinds:
-            return "kind"
-        carried = listener.default_kinds()
-        if carried is not None and route.kind not in carried:
-            return "kind"  # listed, but the protocol cannot carry it (InvalidRouteKinds)
-    else:
-        defaults = listener.default_kinds()
-        if defaults is not None and route.kind not in defaults:
-            return "kind"
-    return "namespace"
-
-
 class RouteNotAdmitted(Rule):
     """No listener of a route's parent admits the route (allowedRoutes namespaces or kinds, or hostnames)."""
 
@@ -316,8 +298,8 @@ class RouteNotAdmitted(Rule):
     severity = Severity.ERROR
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        topology = index.topology()
+    def check(self, project: Project) -> Iterable[Issue]:
+        topology = project.topology()
         statuses = (NOT_ALLOWED_BY_LISTENERS, NO_MATCHING_LISTENER_HOSTNAME, LISTENER_SET_NOT_ATTACHED)
         for route, att in _failing(topology, statuses):
             parent = att.parent
@@ -358,13 +340,13 @@ class RouteNotAdmitted(Rule):
     def _explain(self, topology: Topology, route: K8sObject, rejection: Rejection) -> tuple[str, list[Related]]:
         listener = rejection.listener
         owner = listener.owner
-        cause = _rejection_kind(rejection, route)
+        check = rejection.check  # decided by the topology's admission, in its order
         allowed_path = join(listener.path, "allowedRoutes")
         has_allowed = _raw(owner, allowed_path) is not None
         route_ns = route.namespace or ""
-        if cause == "kind":
+        if check.about_kind:
             kinds_path = join(allowed_path, "kinds")
-            if listener.allowed_kinds is not None and (route.group, route.kind) in listener.allowed_kinds:
+            if check is Admission.KIND_NOT_CARRIED:
                 # Listed, but the protocol cannot carry it: the listener's kinds are invalid.
                 carried = ", ".join(listener.default_kinds() or ())
                 text = (
@@ -375,8 +357,8 @@ class RouteNotAdmitted(Rule):
                 rel = Related(
                     f"listener {listener.name} sets its protocol here", object=owner, path=join(listener.path, "protocol")
                 )
-            elif listener.allowed_kinds is not None:
-                kinds = ", ".join(k for _, k in listener.allowed_kinds)
+            elif check is Admission.KIND_NOT_LISTED:
+                kinds = ", ".join(k for _, k in listener.allowed_kinds or ())
                 text = (
                     f"allowedRoutes.kinds admits {kinds}, not {route.kind}: add {route.kind} to the list or use another listener"
                 )
@@ -390,7 +372,7 @@ class RouteNotAdmitted(Rule):
                 protocol_path = join(listener.path, "protocol")
                 rel = Related(f"listener {listener.name} sets its protocol here", object=owner, path=protocol_path)
             return text, [rel]
-        if cause == "hostname":
+        if check is Admission.HOSTNAME:
             raw_hostnames = route.spec.get("hostnames")
             hostnames = [h for h in raw_hostnames if isinstance(h, str)] if isinstance(raw_hostnames, list) else []
             text = (
@@ -409,15 +391,15 @@ class RouteNotAdmitted(Rule):
         else:
             note = f"listener {listener.name} sets no allowedRoutes (namespaces from: Same by default)"
             rels = [Related(note, object=owner, path=rel_path)]
-        if listener.allowed_from == "Same":
+        if check is Admission.NAMESPACE and listener.allowed_from == "Same":
             default = "" if has_allowed and _has(owner, join(allowed_path, "namespaces"), "from") else ", the default"
             text = (
                 f"allowedRoutes admits routes only from the {owner.kind}'s namespace {owner.namespace} (from: Same{default}),"
                 f" not from {route_ns}: set allowedRoutes.namespaces.from to All or Selector on the listener, or move the"
                 f" route to namespace {owner.namespace}"
             )
-        elif listener.allowed_from == "Selector" and listener.allowed_selector is not None:
-            labels, known = topology.namespace_labels(route_ns)
+        elif check is Admission.NAMESPACE and listener.allowed_selector is not None:
+            labels, known = topology.resolution.namespace_labels(route_ns)
             shown = ", ".join(f"{k}={v}" for k, v in sorted(labels.items()))
             selector = listener.allowed_selector
             failing = selector.failing(labels)
@@ -450,19 +432,19 @@ class ListenerSetNotAllowed(Rule):
     severity = Severity.ERROR
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        topology = index.topology()
-        names = _Names(index)
-        for listener_set in index.of_kind(GATEWAY_GROUP, "ListenerSet"):
+    def check(self, project: Project) -> Iterable[Issue]:
+        topology = project.topology()
+        names = _Names(project)
+        for listener_set in project.index.of_kind(GATEWAY_GROUP, "ListenerSet"):
             att = topology.listener_sets.get(id(listener_set))
             if att is None:
                 continue
             if att.status == PARENT_NOT_FOUND:
                 yield self._not_found(names, listener_set)
             elif att.status == "NotAllowed" and att.gateway is not None:
-                yield self._not_allowed(index, listener_set, att.gateway, att.message)
+                yield self._not_allowed(project, listener_set, att.gateway, att.message)
 
-    def _not_allowed(self, index: ProjectIndex, listener_set: K8sObject, gateway: K8sObject, detail: str) -> Issue:
+    def _not_allowed(self, project: Project, listener_set: K8sObject, gateway: K8sObject, detail: str) -> Issue:
         allowed = gateway.spec.get("allowedListeners")
         namespaces = allowed.get("namespaces") if isinstance(allowed, dict) else None
         allowed_from = namespaces.get("from") if isinstance(namespaces, dict) else None
@@ -480,7 +462,7 @@ class ListenerSetNotAllowed(Rule):
             )
         elif allowed_from == "Selector":
             fix = f"label namespace {ls_ns} to match the selector, or change the selector"
-            namespace = index.lookup(CORE, "Namespace", None, ls_ns or "")
+            namespace = project.index.lookup(CORE, "Namespace", None, ls_ns or "")
             if namespace is not None:
                 path = "metadata.labels" if namespace.labels else "metadata.name"
                 related.append(Related(f"Namespace {ls_ns} has these labels", object=namespace, path=path))
@@ -531,13 +513,13 @@ class RouteWithoutParentRefs(Rule):
     severity = Severity.WARNING
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        topology = index.topology()
+    def check(self, project: Project) -> Iterable[Issue]:
+        topology = project.topology()
         for route in topology.routes():
             refs = route.spec.get("parentRefs")
             if refs is not None and refs != []:
                 continue  # parentRefs given (a value of the wrong type is a schema error, not this rule's)
-            if index.malformed(route).broken("spec", "parentRefs"):
+            if project.index.malformed(route).broken("spec", "parentRefs"):
                 continue  # `spec` itself has the wrong type: PL010 reports it, and parentRefs cannot be read
             if route.spec.get("useDefaultGateways") == "All":
                 # Experimental default Gateways (docs/semantics.md#routes-without-parents): the route
@@ -557,11 +539,11 @@ class RouteWithoutParentRefs(Rule):
 _BACKEND_PURPOSES = ("backend", "mirror", "ext-auth", "policy-backend")
 
 
-def _backend_refs(index: ProjectIndex) -> Iterator[ObjectRef]:
+def _backend_refs(project: Project) -> Iterator[ObjectRef]:
     """Every backend reference: route backendRefs, mirror and ext-auth filters, policy backends."""
-    topology = index.topology()
+    topology = project.topology()
     owners: list[K8sObject] = list(topology.routes())
-    owners.extend(p.obj for p in index.policies() if p.profile.backend_refs)
+    owners.extend(p.obj for p in project.resolution.policies() if p.profile.backend_refs)
     for owner in owners:
         for ref in topology.refs_from(owner):
             if ref.purpose in _BACKEND_PURPOSES:
@@ -576,9 +558,9 @@ class BackendNotFound(Rule):
     severity = Severity.ERROR
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        names = _Names(index)
-        for ref in _backend_refs(index):
+    def check(self, project: Project) -> Iterable[Issue]:
+        names = _Names(project)
+        for ref in _backend_refs(project):
             if ref.status == NOT_FOUND:
                 yield self._not_found(names, ref)
             elif ref.status == OPAQUE:
@@ -632,9 +614,9 @@ class BackendPortInvalid(Rule):
     severity = Severity.ERROR
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        topology = index.topology()
-        for ref in _backend_refs(index):
+    def check(self, project: Project) -> Iterable[Issue]:
+        topology = project.topology()
+        for ref in _backend_refs(project):
             if (ref.group, ref.kind) != (CORE, "Service"):
                 continue
             what = _PURPOSE.get(ref.purpose, "reference")
@@ -708,17 +690,17 @@ class PolicyTargetCarriesNoTraffic(Rule):
     severity = Severity.WARNING
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        topology = index.topology()
-        for policy in index.policies():
-            for res in index.targets(policy):
+    def check(self, project: Project) -> Iterable[Issue]:
+        topology = project.topology()
+        for policy in project.resolution.policies():
+            for res in project.resolution.targets(policy):
                 if not res.accepted or res.target is None:
                     continue
                 carries, reason = topology.carries_traffic(res.target)
                 if carries:
                     continue
                 target = res.target
-                verb = "selects" if res.detail == "SelectorMatch" else "targets"
+                verb = "selects" if res.detail == Resolved.SELECTOR_MATCH else "targets"
                 message = (
                     f"{policy.profile.kind} {where(policy.obj)} {verb} {label(target)}, which carries no traffic: {reason};"
                     " the policy has no effect until traffic can reach its target (GEP-713: a policy augments the"

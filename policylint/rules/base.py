@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from policylint.findings import Issue, Related, Severity
-from policylint.k8s.index import ProjectIndex
 from policylint.k8s.objects import K8sObject
+from policylint.project import Project
 from policylint.stages import Stage
 
 
@@ -71,7 +71,7 @@ class Rule:
         doc = (cls.__doc__ or "").strip()
         return doc.splitlines()[0] if doc else cls.name
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+    def check(self, project: Project) -> Iterable[Issue]:
         raise NotImplementedError
 
     def issue(
@@ -99,5 +99,5 @@ class InputRule(Rule):
     """Input problems are found while loading (policylint.input.load, policylint.k8s.objects);
     the rule only hands them to the engine so that select/ignore apply uniformly."""
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        return (issue for issue in index.input_issues if issue.rule_id == self.id)
+    def check(self, project: Project) -> Iterable[Issue]:
+        return (issue for issue in project.index.input_issues if issue.rule_id == self.id)

@@ -21,8 +21,9 @@ from typing import Any
 
 from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import join
-from policylint.k8s.index import Policy, ProjectIndex
+from policylint.profiles.policy import Policy
 from policylint.profiles.registry import ORIGIN_INFERRED, POLICY_ATTACHMENT, PolicyProfile
+from policylint.project import Project
 from policylint.rules.base import Rule
 from policylint.rules.labels import POLICY_LABEL, crd_shape, is_policy_crd
 from policylint.textsafe import short_repr
@@ -62,8 +63,8 @@ class PolicyWithoutTarget(Rule):
     name = "policy-without-target"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy in index.policies():
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy in project.resolution.policies():
             targets = policy.profile.targets
             spec = _spec(policy)
             if spec is None or not targets.required or not targets.fields:
@@ -93,8 +94,8 @@ class TargetRefAndTargetRefsBothSet(Rule):
     name = "targetref-and-targetrefs-both-set"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy in index.policies():
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy in project.resolution.policies():
             targets = policy.profile.targets
             spec = _spec(policy)
             if spec is None or not targets.exclusive or not targets.single or not targets.list:
@@ -117,8 +118,8 @@ class TooManyTargetRefs(Rule):
     name = "too-many-targetrefs"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy in index.policies():
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy in project.resolution.policies():
             targets = policy.profile.targets
             spec = _spec(policy)
             if spec is None or not targets.list or not targets.max_items:
@@ -140,8 +141,8 @@ class DuplicateTargetRef(Rule):
     name = "duplicate-targetref"
     severity = Severity.ERROR  # a warning for kinds whose CRD does not reject duplicates
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy in index.policies():
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy in project.resolution.policies():
             targets = policy.profile.targets
             if not targets.list:
                 continue
@@ -177,8 +178,8 @@ class PolicySpecMissing(Rule):
     name = "policy-spec-missing"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy in index.policies():
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy in project.resolution.policies():
             data = policy.obj.data
             if "spec" not in data:
                 yield self.issue(
@@ -204,8 +205,8 @@ class PolicyWithoutDefaultOrOverride(Rule):
     name = "policy-without-default-or-override"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy in index.policies():
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy in project.resolution.policies():
             profile = policy.profile
             spec = _spec(policy)
             blocks = [f for f in (profile.merge.defaults, profile.merge.overrides) if f]
@@ -233,8 +234,8 @@ class MultipleMergeStrategies(Rule):
     name = "multiple-merge-strategies"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy in index.policies():
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy in project.resolution.policies():
             profile = policy.profile
             merge = profile.merge
             spec = _spec(policy)
@@ -275,8 +276,8 @@ class UnknownMergeStrategy(Rule):
     name = "unknown-merge-strategy"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy in index.policies():
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy in project.resolution.policies():
             merge = policy.profile.merge
             spec = _spec(policy)
             if spec is None or not merge.strategy_field or not merge.strategies:
@@ -310,8 +311,8 @@ class PolicyCrdNaming(Rule):
     name = "policy-crd-naming"
     severity = Severity.WARNING
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for crd in index.crds():
+    def check(self, project: Project) -> Iterable[Issue]:
+        for crd in project.index.crds():
             shape = crd_shape(crd)
             if not is_policy_crd(crd, shape) or not shape.kind:
                 continue
@@ -341,8 +342,8 @@ class StatusInManifest(Rule):
     name = "status-in-manifest"
     severity = Severity.INFO
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy in index.policies():
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy in project.resolution.policies():
             status = policy.obj.data.get("status")
             # `status: {}` (kubectl --dry-run -o yaml) is harmless; anything else was copied from a cluster.
             if status in (None, {}, []):
@@ -362,12 +363,12 @@ class PolicyKindInferred(Rule):
     name = "policy-kind-inferred"
     severity = Severity.INFO
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+    def check(self, project: Project) -> Iterable[Issue]:
         # Once per kind, at its first object by name (index order, then input order for duplicates):
         # the assumption concerns the kind, and where it is reported must not depend on the order
         # of files and documents (CONTRIBUTING.md "Reliability": the same input gives the same answer).
         by_kind: dict[tuple[str, str], list[Policy]] = {}
-        for policy in index.policies():
+        for policy in project.resolution.policies():
             if policy.profile.origin == ORIGIN_INFERRED:
                 by_kind.setdefault(policy.profile.gk, []).append(policy)
         for (group, kind), policies in by_kind.items():

@@ -1,7 +1,7 @@
 """PL6xx: effective policy and conflicts (GEP-713 "Conflicting specs, Inheritance, Merge strategies,
 and Effective metaresources"; docs/effective-policy.md).
 
-Every rule reads the simulation (`ProjectIndex.simulation()`, policylint.semantics.effective.simulation): the
+Every rule reads the simulation (`Project.simulation()`, policylint.semantics.effective.simulation): the
 contexts, the fold of each policy stack, and per (policy, target) status. None of them
 computes merges itself, and none knows a vendor kind: strategies come from profiles.
 """
@@ -12,7 +12,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from policylint.findings import Issue, Related, Severity
-from policylint.k8s.index import Policy, ProjectIndex, TargetResolution
+from policylint.profiles.policy import Policy
+from policylint.project import Project
 from policylint.rules.base import Rule, RuleOption
 from policylint.semantics.effective.merge import untag
 from policylint.semantics.effective.simulation import (
@@ -28,17 +29,18 @@ from policylint.semantics.effective.simulation import (
     node_label,
     path_label,
 )
+from policylint.semantics.resolution import TargetResolution
 from policylint.stages import Stage
 from policylint.textsafe import json_text, truncate
 
 _MAX_SHOWN = 3
 
 
-def _targets(index: ProjectIndex) -> Iterator[tuple[Policy, TargetResolution, TargetStatus]]:
-    sim = index.simulation()
-    for policy in index.policies():
+def _targets(project: Project) -> Iterator[tuple[Policy, TargetResolution, TargetStatus]]:
+    sim = project.simulation()
+    for policy in project.resolution.policies():
         seen: set[int] = set()
-        for res in index.targets(policy):
+        for res in project.resolution.targets(policy):
             status = sim.target_status(policy, res)
             if status is None or status.contexts == 0 or id(status) in seen:
                 continue
@@ -68,12 +70,12 @@ def _target_label(res: TargetResolution) -> str:
     return f"{ref.kind} {ns}{ref.name}{section}"
 
 
-def _policy_related(index: ProjectIndex, names: Iterable[str], kind: str, message: str) -> list[Related]:
+def _policy_related(project: Project, names: Iterable[str], kind: str, message: str) -> list[Related]:
     """Related locations for policies named `{namespace}/{name}` (or `name`) of one kind."""
     out = []
     for name in sorted(names)[:_MAX_SHOWN]:
         ns, _, short = name.rpartition("/")
-        for policy in index.policies():
+        for policy in project.resolution.policies():
             if policy.key.kind == kind and policy.key.name == short and (policy.key.namespace or "") == ns:
                 out.append(Related(message.format(name=name), object=policy.obj, path="metadata.name"))
                 break
@@ -94,8 +96,8 @@ class PolicyConflicted(Rule):
     severity = Severity.ERROR
     reads = frozenset({Stage.SIMULATION})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy, res, status in _targets(index):
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy, res, status in _targets(project):
             if not status.conflicted or status.conflict is None:
                 continue
             winner, why = status.conflict
@@ -119,10 +121,10 @@ class PolicyOverridden(Rule):
     severity = Severity.WARNING
     reads = frozenset({Stage.SIMULATION})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+    def check(self, project: Project) -> Iterable[Issue]:
         by_policy: dict[int, list[tuple[TargetResolution, TargetStatus]]] = {}
         policies: dict[int, Policy] = {}
-        for policy, res, status in _targets(index):
+        for policy, res, status in _targets(project):
             by_policy.setdefault(id(policy.obj), []).append((res, status))
             policies[id(policy.obj)] = policy
         for pid, entries in by_policy.items():
@@ -137,7 +139,7 @@ class PolicyOverridden(Rule):
                 f"{_label(policy)} is overridden in every context it reaches ({_count(contexts, 'contexts')}, e.g. {example})"
                 f" by {_winners(winners)}: it has no effect; remove it or change the policies that beat it"
             )
-            related = _policy_related(index, winners, policy.key.kind, "overridden by {name}")
+            related = _policy_related(project, winners, policy.key.kind, "overridden by {name}")
             yield self.issue(policy.obj, live[0][0].ref.path, message, related=related)
 
 
@@ -149,8 +151,8 @@ class PolicyPartiallyEnforced(Rule):
     severity = Severity.INFO
     reads = frozenset({Stage.SIMULATION})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy, res, status in _targets(index):
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy, res, status in _targets(project):
             if status.enforcement != PARTIALLY_ENFORCED:
                 continue
             beaten = status.overridden + status.partial
@@ -171,8 +173,8 @@ class OrderSensitiveOutcome(Rule):
     severity = Severity.WARNING
     reads = frozenset({Stage.SIMULATION})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        sim = index.simulation()
+    def check(self, project: Project) -> Iterable[Issue]:
+        sim = project.simulation()
         for (*_names, _kind), (context, item) in sorted(sim.order_sensitive.items(), key=lambda kv: kv[0]):
             established = next(f for f in context.stack if f.name == item.policies[0])
             policy = established.policy
@@ -189,7 +191,7 @@ class OrderSensitiveOutcome(Rule):
                 f" {', '.join(item.keys)}); merge them into one policy, or attach them at different levels, so the order"
                 " does not matter"
             )
-            related = _policy_related(index, item.policies[1:], policy.key.kind, "same-level policy {name}")
+            related = _policy_related(project, item.policies[1:], policy.key.kind, "same-level policy {name}")
             yield self.issue(policy.obj, "metadata.name", message, related=related)
 
 
@@ -201,8 +203,8 @@ class ContextDependentEffectivePolicy(Rule):
     severity = Severity.INFO
     reads = frozenset({Stage.SIMULATION})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        sim = index.simulation()
+    def check(self, project: Project) -> Iterable[Issue]:
+        sim = project.simulation()
         # One finding per object and kind, naming the first of its sections that diverges.
         reported: set[tuple[tuple[str, str], object]] = set()
         for (gk, node), results in sorted(sim.object_results.items(), key=lambda kv: (kv[0][0], _node_key(kv[0][1]))):
@@ -214,7 +216,7 @@ class ContextDependentEffectivePolicy(Rule):
                 distinct.setdefault(_render(untag(result.tree), 100_000), []).append(path)
             if len(distinct) < 2:
                 continue
-            obj = index.get(node[1])
+            obj = project.index.get(node[1])
             if obj is None:
                 continue
             reported.add((gk, node[1]))
@@ -242,9 +244,9 @@ class OverrideWithNothingBelow(Rule):
     severity = Severity.INFO
     reads = frozenset({Stage.SIMULATION})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        sim = index.simulation()
-        for policy in index.policies():
+    def check(self, project: Project) -> Iterable[Issue]:
+        sim = project.simulation()
+        for policy in project.resolution.policies():
             overrides = [f for f in sim.facets.get(id(policy.obj), []) if f.role == "override"]
             if not overrides:
                 continue
@@ -277,8 +279,8 @@ class EmptyAtomicOverride(Rule):
     severity = Severity.WARNING
     reads = frozenset({Stage.SIMULATION})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        sim = index.simulation()
+    def check(self, project: Project) -> Iterable[Issue]:
+        sim = project.simulation()
         for facet, units, contexts in sorted(sim.erasures.values(), key=lambda e: (str(e[0].policy.key), e[0].path)):
             policy = facet.policy
             message = (
@@ -307,12 +309,12 @@ class BlastRadiusExceeded(Rule):
         ),
     )
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+    def check(self, project: Project) -> Iterable[Issue]:
         limit = self.option("max-affected")
         if not isinstance(limit, int):
             return
-        sim: Simulation = index.simulation()
-        for policy in index.policies():
+        sim: Simulation = project.simulation()
+        for policy in project.resolution.policies():
             counts = sim.policy_affects(policy).counts()
             if counts["contexts"] <= limit:
                 continue

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from policylint.findings import Finding, Issue, Location, Related, ResolvedRelated, Severity
 from policylint.input.positions import PositionResolver
-from policylint.k8s.index import ProjectIndex
+from policylint.project import Project
 from policylint.rules.base import Rule, RuleOptionError
 from policylint.textsafe import MAX_MESSAGE, truncate
 
@@ -69,18 +69,18 @@ class EngineResult:
 
 
 def _run_one(
-    rule_cls: type[Rule], index: ProjectIndex, resolve: Callable[[Issue], Finding], config: Mapping[str, object] | None = None
+    rule_cls: type[Rule], project: Project, resolve: Callable[[Issue], Finding], config: Mapping[str, object] | None = None
 ) -> tuple[list[Finding], Issue | None]:
     # Positions are resolved inside the guard too: an issue a rule cannot describe (a bad
     # object or path) is that rule's failure, not the whole run's.
     try:
-        return [resolve(issue) for issue in rule_cls(config).check(index)], None
+        return [resolve(issue) for issue in rule_cls(config).check(project)], None
     except Exception as exc:  # a broken rule must not cost the other rules' findings
         import traceback  # only when a rule fails: not worth its import on every run
 
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}"
-        first = index.files[0] if index.files else "<input>"
+        first = project.index.files[0] if project.index.files else "<input>"
         return [], Issue(
             rule_id=INTERNAL_ERROR,
             message=f"rule {rule_cls.id} ({rule_cls.name}) failed: {type(exc).__name__}: {exc} [{where}]; please report this",
@@ -100,7 +100,7 @@ def check_options(rules: Sequence[type[Rule]], options: Mapping[str, Mapping[str
 
 
 def run(
-    index: ProjectIndex,
+    project: Project,
     rules: Iterable[type[Rule]],
     resolver: PositionResolver,
     options: Mapping[str, Mapping[str, object]] | None = None,
@@ -116,7 +116,7 @@ def run(
     findings: list[Finding] = []
     internal: list[Issue] = []
     for rule_cls in selected:
-        produced, failure = _run_one(rule_cls, index, resolve, options.get(rule_cls.id))
+        produced, failure = _run_one(rule_cls, project, resolve, options.get(rule_cls.id))
         findings.extend(produced)
         if failure is not None:
             internal.append(failure)

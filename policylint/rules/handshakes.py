@@ -10,7 +10,7 @@ from policies that target another namespace, and Envoy Gateway applies it to
 `targetSelectors` matches and to the backends in a policy's spec
 (docs/semantics.md#envoy-gateway).
 
-Every edge is resolved once, by `ProjectIndex.resolve_target` /
+Every edge is resolved once, by `Project.resolve_target` /
 `selector_targets` (policy targets) and `Topology.refs_from` (everything else);
 `ReferenceGrants.check` records which grant entries authorised something and
 which grants almost did (`GrantCheck.near_misses`). The rules here only read
@@ -25,14 +25,17 @@ from dataclasses import dataclass
 
 from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import join
-from policylint.k8s.index import Policy, ProjectIndex, TargetResolution, TargetSelector, core_group_alias, policy_namespace
 from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, Requirement
+from policylint.profiles.policy import Policy, TargetSelector, core_group_alias, policy_namespace
+from policylint.project import Project
 from policylint.rules.base import Rule
 from policylint.rules.hints import NearMatches
 from policylint.semantics.grants import Grant, GrantCheck, Reference, ReferenceGrants
+from policylint.semantics.resolution import TargetResolution
 from policylint.semantics.topology import GATEWAY_GROUP, REF_NOT_PERMITTED, ROUTE_KINDS, ObjectRef, Topology
 from policylint.stages import Stage
+from policylint.vocabulary import Resolved
 
 _MAX_RELATED = 5
 
@@ -91,7 +94,7 @@ class CheckedReference:
         return f"{self.reference.to_kind} {self.reference.to_namespace}/{self.reference.to_name}"
 
 
-def checked_references(index: ProjectIndex) -> list[CheckedReference]:
+def checked_references(project: Project) -> list[CheckedReference]:
     """Every cross-namespace reference with its grant check, in index order.
 
     Building the topology and every policy's targets is also what records which grant
@@ -99,17 +102,17 @@ def checked_references(index: ProjectIndex) -> list[CheckedReference]:
     whichever rules are selected.
     """
     out: list[CheckedReference] = []
-    topology = index.topology()
-    for obj in index.objects:
+    topology = project.topology()
+    for obj in project.index.objects:
         for ref in topology.refs_from(obj):
             owner_ns = obj.namespace or ""
             if ref.grant is None or ref.namespace == owner_ns:
                 continue
             reference = Reference(obj.group, obj.kind, owner_ns, ref.group, ref.kind, ref.namespace, ref.name)
             out.append(CheckedReference(obj, ref.path, reference, ref.grant))
-    for policy in index.policies():
+    for policy in project.resolution.policies():
         own = policy.obj.namespace
-        for res in index.targets(policy):
+        for res in project.resolution.targets(policy):
             target = res.ref
             if res.grant is None or not own or not res.namespace or res.namespace == own:
                 continue
@@ -151,16 +154,16 @@ class CrossNamespaceTargetNotPermitted(Rule):
     severity = Severity.ERROR
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy in index.policies():
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy in project.resolution.policies():
             for ref in policy.refs:
-                res = index.resolve_target(policy, ref)
-                if res.detail == "RefNotPermitted":
+                res = project.resolution.resolve_target(policy, ref)
+                if res.detail == Resolved.REF_NOT_PERMITTED:
                     yield self._not_permitted(policy, res)
                 elif forbidden_namespace(policy, ref.raw, ref.namespace):
                     yield self._forbidden(policy, res)
-            for res in index.selector_targets(policy):
-                if res.detail == "RefNotPermitted":
+            for res in project.resolution.selector_targets(policy):
+                if res.detail == Resolved.REF_NOT_PERMITTED:
                     yield self._selector_not_permitted(policy, res)
 
     def _not_permitted(self, policy: Policy, res: TargetResolution) -> Issue:
@@ -196,7 +199,7 @@ class CrossNamespaceTargetNotPermitted(Rule):
         )
         if res.accepted and res.target is not None:
             message += f", where it resolves to {res.target.kind} {where(res.target)}: probably not the object meant"
-        elif res.detail == "ObjectNotFound":
+        elif res.detail == Resolved.OBJECT_NOT_FOUND:
             message += f", where there is no {ref.kind} {ref.name}"
         message += f' (GEP-713 "Cross namespace references"); create the policy in namespace {ref.namespace}'
         targets = profile.targets
@@ -248,9 +251,9 @@ class CrossNamespaceReferenceNotPermitted(Rule):
     severity = Severity.ERROR
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        topology = index.topology()
-        for obj in index.objects:
+    def check(self, project: Project) -> Iterable[Issue]:
+        topology = project.topology()
+        for obj in project.index.objects:
             for ref in topology.refs_from(obj):
                 if ref.status == REF_NOT_PERMITTED:
                     yield self._issue(obj, ref)
@@ -279,9 +282,9 @@ class ReferenceGrantInWrongNamespace(Rule):
     severity = Severity.WARNING
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        misplaced = misplaced_grants(checked_references(index))
-        grants = index.grants()
+    def check(self, project: Project) -> Iterable[Issue]:
+        misplaced = misplaced_grants(checked_references(project))
+        grants = project.resolution.grants()
         for grant in grants.grants:
             found = misplaced.get(id(grant))
             if found is not None:
@@ -334,17 +337,17 @@ class ReferenceGrantUnused(Rule):
     severity = Severity.INFO
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        refs = checked_references(index)  # every reference checked first: fills grants.used
-        grants = index.grants()
+    def check(self, project: Project) -> Iterable[Issue]:
+        refs = checked_references(project)  # every reference checked first: fills grants.used
+        grants = project.resolution.grants()
         misplaced = misplaced_grants(refs)
-        checked = self._checked_referrers(index)
+        checked = self._checked_referrers(project)
         for grant in grants.grants:
             if is_used(grants, grant):
                 continue
             if id(grant) in misplaced or self_namespace_only(grant):
                 continue  # PL403 says why it permits nothing
-            if grant.malformed or any(index.has_malformed(f.group, f.kind, f.namespace) for f in grant.sources):
+            if grant.malformed or any(project.index.has_malformed(f.group, f.kind, f.namespace) for f in grant.sources):
                 # PL010 reports the field that makes the API server reject the grant, or a referrer
                 # it is meant for, whose references are then unknown: one finding per cause.
                 continue
@@ -353,12 +356,12 @@ class ReferenceGrantUnused(Rule):
             yield self._issue(grant)
 
     @staticmethod
-    def _checked_referrers(index: ProjectIndex) -> set[tuple[str, str]]:
+    def _checked_referrers(project: Project) -> set[tuple[str, str]]:
         """Kinds whose references into other namespaces policylint resolves: grants from them are judged."""
         kinds = {(GATEWAY_GROUP, "Gateway"), (GATEWAY_GROUP, "ListenerSet")}
         kinds |= {(GATEWAY_GROUP, k) for k in ROUTE_KINDS}
-        kinds |= {p.gk for p in index.profiles}
-        kinds |= {p.profile.gk for p in index.policies()}
+        kinds |= {p.gk for p in project.resolution.profiles}
+        kinds |= {p.profile.gk for p in project.resolution.policies()}
         return kinds
 
     def _issue(self, grant: Grant) -> Issue:
@@ -388,46 +391,46 @@ class TargetSelectorMatchesNothing(Rule):
     severity = Severity.WARNING
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+    def check(self, project: Project) -> Iterable[Issue]:
         topology: Topology | None = None
-        for policy in index.policies():
-            selectors = index.selectors(policy)
+        for policy in project.resolution.policies():
+            selectors = project.resolution.selectors(policy)
             if not selectors:
                 continue
-            matched = {res.selector for res in index.selector_targets(policy)}
+            matched = {res.selector for res in project.resolution.selector_targets(policy)}
             for i, sel in enumerate(selectors):
                 if sel.error is not None or sel.kind is None or i in matched:
                     continue
                 if topology is None:
-                    topology = index.topology()
-                yield self._issue(index, topology, policy, sel)
+                    topology = project.topology()
+                yield self._issue(project, topology, policy, sel)
 
-    def _issue(self, index: ProjectIndex, topology: Topology, policy: Policy, sel: TargetSelector) -> Issue:
+    def _issue(self, project: Project, topology: Topology, policy: Policy, sel: TargetSelector) -> Issue:
         assert sel.kind is not None
         obj = policy.obj
         own = obj.namespace
         scope = _scope(sel, own)
-        candidates = [o for o in index.of_kind(sel.group, sel.kind) if _eligible(topology, sel, own, o.namespace)]
+        candidates = [o for o in project.index.of_kind(sel.group, sel.kind) if _eligible(topology, sel, own, o.namespace)]
         labels = ", ".join(_requirement(r) for r in sel.label_selector.requirements)
         if not candidates:
             reason = f"there is no {sel.kind} in {scope} in the input"
         else:
             reason = f"no {sel.kind} in {scope} has labels {labels}"
         message = f'{field_name(sel.path)} of {obj.kind} {where(obj)} matches no {sel.kind}: {reason}, so it adds no target (GEP-713 "Label selectors")'
-        matches = self._near_matches(index, topology, policy, sel, sel.kind, candidates)
+        matches = self._near_matches(project, topology, policy, sel, sel.kind, candidates)
         targets = policy.profile.targets
         if targets.kinds and not targets.allows(sel.group, sel.kind):
             allowed = ", ".join(str(k) for k in targets.kinds)
             matches.note(f"{policy.profile.kind} does not accept {sel.kind} targets at all (allowed: {allowed})")
         severity = None
-        if _external_may_match(index, sel, own):
+        if _external_may_match(project, sel, own):
             severity = Severity.INFO
             matches.note(f"{sel.kind} objects declared external (--external) may match")
         return self.issue(obj, sel.path, message + matches.suffix(), related=matches.related, severity=severity)
 
     @staticmethod
     def _near_matches(
-        index: ProjectIndex,
+        project: Project,
         topology: Topology,
         policy: Policy,
         sel: TargetSelector,
@@ -448,7 +451,7 @@ class TargetSelectorMatchesNothing(Rule):
                 )
         # Matching objects in namespaces the selector does not consider.
         own = policy.obj.namespace
-        for cand in index.of_kind(sel.group, kind):
+        for cand in project.index.of_kind(sel.group, kind):
             if matches.full or not sel.label_selector.matches(cand.labels):
                 continue
             if _eligible(topology, sel, own, cand.namespace):
@@ -475,14 +478,14 @@ def _scope(sel: TargetSelector, own: str | None) -> str:
 
 
 def _eligible(topology: Topology, sel: TargetSelector, own: str | None, namespace: str | None) -> bool:
-    """The namespaces `ProjectIndex.selector_targets` considers (Envoy Gateway `namespaces.from`,
+    """The namespaces `Project.selector_targets` considers (Envoy Gateway `namespaces.from`,
     docs/semantics.md#label-selectors)."""
     if namespace is None or namespace == own:
         return True
     if sel.namespaces_from == "All":
         return True
     if sel.namespaces_from == "Selector":
-        return topology.namespace_selected(sel.namespace_selector or LabelSelector(), namespace)[0]
+        return topology.resolution.namespace_selected(sel.namespace_selector or LabelSelector(), namespace)[0]
     return False
 
 
@@ -503,9 +506,9 @@ def _labels_path(obj: K8sObject) -> str:
     return "metadata.labels" if obj.labels else "metadata"
 
 
-def _external_may_match(index: ProjectIndex, sel: TargetSelector, own: str | None) -> bool:
+def _external_may_match(project: Project, sel: TargetSelector, own: str | None) -> bool:
     assert sel.kind is not None
-    external = index.options.external
+    external = project.index.options.external
     if own and external.covers_namespace(sel.group, sel.kind, own):
         return True
     if sel.namespaces_from == "Same":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from policylint.findings import Issue, Related, Severity
-from policylint.k8s.index import ProjectIndex
+from policylint.project import Project
 from policylint.rules.base import InputRule, Rule
 
 
@@ -48,8 +48,8 @@ class DuplicateObject(Rule):
     name = "duplicate-object"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for group in index.duplicate_groups():
+    def check(self, project: Project) -> Iterable[Issue]:
+        for group in project.index.duplicate_groups():
             ordered = sorted(group, key=lambda o: o.sort_key())
             first = ordered[0]
             for later in ordered[1:]:

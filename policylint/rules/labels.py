@@ -20,9 +20,9 @@ from typing import Any
 
 from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import join
-from policylint.k8s.index import ProjectIndex
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.crd import crd_facts
+from policylint.project import Project
 from policylint.rules.base import Rule
 from policylint.textsafe import short_repr
 
@@ -180,16 +180,16 @@ def label_value_problem(value: str) -> str | None:
 # -- rules -------------------------------------------------------------------------------
 
 
-def _policy_crds(index: ProjectIndex) -> Iterator[tuple[K8sObject, CrdShape]]:
-    for crd in index.crds():
+def _policy_crds(project: Project) -> Iterator[tuple[K8sObject, CrdShape]]:
+    for crd in project.index.crds():
         shape = crd_shape(crd)
         if is_policy_crd(crd, shape):
             yield crd, shape
 
 
-def _crd_label(index: ProjectIndex) -> Iterator[tuple[K8sObject, CrdShape, str]]:
+def _crd_label(project: Project) -> Iterator[tuple[K8sObject, CrdShape, str]]:
     """Policy CRDs that carry the policy label, with its value."""
-    for crd, shape in _policy_crds(index):
+    for crd, shape in _policy_crds(project):
         value = crd.labels.get(POLICY_LABEL)
         if value is not None:
             yield crd, shape, value
@@ -211,8 +211,8 @@ class PolicyCrdMissingLabel(Rule):
     name = "policy-crd-missing-label"
     severity = Severity.WARNING
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for crd in index.crds():
+    def check(self, project: Project) -> Iterable[Issue]:
+        for crd in project.index.crds():
             shape = crd_shape(crd)
             if not (shape.kind and shape.kind.endswith("Policy") and shape.has_target_fields):
                 continue
@@ -235,8 +235,8 @@ class PolicyLabelInvalidValue(Rule):
     name = "policy-label-invalid-value"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for crd, shape, value in _crd_label(index):
+    def check(self, project: Project) -> Iterable[Issue]:
+        for crd, shape, value in _crd_label(project):
             if value.strip().lower() in POLICY_LABEL_VALUES:
                 continue
             yield self.issue(
@@ -254,8 +254,8 @@ class LegacyPolicyLabel(Rule):
     name = "legacy-policy-label"
     severity = Severity.INFO
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for crd, shape in _policy_crds(index):
+    def check(self, project: Project) -> Iterable[Issue]:
+        for crd, shape in _policy_crds(project):
             value = crd.labels.get(POLICY_LABEL)
             if value is not None and value.strip().lower() == "true":
                 yield self.issue(
@@ -281,8 +281,8 @@ class DirectLabelOnInheritedShape(Rule):
     name = "direct-label-on-inherited-shape"
     severity = Severity.WARNING
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for crd, shape, value in _crd_label(index):
+    def check(self, project: Project) -> Iterable[Issue]:
+        for crd, shape, value in _crd_label(project):
             if value.strip().lower() != "direct":
                 continue
             reasons: list[str] = []
@@ -312,8 +312,8 @@ class ControllerWrittenLabel(Rule):
     name = "controller-written-label"
     severity = Severity.WARNING
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for obj in index.objects:
+    def check(self, project: Project) -> Iterable[Issue]:
+        for obj in project.index.objects:
             for where, mapping in (("metadata.labels", obj.labels), ("metadata.annotations", obj.annotations)):
                 for key in mapping:
                     if key.rsplit("/", 1)[-1].endswith("PolicyAffected"):
@@ -333,10 +333,10 @@ class InvalidLabelSyntax(Rule):
     name = "invalid-label-syntax"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for obj in index.objects:
+    def check(self, project: Project) -> Iterable[Issue]:
+        for obj in project.index.objects:
             yield from self._metadata(obj)
-        for policy in index.policies():
+        for policy in project.resolution.policies():
             field = policy.profile.targets.selectors
             if not field:
                 continue
@@ -356,7 +356,7 @@ class InvalidLabelSyntax(Rule):
                 if isinstance(selector, dict):
                     yield from self._selector(policy.obj, join(ref.path, "selector"), selector)
         for kind in ("Gateway", "ListenerSet"):
-            for obj in index.of_kind("gateway.networking.k8s.io", kind):
+            for obj in project.index.of_kind("gateway.networking.k8s.io", kind):
                 yield from self._listener_selectors(obj)
 
     def _metadata(self, obj: K8sObject) -> Iterator[Issue]:

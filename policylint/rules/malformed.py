@@ -15,8 +15,8 @@ from policylint.findings import Issue, Severity
 from policylint.input.load import DocumentRef
 from policylint.input.positions import format_path
 from policylint.k8s.fieldtypes import EXPECTED, FieldProblem, describe_value, type_hint
-from policylint.k8s.index import ProjectIndex
 from policylint.k8s.objects import K8sObject
+from policylint.project import Project
 from policylint.rules.base import Rule
 
 
@@ -27,14 +27,14 @@ class MalformedField(Rule):
     name = "malformed-field"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+    def check(self, project: Project) -> Iterable[Issue]:
         # A value the loader already reported at the same place (an integer too large to keep,
         # say) is one cause: its input finding says it, this rule does not repeat it.
         reported: set[tuple[DocumentRef, str]] = {
-            (issue.document, issue.path) for issue in index.input_issues if issue.document is not None and issue.path
+            (issue.document, issue.path) for issue in project.index.input_issues if issue.document is not None and issue.path
         }
-        for obj in index.objects:
-            malformed = index.malformed(obj)
+        for obj in project.index.objects:
+            malformed = project.index.malformed(obj)
             for problem in malformed.problems:
                 if problem.reported_by is not None:
                     continue  # that rule's finding says it (the topology still treats it as malformed)

@@ -4,7 +4,7 @@
 Policy must fail to attach" (GEP-2648). What a sectionName selects comes from
 `policylint/k8s/kinds.yaml` (listener, route rule, Service port); which policy kinds have
 the field comes from their profile. Sections are resolved once, by
-`ProjectIndex.resolve_target`, which the JSON report shares.
+`Project.resolve_target`, which the JSON report shares.
 """
 
 from __future__ import annotations
@@ -14,11 +14,14 @@ from collections.abc import Iterable
 
 from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import join
-from policylint.k8s.index import Policy, ProjectIndex, Section, TargetRef
+from policylint.k8s.index import Section
 from policylint.k8s.objects import K8sObject
+from policylint.profiles.policy import Policy, TargetRef
+from policylint.project import Project
 from policylint.rules.base import Rule
 from policylint.rules.hints import hints_suffix
 from policylint.rules.targetref import object_label, ref_resolutions
+from policylint.vocabulary import Resolved
 
 # Why a duplicate section name is a problem, per section type (docs/semantics.md#section-names).
 _UNIQUENESS = {
@@ -28,8 +31,8 @@ _UNIQUENESS = {
 }
 
 
-def _sections_related(target: K8sObject, index: ProjectIndex, noun: str) -> Related:
-    spec = index.kinds.sections(target.group, target.kind)
+def _sections_related(target: K8sObject, project: Project, noun: str) -> Related:
+    spec = project.index.kinds.sections(target.group, target.kind)
     path = spec.path if spec is not None else "spec"
     return Related(f"{target.kind} {target.name} defines its {noun}s here", object=target, path=path)
 
@@ -41,25 +44,25 @@ class SectionNotFound(Rule):
     name = "section-not-found"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+    def check(self, project: Project) -> Iterable[Issue]:
         defined: dict[tuple[str | None, str, str], list[tuple[K8sObject, Section]]] | None = None
-        for policy, ref, res in ref_resolutions(index):
+        for policy, ref, res in ref_resolutions(project):
             # SyntheticRuleName (an unnamed rule hit by `rule-<n>`) is PL304's; never both.
-            if res.detail != "SectionNotFound" or res.target is None or ref.section_name is None:
+            if res.detail != Resolved.SECTION_NOT_FOUND or res.target is None or ref.section_name is None:
                 continue
             target = res.target
-            spec = index.kinds.sections(target.group, target.kind)
+            spec = project.index.kinds.sections(target.group, target.kind)
             noun = spec.type if spec is not None else "section"
             hints: list[str] = []
-            related = [_sections_related(target, index, noun)]
-            names = [s.name for s in index.sections(target) if s.name is not None]
+            related = [_sections_related(target, project, noun)]
+            names = [s.name for s in project.index.sections(target) if s.name is not None]
             close = difflib.get_close_matches(ref.section_name, names, n=1, cutoff=0.75)
             if close:
                 hints.append(f"did you mean {close[0]}?")
             # The section may live on a sibling object with the same kind of sections (a ListenerSet's
             # listener while the ref names its Gateway; Gateway targets see only the Gateway's own).
             if defined is None:
-                defined = self._sections_by_name(index)
+                defined = self._sections_by_name(project)
             for other, section in defined.get((target.namespace, noun, ref.section_name), []):
                 if other is target:
                     continue
@@ -72,14 +75,14 @@ class SectionNotFound(Rule):
             yield self.issue(policy.obj, join(ref.path, "sectionName"), message, related=related)
 
     @staticmethod
-    def _sections_by_name(index: ProjectIndex) -> dict[tuple[str | None, str, str], list[tuple[K8sObject, Section]]]:
+    def _sections_by_name(project: Project) -> dict[tuple[str | None, str, str], list[tuple[K8sObject, Section]]]:
         """(namespace, section type, name) -> objects defining it: built once, only when a section is missing."""
         out: dict[tuple[str | None, str, str], list[tuple[K8sObject, Section]]] = {}
-        for obj in index.objects:
-            spec = index.kinds.sections(obj.group, obj.kind)
+        for obj in project.index.objects:
+            spec = project.index.kinds.sections(obj.group, obj.kind)
             if spec is None:
                 continue
-            for section in index.sections(obj):
+            for section in project.index.sections(obj):
                 if section.name is not None:
                     out.setdefault((obj.namespace, spec.type, section.name), []).append((obj, section))
         return out
@@ -92,13 +95,15 @@ class SectionOnKindWithoutSections(Rule):
     name = "section-on-kind-without-sections"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy, ref, res in ref_resolutions(index):
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy, ref, res in ref_resolutions(project):
             if ref.section_name is None or ref.kind is None or not policy.profile.targets.section_name:
                 continue  # no sectionName, a malformed ref, or a field the reference type lacks (PL205)
             # Also when the target is missing (PL201 reports that): the kind alone decides.
-            missing_but_known = res.detail == "ObjectNotFound" and index.kind_has_no_sections(ref.group or "", ref.kind)
-            if res.detail != "SectionNotSupported" and not missing_but_known:
+            missing_but_known = res.detail == Resolved.OBJECT_NOT_FOUND and project.index.kind_has_no_sections(
+                ref.group or "", ref.kind
+            )
+            if res.detail != Resolved.SECTION_NOT_SUPPORTED and not missing_but_known:
                 continue
             message = (
                 f"{ref.kind} has no named sections, so sectionName {ref.section_name} can never match and the policy"
@@ -118,21 +123,21 @@ class DuplicateSectionNames(Rule):
     name = "duplicate-section-names"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+    def check(self, project: Project) -> Iterable[Issue]:
         # Targets addressed by sectionName, each with the refs that address it (insertion order is stable).
         targeted: dict[int, tuple[K8sObject, list[tuple[Policy, TargetRef]]]] = {}
-        for policy, ref, res in ref_resolutions(index):
+        for policy, ref, res in ref_resolutions(project):
             if res.target is None or ref.section_name is None or not policy.profile.targets.section_name:
                 continue
-            if res.detail not in ("Resolved", "SectionNotFound", "SyntheticRuleName"):
+            if res.detail not in (Resolved.RESOLVED, Resolved.SECTION_NOT_FOUND, Resolved.SYNTHETIC_RULE_NAME):
                 continue
             targeted.setdefault(id(res.target), (res.target, []))[1].append((policy, ref))
         for target, refs in targeted.values():
-            spec = index.kinds.sections(target.group, target.kind)
+            spec = project.index.kinds.sections(target.group, target.kind)
             if spec is None:
                 continue
             first: dict[str, Section] = {}
-            for section in index.sections(target):
+            for section in project.index.sections(target):
                 if section.name is None:
                     continue
                 if section.name not in first:
@@ -167,9 +172,9 @@ class UnnamedRuleTargetedBySyntheticName(Rule):
     name = "unnamed-rule-targeted-by-synthetic-name"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy, ref, res in ref_resolutions(index):
-            if res.detail != "SyntheticRuleName" or res.target is None or res.section is None:
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy, ref, res in ref_resolutions(project):
+            if res.detail != Resolved.SYNTHETIC_RULE_NAME or res.target is None or res.section is None:
                 continue
             target = res.target
             n = res.section.position + 1
@@ -187,7 +192,7 @@ class UnnamedRuleTargetedBySyntheticName(Rule):
                     " name the rule"
                 )
             severity = None
-            if index.options.synthetic_rule_names:
+            if project.index.options.synthetic_rule_names:
                 severity = Severity.WARNING
                 message += " (a warning: synthetic rule names are enabled for this run)"
             related = [Related(f"rule #{n} has no name", object=target, path=res.section.path)]

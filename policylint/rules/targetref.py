@@ -1,7 +1,7 @@
 """PL2xx: policy target references (GEP-713 "The targetRefs stanza", docs/semantics.md#target-references).
 
 Every rule here reads the policy's profile for what its reference type allows
-(kinds, namespace, sectionName, virtual kinds) and `ProjectIndex.resolve_target`
+(kinds, namespace, sectionName, virtual kinds) and `Project.resolve_target`
 for what the reference resolves to; none of them knows a vendor kind. One root
 cause gets one finding: a reference the API server rejects (PL203, PL205) is
 `InvalidRef` for resolution, so PL201/PL202/PL3xx stay quiet about it.
@@ -16,21 +16,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from policylint.findings import Issue, Severity
 from policylint.input.positions import join
-from policylint.k8s.index import (
-    GROUP_PATTERN,
-    REF_FIELDS,
-    Policy,
-    ProjectIndex,
-    TargetRef,
-    TargetResolution,
-    policy_namespace,
-    ref_problems,
-)
 from policylint.k8s.objects import K8sObject
+from policylint.profiles.policy import GROUP_PATTERN, REF_FIELDS, Policy, TargetRef, policy_namespace, ref_problems
 from policylint.profiles.registry import TargetKind, TargetSpec
+from policylint.project import Project
 from policylint.rules.base import Rule
 from policylint.rules.hints import NearMatches
+from policylint.semantics.resolution import TargetResolution
 from policylint.textsafe import short_repr
+from policylint.vocabulary import Resolved
 
 # Names of custom resources, Services, Secrets and the other kinds policies target are at least
 # DNS-1123 subdomains (docs/semantics.md#object-names): a reference outside that can never resolve.
@@ -67,21 +61,21 @@ def object_label(obj: K8sObject, policy: Policy) -> str:
     return f"{obj.kind} {obj.namespace}/{obj.name}"
 
 
-def ref_resolutions(index: ProjectIndex) -> Iterator[tuple[Policy, TargetRef, TargetResolution]]:
-    for policy in index.policies():
+def ref_resolutions(project: Project) -> Iterator[tuple[Policy, TargetRef, TargetResolution]]:
+    for policy in project.resolution.policies():
         for ref in policy.refs:
-            yield policy, ref, index.resolve_target(policy, ref)
+            yield policy, ref, project.resolution.resolve_target(policy, ref)
 
 
 def allowed_kinds_text(kinds: Sequence[TargetKind]) -> str:
     return ", ".join(gk(k.group, k.kind) for k in kinds)
 
 
-def groups_for_kind(index: ProjectIndex, policy: Policy, kind: str) -> list[str]:
+def groups_for_kind(project: Project, policy: Policy, kind: str) -> list[str]:
     """Groups in which `kind` exists: the profile's allowed kinds first, then the kinds table and the input."""
     groups = [k.group for k in policy.profile.targets.kinds if k.kind == kind]
     if not groups:
-        groups = sorted({g for g in index.known_groups() if index.has_kind(g, kind)})
+        groups = sorted({g for g in project.index.known_groups() if project.index.has_kind(g, kind)})
     return list(dict.fromkeys(groups))
 
 
@@ -114,8 +108,8 @@ class _SimilarNames:
     FULL_SCAN = 200
     _LENGTH_SLACK = 2
 
-    def __init__(self, index: ProjectIndex) -> None:
-        self._index = index
+    def __init__(self, project: Project) -> None:
+        self._project = project
         self._places: dict[tuple[str, str], dict[str | None, dict[str, K8sObject]]] = {}
         self._buckets: dict[tuple[str, str, str | None], dict[tuple[str, int], list[str]]] = {}
 
@@ -123,7 +117,7 @@ class _SimilarNames:
         places = self._places.get((group, kind))
         if places is None:
             places = {}
-            for obj in self._index.of_kind(group, kind):
+            for obj in self._project.index.of_kind(group, kind):
                 places.setdefault(obj.namespace, {})[obj.name] = obj  # the last one wins, as before
             self._places[(group, kind)] = places
         names = places.get(namespace)
@@ -165,18 +159,18 @@ class TargetRefNotFound(Rule):
     severity = Severity.ERROR
     _similar: _SimilarNames | None = None
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
+    def check(self, project: Project) -> Iterable[Issue]:
         by_name: dict[str, list[K8sObject]] | None = None
-        for policy, ref, res in ref_resolutions(index):
-            if res.detail != "ObjectNotFound":
+        for policy, ref, res in ref_resolutions(project):
+            if res.detail != Resolved.OBJECT_NOT_FOUND:
                 continue
             if _pruned_other_namespace(policy, ref):
                 continue  # the cause is the pruned cross-namespace field: PL401 reports it, once
             if by_name is None:  # built once, only when something is missing
                 by_name = defaultdict(list)
-                for obj in index.objects:
+                for obj in project.index.objects:
                     by_name[obj.name].append(obj)
-            matches = self._near_matches(index, policy, ref, res, by_name)
+            matches = self._near_matches(project, policy, ref, res, by_name)
             assert ref.name is not None
             if not _DNS1123_SUBDOMAIN.match(ref.name):
                 matches.note(
@@ -188,7 +182,7 @@ class TargetRefNotFound(Rule):
 
     def _near_matches(
         self,
-        index: ProjectIndex,
+        project: Project,
         policy: Policy,
         ref: TargetRef,
         res: TargetResolution,
@@ -226,7 +220,7 @@ class TargetRefNotFound(Rule):
         # 3. A similar name of the same kind in the same place (a typo).
         if not matches:
             if self._similar is None:  # indexed once per run, only when something is missing
-                self._similar = _SimilarNames(index)
+                self._similar = _SimilarNames(project)
             similar = self._similar.closest(ref.group, ref.kind, res.namespace, ref.name)
             if similar is not None:
                 matches.add(f"did you mean {ref.kind} {similar.name!r}?", similar)
@@ -240,8 +234,8 @@ class TargetKindNotAllowed(Rule):
     name = "target-kind-not-allowed"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy in index.policies():
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy in project.resolution.policies():
             targets = policy.profile.targets
             if not targets.kinds:
                 continue  # the profile lists no kinds: anything goes (inferred or unrestricted kinds)
@@ -291,14 +285,14 @@ class TargetRefGroupInvalid(Rule):
     name = "targetref-group-invalid"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy in index.policies():
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy in project.resolution.policies():
             for ref in policy.refs:
                 for problem in ref_problems(ref):
                     if problem.field == "group":
-                        yield self.issue(policy.obj, problem.path, self._message(index, policy, ref))
+                        yield self.issue(policy.obj, problem.path, self._message(project, policy, ref))
 
-    def _message(self, index: ProjectIndex, policy: Policy, ref: TargetRef) -> str:
+    def _message(self, project: Project, policy: Policy, ref: TargetRef) -> str:
         group = ref.group
         if group is None:
             # docs/semantics.md#target-references: unlike parentRefs, policy targetRefs have no defaults.
@@ -306,7 +300,7 @@ class TargetRefGroupInvalid(Rule):
                 "targetRef has no group: policy target references have no default group (unlike parentRefs),"
                 ' so the API server rejects the policy ("Required value")'
             )
-            return base + self._suggest(index, policy, ref.kind, prefix="; add ")
+            return base + self._suggest(project, policy, ref.kind, prefix="; add ")
         versioned = _GROUP_VERSION.match(group)
         if versioned and GROUP_PATTERN.match(versioned.group(1).lower()):
             fixed = versioned.group(1).lower()
@@ -317,14 +311,14 @@ class TargetRefGroupInvalid(Rule):
         if group != group.lower() and GROUP_PATTERN.match(group.lower()):
             return f"group {group!r} must be lowercase: use group: {group.lower()}"
         return f'group {group!r} is not a valid API group (a lowercase DNS subdomain, or "" for the core group)' + self._suggest(
-            index, policy, ref.kind, prefix="; "
+            project, policy, ref.kind, prefix="; "
         )
 
     @staticmethod
-    def _suggest(index: ProjectIndex, policy: Policy, kind: str | None, *, prefix: str) -> str:
+    def _suggest(project: Project, policy: Policy, kind: str | None, *, prefix: str) -> str:
         if not kind:
             return ""
-        groups = groups_for_kind(index, policy, kind)
+        groups = groups_for_kind(project, policy, kind)
         if len(groups) == 1:
             return f"{prefix}group: {yaml_group(groups[0])} for {kind}"
         if groups:
@@ -339,14 +333,14 @@ class NamespacedPolicyClusterTarget(Rule):
     name = "namespaced-policy-cluster-target"
     severity = Severity.WARNING
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy, ref, res in ref_resolutions(index):
-            if res.detail in ("InvalidRef", "KindNotAllowed"):
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy, ref, res in ref_resolutions(project):
+            if res.detail in (Resolved.INVALID_REF, Resolved.KIND_NOT_ALLOWED):
                 continue  # PL202 / PL203 / PL205 already explain why nothing attaches
             assert ref.group is not None and ref.kind is not None and ref.name is not None
             profile = policy.profile
             policy_ns = policy_namespace(policy)
-            if policy_ns is not None and index.kinds.is_cluster_scoped(ref.group, ref.kind):
+            if policy_ns is not None and project.index.kinds.is_cluster_scoped(ref.group, ref.kind):
                 # Seed policy-attachment, "Attaching Policy to GatewayClass": policy lives in the scope of
                 # its target, so that only who can write at that scope can change it.
                 documented = any(k.kind == ref.kind and k.group == ref.group for k in profile.targets.kinds)
@@ -362,7 +356,7 @@ class NamespacedPolicyClusterTarget(Rule):
                 else:
                     message += "; some tools (gwctl) silently never attach it"
                     yield self.issue(policy.obj, field_path(ref, "kind"), message)
-            elif res.detail == "NamespaceRequired":
+            elif res.detail == Resolved.NAMESPACE_REQUIRED:
                 if profile.targets.namespace:
                     fix = "set namespace in the targetRef"
                 else:
@@ -384,8 +378,8 @@ class TargetRefFieldInvalid(Rule):
     name = "targetref-field-invalid"
     severity = Severity.ERROR
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy in index.policies():
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy in project.resolution.policies():
             for path, message in policy.shape_errors:
                 yield self.issue(policy.obj, path, f"{message}; the API server rejects the policy")
             for ref in policy.refs:
@@ -447,9 +441,9 @@ class VirtualTargetKind(Rule):
     name = "virtual-target-kind"
     severity = Severity.INFO
 
-    def check(self, index: ProjectIndex) -> Iterable[Issue]:
-        for policy, ref, res in ref_resolutions(index):
-            if res.detail != "VirtualKind":
+    def check(self, project: Project) -> Iterable[Issue]:
+        for policy, ref, res in ref_resolutions(project):
+            if res.detail != Resolved.VIRTUAL_KIND:
                 continue
             assert ref.group is not None and ref.kind is not None
             message = (

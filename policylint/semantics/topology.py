@@ -57,9 +57,11 @@ from policylint.k8s.hostnames import effective_hostnames
 from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
 from policylint.semantics.grants import GrantCheck, Reference
+from policylint.vocabulary import Admission, Attachment, ReferenceStatus
 
 if TYPE_CHECKING:
-    from policylint.k8s.index import ProjectIndex, Section
+    from policylint.k8s.index import Section
+    from policylint.semantics.resolution import Resolution
 
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 CORE = ""
@@ -78,27 +80,23 @@ PROTOCOL_ROUTE_KINDS: Mapping[str, tuple[str, ...]] = {
 }
 TLS_ROUTE_KINDS = {"Passthrough": ("TLSRoute",), "Terminate": ("TLSRoute", "TCPRoute")}
 
-# Attachment outcomes (route status reasons of docs/semantics.md#listener-admission where one exists).
-ACCEPTED = "Accepted"
-EXTERNAL = "External"  # the parent is declared external: assumed to admit the route
-PARENT_NOT_FOUND = "ParentNotFound"
-NO_MATCHING_PARENT = "NoMatchingParent"
-NOT_ALLOWED_BY_LISTENERS = "NotAllowedByListeners"
-NO_MATCHING_LISTENER_HOSTNAME = "NoMatchingListenerHostname"
-LISTENER_SET_NOT_ATTACHED = "ListenerSetNotAttached"
-MESH = "Mesh"  # a Service parent (GAMMA): no listeners involved
-UNKNOWN_PARENT_KIND = "UnknownParentKind"  # an implementation-specific parent kind: not modelled
-INVALID_REF = "InvalidRef"
-# Depends on a field of the wrong type (PL010): the API server rejects the object, so the
-# outcome is unknown; assumed fine (attached, resolved) so that no other rule repeats the cause.
-MALFORMED = "Malformed"
-
-# Reference outcomes.
-RESOLVED = "Resolved"
-NOT_FOUND = "NotFound"
-REF_NOT_PERMITTED = "RefNotPermitted"
-OPAQUE = "Opaque"  # a kind policylint does not model, not in the input
-UNCHECKED = "Unchecked"  # existence is not checked (Secrets and ConfigMaps rarely live in git)
+# Attachment outcomes and reference outcomes (policylint.vocabulary).
+ACCEPTED = Attachment.ACCEPTED
+EXTERNAL = Attachment.EXTERNAL
+PARENT_NOT_FOUND = Attachment.PARENT_NOT_FOUND
+NO_MATCHING_PARENT = Attachment.NO_MATCHING_PARENT
+NOT_ALLOWED_BY_LISTENERS = Attachment.NOT_ALLOWED_BY_LISTENERS
+NO_MATCHING_LISTENER_HOSTNAME = Attachment.NO_MATCHING_LISTENER_HOSTNAME
+LISTENER_SET_NOT_ATTACHED = Attachment.LISTENER_SET_NOT_ATTACHED
+MESH = Attachment.MESH
+UNKNOWN_PARENT_KIND = Attachment.UNKNOWN_PARENT_KIND
+INVALID_REF = Attachment.INVALID_REF
+MALFORMED = Attachment.MALFORMED
+RESOLVED = ReferenceStatus.RESOLVED
+NOT_FOUND = ReferenceStatus.NOT_FOUND
+REF_NOT_PERMITTED = ReferenceStatus.REF_NOT_PERMITTED
+OPAQUE = ReferenceStatus.OPAQUE
+UNCHECKED = ReferenceStatus.UNCHECKED
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -150,8 +148,13 @@ class ParentRef:
 @dataclass(frozen=True, slots=True)
 class Rejection:
     listener: Listener
-    reason: str  # NotAllowedByListeners | NoMatchingListenerHostname
+    check: Admission  # the admission check that failed, the first in the order listeners apply them
     message: str
+
+    @property
+    def reason(self) -> Attachment:
+        """The route status reason this rejection alone would give."""
+        return NO_MATCHING_LISTENER_HOSTNAME if self.check is Admission.HOSTNAME else NOT_ALLOWED_BY_LISTENERS
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +162,7 @@ class ParentAttachment:
     route: K8sObject
     ref: ParentRef
     parent: K8sObject | None
-    status: str
+    status: Attachment
     listeners: tuple[Listener, ...] = ()  # the listeners that admit the route
     rejections: tuple[Rejection, ...] = ()
     message: str = ""
@@ -174,7 +177,7 @@ class ParentAttachment:
 class ListenerSetAttachment:
     listener_set: K8sObject
     gateway: K8sObject | None
-    status: str  # Accepted | External | ParentNotFound | NotAllowed | InvalidRef | Malformed
+    status: Attachment  # Accepted | External | ParentNotFound | NotAllowed | InvalidRef | Malformed
     message: str = ""
     path: str = "spec.parentRef"
     assumptions: tuple[str, ...] = ()
@@ -198,7 +201,7 @@ class ObjectRef:
     port: int | None
     has_port: bool
     rule: int | None  # route rule position, for route backends
-    status: str  # Resolved | NotFound | External | RefNotPermitted | Opaque | Unchecked | Malformed
+    status: ReferenceStatus
     target: K8sObject | None = None
     port_section: Section | None = None
     grant: GrantCheck | None = None
@@ -211,7 +214,7 @@ class ObjectRef:
 class ClassRef:
     gateway: K8sObject
     name: str | None
-    status: str  # Resolved | NotFound | External | InvalidRef
+    status: ReferenceStatus  # Resolved | NotFound | External | InvalidRef
     target: K8sObject | None = None
 
 
@@ -254,12 +257,13 @@ def _ref_malformed(malformed: Malformed, path: str) -> bool:
 
 
 class Topology:
-    """The resolved hierarchy. Build with `Topology(index)`; everything is computed eagerly, once."""
+    """The resolved hierarchy. Build with `Topology(resolution)`; everything is computed eagerly, once."""
 
-    def __init__(self, index: ProjectIndex) -> None:
-        self.index = index
-        self.external = index.options.external
-        self.grants = index.grants()
+    def __init__(self, resolution: Resolution) -> None:
+        self.resolution = resolution
+        self.index = resolution.index
+        self.external = self.index.options.external
+        self.grants = resolution.grants()
         self._listeners: dict[int, list[Listener]] = {}
         self.class_refs: dict[int, ClassRef] = {}
         self.listener_sets: dict[int, ListenerSetAttachment] = {}
@@ -351,12 +355,6 @@ class Topology:
                 )
         return True, ""
 
-    def namespace_labels(self, namespace: str) -> tuple[dict[str, str], bool]:
-        return self.index.namespace_labels(namespace)
-
-    def namespace_selected(self, selector: LabelSelector, namespace: str) -> tuple[bool, str | None]:
-        return self.index.namespace_selected(selector, namespace)
-
     # -- building --------------------------------------------------------------------------
 
     def _build(self) -> None:
@@ -379,7 +377,7 @@ class Topology:
                 if att.parent is not None and att.listeners:
                     self._routes_on[id(att.parent)].append((route, att))
             self._add_refs(route, self._route_backends(route))
-        for policy in index.policies():
+        for policy in self.resolution.policies():
             fields = policy.profile.backend_refs
             if fields:
                 self._add_refs(policy.obj, self._policy_backends(policy.obj, fields))
@@ -452,12 +450,12 @@ class Topology:
     def _class_ref(self, gateway: K8sObject) -> ClassRef:
         name = _str(gateway.spec.get("gatewayClassName"))
         if not name:
-            return ClassRef(gateway, None, INVALID_REF)
+            return ClassRef(gateway, None, ReferenceStatus.INVALID_REF)
         target = self.index.lookup(GATEWAY_GROUP, "GatewayClass", None, name)
         if target is not None:
             return ClassRef(gateway, name, RESOLVED, target)
         if self.external.match(GATEWAY_GROUP, "GatewayClass", None, name):
-            return ClassRef(gateway, name, EXTERNAL)
+            return ClassRef(gateway, name, ReferenceStatus.EXTERNAL)
         return ClassRef(gateway, name, NOT_FOUND)
 
     def _attach_listener_set(self, listener_set: K8sObject) -> ListenerSetAttachment:
@@ -493,7 +491,7 @@ class Topology:
             return ListenerSetAttachment(
                 listener_set,
                 gateway,
-                "NotAllowed",
+                Attachment.NOT_ALLOWED,
                 f"{where} allows ListenerSets only from its own namespace (allowedListeners from: Same)",
             )
         if allowed_from == "Selector":
@@ -503,27 +501,27 @@ class Topology:
                     return ListenerSetAttachment(
                         listener_set,
                         gateway,
-                        "NotAllowed",
+                        Attachment.NOT_ALLOWED,
                         f"{where} has allowedListeners from: Selector without a selector, which matches nothing",
                     )
                 selector = parse_selector(allowed.get("selector"))
             except SelectorError as exc:
                 return ListenerSetAttachment(
-                    listener_set, gateway, "NotAllowed", f"{where} has an invalid allowedListeners selector: {exc}"
+                    listener_set, gateway, Attachment.NOT_ALLOWED, f"{where} has an invalid allowedListeners selector: {exc}"
                 )
-            ok, assumption = self.namespace_selected(selector, ls_ns)
+            ok, assumption = self.resolution.namespace_selected(selector, ls_ns)
             if ok:
                 return ListenerSetAttachment(listener_set, gateway, ACCEPTED, assumptions=(assumption,) if assumption else ())
             return ListenerSetAttachment(
                 listener_set,
                 gateway,
-                "NotAllowed",
+                Attachment.NOT_ALLOWED,
                 f"namespace {ls_ns} does not match the allowedListeners selector of {where} ({selector})",
             )
         return ListenerSetAttachment(
             listener_set,
             gateway,
-            "NotAllowed",
+            Attachment.NOT_ALLOWED,
             f"{where} does not allow ListenerSets (allowedListeners.namespaces.from is None by default)",
         )
 
@@ -654,7 +652,7 @@ class Topology:
             if gk not in listener.allowed_kinds:
                 kinds = ", ".join(k for _, k in listener.allowed_kinds)
                 return Rejection(
-                    listener, NOT_ALLOWED_BY_LISTENERS, f"allowedRoutes.kinds admits {kinds}, not {route.kind}"
+                    listener, Admission.KIND_NOT_LISTED, f"allowedRoutes.kinds admits {kinds}, not {route.kind}"
                 ), None
             carried = listener.default_kinds()
             if carried is not None and route.kind not in carried:
@@ -663,7 +661,7 @@ class Topology:
                 return (
                     Rejection(
                         listener,
-                        NOT_ALLOWED_BY_LISTENERS,
+                        Admission.KIND_NOT_CARRIED,
                         f"allowedRoutes.kinds lists {route.kind}, but a {listener.protocol} listener cannot carry it"
                         f" (it carries {', '.join(carried)}; InvalidRouteKinds)",
                     ),
@@ -675,7 +673,7 @@ class Topology:
                 return (
                     Rejection(
                         listener,
-                        NOT_ALLOWED_BY_LISTENERS,
+                        Admission.PROTOCOL_KIND,
                         f"a {listener.protocol} listener carries {', '.join(defaults)}, not {route.kind}",
                     ),
                     None,
@@ -688,27 +686,29 @@ class Topology:
                 return (
                     Rejection(
                         listener,
-                        NOT_ALLOWED_BY_LISTENERS,
+                        Admission.NAMESPACE,
                         f"allowedRoutes admits routes only from namespace {owner_ns} (from: Same, the default), not {route_ns}",
                     ),
                     None,
                 )
         elif listener.allowed_from == "Selector":
             if listener.allowed_selector is None:
-                return Rejection(listener, NOT_ALLOWED_BY_LISTENERS, "allowedRoutes from: Selector has no valid selector"), None
-            ok, assumption = self.namespace_selected(listener.allowed_selector, route_ns)
+                return Rejection(
+                    listener, Admission.NAMESPACE_SELECTOR_INVALID, "allowedRoutes from: Selector has no valid selector"
+                ), None
+            ok, assumption = self.resolution.namespace_selected(listener.allowed_selector, route_ns)
             if not ok:
                 return (
                     Rejection(
                         listener,
-                        NOT_ALLOWED_BY_LISTENERS,
+                        Admission.NAMESPACE,
                         f"namespace {route_ns} does not match the allowedRoutes selector ({listener.allowed_selector})",
                     ),
                     None,
                 )
         elif listener.allowed_from != "All":
             return Rejection(
-                listener, NOT_ALLOWED_BY_LISTENERS, f"allowedRoutes from: {listener.allowed_from} is not a known value"
+                listener, Admission.NAMESPACE_FROM_UNKNOWN, f"allowedRoutes from: {listener.allowed_from} is not a known value"
             ), None
         if route.kind in HOSTNAME_ROUTE_KINDS and not self.index.malformed(route).tainted("spec", "hostnames"):
             hostnames = [h for h in _list(route.spec.get("hostnames")) if isinstance(h, str)]
@@ -716,7 +716,7 @@ class Topology:
                 return (
                     Rejection(
                         listener,
-                        NO_MATCHING_LISTENER_HOSTNAME,
+                        Admission.HOSTNAME,
                         f"listener hostname {listener.hostname} does not intersect the route's hostnames {', '.join(hostnames)}",
                     ),
                     None,
@@ -765,8 +765,9 @@ class Topology:
             return ObjectRef(status=REF_NOT_PERMITTED, **base)  # type: ignore[arg-type]
         target = self.index.lookup(group, kind, namespace, name)
         if target is None:
+            status: ReferenceStatus
             if self.external.match(group, kind, namespace, name):
-                status = EXTERNAL
+                status = ReferenceStatus.EXTERNAL
             elif not check_existence:
                 status = UNCHECKED
             elif self.index.kinds.get(group, kind) is None and not self.index.of_kind(group, kind):
@@ -779,7 +780,7 @@ class Topology:
         if port is not None and (group, kind) == (CORE, "Service"):
             port_section = self._service_port(target, port)
             if port_section is None and self.index.malformed(target).tainted("spec", "ports"):
-                status = MALFORMED  # the port may be the malformed one (PL010): not checked
+                status = ReferenceStatus.MALFORMED  # the port may be the malformed one (PL010): not checked
         return ObjectRef(status=status, target=target, port_section=port_section, **base)  # type: ignore[arg-type]
 
     def _service_port(self, service: K8sObject, port: int) -> Section | None:

@@ -56,21 +56,24 @@ from policylint.semantics.effective.merge import (
     unit_paths,
     untag,
 )
+from policylint.vocabulary import Atomicity, Enforcement, Level, Role
 
 if TYPE_CHECKING:
-    from policylint.k8s.index import Policy, ProjectIndex, TargetResolution
+    from policylint.profiles.policy import Policy
+    from policylint.semantics.resolution import TargetResolution
     from policylint.semantics.topology import Topology
 
 # Hierarchy levels, least specific first. `namespace` is gwctl's optional level: present only
 # when some policy targets a Namespace (docs/semantics.md#the-namespace-level). `port` refines a backend by a Service port.
-LEVELS = ("gatewayclass", "namespace", "gateway", "listenerset", "listener", "route", "rule", "backend", "port")
+# Node keys carry the plain word (hot path: hashed on every step of every context).
+LEVELS = tuple(level.value for level in Level)
 RANK = {level: i for i, level in enumerate(LEVELS)}
 
 # Status vocabulary (GEP-713 "Metaresource status"; docs/semantics.md#status-vocabulary).
-ENFORCED = "Enforced"
-PARTIALLY_ENFORCED = "PartiallyEnforced"
-OVERRIDDEN = "Overridden"
-CONFLICTED = "Conflicted"
+ENFORCED = Enforcement.ENFORCED
+PARTIALLY_ENFORCED = Enforcement.PARTIALLY_ENFORCED
+OVERRIDDEN = Enforcement.OVERRIDDEN
+CONFLICTED = Enforcement.CONFLICTED
 
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 _ROUTE_KINDS = ("HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute")
@@ -99,8 +102,8 @@ class Facet:
 
     policy: Policy
     node: NodeKey
-    role: str  # none | default | override
-    atomicity: str  # atomic | patch | rules | priority
+    role: Role
+    atomicity: Atomicity
     tree: Tagged
     path: str  # the block's field path, e.g. spec.overrides
     merge_onto_parent: bool = False  # Envoy Gateway spec.mergeType on a route policy
@@ -125,7 +128,7 @@ class Facet:
 @dataclass(slots=True)
 class FoldResult:
     tree: Tagged | None
-    status: dict[int, str]  # id(facet) -> Enforced | PartiallyEnforced | Overridden | Conflicted
+    status: dict[int, Enforcement]  # id(facet) -> its enforcement in this context
     beaten_by: dict[int, set[str]]  # id(facet) -> names of policies that beat it
     conflicts: dict[int, tuple[Facet, str]]  # id(loser) -> (winner, why)
     order_sensitive: list[OrderSensitivity] = field(default_factory=list)
@@ -163,7 +166,7 @@ class TargetStatus:
     overridden_in: list[tuple[NodeKey, ...]] = field(default_factory=list)  # a few example contexts
 
     @property
-    def enforcement(self) -> str | None:
+    def enforcement(self) -> Enforcement | None:
         if self.contexts == 0 or self.conflicted == self.contexts:
             return None
         live = self.contexts - self.conflicted
@@ -213,24 +216,24 @@ def _strategy_of(profile: PolicyProfile, block: Mapping[str, Any] | None, spec: 
     return None
 
 
-def _default_atomicity(profile: PolicyProfile) -> str:
+def _default_atomicity(profile: PolicyProfile) -> Atomicity:
     strategy = profile.merge.default
     if strategy.startswith("patch"):
-        return "patch"
+        return Atomicity.PATCH
     if strategy == "custom":
         if profile.merge.custom == "envoy-patch-priority":
-            return "priority"
+            return Atomicity.PRIORITY
         if profile.merge.custom == "kuadrant-rule-keyed":
-            return "rules"
-    return "atomic"
+            return Atomicity.RULES
+    return Atomicity.ATOMIC
 
 
-def _atomicity(kind: str | None, profile: PolicyProfile) -> str:
+def _atomicity(kind: str | None, profile: PolicyProfile) -> Atomicity:
     if kind is None:
         return _default_atomicity(profile)
     if kind == "custom":
-        return "rules" if profile.merge.custom == "kuadrant-rule-keyed" else _default_atomicity(profile)
-    return kind  # atomic | patch
+        return Atomicity.RULES if profile.merge.custom == "kuadrant-rule-keyed" else _default_atomicity(profile)
+    return Atomicity(kind)  # atomic | patch
 
 
 def policy_facets(policy: Policy, node: NodeKey) -> list[Facet]:
@@ -246,18 +249,18 @@ def policy_facets(policy: Policy, node: NodeKey) -> list[Facet]:
     facets: list[Facet] = []
     merge_onto_parent = merge.custom == "envoy-merge-type" and isinstance(spec.get("mergeType"), str)
 
-    def add(role: str, atomicity: str, content: Any, path: str) -> None:
+    def add(role: Role, atomicity: Atomicity, content: Any, path: str) -> None:
         facets.append(Facet(policy, node, role, atomicity, tag(content, None), path, merge_onto_parent, len(facets)))
 
     if profile.boilerplate == POLICY_ATTACHMENT:
-        for role, name in (("override", merge.overrides), ("default", merge.defaults)):
+        for role, name in ((Role.OVERRIDE, merge.overrides), (Role.DEFAULT, merge.defaults)):
             if name and isinstance(spec.get(name), dict):
-                add(role, "patch", spec[name], f"spec.{name}")
+                add(role, Atomicity.PATCH, spec[name], f"spec.{name}")
         return _retag(facets)
     if merge.default == "none":
-        add("none", "atomic", proper, "spec")
+        add(Role.NONE, Atomicity.ATOMIC, proper, "spec")
         return _retag(facets)
-    for role, name in (("override", merge.overrides), ("default", merge.defaults)):
+    for role, name in ((Role.OVERRIDE, merge.overrides), (Role.DEFAULT, merge.defaults)):
         if name and isinstance(spec.get(name), dict):
             block = spec[name]
             content = {k: v for k, v in block.items() if k != merge.strategy_field}
@@ -265,7 +268,7 @@ def policy_facets(policy: Policy, node: NodeKey) -> list[Facet]:
     if proper or not facets:
         # GEP-713: top-level spec proper are implicit defaults (or, with a default strategy of
         # overrides, implicit overrides).
-        role = "override" if merge.default.endswith("overrides") else "default"
+        role = Role.OVERRIDE if merge.default.endswith("overrides") else Role.DEFAULT
         add(role, _atomicity(_strategy_of(profile, None, spec), profile), proper, "spec")
     return _retag(facets)
 
@@ -495,7 +498,7 @@ def _outcome(
         if leaf.source is not None:
             kept[id(leaf.source)].add(path)
             result_at[path] = id(leaf.source)
-    status: dict[int, str] = {}
+    status: dict[int, Enforcement] = {}
     beaten: dict[int, set[str]] = {}
     for facet in stack:
         fid = id(facet)
@@ -586,13 +589,12 @@ class _StackGroup:
 class Simulation:
     """Contexts, effective specs and per-policy status for every policy kind in the index."""
 
-    def __init__(
-        self, index: ProjectIndex, topology: Topology, *, keep: Callable[[tuple[NodeKey, ...]], bool] | None = None
-    ) -> None:
-        self.index = index
+    def __init__(self, topology: Topology) -> None:
+        self.resolution = topology.resolution
+        self.index = topology.index
         self.topology = topology
-        self._keep = keep
-        self.contexts: list[Context] = []  # only those `keep` accepts
+        # What `_walk` does with each context: tally it (the run), or collect it (`contexts`).
+        self._visit: Callable[[tuple[str, str], tuple[NodeKey, ...], tuple[Facet, ...]], None] = self._emit
         self.status: dict[tuple[int, NodeKey], TargetStatus] = defaultdict(TargetStatus)
         self.affects: dict[int, Affects] = defaultdict(Affects)
         self.facets: dict[int, list[Facet]] = {}  # id(policy obj) -> facets
@@ -642,14 +644,14 @@ class Simulation:
         self._by_kind: dict[tuple[str, str], dict[NodeKey, list[Facet]]] = defaultdict(lambda: defaultdict(list))
         self._profiles: dict[tuple[str, str], PolicyProfile] = {}
         self._namespace_level = False
-        for policy in self.index.policies():
+        for policy in self.resolution.policies():
             facets: list[Facet] = []
             if self.index.get(policy.key) is not policy.obj:
                 # A second definition of one object (PL005): it is one policy when applied, and
                 # simulating both copies would make it conflict with, or override, itself.
                 self.facets[id(policy.obj)] = facets
                 continue
-            for res in self.index.targets(policy):
+            for res in self.resolution.targets(policy):
                 node = self.node_of(res)
                 if node is None:
                     continue
@@ -760,6 +762,27 @@ class Simulation:
 
     # -- enumeration ------------------------------------------------------------------------
 
+    def contexts(self, keep: Callable[[tuple[NodeKey, ...]], bool]) -> list[Context]:
+        """The contexts whose path `keep` accepts, each with the stack and fold result this
+        simulation made for it: the hierarchy walked again, with nothing attached or folded
+        again (what `explain` shows). A run keeps no context itself: at 100k routes they would
+        not fit in memory, and the tallies are all the rules need."""
+        found: list[Context] = []
+
+        def collect(gk: tuple[str, str], path: tuple[NodeKey, ...], raw_stack: tuple[Facet, ...]) -> None:
+            if keep(path):
+                group = self._groups.get(tuple(map(id, raw_stack)))
+                if group is None:  # every stack was folded by the run; kept for safety
+                    group = self._prepare(gk, raw_stack)
+                found.append(Context(group.profile, path, group.stack, group.result))
+
+        self._visit = collect
+        try:
+            self._run()
+        finally:
+            self._visit = self._emit
+        return found
+
     def _run(self) -> None:
         kinds = {gk: self._by_kind[gk] for gk in sorted(self._by_kind)}
         if not kinds:
@@ -815,7 +838,7 @@ class Simulation:
         for gk, level in targets.items():
             # Emit at the effective level; a backend context is refined by its port when it has one.
             if stacks[gk] and (rank == level or (level == RANK["backend"] and rank == RANK["port"])):
-                self._emit(gk, path, stacks[gk])
+                self._visit(gk, path, stacks[gk])
         children = self.children(node)
         deepest = max(targets.values())
         for child in children:
@@ -867,8 +890,6 @@ class Simulation:
             group = self._groups[raw_key] = self._prepare(gk, raw_stack)
         group.count += 1
         last = path[-1]
-        if self._keep is not None and self._keep(path):
-            self.contexts.append(Context(group.profile, path, group.stack, group.result))
         if len(group.examples) < 3:
             group.examples.append(path)
         for node in path:
@@ -979,7 +1000,7 @@ class Simulation:
         return self.affects.get(id(policy.obj), Affects())
 
 
-def _combined_status(states: Sequence[str]) -> str:
+def _combined_status(states: Sequence[Enforcement]) -> Enforcement:
     """The status of one policy in one context from the statuses of its facets there."""
     live = [s for s in states if s != CONFLICTED]
     if not live:
@@ -1023,6 +1044,6 @@ def why_established(established: Facet, challenger: Facet) -> str:
     return _why(established, challenger)
 
 
-def combined_status(states: Sequence[str]) -> str:
+def combined_status(states: Sequence[Enforcement]) -> Enforcement:
     """The status of one policy in one context from the statuses of its facets there."""
     return _combined_status(states)

@@ -1,0 +1,55 @@
+"""The project: what the pipeline built, in order, for rules, commands and reporters to read.
+
+    index (objects, kinds, lookups)            policylint.k8s.index
+      › resolution (policies, what they name)  policylint.semantics.resolution
+        › topology (the traffic hierarchy)     policylint.semantics.topology
+          › simulation (effective policy)      policylint.semantics.effective
+
+The index and the resolution are always there (the resolution is computed lazily, per policy);
+the pipeline builds the topology and the simulation only when a selected rule or a requested
+output reads them (policylint.stages). Nothing here builds anything: reading a stage that was
+not built raises `StageNotBuilt`, a bug in the reader's declared `reads`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from policylint.stages import Stage, StageNotBuilt
+
+if TYPE_CHECKING:
+    from policylint.k8s.index import ProjectIndex
+    from policylint.semantics.effective.simulation import Simulation
+    from policylint.semantics.resolution import Resolution
+    from policylint.semantics.topology import Topology
+
+
+@dataclass
+class Project:
+    index: ProjectIndex
+    resolution: Resolution
+    _topology: Topology | None = None
+    _simulation: Simulation | None = None
+
+    def attach(self, *, topology: Topology | None = None, simulation: Simulation | None = None) -> None:
+        """Called by the pipeline as it builds each stage (policylint.pipeline.build_stages)."""
+        if topology is not None:
+            self._topology = topology
+        if simulation is not None:
+            self._simulation = simulation
+
+    def topology(self) -> Topology:
+        """The resolved traffic hierarchy (policylint.semantics.topology), if it was built."""
+        if self._topology is None:
+            raise StageNotBuilt(Stage.TOPOLOGY)
+        return self._topology
+
+    def simulation(self) -> Simulation:
+        """Effective policy per context (policylint.semantics.effective), if it was built."""
+        if self._simulation is None:
+            raise StageNotBuilt(Stage.SIMULATION)
+        return self._simulation
+
+    def has_stage(self, stage: Stage) -> bool:
+        return (self._topology if stage is Stage.TOPOLOGY else self._simulation) is not None

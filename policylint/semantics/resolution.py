@@ -1,0 +1,382 @@
+"""Reference resolution: what each policy's target references and selectors name.
+
+The first semantic stage (policylint.stages), built from the index. For each reference it
+answers as the API server and a controller would, in this order (docs/semantics.md#target-references):
+schema validation (InvalidRef), the profile's allowed kinds (KindNotAllowed), namespace defaulting,
+the ReferenceGrant handshake for a cross-namespace reference (checked before existence, so status
+never reveals whether an un-granted target exists), existence (or `--external`, or a virtual kind),
+then the sectionName. Each answer is a `TargetResolution` with a typed status and detail
+(policylint.vocabulary) that rules, explain and the reports read instead of re-deriving it.
+
+Everything is computed lazily, once per policy and reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from policylint.input.positions import join
+from policylint.k8s.index import CRD_GK, ProjectIndex, Section
+from policylint.k8s.objects import K8sObject
+from policylint.k8s.selectors import LabelSelector
+from policylint.profiles.policy import (
+    Policy,
+    TargetRef,
+    TargetSelector,
+    build_policy,
+    core_group_alias,
+    parse_target_selector,
+    policy_namespace,
+    ref_problems,
+)
+from policylint.profiles.registry import PolicyProfile, ProfileRegistry, TargetKind, inferred_profile, looks_like_policy
+from policylint.semantics.grants import GRANT_GK, GrantCheck, Reference, ReferenceGrants
+from policylint.vocabulary import Accepted, Resolved
+
+# Target resolution outcomes, in the status vocabulary of GEP-713 (docs/semantics.md#status-vocabulary).
+ACCEPTED = Accepted.ACCEPTED
+INVALID = Accepted.INVALID
+TARGET_NOT_FOUND = Accepted.TARGET_NOT_FOUND
+
+# Set by the API server on every Namespace (Kubernetes 1.22+), so selectors can match it.
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+@dataclass(frozen=True, slots=True)
+class TargetResolution:
+    ref: TargetRef
+    status: Accepted
+    detail: Resolved  # which step decided
+    target: K8sObject | None = None
+    section: Section | None = None
+    message: str = ""
+    namespace: str | None = None  # the namespace the target was looked up in
+    grant: GrantCheck | None = None  # for a cross-namespace reference: the ReferenceGrant check
+    selector: int | None = None  # index of the label selector that matched, for selector targets
+
+    @property
+    def accepted(self) -> bool:
+        return self.status == ACCEPTED
+
+
+def synthetic_rule(sections: Sequence[Section], section_name: str) -> Section | None:
+    """`rule-<n>` (1-based) naming an unnamed rule, as policy-machinery v0.8 does
+    (docs/semantics.md#unnamed-route-rules)."""
+    if not section_name.startswith("rule-") or not section_name[5:].isdigit():
+        return None
+    n = int(section_name[5:])
+    if 1 <= n <= len(sections) and sections[n - 1].name is None:
+        return sections[n - 1]
+    return None
+
+
+SECTION_NOUNS = {"listener": "listener", "rule": "rule", "port": "port"}
+
+
+def section_not_found_message(section_type: str, section_name: str, target: K8sObject, sections: Sequence[Section]) -> str:
+    """`listener ftp not found on Gateway gw; have: http, https` (the wording of acceptance
+    scenario S12, docs/semantics.md#acceptance-scenarios)."""
+    noun = SECTION_NOUNS.get(section_type, "section")
+    names = [s.name for s in sections if s.name is not None]
+    unnamed = [s.position + 1 for s in sections if s.name is None]
+    have = ", ".join(dict.fromkeys(names)) if names else f"no named {noun}s"
+    if unnamed:
+        have += f" ({noun} #{', #'.join(str(n) for n in unnamed)} unnamed)"
+    return f"{noun} {section_name} not found on {target.kind} {target.name}; have: {have}"
+
+
+def _gk(group: str, kind: str) -> str:
+    return str(TargetKind(group, kind))  # `gateway.networking.k8s.io/Gateway`, `core/Service`
+
+
+class Resolution:
+    """The policies of the project and what their references resolve to."""
+
+    def __init__(self, index: ProjectIndex, profiles: ProfileRegistry) -> None:
+        self.index = index
+        self.profiles = profiles
+        self._policies: list[Policy] | None = None
+        self._resolved: dict[tuple[int, str], TargetResolution] = {}
+        self._selected: dict[int, list[TargetResolution]] = {}
+        self._grants: ReferenceGrants | None = None
+
+    def grants(self) -> ReferenceGrants:
+        if self._grants is None:
+            self._grants = ReferenceGrants(
+                self.index.of_kind(*GRANT_GK), self.index.options.external, malformed=self.index.malformed
+            )
+        return self._grants
+
+    def namespace_labels(self, namespace: str) -> tuple[dict[str, str], bool]:
+        """Labels of a namespace and whether they are known (a Namespace object in the input)."""
+        obj = self.index.lookup("", "Namespace", None, namespace)
+        labels = {NAMESPACE_NAME_LABEL: namespace}
+        if obj is None:
+            return labels, False
+        labels.update(obj.labels)
+        return labels, True
+
+    def namespace_selected(self, selector: LabelSelector, namespace: str) -> tuple[bool, str | None]:
+        """Whether the namespace matches; the second value is an assumption made when its labels are unknown."""
+        labels, known = self.namespace_labels(namespace)
+        if selector.matches(labels):
+            return True, None
+        if known or any(r.key == NAMESPACE_NAME_LABEL for r in selector.failing(labels)):
+            # The name label is set on every Namespace by the API server: a requirement on it that
+            # fails is a certain mismatch, whatever the other (unknown) labels are.
+            return False, None
+        # The Namespace object is not in the input: its labels are unknown, so a controller may
+        # well admit it. Assume it does, and say so (false-positive guard).
+        return True, f"Namespace {namespace} is not in the input; assumed to match {selector}"
+
+    def policies(self) -> list[Policy]:
+        if self._policies is None:
+            self._policies = self._build_policies()
+        return self._policies
+
+    def profile_for(self, obj: K8sObject) -> PolicyProfile | None:
+        profile = self.profiles.get(obj.group, obj.kind)
+        if profile is None and looks_like_policy(obj.kind, obj.data.get("spec")):
+            profile = inferred_profile(obj.group, obj.kind, obj.spec)
+            self.profiles.add(profile)
+        return profile
+
+    def _build_policies(self) -> list[Policy]:
+        out: list[Policy] = []
+        for obj in self.index.objects:
+            if (obj.group, obj.kind) == CRD_GK:
+                continue
+            profile = self.profile_for(obj)
+            if profile is None:
+                continue
+            out.append(build_policy(obj, profile))
+        return out
+
+    def resolve_target(self, policy: Policy, ref: TargetRef) -> TargetResolution:
+        # Several rules and the JSON report ask for the same resolution: compute it once.
+        key = (id(policy.obj), ref.path)
+        cached = self._resolved.get(key)
+        if cached is None:
+            cached = self._resolved[key] = self._resolve(policy, ref)
+        return cached
+
+    def _resolve(self, policy: Policy, ref: TargetRef) -> TargetResolution:
+        profile = policy.profile
+        problems = ref_problems(ref)
+        if ref.errors or problems:
+            # The API server rejects the whole policy (schema): nothing gets attached.
+            reasons = "; ".join([m for _, m in ref.errors] + [p.message for p in problems])
+            return TargetResolution(ref, INVALID, Resolved.INVALID_REF, message=f"rejected by the API server: {reasons}")
+        assert ref.group is not None and ref.kind is not None and ref.name is not None
+        if not profile.targets.allows(ref.group, ref.kind) and profile.targets.kinds_enforced:
+            allowed = ", ".join(str(k) for k in profile.targets.kinds)
+            return TargetResolution(
+                ref,
+                INVALID,
+                Resolved.KIND_NOT_ALLOWED,
+                message=f"{profile.kind} cannot target {_gk(ref.group, ref.kind)}; allowed: {allowed}",
+            )
+        # A namespace or sectionName on a reference type that has no such field is pruned by the
+        # API server (or the object is rejected under strict field validation): either way the
+        # controller never sees it, so resolution ignores it and PL205 reports the field.
+        section_name = ref.section_name if profile.targets.section_name else None
+        ref_namespace = ref.namespace if profile.targets.namespace else None
+        group = core_group_alias(profile, ref.group, ref.kind)
+        cluster_target = self.index.kinds.is_cluster_scoped(group, ref.kind)
+        namespace: str | None
+        if cluster_target:
+            namespace = None  # cluster-scoped kinds are found by name only
+        elif ref_namespace:
+            namespace = ref_namespace
+        else:
+            namespace = policy_namespace(policy)
+        if namespace is None and not cluster_target:
+            return TargetResolution(
+                ref,
+                TARGET_NOT_FOUND,
+                Resolved.NAMESPACE_REQUIRED,
+                message=f"a cluster-scoped policy must name the namespace of {ref.kind} {ref.name!r}",
+            )
+        grant: GrantCheck | None = None
+        if ref_namespace and namespace is not None and policy.obj.namespace and namespace != policy.obj.namespace:
+            # GEP-713 "Cross namespace references": a handshake in the target namespace, as
+            # ReferenceGrant from the policy kind. Checked before existence, like controllers do
+            # for routes, so status never reveals whether an un-granted target exists
+            # (docs/semantics.md#referencegrant).
+            if profile.targets.cross_namespace_grant:
+                grant = self.grants().check(
+                    Reference(policy.obj.group, policy.obj.kind, policy.obj.namespace, group, ref.kind, namespace, ref.name)
+                )
+                if not grant.permitted:
+                    return TargetResolution(
+                        ref,
+                        INVALID,
+                        Resolved.REF_NOT_PERMITTED,
+                        namespace=namespace,
+                        grant=grant,
+                        message=f"no ReferenceGrant in namespace {namespace} permits {profile.kind} from namespace"
+                        f" {policy.obj.namespace} to target {ref.kind} {ref.name}",
+                    )
+        target = self.index.lookup(group, ref.kind, namespace, ref.name)
+        if target is None:
+            if self.index.is_external(group, ref.kind, namespace, ref.name):
+                return TargetResolution(
+                    ref, ACCEPTED, Resolved.EXTERNAL, namespace=namespace, grant=grant, message="declared external (--external)"
+                )
+            if profile.targets.virtual_kinds and self.is_virtual_kind(group, ref.kind):
+                return TargetResolution(
+                    ref,
+                    ACCEPTED,
+                    Resolved.VIRTUAL_KIND,
+                    namespace=namespace,
+                    message="virtual kind (GEP-713): unresolvable by design",
+                )
+            where = f"in namespace {namespace}" if namespace is not None else "(cluster-scoped)"
+            message = f"{ref.kind} {ref.name!r} not found {where}"
+            return TargetResolution(ref, TARGET_NOT_FOUND, Resolved.OBJECT_NOT_FOUND, namespace=namespace, message=message)
+        if section_name is None:
+            return TargetResolution(ref, ACCEPTED, Resolved.RESOLVED, target=target, namespace=namespace, grant=grant)
+        section_spec = self.index.kinds.sections(target.group, target.kind)
+        if section_spec is None:
+            if self.index.kind_has_no_sections(target.group, target.kind):
+                return TargetResolution(
+                    ref,
+                    TARGET_NOT_FOUND,
+                    Resolved.SECTION_NOT_SUPPORTED,
+                    target=target,
+                    namespace=namespace,
+                    message=f"{target.kind} has no named sections; sectionName {section_name} cannot match",
+                )
+            # A kind known only from a CRD (or not at all): its sections are unknown, so claiming
+            # TargetNotFound would be a guess. The object exists; the section is unchecked.
+            return TargetResolution(
+                ref,
+                ACCEPTED,
+                Resolved.SECTION_UNCHECKED,
+                target=target,
+                namespace=namespace,
+                message=f"policylint does not know the sections of {target.kind}",
+            )
+        sections = self.index.sections(target)
+        named = [s for s in sections if s.name == section_name]
+        if named:
+            return TargetResolution(
+                ref, ACCEPTED, Resolved.RESOLVED, target=target, section=named[0], namespace=namespace, grant=grant
+            )
+        if self.index.sections_malformed(target):
+            # The API server rejects the target (PL010 reports the field), and the section this
+            # name looks for may be the malformed one: not reported as missing (one finding per
+            # cause), and not simulated either, since where it would attach is unknown.
+            noun = SECTION_NOUNS.get(section_spec.type, "section")
+            return TargetResolution(
+                ref,
+                ACCEPTED,
+                Resolved.SECTION_MALFORMED,
+                namespace=namespace,
+                grant=grant,
+                message=f"the {noun}s of {target.kind} {target.name} are malformed (PL010); sectionName {section_name} is not checked",
+            )
+        # policy-machinery v0.8 (Kuadrant) names unnamed rules `rule-<n>`; real names take precedence
+        # (kuadrant-operator PR #1879; docs/semantics.md#unnamed-route-rules).
+        synthetic = synthetic_rule(sections, section_name) if section_spec.type == "rule" else None
+        if synthetic is not None:
+            status = ACCEPTED if self.index.options.synthetic_rule_names else TARGET_NOT_FOUND
+            return TargetResolution(
+                ref,
+                status,
+                Resolved.SYNTHETIC_RULE_NAME,
+                target=target,
+                section=synthetic,
+                namespace=namespace,
+                message=(
+                    f"rule #{synthetic.position + 1} of {target.kind} {target.name} is unnamed;"
+                    f" only synthetic rule names match {section_name}"
+                ),
+            )
+        return TargetResolution(
+            ref,
+            TARGET_NOT_FOUND,
+            Resolved.SECTION_NOT_FOUND,
+            target=target,
+            namespace=namespace,
+            message=section_not_found_message(section_spec.type, section_name, target, sections),
+        )
+
+    def is_virtual_kind(self, group: str, kind: str) -> bool:
+        """GEP-713 "Targeting virtual types": a kind "with a group unknown by the Kubernetes API server".
+
+        A kind missing from a group the API server knows (`HTTPRoutes` in gateway.networking.k8s.io)
+        is a typo, not a virtual kind.
+        """
+        return not self.index.has_kind(group, kind) and group not in self.index.known_groups()
+
+    def resolutions(self, policy: Policy) -> list[TargetResolution]:
+        return [self.resolve_target(policy, ref) for ref in policy.refs]
+
+    def targets(self, policy: Policy) -> list[TargetResolution]:
+        """Every target of a policy: its references, then the objects its label selectors match."""
+        return [*self.resolutions(policy), *self.selector_targets(policy)]
+
+    def selector_targets(self, policy: Policy) -> list[TargetResolution]:
+        cached = self._selected.get(id(policy.obj))
+        if cached is None:
+            cached = self._selected[id(policy.obj)] = self._select(policy)
+        return cached
+
+    def selectors(self, policy: Policy) -> list[TargetSelector]:
+        field_name = policy.profile.targets.selectors
+        raw = policy.obj.spec.get(field_name) if field_name else None
+        if not isinstance(raw, list):
+            return []
+        out = []
+        for i, entry in enumerate(raw):
+            out.append(
+                parse_target_selector(entry, join("spec", field_name or "", i), policy.profile.targets.selector_namespaces)
+            )
+        return out
+
+    def _select(self, policy: Policy) -> list[TargetResolution]:
+        out: list[TargetResolution] = []
+        policy_ns = policy.obj.namespace
+        for i, sel in enumerate(self.selectors(policy)):
+            if sel.error is not None or sel.kind is None:
+                continue
+            for obj in self.index.of_kind(sel.group, sel.kind):
+                if not sel.label_selector.matches(obj.labels):
+                    continue
+                ns = obj.namespace
+                if ns != policy_ns and ns is not None:
+                    if sel.namespaces_from == "Same":
+                        continue
+                    if sel.namespaces_from == "Selector":
+                        ok, _assumed = self.namespace_selected(sel.namespace_selector or LabelSelector(), ns)
+                        if not ok:
+                            continue
+                    elif sel.namespaces_from != "All":
+                        continue
+                ref = TargetRef(sel.path, None, obj.group, obj.kind, obj.name, ns, None)
+                grant = None
+                if ns is not None and policy_ns is not None and ns != policy_ns:
+                    grant = self.grants().check(
+                        Reference(policy.obj.group, policy.obj.kind, policy_ns, obj.group, obj.kind, ns, obj.name)
+                    )
+                    if not grant.permitted:
+                        out.append(
+                            TargetResolution(
+                                ref,
+                                INVALID,
+                                Resolved.REF_NOT_PERMITTED,
+                                target=obj,
+                                namespace=ns,
+                                grant=grant,
+                                selector=i,
+                                message=f"selected {obj.kind} {ns}/{obj.name} is in another namespace and no ReferenceGrant"
+                                f" there permits {policy.profile.kind} from namespace {policy_ns}",
+                            )
+                        )
+                        continue
+                out.append(
+                    TargetResolution(ref, ACCEPTED, Resolved.SELECTOR_MATCH, target=obj, namespace=ns, grant=grant, selector=i)
+                )
+        return out

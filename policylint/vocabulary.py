@@ -1,0 +1,155 @@
+"""The Gateway API vocabulary policylint decides in: every verdict a stage hands to the next.
+
+Each term is an enum whose value is the word Gateway API, GEP-713 or policylint's own docs use
+(docs/semantics.md#status-vocabulary), so that rules, `explain` and the reports compare and print
+the decision the stage made instead of re-deriving it. Members compare equal to, and print as,
+their value (`str` mixin), which is what the JSON report has always carried.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Term(str, enum.Enum):
+    """A word of the vocabulary: prints as its value in f-strings, `str()` and JSON."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+    # Enum hashes a member by its name; a term must hash as its value, so that a dict keyed by
+    # the word finds the member and the other way round.
+    def __hash__(self) -> int:
+        return hash(str(self.value))
+
+
+# -- reference resolution (policylint.semantics.resolution) -----------------------------------
+
+
+class Accepted(Term):
+    """A target reference's status, in the condition vocabulary of GEP-713: `Accepted` or the
+    reason of `Accepted=False`."""
+
+    ACCEPTED = "Accepted"
+    INVALID = "Invalid"  # the API server or the controller rejects the reference itself
+    TARGET_NOT_FOUND = "TargetNotFound"
+    # Every context through the target is a conflict the policy loses (decided by the effective-
+    # policy simulation, not by resolution: docs/effective-policy.md#status).
+    CONFLICTED = "Conflicted"
+
+
+class Resolved(Term):
+    """Which resolution step decided, in the order the steps run (docs/semantics.md#target-references)."""
+
+    INVALID_REF = "InvalidRef"  # schema: required field, pattern, length, type
+    KIND_NOT_ALLOWED = "KindNotAllowed"  # not among the profile's target kinds
+    NAMESPACE_REQUIRED = "NamespaceRequired"  # a cluster-scoped policy names no namespace
+    REF_NOT_PERMITTED = "RefNotPermitted"  # cross-namespace, no ReferenceGrant
+    EXTERNAL = "External"  # not in the input, declared with --external
+    VIRTUAL_KIND = "VirtualKind"  # GEP-713 "Targeting virtual types"
+    OBJECT_NOT_FOUND = "ObjectNotFound"
+    RESOLVED = "Resolved"
+    SECTION_NOT_SUPPORTED = "SectionNotSupported"  # the kind has no named sections
+    SECTION_UNCHECKED = "SectionUnchecked"  # the kind's sections are unknown (CRD-only kind)
+    SECTION_MALFORMED = "SectionMalformed"  # the target's sections have a malformed field (PL010)
+    SYNTHETIC_RULE_NAME = "SyntheticRuleName"  # `rule-<n>` naming an unnamed rule
+    SECTION_NOT_FOUND = "SectionNotFound"
+    SELECTOR_MATCH = "SelectorMatch"  # selected by a label selector, not named
+
+
+# -- topology (policylint.semantics.topology) --------------------------------------------------
+
+
+class Attachment(Term):
+    """A route parentRef's outcome: the route status reasons of the Gateway API where one exists
+    (docs/semantics.md#listener-admission), and policylint's own otherwise."""
+
+    ACCEPTED = "Accepted"
+    EXTERNAL = "External"  # the parent is declared external: assumed to admit the route
+    PARENT_NOT_FOUND = "ParentNotFound"
+    NO_MATCHING_PARENT = "NoMatchingParent"
+    NOT_ALLOWED_BY_LISTENERS = "NotAllowedByListeners"
+    NO_MATCHING_LISTENER_HOSTNAME = "NoMatchingListenerHostname"
+    LISTENER_SET_NOT_ATTACHED = "ListenerSetNotAttached"
+    MESH = "Mesh"  # a Service parent (GAMMA): no listeners involved
+    UNKNOWN_PARENT_KIND = "UnknownParentKind"  # an implementation-specific parent kind: not modelled
+    INVALID_REF = "InvalidRef"
+    NOT_ALLOWED = "NotAllowed"  # a ListenerSet its Gateway's allowedListeners does not admit
+    # Depends on a field of the wrong type (PL010): the API server rejects the object, so the
+    # outcome is unknown; assumed fine (attached, resolved) so that no other rule repeats the cause.
+    MALFORMED = "Malformed"
+
+
+class Admission(Term):
+    """Which listener admission check rejected a route (docs/semantics.md#listener-admission, step 3)."""
+
+    KIND_NOT_LISTED = "KindNotListed"  # allowedRoutes.kinds does not list the route's kind
+    KIND_NOT_CARRIED = "KindNotCarried"  # listed, but the listener's protocol cannot carry it (InvalidRouteKinds)
+    PROTOCOL_KIND = "ProtocolKind"  # no allowedRoutes.kinds, and the protocol's defaults exclude the kind
+    NAMESPACE = "Namespace"  # allowedRoutes.namespaces (Same, Selector) excludes the route's namespace
+    NAMESPACE_SELECTOR_INVALID = "NamespaceSelectorInvalid"  # from: Selector without a valid selector
+    NAMESPACE_FROM_UNKNOWN = "NamespaceFromUnknown"  # from: a value the API does not define
+    HOSTNAME = "Hostname"  # no intersection of listener and route hostnames
+
+    @property
+    def about_kind(self) -> bool:
+        return self in (Admission.KIND_NOT_LISTED, Admission.KIND_NOT_CARRIED, Admission.PROTOCOL_KIND)
+
+
+class ReferenceStatus(Term):
+    """A reference from one object to another (backend, certificate, policy backend)."""
+
+    RESOLVED = "Resolved"
+    NOT_FOUND = "NotFound"
+    REF_NOT_PERMITTED = "RefNotPermitted"
+    EXTERNAL = "External"
+    OPAQUE = "Opaque"  # a kind policylint does not model, not in the input
+    UNCHECKED = "Unchecked"  # existence is not checked (Secrets and ConfigMaps rarely live in git)
+    INVALID_REF = "InvalidRef"  # e.g. an empty gatewayClassName
+    MALFORMED = "Malformed"
+
+
+# -- effective policy (policylint.semantics.effective) -----------------------------------------
+
+
+class Enforcement(Term):
+    """What a policy's values do in a context (GEP-713 status, docs/effective-policy.md#status)."""
+
+    ENFORCED = "Enforced"
+    PARTIALLY_ENFORCED = "PartiallyEnforced"
+    OVERRIDDEN = "Overridden"
+    CONFLICTED = "Conflicted"
+
+
+class Role(Term):
+    """What a block of policy spec is to the hierarchy (GEP-713 "Merge strategies")."""
+
+    NONE = "none"  # Direct policy, or strategy None: no merging across levels
+    DEFAULT = "default"
+    OVERRIDE = "override"
+
+
+class Atomicity(Term):
+    """How a default or override block merges with what it meets."""
+
+    ATOMIC = "atomic"  # replaces the whole spec
+    PATCH = "patch"  # merges key by key
+    RULES = "rules"  # merges by rule name (Kuadrant `rules`)
+    PRIORITY = "priority"  # ordered by priority, not replaced
+
+
+class Level(Term):
+    """The levels of the hierarchy, from the top (docs/semantics.md#the-hierarchy)."""
+
+    GATEWAYCLASS = "gatewayclass"
+    NAMESPACE = "namespace"
+    GATEWAY = "gateway"
+    LISTENERSET = "listenerset"
+    LISTENER = "listener"
+    ROUTE = "route"
+    RULE = "rule"
+    BACKEND = "backend"
+    PORT = "port"
