@@ -46,7 +46,7 @@ FORBIDDEN = [
     re.compile(r"\bscenarios" + r"\.md\b"),
     re.compile(r"\b" + _SEED + r"s/"),
     re.compile(r"\bthe " + _SEED + r"\b(?! *=)"),
-    re.compile(r"\b" + _SEED + r"('s|-style| style| policy-attachment| api-design| GEP| guide| boilerplate)"),
+    re.compile(r"(?i)\b" + _SEED + r"('s|-style| style| policy-attachment| api-design| GEP| guide| boilerplate)"),
     re.compile(r"\bsemantics \u00a7"),
     re.compile(r"/work/|/tmp/plan"),
 ]

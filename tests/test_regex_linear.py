@@ -150,7 +150,6 @@ PATTERNS: dict[str, Adversarial] = {
         ],
     ),
     # Names, groups, kinds, namespaces, section names, label keys and values: any length.
-    "policylint.rules.targetref._DNS1123_SUBDOMAIN": Adversarial(("match", "search"), _dns),
     "policylint.rules.targetref._GROUP_VERSION": Adversarial(
         ("match", "search"),
         lambda n: [
@@ -165,11 +164,10 @@ PATTERNS: dict[str, Adversarial] = {
     "policylint.rules.labels._NAME": Adversarial(
         ("match", "search"), lambda n: ["a" + "-" * n, "a" * n + "-", "a." * (n // 2), "a_" * (n // 2) + "!"]
     ),
-    "policylint.rules.labels._DNS1123_SUBDOMAIN": Adversarial(("match", "search"), _dns),
-    "policylint.k8s.index.GROUP_PATTERN": Adversarial(("match", "search"), _dns),
-    "policylint.k8s.index.SECTION_NAME_PATTERN": Adversarial(("match", "search"), _dns),
-    "policylint.k8s.index.NAMESPACE_PATTERN": Adversarial(("match", "search"), _dns),
-    "policylint.k8s.index.KIND_PATTERN": Adversarial(
+    "policylint.k8s.names.GROUP": Adversarial(("match", "search"), _dns),
+    "policylint.k8s.names.DNS1123_SUBDOMAIN": Adversarial(("match", "search"), _dns),
+    "policylint.k8s.names.DNS1123_LABEL": Adversarial(("match", "search"), _dns),
+    "policylint.k8s.names.KIND": Adversarial(
         ("match", "search"), lambda n: ["A" + "-" * n, "A" * n + "-", "A-" * (n // 2) + "!"]
     ),
     # `explain KIND/NS/NAME#rules[N]`: a command-line argument.

@@ -16,7 +16,6 @@ the text rendering is derived from that document, so both formats say the same t
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from policylint import __version__
 from policylint.input.positions import format_path, join
+from policylint.k8s.names import did_you_mean, ns_name, plural
 from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.semantics.effective.merge import Tagged, leaves
 from policylint.semantics.effective.simulation import (
@@ -40,8 +40,8 @@ from policylint.semantics.effective.simulation import (
     combined_status,
     order_sensitivity,
     order_stack,
-    why_established,
 )
+from policylint.semantics.effective.verdicts import Lost, WhyLost, WhyWon, Won, why_lost, why_won
 from policylint.textsafe import MAX_FIELD, Budget, defuse_lines, escape, json_dumps, json_text, jsonable
 from policylint.vocabulary import Enforcement
 
@@ -111,7 +111,7 @@ def find_object(project: Project, query: ObjectQuery, default_namespace: str = "
     matching = [(g, k) for g, k in kinds if k.lower() == query.kind.lower() and (query.group is None or g == query.group)]
     if not matching:
         known = sorted({k for _, k in kinds})
-        close = difflib.get_close_matches(query.kind, known, n=3, cutoff=0.6)
+        close = did_you_mean(query.kind, known, n=3, cutoff=0.6)
         what = f"{query.kind}.{query.group}" if query.group else query.kind
         raise ExplainError(f"no object of kind {what} in the input" + _did_you_mean(close))
     found: list[K8sObject] = []
@@ -131,7 +131,7 @@ def find_object(project: Project, query: ObjectQuery, default_namespace: str = "
         candidates = sorted(
             _spec_text(o.kind, o.namespace, o.name) for o in project.index.objects if (o.group, o.kind) in matching
         )
-        close = difflib.get_close_matches(wanted[0], candidates, n=3, cutoff=0.6)
+        close = did_you_mean(wanted[0], candidates, n=3, cutoff=0.6)
         raise ExplainError(f"no {wanted[0]} in the input" + _did_you_mean(close))
     obj = found[0]
     section = _find_section(project, obj, query.section) if query.section is not None else None
@@ -167,7 +167,7 @@ def _find_section(project: Project, obj: K8sObject, wanted: str) -> Section:
             if section.position == position and section.name is None:
                 return section
     names = [_section_text(s) for s in sections]
-    close = difflib.get_close_matches(wanted, names, n=3, cutoff=0.5)
+    close = did_you_mean(wanted, names, n=3, cutoff=0.5)
     listed = ", ".join(names) if names else "none"
     raise ExplainError(f"{obj.key} has no {spec.type} {wanted!r} (its {spec.type}s: {listed})" + _did_you_mean(close))
 
@@ -195,7 +195,7 @@ def object_node(project: Project, obj: K8sObject, section: Section | None = None
 
 
 def _where(key: ObjectKey) -> str:
-    return f"{key.namespace}/{key.name}" if key.namespace else key.name
+    return ns_name(key.namespace, key.name)
 
 
 class Describer:
@@ -318,27 +318,36 @@ def _offered(tree: Tagged, key: tuple[str, ...]) -> tuple[tuple[str, ...], Tagge
     return key, node
 
 
-def why_won(winner: Facet, loser: Facet, stack: Sequence[Facet], conflicts: Mapping[int, tuple[Facet, str]]) -> str:
-    """Why `winner`'s value stands where `loser` offered one too (GEP-713 "Merge strategies";
-    docs/effective-policy.md#stacking-and-folding)."""
-    if id(loser) in conflicts:
-        return f"conflict, strategy None: {conflicts[id(loser)][1]}"
-    position = {id(f): i for i, f in enumerate(stack)}
-    established, challenger = (winner, loser) if position[id(winner)] < position[id(loser)] else (loser, winner)
-    if winner.rank == loser.rank:
-        order = why_established(established, challenger)
-        return f"same level: {established.name} is established ({order}); under its {established.strategy_label()}, {winner.name}'s value stands"
-    if winner.role == "override":
-        if loser.role == "override":
-            return "the less specific override wins (overrides are enforced from the top down)"
-        if winner.rank < loser.rank:
-            return "an override holds against more specific policies"
-        return "an override beats a default"
-    if winner.role == "none" and loser.role == "none":
-        return "the more specific policy applies (strategy None: no merging across levels)"
-    if winner.rank > loser.rank:
-        return f"the more specific policy wins over {established.strategy_label()}"
-    return f"merged by {established.strategy_label()} of {established.name}"
+def won_text(why: WhyWon) -> str:
+    """A verdict of the fold (policylint.semantics.effective.verdicts) in words."""
+    established, winner = why.established, why.winner
+    if why.reason is Won.CONFLICT:
+        return f"conflict, strategy None: {why.conflict}"
+    if why.reason is Won.ESTABLISHED:
+        return f"same level: {established.name} is established ({why.order}); under its {established.strategy_label()}, {winner.name}'s value stands"
+    return {
+        Won.OVERRIDE_TOP_DOWN: "the less specific override wins (overrides are enforced from the top down)",
+        Won.OVERRIDE_HOLDS: "an override holds against more specific policies",
+        Won.OVERRIDE_BEATS_DEFAULT: "an override beats a default",
+        Won.MORE_SPECIFIC_APPLIES: "the more specific policy applies (strategy None: no merging across levels)",
+        Won.MORE_SPECIFIC_WINS: f"the more specific policy wins over {established.strategy_label()}",
+        Won.MERGED: f"merged by {established.strategy_label()} of {established.name}",
+    }[why.reason]
+
+
+def lost_text(why: WhyLost, loser: Facet) -> str:
+    if why.reason is Lost.ATOMIC_OVERRIDE_ABOVE:
+        assert why.owner is not None
+        who = "the policy's own" if why.owner.policy is loser.policy else f"the {why.owner.name}"
+        return f"{who} Atomic Overrides ({why.owner.path}) replace the whole spec below them"
+    names = ", ".join(w.name for w in why.winners)
+    return {
+        Lost.REMOVED: "removed while merging (a null in a patch deletes a field)",
+        Lost.STRATEGY_NONE: f"strategy None: {names} applies instead",
+        Lost.ATOMIC_DEFAULTS: f"Atomic Defaults: {names} replaced this spec whole",
+        Lost.OVERRIDDEN: f"overridden by {names}",
+        Lost.REPLACED: f"every value it sets is replaced by {names}",
+    }[why.reason]
 
 
 def _value_entries(ctx: Context, describe: Describer) -> list[dict[str, Any]]:
@@ -356,7 +365,7 @@ def _value_entries(ctx: Context, describe: Describer) -> list[dict[str, Any]]:
                 entry = describe.facet(other, their_key)
                 entry["key"] = _key_text(their_key)
                 entry["value"] = _jsonable(their_value, describe.budget)
-                entry["reason"] = why_won(source, other, stack, result.conflicts)
+                entry["reason"] = won_text(why_won(ctx, source, other))
                 over.append(entry)
         out.append(
             {
@@ -402,7 +411,7 @@ def _policy_entries(ctx: Context, describe: Describer) -> tuple[list[dict[str, A
             if status == CONFLICTED and conflict is not None:
                 entry["reason"] = f"conflicts with {conflict[0].name} on the same target, strategy None: {conflict[1]}"
             else:
-                entry["reason"] = _lost_reason(facets[0], [w for n in beaten for w in by_name.get(n, ())], stack)
+                entry["reason"] = lost_text(why_lost(ctx, facets[0], [w for n in beaten for w in by_name.get(n, ())]), facets[0])
             entry["values"] = [
                 {"key": _key_text(k), "value": _jsonable(leaf, describe.budget)} for f in facets for k, leaf in leaves(f.tree)
             ]
@@ -421,31 +430,10 @@ def _policy_entries(ctx: Context, describe: Describer) -> tuple[list[dict[str, A
                         "value": _jsonable(leaf, describe.budget),
                         "source": describe.facet(facet, key),
                         "beatenBy": sorted({w.name for w in winners}),
-                        "reason": _lost_reason(facet, winners, stack),
+                        "reason": lost_text(why_lost(ctx, facet, winners), facet),
                     }
                 )
     return affecting, shadowed, not_applied
-
-
-def _lost_reason(loser: Facet, winners: Sequence[Facet], stack: Sequence[Facet]) -> str:
-    position = {id(f): i for i, f in enumerate(stack)}
-    # An atomic override established above replaces everything below it, the policy's own
-    # defaults included (GEP-713 Atomic Overrides; docs/effective-policy.md#decisions).
-    above = [f for f in stack if f.role == "override" and f.atomicity == "atomic" and position[id(f)] < position[id(loser)]]
-    if above:
-        owner = above[0]
-        who = "the policy's own" if owner.policy is loser.policy else f"the {owner.name}"
-        return f"{who} Atomic Overrides ({owner.path}) replace the whole spec below them"
-    names = ", ".join(dict.fromkeys(w.name for w in winners if w.policy is not loser.policy))
-    if not names:
-        return "removed while merging (a null in a patch deletes a field)"
-    if loser.role == "none":
-        return f"strategy None: {names} applies instead"
-    if loser.atomicity == "atomic" and loser.role == "default":
-        return f"Atomic Defaults: {names} replaced this spec whole"
-    if all(w.role == "override" for w in winners):
-        return f"overridden by {names}"
-    return f"every value it sets is replaced by {names}"
 
 
 def _order_notes(ctx: Context, describe: Describer) -> list[dict[str, Any]]:
@@ -790,16 +778,9 @@ def _at(entry: Mapping[str, Any]) -> str:
 
 
 def _object_label(obj: Mapping[str, Any]) -> str:
-    where = f"{obj['namespace']}/{obj['name']}" if obj["namespace"] else obj["name"]
+    where = ns_name(obj["namespace"], obj["name"])
     section = f"#{obj['section']}" if obj.get("section") else ""
     return f"{obj['kind']} {where}{section}"
-
-
-def _plural(n: int, word: str) -> str:
-    if n == 1:
-        return f"1 {word}"
-    consonant_y = word.endswith("y") and word[-2:-1] not in ("a", "e", "i", "o", "u")
-    return f"{n} {word[:-1] + 'ies' if consonant_y else word + 's'}"
 
 
 def _policy_name(ref: Mapping[str, Any]) -> str:
@@ -827,14 +808,14 @@ def _render_target(doc: Mapping[str, Any], lines: list[str]) -> None:
     for kind in doc["policyKinds"]:
         lines.append("")
         header = f"{kind['kind']} ({kind['group']}, {kind['class']}, effective at {kind['effectiveTarget']})"
-        lines.append(f"{header}: {_plural(kind['contextCount'], 'context')}")
+        lines.append(f"{header}: {plural(kind['contextCount'], 'context')}")
         for result in kind["results"]:
             _render_result(result, lines)
 
 
 def _render_result(result: Mapping[str, Any], lines: list[str]) -> None:
     count = result["contextCount"]
-    lines.append(f"  {_plural(count, 'context')}:" if count > 1 else "  context:")
+    lines.append(f"  {plural(count, 'context')}:" if count > 1 else "  context:")
     for ctx in result["contexts"]:
         note = "" if ctx["containsObject"] else "  (above the object: its traffic passes here)"
         lines.append(f"    {ctx['label']}{note}")
@@ -900,7 +881,7 @@ def _render_policy(policy: Mapping[str, Any], lines: list[str]) -> None:
         counts = target["statusCounts"]
         if target["contextCount"]:
             lines.append(
-                f"  {_plural(target['contextCount'], 'context')}: {counts['enforced']} enforced,"
+                f"  {plural(target['contextCount'], 'context')}: {counts['enforced']} enforced,"
                 f" {counts['partiallyEnforced']} partially enforced, {counts['overridden']} overridden,"
                 f" {counts['conflicted']} conflicted"
             )
@@ -917,7 +898,7 @@ def _render_policy(policy: Mapping[str, Any], lines: list[str]) -> None:
 
 def _affects_text(affects: Mapping[str, int]) -> str:
     order = ("contexts", "gateways", "listeners", "routes", "rules", "backends")
-    return ", ".join(_plural(affects[k], k[:-1]) for k in order)
+    return ", ".join(plural(affects[k], k[:-1]) for k in order)
 
 
 def render_json(doc: Mapping[str, Any]) -> str:

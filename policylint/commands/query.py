@@ -62,8 +62,10 @@ def load_project_for_query(
         return EXIT_USAGE
     if project.index.input_issues:
         # Unparsable or malformed documents are findings of `check`; here they are only missing.
+        from policylint.k8s.names import plural
+
         n = len(project.index.input_issues)
-        click.echo(f"policylint: note: {n} input problem{'s' if n != 1 else ''} skipped; `policylint check` lists them", err=True)
+        click.echo(f"policylint: note: {plural(n, 'input problem')} skipped; `policylint check` lists them", err=True)
     return project
 
 

@@ -7,12 +7,12 @@ only the object and its profile; resolving what the references name is the next 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from policylint.input.positions import join
+from policylint.k8s.names import DNS1123_LABEL, DNS1123_SUBDOMAIN, GROUP, KIND
 from policylint.k8s.objects import CLUSTER, K8sObject, ObjectKey
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
 from policylint.profiles.registry import PolicyProfile, TargetKind
@@ -20,10 +20,10 @@ from policylint.profiles.registry import PolicyProfile, TargetKind
 # Field validation of the policy target reference types (apis/v1/shared_types.go, policy_types.go;
 # docs/semantics.md#target-references). The API server rejects a policy whose ref breaks these,
 # so such a ref never reaches a controller: resolution reports it as InvalidRef.
-GROUP_PATTERN = re.compile(r"^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-KIND_PATTERN = re.compile(r"^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$")
-SECTION_NAME_PATTERN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-NAMESPACE_PATTERN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+GROUP_PATTERN = GROUP
+KIND_PATTERN = KIND
+SECTION_NAME_PATTERN = DNS1123_SUBDOMAIN
+NAMESPACE_PATTERN = DNS1123_LABEL
 REF_FIELDS = ("group", "kind", "name", "namespace", "sectionName")
 
 

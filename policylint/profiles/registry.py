@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from policylint.k8s.names import group_kind
 from policylint.resources import load_schema, load_yaml_data
 
 DIRECT = "Direct"
@@ -47,7 +48,7 @@ class TargetKind:
     kind: str
 
     def __str__(self) -> str:
-        return f"{self.group}/{self.kind}" if self.group else f"core/{self.kind}"
+        return group_kind(self.group, self.kind)
 
 
 @dataclass(frozen=True, slots=True)

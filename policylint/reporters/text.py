@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from policylint.findings import Finding, Severity
+from policylint.k8s.names import plural
 from policylint.textsafe import MAX_FIELD, defuse_line, escape
 
 if TYPE_CHECKING:
@@ -45,11 +46,11 @@ def summary(result: LintResult) -> str:
     for f in result.findings:
         counts[f.severity] += 1
 
-    def plural(n: int, word: str) -> str:
-        return f"{n} {word}" + ("" if n == 1 or word == "info" else "s")
-
-    found = ", ".join(plural(counts[s], s.label) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO))
+    found = ", ".join(
+        plural(counts[s], s.label, "info" if s is Severity.INFO else None)
+        for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)
+    )
     return (
         f"{found} in {plural(len(result.files), 'file')}"
-        f" ({plural(len(result.index.objects), 'object')}, {plural(len(result.project.resolution.policies()), 'policy').replace('policys', 'policies')})"
+        f" ({plural(len(result.index.objects), 'object')}, {plural(len(result.project.resolution.policies()), 'policy')})"
     )

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import join, parse_path
 from policylint.k8s.external import external_hint
+from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.rules.base import Rule
@@ -53,7 +54,7 @@ _PURPOSE = {
 
 def where(obj: K8sObject) -> str:
     """`ns/name`, or `name` for a cluster-scoped object."""
-    return f"{obj.namespace}/{obj.name}" if obj.namespace else obj.name
+    return ns_name(obj.namespace, obj.name)
 
 
 def label(obj: K8sObject) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import join
+from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, Requirement
 from policylint.profiles.policy import Policy, TargetSelector, core_group_alias, policy_namespace
@@ -71,7 +72,7 @@ def field_name(path: str) -> str:
 
 def where(obj: K8sObject) -> str:
     """`ns/name`, or `name` for a cluster-scoped object."""
-    return f"{obj.namespace}/{obj.name}" if obj.namespace else obj.name
+    return ns_name(obj.namespace, obj.name)
 
 
 def near_miss_related(check: GrantCheck | None) -> list[Related]:

@@ -8,11 +8,11 @@ has none: the object may live outside the input.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 
 from policylint.findings import Related
 from policylint.k8s.external import external_hint
+from policylint.k8s.names import did_you_mean
 from policylint.k8s.objects import K8sObject
 
 # Past a few guesses, a list of them stops helping.
@@ -21,7 +21,7 @@ MAX_HINTS = 3
 
 def close_name(name: str, candidates: Iterable[str]) -> str | None:
     """The candidate most like `name` (a typo), if one is close enough."""
-    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.75)
+    close = did_you_mean(name, candidates)
     return close[0] if close else None
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import join
+from policylint.k8s.names import DNS1123_SUBDOMAIN
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.crd import crd_facts
 from policylint.project import Project
@@ -55,7 +56,6 @@ TARGET_LAYERS = {
 
 # Kubernetes label syntax (k8s.io/apimachinery/pkg/util/validation: IsQualifiedName, IsValidLabelValue).
 _NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 NAME_MAX = 63
 PREFIX_MAX = 253
 SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
@@ -145,7 +145,7 @@ def qualified_name_problem(key: str) -> str | None:
             return "the prefix before '/' is empty"
         if len(prefix) > PREFIX_MAX:
             return f"the prefix is {len(prefix)} characters long (at most {PREFIX_MAX})"
-        if not _DNS1123_SUBDOMAIN.match(prefix):
+        if not DNS1123_SUBDOMAIN.match(prefix):
             return f"the prefix {prefix!r} is not a DNS-1123 subdomain (lowercase letters, digits, '-', '.')"
     else:
         name = parts[0]

@@ -9,12 +9,12 @@ the field comes from their profile. Sections are resolved once, by
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import join
 from policylint.k8s.index import Section
+from policylint.k8s.names import did_you_mean
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.policy import Policy, TargetRef
 from policylint.project import Project
@@ -56,7 +56,7 @@ class SectionNotFound(Rule):
             hints: list[str] = []
             related = [_sections_related(target, project, noun)]
             names = [s.name for s in project.index.sections(target) if s.name is not None]
-            close = difflib.get_close_matches(ref.section_name, names, n=1, cutoff=0.75)
+            close = did_you_mean(ref.section_name, names)
             if close:
                 hints.append(f"did you mean {close[0]}?")
             # The section may live on a sibling object with the same kind of sections (a ListenerSet's

@@ -9,13 +9,13 @@ cause gets one finding: a reference the API server rejects (PL203, PL205) is
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from policylint.findings import Issue, Severity
 from policylint.input.positions import join
+from policylint.k8s.names import DNS1123_SUBDOMAIN, did_you_mean
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.policy import GROUP_PATTERN, REF_FIELDS, Policy, TargetRef, policy_namespace, ref_problems
 from policylint.profiles.registry import TargetKind, TargetSpec
@@ -28,7 +28,6 @@ from policylint.vocabulary import Resolved
 
 # Names of custom resources, Services, Secrets and the other kinds policies target are at least
 # DNS-1123 subdomains (docs/semantics.md#object-names): a reference outside that can never resolve.
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 # `gateway.networking.k8s.io/v1`: an apiVersion pasted into `group` (the GEP-713 examples do it).
 _GROUP_VERSION = re.compile(r"^(.+)/v[0-9]+((alpha|beta)[0-9]+)?$")
 # Reference fields that only some reference types have (NamespacedPolicyTargetReference,
@@ -136,7 +135,7 @@ class _SimilarNames:
             candidates = [
                 c for n in range(size - self._LENGTH_SLACK, size + self._LENGTH_SLACK + 1) for c in buckets.get((name[:1], n), ())
             ]
-        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
+        close = did_you_mean(name, candidates)
         return names[close[0]] if close else None
 
 
@@ -172,7 +171,7 @@ class TargetRefNotFound(Rule):
                     by_name[obj.name].append(obj)
             matches = self._near_matches(project, policy, ref, res, by_name)
             assert ref.name is not None
-            if not _DNS1123_SUBDOMAIN.match(ref.name):
+            if not DNS1123_SUBDOMAIN.match(ref.name):
                 matches.note(
                     f"{ref.name!r} is not a valid object name (lowercase DNS-1123 subdomain), so no such object can exist"
                 )
@@ -341,8 +340,8 @@ class NamespacedPolicyClusterTarget(Rule):
             profile = policy.profile
             policy_ns = policy_namespace(policy)
             if policy_ns is not None and project.index.kinds.is_cluster_scoped(ref.group, ref.kind):
-                # Seed policy-attachment, "Attaching Policy to GatewayClass": policy lives in the scope of
-                # its target, so that only who can write at that scope can change it.
+                # Earlier revisions of GEP-713, "Attaching Policy to GatewayClass":
+                # policy lives in the scope of its target, so that only who can write at that scope can change it.
                 documented = any(k.kind == ref.kind and k.group == ref.group for k in profile.targets.kinds)
                 message = (
                     f"namespaced {profile.kind} {policy_ns}/{policy.obj.name} targets cluster-scoped {ref.kind} {ref.name!r}:"
@@ -424,7 +423,7 @@ class TargetRefFieldInvalid(Rule):
         for key in ref.raw:
             if key in REF_FIELDS:
                 continue
-            close = difflib.get_close_matches(str(key), REF_FIELDS, n=1, cutoff=0.6)
+            close = did_you_mean(str(key), REF_FIELDS, cutoff=0.6)
             hint = f" (did you mean {close[0]}?)" if close else ""
             fields = ", ".join(f for f in REF_FIELDS if f not in _OPTIONAL_FIELDS or _OPTIONAL_FIELDS[f](profile.targets))
             yield self.issue(

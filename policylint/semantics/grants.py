@@ -22,6 +22,7 @@ from typing import Any
 from policylint.input.positions import join
 from policylint.k8s.external import ExternalObjects
 from policylint.k8s.fieldtypes import WELL_FORMED, Malformed
+from policylint.k8s.names import group_kind
 from policylint.k8s.objects import K8sObject
 
 GRANT_GK = ("gateway.networking.k8s.io", "ReferenceGrant")
@@ -213,7 +214,7 @@ class ReferenceGrants:
                     )
                 )
             elif sources_ok and grant.targets:
-                kinds = ", ".join(sorted({f"{t.group or 'core'}/{t.kind}" for t in grant.targets}))
+                kinds = ", ".join(sorted({group_kind(t.group, t.kind) for t in grant.targets}))
                 out.append(
                     NearMiss(
                         grant,

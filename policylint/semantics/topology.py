@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 from policylint.input.positions import format_path, join, parse_path
 from policylint.k8s.fieldtypes import INTEGER, Malformed, has_type
 from policylint.k8s.hostnames import effective_hostnames
+from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
 from policylint.semantics.grants import GrantCheck, Reference
@@ -219,7 +220,7 @@ class ClassRef:
 
 
 def _where(obj: K8sObject) -> str:
-    return f"{obj.namespace}/{obj.name}" if obj.namespace else obj.name
+    return ns_name(obj.namespace, obj.name)
 
 
 def _int(value: Any) -> int | None:

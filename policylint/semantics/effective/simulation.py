@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.profiles.registry import POLICY_ATTACHMENT, PolicyProfile
 from policylint.semantics.effective.merge import (
@@ -85,7 +86,7 @@ NodeKey = tuple[str, ObjectKey, Any]
 
 def node_label(node: NodeKey) -> str:
     level, key, section = node
-    where = f"{key.namespace}/{key.name}" if key.namespace else key.name
+    where = ns_name(key.namespace, key.name)
     if level == "listener":
         return f"{where}#{section}"
     if level == "rule":
@@ -116,7 +117,7 @@ class Facet:
     @property
     def name(self) -> str:
         key = self.policy.key
-        return f"{key.namespace}/{key.name}" if key.namespace else key.name
+        return ns_name(key.namespace, key.name)
 
     def strategy_label(self) -> str:
         if self.role == "none":
@@ -458,7 +459,7 @@ def _why(winner: Facet, loser: Facet) -> str:
 
 
 def _fold_precedence(stack: Sequence[Facet]) -> FoldResult:
-    """Seed policy-attachment.txt: "A override > B override > C override > C default > B default >
+    """Earlier revisions of GEP-713, "Hierarchy": "A override > B override > C override > C default > B default >
     A default", field by field; identical fields at one level resolve oldest first."""
     overrides = [f for f in stack if f.role == "override"]  # stack is least specific first
     defaults: list[Facet] = []
