@@ -27,10 +27,12 @@ def test_s15_without_grant_grant_in_ns2_or_other_name_is_an_error() -> None:
         (finding,) = only(lint_text(TOPOLOGY + extra), "PL402")
         assert finding.message.startswith(S15_MESSAGE + ": ")
         assert finding.path == "spec.rules[0].backendRefs[0]"
-        assert (
-            "add a ReferenceGrant in namespace default with from: {group: gateway.networking.k8s.io, kind: HTTPRoute"
-            in finding.message
+        # How to fix it is the finding's hint, one sentence, not part of the message.
+        assert finding.hint is not None
+        assert finding.hint.startswith(
+            "Add a ReferenceGrant in namespace default with from: {group: gateway.networking.k8s.io, kind: HTTPRoute"
         )
+        assert "ReferenceGrant in namespace default with" not in finding.message
         assert [r.message[: len(m)] for r, m in zip(finding.related, related)] == related
         assert len(finding.related) == len(related)
 
@@ -81,9 +83,10 @@ COLOR_GRANT = reference_grant(
 def test_s15_policy_extension_needs_a_grant_from_the_policy_kind() -> None:
     (finding,) = only(lint_text(COLOR_CRD), "PL401")
     assert finding.message.startswith("ColorPolicy ns-a/p is not permitted to reference Gateway ns-b/gw: ")
-    assert finding.message.endswith(
-        "add a ReferenceGrant in namespace ns-b with from: {group: example.com, kind: ColorPolicy, namespace: ns-a}"
-        " and to: {group: gateway.networking.k8s.io, kind: Gateway}"
+    assert finding.message.endswith("must accept the policy through a handshake)")
+    assert finding.hint == (
+        "Add a ReferenceGrant in namespace ns-b with from: {group: example.com, kind: ColorPolicy, namespace: ns-a}"
+        " and to: {group: gateway.networking.k8s.io, kind: Gateway}."
     )
     result = lint_text(COLOR_CRD + COLOR_GRANT)
     assert only(result, "PL401") == [] and only(result, "PL404") == []

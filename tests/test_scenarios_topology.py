@@ -302,9 +302,9 @@ def test_s15_policy_across_namespaces_without_a_grant_is_pl401() -> None:
     (finding,) = only(result, "PL401")
     assert finding.severity is Severity.ERROR
     assert finding.message.startswith("ColorPolicy ns-a/p is not permitted to reference Gateway ns-b/gw")
-    assert (
-        "add a ReferenceGrant in namespace ns-b with from: {group: example.com, kind: ColorPolicy, namespace: ns-a}"
-        in finding.message
+    assert finding.hint is not None
+    assert finding.hint.startswith(
+        "Add a ReferenceGrant in namespace ns-b with from: {group: example.com, kind: ColorPolicy, namespace: ns-a}"
     )
     # CRD lines 1-32, CLASS 33-37 (with its `---`), Gateway 38-44, the policy's `targetRefs:` 6th line
     assert finding.line == 50

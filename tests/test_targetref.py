@@ -264,8 +264,8 @@ def test_pl201_name_that_no_object_can_have() -> None:
 def test_pl201_without_near_match_mentions_objects_outside_the_repository() -> None:
     text = GATEWAY + policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: edge}]")
     (finding,) = only(lint_text(text), "PL201")
-    assert finding.message.startswith("Gateway 'edge' not found in namespace app; if it is defined outside this repository")
-    assert finding.message.endswith("declare it with --external Gateway/app/edge")
+    assert finding.message == "Gateway 'edge' not found in namespace app"
+    assert finding.hint == "If it is defined outside this repository, declare it with --external Gateway/app/edge."
 
 
 # -- PL202 / PL203 / PL205 messages ------------------------------------------------------

@@ -156,7 +156,7 @@ class GatewayClassNotFound(Rule):
                 " Gateway, so it is never reconciled (status stays Accepted=Unknown, Pending) and nothing attached to it"
                 f" carries traffic (Gateway API: Gateway → GatewayClass){matches.suffix()}"
             )
-            yield self.issue(gateway, "spec.gatewayClassName", message, related=matches.related)
+            yield self.issue(gateway, "spec.gatewayClassName", message, related=matches.related, hint=matches.hint)
 
 
 # -- PL406–PL408: route parentRefs --------------------------------------------------------------
@@ -188,7 +188,7 @@ class ParentRefNotFound(Rule):
                 f"parentRef names {ref.kind} {ref.namespace}/{ref.name}, which is not in the input: the {route.kind} does"
                 f" not attach to it (Accepted=False), so it receives no traffic through it (Gateway API route attachment){matches.suffix()}"
             )
-            yield self.issue(route, ref.path, message, related=matches.related)
+            yield self.issue(route, ref.path, message, related=matches.related, hint=matches.hint)
 
     @staticmethod
     def _near_matches(project: Project, names: _Names, route: K8sObject, ref: ParentRef) -> NearMatches:
@@ -500,7 +500,7 @@ class ListenerSetNotAllowed(Rule):
             f"the parent {kind} {namespace}/{name} of ListenerSet {where(listener_set)} is not in the input: the set is"
             f" not attached, so its listeners serve nothing (GEP-1713 ListenerSet attachment){matches.suffix()}"
         )
-        return self.issue(listener_set, "spec.parentRef", message, related=matches.related)
+        return self.issue(listener_set, "spec.parentRef", message, related=matches.related, hint=matches.hint)
 
 
 # -- PL410 ---------------------------------------------------------------------------------------
@@ -604,7 +604,7 @@ class BackendNotFound(Rule):
             f"{_PURPOSE.get(ref.purpose, 'reference')} names {ref.kind} {ref.namespace}/{ref.name}, which is not in the"
             f" input: {effect} (Gateway API BackendObjectReference){matches.suffix()}"
         )
-        return self.issue(ref.owner, ref.path, message, related=matches.related)
+        return self.issue(ref.owner, ref.path, message, related=matches.related, hint=matches.hint)
 
 
 class BackendPortInvalid(Rule):

@@ -31,7 +31,7 @@ from policylint.k8s.selectors import LabelSelector, Requirement
 from policylint.profiles.policy import Policy, TargetSelector, core_group_alias, policy_namespace
 from policylint.project import Project
 from policylint.rules.base import Rule
-from policylint.rules.hints import NearMatches
+from policylint.rules.hints import NearMatches, sentence
 from policylint.semantics.grants import Grant, GrantCheck, Reference, ReferenceGrants
 from policylint.semantics.resolution import TargetResolution
 from policylint.semantics.topology import GATEWAY_GROUP, REF_NOT_PERMITTED, ROUTE_KINDS, ObjectRef, Topology
@@ -184,9 +184,9 @@ class CrossNamespaceTargetNotPermitted(Rule):
             f"{obj.kind} {where(obj)} is not permitted to reference {ref.kind} {res.namespace}/{ref.name}: the target is in"
             f" another namespace and no ReferenceGrant in namespace {res.namespace} accepts {obj.kind} from namespace"
             f' {obj.namespace}, so the policy does not attach (GEP-713 "Cross namespace references": the target\'s'
-            f" namespace must accept the policy through a handshake); {reference.grant_hint()}"
+            f" namespace must accept the policy through a handshake)"
         )
-        return self.issue(obj, ref.path, message, related=near_miss_related(res.grant))
+        return self.issue(obj, ref.path, message, related=near_miss_related(res.grant), hint=sentence(reference.grant_hint()))
 
     def _forbidden(self, policy: Policy, res: TargetResolution) -> Issue:
         ref = res.ref
@@ -220,11 +220,12 @@ class CrossNamespaceTargetNotPermitted(Rule):
             f"{obj.kind} {where(obj)} is not permitted to reference {target.kind} {where(target)}, which {field_name(res.ref.path)}"
             f" matches in another namespace: no ReferenceGrant in namespace {res.namespace} accepts {obj.kind} from namespace"
             f" {obj.namespace}, and the controller silently ignores such a match, so the policy does not apply to it"
-            f' (GEP-713 "Cross namespace references"); {reference.grant_hint()}, or narrow the selector'
+            f' (GEP-713 "Cross namespace references")'
         )
+        hint = sentence(f"{reference.grant_hint()}, or narrow the selector")
         related = [Related(f"{target.kind} {where(target)} matches the selector", object=target, path=_labels_path(target))]
         related += near_miss_related(res.grant)
-        return self.issue(obj, res.ref.path, message, related=related, severity=Severity.WARNING)
+        return self.issue(obj, res.ref.path, message, related=related, severity=Severity.WARNING, hint=hint)
 
 
 def forbidden_namespace(policy: Policy, raw: object, namespace: str | None) -> bool:
@@ -271,8 +272,7 @@ class CrossNamespaceReferenceNotPermitted(Rule):
         )
         near = ref.grant.near_misses if ref.grant is not None else ()
         message += f"; {near[0].reason}" if near else ""
-        message += f"; {reference.grant_hint()}"
-        return self.issue(owner, ref.path, message, related=near_miss_related(ref.grant))
+        return self.issue(owner, ref.path, message, related=near_miss_related(ref.grant), hint=sentence(reference.grant_hint()))
 
 
 class ReferenceGrantInWrongNamespace(Rule):

@@ -2,8 +2,9 @@
 
 A missing target, parent or backend is most often a slip: the right name in another namespace or
 of another kind, or a typo. A rule collects a few such guesses, each with a related location on the
-object it names, and falls back on `--external` (docs/semantics.md#partial-repositories) when it
-has none: the object may live outside the input.
+object it names, in the message (they are specific to the finding); when it has none, the finding's
+hint says how to declare the object external (`--external`, docs/semantics.md#partial-repositories):
+it may live outside the input.
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ def close_name(name: str, candidates: Iterable[str]) -> str | None:
     return close[0] if close else None
 
 
+def sentence(clause: str) -> str:
+    """A hint is one sentence: `add a ReferenceGrant ...` -> `Add a ReferenceGrant ....`"""
+    return clause[:1].upper() + clause[1:] + ("" if clause.endswith(".") else ".")
+
+
 def hints_suffix(hints: Sequence[str]) -> str:
     """`; hint; hint`: hints appended to a finding's message."""
     return "".join(f"; {h}" for h in hints)
@@ -36,6 +42,8 @@ class NearMatches:
     def __init__(self) -> None:
         self.hints: list[str] = []
         self.related: list[Related] = []
+        # The finding's hint (how to fix it) when no guess was found.
+        self.hint: str | None = None
 
     def __bool__(self) -> bool:
         return bool(self.hints)
@@ -56,9 +64,9 @@ class NearMatches:
         self.hints.append(hint)
 
     def or_external(self, kind: str, namespace: str | None, name: str) -> None:
-        """Without any hint, the one to declare the object external: it may be defined elsewhere."""
+        """Without any guess, the hint to declare the object external: it may be defined elsewhere."""
         if not self.hints:
-            self.hints.append(external_hint(kind, namespace, name))
+            self.hint = sentence(external_hint(kind, namespace, name))
 
     def suffix(self) -> str:
         return hints_suffix(self.hints)

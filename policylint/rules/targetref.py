@@ -177,7 +177,7 @@ class TargetRefNotFound(Rule):
                 )
             # Repositories often hold one team's slice of a cluster (docs/semantics.md#partial-repositories).
             matches.or_external(ref.kind or "", res.namespace, ref.name)
-            yield self.issue(policy.obj, ref.path, res.message + matches.suffix(), related=matches.related)
+            yield self.issue(policy.obj, ref.path, res.message + matches.suffix(), related=matches.related, hint=matches.hint)
 
     def _near_matches(
         self,
