@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from policylint.input.positions import join
 from policylint.k8s.index import CRD_GK, ProjectIndex, Section
+from policylint.k8s.names import group_kind
 from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector
 from policylint.profiles.policy import (
@@ -30,7 +31,7 @@ from policylint.profiles.policy import (
     policy_namespace,
     ref_problems,
 )
-from policylint.profiles.registry import PolicyProfile, ProfileRegistry, TargetKind, inferred_profile, looks_like_policy
+from policylint.profiles.registry import PolicyProfile, ProfileRegistry, inferred_profile, looks_like_policy
 from policylint.semantics.grants import GRANT_GK, GrantCheck, Reference, ReferenceGrants
 from policylint.vocabulary import Accepted, Resolved
 
@@ -86,8 +87,14 @@ def section_not_found_message(section_type: str, section_name: str, target: K8sO
     return f"{noun} {section_name} not found on {target.kind} {target.name}; have: {have}"
 
 
-def _gk(group: str, kind: str) -> str:
-    return str(TargetKind(group, kind))  # `gateway.networking.k8s.io/Gateway`, `core/Service`
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where a reference's target is looked up."""
+
+    group: str
+    namespace: str | None  # None: a cluster-scoped kind
+    ref_namespace: str | None  # the namespace the reference names, if its type has the field
+    section_name: str | None  # the sectionName, if its type has the field
 
 
 class Resolution:
@@ -162,6 +169,26 @@ class Resolution:
         return cached
 
     def _resolve(self, policy: Policy, ref: TargetRef) -> TargetResolution:
+        """The steps of docs/semantics.md#target-references, in order; the first that decides wins."""
+        refused = self._admissible(policy, ref)
+        if refused is not None:
+            return refused
+        place = self._place(policy, ref)
+        if isinstance(place, TargetResolution):
+            return place
+        grant = self._handshake(policy, ref, place)
+        if isinstance(grant, TargetResolution):
+            return grant
+        assert ref.kind is not None and ref.name is not None  # checked by _admissible
+        target = self.index.lookup(place.group, ref.kind, place.namespace, ref.name)
+        if target is None:
+            return self._missing(policy, ref, place, grant)
+        if place.section_name is None:
+            return TargetResolution(ref, ACCEPTED, Resolved.RESOLVED, target=target, namespace=place.namespace, grant=grant)
+        return self._section(ref, target, place, grant)
+
+    def _admissible(self, policy: Policy, ref: TargetRef) -> TargetResolution | None:
+        """What the API server (schema) and the profile (target kinds) refuse outright."""
         profile = policy.profile
         problems = ref_problems(ref)
         if ref.errors or problems:
@@ -175,68 +202,79 @@ class Resolution:
                 ref,
                 INVALID,
                 Resolved.KIND_NOT_ALLOWED,
-                message=f"{profile.kind} cannot target {_gk(ref.group, ref.kind)}; allowed: {allowed}",
+                message=f"{profile.kind} cannot target {group_kind(ref.group, ref.kind)}; allowed: {allowed}",
             )
+        return None
+
+    def _place(self, policy: Policy, ref: TargetRef) -> _Place | TargetResolution:
+        """Where to look the target up: its group and namespace, with the API defaults applied."""
+        profile = policy.profile
+        assert ref.group is not None and ref.kind is not None
         # A namespace or sectionName on a reference type that has no such field is pruned by the
         # API server (or the object is rejected under strict field validation): either way the
         # controller never sees it, so resolution ignores it and PL205 reports the field.
         section_name = ref.section_name if profile.targets.section_name else None
         ref_namespace = ref.namespace if profile.targets.namespace else None
         group = core_group_alias(profile, ref.group, ref.kind)
-        cluster_target = self.index.kinds.is_cluster_scoped(group, ref.kind)
-        namespace: str | None
-        if cluster_target:
-            namespace = None  # cluster-scoped kinds are found by name only
-        elif ref_namespace:
-            namespace = ref_namespace
-        else:
-            namespace = policy_namespace(policy)
-        if namespace is None and not cluster_target:
+        if self.index.kinds.is_cluster_scoped(group, ref.kind):
+            return _Place(group, None, ref_namespace, section_name)  # cluster-scoped kinds are found by name only
+        namespace = ref_namespace or policy_namespace(policy)
+        if namespace is None:
             return TargetResolution(
                 ref,
                 TARGET_NOT_FOUND,
                 Resolved.NAMESPACE_REQUIRED,
                 message=f"a cluster-scoped policy must name the namespace of {ref.kind} {ref.name!r}",
             )
-        grant: GrantCheck | None = None
-        if ref_namespace and namespace is not None and policy.obj.namespace and namespace != policy.obj.namespace:
-            # GEP-713 "Cross namespace references": a handshake in the target namespace, as
-            # ReferenceGrant from the policy kind. Checked before existence, like controllers do
-            # for routes, so status never reveals whether an un-granted target exists
-            # (docs/semantics.md#referencegrant).
-            if profile.targets.cross_namespace_grant:
-                grant = self.grants().check(
-                    Reference(policy.obj.group, policy.obj.kind, policy.obj.namespace, group, ref.kind, namespace, ref.name)
-                )
-                if not grant.permitted:
-                    return TargetResolution(
-                        ref,
-                        INVALID,
-                        Resolved.REF_NOT_PERMITTED,
-                        namespace=namespace,
-                        grant=grant,
-                        message=f"no ReferenceGrant in namespace {namespace} permits {profile.kind} from namespace"
-                        f" {policy.obj.namespace} to target {ref.kind} {ref.name}",
-                    )
-        target = self.index.lookup(group, ref.kind, namespace, ref.name)
-        if target is None:
-            if self.index.is_external(group, ref.kind, namespace, ref.name):
-                return TargetResolution(
-                    ref, ACCEPTED, Resolved.EXTERNAL, namespace=namespace, grant=grant, message="declared external (--external)"
-                )
-            if profile.targets.virtual_kinds and self.is_virtual_kind(group, ref.kind):
-                return TargetResolution(
-                    ref,
-                    ACCEPTED,
-                    Resolved.VIRTUAL_KIND,
-                    namespace=namespace,
-                    message="virtual kind (GEP-713): unresolvable by design",
-                )
-            where = f"in namespace {namespace}" if namespace is not None else "(cluster-scoped)"
-            message = f"{ref.kind} {ref.name!r} not found {where}"
-            return TargetResolution(ref, TARGET_NOT_FOUND, Resolved.OBJECT_NOT_FOUND, namespace=namespace, message=message)
-        if section_name is None:
-            return TargetResolution(ref, ACCEPTED, Resolved.RESOLVED, target=target, namespace=namespace, grant=grant)
+        return _Place(group, namespace, ref_namespace, section_name)
+
+    def _handshake(self, policy: Policy, ref: TargetRef, place: _Place) -> GrantCheck | TargetResolution | None:
+        """GEP-713 "Cross namespace references": a handshake in the target namespace, as a
+        ReferenceGrant from the policy kind. Checked before existence, like controllers do for
+        routes, so status never reveals whether an un-granted target exists (docs/semantics.md#referencegrant)."""
+        profile, obj, namespace = policy.profile, policy.obj, place.namespace
+        if not (place.ref_namespace and namespace is not None and obj.namespace and namespace != obj.namespace):
+            return None
+        if not profile.targets.cross_namespace_grant:
+            return None
+        assert ref.kind is not None and ref.name is not None
+        grant = self.grants().check(Reference(obj.group, obj.kind, obj.namespace, place.group, ref.kind, namespace, ref.name))
+        if grant.permitted:
+            return grant
+        return TargetResolution(
+            ref,
+            INVALID,
+            Resolved.REF_NOT_PERMITTED,
+            namespace=namespace,
+            grant=grant,
+            message=f"no ReferenceGrant in namespace {namespace} permits {profile.kind} from namespace"
+            f" {obj.namespace} to target {ref.kind} {ref.name}",
+        )
+
+    def _missing(self, policy: Policy, ref: TargetRef, place: _Place, grant: GrantCheck | None) -> TargetResolution:
+        """A target not in the input: declared external, a virtual kind, or not found."""
+        assert ref.kind is not None and ref.name is not None
+        namespace = place.namespace
+        if self.index.is_external(place.group, ref.kind, namespace, ref.name):
+            return TargetResolution(
+                ref, ACCEPTED, Resolved.EXTERNAL, namespace=namespace, grant=grant, message="declared external (--external)"
+            )
+        if policy.profile.targets.virtual_kinds and self.is_virtual_kind(place.group, ref.kind):
+            return TargetResolution(
+                ref,
+                ACCEPTED,
+                Resolved.VIRTUAL_KIND,
+                namespace=namespace,
+                message="virtual kind (GEP-713): unresolvable by design",
+            )
+        where = f"in namespace {namespace}" if namespace is not None else "(cluster-scoped)"
+        message = f"{ref.kind} {ref.name!r} not found {where}"
+        return TargetResolution(ref, TARGET_NOT_FOUND, Resolved.OBJECT_NOT_FOUND, namespace=namespace, message=message)
+
+    def _section(self, ref: TargetRef, target: K8sObject, place: _Place, grant: GrantCheck | None) -> TargetResolution:
+        """The sectionName of a reference whose target exists (GEP-2648; docs/semantics.md#section-names)."""
+        section_name, namespace = place.section_name, place.namespace
+        assert section_name is not None
         section_spec = self.index.kinds.sections(target.group, target.kind)
         if section_spec is None:
             if self.index.kind_has_no_sections(target.group, target.kind):
