@@ -264,10 +264,12 @@ def test_text_has_one_line_per_finding_and_note_and_says_what_json_says(corpus: 
     assert code == 1
     text = assert_safe_text(out, color=color == "always")
     lines = _OWN_SGR.sub("", text).splitlines()
-    headlines = [line for line in lines if not line.startswith("    note: ")]
+    headlines = [line for line in lines if not line.startswith(("    note: ", "    hint: "))]
     notes = [line for line in lines if line.startswith("    note: ")]
+    hints = [line for line in lines if line.startswith("    hint: ")]
     findings = report["findings"]
     assert len(headlines) == len(findings)
+    assert [unescape(h) for h in hints] == [f"    hint: {f['hint']}" for f in findings if f["hint"]]
     assert len(notes) == sum(len(f["related"]) for f in findings)
     for line, f in zip(headlines, findings):
         # JSON holds the original; the text, escaped.
@@ -337,7 +339,7 @@ def test_a_crash_in_the_json_policy_section_is_a_finding_not_an_empty_report(
     assert all(t["enforcement"] is None and t["ancestors"] == [] for p in broken["policies"] for t in p["targets"])
     # The text says the same, PL000 included (whose message quotes the exception: escaped).
     text = assert_safe_text(text_out)
-    headlines = [line for line in text.splitlines() if not line.startswith("    note: ")]
+    headlines = [line for line in text.splitlines() if not line.startswith(("    note: ", "    hint: "))]
     rules = [re.search(r":\d+:\d+: (?:error|warning|info) (PL\d{3}) ", line).group(1) for line in headlines]  # type: ignore[union-attr]
     assert rules == [f["rule"] for f in broken["findings"] if not f["message"].startswith("JSON report: ")]
     assert "simulation failed\\n::error::injected" in text

@@ -37,6 +37,7 @@ from policylint.semantics.effective.simulation import (
     Facet,
     NodeKey,
     Simulation,
+    TargetStatus,
     combined_status,
     order_sensitivity,
     order_stack,
@@ -614,73 +615,14 @@ def explain_policy(project: Project, found: Found, policy: Policy, limit: int = 
     seen_nodes: set[NodeKey] = set()
     for res in resolutions:
         node = base.node_of(res)
-        ref = res.ref
-        entry: dict[str, Any] = {
-            "ref": {
-                "group": ref.group,
-                "kind": ref.kind,
-                "namespace": res.namespace if res.namespace is not None else ref.namespace,
-                "name": ref.name,
-                "sectionName": ref.section_name,
-            },
-            "path": ref.path,
-            "detail": res.detail,
-            "message": res.message,
-            "node": describe.node(node) if node is not None else None,
-        }
-        items = per_node.get(node, []) if node is not None and node not in seen_nodes else []
+        first = node is not None and node not in seen_nodes
         if node is not None:
             seen_nodes.add(node)
-        counts = {ENFORCED: 0, PARTIALLY_ENFORCED: 0, OVERRIDDEN: 0, CONFLICTED: 0}
-        reach: dict[str, set[Any]] = {k: set() for k in ("routes", "rules", "listeners", "gateways", "backends")}
-        beaten_by: set[str] = set()
-        ancestors: set[ObjectKey] = set()
-        for ctx, status, beaten in items:
-            counts[status] += 1
-            beaten_by.update(beaten)
-            ancestors.update(n[1] for n in ctx.path if n[0] == "gateway")
-            if status in (ENFORCED, PARTIALLY_ENFORCED):
-                _tally(base, ctx.path, reach)
-        live = len(items) - counts[CONFLICTED]
-        enforcement = None
-        if live:
-            enforcement = (
-                ENFORCED if counts[ENFORCED] == live else OVERRIDDEN if counts[OVERRIDDEN] == live else PARTIALLY_ENFORCED
-            )
-        accepted = _accepted(res, len(items), counts[CONFLICTED])
-        note = None
-        if node is not None and not items:
-            effective = policy.profile.effective_target
-            if RANK[node[0]] > RANK.get(effective, RANK["route"]):
-                note = f"the target lies below the kind's effective target ({effective}): no context of this kind ends there"
-            else:
-                note = "no context reaches this target: no traffic path through it in the input"
-        shown, omitted = _capped(items, limit)
-        entry.update(
-            {
-                "accepted": accepted,
-                "enforcement": enforcement if accepted != CONFLICTED else None,
-                "beatenBy": sorted(beaten_by),
-                "ancestors": sorted(str(k) for k in ancestors),
-                "note": note,
-                "contextCount": len(items),
-                "statusCounts": {
-                    "enforced": counts[ENFORCED],
-                    "partiallyEnforced": counts[PARTIALLY_ENFORCED],
-                    "overridden": counts[OVERRIDDEN],
-                    "conflicted": counts[CONFLICTED],
-                },
-                "affects": {
-                    "contexts": counts[ENFORCED] + counts[PARTIALLY_ENFORCED],
-                    **{k: len(v) for k, v in reach.items()},
-                },
-                "contexts": [
-                    {**describe.context(ctx.path, True), "status": status, "beatenBy": beaten} for ctx, status, beaten in shown
-                ],
-                "omitted": omitted,
-            }
-        )
-        targets.append(entry)
+        # The counts and the enforcement are the simulation's (the JSON report shows the same);
+        # the contexts are listed, and their reach tallied, here.
+        through = base.target_status(policy, res) if first else None
+        items = per_node.get(node, []) if first and node is not None else []
+        targets.append(_policy_target(describe, base, policy, res, node, through, items, limit))
     profile = policy.profile
     strategies = list(dict.fromkeys(f.strategy_label() for f in base.facets.get(id(policy.obj), [])))
     return {
@@ -697,6 +639,63 @@ def explain_policy(project: Project, found: Found, policy: Policy, limit: int = 
             "affects": base.policy_affects(policy).counts(),
             "targets": targets,
         },
+    }
+
+
+def _policy_target(
+    describe: Describer,
+    base: Simulation,
+    policy: Policy,
+    res: TargetResolution,
+    node: NodeKey | None,
+    status: TargetStatus | None,
+    items: Sequence[tuple[Context, Enforcement, list[str]]],
+    limit: int,
+) -> dict[str, Any]:
+    """One target of a policy, for `explain POLICY`: its resolution, its status over the contexts
+    through it, what it reaches, and the first `limit` of those contexts."""
+    ref = res.ref
+    status = status or TargetStatus()
+    reach: dict[str, set[Any]] = {k: set() for k in ("routes", "rules", "listeners", "gateways", "backends")}
+    for ctx, state, _beaten in items:
+        if state in (ENFORCED, PARTIALLY_ENFORCED):
+            _tally(base, ctx.path, reach)
+    accepted = _accepted(res, status.contexts, status.conflicted)
+    note = None
+    if node is not None and not items:
+        effective = policy.profile.effective_target
+        if RANK[node[0]] > RANK.get(effective, RANK["route"]):
+            note = f"the target lies below the kind's effective target ({effective}): no context of this kind ends there"
+        else:
+            note = "no context reaches this target: no traffic path through it in the input"
+    shown, omitted = _capped(items, limit)
+    return {
+        "ref": {
+            "group": ref.group,
+            "kind": ref.kind,
+            "namespace": res.namespace if res.namespace is not None else ref.namespace,
+            "name": ref.name,
+            "sectionName": ref.section_name,
+        },
+        "path": ref.path,
+        "detail": res.detail,
+        "message": res.message,
+        "node": describe.node(node) if node is not None else None,
+        "accepted": accepted,
+        "enforcement": status.enforcement if accepted != CONFLICTED else None,
+        "beatenBy": sorted(status.beaten_by),
+        "ancestors": sorted(str(k) for k in status.ancestors),
+        "note": note,
+        "contextCount": status.contexts,
+        "statusCounts": {
+            "enforced": status.enforced,
+            "partiallyEnforced": status.partial,
+            "overridden": status.overridden,
+            "conflicted": status.conflicted,
+        },
+        "affects": {"contexts": status.enforced + status.partial, **{k: len(v) for k, v in reach.items()}},
+        "contexts": [{**describe.context(ctx.path, True), "status": state, "beatenBy": beaten} for ctx, state, beaten in shown],
+        "omitted": omitted,
     }
 
 
