@@ -18,6 +18,7 @@ from policylint.input.sources import Source, discover
 from policylint.k8s.external import ExternalObjects
 from policylint.k8s.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
 from policylint.k8s.objects import KindInfo, KindRegistry, build_objects, split_api_version
+from policylint.policy_report import policy_reports as compute_policy_reports
 from policylint.profiles.crd import profiles_from_crds
 from policylint.profiles.registry import ORIGIN_PROFILE, PolicyProfile, ProfileRegistry, builtin_profiles, load_profile_file
 from policylint.project import Project
@@ -246,8 +247,6 @@ def _lint(request: LintRequest) -> LintResult:
     findings, internal_error = result.findings, result.internal_error
     policy_reports = None
     if request.report_policies:
-        from policylint.reporters.json import policy_reports as compute_policy_reports
-
         policy_reports, failures = compute_policy_reports(project)
         if failures:
             # As a crashed rule: PL000 next to every other finding, and exit code 2.

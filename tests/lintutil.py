@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from policylint.pipeline import LintRequest, LintResult, build_stages, lint
+from policylint.policy_report import policy_reports
 from policylint.rules.engine import Selection
 from policylint.stages import Stage
 
@@ -27,6 +28,8 @@ def _inspectable(result: LintResult) -> LintResult:
     stages the selection did not need, after the rules ran (the findings are unchanged).
     tests/test_rule_inputs.py checks what a run builds by itself."""
     build_stages(result.project, {Stage.SIMULATION})
+    if result.policy_reports is None:  # what `--format json` asks the pipeline for
+        result.policy_reports = policy_reports(result.project)[0]
     return result
 
 
