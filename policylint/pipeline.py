@@ -239,22 +239,14 @@ def _lint(request: LintRequest) -> LintResult:
     failures = build_stages(project, wanted)
     # A rule whose stage failed to build is not run: the stage's PL000 says why.
     rules = tuple(r for r in selected if all(project.has_stage(s) for s in r.reads))
-    resolver = PositionResolver(_text_reader(texts))
-    result = engine.run(project, rules, resolver, _rule_options(request))
-    if failures:
-        resolved = [engine._resolve(i, {}, resolver) for i in failures]
-        result = engine.EngineResult(engine.with_fingerprints(sorted([*result.findings, *resolved], key=Finding.sort_key)), True)
-    findings, internal_error = result.findings, result.internal_error
     policy_reports = None
     if request.report_policies:
-        policy_reports, failures = compute_policy_reports(project)
-        if failures:
-            # As a crashed rule: PL000 next to every other finding, and exit code 2.
-            # An issue outside the catalogue resolves as PL000 (internal-error, error).
-            findings = engine.with_fingerprints(
-                sorted([*findings, *(engine._resolve(i, {}, resolver) for i in failures)], key=Finding.sort_key)
-            )
-            internal_error = True
+        # A step that fails is a PL000 next to every other finding, and exit code 2.
+        policy_reports, report_failures = compute_policy_reports(project)
+        failures.extend(report_failures)
+    resolver = PositionResolver(_text_reader(texts))
+    result = engine.run(project, rules, resolver, _rule_options(request), failures)
+    findings, internal_error = result.findings, result.internal_error
     return LintResult(
         findings, project.index, project, [s.display for s in sources], internal_error, rules, policy_reports, notes
     )

@@ -104,8 +104,12 @@ def run(
     rules: Iterable[type[Rule]],
     resolver: PositionResolver,
     options: Mapping[str, Mapping[str, object]] | None = None,
+    failures: Iterable[Issue] = (),
 ) -> EngineResult:
-    """Run `rules` over the index, each with its options (rule id -> option name -> value)."""
+    """Run `rules` over the project, each with its options (rule id -> option name -> value).
+
+    `failures` are PL000 issues of the pipeline's own steps (a stage that failed to build, the
+    report's policies section): resolved, sorted and fingerprinted with the rules' findings."""
     selected = list(rules)
     options = options or {}
     catalogue: dict[str, type[Rule]] = {rule_cls.id: rule_cls for rule_cls in selected}
@@ -114,7 +118,7 @@ def run(
         return _resolve(issue, catalogue, resolver)
 
     findings: list[Finding] = []
-    internal: list[Issue] = []
+    internal: list[Issue] = list(failures)
     for rule_cls in selected:
         produced, failure = _run_one(rule_cls, project, resolve, options.get(rule_cls.id))
         findings.extend(produced)
