@@ -189,3 +189,39 @@ def test_earlier_stages_never_import_later_ones() -> None:
             if len(other) >= 2 and other[1] in order and order.index(other[1]) > rank:
                 violations.append(f"{module} -> {imported}")
     assert sorted(violations) == []
+
+
+# -- what findings sit on ----------------------------------------------------------------------
+
+
+def _subject_corpora() -> list[Path]:
+    fixtures = sorted(p for p in (ROOT / "tests" / "rules").iterdir() if p.is_dir())
+    return [*CORPORA, *fixtures]
+
+
+def test_every_finding_sits_on_a_subject_its_rule_declares() -> None:
+    """Rule.subjects lets a narrower report scope skip rules: a finding outside the declaration
+    would be lost there, so every finding over the examples and every rule fixture must fit it."""
+    by_id = {r.id: r for r in REGISTRY}
+    seen: dict[str, set[str]] = {}
+    for corpus in _subject_corpora():
+        result = lint(LintRequest(paths=[str(corpus)], cache_dir=None))
+        policies = {p.key for p in result.project.resolution.policies()}
+        for f in result.findings:
+            rule = by_id.get(f.rule)
+            if rule is None:  # PL000: the run's own failure
+                continue
+            kind = f.object.kind if f.object is not None else None
+            assert rule.reports_on(kind, policy=f.object in policies), (corpus.name, f.rule, kind, f.message)
+            seen.setdefault(f.rule, set()).add(kind or "<file>")
+    # The fixtures exercise the rules: most must have produced something to check.
+    assert len(seen) >= len(REGISTRY) - 6, sorted(set(by_id) - set(seen))
+
+
+def test_reports_on_reads_the_declaration() -> None:
+    by_id = {r.id: r for r in REGISTRY}
+    assert by_id["PL201"].reports_on("ClientTrafficPolicy", policy=True)
+    assert not by_id["PL201"].reports_on("Gateway", policy=False)
+    assert by_id["PL406"].reports_on("GRPCRoute", policy=False) and not by_id["PL406"].reports_on("Gateway", policy=False)
+    assert by_id["PL001"].reports_on(None, policy=False) and not by_id["PL001"].reports_on("Gateway", policy=False)
+    assert by_id["PL005"].reports_on("Service", policy=False)  # any object

@@ -19,7 +19,7 @@ from policylint.k8s.external import external_hint
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
-from policylint.rules.base import Rule
+from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import NearMatches, close_name, hints_suffix
 from policylint.semantics.topology import (
     CORE,
@@ -135,6 +135,7 @@ class GatewayClassNotFound(Rule):
     id = "PL405"
     name = "gateway-class-not-found"
     severity = Severity.ERROR
+    subjects = frozenset({"Gateway"})
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -175,6 +176,7 @@ class ParentRefNotFound(Rule):
     id = "PL406"
     name = "parent-ref-not-found"
     severity = Severity.ERROR
+    subjects = ROUTES
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -223,6 +225,7 @@ class ParentRefNoMatchingListener(Rule):
     id = "PL407"
     name = "parent-ref-no-matching-listener"
     severity = Severity.ERROR
+    subjects = ROUTES
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -297,6 +300,7 @@ class RouteNotAdmitted(Rule):
     id = "PL408"
     name = "route-not-admitted"
     severity = Severity.ERROR
+    subjects = ROUTES
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -431,6 +435,7 @@ class ListenerSetNotAllowed(Rule):
     id = "PL409"
     name = "listener-set-not-allowed"
     severity = Severity.ERROR
+    subjects = frozenset({"ListenerSet"})
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -512,6 +517,7 @@ class RouteWithoutParentRefs(Rule):
     id = "PL410"
     name = "route-without-parent-refs"
     severity = Severity.WARNING
+    subjects = ROUTES
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -557,6 +563,7 @@ class BackendNotFound(Rule):
     id = "PL411"
     name = "backend-not-found"
     severity = Severity.ERROR
+    subjects = ROUTES | {"Gateway", "ListenerSet", POLICY}
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -613,6 +620,7 @@ class BackendPortInvalid(Rule):
     id = "PL412"
     name = "backend-port-invalid"
     severity = Severity.ERROR
+    subjects = ROUTES | {POLICY}
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -689,6 +697,7 @@ class PolicyTargetCarriesNoTraffic(Rule):
     id = "PL413"
     name = "policy-target-carries-no-traffic"
     severity = Severity.WARNING
+    subjects = frozenset({POLICY})
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:

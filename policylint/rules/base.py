@@ -11,6 +11,12 @@ from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.stages import Stage
 
+# Subjects besides kind names (Rule.subjects).
+POLICY = "policy"
+FILE = "file"
+ANY = "*"
+ROUTES = frozenset({"HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute"})
+
 
 class RuleOptionError(ValueError):
     """An option a rule does not declare, or a value of the wrong type (a usage error)."""
@@ -52,6 +58,10 @@ class Rule:
     reads: ClassVar[frozenset[Stage]] = frozenset()
     # The options the rule reads, with their defaults: `self.option(name)`.
     options: ClassVar[tuple[RuleOption, ...]] = ()
+    # What its findings sit on: kinds (`HTTPRoute`), POLICY (any policy kind), FILE (a place in
+    # a file, no object) or ANY. A narrower report scope (changed files only) skips a rule none
+    # of whose subjects is in scope; tests/test_rule_inputs.py checks every finding against it.
+    subjects: ClassVar[frozenset[str]] = frozenset({ANY})
 
     def __init__(self, config: Mapping[str, object] | None = None) -> None:
         declared = {o.name: o for o in self.options}
@@ -65,6 +75,13 @@ class Rule:
 
     def option(self, name: str) -> object:
         return self.config[name]
+
+    @classmethod
+    def reports_on(cls, kind: str | None, *, policy: bool) -> bool:
+        """Whether a finding of this rule may sit on an object of `kind` (None: no object)."""
+        if kind is None:
+            return FILE in cls.subjects
+        return ANY in cls.subjects or kind in cls.subjects or (policy and POLICY in cls.subjects)
 
     @classmethod
     def summary(cls) -> str:
@@ -98,6 +115,8 @@ class Rule:
 class InputRule(Rule):
     """Input problems are found while loading (policylint.input.load, policylint.k8s.objects);
     the rule only hands them to the engine so that select/ignore apply uniformly."""
+
+    subjects = frozenset({FILE})
 
     def check(self, project: Project) -> Iterable[Issue]:
         return (issue for issue in project.index.input_issues if issue.rule_id == self.id)

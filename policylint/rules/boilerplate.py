@@ -24,7 +24,7 @@ from policylint.input.positions import join
 from policylint.profiles.policy import Policy
 from policylint.profiles.registry import ORIGIN_INFERRED, POLICY_ATTACHMENT, PolicyProfile
 from policylint.project import Project
-from policylint.rules.base import Rule
+from policylint.rules.base import POLICY, Rule
 from policylint.rules.labels import POLICY_LABEL, crd_shape, is_policy_crd
 from policylint.textsafe import short_repr
 
@@ -62,6 +62,7 @@ class PolicyWithoutTarget(Rule):
     id = "PL101"
     name = "policy-without-target"
     severity = Severity.ERROR
+    subjects = frozenset({POLICY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy in project.resolution.policies():
@@ -93,6 +94,7 @@ class TargetRefAndTargetRefsBothSet(Rule):
     id = "PL102"
     name = "targetref-and-targetrefs-both-set"
     severity = Severity.ERROR
+    subjects = frozenset({POLICY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy in project.resolution.policies():
@@ -117,6 +119,7 @@ class TooManyTargetRefs(Rule):
     id = "PL103"
     name = "too-many-targetrefs"
     severity = Severity.ERROR
+    subjects = frozenset({POLICY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy in project.resolution.policies():
@@ -140,6 +143,7 @@ class DuplicateTargetRef(Rule):
     id = "PL104"
     name = "duplicate-targetref"
     severity = Severity.ERROR  # a warning for kinds whose CRD does not reject duplicates
+    subjects = frozenset({POLICY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy in project.resolution.policies():
@@ -177,6 +181,7 @@ class PolicySpecMissing(Rule):
     id = "PL105"
     name = "policy-spec-missing"
     severity = Severity.ERROR
+    subjects = frozenset({POLICY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy in project.resolution.policies():
@@ -204,6 +209,7 @@ class PolicyWithoutDefaultOrOverride(Rule):
     id = "PL106"
     name = "policy-without-default-or-override"
     severity = Severity.ERROR
+    subjects = frozenset({POLICY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy in project.resolution.policies():
@@ -233,6 +239,7 @@ class MultipleMergeStrategies(Rule):
     id = "PL107"
     name = "multiple-merge-strategies"
     severity = Severity.ERROR
+    subjects = frozenset({POLICY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy in project.resolution.policies():
@@ -275,6 +282,7 @@ class UnknownMergeStrategy(Rule):
     id = "PL108"
     name = "unknown-merge-strategy"
     severity = Severity.ERROR
+    subjects = frozenset({POLICY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy in project.resolution.policies():
@@ -310,6 +318,7 @@ class PolicyCrdNaming(Rule):
     id = "PL109"
     name = "policy-crd-naming"
     severity = Severity.WARNING
+    subjects = frozenset({"CustomResourceDefinition"})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for crd in project.index.crds():
@@ -341,6 +350,7 @@ class StatusInManifest(Rule):
     id = "PL110"
     name = "status-in-manifest"
     severity = Severity.INFO
+    subjects = frozenset({POLICY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy in project.resolution.policies():
@@ -362,6 +372,7 @@ class PolicyKindInferred(Rule):
     id = "PL111"
     name = "policy-kind-inferred"
     severity = Severity.INFO
+    subjects = frozenset({POLICY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         # Once per kind, at its first object by name (index order, then input order for duplicates):

@@ -14,7 +14,7 @@ from typing import Any
 from policylint.findings import Issue, Related, Severity
 from policylint.profiles.policy import Policy
 from policylint.project import Project
-from policylint.rules.base import Rule, RuleOption
+from policylint.rules.base import POLICY, Rule, RuleOption
 from policylint.semantics.effective.merge import untag
 from policylint.semantics.effective.simulation import (
     CONFLICTED,
@@ -94,6 +94,7 @@ class PolicyConflicted(Rule):
     id = "PL601"
     name = "policy-conflicted"
     severity = Severity.ERROR
+    subjects = frozenset({POLICY})
     reads = frozenset({Stage.SIMULATION})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -119,6 +120,7 @@ class PolicyOverridden(Rule):
     id = "PL602"
     name = "policy-overridden"
     severity = Severity.WARNING
+    subjects = frozenset({POLICY})
     reads = frozenset({Stage.SIMULATION})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -149,6 +151,7 @@ class PolicyPartiallyEnforced(Rule):
     id = "PL603"
     name = "policy-partially-enforced"
     severity = Severity.INFO
+    subjects = frozenset({POLICY})
     reads = frozenset({Stage.SIMULATION})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -171,6 +174,7 @@ class OrderSensitiveOutcome(Rule):
     id = "PL604"
     name = "order-sensitive-outcome"
     severity = Severity.WARNING
+    subjects = frozenset({POLICY})
     reads = frozenset({Stage.SIMULATION})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -201,6 +205,7 @@ class ContextDependentEffectivePolicy(Rule):
     id = "PL605"
     name = "context-dependent-effective-policy"
     severity = Severity.INFO
+    subjects = frozenset({POLICY})
     reads = frozenset({Stage.SIMULATION})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -242,6 +247,7 @@ class OverrideWithNothingBelow(Rule):
     id = "PL606"
     name = "override-with-nothing-below"
     severity = Severity.INFO
+    subjects = frozenset({POLICY})
     reads = frozenset({Stage.SIMULATION})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -277,6 +283,7 @@ class EmptyAtomicOverride(Rule):
     id = "PL607"
     name = "empty-atomic-override"
     severity = Severity.WARNING
+    subjects = frozenset({POLICY})
     reads = frozenset({Stage.SIMULATION})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -298,6 +305,7 @@ class BlastRadiusExceeded(Rule):
     id = "PL608"
     name = "blast-radius-exceeded"
     severity = Severity.WARNING
+    subjects = frozenset({POLICY})
     reads = frozenset({Stage.SIMULATION})
     options = (
         RuleOption(

@@ -30,7 +30,7 @@ from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, Requirement
 from policylint.profiles.policy import Policy, TargetSelector, core_group_alias, policy_namespace
 from policylint.project import Project
-from policylint.rules.base import Rule
+from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import NearMatches, sentence
 from policylint.semantics.grants import Grant, GrantCheck, Reference, ReferenceGrants
 from policylint.semantics.resolution import TargetResolution
@@ -153,6 +153,7 @@ class CrossNamespaceTargetNotPermitted(Rule):
     id = "PL401"
     name = "cross-namespace-target-not-permitted"
     severity = Severity.ERROR
+    subjects = frozenset({POLICY})
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -251,6 +252,7 @@ class CrossNamespaceReferenceNotPermitted(Rule):
     id = "PL402"
     name = "cross-namespace-reference-not-permitted"
     severity = Severity.ERROR
+    subjects = ROUTES | {"Gateway", "ListenerSet", POLICY}
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -281,6 +283,7 @@ class ReferenceGrantInWrongNamespace(Rule):
     id = "PL403"
     name = "reference-grant-in-wrong-namespace"
     severity = Severity.WARNING
+    subjects = frozenset({"ReferenceGrant"})
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -336,6 +339,7 @@ class ReferenceGrantUnused(Rule):
     id = "PL404"
     name = "reference-grant-unused"
     severity = Severity.INFO
+    subjects = frozenset({"ReferenceGrant"})
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -390,6 +394,7 @@ class TargetSelectorMatchesNothing(Rule):
     id = "PL414"
     name = "target-selector-matches-nothing"
     severity = Severity.WARNING
+    subjects = frozenset({POLICY})
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:

@@ -210,6 +210,7 @@ class PolicyCrdMissingLabel(Rule):
     id = "PL501"
     name = "policy-crd-missing-label"
     severity = Severity.WARNING
+    subjects = frozenset({"CustomResourceDefinition"})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for crd in project.index.crds():
@@ -234,6 +235,7 @@ class PolicyLabelInvalidValue(Rule):
     id = "PL502"
     name = "policy-label-invalid-value"
     severity = Severity.ERROR
+    subjects = frozenset({"CustomResourceDefinition"})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for crd, shape, value in _crd_label(project):
@@ -253,6 +255,7 @@ class LegacyPolicyLabel(Rule):
     id = "PL503"
     name = "legacy-policy-label"
     severity = Severity.INFO
+    subjects = frozenset({"CustomResourceDefinition"})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for crd, shape in _policy_crds(project):
@@ -280,6 +283,7 @@ class DirectLabelOnInheritedShape(Rule):
     id = "PL504"
     name = "direct-label-on-inherited-shape"
     severity = Severity.WARNING
+    subjects = frozenset({"CustomResourceDefinition"})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for crd, shape, value in _crd_label(project):

@@ -18,7 +18,7 @@ from policylint.k8s.names import did_you_mean
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.policy import Policy, TargetRef
 from policylint.project import Project
-from policylint.rules.base import Rule
+from policylint.rules.base import POLICY, Rule
 from policylint.rules.hints import hints_suffix
 from policylint.rules.targetref import object_label, ref_resolutions
 from policylint.vocabulary import Resolved
@@ -43,6 +43,7 @@ class SectionNotFound(Rule):
     id = "PL301"
     name = "section-not-found"
     severity = Severity.ERROR
+    subjects = frozenset({POLICY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         defined: dict[tuple[str | None, str, str], list[tuple[K8sObject, Section]]] | None = None
@@ -94,6 +95,7 @@ class SectionOnKindWithoutSections(Rule):
     id = "PL302"
     name = "section-on-kind-without-sections"
     severity = Severity.ERROR
+    subjects = frozenset({POLICY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy, ref, res in ref_resolutions(project):
@@ -171,6 +173,7 @@ class UnnamedRuleTargetedBySyntheticName(Rule):
     id = "PL304"
     name = "unnamed-rule-targeted-by-synthetic-name"
     severity = Severity.ERROR
+    subjects = frozenset({POLICY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy, ref, res in ref_resolutions(project):

@@ -20,7 +20,7 @@ from policylint.k8s.objects import K8sObject
 from policylint.profiles.policy import GROUP_PATTERN, REF_FIELDS, Policy, TargetRef, policy_namespace, ref_problems
 from policylint.profiles.registry import TargetKind, TargetSpec
 from policylint.project import Project
-from policylint.rules.base import Rule
+from policylint.rules.base import POLICY, Rule
 from policylint.rules.hints import NearMatches
 from policylint.semantics.resolution import TargetResolution
 from policylint.textsafe import short_repr
@@ -156,6 +156,7 @@ class TargetRefNotFound(Rule):
     id = "PL201"
     name = "targetref-not-found"
     severity = Severity.ERROR
+    subjects = frozenset({POLICY})
     _similar: _SimilarNames | None = None
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -232,6 +233,7 @@ class TargetKindNotAllowed(Rule):
     id = "PL202"
     name = "target-kind-not-allowed"
     severity = Severity.ERROR
+    subjects = frozenset({POLICY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy in project.resolution.policies():
@@ -283,6 +285,7 @@ class TargetRefGroupInvalid(Rule):
     id = "PL203"
     name = "targetref-group-invalid"
     severity = Severity.ERROR
+    subjects = frozenset({POLICY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy in project.resolution.policies():
@@ -331,6 +334,7 @@ class NamespacedPolicyClusterTarget(Rule):
     id = "PL204"
     name = "namespaced-policy-cluster-target"
     severity = Severity.WARNING
+    subjects = frozenset({POLICY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy, ref, res in ref_resolutions(project):
@@ -376,6 +380,7 @@ class TargetRefFieldInvalid(Rule):
     id = "PL205"
     name = "targetref-field-invalid"
     severity = Severity.ERROR
+    subjects = frozenset({POLICY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy in project.resolution.policies():
@@ -439,6 +444,7 @@ class VirtualTargetKind(Rule):
     id = "PL206"
     name = "virtual-target-kind"
     severity = Severity.INFO
+    subjects = frozenset({POLICY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy, ref, res in ref_resolutions(project):
