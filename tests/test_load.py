@@ -356,3 +356,12 @@ def test_stdin_findings_are_reported_under_the_given_name(tmp_path: Path) -> Non
     result = lint_paths(["-", tmp_path / "other.yaml"], stdin_filename="team/piped.yaml", read_stdin=lambda: data)
     assert [(f.file, f.rule, f.line, f.column) for f in only(result, "PL009")] == [("team/piped.yaml", "PL009", 6, 12)]
     assert sorted(o.name for o in result.index.objects) == ["other", "piped"]
+
+
+def test_an_error_at_the_end_after_a_second_byte_order_mark_stays_on_the_last_line() -> None:
+    # Found by tests/test_fuzz.py: after the leading mark that decoding drops, a second one starts
+    # the stream libyaml reads, and libyaml's index does not count it; the end-of-input error must
+    # still be moved onto the last line (2 lines here), not reported on a line past it.
+    result = parse_text("\ufeff\ufeffspec:\na", "t.yaml")
+    (issue,) = result.issues
+    assert issue.location is not None and (issue.location.line, issue.location.column) == (2, 2)

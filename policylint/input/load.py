@@ -1028,7 +1028,8 @@ def parse_text(text: str, file: str) -> FileResult:
             mark = error.problem_mark or error.context_mark
             err_line = mark.line if mark is not None else 0
             col = mark.column + 1 if mark is not None else 1
-            at = chunk_start + (mark.index if mark is not None else 0)
+            # libyaml does not count a byte order mark that starts the stream in its index.
+            at = chunk_start + (mark.index if mark is not None else 0) + text.startswith("\ufeff", chunk_start)
             problem = error.problem or error.context or "invalid YAML"
             context = f" ({error.context})" if error.context and error.problem else ""
             shown_line = err_line
