@@ -27,7 +27,7 @@ wrong type drops that fact, and nothing here raises.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -502,55 +502,9 @@ def crd_facts(crd_data: Mapping[str, Any]) -> CrdFacts:
     )
     exclusive = not (single and many) or any(_exclusive_by_cel(r, SINGLE_FIELD, LIST_FIELD) for r in spec_rules)
 
-    max_items = _int(list_schema.get("maxItems")) if list_schema is not None else None
-    unique = False
-    if list_schema is not None:
-        # listType=map|set makes the API server reject duplicate keys; an `exists_one`
-        # CEL rule over the list does the same (BackendTLSPolicy, NGF policies).
-        unique = list_schema.get("x-kubernetes-list-type") in ("map", "set") or any(
-            "exists_one(" in r for r in _rules(list_schema)
-        )
-
-    # Kind / group restrictions: enums on the reference fields, CEL on the field, its items or spec.
-    restrictions: list[_Restriction] = []
-    for fname, item in ref_items:
-        item_props = _map(item.get("properties"))
-        for attr in ("kind", "group"):
-            enum = _strings(_map(item_props.get(attr)).get("enum"))
-            if enum:
-                restrictions.append(_Restriction(attr, frozenset(enum), fname))
-    env_spec: dict[str, tuple[str, str]] = {}
-    if single:
-        env_spec["self." + SINGLE_FIELD] = (_REF, SINGLE_FIELD)
-    if many:
-        env_spec["self." + LIST_FIELD] = (_LIST, LIST_FIELD)
-    cel_sources: list[tuple[str, dict[str, tuple[str, str]]]] = [(r, env_spec) for r in spec_rules]
-    if single_schema is not None:
-        cel_sources += [(r, {"self": (_REF, SINGLE_FIELD)}) for r in _rules(single_schema)]
-    if list_schema is not None:
-        cel_sources += [(r, {"self": (_LIST, LIST_FIELD)}) for r in _rules(list_schema)]
-        cel_sources += [(r, {"self": (_REF, LIST_FIELD)}) for r in _rules(_map(list_schema.get("items")))]
-    for rule, env in cel_sources:
-        if env:
-            restrictions.extend(_parse_restriction(rule, env) or ())
-
-    def allowed(attr: str) -> tuple[str, ...] | None:
-        # Several rules on one field all hold (intersection); separate fields each allow theirs (union).
-        per_field: dict[str, frozenset[str]] = {}
-        for r in restrictions:
-            if r.attr == attr:
-                per_field[r.field] = per_field[r.field] & r.values if r.field in per_field else r.values
-        if not per_field:
-            return None
-        return tuple(sorted(frozenset().union(*per_field.values())))
-
-    strategy_values: tuple[str, ...] = ()
-    strategy_default: str | None = None
-    for holder in (field("defaults"), field("overrides"), spec_schema):
-        strategy = _map(_map(_map(holder).get("properties")).get("strategy"))
-        if strategy and not strategy_values:
-            strategy_values = _strings(strategy.get("enum"))
-            strategy_default = _str(strategy.get("default"))
+    max_items, unique = _list_facts(list_schema)
+    restrictions = _restrictions(ref_items, spec_rules, single_schema, list_schema)
+    strategy_values, strategy_default = _strategy(field("defaults"), field("overrides"), spec_schema)
 
     label = labels.get(POLICY_LABEL)
     return CrdFacts(
@@ -571,8 +525,8 @@ def crd_facts(crd_data: Mapping[str, Any]) -> CrdFacts:
         unique=unique,
         section_name=any("sectionName" in p for p in ref_props),
         namespace=any("namespace" in p for p in ref_props),
-        allowed_kinds=allowed("kind"),
-        allowed_groups=allowed("group"),
+        allowed_kinds=_allowed(restrictions, "kind"),
+        allowed_groups=_allowed(restrictions, "group"),
         has_defaults=field("defaults") is not None,
         has_overrides=field("overrides") is not None,
         has_default=field("default") is not None,
@@ -581,6 +535,70 @@ def crd_facts(crd_data: Mapping[str, Any]) -> CrdFacts:
         strategy_default=strategy_default,
         spec_fields=tuple(k for k in props if isinstance(k, str)),
     )
+
+
+def _list_facts(list_schema: Mapping[str, Any] | None) -> tuple[int | None, bool]:
+    """(maxItems, whether duplicate entries are rejected) of the targetRefs list."""
+    if list_schema is None:
+        return None, False
+    # listType=map|set makes the API server reject duplicate keys; an `exists_one`
+    # CEL rule over the list does the same (BackendTLSPolicy, NGF policies).
+    unique = list_schema.get("x-kubernetes-list-type") in ("map", "set") or any("exists_one(" in r for r in _rules(list_schema))
+    return _int(list_schema.get("maxItems")), unique
+
+
+def _restrictions(
+    ref_items: Sequence[tuple[str, Mapping[str, Any]]],
+    spec_rules: Sequence[str],
+    single_schema: Mapping[str, Any] | None,
+    list_schema: Mapping[str, Any] | None,
+) -> list[_Restriction]:
+    """Kind and group restrictions: enums on the reference fields, CEL on the field, its items or spec."""
+    restrictions: list[_Restriction] = []
+    for fname, item in ref_items:
+        item_props = _map(item.get("properties"))
+        for attr in ("kind", "group"):
+            enum = _strings(_map(item_props.get(attr)).get("enum"))
+            if enum:
+                restrictions.append(_Restriction(attr, frozenset(enum), fname))
+    env_spec: dict[str, tuple[str, str]] = {}
+    if single_schema is not None:
+        env_spec["self." + SINGLE_FIELD] = (_REF, SINGLE_FIELD)
+    if list_schema is not None:
+        env_spec["self." + LIST_FIELD] = (_LIST, LIST_FIELD)
+    cel_sources: list[tuple[str, dict[str, tuple[str, str]]]] = [(r, env_spec) for r in spec_rules]
+    if single_schema is not None:
+        cel_sources += [(r, {"self": (_REF, SINGLE_FIELD)}) for r in _rules(single_schema)]
+    if list_schema is not None:
+        cel_sources += [(r, {"self": (_LIST, LIST_FIELD)}) for r in _rules(list_schema)]
+        cel_sources += [(r, {"self": (_REF, LIST_FIELD)}) for r in _rules(_map(list_schema.get("items")))]
+    for rule, env in cel_sources:
+        if env:
+            restrictions.extend(_parse_restriction(rule, env) or ())
+    return restrictions
+
+
+def _allowed(restrictions: Sequence[_Restriction], attr: str) -> tuple[str, ...] | None:
+    """What the restrictions allow for `attr`: several rules on one field all hold
+    (intersection); separate fields each allow theirs (union). None: unrestricted."""
+    per_field: dict[str, frozenset[str]] = {}
+    for r in restrictions:
+        if r.attr == attr:
+            per_field[r.field] = per_field[r.field] & r.values if r.field in per_field else r.values
+    if not per_field:
+        return None
+    return tuple(sorted(frozenset().union(*per_field.values())))
+
+
+def _strategy(*holders: Mapping[str, Any] | None) -> tuple[tuple[str, ...], str | None]:
+    """The merge `strategy` enum and default of the first schema (defaults, overrides, spec) that has one."""
+    values: tuple[str, ...] = ()
+    default: str | None = None
+    for holder in holders:
+        strategy = _map(_map(_map(holder).get("properties")).get("strategy"))
+        if strategy and not values:
+            values, default = _strings(strategy.get("enum")), _str(strategy.get("default"))
+    return values, default
 
 
 # -- profiles ----------------------------------------------------------------------------
