@@ -32,6 +32,7 @@ from policylint.semantics.topology import (
     OPAQUE,
     PARENT_NOT_FOUND,
     RESOLVED,
+    Listener,
     ObjectRef,
     ParentAttachment,
     ParentRef,
@@ -343,87 +344,94 @@ class RouteNotAdmitted(Rule):
         return self.issue(route, att.ref.path, message, related=related)
 
     def _explain(self, topology: Topology, route: K8sObject, rejection: Rejection) -> tuple[str, list[Related]]:
-        listener = rejection.listener
-        owner = listener.owner
-        check = rejection.check  # decided by the topology's admission, in its order
-        allowed_path = join(listener.path, "allowedRoutes")
-        has_allowed = _raw(owner, allowed_path) is not None
-        route_ns = route.namespace or ""
+        """Why the listener rejected the route, and where to fix it: by the admission check the
+        topology recorded as failing."""
+        check = rejection.check
         if check.about_kind:
-            kinds_path = join(allowed_path, "kinds")
-            if check is Admission.KIND_NOT_CARRIED:
-                # Listed, but the protocol cannot carry it: the listener's kinds are invalid.
-                carried = ", ".join(listener.default_kinds() or ())
-                text = (
-                    f"allowedRoutes.kinds lists {route.kind}, but a {listener.protocol} listener cannot carry it (it carries"
-                    f" {carried}; the listener gets ResolvedRefs=False, InvalidRouteKinds): attach the route to a listener"
-                    f" whose protocol carries {route.kind}"
-                )
-                rel = Related(
-                    f"listener {listener.name} sets its protocol here", object=owner, path=join(listener.path, "protocol")
-                )
-            elif check is Admission.KIND_NOT_LISTED:
-                kinds = ", ".join(k for _, k in listener.allowed_kinds or ())
-                text = (
-                    f"allowedRoutes.kinds admits {kinds}, not {route.kind}: add {route.kind} to the list or use another listener"
-                )
-                rel = Related(f"listener {listener.name} lists the route kinds it admits here", object=owner, path=kinds_path)
-            else:
-                defaults = ", ".join(listener.default_kinds() or ())
-                text = (
-                    f"a {listener.protocol} listener carries {defaults}, not {route.kind}: attach the route to a listener"
-                    f" whose protocol carries {route.kind}"
-                )
-                protocol_path = join(listener.path, "protocol")
-                rel = Related(f"listener {listener.name} sets its protocol here", object=owner, path=protocol_path)
-            return text, [rel]
+            return _kind_rejection(route, rejection.listener, check)
         if check is Admission.HOSTNAME:
-            raw_hostnames = route.spec.get("hostnames")
-            hostnames = [h for h in raw_hostnames if isinstance(h, str)] if isinstance(raw_hostnames, list) else []
-            text = (
-                f"listener hostname {listener.hostname} does not intersect the route's hostnames {', '.join(hostnames)}:"
-                " add a route hostname that the listener hostname covers, or attach to another listener"
-            )
-            rels = [
-                Related(f"listener {listener.name} sets its hostname here", object=owner, path=join(listener.path, "hostname")),
-            ]
-            return text, rels
-        # Namespace not allowed.
-        ns_path = join(allowed_path, "namespaces") if _has(owner, allowed_path, "namespaces") else allowed_path
-        rel_path = ns_path if has_allowed else listener.path
-        if has_allowed:
-            rels = [Related(f"listener {listener.name} admits routes from these namespaces", object=owner, path=rel_path)]
-        else:
-            note = f"listener {listener.name} sets no allowedRoutes (namespaces from: Same by default)"
-            rels = [Related(note, object=owner, path=rel_path)]
-        if check is Admission.NAMESPACE and listener.allowed_from == "Same":
-            default = "" if has_allowed and _has(owner, join(allowed_path, "namespaces"), "from") else ", the default"
-            text = (
-                f"allowedRoutes admits routes only from the {owner.kind}'s namespace {owner.namespace} (from: Same{default}),"
-                f" not from {route_ns}: set allowedRoutes.namespaces.from to All or Selector on the listener, or move the"
-                f" route to namespace {owner.namespace}"
-            )
-        elif check is Admission.NAMESPACE and listener.allowed_selector is not None:
-            labels, known = topology.resolution.namespace_labels(route_ns)
-            shown = ", ".join(f"{k}={v}" for k, v in sorted(labels.items()))
-            selector = listener.allowed_selector
-            failing = selector.failing(labels)
-            detail = str(selector)
-            if len(failing) < len(selector.requirements):
-                detail += f"; failing: {', '.join(str(r) for r in failing)}"
-            unknown = "" if known else f"; Namespace {route_ns} is not in the input, so only its name label is known"
-            text = (
-                f"namespace {route_ns} (labels: {shown}{unknown}) does not match the allowedRoutes selector ({detail}):"
-                " label the namespace or change the selector"
-            )
-            if known:
-                namespace = topology.index.lookup(CORE, "Namespace", None, route_ns)
-                if namespace is not None:
-                    path = "metadata.labels" if namespace.labels else "metadata.name"
-                    rels.append(Related(f"Namespace {route_ns} has these labels", object=namespace, path=path))
-        else:
-            text = rejection.message
-        return text, rels
+            return _hostname_rejection(route, rejection.listener)
+        return _namespace_rejection(topology, route, rejection)
+
+
+def _kind_rejection(route: K8sObject, listener: Listener, check: Admission) -> tuple[str, list[Related]]:
+    owner = listener.owner
+    protocol_rel = Related(f"listener {listener.name} sets its protocol here", object=owner, path=join(listener.path, "protocol"))
+    if check is Admission.KIND_NOT_CARRIED:
+        # Listed, but the protocol cannot carry it: the listener's kinds are invalid.
+        carried = ", ".join(listener.default_kinds() or ())
+        text = (
+            f"allowedRoutes.kinds lists {route.kind}, but a {listener.protocol} listener cannot carry it (it carries"
+            f" {carried}; the listener gets ResolvedRefs=False, InvalidRouteKinds): attach the route to a listener"
+            f" whose protocol carries {route.kind}"
+        )
+        return text, [protocol_rel]
+    if check is Admission.KIND_NOT_LISTED:
+        kinds = ", ".join(k for _, k in listener.allowed_kinds or ())
+        text = f"allowedRoutes.kinds admits {kinds}, not {route.kind}: add {route.kind} to the list or use another listener"
+        kinds_path = join(listener.path, "allowedRoutes", "kinds")
+        return text, [Related(f"listener {listener.name} lists the route kinds it admits here", object=owner, path=kinds_path)]
+    defaults = ", ".join(listener.default_kinds() or ())
+    text = (
+        f"a {listener.protocol} listener carries {defaults}, not {route.kind}: attach the route to a listener"
+        f" whose protocol carries {route.kind}"
+    )
+    return text, [protocol_rel]
+
+
+def _hostname_rejection(route: K8sObject, listener: Listener) -> tuple[str, list[Related]]:
+    raw_hostnames = route.spec.get("hostnames")
+    hostnames = [h for h in raw_hostnames if isinstance(h, str)] if isinstance(raw_hostnames, list) else []
+    text = (
+        f"listener hostname {listener.hostname} does not intersect the route's hostnames {', '.join(hostnames)}:"
+        " add a route hostname that the listener hostname covers, or attach to another listener"
+    )
+    return text, [
+        Related(f"listener {listener.name} sets its hostname here", object=listener.owner, path=join(listener.path, "hostname"))
+    ]
+
+
+def _namespace_rejection(topology: Topology, route: K8sObject, rejection: Rejection) -> tuple[str, list[Related]]:
+    listener, check = rejection.listener, rejection.check
+    owner = listener.owner
+    allowed_path = join(listener.path, "allowedRoutes")
+    has_allowed = _raw(owner, allowed_path) is not None
+    route_ns = route.namespace or ""
+    ns_path = join(allowed_path, "namespaces") if _has(owner, allowed_path, "namespaces") else allowed_path
+    rel_path = ns_path if has_allowed else listener.path
+    if has_allowed:
+        rels = [Related(f"listener {listener.name} admits routes from these namespaces", object=owner, path=rel_path)]
+    else:
+        note = f"listener {listener.name} sets no allowedRoutes (namespaces from: Same by default)"
+        rels = [Related(note, object=owner, path=rel_path)]
+    if check is Admission.NAMESPACE and listener.allowed_from == "Same":
+        default = "" if has_allowed and _has(owner, join(allowed_path, "namespaces"), "from") else ", the default"
+        text = (
+            f"allowedRoutes admits routes only from the {owner.kind}'s namespace {owner.namespace} (from: Same{default}),"
+            f" not from {route_ns}: set allowedRoutes.namespaces.from to All or Selector on the listener, or move the"
+            f" route to namespace {owner.namespace}"
+        )
+    elif check is Admission.NAMESPACE and listener.allowed_selector is not None:
+        labels, known = topology.resolution.namespace_labels(route_ns)
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(labels.items()))
+        selector = listener.allowed_selector
+        failing = selector.failing(labels)
+        detail = str(selector)
+        if len(failing) < len(selector.requirements):
+            detail += f"; failing: {', '.join(str(r) for r in failing)}"
+        unknown = "" if known else f"; Namespace {route_ns} is not in the input, so only its name label is known"
+        text = (
+            f"namespace {route_ns} (labels: {shown}{unknown}) does not match the allowedRoutes selector ({detail}):"
+            " label the namespace or change the selector"
+        )
+        if known:
+            namespace = topology.index.lookup(CORE, "Namespace", None, route_ns)
+            if namespace is not None:
+                path = "metadata.labels" if namespace.labels else "metadata.name"
+                rels.append(Related(f"Namespace {route_ns} has these labels", object=namespace, path=path))
+    else:
+        text = rejection.message
+    return text, rels
 
 
 # -- PL409 ---------------------------------------------------------------------------------------
