@@ -219,6 +219,29 @@ class ClassRef:
     target: K8sObject | None = None
 
 
+def _kind_admission(listener: Listener, route: K8sObject) -> Rejection | None:
+    """allowedRoutes.kinds, or the kinds the listener's protocol carries when it lists none."""
+    if listener.allowed_kinds is None:
+        defaults = listener.default_kinds()
+        if defaults is not None and route.kind not in defaults:
+            message = f"a {listener.protocol} listener carries {', '.join(defaults)}, not {route.kind}"
+            return Rejection(listener, Admission.PROTOCOL_KIND, message)
+        return None
+    if (route.group, route.kind) not in listener.allowed_kinds:
+        kinds = ", ".join(k for _, k in listener.allowed_kinds)
+        return Rejection(listener, Admission.KIND_NOT_LISTED, f"allowedRoutes.kinds admits {kinds}, not {route.kind}")
+    carried = listener.default_kinds()
+    if carried is not None and route.kind not in carried:
+        # A listed kind the protocol cannot carry: the listener gets ResolvedRefs=False,
+        # InvalidRouteKinds, and such routes are not attached (docs/semantics.md#listener-admission).
+        message = (
+            f"allowedRoutes.kinds lists {route.kind}, but a {listener.protocol} listener cannot carry it"
+            f" (it carries {', '.join(carried)}; InvalidRouteKinds)"
+        )
+        return Rejection(listener, Admission.KIND_NOT_CARRIED, message)
+    return None
+
+
 def _where(obj: K8sObject) -> str:
     return ns_name(obj.namespace, obj.name)
 
@@ -648,81 +671,48 @@ class Topology:
         return ParentAttachment(route, ref, parent, reason, (), tuple(rejections), message)
 
     def _admits(self, listener: Listener, route: K8sObject) -> tuple[Rejection | None, str | None]:
-        gk = (route.group, route.kind)
-        if listener.allowed_kinds is not None:
-            if gk not in listener.allowed_kinds:
-                kinds = ", ".join(k for _, k in listener.allowed_kinds)
-                return Rejection(
-                    listener, Admission.KIND_NOT_LISTED, f"allowedRoutes.kinds admits {kinds}, not {route.kind}"
-                ), None
-            carried = listener.default_kinds()
-            if carried is not None and route.kind not in carried:
-                # A listed kind the protocol cannot carry: the listener gets ResolvedRefs=False,
-                # InvalidRouteKinds, and such routes are not attached (docs/semantics.md#listener-admission).
-                return (
-                    Rejection(
-                        listener,
-                        Admission.KIND_NOT_CARRIED,
-                        f"allowedRoutes.kinds lists {route.kind}, but a {listener.protocol} listener cannot carry it"
-                        f" (it carries {', '.join(carried)}; InvalidRouteKinds)",
-                    ),
-                    None,
-                )
-        else:
-            defaults = listener.default_kinds()
-            if defaults is not None and route.kind not in defaults:
-                return (
-                    Rejection(
-                        listener,
-                        Admission.PROTOCOL_KIND,
-                        f"a {listener.protocol} listener carries {', '.join(defaults)}, not {route.kind}",
-                    ),
-                    None,
-                )
+        """(the rejection, or None; an assumption made to admit), the checks in the order
+        listeners apply them (docs/semantics.md#listener-admission, step 3): kinds, namespaces,
+        hostnames."""
+        rejection = _kind_admission(listener, route)
+        if rejection is not None:
+            return rejection, None
+        rejection, assumption = self._namespace_admission(listener, route)
+        if rejection is not None:
+            return rejection, None
+        return self._hostname_admission(listener, route), assumption
+
+    def _namespace_admission(self, listener: Listener, route: K8sObject) -> tuple[Rejection | None, str | None]:
         route_ns = route.namespace or ""
         owner_ns = listener.owner.namespace or ""
-        assumption: str | None = None
         if listener.allowed_from == "Same":
-            if route_ns != owner_ns:
-                return (
-                    Rejection(
-                        listener,
-                        Admission.NAMESPACE,
-                        f"allowedRoutes admits routes only from namespace {owner_ns} (from: Same, the default), not {route_ns}",
-                    ),
-                    None,
-                )
-        elif listener.allowed_from == "Selector":
+            if route_ns == owner_ns:
+                return None, None
+            message = f"allowedRoutes admits routes only from namespace {owner_ns} (from: Same, the default), not {route_ns}"
+            return Rejection(listener, Admission.NAMESPACE, message), None
+        if listener.allowed_from == "Selector":
             if listener.allowed_selector is None:
                 return Rejection(
                     listener, Admission.NAMESPACE_SELECTOR_INVALID, "allowedRoutes from: Selector has no valid selector"
                 ), None
             ok, assumption = self.resolution.namespace_selected(listener.allowed_selector, route_ns)
-            if not ok:
-                return (
-                    Rejection(
-                        listener,
-                        Admission.NAMESPACE,
-                        f"namespace {route_ns} does not match the allowedRoutes selector ({listener.allowed_selector})",
-                    ),
-                    None,
-                )
-        elif listener.allowed_from != "All":
-            return Rejection(
-                listener, Admission.NAMESPACE_FROM_UNKNOWN, f"allowedRoutes from: {listener.allowed_from} is not a known value"
-            ), None
-        if route.kind in HOSTNAME_ROUTE_KINDS and not self.index.malformed(route).tainted("spec", "hostnames"):
-            hostnames = [h for h in _list(route.spec.get("hostnames")) if isinstance(h, str)]
-            if effective_hostnames(listener.hostname, hostnames) is None:
-                return (
-                    Rejection(
-                        listener,
-                        Admission.HOSTNAME,
-                        f"listener hostname {listener.hostname} does not intersect the route's hostnames {', '.join(hostnames)}",
-                    ),
-                    None,
-                )
-        return None, assumption
+            if ok:
+                return None, assumption
+            message = f"namespace {route_ns} does not match the allowedRoutes selector ({listener.allowed_selector})"
+            return Rejection(listener, Admission.NAMESPACE, message), None
+        if listener.allowed_from != "All":
+            message = f"allowedRoutes from: {listener.allowed_from} is not a known value"
+            return Rejection(listener, Admission.NAMESPACE_FROM_UNKNOWN, message), None
+        return None, None
+
+    def _hostname_admission(self, listener: Listener, route: K8sObject) -> Rejection | None:
+        if route.kind not in HOSTNAME_ROUTE_KINDS or self.index.malformed(route).tainted("spec", "hostnames"):
+            return None
+        hostnames = [h for h in _list(route.spec.get("hostnames")) if isinstance(h, str)]
+        if effective_hostnames(listener.hostname, hostnames) is not None:
+            return None
+        message = f"listener hostname {listener.hostname} does not intersect the route's hostnames {', '.join(hostnames)}"
+        return Rejection(listener, Admission.HOSTNAME, message)
 
     # -- references ------------------------------------------------------------------------
 
