@@ -218,3 +218,12 @@ def test_docs_pages_link_each_other_by_existing_anchors(page: str) -> None:
     assert links
     for target, anchor in links:
         assert anchor in anchors(DOCS / target), f"{page}: {target}#{anchor}"
+
+
+def test_every_test_file_is_placed_in_the_stage_map() -> None:
+    """tests/README.md maps each test file to the pipeline stage it covers, so that a
+    contributor finds the tests of the code they change."""
+    listed = set(re.findall(r"`(test_[a-z0-9_]+\.py)`", (ROOT / "tests" / "README.md").read_text(encoding="utf-8")))
+    present = {p.name for p in (ROOT / "tests").glob("test_*.py")}
+    assert sorted(present - listed) == [], "add these to tests/README.md"
+    assert sorted(listed - present) == [], "tests/README.md lists files that do not exist"
