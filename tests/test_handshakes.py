@@ -122,3 +122,51 @@ def test_selector_hint_names_the_object_with_one_differing_label() -> None:
     (finding,) = only(lint_text(text), "PL414")
     assert finding.message.startswith("targetSelectors[0] of BackendTrafficPolicy ns2/btp matches no HTTPRoute: ")
     assert "HTTPRoute ns2/route-x has app=demo, the selector wants app=demp" in finding.message
+
+
+# gateway-api conformance/tests/mesh/mesh-consumer-route.yaml (test MeshConsumerRoute): a consumer
+# route in one namespace whose parent and backend are a Service in another, with no ReferenceGrant
+# anywhere in the conformance manifests. GEP-1294 "Namespace boundaries": mesh routes "can send
+# traffic to backendRefs in any namespace ... without a ReferenceGrant".
+MESH_CONSUMER_ROUTE = """\
+apiVersion: v1
+kind: Service
+metadata: {name: echo-v1, namespace: gateway-conformance-mesh}
+spec:
+  ports: [{name: http, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: mesh-echo-add-header
+  namespace: gateway-conformance-mesh-consumer
+spec:
+  parentRefs:
+  - group: ""
+    kind: Service
+    name: echo-v1
+    namespace: gateway-conformance-mesh
+  rules:
+  - backendRefs:
+    - name: echo-v1
+      namespace: gateway-conformance-mesh
+      port: 80
+"""
+
+
+def test_a_mesh_route_reaches_backends_in_other_namespaces_without_a_grant() -> None:
+    # Before: PL402 "not permitted to reference Service gateway-conformance-mesh/echo-v1". After: none.
+    result = lint_text(MESH_CONSUMER_ROUTE)
+    assert only(result, "PL402") == []
+    assert [f.rule for f in result.findings if f.severity.label == "error"] == []
+
+
+def test_a_route_with_a_gateway_parent_still_needs_the_grant() -> None:
+    # The same backend from a Gateway-bound route (north-south): the grant is required (GEP-709).
+    gateway_bound = MESH_CONSUMER_ROUTE.replace(
+        '  - group: ""\n    kind: Service\n    name: echo-v1\n    namespace: gateway-conformance-mesh\n',
+        "  - name: gw\n    namespace: gateway-conformance-mesh-consumer\n",
+    )
+    gateway_bound += "---\n" + gateway(ns="gateway-conformance-mesh-consumer")
+    (finding,) = only(lint_text(gateway_bound), "PL402")
+    assert finding.object is not None and finding.object.name == "mesh-echo-add-header"

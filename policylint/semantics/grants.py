@@ -105,6 +105,9 @@ class GrantCheck:
 
 
 SAME_NAMESPACE = GrantCheck(True)
+# A reference no grant is needed for across namespaces: a mesh route's backend (GEP-1294
+# "Namespace boundaries": routes whose parents are Services reach backendRefs in any namespace).
+NOT_NEEDED = GrantCheck(True)
 
 
 def _text(value: Any) -> str | None:

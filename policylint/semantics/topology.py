@@ -57,7 +57,7 @@ from policylint.k8s.hostnames import effective_hostnames
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
-from policylint.semantics.grants import GrantCheck, Reference
+from policylint.semantics.grants import NOT_NEEDED, GrantCheck, Reference
 from policylint.vocabulary import Admission, Attachment, ReferenceStatus
 
 if TYPE_CHECKING:
@@ -726,6 +726,7 @@ class Topology:
         default_kind: str,
         rule: int | None = None,
         check_existence: bool = True,
+        grant_needed: bool = True,
     ) -> ObjectRef | None:
         name = _str(raw.get("name"))
         if not name:
@@ -736,7 +737,8 @@ class Topology:
         namespace = _str(raw.get("namespace")) or owner.namespace or ""
         port = _int(raw.get("port"))
         has_port = "port" in raw
-        grant = self.grants.check(Reference(owner.group, owner.kind, owner.namespace or "", group, kind, namespace, name))
+        reference = Reference(owner.group, owner.kind, owner.namespace or "", group, kind, namespace, name)
+        grant = self.grants.check(reference) if grant_needed else NOT_NEEDED
         base = {
             "owner": owner,
             "path": path,
@@ -790,12 +792,16 @@ class Topology:
     def _route_backends(self, route: K8sObject) -> list[ObjectRef]:
         out: list[ObjectRef] = []
         malformed = self.index.malformed(route)
+        # GEP-1294 "Namespace boundaries": a mesh route (every parent a Service) "can send traffic
+        # to backendRefs in any namespace ... without a ReferenceGrant"; a Gateway-bound route needs one.
+        parents = self.parents.get(id(route), [])
+        mesh_only = bool(parents) and all(att.status == MESH for att in parents)
 
         def add(path: str, raw: Any, purpose: str, rule: int) -> None:
             if _ref_malformed(malformed, path):
                 return  # rejected with the route (PL010): resolving it would guess its group or kind
             if isinstance(raw, dict):
-                ref = self._resolve_ref(route, path, raw, purpose, default_kind="Service", rule=rule)
+                ref = self._resolve_ref(route, path, raw, purpose, default_kind="Service", rule=rule, grant_needed=not mesh_only)
                 if ref is not None:
                     out.append(ref)
 
