@@ -99,6 +99,16 @@ class Admission(Term):
         return self in (Admission.KIND_NOT_LISTED, Admission.KIND_NOT_CARRIED, Admission.PROTOCOL_KIND)
 
 
+class Traffic(Term):
+    """Whether traffic can reach an object at all, and if not, the cause."""
+
+    CARRIES = "Carries"
+    NO_PARENT_REFS = "NoParentRefs"  # a route with no parentRefs
+    NOT_ATTACHED = "NotAttached"  # a route no listener admits
+    LISTENER_SET_NOT_ATTACHED = "ListenerSetNotAttached"
+    NO_GATEWAY_CLASS = "NoGatewayClass"  # a Gateway whose GatewayClass is not in the input (PL405's cause)
+
+
 class ReferenceStatus(Term):
     """A reference from one object to another (backend, certificate, policy backend)."""
 

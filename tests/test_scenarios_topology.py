@@ -336,11 +336,39 @@ S16_GATEWAY = first(gateway(name="test-gateway-4", ns="default", class_name="ran
 
 
 def test_s16_missing_gateway_class_is_an_error() -> None:
-    result = lint_text(S16_GATEWAY)
+    # The repository manages GatewayClasses (it holds one), and not this one.
+    result = lint_text(CLASS + "---\n" + S16_GATEWAY)
     assert problems(result) == [("PL405", "Gateway default/test-gateway-4", "spec.gatewayClassName")]
     (finding,) = only(result, "PL405")
-    assert finding.severity is Severity.ERROR and finding.line == 5
+    assert finding.severity is Severity.ERROR and finding.line == 10
     assert "references a non-existent GatewayClass random-gateway-class" in finding.message
+
+
+def test_s16_missing_gateway_class_is_a_warning_when_the_input_holds_no_class() -> None:
+    # An application repository holds no GatewayClass: the class most likely exists in the
+    # cluster. Before: an error. After: a warning that says so.
+    result = lint_text(S16_GATEWAY)
+    (finding,) = only(result, "PL405")
+    assert finding.severity is Severity.WARNING and finding.line == 5
+    assert "the input holds no GatewayClass" in finding.message
+
+
+def test_a_policy_on_a_gateway_without_its_class_is_not_reported_again() -> None:
+    # One finding per cause: PL405 on the Gateway; no PL413 on the policy attached to it.
+    text = (
+        CLASS
+        + "---\n"
+        + S16_GATEWAY
+        + "---\n"
+        + (
+            "apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: ClientTrafficPolicy\n"
+            "metadata: {name: ctp, namespace: default}\n"
+            "spec:\n  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: test-gateway-4}]\n"
+            "  timeout: {http: {idleTimeout: 30s}}\n"
+        )
+    )
+    result = lint_text(text)
+    assert [f.rule for f in result.findings if f.rule.startswith("PL4")] == ["PL405"]
 
 
 @pytest.mark.parametrize("pattern", ["gatewayclass/*", "GatewayClass/random-gateway-class"])

@@ -40,7 +40,7 @@ from policylint.semantics.topology import (
     Topology,
 )
 from policylint.stages import Stage
-from policylint.vocabulary import Admission, Resolved
+from policylint.vocabulary import Admission, Resolved, Traffic
 
 # Parent kinds a route attaches to through listeners (docs/semantics.md#listener-admission);
 # Service parents are GAMMA (mesh, GEP-1294).
@@ -153,6 +153,16 @@ class GatewayClassNotFound(Rule):
             if close is not None:
                 matches.add(f"did you mean GatewayClass {close}?", next(c for c in classes if c.name == close))
             matches.or_external("GatewayClass", None, ref.name)
+            if not classes:
+                # The input holds no GatewayClass at all: the repository does not manage classes (an
+                # application repository), so the class most likely exists in the cluster.
+                message = (
+                    f"Gateway {where(gateway)} names GatewayClass {ref.name}, and the input holds no GatewayClass: if the"
+                    " cluster has no such class, no controller owns the Gateway and nothing attached to it carries traffic"
+                    " (Gateway API: Gateway → GatewayClass)"
+                )
+                yield self.issue(gateway, "spec.gatewayClassName", message, severity=Severity.WARNING, hint=matches.hint)
+                continue
             message = (
                 f"Gateway {where(gateway)} references a non-existent GatewayClass {ref.name}: no controller owns the"
                 " Gateway, so it is never reconciled (status stays Accepted=Unknown, Pending) and nothing attached to it"
@@ -700,7 +710,7 @@ class BackendPortInvalid(Rule):
 
 
 class PolicyTargetCarriesNoTraffic(Rule):
-    """A policy targets an object that carries no traffic (a detached route or ListenerSet, a Gateway without class)."""
+    """A policy targets an object that carries no traffic (a detached route or ListenerSet)."""
 
     id = "PL413"
     name = "policy-target-carries-no-traffic"
@@ -714,8 +724,9 @@ class PolicyTargetCarriesNoTraffic(Rule):
             for res in project.resolution.targets(policy):
                 if not res.accepted or res.target is None:
                     continue
-                carries, reason = topology.carries_traffic(res.target)
-                if carries:
+                traffic, reason = topology.traffic(res.target)
+                # A Gateway without its class is PL405's finding, on the Gateway: one finding per cause.
+                if traffic in (Traffic.CARRIES, Traffic.NO_GATEWAY_CLASS):
                     continue
                 target = res.target
                 verb = "selects" if res.detail == Resolved.SELECTOR_MATCH else "targets"

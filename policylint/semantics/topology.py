@@ -58,7 +58,7 @@ from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
 from policylint.semantics.grants import NOT_NEEDED, GrantCheck, Reference
-from policylint.vocabulary import Admission, Attachment, ReferenceStatus
+from policylint.vocabulary import Admission, Attachment, ReferenceStatus, Traffic
 
 if TYPE_CHECKING:
     from policylint.k8s.index import Section
@@ -350,34 +350,42 @@ class Topology:
 
     def carries_traffic(self, obj: K8sObject) -> tuple[bool, str]:
         """Whether traffic can reach `obj` at all, and why not. Kinds not modelled here always can."""
+        traffic, why = self.traffic(obj)
+        return traffic is Traffic.CARRIES, why
+
+    def traffic(self, obj: K8sObject) -> tuple[Traffic, str]:
+        """Whether traffic can reach `obj`, as a verdict with its cause, and the cause in words."""
         if obj.group != GATEWAY_GROUP:
-            return True, ""
+            return Traffic.CARRIES, ""
         if obj.kind in ROUTE_KINDS:
             attachments = self.parent_attachments(obj)
             if not attachments and self.parents_malformed(obj):
-                return True, ""
+                return Traffic.CARRIES, ""
             if not attachments:
                 if obj.spec.get("useDefaultGateways") == "All":
                     # Experimental default Gateways (docs/semantics.md#routes-without-parents): claimed
                     # by any Gateway with defaultScope All, which may live outside the input; not modelled, so assume it.
-                    return True, ""
-                return False, f"{obj.kind} {_where(obj)} has no parentRefs, so it is attached to nothing"
+                    return Traffic.CARRIES, ""
+                return Traffic.NO_PARENT_REFS, f"{obj.kind} {_where(obj)} has no parentRefs, so it is attached to nothing"
             if any(a.attached for a in attachments):
-                return True, ""
+                return Traffic.CARRIES, ""
             reasons = "; ".join(a.message for a in attachments if a.message)
-            return False, f"{obj.kind} {_where(obj)} is attached to no listener ({reasons})"
+            return Traffic.NOT_ATTACHED, f"{obj.kind} {_where(obj)} is attached to no listener ({reasons})"
         if obj.kind == "ListenerSet":
             att = self.listener_sets.get(id(obj))
             if att is not None and not att.attached:
-                return False, f"ListenerSet {_where(obj)} is not attached to its Gateway ({att.message})"
+                return (
+                    Traffic.LISTENER_SET_NOT_ATTACHED,
+                    f"ListenerSet {_where(obj)} is not attached to its Gateway ({att.message})",
+                )
         if obj.kind == "Gateway":
             ref = self.class_refs.get(id(obj))
             if ref is not None and ref.status == NOT_FOUND:
                 return (
-                    False,
+                    Traffic.NO_GATEWAY_CLASS,
                     f"Gateway {_where(obj)} names GatewayClass {ref.name}, which is not in the input, so it is never reconciled",
                 )
-        return True, ""
+        return Traffic.CARRIES, ""
 
     # -- building --------------------------------------------------------------------------
 
