@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from policylint.findings import Severity
 from policylint.k8s.objects import ObjectKey
 from policylint.semantics.effective.simulation import (
     CONFLICTED,
@@ -27,6 +28,7 @@ from policylint.semantics.effective.simulation import (
     node_label,
     path_label,
 )
+from tests.lintutil import lint_text
 from tests.test_scenarios_effective import (
     Run,
     affected_by,
@@ -423,3 +425,79 @@ def test_empty_atomic_override_counts_every_context(tmp_path: Path) -> None:
     assert effective_values(run_, "ColorPolicy", ("route",)) == {"r1": {"limits": {}}, "r2": {"limits": {}}}
     (finding,) = [f for f in run_.result.findings if f.rule == "PL607"]
     assert "app/wipe erases 4 entries in 2 contexts" in finding.message
+
+
+# Istio's AuthorizationPolicy (security.istio.io) with `targetRefs` to a Gateway, as Istio's API
+# reference describes it (istio.io/latest/docs/reference/config/security/authorization-policy/):
+# several policies on one workload are all evaluated (CUSTOM, then DENY, then ALLOW): additive,
+# not a Gateway API policy that conflicts. With no profile and no CRD, policylint can only guess.
+ISTIO_AUTHZ = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: istio-waypoint}
+spec: {controllerName: istio.io/mesh-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: waypoint, namespace: default}
+spec:
+  gatewayClassName: istio-waypoint
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+---
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: productpage-viewer, namespace: default}
+spec:
+  targetRefs:
+  - {kind: Gateway, group: gateway.networking.k8s.io, name: waypoint}
+  action: ALLOW
+  rules:
+  - from:
+    - source:
+        principals: ["cluster.local/ns/default/sa/bookinfo-gateway-istio"]
+---
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: deny-delete, namespace: default}
+spec:
+  targetRefs:
+  - {kind: Gateway, group: gateway.networking.k8s.io, name: waypoint}
+  action: DENY
+  rules:
+  - to:
+    - operation:
+        methods: ["DELETE"]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: productpage, namespace: default}
+spec:
+  parentRefs: [{name: waypoint}]
+  rules:
+  - backendRefs: [{name: productpage, port: 9080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: productpage, namespace: default}
+spec:
+  ports: [{port: 9080, name: http}]
+"""
+
+
+def test_a_guessed_policy_kind_never_fails_a_run() -> None:
+    # Before: PL601 error (the guessed "strategy None, one per target" made them conflict), exit 1.
+    # After: the same finding at info level; PL111 says the kind was guessed.
+    result = lint_text(ISTIO_AUTHZ)
+    assert {f.rule for f in result.findings} == {"PL601", "PL111"}
+    assert {f.severity for f in result.findings} == {Severity.INFO}
+
+
+def test_a_described_kind_keeps_its_severities() -> None:
+    # The same shape under a kind a profile describes (Envoy Gateway's SecurityPolicy, which does
+    # not merge on one target) still conflicts with an error.
+    text = ISTIO_AUTHZ.replace(
+        "security.istio.io/v1\nkind: AuthorizationPolicy", "gateway.envoyproxy.io/v1alpha1\nkind: SecurityPolicy"
+    )
+    errors = [f for f in lint_text(text).findings if f.severity is Severity.ERROR]
+    assert [f.rule for f in errors] == ["PL601"]

@@ -10,8 +10,10 @@ from dataclasses import dataclass, replace
 
 from policylint.findings import Finding, Issue, Location, Related, ResolvedRelated, Severity
 from policylint.input.positions import PositionResolver
+from policylint.k8s.objects import ObjectKey
+from policylint.profiles.registry import ORIGIN_INFERRED
 from policylint.project import Project
-from policylint.rules.base import Rule, RuleOptionError
+from policylint.rules.base import POLICY, Rule, RuleOptionError
 from policylint.textsafe import MAX_MESSAGE, truncate
 
 INTERNAL_ERROR = "PL000"
@@ -113,9 +115,10 @@ def run(
     selected = list(rules)
     options = options or {}
     catalogue: dict[str, type[Rule]] = {rule_cls.id: rule_cls for rule_cls in selected}
+    guessed = _guessed_policies(project) if any(POLICY in r.subjects for r in selected) else frozenset()
 
     def resolve(issue: Issue) -> Finding:
-        return _resolve(issue, catalogue, resolver)
+        return _resolve(issue, catalogue, resolver, guessed)
 
     findings: list[Finding] = []
     internal: list[Issue] = list(failures)
@@ -192,7 +195,17 @@ def _position(issue: Issue | Related, resolver: PositionResolver) -> tuple[str, 
     return "<input>", 1, 1
 
 
-def _resolve(issue: Issue, catalogue: dict[str, type[Rule]], resolver: PositionResolver) -> Finding:
+def _guessed_policies(project: Project) -> frozenset[ObjectKey]:
+    """Policies whose kind no profile or CRD describes: their profile is inferred from the shape
+    (policylint.profiles.registry.inferred_profile), so what the rules about policies conclude
+    from it is a guess. Istio's and Linkerd's additive `AuthorizationPolicy` look like Gateway API
+    policies and are not: a guess never fails a run."""
+    return frozenset(p.key for p in project.resolution.policies() if p.profile.origin == ORIGIN_INFERRED)
+
+
+def _resolve(
+    issue: Issue, catalogue: dict[str, type[Rule]], resolver: PositionResolver, guessed: frozenset[ObjectKey] = frozenset()
+) -> Finding:
     file, line, column = _position(issue, resolver)
     rule = catalogue.get(issue.rule_id)
     if rule is None:
@@ -209,7 +222,7 @@ def _resolve(issue: Issue, catalogue: dict[str, type[Rule]], resolver: PositionR
         column=column,
         rule=issue.rule_id,
         name=name,
-        severity=issue.severity if issue.severity is not None else severity,
+        severity=_capped(issue.severity if issue.severity is not None else severity, issue, rule, guessed),
         message=truncate(issue.message, MAX_MESSAGE),
         object=obj.key if obj is not None else None,
         api_version=obj.api_version if obj is not None else "",
@@ -217,6 +230,13 @@ def _resolve(issue: Issue, catalogue: dict[str, type[Rule]], resolver: PositionR
         related=related,
         hint=truncate(issue.hint, MAX_MESSAGE) if issue.hint else None,
     )
+
+
+def _capped(severity: Severity, issue: Issue, rule: type[Rule] | None, guessed: frozenset[ObjectKey]) -> Severity:
+    """At most info for a finding of a rule about policies on a policy whose kind was guessed."""
+    if rule is not None and issue.object is not None and POLICY in rule.subjects and issue.object.key in guessed:
+        return min(severity, Severity.INFO)
+    return severity
 
 
 FINGERPRINT_BYTES = 16
