@@ -186,3 +186,43 @@ def test_pl408_a_listed_kind_the_protocol_cannot_carry_is_not_admitted() -> None
     assert finding.line == 22  # the parentRef `- name: gw` of the TLSRoute
     assert "a HTTPS listener cannot carry it" in finding.message and "InvalidRouteKinds" in finding.message
     assert [r.line for r in finding.related] == [13]  # the listener's protocol
+
+
+# kubectl apply of a directory applies its files in order: of two definitions of one object, the
+# later replaces the earlier, and that is the one the controller reads.
+TWICE = """\
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: app}
+spec:
+  ports: [{name: http, port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: app}
+spec:
+  ports: [{name: http, port: 80}, {name: alt, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: app}
+spec:
+  rules:
+  - backendRefs: [{name: web, port: 8080}]
+"""
+
+
+def test_references_resolve_against_the_definition_applied_last() -> None:
+    # Before: PL412 (port 8080 is not on the first definition). After: the route reaches port 8080.
+    result = lint_text(TWICE)
+    assert only(result, "PL412") == []
+    (duplicate,) = only(result, "PL005")
+    assert duplicate.severity.label == "error" and duplicate.line == 9
+
+
+def test_an_identical_duplicate_is_redundant_not_an_error() -> None:
+    first = TWICE.split("---\n")[0]
+    result = lint_text(first + "---\n" + first)
+    (duplicate,) = only(result, "PL005")
+    assert duplicate.severity.label == "info"
+    assert "identical content" in duplicate.message

@@ -68,8 +68,10 @@ class ProjectIndex:
     # -- lookups -------------------------------------------------------------------------
 
     def get(self, key: ObjectKey) -> K8sObject | None:
+        """The object with this key; of several definitions (PL005), the one that exists after
+        they are applied in file order: the last."""
         found = self._by_key.get(key)
-        return found[0] if found else None
+        return found[-1] if found else None
 
     def lookup(self, group: str, kind: str, namespace: str | None, name: str) -> K8sObject | None:
         return self.get(ObjectKey(group, kind, namespace, name))

@@ -53,12 +53,18 @@ class DuplicateObject(Rule):
             ordered = sorted(group, key=lambda o: o.sort_key())
             first = ordered[0]
             for later in ordered[1:]:
+                related = [Related("first definition", object=first, path="metadata.name")]
+                if later.data == first.data:
+                    # Applying the same content twice changes nothing: redundant, not wrong.
+                    message = f"{later.key} is defined again with identical content (first definition at {first.doc.file}:{first.doc.line})"
+                    yield self.issue(later, "metadata.name", message, related=related, severity=Severity.INFO)
+                    continue
                 yield self.issue(
                     later,
                     "metadata.name",
                     f"{later.key} is defined again (first definition at {first.doc.file}:{first.doc.line});"
-                    " the later one silently replaces the earlier when applied",
-                    related=[Related("first definition", object=first, path="metadata.name")],
+                    " the later one silently replaces the earlier when applied, and policylint checks that one",
+                    related=related,
                 )
 
 
