@@ -142,7 +142,10 @@ def test_pl412_target_port_hint_and_missing_port_on_an_external_service() -> Non
     text = SHARED + route("[{name: shared, namespace: infra}]", backend="{name: web, port: 8080}, {name: ext}")
     result = lint_text(text, external=ExternalObjects.parse(["Service/app/ext"]))
     first, second = only(result, "PL412")
-    assert first.path == "spec.rules[0].backendRefs[0].port" and "use port: 80" in first.message
+    assert first.path == "spec.rules[0].backendRefs[0].port" and "8080 is the targetPort of Service port 80" in first.message
+    assert first.hint == "Use port: 80."
+    # What holds for every controller, not a status one of them writes (Istio does not compare ports).
+    assert "cannot reach this backend on that port" in first.message and "ResolvedRefs" not in first.message
     assert second.path == "spec.rules[0].backendRefs[1]" and "Must have port for Service reference" in second.message
 
 

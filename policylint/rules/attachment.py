@@ -666,20 +666,24 @@ class BackendPortInvalid(Rule):
             if not ports and service.spec.get("type") == "ExternalName":
                 continue  # ExternalName Services need no ports; how the port is used is implementation-specific
             have = ", ".join(self._port_labels(service)) or "no ports"
-            if ref.purpose == "policy-backend":
-                effect = f"the {ref.owner.kind} cannot reach this backend"
-            else:
-                effect = f"the {ref.owner.kind} gets ResolvedRefs=False and requests meant for this backend fail"
+            # What is certain: no Service port matches, so the backend cannot be reached on it. The
+            # status a controller writes differs (most set ResolvedRefs=False; Istio does not compare
+            # the port), so the message claims none.
+            effect = f"the {ref.owner.kind} cannot reach this backend on that port"
             exposed = self._exposing(service, ref.port)
             if exposed is not None:
-                fix = f"{ref.port} is the targetPort of Service port {exposed}: use port: {exposed}"
+                message = (
+                    f"{what} port {ref.port} is not a port of Service {where(service)} (have: {have}): {effect}"
+                    f" (Gateway API BackendObjectReference); {ref.port} is the targetPort of Service port {exposed}"
+                )
+                hint = f"Use port: {exposed}."
             else:
-                fix = "use one of the Service's `port` values (not a `targetPort`)"
-            message = (
-                f"{what} port {ref.port} is not a port of Service {where(service)} (have: {have}): {effect}"
-                f" (Gateway API BackendObjectReference); {fix}"
-            )
-            yield self.issue(ref.owner, join(ref.path, "port"), message, related=[self._ports_related(service)])
+                message = (
+                    f"{what} port {ref.port} is not a port of Service {where(service)} (have: {have}): {effect}"
+                    " (Gateway API BackendObjectReference)"
+                )
+                hint = "Use one of the Service's `port` values (not a `targetPort`)."
+            yield self.issue(ref.owner, join(ref.path, "port"), message, related=[self._ports_related(service)], hint=hint)
 
     @staticmethod
     def _exposing(service: K8sObject, target_port: int) -> int | None:
