@@ -347,3 +347,52 @@ def test_core_group_alias_only_where_the_profile_lists_it() -> None:
     btls = policy("BackendTLSPolicy", "[{group: core, kind: Service, name: web}]", api="gateway.networking.k8s.io/v1")
     (finding,) = only(lint_text(GATEWAY + btls), "PL202")
     assert finding.path == "spec.targetRefs[0].group" and finding.message.endswith('use group: ""')
+
+
+# Envoy Gateway translator test data backend-tls-settings.in.yaml (envoyproxy/gateway,
+# internal/gatewayapi/testdata): BackendTLSPolicies on EG's own Backend kind, one of them on a port
+# by sectionName; EG accepts every one.
+EG_BACKEND_TLS = """\
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: Backend
+metadata: {name: backend-4, namespace: default}
+spec:
+  endpoints:
+  - ip: {address: 1.1.1.1, port: 3001}
+  - ip: {address: 2.2.2.2, port: 3002}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: policy-btls-for-backend-4, namespace: default}
+spec:
+  targetRefs:
+  - {group: gateway.envoyproxy.io, kind: Backend, name: backend-4, sectionName: "3001"}
+  validation: {wellKnownCACertificates: System, hostname: example.com}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: policy-btls-for-backend-4b, namespace: default}
+spec:
+  targetRefs:
+  - {group: gateway.envoyproxy.io, kind: Backend, name: backend-4, sectionName: "3002"}
+  validation: {wellKnownCACertificates: System, hostname: example.com}
+"""
+
+
+def test_backend_tls_policy_on_a_kind_an_implementation_documents_is_not_pl202() -> None:
+    # Before: PL202 warning "documents core/Service as targets, not gateway.envoyproxy.io/Backend".
+    # After: none (profile data: the BackendTLSPolicy profile's implementationKinds).
+    result = lint_text(EG_BACKEND_TLS)
+    assert only(result, "PL202") == []
+    # A kind no implementation documents is still reported.
+    other = EG_BACKEND_TLS.replace("kind: Backend, name: backend-4", "kind: Widget, name: backend-4")
+    assert len(only(lint_text(other), "PL202")) == 2
+
+
+def test_policies_on_different_sections_of_an_unmodelled_kind_do_not_conflict() -> None:
+    # Before: the sections of an unknown kind were dropped, both policies landed on the whole
+    # Backend and one was Conflicted (PL601). After: two targets, both accepted.
+    result = lint_text(EG_BACKEND_TLS)
+    assert only(result, "PL601") == []
+    targets = report_targets(result)
+    assert [t["accepted"] for t in targets] == ["Accepted", "Accepted"]

@@ -32,10 +32,14 @@ class LintOptions:
     external: ExternalObjects = field(default_factory=ExternalObjects)
 
 
+# Section.position of a section named on a kind whose sections policylint does not know.
+UNKNOWN_POSITION = -1
+
+
 @dataclass(frozen=True, slots=True)
 class Section:
     name: str | None
-    position: int  # 0-based index in the list
+    position: int  # 0-based index in the list (UNKNOWN_POSITION: not known)
     path: str  # e.g. spec.listeners[2]
     # The entry is not a mapping or its `name` has the wrong type (PL010): the name it was
     # meant to have is unknown, so a sectionName can neither match nor miss it.
@@ -165,4 +169,4 @@ def crd_kind_infos(crds: Iterable[K8sObject]) -> list[KindInfo]:
     return out
 
 
-__all__ = ["CRD_GK", "LintOptions", "ProjectIndex", "Section", "crd_kind_infos"]
+__all__ = ["CRD_GK", "UNKNOWN_POSITION", "LintOptions", "ProjectIndex", "Section", "crd_kind_infos"]

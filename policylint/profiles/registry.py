@@ -64,6 +64,9 @@ class TargetSpec:
     namespace: bool = False  # references may name another namespace
     kinds: tuple[TargetKind, ...] = ()
     kinds_enforced: bool = True  # CEL rejects other kinds (error) vs documented support only (warning)
+    # Kinds beyond `kinds` that an implementation documents as targets (Envoy Gateway's Backend for
+    # BackendTLSPolicy): with kinds not enforced, supported, so not reported by PL202.
+    implementation_kinds: tuple[TargetKind, ...] = ()
     virtual_kinds: bool = False  # GEP-713 "Targeting External Services"
     synthetic_rule_names: bool = False  # unnamed route rules are targetable as rule-<n>
     # GEP-713 "Cross namespace references": a cross-namespace target needs a ReferenceGrant in
@@ -77,6 +80,10 @@ class TargetSpec:
 
     def allows(self, group: str, kind: str) -> bool:
         return not self.kinds or TargetKind(group, kind) in self.kinds
+
+    def documents(self, group: str, kind: str) -> bool:
+        """Whether the kind is a target the spec or an implementation documents."""
+        return self.allows(group, kind) or TargetKind(group, kind) in self.implementation_kinds
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +159,7 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
             namespace=t.get("namespace", False),
             kinds=tuple(_target_kind(k) for k in t.get("kinds", ())),
             kinds_enforced=t.get("kindsEnforced", True),
+            implementation_kinds=tuple(_target_kind(k) for k in t.get("implementationKinds", ())),
             virtual_kinds=t.get("virtualKinds", False),
             synthetic_rule_names=t.get("syntheticRuleNames", False),
             cross_namespace_grant=t.get("crossNamespaceGrant", True),

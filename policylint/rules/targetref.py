@@ -246,6 +246,8 @@ class TargetKindNotAllowed(Rule):
                 assert ref.group is not None and ref.kind is not None
                 if targets.allows(ref.group, ref.kind):
                     continue
+                if not targets.kinds_enforced and targets.documents(ref.group, ref.kind):
+                    continue  # an implementation documents it as a target (profile data)
                 yield self._issue(policy, ref)
 
     def _issue(self, policy: Policy, ref: TargetRef) -> Issue:

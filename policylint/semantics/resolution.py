@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from policylint.input.positions import join
-from policylint.k8s.index import CRD_GK, ProjectIndex, Section
+from policylint.k8s.index import CRD_GK, UNKNOWN_POSITION, ProjectIndex, Section
 from policylint.k8s.names import group_kind
 from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector
@@ -288,11 +288,14 @@ class Resolution:
                 )
             # A kind known only from a CRD (or not at all): its sections are unknown, so claiming
             # TargetNotFound would be a guess. The object exists; the section is unchecked.
+            # The section is kept (position unknown), so that policies on different sections of
+            # one such object are on different targets, as for the kinds policylint knows.
             return TargetResolution(
                 ref,
                 ACCEPTED,
                 Resolved.SECTION_UNCHECKED,
                 target=target,
+                section=Section(section_name, UNKNOWN_POSITION, ""),
                 namespace=namespace,
                 message=f"policylint does not know the sections of {target.kind}",
             )
