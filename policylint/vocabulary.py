@@ -119,6 +119,7 @@ class ReferenceStatus(Term):
     OPAQUE = "Opaque"  # a kind policylint does not model, not in the input
     UNCHECKED = "Unchecked"  # existence is not checked (Secrets and ConfigMaps rarely live in git)
     INVALID_REF = "InvalidRef"  # e.g. an empty gatewayClassName
+    INVALID_KIND = "InvalidKind"  # a backend of the core group that is not a Service
     MALFORMED = "Malformed"
 
 

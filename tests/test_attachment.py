@@ -229,3 +229,27 @@ def test_an_identical_duplicate_is_redundant_not_an_error() -> None:
     (duplicate,) = only(result, "PL005")
     assert duplicate.severity.label == "info"
     assert "identical content" in duplicate.message
+
+
+# gateway-api conformance/tests/httproute-invalid-backendref-unknown-kind.yaml, with the kind in the
+# core group: apis/v1/httproute_types.go, HTTPRoute backendRefs: "It refers to an unknown or
+# unsupported kind of resource. In this case, the Reason must be set to `InvalidKind`".
+CORE_NON_SERVICE = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: invalid-backend-ref-core-kind, namespace: gateway-conformance-infra}
+spec:
+  rules:
+  - backendRefs:
+    - group: ""
+      kind: Pod
+      name: infra-backend-v1
+      port: 8080
+"""
+
+
+def test_a_core_backend_that_is_not_a_service_is_invalid_kind() -> None:
+    # Before: a warning, "a kind not modelled". After: an error on the kind, InvalidKind.
+    (finding,) = only(lint_text(CORE_NON_SERVICE), "PL411")
+    assert finding.severity is Severity.ERROR and finding.path == "spec.rules[0].backendRefs[0].kind"
+    assert "InvalidKind" in finding.message and finding.line == 8

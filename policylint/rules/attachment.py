@@ -40,7 +40,7 @@ from policylint.semantics.topology import (
     Topology,
 )
 from policylint.stages import Stage
-from policylint.vocabulary import Admission, Resolved, Traffic
+from policylint.vocabulary import Admission, ReferenceStatus, Resolved, Traffic
 
 # Parent kinds a route attaches to through listeners (docs/semantics.md#listener-admission);
 # Service parents are GAMMA (mesh, GEP-1294).
@@ -589,6 +589,15 @@ class BackendNotFound(Rule):
         for ref in _backend_refs(project):
             if ref.status == NOT_FOUND:
                 yield self._not_found(names, ref)
+            elif ref.status == ReferenceStatus.INVALID_KIND:
+                message = (
+                    f"{_PURPOSE.get(ref.purpose, 'reference')} names {ref.kind} {ref.namespace}/{ref.name} in the core group,"
+                    " where Service is the only backend kind: the route gets ResolvedRefs=False, InvalidKind, and the"
+                    " requests meant for this backend fail (Gateway API BackendObjectReference)"
+                )
+                yield self.issue(
+                    ref.owner, join(ref.path, "kind"), message, hint="Reference a Service, or set the group of the kind meant."
+                )
             elif ref.status == OPAQUE:
                 # A kind policylint does not model (InferencePool, a vendor backend) may well
                 # be served by the controller; never "Service not found" for it.

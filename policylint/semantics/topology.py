@@ -98,6 +98,8 @@ NOT_FOUND = ReferenceStatus.NOT_FOUND
 REF_NOT_PERMITTED = ReferenceStatus.REF_NOT_PERMITTED
 OPAQUE = ReferenceStatus.OPAQUE
 UNCHECKED = ReferenceStatus.UNCHECKED
+# The references that are BackendObjectReferences of a route.
+_BACKEND_PURPOSES = ("backend", "mirror", "ext-auth")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -764,6 +766,10 @@ class Topology:
             # Never reveal whether an un-granted target exists (docs/semantics.md#referencegrant):
             # RefNotPermitted either way.
             return ObjectRef(status=REF_NOT_PERMITTED, **base)  # type: ignore[arg-type]
+        if group == CORE and kind != "Service" and purpose in _BACKEND_PURPOSES:
+            # The core group has one backend kind: any other is "unknown or unsupported", and the
+            # Gateway API requires ResolvedRefs=False, reason InvalidKind (RouteReasonInvalidKind).
+            return ObjectRef(status=ReferenceStatus.INVALID_KIND, **base)  # type: ignore[arg-type]
         target = self.index.lookup(group, kind, namespace, name)
         if target is None:
             status: ReferenceStatus
