@@ -197,3 +197,29 @@ def test_inferred_kind_is_reported_once_per_kind_at_its_first_object_by_name() -
     assert finding.line == 8 and finding.object is not None and finding.object.name == "alpha"  # its `kind` line
     assert "all 3 ColorPolicy objects" in finding.message
     assert "--crd" in finding.message and "--profile" in finding.message
+
+
+# The BackendTLSPolicy of Gateway API v1.0 (GEP-1897 at v1.0.0: v1alpha2, a single `targetRef`,
+# `tls.caCertRefs`), applied against the v1 CRD that serves only `targetRefs`.
+BTLS_V1ALPHA2 = """\
+apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: BackendTLSPolicy
+metadata: {name: tls, namespace: app}
+spec:
+  targetRef:
+    group: ""
+    kind: Service
+    name: web
+  tls:
+    caCertRefs: [{group: "", kind: ConfigMap, name: ca}]
+    hostname: web.example.com
+"""
+
+
+def test_an_old_api_version_is_explained_as_such() -> None:
+    # Before: "attaches to nothing: it has no spec.targetRefs", at spec. After: the same finding,
+    # at the old field, saying the version is not served and which field replaced it.
+    (finding,) = only(lint_text(BTLS_V1ALPHA2), "PL101")
+    assert finding.path == "spec.targetRef" and finding.line == 5
+    assert "gateway.networking.k8s.io/v1alpha2 is not a version the BackendTLSPolicy CRD serves (v1)" in finding.message
+    assert finding.message.endswith("whose target field is spec.targetRefs, not spec.targetRef")

@@ -21,6 +21,7 @@ from typing import Any
 
 from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import join
+from policylint.k8s.objects import split_api_version
 from policylint.profiles.policy import Policy
 from policylint.profiles.registry import ORIGIN_INFERRED, POLICY_ATTACHMENT, PolicyProfile
 from policylint.project import Project
@@ -56,6 +57,11 @@ def _described(profile: PolicyProfile) -> str:
     return f"{profile.project} {profile.kind}" if profile.origin != ORIGIN_INFERRED else profile.kind
 
 
+# The target fields policy kinds use (GEP-713, GEP-2648): one a kind does not use may be an older
+# version's.
+_TARGET_FIELD_NAMES = ("targetRef", "targetRefs", "targetSelectors")
+
+
 class PolicyWithoutTarget(Rule):
     """A policy sets none of its kind's target fields (targetRef, targetRefs, targetSelectors)."""
 
@@ -80,11 +86,23 @@ class PolicyWithoutTarget(Rule):
             else:
                 detail = f"it has no {_field_list(targets.fields)}"
             limit = f" (1..{targets.max_items} entries)" if targets.list and targets.max_items else ""
+            message = f"{policy.obj.kind} attaches to nothing: {detail}"
+            # An API version the kind no longer serves, with its older target field (BackendTLSPolicy
+            # v1alpha2 had `targetRef`; v1 has `targetRefs`): say so, rather than only "no target".
+            version = split_api_version(policy.obj.api_version)[1]
+            old_fields = [f for f in _TARGET_FIELD_NAMES if f in spec and f not in targets.fields]
+            if policy.profile.versions and version not in policy.profile.versions and old_fields:
+                message += (
+                    f"; {policy.obj.api_version} is not a version the {policy.obj.kind} CRD serves"
+                    f" ({', '.join(policy.profile.versions)}), whose target field is {_field_list(targets.fields)},"
+                    f" not spec.{old_fields[0]}"
+                )
+                path = join("spec", old_fields[0])
             yield self.issue(
                 policy.obj,
                 path,
-                f"{policy.obj.kind} attaches to nothing: {detail}; set {_field_list(targets.fields)}{limit}"
-                " to name the object it applies to",
+                message,
+                hint=f"Set {_field_list(targets.fields)}{limit} to name the object it applies to.",
             )
 
 
