@@ -52,14 +52,14 @@ def _target_base(res: TargetResolution) -> dict[str, Any]:
 def _simulated(project: Project, policy: Policy, res: TargetResolution, entry: dict[str, Any]) -> None:
     """The fields the effective-policy simulation (policylint.semantics.effective.simulation) adds to a target: per
     target, over every context through it."""
-    status = project.simulation().target_status(policy, res)
+    simulation = project.simulation()
+    accepted, message = simulation.accepted(policy, res)
+    entry["accepted"] = accepted
+    entry["message"] = message
+    status = simulation.target_status(policy, res)
     if status is None:
         return
-    accepted = res.status
-    if status.contexts and status.conflicted == status.contexts:
-        accepted = Accepted.CONFLICTED  # Accepted=False, reason Conflicted (docs/effective-policy.md)
-    entry["accepted"] = accepted
-    entry["enforcement"] = status.enforcement if accepted != Accepted.CONFLICTED else None
+    entry["enforcement"] = status.enforcement if accepted is Accepted.ACCEPTED else None
     entry["beatenBy"] = sorted(status.beaten_by)
     entry["ancestors"] = sorted(str(k) for k in status.ancestors)
 

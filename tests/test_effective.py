@@ -28,7 +28,7 @@ from policylint.semantics.effective.simulation import (
     node_label,
     path_label,
 )
-from tests.lintutil import lint_text
+from tests.lintutil import lint_text, only
 from tests.test_scenarios_effective import (
     Run,
     affected_by,
@@ -501,3 +501,62 @@ def test_a_described_kind_keeps_its_severities() -> None:
     )
     errors = [f for f in lint_text(text).findings if f.severity is Severity.ERROR]
     assert [f.rule for f in errors] == ["PL601"]
+
+
+# Envoy Gateway translator test data securitypolicy-with-extauth-invalid-no-service.in.yaml
+# (envoyproxy/gateway, internal/gatewayapi/testdata): an ext-auth backend Service that does not
+# exist; EG writes Accepted=False, Invalid, "ExtAuth: service default/http-backend not found.".
+# Here it is the older of two SecurityPolicies on one route.
+SPEC_ERROR = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: httproute-1, namespace: default}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: web, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: policy-for-httproute-1, namespace: default, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: httproute-1}]
+  extAuth:
+    http:
+      backendRefs: [{name: http-backend, namespace: default, port: 80}]
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: cors, namespace: default, creationTimestamp: "2024-02-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: httproute-1}]
+  cors: {allowOrigins: ["https://example.com"]}
+"""
+
+
+def test_a_policy_whose_spec_its_controller_rejects_is_invalid_and_applies_nowhere() -> None:
+    # Before: policy-for-httproute-1 "Accepted" (the older, so it won), and cors Conflicted (PL601).
+    # After: policy-for-httproute-1 Invalid with the reason, out of the simulation; cors applies.
+    result = lint_text(SPEC_ERROR)
+    by_name = {p["object"]["name"]: p["targets"][0] for p in result.policy_reports or []}
+    invalid = by_name["policy-for-httproute-1"]
+    assert invalid["accepted"] == "Invalid" and invalid["enforcement"] is None
+    assert invalid["message"] == "spec.extAuth.http.backendRefs[0]: Service default/http-backend not found"
+    assert (by_name["cors"]["accepted"], by_name["cors"]["enforcement"]) == ("Accepted", "Enforced")
+    assert only(result, "PL601") == [] and len(only(result, "PL411")) == 1

@@ -44,7 +44,7 @@ from policylint.semantics.effective.simulation import (
 )
 from policylint.semantics.effective.verdicts import Lost, WhyLost, WhyWon, Won, why_lost, why_won
 from policylint.textsafe import MAX_FIELD, Budget, defuse_lines, escape, json_dumps, json_text, jsonable
-from policylint.vocabulary import Enforcement
+from policylint.vocabulary import Accepted, Enforcement
 
 if TYPE_CHECKING:
     from policylint.k8s.index import Section
@@ -573,14 +573,6 @@ def explain_target(project: Project, found: Found, limit: int = DEFAULT_LIMIT) -
 # -- explaining a policy ---------------------------------------------------------------------
 
 
-def _accepted(res: TargetResolution, contexts: int, conflicted: int) -> str:
-    # A target where the policy loses every context to a conflict is Accepted=False, reason
-    # Conflicted (as in the JSON report; docs/semantics.md#status-vocabulary).
-    if res.accepted and contexts and conflicted == contexts:
-        return CONFLICTED
-    return res.status
-
-
 def _tally(sim: Simulation, path: Sequence[NodeKey], into: dict[str, set[Any]]) -> None:
     for node in path:
         level = node[0]
@@ -660,7 +652,7 @@ def _policy_target(
     for ctx, state, _beaten in items:
         if state in (ENFORCED, PARTIALLY_ENFORCED):
             _tally(base, ctx.path, reach)
-    accepted = _accepted(res, status.contexts, status.conflicted)
+    accepted, message = base.accepted(policy, res)
     note = None
     if node is not None and not items:
         effective = policy.profile.effective_target
@@ -679,10 +671,10 @@ def _policy_target(
         },
         "path": ref.path,
         "detail": res.detail,
-        "message": res.message,
+        "message": message,
         "node": describe.node(node) if node is not None else None,
         "accepted": accepted,
-        "enforcement": status.enforcement if accepted != CONFLICTED else None,
+        "enforcement": status.enforcement if accepted is Accepted.ACCEPTED else None,
         "beatenBy": sorted(status.beaten_by),
         "ancestors": sorted(str(k) for k in status.ancestors),
         "note": note,

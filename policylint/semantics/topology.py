@@ -297,6 +297,8 @@ class Topology:
         self.parents: dict[int, list[ParentAttachment]] = {}
         self._routes_on: dict[int, list[tuple[K8sObject, ParentAttachment]]] = defaultdict(list)
         self.references: dict[int, list[ObjectRef]] = {}
+        # id(policy) -> why its controller rejects its spec (policy_errors).
+        self.spec_errors: dict[int, tuple[str, ...]] = {}
         self._referrers: dict[int, list[ObjectRef]] = defaultdict(list)
         self._build()
 
@@ -414,7 +416,35 @@ class Topology:
         for policy in self.resolution.policies():
             fields = policy.profile.backend_refs
             if fields:
-                self._add_refs(policy.obj, self._policy_backends(policy.obj, fields))
+                refs = self._policy_backends(policy.obj, fields)
+                self._add_refs(policy.obj, refs)
+                errors = tuple(e for e in map(self._backend_error, refs) if e is not None)
+                if errors:
+                    self.spec_errors[id(policy.obj)] = errors
+
+    def _backend_error(self, ref: ObjectRef) -> str | None:
+        """Why a controller cannot program a policy through this backend reference of its spec, if
+        it cannot: the backend is missing, not granted, or not reachable on the port named (Envoy
+        Gateway then sets the policy Accepted=False, Invalid: "ExtAuth: service default/x not found")."""
+        where = f"{ref.kind} {ref.namespace}/{ref.name}"
+        if ref.status == NOT_FOUND:
+            return f"{ref.path}: {where} not found"
+        if ref.status == REF_NOT_PERMITTED:
+            return f"{ref.path}: {where} is in another namespace and no ReferenceGrant there permits the reference"
+        target = ref.target
+        if ref.status != RESOLVED or target is None or (target.group, target.kind) != (CORE, "Service"):
+            return None
+        if target.spec.get("type") == "ExternalName":
+            return None  # how its port is used is implementation-specific (PL412 skips it too)
+        if not ref.has_port:
+            return f"{ref.path}: a port of Service {ref.namespace}/{ref.name} must be given"
+        if ref.port is not None and ref.port_section is None:
+            return f"{ref.path}: port {ref.port} not found on Service {ref.namespace}/{ref.name}"
+        return None
+
+    def policy_errors(self, policy: K8sObject) -> tuple[str, ...]:
+        """What in the policy's spec makes its controller reject it (Accepted=False, Invalid)."""
+        return self.spec_errors.get(id(policy), ())
 
     def _add_refs(self, owner: K8sObject, refs: list[ObjectRef]) -> None:
         self.references[id(owner)] = refs

@@ -57,7 +57,7 @@ from policylint.semantics.effective.merge import (
     unit_paths,
     untag,
 )
-from policylint.vocabulary import Atomicity, Enforcement, Level, Role
+from policylint.vocabulary import Accepted, Atomicity, Enforcement, Level, Role
 
 if TYPE_CHECKING:
     from policylint.profiles.policy import Policy
@@ -652,6 +652,11 @@ class Simulation:
                 # simulating both copies would make it conflict with, or override, itself.
                 self.facets[id(policy.obj)] = facets
                 continue
+            if self.topology.policy_errors(policy.obj):
+                # Rejected by its controller (Accepted=False, Invalid): it applies nowhere, so it
+                # neither conflicts with nor overrides anything (`accepted` says why).
+                self.facets[id(policy.obj)] = facets
+                continue
             for res in self.resolution.targets(policy):
                 node = self.node_of(res)
                 if node is None:
@@ -990,6 +995,20 @@ class Simulation:
                 affects.backends |= self.backends_below(last)
 
     # -- queries ----------------------------------------------------------------------------
+
+    def accepted(self, policy: Policy, res: TargetResolution) -> tuple[Accepted, str]:
+        """The Accepted condition a controller writes for the policy on this target, with its
+        message: the resolution's, Invalid when the controller rejects the spec, or Conflicted
+        when the policy loses every context through the target to a conflict."""
+        if not res.accepted:
+            return res.status, res.message
+        errors = self.topology.policy_errors(policy.obj)
+        if errors:
+            return Accepted.INVALID, "; ".join(errors)
+        status = self.target_status(policy, res)
+        if status is not None and status.contexts and status.conflicted == status.contexts:
+            return Accepted.CONFLICTED, res.message
+        return res.status, res.message
 
     def target_status(self, policy: Policy, res: TargetResolution) -> TargetStatus | None:
         node = self.node_of(res)
