@@ -560,3 +560,63 @@ def test_a_policy_whose_spec_its_controller_rejects_is_invalid_and_applies_nowhe
     assert invalid["message"] == "spec.extAuth.http.backendRefs[0]: Service default/http-backend not found"
     assert (by_name["cors"]["accepted"], by_name["cors"]["enforcement"]) == ("Accepted", "Enforced")
     assert only(result, "PL601") == [] and len(only(result, "PL411")) == 1
+
+
+# nginx/nginx-gateway-fabric examples/upstream-settings-policy/: 1m-zone-size.yaml (zoneSize on
+# tea and coffee) and upstream-keepalives.yaml (keepAlive on coffee). NGF's upstreamsettings
+# validator `conflicts()` conflicts two policies only when both set the same field, so both apply.
+NGF_UPSTREAM_SETTINGS = """\
+apiVersion: v1
+kind: Service
+metadata: {name: coffee, namespace: default}
+spec: {ports: [{port: 80, name: http}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: tea, namespace: default}
+spec: {ports: [{port: 80, name: http}]}
+---
+apiVersion: gateway.nginx.org/v1alpha1
+kind: UpstreamSettingsPolicy
+metadata: {name: 1m-zone-size, namespace: default, creationTimestamp: "2025-01-01T00:00:00Z"}
+spec:
+  targetRefs:
+    - {group: core, kind: Service, name: tea}
+    - {group: core, kind: Service, name: coffee}
+  zoneSize: 1m
+---
+apiVersion: gateway.nginx.org/v1alpha1
+kind: UpstreamSettingsPolicy
+metadata: {name: upstream-keepalives, namespace: default, creationTimestamp: "2025-02-01T00:00:00Z"}
+spec:
+  targetRefs:
+    - {group: core, kind: Service, name: coffee}
+  keepAlive:
+    connections: 32
+"""
+
+
+def _accepted_by_target(result: Any) -> dict[tuple[str, str], str]:
+    return {(p["object"]["name"], t["ref"]["name"]): t["accepted"] for p in result.policy_reports for t in p["targets"]}
+
+
+def test_ngf_policies_setting_different_fields_on_one_service_all_apply() -> None:
+    # Before: upstream-keepalives Conflicted on coffee (PL601 error). After: both accepted.
+    result = lint_text(NGF_UPSTREAM_SETTINGS)
+    assert only(result, "PL601") == []
+    assert set(_accepted_by_target(result).values()) == {"Accepted"}
+
+
+def test_ngf_a_later_policy_setting_the_same_field_is_conflicted_and_the_oldest_kept() -> None:
+    clash = NGF_UPSTREAM_SETTINGS + (
+        "---\napiVersion: gateway.nginx.org/v1alpha1\nkind: UpstreamSettingsPolicy\n"
+        'metadata: {name: 2m-zone-size, namespace: default, creationTimestamp: "2025-03-01T00:00:00Z"}\n'
+        "spec:\n  targetRefs: [{group: core, kind: Service, name: coffee}]\n  zoneSize: 2m\n"
+    )
+    result = lint_text(clash)
+    accepted = _accepted_by_target(result)
+    assert accepted[("1m-zone-size", "coffee")] == "Accepted"
+    assert accepted[("2m-zone-size", "coffee")] == "Conflicted"
+    assert accepted[("upstream-keepalives", "coffee")] == "Accepted"
+    (finding,) = only(result, "PL601")
+    assert "2m-zone-size" in finding.message and "both set zoneSize" in finding.message

@@ -97,7 +97,8 @@ class MergeSpec:
     implicit_defaults: bool = False  # top-level spec proper acts as defaults (GEP-713, Kuadrant)
     non_proper_fields: tuple[str, ...] = ()  # spec fields that are neither targets nor spec proper
     # Two policies on one target (same object and section): "conflict" = oldest wins, the rest
-    # Conflicted (strategy None; Envoy Gateway for every kind), "merge" = fold with the strategy.
+    # Conflicted (strategy None; Envoy Gateway for every kind), "merge" = fold with the strategy,
+    # "field" = a later policy setting a field an earlier one set is Conflicted (NGINX Gateway Fabric).
     same_target: str = "merge"
     rule_containers: tuple[str, ...] = ()  # kuadrant-rule-keyed: maps whose entries are merge units
 

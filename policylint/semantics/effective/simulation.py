@@ -340,6 +340,10 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
         return _fold_priority(stack)
     containers = [tuple(c.split(".")) for c in profile.merge.rule_containers] or None
     conflict_same_target = profile.merge.same_target == "conflict"
+    # sameTarget "field" (NGINX Gateway Fabric): on one target, a later policy that sets a field an
+    # earlier one set is Conflicted; policies setting different fields all apply, merged.
+    field_conflict = profile.merge.same_target == "field"
+    claimed: dict[NodeKey, dict[tuple[str, ...], Facet]] = defaultdict(dict)
     by_id = {id(f): f for f in stack}
     discarded: dict[int, set[int]] = defaultdict(set)  # facet -> facets that discarded it atomically
     conflicts: dict[int, tuple[Facet, str]] = {}
@@ -349,8 +353,28 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
     owner = first  # the facet whose target the accumulated spec currently belongs to
     role, atom = first.role, first.atomicity
     locked: Locks = _locks_of(first, None)
+    if field_conflict:
+        claimed[first.node].update((path, first) for path, _ in leaves(first.tree))
     for c in stack[1:]:
-        if c.policy is not owner.policy and c.node == owner.node and (role == "none" or conflict_same_target):
+        if field_conflict:
+            taken = claimed[c.node]
+            clash = next(
+                ((path, taken[held]) for path, _ in leaves(c.tree) for held in taken if _overlaps(path, frozenset({held}))),
+                None,
+            )
+            if clash is not None and clash[1].policy is not c.policy:
+                path, holder = clash
+                conflicts[id(c)] = (holder, f"{_why(holder, c)}; both set {'.'.join(path)}")
+                continue
+            taken.update((path, c) for path, _ in leaves(c.tree))
+            if c.node == owner.node:
+                # Different fields on one target: merged, none replacing another.
+                acc = merge_patch(acc, _strip(c.tree, locked, None))
+                owner = c
+                locked = _locks_of(c, locked)
+                role, atom = c.role, c.atomicity
+                continue
+        elif c.policy is not owner.policy and c.node == owner.node and (role == "none" or conflict_same_target):
             conflicts[id(c)] = (owner, _why(owner, c))
             continue
         if locked is ALL:
