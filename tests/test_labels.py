@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -67,11 +68,24 @@ def test_invalid_label_values(value: str, reason: str) -> None:
     assert problem is not None and reason in problem
 
 
-def test_upstream_crds_only_lack_labels_where_the_vendor_ships_none() -> None:
+def test_vendored_upstream_crds_get_no_advice_to_edit_them() -> None:
     # docs/semantics.md#label-conventions: Envoy Gateway's five policy CRDs and Kuadrant's four
-    # extension kinds carry no policy label; every labelled CRD is well-formed, and no
-    # Direct CRD spans two hierarchy levels (NGF ObservabilityPolicy: HTTPRoute + GRPCRoute).
+    # extension kinds carry no policy label. Before: nine PL501 warnings telling the user to add
+    # it. After: none: CRDs in the group of a project policylint ships profiles for (or a
+    # subdomain of it) are vendored, fixed upstream, not in the user's hands.
     result = lint_paths([UPSTREAM_CRDS], selection=select("PL1", "PL5"))
+    assert not only(result, INTERNAL_ERROR)
+    assert result.findings == []
+
+
+def test_upstream_crds_rehomed_to_a_users_group_lack_labels_only_where_the_vendor_ships_none(tmp_path: Path) -> None:
+    # The label rules on the real CRDs, as if the user owned them (spec.group moved under
+    # example.com): every labelled CRD is well-formed, and no Direct CRD spans two hierarchy
+    # levels (NGF ObservabilityPolicy: HTTPRoute + GRPCRoute); only the unlabelled kinds remain.
+    for source in sorted(UPSTREAM_CRDS.rglob("*.yaml")):
+        text = re.sub(r"(?m)^(  group: )(\S+)$", r"\1\2.example.com", source.read_text(encoding="utf-8"))
+        (tmp_path / f"{source.parent.name}-{source.name}").write_text(text, encoding="utf-8")
+    result = lint_paths([tmp_path], selection=select("PL1", "PL5"))
     assert not only(result, INTERNAL_ERROR)
     unlabelled = sorted(f.object.name for f in result.findings if f.rule == "PL501")  # type: ignore[union-attr]
     assert unlabelled == [
@@ -86,6 +100,11 @@ def test_upstream_crds_only_lack_labels_where_the_vendor_ships_none() -> None:
         "threatpolicies.extensions.kuadrant.io",
     ]
     assert {f.rule for f in result.findings} == {"PL501"}
+
+
+def test_the_users_own_policy_crd_still_gets_the_advice() -> None:
+    # The same unlabelled shape under a group the user owns.
+    assert rules(crd()) == ["PL501"]
 
 
 def crd(labels: str = "{}", props: str = "{targetRefs: {type: array}}") -> str:

@@ -240,6 +240,11 @@ class ProfileRegistry:
     def __len__(self) -> int:
         return len(self._by_gk)
 
+    def vendor_groups(self) -> frozenset[str]:
+        """API groups of the projects policylint ships profiles for (Gateway API, Envoy Gateway,
+        NGINX Gateway Fabric, Kuadrant): their CRDs are vendored, not edited by the user."""
+        return frozenset(p.group for p in self if p.origin == ORIGIN_BUILTIN)
+
     def add(self, profile: PolicyProfile) -> None:
         self._by_gk.setdefault(profile.gk, profile)
 

@@ -26,7 +26,7 @@ from policylint.profiles.policy import Policy
 from policylint.profiles.registry import ORIGIN_INFERRED, POLICY_ATTACHMENT, PolicyProfile
 from policylint.project import Project
 from policylint.rules.base import POLICY, Rule
-from policylint.rules.labels import POLICY_LABEL, crd_shape, is_policy_crd
+from policylint.rules.labels import POLICY_LABEL, crd_shape, editable_crds, is_policy_crd
 from policylint.textsafe import short_repr
 
 
@@ -339,7 +339,7 @@ class PolicyCrdNaming(Rule):
     subjects = frozenset({"CustomResourceDefinition"})
 
     def check(self, project: Project) -> Iterable[Issue]:
-        for crd in project.index.crds():
+        for crd in editable_crds(project):
             shape = crd_shape(crd)
             if not is_policy_crd(crd, shape) or not shape.kind:
                 continue

@@ -181,10 +181,22 @@ def label_value_problem(value: str) -> str | None:
 
 
 def _policy_crds(project: Project) -> Iterator[tuple[K8sObject, CrdShape]]:
-    for crd in project.index.crds():
+    for crd in editable_crds(project):
         shape = crd_shape(crd)
         if is_policy_crd(crd, shape):
             yield crd, shape
+
+
+def editable_crds(project: Project) -> Iterator[K8sObject]:
+    """The CRDs in the input their owners can change: not those of a project policylint ships a
+    profile for (a vendored Envoy Gateway or NGINX Gateway Fabric CRD is fixed upstream, so advice
+    to edit it is noise). The labels and names rules read only these."""
+    vendors = project.resolution.profiles.vendor_groups()
+    for crd in project.index.crds():
+        group = crd.spec.get("group")
+        # A vendor's group or a subdomain of it (extensions.kuadrant.io is Kuadrant's).
+        if not (isinstance(group, str) and any(group == v or group.endswith("." + v) for v in vendors)):
+            yield crd
 
 
 def _crd_label(project: Project) -> Iterator[tuple[K8sObject, CrdShape, str]]:
@@ -213,7 +225,7 @@ class PolicyCrdMissingLabel(Rule):
     subjects = frozenset({"CustomResourceDefinition"})
 
     def check(self, project: Project) -> Iterable[Issue]:
-        for crd in project.index.crds():
+        for crd in editable_crds(project):
             shape = crd_shape(crd)
             if not (shape.kind and shape.kind.endswith("Policy") and shape.has_target_fields):
                 continue
