@@ -620,3 +620,68 @@ def test_ngf_a_later_policy_setting_the_same_field_is_conflicted_and_the_oldest_
     assert accepted[("upstream-keepalives", "coffee")] == "Accepted"
     (finding,) = only(result, "PL601")
     assert "2m-zone-size" in finding.message and "both set zoneSize" in finding.message
+
+
+# Kuadrant's guide "Secure, protect, and connect APIs with Kuadrant" (docs.kuadrant.io): the
+# platform engineer puts a deny-by-default AuthPolicy on the Gateway (`defaults`), and each
+# application adds its own AuthPolicy on its HTTPRoute.
+KUADRANT_DENY_BY_DEFAULT = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: istio}
+spec: {controllerName: istio.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: external, namespace: gateway-system}
+spec:
+  gatewayClassName: istio
+  listeners: [{name: api, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: kuadrant.io/v1
+kind: AuthPolicy
+metadata: {name: gw-auth, namespace: gateway-system}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: external}
+  defaults:
+    rules:
+      authorization:
+        deny-all:
+          opa:
+            rego: "allow = false"
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: toystore, namespace: toystore}
+spec:
+  parentRefs: [{name: external, namespace: gateway-system}]
+  rules: [{backendRefs: [{name: toystore, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: toystore, namespace: toystore}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: kuadrant.io/v1
+kind: AuthPolicy
+metadata: {name: toystore, namespace: toystore}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: toystore}
+  rules:
+    authentication:
+      api-key-users:
+        apiKey:
+          selector: {matchLabels: {app: toystore}}
+    authorization:
+      allow-all:
+        opa:
+          rego: "allow = true"
+"""
+
+
+def test_a_default_every_route_overrides_today_is_a_guard_rail_not_dead() -> None:
+    # Before: PL602 warning "it has no effect; remove it". After: info, a guard rail for routes
+    # added later. A default beaten by an override stays a warning (tests/effective/s02).
+    (finding,) = only(lint_text(KUADRANT_DENY_BY_DEFAULT), "PL602")
+    assert finding.severity is Severity.INFO
+    assert "guard rail for routes added later" in finding.message and "remove" not in finding.message

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from policylint.findings import Issue, Related, Severity
+from policylint.k8s.names import ns_name
 from policylint.profiles.policy import Policy
 from policylint.project import Project
 from policylint.rules.base import POLICY, Rule, RuleOption
@@ -32,6 +33,7 @@ from policylint.semantics.effective.simulation import (
 from policylint.semantics.resolution import TargetResolution
 from policylint.stages import Stage
 from policylint.textsafe import json_text, truncate
+from policylint.vocabulary import Role
 
 _MAX_SHOWN = 3
 
@@ -137,12 +139,42 @@ class PolicyOverridden(Rule):
             winners = sorted(set().union(*(s.beaten_by for _, s in live)))
             contexts = sum(s.contexts - s.conflicted for _, s in live)
             example = path_label(live[0][1].overridden_in[0]) if live[0][1].overridden_in else ""
+            related = _policy_related(project, winners, policy.key.kind, "overridden by {name}")
+            if _beaten_only_by_more_specific_defaults(project, policy, winners):
+                # Defaults that every current route overrides still apply to a route added later that
+                # sets nothing (a deny-by-default policy, a low default rate limit): a guard rail,
+                # not dead configuration (GEP-713 "Defaults").
+                message = (
+                    f"{_label(policy)} sets defaults that {_winners(winners)} override in every context it reaches today"
+                    f" ({_count(contexts, 'contexts')}, e.g. {example}): it is a guard rail for routes added later"
+                    " that set nothing, and has no effect until then"
+                )
+                yield self.issue(policy.obj, live[0][0].ref.path, message, related=related, severity=Severity.INFO)
+                continue
             message = (
                 f"{_label(policy)} is overridden in every context it reaches ({_count(contexts, 'contexts')}, e.g. {example})"
-                f" by {_winners(winners)}: it has no effect; remove it or change the policies that beat it"
+                f" by {_winners(winners)}: it has no effect"
             )
-            related = _policy_related(project, winners, policy.key.kind, "overridden by {name}")
-            yield self.issue(policy.obj, live[0][0].ref.path, message, related=related)
+            hint = "Remove it, or change the policies that beat it."
+            yield self.issue(policy.obj, live[0][0].ref.path, message, related=related, hint=hint)
+
+
+def _beaten_only_by_more_specific_defaults(project: Project, policy: Policy, winners: Iterable[str]) -> bool:
+    """Whether the policy offers only defaults and every policy that beats it does too: then the
+    more specific defaults win (GEP-713), and the policy's still apply where none is set. Beaten by
+    an override, it is dead: a route added later gets the override too."""
+    facets = project.simulation().facets
+    mine = facets.get(id(policy.obj), [])
+    if not mine or any(f.role is not Role.DEFAULT for f in mine):
+        return False
+    names = set(winners)
+    others = [
+        f
+        for p in project.resolution.policies()
+        if p.key.kind == policy.key.kind and p.key.group == policy.key.group and ns_name(p.key.namespace, p.key.name) in names
+        for f in facets.get(id(p.obj), [])
+    ]
+    return bool(others) and all(f.role is Role.DEFAULT for f in others)
 
 
 class PolicyPartiallyEnforced(Rule):
