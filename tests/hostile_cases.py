@@ -1191,8 +1191,8 @@ def text_problems(item: BuiltCase, run: Run) -> list[str]:
             out.append(f"the good file has a finding: {line[:120]!r}")
         elif line.startswith("::"):
             out.append(f"a line starts with '::': {line[:80]!r}")
-        elif not (line.startswith((prefix, "    note:"))):
-            out.append(f"a line that is neither a finding nor a note: {line[:80]!r}")
+        elif not (line.startswith((prefix, "    note:", "    hint:"))):
+            out.append(f"a line that is neither a finding, a note nor a hint: {line[:80]!r}")
     for name, text in (("stdout", stdout), ("stderr", run.stderr)):
         raw = sorted({f"U+{ord(c):04X}" for c in text if c in UNSAFE_CHARACTERS})
         if raw:

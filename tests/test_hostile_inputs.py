@@ -121,8 +121,11 @@ CASES = [
     Case("control-character", b"a: 1\nb: \x1b[31mred\x1b[0m\n", ("PL001",), 2),
     Case("nul-after-the-binary-sniff", b"a: 1\n" + b"#" * 9000 + b"\nb: \x00\n", ("PL001",), 3),
     Case("noncharacter", _utf8("a: \ufffe\n"), ("PL001",), 1),
-    Case("json-missing-comma", _utf8('{"a": 1\n "b": 2}\n'), ("PL001",), 2, "hostile.json"),
-    Case("json-trailing-garbage", _utf8('{"a": 1}\n}\n'), ("PL001",), 2, "hostile.json"),
+    # Broken JSON that is meant as an object keeps its syntax error; broken JSON that is not
+    # (no "apiVersion" and "kind" keys) is one PL003 "not a manifest" (README "Configuration").
+    Case("json-missing-comma", _utf8('{"apiVersion": "v1", "kind": "Service"\n "b": 2}\n'), ("PL001",), 2, "hostile.json"),
+    Case("json-trailing-garbage", _utf8('{"apiVersion": "v1", "kind": "Service"}\n}\n'), ("PL001",), 2, "hostile.json"),
+    Case("json-not-a-manifest", _utf8('{"a": 1\n "b": 2}\n'), ("PL003",), 2, "hostile.json"),
     # duplicate keys and tabs
     Case("duplicate-keys", _utf8("apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n  name: y\n"), ("PL002",), 5),
     Case("tab-indentation", _utf8("apiVersion: v1\nkind: Service\nmetadata:\n\tname: x\n"), ("PL001",), 4),
@@ -238,7 +241,7 @@ def test_hostile_file_yields_located_findings_and_the_neighbour_is_linted(case: 
     # Both reporters render the run (the JSON report is schema-checked by conftest).
     assert_valid_report(json_reporter.report(result))
     text = text_reporter.render(result)
-    assert all(line.startswith((str(tmp_path), "    note:")) for line in text.splitlines())
+    assert all(line.startswith((str(tmp_path), "    note:", "    hint:")) for line in text.splitlines())
 
 
 def test_all_hostile_files_in_one_run_through_the_cli(tmp_path: Path) -> None:

@@ -45,6 +45,9 @@ from policylint.vocabulary import Admission, ReferenceStatus, Resolved, Traffic
 # Parent kinds a route attaches to through listeners (docs/semantics.md#listener-admission);
 # Service parents are GAMMA (mesh, GEP-1294).
 _LISTENER_PARENTS = ((GATEWAY_GROUP, "Gateway"), (GATEWAY_GROUP, "ListenerSet"))
+# Listener protocols with and without TLS (apis/v1/gateway_types.go, Listener.TLS).
+_TLS_PROTOCOLS = ("HTTPS", "TLS")
+_PLAIN_PROTOCOLS = ("HTTP", "TCP", "UDP")
 _PURPOSE = {
     "backend": "backendRef",
     "mirror": "requestMirror backendRef",
@@ -752,6 +755,48 @@ class PolicyTargetCarriesNoTraffic(Rule):
                 yield self.issue(policy.obj, res.ref.path, message, related=related)
 
 
+class ListenerTlsMismatch(Rule):
+    """A listener's `tls` does not match its protocol: missing on HTTPS or TLS, set on HTTP, TCP or UDP."""
+
+    id = "PL415"
+    name = "listener-tls-mismatch"
+    severity = Severity.ERROR
+    subjects = frozenset({"Gateway", "ListenerSet"})
+
+    def check(self, project: Project) -> Iterable[Issue]:
+        for group, kind in _LISTENER_PARENTS:
+            for owner in project.index.of_kind(group, kind):
+                malformed = project.index.malformed(owner)
+                listeners = owner.spec.get("listeners")
+                for i, listener in enumerate(listeners if isinstance(listeners, list) else ()):
+                    if not isinstance(listener, dict) or malformed.tainted("spec", "listeners", i):
+                        continue  # PL010's
+                    protocol, has_tls = listener.get("protocol"), "tls" in listener
+                    path = join("spec.listeners", i)
+                    name = listener.get("name")
+                    if protocol in _TLS_PROTOCOLS and not has_tls:
+                        # Listener.TLS: "required if the Protocol field is HTTPS or TLS". The API server
+                        # stores it (no CEL rule), and the controller cannot terminate or route it.
+                        message = (
+                            f"listener {name} of {kind} {where(owner)} uses protocol {protocol} without `tls`: the listener"
+                            " is invalid (the Gateway API requires tls for HTTPS and TLS listeners), so no route attached"
+                            " to it receives traffic through it"
+                        )
+                        hint = (
+                            "Add tls.certificateRefs (a Secret with the certificate)."
+                            if protocol == "HTTPS"
+                            else "Add tls.mode (Passthrough or Terminate)."
+                        )
+                        yield self.issue(owner, join(path, "protocol"), message, hint=hint)
+                    elif protocol in _PLAIN_PROTOCOLS and has_tls:
+                        # CRD validation: "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']".
+                        message = (
+                            f"listener {name} of {kind} {where(owner)} sets `tls` on protocol {protocol}: the CRD's"
+                            " validation rejects the whole object (tls must not be specified for protocols HTTP, TCP, UDP)"
+                        )
+                        yield self.issue(owner, join(path, "tls"), message, hint="Use protocol HTTPS or TLS, or remove tls.")
+
+
 RULES: list[type[Rule]] = [
     GatewayClassNotFound,
     ParentRefNotFound,
@@ -762,4 +807,5 @@ RULES: list[type[Rule]] = [
     BackendNotFound,
     BackendPortInvalid,
     PolicyTargetCarriesNoTraffic,
+    ListenerTlsMismatch,
 ]
