@@ -685,3 +685,47 @@ def test_a_default_every_route_overrides_today_is_a_guard_rail_not_dead() -> Non
     (finding,) = only(lint_text(KUADRANT_DENY_BY_DEFAULT), "PL602")
     assert finding.severity is Severity.INFO
     assert "guard rail for routes added later" in finding.message and "remove" not in finding.message
+
+
+# Envoy Gateway translator test data backendtlspolicy-invalid-ca.in.yaml: a CA ConfigMap that does
+# not exist where the namespace's ConfigMaps are in the input, and a CA reference of an unsupported
+# kind; EG writes Accepted=False, Invalid for both policies.
+BTLS_INVALID_CA = """\
+apiVersion: v1
+kind: Service
+metadata: {name: http-backend, namespace: backends}
+spec: {ports: [{name: https, port: 443}]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ca-cmap, namespace: backends}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: policy-btls, namespace: backends}
+spec:
+  targetRefs: [{group: "", kind: Service, name: http-backend, sectionName: https}]
+  validation:
+    caCertificateRefs: [{group: "", kind: ConfigMap, name: no-ca-cmap}]
+    hostname: example.com
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: policy-invalid-kind, namespace: backends}
+spec:
+  targetRefs: [{group: "", kind: Service, name: http-backend}]
+  validation:
+    caCertificateRefs: [{group: "", kind: Pod, name: ca-cmap}]
+    hostname: example.com
+"""
+
+
+def test_backend_tls_policies_with_unusable_ca_references_are_invalid() -> None:
+    # Before: both Accepted, no finding. After: both Invalid, with the reason; PL417 on each.
+    result = lint_text(BTLS_INVALID_CA)
+    by_name = {p["object"]["name"]: p["targets"][0] for p in result.policy_reports or []}
+    assert by_name["policy-btls"]["accepted"] == "Invalid"
+    assert by_name["policy-btls"]["message"] == "spec.validation.caCertificateRefs[0]: ConfigMap backends/no-ca-cmap not found"
+    assert by_name["policy-invalid-kind"]["accepted"] == "Invalid"
+    assert "Pod (group core) is not a kind this reference supports" in by_name["policy-invalid-kind"]["message"]
+    assert len(only(result, "PL417")) == 2

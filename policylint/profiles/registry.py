@@ -121,6 +121,10 @@ class PolicyProfile:
     # Path patterns of backend references inside the spec (`spec.extAuth.http.backendRefs[*]`):
     # cross-namespace ones need a ReferenceGrant from the policy kind (docs/semantics.md#referencegrant).
     backend_refs: tuple[str, ...] = ()
+    # Path patterns of certificate and CA references in the spec (BackendTLSPolicy's
+    # `spec.validation.caCertificateRefs[*]`) and the kinds they may name.
+    certificate_refs: tuple[str, ...] = ()
+    certificate_kinds: tuple[TargetKind, ...] = ()
 
     @property
     def gk(self) -> tuple[str, str]:
@@ -183,6 +187,8 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
         origin=origin,
         source=source,
         backend_refs=tuple(raw.get("backendRefs", ())),
+        certificate_refs=tuple(raw.get("certificateRefs", {}).get("paths", ())),
+        certificate_kinds=tuple(_target_kind(k) for k in raw.get("certificateRefs", {}).get("kinds", ())),
     )
 
 

@@ -860,6 +860,54 @@ def _indistinct(a: Listener, b: Listener) -> str | None:
     return None
 
 
+_CERTIFICATE_PURPOSES = {
+    "certificate": "listener certificateRef",
+    "client-certificate": "client certificate reference",
+    "ca-certificate": "CA certificate reference",
+    "policy-certificate": "CA certificate reference",
+}
+
+
+class CertificateRefInvalid(Rule):
+    """A certificate or CA reference names a missing object (where the input holds objects of that kind there) or an unsupported kind."""
+
+    id = "PL417"
+    name = "certificate-ref-invalid"
+    severity = Severity.ERROR
+    subjects = frozenset({"Gateway", "ListenerSet", POLICY})
+    reads = frozenset({Stage.TOPOLOGY})
+
+    def check(self, project: Project) -> Iterable[Issue]:
+        topology = project.topology()
+        owners: list[K8sObject] = [*topology.gateways(), *project.index.of_kind(GATEWAY_GROUP, "ListenerSet")]
+        owners.extend(p.obj for p in project.resolution.policies() if p.profile.certificate_refs)
+        for owner in owners:
+            for ref in topology.refs_from(owner):
+                what = _CERTIFICATE_PURPOSES.get(ref.purpose)
+                if what is None:
+                    continue
+                if ref.status == NOT_FOUND:
+                    effect = (
+                        "the policy is rejected (Accepted=False, Invalid)"
+                        if ref.purpose == "policy-certificate"
+                        else "the listener has no valid certificate (ResolvedRefs=False, InvalidCertificateRef)"
+                    )
+                    message = (
+                        f"{what} names {ref.kind} {ref.namespace}/{ref.name}, which is not in the input although the"
+                        f" input holds other {ref.kind}s in namespace {ref.namespace}: {effect}"
+                    )
+                    hint = f"Add the {ref.kind}, fix the name, or {external_hint(ref.kind, ref.namespace, ref.name)}."
+                    yield self.issue(owner, ref.path, message, hint=hint)
+                elif ref.status == ReferenceStatus.INVALID_KIND:
+                    message = (
+                        f"{what} names a {ref.kind} (group {ref.group or 'core'}), a kind no implementation documents for it:"
+                        " the policy is rejected (Accepted=False, Invalid)"
+                    )
+                    yield self.issue(
+                        owner, join(ref.path, "kind"), message, hint="Reference a ConfigMap (the core kind) or a Secret."
+                    )
+
+
 RULES: list[type[Rule]] = [
     GatewayClassNotFound,
     ParentRefNotFound,
@@ -872,4 +920,5 @@ RULES: list[type[Rule]] = [
     PolicyTargetCarriesNoTraffic,
     ListenerTlsMismatch,
     ListenerConflict,
+    CertificateRefInvalid,
 ]

@@ -46,6 +46,7 @@ Everything is computed once per run (the effective-policy engine walks it too).
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -57,6 +58,7 @@ from policylint.k8s.hostnames import effective_hostnames
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
+from policylint.profiles.registry import PolicyProfile, TargetKind
 from policylint.semantics.grants import NOT_NEEDED, GrantCheck, Reference
 from policylint.vocabulary import Admission, Attachment, ReferenceStatus, Traffic
 
@@ -299,6 +301,7 @@ class Topology:
         self.references: dict[int, list[ObjectRef]] = {}
         # id(policy) -> why its controller rejects its spec (policy_errors).
         self.spec_errors: dict[int, tuple[str, ...]] = {}
+        self._managed: dict[tuple[str, str], set[str]] = {}
         self._referrers: dict[int, list[ObjectRef]] = defaultdict(list)
         self._build()
 
@@ -414,9 +417,10 @@ class Topology:
                     self._routes_on[id(att.parent)].append((route, att))
             self._add_refs(route, self._route_backends(route))
         for policy in self.resolution.policies():
-            fields = policy.profile.backend_refs
-            if fields:
-                refs = self._policy_backends(policy.obj, fields)
+            profile = policy.profile
+            if profile.backend_refs or profile.certificate_refs:
+                refs = self._policy_backends(policy.obj, profile.backend_refs)
+                refs += self._policy_certificates(policy.obj, profile)
                 self._add_refs(policy.obj, refs)
                 errors = tuple(e for e in map(self._backend_error, refs) if e is not None)
                 if errors:
@@ -429,6 +433,8 @@ class Topology:
         where = f"{ref.kind} {ref.namespace}/{ref.name}"
         if ref.status == NOT_FOUND:
             return f"{ref.path}: {where} not found"
+        if ref.status == ReferenceStatus.INVALID_KIND:
+            return f"{ref.path}: {ref.kind} (group {ref.group or 'core'}) is not a kind this reference supports"
         if ref.status == REF_NOT_PERMITTED:
             return f"{ref.path}: {where} is in another namespace and no ReferenceGrant there permits the reference"
         target = ref.target
@@ -805,7 +811,9 @@ class Topology:
             status: ReferenceStatus
             if self.external.match(group, kind, namespace, name):
                 status = ReferenceStatus.EXTERNAL
-            elif not check_existence:
+            elif not check_existence and not self._manages(group, kind, namespace):
+                # Secrets and ConfigMaps often live outside the repository: checked only where
+                # the input holds objects of that kind in that namespace.
                 status = UNCHECKED
             elif self.index.kinds.get(group, kind) is None and not self.index.of_kind(group, kind):
                 status = OPAQUE
@@ -897,6 +905,26 @@ class Topology:
                     "ca-certificate",
                     "ConfigMap",
                 )
+        return out
+
+    def _manages(self, group: str, kind: str, namespace: str) -> bool:
+        """Whether the input holds objects of this kind in this namespace (the repository manages them)."""
+        namespaces = self._managed.get((group, kind))
+        if namespaces is None:
+            namespaces = self._managed[(group, kind)] = {o.namespace or "" for o in self.index.of_kind(group, kind)}
+        return namespace in namespaces
+
+    def _policy_certificates(self, obj: K8sObject, profile: PolicyProfile) -> list[ObjectRef]:
+        out: list[ObjectRef] = []
+        for pattern in profile.certificate_refs:
+            for path, raw in expand_pattern(obj.data, pattern):
+                if not isinstance(raw, dict):
+                    continue
+                ref = self._resolve_ref(obj, path, raw, "policy-certificate", default_kind="ConfigMap", check_existence=False)
+                if ref is not None and TargetKind(ref.group, ref.kind) not in profile.certificate_kinds:
+                    ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None)
+                if ref is not None:
+                    out.append(ref)
         return out
 
     def _policy_backends(self, obj: K8sObject, fields: Sequence[str]) -> list[ObjectRef]:
