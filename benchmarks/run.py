@@ -1,6 +1,7 @@
 """Benchmark policylint against the parse-only floor, on the same corpus, in one run.
 
     python benchmarks/run.py [--sizes 1000,10000] [--repeat 3] [--seed 1] [--no-startup] [--json]
+    python benchmarks/run.py --baseline-case [--sizes 1000,10000]   # with a 1,000-entry baseline and a config file
 
 For every size, a corpus is generated (benchmarks/generate.py) in a temporary
 directory, then a fresh Python process measures, best of `--repeat` runs:
@@ -193,6 +194,126 @@ def measure(corpus: Path, repeat: int) -> dict[str, Any]:
     }
 
 
+BASELINE_ENTRIES = 1_000
+
+
+def measure_baseline(corpus: Path, repeat: int) -> dict[str, Any]:
+    """Runs in the child process: the full lint with and without a 1,000-entry baseline
+    (docs/suppressions.md), interleaved, best of `repeat`. The baseline records the corpus's
+    own findings (up to 1,000), padded with entries for files outside the corpus, which are
+    read and matched but never judged stale: every entry costs what a real one costs."""
+    import hashlib
+
+    from policylint.pipeline import LintRequest, lint
+    from policylint.suppressions import baseline
+
+    plain = lint(LintRequest(paths=[str(corpus)]))
+    recorded = plain.findings[:BASELINE_ENTRIES]
+    text = baseline.render(recorded, str(corpus.parent))
+    padding = [
+        json.dumps(
+            {
+                "fingerprint": hashlib.blake2b(str(i).encode(), digest_size=16).hexdigest(),
+                "rule": "PL201",
+                "file": f"elsewhere/{i}.yaml",
+                "object": f"HTTPRoute app/r{i}",
+                "path": "spec.parentRefs[0]",
+            }
+        )
+        for i in range(BASELINE_ENTRIES - len(recorded))
+    ]
+    if padding:
+        head, _, tail = text.rpartition("]}")
+        text = head.rstrip("\n") + ("," if recorded else "") + "\n" + ",\n".join(padding) + "\n]}" + tail
+    path = corpus.parent / "baseline.json"
+    path.write_text(text, encoding="utf-8")
+    assert len(baseline.read(str(path))) == BASELINE_ENTRIES
+
+    hidden: list[int] = []
+
+    def with_baseline() -> None:
+        result = lint(LintRequest(paths=[str(corpus)], baseline=str(path)))
+        hidden[:] = [len(result.suppressed)]
+
+    # A configuration file as a real repository has one: it names the baseline, and every
+    # run reads, validates and applies it (patterns for the walk, severities, per-file).
+    config = corpus.parent / ".policylint.yaml"
+    config.write_text(
+        "baseline: baseline.json\n"
+        "extend-exclude: [generated/, '*.tmp.yaml']\n"
+        "severity: {PL6: warning, PL601: error, PL404: off}\n"
+        "per-file:\n  'manifests/legacy-*/':\n    severity: {PL2: info}\n",
+        encoding="utf-8",
+    )
+
+    def with_config() -> None:
+        from policylint.config.effective import build, run_settings
+        from policylint.config.load import load
+
+        effective = build(load(str(config)), {"paths": (str(corpus),)})
+        settings = run_settings(effective)
+        lint(
+            LintRequest(
+                paths=[str(corpus)],
+                baseline=effective.values["baseline"],
+                walk=settings.walk,
+                overrides=settings.overrides,
+                rule_options=settings.rule_options,
+            )
+        )
+
+    best = {"plain": float("inf"), "baseline": float("inf"), "config": float("inf")}
+    for _ in range(repeat):
+        for name, fn in (
+            ("plain", lambda: lint(LintRequest(paths=[str(corpus)]))),
+            ("baseline", with_baseline),
+            ("config", with_config),
+        ):
+            start = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return {
+        "plain_s": best["plain"],
+        "baseline_s": best["baseline"],
+        "config_s": best["config"],
+        "entries": BASELINE_ENTRIES,
+        "baselined": hidden[0],
+        "objects": len(plain.index.objects),
+    }
+
+
+def baseline_report(sizes: list[int], repeat: int, seed: int, per_file: int) -> str:
+    """The full lint with a 1,000-entry baseline against the same lint without one."""
+    sys.path.insert(0, str(HERE))
+    from generate import write_corpus
+
+    out = [
+        f"full lint with a {BASELINE_ENTRIES:,}-entry baseline (best of {repeat}, interleaved):",
+        "",
+        "| objects | without | with baseline | ratio | with config file and baseline | ratio | findings baselined |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    with tempfile.TemporaryDirectory(prefix="policylint-bench-") as tmp:
+        for n in sizes:
+            corpus = Path(tmp) / f"corpus-{n}" / "manifests"
+            write_corpus(n, corpus, seed=seed, per_file=per_file)
+            proc = subprocess.run(
+                [sys.executable, str(Path(__file__).resolve()), "--measure-baseline", str(corpus), "--repeat", str(repeat)],
+                capture_output=True,
+                text=True,
+                check=False,
+                cwd=tmp,
+            )
+            if proc.returncode != 0:
+                raise SystemExit(f"baseline measurement failed for {n} objects:\n{proc.stderr}")
+            r = json.loads(proc.stdout)
+            out.append(
+                f"| {n:,} | {r['plain_s']:.2f} s | {r['baseline_s']:.2f} s | {r['baseline_s'] / r['plain_s']:.2f}x"
+                f" | {r['config_s']:.2f} s | {r['config_s'] / r['plain_s']:.2f}x | {r['baselined']:,} |"
+            )
+    return "\n".join(out)
+
+
 def machine() -> str:
     cpu = cpu_model()
     import yaml
@@ -356,9 +477,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-peers", action="store_true", help="do not run yamllint or checkov even when installed")
     parser.add_argument("--json", action="store_true", help="print the raw measurements as JSON")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # internal: child process mode
+    parser.add_argument(
+        "--baseline-case",
+        action="store_true",
+        help=f"only measure the full lint with and without a {BASELINE_ENTRIES:,}-entry baseline",
+    )
+    parser.add_argument("--measure-baseline", type=Path, help=argparse.SUPPRESS)  # internal: child process mode
     args = parser.parse_args(argv)
     if args.measure is not None:
         print(json.dumps(measure(args.measure, args.repeat)))
+        return 0
+    if args.measure_baseline is not None:
+        print(json.dumps(measure_baseline(args.measure_baseline, args.repeat)))
+        return 0
+    if args.baseline_case:
+        print(baseline_report(sorted(int(s) for s in args.sizes.split(",") if s.strip()), args.repeat, args.seed, args.per_file))
         return 0
     sizes = sorted(int(s) for s in args.sizes.split(",") if s.strip())
     rows, peer_rows = run(sizes, args.repeat, args.seed, args.per_file, not args.no_peers)

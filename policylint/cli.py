@@ -11,7 +11,7 @@ import click
 
 from policylint import __version__
 from policylint.commands.catalogue import run_profiles, run_rule, run_rules
-from policylint.commands.check import run_check
+from policylint.commands.check import run_configured
 from policylint.commands.query import QueryLoad, run_explain, run_graph
 
 # The reporter registry only: no reporter module is imported until one renders.
@@ -34,6 +34,10 @@ class _CheckOptions(QueryLoad, total=False):
     jobs: int
     cache: bool
     cache_dir: str | None
+    baseline: str | None
+    write_baseline: bool
+    show_suppressed: bool
+    helm_templates: bool
 
 
 class _DefaultCheckGroup(click.Group):
@@ -79,6 +83,11 @@ def cli() -> None:
     """
 
 
+# The baseline `--write-baseline` writes without `--baseline` (policylint.suppressions.baseline.
+# DEFAULT_FILE, not imported here so that startup stays light). A flag, not an option with an
+# optional value: click would take the next argument, a path to lint, for the file to overwrite.
+_DEFAULT_BASELINE = ".policylint-baseline.json"
+
 # Shared by `check`, `explain` and `graph` (click makes a new option object per command).
 _FOLLOW_OUTSIDE_LINKS = click.option(
     "--follow-outside-links",
@@ -87,8 +96,26 @@ _FOLLOW_OUTSIDE_LINKS = click.option(
 )
 
 
+# The configuration file (policylint.config), shared by `check` and `config`.
+_CONFIG = click.option(
+    "--config",
+    "config_file",
+    metavar="FILE",
+    help="Configuration file to use [default: .policylint.yaml or [tool.policylint] in pyproject.toml, searched upward to the repository root].",
+)
+_ISOLATED = click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
+
+
 @cli.command("check")
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
+@_CONFIG
+@_ISOLATED
+@click.option(
+    "--show-config", is_flag=True, help="Print the effective configuration and where each value comes from; lint nothing."
+)
+@click.option(
+    "--helm-templates", is_flag=True, help="Lint the files of Helm charts' templates/ directories instead of skipping them."
+)
 @click.option("--format", "fmt", type=click.Choice(list(_FORMATS)), default="text", show_default=True)
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rules (id or name prefixes, comma-separated).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules (id or name prefixes).")
@@ -141,9 +168,46 @@ _FOLLOW_OUTSIDE_LINKS = click.option(
         " this user alone can write it and policylint created it."
     ),
 )
-def check_command(paths: tuple[str, ...], fmt: str, **kwargs: Unpack[_CheckOptions]) -> None:
-    """Lint manifests: files, directories, or `-` for stdin."""
-    sys.exit(run_check(paths, fmt=fmt, **kwargs))
+@click.option(
+    "--baseline",
+    metavar="FILE",
+    help="Hide the findings recorded in this baseline file (docs/suppressions.md); entries that match nothing are PL906.",
+)
+@click.option(
+    "--write-baseline",
+    is_flag=True,
+    help=f"Record this run's findings in the --baseline file [default: {_DEFAULT_BASELINE}], dropping stale entries, and hide them.",
+)
+@click.option("--show-suppressed", is_flag=True, help="Also list the findings hidden by suppressions and the baseline.")
+def check_command(
+    paths: tuple[str, ...],
+    fmt: str,
+    config_file: str | None,
+    isolated: bool,
+    show_config: bool,
+    **kwargs: Unpack[_CheckOptions],
+) -> None:
+    """Lint manifests: files, directories, or `-` for stdin (default: `paths` of the configuration file)."""
+    given = _given({"fmt": fmt, **kwargs})
+    sys.exit(run_configured(paths, given, config=config_file, isolated=isolated, show_config=show_config))
+
+
+def _given(values: dict[str, Any]) -> dict[str, Any]:
+    """The options given on the command line (or in the environment), not left at their
+    defaults: only those override the configuration file."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    defaults = (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
+    return {name: value for name, value in values.items() if ctx.get_parameter_source(name) not in defaults}
+
+
+@cli.command("config")
+@_CONFIG
+@_ISOLATED
+def config_command(config_file: str | None, isolated: bool) -> None:
+    """Print the effective configuration and where each value comes from."""
+    sys.exit(run_configured((), {}, config=config_file, isolated=isolated, show_config=True))
 
 
 @cli.command("rules")
@@ -188,10 +252,26 @@ def _query_options(command: _F) -> _F:
                 "--external", multiple=True, metavar="KIND[/NS[/NAME]]", help="Objects that live outside the input (globs)."
             ),
             _FOLLOW_OUTSIDE_LINKS,
+            _CONFIG,
+            _ISOLATED,
         ]
     ):
         command = option(command)
     return command
+
+
+def _query_load(
+    paths: tuple[str, ...], config_file: str | None, isolated: bool, kwargs: QueryLoad
+) -> tuple[tuple[str, ...], QueryLoad]:
+    """The paths and loading options of `explain` and `graph`, with the configuration file's
+    values under the flags given (policylint.commands.check.configured_query)."""
+    from policylint.commands.check import configured_query
+
+    loaded = configured_query(paths, _given(dict(kwargs)), dict(kwargs), config=config_file, isolated=isolated)
+    if isinstance(loaded, int):
+        sys.exit(loaded)
+    query_paths, options = loaded
+    return query_paths, QueryLoad(**options)  # type: ignore[typeddict-item]
 
 
 @cli.command("explain")
@@ -206,7 +286,15 @@ def _query_options(command: _F) -> _F:
     help="Contexts listed per result or target (0: all); counts are always complete.",
 )
 @_query_options
-def explain_command(target: str, paths: tuple[str, ...], fmt: str, limit: int, **kwargs: Unpack[QueryLoad]) -> None:
+def explain_command(
+    target: str,
+    paths: tuple[str, ...],
+    fmt: str,
+    limit: int,
+    config_file: str | None,
+    isolated: bool,
+    **kwargs: Unpack[QueryLoad],
+) -> None:
     """Show what an object effectively gets, and why; or what a policy reaches.
 
     \b
@@ -217,7 +305,8 @@ def explain_command(target: str, paths: tuple[str, ...], fmt: str, limit: int, *
     KIND is case-insensitive and may carry its group (`HTTPRoute.gateway.networking.k8s.io`);
     KIND/NAME names a cluster-scoped object, or one in --namespace. PATHS default to `.`.
     """
-    sys.exit(run_explain(target, paths or (".",), fmt=fmt, limit=limit, **kwargs))
+    query_paths, load = _query_load(paths, config_file, isolated, kwargs)
+    sys.exit(run_explain(target, query_paths, fmt=fmt, limit=limit, **load))
 
 
 @cli.command("graph")
@@ -235,7 +324,14 @@ def explain_command(target: str, paths: tuple[str, ...], fmt: str, limit: int, *
 @click.option("--rules", is_flag=True, help="Draw route rules as nodes of their own.")
 @_query_options
 def graph_command(
-    paths: tuple[str, ...], fmt: str, focus: str | None, depth: int | None, rules: bool, **kwargs: Unpack[QueryLoad]
+    paths: tuple[str, ...],
+    fmt: str,
+    focus: str | None,
+    depth: int | None,
+    rules: bool,
+    config_file: str | None,
+    isolated: bool,
+    **kwargs: Unpack[QueryLoad],
 ) -> None:
     """Draw the topology with its policies (Mermaid for GitHub Markdown, or DOT).
 
@@ -244,4 +340,5 @@ def graph_command(
     policylint graph examples/ --format dot | dot -Tsvg > topology.svg
     policylint graph examples/ --focus httproute/team-a/storefront
     """
-    sys.exit(run_graph(paths or (".",), fmt=fmt, focus=focus, depth=depth, rules=rules, **kwargs))
+    query_paths, load = _query_load(paths, config_file, isolated, kwargs)
+    sys.exit(run_graph(query_paths, fmt=fmt, focus=focus, depth=depth, rules=rules, **load))

@@ -3,18 +3,21 @@ simulation -> rules -> findings. Each stage is built once, in that order (policy
 
 from __future__ import annotations
 
+import datetime
 import gc
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from policylint.config import overrides as config_overrides
 from policylint.findings import Finding, Issue, Location
 from policylint.input.cache import ParseCache, open_cache
+from policylint.input.ignore import WalkFilter
 from policylint.input.load import Document, decode
 from policylint.input.parallel import load_files
 from policylint.input.positions import PositionResolver
-from policylint.input.sources import Source, discover
+from policylint.input.sources import Skipped, Source, discover, discover_all
 from policylint.k8s.external import ExternalObjects
 from policylint.k8s.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
 from policylint.k8s.objects import KindInfo, KindRegistry, build_objects, split_api_version
@@ -28,6 +31,7 @@ from policylint.semantics.effective.simulation import Simulation
 from policylint.semantics.resolution import Resolution
 from policylint.semantics.topology import Topology
 from policylint.stages import Stage, closure
+from policylint.suppressions import apply as suppressions
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,21 @@ class LintRequest:
     # Follow symlinks whose target lies outside the named paths (never to a FIFO or a device):
     # `--follow-outside-links`. Off, such a link is a PL008 finding (policylint.input.sources).
     follow_outside_links: bool = False
+    # Suppressions (policylint.suppressions, docs/suppressions.md): the baseline file to read
+    # (None: none), or to write from this run's findings and then use (`--write-baseline`);
+    # whether a suppression without ` -- reason` is a PL903 finding; the date `until=` is
+    # compared with (None: today in UTC); and whether the text output lists suppressed findings.
+    baseline: str | None = None
+    write_baseline: str | None = None
+    require_suppression_reason: bool = True
+    today: datetime.date | None = None
+    show_suppressed: bool = False
+    # Configuration (policylint.config): what directory walks leave out (None: `.gitignore`
+    # files respected, the default `exclude`), whether a Helm chart's templates/ is linted, and
+    # the per-rule severities and per-file settings applied to the findings (None: none).
+    walk: WalkFilter | None = None
+    helm_templates: bool = False
+    overrides: config_overrides.Overrides | None = None
 
 
 @dataclass
@@ -73,6 +92,16 @@ class LintResult:
     # Findings hidden by an inline suppression, an object annotation or the baseline, each with
     # its `suppression` set: counted and shown on request by every reporter, never failing a run.
     suppressed: list[Finding] = field(default_factory=list)
+    # `--show-suppressed`: the text output lists `suppressed` after the findings.
+    show_suppressed: bool = False
+    # `--write-baseline`: the file written and its entry count (None: not asked).
+    baseline_written: tuple[str, int] | None = None
+    # Files recognised as not manifests (Kustomize, Helm, tool configuration) and not read
+    # (policylint.input.nonmanifest): the CLI says how many in one info line.
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+_WHOLE = WalkFilter(exclude=(), respect_gitignore=False)
 
 
 def _is_crd(doc: Document) -> bool:
@@ -146,13 +175,16 @@ def load_project(request: LintRequest) -> Project:
             gc.enable()
 
 
-def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str | bytes], list[str]]:
-    sources = discover(
+def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str | bytes], list[str], list[Skipped]]:
+    found = discover_all(
         request.paths,
         stdin_filename=request.stdin_filename,
         read_stdin=request.read_stdin,
         follow_outside_links=request.follow_outside_links,
+        walk=request.walk,
+        helm_templates=request.helm_templates,
     )
+    sources = found.sources
     user_profiles: list[PolicyProfile] = []
     for path in request.profile_paths:
         user_profiles.extend(load_profile_file(Path(path), origin=ORIGIN_PROFILE))
@@ -166,7 +198,10 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     crd_documents: list[Document] = [d for d in documents if _is_crd(d)]
     if request.crd_paths:
         extra_docs, _, _ = _load(
-            discover(request.crd_paths, follow_outside_links=request.follow_outside_links), cache, request.jobs
+            # Named for their kinds alone: read whole, whatever `exclude` or .gitignore says.
+            discover(request.crd_paths, follow_outside_links=request.follow_outside_links, walk=_WHOLE),
+            cache,
+            request.jobs,
         )
         crd_documents.extend(d for d in extra_docs if _is_crd(d))
 
@@ -191,7 +226,7 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
         input_issues=input_issues,
         files=[s.display for s in sources],
     )
-    return Project(index, Resolution(index, profiles)), sources, texts, notes
+    return Project(index, Resolution(index, profiles)), sources, texts, notes, found.skipped
 
 
 def build_stages(project: Project, wanted: Iterable[Stage]) -> list[Issue]:
@@ -231,7 +266,8 @@ def _rule_options(request: LintRequest) -> dict[str, Mapping[str, object]]:
 
 def _lint(request: LintRequest) -> LintResult:
     engine.check_options(REGISTRY, _rule_options(request))  # a usage error, before any work
-    project, sources, texts, notes = _project(request)
+    baseline = suppressions.read_baseline(request)  # likewise (BaselineError)
+    project, sources, texts, notes, skipped = _project(request)
     selected = tuple(r for r in REGISTRY if request.selection.enabled(r))
     wanted = {stage for rule in selected for stage in rule.reads}
     if request.report_policies:
@@ -244,9 +280,31 @@ def _lint(request: LintRequest) -> LintResult:
         # A step that fails is a PL000 next to every other finding, and exit code 2.
         policy_reports, report_failures = compute_policy_reports(project)
         failures.extend(report_failures)
+    # Before the resolver consumes the texts: the files that may hold `# policylint:` comments.
+    commented = suppressions.texts_with_comments(texts)
     resolver = PositionResolver(_text_reader(texts))
     result = engine.run(project, rules, resolver, _rule_options(request), failures)
-    findings, internal_error = result.findings, result.internal_error
+    files = [s.display for s in sources]
+    outcome = suppressions.run(request, baseline, result.findings, commented, project.index.objects, rules, resolver, files)
+    active, suppressed = outcome.active, outcome.suppressed
+    if request.overrides:
+        # Configured severities and per-file settings (policylint.config.overrides), after the
+        # suppressions: a suppression of a rule a file turns off is not "unused", and the PL9xx
+        # findings about suppressions take their configured severity too.
+        by_id = {r.id: r for r in rules}
+        active = config_overrides.apply(active, by_id, request.overrides)
+        suppressed = config_overrides.apply(suppressed, by_id, request.overrides)
     return LintResult(
-        findings, project.index, project, [s.display for s in sources], internal_error, rules, policy_reports, notes
+        active,
+        project.index,
+        project,
+        files,
+        result.internal_error or outcome.failed,
+        rules,
+        policy_reports,
+        notes,
+        suppressed=suppressed,
+        show_suppressed=request.show_suppressed,
+        baseline_written=outcome.baseline_written,
+        skipped=skipped,
     )

@@ -174,6 +174,30 @@ PATTERNS: dict[str, Adversarial] = {
     "policylint.commands.explain._UNNAMED_RULE": Adversarial(
         ("match",), lambda n: ["rules[" + "1" * n, "rules[" + "1" * n + "]x"]
     ),
+    # Suppression comments and the baseline file (policylint.suppressions): text from the input.
+    "policylint.suppressions.baseline._FINGERPRINT": Adversarial(
+        ("finditer",),
+        lambda n: ['"fingerprint"' + " " * n, '"fingerprint":' + " " * n + '"' + "a" * n, '"fingerprint" :' * (n // 16)],
+    ),
+    "policylint.suppressions.comments._DOCUMENT_BOUNDARY": Adversarial(
+        ("finditer",), lambda n: ["---" * (n // 3), "-" * n + "\n", "---\n" * (n // 4), "..." * (n // 3)]
+    ),
+    "policylint.suppressions.comments._LINE_BREAK": Adversarial(("finditer",), lambda n: ["\r" * n, "\r\n" * (n // 2), "a" * n]),
+    "policylint.suppressions.directives._BODY": Adversarial(
+        ("match",),
+        lambda n: [
+            "a," * (n // 2) + "!",
+            "a" + " " * n + "x",
+            "a" + " \t" * (n // 2) + "--",
+            "a" + " " * n + "until=" + "x" * n,
+            "a-" * (n // 2) + " -" * (n // 4),
+            "a" + " ," * (n // 2),
+        ],
+    ),
+    "policylint.suppressions.directives._DIRECTIVE": Adversarial(
+        ("match",), lambda n: ["a" * n + " " * n, "-" * n + "x", " " * n + "a", "a" + " " * n + "=" + " " * n]
+    ),
+    "policylint.suppressions.directives._DATE": Adversarial(("fullmatch",), lambda n: ["1" * n, "1234-12-" + "1" * n]),
     # File names in the cache directory.
     "policylint.input.cache._ENTRY_NAME": Adversarial(("match", "search"), lambda n: ["0" * n + "g", "a" * n]),
     "policylint.input.cache._TEMP_NAME": Adversarial(("match", "search"), lambda n: [".tmp-" + "a" * n, ".tmp-" * (n // 5)]),
@@ -259,6 +283,20 @@ FUNCTIONS: dict[str, tuple[Callable[[str], object], Callable[[int], list[str]]]]
             "{{ x {{\n" * (n // 8) + "}}",
             "{{ x\n" + " " * n + "y }}",
         ],
+    ),
+    # Every marker of a file, not only the first (PL004 skips those in kinds that use them).
+    "policylint.input.load._template_markers": (
+        lambda text: list(_call("policylint.input.load._template_markers")(text)),
+        lambda n: [
+            "{{ x }}" * (n // 7),
+            "{{" * (n // 2) + "}}",
+            "{{ x\n" * (n // 5) + "}}",
+            ("{{ a }} {{" + " " * 50 + "\n") * (n // 62),
+        ],
+    ),
+    "policylint.input.load._json_not_a_manifest": (
+        lambda text: _call("policylint.input.load._has_json_key")(text, "apiVersion"),
+        lambda n: ['"apiVersion" ' * (n // 13), '"apiVersion"' + " " * n, '"apiVersion"\n' * (n // 13) + ":"],
     ),
     "policylint.input.load._strip_document_boms": (
         lambda text: _call("policylint.input.load._strip_document_boms")(text),

@@ -3,7 +3,8 @@
 `bad.yaml` must produce exactly the findings of that rule listed in
 `expected.yaml` (rule, object as `Kind ns/name`, field path, line, and column
 when given); `good.yaml` must produce no finding at all. `options.yaml`, when
-present, holds LintRequest options (e.g. `synthetic_rule_names: true`).
+present, holds LintRequest options (e.g. `synthetic_rule_names: true`; `baseline` names a file
+of the case directory).
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ CASES = sorted(p for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES.is_dir()
 
 def _options(case: Path) -> dict[str, Any]:
     path = case / "options.yaml"
-    return yaml.safe_load(path.read_text()) or {} if path.exists() else {}
+    options: dict[str, Any] = yaml.safe_load(path.read_text()) or {} if path.exists() else {}
+    if "baseline" in options:  # a baseline file of the case (PL906), named relative to it
+        options["baseline"] = str(case / options["baseline"])
+    return options
 
 
 def _bad_inputs(case: Path) -> list[Path]:

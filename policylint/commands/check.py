@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error, split_codes, use_color, warning
+
+if TYPE_CHECKING:
+    from policylint.config.effective import Effective
+    from policylint.config.overrides import Overrides
+    from policylint.input.ignore import WalkFilter
+    from policylint.input.sources import Skipped
 
 
 def run_check(
@@ -31,12 +38,24 @@ def run_check(
     cache: bool = True,
     cache_dir: str | None = None,
     follow_outside_links: bool = False,
+    baseline: str | None = None,
+    write_baseline: bool = False,
+    require_suppression_reason: bool = True,
+    show_suppressed: bool = False,
+    walk: WalkFilter | None = None,
+    helm_templates: bool = False,
+    overrides: Overrides | None = None,
+    rule_options: Mapping[str, Mapping[str, object]] | None = None,
 ) -> int:
     """Lint `paths`; print the report to stdout and a summary to stderr.
 
     The parse cache lives in `cache_dir`, else $POLICYLINT_CACHE_DIR, else the user's cache
     directory (policylint.input.cache.default_directory); `cache=False` neither reads nor writes it.
     A directory that is not safe to use is not used, with a warning on stderr.
+
+    `baseline` names the baseline file: its entries hide the findings they recorded; with
+    `write_baseline` it is (re)written first from the findings left after inline suppressions
+    (default file: policylint.suppressions.baseline.DEFAULT_FILE).
     """
     from policylint.findings import Severity
     from policylint.input.sources import SourceError
@@ -48,12 +67,22 @@ def run_check(
     from policylint.rules import REGISTRY
     from policylint.rules.base import RuleOptionError
     from policylint.rules.engine import Selection
+    from policylint.suppressions.baseline import DEFAULT_FILE, BaselineError
 
     selection = Selection(split_codes(select), split_codes(ignore))
     unknown = selection.unknown_codes(REGISTRY)
     if unknown:
         error(f"no rule matches {', '.join(unknown)} (see `policylint rules`)")
         return EXIT_USAGE
+    if overrides:
+        from dataclasses import replace
+
+        from policylint.config.overrides import run_selection
+
+        # Per-file `select` may enable a rule the global selection leaves out: run it, and
+        # keep its findings only in those files (policylint.config.overrides).
+        overrides = replace(overrides, selection=selection)
+        selection = run_selection(selection, overrides.per_file, REGISTRY)
     try:
         threshold = Severity.parse(fail_on)
     except ValueError as exc:
@@ -79,14 +108,30 @@ def run_check(
         cache_dir=_cache_dir(cache, cache_dir),
         jobs=jobs,
         max_affected=max_affected,
+        baseline=baseline,
+        write_baseline=(baseline or DEFAULT_FILE) if write_baseline else None,
+        require_suppression_reason=require_suppression_reason,
+        show_suppressed=show_suppressed,
+        walk=walk,
+        helm_templates=helm_templates,
+        overrides=overrides if overrides else None,
+        rule_options=rule_options or {},
     )
     try:
         result = lint(request)
-    except (SourceError, ProfileError, RuleOptionError) as exc:
+    except (SourceError, ProfileError, RuleOptionError, BaselineError) as exc:
         error(exc)
         return EXIT_USAGE
     for note in result.notes:
         warning(note)
+    if result.skipped:
+        _say_skipped(result.skipped)
+    if result.baseline_written is not None:
+        from policylint.k8s.names import plural
+        from policylint.textsafe import escape
+
+        written, entries = result.baseline_written
+        click.echo(f"policylint: wrote {plural(entries, 'baseline entry', 'baseline entries')} to {escape(written)}", err=True)
     colored = fmt == "text" and use_color(color, sys.stdout)
     render = renderer(fmt, color=colored)
     # color=True keeps the escape codes click would strip when stdout is not a terminal.
@@ -97,6 +142,143 @@ def run_check(
     if exit_zero:
         return EXIT_OK
     return EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_OK
+
+
+def _say_skipped(skipped: Sequence[Skipped]) -> None:
+    """One info line on standard error for the files recognised as not manifests
+    (policylint.input.nonmanifest): not findings, but a run should say what it did not read."""
+    from policylint.input import nonmanifest
+    from policylint.k8s.names import plural
+    from policylint.textsafe import escape
+
+    counts: dict[str, int] = {}
+    for item in skipped:
+        counts[item.category] = counts.get(item.category, 0) + 1
+    words = {
+        nonmanifest.KUSTOMIZE: ("Kustomize file", None),
+        nonmanifest.HELM: ("Helm chart file or directory", "Helm chart files or directories"),
+        nonmanifest.TOOL: ("tool configuration file", None),
+    }
+    parts = [plural(counts[c], *words[c]) for c in words if counts.get(c)]
+    render = (
+        "; lint what `kustomize build` or `helm template` outputs"
+        if counts.get(nonmanifest.KUSTOMIZE) or counts.get(nonmanifest.HELM)
+        else ""
+    )
+    click.echo(f"policylint: info: not manifests, skipped: {escape(', '.join(parts))}{render}", err=True)
+
+
+def run_configured(
+    paths: Sequence[str],
+    given: Mapping[str, Any],
+    *,
+    config: str | None = None,
+    isolated: bool = False,
+    show_config: bool = False,
+) -> int:
+    """`check` with the configuration file applied: find it (or read `config`; none when
+    `isolated`), then run with its values under the command-line keywords `given` (the flags
+    actually given). `show_config` prints the effective settings instead of linting."""
+    from policylint.config import find_config
+
+    found = None if isolated or config else find_config()
+    # Messages and `--show-config` name a discovered file as seen from the working directory.
+    path = config if config is not None and not isolated else (os.path.relpath(found) if found is not None else None)
+    if path is None and not show_config:
+        if not paths:
+            error("no paths given: name files or directories, or set `paths` in a configuration file")
+            return EXIT_USAGE
+        return run_check(paths, **given)  # no configuration: pydantic is never imported
+    from policylint.config.effective import build
+    from policylint.config.load import ConfigError, load
+
+    try:
+        loaded = load(path) if path is not None else None
+    except ConfigError as exc:
+        for line in str(exc).splitlines():
+            error(line)
+        return EXIT_USAGE
+    cli = dict(given)
+    if paths:
+        cli["paths"] = tuple(paths)
+    effective = build(loaded, cli)
+    if show_config:
+        click.echo(effective.render(), nl=False)
+        return EXIT_OK
+    return _run_effective(effective, given)
+
+
+def _run_effective(effective: Effective, given: Mapping[str, Any]) -> int:
+    from policylint.config.effective import CLI_KEYWORDS, run_settings
+
+    values = effective.values
+    if not values["paths"]:
+        error("no paths given: name files or directories, or set `paths` in the configuration file")
+        return EXIT_USAGE
+    settings = run_settings(effective)
+    # Flags that have no configuration key (--exit-zero, --write-baseline, ...) pass as given.
+    keywords: dict[str, Any] = {k: v for k, v in given.items() if k not in CLI_KEYWORDS.values()}
+    keywords.update({keyword: values[key] for key, keyword in CLI_KEYWORDS.items() if key not in ("paths", "output")})
+    if values["output"]:
+        import inspect
+
+        # `output` is `--output FORMAT=PATH`: run_check's `outputs` keyword.
+        if "outputs" not in inspect.signature(run_check).parameters:
+            error(f"{loaded_path(effective)}: `output` is not supported by this version of policylint")
+            return EXIT_USAGE
+        keywords["outputs"] = tuple(values["output"])
+    return run_check(
+        tuple(values["paths"]),
+        **keywords,
+        require_suppression_reason=values["require-suppression-reason"],
+        walk=settings.walk,
+        overrides=settings.overrides,
+        rule_options=settings.rule_options,
+    )
+
+
+# The configuration keys `explain` and `graph` read, and their keywords (QueryLoad).
+_QUERY_KEYS = {
+    "crd": "crd_paths",
+    "profile": "profile_paths",
+    "namespace": "namespace",
+    "synthetic-rule-names": "synthetic_rule_names",
+    "external": "external",
+    "follow-outside-links": "follow_outside_links",
+}
+
+
+def configured_query(
+    paths: Sequence[str], given: Mapping[str, Any], options: Mapping[str, Any], *, config: str | None, isolated: bool
+) -> tuple[tuple[str, ...], dict[str, Any]] | int:
+    """The paths and loading options of `explain` and `graph`: `options` (every flag, given or
+    default) when there is no configuration file, else the file's values under the flags
+    `given`; paths default to the file's `paths`, then to `.`. EXIT_USAGE for a bad file."""
+    from policylint.config import find_config
+
+    found = None if isolated or config else find_config()
+    path = config if config is not None and not isolated else (os.path.relpath(found) if found is not None else None)
+    if path is None:
+        return tuple(paths) or (".",), dict(options)
+    from policylint.config.effective import build
+    from policylint.config.load import ConfigError, load
+
+    try:
+        effective = build(load(path), given)
+    except ConfigError as exc:
+        for line in str(exc).splitlines():
+            error(line)
+        return EXIT_USAGE
+    from policylint.config.effective import run_settings
+
+    values = effective.values
+    options_out: dict[str, Any] = {kw: values[key] for key, kw in _QUERY_KEYS.items()}
+    options_out["walk"] = run_settings(effective).walk
+    return tuple(paths) or tuple(values["paths"]) or (".",), options_out
+
+
+def loaded_path(effective: Effective) -> str:
+    return effective.file.path if effective.file is not None else "configuration"
 
 
 def _cache_dir(enabled: bool, directory: str | None) -> str | None:

@@ -13,6 +13,7 @@ from policylint.commands import EXIT_OK, EXIT_USAGE, error
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from policylint.input.ignore import WalkFilter
     from policylint.project import Project
 
 
@@ -25,6 +26,7 @@ class QueryLoad(TypedDict, total=False):
     synthetic_rule_names: bool
     external: Sequence[str]
     follow_outside_links: bool
+    walk: WalkFilter | None  # from the configuration file (policylint.config)
 
 
 def load_project_for_query(
@@ -36,6 +38,7 @@ def load_project_for_query(
     synthetic_rule_names: bool = False,
     external: Sequence[str] = (),
     follow_outside_links: bool = False,
+    walk: WalkFilter | None = None,
 ) -> Project | int:
     """The project `explain` and `graph` query (no rules run), or EXIT_USAGE after saying why."""
     from policylint.input.sources import SourceError
@@ -55,6 +58,7 @@ def load_project_for_query(
                 synthetic_rule_names=synthetic_rule_names,
                 external=external_objects,
                 follow_outside_links=follow_outside_links,
+                walk=walk,
             )
         )
     except (ExternalPatternError, SourceError, ProfileError) as exc:

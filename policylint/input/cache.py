@@ -369,8 +369,12 @@ class ParseCache:
         self.hits = 0
         self.writes = 0
 
-    def key(self, data: bytes) -> str:
+    def key(self, data: bytes, *, json: bool = False) -> str:
+        """The entry of a file's bytes. `json`: the file is named `*.json`, which decides how a
+        syntax error is reported (policylint.input.load.is_json_name), so the same bytes under
+        another name are another entry."""
         h = hashlib.blake2b(self._stamp, digest_size=_KEY_BYTES)
+        h.update(b"\x01" if json else b"\x00")
         h.update(data)
         return h.hexdigest()
 

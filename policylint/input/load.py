@@ -13,6 +13,7 @@ absurd nesting, template markers and unreadable files (rules PL001-PL008).
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import errno
 import gc
@@ -100,6 +101,7 @@ def limits() -> tuple[int, ...]:
 
 YAML_SYNTAX_ERROR = "PL001"
 DUPLICATE_KEY = "PL002"
+NOT_A_MANIFEST = "PL003"
 TEMPLATE_MARKERS = "PL004"
 UNDECODABLE_FILE = "PL006"
 RESOURCE_LIMIT = "PL007"
@@ -762,9 +764,14 @@ _COLLECTION_KEY_MESSAGE = "YAML error: a mapping key must be a string, not a"
 
 
 def _template_marker(text: str) -> tuple[int, int, str] | None:
-    """The first template action `{{ ... }}` (Go templates as Helm uses them, Jinja): `{{`, an
-    optional `-`, whitespace, the action on one line, whitespace, an optional `-`, `}}`; the
-    whitespace next to the braces may span lines.
+    """The first template action in `text` (`_template_markers`), or None."""
+    return next(_template_markers(text), None)
+
+
+def _template_markers(text: str) -> Iterator[tuple[int, int, str]]:
+    """Each template action `{{ ... }}` (Go templates as Helm uses them, Jinja), in text order:
+    `{{`, an optional `-`, whitespace, the action on one line, whitespace, an optional `-`,
+    `}}`; the whitespace next to the braces may span lines.
 
     Found with str methods, looking at each character a bounded number of times: the regular
     expression this replaces (`\\{\\{-?\\s*.*?\\s*-?\\}\\}`) backtracked quadratically, and `{{`
@@ -778,7 +785,7 @@ def _template_marker(text: str) -> tuple[int, int, str] | None:
             i += 1
         first = _NON_SPACE.search(text, i)
         if first is None:
-            return None
+            return
         i = first.start()  # where the action starts
         eol = text.find("\n", i)
         if eol < 0:
@@ -805,8 +812,8 @@ def _template_marker(text: str) -> tuple[int, int, str] | None:
                 pos = text.find("{{", eol)
                 continue
         line, col = _line_col(text, pos)
-        return line, col, text[pos:end][:60]
-    return None
+        yield line, col, text[pos:end][:60]
+        pos = text.find("{{", end)
 
 
 def _uses_aliases(text: str) -> bool:
@@ -924,18 +931,8 @@ def parse_text(text: str, file: str) -> FileResult:
                 f"YAML error: control character U+{ord(original[bad]):04X} is not allowed{more}; read as a space",
             )
         )
-    template = _template_marker(text)
-    if template is not None:
-        line, col, snippet = template
-        issues.append(
-            _issue(
-                TEMPLATE_MARKERS,
-                file,
-                line,
-                col,
-                f"unrendered template marker {snippet!r}: render the chart or template first (helm template, kustomize build)",
-            )
-        )
+    # Where each parsed document starts and ends (lines), for template markers (`_template_issue`).
+    spans: list[tuple[int, int, Any]] | None = [] if "{{" in text else None
     # The limit checks run on every chunk: after a syntax error parsing resumes at the next
     # `---`, and a document nested too deep for libyaml's recursive composer, or too big to
     # compose, may follow it. Each scan stops where composing stops, so together they read
@@ -1004,6 +1001,8 @@ def parse_text(text: str, file: str) -> FileResult:
                     )
                     continue
                 documents.append(Document(ref, data))
+                if spans is not None:
+                    spans.append((ref.line, line_offset + node.end_mark.line + 1, data))
         except yaml.MarkedYAMLError as exc:
             error = exc
         except yaml.YAMLError as exc:  # unmarked errors: rare, report at the chunk start
@@ -1056,9 +1055,105 @@ def parse_text(text: str, file: str) -> FileResult:
                 )
             )
             break
-    if template is not None:
-        issues = _without_template_keys(issues, text)
+    if spans is not None:
+        template = _template_issue(text, file, spans, issues)
+        if template is not None:
+            issues.insert(0, template)
+            issues = _without_template_keys(issues, text)
+    if is_json_name(file) and _json_not_a_manifest(issues, text):
+        return FileResult([], [_not_a_manifest(issues, file)])
     return FileResult(documents, issues)
+
+
+# API groups whose objects may hold template markers as values of their own: Argo Workflows
+# (`{{inputs.parameters.x}}`) and the like. Every other group is decided by
+# `_markers_are_own_syntax`.
+def _markers_are_own_syntax(data: Any) -> bool:
+    """Whether a document that parsed is an object of a kind that uses `{{ }}` as its own syntax,
+    so that a marker in one of its string values is not an unrendered template (PL004).
+
+    Kept for Gateway API, policy and core kinds (rules/PL004-unrendered-template.md): the core
+    group and the built-in groups (no dot: `apps`, `batch`, `policy`), every `*k8s.io` group
+    (Gateway API, `networking.k8s.io`), and every kind named `...Policy`, which is how GEP-713
+    policy kinds are named. Decided from the document alone, so that the parse cache can keep it.
+    """
+    if not isinstance(data, dict):
+        return False
+    api_version, kind = data.get("apiVersion"), data.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str) or not api_version or not kind:
+        return False
+    group = api_version.rpartition("/")[0]
+    if "." not in group or group.endswith("k8s.io"):
+        return False
+    return not kind.endswith("Policy")
+
+
+def _template_issue(text: str, file: str, spans: list[tuple[int, int, Any]], issues: list[Issue]) -> Issue | None:
+    """The PL004 issue of a file: at its first template marker that is not the own syntax of the
+    object it sits in (`_markers_are_own_syntax`), or None. A marker outside every parsed
+    document, or on a line where YAML read it as a mapping key (`{{ x }}` unquoted), breaks the
+    YAML structure and always counts."""
+    broken_lines = {
+        issue.location.line
+        for issue in issues
+        if issue.location is not None and issue.rule_id == YAML_SYNTAX_ERROR and issue.message.startswith(_COLLECTION_KEY_MESSAGE)
+    }
+    starts = [span[0] for span in spans]
+    for line, col, snippet in _template_markers(text):
+        at = bisect.bisect_right(starts, line) - 1
+        inside = at >= 0 and spans[at][0] <= line <= spans[at][1]
+        if inside and line not in broken_lines and _markers_are_own_syntax(spans[at][2]):
+            continue
+        return _issue(
+            TEMPLATE_MARKERS,
+            file,
+            line,
+            col,
+            f"unrendered template marker {snippet!r}: render the chart or template first (helm template, kustomize build)",
+        )
+    return None
+
+
+def is_json_name(file: str) -> bool:
+    """Whether a file is named as JSON: then a syntax error may mean "not a manifest"
+    (`_json_not_a_manifest`), and the parse cache keys its entry apart."""
+    return file.lower().endswith(".json")
+
+
+def _has_json_key(text: str, key: str) -> bool:
+    """Whether `"key"` followed by optional whitespace and `:` occurs in `text` (str methods:
+    each character is looked at a bounded number of times)."""
+    quoted = f'"{key}"'
+    at = text.find(quoted)
+    while at >= 0:
+        i = at + len(quoted)
+        while i < len(text) and text[i] in " \t\r\n":
+            i += 1
+        if text.startswith(":", i):
+            return True
+        at = text.find(quoted, i)
+    return False
+
+
+def _json_not_a_manifest(issues: list[Issue], text: str) -> bool:
+    """A `.json` file that is not valid JSON (JSON with comments: `tsconfig.json`, VS Code
+    settings) and does not look like a Kubernetes object (no `"apiVersion"` and `"kind"` keys) is
+    not a manifest: one PL003 (info) instead of syntax errors."""
+    if not any(issue.rule_id == YAML_SYNTAX_ERROR for issue in issues):
+        return False
+    return not (_has_json_key(text, "apiVersion") and _has_json_key(text, "kind"))
+
+
+def _not_a_manifest(issues: list[Issue], file: str) -> Issue:
+    first = next(issue for issue in issues if issue.rule_id == YAML_SYNTAX_ERROR)
+    assert first.location is not None
+    return _issue(
+        NOT_A_MANIFEST,
+        file,
+        first.location.line,
+        first.location.column,
+        "not valid JSON (JSON with comments?) and not a Kubernetes object: not a manifest; ignored",
+    )
 
 
 def _without_template_keys(issues: list[Issue], text: str) -> list[Issue]:

@@ -107,7 +107,7 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
         kept[i] = data
         key = None
         if cache is not None:
-            key = cache.key(data)
+            key = cache.key(data, json=load.is_json_name(source.display))
             # Reading, decoding and unpacking the entry all happen inside `load`: any failure is
             # a miss and the file is parsed below, never an error.
             cached = cache.load(key, source.display)

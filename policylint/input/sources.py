@@ -22,7 +22,10 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+
+from policylint.input import nonmanifest
+from policylint.input.ignore import GITIGNORE, Matcher, NameMatcher, WalkFilter, ignored, read_gitignore
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -145,7 +148,39 @@ class _Roots:
         return any(real == root or real.startswith(prefix) for root, prefix in self._prefixes)
 
 
-def _walk(root: str, roots: _Roots) -> list[Source]:
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file (or a Helm chart's `templates/` directory) that is not a manifest and was not read
+    (policylint.input.nonmanifest): `category` is KUSTOMIZE, HELM or TOOL."""
+
+    display: str
+    category: str
+
+
+@dataclass(slots=True)
+class Discovery:
+    """The sources to read, and what was recognised as not a manifest and skipped."""
+
+    sources: list[Source]
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Dir:
+    """A directory to list, with the `.gitignore` matchers that apply in it (shallowest first)."""
+
+    path: str
+    gitignores: tuple[Matcher, ...]
+
+
+def _walk(
+    root: str,
+    roots: _Roots,
+    walk: WalkFilter,
+    exclude: Matcher | NameMatcher | None,
+    skipped: list[Skipped],
+    helm_templates: bool,
+) -> list[Source]:
     """Sources below the directory `root`, in no particular order.
 
     Hidden directories (.git, .venv, ...) and hidden files are skipped, like ansible-lint and
@@ -154,9 +189,12 @@ def _walk(root: str, roots: _Roots) -> list[Source]:
     out of the roots, symlinks to directories out of the roots, and directories that cannot be
     listed. A directory reached a second time through a symlink (a loop, or two links to one
     place) is not entered again.
+
+    Entries matched by `exclude` or by a `.gitignore` (policylint.input.ignore) are left out
+    unseen; files that are not manifests (policylint.input.nonmanifest) go to `skipped`.
     """
     seen: set[tuple[int, int]] = set()
-    stack = [root]
+    stack = [_Dir(root, tuple(walk.parent_matchers(root)))]
     out: list[Source] = []
 
     def problem(path: str, message: str) -> None:
@@ -164,7 +202,8 @@ def _walk(root: str, roots: _Roots) -> list[Source]:
         out.append(Source(display=name, fs_path=path, problem=message))
 
     while stack:
-        directory = stack.pop()
+        current = stack.pop()
+        directory = current.path
         try:
             st = os.stat(directory)
         except FileNotFoundError:
@@ -186,6 +225,16 @@ def _walk(root: str, roots: _Roots) -> list[Source]:
             problem(directory, f"cannot read directory: {exc.strerror or type(exc).__name__}; its files are not linted")
             continue
         subdirs: list[str] = []
+        gitignores = current.gitignores
+        names = {entry.name for entry in entries}
+        if walk.respect_gitignore and GITIGNORE in names:
+            local = read_gitignore(os.path.join(directory, GITIGNORE))
+            if local is not None:
+                gitignores = (*gitignores, local)
+        filtering = exclude is not None or bool(gitignores)
+        absolute = os.path.abspath(directory) if filtering else ""
+        # A chart's own directory: its Chart.yaml and values files are not manifests.
+        in_chart = nonmanifest.CHART_FILE in names
         for entry in entries:
             name = entry.name
             if _is_hidden(name):
@@ -195,11 +244,24 @@ def _walk(root: str, roots: _Roots) -> list[Source]:
                 # d_type from the directory listing: no system call on most file systems.
                 is_link = entry.is_symlink()
                 if not is_link and entry.is_dir(follow_symlinks=False):
+                    if filtering and ignored(os.path.join(absolute, name), True, exclude, gitignores):
+                        continue
+                    if in_chart and name == nonmanifest.CHART_TEMPLATES and not helm_templates:
+                        skipped.append(Skipped(display_name(os.path.normpath(entry.path)) + "/", nonmanifest.HELM))
+                        continue
                     subdirs.append(entry.path)
                     continue
                 if not is_link and entry.is_file(follow_symlinks=False):
-                    if manifest:
-                        out.append(Source(display=display_name(os.path.normpath(entry.path)), fs_path=entry.path, nofollow=True))
+                    if manifest or name in nonmanifest.KUSTOMIZE_FILES:
+                        if filtering and ignored(os.path.join(absolute, name), False, exclude, gitignores):
+                            continue
+                        category = nonmanifest.classify_name(name, in_chart=in_chart)
+                        if category is not None:
+                            skipped.append(Skipped(display_name(os.path.normpath(entry.path)), category))
+                        elif manifest:
+                            out.append(
+                                Source(display=display_name(os.path.normpath(entry.path)), fs_path=entry.path, nofollow=True)
+                            )
                     continue
                 if not is_link:
                     if manifest:  # a FIFO, socket or device named like a manifest
@@ -209,8 +271,10 @@ def _walk(root: str, roots: _Roots) -> list[Source]:
                 if manifest:
                     problem(entry.path, f"cannot read file: {exc.strerror or type(exc).__name__}")
                 continue
+            if filtering and ignored(os.path.join(absolute, name), False, exclude, gitignores):
+                continue  # git matches a symlink by its own name, whatever it points to
             _link(entry.path, manifest, roots, subdirs, out, problem)
-        stack.extend(reversed(subdirs))
+        stack.extend(_Dir(path, gitignores) for path in reversed(subdirs))
     return out
 
 
@@ -255,13 +319,44 @@ def discover(
     stdin_filename: str | None = None,
     read_stdin: Callable[[], bytes] | None = None,
     follow_outside_links: bool = False,
+    walk: WalkFilter | None = None,
+    helm_templates: bool = False,
 ) -> list[Source]:
+    """Expand command-line paths into a sorted, de-duplicated list of sources (`discover_all`
+    without what was skipped)."""
+    return discover_all(
+        paths,
+        stdin_filename=stdin_filename,
+        read_stdin=read_stdin,
+        follow_outside_links=follow_outside_links,
+        walk=walk,
+        helm_templates=helm_templates,
+    ).sources
+
+
+def discover_all(
+    paths: Sequence[str],
+    *,
+    stdin_filename: str | None = None,
+    read_stdin: Callable[[], bytes] | None = None,
+    follow_outside_links: bool = False,
+    walk: WalkFilter | None = None,
+    helm_templates: bool = False,
+) -> Discovery:
     """Expand command-line paths into a sorted, de-duplicated list of sources.
 
     A path named explicitly is a root: it is read (or walked) even when it is a symlink, but
     only to a regular file or a directory; a FIFO, a socket or a device named explicitly is a
     PL008 entry too (standard input is `-`).
+
+    `walk` (default: `.gitignore` files respected, nothing else excluded) applies to what is
+    found inside directories only: a file named explicitly is always read, as with ruff and
+    git, unless it is recognised as not a manifest (policylint.input.nonmanifest), which
+    `pre-commit` passes along with every other `*.yaml` file.
     """
+    walk = walk if walk is not None else WalkFilter()
+    exclude = walk.exclude_matcher()
+    skipped: list[Skipped] = []
     roots = _Roots([p for p in paths if p != STDIN], follow_outside_links)
     sources: dict[str, Source] = {}
     displays: dict[str, str] = {}  # display name -> the path that has it
@@ -305,12 +400,17 @@ def discover(
                 continue
             raise SourceError(f"cannot access {raw}: {exc.strerror}") from None
         if stat.S_ISDIR(st.st_mode):
-            found = _walk(path, roots)
-            if not found:
+            before = len(skipped)
+            found = _walk(path, roots, walk, exclude, skipped, helm_templates)
+            if not found and len(skipped) == before:
                 raise SourceError(f"no *.yaml, *.yml or *.json files found under {raw}")
             for source in found:
                 add(source)
         elif stat.S_ISREG(st.st_mode):
+            category = nonmanifest.classify_path(path, helm_templates=helm_templates)
+            if category is not None:
+                skipped.append(Skipped(name, category))
+                continue
             add(Source(display=name, fs_path=path, identity=(st.st_dev, st.st_ino)))
         else:
             # `/dev/stdin`, a FIFO, or bash's `<(kustomize build ...)` (a pipe under /dev/fd):
@@ -320,4 +420,7 @@ def discover(
             if stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode):
                 message += " (to read standard input, name it `-`)"
             add(Source(display=name, fs_path=path, problem=message))
-    return sorted(sources.values(), key=lambda source: source.display)
+    unique = {(s.display, s.category): s for s in skipped}
+    return Discovery(
+        sorted(sources.values(), key=lambda source: source.display), sorted(unique.values(), key=lambda s: s.display)
+    )

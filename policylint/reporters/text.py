@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from policylint.findings import Finding, Severity
+from policylint.findings import Finding, Severity, SuppressionKind
 from policylint.k8s.names import plural
 from policylint.textsafe import MAX_FIELD, defuse_line, escape
 
@@ -38,7 +38,15 @@ def format_finding(f: Finding, *, color: bool = False) -> str:
 
 def render(result: LintResult, *, color: bool = False) -> str:
     lines = [format_finding(f, color=color) for f in result.findings]
+    if result.show_suppressed:  # `--show-suppressed`: after the findings, each with how it was hidden
+        lines.extend(_suppressed(f, color=color) for f in result.suppressed)
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _suppressed(f: Finding, *, color: bool) -> str:
+    how = f.suppression.kind.value if f.suppression is not None else "suppressed"
+    reason = f" -- {escape(f.suppression.reason)}" if f.suppression is not None and f.suppression.reason else ""
+    return f"{format_finding(f, color=color)}\n    suppressed: {how}{reason}"
 
 
 def summary(result: LintResult) -> str:
@@ -50,7 +58,14 @@ def summary(result: LintResult) -> str:
         plural(counts[s], s.label, "info" if s is Severity.INFO else None)
         for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)
     )
+    hidden = ""
+    if result.suppressed:
+        baselined = sum(
+            1 for f in result.suppressed if f.suppression is not None and f.suppression.kind is SuppressionKind.BASELINE
+        )
+        hidden = f"; {len(result.suppressed) - baselined} suppressed, {baselined} baselined"
     return (
         f"{found} in {plural(len(result.files), 'file')}"
         f" ({plural(len(result.index.objects), 'object')}, {plural(len(result.project.resolution.policies()), 'policy')})"
+        f"{hidden}"
     )

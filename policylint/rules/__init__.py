@@ -2,7 +2,7 @@
 
 PL0xx input · PL1xx policy boilerplate · PL2xx targetRef · PL3xx sectionName ·
 PL4xx cross-namespace handshakes and route attachment · PL5xx label conventions ·
-PL6xx effective policy and conflicts. (PL000 is the engine's internal-error finding.)
+PL6xx effective policy and conflicts · PL9xx suppressions and the baseline. (PL000 is the engine's internal-error finding.)
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from policylint.rules import (
     labels,
     malformed,
     section_name,
+    suppressions,
     targetref,
 )
 from policylint.rules.base import Rule
@@ -32,6 +33,7 @@ REGISTRY: tuple[type[Rule], ...] = tuple(
             *attachment.RULES,
             *labels.RULES,
             *effective_policy.RULES,
+            *suppressions.RULES,
         ],
         key=lambda r: r.id,
     )

@@ -1,0 +1,133 @@
+"""Files that sit next to manifests in a real repository but are not manifests.
+
+A GitOps repository holds Kustomize files, Helm charts, CI workflows and tool configuration
+next to its manifests, and `pre-commit` hands a hook every staged `*.yaml` file. None of them
+describes an object the API server would receive as written, so linting them would only make
+noise (PL003, PL004, PL009). They are recognised by name, never by content, so that the
+decision costs no parsing and is the same with and without the parse cache:
+
+- Kustomize: `kustomization.yaml`, `kustomization.yml` and `Kustomization`, the three names
+  `kustomize build` reads (kubectl documentation, "Declarative Management of Kubernetes Objects
+  Using Kustomize"). What `kustomize build` outputs is what to lint.
+- Helm: in a directory holding `Chart.yaml` (a chart, Helm documentation "The Chart File
+  Structure"): `Chart.yaml`, `values*.yaml`/`.yml`, `values.schema.json`, and the `templates/`
+  directory, whose files are Go templates rather than YAML until `helm template` renders them
+  (linted only when asked: `helm-templates`). A chart's `crds/` directory holds plain
+  manifests and is linted.
+- Tool configuration: GitHub Actions workflows (`.github/workflows/`), and the configuration
+  files of common tools listed in `TOOL_FILES` (mkdocs, pre-commit, npm, TypeScript, ...).
+
+Skipped files are listed in the run's one-line summary of what was not linted
+(`policylint.commands.check`), never as findings.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+
+KUSTOMIZE = "kustomize"
+HELM = "helm"
+TOOL = "tool"
+
+KUSTOMIZE_FILES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
+CHART_FILE = "Chart.yaml"
+CHART_TEMPLATES = "templates"
+_CHART_VALUES = ("values*.yaml", "values*.yml", "values.schema.json")
+
+# Configuration files of tools, by file name (lowercase glob). Each is a well-known name with a
+# fixed meaning that no Kubernetes tool reads as manifests.
+TOOL_FILES = (
+    "mkdocs.yml",
+    "mkdocs.yaml",
+    ".pre-commit-config.yaml",
+    ".pre-commit-hooks.yaml",
+    ".yamllint",
+    ".yamllint.yaml",
+    ".yamllint.yml",
+    ".gitlab-ci.yml",
+    ".travis.yml",
+    "azure-pipelines.yml",
+    "bitbucket-pipelines.yml",
+    "codecov.yml",
+    ".codecov.yml",
+    "docker-compose*.yml",
+    "docker-compose*.yaml",
+    "compose.yml",
+    "compose.yaml",
+    "action.yml",
+    "action.yaml",
+    "pnpm-lock.yaml",
+    "pnpm-workspace.yaml",
+    ".policylint.yaml",
+    ".policylint.yml",
+    "package.json",
+    "package-lock.json",
+    "tsconfig*.json",
+    "jsconfig*.json",
+    "composer.json",
+    "renovate.json",
+    "deno.json",
+    "biome.json",
+    "lerna.json",
+    "nx.json",
+    "turbo.json",
+    "angular.json",
+    "tslint.json",
+    "devcontainer.json",
+    ".devcontainer.json",
+    "cspell.json",
+)
+_GITHUB_DIRS = ("workflows", "ISSUE_TEMPLATE")
+
+
+def tool_file(name: str) -> bool:
+    lowered = name.lower()
+    return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in TOOL_FILES)
+
+
+def chart_file(name: str) -> bool:
+    """A file of a chart's own directory that is not a manifest (the directory holds Chart.yaml)."""
+    return name == CHART_FILE or any(fnmatch.fnmatchcase(name.lower(), p) for p in _CHART_VALUES)
+
+
+def classify_name(name: str, *, in_chart: bool) -> str | None:
+    """The kind of non-manifest a walked file is by its name (None: a manifest, as far as names go).
+    `in_chart`: its directory holds Chart.yaml."""
+    if name in KUSTOMIZE_FILES:
+        return KUSTOMIZE
+    if in_chart and chart_file(name):
+        return HELM
+    if tool_file(name):
+        return TOOL
+    return None
+
+
+def classify_path(path: str, *, helm_templates: bool) -> str | None:
+    """The kind of non-manifest a file named on the command line is (None: lint it).
+
+    Besides its name, its directories count: a file under `.github/workflows/`, a chart's values
+    file, and (unless `helm_templates`) a file under a chart's `templates/`.
+    """
+    directory, name = os.path.split(os.path.normpath(path))
+    if name in KUSTOMIZE_FILES:
+        return KUSTOMIZE
+    if tool_file(name):
+        return TOOL
+    parts = os.path.normpath(os.path.abspath(path)).split(os.sep)
+    for i, part in enumerate(parts[:-2]):
+        if part == ".github" and parts[i + 1] in _GITHUB_DIRS:
+            return TOOL
+    if chart_file(name) and os.path.isfile(os.path.join(directory or ".", CHART_FILE)):
+        return HELM
+    if not helm_templates:
+        # A template may sit in a subdirectory of templates/ (templates/tests/).
+        current = os.path.abspath(directory or ".")
+        for _ in range(8):
+            parent = os.path.dirname(current)
+            if os.path.basename(current) == CHART_TEMPLATES and os.path.isfile(os.path.join(parent, CHART_FILE)):
+                return HELM
+            if parent == current:
+                break
+            current = parent
+    return None

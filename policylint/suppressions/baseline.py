@@ -1,0 +1,142 @@
+"""The baseline file: the findings a repository had when it adopted policylint.
+
+    {"tool": "policylint", "version": 1, "entries": [
+    {"fingerprint": "…", "rule": "PL201", "name": "targetref-not-found", "file": "apps/web.yaml",
+     "object": "HTTPRoute web/store", "path": "spec.parentRefs[0]", "message": "…"},
+    ...
+    ]}
+
+Entries match findings by fingerprint alone (policylint.rules.engine.fingerprint: rule, object
+identity and field path; the file only for findings without an object), one entry per finding:
+an edit above a finding or moving its object to another file keeps it hidden, and a new finding
+on another field of the same object is not hidden. The other fields are for people reading a
+diff, and `file` (relative to the baseline's own directory) tells which entries a run over some
+files can judge stale. One entry per line, sorted by file, object, rule, path: a change
+touches only its lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from policylint.findings import Finding
+
+DEFAULT_FILE = ".policylint-baseline.json"
+VERSION = 1
+_FIELDS = ("fingerprint", "rule", "name", "file", "object", "path", "message")
+# A baseline is written by policylint and read by it; a file far larger than any repository's
+# findings is a mistake (or hostile) and is refused before it is read.
+MAX_BYTES = 64 * 1024 * 1024
+
+
+class BaselineError(ValueError):
+    """The baseline file cannot be read or written (a usage error, exit 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    fingerprint: str
+    rule: str
+    name: str = ""
+    file: str = ""
+    object: str = ""
+    path: str = ""
+    message: str = ""
+    line: int = 1  # where the entry sits in the baseline file (for the PL906 finding)
+
+    @staticmethod
+    def of(f: Finding, base: str = ".") -> Entry:
+        """The entry recording `f`, its file written relative to `base` (the baseline's directory)."""
+        return Entry(f.fingerprint, f.rule, f.name, relative(f.file, base), str(f.object) if f.object else "", f.path, f.message)
+
+    def sort_key(self) -> tuple[str, ...]:
+        return (self.file, self.object, self.rule, self.path, self.message, self.fingerprint)
+
+
+def read(path: str) -> list[Entry]:
+    """The entries of the baseline at `path`. Raises BaselineError naming the file and the problem."""
+    try:
+        size = os.stat(path).st_size
+        if size > MAX_BYTES:
+            raise BaselineError(f"baseline {path}: {size:,} bytes is more than a baseline can be ({MAX_BYTES:,})")
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise BaselineError(f"baseline {path} does not exist (create it with --write-baseline)") from None
+    except OSError as exc:
+        raise BaselineError(f"baseline {path} cannot be read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+        document = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BaselineError(f"baseline {path} is not a JSON document: {exc}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("entries"), list):
+        raise BaselineError(f'baseline {path}: expected an object with an "entries" list, as --write-baseline writes')
+    if document.get("version") != VERSION:
+        raise BaselineError(
+            f"baseline {path}: version {document.get('version')!r} is not {VERSION}; write it again with --write-baseline"
+        )
+    lines = _fingerprint_lines(text)
+    entries = []
+    for i, raw in enumerate(document["entries"]):
+        if not isinstance(raw, dict) or not isinstance(raw.get("fingerprint"), str) or not isinstance(raw.get("rule"), str):
+            raise BaselineError(f'baseline {path}: entry {i + 1} needs "fingerprint" and "rule" strings')
+        values = {k: raw.get(k) for k in _FIELDS}
+        for key, value in values.items():
+            if value is not None and not isinstance(value, str):
+                raise BaselineError(f"baseline {path}: entry {i + 1}: {key!r} must be a string")
+        entries.append(Entry(**{k: v for k, v in values.items() if v is not None}, line=lines.get(raw["fingerprint"], 1)))
+    return entries
+
+
+def relative(file: str, base: str) -> str:
+    """`file` (as the run names it, relative to the working directory) relative to `base`, with
+    `/`: a baseline at the repository's root reads the same whichever directory wrote it."""
+    return Path(os.path.relpath(os.path.abspath(file), os.path.abspath(base))).as_posix()
+
+
+def absolute(file: str, base: str) -> str:
+    """An entry's file (relative to the baseline's directory `base`) as an absolute path."""
+    return os.path.normpath(os.path.join(os.path.abspath(base), file))
+
+
+_FINGERPRINT = re.compile(r'"fingerprint"\s*:\s*"([^"\\]*)"')
+
+
+def _fingerprint_lines(text: str) -> dict[str, int]:
+    """The line of each fingerprint in the file (the first, if repeated), in one pass."""
+    lines: dict[str, int] = {}
+    line, counted = 1, 0
+    for match in _FINGERPRINT.finditer(text):
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
+        lines.setdefault(match.group(1), line)
+    return lines
+
+
+def render(findings: Iterable[Finding], base: str = ".") -> str:
+    """The baseline recording `findings`: one entry per line, sorted, ending with a newline.
+    Files are written relative to `base`, the directory the baseline is written in."""
+    entries = sorted((Entry.of(f, base) for f in findings), key=Entry.sort_key)
+    lines = [json.dumps({k: getattr(e, k) for k in _FIELDS}, ensure_ascii=False, separators=(", ", ": ")) for e in entries]
+    body = ",\n".join(lines)
+    return f'{{"tool": "policylint", "version": {VERSION}, "entries": [\n{body}{chr(10) if lines else ""}]}}\n'
+
+
+def write(path: str, findings: Sequence[Finding]) -> int:
+    """Write the baseline recording `findings` to `path` (replaced whole: written next to it,
+    then renamed, so an interrupted run never leaves half a baseline). Returns the entry count."""
+    target = Path(path)
+    text = render(findings, str(target.parent))
+    temporary = target.with_name(f".{target.name}.tmp{os.getpid()}")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, target)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise BaselineError(f"baseline {path} cannot be written: {exc.strerror or exc}") from None
+    return len(findings)
