@@ -915,154 +915,167 @@ def printable(text: str) -> tuple[str, int]:
 def parse_text(text: str, file: str) -> FileResult:
     """Parse every document of one file; a syntax error, or a document over a limit, skips
     only to the next `---`."""
-    issues: list[Issue] = []
-    documents: list[Document] = []
-    text, original, bad = _printable(text)
-    if bad >= 0:
-        line, col = _line_col(text, bad)
-        count = len(_NON_PRINTABLE.findall(original))
-        more = f" (and {count - 1} more)" if count > 1 else ""
-        issues.append(
-            _issue(
-                YAML_SYNTAX_ERROR,
-                file,
-                line,
-                col,
-                f"YAML error: control character U+{ord(original[bad]):04X} is not allowed{more}; read as a space",
-            )
-        )
-    # Where each parsed document starts and ends (lines), for template markers (`_template_issue`).
-    spans: list[tuple[int, int, Any]] | None = [] if "{{" in text else None
-    # The limit checks run on every chunk: after a syntax error parsing resumes at the next
-    # `---`, and a document nested too deep for libyaml's recursive composer, or too big to
-    # compose, may follow it. Each scan stops where composing stops, so together they read
-    # the text once.
-    maybe_deep = _might_nest_deeper_than_limit(text)
-    maybe_big = _might_hold_more_nodes_than_limit(text)
-    converter = _Converter(file, 0, _uses_aliases(text), {})
-    # Parsing resumed further on reads the same text from an offset: slicing the rest of the
-    # text for each resumption would cost quadratic time in a file of many broken documents.
-    stream: io.StringIO | None = None
-    chunk_start = 0
-    line_offset = 0
-    documents_read = 0
-    skipped = 0
-    while True:
+    return _FileParse(text, file).run()
+
+
+class _FileParse:
+    """One file's parse: chunks of documents read in turn, each starting where the last one
+    stopped (a syntax error or a document over a limit skips to the next `---`)."""
+
+    def __init__(self, text: str, file: str) -> None:
+        self.file = file
+        self.issues: list[Issue] = []
+        self.documents: list[Document] = []
+        self.text, original, bad = _printable(text)
+        if bad >= 0:
+            self.issues.append(_control_character_issue(self.text, original, bad, file))
+        # Where each parsed document starts and ends (lines), for template markers (`_template_issue`).
+        self.spans: list[tuple[int, int, Any]] | None = [] if "{{" in self.text else None
+        # The limit checks run on every chunk: after a syntax error parsing resumes at the next
+        # `---`, and a document nested too deep for libyaml's recursive composer, or too big to
+        # compose, may follow it. Each scan stops where composing stops, so together they read
+        # the text once.
+        self.maybe_deep = _might_nest_deeper_than_limit(self.text)
+        self.maybe_big = _might_hold_more_nodes_than_limit(self.text)
+        self.converter = _Converter(file, 0, _uses_aliases(self.text), {})
+        # Parsing resumed further on reads the same text from an offset: slicing the rest of the
+        # text for each resumption would cost quadratic time in a file of many broken documents.
+        self.stream: io.StringIO | None = None
+        self.chunk_start = 0
+        self.line_offset = 0
+        self.documents_read = 0
+
+    def run(self) -> FileResult:
+        skipped = 0
+        while True:
+            boundary = self._chunk()
+            if boundary is None:
+                break
+            self.line_offset += self.text.count("\n", self.chunk_start, boundary)
+            self.chunk_start = boundary
+            skipped += 1
+            if skipped >= MAX_SKIPPED_DOCUMENTS:
+                message = (
+                    f"{MAX_SKIPPED_DOCUMENTS:,} documents skipped in one file (syntax errors or limits);"
+                    " the rest of the file is skipped"
+                )
+                self.issues.append(_issue(RESOURCE_LIMIT, self.file, self.line_offset + 1, 1, message))
+                break
+        issues = self.issues
+        if self.spans is not None:
+            template = _template_issue(self.text, self.file, self.spans, issues)
+            if template is not None:
+                issues.insert(0, template)
+                issues = _without_template_keys(issues, self.text)
+        if is_json_name(self.file) and _json_not_a_manifest(issues, self.text):
+            return FileResult([], [_not_a_manifest(issues, self.file)])
+        return FileResult(self.documents, issues)
+
+    def _chunk(self) -> int | None:
+        """Load the documents from `chunk_start` on; where to resume (None: the file is done)."""
+        text, chunk_start = self.text, self.chunk_start
         source: str | io.StringIO = text
         if chunk_start:
-            stream = stream or io.StringIO(text)
-            stream.seek(chunk_start)
-            source = stream
-        over = _scan(source, maybe_deep, maybe_big) if maybe_deep or maybe_big else None
-        if stream is not None and chunk_start:
-            stream.seek(chunk_start)
+            self.stream = self.stream or io.StringIO(text)
+            self.stream.seek(chunk_start)
+            source = self.stream
+        over = _scan(source, self.maybe_deep, self.maybe_big) if self.maybe_deep or self.maybe_big else None
+        if self.stream is not None and chunk_start:
+            self.stream.seek(chunk_start)
         loader = LOADER(source)
-        converter.line_offset = line_offset
-        doc_in_chunk = 0
+        self.converter.line_offset = self.line_offset
         error: yaml.MarkedYAMLError | None = None
-        stop: str | None = None
+        stop = False
         try:
-            while (over is None or doc_in_chunk < over.document) and loader.check_node():
-                if documents_read >= MAX_DOCUMENTS:
-                    stop = f"more than {MAX_DOCUMENTS:,} documents in one file"
-                elif converter.nodes > MAX_FILE_NODES:
-                    stop = f"more than {MAX_FILE_NODES:,} YAML nodes in one file"
-                if stop is not None:
-                    stop_line, stop_col, _ = _event_start(loader.peek_event())
-                    issues.append(
-                        _issue(
-                            RESOURCE_LIMIT,
-                            file,
-                            line_offset + stop_line + 1,
-                            stop_col + 1,
-                            f"{stop}; the rest of the file is skipped",
-                        )
-                    )
-                    break
-                node = loader.get_node()
-                documents_read += 1
-                if node is None:
-                    doc_in_chunk += 1
-                    continue
-                mark = node.start_mark
-                ref = DocumentRef(file, chunk_start, line_offset, doc_in_chunk, line_offset + mark.line + 1, mark.column + 1)
-                doc_in_chunk += 1
-                try:
-                    data = converter.convert_document(node)
-                except _TooLarge as exc:
-                    m = exc.node.start_mark
-                    issues.append(
-                        _issue(RESOURCE_LIMIT, file, line_offset + m.line + 1, m.column + 1, f"{exc}; document skipped")
-                    )
-                    continue
-                except RecursionError:
-                    issues.append(
-                        _issue(RESOURCE_LIMIT, file, ref.line, ref.column, "document nested too deeply; document skipped")
-                    )
-                    continue
-                documents.append(Document(ref, data))
-                if spans is not None:
-                    spans.append((ref.line, line_offset + node.end_mark.line + 1, data))
+            stop = self._documents(loader, over.document if over is not None else None)
         except yaml.MarkedYAMLError as exc:
             error = exc
         except yaml.YAMLError as exc:  # unmarked errors: rare, report at the chunk start
-            issues.append(_issue(YAML_SYNTAX_ERROR, file, line_offset + 1, 1, f"YAML error: {exc}"))
+            self.issues.append(_issue(YAML_SYNTAX_ERROR, self.file, self.line_offset + 1, 1, f"YAML error: {exc}"))
         finally:
             loader.dispose()
-            issues.extend(converter.issues)
-            converter.issues.clear()
-        if stop is not None:
-            break
+            self.issues.extend(self.converter.issues)
+            self.converter.issues.clear()
+        if stop:
+            return None
         if over is not None and error is None:
             # Documents before the one over the limit are loaded; it is skipped, and parsing
             # resumes after it.
-            issues.append(
-                _issue(RESOURCE_LIMIT, file, line_offset + over.line + 1, over.column + 1, f"{over.message}; document skipped")
-            )
+            line, column = self.line_offset + over.line + 1, over.column + 1
+            self.issues.append(_issue(RESOURCE_LIMIT, self.file, line, column, f"{over.message}; document skipped"))
             nl = text.find("\n", chunk_start + over.index)
-            boundary = _boundary_from(text, nl + 1, chunk_start) if nl >= 0 else None
-        else:
-            if error is None:
-                break
-            mark = error.problem_mark or error.context_mark
-            err_line = mark.line if mark is not None else 0
-            col = mark.column + 1 if mark is not None else 1
-            # libyaml does not count a byte order mark that starts the stream in its index.
-            at = chunk_start + (mark.index if mark is not None else 0) + text.startswith("\ufeff", chunk_start)
-            problem = error.problem or error.context or "invalid YAML"
-            context = f" ({error.context})" if error.context and error.problem else ""
-            shown_line = err_line
-            if _NON_SPACE.search(text, at) is None:  # at the end of the input: rare, once per file
-                shown_line, col = _clamp_to_content(text[chunk_start:], err_line, col)
-            issues.append(
-                _issue(YAML_SYNTAX_ERROR, file, line_offset + shown_line + 1, col, f"YAML syntax error: {problem}{context}")
-            )
-            boundary = _boundary_from(text, text.rfind("\n", 0, at) + 1, chunk_start)
-        if boundary is None:
-            break
-        line_offset += text.count("\n", chunk_start, boundary)
-        chunk_start = boundary
-        skipped += 1
-        if skipped >= MAX_SKIPPED_DOCUMENTS:
-            issues.append(
-                _issue(
-                    RESOURCE_LIMIT,
-                    file,
-                    line_offset + 1,
-                    1,
-                    f"{MAX_SKIPPED_DOCUMENTS:,} documents skipped in one file (syntax errors or limits);"
-                    " the rest of the file is skipped",
+            return _boundary_from(text, nl + 1, chunk_start) if nl >= 0 else None
+        if error is None:
+            return None
+        issue, at = _syntax_error(error, text, chunk_start, self.line_offset, self.file)
+        self.issues.append(issue)
+        return _boundary_from(text, text.rfind("\n", 0, at) + 1, chunk_start)
+
+    def _documents(self, loader: Any, last: int | None) -> bool:
+        """Compose and convert the chunk's documents (before document `last`, over a limit);
+        True when a file limit stops the file."""
+        line_offset, file = self.line_offset, self.file
+        doc_in_chunk = 0
+        while (last is None or doc_in_chunk < last) and loader.check_node():
+            stop = None
+            if self.documents_read >= MAX_DOCUMENTS:
+                stop = f"more than {MAX_DOCUMENTS:,} documents in one file"
+            elif self.converter.nodes > MAX_FILE_NODES:
+                stop = f"more than {MAX_FILE_NODES:,} YAML nodes in one file"
+            if stop is not None:
+                stop_line, stop_col, _ = _event_start(loader.peek_event())
+                message = f"{stop}; the rest of the file is skipped"
+                self.issues.append(_issue(RESOURCE_LIMIT, file, line_offset + stop_line + 1, stop_col + 1, message))
+                return True
+            node = loader.get_node()
+            self.documents_read += 1
+            if node is None:
+                doc_in_chunk += 1
+                continue
+            mark = node.start_mark
+            ref = DocumentRef(file, self.chunk_start, line_offset, doc_in_chunk, line_offset + mark.line + 1, mark.column + 1)
+            doc_in_chunk += 1
+            try:
+                data = self.converter.convert_document(node)
+            except _TooLarge as exc:
+                m = exc.node.start_mark
+                self.issues.append(
+                    _issue(RESOURCE_LIMIT, file, line_offset + m.line + 1, m.column + 1, f"{exc}; document skipped")
                 )
-            )
-            break
-    if spans is not None:
-        template = _template_issue(text, file, spans, issues)
-        if template is not None:
-            issues.insert(0, template)
-            issues = _without_template_keys(issues, text)
-    if is_json_name(file) and _json_not_a_manifest(issues, text):
-        return FileResult([], [_not_a_manifest(issues, file)])
-    return FileResult(documents, issues)
+                continue
+            except RecursionError:
+                self.issues.append(
+                    _issue(RESOURCE_LIMIT, file, ref.line, ref.column, "document nested too deeply; document skipped")
+                )
+                continue
+            self.documents.append(Document(ref, data))
+            if self.spans is not None:
+                self.spans.append((ref.line, line_offset + node.end_mark.line + 1, data))
+        return False
+
+
+def _control_character_issue(text: str, original: str, bad: int, file: str) -> Issue:
+    line, col = _line_col(text, bad)
+    count = len(_NON_PRINTABLE.findall(original))
+    more = f" (and {count - 1} more)" if count > 1 else ""
+    message = f"YAML error: control character U+{ord(original[bad]):04X} is not allowed{more}; read as a space"
+    return _issue(YAML_SYNTAX_ERROR, file, line, col, message)
+
+
+def _syntax_error(error: yaml.MarkedYAMLError, text: str, chunk_start: int, line_offset: int, file: str) -> tuple[Issue, int]:
+    """The PL001 issue of a syntax error in the chunk at `chunk_start`, and its offset in `text`."""
+    mark = error.problem_mark or error.context_mark
+    err_line = mark.line if mark is not None else 0
+    col = mark.column + 1 if mark is not None else 1
+    # libyaml does not count a byte order mark that starts the stream in its index.
+    at = chunk_start + (mark.index if mark is not None else 0) + text.startswith("\ufeff", chunk_start)
+    problem = error.problem or error.context or "invalid YAML"
+    context = f" ({error.context})" if error.context and error.problem else ""
+    shown_line = err_line
+    if _NON_SPACE.search(text, at) is None:  # at the end of the input: rare, once per file
+        shown_line, col = _clamp_to_content(text[chunk_start:], err_line, col)
+    issue = _issue(YAML_SYNTAX_ERROR, file, line_offset + shown_line + 1, col, f"YAML syntax error: {problem}{context}")
+    return issue, at
 
 
 # API groups whose objects may hold template markers as values of their own: Argo Workflows
