@@ -16,6 +16,7 @@ from policylint.commands.query import QueryLoad, run_explain, run_graph
 
 # The reporter registry only: no reporter module is imported until one renders.
 from policylint.reporters import FORMATS as _FORMATS
+from policylint.resources import yaml_parser
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -70,7 +71,7 @@ def _escaped(exc: click.ClickException) -> click.ClickException:
 
 
 @click.group(cls=_DefaultCheckGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="policylint")
+@click.version_option(__version__, prog_name="policylint", message=f"%(prog)s, version %(version)s ({yaml_parser()})")
 def cli() -> None:
     """Offline linter for Gateway API Policy Attachment manifests.
 

@@ -64,7 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(args: list[str]) -> int:
     if args == ["--version"]:
         # Answer without importing anything heavy: pre-commit and CI call this often.
-        print(f"policylint, version {__version__}")
+        from policylint.resources import yaml_parser
+
+        print(f"policylint, version {__version__} ({yaml_parser()})")
         return 0
     try:
         from policylint.cli import cli

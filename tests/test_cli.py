@@ -124,7 +124,7 @@ def test_rule_unknown_is_a_usage_error(code: str) -> None:
 def test_version() -> None:
     result = invoke("--version")
     assert result.exit_code == 0
-    assert result.stdout.strip() == f"policylint, version {__version__}"
+    assert result.stdout.strip() == f"policylint, version {__version__} (YAML parser: libyaml)"
 
 
 def test_version_fast_path_imports_nothing_heavy() -> None:
@@ -137,7 +137,7 @@ def test_version_fast_path_imports_nothing_heavy() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == [f"policylint, version {__version__}", "0 []"]
+    assert proc.stdout.splitlines() == [f"policylint, version {__version__} (YAML parser: libyaml)", "0 []"]
 
 
 # -- exit codes ------------------------------------------------------------------------------------
@@ -293,7 +293,7 @@ def test_the_installed_entry_point_behaves_like_the_click_command(inputs: dict[s
     piped = _subprocess("-", "--stdin-filename", "x.yaml", input=ERRORS)
     assert piped.returncode == 1 and piped.stdout.startswith("x.yaml:")
     version = _subprocess("--version")
-    assert (version.returncode, version.stdout) == (0, f"policylint, version {__version__}\n")
+    assert (version.returncode, version.stdout) == (0, f"policylint, version {__version__} (YAML parser: libyaml)\n")
 
 
 def test_an_unexpected_exception_is_exit_2_without_a_traceback(

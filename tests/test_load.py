@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import yaml
 from policylint.input import load
 from policylint.input.load import LOADER, PARSER_IS_C, load_source, parse_text
 from policylint.input.sources import SourceError, discover
-from tests.lintutil import lint_paths, lint_text, only
+from tests.lintutil import ROOT, lint_paths, lint_text, only
 
 SERVICE = """\
 apiVersion: v1
@@ -365,3 +366,33 @@ def test_an_error_at_the_end_after_a_second_byte_order_mark_stays_on_the_last_li
     result = parse_text("\ufeff\ufeffspec:\na", "t.yaml")
     (issue,) = result.issues
     assert issue.location is not None and (issue.location.line, issue.location.column) == (2, 2)
+
+
+def test_without_libyaml_the_pure_python_loader_gives_the_same_findings() -> None:
+    # A PyYAML built without libyaml (no `yaml._yaml`): the pure-Python loader, the same answer.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['yaml._yaml'] = None\n"
+        "import yaml; assert not yaml.__with_libyaml__\n"
+        "from policylint.entry import main\n"
+        "sys.exit(main(['check', '--no-cache', '--format', 'json', sys.argv[1]]))\n"
+    )
+    corpus = str(ROOT / "examples")
+    pure = subprocess.run([sys.executable, "-c", code, corpus], capture_output=True, text=True, timeout=300)
+    c = subprocess.run(
+        [sys.executable, "-m", "policylint", "check", "--no-cache", "--format", "json", corpus],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert pure.returncode == c.returncode == 1, pure.stderr
+
+    def located(out: str) -> list[tuple[str, str, int, int]]:
+        # The parsers word their own syntax errors differently ("not allowed here" / "... in
+        # this context"); every finding is the same, at the same place.
+        return [(f["rule"], f["file"], f["line"], f["column"]) for f in json.loads(out)["findings"]]
+
+    assert located(pure.stdout) == located(c.stdout)
+    assert json.loads(pure.stdout)["policies"] == json.loads(c.stdout)["policies"]

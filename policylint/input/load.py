@@ -34,8 +34,11 @@ from policylint.input.sources import Source, describe_mode
 
 # The C parser is required: the pure-Python one is an order of magnitude slower.
 # PyYAML wheels bundle libyaml; a build without it is reported by `policylint --version`.
-LOADER: type[yaml.CSafeLoader] = yaml.CSafeLoader
+# libyaml's C parser when PyYAML was built with it (its wheels bundle it); otherwise the pure-Python
+# loader, which gives the same documents, errors and positions, several times slower (`policylint
+# --version` and a warning on stderr say so).
 PARSER_IS_C: bool = bool(getattr(yaml, "__with_libyaml__", False))
+LOADER: type[yaml.SafeLoader] | type[yaml.CSafeLoader] = yaml.CSafeLoader if PARSER_IS_C else yaml.SafeLoader
 
 # Bounds on hostile input. No file may hang policylint or take memory out of proportion to
 # what it really holds; each bound below is reported as a located PL007 finding (PL001 for

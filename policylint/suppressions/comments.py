@@ -315,7 +315,7 @@ def _structure(
     return None
 
 
-def _events(loader: yaml.CSafeLoader) -> Iterator[Event]:
+def _events(loader: yaml.SafeLoader | yaml.CSafeLoader) -> Iterator[Event]:
     while loader.check_event():
         event = loader.get_event()
         if event is not None:
