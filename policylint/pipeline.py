@@ -14,7 +14,7 @@ from policylint.config import overrides as config_overrides
 from policylint.findings import Finding, Issue, Location
 from policylint.input.cache import ParseCache, open_cache
 from policylint.input.ignore import WalkFilter
-from policylint.input.load import Document, decode
+from policylint.input.load import PARSER_IS_C, Document, decode
 from policylint.input.parallel import load_files
 from policylint.input.positions import PositionResolver
 from policylint.input.sources import Skipped, Source, discover, discover_all
@@ -192,6 +192,8 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     # Never a cache inside the linted repository: its authors would choose what the files say.
     cache, cache_note = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
     notes = [cache_note] if cache_note is not None else []
+    if not PARSER_IS_C:
+        notes.append("PyYAML was built without libyaml: parsing with its pure-Python loader, several times slower")
     documents, input_issues, texts = _load(sources, cache, request.jobs)
 
     # CRDs passed with --crd describe kinds; they are context, not linted themselves.

@@ -388,6 +388,8 @@ def test_without_libyaml_the_pure_python_loader_gives_the_same_findings() -> Non
         timeout=300,
     )
     assert pure.returncode == c.returncode == 1, pure.stderr
+    assert "policylint: warning: PyYAML was built without libyaml" in pure.stderr
+    assert "without libyaml" not in c.stderr
 
     def located(out: str) -> list[tuple[str, str, int, int]]:
         # The parsers word their own syntax errors differently ("not allowed here" / "... in
