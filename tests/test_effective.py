@@ -729,3 +729,45 @@ def test_backend_tls_policies_with_unusable_ca_references_are_invalid() -> None:
     assert by_name["policy-invalid-kind"]["accepted"] == "Invalid"
     assert "Pod (group core) is not a kind this reference supports" in by_name["policy-invalid-kind"]["message"]
     assert len(only(result, "PL417")) == 2
+
+
+# nginx/nginx-gateway-fabric internal/controller/nginx/config/policies/snippetspolicy/validator.go:
+# `Conflicts` returns false: "SnippetsPolicies are merged by lexicographic order, so they don't
+# inherently conflict".
+NGF_SNIPPETS = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: nginx}
+spec: {controllerName: gateway.nginx.org/nginx-gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway, namespace: default}
+spec:
+  gatewayClassName: nginx
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.nginx.org/v1alpha1
+kind: SnippetsPolicy
+metadata: {name: a-log-format, namespace: default, creationTimestamp: "2025-01-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gateway}]
+  snippets: [{context: http, value: "log_format custom '$remote_addr';"}]
+---
+apiVersion: gateway.nginx.org/v1alpha1
+kind: SnippetsPolicy
+metadata: {name: b-limit-req, namespace: default, creationTimestamp: "2025-02-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gateway}]
+  snippets: [{context: http, value: "limit_req_zone $binary_remote_addr zone=one:10m rate=1r/s;"}]
+"""
+
+
+def test_ngf_snippets_policies_never_conflict() -> None:
+    # Before: b-limit-req Conflicted (PL601 error). After: both accepted and enforced.
+    result = lint_text(NGF_SNIPPETS)
+    assert only(result, "PL601") == [] and only(result, "PL602") == []
+    states = {
+        p["object"]["name"]: (p["targets"][0]["accepted"], p["targets"][0]["enforcement"]) for p in result.policy_reports or []
+    }
+    assert states == {"a-log-format": ("Accepted", "Enforced"), "b-limit-req": ("Accepted", "Enforced")}

@@ -98,7 +98,8 @@ class MergeSpec:
     non_proper_fields: tuple[str, ...] = ()  # spec fields that are neither targets nor spec proper
     # Two policies on one target (same object and section): "conflict" = oldest wins, the rest
     # Conflicted (strategy None; Envoy Gateway for every kind), "merge" = fold with the strategy,
-    # "field" = a later policy setting a field an earlier one set is Conflicted (NGINX Gateway Fabric).
+    # "field" = a later policy setting a field an earlier one set is Conflicted (NGINX Gateway Fabric),
+    # "all" = every policy applies, none conflicts (NGINX Gateway Fabric's SnippetsPolicy).
     same_target: str = "merge"
     rule_containers: tuple[str, ...] = ()  # kuadrant-rule-keyed: maps whose entries are merge units
 

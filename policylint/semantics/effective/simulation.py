@@ -336,6 +336,13 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
     """
     if profile.boilerplate == POLICY_ATTACHMENT:
         return _fold_precedence(stack)
+    if profile.merge.same_target == "all":
+        # Every policy applies, none beats another (NGINX Gateway Fabric's SnippetsPolicy: all are
+        # included, in name order). The effective spec shown is their merge in that order.
+        merged: Tagged | None = None
+        for facet in sorted(stack, key=lambda f: f.name):
+            merged = merge_patch(merged, facet.tree)
+        return FoldResult(merged, {id(f): ENFORCED for f in stack}, {}, {})
     if _default_atomicity(profile) == "priority":
         return _fold_priority(stack)
     containers = [tuple(c.split(".")) for c in profile.merge.rule_containers] or None
