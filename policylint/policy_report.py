@@ -28,17 +28,23 @@ def object_ref(key: ObjectKey, api_version: str) -> dict[str, Any]:
     return {"apiVersion": api_version, "kind": key.kind, "namespace": key.namespace, "name": key.name}
 
 
-def _target_base(res: TargetResolution) -> dict[str, Any]:
-    """What the index resolved for one targetRef; the simulation's fields start empty."""
+def target_ref(res: TargetResolution) -> dict[str, Any]:
+    """A target reference as the reports write it, with the namespace it was looked up in."""
     ref = res.ref
     return {
-        "ref": {
-            "group": ref.group,
-            "kind": ref.kind,
-            "namespace": res.namespace if res.namespace is not None else ref.namespace,
-            "name": ref.name,
-            "sectionName": ref.section_name,
-        },
+        "group": ref.group,
+        "kind": ref.kind,
+        "namespace": res.namespace if res.namespace is not None else ref.namespace,
+        "name": ref.name,
+        "sectionName": ref.section_name,
+    }
+
+
+def _target_base(res: TargetResolution) -> dict[str, Any]:
+    """What resolution decided for one targetRef; the simulation's fields start empty."""
+    ref = res.ref
+    return {
+        "ref": target_ref(res),
         "path": ref.path,
         "accepted": res.status,
         "detail": res.detail,

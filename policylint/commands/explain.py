@@ -26,6 +26,7 @@ from policylint import __version__
 from policylint.input.positions import format_path, join
 from policylint.k8s.names import did_you_mean, ns_name, plural
 from policylint.k8s.objects import K8sObject, ObjectKey
+from policylint.policy_report import target_ref
 from policylint.semantics.effective.merge import Tagged, leaves
 from policylint.semantics.effective.simulation import (
     CONFLICTED,
@@ -662,13 +663,7 @@ def _policy_target(
             note = "no context reaches this target: no traffic path through it in the input"
     shown, omitted = _capped(items, limit)
     return {
-        "ref": {
-            "group": ref.group,
-            "kind": ref.kind,
-            "namespace": res.namespace if res.namespace is not None else ref.namespace,
-            "name": ref.name,
-            "sectionName": ref.section_name,
-        },
+        "ref": target_ref(res),
         "path": ref.path,
         "detail": res.detail,
         "message": message,
