@@ -14,8 +14,12 @@ from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error, split
 if TYPE_CHECKING:
     from policylint.config.effective import Effective
     from policylint.config.overrides import Overrides
+    from policylint.findings import Severity
     from policylint.input.ignore import WalkFilter
     from policylint.input.sources import Skipped
+    from policylint.k8s.external import ExternalObjects
+    from policylint.pipeline import LintResult
+    from policylint.rules.engine import Selection
 
 
 def run_check(
@@ -57,42 +61,17 @@ def run_check(
     `write_baseline` it is (re)written first from the findings left after inline suppressions
     (default file: policylint.suppressions.baseline.DEFAULT_FILE).
     """
-    from policylint.findings import Severity
     from policylint.input.sources import SourceError
-    from policylint.k8s.external import ExternalObjects, ExternalPatternError
     from policylint.pipeline import LintRequest, lint
     from policylint.profiles.registry import ProfileError
-    from policylint.reporters import REPORTERS, renderer
-    from policylint.reporters.text import summary
-    from policylint.rules import REGISTRY
+    from policylint.reporters import REPORTERS
     from policylint.rules.base import RuleOptionError
-    from policylint.rules.engine import Selection
     from policylint.suppressions.baseline import DEFAULT_FILE, BaselineError
 
-    selection = Selection(split_codes(select), split_codes(ignore))
-    unknown = selection.unknown_codes(REGISTRY)
-    if unknown:
-        error(f"no rule matches {', '.join(unknown)} (see `policylint rules`)")
+    parsed = _parse_options(select, ignore, fail_on, external, overrides)
+    if parsed is None:
         return EXIT_USAGE
-    if overrides:
-        from dataclasses import replace
-
-        from policylint.config.overrides import run_selection
-
-        # Per-file `select` may enable a rule the global selection leaves out: run it, and
-        # keep its findings only in those files (policylint.config.overrides).
-        overrides = replace(overrides, selection=selection)
-        selection = run_selection(selection, overrides.per_file, REGISTRY)
-    try:
-        threshold = Severity.parse(fail_on)
-    except ValueError as exc:
-        error(exc)
-        return EXIT_USAGE
-    try:
-        external_objects = ExternalObjects.parse(external)
-    except ExternalPatternError as exc:
-        error(exc)
-        return EXIT_USAGE
+    selection, threshold, external_objects, overrides = parsed
     request = LintRequest(
         report_policies=REPORTERS[fmt].policies,
         follow_outside_links=follow_outside_links,
@@ -122,6 +101,50 @@ def run_check(
     except (SourceError, ProfileError, RuleOptionError, BaselineError) as exc:
         error(exc)
         return EXIT_USAGE
+    _say_what_happened(result)
+    _render(result, fmt, color)
+    if result.internal_error:
+        return EXIT_USAGE
+    if exit_zero:
+        return EXIT_OK
+    return EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_OK
+
+
+def _parse_options(
+    select: Sequence[str], ignore: Sequence[str], fail_on: str, external: Sequence[str], overrides: Overrides | None
+) -> tuple[Selection, Severity, ExternalObjects, Overrides | None] | None:
+    """The options that can be wrong before any work: the rule selection, --fail-on, --external.
+    None after saying what is wrong (a usage error)."""
+    from policylint.findings import Severity
+    from policylint.k8s.external import ExternalObjects, ExternalPatternError
+    from policylint.rules import REGISTRY
+    from policylint.rules.engine import Selection
+
+    selection = Selection(split_codes(select), split_codes(ignore))
+    unknown = selection.unknown_codes(REGISTRY)
+    if unknown:
+        error(f"no rule matches {', '.join(unknown)} (see `policylint rules`)")
+        return None
+    if overrides:
+        from dataclasses import replace
+
+        from policylint.config.overrides import run_selection
+
+        # Per-file `select` may enable a rule the global selection leaves out: run it, and
+        # keep its findings only in those files (policylint.config.overrides).
+        overrides = replace(overrides, selection=selection)
+        selection = run_selection(selection, overrides.per_file, REGISTRY)
+    try:
+        threshold = Severity.parse(fail_on)
+        external_objects = ExternalObjects.parse(external)
+    except (ValueError, ExternalPatternError) as exc:
+        error(exc)
+        return None
+    return selection, threshold, external_objects, overrides
+
+
+def _say_what_happened(result: LintResult) -> None:
+    """On standard error: notes (a cache not used, ...), skipped files, a baseline written."""
     for note in result.notes:
         warning(note)
     if result.skipped:
@@ -132,16 +155,17 @@ def run_check(
 
         written, entries = result.baseline_written
         click.echo(f"policylint: wrote {plural(entries, 'baseline entry', 'baseline entries')} to {escape(written)}", err=True)
+
+
+def _render(result: LintResult, fmt: str, color: str) -> None:
+    """The report on standard output, the summary line on standard error."""
+    from policylint.reporters import renderer
+    from policylint.reporters.text import summary
+
     colored = fmt == "text" and use_color(color, sys.stdout)
-    render = renderer(fmt, color=colored)
     # color=True keeps the escape codes click would strip when stdout is not a terminal.
-    click.echo(render(result), nl=False, color=colored)
+    click.echo(renderer(fmt, color=colored)(result), nl=False, color=colored)
     click.echo(summary(result), err=True)
-    if result.internal_error:
-        return EXIT_USAGE
-    if exit_zero:
-        return EXIT_OK
-    return EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_OK
 
 
 def _say_skipped(skipped: Sequence[Skipped]) -> None:
