@@ -64,6 +64,10 @@ def _escaped(exc: click.ClickException) -> click.ClickException:
     like every other message that echoes input (policylint.textsafe)."""
     from policylint.textsafe import escape
 
+    # Click 8.2+ raises the help text itself when there are no arguments: nothing from the input.
+    no_args: type[Exception] | None = getattr(click.exceptions, "NoArgsIsHelpError", None)
+    if no_args is not None and isinstance(exc, no_args):
+        return exc
     # Click declares `message` Final, yet escaping it in place is the only way to keep the
     # exception's own class, context (usage line, hint) and exit code.
     exc.message = escape(exc.message)  # type: ignore[misc]

@@ -390,3 +390,11 @@ def test_color_only_when_asked_for(inputs: dict[str, Path]) -> None:
     assert "\x1b[1;31merror\x1b[0m" in forced
     assert "\x1b[" in invoke("--color", "always", path, env={"NO_COLOR": "1"}).stdout  # an explicit flag wins
     assert "\x1b[" not in invoke("--format", "json", "--color", "always", path).stdout
+
+
+def test_no_arguments_prints_the_help_as_it_is() -> None:
+    # The help text is policylint's own: its line breaks stay line breaks (usage errors that
+    # quote arguments are escaped, tests/test_output_safety.py).
+    result = invoke()
+    assert result.output.startswith("Usage: ")
+    assert "\\n" not in result.output and "\n  policylint rules " in result.output
