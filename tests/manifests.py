@@ -226,3 +226,19 @@ def s15_grant(namespace: str = "default", *, to_name: str | None = None, from_ns
         f'[{{group: "", kind: Service{to_name_field}}}]',
         name,
     )
+
+
+# A Service with one named port, for the suppression and baseline tests.
+BILLING_SERVICE = """\
+apiVersion: v1
+kind: Service
+metadata:
+  name: billing
+  namespace: app
+spec:
+  selector:
+    app: billing
+  ports:
+  - name: https
+    port: 443
+"""

@@ -17,20 +17,7 @@ from policylint.findings import SuppressionKind
 from policylint.pipeline import LintResult
 from policylint.suppressions.baseline import Entry, read
 from tests.lintutil import lint_paths
-
-SERVICE = """\
-apiVersion: v1
-kind: Service
-metadata:
-  name: billing
-  namespace: app
-spec:
-  selector:
-    app: billing
-  ports:
-  - name: https
-    port: 443
-"""
+from tests.manifests import BILLING_SERVICE as SERVICE
 
 # Two PL201 findings: billing-tls names `biling` (a typo) and ledger-tls names `ledger`, which
 # lives in another repository.

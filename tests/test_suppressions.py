@@ -19,20 +19,7 @@ from policylint.findings import SuppressionKind
 from policylint.pipeline import LintResult
 from policylint.suppressions.directives import DirectiveError, parse_comment, parse_spec
 from tests.lintutil import lint_text, select
-
-SERVICE = """\
-apiVersion: v1
-kind: Service
-metadata:
-  name: billing
-  namespace: app
-spec:
-  selector:
-    app: billing
-  ports:
-  - name: https
-    port: 443
-"""
+from tests.manifests import BILLING_SERVICE as SERVICE
 
 POLICY = """\
 apiVersion: gateway.networking.k8s.io/v1
