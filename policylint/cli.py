@@ -15,6 +15,7 @@ from policylint.commands.check import run_configured
 from policylint.commands.query import QueryLoad, run_explain, run_graph
 
 # The reporter registry only: no reporter module is imported until one renders.
+from policylint.reporters import AUTO as _AUTO
 from policylint.reporters import FORMATS as _FORMATS
 from policylint.resources import yaml_parser
 
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 
 class _CheckOptions(QueryLoad, total=False):
     """The options of `check` besides its paths and --format: `run_check`'s keywords."""
+
+    outputs: Sequence[str]
 
     select: Sequence[str]
     ignore: Sequence[str]
@@ -121,7 +124,21 @@ _ISOLATED = click.option("--isolated", is_flag=True, help="Ignore every configur
 @click.option(
     "--helm-templates", is_flag=True, help="Lint the files of Helm charts' templates/ directories instead of skipping them."
 )
-@click.option("--format", "fmt", type=click.Choice(list(_FORMATS)), default="text", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice([*_FORMATS, _AUTO]),
+    default=_AUTO,
+    show_default=True,
+    help="Format of standard output; auto: GitHub annotations in GitHub Actions, else text.",
+)
+@click.option(
+    "--output",
+    "outputs",
+    multiple=True,
+    metavar="FORMAT=PATH",
+    help="Also write the report in FORMAT to PATH (repeatable: e.g. sarif=policylint.sarif junit=junit.xml).",
+)
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rules (id or name prefixes, comma-separated).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules (id or name prefixes).")
 @click.option(
@@ -216,7 +233,7 @@ def config_command(config_file: str | None, isolated: bool) -> None:
 
 
 @cli.command("rules")
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
 def rules_command(fmt: str) -> None:
     """List every rule: id, name, default severity, summary."""
     sys.exit(run_rules(fmt))

@@ -113,6 +113,16 @@ class Finding:
     fingerprint: str = ""
     # Set on the findings of `LintResult.suppressed` only: reported, never failing a run.
     suppression: Suppression | None = None
+    # Where the span ends (the column after its last character); 0: at the start position.
+    end_line: int = 0
+    end_column: int = 0
+
+    @property
+    def region(self) -> tuple[int, int, int, int]:
+        """Start line and column, end line and column (1-based; the end column is exclusive)."""
+        if self.end_line <= 0:
+            return self.line, self.column, self.line, self.column
+        return self.line, self.column, self.end_line, self.end_column
 
     def sort_key(self) -> tuple[str, int, int, str, str, str]:
         obj = str(self.object) if self.object else ""

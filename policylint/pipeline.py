@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from policylint import attachment_chain
+from policylint.attachment_chain import Chain
 from policylint.config import overrides as config_overrides
 from policylint.findings import Finding, Issue, Location
 from policylint.input.cache import ParseCache, open_cache
@@ -56,6 +58,9 @@ class LintRequest:
     # Compute the JSON report's `policies` section during the run, under a guard (a failure is a
     # PL000 finding); `--format json` asks for it, other formats do not pay for it.
     report_policies: bool = False
+    # Compute each policy finding's attachment chain (policylint.attachment_chain): SARIF's
+    # codeFlows.
+    report_chains: bool = False
     # Follow symlinks whose target lies outside the named paths (never to a FIFO or a device):
     # `--follow-outside-links`. Off, such a link is a PL008 finding (policylint.input.sources).
     follow_outside_links: bool = False
@@ -99,6 +104,9 @@ class LintResult:
     # Files recognised as not manifests (Kustomize, Helm, tool configuration) and not read
     # (policylint.input.nonmanifest): the CLI says how many in one info line.
     skipped: list[Skipped] = field(default_factory=list)
+    # `report_chains`: the attachment chains of the findings on policies, active and suppressed,
+    # by fingerprint (policylint.attachment_chain).
+    chains: dict[str, tuple[Chain, ...]] = field(default_factory=dict)
 
 
 _WHOLE = WalkFilter(exclude=(), respect_gitignore=False)
@@ -296,6 +304,7 @@ def _lint(request: LintRequest) -> LintResult:
         by_id = {r.id: r for r in rules}
         active = config_overrides.apply(active, by_id, request.overrides)
         suppressed = config_overrides.apply(suppressed, by_id, request.overrides)
+    chains = _chains(project, [*active, *suppressed], resolver, notes) if request.report_chains else {}
     return LintResult(
         active,
         project.index,
@@ -309,4 +318,16 @@ def _lint(request: LintRequest) -> LintResult:
         show_suppressed=request.show_suppressed,
         baseline_written=outcome.baseline_written,
         skipped=skipped,
+        chains=chains,
     )
+
+
+def _chains(
+    project: Project, findings: list[Finding], resolver: PositionResolver, notes: list[str]
+) -> dict[str, tuple[Chain, ...]]:
+    """The findings' attachment chains; a failure costs the chains, not the report."""
+    try:
+        return attachment_chain.compute(project, findings, resolver)
+    except Exception as exc:  # a bug must not cost the findings: say so, report without chains
+        notes.append(f"attachment chains not computed: {type(exc).__name__}: {exc}; please report this")
+        return {}

@@ -361,3 +361,17 @@ def json_dumps(document: Any, *, indent: int | None = 2, ensure_ascii: bool = Tr
     if ensure_ascii and not text.isascii():
         text = _NON_ASCII.sub(_json_escape, text)
     return text
+
+
+def mermaid_label(text: str) -> str:
+    """Text for a quoted Mermaid label or edge label. Controls (a newline would end the
+    statement and start one of the input's choosing) become visible escapes; then entity codes
+    replace the characters Mermaid or HTML would read: the closing quote, entities, tags, an
+    edge label's `|`, and the backtick that opens a Markdown string."""
+    out = []
+    for ch in escape(text, MAX_FIELD):
+        if ch in '"#<>&;|`':
+            out.append(f"#{ord(ch)};")
+        else:
+            out.append(ch)
+    return "".join(out)

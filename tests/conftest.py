@@ -39,6 +39,24 @@ def pytest_configure(config: pytest.Config) -> None:
     ):
         _SAVED_ENV[name] = os.environ.get(name)
         os.environ[name] = value
+    # The suite may itself run in a CI job: what policylint reads of one (`--format auto` picks
+    # GitHub annotations, reports link to the commit, colour is forced) is set by the tests that
+    # test it, never inherited.
+    for name in CI_ENVIRONMENT:
+        _SAVED_ENV[name] = os.environ.pop(name, None)
+
+
+CI_ENVIRONMENT = (
+    "GITHUB_ACTIONS",
+    "GITHUB_WORKSPACE",
+    "GITHUB_SERVER_URL",
+    "GITHUB_REPOSITORY",
+    "GITHUB_SHA",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_OUTPUT",
+    "NO_COLOR",
+    "FORCE_COLOR",
+)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -14,6 +14,7 @@ from policylint.findings import Finding, Issue, Severity
 from policylint.k8s.objects import ObjectKey
 from policylint.pipeline import LintResult
 from policylint.project import Project
+from policylint.reporters import RenderOptions
 from policylint.reporters import json as json_reporter
 from policylint.reporters import text as text_reporter
 from policylint.rules.base import Rule
@@ -178,7 +179,7 @@ def test_hint_in_json_and_text(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     assert lines[1] == "    hint: use port 8080"
     assert lines[2].endswith("second about web\\nforged: line [Service default/web]")
     assert len(lines) == 3  # no hint line without a hint
-    assert "hint: use port 8080" in text_reporter.render(result, color=True)
+    assert "hint: use port 8080" in text_reporter.render(result, RenderOptions(color=True))
 
 
 def test_hint_is_escaped_and_bounded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

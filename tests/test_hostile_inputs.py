@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml._yaml as yaml_c
 from click.testing import CliRunner
 
 from policylint.cli import cli
@@ -411,9 +412,25 @@ def test_the_depth_guard_is_what_prevents_the_crash() -> None:
     assert guarded.returncode == 0, guarded.stderr[-2000:]
     assert guarded.stdout.strip() == "survived ['PL007']"
     unguarded = _run(["-c", _COMPOSE_IN_A_SMALL_STACK, "unguarded"])
-    # Without the guard libyaml's recursive composer overflows the C stack and the process dies.
-    assert unguarded.returncode != 0
-    assert "survived" not in unguarded.stdout
+    if yaml_c.get_version() >= (0, 2, 6):
+        # libyaml 0.2.6 (PyYAML 6.0.4 wheels) refuses nesting past its own limit while scanning:
+        # without the guard the document is still refused, by the parser, as the same PL007.
+        assert unguarded.returncode == 0, unguarded.stderr[-2000:]
+        assert unguarded.stdout.strip() == "survived ['PL007']"
+    else:
+        # Older libyaml: its recursive composer overflows the C stack and the process dies.
+        assert unguarded.returncode != 0
+        assert "survived" not in unguarded.stdout
+
+
+def test_the_parsers_own_depth_limit_is_a_resource_limit_finding() -> None:
+    # What libyaml 0.2.6 says when it refuses nesting itself (PyYAML 6.0.4 wheels), reported as
+    # the resource limit it is; with an older libyaml policylint's own scan says it first.
+    result = parse_text("a: 1\n---\ndeep: " + "[" * 5_000 + "\n---\nb: 2\n", "f.yaml")
+    (issue,) = result.issues
+    assert issue.rule_id == "PL007" and issue.location is not None and issue.location.line == 3
+    assert "nesting deeper than" in issue.message and issue.message.endswith("document skipped")
+    assert [d.data for d in result.documents] == [{"a": 1}, {"b": 2}]
 
 
 # -- size limit ---------------------------------------------------------------------------------------------

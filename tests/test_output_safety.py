@@ -30,6 +30,7 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 from click.testing import CliRunner
@@ -43,7 +44,7 @@ from policylint.findings import Finding, Issue, Related, Severity
 from policylint.input.positions import PositionResolver
 from policylint.pipeline import LintRequest, lint, load_project
 from policylint.project import Project
-from policylint.reporters import FORMATS, MACHINE_FORMATS
+from policylint.reporters import FORMATS, REPORTERS
 from policylint.reporters.json import finding_dict
 from policylint.reporters.text import format_finding
 from policylint.rules.base import Rule
@@ -248,14 +249,50 @@ def test_every_format_is_safe(corpus: Path, fmt: str) -> None:
     assert code == 1
     assert_safe_text(err)  # the summary
     assert err.decode().count("\n") == 1
-    if fmt in MACHINE_FORMATS:
+    syntax = REPORTERS[fmt].syntax
+    if syntax == "json":
         text = out.decode("utf-8")
         document = json.loads(text)
         assert_no_surrogates(document)
         # Printed raw, the document must not reach the terminal either.
         assert _RAW_UNSAFE.search(text.replace("\n", "")) is None
+    elif syntax == "xml":
+        text = out.decode("utf-8")
+        root = ElementTree.fromstring(out)  # well-formed, whatever the names
+        assert root.tag == "testsuites"
+        assert _RAW_UNSAFE.search(text.replace("\n", "").replace("\t", "")) is None
+    elif fmt == "github":
+        assert_safe_workflow_commands(out)
     else:
         assert_safe_text(out)
+
+
+# The runner's workflow commands policylint writes, and the properties each may have.
+_COMMAND = re.compile(r"::(error|warning|notice) ([^:]*)::(.*)")
+_PROPERTIES = {"file", "line", "col", "endLine", "endColumn", "title"}
+
+
+def assert_safe_workflow_commands(data: bytes) -> None:
+    """Only policylint's own commands, each parsing into known properties whose values hold no
+    separator, and data with no raw line break; every other line is safe text."""
+    text = data.decode("utf-8")
+    assert _RAW_UNSAFE.search(text.replace("\n", "")) is None
+    plain = []
+    for line in text.splitlines():
+        if line.startswith(("::group::", "::endgroup::")):
+            continue
+        if line.startswith("::notice title=policylint::"):
+            continue
+        match = _COMMAND.fullmatch(line)
+        if match is None:
+            plain.append(line)
+            continue
+        for prop in match.group(2).split(","):
+            key, sep, value = prop.partition("=")
+            assert sep and key in _PROPERTIES, f"unexpected property {prop!r}"
+            assert "::" not in value
+        assert "\r" not in match.group(3)
+    assert_safe_text("\n".join(plain).encode())
 
 
 @pytest.mark.parametrize("color", ["never", "always"])

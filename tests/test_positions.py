@@ -367,3 +367,60 @@ def test_positions_agree_with_pyyaml_marks_for_every_key() -> None:
                     checked += 1
                     stack.append((item, path))
     assert checked > 40
+
+
+# -- spans (SARIF regions, GitHub annotations) -----------------------------------------------------
+
+SPAN_TEXT = """\
+apiVersion: v1
+kind: Service
+metadata:
+  name: web   # a comment is not part of the span
+  labels: {tier: "1"}
+spec:
+  ports:
+  - name: http
+    port: 80
+  - 8080
+  description: |
+    two
+    lines
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "span", "text"),
+    [
+        # A key and its scalar value on one line: both, end column exclusive.
+        ("metadata.name", (4, 3, 4, 12), "name: web"),
+        ("metadata.labels.tier", (5, 12, 5, 21), 'tier: "1"'),
+        ("spec.ports[0].port", (9, 5, 9, 13), "port: 80"),
+        # A scalar item of a list: the item.
+        ("spec.ports[1]", (10, 5, 10, 9), "8080"),
+        # A key whose value is a collection or spans lines: the key.
+        ("spec.ports", (7, 3, 7, 8), "ports"),
+        ("spec.description", (11, 3, 11, 14), "description"),
+        # A mapping item of a list: the rest of its first line.
+        ("spec.ports[0]", (8, 5, 8, 15), "name: http"),
+        # A path that stops short: the rest of the deepest line reached.
+        ("spec.nothing", (6, 1, 6, 6), "spec:"),
+        # The document itself: its start.
+        ("", (1, 1, 1, 1), ""),
+    ],
+)
+def test_spans_cover_what_the_path_names(path: str, span: tuple[int, int, int, int], text: str) -> None:
+    documents, resolver = _docs(SPAN_TEXT)
+    got = resolver.span(documents[0].ref, path)
+    assert got == span
+    line, column, end_line, end_column = got
+    assert line == end_line
+    assert SPAN_TEXT.splitlines()[line - 1][column - 1 : end_column - 1] == text
+    assert resolver.resolve(documents[0].ref, path) == (line, column)
+
+
+def test_findings_carry_their_span() -> None:
+    result = lint_text(
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata:\n  name: g\n  namespace: n\nspec:\n  gatewayClassName: missing\n  listeners: []\n"
+    )
+    (finding,) = only(result, "PL405")
+    assert finding.region == (7, 3, 7, 28)

@@ -240,6 +240,14 @@ PATTERNS: dict[str, Adversarial] = {
     "policylint.input.positions._OTHER_BREAKS": Adversarial(("search", "finditer"), lambda n: ["\n" * n, "\r" * n]),
     "policylint.input.positions._DOCUMENT_BOUNDARY": _BOUNDARY,
     # Rule documentation (shipped, but linear all the same).
+    # Rule docs as plain text (SARIF help.text, `rules --format json`).
+    "policylint.rules.docs._FENCE_LINE": Adversarial(("sub",), lambda n: ["```" * (n // 3), "`" * n, "```" + "x" * n]),
+    "policylint.rules.docs._LINK": Adversarial(
+        ("sub",), lambda n: ["[" * n, "[a](" * (n // 4), "[" + "a" * n + "](", "[](" + "x" * n, "](" * (n // 2)]
+    ),
+    # Escaping input text for SARIF messages with links and for Markdown.
+    "policylint.reporters.sarif._LINK_SYNTAX": Adversarial(("sub",), lambda n: ["[" * n, "\\" * n, "a" * n]),
+    "policylint.reporters.markdown._MARKDOWN_PUNCTUATION": Adversarial(("sub",), lambda n: ["|" * n, "`*_" * (n // 3), "a" * n]),
     "policylint.rules.docs._HEADING": Adversarial(
         ("finditer",),
         lambda n: [

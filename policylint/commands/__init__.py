@@ -40,8 +40,12 @@ def split_codes(values: Sequence[str]) -> tuple[str, ...]:
 
 
 def use_color(choice: str, stream: object) -> bool:
+    """`--color`, then NO_COLOR (https://no-color.org), then FORCE_COLOR
+    (https://force-color.org), then whether `stream` is a terminal."""
     if choice == "always":
         return True
     if choice == "never" or os.environ.get("NO_COLOR"):
         return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
     return bool(getattr(stream, "isatty", lambda: False)())

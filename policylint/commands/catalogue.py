@@ -10,12 +10,25 @@ from policylint.commands import EXIT_OK, EXIT_USAGE, error
 
 
 def run_rules(fmt: str = "text") -> int:
-    """List the rule catalogue."""
+    """List the rule catalogue: a table (text), the rules/README.md table (markdown), or every
+    rule's metadata and documentation for editors and CI tools (json)."""
     from policylint.rules import REGISTRY
     from policylint.rules.docs import catalogue_markdown
 
     if fmt == "markdown":
         click.echo(catalogue_markdown(), nl=False)
+        return EXIT_OK
+    if fmt == "json":
+        from policylint import __version__
+        from policylint.rules.docs import metadata
+        from policylint.textsafe import json_dumps
+
+        document = {
+            "schemaVersion": 1,
+            "tool": {"name": "policylint", "version": __version__},
+            "rules": [metadata(r) for r in REGISTRY],
+        }
+        click.echo(json_dumps(document, indent=2, ensure_ascii=True))
         return EXIT_OK
     width = max(len(r.name) for r in REGISTRY)
     for rule in REGISTRY:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -25,7 +27,8 @@ if TYPE_CHECKING:
 def run_check(
     paths: Sequence[str],
     *,
-    fmt: str = "text",
+    fmt: str = "auto",
+    outputs: Sequence[str] = (),
     select: Sequence[str] = (),
     ignore: Sequence[str] = (),
     fail_on: str = "error",
@@ -51,7 +54,10 @@ def run_check(
     overrides: Overrides | None = None,
     rule_options: Mapping[str, Mapping[str, object]] | None = None,
 ) -> int:
-    """Lint `paths`; print the report to stdout and a summary to stderr.
+    """Lint `paths`; print the report to stdout in `fmt`, write each `outputs` entry
+    (`FORMAT=PATH`) to its file, and a summary to stderr. The exit code does not depend on the
+    formats: only on the findings, `fail_on` and `exit_zero`, or 2 for a usage error, an
+    internal error or an output that cannot be written.
 
     The parse cache lives in `cache_dir`, else $POLICYLINT_CACHE_DIR, else the user's cache
     directory (policylint.input.cache.default_directory); `cache=False` neither reads nor writes it.
@@ -69,11 +75,15 @@ def run_check(
     from policylint.suppressions.baseline import DEFAULT_FILE, BaselineError
 
     parsed = _parse_options(select, ignore, fail_on, external, overrides)
-    if parsed is None:
+    files = parse_outputs(outputs)
+    if parsed is None or files is None:
         return EXIT_USAGE
     selection, threshold, external_objects, overrides = parsed
+    fmt = resolve_format(fmt)
+    formats = [REPORTERS[f] for f in (fmt, *(f for f, _ in files))]
     request = LintRequest(
-        report_policies=REPORTERS[fmt].policies,
+        report_policies=any(r.policies for r in formats),
+        report_chains=any(r.chains for r in formats),
         follow_outside_links=follow_outside_links,
         paths=paths,
         stdin_filename=stdin_filename,
@@ -102,8 +112,8 @@ def run_check(
         error(exc)
         return EXIT_USAGE
     _say_what_happened(result)
-    _render(result, fmt, color)
-    if result.internal_error:
+    written = _render(result, fmt, color, files)
+    if result.internal_error or not written:
         return EXIT_USAGE
     if exit_zero:
         return EXIT_OK
@@ -126,8 +136,6 @@ def _parse_options(
         error(f"no rule matches {', '.join(unknown)} (see `policylint rules`)")
         return None
     if overrides:
-        from dataclasses import replace
-
         from policylint.config.overrides import run_selection
 
         # Per-file `select` may enable a rule the global selection leaves out: run it, and
@@ -157,15 +165,76 @@ def _say_what_happened(result: LintResult) -> None:
         click.echo(f"policylint: wrote {plural(entries, 'baseline entry', 'baseline entries')} to {escape(written)}", err=True)
 
 
-def _render(result: LintResult, fmt: str, color: str) -> None:
-    """The report on standard output, the summary line on standard error."""
-    from policylint.reporters import renderer
+def resolve_format(fmt: str) -> str:
+    """`auto`: GitHub workflow commands in a GitHub Actions job, else text (coloured or not by
+    --color, NO_COLOR and FORCE_COLOR)."""
+    from policylint.reporters import AUTO
+
+    if fmt != AUTO:
+        return fmt
+    return "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+
+
+def parse_outputs(values: Sequence[str]) -> list[tuple[str, str]] | None:
+    """`FORMAT=PATH` values as (format, path); None after saying which one is wrong."""
+    from policylint.reporters import FORMATS
+
+    out: list[tuple[str, str]] = []
+    for value in values:
+        fmt, sep, path = value.partition("=")
+        if not sep or not path or fmt not in FORMATS:
+            error(f"--output {value!r}: expected FORMAT=PATH with FORMAT one of {', '.join(FORMATS)}")
+            return None
+        out.append((fmt, path))
+    return out
+
+
+def _render(result: LintResult, fmt: str, color: str, files: Sequence[tuple[str, str]]) -> bool:
+    """The report on standard output, each output file, the summary line on standard error.
+    False when a file could not be written (said on standard error)."""
+    from policylint.reporters import environment_options, renderer
     from policylint.reporters.text import summary
 
     colored = fmt == "text" and use_color(color, sys.stdout)
+    options = environment_options(outputs=tuple(files))
     # color=True keeps the escape codes click would strip when stdout is not a terminal.
-    click.echo(renderer(fmt, color=colored)(result), nl=False, color=colored)
+    click.echo(renderer(fmt, replace(options, color=colored))(result), nl=False, color=colored)
+    ok = True
+    for out_fmt, path in files:
+        try:
+            write_output(path, renderer(out_fmt, options)(result))
+        except OSError as exc:
+            error(f"cannot write the {out_fmt} report to {path}: {exc.strerror or exc}")
+            ok = False
     click.echo(summary(result), err=True)
+    return ok
+
+
+def write_output(path: str, text: str) -> None:
+    """Write a report file whole or not at all: to a temporary file beside it, then renamed, so
+    that a reader (a CI upload step, an editor) never sees half a report. Parent directories are
+    created, as a CI step's `reports/policylint.sarif` expects."""
+    import tempfile
+
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=".policylint-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _umask() -> int:
+    # mkstemp creates the file 0600; a report is an ordinary file, readable as the umask allows.
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _say_skipped(skipped: Sequence[Skipped]) -> None:
@@ -243,14 +312,7 @@ def _run_effective(effective: Effective, given: Mapping[str, Any]) -> int:
     # Flags that have no configuration key (--exit-zero, --write-baseline, ...) pass as given.
     keywords: dict[str, Any] = {k: v for k, v in given.items() if k not in CLI_KEYWORDS.values()}
     keywords.update({keyword: values[key] for key, keyword in CLI_KEYWORDS.items() if key not in ("paths", "output")})
-    if values["output"]:
-        import inspect
-
-        # `output` is `--output FORMAT=PATH`: run_check's `outputs` keyword.
-        if "outputs" not in inspect.signature(run_check).parameters:
-            error(f"{loaded_path(effective)}: `output` is not supported by this version of policylint")
-            return EXIT_USAGE
-        keywords["outputs"] = tuple(values["output"])
+    keywords["outputs"] = tuple(values["output"])  # `output` is `--output FORMAT=PATH`
     return run_check(
         tuple(values["paths"]),
         **keywords,
@@ -299,10 +361,6 @@ def configured_query(
     options_out: dict[str, Any] = {kw: values[key] for key, kw in _QUERY_KEYS.items()}
     options_out["walk"] = run_settings(effective).walk
     return tuple(paths) or tuple(values["paths"]) or (".",), options_out
-
-
-def loaded_path(effective: Effective) -> str:
-    return effective.file.path if effective.file is not None else "configuration"
 
 
 def _cache_dir(enabled: bool, directory: str | None) -> str | None:

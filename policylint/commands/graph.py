@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from policylint.commands.explain import Describer, Found, find_object, object_node, parse_query
 from policylint.semantics.effective.simulation import ENFORCED, OVERRIDDEN, NodeKey
-from policylint.textsafe import MAX_FIELD, escape
+from policylint.textsafe import MAX_FIELD, escape, mermaid_label
 from policylint.vocabulary import Resolved
 
 if TYPE_CHECKING:
@@ -400,20 +400,6 @@ _MERMAID_CLASSES = (
 )
 
 
-def _mermaid_text(text: str) -> str:
-    # Controls (a newline would end the statement and start one of the input's choosing) become
-    # visible escapes (policylint.textsafe); then, inside a quoted label, entity codes for the
-    # characters Mermaid or HTML would read: the closing quote, entities, tags, an edge label's
-    # `|`, and the backtick that opens a Markdown string.
-    out = []
-    for ch in escape(text, MAX_FIELD):
-        if ch in '"#<>&;|`':
-            out.append(f"#{ord(ch)};")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
 def mermaid(graph: Graph) -> str:
     """A `flowchart LR` that GitHub renders in a ```mermaid block."""
     ids = _Ids()
@@ -421,17 +407,17 @@ def mermaid(graph: Graph) -> str:
     for namespace, nodes in _groups(graph):
         indent = "  "
         if namespace is not None:
-            lines.append(f'  subgraph {ids(_raw_id("ns", None, None, namespace, None))}["namespace {_mermaid_text(namespace)}"]')
+            lines.append(f'  subgraph {ids(_raw_id("ns", None, None, namespace, None))}["namespace {mermaid_label(namespace)}"]')
             indent = "    "
         for node in nodes:
             left, right = _MERMAID_SHAPES[node.shape]
-            label = "<br/>".join(_mermaid_text(line) for line in node.lines)
+            label = "<br/>".join(mermaid_label(line) for line in node.lines)
             lines.append(f"{indent}{ids(node.id)}{left}{label}{right}")
         if namespace is not None:
             lines.append("  end")
     for edge in graph.edges:
         arrow = "-.->" if edge.policy else "-->"
-        label = f'|"{_mermaid_text(edge.label)}"|' if edge.label else ""
+        label = f'|"{mermaid_label(edge.label)}"|' if edge.label else ""
         lines.append(f"  {ids(edge.src)} {arrow}{label} {ids(edge.dst)}")
     used: dict[str, list[str]] = defaultdict(list)
     for node in graph.nodes.values():

@@ -344,7 +344,7 @@ def _other_problems(loaded: LoadedConfig) -> list[Problem]:
     """Patterns, external object globs, formats and outputs."""
     from policylint.input.ignore import PatternError, compile_patterns
     from policylint.k8s.external import ExternalObjects, ExternalPatternError
-    from policylint.reporters import FORMATS
+    from policylint.reporters import AUTO, FORMATS
 
     config = loaded.config
     problems: list[Problem] = []
@@ -365,12 +365,13 @@ def _other_problems(loaded: LoadedConfig) -> list[Problem]:
             ExternalObjects.parse([value])
         except ExternalPatternError as exc:
             problems.append(Problem(loaded.line(("external", i)), key_text(("external", i)), str(exc)))
-    if config.format not in FORMATS:
+    if config.format not in (*FORMATS, AUTO):
+        choices = (*FORMATS, AUTO)
         problems.append(
             Problem(
                 loaded.line(("format",)),
                 "format",
-                f"unknown format {config.format!r}{_suggest(config.format, FORMATS)} (formats: {', '.join(FORMATS)})",
+                f"unknown format {config.format!r}{_suggest(config.format, choices)} (formats: {', '.join(choices)})",
             )
         )
     for i, value in enumerate(config.output):

@@ -107,8 +107,8 @@ class Config(_Strict):
     require_suppression_reason: bool = True
     """Whether an inline suppression or annotation without ` -- reason` is a finding (PL903)."""
 
-    format: str = "text"
-    """Output format on standard output (`--format`)."""
+    format: str = "auto"
+    """Output format on standard output (`--format`); `auto`: GitHub annotations in GitHub Actions, else text."""
 
     output: list[str] = []
     """More reports written to files, each `FORMAT=PATH` (`--output`)."""

@@ -1077,8 +1077,18 @@ def _syntax_error(error: yaml.MarkedYAMLError, text: str, chunk_start: int, line
     shown_line = err_line
     if _NON_SPACE.search(text, at) is None:  # at the end of the input: rare, once per file
         shown_line, col = _clamp_to_content(text[chunk_start:], err_line, col)
+    if _PARSER_DEPTH_LIMIT in problem:
+        # libyaml 0.2.6 (bundled since PyYAML 6.0.4) refuses deep nesting itself, while scanning
+        # ahead, before policylint's own scan (MAX_DEPTH) sees the events: the same resource
+        # limit, found earlier, not a syntax error.
+        message = f"nesting deeper than the YAML parser allows ({problem}); document skipped"
+        return _issue(RESOURCE_LIMIT, file, line_offset + shown_line + 1, col, message), at
     issue = _issue(YAML_SYNTAX_ERROR, file, line_offset + shown_line + 1, col, f"YAML syntax error: {problem}{context}")
     return issue, at
+
+
+# libyaml's problem text when a document nests deeper than its own limit (yaml_parser_set_max_nest_level).
+_PARSER_DEPTH_LIMIT = "exceeded maximum nesting depth"
 
 
 # API groups whose objects may hold template markers as values of their own: Argo Workflows

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from itertools import accumulate
 
 import yaml
+from yaml.error import Mark
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from policylint.input.load import LOADER, DocumentRef, printable
@@ -84,8 +85,12 @@ def parse_path(path: str) -> list[PathPart]:
     return parts
 
 
-def _walk(node: Node, parts: Sequence[PathPart], line_offset: int) -> tuple[int, int]:
+def _walk(node: Node, parts: Sequence[PathPart]) -> tuple[Mark, Mark | None]:
+    """The start of what `parts` names (its key, or its item), and the end of its span: the end
+    of a scalar value on the key's line, else of the key; None when only the line is known (the
+    path stopped short, or a collection item starts the span)."""
     mark = node.start_mark
+    end: Mark | None = None
     for part in parts:
         if isinstance(node, MappingNode) and isinstance(part, str):
             found = None
@@ -93,15 +98,17 @@ def _walk(node: Node, parts: Sequence[PathPart], line_offset: int) -> tuple[int,
                 if isinstance(knode, ScalarNode) and knode.value == part:
                     found = (knode, vnode)  # last one wins, as in the loaded data
             if found is None:
-                break
-            mark = found[0].start_mark
+                return mark, None
+            mark, end = found[0].start_mark, found[0].end_mark
             node = found[1]
         elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
             node = node.value[part]
-            mark = node.start_mark
+            mark, end = node.start_mark, None
         else:
-            break
-    return line_offset + mark.line + 1, mark.column + 1
+            return mark, None
+    if isinstance(node, ScalarNode) and node.end_mark.line == mark.line:
+        end = node.end_mark  # `sectionName: http-typo`, the whole pair
+    return mark, end
 
 
 # The line breaks libyaml counts (YAML 1.1 spec §5.4 "Line Break Characters"), so line numbers
@@ -167,10 +174,32 @@ class PositionResolver:
         return node
 
     def resolve(self, ref: DocumentRef, path: str | Sequence[PathPart]) -> tuple[int, int]:
+        return self.span(ref, path)[:2]
+
+    def span(self, ref: DocumentRef, path: str | Sequence[PathPart]) -> tuple[int, int, int, int]:
+        """Start line and column of what `path` names, and the end of its span (the column after
+        its last character): the key and a scalar value on its line, else the key, else the rest
+        of the start line; a document itself, or one that cannot be read again, is only its
+        start. SARIF regions and GitHub annotations underline exactly that."""
         parts = parse_path(path) if isinstance(path, str) else path
-        if not parts:
-            return ref.line, ref.column
-        node = self._document_node(ref)
+        # A whole document is its start: its span would cost reading the file, which a finding
+        # about the document (two million empty ones, say) must not.
+        node = self._document_node(ref) if parts else None
         if node is None:
-            return ref.line, ref.column
-        return _walk(node, parts, ref.line - 1)
+            return ref.line, ref.column, ref.line, ref.column
+        mark, end = _walk(node, parts)
+        line = ref.line + mark.line
+        if end is None or end.line != mark.line:
+            return line, mark.column + 1, *self._line_end(ref.file, line, mark.column + 1)
+        return line, mark.column + 1, line, end.column + 1
+
+    def _line_end(self, file: str, line: int, column: int) -> tuple[int, int]:
+        """The end of line `line`'s text without trailing blanks; at least `column` (an empty
+        line, or a position past the text)."""
+        loaded = self._file(file)
+        if loaded is None or not 0 < line <= len(loaded[1]):
+            return line, column
+        text, starts = loaded
+        stop = starts[line] if line < len(starts) else len(text)
+        content = _LINE_BREAK.sub("", text[starts[line - 1] : stop]).rstrip()
+        return line, max(column, len(content) + 1)

@@ -1,25 +1,32 @@
-"""Reporters: one module per format, each with `render(result, *, color) -> str`, listed in `REPORTERS`.
+"""Reporters: one module per format, each with `render(result, options=None) -> str`, listed in
+`REPORTERS`.
 
-Adding a format is one module plus one `Reporter` line here: the CLI's `--format` choices, the
-pipeline's choice of stages and tests/test_output_safety.py (which runs hostile input through
-every listed format) all read this table. Reporters only render: everything they show is in the
-`LintResult` already (findings, and the per-policy section when `policies` is set), so rendering
-never computes, and cannot fail on input.
+Adding a format is one module plus one `Reporter` line here: the CLI's `--format` and
+`--output` choices, the configuration file's checks, the pipeline's choice of report stages and
+tests/test_output_safety.py (which runs hostile input through every listed format) all read
+this table. Reporters only render: everything they show is in the `LintResult` already
+(findings, suppressed findings, the per-policy section when `policies` is set, attachment chains
+when `chains` is set), so rendering never computes, and cannot fail on input. What a reporter
+needs of the run's surroundings (colour, the repository root, where the other outputs go) comes
+in `RenderOptions`, which the command reads from the environment once.
 
-A format read by people (text, and the annotation formats to come) escapes every field taken
-from the input with `policylint.textsafe.escape`; a document for programs (`machine`) relies on
-its own syntax's escaping, written with `policylint.textsafe.json_dumps` for JSON.
+A format read by people (text, GitHub annotations, Markdown) escapes every field taken from the
+input with `policylint.textsafe.escape`; a document for programs (`syntax` json or xml) relies
+on its own syntax's escaping, written with `policylint.textsafe.json_dumps` for JSON.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 if TYPE_CHECKING:
     from policylint.pipeline import LintResult
+
+AUTO = "auto"
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,24 +35,97 @@ class Reporter:
     # Imported when used, so that a text run never imports the other formats.
     module: str
     summary: str
-    # A document for programs (parsed, not read line by line); else text for people.
-    machine: bool = False
+    # A document for programs, parsed rather than read line by line, in this syntax; "text" is
+    # read by people (and CI logs).
+    syntax: Literal["text", "json", "xml"] = "text"
     # Shows the per-policy section (targets, enforcement, blast radius): the pipeline computes
     # it, which builds the effective-policy simulation.
     policies: bool = False
+    # Shows each policy finding's attachment chain (policylint.attachment_chain).
+    chains: bool = False
+
+    @property
+    def machine(self) -> bool:
+        return self.syntax != "text"
 
 
 REPORTERS: dict[str, Reporter] = {
     r.name: r
     for r in (
         Reporter("text", "policylint.reporters.text", "path:line:col: severity RULE message [Kind ns/name]"),
-        Reporter("json", "policylint.reporters.json", "the JSON report, schemaVersion 1", machine=True, policies=True),
+        Reporter("json", "policylint.reporters.json", "the JSON report, schemaVersion 1", syntax="json", policies=True),
+        Reporter("sarif", "policylint.reporters.sarif", "SARIF 2.1.0, for GitHub code scanning", syntax="json", chains=True),
+        Reporter(
+            "junit",
+            "policylint.reporters.junit",
+            "JUnit XML: a test suite per file, a test case per object and rule",
+            syntax="xml",
+        ),
+        Reporter("github", "policylint.reporters.github", "GitHub Actions workflow commands: annotations on the pull request"),
+        Reporter("gitlab", "policylint.reporters.gitlab", "GitLab Code Quality report", syntax="json"),
+        Reporter(
+            "markdown",
+            "policylint.reporters.markdown",
+            "a Markdown summary for $GITHUB_STEP_SUMMARY or a pull-request comment",
+            policies=True,
+        ),
     )
 }
 FORMATS = tuple(REPORTERS)
 MACHINE_FORMATS = frozenset(name for name, r in REPORTERS.items() if r.machine)
 
 
-def renderer(fmt: str, *, color: bool = False) -> Callable[[LintResult], str]:
+@dataclass(frozen=True, slots=True)
+class RenderOptions:
+    """What a reporter needs of the run besides its result."""
+
+    color: bool = False
+    # The files this run writes (`--output FORMAT=PATH`), in order: the GitHub annotations'
+    # closing notice says where the full report is.
+    outputs: tuple[tuple[str, str], ...] = ()
+    # The directory finding paths are relative to (the working directory) and the repository
+    # root that CI tools resolve paths against; "" for either: the working directory.
+    cwd: str = ""
+    root: str = ""
+    # Prefix of links to a file at the commit under review, e.g.
+    # https://github.com/OWNER/REPO/blob/SHA/ ("": links relative to the repository root).
+    link_base: str = ""
+
+    def repo_path(self, file: str) -> str:
+        """`file` (as findings name it) relative to the repository root, with `/` separators;
+        a file outside the root keeps its absolute path."""
+        cwd = self.cwd or os.getcwd()
+        root = self.root or cwd
+        absolute = os.path.normpath(os.path.join(cwd, file))
+        relative = os.path.relpath(absolute, root) if os.path.isabs(root) else absolute
+        if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+            relative = absolute
+        return relative.replace(os.sep, "/")
+
+
+def environment_options(*, color: bool = False, outputs: tuple[tuple[str, str], ...] = ()) -> RenderOptions:
+    """RenderOptions for this process: the repository root is $GITHUB_WORKSPACE in a GitHub
+    Actions job (paths in annotations and SARIF are relative to the checkout), else the nearest
+    directory holding `.git`, else the working directory; links point at $GITHUB_SHA when a
+    workflow sets it."""
+    from policylint.input.ignore import repository_root
+
+    cwd = os.getcwd()
+    workspace = os.environ.get("GITHUB_WORKSPACE", "")
+    if workspace and os.path.isabs(workspace) and _inside(cwd, workspace):
+        root = os.path.normpath(workspace)
+    else:
+        root = repository_root(cwd) or cwd
+    server, repository, sha = (os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_SHA"))
+    link_base = f"{server.rstrip('/')}/{repository}/blob/{sha}/" if server and repository and sha else ""
+    return RenderOptions(color=color, outputs=outputs, cwd=cwd, root=root, link_base=link_base)
+
+
+def _inside(path: str, directory: str) -> bool:
+    relative = os.path.relpath(path, directory)
+    return relative != os.pardir and not relative.startswith(os.pardir + os.sep)
+
+
+def renderer(fmt: str, options: RenderOptions | None = None) -> Callable[[LintResult], str]:
     render = cast("Callable[..., str]", importlib.import_module(REPORTERS[fmt].module).render)
-    return lambda result: render(result, color=color)
+    return lambda result: render(result, options or RenderOptions())

@@ -11,6 +11,7 @@ from policylint.textsafe import json_dumps
 
 if TYPE_CHECKING:
     from policylint.pipeline import LintResult
+    from policylint.reporters import RenderOptions
 
 
 def help_uri(rule: str, name: str) -> str:
@@ -57,6 +58,6 @@ def report(result: LintResult) -> dict[str, Any]:
     }
 
 
-def render(result: LintResult, *, color: bool = False) -> str:
+def render(result: LintResult, options: RenderOptions | None = None) -> str:
     # ASCII output, with lone surrogates (undecodable file names) replaced: valid UTF-8 JSON.
     return json_dumps(report(result), indent=2, ensure_ascii=True) + "\n"

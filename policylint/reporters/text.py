@@ -10,6 +10,7 @@ from policylint.textsafe import MAX_FIELD, defuse_line, escape
 
 if TYPE_CHECKING:
     from policylint.pipeline import LintResult
+    from policylint.reporters import RenderOptions
 
 _COLORS = {Severity.ERROR: "\033[1;31m", Severity.WARNING: "\033[1;33m", Severity.INFO: "\033[1;36m"}
 _DIM = "\033[2m"
@@ -36,7 +37,8 @@ def format_finding(f: Finding, *, color: bool = False) -> str:
     return "\n".join([line, *notes])
 
 
-def render(result: LintResult, *, color: bool = False) -> str:
+def render(result: LintResult, options: RenderOptions | None = None) -> str:
+    color = options is not None and options.color
     lines = [format_finding(f, color=color) for f in result.findings]
     if result.show_suppressed:  # `--show-suppressed`: after the findings, each with how it was hidden
         lines.extend(_suppressed(f, color=color) for f in result.suppressed)

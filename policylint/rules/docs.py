@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,9 @@ REQUIRED_HEADINGS = ("What it checks", "Why it matters", "Bad", "Good", "Options
 # A heading's text ends at its last non-space character: `[^\n]*\S` then spaces other than a line
 # break, one way to match each line, so linear (a lazy `(.+?)\s*$` retried `\s*` at every step).
 _HEADING = re.compile(r"^## ([^\n]*\S)[^\S\n]*$", re.M)
+# A code fence line; a link `[text](target)` (no brackets or parentheses inside either part).
+_FENCE_LINE = re.compile(r"^```[^\n]*\n?", re.M)
+_LINK = re.compile(r"\[([^\[\]\n]*)\]\([^()\s]*\)")
 
 
 def doc_path(rule: type[Rule]) -> Path:
@@ -61,3 +65,69 @@ def catalogue_markdown() -> str:
     for rule in REGISTRY:
         lines.append(f"| [{rule.id}]({rule.id}-{rule.name}.md) | `{rule.name}` | {rule.severity.label} | {rule.summary()} |")
     return "\n".join(lines) + "\n"
+
+
+# The family a rule belongs to, by the module that defines it: SARIF `properties.tags`, the
+# `family` of `policylint rules --format json`.
+FAMILIES = {
+    "input": "input",
+    "malformed": "input",
+    "boilerplate": "boilerplate",
+    "targetref": "target-reference",
+    "section_name": "section-name",
+    "attachment": "attachment",
+    "handshakes": "cross-namespace",
+    "labels": "labels",
+    "effective_policy": "effective-policy",
+    "suppressions": "suppressions",
+}
+
+
+def family(rule: type[Rule]) -> str:
+    return FAMILIES.get(rule.__module__.rsplit(".", 1)[-1], "other")
+
+
+def rule_doc(rule: type[Rule]) -> tuple[str, RuleDoc]:
+    """A rule's documentation, as markdown and parsed (read once per process)."""
+    return _read_doc(doc_path(rule))
+
+
+@functools.cache
+def _read_doc(path: Path) -> tuple[str, RuleDoc]:
+    text = path.read_text(encoding="utf-8")
+    return text, parse_doc(text)
+
+
+def plain_text(markdown: str) -> str:
+    """Markdown prose as plain text: code fences and inline code marks, emphasis and link
+    targets dropped (`[GEP-713](https://...)` reads `GEP-713`)."""
+    text = _FENCE_LINE.sub("", markdown)
+    text = _LINK.sub(r"\1", text)
+    return text.replace("`", "").replace("**", "").strip()
+
+
+def metadata(rule: type[Rule]) -> dict[str, object]:
+    """What tools need to know of a rule: `policylint rules --format json` and SARIF's
+    `tool.driver.rules[]` are built from this."""
+    from policylint import DOCS_URL
+
+    markdown, doc = rule_doc(rule)
+    checks = doc.sections.get("What it checks", "")
+    first = plain_text(checks.split("\n\n", 1)[0]) if checks else rule.summary()
+    return {
+        "id": rule.id,
+        "name": rule.name,
+        "severity": rule.severity.label,
+        "family": family(rule),
+        "summary": rule.summary(),
+        "description": " ".join(first.split()),
+        "helpUri": f"{DOCS_URL}/{rule.id}-{rule.name}.md",
+        "reads": sorted(stage.value for stage in rule.reads),
+        "subjects": sorted(rule.subjects),
+        "options": [
+            {"name": o.name, "type": o.type.__name__, "default": o.default, "help": o.help, "minimum": o.minimum}
+            for o in rule.options
+        ],
+        "markdown": markdown,
+        "text": plain_text("\n\n".join(doc.sections.get(h, "") for h in ("What it checks", "Why it matters"))),
+    }

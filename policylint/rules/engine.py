@@ -181,18 +181,18 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
     return out
 
 
-def _position(issue: Issue | Related, resolver: PositionResolver) -> tuple[str, int, int]:
+def _position(issue: Issue | Related, resolver: PositionResolver) -> tuple[str, int, int, int, int]:
+    """File, start line and column, end line and column of an issue or a note."""
     if issue.object is not None:
         obj = issue.object
-        line, col = resolver.resolve(obj.doc, obj.doc_path(issue.path))
-        return obj.doc.file, line, col
+        return obj.doc.file, *resolver.span(obj.doc, obj.doc_path(issue.path))
     document = getattr(issue, "document", None)
     if document is not None:
-        line, col = resolver.resolve(document, issue.path)
-        return document.file, line, col
+        return document.file, *resolver.span(document, issue.path)
     if issue.location is not None:
-        return issue.location.file, issue.location.line, issue.location.column
-    return "<input>", 1, 1
+        loc = issue.location
+        return loc.file, loc.line, loc.column, loc.line, loc.column
+    return "<input>", 1, 1, 1, 1
 
 
 def _guessed_policies(project: Project) -> frozenset[ObjectKey]:
@@ -206,7 +206,7 @@ def _guessed_policies(project: Project) -> frozenset[ObjectKey]:
 def _resolve(
     issue: Issue, catalogue: dict[str, type[Rule]], resolver: PositionResolver, guessed: frozenset[ObjectKey] = frozenset()
 ) -> Finding:
-    file, line, column = _position(issue, resolver)
+    file, line, column, end_line, end_column = _position(issue, resolver)
     rule = catalogue.get(issue.rule_id)
     if rule is None:
         name, severity = INTERNAL_ERROR_NAME, Severity.ERROR
@@ -214,7 +214,7 @@ def _resolve(
         name, severity = rule.name, rule.severity
     # Messages are bounded here, where every finding is made: a rule that quotes a huge value
     # cannot make a finding (or a note) megabytes long.
-    related = tuple(ResolvedRelated(truncate(r.message, MAX_MESSAGE), *_position(r, resolver)) for r in issue.related)
+    related = tuple(ResolvedRelated(truncate(r.message, MAX_MESSAGE), *_position(r, resolver)[:3]) for r in issue.related)
     obj = issue.object
     return Finding(
         file=file,
@@ -229,6 +229,8 @@ def _resolve(
         path=issue.path,
         related=related,
         hint=truncate(issue.hint, MAX_MESSAGE) if issue.hint else None,
+        end_line=end_line,
+        end_column=end_column,
     )
 
 

@@ -1,0 +1,48 @@
+"""GitLab Code Quality report: a JSON array GitLab shows in merge requests and pipelines.
+
+Each finding is an object with `description`, `check_name`, `fingerprint`, `severity` and
+`location.path` / `location.lines.begin` (GitLab Docs, "Code Quality", "Code Quality report
+format"). GitLab deduplicates and compares merge-request and target-branch reports by
+`fingerprint`: policylint's fingerprint does not move with lines, so a finding that only moved is
+not reported as fixed and new. Suppressed findings are left out: the format has no way to say
+they were accepted.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from policylint.findings import Finding, Severity
+from policylint.textsafe import json_dumps
+
+if TYPE_CHECKING:
+    from policylint.pipeline import LintResult
+    from policylint.reporters import RenderOptions
+
+# GitLab's severities are info, minor, major, critical and blocker. An error fails the gate
+# (by default), so it is at least `major`; nothing policylint finds blocks by itself.
+SEVERITIES = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}
+
+
+def _issue(f: Finding, options: RenderOptions) -> dict[str, Any]:
+    description = f"{f.rule} {f.message}"
+    if f.object is not None:
+        description += f" [{f.object}]"
+    line, _, end_line, _ = f.region
+    return {
+        "type": "issue",
+        "description": description,
+        "check_name": f"{f.rule} {f.name}",
+        "content": {"body": f.hint} if f.hint else {"body": ""},
+        "categories": ["Bug Risk"],
+        "fingerprint": f.fingerprint,
+        "severity": SEVERITIES[f.severity],
+        "location": {"path": options.repo_path(f.file), "lines": {"begin": line, "end": end_line}},
+    }
+
+
+def render(result: LintResult, options: RenderOptions | None = None) -> str:
+    from policylint.reporters import RenderOptions
+
+    options = options or RenderOptions()
+    return json_dumps([_issue(f, options) for f in result.findings], indent=2, ensure_ascii=True) + "\n"
