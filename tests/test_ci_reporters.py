@@ -23,15 +23,18 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policylint import HOMEPAGE, __version__
+from benchmarks.generate import write_corpus
+from policylint import HOMEPAGE, __version__, attachment_chain
 from policylint.cli import cli
 from policylint.findings import Finding, Severity
+from policylint.input.positions import PositionResolver
 from policylint.reporters import FORMATS, REPORTERS, RenderOptions
 from policylint.reporters import github as github_reporter
+from policylint.reporters import junit as junit_reporter
 from policylint.reporters import markdown as markdown_reporter
 from policylint.rules import REGISTRY
 from policylint.textsafe import unescape
-from tests.lintutil import ROOT
+from tests.lintutil import ROOT, lint_paths
 
 INPUT = "tests/reporters/ci"
 GOLDEN = ROOT / "tests" / "reporters" / "ci-golden"
@@ -528,3 +531,51 @@ def test_no_machine_path_in_a_golden_file() -> None:
     for name in GOLDEN_FILES.values():
         text = (GOLDEN / name).read_text(encoding="utf-8")
         assert str(ROOT) not in text and os.path.expanduser("~") not in text
+
+
+# -- attachment chains -----------------------------------------------------------------------------
+
+
+def test_a_cross_namespace_chain_ends_at_the_grant_that_permits_it() -> None:
+    # The PL401 fixture's good case: ColorPolicy shop/edge-color targets Gateway infra/edge,
+    # permitted by ReferenceGrant infra/colors (GEP-713 with GEP-709's handshake).
+    fixture = "tests/rules/PL401-cross-namespace-target-not-permitted/good.yaml"
+    result = lint_paths([fixture])
+    policy = next(p for p in result.project.resolution.policies() if p.obj.name == "edge-color")
+    resolver = PositionResolver(lambda file: Path(file).read_text(encoding="utf-8"))
+    finding = Finding(fixture, 1, 1, "PL603", "x", Severity.INFO, "m", object=policy.obj.key, fingerprint="f" * 32)
+    (chain,) = attachment_chain.compute(result.project, [finding], resolver)["f" * 32]
+    lines = (ROOT / fixture).read_text(encoding="utf-8").splitlines()
+    assert [(step.message, lines[step.line - 1].strip()) for step in chain] == [
+        ("policy ColorPolicy shop/edge-color", "name: edge-color"),
+        ("targets Gateway infra/edge: Accepted", "- group: gateway.networking.k8s.io"),
+        ("target Gateway infra/edge", "name: edge"),
+        ("permitted by ReferenceGrant infra/colors", "- group: example.com"),
+    ]
+
+
+def test_a_selector_policy_gets_a_chain_per_object_it_matches() -> None:
+    fixture = "tests/rules/PL401-cross-namespace-target-not-permitted/good.yaml"
+    result = lint_paths([fixture])
+    policy = next(p for p in result.project.resolution.policies() if p.obj.name == "shop-retries")
+    resolver = PositionResolver(lambda file: Path(file).read_text(encoding="utf-8"))
+    on_policy = Finding(fixture, 1, 1, "PL603", "x", Severity.INFO, "m", object=policy.obj.key, fingerprint="a" * 32)
+    chains = attachment_chain.compute(result.project, [on_policy], resolver)["a" * 32]
+    # A selector policy: one chain per matched route (both `team: shop` routes, across namespaces).
+    assert sorted(chain[2].message for chain in chains) == ["target HTTPRoute infra/status", "target HTTPRoute shop/store"]
+
+
+def test_junit_text_never_holds_a_character_xml_forbids() -> None:
+    assert junit_reporter._xml_text("a\uffffb\ufffe\x00") == "a\\uffffb\\ufffe\\x00"
+
+
+def test_a_large_junit_report_is_compact_and_well_formed(tmp_path: Path) -> None:
+    write_corpus(300, tmp_path / "corpus", per_file=50)
+    code, out, _ = run("--format", "junit", str(tmp_path / "corpus"))
+    assert code == 0  # the generator's mistakes at this size are warnings and info
+    root = ElementTree.fromstring(out.encode("utf-8"))
+    cases = root.findall("testsuite/testcase")
+    assert len(cases) > junit_reporter.PRETTY_MAX_CASES  # so written without indentation
+    assert "\n\t" not in out
+    assert int(root.get("tests", "0")) == len(cases)
+    assert int(root.get("failures", "0")) == sum(1 for c in cases if c.find("failure") is not None)

@@ -19,9 +19,8 @@ from policylint.findings import Finding
 from policylint.textsafe import escape
 
 if TYPE_CHECKING:
-    from junit_xml import TestCase
+    from junit_xml import TestCase, TestSuite
 
-    from policylint.k8s.objects import ObjectKey
     from policylint.pipeline import LintResult
     from policylint.reporters import RenderOptions
     from policylint.rules.base import Rule
@@ -36,21 +35,17 @@ _Case = tuple[str, str]  # (classname, rule id)
 def _body(f: Finding, options: RenderOptions) -> str:
     from policylint.reporters.json import help_uri
 
-    lines = [f"{escape(options.repo_path(f.file))}:{f.line}:{f.column}: {f.severity.label} {f.rule} {escape(f.message)}"]
-    lines += [f"note: {escape(options.repo_path(r.file))}:{r.line}:{r.column}: {escape(r.message)}" for r in f.related]
+    lines = [f"{_xml_text(options.repo_path(f.file))}:{f.line}:{f.column}: {f.severity.label} {f.rule} {_xml_text(f.message)}"]
+    lines += [f"note: {_xml_text(options.repo_path(r.file))}:{r.line}:{r.column}: {_xml_text(r.message)}" for r in f.related]
     if f.hint:
-        lines.append(f"hint: {escape(f.hint)}")
+        lines.append(f"hint: {_xml_text(f.hint)}")
     if f.rule != "PL000":
         lines.append(f"docs: {help_uri(f.rule, f.name)}")
     return "\n".join(lines)
 
 
-def _classname(key: ObjectKey | None, path: str) -> str:
-    return escape(str(key)) if key is not None else escape(path)
-
-
 def render(result: LintResult, options: RenderOptions | None = None) -> str:
-    from junit_xml import TestCase, TestSuite, to_xml_report_string
+    from junit_xml import TestCase, TestSuite
 
     from policylint.reporters import RenderOptions
 
@@ -60,47 +55,92 @@ def render(result: LintResult, options: RenderOptions | None = None) -> str:
     # file -> (classname, rule id) -> test case, in a stable order: objects by position, rules by id.
     suites: dict[str, dict[_Case, TestCase]] = defaultdict(dict)
     lines: dict[tuple[str, _Case], int] = {}
+    paths: dict[str, tuple[str, str]] = {}  # file -> (repository path, escaped)
 
-    def case(path: str, key: _Case, line: int, rule_name: str) -> TestCase:
+    def where(file: str) -> tuple[str, str]:
+        if file not in paths:
+            path = options.repo_path(file)
+            paths[file] = (path, _xml_text(path))
+        return paths[file]
+
+    def case(file: str, classname: str, rule_id: str, line: int, rule_name: str) -> TestCase:
+        path, shown = where(file)
         cases = suites[path]
+        key = (classname, rule_id)
         if key not in cases:
             cases[key] = TestCase(
-                f"{key[1]} {rule_name}", classname=key[0], file=escape(path), line=line, allow_multiple_subelements=True
+                f"{rule_id} {rule_name}", classname=classname, file=shown, line=line, allow_multiple_subelements=True
             )
             lines[(path, key)] = line
         return cases[key]
 
     rules: tuple[type[Rule], ...] = tuple(sorted(result.rules, key=lambda r: r.id))
+    file_rules = [r for r in rules if r.reports_on(None, policy=False)]
     for file in result.files:
-        path = options.repo_path(file)
+        path, shown = where(file)
         suites[path]  # every file is a suite, even with nothing in it
-        for rule in rules:
-            if rule.reports_on(None, policy=False):
-                case(path, (_classname(None, path), rule.id), 1, rule.name)
+        for rule in file_rules:
+            case(file, shown, rule.id, 1, rule.name)
     for obj in result.index.objects:
-        path = options.repo_path(obj.doc.file)
+        classname = _xml_text(str(obj.key))
         policy = obj.key in policies
         for rule in rules:
             if rule.reports_on(obj.kind, policy=policy):
-                case(path, (_classname(obj.key, path), rule.id), obj.doc.line, rule.name)
+                case(obj.doc.file, classname, rule.id, obj.doc.line, rule.name)
     for f in result.findings:
-        path = options.repo_path(f.file)
-        tc = case(path, (_classname(f.object, path), f.rule), f.line, names.get(f.rule, f.name))
+        classname = _xml_text(str(f.object)) if f.object is not None else where(f.file)[1]
+        tc = case(f.file, classname, f.rule, f.line, names.get(f.rule, f.name))
         tc.add_failure_info(
-            message=f"{f.severity.label}: {escape(f.message)}", output=_body(f, options), failure_type=f.severity.label
+            message=f"{f.severity.label}: {_xml_text(f.message)}", output=_body(f, options), failure_type=f.severity.label
         )
     for f in result.suppressed:
-        path = options.repo_path(f.file)
-        tc = case(path, (_classname(f.object, path), f.rule), f.line, names.get(f.rule, f.name))
+        classname = _xml_text(str(f.object)) if f.object is not None else where(f.file)[1]
+        tc = case(f.file, classname, f.rule, f.line, names.get(f.rule, f.name))
         how = f.suppression.kind.value if f.suppression is not None else "suppressed"
-        reason = f": {escape(f.suppression.reason)}" if f.suppression is not None and f.suppression.reason else ""
+        reason = f": {_xml_text(f.suppression.reason)}" if f.suppression is not None and f.suppression.reason else ""
         tc.add_skipped_info(message=f"suppressed ({how}){reason}", output=_body(f, options))
 
+    shown_paths = dict(paths.values())
     test_suites = []
-    total = 0
     for path in sorted(suites):
         cases = suites[path]
         ordered = sorted(cases, key=lambda k: (lines[(path, k)], k))
-        total += len(ordered)
-        test_suites.append(TestSuite(f"policylint {escape(path)}", [cases[k] for k in ordered], file=escape(path)))
-    return str(to_xml_report_string(test_suites, prettyprint=total <= PRETTY_MAX_CASES, encoding="utf-8"))
+        shown = shown_paths[path]
+        test_suites.append(TestSuite(f"policylint {shown}", [cases[k] for k in ordered], file=shown))
+    return _document(test_suites)
+
+
+def _xml_text(text: str) -> str:
+    """Input text for the document: escaped (policylint.textsafe), and without the two
+    characters XML 1.0 forbids that escaping keeps (U+FFFE, U+FFFF)."""
+    escaped = escape(text)
+    if "\ufffe" in escaped or "\uffff" in escaped:
+        escaped = escaped.replace("\ufffe", "\\ufffe").replace("\uffff", "\\uffff")
+    return escaped
+
+
+def _document(test_suites: list[TestSuite]) -> str:
+    """junit-xml's `to_xml_report_string`, less its final pass that deletes characters XML
+    forbids from the whole document (every text here is `_xml_text` already, and that pass is
+    a third of the time on a large repository), pretty-printed while the report is small."""
+    from xml.dom import minidom
+    from xml.etree import ElementTree
+
+    root = ElementTree.Element("testsuites")
+    totals = dict.fromkeys(("disabled", "errors", "failures", "tests"), 0)
+    time = 0.0
+    cases = 0
+    for suite in test_suites:
+        element = suite.build_xml_doc()
+        for key in totals:
+            totals[key] += int(element.get(key, 0))
+        time += float(element.get("time", 0))
+        cases += len(suite.test_cases)
+        root.append(element)
+    for key, value in totals.items():
+        root.set(key, str(value))
+    root.set("time", str(time))
+    text = ElementTree.tostring(root, encoding="unicode")
+    if cases <= PRETTY_MAX_CASES:
+        return str(minidom.parseString(text).toprettyxml(encoding="utf-8").decode("utf-8"))
+    return f'<?xml version="1.0" encoding="utf-8"?>\n{text}\n'
