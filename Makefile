@@ -10,7 +10,7 @@ FUZZ_EXAMPLES ?= 20000
 # `make hostile`: every hostile input in bounded time and memory (fuzz/README.md); `HOSTILE_ARGS=-k alias`.
 HOSTILE_ARGS ?=
 
-.PHONY: demo test check-code lint-examples bench fuzz hostile clean
+.PHONY: demo test check-code lint-examples bench fuzz hostile conformance clean
 CODE := policylint tests benchmarks fuzz
 
 $(BIN)/python:
@@ -40,6 +40,11 @@ bench: $(STAMP)
 
 fuzz: $(STAMP)
 	POLICYLINT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q tests/test_fuzz.py
+
+# `make conformance`: agreement with the status Envoy Gateway writes, case by case, with every
+# disagreement (tests/data/oracles/envoy-gateway/README.md); tests/test_conformance.py holds the floors.
+conformance: $(STAMP)
+	$(BIN)/python -m tests.oracle -v
 
 hostile: $(STAMP)
 	$(BIN)/python fuzz/hostile.py $(HOSTILE_ARGS)

@@ -1,0 +1,264 @@
+"""Conformance with a real controller: policylint's simulated status against the status Envoy
+Gateway wrote, case by case (tests/data/oracles/envoy-gateway/README.md).
+
+Each case is linted (its manifests with the objects EG's test harness adds), and every record
+EG's output holds is compared with what policylint says of the same object at the same ancestor:
+
+- a policy record with the verdict read from the JSON report's `policies` section (each target's
+  `accepted`, `detail` and `enforcement`, at the targets that reach the record's ancestor);
+  a policy EG accepts must also have no error finding, since a gate would fail on it;
+- a route-parent or Gateway-listener record with the verdict of the error findings on the route or
+  Gateway (none: accepted).
+
+Only records EG's output decides offline count (`decidable_offline`). Agreement is reported per
+verdict (recall: of EG's records with that verdict, how many policylint gives the same), over all
+records, and per case (the mean of each case's agreement, so that the few cases with hundreds of
+records do not drown the others). tests/test_conformance.py asserts floors under these numbers;
+`make conformance` prints them with every disagreement.
+
+Run: `python -m tests.oracle [-v] [CASE...]`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from policylint.pipeline import LintRequest, LintResult, lint
+
+ORACLE = Path(__file__).resolve().parent / "data" / "oracles" / "envoy-gateway" / "cases"
+ACCEPTED_FAMILY = ("accepted", "partially-overridden", "overridden")
+# When targets reaching one ancestor disagree, the one EG would report (a rejection wins).
+_PRIORITY = ("conflicted", "invalid", "ref-not-permitted", "section-not-found", "target-not-found", "other")
+
+# Error findings on a route or Gateway, as the status EG writes on its parent or listener.
+_ROUTE_RULES = {
+    "PL402": "ref-not-permitted",
+    "PL407": "section-not-found",
+    "PL406": "other",
+    "PL408": "other",
+    "PL409": "other",
+    "PL411": "invalid",
+    "PL412": "invalid",
+    "PL417": "invalid",
+    "PL010": "invalid",
+}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    case: str
+    record: dict[str, Any]
+    expected: str
+    got: str
+    why: str = ""  # what policylint based its verdict on, for the disagreement listing
+
+    @property
+    def agrees(self) -> bool:
+        return self.expected == self.got
+
+
+@dataclass
+class Summary:
+    comparisons: list[Comparison] = field(default_factory=list)
+
+    def by_verdict(self) -> dict[str, tuple[int, int]]:
+        """EG verdict -> (records policylint agrees on, records)."""
+        counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for c in self.comparisons:
+            counts[c.expected][1] += 1
+            counts[c.expected][0] += c.agrees
+        return {v: (a, n) for v, (a, n) in sorted(counts.items())}
+
+    def recall(self, verdict: str) -> float:
+        agreed, total = self.by_verdict().get(verdict, (0, 0))
+        return agreed / total if total else 1.0
+
+    def record_agreement(self) -> float:
+        return sum(c.agrees for c in self.comparisons) / len(self.comparisons) if self.comparisons else 1.0
+
+    def case_agreement(self) -> float:
+        per_case: dict[str, list[bool]] = defaultdict(list)
+        for c in self.comparisons:
+            per_case[c.case].append(c.agrees)
+        return sum(sum(v) / len(v) for v in per_case.values()) / len(per_case) if per_case else 1.0
+
+    def cases(self) -> int:
+        return len({c.case for c in self.comparisons})
+
+
+def _key(kind: str, namespace: str | None, name: str) -> str:
+    return f"{kind}/{namespace or ''}/{name}"
+
+
+def _ref_id(ref: dict[str, Any], with_section: bool = True) -> str:
+    key = _key(ref["kind"], ref["namespace"], ref["name"])
+    return f"{key}:{ref['sectionName']}" if with_section and ref.get("sectionName") else key
+
+
+def _ancestor_id(text: str) -> str:
+    """`Gateway ns/name` (the JSON report's ancestors) as `Gateway/ns/name`."""
+    kind, _, rest = text.partition(" ")
+    namespace, _, name = rest.rpartition("/")
+    return _key(kind, namespace, name)
+
+
+def target_verdict(target: dict[str, Any]) -> str:
+    accepted, detail, enforcement = target["accepted"], target["detail"], target["enforcement"]
+    if accepted == "TargetNotFound":
+        return "section-not-found" if detail == "SectionNotFound" else "target-not-found"
+    if accepted == "Invalid":
+        return "ref-not-permitted" if detail == "RefNotPermitted" else "invalid"
+    if accepted == "Conflicted":
+        return "conflicted"
+    if enforcement == "Overridden":
+        return "overridden"
+    if enforcement == "PartiallyEnforced":
+        return "partially-overridden"
+    return "accepted"
+
+
+def _combine(verdicts: Sequence[str]) -> str:
+    live = [v for v in verdicts if v in ACCEPTED_FAMILY]
+    if live:
+        if all(v == "overridden" for v in live):
+            return "overridden"
+        return "partially-overridden" if any(v != "accepted" for v in live) else "accepted"
+    return min(verdicts, key=_PRIORITY.index)
+
+
+# Ancestors the JSON report names (`ancestors`: the Gateways a target's traffic passes). EG also
+# names a ListenerSet (compared through its parent Gateway) and, for a BackendTLSPolicy on the
+# backend of an ext-auth or ext-proc service, the policy or EnvoyProxy that references it, which
+# policylint does not model: there the targets' own verdicts are compared.
+GATEWAY_ANCESTORS = ("Gateway", "ListenerSet")
+
+
+def policy_verdict(entry: dict[str, Any] | None, record: dict[str, Any], parents: dict[str, str]) -> tuple[str, str]:
+    """policylint's verdict for a policy record, and what it was read from. `parents` maps each
+    ListenerSet (`ListenerSet/ns/name`) to its parent Gateway."""
+    if entry is None:
+        return "missing", "no policy entry in the JSON report"
+    targets = entry["targets"]
+    ancestor = record["ancestor"]
+    if ancestor and ancestor.split("/", 1)[0] not in GATEWAY_ANCESTORS:
+        relevant = targets
+        if not relevant:
+            return "other", "no target"
+        verdicts = [target_verdict(t) for t in relevant]
+        return _combine(verdicts), "; ".join(f"{_ref_id(t['ref'])}: {v}" for t, v in zip(relevant, verdicts))
+    if not ancestor:  # a synthetic record: no status, decided by the targets named
+        wanted = set(record.get("targets") or [])
+        relevant = [t for t in targets if _ref_id(t["ref"]) in wanted or _ref_id(t["ref"], False) in wanted] or targets
+        if relevant and all(target_verdict(t) in ACCEPTED_FAMILY and not t["ancestors"] for t in relevant):
+            return "other", "accepted targets that reach no Gateway"
+    else:
+        gateway = ancestor.split(":", 1)[0]
+        gateway = parents.get(gateway, gateway)
+        relevant = [
+            t for t in targets if gateway in {_ancestor_id(a) for a in t["ancestors"]} or _ref_id(t["ref"], False) == gateway
+        ]
+        if not relevant:  # rejected targets reach no ancestor in the report: EG still writes one
+            relevant = [t for t in targets if target_verdict(t) not in ACCEPTED_FAMILY]
+    if not relevant:
+        return "other", "no target reaches this ancestor"
+    verdicts = [target_verdict(t) for t in relevant]
+    why = "; ".join(f"{_ref_id(t['ref'])}: {v}" for t, v in zip(relevant, verdicts))
+    return _combine(verdicts), why
+
+
+def _errors_by_object(result: LintResult) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = defaultdict(list)
+    for f in result.findings:
+        if f.object is not None and f.severity.label == "error":
+            out[_key(f.object.kind, f.object.namespace, f.object.name)].append(f)
+    return out
+
+
+def lint_case(directory: Path) -> LintResult:
+    paths = [str(directory / "manifests.yaml")]
+    if (directory / "harness.yaml").exists():
+        paths.append(str(directory / "harness.yaml"))
+    return lint(LintRequest(paths=paths, report_policies=True))
+
+
+def compare_case(directory: Path) -> list[Comparison]:
+    expected = json.loads((directory / "expected.json").read_text(encoding="utf-8"))
+    records = [r for r in expected["records"] if r["decidable_offline"]]
+    if not records:
+        return []
+    result = lint_case(directory)
+    assert result.policy_reports is not None
+    entries = {_key(p["object"]["kind"], p["object"]["namespace"], p["object"]["name"]): p for p in result.policy_reports}
+    errors = _errors_by_object(result)
+    parents = {}
+    for obj in result.index.objects:
+        if obj.kind == "ListenerSet" and isinstance(obj.data.get("spec"), dict):
+            ref = obj.data["spec"].get("parentRef")
+            if isinstance(ref, dict) and isinstance(ref.get("name"), str):
+                parents[_key("ListenerSet", obj.namespace, obj.name)] = _key(
+                    "Gateway", ref.get("namespace") or obj.namespace, ref["name"]
+                )
+    out = []
+    for record in records:
+        key = _key(record["kind"], record["namespace"], record["name"])
+        if record["record"] == "policy":
+            got, why = policy_verdict(entries.get(key), record, parents)
+            if got in ACCEPTED_FAMILY and errors.get(key):
+                got, why = "error-finding", "; ".join(f"{f.rule} {f.message}" for f in errors[key])
+        else:
+            found = sorted({_ROUTE_RULES[f.rule] for f in errors.get(key, []) if f.rule in _ROUTE_RULES}, key=_PRIORITY.index)
+            got = found[0] if found else "accepted"
+            why = "; ".join(f"{f.rule} {f.message}" for f in errors.get(key, [])) or "no error finding"
+        out.append(Comparison(directory.name, record, record["verdict"], got, why))
+    return out
+
+
+def run(cases: Iterable[str] = ()) -> Summary:
+    names = list(cases) or sorted(p.name for p in ORACLE.iterdir() if p.is_dir())
+    summary = Summary()
+    for name in names:
+        summary.comparisons.extend(compare_case(ORACLE / name))
+    return summary
+
+
+def report(summary: Summary, verbose: bool = False) -> str:
+    lines = [f"Envoy Gateway oracle: {len(summary.comparisons)} decidable records in {summary.cases()} cases", ""]
+    lines.append(f"{'EG verdict':<22} {'agree':>6} {'of':>5} {'recall':>7}")
+    for verdict, (agreed, total) in summary.by_verdict().items():
+        lines.append(f"{verdict:<22} {agreed:>6} {total:>5} {agreed / total:>7.1%}")
+    lines += [
+        "",
+        f"agreement over records: {summary.record_agreement():.1%}",
+        f"agreement per case (mean): {summary.case_agreement():.1%}",
+    ]
+    misses = Counter((c.expected, c.got) for c in summary.comparisons if not c.agrees)
+    if misses:
+        lines += ["", "disagreements (EG -> policylint):"]
+        lines += [f"  {expected} -> {got}: {n}" for (expected, got), n in misses.most_common()]
+    if verbose:
+        for c in summary.comparisons:
+            if not c.agrees:
+                r = c.record
+                lines.append(
+                    f"{c.case}: {r['record']} {r['kind']} {r['namespace']}/{r['name']} at {r['ancestor'] or '-'}:"
+                    f" EG {c.expected} ({r['raw_reason']}: {r['raw_message'][:160]}); policylint {c.got} ({c.why[:200]})"
+                )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    verbose = "-v" in args
+    summary = run([a for a in args if a != "-v"])
+    print(report(summary, verbose))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
