@@ -158,10 +158,12 @@ def policy_verdict(entry: dict[str, Any] | None, record: dict[str, Any], parents
         if relevant and all(target_verdict(t) in ACCEPTED_FAMILY and not t["ancestors"] for t in relevant):
             return "other", "accepted targets that reach no Gateway"
     else:
-        gateway = ancestor.split(":", 1)[0]
-        gateway = parents.get(gateway, gateway)
+        named = ancestor.split(":", 1)[0]
+        gateway = parents.get(named, named)
         relevant = [
-            t for t in targets if gateway in {_ancestor_id(a) for a in t["ancestors"]} or _ref_id(t["ref"], False) == gateway
+            t
+            for t in targets
+            if gateway in {_ancestor_id(a) for a in t["ancestors"]} or _ref_id(t["ref"], False) in (named, gateway)
         ]
         if not relevant:  # rejected targets reach no ancestor in the report: EG still writes one
             relevant = [t for t in targets if target_verdict(t) not in ACCEPTED_FAMILY]

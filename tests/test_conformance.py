@@ -16,7 +16,7 @@ from tests.oracle import ORACLE, Summary, run
 
 # EG verdict -> records policylint must agree on, of the decidable records with that verdict.
 FLOORS = {
-    "accepted": (299, 315),
+    "accepted": (300, 315),
     "conflicted": (8, 10),
     "invalid": (28, 48),
     "other": (3, 4),
@@ -27,7 +27,7 @@ FLOORS = {
     "target-not-found": (11, 11),
 }
 RECORD_AGREEMENT = 0.90
-CASE_AGREEMENT = 0.89
+CASE_AGREEMENT = 0.90
 
 
 @pytest.fixture(scope="module")
