@@ -27,6 +27,7 @@ class _CheckOptions(QueryLoad, total=False):
     """The options of `check` besides its paths and --format: `run_check`'s keywords."""
 
     outputs: Sequence[str]
+    context_paths: Sequence[str]
 
     select: Sequence[str]
     ignore: Sequence[str]
@@ -138,6 +139,13 @@ _ISOLATED = click.option("--isolated", is_flag=True, help="Ignore every configur
     multiple=True,
     metavar="FORMAT=PATH",
     help="Also write the report in FORMAT to PATH (repeatable: e.g. sarif=policylint.sarif junit=junit.xml).",
+)
+@click.option(
+    "--context",
+    "context_paths",
+    multiple=True,
+    metavar="PATH",
+    help="Also read PATH to resolve references, reporting only findings in or about the PATHS given (repeatable).",
 )
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rules (id or name prefixes, comma-separated).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules (id or name prefixes).")

@@ -27,6 +27,7 @@ from policylint.policy_report import policy_reports as compute_policy_reports
 from policylint.profiles.crd import profiles_from_crds
 from policylint.profiles.registry import ORIGIN_PROFILE, PolicyProfile, ProfileRegistry, builtin_profiles, load_profile_file
 from policylint.project import Project
+from policylint.report_scope import ReportScope
 from policylint.rules import REGISTRY, engine
 from policylint.rules.base import Rule
 from policylint.semantics.effective.simulation import Simulation
@@ -79,6 +80,9 @@ class LintRequest:
     walk: WalkFilter | None = None
     helm_templates: bool = False
     overrides: config_overrides.Overrides | None = None
+    # Load-only paths (`--context`): read to resolve references, their findings not reported
+    # unless they are about an object of `paths` (policylint.report_scope).
+    context_paths: Sequence[str] = ()
 
 
 @dataclass
@@ -107,6 +111,8 @@ class LintResult:
     # `report_chains`: the attachment chains of the findings on policies, active and suppressed,
     # by fingerprint (policylint.attachment_chain).
     chains: dict[str, tuple[Chain, ...]] = field(default_factory=dict)
+    # `context_paths`: the files read for context only (not in `files`, their findings hidden).
+    context_files: list[str] = field(default_factory=list)
 
 
 _WHOLE = WalkFilter(exclude=(), respect_gitignore=False)
@@ -185,7 +191,7 @@ def load_project(request: LintRequest) -> Project:
 
 def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str | bytes], list[str], list[Skipped]]:
     found = discover_all(
-        request.paths,
+        [*request.paths, *request.context_paths],
         stdin_filename=request.stdin_filename,
         read_stdin=request.read_stdin,
         follow_outside_links=request.follow_outside_links,
@@ -295,6 +301,7 @@ def _lint(request: LintRequest) -> LintResult:
     resolver = PositionResolver(_text_reader(texts))
     result = engine.run(project, rules, resolver, _rule_options(request), failures)
     files = [s.display for s in sources]
+    scope = ReportScope.of(request, sources, project)
     outcome = suppressions.run(request, baseline, result.findings, commented, project.index.objects, rules, resolver, files)
     active, suppressed = outcome.active, outcome.suppressed
     if request.overrides:
@@ -304,12 +311,16 @@ def _lint(request: LintRequest) -> LintResult:
         by_id = {r.id: r for r in rules}
         active = config_overrides.apply(active, by_id, request.overrides)
         suppressed = config_overrides.apply(suppressed, by_id, request.overrides)
+    if scope is not None:
+        active, suppressed = scope.findings(active), scope.findings(suppressed)
+        if policy_reports is not None:
+            policy_reports = scope.policy_reports(policy_reports)
     chains = _chains(project, [*active, *suppressed], resolver, notes) if request.report_chains else {}
     return LintResult(
         active,
         project.index,
         project,
-        files,
+        [f for f in files if f in scope.files] if scope is not None else files,
         result.internal_error or outcome.failed,
         rules,
         policy_reports,
@@ -319,6 +330,7 @@ def _lint(request: LintRequest) -> LintResult:
         baseline_written=outcome.baseline_written,
         skipped=skipped,
         chains=chains,
+        context_files=sorted(set(files) - scope.files) if scope is not None else [],
     )
 
 

@@ -29,6 +29,7 @@ def run_check(
     *,
     fmt: str = "auto",
     outputs: Sequence[str] = (),
+    context_paths: Sequence[str] = (),
     select: Sequence[str] = (),
     ignore: Sequence[str] = (),
     fail_on: str = "error",
@@ -74,6 +75,11 @@ def run_check(
     from policylint.rules.base import RuleOptionError
     from policylint.suppressions.baseline import DEFAULT_FILE, BaselineError
 
+    if context_paths and write_baseline:
+        # A baseline records every finding of the repository; a run that reports on part of it
+        # would drop the others' entries.
+        error("--write-baseline records every finding: run it without --context")
+        return EXIT_USAGE
     parsed = _parse_options(select, ignore, fail_on, external, overrides)
     files = parse_outputs(outputs)
     if parsed is None or files is None:
@@ -86,6 +92,7 @@ def run_check(
         report_chains=any(r.chains for r in formats),
         follow_outside_links=follow_outside_links,
         paths=paths,
+        context_paths=context_paths,
         stdin_filename=stdin_filename,
         read_stdin=lambda: sys.stdin.buffer.read(),
         namespace=namespace,

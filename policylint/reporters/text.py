@@ -66,8 +66,9 @@ def summary(result: LintResult) -> str:
             1 for f in result.suppressed if f.suppression is not None and f.suppression.kind is SuppressionKind.BASELINE
         )
         hidden = f"; {len(result.suppressed) - baselined} suppressed, {baselined} baselined"
+    context = f" (+{plural(len(result.context_files), 'context file')})" if result.context_files else ""
     return (
-        f"{found} in {plural(len(result.files), 'file')}"
+        f"{found} in {plural(len(result.files), 'file')}{context}"
         f" ({plural(len(result.index.objects), 'object')}, {plural(len(result.project.resolution.policies()), 'policy')})"
         f"{hidden}"
     )
