@@ -28,6 +28,8 @@ class _CheckOptions(QueryLoad, total=False):
 
     outputs: Sequence[str]
     context_paths: Sequence[str]
+    diff_base: str | None
+    staged: bool
 
     select: Sequence[str]
     ignore: Sequence[str]
@@ -147,6 +149,16 @@ _ISOLATED = click.option("--isolated", is_flag=True, help="Ignore every configur
     metavar="PATH",
     help="Also read PATH to resolve references, reporting only findings in or about the PATHS given (repeatable).",
 )
+@click.option(
+    "--diff",
+    "diff_base",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[BASE]",
+    help="Report only findings in files changed since BASE (default: the merge-base with the upstream branch), or about their objects.",
+)
+@click.option("--staged", is_flag=True, help="Lint the staged snapshot (git index) and report on the staged changes.")
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rules (id or name prefixes, comma-separated).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules (id or name prefixes).")
 @click.option(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import gc
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from policylint.policy_report import policy_reports as compute_policy_reports
 from policylint.profiles.crd import profiles_from_crds
 from policylint.profiles.registry import ORIGIN_PROFILE, PolicyProfile, ProfileRegistry, builtin_profiles, load_profile_file
 from policylint.project import Project
-from policylint.report_scope import ReportScope
+from policylint.report_scope import ChangeSet, ReportScope
 from policylint.rules import REGISTRY, engine
 from policylint.rules.base import Rule
 from policylint.semantics.effective.simulation import Simulation
@@ -83,6 +84,11 @@ class LintRequest:
     # Load-only paths (`--context`): read to resolve references, their findings not reported
     # unless they are about an object of `paths` (policylint.report_scope).
     context_paths: Sequence[str] = ()
+    # `--diff` / `--staged`: the files a git change touched are the report scope, and what it
+    # removed is in scope through what references it (policylint.report_scope).
+    change: ChangeSet | None = None
+    # `--staged`: read each file as the git index holds it (policylint.input.git).
+    staged: bool = False
 
 
 @dataclass
@@ -199,6 +205,10 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
         helm_templates=request.helm_templates,
     )
     sources = found.sources
+    if request.staged:
+        from policylint.input.git import repository_root, staged_snapshot
+
+        sources = staged_snapshot(sources, repository_root(os.getcwd()))
     user_profiles: list[PolicyProfile] = []
     for path in request.profile_paths:
         user_profiles.extend(load_profile_file(Path(path), origin=ORIGIN_PROFILE))

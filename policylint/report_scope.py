@@ -11,6 +11,10 @@ A finding is in scope when:
   Gateway that no longer admits it); or
 - it is policylint's own failure (PL000): an internal error is never hidden.
 
+With `--diff BASE` or `--staged` the report scope is the files the change touched (git), the
+load scope the repository; an object the change deleted or renamed is in scope through what
+references it: a policy in an untouched file whose target the change deleted gets its PL201.
+
 The JSON report's `policies` section keeps the policies defined in report-scope files.
 """
 
@@ -36,38 +40,91 @@ def _under(path: str, roots: Sequence[str]) -> bool:
 
 
 @dataclass(frozen=True)
+class ChangeSet:
+    """What a git change touched: the files it added or modified (absolute paths), and the
+    objects that the files it modified, renamed or deleted held before it."""
+
+    files: frozenset[str]
+    before: frozenset[ObjectKey]
+
+
+@dataclass(frozen=True)
 class ReportScope:
     files: frozenset[str]  # display names of the files reported on
-    objects: frozenset[ObjectKey]  # the objects defined in them
-    # Policy -> the objects its targets resolved to (what a policy finding is about).
-    targets: dict[ObjectKey, frozenset[ObjectKey]]
+    # The objects a finding may be about: those defined in the files, and those the change removed.
+    objects: frozenset[ObjectKey]
+    # Object -> the objects it references (policy targets, route parents), resolved or not.
+    references: dict[ObjectKey, frozenset[ObjectKey]]
 
     @classmethod
     def of(cls, request: LintRequest, sources: Sequence[Source], project: Project) -> ReportScope | None:
-        """The scope of a run with context paths; None when everything read is reported."""
-        if not request.context_paths:
-            return None
+        """The scope of a run with context paths or a change; None when everything read is reported."""
         from policylint.input.sources import STDIN
 
-        roots = [os.path.abspath(p) for p in request.paths if p != STDIN]
-        files = frozenset(s.display for s in sources if s.fs_path is None or _under(os.path.abspath(s.fs_path), roots))
-        objects = frozenset(o.key for o in project.index.objects if o.doc.file in files)
-        resolution = project.resolution
-        targets = {
-            p.obj.key: frozenset(r.target.key for r in resolution.targets(p) if r.target is not None)
-            for p in resolution.policies()
-        }
-        return cls(files, objects, targets)
+        change = request.change
+        if change is not None:
+            files = frozenset(s.display for s in sources if s.fs_path is not None and os.path.abspath(s.fs_path) in change.files)
+        elif request.context_paths:
+            roots = [os.path.abspath(p) for p in request.paths if p != STDIN]
+            files = frozenset(s.display for s in sources if s.fs_path is None or _under(os.path.abspath(s.fs_path), roots))
+        else:
+            return None
+        present = {o.key for o in project.index.objects}
+        objects = {o.key for o in project.index.objects if o.doc.file in files}
+        if change is not None:
+            objects |= change.before - present  # deleted or renamed away by the change
+        return cls(files, frozenset(objects), _references(project))
 
     def in_scope(self, finding: Finding) -> bool:
         if finding.rule == INTERNAL_ERROR or finding.file in self.files:
             return True
         if any(r.file in self.files for r in finding.related):
             return True
-        return finding.object is not None and bool(self.targets.get(finding.object, frozenset()) & self.objects)
+        return finding.object is not None and bool(self.references.get(finding.object, frozenset()) & self.objects)
 
     def findings(self, findings: Sequence[Finding]) -> list[Finding]:
         return [f for f in findings if self.in_scope(f)]
 
     def policy_reports(self, reports: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return [r for r in reports if r["file"] in self.files]
+
+
+def _references(project: Project) -> dict[ObjectKey, frozenset[ObjectKey]]:
+    """What each policy targets and each route names as a parent, resolved or not: the objects
+    a finding on it may be about."""
+    from policylint.k8s.objects import ObjectKey
+
+    out: dict[ObjectKey, set[ObjectKey]] = {}
+    resolution = project.resolution
+    for policy in resolution.policies():
+        keys = out.setdefault(policy.obj.key, set())
+        for res in resolution.targets(policy):
+            if res.target is not None:
+                keys.add(res.target.key)
+            ref = res.ref
+            if ref.kind and ref.name:
+                namespace = res.namespace if res.namespace is not None else ref.namespace
+                keys.add(ObjectKey(ref.group or "", ref.kind, namespace, ref.name))
+    for obj in project.index.objects:
+        spec = obj.data.get("spec") if isinstance(obj.data, dict) else None
+        parents = spec.get("parentRefs") if isinstance(spec, dict) else None
+        if not isinstance(parents, list):
+            continue
+        keys = out.setdefault(obj.key, set())
+        for ref in parents:
+            if isinstance(ref, dict) and isinstance(ref.get("name"), str):
+                group = ref.get("group", "gateway.networking.k8s.io")
+                kind = ref.get("kind", "Gateway")
+                namespace = ref.get("namespace", obj.namespace)
+                if isinstance(group, str) and isinstance(kind, str) and isinstance(namespace, str | None):
+                    keys.add(ObjectKey(group, kind, namespace, ref["name"]))
+    return {key: frozenset(value) for key, value in out.items()}
+
+
+def keys_before(blobs: Sequence[tuple[str, bytes]], default_namespace: str) -> frozenset[ObjectKey]:
+    """The objects that files held before a change, from their contents at the base."""
+    from policylint.input.load import load_bytes
+    from policylint.k8s.objects import KindRegistry, build_objects
+
+    documents = [d for file, data in blobs for d in load_bytes(data, file).documents]
+    return frozenset(o.key for o in build_objects(documents, KindRegistry.builtin(), default_namespace).objects)

@@ -9,7 +9,6 @@ Gateway that breaks a policy in another file (reported, on the policy).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -141,7 +140,7 @@ def test_write_baseline_refuses_a_partial_scope(repo: Path) -> None:
 
 
 def test_the_shipped_pre_commit_hook_uses_the_repository_as_context() -> None:
-    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    hook, diff = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     assert hook["entry"] == "policylint check --context ."
     assert hook["require_serial"] is True and "pass_filenames" not in hook
-    assert os.path.exists(ROOT / "README.md")
+    assert (diff["id"], diff["entry"], diff["pass_filenames"]) == ("policylint-diff", "policylint check --diff", False)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from policylint.input.sources import Skipped
     from policylint.k8s.external import ExternalObjects
     from policylint.pipeline import LintResult
+    from policylint.report_scope import ChangeSet
     from policylint.rules.engine import Selection
 
 
@@ -30,6 +31,8 @@ def run_check(
     fmt: str = "auto",
     outputs: Sequence[str] = (),
     context_paths: Sequence[str] = (),
+    diff_base: str | None = None,
+    staged: bool = False,
     select: Sequence[str] = (),
     ignore: Sequence[str] = (),
     fail_on: str = "error",
@@ -68,6 +71,7 @@ def run_check(
     `write_baseline` it is (re)written first from the findings left after inline suppressions
     (default file: policylint.suppressions.baseline.DEFAULT_FILE).
     """
+    from policylint.input.git import GitError
     from policylint.input.sources import SourceError
     from policylint.pipeline import LintRequest, lint
     from policylint.profiles.registry import ProfileError
@@ -75,16 +79,25 @@ def run_check(
     from policylint.rules.base import RuleOptionError
     from policylint.suppressions.baseline import DEFAULT_FILE, BaselineError
 
-    if context_paths and write_baseline:
+    if (context_paths or diff_base is not None or staged) and write_baseline:
         # A baseline records every finding of the repository; a run that reports on part of it
         # would drop the others' entries.
-        error("--write-baseline records every finding: run it without --context")
+        error("--write-baseline records every finding: run it without --context, --diff or --staged")
         return EXIT_USAGE
     parsed = _parse_options(select, ignore, fail_on, external, overrides)
     files = parse_outputs(outputs)
     if parsed is None or files is None:
         return EXIT_USAGE
     selection, threshold, external_objects, overrides = parsed
+    change = None
+    if diff_base is not None or staged:
+        from policylint.input.git import GitError
+
+        try:
+            change = change_set(paths, diff_base or None, staged, namespace)
+        except GitError as exc:
+            error(exc)
+            return EXIT_USAGE
     fmt = resolve_format(fmt)
     formats = [REPORTERS[f] for f in (fmt, *(f for f, _ in files))]
     request = LintRequest(
@@ -93,6 +106,8 @@ def run_check(
         follow_outside_links=follow_outside_links,
         paths=paths,
         context_paths=context_paths,
+        change=change,
+        staged=staged,
         stdin_filename=stdin_filename,
         read_stdin=lambda: sys.stdin.buffer.read(),
         namespace=namespace,
@@ -115,7 +130,7 @@ def run_check(
     )
     try:
         result = lint(request)
-    except (SourceError, ProfileError, RuleOptionError, BaselineError) as exc:
+    except (SourceError, ProfileError, RuleOptionError, BaselineError, GitError) as exc:
         error(exc)
         return EXIT_USAGE
     _say_what_happened(result)
@@ -170,6 +185,27 @@ def _say_what_happened(result: LintResult) -> None:
 
         written, entries = result.baseline_written
         click.echo(f"policylint: wrote {plural(entries, 'baseline entry', 'baseline entries')} to {escape(written)}", err=True)
+
+
+def change_set(paths: Sequence[str], base: str | None, staged: bool, namespace: str) -> ChangeSet:
+    """The report scope of `--diff [BASE]` / `--staged`: the files the change touched, under
+    `paths`, and what the files it modified or removed held at the base (GitError: a usage
+    error). `--staged` alone compares the index with HEAD, as a commit would."""
+    from policylint.input import git
+    from policylint.report_scope import ChangeSet, keys_before
+
+    cwd = os.getcwd()
+    root = git.repository_root(cwd)
+    for path in paths:
+        if path != "-" and os.path.relpath(os.path.abspath(path), root).startswith(os.pardir):
+            raise git.GitError(f"{path} is outside the git repository at {root}")
+    commit = git.resolve_base(base if base is not None or not staged else "HEAD", root)
+    changed = git.changes(commit, root, staged=staged)
+    files = frozenset(os.path.join(root, c.new) for c in changed if c.new is not None)
+    old = [c.old for c in changed if c.old is not None]
+    blobs = git.read_blobs([f"{commit}:{path}" for path in old], root)
+    before = keys_before([(path, blob) for path, blob in zip(old, blobs) if blob is not None], namespace)
+    return ChangeSet(files, before)
 
 
 def resolve_format(fmt: str) -> str:
@@ -285,6 +321,8 @@ def run_configured(
     # Messages and `--show-config` name a discovered file as seen from the working directory.
     path = config if config is not None and not isolated else (os.path.relpath(found) if found is not None else None)
     if path is None and not show_config:
+        if not paths and _measures_a_change(given):
+            paths = (".",)  # a change is measured over the repository by default
         if not paths:
             error("no paths given: name files or directories, or set `paths` in a configuration file")
             return EXIT_USAGE
@@ -308,10 +346,16 @@ def run_configured(
     return _run_effective(effective, given)
 
 
+def _measures_a_change(given: Mapping[str, Any]) -> bool:
+    return given.get("diff_base") is not None or bool(given.get("staged"))
+
+
 def _run_effective(effective: Effective, given: Mapping[str, Any]) -> int:
     from policylint.config.effective import CLI_KEYWORDS, run_settings
 
     values = effective.values
+    if not values["paths"] and _measures_a_change(given):
+        values["paths"] = ["."]
     if not values["paths"]:
         error("no paths given: name files or directories, or set `paths` in the configuration file")
         return EXIT_USAGE

@@ -97,7 +97,7 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
     # The bytes each file was parsed from, kept for positions (see FileResult.data).
     kept: list[bytes | None] = [None] * len(sources)
     for i, source in enumerate(sources):
-        if source.content is not None:
+        if source.content is not None and not source.snapshot:
             results[i] = load.load_source(source)  # stdin: never cached
             continue
         data, problem = load.read_bytes(source)

@@ -56,6 +56,8 @@ class Source:
     display: str
     fs_path: str | None = None
     content: bytes | None = None
+    # `content` is a file's staged version (git index), not standard input: cacheable.
+    snapshot: bool = False
     problem: str | None = None
     identity: tuple[int, int] | None = None
     nofollow: bool = False

@@ -1,0 +1,240 @@
+"""`--diff [BASE]` and `--staged`: the files a git change touched are the report scope, the
+repository the load scope (policylint/input/git.py, policylint/report_scope.py).
+
+Every test builds a real temporary git repository and runs the command in it. What is checked:
+a changed Gateway that breaks a policy in an untouched file is reported on the policy; a deleted
+or renamed target too; old findings in untouched files are not; `--staged` reads the index, not
+the working tree; the default base is the merge-base with the upstream branch; the errors users
+hit are exit code 2 with a message saying what to do; and no run changes the working tree, the
+index or any ref.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from policylint.cli import cli
+
+CLASS = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata:
+  name: eg
+spec:
+  controllerName: gateway.envoyproxy.io/gatewayclass-controller
+"""
+GATEWAY = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: edge
+  namespace: infra
+spec:
+  gatewayClassName: eg
+  listeners:
+  - name: http
+    protocol: HTTP
+    port: 80
+"""
+POLICY = """\
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata:
+  name: edge-timeouts
+  namespace: infra
+spec:
+  targetRefs:
+  - group: gateway.networking.k8s.io
+    kind: Gateway
+    name: edge
+    sectionName: http
+"""
+OLD_MISTAKE = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: legacy
+  namespace: infra
+spec: {}
+"""
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=env).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "dev")
+    git(root, "config", "commit.gpgsign", "false")
+    (root / "class.yaml").write_text(CLASS)
+    (root / "gateway.yaml").write_text(GATEWAY)
+    (root / "policy.yaml").write_text(POLICY)
+    (root / "legacy.yaml").write_text(OLD_MISTAKE)
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    monkeypatch.chdir(root)
+    return root
+
+
+def run(*args: str) -> tuple[int, list[tuple[str, str]], str]:
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--format", "json", *args])
+    findings = json.loads(result.stdout)["findings"] if result.stdout.startswith("{") else []
+    return result.exit_code, [(f["rule"], f["file"]) for f in findings], result.stderr
+
+
+def state(repo: Path) -> str:
+    """A digest of the working tree, the index and every ref."""
+    digest = hashlib.sha256()
+    for path in sorted(repo.rglob("*")):
+        if path.is_file() and "objects" not in path.parts and path.name not in ("ORIG_HEAD", "FETCH_HEAD"):
+            digest.update(str(path.relative_to(repo)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def test_a_change_that_breaks_a_policy_in_an_untouched_file(repo: Path) -> None:
+    (repo / "gateway.yaml").write_text(GATEWAY.replace("name: http", "name: web"))
+    before = state(repo)
+    code, findings, err = run("--diff", "HEAD")
+    assert code == 1
+    # The policy's PL301 (about the changed Gateway); not the old PL410 in legacy.yaml.
+    assert findings == [("PL301", "policy.yaml")]
+    assert "in 1 file (+3 context files)" in err
+    assert state(repo) == before
+
+
+def test_no_change_reports_nothing(repo: Path) -> None:
+    code, findings, _ = run("--diff", "HEAD")
+    assert (code, findings) == (0, [])
+    code, findings, _ = run(".")
+    assert findings == [("PL410", "legacy.yaml")]  # the old finding is there, just not in scope
+
+
+def test_deleting_a_target_reports_the_policies_that_still_target_it(repo: Path) -> None:
+    (repo / "gateway.yaml").unlink()
+    code, findings, _ = run("--diff", "HEAD")
+    assert code == 1
+    assert findings == [("PL201", "policy.yaml")]
+
+
+def test_renaming_a_target_reports_the_policies_that_name_the_old_one(repo: Path) -> None:
+    (repo / "gateway.yaml").write_text(GATEWAY.replace("name: edge", "name: edge-v2"))
+    code, findings, _ = run("--diff", "HEAD")
+    assert (code, findings) == (1, [("PL201", "policy.yaml")])
+
+
+def test_moving_an_object_between_files_is_not_a_finding(repo: Path) -> None:
+    git(repo, "mv", "gateway.yaml", "gateways.yaml")
+    (repo / "class.yaml").write_text(CLASS + "---\n" + GATEWAY)
+    (repo / "gateways.yaml").unlink()
+    code, findings, _ = run("--diff", "HEAD")
+    assert (code, findings) == (0, [])
+
+
+def test_a_new_untracked_file_is_in_scope(repo: Path) -> None:
+    (repo / "extra.yaml").write_text(POLICY.replace("edge-timeouts", "extra").replace("sectionName: http", "sectionName: https"))
+    code, findings, _ = run("--diff", "HEAD")
+    assert (code, findings) == (1, [("PL301", "extra.yaml")])
+
+
+def test_a_change_that_fixes_one_finding_and_introduces_another(repo: Path) -> None:
+    (repo / "legacy.yaml").write_text(OLD_MISTAKE.replace("spec: {}", "spec:\n  parentRefs:\n  - name: nowhere\n"))
+    code, findings, _ = run("--diff", "HEAD")
+    # The old PL410 is fixed (the route has parentRefs now); the parent they name is missing.
+    assert (code, findings) == (1, [("PL406", "legacy.yaml")])
+
+
+def test_staged_reads_the_index_not_the_working_tree(repo: Path) -> None:
+    # Staged: a good change. Unstaged on top: a broken one, which must not leak in.
+    (repo / "gateway.yaml").write_text(GATEWAY.replace("port: 80", "port: 8080"))
+    git(repo, "add", "gateway.yaml")
+    (repo / "gateway.yaml").write_text(GATEWAY.replace("name: http", "name: web"))
+    before = state(repo)
+    code, findings, _ = run("--staged")
+    assert (code, findings) == (0, [])
+    # And the other way round: a broken staged change with a fix not yet staged.
+    git(repo, "add", "gateway.yaml")
+    (repo / "gateway.yaml").write_text(GATEWAY)
+    code, findings, _ = run("--staged")
+    assert (code, findings) == (1, [("PL301", "policy.yaml")])
+    assert state(repo) != before  # (the test itself staged; the runs did not)
+
+
+def test_staged_deletion_of_a_target(repo: Path) -> None:
+    git(repo, "rm", "-q", "--cached", "gateway.yaml")  # deleted in the index, still on disk
+    code, findings, _ = run("--staged")
+    assert (code, findings) == (1, [("PL201", "policy.yaml")])
+
+
+def test_runs_leave_the_working_tree_index_and_refs_untouched(repo: Path) -> None:
+    (repo / "gateway.yaml").write_text(GATEWAY.replace("name: http", "name: web"))
+    git(repo, "add", "gateway.yaml")
+    (repo / "policy.yaml").write_text(POLICY.replace("http", "web"))
+    before = state(repo)
+    for args in (["--diff", "HEAD"], ["--staged"], ["--diff"], ["--staged", "--diff", "HEAD"]):
+        run(*args)
+        assert state(repo) == before, args
+
+
+def test_the_default_base_is_the_merge_base_with_the_upstream_branch(repo: Path) -> None:
+    git(repo, "checkout", "-q", "-b", "feature")
+    git(repo, "branch", "-q", "--set-upstream-to", "main")
+    (repo / "gateway.yaml").write_text(GATEWAY.replace("name: http", "name: web"))
+    git(repo, "commit", "-q", "-am", "rename the listener")
+    # Committed on the branch: HEAD has no change, the branch does.
+    assert run("--diff", "HEAD")[1] == []
+    code, findings, _ = run("--diff")
+    assert (code, findings) == (1, [("PL301", "policy.yaml")])
+
+
+def test_not_a_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.yaml").write_text(CLASS)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    code, _, err = run("--diff")
+    assert code == 2
+    assert "not a git repository" in err
+
+
+def test_an_unknown_base(repo: Path) -> None:
+    code, _, err = run("--diff", "no-such-branch")
+    assert code == 2
+    assert "base 'no-such-branch' is not a commit of this repository" in err
+
+
+def test_a_shallow_clone_without_the_base(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "gateway.yaml").write_text(GATEWAY.replace("port: 80", "port: 81"))
+    git(repo, "commit", "-q", "-am", "second")
+    clone = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(clone))
+    monkeypatch.chdir(clone)
+    code, _, err = run("--diff", first)
+    assert code == 2
+    assert "shallow clone" in err and "fetch-depth: 0" in err
+
+
+def test_a_path_outside_the_repository(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    code, _, err = run("--diff", "HEAD", str(outside))
+    assert code == 2
+    assert "is outside the git repository" in err
+
+
+def test_write_baseline_refuses_a_change_scope(repo: Path) -> None:
+    code, _, err = run("--diff", "HEAD", "--write-baseline")
+    assert code == 2
+    assert "--write-baseline records every finding" in err
