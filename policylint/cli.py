@@ -3,6 +3,7 @@ returning an exit code (exit codes: policylint.commands)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -314,6 +315,59 @@ def _query_load(
         sys.exit(loaded)
     query_paths, options = loaded
     return query_paths, QueryLoad(**options)  # type: ignore[typeddict-item]
+
+
+@cli.command("diff")
+@click.argument("base")
+@click.argument("head", required=False)
+@click.option(
+    "--path",
+    "paths",
+    multiple=True,
+    metavar="PATH",
+    help="Files or directories to compare (repeatable) [default: the repository root].",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "info"], case_sensitive=False),
+    default="error",
+    show_default=True,
+    help="Exit 1 when the change introduces a finding of this severity or worse.",
+)
+@click.option(
+    "--max-affected",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Exit 1 when a policy the change adds, modifies or deletes affects more than N contexts.",
+)
+@click.option("--crd", "crd_paths", multiple=True, metavar="PATH", help="CRD files or directories describing policy kinds.")
+@click.option("--profile", "profile_paths", multiple=True, metavar="PATH", help="Extra policy profile file (repeatable).")
+@click.option("--namespace", default="default", show_default=True, help="Namespace of objects that declare none.")
+@click.option("--external", multiple=True, metavar="KIND[/NS[/NAME]]", help="Objects that live outside the input (globs).")
+def diff_command(base: str, head: str | None, paths: tuple[str, ...], fmt: str, **options: Any) -> None:
+    """What a change does: findings introduced and fixed, policy status and blast radius, effective
+    policy before and after. BASE and HEAD are git revisions (HEAD: the working tree); both are
+    read from git objects, nothing is checked out.
+
+    \b
+    policylint diff main                 the working tree against main
+    policylint diff origin/main HEAD     the last commit(s) against the upstream
+    policylint diff main --format markdown >> "$GITHUB_STEP_SUMMARY"
+    """
+    from policylint.commands.diff import run_diff
+
+    root = _repository_root_or_dot()
+    sys.exit(run_diff(base, head, paths or (root,), fmt=fmt, **options))
+
+
+def _repository_root_or_dot() -> str:
+    from policylint.input.git import GitError, repository_root
+
+    try:
+        return os.path.relpath(repository_root(os.getcwd()))
+    except GitError:
+        return "."
 
 
 @cli.command("explain")

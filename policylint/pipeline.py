@@ -20,7 +20,7 @@ from policylint.input.ignore import WalkFilter
 from policylint.input.load import PARSER_IS_C, Document, decode
 from policylint.input.parallel import load_files
 from policylint.input.positions import PositionResolver
-from policylint.input.sources import Skipped, Source, discover, discover_all
+from policylint.input.sources import Discovery, Skipped, Source, discover, discover_all
 from policylint.k8s.external import ExternalObjects
 from policylint.k8s.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
 from policylint.k8s.objects import KindInfo, KindRegistry, build_objects, split_api_version
@@ -89,6 +89,8 @@ class LintRequest:
     change: ChangeSet | None = None
     # `--staged`: read each file as the git index holds it (policylint.input.git).
     staged: bool = False
+    # The sources to read instead of discovering `paths` (`policylint diff`: a commit's files).
+    sources: Sequence[Source] | None = None
 
 
 @dataclass
@@ -196,13 +198,17 @@ def load_project(request: LintRequest) -> Project:
 
 
 def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str | bytes], list[str], list[Skipped]]:
-    found = discover_all(
-        [*request.paths, *request.context_paths],
-        stdin_filename=request.stdin_filename,
-        read_stdin=request.read_stdin,
-        follow_outside_links=request.follow_outside_links,
-        walk=request.walk,
-        helm_templates=request.helm_templates,
+    found = (
+        Discovery(list(request.sources))
+        if request.sources is not None
+        else discover_all(
+            [*request.paths, *request.context_paths],
+            stdin_filename=request.stdin_filename,
+            read_stdin=request.read_stdin,
+            follow_outside_links=request.follow_outside_links,
+            walk=request.walk,
+            helm_templates=request.helm_templates,
+        )
     )
     sources = found.sources
     if request.staged:

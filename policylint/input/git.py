@@ -156,6 +156,16 @@ def read_blobs(specs: Sequence[str], cwd: str) -> list[bytes | None]:
     return blobs
 
 
+def tree_files(commit: str, root: str) -> list[str]:
+    """The regular files of `commit`, relative to the repository root."""
+    out = []
+    for entry in _git(["ls-tree", "-r", "-z", "--full-tree", commit], root).split(b"\0"):
+        meta, _, path = entry.partition(b"\t")
+        if meta.split(b" ")[0] in (b"100644", b"100755"):
+            out.append(os.fsdecode(path))
+    return out
+
+
 def staged_files(root: str) -> set[str]:
     """The regular files in the index, relative to the repository root (symlinks and submodules
     are not manifests)."""

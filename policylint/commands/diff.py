@@ -1,0 +1,406 @@
+"""`policylint diff BASE [HEAD]`: what a change does, built from git objects.
+
+Both states are read straight from git (BASE, and HEAD or the working tree), never checked out:
+the working tree, the index and every ref stay as they were. Each state is linted whole, and
+the report says:
+
+- which findings the change **introduces**, **fixes** or leaves **unchanged**, matched by
+  fingerprint (rule, object, field path: not lines), so a finding that only moved is unchanged;
+- for every **policy** the change adds, modifies or deletes, and every other policy whose status
+  it changes (overridden, conflicted, no longer attached), its status and blast radius before
+  and after;
+- every **effective-policy** change: per policy kind and context (the path from GatewayClass to
+  backend), the effective spec before and after and the policies that provide it.
+
+The gate: exit 1 when the change introduces a finding at or above `--fail-on`, or when a
+changed, added or deleted policy's blast radius (contexts) exceeds `--max-affected`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error
+
+if TYPE_CHECKING:
+    from policylint.findings import Finding
+    from policylint.input.ignore import WalkFilter
+    from policylint.input.sources import Source
+    from policylint.pipeline import LintResult
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+# Effective-policy changes listed in full; a change larger than that is counted, not listed.
+MAX_CONTEXT_CHANGES = 2_000
+
+
+@dataclass
+class State:
+    """One side of the change: its name (a commit, or `working tree`) and its lint result."""
+
+    name: str
+    result: LintResult
+    objects: dict[Any, Any] = field(default_factory=dict)  # ObjectKey -> data
+
+
+def commit_sources(commit: str, root: str, paths: Sequence[str], walk: WalkFilter | None, helm_templates: bool) -> list[Source]:
+    """The manifest files of `commit` under `paths`, read from git objects, each named as the
+    working-tree discovery would name it (relative to the working directory)."""
+    from policylint.input import git, nonmanifest
+    from policylint.input.sources import Source
+
+    roots = [os.path.abspath(p) for p in paths]
+    exclude = walk.exclude_matcher() if walk is not None else None
+    chosen: list[tuple[str, str]] = []
+    for path in git.tree_files(commit, root):
+        absolute = os.path.join(root, path)
+        if not path.endswith(MANIFEST_SUFFIXES) or not any(
+            absolute == r or absolute.startswith(r.rstrip(os.sep) + os.sep) for r in roots
+        ):
+            continue
+        if nonmanifest.classify_path(absolute, helm_templates=helm_templates) is not None:
+            continue
+        if exclude is not None and _excluded(exclude, absolute, root):
+            continue
+        chosen.append((path, os.path.relpath(absolute)))
+    blobs = git.read_blobs([f"{commit}:{path}" for path, _ in chosen], root)
+    return [Source(display=display, content=blob, snapshot=True) for (_, display), blob in zip(chosen, blobs) if blob is not None]
+
+
+def _excluded(matcher: Any, absolute: str, root: str) -> bool:
+    directory = os.path.dirname(absolute)
+    while directory.startswith(root) and directory != root:
+        if matcher.decide(directory, True):
+            return True
+        directory = os.path.dirname(directory)
+    return bool(matcher.decide(absolute, False))
+
+
+def _policy_key(entry: Mapping[str, Any]) -> str:
+    obj = entry["object"]
+    return f"{obj['kind']} {obj['namespace']}/{obj['name']}" if obj["namespace"] else f"{obj['kind']} {obj['name']}"
+
+
+def _status(entry: Mapping[str, Any] | None) -> list[dict[str, Any]] | None:
+    if entry is None:
+        return None
+    return [
+        {
+            "ref": t["ref"],
+            "accepted": str(t["accepted"]),
+            "detail": str(t["detail"]),
+            "enforcement": str(t["enforcement"]) if t["enforcement"] is not None else None,
+        }
+        for t in entry["targets"]
+    ]
+
+
+def _policies(before: State, after: State) -> list[dict[str, Any]]:
+    """Policies the change adds, modifies or deletes, and those whose status it changes."""
+    assert before.result.policy_reports is not None and after.result.policy_reports is not None
+    old = {_policy_key(p): p for p in before.result.policy_reports}
+    new = {_policy_key(p): p for p in after.result.policy_reports}
+    data_old = {str(k): v for k, v in before.objects.items()}
+    data_new = {str(k): v for k, v in after.objects.items()}
+    out = []
+    for key in sorted(old.keys() | new.keys()):
+        a, b = old.get(key), new.get(key)
+        if a is None:
+            change = "added"
+        elif b is None:
+            change = "deleted"
+        elif data_old.get(key) != data_new.get(key):
+            change = "modified"
+        elif _status(a) != _status(b):
+            change = "status"  # the policy did not change; something it depends on did
+        else:
+            continue
+        out.append(
+            {
+                "policy": key,
+                "change": change,
+                "statusBefore": _status(a),
+                "statusAfter": _status(b),
+                "affectsBefore": a.get("affects") if a is not None else None,
+                "affectsAfter": b.get("affects") if b is not None else None,
+            }
+        )
+    return out
+
+
+def _provenance(node: Any) -> list[str]:
+    names: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current is None:
+            continue
+        if current.children is not None:
+            stack.extend(current.children.values())
+            continue
+        policy = getattr(current.source, "policy", None)
+        if policy is not None:
+            names.add(str(policy.obj.key))
+    return sorted(names)
+
+
+def _effective(state: State) -> dict[tuple[str, str], tuple[Any, list[str]]]:
+    from policylint.semantics.effective.merge import untag
+    from policylint.semantics.effective.simulation import path_label
+    from policylint.stages import Stage
+
+    project = state.result.project
+    if not project.has_stage(Stage.SIMULATION):
+        return {}
+    out = {}
+    for context in project.simulation().contexts(lambda path: True):
+        tree = context.result.tree
+        out[(context.profile.name, path_label(context.path))] = (untag(tree), _provenance(tree))
+    return out
+
+
+def _effective_changes(before: State, after: State) -> tuple[list[dict[str, Any]], int]:
+    old, new = _effective(before), _effective(after)
+    changes = []
+    for key in sorted(old.keys() | new.keys()):
+        a, b = old.get(key), new.get(key)
+        if a is not None and b is not None and a[0] == b[0]:
+            continue
+        if a is None and b is not None and b[0] is None:
+            continue
+        if b is None and a is not None and a[0] is None:
+            continue
+        changes.append(
+            {
+                "kind": key[0],
+                "context": key[1],
+                "before": a[0] if a is not None else None,
+                "after": b[0] if b is not None else None,
+                "providedBefore": a[1] if a is not None else [],
+                "providedAfter": b[1] if b is not None else [],
+            }
+        )
+    return changes[:MAX_CONTEXT_CHANGES], len(changes)
+
+
+def compare(before: State, after: State) -> dict[str, Any]:
+    """The diff report (schemas/diff.schema.json)."""
+    from policylint import __version__
+    from policylint.reporters.json import finding_dict
+
+    def by_fingerprint(findings: Iterable[Finding]) -> dict[str, Finding]:
+        return {f.fingerprint: f for f in findings}
+
+    old, new = by_fingerprint(before.result.findings), by_fingerprint(after.result.findings)
+    changes, total = _effective_changes(before, after)
+    return {
+        "schemaVersion": 1,
+        "tool": {"name": "policylint", "version": __version__},
+        "base": before.name,
+        "head": after.name,
+        "findings": {
+            "introduced": [finding_dict(f) for k, f in new.items() if k not in old],
+            "fixed": [finding_dict(f) for k, f in old.items() if k not in new],
+            "unchanged": sum(1 for k in new if k in old),
+        },
+        "policies": _policies(before, after),
+        "effective": {"changes": changes, "total": total},
+    }
+
+
+def run_diff(
+    base: str,
+    head: str | None,
+    paths: Sequence[str],
+    *,
+    fmt: str = "text",
+    fail_on: str = "error",
+    max_affected: int | None = None,
+    crd_paths: Sequence[str] = (),
+    profile_paths: Sequence[str] = (),
+    namespace: str = "default",
+    external: Sequence[str] = (),
+    walk: WalkFilter | None = None,
+    helm_templates: bool = False,
+) -> int:
+    from policylint.findings import Severity
+    from policylint.input import git
+    from policylint.input.sources import SourceError
+    from policylint.k8s.external import ExternalObjects, ExternalPatternError
+    from policylint.pipeline import LintRequest, lint
+    from policylint.profiles.registry import ProfileError
+
+    try:
+        threshold = Severity.parse(fail_on)
+        external_objects = ExternalObjects.parse(external)
+        root = git.repository_root(os.getcwd())
+        for path in paths:
+            if os.path.relpath(os.path.abspath(path), root).startswith(os.pardir):
+                raise git.GitError(f"{path} is outside the git repository at {root}")
+        base_commit = git.resolve_base(base, root)
+        head_commit = git.resolve_base(head, root) if head is not None else None
+    except (ValueError, ExternalPatternError, git.GitError) as exc:
+        error(exc)
+        return EXIT_USAGE
+
+    def state(commit: str | None, name: str) -> State:
+        sources = commit_sources(commit, root, paths, walk, helm_templates) if commit is not None else None
+        request = LintRequest(
+            paths=paths,
+            sources=sources,
+            report_policies=True,
+            namespace=namespace,
+            crd_paths=crd_paths,
+            profile_paths=profile_paths,
+            external=external_objects,
+            walk=walk,
+            helm_templates=helm_templates,
+            cache_dir=_cache(),
+        )
+        result = lint(request)
+        return State(name, result, {o.key: o.data for o in result.index.objects})
+
+    try:
+        before = state(base_commit, base)
+        after = state(head_commit, head if head is not None else "working tree")
+    except (SourceError, ProfileError, git.GitError) as exc:
+        error(exc)
+        return EXIT_USAGE
+    report = compare(before, after)
+    click.echo(render(report, fmt), nl=False)
+    introduced = [f for f in report["findings"]["introduced"] if Severity.parse(f["severity"]) >= threshold]
+    too_wide = [
+        p
+        for p in report["policies"]
+        if max_affected is not None
+        and p["change"] != "status"
+        and max((p["affectsBefore"] or {}).get("contexts", 0), (p["affectsAfter"] or {}).get("contexts", 0)) > max_affected
+    ]
+    if before.result.internal_error or after.result.internal_error:
+        return EXIT_USAGE
+    return EXIT_FINDINGS if introduced or too_wide else EXIT_OK
+
+
+def _cache() -> str | None:
+    from policylint.input.cache import ENV_DIR, default_directory
+
+    return os.environ.get(ENV_DIR) or default_directory()
+
+
+def render(report: Mapping[str, Any], fmt: str) -> str:
+    if fmt == "json":
+        from policylint.textsafe import json_dumps
+
+        return json_dumps(report, indent=2, ensure_ascii=True) + "\n"
+    if fmt == "markdown":
+        return _markdown(report)
+    return _text(report)
+
+
+def _finding_line(f: Mapping[str, Any]) -> str:
+    obj = (
+        f" [{f['object']['kind']} {f['object']['namespace'] + '/' if f['object']['namespace'] else ''}{f['object']['name']}]"
+        if f["object"]
+        else ""
+    )
+    return f"{f['file']}:{f['line']}:{f['column']}: {f['severity']} {f['rule']} {f['message']}{obj}"
+
+
+def _affects(a: Mapping[str, Any] | None) -> str:
+    if not a:
+        return "nothing"
+    return f"{a['contexts']} contexts ({a['routes']} routes, {a['rules']} rules, {a['listeners']} listeners, {a['gateways']} Gateways, {a['backends']} backends)"
+
+
+def _status_text(status: Sequence[Mapping[str, Any]] | None) -> str:
+    if status is None:
+        return "absent"
+    if not status:
+        return "no targets"
+    parts = []
+    for t in status:
+        ref = t["ref"]
+        name = f"{ref['kind']} {ref['name']}" + (f"#{ref['sectionName']}" if ref["sectionName"] else "")
+        verdict = t["accepted"] if t["accepted"] != "Accepted" else (t["enforcement"] or "Accepted")
+        parts.append(f"{name}: {verdict}")
+    return ", ".join(parts)
+
+
+def _value(value: Any) -> str:
+    from policylint.textsafe import json_text
+
+    return json_text(value, 300, sort_keys=True) if value is not None else "(none)"
+
+
+def _text(report: Mapping[str, Any]) -> str:
+    from policylint.k8s.names import plural
+    from policylint.textsafe import defuse_line, escape
+
+    findings = report["findings"]
+    lines = [f"policylint diff {escape(report['base'])}..{escape(report['head'])}", ""]
+    lines.append(
+        f"findings: {len(findings['introduced'])} introduced, {len(findings['fixed'])} fixed, {findings['unchanged']} unchanged"
+    )
+    lines += [defuse_line("  + " + escape(_finding_line(f))) for f in findings["introduced"]]
+    lines += [defuse_line("  - " + escape(_finding_line(f))) for f in findings["fixed"]]
+    lines += ["", f"policies: {plural(len(report['policies']), 'change')}"]
+    for p in report["policies"]:
+        lines.append(f"  {p['change']}: {escape(p['policy'])}")
+        lines.append(f"    status:      {escape(_status_text(p['statusBefore']))} -> {escape(_status_text(p['statusAfter']))}")
+        lines.append(f"    blast radius: {_affects(p['affectsBefore'])} -> {_affects(p['affectsAfter'])}")
+    effective = report["effective"]
+    lines += ["", f"effective policy: {plural(effective['total'], 'context')} changed"]
+    for c in effective["changes"]:
+        lines.append(f"  {escape(c['kind'])} at {escape(c['context'])}")
+        lines.append(f"    before: {escape(_value(c['before']))}  [{escape(', '.join(c['providedBefore'])) or '-'}]")
+        lines.append(f"    after:  {escape(_value(c['after']))}  [{escape(', '.join(c['providedAfter'])) or '-'}]")
+    if effective["total"] > len(effective["changes"]):
+        lines.append(f"  … {effective['total'] - len(effective['changes'])} more (see --format json)")
+    return "\n".join(lines) + "\n"
+
+
+def _markdown(report: Mapping[str, Any]) -> str:
+    from policylint.reporters.markdown import MAX_BYTES, md
+
+    findings = report["findings"]
+    out = [
+        f"## policylint diff `{md(report['base'])}`..`{md(report['head'])}`",
+        "",
+        f"**Findings:** {len(findings['introduced'])} introduced, {len(findings['fixed'])} fixed, {findings['unchanged']} unchanged",
+        "",
+    ]
+    rows = [f"| :new: | {md(_finding_line(f))} |" for f in findings["introduced"]]
+    rows += [f"| :white_check_mark: | {md(_finding_line(f))} |" for f in findings["fixed"]]
+    if rows:
+        out += ["| | finding |", "|---|---|", *rows, ""]
+    if report["policies"]:
+        out += [
+            "### Policies",
+            "",
+            "| policy | change | status before → after | blast radius before → after |",
+            "|---|---|---|---|",
+        ]
+        out += [
+            f"| {md(p['policy'])} | {p['change']} | {md(_status_text(p['statusBefore']))} → {md(_status_text(p['statusAfter']))}"
+            f" | {md(_affects(p['affectsBefore']))} → {md(_affects(p['affectsAfter']))} |"
+            for p in report["policies"]
+        ]
+        out.append("")
+    effective = report["effective"]
+    if effective["total"]:
+        out += [f"<details><summary>Effective policy: {effective['total']} contexts changed</summary>", ""]
+        out += ["| kind | context | before | after |", "|---|---|---|---|"]
+        out += [
+            f"| {md(c['kind'])} | {md(c['context'])} | {md(_value(c['before']))} | {md(_value(c['after']))} |"
+            for c in effective["changes"]
+        ]
+        out += ["", "</details>", ""]
+    text = "\n".join(out) + "\n"
+    if len(text.encode("utf-8")) > MAX_BYTES:
+        cut = text.encode("utf-8")[: MAX_BYTES - 200].decode("utf-8", "ignore")
+        text = cut[: cut.rfind("\n") + 1] + "\n… more (see `policylint diff --format json`)\n"
+    return text
