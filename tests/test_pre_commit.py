@@ -1,0 +1,75 @@
+"""The shipped pre-commit hooks, run by the real `pre-commit` tool (`pre-commit try-repo`) in a
+temporary git repository: pre-commit installs this checkout into its own environment, passes the
+changed files, and the hook reports what the change breaks and nothing it did not touch.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.lintutil import ROOT
+from tests.test_git_diff import GATEWAY, OLD_MISTAKE, POLICY, git
+
+
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "dev")
+    (root / "gateway.yaml").write_text(GATEWAY)
+    (root / "policy.yaml").write_text(POLICY)
+    (root / "legacy.yaml").write_text(OLD_MISTAKE)  # an old finding nobody touches
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+def try_repo(repo: Path, home: Path, hook: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"}
+    # try-repo installs the working tree of ROOT, uncommitted changes included (a shadow commit).
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), hook, *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
+
+
+def test_a_one_file_change_resolves_references_in_other_files(repo: Path, pre_commit_home: Path) -> None:
+    (repo / "policy.yaml").write_text(POLICY + "# reviewed\n")
+    git(repo, "add", "policy.yaml")
+    proc = try_repo(repo, pre_commit_home, "policylint", "--files", "policy.yaml")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "policylint" in proc.stdout and "Passed" in proc.stdout
+    assert "PL201" not in proc.stdout and "PL410" not in proc.stdout
+
+
+def test_a_change_that_breaks_a_policy_in_another_file_fails_the_commit(repo: Path, pre_commit_home: Path) -> None:
+    (repo / "gateway.yaml").write_text(GATEWAY.replace("name: http", "name: web"))
+    git(repo, "add", "gateway.yaml")
+    proc = try_repo(repo, pre_commit_home, "policylint", "--files", "gateway.yaml")
+    assert proc.returncode == 1
+    assert "policy.yaml:11:5: error PL301 listener http not found on Gateway edge; have: web" in proc.stdout
+    assert "PL410" not in proc.stdout  # legacy.yaml was not touched
+
+
+def test_the_diff_hook_reports_the_branch_against_its_base(repo: Path, pre_commit_home: Path) -> None:
+    (repo / "gateway.yaml").write_text(GATEWAY.replace("name: http", "name: web"))
+    proc = try_repo(repo, pre_commit_home, "policylint-diff", "--hook-stage", "manual", "--all-files")
+    assert proc.returncode == 1
+    assert "error PL301" in proc.stdout and "PL410" not in proc.stdout
