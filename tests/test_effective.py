@@ -771,3 +771,87 @@ def test_ngf_snippets_policies_never_conflict() -> None:
         p["object"]["name"]: (p["targets"][0]["accepted"], p["targets"][0]["enforcement"]) for p in result.policy_reports or []
     }
     assert states == {"a-log-format": ("Accepted", "Enforced"), "b-limit-req": ("Accepted", "Enforced")}
+
+
+# -- conflicts on a target no traffic passes ----------------------------------------------------------
+
+_LISTENERSET_NO_ROUTES = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata:
+  name: eg
+spec:
+  controllerName: gateway.envoyproxy.io/gatewayclass-controller
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: gw
+  namespace: envoy-gateway
+spec:
+  gatewayClassName: eg
+  allowedListeners:
+    namespaces:
+      from: Same
+  listeners:
+  - name: http
+    protocol: HTTP
+    port: 80
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata:
+  name: ext-listeners
+  namespace: envoy-gateway
+spec:
+  parentRef:
+    name: gw
+  listeners:
+  - name: ext-http
+    protocol: HTTP
+    port: 8080
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyExtensionPolicy
+metadata:
+  name: first
+  namespace: envoy-gateway
+  creationTimestamp: "2026-01-01T00:00:00Z"
+spec:
+  targetRefs:
+  - group: gateway.networking.k8s.io
+    kind: ListenerSet
+    name: ext-listeners
+  lua:
+  - type: Inline
+    inline: "function envoy_on_request(h) end"
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyExtensionPolicy
+metadata:
+  name: second
+  namespace: envoy-gateway
+  creationTimestamp: "2026-01-02T00:00:00Z"
+spec:
+  targetRefs:
+  - group: gateway.networking.k8s.io
+    kind: ListenerSet
+    name: ext-listeners
+  lua:
+  - type: Inline
+    inline: "function envoy_on_request(h) end"
+"""
+
+
+def test_a_conflict_on_a_target_without_traffic_is_decided_when_the_policies_attach() -> None:
+    # Envoy Gateway's translator test envoyextensionpolicy-listenerset-invalid: two
+    # EnvoyExtensionPolicies on one ListenerSet that no route uses yet; EG writes
+    # Accepted=False, Conflicted ("another EnvoyExtensionPolicy has already attached to it") on
+    # the later one and accepts the older.
+    result = lint_text(_LISTENERSET_NO_ROUTES, report_policies=True)
+    (finding,) = only(result, "PL601")
+    assert str(finding.object) == "EnvoyExtensionPolicy envoy-gateway/second"
+    assert "already claimed by envoy-gateway/first (older: 2026-01-01T00:00:00Z < 2026-01-02T00:00:00Z)" in finding.message
+    assert result.policy_reports is not None
+    verdicts = {p["object"]["name"]: [t["accepted"] for t in p["targets"]] for p in result.policy_reports}
+    assert verdicts == {"first": ["Accepted"], "second": ["Conflicted"]}

@@ -50,6 +50,27 @@ def _targets(project: Project) -> Iterator[tuple[Policy, TargetResolution, Targe
             yield policy, res, status
 
 
+def _conflicts(project: Project) -> Iterator[tuple[Policy, TargetResolution, tuple[Facet, str], str]]:
+    """Each target a policy loses to a conflict: the winner and why, and in how many of the
+    target's contexts ("" when in all of them, or when no traffic passes the target and the
+    conflict is decided when the policies attach)."""
+    sim = project.simulation()
+    for policy in project.resolution.policies():
+        seen: set[int] = set()
+        for res in project.resolution.targets(policy):
+            status = sim.target_status(policy, res)
+            if status is not None and status.contexts:
+                if id(status) in seen or not status.conflicted or status.conflict is None:
+                    continue
+                seen.add(id(status))
+                scope = "" if status.conflicted == status.contexts else f" in {status.conflicted} of {status.contexts} contexts"
+                yield policy, res, status.conflict, scope
+            elif res.accepted:
+                conflict = sim.conflict_at_target(policy, res)
+                if conflict is not None:
+                    yield policy, res, conflict, ""
+
+
 def _label(policy: Policy) -> str:
     key = policy.key
     return f"{key.kind} {key.namespace}/{key.name}" if key.namespace else f"{key.kind} {key.name}"
@@ -100,12 +121,9 @@ class PolicyConflicted(Rule):
     reads = frozenset({Stage.SIMULATION})
 
     def check(self, project: Project) -> Iterable[Issue]:
-        for policy, res, status in _targets(project):
-            if not status.conflicted or status.conflict is None:
-                continue
-            winner, why = status.conflict
+        for policy, res, conflict, scope in _conflicts(project):
+            winner, why = conflict
             target = _target_label(res)
-            scope = "" if status.conflicted == status.contexts else f" in {status.conflicted} of {status.contexts} contexts"
             message = (
                 f"{_label(policy)} is Conflicted on {target}{scope}: {res.ref.name} already claimed by {winner.name} ({why});"
                 f" {policy.profile.kind} does not merge policies on one target, so this one is rejected (Accepted=False)"

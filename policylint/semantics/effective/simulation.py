@@ -1039,7 +1039,29 @@ class Simulation:
         status = self.target_status(policy, res)
         if status is not None and status.contexts and status.conflicted == status.contexts:
             return Accepted.CONFLICTED, res.message
+        if (status is None or not status.contexts) and self.conflict_at_target(policy, res) is not None:
+            return Accepted.CONFLICTED, res.message
         return res.status, res.message
+
+    def conflict_at_target(self, policy: Policy, res: TargetResolution) -> tuple[Facet, str] | None:
+        """For a target no traffic passes (a ListenerSet with no route yet, say): the policy that
+        wins it and why, when this policy loses it to a conflict. A controller decides conflicts
+        when the policies attach, not per request path (Envoy Gateway: "another
+        EnvoyExtensionPolicy has already attached to it", its translator test
+        envoyextensionpolicy-listenerset-invalid): the same fold as a context holding that target
+        alone."""
+        node = self.node_of(res)
+        if node is None:
+            return None
+        facets = self._by_kind.get(policy.profile.gk, {}).get(node, [])
+        if len({id(f.policy) for f in facets}) < 2:
+            return None
+        stack, _ = order_stack(facets)
+        result = fold(stack, policy.profile)
+        mine = [f for f in facets if f.policy is policy]
+        if not mine or any(result.status.get(id(f)) != CONFLICTED for f in mine):
+            return None
+        return result.conflicts.get(id(mine[0]))
 
     def target_status(self, policy: Policy, res: TargetResolution) -> TargetStatus | None:
         node = self.node_of(res)
