@@ -31,6 +31,10 @@ class _CheckOptions(QueryLoad, total=False):
     context_paths: Sequence[str]
     diff_base: str | None
     staged: bool
+    fix: bool
+    unsafe_fixes: bool
+    diff_fix: bool
+    fix_only: Sequence[str]
 
     select: Sequence[str]
     ignore: Sequence[str]
@@ -160,6 +164,18 @@ _ISOLATED = click.option("--isolated", is_flag=True, help="Ignore every configur
     help="Report only findings in files changed since BASE (default: the merge-base with the upstream branch), or about their objects.",
 )
 @click.option("--staged", is_flag=True, help="Lint the staged snapshot (git index) and report on the staged changes.")
+@click.option(
+    "--fix", is_flag=True, help="Apply the safe fixes findings carry, editing only the nodes they fix, then report what remains."
+)
+@click.option(
+    "--unsafe-fixes", is_flag=True, help="With --fix or --diff-fix, also apply fixes that change what the controller does."
+)
+@click.option(
+    "--diff-fix",
+    is_flag=True,
+    help="Print the fixes as a unified diff and write nothing (exit 1 when there is something to fix).",
+)
+@click.option("--fix-only", multiple=True, metavar="CODES", help="Fix only these rules (id or name prefixes); implies --fix.")
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rules (id or name prefixes, comma-separated).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules (id or name prefixes).")
 @click.option(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from policylint.input.load import DocumentRef
@@ -53,6 +53,38 @@ class Related:
 
 
 @dataclass(frozen=True, slots=True)
+class Edit:
+    """One change to a manifest: the field at `path` (inside the object, as Issue.path) set to
+    `value`, or deleted (`delete`: a mapping key with its value, or a list entry)."""
+
+    path: str
+    value: Any = None
+    delete: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """The one right edit for a finding (policylint.autofix). `safe`: it cannot change what the
+    controller does beyond the fix; an unsafe fix is applied only with `--unsafe-fixes`."""
+
+    description: str
+    edits: tuple[Edit, ...]
+    safe: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedFix:
+    """A fix located in its file: the document by the line its root starts on, each edit's path
+    from the document root (policylint.input.positions syntax)."""
+
+    description: str
+    safe: bool
+    file: str
+    document_line: int
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Issue:
     """What a rule yields: an object and a field path, not yet a file position.
 
@@ -69,6 +101,7 @@ class Issue:
     related: tuple[Related, ...] = ()
     severity: Severity | None = None  # None: the rule's default severity
     hint: str | None = None  # how to fix it, one sentence; kept out of `message`
+    fix: Fix | None = None  # the edit that fixes it, when there is exactly one right answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +149,7 @@ class Finding:
     # Where the span ends (the column after its last character); 0: at the start position.
     end_line: int = 0
     end_column: int = 0
+    fix: ResolvedFix | None = None
 
     @property
     def region(self) -> tuple[int, int, int, int]:

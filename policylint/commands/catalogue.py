@@ -32,7 +32,9 @@ def run_rules(fmt: str = "text") -> int:
         return EXIT_OK
     width = max(len(r.name) for r in REGISTRY)
     for rule in REGISTRY:
-        click.echo(f"{rule.id}  {rule.name:<{width}}  {rule.severity.label:<7}  {rule.summary()}")
+        # The fix column as ruff shows it: which findings `--fix` (or `--unsafe-fixes`) repairs.
+        fix = {"safe": "fix", "unsafe": "fix*"}.get(rule.fixable or "", "")
+        click.echo(f"{rule.id}  {rule.name:<{width}}  {rule.severity.label:<7}  {fix:<4}  {rule.summary()}")
     return EXIT_OK
 
 

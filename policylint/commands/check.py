@@ -33,6 +33,10 @@ def run_check(
     context_paths: Sequence[str] = (),
     diff_base: str | None = None,
     staged: bool = False,
+    fix: bool = False,
+    unsafe_fixes: bool = False,
+    diff_fix: bool = False,
+    fix_only: Sequence[str] = (),
     select: Sequence[str] = (),
     ignore: Sequence[str] = (),
     fail_on: str = "error",
@@ -84,6 +88,10 @@ def run_check(
         # would drop the others' entries.
         error("--write-baseline records every finding: run it without --context, --diff or --staged")
         return EXIT_USAGE
+    fixing = fix or diff_fix or bool(fix_only)
+    if fixing and ("-" in paths or staged):
+        error("--fix and --diff-fix edit files on disk: not standard input, not the staged snapshot")
+        return EXIT_USAGE
     parsed = _parse_options(select, ignore, fail_on, external, overrides)
     files = parse_outputs(outputs)
     if parsed is None or files is None:
@@ -129,7 +137,15 @@ def run_check(
         rule_options=rule_options or {},
     )
     try:
-        result = lint(request)
+        if fixing:
+            from policylint.commands.fixes import run_fixes
+
+            outcome = run_fixes(request, unsafe=unsafe_fixes, only=split_codes(fix_only), diff_only=diff_fix and not fix)
+            if isinstance(outcome, int):
+                return outcome  # --diff-fix: the diff is the output
+            result = outcome
+        else:
+            result = lint(request)
     except (SourceError, ProfileError, RuleOptionError, BaselineError, GitError) as exc:
         error(exc)
         return EXIT_USAGE

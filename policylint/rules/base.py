@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Literal
 
-from policylint.findings import Issue, Related, Severity
+from policylint.findings import Fix, Issue, Related, Severity
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.stages import Stage
@@ -62,6 +62,9 @@ class Rule:
     # a file, no object) or ANY. A narrower report scope (changed files only) skips a rule none
     # of whose subjects is in scope; tests/test_rule_inputs.py checks every finding against it.
     subjects: ClassVar[frozenset[str]] = frozenset({ANY})
+    # Whether its findings carry a fix (policylint.autofix): "safe" (applied by `--fix`),
+    # "unsafe" (only with `--unsafe-fixes`: it changes what the controller does), or None.
+    fixable: ClassVar[Literal["safe", "unsafe"] | None] = None
 
     def __init__(self, config: Mapping[str, object] | None = None) -> None:
         declared = {o.name: o for o in self.options}
@@ -100,6 +103,7 @@ class Rule:
         related: Iterable[Related] = (),
         severity: Severity | None = None,
         hint: str | None = None,
+        fix: Fix | None = None,
     ) -> Issue:
         return Issue(
             rule_id=self.id,
@@ -109,6 +113,7 @@ class Rule:
             related=tuple(related),
             severity=severity,
             hint=hint,
+            fix=fix,
         )
 
 

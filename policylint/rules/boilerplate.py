@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from policylint.findings import Issue, Related, Severity
+from policylint.findings import Edit, Fix, Issue, Related, Severity
 from policylint.input.positions import join
 from policylint.k8s.objects import split_api_version
 from policylint.profiles.policy import Policy
@@ -162,6 +162,7 @@ class DuplicateTargetRef(Rule):
     name = "duplicate-targetref"
     severity = Severity.ERROR  # a warning for kinds whose CRD does not reject duplicates
     subjects = frozenset({POLICY})
+    fixable = "safe"
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy in project.resolution.policies():
@@ -190,6 +191,7 @@ class DuplicateTargetRef(Rule):
                     f"{ref.path} repeats {first.path} ({ref.display()}): {consequence}; remove it",
                     related=[Related("first entry for the same target", object=policy.obj, path=first.path)],
                     severity=severity,
+                    fix=Fix(f"delete the repeated entry {ref.path}", (Edit(ref.path, delete=True),)),
                 )
 
 
@@ -369,6 +371,7 @@ class StatusInManifest(Rule):
     name = "status-in-manifest"
     severity = Severity.INFO
     subjects = frozenset({POLICY})
+    fixable = "safe"
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy in project.resolution.policies():
@@ -381,6 +384,7 @@ class StatusInManifest(Rule):
                 "status",
                 f'{policy.obj.kind} has a status stanza: status is written by the controller (GEP-713 "Metaresource status")'
                 " and ignored on apply, so the committed one is stale and misleads readers; delete it",
+                fix=Fix("delete the status stanza", (Edit("status", delete=True),)),
             )
 
 

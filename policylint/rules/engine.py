@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from policylint.findings import Finding, Issue, Location, Related, ResolvedRelated, Severity
+from policylint.findings import Finding, Issue, Location, Related, ResolvedFix, ResolvedRelated, Severity
 from policylint.input.positions import PositionResolver
 from policylint.k8s.objects import ObjectKey
 from policylint.profiles.registry import ORIGIN_INFERRED
@@ -231,7 +231,16 @@ def _resolve(
         hint=truncate(issue.hint, MAX_MESSAGE) if issue.hint else None,
         end_line=end_line,
         end_column=end_column,
+        fix=_resolved_fix(issue),
     )
+
+
+def _resolved_fix(issue: Issue) -> ResolvedFix | None:
+    fix, obj = issue.fix, issue.object
+    if fix is None or obj is None:
+        return None
+    edits = tuple(replace(edit, path=obj.doc_path(edit.path)) for edit in fix.edits)
+    return ResolvedFix(fix.description, fix.safe, obj.doc.file, obj.doc.line, edits)
 
 
 def _capped(severity: Severity, issue: Issue, rule: type[Rule] | None, guessed: frozenset[ObjectKey]) -> Severity:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from policylint.findings import Issue, Related, Severity
+from policylint.findings import Edit, Fix, Issue, Related, Severity
 from policylint.input.positions import join
 from policylint.k8s.names import DNS1123_SUBDOMAIN
 from policylint.k8s.objects import K8sObject
@@ -327,6 +327,7 @@ class ControllerWrittenLabel(Rule):
     id = "PL505"
     name = "controller-written-label"
     severity = Severity.WARNING
+    fixable = "safe"
 
     def check(self, project: Project) -> Iterable[Issue]:
         for obj in project.index.objects:
@@ -339,6 +340,7 @@ class ControllerWrittenLabel(Rule):
                             f"{key} is written by the policy controller to mark objects a policy affects (GEP-713"
                             ' "Target object status"); committed by hand it is stale or wrong as soon as policies'
                             " change: remove it from the manifest",
+                            fix=Fix(f"delete {key}", (Edit(join(where, key), delete=True),)),
                         )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from policylint.findings import Issue, Related, Severity
+from policylint.findings import Edit, Fix, Issue, Related, Severity
 from policylint.input.positions import join
 from policylint.k8s.index import Section
 from policylint.k8s.names import did_you_mean
@@ -44,6 +44,8 @@ class SectionNotFound(Rule):
     name = "section-not-found"
     severity = Severity.ERROR
     subjects = frozenset({POLICY})
+    # Unsafe: the policy starts applying to the section the fix names.
+    fixable = "unsafe"
 
     def check(self, project: Project) -> Iterable[Issue]:
         defined: dict[tuple[str | None, str, str], list[tuple[K8sObject, Section]]] | None = None
@@ -73,7 +75,9 @@ class SectionNotFound(Rule):
                 )
                 break
             message = res.message + hints_suffix(hints)
-            yield self.issue(policy.obj, join(ref.path, "sectionName"), message, related=related)
+            path = join(ref.path, "sectionName")
+            fix = Fix(f"use sectionName {close[0]}", (Edit(path, value=close[0]),), safe=False) if len(close) == 1 else None
+            yield self.issue(policy.obj, path, message, related=related, fix=fix)
 
     @staticmethod
     def _sections_by_name(project: Project) -> dict[tuple[str | None, str, str], list[tuple[K8sObject, Section]]]:

@@ -13,7 +13,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from policylint.findings import Issue, Severity
+from policylint.findings import Edit, Fix, Issue, Severity
 from policylint.input.positions import join
 from policylint.k8s.names import DNS1123_SUBDOMAIN, did_you_mean
 from policylint.k8s.objects import K8sObject
@@ -281,6 +281,19 @@ class TargetKindNotAllowed(Rule):
         return self.issue(policy.obj, field_path(ref, "kind"), message, severity=severity)
 
 
+def _fixed_group(group: str | None) -> str | None:
+    """The group meant, when a slip has one right answer: a version appended
+    (`gateway.networking.k8s.io/v1`), or capitals."""
+    if group is None:
+        return None
+    versioned = _GROUP_VERSION.match(group)
+    if versioned and GROUP_PATTERN.match(versioned.group(1).lower()):
+        return versioned.group(1).lower()
+    if group != group.lower() and GROUP_PATTERN.match(group.lower()):
+        return group.lower()
+    return None
+
+
 class TargetRefGroupInvalid(Rule):
     """A targetRef `group` is missing or malformed (a version in it, uppercase, not a DNS subdomain)."""
 
@@ -288,13 +301,16 @@ class TargetRefGroupInvalid(Rule):
     name = "targetref-group-invalid"
     severity = Severity.ERROR
     subjects = frozenset({POLICY})
+    fixable = "safe"
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy in project.resolution.policies():
             for ref in policy.refs:
                 for problem in ref_problems(ref):
                     if problem.field == "group":
-                        yield self.issue(policy.obj, problem.path, self._message(project, policy, ref))
+                        fixed = _fixed_group(ref.group)
+                        fix = Fix(f"use group {fixed}", (Edit(problem.path, value=fixed),)) if fixed is not None else None
+                        yield self.issue(policy.obj, problem.path, self._message(project, policy, ref), fix=fix)
 
     def _message(self, project: Project, policy: Policy, ref: TargetRef) -> str:
         group = ref.group

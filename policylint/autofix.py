@@ -1,0 +1,279 @@
+"""Autofix: apply the edits findings carry (`Finding.fix`) to the manifests, changing nothing else.
+
+An edit is applied to the file's text, not by re-emitting a parsed document: the document is
+composed again (PyYAML's C parser, as the loader does) to find the exact character range of the
+node an edit names, and only that range is replaced. Everything else — comments, key order,
+quoting, indentation, flow or block style, document separators, anchors, other documents, line
+endings, the final newline and a byte order mark — stays byte for byte, whatever the file's
+style; an emitter (ruamel.yaml's round trip included) normalises at least indentation and
+quoting of the nodes it writes, which is the noise reviewers object to in fix diffs.
+
+Supported edits, in block style (a fix inside a flow collection is not applied, and said so):
+set a scalar (written in the original's quoting style when it can hold the value), delete a
+mapping key with its value, delete a list entry. Edits that overlap in one pass are applied one
+at a time: the command lints again and applies what is left, a bounded number of times.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from policylint.findings import Edit, Finding, ResolvedFix
+from policylint.input.positions import parse_path
+
+BOM = "\ufeff"
+
+
+class Unfixable(Exception):
+    """An edit that cannot be applied to this text (a flow collection, a path not there)."""
+
+
+@dataclass
+class FilePlan:
+    """The fixes to apply to one file, and what came of them."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    applied: list[Finding] = field(default_factory=list)
+    skipped: list[tuple[Finding, str]] = field(default_factory=list)
+    original: bytes = b""
+    fixed: bytes = b""
+
+
+def fixable(findings: Iterable[Finding], *, unsafe: bool, only: Sequence[str] = ()) -> list[Finding]:
+    """The findings whose fix this run may apply: safe ones (unsafe too with `unsafe`), of the
+    rules `only` names by id or name prefix (all when empty)."""
+    out = []
+    for f in findings:
+        if f.fix is None or f.suppression is not None or (not f.fix.safe and not unsafe):
+            continue
+        if only and not any(f.rule.startswith(code.upper()) or f.name.startswith(code) for code in only):
+            continue
+        out.append(f)
+    return out
+
+
+def plan(findings: Iterable[Finding]) -> list[FilePlan]:
+    by_file: dict[str, FilePlan] = {}
+    for f in findings:
+        assert f.fix is not None
+        by_file.setdefault(f.fix.file, FilePlan(f.fix.file)).findings.append(f)
+    return [by_file[k] for k in sorted(by_file)]
+
+
+def apply_plan(file_plan: FilePlan) -> FilePlan:
+    """Compute the fixed bytes of one file (nothing is written)."""
+    try:
+        with open(file_plan.path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        file_plan.skipped.extend((f, f"cannot read the file: {exc.strerror or exc}") for f in file_plan.findings)
+        return file_plan
+    file_plan.original = file_plan.fixed = data
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        file_plan.skipped.extend((f, "the file is not UTF-8") for f in file_plan.findings)
+        return file_plan
+    bom = text.startswith(BOM)
+    body = text[1:] if bom else text
+    try:
+        roots = {node.start_mark.line + 1: node for node in yaml.compose_all(body, Loader=_LOADER) if node is not None}
+    except yaml.YAMLError:
+        file_plan.skipped.extend((f, "the file does not parse") for f in file_plan.findings)
+        return file_plan
+    per_finding: list[tuple[Finding, list[tuple[int, int, str]]]] = []
+    for f in file_plan.findings:
+        assert f.fix is not None
+        root = roots.get(f.fix.document_line)
+        if root is None:
+            file_plan.skipped.append((f, "its document was not found again"))
+            continue
+        try:
+            per_finding.append((f, _splices(body, root, f.fix)))
+        except Unfixable as exc:
+            file_plan.skipped.append((f, str(exc)))
+    # A finding's edits are applied together or not at all; one that overlaps an edit already
+    # taken waits for the next pass (the command lints again and applies what is left).
+    taken: list[tuple[int, int, str]] = []
+    for f, splices in per_finding:
+        if any(_overlap(s, t) for s in splices for t in taken):
+            continue
+        taken.extend(splices)
+        file_plan.applied.append(f)
+    out = body
+    for start, end, replacement in sorted(taken, key=lambda s: (s[0], s[1]), reverse=True):
+        out = out[:start] + replacement + out[end:]
+    file_plan.fixed = ((BOM if bom else "") + out).encode("utf-8") if file_plan.applied else data
+    return file_plan
+
+
+def _overlap(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
+    return (a[0] < b[1] and b[0] < a[1]) or a[:2] == b[:2]
+
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _find(root: Node, parts: Sequence[Any]) -> tuple[Node | None, Node, Node | None, int]:
+    """The parent collection, the node at `parts`, its key node (in a mapping), and its index in
+    the parent's list of entries."""
+    parent: Node | None = None
+    node = root
+    key_node: Node | None = None
+    index = -1
+    for part in parts:
+        if isinstance(node, MappingNode) and isinstance(part, str):
+            found = [(i, k, v) for i, (k, v) in enumerate(node.value) if isinstance(k, ScalarNode) and k.value == part]
+            if not found:
+                raise Unfixable(f"{part} is not in the document")
+            parent, (index, key_node, node) = node, found[-1]
+        elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            parent, key_node, index, node = node, None, part, node.value[part]
+        else:
+            raise Unfixable(f"{part} is not in the document")
+    return parent, node, key_node, index
+
+
+def _line_start(text: str, index: int) -> int:
+    return text.rfind("\n", 0, index) + 1
+
+
+def _next_line(text: str, index: int) -> int:
+    end = text.find("\n", index)
+    return len(text) if end < 0 else end + 1
+
+
+def _splices(text: str, root: Node, fix: ResolvedFix) -> list[tuple[int, int, str]]:
+    out = []
+    for edit in fix.edits:
+        parts = list(parse_path(edit.path))
+        parent, node, key_node, index = _find(root, parts)
+        # Deleting the only entry of a collection deletes the collection's own key too: no
+        # `labels:` left holding nothing (null).
+        while edit.delete and len(parts) > 1 and parent is not None and len(parent.value) == 1:
+            parts.pop()
+            parent, node, key_node, index = _find(root, parts)
+        if parent is None:
+            raise Unfixable("an edit of a whole document")
+        if getattr(parent, "flow_style", False):
+            raise Unfixable("the field is in a flow-style collection ({...} or [...]); fix it by hand")
+        if edit.delete:
+            out.append(_deletion(text, parent, node, key_node, index))
+        else:
+            out.append(_replacement(text, node, edit))
+    return out
+
+
+def _deletion(text: str, parent: Node, node: Node, key_node: Node | None, index: int) -> tuple[int, int, str]:
+    """Whole lines: from the line the entry starts on to the line its next sibling starts on
+    (or past the entry's last line). An entry that shares its first line with something else
+    (`- name: x` where `name` is deleted from a mapping that continues) is not deleted by lines."""
+    first = key_node if key_node is not None else node
+    start = _line_start(text, first.start_mark.index)
+    if isinstance(parent, SequenceNode):
+        # The dash sits before the item on its line: the line must hold only the dash and it.
+        prefix = text[start : first.start_mark.index]
+        if prefix.strip() != "-":
+            raise Unfixable("the list entry shares its line; fix it by hand")
+    elif text[start : first.start_mark.index].strip() not in ("", "-"):
+        raise Unfixable("the key shares its line with another; fix it by hand")
+    if text[start : first.start_mark.index].strip() == "-" and isinstance(parent, MappingNode):
+        raise Unfixable("the key starts a list entry; delete the entry instead")
+    siblings = parent.value
+    if index + 1 < len(siblings):
+        following = siblings[index + 1]
+        nxt = following[0] if isinstance(following, tuple) else following
+        end = _line_start(text, nxt.start_mark.index)
+    else:
+        last = node.end_mark
+        if last.index >= len(text):
+            end = len(text)
+        elif isinstance(node, MappingNode | SequenceNode) and not node.flow_style:
+            # A block collection ends where the next, less indented token starts: its own lines
+            # end where that token's line starts.
+            end = _line_start(text, last.index)
+        elif last.column == 0:
+            end = last.index  # a block scalar (`|`, `>`) ends at the start of the next line
+        else:
+            end = _next_line(text, last.index)
+    return start, max(end, start), ""
+
+
+def _replacement(text: str, node: Node, edit: Edit) -> tuple[int, int, str]:
+    if not isinstance(node, ScalarNode) or not isinstance(edit.value, str | int | bool | float) or edit.value is None:
+        raise Unfixable("only a scalar value can be replaced")
+    start, end = node.start_mark.index, node.end_mark.index
+    if "\n" in text[start:end]:
+        raise Unfixable("the value spans lines; fix it by hand")
+    return start, end, _scalar(edit.value, node.style)
+
+
+def _scalar(value: str | int | bool | float, style: str | None) -> str:
+    """`value` as a YAML scalar in the original's style when that style can hold it and reads
+    back as the same value; else JSON's double-quoted form, which YAML reads back as is."""
+    if isinstance(value, str):
+        if style == "'" and "\n" not in value:
+            return "'" + value.replace("'", "''") + "'"
+        if style == '"':
+            return json.dumps(value, ensure_ascii=False)
+        # A plain scalar: style None from PyYAML's Python loader, "" from its C loader.
+        if (
+            not style
+            and value
+            and yaml.safe_load(value) == value
+            and value.strip() == value
+            and "#" not in value
+            and ": " not in value
+        ):
+            return value
+        return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value)
+
+
+def write_atomic(path: str, data: bytes, expected: bytes) -> bool:
+    """Replace `path` with `data` unless it no longer holds `expected` (changed since it was
+    read: then it is left alone, False). Atomic (a temporary file renamed over it), mode kept."""
+    import tempfile
+
+    try:
+        with open(path, "rb") as handle:
+            if handle.read() != expected:
+                return False
+        mode = os.stat(path).st_mode & 0o7777
+    except OSError:
+        return False
+    directory = os.path.dirname(path) or "."
+    fd, temporary = tempfile.mkstemp(prefix=".policylint-fix-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+    return True
+
+
+def unified_diff(plans: Iterable[FilePlan]) -> str:
+    import difflib
+
+    out: list[str] = []
+    for p in plans:
+        if p.fixed == p.original:
+            continue
+        before = p.original.decode("utf-8").splitlines(keepends=True)
+        after = p.fixed.decode("utf-8").splitlines(keepends=True)
+        out.extend(difflib.unified_diff(before, after, f"a/{p.path}", f"b/{p.path}"))
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)

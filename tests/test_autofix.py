@@ -1,0 +1,225 @@
+"""Autofix (`check --fix`, `--unsafe-fixes`, `--diff-fix`, `--fix-only`; policylint/autofix.py).
+
+For every fixable rule, its doc's Bad example is fixed and then lints clean for that rule, and a
+second `--fix` changes nothing. Edits change only the nodes they fix: comments, quoting, flow
+style elsewhere, CRLF line ends and a byte order mark survive byte for byte (checked line by
+line). `--diff-fix` writes nothing and its diff applies with `patch`. Suppressed findings are
+never fixed, standard input is refused, and a file changed between read and write is left alone.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from policylint import autofix
+from policylint.cli import cli
+from policylint.rules import REGISTRY
+from policylint.rules.docs import doc_path, parse_doc
+from tests.lintutil import ROOT
+
+FIXABLE = [r for r in REGISTRY if r.fixable is not None]
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["check", "--no-cache", *args])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def rules_reported(path: Path) -> list[str]:
+    _, out, _ = run("--format", "json", str(path))
+    return [f["rule"] for f in json.loads(out)["findings"]]
+
+
+def test_the_fixable_rules() -> None:
+    assert {r.id: r.fixable for r in FIXABLE} == {
+        "PL104": "safe",
+        "PL110": "safe",
+        "PL203": "safe",
+        "PL301": "unsafe",
+        "PL505": "safe",
+    }
+
+
+@pytest.mark.parametrize("rule", FIXABLE, ids=lambda r: r.id)
+def test_every_fixable_rule_fixes_its_bad_example(rule: type, tmp_path: Path) -> None:
+    doc = parse_doc(doc_path(rule).read_text(encoding="utf-8"))
+    assert f"**Fix** ({rule.fixable})" in doc.sections["Fix"]
+    bad = doc.yaml_block("Bad")
+    assert bad is not None
+    manifest = tmp_path / "bad.yaml"
+    manifest.write_text(bad, encoding="utf-8")
+    assert rule.id in rules_reported(manifest)
+    _, _, err = run("--fix", "--unsafe-fixes", str(manifest))
+    assert "policylint: fixed 1 finding in 1 file" in err
+    assert rule.id not in rules_reported(manifest)
+    fixed = manifest.read_bytes()
+    run("--fix", "--unsafe-fixes", str(manifest))
+    assert manifest.read_bytes() == fixed  # idempotent
+    good = doc.yaml_block("Good")
+    assert good is not None
+    if rule.id in ("PL104", "PL505"):
+        # The Good example is the Bad one with exactly this fix (PL505's keeps another label).
+        expected = good if rule.id != "PL505" else good.replace("  labels:\n    app.kubernetes.io/name: store\n", "")
+        assert fixed.decode() == expected
+    if rule.id == "PL203":
+        # The value changes; the comment beside it stays.
+        assert "  - group: gateway.networking.k8s.io   # an apiVersion, not a group\n" in fixed.decode()
+    if rule.id == "PL301":
+        assert "    sectionName: admin      # listener admn not found" in fixed.decode()
+
+
+def test_unsafe_fixes_need_the_flag(tmp_path: Path) -> None:
+    bad = parse_doc(doc_path(next(r for r in REGISTRY if r.id == "PL301")).read_text()).yaml_block("Bad")
+    assert bad is not None
+    manifest = tmp_path / "bad.yaml"
+    manifest.write_text(bad)
+    code, _, err = run("--fix", str(manifest))
+    assert code == 1 and manifest.read_text() == bad
+    assert "fixed 0 findings in 0 files; 1 fixable finding left (1 with --unsafe-fixes)" in err
+    code, _, _ = run("--fix", "--unsafe-fixes", str(manifest))
+    assert code == 0 and "sectionName: admin " in manifest.read_text()
+
+
+STYLED = (
+    "\ufeff# a comment that stays\r\n"
+    "apiVersion: gateway.networking.k8s.io/v1   # trailing comment\r\n"
+    "kind: BackendTLSPolicy\r\n"
+    "metadata:\r\n"
+    "  name: 'store-tls'\r\n"
+    "  namespace: app\r\n"
+    '  labels: {team: store, tier: "1"}\r\n'
+    "  annotations:\r\n"
+    '    gateway.envoyproxy.io/PolicyAffected: "true"   # copied from the cluster\r\n'
+    "    keep: me\r\n"
+    "spec:\r\n"
+    "  targetRefs:\r\n"
+    "    - group: gateway.networking.k8s.io/v1\r\n"
+    "      kind: Service\r\n"
+    "      name: store\r\n"
+    "  validation: {wellKnownCACertificates: System, hostname: store.app.svc.cluster.local}\r\n"
+    "status:\r\n"
+    "  ancestors: []\r\n"
+    "  note: stale\r\n"
+    "---\r\n"
+    "apiVersion: v1\r\n"
+    "kind: Service\r\n"
+    "metadata: {name: store, namespace: app}\r\n"
+    "spec:\r\n"
+    "  ports:\r\n"
+    "  - {name: https, port: 443}\r\n"
+)
+
+
+def test_only_the_fixed_nodes_change(tmp_path: Path) -> None:
+    manifest = tmp_path / "styled.yaml"
+    manifest.write_bytes(STYLED.encode("utf-8"))
+    _, _, err = run("--fix", str(manifest))
+    assert "fixed 3 findings in 1 file" in err
+    after = manifest.read_bytes().decode("utf-8")
+    before_lines = STYLED.split("\r\n")
+    after_lines = after.split("\r\n")
+    assert after.startswith("\ufeff# a comment that stays\r\n")  # BOM and CRLF kept
+    assert "\n" not in after.replace("\r\n", "")
+    # Exactly: the annotation line deleted, the group's version dropped, the status stanza gone.
+    removed = [line for line in before_lines if line not in after_lines]
+    added = [line for line in after_lines if line not in before_lines]
+    assert removed == [
+        '    gateway.envoyproxy.io/PolicyAffected: "true"   # copied from the cluster',
+        "    - group: gateway.networking.k8s.io/v1",
+        "status:",
+        "  ancestors: []",
+        "  note: stale",
+    ]
+    assert added == ["    - group: gateway.networking.k8s.io"]
+
+
+def test_diff_fix_writes_nothing_and_applies_with_patch(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    shutil.copytree(ROOT / "examples", work)
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in work.rglob("*") if p.is_file()}
+    result = subprocess.run(
+        [str(Path(__import__("sys").executable)), "-m", "policylint", "check", "--no-cache", "--diff-fix", "."],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stdout.startswith("--- a/")
+    assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in work.rglob("*") if p.is_file()} == before
+    patched = tmp_path / "patched"
+    shutil.copytree(ROOT / "examples", patched)
+    subprocess.run(["patch", "-p1", "--quiet"], cwd=patched, input=result.stdout, text=True, check=True)
+    fixed = tmp_path / "fixed"
+    shutil.copytree(ROOT / "examples", fixed)
+    assert run("--fix", str(fixed))[0] == 1  # what is left: the findings with no fix
+    for path in fixed.rglob("*"):
+        if path.is_file():
+            assert path.read_bytes() == (patched / path.relative_to(fixed)).read_bytes(), path
+    # The fixes in the example repository: three files, only the fixed lines.
+    changed = [
+        p.relative_to(fixed).as_posix()
+        for p in fixed.rglob("*")
+        if p.is_file() and p.read_bytes() != (ROOT / "examples" / p.relative_to(fixed)).read_bytes()
+    ]
+    assert sorted(changed) == ["infra/backend-traffic-policy.yaml", "team-a/backend-tls.yaml", "team-b/kuadrant-policies.yaml"]
+
+
+def test_suppressed_findings_are_not_fixed(tmp_path: Path) -> None:
+    text = STYLED.replace("status:\r\n", "status:  # policylint: disable=PL110 -- kept for the demo\r\n")
+    manifest = tmp_path / "m.yaml"
+    manifest.write_bytes(text.encode("utf-8"))
+    run("--fix", "--fix-only", "PL110", str(manifest))
+    assert manifest.read_bytes() == text.encode("utf-8")
+
+
+def test_fix_only_fixes_those_rules(tmp_path: Path) -> None:
+    manifest = tmp_path / "m.yaml"
+    manifest.write_bytes(STYLED.encode("utf-8"))
+    run("--fix-only", "PL203", str(manifest))
+    after = manifest.read_bytes().decode("utf-8")
+    assert "group: gateway.networking.k8s.io\r\n" in after
+    assert "status:" in after and "PolicyAffected" in after
+
+
+def test_a_flow_style_field_is_left_for_a_person(tmp_path: Path) -> None:
+    manifest = tmp_path / "m.yaml"
+    text = (
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: BackendTLSPolicy\nmetadata: {name: p, namespace: app,"
+        ' labels: {gateway.envoyproxy.io/PolicyAffected: "true"}}\nspec:\n  targetRefs: [{group: "", kind: Service, name: s}]\n'
+        "  validation: {wellKnownCACertificates: System, hostname: s.app}\n"
+    )
+    manifest.write_text(text)
+    _, _, err = run("--fix", str(manifest))
+    assert manifest.read_text() == text
+    assert "PL505 not fixed: the field is in a flow-style collection" in err
+
+
+def test_standard_input_cannot_be_fixed() -> None:
+    result = CliRunner().invoke(cli, ["check", "--fix", "-"], input="kind: x\n")
+    assert result.exit_code == 2
+    assert "--fix and --diff-fix edit files on disk" in result.stderr
+
+
+def test_a_file_changed_since_it_was_read_is_not_overwritten(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text("new content\n")
+    assert autofix.write_atomic(str(path), b"fixed\n", b"old content\n") is False
+    assert path.read_text() == "new content\n"
+    path.chmod(0o640)
+    assert autofix.write_atomic(str(path), b"fixed\n", b"new content\n") is True
+    assert path.read_text() == "fixed\n" and (path.stat().st_mode & 0o777) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["m.yaml"]  # no temporary file left
+
+
+def test_the_docs_with_a_fix_section_are_the_fixable_rules() -> None:
+    documented = {r.id for r in REGISTRY if "Fix" in parse_doc(doc_path(r).read_text(encoding="utf-8")).sections}
+    assert documented == {r.id for r in FIXABLE}
