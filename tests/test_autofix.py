@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from policylint import autofix
 from policylint.cli import cli
@@ -41,6 +43,7 @@ def rules_reported(path: Path) -> list[str]:
 def test_the_fixable_rules() -> None:
     assert {r.id: r.fixable for r in FIXABLE} == {
         "PL104": "safe",
+        "PL201": "unsafe",
         "PL110": "safe",
         "PL203": "safe",
         "PL301": "unsafe",
@@ -72,6 +75,8 @@ def test_every_fixable_rule_fixes_its_bad_example(rule: type, tmp_path: Path) ->
     if rule.id == "PL203":
         # The value changes; the comment beside it stays.
         assert "  - group: gateway.networking.k8s.io   # an apiVersion, not a group\n" in fixed.decode()
+    if rule.id == "PL201":
+        assert "    name: billing        # did you mean Service 'billing'?" in fixed.decode()
     if rule.id == "PL301":
         assert "    sectionName: admin      # listener admn not found" in fixed.decode()
 
@@ -223,3 +228,69 @@ def test_a_file_changed_since_it_was_read_is_not_overwritten(tmp_path: Path) -> 
 def test_the_docs_with_a_fix_section_are_the_fixable_rules() -> None:
     documented = {r.id for r in REGISTRY if "Fix" in parse_doc(doc_path(r).read_text(encoding="utf-8")).sections}
     assert documented == {r.id for r in FIXABLE}
+
+
+# -- property: a tree with planted mistakes, fixed, is the tree written right -----------------------
+
+
+def _manifests(gateways: list[str], plant_status: bool, plant_duplicate: bool, plant_group: bool, plant_label: str) -> str:
+    """A Gateway per name and a ClientTrafficPolicy targeting each; the planted mistakes are
+    extra lines or a changed value, so that fixing them gives back the text without them."""
+    docs = [
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata:\n  name: eg\n"
+        "spec:\n  controllerName: gateway.envoyproxy.io/gatewayclass-controller\n"
+    ]
+    for name in gateways:
+        docs.append(
+            f"apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata:\n  name: {name}\n  namespace: infra\n"
+            "spec:\n  gatewayClassName: eg\n  listeners:\n  - name: http\n    protocol: HTTP\n    port: 80\n"
+        )
+    refs = ""
+    for i, name in enumerate(gateways):
+        group = "gateway.networking.k8s.io/v1" if plant_group and i == 0 else "gateway.networking.k8s.io"
+        entry = f"  - group: {group}\n    kind: Gateway\n    name: {name}\n"
+        refs += entry
+        if plant_duplicate and i == 0:
+            refs += entry.replace(group, "gateway.networking.k8s.io")
+    metadata = "metadata:\n  name: timeouts\n  namespace: infra\n"
+    if plant_label == "alone":
+        metadata += '  labels:\n    gateway.envoyproxy.io/PolicyAffected: "true"\n'
+    elif plant_label == "beside":
+        metadata += '  labels:\n    team: edge\n    gateway.envoyproxy.io/PolicyAffected: "true"\n'
+    policy = (
+        f"apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: ClientTrafficPolicy\n{metadata}"
+        f"spec:\n  targetRefs:\n{refs}  timeout:\n    http:\n      idleTimeout: 30s\n"
+    )
+    if plant_status:
+        policy += "status:\n  ancestors:\n  - ancestorRef:\n      name: gw\n"
+    docs.append(policy)
+    return "---\n".join(docs)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    gateways=st.lists(st.sampled_from(["edge", "internal", "public"]), min_size=1, max_size=3, unique=True),
+    plant_status=st.booleans(),
+    plant_duplicate=st.booleans(),
+    plant_group=st.booleans(),
+    plant_label=st.sampled_from(["none", "alone", "beside"]),
+)
+def test_fixing_planted_mistakes_gives_the_tree_written_right(
+    tmp_path_factory: pytest.TempPathFactory,
+    gateways: list[str],
+    plant_status: bool,
+    plant_duplicate: bool,
+    plant_group: bool,
+    plant_label: str,
+) -> None:
+    directory = tmp_path_factory.mktemp("planted")
+    planted = directory / "m.yaml"
+    planted.write_text(_manifests(gateways, plant_status, plant_duplicate, plant_group, plant_label))
+    right = _manifests(gateways, False, False, False, "beside-clean" if plant_label == "beside" else "none")
+    if plant_label == "beside":
+        right = right.replace(
+            "  namespace: infra\nspec:\n  targetRefs", "  namespace: infra\n  labels:\n    team: edge\nspec:\n  targetRefs", 1
+        )
+    run("--fix", str(planted))
+    assert planted.read_text() == right
+    assert rules_reported(planted) == []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from policylint.findings import Related
+from policylint.findings import Fix, Related
 from policylint.k8s.external import external_hint
 from policylint.k8s.names import did_you_mean
 from policylint.k8s.objects import K8sObject
@@ -44,6 +44,8 @@ class NearMatches:
         self.related: list[Related] = []
         # The finding's hint (how to fix it) when no guess was found.
         self.hint: str | None = None
+        # The edit, when one guess is the obvious answer (a typo of one existing name).
+        self.fix: Fix | None = None
 
     def __bool__(self) -> bool:
         return bool(self.hints)

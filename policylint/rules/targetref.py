@@ -157,6 +157,7 @@ class TargetRefNotFound(Rule):
     name = "targetref-not-found"
     severity = Severity.ERROR
     subjects = frozenset({POLICY})
+    fixable = "unsafe"
     _similar: _SimilarNames | None = None
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -178,7 +179,9 @@ class TargetRefNotFound(Rule):
                 )
             # Repositories often hold one team's slice of a cluster (docs/semantics.md#partial-repositories).
             matches.or_external(ref.kind or "", res.namespace, ref.name)
-            yield self.issue(policy.obj, ref.path, res.message + matches.suffix(), related=matches.related, hint=matches.hint)
+            yield self.issue(
+                policy.obj, ref.path, res.message + matches.suffix(), related=matches.related, hint=matches.hint, fix=matches.fix
+            )
 
     def _near_matches(
         self,
@@ -224,6 +227,8 @@ class TargetRefNotFound(Rule):
             similar = self._similar.closest(ref.group, ref.kind, res.namespace, ref.name)
             if similar is not None:
                 matches.add(f"did you mean {ref.kind} {similar.name!r}?", similar)
+                # Unsafe: the policy starts applying to that object.
+                matches.fix = Fix(f"target {similar.name}", (Edit(join(ref.path, "name"), value=similar.name),), safe=False)
         return matches
 
 
