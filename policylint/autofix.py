@@ -9,7 +9,8 @@ style; an emitter (ruamel.yaml's round trip included) normalises at least indent
 quoting of the nodes it writes, which is the noise reviewers object to in fix diffs.
 
 Supported edits, in block style (a fix inside a flow collection is not applied, and said so):
-set a scalar (written in the original's quoting style when it can hold the value), delete a
+set a scalar (written in the original's quoting style when it can hold the value), add a key
+that is missing (with any missing mappings above it, indented like its siblings), delete a
 mapping key with its value, delete a list entry. Edits that overlap in one pass are applied one
 at a time: the command lints again and applies what is left, a bounded number of times.
 """
@@ -153,8 +154,14 @@ def _next_line(text: str, index: int) -> int:
 
 def _splices(text: str, root: Node, fix: ResolvedFix) -> list[tuple[int, int, str]]:
     out = []
+    newline = "\r\n" if "\r\n" in text else "\n"
     for edit in fix.edits:
         parts = list(parse_path(edit.path))
+        if not edit.delete:
+            missing = _missing(root, parts)
+            if missing is not None:
+                out.append(_insertion(text, root, parts[:missing], parts[missing:], edit.value, newline))
+                continue
         parent, node, key_node, index = _find(root, parts)
         # Deleting the only entry of a collection deletes the collection's own key too: no
         # `labels:` left holding nothing (null).
@@ -205,6 +212,52 @@ def _deletion(text: str, parent: Node, node: Node, key_node: Node | None, index:
         else:
             end = _next_line(text, last.index)
     return start, max(end, start), ""
+
+
+def _missing(root: Node, parts: Sequence[Any]) -> int | None:
+    """The index of the first key of `parts` absent from its mapping (None: all present)."""
+    node = root
+    for i, part in enumerate(parts):
+        if isinstance(node, MappingNode) and isinstance(part, str):
+            found = [v for k, v in node.value if isinstance(k, ScalarNode) and k.value == part]
+            if not found:
+                return i
+            node = found[-1]
+        elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            node = node.value[part]
+        else:
+            return None
+    return None
+
+
+def _insertion(
+    text: str, root: Node, present: Sequence[Any], keys: Sequence[Any], value: Any, newline: str
+) -> tuple[int, int, str]:
+    """New lines after the last entry of the block mapping at `present`: `keys` nested, the last
+    holding `value`, indented like that mapping's keys."""
+    _, mapping, _, _ = _find(root, present) if present else (None, root, None, -1)
+    if not isinstance(mapping, MappingNode) or mapping.flow_style or not mapping.value:
+        raise Unfixable("the field would go into a flow-style or empty collection; add it by hand")
+    if not all(isinstance(k, str) for k in keys) or not isinstance(value, str | int | bool | float):
+        raise Unfixable("only a scalar under mapping keys can be added")
+    indent = mapping.value[0][0].start_mark.column
+    last_value = mapping.value[-1][1]
+    end = last_value.end_mark
+    if isinstance(last_value, MappingNode | SequenceNode) and not last_value.flow_style:
+        at = len(text) if end.index >= len(text) else _line_start(text, end.index)
+    elif end.column == 0:
+        at = end.index
+    else:
+        at = _next_line(text, end.index)
+    lines = []
+    for depth, key in enumerate(keys):
+        name = _scalar(key, None)
+        if depth == len(keys) - 1:
+            lines.append(f"{' ' * (indent + 2 * depth)}{name}: {_scalar(value, None)}")
+        else:
+            lines.append(f"{' ' * (indent + 2 * depth)}{name}:")
+    prefix = newline if at == len(text) and text and not text.endswith("\n") else ""
+    return at, at, prefix + newline.join(lines) + newline
 
 
 def _replacement(text: str, node: Node, edit: Edit) -> tuple[int, int, str]:

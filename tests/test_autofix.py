@@ -47,6 +47,7 @@ def test_the_fixable_rules() -> None:
         "PL110": "safe",
         "PL203": "safe",
         "PL301": "unsafe",
+        "PL501": "unsafe",
         "PL505": "safe",
     }
 
@@ -68,7 +69,7 @@ def test_every_fixable_rule_fixes_its_bad_example(rule: type, tmp_path: Path) ->
     assert manifest.read_bytes() == fixed  # idempotent
     good = doc.yaml_block("Good")
     assert good is not None
-    if rule.id in ("PL104", "PL505"):
+    if rule.id in ("PL104", "PL505", "PL501"):
         # The Good example is the Bad one with exactly this fix (PL505's keeps another label).
         expected = good if rule.id != "PL505" else good.replace("  labels:\n    app.kubernetes.io/name: store\n", "")
         assert fixed.decode() == expected
@@ -294,3 +295,34 @@ def test_fixing_planted_mistakes_gives_the_tree_written_right(
     run("--fix", str(planted))
     assert planted.read_text() == right
     assert rules_reported(planted) == []
+
+
+def test_a_missing_key_is_added_beside_its_siblings(tmp_path: Path) -> None:
+    # PL203 without a group, for a kind only one group has: `group: ""` is added to the entry.
+    manifest = tmp_path / "m.yaml"
+    manifest.write_bytes(
+        b"apiVersion: v1\r\nkind: Service\r\nmetadata: {name: s, namespace: a}\r\nspec:\r\n  ports:\r\n  - port: 443\r\n---\r\n"
+        b"apiVersion: gateway.networking.k8s.io/v1\r\nkind: BackendTLSPolicy\r\nmetadata:\r\n  name: p\r\n  namespace: a\r\n"
+        b"spec:\r\n  targetRefs:\r\n    - kind: Service   # no group\r\n      name: s\r\n"
+        b"  validation:\r\n    hostname: s.a\r\n    wellKnownCACertificates: System\r\n"
+    )
+    _, _, err = run("--fix", str(manifest))
+    assert "fixed 1 finding in 1 file" in err
+    assert b'    - kind: Service   # no group\r\n      name: s\r\n      group: ""\r\n  validation:' in manifest.read_bytes()
+    assert rules_reported(manifest) == []
+
+
+@pytest.mark.parametrize("rule", FIXABLE, ids=lambda r: r.id)
+def test_every_fixable_rules_fixture_is_fixed_where_a_fix_exists(rule: type, tmp_path: Path) -> None:
+    from tests.lintutil import lint_paths
+
+    source = ROOT / "tests" / "rules" / f"{rule.id}-{rule.name}" / "bad.yaml"
+    copy = tmp_path / "bad.yaml"
+    shutil.copy(source, copy)
+    before = [f for f in lint_paths([copy]).findings if f.rule == rule.id]
+    with_fix = [f for f in before if f.fix is not None]
+    assert with_fix, "the fixture should show the fix"
+    run("--fix", "--unsafe-fixes", "--fix-only", rule.id, str(copy))
+    after = [f for f in lint_paths([copy]).findings if f.rule == rule.id]
+    # What had a fix is gone; what had none is still reported, unchanged.
+    assert [(f.message, str(f.object)) for f in after] == [(f.message, str(f.object)) for f in before if f.fix is None]

@@ -223,6 +223,7 @@ class PolicyCrdMissingLabel(Rule):
     name = "policy-crd-missing-label"
     severity = Severity.WARNING
     subjects = frozenset({"CustomResourceDefinition"})
+    fixable = "unsafe"
 
     def check(self, project: Project) -> Iterable[Issue]:
         for crd in editable_crds(project):
@@ -233,11 +234,16 @@ class PolicyCrdMissingLabel(Rule):
                 continue
             legacy = f" (it has the obsolete {LEGACY_POLICY_LABEL} label instead)" if LEGACY_POLICY_LABEL in crd.labels else ""
             has_labels = isinstance(_get(crd.data, "metadata", "labels"), dict)
+            # Only a class the schema shows is fixed; `direct` would be a guess (unsafe either way:
+            # tools start treating the kind as that class).
+            inherited = bool(shape.merge_fields) or len(shape.target_layers) > 1
+            fix = Fix(f"add {POLICY_LABEL}: inherited", (Edit(label_path(POLICY_LABEL), value="inherited"),), safe=False)
             yield self.issue(
                 crd,
                 "metadata.labels" if has_labels else "metadata",
                 f"the CRD of policy kind {shape.kind} has no {POLICY_LABEL} label{legacy}, so tools cannot discover"
                 f" it (GEP-2648); add {_advice(shape)}",
+                fix=fix if inherited else None,
             )
 
 

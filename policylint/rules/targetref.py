@@ -314,7 +314,15 @@ class TargetRefGroupInvalid(Rule):
                 for problem in ref_problems(ref):
                     if problem.field == "group":
                         fixed = _fixed_group(ref.group)
-                        fix = Fix(f"use group {fixed}", (Edit(problem.path, value=fixed),)) if fixed is not None else None
+                        if fixed is None and ref.group is None and ref.kind:
+                            # No group, and one group has that kind: the only value the author can mean.
+                            groups = groups_for_kind(project, policy, ref.kind)
+                            fixed = groups[0] if len(groups) == 1 else None
+                        fix = (
+                            Fix(f"use group {yaml_group(fixed)}", (Edit(join(ref.path, "group"), value=fixed),))
+                            if fixed is not None
+                            else None
+                        )
                         yield self.issue(policy.obj, problem.path, self._message(project, policy, ref), fix=fix)
 
     def _message(self, project: Project, policy: Policy, ref: TargetRef) -> str:
