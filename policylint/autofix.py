@@ -93,6 +93,9 @@ def apply_plan(file_plan: FilePlan) -> FilePlan:
     per_finding: list[tuple[Finding, list[tuple[int, int, str]]]] = []
     for f in file_plan.findings:
         assert f.fix is not None
+        if any(edit.append_to is not None for edit in f.fix.edits):
+            per_finding.append((f, [_appended(body, edit.value) for edit in f.fix.edits]))
+            continue
         root = roots.get(f.fix.document_line)
         if root is None:
             file_plan.skipped.append((f, "its document was not found again"))
@@ -212,6 +215,14 @@ def _deletion(text: str, parent: Node, node: Node, key_node: Node | None, index:
         else:
             end = _next_line(text, last.index)
     return start, max(end, start), ""
+
+
+def _appended(text: str, document: Any) -> tuple[int, int, str]:
+    """A new document at the end of the file, after a `---`, in the file's line endings."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    dumped = yaml.safe_dump(document, sort_keys=False, default_flow_style=False, indent=2)
+    separator = "" if not text or text.endswith("\n") else newline
+    return len(text), len(text), separator + "---" + newline + dumped.replace("\n", newline)
 
 
 def _missing(root: Node, parts: Sequence[Any]) -> int | None:

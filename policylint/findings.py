@@ -60,6 +60,9 @@ class Edit:
     path: str
     value: Any = None
     delete: bool = False
+    # A new document (`value`, a mapping) appended to the file of the object at `append_to`
+    # (its doc's file): a ReferenceGrant beside the object it lets others reference.
+    append_to: K8sObject | None = None
 
 
 @dataclass(frozen=True, slots=True)

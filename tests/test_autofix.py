@@ -47,6 +47,8 @@ def test_the_fixable_rules() -> None:
         "PL110": "safe",
         "PL203": "safe",
         "PL301": "unsafe",
+        "PL401": "unsafe",
+        "PL402": "unsafe",
         "PL501": "unsafe",
         "PL505": "safe",
     }
@@ -326,3 +328,19 @@ def test_every_fixable_rules_fixture_is_fixed_where_a_fix_exists(rule: type, tmp
     after = [f for f in lint_paths([copy]).findings if f.rule == rule.id]
     # What had a fix is gone; what had none is still reported, unchanged.
     assert [(f.message, str(f.object)) for f in after] == [(f.message, str(f.object)) for f in before if f.fix is None]
+
+
+def test_a_missing_grant_is_appended_once_beside_the_object(tmp_path: Path) -> None:
+    bad = parse_doc(doc_path(next(r for r in REGISTRY if r.id == "PL402")).read_text()).yaml_block("Bad")
+    assert bad is not None
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(bad + bad.split("---\n")[-1].replace("route-x", "route-y"))  # two routes, one grant
+    run("--fix", "--unsafe-fixes", str(manifest))
+    text = manifest.read_text()
+    assert text.count("kind: ReferenceGrant") == 1
+    assert text.endswith(
+        "---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata:\n  name: allow-httproute-from-ns2\n"
+        "  namespace: default\nspec:\n  from:\n  - group: gateway.networking.k8s.io\n    kind: HTTPRoute\n    namespace: ns2\n"
+        "  to:\n  - group: ''\n    kind: Service\n    name: demo-svc\n"
+    )
+    assert "PL402" not in rules_reported(manifest)

@@ -239,6 +239,9 @@ def _resolved_fix(issue: Issue) -> ResolvedFix | None:
     fix, obj = issue.fix, issue.object
     if fix is None or obj is None:
         return None
+    appended = [edit.append_to for edit in fix.edits if edit.append_to is not None]
+    if appended:  # a new document in another object's file (policylint.autofix)
+        return ResolvedFix(fix.description, fix.safe, appended[0].doc.file, 0, fix.edits)
     edits = tuple(replace(edit, path=obj.doc_path(edit.path)) for edit in fix.edits)
     return ResolvedFix(fix.description, fix.safe, obj.doc.file, obj.doc.line, edits)
 

@@ -23,8 +23,9 @@ import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from policylint.findings import Issue, Related, Severity
+from policylint.findings import Edit, Fix, Issue, Related, Severity
 from policylint.input.positions import join
+from policylint.k8s.index import ProjectIndex
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, Requirement
@@ -153,6 +154,7 @@ class CrossNamespaceTargetNotPermitted(Rule):
     id = "PL401"
     name = "cross-namespace-target-not-permitted"
     severity = Severity.ERROR
+    fixable = "unsafe"
     subjects = frozenset({POLICY})
     reads = frozenset({Stage.TOPOLOGY})
 
@@ -161,14 +163,14 @@ class CrossNamespaceTargetNotPermitted(Rule):
             for ref in policy.refs:
                 res = project.resolution.resolve_target(policy, ref)
                 if res.detail == Resolved.REF_NOT_PERMITTED:
-                    yield self._not_permitted(policy, res)
+                    yield self._not_permitted(policy, res, project.index)
                 elif forbidden_namespace(policy, ref.raw, ref.namespace):
                     yield self._forbidden(policy, res)
             for res in project.resolution.selector_targets(policy):
                 if res.detail == Resolved.REF_NOT_PERMITTED:
                     yield self._selector_not_permitted(policy, res)
 
-    def _not_permitted(self, policy: Policy, res: TargetResolution) -> Issue:
+    def _not_permitted(self, policy: Policy, res: TargetResolution, index: ProjectIndex) -> Issue:
         ref = res.ref
         assert ref.group is not None and ref.kind is not None and ref.name is not None and res.namespace is not None
         obj = policy.obj
@@ -187,7 +189,10 @@ class CrossNamespaceTargetNotPermitted(Rule):
             f' {obj.namespace}, so the policy does not attach (GEP-713 "Cross namespace references": the target\'s'
             f" namespace must accept the policy through a handshake)"
         )
-        return self.issue(obj, ref.path, message, related=near_miss_related(res.grant), hint=sentence(reference.grant_hint()))
+        fix = grant_fix(reference, index)
+        return self.issue(
+            obj, ref.path, message, related=near_miss_related(res.grant), hint=sentence(reference.grant_hint()), fix=fix
+        )
 
     def _forbidden(self, policy: Policy, res: TargetResolution) -> Issue:
         ref = res.ref
@@ -252,6 +257,7 @@ class CrossNamespaceReferenceNotPermitted(Rule):
     id = "PL402"
     name = "cross-namespace-reference-not-permitted"
     severity = Severity.ERROR
+    fixable = "unsafe"
     subjects = ROUTES | {"Gateway", "ListenerSet", POLICY}
     reads = frozenset({Stage.TOPOLOGY})
 
@@ -260,9 +266,9 @@ class CrossNamespaceReferenceNotPermitted(Rule):
         for obj in project.index.objects:
             for ref in topology.refs_from(obj):
                 if ref.status == REF_NOT_PERMITTED:
-                    yield self._issue(obj, ref)
+                    yield self._issue(obj, ref, project.index)
 
-    def _issue(self, owner: K8sObject, ref: ObjectRef) -> Issue:
+    def _issue(self, owner: K8sObject, ref: ObjectRef, index: ProjectIndex) -> Issue:
         owner_ns = owner.namespace or ""
         reference = Reference(owner.group, owner.kind, owner_ns, ref.group, ref.kind, ref.namespace, ref.name)
         noun = _NOUN.get(ref.purpose, "reference")
@@ -274,7 +280,37 @@ class CrossNamespaceReferenceNotPermitted(Rule):
         )
         near = ref.grant.near_misses if ref.grant is not None else ()
         message += f"; {near[0].reason}" if near else ""
-        return self.issue(owner, ref.path, message, related=near_miss_related(ref.grant), hint=sentence(reference.grant_hint()))
+        fix = grant_fix(reference, index)
+        return self.issue(
+            owner, ref.path, message, related=near_miss_related(ref.grant), hint=sentence(reference.grant_hint()), fix=fix
+        )
+
+
+def grant_fix(reference: Reference, index: ProjectIndex) -> Fix | None:
+    """The ReferenceGrant that permits `reference`, narrowed to the one object it names, appended
+    to the referent's file. Unsafe: the referent's namespace starts trusting another namespace,
+    which is its owners' decision (Gateway API ReferenceGrant: the handshake exists so that they
+    make it)."""
+    referent = index.lookup(reference.to_group, reference.to_kind, reference.to_namespace, reference.to_name)
+    if referent is None:
+        return None  # nothing to grant access to yet: the missing object is the problem
+    document = {
+        "apiVersion": "gateway.networking.k8s.io/v1beta1",
+        "kind": "ReferenceGrant",
+        "metadata": {
+            "name": f"allow-{reference.from_kind.lower()}-from-{reference.from_namespace}",
+            "namespace": reference.to_namespace,
+        },
+        "spec": {
+            "from": [{"group": reference.from_group, "kind": reference.from_kind, "namespace": reference.from_namespace}],
+            "to": [{"group": reference.to_group, "kind": reference.to_kind, "name": reference.to_name}],
+        },
+    }
+    return Fix(
+        f"add a ReferenceGrant in namespace {reference.to_namespace}",
+        (Edit("", value=document, append_to=referent),),
+        safe=False,
+    )
 
 
 class ReferenceGrantInWrongNamespace(Rule):
