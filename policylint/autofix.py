@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -217,12 +218,28 @@ def _deletion(text: str, parent: Node, node: Node, key_node: Node | None, index:
     return start, max(end, start), ""
 
 
+# A block sequence indented under its key (`key:` then `  - item`), as opposed to kubectl's
+# indentless style (`- item` level with the key).
+_INDENTED_SEQUENCE = re.compile(r"^( *)[^\s#-][^\n]*:[ \t]*\r?\n\1  - ", re.M)
+
+
 def _appended(text: str, document: Any) -> tuple[int, int, str]:
-    """A new document at the end of the file, after a `---`, in the file's line endings."""
+    """A new document at the end of the file, after a `---`, written by ruamel.yaml's emitter in
+    the file's own style: its sequence indentation and its line endings."""
+    import io
+
+    from ruamel.yaml import YAML
+
+    emitter = YAML(typ="rt")
+    if _INDENTED_SEQUENCE.search(text):
+        emitter.indent(mapping=2, sequence=4, offset=2)
+    else:
+        emitter.indent(mapping=2, sequence=2, offset=0)
+    buffer = io.StringIO()
+    emitter.dump(document, buffer)
     newline = "\r\n" if "\r\n" in text else "\n"
-    dumped = yaml.safe_dump(document, sort_keys=False, default_flow_style=False, indent=2)
     separator = "" if not text or text.endswith("\n") else newline
-    return len(text), len(text), separator + "---" + newline + dumped.replace("\n", newline)
+    return len(text), len(text), separator + "---" + newline + buffer.getvalue().replace("\n", newline)
 
 
 def _missing(root: Node, parts: Sequence[Any]) -> int | None:

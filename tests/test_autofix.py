@@ -50,6 +50,7 @@ def test_the_fixable_rules() -> None:
         "PL401": "unsafe",
         "PL402": "unsafe",
         "PL501": "unsafe",
+        "PL503": "safe",
         "PL505": "safe",
     }
 
@@ -64,13 +65,18 @@ def test_every_fixable_rule_fixes_its_bad_example(rule: type, tmp_path: Path) ->
     manifest.write_text(bad, encoding="utf-8")
     assert rule.id in rules_reported(manifest)
     _, _, err = run("--fix", "--unsafe-fixes", str(manifest))
-    assert "policylint: fixed 1 finding in 1 file" in err
+    # PL503's example has two findings: `policy: "true"` and the obsolete label beside it.
+    assert f"policylint: fixed {2 if rule.id == 'PL503' else 1} finding" in err
     assert rule.id not in rules_reported(manifest)
     fixed = manifest.read_bytes()
     run("--fix", "--unsafe-fixes", str(manifest))
     assert manifest.read_bytes() == fixed  # idempotent
     good = doc.yaml_block("Good")
     assert good is not None
+    if rule.id == "PL503":
+        # The value keeps the original's quoting; the obsolete label is gone.
+        assert '    gateway.networking.k8s.io/policy: "inherited"\n' in fixed.decode()
+        assert "policy-attachment" not in fixed.decode()
     if rule.id in ("PL104", "PL505", "PL501"):
         # The Good example is the Bad one with exactly this fix (PL505's keeps another label).
         expected = good if rule.id != "PL505" else good.replace("  labels:\n    app.kubernetes.io/name: store\n", "")
@@ -344,3 +350,45 @@ def test_a_missing_grant_is_appended_once_beside_the_object(tmp_path: Path) -> N
         "  to:\n  - group: ''\n    kind: Service\n    name: demo-svc\n"
     )
     assert "PL402" not in rules_reported(manifest)
+
+
+def test_an_appended_grant_follows_the_files_sequence_style(tmp_path: Path) -> None:
+    # Sequences indented under their keys (`  - `), as many charts write them.
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: demo-svc\n  namespace: default\nspec:\n  ports:\n    - port: 80\n"
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: route-x\n  namespace: ns2\n"
+        "spec:\n  rules:\n    - backendRefs:\n        - name: demo-svc\n          namespace: default\n          port: 80\n"
+    )
+    assert "PL402" in rules_reported(manifest)
+    run("--fix", "--unsafe-fixes", "--fix-only", "PL402", str(manifest))
+    assert manifest.read_text().endswith(
+        "  from:\n    - group: gateway.networking.k8s.io\n      kind: HTTPRoute\n      namespace: ns2\n"
+        "  to:\n    - group: ''\n      kind: Service\n      name: demo-svc\n"
+    )
+    assert "PL402" not in rules_reported(manifest)
+
+
+def test_fixing_the_example_repository_touches_only_the_fixed_lines(tmp_path: Path) -> None:
+    import difflib
+
+    fixed = tmp_path / "examples"
+    shutil.copytree(ROOT / "examples", fixed)
+    run("--fix", str(fixed))
+    removed: list[str] = []
+    added: list[str] = []
+    for path in sorted(fixed.rglob("*.yaml")):
+        before = (ROOT / "examples" / path.relative_to(fixed)).read_text().splitlines()
+        for line in difflib.ndiff(before, path.read_text().splitlines()):
+            if line.startswith("- "):
+                removed.append(f"{path.relative_to(fixed)}: {line[2:]}")
+            elif line.startswith("+ "):
+                added.append(f"{path.relative_to(fixed)}: {line[2:]}")
+    status = (ROOT / "examples" / "infra" / "backend-traffic-policy.yaml").read_text().split("\nstatus:\n", 1)[1]
+    assert removed == [
+        "infra/backend-traffic-policy.yaml: status:",
+        *(f"infra/backend-traffic-policy.yaml: {line}" for line in status.splitlines()),
+        'team-a/backend-tls.yaml:     gateway.envoyproxy.io/PolicyAffected: "true"',
+        "team-b/kuadrant-policies.yaml:     group: gateway.networking.k8s.io/v1",
+    ]
+    assert added == ["team-b/kuadrant-policies.yaml:     group: gateway.networking.k8s.io"]

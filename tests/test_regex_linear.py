@@ -248,6 +248,11 @@ PATTERNS: dict[str, Adversarial] = {
     # Escaping input text for SARIF messages with links and for Markdown.
     "policylint.reporters.sarif._LINK_SYNTAX": Adversarial(("sub",), lambda n: ["[" * n, "\\" * n, "a" * n]),
     "policylint.reporters.markdown._MARKDOWN_PUNCTUATION": Adversarial(("sub",), lambda n: ["|" * n, "`*_" * (n // 3), "a" * n]),
+    # The style of a file a fix appends a document to.
+    "policylint.autofix._INDENTED_SEQUENCE": Adversarial(
+        ("search",),
+        lambda n: [" " * n, "a:" * (n // 2), " " * n + "a" + ":" * n + "\n", ("a:\n" * (n // 3)), "a" * n + ": \t" * n],
+    ),
     "policylint.rules.docs._HEADING": Adversarial(
         ("finditer",),
         lambda n: [

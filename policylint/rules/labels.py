@@ -274,24 +274,38 @@ class LegacyPolicyLabel(Rule):
     name = "legacy-policy-label"
     severity = Severity.INFO
     subjects = frozenset({"CustomResourceDefinition"})
+    # Removing the obsolete label beside the current one is safe; naming the class is not.
+    fixable = "safe"
 
     def check(self, project: Project) -> Iterable[Issue]:
         for crd, shape in _policy_crds(project):
             value = crd.labels.get(POLICY_LABEL)
+            inherited = bool(shape.merge_fields) or len(shape.target_layers) > 1
             if value is not None and value.strip().lower() == "true":
+                fix = Fix(f"use {POLICY_LABEL}: inherited", (Edit(label_path(POLICY_LABEL), value="inherited"),), safe=False)
                 yield self.issue(
                     crd,
                     label_path(POLICY_LABEL),
                     f"{POLICY_LABEL}: {value!r} marks {shape.kind or 'the kind'} as a policy without saying its class;"
                     f" GEP-2648 asks for `direct` or `inherited`: use {_advice(shape)}",
+                    fix=fix if inherited else None,
                 )
             if LEGACY_POLICY_LABEL in crd.labels:
                 replacement = "remove it" if value is not None else f"replace it with {_advice(shape)}"
+                remove = Edit(label_path(LEGACY_POLICY_LABEL), delete=True)
+                if value is not None:
+                    legacy_fix: Fix | None = Fix(f"delete {LEGACY_POLICY_LABEL}", (remove,))
+                elif inherited and len(crd.labels) > 1:
+                    add = Edit(label_path(POLICY_LABEL), value="inherited")
+                    legacy_fix = Fix(f"replace {LEGACY_POLICY_LABEL} with {POLICY_LABEL}: inherited", (remove, add), safe=False)
+                else:
+                    legacy_fix = None
                 yield self.issue(
                     crd,
                     label_path(LEGACY_POLICY_LABEL),
                     f"{LEGACY_POLICY_LABEL} comes from the early policy-attachment guide and was removed from GEP-713;"
                     f" no current tool reads it: {replacement}",
+                    fix=legacy_fix,
                 )
 
 
