@@ -23,7 +23,9 @@ from policylint.k8s.objects import Metadata, _metadata, _validate_metadata
 from policylint.profiles.policy import _parse_ref
 from tests.lintutil import ROOT, lint_text
 
-HEAVY = ("pydantic", "jsonschema", "policylint.k8s.validation")
+# Imported only by what needs them: validation, autofix (ruamel.yaml emits the documents a fix
+# adds), the JUnit report.
+HEAVY = ("pydantic", "jsonschema", "policylint.k8s.validation", "ruamel.yaml", "ruamel", "policylint.autofix", "junit_xml")
 
 _IMPORTS_OF_A_RUN = """
 import json, sys

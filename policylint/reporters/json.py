@@ -33,6 +33,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "helpUri": help_uri(f.rule, f.name),
         "hint": f.hint,
         "fingerprint": f.fingerprint,
+        "fix": {"description": f.fix.description, "applicability": "safe" if f.fix.safe else "unsafe"} if f.fix else None,
     }
 
 
