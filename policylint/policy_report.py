@@ -18,6 +18,7 @@ from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.profiles.policy import Policy
 from policylint.project import Project
 from policylint.rules.engine import INTERNAL_ERROR
+from policylint.semantics.effective.simulation import TargetStatus
 from policylint.semantics.resolution import TargetResolution
 from policylint.vocabulary import Accepted
 
@@ -52,7 +53,12 @@ def _target_base(res: TargetResolution) -> dict[str, Any]:
         "enforcement": None,
         "beatenBy": [],
         "ancestors": [],
+        "conditions": [_condition("Accepted", res.status is Accepted.ACCEPTED, res.status.value, res.message)],
     }
+
+
+def _condition(kind: str, true: bool, reason: str, message: str = "") -> dict[str, Any]:
+    return {"type": kind, "status": "True" if true else "False", "reason": reason, "message": message}
 
 
 def _simulated(project: Project, policy: Policy, res: TargetResolution, entry: dict[str, Any]) -> None:
@@ -62,12 +68,31 @@ def _simulated(project: Project, policy: Policy, res: TargetResolution, entry: d
     accepted, message = simulation.accepted(policy, res)
     entry["accepted"] = accepted
     entry["message"] = message
+    entry["conditions"] = [_condition("Accepted", accepted is Accepted.ACCEPTED, accepted.value, message)]
     status = simulation.target_status(policy, res)
     if status is None:
         return
     entry["enforcement"] = status.enforcement if accepted is Accepted.ACCEPTED else None
     entry["beatenBy"] = sorted(status.beaten_by)
     entry["ancestors"] = sorted(str(k) for k in status.ancestors)
+    entry["conditions"].extend(_controller_conditions(policy, status, accepted))
+
+
+def _controller_conditions(policy: Policy, status: TargetStatus, accepted: Accepted) -> list[dict[str, Any]]:
+    """The conditions the policy's controller writes besides Accepted (profile `conditions`),
+    as the simulation decides them: `Overridden` when more specific policies take values in
+    some context — not when all they did was merge onto it (mergeType: the controller reports a
+    merge) — and `Merged` on a route policy merged onto its parent's."""
+    out: list[dict[str, Any]] = []
+    written = policy.profile.conditions
+    if accepted is not Accepted.ACCEPTED:
+        return out
+    if "Overridden" in written and status.overridden + status.partial > status.merged_away:
+        message = "overridden by " + ", ".join(sorted(status.beaten_by)) if status.beaten_by else ""
+        out.append(_condition("Overridden", True, "Overridden", message))
+    if "Merged" in written and status.merged_with:
+        out.append(_condition("Merged", True, "Merged", "merged with policy " + ", ".join(sorted(status.merged_with))))
+    return out
 
 
 @dataclass(slots=True)

@@ -108,8 +108,24 @@ def _ancestor_id(text: str) -> str:
     return _key(kind, namespace, name)
 
 
-def target_verdict(target: dict[str, Any]) -> str:
+def _writes_overridden() -> frozenset[str]:
+    """Profiles whose controller writes an Overridden condition: for them the simulated
+    conditions decide overridden or not (a mergeType merge is not an override)."""
+    from policylint.profiles.registry import builtin_profiles
+
+    return frozenset(p.name for p in builtin_profiles() if "Overridden" in p.conditions)
+
+
+WRITES_OVERRIDDEN = _writes_overridden()
+
+
+def target_verdict(target: dict[str, Any], profile: str = "") -> str:
     accepted, detail, enforcement = target["accepted"], target["detail"], target["enforcement"]
+    if profile in WRITES_OVERRIDDEN and accepted == "Accepted":
+        overridden = any(c["type"] == "Overridden" and c["status"] == "True" for c in target.get("conditions", []))
+        if not overridden:
+            return "accepted"
+        return "overridden" if enforcement == "Overridden" else "partially-overridden"
     if accepted == "TargetNotFound":
         return "section-not-found" if detail == "SectionNotFound" else "target-not-found"
     if accepted == "Invalid":
@@ -150,12 +166,12 @@ def policy_verdict(entry: dict[str, Any] | None, record: dict[str, Any], parents
         relevant = targets
         if not relevant:
             return "other", "no target"
-        verdicts = [target_verdict(t) for t in relevant]
+        verdicts = [target_verdict(t, entry["profile"]) for t in relevant]
         return _combine(verdicts), "; ".join(f"{_ref_id(t['ref'])}: {v}" for t, v in zip(relevant, verdicts))
     if not ancestor:  # a synthetic record: no status, decided by the targets named
         wanted = set(record.get("targets") or [])
         relevant = [t for t in targets if _ref_id(t["ref"]) in wanted or _ref_id(t["ref"], False) in wanted] or targets
-        if relevant and all(target_verdict(t) in ACCEPTED_FAMILY and not t["ancestors"] for t in relevant):
+        if relevant and all(target_verdict(t, entry["profile"]) in ACCEPTED_FAMILY and not t["ancestors"] for t in relevant):
             return "other", "accepted targets that reach no Gateway"
     else:
         named = ancestor.split(":", 1)[0]
@@ -166,10 +182,10 @@ def policy_verdict(entry: dict[str, Any] | None, record: dict[str, Any], parents
             if gateway in {_ancestor_id(a) for a in t["ancestors"]} or _ref_id(t["ref"], False) in (named, gateway)
         ]
         if not relevant:  # rejected targets reach no ancestor in the report: EG still writes one
-            relevant = [t for t in targets if target_verdict(t) not in ACCEPTED_FAMILY]
+            relevant = [t for t in targets if target_verdict(t, entry["profile"]) not in ACCEPTED_FAMILY]
     if not relevant:
         return "other", "no target reaches this ancestor"
-    verdicts = [target_verdict(t) for t in relevant]
+    verdicts = [target_verdict(t, entry["profile"]) for t in relevant]
     why = "; ".join(f"{_ref_id(t['ref'])}: {v}" for t, v in zip(relevant, verdicts))
     return _combine(verdicts), why
 

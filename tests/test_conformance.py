@@ -16,7 +16,7 @@ from tests.oracle import ORACLE, Summary, run
 
 # EG verdict -> records policylint must agree on, of the decidable records with that verdict.
 FLOORS = {
-    "accepted": (300, 315),
+    "accepted": (308, 315),
     "conflicted": (10, 10),
     "invalid": (28, 48),
     "other": (3, 4),
@@ -26,8 +26,8 @@ FLOORS = {
     "section-not-found": (9, 9),
     "target-not-found": (11, 11),
 }
-RECORD_AGREEMENT = 0.909
-CASE_AGREEMENT = 0.902
+RECORD_AGREEMENT = 0.926
+CASE_AGREEMENT = 0.919
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ from policylint.semantics.effective.simulation import (
     node_label,
     path_label,
 )
-from tests.lintutil import lint_text, only
+from tests.lintutil import ROOT, lint_paths, lint_text, only
 from tests.test_scenarios_effective import (
     Run,
     affected_by,
@@ -855,3 +855,44 @@ def test_a_conflict_on_a_target_without_traffic_is_decided_when_the_policies_att
     assert result.policy_reports is not None
     verdicts = {p["object"]["name"]: [t["accepted"] for t in p["targets"]] for p in result.policy_reports}
     assert verdicts == {"first": ["Accepted"], "second": ["Conflicted"]}
+
+
+# -- controller conditions: Envoy Gateway's mergeType ------------------------------------------------
+
+
+def test_a_merge_is_reported_as_the_controller_reports_it() -> None:
+    # Envoy Gateway's translator test backendtrafficpolicy-strategic-merge-global-ratelimit
+    # (vendored in tests/data/oracles/envoy-gateway/): a route policy with mergeType:
+    # StrategicMerge onto a Gateway policy. EG writes Merged ("Merged with policy
+    # envoy-gateway/policy-for-gateway1") on the route policy and leaves the Gateway policy
+    # Accepted with no Overridden condition, though the route's values win where both set one:
+    # the value-level `enforcement` still says so.
+    case = (
+        ROOT / "tests" / "data" / "oracles" / "envoy-gateway" / "cases" / "backendtrafficpolicy-strategic-merge-global-ratelimit"
+    )
+    result = lint_paths([case / "manifests.yaml", case / "harness.yaml"], report_policies=True)
+    assert result.policy_reports is not None
+    conditions = {
+        p["object"]["name"]: [(c["type"], c["status"], c["message"]) for c in p["targets"][0]["conditions"]]
+        for p in result.policy_reports
+    }
+    assert conditions == {
+        "policy-for-route": [
+            ("Accepted", "True", ""),
+            ("Merged", "True", "merged with policy envoy-gateway/policy-for-gateway1"),
+        ],
+        "policy-for-gateway1": [("Accepted", "True", "")],
+    }
+    enforcement = {p["object"]["name"]: p["targets"][0]["enforcement"] for p in result.policy_reports}
+    assert enforcement == {"policy-for-route": "Enforced", "policy-for-gateway1": "PartiallyEnforced"}
+
+
+def test_an_override_is_reported_as_the_controller_reports_it() -> None:
+    # backendtrafficpolicy-section-name-override: a route policy without mergeType takes part of
+    # the Gateway policy's ground; EG writes Overridden on the Gateway policy.
+    case = ROOT / "tests" / "data" / "oracles" / "envoy-gateway" / "cases" / "backendtrafficpolicy-section-name-override"
+    result = lint_paths([case / "manifests.yaml", case / "harness.yaml"], report_policies=True)
+    assert result.policy_reports is not None
+    gateway_policy = next(p for p in result.policy_reports if p["object"]["name"] == "policy-for-gateway-1")
+    types = [c["type"] for c in gateway_policy["targets"][0]["conditions"]]
+    assert types == ["Accepted", "Overridden"]

@@ -126,6 +126,10 @@ class PolicyProfile:
     # `spec.validation.caCertificateRefs[*]`) and the kinds they may name.
     certificate_refs: tuple[str, ...] = ()
     certificate_kinds: tuple[TargetKind, ...] = ()
+    # Conditions the controller writes per ancestor besides Accepted (Envoy Gateway: `Overridden`
+    # when more specific policies take values, `Merged` on a route policy with mergeType): the
+    # JSON report's `conditions` simulate them (policylint.policy_report).
+    conditions: tuple[str, ...] = ()
 
     @property
     def gk(self) -> tuple[str, str]:
@@ -190,6 +194,7 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
         backend_refs=tuple(raw.get("backendRefs", ())),
         certificate_refs=tuple(raw.get("certificateRefs", {}).get("paths", ())),
         certificate_kinds=tuple(_target_kind(k) for k in raw.get("certificateRefs", {}).get("kinds", ())),
+        conditions=tuple(raw.get("conditions", ())),
     )
 
 

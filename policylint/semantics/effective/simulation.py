@@ -134,6 +134,11 @@ class FoldResult:
     conflicts: dict[int, tuple[Facet, str]]  # id(loser) -> (winner, why)
     order_sensitive: list[OrderSensitivity] = field(default_factory=list)
     erased: dict[int, int] = field(default_factory=dict)  # id(empty atomic override) -> units it erased
+    # Envoy Gateway `mergeType`: id(route policy) -> names of the policies whose spec it merged
+    # onto; and the facets that lost values only to such merges (the controller keeps them
+    # Accepted, without an Overridden condition: it reports a merge, not an override).
+    merged_with: dict[int, set[str]] = field(default_factory=dict)
+    merged_only: set[int] = field(default_factory=set)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +169,10 @@ class TargetStatus:
     beaten_by: set[str] = field(default_factory=set)
     ancestors: set[ObjectKey] = field(default_factory=set)
     conflict: tuple[Facet, str] | None = None
+    # Contexts where the policy lost values only to route policies merged onto it (mergeType),
+    # and the policies it merged onto itself (as a route policy with mergeType).
+    merged_away: int = 0
+    merged_with: set[str] = field(default_factory=set)
     overridden_in: list[tuple[NodeKey, ...]] = field(default_factory=list)  # a few example contexts
 
     @property
@@ -354,6 +363,7 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
     by_id = {id(f): f for f in stack}
     discarded: dict[int, set[int]] = defaultdict(set)  # facet -> facets that discarded it atomically
     conflicts: dict[int, tuple[Facet, str]] = {}
+    merged_with: dict[int, set[str]] = {}
     erased: dict[int, int] = {}
     first = stack[0]
     acc: Tagged | None = first.tree
@@ -397,6 +407,9 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
         incoming = _strip(c.tree, locked, unit_containers)
         if role == "none" or atom == "atomic":
             if c.merge_onto_parent and role != "none":
+                parents = {by_id[s].name for s in _sources(acc) if s in by_id and by_id[s].policy is not c.policy}
+                if parents:
+                    merged_with[id(c)] = parents
                 acc = merge_patch(acc, incoming)  # Envoy Gateway mergeType: the route policy merges onto its parent's
             else:
                 kept_locked = _subtree(acc, locked)
@@ -410,7 +423,7 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
         owner = c
         locked = _locks_of(c, locked)
         role, atom = c.role, c.atomicity
-    return _outcome(stack, acc, by_id, discarded, conflicts, erased)
+    return _outcome(stack, acc, by_id, discarded, conflicts, erased, merged_with)
 
 
 class _All:
@@ -523,6 +536,7 @@ def _outcome(
     discarded: Mapping[int, set[int]],
     conflicts: dict[int, tuple[Facet, str]],
     erased: dict[int, int],
+    merged_with: dict[int, set[str]] | None = None,
 ) -> FoldResult:
     kept: dict[int, set[tuple[str, ...]]] = defaultdict(set)
     result_at: dict[tuple[str, ...], int] = {}
@@ -532,6 +546,7 @@ def _outcome(
             result_at[path] = id(leaf.source)
     status: dict[int, Enforcement] = {}
     beaten: dict[int, set[str]] = {}
+    merged_only: set[int] = set()
     for facet in stack:
         fid = id(facet)
         if fid in conflicts:
@@ -559,7 +574,9 @@ def _outcome(
                 status[fid] = ENFORCED
                 continue
             beaten[fid] = {by_id[w].name for w in others}
-    return FoldResult(acc, status, beaten, conflicts, erased=erased)
+            if all(by_id[w].merge_onto_parent for w in others):
+                merged_only.add(fid)
+    return FoldResult(acc, status, beaten, conflicts, erased=erased, merged_with=merged_with or {}, merged_only=merged_only)
 
 
 # -- order sensitivity ------------------------------------------------------------------
@@ -1006,6 +1023,11 @@ class Simulation:
                             entry.overridden_in.append(example)
                 for facet in facets:
                     entry.beaten_by |= result.beaten_by.get(id(facet), set())
+                    entry.merged_with |= result.merged_with.get(id(facet), set())
+                if state in (OVERRIDDEN, PARTIALLY_ENFORCED) and all(
+                    id(f) in result.merged_only or result.status[id(f)] == ENFORCED for f in facets
+                ):
+                    entry.merged_away += group.count
                 entry.ancestors |= gateways
                 if state in (ENFORCED, PARTIALLY_ENFORCED):
                     contributing.add(target[0])
