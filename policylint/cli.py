@@ -35,6 +35,7 @@ class _CheckOptions(QueryLoad, total=False):
     unsafe_fixes: bool
     diff_fix: bool
     fix_only: Sequence[str]
+    complete: bool
 
     select: Sequence[str]
     ignore: Sequence[str]
@@ -164,6 +165,11 @@ _ISOLATED = click.option("--isolated", is_flag=True, help="Ignore every configur
     help="Report only findings in files changed since BASE (default: the merge-base with the upstream branch), or about their objects.",
 )
 @click.option("--staged", is_flag=True, help="Lint the staged snapshot (git index) and report on the staged changes.")
+@click.option(
+    "--complete",
+    is_flag=True,
+    help="The input is the whole cluster: a referenced Secret or ConfigMap missing from it does not exist.",
+)
 @click.option(
     "--fix", is_flag=True, help="Apply the safe fixes findings carry, editing only the nodes they fix, then report what remains."
 )

@@ -81,6 +81,8 @@ class LintRequest:
     walk: WalkFilter | None = None
     helm_templates: bool = False
     overrides: config_overrides.Overrides | None = None
+    # The input is the whole cluster: every referenced object must be in it (`--complete`).
+    complete: bool = False
     # Load-only paths (`--context`): read to resolve references, their findings not reported
     # unless they are about an object of `paths` (policylint.report_scope).
     context_paths: Sequence[str] = ()
@@ -250,6 +252,7 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
         default_namespace=request.namespace,
         synthetic_rule_names=request.synthetic_rule_names,
         external=request.external,
+        complete=request.complete,
     )
     index = ProjectIndex(
         objects=built.objects,

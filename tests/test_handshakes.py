@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from click.testing import CliRunner
+
+from policylint.cli import cli
 from policylint.rules.engine import Selection
 from tests.lintutil import lint_text, only
 from tests.manifests import S15 as TOPOLOGY
@@ -170,3 +173,82 @@ def test_a_route_with_a_gateway_parent_still_needs_the_grant() -> None:
     gateway_bound += "---\n" + gateway(ns="gateway-conformance-mesh-consumer")
     (finding,) = only(lint_text(gateway_bound), "PL402")
     assert finding.object is not None and finding.object.name == "mesh-echo-add-header"
+
+
+# -- object references in a policy's spec, and --complete ---------------------------------------------
+
+_RESPONSE_OVERRIDE = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata:
+  name: eg
+spec:
+  controllerName: gateway.envoyproxy.io/gatewayclass-controller
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: gateway-1
+  namespace: default
+spec:
+  gatewayClassName: eg
+  listeners:
+  - name: http
+    protocol: HTTP
+    port: 80
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata:
+  name: policy-for-gateway
+  namespace: default
+spec:
+  targetRefs:
+  - group: gateway.networking.k8s.io
+    kind: Gateway
+    name: gateway-1
+  responseOverride:
+  - match:
+      statusCodes:
+      - type: Value
+        value: 404
+    response:
+      contentType: text/plain
+      body:
+        type: ValueRef
+        valueRef:
+          group: ""
+          kind: ConfigMap
+          name: response-override-config-1
+"""
+
+
+def test_a_missing_configmap_in_a_policy_spec_makes_it_invalid_when_the_input_is_complete() -> None:
+    # Envoy Gateway's translator test backendtrafficpolicy-with-response-override-invalid-valueref:
+    # EG writes Accepted=False, Invalid ("ResponseOverride: can't find the referenced configmap
+    # default/response-override-config-1"). The profile lists the field (objectRefs).
+    partial = lint_text(_RESPONSE_OVERRIDE, report_policies=True)
+    # A repository holding no ConfigMap in that namespace may keep them elsewhere: not checked.
+    assert only(partial, "PL417") == []
+    assert partial.policy_reports is not None
+    assert partial.policy_reports[0]["targets"][0]["accepted"] == "Accepted"
+    complete = lint_text(_RESPONSE_OVERRIDE, report_policies=True, complete=True)
+    (finding,) = only(complete, "PL417")
+    assert finding.path == "spec.responseOverride[0].response.body.valueRef"
+    assert finding.message.startswith(
+        "object reference names ConfigMap default/response-override-config-1, which is not in the input (declared complete:"
+    )
+    assert complete.policy_reports is not None
+    target = complete.policy_reports[0]["targets"][0]
+    assert (target["accepted"], target["message"]) == (
+        "Invalid",
+        "spec.responseOverride[0].response.body.valueRef: ConfigMap default/response-override-config-1 not found",
+    )
+
+
+def test_complete_on_the_command_line() -> None:
+    result = CliRunner().invoke(
+        cli, ["check", "--no-cache", "--complete", "-", "--stdin-filename", "m.yaml"], input=_RESPONSE_OVERRIDE
+    )
+    assert result.exit_code == 1
+    assert "error PL417 object reference names ConfigMap default/response-override-config-1" in result.stdout

@@ -30,6 +30,9 @@ class LintOptions:
     synthetic_rule_names: bool = False
     # Objects that live outside the input (`--external`; docs/semantics.md#partial-repositories).
     external: ExternalObjects = field(default_factory=ExternalObjects)
+    # The input is the whole cluster (`--complete`): a referenced Secret or ConfigMap missing from
+    # it does not exist, even in a namespace where the input holds none of that kind.
+    complete: bool = False
 
 
 # Section.position of a section named on a kind whose sections policylint does not know.

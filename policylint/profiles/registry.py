@@ -105,6 +105,13 @@ class MergeSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class ObjectRefSpec:
+    paths: tuple[str, ...]
+    kinds: tuple[TargetKind, ...]
+    default_kind: str
+
+
+@dataclass(frozen=True, slots=True)
 class PolicyProfile:
     group: str
     kind: str
@@ -130,6 +137,10 @@ class PolicyProfile:
     # when more specific policies take values, `Merged` on a route policy with mergeType): the
     # JSON report's `conditions` simulate them (policylint.policy_report).
     conditions: tuple[str, ...] = ()
+    # Other object references in the spec whose target must exist for the controller to accept
+    # the policy (a ConfigMap holding a response body or a JWKS, a Secret to pull an image):
+    # (path patterns, the kinds they may name, the kind when the reference gives none).
+    object_refs: tuple[ObjectRefSpec, ...] = ()
 
     @property
     def gk(self) -> tuple[str, str]:
@@ -195,6 +206,14 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
         certificate_refs=tuple(raw.get("certificateRefs", {}).get("paths", ())),
         certificate_kinds=tuple(_target_kind(k) for k in raw.get("certificateRefs", {}).get("kinds", ())),
         conditions=tuple(raw.get("conditions", ())),
+        object_refs=tuple(
+            ObjectRefSpec(
+                tuple(entry.get("paths", ())),
+                tuple(_target_kind(k) for k in entry.get("kinds", ())),
+                entry.get("defaultKind", "ConfigMap"),
+            )
+            for entry in raw.get("objectRefs", ())
+        ),
     )
 
 

@@ -865,6 +865,7 @@ _CERTIFICATE_PURPOSES = {
     "client-certificate": "client certificate reference",
     "ca-certificate": "CA certificate reference",
     "policy-certificate": "CA certificate reference",
+    "policy-object": "object reference",
 }
 
 
@@ -880,7 +881,8 @@ class CertificateRefInvalid(Rule):
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
         owners: list[K8sObject] = [*topology.gateways(), *project.index.of_kind(GATEWAY_GROUP, "ListenerSet")]
-        owners.extend(p.obj for p in project.resolution.policies() if p.profile.certificate_refs)
+        owners.extend(p.obj for p in project.resolution.policies() if p.profile.certificate_refs or p.profile.object_refs)
+        complete = project.index.options.complete
         for owner in owners:
             for ref in topology.refs_from(owner):
                 what = _CERTIFICATE_PURPOSES.get(ref.purpose)
@@ -889,23 +891,28 @@ class CertificateRefInvalid(Rule):
                 if ref.status == NOT_FOUND:
                     effect = (
                         "the policy is rejected (Accepted=False, Invalid)"
-                        if ref.purpose == "policy-certificate"
+                        if ref.purpose in ("policy-certificate", "policy-object")
                         else "the listener has no valid certificate (ResolvedRefs=False, InvalidCertificateRef)"
                     )
-                    message = (
-                        f"{what} names {ref.kind} {ref.namespace}/{ref.name}, which is not in the input although the"
-                        f" input holds other {ref.kind}s in namespace {ref.namespace}: {effect}"
+                    why = (
+                        "which is not in the input (declared complete: --complete)"
+                        if complete
+                        else f"which is not in the input although the input holds other {ref.kind}s in namespace {ref.namespace}"
                     )
+                    message = f"{what} names {ref.kind} {ref.namespace}/{ref.name}, {why}: {effect}"
                     hint = f"Add the {ref.kind}, fix the name, or {external_hint(ref.kind, ref.namespace, ref.name)}."
                     yield self.issue(owner, ref.path, message, hint=hint)
                 elif ref.status == ReferenceStatus.INVALID_KIND:
                     message = (
-                        f"{what} names a {ref.kind} (group {ref.group or 'core'}), a kind no implementation documents for it:"
+                        f"{what} names a {ref.kind} (group {ref.group or 'core'}), a kind its policy kind does not support:"
                         " the policy is rejected (Accepted=False, Invalid)"
                     )
-                    yield self.issue(
-                        owner, join(ref.path, "kind"), message, hint="Reference a ConfigMap (the core kind) or a Secret."
+                    hint = (
+                        "Reference a kind the field supports (the policy kind's API reference lists them)."
+                        if ref.purpose == "policy-object"
+                        else "Reference a ConfigMap (the core kind) or a Secret."
                     )
+                    yield self.issue(owner, join(ref.path, "kind"), message, hint=hint)
 
 
 RULES: list[type[Rule]] = [

@@ -418,7 +418,7 @@ class Topology:
             self._add_refs(route, self._route_backends(route))
         for policy in self.resolution.policies():
             profile = policy.profile
-            if profile.backend_refs or profile.certificate_refs:
+            if profile.backend_refs or profile.certificate_refs or profile.object_refs:
                 refs = self._policy_backends(policy.obj, profile.backend_refs)
                 refs += self._policy_certificates(policy.obj, profile)
                 self._add_refs(policy.obj, refs)
@@ -908,7 +908,10 @@ class Topology:
         return out
 
     def _manages(self, group: str, kind: str, namespace: str) -> bool:
-        """Whether the input holds objects of this kind in this namespace (the repository manages them)."""
+        """Whether the input holds objects of this kind in this namespace (the repository manages them),
+        or is declared complete (`--complete`: nothing exists outside it)."""
+        if self.index.options.complete:
+            return True
         namespaces = self._managed.get((group, kind))
         if namespaces is None:
             namespaces = self._managed[(group, kind)] = {o.namespace or "" for o in self.index.of_kind(group, kind)}
@@ -925,6 +928,18 @@ class Topology:
                     ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None)
                 if ref is not None:
                     out.append(ref)
+        for spec in profile.object_refs:
+            for pattern in spec.paths:
+                for path, raw in expand_pattern(obj.data, pattern):
+                    if not isinstance(raw, dict):
+                        continue
+                    ref = self._resolve_ref(
+                        obj, path, raw, "policy-object", default_kind=spec.default_kind, check_existence=False
+                    )
+                    if ref is not None and spec.kinds and TargetKind(ref.group, ref.kind) not in spec.kinds:
+                        ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None)
+                    if ref is not None:
+                        out.append(ref)
         return out
 
     def _policy_backends(self, obj: K8sObject, fields: Sequence[str]) -> list[ObjectRef]:
