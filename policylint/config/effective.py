@@ -33,6 +33,7 @@ CLI_KEYWORDS: dict[str, str] = {
     "profile": "profile_paths",
     "namespace": "namespace",
     "synthetic-rule-names": "synthetic_rule_names",
+    "complete": "complete",
     "fail-on": "fail_on",
     "baseline": "baseline",
     "format": "fmt",

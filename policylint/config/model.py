@@ -98,6 +98,9 @@ class Config(_Strict):
     synthetic_rule_names: bool = False
     """Accept `rule-<n>` for unnamed route rules, as Kuadrant does (`--synthetic-rule-names`)."""
 
+    complete: bool = False
+    """The input is the whole cluster: a referenced Secret or ConfigMap missing from it does not exist (`--complete`)."""
+
     fail_on: FailOn = "error"
     """Lowest severity that makes the exit code 1 (`--fail-on`)."""
 
