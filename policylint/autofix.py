@@ -29,6 +29,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from policylint.findings import Edit, Finding, ResolvedFix
 from policylint.input.positions import parse_path
+from policylint.textsafe import escape
 
 BOM = "\ufeff"
 
@@ -86,6 +87,13 @@ def apply_plan(file_plan: FilePlan) -> FilePlan:
         return file_plan
     bom = text.startswith(BOM)
     body = text[1:] if bom else text
+    from policylint.input.load import MAX_FILE_BYTES, _might_nest_deeper_than_limit
+
+    if len(data) > MAX_FILE_BYTES or _might_nest_deeper_than_limit(body):
+        # Composing the whole file again must not meet what the loader refused (a document nested
+        # deep enough to overflow libyaml's recursive composer, a file over the size limit).
+        file_plan.skipped.extend((f, "the file is over a safety limit (PL007); fix it by hand") for f in file_plan.findings)
+        return file_plan
     try:
         roots = {node.start_mark.line + 1: node for node in yaml.compose_all(body, Loader=_LOADER) if node is not None}
     except yaml.YAMLError:
@@ -356,5 +364,7 @@ def unified_diff(plans: Iterable[FilePlan]) -> str:
             continue
         before = p.original.decode("utf-8").splitlines(keepends=True)
         after = p.fixed.decode("utf-8").splitlines(keepends=True)
-        out.extend(difflib.unified_diff(before, after, f"a/{p.path}", f"b/{p.path}"))
+        # The file name comes from the input: escaped, so that no name can add a line to the diff.
+        name = escape(p.path)
+        out.extend(difflib.unified_diff(before, after, f"a/{name}", f"b/{name}"))
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)

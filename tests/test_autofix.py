@@ -392,3 +392,14 @@ def test_fixing_the_example_repository_touches_only_the_fixed_lines(tmp_path: Pa
         "team-b/kuadrant-policies.yaml:     group: gateway.networking.k8s.io/v1",
     ]
     assert added == ["team-b/kuadrant-policies.yaml:     group: gateway.networking.k8s.io"]
+
+
+def test_a_file_over_a_safety_limit_is_not_composed_again(tmp_path: Path) -> None:
+    # A fixable finding beside a document nested past the loader's limit (PL007): the fixer does
+    # not compose the file again (libyaml before 0.2.6 would overflow the C stack), it says why.
+    manifest = tmp_path / "m.yaml"
+    text = STYLED.replace("\ufeff", "").replace("\r\n", "\n") + "---\ndeep: " + "[" * 5000 + "]" * 5000 + "\n"
+    manifest.write_text(text)
+    _, _, err = run("--fix", str(manifest))
+    assert manifest.read_text() == text
+    assert "not fixed: the file is over a safety limit (PL007); fix it by hand" in err
