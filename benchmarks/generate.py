@@ -27,6 +27,10 @@ GW_GROUP = "gateway.networking.k8s.io"
 EG_API = "gateway.envoyproxy.io/v1alpha1"
 KUADRANT_API = "kuadrant.io/v1"
 ERROR_RATE = 0.02
+# The messy corpus (benchmarks/run.py): 1 to 5 objects per file and three policy references in
+# four misspelled, so that about a quarter of the documents carry a finding, most with a note in
+# another file — what a first run over an existing repository looks like.
+MESSY_ERROR_RATE = 0.75
 
 _APPS = ("cart", "catalog", "search", "checkout", "profile", "orders", "billing", "media", "reviews", "ads", "auth", "inventory")
 _RULES = ("read", "write", "admin", "health", "static", "api", "legacy", "export")
@@ -50,8 +54,12 @@ def _meta(name: str, namespace: str, rng: random.Random) -> dict[str, Any]:
     }
 
 
+# The mistake rate of the run being generated (`objects(..., error_rate=)`).
+_RATE = [ERROR_RATE]
+
+
 def _maybe_typo(name: str, rng: random.Random) -> str:
-    if rng.random() >= ERROR_RATE or len(name) < 3:
+    if rng.random() >= _RATE[0] or len(name) < 3:
         return name
     i = rng.randrange(1, len(name) - 1)
     return name[:i] + name[i + 1 :]  # drop one letter: the classic copy-edit slip
@@ -228,8 +236,10 @@ def tenant(k: int, rng: random.Random) -> Iterator[dict[str, Any]]:
         }
 
 
-def objects(n: int, seed: int) -> Iterator[dict[str, Any]]:
-    """Exactly `n` objects: whole tenants, the last one cut short."""
+def objects(n: int, seed: int, error_rate: float = ERROR_RATE) -> Iterator[dict[str, Any]]:
+    """Exactly `n` objects: whole tenants, the last one cut short; `error_rate` of the policy
+    references misspelled."""
+    _RATE[0] = error_rate
     rng = random.Random(seed)
     if n <= 0:
         return
@@ -251,11 +261,14 @@ def objects(n: int, seed: int) -> Iterator[dict[str, Any]]:
         k += 1
 
 
-def write_corpus(n: int, out: Path, *, seed: int = 1, per_file: int = 100) -> list[Path]:
-    """Write `n` objects into `out/corpus-NNNNN.yaml`, `per_file` documents per file."""
+def write_corpus(n: int, out: Path, *, seed: int = 1, per_file: int = 100, error_rate: float = ERROR_RATE) -> list[Path]:
+    """Write `n` objects into `out/corpus-NNNNN.yaml`, `per_file` documents per file; 0: between
+    1 and 5, varied, as real repositories keep them (which exposes per-file costs)."""
     out.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
     batch: list[dict[str, Any]] = []
+    sizes = random.Random(seed + 1)
+    size = per_file if per_file > 0 else sizes.randint(1, 5)
 
     def flush() -> None:
         path = out / f"corpus-{len(files):05d}.yaml"
@@ -265,10 +278,11 @@ def write_corpus(n: int, out: Path, *, seed: int = 1, per_file: int = 100) -> li
         files.append(path)
         batch.clear()
 
-    for obj in objects(n, seed):
+    for obj in objects(n, seed, error_rate):
         batch.append(obj)
-        if len(batch) == per_file:
+        if len(batch) == size:
             flush()
+            size = per_file if per_file > 0 else sizes.randint(1, 5)
     if batch:
         flush()
     return files
@@ -279,9 +293,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("objects", type=int, help="number of objects to generate")
     parser.add_argument("out", type=Path, help="output directory (created)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--per-file", type=int, default=100, help="objects per file (default 100)")
+    parser.add_argument("--per-file", type=int, default=100, help="objects per file (default 100; 0: 1 to 5, varied)")
+    parser.add_argument(
+        "--error-rate", type=float, default=ERROR_RATE, help=f"share of misspelled policy references (default {ERROR_RATE})"
+    )
     args = parser.parse_args(argv)
-    files = write_corpus(args.objects, args.out, seed=args.seed, per_file=args.per_file)
+    files = write_corpus(args.objects, args.out, seed=args.seed, per_file=args.per_file, error_rate=args.error_rate)
     size = sum(f.stat().st_size for f in files)
     print(f"wrote {args.objects} objects in {len(files)} files ({size / 1e6:.1f} MB) to {args.out}")
     return 0
