@@ -113,6 +113,20 @@ def _walk(node: Node, parts: Sequence[PathPart]) -> tuple[Mark, Mark | None]:
 
 # The line breaks libyaml counts (YAML 1.1 spec §5.4 "Line Break Characters"), so line numbers
 # agree with its marks.
+class _MarkLoader(LOADER):  # type: ignore[valid-type,misc]
+    """The loader's parser, for marks only: every node tagged `str` without asking the resolver.
+    Positions compare keys by their text and never read tags, and resolving each scalar's tag
+    is most of the time of composing a document again (a Python call per scalar)."""
+
+    def resolve(self, kind: type, value: object, implicit: object) -> str:
+        return _STR_TAG if kind is ScalarNode else _MAP_TAG if kind is MappingNode else _SEQ_TAG
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+
+
 _LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 _OTHER_BREAKS = re.compile("[\r\x85\u2028\u2029]")
 _DOCUMENT_BOUNDARY = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
@@ -162,7 +176,7 @@ class PositionResolver:
             # §9.1 "Documents"): composing from its root line up to there costs one document, not
             # the rest of the file.
             after = _DOCUMENT_BOUNDARY.search(text, starts[ref.line]) if ref.line < len(starts) else None
-            loader = LOADER(text[starts[ref.line - 1] : after.start() if after else len(text)])
+            loader = _MarkLoader(text[starts[ref.line - 1] : after.start() if after else len(text)])
             try:
                 if loader.check_node():
                     node = loader.get_node()
