@@ -350,9 +350,30 @@ def _json_escape(match: re.Match[str]) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
-def json_dumps(document: Any, *, indent: int | None = 2, ensure_ascii: bool = True) -> str:
-    """`json.dumps(document)` that is valid UTF-8 JSON and prints safely (see the module docstring)."""
-    text = json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False)
+def _dumps(document: Any, indent: int | None, fast: bool) -> str:
+    """`json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False)`.
+
+    `fast`: the document holds no floats (a report: strings, integers, booleans, null, lists,
+    mappings), so orjson, when installed, writes the same bytes ten times faster (the standard
+    library's encoder runs in Python whenever `indent` is set). What orjson refuses (a lone
+    surrogate, an integer beyond 64 bits) goes to the standard library."""
+    if fast and indent == 2:
+        try:
+            import orjson
+        except ImportError:
+            pass
+        else:
+            try:
+                return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode("utf-8")
+            except (TypeError, orjson.JSONEncodeError):
+                pass
+    return json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def json_dumps(document: Any, *, indent: int | None = 2, ensure_ascii: bool = True, fast: bool = False) -> str:
+    """`json.dumps(document)` that is valid UTF-8 JSON and prints safely (see the module docstring);
+    `fast` for a document without floats (`_dumps`)."""
+    text = _dumps(document, indent, fast)
     if _SURROGATE.search(text) is not None:
         # Only inside strings, where a lone surrogate cannot be encoded: the replacement character.
         text = _SURROGATE.sub("\ufffd", text)

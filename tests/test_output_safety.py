@@ -734,3 +734,24 @@ def test_json_dumps_is_valid_utf8_json(value: Any) -> None:
         assert _RAW_UNSAFE.search(text.replace("\n", "")) is None
         if not re.search("[\ud800-\udfff]", json.dumps(value, ensure_ascii=False)):
             assert decoded == value
+
+
+_JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(_JSONISH)
+def test_the_fast_json_writer_writes_what_the_standard_library_writes(value: Any) -> None:
+    # Reports are written by orjson when installed (textsafe.json_dumps(fast=True)): the bytes
+    # must be the standard library's, lone surrogates and integers beyond 64 bits included
+    # (orjson refuses those, and the standard library writes them).
+    assert textsafe.json_dumps(value, fast=True) == textsafe.json_dumps(value)
+    assert textsafe.json_dumps({"a": [value, {"b": value}]}, fast=True) == textsafe.json_dumps({"a": [value, {"b": value}]})
+
+
+def test_the_fast_json_writer_falls_back_on_what_orjson_refuses() -> None:
+    for value in ({"file": "bad-\udcff.yaml"}, {"n": 2**70}, [{"k": "\ud800"}, -(2**64)]):
+        assert textsafe.json_dumps(value, fast=True) == textsafe.json_dumps(value)
