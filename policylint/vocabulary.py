@@ -120,6 +120,7 @@ class ReferenceStatus(Term):
     UNCHECKED = "Unchecked"  # existence is not checked (Secrets and ConfigMaps rarely live in git)
     INVALID_REF = "InvalidRef"  # e.g. an empty gatewayClassName
     INVALID_KIND = "InvalidKind"  # a backend of the core group that is not a Service
+    MISSING_DATA = "MissingData"  # the Secret or ConfigMap exists without the key its reader needs
     MALFORMED = "Malformed"
 
 

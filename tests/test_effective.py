@@ -896,3 +896,181 @@ def test_an_override_is_reported_as_the_controller_reports_it() -> None:
     gateway_policy = next(p for p in result.policy_reports if p["object"]["name"] == "policy-for-gateway-1")
     types = [c["type"] for c in gateway_policy["targets"][0]["conditions"]]
     assert types == ["Accepted", "Overridden"]
+
+
+# Envoy Gateway's translator tests clienttrafficpolicy-invalid-settings (a CA Secret with
+# tls.crt, tls.key and invalid-ca.crt: "ref secret [tls-secret-1] has none of the expected keys
+# [ca.crt] and more than one entry") and clienttrafficpolicy-mtls-clustertrustbundle (a
+# ClusterTrustBundle named by kind alone, accepted). EG reads the CA from key ca.crt, else from
+# the only entry (validateAndGetDataAtKeyInRef, getFirstMatchOrFirstFromData).
+CA_DATA = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway-1, namespace: default}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: tls-secret-1, namespace: default}
+type: kubernetes.io/tls
+data: {invalid-ca.crt: Y2E=, tls.key: a2V5, tls.crt: Y2VydA==}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: only-entry, namespace: default}
+data: {bundle.pem: ca}
+---
+apiVersion: certificates.k8s.io/v1beta1
+kind: ClusterTrustBundle
+metadata: {name: ca-cluster-trust-bundle}
+spec: {trustBundle: ca}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: %(name)s, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gateway-1}]
+  tls:
+    clientValidation:
+      caCertificateRefs: [%(ref)s]
+"""
+
+
+@pytest.mark.parametrize(
+    ("ref", "accepted", "message"),
+    [
+        (
+            "{name: tls-secret-1}",
+            "Invalid",
+            "spec.tls.clientValidation.caCertificateRefs[0]: Secret default/tls-secret-1 has no key ca.crt and more than one entry",
+        ),
+        ("{kind: ConfigMap, name: only-entry}", "Accepted", None),
+        ("{kind: ClusterTrustBundle, name: ca-cluster-trust-bundle}", "Accepted", None),
+        (
+            "{kind: ClusterTrustBundle, group: '', name: tls-ctb-1, namespace: default}",
+            "Invalid",
+            "spec.tls.clientValidation.caCertificateRefs[0]: ClusterTrustBundle tls-ctb-1 not found",
+        ),
+    ],
+)
+def test_a_ca_reference_without_the_entry_the_controller_reads_is_invalid(ref: str, accepted: str, message: str | None) -> None:
+    # Before: every one Accepted (only whether the object exists was checked, and a
+    # ClusterTrustBundle was a kind policylint did not model). After: as Envoy Gateway writes.
+    result = lint_text(CA_DATA % {"name": "mtls", "ref": ref}, complete=True)
+    target = (result.policy_reports or [])[0]["targets"][0]
+    assert target["accepted"] == accepted
+    if message is not None:
+        assert target["message"] == message
+        assert [f.path for f in only(result, "PL417")] == ["spec.tls.clientValidation.caCertificateRefs[0]"]
+    else:
+        assert only(result, "PL417") == []
+
+
+def test_a_response_body_configmap_with_no_entry_at_all_is_invalid() -> None:
+    # Envoy Gateway's translator test backendtrafficpolicy-with-response-override-invalid-valueref:
+    # an empty ConfigMap gives "can't find the key response.body in the referenced configmap";
+    # one with any other entry is read (the fallback to the first key).
+    text = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway-1, namespace: default}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: response-override-config, namespace: default}
+data: %s
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: policy-for-gateway, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gateway-1}]
+  responseOverride:
+  - match: {statusCodes: [{type: Value, value: 404}]}
+    response:
+      contentType: text/plain
+      body:
+        type: ValueRef
+        valueRef: {group: "", kind: ConfigMap, name: response-override-config}
+"""
+    empty = (lint_text(text % "{}").policy_reports or [])[0]["targets"][0]
+    assert empty["accepted"] == "Invalid"
+    assert empty["message"].endswith("ConfigMap default/response-override-config has no key response.body and no entry at all")
+    other = (lint_text(text % "{page.html: oops}").policy_reports or [])[0]["targets"][0]
+    assert other["accepted"] == "Accepted"
+
+
+# Envoy Gateway's translator tests merge-with-isolated-policies-2 (a ClientTrafficPolicy on
+# listener http of gateway-2, whose listener http-2 has the same port 81) and conflicting-policies
+# (two Gateways of a class whose EnvoyProxy sets mergeGateways, both with a plain-HTTP listener on
+# port 80; a policy on one Gateway). EG: "ClientTrafficPolicy is being applied to multiple http
+# (non https) listeners (...) on the same port, which is not allowed".
+SHARED_PORT = """\
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyProxy
+metadata: {name: merged, namespace: envoy-gateway-system}
+spec: {mergeGateways: %(merge)s}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec:
+  controllerName: gateway.envoyproxy.io/gatewayclass-controller
+  parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: merged, namespace: envoy-gateway-system}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway-1, namespace: default}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80, hostname: "*.example.com"}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway-2, namespace: default}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - {name: http, protocol: HTTP, port: 80, hostname: qccbahgo.qccbahgo}
+  - {name: http-2, protocol: HTTP, port: 81, hostname: bar.example.com}
+  - {name: http-3, protocol: HTTP, port: 81, hostname: foo.example.com}
+  - {name: https, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: cert}]}}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: %(name)s, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gateway-2%(section)s}]
+  timeout: {http: {requestReceivedTimeout: 5s}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("merge", "section", "accepted", "others"),
+    [
+        ("false", ", sectionName: http-2", "Invalid", "default/gateway-2/http-3"),  # one Gateway, one port
+        ("false", ", sectionName: http", "Accepted", None),  # port 80 is its own in gateway-2
+        ("true", ", sectionName: http", "Invalid", "default/gateway-1/http"),  # merged: gateway-1 shares port 80
+        ("false", "", "Accepted", None),  # the whole Gateway covers its own listeners
+        ("true", "", "Invalid", "default/gateway-1/http"),
+        ("true", ", sectionName: https", "Accepted", None),  # HTTPS has a filter chain of its own
+    ],
+)
+def test_a_policy_on_some_of_the_plain_http_listeners_of_a_port_is_invalid(
+    merge: str, section: str, accepted: str, others: str | None
+) -> None:
+    # Before: Accepted in every row. After: as Envoy Gateway writes, with PL418 on the targetRef.
+    result = lint_text(SHARED_PORT % {"merge": merge, "section": section, "name": "timeouts"})
+    target = (result.policy_reports or [])[0]["targets"][0]
+    assert target["accepted"] == accepted
+    findings = only(result, "PL418")
+    if others is None:
+        assert findings == []
+    else:
+        assert f"shares port {80 if 'gateway-1' in others else 81} with {others}," in target["message"]
+        assert [(f.path, f.severity) for f in findings] == [("spec.targetRefs[0]", Severity.ERROR)]

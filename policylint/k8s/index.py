@@ -86,6 +86,10 @@ class ProjectIndex:
     def of_kind(self, group: str, kind: str) -> Sequence[K8sObject]:
         return self._by_gk.get((group, kind), ())
 
+    def groups(self) -> frozenset[str]:
+        """The API groups of the objects in the input and of the kinds known (built in or from a CRD)."""
+        return frozenset(group for group, _ in self._by_gk) | self.kinds.groups()
+
     def has_kind(self, group: str, kind: str) -> bool:
         return (group, kind) in self._by_gk or self.kinds.get(group, kind) is not None
 

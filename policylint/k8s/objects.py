@@ -155,6 +155,9 @@ class KindRegistry:
     def get(self, group: str, kind: str) -> KindInfo | None:
         return self._kinds.get((group, kind))
 
+    def groups(self) -> frozenset[str]:
+        return frozenset(group for group, _ in self._kinds)
+
     def scope(self, group: str, kind: str) -> str | None:
         info = self._kinds.get((group, kind))
         return info.scope if info else None

@@ -105,10 +105,35 @@ class MergeSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class DataSpec:
+    """What the controller reads from a referenced Secret or ConfigMap: the first of `keys`
+    present, otherwise `only-entry` (the single entry, when there is exactly one), `any-entry`
+    (any entry at all) or `none`. Envoy Gateway reads a CA from key `ca.crt` or the only entry,
+    a response body from `response.body` or any entry."""
+
+    keys: tuple[str, ...]
+    otherwise: str = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class SharedPortSpec:
+    """A policy kind whose controller serves every plain-HTTP listener of a port with one proxy
+    listener, so a policy covering only some of them is rejected (Envoy Gateway's
+    ClientTrafficPolicy). `merged_by`: the GatewayClass parameters kind and its boolean field that
+    make the Gateways of a class share proxy listeners (EnvoyProxy `mergeGateways`)."""
+
+    merged_by: tuple[TargetKind, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ObjectRefSpec:
     paths: tuple[str, ...]
     kinds: tuple[TargetKind, ...]
     default_kind: str
+    data: DataSpec | None = None
+    # The controller matches the reference by kind alone, whatever group it gives (Envoy Gateway
+    # with `kind: ClusterTrustBundle`): resolved in the group `kinds` lists for that kind.
+    match_by_kind: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +166,7 @@ class PolicyProfile:
     # the policy (a ConfigMap holding a response body or a JWKS, a Secret to pull an image):
     # (path patterns, the kinds they may name, the kind when the reference gives none).
     object_refs: tuple[ObjectRefSpec, ...] = ()
+    shared_http_port: SharedPortSpec | None = None
 
     @property
     def gk(self) -> tuple[str, str]:
@@ -211,10 +237,22 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
                 tuple(entry.get("paths", ())),
                 tuple(_target_kind(k) for k in entry.get("kinds", ())),
                 entry.get("defaultKind", "ConfigMap"),
+                DataSpec(tuple(entry["data"].get("keys", ())), entry["data"].get("otherwise", "none"))
+                if "data" in entry
+                else None,
+                entry.get("matchByKind", False),
             )
             for entry in raw.get("objectRefs", ())
         ),
+        shared_http_port=_shared_port(raw["sharedHttpPort"]) if "sharedHttpPort" in raw else None,
     )
+
+
+def _shared_port(raw: Mapping[str, Any]) -> SharedPortSpec:
+    merged = raw.get("mergedGateways")
+    if merged is None:
+        return SharedPortSpec()
+    return SharedPortSpec((_target_kind(merged["parametersRef"]), merged["field"]))
 
 
 def validate_profile_document(raw: Any, where: str) -> None:

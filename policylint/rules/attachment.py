@@ -870,7 +870,7 @@ _CERTIFICATE_PURPOSES = {
 
 
 class CertificateRefInvalid(Rule):
-    """A certificate or CA reference names a missing object (where the input holds objects of that kind there) or an unsupported kind."""
+    """A certificate, CA or other object reference names a missing object (where the input holds objects of that kind there), an unsupported kind, or a Secret or ConfigMap without the key its reader needs."""
 
     id = "PL417"
     name = "certificate-ref-invalid"
@@ -899,8 +899,12 @@ class CertificateRefInvalid(Rule):
                         if complete
                         else f"which is not in the input although the input holds other {ref.kind}s in namespace {ref.namespace}"
                     )
-                    message = f"{what} names {ref.kind} {ref.namespace}/{ref.name}, {why}: {effect}"
-                    hint = f"Add the {ref.kind}, fix the name, or {external_hint(ref.kind, ref.namespace, ref.name)}."
+                    message = f"{what} names {ref.label()}, {why}: {effect}"
+                    hint = f"Add the {ref.kind}, fix the name, or {external_hint(ref.kind, ref.namespace or None, ref.name)}."
+                    yield self.issue(owner, ref.path, message, hint=hint)
+                elif ref.status == ReferenceStatus.MISSING_DATA:
+                    message = f"{what} names {ref.label()}, which {ref.detail}: the policy is rejected (Accepted=False, Invalid)"
+                    hint = f"Add the data the controller reads to {ref.label()}, or reference an object that holds it."
                     yield self.issue(owner, ref.path, message, hint=hint)
                 elif ref.status == ReferenceStatus.INVALID_KIND:
                     message = (
@@ -913,6 +917,33 @@ class CertificateRefInvalid(Rule):
                         else "Reference a ConfigMap (the core kind) or a Secret."
                     )
                     yield self.issue(owner, join(ref.path, "kind"), message, hint=hint)
+
+
+class PolicyOnSharedListenerPort(Rule):
+    """A policy covers only some of the plain-HTTP listeners sharing a port, which its controller serves as one listener."""
+
+    id = "PL418"
+    name = "policy-on-shared-listener-port"
+    severity = Severity.ERROR
+    subjects = frozenset({POLICY})
+    reads = frozenset({Stage.TOPOLOGY})
+
+    def check(self, project: Project) -> Iterable[Issue]:
+        topology = project.topology()
+        for policy in project.resolution.policies():
+            if policy.profile.shared_http_port is None:
+                continue
+            for res in project.resolution.targets(policy):
+                for error in topology.target_errors(policy, res):
+                    message = f"{policy.profile.kind} {where(policy.obj)} is rejected on {res.ref.display()}: {error} (Accepted=False, Invalid)"
+                    hint = (
+                        "Target the whole Gateway, which covers every listener of its own on the port, or give this"
+                        " listener a port of its own."
+                        if res.ref.section_name
+                        else "Give the listeners of this Gateway ports that no other Gateway of its class uses, since"
+                        " the class merges its Gateways' listeners."
+                    )
+                    yield self.issue(policy.obj, res.ref.path, message, hint=hint)
 
 
 RULES: list[type[Rule]] = [
@@ -928,4 +959,5 @@ RULES: list[type[Rule]] = [
     ListenerTlsMismatch,
     ListenerConflict,
     CertificateRefInvalid,
+    PolicyOnSharedListenerPort,
 ]

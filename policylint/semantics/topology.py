@@ -47,8 +47,9 @@ Everything is computed once per run (the effective-policy engine walks it too).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -58,13 +59,15 @@ from policylint.k8s.hostnames import effective_hostnames
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
-from policylint.profiles.registry import PolicyProfile, TargetKind
+from policylint.profiles.registry import DataSpec, ObjectRefSpec, PolicyProfile, TargetKind
 from policylint.semantics.grants import NOT_NEEDED, GrantCheck, Reference
 from policylint.vocabulary import Admission, Attachment, ReferenceStatus, Traffic
 
 if TYPE_CHECKING:
     from policylint.k8s.index import Section
-    from policylint.semantics.resolution import Resolution
+    from policylint.profiles.policy import Policy
+    from policylint.profiles.registry import SharedPortSpec
+    from policylint.semantics.resolution import Resolution, TargetResolution
 
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 CORE = ""
@@ -210,9 +213,10 @@ class ObjectRef:
     target: K8sObject | None = None
     port_section: Section | None = None
     grant: GrantCheck | None = None
+    detail: str = ""  # MissingData: what the object lacks
 
     def label(self) -> str:
-        return f"{self.kind} {self.namespace}/{self.name}"
+        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,6 +307,8 @@ class Topology:
         self.spec_errors: dict[int, tuple[str, ...]] = {}
         self._managed: dict[tuple[str, str], set[str]] = {}
         self._referrers: dict[int, list[ObjectRef]] = defaultdict(list)
+        self._groups: frozenset[str] | None = None
+        self._target_errors: dict[tuple[int, int], tuple[str, ...]] = {}
         self._build()
 
     # -- queries ---------------------------------------------------------------------------
@@ -430,13 +436,15 @@ class Topology:
         """Why a controller cannot program a policy through this backend reference of its spec, if
         it cannot: the backend is missing, not granted, or not reachable on the port named (Envoy
         Gateway then sets the policy Accepted=False, Invalid: "ExtAuth: service default/x not found")."""
-        where = f"{ref.kind} {ref.namespace}/{ref.name}"
+        where = ref.label()
         if ref.status == NOT_FOUND:
             return f"{ref.path}: {where} not found"
         if ref.status == ReferenceStatus.INVALID_KIND:
             return f"{ref.path}: {ref.kind} (group {ref.group or 'core'}) is not a kind this reference supports"
         if ref.status == REF_NOT_PERMITTED:
             return f"{ref.path}: {where} is in another namespace and no ReferenceGrant there permits the reference"
+        if ref.status == ReferenceStatus.MISSING_DATA:
+            return f"{ref.path}: {ref.label()} {ref.detail}"
         target = ref.target
         if ref.status != RESOLVED or target is None or (target.group, target.kind) != (CORE, "Service"):
             return None
@@ -451,6 +459,76 @@ class Topology:
     def policy_errors(self, policy: K8sObject) -> tuple[str, ...]:
         """What in the policy's spec makes its controller reject it (Accepted=False, Invalid)."""
         return self.spec_errors.get(id(policy), ())
+
+    def target_errors(self, policy: Policy, res: TargetResolution) -> tuple[str, ...]:
+        """What makes the controller reject the policy on this one target (Accepted=False, Invalid
+        on that ancestor only): today a plain-HTTP listener port it covers only in part
+        (`sharedHttpPort` in its profile)."""
+        spec = policy.profile.shared_http_port
+        if spec is None or not res.accepted or res.target is None or res.target.group != GATEWAY_GROUP:
+            return ()
+        key = (id(policy.obj), id(res))
+        found = self._target_errors.get(key)
+        if found is None:
+            found = self._target_errors[key] = self._shared_port_errors(spec, res.target, res.section)
+        return found
+
+    def gateway_listeners(self, gateway: K8sObject) -> list[Listener]:
+        """The listeners of a Gateway and of the ListenerSets attached to it."""
+        out = list(self.listeners(gateway))
+        for listener_set in self.listener_sets_of(gateway):
+            out.extend(self.listeners(listener_set))
+        return out
+
+    def proxy_gateways(self, gateway: K8sObject, merged_by: tuple[TargetKind, str] | None) -> list[K8sObject]:
+        """The Gateways whose listeners share proxy listeners with this one: itself, or every Gateway
+        of its class when the class's parameters object sets the merging field (`merged_by`)."""
+        ref = self.class_refs.get(id(gateway))
+        gateway_class = ref.target if ref is not None else None
+        if merged_by is None or gateway_class is None:
+            return [gateway]
+        kind, field_name = merged_by
+        params = _dict(gateway_class.spec.get("parametersRef"))
+        if (_str(params.get("group")) or CORE, _str(params.get("kind"))) != (kind.group, kind.kind):
+            return [gateway]
+        name, namespace = _str(params.get("name")), _str(params.get("namespace"))
+        holder = self.index.lookup(kind.group, kind.kind, namespace, name) if name else None
+        if holder is None or holder.spec.get(field_name) is not True:
+            return [gateway]
+        return [g for g in self.gateways() if (r := self.class_refs.get(id(g))) is not None and r.target is gateway_class]
+
+    def _shared_port_errors(self, spec: SharedPortSpec, target: K8sObject, section: Section | None) -> tuple[str, ...]:
+        if target.kind == "Gateway":
+            gateway: K8sObject | None = target
+            own = self.gateway_listeners(target)
+        elif target.kind == "ListenerSet":
+            attachment = self.listener_sets.get(id(target))
+            gateway = attachment.gateway if attachment is not None and attachment.attached else None
+            own = self.listeners(target)
+        else:
+            return ()
+        if gateway is None:
+            return ()
+        covered = [listener for listener in own if section is None or listener.section == section]
+        everyone = [listener for g in self.proxy_gateways(gateway, spec.merged_by) for listener in self.gateway_listeners(g)]
+        errors: list[str] = []
+        ports: set[int] = set()
+        for listener in covered:
+            if listener.protocol != "HTTP" or listener.port is None or listener.port in ports:
+                continue
+            others = [m for m in everyone if m is not listener and m.protocol == "HTTP" and m.port == listener.port]
+            if section is None:
+                # A whole-object policy covers its object's own listeners on the port as well.
+                others = [m for m in others if m not in own]
+            if others:
+                ports.add(listener.port)
+                names = ", ".join(_listener_label(m) for m in others)
+                errors.append(
+                    f"plain-HTTP listener {_listener_label(listener)} shares port {listener.port} with {names},"
+                    " which the policy does not cover: its controller serves them as one listener and rejects a"
+                    " policy on only some of them"
+                )
+        return tuple(errors)
 
     def _add_refs(self, owner: K8sObject, refs: list[ObjectRef]) -> None:
         self.references[id(owner)] = refs
@@ -773,6 +851,7 @@ class Topology:
         rule: int | None = None,
         check_existence: bool = True,
         grant_needed: bool = True,
+        group_for_kind: Callable[[str], str | None] | None = None,
     ) -> ObjectRef | None:
         name = _str(raw.get("name"))
         if not name:
@@ -780,11 +859,26 @@ class Topology:
         group = _str(raw.get("group"))
         group = CORE if group is None else group
         kind = _str(raw.get("kind")) or default_kind
-        namespace = _str(raw.get("namespace")) or owner.namespace or ""
+        if group_for_kind is not None:
+            group = group_for_kind(kind) or group
+        cluster_scoped = self.index.kinds.is_cluster_scoped(group, kind)
+        # A cluster-scoped object has no namespace, and a reference to it crosses none.
+        namespace = "" if cluster_scoped else _str(raw.get("namespace")) or owner.namespace or ""
         port = _int(raw.get("port"))
         has_port = "port" in raw
         reference = Reference(owner.group, owner.kind, owner.namespace or "", group, kind, namespace, name)
-        grant = self.grants.check(reference) if grant_needed else NOT_NEEDED
+        grant = self.grants.check(reference) if grant_needed and not cluster_scoped else NOT_NEEDED
+        # The kind is checked before the namespace, as controllers do (Envoy Gateway's
+        # validateBackendRef: group, then kind, then the ReferenceGrant): a reference no object
+        # could satisfy is InvalidKind whether or not a grant would admit it.
+        invalid_kind = purpose in _BACKEND_PURPOSES and (
+            # The core group has one backend kind: any other is "unknown or unsupported", and the
+            # Gateway API requires ResolvedRefs=False, reason InvalidKind (RouteReasonInvalidKind).
+            (group == CORE and kind != "Service")
+            # With --complete, a group nothing knows (no built-in kind, CRD, profile or object in
+            # the input belongs to it) names a kind the cluster does not serve.
+            or (self.index.options.complete and group != CORE and group not in self._known_groups())
+        )
         base = {
             "owner": owner,
             "path": path,
@@ -798,18 +892,17 @@ class Topology:
             "rule": rule,
             "grant": grant,
         }
+        if invalid_kind:
+            return ObjectRef(status=ReferenceStatus.INVALID_KIND, **base)  # type: ignore[arg-type]
         if not grant.permitted:
             # Never reveal whether an un-granted target exists (docs/semantics.md#referencegrant):
             # RefNotPermitted either way.
             return ObjectRef(status=REF_NOT_PERMITTED, **base)  # type: ignore[arg-type]
-        if group == CORE and kind != "Service" and purpose in _BACKEND_PURPOSES:
-            # The core group has one backend kind: any other is "unknown or unsupported", and the
-            # Gateway API requires ResolvedRefs=False, reason InvalidKind (RouteReasonInvalidKind).
-            return ObjectRef(status=ReferenceStatus.INVALID_KIND, **base)  # type: ignore[arg-type]
-        target = self.index.lookup(group, kind, namespace, name)
+        scope_ns = None if cluster_scoped else namespace
+        target = self.index.lookup(group, kind, scope_ns, name)
         if target is None:
             status: ReferenceStatus
-            if self.external.match(group, kind, namespace, name):
+            if self.external.match(group, kind, scope_ns, name):
                 status = ReferenceStatus.EXTERNAL
             elif not check_existence and not self._manages(group, kind, namespace):
                 # Secrets and ConfigMaps often live outside the repository: checked only where
@@ -934,13 +1027,47 @@ class Topology:
                     if not isinstance(raw, dict):
                         continue
                     ref = self._resolve_ref(
-                        obj, path, raw, "policy-object", default_kind=spec.default_kind, check_existence=False
+                        obj,
+                        path,
+                        raw,
+                        "policy-object",
+                        default_kind=spec.default_kind,
+                        check_existence=False,
+                        group_for_kind=functools.partial(self._group_for_kind, spec) if spec.match_by_kind else None,
                     )
-                    if ref is not None and spec.kinds and TargetKind(ref.group, ref.kind) not in spec.kinds:
+                    if ref is None:
+                        continue
+                    if spec.kinds and TargetKind(ref.group, ref.kind) not in spec.kinds:
                         ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None)
-                    if ref is not None:
-                        out.append(ref)
+                    elif (
+                        spec.data is not None
+                        and ref.status == RESOLVED
+                        and ref.target is not None
+                        and (ref.group, ref.kind) in _DATA_KINDS
+                    ):
+                        lacking = _lacks_data(ref.target, spec.data)
+                        if lacking:
+                            ref = dataclasses.replace(ref, status=ReferenceStatus.MISSING_DATA, detail=lacking)
+                    out.append(ref)
         return out
+
+    def _known_groups(self) -> frozenset[str]:
+        if self._groups is None:
+            profiles = self.resolution.profiles
+            self._groups = (
+                self.index.groups()
+                | {p.group for p in profiles}
+                | {k.group for p in profiles for k in (*p.targets.kinds, *p.targets.implementation_kinds)}
+            )
+        return self._groups
+
+    def _group_for_kind(self, spec: ObjectRefSpec, kind: str) -> str | None:
+        """The group a by-kind reference resolves in: the one of the kinds `spec` lists with this
+        kind name that the kind registry knows (ClusterTrustBundle: certificates.k8s.io)."""
+        for k in spec.kinds:
+            if k.kind == kind and self.index.kinds.get(k.group, k.kind) is not None:
+                return k.group
+        return None
 
     def _policy_backends(self, obj: K8sObject, fields: Sequence[str]) -> list[ObjectRef]:
         out: list[ObjectRef] = []
@@ -951,6 +1078,35 @@ class Topology:
                     if ref is not None:
                         out.append(ref)
         return out
+
+
+def _listener_label(listener: Listener) -> str:
+    owner = listener.owner
+    return f"{owner.namespace}/{owner.name}/{listener.name}"
+
+
+# The kinds whose entries a DataSpec describes (a ClusterTrustBundle holds its bundle in spec).
+_DATA_KINDS = frozenset({(CORE, "Secret"), (CORE, "ConfigMap")})
+
+
+def _lacks_data(obj: K8sObject, spec: DataSpec) -> str:
+    """What a Secret or ConfigMap lacks of what its reader needs (`spec`), or "" when it has it.
+    A Secret's `stringData` is written into `data` by the API server, so both count."""
+    entries: set[str] = set()
+    for field_name in ("data", "stringData", "binaryData"):
+        value = obj.data.get(field_name)
+        if isinstance(value, dict):
+            entries.update(str(k) for k in value)
+    if any(key in entries for key in spec.keys):
+        return ""
+    if spec.otherwise == "any-entry" and entries:
+        return ""
+    if spec.otherwise == "only-entry" and len(entries) == 1:
+        return ""
+    keys = f"no key {spec.keys[0]}" if len(spec.keys) == 1 else f"none of the keys {', '.join(spec.keys)}"
+    if spec.otherwise == "only-entry" and entries:
+        return f"has {keys} and more than one entry"
+    return f"has {keys}" + (" and no entry at all" if spec.otherwise != "none" and not entries else "")
 
 
 def expand_pattern(data: Any, pattern: str) -> Iterator[tuple[str, Any]]:

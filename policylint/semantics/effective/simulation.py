@@ -707,8 +707,8 @@ class Simulation:
                 continue
             for res in self.resolution.targets(policy):
                 node = self.node_of(res)
-                if node is None:
-                    continue
+                if node is None or self.topology.target_errors(policy, res):
+                    continue  # rejected on this target alone (`accepted` says why)
                 if node[0] == "namespace":
                     self._namespace_level = True
                 for facet in policy_facets(policy, node):
@@ -1055,7 +1055,7 @@ class Simulation:
         when the policy loses every context through the target to a conflict."""
         if not res.accepted:
             return res.status, res.message
-        errors = self.topology.policy_errors(policy.obj)
+        errors = self.topology.policy_errors(policy.obj) or self.topology.target_errors(policy, res)
         if errors:
             return Accepted.INVALID, "; ".join(errors)
         status = self.target_status(policy, res)
