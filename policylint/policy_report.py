@@ -14,13 +14,14 @@ from functools import partial
 from typing import Any, TypeVar
 
 from policylint.findings import Issue, Location
+from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.profiles.policy import Policy
 from policylint.project import Project
 from policylint.rules.engine import INTERNAL_ERROR
 from policylint.semantics.effective.simulation import TargetStatus
 from policylint.semantics.resolution import TargetResolution
-from policylint.vocabulary import Accepted
+from policylint.vocabulary import Accepted, Enforcement
 
 _T = TypeVar("_T")
 
@@ -70,15 +71,28 @@ def _simulated(project: Project, policy: Policy, res: TargetResolution, entry: d
     entry["message"] = message
     entry["conditions"] = [_condition("Accepted", accepted is Accepted.ACCEPTED, accepted.value, message)]
     status = simulation.target_status(policy, res)
+    at_target = simulation.override_at_target(policy, res) if accepted is Accepted.ACCEPTED else None
+    if at_target is not None and at_target[1]:
+        # No traffic through the target yet, but more specific policies already take some or all
+        # of its listeners: decided when the policies attach, as the controller does.
+        units, taken, winners = at_target
+        entry["enforcement"] = Enforcement.OVERRIDDEN if taken == units else Enforcement.PARTIALLY_ENFORCED
+        entry["beatenBy"] = sorted(winners)
+        if "Overridden" in policy.profile.conditions:
+            entry["conditions"].append(
+                _condition("Overridden", True, "Overridden", "overridden by " + ", ".join(sorted(winners)))
+            )
+        return
     if status is None:
         return
     entry["enforcement"] = status.enforcement if accepted is Accepted.ACCEPTED else None
     entry["beatenBy"] = sorted(status.beaten_by)
     entry["ancestors"] = sorted(str(k) for k in status.ancestors)
-    entry["conditions"].extend(_controller_conditions(policy, status, accepted))
+    displaced = simulation.displaced_by_itself(policy, res) if "Overridden" in policy.profile.conditions else 0
+    entry["conditions"].extend(_controller_conditions(policy, status, accepted, displaced))
 
 
-def _controller_conditions(policy: Policy, status: TargetStatus, accepted: Accepted) -> list[dict[str, Any]]:
+def _controller_conditions(policy: Policy, status: TargetStatus, accepted: Accepted, displaced: int = 0) -> list[dict[str, Any]]:
     """The conditions the policy's controller writes besides Accepted (profile `conditions`),
     as the simulation decides them: `Overridden` when more specific policies take values in
     some context — not when all they did was merge onto it (mergeType: the controller reports a
@@ -87,8 +101,16 @@ def _controller_conditions(policy: Policy, status: TargetStatus, accepted: Accep
     written = policy.profile.conditions
     if accepted is not Accepted.ACCEPTED:
         return out
-    if "Overridden" in written and status.overridden + status.partial > status.merged_away:
-        message = "overridden by " + ", ".join(sorted(status.beaten_by)) if status.beaten_by else ""
+    if "Overridden" in written and status.overridden + status.partial + displaced > status.merged_away:
+        # The controller counts its own more specific attachment too: a policy on a Gateway and
+        # on a ListenerSet of it is Overridden at the Gateway for the ListenerSet's listeners
+        # (Envoy Gateway's translator test clienttrafficpolicy-listenerset-mixed-targetrefs).
+        names = (
+            sorted(status.beaten_by)
+            if status.beaten_by
+            else ([ns_name(policy.obj.namespace, policy.obj.name)] if displaced else [])
+        )
+        message = "overridden by " + ", ".join(names) if names else ""
         out.append(_condition("Overridden", True, "Overridden", message))
     if "Merged" in written and status.merged_with:
         out.append(_condition("Merged", True, "Merged", "merged with policy " + ", ".join(sorted(status.merged_with))))

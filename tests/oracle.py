@@ -211,11 +211,15 @@ def policy_verdict(entry: dict[str, Any] | None, record: dict[str, Any], parents
     else:
         named = ancestor.split(":", 1)[0]
         gateway = parents.get(named, named)
-        relevant = [
-            t
-            for t in targets
-            if gateway in {_ancestor_id(a) for a in t["ancestors"]} or _ref_id(t["ref"], False) in (named, gateway)
-        ]
+        # A Gateway or ListenerSet target is its own ancestor in EG's status: where the policy
+        # targets the record's ancestor itself, that target's verdict is the one EG wrote.
+        relevant = [t for t in targets if _ref_id(t["ref"], False) == named]
+        if not relevant:
+            relevant = [
+                t
+                for t in targets
+                if gateway in {_ancestor_id(a) for a in t["ancestors"]} or _ref_id(t["ref"], False) in (named, gateway)
+            ]
         if not relevant:  # rejected targets reach no ancestor in the report: EG still writes one
             relevant = [t for t in targets if target_verdict(t, entry["profile"]) not in ACCEPTED_FAMILY]
     if not relevant:

@@ -1074,3 +1074,102 @@ def test_a_policy_on_some_of_the_plain_http_listeners_of_a_port_is_invalid(
     else:
         assert f"shares port {80 if 'gateway-1' in others else 81} with {others}," in target["message"]
         assert [(f.path, f.severity) for f in findings] == [("spec.targetRefs[0]", Severity.ERROR)]
+
+
+@pytest.mark.parametrize(
+    ("merge", "kind", "name", "accepted"),
+    [
+        ("true", "Gateway", "gateway-1", "Invalid"),
+        ("true", "GatewayClass", "eg", "Accepted"),
+        ("false", "Gateway", "gateway-1", "Accepted"),
+        ("false", "GatewayClass", "eg", "Invalid"),
+    ],
+)
+def test_an_envoy_patch_policy_targets_the_class_of_merged_gateways(merge: str, kind: str, name: str, accepted: str) -> None:
+    # Envoy Gateway's translator tests envoypatchpolicy-invalid-target-kind-merge-gateways (a
+    # Gateway target with mergeGateways: Invalid, "not found or not accepted (MergeGateways=true)")
+    # and envoypatchpolicy-valid-merge-gateways (the GatewayClass target: Accepted).
+    # Before: Accepted in every row. After: as EG writes, with PL418 on the targetRef's kind.
+    text = SHARED_PORT.split("---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: ClientTrafficPolicy")[0] % {
+        "merge": merge
+    } + (
+        "---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyPatchPolicy\n"
+        "metadata: {name: patch, namespace: default}\n"
+        f"spec: {{targetRef: {{group: gateway.networking.k8s.io, kind: {kind}, name: {name}}}, type: JSONPatch, jsonPatches: []}}\n"
+    )
+    result = lint_text(text)
+    target = (result.policy_reports or [])[0]["targets"][0]
+    assert target["accepted"] == accepted
+    assert [f.path for f in only(result, "PL418")] == (["spec.targetRef.kind"] if accepted == "Invalid" else [])
+
+
+LISTENERSET_NO_ROUTES = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: composite-gateway, namespace: envoy-gateway}
+spec:
+  gatewayClassName: eg
+  allowedListeners: {namespaces: {from: Same}}
+  listeners: [{name: core-http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: ext-listeners, namespace: envoy-gateway}
+spec:
+  parentRef: {name: composite-gateway}
+  listeners:
+  - {name: ext-http-1, protocol: HTTP, port: 8081}
+  - {name: ext-http-2, protocol: HTTP, port: 8082}
+"""
+
+
+def _targets(result: Any) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(p["object"]["name"], t["ref"]["kind"]): t for p in result.policy_reports for t in p["targets"]}
+
+
+def test_a_listenerset_policy_every_listener_of_which_a_section_policy_takes_is_overridden() -> None:
+    # Envoy Gateway's translator test envoyextensionpolicy-listenerset-invalid: no route yet, a
+    # ListenerSet-wide policy and a section policy on its only listener; EG writes Overridden
+    # ("... for these listenerset listeners: [envoy-gateway/ext-listeners/ext-http]").
+    # Before: Accepted with no enforcement and no Overridden. After: Overridden when every
+    # listener is taken, PartiallyEnforced when some are, decided when the policies attach.
+    def policy(name: str, section: str = "") -> str:
+        ref = f"{{group: gateway.networking.k8s.io, kind: ListenerSet, name: ext-listeners{section}}}"
+        return (
+            f"---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyExtensionPolicy\n"
+            f"metadata: {{name: {name}, namespace: envoy-gateway}}\nspec:\n  targetRefs: [{ref}]\n"
+            "  lua: [{type: Inline, inline: 'function envoy_on_request(r) end'}]\n"
+        )
+
+    one = lint_text(LISTENERSET_NO_ROUTES + policy("wide") + policy("section", ", sectionName: ext-http-1"))
+    wide = _targets(one)[("wide", "ListenerSet")]
+    assert (wide["enforcement"], wide["beatenBy"]) == ("PartiallyEnforced", ["envoy-gateway/section"])
+    assert [c["type"] for c in wide["conditions"]] == ["Accepted", "Overridden"]
+    both = lint_text(
+        LISTENERSET_NO_ROUTES
+        + policy("wide")
+        + policy("section", ", sectionName: ext-http-1")
+        + policy("section-2", ", sectionName: ext-http-2")
+    )
+    assert _targets(both)[("wide", "ListenerSet")]["enforcement"] == "Overridden"
+    alone = _targets(lint_text(LISTENERSET_NO_ROUTES + policy("wide")))[("wide", "ListenerSet")]
+    assert (alone["enforcement"], [c["type"] for c in alone["conditions"]]) == (None, ["Accepted"])
+
+
+def test_a_policy_on_a_gateway_and_its_listenerset_is_overridden_at_the_gateway_by_itself() -> None:
+    # Envoy Gateway's translator test clienttrafficpolicy-listenerset-mixed-targetrefs: one
+    # ClientTrafficPolicy targets the ListenerSet and its Gateway; EG writes Overridden at the
+    # Gateway ("... overriding these sections [ext-http-1 ext-http-2]"), Accepted at the
+    # ListenerSet. Its values are in force everywhere (policylint's enforcement stays Enforced).
+    text = LISTENERSET_NO_ROUTES + (
+        "---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: ClientTrafficPolicy\n"
+        "metadata: {name: ctp-mixed, namespace: envoy-gateway}\nspec:\n  targetRefs:\n"
+        "  - {group: gateway.networking.k8s.io, kind: ListenerSet, name: ext-listeners}\n"
+        "  - {group: gateway.networking.k8s.io, kind: Gateway, name: composite-gateway}\n"
+        "  tcpKeepalive: {probes: 5}\n"
+    )
+    targets = _targets(lint_text(text))
+    gateway, listener_set = targets[("ctp-mixed", "Gateway")], targets[("ctp-mixed", "ListenerSet")]
+    assert gateway["enforcement"] == "Enforced"
+    assert [c["type"] for c in gateway["conditions"]] == ["Accepted", "Overridden"]
+    assert [c["type"] for c in listener_set["conditions"]] == ["Accepted"]

@@ -116,13 +116,15 @@ class DataSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class SharedPortSpec:
-    """A policy kind whose controller serves every plain-HTTP listener of a port with one proxy
-    listener, so a policy covering only some of them is rejected (Envoy Gateway's
-    ClientTrafficPolicy). `merged_by`: the GatewayClass parameters kind and its boolean field that
-    make the Gateways of a class share proxy listeners (EnvoyProxy `mergeGateways`)."""
+class MergedGatewaysSpec:
+    """When the Gateways of a class share proxies: the GatewayClass parametersRef kind and its
+    boolean spec field that merge them (Envoy Gateway: EnvoyProxy `mergeGateways`), and the kind
+    a policy must then target instead of a Gateway (`target_kind`; EnvoyPatchPolicy: the
+    GatewayClass), if any."""
 
-    merged_by: tuple[TargetKind, str] | None = None
+    parameters: TargetKind
+    field: str
+    target_kind: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +168,10 @@ class PolicyProfile:
     # the policy (a ConfigMap holding a response body or a JWKS, a Secret to pull an image):
     # (path patterns, the kinds they may name, the kind when the reference gives none).
     object_refs: tuple[ObjectRefSpec, ...] = ()
-    shared_http_port: SharedPortSpec | None = None
+    # The controller serves every plain-HTTP listener of a port with one proxy listener, so a
+    # policy covering only some of them is rejected there (Envoy Gateway's ClientTrafficPolicy).
+    shared_http_port: bool = False
+    merged_gateways: MergedGatewaysSpec | None = None
 
     @property
     def gk(self) -> tuple[str, str]:
@@ -244,15 +249,15 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
             )
             for entry in raw.get("objectRefs", ())
         ),
-        shared_http_port=_shared_port(raw["sharedHttpPort"]) if "sharedHttpPort" in raw else None,
+        shared_http_port=raw.get("sharedHttpPort", False),
+        merged_gateways=MergedGatewaysSpec(
+            _target_kind(raw["mergedGateways"]["parametersRef"]),
+            raw["mergedGateways"]["field"],
+            raw["mergedGateways"].get("targetKind"),
+        )
+        if "mergedGateways" in raw
+        else None,
     )
-
-
-def _shared_port(raw: Mapping[str, Any]) -> SharedPortSpec:
-    merged = raw.get("mergedGateways")
-    if merged is None:
-        return SharedPortSpec()
-    return SharedPortSpec((_target_kind(merged["parametersRef"]), merged["field"]))
 
 
 def validate_profile_document(raw: Any, where: str) -> None:

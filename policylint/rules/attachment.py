@@ -919,11 +919,11 @@ class CertificateRefInvalid(Rule):
                     yield self.issue(owner, join(ref.path, "kind"), message, hint=hint)
 
 
-class PolicyOnSharedListenerPort(Rule):
-    """A policy covers only some of the plain-HTTP listeners sharing a port, which its controller serves as one listener."""
+class PolicyRejectedOnTarget(Rule):
+    """The controller rejects a policy on one of its targets: plain-HTTP listeners sharing a port it covers only in part, or a target kind that merged Gateways rule out."""
 
     id = "PL418"
-    name = "policy-on-shared-listener-port"
+    name = "policy-rejected-on-target"
     severity = Severity.ERROR
     subjects = frozenset({POLICY})
     reads = frozenset({Stage.TOPOLOGY})
@@ -931,19 +931,30 @@ class PolicyOnSharedListenerPort(Rule):
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
         for policy in project.resolution.policies():
-            if policy.profile.shared_http_port is None:
+            profile = policy.profile
+            if not profile.shared_http_port and (profile.merged_gateways is None or profile.merged_gateways.target_kind is None):
                 continue
             for res in project.resolution.targets(policy):
                 for error in topology.target_errors(policy, res):
-                    message = f"{policy.profile.kind} {where(policy.obj)} is rejected on {res.ref.display()}: {error} (Accepted=False, Invalid)"
-                    hint = (
-                        "Target the whole Gateway, which covers every listener of its own on the port, or give this"
-                        " listener a port of its own."
-                        if res.ref.section_name
-                        else "Give the listeners of this Gateway ports that no other Gateway of its class uses, since"
-                        " the class merges its Gateways' listeners."
-                    )
-                    yield self.issue(policy.obj, res.ref.path, message, hint=hint)
+                    message = f"{profile.kind} {where(policy.obj)} is rejected on {res.ref.display()}: {error} (Accepted=False, Invalid)"
+                    if error.startswith("plain-HTTP listener"):
+                        hint = (
+                            "Target the whole Gateway, which covers every listener of its own on the port, or give"
+                            " this listener a port of its own."
+                            if res.ref.section_name
+                            else "Give the listeners of this Gateway ports that no other Gateway of its class uses,"
+                            " since the class merges its Gateways' listeners."
+                        )
+                        yield self.issue(policy.obj, res.ref.path, message, hint=hint)
+                    else:
+                        merged = profile.merged_gateways
+                        assert merged is not None and merged.target_kind is not None
+                        hint = (
+                            f"Target the {merged.target_kind} of the merged Gateways."
+                            if res.ref.kind == "Gateway"
+                            else "Target the Gateway: without the merge, the controller takes only Gateways."
+                        )
+                        yield self.issue(policy.obj, join(res.ref.path, "kind"), message, hint=hint)
 
 
 RULES: list[type[Rule]] = [
@@ -959,5 +970,5 @@ RULES: list[type[Rule]] = [
     ListenerTlsMismatch,
     ListenerConflict,
     CertificateRefInvalid,
-    PolicyOnSharedListenerPort,
+    PolicyRejectedOnTarget,
 ]

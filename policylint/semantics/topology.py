@@ -66,7 +66,6 @@ from policylint.vocabulary import Admission, Attachment, ReferenceStatus, Traffi
 if TYPE_CHECKING:
     from policylint.k8s.index import Section
     from policylint.profiles.policy import Policy
-    from policylint.profiles.registry import SharedPortSpec
     from policylint.semantics.resolution import Resolution, TargetResolution
 
 GATEWAY_GROUP = "gateway.networking.k8s.io"
@@ -462,16 +461,51 @@ class Topology:
 
     def target_errors(self, policy: Policy, res: TargetResolution) -> tuple[str, ...]:
         """What makes the controller reject the policy on this one target (Accepted=False, Invalid
-        on that ancestor only): today a plain-HTTP listener port it covers only in part
-        (`sharedHttpPort` in its profile)."""
-        spec = policy.profile.shared_http_port
-        if spec is None or not res.accepted or res.target is None or res.target.group != GATEWAY_GROUP:
+        on that ancestor only): a plain-HTTP listener port it covers only in part
+        (`sharedHttpPort`), or a target kind that merged Gateways rule out (`mergedGateways`)."""
+        profile = policy.profile
+        if not res.accepted or res.target is None or res.target.group != GATEWAY_GROUP:
+            return ()
+        if not profile.shared_http_port and (profile.merged_gateways is None or profile.merged_gateways.target_kind is None):
             return ()
         key = (id(policy.obj), id(res))
         found = self._target_errors.get(key)
         if found is None:
-            found = self._target_errors[key] = self._shared_port_errors(spec, res.target, res.section)
+            found = self._target_errors[key] = self._merged_kind_errors(profile, res.target) + (
+                self._shared_port_errors(profile, res.target, res.section) if profile.shared_http_port else ()
+            )
         return found
+
+    def _merges(self, gateway_class: K8sObject, profile: PolicyProfile) -> bool:
+        """Whether the class's parameters object merges its Gateways (`mergedGateways`)."""
+        spec = profile.merged_gateways
+        if spec is None:
+            return False
+        params = _dict(gateway_class.spec.get("parametersRef"))
+        kind = spec.parameters
+        if (_str(params.get("group")) or CORE, _str(params.get("kind"))) != (kind.group, kind.kind):
+            return False
+        name, namespace = _str(params.get("name")), _str(params.get("namespace"))
+        holder = self.index.lookup(kind.group, kind.kind, namespace, name) if name else None
+        return holder is not None and holder.spec.get(spec.field) is True
+
+    def _merged_kind_errors(self, profile: PolicyProfile, target: K8sObject) -> tuple[str, ...]:
+        spec = profile.merged_gateways
+        if spec is None or spec.target_kind is None:
+            return ()
+        if target.kind == "Gateway":
+            ref = self.class_refs.get(id(target))
+            if ref is not None and ref.target is not None and self._merges(ref.target, profile):
+                return (
+                    f"the Gateways of class {ref.target.name} are merged ({spec.parameters.kind} {spec.field}), so the"
+                    f" controller reads the target as a {spec.target_kind} and finds none named {target.name}",
+                )
+        elif target.kind == spec.target_kind and not self._merges(target, profile):
+            return (
+                f"the Gateways of {spec.target_kind} {target.name} are not merged ({spec.parameters.kind} {spec.field}),"
+                " so the controller takes only a Gateway as the target",
+            )
+        return ()
 
     def gateway_listeners(self, gateway: K8sObject) -> list[Listener]:
         """The listeners of a Gateway and of the ListenerSets attached to it."""
@@ -480,24 +514,16 @@ class Topology:
             out.extend(self.listeners(listener_set))
         return out
 
-    def proxy_gateways(self, gateway: K8sObject, merged_by: tuple[TargetKind, str] | None) -> list[K8sObject]:
+    def proxy_gateways(self, gateway: K8sObject, profile: PolicyProfile) -> list[K8sObject]:
         """The Gateways whose listeners share proxy listeners with this one: itself, or every Gateway
-        of its class when the class's parameters object sets the merging field (`merged_by`)."""
+        of its class when the class merges its Gateways (`mergedGateways`)."""
         ref = self.class_refs.get(id(gateway))
         gateway_class = ref.target if ref is not None else None
-        if merged_by is None or gateway_class is None:
-            return [gateway]
-        kind, field_name = merged_by
-        params = _dict(gateway_class.spec.get("parametersRef"))
-        if (_str(params.get("group")) or CORE, _str(params.get("kind"))) != (kind.group, kind.kind):
-            return [gateway]
-        name, namespace = _str(params.get("name")), _str(params.get("namespace"))
-        holder = self.index.lookup(kind.group, kind.kind, namespace, name) if name else None
-        if holder is None or holder.spec.get(field_name) is not True:
+        if gateway_class is None or not self._merges(gateway_class, profile):
             return [gateway]
         return [g for g in self.gateways() if (r := self.class_refs.get(id(g))) is not None and r.target is gateway_class]
 
-    def _shared_port_errors(self, spec: SharedPortSpec, target: K8sObject, section: Section | None) -> tuple[str, ...]:
+    def _shared_port_errors(self, profile: PolicyProfile, target: K8sObject, section: Section | None) -> tuple[str, ...]:
         if target.kind == "Gateway":
             gateway: K8sObject | None = target
             own = self.gateway_listeners(target)
@@ -510,7 +536,7 @@ class Topology:
         if gateway is None:
             return ()
         covered = [listener for listener in own if section is None or listener.section == section]
-        everyone = [listener for g in self.proxy_gateways(gateway, spec.merged_by) for listener in self.gateway_listeners(g)]
+        everyone = [listener for g in self.proxy_gateways(gateway, profile) for listener in self.gateway_listeners(g)]
         errors: list[str] = []
         ports: set[int] = set()
         for listener in covered:

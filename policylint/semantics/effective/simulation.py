@@ -1085,6 +1085,67 @@ class Simulation:
             return None
         return result.conflicts.get(id(mine[0]))
 
+    def override_at_target(self, policy: Policy, res: TargetResolution) -> tuple[int, int, frozenset[str]] | None:
+        """For a Gateway or ListenerSet target no traffic passes (no route yet): of its listeners,
+        how many there are, how many more specific policies of the same kind take, and which
+        policies take them. A controller decides precedence when the policies attach, per
+        listener (Envoy Gateway: "This policy is being overridden by other envoyExtensionPolicies
+        for these listenerset listeners", its translator test envoyextensionpolicy-listenerset-invalid):
+        each listener folds the policies on the path down to it, as a context holding it alone."""
+        node = self.node_of(res)
+        if node is None or node[0] not in ("gateway", "listenerset"):
+            return None
+        status = self.status.get((id(policy.obj), node))
+        if status is not None and status.contexts:
+            return None
+        attached = self._by_kind.get(policy.profile.gk, {})
+        mine = [f for f in attached.get(node, []) if f.policy is policy]
+        if not mine:
+            return None
+        paths: list[list[NodeKey]] = []
+        for child in self.children(node):
+            if child[0] == "listener":
+                paths.append([node, child])
+            elif child[0] == "listenerset":
+                paths.extend([node, child, grandchild] for grandchild in self.children(child) if grandchild[0] == "listener")
+        taken = 0
+        winners: set[str] = set()
+        for path in paths:
+            facets = [f for n in path for f in attached.get(n, [])]
+            if len({id(f.policy) for f in facets}) < 2:
+                continue
+            stack, _ = order_stack(facets)
+            result = fold(stack, policy.profile)
+            states = [result.status.get(id(f)) for f in mine]
+            if any(state in (OVERRIDDEN, PARTIALLY_ENFORCED) for state in states):
+                taken += 1
+                for f in mine:
+                    winners |= result.beaten_by.get(id(f), set())
+        return len(paths), taken, frozenset(winners)
+
+    def displaced_by_itself(self, policy: Policy, res: TargetResolution) -> int:
+        """Contexts below this target that the policy's own attachment to a more specific target
+        takes (one policy on a Gateway and on a ListenerSet or listener of it): its values are in
+        force there, but through the other target, which Envoy Gateway reports as Overridden at
+        the broader ancestor (its translator test clienttrafficpolicy-listenerset-mixed-targetrefs)."""
+        node = self.node_of(res)
+        if node is None or node[0] not in ("gateway", "listenerset"):
+            return 0
+        below: set[NodeKey] = set()
+        frontier = [node]
+        while frontier:
+            for child in self.children(frontier.pop()):
+                if child[0] in ("listenerset", "listener") and child not in below:
+                    below.add(child)
+                    frontier.append(child)
+        total = 0
+        for other in self.resolution.targets(policy):
+            other_node = self.node_of(other)
+            if other_node in below:
+                status = self.status.get((id(policy.obj), other_node))
+                total += status.contexts if status is not None else 0
+        return total
+
     def target_status(self, policy: Policy, res: TargetResolution) -> TargetStatus | None:
         node = self.node_of(res)
         if node is None:
