@@ -19,6 +19,7 @@ import pytest
 
 from policylint.findings import Severity
 from policylint.k8s.objects import ObjectKey
+from policylint.semantics.effective.merge import untag
 from policylint.semantics.effective.simulation import (
     CONFLICTED,
     ENFORCED,
@@ -1173,3 +1174,86 @@ def test_a_policy_on_a_gateway_and_its_listenerset_is_overridden_at_the_gateway_
     assert gateway["enforcement"] == "Enforced"
     assert [c["type"] for c in gateway["conditions"]] == ["Accepted", "Overridden"]
     assert [c["type"] for c in listener_set["conditions"]] == ["Accepted"]
+
+
+# Envoy Gateway's e2e test RateLimitGlobalMergeTest
+# (test/e2e/testdata/ratelimit-global-shared-and-unshared-header-match.yaml), reduced to one rule
+# each: a route policy with mergeType StrategicMerge on a Gateway with a rate-limit policy. EG
+# merges the rate-limit rules by generated name (<policy-ns>/<policy-name>/rule/<index>), so both
+# policies' rules apply; with JSONMerge the route policy's list replaces the Gateway's.
+RATE_LIMIT_MERGE = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: eg-rate-limit, namespace: gateway-conformance-infra}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: Same}}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: infra-backend-v1, namespace: gateway-conformance-infra}
+spec: {ports: [{port: 8080}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: header-ratelimit-1, namespace: gateway-conformance-infra}
+spec:
+  parentRefs: [{name: eg-rate-limit}]
+  rules: [{backendRefs: [{name: infra-backend-v1, port: 8080}]}]
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: ratelimit-headers-route-policy, namespace: gateway-conformance-infra}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: header-ratelimit-1}]
+  mergeType: StrategicMerge
+  rateLimit:
+    type: Global
+    global:
+      rules:
+      - clientSelectors: [{headers: [{name: x-user-id, value: one}]}]
+        limit: {requests: 3, unit: Hour}
+        shared: true
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: ratelimit-headers-gateway-policy, namespace: gateway-conformance-infra}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: eg-rate-limit}]
+  rateLimit:
+    type: Global
+    global:
+      rules:
+      - limit: {requests: 100, unit: Hour}
+        shared: true
+"""
+
+
+@pytest.mark.parametrize("merge_type", ["StrategicMerge", "JSONMerge"])
+def test_strategic_merge_keeps_the_rate_limit_rules_of_both_policies(merge_type: str) -> None:
+    # Before: RFC 7386 for both, the route's rules replaced the Gateway's and the Gateway policy
+    # was PartiallyEnforced (PL603). After: as Envoy Gateway merges them.
+    result = lint_text(RATE_LIMIT_MERGE.replace("StrategicMerge", merge_type))
+    (context,) = result.project.simulation().contexts(lambda path: path[-1][0] == "rule")
+    rules = untag(context.result.tree)["rateLimit"]["global"]["rules"]
+    gateway_rule = {"limit": {"requests": 100, "unit": "Hour"}, "shared": True}
+    route_rule = {
+        "clientSelectors": [{"headers": [{"name": "x-user-id", "value": "one"}]}],
+        "limit": {"requests": 3, "unit": "Hour"},
+        "shared": True,
+    }
+    targets = _targets(result)
+    gateway = targets[("ratelimit-headers-gateway-policy", "Gateway")]
+    if merge_type == "StrategicMerge":
+        assert rules == [gateway_rule, route_rule]
+        assert gateway["enforcement"] == "Enforced" and only(result, "PL603") == []
+    else:
+        assert rules == [route_rule]
+        assert gateway["enforcement"] == "PartiallyEnforced"
+    # The Gateway policy reports a merge, not an override (its controller writes no Overridden).
+    assert [c["type"] for c in gateway["conditions"]] == ["Accepted"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import yaml
 from policylint.input import load
 from policylint.input.load import LOADER, PARSER_IS_C, load_source, parse_text
 from policylint.input.sources import SourceError, discover
+from policylint.k8s.timestamps import parse_timestamp
 from tests.lintutil import ROOT, lint_paths, lint_text, only
 
 SERVICE = """\
@@ -398,3 +400,40 @@ def test_without_libyaml_the_pure_python_loader_gives_the_same_findings() -> Non
 
     assert located(pure.stdout) == located(c.stdout)
     assert json.loads(pure.stdout)["policies"] == json.loads(c.stdout)["policies"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Each value is what Go's time.Parse(time.RFC3339, ...) reads, worked out by hand.
+        ("2024-01-02T03:04:05Z", datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)),
+        # Python 3.10's fromisoformat rejects a two-digit fraction: a PL009 error there, before.
+        ("2024-01-02T03:04:05.12Z", datetime(2024, 1, 2, 3, 4, 5, 120000, tzinfo=timezone.utc)),
+        ("2024-01-02T03:04:05.123456789Z", datetime(2024, 1, 2, 3, 4, 5, 123456, tzinfo=timezone.utc)),
+        ("2024-01-02T03:04:05+02:30", datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(hours=2, minutes=30)))),
+        ("2024-01-02T03:04:05.5-07:00", datetime(2024, 1, 2, 3, 4, 5, 500000, tzinfo=timezone(timedelta(hours=-7)))),
+    ],
+)
+def test_timestamps_parse_the_same_on_every_supported_python(text: str, expected: datetime) -> None:
+    parsed = parse_timestamp(text)
+    assert parsed == expected and parsed.utcoffset() == expected.utcoffset()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2024-01-02",
+        "2024-01-02T03:04:05",
+        "2024-01-02 03:04:05Z",
+        "2024-01-02T03:04Z",
+        "2024-13-02T03:04:05Z",
+        "2024-02-30T03:04:05Z",
+        "2024-01-02T03:04:05.Z",
+        "2024-01-02T03:04:05+0200",
+        "2024-W01-1T03:04:05Z",
+    ],
+)
+def test_what_rfc_3339_does_not_allow_is_rejected_on_every_python(text: str) -> None:
+    # Python 3.11's fromisoformat accepts several of these (no seconds, week dates, +0200).
+    with pytest.raises(ValueError):
+        parse_timestamp(text)

@@ -86,6 +86,17 @@ _BOUNDARY = Adversarial(
 # literal pattern passed to a `re` function inside code, "module:function" for a pattern the
 # function builds (its value comes from FACTORIES).
 PATTERNS: dict[str, Adversarial] = {
+    # Kubernetes timestamps (metadata.creationTimestamp), matched whole.
+    "policylint.k8s.timestamps._RFC3339": Adversarial(
+        ("fullmatch",),
+        lambda n: [
+            "2024-01-02T03:04:05." + "1" * n,
+            "2024-01-02T03:04:05." + "1" * n + "Z",
+            "2024-01-02T03:04:05" + "+" * n,
+            "1" * n,
+            "2024-01-02T03:04:05.123456789" + "0" * n,
+        ],
+    ),
     # Finding messages, when fingerprinting file-level findings.
     "policylint.rules.engine._POSITION_IN_MESSAGE": Adversarial(
         ("sub",),

@@ -358,25 +358,29 @@ def _value_entries(ctx: Context, describe: Describer) -> list[dict[str, Any]]:
     out = []
     for key, leaf in sorted(leaves(result.tree), key=lambda item: item[0]):
         source = leaf.source if isinstance(leaf.source, Facet) else None
+        merged_from = [co for co in leaf.co_sources if isinstance(co, Facet)]
         over = []
         if source is not None:
             for other in stack:
                 if other.policy is source.policy or not any(_overlaps(key, p) for p in offered[id(other)]):
                     continue
+                if any(other is co for co in merged_from):
+                    continue  # its items are in the value (a list merged item by item)
                 their_key, their_value = _offered(other.tree, key)
                 entry = describe.facet(other, their_key)
                 entry["key"] = _key_text(their_key)
                 entry["value"] = _jsonable(their_value, describe.budget)
                 entry["reason"] = won_text(why_won(ctx, source, other))
                 over.append(entry)
-        out.append(
-            {
-                "key": _key_text(key),
-                "value": _jsonable(leaf, describe.budget),
-                "source": describe.facet(source, key) if source is not None else None,
-                "over": over,
-            }
-        )
+        entry = {
+            "key": _key_text(key),
+            "value": _jsonable(leaf, describe.budget),
+            "source": describe.facet(source, key) if source is not None else None,
+            "over": over,
+        }
+        if merged_from:
+            entry["mergedWith"] = [describe.facet(co, key) for co in merged_from]
+        out.append(entry)
     return out
 
 
@@ -815,6 +819,8 @@ def _render_result(result: Mapping[str, Any], lines: list[str]) -> None:
             lines.append("        <- combined from every policy in the stack")
             continue
         lines.append(f"        <- {source['name']} ({_at(source)}, {source['field']})")
+        for other in value.get("mergedWith", ()):
+            lines.append(f"           merged with the items of {other['name']} ({_at(other)}, {other['field']})")
         for other in value["over"]:
             shown = (
                 f"{other['key']}: {_value_text(other['value'])}" if other["key"] != value["key"] else _value_text(other["value"])

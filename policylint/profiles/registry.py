@@ -102,6 +102,9 @@ class MergeSpec:
     # "all" = every policy applies, none conflicts (NGINX Gateway Fabric's SnippetsPolicy).
     same_target: str = "merge"
     rule_containers: tuple[str, ...] = ()  # kuadrant-rule-keyed: maps whose entries are merge units
+    # Envoy Gateway `mergeType: StrategicMerge`: lists (paths in the spec) that merge item by item
+    # instead of being replaced: by the key named (Kubernetes `patchMergeKey`), or appended (None).
+    strategic_lists: Mapping[tuple[str, ...], str | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +231,10 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
             non_proper_fields=tuple(m.get("nonProperFields", ())),
             same_target=m.get("sameTarget", "conflict" if default_strategy == "none" else "merge"),
             rule_containers=tuple(m.get("ruleContainers", ())),
+            strategic_lists={
+                tuple(path.split(".")): (None if key == "append" else key)
+                for path, key in m.get("strategicMergeLists", {}).items()
+            },
         ),
         effective_target=raw.get("effectiveTarget", "route"),
         project=project,

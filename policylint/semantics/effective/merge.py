@@ -14,19 +14,24 @@ facet that supplied it, which is what `explain` prints as provenance.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 
 class Tagged:
-    """A value with its source. Maps keep tagged children; lists and scalars are leaves (RFC 7386)."""
+    """A value with its source. Maps keep tagged children; lists and scalars are leaves (RFC 7386).
+    A list merged item by item (Envoy Gateway's StrategicMerge) has every contributor in
+    `co_sources` besides the one in `source`."""
 
-    __slots__ = ("children", "source", "value")
+    __slots__ = ("children", "co_sources", "source", "value")
 
-    def __init__(self, value: Any, source: Any, children: dict[str, Tagged] | None = None) -> None:
+    def __init__(
+        self, value: Any, source: Any, children: dict[str, Tagged] | None = None, co_sources: tuple[Any, ...] = ()
+    ) -> None:
         self.value = value
         self.source = source
         self.children = children
+        self.co_sources = co_sources
 
     @property
     def is_map(self) -> bool:
@@ -50,18 +55,60 @@ def untag(node: Tagged | None) -> Any:
 EMPTY_SOURCE = None
 
 
-def merge_patch(target: Tagged | None, patch: Tagged) -> Tagged:
-    """RFC 7386 MergePatch(target, patch): the patch wins per scalar; `null` removes a key."""
+def merge_patch(
+    target: Tagged | None,
+    patch: Tagged,
+    lists: Mapping[tuple[str, ...], str | None] | None = None,
+    path: tuple[str, ...] = (),
+) -> Tagged:
+    """RFC 7386 MergePatch(target, patch): the patch wins per scalar; `null` removes a key.
+    `lists` (a merge onto a parent policy's spec, Envoy Gateway's `mergeType`): the lists that
+    merge item by item instead (a Kubernetes strategic merge patch, as `StrategicMerge` applies
+    it), by item key or appended (None); a value both set is kept with both as its sources."""
     if patch.children is None:
+        if lists is not None and target is not None and target.children is None and target.value == patch.value:
+            # A merge onto the parent's spec (`lists` given) that sets what the parent set: both
+            # are in force, neither replaced the other.
+            return Tagged(target.value, target.source, None, (*target.co_sources, patch.source, *patch.co_sources))
+        if lists and path in lists and target is not None and target.children is None:
+            if isinstance(target.value, list) and isinstance(patch.value, list) and target.value:
+                merged = _merge_list(target.value, patch.value, lists[path])
+                return Tagged(merged, patch.source, None, (target.source, *target.co_sources, *patch.co_sources))
         return patch
     base = dict(target.children) if target is not None and target.children is not None else {}
     for key, value in patch.children.items():
         if value.children is None and value.value is None:
             base.pop(key, None)
         else:
-            base[key] = merge_patch(base.get(key), value)
+            base[key] = merge_patch(base.get(key), value, lists, (*path, key))
     source = target.source if target is not None and target.children is not None else patch.source
     return Tagged(None, source, base)
+
+
+def _merge_list(original: list[Any], patch: list[Any], key: str | None) -> list[Any]:
+    """A strategic merge of two lists: appended, or items with the same `key` value merged (the
+    patch's fields over the original's), new ones appended, in order."""
+    if key is None:
+        return [*original, *patch]
+    out = list(original)
+    for item in patch:
+        match = (
+            next((i for i, o in enumerate(out) if isinstance(o, dict) and o.get(key) == item.get(key)), None)
+            if isinstance(item, dict) and key in item
+            else None
+        )
+        if match is None:
+            out.append(item)
+        else:
+            out[match] = _merge_maps(out[match], item)
+    return out
+
+
+def _merge_maps(original: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    out = dict(original)
+    for k, v in patch.items():
+        out[k] = _merge_maps(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
 
 
 def unit_paths(node: Tagged, containers: Sequence[tuple[str, ...]]) -> Iterator[tuple[tuple[str, ...], Tagged]]:

@@ -330,7 +330,12 @@ def order_stack(facets: Iterable[Facet]) -> tuple[list[Facet], list[tuple[int, i
 
 
 def _sources(tree: Tagged | None) -> set[int]:
-    return {id(leaf.source) for _, leaf in leaves(tree) if leaf.source is not None}
+    out: set[int] = set()
+    for _, leaf in leaves(tree):
+        if leaf.source is not None:
+            out.add(id(leaf.source))
+        out.update(id(s) for s in leaf.co_sources if s is not None)
+    return out
 
 
 def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
@@ -410,7 +415,10 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
                 parents = {by_id[s].name for s in _sources(acc) if s in by_id and by_id[s].policy is not c.policy}
                 if parents:
                     merged_with[id(c)] = parents
-                acc = merge_patch(acc, incoming)  # Envoy Gateway mergeType: the route policy merges onto its parent's
+                # Envoy Gateway mergeType: the route policy merges onto its parent's, item by item
+                # for the lists a strategic merge patch merges.
+                strategic = c.policy.obj.spec.get("mergeType") == "StrategicMerge"
+                acc = merge_patch(acc, incoming, profile.merge.strategic_lists if strategic else {})
             else:
                 kept_locked = _subtree(acc, locked)
                 for src in _sources(acc) - _sources(kept_locked):
@@ -544,6 +552,9 @@ def _outcome(
         if leaf.source is not None:
             kept[id(leaf.source)].add(path)
             result_at[path] = id(leaf.source)
+        for co in leaf.co_sources:  # a list merged item by item keeps every contributor's items
+            if co is not None:
+                kept[id(co)].add(path)
     status: dict[int, Enforcement] = {}
     beaten: dict[int, set[str]] = {}
     merged_only: set[int] = set()
