@@ -26,7 +26,14 @@ from policylint.k8s.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_inf
 from policylint.k8s.objects import KindInfo, KindRegistry, build_objects, split_api_version
 from policylint.policy_report import policy_reports as compute_policy_reports
 from policylint.profiles.crd import profiles_from_crds
-from policylint.profiles.registry import ORIGIN_PROFILE, PolicyProfile, ProfileRegistry, builtin_profiles, load_profile_file
+from policylint.profiles.registry import (
+    ORIGIN_PROFILE,
+    PolicyProfile,
+    ProfileRegistry,
+    builtin_implementations,
+    builtin_profiles,
+    load_profile_file,
+)
 from policylint.project import Project
 from policylint.report_scope import ChangeSet, ReportScope
 from policylint.rules import REGISTRY, engine
@@ -247,7 +254,9 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     built = build_objects(documents, kinds, request.namespace)
     input_issues.extend(built.issues)
 
-    profiles = ProfileRegistry([user_profiles, builtin_profiles(), profiles_from_crds(crd_objects)])
+    profiles = ProfileRegistry(
+        [user_profiles, builtin_profiles(), profiles_from_crds(crd_objects)], implementations=builtin_implementations()
+    )
     options = LintOptions(
         default_namespace=request.namespace,
         synthetic_rule_names=request.synthetic_rule_names,

@@ -252,3 +252,107 @@ def test_complete_on_the_command_line() -> None:
     )
     assert result.exit_code == 1
     assert "error PL417 object reference names ConfigMap default/response-override-config-1" in result.stdout
+
+
+# kgateway's route delegation guide (kgateway.dev/docs/traffic-management/route-delegation/basic/,
+# kgateway-dev/kgateway.io content/docs/traffic-management/route-delegation/basic.md): a parent
+# HTTPRoute delegates /anything/team1 to every HTTPRoute in team1 (`name: "*"`) and /anything/team2
+# to team2; child-team1 has no parentRefs, child-team2 names the parent HTTPRoute.
+KGATEWAY_DELEGATION = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: kgateway}
+spec: {controllerName: kgateway.dev/kgateway}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: http, namespace: kgateway-system}
+spec:
+  gatewayClassName: kgateway
+  listeners: [{name: http, protocol: HTTP, port: 8080, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: parent, namespace: kgateway-system}
+spec:
+  hostnames: [delegation.example]
+  parentRefs: [{name: http}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /anything/team1}}]
+    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: "*", namespace: team1}]
+  - matches: [{path: {type: PathPrefix, value: /anything/team2}}]
+    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: "*", namespace: team2}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: child-team1, namespace: team1}
+spec:
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /anything/team1/foo}}]
+    backendRefs: [{name: httpbin, port: 8000}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: child-team2, namespace: team2}
+spec:
+  parentRefs: [{name: parent, namespace: kgateway-system, group: gateway.networking.k8s.io, kind: HTTPRoute}]
+  rules:
+  - matches: [{path: {type: Exact, value: /anything/team2/bar}}]
+    backendRefs: [{name: httpbin, port: 8000}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: httpbin, namespace: team1}
+spec: {ports: [{port: 8000}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: httpbin, namespace: team2}
+spec: {ports: [{port: 8000}]}
+"""
+
+
+def test_route_delegation_needs_no_grant_and_its_children_no_parent_refs() -> None:
+    # Before: two PL402 errors on the parent (no ReferenceGrant for HTTPRoute) and PL410 on
+    # child-team1. After: clean, and both children carry traffic.
+    result = lint_text(KGATEWAY_DELEGATION)
+    assert [(f.rule, f.object.name if f.object else None) for f in result.findings] == []
+    topology = result.project.topology()
+    for name in ("child-team1", "child-team2"):
+        child = result.project.index.lookup("gateway.networking.k8s.io", "HTTPRoute", name.replace("child-", ""), name)
+        assert child is not None and topology.traffic(child)[0] == "Carries"
+        assert [r.name for r in topology.delegated_by(child)] == ["parent"]
+
+
+def test_a_controller_that_does_not_delegate_gets_invalid_kind() -> None:
+    # Envoy Gateway's validateBackendRefKind: "Kind is invalid, only Service, MCS ServiceImport and
+    # Envoy Gateway Backend are supported" (ResolvedRefs=False, InvalidKind).
+    text = KGATEWAY_DELEGATION.replace("kgateway.dev/kgateway", "gateway.envoyproxy.io/gatewayclass-controller")
+    result = lint_text(text)
+    assert [(f.rule, f.path) for f in result.findings if f.severity.label == "error"] == [
+        ("PL411", "spec.rules[0].backendRefs[0].kind"),
+        ("PL411", "spec.rules[1].backendRefs[0].kind"),
+    ]
+    assert "a route; the controllers of its Gateways do not delegate traffic to routes" in result.findings[0].message
+    assert [f.object.name for f in only(result, "PL410") if f.object] == ["child-team1"]
+
+
+def test_a_delegation_cycle_carries_no_traffic() -> None:
+    text = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: a, namespace: team}
+spec:
+  rules: [{backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: b}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: b, namespace: team}
+spec:
+  rules: [{backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: a}]}]
+"""
+    result = lint_text(text)
+    topology = result.project.topology()
+    for route in result.project.index.of_kind("gateway.networking.k8s.io", "HTTPRoute"):
+        assert topology.traffic(route)[0] == "NoParentRefs"
+    assert sorted(f.object.name for f in only(result, "PL410") if f.object) == ["a", "b"]

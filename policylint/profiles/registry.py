@@ -119,6 +119,18 @@ class DataSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class Implementation:
+    """A Gateway API implementation, known by its GatewayClasses' controllerName, and the
+    implementation-specific route features it documents (profile files' `implementations`)."""
+
+    name: str
+    controller_names: tuple[str, ...]
+    # Route kinds a backendRef may name to delegate the matched traffic to those routes (kgateway).
+    delegation_kinds: tuple[TargetKind, ...] = ()
+    delegation_docs: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class MergedGatewaysSpec:
     """When the Gateways of a class share proxies: the GatewayClass parametersRef kind and its
     boolean spec field that merge them (Envoy Gateway: EnvoyProxy `mergeGateways`), and the kind
@@ -303,14 +315,37 @@ def builtin_profiles() -> tuple[PolicyProfile, ...]:
     return tuple(out)
 
 
+@functools.cache
+def builtin_implementations() -> tuple[Implementation, ...]:
+    """The implementations the shipped profile files describe (`implementations`)."""
+    out: list[Implementation] = []
+    for path in sorted((Path(__file__).with_name("builtin")).glob("*.yaml")):
+        for raw in load_yaml_data(path).get("implementations", ()):
+            delegation = raw.get("routeDelegation") or {}
+            out.append(
+                Implementation(
+                    raw["name"],
+                    tuple(raw["controllerNames"]),
+                    tuple(_target_kind(k) for k in delegation.get("kinds", ())),
+                    delegation.get("docs", ""),
+                )
+            )
+    return tuple(out)
+
+
 class ProfileRegistry:
     """Lookup of policy profiles by (group, kind); earlier sources win."""
 
-    def __init__(self, layers: Iterable[Iterable[PolicyProfile]]) -> None:
+    def __init__(self, layers: Iterable[Iterable[PolicyProfile]], implementations: Iterable[Implementation] = ()) -> None:
         self._by_gk: dict[tuple[str, str], PolicyProfile] = {}
         for layer in layers:
             for profile in layer:
                 self._by_gk.setdefault(profile.gk, profile)
+        self.implementations = tuple(implementations)
+
+    def implementation_of(self, controller_name: str) -> Implementation | None:
+        """The implementation whose GatewayClasses name this controller."""
+        return next((i for i in self.implementations if controller_name in i.controller_names), None)
 
     def get(self, group: str, kind: str) -> PolicyProfile | None:
         return self._by_gk.get((group, kind))

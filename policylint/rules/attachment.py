@@ -553,6 +553,10 @@ class RouteWithoutParentRefs(Rule):
                 # Experimental default Gateways (docs/semantics.md#routes-without-parents): the route
                 # is claimed by every Gateway with defaultScope: All, which may live outside the input.
                 continue
+            if any(parent.spec.get("parentRefs") for parent in topology.delegated_by(route)):
+                # A child of route delegation: its parent route hands it traffic (kgateway), and
+                # whether the parent attaches is the parent's finding.
+                continue
             path = "spec.parentRefs" if "parentRefs" in route.spec else ("spec" if "spec" in route.data else "metadata.name")
             message = (
                 f"{route.kind} {where(route)} has no parentRefs, so it attaches to no Gateway and serves no traffic"
@@ -593,10 +597,12 @@ class BackendNotFound(Rule):
             if ref.status == NOT_FOUND:
                 yield self._not_found(names, ref)
             elif ref.status == ReferenceStatus.INVALID_KIND:
+                detail = ref.detail or "of a kind no controller serves as a backend"
+                sep = "" if detail.startswith(",") else " "
                 message = (
-                    f"{_PURPOSE.get(ref.purpose, 'reference')} names {ref.kind} {ref.namespace}/{ref.name} in the core group,"
-                    " where Service is the only backend kind: the route gets ResolvedRefs=False, InvalidKind, and the"
-                    " requests meant for this backend fail (Gateway API BackendObjectReference)"
+                    f"{_PURPOSE.get(ref.purpose, 'reference')} names {ref.kind} {ref.namespace}/{ref.name}{sep}{detail}:"
+                    f" the {ref.owner.kind} gets ResolvedRefs=False, InvalidKind, and the requests meant for this backend"
+                    " fail (Gateway API BackendObjectReference)"
                 )
                 yield self.issue(
                     ref.owner, join(ref.path, "kind"), message, hint="Reference a Service, or set the group of the kind meant."

@@ -308,6 +308,7 @@ class Topology:
         self._referrers: dict[int, list[ObjectRef]] = defaultdict(list)
         self._groups: frozenset[str] | None = None
         self._target_errors: dict[tuple[int, int], tuple[str, ...]] = {}
+        self._delegated_by: dict[int, list[K8sObject]] = defaultdict(list)
         self._build()
 
     # -- queries ---------------------------------------------------------------------------
@@ -373,6 +374,8 @@ class Topology:
             attachments = self.parent_attachments(obj)
             if not attachments and self.parents_malformed(obj):
                 return Traffic.CARRIES, ""
+            if self.delegated_by(obj) and self._delegated_traffic(obj, set()):
+                return Traffic.CARRIES, ""  # handed traffic by a route that carries it (route delegation)
             if not attachments:
                 if obj.spec.get("useDefaultGateways") == "All":
                     # Experimental default Gateways (docs/semantics.md#routes-without-parents): claimed
@@ -897,14 +900,20 @@ class Topology:
         # The kind is checked before the namespace, as controllers do (Envoy Gateway's
         # validateBackendRef: group, then kind, then the ReferenceGrant): a reference no object
         # could satisfy is InvalidKind whether or not a grant would admit it.
-        invalid_kind = purpose in _BACKEND_PURPOSES and (
-            # The core group has one backend kind: any other is "unknown or unsupported", and the
-            # Gateway API requires ResolvedRefs=False, reason InvalidKind (RouteReasonInvalidKind).
-            (group == CORE and kind != "Service")
-            # With --complete, a group nothing knows (no built-in kind, CRD, profile or object in
-            # the input belongs to it) names a kind the cluster does not serve.
-            or (self.index.options.complete and group != CORE and group not in self._known_groups())
-        )
+        invalid_kind = ""
+        if purpose in _BACKEND_PURPOSES:
+            if group == CORE and kind != "Service":
+                # The core group has one backend kind: any other is "unknown or unsupported", and the
+                # Gateway API requires ResolvedRefs=False, reason InvalidKind (RouteReasonInvalidKind).
+                invalid_kind = "in the core group, where Service is the only backend kind"
+            elif group == GATEWAY_GROUP and kind in ROUTE_KINDS:
+                # A route is never a backend: naming one delegates traffic where the implementation
+                # supports route delegation (`_delegation`), and is an unsupported kind elsewhere.
+                invalid_kind = ", a route; the controllers of its Gateways do not delegate traffic to routes"
+            elif self.index.options.complete and group != CORE and group not in self._known_groups():
+                # With --complete, a group nothing knows (no built-in kind, CRD, profile or object in
+                # the input belongs to it) names a kind the cluster does not serve.
+                invalid_kind = f"in group {group}, which no CRD, built-in kind or object in the input belongs to (--complete)"
         base = {
             "owner": owner,
             "path": path,
@@ -919,7 +928,7 @@ class Topology:
             "grant": grant,
         }
         if invalid_kind:
-            return ObjectRef(status=ReferenceStatus.INVALID_KIND, **base)  # type: ignore[arg-type]
+            return ObjectRef(status=ReferenceStatus.INVALID_KIND, detail=invalid_kind, **base)  # type: ignore[arg-type]
         if not grant.permitted:
             # Never reveal whether an un-granted target exists (docs/semantics.md#referencegrant):
             # RefNotPermitted either way.
@@ -971,6 +980,9 @@ class Topology:
         def add(path: str, raw: Any, purpose: str, rule: int) -> None:
             if _ref_malformed(malformed, path):
                 return  # rejected with the route (PL010): resolving it would guess its group or kind
+            if isinstance(raw, dict) and purpose == "backend" and self._delegation(route, raw):
+                out.append(self._delegate(route, path, raw, rule))
+                return
             if isinstance(raw, dict):
                 ref = self._resolve_ref(route, path, raw, purpose, default_kind="Service", rule=rule, grant_needed=not mesh_only)
                 if ref is not None:
@@ -989,6 +1001,95 @@ class Topology:
                 filters(join("spec.rules", i, "backendRefs", j, "filters"), _dict(backend).get("filters"), i)
             filters(join("spec.rules", i, "filters"), rule_raw.get("filters"), i)
         return out
+
+    # -- route delegation (implementation-specific: kgateway) ------------------------------
+
+    def _delegation(self, route: K8sObject, raw: Mapping[str, Any]) -> bool:
+        """Whether a backendRef delegates to routes: it names a kind an implementation delegates
+        to (profile `implementations[].routeDelegation`), and some parent Gateway of the route
+        belongs to such an implementation or to one policylint does not know. Under a controller
+        known not to delegate, the reference stays a backend of an unsupported kind."""
+        group = _str(raw.get("group"))
+        kind = _str(raw.get("kind"))
+        implementations = self.resolution.profiles.implementations
+        wanted = TargetKind(CORE if group is None else group, kind or "Service")
+        if not any(wanted in i.delegation_kinds for i in implementations):
+            return False
+        known_without = 0
+        gateways = [g for g in (self._parent_gateway(a) for a in self.parents.get(id(route), [])) if g is not None]
+        for gateway in gateways:
+            ref = self.class_refs.get(id(gateway))
+            controller = _str(ref.target.spec.get("controllerName")) if ref is not None and ref.target is not None else None
+            implementation = self.resolution.profiles.implementation_of(controller) if controller else None
+            if implementation is None or wanted in implementation.delegation_kinds:
+                return True
+            known_without += 1
+        return known_without == 0
+
+    def _parent_gateway(self, attachment: ParentAttachment) -> K8sObject | None:
+        parent = attachment.parent
+        if parent is None or parent.group != GATEWAY_GROUP:
+            return None
+        if parent.kind == "Gateway":
+            return parent
+        if parent.kind == "ListenerSet":
+            set_att = self.listener_sets.get(id(parent))
+            return set_att.gateway if set_att is not None else None
+        return None
+
+    def _delegate(self, route: K8sObject, path: str, raw: Mapping[str, Any], rule: int) -> ObjectRef:
+        """A delegation reference, and the routes it hands traffic to: those of the kind in the
+        namespace named (`name: "*"`: every one), but the route itself, that name no parent or
+        name this route as their parent. No ReferenceGrant is involved."""
+        group = _str(raw.get("group"))
+        group = CORE if group is None else group
+        kind = _str(raw.get("kind")) or "Service"
+        namespace = _str(raw.get("namespace")) or route.namespace or ""
+        name = _str(raw.get("name")) or ""
+        children = []
+        for child in self.index.of_kind(group, kind):
+            if child is route or (child.namespace or "") != namespace or name not in ("*", child.name):
+                continue
+            parents = [p for p in _list(child.spec.get("parentRefs")) if isinstance(p, dict)]
+            if parents and not any(
+                _str(p.get("kind")) == route.kind
+                and (_str(p.get("namespace")) or child.namespace) == route.namespace
+                and _str(p.get("name")) == route.name
+                for p in parents
+            ):
+                continue
+            children.append(child)
+            self._delegated_by[id(child)].append(route)
+        return ObjectRef(
+            owner=route,
+            path=path,
+            purpose="delegation",
+            group=group,
+            kind=kind,
+            namespace=namespace,
+            name=name,
+            port=None,
+            has_port=False,
+            rule=rule,
+            status=RESOLVED if children else ReferenceStatus.OPAQUE,
+            target=children[0] if len(children) == 1 else None,
+            grant=NOT_NEEDED,
+        )
+
+    def _delegated_traffic(self, route: K8sObject, seen: set[int]) -> bool:
+        """Whether a route that delegates to this one carries traffic (through its own parents, or
+        through a route delegating to it in turn; a delegation cycle carries none)."""
+        seen.add(id(route))
+        for parent in self.delegated_by(route):
+            if id(parent) in seen:
+                continue
+            if any(a.attached for a in self.parent_attachments(parent)) or self._delegated_traffic(parent, seen):
+                return True
+        return False
+
+    def delegated_by(self, route: K8sObject) -> list[K8sObject]:
+        """The routes that delegate traffic to this one (implementation-specific route delegation)."""
+        return self._delegated_by.get(id(route), [])
 
     def _certificate_refs(self, owner: K8sObject) -> list[ObjectRef]:
         out: list[ObjectRef] = []
