@@ -437,3 +437,54 @@ def test_what_rfc_3339_does_not_allow_is_rejected_on_every_python(text: str) -> 
     # Python 3.11's fromisoformat accepts several of these (no seconds, week dates, +0200).
     with pytest.raises(ValueError):
         parse_timestamp(text)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "line"),
+    [
+        ("metadata.name", "${APP_NAME}", 4),  # envsubst, Flux post-build substitution
+        ("metadata.namespace", "<namespace>", 5),  # a documentation placeholder left in
+        ("parentRef", "$(GATEWAY)", 8),  # Kustomize vars
+        ("backendRef", "web-${ENV}", 11),
+    ],
+)
+def test_a_placeholder_where_a_name_is_expected_is_an_unrendered_template(field: str, value: str, line: int) -> None:
+    # Before: no PL004; the route was linted as if `${APP_NAME}` were its name (and PL406/PL411
+    # reported references to `<namespace>/${GATEWAY}`). After: PL004 at the placeholder.
+    values = {"metadata.name": "web", "metadata.namespace": "apps", "parentRef": "edge", "backendRef": "web"}
+    values[field] = value
+    text = (
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n"
+        f"  name: {values['metadata.name']}\n  namespace: {values['metadata.namespace']}\n"
+        "spec:\n  parentRefs:\n"
+        f"  - name: {values['parentRef']}\n  rules:\n  - backendRefs:\n"
+        f"    - name: {values['backendRef']}\n      port: 80\n"
+    )
+    result = parse_text(text, "route.yaml")
+    (issue,) = [i for i in result.issues if i.rule_id == "PL004"]
+    assert issue.location is not None and issue.location.line == line
+    assert f"unrendered placeholder '{value[value.index('$') if '$' in value else 0 :]}'" in issue.message
+
+
+def test_placeholder_syntax_outside_names_is_not_a_template() -> None:
+    # `${...}` in a Lua script, `<` in a CEL rule and in a header value are values, not names.
+    text = """\
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyExtensionPolicy
+metadata: {name: lua, namespace: apps}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}]
+  lua:
+  - type: Inline
+    inline: 'function envoy_on_request(h) h:logInfo("${user} <" .. x) end'
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: apps}
+spec:
+  rules:
+  - filters:
+    - type: RequestHeaderModifier
+      requestHeaderModifier: {set: [{name: x-note, value: "a < b ${c}"}]}
+"""
+    assert [i.rule_id for i in parse_text(text, "policy.yaml").issues] == []

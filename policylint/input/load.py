@@ -933,7 +933,11 @@ class _FileParse:
         if bad >= 0:
             self.issues.append(_control_character_issue(self.text, original, bad, file))
         # Where each parsed document starts and ends (lines), for template markers (`_template_issue`).
-        self.spans: list[tuple[int, int, Any]] | None = [] if "{{" in self.text else None
+        # Kept only where a marker may be: `{{ }}` templates, or placeholders in names (`_placeholder_issue`).
+        text = self.text
+        self.spans: list[tuple[int, int, Any]] | None = (
+            [] if "{{" in text or "${" in text or "$(" in text or "<" in text else None
+        )
         # The limit checks run on every chunk: after a syntax error parsing resumes at the next
         # `---`, and a document nested too deep for libyaml's recursive composer, or too big to
         # compose, may follow it. Each scan stops where composing stops, so together they read
@@ -966,10 +970,14 @@ class _FileParse:
                 break
         issues = self.issues
         if self.spans is not None:
-            template = _template_issue(self.text, self.file, self.spans, issues)
+            template = _template_issue(self.text, self.file, self.spans, issues) if "{{" in self.text else None
             if template is not None:
                 issues.insert(0, template)
                 issues = _without_template_keys(issues, self.text)
+            else:
+                placeholder = _placeholder_issue(self.text, self.file, self.spans)
+                if placeholder is not None:
+                    issues.insert(0, placeholder)
         if is_json_name(self.file) and _json_not_a_manifest(issues, self.text):
             return FileResult([], [_not_a_manifest(issues, self.file)])
         return FileResult(self.documents, issues)
@@ -1137,6 +1145,74 @@ def _template_issue(text: str, file: str, spans: list[tuple[int, int, Any]], iss
             col,
             f"unrendered template marker {snippet!r}: render the chart or template first (helm template, kustomize build)",
         )
+    return None
+
+
+# Keys whose string values are Kubernetes names wherever they appear (metadata, and the
+# name/namespace of every reference): `${VAR}`, `$(VAR)` and `<name>` there are placeholders of
+# envsubst, Kustomize vars, CD tools or documentation, never a name (no name may hold `$`, `{`,
+# `(` or `<`).
+_NAME_KEYS = ("name", "namespace")
+_PLACEHOLDER_NODES = 100_000  # a walk bounded like every other pass over a document
+
+
+def _placeholder(value: str) -> str | None:
+    """The placeholder in a name-like value, or None (str methods only: linear)."""
+    for opening, closing in (("${", "}"), ("$(", ")")):
+        start = value.find(opening)
+        if start >= 0:
+            end = value.find(closing, start + 2)
+            return value[start : end + 1] if end > start else value[start:]
+    start = value.find("<")
+    if start >= 0:
+        end = value.find(">", start + 1)
+        if end > start + 1:
+            return value[start : end + 1]
+    return None
+
+
+def _placeholder_issue(text: str, file: str, spans: list[tuple[int, int, Any]]) -> Issue | None:
+    """The PL004 issue of a file without `{{ }}` markers: at the first placeholder where a
+    Kubernetes name is expected (`metadata.name`, a reference's `name` or `namespace`), or None."""
+    for first_line, last_line, data in spans:
+        found = _first_placeholder(data)
+        if found is None:
+            continue
+        line, col = first_line, 1
+        lines = text.split("\n")
+        for number in range(first_line, min(last_line, len(lines)) + 1):
+            at = lines[number - 1].find(found)
+            if at >= 0:
+                line, col = number, at + 1
+                break
+        return _issue(
+            TEMPLATE_MARKERS,
+            file,
+            line,
+            col,
+            f"unrendered placeholder {found!r} where a Kubernetes name is expected: substitute it first"
+            " (envsubst, kustomize replacements, your deployment tool's variables)",
+        )
+    return None
+
+
+def _first_placeholder(data: Any) -> str | None:
+    stack: list[Any] = [data]
+    seen = 0
+    while stack and seen < _PLACEHOLDER_NODES:
+        node = stack.pop()
+        seen += 1
+        if isinstance(node, dict):
+            # Children are pushed last first, so that the walk meets fields in document order.
+            for key, value in reversed(list(node.items())):
+                if (key in _NAME_KEYS and isinstance(value, str)) or isinstance(value, (dict, list)):
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(item for item in reversed(node) if isinstance(item, (dict, list)))
+        elif isinstance(node, str):
+            found = _placeholder(node)
+            if found is not None:
+                return found
     return None
 
 
