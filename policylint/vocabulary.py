@@ -107,6 +107,7 @@ class Traffic(Term):
     NOT_ATTACHED = "NotAttached"  # a route no listener admits
     LISTENER_SET_NOT_ATTACHED = "ListenerSetNotAttached"
     NO_GATEWAY_CLASS = "NoGatewayClass"  # a Gateway whose GatewayClass is not in the input (PL405's cause)
+    LISTENER_CONFLICTED = "ListenerConflicted"  # a listener not distinct from another (PL416's cause)
 
 
 class ReferenceStatus(Term):

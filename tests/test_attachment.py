@@ -253,3 +253,52 @@ def test_a_core_backend_that_is_not_a_service_is_invalid_kind() -> None:
     (finding,) = only(lint_text(CORE_NON_SERVICE), "PL411")
     assert finding.severity is Severity.ERROR and finding.path == "spec.rules[0].backendRefs[0].kind"
     assert "InvalidKind" in finding.message and finding.line == 8
+
+
+# GEP-1713 (ListenerSet): a ListenerSet listener not distinct from a Gateway listener is
+# Conflicted and not accepted (the Gateway's own listener has precedence); Gateway API, Listeners:
+# "Handling indistinct Listeners".
+CONFLICTED_LISTENER = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: infra}
+spec:
+  gatewayClassName: eg
+  allowedListeners: {namespaces: {from: Same}}
+  listeners:
+  - {name: web, protocol: HTTP, port: 80, hostname: shop.example.com}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: team, namespace: infra, creationTimestamp: "2025-01-01T00:00:00Z"}
+spec:
+  parentRef: {name: edge}
+  listeners:
+  - {name: shop, protocol: HTTP, port: 80, hostname: shop.example.com}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: shop-timeouts, namespace: infra}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: ListenerSet, name: team, sectionName: shop}]
+  timeout: {http: {requestReceivedTimeout: 5s}}
+"""
+
+
+def test_a_policy_on_a_conflicted_listener_reaches_nothing() -> None:
+    # Before: PL416 on the listener only; the policy looked in force (and PL418 blamed a shared
+    # port). After: PL413 on the policy, naming the listener and why it is Conflicted, and no
+    # context through the listener.
+    result = lint_text(CONFLICTED_LISTENER)
+    assert sorted(f.rule for f in result.findings) == ["PL413", "PL416"]
+    (finding,) = only(result, "PL413")
+    assert finding.path == "spec.targetRefs[0]"
+    assert "targets listener shop of ListenerSet infra/team, which carries no traffic" in finding.message
+    assert "is Conflicted (both HTTP on port 80 with hostname shop.example.com: HostnameConflict" in finding.message
+    (target,) = (result.policy_reports or [])[0]["targets"]
+    assert target["enforcement"] is None and target["ancestors"] == []

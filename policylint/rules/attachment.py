@@ -746,14 +746,19 @@ class PolicyTargetCarriesNoTraffic(Rule):
             for res in project.resolution.targets(policy):
                 if not res.accepted or res.target is None:
                     continue
-                traffic, reason = topology.traffic(res.target)
+                traffic, reason = (
+                    topology.section_traffic(res.target, res.section) if res.section is not None else topology.traffic(res.target)
+                )
                 # A Gateway without its class is PL405's finding, on the Gateway: one finding per cause.
                 if traffic in (Traffic.CARRIES, Traffic.NO_GATEWAY_CLASS):
                     continue
                 target = res.target
                 verb = "selects" if res.detail == Resolved.SELECTOR_MATCH else "targets"
+                what = label(target)
+                if traffic == Traffic.LISTENER_CONFLICTED and res.section is not None:
+                    what = f"listener {res.section.name} of {what}"
                 message = (
-                    f"{policy.profile.kind} {where(policy.obj)} {verb} {label(target)}, which carries no traffic: {reason};"
+                    f"{policy.profile.kind} {where(policy.obj)} {verb} {what}, which carries no traffic: {reason};"
                     " the policy has no effect until traffic can reach its target (GEP-713: a policy augments the"
                     " traffic through its target)"
                 )
@@ -815,24 +820,10 @@ class ListenerConflict(Rule):
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
         for gateway in topology.gateways():
-            # Precedence (GEP-1713): the Gateway's own listeners, then its ListenerSets, oldest first,
-            # then by namespace and name. A ListenerSet's listener that collides with one of higher
-            # precedence is the one rejected; two of one object are both rejected (the Gateway API
-            # forbids picking a winner among them).
-            sets = sorted(topology.listener_sets_of(gateway), key=_listener_set_order)
-            ranked = [(0, listener) for listener in topology.listeners(gateway)]
-            ranked += [(i + 1, listener) for i, ls in enumerate(sets) for listener in topology.listeners(ls)]
-            for rank, listener in ranked:
-                if listener.malformed or listener.port is None or listener.protocol is None:
-                    continue  # PL010's, or unknown
-                for other_rank, other in ranked:
-                    if other is listener or other.malformed or other.port != listener.port or other.protocol is None:
-                        continue
-                    reason = _indistinct(listener, other)
-                    if reason is None or not (other.owner is listener.owner or other_rank < rank):
-                        continue  # only one of higher precedence, or of the same object, rejects it
-                    yield self._issue(listener, other, reason)
-                    break
+            for listener in topology.gateway_listeners(gateway):
+                conflict = topology.listener_conflict(listener)
+                if conflict is not None:
+                    yield self._issue(listener, *conflict)
 
     def _issue(self, listener: Listener, other: Listener, reason: str) -> Issue:
         message = (
@@ -843,27 +834,6 @@ class ListenerConflict(Rule):
         related = [Related(f"listener {other.name} is declared here", object=other.owner, path=join(other.path, "port"))]
         hint = "Give the listener another port, or (for HTTP, HTTPS and TLS) another hostname."
         return self.issue(listener.owner, join(listener.path, "port"), message, related=related, hint=hint)
-
-
-def _listener_set_order(listener_set: K8sObject) -> tuple[int, str, str, str]:
-    stamp = listener_set.creation_timestamp
-    return (0 if stamp is not None else 1, stamp.isoformat() if stamp else "", listener_set.namespace or "", listener_set.name)
-
-
-def _indistinct(a: Listener, b: Listener) -> str | None:
-    """Why two listeners on one port are not distinct (apis/v1/gateway_types.go, Listeners), if
-    they are not: HTTP, HTTPS and TLS are distinct by port and hostname, TCP and UDP by port,
-    and a TCP listener conflicts with HTTP, HTTPS or TLS on its port."""
-    if a.protocol == b.protocol:
-        if a.protocol in ("TCP", "UDP"):
-            return f"both {a.protocol} on port {a.port}"
-        if (a.hostname or "") == (b.hostname or ""):
-            shown = f"hostname {a.hostname}" if a.hostname else "no hostname"
-            return f"both {a.protocol} on port {a.port} with {shown}: HostnameConflict"
-        return None
-    if "TCP" in (a.protocol, b.protocol) and {a.protocol, b.protocol} & {"HTTP", "HTTPS", "TLS"}:
-        return f"{a.protocol} and {b.protocol} on port {a.port}: ProtocolConflict"
-    return None
 
 
 _CERTIFICATE_PURPOSES = {

@@ -309,6 +309,7 @@ class Topology:
         self._groups: frozenset[str] | None = None
         self._target_errors: dict[tuple[int, int], tuple[str, ...]] = {}
         self._delegated_by: dict[int, list[K8sObject]] = defaultdict(list)
+        self._conflicts: dict[int, tuple[Listener, str]] = {}  # id(listener) -> (the one it yields to, why)
         self._build()
 
     # -- queries ---------------------------------------------------------------------------
@@ -417,6 +418,8 @@ class Topology:
             if set_att.gateway is not None and set_att.attached:
                 self._sets_of_gateway[id(set_att.gateway)].append(listener_set)
             self._add_refs(listener_set, self._certificate_refs(listener_set))
+        for gateway in self.gateways():
+            self._find_conflicts(gateway)
         for route in self.routes():
             attachments = self._attach_route(route)
             self.parents[id(route)] = attachments
@@ -510,6 +513,35 @@ class Topology:
             )
         return ()
 
+    def listener_conflict(self, listener: Listener) -> tuple[Listener, str] | None:
+        """The listener of higher precedence (or of the same object) that this one is not distinct
+        from, and why, when it is Conflicted (Gateway API, Listeners: "Handling indistinct
+        Listeners"): it is not accepted, and nothing reaches traffic through it."""
+        return self._conflicts.get(id(listener))
+
+    def _find_conflicts(self, gateway: K8sObject) -> None:
+        # Precedence (GEP-1713): the Gateway's own listeners, then its ListenerSets, oldest first,
+        # then by namespace and name. A ListenerSet's listener that collides with one of higher
+        # precedence is the one rejected; two of one object are both rejected (the Gateway API
+        # forbids picking a winner among them).
+        sets = sorted(self.listener_sets_of(gateway), key=_listener_set_order)
+        ranked = [(0, listener) for listener in self.listeners(gateway)]
+        ranked += [(i + 1, listener) for i, ls in enumerate(sets) for listener in self.listeners(ls)]
+        by_port: dict[int, list[tuple[int, Listener]]] = defaultdict(list)
+        for rank, listener in ranked:
+            if not listener.malformed and listener.port is not None and listener.protocol is not None:
+                by_port[listener.port].append((rank, listener))
+        for group in by_port.values():
+            for rank, listener in group:
+                for other_rank, other in group:
+                    if other is listener:
+                        continue
+                    reason = _indistinct(listener, other)
+                    if reason is None or not (other.owner is listener.owner or other_rank < rank):
+                        continue  # only one of higher precedence, or of the same object, rejects it
+                    self._conflicts[id(listener)] = (other, reason)
+                    break
+
     def gateway_listeners(self, gateway: K8sObject) -> list[Listener]:
         """The listeners of a Gateway and of the ListenerSets attached to it."""
         out = list(self.listeners(gateway))
@@ -545,7 +577,13 @@ class Topology:
         for listener in covered:
             if listener.protocol != "HTTP" or listener.port is None or listener.port in ports:
                 continue
-            others = [m for m in everyone if m is not listener and m.protocol == "HTTP" and m.port == listener.port]
+            if self.listener_conflict(listener) is not None:
+                continue  # not accepted at all (PL416): no proxy listener serves it
+            others = [
+                m
+                for m in everyone
+                if m is not listener and m.protocol == "HTTP" and m.port == listener.port and self.listener_conflict(m) is None
+            ]
             if section is None:
                 # A whole-object policy covers its object's own listeners on the port as well.
                 others = [m for m in others if m not in own]
@@ -1076,6 +1114,20 @@ class Topology:
             grant=NOT_NEEDED,
         )
 
+    def section_traffic(self, owner: K8sObject, section: Section) -> tuple[Traffic, str]:
+        """Whether traffic can reach one section of an object: a Conflicted listener carries none."""
+        if owner.group == GATEWAY_GROUP and owner.kind in ("Gateway", "ListenerSet"):
+            listener = next((lst for lst in self.listeners(owner) if lst.section == section), None)
+            conflict = self.listener_conflict(listener) if listener is not None else None
+            if listener is not None and conflict is not None:
+                other, reason = conflict
+                return (
+                    Traffic.LISTENER_CONFLICTED,
+                    f"listener {listener.name} of {owner.kind} {_where(owner)} is Conflicted ({reason}, with listener"
+                    f" {other.name} of {other.owner.kind} {_where(other.owner)}) and not accepted",
+                )
+        return self.traffic(owner)
+
     def _delegated_traffic(self, route: K8sObject, seen: set[int]) -> bool:
         """Whether a route that delegates to this one carries traffic (through its own parents, or
         through a route delegating to it in turn; a delegation cycle carries none)."""
@@ -1205,6 +1257,27 @@ class Topology:
                     if ref is not None:
                         out.append(ref)
         return out
+
+
+def _listener_set_order(listener_set: K8sObject) -> tuple[int, str, str, str]:
+    stamp = listener_set.creation_timestamp
+    return (0 if stamp is not None else 1, stamp.isoformat() if stamp else "", listener_set.namespace or "", listener_set.name)
+
+
+def _indistinct(a: Listener, b: Listener) -> str | None:
+    """Why two listeners on one port are not distinct (apis/v1/gateway_types.go, Listeners), if
+    they are not: HTTP, HTTPS and TLS are distinct by port and hostname, TCP and UDP by port,
+    and a TCP listener conflicts with HTTP, HTTPS or TLS on its port."""
+    if a.protocol == b.protocol:
+        if a.protocol in ("TCP", "UDP"):
+            return f"both {a.protocol} on port {a.port}"
+        if (a.hostname or "") == (b.hostname or ""):
+            shown = f"hostname {a.hostname}" if a.hostname else "no hostname"
+            return f"both {a.protocol} on port {a.port} with {shown}: HostnameConflict"
+        return None
+    if "TCP" in (a.protocol, b.protocol) and {a.protocol, b.protocol} & {"HTTP", "HTTPS", "TLS"}:
+        return f"{a.protocol} and {b.protocol} on port {a.port}: ProtocolConflict"
+    return None
 
 
 def _listener_label(listener: Listener) -> str:

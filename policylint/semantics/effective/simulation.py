@@ -752,12 +752,21 @@ class Simulation:
             return []  # roots are Gateways; the class is prepended to their paths
         if obj is None:
             return []
+        # A Conflicted listener is not accepted: no traffic passes it (PL416).
         if level == "gateway":
-            out: list[NodeKey] = [("listener", key, lst.name) for lst in topo.listeners(obj) if lst.name is not None]
+            out: list[NodeKey] = [
+                ("listener", key, lst.name)
+                for lst in topo.listeners(obj)
+                if lst.name is not None and topo.listener_conflict(lst) is None
+            ]
             out.extend(("listenerset", ls.key, None) for ls in topo.listener_sets_of(obj))
             return out
         if level == "listenerset":
-            return [("listener", key, lst.name) for lst in topo.listeners(obj) if lst.name is not None]
+            return [
+                ("listener", key, lst.name)
+                for lst in topo.listeners(obj)
+                if lst.name is not None and topo.listener_conflict(lst) is None
+            ]
         if level == "listener":
             listener = next((lst for lst in topo.listeners(obj) if lst.name == section), None)
             if listener is None:
