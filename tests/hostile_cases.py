@@ -803,12 +803,16 @@ def _check(path):
         raise PermissionError(13, "Permission denied", path)
 
 
-def scandir(path="."):
+# `*args`: Python 3.10's pathlib keeps `os.scandir` as a class attribute of its accessor, where a
+# Python function (unlike the built-in) binds as a method and gets the accessor first.
+def scandir(*args):
+    path = args[-1] if args else "."
     _check(path)
     return _scandir(path)
 
 
-def listdir(path="."):
+def listdir(*args):
+    path = args[-1] if args else "."
     _check(path)
     return _listdir(path)
 

@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from policylint.input import load
 from policylint.input.cache import ParseCache, dumps, loads, pack, unpack
@@ -286,18 +286,20 @@ def _close_pool(pool: ProcessPoolExecutor, healthy: bool) -> None:
     processes = _processes(pool)
     # Like `_processes`: the pool's manager thread, None once shut down.
     manager: threading.Thread | None = getattr(pool, "_executor_manager_thread", None)
+    # And its task queue: see `_stop`.
+    call_queue = getattr(pool, "_call_queue", None)
     if healthy:
         try:
             pool.shutdown(wait=True)
             return
         except BaseException:
-            _stop(processes, manager)
+            _stop(processes, manager, call_queue)
             raise
     pool.shutdown(wait=False, cancel_futures=True)
-    _stop(processes, manager)
+    _stop(processes, manager, call_queue)
 
 
-def _stop(processes: Sequence[BaseProcess], manager: threading.Thread | None) -> None:
+def _stop(processes: Sequence[BaseProcess], manager: threading.Thread | None, call_queue: Any = None) -> None:
     for process in processes:
         if process.is_alive():
             process.terminate()
@@ -307,6 +309,16 @@ def _stop(processes: Sequence[BaseProcess], manager: threading.Thread | None) ->
         if process.is_alive():
             process.kill()
             process.join(STOP_GRACE)
+    reader = getattr(call_queue, "_reader", None)
+    if reader is not None:
+        # With every worker gone, nothing reads the task pipe: a feeder thread blocked writing a
+        # large file into it would block forever, and with it the pool's manager thread and this
+        # process's exit (CPython before 3.12, gh-94777; the run hung after a worker was killed).
+        # Closing this process's read end makes that write fail, as CPython 3.12 does itself.
+        try:
+            reader.close()
+        except OSError:
+            pass
     if manager is not None:
         # With its workers gone, the manager thread finds the pool broken and cleans up at once. Let
         # it finish here: at interpreter exit, CPython 3.11 wakes it through a pipe that it may be
