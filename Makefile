@@ -10,7 +10,7 @@ FUZZ_EXAMPLES ?= 20000
 # `make hostile`: every hostile input in bounded time and memory (fuzz/README.md); `HOSTILE_ARGS=-k alias`.
 HOSTILE_ARGS ?=
 
-.PHONY: demo test check-code lint-examples bench fuzz hostile conformance clean
+.PHONY: demo test test-pythons check-code lint-examples bench fuzz hostile conformance clean
 CODE := policylint tests benchmarks fuzz
 
 $(BIN)/python:
@@ -34,6 +34,10 @@ check-code: $(STAMP)
 test: check-code
 	$(BIN)/python -m pytest -q
 
+# The suite on the oldest and the newest supported Python (.ci/pythons; POLICYLINT_PYTHONS="3.10 3.13").
+test-pythons:
+	.ci/pythons
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --sizes $(BENCH_SIZES)
 	$(BIN)/python benchmarks/effective.py
@@ -50,4 +54,4 @@ hostile: $(STAMP)
 	$(BIN)/python fuzz/hostile.py $(HOSTILE_ARGS)
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache
+	rm -rf $(VENV) .venv-3.* build dist .pytest_cache

@@ -12,6 +12,7 @@ read by people, and no file name can put a character XML forbids into it.
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
@@ -24,10 +25,6 @@ if TYPE_CHECKING:
     from policylint.pipeline import LintResult
     from policylint.reporters import RenderOptions
     from policylint.rules.base import Rule
-
-# Above this many test cases the document is written without indentation: pretty-printing goes
-# through xml.dom.minidom, many times slower than the report itself on a large repository.
-PRETTY_MAX_CASES = 5_000
 
 _Case = tuple[str, str]  # (classname, rule id)
 
@@ -45,16 +42,22 @@ def _body(f: Finding, options: RenderOptions) -> str:
 
 
 def render(result: LintResult, options: RenderOptions | None = None) -> str:
-    from junit_xml import TestCase, TestSuite
+    from junit_xml import TestCase
 
     from policylint.reporters import RenderOptions
 
     options = options or RenderOptions()
     policies = {p.obj.key for p in result.project.resolution.policies()}
     names: dict[str, str] = {r.id: r.name for r in result.rules}
-    # file -> (classname, rule id) -> test case, in a stable order: objects by position, rules by id.
-    suites: dict[str, dict[_Case, TestCase]] = defaultdict(dict)
-    lines: dict[tuple[str, _Case], int] = {}
+    # file -> (line, classname) -> the rule ids of its test cases: objects by position, rules by
+    # id. A group per object (and per file for the file-level rules), so that the hundreds of
+    # thousands of passing cases of a large repository cost a string each, nothing more.
+    suites: dict[str, dict[tuple[int, str], list[str]]] = defaultdict(dict)
+    # (file, classname) -> the group its object's cases are in; (file, classname, rule id) -> the
+    # group of a case only a finding made; and the test cases findings give content to.
+    first: dict[tuple[str, str], tuple[int, str]] = {}
+    placed: dict[tuple[str, str, str], tuple[int, str]] = {}
+    content: dict[tuple[str, str, str], TestCase] = {}
     paths: dict[str, tuple[str, str]] = {}  # file -> (repository path, escaped)
 
     def where(file: str) -> tuple[str, str]:
@@ -63,51 +66,146 @@ def render(result: LintResult, options: RenderOptions | None = None) -> str:
             paths[file] = (path, _xml_text(path))
         return paths[file]
 
-    def case(file: str, classname: str, rule_id: str, line: int, rule_name: str) -> TestCase:
+    def group_of(path: str, classname: str, rule_id: str) -> tuple[int, str] | None:
+        group = first.get((path, classname))
+        if group is not None and rule_id in suites[path][group]:
+            return group
+        return placed.get((path, classname, rule_id))
+
+    def with_content(file: str, classname: str, rule_id: str, line: int, rule_name: str) -> TestCase:
         path, shown = where(file)
-        cases = suites[path]
-        key = (classname, rule_id)
-        if key not in cases:
-            cases[key] = TestCase(
-                f"{rule_id} {rule_name}", classname=classname, file=shown, line=line, allow_multiple_subelements=True
+        key = (path, classname, rule_id)
+        group = group_of(path, classname, rule_id)
+        if group is None:
+            group = placed[key] = (line, classname)
+            bisect.insort(suites[path].setdefault(group, []), rule_id)
+        tc = content.get(key)
+        if tc is None:
+            tc = content[key] = TestCase(
+                f"{rule_id} {rule_name}", classname=classname, file=shown, line=group[0], allow_multiple_subelements=True
             )
-            lines[(path, key)] = line
-        return cases[key]
+        return tc
+
+    def add_group(path: str, line: int, classname: str, rule_ids: list[str]) -> None:
+        group = first.get((path, classname))
+        if group is None:  # the usual case: a new object, all its cases at once
+            group = first[(path, classname)] = (line, classname)
+            suites[path][group] = list(rule_ids)
+            return
+        cases = suites[path][group]  # the same object again (PL005): a case is where it was first met
+        for rule_id in rule_ids:
+            if rule_id not in cases:
+                bisect.insort(cases, rule_id)
 
     rules: tuple[type[Rule], ...] = tuple(sorted(result.rules, key=lambda r: r.id))
-    file_rules = [r for r in rules if r.reports_on(None, policy=False)]
+    file_rules = [r.id for r in rules if r.reports_on(None, policy=False)]
     for file in result.files:
         path, shown = where(file)
         suites[path]  # every file is a suite, even with nothing in it
-        for rule in file_rules:
-            case(file, shown, rule.id, 1, rule.name)
+        add_group(path, 1, shown, file_rules)
+    by_kind: dict[tuple[str, bool], list[str]] = {}
     for obj in result.index.objects:
-        classname = _xml_text(str(obj.key))
         policy = obj.key in policies
-        for rule in rules:
-            if rule.reports_on(obj.kind, policy=policy):
-                case(obj.doc.file, classname, rule.id, obj.doc.line, rule.name)
+        applicable = by_kind.get((obj.kind, policy))
+        if applicable is None:
+            applicable = by_kind[(obj.kind, policy)] = [r.id for r in rules if r.reports_on(obj.kind, policy=policy)]
+        add_group(where(obj.doc.file)[0], obj.doc.line, _xml_text(str(obj.key)), applicable)
     for f in result.findings:
         classname = _xml_text(str(f.object)) if f.object is not None else where(f.file)[1]
-        tc = case(f.file, classname, f.rule, f.line, names.get(f.rule, f.name))
+        tc = with_content(f.file, classname, f.rule, f.line, names.get(f.rule, f.name))
         tc.add_failure_info(
             message=f"{f.severity.label}: {_xml_text(f.message)}", output=_body(f, options), failure_type=f.severity.label
         )
     for f in result.suppressed:
         classname = _xml_text(str(f.object)) if f.object is not None else where(f.file)[1]
-        tc = case(f.file, classname, f.rule, f.line, names.get(f.rule, f.name))
+        tc = with_content(f.file, classname, f.rule, f.line, names.get(f.rule, f.name))
         how = f.suppression.kind.value if f.suppression is not None else "suppressed"
         reason = f": {_xml_text(f.suppression.reason)}" if f.suppression is not None and f.suppression.reason else ""
         tc.add_skipped_info(message=f"suppressed ({how}){reason}", output=_body(f, options))
 
     shown_paths = dict(paths.values())
-    test_suites = []
-    for path in sorted(suites):
-        cases = suites[path]
-        ordered = sorted(cases, key=lambda k: (lines[(path, k)], k))
-        shown = shown_paths[path]
-        test_suites.append(TestSuite(f"policylint {shown}", [cases[k] for k in ordered], file=shown))
-    return _document(test_suites)
+    ordered = [(shown_paths[path], path, sorted(suites[path].items())) for path in sorted(suites)]
+    return _document(ordered, content, names)
+
+
+_Groups = list[tuple[tuple[int, str], list[str]]]
+
+
+def _document(
+    suites: list[tuple[str, str, _Groups]], content: dict[tuple[str, str, str], TestCase], names: dict[str, str]
+) -> str:
+    """The document, written once, in one pass (linear in the test cases).
+
+    The JUnit elements of a test case with a failure or a skip (and their escaping) come from the
+    junit-xml package; a passing test case is one element with four attributes, written here
+    directly: building and serialising an element for each of the hundreds of thousands of them
+    a large repository has took most of a run. The output is the bytes ElementTree writes for the
+    whole tree indented with tabs (`ElementTree.indent`): tests/test_ci_reporters.py compares them.
+    ElementTree, not minidom: minidom's escaping changed in Python 3.13, and the same report must
+    be the same bytes on every supported Python."""
+    from junit_xml import TestSuite
+
+    parts: list[str] = []
+    total_failures = total_tests = 0
+    rule_names = {rule_id: _attr(f"{rule_id} {name}") for rule_id, name in names.items()}
+    for shown, path, groups in suites:
+        filled = [tc for (_, classname), rule_ids in groups for r in rule_ids if (tc := content.get((path, classname, r)))]
+        failures = sum(1 for tc in filled if tc.is_failure())
+        skipped = sum(1 for tc in filled if tc.is_skipped())
+        tests = sum(len(rule_ids) for _, rule_ids in groups)
+        total_failures += failures
+        total_tests += tests
+        file = _attr(shown)
+        head = (
+            f'\t<testsuite disabled="0" errors="0" failures="{failures}" name="{_attr(f"policylint {shown}")}"'
+            f' skipped="{skipped}" tests="{tests}" time="0" file="{file}"'
+        )
+        if not groups:
+            parts.append(head + " />\n")
+            continue
+        parts.append(head + ">\n")
+        rendered = iter(_rendered_cases(TestSuite("", filled)) if filled else ())
+        for (line, classname), rule_ids in groups:
+            prefix = '\t\t<testcase name="'
+            rest = f'" classname="{_attr(classname)}" file="{file}" line="{line}" />\n'
+            for rule_id in rule_ids:
+                if (path, classname, rule_id) in content:
+                    parts.append(next(rendered))
+                else:
+                    parts.append(prefix + (rule_names.get(rule_id) or _attr(f"{rule_id} ")) + rest)
+        parts.append("\t</testsuite>\n")
+    head = (
+        '<?xml version="1.0" encoding="utf-8"?>\n'
+        f'<testsuites disabled="0" errors="0" failures="{total_failures}" tests="{total_tests}" time="0.0"'
+    )
+    if not suites:
+        return head + " />\n"
+    return head + ">\n" + "".join(parts) + "</testsuites>\n"
+
+
+def _rendered_cases(suite: TestSuite) -> list[str]:
+    """Each test case of a junit-xml suite, as ElementTree writes it indented two levels deep."""
+    from xml.etree import ElementTree
+
+    element = suite.build_xml_doc()
+    out = []
+    for child in element:
+        ElementTree.indent(child, space="\t", level=2)
+        child.tail = None
+        out.append("\t\t" + ElementTree.tostring(child, encoding="unicode") + "\n")
+    return out
+
+
+# ElementTree's escaping of attribute values (xml.etree.ElementTree._escape_attrib), the same on
+# every supported Python.
+_ATTR_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;"), ("\r", "&#13;"), ("\n", "&#10;"), ("\t", "&#09;"))
+
+
+def _attr(value: str) -> str:
+    for char, escaped in _ATTR_ESCAPES:
+        if char in value:
+            value = value.replace(char, escaped)
+    return value
 
 
 def _xml_text(text: str) -> str:
@@ -117,31 +215,3 @@ def _xml_text(text: str) -> str:
     if "\ufffe" in escaped or "\uffff" in escaped:
         escaped = escaped.replace("\ufffe", "\\ufffe").replace("\uffff", "\\uffff")
     return escaped
-
-
-def _document(test_suites: list[TestSuite]) -> str:
-    """junit-xml's `to_xml_report_string`, less its final pass that deletes characters XML
-    forbids from the whole document (every text here is `_xml_text` already, and that pass is
-    a third of the time on a large repository), indented while the report is small."""
-    from xml.etree import ElementTree
-
-    root = ElementTree.Element("testsuites")
-    totals = dict.fromkeys(("disabled", "errors", "failures", "tests"), 0)
-    time = 0.0
-    cases = 0
-    for suite in test_suites:
-        element = suite.build_xml_doc()
-        for key in totals:
-            totals[key] += int(element.get(key, 0))
-        time += float(element.get("time", 0))
-        cases += len(suite.test_cases)
-        root.append(element)
-    for key, value in totals.items():
-        root.set(key, str(value))
-    root.set("time", str(time))
-    if cases <= PRETTY_MAX_CASES:
-        # ElementTree, not minidom: minidom's escaping changed in Python 3.13 (`"` in text), and
-        # the same report must be the same bytes on every supported Python.
-        ElementTree.indent(root, space="\t")
-    text = ElementTree.tostring(root, encoding="unicode")
-    return f'<?xml version="1.0" encoding="utf-8"?>\n{text}\n'
