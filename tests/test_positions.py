@@ -424,3 +424,43 @@ def test_findings_carry_their_span() -> None:
     )
     (finding,) = only(result, "PL405")
     assert finding.region == (7, 3, 7, 28)
+
+
+def test_positions_cost_one_compose_per_document_with_findings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # Many findings and notes in one document, one in another, none in a third: each document
+    # with findings is composed once, whatever the number of locations asked in it, and each
+    # file is read once.
+    from policylint.input import positions
+
+    targets = "\n".join(f"  - {{group: gateway.networking.k8s.io, kind: HTTPRoute, name: missing-{i}}}" for i in range(12))
+    (tmp_path / "policies.yaml").write_text(
+        "apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: BackendTrafficPolicy\n"
+        f"metadata: {{name: many, namespace: apps}}\nspec:\n  targetRefs:\n{targets}\n"
+        "---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: BackendTrafficPolicy\n"
+        "metadata: {name: one, namespace: apps}\nspec:\n  targetRefs:\n"
+        "  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: missing}\n"
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: quiet, namespace: apps}\n",
+        encoding="utf-8",
+    )
+    composed: list[int] = []
+    reads: list[str] = []
+    real_get_node = positions._MarkLoader.get_node
+    real_init = PositionResolver.__init__
+
+    def counting_get_node(self: positions._MarkLoader) -> yaml.Node | None:
+        composed.append(1)
+        return real_get_node(self)
+
+    def counting_init(self: PositionResolver, read_text: Callable[[str], str | None]) -> None:
+        def read(file: str) -> str | None:
+            reads.append(file)
+            return read_text(file)
+
+        real_init(self, read)
+
+    monkeypatch.setattr(positions._MarkLoader, "get_node", counting_get_node)
+    monkeypatch.setattr(PositionResolver, "__init__", counting_init)
+    result = lint_paths([tmp_path / "policies.yaml"])
+    assert len(only(result, "PL201")) == 13
+    assert len(composed) == 2
+    assert len(reads) == 1

@@ -526,3 +526,21 @@ def test_a_closed_pipe_is_not_a_failure(tmp_path: Path, exit_zero: bool, unbuffe
     assert code == (0 if exit_zero else 1)
     # The summary, and nothing about the pipe (no BrokenPipeError, "Exception ignored", "Aborted!").
     assert err.decode().splitlines() == ["800 errors, 0 warnings, 0 info in 2 files (800 objects, 800 policies)"]
+
+
+def test_jobs_2_writes_the_bytes_jobs_1_writes_on_the_messy_corpus(tmp_path: Path) -> None:
+    # The benchmark's messy corpus (1 to 5 objects per file, three policy references in four
+    # misspelled, so that findings and their notes span files), large enough for a worker.
+    from benchmarks.generate import write_corpus as write_messy
+
+    write_messy(1500, tmp_path / "manifests", per_file=0, error_rate=0.75)
+    assert sum(p.stat().st_size for p in (tmp_path / "manifests").iterdir()) >= parallel.PARALLEL_MIN_BYTES
+    outputs = {}
+    for jobs in ("1", "2"):
+        for fmt in ("json", "sarif", "text"):
+            code, out, err = run(["manifests", "--no-cache", "--format", fmt, "--jobs", jobs], tmp_path)
+            assert code == 1, err.decode()
+            outputs[(jobs, fmt)] = out
+    for fmt in ("json", "sarif", "text"):
+        assert outputs[("2", fmt)] == outputs[("1", fmt)]
+    assert outputs[("1", "json")].count(b'"rule": "PL201"') > 100
