@@ -367,7 +367,11 @@ def _query_load(
 @click.option("--profile", "profile_paths", multiple=True, metavar="PATH", help="Extra policy profile file (repeatable).")
 @click.option("--namespace", default="default", show_default=True, help="Namespace of objects that declare none.")
 @click.option("--external", multiple=True, metavar="KIND[/NS[/NAME]]", help="Objects that live outside the input (globs).")
-def diff_command(base: str, head: str | None, paths: tuple[str, ...], fmt: str, **options: Any) -> None:
+@_CONFIG
+@_ISOLATED
+def diff_command(
+    base: str, head: str | None, paths: tuple[str, ...], fmt: str, config_file: str | None, isolated: bool, **options: Any
+) -> None:
     """What a change does: findings introduced and fixed, policy status and blast radius, effective
     policy before and after. BASE and HEAD are git revisions (HEAD: the working tree); both are
     read from git objects, nothing is checked out.
@@ -377,10 +381,22 @@ def diff_command(base: str, head: str | None, paths: tuple[str, ...], fmt: str, 
     policylint diff origin/main HEAD     the last commit(s) against the upstream
     policylint diff main --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
-    from policylint.commands.diff import run_diff
+    from policylint.commands.diff import run_configured_diff
 
-    root = _repository_root_or_dot()
-    sys.exit(run_diff(base, head, paths or (root,), fmt=fmt, **options))
+    given = _given(dict(options))
+    sys.exit(
+        run_configured_diff(
+            base,
+            head,
+            paths,
+            fmt=fmt,
+            given=given,
+            options=options,
+            config=config_file,
+            isolated=isolated,
+            root=_repository_root_or_dot(),
+        )
+    )
 
 
 def _repository_root_or_dot() -> str:

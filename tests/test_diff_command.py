@@ -132,3 +132,19 @@ def test_an_unknown_base_is_a_usage_error(repo: Path) -> None:
     result = CliRunner().invoke(cli, ["diff", "nope"])
     assert result.exit_code == 2
     assert "base 'nope' is not a commit of this repository" in result.stderr
+
+
+def test_the_configuration_file_applies_to_diff_as_to_check(repo: Path) -> None:
+    # The same change as above introduces PL407 (error) and PL413 (warning). With a
+    # configuration that ignores PL407 and makes PL413 info, the change introduces one info
+    # finding and passes the gate; `--isolated` ignores the file again.
+    gateway = repo / "infra" / "gateway.yaml"
+    gateway.write_text(gateway.read_text().replace("name: grpc\n", "name: grpc-v2\n", 1))
+    (repo / ".policylint.yaml").write_text("ignore: [PL407]\nseverity:\n  PL413: info\n", encoding="utf-8")
+    code, report = diff("HEAD")
+    assert code == 0
+    assert [(f["rule"], f["severity"]) for f in report["findings"]["introduced"]] == [("PL413", "info")]
+    code, report = diff("HEAD", "--fail-on", "info")  # a flag still beats the file
+    assert code == 1
+    code, report = diff("HEAD", "--isolated")
+    assert code == 1 and [f["rule"] for f in report["findings"]["introduced"]] == ["PL407", "PL413"]

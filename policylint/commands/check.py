@@ -94,7 +94,7 @@ def run_check(
     if fixing and ("-" in paths or staged):
         error("--fix and --diff-fix edit files on disk: not standard input, not the staged snapshot")
         return EXIT_USAGE
-    parsed = _parse_options(select, ignore, fail_on, external, overrides)
+    parsed = parse_options(select, ignore, fail_on, external, overrides)
     files = parse_outputs(outputs)
     if parsed is None or files is None:
         return EXIT_USAGE
@@ -161,7 +161,7 @@ def run_check(
     return EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_OK
 
 
-def _parse_options(
+def parse_options(
     select: Sequence[str], ignore: Sequence[str], fail_on: str, external: Sequence[str], overrides: Overrides | None
 ) -> tuple[Selection, Severity, ExternalObjects, Overrides | None] | None:
     """The options that can be wrong before any work: the rule selection, --fail-on, --external.

@@ -28,6 +28,7 @@ import click
 from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error
 
 if TYPE_CHECKING:
+    from policylint.config.overrides import Overrides
     from policylint.findings import Finding
     from policylint.input.ignore import WalkFilter
     from policylint.input.sources import Source
@@ -212,6 +213,67 @@ def compare(before: State, after: State) -> dict[str, Any]:
     }
 
 
+# The configuration keys `diff` reads besides its own flags' (policylint.config), and their keywords.
+_DIFF_KEYS = {
+    "fail-on": "fail_on",
+    "crd": "crd_paths",
+    "profile": "profile_paths",
+    "namespace": "namespace",
+    "external": "external",
+    "synthetic-rule-names": "synthetic_rule_names",
+    "complete": "complete",
+    "helm-templates": "helm_templates",
+    "select": "select",
+    "ignore": "ignore",
+}
+
+
+def run_configured_diff(
+    base: str,
+    head: str | None,
+    paths: Sequence[str],
+    *,
+    fmt: str,
+    given: Mapping[str, Any],
+    options: Mapping[str, Any],
+    config: str | None,
+    isolated: bool,
+    root: str,
+) -> int:
+    """`diff` with the configuration file applied, as `check` applies it: its rule selection,
+    severities, per-file settings, rule options, exclusions and loading options, under the flags
+    actually given (`given`); its `paths` when none are given, else the repository root."""
+    from policylint.config import find_config
+
+    found = None if isolated or config else find_config()
+    path = config if config is not None and not isolated else (os.path.relpath(found) if found is not None else None)
+    if path is None:
+        return run_diff(base, head, paths or (root,), fmt=fmt, **options)
+    from policylint.config.effective import build, run_settings
+    from policylint.config.load import ConfigError, load
+
+    try:
+        effective = build(load(path), {k: v for k, v in given.items() if k in _DIFF_KEYS.values()})
+    except ConfigError as exc:
+        for line in str(exc).splitlines():
+            error(line)
+        return EXIT_USAGE
+    values = effective.values
+    settings = run_settings(effective)
+    keywords: dict[str, Any] = dict(options)
+    keywords.update({keyword: values[key] for key, keyword in _DIFF_KEYS.items()})
+    return run_diff(
+        base,
+        head,
+        paths or tuple(values["paths"]) or (root,),
+        fmt=fmt,
+        walk=settings.walk,
+        overrides=settings.overrides,
+        rule_options=settings.rule_options,
+        **keywords,
+    )
+
+
 def run_diff(
     base: str,
     head: str | None,
@@ -226,7 +288,14 @@ def run_diff(
     external: Sequence[str] = (),
     walk: WalkFilter | None = None,
     helm_templates: bool = False,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    synthetic_rule_names: bool = False,
+    complete: bool = False,
+    overrides: Overrides | None = None,
+    rule_options: Mapping[str, Mapping[str, object]] | None = None,
 ) -> int:
+    from policylint.commands.check import parse_options
     from policylint.findings import Severity
     from policylint.input import git
     from policylint.input.sources import SourceError
@@ -234,6 +303,10 @@ def run_diff(
     from policylint.pipeline import LintRequest, lint
     from policylint.profiles.registry import ProfileError
 
+    parsed = parse_options(select, ignore, fail_on, external, overrides)
+    if parsed is None:
+        return EXIT_USAGE
+    selection, _, _, overrides = parsed
     try:
         threshold = Severity.parse(fail_on)
         external_objects = ExternalObjects.parse(external)
@@ -260,6 +333,11 @@ def run_diff(
             walk=walk,
             helm_templates=helm_templates,
             cache_dir=_cache(),
+            selection=selection,
+            synthetic_rule_names=synthetic_rule_names,
+            complete=complete,
+            overrides=overrides,
+            rule_options=dict(rule_options or {}),
         )
         result = lint(request)
         return State(name, result, {o.key: o.data for o in result.index.objects})
