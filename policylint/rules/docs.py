@@ -81,6 +81,7 @@ FAMILIES = {
     "attachment": "attachment",
     "handshakes": "cross-namespace",
     "labels": "labels",
+    "schema": "schema",
     "effective_policy": "effective-policy",
     "suppressions": "suppressions",
 }
