@@ -323,7 +323,12 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
 
 
 def test_expectations_cover_every_vendored_crd() -> None:
-    vendored = {p.relative_to(CRDS).as_posix() for p in CRDS.rglob("*.yaml")}
+    # Every vendored policy CRD; Gateway API's own kinds are there for the schema rules.
+    vendored = {
+        p.relative_to(CRDS).as_posix()
+        for p in CRDS.rglob("*.yaml")
+        if crd_facts(load_crd(p.relative_to(CRDS).as_posix())).is_policy
+    }
     assert vendored == set(EXPECTED)
 
 

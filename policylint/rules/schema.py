@@ -1,17 +1,21 @@
 """PL7xx: what the CRDs themselves say about the fields of an object.
 
-Deprecated fields come from the CRDs' own descriptions (policylint.k8s.deprecations, generated
-from the vendored upstream CRDs). No rule here branches on a kind: the data names them.
+Deprecated fields come from the CRDs' own descriptions (policylint.k8s.deprecations), the fields
+an object may have from their schemas (policylint.k8s.schemas), both generated from the vendored
+upstream CRDs. No rule here branches on a kind: the data names them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from policylint.findings import Issue, Severity
+from policylint.input.positions import join
 from policylint.k8s.deprecations import deprecations
 from policylint.project import Project
 from policylint.rules.base import POLICY, Rule
+from policylint.rules.hints import close_name
 from policylint.semantics.topology import expand_pattern
 
 
@@ -41,4 +45,113 @@ class DeprecatedField(Rule):
                     yield self.issue(obj, path, message, hint=hint)
 
 
-RULES: list[type[Rule]] = [DeprecatedField]
+# Kinds whose CRDs are vendored besides the policies' (tests/data/crds/SOURCES.md).
+_GATEWAY_API_KINDS = frozenset(
+    {
+        "GatewayClass",
+        "Gateway",
+        "ListenerSet",
+        "HTTPRoute",
+        "GRPCRoute",
+        "TLSRoute",
+        "TCPRoute",
+        "UDPRoute",
+        "ReferenceGrant",
+        "XBackend",
+        "XMesh",
+    }
+)
+# The object's own fields the schema rules leave to others: metadata (ObjectMeta, which the
+# CRDs do not describe), status (PL110).
+_TOP_LEVEL_SKIPPED = frozenset({"apiVersion", "kind", "metadata", "status"})
+
+
+class UnknownField(Rule):
+    """A field its CRD does not define: the API server prunes it, and `kubectl apply` rejects the object."""
+
+    id = "PL702"
+    name = "unknown-field"
+    severity = Severity.ERROR
+    subjects = _GATEWAY_API_KINDS | {POLICY}
+
+    def check(self, project: Project) -> Iterable[Issue]:
+        from policylint.k8s.schemas import crd_schemas, schemas
+
+        # A CRD in the input (or given with --crd) is the one the cluster serves: its schema
+        # decides, and an unknown field is an error. Otherwise the bundled schemas of the
+        # experimental channel (a superset of the standard one's fields) stand in, and the
+        # finding is a warning naming the release they come from: a newer release may have
+        # added the field.
+        given: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+        for crd in project.index.crds():
+            given.update(crd_schemas(crd.data))
+        bundled = schemas("experimental")
+        targets = {id(p.obj): p.profile.targets.fields for p in project.resolution.policies()}
+        for obj in project.index.objects:
+            key = (obj.group, obj.kind, obj.version)
+            source = None
+            schema = given.get(key)
+            if schema is None and key in bundled and not any(k[:2] == key[:2] for k in given):
+                schema, source = bundled[key]
+            if schema is None or not isinstance(obj.data, dict):
+                continue
+            malformed = project.index.malformed(obj)
+            # Inside a policy's target references, PL205 names unknown fields (one finding per cause).
+            skipped = {f"spec.{field}" for field in targets.get(id(obj), ())}
+            for path, key_name, known in _unknown(obj.data, schema, "", top=True):
+                if any(path == s or path.startswith((s + ".", s + "[")) for s in skipped):
+                    continue
+                if malformed.tainted(*_parts(path)):
+                    continue  # its parent has the wrong type (PL010)
+                at = join(path, key_name) if path else key_name
+                guess = next((k for k in known if k.lower() == key_name.lower()), None) or close_name(key_name, known)
+                hint = f"Did you mean `{guess}`?" if guess else "Remove it, or check its spelling and place against the CRD."
+                where = f"in {path}" if path else "at the top level"
+                origin = f"the {source} CRD" if source else "its CRD in the input"
+                message = (
+                    f"{key_name!r} is not a field {where} of {obj.kind} {obj.version} ({origin}): the API server"
+                    " prunes it, and `kubectl apply` rejects the object (strict field validation is its default)"
+                )
+                if source:
+                    message += f"; if the cluster runs a newer release than {source}, lint with its CRDs (--crd)"
+                yield self.issue(obj, at, message, hint=hint, severity=None if source is None else Severity.WARNING)
+
+
+def _parts(path: str) -> tuple[str | int, ...]:
+    from policylint.input.positions import parse_path
+
+    return tuple(parse_path(path)) if path else ()
+
+
+def _unknown(value: Any, schema: Mapping[str, Any], path: str, *, top: bool = False) -> Iterator[tuple[str, str, list[str]]]:
+    """(path of the parent, unknown key, the keys the parent may have) for every field the schema
+    does not define, where it does not keep unknown fields (`x-kubernetes-preserve-unknown-fields`)."""
+    if schema.get("x-kubernetes-preserve-unknown-fields") or schema.get("x-kubernetes-embedded-resource"):
+        return
+    if isinstance(value, dict):
+        properties = schema.get("properties")
+        additional = schema.get("additionalProperties")
+        if properties is None and additional is None:
+            return  # an object the schema does not describe further (any keys), or `anyOf` forms
+        properties = properties or {}
+        for key, child in value.items():
+            if not isinstance(key, str) or (top and key in _TOP_LEVEL_SKIPPED):
+                continue
+            sub = properties.get(key)
+            child_path = join(path, key) if path else key
+            if sub is not None:
+                yield from _unknown(child, sub, child_path)
+            elif isinstance(additional, dict):
+                yield from _unknown(child, additional, child_path)
+            elif additional is True:
+                continue
+            else:
+                yield path, key, sorted(properties)
+    elif isinstance(value, list):
+        items = schema.get("items")
+        if isinstance(items, dict):
+            for i, item in enumerate(value):
+                yield from _unknown(item, items, f"{path}[{i}]")
+
+
+RULES: list[type[Rule]] = [DeprecatedField, UnknownField]
