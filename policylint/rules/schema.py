@@ -7,11 +7,11 @@ upstream CRDs. No rule here branches on a kind: the data names them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from policylint.findings import Issue, Severity
-from policylint.input.positions import join
+from policylint.input.positions import format_path, join
 from policylint.k8s.deprecations import deprecations
 from policylint.project import Project
 from policylint.rules.base import POLICY, Rule
@@ -95,13 +95,17 @@ class UnknownField(Rule):
                 schema, source = bundled[key]
             if schema is None or not isinstance(obj.data, dict):
                 continue
+            found = _unknown(obj.data, schema)
+            if not found:
+                continue
             malformed = project.index.malformed(obj)
             # Inside a policy's target references, PL205 names unknown fields (one finding per cause).
             skipped = {f"spec.{field}" for field in targets.get(id(obj), ())}
-            for path, key_name, known in _unknown(obj.data, schema, "", top=True):
+            for parts, key_name, known in found:
+                path = format_path(parts)
                 if any(path == s or path.startswith((s + ".", s + "[")) for s in skipped):
                     continue
-                if malformed.tainted(*_parts(path)):
+                if malformed.tainted(*parts):
                     continue  # its parent has the wrong type (PL010)
                 at = join(path, key_name) if path else key_name
                 guess = next((k for k in known if k.lower() == key_name.lower()), None) or close_name(key_name, known)
@@ -117,41 +121,49 @@ class UnknownField(Rule):
                 yield self.issue(obj, at, message, hint=hint, severity=None if source is None else Severity.WARNING)
 
 
-def _parts(path: str) -> tuple[str | int, ...]:
-    from policylint.input.positions import parse_path
-
-    return tuple(parse_path(path)) if path else ()
+_PRESERVE = "x-kubernetes-preserve-unknown-fields"
+_EMBEDDED = "x-kubernetes-embedded-resource"
 
 
-def _unknown(value: Any, schema: Mapping[str, Any], path: str, *, top: bool = False) -> Iterator[tuple[str, str, list[str]]]:
+def _unknown(data: Mapping[str, Any], schema: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...], str, list[str]]]:
     """(path of the parent, unknown key, the keys the parent may have) for every field the schema
-    does not define, where it does not keep unknown fields (`x-kubernetes-preserve-unknown-fields`)."""
-    if schema.get("x-kubernetes-preserve-unknown-fields") or schema.get("x-kubernetes-embedded-resource"):
-        return
-    if isinstance(value, dict):
-        properties = schema.get("properties")
-        additional = schema.get("additionalProperties")
-        if properties is None and additional is None:
-            return  # an object the schema does not describe further (any keys), or `anyOf` forms
-        properties = properties or {}
-        for key, child in value.items():
-            if not isinstance(key, str) or (top and key in _TOP_LEVEL_SKIPPED):
-                continue
-            sub = properties.get(key)
-            child_path = join(path, key) if path else key
-            if sub is not None:
-                yield from _unknown(child, sub, child_path)
-            elif isinstance(additional, dict):
-                yield from _unknown(child, additional, child_path)
-            elif additional is True:
-                continue
-            else:
-                yield path, key, sorted(properties)
-    elif isinstance(value, list):
-        items = schema.get("items")
-        if isinstance(items, dict):
-            for i, item in enumerate(value):
-                yield from _unknown(item, items, f"{path}[{i}]")
+    does not define, where it does not keep unknown fields (`x-kubernetes-preserve-unknown-fields`),
+    in document order. One pass over the object's maps and lists; scalars are never visited."""
+    out: list[tuple[tuple[str | int, ...], str, list[str]]] = []
+    root = {k: v for k, v in data.items() if k not in _TOP_LEVEL_SKIPPED}
+    stack: list[tuple[Any, Mapping[str, Any], tuple[str | int, ...]]] = [(root, schema, ())]
+    while stack:
+        value, node, path = stack.pop()
+        if node.get(_PRESERVE) or node.get(_EMBEDDED):
+            continue
+        if type(value) is dict:
+            properties = node.get("properties")
+            additional = node.get("additionalProperties")
+            if properties is None and additional is None:
+                continue  # an object the schema does not describe further (any keys), or `anyOf` forms
+            children = []
+            for key, child in value.items():
+                sub = properties.get(key) if properties is not None else None
+                if sub is None:
+                    if isinstance(additional, dict):
+                        sub = additional
+                    elif additional is True:
+                        continue
+                    else:
+                        out.append((path, str(key), sorted(properties or ())))
+                        continue
+                if type(child) is dict or type(child) is list:
+                    children.append((child, sub, (*path, key)))
+            stack.extend(reversed(children))
+        elif type(value) is list:
+            items = node.get("items")
+            if isinstance(items, dict):
+                stack.extend(
+                    (item, items, (*path, i))
+                    for i, item in reversed(list(enumerate(value)))
+                    if type(item) is dict or type(item) is list
+                )
+    return out
 
 
 RULES: list[type[Rule]] = [DeprecatedField, UnknownField]
