@@ -81,6 +81,11 @@ def _nest_block_keys(depth: int) -> str:
     return "? " * depth + "x\n"
 
 
+# What a BackendTLSPolicy needs besides its targets (the CRD requires `validation`): the cases
+# below make only their targets hostile.
+_VALIDATION = "  validation: {hostname: x.example.com, wellKnownCACertificates: System}\n"
+
+
 def _policy(spec: str, metadata: str = "  name: tls\n  namespace: app\n") -> str:
     return f"apiVersion: gateway.networking.k8s.io/v1\nkind: BackendTLSPolicy\nmetadata:\n{metadata}spec:\n{spec}"
 
@@ -193,12 +198,12 @@ CASES = [
     ),
     Case("spec-is-a-number", _utf8(_policy("  5\n").replace("spec:\n  5\n", "spec: 5\n")), (), 6),
     Case("spec-is-a-list", _utf8(_policy("- targetRefs: []\n")), (), 6),
-    Case("targetRefs-is-a-string", _utf8(_policy('  targetRefs: "x"\n')), (), 7),
-    Case("targetRefs-item-is-a-number", _utf8(_policy("  targetRefs: [5]\n")), (), 7),
-    Case("targetRefs-item-is-a-list", _utf8(_policy("  targetRefs: [[group, kind, name]]\n")), (), 7),
+    Case("targetRefs-is-a-string", _utf8(_policy('  targetRefs: "x"\n' + _VALIDATION)), (), 7),
+    Case("targetRefs-item-is-a-number", _utf8(_policy("  targetRefs: [5]\n" + _VALIDATION)), (), 7),
+    Case("targetRefs-item-is-a-list", _utf8(_policy("  targetRefs: [[group, kind, name]]\n" + _VALIDATION)), (), 7),
     Case(
         "targetRefs-fields-are-mappings",
-        _utf8(_policy("  targetRefs:\n  - {group: {}, kind: [], name: 5, sectionName: null}\n")),
+        _utf8(_policy("  targetRefs:\n  - {group: {}, kind: [], name: 5, sectionName: null}\n" + _VALIDATION)),
         (),
         8,
     ),

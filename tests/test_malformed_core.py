@@ -75,8 +75,8 @@ spec:
     - {name: web, port: 8080}
     - {group: "", kind: Service, name: other, namespace: backends, port: 9090}
     filters:
-    - requestMirror:
-        backendRef: {name: web, port: 8080}
+    - type: RequestMirror
+      requestMirror: {backendRef: {name: web, port: 8080}}
 ---
 apiVersion: v1
 kind: Service
@@ -228,8 +228,8 @@ def test_the_scene_is_clean() -> None:
 def test_every_field_of_a_core_object_with_the_wrong_type_is_one_finding_at_that_field() -> None:
     """The general case: each well-typed field of the scene's Gateway, ListenerSet, routes, Services
     and ReferenceGrant, given a value of another JSON type, gives exactly one finding — PL010
-    (PL506 for a label selector value) at that field — and no consequence elsewhere; a value of
-    the same type gives no PL010."""
+    (PL506 for a label selector value; PL703 for a field only the CRD schema types) at that
+    field — and no consequence elsewhere; a value of the same type gives no PL010."""
     variants = _variants()
     assert len(variants) > 400
     failures = []
@@ -242,7 +242,10 @@ def test_every_field_of_a_core_object_with_the_wrong_type_is_one_finding_at_that
             continue
         want = [("PL506" if p in PL506_PATHS else "PL010", obj, _dotted(p)) for p in changed]
         got = [(f.rule, str(f.object), f.path) for f in findings]
-        if got != want:
+        # A field the semantics never read (a filter's `type`) has no PL010 entry: the CRD schema's
+        # rule reports it instead, once, at the field.
+        schema_only = [("PL703", obj, _dotted(p)) for p in changed]
+        if got != want and got != schema_only:
             failures.append(f"{label}: {[(f.rule, f.path, f.message[:100]) for f in findings]}")
     assert failures == [], f"{len(failures)} of {len(variants)} variants, e.g.:\n" + "\n".join(failures[:15])
 

@@ -90,3 +90,28 @@ spec:
         ("spec.settings.a.off", "error"),
     ]
     assert "(its CRD in the input)" in findings[0].message
+
+
+def test_schema_violations_respect_defaults_nulls_templates_and_int_or_string() -> None:
+    # Gateway API v1.6.1 HTTPRoute: `path.type` has default PathPrefix, so a path match without it
+    # is complete; `value` of a header match is required. A `null` is an unset field; an unquoted
+    # template action is PL004's.
+    text = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: apps}
+spec:
+  rules:
+  - matches:
+    - path: {value: /}
+      headers: [{name: x-a}]
+    timeouts: {request: null}
+    backendRefs: [{name: web, port: 80, weight: {{ .Values.weight }}}]
+"""
+    findings = only(lint_text(text), "PL703")
+    assert [(f.path, f.message.split(" (")[0]) for f in findings] == [
+        (
+            "spec.rules[0].matches[0].headers[0].value",
+            "spec.rules[0].matches[0].headers[0].value is required by the schema and missing",
+        ),
+    ]

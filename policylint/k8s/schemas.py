@@ -29,6 +29,7 @@ CHANNELS = ("standard", "experimental")
 # The schema keywords validation reads; everything else (descriptions, defaults, titles) goes.
 _KEEP = (
     "type",
+    "default",
     "required",
     "enum",
     "pattern",
