@@ -29,6 +29,7 @@ from policylint.profiles.registry import (
     profile_from_dict,
     validate_profile_document,
 )
+from policylint.rules.schema import GATEWAY_API_KINDS
 from policylint.semantics.resolution import ACCEPTED
 from tests.lintutil import ROOT, lint_paths, lint_text
 
@@ -101,22 +102,6 @@ def test_builtin_profiles_load_and_are_unique() -> None:
     assert all(p.origin == ORIGIN_BUILTIN for p in profiles)
 
 
-# Gateway API's own kinds, vendored for the schema rules (tests/data/crds/SOURCES.md): not policies.
-GATEWAY_API_KINDS = {
-    "GatewayClass",
-    "Gateway",
-    "ListenerSet",
-    "HTTPRoute",
-    "GRPCRoute",
-    "TLSRoute",
-    "TCPRoute",
-    "UDPRoute",
-    "ReferenceGrant",
-    "XBackend",
-    "XMesh",
-}
-
-
 def test_every_vendored_policy_crd_is_profiled() -> None:
     vendored = set()
     others = set()
@@ -127,7 +112,7 @@ def test_every_vendored_policy_crd_is_profiled() -> None:
         else:
             others.add(facts.kind)
     assert vendored == {p.gk for p in builtin_profiles()}
-    assert others == GATEWAY_API_KINDS
+    assert others == GATEWAY_API_KINDS  # vendored for the schema rules (tests/data/crds/SOURCES.md)
 
 
 # -- each profile is true to its CRD -------------------------------------------------------------

@@ -19,7 +19,7 @@ import functools
 import gzip
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -117,25 +117,30 @@ def compact(schema: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def generate(root: Path) -> dict[str, Any]:
+def served_versions(root: Path) -> Iterator[tuple[str, tuple[str, str, str], Mapping[str, Any]]]:
+    """(file under `root`, (group, kind, version), the version's entry) for every served version of
+    every vendored CRD, files in sorted order (the generators' input)."""
     import yaml
 
-    found: dict[tuple[str, str, str], dict[str, Any]] = {}  # (group, kind, version) -> channel -> entry
     for file in sorted(root.rglob("*.yaml")):
         rel = file.relative_to(root).as_posix()
-        parts = rel.split("/")
-        channels = [parts[2]] if len(parts) > 3 and parts[2] in CHANNELS else list(CHANNELS)
         for doc in yaml.safe_load_all(file.read_text(encoding="utf-8")):
             if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
                 continue
             spec = doc["spec"]
             for version in spec["versions"]:
-                if not version.get("served", True):
-                    continue
-                key = (spec["group"], spec["names"]["kind"], version["name"])
-                schema = compact(version["schema"]["openAPIV3Schema"])
-                for channel in channels:
-                    found.setdefault(key, {})[channel] = {"source": rel, "schema": schema}
+                if version.get("served", True):
+                    yield rel, (spec["group"], spec["names"]["kind"], version["name"]), version
+
+
+def generate(root: Path) -> dict[str, Any]:
+    found: dict[tuple[str, str, str], dict[str, Any]] = {}  # (group, kind, version) -> channel -> entry
+    for rel, key, version in served_versions(root):
+        parts = rel.split("/")
+        channels = [parts[2]] if len(parts) > 3 and parts[2] in CHANNELS else list(CHANNELS)
+        schema = compact(version["schema"]["openAPIV3Schema"])
+        for channel in channels:
+            found.setdefault(key, {})[channel] = {"source": rel, "schema": schema}
     kinds = []
     for key in sorted(found):
         by_channel = found[key]

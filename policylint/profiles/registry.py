@@ -189,6 +189,11 @@ class PolicyProfile:
     merged_gateways: MergedGatewaysSpec | None = None
 
     @property
+    def rejects_on_target(self) -> bool:
+        """Whether its controller may reject a policy on one target alone (Topology.target_errors)."""
+        return self.shared_http_port or (self.merged_gateways is not None and self.merged_gateways.target_kind is not None)
+
+    @property
     def gk(self) -> tuple[str, str]:
         return (self.group, self.kind)
 

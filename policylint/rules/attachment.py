@@ -908,7 +908,7 @@ class PolicyRejectedOnTarget(Rule):
         topology = project.topology()
         for policy in project.resolution.policies():
             profile = policy.profile
-            if not profile.shared_http_port and (profile.merged_gateways is None or profile.merged_gateways.target_kind is None):
+            if not profile.rejects_on_target:
                 continue
             for res in project.resolution.targets(policy):
                 for error in topology.target_errors(policy, res):

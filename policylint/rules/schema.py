@@ -47,7 +47,7 @@ class DeprecatedField(Rule):
 
 
 # Kinds whose CRDs are vendored besides the policies' (tests/data/crds/SOURCES.md).
-_GATEWAY_API_KINDS = frozenset(
+GATEWAY_API_KINDS = frozenset(
     {
         "GatewayClass",
         "Gateway",
@@ -73,41 +73,26 @@ class UnknownField(Rule):
     id = "PL702"
     name = "unknown-field"
     severity = Severity.ERROR
-    subjects = _GATEWAY_API_KINDS | {POLICY}
+    subjects = GATEWAY_API_KINDS | {POLICY}
 
     def check(self, project: Project) -> Iterable[Issue]:
-        from policylint.k8s.schemas import crd_schemas, schemas
-
         # A CRD in the input (or given with --crd) is the one the cluster serves: its schema
         # decides, and an unknown field is an error. Otherwise the bundled schemas of the
         # experimental channel (a superset of the standard one's fields) stand in, and the
         # finding is a warning naming the release they come from: a newer release may have
-        # added the field.
-        given: dict[tuple[str, str, str], Mapping[str, Any]] = {}
-        for crd in project.index.crds():
-            given.update(crd_schemas(crd.data))
-        bundled = schemas("experimental")
-        targets = {id(p.obj): p.profile.targets.fields for p in project.resolution.policies()}
-        for obj in project.index.objects:
-            key = (obj.group, obj.kind, obj.version)
-            source = None
-            schema = given.get(key)
-            if schema is None and key in bundled and not any(k[:2] == key[:2] for k in given):
-                schema, source = bundled[key]
-            if schema is None or not isinstance(obj.data, dict):
-                continue
+        # added the field (`_schemas_for`).
+        targets = _target_fields(project)
+        for obj, schema, source in _schemas_for(project):
             found = _unknown(obj.data, schema)
             if not found:
                 continue
             malformed = project.index.malformed(obj)
             # Inside a policy's target references, PL205 names unknown fields (one finding per cause).
-            skipped = {f"spec.{field}" for field in targets.get(id(obj), ())}
+            skipped = targets.get(id(obj), ())
             for parts, key_name, known in found:
                 path = format_path(parts)
-                if any(path == s or path.startswith((s + ".", s + "[")) for s in skipped):
-                    continue
-                if malformed.tainted(*parts):
-                    continue  # its parent has the wrong type (PL010)
+                if _under(path, skipped) or malformed.tainted(*parts):
+                    continue  # PL205's, or its parent has the wrong type (PL010)
                 at = join(path, key_name) if path else key_name
                 guess = next((k for k in known if k.lower() == key_name.lower()), None) or close_name(key_name, known)
                 hint = f"Did you mean `{guess}`?" if guess else "Remove it, or check its spelling and place against the CRD."
@@ -184,28 +169,35 @@ class SchemaViolation(Rule):
     id = "PL703"
     name = "schema-violation"
     severity = Severity.ERROR
-    subjects = _GATEWAY_API_KINDS | {POLICY}
+    subjects = GATEWAY_API_KINDS | {POLICY}
 
     def check(self, project: Project) -> Iterable[Issue]:
-        targets = {id(p.obj): p.profile.targets.fields for p in project.resolution.policies()}
+        targets = _target_fields(project)
         for obj, schema, source in _schemas_for(project):
             found = _violations(obj.data, schema)
             if not found:
                 continue
             malformed = project.index.malformed(obj)
             # Target references: the PL1xx and PL2xx rules check them, field by field.
-            skipped = {f"spec.{field}" for field in targets.get(id(obj), ())}
+            skipped = targets.get(id(obj), ())
             for parts, problem in found:
                 path = format_path(parts)
-                if any(path == s or path.startswith((s + ".", s + "[")) for s in skipped):
-                    continue
-                if malformed.tainted(*parts):
-                    continue  # PL010's finding already
+                if _under(path, skipped) or malformed.tainted(*parts):
+                    continue  # theirs, or PL010's finding already
                 origin = f"the {source} CRD" if source else "its CRD in the input"
                 message = f"{path or 'the object'} {problem} ({origin}): the API server rejects the object"
                 if source:
                     message += f"; if the cluster runs a newer release than {source}, lint with its CRDs (--crd)"
                 yield self.issue(obj, path, message, severity=None if source is None else Severity.WARNING)
+
+
+def _target_fields(project: Project) -> dict[int, tuple[str, ...]]:
+    """id(policy object) -> the paths of its target fields (`spec.targetRefs`, ...)."""
+    return {id(p.obj): tuple(f"spec.{field}" for field in p.profile.targets.fields) for p in project.resolution.policies()}
+
+
+def _under(path: str, prefixes: Iterable[str]) -> bool:
+    return any(path == p or path.startswith((p + ".", p + "[")) for p in prefixes)
 
 
 def _schemas_for(project: Project) -> Iterator[tuple[K8sObject, Mapping[str, Any], str | None]]:

@@ -472,7 +472,7 @@ class Topology:
         profile = policy.profile
         if not res.accepted or res.target is None or res.target.group != GATEWAY_GROUP:
             return ()
-        if not profile.shared_http_port and (profile.merged_gateways is None or profile.merged_gateways.target_kind is None):
+        if not profile.rejects_on_target:
             return ()
         key = (id(policy.obj), id(res))
         found = self._target_errors.get(key)
