@@ -14,6 +14,7 @@ from policylint import __version__
 from policylint.commands.catalogue import run_profiles, run_rule, run_rules
 from policylint.commands.check import run_configured
 from policylint.commands.query import QueryLoad, run_explain, run_graph
+from policylint.k8s.schemas import CHANNELS, DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION, GATEWAY_API_VERSIONS
 
 # The reporter registry only: no reporter module is imported until one renders.
 from policylint.reporters import AUTO as _AUTO
@@ -36,6 +37,8 @@ class _CheckOptions(QueryLoad, total=False):
     diff_fix: bool
     fix_only: Sequence[str]
     complete: bool
+    channel: str
+    gateway_api_version: str
 
     select: Sequence[str]
     ignore: Sequence[str]
@@ -110,6 +113,23 @@ _FOLLOW_OUTSIDE_LINKS = click.option(
     "--follow-outside-links",
     is_flag=True,
     help="Follow symlinks that lead outside PATHS (never to a FIFO or device); otherwise each is a PL008 finding.",
+)
+
+
+# Which bundled Gateway API CRDs the schema rules read, shared by `check` and `diff`.
+_CHANNEL = click.option(
+    "--channel",
+    type=click.Choice(CHANNELS),
+    default=DEFAULT_CHANNEL,
+    show_default=True,
+    help="The Gateway API release channel whose CRDs the cluster runs: the schema rules (PL702-PL706) check against it.",
+)
+_GATEWAY_API_VERSION = click.option(
+    "--gateway-api-version",
+    metavar="VERSION",
+    default=DEFAULT_GATEWAY_API_VERSION,
+    show_default=True,
+    help=f"The Gateway API release whose CRDs the cluster runs (bundled: {', '.join(GATEWAY_API_VERSIONS)}).",
 )
 
 
@@ -193,6 +213,8 @@ _ISOLATED = click.option("--isolated", is_flag=True, help="Ignore every configur
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
 @click.option("--crd", "crd_paths", multiple=True, metavar="PATH", help="CRD files or directories describing policy kinds.")
+@_CHANNEL
+@_GATEWAY_API_VERSION
 @click.option("--profile", "profile_paths", multiple=True, metavar="PATH", help="Extra policy profile file (repeatable).")
 @click.option("--namespace", default="default", show_default=True, help="Namespace of objects that declare none.")
 @click.option("--stdin-filename", metavar="NAME", help="File name to report for input read from `-`.")
@@ -364,6 +386,8 @@ def _query_load(
     help="Exit 1 when a policy the change adds, modifies or deletes affects more than N contexts.",
 )
 @click.option("--crd", "crd_paths", multiple=True, metavar="PATH", help="CRD files or directories describing policy kinds.")
+@_CHANNEL
+@_GATEWAY_API_VERSION
 @click.option("--profile", "profile_paths", multiple=True, metavar="PATH", help="Extra policy profile file (repeatable).")
 @click.option("--namespace", default="default", show_default=True, help="Namespace of objects that declare none.")
 @click.option("--external", multiple=True, metavar="KIND[/NS[/NAME]]", help="Objects that live outside the input (globs).")

@@ -24,6 +24,7 @@ from policylint.input.sources import Discovery, Skipped, Source, discover, disco
 from policylint.k8s.external import ExternalObjects
 from policylint.k8s.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
 from policylint.k8s.objects import KindInfo, KindRegistry, build_objects, split_api_version
+from policylint.k8s.schemas import DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION
 from policylint.policy_report import policy_reports as compute_policy_reports
 from policylint.profiles.crd import profiles_from_crds
 from policylint.profiles.registry import (
@@ -53,6 +54,10 @@ class LintRequest:
     namespace: str = "default"
     crd_paths: Sequence[str] = ()
     profile_paths: Sequence[str] = ()
+    # The Gateway API channel and release the cluster runs (`--channel`, `--gateway-api-version`;
+    # policylint.k8s.schemas): the bundled CRD schemas the schema rules read.
+    channel: str = DEFAULT_CHANNEL
+    gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION
     selection: engine.Selection = field(default_factory=engine.Selection)
     synthetic_rule_names: bool = False
     external: ExternalObjects = field(default_factory=ExternalObjects)
@@ -236,7 +241,8 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     documents, input_issues, texts = _load(sources, cache, request.jobs)
 
     # CRDs passed with --crd describe kinds; they are context, not linted themselves.
-    crd_documents: list[Document] = [d for d in documents if _is_crd(d)]
+    input_crds: list[Document] = [d for d in documents if _is_crd(d)]
+    crd_documents: list[Document] = list(input_crds)
     if request.crd_paths:
         extra_docs, _, _ = _load(
             # Named for their kinds alone: read whole, whatever `exclude` or .gitignore says.
@@ -248,6 +254,7 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
 
     builtin_kinds = KindRegistry.builtin()
     crd_objects = build_objects(crd_documents, builtin_kinds).objects
+    context_crds = build_objects(crd_documents[len(input_crds) :], builtin_kinds).objects if request.crd_paths else []
     # Scope decides namespace defaulting: user profiles first, then CRDs in the input override.
     profile_kinds = [KindInfo(p.group, p.kind, p.scope) for p in user_profiles]
     kinds = builtin_kinds.with_kinds([*profile_kinds, *crd_kind_infos(crd_objects)])
@@ -262,6 +269,9 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
         synthetic_rule_names=request.synthetic_rule_names,
         external=request.external,
         complete=request.complete,
+        channel=request.channel,
+        gateway_api_version=request.gateway_api_version,
+        context_crds=tuple(context_crds),
     )
     index = ProjectIndex(
         objects=built.objects,

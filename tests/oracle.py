@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from policylint.pipeline import LintRequest, LintResult, lint
+from policylint.rules.engine import Selection
 
 ORACLE = Path(__file__).resolve().parent / "data" / "oracles" / "envoy-gateway" / "cases"
 ACCEPTED_FAMILY = ("accepted", "partially-overridden", "overridden")
@@ -242,7 +243,21 @@ def lint_case(directory: Path) -> LintResult:
     if (directory / "harness.yaml").exists():
         paths.append(str(directory / "harness.yaml"))
     # EG's translator test input is the whole world the controller sees: nothing exists outside it.
-    return lint(LintRequest(paths=paths, report_policies=True, complete=True))
+    # Envoy Gateway installs Gateway API's experimental channel CRDs (the default of its CRD Helm
+    # chart: `crds.gatewayAPI.channel: experimental`, gateway.envoyproxy.io/docs/install/gateway-crds-helm-api).
+    # The translator decodes the input into Go structs whatever its apiVersion says, and many
+    # cases keep the version of the release they were written for (BackendTLSPolicy v1alpha2,
+    # which no v1.6.1 CRD serves): whether a cluster serves the version (PL705) is no verdict EG
+    # writes, so it is not asked.
+    return lint(
+        LintRequest(
+            paths=paths,
+            report_policies=True,
+            complete=True,
+            channel="experimental",
+            selection=Selection(ignore=("PL705",)),
+        )
+    )
 
 
 def decidable_records(directory: Path) -> tuple[list[dict[str, Any]], list[tuple[dict[str, Any], str]]]:

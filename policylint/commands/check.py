@@ -44,6 +44,8 @@ def run_check(
     fail_on: str = "error",
     exit_zero: bool = False,
     crd_paths: Sequence[str] = (),
+    channel: str = "standard",
+    gateway_api_version: str | None = None,
     profile_paths: Sequence[str] = (),
     namespace: str = "default",
     stdin_filename: str | None = None,
@@ -96,7 +98,8 @@ def run_check(
         return EXIT_USAGE
     parsed = parse_options(select, ignore, fail_on, external, overrides)
     files = parse_outputs(outputs)
-    if parsed is None or files is None:
+    release = parse_gateway_api(channel, gateway_api_version)
+    if parsed is None or files is None or release is None:
         return EXIT_USAGE
     selection, threshold, external_objects, overrides = parsed
     change = None
@@ -123,6 +126,8 @@ def run_check(
         read_stdin=lambda: sys.stdin.buffer.read(),
         namespace=namespace,
         crd_paths=crd_paths,
+        channel=release[0],
+        gateway_api_version=release[1],
         profile_paths=profile_paths,
         selection=selection,
         synthetic_rule_names=synthetic_rule_names,
@@ -190,6 +195,24 @@ def parse_options(
         error(exc)
         return None
     return selection, threshold, external_objects, overrides
+
+
+def parse_gateway_api(channel: str, version: str | None) -> tuple[str, str] | None:
+    """The Gateway API channel and release whose bundled CRDs the schema rules read (None for the
+    bundled default release); None after saying which is not bundled (a usage error)."""
+    from policylint.k8s.schemas import CHANNELS, DEFAULT_GATEWAY_API_VERSION, GATEWAY_API_VERSIONS
+
+    if channel not in CHANNELS:
+        error(f"unknown Gateway API channel {channel!r}: {' or '.join(CHANNELS)}")
+        return None
+    version = DEFAULT_GATEWAY_API_VERSION if version is None else version
+    if version not in GATEWAY_API_VERSIONS:
+        error(
+            f"Gateway API {version} is not bundled (bundled: {', '.join(GATEWAY_API_VERSIONS)}); for another release,"
+            " give its CRDs with --crd and keep the default --gateway-api-version"
+        )
+        return None
+    return channel, version
 
 
 def _say_what_happened(result: LintResult) -> None:

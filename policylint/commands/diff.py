@@ -217,6 +217,8 @@ def compare(before: State, after: State) -> dict[str, Any]:
 _DIFF_KEYS = {
     "fail-on": "fail_on",
     "crd": "crd_paths",
+    "channel": "channel",
+    "gateway-api-version": "gateway_api_version",
     "profile": "profile_paths",
     "namespace": "namespace",
     "external": "external",
@@ -283,6 +285,8 @@ def run_diff(
     fail_on: str = "error",
     max_affected: int | None = None,
     crd_paths: Sequence[str] = (),
+    channel: str = "standard",
+    gateway_api_version: str | None = None,
     profile_paths: Sequence[str] = (),
     namespace: str = "default",
     external: Sequence[str] = (),
@@ -295,7 +299,7 @@ def run_diff(
     overrides: Overrides | None = None,
     rule_options: Mapping[str, Mapping[str, object]] | None = None,
 ) -> int:
-    from policylint.commands.check import parse_options
+    from policylint.commands.check import parse_gateway_api, parse_options
     from policylint.findings import Severity
     from policylint.input import git
     from policylint.input.sources import SourceError
@@ -304,7 +308,8 @@ def run_diff(
     from policylint.profiles.registry import ProfileError
 
     parsed = parse_options(select, ignore, fail_on, external, overrides)
-    if parsed is None:
+    release = parse_gateway_api(channel, gateway_api_version)
+    if parsed is None or release is None:
         return EXIT_USAGE
     selection, _, _, overrides = parsed
     try:
@@ -328,6 +333,8 @@ def run_diff(
             report_policies=True,
             namespace=namespace,
             crd_paths=crd_paths,
+            channel=release[0],
+            gateway_api_version=release[1],
             profile_paths=profile_paths,
             external=external_objects,
             walk=walk,

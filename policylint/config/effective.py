@@ -30,6 +30,8 @@ CLI_KEYWORDS: dict[str, str] = {
     "ignore": "ignore",
     "external": "external",
     "crd": "crd_paths",
+    "channel": "channel",
+    "gateway-api-version": "gateway_api_version",
     "profile": "profile_paths",
     "namespace": "namespace",
     "synthetic-rule-names": "synthetic_rule_names",

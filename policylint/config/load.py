@@ -344,6 +344,7 @@ def _other_problems(loaded: LoadedConfig) -> list[Problem]:
     """Patterns, external object globs, formats and outputs."""
     from policylint.input.ignore import PatternError, compile_patterns
     from policylint.k8s.external import ExternalObjects, ExternalPatternError
+    from policylint.k8s.schemas import GATEWAY_API_VERSIONS
     from policylint.reporters import AUTO, FORMATS
 
     config = loaded.config
@@ -365,6 +366,15 @@ def _other_problems(loaded: LoadedConfig) -> list[Problem]:
             ExternalObjects.parse([value])
         except ExternalPatternError as exc:
             problems.append(Problem(loaded.line(("external", i)), key_text(("external", i)), str(exc)))
+    if config.gateway_api_version not in GATEWAY_API_VERSIONS:
+        problems.append(
+            Problem(
+                loaded.line(("gateway-api-version",)),
+                "gateway-api-version",
+                f"Gateway API {config.gateway_api_version} is not bundled{_suggest(config.gateway_api_version, GATEWAY_API_VERSIONS)}"
+                f" (bundled: {', '.join(GATEWAY_API_VERSIONS)}); for another release, list its CRDs under `crd`",
+            )
+        )
     if config.format not in (*FORMATS, AUTO):
         choices = (*FORMATS, AUTO)
         problems.append(

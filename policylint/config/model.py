@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from policylint.input.ignore import DEFAULT_EXCLUDE
+from policylint.k8s.schemas import DEFAULT_GATEWAY_API_VERSION
 
 
 def _off(value: object) -> object:
@@ -24,6 +25,7 @@ def _off(value: object) -> object:
 SeverityLevel = Annotated[Literal["off", "info", "warning", "error"], BeforeValidator(_off)]
 FailOn = Literal["error", "warning", "info"]
 Color = Literal["auto", "always", "never"]
+Channel = Literal["standard", "experimental"]  # policylint.k8s.schemas.CHANNELS
 OptionValue = int | bool | str
 
 
@@ -88,6 +90,12 @@ class Config(_Strict):
 
     crd: list[str] = []
     """CRD files or directories describing policy kinds (`--crd`)."""
+
+    channel: Channel = "standard"  # policylint.k8s.schemas.DEFAULT_CHANNEL
+    """The Gateway API release channel whose CRDs the cluster runs; the schema rules check against it (`--channel`)."""
+
+    gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION
+    """The Gateway API release whose CRDs the cluster runs, one of those bundled (`--gateway-api-version`)."""
 
     profile: list[str] = []
     """Extra policy profile files (`--profile`)."""

@@ -18,6 +18,7 @@ from policylint.input.positions import join
 from policylint.k8s.external import ExternalObjects
 from policylint.k8s.fieldtypes import Malformed, check_object
 from policylint.k8s.objects import CLUSTER, K8sObject, KindInfo, KindRegistry, ObjectKey
+from policylint.k8s.schemas import DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION
 
 CRD_GK = ("apiextensions.k8s.io", "CustomResourceDefinition")
 
@@ -33,6 +34,13 @@ class LintOptions:
     # The input is the whole cluster (`--complete`): a referenced Secret or ConfigMap missing from
     # it does not exist, even in a namespace where the input holds none of that kind.
     complete: bool = False
+    # The Gateway API channel and release the cluster runs (`--channel`, `--gateway-api-version`):
+    # which of the bundled CRD schemas the schema rules read (policylint.k8s.schemas).
+    channel: str = DEFAULT_CHANNEL
+    gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION
+    # The CRDs given with `--crd` (context, not linted): like a CRD in the input, each decides
+    # which versions of its kind are served and which fields they have (the schema rules).
+    context_crds: tuple[K8sObject, ...] = ()
 
 
 # Section.position of a section named on a kind whose sections policylint does not know.

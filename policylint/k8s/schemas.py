@@ -25,6 +25,14 @@ from typing import Any
 
 DATA = Path(__file__).with_name("crd_schemas.json.gz")
 CHANNELS = ("standard", "experimental")
+# The channel most clusters run: the one `kubectl apply -f .../standard-install.yaml` installs.
+DEFAULT_CHANNEL = "standard"
+# The Gateway API releases whose CRDs are bundled (tests/data/crds/gateway-api/<release>/), oldest
+# first; tests/test_channels.py checks this list against the data. The newest is the default.
+GATEWAY_API_VERSIONS = ("v1.6.1",)
+DEFAULT_GATEWAY_API_VERSION = GATEWAY_API_VERSIONS[-1]
+# The upstream project directory of Gateway API's own CRDs (the first part of an entry's source).
+_GATEWAY_API = "gateway-api"
 
 # The schema keywords validation reads; everything else (descriptions, defaults, titles) goes.
 _KEEP = (
@@ -54,15 +62,58 @@ _KEEP = (
 
 
 @functools.cache
-def schemas(channel: str) -> Mapping[tuple[str, str, str], tuple[Mapping[str, Any], str]]:
-    """(group, kind, version) -> (the schema of the object, its `openAPIV3Schema` compacted; the
-    upstream release it comes from, `envoy-gateway v1.9.0`)."""
+def _entries() -> tuple[Mapping[str, Any], ...]:
     raw = json.loads(gzip.decompress(DATA.read_bytes()).decode("utf-8"))
+    return tuple(raw["kinds"])
+
+
+def _in_release(entry: Mapping[str, Any], gateway_api_version: str) -> bool:
+    """A vendor's entry always; Gateway API's own only for the release asked for."""
+    project, release = str(entry["source"]).split("/")[:2]
+    return project != _GATEWAY_API or release == gateway_api_version
+
+
+@functools.cache
+def schemas(
+    channel: str, gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION
+) -> Mapping[tuple[str, str, str], tuple[Mapping[str, Any], str]]:
+    """(group, kind, version) -> (the schema of the object, its `openAPIV3Schema` compacted; the
+    upstream release it comes from, `envoy-gateway v1.9.0`), for the kinds the `channel` of
+    Gateway API `gateway_api_version` serves and the vendor CRDs' (one channel, counted as both)."""
     return {
         (e["group"], e["kind"], e["version"]): (e["schema"], " ".join(e["source"].split("/")[:2]))
-        for e in raw["kinds"]
-        if channel in e["channels"]
+        for e in _entries()
+        if channel in e["channels"] and _in_release(e, gateway_api_version)
     }
+
+
+@functools.cache
+def gateway_api_served(
+    gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION,
+) -> Mapping[tuple[str, str], Mapping[str, tuple[str, ...]]]:
+    """Gateway API's own kinds in a release: (group, kind) -> channel -> the versions its CRD
+    serves there, sorted (none: the channel has no such CRD). Versions a CRD lists with
+    `served: false` are not served (the generator keeps served versions only)."""
+    out: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for e in _entries():
+        project, release = e["source"].split("/")[:2]
+        if project != _GATEWAY_API or release != gateway_api_version:
+            continue
+        by_channel = out.setdefault((e["group"], e["kind"]), {c: [] for c in CHANNELS})
+        for channel in e["channels"]:
+            if e["version"] not in by_channel[channel]:
+                by_channel[channel].append(e["version"])
+    return {gk: {c: tuple(v) for c, v in by_channel.items()} for gk, by_channel in out.items()}
+
+
+def gateway_api_groups(gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION) -> frozenset[str]:
+    """The API groups whose kinds Gateway API defines (`gateway.networking.k8s.io`, `...x-k8s.io`)."""
+    return frozenset(group for group, _ in gateway_api_served(gateway_api_version))
+
+
+def bundled_gateway_api_versions() -> tuple[str, ...]:
+    """The Gateway API releases the data holds, as the generator found them (sorted)."""
+    return tuple(sorted({e["source"].split("/")[1] for e in _entries() if e["source"].split("/")[0] == _GATEWAY_API}))
 
 
 def crd_schemas(crd: Mapping[str, Any]) -> dict[tuple[str, str, str], Mapping[str, Any]]:
@@ -85,6 +136,23 @@ def crd_schemas(crd: Mapping[str, Any]) -> dict[tuple[str, str, str], Mapping[st
         if isinstance(root, dict):
             out[(group, kind, version["name"])] = compact(root)
     return out
+
+
+def crd_served(crd: Mapping[str, Any]) -> tuple[str, str, tuple[str, ...]] | None:
+    """(group, kind, the names of the versions it serves) of a CustomResourceDefinition; None
+    when it cannot be read (a malformed CRD is other rules' finding). A version without
+    `served` counts as served, as the generator counts it."""
+    spec = crd.get("spec")
+    if not isinstance(spec, dict):
+        return None
+    group, names, versions = spec.get("group"), spec.get("names"), spec.get("versions")
+    kind = names.get("kind") if isinstance(names, dict) else None
+    if not isinstance(group, str) or not isinstance(kind, str) or not isinstance(versions, list):
+        return None
+    served = tuple(
+        v["name"] for v in versions if isinstance(v, dict) and isinstance(v.get("name"), str) and v.get("served") is not False
+    )
+    return group, kind, served
 
 
 # -- generation (development only) ------------------------------------------------------------
