@@ -10,6 +10,7 @@ from __future__ import annotations
 from policylint.rules import (
     attachment,
     boilerplate,
+    cel,
     effective_policy,
     handshakes,
     input,
@@ -34,6 +35,7 @@ REGISTRY: tuple[type[Rule], ...] = tuple(
             *attachment.RULES,
             *labels.RULES,
             *schema.RULES,
+            *cel.RULES,
             *effective_policy.RULES,
             *suppressions.RULES,
         ],

@@ -82,6 +82,7 @@ FAMILIES = {
     "handshakes": "cross-namespace",
     "labels": "labels",
     "schema": "schema",
+    "cel": "schema",
     "effective_policy": "effective-policy",
     "suppressions": "suppressions",
 }
