@@ -58,6 +58,11 @@ def _meta(name: str, namespace: str, rng: random.Random) -> dict[str, Any]:
 _RATE = [ERROR_RATE]
 
 
+# Whether tenants stand alone (`objects(..., isolated=True)`): no route reaches a neighbour's
+# Service, so each tenant is a part of the repository that cannot see the others.
+_ISOLATED = [False]
+
+
 def _maybe_typo(name: str, rng: random.Random) -> str:
     if rng.random() >= _RATE[0] or len(name) < 3:
         return name
@@ -126,7 +131,7 @@ def tenant(k: int, rng: random.Random) -> Iterator[dict[str, Any]]:
         rules = []
         for r in rule_names:
             backend: dict[str, Any] = {"name": app, "port": 8080}
-            if r == "legacy" and k > 0:
+            if r == "legacy" and k > 0 and not _ISOLATED[0]:
                 # A cross-namespace backend, allowed by the neighbour's ReferenceGrant.
                 backend = {"name": f"{_APPS[0]}-0", "namespace": f"tenant-{k - 1:05d}", "port": 8080}
             rules.append(
@@ -236,10 +241,11 @@ def tenant(k: int, rng: random.Random) -> Iterator[dict[str, Any]]:
         }
 
 
-def objects(n: int, seed: int, error_rate: float = ERROR_RATE) -> Iterator[dict[str, Any]]:
+def objects(n: int, seed: int, error_rate: float = ERROR_RATE, *, isolated: bool = False) -> Iterator[dict[str, Any]]:
     """Exactly `n` objects: whole tenants, the last one cut short; `error_rate` of the policy
-    references misspelled."""
+    references misspelled; `isolated`: no tenant's route reaches into another tenant."""
     _RATE[0] = error_rate
+    _ISOLATED[0] = isolated
     rng = random.Random(seed)
     if n <= 0:
         return
@@ -261,7 +267,9 @@ def objects(n: int, seed: int, error_rate: float = ERROR_RATE) -> Iterator[dict[
         k += 1
 
 
-def write_corpus(n: int, out: Path, *, seed: int = 1, per_file: int = 100, error_rate: float = ERROR_RATE) -> list[Path]:
+def write_corpus(
+    n: int, out: Path, *, seed: int = 1, per_file: int = 100, error_rate: float = ERROR_RATE, isolated: bool = False
+) -> list[Path]:
     """Write `n` objects into `out/corpus-NNNNN.yaml`, `per_file` documents per file; 0: between
     1 and 5, varied, as real repositories keep them (which exposes per-file costs)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -278,7 +286,7 @@ def write_corpus(n: int, out: Path, *, seed: int = 1, per_file: int = 100, error
         files.append(path)
         batch.clear()
 
-    for obj in objects(n, seed, error_rate):
+    for obj in objects(n, seed, error_rate, isolated=isolated):
         batch.append(obj)
         if len(batch) == size:
             flush()
@@ -297,8 +305,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--error-rate", type=float, default=ERROR_RATE, help=f"share of misspelled policy references (default {ERROR_RATE})"
     )
+    parser.add_argument(
+        "--isolated", action="store_true", help="tenants that do not reach into each other (no cross-namespace backends)"
+    )
     args = parser.parse_args(argv)
-    files = write_corpus(args.objects, args.out, seed=args.seed, per_file=args.per_file, error_rate=args.error_rate)
+    files = write_corpus(
+        args.objects, args.out, seed=args.seed, per_file=args.per_file, error_rate=args.error_rate, isolated=args.isolated
+    )
     size = sum(f.stat().st_size for f in files)
     print(f"wrote {args.objects} objects in {len(files)} files ({size / 1e6:.1f} MB) to {args.out}")
     return 0

@@ -170,6 +170,30 @@ def measure(corpus: Path, repeat: int) -> dict[str, Any]:
             cli_times.append(time.perf_counter() - start)
             if proc.returncode not in (0, 1):
                 raise SystemExit(f"policylint failed:\n{proc.stderr.decode(errors='replace')}")
+        # The pre-commit hook: one changed file reported, the repository read for context
+        # (`--context`), cache warm; the analysis covers the part of the repository the file can
+        # reach (policylint.semantics.components), the whole of it when everything is connected.
+        hook_s = float("inf")
+        hook_cli: list[float] = []
+        for _ in range(max(repeat, 3)):
+            changed = files[next(edits) * 7 % len(files)]
+            with open(changed, "a", encoding="utf-8") as fh:
+                fh.write(f"# edited {time.time_ns()}\n")
+            start = time.perf_counter()
+            lint(LintRequest(paths=[changed], context_paths=[str(corpus)], cache_dir=cache_dir))
+            hook_s = min(hook_s, time.perf_counter() - start)
+            with open(changed, "a", encoding="utf-8") as fh:
+                fh.write(f"# edited {time.time_ns()}\n")
+            start = time.perf_counter()
+            proc = subprocess.run(
+                [*_command(), "check", "--cache-dir", cache_dir, "--context", str(corpus), changed],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                check=False,
+            )
+            hook_cli.append(time.perf_counter() - start)
+            if proc.returncode not in (0, 1):
+                raise SystemExit(f"policylint failed:\n{proc.stderr.decode(errors='replace')}")
     return {
         "files": len(files),
         "bytes": sum(os.path.getsize(p) for p in files),
@@ -186,6 +210,8 @@ def measure(corpus: Path, repeat: int) -> dict[str, Any]:
         "warm_s": warm_s,
         "warm_one_changed_s": warm_one_s,
         "warm_one_changed_cli_s": statistics.median(cli_times),
+        "hook_s": hook_s,
+        "hook_cli_s": statistics.median(hook_cli),
         "rss_start_mib": rss_start,
         "rss_parse_mib": rss_parse,
         "rss_lint_mib": rss_lint,
@@ -356,11 +382,18 @@ def run(
     rows = []
     peer_rows: list[tuple[str, str]] = []
     # The benchmark's own corpus, and the messy one a first run over a real repository meets.
-    corpora = [("clean", per_file, ERROR_RATE), ("messy", 0, MESSY_ERROR_RATE)]
+    # "isolated": the clean corpus with tenants that do not reach into each other, the shape a
+    # scoped pre-commit run analyses a small part of (each clean tenant reaches its neighbour's
+    # Service, which connects the whole corpus).
+    corpora = [
+        ("clean", per_file, ERROR_RATE, False),
+        ("messy", 0, MESSY_ERROR_RATE, False),
+        ("isolated", per_file, ERROR_RATE, True),
+    ]
     with tempfile.TemporaryDirectory(prefix="policylint-bench-") as tmp:
-        for n, (name, files_per, rate) in itertools.product(sizes, corpora):
+        for n, (name, files_per, rate, isolated) in itertools.product(sizes, corpora):
             corpus = Path(tmp) / f"corpus-{name}-{n}"
-            write_corpus(n, corpus, seed=seed, per_file=files_per, error_rate=rate)
+            write_corpus(n, corpus, seed=seed, per_file=files_per, error_rate=rate, isolated=isolated)
             if with_peers and n == sizes[-1] and name == "clean":
                 peer_rows = [(f"{name} on {n:,} objects", text) for name, text in peers(corpus)]
             # A fresh interpreter per size: peak RSS is per size, and no in-memory state survives.
@@ -408,13 +441,14 @@ def report(rows: list[dict[str, Any]], repeat: int, peer_rows: list[tuple[str, s
         "parse cache (in-process: imports done, lint() called as the command calls it; the `policylint` line adds a"
         " fresh interpreter, imports and JSON output):",
         "",
-        "| corpus | objects | cold, filling the cache / no cache | warm, nothing changed | warm, 1 file changed | same, `policylint` command |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| corpus | objects | cold, filling the cache / no cache | warm, nothing changed | warm, 1 file changed | same, `policylint` command"
+        " | pre-commit hook (1 changed file reported, `--context`), in-process / command |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         out.append(
             f"| {r['corpus']} | {r['size']:,} | {r['cold_cache_s'] / r['lint_s']:.2f}x | {r['warm_s']:.2f} s ({r['warm_s'] / r['parse_s']:.2f}x floor) "
-            f"| {r['warm_one_changed_s']:.2f} s | {r['warm_one_changed_cli_s']:.2f} s |"
+            f"| {r['warm_one_changed_s']:.2f} s | {r['warm_one_changed_cli_s']:.2f} s | {r['hook_s']:.2f} s / {r['hook_cli_s']:.2f} s |"
         )
     out.append("")
     pairs = [
@@ -439,11 +473,13 @@ def report(rows: list[dict[str, Any]], repeat: int, peer_rows: list[tuple[str, s
             label = f"{r['corpus']} {r['size']:,}"
             out.append(f"  {label}: lint {lint_ratio:.2f}x floor (<= {TARGET_LINT}): {_verdict(lint_ratio <= TARGET_LINT)}")
             out.append(f"  {label}: --jobs 2 {jobs_ratio:.2f}x floor (<= {TARGET_JOBS2}): {_verdict(jobs_ratio <= TARGET_JOBS2)}")
-    if 10_000 in by_size:
-        warm = by_size[10_000]["warm_one_changed_s"]
-        out.append(
-            f"  10,000: warm, 1 file changed {warm:.2f} s in-process (<= {TARGET_WARM_S}): {_verdict(warm <= TARGET_WARM_S)}"
-        )
+    for r in rows:
+        if r["size"] == 10_000:
+            hook = r["hook_cli_s"]
+            out.append(
+                f"  {r['corpus']} 10,000: pre-commit hook, warm, 1 file changed {hook:.2f} s through the command"
+                f" ({r['hook_s']:.2f} s in-process) (<= {TARGET_WARM_S}): {_verdict(hook <= TARGET_WARM_S)}"
+            )
     if 10_000 in by_size and 100_000 in by_size:
         growth = by_size[100_000]["lint_s"] / by_size[10_000]["lint_s"]
         out.append(f"  t(100k)/t(10k) = {growth:.2f} (<= {TARGET_GROWTH_100K:g}): {_verdict(growth <= TARGET_GROWTH_100K)}")

@@ -23,7 +23,7 @@ from policylint.input.positions import PositionResolver
 from policylint.input.sources import Discovery, Skipped, Source, discover, discover_all
 from policylint.k8s.external import ExternalObjects
 from policylint.k8s.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
-from policylint.k8s.objects import KindInfo, KindRegistry, build_objects, split_api_version
+from policylint.k8s.objects import KindInfo, KindRegistry, ObjectKey, build_objects, split_api_version
 from policylint.k8s.schemas import DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION
 from policylint.policy_report import policy_reports as compute_policy_reports
 from policylint.profiles.crd import profiles_from_crds
@@ -36,9 +36,10 @@ from policylint.profiles.registry import (
     load_profile_file,
 )
 from policylint.project import Project
-from policylint.report_scope import ChangeSet, ReportScope
+from policylint.report_scope import ChangeSet, ReportScope, removed, report_files
 from policylint.rules import REGISTRY, engine
 from policylint.rules.base import Rule
+from policylint.semantics import components
 from policylint.semantics.effective.simulation import Simulation
 from policylint.semantics.resolution import Resolution
 from policylint.semantics.topology import Topology
@@ -105,6 +106,9 @@ class LintRequest:
     staged: bool = False
     # The sources to read instead of discovering `paths` (`policylint diff`: a commit's files).
     sources: Sequence[Source] | None = None
+    # With a report scope, analyse only the part of the project it can reach
+    # (policylint.semantics.components); the findings are the same either way.
+    scoped_analysis: bool = True
 
 
 @dataclass
@@ -321,7 +325,9 @@ def _rule_options(request: LintRequest) -> dict[str, Mapping[str, object]]:
 def _lint(request: LintRequest) -> LintResult:
     engine.check_options(REGISTRY, _rule_options(request))  # a usage error, before any work
     baseline = suppressions.read_baseline(request)  # likewise (BaselineError)
-    project, sources, texts, notes, skipped = _project(request)
+    loaded, sources, texts, notes, skipped = _project(request)
+    # The project analysed: all of it, or the part the report scope can reach.
+    project, members = _analysed(request, sources, loaded)
     selected = tuple(r for r in REGISTRY if request.selection.enabled(r))
     wanted = {stage for rule in selected for stage in rule.reads}
     if request.report_policies:
@@ -337,9 +343,11 @@ def _lint(request: LintRequest) -> LintResult:
     # Before the resolver consumes the texts: the files that may hold `# policylint:` comments.
     commented = suppressions.texts_with_comments(texts)
     resolver = PositionResolver(_text_reader(texts))
-    result = engine.run(project, rules, resolver, _rule_options(request), failures)
+    # Context objects of a scoped analysis were analysed without all they depend on: their
+    # findings are not theirs, and are dropped.
+    result = engine.run(project, rules, resolver, _rule_options(request), failures, members)
     files = [s.display for s in sources]
-    scope = ReportScope.of(request, sources, project)
+    scope = ReportScope.of(request, sources, project, loaded.index.objects)
     outcome = suppressions.run(request, baseline, result.findings, commented, project.index.objects, rules, resolver, files)
     active, suppressed = outcome.active, outcome.suppressed
     if request.overrides:
@@ -356,8 +364,8 @@ def _lint(request: LintRequest) -> LintResult:
     chains = _chains(project, [*active, *suppressed], resolver, notes) if request.report_chains else {}
     return LintResult(
         active,
-        project.index,
-        project,
+        loaded.index,
+        loaded,
         [f for f in files if f in scope.files] if scope is not None else files,
         result.internal_error or outcome.failed,
         rules,
@@ -370,6 +378,23 @@ def _lint(request: LintRequest) -> LintResult:
         chains=chains,
         context_files=sorted(set(files) - scope.files) if scope is not None else [],
     )
+
+
+def _analysed(request: LintRequest, sources: Sequence[Source], loaded: Project) -> tuple[Project, frozenset[ObjectKey] | None]:
+    """The project to analyse and the objects whose findings count (None: all of it), for a run
+    whose report scope is narrower than what it read."""
+    files = report_files(request, sources) if request.scoped_analysis else None
+    if files is None:
+        return loaded, None
+    index = loaded.index
+    deleted = removed(request.change, index.objects) if request.change is not None else frozenset()
+    part = components.scope(index.objects, files, deleted)
+    if part is None:
+        return loaded, None
+    reduced = ProjectIndex(
+        objects=part.objects, kinds=index.kinds, options=index.options, input_issues=index.input_issues, files=index.files
+    )
+    return Project(reduced, Resolution(reduced, loaded.resolution.profiles)), part.members
 
 
 def _chains(

@@ -21,7 +21,7 @@ The JSON report's `policies` section keeps the policies defined in report-scope 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,7 @@ from policylint.rules.engine import INTERNAL_ERROR
 
 if TYPE_CHECKING:
     from policylint.input.sources import Source
-    from policylint.k8s.objects import ObjectKey
+    from policylint.k8s.objects import K8sObject, ObjectKey
     from policylint.pipeline import LintRequest
     from policylint.project import Project
 
@@ -57,22 +57,18 @@ class ReportScope:
     references: dict[ObjectKey, frozenset[ObjectKey]]
 
     @classmethod
-    def of(cls, request: LintRequest, sources: Sequence[Source], project: Project) -> ReportScope | None:
-        """The scope of a run with context paths or a change; None when everything read is reported."""
-        from policylint.input.sources import STDIN
-
-        change = request.change
-        if change is not None:
-            files = frozenset(s.display for s in sources if s.fs_path is not None and os.path.abspath(s.fs_path) in change.files)
-        elif request.context_paths:
-            roots = [os.path.abspath(p) for p in request.paths if p != STDIN]
-            files = frozenset(s.display for s in sources if s.fs_path is None or _under(os.path.abspath(s.fs_path), roots))
-        else:
+    def of(
+        cls, request: LintRequest, sources: Sequence[Source], project: Project, loaded: Sequence[K8sObject] | None = None
+    ) -> ReportScope | None:
+        """The scope of a run with context paths or a change; None when everything read is reported.
+        `loaded`: every object read, when the project analysed holds only part of them
+        (policylint.semantics.components)."""
+        files = report_files(request, sources)
+        if files is None:
             return None
-        present = {o.key for o in project.index.objects}
         objects = {o.key for o in project.index.objects if o.doc.file in files}
-        if change is not None:
-            objects |= change.before - present  # deleted or renamed away by the change
+        if request.change is not None:
+            objects |= removed(request.change, project.index.objects if loaded is None else loaded)
         return cls(files, frozenset(objects), _references(project))
 
     def in_scope(self, finding: Finding) -> bool:
@@ -87,6 +83,25 @@ class ReportScope:
 
     def policy_reports(self, reports: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return [r for r in reports if r["file"] in self.files]
+
+
+def report_files(request: LintRequest, sources: Sequence[Source]) -> frozenset[str] | None:
+    """The display names of the files a run reports on; None when it reports on everything read."""
+    from policylint.input.sources import STDIN
+
+    change = request.change
+    if change is not None:
+        return frozenset(s.display for s in sources if s.fs_path is not None and os.path.abspath(s.fs_path) in change.files)
+    if request.context_paths:
+        roots = [os.path.abspath(p) for p in request.paths if p != STDIN]
+        return frozenset(s.display for s in sources if s.fs_path is None or _under(os.path.abspath(s.fs_path), roots))
+    return None
+
+
+def removed(change: ChangeSet, objects: Iterable[K8sObject]) -> frozenset[ObjectKey]:
+    """The objects a change deleted or renamed away: there before it, not after."""
+    present = {o.key for o in objects}
+    return frozenset(change.before - present)
 
 
 def _references(project: Project) -> dict[ObjectKey, frozenset[ObjectKey]]:

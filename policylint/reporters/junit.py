@@ -47,7 +47,7 @@ def render(result: LintResult, options: RenderOptions | None = None) -> str:
     from policylint.reporters import RenderOptions
 
     options = options or RenderOptions()
-    policies = {p.obj.key for p in result.project.resolution.policies()}
+    policies = {o.key for o in result.project.resolution.policy_objects()}
     names: dict[str, str] = {r.id: r.name for r in result.rules}
     # file -> (line, classname) -> the rule ids of its test cases: objects by position, rules by
     # id. A group per object (and per file for the file-level rules), so that the hundreds of

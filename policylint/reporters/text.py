@@ -69,6 +69,6 @@ def summary(result: LintResult) -> str:
     context = f" (+{plural(len(result.context_files), 'context file')})" if result.context_files else ""
     return (
         f"{found} in {plural(len(result.files), 'file')}{context}"
-        f" ({plural(len(result.index.objects), 'object')}, {plural(len(result.project.resolution.policies()), 'policy')})"
+        f" ({plural(len(result.index.objects), 'object')}, {plural(len(result.project.resolution.policy_objects()), 'policy')})"
         f"{hidden}"
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from policylint.findings import Finding, Issue, Location, Related, ResolvedFix, ResolvedRelated, Severity
@@ -107,11 +107,14 @@ def run(
     resolver: PositionResolver,
     options: Mapping[str, Mapping[str, object]] | None = None,
     failures: Iterable[Issue] = (),
+    objects: Container[ObjectKey] | None = None,
 ) -> EngineResult:
     """Run `rules` over the project, each with its options (rule id -> option name -> value).
 
     `failures` are PL000 issues of the pipeline's own steps (a stage that failed to build, the
-    report's policies section): resolved, sorted and fingerprinted with the rules' findings."""
+    report's policies section): resolved, sorted and fingerprinted with the rules' findings.
+    `objects`: the objects whose findings are kept (None: all); the others' are dropped before the
+    per-file cap, as if never found (the context of a scoped analysis, policylint.semantics.components)."""
     selected = list(rules)
     options = options or {}
     catalogue: dict[str, type[Rule]] = {rule_cls.id: rule_cls for rule_cls in selected}
@@ -127,6 +130,8 @@ def run(
         findings.extend(produced)
         if failure is not None:
             internal.append(failure)
+    if objects is not None:
+        findings = [f for f in findings if f.object is None or f.object in objects]
     findings.extend(resolve(issue) for issue in internal)
     findings = _dedupe(findings)
     findings.sort(key=Finding.sort_key)

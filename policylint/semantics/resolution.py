@@ -142,6 +142,13 @@ class Resolution:
             self._policies = self._build_policies()
         return self._policies
 
+    def policy_objects(self) -> list[K8sObject]:
+        """The objects `policies` holds, without building them (a report's count of the policies
+        read, when only part of them was analysed: policylint.semantics.components)."""
+        if self._policies is not None:
+            return [p.obj for p in self._policies]
+        return [o for o in self.index.objects if (o.group, o.kind) != CRD_GK and self.profile_for(o) is not None]
+
     def profile_for(self, obj: K8sObject) -> PolicyProfile | None:
         profile = self.profiles.get(obj.group, obj.kind)
         if profile is None and looks_like_policy(obj.kind, obj.data.get("spec")):

@@ -1,0 +1,201 @@
+"""Scoped analysis (policylint/semantics/components.py): a run whose report scope is narrower
+than what it reads (`--context`, `--diff`, `--staged`, the pre-commit hook) analyses only the part
+of the project the scope can reach, and reports exactly what a run over everything reports,
+restricted to the scope.
+
+The property is checked on random repositories: the benchmark generator's tenants (Gateway,
+listeners, routes, Services, ReferenceGrants and policies at every level, some references
+misspelled), isolated or reaching into each other, then mutated the ways that stress the
+dependency model — objects deleted (dangling targets, parents and backends, near-miss hints),
+renamed by one letter, duplicated into another file, cross-namespace backends with and without a
+grant, a policy on the GatewayClass (which reaches every Gateway of it), label-selector targets —
+and split into files of one to five documents. A random file set is the report scope, with or
+without a change that deleted objects (`--diff`).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from benchmarks.generate import objects as tenants
+from policylint.pipeline import LintRequest, lint
+from policylint.report_scope import ChangeSet
+from policylint.semantics import components
+
+GW = "gateway.networking.k8s.io"
+SEEDS = range(16)
+
+
+def _key(obj: dict[str, Any]) -> tuple[str, str, str | None, str]:
+    group = obj["apiVersion"].rpartition("/")[0]
+    return group, obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"]
+
+
+def _mutate(docs: list[dict[str, Any]], rng: random.Random) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the repository, the objects a change deleted from it)."""
+    docs = copy.deepcopy(docs)
+    namespaces = sorted({d["metadata"]["namespace"] for d in docs if d["metadata"].get("namespace")})
+    # Cross-namespace backends, some allowed by a grant, some not.
+    routes = [d for d in docs if d["kind"] == "HTTPRoute"]
+    for route in rng.sample(routes, k=min(2, len(routes))):
+        other = rng.choice(namespaces)
+        route["spec"]["rules"][0]["backendRefs"] = [{"name": "cart-0", "namespace": other, "port": 8080}]
+    # Grants for every Service of their namespace (no `to` name): only the namespace ties them to
+    # the references they allow.
+    for grant in (d for d in docs if d["kind"] == "ReferenceGrant"):
+        if rng.random() < 0.5:
+            for entry in grant["spec"]["to"]:
+                entry.pop("name", None)
+    # A policy on the class: it reaches every Gateway of it.
+    if rng.random() < 0.15:
+        docs.append(
+            {
+                "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+                "kind": "ClientTrafficPolicy",
+                "metadata": {"name": "class-wide", "namespace": rng.choice(namespaces)},
+                "spec": {"targetRefs": [{"group": GW, "kind": "GatewayClass", "name": "envoy"}], "tls": {"minVersion": "1.3"}},
+            }
+        )
+    # Label-selector targets.
+    if rng.random() < 0.5:
+        docs.append(
+            {
+                "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+                "kind": "BackendTrafficPolicy",
+                "metadata": {"name": "by-label", "namespace": rng.choice(namespaces)},
+                "spec": {
+                    "targetSelectors": [
+                        {"group": GW, "kind": "HTTPRoute", "matchLabels": {"app.kubernetes.io/managed-by": "helm"}}
+                    ],
+                    "timeout": {"http": {"requestTimeout": "5s"}},
+                },
+            }
+        )
+    # One-letter renames (near-miss hints) and duplicates.
+    for doc in rng.sample(docs, k=min(4, len(docs))):
+        if doc["kind"] not in ("Namespace", "GatewayClass"):
+            doc["metadata"]["name"] = doc["metadata"]["name"][:-1] + "x"
+    for doc in rng.sample(docs, k=min(2, len(docs))):
+        if doc["kind"] not in ("Namespace", "GatewayClass"):
+            docs.append(copy.deepcopy(doc))
+    # Deleted: some by the change (their keys are the change's "before"), some long ago.
+    deletable = [d for d in docs if d["kind"] not in ("Namespace", "GatewayClass")]
+    gone = rng.sample(deletable, k=min(6, len(deletable)))
+    changed = gone[: len(gone) // 2]
+    ids = {id(d) for d in gone}
+    return [d for d in docs if id(d) not in ids], changed
+
+
+def _write(docs: list[dict[str, Any]], root: Path, rng: random.Random) -> list[Path]:
+    rng.shuffle(docs)  # the order of documents and files must not matter
+    files: list[Path] = []
+    i = 0
+    while i < len(docs):
+        n = rng.randint(1, 5)
+        path = root / f"f{len(files):04d}.yaml"
+        path.write_text(yaml.safe_dump_all(docs[i : i + n], sort_keys=False), encoding="utf-8")
+        files.append(path)
+        i += n
+    return files
+
+
+def _run(request: LintRequest) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    result = lint(request)
+    return [dataclasses.asdict(f) for f in result.findings], result.files, result.context_files
+
+
+@pytest.fixture
+def scope_everything(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Small repositories: scope them even when the part is most of them, so that the property is
+    # exercised on every example rather than falling back to the whole analysis.
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    monkeypatch.setattr(components, "MAX_SHARE", 1.0)
+
+
+@pytest.mark.usefixtures("scope_everything")
+@pytest.mark.parametrize("seed", SEEDS)
+def test_scoped_run_equals_full_run_restricted_to_the_scope(seed: int, tmp_path: Path) -> None:
+    rng = random.Random(seed)
+    isolated = seed % 4 != 3  # mostly parts that do not see each other; some chained tenants
+    docs = list(tenants(rng.randint(600, 1200), seed, error_rate=0.3, isolated=isolated))
+    docs, deleted = _mutate(docs, rng)
+    files = _write(docs, tmp_path, rng)
+    scope = rng.sample(files, k=rng.randint(1, 3))
+    if seed % 3 == 0:
+        change = ChangeSet(frozenset(str(p.resolve()) for p in scope), frozenset(_obj_key(d) for d in deleted))
+        base = LintRequest(paths=[str(tmp_path)], change=change)
+    else:
+        base = LintRequest(paths=[str(p) for p in scope], context_paths=[str(tmp_path)])
+    full = _run(dataclasses.replace(base, scoped_analysis=False))
+    scoped = _run(base)
+    assert scoped == full
+    PARTS.append((_share(base), len(full[0])))
+
+
+# (share of the objects analysed, findings in scope) per example.
+PARTS: list[tuple[float, int]] = []
+
+
+def _share(request: LintRequest) -> float:
+    """The share of the objects read that a run analysed."""
+    from policylint.pipeline import _analysed, _project
+
+    loaded, sources, *_ = _project(request)
+    project = _analysed(request, sources, loaded)[0]
+    return len(project.index.objects) / len(loaded.index.objects)
+
+
+def test_the_random_examples_were_mostly_scoped() -> None:
+    """The comparison above means something only where the scoped run analysed a part and the scope
+    had findings: most of the random examples must (this runs after them, in file order)."""
+    if len(PARTS) < len(SEEDS):
+        pytest.fail("run with the comparison above (the whole file), which records each example's share")
+    assert sum(share < 0.9 and found > 0 for share, found in PARTS) >= len(PARTS) // 2, str(sorted(PARTS))
+
+
+def _obj_key(doc: dict[str, Any]) -> Any:
+    from policylint.k8s.objects import ObjectKey
+
+    group, kind, namespace, name = _key(doc)
+    return ObjectKey(group, kind, namespace, name)
+
+
+def test_the_examples_are_scoped_not_analysed_whole(tmp_path: Path) -> None:
+    """The property above would hold trivially if every run fell back to the whole analysis: on
+    isolated tenants a one-file scope analyses a small part."""
+    rng = random.Random(7)
+    docs = list(tenants(2000, 7, isolated=True))
+    files = _write(docs, tmp_path, rng)
+    from policylint.pipeline import _analysed, _project
+
+    request = LintRequest(paths=[str(files[len(files) // 2])], context_paths=[str(tmp_path)])
+    loaded, sources, *_ = _project(request)
+    project, members = _analysed(request, sources, loaded)
+    assert members is not None
+    assert len(project.index.objects) < len(loaded.index.objects) / 4
+    # Chained tenants (each reaches its neighbour's Service) are one part: the whole is analysed.
+    chained = tmp_path / "chained"
+    chained.mkdir()
+    files = _write(list(tenants(2000, 7, isolated=False)), chained, rng)
+    request = LintRequest(paths=[str(files[len(files) // 2])], context_paths=[str(chained)])
+    loaded, sources, *_ = _project(request)
+    assert _analysed(request, sources, loaded)[1] is None
+
+
+def test_a_cluster_scoped_seed_analyses_everything(tmp_path: Path) -> None:
+    """A changed GatewayClass reaches every Gateway of it, by no name: the whole is analysed."""
+    docs = list(tenants(600, 3, isolated=True))
+    (tmp_path / "class.yaml").write_text(yaml.safe_dump(docs[0]), encoding="utf-8")
+    (tmp_path / "rest.yaml").write_text(yaml.safe_dump_all(docs[1:]), encoding="utf-8")
+    from policylint.pipeline import _analysed, _project
+
+    request = LintRequest(paths=[str(tmp_path / "class.yaml")], context_paths=[str(tmp_path)])
+    loaded, sources, *_ = _project(request)
+    assert _analysed(request, sources, loaded)[1] is None
