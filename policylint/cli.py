@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from policylint import __version__
-from policylint.commands.catalogue import run_profiles, run_rule, run_rules
+from policylint.commands.catalogue import run_cel_coverage, run_profiles, run_rule, run_rules
 from policylint.commands.check import run_configured
 from policylint.commands.query import QueryLoad, run_explain, run_graph
 from policylint.k8s.schemas import CHANNELS, DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION, GATEWAY_API_VERSIONS
@@ -299,8 +299,17 @@ def config_command(config_file: str | None, isolated: bool) -> None:
 
 @cli.command("rules")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
-def rules_command(fmt: str) -> None:
+@click.option(
+    "--cel-coverage",
+    is_flag=True,
+    help="Instead: per bundled CRD, its CEL validation rules, how many PL704 evaluates and why not the others (text or json).",
+)
+def rules_command(fmt: str, cel_coverage: bool) -> None:
     """List every rule: id, name, default severity, summary."""
+    if cel_coverage:
+        if fmt == "markdown":
+            raise click.UsageError("--cel-coverage prints text or json")
+        sys.exit(run_cel_coverage(fmt))
     sys.exit(run_rules(fmt))
 
 

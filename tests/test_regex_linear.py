@@ -97,6 +97,35 @@ PATTERNS: dict[str, Adversarial] = {
             "2024-01-02T03:04:05.123456789" + "0" * n,
         ],
     ),
+    # The CEL rules of CRDs (PL704, policylint.k8s.cel): the lexer over a rule's text, Go
+    # durations, property-name escaping, and the Kubernetes formats `format.*().validate()` checks.
+    "policylint.k8s.cel._TOKEN": Adversarial(
+        ("match",),
+        lambda n: [
+            "1" * n + "x",
+            "1." + "1" * n + "e",
+            "1" + "e" * n,
+            "0x" + "f" * n + "g",
+            "//" + " " * n,
+            " " * n + "#",
+            "a" * n + "$",
+            "r" * n + "'",
+            "b" * n + '"',
+        ],
+    ),
+    "policylint.k8s.cel._DURATION_PART": Adversarial(
+        ("match",), lambda n: ["1" * n + "x", "1." + "1" * n + "x", "." * n + "s", "1" * n + "." + "1" * n + "y", "m" * n]
+    ),
+    "policylint.k8s.cel._ESCAPE_PIECE": Adversarial(("sub",), lambda n: ["_" * n, "a-" * (n // 2), "$" * n, "._/" * (n // 3)]),
+    "policylint.k8s.cel._DNS1123_LABEL": Adversarial(("match",), _dns),
+    "policylint.k8s.cel._DNS1123_SUBDOMAIN": Adversarial(("match",), _dns),
+    "policylint.k8s.cel._DNS1035_LABEL": Adversarial(("match",), _dns),
+    "policylint.k8s.cel._LABEL_VALUE": Adversarial(
+        ("match",), lambda n: ["a" * n + "-", "a-" * (n // 2) + "-", "a." * (n // 2) + "_", "a" + "_" * n + "!"]
+    ),
+    "policylint.k8s.cel._QUALIFIED_NAME": Adversarial(
+        ("match",), lambda n: ["a" * n + "-", "a-" * (n // 2) + "-", "a." * (n // 2) + "_", "a" + "_" * n + "!"]
+    ),
     # Finding messages, when fingerprinting file-level findings.
     "policylint.rules.engine._POSITION_IN_MESSAGE": Adversarial(
         ("sub",),

@@ -136,8 +136,11 @@ def test_sockets_are_really_blocked(no_network: list[str]) -> None:
         ["rules"],
         ["rule", "PL201"],
         ["profiles"],
+        ["rules", "--cel-coverage"],
+        # The CEL rules evaluated, regular expressions (RE2) among them (PL704).
+        [str(EXAMPLES.parent / "tests" / "rules" / "PL704-cel-violation")],
     ],
-    ids=["lint", "lint-json", "version", "rules", "rule", "profiles"],
+    ids=["lint", "lint-json", "version", "rules", "rule", "profiles", "cel-coverage", "lint-cel"],
 )
 def test_no_command_uses_the_network(
     argv: list[str], no_network: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -997,15 +997,17 @@ class _Compiler:
             if qualified is not None and qualified.split(".")[0] not in self.scope and f"{qualified}.{name}" in FUNCTIONS:
                 # `format.dns1123Label()`, `optional.none()`: a namespaced global function.
                 name, target = f"{qualified}.{name}", None
+        # The receiver and the arguments first: an unsupported function inside names itself.
+        args = [self.compile(n) for n in arg_nodes]
+        receiver = self.compile(target) if target is not None else None
         spec = FUNCTIONS.get(name)
         if spec is None:
             raise CompileError(f"undeclared reference to '{name}'", unsupported=name)
         fn, member, arities = spec
-        args = [self.compile(n) for n in arg_nodes]
-        if target is not None:
+        if receiver is not None:
             if member is False:
                 raise CompileError(f"{name}() is a global function, not a method", unsupported=name)
-            args.insert(0, self.compile(target))
+            args.insert(0, receiver)
         elif member is True:
             raise CompileError(f"{name}() is a method, not a global function", unsupported=name)
         if len(args) not in arities:

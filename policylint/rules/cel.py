@@ -270,3 +270,77 @@ def _escaped_in(name: str, fields: frozenset[str]) -> bool:
 
 
 RULES: list[type[Rule]] = [CelViolation]
+
+
+# -- coverage: which of the bundled CRDs' rules PL704 evaluates (`policylint rules --cel-coverage`) --
+
+
+def _rules_in(node: Mapping[str, Any], where: str, out: list[tuple[str, str]]) -> None:
+    """(rule text, where it sits: "" for a node PL704 walks, else why it does not) for every CEL
+    rule of a schema, in schema order."""
+    for validation in node.get(_VALIDATIONS) or ():
+        if isinstance(validation, dict):
+            out.append((str(validation.get("rule", "")), where))
+    for key, child in (node.get("properties") or {}).items():
+        if isinstance(child, dict):
+            inner = where
+            if not where and node.get("_root") and key in ("status", "metadata"):
+                inner = f"on {key} (not linted)"
+            _rules_in(child, inner, out)
+    for key in ("items", "additionalProperties"):
+        child = node.get(key)
+        if isinstance(child, dict):
+            _rules_in(child, where, out)
+    for key in ("anyOf", "oneOf", "allOf"):
+        for child in node.get(key) or ():
+            if isinstance(child, dict):
+                _rules_in(child, where or f"inside {key} (not a structural node)", out)
+
+
+def skip_reason(rule: str) -> str | None:
+    """Why PL704 does not evaluate a rule (None: it does)."""
+    from policylint.k8s import cel
+
+    compiled = cel.compile_rule(rule)
+    if compiled.skip == "transition":
+        return "transition rule (oldSelf)"
+    if compiled.skip == "unsupported":
+        return f"unsupported: {compiled.error}"
+    if compiled.skip == "compile":
+        return "does not compile"
+    return None
+
+
+def coverage() -> list[dict[str, Any]]:
+    """Per bundled CRD schema and channel: its rules, how many PL704 evaluates, and why the
+    others are not (reason -> count). Rows in the data's order, one per channel."""
+    import gzip
+    import json
+
+    from policylint.k8s.schemas import DATA
+
+    raw = json.loads(gzip.decompress(DATA.read_bytes()).decode("utf-8"))
+    rows = []
+    for entry in raw["kinds"]:
+        found: list[tuple[str, str]] = []
+        _rules_in({**entry["schema"], "_root": True}, "", found)
+        skipped: dict[str, int] = {}
+        for rule, where in found:
+            reason = where or skip_reason(rule)
+            if reason:
+                skipped[reason] = skipped.get(reason, 0) + 1
+        for channel in entry["channels"]:
+            rows.append(
+                {
+                    "group": entry["group"],
+                    "kind": entry["kind"],
+                    "version": entry["version"],
+                    "channel": channel,
+                    "source": " ".join(entry["source"].split("/")[:2]),
+                    "rules": len(found),
+                    "evaluated": len(found) - sum(skipped.values()),
+                    "skipped": dict(sorted(skipped.items())),
+                    "schemas": 1 if channel == entry["channels"][0] else 0,  # counts each bundled schema once
+                }
+            )
+    return rows

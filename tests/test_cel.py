@@ -1,0 +1,618 @@
+"""PL704 and the CEL evaluator behind it (policylint.k8s.cel).
+
+Expected values are worked out by hand from the CEL language definition (cel-spec
+doc/langdef.md), the Kubernetes CEL libraries (k8s.io/apiserver pkg/cel/library) and the rule
+texts of the bundled CRDs (Gateway API v1.6.1, Envoy Gateway v1.9.0, Kuadrant v1.5.2), quoted in
+each case.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from policylint.k8s import cel
+from policylint.k8s.schemas import DATA
+from policylint.rules.cel import coverage
+from tests.lintutil import lint_paths, lint_text
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(rule: str, value: Any) -> tuple[bool, str | None]:
+    compiled = cel.compile_rule(rule)
+    assert compiled.program is not None, compiled.error
+    passed, error = cel.evaluate(compiled, value)
+    return passed, None if error is None else error.message
+
+
+# -- the language ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rule", "value", "expected"),
+    [
+        # has() is presence; selecting an absent field is an error ("no such key").
+        ("has(self.a)", {"a": 1}, (True, None)),
+        ("has(self.b)", {"a": 1}, (False, None)),
+        ("self.b == 1", {"a": 1}, (False, "no such key: b")),
+        # && and || are commutative over errors: the side that decides wins.
+        ("self.b == 1 || true", {}, (True, None)),
+        ("self.b == 1 && false", {}, (False, None)),
+        ("self.b == 1 && true", {}, (False, "no such key: b")),
+        # Heterogeneous equality: different types are unequal, numbers compare by value.
+        ("self == 1", "1", (False, None)),
+        ("self == 1.0", 1, (True, None)),
+        ("self in [80, 443]", 443, (True, None)),
+        ("'a' < 1", None, (False, "no such overload: _<_(string, int)")),
+        # Go's integer division and remainder truncate toward zero; int is 64-bit.
+        ("-7 / 2 == -3 && -7 % 2 == -1", None, (True, None)),
+        ("9223372036854775807 + 1 > 0", None, (False, "integer overflow")),
+        ("1 / 0 == 0", None, (False, "division by zero")),
+        # Macros: all() absorbs an error when another item decides; exists_one counts exactly one.
+        ("self.all(x, x > 0)", [0, "a"], (False, None)),
+        ("self.all(x, x > 0)", [1, "a"], (False, "no such overload: _>_(string, int)")),
+        ("self.exists_one(x, x == 'a')", ["a", "a"], (False, None)),
+        ("self.filter(x, x > 1).map(x, x * 2) == [4, 6]", [1, 2, 3], (True, None)),
+        ("self.all(k, k.startsWith('x-'))", {"x-a": 1, "y": 2}, (False, None)),  # a map ranges over its keys
+        # Strings: size counts code points; escapes; raw and triple-quoted literals.
+        ("size(self) == 3", "héé", (True, None)),
+        ('"\\x41\\u00e9\\101" == "Aé" + "A"', None, (True, None)),
+        ('r"""a\\b""" == "a\\\\b"', None, (True, None)),
+        # cel-go's string extensions, as the bundled rules use them.
+        ("self.lowerAscii() != 'host'", "Host", (False, None)),
+        ("self.method.upperAscii() in ['POST','PUT']", {"method": "post"}, (True, None)),
+        ('self.split("/")[0].size() < 253', "example.com/x", (True, None)),
+        ("self.startsWith('*.') && self.substring(2) == 'example.com'", "*.example.com", (True, None)),
+        # matches() is RE2, unanchored, with (?i).
+        ('self.matches(r"""^(?i)\\.?[a-z_][a-z_0-9]*$""")', "Foo", (True, None)),
+        ("self.matches('[0-9]')", "a1", (True, None)),
+        # duration(): Go's ParseDuration.
+        ("duration(self) > duration('1h')", "1h30m", (True, None)),
+        ("duration(self) == duration('1500ms')", "1.5s", (True, None)),
+        # Kubernetes: isIP (netip.ParseAddr without zones and IPv4-mapped IPv6), format.
+        ("self.all(h, !isIP(h))", ["192.0.2.1"], (False, None)),
+        ("self.all(h, !isIP(h))", ["example.com", "::ffff:192.0.2.1", "fe80::1%eth0", "01.2.3.4"], (True, None)),
+        ("format.dns1123Label().validate(self).hasValue()", "Not_A_Label", (True, None)),
+        ("format.dns1123Label().validate(self).hasValue()", "a-label", (False, None)),
+        # validate() returns an optional: optional.none() is not null (cel-go Optional.Equal).
+        ("format.dns1123Label().validate(self) == optional.none()", "a-label", (True, None)),
+        ("format.dns1123Label().validate(self) == null", "a-label", (False, None)),
+        # A map literal looked up with a key it lacks.
+        ('{"1.2":3,"1.3":4}[self] <= 4', "1.1", (False, "no such key: 1.1")),
+    ],
+)
+def test_evaluation(rule: str, value: Any, expected: tuple[bool, str | None]) -> None:
+    assert run(rule, value) == expected
+
+
+@pytest.mark.parametrize(
+    ("rule", "skip", "error"),
+    [
+        ("self == oldSelf", "transition", "oldSelf"),
+        ("has(oldSelf.delegate) || !has(self.delegate)", "transition", "oldSelf"),
+        ("quantity(self).isGreaterThan(quantity('1'))", "unsupported", "quantity"),
+        ("url(self).getHost() == 'x'", "unsupported", "url"),
+        ("self.?a.orValue(1) == 1", "unsupported", "optional syntax"),
+        ("self ==", "compile", "Syntax error: unexpected end of input at offset 7"),
+        ("x == 1", "compile", "undeclared reference to 'x'"),
+        ("(" * 200 + "true" + ")" * 200, "compile", "expression nested deeper than 64 levels"),
+    ],
+)
+def test_rules_not_evaluated(rule: str, skip: str, error: str) -> None:
+    compiled = cel.compile_rule(rule)
+    assert (compiled.program, compiled.skip, compiled.error) == (None, skip, error)
+
+
+def test_a_rule_over_a_hostile_list_stops_early() -> None:
+    # Listener uniqueness (Gateway API) over 5,000 listeners: 25 million steps if run to the end;
+    # the evaluation stops after MAX_STEPS, in well under a second.
+    rule = cel.compile_rule("self.all(l1, self.exists_one(l2, l1.name == l2.name))")
+    listeners = [{"name": f"l{i}"} for i in range(5000)]
+    start = time.perf_counter()
+    passed, error = cel.evaluate(rule, listeners)
+    elapsed = time.perf_counter() - start
+    assert not passed and isinstance(error, cel.CostExceeded)
+    assert elapsed < 1.0
+
+
+def test_values_are_converted_as_the_api_server_does() -> None:
+    schema = {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string"},
+            "namespace": {"type": "string"},
+            "kind": {"type": "string", "default": "Service"},
+            "weight": {"type": "number"},
+            "port": {"type": "integer"},
+            "mode": {"type": "string", "enum": ["A", "B"]},
+            "value": {"x-kubernetes-int-or-string": True},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    }
+    memo: dict[int, Any] = {}
+    value = {"namespace": "a", "weight": 1, "port": 80.0, "value": "50%", "unknown": 1, "mode": None, "labels": {"x-y": "z"}}
+    got = cel.to_cel(value, schema, memo)
+    # A default set, an unknown field pruned, a null dropped, `namespace` escaped (a CEL reserved
+    # word), a number as a double, an integral float as an int, map keys left as they are.
+    assert got == {"__namespace__": "a", "kind": "Service", "weight": 1.0, "port": 80, "value": "50%", "labels": {"x-y": "z"}}
+    assert type(got["weight"]) is float and type(got["port"]) is int
+    assert memo[cel.MISSING] == {"name"}
+    assert cel.to_cel({"mode": "C"}, schema)["mode"] is cel.BAD  # not one of the enum: PL703's
+    assert cel.to_cel("x", schema) is cel.BAD
+    assert [cel.escape(n) for n in ("namespace", "a-b", "a.b", "x/y", "a__b", "1a", "a b")] == [
+        "__namespace__",
+        "a__dash__b",
+        "a__dot__b",
+        "x__slash__y",
+        "a__underscores__b",
+        None,
+        None,
+    ]
+
+
+def test_message_expression() -> None:
+    validation = {"rule": "self.a > 1", "messageExpression": "'a is ' + string(self.a)", "message": "fallback"}
+    assert cel.message_of(validation, {"a": 1}) == "a is 1"
+    assert cel.message_of({**validation, "messageExpression": "self.a"}, {"a": 1}) == "fallback"  # not a string
+    assert cel.message_of({"rule": "self.a > 1"}, {"a": 1}) == "failed rule: self.a > 1"
+
+
+# -- coverage ---------------------------------------------------------------------------------------
+
+
+def test_every_bundled_rule_is_evaluated_or_skipped_for_a_reason() -> None:
+    text = gzip.decompress(DATA.read_bytes()).decode("utf-8")
+    raw = json.loads(text)
+    rows = coverage()
+    assert len(rows) == sum(len(e["channels"]) for e in raw["kinds"])
+    once = [r for r in rows if r["schemas"]]
+    # `"rule":` occurs once per validation in the data: 1,020 in the 51 bundled schemas.
+    assert text.count('"rule":') == sum(r["rules"] for r in once) == 1020
+    skipped: dict[str, int] = {}
+    for r in once:
+        assert r["rules"] == r["evaluated"] + sum(r["skipped"].values())
+        for reason, n in r["skipped"].items():
+            skipped[reason] = skipped.get(reason, 0) + n
+    # Transition rules, those mentioning oldSelf: `self == oldSelf` on spec.controllerName of
+    # GatewayClass v1 and v1beta1 and of XMesh, and Kuadrant DNSPolicy's three delegate rules
+    # (`self == oldSelf` on spec.delegate; on spec one rule naming oldSelf once, one twice):
+    # 3 + 1 + 1 + 2 = 7 mentions in 6 rules. Status: the hostname rule on Gateway
+    # status.addresses[] in the four Gateway schemas (v1 and v1beta1 of each channel).
+    assert text.count("oldSelf") == 7
+    assert skipped == {"transition rule (oldSelf)": 6, "on status (not linted)": 4}
+    assert sum(r["evaluated"] for r in once) == 1010
+
+
+def test_the_coverage_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from policylint.cli import cli
+
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["rules", "--cel-coverage", "--format", "json"], standalone_mode=False)
+    assert exit_info.value.code == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["total"] == {
+        "schemas": 51,
+        "rules": 1020,
+        "evaluated": 1010,
+        "skipped": {"on status (not linted)": 4, "transition rule (oldSelf)": 6},
+    }
+    gateway = [c for c in document["crds"] if (c["kind"], c["version"], c["channel"]) == ("Gateway", "v1", "standard")]
+    # Gateway v1's 16 rules: 15 on spec, 1 on status.addresses[].
+    assert gateway == [
+        {
+            "group": "gateway.networking.k8s.io",
+            "kind": "Gateway",
+            "version": "v1",
+            "channel": "standard",
+            "source": "gateway-api v1.6.1",
+            "rules": 16,
+            "evaluated": 15,
+            "skipped": {"on status (not linted)": 1},
+        }
+    ]
+
+
+# -- PL704 ------------------------------------------------------------------------------------------
+
+GATEWAY = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: apps}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - name: web
+    protocol: HTTP
+    port: 80
+  - name: web
+    protocol: HTTPS
+    port: 443
+    tls:
+      certificateRefs:
+      - name: cert
+"""
+
+
+def pl704(text: str, **options: Any) -> list[tuple[int, int, str, str]]:
+    result = lint_text(text, **options)
+    return [(f.line, f.column, f.path, f.message) for f in result.findings if f.rule == "PL704"]
+
+
+def test_listener_names_must_be_unique() -> None:
+    (finding,) = pl704(GATEWAY)
+    line, column, path, message = finding
+    assert (line, column, path) == (6, 3, "spec.listeners")
+    assert message.startswith(
+        "spec.listeners: Listener name must be unique within the Gateway (a CEL rule of the gateway-api v1.6.1 CRD)"
+    )
+    assert message.endswith("lint with its CRDs (--crd)")  # a bundled schema: a warning naming its release
+    assert pl704(GATEWAY.replace("  - name: web\n    protocol: HTTPS", "  - name: websecure\n    protocol: HTTPS")) == []
+
+
+HTTPROUTE = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: apps}
+spec:
+  parentRefs:
+  - name: edge
+  rules:
+  - matches:
+    - path: {type: Exact, value: /login}
+    backendRefs:
+    - name: web
+      port: 80
+    timeouts:
+      request: 10s
+      backendRequest: 5s
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where", "message"),
+    [
+        # "(self.type in ['Exact','PathPrefix']) ? self.value.startsWith('/') : true"
+        (
+            "value: /login",
+            "value: login",
+            (9, 7, "spec.rules[0].matches[0].path"),
+            "value must be an absolute path and start with '/' when type one of ['Exact', 'PathPrefix']",
+        ),
+        # "(self.type in ['Exact','PathPrefix']) ? !self.value.contains('//') : true"
+        (
+            "value: /login",
+            "value: //login",
+            (9, 7, "spec.rules[0].matches[0].path"),
+            "must not contain '//' when type one of ['Exact', 'PathPrefix']",
+        ),
+        # "(size(self.group) == 0 && self.kind == 'Service') ? has(self.port) : true"; group and
+        # kind are the defaults ("" and Service).
+        ("      port: 80\n", "", (11, 7, "spec.rules[0].backendRefs[0]"), "Must have port for Service reference"),
+        # "!(has(self.request) && has(self.backendRequest) && duration(self.request) != duration('0s')
+        #  && duration(self.backendRequest) > duration(self.request))"
+        (
+            "backendRequest: 5s",
+            "backendRequest: 15s",
+            (13, 5, "spec.rules[0].timeouts"),
+            "backendRequest timeout cannot be longer than request timeout",
+        ),
+    ],
+)
+def test_httproute_rules(old: str, new: str, where: tuple[int, int, str], message: str) -> None:
+    assert pl704(HTTPROUTE) == []
+    bad = HTTPROUTE.replace(old, new)
+    got = pl704(bad)
+    assert [g[:3] for g in got] == [where]
+    assert got[0][3].startswith(f"{where[2]}: {message} (a CEL rule of the gateway-api v1.6.1 CRD)")
+
+
+def test_a_crd_in_the_input_decides_and_makes_it_an_error() -> None:
+    crd = yaml.safe_dump(
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgetpolicies.example.com", "labels": {"gateway.networking.k8s.io/policy": "Direct"}},
+            "spec": {
+                "group": "example.com",
+                "names": {"kind": "WidgetPolicy", "plural": "widgetpolicies"},
+                "scope": "Namespaced",
+                "versions": [
+                    {
+                        "name": "v1",
+                        "served": True,
+                        "storage": True,
+                        "schema": {
+                            "openAPIV3Schema": {
+                                "type": "object",
+                                "properties": {
+                                    "spec": {
+                                        "type": "object",
+                                        "x-kubernetes-validations": [
+                                            {
+                                                "rule": "self.min <= self.max",
+                                                "messageExpression": "'min ' + string(self.min) + ' exceeds max ' + string(self.max)",
+                                                "fieldPath": ".min",
+                                                "reason": "FieldValueInvalid",
+                                            }
+                                        ],
+                                        "properties": {
+                                            "targetRefs": {
+                                                "type": "array",
+                                                "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                                            },
+                                            "min": {"type": "integer"},
+                                            "max": {"type": "integer"},
+                                        },
+                                    }
+                                },
+                            }
+                        },
+                    }
+                ],
+            },
+        }
+    )
+    policy = """\
+apiVersion: example.com/v1
+kind: WidgetPolicy
+metadata: {name: w, namespace: apps}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: edge}
+  min: 5
+  max: 3
+"""
+    result = lint_text(
+        crd + "---\n" + policy + "---\n" + GATEWAY.replace("name: web\n    protocol: HTTPS", "name: b\n    protocol: HTTPS")
+    )
+    got = [(f.path, f.line, f.severity.label, f.message) for f in result.findings if f.rule == "PL704"]
+    assert got == [
+        (
+            "spec.min",
+            got[0][1],
+            "error",
+            "spec.min: min 5 exceeds max 3 (FieldValueInvalid) (a CEL rule of its CRD in the input): the API server rejects the object",
+        )
+    ]
+    assert result.findings[[f.rule for f in result.findings].index("PL704")].line == crd.count("\n") + 2 + 6
+
+
+BACKEND_TLS = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: tls, namespace: apps}
+spec:
+  targetRefs:
+  - {group: "", kind: Service, name: web, sectionName: https}
+  - {group: "", kind: Service, name: web}
+  validation:
+    hostname: web.apps.svc
+    wellKnownCACertificates: System
+"""
+
+
+def test_backendtlspolicy_rules() -> None:
+    # "self.all(p1, self.all(p2, p1.group == p2.group && p1.kind == p2.kind && p1.name == p2.name ?
+    #  ((!has(p1.sectionName) || p1.sectionName == '') == (!has(p2.sectionName) || p2.sectionName == '')) : true))"
+    got = pl704(BACKEND_TLS)
+    assert [(g[0], g[2]) for g in got] == [(5, "spec.targetRefs")]
+    assert got[0][3].startswith(
+        "spec.targetRefs: sectionName must be specified when targetRefs includes 2 or more references to the same target"
+    )
+    # An exact duplicate also breaks the uniqueness rule; PL104 reports that, PL704 does not.
+    duplicate = BACKEND_TLS.replace("name: web}", "name: web, sectionName: https}")
+    result = lint_text(duplicate)
+    assert [f.rule for f in result.findings if f.rule in ("PL104", "PL704")] == ["PL104"]
+    # "!(has(self.caCertificateRefs) && size(self.caCertificateRefs) > 0 && has(self.wellKnownCACertificates)
+    #  && self.wellKnownCACertificates != "")"
+    both = BACKEND_TLS.replace('  - {group: "", kind: Service, name: web}\n', "").replace(
+        "    wellKnownCACertificates: System\n",
+        "    wellKnownCACertificates: System\n    caCertificateRefs:\n    - {group: '', kind: ConfigMap, name: ca}\n",
+    )
+    got = pl704(both)
+    assert [(g[0], g[2]) for g in got] == [(7, "spec.validation")]
+    assert got[0][3].startswith("spec.validation: must not contain both CACertificateRefs and WellKnownCACertificates")
+
+
+def test_vendor_rules() -> None:
+    # Envoy Gateway SecurityPolicy, spec.jwt.providers[]: "!(has(self.remoteJWKS) && has(self.localJWKS))".
+    security = """\
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: jwt, namespace: apps}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}
+  jwt:
+    providers:
+    - name: idp
+      remoteJWKS: {uri: "https://idp.example.com/jwks"}
+      localJWKS: {type: Inline, inline: "{}"}
+"""
+    got = pl704(security)
+    assert [(g[0], g[1], g[2]) for g in got] == [(9, 7, "spec.jwt.providers[0]")]
+    assert got[0][3].startswith(
+        "spec.jwt.providers[0]: remoteJWKS and localJWKS cannot both be specified. (a CEL rule of the envoy-gateway v1.9.0 CRD)"
+    )
+    # Envoy Gateway BackendTrafficPolicy, spec.loadBalancer:
+    # "self.type == 'ConsistentHash' ? has(self.consistentHash) : !has(self.consistentHash)".
+    traffic = """\
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: lb, namespace: apps}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}
+  loadBalancer:
+    type: ConsistentHash
+"""
+    got = pl704(traffic)
+    assert [(g[0], g[2]) for g in got] == [(7, "spec.loadBalancer")]
+    assert "If LoadBalancer type is consistentHash, consistentHash field needs to be set." in got[0][3]
+    # Kuadrant TLSPolicy, spec.issuerRef: "!has(self.kind) || self.kind in ['Issuer', 'ClusterIssuer']".
+    tls = """\
+apiVersion: kuadrant.io/v1
+kind: TLSPolicy
+metadata: {name: tls, namespace: apps}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: edge}
+  issuerRef: {name: le, kind: Issuers}
+"""
+    got = pl704(tls)
+    assert [(g[0], g[1], g[2]) for g in got] == [(6, 3, "spec.issuerRef")]
+    assert got[0][3].startswith(
+        "spec.issuerRef: Invalid issuerRef.kind. The only supported values are blank, 'Issuer' and 'ClusterIssuer' (a CEL rule of the kuadrant v1.5.2 CRD)"
+    )
+    assert pl704(tls.replace("kind: Issuers", "kind: ClusterIssuer")) == []
+
+
+def test_target_reference_problems_are_the_policy_rules() -> None:
+    # "self.kind == 'Gateway'" on a TLSPolicy's targetRef (Kuadrant) is PL202's finding.
+    tls = """\
+apiVersion: kuadrant.io/v1
+kind: TLSPolicy
+metadata: {name: tls, namespace: apps}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}
+  issuerRef: {name: le}
+"""
+    result = lint_text(tls)
+    rules = {f.rule for f in result.findings}
+    assert "PL202" in rules and "PL704" not in rules
+
+
+def test_wrong_types_are_left_to_pl703() -> None:
+    # The listener list is a string: PL703 (or PL010) reports it, and no CEL rule runs on it.
+    bad = GATEWAY.split("  listeners:")[0] + "  listeners: none\n"
+    assert pl704(bad) == []
+    # A protocol outside the enum: the API server stops at the schema error.
+    assert (
+        pl704(
+            GATEWAY.replace("protocol: HTTP\n", "protocol: HTTP2\n").replace(
+                "name: web\n    protocol: HTTPS", "name: b\n    protocol: HTTPS"
+            )
+        )
+        == []
+    )
+
+
+VALID_KINDS = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: TCPRoute
+metadata: {name: db, namespace: apps}
+spec:
+  parentRefs: [{name: edge, sectionName: tcp}]
+  rules: [{backendRefs: [{name: db, port: 5432}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: UDPRoute
+metadata: {name: dns, namespace: apps}
+spec:
+  parentRefs: [{name: edge, sectionName: udp}]
+  rules: [{backendRefs: [{name: dns, port: 53}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: TLSRoute
+metadata: {name: tls, namespace: apps}
+spec:
+  parentRefs: [{name: edge, sectionName: tls}]
+  hostnames: [app.example.com]
+  rules: [{backendRefs: [{name: app, port: 443}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: HTTPRoute
+metadata: {name: web, namespace: apps}
+spec:
+  parentRefs: [{name: edge, sectionName: http}, {name: edge, sectionName: https}]
+  hostnames: [app.example.com, "*.example.com"]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /api}, method: GET}]
+    filters:
+    - type: RequestHeaderModifier
+      requestHeaderModifier: {set: [{name: x-a, value: b}]}
+    backendRefs: [{name: app, port: 80, weight: 1}]
+---
+apiVersion: gateway.networking.k8s.io/v1alpha3
+kind: BackendTLSPolicy
+metadata: {name: app-tls, namespace: apps}
+spec:
+  targetRefs: [{group: "", kind: Service, name: app, sectionName: https}]
+  validation: {hostname: app.apps.svc, wellKnownCACertificates: System}
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: from-apps, namespace: shared}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: apps}]
+  to: [{group: "", kind: Service}]
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata: {name: ext, namespace: apps}
+spec:
+  type: ExternalHostname
+  externalHostname: {hostname: api.example.com}
+  port: {number: 443}
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XMesh
+metadata: {name: mesh}
+spec: {controllerName: example.com/mesh}
+"""
+
+
+def test_valid_objects_of_every_bundled_kind_are_clean() -> None:
+    assert pl704(VALID_KINDS, channel="experimental") == []
+    # And the repositories and examples the other tests lint, and every rule's good fixture.
+    paths = [ROOT / "examples", ROOT / "tests" / "data" / "realistic-repo", ROOT / "tests" / "data" / "valid-reference"]
+    paths += sorted((ROOT / "tests" / "rules").glob("*/good.yaml"))
+    for channel in ("standard", "experimental"):
+        result = lint_paths(paths, channel=channel)
+        assert [(f.file, f.line, f.message) for f in result.findings if f.rule == "PL704"] == []
+
+
+def test_the_envoy_gateway_oracle_hits_are_inputs_the_api_server_rejects() -> None:
+    # The oracle cases are Envoy Gateway's translator test inputs, which never went through the
+    # API server: Go field names (`Name:`, `Port:`: unknown fields, pruned, so the port a Service
+    # reference needs is missing), settings the CRDs forbid (certDetailsToAdd with mode
+    # ForwardOnly; a writable namespace `envoy.filters.http.*`). Each hit was checked by hand.
+    cases = ROOT / "tests" / "data" / "oracles" / "envoy-gateway" / "cases"
+    result = lint_paths([cases])
+    found = {
+        (Path(f.file).parent.name, f.message.split(" (a CEL rule")[0].split(": ", 1)[1])
+        for f in result.findings
+        if f.rule == "PL704"
+    }
+    messages = {m for _, m in found}
+    assert messages == {
+        "Must have port for Service reference",
+        "certDetailsToAdd can only be set when mode is AppendForward or SanitizeSet",
+        "writableNamespaces cannot contain well-known Envoy HTTP filter namespaces",
+    }
+    # Every extProc and extAuth backend reference reported has no `port` key (most spell it
+    # `Port`), and its kind and group default to a core Service.
+    for f in result.findings:
+        if f.rule != "PL704" or not f.message.split(": ", 1)[1].startswith("Must have port"):
+            continue
+        docs = [d for d in yaml.safe_load_all((Path(f.file)).read_text()) if isinstance(d, dict)]
+        (policy,) = [d for d in docs if d.get("kind") == f.object.kind and d["metadata"]["name"] == f.object.name]
+        ref: Any = policy
+        for part in f.path.replace("]", "").replace("[", ".").split("."):
+            ref = ref[int(part)] if part.isdigit() else ref[part]
+        assert "port" not in ref and ref.get("kind", "Service") == "Service" and ref.get("group", "") == ""
+    # 15 cases with such references, 7 ClientTrafficPolicy cases with certDetailsToAdd, 1 with
+    # the writable namespace.
+    assert len(found) == 23
