@@ -63,6 +63,19 @@ def _mutate(docs: list[dict[str, Any]], rng: random.Random) -> tuple[list[dict[s
                 "spec": {"targetRefs": [{"group": GW, "kind": "GatewayClass", "name": "envoy"}], "tls": {"minVersion": "1.3"}},
             }
         )
+    # A policy on a Namespace (a kind policylint knows only by its shape): it reaches all of it.
+    if rng.random() < 0.3:
+        docs.append(
+            {
+                "apiVersion": "policies.example.com/v1",
+                "kind": "TimeoutPolicy",
+                "metadata": {"name": "namespace-wide", "namespace": rng.choice(namespaces)},
+                "spec": {
+                    "targetRefs": [{"group": "", "kind": "Namespace", "name": rng.choice(namespaces)}],
+                    "default": {"timeout": "3s"},
+                },
+            }
+        )
     # Label-selector targets.
     if rng.random() < 0.5:
         docs.append(

@@ -16,8 +16,9 @@ without resolving anything:
   that name, in its `namespace` or the object's own: target, parent, backend, certificate, CA,
   parameters and extension references alike, whatever their kind (objects of one namespace that
   share a name are connected too, which also covers duplicates);
-- `name: "*"` (route delegation) and label selectors on a policy's targets reach every object of
-  the namespace;
+- `name: "*"` (route delegation), label selectors and a reference by a namespace's name (a
+  policy on the Namespace) reach every object of the namespace; a target selector across
+  namespaces reaches everything, and the whole repository is analysed;
 - a reference into another namespace depends on the ReferenceGrants there;
 - a GatewayClass joins its Gateways when something other than them references it (a policy on
   the class reaches every Gateway of it), or when it has a `parametersRef` (the parameters can
@@ -94,6 +95,8 @@ def references(obj: K8sObject) -> list[Reference]:
                 if type(child) in _CONTAINERS and key not in _NO_REFERENCES_BELOW:
                     if key in _SELECTORS and child:
                         out.append(Reference(own, "", False, True))
+                        if key == "targetSelectors" and type(child) is list and any(_across(item) for item in child):
+                            out.append(EVERYWHERE)
                     stack.append((child, key not in _NOT_REFERENCES))
         else:
             stack.extend((item, may_refer) for item in value if type(item) in _CONTAINERS)
@@ -102,6 +105,16 @@ def references(obj: K8sObject) -> list[Reference]:
 
 # Route matches (paths, headers, query parameters, methods) hold no reference at any depth.
 _NO_REFERENCES_BELOW = frozenset({"matches"})
+
+
+def _across(selector: Any) -> bool:
+    """A target selector that reaches other namespaces (Envoy Gateway `targetSelectors[].namespaces`)."""
+    namespaces = selector.get("namespaces") if type(selector) is dict else None
+    return type(namespaces) is dict and namespaces.get("from") not in (None, "Same")
+
+
+# A reference that may reach any object of any namespace.
+EVERYWHERE = Reference(None, "", False, True)
 _TOP_LEVEL = frozenset({"metadata", "status", "apiVersion", "kind"})
 _CONTAINERS = frozenset({dict, list})
 _SELECTORS = frozenset({"targetSelectors", "selector"})
@@ -153,10 +166,14 @@ def scope(
     # A Namespace is reached through its objects (all origins, below): a selector that reads its
     # labels belongs to what they reference. Another cluster-scoped origin (a class, a CRD) reaches
     # what no name traces.
-    cluster_origins = [objects[i].key for i in origins if objects[i].namespace is None] + [k for k in removed if k.namespace is None]
+    cluster_origins = [objects[i].key for i in origins if objects[i].namespace is None] + [
+        k for k in removed if k.namespace is None
+    ]
     if any(k.kind != "Namespace" for k in cluster_origins):
         return None
     refs = [references(o) for o in objects]
+    if any(EVERYWHERE in r for r in refs):
+        return None
 
     sets = _Sets()
     for _ in objects:
@@ -171,6 +188,8 @@ def scope(
         return found
 
     cluster_names = {o.name for o in objects if o.namespace is None and o.kind != "Namespace"}
+    # A reference by a namespace's name may target the Namespace: a policy there reaches all of it.
+    namespace_names = {o.namespace for o in objects} | {o.name for o in objects if o.kind == "Namespace" and o.group == ""}
     grant_namespaces = {o.namespace for o in objects if (o.group, o.kind) == _GRANT}
     grants: dict[str | None, int] = {}
     for i, obj in enumerate(objects):
@@ -184,6 +203,8 @@ def scope(
             sets.union(i, node(names, (ref.namespace, ref.name)))
             if not ref.explicit_namespace and ref.name in cluster_names:
                 sets.union(i, node(names, (None, ref.name)))
+            if ref.name in namespace_names:
+                sets.union(i, node(wide, ref.name))
             if ref.explicit_namespace and ref.namespace != obj.namespace and ref.namespace in grant_namespaces:
                 sets.union(i, node(grants, ref.namespace))
     for i, obj in enumerate(objects):
@@ -192,7 +213,9 @@ def scope(
     _join_classes(objects, refs, sets, names)
 
     # Origins: see the module docstring (near-miss hints).
-    origin_namespaces = {objects[i].namespace for i in origins} | {k.namespace for k in removed} | {k.name for k in cluster_origins}
+    origin_namespaces = (
+        {objects[i].namespace for i in origins} | {k.namespace for k in removed} | {k.name for k in cluster_origins}
+    )
     origin_namespaces.discard(None)
     origin_names = {objects[i].name for i in origins} | {k.name for k in removed}
     existing = {(o.namespace, o.name) for o in objects}
