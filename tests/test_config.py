@@ -168,6 +168,15 @@ def test_no_paths_anywhere_is_a_usage_error(repo: Path) -> None:
         ),
         ("rules:\n  PL6O8: {}\n", ".policylint.yaml:2: rules.PL6O8: no rule 'PL6O8' (did you mean 'PL608'?)"),
         ("format: jsn\n", ".policylint.yaml:1: format: unknown format 'jsn' (did you mean 'json'?)"),
+        (
+            "namespace: app\nchannel: experimantal\n",
+            ".policylint.yaml:2: channel: must be one of standard, experimental, not the string 'experimantal'"
+            " (did you mean 'experimental'?)",
+        ),
+        (
+            "gateway-api-version: v1.5.0\n",
+            ".policylint.yaml:1: gateway-api-version: Gateway API v1.5.0 is not bundled (bundled: v1.6.1)",
+        ),
         ("fail-on: warning\nfail-on: info\n", ".policylint.yaml:2: fail-on: key given twice"),
         ("select: [PL2\n", ".policylint.yaml:2: YAML syntax error"),
         ("- select\n", ".policylint.yaml:1: the configuration must be a mapping of keys"),

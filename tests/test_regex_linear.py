@@ -384,6 +384,30 @@ FUNCTIONS: dict[str, tuple[Callable[[str], object], Callable[[int], list[str]]]]
         lambda text: _call("policylint.input.positions.parse_path")(text),
         lambda n: ['["' + "x" * n, "a." * (n // 2), "[1]" * (n // 3), 'a["\\"' * (n // 5), "[" + "9" * n + "]"],
     ),
+    # CRD `pattern`s and `format`s applied to input values (PL703, policylint.k8s.strformats): RE2,
+    # linear in the value whatever the pattern, including the textbook catastrophic ones.
+    "policylint.k8s.strformats.matches": (
+        lambda text: [
+            _call("policylint.k8s.strformats.matches")(p, text)
+            for p in ("^(a+)+$", "^(a|aa)+$", "^(a*)*b$", "(x+x+)+y", "^(\\w+\\s?)*$")
+        ],
+        lambda n: ["a" * n + "!", "a" * n, "x" * n, "a " * (n // 2) + "!"],
+    ),
+    "policylint.k8s.strformats.format_ok": (
+        lambda text: [
+            _call("policylint.k8s.strformats.format_ok")(f, text)
+            for f in ("date-time", "byte", "hostname", "uuid", "cidr", "ipv6")
+        ],
+        lambda n: [
+            "2024-01-02T" + "1" * n,
+            "A" * n + "!",
+            "a-" * (n // 2),
+            ":" * n,
+            "1." * (n // 2) + "/" + "1" * n,
+            "2024-01-02t" * (n // 11),
+            "a." * (n // 2),
+        ],
+    ),
     "fnmatch": (
         lambda text: [fnmatch.fnmatchcase(text, p) for p in ("*a*a*a*a*a*a*b", "*?*?*?*?x", "*a*b*a*b*c", "[a-z]*[0-9]*a")],
         lambda n: ["a" * n, "ab" * (n // 2), "a1" * (n // 2)],

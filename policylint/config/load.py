@@ -371,8 +371,8 @@ def _other_problems(loaded: LoadedConfig) -> list[Problem]:
             Problem(
                 loaded.line(("gateway-api-version",)),
                 "gateway-api-version",
-                f"Gateway API {config.gateway_api_version} is not bundled{_suggest(config.gateway_api_version, GATEWAY_API_VERSIONS)}"
-                f" (bundled: {', '.join(GATEWAY_API_VERSIONS)}); for another release, list its CRDs under `crd`",
+                f"Gateway API {config.gateway_api_version} is not bundled (bundled: {', '.join(GATEWAY_API_VERSIONS)});"
+                " for another release, list its CRDs under `crd`",
             )
         )
     if config.format not in (*FORMATS, AUTO):

@@ -61,13 +61,25 @@ def _utf8(value: str) -> str:
         return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+# (pattern, value) -> the answer: names, kinds and groups recur across a repository's objects.
+_ANSWERS: dict[tuple[str, str], bool | None] = {}
+_MAX_ANSWERS = 1 << 16
+_MAX_REMEMBERED_VALUE = 256  # characters; longer values are matched each time
+
+
 def matches(pattern: str, value: str) -> bool | None:
     """Whether `value` matches the schema `pattern` as the API server matches it (Go's
     `regexp.MatchString`: a search); None when the pattern does not compile."""
+    key = (pattern, value)
+    if key in _ANSWERS:
+        return _ANSWERS[key]
     compiled = _compiled(pattern)
-    if compiled is None:
-        return None
-    return compiled.search(_utf8(value)) is not None
+    answer = None if compiled is None else compiled.search(_utf8(value)) is not None
+    if len(value) <= _MAX_REMEMBERED_VALUE:
+        if len(_ANSWERS) >= _MAX_ANSWERS:
+            _ANSWERS.clear()
+        _ANSWERS[key] = answer
+    return answer
 
 
 def _search(pattern: str, value: str) -> bool:

@@ -122,11 +122,17 @@ def _template(value: Any) -> bool:
 _Unknown = tuple[tuple[str | int, ...], str, str, list[str], bool]
 
 
-def _unknown_fields(project: Project) -> Iterator[tuple[K8sObject, str | None, list[_Unknown]]]:
+def _unknown_fields(project: Project) -> list[tuple[K8sObject, str | None, list[_Unknown]]]:
     """Each object with fields its schema does not define (`_schemas_for`), and those fields,
     leaving out those inside a policy's target references (PL205 names them, one finding per
-    cause) and under a field of the wrong type (PL010's)."""
+    cause) and under a field of the wrong type (PL010's). Computed once for PL702 and PL706."""
     catalogue = _catalogue(project)
+    if catalogue.unknown is None:
+        catalogue.unknown = list(_find_unknown_fields(project, catalogue))
+    return catalogue.unknown
+
+
+def _find_unknown_fields(project: Project, catalogue: _Catalogue) -> Iterator[tuple[K8sObject, str | None, list[_Unknown]]]:
     targets = _target_fields(project)
     for obj, schema, source in _schemas_for(project):
         found = _unknown(obj.data, schema)
@@ -307,6 +313,8 @@ class _Catalogue:
     # (group, kind) -> the versions they serve and the CRD in the input (None: given with --crd).
     given: dict[tuple[str, str, str], Mapping[str, Any]] = dataclass_field(default_factory=dict)
     given_served: dict[tuple[str, str], tuple[list[str], K8sObject | None]] = dataclass_field(default_factory=dict)
+    # The unknown fields of every object (`_unknown_fields`), once computed.
+    unknown: list[tuple[K8sObject, str | None, list[_Unknown]]] | None = None
 
     def bundled(self, channel: str | None = None) -> Mapping[tuple[str, str, str], tuple[Mapping[str, Any], str]]:
         from policylint.k8s.schemas import schemas
@@ -356,8 +364,16 @@ def _catalogue(project: Project) -> _Catalogue:
         if served is not None:
             versions, _ = catalogue.given_served.setdefault(served[:2], ([], crd if in_input else None))
             versions.extend(v for v in served[2] if v not in versions)
-    _CACHED[:] = [(weakref.ref(index), catalogue)]
+    ref = weakref.ref(index)
+    _CACHED[:] = [(ref, catalogue)]
+    # The catalogue holds objects of the project: let them go with it.
+    weakref.finalize(index, _forget, ref)
     return catalogue
+
+
+def _forget(ref: weakref.ref[ProjectIndex]) -> None:
+    if _CACHED and _CACHED[0][0] is ref:
+        _CACHED.clear()
 
 
 class ApiVersionNotServed(Rule):
@@ -527,16 +543,13 @@ def _violations(data: Mapping[str, Any], schema: Mapping[str, Any]) -> list[tupl
                     sub = additional
                 if sub is None:
                     continue
-                if (
-                    type(child) is str
-                    and sub.get("type") == "string"
-                    and "enum" not in sub
-                    and "pattern" not in sub
-                    and "format" not in sub
-                ):
-                    # Most values: a string whose length is all there is to check, checked here.
+                if type(child) is str and sub.get("type") == "string" and "enum" not in sub:
+                    # Most values: a string whose length, pattern and format are all there is to
+                    # check, checked here.
                     least, most = sub.get("minLength"), sub.get("maxLength")
                     if (least is None or len(child) >= least) and (most is None or len(child) <= most):
+                        if "pattern" in sub or "format" in sub:
+                            _string(out, (*path, key), child, sub)
                         continue
                 children.append((child, sub, (*path, key)))
             stack.extend(reversed(children))

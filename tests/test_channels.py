@@ -1,0 +1,414 @@
+"""The Gateway API channel and release the schema rules read (`--channel`, `--gateway-api-version`,
+the configuration keys `channel` and `gateway-api-version`): which versions each channel's CRDs
+serve (PL705), which fields only the experimental channel has (PL706, not PL702), and PL703's
+`pattern` (RE2) and `format` checks (policylint.k8s.strformats).
+
+Every expected value is read from the vendored CRDs of Gateway API v1.6.1
+(tests/data/crds/gateway-api/v1.6.1/{standard,experimental}/) or from kube-openapi's strfmt
+(k8s.io/kube-openapi/pkg/validation/strfmt), not from policylint's output.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from policylint.cli import cli
+from policylint.k8s import schemas, strformats
+from tests.lintutil import lint_paths, lint_text, only
+
+GW = "gateway.networking.k8s.io"
+XGW = "gateway.networking.x-k8s.io"
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+def rules_and_paths(result: object, *rules: str) -> list[tuple[str, str]]:
+    return [(f.rule, f.path) for f in result.findings if f.rule in rules]  # type: ignore[attr-defined]
+
+
+# -- the bundled data --------------------------------------------------------------------------------
+
+
+def test_the_bundled_releases_are_the_data_s() -> None:
+    assert schemas.bundled_gateway_api_versions() == schemas.GATEWAY_API_VERSIONS == ("v1.6.1",)
+    assert schemas.DEFAULT_GATEWAY_API_VERSION == "v1.6.1" and schemas.DEFAULT_CHANNEL == "standard"
+    assert schemas.gateway_api_groups() == {GW, XGW}
+
+
+def test_served_versions_per_channel() -> None:
+    # `spec.versions[]` with `served: true` in each channel's CRD file.
+    served = schemas.gateway_api_served("v1.6.1")
+    assert served[(GW, "TLSRoute")] == {"standard": ("v1",), "experimental": ("v1", "v1alpha2", "v1alpha3")}
+    assert served[(GW, "TCPRoute")] == {"standard": ("v1",), "experimental": ("v1", "v1alpha2")}
+    assert served[(GW, "BackendTLSPolicy")] == {"standard": ("v1",), "experimental": ("v1", "v1alpha3")}
+    assert served[(GW, "HTTPRoute")] == {"standard": ("v1", "v1beta1"), "experimental": ("v1", "v1beta1")}
+    for kind in ("XBackend", "XBackendTrafficPolicy", "XMesh"):
+        assert served[(XGW, kind)] == {"standard": (), "experimental": ("v1alpha1",)}
+    # A release not bundled has nothing; the vendor CRDs are in every release's schemas.
+    assert schemas.gateway_api_served("v1.5.0") == {}
+    btp = ("gateway.envoyproxy.io", "BackendTrafficPolicy", "v1alpha1")
+    assert btp in schemas.schemas("standard", "v1.6.1") and btp in schemas.schemas("experimental", "v1.6.1")
+    assert (GW, "HTTPRoute", "v1") not in schemas.schemas("standard", "v1.5.0")
+
+
+# -- the same input, standard and experimental ------------------------------------------------------
+
+ROUTES = """\
+apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: TLSRoute
+metadata: {name: db, namespace: apps}
+spec:
+  parentRefs: [{name: edge}]
+  rules: [{backendRefs: [{name: db, port: 5432}]}]
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackendTrafficPolicy
+metadata: {name: db-retries, namespace: apps}
+spec:
+  targetRefs: [{group: "", kind: Service, name: db}]
+  retryConstraint: {budget: {percent: 20}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: apps}
+spec:
+  parentRefs: [{name: edge}]
+  rules:
+  - backendRefs: [{name: web, port: 80, wieght: 1}]
+    sessionPersistence: {sessionName: s}
+    filters:
+    - type: ExternalAuth
+      externalAuth: {protocol: HTTP, backendRef: {name: auth, port: 8080}}
+"""
+
+
+def test_standard_channel_reports_what_only_the_experimental_channel_has() -> None:
+    result = lint_text(ROUTES)
+    assert rules_and_paths(result, "PL702", "PL705", "PL706") == [
+        ("PL705", "apiVersion"),  # TLSRoute v1alpha2: the standard CRD serves v1 only
+        ("PL705", "kind"),  # XBackendTrafficPolicy: no CRD in the standard channel
+        ("PL702", "spec.rules[0].backendRefs[0].wieght"),  # a typo, in neither channel
+        ("PL706", "spec.rules[0].sessionPersistence"),
+        ("PL706", "spec.rules[0].filters[0].externalAuth"),
+    ]
+    tls, xbtp = only(result, "PL705")
+    assert tls.severity.label == "error" and "which serves v1:" in tls.message
+    assert "the experimental channel's CRD serves it" in tls.message and "--channel experimental" in tls.hint
+    assert "is not a kind of Gateway API v1.6.1's standard channel" in xbtp.message
+    assert "the experimental channel's CRD serves gateway.networking.x-k8s.io/v1alpha1" in xbtp.message
+    session, _ = only(result, "PL706")
+    assert session.severity.label == "error"
+    assert "standard channel CRD does not define it, only the experimental channel's does" in session.message
+    # The filter type ExternalAuth is an enum value only the experimental channel adds.
+    (enum,) = [f for f in only(result, "PL703") if f.path == "spec.rules[0].filters[0].type"]
+    assert "the experimental channel's CRD accepts it" in enum.message
+
+
+def test_experimental_channel_accepts_them() -> None:
+    result = lint_text(ROUTES, channel="experimental")
+    assert rules_and_paths(result, "PL702", "PL703", "PL705", "PL706") == [
+        ("PL702", "spec.rules[0].backendRefs[0].wieght"),
+    ]
+
+
+def test_a_version_neither_channel_serves_and_a_kind_gateway_api_lacks() -> None:
+    text = """\
+apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: HTTPRoute
+metadata: {name: old, namespace: apps}
+spec: {}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HttpRoute
+metadata: {name: typo, namespace: apps}
+spec: {}
+"""
+    for channel in ("standard", "experimental"):
+        old, typo = only(lint_text(text, channel=channel), "PL705")
+        assert (old.path, typo.path) == ("apiVersion", "kind")
+        assert f"is not served by Gateway API v1.6.1's {channel} channel CRD, which serves v1, v1beta1" in old.message
+        assert "channel's CRD serves it" not in old.message
+        assert old.hint == "Use gateway.networking.k8s.io/v1."
+        assert "has no kind 'HttpRoute' in gateway.networking.k8s.io (in either channel)" in typo.message
+        assert typo.hint == "Did you mean `HTTPRoute`?"
+
+
+def test_vendor_kinds_are_left_to_their_crds() -> None:
+    # Envoy Gateway v1.9.0 serves v1alpha1 only; another release may serve more: no finding
+    # without its CRD.
+    text = """\
+apiVersion: gateway.envoyproxy.io/v1alpha2
+kind: BackendTrafficPolicy
+metadata: {name: p, namespace: apps}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}]}
+"""
+    assert only(lint_text(text), "PL705") == []
+
+
+# -- a CRD in the input, or given with --crd, decides -----------------------------------------------
+
+TLSROUTE_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: tlsroutes.gateway.networking.k8s.io}
+spec:
+  group: gateway.networking.k8s.io
+  names: {kind: TLSRoute, plural: tlsroutes}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              parentRefs: {type: array, items: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+              rules: {type: array, items: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+  - name: v1alpha2
+    served: SERVED
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              parentRefs: {type: array, items: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+              rules: {type: array, items: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+              extra: {type: string}
+"""
+TLSROUTE = """\
+apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: TLSRoute
+metadata: {name: db, namespace: apps}
+spec:
+  parentRefs: [{name: edge}]
+  rules: [{backendRefs: [{name: db, port: 5432}]}]
+  extra: x
+---
+"""
+
+
+def test_a_crd_in_the_input_that_serves_the_version_takes_the_bundled_channel_s_place() -> None:
+    result = lint_text(TLSROUTE + TLSROUTE_CRD.replace("SERVED", "true"))
+    assert only(result, "PL705") == [] and only(result, "PL706") == []
+    # Its schema decides the fields: `extra` is one of v1alpha2's there.
+    assert [f for f in only(result, "PL702") if f.object is not None and f.object.kind == "TLSRoute"] == []
+
+
+def test_a_crd_in_the_input_that_does_not_serve_the_version_is_an_error() -> None:
+    result = lint_text(TLSROUTE + TLSROUTE_CRD.replace("SERVED", "false"), channel="experimental")
+    (finding,) = only(result, "PL705")
+    assert finding.severity.label == "error" and finding.line == 1
+    assert "is not served by its CRD in the input, which serves v1:" in finding.message
+    assert [r.message for r in finding.related] == ["its CRD's versions"]
+    assert finding.related[0].line == 16  # spec.versions of the CRD (line 8 of its document)
+
+
+def test_a_crd_given_with_crd_decides_too(tmp_path: Path) -> None:
+    crd = tmp_path / "crds" / "tlsroutes.yaml"
+    crd.parent.mkdir()
+    crd.write_text(TLSROUTE_CRD.replace("SERVED", "false"))
+    route = tmp_path / "route.yaml"
+    route.write_text(TLSROUTE.replace("  extra: x\n", "  typo: x\n"))
+    result = lint_paths([route], crd_paths=[str(crd.parent)])
+    (finding,) = only(result, "PL705")
+    assert "is not served by its CRD given with --crd, which serves v1:" in finding.message and not finding.related
+    # A version it serves: its schema decides, and an unknown field there is an error.
+    route.write_text(TLSROUTE.replace("v1alpha2", "v1").replace("  extra: x\n", "  typo: x\n"))
+    result = lint_paths([route], crd_paths=[str(crd.parent)])
+    assert only(result, "PL705") == []
+    assert [(f.path, f.severity.label) for f in only(result, "PL702")] == [("spec.typo", "error")]
+
+
+# -- pattern and format (PL703) ---------------------------------------------------------------------
+
+GATEWAY = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: apps}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - name: https
+    protocol: HTTPS
+    port: 443
+    hostname: HOSTNAME
+    tls: {certificateRefs: [{name: cert}]}
+"""
+
+
+@pytest.mark.parametrize(
+    ("hostname", "rejected"),
+    [
+        # The CRD's listener hostname pattern: ^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$
+        ("web.example.com", False),
+        ("*.example.com", False),
+        ("Web.Example.com", True),  # uppercase
+        ("web_1.example.com", True),  # underscore
+        ("-web.example.com", True),  # a label starting with a hyphen
+        ('"web.example.com\\n"', True),  # Go's `$` is the end of the text, not before a final newline
+    ],
+)
+def test_a_pattern_is_matched_as_go_matches_it(hostname: str, rejected: bool) -> None:
+    result = lint_text(GATEWAY.replace("HOSTNAME", hostname))
+    found = [f for f in only(result, "PL703") if f.path == "spec.listeners[0].hostname"]
+    assert bool(found) == rejected, [f.message for f in found]
+    if rejected:
+        (finding,) = found
+        assert (finding.line, finding.column) == (10, 5)  # at its key, as every finding on a field
+        assert "which does not match the schema's pattern `^(\\*\\.)?[a-z0-9]" in finding.message
+        assert finding.severity.label == "warning"  # a bundled schema (gateway-api v1.6.1)
+
+
+POLICY_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: stamppolicies.example.com}
+spec:
+  group: example.com
+  names: {kind: StampPolicy, plural: stamppolicies}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              targetRefs: {type: array, items: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+              since: {type: string, format: date-time}
+              payload: {type: string, format: byte}
+              subnet: {type: string, format: cidr}
+              size: {type: string, format: int32}
+              code: {type: string, pattern: "(?=lookahead)x"}
+              tag: {type: string, pattern: "^(a+)+$"}
+---
+apiVersion: example.com/v1
+kind: StampPolicy
+metadata: {name: p, namespace: apps}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: edge}]
+"""
+
+
+def test_formats_kubernetes_validates_and_patterns_re2_cannot_compile() -> None:
+    good = POLICY_CRD + '  since: "2026-02-28T23:59:59Z"\n  payload: aGVsbG8=\n  subnet: 10.0.0.0/8\n  size: big\n'
+    good += "  code: anything\n  tag: aaaa\n"
+    assert only(lint_text(good), "PL703") == []
+    bad = POLICY_CRD + '  since: "2026-02-29T10:00:00Z"\n  payload: "hello!"\n  subnet: 10.0.0.0/33\n'
+    bad += "  tag: " + "a" * 5000 + "b\n"
+    findings = only(lint_text(bad), "PL703")
+    assert [(f.path, f.severity.label) for f in findings] == [
+        ("spec.since", "error"),  # 2026 is not a leap year
+        ("spec.payload", "error"),
+        ("spec.subnet", "error"),
+        ("spec.tag", "error"),  # RE2 in linear time, where a backtracking engine takes forever
+    ]
+    assert findings[0].message.startswith("spec.since is '2026-02-29T10:00:00Z', not a valid date-time (the schema's format)")
+    assert "(?=lookahead)x" in strformats.uncompiled()  # RE2 has no lookahead: not checked, no crash
+
+
+@pytest.mark.parametrize(
+    ("fmt", "value", "valid"),
+    [
+        # strfmt IsDateTime: date, `t`, hh:mm:ss, optional fraction, `z` or an offset.
+        ("date-time", "2024-02-29T23:59:59Z", True),
+        ("datetime", "2024-01-02t03:04:05.123+02:00", True),
+        ("date-time", "2024-01-02T24:00:00Z", False),
+        ("date-time", "2024-01-02T03:04:05", False),
+        ("date-time", "2024-01-02 03:04:05Z", False),
+        ("date-time", "2023-02-29T00:00:00Z", False),
+        # strfmt IsDate: Go's time.Parse("2006-01-02").
+        ("date", "2024-04-30", True),
+        ("date", "2024-04-31", False),
+        ("date", "2024-4-30", False),
+        # govalidator IsBase64: padded standard alphabet; the empty string is not base64 there.
+        ("byte", "aGVsbG8=", True),
+        ("byte", "aGVsbG8", False),
+        ("byte", "", False),
+        ("byte", "a-_b", False),
+        # ParseIPSloppy + a dot; net.ParseIP + a colon; ParseCIDRSloppy.
+        ("ipv4", "10.0.0.1", True),
+        ("ipv4", "010.000.000.001", True),
+        ("ipv4", "10.0.0", False),
+        ("ipv4", "10.0.0.256", False),
+        ("ipv6", "::1", True),
+        ("ipv6", "fe80::1%eth0", False),
+        ("ipv6", "10.0.0.1", False),
+        ("cidr", "10.0.0.0/8", True),
+        ("cidr", "::/0", True),
+        ("cidr", "10.0.0.0/33", False),
+        ("cidr", "10.0.0.0", False),
+        # strfmt IsUUID / IsUUID4, case-insensitive.
+        ("uuid", "123E4567-E89B-12D3-A456-426614174000", True),
+        ("uuid4", "123e4567-e89b-12d3-a456-426614174000", False),
+        ("uuid4", "123e4567-e89b-42d3-a456-426614174000", True),
+        # strfmt IsHostname.
+        ("hostname", "example.com", True),
+        ("hostname", "-example.com", False),
+        ("hostname", "a" * 64 + ".com", False),
+    ],
+)
+def test_formats(fmt: str, value: str, valid: bool) -> None:
+    assert strformats.format_ok(fmt, value) is valid
+
+
+def test_formats_kubernetes_does_not_validate_are_ignored() -> None:
+    for fmt in ("int32", "int64", "float", "k8s-example", "uri"):
+        assert strformats.format_ok(fmt, "not really") is None
+    assert strformats.format_ok("password", "anything") is True
+
+
+def test_a_lone_surrogate_is_matched_not_a_crash() -> None:
+    assert strformats.matches("^a.$", "a\ud800") is True  # U+FFFD, as Go's JSON decoder reads it
+    assert strformats.matches("^[a-z]+$", "a\ud800") is False
+
+
+# -- options ----------------------------------------------------------------------------------------
+
+
+def test_an_unknown_release_or_channel_is_a_usage_error(tmp_path: Path) -> None:
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(ROUTES)
+    result = invoke("check", str(manifest), "--gateway-api-version", "v1.5.0", "--no-cache")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "Gateway API v1.5.0 is not bundled (bundled: v1.6.1)" in result.stderr
+    result = invoke("check", str(manifest), "--channel", "beta", "--no-cache")
+    assert result.exit_code == 2 and "'beta' is not one of 'standard', 'experimental'" in result.stderr
+    result = invoke("check", str(manifest), "--gateway-api-version", "v1.6.1", "--channel", "experimental", "--no-cache")
+    assert result.exit_code == 1 and "PL705" not in result.stdout and "PL706" not in result.stdout
+
+
+def test_the_configuration_keys_and_the_flag_over_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir()  # the configuration search stops at the repository root
+    (tmp_path / "m.yaml").write_text(ROUTES)
+    (tmp_path / ".policylint.yaml").write_text("channel: experimental\ngateway-api-version: v1.6.1\n")
+    shown = invoke("config")
+    assert 'channel: "experimental"  # .policylint.yaml:1' in shown.stdout
+    assert 'gateway-api-version: "v1.6.1"  # .policylint.yaml:2' in shown.stdout
+    result = invoke("check", "m.yaml", "--no-cache", "--select", "PL7")
+    assert "PL705" not in result.stdout and "PL706" not in result.stdout
+    result = invoke("check", "m.yaml", "--no-cache", "--select", "PL7", "--channel", "standard")
+    assert "PL705" in result.stdout and "PL706" in result.stdout
+    assert 'channel: "standard"  # command line' in invoke("check", "--show-config", "--channel", "standard").stdout
+
+
+def test_diff_takes_the_channel(tmp_path: Path) -> None:
+    result = invoke("diff", "--help")
+    assert "--channel [standard|experimental]" in result.stdout and "--gateway-api-version VERSION" in result.stdout
