@@ -127,6 +127,9 @@ def test_sockets_are_really_blocked(no_network: list[str]) -> None:
     no_network.clear()
 
 
+SCHEMA_FIXTURES = [(3, "schema-violation"), (5, "api-version-not-served"), (6, "experimental-field")]
+
+
 @pytest.mark.parametrize(
     "argv",
     [
@@ -139,8 +142,14 @@ def test_sockets_are_really_blocked(no_network: list[str]) -> None:
         ["rules", "--cel-coverage"],
         # The CEL rules evaluated, regular expressions (RE2) among them (PL704).
         [str(EXAMPLES.parent / "tests" / "rules" / "PL704-cel-violation")],
+        # The schema rules against a channel: served versions, experimental fields, RE2 patterns.
+        [
+            *(str(EXAMPLES.parent / "tests" / "rules" / f"PL70{n}-{name}") for n, name in SCHEMA_FIXTURES),
+            "--channel",
+            "standard",
+        ],
     ],
-    ids=["lint", "lint-json", "version", "rules", "rule", "profiles", "cel-coverage", "lint-cel"],
+    ids=["lint", "lint-json", "version", "rules", "rule", "profiles", "cel-coverage", "lint-cel", "lint-channels"],
 )
 def test_no_command_uses_the_network(
     argv: list[str], no_network: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
