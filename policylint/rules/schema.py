@@ -98,7 +98,7 @@ class UnknownField(Rule):
                 guess = next((k for k in known if k.lower() == key_name.lower()), None) or close_name(key_name, known)
                 hint = f"Did you mean `{guess}`?" if guess else "Remove it, or check its spelling and place against the CRD."
                 where = f"in {path}" if path else "at the top level"
-                origin = f"the {source} CRD" if source else "its CRD in the input"
+                origin = _origin(project, obj, source)
                 message = (
                     f"{key_name!r} is not a field {where} of {obj.kind} {obj.version} ({origin}): the API server"
                     " prunes it, and `kubectl apply` rejects the object (strict field validation is its default)"
@@ -106,6 +106,14 @@ class UnknownField(Rule):
                 if source:
                     message += f"; if the cluster runs a newer release than {source}, lint with its CRDs (--crd)"
                 yield self.issue(obj, at, message, hint=hint, severity=None if source is None else Severity.WARNING)
+
+
+def _origin(project: Project, obj: K8sObject, source: str | None) -> str:
+    """Where the schema of a finding comes from: a bundled release, or the object's CRD."""
+    if source:
+        return f"the {source} CRD"
+    given = _catalogue(project).given_served.get((obj.group, obj.kind))
+    return "its CRD given with --crd" if given is not None and given[1] is None else "its CRD in the input"
 
 
 def _template(value: Any) -> bool:
@@ -268,7 +276,7 @@ class SchemaViolation(Rule):
                 path = format_path(parts)
                 if _under(path, skipped) or malformed.tainted(*parts):
                     continue  # theirs, or PL010's finding already
-                origin = f"the {source} CRD" if source else "its CRD in the input"
+                origin = _origin(project, obj, source)
                 message = f"{path or 'the object'} {problem} ({origin}): the API server rejects the object"
                 if accepted and (parts, problem) in accepted:
                     message += (
