@@ -878,7 +878,10 @@ class _Compiler:
             try:
                 x = left(a)
             except EvalError as exc:
-                y = right(a)
+                try:
+                    y = right(a)
+                except EvalError as other:
+                    raise _first(exc, other) from None
                 if y is False:
                     return False
                 raise exc if type(y) is bool else _overload("_&&_", y) from None
@@ -903,7 +906,10 @@ class _Compiler:
             try:
                 x = left(a)
             except EvalError as exc:
-                y = right(a)
+                try:
+                    y = right(a)
+                except EvalError as other:
+                    raise _first(exc, other) from None
                 if y is True:
                     return True
                 raise exc if type(y) is bool else _overload("_||_", y) from None
@@ -1023,6 +1029,12 @@ class _Compiler:
         return lambda a: fn(*(f(a) for f in args))
 
 
+def _first(left: EvalError, right: EvalError) -> EvalError:
+    """The error of a logical operator whose two sides failed: the left one, as cel-go reports,
+    unless the right one read a value of the wrong type (which is PL703's to report)."""
+    return right if isinstance(right, BadValue) and not isinstance(left, BadValue) else left
+
+
 def _qualified(node: Node) -> str | None:
     """`a.b.c` for a chain of field selections on a name, else None."""
     parts: list[str] = []
@@ -1075,7 +1087,7 @@ def _comprehension(macro: str, operand: Eval, var: str, bodies: list[Eval]) -> E
                 except CostExceeded:
                     raise
                 except EvalError as exc:
-                    error = error or exc  # an error is absorbed when another item decides
+                    error = exc if error is None else _first(error, exc)  # absorbed if another item decides
                     continue
                 if x is stop:
                     return stop
