@@ -356,3 +356,59 @@ spec:
     for route in result.project.index.of_kind("gateway.networking.k8s.io", "HTTPRoute"):
         assert topology.traffic(route)[0] == "NoParentRefs"
     assert sorted(f.object.name for f in only(result, "PL410") if f.object) == ["a", "b"]
+
+
+_WAF = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: nginx}
+spec: {controllerName: gateway.nginx.org/nginx-gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: apps}
+spec:
+  gatewayClassName: nginx
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.nginx.org/v1alpha1
+kind: WAFPolicy
+metadata: {name: waf, namespace: apps}
+spec:
+  type: PLM
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  policyRef:
+    apPolicyRef: {name: strict, namespace: security}
+  securityLogs:
+  - logRef:
+      apLogConfRef: {name: log-blocked, namespace: security}
+    destination: {type: stderr}
+"""
+_WAF_GRANT = """\
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: waf-bundles, namespace: security}
+spec:
+  from: [{group: gateway.nginx.org, kind: WAFPolicy, namespace: apps}]
+  to: [{group: appprotect.f5.com, kind: APPolicy}, {group: appprotect.f5.com, kind: APLogConf}]
+"""
+
+
+def test_a_waf_policy_reference_to_another_namespace_needs_a_grant() -> None:
+    # NGINX Gateway Fabric (main branch, internal/controller/state/graph/policies.go):
+    # validatePLMAPolicyReference and validatePLMAPLogConfReference write PolicyRefsNotPermitted
+    # ("cross-namespace reference to APPolicy ... not permitted by ReferenceGrant") unless a
+    # ReferenceGrant in the APPolicy's namespace lets WAFPolicy (gateway.nginx.org) from the policy's
+    # namespace reference appprotect.f5.com APPolicy / APLogConf (toAPPolicy, toAPLogConf).
+    # Before: no finding (the references were not modelled).
+    findings = only(lint_text(_WAF), "PL402")
+    assert [(f.path, f.message.split(":")[0]) for f in findings] == [
+        ("spec.policyRef.apPolicyRef", "WAFPolicy apps/waf is not permitted to reference APPolicy security/strict"),
+        (
+            "spec.securityLogs[0].logRef.apLogConfRef",
+            "WAFPolicy apps/waf is not permitted to reference APLogConf security/log-blocked",
+        ),
+    ]
+    assert "group: appprotect.f5.com, kind: APPolicy" in (findings[0].hint or "")
+    assert only(lint_text(_WAF + _WAF_GRANT), "PL402") == []

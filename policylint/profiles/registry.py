@@ -151,6 +151,9 @@ class ObjectRefSpec:
     # The controller matches the reference by kind alone, whatever group it gives (Envoy Gateway
     # with `kind: ClusterTrustBundle`): resolved in the group `kinds` lists for that kind.
     match_by_kind: bool = False
+    # The group of a reference without a `group` field (None: the core group): a typed reference
+    # whose field implies its kind and group (NGINX Gateway Fabric's `apPolicyRef`).
+    default_group: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +273,7 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
                 if "data" in entry
                 else None,
                 entry.get("matchByKind", False),
+                entry.get("defaultGroup"),
             )
             for entry in raw.get("objectRefs", ())
         ),

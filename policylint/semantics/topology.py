@@ -1205,6 +1205,11 @@ class Topology:
                 for path, raw in expand_pattern(obj.data, pattern):
                     if not isinstance(raw, dict):
                         continue
+                    group_for_kind: Callable[[str], str | None] | None = None
+                    if spec.match_by_kind:
+                        group_for_kind = functools.partial(self._group_for_kind, spec)
+                    elif spec.default_group is not None and "group" not in raw:
+                        group_for_kind = functools.partial(_constant, spec.default_group)
                     ref = self._resolve_ref(
                         obj,
                         path,
@@ -1212,7 +1217,7 @@ class Topology:
                         "policy-object",
                         default_kind=spec.default_kind,
                         check_existence=False,
-                        group_for_kind=functools.partial(self._group_for_kind, spec) if spec.match_by_kind else None,
+                        group_for_kind=group_for_kind,
                     )
                     if ref is None:
                         continue
@@ -1257,6 +1262,10 @@ class Topology:
                     if ref is not None:
                         out.append(ref)
         return out
+
+
+def _constant(value: str, _kind: str) -> str:
+    return value
 
 
 def _listener_set_order(listener_set: K8sObject) -> tuple[int, str, str, str]:
