@@ -137,13 +137,13 @@ def validators(
     schemas: Mapping[tuple[str, str, str], Mapping[str, Any]],
 ) -> dict[str, tuple[Callable[[tuple[str, str, str]], Validator], str]]:
     """name -> (compile one schema, version)."""
-    from policylint.rules import schema as own
+    from policylint.k8s import admission as own
 
     found: dict[str, tuple[Callable[[tuple[str, str, str]], Validator], str]] = {}
 
     def own_compile(key: tuple[str, str, str]) -> Validator:
         compact = schemas[key]
-        return lambda data: not own._violations(data, compact)
+        return lambda data: not own.violations(data, compact)
 
     found["policylint (own walker)"] = (own_compile, "")
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policylint.findings import Issue
 from policylint.input.positions import join
@@ -19,6 +19,9 @@ from policylint.k8s.external import ExternalObjects
 from policylint.k8s.fieldtypes import Malformed, check_object
 from policylint.k8s.objects import CLUSTER, K8sObject, KindInfo, KindRegistry, ObjectKey
 from policylint.k8s.schemas import DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION
+
+if TYPE_CHECKING:
+    from policylint.k8s.admission import Admission, Catalogue
 
 CRD_GK = ("apiextensions.k8s.io", "CustomResourceDefinition")
 
@@ -79,6 +82,8 @@ class ProjectIndex:
         self._sections: dict[int, list[Section]] = {}
         self._groups: set[str] | None = None
         self._malformed: dict[int, Malformed] = {}
+        self._admission: dict[int, Admission | None] = {}
+        self._catalogue: Catalogue | None = None
 
     # -- lookups -------------------------------------------------------------------------
 
@@ -113,6 +118,25 @@ class ProjectIndex:
         if cached is None:
             cached = self._malformed[id(obj)] = check_object(obj.group, obj.kind, obj.data)
         return cached
+
+    def catalogue(self) -> Catalogue:
+        """Which schemas decide the objects' fields (policylint.k8s.admission), built once."""
+        if self._catalogue is None:
+            from policylint.k8s.admission import build_catalogue
+
+            self._catalogue = build_catalogue(self)
+        return self._catalogue
+
+    def admission(self, obj: K8sObject) -> Admission | None:
+        """What the API server would refuse in the object: its schema and CEL rule violations,
+        computed once (policylint.k8s.admission; None: no schema decides it)."""
+        key = id(obj)
+        if key in self._admission:
+            return self._admission[key]
+        from policylint.k8s.admission import admit
+
+        verdict = self._admission[key] = admit(self, obj)
+        return verdict
 
     def has_malformed(self, group: str, kind: str, namespace: str | None) -> bool:
         """Whether some object of the kind in the namespace has a malformed field (PL010): its

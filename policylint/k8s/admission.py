@@ -1,0 +1,566 @@
+"""What the API server would reject in an object: its admission verdict, before any controller.
+
+The API server validates a custom object against its CRD's structural schema (types, enums,
+bounds, patterns, formats, required fields) and then runs the CRD's CEL validation rules
+(`x-kubernetes-validations`); an object that fails either is refused, whole. This module
+computes that verdict offline, once per object (`ProjectIndex.admission`), typed and with its
+reasons, so that the schema rules (PL703, PL704) report it and the topology reads it: a policy
+the API server refuses never reaches its controller (`Topology.policy_errors`).
+
+Which schema decides (`Catalogue`): a CRD in the input or given with `--crd`, which is what the
+cluster serves; else the bundled schemas of the Gateway API channel and release the run names
+(`--channel`, default standard; `--gateway-api-version`), with the vendor CRDs'. Unknown fields
+are not rejections: the API server prunes them (PL702's; `kubectl apply` refuses them only by
+its client-side default of strict field validation).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
+from typing import TYPE_CHECKING, Any
+
+from policylint.input.positions import format_path
+
+if TYPE_CHECKING:
+    from policylint.k8s.cel import Compiled, EvalError
+    from policylint.k8s.fieldtypes import Malformed
+    from policylint.k8s.index import ProjectIndex
+    from policylint.k8s.objects import K8sObject
+
+# The object's own fields schema validation leaves to others: metadata (ObjectMeta, which the
+# CRDs do not describe), status (PL110; the status subresource validates it).
+TOP_LEVEL_SKIPPED = frozenset({"apiVersion", "kind", "metadata", "status"})
+VALIDATIONS = "x-kubernetes-validations"
+PRESERVE = "x-kubernetes-preserve-unknown-fields"
+EMBEDDED = "x-kubernetes-embedded-resource"
+_UNSET: Any = object()
+
+
+class Check(enum.Enum):
+    """Which of the API server's validations refuses a value."""
+
+    SCHEMA = "schema"  # the structural OpenAPI schema (PL703)
+    CEL = "cel"  # a CEL validation rule, `x-kubernetes-validations` (PL704)
+
+
+@dataclass(frozen=True, slots=True)
+class CelFailure:
+    """What a failing CEL rule read and said, for the finding that reports it."""
+
+    validation: Mapping[str, Any]  # the `x-kubernetes-validations` entry
+    compiled: Compiled
+    value: Any  # the node's value as the rule saw it (policylint.k8s.cel.to_cel)
+    error: EvalError | None  # None: the rule evaluated to false; else why it did not evaluate
+    node_path: str  # the path of the schema node the rule sits on (`path` adds its fieldPath)
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """One reason the API server refuses an object."""
+
+    check: Check
+    parts: tuple[str | int, ...]  # where, as path parts (a CEL rule: its node's)
+    path: str  # where, as reported (a CEL rule: its node's path extended by its fieldPath)
+    message: str  # the schema's complaint ("is 'x', not one of ..."), or what the CEL rule says
+    reason: str  # the API server's field error type: FieldValueInvalid, FieldValueRequired, ...
+    cel: CelFailure | None = None
+    # The rule ran out of policylint's offline evaluation budget: whether the API server refuses
+    # the object is not known (PL704 warns; the simulation does not count it).
+    undecided: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """The admission verdict of one object: what its schema and its CEL rules refuse, in document
+    order, and which schema decided."""
+
+    schema: tuple[Rejection, ...]
+    cel: tuple[Rejection, ...]
+    # The bundled release whose CRD decided (`gateway-api v1.6.1`, `envoy-gateway v1.9.0`), or
+    # None: the object's CRD in the input or given with --crd (`given`), which the cluster serves.
+    source: str | None
+    given: bool = False  # decided by a CRD given with --crd
+
+    @property
+    def rejected(self) -> bool:
+        """Whether the API server refuses the object (a rule not evaluated to the end does not count)."""
+        return bool(self.schema) or any(not r.undecided for r in self.cel)
+
+    def rejections(self) -> Iterator[Rejection]:
+        yield from self.schema
+        yield from (r for r in self.cel if not r.undecided)
+
+    def origin(self) -> str:
+        """Where the schema that decided comes from, in words."""
+        if self.source:
+            return f"the {self.source} CRD"
+        return "its CRD given with --crd" if self.given else "its CRD in the input"
+
+    def reason(self, rejection: Rejection) -> str:
+        """One rejection in words, for a status message: "spec.x is ... (the ... CRD)"."""
+        if rejection.check is Check.SCHEMA:
+            return f"{rejection.path or 'the object'} {rejection.message} ({self.origin()})"
+        return f"{rejection.path or 'the object'}: {rejection.message} (a CEL rule of {self.origin()})"
+
+
+def template(value: Any) -> bool:
+    """An unquoted template action (`{{ .Values.x }}`), which YAML reads as a map with one
+    `{...}` key and no value: PL004 reports the file, and it is no field of the object."""
+    if type(value) is not dict or len(value) != 1:
+        return False
+    ((key, inner),) = value.items()
+    return inner is None and isinstance(key, str) and key.startswith("{") and key.endswith("}")
+
+
+# An unknown field: (path parts of the parent, its path, the unknown key, the keys the parent may
+# have, whether the experimental channel's schema has the key: PL706's rather than PL702's).
+PrunedField = tuple[tuple[str | int, ...], str, str, list[str], bool]
+
+
+# -- which schema decides ------------------------------------------------------------------------
+
+
+@dataclass
+class Catalogue:
+    """The schemas and served versions that decide for one project (`catalogue`)."""
+
+    channel: str
+    release: str  # the Gateway API release, `v1.6.1`
+    # From the CRDs in the input and given with --crd: (group, kind, version) -> schema, and
+    # (group, kind) -> the versions they serve and the CRD in the input (None: given with --crd).
+    given: dict[tuple[str, str, str], Mapping[str, Any]] = dataclass_field(default_factory=dict)
+    given_served: dict[tuple[str, str], tuple[list[str], K8sObject | None]] = dataclass_field(default_factory=dict)
+    # The unknown fields of every object (which the API server prunes), once computed for PL702
+    # and PL706 (policylint.rules.schema).
+    unknown: list[tuple[K8sObject, str | None, list[PrunedField]]] | None = None
+    # (id(schema node), rule, result key) -> outcome: a CEL rule's result on values that agree in
+    # what it reads is computed once (`cel.result_key`); most nodes of a repository repeat.
+    cel_results: dict[tuple[int, str, tuple[Any, ...]], tuple[bool, EvalError | None] | None] = dataclass_field(
+        default_factory=dict
+    )
+
+    def bundled(self, channel: str | None = None) -> Mapping[tuple[str, str, str], tuple[Mapping[str, Any], str]]:
+        from policylint.k8s.schemas import schemas
+
+        return schemas(channel or self.channel, self.release)
+
+    def schema(self, obj: K8sObject) -> tuple[Mapping[str, Any], str | None] | None:
+        key = (obj.group, obj.kind, obj.version)
+        given = self.given.get(key)
+        if given is not None:
+            return given, None
+        if key[:2] in self.given_served:
+            return None  # its CRD decides, and does not serve the version (PL705)
+        return self.bundled().get(key)
+
+    def given_with_option(self, obj: K8sObject) -> bool:
+        """Whether the object's CRD was given with --crd (not in the input)."""
+        given = self.given_served.get((obj.group, obj.kind))
+        return given is not None and given[1] is None
+
+    def experimental_schema(self, obj: K8sObject, source: str | None) -> Mapping[str, Any] | None:
+        """The experimental channel's schema of a Gateway API object linted against the standard
+        channel's (None otherwise, or when both are the same)."""
+        from policylint.k8s.schemas import gateway_api_groups
+
+        if source is None or self.channel == "experimental" or obj.group not in gateway_api_groups(self.release):
+            return None
+        key = (obj.group, obj.kind, obj.version)
+        wider, mine = self.bundled("experimental").get(key), self.bundled().get(key)
+        if wider is None or mine is None or wider[0] is mine[0]:
+            return None
+        return wider[0]
+
+
+def build_catalogue(index: ProjectIndex) -> Catalogue:
+    """The catalogue of a project (`ProjectIndex.catalogue` builds it once): the given CRDs'
+    schemas are compacted once for every reader."""
+    from policylint.k8s.schemas import crd_schemas, crd_served
+
+    options = index.options
+    catalogue = Catalogue(options.channel, options.gateway_api_version)
+    for crd, in_input in [*((c, True) for c in index.crds()), *((c, False) for c in options.context_crds)]:
+        if not isinstance(crd.data, dict):
+            continue
+        catalogue.given.update(crd_schemas(crd.data))
+        served = crd_served(crd.data)
+        if served is not None:
+            versions, _ = catalogue.given_served.setdefault(served[:2], ([], crd if in_input else None))
+            versions.extend(v for v in served[2] if v not in versions)
+    return catalogue
+
+
+def schemas_for(index: ProjectIndex) -> Iterator[tuple[K8sObject, Mapping[str, Any], str | None]]:
+    """Each object with the schema that decides its fields, and the bundled release it comes from
+    (None: a CRD in the input or given with --crd, which the cluster serves). Bundled schemas are
+    those of the channel and Gateway API release the run names: an object whose version that
+    channel does not serve has none here (PL705 reports it)."""
+    catalogue = index.catalogue()
+    for obj in index.objects:
+        if not isinstance(obj.data, dict):
+            continue
+        found = catalogue.schema(obj)
+        if found is not None:
+            yield obj, found[0], found[1]
+
+
+# -- the verdict ---------------------------------------------------------------------------------
+
+
+def admit(index: ProjectIndex, obj: K8sObject) -> Admission | None:
+    """The admission verdict of one object (None: no schema decides it, or it is no map).
+    `ProjectIndex.admission` caches it."""
+    if not isinstance(obj.data, dict):
+        return None
+    catalogue = index.catalogue()
+    found = catalogue.schema(obj)
+    if found is None:
+        return None
+    schema, source = found
+    problems = tuple(
+        Rejection(Check.SCHEMA, parts, format_path(parts), problem, reason)
+        for parts, problem, reason in violations(obj.data, schema)
+    )
+    failures = tuple(cel_failures(obj.data, schema, index.malformed(obj), catalogue.cel_results))
+    return Admission(problems, failures, source, source is None and catalogue.given_with_option(obj))
+
+
+def validate(
+    data: Mapping[str, Any], schema: Mapping[str, Any], results: dict[Any, Any] | None = None
+) -> tuple[list[Rejection], list[Rejection]]:
+    """What the schema and its CEL rules refuse in a value that is no object of the input (a
+    merged effective spec): (schema rejections, CEL rejections), as `admit` finds them. The
+    value is taken as the object's root: pass `{"spec": ...}` with the kind's root schema."""
+    from policylint.k8s.fieldtypes import Malformed
+
+    problems = [Rejection(Check.SCHEMA, p, format_path(p), m, r) for p, m, r in violations(data, schema)]
+    failures = list(cel_failures(data, schema, Malformed(), {} if results is None else results))
+    return problems, failures
+
+
+# -- the structural schema -----------------------------------------------------------------------
+
+# (path, what is wrong, the API server's field error type)
+_Violation = tuple[tuple[str | int, ...], str, str]
+_TYPE = "FieldValueTypeInvalid"
+_INVALID = "FieldValueInvalid"
+_TOO_MANY = {"maxLength": "FieldValueTooLong", "maxItems": "FieldValueTooMany", "maxProperties": "FieldValueTooMany"}
+
+_TYPES: Mapping[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "a map"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
+
+
+def violations(data: Mapping[str, Any], schema: Mapping[str, Any]) -> list[_Violation]:
+    """(path, what is wrong) for every value the schema rejects: type, enum, string length,
+    pattern and format, numeric bounds, item and property counts, and missing required fields.
+    Patterns are matched with RE2, the engine of the API server's Go regexp, in linear time; a
+    pattern RE2 does not compile, and a format Kubernetes does not validate, check nothing
+    (policylint.k8s.strformats)."""
+    out: list[_Violation] = []
+    root = {k: v for k, v in data.items() if k not in TOP_LEVEL_SKIPPED}
+    top_required = [r for r in schema.get("required", ()) if r not in TOP_LEVEL_SKIPPED]
+    stack: list[tuple[Any, Mapping[str, Any], tuple[str | int, ...]]] = [(root, {**schema, "required": top_required}, ())]
+    while stack:
+        value, node, path = stack.pop()
+        if value is None or template(value):
+            continue  # a null is an unset field to the API server; a template action is PL004's
+        if node.get("x-kubernetes-int-or-string"):
+            if isinstance(value, bool) or not isinstance(value, (int, str)):
+                out.append((path, f"is {_kind_of(value)}, where the schema takes an integer or a string", _TYPE))
+            continue
+        wanted = node.get("type")
+        types = _TYPES.get(wanted) if isinstance(wanted, str) else None
+        if wanted == "integer" and isinstance(value, float) and value.is_integer():
+            value = int(value)  # kubectl sends an integral float as an integer
+        if (
+            isinstance(wanted, str)
+            and types is not None
+            and (not isinstance(value, types) or (isinstance(value, bool) and wanted != "boolean"))
+        ):
+            out.append(
+                (path, f"is {_kind_of(value)}, where the schema takes {'an' if wanted[0] in 'aeio' else 'a'} {wanted}", _TYPE)
+            )
+            continue
+        enum = node.get("enum")
+        if isinstance(enum, list) and not isinstance(value, (dict, list)) and value not in enum:
+            shown = ", ".join(repr(e) for e in enum[:12]) + (", ..." if len(enum) > 12 else "")
+            out.append((path, f"is {value!r}, not one of the values the schema allows ({shown})", "FieldValueNotSupported"))
+        if isinstance(value, str):
+            _bound(out, path, len(value), node, "minLength", "maxLength", "characters long")
+            _string(out, path, value, node)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            _value_bound(out, path, value, node)
+        elif isinstance(value, list):
+            _bound(out, path, len(value), node, "minItems", "maxItems", "items")
+            items = node.get("items")
+            if isinstance(items, dict):
+                stack.extend((item, items, (*path, i)) for i, item in reversed(list(enumerate(value))))
+        elif isinstance(value, dict):
+            _bound(out, path, len(value), node, "minProperties", "maxProperties", "fields")
+            properties = node.get("properties") or {}
+            for name in node.get("required", ()):
+                # The API server sets a field's default before it validates: a default satisfies.
+                if value.get(name) is None and "default" not in properties.get(name, {}):
+                    out.append(((*path, name), "is required by the schema and missing", "FieldValueRequired"))
+            if node.get(PRESERVE) and node.get("properties") is None:
+                continue
+            additional = node.get("additionalProperties")
+            children = []
+            for key, child in value.items():
+                sub = properties.get(key)
+                if sub is None and isinstance(additional, dict):
+                    sub = additional
+                if sub is None:
+                    continue
+                if type(child) is str and sub.get("type") == "string" and "enum" not in sub:
+                    # Most values: a string whose length, pattern and format are all there is to
+                    # check, checked here.
+                    least, most = sub.get("minLength"), sub.get("maxLength")
+                    if (least is None or len(child) >= least) and (most is None or len(child) <= most):
+                        if "pattern" in sub or "format" in sub:
+                            _string(out, (*path, key), child, sub)
+                        continue
+                children.append((child, sub, (*path, key)))
+            stack.extend(reversed(children))
+    return out
+
+
+def _bound(
+    out: list[_Violation],
+    path: tuple[str | int, ...],
+    n: int,
+    node: Mapping[str, Any],
+    low: str,
+    high: str,
+    unit: str,
+) -> None:
+    least, most = node.get(low), node.get(high)
+    if isinstance(least, int) and n < least:
+        out.append((path, f"is {n} {unit}, fewer than the schema's {low} of {least}", _INVALID))
+    if isinstance(most, int) and n > most:
+        out.append((path, f"is {n} {unit}, more than the schema's {high} of {most}", _TOO_MANY.get(high, _INVALID)))
+
+
+def _shown(text: str, most: int = 80) -> str:
+    return repr(text if len(text) <= most else text[:most] + "...")
+
+
+def _string(out: list[_Violation], path: tuple[str | int, ...], value: str, node: Mapping[str, Any]) -> None:
+    """The schema's `pattern` (Go regexp, searched) and `format` (kube-openapi strfmt)."""
+    from policylint.k8s.strformats import format_ok, matches
+
+    pattern, fmt = node.get("pattern"), node.get("format")
+    if isinstance(pattern, str) and matches(pattern, value) is False:
+        shown = pattern if len(pattern) <= 160 else pattern[:160] + "..."
+        out.append((path, f"is {_shown(value)}, which does not match the schema's pattern `{shown}`", _INVALID))
+    if isinstance(fmt, str) and format_ok(fmt, value) is False:
+        out.append((path, f"is {_shown(value)}, not a valid {fmt} (the schema's format)", _INVALID))
+
+
+def _value_bound(out: list[_Violation], path: tuple[str | int, ...], value: float, node: Mapping[str, Any]) -> None:
+    least, most = node.get("minimum"), node.get("maximum")
+    if isinstance(least, (int, float)) and (value < least or (node.get("exclusiveMinimum") is True and value == least)):
+        out.append((path, f"is {value}, below the schema's minimum of {least}", _INVALID))
+    if isinstance(most, (int, float)) and (value > most or (node.get("exclusiveMaximum") is True and value == most)):
+        out.append((path, f"is {value}, above the schema's maximum of {most}", _INVALID))
+
+
+# -- CEL validation rules ------------------------------------------------------------------------
+
+
+def cel_failures(
+    data: Mapping[str, Any],
+    schema: Mapping[str, Any],
+    malformed: Malformed,
+    results: dict[tuple[int, str, tuple[Any, ...]], tuple[bool, EvalError | None] | None],
+) -> Iterator[Rejection]:
+    """The CEL rules of the schema that refuse the object, node by node (parents first, in
+    document order), each rule compiled once per text and run only on the nodes the object has.
+    A rule is not run on a value of the wrong type (the schema refuses it first), nor counted
+    when it fails only for a required field that is missing (a schema rejection already)."""
+    from policylint.k8s import cel
+
+    if not subtree_has_rules(schema):
+        return
+    memo: dict[int, Any] = {}
+    for parts, raw, node in cel_nodes(data, schema):
+        if malformed.broken(*parts):
+            continue  # the value or a parent has the wrong type: PL010's finding
+        value: Any = _UNSET
+        path: str | None = None
+        for validation in node[VALIDATIONS]:
+            rule = validation.get("rule")
+            if not isinstance(rule, str):
+                continue
+            compiled = cel.compile_rule(rule)
+            if compiled.program is None:
+                continue  # transition rules, unsupported functions: `policylint rules --cel-coverage`
+            key = cel.result_key(compiled, raw) if parts else None
+            slot = (id(node), rule, key) if key is not None else None
+            outcome = results.get(slot, _UNSET) if slot is not None else _UNSET
+            if outcome is _UNSET:
+                if value is _UNSET:
+                    value = root_value(data, node, memo) if not parts else cel.to_cel(raw, node, memo)
+                # None: the node's value has the wrong type for its schema (a schema rejection;
+                # the API server does not run the rules then).
+                outcome = None if value is cel.BAD else cel.evaluate(compiled, value)
+                if slot is not None:
+                    results[slot] = outcome
+            if outcome is None:
+                break
+            passed, error = outcome
+            if passed or isinstance(error, cel.BadValue):
+                continue  # a value the schema refuses, read by the rule
+            if value is _UNSET:
+                value = root_value(data, node, memo) if not parts else cel.to_cel(raw, node, memo)
+            if error is not None and error.message.startswith("no such key: "):
+                if error.message[len("no such key: ") :] in memo.get(cel.MISSING, ()):
+                    continue  # a required field is missing: a schema rejection
+            if path is None:
+                path = format_path(parts)
+            at = field_path(path, validation.get("fieldPath"))
+            failure = CelFailure(validation, compiled, value, error, path)
+            given_reason = validation.get("reason")
+            reason = given_reason if isinstance(given_reason, str) and given_reason else "FieldValueInvalid"
+            if isinstance(error, cel.CostExceeded):
+                said = f"the CEL rule `{compiled.text}` was not evaluated to the end: {error.message}"
+                yield Rejection(Check.CEL, parts, at, said, reason, failure, undecided=True)
+                continue
+            if error is not None:
+                # What the API server says when a rule fails to evaluate (no such key, no such overload).
+                said = f"{error.message} evaluating rule: {compiled.text}"
+            else:
+                said = cel.message_of(validation, value)
+            yield Rejection(Check.CEL, parts, at, said, reason, failure)
+
+
+_SUBTREE: dict[int, tuple[Mapping[str, Any], bool]] = {}
+
+
+def subtree_has_rules(node: Mapping[str, Any]) -> bool:
+    """Whether a schema node or anything under it has CEL rules (cached; the entry keeps the node
+    alive, so its id is never reused for another)."""
+    got = _SUBTREE.get(id(node))
+    if got is not None and got[0] is node:
+        return got[1]
+    found = bool(node.get(VALIDATIONS))
+    if not found:
+        children: list[Any] = [*(node.get("properties") or {}).values(), node.get("items"), node.get("additionalProperties")]
+        found = any(isinstance(c, dict) and subtree_has_rules(c) for c in children)
+    if len(_SUBTREE) > 100_000:
+        _SUBTREE.clear()  # CRDs read from many inputs in one process (tests): keep the cache bounded
+    _SUBTREE[id(node)] = (node, found)
+    return found
+
+
+def cel_nodes(
+    data: Mapping[str, Any], schema: Mapping[str, Any]
+) -> Iterator[tuple[tuple[str | int, ...], Any, Mapping[str, Any]]]:
+    """(path, value, schema node) for every node of the object with CEL rules, parents first, in
+    document order; metadata, status and unrendered template values are left out."""
+    stack: list[tuple[Any, Mapping[str, Any], tuple[str | int, ...]]] = [(data, schema, ())]
+    while stack:
+        value, node, path = stack.pop()
+        if value is None or template(value):
+            continue
+        if node.get(VALIDATIONS):
+            yield path, value, node
+        children: list[tuple[Any, Mapping[str, Any], tuple[str | int, ...]]] = []
+        if type(value) is dict:
+            properties = node.get("properties") or {}
+            additional = node.get("additionalProperties")
+            for key, child in value.items():
+                if not path and key in TOP_LEVEL_SKIPPED:
+                    continue
+                sub = properties.get(key)
+                if sub is None and isinstance(additional, dict):
+                    sub = additional
+                if sub is not None and (type(child) is dict or type(child) is list) and subtree_has_rules(sub):
+                    children.append((child, sub, (*path, key)))
+        elif type(value) is list:
+            items = node.get("items")
+            if isinstance(items, dict) and subtree_has_rules(items):
+                children.extend((item, items, (*path, i)) for i, item in enumerate(value))
+        stack.extend(reversed(children))
+
+
+def root_value(data: Mapping[str, Any], schema: Mapping[str, Any], memo: dict[int, Any]) -> Any:
+    """The object as rules on the schema's root see it: without status, with apiVersion, kind
+    and of metadata only name and generateName (what the API server lets root rules read)."""
+    from policylint.k8s import cel
+
+    body = {k: v for k, v in data.items() if k not in TOP_LEVEL_SKIPPED}
+    value = cel.to_cel(
+        body,
+        {**schema, "properties": {k: v for k, v in (schema.get("properties") or {}).items() if k not in TOP_LEVEL_SKIPPED}},
+        memo,
+    )
+    if type(value) is dict:
+        for key in ("apiVersion", "kind"):
+            if isinstance(data.get(key), str):
+                value[key] = data[key]
+        metadata = data.get("metadata")
+        if isinstance(metadata, dict):
+            value["metadata"] = {k: metadata[k] for k in ("name", "generateName") if isinstance(metadata.get(k), str)}
+    return value
+
+
+def field_path(path: str, field_path: Any) -> str:
+    """The node's path extended by a validation's `fieldPath` (`.spec.foo`, `['a.b']`), relative
+    to the node; the node's own path when it has none or it cannot be read."""
+    if not isinstance(field_path, str) or not field_path:
+        return path
+    parts: list[str | int] = []
+    i, n = 0, len(field_path)
+    while i < n:
+        if field_path[i] == ".":
+            j = i + 1
+            while j < n and field_path[j] not in ".[":
+                j += 1
+            if j == i + 1:
+                return path
+            parts.append(field_path[i + 1 : j])
+            i = j
+        elif field_path.startswith("['", i):
+            j = field_path.find("']", i + 2)
+            if j < 0:
+                return path
+            parts.append(field_path[i + 2 : j])
+            i = j + 2
+        elif field_path[i] == "[":
+            j = field_path.find("]", i + 1)
+            if j < 0 or not field_path[i + 1 : j].isdigit():
+                return path
+            parts.append(int(field_path[i + 1 : j]))
+            i = j + 1
+        else:
+            return path
+    extra = format_path(tuple(parts))
+    if not path:
+        return extra
+    return path + (extra if extra.startswith("[") else "." + extra)
