@@ -242,7 +242,7 @@ _ISOLATED = click.option("--isolated", is_flag=True, help="Ignore every configur
     type=click.IntRange(min=0),
     default=1,
     show_default=True,
-    help="Processes parsing files (0: one per CPU; never more than the CPUs this process may use); small inputs are parsed in one process anyway.",
+    help="Processes parsing files and running the rules (0: one per CPU; never more than the CPUs this process may use); small inputs use one process anyway.",
 )
 @click.option("--no-cache", "cache", flag_value=False, default=True, help="Neither read nor write the parse cache.")
 @_FOLLOW_OUTSIDE_LINKS

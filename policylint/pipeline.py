@@ -18,7 +18,7 @@ from policylint.findings import Finding, Issue, Location
 from policylint.input.cache import ParseCache, open_cache
 from policylint.input.ignore import WalkFilter
 from policylint.input.load import PARSER_IS_C, Document, decode
-from policylint.input.parallel import load_files
+from policylint.input.parallel import effective_jobs, load_files
 from policylint.input.positions import PositionResolver
 from policylint.input.sources import Discovery, Skipped, Source, discover, discover_all
 from policylint.k8s.external import ExternalObjects
@@ -345,7 +345,7 @@ def _lint(request: LintRequest) -> LintResult:
     resolver = PositionResolver(_text_reader(texts))
     # Context objects of a scoped analysis were analysed without all they depend on: their
     # findings are not theirs, and are dropped.
-    result = engine.run(project, rules, resolver, _rule_options(request), failures, members)
+    result = engine.run(project, rules, resolver, _rule_options(request), failures, members, effective_jobs(request.jobs))
     files = [s.display for s in sources]
     scope = ReportScope.of(request, sources, project, loaded.index.objects)
     outcome = suppressions.run(request, baseline, result.findings, commented, project.index.objects, rules, resolver, files)

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from policylint.input import parallel
+from policylint.rules import workers
 from tests.manifests import first, gateway, gateway_class, policy, route, service
 
 LINUX = sys.platform.startswith("linux")
@@ -41,6 +42,7 @@ _COMMAND = """\
 import sys
 from policylint import entry
 from policylint.input import parallel
+from policylint.rules import workers
 if parallel.usable_cpus() < 2:
     parallel.usable_cpus = lambda: 2
 sys.argv[0] = "policylint"
@@ -286,6 +288,7 @@ _FAILING_POOL = """\
 import concurrent.futures, sys
 from pathlib import Path
 from policylint.input import parallel
+from policylint.rules import workers
 from policylint.input.sources import Source
 from tests import test_processes as t
 
@@ -419,6 +422,7 @@ _POOL_WITH_WATCHDOG = """\
 import functools, os, time, multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from policylint.input import parallel
+from policylint.rules import workers
 pool = ProcessPoolExecutor(
     1,
     mp_context=multiprocessing.get_context("spawn"),
@@ -533,7 +537,9 @@ def test_jobs_2_writes_the_bytes_jobs_1_writes_on_the_messy_corpus(tmp_path: Pat
     # misspelled, so that findings and their notes span files), large enough for a worker.
     from benchmarks.generate import write_corpus as write_messy
 
-    write_messy(1500, tmp_path / "manifests", per_file=0, error_rate=0.75)
+    # 2,500 objects: above the size at which the rules, too, are shared among processes
+    # (policylint.rules.workers.MIN_OBJECTS), so both halves of `--jobs` are compared.
+    write_messy(2500, tmp_path / "manifests", per_file=0, error_rate=0.75)
     assert sum(p.stat().st_size for p in (tmp_path / "manifests").iterdir()) >= parallel.PARALLEL_MIN_BYTES
     outputs = {}
     for jobs in ("1", "2"):
@@ -544,3 +550,53 @@ def test_jobs_2_writes_the_bytes_jobs_1_writes_on_the_messy_corpus(tmp_path: Pat
     for fmt in ("json", "sarif", "text"):
         assert outputs[("2", fmt)] == outputs[("1", fmt)]
     assert outputs[("1", "json")].count(b'"rule": "PL201"') > 100
+
+
+class _Rule:
+    """A stand-in for a rule class: the worker pool reads only its id."""
+
+    def __init__(self, rule_id: str) -> None:
+        self.id = rule_id
+
+
+class _Index:
+    objects = range(workers.MIN_OBJECTS)
+
+
+class _Project:
+    index = _Index()
+
+
+@linux_only
+def test_rules_shared_among_processes_come_back_in_rule_order() -> None:
+    rules = [_Rule(f"PL{n}") for n in (704, 101, 703, 201, 702, 301, 603)]
+    parent = os.getpid()
+
+    def run_one(rule: Any) -> Any:
+        # Which process ran the rule is part of the answer: some must be children.
+        return ([rule.id, os.getpid() != parent], None)
+
+    results = workers.run_rules(_Project(), rules, run_one, 2)  # type: ignore[arg-type]
+    assert [r[0][0] for r in results] == [r.id for r in rules]
+    in_child = {r[0][0] for r in results if r[0][1]}
+    assert in_child and in_child != {r.id for r in rules}
+    # Even shares by cost (COST; 1 for the rest), the costliest first to the lighter share:
+    # PL704 (12) | PL703 (6), PL702 (9), PL603 (10.5), PL101 (11.5), PL201 (12.5) | PL301 (13).
+    assert [sorted(r.id for r in share) for share in workers.shares(rules, 2)] == [
+        ["PL301", "PL704"],
+        ["PL101", "PL201", "PL603", "PL702", "PL703"],
+    ]
+
+
+@linux_only
+def test_a_rule_process_that_dies_costs_only_time() -> None:
+    rules = [_Rule(f"PL{n}") for n in (704, 101, 703, 201)]
+    parent = os.getpid()
+
+    def run_one(rule: Any) -> Any:
+        if os.getpid() != parent:
+            os._exit(7)  # the child dies before it sends anything
+        return ([rule.id], None)
+
+    results = workers.run_rules(_Project(), rules, run_one, 2)  # type: ignore[arg-type]
+    assert [r[0] for r in results] == [[r.id] for r in rules]

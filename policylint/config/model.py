@@ -128,7 +128,7 @@ class Config(_Strict):
     """Colored text output (`--color`)."""
 
     jobs: Annotated[int, Field(ge=0)] = 1
-    """Processes parsing files; 0: one per CPU (`--jobs`)."""
+    """Processes parsing files and running the rules; 0: one per CPU (`--jobs`)."""
 
     cache: bool = True
     """Use the parse cache (`--no-cache` turns it off)."""

@@ -377,7 +377,7 @@ def _exit_with_parent(parent: int, *, use_prctl: bool = True) -> None:
     the thread that starts the pool waits for it, so that is the parent process ending). Elsewhere,
     or when prctl is unavailable, a daemon thread watches the parent and ends the worker.
     """
-    if use_prctl and sys.platform.startswith("linux") and _set_parent_death_signal():
+    if use_prctl and sys.platform.startswith("linux") and set_parent_death_signal():
         # The parent may have died before prctl took effect; then no signal will come.
         if os.getppid() != parent:
             os._exit(1)
@@ -385,7 +385,7 @@ def _exit_with_parent(parent: int, *, use_prctl: bool = True) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), name="policylint-parent-watchdog", daemon=True).start()
 
 
-def _set_parent_death_signal() -> bool:
+def set_parent_death_signal() -> bool:
     try:
         import ctypes
 

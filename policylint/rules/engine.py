@@ -13,6 +13,7 @@ from policylint.input.positions import PositionResolver
 from policylint.k8s.objects import ObjectKey
 from policylint.profiles.registry import ORIGIN_INFERRED
 from policylint.project import Project
+from policylint.rules import workers
 from policylint.rules.base import POLICY, Rule, RuleOptionError
 from policylint.textsafe import MAX_MESSAGE, truncate
 
@@ -108,13 +109,15 @@ def run(
     options: Mapping[str, Mapping[str, object]] | None = None,
     failures: Iterable[Issue] = (),
     objects: Container[ObjectKey] | None = None,
+    jobs: int = 1,
 ) -> EngineResult:
     """Run `rules` over the project, each with its options (rule id -> option name -> value).
 
     `failures` are PL000 issues of the pipeline's own steps (a stage that failed to build, the
     report's policies section): resolved, sorted and fingerprinted with the rules' findings.
     `objects`: the objects whose findings are kept (None: all); the others' are dropped before the
-    per-file cap, as if never found (the context of a scoped analysis, policylint.semantics.components)."""
+    per-file cap, as if never found (the context of a scoped analysis, policylint.semantics.components).
+    `jobs`: processes to share the rules among (policylint.rules.workers); the result is the same."""
     selected = list(rules)
     options = options or {}
     catalogue: dict[str, type[Rule]] = {rule_cls.id: rule_cls for rule_cls in selected}
@@ -125,8 +128,11 @@ def run(
 
     findings: list[Finding] = []
     internal: list[Issue] = list(failures)
-    for rule_cls in selected:
-        produced, failure = _run_one(rule_cls, project, resolve, options.get(rule_cls.id))
+
+    def run_one(rule_cls: type[Rule]) -> tuple[list[Finding], Issue | None]:
+        return _run_one(rule_cls, project, resolve, options.get(rule_cls.id))
+
+    for produced, failure in workers.run_rules(project, selected, run_one, jobs):
         findings.extend(produced)
         if failure is not None:
             internal.append(failure)
