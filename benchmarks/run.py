@@ -96,6 +96,77 @@ def _command() -> list[str]:
     return [script] if script else [sys.executable, "-m", "policylint"]
 
 
+# Where a run's time goes: (stage, "module:qualified name" of the functions whose own time counts
+# for it). Time is exclusive: a stage's function called from inside another stage's (the
+# topology resolving a target) counts for the inner one only.
+STAGES: list[tuple[str, list[str]]] = [
+    ("parse", ["policylint.pipeline:_load"]),
+    ("index", ["policylint.pipeline:build_objects", "policylint.k8s.index:ProjectIndex.__post_init__"]),
+    (
+        "resolution",
+        [
+            "policylint.semantics.resolution:Resolution._build_policies",
+            "policylint.semantics.resolution:Resolution.resolve_target",
+        ],
+    ),
+    ("topology", ["policylint.semantics.topology:Topology.__init__"]),
+    (
+        "simulation",
+        [
+            "policylint.semantics.effective.simulation:Simulation.__init__",
+            "policylint.semantics.effective.simulation:Simulation.contexts",
+        ],
+    ),
+    ("rules", ["policylint.rules.engine:_run_one"]),
+    ("positions", ["policylint.input.positions:PositionResolver.span"]),
+]
+
+
+def stage_split(run: Any) -> dict[str, float]:
+    """Exclusive seconds per stage of one call of `run()`, plus "other" (the rest of the run)."""
+    import importlib
+
+    spent: dict[str, float] = {name: 0.0 for name, _ in STAGES}
+    stack: list[list[Any]] = []  # [stage, started]
+    patched: list[tuple[Any, str, Any]] = []
+
+    def wrap(stage: str, fn: Any) -> Any:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            now = time.perf_counter()
+            if stack:
+                spent[stack[-1][0]] += now - stack[-1][1]
+            stack.append([stage, now])
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                end = time.perf_counter()
+                spent[stage] += end - stack.pop()[1]
+                if stack:
+                    stack[-1][1] = end
+
+        return timed
+
+    for stage, targets in STAGES:
+        for target in targets:
+            module_name, _, qualified = target.partition(":")
+            owner: Any = importlib.import_module(module_name)
+            *outer, attr = qualified.split(".")
+            for part in outer:
+                owner = getattr(owner, part)
+            original = owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr)
+            patched.append((owner, attr, original))
+            setattr(owner, attr, wrap(stage, original))
+    try:
+        start = time.perf_counter()
+        run()
+        total = time.perf_counter() - start
+    finally:
+        for owner, attr, original in reversed(patched):
+            setattr(owner, attr, original)
+    spent["other"] = max(0.0, total - sum(spent.values()))
+    return spent
+
+
 def measure(corpus: Path, repeat: int) -> dict[str, Any]:
     """Runs in the child process: every measurement on one corpus."""
     import yaml
@@ -194,7 +265,22 @@ def measure(corpus: Path, repeat: int) -> dict[str, Any]:
             hook_cli.append(time.perf_counter() - start)
             if proc.returncode not in (0, 1):
                 raise SystemExit(f"policylint failed:\n{proc.stderr.decode(errors='replace')}")
+    # Where one run's time goes, rendering included (JSON, the largest report), no cache.
+    from policylint.reporters import renderer
+
+    rendered: list[Any] = []
+
+    def lint_and_render() -> None:
+        result = lint(LintRequest(paths=[str(corpus)]))
+        start = time.perf_counter()
+        renderer("json")(result)
+        rendered.append(time.perf_counter() - start)
+
+    stages = stage_split(lint_and_render)
+    stages["other"] -= rendered[0]
+    stages["rendering"] = rendered[0]
     return {
+        "stages": stages,
         "files": len(files),
         "bytes": sum(os.path.getsize(p) for p in files),
         "objects_parsed": parsed,
@@ -450,6 +536,18 @@ def report(rows: list[dict[str, Any]], repeat: int, peer_rows: list[tuple[str, s
             f"| {r['corpus']} | {r['size']:,} | {r['cold_cache_s'] / r['lint_s']:.2f}x | {r['warm_s']:.2f} s ({r['warm_s'] / r['parse_s']:.2f}x floor) "
             f"| {r['warm_one_changed_s']:.2f} s | {r['warm_one_changed_cli_s']:.2f} s | {r['hook_s']:.2f} s / {r['hook_cli_s']:.2f} s |"
         )
+    stage_names = [name for name, _ in STAGES] + ["rendering", "other"]
+    out += [
+        "",
+        "where one run's time goes (no cache, JSON report rendered; exclusive time per stage, one run with timers):",
+        "",
+        "| corpus | objects | " + " | ".join(stage_names) + " |",
+        "|---|---:|" + "---:|" * len(stage_names),
+    ]
+    for r in rows:
+        total = sum(r["stages"].values())
+        cells = [f"{r['stages'][n]:.2f} s ({100 * r['stages'][n] / total:.0f}%)" for n in stage_names]
+        out.append(f"| {r['corpus']} | {r['size']:,} | " + " | ".join(cells) + " |")
     out.append("")
     pairs = [
         (small, big)
