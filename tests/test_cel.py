@@ -122,6 +122,96 @@ def test_a_rule_over_a_hostile_list_stops_early() -> None:
     assert elapsed < 1.0
 
 
+# The uniqueness rules of the bundled CRDs (Gateway API v1.6.1: listeners, parentRefs), which the
+# evaluator answers in one pass over the items (`_uniqueness`) instead of comparing every pair.
+_LISTENERS = (
+    "self.all(l1, self.exists_one(l2, l1.port == l2.port && l1.protocol == l2.protocol && (has(l1.hostname) &&"
+    " has(l2.hostname) ? l1.hostname == l2.hostname : !has(l1.hostname) && !has(l2.hostname))))"
+)
+_PARENT_REFS = (
+    "self.all(p1, self.exists_one(p2, p1.group == p2.group && p1.kind == p2.kind && p1.name == p2.name &&"
+    " (((!has(p1.__namespace__) || p1.__namespace__ == '') && (!has(p2.__namespace__) || p2.__namespace__ == '')) ||"
+    " (has(p1.__namespace__) && has(p2.__namespace__) && p1.__namespace__ == p2.__namespace__ )) &&"
+    " (((!has(p1.sectionName) || p1.sectionName == '') && (!has(p2.sectionName) || p2.sectionName == '')) ||"
+    " ( has(p1.sectionName) && has(p2.sectionName) && p1.sectionName == p2.sectionName)) &&"
+    " (((!has(p1.port) || p1.port == 0) && (!has(p2.port) || p2.port == 0)) || (has(p1.port) && has(p2.port) &&"
+    " p1.port == p2.port))))"
+)
+
+
+@pytest.mark.parametrize(
+    ("rule", "items", "expected"),
+    [
+        # Two listeners on port 80/HTTP, one without a hostname and one with: distinct.
+        (_LISTENERS, [{"port": 80, "protocol": "HTTP"}, {"port": 80, "protocol": "HTTP", "hostname": "a.example"}], True),
+        # Both without a hostname: the same listener twice.
+        (_LISTENERS, [{"port": 80, "protocol": "HTTP"}, {"port": 80, "protocol": "HTTP"}], False),
+        # 80 and 80.0 are equal numbers in CEL.
+        (_LISTENERS, [{"port": 80, "protocol": "HTTP"}, {"port": 80.0, "protocol": "HTTP"}], False),
+        # An absent sectionName and an empty one name the same parent; an absent port and port 0 too.
+        (
+            _PARENT_REFS,
+            [
+                {"group": "g", "kind": "Gateway", "name": "a"},
+                {"group": "g", "kind": "Gateway", "name": "a", "sectionName": "", "port": 0},
+            ],
+            False,
+        ),
+        (
+            _PARENT_REFS,
+            [
+                {"group": "g", "kind": "Gateway", "name": "a"},
+                {"group": "g", "kind": "Gateway", "name": "a", "sectionName": "http"},
+            ],
+            True,
+        ),
+    ],
+)
+def test_uniqueness_rules(rule: str, items: list[Any], expected: bool) -> None:
+    assert run(rule, items) == (expected, None)
+
+
+def _as_written(rule: str) -> str:
+    """The same rule with `true && (...)` around the exists_one body, which the shortcut does not
+    recognise: evaluated pair by pair."""
+    i = rule.index(", ", rule.index("exists_one(")) + 2
+    return rule[:i] + "true && (" + rule[i:-2] + ")))"
+
+
+@pytest.mark.parametrize("rule", ["self.all(l1, self.exists_one(l2, l1.name == l2.name))", _LISTENERS, _PARENT_REFS])
+def test_the_uniqueness_shortcut_answers_as_the_rule_does(rule: str) -> None:
+    # Random lists of maps, with missing fields, values of mixed types (1, 1.0, true, NaN, null),
+    # values of the wrong type, non-maps, and a step count near the limit: the same result, the
+    # same error and the same steps counted as when every pair is compared.
+    import random
+
+    fast, slow = cel.compile_rule(rule), cel.compile_rule(_as_written(rule))
+    assert fast.program is not None and slow.program is not None
+    values = ["a", "", 0, 1, 1.0, True, None, float("nan"), cel.UInt(1), cel.BAD, [1], -0.0]
+    fields = ["name", "port", "protocol", "hostname", "group", "kind", "__namespace__", "sectionName"]
+    rng = random.Random(7)
+    for trial in range(1000):
+        pool = rng.sample(values, rng.randint(1, 3))
+        items: list[Any] = []
+        for _ in range(rng.choice([0, 1, 2, 3, 6, 20])):
+            if rng.random() < 0.01:
+                items.append(rng.choice(["x", cel.BAD]))
+            else:
+                items.append({f: rng.choice(pool) for f in fields if rng.random() < (0.97 if trial % 2 else 0.7)})
+        start = rng.choice([0, 0, cel.MAX_STEPS - 30, cel.MAX_STEPS])
+
+        def outcome(compiled: cel.Compiled, items: list[Any] = items, start: int = start) -> tuple[Any, ...]:
+            assert compiled.program is not None
+            activation = cel.Activation({"self": items})
+            activation.steps = start
+            try:
+                return compiled.program(activation), activation.steps
+            except cel.EvalError as exc:
+                return type(exc), exc.message, activation.steps
+
+        assert outcome(fast) == outcome(slow), (rule, items, start)
+
+
 def test_values_are_converted_as_the_api_server_does() -> None:
     schema = {
         "type": "object",

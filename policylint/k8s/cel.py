@@ -994,7 +994,12 @@ class _Compiler:
             bodies = [self.compile(n) for n in node[4]]
         finally:
             self.scope.discard(var)
-        return _comprehension(macro, operand, var, bodies)
+        loop = _comprehension(macro, operand, var, bodies)
+        if macro == "all":
+            terms = _uniqueness_terms(node)
+            if terms is not None:
+                return _uniqueness(operand, terms, loop)
+        return loop
 
     def c_call(self, node: Node) -> Eval:
         name, target, arg_nodes = node[1], node[2], node[3]
@@ -1144,6 +1149,182 @@ def _comprehension(macro: str, operand: Eval, var: str, bodies: list[Eval]) -> E
             return out
 
     return loop
+
+
+# -- uniqueness rules in linear time ---------------------------------------------------------------
+#
+# `self.all(x, self.exists_one(y, x.a == y.a && ...))`, the CRDs' way of saying "the items are
+# unique by these fields", is quadratic as written: a Gateway with 64 listeners evaluates the
+# body 4,096 times. When the body is a conjunction of the comparisons below, each item's result
+# depends on a key of its own (the compared fields), so one pass counting the keys answers:
+# `exists_one` holds for an item iff its key occurs once. The shortcut answers only where that is
+# exactly what the closures would answer: every item a map whose compared fields are absent or
+# hold a plain scalar (no error can arise, every comparison is a bool). Otherwise the rule runs
+# as written (`loop`). The comprehension steps are counted as the closures would count them, so
+# `MAX_STEPS` stops the same evaluations with the same error.
+
+_ABSENT = object()  # a key's part for a field an item does not have
+_EMPTY = object()  # ... for a field that is absent or holds the rule's "empty" literal
+_UNCLEAN = object()  # an item the shortcut does not answer for
+
+
+def _uniqueness_terms(node: Node) -> tuple[tuple[str, str, Any], ...] | None:
+    """The key of `self.all(x, self.exists_one(y, BODY))` when BODY is a conjunction of
+    `x.f == y.f` ("eq"), `has(x.f) && has(y.f) ? x.f == y.f : !has(x.f) && !has(y.f)` ("opt"),
+    and `((!has(x.f) || x.f == L) && (!has(y.f) || y.f == L)) || (has(x.f) && has(y.f) &&
+    x.f == y.f)` ("empty", a string or integer literal L), in either variable order: (kind,
+    field, L) per term; None for any other rule."""
+    _, _, operand, x, bodies = node
+    if len(bodies) != 1:
+        return None
+    inner = bodies[0]
+    if inner[0] != "comp" or inner[1] != "exists_one" or inner[2] != operand or len(inner[4]) != 1:
+        return None
+    y = inner[3]
+    walk = operand
+    while walk[0] == "select":
+        walk = walk[1]
+    if walk[0] != "ident" or walk[1] in (x, y):
+        return None  # the range must be a plain name or field chain (pure, the same each time)
+    pair = {x, y}
+
+    def sel(n: Node) -> tuple[str, str] | None:
+        if n[0] == "select" and n[1][0] == "ident" and n[1][1] in pair:
+            return n[1][1], n[2]
+        return None
+
+    def has(n: Node) -> tuple[str, str] | None:
+        if n[0] == "has" and n[1][0] == "ident" and n[1][1] in pair:
+            return n[1][1], n[2]
+        return None
+
+    def both(a: tuple[str, str] | None, b: tuple[str, str] | None) -> str | None:
+        """The field two accessors read, one on each variable."""
+        if a is None or b is None or a[1] != b[1] or a[0] == b[0]:
+            return None
+        return a[1]
+
+    def eq(n: Node) -> str | None:
+        if n[0] == "binop" and n[1] == "==":
+            return both(sel(n[2]), sel(n[3]))
+        return None
+
+    def not_has(n: Node) -> tuple[str, str] | None:
+        return has(n[1]) if n[0] == "not" else None
+
+    def empty(n: Node) -> tuple[tuple[str, str], Any] | None:
+        """`!has(v.f) || v.f == L`: ((v, f), L)."""
+        if n[0] != "or" or n[2][0] != "binop" or n[2][1] != "==" or n[2][3][0] != "lit":
+            return None
+        literal = n[2][3][1]
+        absent, read = not_has(n[1]), sel(n[2][2])
+        if absent is None or absent != read or type(literal) not in (str, int):
+            return None
+        return absent, literal
+
+    def term(n: Node) -> tuple[str, str, Any] | None:
+        field = eq(n)
+        if field is not None:
+            return ("eq", field, None)
+        if n[0] == "cond" and n[1][0] == "and" and n[3][0] == "and":
+            field = both(has(n[1][1]), has(n[1][2]))
+            if field is not None and eq(n[2]) == field and both(not_has(n[3][1]), not_has(n[3][2])) == field:
+                return ("opt", field, None)
+        if n[0] == "or" and n[1][0] == "and" and n[2][0] == "and" and n[2][1][0] == "and":
+            left, right = empty(n[1][1]), empty(n[1][2])
+            if left is None or right is None or left[1] != right[1] or type(left[1]) is not type(right[1]):
+                return None
+            field = both(left[0], right[0])
+            if field is not None and both(has(n[2][1][1]), has(n[2][1][2])) == field and eq(n[2][2]) == field:
+                return ("empty", field, left[1])
+        return None
+
+    terms: list[tuple[str, str, Any]] = []
+    stack = [inner[4][0]]
+    while stack:
+        n = stack.pop()
+        if n[0] == "and":
+            stack.extend((n[2], n[1]))
+            continue
+        found = term(n)
+        if found is None:
+            return None
+        terms.append(found)
+    return tuple(terms)
+
+
+def _plain_key(value: Any) -> Any:
+    """A value equal (CEL's `==`) to exactly the values whose key is equal, for the scalars the
+    shortcut handles (numbers across int, uint and double; bools apart from numbers); _UNCLEAN
+    for others."""
+    t = type(value)
+    if t is str or t is int or t is UInt or value is None:
+        return value
+    if t is float:
+        return _UNCLEAN if value != value else value  # NaN equals nothing, itself included
+    if t is bool:
+        return (bool, value)
+    return _UNCLEAN
+
+
+def _uniqueness(operand: Eval, terms: tuple[tuple[str, str, Any], ...], loop: Eval) -> Eval:
+    def key_of(item: dict[Any, Any]) -> Any:
+        parts = []
+        for kind, field, literal in terms:
+            value = item.get(field, _ABSENT)
+            if value is _BAD:
+                return _UNCLEAN
+            if value is _ABSENT:
+                if kind == "eq":
+                    return _UNCLEAN  # `x.f` fails: the closures decide what that means
+                parts.append(_EMPTY if kind == "empty" else _ABSENT)
+                continue
+            if kind == "empty" and equals(value, literal):
+                parts.append(_EMPTY)
+                continue
+            part = _plain_key(value)
+            if part is _UNCLEAN:
+                return _UNCLEAN
+            parts.append(part)
+        return tuple(parts)
+
+    def unique(a: Activation) -> Any:
+        try:
+            items = operand(a)
+        except EvalError:
+            return loop(a)
+        if type(items) is not list:
+            return loop(a)
+        keys = []
+        for item in items:
+            if type(item) is not dict:
+                return loop(a)
+            key = key_of(item)
+            if key is _UNCLEAN:
+                return loop(a)
+            keys.append(key)
+        counts: dict[Any, int] = {}
+        for key in keys:
+            counts[key] = counts.get(key, 0) + 1
+        n = reached = len(keys)  # the items the outer all() evaluates: up to the first false
+        result = True
+        for i, key in enumerate(keys):
+            if counts[key] != 1:
+                reached, result = i + 1, False
+                break
+        # Steps as the closures count them: n for all(), then n for each exists_one() it runs,
+        # each checked against the limit as it starts.
+        start = a.steps
+        if start + n > MAX_STEPS:
+            a.steps = start + n
+            raise CostExceeded(f"the rule took more than {MAX_STEPS} comprehension steps")
+        if start + n + reached * n > MAX_STEPS:
+            a.steps = start + n + ((MAX_STEPS - start - n) // n + 1) * n
+            raise CostExceeded(f"the rule took more than {MAX_STEPS} comprehension steps")
+        a.steps = start + n + reached * n
+        return result
+
+    return unique
 
 
 # -- functions ------------------------------------------------------------------------------------
@@ -1868,21 +2049,36 @@ def to_cel(value: Any, schema: Mapping[str, Any], memo: dict[int, Any] | None = 
     the wrong type (or not one of its `enum`) becomes `BAD`. `memo` (id of a YAML map or list ->
     its CEL value) lets nested schema nodes reuse what their ancestor converted, and collects
     the missing required fields (`MISSING`)."""
+    return _to(_info(schema), value, memo)
+
+
+def _to(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
     t = type(value)
     if memo is not None and (t is dict or t is list):
         got = memo.get(id(value))
-        if got is not None and got[0] is schema:
+        if got is not None and got[0] is info.node:
             return got[1]
-        out = _convert(value, schema, memo)
-        memo[id(value)] = (schema, out)
+        out = _convert(info, value, memo)
+        memo[id(value)] = (info.node, out)
         return out
-    return _convert(value, schema, memo)
+    return _convert(info, value, memo)
 
 
 class _Info:
-    """What conversion reads of a schema node, worked out once per node."""
+    """What conversion reads of a schema node, worked out once per node (its children's too)."""
 
-    __slots__ = ("additional", "defaults", "enum", "kind", "node", "nullable", "properties", "required")
+    __slots__ = (
+        "additional",
+        "defaults",
+        "enum",
+        "items",
+        "kind",
+        "node",
+        "nullable",
+        "properties",
+        "required",
+        "string",
+    )
 
     def __init__(self, node: Mapping[str, Any]) -> None:
         self.node = node  # keeps the node alive while its id is a key of _INFO
@@ -1907,15 +2103,25 @@ class _Info:
             kind = "any"
         self.kind = kind
         props = properties if isinstance(properties, dict) else {}
-        # name -> (its CEL name or None, its schema)
-        self.properties = {k: (_escaped(k) if isinstance(k, str) else None, sub) for k, sub in props.items()}
-        self.defaults = [(k, _escaped(k), sub) for k, sub in props.items() if "default" in sub]
+        # name -> (its CEL name or None, its schema's info)
+        self.properties = {k: (_escaped(k) if isinstance(k, str) else None, _info(sub)) for k, sub in props.items()}
+        # (name, its CEL name, its schema's info, its default converted once when a scalar, else _NONE)
+        self.defaults: list[tuple[Any, str | None, _Info, Any]] = []
+        for k, sub in props.items():
+            if "default" in sub:
+                default = sub["default"]
+                once = _convert(_info(sub), default, None) if type(default) not in (dict, list) else _NONE
+                self.defaults.append((k, _escaped(k), _info(sub), once))
         self.required = [
             (k, _escaped(k)) for k in node.get("required", ()) if isinstance(k, str) and "default" not in props.get(k, {})
         ]
-        self.additional = additional if isinstance(additional, dict) else None
+        self.additional = _info(additional) if isinstance(additional, dict) else None
+        items = node.get("items")
+        self.items = _info(items) if isinstance(items, dict) else None
         enum = node.get("enum")
         self.enum = enum if isinstance(enum, list) else None
+        # A string without an enum: a `str` value is its own CEL value (most values).
+        self.string = kind == "string" and self.enum is None
         if kind == "object" and node.get("x-kubernetes-preserve-unknown-fields"):
             self.kind = "object+preserve"
 
@@ -1933,8 +2139,7 @@ def _info(schema: Mapping[str, Any]) -> _Info:
     return info
 
 
-def _convert(value: Any, schema: Mapping[str, Any], memo: dict[int, Any] | None) -> Any:
-    info = _info(schema)
+def _convert(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
     if value is None:
         return None if info.nullable else _BAD
     kind = info.kind
@@ -1953,13 +2158,26 @@ def _convert(value: Any, schema: Mapping[str, Any], memo: dict[int, Any] | None)
                         out[name] = _plain(v)
                 continue  # pruned by the API server (PL702's finding)
             name, sub = entry
-            if v is None and not sub.get("nullable"):
-                continue  # a null is an unset field
-            if name is not None:
-                out[name] = to_cel(v, sub, memo)
-        for k, name, sub in info.defaults:
+            if name is None:
+                continue
+            tv = type(v)
+            if tv is str and sub.string:
+                out[name] = v
+            elif v is None:
+                if sub.nullable:  # else a null is an unset field
+                    out[name] = None
+            elif memo is not None and (tv is dict or tv is list):
+                got = memo.get(id(v))
+                if got is not None and got[0] is sub.node:
+                    out[name] = got[1]
+                else:
+                    converted = out[name] = _convert(sub, v, memo)
+                    memo[id(v)] = (sub.node, converted)
+            else:
+                out[name] = _convert(sub, v, memo)
+        for k, name, sub, once in info.defaults:
             if name is not None and name not in out and value.get(k) is None:
-                out[name] = _convert(sub["default"], sub, None)
+                out[name] = once if once is not _NONE else _convert(sub, sub.node["default"], None)
         if memo is not None:
             for k, name in info.required:
                 if value.get(k) is None:
@@ -1970,8 +2188,8 @@ def _convert(value: Any, schema: Mapping[str, Any], memo: dict[int, Any] | None)
             return _BAD
         additional = info.additional
         assert additional is not None
-        nullable = bool(additional.get("nullable"))
-        return {k: to_cel(v, additional, memo) for k, v in value.items() if v is not None or nullable}
+        nullable = additional.nullable
+        return {k: _to(additional, v, memo) for k, v in value.items() if v is not None or nullable}
     if kind == "preserve":
         return _plain(value) if t is dict else _BAD
     if kind == "empty":
@@ -1979,10 +2197,12 @@ def _convert(value: Any, schema: Mapping[str, Any], memo: dict[int, Any] | None)
     if kind == "array":
         if t is not list:
             return _BAD
-        items = schema.get("items")
-        if not isinstance(items, dict):
+        items = info.items
+        if items is None:
             return _plain(value)
-        return [to_cel(v, items, memo) for v in value]
+        if items.string:
+            return [v if type(v) is str else _to(items, v, memo) for v in value]
+        return [_to(items, v, memo) for v in value]
     if kind == "int-or-string":
         if t is int or t is str:
             return value
