@@ -82,6 +82,131 @@ NOT_IN_A_CLUSTER: dict[tuple[str, str], str] = {
         "its namespace has no Namespace object in the input, so EG's translator admits it nowhere; a cluster cannot"
         " hold an object in a namespace that does not exist"
     ),
+    # Inputs the API server refuses (policylint.k8s.admission; each checked by hand against the Envoy
+    # Gateway CRD): policylint simulates such a policy as Invalid, as it would be in a cluster (never stored).
+    # PL703 and PL704 report each too.
+    ("backendtrafficpolicy-status-fault-injection", "BackendTrafficPolicy/default/policy-for-route"): (
+        "its faultInjection.delay.fixedDelay is '5.4s', which the Envoy Gateway CRD's duration pattern "
+        "`^([0-9]{1,5}(h|m|s|ms)){1,4}$` does not match (no fractions): the API server rejects the object"
+    ),
+    ("backendtrafficpolicy-status-fault-injection", "BackendTrafficPolicy/default/policy-for-grpcroute"): (
+        "its faultInjection.delay.fixedDelay is '5.4s', which the Envoy Gateway CRD's duration pattern "
+        "`^([0-9]{1,5}(h|m|s|ms)){1,4}$` does not match (no fractions): the API server rejects the object"
+    ),
+    ("backendtrafficpolicy-status-fault-injection", "BackendTrafficPolicy/envoy-gateway/policy-for-gateway"): (
+        "its faultInjection.abort.httpStatus is 14, below the Envoy Gateway CRD's minimum of 200: the API "
+        "server rejects the object"
+    ),
+    ("clienttrafficpolicy-mtls-cert-bundle", "ClientTrafficPolicy/default/target-gateway-1"): (
+        "its xForwardedClientCert sets certDetailsToAdd with a mode the Envoy Gateway CRD's CEL rule refuses "
+        '("certDetailsToAdd can only be set when mode is AppendForward or SanitizeSet"): the API server '
+        "rejects the object"
+    ),
+    ("clienttrafficpolicy-mtls-cert-bundle-both-valid", "ClientTrafficPolicy/default/target-gateway-1"): (
+        "its xForwardedClientCert sets certDetailsToAdd with a mode the Envoy Gateway CRD's CEL rule refuses "
+        '("certDetailsToAdd can only be set when mode is AppendForward or SanitizeSet"): the API server '
+        "rejects the object"
+    ),
+    ("clienttrafficpolicy-mtls-clustertrustbundle", "ClientTrafficPolicy/envoy-gateway/target-gateway-1"): (
+        "its xForwardedClientCert sets certDetailsToAdd with a mode the Envoy Gateway CRD's CEL rule refuses "
+        '("certDetailsToAdd can only be set when mode is AppendForward or SanitizeSet"): the API server '
+        "rejects the object"
+    ),
+    ("clienttrafficpolicy-mtls-clustertrustbundle", "ClientTrafficPolicy/envoy-gateway/target-gateway-2"): (
+        "its xForwardedClientCert sets certDetailsToAdd with a mode the Envoy Gateway CRD's CEL rule refuses "
+        '("certDetailsToAdd can only be set when mode is AppendForward or SanitizeSet"): the API server '
+        "rejects the object"
+    ),
+    ("clienttrafficpolicy-mtls-forward-client-cert", "ClientTrafficPolicy/envoy-gateway/target-gateway-2"): (
+        "its xForwardedClientCert sets certDetailsToAdd with a mode the Envoy Gateway CRD's CEL rule refuses "
+        '("certDetailsToAdd can only be set when mode is AppendForward or SanitizeSet"): the API server '
+        "rejects the object"
+    ),
+    ("clienttrafficpolicy-mtls-forward-client-cert-custom-data", "ClientTrafficPolicy/envoy-gateway/target-gateway-1"): (
+        "its xForwardedClientCert sets certDetailsToAdd with a mode the Envoy Gateway CRD's CEL rule refuses "
+        '("certDetailsToAdd can only be set when mode is AppendForward or SanitizeSet"): the API server '
+        "rejects the object"
+    ),
+    ("clienttrafficpolicy-mtls-forward-client-cert-custom-data", "ClientTrafficPolicy/envoy-gateway/target-gateway-2"): (
+        "its xForwardedClientCert sets certDetailsToAdd with a mode the Envoy Gateway CRD's CEL rule refuses "
+        '("certDetailsToAdd can only be set when mode is AppendForward or SanitizeSet"): the API server '
+        "rejects the object"
+    ),
+    ("envoyextensionpolicy-shadowmode", "EnvoyExtensionPolicy/default/policy-for-http-route"): (
+        "its ext-proc backendRef spells its keys capitalised (`Name`, `Port`, ...): the test's decoder reads "
+        "them, the API server finds no `name`, which the Envoy Gateway CRD requires (nor the port its CEL "
+        "rule requires of a Service reference), and rejects the object"
+    ),
+    ("envoyextensionpolicy-with-extproc-with-mixed-backendrefs", "EnvoyExtensionPolicy/default/policy-ip-uds-mix"): (
+        "its ext-proc backendRef spells its keys capitalised (`Name`, `Port`, ...): the test's decoder reads "
+        "them, the API server finds no `name`, which the Envoy Gateway CRD requires (nor the port its CEL "
+        "rule requires of a Service reference), and rejects the object"
+    ),
+    ("envoyextensionpolicy-with-extproc-with-multiple-backendrefs", "EnvoyExtensionPolicy/default/policy-for-http-route"): (
+        "its ext-proc backendRef spells its keys capitalised (`Name`, `Port`, ...): the test's decoder reads "
+        "them, the API server finds no `name`, which the Envoy Gateway CRD requires (nor the port its CEL "
+        "rule requires of a Service reference), and rejects the object"
+    ),
+    ("envoyextensionpolicy-with-extproc-with-retries", "EnvoyExtensionPolicy/default/policy-for-http-route"): (
+        "its ext-proc backendRef spells its keys capitalised (`Name`, `Port`, ...): the test's decoder reads "
+        "them, the API server finds no `name`, which the Envoy Gateway CRD requires (nor the port its CEL "
+        "rule requires of a Service reference), and rejects the object"
+    ),
+    ("envoyextensionpolicy-with-extproc-with-traffic-features", "EnvoyExtensionPolicy/default/policy-for-http-route"): (
+        "its ext-proc backendRef spells its keys capitalised (`Name`, `Port`, ...): the test's decoder reads "
+        "them, the API server finds no `name`, which the Envoy Gateway CRD requires (nor the port its CEL "
+        "rule requires of a Service reference), and rejects the object"
+    ),
+    ("envoyproxy-priority-backend", "EnvoyExtensionPolicy/default/policy-for-http-route"): (
+        "its ext-proc backendRef spells its keys capitalised (`Name`, `Port`, ...): the test's decoder reads "
+        "them, the API server finds no `name`, which the Envoy Gateway CRD requires (nor the port its CEL "
+        "rule requires of a Service reference), and rejects the object"
+    ),
+    ("securitypolicy-with-extauth", "SecurityPolicy/default/policy-for-gateway-1"): (
+        "its ext-auth backendRef spells its keys capitalised (`Name`, `Port`, ...): the test's decoder reads "
+        "them, the API server finds no `name`, which the Envoy Gateway CRD requires (nor the port its CEL "
+        "rule requires of a Service reference), and rejects the object"
+    ),
+    ("securitypolicy-with-extauth-backendref", "SecurityPolicy/default/policy-for-gateway-1"): (
+        "its ext-auth backendRef spells its keys capitalised (`Name`, `Port`, ...): the test's decoder reads "
+        "them, the API server finds no `name`, which the Envoy Gateway CRD requires (nor the port its CEL "
+        "rule requires of a Service reference), and rejects the object"
+    ),
+    ("securitypolicy-with-extauth-path-override", "SecurityPolicy/default/policy-for-gateway-1"): (
+        "its ext-auth backendRef spells its keys capitalised (`Name`, `Port`, ...): the test's decoder reads "
+        "them, the API server finds no `name`, which the Envoy Gateway CRD requires (nor the port its CEL "
+        "rule requires of a Service reference), and rejects the object"
+    ),
+    ("securitypolicy-with-extauth-serviceimport-retry", "SecurityPolicy/default/policy-for-http-route-1"): (
+        "its extAuth.grpc.backendSettings.retry.perRetry.backOff.baseInterval is '0.2s', which the Envoy "
+        "Gateway CRD's duration pattern `^([0-9]{1,5}(h|m|s|ms)){1,4}$` does not match (no fractions): the "
+        "API server rejects the object"
+    ),
+    ("securitypolicy-with-extauth-serviceimport-retry", "SecurityPolicy/default/policy-for-gateway-1"): (
+        "its ext-auth backendRef spells its keys capitalised (`Name`, `Port`, ...): the test's decoder reads "
+        "them, the API server finds no `name`, which the Envoy Gateway CRD requires (nor the port its CEL "
+        "rule requires of a Service reference), and rejects the object"
+    ),
+    ("securitypolicy-with-extauth-with-backendtlspolicy", "SecurityPolicy/default/policy-for-gateway"): (
+        "its ext-auth backendRef spells its keys capitalised (`Name`, `Port`, ...): the test's decoder reads "
+        "them, the API server finds no `name`, which the Envoy Gateway CRD requires (nor the port its CEL "
+        "rule requires of a Service reference), and rejects the object"
+    ),
+    ("clienttrafficpolicy-connection-limit-error", "ClientTrafficPolicy/envoy-gateway/target-gateway-1"): (
+        "EG has it overridden on listener http-1 by target-gateway-1-section-http-1, whose"
+        " connection.connectionLimit.closeDelay '10mib' the Envoy Gateway CRD's duration pattern does not match: the API"
+        " server rejects that policy, so in a cluster nothing overrides this one"
+    ),
+    ("securitypolicy-with-merge-needs-fieldowner", "SecurityPolicy/default/policy-for-route"): (
+        "its contextExtensions' valueRefs spell their keys capitalised (`Group`, `Kind`, `Name`): the test's "
+        "decoder reads them, the API server finds none of the three, which the Envoy Gateway CRD requires, "
+        "and rejects the object"
+    ),
+    ("securitypolicy-with-merge-needs-fieldowner", "SecurityPolicy/envoy-gateway/policy-for-gateway"): (
+        "its contextExtensions' valueRefs spell their keys capitalised (`Group`, `Kind`, `Name`): the test's "
+        "decoder reads them, the API server finds none of the three, which the Envoy Gateway CRD requires, "
+        "and rejects the object"
+    ),
 }
 
 

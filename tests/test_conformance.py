@@ -16,17 +16,20 @@ from tests.oracle import NOT_IN_A_CLUSTER, ORACLE, Summary, decidable_records, r
 
 # EG verdict -> records policylint must agree on, of the decidable records with that verdict.
 FLOORS = {
-    "accepted": (308, 311),
+    "accepted": (289, 292),
     "conflicted": (10, 10),
     "invalid": (45, 46),
     "other": (3, 3),
     "overridden": (8, 9),
-    "partially-overridden": (41, 42),
+    "partially-overridden": (35, 36),
     "ref-not-permitted": (6, 6),
     "section-not-found": (9, 9),
     "target-not-found": (11, 11),
 }
-RECORD_AGREEMENT = 0.986
+# 416 of 422 (98.58%): the same six disagreements as when 447 records were counted (98.66%); the
+# 25 records left out since are policies the API server refuses (policylint.k8s.admission), or
+# one only they override, which EG's translator tests accept because they bypass the API server.
+RECORD_AGREEMENT = 0.985
 CASE_AGREEMENT = 0.980
 
 

@@ -429,13 +429,23 @@ class Topology:
             self._add_refs(route, self._route_backends(route))
         for policy in self.resolution.policies():
             profile = policy.profile
+            errors = self._admission_errors(policy.obj)
             if profile.backend_refs or profile.certificate_refs or profile.object_refs:
                 refs = self._policy_backends(policy.obj, profile.backend_refs)
                 refs += self._policy_certificates(policy.obj, profile)
                 self._add_refs(policy.obj, refs)
-                errors = tuple(e for e in map(self._backend_error, refs) if e is not None)
-                if errors:
-                    self.spec_errors[id(policy.obj)] = errors
+                errors += tuple(e for e in map(self._backend_error, refs) if e is not None)
+            if errors:
+                self.spec_errors[id(policy.obj)] = errors
+
+    def _admission_errors(self, policy: K8sObject) -> tuple[str, ...]:
+        """What the API server refuses in the policy (policylint.k8s.admission): a policy it refuses
+        never reaches its controller, which is as if the controller rejected it (docs/semantics.md#policies-the-api-server-rejects).
+        Unknown fields are pruned, not refused (PL702); a CEL rule not evaluated to the end decides nothing."""
+        verdict = self.index.admission(policy)
+        if verdict is None or not verdict.rejected:
+            return ()
+        return tuple(f"rejected by the API server: {verdict.reason(r)}" for r in verdict.rejections())
 
     def _backend_error(self, ref: ObjectRef) -> str | None:
         """Why a controller cannot program a policy through this backend reference of its spec, if
@@ -462,7 +472,8 @@ class Topology:
         return None
 
     def policy_errors(self, policy: K8sObject) -> tuple[str, ...]:
-        """What in the policy's spec makes its controller reject it (Accepted=False, Invalid)."""
+        """What in the policy's spec makes its controller reject it (Accepted=False, Invalid): what
+        the API server refuses first (policylint.k8s.admission), then what the controller does."""
         return self.spec_errors.get(id(policy), ())
 
     def target_errors(self, policy: Policy, res: TargetResolution) -> tuple[str, ...]:
