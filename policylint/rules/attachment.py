@@ -656,6 +656,7 @@ class BackendPortInvalid(Rule):
     id = "PL412"
     name = "backend-port-invalid"
     severity = Severity.ERROR
+    covers_cel = frozenset({"Must have port for Service reference"})  # the CRDs' CEL rules for the same problem (PL704)
     subjects = ROUTES | {POLICY}
     reads = frozenset({Stage.TOPOLOGY})
 
@@ -772,6 +773,9 @@ class ListenerTlsMismatch(Rule):
     id = "PL415"
     name = "listener-tls-mismatch"
     severity = Severity.ERROR
+    covers_cel = frozenset(
+        {"tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']", "tls mode must be set for protocol TLS"}
+    )  # the CRDs' CEL rules for the same problem (PL704)
     subjects = frozenset({"Gateway", "ListenerSet"})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -814,6 +818,9 @@ class ListenerConflict(Rule):
     id = "PL416"
     name = "listener-conflict"
     severity = Severity.ERROR
+    covers_cel = frozenset(
+        {"Combination of port, protocol and hostname must be unique for each listener"}
+    )  # the CRDs' CEL rules for the same problem (PL704)
     subjects = frozenset({"Gateway", "ListenerSet"})
     reads = frozenset({Stage.TOPOLOGY})
 

@@ -65,6 +65,9 @@ class Rule:
     # Whether its findings carry a fix (policylint.autofix): "safe" (applied by `--fix`),
     # "unsafe" (only with `--unsafe-fixes`: it changes what the controller does), or None.
     fixable: ClassVar[Literal["safe", "unsafe"] | None] = None
+    # The messages of CRD CEL validation rules whose failure this rule reports itself, at the
+    # failing node or under it: PL704 leaves such a failure to it (one finding per problem).
+    covers_cel: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, config: Mapping[str, object] | None = None) -> None:
         declared = {o.name: o for o in self.options}

@@ -16,6 +16,7 @@ from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.rules.base import POLICY, Rule
 from policylint.rules.schema import GATEWAY_API_KINDS, _under
+from policylint.stages import Stage
 
 # The policy rules that check, without the cluster, what the CRDs' CEL rules on target references
 # and merge strategies check too: where one of them reports a field a failing CEL rule reads,
@@ -30,10 +31,13 @@ class CelViolation(Rule):
     name = "cel-violation"
     severity = Severity.ERROR
     subjects = GATEWAY_API_KINDS | {POLICY}
+    # The rules that report some CEL rules' problems themselves (`Rule.covers_cel`) read the topology.
+    reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         index = project.index
         others: dict[int, list[str]] | None = None
+        claimed: dict[str, dict[int, list[str]]] = {}
         for obj in index.objects:
             verdict = index.admission(obj)
             if verdict is None or not verdict.cel:
@@ -42,9 +46,12 @@ class CelViolation(Rule):
                 failure = rejection.cel
                 assert failure is not None
                 if others is None:
-                    others = _reported_by_others(project)
+                    others, claimed = _reported_by_others(project)
                 if _covered(others.get(id(obj), ()), failure.node_path, failure.compiled, failure.value):
                     continue
+                said = failure.validation.get("message")
+                if said in claimed and _under_any(claimed[said].get(id(obj), ()), failure.node_path):
+                    continue  # a rule that declares this CEL rule's problem (`Rule.covers_cel`) reports it
                 yield self._finding(obj, rejection, verdict)
 
     def _finding(self, obj: K8sObject, rejection: Rejection, verdict: Admission) -> Issue:
@@ -73,19 +80,32 @@ class CelViolation(Rule):
         return self.issue(obj, at, message, severity=severity, hint=hint)
 
 
-def _reported_by_others(project: Project) -> dict[int, list[str]]:
-    """id(object) -> the paths the static policy rules report on it."""
+def _reported_by_others(project: Project) -> tuple[dict[int, list[str]], dict[str, dict[int, list[str]]]]:
+    """id(object) -> the paths the static policy rules report on it; and per CEL rule message a
+    rule declares it covers (`Rule.covers_cel`), id(object) -> the paths that rule reports."""
+    from policylint.rules.attachment import RULES as ATTACHMENT
     from policylint.rules.boilerplate import RULES as BOILERPLATE
     from policylint.rules.targetref import RULES as TARGETREF
 
     out: dict[int, list[str]] = {}
-    for rule in (*BOILERPLATE, *TARGETREF):
-        if rule.id not in _STATIC_POLICY_RULES:
+    claimed: dict[str, dict[int, list[str]]] = {}
+    for rule in (*BOILERPLATE, *TARGETREF, *ATTACHMENT):
+        static = rule.id in _STATIC_POLICY_RULES
+        if not static and not rule.covers_cel:
             continue
         for issue in rule().check(project):
-            if issue.object is not None:
+            if issue.object is None:
+                continue
+            if static:
                 out.setdefault(id(issue.object), []).append(issue.path)
-    return out
+            for message in rule.covers_cel:
+                claimed.setdefault(message, {}).setdefault(id(issue.object), []).append(issue.path)
+    return out, claimed
+
+
+def _under_any(paths: Iterable[str], path: str) -> bool:
+    """Whether a finding sits at `path` or under it."""
+    return any(other == path or _under(other, (path,)) or not path for other in paths)
 
 
 def _covered(paths: Iterable[str], path: str, compiled: Any, value: Any) -> bool:

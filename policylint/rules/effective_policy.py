@@ -9,14 +9,16 @@ computes merges itself, and none knows a vendor kind: strategies come from profi
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from policylint.findings import Issue, Related, Severity
+from policylint.k8s.admission import Catalogue, validate
 from policylint.k8s.names import ns_name
 from policylint.profiles.policy import Policy
 from policylint.project import Project
 from policylint.rules.base import POLICY, Rule, RuleOption
-from policylint.semantics.effective.merge import untag
+from policylint.semantics.effective.merge import Tagged, leaves, untag
 from policylint.semantics.effective.simulation import (
     CONFLICTED,
     ENFORCED,
@@ -387,6 +389,115 @@ class BlastRadiusExceeded(Rule):
 # Keep the status names importable for rule docs and tests.
 __all__ = ["CONFLICTED", "ENFORCED", "RULES", "Facet"]
 
+
+class InvalidEffectiveSpec(Rule):
+    """Policies merge into an effective spec their CRD's schema or CEL rules refuse (two fields that exclude each other, a list too long), although each policy alone is valid."""
+
+    id = "PL609"
+    name = "invalid-effective-spec"
+    severity = Severity.WARNING
+    subjects = frozenset({POLICY})
+    reads = frozenset({Stage.SIMULATION})
+
+    def check(self, project: Project) -> Iterable[Issue]:
+        sim = project.simulation()
+        catalogue = project.index.catalogue()
+        results: dict[Any, Any] = {}  # CEL results shared by every validation of the run
+        checked: dict[int, list[tuple[str, str, str, list[Facet]]]] = {}  # id(fold result) -> what the merge broke
+        # (policy, what is refused) -> the finding's parts: contexts, an example, the others merged.
+        found: dict[tuple[int, str, str], _Merged] = {}
+        for group in sim.stack_groups():
+            result = group.result
+            if result.tree is None:
+                continue
+            broken = checked.get(id(result))
+            if broken is None:
+                broken = checked[id(result)] = self._broken(group.stack, result.tree, catalogue, results)
+            for path, problem, origin, involved in broken:
+                policies = {id(f.policy): f for f in involved}
+                for facet in involved:
+                    entry = found.get((id(facet.policy), path, problem))
+                    if entry is None:
+                        entry = found[(id(facet.policy), path, problem)] = _Merged(facet, origin, group.examples[0])
+                    entry.contexts += group.count
+                    entry.others |= {f.name for pid, f in policies.items() if pid != id(facet.policy)}
+        for (_, path, problem), entry in sorted(found.items(), key=lambda kv: (str(kv[1].facet.policy.key), kv[0][1:])):
+            facet = entry.facet
+            others = ", ".join(sorted(entry.others))
+            message = (
+                f"{_label(facet.policy)} merges with {others} into an effective spec {entry.origin} refuses:"
+                f" {path}{problem} ({_count(entry.contexts, 'contexts')}, e.g. {path_label(entry.example)}); no one"
+                " object could hold that spec, and each policy alone is valid, so what the controller makes of it is"
+                " not what either author wrote"
+            )
+            related = _policy_related(project, entry.others, facet.policy.key.kind, "merged with this policy")
+            hint = "Set the fields that exclude each other at one level only, or give the more specific policy no mergeType."
+            yield self.issue(facet.policy.obj, entry.at(path), message, related=related, hint=hint)
+
+    @staticmethod
+    def _broken(
+        stack: Iterable[Facet], tree: Tagged, catalogue: Catalogue, results: dict[Any, Any]
+    ) -> list[tuple[str, str, str, list[Facet]]]:
+        """What the schema refuses in the merged spec and in no contributing facet alone: (path,
+        problem, which schema, the facets whose values are under the path)."""
+        facets = list(stack)
+        contributing = {id(leaf.source): leaf.source for _, leaf in leaves(tree) if isinstance(leaf.source, Facet)}
+        if len({id(f.policy) for f in contributing.values()}) < 2:
+            return []  # nothing merged: each policy's own rejections are PL703's and PL704's
+        where = facets[-1]
+        found = catalogue.schema(where.policy.obj)
+        if found is None or any(f.path != where.path for f in contributing.values()):
+            return []
+        schema, source = found
+        prefix = tuple(where.path.split("."))
+
+        def nest(value: Any) -> Any:
+            for part in reversed(prefix):
+                value = {part: value}
+            return value
+
+        def refused(value: Any) -> set[tuple[str, str]]:
+            problems, failures = validate(nest(value), schema, results)
+            out = {(r.path, f" {r.message}") for r in problems}
+            out |= {(r.path, f": {r.message} (a CEL rule)") for r in failures if not r.undecided}
+            return out
+
+        alone: set[tuple[str, str]] = set()
+        for facet in contributing.values():
+            alone |= refused(untag(facet.tree))
+        origin = f"the {source} CRD" if source else "its CRD"
+        out = []
+        for path, problem in sorted(refused(untag(tree)) - alone):
+            rel = tuple(path.split(".")[len(prefix) :]) if path != where.path else ()
+            rel = tuple(p.split("[", 1)[0] for p in rel)
+            involved = {
+                id(leaf.source): leaf.source
+                for key, leaf in leaves(tree)
+                if isinstance(leaf.source, Facet) and (key[: len(rel)] == rel or rel[: len(key)] == key)
+            }
+            out.append((path, problem, origin, sorted(involved.values(), key=lambda f: (f.rank, f.name))))
+        return out
+
+
+@dataclass
+class _Merged:
+    facet: Facet
+    origin: str
+    example: tuple[NodeKey, ...]
+    contexts: int = 0
+    others: set[str] = field(default_factory=set)
+
+    def at(self, path: str) -> str:
+        """The policy's own field nearest the refused path: its first value under it, else the path."""
+        prefix = self.facet.path
+        rest = path[len(prefix) :].lstrip(".") if path.startswith(prefix) else ""
+        rel = tuple(p.split("[", 1)[0] for p in rest.split(".")) if rest else ()
+        for key, _ in leaves(self.facet.tree):
+            if key[: len(rel)] == rel or rel[: len(key)] == key:
+                return ".".join((prefix, *key[: max(len(rel), 1)]))
+        return prefix
+
+
 RULES: list[type[Rule]] = [
     PolicyConflicted,
     PolicyOverridden,
@@ -396,4 +507,5 @@ RULES: list[type[Rule]] = [
     OverrideWithNothingBelow,
     EmptyAtomicOverride,
     BlastRadiusExceeded,
+    InvalidEffectiveSpec,
 ]

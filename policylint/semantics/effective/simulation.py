@@ -836,6 +836,11 @@ class Simulation:
 
     # -- enumeration ------------------------------------------------------------------------
 
+    def stack_groups(self) -> list[_StackGroup]:
+        """Every distinct policy stack the run folded: its fold result (the effective spec), how
+        many contexts share it and a few of their paths (PL609 reads them)."""
+        return list(self._groups.values())
+
     def contexts(self, keep: Callable[[tuple[NodeKey, ...]], bool]) -> list[Context]:
         """The contexts whose path `keep` accepts, each with the stack and fold result this
         simulation made for it: the hierarchy walked again, with nothing attached or folded

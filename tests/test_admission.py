@@ -1,0 +1,183 @@
+"""The admission verdict (policylint/k8s/admission.py): what the API server refuses in an object,
+computed once per object by the index, read by PL703 and PL704 and by the topology, which makes a
+policy the API server refuses Invalid in the simulation (docs/semantics.md#policies-the-api-server-rejects).
+
+Every expected value is read off the Envoy Gateway v1.9.0 BackendTrafficPolicy CRD (bundled,
+tests/data/crds): `loadBalancer.type` is an enum (ConsistentHash, LeastRequest, Random, RoundRobin,
+BackendUtilization, DynamicModule), and a CEL rule on `loadBalancer` says "If LoadBalancer type is
+consistentHash, consistentHash field needs to be set."
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from policylint.k8s.admission import Check
+from tests.lintutil import lint_text, select
+
+TOPOLOGY = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: apps}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - {name: http, protocol: HTTP, port: 80}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: apps}
+spec:
+  parentRefs: [{name: edge}]
+  rules:
+  - backendRefs: [{name: web, port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: apps}
+spec:
+  ports: [{port: 80}]
+"""
+
+
+def btp(name: str, body: str, kind: str = "HTTPRoute", target: str = "web") -> str:
+    return f"""\
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {{name: {name}, namespace: apps}}
+spec:
+  targetRefs: [{{group: gateway.networking.k8s.io, kind: {kind}, name: {target}}}]
+{body}"""
+
+
+SCHEMA_BAD = "  loadBalancer: {type: Sticky}\n"
+CEL_BAD = "  loadBalancer: {type: ConsistentHash}\n"
+VALID = "  loadBalancer: {type: RoundRobin}\n"
+ENUM = "('ConsistentHash', 'LeastRequest', 'Random', 'RoundRobin', 'BackendUtilization', 'DynamicModule')"
+
+
+def targets(result: Any, name: str) -> list[dict[str, Any]]:
+    (entry,) = [p for p in result.policy_reports if p["object"]["name"] == name]
+    return list(entry["targets"])
+
+
+def test_the_verdict_is_typed_and_names_the_schema_that_decided() -> None:
+    result = lint_text(TOPOLOGY + btp("a", SCHEMA_BAD) + btp("b", CEL_BAD) + btp("c", VALID))
+    index = result.project.index
+    verdicts = {o.name: index.admission(o) for o in index.objects if o.kind == "BackendTrafficPolicy"}
+    a, b, c = verdicts["a"], verdicts["b"], verdicts["c"]
+    assert a is not None and b is not None and c is not None
+    ((schema,),) = [a.schema]
+    assert (schema.check, schema.path, schema.reason) == (Check.SCHEMA, "spec.loadBalancer.type", "FieldValueNotSupported")
+    assert schema.message == f"is 'Sticky', not one of the values the schema allows {ENUM}"
+    assert (a.source, a.cel, a.rejected) == ("envoy-gateway v1.9.0", (), True)
+    ((cel,),) = [b.cel]
+    assert (cel.check, cel.path, cel.reason, b.schema) == (Check.CEL, "spec.loadBalancer", "FieldValueInvalid", ())
+    assert cel.message == "If LoadBalancer type is consistentHash, consistentHash field needs to be set."
+    assert not c.rejected and list(c.rejections()) == []
+    # Built once: the same verdict object every time it is asked for.
+    assert index.admission(next(o for o in index.objects if o.name == "a")) is a
+
+
+def test_a_policy_the_api_server_rejects_is_invalid_and_takes_no_part() -> None:
+    # Alone, a-schema and b-cel would win the route (the oldest, here by name, wins; EG: "another
+    # BackendTrafficPolicy has already attached to it") and z-valid would be Conflicted. Refused
+    # by the API server, they never exist: z-valid is Enforced and conflicts with nothing.
+    result = lint_text(TOPOLOGY + btp("a-schema", SCHEMA_BAD) + btp("b-cel", CEL_BAD) + btp("z-valid", VALID))
+    (a,) = targets(result, "a-schema")
+    assert (a["accepted"], a["enforcement"]) == ("Invalid", None)
+    assert a["message"] == (
+        f"rejected by the API server: spec.loadBalancer.type is 'Sticky', not one of the values the schema allows {ENUM}"
+        " (the envoy-gateway v1.9.0 CRD)"
+    )
+    (b,) = targets(result, "b-cel")
+    assert (b["accepted"], b["enforcement"]) == ("Invalid", None)
+    assert b["message"] == (
+        "rejected by the API server: spec.loadBalancer: If LoadBalancer type is consistentHash, consistentHash field needs"
+        " to be set. (a CEL rule of the envoy-gateway v1.9.0 CRD)"
+    )
+    (z,) = targets(result, "z-valid")
+    assert (z["accepted"], z["enforcement"], z["beatenBy"]) == ("Accepted", "Enforced", [])
+    rules = sorted((f.rule, f.object.name) for f in result.findings)
+    # The schema rules still report each (warnings: a bundled schema), and no conflict is reported.
+    assert rules == [("PL703", "a-schema"), ("PL704", "b-cel")]
+
+
+def test_an_invalid_route_policy_does_not_override_the_gateways() -> None:
+    valid_gateway = btp("gw", VALID, kind="Gateway", target="edge")
+    result = lint_text(TOPOLOGY + valid_gateway + btp("route", CEL_BAD))
+    (gw,) = targets(result, "gw")
+    assert (gw["accepted"], gw["enforcement"], gw["beatenBy"]) == ("Accepted", "Enforced", [])
+    (route,) = targets(result, "route")
+    assert route["accepted"] == "Invalid"
+    # The same route policy, valid, overrides the Gateway's on the route's only context.
+    result = lint_text(TOPOLOGY + valid_gateway + btp("route", VALID))
+    (gw,) = targets(result, "gw")
+    assert (gw["enforcement"], gw["beatenBy"]) == ("Overridden", ["apps/route"])
+
+
+def test_pruned_and_deprecated_fields_do_not_make_a_policy_invalid() -> None:
+    # An unknown field is pruned by the API server, not refused (PL702): the policy is stored
+    # without it, and its controller accepts it.
+    result = lint_text(TOPOLOGY + btp("p", VALID + "  loadBalancr: {type: Random}\n"))
+    assert [f.rule for f in result.findings] == ["PL702"]
+    (p,) = targets(result, "p")
+    assert (p["accepted"], p["enforcement"]) == ("Accepted", "Enforced")
+
+
+# -- PL609: the merged spec ----------------------------------------------------------------------
+
+# The BackendTrafficPolicy CRD's CEL rule on spec: "!has(self.requestBuffer) || !has(self.httpUpgrade) ||
+# self.httpUpgrade.size() == 0", message "requestBuffer cannot be used together with httpUpgrade".
+UPGRADES = "  httpUpgrade:\n  - type: websocket\n"
+BUFFER = "  requestBuffer:\n    limit: 4Mi\n"
+
+
+def test_a_merge_that_makes_a_spec_the_crd_refuses_is_reported_on_both_policies() -> None:
+    gateway = btp("gw", UPGRADES, kind="Gateway", target="edge")
+    # Envoy Gateway's mergeType merges the route policy onto the Gateway's: both fields at once.
+    result = lint_text(TOPOLOGY + gateway + btp("route", "  mergeType: StrategicMerge\n" + BUFFER))
+    got = sorted((f.rule, f.object.name, f.path) for f in result.findings)
+    assert got == [("PL609", "gw", "spec.httpUpgrade"), ("PL609", "route", "spec.requestBuffer")]
+    message = next(f.message for f in result.findings if f.object.name == "route")
+    assert message.startswith(
+        "BackendTrafficPolicy apps/route merges with apps/gw into an effective spec the envoy-gateway v1.9.0 CRD refuses:"
+        " spec: requestBuffer cannot be used together with httpUpgrade (a CEL rule) (1 context, e.g. "
+    )
+    # Without mergeType the route policy replaces the Gateway's: nothing is merged.
+    result = lint_text(TOPOLOGY + gateway + btp("route", BUFFER))
+    assert [f.rule for f in result.findings] == ["PL602"]  # the Gateway's policy is overridden, whole
+
+
+def test_what_a_policy_has_alone_is_not_the_merges() -> None:
+    # One policy with both fields: PL704's finding, and Invalid (it takes part in no merge).
+    result = lint_text(TOPOLOGY + btp("both", UPGRADES + BUFFER) + btp("route", "  mergeType: StrategicMerge\n" + VALID))
+    assert sorted((f.rule, f.object.name) for f in result.findings) == [("PL704", "both")]
+
+
+# -- PL704 leaves to PL412, PL415 and PL416 what they report -------------------------------------
+
+
+def test_a_problem_a_semantic_rule_reports_is_not_reported_again_by_pl704() -> None:
+    # Gateway API's CEL rules: on BackendObjectReference "Must have port for Service reference"
+    # (PL412); on listeners "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']"
+    # (PL415) and "Combination of port, protocol and hostname must be unique for each listener" (PL416).
+    text = TOPOLOGY.replace("backendRefs: [{name: web, port: 80}]", "backendRefs: [{name: web}]").replace(
+        "  - {name: http, protocol: HTTP, port: 80}\n",
+        "  - {name: http, protocol: HTTP, port: 80}\n  - {name: again, protocol: HTTP, port: 80}\n"
+        "  - name: plain\n    protocol: HTTP\n    port: 8080\n    tls: {mode: Terminate, certificateRefs: [{name: c}]}\n",
+    )
+    result = lint_text(text)
+    rules = sorted({f.rule for f in result.findings})
+    assert {"PL412", "PL415", "PL416"} <= set(rules)
+    assert [f.message for f in result.findings if f.rule == "PL704"] == []
+    # Selected alone, PL704 still runs the rules that cover a CEL rule, and stays silent: the
+    # problem is theirs whether or not they are selected (one problem, one rule).
+    alone = lint_text(text, selection=select("PL704"))
+    assert [f.rule for f in alone.findings] == []
