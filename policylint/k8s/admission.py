@@ -138,9 +138,8 @@ class Catalogue:
     unknown: list[tuple[K8sObject, str | None, list[PrunedField]]] | None = None
     # (id(schema node), rule, result key) -> outcome: a CEL rule's result on values that agree in
     # what it reads is computed once (`cel.result_key`); most nodes of a repository repeat.
-    cel_results: dict[tuple[int, str, tuple[Any, ...]], tuple[bool, EvalError | None] | None] = dataclass_field(
-        default_factory=dict
-    )
+    # A node's rules together: (id(schema node), "", (the value's `cel.shape`,)) -> their outcomes.
+    cel_results: dict[tuple[int, str, tuple[Any, ...]], Any] = dataclass_field(default_factory=dict)
 
     def bundled(self, channel: str | None = None) -> Mapping[tuple[str, str, str], tuple[Mapping[str, Any], str]]:
         from policylint.k8s.schemas import schemas
@@ -397,7 +396,7 @@ def cel_failures(
     data: Mapping[str, Any],
     schema: Mapping[str, Any],
     malformed: Malformed,
-    results: dict[tuple[int, str, tuple[Any, ...]], tuple[bool, EvalError | None] | None],
+    results: dict[tuple[int, str, tuple[Any, ...]], Any],
 ) -> Iterator[Rejection]:
     """The CEL rules of the schema that refuse the object, node by node (parents first, in
     document order), each rule compiled once per text and run only on the nodes the object has.
@@ -408,29 +407,36 @@ def cel_failures(
     if not subtree_has_rules(schema):
         return
     memo: dict[int, Any] = {}
+    shapes: dict[int, Any] = {}  # the object's maps and lists, by content (`cel.shape`)
     for parts, raw, node in cel_nodes(data, schema):
         if malformed.broken(*parts):
             continue  # the value or a parent has the wrong type: PL010's finding
         value: Any = _UNSET
         path: str | None = None
-        for validation in node[VALIDATIONS]:
-            rule = validation.get("rule")
-            if not isinstance(rule, str):
-                continue
-            compiled = cel.compile_rule(rule)
-            if compiled.program is None:
-                continue  # transition rules, unsupported functions: `policylint rules --cel-coverage`
-            key = cel.result_key(compiled, raw) if parts else None
-            slot = (id(node), rule, key) if key is not None else None
-            outcome = results.get(slot, _UNSET) if slot is not None else _UNSET
-            if outcome is _UNSET:
-                if value is _UNSET:
-                    value = root_value(data, node, memo) if not parts else cel.to_cel(raw, node, memo)
-                # None: the node's value has the wrong type for its schema (a schema rejection;
-                # the API server does not run the rules then).
-                outcome = None if value is cel.BAD else cel.evaluate(compiled, value)
-                if slot is not None:
-                    results[slot] = outcome
+        # Transition rules and unsupported functions are left out: `policylint rules --cel-coverage`.
+        rules = cel.node_rules(node)
+        # The outcomes of all the node's rules on a value of the same content, when one was seen
+        # (repositories repeat their routes' rules, matches and filters): nothing to evaluate.
+        whole = cel.shape(raw, shapes) if parts and rules else None
+        node_slot = (id(node), "", (whole,)) if whole is not None else None
+        known = results.get(node_slot) if node_slot is not None else None
+        seen: list[Any] = []
+        for i, (validation, compiled) in enumerate(rules):
+            if known is not None:
+                outcome = known[i]
+            else:
+                key = cel.result_key(compiled, raw, shapes) if parts else None
+                slot = (id(node), compiled.text, key) if key is not None else None
+                outcome = results.get(slot, _UNSET) if slot is not None else _UNSET
+                if outcome is _UNSET:
+                    if value is _UNSET:
+                        value = root_value(data, node, memo) if not parts else cel.to_cel(raw, node, memo)
+                    # None: the node's value has the wrong type for its schema (a schema rejection;
+                    # the API server does not run the rules then).
+                    outcome = None if value is cel.BAD else cel.evaluate(compiled, value)
+                    if slot is not None:
+                        results[slot] = outcome
+                seen.append(outcome)
             if outcome is None:
                 break
             passed, error = outcome
@@ -457,6 +463,8 @@ def cel_failures(
             else:
                 said = cel.message_of(validation, value)
             yield Rejection(Check.CEL, parts, at, said, reason, failure)
+        if known is None and node_slot is not None:
+            results[node_slot] = tuple(seen)
 
 
 _SUBTREE: dict[int, tuple[Mapping[str, Any], bool]] = {}

@@ -1939,16 +1939,22 @@ def compile_rule(text: str) -> Compiled:
 _SCALARS = (str, int, float, bool)
 
 
-def result_key(compiled: Compiled, value: Any) -> tuple[Any, ...] | None:
+def result_key(compiled: Compiled, value: Any, shapes: dict[int, Any] | None = None) -> tuple[Any, ...] | None:
     """A key that determines the rule's result on `value` (a YAML value, before conversion, under
-    one schema node), or None when it cannot be had cheaply: the values of the fields the rule
-    reads when they are scalars (with their types: `1`, `1.0` and `true` differ), the presence
-    of those it only tests. The schema node decides the rest (defaults, types), so a cache keyed
-    by the node and this key returns what evaluating again would."""
+    one schema node), or None when it cannot be had: the values of the fields the rule reads
+    (scalars with their types: `1`, `1.0` and `true` differ; maps and lists by their `shape`,
+    when `shapes` is given, one per object), the presence of those it only tests; the whole
+    value's shape when the rule reads `self` whole. The schema node decides the rest (defaults,
+    types), so a cache keyed by the node and this key returns what evaluating again would."""
     fields = compiled.key_fields
     if fields is None:
         t = type(value)
-        return (t, value) if t in _SCALARS else None
+        if t in _SCALARS:
+            return (t, value)
+        if shapes is None:
+            return None
+        whole = shape(value, shapes)
+        return None if whole is None else (whole,)
     if type(value) is not dict:
         return None
     key: list[Any] = []
@@ -1958,9 +1964,94 @@ def result_key(compiled: Compiled, value: Any) -> tuple[Any, ...] | None:
             key.append(got is not None)
         elif got is None or type(got) in _SCALARS:
             key.append((type(got), got))
+        elif shapes is not None:
+            part = shape(got, shapes)
+            if part is None:
+                return None
+            key.append(part)
         else:
             return None
     return tuple(key)
+
+
+# Shapes of YAML maps and lists (`shape`): the same object for the same content, in the same
+# order, with the same scalar types. Never reused for another content (the table is bounded by
+# emptying it, which only costs cache misses).
+_SHAPES: dict[tuple[Any, ...], object] = {}
+
+
+def shape(value: Any, shapes: dict[int, Any]) -> Any:
+    """A hashable stand-in for a YAML value, equal for two values exactly when they hold the same
+    keys, items and scalars (of the same types) in the same order: a map or a list gets an
+    object of its own (`shapes`, id of a map or list -> its shape, is the memo of one object),
+    a string is itself, another scalar `(type, value)`; None for a value that has no such
+    stand-in (a key that is not a string, a scalar of another type)."""
+    t = type(value)
+    if t is str:
+        return value
+    if t is not dict and t is not list:
+        return _scalar_shape(value)
+    got = shapes.get(id(value), _NONE)
+    if got is not _NONE:
+        return got
+    parts: list[Any] = [t]
+    append = parts.append
+    for k, v in value.items() if t is dict else enumerate(value):
+        tv = type(v)
+        if tv is str:
+            inner = v
+        elif tv is dict or tv is list:
+            inner = shape(v, shapes)
+        else:
+            inner = _scalar_shape(v)
+        if inner is None or (t is dict and type(k) is not str):
+            shapes[id(value)] = None
+            return None
+        if t is dict:
+            append(k)
+        append(inner)
+    whole = tuple(parts)
+    got = _SHAPES.get(whole)
+    if got is None:
+        if len(_SHAPES) > 500_000:
+            _SHAPES.clear()
+        got = _SHAPES[whole] = object()
+    shapes[id(value)] = got
+    return got
+
+
+def _scalar_shape(value: Any) -> Any:
+    t = type(value)
+    if t is int or t is bool or value is None or t is str:
+        return (t, value)
+    if t is float:
+        return (t, value, math.copysign(1.0, value))  # 0.0 and -0.0 are equal floats
+    return None
+
+
+_VALIDATIONS = "x-kubernetes-validations"
+_NODE_RULES: dict[int, tuple[Mapping[str, Any], tuple[tuple[Mapping[str, Any], Compiled], ...]]] = {}
+
+
+def node_rules(node: Mapping[str, Any]) -> tuple[tuple[Mapping[str, Any], Compiled], ...]:
+    """The `x-kubernetes-validations` of a schema node that are evaluated, compiled, in order:
+    (the validation, its compiled rule). Worked out once per node (the entry keeps the node
+    alive, so its id is never another's)."""
+    got = _NODE_RULES.get(id(node))
+    if got is not None and got[0] is node:
+        return got[1]
+    found = []
+    for validation in node.get(_VALIDATIONS) or ():
+        rule = validation.get("rule") if isinstance(validation, Mapping) else None
+        if isinstance(rule, str):
+            compiled = compile_rule(rule)
+            if compiled.program is not None:
+                found.append((validation, compiled))
+    if len(_NODE_RULES) > 100_000:
+        _NODE_RULES.clear()  # CRDs read from many inputs in one process (tests): bounded
+    rules = tuple(found)
+    _NODE_RULES[id(node)] = (node, rules)
+    return rules
 
 
 def _self_fields(tree: Node) -> tuple[frozenset[str] | None, frozenset[str]]:
