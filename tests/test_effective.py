@@ -552,15 +552,24 @@ spec:
 
 
 def test_a_policy_whose_spec_its_controller_rejects_is_invalid_and_applies_nowhere() -> None:
-    # Before: policy-for-httproute-1 "Accepted" (the older, so it won), and cors Conflicted (PL601).
-    # After: policy-for-httproute-1 Invalid with the reason, out of the simulation; cors applies.
+    # policy-for-httproute-1 is Invalid with the reason (EG's translator test
+    # securitypolicy-with-extauth-invalid-no-service: "ExtAuth: service default/http-backend not
+    # found"), and applies nowhere. It still holds the route: Envoy Gateway marks a route as
+    # taken by a SecurityPolicy when it resolves the target, before it validates or translates
+    # the policy (resolveSecurityPolicyRouteTargetRef sets `route.attached` in
+    # internal/gatewayapi/securitypolicy.go), so the newer cors policy is Conflicted ("Unable to
+    # target HTTPRoute httproute-1, another SecurityPolicy has already attached to it") and the
+    # route gets no SecurityPolicy at all. Profile key `invalidClaimsTarget`.
     result = lint_text(SPEC_ERROR)
     by_name = {p["object"]["name"]: p["targets"][0] for p in result.policy_reports or []}
     invalid = by_name["policy-for-httproute-1"]
     assert invalid["accepted"] == "Invalid" and invalid["enforcement"] is None
     assert invalid["message"] == "spec.extAuth.http.backendRefs[0]: Service default/http-backend not found"
-    assert (by_name["cors"]["accepted"], by_name["cors"]["enforcement"]) == ("Accepted", "Enforced")
-    assert only(result, "PL601") == [] and len(only(result, "PL411")) == 1
+    assert (by_name["cors"]["accepted"], by_name["cors"]["enforcement"]) == ("Conflicted", None)
+    (conflict,) = only(result, "PL601")
+    assert conflict.object is not None and conflict.object.name == "cors"
+    assert "already claimed by default/policy-for-httproute-1" in conflict.message
+    assert len(only(result, "PL411")) == 1
 
 
 # nginx/nginx-gateway-fabric examples/upstream-settings-policy/: 1m-zone-size.yaml (zoneSize on
@@ -1257,3 +1266,90 @@ def test_strategic_merge_keeps_the_rate_limit_rules_of_both_policies(merge_type:
         assert gateway["enforcement"] == "PartiallyEnforced"
     # The Gateway policy reports a merge, not an override (its controller writes no Overridden).
     assert [c["type"] for c in gateway["conditions"]] == ["Accepted"]
+
+
+# envoyproxy/gateway internal/gatewayapi/testdata/securitypolicy-with-merge-tcp-invalid.in.yaml,
+# reduced: a Gateway-level SecurityPolicy (basicAuth) on a TCP listener, and a TCPRoute policy with
+# `mergeType: StrategicMerge` (authorization only).
+MERGE_TCP = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway-1, namespace: envoy-gateway}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: tcp, protocol: TCP, port: 9000, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: TCPRoute
+metadata: {name: tcproute-1, namespace: default}
+spec:
+  parentRefs: [{namespace: envoy-gateway, name: gateway-1, sectionName: tcp}]
+  rules: [{backendRefs: [{name: tcp-service-1, port: 8080}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: tcp-service-1, namespace: default}
+spec: {ports: [{name: tcp, port: 8080, protocol: TCP}]}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: policy-for-gateway, namespace: envoy-gateway}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gateway-1, sectionName: tcp}]
+  basicAuth: {users: {name: users-secret}}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: policy-for-route, namespace: default}
+spec:
+  mergeType: StrategicMerge
+  targetRefs: [{group: gateway.networking.k8s.io, kind: TCPRoute, name: tcproute-1}]
+  authorization:
+    defaultAction: Deny
+    rules: [{action: Allow, principal: {clientCIDRs: [10.0.0.0/8]}}]
+"""
+
+
+def test_a_merge_the_controller_rejects_still_overrides_the_parent() -> None:
+    # Envoy Gateway's status for that test (.out.yaml): the route policy is Invalid, "Only
+    # authorization is supported for TCP (routes/listeners)." — merged onto the Gateway policy,
+    # the spec has basicAuth, which EG does not support for TCP (validateSecurityPolicyForTCP;
+    # profile `targetKindFields`) — and the Gateway policy is Accepted and Overridden "by other
+    # securityPolicies for these routes: [default/tcproute-1]": EG takes the route for the route
+    # policy before it merges and translates it (overrides.Add in processSecurityPolicyForRoute).
+    # Before: the route policy Accepted and merged, the Gateway policy Accepted (Merged).
+    result = lint_text(MERGE_TCP, channel="experimental")
+    by_name = {p["object"]["name"]: p["targets"][0] for p in result.policy_reports or []}
+    route = by_name["policy-for-route"]
+    assert route["accepted"] == "Invalid"
+    assert route["message"] == (
+        "Only authorization is supported for TCP (routes/listeners). (merged with its parent's policy, the spec sets"
+        " basicAuth on TCPRoute default/tcproute-1)"
+    )
+    gateway = by_name["policy-for-gateway"]
+    assert (gateway["accepted"], gateway["enforcement"]) == ("Accepted", "Overridden")
+    (overridden,) = only(result, "PL602")
+    assert overridden.object is not None and overridden.object.name == "policy-for-gateway"
+    # Alone (no merge), the route policy's own spec is what EG supports on a TCPRoute.
+    alone = lint_text(MERGE_TCP.replace("  mergeType: StrategicMerge\n", ""), channel="experimental")
+    assert {p["object"]["name"]: p["targets"][0]["accepted"] for p in alone.policy_reports or []} == {
+        "policy-for-gateway": "Accepted",
+        "policy-for-route": "Accepted",
+    }
+
+
+def test_a_field_the_controller_does_not_support_on_a_tcp_route_is_invalid_there() -> None:
+    # validateSecurityPolicyForTCP in Envoy Gateway's securitypolicy.go, on the policy alone.
+    text = MERGE_TCP.replace("  mergeType: StrategicMerge\n", "").replace(
+        "  authorization:\n", "  basicAuth: {users: {name: users-secret}}\n  authorization:\n"
+    )
+    result = lint_text(text, channel="experimental")
+    by_name = {p["object"]["name"]: p["targets"][0] for p in result.policy_reports or []}
+    assert by_name["policy-for-route"]["accepted"] == "Invalid"
+    (finding,) = [f for f in only(result, "PL418") if f.object is not None and f.object.name == "policy-for-route"]
+    assert "Only authorization is supported for TCP (routes/listeners)." in finding.message

@@ -131,6 +131,18 @@ class Implementation:
 
 
 @dataclass(frozen=True, slots=True)
+class TargetKindFields:
+    """The spec fields the controller supports when the policy targets one kind, checked on the
+    policy's own spec and, when it merges onto its parent's (Envoy Gateway `mergeType`), on the
+    merged spec; `message` is the controller's when it rejects more (Envoy Gateway on a TCPRoute:
+    "Only authorization is supported for TCP (routes/listeners).")."""
+
+    kind: TargetKind
+    fields: tuple[str, ...]
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class MergedGatewaysSpec:
     """When the Gateways of a class share proxies: the GatewayClass parametersRef kind and its
     boolean spec field that merge them (Envoy Gateway: EnvoyProxy `mergeGateways`), and the kind
@@ -190,11 +202,22 @@ class PolicyProfile:
     # policy covering only some of them is rejected there (Envoy Gateway's ClientTrafficPolicy).
     shared_http_port: bool = False
     merged_gateways: MergedGatewaysSpec | None = None
+    target_kind_fields: tuple[TargetKindFields, ...] = ()
+    # The controller records a policy on a route or a Gateway listener as taking that part of the
+    # hierarchy from the policies above before it validates or translates it (Envoy Gateway's
+    # `overrides.Add` in internal/gatewayapi): one it then rejects still leaves them Overridden
+    # there, and no policy of the kind applies to it. A policy the API server refuses never gets
+    # that far.
+    invalid_claims_target: bool = False
 
     @property
     def rejects_on_target(self) -> bool:
         """Whether its controller may reject a policy on one target alone (Topology.target_errors)."""
-        return self.shared_http_port or (self.merged_gateways is not None and self.merged_gateways.target_kind is not None)
+        return (
+            self.shared_http_port
+            or bool(self.target_kind_fields)
+            or (self.merged_gateways is not None and self.merged_gateways.target_kind is not None)
+        )
 
     @property
     def gk(self) -> tuple[str, str]:
@@ -285,6 +308,11 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
         )
         if "mergedGateways" in raw
         else None,
+        target_kind_fields=tuple(
+            TargetKindFields(_target_kind(entry["kind"]), tuple(entry["fields"]), entry["message"])
+            for entry in raw.get("targetKindFields", ())
+        ),
+        invalid_claims_target=raw.get("invalidClaimsTarget", False),
     )
 
 

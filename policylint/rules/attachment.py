@@ -903,7 +903,7 @@ class CertificateRefInvalid(Rule):
 
 
 class PolicyRejectedOnTarget(Rule):
-    """The controller rejects a policy on one of its targets: plain-HTTP listeners sharing a port it covers only in part, or a target kind that merged Gateways rule out."""
+    """The controller rejects a policy on one of its targets: plain-HTTP listeners sharing a port it covers only in part, a target kind that merged Gateways rule out, or a field it does not support on that kind of target."""
 
     id = "PL418"
     name = "policy-rejected-on-target"
@@ -919,8 +919,11 @@ class PolicyRejectedOnTarget(Rule):
                 continue
             for res in project.resolution.targets(policy):
                 for error in topology.target_errors(policy, res):
-                    message = f"{profile.kind} {where(policy.obj)} is rejected on {res.ref.display()}: {error} (Accepted=False, Invalid)"
-                    if error.startswith("plain-HTTP listener"):
+                    message = f"{profile.kind} {where(policy.obj)} is rejected on {res.ref.display()}: {error.message} (Accepted=False, Invalid)"
+                    if error.reason == "kind-fields":
+                        hint = "Keep to the fields the controller supports on this kind of target, or target another kind."
+                        yield self.issue(policy.obj, res.ref.path, message, hint=hint)
+                    elif error.reason == "shared-http-port":
                         hint = (
                             "Target the whole Gateway, which covers every listener of its own on the port, or give"
                             " this listener a port of its own."

@@ -51,7 +51,7 @@ import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from policylint.input.positions import format_path, join, parse_path
 from policylint.k8s.fieldtypes import INTEGER, Malformed, has_type
@@ -307,7 +307,7 @@ class Topology:
         self._managed: dict[tuple[str, str], set[str]] = {}
         self._referrers: dict[int, list[ObjectRef]] = defaultdict(list)
         self._groups: frozenset[str] | None = None
-        self._target_errors: dict[tuple[int, int], tuple[str, ...]] = {}
+        self._target_errors: dict[tuple[int, int], tuple[TargetError, ...]] = {}
         self._delegated_by: dict[int, list[K8sObject]] = defaultdict(list)
         self._conflicts: dict[int, tuple[Listener, str]] = {}  # id(listener) -> (the one it yields to, why)
         self._build()
@@ -476,10 +476,11 @@ class Topology:
         the API server refuses first (policylint.k8s.admission), then what the controller does."""
         return self.spec_errors.get(id(policy), ())
 
-    def target_errors(self, policy: Policy, res: TargetResolution) -> tuple[str, ...]:
+    def target_errors(self, policy: Policy, res: TargetResolution) -> tuple[TargetError, ...]:
         """What makes the controller reject the policy on this one target (Accepted=False, Invalid
         on that ancestor only): a plain-HTTP listener port it covers only in part
-        (`sharedHttpPort`), or a target kind that merged Gateways rule out (`mergedGateways`)."""
+        (`sharedHttpPort`), a target kind that merged Gateways rule out (`mergedGateways`), or a
+        field the controller does not support on that kind of target (`targetKindFields`)."""
         profile = policy.profile
         if not res.accepted or res.target is None or res.target.group != GATEWAY_GROUP:
             return ()
@@ -488,9 +489,57 @@ class Topology:
         key = (id(policy.obj), id(res))
         found = self._target_errors.get(key)
         if found is None:
-            found = self._target_errors[key] = self._merged_kind_errors(profile, res.target) + (
-                self._shared_port_errors(profile, res.target, res.section) if profile.shared_http_port else ()
+            found = self._target_errors[key] = (
+                self._merged_kind_errors(profile, res.target)
+                + (self._shared_port_errors(profile, res.target, res.section) if profile.shared_http_port else ())
+                + self._kind_field_errors(policy, res.target)
             )
+        return found
+
+    def _kind_field_errors(self, policy: Policy, target: K8sObject) -> tuple[TargetError, ...]:
+        """Spec fields the controller does not support on this kind of target (`targetKindFields`),
+        in the policy's own spec or, when it merges onto its parent's (Envoy Gateway `mergeType`),
+        in the spec the merge gives: the policy of the same kind on the closest parent of the route
+        (a listener it attaches through, else its Gateway), as Envoy Gateway merges."""
+        profile = policy.profile
+        for spec in profile.target_kind_fields:
+            if (target.group, target.kind) != (spec.kind.group, spec.kind.kind):
+                continue
+            allowed = set(spec.fields)
+            extra = sorted(set(_proper_fields(policy)) - allowed)
+            merged: set[str] = set()
+            if profile.merge.custom == "envoy-merge-type" and isinstance(policy.obj.spec.get("mergeType"), str):
+                for parent in self._closest_parent_policies(policy, target):
+                    merged |= set(_proper_fields(parent)) - allowed
+            where = f"{target.kind} {target.namespace}/{target.name}"
+            if extra:
+                return (TargetError("kind-fields", f"{spec.message} (it sets {', '.join(extra)} on {where})"),)
+            if merged:
+                what = ", ".join(sorted(merged))
+                return (
+                    TargetError(
+                        "kind-fields", f"{spec.message} (merged with its parent's policy, the spec sets {what} on {where})"
+                    ),
+                )
+        return ()
+
+    def _closest_parent_policies(self, policy: Policy, route: K8sObject) -> list[Policy]:
+        found: list[Policy] = []
+        same_kind = [p for p in self.resolution.policies() if p.profile.gk == policy.profile.gk and p is not policy]
+        for attachment in self.parents.get(id(route), []):
+            gateway = attachment.parent
+            if gateway is None:
+                continue
+            on_listener, on_gateway = [], []
+            for other in same_kind:
+                for res in self.resolution.targets(other):
+                    if res.target is not gateway:
+                        continue
+                    if res.section is None:
+                        on_gateway.append(other)
+                    elif any(listener.section == res.section for listener in attachment.listeners):
+                        on_listener.append(other)
+            found.extend(on_listener or on_gateway)
         return found
 
     def _merges(self, gateway_class: K8sObject, profile: PolicyProfile) -> bool:
@@ -506,7 +555,7 @@ class Topology:
         holder = self.index.lookup(kind.group, kind.kind, namespace, name) if name else None
         return holder is not None and holder.spec.get(spec.field) is True
 
-    def _merged_kind_errors(self, profile: PolicyProfile, target: K8sObject) -> tuple[str, ...]:
+    def _merged_kind_errors(self, profile: PolicyProfile, target: K8sObject) -> tuple[TargetError, ...]:
         spec = profile.merged_gateways
         if spec is None or spec.target_kind is None:
             return ()
@@ -514,13 +563,19 @@ class Topology:
             ref = self.class_refs.get(id(target))
             if ref is not None and ref.target is not None and self._merges(ref.target, profile):
                 return (
-                    f"the Gateways of class {ref.target.name} are merged ({spec.parameters.kind} {spec.field}), so the"
-                    f" controller reads the target as a {spec.target_kind} and finds none named {target.name}",
+                    TargetError(
+                        "merged-gateways",
+                        f"the Gateways of class {ref.target.name} are merged ({spec.parameters.kind} {spec.field}), so the"
+                        f" controller reads the target as a {spec.target_kind} and finds none named {target.name}",
+                    ),
                 )
         elif target.kind == spec.target_kind and not self._merges(target, profile):
             return (
-                f"the Gateways of {spec.target_kind} {target.name} are not merged ({spec.parameters.kind} {spec.field}),"
-                " so the controller takes only a Gateway as the target",
+                TargetError(
+                    "merged-gateways",
+                    f"the Gateways of {spec.target_kind} {target.name} are not merged ({spec.parameters.kind} {spec.field}),"
+                    " so the controller takes only a Gateway as the target",
+                ),
             )
         return ()
 
@@ -569,7 +624,7 @@ class Topology:
             return [gateway]
         return [g for g in self.gateways() if (r := self.class_refs.get(id(g))) is not None and r.target is gateway_class]
 
-    def _shared_port_errors(self, profile: PolicyProfile, target: K8sObject, section: Section | None) -> tuple[str, ...]:
+    def _shared_port_errors(self, profile: PolicyProfile, target: K8sObject, section: Section | None) -> tuple[TargetError, ...]:
         if target.kind == "Gateway":
             gateway: K8sObject | None = target
             own = self.gateway_listeners(target)
@@ -583,7 +638,7 @@ class Topology:
             return ()
         covered = [listener for listener in own if section is None or listener.section == section]
         everyone = [listener for g in self.proxy_gateways(gateway, profile) for listener in self.gateway_listeners(g)]
-        errors: list[str] = []
+        errors: list[TargetError] = []
         ports: set[int] = set()
         for listener in covered:
             if listener.protocol != "HTTP" or listener.port is None or listener.port in ports:
@@ -602,9 +657,12 @@ class Topology:
                 ports.add(listener.port)
                 names = ", ".join(_listener_label(m) for m in others)
                 errors.append(
-                    f"plain-HTTP listener {_listener_label(listener)} shares port {listener.port} with {names},"
-                    " which the policy does not cover: its controller serves them as one listener and rejects a"
-                    " policy on only some of them"
+                    TargetError(
+                        "shared-http-port",
+                        f"plain-HTTP listener {_listener_label(listener)} shares port {listener.port} with {names},"
+                        " which the policy does not cover: its controller serves them as one listener and rejects a"
+                        " policy on only some of them",
+                    )
                 )
         return tuple(errors)
 
@@ -1273,6 +1331,31 @@ class Topology:
                     if ref is not None:
                         out.append(ref)
         return out
+
+
+TargetErrorReason = Literal["shared-http-port", "merged-gateways", "kind-fields"]
+
+
+@dataclass(frozen=True, slots=True)
+class TargetError:
+    """Why the controller rejects a policy on one target: the profile fact behind it (`reason`:
+    `sharedHttpPort`, `mergedGateways`, `targetKindFields`) and what it says."""
+
+    reason: TargetErrorReason
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _proper_fields(policy: Policy) -> list[str]:
+    """The fields of a policy's spec that configure something: not its targets, not what the
+    profile says is about merging (`nonProperFields`, the strategy field)."""
+    profile = policy.profile
+    skip = {*profile.targets.fields, *profile.merge.non_proper_fields}
+    if profile.merge.strategy_field:
+        skip.add(profile.merge.strategy_field)
+    return [k for k in policy.obj.spec if k not in skip]
 
 
 def _constant(value: str, _kind: str) -> str:

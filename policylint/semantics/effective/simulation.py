@@ -283,6 +283,19 @@ def policy_facets(policy: Policy, node: NodeKey) -> list[Facet]:
     return _retag(facets)
 
 
+# The levels a rejected policy can still take from the policies above (`invalidClaimsTarget`):
+# Envoy Gateway records a route, a Gateway listener or a ListenerSet as overriding its parents'
+# scope before it validates the policy on it (overrides.Add in internal/gatewayapi).
+_CLAIMED = frozenset({"listenerset", "listener", "route", "rule"})
+
+
+def _claim(policy: Policy, node: NodeKey) -> Facet:
+    """What a policy its controller rejects leaves on a target it still takes: nothing, in place
+    of everything above (an atomic block without values, at the policy's own level)."""
+    facet = Facet(policy, node, Role.DEFAULT, Atomicity.ATOMIC, tag({}, None), "spec", False, 0)
+    return _retag([facet])[0]
+
+
 def _retag(facets: list[Facet]) -> list[Facet]:
     # The tree was tagged before the facet existed; point every value at its facet.
     for facet in facets:
@@ -711,15 +724,27 @@ class Simulation:
                 # simulating both copies would make it conflict with, or override, itself.
                 self.facets[id(policy.obj)] = facets
                 continue
-            if self.topology.policy_errors(policy.obj):
+            rejected = self.topology.policy_errors(policy.obj)
+            # A controller that takes a route or listener for a policy before it validates it
+            # (`invalidClaimsTarget`) leaves the policies above Overridden there even when it then
+            # rejects the policy; one the API server refuses never reaches it.
+            claims = policy.profile.invalid_claims_target and not self._refused(policy.obj)
+            if rejected and not claims:
                 # Rejected by its controller (Accepted=False, Invalid): it applies nowhere, so it
                 # neither conflicts with nor overrides anything (`accepted` says why).
                 self.facets[id(policy.obj)] = facets
                 continue
             for res in self.resolution.targets(policy):
                 node = self.node_of(res)
-                if node is None or self.topology.target_errors(policy, res):
-                    continue  # rejected on this target alone (`accepted` says why)
+                if node is None:
+                    continue
+                if rejected or self.topology.target_errors(policy, res):
+                    # Rejected on this target (`accepted` says why): nothing of it applies, but it
+                    # may still take the target from the policies above.
+                    if claims and node[0] in _CLAIMED:
+                        self._by_kind[policy.profile.gk][node].append(_claim(policy, node))
+                        self._profiles[policy.profile.gk] = policy.profile
+                    continue
                 if node[0] == "namespace":
                     self._namespace_level = True
                 for facet in policy_facets(policy, node):
@@ -727,6 +752,10 @@ class Simulation:
                     self._by_kind[policy.profile.gk][node].append(facet)
                 self._profiles[policy.profile.gk] = policy.profile
             self.facets[id(policy.obj)] = facets
+
+    def _refused(self, obj: K8sObject) -> bool:
+        verdict = self.index.admission(obj)
+        return verdict is not None and verdict.rejected
 
     # -- the hierarchy ----------------------------------------------------------------------
 
@@ -1080,7 +1109,7 @@ class Simulation:
         when the policy loses every context through the target to a conflict."""
         if not res.accepted:
             return res.status, res.message
-        errors = self.topology.policy_errors(policy.obj) or self.topology.target_errors(policy, res)
+        errors = self.topology.policy_errors(policy.obj) or tuple(e.message for e in self.topology.target_errors(policy, res))
         if errors:
             return Accepted.INVALID, "; ".join(errors)
         status = self.target_status(policy, res)
