@@ -396,3 +396,39 @@ def test_policies_on_different_sections_of_an_unmodelled_kind_do_not_conflict() 
     assert only(result, "PL601") == []
     targets = report_targets(result)
     assert [t["accepted"] for t in targets] == ["Accepted", "Accepted"]
+
+
+# istio/istio pilot/pkg/config/kube/gateway/testdata/backend-tls-policy.yaml: BackendTLSPolicies on
+# a ServiceEntry, whole and by port (sectionName); its .status.yaml.golden: Accepted for the whole
+# ServiceEntry and for port `https`, TargetNotFound for "non-existing-port-name" ("sectionName
+# \"non-existing-port-name\" does not exist in ServiceEntry default/external-service").
+ISTIO_SERVICE_ENTRY_TLS = """\
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: external-service, namespace: default}
+spec:
+  hosts: [external.example.com]
+  ports:
+  - {number: 80, name: http, protocol: HTTP}
+  - {number: 443, name: https, protocol: HTTPS}
+  resolution: DNS
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: tls-external-service-https, namespace: default}
+spec:
+  targetRefs:
+  - {kind: ServiceEntry, name: external-service, group: networking.istio.io, sectionName: https}
+  - {kind: ServiceEntry, name: external-service, group: networking.istio.io, sectionName: non-existing-port-name}
+  validation: {wellKnownCACertificates: System, hostname: external.example.com}
+"""
+
+
+def test_backend_tls_policy_on_an_istio_service_entry() -> None:
+    # Before: PL202 on both targets (a kind BackendTLSPolicy does not document) and no check of
+    # the port names. After: no PL202; the missing port is PL301, as Istio reports TargetNotFound.
+    result = lint_text(ISTIO_SERVICE_ENTRY_TLS)
+    assert only(result, "PL202") == []
+    (missing,) = only(result, "PL301")
+    assert missing.path == "spec.targetRefs[1].sectionName"
+    assert [t["accepted"] for t in report_targets(result)] == ["Accepted", "TargetNotFound"]
