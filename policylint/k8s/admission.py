@@ -408,8 +408,51 @@ def cel_failures(
         return
     memo: dict[int, Any] = {}
     shapes: dict[int, Any] = {}  # the object's maps and lists, by content (`cel.shape`)
-    for parts, raw, node in cel_nodes(data, schema):
+    # The walk of `cel_nodes`, which also skips a subtree whose content was seen under the same
+    # schema node with nothing refused in it (no rule failed, none left out for a malformed
+    # field): (id(schema node), "/", (its shape,)) -> True. `open_` holds the subtrees being
+    # walked, each with whether something under it was refused or left out so far.
+    stack: list[Any] = [(data, schema, ())]
+    open_: list[list[Any]] = []
+    while stack:
+        raw, node, parts = stack.pop()
+        if raw is _END:
+            slot, dirty = open_.pop()
+            if not dirty:
+                results[slot] = True
+            continue
+        if raw is None or template(raw):
+            continue
+        if parts:
+            whole = cel.shape(raw, shapes)
+            if whole is not None:
+                subtree = (id(node), "/", (whole,))
+                if subtree in results:
+                    continue  # nothing under it is refused
+                open_.append([subtree, False])
+                stack.append((_END, None, None))
+        children: list[Any] = []
+        if type(raw) is dict:
+            properties = node.get("properties") or {}
+            additional = node.get("additionalProperties")
+            for key, child in raw.items():
+                if not parts and key in TOP_LEVEL_SKIPPED:
+                    continue
+                sub = properties.get(key)
+                if sub is None and isinstance(additional, dict):
+                    sub = additional
+                if sub is not None and (type(child) is dict or type(child) is list) and subtree_has_rules(sub):
+                    children.append((child, sub, (*parts, key)))
+        elif type(raw) is list:
+            items = node.get("items")
+            if isinstance(items, dict) and subtree_has_rules(items):
+                children.extend((item, items, (*parts, i)) for i, item in enumerate(raw))
+        stack.extend(reversed(children))
+        if not node.get(VALIDATIONS):
+            continue
         if malformed.broken(*parts):
+            for frame in open_:
+                frame[1] = True
             continue  # the value or a parent has the wrong type: PL010's finding
         value: Any = _UNSET
         path: str | None = None
@@ -444,6 +487,8 @@ def cel_failures(
                 continue  # a value the schema refuses, read by the rule
             if value is _UNSET:
                 value = root_value(data, node, memo) if not parts else cel.to_cel(raw, node, memo)
+            for frame in open_:
+                frame[1] = True
             if error is not None and error.message.startswith("no such key: "):
                 if error.message[len("no such key: ") :] in memo.get(cel.MISSING, ()):
                     continue  # a required field is missing: a schema rejection
@@ -468,6 +513,7 @@ def cel_failures(
 
 
 _SUBTREE: dict[int, tuple[Mapping[str, Any], bool]] = {}
+_END: Any = object()  # on the walk's stack: the subtree above is done
 
 
 def subtree_has_rules(node: Mapping[str, Any]) -> bool:
