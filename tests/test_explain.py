@@ -354,6 +354,19 @@ def test_the_readme_shows_real_output() -> None:
     assert shown == result.stdout, "README Explain example is stale: paste the output of the command again"
 
 
+def test_a_policy_the_api_server_refuses_applies_on_no_target() -> None:
+    """examples/: RateLimitPolicy infra/https-client-limits, refused by Kuadrant's CRD (defaults and
+    overrides together), targets a listener that carries traffic: the explanation says why it is
+    Invalid and that it takes part in no context, not that no traffic passes there."""
+    result = explain("ratelimitpolicy/infra/https-client-limits", "examples/")
+    assert result.exit_code == 0
+    assert "strategy: none (it applies on no target)" in result.stdout
+    assert "target Gateway infra/shared-gw#https (spec.targetRef): Invalid\n" in result.stdout
+    assert "rejected by the API server: spec: Overrides and explicit defaults are mutually exclusive" in result.stdout
+    assert "an Invalid policy takes part in no context" in result.stdout
+    assert "no traffic path" not in result.stdout
+
+
 def test_the_entry_point_returns_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     from policylint.entry import main
 

@@ -145,6 +145,17 @@ def test_policies_are_styled_by_status() -> None:
     assert classes["missing_HTTPRoute_app_r5"] == "missing"
 
 
+def test_a_policy_the_api_server_refuses_is_drawn_invalid() -> None:
+    """examples/infra/kuadrant-ratelimit.yaml: https-client-limits declares defaults and overrides,
+    which Kuadrant's CRD refuses. Its target (listener https) exists and carries traffic, but the
+    policy applies nowhere: Invalid (docs/semantics.md#policies-the-api-server-rejects), not a
+    policy that reaches no traffic."""
+    text = CliRunner().invoke(cli, ["graph", "examples/"]).stdout
+    assert _classes(text)["pol_RateLimitPolicy_infra_https_client_limits"] == "invalid"
+    assert '{{"RateLimitPolicy<br/>https-client-limits<br/>Invalid"}}' in text
+    assert "  pol_RateLimitPolicy_infra_https_client_limits -.-> listener_infra_shared_gw_https\n" in text
+
+
 def test_policies_attach_to_their_targets_with_dashed_edges() -> None:
     text = graph().stdout
     assert "  pol_ColorPolicy_app_p3 -.-> gateway_app_g2\n" in text

@@ -133,7 +133,10 @@ def _manifests() -> str:
           targetRefs:
           - {{group: gateway.networking.k8s.io, kind: HTTPRoute, name: {q(ROUTE)}}}
           - {{group: gateway.networking.k8s.io, kind: HTTPRoute, name: {q("gone" + WORKFLOW + BIDI)}}}
-          timeout: {{http: {{requestTimeout: {q(VALUE)}}}}}
+          # A free string in Envoy Gateway's CRD (no pattern, no enum): a value its schema refuses
+          # (say requestTimeout, a duration) would make the policy Invalid, and explain shows no
+          # effective value of an Invalid policy (docs/semantics.md#policies-the-api-server-rejects).
+          telemetry: {{metrics: {{routeStatName: {q(VALUE)}}}}}
           retry: {{numRetries: 3, note: {q(HUGE)}, {q("key" + WORKFLOW)}: {q(VALUE)}}}
         ---
         apiVersion: gateway.networking.k8s.io/v1
@@ -495,8 +498,8 @@ def test_explain_text_values_are_json_escaped_and_bounded(corpus: Path) -> None:
     assert code == 0
     text = assert_safe_text(out)
     lines = text.splitlines()
-    (timeout,) = [line for line in lines if line.strip().startswith("timeout.http.requestTimeout:")]
-    shown = timeout.split(": ", 1)[1]
+    (stat_name,) = [line for line in lines if line.strip().startswith("telemetry.metrics.routeStatName:")]
+    shown = stat_name.split(": ", 1)[1]
     # The standard library's JSON text of the value, with what JSON leaves raw escaped, cut to 100.
     assert shown == textsafe.truncate(json.dumps(VALUE, ensure_ascii=False).translate(_JSON_ESCAPES), 100, "...")
     (note,) = [line for line in lines if line.strip().startswith("retry.note:")]

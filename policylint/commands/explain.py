@@ -661,7 +661,10 @@ def _policy_target(
     note = None
     if node is not None and not items:
         effective = policy.profile.effective_target
-        if RANK[node[0]] > RANK.get(effective, RANK["route"]):
+        if accepted is Accepted.INVALID:
+            # Rejected (by the API server or the controller): it applies nowhere, whatever the traffic.
+            note = "an Invalid policy takes part in no context"
+        elif RANK[node[0]] > RANK.get(effective, RANK["route"]):
             note = f"the target lies below the kind's effective target ({effective}): no context of this kind ends there"
         else:
             note = "no context reaches this target: no traffic path through it in the input"
@@ -851,7 +854,7 @@ def _render_result(result: Mapping[str, Any], lines: list[str]) -> None:
 
 
 def _render_policy(policy: Mapping[str, Any], lines: list[str]) -> None:
-    strategies = ", ".join(policy["strategies"]) or "none (no target resolved)"
+    strategies = ", ".join(policy["strategies"]) or "none (it applies on no target)"
     lines.append(
         f"profile {policy['profile']} ({policy['class']}, effective at {policy['effectiveTarget']}); strategy: {strategies}"
     )

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, ClassVar
 from policylint.commands.explain import Describer, Found, find_object, object_node, parse_query
 from policylint.semantics.effective.simulation import ENFORCED, OVERRIDDEN, NodeKey
 from policylint.textsafe import MAX_FIELD, escape, mermaid_label
-from policylint.vocabulary import Resolved
+from policylint.vocabulary import Accepted, Resolved
 
 if TYPE_CHECKING:
     from policylint.profiles.policy import Policy
@@ -205,7 +205,7 @@ class _Builder:
             state, dst, label = self._target(policy, res)
             states.append(state)
             if state == "invalid":
-                resolution_problems.append(res.status)
+                resolution_problems.append(self.sim.accepted(policy, res)[0])
             if dst is not None:
                 targets.append(dst)
                 self.graph.add_edge(GEdge(policy_id, dst, True, label))
@@ -224,6 +224,8 @@ class _Builder:
             label = None
             if drawn != node:
                 label = f"#{self.describe.section_text(node)}"
+            if self.sim.accepted(policy, res)[0] == Accepted.INVALID:
+                return "invalid", dst, label  # refused by the API server or its controller: applies nowhere
             status = self.sim.target_status(policy, res)
             if status is None or status.contexts == 0:
                 return "inert", dst, label
