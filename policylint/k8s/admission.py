@@ -139,6 +139,11 @@ class Catalogue:
     # (id(schema node), rule, result key) -> outcome: a CEL rule's result on values that agree in
     # what it reads is computed once (`cel.result_key`); most nodes of a repository repeat.
     # A node's rules together: (id(schema node), "", (the value's `cel.shape`,)) -> their outcomes.
+    # (id(schema node), `cel.shape` of a value) -> its schema violations, paths relative to it
+    # (`violations`): the content of a map or list checked once per schema node.
+    schema_results: dict[tuple[int, Any], tuple[tuple[tuple[str | int, ...], str, str], ...]] = dataclass_field(
+        default_factory=dict
+    )
     cel_results: dict[tuple[int, str, tuple[Any, ...]], Any] = dataclass_field(default_factory=dict)
 
     def bundled(self, channel: str | None = None) -> Mapping[tuple[str, str, str], tuple[Mapping[str, Any], str]]:
@@ -219,11 +224,12 @@ def admit(index: ProjectIndex, obj: K8sObject) -> Admission | None:
     if found is None:
         return None
     schema, source = found
+    shapes: dict[int, Any] = {}  # the object's maps and lists by content, for both walks (`cel.shape`)
     problems = tuple(
         Rejection(Check.SCHEMA, parts, format_path(parts), problem, reason)
-        for parts, problem, reason in violations(obj.data, schema)
+        for parts, problem, reason in violations(obj.data, schema, catalogue.schema_results, shapes)
     )
-    failures = tuple(cel_failures(obj.data, schema, index.malformed(obj), catalogue.cel_results))
+    failures = tuple(cel_failures(obj.data, schema, index.malformed(obj), catalogue.cel_results, shapes))
     return Admission(problems, failures, source, source is None and catalogue.given_with_option(obj))
 
 
@@ -274,20 +280,47 @@ def _kind_of(value: Any) -> str:
     return type(value).__name__
 
 
-def violations(data: Mapping[str, Any], schema: Mapping[str, Any]) -> list[_Violation]:
+def violations(
+    data: Mapping[str, Any],
+    schema: Mapping[str, Any],
+    seen: dict[tuple[int, Any], tuple[_Violation, ...]] | None = None,
+    shapes: dict[int, Any] | None = None,
+) -> list[_Violation]:
     """(path, what is wrong) for every value the schema rejects: type, enum, string length,
     pattern and format, numeric bounds, item and property counts, and missing required fields.
     Patterns are matched with RE2, the engine of the API server's Go regexp, in linear time; a
     pattern RE2 does not compile, and a format Kubernetes does not validate, check nothing
-    (policylint.k8s.strformats)."""
+    (policylint.k8s.strformats).
+
+    `seen` ((id(schema node), the value's `cel.shape`) -> what is wrong under it, paths relative
+    to it) lets a map or list whose content was checked under the same schema node before take
+    that answer (repositories repeat their routes' rules, matches and filters); `shapes` is the
+    object's memo of `cel.shape`."""
+    from policylint.k8s.cel import shape
+
+    if shapes is None:
+        shapes = {}
     out: list[_Violation] = []
     root = {k: v for k, v in data.items() if k not in TOP_LEVEL_SKIPPED}
     top_required = [r for r in schema.get("required", ()) if r not in TOP_LEVEL_SKIPPED]
-    stack: list[tuple[Any, Mapping[str, Any], tuple[str | int, ...]]] = [(root, {**schema, "required": top_required}, ())]
+    stack: list[tuple[Any, Any, Any]] = [(root, {**schema, "required": top_required}, ())]
     while stack:
         value, node, path = stack.pop()
+        if value is _END:
+            key, start, depth = node
+            seen[key] = tuple((p[depth:], m, r) for p, m, r in out[start:])  # type: ignore[index]
+            continue
         if value is None or template(value):
             continue  # a null is an unset field to the API server; a template action is PL004's
+        if seen is not None and path and (type(value) is dict or type(value) is list):
+            whole = shape(value, shapes)
+            if whole is not None:
+                key = (id(node), whole)
+                got = seen.get(key)
+                if got is not None:
+                    out.extend(((*path, *p), m, r) for p, m, r in got)
+                    continue
+                stack.append((_END, (key, len(out), len(path)), None))
         if node.get("x-kubernetes-int-or-string"):
             if isinstance(value, bool) or not isinstance(value, (int, str)):
                 out.append((path, f"is {_kind_of(value)}, where the schema takes an integer or a string", _TYPE))
@@ -397,6 +430,7 @@ def cel_failures(
     schema: Mapping[str, Any],
     malformed: Malformed,
     results: dict[tuple[int, str, tuple[Any, ...]], Any],
+    shapes: dict[int, Any] | None = None,
 ) -> Iterator[Rejection]:
     """The CEL rules of the schema that refuse the object, node by node (parents first, in
     document order), each rule compiled once per text and run only on the nodes the object has.
@@ -407,7 +441,8 @@ def cel_failures(
     if not subtree_has_rules(schema):
         return
     memo: dict[int, Any] = {}
-    shapes: dict[int, Any] = {}  # the object's maps and lists, by content (`cel.shape`)
+    if shapes is None:
+        shapes = {}  # the object's maps and lists, by content (`cel.shape`)
     # The walk of `cel_nodes`, which also skips a subtree whose content was seen under the same
     # schema node with nothing refused in it (no rule failed, none left out for a malformed
     # field): (id(schema node), "/", (its shape,)) -> True. `open_` holds the subtrees being
