@@ -83,6 +83,10 @@ class Admission:
     # None: the object's CRD in the input or given with --crd (`given`), which the cluster serves.
     source: str | None
     given: bool = False  # decided by a CRD given with --crd
+    # The fields the schema does not define, which the API server prunes (not a rejection; PL702's
+    # and PL706's): (path parts of the parent, the key, the keys the parent may have), in document
+    # order, where the schema does not keep unknown fields (`x-kubernetes-preserve-unknown-fields`).
+    pruned: tuple[tuple[tuple[str | int, ...], str, list[str]], ...] = ()
 
     @property
     def rejected(self) -> bool:
@@ -136,14 +140,13 @@ class Catalogue:
     # The unknown fields of every object (which the API server prunes), once computed for PL702
     # and PL706 (policylint.rules.schema).
     unknown: list[tuple[K8sObject, str | None, list[PrunedField]]] | None = None
+    # (id(schema node), `cel.shape` of a value) -> its schema violations and pruned fields, paths
+    # relative to it (`violations`): the content of a map or list checked once per schema node.
+    schema_results: dict[tuple[int, Any], Any] = dataclass_field(default_factory=dict)
     # (id(schema node), rule, result key) -> outcome: a CEL rule's result on values that agree in
     # what it reads is computed once (`cel.result_key`); most nodes of a repository repeat.
-    # A node's rules together: (id(schema node), "", (the value's `cel.shape`,)) -> their outcomes.
-    # (id(schema node), `cel.shape` of a value) -> its schema violations, paths relative to it
-    # (`violations`): the content of a map or list checked once per schema node.
-    schema_results: dict[tuple[int, Any], tuple[tuple[tuple[str | int, ...], str, str], ...]] = dataclass_field(
-        default_factory=dict
-    )
+    # A node's rules together: (id(schema node), "", (the value's `cel.shape`,)) -> their outcomes;
+    # a subtree with nothing refused: (id(schema node), "/", (its shape,)) -> True (`cel_failures`).
     cel_results: dict[tuple[int, str, tuple[Any, ...]], Any] = dataclass_field(default_factory=dict)
 
     def bundled(self, channel: str | None = None) -> Mapping[tuple[str, str, str], tuple[Mapping[str, Any], str]]:
@@ -225,12 +228,14 @@ def admit(index: ProjectIndex, obj: K8sObject) -> Admission | None:
         return None
     schema, source = found
     shapes: dict[int, Any] = {}  # the object's maps and lists by content, for both walks (`cel.shape`)
+    pruned: list[_Pruned] = []
     problems = tuple(
         Rejection(Check.SCHEMA, parts, format_path(parts), problem, reason)
-        for parts, problem, reason in violations(obj.data, schema, catalogue.schema_results, shapes)
+        for parts, problem, reason in violations(obj.data, schema, catalogue.schema_results, shapes, pruned)
     )
     failures = tuple(cel_failures(obj.data, schema, index.malformed(obj), catalogue.cel_results, shapes))
-    return Admission(problems, failures, source, source is None and catalogue.given_with_option(obj))
+    given = source is None and catalogue.given_with_option(obj)
+    return Admission(problems, failures, source, given, tuple(pruned))
 
 
 def validate(
@@ -250,6 +255,7 @@ def validate(
 
 # (path, what is wrong, the API server's field error type)
 _Violation = tuple[tuple[str | int, ...], str, str]
+_Pruned = tuple[tuple[str | int, ...], str, list[str]]
 _TYPE = "FieldValueTypeInvalid"
 _INVALID = "FieldValueInvalid"
 _TOO_MANY = {"maxLength": "FieldValueTooLong", "maxItems": "FieldValueTooMany", "maxProperties": "FieldValueTooMany"}
@@ -283,8 +289,9 @@ def _kind_of(value: Any) -> str:
 def violations(
     data: Mapping[str, Any],
     schema: Mapping[str, Any],
-    seen: dict[tuple[int, Any], tuple[_Violation, ...]] | None = None,
+    seen: dict[tuple[int, Any], tuple[tuple[_Violation, ...], tuple[_Pruned, ...]]] | None = None,
     shapes: dict[int, Any] | None = None,
+    pruned: list[_Pruned] | None = None,
 ) -> list[_Violation]:
     """(path, what is wrong) for every value the schema rejects: type, enum, string length,
     pattern and format, numeric bounds, item and property counts, and missing required fields.
@@ -295,20 +302,29 @@ def violations(
     `seen` ((id(schema node), the value's `cel.shape`) -> what is wrong under it, paths relative
     to it) lets a map or list whose content was checked under the same schema node before take
     that answer (repositories repeat their routes' rules, matches and filters); `shapes` is the
-    object's memo of `cel.shape`."""
+    object's memo of `cel.shape`. `pruned` receives the fields the schema does not define (see
+    `Admission.pruned`), found by the same walk."""
     from policylint.k8s.cel import shape
 
     if shapes is None:
         shapes = {}
     out: list[_Violation] = []
+    unknown: list[_Pruned] = pruned if pruned is not None else []
+    quiet = 0  # > 0: under a node that keeps unknown fields (or an embedded resource)
     root = {k: v for k, v in data.items() if k not in TOP_LEVEL_SKIPPED}
     top_required = [r for r in schema.get("required", ()) if r not in TOP_LEVEL_SKIPPED]
     stack: list[tuple[Any, Any, Any]] = [(root, {**schema, "required": top_required}, ())]
     while stack:
         value, node, path = stack.pop()
         if value is _END:
-            key, start, depth = node
-            seen[key] = tuple((p[depth:], m, r) for p, m, r in out[start:])  # type: ignore[index]
+            if node is None:
+                quiet -= 1
+                continue
+            key, start, depth, first = node
+            seen[key] = (  # type: ignore[index]
+                tuple((p[depth:], m, r) for p, m, r in out[start:]),
+                tuple((p[depth:], k, known) for p, k, known in unknown[first:]),
+            )
             continue
         if value is None or template(value):
             continue  # a null is an unset field to the API server; a template action is PL004's
@@ -318,9 +334,13 @@ def violations(
                 key = (id(node), whole)
                 got = seen.get(key)
                 if got is not None:
-                    out.extend(((*path, *p), m, r) for p, m, r in got)
+                    out.extend(((*path, *p), m, r) for p, m, r in got[0])
+                    unknown.extend(((*path, *p), k, known) for p, k, known in got[1])
                     continue
-                stack.append((_END, (key, len(out), len(path)), None))
+                stack.append((_END, (key, len(out), len(path), len(unknown)), None))
+        if node.get(PRESERVE) or node.get(EMBEDDED):
+            quiet += 1
+            stack.append((_END, None, None))
         if node.get("x-kubernetes-int-or-string"):
             if isinstance(value, bool) or not isinstance(value, (int, str)):
                 out.append((path, f"is {_kind_of(value)}, where the schema takes an integer or a string", _TYPE))
@@ -368,6 +388,8 @@ def violations(
                 if sub is None and isinstance(additional, dict):
                     sub = additional
                 if sub is None:
+                    if not quiet and additional is not True and (additional is not None or node.get("properties") is not None):
+                        unknown.append((path, str(key), sorted(properties)))
                     continue
                 if type(child) is str and sub.get("type") == "string" and "enum" not in sub:
                     # Most values: a string whose length, pattern and format are all there is to

@@ -18,13 +18,9 @@ from typing import Any
 from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import format_path, join
 from policylint.k8s.admission import (
-    EMBEDDED,
-    PRESERVE,
-    TOP_LEVEL_SKIPPED,
     Catalogue,
     PrunedField,
     schemas_for,
-    template,
     violations,
 )
 from policylint.k8s.deprecations import deprecations
@@ -134,8 +130,11 @@ def _unknown_fields(project: Project) -> list[tuple[K8sObject, str | None, list[
 
 def _find_unknown_fields(project: Project, catalogue: Catalogue) -> Iterator[tuple[K8sObject, str | None, list[_Unknown]]]:
     targets = _target_fields(project)
-    for obj, schema, source in schemas_for(project.index):
-        found = _unknown(obj.data, schema)
+    index = project.index
+    for obj, _, source in schemas_for(index):
+        # Found by the walk that checks the object against its schema (`Admission.pruned`).
+        verdict = index.admission(obj)
+        found = verdict.pruned if verdict is not None else ()
         if not found:
             continue
         malformed = project.index.malformed(obj)
@@ -193,49 +192,6 @@ class ExperimentalField(Rule):
                     " (a newer release may have moved it to the standard channel: then lint with its CRDs, --crd)."
                 )
                 yield self.issue(obj, at, message, hint=hint)
-
-
-def _unknown(data: Mapping[str, Any], schema: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...], str, list[str]]]:
-    """(path of the parent, unknown key, the keys the parent may have) for every field the schema
-    does not define, where it does not keep unknown fields (`x-kubernetes-preserve-unknown-fields`),
-    in document order. One pass over the object's maps and lists; scalars are never visited."""
-    out: list[tuple[tuple[str | int, ...], str, list[str]]] = []
-    root = {k: v for k, v in data.items() if k not in TOP_LEVEL_SKIPPED}
-    stack: list[tuple[Any, Mapping[str, Any], tuple[str | int, ...]]] = [(root, schema, ())]
-    while stack:
-        value, node, path = stack.pop()
-        if node.get(PRESERVE) or node.get(EMBEDDED):
-            continue
-        if type(value) is dict:
-            if template(value):
-                continue  # an unrendered template action (PL004)
-            properties = node.get("properties")
-            additional = node.get("additionalProperties")
-            if properties is None and additional is None:
-                continue  # an object the schema does not describe further (any keys), or `anyOf` forms
-            children = []
-            for key, child in value.items():
-                sub = properties.get(key) if properties is not None else None
-                if sub is None:
-                    if isinstance(additional, dict):
-                        sub = additional
-                    elif additional is True:
-                        continue
-                    else:
-                        out.append((path, str(key), sorted(properties or ())))
-                        continue
-                if type(child) is dict or type(child) is list:
-                    children.append((child, sub, (*path, key)))
-            stack.extend(reversed(children))
-        elif type(value) is list:
-            items = node.get("items")
-            if isinstance(items, dict):
-                stack.extend(
-                    (item, items, (*path, i))
-                    for i, item in reversed(list(enumerate(value)))
-                    if type(item) is dict or type(item) is list
-                )
-    return out
 
 
 class SchemaViolation(Rule):
