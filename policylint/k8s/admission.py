@@ -488,24 +488,21 @@ def cel_failures(
                     continue  # nothing under it is refused
                 open_.append([subtree, False])
                 stack.append((_END, None, None))
-        children: list[Any] = []
+        _, kids, extra, each, own = _plan(node)
         if type(raw) is dict:
-            properties = node.get("properties") or {}
-            additional = node.get("additionalProperties")
-            for key, child in raw.items():
-                if not parts and key in TOP_LEVEL_SKIPPED:
-                    continue
-                sub = properties.get(key)
-                if sub is None and isinstance(additional, dict):
-                    sub = additional
-                if sub is not None and (type(child) is dict or type(child) is list) and subtree_has_rules(sub):
-                    children.append((child, sub, (*parts, key)))
-        elif type(raw) is list:
-            items = node.get("items")
-            if isinstance(items, dict) and subtree_has_rules(items):
-                children.extend((item, items, (*parts, i)) for i, item in enumerate(raw))
-        stack.extend(reversed(children))
-        if not node.get(VALIDATIONS):
+            if kids is not None:
+                children: list[Any] = []
+                for key, child in raw.items():
+                    if (type(child) is dict or type(child) is list) and (parts or key not in TOP_LEVEL_SKIPPED):
+                        sub = kids.get(key, _UNSET)
+                        if sub is _UNSET:
+                            sub = extra
+                        if sub is not None:
+                            children.append((child, sub, (*parts, key)))
+                stack.extend(reversed(children))
+        elif type(raw) is list and each is not None:
+            stack.extend((item, each, (*parts, i)) for i, item in reversed(list(enumerate(raw))))
+        if not own:
             continue
         if malformed.broken(*parts):
             for frame in open_:
@@ -570,6 +567,32 @@ def cel_failures(
 
 
 _SUBTREE: dict[int, tuple[Mapping[str, Any], bool]] = {}
+# id(schema node) -> (the node, its properties' schemas where rules are below them (else None;
+# None for all: no property or additional property leads to a rule), its additionalProperties'
+# schema where rules are below, its items' schema where rules are below, whether it has rules).
+_PLANS: dict[int, tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool]] = {}
+
+
+def _plan(node: Mapping[str, Any]) -> tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool]:
+    """What `cel_failures` walks under a schema node, worked out once per node."""
+    got = _PLANS.get(id(node))
+    if got is not None and got[0] is node:
+        return got
+    properties = node.get("properties") or {}
+    additional = node.get("additionalProperties")
+    kids: dict[Any, Any] | None = {k: sub if subtree_has_rules(sub) else None for k, sub in properties.items()}
+    extra = additional if isinstance(additional, dict) and subtree_has_rules(additional) else None
+    if extra is None and not any(v is not None for v in kids.values()):  # type: ignore[union-attr]
+        kids = None
+    items = node.get("items")
+    each = items if isinstance(items, dict) and subtree_has_rules(items) else None
+    plan = (node, kids, extra, each, bool(node.get(VALIDATIONS)))
+    if len(_PLANS) > 100_000:
+        _PLANS.clear()  # CRDs read from many inputs in one process (tests): keep the cache bounded
+    _PLANS[id(node)] = plan
+    return plan
+
+
 _END: Any = object()  # on the walk's stack: the subtree above is done
 
 
