@@ -580,11 +580,12 @@ def test_rules_shared_among_processes_come_back_in_rule_order() -> None:
     assert [r[0][0] for r in results] == [r.id for r in rules]
     in_child = {r[0][0] for r in results if r[0][1]}
     assert in_child and in_child != {r.id for r in rules}
-    # Even shares by cost (COST; 1 for the rest), the costliest first to the lighter share:
-    # PL704 (12) | PL703 (6), PL702 (9), PL603 (10.5), PL101 (11.5), PL201 (12.5) | PL301 (13).
+    # Even shares by cost (COST; 1 for the rest), the costliest unit first to the lighter share;
+    # PL702-PL706 are one unit (they share the admission cache): PL702+PL703+PL704 (14) | PL603 (3),
+    # PL201 (5), PL101 (6), PL301 (7).
     assert [sorted(r.id for r in share) for share in workers.shares(rules, 2)] == [
-        ["PL301", "PL704"],
-        ["PL101", "PL201", "PL603", "PL702", "PL703"],
+        ["PL702", "PL703", "PL704"],
+        ["PL101", "PL201", "PL301", "PL603"],
     ]
 
 

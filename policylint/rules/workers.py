@@ -29,7 +29,10 @@ from policylint.rules.base import Rule
 MIN_OBJECTS = 2_000
 # The rules' relative CPU cost at 10k objects (docs/performance.md), to share them evenly; any
 # rule not listed counts 1. Only the balance depends on it, never the output.
-COST: Mapping[str, float] = {"PL704": 12.0, "PL703": 6.0, "PL702": 3.0, "PL603": 1.5}
+COST: Mapping[str, float] = {"PL702": 12.0, "PL603": 3.0, "PL506": 2.0, "PL201": 2.0}
+# Rules that read one cache built on first use (the admission verdicts, policylint.k8s.admission:
+# the first of them pays for all) run in one process, or each process would build it again.
+TOGETHER: tuple[frozenset[str], ...] = (frozenset({"PL702", "PL703", "PL704", "PL705", "PL706"}),)
 
 RuleResult = tuple[list[Finding], Issue | None]
 RunOne = Callable[[type[Rule]], RuleResult]
@@ -42,13 +45,22 @@ def can_fork() -> bool:
 
 
 def shares(rules: Sequence[type[Rule]], n: int) -> list[list[type[Rule]]]:
-    """The rules split into `n` shares of about equal cost (largest first to the lightest share)."""
+    """The rules split into `n` shares of about equal cost (largest first to the lightest share),
+    the rules of a TOGETHER group in one share."""
+    units: dict[str, list[type[Rule]]] = {}
+    for rule in rules:
+        group = next((g for g in TOGETHER if rule.id in g), None)
+        units.setdefault(min(group) if group is not None else rule.id, []).append(rule)
+
+    def cost(unit: list[type[Rule]]) -> float:
+        return sum(COST.get(r.id, 1.0) for r in unit)
+
     out: list[list[type[Rule]]] = [[] for _ in range(n)]
     load = [0.0] * n
-    for rule in sorted(rules, key=lambda r: (-COST.get(r.id, 1.0), r.id)):
+    for key in sorted(units, key=lambda k: (-cost(units[k]), k)):
         i = min(range(n), key=lambda k: (load[k], k))
-        out[i].append(rule)
-        load[i] += COST.get(rule.id, 1.0)
+        out[i].extend(units[key])
+        load[i] += cost(units[key])
     return out
 
 
