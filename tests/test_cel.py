@@ -653,7 +653,7 @@ metadata: {name: ext, namespace: apps}
 spec:
   type: ExternalHostname
   externalHostname: {hostname: api.example.com}
-  port: {number: 443}
+  port: {port: 443}
 ---
 apiVersion: gateway.networking.x-k8s.io/v1alpha1
 kind: XMesh
@@ -664,6 +664,9 @@ spec: {controllerName: example.com/mesh}
 
 def test_valid_objects_of_every_bundled_kind_are_clean() -> None:
     assert pl704(VALID_KINDS, channel="experimental") == []
+    # Valid for the schema too (tests/test_schemas.py lints a valid example of every bundled kind).
+    schema = [f.rule for f in lint_text(VALID_KINDS, channel="experimental").findings if f.rule in ("PL702", "PL703")]
+    assert schema == []
     # And the repositories and examples the other tests lint, and every rule's good fixture.
     paths = [ROOT / "examples", ROOT / "tests" / "data" / "realistic-repo", ROOT / "tests" / "data" / "valid-reference"]
     paths += sorted((ROOT / "tests" / "rules").glob("*/good.yaml"))

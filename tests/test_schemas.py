@@ -1,12 +1,19 @@
 """The schema rules' data and decisions: the bundled field schemas are what the vendored upstream
-CRDs say (policylint.k8s.schemas), and a CRD in the input takes their place (PL702)."""
+CRDs say (policylint.k8s.schemas), a CRD in the input takes their place (PL702), and a valid
+example of every bundled kind and version, taken from its upstream project
+(tests/data/valid-per-kind/), passes PL702-PL706."""
 
 from __future__ import annotations
 
 import gzip
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
 
 from policylint.k8s import schemas
-from tests.lintutil import ROOT, lint_text, only
+from tests.lintutil import ROOT, lint_paths, lint_text, only
 
 # Gateway API v1.6.1, config/crd/standard/gateway.networking.k8s.io_httproutes.yaml: the fields of
 # a backendRef.
@@ -115,3 +122,83 @@ spec:
             "spec.rules[0].matches[0].headers[0].value is required by the schema and missing",
         ),
     ]
+
+
+# -- a valid object of every bundled kind ------------------------------------------------------------
+
+# One file per upstream project, every object taken from that project's own examples, docs, GEPs or
+# e2e/conformance manifests, with a comment naming the file and any change (tests/data/valid-per-kind/).
+VALID_PER_KIND = ROOT / "tests" / "data" / "valid-per-kind"
+SCHEMA_RULES = ("PL702", "PL703", "PL704", "PL705", "PL706")
+
+
+def _documents() -> list[dict[str, Any]]:
+    docs: list[dict[str, Any]] = []
+    for path in sorted(VALID_PER_KIND.glob("*.yaml")):
+        docs += [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if isinstance(d, dict)]
+    return docs
+
+
+def _gkv(doc: Mapping[str, Any]) -> tuple[str, str, str]:
+    group, _, version = str(doc["apiVersion"]).rpartition("/")
+    return group, str(doc["kind"]), version
+
+
+def test_every_bundled_kind_and_version_has_a_valid_example() -> None:
+    # Computed from the data, so a kind or version the schemas gain fails here until it has one.
+    bundled = set(schemas.schemas("experimental")) | set(schemas.schemas("standard"))
+    assert len(bundled) == 43  # Gateway API v1.6.1 (24), Envoy Gateway (5), Kuadrant (9), NGF (7)
+    examples = {_gkv(d) for d in _documents()}
+    assert sorted(bundled - examples) == []
+    # Each file holds its project's kinds (the `source` of their schema entries).
+    by_file = {
+        path.stem: {_gkv(d) for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d}
+        for path in VALID_PER_KIND.glob("*.yaml")
+    }
+    for gkv, (_, source) in schemas.schemas("experimental").items():
+        assert gkv in by_file[source.split(" ")[0]], (gkv, source)
+
+
+def _schema_findings(channel: str) -> list[tuple[str, str, str, str]]:
+    result = lint_paths([VALID_PER_KIND], channel=channel)
+    return [(f.rule, str(f.object), f.path, Path(f.file).name) for f in result.findings if f.rule in SCHEMA_RULES]
+
+
+def test_the_valid_examples_pass_the_schema_rules_of_the_experimental_channel() -> None:
+    assert _schema_findings("experimental") == []
+
+
+def test_the_standard_channel_refuses_only_the_experimental_kinds_versions_and_fields() -> None:
+    # Gateway API v1.6.1's standard CRDs serve TLSRoute, TCPRoute, UDPRoute and BackendTLSPolicy in
+    # v1 only and have no XBackend, XBackendTrafficPolicy or XMesh CRD (PL705); its standard
+    # HTTPRoute has no `retry` in a rule (PL706). Read from config/crd/{standard,experimental}/.
+    gw = "gateway-api.yaml"
+    assert _schema_findings("standard") == [
+        ("PL705", "TLSRoute default/example-route", "apiVersion", gw),  # v1alpha2
+        ("PL705", "TLSRoute default/example-route-v1alpha3", "apiVersion", gw),
+        ("PL705", "TCPRoute default/tcp-app-2", "apiVersion", gw),  # v1alpha2
+        ("PL705", "UDPRoute gateway-conformance-infra/udp-coredns", "apiVersion", gw),  # v1alpha2
+        ("PL705", "BackendTLSPolicy default/tls-upstream-auth", "apiVersion", gw),  # v1alpha3
+        ("PL705", "XBackend ai-apps/openai-api", "kind", gw),
+        ("PL705", "XBackendTrafficPolicy default/traffic-policy-example", "kind", gw),
+        ("PL705", "XMesh one-mesh-to-mesh-them-all", "kind", gw),
+        ("PL706", "HTTPRoute gateway-conformance-infra/retries", "spec.rules[0].retry", gw),
+        ("PL706", "HTTPRoute gateway-conformance-infra/retries", "spec.rules[1].retry", gw),
+    ]
+    # The PL705 objects are exactly the examples of the versions only the experimental channel serves.
+    experimental_only = set(schemas.schemas("experimental")) - set(schemas.schemas("standard"))
+    assert len(experimental_only) == 8
+    refused = sorted(f.object.name for f in lint_paths([VALID_PER_KIND], channel="standard").findings if f.rule == "PL705")
+    assert refused == sorted(d["metadata"]["name"] for d in _documents() if _gkv(d) in experimental_only)
+
+
+def test_every_valid_example_is_checked_against_its_schema(tmp_path: Path) -> None:
+    # The clean runs above mean something only if every object goes through the schema walk: an
+    # unknown field planted in each one's spec is PL702's on every object of a bundled kind.
+    docs = [d for d in _documents() if _gkv(d) in schemas.schemas("experimental")]
+    for d in docs:
+        d["spec"]["notAField"] = 1
+    (tmp_path / "planted.yaml").write_text(yaml.safe_dump_all(docs), encoding="utf-8")
+    result = lint_paths([tmp_path], channel="experimental")
+    found = sorted((f.object.kind, f.object.name, f.path) for f in result.findings if f.rule == "PL702")
+    assert found == sorted((d["kind"], d["metadata"]["name"], "spec.notAField") for d in docs)
