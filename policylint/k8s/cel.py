@@ -1996,20 +1996,37 @@ def shape(value: Any, shapes: dict[int, Any]) -> Any:
         return got
     parts: list[Any] = [t]
     append = parts.append
-    for k, v in value.items() if t is dict else enumerate(value):
-        tv = type(v)
-        if tv is str:
-            inner = v
-        elif tv is dict or tv is list:
-            inner = shape(v, shapes)
-        else:
-            inner = _scalar_shape(v)
-        if inner is None or (t is dict and type(k) is not str):
-            shapes[id(value)] = None
-            return None
-        if t is dict:
+    if t is dict:
+        for k, v in value.items():
+            tv = type(v)
+            if tv is str:
+                inner = v
+            elif tv is dict or tv is list:
+                inner = shape(v, shapes)
+            elif tv is int or tv is bool or v is None:
+                inner = (tv, v)
+            else:
+                inner = _scalar_shape(v)
+            if inner is None or type(k) is not str:
+                shapes[id(value)] = None
+                return None
             append(k)
-        append(inner)
+            append(inner)
+    else:
+        for v in value:
+            tv = type(v)
+            if tv is str:
+                inner = v
+            elif tv is dict or tv is list:
+                inner = shape(v, shapes)
+            elif tv is int or tv is bool or v is None:
+                inner = (tv, v)
+            else:
+                inner = _scalar_shape(v)
+            if inner is None:
+                shapes[id(value)] = None
+                return None
+            append(inner)
     whole = tuple(parts)
     got = _SHAPES.get(whole)
     if got is None:
