@@ -552,52 +552,88 @@ def test_jobs_2_writes_the_bytes_jobs_1_writes_on_the_messy_corpus(tmp_path: Pat
     assert outputs[("1", "json")].count(b'"rule": "PL201"') > 100
 
 
+_WORKERS_SCRIPT = """\
+import json, os, sys, threading
+from policylint.rules import workers
+
+class Rule:
+    def __init__(self, rule_id):
+        self.id = rule_id
+
+class Index:
+    objects = range(workers.MIN_OBJECTS)
+
+class Project:
+    index = Index()
+
+mode = sys.argv[1]
+parent = os.getpid()
+if mode == "threaded":
+    gate = threading.Event()
+    threading.Thread(target=gate.wait, daemon=True).start()
+
+def run_one(rule):
+    if mode == "dies" and os.getpid() != parent:
+        os._exit(7)  # the child dies before it sends anything
+    return ([rule.id, os.getpid() != parent], None)
+
+rules = [Rule(f"PL{n}") for n in sys.argv[2:]]
+results = workers.run_rules(Project(), rules, run_one, 2)
+print(json.dumps([r[0] for r in results]))
+"""
+
+
+def _run_workers(mode: str, rule_numbers: list[int]) -> list[list[Any]]:
+    # A fresh interpreter: the rules fork only from a process running no other thread, which a
+    # test runner's process need not be.
+    proc = subprocess.run(
+        [sys.executable, "-c", _WORKERS_SCRIPT, mode, *map(str, rule_numbers)],
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        cwd=REPO,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "DeprecationWarning" not in proc.stderr
+    result: list[list[Any]] = json.loads(proc.stdout)
+    return result
+
+
 class _Rule:
-    """A stand-in for a rule class: the worker pool reads only its id."""
+    """A stand-in for a rule class: the shares read only its id."""
 
     def __init__(self, rule_id: str) -> None:
         self.id = rule_id
 
 
-class _Index:
-    objects = range(workers.MIN_OBJECTS)
-
-
-class _Project:
-    index = _Index()
-
-
 @linux_only
 def test_rules_shared_among_processes_come_back_in_rule_order() -> None:
-    rules = [_Rule(f"PL{n}") for n in (704, 101, 703, 201, 702, 301, 603)]
-    parent = os.getpid()
-
-    def run_one(rule: Any) -> Any:
-        # Which process ran the rule is part of the answer: some must be children.
-        return ([rule.id, os.getpid() != parent], None)
-
-    results = workers.run_rules(_Project(), rules, run_one, 2)  # type: ignore[arg-type]
-    assert [r[0][0] for r in results] == [r.id for r in rules]
-    in_child = {r[0][0] for r in results if r[0][1]}
-    assert in_child and in_child != {r.id for r in rules}
+    numbers = [704, 101, 703, 201, 702, 301, 603]
+    results = _run_workers("plain", numbers)
+    assert [r[0] for r in results] == [f"PL{n}" for n in numbers]
+    in_child = {r[0] for r in results if r[1]}
+    assert in_child and in_child != {f"PL{n}" for n in numbers}
+    rules = [_Rule(f"PL{n}") for n in numbers]
     # Even shares by cost (COST; 1 for the rest), the costliest unit first to the lighter share;
     # PL702-PL706 are one unit (they share the admission cache): PL702+PL703+PL704 (14) | PL603 (3),
     # PL201 (5), PL101 (6), PL301 (7).
-    assert [sorted(r.id for r in share) for share in workers.shares(rules, 2)] == [
+    assert [sorted(r.id for r in share) for share in workers.shares(rules, 2)] == [  # type: ignore[arg-type]
         ["PL702", "PL703", "PL704"],
         ["PL101", "PL201", "PL301", "PL603"],
     ]
+    assert in_child == {"PL101", "PL201", "PL301", "PL603"}
 
 
 @linux_only
 def test_a_rule_process_that_dies_costs_only_time() -> None:
-    rules = [_Rule(f"PL{n}") for n in (704, 101, 703, 201)]
-    parent = os.getpid()
+    results = _run_workers("dies", [704, 101, 703, 201])
+    assert results == [["PL704", False], ["PL101", False], ["PL703", False], ["PL201", False]]
 
-    def run_one(rule: Any) -> Any:
-        if os.getpid() != parent:
-            os._exit(7)  # the child dies before it sends anything
-        return ([rule.id], None)
 
-    results = workers.run_rules(_Project(), rules, run_one, 2)  # type: ignore[arg-type]
-    assert [r[0] for r in results] == [[r.id] for r in rules]
+@linux_only
+def test_a_process_running_another_thread_does_not_fork() -> None:
+    # Forking a threaded process can deadlock the child (a lock held by the other thread): every
+    # rule runs in this process, with the same results.
+    results = _run_workers("threaded", [704, 101, 703, 201])
+    assert results == [["PL704", False], ["PL101", False], ["PL703", False], ["PL201", False]]

@@ -9,7 +9,8 @@ one process would have produced them, so the output is the same bytes whatever `
 because it has nothing to share; here sharing the built project is the point, and it needs fork.
 
 A child that cannot be forked, dies, or sends back something unreadable costs nothing but time:
-this process runs that share itself. Children never outlive the run: on Linux the kernel ends a
+this process runs that share itself (and all of them when another thread runs here, since forking
+a threaded process can deadlock the child). Children never outlive the run: on Linux the kernel ends a
 child when this process dies (PR_SET_PDEATHSIG), and this process waits for every child it
 started before it returns.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 
 from policylint.findings import Finding, Issue
@@ -39,9 +41,10 @@ RunOne = Callable[[type[Rule]], RuleResult]
 
 
 def can_fork() -> bool:
-    # Linux only: fork is the default start method there and safe for this process, which runs
-    # no threads once parsing is done; macOS's system libraries are not fork-safe.
-    return sys.platform.startswith("linux") and hasattr(os, "fork")
+    # Linux only (macOS's system libraries are not fork-safe), and only while this process runs
+    # no other thread: a lock another thread holds at the fork stays held in the child for ever.
+    # The command has none once parsing is done; a host program (a test runner) may.
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
 
 
 def shares(rules: Sequence[type[Rule]], n: int) -> list[list[type[Rule]]]:
