@@ -1695,56 +1695,48 @@ _LABEL_VALUE = re.compile(r"(?:(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
 _QUALIFIED_NAME = re.compile(r"(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
 
 
-def _dns1123_label(s: str) -> list[str]:
-    errors = []
-    if len(s) > 63:
-        errors.append("must be no more than 63 characters")
-    if not _DNS1123_LABEL.match(s):
-        errors.append(
-            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and"
-            " end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is"
-            " '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-        )
-    return errors
+def _length_and_pattern(most: int, pattern: re.Pattern[str], message: str) -> Callable[[str], list[str]]:
+    """A validator as apimachinery writes them: a length bound, then a pattern, each its own error."""
+
+    def validate(s: str) -> list[str]:
+        errors = []
+        if len(s) > most:
+            errors.append(f"must be no more than {most} characters")
+        if not pattern.match(s):
+            errors.append(message)
+        return errors
+
+    return validate
 
 
-def _dns1123_subdomain(s: str) -> list[str]:
-    errors = []
-    if len(s) > 253:
-        errors.append("must be no more than 253 characters")
-    if not _DNS1123_SUBDOMAIN.match(s):
-        errors.append(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must"
-            " start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is"
-            " '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-        )
-    return errors
-
-
-def _dns1035_label(s: str) -> list[str]:
-    errors = []
-    if len(s) > 63:
-        errors.append("must be no more than 63 characters")
-    if not _DNS1035_LABEL.match(s):
-        errors.append(
-            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic"
-            " character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for"
-            " validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
-        )
-    return errors
-
-
-def _label_value(s: str) -> list[str]:
-    errors = []
-    if len(s) > 63:
-        errors.append("must be no more than 63 characters")
-    if not _LABEL_VALUE.match(s):
-        errors.append(
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must"
-            " start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used"
-            " for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-        )
-    return errors
+_dns1123_label = _length_and_pattern(
+    63,
+    _DNS1123_LABEL,
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and"
+    " end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is"
+    " '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+)
+_dns1123_subdomain = _length_and_pattern(
+    253,
+    _DNS1123_SUBDOMAIN,
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must"
+    " start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is"
+    " '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+)
+_dns1035_label = _length_and_pattern(
+    63,
+    _DNS1035_LABEL,
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic"
+    " character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for"
+    " validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+)
+_label_value = _length_and_pattern(
+    63,
+    _LABEL_VALUE,
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must"
+    " start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used"
+    " for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+)
 
 
 def _qualified_name(s: str) -> list[str]:
