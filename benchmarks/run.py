@@ -117,8 +117,15 @@ STAGES: list[tuple[str, list[str]]] = [
             "policylint.semantics.effective.simulation:Simulation.contexts",
         ],
     ),
-    ("rules", ["policylint.rules.engine:_run_one"]),
-    ("positions", ["policylint.input.positions:PositionResolver.span"]),
+    ("rules", ["policylint.rules.engine:_check"]),
+    (
+        "positions",
+        [
+            "policylint.rules.engine:_resolve_rule",
+            "policylint.input.positions:PositionResolver.prefetch",
+            "policylint.input.positions:PositionResolver.span",
+        ],
+    ),
 ]
 
 

@@ -426,24 +426,40 @@ def test_findings_carry_their_span() -> None:
     assert finding.region == (7, 3, 7, 28)
 
 
-def test_positions_cost_one_compose_per_document_with_findings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    # Many findings and notes in one document, one in another, none in a third: each document
-    # with findings is composed once, whatever the number of locations asked in it, and each
-    # file is read once.
+def test_positions_cost_one_pass_per_file_and_one_compose_per_document_with_findings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Many findings and notes in one document, one in another, none in a third, and notes in a
+    # second file: each file with findings or notes is composed in one pass, which composes each
+    # document with findings once, whatever the number of locations asked in it, and each file
+    # is read once.
     from policylint.input import positions
 
     targets = "\n".join(f"  - {{group: gateway.networking.k8s.io, kind: HTTPRoute, name: missing-{i}}}" for i in range(12))
+    sections = "\n".join(
+        f"  - {{group: gateway.networking.k8s.io, kind: Gateway, name: edge, sectionName: nope-{i}}}" for i in range(8)
+    )
     (tmp_path / "policies.yaml").write_text(
         "apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: BackendTrafficPolicy\n"
         f"metadata: {{name: many, namespace: apps}}\nspec:\n  targetRefs:\n{targets}\n"
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: quiet, namespace: apps}\n"
         "---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: BackendTrafficPolicy\n"
         "metadata: {name: one, namespace: apps}\nspec:\n  targetRefs:\n"
         "  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: missing}\n"
-        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: quiet, namespace: apps}\n",
+        "---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: ClientTrafficPolicy\n"
+        f"metadata: {{name: listeners, namespace: apps}}\nspec:\n  targetRefs:\n{sections}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "gateway.yaml").write_text(
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: edge, namespace: apps}\n"
+        "spec:\n  gatewayClassName: eg\n  listeners:\n  - {name: http, protocol: HTTP, port: 80}\n"
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: eg}\n"
+        "spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}\n",
         encoding="utf-8",
     )
     composed: list[int] = []
     reads: list[str] = []
+    resolvers: list[PositionResolver] = []
     real_get_node = positions._MarkLoader.get_node
     real_init = PositionResolver.__init__
 
@@ -457,10 +473,75 @@ def test_positions_cost_one_compose_per_document_with_findings(monkeypatch: pyte
             return read_text(file)
 
         real_init(self, read)
+        resolvers.append(self)
 
     monkeypatch.setattr(positions._MarkLoader, "get_node", counting_get_node)
     monkeypatch.setattr(PositionResolver, "__init__", counting_init)
-    result = lint_paths([tmp_path / "policies.yaml"])
+    result = lint_paths([tmp_path / "policies.yaml", tmp_path / "gateway.yaml"])
     assert len(only(result, "PL201")) == 13
-    assert len(composed) == 2
-    assert len(reads) == 1
+    pl301 = only(result, "PL301")
+    assert len(pl301) == 8
+    assert {(r.file.rsplit("/", 1)[-1], r.line) for f in pl301 for r in f.related} == {("gateway.yaml", 6)}
+    (resolver,) = resolvers
+    assert sorted((name.rsplit("/", 1)[-1], n) for name, n in resolver.passes.items()) == [
+        ("gateway.yaml", 1),
+        ("policies.yaml", 1),
+    ]
+    assert len(composed) == 4  # three policies, one Gateway; not the ConfigMap or the GatewayClass
+    assert sorted(name.rsplit("/", 1)[-1] for name in reads) == ["gateway.yaml", "policies.yaml"]
+
+
+def _key_paths(data: object, parts: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+    """Every key and item path of a document's data, with paths that go past it."""
+    out: list[tuple[str | int, ...]] = [(*parts, "absent")] if parts else []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            out.append((*parts, str(key)))
+            out.extend(_key_paths(value, (*parts, str(key))))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            out.append((*parts, i))
+            out.extend(_key_paths(value, (*parts, i)))
+        out.append((*parts, len(data)))
+    return out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        MULTI,
+        BROKEN_FIRST,
+        BLOCK + "---\n" + FLOW + "---\n" + LIST,
+        MULTI.replace("\n", "\r\n"),
+        "--- {kind: A, metadata: {name: a}}\n--- {kind: B, metadata: {name: b}}\n---\nkind: C\nmetadata:\n  name: c\n",
+        "kind: A\nmetadata:\n  name: a\n...\n---\n# between\n\nkind: B\nspec:\n  x: [1, 2]\n...\n",
+        "---\n---\nkind: A\nspec: {a: 1}\n---\n\n---\nkind: B\nspec:\n  - a\n  - b: c\n    d: e\n",
+        "kind: A\nlast: no newline",
+    ],
+    ids=[
+        "multi",
+        "syntax-error",
+        "block-flow-list",
+        "crlf",
+        "roots-on-marker-lines",
+        "document-ends",
+        "empty-documents",
+        "no-final-newline",
+    ],
+)
+def test_one_pass_answers_what_each_document_composed_alone_answers(text: str) -> None:
+    """`prefetch` composes the documents asked about one after the other in one pass: every path
+    of every document, or of every other one, gets the span composing the document alone gives."""
+    documents, alone = _docs(text)
+    assert documents
+    documents = [d for d in documents if d.data is not None]
+    for step in (1, 2):
+        asked = documents[::step]
+        requests = [(d.ref, parts) for d in asked for parts in _key_paths(d.data)]
+        assert requests
+        _, batch = _docs(text)
+        batch.prefetch(requests)
+        assert batch.passes == {"f.yaml": 1}
+        spans = [batch.span(ref, parts) for ref, parts in requests]
+        assert batch.passes == {"f.yaml": 1}  # every answer came from the pass
+        assert spans == [alone.span(ref, parts) for ref, parts in requests]

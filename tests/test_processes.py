@@ -572,13 +572,13 @@ if mode == "threaded":
     gate = threading.Event()
     threading.Thread(target=gate.wait, daemon=True).start()
 
-def run_one(rule):
+def run_share(share):
     if mode == "dies" and os.getpid() != parent:
         os._exit(7)  # the child dies before it sends anything
-    return ([rule.id, os.getpid() != parent], None)
+    return {rule.id: ([rule.id, os.getpid() != parent], None) for rule in share}
 
 rules = [Rule(f"PL{n}") for n in sys.argv[2:]]
-results = workers.run_rules(Project(), rules, run_one, 2)
+results = workers.run_rules(Project(), rules, run_share, 2)
 print(json.dumps([r[0] for r in results]))
 """
 

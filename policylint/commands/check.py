@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -282,24 +281,15 @@ def _render(result: LintResult, fmt: str, color: str, files: Sequence[tuple[str,
 
     colored = fmt == "text" and use_color(color, sys.stdout)
     options = environment_options(outputs=tuple(files))
-    # A report allocates hundreds of thousands of short-lived strings; with the collector on,
-    # each of its passes would walk the whole project again (a JUnit report at 10,000 objects took
-    # three times as long). The run is all but over: nothing rendering makes is cyclic garbage.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        # color=True keeps the escape codes click would strip when stdout is not a terminal.
-        click.echo(renderer(fmt, replace(options, color=colored))(result), nl=False, color=colored)
-        ok = True
-        for out_fmt, path in files:
-            try:
-                write_output(path, renderer(out_fmt, options)(result))
-            except OSError as exc:
-                error(f"cannot write the {out_fmt} report to {path}: {exc.strerror or exc}")
-                ok = False
-    finally:
-        if was_enabled:
-            gc.enable()
+    # color=True keeps the escape codes click would strip when stdout is not a terminal.
+    click.echo(renderer(fmt, replace(options, color=colored))(result), nl=False, color=colored)
+    ok = True
+    for out_fmt, path in files:
+        try:
+            write_output(path, renderer(out_fmt, options)(result))
+        except OSError as exc:
+            error(f"cannot write the {out_fmt} report to {path}: {exc.strerror or exc}")
+            ok = False
     click.echo(summary(result), err=True)
     return ok
 

@@ -2,15 +2,15 @@
 
 A path is written the way users read it: `spec.targetRefs[1].sectionName`,
 with keys that contain dots or brackets quoted: `metadata.labels["a.b/c"]`.
-Positions are not stored while loading; a finding's document is composed again
-(once per file, cached) and walked along the path.
+Positions are not stored while loading; the documents that have findings are composed again
+(one pass per file, `PositionResolver.prefetch`) and walked along each path.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate
 
 import yaml
@@ -140,19 +140,36 @@ def _line_starts(text: str) -> list[int]:
     return [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
 
 
+Span = tuple[int, int, int, int]
+Request = tuple[DocumentRef, str | Sequence[PathPart]]
+
+# Documents composed for `span` calls outside a batch (`prefetch`), kept for the next call: the
+# calls of one finding, or of one object's notes, come together.
+_RECENT_DOCUMENTS = 16
+
+
 class PositionResolver:
     """Resolves (document, path) to a position, composing only the documents asked about.
 
-    Each document is composed again from the line its root node starts on, which
-    the loader recorded: a finding costs one document, not its whole file. Only
-    documents the loader composed successfully are ever asked about, so this never
-    reaches a document nested too deep for libyaml's recursive composer.
+    `prefetch` answers a batch of requests (every finding and note of a run) with one pass per
+    file: one composition from the first document asked about to the last, each document's
+    paths answered as it is composed and its nodes dropped at once, so that the cost grows with
+    the files and documents that have findings, not with the findings, and memory holds one
+    document's nodes at a time. `span` then reads the answers; a request outside any batch
+    composes its document alone (from the line its root node starts on, which the loader
+    recorded), and the last few are kept. Only documents the loader composed successfully are
+    ever asked about, so this never reaches a document nested too deep for libyaml's recursive
+    composer.
     """
 
     def __init__(self, read_text: Callable[[str], str | None]) -> None:
         self._read_text = read_text
         self._files: dict[str, tuple[str, list[int]] | None] = {}
-        self._nodes: dict[tuple[str, int], Node | None] = {}
+        self._nodes: dict[tuple[str, int], Node | None] = {}  # the last documents composed alone
+        # (file, document line, path parts) -> span, answered by `prefetch`
+        self._spans: dict[tuple[str, int, tuple[PathPart, ...]], Span] = {}
+        # Compositions per file (a batch's pass, or one document alone): what tests count.
+        self.passes: dict[str, int] = {}
 
     def _file(self, file: str) -> tuple[str, list[int]] | None:
         if file not in self._files:
@@ -164,6 +181,58 @@ class PositionResolver:
                 self._files[file] = (text, _line_starts(text))
         return self._files[file]
 
+    def prefetch(self, requests: Iterable[Request]) -> None:
+        """Answer every request (document, path) with one pass per file; `span` reads them."""
+        wanted: dict[str, dict[int, set[tuple[PathPart, ...]]]] = {}
+        for ref, path in requests:
+            parts = tuple(parse_path(path) if isinstance(path, str) else path)
+            if parts and (ref.file, ref.line, parts) not in self._spans:
+                wanted.setdefault(ref.file, {}).setdefault(ref.line, set()).add(parts)
+        for file in sorted(wanted):
+            self._pass(file, wanted[file])
+
+    def _pass(self, file: str, documents: dict[int, set[tuple[PathPart, ...]]]) -> None:
+        loaded = self._file(file)
+        if loaded is None:
+            return
+        text, starts = loaded
+        # The documents asked about, each from the line its root starts on to the next `---` or
+        # `...` line (YAML 1.2 spec §9.1 "Documents"), one after the other: one composition of
+        # the file that skips the documents nobody asked about.
+        pieces: list[str] = []
+        at: dict[int, int] = {}  # line in the pieces (0-based) -> the document's line in the file
+        lines = 0
+        for line in sorted(documents):
+            if not 0 < line <= len(starts):
+                continue
+            after = _DOCUMENT_BOUNDARY.search(text, starts[line]) if line < len(starts) else None
+            piece = text[starts[line - 1] : after.start() if after else len(text)]
+            if pieces:
+                if _DOCUMENT_BOUNDARY.match(piece) is None:
+                    pieces.append("---\n")
+                    lines += 1
+            at[lines] = line
+            if not piece.endswith(("\n", "\r")):
+                piece += "\n"
+            pieces.append(piece)
+            lines += len(_line_starts(piece)) - 1
+        if not at:
+            return
+        self.passes[file] = self.passes.get(file, 0) + 1
+        loader = _MarkLoader("".join(pieces))
+        try:
+            while loader.check_node():
+                node = loader.get_node()
+                base = at.get(node.start_mark.line)
+                if base is None:
+                    continue  # not a document asked about (an empty one, say)
+                for parts in documents[base]:
+                    self._spans[(file, base, parts)] = self._span_in(file, node, base - node.start_mark.line, parts)
+        except yaml.YAMLError:
+            pass  # the documents not answered yet are answered alone, by `span`
+        finally:
+            loader.dispose()
+
     def _document_node(self, ref: DocumentRef) -> Node | None:
         key = (ref.file, ref.line)
         if key in self._nodes:
@@ -172,10 +241,10 @@ class PositionResolver:
         loaded = self._file(ref.file)
         if loaded is not None and 0 < ref.line <= len(loaded[1]):
             text, starts = loaded
-            # The document ends at the next `---` or `...` line at the latest (YAML 1.2 spec
-            # §9.1 "Documents"): composing from its root line up to there costs one document, not
-            # the rest of the file.
+            # The document ends at the next `---` or `...` line at the latest: composing from its
+            # root line up to there costs one document, not the rest of the file.
             after = _DOCUMENT_BOUNDARY.search(text, starts[ref.line]) if ref.line < len(starts) else None
+            self.passes[ref.file] = self.passes.get(ref.file, 0) + 1
             loader = _MarkLoader(text[starts[ref.line - 1] : after.start() if after else len(text)])
             try:
                 if loader.check_node():
@@ -184,27 +253,38 @@ class PositionResolver:
                 node = None
             finally:
                 loader.dispose()
+        if len(self._nodes) >= _RECENT_DOCUMENTS:
+            del self._nodes[next(iter(self._nodes))]
         self._nodes[key] = node
         return node
 
     def resolve(self, ref: DocumentRef, path: str | Sequence[PathPart]) -> tuple[int, int]:
         return self.span(ref, path)[:2]
 
-    def span(self, ref: DocumentRef, path: str | Sequence[PathPart]) -> tuple[int, int, int, int]:
+    def span(self, ref: DocumentRef, path: str | Sequence[PathPart]) -> Span:
         """Start line and column of what `path` names, and the end of its span (the column after
         its last character): the key and a scalar value on its line, else the key, else the rest
         of the start line; a document itself, or one that cannot be read again, is only its
         start. SARIF regions and GitHub annotations underline exactly that."""
-        parts = parse_path(path) if isinstance(path, str) else path
+        parts = tuple(parse_path(path) if isinstance(path, str) else path)
         # A whole document is its start: its span would cost reading the file, which a finding
         # about the document (two million empty ones, say) must not.
-        node = self._document_node(ref) if parts else None
+        if not parts:
+            return ref.line, ref.column, ref.line, ref.column
+        known = self._spans.get((ref.file, ref.line, parts))
+        if known is not None:
+            return known
+        node = self._document_node(ref)
         if node is None:
             return ref.line, ref.column, ref.line, ref.column
+        return self._span_in(ref.file, node, ref.line, parts)
+
+    def _span_in(self, file: str, node: Node, base: int, parts: Sequence[PathPart]) -> Span:
+        """The span of `parts` in a document node composed from line `base` on."""
         mark, end = _walk(node, parts)
-        line = ref.line + mark.line
+        line = base + mark.line
         if end is None or end.line != mark.line:
-            return line, mark.column + 1, *self._line_end(ref.file, line, mark.column + 1)
+            return line, mark.column + 1, *self._line_end(file, line, mark.column + 1)
         return line, mark.column + 1, line, end.column + 1
 
     def _line_end(self, file: str, line: int, column: int) -> tuple[int, int]:

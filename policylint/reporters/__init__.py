@@ -17,6 +17,7 @@ on its own syntax's escaping, written with `policylint.textsafe.json_dumps` for 
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 from collections.abc import Callable
@@ -128,4 +129,18 @@ def _inside(path: str, directory: str) -> bool:
 
 def renderer(fmt: str, options: RenderOptions | None = None) -> Callable[[LintResult], str]:
     render = cast("Callable[..., str]", importlib.import_module(REPORTERS[fmt].module).render)
-    return lambda result: render(result, options or RenderOptions())
+
+    def rendered(result: LintResult) -> str:
+        # A report allocates hundreds of thousands of short-lived strings and dicts; with the
+        # cyclic collector on, each of its passes would walk the whole project again (JSON on a
+        # messy 10k-object repository: 1 s of collection for 0.2 s of rendering; a JUnit report
+        # took three times as long). Nothing a report makes is cyclic garbage.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return render(result, options or RenderOptions())
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    return rendered

@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from policylint.findings import Finding, Issue, Location, Related, ResolvedFix, ResolvedRelated, Severity
-from policylint.input.positions import PositionResolver
+from policylint.input.positions import PositionResolver, Request
 from policylint.k8s.objects import ObjectKey
 from policylint.profiles.registry import ORIGIN_INFERRED
 from policylint.project import Project
@@ -71,24 +71,52 @@ class EngineResult:
     internal_error: bool
 
 
-def _run_one(
-    rule_cls: type[Rule], project: Project, resolve: Callable[[Issue], Finding], config: Mapping[str, object] | None = None
-) -> tuple[list[Finding], Issue | None]:
-    # Positions are resolved inside the guard too: an issue a rule cannot describe (a bad
-    # object or path) is that rule's failure, not the whole run's.
+def _check(
+    rule_cls: type[Rule], project: Project, config: Mapping[str, object] | None = None
+) -> tuple[list[Issue], Issue | None]:
+    """The rule's issues, or the PL000 issue saying it failed."""
     try:
-        return [resolve(issue) for issue in rule_cls(config).check(project)], None
+        return list(rule_cls(config).check(project)), None
     except Exception as exc:  # a broken rule must not cost the other rules' findings
-        import traceback  # only when a rule fails: not worth its import on every run
+        return [], _failure(rule_cls, project, exc)
 
-        frame = traceback.extract_tb(exc.__traceback__)[-1]
-        where = f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}"
-        first = project.index.files[0] if project.index.files else "<input>"
-        return [], Issue(
-            rule_id=INTERNAL_ERROR,
-            message=f"rule {rule_cls.id} ({rule_cls.name}) failed: {type(exc).__name__}: {exc} [{where}]; please report this",
-            location=Location(first, 1, 1),
-        )
+
+def _resolve_rule(
+    rule_cls: type[Rule], project: Project, issues: list[Issue], resolve: Callable[[Issue], Finding]
+) -> tuple[list[Finding], Issue | None]:
+    # Positions are resolved inside a guard too: an issue a rule cannot describe (a bad object or
+    # path) is that rule's failure, not the whole run's.
+    try:
+        return [resolve(issue) for issue in issues], None
+    except Exception as exc:
+        return [], _failure(rule_cls, project, exc)
+
+
+def _failure(rule_cls: type[Rule], project: Project, exc: Exception) -> Issue:
+    import traceback  # only when a rule fails: not worth its import on every run
+
+    frame = traceback.extract_tb(exc.__traceback__)[-1]
+    where = f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}"
+    first = project.index.files[0] if project.index.files else "<input>"
+    return Issue(
+        rule_id=INTERNAL_ERROR,
+        message=f"rule {rule_cls.id} ({rule_cls.name}) failed: {type(exc).__name__}: {exc} [{where}]; please report this",
+        location=Location(first, 1, 1),
+    )
+
+
+def _requests(issues: Iterable[Issue]) -> Iterator[Request]:
+    """The (document, path) of every issue and note that has one, for `PositionResolver.prefetch`."""
+    for issue in issues:
+        places: tuple[Issue | Related, ...] = (issue, *issue.related)
+        for where in places:
+            try:
+                if where.object is not None:
+                    yield where.object.doc, where.object.doc_path(where.path)
+                elif isinstance(where, Issue) and where.document is not None:
+                    yield where.document, where.path
+            except Exception:  # resolving it alone fails the same way: that rule's PL000
+                continue
 
 
 def check_options(rules: Sequence[type[Rule]], options: Mapping[str, Mapping[str, object]]) -> None:
@@ -129,10 +157,17 @@ def run(
     findings: list[Finding] = []
     internal: list[Issue] = list(failures)
 
-    def run_one(rule_cls: type[Rule]) -> tuple[list[Finding], Issue | None]:
-        return _run_one(rule_cls, project, resolve, options.get(rule_cls.id))
+    def run_share(share: Sequence[type[Rule]]) -> dict[str, workers.RuleResult]:
+        # Every rule of the share first, then the positions of all their findings and notes
+        # together: one pass per file that has any (PositionResolver.prefetch).
+        checked = [(rule_cls, *_check(rule_cls, project, options.get(rule_cls.id))) for rule_cls in share]
+        resolver.prefetch(_requests(issue for _, issues, _ in checked for issue in issues))
+        return {
+            rule_cls.id: _resolve_rule(rule_cls, project, issues, resolve) if failure is None else ([], failure)
+            for rule_cls, issues, failure in checked
+        }
 
-    for produced, failure in workers.run_rules(project, selected, run_one, jobs):
+    for produced, failure in workers.run_rules(project, selected, run_share, jobs):
         findings.extend(produced)
         if failure is not None:
             internal.append(failure)

@@ -37,7 +37,8 @@ COST: Mapping[str, float] = {"PL702": 12.0, "PL603": 3.0, "PL506": 2.0, "PL201":
 TOGETHER: tuple[frozenset[str], ...] = (frozenset({"PL702", "PL703", "PL704", "PL705", "PL706"}),)
 
 RuleResult = tuple[list[Finding], Issue | None]
-RunOne = Callable[[type[Rule]], RuleResult]
+# Runs a share of the rules in this process: rule id -> its findings, or the PL000 issue saying it failed.
+RunShare = Callable[[Sequence[type[Rule]]], dict[str, RuleResult]]
 
 
 def can_fork() -> bool:
@@ -67,23 +68,24 @@ def shares(rules: Sequence[type[Rule]], n: int) -> list[list[type[Rule]]]:
     return out
 
 
-def run_rules(project: Project, rules: Sequence[type[Rule]], run_one: RunOne, jobs: int) -> list[RuleResult]:
-    """`run_one(rule)` for every rule, in `rules` order: in `jobs` processes when that pays."""
+def run_rules(project: Project, rules: Sequence[type[Rule]], run_share: RunShare, jobs: int) -> list[RuleResult]:
+    """The result of every rule, in `rules` order: run in `jobs` processes when that pays."""
     if jobs <= 1 or len(rules) < 2 or len(project.index.objects) < MIN_OBJECTS or not can_fork():
-        return [run_one(rule) for rule in rules]
+        results = run_share(rules)
+        return [results[rule.id] for rule in rules]
     groups = shares(rules, min(jobs, len(rules)))
     mine, theirs = groups[0], groups[1:]
-    children = [_fork(group, run_one) for group in theirs]
-    results: dict[str, RuleResult] = {rule.id: run_one(rule) for rule in mine}
+    children = [_fork(group, run_share) for group in theirs]
+    results = run_share(mine)
     for group, child in zip(theirs, children, strict=True):
         received = _collect(child)
         if received is None or set(received) != {rule.id for rule in group}:
-            received = {rule.id: run_one(rule) for rule in group}  # the child failed: do its share here
+            received = run_share(group)  # the child failed: do its share here
         results.update(received)
     return [results[rule.id] for rule in rules]
 
 
-def _fork(group: Sequence[type[Rule]], run_one: RunOne) -> tuple[int, int] | None:
+def _fork(group: Sequence[type[Rule]], run_share: RunShare) -> tuple[int, int] | None:
     """(pid, read end of its pipe), or None when no child could be started."""
     try:
         read, write = os.pipe()
@@ -100,7 +102,7 @@ def _fork(group: Sequence[type[Rule]], run_one: RunOne) -> tuple[int, int] | Non
         try:
             os.close(read)
             _die_with_parent()
-            payload = pickle.dumps({rule.id: run_one(rule) for rule in group}, protocol=pickle.HIGHEST_PROTOCOL)
+            payload = pickle.dumps(run_share(group), protocol=pickle.HIGHEST_PROTOCOL)
             view = memoryview(payload)
             while view:
                 view = view[os.write(write, view) :]
