@@ -53,10 +53,11 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 # Targets of the performance issue, as ratios against the floor measured in the same run.
-TARGET_LINT = 1.5
-TARGET_JOBS2 = 1.0
-TARGET_GROWTH_100K = 11.0
+TARGET_LINT = 1.3
+TARGET_JOBS2 = 0.9
+TARGET_GROWTH_100K = 10.5
 TARGET_WARM_S = 0.3
+TARGET_RSS_100K_MIB = 1024
 
 
 def _peak_rss_mib(who: int = resource.RUSAGE_SELF) -> float:
@@ -594,8 +595,12 @@ def report(rows: list[dict[str, Any]], repeat: int, peer_rows: list[tuple[str, s
             " (2.00 = two free CPUs); --jobs 2 cannot beat that"
         )
     for r in rows:
+        verdict = ""
+        if r["size"] >= 100_000:
+            worst = max(r["rss_peak_mib"], r["rss_workers_mib"])
+            verdict = f" (<= {TARGET_RSS_100K_MIB} MiB): {_verdict(worst <= TARGET_RSS_100K_MIB)}"
         out.append(
-            f"  {r['corpus']} {r['size']:,}: peak RSS {r['rss_peak_mib']:.0f} MiB (parent), {r['rss_workers_mib']:.0f} MiB (largest worker or command)"
+            f"  {r['corpus']} {r['size']:,}: peak RSS {r['rss_peak_mib']:.0f} MiB (parent), {r['rss_workers_mib']:.0f} MiB (largest worker or command){verdict}"
         )
     if peer_rows:
         out += ["", "peers (same corpus, one run each):"]

@@ -445,7 +445,8 @@ class _Converter:
         # hot path pays one addition per collection, not per node).
         self.nodes = 0
         # Keys and short values repeat in every object (`apiVersion`, `HTTPRoute`, group names):
-        # one string object per file saves memory (benchmarks/, docs/performance.md).
+        # one string object per file, or per run when the caller shares `strings`, saves memory
+        # (benchmarks/, docs/performance.md).
         self._strings: dict[str, str] = {} if strings is None else strings
         self._memo: dict[int, Any] = {}
         self._sizes: dict[int, tuple[int, int, int]] = {}
@@ -915,17 +916,18 @@ def printable(text: str) -> tuple[str, int]:
     return clean, bad
 
 
-def parse_text(text: str, file: str) -> FileResult:
+def parse_text(text: str, file: str, strings: dict[str, str] | None = None) -> FileResult:
     """Parse every document of one file; a syntax error, or a document over a limit, skips
-    only to the next `---`."""
-    return _FileParse(text, file).run()
+    only to the next `---`. `strings` shares keys and short values with the other files of a
+    run (one string object each), else within the file."""
+    return _FileParse(text, file, strings).run()
 
 
 class _FileParse:
     """One file's parse: chunks of documents read in turn, each starting where the last one
     stopped (a syntax error or a document over a limit skips to the next `---`)."""
 
-    def __init__(self, text: str, file: str) -> None:
+    def __init__(self, text: str, file: str, strings: dict[str, str] | None = None) -> None:
         self.file = file
         self.issues: list[Issue] = []
         self.documents: list[Document] = []
@@ -944,7 +946,7 @@ class _FileParse:
         # the text once.
         self.maybe_deep = _might_nest_deeper_than_limit(self.text)
         self.maybe_big = _might_hold_more_nodes_than_limit(self.text)
-        self.converter = _Converter(file, 0, _uses_aliases(self.text), {})
+        self.converter = _Converter(file, 0, _uses_aliases(self.text), {} if strings is None else strings)
         # Parsing resumed further on reads the same text from an offset: slicing the rest of the
         # text for each resumption would cost quadratic time in a file of many broken documents.
         self.stream: io.StringIO | None = None
@@ -1285,10 +1287,11 @@ def load_source(source: Source) -> FileResult:
     return load_bytes(data, source.display, keep_text=source.content is not None)
 
 
-def load_bytes(data: bytes, file: str, *, keep_text: bool = False) -> FileResult:
+def load_bytes(data: bytes, file: str, *, keep_text: bool = False, strings: dict[str, str] | None = None) -> FileResult:
     """Everything about one file that follows from its bytes alone (what the parse cache stores).
 
-    `keep_text` keeps the decoded text for positions: stdin cannot be read again.
+    `keep_text` keeps the decoded text for positions: stdin cannot be read again. `strings`: see
+    `parse_text`.
     """
     if len(data) > MAX_FILE_BYTES:
         return FileResult(
@@ -1299,7 +1302,7 @@ def load_bytes(data: bytes, file: str, *, keep_text: bool = False) -> FileResult
     if problem is not None:
         return FileResult([], [problem])
     assert text is not None
-    result = parse_text(text, file)
+    result = parse_text(text, file, strings)
     if keep_text:
         result.text = text
     return result
