@@ -350,30 +350,36 @@ def _json_escape(match: re.Match[str]) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
-def _dumps(document: Any, indent: int | None, fast: bool) -> str:
-    """`json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False)`.
+def _dumps(document: Any, indent: int | None, fast: bool, newline: bool) -> str:
+    """`json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False)`, then a line
+    break when `newline`.
 
     `fast`: the document holds no floats (a report: strings, integers, booleans, null, lists,
     mappings), so orjson, when installed, writes the same bytes ten times faster (the standard
-    library's encoder runs in Python whenever `indent` is set). What orjson refuses (a lone
-    surrogate, an integer beyond 64 bits) goes to the standard library."""
+    library's encoder runs in Python whenever `indent` is set), with the line break appended as
+    it writes (adding it after would copy a report of many megabytes once more). What orjson
+    refuses (a lone surrogate, an integer beyond 64 bits) goes to the standard library."""
     if fast and indent == 2:
         try:
             import orjson
         except ImportError:
             pass
         else:
+            option = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | (orjson.OPT_APPEND_NEWLINE if newline else 0)
             try:
-                return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode("utf-8")
+                return orjson.dumps(document, option=option).decode("utf-8")
             except (TypeError, orjson.JSONEncodeError):
                 pass
-    return json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False)
+    text = json.dumps(document, indent=indent, ensure_ascii=False, allow_nan=False)
+    return text + "\n" if newline else text
 
 
-def json_dumps(document: Any, *, indent: int | None = 2, ensure_ascii: bool = True, fast: bool = False) -> str:
+def json_dumps(
+    document: Any, *, indent: int | None = 2, ensure_ascii: bool = True, fast: bool = False, newline: bool = False
+) -> str:
     """`json.dumps(document)` that is valid UTF-8 JSON and prints safely (see the module docstring);
-    `fast` for a document without floats (`_dumps`)."""
-    text = _dumps(document, indent, fast)
+    `fast` for a document without floats (`_dumps`); `newline` ends it with a line break."""
+    text = _dumps(document, indent, fast, newline)
     if _SURROGATE.search(text) is not None:
         # Only inside strings, where a lone surrogate cannot be encoded: the replacement character.
         text = _SURROGATE.sub("\ufffd", text)

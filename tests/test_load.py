@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from policylint.input import load
 from policylint.input.load import LOADER, PARSER_IS_C, load_source, parse_text
@@ -46,9 +48,9 @@ def _issues(result: load.FileResult) -> list[tuple[str, int, int]]:
 def test_the_libyaml_parser_is_in_use() -> None:
     assert yaml.__with_libyaml__
     assert PARSER_IS_C
-    assert LOADER is yaml.CSafeLoader
+    assert issubclass(LOADER, yaml.CSafeLoader)
     # The loader really goes through the C extension, not a pure-Python fallback.
-    assert type(LOADER("a: 1")).__mro__[1].__module__ == "yaml._yaml"
+    assert any(cls.__module__ == "yaml._yaml" for cls in type(LOADER("a: 1")).__mro__)
 
 
 def test_scalars_become_what_kubernetes_sees() -> None:
@@ -488,3 +490,124 @@ spec:
       requestHeaderModifier: {set: [{name: x-note, value: "a < b ${c}"}]}
 """
     assert [i.rule_id for i in parse_text(text, "policy.yaml").issues] == []
+
+
+# -- the resolver (load._Resolve) -------------------------------------------------------------
+
+_STOCK = yaml.CSafeLoader if PARSER_IS_C else yaml.SafeLoader
+
+
+def _tags(text: str, loader: type[yaml.SafeLoader] | type[yaml.CSafeLoader]) -> list[tuple[str, str | None]]:
+    """(tag, scalar text) of every node of every document, in order; then the error, if any."""
+    out: list[tuple[str, str | None]] = []
+    try:
+        roots = list(yaml.compose_all(text, Loader=loader))
+    except yaml.YAMLError as exc:
+        return [("error", str(exc))]
+    seen: set[int] = set()  # an alias is its anchor's node again: each node once (billion laughs)
+    for root in roots:
+        stack: list[yaml.Node] = [root] if root is not None else []
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            out.append((node.tag, node.value if isinstance(node, yaml.ScalarNode) else None))
+            if isinstance(node, yaml.MappingNode):
+                stack.extend(n for pair in reversed(node.value) for n in reversed(pair))
+            elif isinstance(node, yaml.SequenceNode):
+                stack.extend(reversed(node.value))
+    return out
+
+
+# Plain scalars on which YAML 1.1's implicit resolvers differ: every first character PyYAML keys
+# them by, the empty scalar, merge and value keys, and near misses of each.
+_TRICKY = [
+    "",
+    "~",
+    "null",
+    "Null",
+    "NULL",
+    "nULL",
+    "yes",
+    "Yes",
+    "YES",
+    "no",
+    "No",
+    "on",
+    "On",
+    "OFF",
+    "y",
+    "n",
+    "true",
+    "True",
+    "TRUE",
+    "tRUE",
+    "false",
+    "0",
+    "-0",
+    "+1",
+    "0777",
+    "0o17",
+    "0x1F",
+    "0b101",
+    "1_000",
+    "190:20:30",
+    "1e3",
+    "1.5e+3",
+    ".5",
+    "-.inf",
+    ".Inf",
+    ".NaN",
+    ".nan",
+    "2001-12-14",
+    "2001-12-14t21:59:43.10-05:00",
+    "2001-12-14 21:59:43.10",
+    "<<",
+    "=",
+    "<a",
+    "=b",
+    "1.2.3",
+    "v1",
+    "-",
+    ".",
+    "+",
+    "0.",
+    "_1",
+    "1:2",
+    "ab",
+]
+
+
+@pytest.mark.parametrize("value", _TRICKY)
+def test_resolver_tags_plain_scalars_as_pyyaml_does(value: str) -> None:
+    for text in (
+        f"k: {value}\n",
+        f"- {value}\n",
+        f"{value}: 1\n" if value else "? ''\n: 1\n",
+        f"[{value}]\n" if value else "[]\n",
+    ):
+        assert _tags(text, LOADER) == _tags(text, _STOCK), text
+    quoted = f"k: '{value}'\n"
+    assert _tags(quoted, LOADER) == _tags(quoted, _STOCK)
+
+
+def test_resolver_tags_every_node_of_the_repository_as_pyyaml_does() -> None:
+    # Every YAML file the tests, the examples and the benchmark's generator hold: the same tag
+    # on every node as PyYAML's own safe loader gives.
+    files = sorted(p for d in ("tests", "examples") for p in (ROOT / d).rglob("*.y*ml") if p.is_file())
+    assert len(files) > 200
+    compared = 0
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        expected = _tags(text, _STOCK)
+        assert _tags(text, LOADER) == expected, path
+        compared += len(expected)
+    assert compared > 100_000
+
+
+@given(st.text(alphabet="0123456789+-._:eExXoObB~yYnNtTfFaAlLsSuU<=#' ", max_size=14))
+@settings(max_examples=400, deadline=None)
+def test_resolver_tags_random_plain_scalars_as_pyyaml_does(value: str) -> None:
+    for text in (f"k: {value}\n", f"- {value}\n", f"{value}: x\n"):
+        assert _tags(text, LOADER) == _tags(text, _STOCK), text

@@ -282,7 +282,7 @@ def _render(result: LintResult, fmt: str, color: str, files: Sequence[tuple[str,
     colored = fmt == "text" and use_color(color, sys.stdout)
     options = environment_options(outputs=tuple(files))
     # color=True keeps the escape codes click would strip when stdout is not a terminal.
-    click.echo(renderer(fmt, replace(options, color=colored))(result), nl=False, color=colored)
+    _echo(renderer(fmt, replace(options, color=colored))(result), colored)
     ok = True
     for out_fmt, path in files:
         try:
@@ -292,6 +292,19 @@ def _render(result: LintResult, fmt: str, color: str, files: Sequence[tuple[str,
             ok = False
     click.echo(summary(result), err=True)
     return ok
+
+
+# A report is written to stdout in pieces of this many characters: encoding a report of tens of
+# megabytes whole holds a second copy of it (77 MB of JSON on a 100k-object repository).
+_ECHO_PIECE = 1 << 20
+
+
+def _echo(text: str, colored: bool) -> None:
+    if colored:  # a piece could end inside an escape sequence; terminals get small reports
+        click.echo(text, nl=False, color=True)
+        return
+    for start in range(0, len(text), _ECHO_PIECE):
+        click.echo(text[start : start + _ECHO_PIECE], nl=False, color=False)
 
 
 def write_output(path: str, text: str) -> None:

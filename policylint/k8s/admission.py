@@ -37,6 +37,7 @@ VALIDATIONS = "x-kubernetes-validations"
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
 EMBEDDED = "x-kubernetes-embedded-resource"
 _UNSET: Any = object()
+MEMO_LIMIT = 100_000  # entries of each memo table of a catalogue (`admit`)
 
 
 class Check(enum.Enum):
@@ -227,6 +228,14 @@ def admit(index: ProjectIndex, obj: K8sObject) -> Admission | None:
     if found is None:
         return None
     schema, source = found
+    # The memo tables only save work where content repeats; past a bound they are emptied (a
+    # later repeat is computed again), so that they hold at most a few tens of MiB however
+    # large the repository (their keys hold the content of every distinct subtree: 150 MiB of
+    # a 100k-object run otherwise).
+    if len(catalogue.schema_results) > MEMO_LIMIT:
+        catalogue.schema_results.clear()
+    if len(catalogue.cel_results) > MEMO_LIMIT:
+        catalogue.cel_results.clear()
     shapes: dict[int, Any] = {}  # the object's maps and lists by content, for both walks (`cel.shape`)
     pruned: list[_Pruned] = []
     problems = tuple(

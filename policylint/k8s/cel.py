@@ -2022,7 +2022,7 @@ def shape(value: Any, shapes: dict[int, Any]) -> Any:
     whole = tuple(parts)
     got = _SHAPES.get(whole)
     if got is None:
-        if len(_SHAPES) > 500_000:
+        if len(_SHAPES) > 100_000:
             _SHAPES.clear()
         got = _SHAPES[whole] = object()
     shapes[id(value)] = got

@@ -45,4 +45,4 @@ def render(result: LintResult, options: RenderOptions | None = None) -> str:
     from policylint.reporters import RenderOptions
 
     options = options or RenderOptions()
-    return json_dumps([_issue(f, options) for f in result.findings], indent=2, ensure_ascii=True, fast=True) + "\n"
+    return json_dumps([_issue(f, options) for f in result.findings], indent=2, ensure_ascii=True, fast=True, newline=True)

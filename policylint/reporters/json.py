@@ -61,4 +61,4 @@ def report(result: LintResult) -> dict[str, Any]:
 
 def render(result: LintResult, options: RenderOptions | None = None) -> str:
     # ASCII output, with lone surrogates (undecodable file names) replaced: valid UTF-8 JSON.
-    return json_dumps(report(result), indent=2, ensure_ascii=True, fast=True) + "\n"
+    return json_dumps(report(result), indent=2, ensure_ascii=True, fast=True, newline=True)

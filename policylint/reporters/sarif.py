@@ -199,4 +199,4 @@ def document(result: LintResult, options: RenderOptions | None = None) -> dict[s
 
 def render(result: LintResult, options: RenderOptions | None = None) -> str:
     # ASCII JSON, lone surrogates replaced: valid UTF-8 whatever the input's file names.
-    return json_dumps(document(result, options), indent=2, ensure_ascii=True, fast=True) + "\n"
+    return json_dumps(document(result, options), indent=2, ensure_ascii=True, fast=True, newline=True)
