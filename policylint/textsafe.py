@@ -47,7 +47,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 # C0 controls (newline, CR, ESC, BEL, ...), the backslash, DEL, C1 controls (NEL U+0085, CSI
@@ -388,6 +388,29 @@ def json_dumps(
     if ensure_ascii and not text.isascii():
         text = _NON_ASCII.sub(_json_escape, text)
     return text
+
+
+def json_object_pieces(
+    fields: Iterable[tuple[str, Any]], *, long: Collection[str] = (), ensure_ascii: bool = True, fast: bool = False
+) -> Iterator[str]:
+    """The JSON object of `fields` in pieces, which joined are `json_dumps(dict(fields), indent=2,
+    newline=True)`: a report of many megabytes is never one string. The value of each key in
+    `long` is an iterable of items (a generator of the findings) written one item a piece.
+    Strings hold no line break (JSON escapes it), so indenting a piece is replacing each."""
+    first = True
+    for key, value in fields:
+        head = ("{\n  " if first else ",\n  ") + json_dumps(key, ensure_ascii=ensure_ascii) + ": "
+        first = False
+        if key not in long:
+            yield head + json_dumps(value, indent=2, ensure_ascii=ensure_ascii, fast=fast).replace("\n", "\n  ")
+            continue
+        empty = True
+        for item in value:
+            piece = json_dumps(item, indent=2, ensure_ascii=ensure_ascii, fast=fast).replace("\n", "\n    ")
+            yield (head + "[\n    " if empty else ",\n    ") + piece
+            empty = False
+        yield head + "[]" if empty else "\n  ]"
+    yield "{}\n" if first else "\n}\n"
 
 
 def mermaid_label(text: str) -> str:

@@ -10,6 +10,7 @@ schemas/report.schema.json, the published contract of the JSON report (README "J
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -98,5 +99,15 @@ def _validate_every_json_report(monkeypatch: pytest.MonkeyPatch) -> Iterator[Non
         assert_valid_report(document)
         return document
 
+    # The command and `render` write the report in pieces (`pieces`), never through `report`:
+    # the document they write is validated whole.
+    original_pieces = json_reporter.pieces
+
+    def checked_pieces(result: Any, options: Any = None) -> Iterator[str]:
+        text = "".join(original_pieces(result, options))
+        assert_valid_report(json.loads(text))
+        yield text
+
     monkeypatch.setattr(json_reporter, "report", checked)
+    monkeypatch.setattr(json_reporter, "pieces", checked_pieces)
     yield

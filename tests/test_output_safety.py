@@ -34,7 +34,7 @@ from xml.etree import ElementTree
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policylint import textsafe
@@ -49,7 +49,7 @@ from policylint.reporters.json import finding_dict
 from policylint.reporters.text import format_finding
 from policylint.rules.base import Rule
 from policylint.rules.engine import run as run_engine
-from policylint.textsafe import MAX_FIELD, MAX_MESSAGE, Budget, escape, unescape
+from policylint.textsafe import MAX_FIELD, MAX_MESSAGE, Budget, escape, json_dumps, json_object_pieces, unescape
 from tests.lintutil import ROOT, assert_valid_report
 
 # -- the hostile strings -----------------------------------------------------------------------
@@ -758,3 +758,29 @@ def test_the_fast_json_writer_writes_what_the_standard_library_writes(value: Any
 def test_the_fast_json_writer_falls_back_on_what_orjson_refuses() -> None:
     for value in ({"file": "bad-\udcff.yaml"}, {"n": 2**70}, [{"k": "\ud800"}, -(2**64)]):
         assert textsafe.json_dumps(value, fast=True) == textsafe.json_dumps(value)
+
+
+_ANY_TEXT = st.text(st.characters(blacklist_categories=()), max_size=8)  # lone surrogates too
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | _ANY_TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_ANY_TEXT, inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@given(
+    st.lists(st.tuples(_ANY_TEXT, st.booleans(), st.lists(_JSON_VALUES, max_size=3)), max_size=4, unique_by=lambda f: f[0]),
+    st.booleans(),
+)
+@settings(max_examples=300, deadline=None)
+def test_json_written_in_pieces_is_the_document_written_whole(
+    fields: list[tuple[str, bool, list[Any]]], ascii_only: bool
+) -> None:
+    # Lone surrogates, controls, bidirectional marks and non-ASCII text in keys and values, empty
+    # lists and maps, integers beyond 64 bits (the standard library's fallback): the pieces joined
+    # are the bytes of one `json_dumps` of the whole.
+    long = {key for key, is_long, _ in fields if is_long}
+    whole = {key: items if is_long else (items[0] if items else {}) for key, is_long, items in fields}
+    pieces = [(key, iter(value) if key in long else value) for key, value in whole.items()]
+    joined = "".join(json_object_pieces(pieces, long=long, ensure_ascii=ascii_only, fast=True))
+    assert joined == json_dumps(whole, indent=2, ensure_ascii=ascii_only, fast=True, newline=True)

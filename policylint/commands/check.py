@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -276,17 +276,17 @@ def parse_outputs(values: Sequence[str]) -> list[tuple[str, str]] | None:
 def _render(result: LintResult, fmt: str, color: str, files: Sequence[tuple[str, str]]) -> bool:
     """The report on standard output, each output file, the summary line on standard error.
     False when a file could not be written (said on standard error)."""
-    from policylint.reporters import environment_options, renderer
+    from policylint.reporters import environment_options, streamer
     from policylint.reporters.text import summary
 
     colored = fmt == "text" and use_color(color, sys.stdout)
     options = environment_options(outputs=tuple(files))
     # color=True keeps the escape codes click would strip when stdout is not a terminal.
-    _echo(renderer(fmt, replace(options, color=colored))(result), colored)
+    _write(streamer(fmt, replace(options, color=colored))(result), colored)
     ok = True
     for out_fmt, path in files:
         try:
-            write_output(path, renderer(out_fmt, options)(result))
+            write_output(path, streamer(out_fmt, options)(result))
         except OSError as exc:
             error(f"cannot write the {out_fmt} report to {path}: {exc.strerror or exc}")
             ok = False
@@ -299,6 +299,20 @@ def _render(result: LintResult, fmt: str, color: str, files: Sequence[tuple[str,
 _ECHO_PIECE = 1 << 20
 
 
+def _write(pieces: Iterable[str], colored: bool) -> None:
+    """A report's pieces to stdout, gathered into writes of about _ECHO_PIECE characters."""
+    gathered: list[str] = []
+    size = 0
+    for piece in pieces:
+        gathered.append(piece)
+        size += len(piece)
+        if size >= _ECHO_PIECE:
+            _echo("".join(gathered), colored)
+            gathered, size = [], 0
+    if gathered:
+        _echo("".join(gathered), colored)
+
+
 def _echo(text: str, colored: bool) -> None:
     if colored:  # a piece could end inside an escape sequence; terminals get small reports
         click.echo(text, nl=False, color=True)
@@ -307,7 +321,7 @@ def _echo(text: str, colored: bool) -> None:
         click.echo(text[start : start + _ECHO_PIECE], nl=False, color=False)
 
 
-def write_output(path: str, text: str) -> None:
+def write_output(path: str, text: str | Iterable[str]) -> None:
     """Write a report file whole or not at all: to a temporary file beside it, then renamed, so
     that a reader (a CI upload step, an editor) never sees half a report. Parent directories are
     created, as a CI step's `reports/policylint.sarif` expects."""
@@ -318,7 +332,7 @@ def write_output(path: str, text: str) -> None:
     fd, temporary = tempfile.mkstemp(prefix=".policylint-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+            handle.writelines([text] if isinstance(text, str) else text)
         os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, path)
     except BaseException:

@@ -1,5 +1,5 @@
-"""Reporters: one module per format, each with `render(result, options=None) -> str`, listed in
-`REPORTERS`.
+"""Reporters: one module per format, each with `render(result, options=None) -> str` (and
+`pieces(...) -> Iterator[str]` where a report can be written in pieces), listed in `REPORTERS`.
 
 Adding a format is one module plus one `Reporter` line here: the CLI's `--format` and
 `--output` choices, the configuration file's checks, the pipeline's choice of report stages and
@@ -20,7 +20,7 @@ from __future__ import annotations
 import gc
 import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, cast
 
@@ -144,3 +144,15 @@ def renderer(fmt: str, options: RenderOptions | None = None) -> Callable[[LintRe
                 gc.enable()
 
     return rendered
+
+
+def streamer(fmt: str, options: RenderOptions | None = None) -> Callable[[LintResult], Iterator[str]]:
+    """The report in pieces, as the format's `pieces` writes it (JSON: one finding or policy a
+    piece), else whole: for a writer that need not hold a large report as one string. The pieces
+    joined are what `renderer` returns."""
+    module = importlib.import_module(REPORTERS[fmt].module)
+    pieces = cast("Callable[..., Iterator[str]] | None", getattr(module, "pieces", None))
+    if pieces is not None:
+        return lambda result: pieces(result, options or RenderOptions())
+    render = renderer(fmt, options)
+    return lambda result: iter((render(result),))

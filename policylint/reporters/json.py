@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from policylint import DOCS_URL, __version__
 from policylint.findings import Finding, Severity
 from policylint.policy_report import object_ref
-from policylint.textsafe import json_dumps
+from policylint.textsafe import json_object_pieces
 
 if TYPE_CHECKING:
     from policylint.pipeline import LintResult
@@ -37,7 +38,8 @@ def finding_dict(f: Finding) -> dict[str, Any]:
     }
 
 
-def report(result: LintResult) -> dict[str, Any]:
+def _fields(result: LintResult) -> list[tuple[str, Any]]:
+    """The report's top-level fields, in order; the findings as a generator of their objects."""
     counts = {s.label: 0 for s in Severity}
     for f in result.findings:
         counts[f.severity.label] += 1
@@ -45,20 +47,37 @@ def report(result: LintResult) -> dict[str, Any]:
     if result.policy_reports is None:
         raise ValueError("the JSON report needs the policies section: lint with LintRequest(report_policies=True)")
     policies = result.policy_reports
-    return {
-        "schemaVersion": 1,
-        "tool": {"name": "policylint", "version": __version__},
-        "summary": {
-            "files": len(result.files),
-            "objects": len(result.index.objects),
-            "policies": len(policies),
-            "findings": {"error": counts["error"], "warning": counts["warning"], "info": counts["info"]},
-        },
-        "findings": [finding_dict(f) for f in result.findings],
-        "policies": policies,
-    }
+    return [
+        ("schemaVersion", 1),
+        ("tool", {"name": "policylint", "version": __version__}),
+        (
+            "summary",
+            {
+                "files": len(result.files),
+                "objects": len(result.index.objects),
+                "policies": len(policies),
+                "findings": {"error": counts["error"], "warning": counts["warning"], "info": counts["info"]},
+            },
+        ),
+        ("findings", (finding_dict(f) for f in result.findings)),
+        ("policies", policies),
+    ]
+
+
+# Written an item at a time (`pieces`): the fields that grow with the repository.
+_LONG = frozenset({"findings", "policies"})
+
+
+def report(result: LintResult) -> dict[str, Any]:
+    return {key: list(value) if key in _LONG else value for key, value in _fields(result)}
+
+
+def pieces(result: LintResult, options: RenderOptions | None = None) -> Iterator[str]:
+    """The report in pieces, one finding or policy each (`renderer` joins them; the command writes
+    them as they come): 77 MB of JSON at 100k objects is never held whole."""
+    # ASCII output, with lone surrogates (undecodable file names) replaced: valid UTF-8 JSON.
+    return json_object_pieces(_fields(result), long=_LONG, ensure_ascii=True, fast=True)
 
 
 def render(result: LintResult, options: RenderOptions | None = None) -> str:
-    # ASCII output, with lone surrogates (undecodable file names) replaced: valid UTF-8 JSON.
-    return json_dumps(report(result), indent=2, ensure_ascii=True, fast=True, newline=True)
+    return "".join(pieces(result, options))
