@@ -345,32 +345,48 @@ def check_object(group: str, kind: str, data: Mapping[str, Any]) -> Malformed:
     if tree is None:
         return WELL_FORMED
     problems: list[FieldProblem] = []
-    _walk(tree, data, (), problems)
+    _walk(tree, data, [], problems)
     if not problems:
         return WELL_FORMED
     schema = SCHEMAS[(group, kind)]
     return Malformed(schema.source.format(kind=kind), tuple(problems))
 
 
-def _walk(node: _Node, value: Any, path: PathParts, out: list[FieldProblem]) -> None:
-    if node.type is not None and not has_type(value, node.type):
-        out.append(FieldProblem(path, node.type, value, node.reported_by))
-        return
+# has_type for the kinds a type check can be written inline for.
+_EXACT: dict[str, type] = {OBJECT: dict, ARRAY: list, STRING: str}
+
+
+def _walk(node: _Node, value: Any, path: list[str | int], out: list[FieldProblem]) -> None:
+    # `path` is one list for the whole walk, extended and shortened as it descends: a tuple is
+    # made only for a problem (most objects have none, and this walk visits every field the
+    # rules read, of every object).
+    kind = node.type
+    if kind is not None:
+        exact = _EXACT.get(kind)
+        if not (type(value) is exact if exact is not None else has_type(value, kind)):
+            out.append(FieldProblem(tuple(path), kind, value, node.reported_by))
+            return
     if type(value) is dict:
         for key, child in node.fields.items():
             sub = value.get(key)
             if sub is not None:
-                _walk(child, sub, (*path, key), out)
+                path.append(key)
+                _walk(child, sub, path, out)
+                path.pop()
         if node.values is not None:
             for key, sub in value.items():
                 if sub is not None:
-                    _walk(node.values, sub, (*path, key), out)
+                    path.append(key)
+                    _walk(node.values, sub, path, out)
+                    path.pop()
     elif type(value) is list and node.items is not None:
         for i, item in enumerate(value):
             if item is None:
                 out.append(FieldProblem((*path, i), node.items.type or OBJECT, None, node.items.reported_by))
             else:
-                _walk(node.items, item, (*path, i), out)
+                path.append(i)
+                _walk(node.items, item, path, out)
+                path.pop()
 
 
 # -- how a value is named in messages ------------------------------------------------------------
