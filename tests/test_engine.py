@@ -100,6 +100,20 @@ class Unlocatable(Rule):
         yield Issue(rule_id=self.id, message="no real object", object="not an object")  # type: ignore[arg-type]
 
 
+class Unpathable(Rule):
+    """Yields an issue on a real object whose path is no path: the batch of positions cannot
+    answer it, and resolving it alone fails in the rule's guard."""
+
+    id = "PL995"
+    name = "unpathable"
+    severity = Severity.ERROR
+
+    def check(self, project: Project) -> Iterator[Issue]:
+        obj = project.index.objects[0]
+        yield self.issue(obj, "metadata.name", "a finding with a position")
+        yield Issue(rule_id=self.id, message="no path", object=obj, path=5)  # type: ignore[arg-type]
+
+
 class BrokenInit(Rule):
     """Cannot even be constructed."""
 
@@ -168,7 +182,7 @@ def test_a_rule_that_raises_becomes_pl000_and_other_findings_are_kept(monkeypatc
     assert message.endswith("please report this")
 
 
-@pytest.mark.parametrize("broken", [HalfExploding, Unlocatable, BrokenInit], ids=lambda r: r.name)
+@pytest.mark.parametrize("broken", [HalfExploding, Unlocatable, Unpathable, BrokenInit], ids=lambda r: r.name)
 def test_every_kind_of_rule_failure_is_contained(monkeypatch: pytest.MonkeyPatch, manifests: Path, broken: type[Rule]) -> None:
     use_rules(monkeypatch, broken, Warner)
     result = lint_paths([manifests])

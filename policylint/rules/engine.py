@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -161,7 +162,10 @@ def run(
         # Every rule of the share first, then the positions of all their findings and notes
         # together: one pass per file that has any (PositionResolver.prefetch).
         checked = [(rule_cls, *_check(rule_cls, project, options.get(rule_cls.id))) for rule_cls in share]
-        resolver.prefetch(_requests(issue for _, issues, _ in checked for issue in issues))
+        # The batch only saves work: a request it cannot answer (an issue no rule should have made)
+        # is resolved alone below, where it is its rule's PL000.
+        with contextlib.suppress(Exception):
+            resolver.prefetch(_requests(issue for _, issues, _ in checked for issue in issues))
         return {
             rule_cls.id: _resolve_rule(rule_cls, project, issues, resolve) if failure is None else ([], failure)
             for rule_cls, issues, failure in checked
