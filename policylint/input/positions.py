@@ -153,6 +153,14 @@ Request = tuple[DocumentRef, str | Sequence[PathPart]]
 _RECENT_DOCUMENTS = 16
 
 
+def _document_text(text: str, starts: array[int], line: int) -> str:
+    """The text of the document whose root starts on `line` (1-based): from that line to the next
+    `---` or `...` line, where the document ends at the latest (YAML 1.2 spec §9.1
+    "Documents"), so that composing it costs one document, not the rest of the file."""
+    after = _DOCUMENT_BOUNDARY.search(text, starts[line]) if line < len(starts) else None
+    return text[starts[line - 1] : after.start() if after else len(text)]
+
+
 class PositionResolver:
     """Resolves (document, path) to a position, composing only the documents asked about.
 
@@ -210,8 +218,7 @@ class PositionResolver:
         for line in sorted(documents):
             if not 0 < line <= len(starts):
                 continue
-            after = _DOCUMENT_BOUNDARY.search(text, starts[line]) if line < len(starts) else None
-            piece = text[starts[line - 1] : after.start() if after else len(text)]
+            piece = _document_text(text, starts, line)
             if pieces:
                 if _DOCUMENT_BOUNDARY.match(piece) is None:
                     pieces.append("---\n")
@@ -246,11 +253,8 @@ class PositionResolver:
         loaded = self._file(ref.file)
         if loaded is not None and 0 < ref.line <= len(loaded[1]):
             text, starts = loaded
-            # The document ends at the next `---` or `...` line at the latest: composing from its
-            # root line up to there costs one document, not the rest of the file.
-            after = _DOCUMENT_BOUNDARY.search(text, starts[ref.line]) if ref.line < len(starts) else None
             self.passes[ref.file] = self.passes.get(ref.file, 0) + 1
-            loader = _MarkLoader(text[starts[ref.line - 1] : after.start() if after else len(text)])
+            loader = _MarkLoader(_document_text(text, starts, ref.line))
             try:
                 if loader.check_node():
                     node = loader.get_node()

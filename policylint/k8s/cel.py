@@ -1988,6 +1988,8 @@ def shape(value: Any, shapes: dict[int, Any]) -> Any:
         return got
     parts: list[Any] = [t]
     append = parts.append
+    # Two loops with the same body on purpose: one loop over both (keys checked per item, or
+    # the keys checked apart and zipped back) made the admission of 10k objects 9-15% slower.
     if t is dict:
         for k, v in value.items():
             tv = type(v)
