@@ -155,8 +155,8 @@ _RECENT_DOCUMENTS = 16
 
 def _document_text(text: str, starts: array[int], line: int) -> str:
     """The text of the document whose root starts on `line` (1-based): from that line to the next
-    `---` or `...` line, where the document ends at the latest (YAML 1.2 spec §9.1
-    "Documents"), so that composing it costs one document, not the rest of the file."""
+    `---` or `...` line, where the document ends at the latest
+    (YAML 1.2 spec §9.1 "Documents"), so composing it costs one document, not the whole file."""
     after = _DOCUMENT_BOUNDARY.search(text, starts[line]) if line < len(starts) else None
     return text[starts[line - 1] : after.start() if after else len(text)]
 
