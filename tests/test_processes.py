@@ -485,6 +485,34 @@ def test_jobs_1000_starts_no_more_processes_than_cpus(corpus: Path, reference: b
     assert len(workers) <= allowed - 1, workers
 
 
+class _Pipe:
+    def __init__(self) -> None:
+        self.closed = 0
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+class _OldQueue:  # CPython before 3.12: nothing closes the task pipe's read end for the pool
+    def __init__(self) -> None:
+        self._reader = _Pipe()
+
+
+class _NewQueue(_OldQueue):  # CPython 3.12+: the manager thread closes it (gh-94777)
+    def _terminate_broken(self) -> None:
+        self._reader.close()
+
+
+def test_stopping_a_pool_closes_the_task_pipe_only_where_python_does_not() -> None:
+    """Closing the read end in this thread as well as in the pool's manager thread raced: the
+    loser printed an "OSError: Bad file descriptor" traceback after a stop signal (3.13)."""
+    old, new = _OldQueue(), _NewQueue()
+    parallel._stop([], None, old)
+    parallel._stop([], None, new)
+    assert old._reader.closed == 1
+    assert new._reader.closed == 0
+
+
 # --- a reader that goes away -------------------------------------------------------------------
 
 

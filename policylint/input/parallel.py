@@ -316,11 +316,13 @@ def _stop(processes: Sequence[BaseProcess], manager: threading.Thread | None, ca
             process.kill()
             process.join(STOP_GRACE)
     reader = getattr(call_queue, "_reader", None)
-    if reader is not None:
+    if reader is not None and not hasattr(call_queue, "_terminate_broken"):
         # With every worker gone, nothing reads the task pipe: a feeder thread blocked writing a
         # large file into it would block forever, and with it the pool's manager thread and this
         # process's exit (CPython before 3.12, gh-94777; the run hung after a worker was killed).
-        # Closing this process's read end makes that write fail, as CPython 3.12 does itself.
+        # Closing this process's read end makes that write fail. CPython 3.12 and later close it
+        # themselves, in the manager thread (`Queue._terminate_broken`): closing it here too races
+        # with that close, and the loser's "OSError: Bad file descriptor" traceback was printed.
         try:
             reader.close()
         except OSError:
