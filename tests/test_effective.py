@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.generate import write_corpus
 from policylint.findings import Severity
 from policylint.k8s.objects import ObjectKey
 from policylint.semantics.effective.merge import untag
@@ -25,6 +26,8 @@ from policylint.semantics.effective.simulation import (
     ENFORCED,
     OVERRIDDEN,
     PARTIALLY_ENFORCED,
+    NodeKey,
+    Simulation,
     TargetStatus,
     node_label,
     path_label,
@@ -1353,3 +1356,64 @@ def test_a_field_the_controller_does_not_support_on_a_tcp_route_is_invalid_there
     assert by_name["policy-for-route"]["accepted"] == "Invalid"
     (finding,) = [f for f in only(result, "PL418") if f.object is not None and f.object.name == "policy-for-route"]
     assert "Only authorization is supported for TCP (routes/listeners)." in finding.message
+
+
+# -- the blast radius, tallied during the walk, against the contexts themselves ---------------
+
+_BLAST_INPUTS = [
+    *sorted(p for p in (Path(__file__).resolve().parent / "effective").iterdir() if p.is_dir()),
+    ROOT / "examples",
+]
+
+
+def _blast_from_contexts(sim: Simulation, policy: Any) -> dict[str, int]:
+    """policy_affects(policy).counts() by brute force: every context where one of its facets is
+    Enforced or PartiallyEnforced, and the distinct nodes of their paths."""
+    contexts = 0
+    routes: set[ObjectKey] = set()
+    rules: set[NodeKey] = set()
+    listeners: set[NodeKey] = set()
+    gateways: set[ObjectKey] = set()
+    backends: set[NodeKey] = set()
+    for context in sim.contexts(lambda _: True):
+        if not any(f.policy is policy and context.result.status[id(f)] in (ENFORCED, PARTIALLY_ENFORCED) for f in context.stack):
+            continue
+        contexts += 1
+        for node in context.path:
+            if node[0] in ("route", "rule"):
+                routes.add(node[1])
+            if node[0] == "rule":
+                rules.add(node)
+            elif node[0] == "listener":
+                listeners.add(node)
+            elif node[0] == "gateway":
+                gateways.add(node[1])
+        backends |= sim.backends_below(context.path[-1])
+    return {
+        "contexts": contexts,
+        "routes": len(routes),
+        "rules": len(rules),
+        "listeners": len(listeners),
+        "gateways": len(gateways),
+        "backends": len(backends),
+    }
+
+
+@pytest.mark.parametrize("where", ["scenarios", "generated"])
+def test_the_blast_radius_is_what_the_contexts_give(where: str, tmp_path: Path) -> None:
+    """The walk tallies each policy's reach as it goes and keeps counts (docs/performance.md,
+    "Memory"); the contexts `explain` walks must give the same numbers, policy by policy."""
+    if where == "generated":
+        # Gateways, ListenerSets, route and rule policies, ports, misspelled references.
+        write_corpus(400, tmp_path, per_file=0, error_rate=0.3)
+        inputs = [tmp_path]
+    else:
+        inputs = _BLAST_INPUTS
+    checked = 0
+    for path in inputs:
+        result = lint_paths([path])
+        sim = result.project.simulation()
+        for policy in result.project.resolution.policies():
+            assert sim.policy_affects(policy).counts() == _blast_from_contexts(sim, policy), f"{path.name}: {policy.key}"
+            checked += 1
+    assert checked > 20

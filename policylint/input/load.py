@@ -174,6 +174,9 @@ _NON_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U0001
 _NON_SPACE = re.compile(r"\S")  # whitespace as str.isspace() sees it
 _DOC_BOUNDARY = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
 _SHARED_STRING_MAX = 64
+# The strings and integers the files of one run share: one object each (a port, `apiVersion`).
+# One table for both: a str never equals an int, and bools (equal to 0 and 1) are not kept.
+Shared = dict[Any, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -487,7 +490,7 @@ class _Converter:
         "shared",
     )
 
-    def __init__(self, file: str, line_offset: int, shared: bool, strings: dict[str, str] | None = None) -> None:
+    def __init__(self, file: str, line_offset: int, shared: bool, strings: Shared | None = None) -> None:
         self.issues: list[Issue] = []
         self.file = file
         self.line_offset = line_offset
@@ -498,7 +501,7 @@ class _Converter:
         # Keys and short values repeat in every object (`apiVersion`, `HTTPRoute`, group names):
         # one string object per file, or per run when the caller shares `strings`, saves memory
         # (benchmarks/, docs/performance.md).
-        self._strings: dict[str, str] = {} if strings is None else strings
+        self._strings: Shared = {} if strings is None else strings
         self._memo: dict[int, Any] = {}
         self._sizes: dict[int, tuple[int, int, int]] = {}
         self._active: set[int] = set()
@@ -579,7 +582,7 @@ class _Converter:
                 value = _scalar(node)  # type: ignore[arg-type]
             except (ValueError, LookupError, ArithmeticError, TypeError) as exc:
                 return self._bad_scalar(node, exc)  # type: ignore[arg-type]
-            if value.__class__ is str and len(value) <= _SHARED_STRING_MAX:
+            if (value.__class__ is str and len(value) <= _SHARED_STRING_MAX) or value.__class__ is int:
                 return self._strings.setdefault(value, value)
             return value
         if self.shared:
@@ -601,7 +604,8 @@ class _Converter:
                     self._merge(out, vnode)
                     continue
                 # Kubernetes turns YAML into JSON: every key is a string (`1:` -> "1").
-                k = self._strings.setdefault(knode.value, knode.value)
+                text: str = knode.value
+                k = self._strings.setdefault(text, text)
             else:
                 k = self._collection_key(knode)
             out[k] = self._convert(vnode)
@@ -967,7 +971,7 @@ def printable(text: str) -> tuple[str, int]:
     return clean, bad
 
 
-def parse_text(text: str, file: str, strings: dict[str, str] | None = None) -> FileResult:
+def parse_text(text: str, file: str, strings: Shared | None = None) -> FileResult:
     """Parse every document of one file; a syntax error, or a document over a limit, skips
     only to the next `---`. `strings` shares keys and short values with the other files of a
     run (one string object each), else within the file."""
@@ -978,7 +982,7 @@ class _FileParse:
     """One file's parse: chunks of documents read in turn, each starting where the last one
     stopped (a syntax error or a document over a limit skips to the next `---`)."""
 
-    def __init__(self, text: str, file: str, strings: dict[str, str] | None = None) -> None:
+    def __init__(self, text: str, file: str, strings: Shared | None = None) -> None:
         self.file = file
         self.issues: list[Issue] = []
         self.documents: list[Document] = []
@@ -1053,7 +1057,9 @@ class _FileParse:
         try:
             stop = self._documents(loader, over.document if over is not None else None)
         except yaml.MarkedYAMLError as exc:
-            error = exc
+            # Without its traceback: kept in this frame, which the traceback holds, it would be a
+            # reference cycle (the command runs with the cyclic collector off).
+            error = exc.with_traceback(None)
         except yaml.YAMLError as exc:  # unmarked errors: rare, report at the chunk start
             self.issues.append(_issue(YAML_SYNTAX_ERROR, self.file, self.line_offset + 1, 1, f"YAML error: {exc}"))
         finally:
@@ -1338,7 +1344,7 @@ def load_source(source: Source) -> FileResult:
     return load_bytes(data, source.display, keep_text=source.content is not None)
 
 
-def load_bytes(data: bytes, file: str, *, keep_text: bool = False, strings: dict[str, str] | None = None) -> FileResult:
+def load_bytes(data: bytes, file: str, *, keep_text: bool = False, strings: Shared | None = None) -> FileResult:
     """Everything about one file that follows from its bytes alone (what the parse cache stores).
 
     `keep_text` keeps the decoded text for positions: stdin cannot be read again. `strings`: see

@@ -99,7 +99,7 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
     # Keys and short values repeat across files (`apiVersion`, `HTTPRoute`, group names): the
     # files parsed here share one string object each (a repository of small files kept 20% more
     # memory in its documents with a table per file).
-    strings: dict[str, str] = {}
+    strings: load.Shared = {}
     for i, source in enumerate(sources):
         if source.content is not None and not source.snapshot:
             results[i] = load.load_source(source)  # stdin: never cached
@@ -146,9 +146,7 @@ def _may_start_workers() -> bool:
     return multiprocessing.parent_process() is None
 
 
-def _parse(
-    data: bytes, file: str, key: str | None, cache: ParseCache | None, strings: dict[str, str] | None = None
-) -> FileResult:
+def _parse(data: bytes, file: str, key: str | None, cache: ParseCache | None, strings: load.Shared | None = None) -> FileResult:
     result = load.load_bytes(data, file, strings=strings)
     if cache is not None and key is not None:
         try:

@@ -133,10 +133,15 @@ _OTHER_BREAKS = re.compile("[\r\x85\u2028\u2029]")
 _DOCUMENT_BOUNDARY = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
 
 
+# Offsets fit 32 bits (files are at most MAX_FILE_BYTES); "I" is 4 bytes on every platform
+# CPython supports, "L" is the fallback the array module guarantees 4 for.
+_OFFSET = "I" if array("I").itemsize >= 4 else "L"
+
+
 def _line_starts(text: str) -> array[int]:
-    """Offsets where each line starts, by libyaml's line breaks: 8 bytes a line, where a list of
+    """Offsets where each line starts, by libyaml's line breaks: 4 bytes a line, where a list of
     ints took 40 (the files with findings stay read until the run ends)."""
-    starts = array("q", (0,))
+    starts = array(_OFFSET, (0,))
     if _OTHER_BREAKS.search(text) is None:
         # Only `\n`: line lengths summed in C, ten times faster on the files that have findings.
         starts.extend(accumulate(map((1).__add__, map(len, text.split("\n")[:-1]))))

@@ -37,7 +37,7 @@ VALIDATIONS = "x-kubernetes-validations"
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
 EMBEDDED = "x-kubernetes-embedded-resource"
 _UNSET: Any = object()
-MEMO_LIMIT = 100_000  # entries of each memo table of a catalogue (`admit`)
+MEMO_LIMIT = 50_000  # entries of each memo table of a catalogue (`admit`)
 
 
 class Check(enum.Enum):

@@ -2065,33 +2065,37 @@ def node_rules(node: Mapping[str, Any]) -> tuple[tuple[Mapping[str, Any], Compil
     return rules
 
 
+def _visit_self(node: Any, fields: set[str], selected: set[str]) -> bool:
+    """Collect the fields of `self` read under `node`; True when it reads `self` whole. A module
+    function, not a closure: a closure that calls itself is a reference cycle, which the command
+    (it runs with the cyclic collector off) would keep until exit."""
+    if type(node) is list:
+        return _visit_all(node, fields, selected)
+    if type(node) is not tuple or not node or type(node[0]) is not str:
+        return False
+    if node[0] in ("select", "has") and node[1] == ("ident", "self"):
+        fields.add(node[2])
+        if node[0] == "select":
+            selected.add(node[2])
+        return False
+    if node == ("ident", "self"):
+        return True
+    return _visit_all(node[1:], fields, selected)
+
+
+def _visit_all(nodes: Any, fields: set[str], selected: set[str]) -> bool:
+    whole = False
+    for child in nodes:  # every child, also after one reads `self` whole: all fields are collected
+        whole = _visit_self(child, fields, selected) or whole
+    return whole
+
+
 def _self_fields(tree: Node) -> tuple[frozenset[str] | None, frozenset[str]]:
     """(the fields of `self` the rule reads, None when it reads `self` whole; those it reads only
     through `has()`)."""
     fields: set[str] = set()
     selected: set[str] = set()
-    whole = False
-
-    def visit(node: Any) -> None:
-        nonlocal whole
-        if type(node) is list:
-            for child in node:
-                visit(child)
-            return
-        if type(node) is not tuple or not node or type(node[0]) is not str:
-            return
-        if node[0] in ("select", "has") and node[1] == ("ident", "self"):
-            fields.add(node[2])
-            if node[0] == "select":
-                selected.add(node[2])
-            return
-        if node == ("ident", "self"):
-            whole = True
-            return
-        for child in node[1:]:
-            visit(child)
-
-    visit(tree)
+    whole = _visit_self(tree, fields, selected)
     if whole or any(not f.isidentifier() or "__" in f for f in fields):
         return None, frozenset()  # escaped names (`__namespace__`): read the converted value
     return frozenset(fields), frozenset(fields - selected)

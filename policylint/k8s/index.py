@@ -54,10 +54,19 @@ UNKNOWN_POSITION = -1
 class Section:
     name: str | None
     position: int  # 0-based index in the list (UNKNOWN_POSITION: not known)
-    path: str  # e.g. spec.listeners[2]
+    # The list holding it (spec.listeners), shared by its entries: its own path (`path`) is made
+    # when asked for (300k path strings at 100k objects, few of them ever read). A section that
+    # is not an entry of a list (`indexed` False) has its whole path here.
+    within: str
     # The entry is not a mapping or its `name` has the wrong type (PL010): the name it was
     # meant to have is unknown, so a sectionName can neither match nor miss it.
     malformed: bool = False
+    indexed: bool = True
+
+    @property
+    def path(self) -> str:
+        """e.g. spec.listeners[2]"""
+        return join(self.within, self.position) if self.indexed else self.within
 
 
 @dataclass
@@ -164,7 +173,7 @@ class ProjectIndex:
                 for i, entry in enumerate(container):
                     name = entry.get("name") if isinstance(entry, dict) else None
                     unknown = bool(malformed) and malformed.broken(*parts, i, "name")
-                    out.append(Section(name if isinstance(name, str) else None, i, join(spec.path, i), unknown))
+                    out.append(Section(name if isinstance(name, str) else None, i, spec.path, unknown))
         self._sections[id(obj)] = out
         return out
 

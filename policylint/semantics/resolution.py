@@ -302,7 +302,7 @@ class Resolution:
                 ACCEPTED,
                 Resolved.SECTION_UNCHECKED,
                 target=target,
-                section=Section(section_name, UNKNOWN_POSITION, ""),
+                section=Section(section_name, UNKNOWN_POSITION, "", indexed=False),
                 namespace=namespace,
                 message=f"policylint does not know the sections of {target.kind}",
             )

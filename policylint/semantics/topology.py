@@ -352,7 +352,7 @@ class Topology:
             return sections
         from policylint.k8s.index import Section
 
-        return [Section(None, 0, "spec")]
+        return [Section(None, 0, "spec", indexed=False)]
 
     def is_attached(self, route: K8sObject) -> bool:
         return any(a.attached for a in self.parent_attachments(route)) or self.parents_malformed(route)
@@ -1421,15 +1421,18 @@ def expand_pattern(data: Any, pattern: str) -> Iterator[tuple[str, Any]]:
         else:
             parts.append(segment)
 
-    def walk(value: Any, i: int, path: list[str | int]) -> Iterator[tuple[str, Any]]:
-        if i == len(parts):
-            yield format_path(path), value
-            return
-        part = parts[i]
-        if part is None:
-            for k, item in enumerate(_list(value)):
-                yield from walk(item, i + 1, [*path, k])
-        elif isinstance(value, dict) and part in value:
-            yield from walk(value[part], i + 1, [*path, part])
+    yield from _expand(parts, data, 0, [])
 
-    yield from walk(data, 0, [])
+
+def _expand(parts: list[str | None], value: Any, i: int, path: list[str | int]) -> Iterator[tuple[str, Any]]:
+    # A module function, not a closure: a closure that calls itself is a reference cycle, which
+    # the command (it runs with the cyclic collector off) would keep until exit, 40 MiB at 100k objects.
+    if i == len(parts):
+        yield format_path(path), value
+        return
+    part = parts[i]
+    if part is None:
+        for k, item in enumerate(_list(value)):
+            yield from _expand(parts, item, i + 1, [*path, k])
+    elif isinstance(value, dict) and part in value:
+        yield from _expand(parts, value[part], i + 1, [*path, part])

@@ -39,9 +39,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject, ObjectKey
@@ -82,6 +83,7 @@ _ROUTE_KINDS = ("HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute")
 # A node of the hierarchy: (level, object key, section) — section is a listener name, a rule
 # position or a Service port name. Keys, not objects: stable and hashable.
 NodeKey = tuple[str, ObjectKey, Any]
+T = TypeVar("T")
 
 
 def node_label(node: NodeKey) -> str:
@@ -138,7 +140,7 @@ class FoldResult:
     # onto; and the facets that lost values only to such merges (the controller keeps them
     # Accepted, without an Overridden condition: it reports a merge, not an override).
     merged_with: dict[int, set[str]] = field(default_factory=dict)
-    merged_only: set[int] = field(default_factory=set)
+    merged_only: frozenset[int] = frozenset()  # one per distinct stack, mostly empty: shared then
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,23 +159,26 @@ class Context:
     result: FoldResult
 
 
-@dataclass
+@dataclass(slots=True)
 class TargetStatus:
-    """Aggregated over every context through one (policy, target node)."""
+    """Aggregated over every context through one (policy, target node).
+
+    One per (policy, target) — 100k at 100k objects — so the collections are immutable and
+    shared while empty (`_grow`), rather than three sets and a list each."""
 
     contexts: int = 0
     enforced: int = 0
     partial: int = 0
     overridden: int = 0
     conflicted: int = 0
-    beaten_by: set[str] = field(default_factory=set)
-    ancestors: set[ObjectKey] = field(default_factory=set)
+    beaten_by: frozenset[str] = frozenset()
+    ancestors: frozenset[ObjectKey] = frozenset()
     conflict: tuple[Facet, str] | None = None
     # Contexts where the policy lost values only to route policies merged onto it (mergeType),
     # and the policies it merged onto itself (as a route policy with mergeType).
     merged_away: int = 0
-    merged_with: set[str] = field(default_factory=set)
-    overridden_in: list[tuple[NodeKey, ...]] = field(default_factory=list)  # a few example contexts
+    merged_with: frozenset[str] = frozenset()
+    overridden_in: tuple[tuple[NodeKey, ...], ...] = ()  # a few example contexts
 
     @property
     def enforcement(self) -> Enforcement | None:
@@ -187,22 +192,26 @@ class TargetStatus:
         return PARTIALLY_ENFORCED
 
 
-@dataclass
+@dataclass(slots=True)
 class Affects:
+    """A policy's blast radius: the contexts where it contributes, and how many distinct routes,
+    rules, listeners and Gateways they pass (counts: at 100k objects the sets behind them would be
+    kept for every policy), with the backends themselves."""
+
     contexts: int = 0
-    routes: set[ObjectKey] = field(default_factory=set)
-    rules: set[NodeKey] = field(default_factory=set)
-    listeners: set[NodeKey] = field(default_factory=set)
-    gateways: set[ObjectKey] = field(default_factory=set)
+    routes: int = 0
+    rules: int = 0
+    listeners: int = 0
+    gateways: int = 0
     backends: set[NodeKey] = field(default_factory=set)
 
     def counts(self) -> dict[str, int]:
         return {
             "contexts": self.contexts,
-            "routes": len(self.routes),
-            "rules": len(self.rules),
-            "listeners": len(self.listeners),
-            "gateways": len(self.gateways),
+            "routes": self.routes,
+            "rules": self.rules,
+            "listeners": self.listeners,
+            "gateways": self.gateways,
             "backends": len(self.backends),
         }
 
@@ -600,7 +609,9 @@ def _outcome(
             beaten[fid] = {by_id[w].name for w in others}
             if all(by_id[w].merge_onto_parent for w in others):
                 merged_only.add(fid)
-    return FoldResult(acc, status, beaten, conflicts, erased=erased, merged_with=merged_with or {}, merged_only=merged_only)
+    return FoldResult(
+        acc, status, beaten, conflicts, erased=erased, merged_with=merged_with or {}, merged_only=frozenset(merged_only)
+    )
 
 
 # -- order sensitivity ------------------------------------------------------------------
@@ -641,6 +652,18 @@ def _differing_keys(a: Any, b: Any, prefix: str = "") -> list[str]:
 
 
 @dataclass(slots=True)
+class _Reach:
+    """What one policy reaches, tallied context by context while the walk runs: every node of
+    every path where it contributes, and the last nodes of those paths, where its backends are."""
+
+    level: int  # the rank its kind's contexts end at
+    nodes: set[NodeKey] = field(default_factory=set)
+    # The contexts that end at a backend or a port. The others end at their node of rank `level`,
+    # which `nodes` holds: the only one of that rank on the path.
+    lasts: set[NodeKey] = field(default_factory=set)
+
+
+@dataclass(slots=True)
 class _StackGroup:
     """Every context that shares one policy stack: folded once, tallied per context."""
 
@@ -648,12 +671,11 @@ class _StackGroup:
     stack: tuple[Facet, ...]
     result: FoldResult
     sensitive: list[OrderSensitivity]
+    # The reach of each policy that contributes (Enforced or PartiallyEnforced) to these contexts.
+    contributors: tuple[_Reach, ...]
     count: int = 0
     examples: list[tuple[NodeKey, ...]] = field(default_factory=list)
-    nodes: dict[str, set[Any]] = field(
-        default_factory=lambda: {"gateway": set(), "listener": set(), "route": set(), "rule": set()}
-    )
-    lasts: set[NodeKey] = field(default_factory=set)
+    gateways: set[ObjectKey] | None = field(default_factory=set)  # None once tallied (`_finalize`)
 
 
 # -- the simulation ---------------------------------------------------------------------
@@ -678,12 +700,17 @@ class Simulation:
         # Only targets reached with more than one distinct result are kept whole (PL605); for the
         # others one (result, path) pair is enough — one entry per effective target adds up at 100k.
         self.object_results: dict[tuple[tuple[str, str], NodeKey], dict[int, tuple[FoldResult, tuple[NodeKey, ...]]]] = {}
-        self._first_result: dict[tuple[tuple[str, str], NodeKey], tuple[FoldResult, tuple[NodeKey, ...]]] = {}
+        # The first per kind, then per target: no (kind, target) key for each of the targets.
+        self._first_result: dict[tuple[str, str], dict[NodeKey, tuple[FoldResult, tuple[NodeKey, ...]]]] = defaultdict(dict)
         self._memo: dict[tuple[int, ...], tuple[FoldResult, list[OrderSensitivity]]] = {}
         self._groups: dict[tuple[int, ...], _StackGroup] = {}
         self._children: dict[NodeKey, list[NodeKey]] = {}
         self._objects: dict[ObjectKey, K8sObject] = {}
         self._backends_below: dict[NodeKey, frozenset[NodeKey]] = {}
+        # id(policy obj) -> what it reaches. One tally per policy rather than node sets per stack:
+        # a policy shared by many stacks (a Gateway's) would have its nodes repeated in each.
+        self._reach: dict[int, _Reach] = {}
+        self._levels: dict[tuple[str, str], int] = {}  # each kind's effective level (`_level_of`)
         self._attach()
         self._run()
         self._finalize()
@@ -895,7 +922,7 @@ class Simulation:
         kinds = {gk: self._by_kind[gk] for gk in sorted(self._by_kind)}
         if not kinds:
             return
-        targets = {gk: self._level_of(gk) for gk in kinds}
+        targets = self._levels = {gk: self._level_of(gk) for gk in kinds}
         visited: set[NodeKey] = set()
         for prefix in self._roots():
             stacks = {gk: tuple(f for n in prefix for f in kinds[gk].get(n, ())) for gk in kinds}
@@ -1000,16 +1027,24 @@ class Simulation:
         last = path[-1]
         if len(group.examples) < 3:
             group.examples.append(path)
-        for node in path:
-            bucket = group.nodes.get(node[0])
-            if bucket is not None:
-                bucket.add(node if node[0] in ("rule", "listener") else node[1])
-        group.lasts.add(last)
-        key = (gk, last)
-        first = self._first_result.get(key)
+        gateways = group.gateways
+        if gateways is not None:
+            for node in path:
+                if node[0] == "gateway":  # at most one per path, near its start
+                    gateways.add(node[1])
+                    break
+        if group.contributors:
+            at_backend = last[0] in _BACKEND_LEVELS
+            for reach in group.contributors:
+                reach.nodes.update(path)
+                if at_backend:
+                    reach.lasts.add(last)
+        firsts = self._first_result[gk]
+        first = firsts.get(last)
         if first is None:
-            self._first_result[key] = (group.result, path)
+            firsts[last] = (group.result, path)
         elif first[0] is not group.result:
+            key = (gk, last)
             seen = self.object_results.get(key)
             if seen is None:
                 seen = self.object_results[key] = {id(first[0]): first}
@@ -1032,21 +1067,18 @@ class Simulation:
             sensitive = order_sensitivity(stack, groups, profile, result) if groups else []
             memo = self._memo[memo_key] = (result, sensitive)
         result, sensitive = memo
-        return _StackGroup(profile, tuple(stack), result, sensitive)
+        contributing = sorted({pid for (pid, _), (_, state) in _target_states(stack, result) if state in _CONTRIBUTES})
+        contributors = tuple(self._reach.setdefault(pid, _Reach(self._levels[gk])) for pid in contributing)
+        return _StackGroup(profile, tuple(stack), result, sensitive, contributors)
 
     def _finalize(self) -> None:
         """Turn the per-stack tallies into per (policy, target) status and per-policy blast radius."""
-        affected: dict[int, dict[str, set[Any]]] = defaultdict(lambda: defaultdict(set))
         for group in self._groups.values():
             result, stack = group.result, group.stack
             context = Context(group.profile, group.examples[0], stack, result)
             for item in group.sensitive:
                 self.order_sensitive.setdefault((*item.policies, group.profile.kind), (context, item))
-            gateways = group.nodes["gateway"]
-            contributing: set[int] = set()
-            # A policy with two blocks (policy-attachment style, or PL107) has two facets in one context:
-            # its status there combines them, and the context counts once.
-            by_target: dict[tuple[int, NodeKey], list[Facet]] = defaultdict(list)
+            gateways: AbstractSet[ObjectKey] = group.gateways or frozenset()
             for facet in stack:
                 fid = id(facet)
                 if fid in result.erased:
@@ -1057,9 +1089,8 @@ class Simulation:
                     f.rank > facet.rank or (f.rank == facet.rank and f.policy is not facet.policy) for f in stack
                 ):
                     self.override_challenged.add(fid)
-                by_target[(id(facet.policy.obj), facet.node)].append(facet)
-            for target, facets in by_target.items():
-                state = _combined_status([result.status[id(f)] for f in facets])
+            contributing: set[int] = set()
+            for target, (facets, state) in _target_states(stack, result):
                 entry = self.status[target]
                 entry.contexts += group.count
                 if state == CONFLICTED:
@@ -1074,39 +1105,46 @@ class Simulation:
                 if state in (OVERRIDDEN, PARTIALLY_ENFORCED):
                     for example in group.examples:
                         if len(entry.overridden_in) < 3 and example not in entry.overridden_in:
-                            entry.overridden_in.append(example)
+                            entry.overridden_in = (*entry.overridden_in, example)
                 for facet in facets:
-                    entry.beaten_by |= result.beaten_by.get(id(facet), set())
-                    entry.merged_with |= result.merged_with.get(id(facet), set())
+                    entry.beaten_by = _grow(entry.beaten_by, result.beaten_by.get(id(facet)))
+                    entry.merged_with = _grow(entry.merged_with, result.merged_with.get(id(facet)))
                 if state in (OVERRIDDEN, PARTIALLY_ENFORCED) and all(
                     id(f) in result.merged_only or result.status[id(f)] == ENFORCED for f in facets
                 ):
                     entry.merged_away += group.count
-                entry.ancestors |= gateways
-                if state in (ENFORCED, PARTIALLY_ENFORCED):
+                entry.ancestors = _grow(entry.ancestors, gateways)
+                if state in _CONTRIBUTES:
                     contributing.add(target[0])
             for pid in contributing:
-                affects = self.affects[pid]
-                affects.contexts += group.count
-                sets = affected[pid]
-                for level, bucket in group.nodes.items():
-                    sets[level] |= bucket
-                sets["last"] |= group.lasts
-        for pid, sets in affected.items():
-            affects = self.affects[pid]
-            affects.routes = sets["route"] | {n[1] for n in sets["rule"]}
-            affects.rules = sets["rule"]
-            affects.listeners = sets["listener"]
-            affects.gateways = sets["gateway"]
-            for last in sets["last"]:
-                affects.backends |= self.backends_below(last)
+                self.affects[pid].contexts += group.count
         # What only the walk and these tallies needed, dropped before the rules run (a third of
         # the simulation's memory at 100k objects): the rules, reports and `explain` read the
-        # statuses and blast radii above, and the hierarchy is computed again if asked.
+        # statuses and blast radii, and the hierarchy is computed again if asked.
         for group in self._groups.values():
-            group.nodes = {}
-            group.lasts = set()
-        self._first_result = {}
+            group.gateways = None
+            group.contributors = ()
+        self._first_result = defaultdict(dict)
+        # Each reach is counted and dropped in turn, so that its memory serves the next one.
+        while self._reach:
+            pid, reach = self._reach.popitem()
+            affects = self.affects[pid]
+            routes: set[ObjectKey] = set()
+            for node in reach.nodes:  # distinct nodes: distinct rules, listeners and Gateways
+                level = node[0]
+                if RANK[level] == reach.level and level not in _BACKEND_LEVELS:
+                    affects.backends |= self.backends_below(node)  # a context ended here
+                if level == "rule" or level == "route":
+                    routes.add(node[1])
+                    if level == "rule":
+                        affects.rules += 1
+                elif level == "listener":
+                    affects.listeners += 1
+                elif level == "gateway":
+                    affects.gateways += 1
+            affects.routes = len(routes)
+            for last in reach.lasts:
+                affects.backends |= self.backends_below(last)
         self._backends_below = {}
         self._children = {}
 
@@ -1217,6 +1255,30 @@ class Simulation:
 
     def policy_affects(self, policy: Policy) -> Affects:
         return self.affects.get(id(policy.obj), Affects())
+
+
+_CONTRIBUTES = (ENFORCED, PARTIALLY_ENFORCED)
+_BACKEND_LEVELS = ("backend", "port")
+
+
+def _grow(have: frozenset[T], more: AbstractSet[T] | None) -> frozenset[T]:
+    """`have` with `more`: `have` itself when nothing is new (no copy per context group)."""
+    if not more or more <= have:
+        return have
+    return have | more
+
+
+def _target_states(
+    stack: Sequence[Facet], result: FoldResult
+) -> Iterator[tuple[tuple[int, NodeKey], tuple[list[Facet], Enforcement]]]:
+    """Each (policy object id, target node) of a folded stack, with its facets there and its
+    status in the stack's contexts. A policy with two blocks (policy-attachment style, or PL107)
+    has two facets in one context: its status there combines them, and the context counts once."""
+    by_target: dict[tuple[int, NodeKey], list[Facet]] = defaultdict(list)
+    for facet in stack:
+        by_target[(id(facet.policy.obj), facet.node)].append(facet)
+    for target, facets in by_target.items():
+        yield target, (facets, _combined_status([result.status[id(f)] for f in facets]))
 
 
 def _combined_status(states: Sequence[Enforcement]) -> Enforcement:
