@@ -657,6 +657,7 @@ class _Reach:
     every path where it contributes, and the last nodes of those paths, where its backends are."""
 
     level: int  # the rank its kind's contexts end at
+    contexts: int = 0  # added per stack group by `_finalize`: the group's count
     nodes: set[NodeKey] = field(default_factory=set)
     # The contexts that end at a backend or a port. The others end at their node of rank `level`,
     # which `nodes` holds: the only one of that rank on the path.
@@ -1089,7 +1090,6 @@ class Simulation:
                     f.rank > facet.rank or (f.rank == facet.rank and f.policy is not facet.policy) for f in stack
                 ):
                     self.override_challenged.add(fid)
-            contributing: set[int] = set()
             for target, (facets, state) in _target_states(stack, result):
                 entry = self.status[target]
                 entry.contexts += group.count
@@ -1114,10 +1114,9 @@ class Simulation:
                 ):
                     entry.merged_away += group.count
                 entry.ancestors = _grow(entry.ancestors, gateways)
-                if state in _CONTRIBUTES:
-                    contributing.add(target[0])
-            for pid in contributing:
-                self.affects[pid].contexts += group.count
+            # The policies that contribute here, as `_prepare` found them.
+            for reach in group.contributors:
+                reach.contexts += group.count
         # What only the walk and these tallies needed, dropped before the rules run (a third of
         # the simulation's memory at 100k objects): the rules, reports and `explain` read the
         # statuses and blast radii, and the hierarchy is computed again if asked.
@@ -1129,6 +1128,7 @@ class Simulation:
         while self._reach:
             pid, reach = self._reach.popitem()
             affects = self.affects[pid]
+            affects.contexts = reach.contexts
             routes: set[ObjectKey] = set()
             for node in reach.nodes:  # distinct nodes: distinct rules, listeners and Gateways
                 level = node[0]
