@@ -9,6 +9,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -158,6 +159,63 @@ def test_parallel_results_are_in_input_order(tree: Path, monkeypatch: pytest.Mon
     # This process parses too, from the small end; the worker's share is not counted here.
     assert len(parses) < len(sources)
     assert [s for s, _ in serial] == sources
+
+
+class _InlinePool:
+    """A pool that runs each task at once in this process and records what it was handed."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+
+    def submit(self, fn: Any, *args: Any) -> Any:
+        from concurrent.futures import Future
+
+        _, items, _ = args
+        self.batches.append([file for _, file, _ in items])
+        future: Future[Any] = Future()
+        future.set_result(fn(*args))
+        return future
+
+
+def test_small_files_go_to_a_worker_in_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A repository of small files: one round trip through the pool per file cost about as much
+    # as parsing the file, and the worker was idle; a batch of files up to BATCH_BYTES is one.
+    monkeypatch.setattr(parallel, "BATCH_BYTES", 4096)
+    for i in range(60):
+        (tmp_path / f"f{i:02d}.yaml").write_text(
+            f"apiVersion: v1\nkind: Service\nmetadata: {{name: s{i}}}\n" + "# pad\n" * (i * 2)
+        )
+    (tmp_path / "big.yaml").write_text("a: 1\n" + "# pad\n" * 2000)  # over a batch by itself
+    sources = discover([str(tmp_path)])
+    serial = list(load_files(sources, jobs=1))
+    data = {s.display: Path(s.fs_path).read_bytes() for s in sources if s.fs_path}
+    pending = [(i, data[s.display], None) for i, s in enumerate(sources)]
+    results: list[Any] = [None] * len(sources)
+    pool = _InlinePool()
+    assert parallel._share_work(pool, list(sources), pending, results, None, 1)  # type: ignore[arg-type]
+    handed = [file for batch in pool.batches for file in batch]
+    # Largest first; each batch within BATCH_BYTES unless one file is larger by itself.
+    assert pool.batches[0] == [next(s.display for s in sources if s.display.endswith("big.yaml"))]
+    for batch in pool.batches[1:]:
+        assert len(batch) > 1 and sum(len(data[f]) for f in batch) <= 4096
+    assert len(pool.batches) < len(handed) / 2
+    sizes = [len(data[f]) for f in handed]
+    assert sizes == sorted(sizes, reverse=True)
+    # What the pool did not take, this process parsed: every result is the one of `--jobs 1`.
+    assert [(s, r) for s, r in zip(sources, results, strict=True)] == [(s, r) for s, r in serial]
+    assert len(handed) < len(sources)
+
+
+def test_a_worker_failing_on_one_file_of_a_batch_leaves_only_that_file_to_this_process() -> None:
+    def parse_or_raise(data: bytes, file: str, key: str | None, cache_dir: str | None) -> bytes:
+        if file == "bad.yaml":
+            raise ValueError("a worker failing on one file")
+        return parallel._worker_parse(data, file, key, cache_dir)
+
+    items = [(b"a: 1\n", "one.yaml", None), (b"b: 2\n", "bad.yaml", None), (b"c: 3\n", "three.yaml", None)]
+    payloads = parallel._worker_parse_batch(parse_or_raise, items, None)
+    assert [p is None for p in payloads] == [False, True, False]
+    assert payloads[0] == parallel._worker_parse(b"a: 1\n", "one.yaml", None, None)
 
 
 def test_no_cache_writes_nothing(

@@ -24,7 +24,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +49,10 @@ START_METHOD = "spawn"
 # process parses one file (its files are the smallest left, the workers' the largest); the rest
 # stay in this process's queue, where this process can still take them.
 IN_FLIGHT_PER_WORKER = 2
+# Small files go to a worker in batches of about this many bytes: one round trip through the pool
+# costs about as much as parsing a 2 KB file, so a repository of small files sent one file at a
+# time kept the workers waiting on this process and gained nothing (docs/performance.md).
+BATCH_BYTES = 65536
 # How long to wait for a stopped worker to exit before killing it, in seconds.
 STOP_GRACE = 2.0
 # prctl(2) option PR_SET_PDEATHSIG, from <linux/prctl.h>.
@@ -213,41 +217,49 @@ def _share_work(
     # Largest first for the workers, so that none is left with a big file at the end;
     # this process works from the other end.
     order = sorted(pending, key=lambda p: -len(p[1]))
-    in_flight: dict[Future[bytes], int] = {}  # future -> position in `order`
+    in_flight: dict[Future[list[bytes | None]], range] = {}  # future -> its positions in `order`
     handed_out = 0  # order[:handed_out] went to the pool
     left = len(order)  # order[left:] were parsed here
 
-    def collect(done: Sequence[Future[bytes]]) -> bool:
+    def collect(done: Sequence[Future[list[bytes | None]]]) -> bool:
         healthy = True
         for future in done:
-            i, _, key = order[in_flight.pop(future)]
+            batch = in_flight.pop(future)
             # exception() rather than result() in a try: it never raises what the worker raised, so
             # an exception from this process's own signal handlers is never mistaken for it.
             error = future.exception()
             if error is not None:
-                # BrokenProcessPool: a worker died. Anything else: the worker failed on this file;
-                # parsed again here, it gives whatever `--jobs 1` gives.
+                # BrokenProcessPool: a worker died. Anything else: the batch failed as a whole;
+                # its files, parsed again here, give whatever `--jobs 1` gives.
                 healthy = healthy and not isinstance(error, BrokenExecutor)
                 continue
-            try:
-                packed = loads(future.result())
-            except Exception:
-                continue
-            results[i] = unpack(packed, sources[i].display)
-            if cache is not None and key is not None:
-                cache.note_written(key)
+            for position, payload in zip(batch, future.result()):
+                i, _, key = order[position]
+                if payload is None:  # the worker failed on this file: parsed again by the caller
+                    continue
+                try:
+                    packed = loads(payload)
+                except Exception:
+                    continue
+                results[i] = unpack(packed, sources[i].display)
+                if cache is not None and key is not None:
+                    cache.note_written(key)
         return healthy
 
     def hand_out() -> bool:
         nonlocal handed_out
         while handed_out < left and len(in_flight) < IN_FLIGHT_PER_WORKER * workers:
-            i, data, key = order[handed_out]
+            end, size = handed_out, 0
+            while end < left and (end == handed_out or size + len(order[end][1]) <= BATCH_BYTES):
+                size += len(order[end][1])
+                end += 1
+            items = [(data, sources[i].display, key) for i, data, key in order[handed_out:end]]
             try:
-                future = pool.submit(_worker_parse, data, sources[i].display, key, cache_dir)
+                future = pool.submit(_worker_parse_batch, _worker_parse, items, cache_dir)
             except (OSError, RuntimeError):  # cannot start a worker (process limit), or broken
                 return False
-            in_flight[future] = handed_out
-            handed_out += 1
+            in_flight[future] = range(handed_out, end)
+            handed_out = end
         return True
 
     # The first hand-out starts the workers (one per submit, up to `workers`).
@@ -414,6 +426,21 @@ def _watch_parent(parent: int) -> None:
         else:
             time.sleep(0.5)
     os._exit(1)
+
+
+def _worker_parse_batch(
+    parse: Callable[[bytes, str, str | None, str | None], bytes],
+    items: list[tuple[bytes, str, str | None]],
+    cache_dir: str | None,
+) -> list[bytes | None]:
+    """Parse a batch of files in a worker; None for a file the worker failed on (its caller parses it)."""
+    payloads: list[bytes | None] = []
+    for data, file, key in items:
+        try:
+            payloads.append(parse(data, file, key, cache_dir))
+        except Exception:
+            payloads.append(None)
+    return payloads
 
 
 def _worker_parse(data: bytes, file: str, key: str | None, cache_dir: str | None) -> bytes:
