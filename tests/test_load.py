@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policylint.input import load
-from policylint.input.load import LOADER, PARSER_IS_C, load_source, parse_text
+from policylint.input.load import LOADER, PARSER_IS_C, load_source, node_tag, parse_text
 from policylint.input.sources import SourceError, discover
 from policylint.k8s.timestamps import parse_timestamp
 from tests.lintutil import ROOT, lint_paths, lint_text, only
@@ -512,7 +512,7 @@ def _tags(text: str, loader: type[yaml.SafeLoader] | type[yaml.CSafeLoader]) -> 
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            out.append((node.tag, node.value if isinstance(node, yaml.ScalarNode) else None))
+            out.append((node_tag(node), node.value if isinstance(node, yaml.ScalarNode) else None))
             if isinstance(node, yaml.MappingNode):
                 stack.extend(n for pair in reversed(node.value) for n in reversed(pair))
             elif isinstance(node, yaml.SequenceNode):

@@ -51,28 +51,46 @@ _MAPPING_TAG = yaml.SafeLoader.DEFAULT_MAPPING_TAG
 
 
 class _Resolve:
-    """PyYAML's safe resolver (`BaseResolver.resolve`) with its per-node work done once.
+    """PyYAML's safe resolver (`BaseResolver.resolve`), asked only where a tag is read.
 
     The composer calls three resolver methods for every node: `descend_resolver` and
     `ascend_resolver`, which do nothing without path resolvers (the safe loader has none), and
-    `resolve`, which concatenates two lists of regexps on each call. Here the first two are
-    C callables that take the same arguments and do nothing with them (`slice`, `tuple`), with no
-    Python frame, and `resolve` reads a table built once: 14% less time to compose the same
-    nodes, each with the tag PyYAML gives it (tests/test_load.py compares them).
+    `resolve(kind, value, implicit)` for every node written without a tag. All three are C
+    callables here, with no Python frame: the first two take the same arguments and do nothing
+    with them (`slice`, `tuple`); `resolve` is `slice` too, so that the node keeps the question
+    as its tag (`slice(kind, value, implicit)`) and `node_tag` answers it where a tag is read:
+    the scalar values `_scalar` converts and the keys that may be `<<`. Keys are half the scalars
+    and collections never need theirs; resolving every node in Python took a tenth of the load.
+    `node_tag` gives every node the tag PyYAML gives it (tests/test_load.py compares them).
     """
 
     descend_resolver = staticmethod(slice)  # (parent, index) -> an unused slice
     ascend_resolver = staticmethod(tuple)  # () -> the empty tuple, unused
+    resolve = staticmethod(slice)  # (kind, value, implicit) -> the question, answered by `node_tag`
 
-    def resolve(self, kind: type, value: Any, implicit: Any) -> str:
-        # A scalar's value is its text and `implicit` (plain, quoted); None and a bool otherwise.
-        if kind is ScalarNode:
-            if implicit[0]:
-                for tag, regexp in _IMPLICIT.get(value[:1], _WILDCARD):
-                    if regexp.match(value):
-                        return tag
-            return _SCALAR_TAG
-        return _SEQUENCE_TAG if kind is SequenceNode else _MAPPING_TAG
+
+def node_tag(node: Node) -> str:
+    """The node's tag as PyYAML's safe loader gives it: the one written, else the implicit one its
+    resolver finds (a plain scalar's by its text, by first character)."""
+    # Typed `str` by PyYAML; a slice here until answered (`_Resolve`).
+    tag: Any = node.tag
+    if tag.__class__ is not slice:
+        return str(tag)
+    kind, value, implicit = tag.start, tag.stop, tag.step
+    if kind is ScalarNode:
+        # A scalar's `implicit` is (plain, quoted): only a plain one is resolved by its text.
+        if implicit[0]:
+            for resolved, regexp in _IMPLICIT.get(value[:1], _WILDCARD):
+                if regexp.match(value):
+                    return resolved
+        return _SCALAR_TAG
+    return _SEQUENCE_TAG if kind is SequenceNode else _MAPPING_TAG
+
+
+def _is_merge(knode: Node) -> bool:
+    """Whether a key is YAML 1.1's merge key: `!!merge` written, or the plain scalar `<<`."""
+    tag: Any = knode.tag
+    return (tag.__class__ is not slice or knode.value == "<<") and node_tag(knode) == _MERGE
 
 
 assert not yaml.SafeLoader.yaml_path_resolvers  # what `_Resolve` leaves out
@@ -381,7 +399,13 @@ def _int(text: str) -> int:
 
 
 def _scalar(node: ScalarNode) -> Any:
-    tag = node.tag
+    tag: Any = node.tag
+    if tag.__class__ is slice:  # no tag written: resolved here, as `node_tag` does
+        value = node.value
+        # Most scalars: quoted, or plain with a first character no implicit tag starts with.
+        if not tag.step[0] or (value[:1] not in _IMPLICIT and not _WILDCARD):
+            return value
+        tag = node_tag(node)
     if tag == _STR:
         return node.value
     if tag == _INT:
@@ -600,7 +624,7 @@ class _Converter:
         self.nodes += 2 * len(pairs)
         for knode, vnode in pairs:
             if knode.__class__ is ScalarNode:
-                if knode.tag == _MERGE:
+                if _is_merge(knode):
                     self._merge(out, vnode)
                     continue
                 # Kubernetes turns YAML into JSON: every key is a string (`1:` -> "1").
@@ -635,7 +659,7 @@ class _Converter:
 
     def _bad_scalar(self, node: ScalarNode, exc: Exception) -> str:
         """`!!int x`, `!!bool maybe`, a 10,000-digit number, `.inf`: keep the text, report where it is."""
-        tag = node.tag.rsplit(":", 1)[-1]
+        tag = node_tag(node).rsplit(":", 1)[-1]
         shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."
         if isinstance(exc, _Unrepresentable):
             reason = str(exc)
@@ -665,7 +689,7 @@ class _Converter:
     def _report_duplicates(self, pairs: list[tuple[Node, Node]]) -> None:
         seen: dict[str, Node] = {}
         for knode, _ in pairs:
-            if knode.__class__ is not ScalarNode or knode.tag == _MERGE:
+            if knode.__class__ is not ScalarNode or _is_merge(knode):
                 continue
             first = seen.get(knode.value)
             if first is None:
