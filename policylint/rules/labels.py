@@ -364,6 +364,12 @@ class ControllerWrittenLabel(Rule):
                         )
 
 
+# (label key, value) -> what is wrong with each, for `InvalidLabelSyntax._metadata`; emptied past
+# the limit, which only costs checking a label again.
+_CHECKED: dict[tuple[str, str], tuple[str | None, str | None]] = {}
+_CHECKED_LIMIT = 10_000
+
+
 class InvalidLabelSyntax(Rule):
     """A label, annotation key or label selector is not valid Kubernetes syntax."""
 
@@ -398,14 +404,19 @@ class InvalidLabelSyntax(Rule):
                 yield from self._listener_selectors(obj)
 
     def _metadata(self, obj: K8sObject) -> Iterator[Issue]:
+        # Every object's keys and values, most of them the same few (`app`, `tenant`): each
+        # distinct one is checked once (`_CHECKED`), and a path is made only for a finding.
+        checked = _CHECKED
+        if len(checked) > _CHECKED_LIMIT:
+            checked.clear()
         for key, value in obj.labels.items():
-            path = label_path(key)
-            problem = qualified_name_problem(key)
-            if problem:
-                yield self.issue(obj, path, f"label key {key!r} is invalid: {problem}")
-            problem = label_value_problem(value)
-            if problem:
-                yield self.issue(obj, path, f"the value {value!r} of label {key!r} is invalid: {problem}")
+            problems = checked.get((key, value))
+            if problems is None:
+                problems = checked[(key, value)] = (qualified_name_problem(key), label_value_problem(value))
+            if problems[0]:
+                yield self.issue(obj, label_path(key), f"label key {key!r} is invalid: {problems[0]}")
+            if problems[1]:
+                yield self.issue(obj, label_path(key), f"the value {value!r} of label {key!r} is invalid: {problems[1]}")
         for key in obj.annotations:
             # The API server validates annotation keys lowercased (apimachinery ValidateAnnotations).
             problem = qualified_name_problem(key.lower())

@@ -1084,29 +1084,32 @@ class Topology:
         parents = self.parents.get(id(route), [])
         mesh_only = bool(parents) and all(att.status == MESH for att in parents)
 
-        def add(path: str, raw: Any, purpose: str, rule: int) -> None:
+        def add(path: str, raw: dict[str, Any], purpose: str, rule: int) -> None:
             if _ref_malformed(malformed, path):
                 return  # rejected with the route (PL010): resolving it would guess its group or kind
-            if isinstance(raw, dict) and purpose == "backend" and self._delegation(route, raw):
+            if purpose == "backend" and self._delegation(route, raw):
                 out.append(self._delegate(route, path, raw, rule))
                 return
-            if isinstance(raw, dict):
-                ref = self._resolve_ref(route, path, raw, purpose, default_kind="Service", rule=rule, grant_needed=not mesh_only)
-                if ref is not None:
-                    out.append(ref)
+            ref = self._resolve_ref(route, path, raw, purpose, default_kind="Service", rule=rule, grant_needed=not mesh_only)
+            if ref is not None:
+                out.append(ref)
 
-        def filters(base: str, raw_filters: Any, rule: int) -> None:
+        def filters(base: tuple[int | str, ...], raw_filters: Any, rule: int) -> None:
+            # Paths are joined only for the references there are: most filters hold none.
             for k, f in enumerate(_list(raw_filters)):
                 f = _dict(f)
-                add(join(base, k, "requestMirror", "backendRef"), _dict(f.get("requestMirror")).get("backendRef"), "mirror", rule)
-                add(join(base, k, "externalAuth", "backendRef"), _dict(f.get("externalAuth")).get("backendRef"), "ext-auth", rule)
+                for field, purpose in (("requestMirror", "mirror"), ("externalAuth", "ext-auth")):
+                    raw = _dict(f.get(field)).get("backendRef")
+                    if isinstance(raw, dict):
+                        add(join("spec.rules", *base, "filters", k, field, "backendRef"), raw, purpose, rule)
 
         for i, rule_raw in enumerate(_list(route.spec.get("rules"))):
             rule_raw = _dict(rule_raw)
             for j, backend in enumerate(_list(rule_raw.get("backendRefs"))):
-                add(join("spec.rules", i, "backendRefs", j), backend, "backend", i)
-                filters(join("spec.rules", i, "backendRefs", j, "filters"), _dict(backend).get("filters"), i)
-            filters(join("spec.rules", i, "filters"), rule_raw.get("filters"), i)
+                if isinstance(backend, dict):
+                    add(join("spec.rules", i, "backendRefs", j), backend, "backend", i)
+                    filters((i, "backendRefs", j), backend.get("filters"), i)
+            filters((i,), rule_raw.get("filters"), i)
         return out
 
     # -- route delegation (implementation-specific: kgateway) ------------------------------
