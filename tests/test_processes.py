@@ -587,6 +587,8 @@ from policylint.rules import workers
 class Rule:
     def __init__(self, rule_id):
         self.id = rule_id
+        # As the real ones: the schema family and PL201 run over a share of the objects each.
+        self.per_object = rule_id in ("PL201", "PL702", "PL703", "PL704")
 
 class Index:
     objects = range(workers.MIN_OBJECTS)
@@ -600,10 +602,11 @@ if mode == "threaded":
     gate = threading.Event()
     threading.Thread(target=gate.wait, daemon=True).start()
 
-def run_share(share):
+def run_share(units):
     if mode == "dies" and os.getpid() != parent:
         os._exit(7)  # the child dies before it sends anything
-    return {rule.id: ([rule.id, os.getpid() != parent], None) for rule in share}
+    # One "finding" per unit: which rule, whether a child ran it, and over which share of the objects.
+    return {rule.id: ([[rule.id, os.getpid() != parent, share]], None) for rule, share in units}
 
 rules = [Rule(f"PL{n}") for n in sys.argv[2:]]
 results = workers.run_rules(Project(), rules, run_share, 2)
@@ -629,34 +632,93 @@ def _run_workers(mode: str, rule_numbers: list[int]) -> list[list[Any]]:
 
 
 class _Rule:
-    """A stand-in for a rule class: the shares read only its id."""
+    """A stand-in for a rule class: the shares read only its id and whether it is `per_object`."""
 
-    def __init__(self, rule_id: str) -> None:
+    def __init__(self, rule_id: str, per_object: bool = False) -> None:
         self.id = rule_id
+        self.per_object = per_object
 
 
 @linux_only
 def test_rules_shared_among_processes_come_back_in_rule_order() -> None:
     numbers = [704, 101, 703, 201, 702, 301, 603]
     results = _run_workers("plain", numbers)
-    assert [r[0] for r in results] == [f"PL{n}" for n in numbers]
-    in_child = {r[0] for r in results if r[1]}
-    assert in_child and in_child != {f"PL{n}" for n in numbers}
-    rules = [_Rule(f"PL{n}") for n in numbers]
-    # Even shares by cost (COST; 1 for the rest), the costliest unit first to the lighter share;
-    # PL702-PL706 are one unit (they share the admission cache): PL702+PL703+PL704 (14) | PL603 (3),
-    # PL201 (5), PL101 (6), PL301 (7).
-    assert [sorted(r.id for r in share) for share in workers.shares(rules, 2)] == [  # type: ignore[arg-type]
-        ["PL702", "PL703", "PL704"],
-        ["PL101", "PL201", "PL301", "PL603"],
+    # Each rule's findings, in rule order; a per-object rule's from both processes, this one's
+    # share of the objects first.
+    by_rule = [[finding[0] for finding in findings] for findings in results]
+    assert by_rule == [[f"PL{n}"] * (2 if n in (201, 702, 703, 704) else 1) for n in numbers]
+    split = [findings for n, findings in zip(numbers, results, strict=True) if n in (201, 702, 703, 704)]
+    assert all(findings == [[f[0], False, [0, 2]], [f[0], True, [1, 2]]] for findings in split for f in findings[:1])
+    whole = {findings[0][0]: findings[0][1:] for n, findings in zip(numbers, results, strict=True) if n in (101, 301, 603)}
+    # The other rules in even shares by cost (COST; 1 for the rest), the costliest first to the
+    # lighter share: PL603 (3) | PL101, PL301 (2).
+    assert whole == {"PL603": [False, None], "PL101": [True, None], "PL301": [True, None]}
+
+
+def test_per_object_rules_run_in_every_share_over_its_part_of_the_objects() -> None:
+    rules = [_Rule("PL704", True), _Rule("PL101"), _Rule("PL702", True), _Rule("PL603"), _Rule("PL301")]
+    assert [sorted(r.id for r in share) for share in workers.shares([r for r in rules if not r.per_object], 2)] == [  # type: ignore[arg-type]
+        ["PL603"],
+        ["PL101", "PL301"],
     ]
-    assert in_child == {"PL101", "PL201", "PL301", "PL603"}
+    plan = workers.plan(rules, 3)  # type: ignore[arg-type]
+    assert [[(rule.id, share) for rule, share in units] for units in plan] == [
+        [("PL704", (0, 3)), ("PL702", (0, 3)), ("PL603", None)],
+        [("PL704", (1, 3)), ("PL702", (1, 3)), ("PL101", None)],
+        [("PL704", (2, 3)), ("PL702", (2, 3)), ("PL301", None)],
+    ]
+
+
+def _issue_key(issue: Any) -> str:
+    return repr(
+        (issue.rule_id, id(issue.object), issue.path, issue.message, issue.severity, issue.hint, issue.related, issue.fix)
+    )
+
+
+@pytest.mark.parametrize("where", ["tests/rules", "examples", "tests/data/realistic-repo", "tests/data/valid-per-kind", "messy"])
+def test_a_per_object_rule_over_every_share_finds_what_one_run_finds(tmp_path: Path, where: str) -> None:
+    """`Rule.per_object` is a promise: each finding depends on its object alone, so the shares of
+    the objects `--jobs` runs the rule over find, together, exactly what one run finds, each
+    share only its objects' findings, in the order one run gives them."""
+    from benchmarks.generate import write_corpus as write_messy
+    from policylint.pipeline import LintRequest, lint
+
+    path = REPO / where
+    if where == "messy":
+        path = tmp_path / "messy"
+        write_messy(600, path, per_file=0, error_rate=0.75)
+    result = lint(LintRequest(paths=[str(path)]))  # builds every stage the rules read
+    project = result.project
+    split = [rule for rule in result.rules if rule.per_object]
+    assert {"PL201", "PL702", "PL703", "PL704", "PL705", "PL706"} <= {rule.id for rule in split}
+    found_some = set()
+    for rule in split:
+        whole = [(issue, _issue_key(issue)) for issue in rule().check(project)]
+        if whole:
+            found_some.add(rule.id)
+        for n in (2, 3):
+            parts = [[_issue_key(issue) for issue in rule(None, (k, n)).check(project)] for k in range(n)]
+            assert sorted(key for part in parts for key in part) == sorted(key for _, key in whole), (rule.id, n)
+            for k, part in enumerate(parts):
+                assert part == [key for issue, key in whole if project.index.namespace_rank(issue.object) % n == k], (
+                    rule.id,
+                    n,
+                    k,
+                )
+    if where == "tests/rules":  # every rule's fixtures: each per-object rule finds something there
+        assert found_some == {rule.id for rule in split}
 
 
 @linux_only
 def test_a_rule_process_that_dies_costs_only_time() -> None:
+    # The child's share, run again here: every per-object rule's share of the objects too.
     results = _run_workers("dies", [704, 101, 703, 201])
-    assert results == [["PL704", False], ["PL101", False], ["PL703", False], ["PL201", False]]
+    assert results == [
+        [["PL704", False, [0, 2]], ["PL704", False, [1, 2]]],
+        [["PL101", False, None]],
+        [["PL703", False, [0, 2]], ["PL703", False, [1, 2]]],
+        [["PL201", False, [0, 2]], ["PL201", False, [1, 2]]],
+    ]
 
 
 @linux_only
@@ -664,4 +726,4 @@ def test_a_process_running_another_thread_does_not_fork() -> None:
     # Forking a threaded process can deadlock the child (a lock held by the other thread): every
     # rule runs in this process, with the same results.
     results = _run_workers("threaded", [704, 101, 703, 201])
-    assert results == [["PL704", False], ["PL101", False], ["PL703", False], ["PL201", False]]
+    assert results == [[["PL704", False, None]], [["PL101", False, None]], [["PL703", False, None]], [["PL201", False, None]]]

@@ -139,8 +139,10 @@ class Catalogue:
     given: dict[tuple[str, str, str], Mapping[str, Any]] = dataclass_field(default_factory=dict)
     given_served: dict[tuple[str, str], tuple[list[str], K8sObject | None]] = dataclass_field(default_factory=dict)
     # The unknown fields of every object (which the API server prunes), once computed for PL702
-    # and PL706 (policylint.rules.schema).
-    unknown: list[tuple[K8sObject, str | None, list[PrunedField]]] | None = None
+    # and PL706 (policylint.rules.schema): per share of the objects (`Rule.share`; None: all).
+    unknown: dict[tuple[int, int] | None, list[tuple[K8sObject, str | None, list[PrunedField]]]] = dataclass_field(
+        default_factory=dict
+    )
     # (id(schema node), `cel.shape` of a value) -> its schema violations and pruned fields, paths
     # relative to it (`violations`): the content of a map or list checked once per schema node.
     schema_results: dict[tuple[int, Any], Any] = dataclass_field(default_factory=dict)

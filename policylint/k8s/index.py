@@ -93,6 +93,7 @@ class ProjectIndex:
         self._malformed: dict[int, Malformed] = {}
         self._admission: dict[int, Admission | None] = {}
         self._catalogue: Catalogue | None = None
+        self._namespace_ranks: dict[str, int] | None = None
 
     # -- lookups -------------------------------------------------------------------------
 
@@ -135,6 +136,14 @@ class ProjectIndex:
 
             self._catalogue = build_catalogue(self)
         return self._catalogue
+
+    def namespace_rank(self, obj: K8sObject) -> int:
+        """The place of the object's namespace among the namespaces of the index, in order
+        (cluster-scoped objects: ""); how `--jobs` shares the objects among processes."""
+        if self._namespace_ranks is None:
+            names = sorted({o.namespace or "" for o in self.objects})
+            self._namespace_ranks = {name: i for i, name in enumerate(names)}
+        return self._namespace_ranks[obj.namespace or ""]
 
     def admission(self, obj: K8sObject) -> Admission | None:
         """What the API server would refuse in the object: its schema and CEL rule violations,

@@ -68,8 +68,14 @@ class Rule:
     # The messages of CRD CEL validation rules whose failure this rule reports itself, at the
     # failing node or under it: PL704 leaves such a failure to it (one finding per problem).
     covers_cel: ClassVar[frozenset[str]] = frozenset()
+    # Whether each of its findings depends only on the object it sits on (and the stages built
+    # before the rules, which every process shares): with `--jobs`, the rule then runs in every
+    # process, each over its share of the objects (`mine`), instead of in one
+    # (policylint.rules.workers). Its loops skip the objects that are not `mine`;
+    # tests/test_processes.py checks that the shares find, together, what one run finds.
+    per_object: ClassVar[bool] = False
 
-    def __init__(self, config: Mapping[str, object] | None = None) -> None:
+    def __init__(self, config: Mapping[str, object] | None = None, share: tuple[int, int] | None = None) -> None:
         declared = {o.name: o for o in self.options}
         values: dict[str, object] = {o.name: o.default for o in self.options}
         for name, value in (config or {}).items():
@@ -78,9 +84,22 @@ class Rule:
                 raise RuleOptionError(f"{self.id} has no option {name!r} (options: {known})")
             values[name] = declared[name].check(value)
         self.config: Mapping[str, object] = values
+        # (k, n): this run checks the k-th of n shares of the objects (`per_object` rules only, `mine`).
+        self.share = share
 
     def option(self, name: str) -> object:
         return self.config[name]
+
+    def mine(self, project: Project, obj: K8sObject) -> bool:
+        """Whether this run of the rule checks `obj`: always, unless `--jobs` shared the objects of
+        a `per_object` rule among processes. They are shared by namespace (every n-th namespace,
+        from the k-th): a namespace's objects repeat each other's content, whose verdicts the
+        admission memo computes once per process; shared object by object, each process computed
+        most of them again (docs/performance.md, "`--jobs`")."""
+        if self.share is None:
+            return True
+        k, n = self.share
+        return project.index.namespace_rank(obj) % n == k
 
     @classmethod
     def reports_on(cls, kind: str | None, *, policy: bool) -> bool:

@@ -33,12 +33,15 @@ class CelViolation(Rule):
     subjects = GATEWAY_API_KINDS | {POLICY}
     # The rules that report some CEL rules' problems themselves (`Rule.covers_cel`) read the topology.
     reads = frozenset({Stage.TOPOLOGY})
+    per_object = True
 
     def check(self, project: Project) -> Iterable[Issue]:
         index = project.index
         others: dict[int, list[str]] | None = None
         claimed: dict[str, dict[int, list[str]]] = {}
         for obj in index.objects:
+            if not self.mine(project, obj):
+                continue
             verdict = index.admission(obj)
             if verdict is None or not verdict.cel:
                 continue

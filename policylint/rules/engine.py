@@ -73,11 +73,11 @@ class EngineResult:
 
 
 def _check(
-    rule_cls: type[Rule], project: Project, config: Mapping[str, object] | None = None
+    rule_cls: type[Rule], project: Project, config: Mapping[str, object] | None = None, share: tuple[int, int] | None = None
 ) -> tuple[list[Issue], Issue | None]:
-    """The rule's issues, or the PL000 issue saying it failed."""
+    """The rule's issues (on its share of the objects, `Rule.share`), or the PL000 issue saying it failed."""
     try:
-        return list(rule_cls(config).check(project)), None
+        return list(rule_cls(config, share).check(project)), None
     except Exception as exc:  # a broken rule must not cost the other rules' findings
         return [], _failure(rule_cls, project, exc)
 
@@ -158,10 +158,10 @@ def run(
     findings: list[Finding] = []
     internal: list[Issue] = list(failures)
 
-    def run_share(share: Sequence[type[Rule]]) -> dict[str, workers.RuleResult]:
+    def run_share(share: Sequence[workers.Unit]) -> dict[str, workers.RuleResult]:
         # Every rule of the share first, then the positions of all their findings and notes
         # together: one pass per file that has any (PositionResolver.prefetch).
-        checked = [(rule_cls, *_check(rule_cls, project, options.get(rule_cls.id))) for rule_cls in share]
+        checked = [(rule_cls, *_check(rule_cls, project, options.get(rule_cls.id), objects)) for rule_cls, objects in share]
         # The batch only saves work: a request it cannot answer (an issue no rule should have made)
         # is resolved alone below, where it is its rule's PL000.
         with contextlib.suppress(Exception):

@@ -82,6 +82,7 @@ class UnknownField(Rule):
     name = "unknown-field"
     severity = Severity.ERROR
     subjects = GATEWAY_API_KINDS | {POLICY}
+    per_object = True
 
     def check(self, project: Project) -> Iterable[Issue]:
         # A CRD in the input (or given with --crd) is the one the cluster serves: its schema
@@ -89,7 +90,7 @@ class UnknownField(Rule):
         # channel stand in, and the finding is a warning naming the release they come from: a
         # newer release may have added the field (`schemas_for`). A field the standard
         # channel lacks and the experimental one has is PL706's.
-        for obj, source, found in _unknown_fields(project):
+        for obj, source, found in _unknown_fields(project, self):
             for _, path, key_name, known, experimental in found:
                 if experimental:
                     continue  # PL706's
@@ -118,20 +119,25 @@ def _origin(project: Project, obj: K8sObject, source: str | None) -> str:
 _Unknown = PrunedField
 
 
-def _unknown_fields(project: Project) -> list[tuple[K8sObject, str | None, list[_Unknown]]]:
-    """Each object with fields its schema does not define (`schemas_for`), and those fields,
-    leaving out those inside a policy's target references (PL205 names them, one finding per
-    cause) and under a field of the wrong type (PL010's). Computed once for PL702 and PL706."""
+def _unknown_fields(project: Project, rule: Rule) -> list[tuple[K8sObject, str | None, list[_Unknown]]]:
+    """Each object the rule checks (`Rule.mine`) with fields its schema does not define
+    (`schemas_for`), and those fields, leaving out those inside a policy's target references
+    (PL205 names them, one finding per cause) and under a field of the wrong type (PL010's).
+    Computed once per share of the objects for PL702 and PL706."""
     catalogue = project.index.catalogue()
-    if catalogue.unknown is None:
-        catalogue.unknown = list(_find_unknown_fields(project, catalogue))
-    return catalogue.unknown
+    found = catalogue.unknown.get(rule.share)
+    if found is None:
+        found = catalogue.unknown[rule.share] = list(_find_unknown_fields(project, rule))
+    return found
 
 
-def _find_unknown_fields(project: Project, catalogue: Catalogue) -> Iterator[tuple[K8sObject, str | None, list[_Unknown]]]:
+def _find_unknown_fields(project: Project, rule: Rule) -> Iterator[tuple[K8sObject, str | None, list[_Unknown]]]:
     targets = _target_fields(project)
     index = project.index
+    catalogue = index.catalogue()
     for obj, _, source in schemas_for(index):
+        if not rule.mine(project, obj):
+            continue
         # Found by the walk that checks the object against its schema (`Admission.pruned`).
         verdict = index.admission(obj)
         found = verdict.pruned if verdict is not None else ()
@@ -172,10 +178,11 @@ class ExperimentalField(Rule):
     name = "experimental-field"
     severity = Severity.ERROR
     subjects = GATEWAY_API_KINDS | {POLICY}
+    per_object = True
 
     def check(self, project: Project) -> Iterable[Issue]:
         options = project.index.options
-        for obj, _, found in _unknown_fields(project):
+        for obj, _, found in _unknown_fields(project, self):
             for _, path, key_name, _, experimental in found:
                 if not experimental:
                     continue  # PL702's
@@ -201,6 +208,7 @@ class SchemaViolation(Rule):
     name = "schema-violation"
     severity = Severity.ERROR
     subjects = GATEWAY_API_KINDS | {POLICY}
+    per_object = True
 
     def check(self, project: Project) -> Iterable[Issue]:
         # The verdict is the index's (policylint.k8s.admission); this rule says which of its
@@ -209,6 +217,8 @@ class SchemaViolation(Rule):
         targets = _target_fields(project)
         catalogue = index.catalogue()
         for obj in index.objects:
+            if not self.mine(project, obj):
+                continue
             verdict = index.admission(obj)
             if verdict is None or not verdict.schema:
                 continue
@@ -254,6 +264,7 @@ class ApiVersionNotServed(Rule):
     name = "api-version-not-served"
     severity = Severity.ERROR
     subjects = frozenset({ANY})
+    per_object = True
 
     def check(self, project: Project) -> Iterable[Issue]:
         from policylint.k8s.schemas import gateway_api_groups, gateway_api_served
@@ -262,6 +273,8 @@ class ApiVersionNotServed(Rule):
         served = gateway_api_served(catalogue.release)
         groups = gateway_api_groups(catalogue.release)
         for obj in project.index.objects:
+            if not self.mine(project, obj):
+                continue
             group, kind, version = obj.group, obj.kind, obj.version
             given = catalogue.given_served.get((group, kind))
             if given is not None:

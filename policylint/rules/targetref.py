@@ -158,12 +158,13 @@ class TargetRefNotFound(Rule):
     severity = Severity.ERROR
     subjects = frozenset({POLICY})
     fixable = "unsafe"
+    per_object = True
     _similar: _SimilarNames | None = None
 
     def check(self, project: Project) -> Iterable[Issue]:
         by_name: dict[str, list[K8sObject]] | None = None
         for policy, ref, res in ref_resolutions(project):
-            if res.detail != Resolved.OBJECT_NOT_FOUND:
+            if res.detail != Resolved.OBJECT_NOT_FOUND or not self.mine(project, policy.obj):
                 continue
             if _pruned_other_namespace(policy, ref):
                 continue  # the cause is the pruned cross-namespace field: PL401 reports it, once

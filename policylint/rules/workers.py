@@ -5,7 +5,9 @@ and each child runs a share of the rules over its copy-on-write view of the same
 back the findings it resolved (pickled, through a pipe). This process runs its own share
 meanwhile, then reads the children's. The findings are put back in the order of the rules, as
 one process would have produced them, so the output is the same bytes whatever `--jobs` is
-(tests/test_processes.py). Parsing uses clean interpreters ("spawn", policylint.input.parallel)
+(tests/test_processes.py). The costliest rules are `per_object` (`Rule.per_object`): each process
+runs them over its share of the objects, so that no process waits on one rule the others cannot
+help with (the schema family computes every object's admission verdict). Parsing uses clean interpreters ("spawn", policylint.input.parallel)
 because it has nothing to share; here sharing the built project is the point, and it needs fork.
 
 A child that cannot be forked, dies, or sends back something unreadable costs nothing but time:
@@ -30,15 +32,17 @@ from policylint.rules.base import Rule
 # Below this many objects the rules take less than a fork and its pickling: one process.
 MIN_OBJECTS = 2_000
 # The rules' relative CPU cost at 10k objects (docs/performance.md), to share them evenly; any
-# rule not listed counts 1. Only the balance depends on it, never the output.
-COST: Mapping[str, float] = {"PL702": 12.0, "PL603": 3.0, "PL506": 2.0, "PL201": 2.0}
-# Rules that read one cache built on first use (the admission verdicts, policylint.k8s.admission:
-# the first of them pays for all) run in one process, or each process would build it again.
-TOGETHER: tuple[frozenset[str], ...] = (frozenset({"PL702", "PL703", "PL704", "PL705", "PL706"}),)
+# rule not listed counts 1. Only the balance depends on it, never the output. The costliest
+# rules, the schema family (PL702-PL706, which computes every object's admission verdict) and
+# PL201 (whose findings are most of a messy repository's positions), are `per_object`: they run
+# in every process over its share of the objects, and are not shared out here.
+COST: Mapping[str, float] = {"PL603": 3.0, "PL506": 2.0}
 
 RuleResult = tuple[list[Finding], Issue | None]
+# A rule to run, and the share of the objects it checks (`Rule.share`; None: all of them).
+Unit = tuple[type[Rule], tuple[int, int] | None]
 # Runs a share of the rules in this process: rule id -> its findings, or the PL000 issue saying it failed.
-RunShare = Callable[[Sequence[type[Rule]]], dict[str, RuleResult]]
+RunShare = Callable[[Sequence[Unit]], dict[str, RuleResult]]
 
 
 def can_fork() -> bool:
@@ -49,43 +53,52 @@ def can_fork() -> bool:
 
 
 def shares(rules: Sequence[type[Rule]], n: int) -> list[list[type[Rule]]]:
-    """The rules split into `n` shares of about equal cost (largest first to the lightest share),
-    the rules of a TOGETHER group in one share."""
-    units: dict[str, list[type[Rule]]] = {}
-    for rule in rules:
-        group = next((g for g in TOGETHER if rule.id in g), None)
-        units.setdefault(min(group) if group is not None else rule.id, []).append(rule)
-
-    def cost(unit: list[type[Rule]]) -> float:
-        return sum(COST.get(r.id, 1.0) for r in unit)
-
+    """The rules split into `n` shares of about equal cost (largest first to the lightest share)."""
     out: list[list[type[Rule]]] = [[] for _ in range(n)]
     load = [0.0] * n
-    for key in sorted(units, key=lambda k: (-cost(units[k]), k)):
+    for rule in sorted(rules, key=lambda r: (-COST.get(r.id, 1.0), r.id)):
         i = min(range(n), key=lambda k: (load[k], k))
-        out[i].extend(units[key])
-        load[i] += cost(units[key])
+        out[i].append(rule)
+        load[i] += COST.get(rule.id, 1.0)
     return out
 
 
+def plan(rules: Sequence[type[Rule]], n: int) -> list[list[Unit]]:
+    """What each of `n` processes runs: every `per_object` rule over the process's share of the
+    objects (the k-th of n), then its share of the other rules (`shares`)."""
+    split = [rule for rule in rules if rule.per_object]
+    whole = shares([rule for rule in rules if not rule.per_object], n)
+    return [[*((rule, (k, n)) for rule in split), *((rule, None) for rule in whole[k])] for k in range(n)]
+
+
 def run_rules(project: Project, rules: Sequence[type[Rule]], run_share: RunShare, jobs: int) -> list[RuleResult]:
-    """The result of every rule, in `rules` order: run in `jobs` processes when that pays."""
+    """The result of every rule, in `rules` order: run in `jobs` processes when that pays.
+
+    A `per_object` rule's result is the union of its shares' findings; the engine sorts every
+    finding by place, and the findings of one object come from one share in the order one run
+    gives them, so the output is that of one process. A share that failed (PL000) fails the rule.
+    """
     if jobs <= 1 or len(rules) < 2 or len(project.index.objects) < MIN_OBJECTS or not can_fork():
-        results = run_share(rules)
+        results = run_share([(rule, None) for rule in rules])
         return [results[rule.id] for rule in rules]
-    groups = shares(rules, min(jobs, len(rules)))
-    mine, theirs = groups[0], groups[1:]
-    children = [_fork(group, run_share) for group in theirs]
-    results = run_share(mine)
-    for group, child in zip(theirs, children, strict=True):
+    units = plan(rules, jobs)
+    mine, theirs = units[0], units[1:]
+    children = [_fork(share, run_share) for share in theirs]
+    parts = [run_share(mine)]
+    for share, child in zip(theirs, children, strict=True):
         received = _collect(child)
-        if received is None or set(received) != {rule.id for rule in group}:
-            received = run_share(group)  # the child failed: do its share here
-        results.update(received)
-    return [results[rule.id] for rule in rules]
+        if received is None or set(received) != {rule.id for rule, _ in share}:
+            received = run_share(share)  # the child failed: do its share here
+        parts.append(received)
+    out: list[RuleResult] = []
+    for rule in rules:
+        found = [part[rule.id] for part in parts if rule.id in part]
+        failure = next((failed for _, failed in found if failed is not None), None)
+        out.append(([], failure) if failure is not None else ([f for findings, _ in found for f in findings], None))
+    return out
 
 
-def _fork(group: Sequence[type[Rule]], run_share: RunShare) -> tuple[int, int] | None:
+def _fork(group: Sequence[Unit], run_share: RunShare) -> tuple[int, int] | None:
     """(pid, read end of its pipe), or None when no child could be started."""
     try:
         read, write = os.pipe()
