@@ -206,6 +206,26 @@ def test_small_files_go_to_a_worker_in_batches(tmp_path: Path, monkeypatch: pyte
     assert len(handed) < len(sources)
 
 
+def test_threads_switch_often_while_workers_parse_and_as_before_after(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The pool's threads move files and results while this thread parses: with CPython's default
+    # interval (5 ms) they waited for it, and so did the worker.
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "effective_jobs", lambda jobs: 2)
+    seen: list[float] = []
+
+    def share_work(*args: Any) -> bool:
+        seen.append(sys.getswitchinterval())
+        return True  # nothing parsed in a worker: this process parses every file after
+
+    monkeypatch.setattr(parallel, "_share_work", share_work)
+    (tmp_path / "a.yaml").write_text("a: 1\n")
+    (tmp_path / "b.yaml").write_text("b: 2\n")
+    before = sys.getswitchinterval()
+    results = list(load_files(discover([str(tmp_path)]), jobs=2))
+    assert seen == [parallel.SWITCH_INTERVAL] and sys.getswitchinterval() == before
+    assert [r.documents[0].data for _, r in results] == [{"a": 1}, {"b": 2}]
+
+
 def test_a_worker_failing_on_one_file_of_a_batch_leaves_only_that_file_to_this_process() -> None:
     def parse_or_raise(data: bytes, file: str, key: str | None, cache_dir: str | None) -> bytes:
         if file == "bad.yaml":
