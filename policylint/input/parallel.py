@@ -1,9 +1,10 @@
 """Loading many files: from the parse cache when it has them, else parsed, in worker processes with `--jobs`.
 
 With `--jobs N`, N - 1 worker processes and this one parse the files the
-cache lacks. Workers receive a file's bytes and return the cache's compact
-form of the result (JSON of plain lists, see policylint.input.cache) rather than
-rich objects: that is cheap to send back and to turn into documents. Results are
+cache lacks. Workers receive files' bytes (small files in batches, `BATCH_BYTES`)
+and return the cache's compact form of each result (JSON of plain lists, see
+policylint.input.cache) rather than rich objects: that is cheap to send back and
+to turn into documents. Results are
 placed by the file's position in the input, so the output does not depend on
 which worker finishes first. Small inputs are parsed in this process: starting
 workers costs more than it saves below `PARALLEL_MIN_BYTES`.
