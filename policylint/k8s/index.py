@@ -137,13 +137,14 @@ class ProjectIndex:
             self._catalogue = build_catalogue(self)
         return self._catalogue
 
-    def namespace_rank(self, obj: K8sObject) -> int:
-        """The place of the object's namespace among the namespaces of the index, in order
-        (cluster-scoped objects: ""); how `--jobs` shares the objects among processes."""
+    def share_of(self, obj: K8sObject, n: int) -> int:
+        """Which of `n` shares of the objects holds `obj`, when `--jobs` shares them among
+        processes (`Rule.mine`): every n-th namespace of the index, in order (cluster-scoped
+        objects count as the namespace ""), from the first."""
         if self._namespace_ranks is None:
             names = sorted({o.namespace or "" for o in self.objects})
             self._namespace_ranks = {name: i for i, name in enumerate(names)}
-        return self._namespace_ranks[obj.namespace or ""]
+        return self._namespace_ranks[obj.namespace or ""] % n
 
     def admission(self, obj: K8sObject) -> Admission | None:
         """What the API server would refuse in the object: its schema and CEL rule violations,

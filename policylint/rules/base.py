@@ -99,7 +99,7 @@ class Rule:
         if self.share is None:
             return True
         k, n = self.share
-        return project.index.namespace_rank(obj) % n == k
+        return project.index.share_of(obj, n) == k
 
     @classmethod
     def reports_on(cls, kind: str | None, *, policy: bool) -> bool:

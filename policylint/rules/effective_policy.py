@@ -205,10 +205,11 @@ class PolicyPartiallyEnforced(Rule):
     severity = Severity.INFO
     subjects = frozenset({POLICY})
     reads = frozenset({Stage.SIMULATION})
+    per_object = True
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy, res, status in _targets(project):
-            if status.enforcement != PARTIALLY_ENFORCED:
+            if status.enforcement != PARTIALLY_ENFORCED or not self.mine(project, policy.obj):
                 continue
             beaten = status.overridden + status.partial
             where = "; ".join(path_label(p) for p in status.overridden_in[:_MAX_SHOWN])

@@ -46,12 +46,15 @@ class SectionNotFound(Rule):
     subjects = frozenset({POLICY})
     # Unsafe: the policy starts applying to the section the fix names.
     fixable = "unsafe"
+    per_object = True
 
     def check(self, project: Project) -> Iterable[Issue]:
         defined: dict[tuple[str | None, str, str], list[tuple[K8sObject, Section]]] | None = None
         for policy, ref, res in ref_resolutions(project):
             # SyntheticRuleName (an unnamed rule hit by `rule-<n>`) is PL304's; never both.
             if res.detail != Resolved.SECTION_NOT_FOUND or res.target is None or ref.section_name is None:
+                continue
+            if not self.mine(project, policy.obj):
                 continue
             target = res.target
             spec = project.index.kinds.sections(target.group, target.kind)

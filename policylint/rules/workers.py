@@ -33,10 +33,11 @@ from policylint.rules.base import Rule
 MIN_OBJECTS = 2_000
 # The rules' relative CPU cost at 10k objects (docs/performance.md), to share them evenly; any
 # rule not listed counts 1. Only the balance depends on it, never the output. The costliest
-# rules, the schema family (PL702-PL706, which computes every object's admission verdict) and
-# PL201 (whose findings are most of a messy repository's positions), are `per_object`: they run
-# in every process over its share of the objects, and are not shared out here.
-COST: Mapping[str, float] = {"PL603": 3.0, "PL506": 2.0}
+# rules, the schema family (PL702-PL706, PL702 computing every object's admission verdict) and
+# those with the most findings (PL201, PL301, PL603: positions to resolve), are `per_object`: they run
+# in every process over its share of the objects, and their cost is counted per process in
+# proportion to its share of the objects (`plan`).
+COST: Mapping[str, float] = {"PL702": 12.0, "PL603": 3.0, "PL506": 2.0, "PL201": 2.0}
 
 RuleResult = tuple[list[Finding], Issue | None]
 # A rule to run, and the share of the objects it checks (`Rule.share`; None: all of them).
@@ -52,10 +53,11 @@ def can_fork() -> bool:
     return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
 
 
-def shares(rules: Sequence[type[Rule]], n: int) -> list[list[type[Rule]]]:
-    """The rules split into `n` shares of about equal cost (largest first to the lightest share)."""
+def shares(rules: Sequence[type[Rule]], n: int, start: Sequence[float] | None = None) -> list[list[type[Rule]]]:
+    """The rules split into `n` shares of about equal cost (largest first to the lightest share),
+    each share starting from the cost `start` gives it (none by default)."""
     out: list[list[type[Rule]]] = [[] for _ in range(n)]
-    load = [0.0] * n
+    load = list(start) if start is not None else [0.0] * n
     for rule in sorted(rules, key=lambda r: (-COST.get(r.id, 1.0), r.id)):
         i = min(range(n), key=lambda k: (load[k], k))
         out[i].append(rule)
@@ -63,11 +65,17 @@ def shares(rules: Sequence[type[Rule]], n: int) -> list[list[type[Rule]]]:
     return out
 
 
-def plan(rules: Sequence[type[Rule]], n: int) -> list[list[Unit]]:
+def plan(rules: Sequence[type[Rule]], n: int, objects: Sequence[int] | None = None) -> list[list[Unit]]:
     """What each of `n` processes runs: every `per_object` rule over the process's share of the
-    objects (the k-th of n), then its share of the other rules (`shares`)."""
+    objects (the k-th of n), then its share of the other rules (`shares`). `objects`: how many
+    objects each share holds (even by default); the per-object rules cost each process in
+    proportion, so that a repository whose objects sit in one namespace, all in one share, gives
+    the other rules to the other processes."""
     split = [rule for rule in rules if rule.per_object]
-    whole = shares([rule for rule in rules if not rule.per_object], n)
+    counts = objects if objects is not None and sum(objects) > 0 else [1] * n
+    per_object = sum(COST.get(rule.id, 1.0) for rule in split)
+    start = [per_object * count / sum(counts) for count in counts]
+    whole = shares([rule for rule in rules if not rule.per_object], n, start)
     return [[*((rule, (k, n)) for rule in split), *((rule, None) for rule in whole[k])] for k in range(n)]
 
 
@@ -81,7 +89,11 @@ def run_rules(project: Project, rules: Sequence[type[Rule]], run_share: RunShare
     if jobs <= 1 or len(rules) < 2 or len(project.index.objects) < MIN_OBJECTS or not can_fork():
         results = run_share([(rule, None) for rule in rules])
         return [results[rule.id] for rule in rules]
-    units = plan(rules, jobs)
+    index = project.index
+    counts = [0] * jobs
+    for obj in index.objects:
+        counts[index.share_of(obj, jobs)] += 1
+    units = plan(rules, jobs, counts)
     mine, theirs = units[0], units[1:]
     children = [_fork(share, run_share) for share in theirs]
     parts = [run_share(mine)]
