@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -100,6 +100,10 @@ class Rule:
             return True
         k, n = self.share
         return project.index.share_of(obj, n) == k
+
+    def objects(self, project: Project) -> Iterator[K8sObject]:
+        """The objects of the index this run of the rule checks (`mine`), in index order."""
+        return (obj for obj in project.index.objects if self.mine(project, obj))
 
     @classmethod
     def reports_on(cls, kind: str | None, *, policy: bool) -> bool:

@@ -39,9 +39,7 @@ class CelViolation(Rule):
         index = project.index
         others: dict[int, list[str]] | None = None
         claimed: dict[str, dict[int, list[str]]] = {}
-        for obj in index.objects:
-            if not self.mine(project, obj):
-                continue
+        for obj in self.objects(project):
             verdict = index.admission(obj)
             if verdict is None or not verdict.cel:
                 continue

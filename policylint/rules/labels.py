@@ -413,10 +413,12 @@ class InvalidLabelSyntax(Rule):
             problems = checked.get((key, value))
             if problems is None:
                 problems = checked[(key, value)] = (qualified_name_problem(key), label_value_problem(value))
-            if problems[0]:
-                yield self.issue(obj, label_path(key), f"label key {key!r} is invalid: {problems[0]}")
-            if problems[1]:
-                yield self.issue(obj, label_path(key), f"the value {value!r} of label {key!r} is invalid: {problems[1]}")
+            if problems[0] or problems[1]:
+                path = label_path(key)
+                if problems[0]:
+                    yield self.issue(obj, path, f"label key {key!r} is invalid: {problems[0]}")
+                if problems[1]:
+                    yield self.issue(obj, path, f"the value {value!r} of label {key!r} is invalid: {problems[1]}")
         for key in obj.annotations:
             # The API server validates annotation keys lowercased (apimachinery ValidateAnnotations).
             problem = qualified_name_problem(key.lower())

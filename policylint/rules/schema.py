@@ -216,9 +216,7 @@ class SchemaViolation(Rule):
         index = project.index
         targets = _target_fields(project)
         catalogue = index.catalogue()
-        for obj in index.objects:
-            if not self.mine(project, obj):
-                continue
+        for obj in self.objects(project):
             verdict = index.admission(obj)
             if verdict is None or not verdict.schema:
                 continue
@@ -272,9 +270,7 @@ class ApiVersionNotServed(Rule):
         catalogue = project.index.catalogue()
         served = gateway_api_served(catalogue.release)
         groups = gateway_api_groups(catalogue.release)
-        for obj in project.index.objects:
-            if not self.mine(project, obj):
-                continue
+        for obj in self.objects(project):
             group, kind, version = obj.group, obj.kind, obj.version
             given = catalogue.given_served.get((group, kind))
             if given is not None:

@@ -5,10 +5,11 @@ and each child runs a share of the rules over its copy-on-write view of the same
 back the findings it resolved (pickled, through a pipe). This process runs its own share
 meanwhile, then reads the children's. The findings are put back in the order of the rules, as
 one process would have produced them, so the output is the same bytes whatever `--jobs` is
-(tests/test_processes.py). The costliest rules are `per_object` (`Rule.per_object`): each process
-runs them over its share of the objects, so that no process waits on one rule the others cannot
-help with (the schema family computes every object's admission verdict). Parsing uses clean interpreters ("spawn", policylint.input.parallel)
-because it has nothing to share; here sharing the built project is the point, and it needs fork.
+(tests/test_processes.py). The costliest rules are `per_object` (`Rule.per_object`): each
+process runs them over its share of the objects, so that no process waits on one rule the others
+cannot help with (the schema family computes every object's admission verdict). Parsing uses
+clean interpreters ("spawn", policylint.input.parallel) because it has nothing to share; here
+sharing the built project is the point, and it needs fork.
 
 A child that cannot be forked, dies, or sends back something unreadable costs nothing but time:
 this process runs that share itself (and all of them when another thread runs here, since forking
@@ -34,9 +35,9 @@ MIN_OBJECTS = 2_000
 # The rules' relative CPU cost at 10k objects (docs/performance.md), to share them evenly; any
 # rule not listed counts 1. Only the balance depends on it, never the output. The costliest
 # rules, the schema family (PL702-PL706, PL702 computing every object's admission verdict) and
-# those with the most findings (PL201, PL301, PL603: positions to resolve), are `per_object`: they run
-# in every process over its share of the objects, and their cost is counted per process in
-# proportion to its share of the objects (`plan`).
+# those with the most findings (PL201, PL301, PL603: positions to resolve), are `per_object`:
+# they run in every process over its share of the objects, and their cost is counted per process
+# in proportion to its share of the objects (`plan`).
 COST: Mapping[str, float] = {"PL702": 12.0, "PL603": 3.0, "PL506": 2.0, "PL201": 2.0}
 
 RuleResult = tuple[list[Finding], Issue | None]
