@@ -332,20 +332,27 @@ def _lint(request: LintRequest) -> LintResult:
     wanted = {stage for rule in selected for stage in rule.reads}
     if request.report_policies:
         wanted.add(Stage.SIMULATION)  # the JSON report's enforcement and blast radius
-    failures = build_stages(project, wanted)
-    # A rule whose stage failed to build is not run: the stage's PL000 says why.
-    rules = tuple(r for r in selected if all(project.has_stage(s) for s in r.reads))
-    policy_reports = None
-    if request.report_policies:
-        # A step that fails is a PL000 next to every other finding, and exit code 2.
-        policy_reports, report_failures = compute_policy_reports(project)
-        failures.extend(report_failures)
     # Before the resolver consumes the texts: the files that may hold `# policylint:` comments.
     commented = suppressions.texts_with_comments(texts)
     resolver = PositionResolver(_text_reader(texts))
-    # Context objects of a scoped analysis were analysed without all they depend on: their
-    # findings are not theirs, and are dropped.
-    result = engine.run(project, rules, resolver, _rule_options(request), failures, members, effective_jobs(request.jobs))
+    # The topology first: with --jobs, the rules that read no later stage then start in other
+    # processes, while this one builds the simulation (policylint.rules.workers).
+    failures = build_stages(project, wanted & {Stage.TOPOLOGY})
+    started = engine.start(project, selected, resolver, _rule_options(request), effective_jobs(request.jobs))
+    try:
+        failures += build_stages(project, wanted)
+        # A rule whose stage failed to build is not run: the stage's PL000 says why.
+        rules = tuple(r for r in selected if all(project.has_stage(s) for s in r.reads))
+        policy_reports = None
+        if request.report_policies:
+            # A step that fails is a PL000 next to every other finding, and exit code 2.
+            policy_reports, report_failures = compute_policy_reports(project)
+            failures.extend(report_failures)
+        # Context objects of a scoped analysis were analysed without all they depend on: their
+        # findings are not theirs, and are dropped.
+        result = engine.run(project, rules, resolver, failures=failures, objects=members, started=started)
+    finally:
+        started.close()
     files = [s.display for s in sources]
     scope = ReportScope.of(request, sources, project, loaded.index.objects)
     outcome = suppressions.run(request, baseline, result.findings, commented, project.index.objects, rules, resolver, files)

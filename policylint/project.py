@@ -13,8 +13,9 @@ not built raises `StageNotBuilt`, a bug in the reader's declared `reads`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from policylint.stages import Stage, StageNotBuilt
 
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from policylint.semantics.resolution import Resolution
     from policylint.semantics.topology import Topology
 
+T = TypeVar("T")
+
 
 @dataclass
 class Project:
@@ -31,6 +34,7 @@ class Project:
     resolution: Resolution
     _topology: Topology | None = None
     _simulation: Simulation | None = None
+    _derived: dict[Callable[[Project], Any], Any] = field(default_factory=dict, repr=False)
 
     def attach(self, *, topology: Topology | None = None, simulation: Simulation | None = None) -> None:
         """Called by the pipeline as it builds each stage (policylint.pipeline.build_stages)."""
@@ -50,6 +54,15 @@ class Project:
         if self._simulation is None:
             raise StageNotBuilt(Stage.SIMULATION)
         return self._simulation
+
+    def derived(self, compute: Callable[[Project], T]) -> T:
+        """`compute(project)`, computed once per project and process: a lookup a rule builds over
+        the whole project, which every share of a `per_object` rule (`Rule.share`, a rule object
+        of its own) reads, so that cutting a rule into shares does not build it once per share.
+        `compute` must depend on nothing but the project (a module-level function or class)."""
+        if compute not in self._derived:
+            self._derived[compute] = compute(self)
+        return self._derived[compute]  # type: ignore[no-any-return]
 
     def has_stage(self, stage: Stage) -> bool:
         return (self._topology if stage is Stage.TOPOLOGY else self._simulation) is not None

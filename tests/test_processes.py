@@ -581,7 +581,7 @@ def test_jobs_2_writes_the_bytes_jobs_1_writes_on_the_messy_corpus(tmp_path: Pat
 
 
 _WORKERS_SCRIPT = """\
-import json, os, sys, threading
+import json, os, sys, threading, time
 from policylint.rules import workers
 
 class Rule:
@@ -593,9 +593,6 @@ class Rule:
 class Index:
     objects = range(workers.MIN_OBJECTS)
 
-    def share_of(self, obj, n):
-        return obj % n  # an even split
-
 class Project:
     index = Index()
 
@@ -605,23 +602,33 @@ if mode == "threaded":
     gate = threading.Event()
     threading.Thread(target=gate.wait, daemon=True).start()
 
-def run_share(units):
-    if mode == "dies" and os.getpid() != parent:
-        os._exit(7)  # the child dies before it sends anything
-    # One "finding" per unit: which rule, whether a child ran it, and over which share of the objects.
-    return {rule.id: ([[rule.id, os.getpid() != parent, share]], None) for rule, share in units}
+def run_units(units):
+    out = {}
+    for rule, share in units:
+        if os.getpid() == parent and rule.id == "PL999":
+            # A rule of this process's own (one that reads a stage): slow enough that the
+            # children take every queued unit meanwhile.
+            time.sleep(float(sys.argv[2]))
+        if mode == "dies" and os.getpid() != parent:
+            os._exit(7)  # the child dies holding the unit it took, before it sends anything
+        # One "finding" per unit: which rule, whether a child ran it, and over which share of the objects.
+        out[(rule.id, share)] = ([[rule.id, os.getpid() != parent, share]], None)
+    return out
 
-rules = [Rule(f"PL{n}") for n in sys.argv[2:]]
-results = workers.run_rules(Project(), rules, run_share, 2)
-print(json.dumps([r[0] for r in results]))
+rules = [Rule(f"PL{n}") for n in sys.argv[3:]]
+queued = [rule for rule in rules if rule.id != "PL999"]
+pool = workers.start(Project(), queued, run_units, 2)
+first = [(rule, None) for rule in rules if rule.id == "PL999"]
+results = pool.finish(first, run_units) if pool is not None else run_units([(rule, None) for rule in rules])
+print(json.dumps([r[0] for r in workers.results_in_order(rules, results)]))
 """
 
 
-def _run_workers(mode: str, rule_numbers: list[int]) -> list[list[Any]]:
+def _run_workers(mode: str, rule_numbers: list[int], wait: float = 0.0) -> list[list[Any]]:
     # A fresh interpreter: the rules fork only from a process running no other thread, which a
     # test runner's process need not be.
     proc = subprocess.run(
-        [sys.executable, "-c", _WORKERS_SCRIPT, mode, *map(str, rule_numbers)],
+        [sys.executable, "-c", _WORKERS_SCRIPT, mode, str(wait), *map(str, rule_numbers)],
         capture_output=True,
         text=True,
         timeout=RUN_TIMEOUT,
@@ -635,47 +642,132 @@ def _run_workers(mode: str, rule_numbers: list[int]) -> list[list[Any]]:
 
 
 class _Rule:
-    """A stand-in for a rule class: the shares read only its id and whether it is `per_object`."""
+    """A stand-in for a rule class: the queue reads only its id and whether it is `per_object`."""
 
     def __init__(self, rule_id: str, per_object: bool = False) -> None:
         self.id = rule_id
         self.per_object = per_object
 
 
+SHARES = workers.SHARES_PER_PROCESS * 2  # shares of a per-object rule with two processes
+
+
 @linux_only
 def test_rules_shared_among_processes_come_back_in_rule_order() -> None:
+    numbers = [704, 101, 999, 703, 201, 702, 301, 603]
+    # This process is busy with its own rule (PL999) for 2 s: the child takes the whole queue.
+    results = _run_workers("plain", numbers, wait=2.0)
+    # Each rule's findings, in rule order; a per-object rule's from every share, in share order.
+    expected = [
+        [[f"PL{n}", n != 999, [k, SHARES]] for k in range(SHARES)] if n in (201, 702, 703, 704) else [[f"PL{n}", n != 999, None]]
+        for n in numbers
+    ]
+    assert results == expected
+
+
+@linux_only
+def test_what_the_children_leave_in_the_queue_this_process_runs() -> None:
     numbers = [704, 101, 703, 201, 702, 301, 603]
     results = _run_workers("plain", numbers)
-    # Each rule's findings, in rule order; a per-object rule's from both processes, this one's
-    # share of the objects first.
-    by_rule = [[finding[0] for finding in findings] for findings in results]
-    assert by_rule == [[f"PL{n}"] * (2 if n in (201, 702, 703, 704) else 1) for n in numbers]
-    split = [findings for n, findings in zip(numbers, results, strict=True) if n in (201, 702, 703, 704)]
-    assert all(findings == [[f[0], False, [0, 2]], [f[0], True, [1, 2]]] for findings in split for f in findings[:1])
-    whole = {findings[0][0]: findings[0][1:] for n, findings in zip(numbers, results, strict=True) if n in (101, 301, 603)}
-    # The other rules in even shares by cost (COST; 1 for the rest), the costliest first to the
-    # lighter share: PL603 (3) | PL101, PL301 (2).
-    assert whole == {"PL603": [False, None], "PL101": [True, None], "PL301": [True, None]}
+    # Whoever took them, every unit ran once, and the findings come back in rule and share order.
+    assert [[f[0] for f in findings] for findings in results] == [
+        [f"PL{n}"] * (SHARES if n in (201, 702, 703, 704) else 1) for n in numbers
+    ]
+    assert all(
+        [f[2] for f in findings] == ([[k, SHARES] for k in range(SHARES)] if len(findings) > 1 else [None])
+        for findings in results
+    )
 
 
-def test_per_object_rules_run_in_every_share_over_its_part_of_the_objects() -> None:
-    rules = [_Rule("PL704", True), _Rule("PL101"), _Rule("PL702", True), _Rule("PL603"), _Rule("PL301")]
-    assert [sorted(r.id for r in share) for share in workers.shares([r for r in rules if not r.per_object], 2)] == [  # type: ignore[arg-type]
-        ["PL603"],
-        ["PL101", "PL301"],
+_CLOSE_SCRIPT = """\
+import json, os, sys, time
+from policylint.rules import workers
+
+class Rule:
+    id = "PL101"
+    per_object = False
+
+class Index:
+    objects = range(workers.MIN_OBJECTS)
+
+class Project:
+    index = Index()
+
+def run_units(units):
+    for unit in units:
+        time.sleep(600)  # a child still at work when the run stops
+    return {}
+
+pool = workers.start(Project(), [Rule()], run_units, 2)
+children = [pid for pid, _ in pool._children]
+time.sleep(0.5)
+started = time.monotonic()
+pool.close()  # the run stopped before `finish` (an exception, a usage error)
+alive = []
+for pid in children:
+    try:
+        os.kill(pid, 0)
+        alive.append(pid)
+    except ProcessLookupError:
+        pass
+print(json.dumps([len(children), alive, time.monotonic() - started]))
+"""
+
+
+@linux_only
+def test_a_run_stopped_before_it_gathers_the_rules_ends_their_processes() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", _CLOSE_SCRIPT], capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=REPO, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    forked, alive, took = json.loads(proc.stdout)
+    assert forked == 1
+    assert alive == []  # ended and reaped: no zombie left either
+    assert took < GONE_TIMEOUT
+
+
+def test_the_rules_start_once_the_stages_they_read_are_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`engine.start` hands the processes every rule whose stages are built (the pipeline calls it
+    once the topology is): the others, which read the simulation, stay with this process."""
+    from policylint.input.positions import PositionResolver
+    from policylint.pipeline import LintRequest, _project, build_stages
+    from policylint.rules import REGISTRY, engine
+    from policylint.stages import Stage
+
+    project = _project(LintRequest(paths=[str(REPO / "examples")]))[0]
+    assert not build_stages(project, {Stage.TOPOLOGY})
+    given: list[list[str]] = []
+
+    def start(project: Any, rules: Any, run_units: Any, jobs: int) -> None:
+        given.append([rule.id for rule in rules])
+
+    monkeypatch.setattr(workers, "start", start)
+    started = engine.start(project, REGISTRY, PositionResolver(lambda file: None), jobs=2)
+    assert started.pool is None
+    (ids,) = given
+    assert ids == [rule.id for rule in REGISTRY if Stage.SIMULATION not in rule.reads]
+    assert {"PL702", "PL704", "PL401", "PL101"} <= set(ids)
+    assert not {"PL601", "PL603"} & set(ids)
+
+
+def test_the_queue_holds_each_share_of_the_per_object_rules_together_costliest_first() -> None:
+    rules = [_Rule("PL704", True), _Rule("PL101"), _Rule("PL702", True), _Rule("PL603"), _Rule("PL301"), _Rule("PL506")]
+    todo = workers.bundles(rules, 3)  # type: ignore[arg-type]
+    assert [[(rule.id, share) for rule, share in bundle] for bundle in todo] == [
+        # Per share, every per-object rule (PL702 12 + PL704 1, over 3): the verdicts they read are
+        # computed once, in the process that takes the share.
+        [("PL704", (0, 3)), ("PL702", (0, 3))],
+        [("PL704", (1, 3)), ("PL702", (1, 3))],
+        [("PL704", (2, 3)), ("PL702", (2, 3))],
+        [("PL603", None)],  # COST 3
+        [("PL506", None)],  # 2
+        [("PL101", None)],  # 1, then by id
+        [("PL301", None)],
     ]
-    plan = workers.plan(rules, 3)  # type: ignore[arg-type]
-    assert [[(rule.id, share) for rule, share in units] for units in plan] == [
-        [("PL704", (0, 3)), ("PL702", (0, 3)), ("PL603", None)],
-        [("PL704", (1, 3)), ("PL702", (1, 3)), ("PL101", None)],
-        [("PL704", (2, 3)), ("PL702", (2, 3)), ("PL301", None)],
-    ]
-    # Every object in one share (one namespace): the per-object rules cost that process all their
-    # cost (PL702 12 + PL704 1), so the other rules go to the other process.
-    lopsided = workers.plan(rules, 2, [5000, 0])  # type: ignore[arg-type]
-    assert [[(rule.id, share) for rule, share in units] for units in lopsided] == [
-        [("PL704", (0, 2)), ("PL702", (0, 2))],
-        [("PL704", (1, 2)), ("PL702", (1, 2)), ("PL603", None), ("PL101", None), ("PL301", None)],
+    # One share: the per-object rules run whole, like the others.
+    assert [[(rule.id, share) for rule, share in bundle] for bundle in workers.bundles(rules, 1)][:2] == [  # type: ignore[arg-type]
+        [("PL702", None)],
+        [("PL603", None)],
     ]
 
 
@@ -686,9 +778,9 @@ def _issue_key(issue: Any) -> str:
 
 
 def _shares_find_what_one_run_finds(project: Any, rule: Any) -> int:
-    """Check the rule's shares (2 and 3 of them) against one run; the number of findings."""
+    """Check the rule's shares (2, 3, and as many as two processes make) against one run; the number of findings."""
     whole = [(issue, _issue_key(issue)) for issue in rule().check(project)]
-    for n in (2, 3):
+    for n in (2, 3, SHARES):
         parts = [[_issue_key(issue) for issue in rule(None, (k, n)).check(project)] for k in range(n)]
         assert sorted(key for part in parts for key in part) == sorted(key for _, key in whole), (rule.id, n)
         for k, part in enumerate(parts):
@@ -731,15 +823,54 @@ def test_a_per_object_rule_over_every_share_finds_what_one_run_finds_in_its_fixt
     assert _shares_find_what_one_run_finds(result.project, rule) > 0
 
 
+def test_the_shares_of_a_rule_build_its_whole_project_lookups_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lookup a per-object rule builds over the whole project (names for PL201's hints, sections
+    for PL301's, the policies' target fields for PL702 and PL703) is built once per project
+    (`Project.derived`), not once per share: a run of two processes cuts a rule into eight."""
+    from benchmarks.generate import write_corpus
+    from policylint.pipeline import LintRequest, lint
+    from policylint.rules import schema, section_name, targetref
+
+    write_corpus(600, tmp_path, per_file=0, error_rate=0.75)
+    result = lint(LintRequest(paths=[str(tmp_path)]))
+    built: dict[str, int] = {}
+
+    def counted(module: Any, name: str) -> None:
+        original = getattr(module, name)
+
+        def compute(project: Any) -> Any:
+            built[name] = built.get(name, 0) + 1
+            return original(project)
+
+        monkeypatch.setattr(module, name, compute)
+
+    for module, name in [
+        (targetref, "_objects_by_name"),
+        (targetref, "_SimilarNames"),
+        (section_name, "_sections_by_name"),
+        (schema, "_target_fields"),
+    ]:
+        counted(module, name)
+    rules = {rule.id: rule for rule in result.rules}
+    found = {
+        rule_id: sum(len(list(rules[rule_id](None, (k, SHARES)).check(result.project))) for k in range(SHARES))
+        for rule_id in ("PL201", "PL301", "PL702", "PL703")
+    }
+    assert found["PL201"] > 0 and found["PL301"] > 0  # what builds their lookups: a reference to nothing
+    assert built == {"_objects_by_name": 1, "_SimilarNames": 1, "_sections_by_name": 1, "_target_fields": 1}
+
+
 @linux_only
 def test_a_rule_process_that_dies_costs_only_time() -> None:
-    # The child's share, run again here: every per-object rule's share of the objects too.
+    # The child dies holding a unit (and maybe this process took the rest): every unit is run
+    # here, each once, with the results one process gives.
     results = _run_workers("dies", [704, 101, 703, 201])
+    shares = [[k, SHARES] for k in range(SHARES)]
     assert results == [
-        [["PL704", False, [0, 2]], ["PL704", False, [1, 2]]],
+        [["PL704", False, share] for share in shares],
         [["PL101", False, None]],
-        [["PL703", False, [0, 2]], ["PL703", False, [1, 2]]],
-        [["PL201", False, [0, 2]], ["PL201", False, [1, 2]]],
+        [["PL703", False, share] for share in shares],
+        [["PL201", False, share] for share in shares],
     ]
 
 

@@ -158,6 +158,10 @@ class Catalogue:
         return schemas(channel or self.channel, self.release)
 
     def schema(self, obj: K8sObject) -> tuple[Mapping[str, Any], str | None] | None:
+        """The schema that decides the object's fields, and the bundled release it comes from
+        (None: a CRD in the input or given with --crd, which the cluster serves). Bundled schemas
+        are those of the channel and Gateway API release the run names: an object whose version
+        that channel does not serve has none (PL705 reports it)."""
         key = (obj.group, obj.kind, obj.version)
         given = self.given.get(key)
         if given is not None:
@@ -201,20 +205,6 @@ def build_catalogue(index: ProjectIndex) -> Catalogue:
             versions, _ = catalogue.given_served.setdefault(served[:2], ([], crd if in_input else None))
             versions.extend(v for v in served[2] if v not in versions)
     return catalogue
-
-
-def schemas_for(index: ProjectIndex) -> Iterator[tuple[K8sObject, Mapping[str, Any], str | None]]:
-    """Each object with the schema that decides its fields, and the bundled release it comes from
-    (None: a CRD in the input or given with --crd, which the cluster serves). Bundled schemas are
-    those of the channel and Gateway API release the run names: an object whose version that
-    channel does not serve has none here (PL705 reports it)."""
-    catalogue = index.catalogue()
-    for obj in index.objects:
-        if not isinstance(obj.data, dict):
-            continue
-        found = catalogue.schema(obj)
-        if found is not None:
-            yield obj, found[0], found[1]
 
 
 # -- the verdict ---------------------------------------------------------------------------------

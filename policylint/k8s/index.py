@@ -94,6 +94,7 @@ class ProjectIndex:
         self._admission: dict[int, Admission | None] = {}
         self._catalogue: Catalogue | None = None
         self._namespace_ranks: dict[str, int] | None = None
+        self._shares: dict[int, list[list[K8sObject]]] = {}  # n -> the objects of each share (`share`)
 
     # -- lookups -------------------------------------------------------------------------
 
@@ -145,6 +146,16 @@ class ProjectIndex:
             names = sorted({o.namespace or "" for o in self.objects})
             self._namespace_ranks = {name: i for i, name in enumerate(names)}
         return self._namespace_ranks[obj.namespace or ""] % n
+
+    def share(self, k: int, n: int) -> Sequence[K8sObject]:
+        """The objects of the k-th of `n` shares (`share_of`), in index order: each share's list is
+        made once, for the several rules run over it."""
+        parts = self._shares.get(n)
+        if parts is None:
+            parts = self._shares[n] = [[] for _ in range(n)]
+            for obj in self.objects:
+                parts[self.share_of(obj, n)].append(obj)
+        return parts[k]
 
     def admission(self, obj: K8sObject) -> Admission | None:
         """What the API server would refuse in the object: its schema and CEL rule violations,

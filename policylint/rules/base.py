@@ -103,7 +103,9 @@ class Rule:
 
     def objects(self, project: Project) -> Iterator[K8sObject]:
         """The objects of the index this run of the rule checks (`mine`), in index order."""
-        return (obj for obj in project.index.objects if self.mine(project, obj))
+        if self.share is None:
+            return iter(project.index.objects)
+        return iter(project.index.share(*self.share))
 
     @classmethod
     def reports_on(cls, kind: str | None, *, policy: bool) -> bool:

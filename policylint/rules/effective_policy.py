@@ -40,9 +40,12 @@ from policylint.vocabulary import Role
 _MAX_SHOWN = 3
 
 
-def _targets(project: Project) -> Iterator[tuple[Policy, TargetResolution, TargetStatus]]:
+def _targets(project: Project, rule: Rule | None = None) -> Iterator[tuple[Policy, TargetResolution, TargetStatus]]:
+    """Every target status of every policy (of `rule`'s share of the policies, `Rule.mine`, when given)."""
     sim = project.simulation()
     for policy in project.resolution.policies():
+        if rule is not None and not rule.mine(project, policy.obj):
+            continue
         seen: set[int] = set()
         for res in project.resolution.targets(policy):
             status = sim.target_status(policy, res)
@@ -208,8 +211,8 @@ class PolicyPartiallyEnforced(Rule):
     per_object = True
 
     def check(self, project: Project) -> Iterable[Issue]:
-        for policy, res, status in _targets(project):
-            if status.enforcement != PARTIALLY_ENFORCED or not self.mine(project, policy.obj):
+        for policy, res, status in _targets(project, self):
+            if status.enforcement != PARTIALLY_ENFORCED:
                 continue
             beaten = status.overridden + status.partial
             where = "; ".join(path_label(p) for p in status.overridden_in[:_MAX_SHOWN])

@@ -131,6 +131,69 @@ def check_options(rules: Sequence[type[Rule]], options: Mapping[str, Mapping[str
         rule_cls(config)
 
 
+class _Runner:
+    """Runs units of work (`workers.Unit`) in this process: every rule over its share of the
+    objects first, then the positions of all their findings and notes together, one pass per
+    file that has any (PositionResolver.prefetch)."""
+
+    def __init__(
+        self,
+        project: Project,
+        rules: Sequence[type[Rule]],
+        resolver: PositionResolver,
+        options: Mapping[str, Mapping[str, object]],
+    ) -> None:
+        self.project = project
+        self.resolver = resolver
+        self.options = options
+        self.catalogue: dict[str, type[Rule]] = {rule_cls.id: rule_cls for rule_cls in rules}
+        self.guessed = _guessed_policies(project) if any(POLICY in r.subjects for r in rules) else frozenset()
+
+    def resolve(self, issue: Issue) -> Finding:
+        return _resolve(issue, self.catalogue, self.resolver, self.guessed)
+
+    def __call__(self, units: Iterable[workers.Unit]) -> dict[workers.UnitKey, workers.RuleResult]:
+        project = self.project
+        checked = [(unit, *_check(unit[0], project, self.options.get(unit[0].id), unit[1])) for unit in units]
+        # The batch only saves work: a request it cannot answer (an issue no rule should have made)
+        # is resolved alone below, where it is its rule's PL000.
+        with contextlib.suppress(Exception):
+            self.resolver.prefetch(_requests(issue for _, issues, _ in checked for issue in issues))
+        return {
+            workers.key(unit): _resolve_rule(unit[0], project, issues, self.resolve) if failure is None else ([], failure)
+            for unit, issues, failure in checked
+        }
+
+
+@dataclass
+class Started:
+    """Rules started before the stages are built (`start`); `run` finishes them."""
+
+    runner: _Runner
+    pool: workers.Pool | None
+
+    def close(self) -> None:
+        """End the processes still running the rules (a run that stopped before `run`)."""
+        if self.pool is not None:
+            self.pool.close()
+
+
+def start(
+    project: Project,
+    rules: Iterable[type[Rule]],
+    resolver: PositionResolver,
+    options: Mapping[str, Mapping[str, object]] | None = None,
+    jobs: int = 1,
+) -> Started:
+    """Start, in other processes (`jobs` > 1, policylint.rules.workers), the rules of `rules` whose
+    stages are built, while this process builds the rest; `run` runs the others and gathers all.
+    The pipeline calls it once the topology is built, with every rule `run` may be given."""
+    selected = list(rules)
+    runner = _Runner(project, selected, resolver, options or {})
+    ready = [r for r in selected if all(project.has_stage(stage) for stage in r.reads)]
+    return Started(runner, workers.start(project, ready, runner, jobs))
+
+
 def run(
     project: Project,
     rules: Iterable[type[Rule]],
@@ -139,6 +202,7 @@ def run(
     failures: Iterable[Issue] = (),
     objects: Container[ObjectKey] | None = None,
     jobs: int = 1,
+    started: Started | None = None,
 ) -> EngineResult:
     """Run `rules` over the project, each with its options (rule id -> option name -> value).
 
@@ -146,38 +210,28 @@ def run(
     report's policies section): resolved, sorted and fingerprinted with the rules' findings.
     `objects`: the objects whose findings are kept (None: all); the others' are dropped before the
     per-file cap, as if never found (the context of a scoped analysis, policylint.semantics.components).
-    `jobs`: processes to share the rules among (policylint.rules.workers); the result is the same."""
+    `jobs`: processes to share the rules among (policylint.rules.workers); the result is the same.
+    `started`: what `start` started before the stages were built (then `options` and `jobs` are
+    the ones given to it)."""
     selected = list(rules)
-    options = options or {}
-    catalogue: dict[str, type[Rule]] = {rule_cls.id: rule_cls for rule_cls in selected}
-    guessed = _guessed_policies(project) if any(POLICY in r.subjects for r in selected) else frozenset()
-
-    def resolve(issue: Issue) -> Finding:
-        return _resolve(issue, catalogue, resolver, guessed)
-
+    runner = started.runner if started is not None else _Runner(project, selected, resolver, options or {})
+    pool = started.pool if started is not None else None
+    if pool is not None:
+        queued = {rule_cls.id for bundle in pool.todo for rule_cls, _ in bundle}
+        results = pool.finish([(r, None) for r in selected if r.id not in queued], runner)
+    else:
+        # Nothing started before the build (no rule reads the index alone): all rules shared now.
+        pool = workers.start(project, selected, runner, jobs)
+        results = pool.finish([], runner) if pool is not None else runner([(r, None) for r in selected])
     findings: list[Finding] = []
     internal: list[Issue] = list(failures)
-
-    def run_share(share: Sequence[workers.Unit]) -> dict[str, workers.RuleResult]:
-        # Every rule of the share first, then the positions of all their findings and notes
-        # together: one pass per file that has any (PositionResolver.prefetch).
-        checked = [(rule_cls, *_check(rule_cls, project, options.get(rule_cls.id), objects)) for rule_cls, objects in share]
-        # The batch only saves work: a request it cannot answer (an issue no rule should have made)
-        # is resolved alone below, where it is its rule's PL000.
-        with contextlib.suppress(Exception):
-            resolver.prefetch(_requests(issue for _, issues, _ in checked for issue in issues))
-        return {
-            rule_cls.id: _resolve_rule(rule_cls, project, issues, resolve) if failure is None else ([], failure)
-            for rule_cls, issues, failure in checked
-        }
-
-    for produced, failure in workers.run_rules(project, selected, run_share, jobs):
+    for produced, failure in workers.results_in_order(selected, results):
         findings.extend(produced)
         if failure is not None:
             internal.append(failure)
     if objects is not None:
         findings = [f for f in findings if f.object is None or f.object in objects]
-    findings.extend(resolve(issue) for issue in internal)
+    findings.extend(runner.resolve(issue) for issue in internal)
     findings = _dedupe(findings)
     findings.sort(key=Finding.sort_key)
     return EngineResult(with_fingerprints(_cap_per_file(findings)), bool(internal))

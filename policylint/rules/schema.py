@@ -20,7 +20,6 @@ from policylint.input.positions import format_path, join
 from policylint.k8s.admission import (
     Catalogue,
     PrunedField,
-    schemas_for,
     violations,
 )
 from policylint.k8s.deprecations import deprecations
@@ -88,7 +87,7 @@ class UnknownField(Rule):
         # A CRD in the input (or given with --crd) is the one the cluster serves: its schema
         # decides, and an unknown field is an error. Otherwise the bundled schemas of the chosen
         # channel stand in, and the finding is a warning naming the release they come from: a
-        # newer release may have added the field (`schemas_for`). A field the standard
+        # newer release may have added the field (`Catalogue.schema`). A field the standard
         # channel lacks and the experimental one has is PL706's.
         for obj, source, found in _unknown_fields(project, self):
             for _, path, key_name, known, experimental in found:
@@ -121,7 +120,7 @@ _Unknown = PrunedField
 
 def _unknown_fields(project: Project, rule: Rule) -> list[tuple[K8sObject, str | None, list[_Unknown]]]:
     """Each object the rule checks (`Rule.mine`) with fields its schema does not define
-    (`schemas_for`), and those fields, leaving out those inside a policy's target references
+    (`Catalogue.schema`), and those fields, leaving out those inside a policy's target references
     (PL205 names them, one finding per cause) and under a field of the wrong type (PL010's).
     Computed once per share of the objects for PL702 and PL706."""
     catalogue = project.index.catalogue()
@@ -132,17 +131,16 @@ def _unknown_fields(project: Project, rule: Rule) -> list[tuple[K8sObject, str |
 
 
 def _find_unknown_fields(project: Project, rule: Rule) -> Iterator[tuple[K8sObject, str | None, list[_Unknown]]]:
-    targets = _target_fields(project)
+    targets = project.derived(_target_fields)
     index = project.index
     catalogue = index.catalogue()
-    for obj, _, source in schemas_for(index):
-        if not rule.mine(project, obj):
-            continue
+    for obj in rule.objects(project):
         # Found by the walk that checks the object against its schema (`Admission.pruned`).
         verdict = index.admission(obj)
         found = verdict.pruned if verdict is not None else ()
         if not found:
             continue
+        source = verdict.source if verdict is not None else None
         malformed = project.index.malformed(obj)
         skipped = targets.get(id(obj), ())
         wider = catalogue.experimental_schema(obj, source)
@@ -214,7 +212,7 @@ class SchemaViolation(Rule):
         # The verdict is the index's (policylint.k8s.admission); this rule says which of its
         # schema rejections are its own to report.
         index = project.index
-        targets = _target_fields(project)
+        targets = project.derived(_target_fields)
         catalogue = index.catalogue()
         for obj in self.objects(project):
             verdict = index.admission(obj)

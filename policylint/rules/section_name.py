@@ -49,12 +49,9 @@ class SectionNotFound(Rule):
     per_object = True
 
     def check(self, project: Project) -> Iterable[Issue]:
-        defined: dict[tuple[str | None, str, str], list[tuple[K8sObject, Section]]] | None = None
-        for policy, ref, res in ref_resolutions(project):
+        for policy, ref, res in ref_resolutions(project, self):
             # SyntheticRuleName (an unnamed rule hit by `rule-<n>`) is PL304's; never both.
             if res.detail != Resolved.SECTION_NOT_FOUND or res.target is None or ref.section_name is None:
-                continue
-            if not self.mine(project, policy.obj):
                 continue
             target = res.target
             spec = project.index.kinds.sections(target.group, target.kind)
@@ -67,9 +64,7 @@ class SectionNotFound(Rule):
                 hints.append(f"did you mean {close[0]}?")
             # The section may live on a sibling object with the same kind of sections (a ListenerSet's
             # listener while the ref names its Gateway; Gateway targets see only the Gateway's own).
-            if defined is None:
-                defined = self._sections_by_name(project)
-            for other, section in defined.get((target.namespace, noun, ref.section_name), []):
+            for other, section in project.derived(_sections_by_name).get((target.namespace, noun, ref.section_name), []):
                 if other is target:
                     continue
                 hints.append(f"{noun} {ref.section_name} is defined on {object_label(other, policy)}; target that object instead")
@@ -81,19 +76,6 @@ class SectionNotFound(Rule):
             path = join(ref.path, "sectionName")
             fix = Fix(f"use sectionName {close[0]}", (Edit(path, value=close[0]),), safe=False) if len(close) == 1 else None
             yield self.issue(policy.obj, path, message, related=related, fix=fix)
-
-    @staticmethod
-    def _sections_by_name(project: Project) -> dict[tuple[str | None, str, str], list[tuple[K8sObject, Section]]]:
-        """(namespace, section type, name) -> objects defining it: built once, only when a section is missing."""
-        out: dict[tuple[str | None, str, str], list[tuple[K8sObject, Section]]] = {}
-        for obj in project.index.objects:
-            spec = project.index.kinds.sections(obj.group, obj.kind)
-            if spec is None:
-                continue
-            for section in project.index.sections(obj):
-                if section.name is not None:
-                    out.setdefault((obj.namespace, spec.type, section.name), []).append((obj, section))
-        return out
 
 
 class SectionOnKindWithoutSections(Rule):
@@ -207,6 +189,19 @@ class UnnamedRuleTargetedBySyntheticName(Rule):
                 message += " (a warning: synthetic rule names are enabled for this run)"
             related = [Related(f"rule #{n} has no name", object=target, path=res.section.path)]
             yield self.issue(policy.obj, join(ref.path, "sectionName"), message, related=related, severity=severity)
+
+
+def _sections_by_name(project: Project) -> dict[tuple[str | None, str, str], list[tuple[K8sObject, Section]]]:
+    """(namespace, section type, name) -> objects defining it (PL301): built once, only when a section is missing."""
+    out: dict[tuple[str | None, str, str], list[tuple[K8sObject, Section]]] = {}
+    for obj in project.index.objects:
+        spec = project.index.kinds.sections(obj.group, obj.kind)
+        if spec is None:
+            continue
+        for section in project.index.sections(obj):
+            if section.name is not None:
+                out.setdefault((obj.namespace, spec.type, section.name), []).append((obj, section))
+    return out
 
 
 RULES: list[type[Rule]] = [

@@ -60,8 +60,12 @@ def object_label(obj: K8sObject, policy: Policy) -> str:
     return f"{obj.kind} {obj.namespace}/{obj.name}"
 
 
-def ref_resolutions(project: Project) -> Iterator[tuple[Policy, TargetRef, TargetResolution]]:
+def ref_resolutions(project: Project, rule: Rule | None = None) -> Iterator[tuple[Policy, TargetRef, TargetResolution]]:
+    """Every target reference of every policy with its resolution; of `rule`'s share of the
+    policies only (`Rule.mine`), when given."""
     for policy in project.resolution.policies():
+        if rule is not None and not rule.mine(project, policy.obj):
+            continue
         for ref in policy.refs:
             yield policy, ref, project.resolution.resolve_target(policy, ref)
 
@@ -150,6 +154,14 @@ def _pruned_other_namespace(policy: Policy, ref: TargetRef) -> bool:
     )
 
 
+def _objects_by_name(project: Project) -> dict[str, list[K8sObject]]:
+    """Name -> the objects of that name, in index order (PL201's hints)."""
+    by_name: dict[str, list[K8sObject]] = defaultdict(list)
+    for obj in project.index.objects:
+        by_name[obj.name].append(obj)
+    return by_name
+
+
 class TargetRefNotFound(Rule):
     """A policy targetRef names an object that is not in the input."""
 
@@ -159,20 +171,15 @@ class TargetRefNotFound(Rule):
     subjects = frozenset({POLICY})
     fixable = "unsafe"
     per_object = True
-    _similar: _SimilarNames | None = None
 
     def check(self, project: Project) -> Iterable[Issue]:
-        by_name: dict[str, list[K8sObject]] | None = None
-        for policy, ref, res in ref_resolutions(project):
-            if res.detail != Resolved.OBJECT_NOT_FOUND or not self.mine(project, policy.obj):
+        for policy, ref, res in ref_resolutions(project, self):
+            if res.detail != Resolved.OBJECT_NOT_FOUND:
                 continue
             if _pruned_other_namespace(policy, ref):
                 continue  # the cause is the pruned cross-namespace field: PL401 reports it, once
-            if by_name is None:  # built once, only when something is missing
-                by_name = defaultdict(list)
-                for obj in project.index.objects:
-                    by_name[obj.name].append(obj)
-            matches = self._near_matches(project, policy, ref, res, by_name)
+            # Built once per project, only when something is missing.
+            matches = self._near_matches(project, policy, ref, res, project.derived(_objects_by_name))
             assert ref.name is not None
             if not DNS1123_SUBDOMAIN.match(ref.name):
                 matches.note(
@@ -223,9 +230,7 @@ class TargetRefNotFound(Rule):
                     )
         # 3. A similar name of the same kind in the same place (a typo).
         if not matches:
-            if self._similar is None:  # indexed once per run, only when something is missing
-                self._similar = _SimilarNames(project)
-            similar = self._similar.closest(ref.group, ref.kind, res.namespace, ref.name)
+            similar = project.derived(_SimilarNames).closest(ref.group, ref.kind, res.namespace, ref.name)
             if similar is not None:
                 matches.add(f"did you mean {ref.kind} {similar.name!r}?", similar)
                 # Unsafe: the policy starts applying to that object.

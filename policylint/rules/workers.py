@@ -1,30 +1,45 @@
-"""Running the rules in several processes (`--jobs`): the project is built once, then forked.
+"""Running the rules in several processes (`--jobs`): forked children take rules from a queue.
 
-Once the stages are built, the rules only read the project, so the process forks after the build
-and each child runs a share of the rules over its copy-on-write view of the same project, sending
-back the findings it resolved (pickled, through a pipe). This process runs its own share
-meanwhile, then reads the children's. The findings are put back in the order of the rules, as
-one process would have produced them, so the output is the same bytes whatever `--jobs` is
-(tests/test_processes.py). The costliest rules are `per_object` (`Rule.per_object`): each
-process runs them over its share of the objects, so that no process waits on one rule the others
-cannot help with (the schema family computes every object's admission verdict). Parsing uses
-clean interpreters ("spawn", policylint.input.parallel) because it has nothing to share; here
-sharing the built project is the point, and it needs fork.
+The rules only read the project, so each child is forked from the built project and runs rules over
+its copy-on-write view of it, sending back the findings it resolved (pickled, through a pipe).
+Parsing uses clean interpreters ("spawn", policylint.input.parallel) because it has nothing to
+share; here sharing the built project is the point, and it needs fork.
 
-A child that cannot be forked, dies, or sends back something unreadable costs nothing but time:
-this process runs that share itself (and all of them when another thread runs here, since forking
-a threaded process can deadlock the child). Children never outlive the run: on Linux the kernel ends a
-child when this process dies (PR_SET_PDEATHSIG), and this process waits for every child it
-started before it returns.
+The children start as early as most rules allow. The topology and the simulation
+(policylint.stages) are built by one process, but most of the rules' work reads the index and the
+topology alone (`Rule.reads`: the schema family computes every object's admission verdict). So
+the children are forked once the topology is built (`start`, called by the engine's `start`), and
+run those rules while this process builds the simulation. This process then runs the rules that
+read the simulation, and takes from the queue what the children have not taken yet (`finish`).
+When no rule is ready before the build (all read the simulation), the children are forked after
+it, over all the rules.
+
+The queue is a pipe filled, before the fork, with the number of every unit of work, costliest
+first (`COST`): a rule, or one share of the objects for all the `per_object` rules together
+(`Rule.per_object`: their findings depend on their object alone; `bundles`). Each process reads one number at a time until the pipe is empty.
+A read of a pipe is atomic, so no unit is taken twice, and whichever process is free takes the
+next unit: no split made in advance has to guess how long the stages or the rules take here.
+
+The findings are put back in the order of the rules, a per-object rule's in the order of its
+shares, as one process would have produced them, so the output is the same bytes whatever `--jobs`
+is (tests/test_processes.py). A child that cannot be forked, dies, or sends back something
+unreadable costs nothing but time: this process runs the units that child took. Forking needs a
+process that runs no other thread (a lock another thread holds at the fork stays held in the
+child for ever). Children never outlive the run: on Linux the kernel ends a child when this process
+dies (PR_SET_PDEATHSIG), and `Pool.close` ends and reaps those still running when the run ends
+early.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
+import signal
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import chain
 
 from policylint.findings import Finding, Issue
 from policylint.project import Project
@@ -32,86 +47,142 @@ from policylint.rules.base import Rule
 
 # Below this many objects the rules take less than a fork and its pickling: one process.
 MIN_OBJECTS = 2_000
-# The rules' relative CPU cost at 10k objects (docs/performance.md), to share them evenly; any
-# rule not listed counts 1. Only the balance depends on it, never the output. The costliest
-# rules, the schema family (PL702-PL706, PL702 computing every object's admission verdict) and
-# those with the most findings (PL201, PL301, PL603: positions to resolve), are `per_object`:
-# they run in every process over its share of the objects, and their cost is counted per process
-# in proportion to its share of the objects (`plan`).
+# Shares of the objects a per-object rule is cut into, per process: more than one, so that the last
+# units taken are small and the processes end together.
+SHARES_PER_PROCESS = 4
+# The rules' relative CPU cost at 10k objects (docs/performance.md), to queue the costliest first;
+# any rule not listed counts 1, and a share of a per-object rule its part. Only the order in which
+# units are taken depends on it, never the output.
 COST: Mapping[str, float] = {"PL702": 12.0, "PL603": 3.0, "PL506": 2.0, "PL201": 2.0}
+# Units are queued as 2-byte numbers: at most this many, so that the whole queue fits in a pipe's
+# buffer (4 KiB is less than any Linux pipe holds) and filling it never blocks.
+MAX_UNITS = 2048
 
 RuleResult = tuple[list[Finding], Issue | None]
-# A rule to run, and the share of the objects it checks (`Rule.share`; None: all of them).
+# A unit of work: a rule, and the share of the objects it checks (`Rule.share`; None: all of them).
 Unit = tuple[type[Rule], tuple[int, int] | None]
-# Runs a share of the rules in this process: rule id -> its findings, or the PL000 issue saying it failed.
-RunShare = Callable[[Sequence[Unit]], dict[str, RuleResult]]
+UnitKey = tuple[str, tuple[int, int] | None]
+# What the queue hands a process at a time: units run together in one process.
+Bundle = tuple[Unit, ...]
+# Runs units of work in this process, taking each from the iterable only when it is ready for it:
+# (rule id, share) -> its findings, or the PL000 issue saying it failed.
+RunUnits = Callable[[Iterable[Unit]], dict[UnitKey, RuleResult]]
 
 
 def can_fork() -> bool:
     # Linux only (macOS's system libraries are not fork-safe), and only while this process runs
-    # no other thread: a lock another thread holds at the fork stays held in the child for ever.
-    # The command has none once parsing is done; a host program (a test runner) may.
+    # no other thread. The command has none once parsing is done; a host program (a test runner) may.
     return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
 
 
-def shares(rules: Sequence[type[Rule]], n: int, start: Sequence[float] | None = None) -> list[list[type[Rule]]]:
-    """The rules split into `n` shares of about equal cost (largest first to the lightest share),
-    each share starting from the cost `start` gives it (none by default)."""
-    out: list[list[type[Rule]]] = [[] for _ in range(n)]
-    load = list(start) if start is not None else [0.0] * n
-    for rule in sorted(rules, key=lambda r: (-COST.get(r.id, 1.0), r.id)):
-        i = min(range(n), key=lambda k: (load[k], k))
-        out[i].append(rule)
-        load[i] += COST.get(rule.id, 1.0)
-    return out
+def key(unit: Unit) -> UnitKey:
+    return unit[0].id, unit[1]
 
 
-def plan(rules: Sequence[type[Rule]], n: int, objects: Sequence[int] | None = None) -> list[list[Unit]]:
-    """What each of `n` processes runs: every `per_object` rule over the process's share of the
-    objects (the k-th of n), then its share of the other rules (`shares`). `objects`: how many
-    objects each share holds (even by default); the per-object rules cost each process in
-    proportion, so that a repository whose objects sit in one namespace, all in one share, gives
-    the other rules to the other processes."""
-    split = [rule for rule in rules if rule.per_object]
-    counts = objects if objects is not None and sum(objects) > 0 else [1] * n
-    per_object = sum(COST.get(rule.id, 1.0) for rule in split)
-    start = [per_object * count / sum(counts) for count in counts]
-    whole = shares([rule for rule in rules if not rule.per_object], n, start)
-    return [[*((rule, (k, n)) for rule in split), *((rule, None) for rule in whole[k])] for k in range(n)]
+def _cost(bundle: Bundle) -> float:
+    return sum(COST.get(rule.id, 1.0) / (share[1] if share is not None else 1) for rule, share in bundle)
 
 
-def run_rules(project: Project, rules: Sequence[type[Rule]], run_share: RunShare, jobs: int) -> list[RuleResult]:
-    """The result of every rule, in `rules` order: run in `jobs` processes when that pays.
+def bundles(rules: Sequence[type[Rule]], shares: int) -> list[Bundle]:
+    """The units of work of `rules`, costliest first: the `per_object` rules together over each of
+    `shares` shares of the objects (when more than one), every other rule alone. One process runs
+    all the per-object rules over a share: they read the same verdicts (the schema family reads
+    every object's admission), which each process computes once per object it reads them for."""
+    split = [rule for rule in rules if rule.per_object] if shares > 1 else []
+    out: list[Bundle] = [tuple((rule, (k, shares)) for rule in split) for k in range(shares)] if split else []
+    out.extend(((rule, None),) for rule in rules if rule not in split)
+    return sorted(out, key=lambda bundle: (-_cost(bundle), bundle[0][0].id, bundle[0][1] or (0, 0)))
 
-    A `per_object` rule's result is the union of its shares' findings; the engine sorts every
-    finding by place, and the findings of one object come from one share in the order one run
-    gives them, so the output is that of one process. A share that failed (PL000) fails the rule.
-    """
-    if jobs <= 1 or len(rules) < 2 or len(project.index.objects) < MIN_OBJECTS or not can_fork():
-        results = run_share([(rule, None) for rule in rules])
-        return [results[rule.id] for rule in rules]
-    index = project.index
-    counts = [0] * jobs
-    for obj in index.objects:
-        counts[index.share_of(obj, jobs)] += 1
-    units = plan(rules, jobs, counts)
-    mine, theirs = units[0], units[1:]
-    children = [_fork(share, run_share) for share in theirs]
-    parts = [run_share(mine)]
-    for share, child in zip(theirs, children, strict=True):
-        received = _collect(child)
-        if received is None or set(received) != {rule.id for rule, _ in share}:
-            received = run_share(share)  # the child failed: do its share here
-        parts.append(received)
+
+class Pool:
+    """Children that take units from a queue (`start`); this process takes the rest (`finish`)."""
+
+    def __init__(self, todo: list[Bundle], queue: int, children: list[tuple[int, int]]) -> None:
+        self.todo = todo
+        self._queue: int | None = queue
+        self._children = children
+
+    def _take(self) -> Iterator[Unit]:
+        """The units left in the queue, one at a time, as this process gets to them."""
+        while self._queue is not None:
+            got = os.read(self._queue, 2)
+            if len(got) != 2:
+                return  # empty: every write end is closed, so nothing more will come
+            yield from self.todo[int.from_bytes(got, "big")]
+
+    def finish(self, first: Sequence[Unit], run_units: RunUnits) -> dict[UnitKey, RuleResult]:
+        """Run `first` here, then the units still queued; gather the children's results, and run
+        here every unit that no child sent back."""
+        try:
+            results = run_units(chain(first, self._take()))
+            units = [unit for bundle in self.todo for unit in bundle]
+            keys = {key(unit) for unit in units}
+            while self._children:
+                received = _collect(self._children.pop(0))
+                if received is not None and received.keys() <= keys:
+                    results.update(received)
+            missing = [unit for unit in units if key(unit) not in results]
+            if missing:  # a child failed: its units, run here
+                results.update(run_units(missing))
+            return results
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """End and reap the children still running (a run stopped before `finish`), close the queue."""
+        if self._queue is not None:
+            os.close(self._queue)
+            self._queue = None
+        while self._children:
+            pid, read = self._children.pop()
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            os.close(read)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+def start(project: Project, rules: Sequence[type[Rule]], run_units: RunUnits, jobs: int) -> Pool | None:
+    """Fork `jobs - 1` children that take `rules`' units from a queue and run them; None when
+    one process is better (few objects, one job, nothing to run) or no child can be forked."""
+    if jobs <= 1 or not rules or len(project.index.objects) < MIN_OBJECTS or not can_fork():
+        return None
+    todo = bundles(rules, SHARES_PER_PROCESS * jobs)
+    if len(todo) > MAX_UNITS:
+        return None
+    try:
+        read, write = os.pipe()
+    except OSError:
+        return None
+    try:
+        os.write(write, b"".join(i.to_bytes(2, "big") for i in range(len(todo))))
+    finally:
+        os.close(write)  # the children inherit only the read end: an empty queue reads as its end
+    pool = Pool(todo, read, [])
+    for _ in range(jobs - 1):
+        child = _fork(pool, run_units)
+        if child is not None:
+            pool._children.append(child)
+    return pool
+
+
+def results_in_order(rules: Sequence[type[Rule]], results: Mapping[UnitKey, RuleResult]) -> list[RuleResult]:
+    """Each rule's result, in `rules` order: a per-object rule's is the union of its shares'
+    findings, in share order (the engine sorts every finding by place, and one object's findings
+    all come from one share in the order one run gives them, so the output is one process's). A
+    share that failed (PL000) fails the rule."""
+    parts: dict[str, list[tuple[tuple[int, int] | None, RuleResult]]] = {}
+    for (rule_id, share), result in results.items():
+        parts.setdefault(rule_id, []).append((share, result))
     out: list[RuleResult] = []
     for rule in rules:
-        found = [part[rule.id] for part in parts if rule.id in part]
+        found = [result for _, result in sorted(parts.get(rule.id, ()), key=lambda part: part[0] or (0, 0))]
         failure = next((failed for _, failed in found if failed is not None), None)
         out.append(([], failure) if failure is not None else ([f for findings, _ in found for f in findings], None))
     return out
 
 
-def _fork(group: Sequence[Unit], run_share: RunShare) -> tuple[int, int] | None:
+def _fork(pool: Pool, run_units: RunUnits) -> tuple[int, int] | None:
     """(pid, read end of its pipe), or None when no child could be started."""
     try:
         read, write = os.pipe()
@@ -123,12 +194,14 @@ def _fork(group: Sequence[Unit], run_share: RunShare) -> tuple[int, int] | None:
         os.close(read)
         os.close(write)
         return None
-    if pid == 0:  # the child: run the share, send it, and leave without any cleanup of the parent's
+    if pid == 0:  # the child: run what it takes, send it, and leave without any cleanup of the parent's
         code = 1
         try:
             os.close(read)
+            for _, other in pool._children:
+                os.close(other)  # an earlier sibling's results are this process's to read, not its
             _die_with_parent()
-            payload = pickle.dumps(run_share(group), protocol=pickle.HIGHEST_PROTOCOL)
+            payload = pickle.dumps(run_units(pool._take()), protocol=pickle.HIGHEST_PROTOCOL)
             view = memoryview(payload)
             while view:
                 view = view[os.write(write, view) :]
@@ -139,9 +212,7 @@ def _fork(group: Sequence[Unit], run_share: RunShare) -> tuple[int, int] | None:
     return pid, read
 
 
-def _collect(child: tuple[int, int] | None) -> dict[str, RuleResult] | None:
-    if child is None:
-        return None
+def _collect(child: tuple[int, int]) -> dict[UnitKey, RuleResult] | None:
     pid, read = child
     chunks = []
     try:
