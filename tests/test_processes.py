@@ -739,6 +739,7 @@ def test_the_rules_start_once_the_stages_they_read_are_built(monkeypatch: pytest
     given: list[list[str]] = []
 
     def start(project: Any, rules: Any, run_units: Any, jobs: int) -> None:
+        assert jobs == 2
         given.append([rule.id for rule in rules])
 
     monkeypatch.setattr(workers, "start", start)
@@ -748,6 +749,16 @@ def test_the_rules_start_once_the_stages_they_read_are_built(monkeypatch: pytest
     assert ids == [rule.id for rule in REGISTRY if Stage.SIMULATION not in rule.reads]
     assert {"PL702", "PL704", "PL401", "PL101"} <= set(ids)
     assert not {"PL601", "PL603"} & set(ids)
+
+    # Rules that all read the simulation (`--select PL6`): none is ready before it, so they are
+    # shared among the processes once it is built, with the jobs given to `start`.
+    given.clear()
+    effective = [rule for rule in REGISTRY if Stage.SIMULATION in rule.reads]
+    started = engine.start(project, effective, PositionResolver(lambda file: None), jobs=2)
+    assert not build_stages(project, {Stage.SIMULATION})
+    result = engine.run(project, effective, PositionResolver(lambda file: None), started=started)
+    assert given == [[], [rule.id for rule in effective]]
+    assert not result.internal_error
 
 
 def test_the_queue_holds_each_share_of_the_per_object_rules_together_costliest_first() -> None:

@@ -171,6 +171,7 @@ class Started:
 
     runner: _Runner
     pool: workers.Pool | None
+    jobs: int
 
     def close(self) -> None:
         """End the processes still running the rules (a run that stopped before `run`)."""
@@ -191,7 +192,7 @@ def start(
     selected = list(rules)
     runner = _Runner(project, selected, resolver, options or {})
     ready = [r for r in selected if all(project.has_stage(stage) for stage in r.reads)]
-    return Started(runner, workers.start(project, ready, runner, jobs))
+    return Started(runner, workers.start(project, ready, runner, jobs), jobs)
 
 
 def run(
@@ -216,11 +217,12 @@ def run(
     selected = list(rules)
     runner = started.runner if started is not None else _Runner(project, selected, resolver, options or {})
     pool = started.pool if started is not None else None
+    jobs = started.jobs if started is not None else jobs
     if pool is not None:
         queued = {rule_cls.id for bundle in pool.todo for rule_cls, _ in bundle}
         results = pool.finish([(r, None) for r in selected if r.id not in queued], runner)
     else:
-        # Nothing started before the build (no rule reads the index alone): all rules shared now.
+        # Nothing started before the simulation (no rule was ready, or one process): all now.
         pool = workers.start(project, selected, runner, jobs)
         results = pool.finish([], runner) if pool is not None else runner([(r, None) for r in selected])
     findings: list[Finding] = []
