@@ -684,8 +684,10 @@ import json, os, sys, time
 from policylint.rules import workers
 
 class Rule:
-    id = "PL101"
     per_object = False
+
+    def __init__(self, rule_id):
+        self.id = rule_id
 
 class Index:
     objects = range(workers.MIN_OBJECTS)
@@ -698,7 +700,8 @@ def run_units(units):
         time.sleep(600)  # a child still at work when the run stops
     return {}
 
-pool = workers.start(Project(), [Rule()], run_units, 2)
+assert workers.start(Project(), [Rule("PL101")], run_units, 2) is None  # one unit: nothing to share
+pool = workers.start(Project(), [Rule("PL101"), Rule("PL102")], run_units, 2)
 children = [pid for pid, _ in pool._children]
 time.sleep(0.5)
 started = time.monotonic()

@@ -16,9 +16,10 @@ it, over all the rules.
 
 The queue is a pipe filled, before the fork, with the number of every unit of work, costliest
 first (`COST`): a rule, or one share of the objects for all the `per_object` rules together
-(`Rule.per_object`: their findings depend on their object alone; `bundles`). Each process reads one number at a time until the pipe is empty.
-A read of a pipe is atomic, so no unit is taken twice, and whichever process is free takes the
-next unit: no split made in advance has to guess how long the stages or the rules take here.
+(`Rule.per_object`: their findings depend on their object alone; `bundles`). Each process reads
+one number at a time until the pipe is empty. A read of a pipe is atomic, so no unit is taken
+twice, and whichever process is free takes the next unit: no split made in advance has to guess
+how long the stages or the rules take here.
 
 The findings are put back in the order of the rules, a per-object rule's in the order of its
 shares, as one process would have produced them, so the output is the same bytes whatever `--jobs`
@@ -144,11 +145,11 @@ class Pool:
 
 def start(project: Project, rules: Sequence[type[Rule]], run_units: RunUnits, jobs: int) -> Pool | None:
     """Fork `jobs - 1` children that take `rules`' units from a queue and run them; None when
-    one process is better (few objects, one job, nothing to run) or no child can be forked."""
-    if jobs <= 1 or not rules or len(project.index.objects) < MIN_OBJECTS or not can_fork():
+    one process is better (few objects, one job, one unit of work) or no child can be forked."""
+    if jobs <= 1 or len(project.index.objects) < MIN_OBJECTS or not can_fork():
         return None
     todo = bundles(rules, SHARES_PER_PROCESS * jobs)
-    if len(todo) > MAX_UNITS:
+    if not 2 <= len(todo) <= MAX_UNITS:
         return None
     try:
         read, write = os.pipe()
