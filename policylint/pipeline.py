@@ -337,10 +337,11 @@ def _lint(request: LintRequest) -> LintResult:
     resolver = PositionResolver(_text_reader(texts))
     # The topology first: with --jobs, the rules that read no later stage then start in other
     # processes, while this one builds the simulation (policylint.rules.workers).
-    failures = build_stages(project, wanted & {Stage.TOPOLOGY})
+    failures = build_stages(project, {Stage.TOPOLOGY} & set(closure(frozenset(wanted))))
     started = engine.start(project, selected, resolver, _rule_options(request), effective_jobs(request.jobs))
     try:
-        failures += build_stages(project, wanted)
+        if not failures:  # a stage that failed is not built again, nor any after it
+            failures = build_stages(project, wanted)
         # A rule whose stage failed to build is not run: the stage's PL000 says why.
         rules = tuple(r for r in selected if all(project.has_stage(s) for s in r.reads))
         policy_reports = None

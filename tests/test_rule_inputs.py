@@ -225,3 +225,27 @@ def test_reports_on_reads_the_declaration() -> None:
     assert by_id["PL406"].reports_on("GRPCRoute", policy=False) and not by_id["PL406"].reports_on("Gateway", policy=False)
     assert by_id["PL001"].reports_on(None, policy=False) and not by_id["PL001"].reports_on("Gateway", policy=False)
     assert by_id["PL005"].reports_on("Service", policy=False)  # any object
+
+
+@pytest.mark.parametrize("stage", ["topology", "simulation"])
+def test_a_stage_that_fails_to_build_is_one_pl000_and_is_tried_once(stage: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in a stage costs the rules that read it (one PL000 says why), never the others'
+    findings, and the stage is not built again for the rules that start before the rest."""
+    from policylint.semantics import topology
+    from policylint.semantics.effective import simulation
+
+    owner, name = (topology.Topology, "_build") if stage == "topology" else (simulation.Simulation, "_run")
+    tries: list[int] = []
+
+    def broken(self: object, *args: object, **kwargs: object) -> None:
+        tries.append(1)
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(owner, name, broken)
+    result = lint(LintRequest(paths=[str(ROOT / "examples")], cache_dir=None))
+    internal = [f.message for f in result.findings if f.rule == INTERNAL_ERROR]
+    assert internal == [f"building the {stage} failed: RuntimeError: boom; please report this"]
+    assert tries == [1]
+    ran = {rule.id for rule in result.rules}
+    assert "PL201" in ran and "PL601" not in ran
+    assert ("PL401" in ran) == (stage == "simulation")
