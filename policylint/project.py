@@ -64,5 +64,9 @@ class Project:
             self._derived[compute] = compute(self)
         return self._derived[compute]  # type: ignore[no-any-return]
 
+    def forget_derived(self) -> None:
+        """Drop the lookups `derived` built: the rules that read them are done."""
+        self._derived.clear()
+
     def has_stage(self, stage: Stage) -> bool:
         return (self._topology if stage is Stage.TOPOLOGY else self._simulation) is not None

@@ -873,6 +873,28 @@ def test_the_shares_of_a_rule_build_its_whole_project_lookups_once(tmp_path: Pat
     assert found["PL201"] > 0 and found["PL301"] > 0  # what builds their lookups: a reference to nothing
     assert built == {"_objects_by_name": 1, "_SimilarNames": 1, "_sections_by_name": 1, "_target_fields": 1}
 
+    # The engine keeps them no longer than the rules that read them run: a whole rule's are
+    # dropped once it is done (at 100k objects they are tens of MiB), its shares' at the end.
+    from policylint.input.positions import PositionResolver
+    from policylint.rules.engine import _Runner
+
+    project = result.project
+    project.forget_derived()
+    runner = _Runner(project, [rules["PL201"], rules["PL301"]], PositionResolver(lambda file: None), {})
+    held: list[int] = []
+    forget = project.forget_derived
+
+    def counted_forget() -> None:
+        held.append(len(project._derived))
+        forget()
+
+    monkeypatch.setattr(project, "forget_derived", counted_forget)
+    runner([(rules["PL201"], None), (rules["PL301"], None)])
+    assert held == [2, 1, 0]  # PL201's two lookups, then PL301's one, each dropped after its rule
+    held.clear()
+    runner([(rules["PL201"], (0, 2)), (rules["PL301"], (0, 2)), (rules["PL201"], (1, 2)), (rules["PL301"], (1, 2))])
+    assert held == [3] and project._derived == {}
+
 
 @linux_only
 def test_a_rule_process_that_dies_costs_only_time() -> None:

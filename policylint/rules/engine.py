@@ -154,7 +154,14 @@ class _Runner:
 
     def __call__(self, units: Iterable[workers.Unit]) -> dict[workers.UnitKey, workers.RuleResult]:
         project = self.project
-        checked = [(unit, *_check(unit[0], project, self.options.get(unit[0].id), unit[1])) for unit in units]
+        checked = []
+        for unit in units:
+            checked.append((unit, *_check(unit[0], project, self.options.get(unit[0].id), unit[1])))
+            if unit[1] is None:
+                # A whole rule's lookups serve no other unit: freed now, as a rule object's own
+                # would be (at 100k objects they are tens of MiB). Shares keep them to the end.
+                project.forget_derived()
+        project.forget_derived()
         # The batch only saves work: a request it cannot answer (an issue no rule should have made)
         # is resolved alone below, where it is its rule's PL000.
         with contextlib.suppress(Exception):
