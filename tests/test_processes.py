@@ -892,8 +892,12 @@ def test_the_shares_of_a_rule_build_its_whole_project_lookups_once(tmp_path: Pat
     runner([(rules["PL201"], None), (rules["PL301"], None)])
     assert held == [2, 1, 0]  # PL201's two lookups, then PL301's one, each dropped after its rule
     held.clear()
-    runner([(rules["PL201"], (0, 2)), (rules["PL301"], (0, 2)), (rules["PL201"], (1, 2)), (rules["PL301"], (1, 2))])
+    # Shares, and a whole rule between them (the queue may hand a process both): kept to the end.
+    units = [(rules["PL201"], (0, 2)), (rules["PL301"], (0, 2)), (rules["PL702"], None), (rules["PL201"], (1, 2))]
+    runner([*units, (rules["PL301"], (1, 2))])
     assert held == [3] and project._derived == {}
+    # One build each for the shares checked above, the whole rules' call and this one.
+    assert built["_objects_by_name"] == built["_sections_by_name"] == 3
 
 
 @linux_only

@@ -155,11 +155,14 @@ class _Runner:
     def __call__(self, units: Iterable[workers.Unit]) -> dict[workers.UnitKey, workers.RuleResult]:
         project = self.project
         checked = []
+        shares = False
         for unit in units:
             checked.append((unit, *_check(unit[0], project, self.options.get(unit[0].id), unit[1])))
-            if unit[1] is None:
+            shares = shares or unit[1] is not None
+            if not shares:
                 # A whole rule's lookups serve no other unit: freed now, as a rule object's own
-                # would be (at 100k objects they are tens of MiB). Shares keep them to the end.
+                # would be (at 100k objects they are tens of MiB). Once shares of per-object rules
+                # run here, more of them may follow: their lookups are kept to the end.
                 project.forget_derived()
         project.forget_derived()
         # The batch only saves work: a request it cannot answer (an issue no rule should have made)
