@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from policylint.findings import Fix, Issue, Related, Severity
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.stages import Stage
+
+if TYPE_CHECKING:
+    from policylint.profiles.policy import Policy
 
 # Subjects besides kind names (Rule.subjects).
 POLICY = "policy"
@@ -106,6 +109,10 @@ class Rule:
         if self.share is None:
             return iter(project.index.objects)
         return iter(project.index.share(*self.share))
+
+    def policies(self, project: Project) -> Iterator[Policy]:
+        """The policies of the resolution this run of the rule checks (`mine`), in order."""
+        return (policy for policy in project.resolution.policies() if self.mine(project, policy.obj))
 
     @classmethod
     def reports_on(cls, kind: str | None, *, policy: bool) -> bool:

@@ -43,9 +43,7 @@ _MAX_SHOWN = 3
 def _targets(project: Project, rule: Rule | None = None) -> Iterator[tuple[Policy, TargetResolution, TargetStatus]]:
     """Every target status of every policy (of `rule`'s share of the policies, `Rule.mine`, when given)."""
     sim = project.simulation()
-    for policy in project.resolution.policies():
-        if rule is not None and not rule.mine(project, policy.obj):
-            continue
+    for policy in project.resolution.policies() if rule is None else rule.policies(project):
         seen: set[int] = set()
         for res in project.resolution.targets(policy):
             status = sim.target_status(policy, res)

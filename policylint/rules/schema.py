@@ -137,10 +137,9 @@ def _find_unknown_fields(project: Project, rule: Rule) -> Iterator[tuple[K8sObje
     for obj in rule.objects(project):
         # Found by the walk that checks the object against its schema (`Admission.pruned`).
         verdict = index.admission(obj)
-        found = verdict.pruned if verdict is not None else ()
-        if not found:
+        if verdict is None or not verdict.pruned:
             continue
-        source = verdict.source if verdict is not None else None
+        found, source = verdict.pruned, verdict.source
         malformed = project.index.malformed(obj)
         skipped = targets.get(id(obj), ())
         wider = catalogue.experimental_schema(obj, source)

@@ -63,9 +63,7 @@ def object_label(obj: K8sObject, policy: Policy) -> str:
 def ref_resolutions(project: Project, rule: Rule | None = None) -> Iterator[tuple[Policy, TargetRef, TargetResolution]]:
     """Every target reference of every policy with its resolution; of `rule`'s share of the
     policies only (`Rule.mine`), when given."""
-    for policy in project.resolution.policies():
-        if rule is not None and not rule.mine(project, policy.obj):
-            continue
+    for policy in project.resolution.policies() if rule is None else rule.policies(project):
         for ref in policy.refs:
             yield policy, ref, project.resolution.resolve_target(policy, ref)
 
