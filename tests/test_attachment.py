@@ -302,3 +302,96 @@ def test_a_policy_on_a_conflicted_listener_reaches_nothing() -> None:
     assert "is Conflicted (both HTTP on port 80 with hostname shop.example.com: HostnameConflict" in finding.message
     (target,) = (result.policy_reports or [])[0]["targets"]
     assert target["enforcement"] is None and target["ancestors"] == []
+
+
+# The conformance test ListenerSetProtocolConflict (kubernetes-sigs/gateway-api v1.6.1,
+# conformance/tests/listenerset-protocol-conflict.yaml and .go; its comments and the .go say which
+# listener is Accepted and which Conflicted), with the class name the suite substitutes and its
+# class. Each ListenerSet's TCP listener on port 80 loses to an HTTP listener of higher precedence
+# and is Conflicted; the HTTP listeners beside it are Accepted: a listener that lost frees its place.
+PROTOCOL_CONFLICT = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: conformance}
+spec: {controllerName: example.com/conformance}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway-with-listenerset-protocol-conflict, namespace: gateway-conformance-infra}
+spec:
+  gatewayClassName: conformance
+  allowedListeners: {namespaces: {from: Same}}
+  listeners:
+  - {name: gateway-listener, port: 80, protocol: HTTP, hostname: gateway-listener.com}
+  - {name: protocol-conflict-with-gateway-listener, port: 80, protocol: HTTP, hostname: protocol-conflict-with-gateway-listener.com}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: listenerset-with-protocol-conflict-with-gateway-1, namespace: gateway-conformance-infra}
+spec:
+  parentRef: {kind: Gateway, group: gateway.networking.k8s.io, name: gateway-with-listenerset-protocol-conflict}
+  listeners:
+  - {name: listener-set-1-listener, port: 80, protocol: HTTP, hostname: listener-set-1-listener.com}
+  - {name: protocol-conflict-with-gateway-listener, port: 80, protocol: TCP}
+  - {name: protocol-conflict-with-listener-set-listener, port: 80, protocol: HTTP, hostname: protocol-conflict-with-listener-set-listener.com}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: listenerset-with-protocol-conflict-with-gateway-2, namespace: gateway-conformance-infra}
+spec:
+  parentRef: {kind: Gateway, group: gateway.networking.k8s.io, name: gateway-with-listenerset-protocol-conflict}
+  listeners:
+  - {name: protocol-conflict-with-gateway-listener, port: 80, protocol: TCP}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: listenerset-with-protocol-conflict-with-listener-set-1, namespace: gateway-conformance-infra}
+spec:
+  parentRef: {kind: Gateway, group: gateway.networking.k8s.io, name: gateway-with-listenerset-protocol-conflict}
+  listeners:
+  - {name: listener-set-2-listener, port: 80, protocol: HTTP, hostname: listener-set-2-listener.com}
+  - {name: protocol-conflict-with-listener-set-listener, port: 80, protocol: TCP}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: listenerset-with-protocol-conflict-with-listener-set-2, namespace: gateway-conformance-infra}
+spec:
+  parentRef: {kind: Gateway, group: gateway.networking.k8s.io, name: gateway-with-listenerset-protocol-conflict}
+  listeners:
+  - {name: protocol-conflict-with-listener-set-listener, port: 80, protocol: TCP}
+"""
+
+
+def test_a_listener_that_lost_on_precedence_rejects_none_of_its_siblings() -> None:
+    # Before: the HTTP listeners beside a TCP listener that had lost to the Gateway's were
+    # Conflicted too (3 of the 7 PL416 findings). After: only the four TCP listeners, each against
+    # the Gateway's first listener, as the conformance test expects.
+    found = [(f.line, f.path, f.object.name if f.object else None) for f in only(lint_text(PROTOCOL_CONFLICT), "PL416")]
+    assert found == [
+        (23, "spec.listeners[1].port", "listenerset-with-protocol-conflict-with-gateway-1"),
+        (32, "spec.listeners[0].port", "listenerset-with-protocol-conflict-with-gateway-2"),
+        (41, "spec.listeners[1].port", "listenerset-with-protocol-conflict-with-listener-set-1"),
+        (49, "spec.listeners[0].port", "listenerset-with-protocol-conflict-with-listener-set-2"),
+    ]
+    messages = [f.message for f in only(lint_text(PROTOCOL_CONFLICT), "PL416")]
+    assert all("from listener gateway-listener of Gateway" in m and "TCP and HTTP on port 80" in m for m in messages)
+
+
+def test_two_listeners_of_one_object_are_both_rejected() -> None:
+    # Gateway API, Listeners, "Handling indistinct Listeners": no winner is picked among one
+    # object's listeners. With the Gateway's two listeners on one hostname, both are Conflicted;
+    # then nothing of higher precedence holds port 80, and the first ListenerSet's three listeners
+    # reject one another (a TCP and two HTTP listeners of one object), while the second
+    # ListenerSet's lone TCP listener is accepted and rejects what comes after it.
+    text = PROTOCOL_CONFLICT.replace("hostname: protocol-conflict-with-gateway-listener.com", "hostname: gateway-listener.com")
+    found = [(f.line, f.object.name if f.object else None) for f in only(lint_text(text), "PL416")]
+    assert found == [
+        (13, "gateway-with-listenerset-protocol-conflict"),
+        (14, "gateway-with-listenerset-protocol-conflict"),
+        (22, "listenerset-with-protocol-conflict-with-gateway-1"),
+        (23, "listenerset-with-protocol-conflict-with-gateway-1"),
+        (24, "listenerset-with-protocol-conflict-with-gateway-1"),
+        (40, "listenerset-with-protocol-conflict-with-listener-set-1"),
+        (41, "listenerset-with-protocol-conflict-with-listener-set-1"),
+        (49, "listenerset-with-protocol-conflict-with-listener-set-2"),
+    ]

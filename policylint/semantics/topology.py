@@ -587,26 +587,33 @@ class Topology:
 
     def _find_conflicts(self, gateway: K8sObject) -> None:
         # Precedence (GEP-1713): the Gateway's own listeners, then its ListenerSets, oldest first,
-        # then by namespace and name. A ListenerSet's listener that collides with one of higher
-        # precedence is the one rejected; two of one object are both rejected (the Gateway API
-        # forbids picking a winner among them).
+        # then by namespace and name. A ListenerSet's listener that collides with an accepted one
+        # of higher precedence is the one rejected; two of one object are both rejected (the
+        # Gateway API forbids picking a winner among them). A listener rejected frees its place:
+        # it rejects no sibling and nothing of lower precedence (the conformance test
+        # ListenerSetProtocolConflict, conformance/tests/listenerset-protocol-conflict.go: HTTP
+        # listeners of a ListenerSet whose TCP listener lost to the Gateway's are accepted).
         sets = sorted(self.listener_sets_of(gateway), key=_listener_set_order)
-        ranked = [(0, listener) for listener in self.listeners(gateway)]
-        ranked += [(i + 1, listener) for i, ls in enumerate(sets) for listener in self.listeners(ls)]
-        by_port: dict[int, list[tuple[int, Listener]]] = defaultdict(list)
-        for rank, listener in ranked:
-            if not listener.malformed and listener.port is not None and listener.protocol is not None:
-                by_port[listener.port].append((rank, listener))
-        for group in by_port.values():
-            for rank, listener in group:
-                for other_rank, other in group:
-                    if other is listener:
-                        continue
-                    reason = _indistinct(listener, other)
-                    if reason is None or not (other.owner is listener.owner or other_rank < rank):
-                        continue  # only one of higher precedence, or of the same object, rejects it
-                    self._conflicts[id(listener)] = (other, reason)
-                    break
+        accepted: dict[int, list[Listener]] = defaultdict(list)  # by port, of higher precedence
+        for owner in (gateway, *sets):
+            mine = [
+                (listener.port, listener)
+                for listener in self.listeners(owner)
+                if not listener.malformed and listener.port is not None and listener.protocol is not None
+            ]
+            survivors: dict[int, list[Listener]] = defaultdict(list)  # by port, in order
+            for port, listener in mine:
+                found = next(((o, r) for o in accepted[port] if (r := _indistinct(listener, o)) is not None), None)
+                if found is not None:
+                    self._conflicts[id(listener)] = found
+                else:
+                    survivors[port].append(listener)
+            for port, group in survivors.items():
+                for listener in group:
+                    found = next(((o, r) for o in group if o is not listener and (r := _indistinct(listener, o))), None)
+                    if found is not None:
+                        self._conflicts[id(listener)] = found
+                accepted[port].extend(listener for listener in group if id(listener) not in self._conflicts)
 
     def gateway_listeners(self, gateway: K8sObject) -> list[Listener]:
         """The listeners of a Gateway and of the ListenerSets attached to it."""
