@@ -524,6 +524,11 @@ spec: {parentRefs: [{name: gw}]}
 def test_template_markers_are_the_syntax_of_some_kinds(repo: Path) -> None:
     write(repo / "argo.yaml", ARGO_AND_ROUTE.split("---\n")[0])
     assert findings(invoke("check", "argo.yaml", "--format", "json", "--no-cache", "--select", "PL0")) == []
+    # No Kubernetes object: a Grafana dashboard's legend (as Kuadrant's examples/dashboards ship
+    # them, in a ConfigMap made from the file): PL003 only, as for any other such document.
+    write(repo / "dashboard.json", '{"title": "t", "panels": [{"targets": [{"legendFormat": "{{code}}"}]}]}\n')
+    result = invoke("check", "dashboard.json", "--format", "json", "--no-cache", "--select", "PL0")
+    assert findings(result) == [("PL003", "info", "dashboard.json", 1)]
     # The same file with a Gateway API object holding a marker: PL004 at that marker.
     write(repo / "both.yaml", ARGO_AND_ROUTE)
     result = invoke("check", "both.yaml", "--format", "json", "--no-cache", "--select", "PL004")
@@ -541,6 +546,9 @@ def test_template_markers_are_the_syntax_of_some_kinds(repo: Path) -> None:
         ("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: w}\nspec:\n  x: {{ y }}\n", 5),
         # A marker outside any document that parsed.
         ('apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: w}\n---\n{{- include "x" . }}\n', 5),
+        # A manifest whose kind a template writes is still one.
+        ("apiVersion: v1\nkind: '{{ .Values.kind }}'\nmetadata: {name: c}\n", 2),
+        ("apiVersion: v1\nmetadata: {name: '{{ x }}'}\n", 2),
     ],
 )
 def test_template_markers_that_stay_pl004(repo: Path, text: str, line: int) -> None:

@@ -1192,10 +1192,16 @@ def _markers_are_own_syntax(data: Any) -> bool:
     Kept for Gateway API, policy and core kinds (rules/PL004-unrendered-template.md): the core
     group and the built-in groups (no dot: `apps`, `batch`, `policy`), every `*k8s.io` group
     (Gateway API, `networking.k8s.io`), and every kind named `...Policy`, which is how GEP-713
-    policy kinds are named. Decided from the document alone, so that the parse cache can keep it.
+    policy kinds are named; not for a mapping with neither `apiVersion` nor `kind`, which is no
+    object of any kind. Decided from the document alone, so that the parse cache can keep it.
     """
     if not isinstance(data, dict):
         return False
+    if "apiVersion" not in data and "kind" not in data:
+        # No Kubernetes object at all (PL003 ignores it): a Grafana dashboard's `{{code}}` legend,
+        # a configuration file's own placeholders. A manifest whose apiVersion or kind a template
+        # writes keeps the key (`kind: "{{ .Values.kind }}"`), or breaks the YAML (unquoted).
+        return True
     api_version, kind = data.get("apiVersion"), data.get("kind")
     if not isinstance(api_version, str) or not isinstance(kind, str) or not api_version or not kind:
         return False
