@@ -633,6 +633,8 @@ def test_ngf_a_later_policy_setting_the_same_field_is_conflicted_and_the_oldest_
     assert accepted[("upstream-keepalives", "coffee")] == "Accepted"
     (finding,) = only(result, "PL601")
     assert "2m-zone-size" in finding.message and "both set zoneSize" in finding.message
+    # The kind merges policies that set different fields (upstream-keepalives applies): said so.
+    assert "UpstreamSettingsPolicy merges policies on one target only where they set different fields" in finding.message
 
 
 # Kuadrant's guide "Secure, protect, and connect APIs with Kuadrant" (docs.kuadrant.io): the
@@ -1417,3 +1419,62 @@ def test_the_blast_radius_is_what_the_contexts_give(where: str, tmp_path: Path) 
             assert sim.policy_affects(policy).counts() == _blast_from_contexts(sim, policy), f"{path.name}: {policy.key}"
             checked += 1
     assert checked > 20
+
+
+# NGINX Gateway Fabric's WAFPolicy, as its examples/waf-policy pair them: a Gateway policy fetching
+# its bundle over HTTP and a route policy fetching another from NIM. NGF writes each policy whole
+# into an include file (internal/controller/nginx/config/policies/waf/generator.go), the
+# Gateway's in the server block and the route's in the location, so the route's
+# `app_protect_policy_file` replaces the Gateway's, and a directive it does not write (the
+# security logs) is inherited from the server block, as nginx inherits directives.
+WAF_PAIR = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway, namespace: default}
+spec:
+  gatewayClassName: nginx
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: customers, namespace: default}
+spec:
+  parentRefs: [{name: gateway}]
+---
+apiVersion: gateway.nginx.org/v1alpha1
+kind: WAFPolicy
+metadata: {name: gateway-base-protection, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gateway}]
+  type: HTTP
+  policySource:
+    httpSource: {url: "http://bundle-server.default.svc.cluster.local/attack-signatures-blocking.tgz"}
+  securityLogs:
+  - logSource: {defaultProfile: log_blocked}
+    destination: {type: stderr}
+---
+apiVersion: gateway.nginx.org/v1alpha1
+kind: WAFPolicy
+metadata: {name: route-protection, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: customers}]
+  type: NIM
+  policySource:
+    nimSource: {url: "https://apigw.nim.svc.cluster.local", policyName: ngfDataguard}
+"""
+
+
+def test_a_route_waf_policy_replaces_the_gateways_bundle_and_inherits_its_logs() -> None:
+    # Before: the two specs merged field by field into `type: NIM` with both an httpSource and a
+    # nimSource, a spec the CRD refuses (PL609 on both policies). After: the route's bundle
+    # fields replace the Gateway's together (profile `replaceTogether`); the logs are inherited.
+    from policylint.k8s.external import ExternalObjects
+
+    result = lint_text(WAF_PAIR, external=ExternalObjects.parse(["GatewayClass/nginx"]))
+    assert only(result, "PL609") == []
+    (context,) = result.project.simulation().contexts(lambda path: path[-1][1].kind == "HTTPRoute")
+    assert untag(context.result.tree) == {
+        "type": "NIM",
+        "policySource": {"nimSource": {"url": "https://apigw.nim.svc.cluster.local", "policyName": "ngfDataguard"}},
+        "securityLogs": [{"logSource": {"defaultProfile": "log_blocked"}, "destination": {"type": "stderr"}}],
+    }

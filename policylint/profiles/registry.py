@@ -102,6 +102,9 @@ class MergeSpec:
     # "all" = every policy applies, none conflicts (NGINX Gateway Fabric's SnippetsPolicy).
     same_target: str = "merge"
     rule_containers: tuple[str, ...] = ()  # kuadrant-rule-keyed: maps whose entries are merge units
+    # A patch strategy: groups of top-level fields a more specific policy replaces together (it
+    # sets one of them: the less specific policy's others go too).
+    replace_together: tuple[frozenset[str], ...] = ()
     # Envoy Gateway `mergeType: StrategicMerge`: lists (paths in the spec) that merge item by item
     # instead of being replaced: by the key named (Kubernetes `patchMergeKey`), or appended (None).
     strategic_lists: Mapping[tuple[str, ...], str | None] = field(default_factory=dict)
@@ -274,6 +277,7 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
             non_proper_fields=tuple(m.get("nonProperFields", ())),
             same_target=m.get("sameTarget", "conflict" if default_strategy == "none" else "merge"),
             rule_containers=tuple(m.get("ruleContainers", ())),
+            replace_together=tuple(frozenset(group) for group in m.get("replaceTogether", ())),
             strategic_lists={
                 tuple(path.split(".")): (None if key == "append" else key)
                 for path, key in m.get("strategicMergeLists", {}).items()

@@ -447,6 +447,10 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
                     discarded[src].add(id(c))
                 acc = merge_patch(incoming, kept_locked) if kept_locked is not None else incoming
         elif atom == "patch":
+            if profile.merge.replace_together and acc is not None and acc.children is not None:
+                acc, replaced = _replace_together(acc, incoming, profile.merge.replace_together)
+                for src in replaced:
+                    discarded[src].add(id(c))
             acc = merge_patch(acc, incoming)
         else:
             acc = merge_rules(acc, incoming, containers)
@@ -486,6 +490,18 @@ def _rebuild(items: Iterable[tuple[tuple[str, ...], Tagged]], source: Any) -> Ta
             return leaf
         set_path(root, path, leaf)
     return root
+
+
+def _replace_together(acc: Tagged, incoming: Tagged, groups: Sequence[frozenset[str]]) -> tuple[Tagged, set[int]]:
+    """`acc` without the fields of every group (profile `replaceTogether`) `incoming` sets one of,
+    and the sources of what went: those fields are replaced together, never merged."""
+    assert acc.children is not None
+    sets = set(incoming.children or ())
+    gone = {name for group in groups if group & sets for name in group if name in acc.children}
+    if not gone:
+        return acc, set()
+    replaced = {src for name in gone for src in _sources(acc.children[name])}
+    return Tagged(acc.value, acc.source, {k: v for k, v in acc.children.items() if k not in gone}, acc.co_sources), replaced
 
 
 def _strip(tree: Tagged, locked: Locks, containers: Sequence[tuple[str, ...]] | None) -> Tagged:
