@@ -127,9 +127,14 @@ class PolicyConflicted(Rule):
         for policy, res, conflict, scope in _conflicts(project):
             winner, why = conflict
             target = _target_label(res)
+            merges = (
+                "merges policies on one target only where they set different fields"
+                if policy.profile.merge.same_target == "field"
+                else "does not merge policies on one target"
+            )
             message = (
                 f"{_label(policy)} is Conflicted on {target}{scope}: {res.ref.name} already claimed by {winner.name} ({why});"
-                f" {policy.profile.kind} does not merge policies on one target, so this one is rejected (Accepted=False)"
+                f" {policy.profile.kind} {merges}, so this one is rejected (Accepted=False)"
             )
             if why.startswith("tie-break"):
                 message += "; the winner would change with creation order (creationTimestamp is set by the API server)"
