@@ -20,6 +20,10 @@ def test_each_deprecation_quotes_its_crd_and_names_a_sibling_replacement() -> No
     assert btp["spec.compression"].text == "Deprecated: Use Compressor instead."
     assert btp["spec.compression"].replacement == "spec.compressor"
     assert btp["spec.targetRef"].replacement == "spec.targetRefs"
+    # "Deprecated: Use Global and/or Local fields directly instead.": two fields, neither alone
+    # replaces `type` (a policy with `local` set only drops `type`): no replacement named.
+    assert btp["spec.rateLimit.type"].text == "Deprecated: Use Global and/or Local fields directly instead."
+    assert btp["spec.rateLimit.type"].replacement is None
     sp = {d.path: d for d in table[("gateway.envoyproxy.io", "SecurityPolicy", "v1alpha1")]}
     assert sp["spec.jwt.providers[*].remoteJWKS.backendRef"].replacement == "spec.jwt.providers[*].remoteJWKS.backendRefs"
     for fields in table.values():

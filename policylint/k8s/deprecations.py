@@ -61,7 +61,8 @@ def _sentence(description: str) -> str | None:
 
 def _replacement(sentence: str, siblings: Sequence[str], parent: str) -> str | None:
     """The sibling field the sentence names (`Use Compressor instead` -> `compressor`), if any:
-    the first word after "use", matched case-insensitively against the field's siblings."""
+    the first word after "use", matched case-insensitively against the field's siblings; none
+    when the sentence names several."""
     lowered = sentence.lower()
     at = lowered.find("use ")
     if at < 0:
@@ -71,6 +72,8 @@ def _replacement(sentence: str, siblings: Sequence[str], parent: str) -> str | N
         if not (char.isalnum() or char == "_"):
             break
         word += char
+    if lowered[at + 4 + len(word) :].startswith((" and", " or")):
+        return None  # several fields ("Use Global and/or Local fields directly"): none replaces it alone
     match = next((s for s in siblings if s.lower() == word.lower()), None)
     return f"{parent}.{match}" if match else None
 
