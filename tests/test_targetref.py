@@ -432,3 +432,29 @@ def test_backend_tls_policy_on_an_istio_service_entry() -> None:
     (missing,) = only(result, "PL301")
     assert missing.path == "spec.targetRefs[1].sectionName"
     assert [t["accepted"] for t in report_targets(result)] == ["Accepted", "TargetNotFound"]
+
+
+# envoyproxy/gateway internal/gatewayapi/testdata/backendtlspolicy-serviceimport-target.in.yaml: a
+# BackendTLSPolicy on a multicluster ServiceImport, by port; its .out.yaml: ResolvedRefs and
+# Accepted (backendTLSTargetMatched in internal/gatewayapi/backendtlspolicy.go matches a route's
+# backendRef by group, kind and name).
+EG_SERVICE_IMPORT_TLS = """\
+apiVersion: multicluster.x-k8s.io/v1alpha1
+kind: ServiceImport
+metadata: {name: service-import-1, namespace: default}
+spec: {ips: ["7.7.7.7"], ports: [{port: 8080, name: http, protocol: TCP}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: policy-btls, namespace: default}
+spec:
+  targetRefs: [{group: multicluster.x-k8s.io, kind: ServiceImport, name: service-import-1, sectionName: http}]
+  validation: {wellKnownCACertificates: System, hostname: example.com}
+"""
+
+
+def test_backend_tls_policy_on_a_service_import() -> None:
+    # Before: PL202, a kind BackendTLSPolicy does not document. After: none; accepted.
+    result = lint_text(EG_SERVICE_IMPORT_TLS)
+    assert only(result, "PL202") == [] and only(result, "PL301") == []
+    assert [t["accepted"] for t in report_targets(result)] == ["Accepted"]
