@@ -900,6 +900,44 @@ def test_the_shares_of_a_rule_build_its_whole_project_lookups_once(tmp_path: Pat
     assert built["_objects_by_name"] == built["_sections_by_name"] == 3
 
 
+def test_a_process_answers_the_positions_of_each_share_as_it_ends(tmp_path: Path) -> None:
+    """Positions cost as much as the rules on a repository with many findings: a process resolves
+    those of a share's findings as soon as the share's units are done, so that the queue shares
+    that work too (one process's batch at the end left the other waiting). Whole rules' findings
+    are still answered in one batch at the end, and one process (no shares) makes one batch."""
+    from benchmarks.generate import write_corpus
+    from policylint.input.positions import PositionResolver
+    from policylint.pipeline import LintRequest, lint
+    from policylint.rules.engine import _Runner
+
+    write_corpus(600, tmp_path, per_file=0, error_rate=0.75)
+    result = lint(LintRequest(paths=[str(tmp_path)]))
+    rules = {rule.id: rule for rule in result.rules}
+
+    class Counted(PositionResolver):
+        def __init__(self) -> None:
+            super().__init__(lambda file: Path(file).read_text(encoding="utf-8"))
+            self.batches: list[int] = []
+
+        def prefetch(self, requests: Any) -> None:
+            requests = list(requests)
+            self.batches.append(len(requests))
+            super().prefetch(requests)
+
+    def findings(resolver: Counted, units: list[Any]) -> list[Any]:
+        got = _Runner(result.project, list(rules.values()), resolver, {})(units)
+        return sorted((f.rule, f.file, f.line, f.column, f.end_line, f.end_column) for r, _ in got.values() for f in r)
+
+    # A rule that is not cut into shares, with findings in this corpus: the batch at the end.
+    other = min({f.rule for f in result.findings} - {"PL201", "PL301"} - set(PER_OBJECT))
+    whole, shared = Counted(), Counted()
+    one_process = findings(whole, [(rules["PL201"], None), (rules["PL301"], None), (rules[other], None)])
+    units = [(rules[r], (k, 2)) for k in range(2) for r in ("PL201", "PL301")] + [(rules[other], None)]
+    assert findings(shared, units) == one_process
+    assert len(whole.batches) == 1 and len(shared.batches) == 3  # share 0, share 1, then the other rule's
+    assert sum(shared.batches) == sum(whole.batches) and all(n > 0 for n in shared.batches)
+
+
 @linux_only
 def test_a_rule_process_that_dies_costs_only_time() -> None:
     # The child dies holding a unit (and maybe this process took the rest): every unit is run

@@ -134,7 +134,10 @@ def check_options(rules: Sequence[type[Rule]], options: Mapping[str, Mapping[str
 class _Runner:
     """Runs units of work (`workers.Unit`) in this process: every rule over its share of the
     objects first, then the positions of all their findings and notes together, one pass per
-    file that has any (PositionResolver.prefetch)."""
+    file that has any (PositionResolver.prefetch). With shares of the per-object rules (several
+    processes), the positions of a share's findings are resolved as soon as its units are done,
+    so that they are part of the unit of work the queue shares out: resolved at the end, those
+    of the process that took the shares with most findings kept the other waiting."""
 
     def __init__(
         self,
@@ -152,11 +155,21 @@ class _Runner:
     def resolve(self, issue: Issue) -> Finding:
         return _resolve(issue, self.catalogue, self.resolver, self.guessed)
 
+    def _prefetch(self, checked: list[tuple[workers.Unit, list[Issue], Issue | None]], answered: int) -> int:
+        # The batch only saves work: a request it cannot answer (an issue no rule should have made)
+        # is resolved alone below, where it is its rule's PL000.
+        with contextlib.suppress(Exception):
+            self.resolver.prefetch(_requests(issue for _, issues, _ in checked[answered:] for issue in issues))
+        return len(checked)
+
     def __call__(self, units: Iterable[workers.Unit]) -> dict[workers.UnitKey, workers.RuleResult]:
         project = self.project
-        checked = []
+        checked: list[tuple[workers.Unit, list[Issue], Issue | None]] = []
         shares = False
+        answered = 0  # checked[:answered] have their positions
         for unit in units:
+            if checked and checked[-1][0][1] is not None and checked[-1][0][1] != unit[1]:
+                answered = self._prefetch(checked, answered)
             checked.append((unit, *_check(unit[0], project, self.options.get(unit[0].id), unit[1])))
             shares = shares or unit[1] is not None
             if not shares:
@@ -165,10 +178,7 @@ class _Runner:
                 # run here, more of them may follow: their lookups are kept to the end.
                 project.forget_derived()
         project.forget_derived()
-        # The batch only saves work: a request it cannot answer (an issue no rule should have made)
-        # is resolved alone below, where it is its rule's PL000.
-        with contextlib.suppress(Exception):
-            self.resolver.prefetch(_requests(issue for _, issues, _ in checked for issue in issues))
+        self._prefetch(checked, answered)
         return {
             workers.key(unit): _resolve_rule(unit[0], project, issues, self.resolve) if failure is None else ([], failure)
             for unit, issues, failure in checked
