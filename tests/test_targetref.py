@@ -458,3 +458,40 @@ def test_backend_tls_policy_on_a_service_import() -> None:
     result = lint_text(EG_SERVICE_IMPORT_TLS)
     assert only(result, "PL202") == [] and only(result, "PL301") == []
     assert [t["accepted"] for t in report_targets(result)] == ["Accepted"]
+
+
+# envoyproxy/gateway test/e2e/testdata/backend-tls-clustertrustbundle.yaml (test
+# BackendClusterTrustBundleTest expects traffic through it; translator test
+# backendtlspolicy-ca-clustertrustbundle: Accepted): the CA is a ClusterTrustBundle named with
+# `group: ""`, which Envoy Gateway resolves by kind (internal/gatewayapi/backendtlspolicy.go).
+CTB_BY_KIND = """\
+apiVersion: certificates.k8s.io/v1beta1
+kind: ClusterTrustBundle
+metadata: {name: backend-tls-ca}
+spec: {trustBundle: ca}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {ports: [{name: https, port: 443}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: btls, namespace: default}
+spec:
+  targetRefs: [{group: "", kind: Service, name: web}]
+  validation:
+    caCertificateRefs: [{group: "", kind: ClusterTrustBundle, name: %(name)s}]
+    hostname: example.com
+"""
+
+
+def test_a_cluster_trust_bundle_named_without_its_group_is_resolved_by_kind() -> None:
+    # Before: PL417, "a kind its policy kind does not support", and Invalid. After: Accepted.
+    result = lint_text(CTB_BY_KIND % {"name": "backend-tls-ca"}, complete=True)
+    assert only(result, "PL417") == []
+    assert [t["accepted"] for t in report_targets(result)] == ["Accepted"]
+    # By kind, but still checked: one that does not exist is not found (--complete).
+    missing = lint_text(CTB_BY_KIND % {"name": "other-ca"}, complete=True)
+    (finding,) = only(missing, "PL417")
+    assert "names ClusterTrustBundle other-ca, which is not in the input" in finding.message

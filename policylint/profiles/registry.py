@@ -193,6 +193,7 @@ class PolicyProfile:
     # `spec.validation.caCertificateRefs[*]`) and the kinds they may name.
     certificate_refs: tuple[str, ...] = ()
     certificate_kinds: tuple[TargetKind, ...] = ()
+    certificate_match_by_kind: bool = False  # as ObjectRefSpec.match_by_kind, for certificate_refs
     # Conditions the controller writes per ancestor besides Accepted (Envoy Gateway: `Overridden`
     # when more specific policies take values, `Merged` on a route policy with mergeType): the
     # JSON report's `conditions` simulate them (policylint.policy_report).
@@ -290,6 +291,7 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
         backend_refs=tuple(raw.get("backendRefs", ())),
         certificate_refs=tuple(raw.get("certificateRefs", {}).get("paths", ())),
         certificate_kinds=tuple(_target_kind(k) for k in raw.get("certificateRefs", {}).get("kinds", ())),
+        certificate_match_by_kind=raw.get("certificateRefs", {}).get("matchByKind", False),
         conditions=tuple(raw.get("conditions", ())),
         object_refs=tuple(
             ObjectRefSpec(

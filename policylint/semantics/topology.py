@@ -59,7 +59,7 @@ from policylint.k8s.hostnames import effective_hostnames
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
-from policylint.profiles.registry import DataSpec, ObjectRefSpec, PolicyProfile, TargetKind
+from policylint.profiles.registry import DataSpec, PolicyProfile, TargetKind
 from policylint.semantics.grants import NOT_NEEDED, GrantCheck, Reference
 from policylint.vocabulary import Admission, Attachment, ReferenceStatus, Traffic
 
@@ -1274,7 +1274,16 @@ class Topology:
             for path, raw in expand_pattern(obj.data, pattern):
                 if not isinstance(raw, dict):
                     continue
-                ref = self._resolve_ref(obj, path, raw, "policy-certificate", default_kind="ConfigMap", check_existence=False)
+                by_kind = functools.partial(self._group_for_kind, profile.certificate_kinds)
+                ref = self._resolve_ref(
+                    obj,
+                    path,
+                    raw,
+                    "policy-certificate",
+                    default_kind="ConfigMap",
+                    check_existence=False,
+                    group_for_kind=by_kind if profile.certificate_match_by_kind else None,
+                )
                 if ref is not None and TargetKind(ref.group, ref.kind) not in profile.certificate_kinds:
                     ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None)
                 if ref is not None:
@@ -1286,7 +1295,7 @@ class Topology:
                         continue
                     group_for_kind: Callable[[str], str | None] | None = None
                     if spec.match_by_kind:
-                        group_for_kind = functools.partial(self._group_for_kind, spec)
+                        group_for_kind = functools.partial(self._group_for_kind, spec.kinds)
                     elif spec.default_group is not None and "group" not in raw:
                         group_for_kind = functools.partial(_constant, spec.default_group)
                     ref = self._resolve_ref(
@@ -1324,10 +1333,11 @@ class Topology:
             )
         return self._groups
 
-    def _group_for_kind(self, spec: ObjectRefSpec, kind: str) -> str | None:
-        """The group a by-kind reference resolves in: the one of the kinds `spec` lists with this
-        kind name that the kind registry knows (ClusterTrustBundle: certificates.k8s.io)."""
-        for k in spec.kinds:
+    def _group_for_kind(self, kinds: Sequence[TargetKind], kind: str) -> str | None:
+        """The group a by-kind reference resolves in: the one of `kinds` (what a profile lists for
+        the reference) with this kind name that the kind registry knows (ClusterTrustBundle:
+        certificates.k8s.io)."""
+        for k in kinds:
             if k.kind == kind and self.index.kinds.get(k.group, k.kind) is not None:
                 return k.group
         return None
