@@ -211,9 +211,12 @@ def _huge() -> bytes:
 # Template markers: the pattern `\{\{-?\s*.*?\s*-?\}\}` once backtracked cubically over blanks
 # after `{{` (2,000 took 15 s) and quadratically over a line of `{`.
 _SPACES_2000 = 'a: "{{' + " " * 2000 + "\n"
-_SPACES_3000_THEN_MARKER = 'a: "{{' + " " * 3000 + '"\nb: "{{ .Values.name }}"\n'
+# A ConfigMap (a core kind: markers in its values count, PL004), its kind after the values so
+# that the marker's line is the second.
+_CONFIG_MAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: t, namespace: t}\n"
+_SPACES_3000_THEN_MARKER = 'a: "{{' + " " * 3000 + '"\nb: "{{ .Values.name }}"\n' + _CONFIG_MAP
 _BRACES_64K = "{{" * 32 * 1024 + "\n"
-_BRACES_64K_QUOTED_THEN_MARKER = 'a: "' + "{{" * 32 * 1024 + '"\nb: "{{ .Values.name }}"\n'
+_BRACES_64K_QUOTED_THEN_MARKER = 'a: "' + "{{" * 32 * 1024 + '"\nb: "{{ .Values.name }}"\n' + _CONFIG_MAP
 
 
 def _policy_of(name: str, spec_lines: str) -> str:
