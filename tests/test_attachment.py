@@ -366,15 +366,17 @@ def test_a_listener_that_lost_on_precedence_rejects_none_of_its_siblings() -> No
     # Before: the HTTP listeners beside a TCP listener that had lost to the Gateway's were
     # Conflicted too (3 of the 7 PL416 findings). After: only the four TCP listeners, each against
     # the Gateway's first listener, as the conformance test expects.
-    found = [(f.line, f.path, f.object.name if f.object else None) for f in only(lint_text(PROTOCOL_CONFLICT), "PL416")]
+    findings = only(lint_text(PROTOCOL_CONFLICT), "PL416")
+    found = [(f.line, f.path, f.object.name if f.object else None) for f in findings]
     assert found == [
         (23, "spec.listeners[1].port", "listenerset-with-protocol-conflict-with-gateway-1"),
         (32, "spec.listeners[0].port", "listenerset-with-protocol-conflict-with-gateway-2"),
         (41, "spec.listeners[1].port", "listenerset-with-protocol-conflict-with-listener-set-1"),
         (49, "spec.listeners[0].port", "listenerset-with-protocol-conflict-with-listener-set-2"),
     ]
-    messages = [f.message for f in only(lint_text(PROTOCOL_CONFLICT), "PL416")]
-    assert all("from listener gateway-listener of Gateway" in m and "TCP and HTTP on port 80" in m for m in messages)
+    assert all(
+        "from listener gateway-listener of Gateway" in f.message and "TCP and HTTP on port 80" in f.message for f in findings
+    )
 
 
 def test_two_listeners_of_one_object_are_both_rejected() -> None:

@@ -1270,11 +1270,13 @@ class Topology:
 
     def _policy_certificates(self, obj: K8sObject, profile: PolicyProfile) -> list[ObjectRef]:
         out: list[ObjectRef] = []
+        by_kind = (
+            functools.partial(self._group_for_kind, profile.certificate_kinds) if profile.certificate_match_by_kind else None
+        )
         for pattern in profile.certificate_refs:
             for path, raw in expand_pattern(obj.data, pattern):
                 if not isinstance(raw, dict):
                     continue
-                by_kind = functools.partial(self._group_for_kind, profile.certificate_kinds)
                 ref = self._resolve_ref(
                     obj,
                     path,
@@ -1282,7 +1284,7 @@ class Topology:
                     "policy-certificate",
                     default_kind="ConfigMap",
                     check_existence=False,
-                    group_for_kind=by_kind if profile.certificate_match_by_kind else None,
+                    group_for_kind=by_kind,
                 )
                 if ref is not None and TargetKind(ref.group, ref.kind) not in profile.certificate_kinds:
                     ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None)
