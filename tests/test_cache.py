@@ -161,6 +161,34 @@ def test_parallel_results_are_in_input_order(tree: Path, monkeypatch: pytest.Mon
     assert [s for s, _ in serial] == sources
 
 
+def test_files_parsed_by_workers_share_one_object_per_key_and_short_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    # Results read back from the workers used to bring a copy of every key and short value per
+    # file (JSON decoding shares them within one payload only): with two jobs a 100k-object
+    # repository peaked 75-150 MiB above one job. Names no interpreter interns by itself, so that
+    # only the loader's sharing can make them one object.
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    for i in range(12):
+        body = "".join(f"- tenantLabelKey{i % 3}: value-of-tenant-{j % 4}\n  port: {7000 + j % 4}\n" for j in range(i * 40 + 1))
+        (tmp_path / f"bulk-{i:02d}.yaml").write_text(body, encoding="utf-8")
+    sources = discover([str(tmp_path)])
+    results = [r for _, r in load_files(sources, jobs=2)]
+    assert len(parses) < len(sources)  # the worker parsed some of them
+    assert results == [r for _, r in load_files(sources, jobs=1)]
+    keys: dict[str, set[int]] = {}
+    values: dict[object, set[int]] = {}
+    for result in results:
+        for item in result.documents[0].data:
+            for key, value in item.items():
+                keys.setdefault(key, set()).add(id(key))
+                values.setdefault(value, set()).add(id(value))
+    assert sorted(keys) == ["port", "tenantLabelKey0", "tenantLabelKey1", "tenantLabelKey2"]
+    assert all(len(ids) == 1 for ids in keys.values())
+    strings = {v: ids for v, ids in values.items() if isinstance(v, str)}
+    assert len(strings) == 4 and all(len(ids) == 1 for ids in strings.values())
+
+
 class _InlinePool:
     """A pool that runs each task at once in this process and records what it was handed."""
 

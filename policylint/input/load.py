@@ -22,6 +22,7 @@ import math
 import os
 import re
 import stat
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -598,6 +599,13 @@ class _Converter:
                     stack.append((child, False))
         return (*sizes[id(root)], written_nodes, written_chars)
 
+    def _share(self, text: str) -> str:
+        # Interned, not only kept in the table: results that come back from `--jobs` workers
+        # (marshalled, policylint.input.parallel) are interned again as they are read, and so
+        # share these very objects instead of bringing one copy of every key per file.
+        shared = self._strings[text] = sys.intern(text)
+        return shared
+
     def _convert(self, node: Node) -> Any:
         cls = node.__class__
         if cls is ScalarNode:
@@ -606,7 +614,11 @@ class _Converter:
                 value = _scalar(node)  # type: ignore[arg-type]
             except (ValueError, LookupError, ArithmeticError, TypeError) as exc:
                 return self._bad_scalar(node, exc)  # type: ignore[arg-type]
-            if (value.__class__ is str and len(value) <= _SHARED_STRING_MAX) or value.__class__ is int:
+            if value.__class__ is str:
+                if len(value) <= _SHARED_STRING_MAX:
+                    shared = self._strings.get(value)
+                    return shared if shared is not None else self._share(value)
+            elif value.__class__ is int:
                 return self._strings.setdefault(value, value)
             return value
         if self.shared:
@@ -629,7 +641,9 @@ class _Converter:
                     continue
                 # Kubernetes turns YAML into JSON: every key is a string (`1:` -> "1").
                 text: str = knode.value
-                k = self._strings.setdefault(text, text)
+                k = self._strings.get(text)
+                if k is None:
+                    k = self._share(text)
             else:
                 k = self._collection_key(knode)
             out[k] = self._convert(vnode)

@@ -2,9 +2,11 @@
 
 With `--jobs N`, N - 1 worker processes and this one parse the files the
 cache lacks. Workers receive files' bytes (small files in batches, `BATCH_BYTES`)
-and return the cache's compact form of each result (JSON of plain lists, see
-policylint.input.cache) rather than rich objects: that is cheap to send back and
-to turn into documents. Results are
+and return the cache's compact form of each result (plain tuples, see
+policylint.input.cache) rather than rich objects, marshalled: that is cheap to
+send back and to turn into documents, and the loader's interned keys and short
+values come back interned, one object each across all files, as when this
+process parses them. Results are
 placed by the file's position in the input, so the output does not depend on
 which worker finishes first. Small inputs are parsed in this process: starting
 workers costs more than it saves below `PARALLEL_MIN_BYTES`.
@@ -20,6 +22,7 @@ it is killed outright, the workers die with it (see `_exit_with_parent`).
 from __future__ import annotations
 
 import gc
+import marshal
 import os
 import signal
 import sys
@@ -30,7 +33,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from policylint.input import load
-from policylint.input.cache import ParseCache, dumps, loads, pack, unpack
+from policylint.input.cache import ParseCache, dumps, pack, unpack
 from policylint.input.load import FileResult
 from policylint.input.sources import Source
 
@@ -137,7 +140,7 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
     if pending:
         jobs = min(jobs, len(pending)) if _may_start_workers() else 1
         if jobs > 1 and sum(len(data) for _, data, _ in pending) >= PARALLEL_MIN_BYTES:
-            _parse_in_workers(sources, pending, results, cache, jobs)
+            _parse_in_workers(sources, pending, results, cache, jobs, strings)
         for i, data, key in pending:
             if results[i] is None:
                 results[i] = _parse(data, sources[i].display, key, cache, strings)
@@ -174,6 +177,7 @@ def _parse_in_workers(
     results: list[FileResult | None],
     cache: ParseCache | None,
     jobs: int,
+    strings: load.Shared | None = None,
 ) -> None:
     """Fill `results` for the pending files with `jobs - 1` workers and this process.
 
@@ -202,7 +206,7 @@ def _parse_in_workers(
     switch = sys.getswitchinterval()
     sys.setswitchinterval(min(switch, SWITCH_INTERVAL))
     try:
-        healthy = _share_work(pool, sources, pending, results, cache, jobs - 1)
+        healthy = _share_work(pool, sources, pending, results, cache, jobs - 1, strings)
     finally:
         sys.setswitchinterval(switch)
         _close_pool(pool, healthy)
@@ -215,6 +219,7 @@ def _share_work(
     results: list[FileResult | None],
     cache: ParseCache | None,
     workers: int,
+    strings: load.Shared | None = None,
 ) -> bool:
     """Parse the pending files between the pool and this process; False when the pool failed.
 
@@ -249,7 +254,9 @@ def _share_work(
                 if payload is None:  # the worker failed on this file: parsed again by the caller
                     continue
                 try:
-                    packed = loads(payload)
+                    # marshal, not the cache's checked JSON: the payload comes from this run's own
+                    # worker (through the pool's pickle channel, trusted as much), never from disk.
+                    packed = marshal.loads(payload)
                 except Exception:
                     continue
                 results[i] = unpack(packed, sources[i].display)
@@ -280,7 +287,7 @@ def _share_work(
         if handed_out < left:
             left -= 1
             i, data, key = order[left]
-            results[i] = _parse(data, sources[i].display, key, cache)
+            results[i] = _parse(data, sources[i].display, key, cache, strings)
         elif in_flight:
             # All that is left is in the workers. The pool wakes this wait when a worker dies
             # (BrokenProcessPool on every future); the timeout is a second line of defence, in
@@ -456,9 +463,11 @@ def _worker_parse_batch(
 
 def _worker_parse(data: bytes, file: str, key: str | None, cache_dir: str | None) -> bytes:
     global _WORKER_CACHE
-    payload = dumps(pack(load.load_bytes(data, file)))
+    packed = pack(load.load_bytes(data, file))
     if cache_dir is not None and key is not None:
         if _WORKER_CACHE is None or _WORKER_CACHE.directory != cache_dir:
             _WORKER_CACHE = ParseCache(cache_dir)
-        _WORKER_CACHE.put(key, payload)
-    return payload
+        _WORKER_CACHE.put(key, dumps(packed))
+    # Version 4 keeps strings' interned flag (marshal interns them again as it reads them) and
+    # writes an object met twice (a YAML alias) once, as this process's own loader shares it.
+    return marshal.dumps(packed, 4)
