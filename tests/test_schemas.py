@@ -99,6 +99,47 @@ spec:
     assert "(its CRD in the input)" in findings[0].message
 
 
+def test_a_crd_whose_required_is_not_a_list_of_names_validates_without_it() -> None:
+    # Found by tests/test_fuzz.py: `required: null` in a CRD of the input failed the topology and
+    # the schema rules with a TypeError (PL000). JSON null is no list to the API server either.
+    crd = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: retrypolicies.example.com}
+spec:
+  group: example.com
+  names: {kind: RetryPolicy, plural: retrypolicies}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [attempts, 7]
+            properties:
+              attempts: {type: integer}
+              targetRefs:
+                type: array
+                items: {type: object, required: null, properties: {name: {type: string}}}
+---
+apiVersion: example.com/v1
+kind: RetryPolicy
+metadata: {name: r, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+"""
+    result = lint_text(crd)
+    assert not result.internal_error
+    # The names that are names still count; `7` and `null` are not read.
+    # Reported where the field is missing from: the `spec:` line of the RetryPolicy.
+    assert [(f.path, f.line) for f in only(result, "PL703")] == [("spec.attempts", 28)]
+
+
 def test_schema_violations_respect_defaults_nulls_templates_and_int_or_string() -> None:
     # Gateway API v1.6.1 HTTPRoute: `path.type` has default PathPrefix, so a path match without it
     # is complete; `value` of a header match is required. A `null` is an unset field; an unquoted

@@ -160,6 +160,12 @@ def crd_served(crd: Mapping[str, Any]) -> tuple[str, str, tuple[str, ...]] | Non
 
 def compact(schema: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {k: schema[k] for k in _KEEP if k in schema}
+    if "required" in out:
+        # A CRD in the input may say anything here (`required: null`, as JSON null is to the API
+        # server no list at all); the walks read a list of names.
+        required = out.pop("required")
+        if isinstance(required, list):
+            out["required"] = [name for name in required if isinstance(name, str)]
     properties = schema.get("properties")
     if isinstance(properties, dict):
         out["properties"] = {name: compact(child) for name, child in sorted(properties.items()) if isinstance(child, dict)}
