@@ -255,6 +255,105 @@ def test_a_core_backend_that_is_not_a_service_is_invalid_kind() -> None:
     assert "InvalidKind" in finding.message and finding.line == 8
 
 
+# Envoy Gateway checks a backendRef's group and kind apart and looks the object up by kind
+# (internal/gatewayapi/validate.go: validateBackendRefGroup, validateBackendRefKind,
+# validateBackendRef); its translator test backendtrafficpolicy-dns-lookup-family names
+# `kind: Backend` with no group from an HTTPRoute and a GRPCRoute, both ResolvedRefs=True.
+# The ReferenceGrant is matched with the group as written (validateBackendNamespace).
+BY_KIND = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: app}
+spec:
+  parentRefs: [{name: gw, namespace: infra}]
+  rules:
+  - backendRefs:
+    - {kind: Backend, name: fqdn, port: 8080}
+    - {group: gateway.envoyproxy.io, kind: Service, name: web, port: 80}
+    - {kind: Backend, name: far, namespace: other, port: 8080}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: Backend
+metadata: {name: fqdn, namespace: app}
+spec: {endpoints: [{fqdn: {hostname: backend.example.com, port: 8080}}]}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: Backend
+metadata: {name: far, namespace: other}
+spec: {endpoints: [{fqdn: {hostname: far.example.com, port: 8080}}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: app}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: to-backends, namespace: other}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: app}]
+  to: [{group: GRANTED, kind: Backend}]
+"""
+
+
+def _backend_refs(text: str) -> list[tuple[str, str, str, str | None]]:
+    result = lint_text(text)
+    (route,) = result.project.index.of_kind("gateway.networking.k8s.io", "HTTPRoute")
+    return [
+        (r.status.value, r.group, r.kind, r.target.kind if r.target is not None else None)
+        for r in result.project.topology().refs_from(route)
+        if r.purpose == "backend"
+    ]
+
+
+def test_envoy_gateway_resolves_a_backend_ref_by_its_kind() -> None:
+    # Before: PL411 InvalidKind twice ("Backend ... in the core group") and PL412 never checked
+    # the Service named with Envoy Gateway's group. The grant names the group as written: "".
+    text = BY_KIND.replace("GRANTED", '""')
+    assert _backend_refs(text) == [
+        ("Resolved", "gateway.envoyproxy.io", "Backend", "Backend"),
+        ("Resolved", "", "Service", "Service"),
+        ("Resolved", "gateway.envoyproxy.io", "Backend", "Backend"),
+    ]
+    assert [f.rule for f in lint_text(text).findings if f.severity is Severity.ERROR] == []
+
+
+def test_envoy_gateway_matches_the_grant_with_the_group_as_written() -> None:
+    text = BY_KIND.replace("GRANTED", "gateway.envoyproxy.io")
+    assert _backend_refs(text)[2][0] == "RefNotPermitted"
+    (finding,) = only(lint_text(text), "PL402")
+    assert finding.path == "spec.rules[0].backendRefs[2]" and finding.line == 22
+
+
+def test_other_controllers_keep_the_group_and_kind_together() -> None:
+    # NGINX Gateway Fabric supports core Services only; a route whose GatewayClass is not in the
+    # input gets the Gateway API's own resolution: a core kind other than Service is InvalidKind.
+    for text, first_line in (
+        (BY_KIND.replace("gateway.envoyproxy.io/gatewayclass-controller", "gateway.nginx.org/nginx-gateway-controller"), 20),
+        (BY_KIND.split("---\n", 1)[1], 15),  # no GatewayClass: 5 lines fewer
+    ):
+        text = text.replace("GRANTED", '""')
+        errors = [f for f in only(lint_text(text), "PL411") if f.severity is Severity.ERROR]
+        assert [(f.path, f.line) for f in errors] == [
+            ("spec.rules[0].backendRefs[0].kind", first_line),
+            ("spec.rules[0].backendRefs[2].kind", first_line + 2),
+        ]
+        # A Service in Envoy Gateway's group is no core Service here: a kind not modelled.
+        assert _backend_refs(text)[1] == ("Opaque", "gateway.envoyproxy.io", "Service", None)
+
+
 # GEP-1713 (ListenerSet): a ListenerSet listener not distinct from a Gateway listener is
 # Conflicted and not accepted (the Gateway's own listener has precedence); Gateway API, Listeners:
 # "Handling indistinct Listeners".

@@ -131,6 +131,9 @@ class Implementation:
     # Route kinds a backendRef may name to delegate the matched traffic to those routes (kgateway).
     delegation_kinds: tuple[TargetKind, ...] = ()
     delegation_docs: str = ""
+    # Backend kinds a route's backendRef names by kind alone: with the group of any of them
+    # written, the kind decides (Envoy Gateway: `kind: Backend` without a group is its Backend).
+    backend_kinds_by_kind: tuple[TargetKind, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,6 +374,7 @@ def builtin_implementations() -> tuple[Implementation, ...]:
                     tuple(raw["controllerNames"]),
                     tuple(_target_kind(k) for k in delegation.get("kinds", ())),
                     delegation.get("docs", ""),
+                    tuple(_target_kind(k) for k in (raw.get("backendRefsByKind") or {}).get("kinds", ())),
                 )
             )
     return tuple(out)

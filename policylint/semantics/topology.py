@@ -59,7 +59,7 @@ from policylint.k8s.hostnames import effective_hostnames
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
-from policylint.profiles.registry import DataSpec, PolicyProfile, TargetKind
+from policylint.profiles.registry import DataSpec, Implementation, PolicyProfile, TargetKind
 from policylint.semantics.grants import NOT_NEEDED, GrantCheck, Reference
 from policylint.vocabulary import Admission, Attachment, ReferenceStatus, Traffic
 
@@ -995,21 +995,27 @@ class Topology:
         check_existence: bool = True,
         grant_needed: bool = True,
         group_for_kind: Callable[[str], str | None] | None = None,
+        grant_as_written: bool = False,
     ) -> ObjectRef | None:
         name = _str(raw.get("name"))
         if not name:
             return None
-        group = _str(raw.get("group"))
-        group = CORE if group is None else group
+        group = written = _str(raw.get("group")) or CORE
         kind = _str(raw.get("kind")) or default_kind
         if group_for_kind is not None:
-            group = group_for_kind(kind) or group
+            found = group_for_kind(kind)
+            if found is not None:
+                group = found
         cluster_scoped = self.index.kinds.is_cluster_scoped(group, kind)
         # A cluster-scoped object has no namespace, and a reference to it crosses none.
         namespace = "" if cluster_scoped else _str(raw.get("namespace")) or owner.namespace or ""
         port = _int(raw.get("port"))
         has_port = "port" in raw
-        reference = Reference(owner.group, owner.kind, owner.namespace or "", group, kind, namespace, name)
+        # `grant_as_written`: a controller that resolves by kind still matches a ReferenceGrant's
+        # `to` against the group the reference gives (Envoy Gateway's validateBackendNamespace).
+        reference = Reference(
+            owner.group, owner.kind, owner.namespace or "", written if grant_as_written else group, kind, namespace, name
+        )
         grant = self.grants.check(reference) if grant_needed and not cluster_scoped else NOT_NEEDED
         # The kind is checked before the namespace, as controllers do (Envoy Gateway's
         # validateBackendRef: group, then kind, then the ReferenceGrant): a reference no object
@@ -1097,7 +1103,18 @@ class Topology:
             if purpose == "backend" and self._delegation(route, raw):
                 out.append(self._delegate(route, path, raw, rule))
                 return
-            ref = self._resolve_ref(route, path, raw, purpose, default_kind="Service", rule=rule, grant_needed=not mesh_only)
+            by_kind = self._backend_by_kind(route, raw) if purpose != "ext-auth" else None
+            ref = self._resolve_ref(
+                route,
+                path,
+                raw,
+                purpose,
+                default_kind="Service",
+                rule=rule,
+                grant_needed=not mesh_only,
+                group_for_kind=by_kind,
+                grant_as_written=by_kind is not None,
+            )
             if ref is not None:
                 out.append(ref)
 
@@ -1132,16 +1149,38 @@ class Topology:
         wanted = TargetKind(CORE if group is None else group, kind or "Service")
         if not any(wanted in i.delegation_kinds for i in implementations):
             return False
-        known_without = 0
-        gateways = [g for g in (self._parent_gateway(a) for a in self.parents.get(id(route), [])) if g is not None]
-        for gateway in gateways:
+        known = self._parent_implementations(route)
+        return not known or any(i is None or wanted in i.delegation_kinds for i in known)
+
+    def _backend_by_kind(self, route: K8sObject, raw: Mapping[str, Any]) -> Callable[[str], str | None] | None:
+        """How a backendRef's kind picks its group, when the controller of every parent Gateway
+        of the route resolves backends by kind alone (profile `implementations[].backendRefsByKind`)
+        and the group written is one of its backend groups; None for the Gateway API's own
+        resolution (group and kind together), which a plain Service reference always gets."""
+        group = _str(raw.get("group")) or CORE
+        kind = _str(raw.get("kind")) or "Service"
+        if group == CORE and kind == "Service":
+            return None
+        known = self._parent_implementations(route)
+        if not known or any(i is None for i in known):
+            return None
+        kinds = {i.backend_kinds_by_kind for i in known if i is not None}
+        if len(kinds) != 1:
+            return None  # Gateways of controllers that disagree: the specification decides
+        (by_kind,) = kinds
+        if group not in {k.group for k in by_kind}:
+            return None
+        return functools.partial(_group_of_kind, by_kind)
+
+    def _parent_implementations(self, route: K8sObject) -> list[Implementation | None]:
+        """The implementation of each parent Gateway of the route (through a ListenerSet too),
+        by its GatewayClass's controllerName; None for one policylint does not know."""
+        out: list[Implementation | None] = []
+        for gateway in (g for g in (self._parent_gateway(a) for a in self.parents.get(id(route), [])) if g is not None):
             ref = self.class_refs.get(id(gateway))
             controller = _str(ref.target.spec.get("controllerName")) if ref is not None and ref.target is not None else None
-            implementation = self.resolution.profiles.implementation_of(controller) if controller else None
-            if implementation is None or wanted in implementation.delegation_kinds:
-                return True
-            known_without += 1
-        return known_without == 0
+            out.append(self.resolution.profiles.implementation_of(controller) if controller else None)
+        return out
 
     def _parent_gateway(self, attachment: ParentAttachment) -> K8sObject | None:
         parent = attachment.parent
@@ -1378,6 +1417,10 @@ def _proper_fields(policy: Policy) -> list[str]:
     if profile.merge.strategy_field:
         skip.add(profile.merge.strategy_field)
     return [k for k in policy.obj.spec if k not in skip]
+
+
+def _group_of_kind(kinds: Sequence[TargetKind], kind: str) -> str | None:
+    return next((k.group for k in kinds if k.kind == kind), None)
 
 
 def _constant(value: str, _kind: str) -> str:
