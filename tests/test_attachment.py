@@ -258,7 +258,9 @@ def test_a_core_backend_that_is_not_a_service_is_invalid_kind() -> None:
 # Envoy Gateway checks a backendRef's group and kind apart and looks the object up by kind
 # (internal/gatewayapi/validate.go: validateBackendRefGroup, validateBackendRefKind,
 # validateBackendRef); its translator test backendtrafficpolicy-dns-lookup-family names
-# `kind: Backend` with no group from an HTTPRoute and a GRPCRoute, both ResolvedRefs=True.
+# `kind: Backend` with no group from an HTTPRoute and a GRPCRoute, both ResolvedRefs=True, and
+# httproute-with-multiple-invalid-rules a `kind: ServiceImport` with no group that is missing:
+# "service import default/serviceimport-not-found-1 not found" (BackendNotFound, not InvalidKind).
 # The ReferenceGrant is matched with the group as written (validateBackendNamespace).
 BY_KIND = """\
 apiVersion: gateway.networking.k8s.io/v1
@@ -283,6 +285,7 @@ spec:
     - {kind: Backend, name: fqdn, port: 8080}
     - {group: gateway.envoyproxy.io, kind: Service, name: web, port: 80}
     - {kind: Backend, name: far, namespace: other, port: 8080}
+    - {kind: ServiceImport, name: missing, port: 8080}
 ---
 apiVersion: gateway.envoyproxy.io/v1alpha1
 kind: Backend
@@ -326,8 +329,11 @@ def test_envoy_gateway_resolves_a_backend_ref_by_its_kind() -> None:
         ("Resolved", "gateway.envoyproxy.io", "Backend", "Backend"),
         ("Resolved", "", "Service", "Service"),
         ("Resolved", "gateway.envoyproxy.io", "Backend", "Backend"),
+        ("NotFound", "multicluster.x-k8s.io", "ServiceImport", None),
     ]
-    assert [f.rule for f in lint_text(text).findings if f.severity is Severity.ERROR] == []
+    errors = [f for f in lint_text(text).findings if f.severity is Severity.ERROR]
+    assert [(f.rule, f.path, f.line) for f in errors] == [("PL411", "spec.rules[0].backendRefs[3]", 23)]
+    assert "names ServiceImport app/missing, which is not in the input" in errors[0].message
 
 
 def test_envoy_gateway_matches_the_grant_with_the_group_as_written() -> None:
@@ -349,6 +355,7 @@ def test_other_controllers_keep_the_group_and_kind_together() -> None:
         assert [(f.path, f.line) for f in errors] == [
             ("spec.rules[0].backendRefs[0].kind", first_line),
             ("spec.rules[0].backendRefs[2].kind", first_line + 2),
+            ("spec.rules[0].backendRefs[3].kind", first_line + 3),
         ]
         # A Service in Envoy Gateway's group is no core Service here: a kind not modelled.
         assert _backend_refs(text)[1] == ("Opaque", "gateway.envoyproxy.io", "Service", None)
