@@ -341,6 +341,11 @@ def test_envoy_gateway_matches_the_grant_with_the_group_as_written() -> None:
     assert _backend_refs(text)[2][0] == "RefNotPermitted"
     (finding,) = only(lint_text(text), "PL402")
     assert finding.path == "spec.rules[0].backendRefs[2]" and finding.line == 22
+    # The hint and the fix name the group the grant must give, not the one the kind resolved to.
+    assert finding.hint is not None and 'to: {group: "", kind: Backend}' in finding.hint
+    assert finding.fix is not None
+    (edit,) = finding.fix.edits
+    assert isinstance(edit.value, dict) and edit.value["spec"]["to"] == [{"group": "", "kind": "Backend", "name": "far"}]
 
 
 def test_other_controllers_keep_the_group_and_kind_together() -> None:

@@ -110,8 +110,7 @@ def checked_references(project: Project) -> list[CheckedReference]:
             owner_ns = obj.namespace or ""
             if ref.grant is None or ref.namespace == owner_ns:
                 continue
-            reference = Reference(obj.group, obj.kind, owner_ns, ref.group, ref.kind, ref.namespace, ref.name)
-            out.append(CheckedReference(obj, ref.path, reference, ref.grant))
+            out.append(CheckedReference(obj, ref.path, ref.grant_reference(), ref.grant))
     for policy in project.resolution.policies():
         own = policy.obj.namespace
         for res in project.resolution.targets(policy):
@@ -189,7 +188,7 @@ class CrossNamespaceTargetNotPermitted(Rule):
             f' {obj.namespace}, so the policy does not attach (GEP-713 "Cross namespace references": the target\'s'
             f" namespace must accept the policy through a handshake)"
         )
-        fix = grant_fix(reference, index)
+        fix = grant_fix(reference, index.lookup(reference.to_group, reference.to_kind, reference.to_namespace, reference.to_name))
         return self.issue(
             obj, ref.path, message, related=near_miss_related(res.grant), hint=sentence(reference.grant_hint()), fix=fix
         )
@@ -270,7 +269,7 @@ class CrossNamespaceReferenceNotPermitted(Rule):
 
     def _issue(self, owner: K8sObject, ref: ObjectRef, index: ProjectIndex) -> Issue:
         owner_ns = owner.namespace or ""
-        reference = Reference(owner.group, owner.kind, owner_ns, ref.group, ref.kind, ref.namespace, ref.name)
+        reference = ref.grant_reference()
         noun = _NOUN.get(ref.purpose, "reference")
         consequence = _REFUSED.get(ref.purpose, "the controller refuses this reference (RefNotPermitted)")
         message = (
@@ -280,18 +279,18 @@ class CrossNamespaceReferenceNotPermitted(Rule):
         )
         near = ref.grant.near_misses if ref.grant is not None else ()
         message += f"; {near[0].reason}" if near else ""
-        fix = grant_fix(reference, index)
+        # Looked up by the group the reference resolved to, which the grant may not name (`grant_group`).
+        fix = grant_fix(reference, index.lookup(ref.group, ref.kind, ref.namespace, ref.name))
         return self.issue(
             owner, ref.path, message, related=near_miss_related(ref.grant), hint=sentence(reference.grant_hint()), fix=fix
         )
 
 
-def grant_fix(reference: Reference, index: ProjectIndex) -> Fix | None:
+def grant_fix(reference: Reference, referent: K8sObject | None) -> Fix | None:
     """The ReferenceGrant that permits `reference`, narrowed to the one object it names, appended
     to the referent's file. Unsafe: the referent's namespace starts trusting another namespace,
     which is its owners' decision (Gateway API ReferenceGrant: the handshake exists so that they
     make it)."""
-    referent = index.lookup(reference.to_group, reference.to_kind, reference.to_namespace, reference.to_name)
     if referent is None:
         return None  # nothing to grant access to yet: the missing object is the problem
     document = {

@@ -213,9 +213,18 @@ class ObjectRef:
     port_section: Section | None = None
     grant: GrantCheck | None = None
     detail: str = ""  # MissingData: what the object lacks
+    # The group a ReferenceGrant had to name, where it is not `group`: a controller that resolves
+    # by kind matches grants against the group as written (`_resolve_ref`, `grant_as_written`).
+    grant_group: str | None = None
 
     def label(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
+
+    def grant_reference(self) -> Reference:
+        """The edge `grant` was checked for: what a ReferenceGrant must permit."""
+        owner = self.owner
+        group = self.group if self.grant_group is None else self.grant_group
+        return Reference(owner.group, owner.kind, owner.namespace or "", group, self.kind, self.namespace, self.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1013,8 +1022,9 @@ class Topology:
         has_port = "port" in raw
         # `grant_as_written`: a controller that resolves by kind still matches a ReferenceGrant's
         # `to` against the group the reference gives (Envoy Gateway's validateBackendNamespace).
+        grant_group = written if grant_as_written and written != group else None
         reference = Reference(
-            owner.group, owner.kind, owner.namespace or "", written if grant_as_written else group, kind, namespace, name
+            owner.group, owner.kind, owner.namespace or "", group if grant_group is None else grant_group, kind, namespace, name
         )
         grant = self.grants.check(reference) if grant_needed and not cluster_scoped else NOT_NEEDED
         # The kind is checked before the namespace, as controllers do (Envoy Gateway's
@@ -1046,6 +1056,7 @@ class Topology:
             "has_port": has_port,
             "rule": rule,
             "grant": grant,
+            "grant_group": grant_group,
         }
         if invalid_kind:
             return ObjectRef(status=ReferenceStatus.INVALID_KIND, detail=invalid_kind, **base)  # type: ignore[arg-type]
