@@ -246,6 +246,64 @@ def test_a_missing_configmap_in_a_policy_spec_makes_it_invalid_when_the_input_is
     )
 
 
+# Istio's golden statuses (pilot/pkg/config/kube/gateway/testdata: invalid.yaml `invalid-cert-kind`,
+# `invalid-frontendvalidation-unknown`; frontend-tls-invalid.yaml `invalid-frontend-ca-kind`;
+# backend-tls-client-cert.yaml `backend-tls-unsupported-kind`) follow the Gateway API's reasons
+# (apis/v1/gateway_types.go): a core kind a Gateway's certificate field does not take is
+# InvalidCertificateRef on the listener, InvalidCACertificateKind on the HTTPS listeners, and
+# InvalidClientCertificateRef on the Gateway.
+_CERTIFICATE_KINDS = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: istio
+  tls:
+    backend:
+      clientCertificateRef: {group: "", kind: ConfigMap, name: client}
+    frontend:
+      default:
+        validation:
+          caCertificateRefs:
+          - {group: "", kind: Service, name: ca}
+          - {group: "", kind: Secret, name: ca}
+  listeners:
+  - name: https
+    port: 443
+    protocol: HTTPS
+    tls:
+      certificateRefs:
+      - {group: "", kind: unknown, name: cert}
+      - {name: cert}
+"""
+
+
+def test_a_core_kind_a_gateway_certificate_field_does_not_take_is_reported_with_the_gateway_api_reason() -> None:
+    # Before: nothing (certificate references to Secrets and ConfigMaps that may live outside the
+    # repository are not looked up, and the kind was never checked).
+    findings = only(lint_text(_CERTIFICATE_KINDS), "PL417")
+    assert [(f.path, f.line) for f in findings] == [
+        ("spec.tls.backend.clientCertificateRef.kind", 8),
+        ("spec.tls.frontend.default.validation.caCertificateRefs[0].kind", 13),
+        ("spec.listeners[0].tls.certificateRefs[0].kind", 21),
+    ]
+    client, ca, listener = (f.message for f in findings)
+    assert client.startswith("client certificate reference names a ConfigMap (group core), a core kind the field does not take")
+    assert "the Gateway gets ResolvedRefs=False, InvalidClientCertificateRef" in client
+    assert "(it takes ConfigMap or Secret)" in ca and "ResolvedRefs=False, InvalidCACertificateKind" in ca
+    assert "the listener gets ResolvedRefs=False, InvalidCertificateRef" in listener
+
+
+def test_a_missing_certificate_names_the_reason_of_the_field() -> None:
+    text = _CERTIFICATE_KINDS.replace("kind: ConfigMap, name: client", "kind: Secret, name: client")
+    text = text.replace("kind: Service, name: ca", "kind: ConfigMap, name: ca").replace("kind: unknown", "kind: Secret")
+    messages = [f.message for f in only(lint_text(text, complete=True), "PL417")]
+    assert len(messages) == 5  # nothing of the kinds is in the input, which is complete
+    assert "InvalidClientCertificateRef" in messages[0]
+    assert "InvalidCACertificateRef (and Accepted=False, NoValidCACertificate" in messages[1]
+    assert all("InvalidCertificateRef" in m for m in messages[3:])
+
+
 def test_complete_on_the_command_line() -> None:
     result = CliRunner().invoke(
         cli, ["check", "--no-cache", "--complete", "-", "--stdin-filename", "m.yaml"], input=_RESPONSE_OVERRIDE

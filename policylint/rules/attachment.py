@@ -872,11 +872,7 @@ class CertificateRefInvalid(Rule):
                 if what is None:
                     continue
                 if ref.status == NOT_FOUND:
-                    effect = (
-                        "the policy is rejected (Accepted=False, Invalid)"
-                        if ref.purpose in ("policy-certificate", "policy-object")
-                        else "the listener has no valid certificate (ResolvedRefs=False, InvalidCertificateRef)"
-                    )
+                    effect = _certificate_effect(ref.purpose, invalid_kind=False)
                     why = (
                         "which is not in the input (declared complete: --complete)"
                         if complete
@@ -890,16 +886,39 @@ class CertificateRefInvalid(Rule):
                     hint = f"Add the data the controller reads to {ref.label()}, or reference an object that holds it."
                     yield self.issue(owner, ref.path, message, hint=hint)
                 elif ref.status == ReferenceStatus.INVALID_KIND:
+                    unsupported = ref.detail or "a kind its policy kind does not support"
                     message = (
-                        f"{what} names a {ref.kind} (group {ref.group or 'core'}), a kind its policy kind does not support:"
-                        " the policy is rejected (Accepted=False, Invalid)"
+                        f"{what} names a {ref.kind} (group {ref.group or 'core'}), {unsupported}:"
+                        f" {_certificate_effect(ref.purpose, invalid_kind=True)}"
                     )
-                    hint = (
-                        "Reference a kind the field supports (the policy kind's API reference lists them)."
-                        if ref.purpose == "policy-object"
-                        else "Reference a ConfigMap (the core kind) or a Secret."
-                    )
-                    yield self.issue(owner, join(ref.path, "kind"), message, hint=hint)
+                    yield self.issue(owner, join(ref.path, "kind"), message, hint=_KIND_HINTS[ref.purpose])
+
+
+# What the controller writes when such a reference is invalid. A Gateway's own references: the
+# Gateway API's reasons (apis/v1/gateway_types.go: ListenerReasonInvalidCertificateRef,
+# GatewayReasonInvalidClientCertificateRef, ListenerReasonInvalidCACertificateRef and
+# ...InvalidCACertificateKind, ListenerReasonNoValidCACertificate); a policy's: it is rejected.
+def _certificate_effect(purpose: str, *, invalid_kind: bool) -> str:
+    if purpose == "certificate":
+        return "the listener gets ResolvedRefs=False, InvalidCertificateRef, and has no valid certificate"
+    if purpose == "client-certificate":
+        return "the Gateway gets ResolvedRefs=False, InvalidClientCertificateRef: no client certificate is presented to backends"
+    if purpose == "ca-certificate":
+        reason = "InvalidCACertificateKind" if invalid_kind else "InvalidCACertificateRef"
+        return (
+            f"the HTTPS listeners it applies to get ResolvedRefs=False, {reason} (and Accepted=False,"
+            " NoValidCACertificate where none of their CA references is valid)"
+        )
+    return "the policy is rejected (Accepted=False, Invalid)"
+
+
+_KIND_HINTS = {
+    "certificate": "Reference a Secret of type kubernetes.io/tls.",
+    "client-certificate": "Reference a Secret holding tls.crt and tls.key.",
+    "ca-certificate": "Reference a ConfigMap with key ca.crt (the core kind).",
+    "policy-certificate": "Reference a ConfigMap (the core kind) or a Secret.",
+    "policy-object": "Reference a kind the field supports (the policy kind's API reference lists them).",
+}
 
 
 class PolicyRejectedOnTarget(Rule):

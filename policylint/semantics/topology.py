@@ -1281,8 +1281,15 @@ class Topology:
                 return  # rejected with its owner (PL010)
             if isinstance(raw, dict):
                 ref = self._resolve_ref(owner, path, raw, purpose, default_kind=default_kind, check_existence=False)
-                if ref is not None:
-                    out.append(ref)
+                if ref is None:
+                    return
+                core = _CORE_CERTIFICATE_KINDS[purpose]
+                if ref.group == CORE and ref.kind not in core:
+                    # A core kind holds a certificate in the kinds the field names and no other: the
+                    # rest of the core group is no "implementation-specific custom resource".
+                    detail = f"a core kind the field does not take (it takes {' or '.join(core)})"
+                    ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None, detail=detail)
+                out.append(ref)
 
         for i, listener in enumerate(_list(owner.spec.get("listeners"))):
             for j, cert in enumerate(_list(_dict(_dict(listener).get("tls")).get("certificateRefs"))):
@@ -1428,6 +1435,17 @@ def _proper_fields(policy: Policy) -> list[str]:
     if profile.merge.strategy_field:
         skip.add(profile.merge.strategy_field)
     return [k for k in policy.obj.spec if k not in skip]
+
+
+# The core kinds a Gateway's certificate references may name (Gateway API, apis/v1/gateway_types.go):
+# listener certificateRefs and the backend client certificate "can reference standard Kubernetes
+# resources, i.e. Secret, or implementation-specific custom resources"; a frontend CA reference is
+# a ConfigMap (Core support, key ca.crt) or, as implementations document, a Secret.
+_CORE_CERTIFICATE_KINDS: Mapping[str, tuple[str, ...]] = {
+    "certificate": ("Secret",),
+    "client-certificate": ("Secret",),
+    "ca-certificate": ("ConfigMap", "Secret"),
+}
 
 
 def _group_of_kind(kinds: Sequence[TargetKind], kind: str) -> str | None:
