@@ -60,6 +60,37 @@ def test_pl405_typo_names_the_close_class_instead_of_the_external_hint() -> None
     assert [r.line for r in finding.related] == [3]
 
 
+# Istio serves istio, istio-waypoint, istio-remote and istio-east-west with no GatewayClass
+# object (pilot/pkg/config/kube/gatewaycommon: BuiltinGatewayClasses, FetchGatewayClass); its
+# golden status for testdata/listenerset-invalid.yaml has Gateway `waypoint` (class
+# istio-waypoint, not in the input) Accepted=True.
+ISTIO_CLASS = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: istio}
+spec: {controllerName: istio.io/gateway-controller}
+---
+"""
+
+
+def test_an_istio_built_in_class_exists_where_istio_runs() -> None:
+    # Before: PL405 error, "references a non-existent GatewayClass istio-waypoint".
+    text = ISTIO_CLASS + gateway(class_name="istio-waypoint") + route("[{name: gw}]") + service()
+    result = lint_text(text)
+    assert only(result, "PL405") == []
+    topology = result.project.topology()
+    (gw,) = topology.gateways()
+    ref = topology.class_refs[id(gw)]
+    assert (ref.status.value, ref.controller) == ("External", "istio.io/mesh-controller")
+    (web,) = result.project.index.of_kind("gateway.networking.k8s.io", "HTTPRoute")
+    assert topology.traffic(web)[0] == "Carries"
+
+
+def test_an_istio_built_in_class_is_missing_where_only_another_controller_runs() -> None:
+    (finding,) = only(lint_text(CLASS + gateway(ns="infra", class_name="istio-waypoint")), "PL405")
+    assert finding.severity is Severity.ERROR and "non-existent GatewayClass istio-waypoint" in finding.message
+
+
 def test_pl406_missing_namespace_hint_and_external_parent() -> None:
     text = SHARED + route("[{name: shared}]")
     (finding,) = only(lint_text(text), "PL406")

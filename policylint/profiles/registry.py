@@ -134,6 +134,9 @@ class Implementation:
     # Backend kinds a route's backendRef names by kind alone: with the group of any of them
     # written, the kind decides (Envoy Gateway: `kind: Backend` without a group is its Backend).
     backend_kinds_by_kind: tuple[TargetKind, ...] = ()
+    # GatewayClass names the implementation serves with no GatewayClass object, and the
+    # controllerName each stands for: (name, controllerName).
+    builtin_classes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,6 +378,7 @@ def builtin_implementations() -> tuple[Implementation, ...]:
                     tuple(_target_kind(k) for k in delegation.get("kinds", ())),
                     delegation.get("docs", ""),
                     tuple(_target_kind(k) for k in (raw.get("backendRefsByKind") or {}).get("kinds", ())),
+                    tuple((c["name"], c["controllerName"]) for c in (raw.get("builtinGatewayClasses") or {}).get("classes", ())),
                 )
             )
     return tuple(out)

@@ -233,6 +233,14 @@ class ClassRef:
     name: str | None
     status: ReferenceStatus  # Resolved | NotFound | External | InvalidRef
     target: K8sObject | None = None
+    # The controllerName of a class the implementation serves without an object (External).
+    builtin_controller: str | None = None
+
+    @property
+    def controller(self) -> str | None:
+        if self.target is not None:
+            return _str(self.target.spec.get("controllerName"))
+        return self.builtin_controller
 
 
 def _kind_admission(listener: Listener, route: K8sObject) -> Rejection | None:
@@ -316,6 +324,7 @@ class Topology:
         self._managed: dict[tuple[str, str], set[str]] = {}
         self._referrers: dict[int, list[ObjectRef]] = defaultdict(list)
         self._groups: frozenset[str] | None = None
+        self._builtin: dict[str, str] | None = None
         self._target_errors: dict[tuple[int, int], tuple[TargetError, ...]] = {}
         self._delegated_by: dict[int, list[K8sObject]] = defaultdict(list)
         self._conflicts: dict[int, tuple[Listener, str]] = {}  # id(listener) -> (the one it yields to, why)
@@ -756,7 +765,30 @@ class Topology:
             return ClassRef(gateway, name, RESOLVED, target)
         if self.external.match(GATEWAY_GROUP, "GatewayClass", None, name):
             return ClassRef(gateway, name, ReferenceStatus.EXTERNAL)
+        controller = self._builtin_classes().get(name)
+        if controller is not None:
+            return ClassRef(gateway, name, ReferenceStatus.EXTERNAL, builtin_controller=controller)
         return ClassRef(gateway, name, NOT_FOUND)
+
+    def _builtin_classes(self) -> dict[str, str]:
+        """Class name -> controllerName, for the classes an implementation serves without a
+        GatewayClass object (profile `implementations[].builtinGatewayClasses`), of the
+        implementations a GatewayClass in the input shows to be running."""
+        if self._builtin is None:
+            profiles = self.resolution.profiles
+            running = {
+                implementation.name
+                for gateway_class in self.index.of_kind(GATEWAY_GROUP, "GatewayClass")
+                if (controller := _str(gateway_class.spec.get("controllerName"))) is not None
+                and (implementation := profiles.implementation_of(controller)) is not None
+            }
+            self._builtin = {
+                name: controller
+                for implementation in profiles.implementations
+                if implementation.name in running
+                for name, controller in implementation.builtin_classes
+            }
+        return self._builtin
 
     def _attach_listener_set(self, listener_set: K8sObject) -> ListenerSetAttachment:
         raw = listener_set.spec.get("parentRef")
@@ -1189,7 +1221,7 @@ class Topology:
         out: list[Implementation | None] = []
         for gateway in (g for g in (self._parent_gateway(a) for a in self.parents.get(id(route), [])) if g is not None):
             ref = self.class_refs.get(id(gateway))
-            controller = _str(ref.target.spec.get("controllerName")) if ref is not None and ref.target is not None else None
+            controller = ref.controller if ref is not None else None
             out.append(self.resolution.profiles.implementation_of(controller) if controller else None)
         return out
 
