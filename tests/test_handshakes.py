@@ -382,6 +382,42 @@ def test_route_delegation_needs_no_grant_and_its_children_no_parent_refs() -> No
         assert [r.name for r in topology.delegated_by(child)] == ["parent"]
 
 
+def test_a_grandchild_of_delegation_needs_no_parent_refs() -> None:
+    # kgateway's translator test delegation/recursive.yaml: route-a (no parentRefs) delegates to
+    # route-a-b (no parentRefs), which kgateway programs; its docs (route-delegation): a grandchild
+    # "can ... be selected by all child HTTPRoute resources that want to delegate traffic to this
+    # grandchild". Before: PL410 on the grandchild, while PL413 found it carrying traffic.
+    grandchild = """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: grandchild, namespace: team3}
+spec:
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /anything/team1/foo/a}}]
+    backendRefs: [{name: httpbin, port: 8000}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: httpbin, namespace: team3}
+spec: {ports: [{port: 8000}]}
+"""
+    text = KGATEWAY_DELEGATION.replace(
+        "    backendRefs: [{name: httpbin, port: 8000}]\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n"
+        "metadata: {name: child-team2",
+        "    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: '*', namespace: team3}]\n---\n"
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: child-team2",
+        1,
+    )
+    assert text != KGATEWAY_DELEGATION
+    result = lint_text(text + grandchild)
+    assert [(f.rule, f.object.name if f.object else None) for f in result.findings] == []
+    child = result.project.index.lookup("gateway.networking.k8s.io", "HTTPRoute", "team3", "grandchild")
+    assert child is not None and result.project.topology().traffic(child)[0] == "Carries"
+    # A chain whose head names no parent reaches nothing: both routes of a cycle keep PL410
+    # (test_a_delegation_cycle_carries_no_traffic).
+
+
 def test_a_controller_that_does_not_delegate_gets_invalid_kind() -> None:
     # Envoy Gateway's validateBackendRefKind: "Kind is invalid, only Service, MCS ServiceImport and
     # Envoy Gateway Backend are supported" (ResolvedRefs=False, InvalidKind).

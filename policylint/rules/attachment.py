@@ -553,9 +553,9 @@ class RouteWithoutParentRefs(Rule):
                 # Experimental default Gateways (docs/semantics.md#routes-without-parents): the route
                 # is claimed by every Gateway with defaultScope: All, which may live outside the input.
                 continue
-            if any(parent.spec.get("parentRefs") for parent in topology.delegated_by(route)):
-                # A child of route delegation: its parent route hands it traffic (kgateway), and
-                # whether the parent attaches is the parent's finding.
+            if topology.delegated_from_parents(route):
+                # A child of route delegation, at any depth: a route up the chain hands it traffic
+                # (kgateway), and whether that one attaches is its own finding.
                 continue
             path = "spec.parentRefs" if "parentRefs" in route.spec else ("spec" if "spec" in route.data else "metadata.name")
             message = (

@@ -1289,6 +1289,22 @@ class Topology:
                 )
         return self.traffic(owner)
 
+    def delegated_from_parents(self, route: K8sObject) -> bool:
+        """Whether a route up some chain of route delegation to this one names parents of its own
+        (the chain's head, whose attachment is its own finding: a grandchild selected by a child
+        that has none is still reached); a delegation cycle reaches none."""
+        seen = {id(route)}
+        stack = list(self.delegated_by(route))
+        while stack:
+            parent = stack.pop()
+            if id(parent) in seen:
+                continue
+            seen.add(id(parent))
+            if parent.spec.get("parentRefs"):
+                return True
+            stack.extend(self.delegated_by(parent))
+        return False
+
     def _delegated_traffic(self, route: K8sObject, seen: set[int]) -> bool:
         """Whether a route that delegates to this one carries traffic (through its own parents, or
         through a route delegating to it in turn; a delegation cycle carries none)."""
