@@ -921,6 +921,40 @@ _KIND_HINTS = {
 }
 
 
+class ListenerRouteKindNotCarried(Rule):
+    """A listener's `allowedRoutes.kinds` lists a Gateway API route kind its protocol cannot carry."""
+
+    id = "PL419"
+    name = "listener-route-kind-not-carried"
+    severity = Severity.ERROR
+    subjects = frozenset({"Gateway", "ListenerSet"})
+    reads = frozenset({Stage.TOPOLOGY})
+
+    def check(self, project: Project) -> Iterable[Issue]:
+        topology = project.topology()
+        for group, kind in _LISTENER_PARENTS:
+            for owner in project.index.of_kind(group, kind):
+                for listener in topology.listeners(owner):
+                    if not listener.uncarried:
+                        continue
+                    carried = listener.default_kinds() or ()
+                    listed = listener.allowed_kinds or ()
+                    none_left = all(k not in carried for _, k in listed)
+                    protocol = listener.protocol if listener.protocol != "TLS" else f"TLS {listener.tls_mode or 'Terminate'}"
+                    a = "an" if (protocol or "").startswith("H") else "a"  # an HTTP(S), a TCP, UDP or TLS listener
+                    for position, route_kind in listener.uncarried:
+                        message = (
+                            f"listener {listener.name} of {kind} {where(owner)} lists {route_kind} in allowedRoutes.kinds,"
+                            f" which {a} {protocol} listener cannot carry (it carries {', '.join(carried)}): the listener"
+                            " gets ResolvedRefs=False, InvalidRouteKinds"
+                            + (", and admits no route at all" if none_left else f", and no {route_kind} attaches to it")
+                            + " (Gateway API Listener.AllowedRoutes)"
+                        )
+                        hint = f"List the kinds {a} {protocol} listener carries ({', '.join(carried)}), or change its protocol."
+                        path = join(listener.path, "allowedRoutes", "kinds", position, "kind")
+                        yield self.issue(owner, path, message, hint=hint)
+
+
 class PolicyRejectedOnTarget(Rule):
     """The controller rejects a policy on one of its targets: plain-HTTP listeners sharing a port it covers only in part, a target kind that merged Gateways rule out, or a field it does not support on that kind of target."""
 
@@ -976,4 +1010,5 @@ RULES: list[type[Rule]] = [
     ListenerConflict,
     CertificateRefInvalid,
     PolicyRejectedOnTarget,
+    ListenerRouteKindNotCarried,
 ]

@@ -122,6 +122,9 @@ class Listener:
     malformed: bool = False
     unknown_name: bool = False
     unknown_port: bool = False
+    # (position in allowedRoutes.kinds, kind) of the Gateway API route kinds listed there that the
+    # protocol cannot carry: the listener gets ResolvedRefs=False, InvalidRouteKinds.
+    uncarried: tuple[tuple[int, str], ...] = ()
 
     @property
     def name(self) -> str | None:
@@ -741,19 +744,31 @@ class Topology:
                     if isinstance(k, dict) and isinstance(k.get("kind"), str)
                 )
             tls = _dict(raw.get("tls"))
-            out.append(
-                Listener(
-                    owner=owner,
-                    section=section,
-                    port=_int(raw.get("port")),
-                    protocol=_str(raw.get("protocol")),
-                    hostname=_str(raw.get("hostname")) or None,
-                    tls_mode=_str(tls.get("mode")),
-                    allowed_from=allowed_from,
-                    allowed_selector=selector,
-                    allowed_kinds=kinds,
-                )
+            listener = Listener(
+                owner=owner,
+                section=section,
+                port=_int(raw.get("port")),
+                protocol=_str(raw.get("protocol")),
+                hostname=_str(raw.get("hostname")) or None,
+                tls_mode=_str(tls.get("mode")),
+                allowed_from=allowed_from,
+                allowed_selector=selector,
+                allowed_kinds=kinds,
             )
+            carried = listener.default_kinds() if kinds else None
+            if carried is not None and isinstance(kinds_raw, list):
+                # Only the Gateway API's own route kinds: another group's kind is the implementation's.
+                uncarried = tuple(
+                    (j, k["kind"])
+                    for j, k in enumerate(kinds_raw)
+                    if isinstance(k, dict)
+                    and isinstance(k.get("kind"), str)
+                    and k.get("group", GATEWAY_GROUP) == GATEWAY_GROUP
+                    and k["kind"] not in carried
+                )
+                if uncarried:
+                    listener = dataclasses.replace(listener, uncarried=uncarried)
+            out.append(listener)
         return out
 
     def _class_ref(self, gateway: K8sObject) -> ClassRef:
