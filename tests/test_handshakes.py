@@ -5,6 +5,7 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from policylint.cli import cli
+from policylint.k8s.external import ExternalObjects
 from policylint.rules.engine import Selection
 from tests.lintutil import lint_text, only
 from tests.manifests import S15 as TOPOLOGY
@@ -416,6 +417,20 @@ spec: {ports: [{port: 8000}]}
     assert child is not None and result.project.topology().traffic(child)[0] == "Carries"
     # A chain whose head names no parent reaches nothing: both routes of a cycle keep PL410
     # (test_a_delegation_cycle_carries_no_traffic).
+
+
+def test_a_child_route_whose_delegating_parent_is_declared_external_is_not_reported() -> None:
+    # A team's repository with only its child route (kgateway docs, route-delegation/basic.md: the
+    # child "is automatically selected by all parent HTTPRoute resources that delegate traffic to
+    # this child"). Before: PL410 even with the parent declared external.
+    child = KGATEWAY_DELEGATION.split("---\n")[3] + "---\n" + KGATEWAY_DELEGATION.split("---\n")[5]
+    assert "name: child-team1" in child and "kind: Service" in child
+    assert [f.object.name for f in only(lint_text(child), "PL410") if f.object] == ["child-team1"]
+    parent = ExternalObjects.parse(["HTTPRoute/kgateway-system/parent"])
+    assert only(lint_text(child, external=parent), "PL410") == []
+    # Under a controller known not to delegate, a declared external route changes nothing.
+    eg = "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: eg}\nspec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}\n---\n"
+    assert [f.object.name for f in only(lint_text(eg + child, external=parent), "PL410") if f.object] == ["child-team1"]
 
 
 def test_a_controller_that_does_not_delegate_gets_invalid_kind() -> None:

@@ -71,6 +71,13 @@ class ExternalObjects:
                 return pattern
         return None
 
+    def declares_kind(self, group: str, kind: str) -> bool:
+        """Some object of this kind, anywhere, may be external (`HTTPRoute/platform/*`)."""
+        return any(
+            fnmatch.fnmatchcase(kind.lower(), p.kind) and (p.group is None or fnmatch.fnmatchcase(group, p.group))
+            for p in self.patterns
+        )
+
     def covers_namespace(self, group: str, kind: str, namespace: str) -> bool:
         """Some object of this kind in `namespace` may be external (`ReferenceGrant/team-b/*`)."""
         return any(

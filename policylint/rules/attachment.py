@@ -553,9 +553,10 @@ class RouteWithoutParentRefs(Rule):
                 # Experimental default Gateways (docs/semantics.md#routes-without-parents): the route
                 # is claimed by every Gateway with defaultScope: All, which may live outside the input.
                 continue
-            if topology.delegated_from_parents(route):
+            if topology.delegated_from_parents(route) or topology.may_be_delegated(route):
                 # A child of route delegation, at any depth: a route up the chain hands it traffic
-                # (kgateway), and whether that one attaches is its own finding.
+                # (kgateway), and whether that one attaches is its own finding; or one whose
+                # delegating parent may live outside the input.
                 continue
             path = "spec.parentRefs" if "parentRefs" in route.spec else ("spec" if "spec" in route.data else "metadata.name")
             message = (

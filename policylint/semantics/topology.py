@@ -1320,6 +1320,24 @@ class Topology:
             stack.extend(self.delegated_by(parent))
         return False
 
+    def may_be_delegated(self, route: K8sObject) -> bool:
+        """Whether a route may be a child of route delegation from outside the input (a team's
+        repository holding only its child routes): its kind is one an implementation delegates
+        to, routes of that kind are declared external (`--external`), and no GatewayClass in the
+        input belongs to an implementation known not to delegate it."""
+        wanted = TargetKind(route.group, route.kind)
+        profiles = self.resolution.profiles
+        if not any(wanted in i.delegation_kinds for i in profiles.implementations):
+            return False
+        if not self.external.declares_kind(route.group, route.kind):
+            return False
+        for gateway_class in self.index.of_kind(GATEWAY_GROUP, "GatewayClass"):
+            controller = _str(gateway_class.spec.get("controllerName"))
+            implementation = profiles.implementation_of(controller) if controller else None
+            if implementation is not None and wanted not in implementation.delegation_kinds:
+                return False
+        return True
+
     def _delegated_traffic(self, route: K8sObject, seen: set[int]) -> bool:
         """Whether a route that delegates to this one carries traffic (through its own parents, or
         through a route delegating to it in turn; a delegation cycle carries none)."""
