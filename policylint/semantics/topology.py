@@ -790,20 +790,24 @@ class Topology:
         GatewayClass object (profile `implementations[].builtinGatewayClasses`), of the
         implementations a GatewayClass in the input shows to be running."""
         if self._builtin is None:
-            profiles = self.resolution.profiles
-            running = {
-                implementation.name
-                for gateway_class in self.index.of_kind(GATEWAY_GROUP, "GatewayClass")
-                if (controller := _str(gateway_class.spec.get("controllerName"))) is not None
-                and (implementation := profiles.implementation_of(controller)) is not None
-            }
+            running = {i.name for i in self._class_implementations() if i is not None}
             self._builtin = {
                 name: controller
-                for implementation in profiles.implementations
+                for implementation in self.resolution.profiles.implementations
                 if implementation.name in running
                 for name, controller in implementation.builtin_classes
             }
         return self._builtin
+
+    def _class_implementations(self) -> list[Implementation | None]:
+        """The implementation of each GatewayClass in the input, by its controllerName; None for
+        one policylint does not know."""
+        profiles = self.resolution.profiles
+        out: list[Implementation | None] = []
+        for gateway_class in self.index.of_kind(GATEWAY_GROUP, "GatewayClass"):
+            controller = _str(gateway_class.spec.get("controllerName"))
+            out.append(profiles.implementation_of(controller) if controller else None)
+        return out
 
     def _attach_listener_set(self, listener_set: K8sObject) -> ListenerSetAttachment:
         raw = listener_set.spec.get("parentRef")
@@ -1331,12 +1335,7 @@ class Topology:
             return False
         if not self.external.declares_kind(route.group, route.kind):
             return False
-        for gateway_class in self.index.of_kind(GATEWAY_GROUP, "GatewayClass"):
-            controller = _str(gateway_class.spec.get("controllerName"))
-            implementation = profiles.implementation_of(controller) if controller else None
-            if implementation is not None and wanted not in implementation.delegation_kinds:
-                return False
-        return True
+        return all(i is None or wanted in i.delegation_kinds for i in self._class_implementations())
 
     def _delegated_traffic(self, route: K8sObject, seen: set[int]) -> bool:
         """Whether a route that delegates to this one carries traffic (through its own parents, or
