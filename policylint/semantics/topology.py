@@ -257,10 +257,10 @@ def _kind_admission(listener: Listener, route: K8sObject) -> Rejection | None:
     if (route.group, route.kind) not in listener.allowed_kinds:
         kinds = ", ".join(k for _, k in listener.allowed_kinds)
         return Rejection(listener, Admission.KIND_NOT_LISTED, f"allowedRoutes.kinds admits {kinds}, not {route.kind}")
-    carried = listener.default_kinds()
-    if carried is not None and route.kind not in carried:
+    if any(kind == route.kind for _, kind in listener.uncarried):
         # A listed kind the protocol cannot carry: the listener gets ResolvedRefs=False,
         # InvalidRouteKinds, and such routes are not attached (docs/semantics.md#listener-admission).
+        carried = listener.default_kinds() or ()
         message = (
             f"allowedRoutes.kinds lists {route.kind}, but a {listener.protocol} listener cannot carry it"
             f" (it carries {', '.join(carried)}; InvalidRouteKinds)"
@@ -735,14 +735,16 @@ class Topology:
                 except SelectorError:
                     selector = None
             kinds_raw = allowed.get("kinds")
+            # (position, group, kind) of each entry, the group defaulted as the API server does. A
+            # group that is present but not a string becomes None, which the declared type omits.
+            listed = [
+                (j, _str(k.get("group")) if k.get("group") is not None else GATEWAY_GROUP, k["kind"])
+                for j, k in enumerate(kinds_raw if isinstance(kinds_raw, list) else ())
+                if isinstance(k, dict) and isinstance(k.get("kind"), str)
+            ]
             kinds: tuple[tuple[str, str], ...] | None = None
             if isinstance(kinds_raw, list) and kinds_raw:
-                # A group that is present but not a string becomes None, which the declared type omits.
-                kinds = tuple(
-                    (_str(k.get("group")) if k.get("group") is not None else GATEWAY_GROUP, k["kind"])  # type: ignore[misc]
-                    for k in kinds_raw
-                    if isinstance(k, dict) and isinstance(k.get("kind"), str)
-                )
+                kinds = tuple((group, kind) for _, group, kind in listed)  # type: ignore[misc]
             tls = _dict(raw.get("tls"))
             listener = Listener(
                 owner=owner,
@@ -756,16 +758,9 @@ class Topology:
                 allowed_kinds=kinds,
             )
             carried = listener.default_kinds() if kinds else None
-            if carried is not None and isinstance(kinds_raw, list):
+            if carried is not None:
                 # Only the Gateway API's own route kinds: another group's kind is the implementation's.
-                uncarried = tuple(
-                    (j, k["kind"])
-                    for j, k in enumerate(kinds_raw)
-                    if isinstance(k, dict)
-                    and isinstance(k.get("kind"), str)
-                    and k.get("group", GATEWAY_GROUP) == GATEWAY_GROUP
-                    and k["kind"] not in carried
-                )
+                uncarried = tuple((j, kind) for j, group, kind in listed if group == GATEWAY_GROUP and kind not in carried)
                 if uncarried:
                     listener = dataclasses.replace(listener, uncarried=uncarried)
             out.append(listener)
