@@ -1,10 +1,12 @@
 """Field paths resolve to exact 1-based line and column, whatever the file looks like.
 
-Positions are not stored while loading: `PositionResolver` composes a document
-again when a finding needs it. These tests pin the column too, for every
-layout the loader accepts: block and flow style, multi-document files, files
-that recover from a syntax error, `kind: List` members, CRLF, BOM, UTF-16 and
-JSON (with tabs).
+Positions are not stored while loading: `PositionResolver` reads a document's
+lines again when a finding needs it (`blockpaths`, for plain block style) or
+composes it again. These tests pin the column too, for every layout the loader
+accepts: block and flow style, multi-document files, files that recover from a
+syntax error, `kind: List` members, CRLF, BOM, UTF-16 and JSON (with tabs). The
+block reader is checked against libyaml's marks on every path of every document
+of the tests and examples, and of random block documents.
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from policylint.input.load import Document, load_source, parse_text
+from policylint.input import blockpaths, positions
+from policylint.input.load import Document, load_source, parse_text, printable
 from policylint.input.positions import PositionResolver, format_path, join, parse_path
 from policylint.input.sources import Source
 from policylint.k8s.objects import KindRegistry, build_objects
-from tests.lintutil import lint_paths, lint_text, only
+from tests.lintutil import ROOT, lint_paths, lint_text, only
 
 
 def _docs(text: str, file: str = "f.yaml") -> tuple[list[Document], PositionResolver]:
@@ -458,6 +463,7 @@ def test_positions_cost_one_pass_per_file_and_one_compose_per_document_with_find
         encoding="utf-8",
     )
     composed: list[int] = []
+    scanned: list[int] = []
     reads: list[str] = []
     resolvers: list[PositionResolver] = []
     real_get_node = positions._MarkLoader.get_node
@@ -475,7 +481,16 @@ def test_positions_cost_one_pass_per_file_and_one_compose_per_document_with_find
         real_init(self, read)
         resolvers.append(self)
 
+    real_locate = positions.locate
+
+    def counting_locate(text: str, paths: list[tuple[str | int, ...]]) -> object:
+        answers = real_locate(text, paths)
+        if answers is not None:
+            scanned.append(1)
+        return answers
+
     monkeypatch.setattr(positions._MarkLoader, "get_node", counting_get_node)
+    monkeypatch.setattr(positions, "locate", counting_locate)
     monkeypatch.setattr(PositionResolver, "__init__", counting_init)
     result = lint_paths([tmp_path / "policies.yaml", tmp_path / "gateway.yaml"])
     assert len(only(result, "PL201")) == 13
@@ -487,7 +502,10 @@ def test_positions_cost_one_pass_per_file_and_one_compose_per_document_with_find
         ("gateway.yaml", 1),
         ("policies.yaml", 1),
     ]
-    assert len(composed) == 4  # three policies, one Gateway; not the ConfigMap or the GatewayClass
+    # Three policies and one Gateway, not the ConfigMap or the GatewayClass, each once: read from
+    # its lines where the paths stay in block style, composed where one goes into a flow mapping
+    # (the `sectionName` of a `{...}` item).
+    assert (len(scanned), len(composed)) == (3, 1)
     assert sorted(name.rsplit("/", 1)[-1] for name in reads) == ["gateway.yaml", "policies.yaml"]
 
 
@@ -545,3 +563,196 @@ def test_one_pass_answers_what_each_document_composed_alone_answers(text: str) -
         spans = [batch.span(ref, parts) for ref, parts in requests]
         assert batch.passes == {"f.yaml": 1}  # every answer came from the pass
         assert spans == [alone.span(ref, parts) for ref, parts in requests]
+
+
+# -- block style read from the lines (`policylint.input.blockpaths`) -----------------------------
+
+Answer = tuple[int, int, int | None]
+
+
+def _node_paths(node: yaml.Node, parts: tuple[str | int, ...] = (), flow: bool = True) -> list[tuple[str | int, ...]]:
+    """Every key and item path of a composed document, with paths that go past it; with
+    `flow` False, none into a flow collection."""
+    out: list[tuple[str | int, ...]] = [(*parts, "absent"), (*parts, 0)] if parts else []
+    if not flow and getattr(node, "flow_style", False):
+        return []
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                out.append((*parts, key.value))
+                out.extend(_node_paths(value, (*parts, key.value), flow))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, value in enumerate(node.value):
+            out.append((*parts, i))
+            out.extend(_node_paths(value, (*parts, i), flow))
+        out.append((*parts, len(node.value)))
+    return out
+
+
+def _composed(text: str) -> yaml.Node | None:
+    loader = positions._MarkLoader(text)
+    try:
+        return loader.get_node() if loader.check_node() else None
+    finally:
+        loader.dispose()
+
+
+def _libyaml_answers(node: yaml.Node, paths: list[tuple[str | int, ...]]) -> list[Answer]:
+    """What composing gives each path: (line, column) of its mark, and the end column of its
+    span when the span ends on that line (`positions._walk`)."""
+    out: list[Answer] = []
+    for parts in paths:
+        mark, end = positions._walk(node, parts)
+        out.append((mark.line, mark.column, end.column if end is not None and end.line == mark.line else None))
+    return out
+
+
+def _agrees(text: str, flow: bool = True) -> bool | None:
+    """Whether the block reader answers every path of the document in `text` (with `flow`
+    False, but those into flow collections) as libyaml's marks do; None when it declines (or
+    libyaml refuses the text)."""
+    try:
+        node = _composed(text)
+    except yaml.YAMLError:
+        return None
+    if node is None:
+        return None
+    paths = _node_paths(node, flow=flow)
+    got = blockpaths.locate(text, paths)
+    if got is None:
+        return None
+    assert got == _libyaml_answers(node, paths), text
+    return True
+
+
+def test_block_reader_agrees_with_libyaml_on_every_document_of_the_tests_and_examples() -> None:
+    # Every document of every YAML file here, cut as `PositionResolver` cuts it (from its root's
+    # line to the next `---`): the reader takes most and answers every path of those exactly.
+    taken = declined = 0
+    files = sorted({*ROOT.glob("tests/**/*.yaml"), *ROOT.glob("tests/**/*.yml"), *ROOT.glob("examples/**/*.yaml")})
+    for path in files:
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        text = printable(raw)[0]
+        starts = positions._line_starts(text)
+        for document in parse_text(raw, str(path)).documents:
+            if document.data is None or not 0 < document.ref.line <= len(starts):
+                continue
+            piece = positions._document_text(text, starts, document.ref.line)
+            if _agrees(piece if piece.endswith("\n") else piece + "\n"):
+                taken += 1
+            else:
+                declined += 1
+    assert taken > 3_000
+    assert taken > 5 * declined
+
+
+_KEYS = st.sampled_from(
+    ["a", "name", "kind", "x y", "it's", "1", "true", "null", "a:b", "k#", "é", "-d", "app.kubernetes.io/name", ""]
+)
+_SCALARS = st.one_of(
+    _KEYS,
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-5, max_value=70_000),
+    st.text(alphabet="ab :#-'\"*&!|>[]{}\n\té", max_size=12),
+    st.sampled_from(["long " * 20, "0777", "yes", "- x", "? y", "a: b", "#c", "x #c"]),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_KEYS, inner, max_size=4)),
+    max_leaves=24,
+)
+
+
+@st.composite
+def _block_documents(draw: st.DrawFn) -> str:
+    """A mapping dumped in block style by PyYAML (plain, quoted and folded scalars, indentless
+    lists), with comments and blank lines put between lines and after values, and lists
+    indented or not."""
+    data = draw(st.dictionaries(_KEYS, _VALUES, min_size=1, max_size=5))
+    text = yaml.safe_dump(
+        data,
+        default_flow_style=draw(st.sampled_from([False, False, None])),
+        indent=draw(st.sampled_from([2, 3, 4])),
+        width=draw(st.sampled_from([16, 80, 4096])),
+        allow_unicode=draw(st.booleans()),
+        default_style=draw(st.sampled_from([None, None, None, "'", '"'])),
+        sort_keys=False,
+    )
+    if draw(st.booleans()):
+        text = text.replace("\n- ", "\n  - ")
+    lines = text.split("\n")
+    for _ in range(draw(st.integers(min_value=0, max_value=4))):
+        at = draw(st.integers(min_value=1, max_value=len(lines) - 1))
+        if draw(st.booleans()):
+            lines.insert(
+                at, " " * draw(st.integers(min_value=0, max_value=6)) + draw(st.sampled_from(["# c", "", "#- a: 'b", "   "]))
+            )
+        elif lines[at - 1].strip() and not lines[at - 1].rstrip().endswith(("|", ">", "|-", ">-", "|+", ">+")):
+            lines[at - 1] += "  # note"
+    return "\n".join(lines)
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(_block_documents(), st.booleans())
+def test_block_reader_agrees_with_libyaml_on_random_block_documents(text: str, flow: bool) -> None:
+    _agrees(text, flow)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # An empty value is marked where its `:` ends (`key:` spans to there).
+        "a: 1\nspec:\nb:   # c\n",
+        # Lists at their key's indentation, or deeper; a compact mapping as an item.
+        "a:\n- x\n- k: 1\n  j: 2\nb: 1\n",
+        "a:\n    -   k: 1\n        j: [1, 2]\n    - 'q'\n",
+        # Duplicate keys: the last one is the data's.
+        "a: 1\nb: 2\na: 3\n",
+        # Quoted keys; a value quoted, with a comment; `#` inside a plain scalar.
+        "'it''s': 1\n\"app.io/n\": 'x # y'  # z\nc: a#b #c\n",
+        # A plain scalar that goes on over the next lines, and one that a comment ends.
+        "a: one\n  two\nb: three\n  # c\nc: 1\n",
+        # A block scalar whose content looks like keys, quotes and flow.
+        "a: |\n  b: 'unclosed\n  - [\n  # x\nb: >-\n\n   text\nc: 1\n",
+        # Flow collections that close on their line.
+        "a: []\nb: {}\nc: [x, {y: z}]\n",
+        # Comments at any indentation, blank lines.
+        "a:\n# c\n  b:\n\n      # d\n    c: 1\n",
+    ],
+)
+def test_block_reader_takes_these_and_agrees_with_libyaml(text: str) -> None:
+    assert _agrees(text, flow=False)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 'one\n  two'\nb: 1\n",  # a quoted scalar over two lines
+        "a: [1,\n  2]\nb: 1\n",  # a flow collection over two lines
+        "a: &x 1\nb: *x\n",  # an anchor, an alias
+        "a: !!str 1\n",  # a tag
+        "? a\n: 1\n",  # a complex key
+        "a:\n- - 1\n",  # a nested compact list
+        "a: |2\n   x\n",  # a block scalar with an explicit indentation
+        "a:\n  text on its own line\n",  # a scalar starting on a later line
+        "a:\n-\n- 1\n",  # an empty item
+        "a:\tb\n",  # a tab
+        '"a\\x41": 1\n',  # an escape in a double-quoted key
+        "--- [a, b]\n",  # a root on a document marker's line
+    ],
+)
+def test_block_reader_declines_what_a_line_does_not_tell(text: str) -> None:
+    node = _composed(text)
+    assert node is not None
+    assert blockpaths.locate(text, _node_paths(node)) is None
+
+
+def test_block_reader_declines_a_path_into_a_flow_collection() -> None:
+    text = "a: {b: 1}\nc: [x]\n"
+    assert blockpaths.locate(text, [("a",), ("c",)]) == [(0, 0, 1), (1, 0, 1)]
+    assert blockpaths.locate(text, [("a", "b")]) is None
+    assert blockpaths.locate(text, [("c", 0)]) is None

@@ -279,6 +279,21 @@ PATTERNS: dict[str, Adversarial] = {
     ),
     "policylint.input.positions._OTHER_BREAKS": Adversarial(("search", "finditer"), lambda n: ["\n" * n, "\r" * n]),
     "policylint.input.positions._DOCUMENT_BOUNDARY": _BOUNDARY,
+    # The block reader's line checks, over a document's text or one line.
+    "policylint.input.blockpaths._NOTEWORTHY": Adversarial(("search", "finditer"), lambda n: ["a: b\n" * (n // 5), "'" * n]),
+    "policylint.input.blockpaths._ODD_LINE": Adversarial(
+        ("search",),
+        lambda n: [
+            "\n" + " " * n,
+            "\n" + "- " * (n // 2) + "x",
+            ("\n" + "- " * 50 + "x") * (n // 101),
+            "\n" + "-" + " " * n + "x",
+        ],
+    ),
+    "policylint.input.blockpaths._UNSAFE": Adversarial(("search",), lambda n: ["a" * n, "\t" * n]),
+    "policylint.input.blockpaths._BLOCK_HEADER": Adversarial(
+        ("match",), lambda n: ["|" + " " * n + "x", "| #" + "a" * n + "\n", ">-" + " " * n + "#" + " " * n + "\n"]
+    ),
     # Rule documentation (shipped, but linear all the same).
     # Rule docs as plain text (SARIF help.text, `rules --format json`).
     "policylint.rules.docs._FENCE_LINE": Adversarial(("sub",), lambda n: ["```" * (n // 3), "`" * n, "```" + "x" * n]),

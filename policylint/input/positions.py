@@ -2,8 +2,9 @@
 
 A path is written the way users read it: `spec.targetRefs[1].sectionName`,
 with keys that contain dots or brackets quoted: `metadata.labels["a.b/c"]`.
-Positions are not stored while loading; the documents that have findings are composed again
-(one pass per file, `PositionResolver.prefetch`) and walked along each path.
+Positions are not stored while loading; the documents that have findings are read again (one
+pass per file, `PositionResolver.prefetch`): from their lines where they are plain block style
+(`policylint.input.blockpaths`), else composed and walked along each path.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import yaml
 from yaml.error import Mark
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from policylint.input.blockpaths import locate
 from policylint.input.load import LOADER, DocumentRef, printable
 
 PathPart = str | int
@@ -162,8 +164,10 @@ class PositionResolver:
     """Resolves (document, path) to a position, composing only the documents asked about.
 
     `prefetch` answers a batch of requests (every finding and note of a run) with one pass per
-    file: one composition from the first document asked about to the last, each document's
-    paths answered as it is composed and its nodes dropped at once, so that the cost grows with
+    file: the documents asked about in plain block style are read from their lines
+    (`blockpaths.locate`), and the others composed, one composition from the first to the last,
+    each document's paths answered as it is composed and its nodes dropped at once, so that the
+    cost grows with
     the files and documents that have findings, not with the findings, and memory holds one
     document's nodes at a time. `span` then reads the answers; a request outside any batch
     composes its document alone (from the line its root node starts on, which the loader
@@ -212,22 +216,33 @@ class PositionResolver:
         pieces: list[str] = []
         at: dict[int, int] = {}  # line in the pieces (0-based) -> the document's line in the file
         lines = 0
+        read = False
         for line in sorted(documents):
             if not 0 < line <= len(starts):
                 continue
             piece = _document_text(text, starts, line)
+            if not piece.endswith(("\n", "\r")):
+                piece += "\n"
+            # A document in plain block style is read from its lines (`blockpaths`), a fraction
+            # of the cost of composing it; the others are composed below.
+            paths = list(documents[line])
+            answers = locate(piece, paths)
+            if answers is not None:
+                read = True
+                for parts, (row, column, end) in zip(paths, answers):
+                    self._spans[(file, line, parts)] = self._span_at(file, line + row, column, end)
+                continue
             if pieces:
                 if _DOCUMENT_BOUNDARY.match(piece) is None:
                     pieces.append("---\n")
                     lines += 1
             at[lines] = line
-            if not piece.endswith(("\n", "\r")):
-                piece += "\n"
             pieces.append(piece)
             lines += piece.count("\n") if _OTHER_BREAKS.search(piece) is None else len(_LINE_BREAK.findall(piece))
+        if read or at:
+            self.passes[file] = self.passes.get(file, 0) + 1
         if not at:
             return
-        self.passes[file] = self.passes.get(file, 0) + 1
         loader = _MarkLoader("".join(pieces))
         try:
             while loader.check_node():
@@ -288,10 +303,16 @@ class PositionResolver:
     def _span_in(self, file: str, node: Node, base: int, parts: Sequence[PathPart]) -> Span:
         """The span of `parts` in a document node composed from line `base` on."""
         mark, end = _walk(node, parts)
-        line = base + mark.line
-        if end is None or end.line != mark.line:
-            return line, mark.column + 1, *self._line_end(file, line, mark.column + 1)
-        return line, mark.column + 1, line, end.column + 1
+        return self._span_at(
+            file, base + mark.line, mark.column, end.column if end is not None and end.line == mark.line else None
+        )
+
+    def _span_at(self, file: str, line: int, column: int, end: int | None) -> Span:
+        """The span from 0-based `column` of `line` to the 0-based column `end` of the same line,
+        or (None) to the end of its text."""
+        if end is None:
+            return line, column + 1, *self._line_end(file, line, column + 1)
+        return line, column + 1, line, end + 1
 
     def _line_end(self, file: str, line: int, column: int) -> tuple[int, int]:
         """The end of line `line`'s text without trailing blanks; at least `column` (an empty

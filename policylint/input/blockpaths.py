@@ -1,0 +1,402 @@
+"""Where a field path lands in block-style YAML, read from the text without composing it.
+
+Most manifests are written in YAML's block style: one key or list item per line, nesting by
+indentation, plain or quoted scalars that end on their line. In such a document the marks
+libyaml would give a key, a list item or a scalar follow from the lines alone, and reading
+them costs a fraction of composing the document again (`policylint.input.positions`, which
+composes what this declines). Only what can be told apart on a line is taken; a document is
+declined (None) as soon as a line holds anything else, and composed as before:
+
+- tabs, line breaks other than `\\n`, byte order marks;
+- anchors, aliases, tags, complex keys (`? `), nested compact lists (`- - a`), directives;
+- a quoted scalar, or a flow collection, that does not close on its line (they may continue on
+  lines of any indentation); a flow collection the path goes into; an escaped double-quoted key;
+- a block scalar with an explicit indentation; an item or a key whose value is a scalar
+  starting on a later line, or an empty list item.
+
+The answers are libyaml's by construction and by test: `tests/test_positions.py` compares every
+path of every document of the tests' YAML, of the examples and of random block documents with
+the marks of the composed document (`positions._walk`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+PathPart = str | int
+
+# (line, column) of what the path names, 0-based in the document's text, and the column where
+# its span ends on that line (None: the rest of the line) — `positions._walk`'s answer.
+Answer = tuple[int, int, int | None]
+
+# A line holding none of these is keys, dashes and plain scalars only, and needs no closer look:
+# the characters that can start a quoted, flow, block, anchored, aliased, tagged or reserved
+# node, tabs and other line breaks. (A character class: the regex engine scans for it in C.)
+_NOTEWORTHY = re.compile(r"""['"\[\]{}&*!|>?%@`\t\r\x85\u2028\u2029\ufeff]""")
+# A nested compact list (`- - a`) or a complex key's value (`: a`) at a line's start; searched
+# from a line break (a literal first character, so the engine skips to each break in C).
+_ODD_LINE = re.compile(r"\n *(?:- +)*(?:- +-|:)(?: |\n)")
+_UNSAFE = re.compile("[\t\r\x85\u2028\u2029\ufeff]")
+_BLOCK_HEADER = re.compile(r"[|>][+-]?(?: +#.*)? *$")
+# Indicators that cannot start a plain scalar or a simple key and that this reader does not take
+# apart (YAML 1.2 spec §5.3 "Indicator Characters"): anchors, aliases, tags, reserved, closers.
+_NOT_TAKEN = frozenset("&*!%@`]},")
+
+# A value's kinds on its line.
+_EMPTY, _PLAIN, _QUOTED, _FLOW, _BLOCK = range(5)
+
+
+class _Declined(Exception):
+    """Raised where the text holds something this reader does not take apart."""
+
+
+def _quoted_end(line: str, col: int) -> int:
+    """The column after a quoted scalar that starts at `col` and closes on the line."""
+    quote = line[col]
+    at = col + 1
+    while True:
+        close = line.find(quote, at)
+        if close < 0:
+            raise _Declined  # continues on a later line
+        if quote == "'":
+            if line.startswith("'", close + 1):
+                at = close + 2  # '' is an escaped quote
+                continue
+            return close + 1
+        backslashes = 0
+        while line[close - 1 - backslashes] == "\\":
+            backslashes += 1
+        if backslashes % 2:
+            at = close + 1
+            continue
+        return close + 1
+
+
+def _after(line: str, col: int) -> bool:
+    """Nothing but blanks and a comment from `col` on."""
+    rest = line[col:].lstrip(" ")
+    return not rest or rest[0] == "#"
+
+
+def _value(line: str, col: int) -> tuple[int, int]:
+    """The kind of the value written at `col` and the column after it on this line (for an
+    empty one, `col`)."""
+    if col >= len(line) or line[col] == "#":
+        return _EMPTY, col
+    first = line[col]
+    if first in "'\"":
+        end = _quoted_end(line, col)
+        if not _after(line, end):
+            raise _Declined
+        return _QUOTED, end
+    if first in "[{":
+        depth = 0
+        for at in range(col, len(line)):
+            char = line[at]
+            if char in "'\"#":
+                raise _Declined
+            if char in "[{":
+                depth += 1
+            elif char in "]}":
+                depth -= 1
+                if depth == 0:
+                    if not _after(line, at + 1):
+                        raise _Declined
+                    return _FLOW, at + 1
+        raise _Declined  # continues on a later line
+    if first in "|>":
+        if _BLOCK_HEADER.match(line, col) is None:
+            raise _Declined  # an explicit indentation, or not a header
+        return _BLOCK, col
+    if first in _NOT_TAKEN or (first in "-?:" and (col + 1 == len(line) or line[col + 1] == " ")):
+        raise _Declined
+    cut = line.find(" #", col)
+    return _PLAIN, len(line[col : len(line) if cut < 0 else cut].rstrip(" ")) + col
+
+
+def _key(line: str, col: int) -> tuple[str, int, int] | None:
+    """The simple key written at `col`: (its text as libyaml reads it, the column after it, the
+    column after its `:`); None if the line holds no key there."""
+    first = line[col] if col < len(line) else ""
+    if first in ("'", '"'):
+        end = _quoted_end(line, col)
+        at = end
+        while line.startswith(" ", at):
+            at += 1
+        if not line.startswith(":", at) or not (at + 1 == len(line) or line[at + 1] == " "):
+            return None
+        raw = line[col + 1 : end - 1]
+        if first == '"':
+            if "\\" in raw:
+                raise _Declined
+            text = raw
+        else:
+            text = raw.replace("''", "'")
+        return text, end, at + 1
+    if not first or first == "#" or first in _NOT_TAKEN or first in "[{|>":
+        return None
+    if first in "-?:" and (col + 1 == len(line) or line[col + 1] == " "):
+        return None
+    at = col
+    while True:
+        sep = line.find(":", at)
+        if sep < 0:
+            return None
+        if sep + 1 == len(line) or line[sep + 1] == " ":
+            break
+        at = sep + 1
+    comment = line.find(" #", col, sep)
+    if comment >= 0:
+        return None
+    text = line[col:sep].rstrip(" ")
+    return text, col + len(text), sep + 1
+
+
+def _skip(line: str, col: int) -> int:
+    while line.startswith(" ", col):
+        col += 1
+    return col
+
+
+def _is_dash(line: str, col: int) -> bool:
+    return line.startswith("-", col) and (col + 1 == len(line) or line[col + 1] == " ")
+
+
+_BLANK, _COMMENT = -1, -2
+
+
+class _Doc:
+    """A document's lines and, for each, its indentation (`_BLANK`, `_COMMENT`: neither)."""
+
+    __slots__ = ("indents", "lines")
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        stripped = [line.lstrip(" ") for line in lines]
+        self.indents = [
+            (len(line) - len(rest) if rest[0] != "#" else _COMMENT) if rest else _BLANK for line, rest in zip(lines, stripped)
+        ]
+
+    def content(self, at: int) -> int:
+        """The first line from `at` on that is neither blank nor only a comment."""
+        indents = self.indents
+        while at < len(indents) and indents[at] < 0:
+            at += 1
+        return at
+
+
+def _check(text: str, doc: _Doc) -> None:
+    """Decline a document whose lines hold what this reader does not take apart (see the
+    module's doc): only the lines holding a `_NOTEWORTHY` character are looked at."""
+    lines, indents = doc.lines, doc.indents
+    row, line_start = 0, 0  # the line of the last match looked at, and its offset
+    checked = 0  # matches before this offset are on lines already looked at
+    skip = 0  # lines before this one are a block scalar's content
+    for match in _NOTEWORTHY.finditer(text):
+        at = match.start()
+        if at < checked:
+            continue
+        row += text.count("\n", line_start, at)
+        line_start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        checked = len(text) if end < 0 else end + 1
+        indent = indents[row]
+        if row < skip or indent < 0:
+            continue  # block scalar content, or a comment
+        line = lines[row]
+        if _UNSAFE.search(line):
+            raise _Declined
+        col, parent = indent, indent
+        if _is_dash(line, col):
+            col = _skip(line, col + 1)
+            if _is_dash(line, col):
+                raise _Declined
+        key = _key(line, col)
+        if key is not None:
+            parent = col
+            col = _skip(line, key[2])
+        kind, _ = _value(line, col)
+        if kind == _BLOCK:
+            # Its content: the lines after it indented deeper than its parent, and blank ones.
+            skip = row + 1
+            while skip < len(lines):
+                deep = indents[skip]
+                if deep == _COMMENT:
+                    deep = len(lines[skip]) - len(lines[skip].lstrip(" "))
+                if deep != _BLANK and deep <= parent:
+                    break
+                skip += 1
+
+
+class _Node:
+    """A node of the document as far as the path needs it: its kind, where it starts, and for
+    collections the column its keys or dashes stand at."""
+
+    __slots__ = ("col", "end", "indentless", "kind", "line")
+
+    def __init__(self, kind: str, line: int, col: int, end: int | None = None, indentless: bool = False) -> None:
+        self.kind = kind  # "map", "seq", "scalar" or "null" (end: on its line, or None), "flow"
+        self.line = line
+        self.col = col
+        self.end = end
+        self.indentless = indentless
+
+
+def _below(doc: _Doc, line: int, parent: int, after: int, item: bool = False) -> _Node:
+    """The node that starts on a later line than `line` as the value of a key (or, `item`, of a
+    dash) standing at column `parent`, whose indicator ends at column `after`. libyaml marks an
+    empty value where its indicator ends (`yaml_parser_process_empty_scalar`)."""
+    at = doc.content(line + 1)
+    null = _Node("null", line, after, after)
+    if at == len(doc.lines):
+        return null
+    text, indent = doc.lines[at], doc.indents[at]
+    if indent < parent:
+        return null
+    if indent == parent:
+        if not item and _is_dash(text, indent):
+            return _Node("seq", at, indent, indentless=True)
+        return null
+    if _is_dash(text, indent):
+        return _Node("seq", at, indent)
+    if _key(text, indent) is not None:
+        return _Node("map", at, indent)
+    raise _Declined  # a scalar on a line of its own
+
+
+def _scalar(doc: _Doc, line: int, col: int, kind: int, end: int, block: int) -> _Node:
+    """A value written on `line` at `col`, in a block whose indentation is `block`."""
+    if kind == _FLOW:
+        return _Node("flow", line, col)
+    if kind == _BLOCK:
+        return _Node("scalar", line, col)  # its content is on later lines
+    if kind == _PLAIN:
+        # A plain scalar goes on while the next lines are indented deeper than its block and do
+        # not start a comment (libyaml's `yaml_parser_scan_plain_scalar`).
+        indents = doc.indents
+        at = line + 1
+        while at < len(indents) and indents[at] == _BLANK:
+            at += 1
+        if at < len(indents) and indents[at] > block:
+            return _Node("scalar", line, col)
+    return _Node("scalar", line, col, end)
+
+
+def _value_node(doc: _Doc, line: int, key_col: int, colon_end: int) -> _Node:
+    text = doc.lines[line]
+    value_col = _skip(text, colon_end)
+    kind, end = _value(text, value_col)
+    if kind == _EMPTY:
+        return _below(doc, line, key_col, colon_end)
+    return _scalar(doc, line, value_col, kind, end, key_col)
+
+
+def _find_key(doc: _Doc, node: _Node, name: str) -> tuple[int, int, int, int] | None:
+    """(line, key column, column after the key, column after its `:`) of the last key `name` of a
+    block mapping (the loaded data keeps the last of duplicate keys)."""
+    lines, indents = doc.lines, doc.indents
+    col = node.col
+    found = None
+    at = node.line
+    while True:
+        text = lines[at]
+        key = _key(text, col)
+        if key is None:
+            raise _Declined
+        if key[0] == name:
+            found = (at, col, key[1], key[2])
+        # The next key of this mapping: skip deeper lines, blank ones, comments, and the items
+        # of a list written at the keys' own indentation (the previous key's value).
+        at += 1
+        while at < len(indents) and (indents[at] > col or indents[at] < 0 or (indents[at] == col and _is_dash(lines[at], col))):
+            at += 1
+        if at == len(indents) or indents[at] < col:
+            return found
+
+
+def _find_item(doc: _Doc, node: _Node, index: int) -> _Node | None:
+    """Item `index` of a block sequence, or None past its end."""
+    lines, indents = doc.lines, doc.indents
+    col = node.col
+    seen = -1
+    at = node.line
+    while at < len(lines):
+        indent = indents[at]
+        if indent < 0 or indent > col:
+            at += 1
+            continue
+        if indent < col:
+            break
+        text = lines[at]
+        if not _is_dash(text, col):
+            if node.indentless:
+                break
+            raise _Declined
+        seen += 1
+        if seen == index:
+            start = _skip(text, col + 1)
+            if start >= len(text) or text[start] == "#":
+                item = _below(doc, at, col, col + 1, item=True)
+                if item.kind == "null":
+                    raise _Declined  # an empty item: its mark is the next token's
+                return item
+            if _is_dash(text, start):
+                raise _Declined
+            if _key(text, start) is not None:
+                return _Node("map", at, start)
+            kind, end = _value(text, start)
+            return _scalar(doc, at, start, kind, end, col)
+        at += 1
+    return None
+
+
+def locate(text: str, paths: Sequence[Sequence[PathPart]]) -> list[Answer] | None:
+    """Where each path lands in a document whose text starts on its root's line, as
+    `positions._walk` finds it in the composed document; None when the text is not plain
+    block style (see the module's doc)."""
+    doc = _Doc(text.split("\n"))
+    try:
+        if _ODD_LINE.search("\n" + text) is not None:
+            raise _Declined
+        if _NOTEWORTHY.search(text) is not None:
+            _check(text, doc)
+        first = doc.lines[0]
+        if first.startswith(("---", "...", "%")) or doc.indents[0] < 0:
+            raise _Declined
+        indent = doc.indents[0]
+        if _is_dash(first, indent):
+            root = _Node("seq", 0, indent)
+        elif _key(first, indent) is not None:
+            root = _Node("map", 0, indent)
+        else:
+            raise _Declined
+        return [_locate(doc, root, parts) for parts in paths]
+    except _Declined:
+        return None
+
+
+def _locate(doc: _Doc, node: _Node, parts: Sequence[PathPart]) -> Answer:
+    mark = (node.line, node.col)
+    end: int | None = None
+    for part in parts:
+        if node.kind == "map" and isinstance(part, str):
+            found = _find_key(doc, node, part)
+            if found is None:
+                return (*mark, None)
+            line, key_col, key_end, colon_end = found
+            mark, end = (line, key_col), key_end
+            node = _value_node(doc, line, key_col, colon_end)
+        elif node.kind == "seq" and isinstance(part, int) and part >= 0:
+            item = _find_item(doc, node, part)
+            if item is None:
+                return (*mark, None)
+            node = item
+            mark, end = (item.line, item.col), None
+        elif node.kind == "flow":
+            raise _Declined  # its content is not taken apart
+        else:
+            return (*mark, None)
+    if node.kind in ("scalar", "null") and node.end is not None and node.line == mark[0]:
+        end = node.end
+    return (*mark, end)
