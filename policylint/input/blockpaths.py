@@ -173,9 +173,8 @@ class _Doc:
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
-        stripped = [line.lstrip(" ") for line in lines]
         self.indents = [
-            (len(line) - len(rest) if rest[0] != "#" else _COMMENT) if rest else _BLANK for line, rest in zip(lines, stripped)
+            (len(line) - len(rest) if rest[0] != "#" else _COMMENT) if (rest := line.lstrip(" ")) else _BLANK for line in lines
         ]
 
     def content(self, at: int) -> int:
@@ -301,11 +300,14 @@ def _find_key(doc: _Doc, node: _Node, name: str) -> tuple[int, int, int, int] | 
     at = node.line
     while True:
         text = lines[at]
-        key = _key(text, col)
-        if key is None:
-            raise _Declined
-        if key[0] == name:
-            found = (at, col, key[1], key[2])
+        # Only a line starting with the name, or with a quote, can hold it: the others are keys
+        # of this mapping (a line at its keys' indentation is one, in a document libyaml read).
+        if text.startswith(name, col) or text[col] in "'\"":
+            key = _key(text, col)
+            if key is None:
+                raise _Declined
+            if key[0] == name:
+                found = (at, col, key[1], key[2])
         # The next key of this mapping: skip deeper lines, blank ones, comments, and the items
         # of a list written at the keys' own indentation (the previous key's value).
         at += 1
