@@ -3,6 +3,7 @@ and the files that are not manifests (Kustomize, Helm, tool configuration, .giti
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import shutil
 import subprocess
@@ -11,9 +12,12 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import given
+from hypothesis import strategies as st
 
 from policylint.cli import cli
 from policylint.config import find_config
+from policylint.input import nonmanifest
 from tests.lintutil import ROOT
 
 REPO = ROOT / "tests" / "data" / "realistic-repo"
@@ -614,4 +618,36 @@ def test_overrides_apply_after_suppressions(repo: Path) -> None:
     assert _run(repo, "paths: [m.yaml]\nseverity: {PL903: error, PL410: off, PL003: off}\n") == [("PL903", "error", "m.yaml", 15)]
     assert (
         _run(repo, "paths: [m.yaml]\nrequire-suppression-reason: false\nseverity: {PL201: off, PL410: off, PL003: off}\n") == []
+    )
+
+
+_NAME_PIECES = [
+    "docker-compose",
+    "compose",
+    "values",
+    "tsconfig",
+    "mkdocs",
+    "action",
+    ".yml",
+    ".yaml",
+    ".json",
+    "-",
+    ".",
+    "a",
+    "X",
+    "*",
+    "?",
+    "[",
+    "\n",
+    "é",
+]
+
+
+@given(st.lists(st.sampled_from(_NAME_PIECES), max_size=6).map("".join))
+def test_file_names_are_classified_as_their_globs_say(name: str) -> None:
+    # The globs of tool and chart files are matched as one regular expression each: on any name,
+    # what matching each glob with `fnmatch.fnmatchcase` gives.
+    assert nonmanifest.tool_file(name) == any(fnmatch.fnmatchcase(name.lower(), p) for p in nonmanifest.TOOL_FILES)
+    assert nonmanifest.chart_file(name) == (
+        name == nonmanifest.CHART_FILE or any(fnmatch.fnmatchcase(name.lower(), p) for p in nonmanifest._CHART_VALUES)
     )

@@ -279,6 +279,14 @@ PATTERNS: dict[str, Adversarial] = {
     ),
     "policylint.input.positions._OTHER_BREAKS": Adversarial(("search", "finditer"), lambda n: ["\n" * n, "\r" * n]),
     "policylint.input.positions._DOCUMENT_BOUNDARY": _BOUNDARY,
+    # The globs of files that are not manifests, over a walked file's name.
+    "policylint.input.nonmanifest._TOOL_FILE": Adversarial(
+        ("match",),
+        lambda n: ["docker-compose" + "." * n, "docker-compose" + "a" * n + ".ym", "tsconfig" + ".json" * (n // 5) + "x"],
+    ),
+    "policylint.input.nonmanifest._CHART_VALUES_FILE": Adversarial(
+        ("match",), lambda n: ["values" + "." * n, "values" + ".yaml" * (n // 5) + "x", "values" + "a" * n]
+    ),
     # The block reader's line checks, over a document's text or one line.
     "policylint.input.blockpaths._NOTEWORTHY": Adversarial(("search", "finditer"), lambda n: ["a: b\n" * (n // 5), "'" * n]),
     "policylint.input.blockpaths._ODD_LINE": Adversarial(

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 
 KUSTOMIZE = "kustomize"
 HELM = "helm"
@@ -80,15 +81,19 @@ TOOL_FILES = (
 )
 _GITHUB_DIRS = ("workflows", "ISSUE_TEMPLATE")
 
+# The globs above as one regular expression each (`fnmatch.translate`, as `fnmatchcase` matches
+# them): one match per walked file instead of one call per glob.
+_TOOL_FILE = re.compile("|".join(fnmatch.translate(pattern) for pattern in TOOL_FILES))
+_CHART_VALUES_FILE = re.compile("|".join(fnmatch.translate(pattern) for pattern in _CHART_VALUES))
+
 
 def tool_file(name: str) -> bool:
-    lowered = name.lower()
-    return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in TOOL_FILES)
+    return _TOOL_FILE.match(name.lower()) is not None
 
 
 def chart_file(name: str) -> bool:
     """A file of a chart's own directory that is not a manifest (the directory holds Chart.yaml)."""
-    return name == CHART_FILE or any(fnmatch.fnmatchcase(name.lower(), p) for p in _CHART_VALUES)
+    return name == CHART_FILE or _CHART_VALUES_FILE.match(name.lower()) is not None
 
 
 def classify_name(name: str, *, in_chart: bool) -> str | None:

@@ -80,7 +80,8 @@ def display_name(path: str) -> str:
 
 
 def _has_surrogates(text: str) -> bool:
-    return any("\ud800" <= ch <= "\udfff" for ch in text)
+    # Most paths are ASCII, which `isascii` tells in C; only the others are looked through.
+    return not text.isascii() and any("\ud800" <= ch <= "\udfff" for ch in text)
 
 
 def _is_hidden(name: str) -> bool:
