@@ -163,6 +163,15 @@ def _is_dash(line: str, col: int) -> bool:
     return line.startswith("-", col) and (col + 1 == len(line) or line[col + 1] == " ")
 
 
+def _after_dash(line: str, dash: int) -> int:
+    """The column of what is written after the list item's dash at `dash` (a nested compact list,
+    `- - a`, is not taken apart)."""
+    start = _skip(line, dash + 1)
+    if _is_dash(line, start):
+        raise _Declined
+    return start
+
+
 _BLANK, _COMMENT = -1, -2
 
 
@@ -208,9 +217,7 @@ def _check(text: str, doc: _Doc) -> None:
             raise _Declined
         col, parent = indent, indent
         if _is_dash(line, col):
-            col = _skip(line, col + 1)
-            if _is_dash(line, col):
-                raise _Declined
+            col = _after_dash(line, col)
         key = _key(line, col)
         if key is not None:
             parent = col
@@ -337,14 +344,12 @@ def _find_item(doc: _Doc, node: _Node, index: int) -> _Node | None:
             raise _Declined
         seen += 1
         if seen == index:
-            start = _skip(text, col + 1)
+            start = _after_dash(text, col)
             if start >= len(text) or text[start] == "#":
                 item = _below(doc, at, col, col + 1, item=True)
                 if item.kind == "null":
                     raise _Declined  # an empty item: its mark is the next token's
                 return item
-            if _is_dash(text, start):
-                raise _Declined
             if _key(text, start) is not None:
                 return _Node("map", at, start)
             kind, end = _value(text, start)

@@ -42,10 +42,12 @@ class ExternalPattern:
         name = parts[2] if len(parts) > 2 else "*"
         return cls(text, kind.lower(), group or None, namespace, name)
 
+    def takes_kind(self, group: str, kind: str) -> bool:
+        """Whether the pattern's kind (and group, when it names one) is this kind's."""
+        return fnmatch.fnmatchcase(kind.lower(), self.kind) and (self.group is None or fnmatch.fnmatchcase(group, self.group))
+
     def matches(self, group: str, kind: str, namespace: str | None, name: str) -> bool:
-        if not fnmatch.fnmatchcase(kind.lower(), self.kind):
-            return False
-        if self.group is not None and not fnmatch.fnmatchcase(group, self.group):
+        if not self.takes_kind(group, kind):
             return False
         if namespace is None:
             # Cluster-scoped: `Kind/NAME`, or `Kind/*/NAME`.
@@ -73,19 +75,11 @@ class ExternalObjects:
 
     def declares_kind(self, group: str, kind: str) -> bool:
         """Some object of this kind, anywhere, may be external (`HTTPRoute/platform/*`)."""
-        return any(
-            fnmatch.fnmatchcase(kind.lower(), p.kind) and (p.group is None or fnmatch.fnmatchcase(group, p.group))
-            for p in self.patterns
-        )
+        return any(p.takes_kind(group, kind) for p in self.patterns)
 
     def covers_namespace(self, group: str, kind: str, namespace: str) -> bool:
         """Some object of this kind in `namespace` may be external (`ReferenceGrant/team-b/*`)."""
-        return any(
-            fnmatch.fnmatchcase(kind.lower(), p.kind)
-            and (p.group is None or fnmatch.fnmatchcase(group, p.group))
-            and fnmatch.fnmatchcase(namespace, p.namespace)
-            for p in self.patterns
-        )
+        return any(p.takes_kind(group, kind) and fnmatch.fnmatchcase(namespace, p.namespace) for p in self.patterns)
 
 
 def external_hint(kind: str, namespace: str | None, name: str) -> str:
