@@ -80,9 +80,10 @@ def write_corpus(root: Path, total_bytes: int) -> list[str]:
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    # Half again as much as the threshold: `--jobs 2` really starts a worker.
+    # Four times the threshold: `--jobs 2` really starts a worker, and it parses for long enough
+    # (~0.5 s of CPU and more, on a fast machine) for the tests to catch it at work.
     root = tmp_path_factory.mktemp("corpus")
-    write_corpus(root / "manifests", parallel.PARALLEL_MIN_BYTES * 3 // 2)
+    write_corpus(root / "manifests", parallel.PARALLEL_MIN_BYTES * 4)
     assert sum(p.stat().st_size for p in (root / "manifests").iterdir()) >= parallel.PARALLEL_MIN_BYTES
     return root
 
