@@ -13,7 +13,6 @@ Computed by the pipeline after the rules, only when an output shows it (Reporter
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from policylint.findings import Finding
 from policylint.input.positions import PositionResolver
@@ -21,6 +20,7 @@ from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.profiles.policy import Policy
 from policylint.project import Project
 from policylint.semantics.resolution import TargetResolution
+from policylint.values import frozen
 from policylint.vocabulary import Accepted
 
 # A policy with many targets (a selector matching hundreds of routes) gets the chains of the
@@ -28,7 +28,7 @@ from policylint.vocabulary import Accepted
 MAX_CHAINS = 10
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Step:
     """One place of a chain: what it is and where (1-based; the end column is exclusive)."""
 

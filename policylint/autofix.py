@@ -21,7 +21,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import yaml
@@ -30,6 +30,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from policylint.findings import Edit, Finding, ResolvedFix
 from policylint.input.positions import parse_path
 from policylint.textsafe import escape
+from policylint.values import record
 
 BOM = "\ufeff"
 
@@ -38,7 +39,7 @@ class Unfixable(Exception):
     """An edit that cannot be applied to this text (a flow collection, a path not there)."""
 
 
-@dataclass
+@record
 class FilePlan:
     """The fixes to apply to one file, and what came of them."""
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
+
+from policylint.values import frozen
 
 if TYPE_CHECKING:
     from policylint.input.load import DocumentRef
@@ -30,7 +32,7 @@ class Severity(enum.IntEnum):
             raise ValueError(f"unknown severity {value!r} (expected error, warning or info)") from None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Location:
     """A 1-based position in an input file."""
 
@@ -39,7 +41,7 @@ class Location:
     column: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Related:
     """Another place that explains a finding (the Gateway lacking the listener, ...).
 
@@ -52,7 +54,7 @@ class Related:
     location: Location | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Edit:
     """One change to a manifest: the field at `path` (inside the object, as Issue.path) set to
     `value`, or deleted (`delete`: a mapping key with its value, or a list entry)."""
@@ -65,7 +67,7 @@ class Edit:
     append_to: K8sObject | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Fix:
     """The one right edit for a finding (policylint.autofix). `safe`: it cannot change what the
     controller does beyond the fix; an unsafe fix is applied only with `--unsafe-fixes`."""
@@ -75,7 +77,7 @@ class Fix:
     safe: bool = True
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ResolvedFix:
     """A fix located in its file: the document by the line its root starts on, each edit's path
     from the document root (policylint.input.positions syntax)."""
@@ -87,7 +89,7 @@ class ResolvedFix:
     edits: tuple[Edit, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Issue:
     """What a rule yields: an object and a field path, not yet a file position.
 
@@ -107,7 +109,7 @@ class Issue:
     fix: Fix | None = None  # the edit that fixes it, when there is exactly one right answer
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ResolvedRelated:
     message: str
     file: str
@@ -123,13 +125,13 @@ class SuppressionKind(enum.Enum):
     BASELINE = "baseline"  # an entry of the baseline file
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Suppression:
     kind: SuppressionKind
     reason: str = ""  # the justification written with it ("" when none was given)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Finding:
     """A finding with its position resolved: what reporters render."""
 

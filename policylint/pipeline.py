@@ -7,7 +7,7 @@ import datetime
 import gc
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +45,10 @@ from policylint.semantics.resolution import Resolution
 from policylint.semantics.topology import Topology
 from policylint.stages import Stage, closure
 from policylint.suppressions import apply as suppressions
+from policylint.values import frozen, record
 
 
-@dataclass(frozen=True)
+@frozen(slots=False)
 class LintRequest:
     paths: Sequence[str]
     stdin_filename: str | None = None
@@ -111,7 +112,7 @@ class LintRequest:
     scoped_analysis: bool = True
 
 
-@dataclass
+@record
 class LintResult:
     findings: list[Finding]
     index: ProjectIndex  # the objects and lookups: `project.index`

@@ -9,7 +9,7 @@ empty and becomes a PL000 issue. Reporters then only render it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import partial
 from typing import Any, TypeVar
 
@@ -21,6 +21,7 @@ from policylint.project import Project
 from policylint.rules.engine import INTERNAL_ERROR
 from policylint.semantics.effective.simulation import TargetStatus
 from policylint.semantics.resolution import TargetResolution
+from policylint.values import record
 from policylint.vocabulary import Accepted, Enforcement
 
 _T = TypeVar("_T")
@@ -117,7 +118,7 @@ def _controller_conditions(policy: Policy, status: TargetStatus, accepted: Accep
     return out
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Failures:
     """Exceptions raised while computing the policy section, grouped by what failed and where,
     so that one broken step shared by every policy gives one PL000, not one per policy."""

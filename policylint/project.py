@@ -14,10 +14,11 @@ not built raises `StageNotBuilt`, a bug in the reader's declared `reads`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from policylint.stages import Stage, StageNotBuilt
+from policylint.values import record
 
 if TYPE_CHECKING:
     from policylint.k8s.index import ProjectIndex
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-@dataclass
+@record
 class Project:
     index: ProjectIndex
     resolution: Resolution

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from policylint.findings import Finding
 from policylint.rules.engine import INTERNAL_ERROR
+from policylint.values import frozen
 
 if TYPE_CHECKING:
     from policylint.input.sources import Source
@@ -39,7 +39,7 @@ def _under(path: str, roots: Sequence[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
-@dataclass(frozen=True)
+@frozen(slots=False)
 class ChangeSet:
     """What a git change touched: the files it added or modified (absolute paths), and the
     objects that the files it modified, renamed or deleted held before it."""
@@ -48,7 +48,7 @@ class ChangeSet:
     before: frozenset[ObjectKey]
 
 
-@dataclass(frozen=True)
+@frozen(slots=False)
 class ReportScope:
     files: frozenset[str]  # display names of the files reported on
     # The objects a finding may be about: those defined in the files, and those the change removed.

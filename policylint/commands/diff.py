@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error
+from policylint.values import record
 
 if TYPE_CHECKING:
     from policylint.config.overrides import Overrides
@@ -39,7 +40,7 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 MAX_CONTEXT_CHANGES = 2_000
 
 
-@dataclass
+@record
 class State:
     """One side of the change: its name (a commit, or `working tree`) and its lint result."""
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from policylint import __version__
@@ -45,6 +44,7 @@ from policylint.semantics.effective.simulation import (
 )
 from policylint.semantics.effective.verdicts import Lost, WhyLost, WhyWon, Won, why_lost, why_won
 from policylint.textsafe import MAX_FIELD, Budget, defuse_lines, escape, json_dumps, json_text, jsonable
+from policylint.values import frozen
 from policylint.vocabulary import Accepted, Enforcement
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ class ExplainError(Exception):
 # -- which object ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ObjectQuery:
     """`KIND/NAMESPACE/NAME[#section]` or `KIND/NAME[#section]`; KIND is `Kind` or `Kind.group`."""
 
@@ -101,7 +101,7 @@ def parse_query(text: str) -> ObjectQuery:
     return ObjectQuery(kind, group or None, parts[1] if len(parts) == 3 else None, parts[-1], section)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Found:
     obj: K8sObject
     section: Section | None

@@ -18,12 +18,13 @@ import json
 import re
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, ClassVar
 
 from policylint.commands.explain import Describer, Found, find_object, object_node, parse_query
 from policylint.semantics.effective.simulation import ENFORCED, OVERRIDDEN, NodeKey
 from policylint.textsafe import MAX_FIELD, escape, mermaid_label
+from policylint.values import frozen, record
 from policylint.vocabulary import Accepted, Resolved
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ _STATUS_TEXT = {
 }
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class GNode:
     id: str
     shape: str  # gatewayclass | gateway | listenerset | listener | route | rule | backend | other | policy | missing
@@ -54,7 +55,7 @@ class GNode:
     css: str  # the style class
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GEdge:
     src: str
     dst: str
@@ -62,7 +63,7 @@ class GEdge:
     label: str | None = None
 
 
-@dataclass
+@record
 class Graph:
     nodes: dict[str, GNode] = field(default_factory=dict)
     edges: list[GEdge] = field(default_factory=list)

@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from policylint.config.load import LoadedConfig
 from policylint.config.overrides import Overrides, PerFile
 from policylint.input.ignore import WalkFilter, compile_patterns
+from policylint.values import frozen, record
 
 DEFAULT = "default"
 COMMAND_LINE = "command line"
@@ -48,7 +49,7 @@ CLI_KEYWORDS: dict[str, str] = {
 }
 
 
-@dataclass
+@record
 class Effective:
     """Every configuration key's value and source, in the models' order."""
 
@@ -119,7 +120,7 @@ def build(loaded: LoadedConfig | None, given: Mapping[str, Any]) -> Effective:
     return effective
 
 
-@dataclass(frozen=True)
+@frozen(slots=False)
 class RunSettings:
     """What the configuration file adds to a run besides the flags' keywords."""
 

@@ -13,16 +13,17 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from policylint.config import PYPROJECT
+from policylint.values import frozen, record
 
 Loc = tuple[str | int, ...]
 
 
-@dataclass(frozen=True)
+@frozen(slots=False)
 class Problem:
     line: int
     key: str
@@ -38,7 +39,7 @@ class ConfigError(Exception):
         super().__init__("\n".join(f"{file}:{p.line}: {p.key + ': ' if p.key else ''}{p.message}" for p in self.problems))
 
 
-@dataclass
+@record
 class LoadedConfig:
     """A valid configuration file: its model, where it is, and the line of each key it sets."""
 

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from policylint.findings import Finding, Severity
+from policylint.values import frozen
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -54,7 +55,7 @@ def severity_for(rule: type[Rule], entries: Sequence[tuple[str, str]]) -> str | 
     return level
 
 
-@dataclass(frozen=True)
+@frozen(slots=False)
 class PerFile:
     """One `per-file` entry: `pattern` (gitignore syntax) relative to `base` (absolute)."""
 
@@ -74,7 +75,7 @@ class PerFile:
         return bool(self.spec.match_file(rel))
 
 
-@dataclass(frozen=True)
+@frozen(slots=False)
 class Overrides:
     """What configuration changes in the findings. `selection` is the global selection (the
     run itself selects every rule that some file's selection enables)."""

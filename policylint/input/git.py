@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from policylint.values import frozen
 
 if TYPE_CHECKING:
     from policylint.input.sources import Source
@@ -23,7 +24,7 @@ class GitError(Exception):
     """A usage error: not a repository, a base that does not exist, a shallow clone, ..."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Change:
     """One file the change touched: git's status letter (A, M, D, R, C, T), its path before the
     change (None when added) and after it (None when deleted), relative to the repository root."""

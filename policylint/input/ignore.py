@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from policylint.values import frozen
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -57,7 +58,7 @@ def compile_patterns(patterns: Sequence[str]) -> GitIgnoreSpec:
     return GitIgnoreSpec.from_lines(list(patterns))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Matcher:
     """A gitignore matcher and the directory its patterns are relative to."""
 
@@ -78,7 +79,7 @@ class Matcher:
         return self.spec.check_file(rel).include
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class NameMatcher:
     """Directories left out by name at any depth: the default `exclude` without pathspec."""
 
@@ -132,7 +133,7 @@ def repository_root(start: str) -> str | None:
         directory = parent
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class WalkFilter:
     """What a directory walk leaves out (policylint.input.sources).
 

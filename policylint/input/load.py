@@ -24,7 +24,7 @@ import re
 import stat
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import yaml
@@ -32,6 +32,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from policylint.findings import Issue, Location
 from policylint.input.sources import Source, describe_mode
+from policylint.values import frozen, record
 
 # The C parser is required: the pure-Python one is an order of magnitude slower.
 # PyYAML wheels bundle libyaml; a build without it is reported by `policylint --version`.
@@ -198,7 +199,7 @@ _SHARED_STRING_MAX = 64
 Shared = dict[Any, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DocumentRef:
     """Where a document lives, enough to re-compose it for positions.
 
@@ -215,13 +216,13 @@ class DocumentRef:
     column: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Document:
     ref: DocumentRef
     data: Any
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class FileResult:
     documents: list[Document]
     issues: list[Issue]
@@ -790,7 +791,7 @@ def _might_hold_more_nodes_than_limit(text: str) -> bool:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _OverLimit:
     """The first node past a limit: 0-based line and column and character index (from where
     parsing started), the number of its document from there, and which limit."""

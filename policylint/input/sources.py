@@ -22,10 +22,11 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from policylint.input import nonmanifest
 from policylint.input.ignore import GITIGNORE, Matcher, NameMatcher, WalkFilter, ignored, read_gitignore
+from policylint.values import frozen, record
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -41,7 +42,7 @@ class SourceError(Exception):
     """A path given on the command line matches nothing (exit code 2)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Source:
     """One input entry.
 
@@ -151,7 +152,7 @@ class _Roots:
         return any(real == root or real.startswith(prefix) for root, prefix in self._prefixes)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Skipped:
     """A file (or a Helm chart's `templates/` directory) that is not a manifest and was not read
     (policylint.input.nonmanifest): `category` is KUSTOMIZE, HELM or TOOL."""
@@ -160,7 +161,7 @@ class Skipped:
     category: str
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Discovery:
     """The sources to read, and what was recognised as not a manifest and skipped."""
 
@@ -168,7 +169,7 @@ class Discovery:
     skipped: list[Skipped] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Dir:
     """A directory to list, with the `.gitignore` matchers that apply in it (shallowest first)."""
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any
 
 from policylint.input.positions import format_path
+from policylint.values import frozen, record
 
 if TYPE_CHECKING:
     from policylint.k8s.cel import Compiled, EvalError
@@ -47,7 +47,7 @@ class Check(enum.Enum):
     CEL = "cel"  # a CEL validation rule, `x-kubernetes-validations` (PL704)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CelFailure:
     """What a failing CEL rule read and said, for the finding that reports it."""
 
@@ -58,7 +58,7 @@ class CelFailure:
     node_path: str  # the path of the schema node the rule sits on (`path` adds its fieldPath)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Rejection:
     """One reason the API server refuses an object."""
 
@@ -73,7 +73,7 @@ class Rejection:
     undecided: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Admission:
     """The admission verdict of one object: what its schema and its CEL rules refuse, in document
     order, and which schema decided."""
@@ -128,7 +128,7 @@ PrunedField = tuple[tuple[str | int, ...], str, str, list[str], bool]
 # -- which schema decides ------------------------------------------------------------------------
 
 
-@dataclass
+@record
 class Catalogue:
     """The schemas and served versions that decide for one project (`catalogue`)."""
 

@@ -18,14 +18,15 @@ import functools
 import json
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from policylint.values import frozen
 
 DATA = Path(__file__).with_name("deprecated_fields.json")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Deprecation:
     path: str  # pattern inside the object, `[*]` for every list item: spec.extProc[*].backendRef
     text: str  # the CRD's sentence, from "Deprecated:" on

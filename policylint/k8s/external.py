@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from policylint.values import frozen
 
 
 class ExternalPatternError(ValueError):
     """A pattern that cannot be parsed (exit code 2)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ExternalPattern:
     text: str
     kind: str  # lowercase glob
@@ -56,7 +57,7 @@ class ExternalPattern:
         return fnmatch.fnmatchcase(namespace, self.namespace) and fnmatch.fnmatchcase(name, self.name)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ExternalObjects:
     patterns: tuple[ExternalPattern, ...] = ()
 

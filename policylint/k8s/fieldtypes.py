@@ -33,8 +33,10 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from policylint.values import frozen, record
 
 PathParts = tuple[str | int, ...]
 
@@ -164,7 +166,7 @@ _GATEWAY_TLS: Fields = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class KindSchema:
     source: str  # where the types come from, for the finding's message
     fields: Fields
@@ -235,7 +237,7 @@ SCHEMAS: Mapping[tuple[str, str], KindSchema] = {
 # -- the walk ---------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Node:
     """One field of the schema tree built from a kind's table."""
 
@@ -301,7 +303,7 @@ def has_type(value: Any, kind: str) -> bool:
     return True
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FieldProblem:
     """A field whose value has the wrong JSON type."""
 
@@ -311,7 +313,7 @@ class FieldProblem:
     reported_by: str | None = None  # the rule that reports it, when not PL010
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Malformed:
     """What is malformed in one object: its field problems and two questions about a path.
 

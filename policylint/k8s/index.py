@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from policylint.findings import Issue
@@ -19,6 +19,7 @@ from policylint.k8s.external import ExternalObjects
 from policylint.k8s.fieldtypes import Malformed, check_object
 from policylint.k8s.objects import CLUSTER, K8sObject, KindInfo, KindRegistry, ObjectKey
 from policylint.k8s.schemas import DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION
+from policylint.values import frozen, record
 
 if TYPE_CHECKING:
     from policylint.k8s.admission import Admission, Catalogue
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 CRD_GK = ("apiextensions.k8s.io", "CustomResourceDefinition")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LintOptions:
     default_namespace: str = "default"
     # policy-machinery/Kuadrant synthesise `rule-<n>` for unnamed rules; the spec does not
@@ -50,7 +51,7 @@ class LintOptions:
 UNKNOWN_POSITION = -1
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Section:
     name: str | None
     position: int  # 0-based index in the list (UNKNOWN_POSITION: not known)
@@ -69,7 +70,7 @@ class Section:
         return join(self.within, self.position) if self.indexed else self.within
 
 
-@dataclass
+@record
 class ProjectIndex:
     objects: Sequence[K8sObject]
     kinds: KindRegistry

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -22,6 +22,7 @@ from policylint.input.positions import PathPart, format_path, join
 from policylint.k8s.fieldtypes import describe_value
 from policylint.k8s.timestamps import parse_timestamp
 from policylint.resources import load_yaml_data
+from policylint.values import frozen, record
 
 NOT_AN_OBJECT = "PL003"
 MALFORMED_METADATA = "PL009"
@@ -51,7 +52,7 @@ def split_api_version(api_version: str) -> tuple[str, str]:
     return (group, version) if sep else ("", api_version)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Metadata:
     """`metadata` as far as policylint needs it (validated by `policylint.k8s.validation.ObjectMeta`)."""
 
@@ -112,14 +113,14 @@ def _validate_metadata(raw: dict[str, Any]) -> tuple[Metadata, list[Any]]:
     return Metadata(m.name, m.generateName, m.namespace, m.labels, m.annotations, m.creationTimestamp), []
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SectionSpec:
     type: str  # listener | rule | port
     path: str  # the list holding named entries, e.g. spec.listeners
     optional: bool = False  # entries may be unnamed (route rules, single-port Services)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class KindInfo:
     group: str
     kind: str
@@ -177,7 +178,7 @@ class KindRegistry:
 _NONE: Mapping[str, str] = {}
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen(eq=False)
 class K8sObject:
     """One Kubernetes object from the input. `prefix` locates it inside a `kind: List`."""
 
@@ -265,7 +266,7 @@ def _not_an_object(where: str, api_version: Any, kind: Any) -> str | None:
     return f"document{where} is not a Kubernetes object: {'; '.join(reasons + wrong)}; ignored"
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class BuildResult:
     objects: list[K8sObject]
     issues: list[Issue]

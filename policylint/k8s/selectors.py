@@ -10,13 +10,14 @@ ANDed; operators In, NotIn, Exists, DoesNotExist (apimachinery
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from policylint.values import frozen
 
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Requirement:
     key: str
     operator: str
@@ -39,7 +40,7 @@ class Requirement:
         return f"{self.key} {op} ({', '.join(self.values)})"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LabelSelector:
     requirements: tuple[Requirement, ...] = ()
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from policylint.k8s.objects import K8sObject
@@ -43,6 +42,7 @@ from policylint.profiles.registry import (
     TargetKind,
     TargetSpec,
 )
+from policylint.values import frozen
 
 POLICY_LABEL = "gateway.networking.k8s.io/policy"
 # GEP-2648/2649 values; `true` is accepted by gwctl as "a policy of unknown class"
@@ -89,7 +89,7 @@ _KIND_GROUP = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CrdFacts:
     """What one CRD says about a (possibly) policy kind. `None` / empty: the CRD does not say."""
 
@@ -261,7 +261,7 @@ _REF = "ref"
 _LIST = "list"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Restriction:
     attr: str  # kind | group
     values: frozenset[str]

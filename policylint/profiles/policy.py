@@ -8,7 +8,6 @@ only the object and its profile; resolving what the references name is the next 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from policylint.input.positions import join
@@ -16,6 +15,7 @@ from policylint.k8s.names import DNS1123_LABEL, DNS1123_SUBDOMAIN, GROUP, KIND
 from policylint.k8s.objects import CLUSTER, K8sObject, ObjectKey
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
 from policylint.profiles.registry import PolicyProfile, TargetKind
+from policylint.values import frozen
 
 # Field validation of the policy target reference types (apis/v1/shared_types.go, policy_types.go;
 # docs/semantics.md#target-references). The API server rejects a policy whose ref breaks these,
@@ -27,7 +27,7 @@ NAMESPACE_PATTERN = DNS1123_LABEL
 REF_FIELDS = ("group", "kind", "name", "namespace", "sectionName")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TargetRef:
     path: str  # field path inside the object, e.g. spec.targetRefs[1]
     raw: Any
@@ -48,7 +48,7 @@ class TargetRef:
         return f"{self.kind} {ns}{self.name}{section}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RefProblem:
     """A target reference value the API server rejects (schema: required, pattern, length)."""
 
@@ -119,7 +119,7 @@ def _has_key(ref: TargetRef, key: str) -> bool:
     return isinstance(ref.raw, Mapping) and key in ref.raw
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Policy:
     obj: K8sObject
     profile: PolicyProfile
@@ -131,7 +131,7 @@ class Policy:
         return self.obj.key
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TargetSelector:
     """One `targetSelectors` entry: group (default gateway.networking.k8s.io), kind, labels, namespaces."""
 

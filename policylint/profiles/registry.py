@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from policylint.k8s.names import group_kind
 from policylint.resources import load_schema, load_yaml_data
+from policylint.values import frozen
 
 DIRECT = "Direct"
 INHERITED = "Inherited"
@@ -42,7 +43,7 @@ class ProfileError(Exception):
     """A profile file that does not validate (exit code 2)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TargetKind:
     group: str
     kind: str
@@ -51,7 +52,7 @@ class TargetKind:
         return group_kind(self.group, self.kind)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TargetSpec:
     single: str | None = None  # field holding one reference (`targetRef`)
     list: str | None = None  # field holding a list of references (`targetRefs`)
@@ -86,7 +87,7 @@ class TargetSpec:
         return self.allows(group, kind) or TargetKind(group, kind) in self.implementation_kinds
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MergeSpec:
     default: str = "none"
     defaults: str | None = None  # field holding defaults (`defaults`, or policy-attachment style's `default`)
@@ -110,7 +111,7 @@ class MergeSpec:
     strategic_lists: Mapping[tuple[str, ...], str | None] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DataSpec:
     """What the controller reads from a referenced Secret or ConfigMap: the first of `keys`
     present, otherwise `only-entry` (the single entry, when there is exactly one), `any-entry`
@@ -121,7 +122,7 @@ class DataSpec:
     otherwise: str = "none"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Implementation:
     """A Gateway API implementation, known by its GatewayClasses' controllerName, and the
     implementation-specific route features it documents (profile files' `implementations`)."""
@@ -139,7 +140,7 @@ class Implementation:
     builtin_classes: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TargetKindFields:
     """The spec fields the controller supports when the policy targets one kind, checked on the
     policy's own spec and, when it merges onto its parent's (Envoy Gateway `mergeType`), on the
@@ -151,7 +152,7 @@ class TargetKindFields:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MergedGatewaysSpec:
     """When the Gateways of a class share proxies: the GatewayClass parametersRef kind and its
     boolean spec field that merge them (Envoy Gateway: EnvoyProxy `mergeGateways`), and the kind
@@ -163,7 +164,7 @@ class MergedGatewaysSpec:
     target_kind: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ObjectRefSpec:
     paths: tuple[str, ...]
     kinds: tuple[TargetKind, ...]
@@ -177,7 +178,7 @@ class ObjectRefSpec:
     default_group: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PolicyProfile:
     group: str
     kind: str

@@ -21,8 +21,9 @@ import gc
 import importlib
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, cast
+
+from policylint.values import frozen
 
 if TYPE_CHECKING:
     from policylint.pipeline import LintResult
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 AUTO = "auto"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Reporter:
     name: str
     # Imported when used, so that a text run never imports the other formats.
@@ -76,7 +77,7 @@ FORMATS = tuple(REPORTERS)
 MACHINE_FORMATS = frozenset(name for name, r in REPORTERS.items() if r.machine)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RenderOptions:
     """What a reporter needs of the run besides its result."""
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from policylint.findings import Fix, Issue, Related, Severity
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.stages import Stage
+from policylint.values import frozen
 
 if TYPE_CHECKING:
     from policylint.profiles.policy import Policy
@@ -25,7 +25,7 @@ class RuleOptionError(ValueError):
     """An option a rule does not declare, or a value of the wrong type (a usage error)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RuleOption:
     """One option a rule declares (yamllint's `CONF`/`DEFAULT`): configuration sets it per rule."""
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from policylint.resources import data_dir
 from policylint.rules.base import Rule
+from policylint.values import frozen
 
 REQUIRED_HEADINGS = ("What it checks", "Why it matters", "Bad", "Good", "Options")
 # A heading's text ends at its last non-space character: `[^\n]*\S` then spaces other than a line
@@ -23,7 +23,7 @@ def doc_path(rule: type[Rule]) -> Path:
     return data_dir("rules") / f"{rule.id}-{rule.name}.md"
 
 
-@dataclass(frozen=True)
+@frozen(slots=False)
 class RuleDoc:
     title: str
     sections: dict[str, str]

@@ -9,7 +9,7 @@ computes merges itself, and none knows a vendor kind: strategies come from profi
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from policylint.findings import Issue, Related, Severity
@@ -35,6 +35,7 @@ from policylint.semantics.effective.simulation import (
 from policylint.semantics.resolution import TargetResolution
 from policylint.stages import Stage
 from policylint.textsafe import json_text, truncate
+from policylint.values import record
 from policylint.vocabulary import Role
 
 _MAX_SHOWN = 3
@@ -486,7 +487,7 @@ class InvalidEffectiveSpec(Rule):
         return out
 
 
-@dataclass
+@record
 class _Merged:
     facet: Facet
     origin: str

@@ -7,7 +7,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from policylint.findings import Finding, Issue, Location, Related, ResolvedFix, ResolvedRelated, Severity
 from policylint.input.positions import PositionResolver, Request
@@ -17,6 +17,7 @@ from policylint.project import Project
 from policylint.rules import workers
 from policylint.rules.base import POLICY, Rule, RuleOptionError
 from policylint.textsafe import MAX_MESSAGE, truncate
+from policylint.values import frozen, record
 
 INTERNAL_ERROR = "PL000"
 INTERNAL_ERROR_NAME = "internal-error"
@@ -32,7 +33,7 @@ RESOURCE_LIMIT = "PL007"
 RESOURCE_LIMIT_NAME = "input-resource-limit"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Selection:
     """`--select` / `--ignore` by rule id or name prefix; the longest matching prefix wins (flake8)."""
 
@@ -66,7 +67,7 @@ class Selection:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class EngineResult:
     findings: list[Finding]
     internal_error: bool
@@ -185,7 +186,7 @@ class _Runner:
         }
 
 
-@dataclass
+@record
 class Started:
     """Rules started before the stages are built (`start`); `run` finishes them."""
 

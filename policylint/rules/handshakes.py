@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 from policylint.findings import Edit, Fix, Issue, Related, Severity
 from policylint.input.positions import join
@@ -37,6 +36,7 @@ from policylint.semantics.grants import Grant, GrantCheck, Reference, ReferenceG
 from policylint.semantics.resolution import TargetResolution
 from policylint.semantics.topology import GATEWAY_GROUP, REF_NOT_PERMITTED, ROUTE_KINDS, ObjectRef, Topology
 from policylint.stages import Stage
+from policylint.values import frozen
 from policylint.vocabulary import Resolved
 
 _MAX_RELATED = 5
@@ -83,7 +83,7 @@ def near_miss_related(check: GrantCheck | None) -> list[Related]:
     return [Related(miss.reason, object=miss.grant.obj, path=miss.path) for miss in check.near_misses]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CheckedReference:
     """A cross-namespace reference in the input and its ReferenceGrant check."""
 

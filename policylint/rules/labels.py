@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from policylint.findings import Edit, Fix, Issue, Related, Severity
@@ -26,6 +25,7 @@ from policylint.profiles.crd import crd_facts
 from policylint.project import Project
 from policylint.rules.base import Rule
 from policylint.textsafe import short_repr
+from policylint.values import frozen
 
 POLICY_LABEL = "gateway.networking.k8s.io/policy"
 # The original Policy Attachment page ("Kubectl Plugin") asked for this label; GEP-713 dropped it.
@@ -64,7 +64,7 @@ SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 # -- CRD inspection ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CrdShape:
     """What the label rules need to know about a CRD, read defensively."""
 

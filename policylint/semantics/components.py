@@ -40,10 +40,10 @@ object of each kind present (whether a kind exists in the input at all).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from policylint.k8s.objects import K8sObject, ObjectKey
+from policylint.values import frozen
 
 _GATEWAY_CLASS = ("gateway.networking.k8s.io", "GatewayClass")
 _GRANT = ("gateway.networking.k8s.io", "ReferenceGrant")
@@ -63,7 +63,7 @@ class Reference(NamedTuple):
     selector: bool = False  # reaches every object of the namespace (selector, `name: "*"`)
 
 
-@dataclass(frozen=True)
+@frozen(slots=False)
 class Scoped:
     """The objects to analyse (input order) and the keys of those whose findings are kept."""
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from policylint.input.positions import join
@@ -24,11 +23,12 @@ from policylint.k8s.external import ExternalObjects
 from policylint.k8s.fieldtypes import WELL_FORMED, Malformed
 from policylint.k8s.names import group_kind
 from policylint.k8s.objects import K8sObject
+from policylint.values import frozen
 
 GRANT_GK = ("gateway.networking.k8s.io", "ReferenceGrant")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GrantFrom:
     group: str
     kind: str
@@ -36,7 +36,7 @@ class GrantFrom:
     path: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GrantTo:
     group: str
     kind: str
@@ -44,7 +44,7 @@ class GrantTo:
     path: str
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen(eq=False)
 class Grant:
     obj: K8sObject
     sources: tuple[GrantFrom, ...]
@@ -58,7 +58,7 @@ class Grant:
         return self.obj.namespace or ""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Reference:
     """One cross-object edge a grant may have to authorise."""
 
@@ -89,14 +89,14 @@ class Reference:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class NearMiss:
     grant: Grant
     path: str  # where in the grant the mismatch is
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GrantCheck:
     permitted: bool
     grants: tuple[Grant, ...] = ()  # grants that permit it

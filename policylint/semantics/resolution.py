@@ -14,7 +14,6 @@ Everything is computed lazily, once per policy and reference.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from policylint.input.positions import join
 from policylint.k8s.index import CRD_GK, UNKNOWN_POSITION, ProjectIndex, Section
@@ -33,6 +32,7 @@ from policylint.profiles.policy import (
 )
 from policylint.profiles.registry import PolicyProfile, ProfileRegistry, inferred_profile, looks_like_policy
 from policylint.semantics.grants import GRANT_GK, GrantCheck, Reference, ReferenceGrants
+from policylint.values import frozen
 from policylint.vocabulary import Accepted, Resolved
 
 # Target resolution outcomes, in the status vocabulary of GEP-713 (docs/semantics.md#status-vocabulary).
@@ -44,7 +44,7 @@ TARGET_NOT_FOUND = Accepted.TARGET_NOT_FOUND
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TargetResolution:
     ref: TargetRef
     status: Accepted
@@ -87,7 +87,7 @@ def section_not_found_message(section_type: str, section_name: str, target: K8sO
     return f"{noun} {section_name} not found on {target.kind} {target.name}; have: {have}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Place:
     """Where a reference's target is looked up."""
 

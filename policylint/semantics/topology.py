@@ -50,7 +50,6 @@ import dataclasses
 import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from policylint.input.positions import format_path, join, parse_path
@@ -61,6 +60,7 @@ from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
 from policylint.profiles.registry import DataSpec, Implementation, PolicyProfile, TargetKind
 from policylint.semantics.grants import NOT_NEEDED, GrantCheck, Reference
+from policylint.values import frozen
 from policylint.vocabulary import Admission, Attachment, ReferenceStatus, Traffic
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ UNCHECKED = ReferenceStatus.UNCHECKED
 _BACKEND_PURPOSES = ("backend", "mirror", "ext-auth")
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen(eq=False)
 class Listener:
     owner: K8sObject  # the Gateway or ListenerSet that declares it
     section: Section
@@ -143,7 +143,7 @@ class Listener:
         return PROTOCOL_ROUTE_KINDS.get(self.protocol or "")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ParentRef:
     path: str
     group: str
@@ -155,7 +155,7 @@ class ParentRef:
     malformed: bool = False  # the parentRef (or `parentRefs`) has a field of the wrong type (PL010)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Rejection:
     listener: Listener
     check: Admission  # the admission check that failed, the first in the order listeners apply them
@@ -167,7 +167,7 @@ class Rejection:
         return NO_MATCHING_LISTENER_HOSTNAME if self.check is Admission.HOSTNAME else NOT_ALLOWED_BY_LISTENERS
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ParentAttachment:
     route: K8sObject
     ref: ParentRef
@@ -183,7 +183,7 @@ class ParentAttachment:
         return self.status in (ACCEPTED, EXTERNAL, MESH, UNKNOWN_PARENT_KIND, MALFORMED)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ListenerSetAttachment:
     listener_set: K8sObject
     gateway: K8sObject | None
@@ -197,7 +197,7 @@ class ListenerSetAttachment:
         return self.status in (ACCEPTED, EXTERNAL, MALFORMED)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ObjectRef:
     """A reference from one object to another (backend, certificate, CA bundle, policy backend)."""
 
@@ -230,7 +230,7 @@ class ObjectRef:
         return Reference(owner.group, owner.kind, owner.namespace or "", group, self.kind, self.namespace, self.name)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ClassRef:
     gateway: K8sObject
     name: str | None
@@ -1490,7 +1490,7 @@ class Topology:
 TargetErrorReason = Literal["shared-http-port", "merged-gateways", "kind-fields"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TargetError:
     """Why the controller rejects a policy on one target: the profile fact behind it (`reason`:
     `sharedHttpPort`, `mergedGateways`, `targetKindFields`) and what it says."""

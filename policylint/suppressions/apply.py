@@ -14,7 +14,7 @@ import datetime
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING
 
 from policylint.findings import Finding, Severity, Suppression, SuppressionKind
@@ -30,6 +30,7 @@ from policylint.suppressions import baseline as baseline_io
 from policylint.suppressions.baseline import Entry
 from policylint.suppressions.comments import MARKER, MARKER_BYTES, Comment, FileComments, scan
 from policylint.suppressions.directives import DISABLE_FILE, DISABLE_NEXT_LINE, DirectiveError, Spec, parse_spec
+from policylint.values import record
 
 if TYPE_CHECKING:
     from policylint.pipeline import LintRequest
@@ -47,7 +48,7 @@ def matches(code: str, rule_id: str, name: str) -> bool:
     return rule_id.upper().startswith(code.upper()) or name.startswith(code.lower())
 
 
-@dataclass
+@record
 class _Suppression:
     """One comment or annotation that is in force, and which of its codes hid something."""
 
@@ -67,7 +68,7 @@ class _Suppression:
         return None
 
 
-@dataclass
+@record
 class Outcome:
     active: list[Finding]
     suppressed: list[Finding]
@@ -75,7 +76,7 @@ class Outcome:
     failed: bool = False  # the step itself failed (a PL000 finding says so)
 
 
-@dataclass
+@record
 class _Step:
     catalogue: Sequence[type[Rule]]  # every rule (unknown codes)
     ran: frozenset[str]  # ids of the rules that ran (unused codes, stale entries, PL9xx)

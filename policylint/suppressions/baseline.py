@@ -21,10 +21,10 @@ import json
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from policylint.findings import Finding
+from policylint.values import frozen
 
 DEFAULT_FILE = ".policylint-baseline.json"
 VERSION = 1
@@ -38,7 +38,7 @@ class BaselineError(ValueError):
     """The baseline file cannot be read or written (a usage error, exit 2)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Entry:
     fingerprint: str
     rule: str

@@ -28,7 +28,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol
 
 import yaml
@@ -44,6 +44,7 @@ from yaml.events import (
 from policylint.input.load import LOADER, printable
 from policylint.input.positions import parse_path
 from policylint.suppressions.directives import DISABLE_FILE, DirectiveError, Spec, parse_comment
+from policylint.values import frozen, record
 
 MARKER = "policylint:"
 MARKER_BYTES = MARKER.encode("ascii")
@@ -61,7 +62,7 @@ MAX_COMMENTS = 1_000
 Position = tuple[int, int]  # 1-based line, column
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Comment:
     """One `policylint:` comment. `spec` is None when it cannot be read (`error` says why)."""
 
@@ -74,13 +75,13 @@ class Comment:
     file_scope: tuple[int, int] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Node:
     last_line: int
     key_lines: tuple[int, ...]  # lines of the keys enclosing the node, outermost first
 
 
-@dataclass
+@record
 class _Document:
     first_line: int  # the chunk's first line (its `---`, or 1)
     last_line: int
@@ -88,7 +89,7 @@ class _Document:
     explicit: bool = False  # starts with `---`
 
 
-@dataclass
+@record
 class FileComments:
     """The comments of one file and the structure that gives their scopes."""
 
@@ -243,7 +244,7 @@ def _file_scope(line: int, documents: list[_Document], firsts: list[int]) -> tup
     return None
 
 
-@dataclass
+@record
 class _Frame:
     """An open collection while walking the events."""
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import datetime
 import re
-from dataclasses import dataclass
+
+from policylint.values import frozen
 
 # Directive names, as written after `policylint:`.
 DISABLE = "disable"
@@ -30,7 +31,7 @@ _DIRECTIVE = re.compile(r"[ \t]*(?P<name>[A-Za-z-]+)[ \t]*=[ \t]*(?P<body>.*)$",
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Spec:
     """What a suppression says: the codes it names, until when, and why."""
 

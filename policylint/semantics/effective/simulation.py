@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -58,6 +58,7 @@ from policylint.semantics.effective.merge import (
     unit_paths,
     untag,
 )
+from policylint.values import frozen, record
 from policylint.vocabulary import Accepted, Atomicity, Enforcement, Level, Role
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ def node_label(node: NodeKey) -> str:
     return where
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen(eq=False)
 class Facet:
     """One strategy-bearing block of a policy attached to one node (usually one per policy)."""
 
@@ -128,7 +129,7 @@ class Facet:
         return f"{atom} {'Overrides' if self.role == 'override' else 'Defaults'}"
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class FoldResult:
     tree: Tagged | None
     status: dict[int, Enforcement]  # id(facet) -> its enforcement in this context
@@ -143,7 +144,7 @@ class FoldResult:
     merged_only: frozenset[int] = frozenset()  # one per distinct stack, mostly empty: shared then
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OrderSensitivity:
     policies: tuple[str, ...]  # the same-level policies whose order decides
     decided_by: str  # "creationTimestamp" | "name"
@@ -151,7 +152,7 @@ class OrderSensitivity:
     alternative: Any  # the effective spec with the order flipped
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Context:
     profile: PolicyProfile
     path: tuple[NodeKey, ...]
@@ -159,7 +160,7 @@ class Context:
     result: FoldResult
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class TargetStatus:
     """Aggregated over every context through one (policy, target node).
 
@@ -192,7 +193,7 @@ class TargetStatus:
         return PARTIALLY_ENFORCED
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Affects:
     """A policy's blast radius: the contexts where it contributes, and how many distinct routes,
     rules, listeners and Gateways they pass (counts: at 100k objects the sets behind them would be
@@ -667,7 +668,7 @@ def _differing_keys(a: Any, b: Any, prefix: str = "") -> list[str]:
     return [] if a == b else [prefix or "(whole spec)"]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Reach:
     """What one policy reaches, tallied context by context while the walk runs: every node of
     every path where it contributes, and the last nodes of those paths, where its backends are."""
@@ -680,7 +681,7 @@ class _Reach:
     lasts: set[NodeKey] = field(default_factory=set)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _StackGroup:
     """Every context that shares one policy stack: folded once, tallied per context."""
 

@@ -10,9 +10,9 @@ describes them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from policylint.semantics.effective.simulation import Context, Facet, why_established
+from policylint.values import frozen
 from policylint.vocabulary import Atomicity, Role, Term
 
 
@@ -40,7 +40,7 @@ class Lost(Term):
     REPLACED = "Replaced"  # every value it sets is replaced
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class WhyWon:
     reason: Won
     winner: Facet
@@ -49,7 +49,7 @@ class WhyWon:
     conflict: str = ""  # CONFLICT: the fold's account of the conflict
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class WhyLost:
     reason: Lost
     winners: tuple[Facet, ...] = ()  # facets of other policies that beat it
