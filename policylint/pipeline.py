@@ -3,6 +3,7 @@ simulation -> rules -> findings. Each stage is built once, in that order (policy
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import gc
 import os
@@ -15,12 +16,13 @@ from policylint import attachment_chain
 from policylint.attachment_chain import Chain
 from policylint.config import overrides as config_overrides
 from policylint.findings import Finding, Issue, Location
-from policylint.input.cache import ParseCache, open_cache
+from policylint.input.cache import ParseCache, VerdictStore, open_cache
 from policylint.input.ignore import WalkFilter
 from policylint.input.load import PARSER_IS_C, Document, decode
 from policylint.input.parallel import effective_jobs, load_files
 from policylint.input.positions import PositionResolver
 from policylint.input.sources import Discovery, Skipped, Source, discover, discover_all
+from policylint.k8s import admission
 from policylint.k8s.external import ExternalObjects
 from policylint.k8s.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
 from policylint.k8s.objects import KindInfo, KindRegistry, ObjectKey, build_objects, split_api_version
@@ -156,8 +158,10 @@ def _is_crd(doc: Document) -> bool:
 
 
 def _load(
-    sources: Sequence[Source], cache: ParseCache | None = None, jobs: int = 1
+    sources: Sequence[Source], cache: ParseCache | None = None, jobs: int = 1, keys: dict[str, str] | None = None
 ) -> tuple[list[Document], list[Issue], dict[str, str | bytes]]:
+    """The documents and input issues of `sources`, and what each file was parsed from; `keys`
+    receives each file's parse-cache key (its content's name)."""
     documents: list[Document] = []
     issues: list[Issue] = []
     # What each file was parsed from: its text (stdin) or its bytes, decoded only if a finding
@@ -170,6 +174,8 @@ def _load(
             texts[source.display] = result.text
         elif result.data is not None and result.documents:
             texts[source.display] = result.data
+        if keys is not None and result.key is not None:
+            keys[source.display] = result.key
     return documents, issues, texts
 
 
@@ -243,7 +249,10 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     notes = [cache_note] if cache_note is not None else []
     if not PARSER_IS_C:
         notes.append("PyYAML was built without libyaml: parsing with its pure-Python loader, several times slower")
-    documents, input_issues, texts = _load(sources, cache, request.jobs)
+    # Read before the files, so that pruning the cache after them keeps it.
+    verdicts = VerdictStore(cache, admission.code_stamp()) if cache is not None else None
+    content_keys: dict[str, str] = {}
+    documents, input_issues, texts = _load(sources, cache, request.jobs, content_keys)
 
     # CRDs passed with --crd describe kinds; they are context, not linted themselves.
     input_crds: list[Document] = [d for d in documents if _is_crd(d)]
@@ -284,6 +293,8 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
         options=options,
         input_issues=input_issues,
         files=[s.display for s in sources],
+        content_keys=content_keys,
+        verdicts=verdicts,
     )
     return Project(index, Resolution(index, profiles)), sources, texts, notes, found.skipped
 
@@ -355,6 +366,8 @@ def _lint(request: LintRequest) -> LintResult:
         result = engine.run(project, rules, resolver, failures=failures, objects=members, started=started)
     finally:
         started.close()
+    if project.index.verdicts is not None:
+        project.index.verdicts.save()
     files = [s.display for s in sources]
     scope = ReportScope.of(request, sources, project, loaded.index.objects)
     outcome = suppressions.run(request, baseline, result.findings, commented, project.index.objects, rules, resolver, files)
@@ -400,9 +413,7 @@ def _analysed(request: LintRequest, sources: Sequence[Source], loaded: Project) 
     part = components.scope(index.objects, files, deleted)
     if part is None:
         return loaded, None
-    reduced = ProjectIndex(
-        objects=part.objects, kinds=index.kinds, options=index.options, input_issues=index.input_issues, files=index.files
-    )
+    reduced = dataclasses.replace(index, objects=part.objects)  # the same index of fewer objects
     return Project(reduced, Resolution(reduced, loaded.resolution.profiles)), part.members
 
 

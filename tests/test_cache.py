@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -20,7 +21,9 @@ from policylint.input.cache import ParseCache, dumps, loads, pack, unpack
 from policylint.input.load import load_bytes
 from policylint.input.parallel import load_files
 from policylint.input.sources import discover
+from policylint.pipeline import LintRequest, lint
 from tests.lintutil import ROOT
+from tests.manifests import crd
 
 EXAMPLES = ROOT / "examples"
 
@@ -420,3 +423,159 @@ def test_runs_creating_the_cache_at_once_all_use_it(tmp_path: Path) -> None:
         for t in threads:
             t.join()
         assert usable == [True] * 8, trial
+
+
+# -- admission verdicts kept between runs (VerdictStore) -----------------------------------------
+
+
+@pytest.fixture
+def schema_tree(tree: Path) -> Path:
+    """The examples with the schema rules' Bad examples beside them: objects the API server
+    refuses (PL703, PL704), objects with fields it prunes (PL702), and clean ones."""
+    for rule in ("PL702-unknown-field", "PL703-schema-violation", "PL704-cel-violation"):
+        shutil.copy(ROOT / "tests" / "rules" / rule / "bad.yaml", tree / f"{rule}.yaml")
+    return tree
+
+
+@pytest.fixture
+def verdicts_computed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The objects whose admission verdict was worked out (not taken from the store) in this process."""
+    from policylint.k8s import admission
+
+    seen: list[str] = []
+    real = admission.violations
+
+    def counting(data: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(str(data.get("metadata", {}).get("name")))
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(admission, "violations", counting)
+    yield seen
+
+
+def test_verdicts_nothing_refuses_are_kept_and_answer_as_computed_ones(
+    schema_tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], verdicts_computed: list[str]
+) -> None:
+    cache_dir = str(tmp_path / "cache")
+    uncached = run_json(["--no-cache", str(schema_tree)], capsys)
+    findings = json.loads(uncached)["findings"]
+    for code in ("PL702", "PL703", "PL704"):
+        assert any(f["rule"] == code for f in findings), code
+    computed = len(verdicts_computed)
+    verdicts_computed.clear()
+    assert run_json(["--cache-dir", cache_dir, str(schema_tree)], capsys) == uncached  # cold: writes
+    assert len(verdicts_computed) == computed
+    verdicts_computed.clear()
+    assert run_json(["--cache-dir", cache_dir, str(schema_tree)], capsys) == uncached  # warm: reads
+    warm = list(verdicts_computed)
+    # Worked out again: only the objects the API server refuses, whose verdicts are not kept.
+    # Those with pruned fields (PL702's) come from the store, fields and all.
+    index = lint(LintRequest(paths=[str(schema_tree)])).index
+    verdicts = [(o, index.admission(o)) for o in index.objects]
+    refused = {o.name for o, v in verdicts if v is not None and (v.schema or v.cel)}
+    assert any(v is not None and v.pruned and not (v.schema or v.cel) for _, v in verdicts)  # kept with their fields
+    assert warm and set(warm) <= refused
+    assert len(warm) < computed / 4
+
+
+def _widget_crd(maximum: int) -> str:
+    return crd("Widget", f"            properties:\n              size: {{type: integer, maximum: {maximum}}}\n", labels="{}")
+
+
+_WIDGET = """\
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w, namespace: apps}
+spec:
+  size: 3
+  colour: blue
+"""
+
+
+def test_a_kept_verdict_is_not_taken_under_another_schema(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], verdicts_computed: list[str]
+) -> None:
+    """The object's file is unchanged, its CRD in the input is not: the verdict is worked out
+    again under the new schema (the store's key names the schema's content)."""
+    tree, cache_dir = tmp_path / "tree", str(tmp_path / "cache")
+    tree.mkdir()
+    (tree / "widget.yaml").write_text(_WIDGET, encoding="utf-8")
+    (tree / "crd.yaml").write_text(_widget_crd(5), encoding="utf-8")
+    first = json.loads(run_json(["--cache-dir", cache_dir, str(tree)], capsys))["findings"]
+    assert [f["rule"] for f in first if f["rule"].startswith("PL70")] == ["PL702"]  # `colour`: pruned, kept
+    verdicts_computed.clear()
+    assert json.loads(run_json(["--cache-dir", cache_dir, str(tree)], capsys))["findings"] == first
+    assert verdicts_computed == []  # from the store
+    (tree / "crd.yaml").write_text(_widget_crd(2), encoding="utf-8")
+    second = json.loads(run_json(["--cache-dir", cache_dir, str(tree)], capsys))["findings"]
+    assert verdicts_computed == ["w"]
+    assert sorted(f["rule"] for f in second if f["rule"].startswith("PL70")) == ["PL702", "PL703"]
+    assert second == json.loads(run_json(["--no-cache", str(tree)], capsys))["findings"]
+
+
+def test_a_damaged_or_forged_store_is_a_miss(
+    schema_tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], verdicts_computed: list[str]
+) -> None:
+    """Whatever the store's entry holds, a value that is not what `admission` writes is a miss:
+    the run answers as with no cache, and works the verdict out again."""
+    cache_dir = tmp_path / "cache"
+    uncached = run_json(["--no-cache", str(schema_tree)], capsys)
+    assert run_json(["--cache-dir", str(cache_dir), str(schema_tree)], capsys) == uncached
+    from policylint.k8s import admission
+
+    cache = ParseCache(cache_dir)
+    name = cache.named("admission verdicts", admission.code_stamp())
+    payload = cache.payload(name)
+    assert payload is not None
+    kept = json.loads(bytes(payload))["verdicts"]
+    assert kept and any(kept.values())  # some verdict keeps pruned fields
+    keys = sorted(kept)
+    wrong_values: list[Any] = [
+        "pruned",
+        {"spec": 1},
+        [["spec", "x", ["a"]]],
+        [[["spec", True], "x", ["a"]]],
+        [[["spec"], 1, ["a"]]],
+        [[["spec"], "x", [1]]],
+        [[["spec"], "x"]],
+        None,
+    ]
+    damaged = [
+        b"not json",
+        b"[]",
+        json.dumps({"format": 2, "verdicts": kept}).encode(),
+        json.dumps({"format": 1, "verdicts": [1, 2]}).encode(),
+        json.dumps({"format": 1, "verdicts": {k: wrong_values[i % len(wrong_values)] for i, k in enumerate(keys)}}).encode(),
+    ]
+    for forged in damaged:
+        ParseCache(cache_dir).put(name, forged)
+        verdicts_computed.clear()
+        assert run_json(["--cache-dir", str(cache_dir), str(schema_tree)], capsys) == uncached, forged[:40]
+        assert len(verdicts_computed) >= len(keys)  # every kept verdict worked out again
+        verdicts_computed.clear()
+        assert run_json(["--cache-dir", str(cache_dir), str(schema_tree)], capsys) == uncached
+        assert len(verdicts_computed) < len(keys)  # and written anew: the next run takes them
+
+
+def test_verdicts_kept_by_other_code_are_not_taken(
+    schema_tree: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    verdicts_computed: list[str],
+) -> None:
+    """A development checkout changes the code that works verdicts out without changing the
+    version: the sources of that code are in the store's key (`admission.code_stamp`)."""
+    from policylint.k8s import admission
+
+    cache_dir = str(tmp_path / "cache")
+    run_json(["--cache-dir", cache_dir, str(schema_tree)], capsys)
+    computed = len(verdicts_computed)
+    verdicts_computed.clear()
+    run_json(["--cache-dir", cache_dir, str(schema_tree)], capsys)
+    assert len(verdicts_computed) < computed / 4
+    stamp = admission.code_stamp()
+    monkeypatch.setattr(admission, "code_stamp", lambda: stamp + b"another checkout")
+    verdicts_computed.clear()
+    run_json(["--cache-dir", cache_dir, str(schema_tree)], capsys)
+    assert len(verdicts_computed) == computed

@@ -581,6 +581,35 @@ def test_jobs_2_writes_the_bytes_jobs_1_writes_on_the_messy_corpus(tmp_path: Pat
     assert outputs[("1", "json")].count(b'"rule": "PL201"') > 100
 
 
+@linux_only
+def test_the_rule_processes_send_back_the_verdicts_they_work_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `--jobs 2` the schema rules run over shares of the objects in forked processes; the
+    admission verdicts they work out come back with their findings and are kept, so that the
+    next run works out only those the store does not keep (the objects the API server refuses)."""
+    from benchmarks.generate import write_corpus as write_messy
+    from policylint.k8s import admission
+    from policylint.pipeline import LintRequest, lint
+
+    write_messy(2500, tmp_path / "manifests", per_file=0, error_rate=0.75)
+    cache_dir = tmp_path / "cache"
+    code, _, err = run(["manifests", "--cache-dir", str(cache_dir), "--format", "json", "--jobs", "2"], tmp_path)
+    assert code == 1, err.decode()
+    computed: list[object] = []
+    real = admission.violations
+
+    def counting(data: Any, *args: Any, **kwargs: Any) -> Any:
+        computed.append(data)
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(admission, "violations", counting)
+    monkeypatch.chdir(tmp_path)
+    index = lint(LintRequest(paths=["manifests"], cache_dir=str(cache_dir))).index
+    with_schema = [o for o in index.objects if index.admission(o) is not None]
+    refused = [o for o in with_schema if index.admission(o).schema or index.admission(o).cel]  # type: ignore[union-attr]
+    assert len(with_schema) > 1000
+    assert len(computed) == len(refused)
+
+
 _WORKERS_SCRIPT = """\
 import json, os, sys, threading, time
 from policylint.rules import workers
@@ -593,6 +622,7 @@ class Rule:
 
 class Index:
     objects = range(workers.MIN_OBJECTS)
+    verdicts = None
 
 class Project:
     index = Index()
@@ -692,6 +722,7 @@ class Rule:
 
 class Index:
     objects = range(workers.MIN_OBJECTS)
+    verdicts = None
 
 class Project:
     index = Index()

@@ -31,6 +31,10 @@ and None values; non-finite floats are kept). Safety costs speed: on the
 10k-object corpus (100 entries) loading every entry takes 0.13 s of CPU
 instead of 0.07 s, encoding 0.11 s instead of 0.04 s (docs/performance.md).
 
+One entry is not a file's: the admission verdicts of the objects nothing refuses
+(`VerdictStore`), which the schema rules and the topology would otherwise work
+out again in every run.
+
 Safety: entries are written to a temporary file and renamed into place, so
 concurrent runs only ever see whole entries. The directory is created on the
 first write, mode 0o700, with a CACHEDIR.TAG (https://bford.info/cachedir/),
@@ -400,19 +404,10 @@ class ParseCache:
         return result
 
     def _get(self, key: str) -> Packed | None:
-        self._used.add(key)
-        if self.problem is not None:
-            return None
+        payload = self.payload(key)
+        if payload is None:
+            return None  # missing, truncated, corrupt or foreign: parsed again and rewritten
         try:
-            blob = self._read(key)
-            if blob is None:
-                return None
-            payload = memoryview(blob)[_HEADER:]
-            if (
-                blob[: len(_MAGIC)] != _MAGIC
-                or hashlib.blake2b(payload, digest_size=_DIGEST).digest() != blob[len(_MAGIC) : _HEADER]
-            ):
-                return None  # truncated, corrupt or foreign: parsed again and rewritten
             return loads(payload)
         except Exception:
             return None
@@ -452,6 +447,29 @@ class ParseCache:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+    def payload(self, key: str) -> memoryview | None:
+        """The payload of the entry under `key` if its magic and checksum are right, not decoded."""
+        self._used.add(key)
+        if self.problem is not None:
+            return None
+        try:
+            blob = self._read(key)
+        except Exception:
+            return None
+        if blob is None:
+            return None
+        payload = memoryview(blob)[_HEADER:]
+        if blob[: len(_MAGIC)] != _MAGIC or hashlib.blake2b(payload, digest_size=_DIGEST).digest() != blob[len(_MAGIC) : _HEADER]:
+            return None
+        return payload
+
+    def named(self, name: str, stamp: bytes = b"") -> str:
+        """The entry key of something that is not a file's bytes, under this cache's stamp and
+        `stamp` (what else shapes that entry)."""
+        h = hashlib.blake2b(self._stamp, digest_size=_KEY_BYTES)
+        h.update(b"\x02" + name.encode() + b"\x00" + stamp)
+        return h.hexdigest()
 
     def note_written(self, key: str) -> None:
         """An entry another process (a `--jobs` worker) wrote for this run."""
@@ -621,3 +639,80 @@ def open_cache(directory: str | os.PathLike[str] | None, linted: Iterable[str] =
             return cache, None
         reason = cache.problem
     return None, f"cache directory {path} not used: {reason}"
+
+
+# -- admission verdicts ---------------------------------------------------------------------------
+
+# Entries kept at most; past it a run keeps only the ones it used or added (a cache shared by
+# many repositories drops those of the others rather than grow without bound).
+_MAX_VERDICTS = 200_000
+_VERDICT_KEY = re.compile(r"[0-9a-f]{32}\Z")
+
+
+class VerdictStore:
+    """What the admission verdicts of objects nothing refuses hold, kept between runs in one
+    entry of the parse cache (policylint.k8s.admission says what a key and a value are).
+
+    The schema walk and the CEL rules are a quarter of a run (docs/performance.md); between two
+    commits almost every object and schema is unchanged. A key hashes the object's file entry, its
+    place in the file and the schema that decides it, so that, as with files, nothing can make
+    an entry stale. The entry is read once, as the first use of the cache, and written once, at
+    the end of a run that added to it; concurrent runs may lose each other's additions (a miss
+    later, never a wrong verdict). Its content is checked like every entry's: a value that is
+    not what `admission` writes is a miss.
+    """
+
+    def __init__(self, cache: ParseCache, stamp: bytes) -> None:
+        """`stamp`: what besides an object and its schema decides its verdict (the code that works
+        it out), so that an entry made by other code is another entry."""
+        self._cache = cache
+        self._key = cache.named("admission verdicts", stamp)
+        self._kept: dict[str, Any] = {}
+        self._added: dict[str, Any] = {}
+        self._used: set[str] = set()
+        payload = cache.payload(self._key)
+        if payload is None:
+            return
+        try:
+            decoded = json.loads(bytes(payload))
+        except Exception:
+            return
+        entries = decoded.get("verdicts") if type(decoded) is dict and decoded.get("format") == 1 else None
+        if type(entries) is dict:
+            self._kept = {k: v for k, v in entries.items() if _VERDICT_KEY.match(k)}
+
+    def get(self, key: str) -> Any:
+        """The value kept under `key`, or None."""
+        found = self._added.get(key)
+        if found is None:
+            found = self._kept.get(key)
+            if found is not None:
+                self._used.add(key)
+        return found
+
+    def add(self, key: str, value: Any) -> None:
+        if self._kept.get(key) != value:  # new, or a kept value the reader refused: written anew
+            self._added[key] = value
+
+    def added(self) -> dict[str, Any]:
+        """What this process added (a `--jobs` rule process sends it back)."""
+        return dict(self._added)
+
+    def update(self, entries: Any) -> None:
+        """Entries another process of this run added."""
+        if type(entries) is dict:
+            for key, value in entries.items():
+                if type(key) is str and _VERDICT_KEY.match(key):
+                    self.add(key, value)
+
+    def save(self) -> None:
+        """Write the entry if this run added to it."""
+        if not self._added:
+            return
+        kept = self._kept
+        if len(kept) + len(self._added) > _MAX_VERDICTS:
+            kept = {k: kept[k] for k in self._used}
+        entries = {**kept, **self._added}
+        payload = json.dumps({"format": 1, "verdicts": entries}, separators=(",", ":")).encode()
+        self._cache.put(self._key, payload)
+        self._kept, self._added = entries, {}

@@ -230,6 +230,9 @@ class FileResult:
     # The bytes this result was parsed from (policylint.input.parallel keeps them): positions of findings
     # are resolved in what was parsed, even if the file changes on disk meanwhile.
     data: bytes | None = field(default=None, compare=False, repr=False)
+    # The parse cache's key of those bytes (None: no cache, or stdin): it names the file's
+    # content, for what is kept about its objects (policylint.input.cache.VerdictStore).
+    key: str | None = field(default=None, compare=False, repr=False)
 
 
 class _TooLarge(Exception):

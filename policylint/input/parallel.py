@@ -109,8 +109,9 @@ def load_files(
 def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> list[FileResult]:
     results: list[FileResult | None] = [None] * len(sources)
     pending: list[tuple[int, bytes, str | None]] = []
-    # The bytes each file was parsed from, kept for positions (see FileResult.data).
+    # The bytes each file was parsed from, kept for positions (see FileResult.data), and their key.
     kept: list[bytes | None] = [None] * len(sources)
+    keys: list[str | None] = [None] * len(sources)
     # Keys and short values repeat across files (`apiVersion`, `HTTPRoute`, group names): the
     # files parsed here share one string object each (a repository of small files kept 20% more
     # memory in its documents with a table per file).
@@ -126,7 +127,7 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
         kept[i] = data
         key = None
         if cache is not None:
-            key = cache.key(data, json=load.is_json_name(source.display))
+            key = keys[i] = cache.key(data, json=load.is_json_name(source.display))
             # Reading, decoding and unpacking the entry all happen inside `load`: any failure is
             # a miss and the file is parsed below, never an error.
             cached = cache.load(key, source.display)
@@ -146,9 +147,9 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
                 results[i] = _parse(data, sources[i].display, key, cache, strings)
     if cache is not None:
         cache.prune()
-    for result, data in zip(results, kept):
+    for result, data, key in zip(results, kept, keys):
         if result is not None:
-            result.data = data
+            result.data, result.key = data, key
     # Every slot is filled by now (each source is parsed, read from the cache or reported above).
     return results  # type: ignore[return-value]
 

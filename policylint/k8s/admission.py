@@ -17,6 +17,9 @@ its client-side default of strict field validation).
 from __future__ import annotations
 
 import enum
+import hashlib
+import json
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any
@@ -151,6 +154,17 @@ class Catalogue:
     # A node's rules together: (id(schema node), "", (the value's `cel.shape`,)) -> their outcomes;
     # a subtree with nothing refused: (id(schema node), "/", (its shape,)) -> True (`cel_failures`).
     cel_results: dict[tuple[int, str, tuple[Any, ...]], Any] = dataclass_field(default_factory=dict)
+    # id(schema) -> a hash of its content (`fingerprint`).
+    fingerprints: dict[int, bytes] = dataclass_field(default_factory=dict)
+
+    def fingerprint(self, schema: Mapping[str, Any]) -> bytes:
+        """A hash of the schema's content, worked out once per schema and run: which schema decided
+        a verdict kept between runs (`admit`)."""
+        found = self.fingerprints.get(id(schema))
+        if found is None:
+            text = json.dumps(schema, sort_keys=True, separators=(",", ":"), default=repr)
+            found = self.fingerprints[id(schema)] = hashlib.blake2b(text.encode(), digest_size=16).digest()
+        return found
 
     def bundled(self, channel: str | None = None) -> Mapping[tuple[str, str, str], tuple[Mapping[str, Any], str]]:
         from policylint.k8s.schemas import schemas
@@ -220,6 +234,12 @@ def admit(index: ProjectIndex, obj: K8sObject) -> Admission | None:
     if found is None:
         return None
     schema, source = found
+    given = source is None and catalogue.given_with_option(obj)
+    kept = _kept_key(index, obj, catalogue, schema)
+    if kept is not None:
+        pruned_kept = _pruned_from_json(index.verdicts.get(kept))  # type: ignore[union-attr]
+        if pruned_kept is not None:
+            return Admission((), (), source, given, pruned_kept)
     # The memo tables only save work where content repeats; past a bound they are emptied (a
     # later repeat is computed again), so that they hold at most a few tens of MiB however
     # large the repository (their keys hold the content of every distinct subtree: 150 MiB of
@@ -235,8 +255,76 @@ def admit(index: ProjectIndex, obj: K8sObject) -> Admission | None:
         for parts, problem, reason in violations(obj.data, schema, catalogue.schema_results, shapes, pruned)
     )
     failures = tuple(cel_failures(obj.data, schema, index.malformed(obj), catalogue.cel_results, shapes))
-    given = source is None and catalogue.given_with_option(obj)
+    if kept is not None and not problems and not failures:
+        index.verdicts.add(kept, [[list(parts), key, known] for parts, key, known in pruned])  # type: ignore[union-attr]
     return Admission(problems, failures, source, given, tuple(pruned))
+
+
+# -- verdicts kept between runs ------------------------------------------------------------------
+#
+# Only verdicts that refuse nothing are kept (policylint.input.cache.VerdictStore): all they hold
+# is the object's pruned fields, and they are most objects. A refusal carries CEL values and
+# compiled rules, and is computed again; so is a CEL rule that ran out of budget (undecided).
+
+
+def code_stamp() -> bytes:
+    """What decides a verdict besides the object and its schema: the code that works it out (a
+    development checkout changes it without changing policylint's version, which the cache's own
+    stamp holds) and the version of RE2, which matches the schemas' patterns."""
+    import re2
+
+    from policylint.k8s import cel, fieldtypes, strformats
+
+    h = hashlib.blake2b(digest_size=16)
+    for module in (__file__, cel.__file__, fieldtypes.__file__, strformats.__file__):
+        try:
+            with open(module, "rb") as fh:
+                h.update(fh.read())
+        except (OSError, TypeError):
+            h.update(b"?")
+    # google-re2 has no version attribute; its compiled module's size and time name the build.
+    try:
+        built = os.stat(re2._re2.__file__)
+        h.update(f"{built.st_size}:{built.st_mtime_ns}".encode())
+    except (AttributeError, OSError, TypeError):
+        h.update(b"?")
+    return h.digest()
+
+
+def _kept_key(index: ProjectIndex, obj: K8sObject, catalogue: Catalogue, schema: Mapping[str, Any]) -> str | None:
+    """The key of the object's verdict among those kept: the object's content (its file's cache
+    key, which names the bytes and the loader's version, and its place in the file) and the
+    schema's. Nothing else decides the verdict: `index.malformed` reads the object alone.
+    None: nothing is kept (no cache, or a file read from stdin)."""
+    if index.verdicts is None:
+        return None
+    file_key = index.content_keys.get(obj.doc.file)
+    if file_key is None:
+        return None
+    h = hashlib.blake2b(catalogue.fingerprint(schema), digest_size=16)
+    h.update(f"{file_key}|{obj.doc.line}|{obj.doc.column}|{obj.prefix!r}".encode())
+    return h.hexdigest()
+
+
+def _pruned_from_json(value: Any) -> tuple[tuple[tuple[str | int, ...], str, list[str]], ...] | None:
+    """The pruned fields a kept verdict holds, if it has exactly the shape `admit` writes."""
+    if type(value) is not list:
+        return None
+    out = []
+    for entry in value:
+        if type(entry) is not list or len(entry) != 3:
+            return None
+        parts, key, known = entry
+        if (
+            type(parts) is not list
+            or not all(type(p) is str or type(p) is int for p in parts)
+            or type(key) is not str
+            or type(known) is not list
+            or not all(type(k) is str for k in known)
+        ):
+            return None
+        out.append((tuple(parts), key, known))
+    return tuple(out)
 
 
 def validate(

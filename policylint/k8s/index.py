@@ -9,7 +9,7 @@ Everything here is computed once.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from policylint.k8s.schemas import DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION
 from policylint.values import frozen, record
 
 if TYPE_CHECKING:
+    from policylint.input.cache import VerdictStore
     from policylint.k8s.admission import Admission, Catalogue
 
 CRD_GK = ("apiextensions.k8s.io", "CustomResourceDefinition")
@@ -77,6 +78,9 @@ class ProjectIndex:
     options: LintOptions = field(default_factory=LintOptions)
     input_issues: Sequence[Issue] = ()
     files: Sequence[str] = ()
+    # Each file's parse-cache key, and the verdicts kept between runs by those keys (`admission`).
+    content_keys: Mapping[str, str] = field(default_factory=dict)
+    verdicts: VerdictStore | None = None
 
     def __post_init__(self) -> None:
         self.objects = sorted(

@@ -41,10 +41,14 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain
+from typing import TYPE_CHECKING, Any
 
 from policylint.findings import Finding, Issue
 from policylint.project import Project
 from policylint.rules.base import Rule
+
+if TYPE_CHECKING:
+    from policylint.input.cache import VerdictStore
 
 # Below this many objects the rules take less than a fork and its pickling: one process.
 MIN_OBJECTS = 2_000
@@ -98,10 +102,14 @@ def bundles(rules: Sequence[type[Rule]], shares: int) -> list[Bundle]:
 class Pool:
     """Children that take units from a queue (`start`); this process takes the rest (`finish`)."""
 
-    def __init__(self, todo: list[Bundle], queue: int, children: list[tuple[int, int]]) -> None:
+    def __init__(
+        self, todo: list[Bundle], queue: int, children: list[tuple[int, int]], verdicts: VerdictStore | None = None
+    ) -> None:
         self.todo = todo
         self._queue: int | None = queue
         self._children = children
+        # The admission verdicts the children work out are kept in this process's store.
+        self.verdicts = verdicts
 
     def _take(self) -> Iterator[Unit]:
         """The units left in the queue, one at a time, as this process gets to them."""
@@ -120,8 +128,10 @@ class Pool:
             keys = {key(unit) for unit in units}
             while self._children:
                 received = _collect(self._children.pop(0))
-                if received is not None and received.keys() <= keys:
-                    results.update(received)
+                if received is not None and received[0].keys() <= keys:
+                    results.update(received[0])
+                    if self.verdicts is not None:
+                        self.verdicts.update(received[1])
             missing = [unit for unit in units if key(unit) not in results]
             if missing:  # a child failed: its units, run here
                 results.update(run_units(missing))
@@ -159,7 +169,7 @@ def start(project: Project, rules: Sequence[type[Rule]], run_units: RunUnits, jo
         os.write(write, b"".join(i.to_bytes(2, "big") for i in range(len(todo))))
     finally:
         os.close(write)  # the children inherit only the read end: an empty queue reads as its end
-    pool = Pool(todo, read, [])
+    pool = Pool(todo, read, [], project.index.verdicts)
     for _ in range(jobs - 1):
         child = _fork(pool, run_units)
         if child is not None:
@@ -202,7 +212,9 @@ def _fork(pool: Pool, run_units: RunUnits) -> tuple[int, int] | None:
             for _, other in pool._children:
                 os.close(other)  # an earlier sibling's results are this process's to read, not its
             _die_with_parent()
-            payload = pickle.dumps(run_units(pool._take()), protocol=pickle.HIGHEST_PROTOCOL)
+            results = run_units(pool._take())
+            added = pool.verdicts.added() if pool.verdicts is not None else {}
+            payload = pickle.dumps((results, added), protocol=pickle.HIGHEST_PROTOCOL)
             view = memoryview(payload)
             while view:
                 view = view[os.write(write, view) :]
@@ -213,7 +225,8 @@ def _fork(pool: Pool, run_units: RunUnits) -> tuple[int, int] | None:
     return pid, read
 
 
-def _collect(child: tuple[int, int]) -> dict[UnitKey, RuleResult] | None:
+def _collect(child: tuple[int, int]) -> tuple[dict[UnitKey, RuleResult], Any] | None:
+    """The child's results and the verdicts it added, or None if it failed."""
     pid, read = child
     chunks = []
     try:
@@ -232,7 +245,9 @@ def _collect(child: tuple[int, int]) -> dict[UnitKey, RuleResult] | None:
         received = pickle.loads(b"".join(chunks))
     except Exception:
         return None
-    return received if isinstance(received, dict) else None
+    if not (isinstance(received, tuple) and len(received) == 2 and isinstance(received[0], dict)):
+        return None
+    return received[0], received[1]
 
 
 def _die_with_parent() -> None:
