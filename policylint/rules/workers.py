@@ -245,9 +245,8 @@ def _collect(child: tuple[int, int]) -> tuple[dict[UnitKey, RuleResult], Any] | 
         received = pickle.loads(b"".join(chunks))
     except Exception:
         return None
-    if not (isinstance(received, tuple) and len(received) == 2 and isinstance(received[0], dict)):
-        return None
-    return received[0], received[1]
+    ok = isinstance(received, tuple) and len(received) == 2 and isinstance(received[0], dict)
+    return received if ok else None
 
 
 def _die_with_parent() -> None:
