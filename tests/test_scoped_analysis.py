@@ -212,3 +212,90 @@ def test_a_cluster_scoped_seed_analyses_everything(tmp_path: Path) -> None:
     request = LintRequest(paths=[str(tmp_path / "class.yaml")], context_paths=[str(tmp_path)])
     loaded, sources, *_ = _project(request)
     assert _analysed(request, sources, loaded)[1] is None
+
+
+def _part(tmp_path: Path, text: str, origin: str) -> set[tuple[str | None, str]]:
+    """The (namespace, name) of the members of the part `origin`'s file reaches (thresholds off)."""
+    from policylint.pipeline import _project
+
+    for i, doc in enumerate(text.split("---\n")):
+        (tmp_path / f"{i:02d}.yaml").write_text(doc, encoding="utf-8")
+    loaded = _project(LintRequest(paths=[str(tmp_path)]))[0]
+    part = components.scope(loaded.index.objects, [str(tmp_path / origin)], min_objects=0, max_share=1.0)
+    assert part is not None
+    return {(k.namespace, k.name) for k in part.members}
+
+
+_SHARED_GATEWAY = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: t1}
+spec:
+  parentRefs: [{name: gw, namespace: infra}]
+  rules: [{backendRefs: [{name: svc, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc, namespace: t1}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r2, namespace: t2}
+spec:
+  parentRefs: [{name: gw, namespace: infra}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r3, namespace: t3}
+spec:
+  rules: [{backendRefs: [{name: lonely, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: lonely, namespace: t3}
+spec: {ports: [{port: 80}]}
+"""
+
+
+def test_the_part_is_what_references_connect_in_either_direction(tmp_path: Path) -> None:
+    """r1 (the scope) reaches the Gateway it names in another namespace, and through it the other
+    route attached there; the tenant that names neither stays out. r1 is read before the Gateway,
+    so the Gateway's name is first met as r1's reference."""
+    assert _part(tmp_path, _SHARED_GATEWAY, "00.yaml") == {("t1", "r1"), ("t1", "svc"), ("infra", "gw"), ("t2", "r2")}
+    # From the other end: the second route reaches the first through the Gateway.
+    assert ("t1", "r1") in _part(tmp_path, _SHARED_GATEWAY, "03.yaml")
+    assert _part(tmp_path, _SHARED_GATEWAY, "05.yaml") == {("t3", "r3"), ("t3", "lonely")}
+
+
+def test_references_are_named_once_each(tmp_path: Path) -> None:
+    """The same backend in three rules is one reference; a namespace given is explicit."""
+    from policylint.pipeline import _project
+
+    (tmp_path / "route.yaml").write_text(
+        """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: t}
+spec:
+  parentRefs: [{name: gw, namespace: infra}]
+  rules:
+  - backendRefs: [{name: svc, port: 80}]
+  - backendRefs: [{name: svc, port: 80}]
+    matches: [{headers: [{name: x-not-a-reference, value: v}]}]
+  - backendRefs: [{name: svc, port: 8080}]
+""",
+        encoding="utf-8",
+    )
+    (route,) = _project(LintRequest(paths=[str(tmp_path)]))[0].index.objects
+    assert sorted(components.references(route)) == [
+        components.Reference("infra", "gw", True),
+        components.Reference("t", "svc", False),
+    ]

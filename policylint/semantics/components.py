@@ -72,35 +72,40 @@ class Scoped:
 
 
 def references(obj: K8sObject) -> list[Reference]:
-    """Everything `obj` may refer to by name (an over-approximation: see the module docstring)."""
+    """Everything `obj` may refer to by name (an over-approximation: see the module docstring),
+    each once."""
     data = obj.data
     if type(data) is not dict:
         return []
     own = obj.namespace
-    out: list[Reference] = []
+    out: dict[Reference, None] = {}  # ordered and without repeats (a backend of every rule)
     # (value, whether a `name` in it is a reference); exact type checks: the loader builds
     # plain dicts and lists, and this walk runs over every object of a scoped run.
     stack: list[tuple[Any, bool]] = [(v, True) for k, v in data.items() if k not in _TOP_LEVEL and type(v) in _CONTAINERS]
+    pop, push = stack.pop, stack.append
     while stack:
-        value, may_refer = stack.pop()
-        if type(value) is dict:
+        value, may_refer = pop()
+        if type(value) is list:
+            for item in value:
+                if type(item) in _CONTAINERS:
+                    push((item, may_refer))
+            continue
+        if may_refer:
             name = value.get("name")
-            if may_refer and type(name) is str:
+            if type(name) is str:
                 namespace = value.get("namespace")
                 if type(namespace) is str:
-                    out.append(Reference(namespace, name, True, name == "*"))
+                    out[Reference(namespace, name, True, name == "*")] = None
                 else:
-                    out.append(Reference(own, name, False, name == "*"))
-            for key, child in value.items():
-                if type(child) in _CONTAINERS and key not in _NO_REFERENCES_BELOW:
-                    if key in _SELECTORS and child:
-                        out.append(Reference(own, "", False, True))
-                        if key == "targetSelectors" and type(child) is list and any(_across(item) for item in child):
-                            out.append(EVERYWHERE)
-                    stack.append((child, key not in _NOT_REFERENCES))
-        else:
-            stack.extend((item, may_refer) for item in value if type(item) in _CONTAINERS)
-    return out
+                    out[Reference(own, name, False, name == "*")] = None
+        for key, child in value.items():
+            if type(child) in _CONTAINERS and key not in _NO_REFERENCES_BELOW:
+                if key in _SELECTORS and child:
+                    out[Reference(own, "", False, True)] = None
+                    if key == "targetSelectors" and type(child) is list and any(_across(item) for item in child):
+                        out[EVERYWHERE] = None
+                push((child, key not in _NOT_REFERENCES))
+    return list(out)
 
 
 # Route matches (paths, headers, query parameters, methods) hold no reference at any depth.
@@ -121,14 +126,10 @@ _SELECTORS = frozenset({"targetSelectors", "selector"})
 
 
 class _Sets:
-    """Union-find over integer nodes."""
+    """Union-find over integer nodes: `n` objects first, then a node per key of a table."""
 
-    def __init__(self) -> None:
-        self.parent: list[int] = []
-
-    def add(self) -> int:
-        self.parent.append(len(self.parent))
-        return len(self.parent) - 1
+    def __init__(self, n: int) -> None:
+        self.parent: list[int] = list(range(n))
 
     def find(self, x: int) -> int:
         parent = self.parent
@@ -143,6 +144,17 @@ class _Sets:
         ra, rb = self.find(a), self.find(b)
         if ra != rb:
             self.parent[max(ra, rb)] = min(ra, rb)
+
+    def join(self, x: int, table: dict[Any, int], key: Any) -> None:
+        """Put `x` in one set with the node of `key` in `table`, made on first use (one call
+        instead of a lookup and a union: this runs for every reference of every object)."""
+        found = table.get(key)
+        if found is None:
+            # A new node joins x's set directly: it is that set's member, never its root.
+            table[key] = len(self.parent)
+            self.parent.append(self.find(x))
+        else:
+            self.union(x, found)
 
 
 def scope(
@@ -175,41 +187,36 @@ def scope(
     if any(EVERYWHERE in r for r in refs):
         return None
 
-    sets = _Sets()
-    for _ in objects:
-        sets.add()
+    namespaces_of = [o.namespace for o in objects]  # a property: read once per object
+    sets = _Sets(len(objects))
+    join = sets.join
     names: dict[tuple[str | None, str], int] = {}
     wide: dict[str | None, int] = {}
-
-    def node(table: dict[Any, int], key: Any) -> int:
-        found = table.get(key)
-        if found is None:
-            found = table[key] = sets.add()
-        return found
-
-    cluster_names = {o.name for o in objects if o.namespace is None and o.kind != "Namespace"}
-    # A reference by a namespace's name may target the Namespace: a policy there reaches all of it.
-    namespace_names = {o.namespace for o in objects} | {o.name for o in objects if o.kind == "Namespace" and o.group == ""}
-    grant_namespaces = {o.namespace for o in objects if (o.group, o.kind) == _GRANT}
     grants: dict[str | None, int] = {}
+    cluster_names = {o.name for o, ns in zip(objects, namespaces_of) if ns is None and o.kind != "Namespace"}
+    # A reference by a namespace's name may target the Namespace: a policy there reaches all of it.
+    namespace_names = set(namespaces_of) | {o.name for o in objects if o.kind == "Namespace" and o.group == ""}
+    grant_namespaces = {ns for o, ns in zip(objects, namespaces_of) if (o.group, o.kind) == _GRANT}
     for i, obj in enumerate(objects):
-        sets.union(i, node(names, (obj.namespace, obj.name)))
-        if (obj.group, obj.kind) == _GRANT:
-            sets.union(i, node(grants, obj.namespace))
-        for ref in refs[i]:
-            if ref.selector:
-                sets.union(i, node(wide, ref.namespace))
+        own = namespaces_of[i]
+        join(i, names, (own, obj.name))
+        if own in grant_namespaces and (obj.group, obj.kind) == _GRANT:
+            join(i, grants, own)
+        for namespace, name, explicit, selector in refs[i]:
+            if selector:
+                join(i, wide, namespace)
                 continue
-            sets.union(i, node(names, (ref.namespace, ref.name)))
-            if not ref.explicit_namespace and ref.name in cluster_names:
-                sets.union(i, node(names, (None, ref.name)))
-            if ref.name in namespace_names:
-                sets.union(i, node(wide, ref.name))
-            if ref.explicit_namespace and ref.namespace != obj.namespace and ref.namespace in grant_namespaces:
-                sets.union(i, node(grants, ref.namespace))
-    for i, obj in enumerate(objects):
-        if obj.namespace in wide:
-            sets.union(i, wide[obj.namespace])
+            join(i, names, (namespace, name))
+            if not explicit and name in cluster_names:
+                join(i, names, (None, name))
+            if name in namespace_names:
+                join(i, wide, name)
+            if explicit and namespace != own and namespace in grant_namespaces:
+                join(i, grants, namespace)
+    for i, namespace in enumerate(namespaces_of):
+        found = wide.get(namespace)
+        if found is not None:
+            sets.union(i, found)
     _join_classes(objects, refs, sets, names)
 
     # Origins: see the module docstring (near-miss hints).
@@ -218,26 +225,28 @@ def scope(
     )
     origin_namespaces.discard(None)
     origin_names = {objects[i].name for i in origins} | {k.name for k in removed}
-    existing = {(o.namespace, o.name) for o in objects}
-    for i, obj in enumerate(objects):
-        if obj.namespace in origin_namespaces or any(
-            (r.explicit_namespace and r.namespace in origin_namespaces)
-            # A reference that finds nothing may be hinted at a origin of that name elsewhere.
-            or (r.name in origin_names and (r.namespace, r.name) not in existing)
-            for r in refs[i]
-        ):
+    existing = set(zip(namespaces_of, (o.name for o in objects)))
+    for i, own in enumerate(namespaces_of):
+        if own in origin_namespaces:
             origins.append(i)
+            continue
+        for namespace, name, explicit, _ in refs[i]:
+            # A reference that finds nothing may be hinted at a origin of that name elsewhere.
+            if (explicit and namespace in origin_namespaces) or (name in origin_names and (namespace, name) not in existing):
+                origins.append(i)
+                break
     for key in removed:
         found = names.get((key.namespace, key.name))
         if found is not None:
             origins.append(found)
-    roots = {sets.find(i) for i in origins}
-    members = [i for i in range(len(objects)) if sets.find(i) in roots]
+    find = sets.find
+    roots = {find(i) for i in origins}
+    members = [i for i in range(len(objects)) if find(i) in roots]
     if len(members) > max_share * len(objects):
         return None
 
     # Context: what the members' lookups read beyond their own references.
-    namespaces = {objects[i].namespace for i in members} | {r.namespace for i in members for r in refs[i]}
+    namespaces = {namespaces_of[i] for i in members} | {r.namespace for i in members for r in refs[i]}
     # A reference that finds nothing is hinted at objects of its name in other namespaces.
     referenced = {r.name for i in members for r in refs[i] if (r.namespace, r.name) not in existing}
     seen_kinds: set[tuple[str, str]] = set()
@@ -247,7 +256,8 @@ def scope(
         gk = (obj.group, obj.kind)
         first_of_kind = gk not in seen_kinds
         seen_kinds.add(gk)
-        if i in member_set or first_of_kind or obj.namespace is None or obj.namespace in namespaces or obj.name in referenced:
+        own = namespaces_of[i]
+        if i in member_set or first_of_kind or own is None or own in namespaces or obj.name in referenced:
             keep.append(obj)
     if len(keep) > max_share * len(objects):
         return None
@@ -271,8 +281,9 @@ def _join_classes(objects: Sequence[K8sObject], refs: list[list[Reference]], set
         if index is None:
             continue
         node = names.get((None, name))
-        referenced = node is not None and any(
-            sets.find(j) == sets.find(node) for j in range(len(objects)) if j != index and objects[j].kind != "Gateway"
+        root = sets.find(node) if node is not None else None
+        referenced = root is not None and any(
+            sets.find(j) == root for j in range(len(objects)) if j != index and objects[j].kind != "Gateway"
         )
         if referenced or refs[index]:
             for g in gateways:
