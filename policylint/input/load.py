@@ -193,7 +193,7 @@ _SAFE = yaml.constructor.SafeConstructor()
 _NON_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _NON_SPACE = re.compile(r"\S")  # whitespace as str.isspace() sees it
 _DOC_BOUNDARY = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
-_SHARED_STRING_MAX = 64
+SHARED_STRING_MAX = 64
 # The strings and integers the files of one run share: one object each (a port, `apiVersion`).
 # One table for both: a str never equals an int, and bools (equal to 0 and 1) are not kept.
 Shared = dict[Any, Any]
@@ -619,7 +619,7 @@ class _Converter:
             except (ValueError, LookupError, ArithmeticError, TypeError) as exc:
                 return self._bad_scalar(node, exc)  # type: ignore[arg-type]
             if value.__class__ is str:
-                if len(value) <= _SHARED_STRING_MAX:
+                if len(value) <= SHARED_STRING_MAX:
                     shared = self._strings.get(value)
                     return shared if shared is not None else self._share(value)
             elif value.__class__ is int:

@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from policylint.input import load
-from policylint.input.cache import ParseCache, dumps, pack, unpack
+from policylint.input.cache import ParseCache, dumps, pack, sharing_decoder, unpack
 from policylint.input.load import FileResult
 from policylint.input.sources import Source
 
@@ -116,6 +116,7 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
     # files parsed here share one string object each (a repository of small files kept 20% more
     # memory in its documents with a table per file).
     strings: load.Shared = {}
+    decoder = sharing_decoder(strings) if cache is not None else None  # entries share them too
     for i, source in enumerate(sources):
         if source.content is not None and not source.snapshot:
             results[i] = load.load_source(source)  # stdin: never cached
@@ -130,7 +131,7 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
             key = keys[i] = cache.key(data, json=load.is_json_name(source.display))
             # Reading, decoding and unpacking the entry all happen inside `load`: any failure is
             # a miss and the file is parsed below, never an error.
-            cached = cache.load(key, source.display)
+            cached = cache.load(key, source.display, decoder)
             if cached is not None:
                 results[i] = cached
                 continue
