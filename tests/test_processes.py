@@ -450,9 +450,98 @@ def test_jobs_are_capped_at_the_usable_cpus(monkeypatch: pytest.MonkeyPatch) -> 
     cpus = parallel.usable_cpus()
     assert 1 <= cpus <= (os.cpu_count() or 1)
     if hasattr(os, "sched_getaffinity"):
-        assert cpus == len(os.sched_getaffinity(0))
+        quota = parallel.cgroup_cpu_quota()
+        assert cpus == min(len(os.sched_getaffinity(0)), quota if quota is not None else cpus)
     monkeypatch.setattr(parallel, "usable_cpus", lambda: 3)
     assert [parallel.effective_jobs(n) for n in (0, 1, 2, 3, 4, 100_000)] == [3, 1, 2, 3, 3, 3]
+    monkeypatch.undo()
+    monkeypatch.setattr(parallel, "cgroup_cpu_quota", lambda: 1)
+    assert parallel.usable_cpus() == 1  # a container's quota caps what the affinity allows
+    assert [parallel.effective_jobs(n) for n in (0, 1, 2)] == [1, 1, 1]
+
+
+_V2_MOUNTS = "29 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate\n"
+_V1_MOUNTS = (
+    "31 23 0:28 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs ro,mode=755\n"
+    "32 31 0:29 /docker/abc /sys/fs/cgroup/cpu,cpuacct rw,nosuid - cgroup cgroup rw,cpu,cpuacct\n"
+    "33 31 0:30 /docker/abc /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup rw,memory\n"
+)
+
+
+def _cgroup_root(tmp_path: Path, memberships: str, mounts: str, files: dict[str, str]) -> str:
+    (tmp_path / "proc/self").mkdir(parents=True)
+    (tmp_path / "proc/self/cgroup").write_text(memberships, encoding="utf-8")
+    (tmp_path / "proc/self/mountinfo").write_text(mounts, encoding="utf-8")
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="ascii")
+    return str(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("memberships", "mounts", "files", "quota"),
+    [
+        # cgroup v2 inside a cgroup namespace (Docker's default): `docker run --cpus 1.5`.
+        ("0::/\n", _V2_MOUNTS, {"sys/fs/cgroup/cpu.max": "150000 100000\n"}, 2),
+        ("0::/\n", _V2_MOUNTS, {"sys/fs/cgroup/cpu.max": "max 100000\n"}, None),
+        # A parent's limit binds the child's: the smallest on the way up.
+        (
+            "0::/kubepods/pod1/c1\n",
+            _V2_MOUNTS,
+            {
+                "sys/fs/cgroup/kubepods/pod1/c1/cpu.max": "max 100000\n",
+                "sys/fs/cgroup/kubepods/pod1/cpu.max": "50000 100000\n",
+                "sys/fs/cgroup/kubepods/cpu.max": "400000 100000\n",
+            },
+            1,
+        ),
+        # No cgroup namespace: the host's path is shown, the mount holds the container's cgroup.
+        ("0::/system.slice/docker-abc.scope\n", _V2_MOUNTS, {"sys/fs/cgroup/cpu.max": "300000 100000\n"}, 3),
+        # cgroup v1: the cpu controller's mount, its root taken off the process's path.
+        (
+            "5:memory:/docker/abc\n4:cpu,cpuacct:/docker/abc\n0::/\n",
+            _V1_MOUNTS,
+            {"sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us": "250000\n", "sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us": "100000\n"},
+            3,
+        ),
+        (
+            "4:cpu,cpuacct:/docker/abc\n",
+            _V1_MOUNTS,
+            {"sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us": "-1\n", "sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us": "100000\n"},
+            None,
+        ),
+        # A quota smaller than one period's worth still leaves one CPU.
+        ("0::/\n", _V2_MOUNTS, {"sys/fs/cgroup/cpu.max": "10000 100000\n"}, 1),
+        # What cannot be read or makes no sense limits nothing.
+        ("0::/\n", _V2_MOUNTS, {"sys/fs/cgroup/cpu.max": "lots\n"}, None),
+        ("0::/\n", _V2_MOUNTS, {"sys/fs/cgroup/cpu.max": "0 100000\n"}, None),
+        ("0::/\n", _V2_MOUNTS, {}, None),
+        ("0::/\n", "garbage\n", {"sys/fs/cgroup/cpu.max": "150000 100000\n"}, None),
+        ("2:cpuacct:/\n", _V1_MOUNTS, {}, None),
+    ],
+    ids=[
+        "v2-namespaced",
+        "v2-max",
+        "v2-parent-binds",
+        "v2-host-path",
+        "v1",
+        "v1-unlimited",
+        "v2-fraction",
+        "v2-garbage",
+        "v2-zero",
+        "v2-no-file",
+        "no-mount",
+        "v1-no-cpu",
+    ],
+)
+def test_the_cgroup_cpu_quota_is_read_as_the_kernel_enforces_it(
+    tmp_path: Path, memberships: str, mounts: str, files: dict[str, str], quota: int | None
+) -> None:
+    assert parallel.cgroup_cpu_quota(_cgroup_root(tmp_path, memberships, mounts, files)) == quota
+
+
+def test_no_proc_file_system_means_no_quota(tmp_path: Path) -> None:
+    assert parallel.cgroup_cpu_quota(str(tmp_path)) is None
 
 
 def _workers_seen(proc: subprocess.Popen[bytes]) -> set[int]:

@@ -71,14 +71,91 @@ _PR_SET_PDEATHSIG = 1
 
 
 def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity mask, cgroup cpusets included), at least 1."""
+    """The CPUs this process may use, at least 1: those it may run on (its affinity mask, cgroup
+    cpusets included), and no more than its cgroup's CPU quota lets it keep busy."""
     process_cpu_count = getattr(os, "process_cpu_count", None)  # Python 3.13+
     if process_cpu_count is not None:
-        return max(1, process_cpu_count() or 1)
+        cpus = max(1, process_cpu_count() or 1)
+    else:
+        try:
+            cpus = max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:  # not on Linux
+            cpus = max(1, os.cpu_count() or 1)
+    quota = cgroup_cpu_quota()
+    return cpus if quota is None else min(cpus, quota)
+
+
+def cgroup_cpu_quota(root: str = "/") -> int | None:
+    """The CPUs the process's cgroups let it keep busy (CFS bandwidth: a container's `--cpus`, a
+    Kubernetes CPU limit), rounded up; None where nothing limits it or Linux's files cannot be read.
+
+    A container limited to 2 CPUs on a 64-CPU node has an affinity mask of 64: one process per
+    CPU there would be 64 processes time-sliced onto 2 CPUs, each with its own memory. The quota
+    is read as Rust's `std::thread::available_parallelism` reads it: for cgroup v2 (`cpu.max`)
+    and v1 (`cpu.cfs_quota_us` / `cpu.cfs_period_us`), in the process's own cgroup and each
+    ancestor up to the mount (`/proc/self/cgroup`, `/proc/self/mountinfo`), the smallest. `root`
+    is where the file system starts (tests)."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+        with open(os.path.join(root, "proc/self/cgroup"), encoding="utf-8") as fh:
+            memberships = fh.read().splitlines()
+        with open(os.path.join(root, "proc/self/mountinfo"), encoding="utf-8") as fh:
+            mounts = fh.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    v2_path = v1_path = None
+    for line in memberships:
+        hierarchy, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        if hierarchy == "0" and not controllers:
+            v2_path = path
+        elif "cpu" in controllers.split(","):
+            v1_path = path
+    found: list[int] = []
+    for line in mounts:
+        # "36 25 0:32 <root> <mount point> <options> [optional fields] - <type> <source> <super options>"
+        fields, separator, tail = line.partition(" - ")
+        before, after = fields.split(), tail.split()
+        if not separator or len(before) < 5 or len(after) < 3:
+            continue
+        files: tuple[str, ...]
+        if after[0] == "cgroup2" and v2_path is not None:
+            path, files = v2_path, ("cpu.max",)
+        elif after[0] == "cgroup" and "cpu" in after[2].split(",") and v1_path is not None:
+            path, files = v1_path, ("cpu.cfs_quota_us", "cpu.cfs_period_us")
+        else:
+            continue
+        mount_root, mount_point = before[3], before[4]
+        # The cgroup's path below the mounted one; without a cgroup namespace a container sees
+        # the host's path, and the mount holds its own cgroup at the top: the walk up finds it.
+        if mount_root != "/" and (path == mount_root or path.startswith(mount_root + "/")):
+            path = path[len(mount_root) :]
+        limit = _quota_up(os.path.join(root, mount_point.lstrip("/")), path, files)
+        if limit is not None:
+            found.append(limit)
+    return min(found) if found else None
+
+
+def _quota_up(mount: str, path: str, files: tuple[str, ...]) -> int | None:
+    """The smallest quota of the cgroup at `path` below `mount` and of each one above it."""
+    parts = [p for p in path.split("/") if p and p not in (".", "..")]
+    smallest: int | None = None
+    for depth in range(len(parts), -1, -1):
+        directory = os.path.join(mount, *parts[:depth])
+        try:
+            texts = []
+            for name in files:
+                with open(os.path.join(directory, name), encoding="ascii") as fh:
+                    texts.append(fh.read())
+        except (OSError, UnicodeDecodeError):
+            continue
+        words = texts[0].split() if len(files) == 1 else [texts[0].strip(), texts[1].strip()]
+        if len(words) != 2 or not (words[0].isdigit() and words[1].isdigit()):
+            continue  # "max 100000" (v2) or "-1" (v1): no quota here
+        quota, period = int(words[0]), int(words[1])
+        if quota > 0 and period > 0:
+            limit = max(1, -(-quota // period))
+            smallest = limit if smallest is None else min(smallest, limit)
+    return smallest
 
 
 def effective_jobs(jobs: int) -> int:
@@ -87,6 +164,8 @@ def effective_jobs(jobs: int) -> int:
     `0` means one per CPU. Parsing is CPU-bound, so more processes than CPUs are never faster:
     each only adds an interpreter's start-up and memory (`--jobs 100000` would start that many).
     """
+    if jobs == 1:
+        return 1  # the common case reads no file of /proc
     cpus = usable_cpus()
     return cpus if jobs <= 0 else min(jobs, cpus)
 
