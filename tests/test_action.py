@@ -73,10 +73,12 @@ def test_inputs_and_outputs() -> None:
         "sarif-file",
         "junit-file",
         "job-summary",
+        "jobs",
         "version",
         "python-version",
     }
     assert document["inputs"]["job-summary"]["default"] == "true"
+    assert document["inputs"]["jobs"]["default"] == "0"
     assert set(document["outputs"]) == {"exit-code", "findings", "sarif-file"}
 
 
@@ -221,6 +223,18 @@ def test_a_hostile_input_value_is_data_not_code(workspace: Path, venv_bin: Path,
     code, _, outputs, _ = _run_steps({"paths": f"clean\n$(touch {marker})", "fail-on": "error"}, workspace, venv_bin, tmp_path)
     assert not marker.exists()
     assert code == 2  # `$(touch ...)` is a path that does not exist: a usage error
+    assert outputs["exit-code"] == "2"
+
+
+def test_jobs_reach_the_command_as_data(workspace: Path, venv_bin: Path, tmp_path: Path) -> None:
+    expected = _expected_findings(workspace, "examples")
+    for jobs in ("2", ""):
+        code, _, outputs, _ = _run_steps({"paths": "examples", "jobs": jobs}, workspace, venv_bin, tmp_path)
+        assert (code, outputs["findings"]) == (1, str(expected))
+    marker = tmp_path / "owned"
+    code, _, outputs, _ = _run_steps({"paths": "clean", "jobs": f"$(touch {marker})"}, workspace, venv_bin, tmp_path)
+    assert not marker.exists()
+    assert code == 2  # not a number: a usage error
     assert outputs["exit-code"] == "2"
 
 
