@@ -164,6 +164,29 @@ def test_parallel_results_are_in_input_order(tree: Path, monkeypatch: pytest.Mon
     assert [s for s, _ in serial] == sources
 
 
+def _write_bulk(directory: Path, files: int, items: int) -> None:
+    """Files of a list of maps whose keys and values repeat across files (three keys, four values,
+    four ports), names no interpreter interns by itself: only policylint's sharing makes them one
+    object each."""
+    for i in range(files):
+        body = "".join(
+            f"- tenantLabelKey{i % 3}: value-of-tenant-{j % 4}\n  port: {7000 + j % 4}\n" for j in range(i * items + 1)
+        )
+        (directory / f"bulk-{i:02d}.yaml").write_text(body, encoding="utf-8")
+
+
+def _identities(results: list[load.FileResult]) -> tuple[dict[str, set[int]], dict[object, set[int]]]:
+    """The ids of the objects each key and each value of `_write_bulk`'s files is held as."""
+    keys: dict[str, set[int]] = {}
+    values: dict[object, set[int]] = {}
+    for result in results:
+        for item in result.documents[0].data:
+            for key, value in item.items():
+                keys.setdefault(key, set()).add(id(key))
+                values.setdefault(value, set()).add(id(value))
+    return keys, values
+
+
 def test_files_parsed_by_workers_share_one_object_per_key_and_short_value(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
 ) -> None:
@@ -172,20 +195,12 @@ def test_files_parsed_by_workers_share_one_object_per_key_and_short_value(
     # repository peaked 75-150 MiB above one job. Names no interpreter interns by itself, so that
     # only the loader's sharing can make them one object.
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
-    for i in range(12):
-        body = "".join(f"- tenantLabelKey{i % 3}: value-of-tenant-{j % 4}\n  port: {7000 + j % 4}\n" for j in range(i * 40 + 1))
-        (tmp_path / f"bulk-{i:02d}.yaml").write_text(body, encoding="utf-8")
+    _write_bulk(tmp_path, 12, 40)
     sources = discover([str(tmp_path)])
     results = [r for _, r in load_files(sources, jobs=2)]
     assert len(parses) < len(sources)  # the worker parsed some of them
     assert results == [r for _, r in load_files(sources, jobs=1)]
-    keys: dict[str, set[int]] = {}
-    values: dict[object, set[int]] = {}
-    for result in results:
-        for item in result.documents[0].data:
-            for key, value in item.items():
-                keys.setdefault(key, set()).add(id(key))
-                values.setdefault(value, set()).add(id(value))
+    keys, values = _identities(results)
     assert sorted(keys) == ["port", "tenantLabelKey0", "tenantLabelKey1", "tenantLabelKey2"]
     assert all(len(ids) == 1 for ids in keys.values())
     strings = {v: ids for v, ids in values.items() if isinstance(v, str)}
@@ -198,9 +213,7 @@ def test_files_read_from_the_cache_share_one_object_per_key_short_value_and_inte
     # decoded sharing the loader's table, with the files parsed in the same run.
     repo = tmp_path / "repo"
     repo.mkdir()
-    for i in range(6):
-        body = "".join(f"- tenantLabelKey{i % 3}: value-of-tenant-{j % 4}\n  port: {7000 + j % 4}\n" for j in range(i * 5 + 1))
-        (repo / f"bulk-{i:02d}.yaml").write_text(body, encoding="utf-8")
+    _write_bulk(repo, 6, 5)
     sources = discover([str(repo)])
     directory = tmp_path / "cache"
     uncached = [r for _, r in load_files(sources, cache=ParseCache(directory))]
@@ -210,13 +223,7 @@ def test_files_read_from_the_cache_share_one_object_per_key_short_value_and_inte
     results = [r for _, r in load_files(sources, cache=cache)]
     assert cache.hits == 5  # every file but the changed one, which is parsed
     assert results[:5] == uncached[:5]
-    keys: dict[str, set[int]] = {}
-    values: dict[object, set[int]] = {}
-    for result in results:
-        for item in result.documents[0].data:
-            for key, value in item.items():
-                keys.setdefault(key, set()).add(id(key))
-                values.setdefault(value, set()).add(id(value))
+    keys, values = _identities(results)
     assert sorted(keys) == ["port", "tenantLabelKey0", "tenantLabelKey1", "tenantLabelKey2"]
     assert all(len(ids) == 1 for ids in keys.values())
     assert sorted(v for v in values if isinstance(v, str)) == [f"value-of-tenant-{j}" for j in range(4)]
