@@ -228,13 +228,20 @@ def _stamp() -> bytes:
     # The loader's limits as they are now (an embedding program or a test may change them).
     h.update(repr((load.limits(), load.LOADER.__name__)).encode())
     # A development checkout changes the loader without changing the version: hash its source.
-    for module_file in (load.__file__, __file__):
+    hash_sources(h, (load.__file__, __file__))
+    return h.digest()
+
+
+def hash_sources(h: Any, files: Iterable[str | None]) -> None:
+    """Feed `h` the bytes of each source file (a module's `__file__`); one that cannot be read
+    counts as "?". What a stamp holds besides versions: a development checkout changes the code
+    without changing policylint's version."""
+    for module_file in files:
         try:
-            with open(module_file, "rb") as fh:
+            with open(module_file, "rb") as fh:  # type: ignore[arg-type]
                 h.update(fh.read())
         except (OSError, TypeError):
             h.update(b"?")
-    return h.digest()
 
 
 # -- where the cache lives -------------------------------------------------------------------------
