@@ -602,6 +602,50 @@ def test_guard_target_selector_across_namespaces_with_a_grant() -> None:
     assert problems(without) == [("PL401", "BackendTrafficPolicy infra/timeouts", "spec.targetSelectors[0]")]
 
 
+def _own_namespace_selector(labels: str | None) -> str:
+    """A policy in team-a selecting labelled routes in the namespaces labelled policy-target=granted,
+    with team-a's Namespace (labelled `labels`) in the input or not (None)."""
+    return (
+        CLASS
+        + gateway(ns="team-a")
+        + route(ns="team-a", labels="{app: web}")
+        + service(ns="team-a")
+        + (namespace("team-a", labels) if labels is not None else "")
+        + policy(
+            "BackendTrafficPolicy",
+            "  - kind: HTTPRoute\n    matchLabels: {app: web}\n"
+            "    namespaces: {from: Selector, selector: {matchLabels: {policy-target: granted}}}\n",
+            name="sel",
+            ns="team-a",
+            field="targetSelectors",
+            spec="  timeout: {http: {requestTimeout: 5s}}\n",
+        )
+    )
+
+
+def test_a_namespace_selector_takes_the_policys_own_namespace_only_when_its_labels_match() -> None:
+    # Envoy Gateway decides namespaces.from: Selector by the namespace's labels alone, its own
+    # included (internal/gatewayapi/helpers.go targetSelectorNamespacesMatch); its e2e test
+    # backendtrafficpolicy-cross-namespace.yaml keeps such policies in an unlabelled namespace,
+    # where they select nothing. Before: the route was selected, and conflicted with any other
+    # policy on it (PL601).
+    unlabelled = lint_text(_own_namespace_selector("{team: x}"))
+    assert resolutions(unlabelled, "sel") == []
+    (finding,) = only(unlabelled, "PL414")
+    assert "there is no HTTPRoute in namespaces matching policy-target in (granted) in the input" in finding.message
+    assert (
+        "HTTPRoute team-a/r has the labels but is in namespace team-a; its Namespace's labels do not match"
+        " policy-target in (granted): label it or widen namespaces.selector" in finding.message
+    )
+    labelled = lint_text(_own_namespace_selector("{policy-target: granted}"))
+    assert problems(labelled) == []
+    (res,) = resolutions(labelled, "sel")
+    assert (res.detail, res.target is not None and res.target.name) == ("SelectorMatch", "r")
+    # The Namespace is not in the input: its labels are unknown, and it is assumed to match.
+    (res,) = resolutions(lint_text(_own_namespace_selector(None)), "sel")
+    assert (res.detail, res.target is not None and res.target.name) == ("SelectorMatch", "r")
+
+
 def test_guard_partial_repository_with_external_objects() -> None:
     # One team's slice: the shared Gateway, its class and the other namespace's grants live elsewhere.
     text = first(

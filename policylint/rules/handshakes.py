@@ -497,8 +497,11 @@ class TargetSelectorMatchesNothing(Rule):
                 continue
             if _eligible(topology, sel, own, cand.namespace):
                 continue
-            if policy.profile.targets.selector_namespaces:
-                fix = f"set namespaces.from: All or Selector and add a ReferenceGrant in namespace {cand.namespace}"
+            grant = "" if cand.namespace == own else f" and add a ReferenceGrant in namespace {cand.namespace}"
+            if sel.namespaces_from == "Selector":
+                fix = f"its Namespace's labels do not match {sel.namespace_selector or LabelSelector()}: label it or widen namespaces.selector{grant}"
+            elif policy.profile.targets.selector_namespaces:
+                fix = f"set namespaces.from: All or Selector{grant}"
             else:
                 fix = f"{policy.profile.kind} selectors match only in the policy's own namespace"
             matches.add(
@@ -514,20 +517,14 @@ def _scope(sel: TargetSelector, own: str | None) -> str:
     if sel.namespaces_from == "All":
         return "any namespace"
     if sel.namespaces_from == "Selector":
-        return f"namespace {own} or namespaces matching {sel.namespace_selector or LabelSelector()}"
+        return f"namespaces matching {sel.namespace_selector or LabelSelector()}"
     return f"namespace {own}"
 
 
 def _eligible(topology: Topology, sel: TargetSelector, own: str | None, namespace: str | None) -> bool:
     """The namespaces `Project.selector_targets` considers (Envoy Gateway `namespaces.from`,
     docs/semantics.md#label-selectors)."""
-    if namespace is None or namespace == own:
-        return True
-    if sel.namespaces_from == "All":
-        return True
-    if sel.namespaces_from == "Selector":
-        return topology.resolution.namespace_selected(sel.namespace_selector or LabelSelector(), namespace)[0]
-    return False
+    return namespace is None or topology.resolution.selector_namespace(sel, own, namespace)
 
 
 def _requirement(req: Requirement) -> str:

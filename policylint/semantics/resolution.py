@@ -384,6 +384,17 @@ class Resolution:
             )
         return out
 
+    def selector_namespace(self, sel: TargetSelector, own: str | None, namespace: str) -> bool:
+        """Whether a target selector's `namespaces` takes objects of `namespace`: `Same` (the
+        default) the policy's own, `All` any, `Selector` those whose Namespace labels match, the
+        policy's own included: Envoy Gateway decides `Selector` by the labels alone
+        (internal/gatewayapi/helpers.go `targetSelectorNamespacesMatch`), as Gateway API decides
+        `allowedRoutes` from `Selector`. A Namespace not in the input is assumed to match
+        (`namespace_selected`)."""
+        if sel.namespaces_from == "Selector":
+            return self.namespace_selected(sel.namespace_selector or LabelSelector(), namespace)[0]
+        return sel.namespaces_from == "All" or namespace == own
+
     def _select(self, policy: Policy) -> list[TargetResolution]:
         out: list[TargetResolution] = []
         policy_ns = policy.obj.namespace
@@ -394,15 +405,8 @@ class Resolution:
                 if not sel.label_selector.matches(obj.labels):
                     continue
                 ns = obj.namespace
-                if ns != policy_ns and ns is not None:
-                    if sel.namespaces_from == "Same":
-                        continue
-                    if sel.namespaces_from == "Selector":
-                        ok, _assumed = self.namespace_selected(sel.namespace_selector or LabelSelector(), ns)
-                        if not ok:
-                            continue
-                    elif sel.namespaces_from != "All":
-                        continue
+                if ns is not None and not self.selector_namespace(sel, policy_ns, ns):
+                    continue
                 ref = TargetRef(sel.path, None, obj.group, obj.kind, obj.name, ns, None)
                 grant = None
                 if ns is not None and policy_ns is not None and ns != policy_ns:
