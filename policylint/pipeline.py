@@ -410,7 +410,12 @@ def _analysed(request: LintRequest, sources: Sequence[Source], loaded: Project) 
         return loaded, None
     index = loaded.index
     deleted = removed(request.change, index.objects) if request.change is not None else frozenset()
-    part = components.scope(index.objects, files, deleted)
+    hosts = {
+        (source.kind.group, source.kind.kind): source.hosts
+        for implementation in loaded.resolution.profiles.implementations
+        for source in implementation.host_sources
+    }
+    part = components.scope(index.objects, files, deleted, hosts=hosts)
     if part is None:
         return loaded, None
     reduced = dataclasses.replace(index, objects=part.objects)  # the same index of fewer objects

@@ -91,6 +91,63 @@ def test_an_istio_built_in_class_is_missing_where_only_another_controller_runs()
     assert finding.severity is Severity.ERROR and "non-existent GatewayClass istio-waypoint" in finding.message
 
 
+# Istio's golden statuses (pilot/pkg/config/kube/gateway/testdata): serviceentry.yaml routes to
+# `kind: Hostname, group: networking.istio.io, name: google.com`, a host its ServiceEntry declares
+# (ResolvedRefs=True); invalid.yaml `invalid-backendRef-hostname` names unknown.example.com, which
+# nothing declares (backend not found). buildDestination in conversion.go looks the name up among
+# the services visible to the route's namespace.
+def _hostname_route(
+    host: str, *, export: str = "", entry_ns: str = "app", class_text: str = ISTIO_CLASS, class_name: str = "istio"
+) -> str:
+    entry = (
+        "---\napiVersion: networking.istio.io/v1\nkind: ServiceEntry\n"
+        f"metadata: {{name: egress, namespace: {entry_ns}}}\n"
+        f"spec: {{hosts: [google.com, '*.egress.com']{export}, ports: [{{number: 80, name: http, protocol: HTTP}}]}}\n"
+    )
+    backend = f"{{group: networking.istio.io, kind: Hostname, name: {host}, port: 80}}"
+    return class_text + gateway(class_name=class_name) + route("[{name: gw}]", backend=backend) + entry
+
+
+def test_an_istio_hostname_backend_resolves_to_the_service_entry_declaring_the_host() -> None:
+    # Before: PL411 warning "unresolved backend of a kind not modelled ... Hostname app/google.com".
+    result = lint_text(_hostname_route("google.com"))
+    assert [f.rule for f in result.findings] == []
+    (web,) = result.project.index.of_kind("gateway.networking.k8s.io", "HTTPRoute")
+    (ref,) = result.project.topology().refs_from(web)
+    assert (ref.status.value, ref.target is not None and ref.target.name) == ("Resolved", "egress")
+
+
+def test_an_istio_hostname_nothing_declares_is_a_warning_and_with_complete_an_error() -> None:
+    (finding,) = only(lint_text(_hostname_route("unknown.example.com")), "PL411")
+    assert finding.severity is Severity.WARNING and finding.path == "spec.rules[0].backendRefs[0]"
+    assert finding.message.startswith(
+        "backendRef names host unknown.example.com (Hostname, group networking.istio.io), and no ServiceEntry of the"
+        " input declares host unknown.example.com for namespace app: the controller looks it up in its service registry"
+    )
+    # A wildcard host is a host of its own: a lookup of a name under it does not find it.
+    assert only(lint_text(_hostname_route("a.egress.com")), "PL411")[0].severity is Severity.WARNING
+    (complete,) = only(lint_text(_hostname_route("unknown.example.com"), complete=True), "PL411")
+    assert complete.severity is Severity.ERROR and "BackendNotFound" in complete.message
+
+
+def test_an_istio_hostname_is_found_only_where_the_service_entry_exports_it() -> None:
+    assert only(lint_text(_hostname_route("google.com", entry_ns="egress")), "PL411") == []  # exported everywhere
+    for export, found in [(", exportTo: ['.']", False), (", exportTo: [app]", True), (", exportTo: ['~']", False)]:
+        findings = only(lint_text(_hostname_route("google.com", export=export, entry_ns="egress")), "PL411")
+        assert (findings == []) is found, export
+    # In its own namespace, "." exports it to the route.
+    assert only(lint_text(_hostname_route("google.com", export=", exportTo: ['.']")), "PL411") == []
+
+
+def test_a_hostname_backend_under_another_controller_is_not_looked_up() -> None:
+    # Envoy Gateway serves no Hostname kind: the reference stays a kind policylint does not model.
+    text = _hostname_route(
+        "google.com", class_text=first(gateway_class("eg", "gateway.envoyproxy.io/gatewayclass-controller")), class_name="eg"
+    )
+    (finding,) = only(lint_text(text), "PL411")
+    assert finding.message.startswith("unresolved backend of a kind not modelled")
+
+
 def test_pl406_missing_namespace_hint_and_external_parent() -> None:
     text = SHARED + route("[{name: shared}]")
     (finding,) = only(lint_text(text), "PL406")

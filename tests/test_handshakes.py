@@ -305,6 +305,89 @@ def test_a_missing_certificate_names_the_reason_of_the_field() -> None:
     assert all("InvalidCertificateRef" in m for m in messages[3:])
 
 
+# gateway-api conformance/tests/gateway-invalid-default-frontend-client-certificate-validation.yaml
+# (test GatewayInvalidFrontendClientCertificateValidation): a perPort entry for port 80, where only
+# an HTTP listener is, names a CA the suite never creates, and the test expects listener http to
+# keep ResolvedRefs=True. FrontendTLSConfig (apis/v1/gateway_types.go) applies the default to
+# "all Listeners handling HTTPS traffic, unless a per-port configuration is defined" and a perPort
+# entry to those "that match this port"; its conditions go to "listeners serving HTTPS on a
+# matching port".
+_FRONTEND_PORTS = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: eg
+  tls:
+    frontend:
+      default:
+        validation:
+          caCertificateRefs: [{group: "", kind: ConfigMap, name: default-ca}]
+      perPort:
+      - port: 80
+        tls:
+          validation:
+            caCertificateRefs: [{group: "", kind: ConfigMap, name: port-80-ca}]
+      - port: 8443
+        tls:
+          validation:
+            caCertificateRefs: [{group: "", kind: ConfigMap, name: port-8443-ca, namespace: other}]
+  listeners:
+  - {name: https, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: cert}]}}
+  - {name: http, port: 80, protocol: HTTP}
+  - {name: tls, port: 8443, protocol: TLS, tls: {mode: Passthrough}}
+"""
+
+
+def test_a_frontend_ca_reference_no_https_listener_uses_changes_no_status() -> None:
+    # Before: all three were errors; the port-80 one is the conformance test's false positive.
+    result = lint_text(_FRONTEND_PORTS, complete=True)
+    findings = [f for f in result.findings if f.rule in ("PL402", "PL417")]
+    assert [(f.rule, f.line, f.severity.label) for f in findings] == [
+        ("PL417", 10, "error"),
+        ("PL417", 15, "info"),
+        ("PL402", 19, "info"),
+        ("PL417", 21, "error"),  # the listener's own certificate: no frontend configuration
+    ]
+    default, port_80, refused, _ = (f.message for f in findings)
+    assert "listener https gets ResolvedRefs=False, InvalidCACertificateRef (and Accepted=False, NoValidCACertificate" in default
+    assert port_80.endswith(
+        "no listener handles HTTPS traffic on port 80, the port of this perPort entry, so no listener's status changes"
+        " (it would get ResolvedRefs=False, InvalidCACertificateRef)"
+    )
+    assert "no listener handles HTTPS traffic on port 8443, the port of this perPort entry, and no listener's status" in refused
+    # An HTTPS listener on port 80 takes the entry; then no HTTPS listener is left for the default.
+    on_80 = lint_text(_FRONTEND_PORTS.replace("{name: https, port: 443", "{name: https, port: 80"), complete=True)
+    default, port_80, _ = (f for f in on_80.findings if f.rule == "PL417")
+    assert (default.severity.label, port_80.severity.label) == ("info", "error")
+    assert "the default configuration applies to no listener: none handles HTTPS traffic on a port without a perPort" in (
+        default.message
+    )
+    assert "listener https gets ResolvedRefs=False" in port_80.message
+
+
+def test_a_listener_set_listener_takes_its_gateways_frontend_configuration() -> None:
+    text = (
+        _FRONTEND_PORTS.replace(
+            "spec:\n  gatewayClassName: eg\n", "spec:\n  gatewayClassName: eg\n  allowedListeners: {namespaces: {from: All}}\n"
+        )
+        + """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: extra, namespace: team}
+spec:
+  parentRef: {name: gw, namespace: infra}
+  listeners:
+  - {name: https-80, port: 80, protocol: HTTPS, hostname: a.example.com, tls: {certificateRefs: [{name: cert}]}}
+"""
+    )
+    result = lint_text(text, complete=True)
+    (port_80,) = (f for f in result.findings if f.path == "spec.tls.frontend.perPort[0].tls.validation.caCertificateRefs[0]")
+    assert port_80.severity.label == "error"
+    assert "listener ListenerSet team/extra#https-80 gets ResolvedRefs=False, InvalidCACertificateRef" in port_80.message
+
+
 def test_complete_on_the_command_line() -> None:
     result = CliRunner().invoke(
         cli, ["check", "--no-cache", "--complete", "-", "--stdin-filename", "m.yaml"], input=_RESPONSE_OVERRIDE
@@ -521,3 +604,21 @@ def test_a_waf_policy_reference_to_another_namespace_needs_a_grant() -> None:
     ]
     assert "group: appprotect.f5.com, kind: APPolicy" in (findings[0].hint or "")
     assert only(lint_text(_WAF + _WAF_GRANT), "PL402") == []
+
+
+def test_a_waf_policy_whose_reference_is_missing_takes_no_effect_under_the_conditions_ngf_writes() -> None:
+    # NGINX Gateway Fabric's functional test waf-policy (tests/suite/manifests/waf-policy/
+    # wafpolicy-plm-missing.yaml) expects ResolvedRefs=False, InvalidRef: getPLMAPPolicyStatus
+    # marks the policy invalid, and PrepareNGFPolicyRequests leaves the Accepted=True every policy
+    # starts with. Before: "the policy is rejected (Accepted=False, Invalid)".
+    text = (
+        _WAF
+        + _WAF_GRANT
+        + "---\napiVersion: appprotect.f5.com/v1\nkind: APLogConf\nmetadata: {name: other, namespace: security}\n"
+    )
+    (finding,) = only(lint_text(text), "PL417")
+    assert finding.path == "spec.securityLogs[0].logRef.apLogConfRef"
+    assert finding.message.endswith(
+        "which is not in the input although the input holds other APLogConfs in namespace security: the policy takes no"
+        " effect (ResolvedRefs=False, InvalidRef; Accepted stays True)"
+    )

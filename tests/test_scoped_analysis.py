@@ -214,14 +214,14 @@ def test_a_cluster_scoped_seed_analyses_everything(tmp_path: Path) -> None:
     assert _analysed(request, sources, loaded)[1] is None
 
 
-def _part(tmp_path: Path, text: str, origin: str) -> set[tuple[str | None, str]]:
+def _part(tmp_path: Path, text: str, origin: str, hosts: dict[tuple[str, str], str] | None = None) -> set[tuple[str | None, str]]:
     """The (namespace, name) of the members of the part `origin`'s file reaches (thresholds off)."""
     from policylint.pipeline import _project
 
     for i, doc in enumerate(text.split("---\n")):
         (tmp_path / f"{i:02d}.yaml").write_text(doc, encoding="utf-8")
     loaded = _project(LintRequest(paths=[str(tmp_path)]))[0]
-    part = components.scope(loaded.index.objects, [str(tmp_path / origin)], min_objects=0, max_share=1.0)
+    part = components.scope(loaded.index.objects, [str(tmp_path / origin)], hosts=hosts, min_objects=0, max_share=1.0)
     assert part is not None
     return {(k.namespace, k.name) for k in part.members}
 
@@ -273,6 +273,42 @@ def test_the_part_is_what_references_connect_in_either_direction(tmp_path: Path)
     # From the other end: the second route reaches the first through the Gateway.
     assert ("t1", "r1") in _part(tmp_path, _SHARED_GATEWAY, "03.yaml")
     assert _part(tmp_path, _SHARED_GATEWAY, "05.yaml") == {("t3", "r3"), ("t3", "lonely")}
+
+
+# An Istio route's `Hostname` backend names a host a ServiceEntry declares, in any namespace its
+# exportTo reaches (docs/semantics.md#backends). The first ServiceEntry (in input order, and by
+# namespace) is another one: a scoped run keeps one object of each kind as context, which must not
+# be what finds the host.
+_HOSTNAME_EGRESS = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: t1}
+spec:
+  rules: [{backendRefs: [{group: networking.istio.io, kind: Hostname, name: google.com, port: 80}]}]
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: other, namespace: a-other}
+spec: {hosts: [example.org]}
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: egress, namespace: z-egress}
+spec: {hosts: [google.com]}
+"""
+
+
+def test_a_hostname_backend_reaches_the_object_declaring_the_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hosts = {("networking.istio.io", "ServiceEntry"): "hosts"}
+    assert _part(tmp_path, _HOSTNAME_EGRESS, "00.yaml", hosts) == {("t1", "r1"), ("z-egress", "egress")}
+    assert _part(tmp_path, _HOSTNAME_EGRESS, "02.yaml", hosts) == {("t1", "r1"), ("z-egress", "egress")}
+    assert _part(tmp_path, _HOSTNAME_EGRESS, "00.yaml") == {("t1", "r1")}
+    # Through the pipeline, which takes the hosts from the profiles: the scoped run finds the
+    # host as the full run does (else PL411: no ServiceEntry of the input declares it).
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    monkeypatch.setattr(components, "MAX_SHARE", 1.0)
+    scoped = lint(LintRequest(paths=[str(tmp_path / "00.yaml")], context_paths=[str(tmp_path)]))
+    assert scoped.findings and [f.rule for f in scoped.findings if f.rule == "PL411"] == []
 
 
 def test_references_are_named_once_each(tmp_path: Path) -> None:

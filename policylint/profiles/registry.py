@@ -123,6 +123,18 @@ class DataSpec:
 
 
 @frozen
+class HostSource:
+    """A kind whose objects declare hosts of an implementation's service registry: the hosts in
+    `hosts` (a spec field, a list of hostnames), visible to the namespaces `export_to` names (a
+    spec field, Istio's `exportTo`: absent or `*` every namespace, `.` the object's own, `~`
+    none, or namespace names)."""
+
+    kind: TargetKind
+    hosts: str
+    export_to: str | None = None
+
+
+@frozen
 class Implementation:
     """A Gateway API implementation, known by its GatewayClasses' controllerName, and the
     implementation-specific route features it documents (profile files' `implementations`)."""
@@ -138,6 +150,10 @@ class Implementation:
     # GatewayClass names the implementation serves with no GatewayClass object, and the
     # controllerName each stands for: (name, controllerName).
     builtin_classes: tuple[tuple[str, str], ...] = ()
+    # Backend kinds whose `name` is a host of the implementation's service registry, not an
+    # object (Istio's `networking.istio.io/Hostname`), and the kinds that declare such hosts.
+    host_backend_kinds: tuple[TargetKind, ...] = ()
+    host_sources: tuple[HostSource, ...] = ()
 
 
 @frozen
@@ -176,6 +192,9 @@ class ObjectRefSpec:
     # The group of a reference without a `group` field (None: the core group): a typed reference
     # whose field implies its kind and group (NGINX Gateway Fabric's `apPolicyRef`).
     default_group: str | None = None
+    # The conditions the controller writes on the policy when such a reference is invalid, which
+    # then takes no effect (empty: `Accepted=False, Invalid`, what most controllers write).
+    refused_status: str = ""
 
 
 @frozen
@@ -310,6 +329,7 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
                 else None,
                 entry.get("matchByKind", False),
                 entry.get("defaultGroup"),
+                entry.get("refusedStatus", ""),
             )
             for entry in raw.get("objectRefs", ())
         ),
@@ -386,6 +406,7 @@ def builtin_implementations() -> tuple[Implementation, ...]:
     for _, document in _builtin_documents():
         for raw in document.get("implementations", ()):
             delegation = raw.get("routeDelegation") or {}
+            hosts = raw.get("hostBackends") or {}
             out.append(
                 Implementation(
                     raw["name"],
@@ -394,6 +415,8 @@ def builtin_implementations() -> tuple[Implementation, ...]:
                     delegation.get("docs", ""),
                     tuple(_target_kind(k) for k in (raw.get("backendRefsByKind") or {}).get("kinds", ())),
                     tuple((c["name"], c["controllerName"]) for c in (raw.get("builtinGatewayClasses") or {}).get("classes", ())),
+                    tuple(_target_kind(k) for k in hosts.get("kinds", ())),
+                    tuple(HostSource(_target_kind(h["kind"]), h["hosts"], h.get("exportTo")) for h in hosts.get("sources", ())),
                 )
             )
     return tuple(out)

@@ -20,7 +20,7 @@ from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
-from policylint.rules.hints import NearMatches, close_name, hints_suffix
+from policylint.rules.hints import NearMatches, close_name, frontend_scope, hints_suffix, listener_names
 from policylint.semantics.topology import (
     CORE,
     GATEWAY_GROUP,
@@ -608,6 +608,16 @@ class BackendNotFound(Rule):
                 yield self.issue(
                     ref.owner, join(ref.path, "kind"), message, hint="Reference a Service, or set the group of the kind meant."
                 )
+            elif ref.status == OPAQUE and ref.detail:
+                # A host of a service registry (Istio's Hostname kind) no object of the input
+                # declares: the registry may still hold it.
+                message = (
+                    f"{_PURPOSE.get(ref.purpose, 'reference')} names host {ref.name} ({ref.kind}, group {ref.group}), and"
+                    f" {ref.detail}: the controller looks it up in its service registry, which may hold it from outside"
+                    " the input; if it does not, the route gets ResolvedRefs=False and the requests meant for it fail"
+                )
+                hint = f"Add the object that declares the host, or {external_hint(ref.kind, ref.namespace, ref.name)}."
+                yield self.issue(ref.owner, ref.path, message, severity=Severity.WARNING, hint=hint)
             elif ref.status == OPAQUE:
                 # A kind policylint does not model (InferencePool, a vendor backend) may well
                 # be served by the controller; never "Service not found" for it.
@@ -872,8 +882,11 @@ class CertificateRefInvalid(Rule):
                 what = _CERTIFICATE_PURPOSES.get(ref.purpose)
                 if what is None:
                     continue
+                # A frontend CA reference no HTTPS listener uses changes no status: said, as info.
+                unused = ref.purpose == "ca-certificate" and not topology.frontend_listeners(ref)
+                severity = Severity.INFO if unused else None
                 if ref.status == NOT_FOUND:
-                    effect = _certificate_effect(ref.purpose, invalid_kind=False)
+                    effect = _certificate_effect(topology, ref, invalid_kind=False)
                     why = (
                         "which is not in the input (declared complete: --complete)"
                         if complete
@@ -881,35 +894,48 @@ class CertificateRefInvalid(Rule):
                     )
                     message = f"{what} names {ref.label()}, {why}: {effect}"
                     hint = f"Add the {ref.kind}, fix the name, or {external_hint(ref.kind, ref.namespace or None, ref.name)}."
-                    yield self.issue(owner, ref.path, message, hint=hint)
+                    yield self.issue(owner, ref.path, message, hint=hint, severity=severity)
                 elif ref.status == ReferenceStatus.MISSING_DATA:
-                    message = f"{what} names {ref.label()}, which {ref.detail}: the policy is rejected (Accepted=False, Invalid)"
+                    message = f"{what} names {ref.label()}, which {ref.detail}: {_policy_refused(ref)}"
                     hint = f"Add the data the controller reads to {ref.label()}, or reference an object that holds it."
                     yield self.issue(owner, ref.path, message, hint=hint)
                 elif ref.status == ReferenceStatus.INVALID_KIND:
                     unsupported = ref.detail or "a kind its policy kind does not support"
                     message = (
                         f"{what} names a {ref.kind} (group {ref.group or 'core'}), {unsupported}:"
-                        f" {_certificate_effect(ref.purpose, invalid_kind=True)}"
+                        f" {_certificate_effect(topology, ref, invalid_kind=True)}"
                     )
-                    yield self.issue(owner, join(ref.path, "kind"), message, hint=_KIND_HINTS[ref.purpose])
+                    yield self.issue(owner, join(ref.path, "kind"), message, hint=_KIND_HINTS[ref.purpose], severity=severity)
 
 
 # What the controller writes when such a reference is invalid. A Gateway's own references: the
 # Gateway API's reasons (apis/v1/gateway_types.go: ListenerReasonInvalidCertificateRef,
 # GatewayReasonInvalidClientCertificateRef, ListenerReasonInvalidCACertificateRef and
 # ...InvalidCACertificateKind, ListenerReasonNoValidCACertificate); a policy's: it is rejected.
-def _certificate_effect(purpose: str, *, invalid_kind: bool) -> str:
+def _certificate_effect(topology: Topology, ref: ObjectRef, *, invalid_kind: bool) -> str:
+    purpose = ref.purpose
     if purpose == "certificate":
         return "the listener gets ResolvedRefs=False, InvalidCertificateRef, and has no valid certificate"
     if purpose == "client-certificate":
         return "the Gateway gets ResolvedRefs=False, InvalidClientCertificateRef: no client certificate is presented to backends"
     if purpose == "ca-certificate":
         reason = "InvalidCACertificateKind" if invalid_kind else "InvalidCACertificateRef"
+        listeners = topology.frontend_listeners(ref)
+        if not listeners:
+            return f"{frontend_scope(ref)}, so no listener's status changes (it would get ResolvedRefs=False, {reason})"
         return (
-            f"the HTTPS listeners it applies to get ResolvedRefs=False, {reason} (and Accepted=False,"
-            " NoValidCACertificate where none of their CA references is valid)"
+            f"{listener_names(ref.owner, listeners)} get{'s' if len(listeners) == 1 else ''} ResolvedRefs=False, {reason}"
+            f" (and Accepted=False, NoValidCACertificate where none of {'its' if len(listeners) == 1 else 'their'} CA"
+            " references is valid)"
         )
+    return _policy_refused(ref)
+
+
+def _policy_refused(ref: ObjectRef) -> str:
+    """What the controller does with a policy whose reference is invalid (profile
+    `objectRefs[].refusedStatus`): it takes no effect, under the conditions its controller writes."""
+    if ref.refused_status:
+        return f"the policy takes no effect ({ref.refused_status})"
     return "the policy is rejected (Accepted=False, Invalid)"
 
 

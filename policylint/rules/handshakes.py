@@ -31,7 +31,7 @@ from policylint.k8s.selectors import LabelSelector, Requirement
 from policylint.profiles.policy import Policy, TargetSelector, core_group_alias, policy_namespace
 from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
-from policylint.rules.hints import NearMatches, sentence
+from policylint.rules.hints import NearMatches, frontend_scope, listener_names, sentence
 from policylint.semantics.grants import Grant, GrantCheck, Reference, ReferenceGrants
 from policylint.semantics.resolution import TargetResolution
 from policylint.semantics.topology import GATEWAY_GROUP, REF_NOT_PERMITTED, ROUTE_KINDS, ObjectRef, Topology
@@ -53,7 +53,7 @@ _REFUSED = {
     "policy-backend": "the controller refuses this backend and the policy feature that uses it fails",
     "certificate": "the listener gets ResolvedRefs=False (reason RefNotPermitted) and cannot serve this certificate",
     "client-certificate": "the Gateway cannot present this client certificate to backends (RefNotPermitted)",
-    "ca-certificate": "the listener cannot validate client certificates with this CA bundle (RefNotPermitted)",
+    "ca-certificate": "ResolvedRefs=False (reason RefNotPermitted) and cannot validate client certificates with this CA bundle",
 }
 _NOUN = {
     "backend": "backend",
@@ -265,13 +265,22 @@ class CrossNamespaceReferenceNotPermitted(Rule):
         for obj in project.index.objects:
             for ref in topology.refs_from(obj):
                 if ref.status == REF_NOT_PERMITTED:
-                    yield self._issue(obj, ref, project.index)
+                    yield self._issue(obj, ref, project.index, topology)
 
-    def _issue(self, owner: K8sObject, ref: ObjectRef, index: ProjectIndex) -> Issue:
+    def _issue(self, owner: K8sObject, ref: ObjectRef, index: ProjectIndex, topology: Topology) -> Issue:
         owner_ns = owner.namespace or ""
         reference = ref.grant_reference()
         noun = _NOUN.get(ref.purpose, "reference")
         consequence = _REFUSED.get(ref.purpose, "the controller refuses this reference (RefNotPermitted)")
+        severity = None
+        if ref.purpose == "ca-certificate":
+            listeners = topology.frontend_listeners(ref)
+            if listeners:
+                consequence = f"{listener_names(owner, listeners)} get{'s' if len(listeners) == 1 else ''} {consequence}"
+            else:
+                # No listener uses this configuration: no status changes, said as info.
+                consequence = f"{frontend_scope(ref)}, and no listener's status changes"
+                severity = Severity.INFO
         message = (
             f"{owner.kind} {where(owner)} is not permitted to reference {ref.label()}: the {noun} is in another namespace"
             f" and no ReferenceGrant in namespace {ref.namespace} permits it for {owner.kind} from namespace {owner_ns}"
@@ -282,7 +291,13 @@ class CrossNamespaceReferenceNotPermitted(Rule):
         # Looked up by the group the reference resolved to, which the grant may not name (`grant_group`).
         fix = grant_fix(reference, index.lookup(ref.group, ref.kind, ref.namespace, ref.name))
         return self.issue(
-            owner, ref.path, message, related=near_miss_related(ref.grant), hint=sentence(reference.grant_hint()), fix=fix
+            owner,
+            ref.path,
+            message,
+            related=near_miss_related(ref.grant),
+            hint=sentence(reference.grant_hint()),
+            fix=fix,
+            severity=severity,
         )
 
 

@@ -15,6 +15,7 @@ from policylint.findings import Fix, Related
 from policylint.k8s.external import external_hint
 from policylint.k8s.names import did_you_mean
 from policylint.k8s.objects import K8sObject
+from policylint.semantics.topology import Listener, ObjectRef
 
 # Past a few guesses, a list of them stops helping.
 MAX_HINTS = 3
@@ -72,3 +73,21 @@ class NearMatches:
 
     def suffix(self) -> str:
         return hints_suffix(self.hints)
+
+
+# -- a Gateway's frontend CA references (PL402, PL417) ------------------------------------------
+
+
+def frontend_scope(ref: ObjectRef) -> str:
+    """Why a frontend CA reference applies to no listener (`Topology.frontend_listeners` is empty):
+    Gateway API FrontendTLSConfig applies to listeners handling HTTPS traffic on matching ports."""
+    if ref.tls_port is not None:
+        return f"no listener handles HTTPS traffic on port {ref.tls_port}, the port of this perPort entry"
+    return "the default configuration applies to no listener: none handles HTTPS traffic on a port without a perPort entry"
+
+
+def listener_names(gateway: K8sObject, listeners: Sequence[Listener]) -> str:
+    """`listener https`, `listeners a, b and ListenerSet ns/set#c`: the Gateway's own by name."""
+    names = [str(x.name) if x.owner is gateway else x.label() for x in listeners[:5]]
+    more = f" and {len(listeners) - 5} more" if len(listeners) > 5 else ""
+    return f"listener{'s' if len(listeners) > 1 else ''} {', '.join(names)}{more}"

@@ -20,6 +20,9 @@ without resolving anything:
   policy on the Namespace) reach every object of the namespace; a target selector across
   namespaces reaches everything, and the whole repository is analysed;
 - a reference into another namespace depends on the ReferenceGrants there;
+- an object declaring hosts of a service registry (an Istio ServiceEntry's `hosts`, which a
+  route's `Hostname` backend names) joins every object referring to one of those names, in any
+  namespace;
 - a GatewayClass joins its Gateways when something other than them references it (a policy on
   the class reaches every Gateway of it), or when it has a `parametersRef` (the parameters can
   merge its Gateways into one proxy).
@@ -125,6 +128,26 @@ _CONTAINERS = frozenset({dict, list})
 _SELECTORS = frozenset({"targetSelectors", "selector"})
 
 
+def _join_hosts(
+    objects: Sequence[K8sObject], refs: list[list[Reference]], sets: _Sets, hosts: Mapping[tuple[str, str], str]
+) -> None:
+    """Join each object declaring a host (an Istio ServiceEntry's `hosts`) with every object
+    referring to that name, whatever the namespaces: its `exportTo` may reach any of them."""
+    table: dict[str, int] = {}
+    for i, obj in enumerate(objects):
+        field = hosts.get((obj.group, obj.kind))
+        declared = obj.spec.get(field) if field is not None else None
+        if type(declared) is list:
+            for host in declared:
+                if type(host) is str:
+                    sets.join(i, table, host)
+    if table:
+        for i, found in enumerate(refs):
+            for ref in found:
+                if ref.name in table:
+                    sets.join(i, table, ref.name)
+
+
 class _Sets:
     """Union-find over integer nodes: `n` objects first, then a node per key of a table."""
 
@@ -162,12 +185,16 @@ def scope(
     origin_files: Iterable[str],
     removed: Iterable[ObjectKey] = (),
     *,
+    hosts: Mapping[tuple[str, str], str] | None = None,
     min_objects: int | None = None,
     max_share: float | None = None,
 ) -> Scoped | None:
     """The objects a run reporting on `origin_files` (and on what references `removed`, the
     objects a change deleted) must analyse; None when that is (nearly) everything, or when a
-    origin is a cluster-scoped object, whose reach is the whole repository."""
+    origin is a cluster-scoped object, whose reach is the whole repository. `hosts`: the kinds
+    whose objects declare hosts of a service registry, and their spec field listing them
+    (profile `implementations[].hostBackends`): a reference by such a host's name, in any
+    namespace, may resolve to the object."""
     min_objects = MIN_OBJECTS if min_objects is None else min_objects
     max_share = MAX_SHARE if max_share is None else max_share
     if len(objects) < min_objects:
@@ -217,6 +244,8 @@ def scope(
         found = wide.get(namespace)
         if found is not None:
             sets.union(i, found)
+    if hosts:
+        _join_hosts(objects, refs, sets, hosts)
     _join_classes(objects, refs, sets, names)
 
     # Origins: see the module docstring (near-miss hints).

@@ -58,7 +58,7 @@ from policylint.k8s.hostnames import effective_hostnames
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
-from policylint.profiles.registry import DataSpec, Implementation, PolicyProfile, TargetKind
+from policylint.profiles.registry import DataSpec, HostSource, Implementation, PolicyProfile, TargetKind
 from policylint.semantics.grants import NOT_NEEDED, GrantCheck, Reference
 from policylint.values import frozen
 from policylint.vocabulary import Admission, Attachment, ReferenceStatus, Traffic
@@ -215,10 +215,16 @@ class ObjectRef:
     target: K8sObject | None = None
     port_section: Section | None = None
     grant: GrantCheck | None = None
-    detail: str = ""  # MissingData: what the object lacks
+    detail: str = ""  # MissingData: what the object lacks; a host backend not found: what was looked for
     # The group a ReferenceGrant had to name, where it is not `group`: a controller that resolves
     # by kind matches grants against the group as written (`_resolve_ref`, `grant_as_written`).
     grant_group: str | None = None
+    # A Gateway's frontend CA reference in a `spec.tls.frontend.perPort` entry: that entry's port
+    # (None: the default configuration, or another kind of reference). `frontend_listeners`.
+    tls_port: int | None = None
+    # A policy's object reference: what its controller writes when the reference is invalid
+    # (profile `objectRefs[].refusedStatus`; empty: `Accepted=False, Invalid`).
+    refused_status: str = ""
 
     def label(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
@@ -1160,6 +1166,10 @@ class Topology:
             if purpose == "backend" and self._delegation(route, raw):
                 out.append(self._delegate(route, path, raw, rule))
                 return
+            host = self._host_backend(route, path, raw, purpose, rule) if purpose != "ext-auth" else None
+            if host is not None:
+                out.append(host)
+                return
             by_kind = self._backend_by_kind(route, raw) if purpose != "ext-auth" else None
             ref = self._resolve_ref(
                 route,
@@ -1208,6 +1218,71 @@ class Topology:
             return False
         known = self._parent_implementations(route)
         return not known or any(i is None or wanted in i.delegation_kinds for i in known)
+
+    def _host_backend(self, route: K8sObject, path: str, raw: Mapping[str, Any], purpose: str, rule: int) -> ObjectRef | None:
+        """A backendRef whose name is a host of an implementation's service registry (profile
+        `implementations[].hostBackends`: Istio's Hostname kind), under a route whose parent
+        Gateways all belong to that implementation or to one policylint does not know: resolved to
+        the object of the input that declares the host and exports it to the route's namespace
+        (the first by namespace and name). Not in the input, the host may still be in the
+        registry (a ServiceEntry elsewhere, a Service's own name): OPAQUE, or NOT_FOUND with
+        `--complete`. None for any other reference, and for one with a `namespace`, which the
+        implementation refuses (left to the general resolution)."""
+        group = _str(raw.get("group")) or CORE
+        kind = _str(raw.get("kind")) or "Service"
+        wanted = TargetKind(group, kind)
+        sources = [
+            source
+            for i in self.resolution.profiles.implementations
+            if wanted in i.host_backend_kinds
+            for source in i.host_sources
+        ]
+        name = _str(raw.get("name"))
+        if not sources or not name or "namespace" in raw:
+            return None
+        known = self._parent_implementations(route)
+        if known and not any(i is None or wanted in i.host_backend_kinds for i in known):
+            return None  # a controller known not to read hosts: an unsupported kind to it
+        namespace = route.namespace or ""
+        declaring = sorted(
+            (obj for source in sources for obj in self._declaring(source, name, namespace)),
+            key=lambda o: (o.namespace or "", o.name),
+        )
+        status = RESOLVED
+        detail = ""
+        if not declaring:
+            if self.external.match(group, kind, namespace, name):
+                status = ReferenceStatus.EXTERNAL
+            else:
+                status = NOT_FOUND if self.index.options.complete else OPAQUE
+            kinds = " or ".join(sorted({s.kind.kind for s in sources}))
+            detail = f"no {kinds} of the input declares host {name} for namespace {namespace}"
+        return ObjectRef(
+            owner=route,
+            path=path,
+            purpose=purpose,
+            group=group,
+            kind=kind,
+            namespace=namespace,
+            name=name,
+            port=_int(raw.get("port")),
+            has_port="port" in raw,
+            rule=rule,
+            status=status,
+            target=declaring[0] if declaring else None,
+            grant=NOT_NEEDED,
+            detail=detail,
+        )
+
+    def _declaring(self, source: HostSource, host: str, namespace: str) -> Iterator[K8sObject]:
+        """The objects of a host source kind that declare `host` and export it to `namespace`
+        (`exportTo`: absent, empty or `*` every namespace, `.` the object's own, `~` none)."""
+        for obj in self.index.of_kind(source.kind.group, source.kind.kind):
+            if host not in [h for h in _list(obj.spec.get(source.hosts)) if isinstance(h, str)]:
+                continue
+            export = [e for e in _list(obj.spec.get(source.export_to)) if isinstance(e, str)] if source.export_to else []
+            if not export or "*" in export or namespace in export or ("." in export and obj.namespace == namespace):
+                yield obj
 
     def _backend_by_kind(self, route: K8sObject, raw: Mapping[str, Any]) -> Callable[[str], str | None] | None:
         """How a backendRef's kind picks its group, when the controller of every parent Gateway
@@ -1351,13 +1426,15 @@ class Topology:
         out: list[ObjectRef] = []
         malformed = self.index.malformed(owner)
 
-        def add(path: str, raw: Any, purpose: str, default_kind: str) -> None:
+        def add(path: str, raw: Any, purpose: str, default_kind: str, tls_port: int | None = None) -> None:
             if _ref_malformed(malformed, path):
                 return  # rejected with its owner (PL010)
             if isinstance(raw, dict):
                 ref = self._resolve_ref(owner, path, raw, purpose, default_kind=default_kind, check_existence=False)
                 if ref is None:
                     return
+                if tls_port is not None:
+                    ref = dataclasses.replace(ref, tls_port=tls_port)
                 core = _CORE_CERTIFICATE_KINDS[purpose]
                 if ref.group == CORE and ref.kind not in core:
                     # A core kind holds a certificate in the kinds the field names and no other: the
@@ -1381,13 +1458,43 @@ class Topology:
             add(join("spec.tls.frontend.default.validation.caCertificateRefs", j), ca, "ca-certificate", "ConfigMap")
         for p, per_port in enumerate(_list(frontend.get("perPort"))):
             refs = _list(_dict(_dict(_dict(per_port).get("tls")).get("validation")).get("caCertificateRefs"))
+            port = _dict(per_port).get("port")
             for j, ca in enumerate(refs):
                 add(
                     join("spec.tls.frontend.perPort", p, "tls", "validation", "caCertificateRefs", j),
                     ca,
                     "ca-certificate",
                     "ConfigMap",
+                    # A port of the wrong type rejects the Gateway (PL010, PL703): the entry then
+                    # counts as the default, which applies to more listeners, not fewer.
+                    port if type(port) is int else None,
                 )
+        return out
+
+    def frontend_listeners(self, ref: ObjectRef) -> list[Listener]:
+        """The listeners a Gateway's frontend CA reference applies to (Gateway API
+        `FrontendTLSConfig`): the listeners handling HTTPS traffic on the port of its `perPort`
+        entry, or, for the `default` configuration, on a port no `perPort` entry names; the
+        Gateway's own and those of its ListenerSets. A listener whose protocol or port is unknown
+        (PL010) counts. Empty: the reference changes no listener's status (an HTTP-only port,
+        every HTTPS port configured per port)."""
+        gateway = ref.owner
+        named: set[int] = set()
+        if ref.tls_port is None:
+            per_port = _list(_dict(_dict(gateway.spec.get("tls")).get("frontend")).get("perPort"))
+            named = {port for entry in per_port if type(port := _dict(entry).get("port")) is int}
+        out = []
+        for owner in (gateway, *self.listener_sets_of(gateway)):
+            for listener in self.listeners(owner):
+                if listener.protocol != "HTTPS" and not listener.malformed:
+                    continue
+                port = listener.port
+                if (
+                    port is None
+                    or listener.unknown_port
+                    or (port == ref.tls_port if ref.tls_port is not None else port not in named)
+                ):
+                    out.append(listener)
         return out
 
     def _manages(self, group: str, kind: str, namespace: str) -> bool:
@@ -1443,6 +1550,8 @@ class Topology:
                     )
                     if ref is None:
                         continue
+                    if spec.refused_status:
+                        ref = dataclasses.replace(ref, refused_status=spec.refused_status)
                     if spec.kinds and TargetKind(ref.group, ref.kind) not in spec.kinds:
                         ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None)
                     elif (
