@@ -1228,8 +1228,10 @@ class Topology:
         registry (a ServiceEntry elsewhere, a Service's own name): OPAQUE, or NOT_FOUND with
         `--complete`. None for any other reference, and for one with a `namespace`, which the
         implementation refuses (left to the general resolution)."""
+        kind = _str(raw.get("kind"))
+        if kind is None or kind == "Service":
+            return None  # most references: no implementation names a host by a Service
         group = _str(raw.get("group")) or CORE
-        kind = _str(raw.get("kind")) or "Service"
         wanted = TargetKind(group, kind)
         sources = [
             source
