@@ -646,6 +646,22 @@ def test_a_namespace_selector_takes_the_policys_own_namespace_only_when_its_labe
     assert (res.detail, res.target is not None and res.target.name) == ("SelectorMatch", "r")
 
 
+def test_a_selector_match_in_a_namespace_not_in_the_input_says_it_assumed_the_labels() -> None:
+    # Envoy Gateway's e2e testdata has such policies whose routes live in a namespace another
+    # suite creates, unlabelled (test/e2e/upgrade/manifests.yaml): the grant is missing either way,
+    # but whether the selector reaches the route at all depends on labels the input does not show.
+    text = SELECTOR_POLICY.replace(
+        "namespaces: {from: All}\n", "namespaces: {from: Selector, selector: {matchLabels: {team: a}}}\n"
+    )
+    (finding,) = only(lint_text(text), "PL401")
+    assert finding.message.endswith(
+        "; Namespace team-a is not in the input; assumed to match team in (a), and if it does not, the selector does"
+        " not reach it at all"
+    )
+    (labelled,) = only(lint_text(text + namespace("team-a", "{team: a}")), "PL401")
+    assert "assumed" not in labelled.message
+
+
 def test_guard_partial_repository_with_external_objects() -> None:
     # One team's slice: the shared Gateway, its class and the other namespace's grants live elsewhere.
     text = first(

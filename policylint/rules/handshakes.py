@@ -227,6 +227,9 @@ class CrossNamespaceTargetNotPermitted(Rule):
             f" {obj.namespace}, and the controller silently ignores such a match, so the policy does not apply to it"
             f' (GEP-713 "Cross namespace references")'
         )
+        if res.assumption:
+            # Its labels are unknown: if they do not match, the selector never reaches it at all.
+            message += f"; {res.assumption}, and if it does not, the selector does not reach it at all"
         hint = sentence(f"{reference.grant_hint()}, or narrow the selector")
         related = [Related(f"{target.kind} {where(target)} matches the selector", object=target, path=_labels_path(target))]
         related += near_miss_related(res.grant)
@@ -539,7 +542,7 @@ def _scope(sel: TargetSelector, own: str | None) -> str:
 def _eligible(topology: Topology, sel: TargetSelector, own: str | None, namespace: str | None) -> bool:
     """The namespaces `Project.selector_targets` considers (Envoy Gateway `namespaces.from`,
     docs/semantics.md#label-selectors)."""
-    return namespace is None or topology.resolution.selector_namespace(sel, own, namespace)
+    return namespace is None or topology.resolution.selector_namespace(sel, own, namespace)[0]
 
 
 def _requirement(req: Requirement) -> str:

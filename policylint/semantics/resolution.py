@@ -55,6 +55,9 @@ class TargetResolution:
     namespace: str | None = None  # the namespace the target was looked up in
     grant: GrantCheck | None = None  # for a cross-namespace reference: the ReferenceGrant check
     selector: int | None = None  # index of the label selector that matched, for selector targets
+    # A selector match in a namespace whose Namespace is not in the input: its labels were
+    # assumed to match `namespaces.selector` (`Resolution.namespace_selected`).
+    assumption: str | None = None
 
     @property
     def accepted(self) -> bool:
@@ -384,16 +387,16 @@ class Resolution:
             )
         return out
 
-    def selector_namespace(self, sel: TargetSelector, own: str | None, namespace: str) -> bool:
+    def selector_namespace(self, sel: TargetSelector, own: str | None, namespace: str) -> tuple[bool, str | None]:
         """Whether a target selector's `namespaces` takes objects of `namespace`: `Same` (the
         default) the policy's own, `All` any, `Selector` those whose Namespace labels match, the
         policy's own included: Envoy Gateway decides `Selector` by the labels alone
         (internal/gatewayapi/helpers.go `targetSelectorNamespacesMatch`), as Gateway API decides
-        `allowedRoutes` from `Selector`. A Namespace not in the input is assumed to match
-        (`namespace_selected`)."""
+        `allowedRoutes` from `Selector`. A Namespace not in the input is assumed to match, and
+        the second value says so (`namespace_selected`)."""
         if sel.namespaces_from == "Selector":
-            return self.namespace_selected(sel.namespace_selector or LabelSelector(), namespace)[0]
-        return sel.namespaces_from == "All" or namespace == own
+            return self.namespace_selected(sel.namespace_selector or LabelSelector(), namespace)
+        return sel.namespaces_from == "All" or namespace == own, None
 
     def _select(self, policy: Policy) -> list[TargetResolution]:
         out: list[TargetResolution] = []
@@ -405,8 +408,11 @@ class Resolution:
                 if not sel.label_selector.matches(obj.labels):
                     continue
                 ns = obj.namespace
-                if ns is not None and not self.selector_namespace(sel, policy_ns, ns):
-                    continue
+                assumption = None
+                if ns is not None:
+                    taken, assumption = self.selector_namespace(sel, policy_ns, ns)
+                    if not taken:
+                        continue
                 ref = TargetRef(sel.path, None, obj.group, obj.kind, obj.name, ns, None)
                 grant = None
                 if ns is not None and policy_ns is not None and ns != policy_ns:
@@ -425,10 +431,20 @@ class Resolution:
                                 selector=i,
                                 message=f"selected {obj.kind} {ns}/{obj.name} is in another namespace and no ReferenceGrant"
                                 f" there permits {policy.profile.kind} from namespace {policy_ns}",
+                                assumption=assumption,
                             )
                         )
                         continue
                 out.append(
-                    TargetResolution(ref, ACCEPTED, Resolved.SELECTOR_MATCH, target=obj, namespace=ns, grant=grant, selector=i)
+                    TargetResolution(
+                        ref,
+                        ACCEPTED,
+                        Resolved.SELECTOR_MATCH,
+                        target=obj,
+                        namespace=ns,
+                        grant=grant,
+                        selector=i,
+                        assumption=assumption,
+                    )
                 )
         return out
