@@ -424,6 +424,18 @@ def test_envoy_gateway_resolves_a_backend_ref_by_its_kind() -> None:
     assert "names ServiceImport app/missing, which is not in the input" in errors[0].message
 
 
+def test_a_missing_envoy_gateway_backend_is_not_found_whether_or_not_the_input_holds_others() -> None:
+    # Envoy Gateway serves its Backend kind (backendRefsByKind): a missing one is BackendNotFound
+    # like a missing Service. Before: an error where the input held another Backend, and a
+    # "kind not modelled" warning where it held none.
+    text = BY_KIND.replace("GRANTED", '""').replace("name: fqdn, port", "name: gone, port")
+    alone = "---\n".join(d for d in text.split("---\n") if "kind: Backend\n" not in d)
+    for variant in (text, alone):
+        (missing, *_) = (f for f in only(lint_text(variant), "PL411") if f.path == "spec.rules[0].backendRefs[0]")
+        assert missing.severity is Severity.ERROR
+        assert "names Backend app/gone, which is not in the input" in missing.message
+
+
 def test_envoy_gateway_matches_the_grant_with_the_group_as_written() -> None:
     text = BY_KIND.replace("GRANTED", "gateway.envoyproxy.io")
     assert _backend_refs(text)[2][0] == "RefNotPermitted"

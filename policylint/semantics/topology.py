@@ -1126,7 +1126,14 @@ class Topology:
                 # Secrets and ConfigMaps often live outside the repository: checked only where
                 # the input holds objects of that kind in that namespace.
                 status = UNCHECKED
-            elif self.index.kinds.get(group, kind) is None and not self.index.of_kind(group, kind):
+            elif (
+                self.index.kinds.get(group, kind) is None
+                and not self.index.of_kind(group, kind)
+                # A backend kind the controller of every parent resolves itself (Envoy Gateway's
+                # Backend, `backendRefsByKind`) is one it serves: a missing one is not found,
+                # whether or not the input holds others of the kind.
+                and not (group_for_kind is not None and purpose in _BACKEND_PURPOSES)
+            ):
                 status = OPAQUE
             else:
                 status = NOT_FOUND
