@@ -606,7 +606,7 @@ def test_a_waf_policy_reference_to_another_namespace_needs_a_grant() -> None:
     assert only(lint_text(_WAF + _WAF_GRANT), "PL402") == []
 
 
-def test_a_waf_policy_whose_reference_is_missing_takes_no_effect_under_the_conditions_ngf_writes() -> None:
+def test_a_waf_policy_whose_reference_is_missing_is_refused_under_the_conditions_ngf_writes() -> None:
     # NGINX Gateway Fabric's functional test waf-policy (tests/suite/manifests/waf-policy/
     # wafpolicy-plm-missing.yaml) expects ResolvedRefs=False, InvalidRef: getPLMAPPolicyStatus
     # marks the policy invalid, and PrepareNGFPolicyRequests leaves the Accepted=True every policy
@@ -619,6 +619,31 @@ def test_a_waf_policy_whose_reference_is_missing_takes_no_effect_under_the_condi
     (finding,) = only(lint_text(text), "PL417")
     assert finding.path == "spec.securityLogs[0].logRef.apLogConfRef"
     assert finding.message.endswith(
-        "which is not in the input although the input holds other APLogConfs in namespace security: the policy takes no"
-        " effect (ResolvedRefs=False, InvalidRef; Accepted stays True)"
+        "which is not in the input although the input holds other APLogConfs in namespace security: the policy is"
+        " refused (ResolvedRefs=False, InvalidRef; Accepted stays True)"
+    )
+
+
+def test_a_backend_tls_policy_whose_ca_is_missing_is_refused_with_the_gateway_api_reasons() -> None:
+    # Istio's golden status (pilot/pkg/config/kube/gateway/testdata/backend-tls-policy.yaml,
+    # `unknown-configmap`): Accepted=False NoValidCACertificate and ResolvedRefs=False
+    # InvalidCACertificateRef, the reasons apis/v1/backendtlspolicy_types.go defines.
+    text = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: other, namespace: default}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: unknown-configmap, namespace: default}
+spec:
+  targetRefs: [{group: "", kind: Service, name: httpbin}]
+  validation:
+    caCertificateRefs: [{group: "", kind: ConfigMap, name: does-not-exist}]
+    hostname: httpbin.example.com
+"""
+    (finding,) = only(lint_text(text), "PL417")
+    assert finding.message.endswith(
+        "the policy is refused (ResolvedRefs=False, InvalidCACertificateRef, or InvalidKind for a kind, and"
+        " Accepted=False, NoValidCACertificate where no CA reference is valid; Envoy Gateway writes Accepted=False, Invalid)"
     )

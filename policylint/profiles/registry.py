@@ -192,8 +192,8 @@ class ObjectRefSpec:
     # The group of a reference without a `group` field (None: the core group): a typed reference
     # whose field implies its kind and group (NGINX Gateway Fabric's `apPolicyRef`).
     default_group: str | None = None
-    # The conditions the controller writes on the policy when such a reference is invalid, which
-    # then takes no effect (empty: `Accepted=False, Invalid`, what most controllers write).
+    # The conditions the controller writes on the policy when such a reference is invalid
+    # (empty: `Accepted=False, Invalid`, what most controllers write).
     refused_status: str = ""
 
 
@@ -220,6 +220,7 @@ class PolicyProfile:
     certificate_refs: tuple[str, ...] = ()
     certificate_kinds: tuple[TargetKind, ...] = ()
     certificate_match_by_kind: bool = False  # as ObjectRefSpec.match_by_kind, for certificate_refs
+    certificate_refused_status: str = ""  # as ObjectRefSpec.refused_status, for certificate_refs
     # Conditions the controller writes per ancestor besides Accepted (Envoy Gateway: `Overridden`
     # when more specific policies take values, `Merged` on a route policy with mergeType): the
     # JSON report's `conditions` simulate them (policylint.policy_report).
@@ -318,6 +319,7 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
         certificate_refs=tuple(raw.get("certificateRefs", {}).get("paths", ())),
         certificate_kinds=tuple(_target_kind(k) for k in raw.get("certificateRefs", {}).get("kinds", ())),
         certificate_match_by_kind=raw.get("certificateRefs", {}).get("matchByKind", False),
+        certificate_refused_status=raw.get("certificateRefs", {}).get("refusedStatus", ""),
         conditions=tuple(raw.get("conditions", ())),
         object_refs=tuple(
             ObjectRefSpec(

@@ -932,11 +932,9 @@ def _certificate_effect(topology: Topology, ref: ObjectRef, *, invalid_kind: boo
 
 
 def _policy_refused(ref: ObjectRef) -> str:
-    """What the controller does with a policy whose reference is invalid (profile
-    `objectRefs[].refusedStatus`): it takes no effect, under the conditions its controller writes."""
-    if ref.refused_status:
-        return f"the policy takes no effect ({ref.refused_status})"
-    return "the policy is rejected (Accepted=False, Invalid)"
+    """What the controller does with a policy whose reference is invalid, with the conditions it
+    writes (profile `certificateRefs.refusedStatus`, `objectRefs[].refusedStatus`)."""
+    return f"the policy is refused ({ref.refused_status or 'Accepted=False, Invalid'})"
 
 
 _KIND_HINTS = {

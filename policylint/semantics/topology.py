@@ -222,8 +222,9 @@ class ObjectRef:
     # A Gateway's frontend CA reference in a `spec.tls.frontend.perPort` entry: that entry's port
     # (None: the default configuration, or another kind of reference). `frontend_listeners`.
     tls_port: int | None = None
-    # A policy's object reference: what its controller writes when the reference is invalid
-    # (profile `objectRefs[].refusedStatus`; empty: `Accepted=False, Invalid`).
+    # A policy's certificate or object reference: what its controller writes when the reference is
+    # invalid (profile `certificateRefs.refusedStatus`, `objectRefs[].refusedStatus`; empty:
+    # `Accepted=False, Invalid`).
     refused_status: str = ""
 
     def label(self) -> str:
@@ -1537,6 +1538,8 @@ class Topology:
                 if ref is not None and TargetKind(ref.group, ref.kind) not in profile.certificate_kinds:
                     ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None)
                 if ref is not None:
+                    if profile.certificate_refused_status:
+                        ref = dataclasses.replace(ref, refused_status=profile.certificate_refused_status)
                     out.append(ref)
         for spec in profile.object_refs:
             for pattern in spec.paths:
