@@ -183,6 +183,32 @@ def test_pl408_each_failing_parent_ref_is_reported_even_when_attached_elsewhere(
     assert only(result, "PL413") == []
 
 
+# Istio's golden route-binding.yaml, route `same-namespace-invalid`: a route from another namespace
+# on a from: Same listener whose hostname it does not share. Istio (hostnames first) writes
+# NoMatchingListenerHostname; Envoy Gateway (kinds, namespaces, hostnames) NotAllowedByListeners.
+def test_pl408_says_every_check_a_listener_fails_and_both_reasons() -> None:
+    text = (
+        CLASS
+        + gateway("[{name: same-namespace, hostname: '*.same-namespace.example', port: 80, protocol: HTTP}]", ns="infra")
+        + route_doc("[{name: gw, namespace: infra, sectionName: same-namespace}]", name="web", hostnames="[foo.same.example]")
+    )
+    (finding,) = only(lint_text(text), "PL408")
+    assert (
+        "listener same-namespace: allowedRoutes admits routes only from the Gateway's namespace infra (from: Same, the"
+        " default), not from app: set allowedRoutes.namespaces.from to All or Selector on the listener, or move the route"
+        " to namespace infra; and listener hostname *.same-namespace.example does not intersect the route's hostnames"
+        " foo.same.example:" in finding.message
+    )
+    assert finding.message.endswith(
+        "(Accepted=False, NotAllowedByListeners, or NoMatchingListenerHostname where the controller checks hostnames"
+        " first; Gateway API route attachment)"
+    )
+    assert [r.message for r in finding.related][-1] == "HTTPRoute app/web sets its hostnames here"
+    # The namespace alone: one reason.
+    alone = only(lint_text(text.replace("foo.same.example", "a.same-namespace.example")), "PL408")[0].message
+    assert "; and " not in alone and alone.endswith("(Accepted=False, NotAllowedByListeners; Gateway API route attachment)")
+
+
 def test_pl408_selector_on_the_name_label_is_decided_without_the_namespace_object() -> None:
     listener = selector_listener("{matchLabels: {kubernetes.io/metadata.name: team-a}}")
     text = CLASS + gateway(listener, ns="infra") + route("[{name: gw, namespace: infra}]")

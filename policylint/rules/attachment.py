@@ -330,12 +330,23 @@ class RouteNotAdmitted(Rule):
             reasons: list[str] = []
             related: list[Related] = []
             for rejection in att.rejections:
-                text, rel = self._explain(topology, route, rejection)
-                reasons.append(f"listener {rejection.listener.name}: {text}")
-                related.extend(rel)
-            if any(r.reason == NO_MATCHING_LISTENER_HOSTNAME for r in att.rejections) and "hostnames" in route.spec:
+                texts = []
+                # Every check that fails: fixing one alone leaves the route rejected.
+                for failed in (rejection, *rejection.also):
+                    text, rel = self._explain(topology, route, failed)
+                    texts.append(text)
+                    related.extend(rel)
+                reasons.append(f"listener {rejection.listener.name}: {'; and '.join(texts)}")
+            hostnames_fail = any(f.check is Admission.HOSTNAME for r in att.rejections for f in (r, *r.also))
+            if hostnames_fail and "hostnames" in route.spec:
                 related.append(Related(f"{label(route)} sets its hostnames here", object=route, path="spec.hostnames"))
             reason = "NoMatchingListenerHostname" if att.status == NO_MATCHING_LISTENER_HOSTNAME else "NotAllowedByListeners"
+            if reason == "NotAllowedByListeners" and all(
+                any(f.check is Admission.HOSTNAME for f in r.also) for r in att.rejections
+            ):
+                # Every listener also fails on hostnames: which reason a controller writes depends
+                # on the order it checks them in (Istio checks hostnames first).
+                reason += ", or NoMatchingListenerHostname where the controller checks hostnames first"
             elsewhere = ""
             if topology.is_attached(route):
                 elsewhere = f" (it is attached through another parentRef, but not to {label(parent)})"

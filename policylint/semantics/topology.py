@@ -158,8 +158,9 @@ class ParentRef:
 @frozen
 class Rejection:
     listener: Listener
-    check: Admission  # the admission check that failed, the first in the order listeners apply them
+    check: Admission  # the first admission check that failed (Envoy Gateway's order)
     message: str
+    also: tuple[Rejection, ...] = ()  # the other checks that failed on this listener
 
     @property
     def reason(self) -> Attachment:
@@ -1000,16 +1001,21 @@ class Topology:
         return ParentAttachment(route, ref, parent, reason, (), tuple(rejections), message)
 
     def _admits(self, listener: Listener, route: K8sObject) -> tuple[Rejection | None, str | None]:
-        """(the rejection, or None; an assumption made to admit), the checks in the order
-        listeners apply them (docs/semantics.md#listener-admission, step 3): kinds, namespaces,
-        hostnames."""
-        rejection = _kind_admission(listener, route)
-        if rejection is not None:
-            return rejection, None
-        rejection, assumption = self._namespace_admission(listener, route)
-        if rejection is not None:
-            return rejection, None
-        return self._hostname_admission(listener, route), assumption
+        """(the rejection, or None; an assumption made to admit). The rejection's check is the
+        first that fails in Envoy Gateway's order (docs/semantics.md#listener-admission, step 3):
+        kinds, namespaces, hostnames; `also` holds the other checks that fail, since fixing one
+        leaves the route rejected by the others, and other controllers check in another order
+        (Istio: hostnames before namespaces and kinds)."""
+        failed = [r for r in (_kind_admission(listener, route),) if r is not None]
+        namespace, assumption = self._namespace_admission(listener, route)
+        if namespace is not None:
+            failed.append(namespace)
+        hostname = self._hostname_admission(listener, route)
+        if hostname is not None:
+            failed.append(hostname)
+        if not failed:
+            return None, assumption
+        return dataclasses.replace(failed[0], also=tuple(failed[1:])) if len(failed) > 1 else failed[0], None
 
     def _namespace_admission(self, listener: Listener, route: K8sObject) -> tuple[Rejection | None, str | None]:
         route_ns = route.namespace or ""
