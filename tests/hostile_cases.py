@@ -6,7 +6,8 @@ the hostile-input review: template markers that make a regex backtrack, alias
 amplification inside the alias bound (bytes, non-scalar keys, depth), millions
 of documents and nodes, integers of every YAML form too long to print, a byte
 order mark at a later document, invalid merge sources, non-string keys and
-kinds, malformed core objects, control characters in names and file names,
+kinds, malformed core objects, one registry host declared by thousands of
+ServiceEntries and named by thousands of routes, control characters in names and file names,
 special files (FIFO, links to devices, to our own stdout, out of the root), an
 unreadable directory, and a parse cache planted inside the linted repository.
 
@@ -360,12 +361,34 @@ data: {[1, 2]: x}
 """
 
 _ROUTE_HEAD = "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: route, namespace: app}\nspec:\n"
+
 _PARENT_REFS_MAPPING = _ROUTE_HEAD + "  parentRefs: {name: gw}\n  rules: [{matches: [{path: {value: /}}]}]\n"
 _RULES_NUMBER = _ROUTE_HEAD + "  parentRefs: [{name: gw}]\n  rules: 5\n"
 _LISTENER_PORT_WORD = (
     "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw, namespace: app}\nspec:\n"
     '  gatewayClassName: eg\n  listeners:\n  - name: http\n    protocol: HTTP\n    port: "eighty"\n'
 )
+
+
+def _host_entries(n: int = 6000) -> bytes:
+    """`n` ServiceEntries declaring one host, each to its own namespace only."""
+    return "---\n".join(
+        "apiVersion: networking.istio.io/v1\nkind: ServiceEntry\n"
+        f"metadata: {{name: se{i}, namespace: mesh}}\nspec: {{hosts: [h.example], exportTo: ['.']}}\n"
+        for i in range(n)
+    ).encode()
+
+
+def _host_routes(n: int = 6000) -> bytes:
+    """`n` routes in namespaces of their own naming that host as an Istio Hostname backend: a
+    lookup per route over every ServiceEntry would cost n x n."""
+    return "---\n".join(
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n"
+        f"metadata: {{name: r, namespace: ns{i}}}\nspec:\n"
+        "  rules: [{backendRefs: [{group: networking.istio.io, kind: Hostname, name: h.example, port: 80}]}]\n"
+        for i in range(n)
+    ).encode()
+
 
 # YAML double-quoted escapes: \n, \r, \e (ESC), \a (BEL), \u202e (right-to-left override).
 # A newline followed by `::error` would be a GitHub Actions workflow command; OSC 8 is a terminal
@@ -599,6 +622,14 @@ def _review_cases() -> list[HostileCase]:
             "review",
             _files({"g.yaml": _LISTENER_PORT_WORD.encode()}),
             (Expect("g.yaml", "PL0", _line_of(_LISTENER_PORT_WORD, "eighty"), "error"),),
+        ),
+        # Registry hosts (Istio's Hostname backends): each host answered once, not per route.
+        HostileCase(
+            "hostname-backends-one-host-many-entries",
+            "review",
+            _files({"h.yaml": _host_entries, "r.yaml": _host_routes}),
+            (Expect("r.yaml", "PL411", 5, "warning", "no ServiceEntry of the input declares host h.example"),),
+            large=True,
         ),
         # Output injection: the policy's target does not exist (PL201), and its name, namespace and
         # target name, or the file name, carry control sequences into every output.

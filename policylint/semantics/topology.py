@@ -101,6 +101,9 @@ RESOLVED = ReferenceStatus.RESOLVED
 NOT_FOUND = ReferenceStatus.NOT_FOUND
 REF_NOT_PERMITTED = ReferenceStatus.REF_NOT_PERMITTED
 OPAQUE = ReferenceStatus.OPAQUE
+# An `exportTo` naming more namespaces than this counts as every namespace (`_declaring`): real
+# ServiceEntries name a few, and the bound keeps a hostile one from costing hosts × namespaces.
+MAX_EXPORTS = 64
 UNCHECKED = ReferenceStatus.UNCHECKED
 # The references that are BackendObjectReferences of a route.
 _BACKEND_PURPOSES = ("backend", "mirror", "ext-auth")
@@ -333,6 +336,14 @@ class Topology:
         # id(policy) -> why its controller rejects its spec (policy_errors).
         self.spec_errors: dict[int, tuple[str, ...]] = {}
         self._managed: dict[tuple[str, str], set[str]] = {}
+        # Host source -> host -> the objects declaring it, by namespace and name, each with the
+        # namespaces it exports the host to (None: every one); and, per host looked up, the first
+        # object exporting it everywhere and the first per namespace (`_declaring`).
+        self._hosts: dict[HostSource, dict[str, list[tuple[K8sObject, frozenset[str] | None]]]] = {}
+        self._declared: dict[tuple[HostSource, str], tuple[K8sObject | None, dict[str, K8sObject]]] = {}
+        # id(Gateway) -> its HTTPS listeners by port, those on an unknown port, and those the
+        # frontend `default` applies to (`frontend_listeners`).
+        self._frontend: dict[int, tuple[dict[int, list[Listener]], list[Listener], list[Listener]]] = {}
         self._referrers: dict[int, list[ObjectRef]] = defaultdict(list)
         self._groups: frozenset[str] | None = None
         self._builtin: dict[str, str] | None = None
@@ -1261,7 +1272,7 @@ class Topology:
             return None  # a controller known not to read hosts: an unsupported kind to it
         namespace = route.namespace or ""
         declaring = sorted(
-            (obj for source in sources for obj in self._declaring(source, name, namespace)),
+            (obj for source in sources if (obj := self._declaring(source, name, namespace)) is not None),
             key=lambda o: (o.namespace or "", o.name),
         )
         status = RESOLVED
@@ -1290,15 +1301,42 @@ class Topology:
             detail=detail,
         )
 
-    def _declaring(self, source: HostSource, host: str, namespace: str) -> Iterator[K8sObject]:
-        """The objects of a host source kind that declare `host` and export it to `namespace`
-        (`exportTo`: absent, empty or `*` every namespace, `.` the object's own, `~` none)."""
-        for obj in self.index.of_kind(source.kind.group, source.kind.kind):
-            if host not in [h for h in _list(obj.spec.get(source.hosts)) if isinstance(h, str)]:
-                continue
-            export = [e for e in _list(obj.spec.get(source.export_to)) if isinstance(e, str)] if source.export_to else []
-            if not export or "*" in export or namespace in export or ("." in export and obj.namespace == namespace):
-                yield obj
+    def _declaring(self, source: HostSource, host: str, namespace: str) -> K8sObject | None:
+        """The object of a host source kind that declares `host` and exports it to `namespace`
+        (`exportTo`: absent, empty or `*` every namespace, `.` the object's own, `~` none), the
+        first by namespace and name. The kind is read once and each host's answers worked out
+        once, in time linear in the input (an `exportTo` of more than `MAX_EXPORTS` namespaces
+        counts as every namespace)."""
+        answers = self._declared.get((source, host))
+        if answers is None:
+            table = self._hosts.get(source)
+            if table is None:
+                table = self._hosts[source] = {}
+                objects = sorted(
+                    self.index.of_kind(source.kind.group, source.kind.kind), key=lambda o: (o.namespace or "", o.name)
+                )
+                for obj in objects:
+                    raw = _list(obj.spec.get(source.export_to)) if source.export_to else []
+                    export = {e for e in raw if isinstance(e, str)}
+                    visible = None
+                    if export and "*" not in export and len(export) <= MAX_EXPORTS:
+                        visible = frozenset((obj.namespace or "") if e == "." else e for e in export if e != "~")
+                    for h in dict.fromkeys(h for h in _list(obj.spec.get(source.hosts)) if isinstance(h, str)):
+                        table.setdefault(h, []).append((obj, visible))
+            everywhere: K8sObject | None = None
+            per_namespace: dict[str, K8sObject] = {}
+            for obj, visible in table.get(host, ()):
+                if visible is None:
+                    everywhere = everywhere or obj
+                else:
+                    for ns in visible:
+                        per_namespace.setdefault(ns, obj)
+            answers = self._declared[(source, host)] = (everywhere, per_namespace)
+        everywhere, per_namespace = answers
+        here = per_namespace.get(namespace)
+        if everywhere is None or here is None:
+            return everywhere or here
+        return min(everywhere, here, key=lambda o: (o.namespace or "", o.name))
 
     def _backend_by_kind(self, route: K8sObject, raw: Mapping[str, Any]) -> Callable[[str], str | None] | None:
         """How a backendRef's kind picks its group, when the controller of every parent Gateway
@@ -1487,31 +1525,38 @@ class Topology:
                 )
         return out
 
-    def frontend_listeners(self, ref: ObjectRef) -> list[Listener]:
+    def frontend_listeners(self, ref: ObjectRef) -> Sequence[Listener]:
         """The listeners a Gateway's frontend CA reference applies to (Gateway API
         `FrontendTLSConfig`): the listeners handling HTTPS traffic on the port of its `perPort`
         entry, or, for the `default` configuration, on a port no `perPort` entry names; the
         Gateway's own and those of its ListenerSets. A listener whose protocol or port is unknown
         (PL010) counts. Empty: the reference changes no listener's status (an HTTP-only port,
-        every HTTPS port configured per port)."""
+        every HTTPS port configured per port). Worked out once per Gateway."""
         gateway = ref.owner
-        named: set[int] = set()
-        if ref.tls_port is None:
+        found = self._frontend.get(id(gateway))
+        if found is None:
             per_port = _list(_dict(_dict(gateway.spec.get("tls")).get("frontend")).get("perPort"))
             named = {port for entry in per_port if type(port := _dict(entry).get("port")) is int}
-        out = []
-        for owner in (gateway, *self.listener_sets_of(gateway)):
-            for listener in self.listeners(owner):
-                if listener.protocol != "HTTPS" and not listener.malformed:
-                    continue
-                port = listener.port
-                if (
-                    port is None
-                    or listener.unknown_port
-                    or (port == ref.tls_port if ref.tls_port is not None else port not in named)
-                ):
-                    out.append(listener)
-        return out
+            by_port: dict[int, list[Listener]] = {}
+            unknown: list[Listener] = []  # on every port
+            default: list[Listener] = []
+            for owner in (gateway, *self.listener_sets_of(gateway)):
+                for listener in self.listeners(owner):
+                    if listener.protocol != "HTTPS" and not listener.malformed:
+                        continue
+                    port = listener.port
+                    if port is None or listener.unknown_port:
+                        unknown.append(listener)
+                        default.append(listener)
+                        continue
+                    by_port.setdefault(port, []).append(listener)
+                    if port not in named:
+                        default.append(listener)
+            found = self._frontend[id(gateway)] = (by_port, unknown, default)
+        by_port, unknown, default = found
+        if ref.tls_port is None:
+            return default
+        return [*by_port.get(ref.tls_port, ()), *unknown] if unknown else by_port.get(ref.tls_port, [])
 
     def _manages(self, group: str, kind: str, namespace: str) -> bool:
         """Whether the input holds objects of this kind in this namespace (the repository manages them),
