@@ -148,6 +148,21 @@ def test_a_hostname_backend_under_another_controller_is_not_looked_up() -> None:
     assert finding.message.startswith("unresolved backend of a kind not modelled")
 
 
+def test_an_istio_gateway_listener_without_tls_is_a_placeholder_for_listener_sets() -> None:
+    # Istio's golden listenerset-overlapping-port.yaml: the Gateway's own HTTPS listener without
+    # tls is Accepted and Programmed (conversion.go: "a placeholder listener for ListenerSets").
+    # Before: PL415 error, "the listener is invalid".
+    text = ISTIO_CLASS + gateway(
+        "[{name: https, port: 443, protocol: HTTPS}]", class_name="istio", spec="  allowedListeners: {namespaces: {from: All}}\n"
+    )
+    (finding,) = only(lint_text(text), "PL415")
+    assert finding.severity is Severity.INFO and finding.path == "spec.listeners[0].protocol"
+    assert "Istio keeps it as a placeholder for the ListenerSets on its port (its status stays Accepted)" in finding.message
+    # Under another controller the listener is invalid, as the Gateway API says.
+    (other,) = only(lint_text(CLASS + gateway("[{name: https, port: 443, protocol: HTTPS}]")), "PL415")
+    assert other.severity is Severity.ERROR and "the listener is invalid" in other.message
+
+
 def test_pl406_missing_namespace_hint_and_external_parent() -> None:
     text = SHARED + route("[{name: shared}]")
     (finding,) = only(lint_text(text), "PL406")

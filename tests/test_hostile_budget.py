@@ -142,7 +142,17 @@ def test_the_corpus_covers_the_suite_and_the_review() -> None:
     ids = {c.id for c in CASES}
     assert {c.id for c in SUITE} <= ids
     # Every class of the review has at least one case, and every mode runs at least once.
-    for prefix in ("template-", "alias-", "integer-", "hostname-", "fifo", "symlink-", "unreadable-", "forged-cache", "control-characters"):
+    for prefix in (
+        "template-",
+        "alias-",
+        "integer-",
+        "hostname-",
+        "fifo",
+        "symlink-",
+        "unreadable-",
+        "forged-cache",
+        "control-characters",
+    ):
         assert any(i.startswith(prefix) for i in ids), prefix
     assert {m.name for _, m in RUNS} == {"no-cache", "jobs-2", "cache-cold", "cache-warm", "text"}
 

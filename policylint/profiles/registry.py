@@ -154,6 +154,9 @@ class Implementation:
     # object (Istio's `networking.istio.io/Hostname`), and the kinds that declare such hosts.
     host_backend_kinds: tuple[TargetKind, ...] = ()
     host_sources: tuple[HostSource, ...] = ()
+    # A Gateway's own HTTPS or TLS listener without `tls` is a placeholder the implementation
+    # accepts and serves nothing through, leaving its port to ListenerSet listeners (Istio).
+    placeholder_listeners: bool = False
 
 
 @frozen
@@ -419,6 +422,7 @@ def builtin_implementations() -> tuple[Implementation, ...]:
                     tuple((c["name"], c["controllerName"]) for c in (raw.get("builtinGatewayClasses") or {}).get("classes", ())),
                     tuple(_target_kind(k) for k in hosts.get("kinds", ())),
                     tuple(HostSource(_target_kind(h["kind"]), h["hosts"], h.get("exportTo")) for h in hosts.get("sources", ())),
+                    "placeholderListeners" in raw,
                 )
             )
     return tuple(out)

@@ -799,11 +799,14 @@ class ListenerTlsMismatch(Rule):
         {"tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']", "tls mode must be set for protocol TLS"}
     )  # the CRDs' CEL rules for the same problem (PL704)
     subjects = frozenset({"Gateway", "ListenerSet"})
+    reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
+        topology = project.topology()
         for group, kind in _LISTENER_PARENTS:
             for owner in project.index.of_kind(group, kind):
                 malformed = project.index.malformed(owner)
+                placeholder = _placeholder_implementation(project, topology, owner)
                 listeners = owner.spec.get("listeners")
                 for i, listener in enumerate(listeners if isinstance(listeners, list) else ()):
                     if not isinstance(listener, dict) or malformed.tainted("spec", "listeners", i):
@@ -824,6 +827,16 @@ class ListenerTlsMismatch(Rule):
                             if protocol == "HTTPS"
                             else "Add tls.mode (Passthrough or Terminate)."
                         )
+                        if placeholder is not None:
+                            message = (
+                                f"listener {name} of {kind} {where(owner)} uses protocol {protocol} without `tls`:"
+                                f" {placeholder} keeps it as a placeholder for the ListenerSets on its port (its status stays"
+                                " Accepted) and serves nothing through it, so no route attached to it receives traffic"
+                                " through it"
+                            )
+                            hint = f"Attach routes to the ListenerSet listeners on its port, or {hint[0].lower()}{hint[1:]}"
+                            yield self.issue(owner, join(path, "protocol"), message, hint=hint, severity=Severity.INFO)
+                            continue
                         yield self.issue(owner, join(path, "protocol"), message, hint=hint)
                     elif protocol in _PLAIN_PROTOCOLS and has_tls:
                         # CRD validation: "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']".
@@ -832,6 +845,17 @@ class ListenerTlsMismatch(Rule):
                             " validation rejects the whole object (tls must not be specified for protocols HTTP, TCP, UDP)"
                         )
                         yield self.issue(owner, join(path, "tls"), message, hint="Use protocol HTTPS or TLS, or remove tls.")
+
+
+def _placeholder_implementation(project: Project, topology: Topology, owner: K8sObject) -> str | None:
+    """The name of the implementation of a Gateway's class that keeps a listener without `tls` as
+    a placeholder for ListenerSets (profile `implementations[].placeholderListeners`), if any."""
+    if owner.kind != "Gateway":
+        return None
+    ref = topology.class_refs.get(id(owner))
+    controller = ref.controller if ref is not None else None
+    implementation = project.resolution.profiles.implementation_of(controller) if controller else None
+    return implementation.name if implementation is not None and implementation.placeholder_listeners else None
 
 
 class ListenerConflict(Rule):
