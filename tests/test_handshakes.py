@@ -9,7 +9,7 @@ from policylint.k8s.external import ExternalObjects
 from policylint.rules.engine import Selection
 from tests.lintutil import lint_text, only
 from tests.manifests import S15 as TOPOLOGY
-from tests.manifests import gateway, policy, policy_crd, reference_grant
+from tests.manifests import gateway, listener_set, policy, policy_crd, reference_grant
 from tests.manifests import s15_grant as grant
 
 S15_MESSAGE = "HTTPRoute ns2/route-x is not permitted to reference Service default/demo-svc"
@@ -367,20 +367,13 @@ def test_a_frontend_ca_reference_no_https_listener_uses_changes_no_status() -> N
 
 
 def test_a_listener_set_listener_takes_its_gateways_frontend_configuration() -> None:
-    text = (
-        _FRONTEND_PORTS.replace(
-            "spec:\n  gatewayClassName: eg\n", "spec:\n  gatewayClassName: eg\n  allowedListeners: {namespaces: {from: All}}\n"
-        )
-        + """\
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: ListenerSet
-metadata: {name: extra, namespace: team}
-spec:
-  parentRef: {name: gw, namespace: infra}
-  listeners:
-  - {name: https-80, port: 80, protocol: HTTPS, hostname: a.example.com, tls: {certificateRefs: [{name: cert}]}}
-"""
+    text = _FRONTEND_PORTS.replace(
+        "spec:\n  gatewayClassName: eg\n", "spec:\n  gatewayClassName: eg\n  allowedListeners: {namespaces: {from: All}}\n"
+    ) + listener_set(
+        name="extra",
+        ns="team",
+        parent="{name: gw, namespace: infra}",
+        listeners="[{name: https-80, port: 80, protocol: HTTPS, hostname: a.example.com, tls: {certificateRefs: [{name: cert}]}}]",
     )
     result = lint_text(text, complete=True)
     (port_80,) = (f for f in result.findings if f.path == "spec.tls.frontend.perPort[0].tls.validation.caCertificateRefs[0]")
