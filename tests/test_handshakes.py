@@ -640,3 +640,24 @@ spec:
         "the policy is refused (ResolvedRefs=False, InvalidCACertificateRef, or InvalidKind for a kind, and"
         " Accepted=False, NoValidCACertificate where no CA reference is valid; Envoy Gateway writes Accepted=False, Invalid)"
     )
+
+
+def test_a_backend_tls_policy_ca_without_a_key_any_controller_reads_is_refused() -> None:
+    # Istio's golden backend-tls-policy.yaml, `malformed-configmap`: a ConfigMap without ca.crt
+    # gives ResolvedRefs=False, InvalidCACertificateRef. Envoy Gateway also reads tls.crt and a
+    # ConfigMap's only entry, Istio `cacert`: what any of them reads counts.
+    def text(data: str) -> str:
+        return (
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: ca, namespace: default}}\ndata: {data}\n---\n"
+            "apiVersion: gateway.networking.k8s.io/v1\nkind: BackendTLSPolicy\nmetadata: {name: p, namespace: default}\n"
+            "spec:\n  targetRefs: [{group: '', kind: Service, name: httpbin}]\n"
+            "  validation:\n    caCertificateRefs: [{group: '', kind: ConfigMap, name: ca}]\n    hostname: a.example.com\n"
+        )
+
+    (finding,) = only(lint_text(text("{a: x, b: y}")), "PL417")
+    assert finding.path == "spec.validation.caCertificateRefs[0]"
+    assert "names ConfigMap default/ca, which has none of the keys ca.crt, cacert, tls.crt and more than one entry" in (
+        finding.message
+    )
+    for data in ("{ca.crt: x, b: y}", "{cacert: x, b: y}", "{tls.crt: x, b: y}", "{root.pem: x}"):
+        assert only(lint_text(text(data)), "PL417") == [], data

@@ -224,6 +224,7 @@ class PolicyProfile:
     certificate_kinds: tuple[TargetKind, ...] = ()
     certificate_match_by_kind: bool = False  # as ObjectRefSpec.match_by_kind, for certificate_refs
     certificate_refused_status: str = ""  # as ObjectRefSpec.refused_status, for certificate_refs
+    certificate_data: DataSpec | None = None  # as ObjectRefSpec.data, for certificate_refs
     # Conditions the controller writes per ancestor besides Accepted (Envoy Gateway: `Overridden`
     # when more specific policies take values, `Merged` on a route policy with mergeType): the
     # JSON report's `conditions` simulate them (policylint.policy_report).
@@ -260,6 +261,10 @@ class PolicyProfile:
     @property
     def name(self) -> str:
         return f"{self.project}/{self.kind}"
+
+
+def _data_spec(raw: Mapping[str, Any] | None) -> DataSpec | None:
+    return DataSpec(tuple(raw.get("keys", ())), raw.get("otherwise", "none")) if raw else None
 
 
 def _target_kind(entry: Mapping[str, Any]) -> TargetKind:
@@ -323,15 +328,14 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
         certificate_kinds=tuple(_target_kind(k) for k in raw.get("certificateRefs", {}).get("kinds", ())),
         certificate_match_by_kind=raw.get("certificateRefs", {}).get("matchByKind", False),
         certificate_refused_status=raw.get("certificateRefs", {}).get("refusedStatus", ""),
+        certificate_data=_data_spec(raw.get("certificateRefs", {}).get("data")),
         conditions=tuple(raw.get("conditions", ())),
         object_refs=tuple(
             ObjectRefSpec(
                 tuple(entry.get("paths", ())),
                 tuple(_target_kind(k) for k in entry.get("kinds", ())),
                 entry.get("defaultKind", "ConfigMap"),
-                DataSpec(tuple(entry["data"].get("keys", ())), entry["data"].get("otherwise", "none"))
-                if "data" in entry
-                else None,
+                _data_spec(entry.get("data")),
                 entry.get("matchByKind", False),
                 entry.get("defaultGroup"),
                 entry.get("refusedStatus", ""),

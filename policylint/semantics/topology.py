@@ -1588,6 +1588,16 @@ class Topology:
                 )
                 if ref is not None and TargetKind(ref.group, ref.kind) not in profile.certificate_kinds:
                     ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None)
+                elif (
+                    ref is not None
+                    and profile.certificate_data is not None
+                    and ref.status == RESOLVED
+                    and ref.target is not None
+                    and (ref.group, ref.kind) in _DATA_KINDS
+                ):
+                    lacking = _lacks_data(ref.target, profile.certificate_data)
+                    if lacking:
+                        ref = dataclasses.replace(ref, status=ReferenceStatus.MISSING_DATA, detail=lacking)
                 if ref is not None:
                     if profile.certificate_refused_status:
                         ref = dataclasses.replace(ref, refused_status=profile.certificate_refused_status)
