@@ -108,6 +108,25 @@ def _hostname_route(
     return class_text + gateway(class_name=class_name) + route("[{name: gw}]", backend=backend) + entry
 
 
+def test_an_istio_service_entry_parent_must_exist_as_a_service_parent_must() -> None:
+    # Istio's golden invalid.yaml `invalid-parentRef-service-entry`: Accepted=False, "parent
+    # service entry: "not-found" not found"; serviceentry.yaml: a route on an existing one is
+    # Accepted. Before: nothing ("parent kind not modelled").
+    entry = _hostname_route("google.com").split("---\n")[-1]
+    text = (
+        first(
+            route_doc("[{group: networking.istio.io, kind: ServiceEntry, name: not-found}]", name="missing")
+            + route_doc("[{group: networking.istio.io, kind: ServiceEntry, name: egress}]", name="found")
+            + service()
+        )
+        + "---\n"
+        + entry
+    )
+    result = lint_text(text)
+    assert [(f.rule, f.object.name if f.object else None) for f in result.findings] == [("PL406", "missing")]
+    assert "parentRef names ServiceEntry app/not-found, which is not in the input" in result.findings[0].message
+
+
 def test_an_istio_hostname_backend_resolves_to_the_service_entry_declaring_the_host() -> None:
     # Before: PL411 warning "unresolved backend of a kind not modelled ... Hostname app/google.com".
     result = lint_text(_hostname_route("google.com"))

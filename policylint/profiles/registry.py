@@ -157,6 +157,9 @@ class Implementation:
     # A Gateway's own HTTPS or TLS listener without `tls` is a placeholder the implementation
     # accepts and serves nothing through, leaving its port to ListenerSet listeners (Istio).
     placeholder_listeners: bool = False
+    # Kinds a route may name as its parent for mesh (east-west) traffic besides the core
+    # Service (GEP-1294): Istio's ServiceEntry. The object must exist, as a Service parent must.
+    mesh_parent_kinds: tuple[TargetKind, ...] = ()
 
 
 @frozen
@@ -427,6 +430,7 @@ def builtin_implementations() -> tuple[Implementation, ...]:
                     tuple(_target_kind(k) for k in hosts.get("kinds", ())),
                     tuple(HostSource(_target_kind(h["kind"]), h["hosts"], h.get("exportTo")) for h in hosts.get("sources", ())),
                     "placeholderListeners" in raw,
+                    tuple(_target_kind(k) for k in (raw.get("meshParents") or {}).get("kinds", ())),
                 )
             )
     return tuple(out)

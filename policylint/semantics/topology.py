@@ -336,6 +336,8 @@ class Topology:
         # id(policy) -> why its controller rejects its spec (policy_errors).
         self.spec_errors: dict[int, tuple[str, ...]] = {}
         self._managed: dict[tuple[str, str], set[str]] = {}
+        # The parent kinds besides Service that mean mesh traffic (profile `meshParents`).
+        self._mesh_parents = frozenset(k for i in self.resolution.profiles.implementations for k in i.mesh_parent_kinds)
         # Host source -> host -> the objects declaring it, by namespace and name, each with the
         # namespaces it exports the host to (None: every one); and, per host looked up, the first
         # object exporting it everywhere and the first per namespace (`_declaring`).
@@ -937,7 +939,7 @@ class Topology:
             )
         parent = self.index.lookup(ref.group, ref.kind, ref.namespace, ref.name)
         label = f"{ref.kind} {ref.namespace}/{ref.name}"
-        if (ref.group, ref.kind) == (CORE, "Service"):
+        if (ref.group, ref.kind) == (CORE, "Service") or TargetKind(ref.group, ref.kind) in self._mesh_parents:
             if parent is None and not self.external.match(ref.group, ref.kind, ref.namespace, ref.name):
                 return ParentAttachment(route, ref, None, PARENT_NOT_FOUND, message=f"{label} not found")
             return ParentAttachment(route, ref, parent, MESH)
