@@ -108,6 +108,27 @@ def _hostname_route(
     return class_text + gateway(class_name=class_name) + route("[{name: gw}]", backend=backend) + entry
 
 
+def test_istio_looks_a_service_import_backend_up_as_the_service_of_its_name() -> None:
+    # Istio's golden mcs.yaml: ServiceImport `echo` with only Service `echo` in the cluster,
+    # ResolvedRefs=True (buildDestination: "currently we are always looking for Service").
+    # Before: PL411 "names ServiceImport app/echo, which is not in the input".
+    backends = "[{group: multicluster.x-k8s.io, kind: ServiceImport, name: web, port: 80}, {group: multicluster.x-k8s.io, kind: ServiceImport, name: gone, port: 80}]"
+    istio = (
+        ISTIO_CLASS
+        + gateway(class_name="istio")
+        + route_doc("[{name: gw}]", name="r", rules=f"[{{backendRefs: {backends}}}]")
+        + service()
+    )
+    (finding,) = only(lint_text(istio), "PL411")
+    assert finding.path == "spec.rules[0].backendRefs[1]"
+    assert "names ServiceImport app/gone, which is not in the input (its controller looks it up as the Service app/gone" in (
+        finding.message
+    )
+    # Another controller needs the ServiceImport itself.
+    other = istio.replace("istio.io/gateway-controller", "gateway.envoyproxy.io/gatewayclass-controller")
+    assert [f.path for f in only(lint_text(other), "PL411")] == ["spec.rules[0].backendRefs[0]", "spec.rules[0].backendRefs[1]"]
+
+
 def test_an_istio_service_entry_parent_must_exist_as_a_service_parent_must() -> None:
     # Istio's golden invalid.yaml `invalid-parentRef-service-entry`: Accepted=False, "parent
     # service entry: "not-found" not found"; serviceentry.yaml: a route on an existing one is

@@ -160,6 +160,9 @@ class Implementation:
     # Kinds a route may name as its parent for mesh (east-west) traffic besides the core
     # Service (GEP-1294): Istio's ServiceEntry. The object must exist, as a Service parent must.
     mesh_parent_kinds: tuple[TargetKind, ...] = ()
+    # Backend kinds the implementation looks up as another kind: (as written, looked up as).
+    # Istio resolves a ServiceImport as the Service of the same name.
+    backends_resolved_as: tuple[tuple[TargetKind, TargetKind], ...] = ()
 
 
 @frozen
@@ -431,6 +434,10 @@ def builtin_implementations() -> tuple[Implementation, ...]:
                     tuple(HostSource(_target_kind(h["kind"]), h["hosts"], h.get("exportTo")) for h in hosts.get("sources", ())),
                     "placeholderListeners" in raw,
                     tuple(_target_kind(k) for k in (raw.get("meshParents") or {}).get("kinds", ())),
+                    tuple(
+                        (_target_kind(k["kind"]), _target_kind(k["as"]))
+                        for k in (raw.get("backendsResolvedAs") or {}).get("kinds", ())
+                    ),
                 )
             )
     return tuple(out)

@@ -665,9 +665,10 @@ class BackendNotFound(Rule):
                 "the route's status gets ResolvedRefs=False, BackendNotFound and the requests meant for it fail"
                 " (HTTP 500 for HTTP routes)"
             )
+        why = f" ({ref.detail})" if ref.detail else ""
         message = (
             f"{_PURPOSE.get(ref.purpose, 'reference')} names {ref.kind} {ref.namespace}/{ref.name}, which is not in the"
-            f" input: {effect} (Gateway API BackendObjectReference){matches.suffix()}"
+            f" input{why}: {effect} (Gateway API BackendObjectReference){matches.suffix()}"
         )
         return self.issue(ref.owner, ref.path, message, related=matches.related, hint=matches.hint)
 

@@ -1077,7 +1077,10 @@ class Topology:
         grant_needed: bool = True,
         group_for_kind: Callable[[str], str | None] | None = None,
         grant_as_written: bool = False,
+        lookup_as: TargetKind | None = None,
     ) -> ObjectRef | None:
+        """`lookup_as`: the kind the controller looks the object up as (`_backend_resolved_as`);
+        the reference keeps its kind as written, which its ReferenceGrant names."""
         name = _str(raw.get("name"))
         if not name:
             return None
@@ -1137,11 +1140,17 @@ class Topology:
             # RefNotPermitted either way.
             return ObjectRef(status=REF_NOT_PERMITTED, **base)  # type: ignore[arg-type]
         scope_ns = None if cluster_scoped else namespace
-        target = self.index.lookup(group, kind, scope_ns, name)
+        looked_up = (group, kind) if lookup_as is None else (lookup_as.group, lookup_as.kind)
+        target = self.index.lookup(*looked_up, scope_ns, name)
         if target is None:
             status: ReferenceStatus
-            if self.external.match(group, kind, scope_ns, name):
+            if self.external.match(group, kind, scope_ns, name) or (
+                lookup_as is not None and self.external.match(*looked_up, scope_ns, name)
+            ):
                 status = ReferenceStatus.EXTERNAL
+            elif lookup_as is not None:
+                status = NOT_FOUND  # a kind the input's cluster serves (a Service)
+                base["detail"] = f"its controller looks it up as the {lookup_as.kind} {namespace}/{name}, not in the input either"
             elif not check_existence and not self._manages(group, kind, namespace):
                 # Secrets and ConfigMaps often live outside the repository: checked only where
                 # the input holds objects of that kind in that namespace.
@@ -1160,7 +1169,7 @@ class Topology:
             return ObjectRef(status=status, **base)  # type: ignore[arg-type]
         port_section = None
         status = RESOLVED
-        if port is not None and (group, kind) == (CORE, "Service"):
+        if port is not None and looked_up == (CORE, "Service"):
             port_section = self._service_port(target, port)
             if port_section is None and self.index.malformed(target).tainted("spec", "ports"):
                 status = ReferenceStatus.MALFORMED  # the port may be the malformed one (PL010): not checked
@@ -1208,6 +1217,7 @@ class Topology:
                 grant_needed=not mesh_only,
                 group_for_kind=by_kind,
                 grant_as_written=by_kind is not None,
+                lookup_as=self._backend_resolved_as(route, raw) if purpose != "ext-auth" else None,
             )
             if ref is not None:
                 out.append(ref)
@@ -1339,6 +1349,23 @@ class Topology:
         if everywhere is None or here is None:
             return everywhere or here
         return min(everywhere, here, key=lambda o: (o.namespace or "", o.name))
+
+    def _backend_resolved_as(self, route: K8sObject, raw: Mapping[str, Any]) -> TargetKind | None:
+        """The kind a backendRef is looked up as, when the controller of every parent Gateway of
+        the route looks that kind up as another (profile `implementations[].backendsResolvedAs`:
+        Istio takes a ServiceImport as the Service of its name); None otherwise."""
+        kind = _str(raw.get("kind"))
+        if kind is None or kind == "Service":
+            return None
+        written = TargetKind(_str(raw.get("group")) or CORE, kind)
+        known = self._parent_implementations(route)
+        if not known or any(i is None for i in known):
+            return None
+        targets = {dict(i.backends_resolved_as).get(written) for i in known if i is not None}
+        if len(targets) != 1:
+            return None  # controllers that disagree: the kind as written
+        (target,) = targets
+        return target
 
     def _backend_by_kind(self, route: K8sObject, raw: Mapping[str, Any]) -> Callable[[str], str | None] | None:
         """How a backendRef's kind picks its group, when the controller of every parent Gateway
