@@ -1615,22 +1615,9 @@ class Topology:
                     check_existence=False,
                     group_for_kind=by_kind,
                 )
-                if ref is not None and TargetKind(ref.group, ref.kind) not in profile.certificate_kinds:
-                    ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None)
-                elif (
-                    ref is not None
-                    and profile.certificate_data is not None
-                    and ref.status == RESOLVED
-                    and ref.target is not None
-                    and (ref.group, ref.kind) in _DATA_KINDS
-                ):
-                    lacking = _lacks_data(ref.target, profile.certificate_data)
-                    if lacking:
-                        ref = dataclasses.replace(ref, status=ReferenceStatus.MISSING_DATA, detail=lacking)
                 if ref is not None:
-                    if profile.certificate_refused_status:
-                        ref = dataclasses.replace(ref, refused_status=profile.certificate_refused_status)
-                    out.append(ref)
+                    kinds = profile.certificate_kinds
+                    out.append(_checked(ref, kinds, profile.certificate_data, profile.certificate_refused_status))
         for spec in profile.object_refs:
             for pattern in spec.paths:
                 for path, raw in expand_pattern(obj.data, pattern):
@@ -1650,22 +1637,8 @@ class Topology:
                         check_existence=False,
                         group_for_kind=group_for_kind,
                     )
-                    if ref is None:
-                        continue
-                    if spec.refused_status:
-                        ref = dataclasses.replace(ref, refused_status=spec.refused_status)
-                    if spec.kinds and TargetKind(ref.group, ref.kind) not in spec.kinds:
-                        ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None)
-                    elif (
-                        spec.data is not None
-                        and ref.status == RESOLVED
-                        and ref.target is not None
-                        and (ref.group, ref.kind) in _DATA_KINDS
-                    ):
-                        lacking = _lacks_data(ref.target, spec.data)
-                        if lacking:
-                            ref = dataclasses.replace(ref, status=ReferenceStatus.MISSING_DATA, detail=lacking)
-                    out.append(ref)
+                    if ref is not None:
+                        out.append(_checked(ref, spec.kinds or None, spec.data, spec.refused_status))
         return out
 
     def _known_groups(self) -> frozenset[str]:
@@ -1770,6 +1743,21 @@ def _listener_label(listener: Listener) -> str:
 
 # The kinds whose entries a DataSpec describes (a ClusterTrustBundle holds its bundle in spec).
 _DATA_KINDS = frozenset({(CORE, "Secret"), (CORE, "ConfigMap")})
+
+
+def _checked(ref: ObjectRef, kinds: Sequence[TargetKind] | None, data: DataSpec | None, refused: str) -> ObjectRef:
+    """A policy's certificate or object reference as its profile judges it: InvalidKind for a
+    kind not in `kinds` (None: any kind), MissingData for a Secret or ConfigMap without what
+    `data` says its controller reads; `refused`: the conditions the controller then writes."""
+    if refused:
+        ref = dataclasses.replace(ref, refused_status=refused)
+    if kinds is not None and TargetKind(ref.group, ref.kind) not in kinds:
+        return dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None)
+    if data is not None and ref.status == RESOLVED and ref.target is not None and (ref.group, ref.kind) in _DATA_KINDS:
+        lacking = _lacks_data(ref.target, data)
+        if lacking:
+            return dataclasses.replace(ref, status=ReferenceStatus.MISSING_DATA, detail=lacking)
+    return ref
 
 
 def _lacks_data(obj: K8sObject, spec: DataSpec) -> str:
