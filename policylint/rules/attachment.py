@@ -20,7 +20,7 @@ from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
-from policylint.rules.hints import NearMatches, close_name, frontend_scope, hints_suffix, listener_names
+from policylint.rules.hints import NearMatches, close_name, frontend_scope, hints_suffix, listeners_get
 from policylint.semantics.topology import (
     CORE,
     GATEWAY_GROUP,
@@ -960,7 +960,7 @@ def _certificate_effect(topology: Topology, ref: ObjectRef, *, invalid_kind: boo
         if not listeners:
             return f"{frontend_scope(ref)}, so no listener's status changes (it would get ResolvedRefs=False, {reason})"
         return (
-            f"{listener_names(ref.owner, listeners)} get{'s' if len(listeners) == 1 else ''} ResolvedRefs=False, {reason}"
+            f"{listeners_get(ref.owner, listeners)} ResolvedRefs=False, {reason}"
             f" (and Accepted=False, NoValidCACertificate where none of {'its' if len(listeners) == 1 else 'their'} CA"
             " references is valid)"
         )

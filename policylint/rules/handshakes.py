@@ -31,7 +31,7 @@ from policylint.k8s.selectors import LabelSelector, Requirement
 from policylint.profiles.policy import Policy, TargetSelector, core_group_alias, policy_namespace
 from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
-from policylint.rules.hints import NearMatches, frontend_scope, listener_names, sentence
+from policylint.rules.hints import NearMatches, frontend_scope, listeners_get, sentence
 from policylint.semantics.grants import Grant, GrantCheck, Reference, ReferenceGrants
 from policylint.semantics.resolution import TargetResolution
 from policylint.semantics.topology import GATEWAY_GROUP, REF_NOT_PERMITTED, ROUTE_KINDS, ObjectRef, Topology
@@ -279,7 +279,7 @@ class CrossNamespaceReferenceNotPermitted(Rule):
         if ref.purpose == "ca-certificate":
             listeners = topology.frontend_listeners(ref)
             if listeners:
-                consequence = f"{listener_names(owner, listeners)} get{'s' if len(listeners) == 1 else ''} {consequence}"
+                consequence = f"{listeners_get(owner, listeners)} {consequence}"
             else:
                 # No listener uses this configuration: no status changes, said as info.
                 consequence = f"{frontend_scope(ref)}, and no listener's status changes"

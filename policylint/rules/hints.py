@@ -86,8 +86,10 @@ def frontend_scope(ref: ObjectRef) -> str:
     return "the default configuration applies to no listener: none handles HTTPS traffic on a port without a perPort entry"
 
 
-def listener_names(gateway: K8sObject, listeners: Sequence[Listener]) -> str:
-    """`listener https`, `listeners a, b and ListenerSet ns/set#c`: the Gateway's own by name."""
+def listeners_get(gateway: K8sObject, listeners: Sequence[Listener]) -> str:
+    """`listener https gets`, `listeners a, b and ListenerSet ns/set#c get`: the Gateway's own
+    by name, as the subject of what they get."""
     names = [str(x.name) if x.owner is gateway else x.label() for x in listeners[:5]]
     more = f" and {len(listeners) - 5} more" if len(listeners) > 5 else ""
-    return f"listener{'s' if len(listeners) > 1 else ''} {', '.join(names)}{more}"
+    one = len(listeners) == 1
+    return f"listener{'' if one else 's'} {', '.join(names)}{more} get{'s' if one else ''}"

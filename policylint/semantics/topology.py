@@ -101,10 +101,10 @@ RESOLVED = ReferenceStatus.RESOLVED
 NOT_FOUND = ReferenceStatus.NOT_FOUND
 REF_NOT_PERMITTED = ReferenceStatus.REF_NOT_PERMITTED
 OPAQUE = ReferenceStatus.OPAQUE
+UNCHECKED = ReferenceStatus.UNCHECKED
 # An `exportTo` naming more namespaces than this counts as every namespace (`_declaring`): real
 # ServiceEntries name a few, and the bound keeps a hostile one from costing hosts × namespaces.
 MAX_EXPORTS = 64
-UNCHECKED = ReferenceStatus.UNCHECKED
 # The references that are BackendObjectReferences of a route.
 _BACKEND_PURPOSES = ("backend", "mirror", "ext-auth")
 
@@ -219,7 +219,7 @@ class ObjectRef:
     target: K8sObject | None = None
     port_section: Section | None = None
     grant: GrantCheck | None = None
-    detail: str = ""  # MissingData: what the object lacks; a host backend not found: what was looked for
+    detail: str = ""  # MissingData: what the object lacks; a backend not found: how its controller looks
     # The group a ReferenceGrant had to name, where it is not `group`: a controller that resolves
     # by kind matches grants against the group as written (`_resolve_ref`, `grant_as_written`).
     grant_group: str | None = None
