@@ -807,7 +807,7 @@ class ListenerTlsMismatch(Rule):
         for group, kind in _LISTENER_PARENTS:
             for owner in project.index.of_kind(group, kind):
                 malformed = project.index.malformed(owner)
-                placeholder = _placeholder_implementation(project, topology, owner)
+                placeholder = _placeholder_implementation(topology, owner)
                 listeners = owner.spec.get("listeners")
                 for i, listener in enumerate(listeners if isinstance(listeners, list) else ()):
                     if not isinstance(listener, dict) or malformed.tainted("spec", "listeners", i):
@@ -848,14 +848,10 @@ class ListenerTlsMismatch(Rule):
                         yield self.issue(owner, join(path, "tls"), message, hint="Use protocol HTTPS or TLS, or remove tls.")
 
 
-def _placeholder_implementation(project: Project, topology: Topology, owner: K8sObject) -> str | None:
+def _placeholder_implementation(topology: Topology, owner: K8sObject) -> str | None:
     """The name of the implementation of a Gateway's class that keeps a listener without `tls` as
     a placeholder for ListenerSets (profile `implementations[].placeholderListeners`), if any."""
-    if owner.kind != "Gateway":
-        return None
-    ref = topology.class_refs.get(id(owner))
-    controller = ref.controller if ref is not None else None
-    implementation = project.resolution.profiles.implementation_of(controller) if controller else None
+    implementation = topology.gateway_implementation(owner) if owner.kind == "Gateway" else None
     return implementation.name if implementation is not None and implementation.placeholder_listeners else None
 
 

@@ -1196,17 +1196,26 @@ class Topology:
         parents = self.parents.get(id(route), [])
         mesh_only = bool(parents) and all(att.status == MESH for att in parents)
 
+        known: list[list[Implementation | None]] = []
+
+        def implementations() -> list[Implementation | None]:
+            # The parents' implementations, worked out once per route and only for a reference
+            # whose kind some implementation treats in its own way.
+            if not known:
+                known.append(self._parent_implementations(route))
+            return known[0]
+
         def add(path: str, raw: dict[str, Any], purpose: str, rule: int) -> None:
             if _ref_malformed(malformed, path):
                 return  # rejected with the route (PL010): resolving it would guess its group or kind
-            if purpose == "backend" and self._delegation(route, raw):
+            if purpose == "backend" and self._delegation(implementations, raw):
                 out.append(self._delegate(route, path, raw, rule))
                 return
-            host = self._host_backend(route, path, raw, purpose, rule) if purpose != "ext-auth" else None
+            host = self._host_backend(route, implementations, path, raw, purpose, rule) if purpose != "ext-auth" else None
             if host is not None:
                 out.append(host)
                 return
-            by_kind = self._backend_by_kind(route, raw) if purpose != "ext-auth" else None
+            by_kind = self._backend_by_kind(implementations, raw) if purpose != "ext-auth" else None
             ref = self._resolve_ref(
                 route,
                 path,
@@ -1217,7 +1226,7 @@ class Topology:
                 grant_needed=not mesh_only,
                 group_for_kind=by_kind,
                 grant_as_written=by_kind is not None,
-                lookup_as=self._backend_resolved_as(route, raw) if purpose != "ext-auth" else None,
+                lookup_as=self._backend_resolved_as(implementations, raw) if purpose != "ext-auth" else None,
             )
             if ref is not None:
                 out.append(ref)
@@ -1242,7 +1251,7 @@ class Topology:
 
     # -- route delegation (implementation-specific: kgateway) ------------------------------
 
-    def _delegation(self, route: K8sObject, raw: Mapping[str, Any]) -> bool:
+    def _delegation(self, parents: Callable[[], list[Implementation | None]], raw: Mapping[str, Any]) -> bool:
         """Whether a backendRef delegates to routes: it names a kind an implementation delegates
         to (profile `implementations[].routeDelegation`), and some parent Gateway of the route
         belongs to such an implementation or to one policylint does not know. Under a controller
@@ -1253,10 +1262,18 @@ class Topology:
         wanted = TargetKind(CORE if group is None else group, kind or "Service")
         if not any(wanted in i.delegation_kinds for i in implementations):
             return False
-        known = self._parent_implementations(route)
+        known = parents()
         return not known or any(i is None or wanted in i.delegation_kinds for i in known)
 
-    def _host_backend(self, route: K8sObject, path: str, raw: Mapping[str, Any], purpose: str, rule: int) -> ObjectRef | None:
+    def _host_backend(
+        self,
+        route: K8sObject,
+        parents: Callable[[], list[Implementation | None]],
+        path: str,
+        raw: Mapping[str, Any],
+        purpose: str,
+        rule: int,
+    ) -> ObjectRef | None:
         """A backendRef whose name is a host of an implementation's service registry (profile
         `implementations[].hostBackends`: Istio's Hostname kind), under a route whose parent
         Gateways all belong to that implementation or to one policylint does not know: resolved to
@@ -1279,7 +1296,7 @@ class Topology:
         name = _str(raw.get("name"))
         if not sources or not name or "namespace" in raw:
             return None
-        known = self._parent_implementations(route)
+        known = parents()
         if known and not any(i is None or wanted in i.host_backend_kinds for i in known):
             return None  # a controller known not to read hosts: an unsupported kind to it
         namespace = route.namespace or ""
@@ -1350,7 +1367,9 @@ class Topology:
             return everywhere or here
         return min(everywhere, here, key=lambda o: (o.namespace or "", o.name))
 
-    def _backend_resolved_as(self, route: K8sObject, raw: Mapping[str, Any]) -> TargetKind | None:
+    def _backend_resolved_as(
+        self, parents: Callable[[], list[Implementation | None]], raw: Mapping[str, Any]
+    ) -> TargetKind | None:
         """The kind a backendRef is looked up as, when the controller of every parent Gateway of
         the route looks that kind up as another (profile `implementations[].backendsResolvedAs`:
         Istio takes a ServiceImport as the Service of its name); None otherwise."""
@@ -1358,7 +1377,7 @@ class Topology:
         if kind is None or kind == "Service":
             return None
         written = TargetKind(_str(raw.get("group")) or CORE, kind)
-        known = self._parent_implementations(route)
+        known = parents()
         if not known or any(i is None for i in known):
             return None
         targets = {dict(i.backends_resolved_as).get(written) for i in known if i is not None}
@@ -1367,7 +1386,9 @@ class Topology:
         (target,) = targets
         return target
 
-    def _backend_by_kind(self, route: K8sObject, raw: Mapping[str, Any]) -> Callable[[str], str | None] | None:
+    def _backend_by_kind(
+        self, parents: Callable[[], list[Implementation | None]], raw: Mapping[str, Any]
+    ) -> Callable[[str], str | None] | None:
         """How a backendRef's kind picks its group, when the controller of every parent Gateway
         of the route resolves backends by kind alone (profile `implementations[].backendRefsByKind`)
         and the group written is one of its backend groups; None for the Gateway API's own
@@ -1376,7 +1397,7 @@ class Topology:
         kind = _str(raw.get("kind")) or "Service"
         if group == CORE and kind == "Service":
             return None
-        known = self._parent_implementations(route)
+        known = parents()
         if not known or any(i is None for i in known):
             return None
         kinds = {i.backend_kinds_by_kind for i in known if i is not None}
@@ -1390,12 +1411,15 @@ class Topology:
     def _parent_implementations(self, route: K8sObject) -> list[Implementation | None]:
         """The implementation of each parent Gateway of the route (through a ListenerSet too),
         by its GatewayClass's controllerName; None for one policylint does not know."""
-        out: list[Implementation | None] = []
-        for gateway in (g for g in (self._parent_gateway(a) for a in self.parents.get(id(route), [])) if g is not None):
-            ref = self.class_refs.get(id(gateway))
-            controller = ref.controller if ref is not None else None
-            out.append(self.resolution.profiles.implementation_of(controller) if controller else None)
-        return out
+        gateways = (self._parent_gateway(a) for a in self.parents.get(id(route), []))
+        return [self.gateway_implementation(g) for g in gateways if g is not None]
+
+    def gateway_implementation(self, gateway: K8sObject) -> Implementation | None:
+        """The implementation of a Gateway, by its GatewayClass's controllerName; None for one
+        policylint does not know (or no class)."""
+        ref = self.class_refs.get(id(gateway))
+        controller = ref.controller if ref is not None else None
+        return self.resolution.profiles.implementation_of(controller) if controller else None
 
     def _parent_gateway(self, attachment: ParentAttachment) -> K8sObject | None:
         parent = attachment.parent
