@@ -272,6 +272,57 @@ def test_a_pattern_is_matched_as_go_matches_it(hostname: str, rejected: bool) ->
         assert finding.severity.label == "warning"  # a bundled schema (gateway-api v1.6.1)
 
 
+@pytest.mark.parametrize(
+    ("hostname", "placeholder"),
+    [
+        ("app.${ZONE_ROOT_DOMAIN}", "'${ZONE_ROOT_DOMAIN}'"),  # envsubst, as Kuadrant's examples/dnspolicy/gateway.yaml
+        ('"{{ .Values.host }}.example.com"', "'{{ .Values.host }}'"),  # a Helm template's action, quoted
+        ("$(HOST)", "'$(HOST)'"),  # Kustomize vars
+        ('"<your-domain>"', "'<your-domain>'"),  # a documentation placeholder
+        ("web.${A}.${B}", "'${A}'"),  # the first of several
+    ],
+)
+def test_a_pattern_refusing_only_a_placeholder_says_to_substitute_it(hostname: str, placeholder: str) -> None:
+    # Rendered with a name in its place the value matches the pattern: the placeholder is what the
+    # API server would refuse, so the finding says so instead of pointing at newer CRDs.
+    result = lint_text(GATEWAY.replace("HOSTNAME", hostname))
+    (finding,) = [f for f in only(result, "PL703") if f.path == "spec.listeners[0].hostname"]
+    assert (finding.line, finding.column) == (10, 5)
+    assert finding.message.startswith(f"spec.listeners[0].hostname holds the unrendered placeholder {placeholder}")
+    assert "which does not match the schema's pattern" in finding.message
+    assert finding.message.endswith("(the gateway-api v1.6.1 CRD): the API server rejects the object as written")
+    assert finding.hint is not None and finding.hint.startswith("Substitute the placeholder first")
+    assert finding.severity.label == "warning"
+
+
+def test_a_placeholder_that_is_not_the_cause_leaves_the_plain_message() -> None:
+    # `web_` has an underscore, which no rendering of `${ZONE}` makes valid.
+    result = lint_text(GATEWAY.replace("HOSTNAME", "web_${ZONE}.example.com"))
+    (finding,) = [f for f in only(result, "PL703") if f.path == "spec.listeners[0].hostname"]
+    assert finding.message.startswith("spec.listeners[0].hostname is 'web_${ZONE}.example.com', which does not match")
+    assert "if the cluster runs a newer release than gateway-api v1.6.1, lint with its CRDs (--crd)" in finding.message
+
+
+def test_a_format_refusing_only_a_placeholder_says_to_substitute_it() -> None:
+    # `cidr` (strfmt IsCIDR) takes no letters: the number stand-in renders `10.${OCTET}.0.0/8` valid.
+    text = POLICY_CRD + '  subnet: "10.${OCTET}.0.0/8"\n'
+    (finding,) = only(lint_text(text), "PL703")
+    assert finding.message.startswith(
+        "spec.subnet holds the unrendered placeholder '${OCTET}' (is '10.${OCTET}.0.0/8'), not a valid cidr (the schema's format)"
+    )
+    assert finding.severity.label == "error"  # a CRD in the input
+
+
+def test_placeholders_are_found_in_linear_time() -> None:
+    from policylint.input.load import unrendered
+
+    assert unrendered("{{ ${x} }}-$(y)-<z>") == ["{{ ${x} }}", "$(y)", "<z>"]  # one inside another counts once
+    assert unrendered("a<b, <>, ${open") == []
+    assert unrendered("a<b, <c>") == ["<c>"]
+    assert len(unrendered("${a}" * 100_000)) == 16  # bounded
+    assert unrendered("<" * 200_000 + "x") == []  # one pass, not one per `<`
+
+
 POLICY_CRD = """\
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition

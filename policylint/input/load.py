@@ -1278,6 +1278,43 @@ def _placeholder(value: str) -> str | None:
     return None
 
 
+# Openers and closers of the placeholders `unrendered` finds: template actions and variables.
+_PLACEHOLDER_PAIRS = (("{{", "}}"), ("${", "}"), ("$(", ")"))
+_MAX_PLACEHOLDERS = 16  # per value: a bound on the work, far more than a real value holds
+
+
+def unrendered(value: str) -> list[str]:
+    """The placeholders a value holds, in order: `{{ ... }}` (Helm, gomplate, Jinja), `${VAR}`
+    (envsubst, Flux), `$(VAR)` (Kustomize vars) and `<name>` (documentation). Each is ordinary
+    text in some values, so callers decide whether it matters where it stands. Linear: str
+    methods only, and at most `_MAX_PLACEHOLDERS`."""
+    found: list[tuple[int, str]] = []
+    for opening, closing in _PLACEHOLDER_PAIRS:
+        start = value.find(opening)
+        while start >= 0 and len(found) < _MAX_PLACEHOLDERS:
+            end = value.find(closing, start + len(opening))
+            if end < 0:
+                break
+            found.append((start, value[start : end + len(closing)]))
+            start = value.find(opening, end + len(closing))
+    start = value.find("<")
+    while start >= 0 and len(found) < _MAX_PLACEHOLDERS:
+        end = value.find(">", start + 1)
+        if end < 0:
+            break
+        start = value.rfind("<", start, end)  # the innermost: `a<b, <c>` holds `<c>`
+        if end > start + 1:
+            found.append((start, value[start : end + 1]))
+        start = value.find("<", end + 1)
+    out: list[str] = []
+    reached = 0
+    for at, text in sorted(found):
+        if at >= reached:  # not inside the one before (`{{ ${x} }}`)
+            out.append(text)
+            reached = at + len(text)
+    return out
+
+
 def _placeholder_issue(text: str, file: str, spans: list[tuple[int, int, Any]]) -> Issue | None:
     """The PL004 issue of a file without `{{ }}` markers: at the first placeholder where a
     Kubernetes name is expected (`metadata.name`, a reference's `name` or `namespace`), or None."""

@@ -20,7 +20,7 @@ import enum
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any
 
@@ -516,9 +516,47 @@ def _string(out: list[_Violation], path: tuple[str | int, ...], value: str, node
     pattern, fmt = node.get("pattern"), node.get("format")
     if isinstance(pattern, str) and matches(pattern, value) is False:
         shown = pattern if len(pattern) <= 160 else pattern[:160] + "..."
-        out.append((path, f"is {_shown(value)}, which does not match the schema's pattern `{shown}`", _INVALID))
+        found = _placeholder_cause(value, lambda v: matches(pattern, v) is not False)
+        what = f"which does not match the schema's pattern `{shown}`"
+        if found is not None:
+            out.append((path, f"{_unrendered_problem(found, value)}, {what}", _INVALID))
+        else:
+            out.append((path, f"is {_shown(value)}, {what}", _INVALID))
     if isinstance(fmt, str) and format_ok(fmt, value) is False:
-        out.append((path, f"is {_shown(value)}, not a valid {fmt} (the schema's format)", _INVALID))
+        found = _placeholder_cause(value, lambda v: format_ok(fmt, v) is not False)
+        if found is not None:
+            out.append((path, f"{_unrendered_problem(found, value)}, not a valid {fmt} (the schema's format)", _INVALID))
+        else:
+            out.append((path, f"is {_shown(value)}, not a valid {fmt} (the schema's format)", _INVALID))
+
+
+# How a schema rejection caused by a template or variable placeholder begins (PL703 then says to
+# render or substitute first, not to lint with newer CRDs).
+UNRENDERED = "holds the unrendered placeholder"
+# Stand-ins for a placeholder's rendered value: a name, and a number.
+_STAND_INS = ("x", "0")
+
+
+def _unrendered_problem(found: str, value: str) -> str:
+    return f"{UNRENDERED} {_shown(found)}" + ("" if found == value else f" (is {_shown(value)})")
+
+
+def _placeholder_cause(value: str, accepts: Callable[[str], bool]) -> str | None:
+    """The first placeholder in a string a check refuses (`{{ }}`, `${VAR}`, `$(VAR)`,
+    `<name>`), when it is what the check refuses: with every placeholder replaced by a
+    stand-in, the value passes. Only on the path of a refusal, so it costs nothing otherwise."""
+    from policylint.input.load import unrendered
+
+    found = unrendered(value)
+    if not found:
+        return None
+    for stand_in in _STAND_INS:
+        rendered = value
+        for text in found:
+            rendered = rendered.replace(text, stand_in)
+        if accepts(rendered):
+            return found[0]
+    return None
 
 
 def _value_bound(out: list[_Violation], path: tuple[str | int, ...], value: float, node: Mapping[str, Any]) -> None:

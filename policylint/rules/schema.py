@@ -18,6 +18,7 @@ from typing import Any
 from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import format_path, join
 from policylint.k8s.admission import (
+    UNRENDERED,
     Catalogue,
     PrunedField,
     violations,
@@ -233,6 +234,12 @@ class SchemaViolation(Rule):
                 if _under(path, skipped) or malformed.tainted(*parts):
                     continue  # theirs, or PL010's finding already
                 message = f"{path or 'the object'} {problem} ({verdict.origin()}): the API server rejects the object"
+                if problem.startswith(UNRENDERED):
+                    # Neither the channel nor a newer release changes that: the value is not rendered.
+                    yield self.issue(
+                        obj, path, message + " as written", severity=None if source is None else Severity.WARNING, hint=_RENDER
+                    )
+                    continue
                 if accepted and (parts, problem) in accepted:
                     message += (
                         "; the experimental channel's CRD accepts it: lint with --channel experimental if the cluster"
@@ -241,6 +248,12 @@ class SchemaViolation(Rule):
                 if source:
                     message += f"; if the cluster runs a newer release than {source}, lint with its CRDs (--crd)"
                 yield self.issue(obj, path, message, severity=None if source is None else Severity.WARNING)
+
+
+_RENDER = (
+    "Substitute the placeholder first (envsubst, kustomize replacements, your deployment tool's variables; helm template"
+    " for a chart) and lint the output, e.g. `envsubst < app.yaml | policylint - --stdin-filename app.yaml`."
+)
 
 
 def _target_fields(project: Project) -> dict[int, tuple[str, ...]]:
