@@ -390,6 +390,30 @@ def _host_routes(n: int = 6000) -> bytes:
     ).encode()
 
 
+def _nested_alternatives(levels: int = 40) -> bytes:
+    """A CRD whose items' schema is two anyOf alternatives, each two more, `levels` deep, none of
+    which any value satisfies: walked alternative by alternative, 2 ** levels walks per item."""
+    node = '{required: ["never"]}'
+    for _ in range(levels):
+        node = f"{{anyOf: [{node}, {node}]}}" if len(node) < 4000 else node
+    return (
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: bombs.example.com}\n"
+        "spec:\n  group: example.com\n  names: {kind: Bomb, plural: bombs}\n  scope: Namespaced\n  versions:\n"
+        "  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n"
+        "        properties:\n          spec:\n            type: object\n            properties:\n"
+        "              count: {type: integer}\n"
+        f"              items: {{type: array, items: {{type: object, x-kubernetes-preserve-unknown-fields: true, {node[1:-1]}}}}}\n"
+    ).encode()
+
+
+def _nested_alternatives_objects(n: int = 100) -> bytes:
+    items = ", ".join("{a: 1}" for _ in range(200))
+    return "---\n".join(
+        f"apiVersion: example.com/v1\nkind: Bomb\nmetadata: {{name: b{i}, namespace: app}}\nspec:\n  count: many\n  items: [{items}]\n"
+        for i in range(n)
+    ).encode()
+
+
 # YAML double-quoted escapes: \n, \r, \e (ESC), \a (BEL), \u202e (right-to-left override).
 # A newline followed by `::error` would be a GitHub Actions workflow command; OSC 8 is a terminal
 # hyperlink, OSC 52 writes the clipboard, `ESC [ 2 K` erases the line.
@@ -630,6 +654,14 @@ def _review_cases() -> list[HostileCase]:
             _files({"h.yaml": _host_entries, "r.yaml": _host_routes}),
             (Expect("r.yaml", "PL411", 5, "warning", "no ServiceEntry of the input declares host h.example"),),
             large=True,
+        ),
+        # Schema alternatives (allOf, anyOf, oneOf, not) that nest: each walks the value again, so
+        # a CRD can ask for exponential work; a budget per object and a depth bound stop it.
+        HostileCase(
+            "crd-nested-schema-alternatives",
+            "review",
+            _files({"crd.yaml": _nested_alternatives, "b.yaml": _nested_alternatives_objects}),
+            (Expect("b.yaml", "PL703", 5, "error", "spec.count is a string, where the schema takes an integer"),),
         ),
         # Output injection: the policy's target does not exist (PL201), and its name, namespace and
         # target name, or the file name, carry control sequences into every output.

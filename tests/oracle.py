@@ -197,6 +197,12 @@ NOT_IN_A_CLUSTER: dict[tuple[str, str], str] = {
         " connection.connectionLimit.closeDelay '10mib' the Envoy Gateway CRD's duration pattern does not match: the API"
         " server rejects that policy, so in a cluster nothing overrides this one"
     ),
+    ("clienttrafficpolicy-buffer-limit-with-format-error", "ClientTrafficPolicy/envoy-gateway/target-gateway-1"): (
+        "EG has it overridden on listener http-1 by target-gateway-1-section-http-1, whose"
+        " connection.bufferLimit '500m' the second pattern of the Envoy Gateway CRD's allOf"
+        " (^[1-9]+[0-9]*([EPTGMK]i|[EPTGMk])?$) does not match: the API server rejects that policy, so in a"
+        " cluster nothing overrides this one"
+    ),
     ("securitypolicy-with-merge-needs-fieldowner", "SecurityPolicy/default/policy-for-route"): (
         "its contextExtensions' valueRefs spell their keys capitalised (`Group`, `Kind`, `Name`): the test's "
         "decoder reads them, the API server finds none of the three, which the Envoy Gateway CRD requires, "

@@ -1,7 +1,8 @@
 """The Gateway API channel and release the schema rules read (`--channel`, `--gateway-api-version`,
 the configuration keys `channel` and `gateway-api-version`): which versions each channel's CRDs
 serve (PL705), which fields only the experimental channel has (PL706, not PL702), and PL703's
-`pattern` (RE2) and `format` checks (policylint.k8s.strformats).
+`pattern` (RE2) and `format` checks (policylint.k8s.strformats) and schema alternatives (allOf,
+anyOf, oneOf, not).
 
 Every expected value is read from the vendored CRDs of Gateway API v1.6.1
 (tests/data/crds/gateway-api/v1.6.1/{standard,experimental}/) or from kube-openapi's strfmt
@@ -321,6 +322,135 @@ def test_placeholders_are_found_in_linear_time() -> None:
     assert unrendered("a<b, <c>") == ["<c>"]
     assert len(unrendered("${a}" * 100_000)) == 16  # bounded
     assert unrendered("<" * 200_000 + "x") == []  # one pass, not one per `<`
+
+
+ADDRESSES = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: apps}
+spec:
+  gatewayClassName: eg
+  addresses:
+  - {value: 10.0.0.1}
+  - {type: IPAddress, value: "2001:db8::1"}
+  - {type: Hostname, value: lb.example.com}
+  - {type: example.com/pool, value: anything}
+  - {type: IPAddress}
+  - {type: IPAddress, value: not-an-ip}
+  - {value: also-not-an-ip}
+  listeners:
+  - {name: http, protocol: HTTP, port: 80}
+"""
+
+
+def test_a_gateway_address_is_checked_by_its_schema_s_one_of() -> None:
+    # GatewaySpecAddress: oneOf [{type: enum [IPAddress], value: anyOf [format ipv4, format ipv6]},
+    # {type: not enum [IPAddress]}], and `type` defaults to IPAddress (v1.6.1 gateways CRD). The API
+    # server defaults before it validates: an address without `type` must be an IP address.
+    findings = only(lint_text(ADDRESSES), "PL703")
+    assert [(f.path, f.line) for f in findings] == [("spec.addresses[5]", 12), ("spec.addresses[6]", 13)]
+    assert findings[0].message.startswith(
+        "spec.addresses[5] matches none of the schema's oneOf alternatives [1: value matches none of the schema's"
+        " anyOf alternatives [1: is 'not-an-ip', not a valid ipv4 (the schema's format); 2: is 'not-an-ip', not a"
+        " valid ipv6 (the schema's format)]; 2: type is 'IPAddress', which the schema's `not` excludes]"
+    )
+    assert "2: type is 'IPAddress', which the schema's `not` excludes" in findings[1].message  # the default's
+
+
+def test_a_quantity_is_checked_by_every_pattern_of_its_all_of() -> None:
+    # ClientTrafficPolicy connection.bufferLimit (Envoy Gateway v1.9.0 CRD): int-or-string, allOf two
+    # patterns; `500m` matches the first (a quantity: milli) but not ^[1-9]+[0-9]*([EPTGMK]i|[EPTGMk])?$.
+    policy = """\
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: limits, namespace: apps}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: edge}]
+  connection: {bufferLimit: LIMIT}
+"""
+    (finding,) = only(lint_text(policy.replace("LIMIT", "500m")), "PL703")
+    assert (finding.path, finding.line) == ("spec.connection.bufferLimit", 6)
+    assert finding.message.startswith(
+        "spec.connection.bufferLimit is '500m', which does not match the schema's pattern `^[1-9]+[0-9]*([EPTGMK]i|[EPTGMk])?$`"
+    )
+    assert only(lint_text(policy.replace("LIMIT", "500Mi")), "PL703") == []
+    assert only(lint_text(policy.replace("LIMIT", "1024")), "PL703") == []
+
+
+ALTERNATIVES_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: servers.example.com}
+spec:
+  group: example.com
+  names: {kind: Server, plural: servers}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            # As Linkerd's Server (policy.linkerd.io v1beta3): one selector or the other.
+            oneOf:
+            - required: [podSelector]
+            - required: [workloadSelector]
+            anyOf:
+            - required: [port]
+            - required: [portName]
+            properties:
+              podSelector: {type: object, x-kubernetes-preserve-unknown-fields: true}
+              workloadSelector: {type: object, x-kubernetes-preserve-unknown-fields: true}
+              port: {type: integer}
+              portName: {type: string, not: {enum: [admin]}}
+---
+"""
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("{podSelector: {}, port: 80}", []),
+        ("{workloadSelector: {}, portName: http}", []),
+        (
+            "{podSelector: {}, workloadSelector: {}, port: 80}",
+            [("spec", "spec matches 2 of the schema's oneOf alternatives, where exactly one must match")],
+        ),
+        (
+            "{port: 80}",
+            [
+                (
+                    "spec",
+                    "spec matches none of the schema's oneOf alternatives [1: podSelector is required by the schema"
+                    " and missing; 2: workloadSelector is required by the schema and missing]",
+                )
+            ],
+        ),
+        (
+            "{podSelector: {}}",
+            [
+                (
+                    "spec",
+                    "spec matches none of the schema's anyOf alternatives [1: port is required by the schema and"
+                    " missing; 2: portName is required by the schema and missing]",
+                )
+            ],
+        ),
+        (
+            "{podSelector: {}, portName: admin}",
+            [("spec.portName", "spec.portName is 'admin', which the schema's `not` excludes")],
+        ),
+    ],
+)
+def test_schema_alternatives_of_a_crd_in_the_input(spec: str, expected: list[tuple[str, str]]) -> None:
+    text = ALTERNATIVES_CRD + f"apiVersion: example.com/v1\nkind: Server\nmetadata: {{name: s, namespace: apps}}\nspec: {spec}\n"
+    findings = only(lint_text(text), "PL703")
+    assert [(f.path, f.message.split(" (its CRD in the input)")[0]) for f in findings] == expected
+    assert all(f.severity.label == "error" for f in findings)
 
 
 POLICY_CRD = """\

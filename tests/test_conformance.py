@@ -21,13 +21,13 @@ FLOORS = {
     "invalid": (45, 46),
     "other": (3, 3),
     "overridden": (9, 9),
-    "partially-overridden": (35, 36),
+    "partially-overridden": (34, 35),
     "ref-not-permitted": (6, 6),
     "section-not-found": (9, 9),
     "target-not-found": (11, 11),
 }
-# 417 of 422 (98.8%; per case 98.7%): five disagreements. The 25 records left out since 447 were
-# counted are policies the API server refuses (policylint.k8s.admission), or one only they
+# 416 of 421 (98.8%; per case 98.7%): five disagreements. The 26 records left out since 447 were
+# counted are policies the API server refuses (policylint.k8s.admission), or ones only they
 # override, which EG's translator tests accept because they bypass the API server.
 RECORD_AGREEMENT = 0.988
 CASE_AGREEMENT = 0.985

@@ -25,6 +25,7 @@ from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any
 
 from policylint.input.positions import format_path
+from policylint.k8s.schemas import COMBINED
 from policylint.values import frozen, record
 
 if TYPE_CHECKING:
@@ -389,18 +390,74 @@ def violations(
     that answer (repositories repeat their routes' rules, matches and filters); `shapes` is the
     object's memo of `cel.shape`. `pruned` receives the fields the schema does not define (see
     `Admission.pruned`), found by the same walk."""
-    from policylint.k8s.cel import shape
-
-    if shapes is None:
-        shapes = {}
-    out: list[_Violation] = []
-    unknown: list[_Pruned] = pruned if pruned is not None else []
-    quiet = 0  # > 0: under a node that keeps unknown fields (or an embedded resource)
     root = {k: v for k, v in data.items() if k not in TOP_LEVEL_SKIPPED}
     top_required = [r for r in schema.get("required", ()) if r not in TOP_LEVEL_SKIPPED]
-    stack: list[tuple[Any, Any, Any]] = [(root, {**schema, "required": top_required}, ())]
+    out: list[_Violation] = []
+    unknown: list[_Pruned] = pruned if pruned is not None else []
+    budget = _Budget(root)
+    _walk(out, unknown, root, {**schema, "required": top_required}, (), seen, {} if shapes is None else shapes, budget)
+    return out
+
+
+class _Budget:
+    """What the schemas' allOf, anyOf, oneOf and not may still visit in one object. Each
+    alternative walks the value again and alternatives nest, so a CRD could ask for exponential
+    work: the alternatives of an object visit at most a few times its own values (worked out on
+    the first alternative, so objects without any pay nothing), and nest at most `DEPTH` deep.
+    Past either, an alternative counts as matched: no finding rests on a check not made."""
+
+    BASE = 1_000
+    PER_VALUE = 16
+    DEPTH = 16
+    __slots__ = ("depth", "left", "root")
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+        self.left = -1  # not worked out yet
+        self.depth = 0
+
+    def start(self) -> None:
+        if self.left == -1:
+            self.left = self.BASE + self.PER_VALUE * _count_values(self.root)
+            self.root = None
+
+
+def _count_values(root: Any, most: int = 10_000_000) -> int:
+    count, stack = 0, [root]
+    while stack and count < most:
+        value = stack.pop()
+        count += 1
+        if type(value) is dict:
+            stack.extend(value.values())
+        elif type(value) is list:
+            stack.extend(value)
+    return count
+
+
+def _walk(
+    out: list[_Violation],
+    unknown: list[_Pruned],
+    start: Any,
+    schema: Mapping[str, Any],
+    at: tuple[str | int, ...],
+    seen: dict[tuple[int, Any], tuple[tuple[_Violation, ...], tuple[_Pruned, ...]]] | None,
+    shapes: dict[int, Any],
+    budget: _Budget,
+    counted: bool = False,
+) -> bool:
+    """`violations`' walk of one value under one schema node, into `out` and `unknown`. With
+    `counted` (an alternative of allOf, anyOf, oneOf or not), each value visited spends the
+    budget; False when it ran out before the walk was done."""
+    from policylint.k8s.cel import shape
+
+    quiet = 0  # > 0: under a node that keeps unknown fields (or an embedded resource)
+    stack: list[tuple[Any, Any, Any]] = [(start, schema, at)]
     while stack:
         value, node, path = stack.pop()
+        if counted:
+            budget.left -= 1
+            if budget.left < 0:
+                return False
         if value is _END:
             if node is None:
                 quiet -= 1
@@ -429,6 +486,8 @@ def violations(
         if node.get("x-kubernetes-int-or-string"):
             if isinstance(value, bool) or not isinstance(value, (int, str)):
                 out.append((path, f"is {_kind_of(value)}, where the schema takes an integer or a string", _TYPE))
+            elif node.get(COMBINED):  # a quantity's patterns (allOf), which apply to its strings
+                _combined(out, path, value, node, shapes, budget)
             continue
         wanted = node.get("type")
         types = _TYPES.get(wanted) if isinstance(wanted, str) else None
@@ -443,6 +502,8 @@ def violations(
                 (path, f"is {_kind_of(value)}, where the schema takes {'an' if wanted[0] in 'aeio' else 'a'} {wanted}", _TYPE)
             )
             continue
+        if node.get(COMBINED):
+            _combined(out, path, value, node, shapes, budget)
         enum = node.get("enum")
         if isinstance(enum, list) and not isinstance(value, (dict, list)) and value not in enum:
             shown = ", ".join(repr(e) for e in enum[:12]) + (", ..." if len(enum) > 12 else "")
@@ -476,7 +537,7 @@ def violations(
                     if not quiet and additional is not True and (additional is not None or node.get("properties") is not None):
                         unknown.append((path, str(key), sorted(properties)))
                     continue
-                if type(child) is str and sub.get("type") == "string" and "enum" not in sub:
+                if type(child) is str and sub.get("type") == "string" and "enum" not in sub and COMBINED not in sub:
                     # Most values: a string whose length, pattern and format are all there is to
                     # check, checked here.
                     least, most = sub.get("minLength"), sub.get("maxLength")
@@ -486,7 +547,117 @@ def violations(
                         continue
                 children.append((child, sub, (*path, key)))
             stack.extend(reversed(children))
-    return out
+    return True
+
+
+def _combined(
+    out: list[_Violation],
+    path: tuple[str | int, ...],
+    value: Any,
+    node: Mapping[str, Any],
+    shapes: dict[int, Any],
+    budget: _Budget,
+) -> None:
+    """The schema's allOf, anyOf, oneOf and not over a value, as kube-openapi's validator applies
+    them (k8s.io/kube-openapi/pkg/validation/validate/schema_props.go): every allOf alternative,
+    at least one anyOf alternative, exactly one oneOf alternative, and not the `not` schema. The
+    API server defaults an object before it validates it, so the alternatives see the value with
+    the defaults of the schema's own properties (a Gateway address without `type` is an
+    IPAddress to its oneOf)."""
+    if budget.depth >= budget.DEPTH:
+        return  # alternatives nested deeper than any real schema's: not checked
+    budget.start()
+    value = _defaulted(value, node)
+
+    def alternative(sub: Any) -> list[_Violation] | None:
+        """What the alternative refuses in the value; None: not known (the budget ran out)."""
+        if not isinstance(sub, dict):
+            return []
+        found: list[_Violation] = []
+        budget.depth += 1
+        try:
+            done = _walk(found, [], value, sub, path, None, shapes, budget, counted=True)
+        finally:
+            budget.depth -= 1
+        return found if done else None
+
+    start = len(out)
+    for sub in node.get("allOf") or ():
+        for violation in alternative(sub) or ():
+            if violation not in out[start:]:  # `allOf: [{enum: [...]}, {enum: [...]}]`, as generators write
+                out.append(violation)
+    any_of = node.get("anyOf")
+    if any_of:
+        refused: list[list[_Violation]] = []
+        for sub in any_of:
+            found = alternative(sub)
+            if not found:
+                break
+            refused.append(found)
+        else:
+            out.append((path, f"matches none of the schema's anyOf alternatives [{_alternatives(path, refused)}]", _INVALID))
+    one_of = node.get("oneOf")
+    if one_of:
+        results = [alternative(sub) for sub in one_of]
+        if all(r is not None for r in results):
+            matched = sum(1 for r in results if not r)
+            if matched == 0:
+                what = f"matches none of the schema's oneOf alternatives [{_alternatives(path, results)}]"  # type: ignore[arg-type]
+                out.append((path, what, _INVALID))
+            elif matched > 1:
+                what = f"matches {matched} of the schema's oneOf alternatives, where exactly one must match"
+                out.append((path, what, _INVALID))
+    forbidden = node.get("not")
+    if isinstance(forbidden, dict) and alternative(forbidden) == []:
+        if isinstance(value, (dict, list)):
+            out.append((path, "matches what the schema's `not` excludes", _INVALID))
+        else:
+            shown = _shown(value) if isinstance(value, str) else repr(value)
+            out.append((path, f"is {shown}, which the schema's `not` excludes", _INVALID))
+
+
+def _alternatives(path: tuple[str | int, ...], refused: list[list[_Violation]]) -> str:
+    """What each alternative refused, first violation each, relative to `path`."""
+    parts = []
+    for n, found in enumerate(refused[:4], 1):
+        where, problem, _ = found[0]
+        rel = format_path(where[len(path) :]).lstrip(".")
+        text = f"{rel} {problem}" if rel else problem
+        # Alternatives nest, and so would their texts: each is cut, so a message stays short.
+        parts.append(f"{n}: {text if len(text) <= 240 else text[:237] + '...'}")
+    return "; ".join(parts) + ("; ..." if len(refused) > 4 else "")
+
+
+def _defaulted(value: Any, node: Mapping[str, Any]) -> Any:
+    """The value with the defaults of the schema's properties set where it has none, through its
+    maps and lists, as the API server defaults an object before validating it. A copy where
+    anything was set; the object itself is never changed."""
+    if isinstance(value, dict):
+        properties = node.get("properties")
+        additional = node.get("additionalProperties")
+        out: dict[str, Any] | None = None
+        if isinstance(properties, dict):
+            for name, sub in properties.items():
+                if value.get(name) is None and "default" in sub:
+                    out = dict(value) if out is None else out
+                    out[name] = sub["default"]
+        for key, child in value.items():
+            sub = properties.get(key) if isinstance(properties, dict) else None
+            if sub is None and isinstance(additional, dict):
+                sub = additional
+            if isinstance(sub, dict) and isinstance(child, (dict, list)):
+                new = _defaulted(child, sub)
+                if new is not child:
+                    out = dict(value) if out is None else out
+                    out[key] = new
+        return value if out is None else out
+    if isinstance(value, list):
+        items = node.get("items")
+        if isinstance(items, dict):
+            new_items = [_defaulted(item, items) for item in value]
+            if any(a is not b for a, b in zip(new_items, value)):
+                return new_items
+    return value
 
 
 def _bound(

@@ -34,6 +34,11 @@ DEFAULT_GATEWAY_API_VERSION = GATEWAY_API_VERSIONS[-1]
 # The upstream project directory of Gateway API's own CRDs (the first part of an entry's source).
 _GATEWAY_API = "gateway-api"
 
+# The schemas' value validations that combine other schemas (structural schemas allow them beside
+# the structure, without types of their own), and the key `compact` sets on a node that has any.
+COMBINATORS = ("allOf", "anyOf", "oneOf", "not")
+COMBINED = "x-policylint-combined"
+
 # The schema keywords validation reads; everything else (descriptions, defaults, titles) goes.
 _KEEP = (
     "type",
@@ -180,6 +185,11 @@ def compact(schema: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("anyOf", "oneOf", "allOf"):
         if isinstance(schema.get(key), list):
             out[key] = [compact(s) for s in schema[key] if isinstance(s, dict)]
+    if isinstance(schema.get("not"), dict):
+        out["not"] = compact(schema["not"])
+    if any(key in out for key in COMBINATORS):
+        # One key for the walk to look up on every value, instead of four.
+        out[COMBINED] = True
     validations = schema.get("x-kubernetes-validations")
     if isinstance(validations, list):
         # Kept for evaluating the CEL rules: the rule and what the API server says when it fails.
