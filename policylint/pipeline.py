@@ -18,10 +18,10 @@ from policylint.config import overrides as config_overrides
 from policylint.findings import Finding, Issue, Location
 from policylint.input.cache import ParseCache, VerdictStore, open_cache
 from policylint.input.ignore import WalkFilter
-from policylint.input.load import PARSER_IS_C, Document, decode
+from policylint.input.load import NOT_A_MANIFEST, PARSER_IS_C, Document, decode
 from policylint.input.parallel import effective_jobs, load_files
 from policylint.input.positions import PositionResolver
-from policylint.input.sources import Discovery, Skipped, Source, discover, discover_all
+from policylint.input.sources import Discovery, Skipped, Source, SourceError, discover, discover_all
 from policylint.k8s import admission
 from policylint.k8s.external import ExternalObjects
 from policylint.k8s.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
@@ -147,6 +147,25 @@ class LintResult:
 _WHOLE = WalkFilter(exclude=(), respect_gitignore=False)
 
 
+def _located(issue: Issue) -> str:
+    where = issue.location
+    return "" if where is None else f"{where.file}:{where.line}:{where.column}"
+
+
+def _crd_file_problems(issues: Sequence[Issue]) -> list[Issue]:
+    """What went wrong reading `--crd` files: everything but documents that are no Kubernetes
+    object (a chart's values, a README's YAML), which a directory of CRDs may hold."""
+    return [i for i in issues if i.rule_id != NOT_A_MANIFEST]
+
+
+def _no_crd_reason(issues: Sequence[Issue]) -> str:
+    problems = [f"{_located(i)}: {i.message}" for i in _crd_file_problems(issues)]
+    if problems:
+        shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
+        return f"no CustomResourceDefinition could be read ({shown})"
+    return "no CustomResourceDefinition in it (render Helm templates first: `helm template CHART | policylint ...`)"
+
+
 def _is_crd(doc: Document) -> bool:
     data = doc.data
     return (
@@ -257,14 +276,21 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     # CRDs passed with --crd describe kinds; they are context, not linted themselves.
     input_crds: list[Document] = [d for d in documents if _is_crd(d)]
     crd_documents: list[Document] = list(input_crds)
-    if request.crd_paths:
-        extra_docs, _, _ = _load(
+    for crd_path in request.crd_paths:
+        extra_docs, extra_issues, _ = _load(
             # Named for their kinds alone: read whole, whatever `exclude` or .gitignore says.
-            discover(request.crd_paths, follow_outside_links=request.follow_outside_links, walk=_WHOLE),
+            discover([crd_path], follow_outside_links=request.follow_outside_links, walk=_WHOLE),
             cache,
             request.jobs,
         )
-        crd_documents.extend(d for d in extra_docs if _is_crd(d))
+        found_crds = [d for d in extra_docs if _is_crd(d)]
+        if not found_crds:
+            # Asked for by name: a path that gives no CRD is a mistake to say, not to lint past
+            # (the kinds it was meant to describe would go unchecked).
+            raise SourceError(f"--crd {crd_path}: {_no_crd_reason(extra_issues)}")
+        crd_documents.extend(found_crds)
+        # What the files say wrong is no finding (they are context), but it is said.
+        notes.extend(f"--crd {_located(issue)}: {issue.message}" for issue in _crd_file_problems(extra_issues))
 
     builtin_kinds = KindRegistry.builtin()
     crd_objects = build_objects(crd_documents, builtin_kinds).objects

@@ -233,6 +233,40 @@ def test_a_crd_given_with_crd_decides_too(tmp_path: Path) -> None:
     assert (typo.path, typo.severity.label) == ("spec.typo", "error") and "(its CRD given with --crd)" in typo.message
 
 
+def test_a_crd_path_that_gives_no_crd_is_a_usage_error(tmp_path: Path) -> None:
+    # A chart's templates (`{{ }}` lines) are no YAML a CRD can be read from: the kinds they were
+    # meant to describe would go unchecked, so the run stops and says why.
+    crds = tmp_path / "templates"
+    crds.mkdir()
+    (crds / "server.yaml").write_text(
+        TLSROUTE_CRD.replace("SERVED", "true").replace("  names:", '  {{- include "x" . }}\n  names:')
+    )
+    route = tmp_path / "route.yaml"
+    route.write_text(TLSROUTE)
+    result = invoke("check", "--no-cache", "--isolated", "--crd", str(crds), str(route))
+    assert result.exit_code == 2
+    assert f"--crd {crds}: no CustomResourceDefinition could be read ({crds / 'server.yaml'}:" in result.output
+    assert "unrendered template marker" in result.output
+    # Files without any CRD at all.
+    (crds / "server.yaml").write_text(TLSROUTE)
+    result = invoke("check", "--no-cache", "--isolated", "--crd", str(crds), str(route))
+    assert result.exit_code == 2 and f"--crd {crds}: no CustomResourceDefinition in it" in result.output
+
+
+def test_a_broken_file_beside_the_crds_is_said_and_the_rest_read(tmp_path: Path) -> None:
+    crds = tmp_path / "crds"
+    crds.mkdir()
+    (crds / "tlsroutes.yaml").write_text(TLSROUTE_CRD.replace("SERVED", "false"))
+    (crds / "broken.yaml").write_text("kind: [\n")
+    route = tmp_path / "route.yaml"
+    route.write_text(TLSROUTE)
+    result = lint_paths([route], crd_paths=[str(crds)])
+    assert only(result, "PL705")  # the CRD that could be read decides
+    # At the end of the content, where the flow list stops (the input ends on the next line).
+    assert any(note.startswith(f"--crd {crds / 'broken.yaml'}:1:8: YAML syntax error") for note in result.notes), result.notes
+    assert not any(f.file.endswith("broken.yaml") for f in result.findings)  # context, not linted
+
+
 # -- pattern and format (PL703) ---------------------------------------------------------------------
 
 GATEWAY = """\
