@@ -304,12 +304,21 @@ def config_command(config_file: str | None, isolated: bool) -> None:
     is_flag=True,
     help="Instead: per bundled CRD, its CEL validation rules, how many PL704 evaluates and why not the others (text or json).",
 )
-def rules_command(fmt: str, cel_coverage: bool) -> None:
+@click.option(
+    "--crd",
+    "crd_paths",
+    multiple=True,
+    metavar="PATH",
+    help="With --cel-coverage: these CRD files or directories instead of the bundled CRDs (repeatable).",
+)
+def rules_command(fmt: str, cel_coverage: bool, crd_paths: tuple[str, ...]) -> None:
     """List every rule: id, name, default severity, summary."""
+    if crd_paths and not cel_coverage:
+        raise click.UsageError("--crd goes with --cel-coverage")
     if cel_coverage:
         if fmt == "markdown":
             raise click.UsageError("--cel-coverage prints text or json")
-        sys.exit(run_cel_coverage(fmt))
+        sys.exit(run_cel_coverage(fmt, crd_paths))
     sys.exit(run_rules(fmt))
 
 

@@ -147,6 +147,24 @@ class LintResult:
 _WHOLE = WalkFilter(exclude=(), respect_gitignore=False)
 
 
+def read_crds(
+    path: str, cache: ParseCache | None = None, jobs: int = 1, *, follow_outside_links: bool = False
+) -> tuple[list[Document], list[str]]:
+    """The CustomResourceDefinitions of one `--crd` path, and what went wrong reading its files
+    (they are context, not linted: no finding, but said). Raises SourceError when the path
+    gives no CRD: asked for by name, the kinds it was meant to describe would go unchecked."""
+    documents, issues, _ = _load(
+        # Named for their kinds alone: read whole, whatever `exclude` or .gitignore says.
+        discover([path], follow_outside_links=follow_outside_links, walk=_WHOLE),
+        cache,
+        jobs,
+    )
+    found = [d for d in documents if _is_crd(d)]
+    if not found:
+        raise SourceError(f"--crd {path}: {_no_crd_reason(issues)}")
+    return found, [f"--crd {_located(issue)}: {issue.message}" for issue in _crd_file_problems(issues)]
+
+
 def _located(issue: Issue) -> str:
     where = issue.location
     return "" if where is None else f"{where.file}:{where.line}:{where.column}"
@@ -277,20 +295,9 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     input_crds: list[Document] = [d for d in documents if _is_crd(d)]
     crd_documents: list[Document] = list(input_crds)
     for crd_path in request.crd_paths:
-        extra_docs, extra_issues, _ = _load(
-            # Named for their kinds alone: read whole, whatever `exclude` or .gitignore says.
-            discover([crd_path], follow_outside_links=request.follow_outside_links, walk=_WHOLE),
-            cache,
-            request.jobs,
-        )
-        found_crds = [d for d in extra_docs if _is_crd(d)]
-        if not found_crds:
-            # Asked for by name: a path that gives no CRD is a mistake to say, not to lint past
-            # (the kinds it was meant to describe would go unchecked).
-            raise SourceError(f"--crd {crd_path}: {_no_crd_reason(extra_issues)}")
+        found_crds, problems = read_crds(crd_path, cache, request.jobs, follow_outside_links=request.follow_outside_links)
         crd_documents.extend(found_crds)
-        # What the files say wrong is no finding (they are context), but it is said.
-        notes.extend(f"--crd {_located(issue)}: {issue.message}" for issue in _crd_file_problems(extra_issues))
+        notes.extend(problems)
 
     builtin_kinds = KindRegistry.builtin()
     crd_objects = build_objects(crd_documents, builtin_kinds).objects

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 import yaml
 
@@ -308,6 +309,71 @@ def test_the_coverage_command(capsys: pytest.CaptureFixture[str]) -> None:
             "skipped": {"on status (not linted)": 1},
         }
     ]
+
+
+def test_the_coverage_of_crds_given_with_crd(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from policylint.cli import cli
+
+    crds = tmp_path / "crds"
+    crds.mkdir()
+    # A transition rule (oldSelf) on spec, a rule on status, and one that is evaluated; served
+    # v1 and unserved v0 (no row).
+    (crds / "widgets.yaml").write_text(
+        """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v0
+    served: false
+    storage: false
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-validations: [{rule: "true"}]}}
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - {rule: "self.size() > 0"}
+            - {rule: "self == oldSelf"}
+          status: {type: object, x-kubernetes-validations: [{rule: "has(self.x)"}]}
+"""
+    )
+    (crds / "notes.yaml").write_text("kind: [\n")  # not a CRD, and no YAML: said, and the rest read
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["rules", "--cel-coverage", "--format", "json", "--crd", str(crds)], standalone_mode=False)
+    assert exit_info.value.code == 0
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    assert document["crds"] == [
+        {
+            "group": "example.com",
+            "kind": "Widget",
+            "version": "v1",
+            "channel": "",
+            "source": str(crds / "widgets.yaml"),
+            "rules": 3,
+            "evaluated": 1,
+            "skipped": {"on status (not linted)": 1, "transition rule (oldSelf)": 1},
+        }
+    ]
+    assert document["total"]["rules"] == 3 and document["total"]["evaluated"] == 1
+    assert f"--crd {crds / 'notes.yaml'}:1:8: YAML syntax error" in captured.err
+    # A path that gives no CRD, and --crd without --cel-coverage: usage errors.
+    (crds / "widgets.yaml").unlink()
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["rules", "--cel-coverage", "--crd", str(crds)], standalone_mode=False)
+    assert exit_info.value.code == 2
+    with pytest.raises(click.UsageError):
+        cli.main(["rules", "--crd", str(crds)], standalone_mode=False)
 
 
 # -- PL704 ------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ object actually has); this rule reports its CEL rejections, less those another r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from policylint.findings import Issue, Severity
@@ -176,17 +176,27 @@ def skip_reason(rule: str) -> str | None:
     return None
 
 
-def coverage() -> list[dict[str, Any]]:
-    """Per bundled CRD schema and channel: its rules, how many PL704 evaluates, and why the
-    others are not (reason -> count). Rows in the data's order, one per channel."""
-    import gzip
-    import json
+def coverage(given: Sequence[tuple[str, Mapping[str, Any]]] | None = None) -> list[dict[str, Any]]:
+    """Per bundled CRD schema and channel, or per served version of the CRDs `given` ((file,
+    CRD object data)): its rules, how many PL704 evaluates, and why the others are not (reason
+    -> count). Rows in the data's order, one per channel (a given CRD's row has channel "")."""
+    if given is None:
+        import gzip
+        import json
 
-    from policylint.k8s.schemas import DATA
+        from policylint.k8s.schemas import DATA
 
-    raw = json.loads(gzip.decompress(DATA.read_bytes()).decode("utf-8"))
+        entries = json.loads(gzip.decompress(DATA.read_bytes()).decode("utf-8"))["kinds"]
+    else:
+        from policylint.k8s.schemas import crd_schemas
+
+        entries = [
+            {"group": group, "kind": kind, "version": version, "channels": [""], "source": file, "schema": schema}
+            for file, crd in given
+            for (group, kind, version), schema in crd_schemas(crd).items()
+        ]
     rows = []
-    for entry in raw["kinds"]:
+    for entry in entries:
         found: list[tuple[str, str]] = []
         _rules_in({**entry["schema"], "_root": True}, "", found)
         skipped: dict[str, int] = {}
@@ -201,7 +211,7 @@ def coverage() -> list[dict[str, Any]]:
                     "kind": entry["kind"],
                     "version": entry["version"],
                     "channel": channel,
-                    "source": " ".join(entry["source"].split("/")[:2]),
+                    "source": entry["source"] if given is not None else " ".join(entry["source"].split("/")[:2]),
                     "rules": len(found),
                     "evaluated": len(found) - sum(skipped.values()),
                     "skipped": dict(sorted(skipped.items())),
