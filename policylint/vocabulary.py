@@ -49,6 +49,8 @@ class Resolved(Term):
     NAMESPACE_REQUIRED = "NamespaceRequired"  # a cluster-scoped policy names no namespace
     REF_NOT_PERMITTED = "RefNotPermitted"  # cross-namespace, no ReferenceGrant
     EXTERNAL = "External"  # not in the input, declared with --external
+    # A Namespace not in the input that exists anyway: the policy's own, or one every cluster has.
+    IMPLIED = "Implied"
     VIRTUAL_KIND = "VirtualKind"  # GEP-713 "Targeting virtual types"
     OBJECT_NOT_FOUND = "ObjectNotFound"
     RESOLVED = "Resolved"
@@ -58,6 +60,9 @@ class Resolved(Term):
     SYNTHETIC_RULE_NAME = "SyntheticRuleName"  # `rule-<n>` naming an unnamed rule
     SECTION_NOT_FOUND = "SectionNotFound"
     SELECTOR_MATCH = "SelectorMatch"  # selected by a label selector, not named
+    # Names no object, as its kind's reference schema allows (GKE: a `selector` of Pods instead of
+    # a name): not resolved, not an error.
+    UNNAMED = "Unnamed"
 
 
 # -- topology (policylint.semantics.topology) --------------------------------------------------

@@ -296,9 +296,18 @@ def test_one_note_however_many_files_and_crd_paths(tmp_path: Path, capsys: pytes
     repo = make_repo(tmp_path / "repo")
     for i in range(20):
         (repo / "manifests" / f"more-{i}.yaml").write_bytes(GOOD.replace(b"web", b"web-%d" % i))
+    crds = tmp_path / "crds"
+    crds.mkdir()
+    for i in range(20):
+        (crds / f"crd-{i}.yaml").write_text(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+            f"metadata: {{name: widgets{i}.example.com}}\nspec:\n  group: example.com\n"
+            f"  names: {{kind: Widget{i}, plural: widgets{i}}}\n  scope: Namespaced\n"
+            "  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]\n"
+        )
     foreign = tmp_path / "foreign"
     fill_with_victims(foreign)
-    _, _, err = run_main(["--cache-dir", str(foreign), "--crd", str(repo / "manifests"), str(repo)], capsys)
+    _, _, err = run_main(["--cache-dir", str(foreign), "--crd", str(crds), str(repo)], capsys)
     assert len(warnings(err)) == 1, err
 
 

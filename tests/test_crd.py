@@ -887,3 +887,142 @@ def test_direct_kinds_keep_their_boilerplate_fields() -> None:
     assert profile is not None
     assert profile.policy_class == DIRECT and profile.merge.default == "none"
     assert profile.boilerplate == POLICY_ATTACHMENT and profile.merge.defaults == "default" and profile.merge.overrides is None
+
+
+# -- target references of other shapes (docs/semantics.md#target-references-of-other-shapes) -------
+
+# Modelled on GKE's GCPServerTLSPolicy (config/crd/networking.gke.io_gcpservertlspolicies.yaml in
+# GoogleCloudPlatform/gke-gateway-api: `required: [kind, selector]`-style references, no name for
+# Pods) and Linkerd's HTTPLocalRateLimitPolicy (`spec.overrides` is a list of per-client limits).
+MESH_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: meshpolicies.example.com}
+spec:
+  group: example.com
+  names: {kind: MeshPolicy, plural: meshpolicies}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [targetRefs]
+            properties:
+              targetRefs:
+                type: array
+                items:
+                  type: object
+                  required: [kind]
+                  properties:
+                    group: {type: string}
+                    kind: {type: string}
+                    name: {type: string}
+                    selector:
+                      type: object
+                      properties:
+                        matchLabels: {type: object, additionalProperties: {type: string}}
+                  x-kubernetes-validations:
+                  - {rule: "self.kind != 'Pod' || !has(self.name)", message: "If Kind is Pod, Name must be empty"}
+              overrides:
+                type: array
+                items: {type: object, x-kubernetes-preserve-unknown-fields: true}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: apps}
+spec: {ports: [{name: http, port: 80}]}
+"""
+
+
+def _mesh_policy(name: str, refs: str, extra: str = "") -> str:
+    return f"---\napiVersion: example.com/v1\nkind: MeshPolicy\nmetadata: {{name: {name}, namespace: apps}}\nspec:\n  targetRefs: {refs}\n{extra}"
+
+
+def test_a_reference_schema_of_its_own_decides_what_is_required_and_known() -> None:
+    facts = crd_facts(yaml.safe_load(MESH_CRD.split("---")[0]))
+    assert (facts.ref_required, facts.ref_defaults, facts.ref_extra_fields) == (("kind",), (), ("selector",))
+    assert not facts.has_overrides and facts.policy_class == DIRECT  # a list named overrides is no GEP-713 block
+    result = lint_text(
+        MESH_CRD
+        + _mesh_policy("by-name", "[{kind: Service, name: web}]")  # no group: the core group
+        + _mesh_policy("by-selector", "[{kind: Pod, selector: {matchLabels: {app: web}}}]")
+        + _mesh_policy("both", "[{kind: Pod, name: web-0, selector: {matchLabels: {app: web}}}]")
+        + _mesh_policy("limits", "[{kind: Service, name: web}]", "  overrides: [{client: a}]\n")
+    )
+    by_name = {p.obj.name: p for p in result.project.resolution.policies()}
+    [named] = result.project.resolution.resolutions(by_name["by-name"])
+    assert (named.status, named.detail, named.target is not None and named.target.name) == ("Accepted", "Resolved", "web")
+    [selected] = result.project.resolution.resolutions(by_name["by-selector"])
+    assert (selected.status, selected.detail) == ("Accepted", "Unnamed")
+    assert selected.message == "names no object: it selects by its selector, which policylint does not resolve"
+    # The schema's own fields are no PL205, an absent group no PL203, a list named `overrides` no
+    # PL107; the CEL rule on the reference is reported rather than left to them.
+    rules = {(f.rule, f.object.name if f.object else None, f.path) for f in result.findings}
+    assert not {r for r in rules if r[0] in ("PL203", "PL205", "PL107")}
+    assert ("PL704", "both", "spec.targetRefs[0]") in rules
+    assert [f.message for f in result.findings if f.rule == "PL704"] == [
+        "spec.targetRefs[0]: If Kind is Pod, Name must be empty (a CEL rule of its CRD in the input): the API server"
+        " rejects the object"
+    ]
+
+
+def test_reference_defaults_are_what_an_absent_field_reads_as() -> None:
+    text = MESH_CRD.replace("group: {type: string}", "group: {type: string, default: gateway.networking.k8s.io}")
+    facts = crd_facts(yaml.safe_load(text.split("---")[0]))
+    assert facts.ref_defaults == (("group", "gateway.networking.k8s.io"),)
+    result = lint_text(text + _mesh_policy("p", "[{kind: Service, name: web}]"))
+    [res] = result.project.resolution.resolutions(result.project.resolution.policies()[0])
+    # gateway.networking.k8s.io has no Service: the default decides, not the core group.
+    assert (res.status, res.detail) == ("TargetNotFound", "ObjectNotFound")
+
+
+def test_namespace_targets_of_a_namespaced_policy() -> None:
+    result = lint_text(
+        MESH_CRD
+        + _mesh_policy("own", "[{kind: Namespace, name: apps}]")
+        + _mesh_policy("system", "[{kind: Namespace, name: kube-system}]")
+        + _mesh_policy("other", "[{kind: Namespace, name: team-b}]")
+    )
+    by_name = {p.obj.name: p for p in result.project.resolution.policies()}
+    # Neither Namespace is in the input; the policy's own and the system ones exist anyway.
+    [own] = result.project.resolution.resolutions(by_name["own"])
+    assert (own.status, own.detail, own.message) == ("Accepted", "Implied", "the namespace the policy lives in, so it exists")
+    [system] = result.project.resolution.resolutions(by_name["system"])
+    assert (system.status, system.detail) == ("Accepted", "Implied")
+    findings = [
+        (f.rule, f.object.name, f.path) for f in result.findings if f.object is not None and f.object.kind == "MeshPolicy"
+    ]
+    assert sorted(findings) == [
+        ("PL201", "other", "spec.targetRefs[0]"),  # team-b is not in the input
+        ("PL204", "other", "spec.targetRefs[0].name"),
+        ("PL204", "system", "spec.targetRefs[0].name"),
+    ]
+    pl204 = next(f for f in result.findings if f.rule == "PL204" and f.object is not None and f.object.name == "other")
+    assert pl204.message.startswith("namespaced MeshPolicy apps/other targets Namespace 'team-b', not its own namespace apps")
+
+
+def test_a_direct_kind_in_the_original_style_merges_nothing() -> None:
+    # GKE's GCPBackendPolicy: labelled Direct, with `spec.default`; "only one GCPBackendPolicy can
+    # attach to a Service" (GKE docs, "Configure Gateway resources using Policies").
+    text = MESH_CRD.replace(
+        "metadata: {name: meshpolicies.example.com}",
+        "metadata:\n  name: meshpolicies.example.com\n  labels: {gateway.networking.k8s.io/policy: Direct}",
+    ).replace(
+        "              overrides:\n                type: array\n                items: {type: object, x-kubernetes-preserve-unknown-fields: true}\n",
+        "              default: {type: object, x-kubernetes-preserve-unknown-fields: true}\n",
+    )
+    result = lint_text(
+        text
+        + _mesh_policy("a-timeout", "[{kind: Service, name: web}]", "  default: {timeoutSec: 30}\n")
+        + _mesh_policy("b-logging", "[{kind: Service, name: web}]", "  default: {logging: {enable: true}}\n")
+    )
+    [policy] = [p for p in result.project.resolution.policies() if p.obj.name == "a-timeout"]
+    assert policy.profile.boilerplate == POLICY_ATTACHMENT and policy.profile.policy_class == DIRECT
+    conflicts = [(f.rule, f.object.name if f.object else None) for f in result.findings if f.rule == "PL601"]
+    assert conflicts == [("PL601", "b-logging")]  # the tie-break: a-timeout sorts first

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from policylint.k8s.objects import K8sObject
+from policylint.profiles.policy import REF_FIELDS as _REF_FIELDS
 from policylint.profiles.registry import (
     DIRECT,
     GEP713,
@@ -119,6 +120,11 @@ class CrdFacts:
     strategy_values: tuple[str, ...] = ()
     strategy_default: str | None = None
     spec_fields: tuple[str, ...] = ()
+    # The target reference's own schema: which of group, kind and name it requires, and its
+    # fields beyond Gateway API's (docs/semantics.md#target-references-of-other-shapes).
+    ref_required: tuple[str, ...] = ("group", "kind", "name")
+    ref_defaults: tuple[tuple[str, str], ...] = ()
+    ref_extra_fields: tuple[str, ...] = ()
 
     @property
     def label_class(self) -> str | None:
@@ -482,6 +488,12 @@ def crd_facts(crd_data: Mapping[str, Any]) -> CrdFacts:
         value = props.get(name)
         return value if isinstance(value, Mapping) else None
 
+    def block(name: str) -> Mapping[str, Any] | None:
+        """A boilerplate block (`defaults`, `override`...): a map of spec fields. A list of that
+        name is something else (Linkerd's per-client rate-limit `overrides`)."""
+        value = field(name)
+        return value if value is not None and value.get("type", "object") == "object" else None
+
     single_schema, list_schema, selectors_schema = (field(f) for f in TARGET_FIELDS)
     single = SINGLE_FIELD if single_schema is not None else None
     many = LIST_FIELD if list_schema is not None else None
@@ -504,7 +516,8 @@ def crd_facts(crd_data: Mapping[str, Any]) -> CrdFacts:
 
     max_items, unique = _list_facts(list_schema)
     restrictions = _restrictions(ref_items, spec_rules, single_schema, list_schema)
-    strategy_values, strategy_default = _strategy(field("defaults"), field("overrides"), spec_schema)
+    strategy_values, strategy_default = _strategy(block("defaults"), block("overrides"), spec_schema)
+    ref_required, ref_defaults, ref_extra = _ref_shape(ref_props, [item for _, item in ref_items])
 
     label = labels.get(POLICY_LABEL)
     return CrdFacts(
@@ -527,14 +540,41 @@ def crd_facts(crd_data: Mapping[str, Any]) -> CrdFacts:
         namespace=any("namespace" in p for p in ref_props),
         allowed_kinds=_allowed(restrictions, "kind"),
         allowed_groups=_allowed(restrictions, "group"),
-        has_defaults=field("defaults") is not None,
-        has_overrides=field("overrides") is not None,
-        has_default=field("default") is not None,
-        has_override=field("override") is not None,
+        has_defaults=block("defaults") is not None,
+        has_overrides=block("overrides") is not None,
+        has_default=block("default") is not None,
+        has_override=block("override") is not None,
         strategy_values=strategy_values,
         strategy_default=strategy_default,
         spec_fields=tuple(k for k in props if isinstance(k, str)),
+        ref_required=ref_required,
+        ref_defaults=ref_defaults,
+        ref_extra_fields=ref_extra,
     )
+
+
+_GATEWAY_API_REF = ("group", "kind", "name")
+
+
+def _ref_shape(
+    ref_props: Sequence[Mapping[str, Any]], items: Sequence[Mapping[str, Any]]
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """(which of group, kind and name the reference schema requires, the defaults the API server
+    sets for them, its other fields), from the first reference schema that lists its fields;
+    Gateway API's shape when none does."""
+    for props, item in zip(ref_props, items):
+        if not props:
+            continue
+        defaults = tuple(
+            (f, sub["default"])
+            for f in _GATEWAY_API_REF
+            if isinstance(sub := props.get(f), Mapping) and isinstance(sub.get("default"), str)
+        )
+        # A field with a default is never missing: the API server sets it first.
+        required = tuple(f for f in _GATEWAY_API_REF if f in _strings(item.get("required")) and f not in dict(defaults))
+        extra = tuple(sorted(k for k in props if isinstance(k, str) and k not in _REF_FIELDS))
+        return required, defaults, extra
+    return _GATEWAY_API_REF, (), ()
 
 
 def _list_facts(list_schema: Mapping[str, Any] | None) -> tuple[int | None, bool]:
@@ -689,6 +729,9 @@ def profile_from_facts(facts: CrdFacts, source: str = "") -> PolicyProfile | Non
             # GEP-713 "Targeting virtual types": without a CEL restriction a kind the API
             # server does not know may be a virtual kind, not an error (docs/semantics.md#virtual-kinds).
             virtual_kinds=not enforced,
+            ref_required=facts.ref_required,
+            ref_defaults=facts.ref_defaults,
+            ref_extra_fields=facts.ref_extra_fields,
         ),
         merge=_merge_spec(facts, policy_class),
         effective_target=_effective_target(kinds, facts.section_name),

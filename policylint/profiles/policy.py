@@ -7,7 +7,8 @@ only the object and its profile; resolving what the references name is the next 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from policylint.input.positions import join
@@ -58,8 +59,9 @@ class RefProblem:
     value: Any = None
 
 
-def ref_problems(ref: TargetRef) -> list[RefProblem]:
-    """Schema violations of the string fields of `ref` (type errors are in `ref.errors`).
+def ref_problems(ref: TargetRef, required: Collection[str] = ("group", "kind", "name")) -> list[RefProblem]:
+    """Schema violations of the string fields of `ref` (type errors are in `ref.errors`), with
+    `required` the fields its kind's schema requires (`TargetSpec.ref_required`).
 
     Missing fields are reported at the reference's own path; there is no key to point at.
     """
@@ -69,13 +71,13 @@ def ref_problems(ref: TargetRef) -> list[RefProblem]:
     def at(name: str) -> str:
         return join(ref.path, name)
 
-    if ref.group is None and "group" not in typed:
+    if ref.group is None and "group" not in typed and "group" in required:
         where = at("group") if _has_key(ref, "group") else ref.path
         out.append(RefProblem("group", where, "group is required (policy targetRefs have no default group)"))
     elif ref.group is not None and (len(ref.group) > 253 or not GROUP_PATTERN.match(ref.group)):
         message = f'group {ref.group!r} is not a lowercase DNS subdomain ("" is the core group)'
         out.append(RefProblem("group", at("group"), message, ref.group))
-    if ref.kind is None and "kind" not in typed:
+    if ref.kind is None and "kind" not in typed and "kind" in required:
         out.append(RefProblem("kind", at("kind") if _has_key(ref, "kind") else ref.path, "kind is required"))
     elif ref.kind == "":
         out.append(RefProblem("kind", at("kind"), "kind must not be empty", ref.kind))
@@ -88,7 +90,7 @@ def ref_problems(ref: TargetRef) -> list[RefProblem]:
                 ref.kind,
             )
         )
-    if ref.name is None and "name" not in typed:
+    if ref.name is None and "name" not in typed and "name" in required:
         out.append(RefProblem("name", at("name") if _has_key(ref, "name") else ref.path, "name is required"))
     elif ref.name == "":
         out.append(RefProblem("name", at("name"), "name must not be empty", ref.name))
@@ -189,10 +191,17 @@ def _target_refs(obj: K8sObject, profile: PolicyProfile) -> tuple[list[TargetRef
     refs: list[TargetRef] = []
     shape_errors: list[tuple[str, str]] = []
     single = profile.targets.single
+    # What an absent field reads as: the schema's default, which the API server sets; else, for a
+    # group the schema does not require, the core group, as Gateway API's Group type reads ""
+    # (Linkerd: "When empty, the Kubernetes core API group is inferred").
+    targets = profile.targets
+    absent = dict(targets.ref_defaults)
+    if "group" not in targets.ref_required:
+        absent.setdefault("group", "")
     if single and single in spec and spec[single] is not None:
         value = spec[single]
         if isinstance(value, dict):
-            refs.append(_parse_ref(value, join("spec", single)))
+            refs.append(_parse_ref(value, join("spec", single), absent))
         else:
             shape_errors.append((join("spec", single), f"{single} must be a mapping, not {_type_name(value)}"))
     many = profile.targets.list
@@ -201,7 +210,7 @@ def _target_refs(obj: K8sObject, profile: PolicyProfile) -> tuple[list[TargetRef
         if isinstance(value, list):
             for i, item in enumerate(value):
                 if isinstance(item, dict):
-                    refs.append(_parse_ref(item, join("spec", many, i)))
+                    refs.append(_parse_ref(item, join("spec", many, i), absent))
                 else:
                     shape_errors.append((join("spec", many, i), f"each {many} entry must be a mapping, not {_type_name(item)}"))
         else:
@@ -215,7 +224,18 @@ def _type_name(value: Any) -> str:
     )
 
 
-def _parse_ref(raw: Mapping[str, Any], path: str) -> TargetRef:
+def _parse_ref(raw: Mapping[str, Any], path: str, absent: Mapping[str, str] | None = None) -> TargetRef:
+    """`absent`: what an absent (or null) group or kind reads as."""
+    ref = _parse_ref_fields(raw, path)
+    if absent:
+        if "group" in absent and raw.get("group") is None:
+            ref = dataclasses.replace(ref, group=absent["group"])
+        if "kind" in absent and raw.get("kind") is None:
+            ref = dataclasses.replace(ref, kind=absent["kind"])
+    return ref
+
+
+def _parse_ref_fields(raw: Mapping[str, Any], path: str) -> TargetRef:
     # The input boundary is policylint.k8s.validation.TargetReferenceModel (pydantic). Importing it
     # costs more than linting a few files, so well-typed references, nearly all, skip it: every
     # field absent, null or a string is exactly what the model accepts.

@@ -74,6 +74,13 @@ class TargetSpec:
     # the target namespace (false only for kinds whose effects grant no extra access).
     cross_namespace_grant: bool = True
     selector_namespaces: bool = False  # selectors may match in other namespaces (`namespaces.from`)
+    # The reference's own schema, where it is not Gateway API's (a kind's CRD says): which of
+    # group, kind and name it requires (a missing group without a default is then the core
+    # group, as the Group type reads ""), the defaults the API server sets, and the fields it
+    # has beyond Gateway API's (GKE's `selector`).
+    ref_required: tuple[str, ...] = ("group", "kind", "name")
+    ref_defaults: tuple[tuple[str, str], ...] = ()  # (field, the value the API server sets when absent)
+    ref_extra_fields: tuple[str, ...] = ()
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -307,6 +314,9 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
             synthetic_rule_names=t.get("syntheticRuleNames", False),
             cross_namespace_grant=t.get("crossNamespaceGrant", True),
             selector_namespaces=t.get("selectorNamespaces", False),
+            ref_required=tuple(t.get("refRequired", ("group", "kind", "name"))),
+            ref_defaults=tuple(sorted((t.get("refDefaults") or {}).items())),
+            ref_extra_fields=tuple(t.get("refFields", ())),
         ),
         merge=MergeSpec(
             default=default_strategy,

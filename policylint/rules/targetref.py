@@ -43,9 +43,9 @@ def gk(group: str, kind: str) -> str:
     return str(TargetKind(group, kind))
 
 
-def is_valid_ref(ref: TargetRef) -> bool:
+def is_valid_ref(ref: TargetRef, targets: TargetSpec) -> bool:
     """The API server stores the policy: no type errors and no schema violations in this ref."""
-    return not ref.errors and not ref_problems(ref)
+    return not ref.errors and not ref_problems(ref, targets.ref_required)
 
 
 def field_path(ref: TargetRef, name: str) -> str:
@@ -250,9 +250,8 @@ class TargetKindNotAllowed(Rule):
             if not targets.kinds:
                 continue  # the profile lists no kinds: anything goes (inferred or unrestricted kinds)
             for ref in policy.refs:
-                if not is_valid_ref(ref):
-                    continue  # PL203 / PL205
-                assert ref.group is not None and ref.kind is not None
+                if not is_valid_ref(ref, policy.profile.targets) or ref.group is None or ref.kind is None:
+                    continue  # PL203 / PL205; or a reference its kind lets name no kind
                 if targets.allows(ref.group, ref.kind):
                     continue
                 if not targets.kinds_enforced and targets.documents(ref.group, ref.kind):
@@ -315,7 +314,7 @@ class TargetRefGroupInvalid(Rule):
     def check(self, project: Project) -> Iterable[Issue]:
         for policy in project.resolution.policies():
             for ref in policy.refs:
-                for problem in ref_problems(ref):
+                for problem in ref_problems(ref, policy.profile.targets.ref_required):
                     if problem.field == "group":
                         fixed = _fixed_group(ref.group)
                         if fixed is None and ref.group is None and ref.kind:
@@ -373,12 +372,24 @@ class NamespacedPolicyClusterTarget(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy, ref, res in ref_resolutions(project):
-            if res.detail in (Resolved.INVALID_REF, Resolved.KIND_NOT_ALLOWED):
-                continue  # PL202 / PL203 / PL205 already explain why nothing attaches
+            if res.detail in (Resolved.INVALID_REF, Resolved.KIND_NOT_ALLOWED, Resolved.UNNAMED):
+                continue  # PL202 / PL203 / PL205 already explain why nothing attaches; or no object named
             assert ref.group is not None and ref.kind is not None and ref.name is not None
             profile = policy.profile
             policy_ns = policy_namespace(policy)
-            if policy_ns is not None and project.index.kinds.is_cluster_scoped(ref.group, ref.kind):
+            if policy_ns is not None and (ref.group, ref.kind) == ("", "Namespace"):
+                # A namespaced policy on its own Namespace reaches that namespace only: what the
+                # kinds that take Namespace targets do (GKE: "Must be the same namespace in which
+                # the policy is defined"; Linkerd's admission webhook: "cannot target another
+                # namespace"). Another namespace is what they refuse.
+                if ref.name != policy_ns:
+                    message = (
+                        f"namespaced {profile.kind} {policy_ns}/{policy.obj.name} targets Namespace {ref.name!r}, not its own"
+                        f" namespace {policy_ns}: the kinds that take Namespace targets apply a policy to its own namespace"
+                        " only, and refuse or ignore another"
+                    )
+                    yield self.issue(policy.obj, field_path(ref, "name"), message)
+            elif policy_ns is not None and project.index.kinds.is_cluster_scoped(ref.group, ref.kind):
                 # Earlier revisions of GEP-713, "Attaching Policy to GatewayClass":
                 # policy lives in the scope of its target, so that only who can write at that scope can change it.
                 documented = any(k.kind == ref.kind and k.group == ref.group for k in profile.targets.kinds)
@@ -432,7 +443,7 @@ class TargetRefFieldInvalid(Rule):
             got = f", not {_describe(value)}" if value is not None else ""
             quote = " (quote it in YAML)" if isinstance(value, (int, float, bool)) else ""
             yield self.issue(policy.obj, path, f"{message}{got}{quote}; the API server rejects the policy")
-        for problem in ref_problems(ref):
+        for problem in ref_problems(ref, profile.targets.ref_required):
             if problem.field != "group":  # PL203
                 yield self.issue(policy.obj, problem.path, f"{problem.message}; the API server rejects the policy")
         if not isinstance(ref.raw, dict):
@@ -460,12 +471,13 @@ class TargetRefFieldInvalid(Rule):
                 f"{profile.kind} target references have no sectionName field: {pruned}, and the policy applies to the"
                 f" whole {ref.kind or 'target'}",
             )
+        known = (*REF_FIELDS, *profile.targets.ref_extra_fields)
         for key in ref.raw:
-            if key in REF_FIELDS:
+            if key in known:
                 continue
-            close = did_you_mean(str(key), REF_FIELDS, cutoff=0.6)
+            close = did_you_mean(str(key), known, cutoff=0.6)
             hint = f" (did you mean {close[0]}?)" if close else ""
-            fields = ", ".join(f for f in REF_FIELDS if f not in _OPTIONAL_FIELDS or _OPTIONAL_FIELDS[f](profile.targets))
+            fields = ", ".join(f for f in known if f not in _OPTIONAL_FIELDS or _OPTIONAL_FIELDS[f](profile.targets))
             yield self.issue(
                 policy.obj,
                 join(ref.path, str(key)),

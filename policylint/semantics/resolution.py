@@ -13,12 +13,12 @@ Everything is computed lazily, once per policy and reference.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from policylint.input.positions import join
 from policylint.k8s.index import CRD_GK, UNKNOWN_POSITION, ProjectIndex, Section
 from policylint.k8s.names import group_kind
-from policylint.k8s.objects import K8sObject
+from policylint.k8s.objects import CLUSTER_NAMESPACES, K8sObject
 from policylint.k8s.selectors import LabelSelector
 from policylint.profiles.policy import (
     Policy,
@@ -200,12 +200,18 @@ class Resolution:
     def _admissible(self, policy: Policy, ref: TargetRef) -> TargetResolution | None:
         """What the API server (schema) and the profile (target kinds) refuse outright."""
         profile = policy.profile
-        problems = ref_problems(ref)
+        problems = ref_problems(ref, profile.targets.ref_required)
         if ref.errors or problems:
             # The API server rejects the whole policy (schema): nothing gets attached.
             reasons = "; ".join([m for _, m in ref.errors] + [p.message for p in problems])
             return TargetResolution(ref, INVALID, Resolved.INVALID_REF, message=f"rejected by the API server: {reasons}")
-        assert ref.group is not None and ref.kind is not None and ref.name is not None
+        if ref.group is None or ref.kind is None or ref.name is None:
+            # Only where the kind's own reference schema leaves the field out (no problem above).
+            extra = [f for f in profile.targets.ref_extra_fields if isinstance(ref.raw, Mapping) and f in ref.raw]
+            how = f"by its {', '.join(extra)}" if extra else "by fields policylint does not know"
+            return TargetResolution(
+                ref, ACCEPTED, Resolved.UNNAMED, message=f"names no object: it selects {how}, which policylint does not resolve"
+            )
         if not profile.targets.allows(ref.group, ref.kind) and profile.targets.kinds_enforced:
             allowed = ", ".join(str(k) for k in profile.targets.kinds)
             return TargetResolution(
@@ -269,6 +275,13 @@ class Resolution:
             return TargetResolution(
                 ref, ACCEPTED, Resolved.EXTERNAL, namespace=namespace, grant=grant, message="declared external (--external)"
             )
+        if place.group == "" and ref.kind == "Namespace":
+            if ref.name == policy_namespace(policy):
+                message = "the namespace the policy lives in, so it exists"
+                return TargetResolution(ref, ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message)
+            if ref.name in CLUSTER_NAMESPACES:
+                message = "a namespace every Kubernetes cluster has"
+                return TargetResolution(ref, ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message)
         if policy.profile.targets.virtual_kinds and self.is_virtual_kind(place.group, ref.kind):
             return TargetResolution(
                 ref,

@@ -275,7 +275,13 @@ def policy_facets(policy: Policy, node: NodeKey) -> list[Facet]:
     if profile.boilerplate == POLICY_ATTACHMENT:
         for role, name in ((Role.OVERRIDE, merge.overrides), (Role.DEFAULT, merge.defaults)):
             if name and isinstance(spec.get(name), dict):
-                add(role, Atomicity.PATCH, spec[name], f"spec.{name}")
+                if merge.default == "none":
+                    # A Direct kind's `default` is what it sets on its one target, not a default
+                    # for a hierarchy: a second policy on that target conflicts (GKE: "only one
+                    # GCPBackendPolicy can attach to a Service").
+                    add(Role.NONE, Atomicity.ATOMIC, spec[name], f"spec.{name}")
+                else:
+                    add(role, Atomicity.PATCH, spec[name], f"spec.{name}")
         return _retag(facets)
     if merge.default == "none":
         add(Role.NONE, Atomicity.ATOMIC, proper, "spec")
@@ -371,7 +377,7 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
     nothing more specific may undo them, while the other values still follow the defaults
     rule (the more specific wins).
     """
-    if profile.boilerplate == POLICY_ATTACHMENT:
+    if profile.boilerplate == POLICY_ATTACHMENT and profile.merge.default != "none":
         return _fold_precedence(stack)
     if profile.merge.same_target == "all":
         # Every policy applies, none beats another (NGINX Gateway Fabric's SnippetsPolicy: all are
