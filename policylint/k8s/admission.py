@@ -142,6 +142,8 @@ class Catalogue:
     # (group, kind) -> the versions they serve and the CRD in the input (None: given with --crd).
     given: dict[tuple[str, str, str], Mapping[str, Any]] = dataclass_field(default_factory=dict)
     given_served: dict[tuple[str, str], tuple[list[str], K8sObject | None]] = dataclass_field(default_factory=dict)
+    # (group, kind, version) -> the warning of a deprecated version they serve.
+    given_deprecated: dict[tuple[str, str, str], str] = dataclass_field(default_factory=dict)
     # The unknown fields of every object (which the API server prunes), once computed for PL702
     # and PL706 (policylint.rules.schema): per share of the objects (`Rule.share`; None: all).
     unknown: dict[tuple[int, int] | None, list[tuple[K8sObject, str | None, list[PrunedField]]]] = dataclass_field(
@@ -185,6 +187,20 @@ class Catalogue:
             return None  # its CRD decides, and does not serve the version (PL705)
         return self.bundled().get(key)
 
+    def deprecation(self, obj: K8sObject) -> tuple[str, str | None] | None:
+        """The warning the API server sends when the object's version is a deprecated one its
+        CRD serves, and the bundled release it comes from (None: a given CRD); None when the
+        version is not deprecated (or not served: PL705)."""
+        return self.deprecation_of(obj.group, obj.kind, obj.version)
+
+    def deprecation_of(self, group: str, kind: str, version: str) -> tuple[str, str | None] | None:
+        from policylint.k8s.schemas import deprecated_versions
+
+        if (group, kind) in self.given_served:
+            warning = self.given_deprecated.get((group, kind, version))
+            return None if warning is None else (warning, None)
+        return deprecated_versions(self.channel, self.release).get((group, kind, version))
+
     def given_with_option(self, obj: K8sObject) -> bool:
         """Whether the object's CRD was given with --crd (not in the input)."""
         given = self.given_served.get((obj.group, obj.kind))
@@ -207,7 +223,7 @@ class Catalogue:
 def build_catalogue(index: ProjectIndex) -> Catalogue:
     """The catalogue of a project (`ProjectIndex.catalogue` builds it once): the given CRDs'
     schemas are compacted once for every reader."""
-    from policylint.k8s.schemas import crd_schemas, crd_served
+    from policylint.k8s.schemas import crd_deprecated, crd_schemas, crd_served
 
     options = index.options
     catalogue = Catalogue(options.channel, options.gateway_api_version)
@@ -215,6 +231,7 @@ def build_catalogue(index: ProjectIndex) -> Catalogue:
         if not isinstance(crd.data, dict):
             continue
         catalogue.given.update(crd_schemas(crd.data))
+        catalogue.given_deprecated.update(crd_deprecated(crd.data))
         served = crd_served(crd.data)
         if served is not None:
             versions, _ = catalogue.given_served.setdefault(served[:2], ([], crd if in_input else None))

@@ -93,6 +93,48 @@ def schemas(
 
 
 @functools.cache
+def deprecated_versions(
+    channel: str, gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION
+) -> Mapping[tuple[str, str, str], tuple[str, str]]:
+    """(group, kind, version) -> (the warning the API server sends on every request that uses
+    it, the upstream release): the versions a bundled CRD serves and marks `deprecated`."""
+    return {
+        (e["group"], e["kind"], e["version"]): (e["deprecated"], " ".join(e["source"].split("/")[:2]))
+        for e in _entries()
+        if "deprecated" in e and channel in e["channels"] and _in_release(e, gateway_api_version)
+    }
+
+
+def version_deprecation(group: str, kind: str, version: Mapping[str, Any]) -> str | None:
+    """The warning the API server sends for a CRD version marked `deprecated: true`: its
+    `deprecationWarning`, else apiextensions-apiserver's default ("<group>/<version> <Kind> is
+    deprecated"); None for a version not deprecated."""
+    if version.get("deprecated") is not True:
+        return None
+    warning = version.get("deprecationWarning")
+    return warning if isinstance(warning, str) and warning else f"{group}/{version.get('name')} {kind} is deprecated"
+
+
+def crd_deprecated(crd: Mapping[str, Any]) -> dict[tuple[str, str, str], str]:
+    """The deprecated versions a CustomResourceDefinition serves, and their warnings ({} when it
+    cannot be read)."""
+    spec = crd.get("spec")
+    if not isinstance(spec, dict):
+        return {}
+    group, names, versions = spec.get("group"), spec.get("names"), spec.get("versions")
+    kind = names.get("kind") if isinstance(names, dict) else None
+    if not isinstance(group, str) or not isinstance(kind, str) or not isinstance(versions, list):
+        return {}
+    out = {}
+    for version in versions:
+        if isinstance(version, dict) and isinstance(version.get("name"), str) and version.get("served") is not False:
+            warning = version_deprecation(group, kind, version)
+            if warning is not None:
+                out[(group, kind, version["name"])] = warning
+    return out
+
+
+@functools.cache
 def gateway_api_served(
     gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION,
 ) -> Mapping[tuple[str, str], Mapping[str, tuple[str, ...]]]:
@@ -223,8 +265,12 @@ def generate(root: Path) -> dict[str, Any]:
         parts = rel.split("/")
         channels = [parts[2]] if len(parts) > 3 and parts[2] in CHANNELS else list(CHANNELS)
         schema = compact(version["schema"]["openAPIV3Schema"])
+        warning = version_deprecation(key[0], key[1], version)
         for channel in channels:
-            found.setdefault(key, {})[channel] = {"source": rel, "schema": schema}
+            entry = {"source": rel, "schema": schema}
+            if warning is not None:
+                entry["deprecated"] = warning
+            found.setdefault(key, {})[channel] = entry
     kinds = []
     for key in sorted(found):
         by_channel = found[key]
@@ -234,7 +280,10 @@ def generate(root: Path) -> dict[str, Any]:
             if channel not in by_channel:
                 continue
             entry = by_channel[channel]
-            same = next((d for d in distinct if d[0]["schema"] == entry["schema"]), None)
+            same = next(
+                (d for d in distinct if d[0]["schema"] == entry["schema"] and d[0].get("deprecated") == entry.get("deprecated")),
+                None,
+            )
             if same is None:
                 distinct.append((entry, [channel]))
             else:
@@ -247,6 +296,7 @@ def generate(root: Path) -> dict[str, Any]:
                     "version": key[2],
                     "channels": channels,
                     "source": entry["source"],
+                    **({"deprecated": entry["deprecated"]} if "deprecated" in entry else {}),
                     "schema": entry["schema"],
                 }
             )

@@ -347,4 +347,44 @@ def _use(group: str, versions: list[str] | tuple[str, ...]) -> str:
     return f"Use {group}/{versions[0]}." if versions else "Serve the version in the CRD, or drop the object."
 
 
-RULES: list[type[Rule]] = [DeprecatedField, UnknownField, SchemaViolation, ApiVersionNotServed, ExperimentalField]
+class DeprecatedApiVersion(Rule):
+    """An object's apiVersion is one its CRD serves but marks deprecated: the API server warns on every request, and a later release stops serving it."""
+
+    id = "PL707"
+    name = "deprecated-api-version"
+    severity = Severity.WARNING
+    subjects = frozenset({ANY})
+    per_object = True
+
+    def check(self, project: Project) -> Iterable[Issue]:
+        from policylint.k8s.schemas import gateway_api_served
+
+        catalogue = project.index.catalogue()
+        for obj in self.objects(project):
+            found = catalogue.deprecation(obj)
+            if found is None:
+                continue
+            warning, source = found
+            key = (obj.group, obj.kind)
+            if source is not None:
+                origin = f"the {source} CRD"
+                served = list(gateway_api_served(catalogue.release).get(key, {}).get(catalogue.channel, ()))
+            else:
+                origin = "its CRD given with --crd" if catalogue.given_with_option(obj) else "its CRD in the input"
+                served = list(catalogue.given_served[key][0])
+            others = [v for v in served if v != obj.version and catalogue.deprecation_of(obj.group, obj.kind, v) is None]
+            message = (
+                f"{obj.kind} {obj.api_version} is deprecated ({origin}): the API server answers every request that uses it"
+                f" with the warning {warning!r}, and a later release stops serving it"
+            )
+            yield self.issue(obj, "apiVersion", message, hint=_use(obj.group, others) if others else None)
+
+
+RULES: list[type[Rule]] = [
+    DeprecatedField,
+    UnknownField,
+    SchemaViolation,
+    ApiVersionNotServed,
+    ExperimentalField,
+    DeprecatedApiVersion,
+]
