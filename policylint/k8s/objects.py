@@ -251,6 +251,24 @@ def _explain(err: Any) -> str:
     return str(err["msg"]).replace("Value error, ", "")
 
 
+# API groups of configuration files that look like objects (apiVersion, kind) but are read by a
+# tool, never sent to an API server; such files sit in cluster repositories (the kind cluster a CI
+# job creates, kubeadm's and the kubelet's configuration, an audit policy): group -> the tool.
+CONFIGURATION_GROUPS: Mapping[str, str] = {
+    "kind.x-k8s.io": "kind",  # kind.sigs.k8s.io/docs/user/configuration
+    "kubeadm.k8s.io": "kubeadm",
+    "kubelet.config.k8s.io": "the kubelet",
+    "kubeproxy.config.k8s.io": "kube-proxy",
+    "kubescheduler.config.k8s.io": "kube-scheduler",
+    "apiserver.config.k8s.io": "kube-apiserver",
+    "audit.k8s.io": "kube-apiserver (audit policy)",
+    "kustomize.config.k8s.io": "Kustomize",
+    "k3d.io": "k3d",
+    "ctlptl.dev": "ctlptl",
+    "skaffold": "Skaffold",  # apiVersion skaffold/v4beta11
+}
+
+
 def _not_an_object(where: str, api_version: Any, kind: Any) -> str | None:
     """Why `apiVersion` and `kind` do not name a type (missing, empty, not a string), or None.
 
@@ -319,6 +337,11 @@ def _build_one(
         issues.append(problem(NOT_AN_OBJECT, identity))
         return
     assert isinstance(api_version, str) and isinstance(kind, str)
+    tool = CONFIGURATION_GROUPS.get(split_api_version(api_version)[0])
+    if tool is not None:
+        message = f"{api_version} {kind} is {tool}'s configuration, which no API server serves: not a Kubernetes object; ignored"
+        issues.append(problem(NOT_AN_OBJECT, message))
+        return
     if kind == "List" and data.get("items") is not None and not prefix:
         # `build_objects` unpacks a List whose items are a list; anything else cannot be applied.
         items = describe_value(data["items"])
