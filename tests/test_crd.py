@@ -1026,3 +1026,9 @@ def test_a_direct_kind_in_the_original_style_merges_nothing() -> None:
     assert policy.profile.boilerplate == POLICY_ATTACHMENT and policy.profile.policy_class == DIRECT
     conflicts = [(f.rule, f.object.name if f.object else None) for f in result.findings if f.rule == "PL601"]
     assert conflicts == [("PL601", "b-logging")]  # the tie-break: a-timeout sorts first
+    # One block in the kind's boilerplate: a policy without it sets nothing.
+    empty = lint_text(text + _mesh_policy("nothing", "[{kind: Service, name: web}]"))
+    [pl106] = [f for f in empty.findings if f.rule == "PL106"]
+    assert pl106.message == (
+        "MeshPolicy sets no spec.default: the policy-attachment boilerplate requires it, and the policy configures nothing"
+    )

@@ -248,8 +248,13 @@ class PolicyWithoutDefaultOrOverride(Rule):
             yield self.issue(
                 policy.obj,
                 "spec",
-                f"{policy.obj.kind} sets neither {' nor '.join(f'spec.{b}' for b in blocks)}{note}: the"
-                f" policy-attachment boilerplate requires at least one of them{hint}",
+                (
+                    f"{policy.obj.kind} sets neither {' nor '.join(f'spec.{b}' for b in blocks)}{note}: the"
+                    f" policy-attachment boilerplate requires at least one of them{hint}"
+                    if len(blocks) > 1
+                    else f"{policy.obj.kind} sets no spec.{blocks[0]}{note}: the policy-attachment boilerplate requires"
+                    f" it, and the policy configures nothing{hint}"
+                ),
             )
 
 
