@@ -426,17 +426,23 @@ class _Budget:
     BASE = 1_000
     PER_VALUE = 16
     DEPTH = 16
-    __slots__ = ("depth", "left", "root")
+    __slots__ = ("depth", "left", "root", "started")
 
     def __init__(self, root: Any) -> None:
         self.root = root
-        self.left = -1  # not worked out yet
+        self.started = False
+        self.left = 0
         self.depth = 0
 
     def start(self) -> None:
-        if self.left == -1:
+        if not self.started:
+            self.started = True
             self.left = self.BASE + self.PER_VALUE * _count_values(self.root)
             self.root = None
+
+    @property
+    def exhausted(self) -> bool:
+        return self.left < 0
 
 
 def _count_values(root: Any, most: int = 10_000_000) -> int:
@@ -473,12 +479,14 @@ def _walk(
         value, node, path = stack.pop()
         if counted:
             budget.left -= 1
-            if budget.left < 0:
+            if budget.exhausted:
                 return False
         if value is _END:
             if node is None:
                 quiet -= 1
                 continue
+            if budget.exhausted:
+                continue  # alternatives left unchecked under it: no answer to give other objects
             key, start, depth, first = node
             seen[key] = (  # type: ignore[index]
                 tuple((p[depth:], m, r) for p, m, r in out[start:]),
@@ -584,7 +592,9 @@ def _combined(
     if budget.depth >= budget.DEPTH:
         return  # alternatives nested deeper than any real schema's: not checked
     budget.start()
-    value = _defaulted(value, node)
+    value = _defaulted(value, node, budget)
+    if budget.exhausted:
+        return  # the budget ran out setting the defaults: nothing is checked
 
     def alternative(sub: Any) -> list[_Violation] | None:
         """What the alternative refuses in the value; None: not known (the budget ran out)."""
@@ -645,10 +655,14 @@ def _alternatives(path: tuple[str | int, ...], refused: list[list[_Violation]]) 
     return "; ".join(parts) + ("; ..." if len(refused) > 4 else "")
 
 
-def _defaulted(value: Any, node: Mapping[str, Any]) -> Any:
+def _defaulted(value: Any, node: Mapping[str, Any], budget: _Budget) -> Any:
     """The value with the defaults of the schema's properties set where it has none, through its
     maps and lists, as the API server defaults an object before validating it. A copy where
-    anything was set; the object itself is never changed."""
+    anything was set; the object itself is never changed. Each map and list spends the budget."""
+    if isinstance(value, (dict, list)):
+        budget.left -= 1
+        if budget.exhausted:
+            return value
     if isinstance(value, dict):
         properties = node.get("properties")
         additional = node.get("additionalProperties")
@@ -663,7 +677,7 @@ def _defaulted(value: Any, node: Mapping[str, Any]) -> Any:
             if sub is None and isinstance(additional, dict):
                 sub = additional
             if isinstance(sub, dict) and isinstance(child, (dict, list)):
-                new = _defaulted(child, sub)
+                new = _defaulted(child, sub, budget)
                 if new is not child:
                     out = dict(value) if out is None else out
                     out[key] = new
@@ -671,7 +685,7 @@ def _defaulted(value: Any, node: Mapping[str, Any]) -> Any:
     if isinstance(value, list):
         items = node.get("items")
         if isinstance(items, dict):
-            new_items = [_defaulted(item, items) for item in value]
+            new_items = [_defaulted(item, items, budget) for item in value]
             if any(a is not b for a, b in zip(new_items, value)):
                 return new_items
     return value
