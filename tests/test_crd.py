@@ -961,6 +961,7 @@ def test_a_reference_schema_of_its_own_decides_what_is_required_and_known() -> N
     [selected] = result.project.resolution.resolutions(by_name["by-selector"])
     assert (selected.status, selected.detail) == ("Accepted", "Unnamed")
     assert selected.message == "names no object: it selects by its selector, which policylint does not resolve"
+    assert selected.ref.display() == "Pod (no name)"
     # The schema's own fields are no PL205, an absent group no PL203, a list named `overrides` no
     # PL107; the CEL rule on the reference is reported rather than left to them.
     rules = {(f.rule, f.object.name if f.object else None, f.path) for f in result.findings}

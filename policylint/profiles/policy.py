@@ -46,7 +46,9 @@ class TargetRef:
     def display(self) -> str:
         ns = f"{self.namespace}/" if self.namespace else ""
         section = f"#{self.section_name}" if self.section_name else ""
-        return f"{self.kind} {ns}{self.name}{section}"
+        # A reference its kind's schema lets name no object (it selects instead).
+        name = self.name if self.name is not None else "(no name)"
+        return f"{self.kind} {ns}{name}{section}"
 
 
 @frozen
