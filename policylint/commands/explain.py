@@ -861,7 +861,8 @@ def _render_policy(policy: Mapping[str, Any], lines: list[str]) -> None:
     lines.append("affects: " + _affects_text(policy["affects"]))
     for target in policy["targets"]:
         ref = target["ref"]
-        where = f"{ref['namespace']}/{ref['name']}" if ref["namespace"] else ref["name"]
+        name = ref["name"] if ref["name"] is not None else "(no name)"  # a reference that selects instead
+        where = f"{ref['namespace']}/{name}" if ref["namespace"] else name
         section = f"#{ref['sectionName']}" if ref["sectionName"] else ""
         lines.append("")
         state = target["accepted"] + (f", {target['enforcement']}" if target["enforcement"] else "")
