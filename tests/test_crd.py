@@ -1033,3 +1033,16 @@ def test_a_direct_kind_in_the_original_style_merges_nothing() -> None:
     assert pl106.message == (
         "MeshPolicy sets no spec.default: the policy-attachment boilerplate requires it, and the policy configures nothing"
     )
+
+
+def test_explain_shows_a_reference_that_names_no_object(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from policylint.cli import cli
+
+    manifests = tmp_path / "mesh.yaml"
+    manifests.write_text(MESH_CRD + _mesh_policy("by-selector", "[{kind: Pod, selector: {matchLabels: {app: web}}}]"))
+    result = CliRunner().invoke(cli, ["explain", "meshpolicy/apps/by-selector", str(manifests)])
+    assert result.exit_code == 0, result.output
+    assert "target Pod (no name) (spec.targetRefs[0]): Accepted" in result.output
+    assert "Unnamed: names no object: it selects by its selector, which policylint does not resolve" in result.output
