@@ -290,7 +290,7 @@ def test_the_coverage_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_info.value.code == 0
     document = json.loads(capsys.readouterr().out)
     assert document["total"] == {
-        "schemas": 51,
+        "schemas": 53,
         "rules": 1020,
         "evaluated": 1010,
         "skipped": {"on status (not linted)": 4, "transition rule (oldSelf)": 6},

@@ -319,6 +319,30 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
         True,
         gw("Gateway"),
     ),
+    # docs/semantics.md#linkerd: unlabelled; one targetRef of Linkerd's own LocalTargetRef type
+    # (group, kind, name; no sectionName, no namespace), no CEL on the kind.
+    "linkerd/version-2.20/policy.linkerd.io_authorizationpolicies.yaml": (
+        "AuthorizationPolicy",
+        ("v1alpha1",),
+        None,
+        ("targetRef", None, None),
+        None,
+        False,
+        False,
+        False,
+        None,
+    ),
+    "linkerd/version-2.20/policy.linkerd.io_httplocalratelimitpolicies.yaml": (
+        "HTTPLocalRateLimitPolicy",
+        ("v1alpha1",),
+        None,
+        ("targetRef", None, None),
+        None,
+        False,
+        False,
+        False,
+        None,
+    ),
 }
 
 

@@ -89,10 +89,12 @@ def test_upstream_crds_rehomed_to_a_users_group_lack_labels_only_where_the_vendo
     assert not only(result, INTERNAL_ERROR)
     unlabelled = sorted(f.object.name for f in result.findings if f.rule == "PL501")  # type: ignore[union-attr]
     assert unlabelled == [
+        "authorizationpolicies.policy.linkerd.io",
         "backendtrafficpolicies.gateway.envoyproxy.io",
         "clienttrafficpolicies.gateway.envoyproxy.io",
         "envoyextensionpolicies.gateway.envoyproxy.io",
         "envoypatchpolicies.gateway.envoyproxy.io",
+        "httplocalratelimitpolicies.policy.linkerd.io",
         "oidcpolicies.extensions.kuadrant.io",
         "planpolicies.extensions.kuadrant.io",
         "securitypolicies.gateway.envoyproxy.io",

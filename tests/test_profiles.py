@@ -75,7 +75,7 @@ def _problems(findings: list[Any]) -> list[tuple[str, str, int, str]]:
 
 
 def test_there_is_one_profile_file_per_project() -> None:
-    assert [p.stem for p in PROFILE_FILES] == ["envoy-gateway", "gateway-api", "kuadrant", "nginx-gateway-fabric"]
+    assert [p.stem for p in PROFILE_FILES] == ["envoy-gateway", "gateway-api", "kuadrant", "linkerd", "nginx-gateway-fabric"]
 
 
 @pytest.mark.parametrize("path", PROFILE_FILES, ids=[p.stem for p in PROFILE_FILES])
@@ -97,7 +97,7 @@ def test_profile_file_validates_and_names_its_source(path: Path) -> None:
 
 def test_builtin_profiles_load_and_are_unique() -> None:
     profiles = builtin_profiles()
-    assert len(profiles) == len(ENTRIES) == 23
+    assert len(profiles) == len(ENTRIES) == 25
     assert len({p.gk for p in profiles}) == len(profiles)
     assert all(p.origin == ORIGIN_BUILTIN for p in profiles)
 
