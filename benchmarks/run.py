@@ -105,7 +105,16 @@ def _command() -> list[str]:
 # topology resolving a target) counts for the inner one only.
 STAGES: list[tuple[str, list[str]]] = [
     ("parse", ["policylint.pipeline:_load"]),
-    ("index", ["policylint.pipeline:build_objects", "policylint.k8s.index:ProjectIndex.__post_init__"]),
+    (
+        "index",
+        [
+            "policylint.pipeline:build_objects",
+            "policylint.k8s.index:ProjectIndex.__post_init__",
+            # The objects' field types (PL010), read by the topology and the rules as much as by
+            # the admission verdicts, which ask first.
+            "policylint.k8s.index:ProjectIndex.malformed",
+        ],
+    ),
     (
         "resolution",
         [

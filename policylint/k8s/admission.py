@@ -493,7 +493,7 @@ def _walk(
                 tuple((p[depth:], k, known) for p, k, known in unknown[first:]),
             )
             continue
-        if value is None or template(value):
+        if value is None or (type(value) is dict and len(value) == 1 and template(value)):
             continue  # a null is an unset field to the API server; a template action is PL004's
         if seen is not None and path and (type(value) is dict or type(value) is list):
             whole = shape(value, shapes)
