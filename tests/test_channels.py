@@ -19,6 +19,7 @@ from click.testing import CliRunner, Result
 from policylint.cli import cli
 from policylint.k8s import schemas, strformats
 from tests.lintutil import lint_paths, lint_text, only
+from tests.manifests import crd
 
 GW = "gateway.networking.k8s.io"
 XGW = "gateway.networking.x-k8s.io"
@@ -411,25 +412,11 @@ spec:
     assert only(lint_text(policy.replace("LIMIT", "1024")), "PL703") == []
 
 
-ALTERNATIVES_CRD = """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: servers.example.com}
-spec:
-  group: example.com
-  names: {kind: Server, plural: servers}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            # As Linkerd's Server (policy.linkerd.io v1beta3): one selector or the other.
+# As Linkerd's Server (policy.linkerd.io v1beta3): one selector or the other.
+ALTERNATIVES_CRD = (
+    crd(
+        "Server",
+        """\
             oneOf:
             - required: [podSelector]
             - required: [workloadSelector]
@@ -441,8 +428,11 @@ spec:
               workloadSelector: {type: object, x-kubernetes-preserve-unknown-fields: true}
               port: {type: integer}
               portName: {type: string, not: {enum: [admin]}}
----
-"""
+""",
+        labels="{}",
+    )
+    + "---\n"
+)
 
 
 @pytest.mark.parametrize(

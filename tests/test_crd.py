@@ -918,24 +918,7 @@ def test_direct_kinds_keep_their_boilerplate_fields() -> None:
 # Modelled on GKE's GCPServerTLSPolicy (config/crd/networking.gke.io_gcpservertlspolicies.yaml in
 # GoogleCloudPlatform/gke-gateway-api: `required: [kind, selector]`-style references, no name for
 # Pods) and Linkerd's HTTPLocalRateLimitPolicy (`spec.overrides` is a list of per-client limits).
-MESH_CRD = """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: meshpolicies.example.com}
-spec:
-  group: example.com
-  names: {kind: MeshPolicy, plural: meshpolicies}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
+_MESH_REFS = """\
             required: [targetRefs]
             properties:
               targetRefs:
@@ -953,15 +936,22 @@ spec:
                         matchLabels: {type: object, additionalProperties: {type: string}}
                   x-kubernetes-validations:
                   - {rule: "self.kind != 'Pod' || !has(self.name)", message: "If Kind is Pod, Name must be empty"}
-              overrides:
-                type: array
-                items: {type: object, x-kubernetes-preserve-unknown-fields: true}
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: apps}
-spec: {ports: [{name: http, port: 80}]}
 """
+_WEB = "---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: apps}\nspec: {ports: [{name: http, port: 80}]}\n"
+
+
+def _mesh_crd(
+    labels: str = "{}", field: str = "overrides: {type: array, items: {type: object, x-kubernetes-preserve-unknown-fields: true}}"
+) -> str:
+    """The MeshPolicy CRD (and the Service `web`), with one more spec field."""
+    return crd_document("MeshPolicy", _MESH_REFS + f"              {field}\n", labels=labels) + _WEB
+
+
+MESH_CRD = _mesh_crd()
+
+
+def first_document(text: str) -> Any:
+    return next(d for d in yaml.safe_load_all(text) if d)
 
 
 def _mesh_policy(name: str, refs: str, extra: str = "") -> str:
@@ -969,7 +959,7 @@ def _mesh_policy(name: str, refs: str, extra: str = "") -> str:
 
 
 def test_a_reference_schema_of_its_own_decides_what_is_required_and_known() -> None:
-    facts = crd_facts(yaml.safe_load(MESH_CRD.split("---")[0]))
+    facts = crd_facts(first_document(MESH_CRD))
     assert (facts.ref_required, facts.ref_defaults, facts.ref_extra_fields) == (("kind",), (), ("selector",))
     assert not facts.has_overrides and facts.policy_class == DIRECT  # a list named overrides is no GEP-713 block
     result = lint_text(
@@ -999,7 +989,7 @@ def test_a_reference_schema_of_its_own_decides_what_is_required_and_known() -> N
 
 def test_reference_defaults_are_what_an_absent_field_reads_as() -> None:
     text = MESH_CRD.replace("group: {type: string}", "group: {type: string, default: gateway.networking.k8s.io}")
-    facts = crd_facts(yaml.safe_load(text.split("---")[0]))
+    facts = crd_facts(first_document(text))
     assert facts.ref_defaults == (("group", "gateway.networking.k8s.io"),)
     result = lint_text(text + _mesh_policy("p", "[{kind: Service, name: web}]"))
     [res] = result.project.resolution.resolutions(result.project.resolution.policies()[0])
@@ -1035,12 +1025,9 @@ def test_namespace_targets_of_a_namespaced_policy() -> None:
 def test_a_direct_kind_in_the_original_style_merges_nothing() -> None:
     # GKE's GCPBackendPolicy: labelled Direct, with `spec.default`; "only one GCPBackendPolicy can
     # attach to a Service" (GKE docs, "Configure Gateway resources using Policies").
-    text = MESH_CRD.replace(
-        "metadata: {name: meshpolicies.example.com}",
-        "metadata:\n  name: meshpolicies.example.com\n  labels: {gateway.networking.k8s.io/policy: Direct}",
-    ).replace(
-        "              overrides:\n                type: array\n                items: {type: object, x-kubernetes-preserve-unknown-fields: true}\n",
-        "              default: {type: object, x-kubernetes-preserve-unknown-fields: true}\n",
+    text = _mesh_crd(
+        labels="{gateway.networking.k8s.io/policy: Direct}",
+        field="default: {type: object, x-kubernetes-preserve-unknown-fields: true}",
     )
     result = lint_text(
         text
