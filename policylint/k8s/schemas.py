@@ -118,13 +118,10 @@ def version_deprecation(group: str, kind: str, version: Mapping[str, Any]) -> st
 def crd_deprecated(crd: Mapping[str, Any]) -> dict[tuple[str, str, str], str]:
     """The deprecated versions a CustomResourceDefinition serves, and their warnings ({} when it
     cannot be read)."""
-    spec = crd.get("spec")
-    if not isinstance(spec, dict):
+    parts = _crd_parts(crd)
+    if parts is None:
         return {}
-    group, names, versions = spec.get("group"), spec.get("names"), spec.get("versions")
-    kind = names.get("kind") if isinstance(names, dict) else None
-    if not isinstance(group, str) or not isinstance(kind, str) or not isinstance(versions, list):
-        return {}
+    group, kind, versions = parts
     out = {}
     for version in versions:
         if isinstance(version, dict) and isinstance(version.get("name"), str) and version.get("served") is not False:
@@ -166,14 +163,10 @@ def bundled_gateway_api_versions() -> tuple[str, ...]:
 def crd_schemas(crd: Mapping[str, Any]) -> dict[tuple[str, str, str], Mapping[str, Any]]:
     """The schemas of a CustomResourceDefinition's served versions, compacted; {} when it has none
     that can be read (a malformed CRD is other rules' finding)."""
-    spec = crd.get("spec")
-    if not isinstance(spec, dict):
+    parts = _crd_parts(crd)
+    if parts is None:
         return {}
-    group, names = spec.get("group"), spec.get("names")
-    kind = names.get("kind") if isinstance(names, dict) else None
-    versions = spec.get("versions")
-    if not isinstance(group, str) or not isinstance(kind, str) or not isinstance(versions, list):
-        return {}
+    group, kind, versions = parts
     out: dict[tuple[str, str, str], Mapping[str, Any]] = {}
     for version in versions:
         if not isinstance(version, dict) or not isinstance(version.get("name"), str) or version.get("served") is False:
@@ -185,10 +178,8 @@ def crd_schemas(crd: Mapping[str, Any]) -> dict[tuple[str, str, str], Mapping[st
     return out
 
 
-def crd_served(crd: Mapping[str, Any]) -> tuple[str, str, tuple[str, ...]] | None:
-    """(group, kind, the names of the versions it serves) of a CustomResourceDefinition; None
-    when it cannot be read (a malformed CRD is other rules' finding). A version without
-    `served` counts as served, as the generator counts it."""
+def _crd_parts(crd: Mapping[str, Any]) -> tuple[str, str, list[Any]] | None:
+    """(group, kind, versions) of a CustomResourceDefinition; None when it cannot be read."""
     spec = crd.get("spec")
     if not isinstance(spec, dict):
         return None
@@ -196,6 +187,17 @@ def crd_served(crd: Mapping[str, Any]) -> tuple[str, str, tuple[str, ...]] | Non
     kind = names.get("kind") if isinstance(names, dict) else None
     if not isinstance(group, str) or not isinstance(kind, str) or not isinstance(versions, list):
         return None
+    return group, kind, versions
+
+
+def crd_served(crd: Mapping[str, Any]) -> tuple[str, str, tuple[str, ...]] | None:
+    """(group, kind, the names of the versions it serves) of a CustomResourceDefinition; None
+    when it cannot be read (a malformed CRD is other rules' finding). A version without
+    `served` counts as served, as the generator counts it."""
+    parts = _crd_parts(crd)
+    if parts is None:
+        return None
+    group, kind, versions = parts
     served = tuple(
         v["name"] for v in versions if isinstance(v, dict) and isinstance(v.get("name"), str) and v.get("served") is not False
     )
