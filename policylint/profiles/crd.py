@@ -34,6 +34,7 @@ from policylint.k8s.objects import K8sObject
 from policylint.profiles.policy import REF_FIELDS as _REF_FIELDS
 from policylint.profiles.registry import (
     DIRECT,
+    GATEWAY_API_REF_REQUIRED,
     GEP713,
     INHERITED,
     ORIGIN_CRD,
@@ -122,7 +123,7 @@ class CrdFacts:
     spec_fields: tuple[str, ...] = ()
     # The target reference's own schema: which of group, kind and name it requires, and its
     # fields beyond Gateway API's (docs/semantics.md#target-references-of-other-shapes).
-    ref_required: tuple[str, ...] = ("group", "kind", "name")
+    ref_required: tuple[str, ...] = GATEWAY_API_REF_REQUIRED
     ref_defaults: tuple[tuple[str, str], ...] = ()
     ref_extra_fields: tuple[str, ...] = ()
 
@@ -553,9 +554,6 @@ def crd_facts(crd_data: Mapping[str, Any]) -> CrdFacts:
     )
 
 
-_GATEWAY_API_REF = ("group", "kind", "name")
-
-
 def _ref_shape(
     ref_props: Sequence[Mapping[str, Any]], items: Sequence[Mapping[str, Any]]
 ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]]:
@@ -567,14 +565,14 @@ def _ref_shape(
             continue
         defaults = tuple(
             (f, sub["default"])
-            for f in _GATEWAY_API_REF
+            for f in GATEWAY_API_REF_REQUIRED
             if isinstance(sub := props.get(f), Mapping) and isinstance(sub.get("default"), str)
         )
         # A field with a default is never missing: the API server sets it first.
-        required = tuple(f for f in _GATEWAY_API_REF if f in _strings(item.get("required")) and f not in dict(defaults))
+        required = tuple(f for f in GATEWAY_API_REF_REQUIRED if f in _strings(item.get("required")) and f not in dict(defaults))
         extra = tuple(sorted(k for k in props if isinstance(k, str) and k not in _REF_FIELDS))
         return required, defaults, extra
-    return _GATEWAY_API_REF, (), ()
+    return GATEWAY_API_REF_REQUIRED, (), ()
 
 
 def _list_facts(list_schema: Mapping[str, Any] | None) -> tuple[int | None, bool]:

@@ -15,7 +15,7 @@ from policylint.input.positions import join
 from policylint.k8s.names import DNS1123_LABEL, DNS1123_SUBDOMAIN, GROUP, KIND
 from policylint.k8s.objects import CLUSTER, K8sObject, ObjectKey
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
-from policylint.profiles.registry import PolicyProfile, TargetKind
+from policylint.profiles.registry import GATEWAY_API_REF_REQUIRED, PolicyProfile, TargetKind
 from policylint.values import frozen
 
 # Field validation of the policy target reference types (apis/v1/shared_types.go, policy_types.go;
@@ -61,7 +61,7 @@ class RefProblem:
     value: Any = None
 
 
-def ref_problems(ref: TargetRef, required: Collection[str] = ("group", "kind", "name")) -> list[RefProblem]:
+def ref_problems(ref: TargetRef, required: Collection[str] = GATEWAY_API_REF_REQUIRED) -> list[RefProblem]:
     """Schema violations of the string fields of `ref` (type errors are in `ref.errors`), with
     `required` the fields its kind's schema requires (`TargetSpec.ref_required`).
 

@@ -52,6 +52,11 @@ class TargetKind:
         return group_kind(self.group, self.kind)
 
 
+# What Gateway API's policy target reference types require (`LocalPolicyTargetReference` and
+# friends): a kind's own reference type may require less (`TargetSpec.ref_required`).
+GATEWAY_API_REF_REQUIRED = ("group", "kind", "name")
+
+
 @frozen
 class TargetSpec:
     single: str | None = None  # field holding one reference (`targetRef`)
@@ -78,7 +83,7 @@ class TargetSpec:
     # group, kind and name it requires (a missing group without a default is then the core
     # group, as the Group type reads ""), the defaults the API server sets, and the fields it
     # has beyond Gateway API's (GKE's `selector`).
-    ref_required: tuple[str, ...] = ("group", "kind", "name")
+    ref_required: tuple[str, ...] = GATEWAY_API_REF_REQUIRED
     ref_defaults: tuple[tuple[str, str], ...] = ()  # (field, the value the API server sets when absent)
     ref_extra_fields: tuple[str, ...] = ()
 
@@ -314,7 +319,7 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
             synthetic_rule_names=t.get("syntheticRuleNames", False),
             cross_namespace_grant=t.get("crossNamespaceGrant", True),
             selector_namespaces=t.get("selectorNamespaces", False),
-            ref_required=tuple(t.get("refRequired", ("group", "kind", "name"))),
+            ref_required=tuple(t.get("refRequired", GATEWAY_API_REF_REQUIRED)),
             ref_defaults=tuple(sorted((t.get("refDefaults") or {}).items())),
             ref_extra_fields=tuple(t.get("refFields", ())),
         ),

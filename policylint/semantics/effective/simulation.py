@@ -256,6 +256,14 @@ def _atomicity(kind: str | None, profile: PolicyProfile) -> Atomicity:
     return Atomicity(kind)  # atomic | patch
 
 
+def _attachment_hierarchy(profile: PolicyProfile) -> bool:
+    """Whether a kind's `default`/`override` blocks are the original policy-attachment hierarchy
+    (patches, by precedence). A Direct kind's `default` is what it sets on its one target: a
+    second policy on that target conflicts (GKE: "only one GCPBackendPolicy can attach to a
+    Service")."""
+    return profile.boilerplate == POLICY_ATTACHMENT and profile.merge.default != "none"
+
+
 def policy_facets(policy: Policy, node: NodeKey) -> list[Facet]:
     """The strategy blocks of a policy, per its profile's boilerplate style."""
     profile = policy.profile
@@ -273,15 +281,13 @@ def policy_facets(policy: Policy, node: NodeKey) -> list[Facet]:
         facets.append(Facet(policy, node, role, atomicity, tag(content, None), path, merge_onto_parent, len(facets)))
 
     if profile.boilerplate == POLICY_ATTACHMENT:
+        hierarchical = _attachment_hierarchy(profile)
         for role, name in ((Role.OVERRIDE, merge.overrides), (Role.DEFAULT, merge.defaults)):
             if name and isinstance(spec.get(name), dict):
-                if merge.default == "none":
-                    # A Direct kind's `default` is what it sets on its one target, not a default
-                    # for a hierarchy: a second policy on that target conflicts (GKE: "only one
-                    # GCPBackendPolicy can attach to a Service").
-                    add(Role.NONE, Atomicity.ATOMIC, spec[name], f"spec.{name}")
-                else:
+                if hierarchical:
                     add(role, Atomicity.PATCH, spec[name], f"spec.{name}")
+                else:
+                    add(Role.NONE, Atomicity.ATOMIC, spec[name], f"spec.{name}")
         return _retag(facets)
     if merge.default == "none":
         add(Role.NONE, Atomicity.ATOMIC, proper, "spec")
@@ -377,7 +383,7 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
     nothing more specific may undo them, while the other values still follow the defaults
     rule (the more specific wins).
     """
-    if profile.boilerplate == POLICY_ATTACHMENT and profile.merge.default != "none":
+    if _attachment_hierarchy(profile):
         return _fold_precedence(stack)
     if profile.merge.same_target == "all":
         # Every policy applies, none beats another (NGINX Gateway Fabric's SnippetsPolicy: all are
