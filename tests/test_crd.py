@@ -343,6 +343,39 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
         False,
         None,
     ),
+    # docs/semantics.md#gke: labelled Direct. Three kinds with one targetRef of Gateway API's
+    # v1alpha2 NamespacedPolicyTargetReference (a namespace, no sectionName) and no CEL on the
+    # kind (GKE documents the kinds); GCPTrafficDistributionPolicy with targetRefs of the
+    # repository's LocalPolicyTargetReference and CEL "TargetRefs must reference Service".
+    **{
+        f"gke/main-fc40d60/networking.gke.io_{plural}.yaml": (
+            kind,
+            ("v1",),
+            "Direct",
+            ("targetRef", None, None),
+            None,
+            False,
+            True,
+            False,
+            None,
+        )
+        for plural, kind in (
+            ("gcpbackendpolicies", "GCPBackendPolicy"),
+            ("healthcheckpolicies", "HealthCheckPolicy"),
+            ("gcpgatewaypolicies", "GCPGatewayPolicy"),
+        )
+    },
+    "gke/main-fc40d60/networking.gke.io_gcptrafficdistributionpolicies.yaml": (
+        "GCPTrafficDistributionPolicy",
+        ("v1",),
+        "Direct",
+        (None, "targetRefs", None),
+        16,
+        False,
+        False,
+        False,
+        {TargetKind("", "Service")},
+    ),
 }
 
 
@@ -497,12 +530,15 @@ def crd(
             None,
         ),
         ("spec", "self.targetRefs.all(ref, ref.group == 'gateway.networking.k8s.io')", None, ("gateway.networking.k8s.io",)),
+        # A conjunction holds only where each conjunct does: those on the kind or the group
+        # restrict them, the others are left out (GKE GCPTrafficDistributionPolicy's rule).
+        ("list", "self.all(x, x.kind == 'Service' && x.group == '')", ("Service",), ("",)),
+        ("list", "self.all(t, t.kind == 'Gateway' && t.name == 'x')", ("Gateway",), None),
         # Not restrictions: conditional on another field, negated, comparing entries, unknown names.
         ("spec", "!has(self.mergeType) || self.targetRefs.all(ref, ref.kind in ['HTTPRoute'])", None, None),
         ("list", "!(self.exists(t, t.kind == 'Gateway') && self.exists(t, t.kind == 'HTTPRoute'))", None, None),
         ("list", "self.all(t1, self.all(t2, t1.kind == t2.kind))", None, None),
         ("list", "self.all(t, other.kind == 'Gateway')", None, None),
-        ("list", "self.all(t, t.kind == 'Gateway' && t.name == 'x')", None, None),
         ("list", "self.size() > 0 ? self.all(t, t.kind == 'Gateway') : true", None, None),
         ("list", "self.all(t, t.kind in [other])", None, None),
         ("list", "self.all(t, t.kind == 'Gate", None, None),

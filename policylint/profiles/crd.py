@@ -361,7 +361,8 @@ def _parse_restriction(expr: str, env: Mapping[str, tuple[str, str]], depth: int
     """A restriction of target kinds or groups, or None when `expr` is anything else.
 
     Understood (each possibly parenthesised, the comparisons on `kind` or `group`):
-      `<ref>.kind == 'X'`, `<ref>.kind in ['X', 'Y']`, `a || b` of those;
+      `<ref>.kind == 'X'`, `<ref>.kind in ['X', 'Y']`, `a || b` of those, `a && b` (the
+      conjuncts among them);
       `<list>.all(v, ...)` and `<list>.exists(v, ...)` over them (NGF's
       ObservabilityPolicy/UpstreamSettingsPolicy use `exists`: the controller
       then rejects the other entries — docs/semantics.md#nginx-gateway-fabric);
@@ -394,8 +395,14 @@ def _parse_restriction(expr: str, env: Mapping[str, tuple[str, str]], depth: int
         if len(attrs) != 1 or len(fields) != 1:
             return None
         return [_Restriction(attrs.pop(), frozenset().union(*(r.values for r in out)), fields.pop())]
-    if len(_split_top(expr, "&&")) > 1:
-        return None
+    conjuncts = _split_top(expr, "&&")
+    if len(conjuncts) > 1:
+        # `a && b` holds only where each holds: every conjunct that restricts the kind or the
+        # group is enforced (GKE's `x.kind == 'Service' && x.group == ''`); the others restrict
+        # something else and are left out.
+        parts = [_parse_restriction(c, env, depth + 1) for c in conjuncts]
+        found = [r for part in parts if part is not None for r in part]
+        return found or None
     quant = _QUANTIFIER.match(expr)
     if quant and _balanced_end(expr, quant.end(2)) == len(expr) - 1:
         collection, _, var, body = quant.groups()
