@@ -91,6 +91,23 @@ def test_an_istio_built_in_class_is_missing_where_only_another_controller_runs()
     assert finding.severity is Severity.ERROR and "non-existent GatewayClass istio-waypoint" in finding.message
 
 
+def test_a_gke_gateway_class_exists_with_no_gateway_class_in_the_input() -> None:
+    # GKE creates its GatewayClasses in every cluster with the Gateway API enabled ("GatewayClass
+    # capabilities", GKE documentation), so repositories never define them. Before: PL405,
+    # "the input holds no GatewayClass".
+    result = lint_text(gateway(class_name="gke-l7-global-external-managed") + route("[{name: gw}]") + service())
+    assert only(result, "PL405") == []
+    topology = result.project.topology()
+    (gw,) = topology.gateways()
+    ref = topology.class_refs[id(gw)]
+    assert (ref.status.value, ref.controller) == ("External", "networking.gke.io/gateway")
+    (web,) = result.project.index.of_kind("gateway.networking.k8s.io", "HTTPRoute")
+    assert topology.traffic(web)[0] == "Carries"
+    # A name GKE does not serve is still missing.
+    (finding,) = only(lint_text(gateway(class_name="gke-l7-global-external")), "PL405")
+    assert "gke-l7-global-external" in finding.message
+
+
 # Istio's golden statuses (pilot/pkg/config/kube/gateway/testdata): serviceentry.yaml routes to
 # `kind: Hostname, group: networking.istio.io, name: google.com`, a host its ServiceEntry declares
 # (ResolvedRefs=True); invalid.yaml `invalid-backendRef-hostname` names unknown.example.com, which

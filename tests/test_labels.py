@@ -81,7 +81,11 @@ def test_vendored_upstream_crds_get_no_advice_to_edit_them() -> None:
 def test_upstream_crds_rehomed_to_a_users_group_lack_labels_only_where_the_vendor_ships_none(tmp_path: Path) -> None:
     # The label rules on the real CRDs, as if the user owned them (spec.group moved under
     # example.com): every labelled CRD is well-formed, and no Direct CRD spans two hierarchy
-    # levels (NGF ObservabilityPolicy: HTTPRoute + GRPCRoute); only the unlabelled kinds remain.
+    # levels (NGF ObservabilityPolicy: HTTPRoute + GRPCRoute); the unlabelled kinds remain, and
+    # GKE's four kinds, labelled Direct with their settings in the original Policy Attachment
+    # `default` block, which GEP-2648 keeps for Inherited kinds (PL504; in GKE's own group the
+    # CRDs are vendored and not checked, as test_vendored_upstream_crds_get_no_advice_to_edit_them
+    # shows).
     for source in sorted(UPSTREAM_CRDS.rglob("*.yaml")):
         text = re.sub(r"(?m)^(  group: )(\S+)$", r"\1\2.example.com", source.read_text(encoding="utf-8"))
         (tmp_path / f"{source.parent.name}-{source.name}").write_text(text, encoding="utf-8")
@@ -101,7 +105,14 @@ def test_upstream_crds_rehomed_to_a_users_group_lack_labels_only_where_the_vendo
         "telemetrypolicies.extensions.kuadrant.io",
         "threatpolicies.extensions.kuadrant.io",
     ]
-    assert {f.rule for f in result.findings} == {"PL501"}
+    direct_with_default = sorted(f.object.name for f in result.findings if f.rule == "PL504")  # type: ignore[union-attr]
+    assert direct_with_default == [
+        "gcpbackendpolicies.networking.gke.io",
+        "gcpgatewaypolicies.networking.gke.io",
+        "gcptrafficdistributionpolicies.networking.gke.io",
+        "healthcheckpolicies.networking.gke.io",
+    ]
+    assert {f.rule for f in result.findings} == {"PL501", "PL504"}
 
 
 def test_the_users_own_policy_crd_still_gets_the_advice() -> None:

@@ -188,7 +188,7 @@ def _gkv(doc: Mapping[str, Any]) -> tuple[str, str, str]:
 def test_every_bundled_kind_and_version_has_a_valid_example() -> None:
     # Computed from the data, so a kind or version the schemas gain fails here until it has one.
     bundled = set(schemas.schemas("experimental")) | set(schemas.schemas("standard"))
-    assert len(bundled) == 45  # Gateway API v1.6.1 (24), Envoy Gateway (5), Kuadrant (9), NGF (7), Linkerd (2)
+    assert len(bundled) == 49  # Gateway API v1.6.1 (24), Envoy Gateway (5), Kuadrant (9), NGF (7), Linkerd (2), GKE (4)
     examples = {_gkv(d) for d in _documents()}
     assert sorted(bundled - examples) == []
     # Each file holds its project's kinds (the `source` of their schema entries).

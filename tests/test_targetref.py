@@ -1,4 +1,4 @@
-"""PL2xx targetRef rules and `ProjectIndex.resolve_target`: scenario S18, resolution details, the JSON report."""
+"""PL2xx targetRef rules and `ProjectIndex.resolve_target`: scenario S18, resolution details, the JSON report, GKE's targets."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from policylint.pipeline import LintResult
 from policylint.reporters import json as json_reporter
 from policylint.semantics.resolution import TargetResolution
 from tests.lintutil import lint_text, only
-from tests.manifests import crd, first, gateway, gateway_class, policy, route, service
+from tests.manifests import crd, first, gateway, gateway_class, policy, reference_grant, route, service
 
 GATEWAY = (
     gateway_class()
@@ -495,3 +495,82 @@ def test_a_cluster_trust_bundle_named_without_its_group_is_resolved_by_kind() ->
     missing = lint_text(CTB_BY_KIND % {"name": "other-ca"}, complete=True)
     (finding,) = only(missing, "PL417")
     assert "names ClusterTrustBundle other-ca, which is not in the input" in finding.message
+
+
+# -- GKE (docs/semantics.md#gke) -------------------------------------------------------------
+
+GKE = "networking.gke.io/v1"
+GKE_BACKEND = "  default: {timeoutSec: 40}\n"
+
+
+def gke_backend_policy(ref: str, *, name: str = "p", ns: str = "app") -> str:
+    return policy("GCPBackendPolicy", ref, api=GKE, field="targetRef", name=name, ns=ns, spec=GKE_BACKEND)
+
+
+def test_a_gke_policy_on_another_namespace_is_refused_whatever_the_grants() -> None:
+    # "HealthCheckPolicy and GCPBackendPolicy resources must exist in the same namespace as the
+    # target Service or ServiceImport resource" (GKE, "Configure Gateway resources using
+    # Policies"). The reference type has a namespace field, so the reference is not pruned; a
+    # ReferenceGrant from GCPBackendPolicy does not change the controller's rule. With the
+    # profile derived from the CRD alone (the rule is not in the CRD), a ReferenceGrant made it
+    # Accepted, and without one PL401 advised to add one.
+    grant = reference_grant(
+        "shop", "[{group: networking.gke.io, kind: GCPBackendPolicy, namespace: app}]", "[{group: '', kind: Service}]"
+    )
+    result = lint_text(service(ns="shop") + gke_backend_policy("{group: '', kind: Service, name: web, namespace: shop}") + grant)
+    [finding] = only(result, "PL401")
+    assert finding.path == "spec.targetRef.namespace"
+    assert (finding.line, finding.column) == (11, 52)  # `namespace: shop` in the policy's targetRef
+    assert "only to a target in the policy's own namespace" in finding.message
+    assert "ReferenceGrant" in finding.message and finding.fix is None
+    assert finding.hint == "Create the policy in namespace shop, or remove namespace: shop from the reference."
+    [res] = resolutions(result)
+    assert (res.status.value, res.detail.value) == ("Invalid", "RefNotPermitted")
+    # The same reference within the policy's own namespace attaches.
+    ok = lint_text(service(ns="app") + gke_backend_policy("{group: '', kind: Service, name: web, namespace: app}"))
+    assert codes(ok) == [] and only(ok, "PL401") == []
+    assert [r.detail.value for r in resolutions(ok)] == ["Resolved"]
+
+
+def test_a_missing_target_in_another_namespace_of_a_gke_policy_is_not_told_to_set_the_namespace() -> None:
+    # The Service exists in namespace shop: with a namespaced reference type the hint would be
+    # "set namespace: shop in the targetRef", which GKE refuses; it says to move the policy.
+    result = lint_text(service(ns="shop") + gke_backend_policy("{group: '', kind: Service, name: web}"))
+    [finding] = only(result, "PL201")
+    assert "move the policy to namespace shop" in finding.message
+    assert "set namespace" not in finding.message
+
+
+def service_export(name: str, ns: str = "app") -> str:
+    return f"---\napiVersion: net.gke.io/v1\nkind: ServiceExport\nmetadata: {{name: {name}, namespace: {ns}}}\n"
+
+
+def test_a_gke_service_import_target_exists_when_its_service_export_does() -> None:
+    # GKE multi-cluster Services create a ServiceImport for each ServiceExport of the same name
+    # and namespace; repositories keep the ServiceExport. With the profile derived from the CRD
+    # alone: PL206 (info), a virtual kind.
+    ref = "{group: net.gke.io, kind: ServiceImport, name: store}"
+    result = lint_text(service_export("store") + gke_backend_policy(ref))
+    assert codes(result) == []
+    [res] = resolutions(result)
+    assert (res.status.value, res.detail.value) == ("Accepted", "Implied")
+    assert res.message == "created in the cluster by GKE multi-cluster Services from ServiceExport app/store"
+    # Without the ServiceExport (or with one of another name) the ServiceImport does not exist.
+    missing = lint_text(service_export("other") + gke_backend_policy(ref))
+    [finding] = only(missing, "PL201")
+    assert finding.path == "spec.targetRef"
+    assert finding.message.startswith(
+        "ServiceImport 'store' not found in namespace app: GKE multi-cluster Services create one for a ServiceExport"
+        " of the same name and namespace, and there is none in the input either"
+    )
+
+
+def test_two_gke_backend_policies_on_one_service_conflict_and_the_oldest_applies() -> None:
+    # "If two GCPBackendPolicy policies are created that target the same Service or
+    # ServiceImport, the oldest policy takes precedence and the second one fails to be
+    # attached": Direct, one per target. Without timestamps the first in name order is the
+    # older (docs/semantics.md#missing-creation-timestamps).
+    ref = "{group: '', kind: Service, name: web}"
+    result = lint_text(service() + gke_backend_policy(ref, name="a") + gke_backend_policy(ref, name="b"))
+    [finding] = only(result, "PL601")
+    assert str(finding.object) == "GCPBackendPolicy app/b"

@@ -52,6 +52,18 @@ class TargetKind:
         return group_kind(self.group, self.kind)
 
 
+@frozen
+class CreatedKind:
+    """A target kind that a cluster component creates from another object rather than a user
+    keeping it in git (GKE multi-cluster Services create a ServiceImport for each ServiceExport
+    of the same name and namespace): a target of this kind not in the input exists when its
+    source object is in the input."""
+
+    kind: TargetKind
+    source: TargetKind
+    by: str  # who creates it, for messages
+
+
 # What Gateway API's policy target reference types require (`LocalPolicyTargetReference` and
 # friends): a kind's own reference type may require less (`TargetSpec.ref_required`).
 GATEWAY_API_REF_REQUIRED = ("group", "kind", "name")
@@ -78,6 +90,10 @@ class TargetSpec:
     # GEP-713 "Cross namespace references": a cross-namespace target needs a ReferenceGrant in
     # the target namespace (false only for kinds whose effects grant no extra access).
     cross_namespace_grant: bool = True
+    # The controller attaches the policy only to a target in its own namespace, though the
+    # reference type has a namespace field (GKE): another namespace is refused, grant or not.
+    same_namespace_only: bool = False
+    created_kinds: tuple[CreatedKind, ...] = ()
     selector_namespaces: bool = False  # selectors may match in other namespaces (`namespaces.from`)
     # The reference's own schema, where it is not Gateway API's (a kind's CRD says): which of
     # group, kind and name it requires (a missing group without a default is then the core
@@ -90,6 +106,9 @@ class TargetSpec:
     @property
     def fields(self) -> tuple[str, ...]:
         return tuple(f for f in (self.single, self.list, self.selectors) if f)
+
+    def created(self, group: str, kind: str) -> CreatedKind | None:
+        return next((c for c in self.created_kinds if c.kind == TargetKind(group, kind)), None)
 
     def allows(self, group: str, kind: str) -> bool:
         return not self.kinds or TargetKind(group, kind) in self.kinds
@@ -175,6 +194,10 @@ class Implementation:
     # Backend kinds the implementation looks up as another kind: (as written, looked up as).
     # Istio resolves a ServiceImport as the Service of the same name.
     backends_resolved_as: tuple[tuple[TargetKind, TargetKind], ...] = ()
+    # The platform itself creates the `builtin_classes` GatewayClass objects in every cluster where it runs the
+    # implementation, under names no other implementation uses (GKE): taken as existing whatever
+    # the input holds, not only where a GatewayClass of the implementation shows it runs.
+    classes_installed: bool = False
 
 
 @frozen
@@ -318,6 +341,10 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
             virtual_kinds=t.get("virtualKinds", False),
             synthetic_rule_names=t.get("syntheticRuleNames", False),
             cross_namespace_grant=t.get("crossNamespaceGrant", True),
+            same_namespace_only=t.get("sameNamespaceOnly", False),
+            created_kinds=tuple(
+                CreatedKind(_target_kind(c), _target_kind(c["from"]), c["by"]) for c in t.get("createdKinds", ())
+            ),
             selector_namespaces=t.get("selectorNamespaces", False),
             ref_required=tuple(t.get("refRequired", GATEWAY_API_REF_REQUIRED)),
             ref_defaults=tuple(sorted((t.get("refDefaults") or {}).items())),
@@ -453,6 +480,7 @@ def builtin_implementations() -> tuple[Implementation, ...]:
                         (_target_kind(k["kind"]), _target_kind(k["as"]))
                         for k in (raw.get("backendsResolvedAs") or {}).get("kinds", ())
                     ),
+                    classes_installed=bool((raw.get("builtinGatewayClasses") or {}).get("installed", False)),
                 )
             )
     return tuple(out)

@@ -161,7 +161,9 @@ class CrossNamespaceTargetNotPermitted(Rule):
         for policy in project.resolution.policies():
             for ref in policy.refs:
                 res = project.resolution.resolve_target(policy, ref)
-                if res.detail == Resolved.REF_NOT_PERMITTED:
+                if res.detail == Resolved.REF_NOT_PERMITTED and policy.profile.targets.same_namespace_only:
+                    yield self._own_namespace_only(policy, res)
+                elif res.detail == Resolved.REF_NOT_PERMITTED:
                     yield self._not_permitted(policy, res, project.index)
                 elif forbidden_namespace(policy, ref.raw, ref.namespace):
                     yield self._forbidden(policy, res)
@@ -192,6 +194,17 @@ class CrossNamespaceTargetNotPermitted(Rule):
         return self.issue(
             obj, ref.path, message, related=near_miss_related(res.grant), hint=sentence(reference.grant_hint()), fix=fix
         )
+
+    def _own_namespace_only(self, policy: Policy, res: TargetResolution) -> Issue:
+        ref = res.ref
+        obj = policy.obj
+        message = (
+            f"{obj.kind} {where(obj)} cannot target {ref.kind} {res.namespace}/{ref.name}: its controller attaches"
+            f" {obj.kind} only to a target in the policy's own namespace, and no ReferenceGrant changes that, so the"
+            " policy does not attach"
+        )
+        hint = f"Create the policy in namespace {res.namespace}, or remove namespace: {ref.namespace} from the reference."
+        return self.issue(obj, join(ref.path, "namespace"), message, hint=hint)
 
     def _forbidden(self, policy: Policy, res: TargetResolution) -> Issue:
         ref = res.ref

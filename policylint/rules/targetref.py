@@ -216,7 +216,7 @@ class TargetRefNotFound(Rule):
         # 2. The same object in another namespace.
         for obj in same_name:
             if (obj.group, obj.kind) == (ref.group, ref.kind) and obj.namespace != res.namespace and obj.namespace is not None:
-                if targets.namespace:
+                if targets.namespace and not targets.same_namespace_only:
                     matches.add(
                         f"{obj.kind} {obj.namespace}/{obj.name} exists: set namespace: {obj.namespace} in the targetRef", obj
                     )

@@ -251,6 +251,17 @@ class Resolution:
         profile, obj, namespace = policy.profile, policy.obj, place.namespace
         if not (place.ref_namespace and namespace is not None and obj.namespace and namespace != obj.namespace):
             return None
+        if profile.targets.same_namespace_only:
+            # No handshake can help: the controller refuses the reference itself.
+            assert ref.kind is not None and ref.name is not None
+            return TargetResolution(
+                ref,
+                INVALID,
+                Resolved.REF_NOT_PERMITTED,
+                namespace=namespace,
+                message=f"{profile.kind} applies only to a target in its own namespace {obj.namespace}, not to"
+                f" {ref.kind} {namespace}/{ref.name}",
+            )
         if not profile.targets.cross_namespace_grant:
             return None
         assert ref.kind is not None and ref.name is not None
@@ -282,6 +293,18 @@ class Resolution:
             if ref.name in CLUSTER_NAMESPACES:
                 message = "a namespace every Kubernetes cluster has"
                 return TargetResolution(ref, ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message)
+        created = policy.profile.targets.created(place.group, ref.kind)
+        if created is not None:
+            source = created.source
+            if self.index.lookup(source.group, source.kind, namespace, ref.name) is not None:
+                message = f"created in the cluster by {created.by} from {source.kind} {namespace}/{ref.name}"
+                return TargetResolution(ref, ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message)
+            where = f"in namespace {namespace}" if namespace is not None else "(cluster-scoped)"
+            message = (
+                f"{ref.kind} {ref.name!r} not found {where}: {created.by} create one for a {source.kind} of the same"
+                " name and namespace, and there is none in the input either"
+            )
+            return TargetResolution(ref, TARGET_NOT_FOUND, Resolved.OBJECT_NOT_FOUND, namespace=namespace, message=message)
         if policy.profile.targets.virtual_kinds and self.is_virtual_kind(place.group, ref.kind):
             return TargetResolution(
                 ref,

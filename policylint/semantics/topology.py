@@ -804,13 +804,14 @@ class Topology:
     def _builtin_classes(self) -> dict[str, str]:
         """Class name -> controllerName, for the classes an implementation serves without a
         GatewayClass object (profile `implementations[].builtinGatewayClasses`), of the
-        implementations a GatewayClass in the input shows to be running."""
+        implementations a GatewayClass in the input shows to be running, and those the platform
+        installs itself (`installed`)."""
         if self._builtin is None:
             running = {i.name for i in self._class_implementations() if i is not None}
             self._builtin = {
                 name: controller
                 for implementation in self.resolution.profiles.implementations
-                if implementation.name in running
+                if implementation.name in running or implementation.classes_installed
                 for name, controller in implementation.builtin_classes
             }
         return self._builtin
