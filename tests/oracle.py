@@ -197,6 +197,11 @@ NOT_IN_A_CLUSTER: dict[tuple[str, str], str] = {
         " connection.connectionLimit.closeDelay '10mib' the Envoy Gateway CRD's duration pattern does not match: the API"
         " server rejects that policy, so in a cluster nothing overrides this one"
     ),
+    ("clienttrafficpolicy-headers-add-if-absent", "ClientTrafficPolicy/envoy-gateway/target-gateway-1"): (
+        "its headers.earlyRequestHeaders.addIfAbsent and lateResponseHeaders.addIfAbsent each name a header"
+        " twice (the test's 'duplicate-should-be-ignored'), and both lists are maps keyed by name in the Envoy"
+        " Gateway CRD (x-kubernetes-list-type: map): the API server rejects the object (Duplicate value)"
+    ),
     ("clienttrafficpolicy-buffer-limit-with-format-error", "ClientTrafficPolicy/envoy-gateway/target-gateway-1"): (
         "EG has it overridden on listener http-1 by target-gateway-1-section-http-1, whose"
         " connection.bufferLimit '500m' the second pattern of the Envoy Gateway CRD's allOf"

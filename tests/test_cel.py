@@ -85,6 +85,20 @@ def run(rule: str, value: Any) -> tuple[bool, str | None]:
         # validate() returns an optional: optional.none() is not null (cel-go Optional.Equal).
         ("format.dns1123Label().validate(self) == optional.none()", "a-label", (True, None)),
         ("format.dns1123Label().validate(self) == null", "a-label", (False, None)),
+        # Kubernetes: url() and isURL() read a string as Go's url.ParseRequestURI does (the
+        # examples of k8s.io/apiserver pkg/cel/library/urls.go).
+        ("url(self).getHost() == 'example.com:80'", "https://example.com:80/", (True, None)),
+        ("url(self).getHostname() == '::1' && url(self).getPort() == '80'", "https://[::1]:80/", (True, None)),
+        ("url(self).getEscapedPath() == '/path%20with%20spaces/'", "https://example.com/path with spaces/", (True, None)),
+        ("url(self).getQuery() == {'k': ['v', 'v2']}", "https://example.com/?k=v&k=v2", (True, None)),
+        ("url(self).getScheme() == 'https' && url(self).getHost() == 'a'", "HTTPS://a/x#frag", (True, None)),
+        ("isURL(self)", "/absolute-path", (True, None)),
+        ("self.all(u, !isURL(u))", ["example.com", "", "http://a b/", "http://h:port/", "http://[::1/", "%zz"], (True, None)),
+        (
+            "url(self).getScheme() == 'http'",
+            "ht\x08tp",
+            (False, 'URL parse error during conversion from string: parse "ht\\btp": net/url: invalid control character in URL'),
+        ),
         # A map literal looked up with a key it lacks.
         ('{"1.2":3,"1.3":4}[self] <= 4', "1.1", (False, "no such key: 1.1")),
     ],
@@ -99,7 +113,7 @@ def test_evaluation(rule: str, value: Any, expected: tuple[bool, str | None]) ->
         ("self == oldSelf", "transition", "oldSelf"),
         ("has(oldSelf.delegate) || !has(self.delegate)", "transition", "oldSelf"),
         ("quantity(self).isGreaterThan(quantity('1'))", "unsupported", "quantity"),
-        ("url(self).getHost() == 'x'", "unsupported", "url"),
+        ("cidr(self).containsIP('10.0.0.1')", "unsupported", "cidr"),
         ("self.?a.orValue(1) == 1", "unsupported", "optional syntax"),
         ("self ==", "compile", "Syntax error: unexpected end of input at offset 7"),
         ("x == 1", "compile", "undeclared reference to 'x'"),
@@ -265,8 +279,8 @@ def test_every_bundled_rule_is_evaluated_or_skipped_for_a_reason() -> None:
     rows = coverage()
     assert len(rows) == sum(len(e["channels"]) for e in raw["kinds"])
     once = [r for r in rows if r["schemas"]]
-    # `"rule":` occurs once per validation in the data: 1,044 in the 57 bundled schemas.
-    assert text.count('"rule":') == sum(r["rules"] for r in once) == 1044
+    # `"rule":` occurs once per validation in the data: 1,086 in the 62 bundled schemas.
+    assert text.count('"rule":') == sum(r["rules"] for r in once) == 1086
     skipped: dict[str, int] = {}
     for r in once:
         assert r["rules"] == r["evaluated"] + sum(r["skipped"].values())
@@ -279,7 +293,7 @@ def test_every_bundled_rule_is_evaluated_or_skipped_for_a_reason() -> None:
     # status.addresses[] in the four Gateway schemas (v1 and v1beta1 of each channel).
     assert text.count("oldSelf") == 7
     assert skipped == {"transition rule (oldSelf)": 6, "on status (not linted)": 4}
-    assert sum(r["evaluated"] for r in once) == 1034
+    assert sum(r["evaluated"] for r in once) == 1076
 
 
 def test_the_coverage_command(capsys: pytest.CaptureFixture[str]) -> None:
@@ -290,9 +304,9 @@ def test_the_coverage_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_info.value.code == 0
     document = json.loads(capsys.readouterr().out)
     assert document["total"] == {
-        "schemas": 57,
-        "rules": 1044,
-        "evaluated": 1034,
+        "schemas": 62,
+        "rules": 1086,
+        "evaluated": 1076,
         "skipped": {"on status (not linted)": 4, "transition rule (oldSelf)": 6},
     }
     gateway = [c for c in document["crds"] if (c["kind"], c["version"], c["channel"]) == ("Gateway", "v1", "standard")]
@@ -626,6 +640,41 @@ spec:
         "spec.issuerRef: Invalid issuerRef.kind. The only supported values are blank, 'Issuer' and 'ClusterIssuer' (a CEL rule of the kuadrant v1.5.2 CRD)"
     )
     assert pl704(tls.replace("kind: Issuers", "kind: ClusterIssuer")) == []
+
+
+def test_rules_on_scalar_fields_are_run() -> None:
+    # A rule on a string, not on the map holding it: XBackend spec.externalHostname.hostname,
+    # "!self.endsWith('.cluster.local')" (Gateway API v1.6.1, experimental). Before: the walk
+    # only descended into maps and lists, so the rule never ran.
+    backend = """\
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata: {name: openai-api, namespace: ai-apps}
+spec:
+  type: ExternalHostname
+  externalHostname:
+    hostname: api.openai.cluster.local
+  port:
+    port: 443
+"""
+    got = pl704(backend, channel="experimental")
+    assert [(g[0], g[1], g[2]) for g in got] == [(7, 5, "spec.externalHostname.hostname")]
+    assert got[0][3].startswith("spec.externalHostname.hostname: hostname must not be an IP address or end with .cluster.local")
+    assert pl704(backend.replace("api.openai.cluster.local", "api.openai.com"), channel="experimental") == []
+    # A value of a map of strings (additionalProperties): Istio's selector labels,
+    # "!self.contains("*")".
+    labels = """\
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: web, namespace: apps}
+spec:
+  selector:
+    matchLabels: {app: "web-*"}
+  action: ALLOW
+"""
+    got = pl704(labels)
+    assert [(g[0], g[2]) for g in got] == [(6, "spec.selector.matchLabels.app")]
+    assert "wildcard not allowed in label value match" in got[0][3]
 
 
 def test_target_reference_problems_are_the_policy_rules() -> None:

@@ -365,6 +365,18 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
             ("gcpgatewaypolicies", "GCPGatewayPolicy"),
         )
     },
+    # docs/semantics.md#istio: unlabelled; targetRef and targetRefs (at most one of them or a
+    # workload selector: CEL), of Istio's own PolicyTargetReference (group optional, a namespace
+    # that CEL refuses, no sectionName), no CEL on the kind. RequestAuthentication and
+    # WasmPlugin are no policies by name: their facts are read all the same.
+    **{
+        f"istio/1.30.3/{file}": (kind, versions, None, ("targetRef", "targetRefs", None), 16, False, True, False, None)
+        for file, kind, versions in (
+            ("security.istio.io_authorizationpolicies.yaml", "AuthorizationPolicy", ("v1", "v1beta1")),
+            ("security.istio.io_requestauthentications.yaml", "RequestAuthentication", ("v1", "v1beta1")),
+            ("extensions.istio.io_wasmplugins.yaml", "WasmPlugin", ("v1alpha1",)),
+        )
+    },
     "gke/main-fc40d60/networking.gke.io_gcptrafficdistributionpolicies.yaml": (
         "GCPTrafficDistributionPolicy",
         ("v1",),
@@ -379,6 +391,17 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
 }
 
 
+# Istio's kinds select their workloads by target references, a workload selector or neither
+# (docs/semantics.md#istio): a target is optional. Two of them are no policies by name or label.
+ISTIO = "istio/1.30.3/"
+OPTIONAL_TARGETS = {
+    ISTIO + "security.istio.io_authorizationpolicies.yaml",
+    ISTIO + "security.istio.io_requestauthentications.yaml",
+    ISTIO + "extensions.istio.io_wasmplugins.yaml",
+}
+UNNAMED_POLICIES = OPTIONAL_TARGETS - {ISTIO + "security.istio.io_authorizationpolicies.yaml"}
+
+
 def test_expectations_cover_every_vendored_crd() -> None:
     # Every vendored policy CRD; Gateway API's own kinds are there for the schema rules.
     vendored = {
@@ -386,16 +409,16 @@ def test_expectations_cover_every_vendored_crd() -> None:
         for p in CRDS.rglob("*.yaml")
         if crd_facts(load_crd(p.relative_to(CRDS).as_posix())).is_policy
     }
-    assert vendored == set(EXPECTED)
+    assert vendored | UNNAMED_POLICIES == set(EXPECTED)
 
 
 @pytest.mark.parametrize("rel", sorted(EXPECTED))
 def test_crd_facts_of_vendored_crds(rel: str) -> None:
     kind, served, label, fields, max_items, section, namespace, unique, kinds = EXPECTED[rel]
     facts = crd_facts(load_crd(rel))
-    assert facts.is_policy
+    assert facts.is_policy is (rel not in UNNAMED_POLICIES)
     assert facts.kind == kind
-    assert facts.plural == kind.lower()[:-1] + "ies"
+    assert facts.plural == (kind.lower()[:-1] + "ies" if kind.endswith("y") else kind.lower() + "s")
     assert facts.scope == "Namespaced"
     assert facts.served_versions == served
     assert facts.label == label
@@ -404,7 +427,8 @@ def test_crd_facts_of_vendored_crds(rel: str) -> None:
     assert facts.section_name is section
     assert facts.namespace is namespace
     assert facts.unique is unique
-    assert facts.required  # every shipped kind requires a target (schema `required` or CEL)
+    # Every other shipped kind requires a target (schema `required` or CEL).
+    assert facts.required is (rel not in OPTIONAL_TARGETS)
     if kinds is None:
         assert facts.allowed_kinds is None
         assert facts.target_kinds == ()
@@ -446,6 +470,9 @@ def test_unlabelled_kinds_are_direct_by_default() -> None:
 def test_profile_from_each_vendored_crd(rel: str) -> None:
     facts = crd_facts(load_crd(rel))
     profile = profile_from_facts(facts, source=rel)
+    if rel in UNNAMED_POLICIES:
+        assert profile is None  # no policy to a CRD alone: the built-in profile says it is
+        return
     assert profile is not None
     assert profile.origin == ORIGIN_CRD
     assert profile.targets.fields == facts.target_fields
@@ -603,6 +630,18 @@ def test_required_and_exclusive_from_cel() -> None:
     assert not facts.required and facts.exclusive
     facts = crd_facts(crd(**both, spec_rules=["has(self.targetRef) || has(self.targetRefs)"]))
     assert facts.required and not facts.exclusive
+    # Istio's "only one of targetRefs or selector can be set": the fields set, counted.
+    count = "(has(self.selector) ? 1 : 0) + (has(self.targetRef) ? 1 : 0)\n  + (has(self.targetRefs) ? 1 : 0)"
+    for bound in ("<= 1", "< 2", "== 1"):
+        facts = crd_facts(crd(**both, spec_rules=[f"{count} {bound}"]))
+        assert not facts.required and facts.exclusive, bound
+    for rule in (
+        f"{count} <= 2",  # two may be set
+        f"{count} <= 10",
+        "(has(self.targetRef) ? 2 : 0) + (has(self.targetRefs) ? 1 : 0) <= 1",  # not a count
+        "(has(self.targetRef) ? 1 : 0) + (has(self.selector) ? 1 : 0) <= 1",  # targetRefs not counted
+    ):
+        assert not crd_facts(crd(**both, spec_rules=[rule])).exclusive, rule
 
 
 def test_storage_version_schema_is_preferred_among_served() -> None:

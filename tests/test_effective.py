@@ -434,7 +434,8 @@ def test_empty_atomic_override_counts_every_context(tmp_path: Path) -> None:
 # Istio's AuthorizationPolicy (security.istio.io) with `targetRefs` to a Gateway, as Istio's API
 # reference describes it (istio.io/latest/docs/reference/config/security/authorization-policy/):
 # several policies on one workload are all evaluated (CUSTOM, then DENY, then ALLOW): additive,
-# not a Gateway API policy that conflicts. With no profile and no CRD, policylint can only guess.
+# not a Gateway API policy that conflicts (the built-in profile says so: docs/semantics.md#istio).
+# Under a kind with no profile and no CRD, policylint can only guess.
 ISTIO_AUTHZ = """\
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
@@ -492,9 +493,12 @@ spec:
 def test_a_guessed_policy_kind_never_fails_a_run() -> None:
     # Before: PL601 error (the guessed "strategy None, one per target" made them conflict), exit 1.
     # After: the same finding at info level; PL111 says the kind was guessed.
-    result = lint_text(ISTIO_AUTHZ)
+    guessed = ISTIO_AUTHZ.replace("security.istio.io/v1\nkind: AuthorizationPolicy", "mesh.example.com/v1\nkind: AccessPolicy")
+    result = lint_text(guessed)
     assert {f.rule for f in result.findings} == {"PL601", "PL111"}
     assert {f.severity for f in result.findings} == {Severity.INFO}
+    # Istio's own kind has a profile: both policies apply, nothing to report.
+    assert lint_text(ISTIO_AUTHZ).findings == []
 
 
 def test_a_described_kind_keeps_its_severities() -> None:

@@ -94,6 +94,7 @@ def test_upstream_crds_rehomed_to_a_users_group_lack_labels_only_where_the_vendo
     unlabelled = sorted(f.object.name for f in result.findings if f.rule == "PL501")  # type: ignore[union-attr]
     assert unlabelled == [
         "authorizationpolicies.policy.linkerd.io",
+        "authorizationpolicies.security.istio.io",
         "backendtrafficpolicies.gateway.envoyproxy.io",
         "clienttrafficpolicies.gateway.envoyproxy.io",
         "envoyextensionpolicies.gateway.envoyproxy.io",

@@ -574,3 +574,89 @@ def test_two_gke_backend_policies_on_one_service_conflict_and_the_oldest_applies
     result = lint_text(service() + gke_backend_policy(ref, name="a") + gke_backend_policy(ref, name="b"))
     [finding] = only(result, "PL601")
     assert str(finding.object) == "GCPBackendPolicy app/b"
+
+
+# -- Istio (docs/semantics.md#istio) -----------------------------------------------------------
+
+ISTIO_WAYPOINT = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: istio-waypoint}
+spec: {controllerName: istio.io/mesh-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: waypoint, namespace: app}
+spec:
+  gatewayClassName: istio-waypoint
+  listeners: [{name: mesh, port: 15008, protocol: HBONE}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: app}
+spec: {ports: [{name: http, port: 80}]}
+"""
+
+
+def istio_policy(name: str, spec: str, kind: str = "AuthorizationPolicy", api: str = "security.istio.io/v1") -> str:
+    return f"---\napiVersion: {api}\nkind: {kind}\nmetadata: {{name: {name}, namespace: app}}\nspec:\n{spec}"
+
+
+def test_istio_policies_on_one_target_all_apply() -> None:
+    # An ALLOW and a DENY AuthorizationPolicy, a RequestAuthentication and a WasmPlugin on one
+    # waypoint: Istio applies every one (docs/semantics.md#istio). Structural detection alone
+    # took AuthorizationPolicy for a Direct kind with strategy None and rejected the second.
+    on_waypoint = "  targetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: waypoint}]\n"
+    text = (
+        ISTIO_WAYPOINT
+        + istio_policy("allow-get", on_waypoint + "  action: ALLOW\n  rules: [{to: [{operation: {methods: [GET]}}]}]\n")
+        + istio_policy("deny-admin", on_waypoint + "  action: DENY\n  rules: [{to: [{operation: {paths: [/admin]}}]}]\n")
+        + istio_policy("jwt", on_waypoint + "  jwtRules: [{issuer: https://idp.example.com}]\n", kind="RequestAuthentication")
+        + istio_policy(
+            "plugin",
+            on_waypoint + "  url: oci://registry.example.com/p:1\n",
+            kind="WasmPlugin",
+            api="extensions.istio.io/v1alpha1",
+        )
+    )
+    result = lint_text(text)
+    assert [f.rule for f in result.findings] == []
+    assert [(r.ref.name, r.detail.value) for r in resolutions(result)] == [("waypoint", "Resolved")] * 4
+    assert {p.profile.project for p in result.project.resolution.policies()} == {"istio"}
+
+
+def test_an_istio_policy_without_target_references_attaches_to_nothing() -> None:
+    # A workload selector, or nothing (the namespace, or the mesh in the root namespace):
+    # Istio's other two ways of choosing workloads, not policy attachment, and not an error.
+    text = (
+        ISTIO_WAYPOINT
+        + istio_policy("sidecar", "  selector: {matchLabels: {app: web}}\n  action: ALLOW\n  rules: [{}]\n")
+        + istio_policy("allow-nothing", "  {}\n")
+    )
+    result = lint_text(text)
+    assert [f.rule for f in result.findings] == []
+    assert [p.refs for p in result.project.resolution.policies()] == [(), ()]
+
+
+def test_an_istio_target_in_another_namespace_is_the_crds_refusal() -> None:
+    # The reference type has `namespace`, and a CEL rule on it refuses any value ("cross
+    # namespace referencing is not currently supported"): one finding, PL704 with the CRD's
+    # message, not PL401 as well (docs/semantics.md#one-finding-per-cause).
+    ref = "  targetRefs: [{kind: Service, group: '', name: web, namespace: shop}]\n"
+    result = lint_text(ISTIO_WAYPOINT + istio_policy("xns", ref + "  action: DENY\n  rules: [{}]\n"))
+    assert [(f.rule, f.path, f.line) for f in result.findings] == [("PL704", "spec.targetRefs[0].namespace", 22)]
+    assert "cross namespace referencing is not currently supported" in result.findings[0].message
+    [res] = resolutions(result)
+    assert (res.status.value, res.detail.value) == ("Invalid", "RefNotPermitted")
+
+
+def test_istio_target_kinds_are_documented_not_enforced() -> None:
+    # istiod's webhook takes a Service (group "" or "core"), a ServiceEntry, a Gateway or a
+    # GatewayClass (validatePolicyTargetReference); the CRD takes any kind: PL202 warns.
+    route = "  targetRefs: [{kind: HTTPRoute, group: gateway.networking.k8s.io, name: web}]\n"
+    core = "  targetRefs: [{kind: Service, group: core, name: web}]\n"
+    result = lint_text(ISTIO_WAYPOINT + istio_policy("on-route", route) + istio_policy("on-core", core))
+    [finding] = only(result, "PL202")
+    assert str(finding.object) == "AuthorizationPolicy app/on-route" and finding.severity is Severity.WARNING
+    assert "core/Service, networking.istio.io/ServiceEntry" in finding.message  # "" and core read alike, once
+    assert [r.detail.value for r in resolutions(result)] == ["Resolved", "ObjectNotFound"]  # on-core, on-route

@@ -542,7 +542,11 @@ def _walk(
             _bound(out, path, len(value), node, "minItems", "maxItems", "items")
             items = node.get("items")
             if isinstance(items, dict):
+                if None in value:
+                    _null_items(out, path, value, items)
                 stack.extend((item, items, (*path, i)) for i, item in reversed(list(enumerate(value))))
+            if LIST_TYPE in node:
+                _duplicates(out, path, value, node, items if isinstance(items, dict) else {})
         elif isinstance(value, dict):
             _bound(out, path, len(value), node, "minProperties", "maxProperties", "fields")
             properties = node.get("properties") or {}
@@ -573,6 +577,67 @@ def _walk(
                 children.append((child, sub, (*path, key)))
             stack.extend(reversed(children))
     return True
+
+
+LIST_TYPE = "x-kubernetes-list-type"
+DUPLICATE = "FieldValueDuplicate"  # the API server's field error type for a duplicate list item
+
+
+def _null_items(out: list[_Violation], path: tuple[str | int, ...], value: list[Any], items: Mapping[str, Any]) -> None:
+    """A null list item is not an unset field, as a null field is: the API server refuses it as
+    a value of the wrong type, unless the item schema is nullable."""
+    wanted = items.get("type")
+    if items.get("nullable") or not isinstance(wanted, str) or wanted not in _TYPES:
+        return
+    for i, item in enumerate(value):
+        if item is None:
+            what = f"{'an' if wanted[0] in 'aeio' else 'a'} {wanted}"
+            out.append(((*path, i), f"is null, where the schema takes {what}", _TYPE))
+
+
+def _duplicates(
+    out: list[_Violation], path: tuple[str | int, ...], value: list[Any], node: Mapping[str, Any], items: Mapping[str, Any]
+) -> None:
+    """Items a `set` list holds twice, or a `map` list holds under the same keys (the API server's
+    "Duplicate value"; Kubernetes' "Merge strategy" of structural schemas). The keys of a map
+    list read an item's value or, where it has none, the key's default, as the API server
+    defaults an item before it validates."""
+    list_type = node.get(LIST_TYPE)
+    if list_type == "set":
+        keys: list[str] = []
+        noun = "the list is a set (x-kubernetes-list-type: set), so each value may appear once"
+    elif list_type == "map":
+        keys = [k for k in node.get("x-kubernetes-list-map-keys") or () if isinstance(k, str)]
+        if not keys:
+            return
+        noun = (
+            f"the list is a map keyed by {', '.join(keys)} (x-kubernetes-list-type: map), so each"
+            f" {'key' if len(keys) == 1 else 'combination of keys'} may appear once"
+        )
+    else:
+        return
+    properties = items.get("properties") or {}
+    first: dict[Any, int] = {}
+    for i, item in enumerate(value):
+        if list_type == "set":
+            if item is None:
+                continue
+            key: Any = _identity(item)
+        else:
+            if type(item) is not dict:
+                continue  # the wrong type: a type violation already
+            key = tuple(_identity(item.get(k, (properties.get(k) or {}).get("default"))) for k in keys)
+        j = first.setdefault(key, i)
+        if j != i:
+            out.append(((*path, i), f"duplicates item [{j}]: {noun}", DUPLICATE))
+
+
+def _identity(value: Any) -> Any:
+    """A hashable value equal for two YAML values exactly when they are equal as JSON values of
+    the same types (`1` is not `"1"`, nor `true`)."""
+    if type(value) in (str, int, float, bool) or value is None:
+        return (type(value), value)
+    return (type(value), json.dumps(value, sort_keys=True, default=str))
 
 
 def _combined(
@@ -813,7 +878,7 @@ def cel_failures(
                     continue  # nothing under it is refused
                 open_.append([subtree, False])
                 stack.append((_END, None, None))
-        _, kids, extra, each, own = _plan(node)
+        _, kids, extra, each, own, scalars = _plan(node)
         if type(raw) is dict:
             if kids is not None:
                 children: list[Any] = []
@@ -823,6 +888,12 @@ def cel_failures(
                         if sub is _UNSET:
                             sub = extra
                         if sub is not None:
+                            children.append((child, sub, (*parts, key)))
+                    elif scalars is not None and child is not None and (parts or key not in TOP_LEVEL_SKIPPED):
+                        sub = kids.get(key, _UNSET)
+                        if sub is _UNSET:
+                            sub = extra
+                        if sub is not None and sub.get(VALIDATIONS):
                             children.append((child, sub, (*parts, key)))
                 stack.extend(reversed(children))
         elif type(raw) is list and each is not None:
@@ -895,10 +966,12 @@ _SUBTREE: dict[int, tuple[Mapping[str, Any], bool]] = {}
 # id(schema node) -> (the node, its properties' schemas where rules are below them (else None;
 # None for all: no property or additional property leads to a rule), its additionalProperties'
 # schema where rules are below, its items' schema where rules are below, whether it has rules).
-_PLANS: dict[int, tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool]] = {}
+_PLANS: dict[int, tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool, frozenset[str] | None]] = {}
 
 
-def _plan(node: Mapping[str, Any]) -> tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool]:
+def _plan(
+    node: Mapping[str, Any],
+) -> tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool, frozenset[str] | None]:
     """What `cel_failures` walks under a schema node, worked out once per node."""
     got = _PLANS.get(id(node))
     if got is not None and got[0] is node:
@@ -911,7 +984,11 @@ def _plan(node: Mapping[str, Any]) -> tuple[Mapping[str, Any], dict[Any, Any] | 
         kids = None
     items = node.get("items")
     each = items if isinstance(items, dict) and subtree_has_rules(items) else None
-    plan = (node, kids, extra, each, bool(node.get(VALIDATIONS)))
+    # Scalar values with rules of their own (`duration(self) > duration('0s')`, a string's
+    # `self.size() == 0`): the walk looks at a map's scalars only where these say so.
+    scalars = frozenset(k for k, sub in properties.items() if isinstance(sub, dict) and sub.get(VALIDATIONS))
+    scalar_extra = extra is not None and bool(extra.get(VALIDATIONS))
+    plan = (node, kids, extra, each, bool(node.get(VALIDATIONS)), scalars if scalars or scalar_extra else None)
     if len(_PLANS) > 100_000:
         _PLANS.clear()  # CRDs read from many inputs in one process (tests): keep the cache bounded
     _PLANS[id(node)] = plan
@@ -959,7 +1036,9 @@ def cel_nodes(
                 sub = properties.get(key)
                 if sub is None and isinstance(additional, dict):
                     sub = additional
-                if sub is not None and (type(child) is dict or type(child) is list) and subtree_has_rules(sub):
+                if sub is not None and (
+                    ((type(child) is dict or type(child) is list) and subtree_has_rules(sub)) or sub.get(VALIDATIONS)
+                ):
                     children.append((child, sub, (*path, key)))
         elif type(value) is list:
             items = node.get("items")

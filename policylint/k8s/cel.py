@@ -31,6 +31,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from policylint.k8s import urls
+
 # -- errors ---------------------------------------------------------------------------------------
 
 
@@ -154,6 +156,8 @@ def type_name(value: Any) -> str:
         return "optional_type"
     if t is NamedFormat:
         return "kubernetes.NamedFormat"
+    if t is urls.URL:
+        return "kubernetes.URL"
     return t.__name__
 
 
@@ -1542,6 +1546,55 @@ def _is_ip(s: Any) -> bool:
     return _parse_ip(s) is not None
 
 
+def _url(s: Any) -> urls.URL:
+    """k8s.io/apiserver pkg/cel/library/urls.go `url()`."""
+    _str_args("url", s)
+    try:
+        return urls.parse_for_cel(s)
+    except ValueError as exc:
+        raise EvalError(f"URL parse error during conversion from string: parse {_go_quote(s)}: {exc}") from None
+
+
+def _is_url(s: Any) -> bool:
+    _str_args("isURL", s)
+    return urls.is_url(s)
+
+
+_GO_ESCAPES = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+    "\\": "\\\\",
+    '"': '\\"',
+}
+
+
+def _go_quote(s: str) -> str:
+    """Go's strconv.Quote, as `%q` prints the URL in net/url's errors."""
+    out = []
+    for c in s:
+        if c in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[c])
+        elif c.isprintable():
+            out.append(c)
+        else:
+            out.append(f"\\x{ord(c):02x}" if ord(c) < 0x80 else f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}")
+    return '"' + "".join(out) + '"'
+
+
+def _url_getter(name: str, read: Callable[[urls.URL], Any]) -> Callable[[Any], Any]:
+    def get(u: Any) -> Any:
+        if type(u) is not urls.URL:
+            raise _overload(name, u)
+        return read(u)
+
+    return get
+
+
 # Go's time.ParseDuration, which CEL's duration() uses: a sequence of decimal numbers with units.
 _DURATION_PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
 _UNIT_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
@@ -1810,9 +1863,9 @@ def _or_value(o: Any, default: Any) -> Any:
 # name -> (implementation, True: a method / False: a global function / None: both, arities
 # counting the receiver). The standard definitions (cel-spec langdef.md), cel-go's string
 # extensions (ext/strings.go) and the Kubernetes libraries (k8s.io/apiserver pkg/cel/library:
-# lists.go, regex.go, ip.go isIP, format.go) as far as implemented here; other Kubernetes
-# functions (ip(), cidr(), url(), quantity(), authorizer, semver) are not, and a rule calling
-# one is reported as unsupported by `policylint rules --cel-coverage`.
+# lists.go, regex.go, ip.go isIP, format.go, urls.go) as far as implemented here; other Kubernetes
+# functions (ip(), cidr(), quantity(), authorizer, semver) are not, and a rule calling one is
+# reported as unsupported by `policylint rules --cel-coverage`.
 FUNCTIONS: dict[str, tuple[Callable[..., Any], bool | None, tuple[int, ...]]] = {
     "size": (_size, None, (1,)),
     "contains": (_contains, True, (2,)),
@@ -1838,7 +1891,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], bool | None, tuple[int, ...]]] = 
     "substring": (_substring, True, (2, 3)),
     "trim": (_trim, True, (1,)),
     "join": (_join, True, (1, 2)),
-    # Kubernetes: lists.go, regex.go, ip.go, format.go
+    # Kubernetes: lists.go, regex.go, ip.go, format.go, urls.go
     "isSorted": (_is_sorted, True, (1,)),
     "sum": (_sum, True, (1,)),
     "min": (_extreme("min", -1), True, (1,)),
@@ -1846,6 +1899,14 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], bool | None, tuple[int, ...]]] = 
     "find": (_find, True, (2,)),
     "findAll": (_find_all, True, (2, 3)),
     "isIP": (_is_ip, False, (1,)),
+    "url": (_url, False, (1,)),
+    "isURL": (_is_url, False, (1,)),
+    "getScheme": (_url_getter("getScheme", lambda u: u.scheme), True, (1,)),
+    "getHost": (_url_getter("getHost", lambda u: u.host), True, (1,)),
+    "getHostname": (_url_getter("getHostname", urls.URL.hostname), True, (1,)),
+    "getPort": (_url_getter("getPort", urls.URL.port), True, (1,)),
+    "getEscapedPath": (_url_getter("getEscapedPath", urls.URL.escaped_path), True, (1,)),
+    "getQuery": (_url_getter("getQuery", urls.URL.query), True, (1,)),
     "format.named": (_format_named, False, (1,)),
     "validate": (_validate, True, (2,)),
     # cel-go optional types (the values `validate` returns)

@@ -460,9 +460,38 @@ def _required_by_cel(rule: str, fields: tuple[str, ...]) -> bool:
     return all(_has_atoms(d)[0] & set(fields) for d in disjuncts)
 
 
+def _at_most_one(expr: str) -> str | None:
+    """The left side of `<left> <= 1`, `<left> < 2` or `<left> == 1`; None otherwise."""
+    for op, bound in (("<=", "1"), ("<", "2"), ("==", "1")):
+        if expr.endswith(bound):
+            head = expr[: -len(bound)].rstrip()
+            if head.endswith(op):
+                return head[: -len(op)]
+    return None
+
+
+def _counted(expr: str) -> set[str]:
+    """The fields a sum `(has(self.a) ? 1 : 0) + (has(self.b) ? 1 : 0) + ...` counts (Istio's
+    "only one of targetRefs or selector can be set"); empty when `expr` is anything else."""
+    fields: set[str] = set()
+    for term in _split_top(_strip(expr), "+"):
+        ternary = _ternary(_strip(term))
+        if ternary is None or (ternary[1], ternary[2]) != ("1", "0"):
+            return set()
+        m = _HAS.match(_strip(ternary[0]))
+        if m is None or not m.group(1).startswith("self.") or m.group(1).count(".") != 1:
+            return set()
+        fields.add(m.group(1)[5:])
+    return fields
+
+
 def _exclusive_by_cel(rule: str, single: str, many: str) -> bool:
-    """`(has(s) && !has(l)) || (!has(s) && has(l)) || ...` or `!(has(s) && has(l))`."""
+    """`(has(s) && !has(l)) || (!has(s) && has(l)) || ...`, `!(has(s) && has(l))`, or a count of
+    the fields set that is at most one."""
     expr = _strip(rule)
+    counted = _at_most_one(expr)
+    if counted is not None and {single, many} <= _counted(counted):
+        return True
     if expr.startswith("!"):
         inner = _strip(expr[1:])
         positive, negative = _has_atoms(inner)

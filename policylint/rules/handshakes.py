@@ -162,7 +162,8 @@ class CrossNamespaceTargetNotPermitted(Rule):
             for ref in policy.refs:
                 res = project.resolution.resolve_target(policy, ref)
                 if res.detail == Resolved.REF_NOT_PERMITTED and policy.profile.targets.same_namespace_only:
-                    yield self._own_namespace_only(policy, res)
+                    if not _refused_by_its_crd(project, policy, join(ref.path, "namespace")):
+                        yield self._own_namespace_only(policy, res)
                 elif res.detail == Resolved.REF_NOT_PERMITTED:
                     yield self._not_permitted(policy, res, project.index)
                 elif forbidden_namespace(policy, ref.raw, ref.namespace):
@@ -247,6 +248,13 @@ class CrossNamespaceTargetNotPermitted(Rule):
         related = [Related(f"{target.kind} {where(target)} matches the selector", object=target, path=_labels_path(target))]
         related += near_miss_related(res.grant)
         return self.issue(obj, res.ref.path, message, related=related, severity=Severity.WARNING, hint=hint)
+
+
+def _refused_by_its_crd(project: Project, policy: Policy, path: str) -> bool:
+    """Whether the policy's CRD itself refuses the field at `path` (Istio's CEL "cross namespace
+    referencing is not currently supported"): PL703/PL704 report it, with the CRD's words."""
+    verdict = project.index.admission(policy.obj)
+    return verdict is not None and any(r.path == path for r in (*verdict.schema, *verdict.cel))
 
 
 def forbidden_namespace(policy: Policy, raw: object, namespace: str | None) -> bool:

@@ -18,6 +18,7 @@ from typing import Any
 from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import format_path, join
 from policylint.k8s.admission import (
+    DUPLICATE,
     UNRENDERED,
     Catalogue,
     PrunedField,
@@ -229,10 +230,15 @@ class SchemaViolation(Rule):
             if wider is not None:
                 refused = {(parts, problem) for parts, problem, _ in violations(obj.data, wider)}
                 accepted = {(r.parts, r.message) for r in verdict.schema} - refused
+            # Lists whose own CEL rules refuse them (Gateway API's "Listener name must be
+            # unique"): a duplicate item in them is that rule's finding (PL704), in the CRD's words.
+            refused_lists = {r.cel.node_path for r in verdict.cel if r.cel is not None}
             for rejection in verdict.schema:
                 parts, problem, path = rejection.parts, rejection.message, rejection.path
                 if _under(path, skipped) or malformed.tainted(*parts):
                     continue  # theirs, or PL010's finding already
+                if rejection.reason == DUPLICATE and format_path(parts[:-1]) in refused_lists:
+                    continue
                 message = f"{path or 'the object'} {problem} ({verdict.origin()}): the API server rejects the object"
                 if problem.startswith(UNRENDERED):
                     # Neither the channel nor a newer release changes that: the value is not rendered.

@@ -69,7 +69,8 @@ def ref_resolutions(project: Project, rule: Rule | None = None) -> Iterator[tupl
 
 
 def allowed_kinds_text(kinds: Sequence[TargetKind]) -> str:
-    return ", ".join(gk(k.group, k.kind) for k in kinds)
+    # dict.fromkeys: "" and "core" both read core/Service (NGINX Gateway Fabric, Istio accept either).
+    return ", ".join(dict.fromkeys(gk(k.group, k.kind) for k in kinds))
 
 
 def groups_for_kind(project: Project, policy: Policy, kind: str) -> list[str]:
