@@ -15,12 +15,12 @@ import pytest
 import yaml
 
 from policylint.findings import Issue
-from policylint.k8s.fieldtypes import SCHEMAS, check_object, describe_value
+from policylint.k8s.fieldtypes import GATEWAY_GROUP, SCHEMAS, check_object, describe_value
 from policylint.k8s.index import ProjectIndex
 from policylint.project import Project
 from policylint.reporters import json as json_reporter
 from policylint.rules.malformed import MalformedField
-from policylint.semantics.topology import ACCEPTED, GATEWAY_GROUP, MALFORMED
+from policylint.semantics.topology import ACCEPTED, MALFORMED
 from tests.lintutil import assert_valid_report, lint_text, select
 
 # A clean scene whose Gateway API objects and Services hold only fields of the PL010 table,

@@ -28,9 +28,10 @@ import pytest
 
 from policylint.findings import Severity
 from policylint.k8s.external import ExternalObjects
+from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.pipeline import LintResult
 from policylint.semantics.resolution import TargetResolution
-from policylint.semantics.topology import ACCEPTED, GATEWAY_GROUP, OPAQUE, RESOLVED
+from policylint.semantics.topology import ACCEPTED, OPAQUE, RESOLVED
 from tests.lintutil import lint_paths, lint_text, only
 from tests.manifests import (
     HTTP_HTTPS,

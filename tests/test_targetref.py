@@ -602,6 +602,46 @@ def istio_policy(name: str, spec: str, kind: str = "AuthorizationPolicy", api: s
     return f"---\napiVersion: {api}\nkind: {kind}\nmetadata: {{name: {name}, namespace: app}}\nspec:\n{spec}"
 
 
+ISTIO_CLASS_POLICY = """\
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: waypoints-deny, namespace: %s}
+spec:
+  targetRefs: [{kind: GatewayClass, group: gateway.networking.k8s.io, name: istio-waypoint}]
+  action: DENY
+  rules: [{to: [{operation: {methods: [DELETE]}}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: waypoint, namespace: app}
+spec:
+  gatewayClassName: istio-waypoint
+  listeners: [{name: mesh, port: 15008, protocol: HBONE}]
+"""
+
+
+def test_istio_gateway_classes_exist_where_istio_objects_do() -> None:
+    # istiod creates its GatewayClasses itself (pilot/pkg/config/kube/gatewaycommon), and a policy
+    # on every waypoint targets the class istio-waypoint from the root namespace (Istio's
+    # "default-deny-waypoint" example). An Istio object in the input shows Istio runs. Before:
+    # PL201 (no such GatewayClass), PL204 (a namespaced policy on a cluster-scoped class) and
+    # PL405 on the Gateway.
+    result = lint_text(ISTIO_CLASS_POLICY % "istio-system")
+    assert result.findings == []
+    [res] = resolutions(result)
+    assert (res.status.value, res.detail.value) == ("Accepted", "Implied")
+    assert (
+        res.message == "a class its implementation serves without a GatewayClass object in the input (istio.io/mesh-controller)"
+    )
+    # From another namespace Istio ignores a policy on a GatewayClass.
+    [finding] = lint_text(ISTIO_CLASS_POLICY % "app").findings
+    assert (finding.rule, finding.severity, finding.path) == ("PL204", Severity.WARNING, "spec.targetRefs[0].kind")
+    assert "honours a policy on a cluster-scoped target only from namespace istio-system" in finding.message
+    # Without any Istio object, the class of the Gateway is unknown (PL405), as before.
+    gateway_only = (ISTIO_CLASS_POLICY % "app").split("---\n", 1)[1]
+    assert [f.rule for f in lint_text(gateway_only).findings] == ["PL405"]
+
+
 def test_istio_policies_on_one_target_all_apply() -> None:
     # An ALLOW and a DENY AuthorizationPolicy, a RequestAuthentication and a WasmPlugin on one
     # waypoint: Istio applies every one (docs/semantics.md#istio). Structural detection alone
@@ -628,14 +668,17 @@ def test_istio_policies_on_one_target_all_apply() -> None:
 def test_an_istio_policy_without_target_references_attaches_to_nothing() -> None:
     # A workload selector, or nothing (the namespace, or the mesh in the root namespace):
     # Istio's other two ways of choosing workloads, not policy attachment, and not an error.
+    # An AuthorizationPolicy without spec is Istio's "allow-nothing" policy too (its CRD does not
+    # require spec): not PL105's "configures nothing". Before: PL105, advising to add a targetRef.
     text = (
         ISTIO_WAYPOINT
         + istio_policy("sidecar", "  selector: {matchLabels: {app: web}}\n  action: ALLOW\n  rules: [{}]\n")
         + istio_policy("allow-nothing", "  {}\n")
+        + "---\napiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: deny-all, namespace: app}\n"
     )
     result = lint_text(text)
     assert [f.rule for f in result.findings] == []
-    assert [p.refs for p in result.project.resolution.policies()] == [(), ()]
+    assert [p.refs for p in result.project.resolution.policies()] == [(), (), ()]
 
 
 def test_an_istio_target_in_another_namespace_is_the_crds_refusal() -> None:
@@ -650,13 +693,18 @@ def test_an_istio_target_in_another_namespace_is_the_crds_refusal() -> None:
     assert (res.status.value, res.detail.value) == ("Invalid", "RefNotPermitted")
 
 
-def test_istio_target_kinds_are_documented_not_enforced() -> None:
-    # istiod's webhook takes a Service (group "" or "core"), a ServiceEntry, a Gateway or a
-    # GatewayClass (validatePolicyTargetReference); the CRD takes any kind: PL202 warns.
+def test_istio_target_kinds_are_the_webhooks() -> None:
+    # istiod's validating webhook takes a Service (group "" or "core"), a ServiceEntry, a Gateway or
+    # a GatewayClass (validatePolicyTargetReference) and refuses the object otherwise; the CRD
+    # takes any kind. Before: a PL202 warning, "the API server accepts it".
     route = "  targetRefs: [{kind: HTTPRoute, group: gateway.networking.k8s.io, name: web}]\n"
     core = "  targetRefs: [{kind: Service, group: core, name: web}]\n"
     result = lint_text(ISTIO_WAYPOINT + istio_policy("on-route", route) + istio_policy("on-core", core))
     [finding] = only(result, "PL202")
-    assert str(finding.object) == "AuthorizationPolicy app/on-route" and finding.severity is Severity.WARNING
+    assert str(finding.object) == "AuthorizationPolicy app/on-route" and finding.severity is Severity.ERROR
+    assert finding.message.startswith(
+        "AuthorizationPolicy cannot target gateway.networking.k8s.io/HTTPRoute: istiod's validating webhook rejects"
+        " the object when it is created; allowed: gateway.networking.k8s.io/Gateway,"
+    )
     assert "core/Service, networking.istio.io/ServiceEntry" in finding.message  # "" and core read alike, once
     assert [r.detail.value for r in resolutions(result)] == ["Resolved", "ObjectNotFound"]  # on-core, on-route

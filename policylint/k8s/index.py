@@ -119,6 +119,10 @@ class ProjectIndex:
         """The API groups of the objects in the input and of the kinds known (built in or from a CRD)."""
         return frozenset(group for group, _ in self._by_gk) | self.kinds.groups()
 
+    def input_groups(self) -> frozenset[str]:
+        """The API groups of the objects in the input."""
+        return frozenset(group for group, _ in self._by_gk)
+
     def has_kind(self, group: str, kind: str) -> bool:
         return (group, kind) in self._by_gk or self.kinds.get(group, kind) is not None
 

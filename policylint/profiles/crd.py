@@ -30,6 +30,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.policy import REF_FIELDS as _REF_FIELDS
 from policylint.profiles.registry import (
@@ -55,8 +56,6 @@ SINGLE_FIELD = "targetRef"
 LIST_FIELD = "targetRefs"
 SELECTORS_FIELD = "targetSelectors"
 TARGET_FIELDS = (SINGLE_FIELD, LIST_FIELD, SELECTORS_FIELD)
-
-GATEWAY_GROUP = "gateway.networking.k8s.io"
 
 # CEL expressions longer or deeper than this are not kind restrictions worth parsing;
 # the bound keeps a hostile CRD from costing time or recursion depth.

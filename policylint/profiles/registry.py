@@ -94,6 +94,12 @@ class TargetSpec:
     # reference type has a namespace field (GKE): another namespace is refused, grant or not.
     same_namespace_only: bool = False
     created_kinds: tuple[CreatedKind, ...] = ()
+    # Who refuses a target kind not in `kinds` when the CRD does not (istiod's validating webhook):
+    # with kinds not enforced by the CRD, such a target is still refused when the object is created.
+    kinds_enforced_by: str | None = None
+    # The one namespace a policy on a cluster-scoped target is honoured from (Istio's root
+    # namespace): from another, the controller ignores it.
+    cluster_targets_from: str | None = None
     selector_namespaces: bool = False  # selectors may match in other namespaces (`namespaces.from`)
     # The reference's own schema, where it is not Gateway API's (a kind's CRD says): which of
     # group, kind and name it requires (a missing group without a default is then the core
@@ -198,6 +204,9 @@ class Implementation:
     # implementation, under names no other implementation uses (GKE): taken as existing whatever
     # the input holds, not only where a GatewayClass of the implementation shows it runs.
     classes_installed: bool = False
+    # API groups whose objects in the input show that the implementation runs there, as a
+    # GatewayClass of it does (Istio's security.istio.io): its built-in classes then exist.
+    evidence_groups: frozenset[str] = frozenset()
 
 
 @frozen
@@ -342,6 +351,8 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
             synthetic_rule_names=t.get("syntheticRuleNames", False),
             cross_namespace_grant=t.get("crossNamespaceGrant", True),
             same_namespace_only=t.get("sameNamespaceOnly", False),
+            kinds_enforced_by=t.get("kindsEnforcedBy"),
+            cluster_targets_from=t.get("clusterTargetsFrom"),
             created_kinds=tuple(
                 CreatedKind(_target_kind(c), _target_kind(c["from"]), c["by"]) for c in t.get("createdKinds", ())
             ),
@@ -481,6 +492,7 @@ def builtin_implementations() -> tuple[Implementation, ...]:
                         for k in (raw.get("backendsResolvedAs") or {}).get("kinds", ())
                     ),
                     classes_installed=bool((raw.get("builtinGatewayClasses") or {}).get("installed", False)),
+                    evidence_groups=frozenset((raw.get("builtinGatewayClasses") or {}).get("evidenceGroups", ())),
                 )
             )
     return tuple(out)

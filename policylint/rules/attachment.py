@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import join, parse_path
 from policylint.k8s.external import external_hint
+from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
@@ -23,7 +24,6 @@ from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import NearMatches, close_name, frontend_scope, hints_suffix, listeners_get
 from policylint.semantics.topology import (
     CORE,
-    GATEWAY_GROUP,
     LISTENER_SET_NOT_ATTACHED,
     NO_MATCHING_LISTENER_HOSTNAME,
     NO_MATCHING_PARENT,

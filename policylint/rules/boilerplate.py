@@ -207,6 +207,10 @@ class PolicySpecMissing(Rule):
         for policy in project.resolution.policies():
             data = policy.obj.data
             if "spec" not in data:
+                if not policy.profile.targets.required:
+                    # A kind that may target nothing reads a missing spec as an empty one (Istio's
+                    # AuthorizationPolicy without spec is its "allow-nothing" policy).
+                    continue
                 yield self.issue(
                     policy.obj,
                     "",

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from policylint.findings import Edit, Fix, Issue, Related, Severity
 from policylint.input.positions import join
+from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.index import ProjectIndex
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
@@ -34,7 +35,7 @@ from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import NearMatches, frontend_scope, listeners_get, sentence
 from policylint.semantics.grants import Grant, GrantCheck, Reference, ReferenceGrants
 from policylint.semantics.resolution import TargetResolution
-from policylint.semantics.topology import GATEWAY_GROUP, REF_NOT_PERMITTED, ROUTE_KINDS, ObjectRef, Topology
+from policylint.semantics.topology import REF_NOT_PERMITTED, ROUTE_KINDS, ObjectRef, Topology
 from policylint.stages import Stage
 from policylint.values import frozen
 from policylint.vocabulary import Resolved

@@ -268,6 +268,13 @@ class TargetKindNotAllowed(Rule):
             # The CRD's CEL (or enum) rejects the policy: it never reaches a controller.
             severity = Severity.ERROR
             verdict = f"{profile.kind} cannot target {{what}}: the CRD's validation rejects it; allowed: {allowed}"
+        elif targets.kinds_enforced_by:
+            # Not the CRD but an admission webhook the implementation installs refuses it.
+            severity = Severity.ERROR
+            verdict = (
+                f"{profile.kind} cannot target {{what}}: {targets.kinds_enforced_by} rejects the object when it is"
+                f" created; allowed: {allowed}"
+            )
         else:
             # Documented support only: the API server stores it, the controller may ignore the target.
             severity = Severity.WARNING
@@ -391,9 +398,21 @@ class NamespacedPolicyClusterTarget(Rule):
                     )
                     yield self.issue(policy.obj, field_path(ref, "name"), message)
             elif policy_ns is not None and project.index.kinds.is_cluster_scoped(ref.group, ref.kind):
+                documented = any(k.kind == ref.kind and k.group == ref.group for k in profile.targets.kinds)
+                root = profile.targets.cluster_targets_from
+                if root is not None and documented:
+                    # The controller itself keeps cluster-wide policies to one namespace (Istio's root
+                    # namespace): the scope question is answered; from elsewhere it ignores them.
+                    if policy_ns != root:
+                        message = (
+                            f"namespaced {profile.kind} {policy_ns}/{policy.obj.name} targets cluster-scoped {ref.kind}"
+                            f" {ref.name!r} from namespace {policy_ns}: its controller honours a policy on a"
+                            f" cluster-scoped target only from namespace {root}, and ignores this one"
+                        )
+                        yield self.issue(policy.obj, field_path(ref, "kind"), message)
+                    continue
                 # Earlier revisions of GEP-713, "Attaching Policy to GatewayClass":
                 # policy lives in the scope of its target, so that only who can write at that scope can change it.
-                documented = any(k.kind == ref.kind and k.group == ref.group for k in profile.targets.kinds)
                 message = (
                     f"namespaced {profile.kind} {policy_ns}/{policy.obj.name} targets cluster-scoped {ref.kind} {ref.name!r}:"
                     " a policy attached to a cluster-scoped resource must be cluster scoped (policy-attachment,"

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from policylint.input.positions import join
+from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.index import CRD_GK, UNKNOWN_POSITION, ProjectIndex, Section
 from policylint.k8s.names import group_kind
 from policylint.k8s.objects import CLUSTER_NAMESPACES, K8sObject
@@ -30,7 +31,7 @@ from policylint.profiles.policy import (
     policy_namespace,
     ref_problems,
 )
-from policylint.profiles.registry import PolicyProfile, ProfileRegistry, inferred_profile, looks_like_policy
+from policylint.profiles.registry import Implementation, PolicyProfile, ProfileRegistry, inferred_profile, looks_like_policy
 from policylint.semantics.grants import GRANT_GK, GrantCheck, Reference, ReferenceGrants
 from policylint.values import frozen
 from policylint.vocabulary import Accepted, Resolved
@@ -110,6 +111,36 @@ class Resolution:
         self._resolved: dict[tuple[int, str], TargetResolution] = {}
         self._selected: dict[int, list[TargetResolution]] = {}
         self._grants: ReferenceGrants | None = None
+        self._builtin: dict[str, str] | None = None
+
+    def class_implementations(self) -> list[Implementation | None]:
+        """The implementation of each GatewayClass in the input, by its controllerName; None for
+        one policylint does not know."""
+        out: list[Implementation | None] = []
+        for gateway_class in self.index.of_kind(GATEWAY_GROUP, "GatewayClass"):
+            controller = gateway_class.spec.get("controllerName")
+            out.append(self.profiles.implementation_of(controller) if isinstance(controller, str) and controller else None)
+        return out
+
+    def builtin_classes(self) -> dict[str, str]:
+        """Class name -> controllerName, for the classes an implementation serves without a
+        GatewayClass object in the input (profile `implementations[].builtinGatewayClasses`): of
+        the implementations the platform installs (`installed`), and of those the input shows to
+        be running, by a GatewayClass of theirs or an object of one of their API groups
+        (`evidenceGroups`: Istio's AuthorizationPolicy). Decided once, for the policies' targets
+        and for the Gateways' classes alike."""
+        if self._builtin is None:
+            running = {i.name for i in self.class_implementations() if i is not None}
+            groups = self.index.input_groups()
+            self._builtin = {
+                name: controller
+                for implementation in self.profiles.implementations
+                if implementation.name in running
+                or implementation.classes_installed
+                or not groups.isdisjoint(implementation.evidence_groups)
+                for name, controller in implementation.builtin_classes
+            }
+        return self._builtin
 
     def grants(self) -> ReferenceGrants:
         if self._grants is None:
@@ -286,6 +317,10 @@ class Resolution:
             return TargetResolution(
                 ref, ACCEPTED, Resolved.EXTERNAL, namespace=namespace, grant=grant, message="declared external (--external)"
             )
+        if place.group == GATEWAY_GROUP and ref.kind == "GatewayClass" and ref.name in self.builtin_classes():
+            controller = self.builtin_classes()[ref.name]
+            message = f"a class its implementation serves without a GatewayClass object in the input ({controller})"
+            return TargetResolution(ref, ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message)
         if place.group == "" and ref.kind == "Namespace":
             if ref.name == policy_namespace(policy):
                 message = "the namespace the policy lives in, so it exists"

@@ -53,7 +53,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from policylint.input.positions import format_path, join, parse_path
-from policylint.k8s.fieldtypes import INTEGER, Malformed, has_type
+from policylint.k8s.fieldtypes import GATEWAY_GROUP, INTEGER, Malformed, has_type
 from policylint.k8s.hostnames import effective_hostnames
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
@@ -68,7 +68,6 @@ if TYPE_CHECKING:
     from policylint.profiles.policy import Policy
     from policylint.semantics.resolution import Resolution, TargetResolution
 
-GATEWAY_GROUP = "gateway.networking.k8s.io"
 CORE = ""
 ROUTE_KINDS = ("HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute")
 # Route kinds whose `spec.hostnames` take part in listener matching
@@ -348,7 +347,6 @@ class Topology:
         self._frontend: dict[int, tuple[dict[int, list[Listener]], list[Listener], list[Listener]]] = {}
         self._referrers: dict[int, list[ObjectRef]] = defaultdict(list)
         self._groups: frozenset[str] | None = None
-        self._builtin: dict[str, str] | None = None
         self._target_errors: dict[tuple[int, int], tuple[TargetError, ...]] = {}
         self._delegated_by: dict[int, list[K8sObject]] = defaultdict(list)
         self._conflicts: dict[int, tuple[Listener, str]] = {}  # id(listener) -> (the one it yields to, why)
@@ -802,29 +800,12 @@ class Topology:
         return ClassRef(gateway, name, NOT_FOUND)
 
     def _builtin_classes(self) -> dict[str, str]:
-        """Class name -> controllerName, for the classes an implementation serves without a
-        GatewayClass object (profile `implementations[].builtinGatewayClasses`), of the
-        implementations a GatewayClass in the input shows to be running, and those the platform
-        installs itself (`installed`)."""
-        if self._builtin is None:
-            running = {i.name for i in self._class_implementations() if i is not None}
-            self._builtin = {
-                name: controller
-                for implementation in self.resolution.profiles.implementations
-                if implementation.name in running or implementation.classes_installed
-                for name, controller in implementation.builtin_classes
-            }
-        return self._builtin
+        """Class name -> controllerName of the classes served with no GatewayClass object in the
+        input (decided once, by the resolution: `Resolution.builtin_classes`)."""
+        return self.resolution.builtin_classes()
 
     def _class_implementations(self) -> list[Implementation | None]:
-        """The implementation of each GatewayClass in the input, by its controllerName; None for
-        one policylint does not know."""
-        profiles = self.resolution.profiles
-        out: list[Implementation | None] = []
-        for gateway_class in self.index.of_kind(GATEWAY_GROUP, "GatewayClass"):
-            controller = _str(gateway_class.spec.get("controllerName"))
-            out.append(profiles.implementation_of(controller) if controller else None)
-        return out
+        return self.resolution.class_implementations()
 
     def _attach_listener_set(self, listener_set: K8sObject) -> ListenerSetAttachment:
         raw = listener_set.spec.get("parentRef")

@@ -44,6 +44,7 @@ from dataclasses import field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.profiles.registry import POLICY_ATTACHMENT, PolicyProfile
@@ -78,7 +79,6 @@ PARTIALLY_ENFORCED = Enforcement.PARTIALLY_ENFORCED
 OVERRIDDEN = Enforcement.OVERRIDDEN
 CONFLICTED = Enforcement.CONFLICTED
 
-GATEWAY_GROUP = "gateway.networking.k8s.io"
 _ROUTE_KINDS = ("HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute")
 
 # A node of the hierarchy: (level, object key, section) — section is a listener name, a rule
