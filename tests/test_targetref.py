@@ -578,11 +578,13 @@ def test_two_gke_backend_policies_on_one_service_conflict_and_the_oldest_applies
 
 # -- Istio (docs/semantics.md#istio) -----------------------------------------------------------
 
-ISTIO_WAYPOINT = """\
+WAYPOINT_CLASS = """\
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: istio-waypoint}
 spec: {controllerName: istio.io/mesh-controller}
+"""
+WAYPOINT = """\
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -590,12 +592,15 @@ metadata: {name: waypoint, namespace: app}
 spec:
   gatewayClassName: istio-waypoint
   listeners: [{name: mesh, port: 15008, protocol: HBONE}]
+"""
+WEB = """\
 ---
 apiVersion: v1
 kind: Service
 metadata: {name: web, namespace: app}
 spec: {ports: [{name: http, port: 80}]}
 """
+ISTIO_WAYPOINT = WAYPOINT_CLASS + WAYPOINT + WEB
 
 
 def istio_policy(name: str, spec: str, kind: str = "AuthorizationPolicy", api: str = "security.istio.io/v1") -> str:
@@ -610,13 +615,6 @@ spec:
   targetRefs: [{kind: GatewayClass, group: gateway.networking.k8s.io, name: istio-waypoint}]
   action: DENY
   rules: [{to: [{operation: {methods: [DELETE]}}]}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: waypoint, namespace: app}
-spec:
-  gatewayClassName: istio-waypoint
-  listeners: [{name: mesh, port: 15008, protocol: HBONE}]
 """
 
 
@@ -626,7 +624,7 @@ def test_istio_gateway_classes_exist_where_istio_objects_do() -> None:
     # "default-deny-waypoint" example). An Istio object in the input shows Istio runs. Before:
     # PL201 (no such GatewayClass), PL204 (a namespaced policy on a cluster-scoped class) and
     # PL405 on the Gateway.
-    result = lint_text(ISTIO_CLASS_POLICY % "istio-system")
+    result = lint_text(ISTIO_CLASS_POLICY % "istio-system" + WAYPOINT)
     assert result.findings == []
     [res] = resolutions(result)
     assert (res.status.value, res.detail.value) == ("Accepted", "Implied")
@@ -634,12 +632,11 @@ def test_istio_gateway_classes_exist_where_istio_objects_do() -> None:
         res.message == "a class its implementation serves without a GatewayClass object in the input (istio.io/mesh-controller)"
     )
     # From another namespace Istio ignores a policy on a GatewayClass.
-    [finding] = lint_text(ISTIO_CLASS_POLICY % "app").findings
+    [finding] = lint_text(ISTIO_CLASS_POLICY % "app" + WAYPOINT).findings
     assert (finding.rule, finding.severity, finding.path) == ("PL204", Severity.WARNING, "spec.targetRefs[0].kind")
     assert "honours a policy on a cluster-scoped target only from namespace istio-system" in finding.message
     # Without any Istio object, the class of the Gateway is unknown (PL405), as before.
-    gateway_only = (ISTIO_CLASS_POLICY % "app").split("---\n", 1)[1]
-    assert [f.rule for f in lint_text(gateway_only).findings] == ["PL405"]
+    assert [f.rule for f in lint_text(WAYPOINT).findings] == ["PL405"]
 
 
 def test_istio_policies_on_one_target_all_apply() -> None:
