@@ -414,6 +414,25 @@ def _nested_alternatives_objects(n: int = 100) -> bytes:
     ).encode()
 
 
+def _duplicates_and_urls(n: int = 20) -> bytes:
+    """Lists the schema keeps unique (a set, a map keyed by name) with many items, mostly the same,
+    and URLs the CEL rules parse, long and full of escapes: each check is linear in its value."""
+    removed = ", ".join(f"x-{i % 7}" for i in range(20_000))
+    headers = ", ".join(f"{{name: h{i % 5}, value: v}}" for i in range(20_000))
+    route = (
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r, namespace: app}\nspec:\n"
+        f"  rules:\n  - matches: [{{headers: [{headers}]}}]\n"
+        f"    filters: [{{type: RequestHeaderModifier, requestHeaderModifier: {{remove: [{removed}]}}}}]\n"
+    )
+    uri = "https://h/" + "%41%zz" * 4_000
+    jwt = "".join(
+        f"---\napiVersion: security.istio.io/v1\nkind: RequestAuthentication\nmetadata: {{name: j{i}, namespace: app}}\n"
+        f'spec:\n  jwtRules: [{{issuer: i, jwksUri: "{uri}{i}"}}]\n'
+        for i in range(n)
+    )
+    return (route + jwt).encode()
+
+
 # YAML double-quoted escapes: \n, \r, \e (ESC), \a (BEL), \u202e (right-to-left override).
 # A newline followed by `::error` would be a GitHub Actions workflow command; OSC 8 is a terminal
 # hyperlink, OSC 52 writes the clipboard, `ESC [ 2 K` erases the line.
@@ -662,6 +681,13 @@ def _review_cases() -> list[HostileCase]:
             "review",
             _files({"crd.yaml": _nested_alternatives, "b.yaml": _nested_alternatives_objects}),
             (Expect("b.yaml", "PL703", 5, "error", "spec.count is a string, where the schema takes an integer"),),
+        ),
+        # Duplicates in sets and map-keyed lists, and URLs for the CEL URL library, at size.
+        HostileCase(
+            "schema-duplicates-and-urls",
+            "review",
+            _files({"d.yaml": _duplicates_and_urls}),
+            (Expect("d.yaml", "PL703", 6, None, "duplicates item [0]"),),
         ),
         # Output injection: the policy's target does not exist (PL201), and its name, namespace and
         # target name, or the file name, carry control sequences into every output.

@@ -117,6 +117,10 @@ PATTERNS: dict[str, Adversarial] = {
         ("match",), lambda n: ["1" * n + "x", "1." + "1" * n + "x", "." * n + "s", "1" * n + "." + "1" * n + "y", "m" * n]
     ),
     "policylint.k8s.cel._ESCAPE_PIECE": Adversarial(("sub",), lambda n: ["_" * n, "a-" * (n // 2), "$" * n, "._/" * (n // 3)]),
+    # URLs for the CEL URL library (policylint.k8s.urls): escapes checked, a host's characters.
+    "policylint.k8s.urls._BAD_ESCAPE": Adversarial(("search",), lambda n: ["%" * n, "%4" * (n // 2), "%41" * (n // 3) + "%g"]),
+    "policylint.k8s.urls._HOST_ESCAPE": Adversarial(("finditer",), lambda n: ["%" * n, "%4" * (n // 2), "%41" * (n // 3)]),
+    "policylint.k8s.urls._BAD_HOST_CHAR": Adversarial(("search",), lambda n: ["a" * n + " ", "é" * n, "[" * n + "{"]),
     "policylint.k8s.cel._DNS1123_LABEL": Adversarial(("match",), _dns),
     "policylint.k8s.cel._DNS1123_SUBDOMAIN": Adversarial(("match",), _dns),
     "policylint.k8s.cel._DNS1035_LABEL": Adversarial(("match",), _dns),

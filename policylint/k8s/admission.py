@@ -599,7 +599,8 @@ def _duplicates(
     out: list[_Violation], path: tuple[str | int, ...], value: list[Any], node: Mapping[str, Any], items: Mapping[str, Any]
 ) -> None:
     """Items a `set` list holds twice, or a `map` list holds under the same keys (the API server's
-    "Duplicate value"; Kubernetes' "Merge strategy" of structural schemas). The keys of a map
+    "Duplicate value"; Kubernetes' "Merge strategy" of structural schemas), each value or key
+    once, at its first repeat (a list of thousands of one value is one mistake). The keys of a map
     list read an item's value or, where it has none, the key's default, as the API server
     defaults an item before it validates."""
     list_type = node.get(LIST_TYPE)
@@ -618,6 +619,7 @@ def _duplicates(
         return
     properties = items.get("properties") or {}
     first: dict[Any, int] = {}
+    said: set[Any] = set()
     for i, item in enumerate(value):
         if list_type == "set":
             if item is None:
@@ -628,7 +630,8 @@ def _duplicates(
                 continue  # the wrong type: a type violation already
             key = tuple(_identity(item.get(k, (properties.get(k) or {}).get("default"))) for k in keys)
         j = first.setdefault(key, i)
-        if j != i:
+        if j != i and key not in said:
+            said.add(key)
             out.append(((*path, i), f"duplicates item [{j}]: {noun}", DUPLICATE))
 
 

@@ -10,11 +10,11 @@ server refuses. A malformed URL raises ValueError with Go's message.
 
 from __future__ import annotations
 
+import re
+from urllib.parse import unquote
+
 from policylint.values import frozen
 
-_HEX = "0123456789abcdefABCDEF"
-# What `shouldEscape` leaves alone in a host (besides letters and digits).
-_HOST_OK = frozenset("!$&'()*+,;=:[]<>\"-_.~")
 # What `shouldEscape` leaves alone in a path (besides letters and digits).
 _PATH_OK = frozenset("-_.~$&+,/:;=@")
 # `validEncoded` for a path: these may stand unescaped besides what `shouldEscape` keeps.
@@ -169,34 +169,30 @@ def _split_host_port(host: str) -> tuple[str, str]:
     return name, port
 
 
+# A '%' not followed by two hex digits (Go's EscapeError), and the characters a host may hold
+# unescaped besides letters and digits (`shouldEscape` in host mode); non-ASCII is left to IDNA.
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_HOST_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_BAD_HOST_CHAR = re.compile(r"[^A-Za-z0-9!$&'()*+,;=:\[\]<>\"\-_.~%\x80-\U0010ffff]")
+
+
 def _unescape(s: str, mode: str) -> str:
     """Go's unescape: %XX escapes decoded (and '+' a space in a query), malformed ones refused;
-    in a host, a character that would need escaping is refused."""
-    if "%" not in s and not (mode == "query" and "+" in s) and mode != "host":
-        return s
-    out = bytearray()
-    i = 0
-    data = s.encode("utf-8")
-    while i < len(data):
-        c = data[i]
-        if c == 0x25:  # %
-            if i + 2 >= len(data) or chr(data[i + 1]) not in _HEX or chr(data[i + 2]) not in _HEX:
-                raise ValueError(f"invalid URL escape {data[i : i + 3].decode('utf-8', 'replace')!r}")
-            value = int(data[i + 1 : i + 3], 16)
-            # In a host only non-ASCII bytes may be escaped, and %25 (RFC 6874 zones).
-            if mode == "host" and value < 0x80 and data[i : i + 3] != b"%25":
-                raise ValueError(f"invalid URL escape {data[i : i + 3].decode()!r}")
-            out.append(value)
-            i += 3
-            continue
-        if c == 0x2B and mode == "query":  # +
-            out.append(0x20)
-        elif mode == "host" and c < 0x80 and not (chr(c).isalnum() or chr(c) in _HOST_OK):
-            raise ValueError(f"invalid character {chr(c)!r} in host name")
-        else:
-            out.append(c)
-        i += 1
-    return out.decode("utf-8", "replace")
+    in a host, a character that would need escaping is refused, and only non-ASCII bytes and %25
+    may be escaped."""
+    bad = _BAD_ESCAPE.search(s)
+    if bad is not None:
+        raise ValueError(f"invalid URL escape {s[bad.start() : bad.start() + 3]!r}")
+    if mode == "host":
+        char = _BAD_HOST_CHAR.search(s)
+        if char is not None:
+            raise ValueError(f"invalid character {char.group()!r} in host name")
+        for m in _HOST_ESCAPE.finditer(s):
+            if int(m.group(1), 16) < 0x80 and m.group(1) != "25":
+                raise ValueError(f"invalid URL escape {m.group()!r}")
+    if mode == "query":
+        s = s.replace("+", " ")
+    return unquote(s, errors="replace") if "%" in s else s
 
 
 def _should_escape_in_path(c: str) -> bool:
