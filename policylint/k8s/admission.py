@@ -884,7 +884,7 @@ def cel_failures(
                     continue  # nothing under it is refused
                 open_.append([subtree, False])
                 stack.append((_END, None, None))
-        _, kids, extra, each, own, scalars = _plan(node)
+        _, kids, extra, each, own, scalars = _plan(node)  # scalars: some map value has rules of its own
         if type(raw) is dict:
             if kids is not None:
                 children: list[Any] = []
@@ -895,7 +895,7 @@ def cel_failures(
                             sub = extra
                         if sub is not None:
                             children.append((child, sub, (*parts, key)))
-                    elif scalars is not None and child is not None and (parts or key not in TOP_LEVEL_SKIPPED):
+                    elif scalars and child is not None and (parts or key not in TOP_LEVEL_SKIPPED):
                         sub = kids.get(key, _UNSET)
                         if sub is _UNSET:
                             sub = extra
@@ -971,13 +971,12 @@ def cel_failures(
 _SUBTREE: dict[int, tuple[Mapping[str, Any], bool]] = {}
 # id(schema node) -> (the node, its properties' schemas where rules are below them (else None;
 # None for all: no property or additional property leads to a rule), its additionalProperties'
-# schema where rules are below, its items' schema where rules are below, whether it has rules).
-_PLANS: dict[int, tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool, frozenset[str] | None]] = {}
+# schema where rules are below, its items' schema where rules are below, whether it has rules,
+# whether a property's or additionalProperties' schema has rules of its own, for scalar values).
+_PLANS: dict[int, tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool, bool]] = {}
 
 
-def _plan(
-    node: Mapping[str, Any],
-) -> tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool, frozenset[str] | None]:
+def _plan(node: Mapping[str, Any]) -> tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool, bool]:
     """What `cel_failures` walks under a schema node, worked out once per node."""
     got = _PLANS.get(id(node))
     if got is not None and got[0] is node:
@@ -992,9 +991,10 @@ def _plan(
     each = items if isinstance(items, dict) and subtree_has_rules(items) else None
     # Scalar values with rules of their own (`duration(self) > duration('0s')`, a string's
     # `self.size() == 0`): the walk looks at a map's scalars only where these say so.
-    scalars = frozenset(k for k, sub in properties.items() if isinstance(sub, dict) and sub.get(VALIDATIONS))
-    scalar_extra = extra is not None and bool(extra.get(VALIDATIONS))
-    plan = (node, kids, extra, each, bool(node.get(VALIDATIONS)), scalars if scalars or scalar_extra else None)
+    scalars = any(isinstance(sub, dict) and sub.get(VALIDATIONS) for sub in properties.values()) or bool(
+        extra is not None and extra.get(VALIDATIONS)
+    )
+    plan = (node, kids, extra, each, bool(node.get(VALIDATIONS)), scalars)
     if len(_PLANS) > 100_000:
         _PLANS.clear()  # CRDs read from many inputs in one process (tests): keep the cache bounded
     _PLANS[id(node)] = plan

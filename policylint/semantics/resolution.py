@@ -317,8 +317,8 @@ class Resolution:
             return TargetResolution(
                 ref, ACCEPTED, Resolved.EXTERNAL, namespace=namespace, grant=grant, message="declared external (--external)"
             )
-        if place.group == GATEWAY_GROUP and ref.kind == "GatewayClass" and ref.name in self.builtin_classes():
-            controller = self.builtin_classes()[ref.name]
+        controller = self.builtin_classes().get(ref.name) if (place.group, ref.kind) == (GATEWAY_GROUP, "GatewayClass") else None
+        if controller is not None:
             message = f"a class its implementation serves without a GatewayClass object in the input ({controller})"
             return TargetResolution(ref, ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message)
         if place.group == "" and ref.kind == "Namespace":
