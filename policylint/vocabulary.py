@@ -60,6 +60,9 @@ class Resolved(Term):
     SYNTHETIC_RULE_NAME = "SyntheticRuleName"  # `rule-<n>` naming an unnamed rule
     SECTION_NOT_FOUND = "SectionNotFound"
     SELECTOR_MATCH = "SelectorMatch"  # selected by a label selector, not named
+    # Found, but of a kind that takes the policy only through a component the target is not bound
+    # to (Istio: a Service no waypoint serves; its status says AncestorNotBound).
+    NOT_BOUND = "NotBound"
     # Names no object, as its kind's reference schema allows (GKE: a `selector` of Pods instead of
     # a name): not resolved, not an error.
     UNNAMED = "Unnamed"

@@ -639,6 +639,43 @@ def test_istio_gateway_classes_exist_where_istio_objects_do() -> None:
     assert [f.rule for f in lint_text(WAYPOINT).findings] == ["PL405"]
 
 
+def test_an_istio_service_target_takes_effect_only_through_a_waypoint() -> None:
+    # Istio enforces a policy on a Service (or ServiceEntry) only in the waypoint that serves it:
+    # the Service's istio.io/use-waypoint label, or else its Namespace's, names it, `none` opts
+    # out; otherwise it writes WaypointAccepted=False, AncestorNotBound and enforces nothing
+    # (pilot/pkg/serviceregistry/ambient/policies.go, waypoints.go). Before: no finding, and the
+    # simulation counted the policy as enforced.
+    def case(namespace_labels: str, service_labels: str) -> str:
+        namespace = f"---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: app, labels: {namespace_labels}}}\n"
+        service = (
+            "---\napiVersion: v1\nkind: Service\n"
+            f"metadata: {{name: web, namespace: app, labels: {service_labels}}}\nspec: {{ports: [{{port: 80}}]}}\n"
+        )
+        policy = istio_policy("deny", "  targetRefs: [{kind: Service, group: '', name: web}]\n  action: DENY\n  rules: [{}]\n")
+        return namespace + service + policy
+
+    unbound = lint_text(case("{}", "{}"))
+    [finding] = only(unbound, "PL413")
+    assert (finding.path, finding.severity) == ("spec.targetRefs[0]", Severity.WARNING)
+    assert finding.message == (
+        "AuthorizationPolicy app/deny targets Service app/web, which is not bound to a waypoint: neither it nor its"
+        " Namespace carries the label istio.io/use-waypoint; the policy takes effect on a Service's traffic only"
+        " through a waypoint, so it has none"
+    )
+    [res] = resolutions(unbound)
+    assert (res.status.value, res.detail.value) == ("Invalid", "NotBound")
+    opted_out = only(lint_text(case("{istio.io/use-waypoint: waypoint}", "{istio.io/use-waypoint: none}")), "PL413")
+    assert [f.message.split("; ")[0].split(", which is ")[1] for f in opted_out] == [
+        "not bound to a waypoint: it opts out (istio.io/use-waypoint: none)"
+    ]
+    for namespace_labels, service_labels in (("{istio.io/use-waypoint: waypoint}", "{}"), ("{}", "{istio.io/use-waypoint: w}")):
+        bound = lint_text(case(namespace_labels, service_labels))
+        assert only(bound, "PL413") == [] and [r.detail.value for r in resolutions(bound)] == ["Resolved"]
+    # A Namespace not in the input may carry the label: nothing is said.
+    no_namespace = case("{}", "{}").split("---\n", 2)[2]
+    assert [r.detail.value for r in resolutions(lint_text("---\n" + no_namespace))] == ["Resolved"]
+
+
 def test_istio_policies_on_one_target_all_apply() -> None:
     # An ALLOW and a DENY AuthorizationPolicy, a RequestAuthentication and a WasmPlugin on one
     # waypoint: Istio applies every one (docs/semantics.md#istio). Structural detection alone

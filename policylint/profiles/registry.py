@@ -64,6 +64,17 @@ class CreatedKind:
     by: str  # who creates it, for messages
 
 
+@frozen
+class BoundBy:
+    """Target kinds whose policies take effect only where another component serves the target,
+    which a label on the target or on its Namespace says (Istio's waypoints: `istio.io/use-waypoint`)."""
+
+    kinds: tuple[TargetKind, ...]
+    label: str
+    opt_out: str | None  # the label value that says "none" (Istio: `none`)
+    through: str  # what serves it, for messages ("a waypoint")
+
+
 # What Gateway API's policy target reference types require (`LocalPolicyTargetReference` and
 # friends): a kind's own reference type may require less (`TargetSpec.ref_required`).
 GATEWAY_API_REF_REQUIRED = ("group", "kind", "name")
@@ -100,6 +111,7 @@ class TargetSpec:
     # The one namespace a policy on a cluster-scoped target is honoured from (Istio's root
     # namespace): from another, the controller ignores it.
     cluster_targets_from: str | None = None
+    bound_by: BoundBy | None = None
     selector_namespaces: bool = False  # selectors may match in other namespaces (`namespaces.from`)
     # The reference's own schema, where it is not Gateway API's (a kind's CRD says): which of
     # group, kind and name it requires (a missing group without a default is then the core
@@ -353,6 +365,16 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
             same_namespace_only=t.get("sameNamespaceOnly", False),
             kinds_enforced_by=t.get("kindsEnforcedBy"),
             cluster_targets_from=t.get("clusterTargetsFrom"),
+            bound_by=(
+                BoundBy(
+                    tuple(_target_kind(k) for k in t["boundBy"]["kinds"]),
+                    t["boundBy"]["label"],
+                    t["boundBy"].get("optOut"),
+                    t["boundBy"]["through"],
+                )
+                if t.get("boundBy")
+                else None
+            ),
             created_kinds=tuple(
                 CreatedKind(_target_kind(c), _target_kind(c["from"]), c["by"]) for c in t.get("createdKinds", ())
             ),

@@ -19,9 +19,11 @@ from policylint.k8s.external import external_hint
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
+from policylint.profiles.policy import Policy
 from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import NearMatches, close_name, frontend_scope, hints_suffix, listeners_get
+from policylint.semantics.resolution import TargetResolution
 from policylint.semantics.topology import (
     CORE,
     LISTENER_SET_NOT_ATTACHED,
@@ -768,6 +770,9 @@ class PolicyTargetCarriesNoTraffic(Rule):
         topology = project.topology()
         for policy in project.resolution.policies():
             for res in project.resolution.targets(policy):
+                if res.detail == Resolved.NOT_BOUND and res.target is not None:
+                    yield self._not_bound(policy, res.target, res)
+                    continue
                 if not res.accepted or res.target is None:
                     continue
                 traffic, reason = (
@@ -788,6 +793,16 @@ class PolicyTargetCarriesNoTraffic(Rule):
                 )
                 related = [Related(f"{label(target)} is defined here", object=target, path="metadata.name")]
                 yield self.issue(policy.obj, res.ref.path, message, related=related)
+
+    def _not_bound(self, policy: Policy, target: K8sObject, res: TargetResolution) -> Issue:
+        bound_by = policy.profile.targets.bound_by
+        through = bound_by.through if bound_by is not None else "it"
+        message = (
+            f"{policy.profile.kind} {where(policy.obj)} targets {label(target)}, which is {res.message}; the policy"
+            f" takes effect on a {target.kind}'s traffic only through {through}, so it has none"
+        )
+        related = [Related(f"{label(target)} is defined here", object=target, path="metadata.name")]
+        return self.issue(policy.obj, res.ref.path, message, related=related)
 
 
 class ListenerTlsMismatch(Rule):

@@ -31,7 +31,14 @@ from policylint.profiles.policy import (
     policy_namespace,
     ref_problems,
 )
-from policylint.profiles.registry import Implementation, PolicyProfile, ProfileRegistry, inferred_profile, looks_like_policy
+from policylint.profiles.registry import (
+    Implementation,
+    PolicyProfile,
+    ProfileRegistry,
+    TargetKind,
+    inferred_profile,
+    looks_like_policy,
+)
 from policylint.semantics.grants import GRANT_GK, GrantCheck, Reference, ReferenceGrants
 from policylint.values import frozen
 from policylint.vocabulary import Accepted, Resolved
@@ -224,9 +231,37 @@ class Resolution:
         target = self.index.lookup(place.group, ref.kind, place.namespace, ref.name)
         if target is None:
             return self._missing(policy, ref, place, grant)
+        unbound = self._unbound(policy, target)
+        if unbound is not None:
+            return TargetResolution(
+                ref, INVALID, Resolved.NOT_BOUND, target=target, namespace=place.namespace, grant=grant, message=unbound
+            )
         if place.section_name is None:
             return TargetResolution(ref, ACCEPTED, Resolved.RESOLVED, target=target, namespace=place.namespace, grant=grant)
         return self._section(ref, target, place, grant)
+
+    def _unbound(self, policy: Policy, target: K8sObject) -> str | None:
+        """Why a found target takes no policy of this kind: its kind takes one only through a
+        component a label binds it to (profile `boundBy`), and neither the target nor its
+        Namespace carries that label, or the label opts out. A Namespace not in the input may
+        carry it: nothing is said then."""
+        bound_by = policy.profile.targets.bound_by
+        if bound_by is None or TargetKind(target.group, target.kind) not in bound_by.kinds:
+            return None
+        label = bound_by.label
+        value = target.labels.get(label)
+        holder = "it"
+        if value is None and target.namespace is not None:
+            namespace = self.index.lookup("", "Namespace", None, target.namespace)
+            if namespace is None:
+                return None  # its labels are unknown
+            value = namespace.labels.get(label)
+            holder = "its Namespace"
+        if value is None:
+            return f"not bound to {bound_by.through}: neither it nor its Namespace carries the label {label}"
+        if value == bound_by.opt_out:
+            return f"not bound to {bound_by.through}: {holder} opts out ({label}: {value})"
+        return None
 
     def _admissible(self, policy: Policy, ref: TargetRef) -> TargetResolution | None:
         """What the API server (schema) and the profile (target kinds) refuse outright."""
