@@ -796,10 +796,10 @@ class PolicyTargetCarriesNoTraffic(Rule):
 
     def _not_bound(self, policy: Policy, target: K8sObject, res: TargetResolution) -> Issue:
         bound_by = policy.profile.targets.bound_by
-        through = bound_by.through if bound_by is not None else "it"
+        assert bound_by is not None  # what made the resolution NotBound
         message = (
             f"{policy.profile.kind} {where(policy.obj)} targets {label(target)}, which is {res.message}; the policy"
-            f" takes effect on a {target.kind}'s traffic only through {through}, so it has none"
+            f" takes effect on a {target.kind}'s traffic only through {bound_by.through}, so it has none"
         )
         related = [Related(f"{label(target)} is defined here", object=target, path="metadata.name")]
         return self.issue(policy.obj, res.ref.path, message, related=related)

@@ -119,15 +119,18 @@ class Resolution:
         self._selected: dict[int, list[TargetResolution]] = {}
         self._grants: ReferenceGrants | None = None
         self._builtin: dict[str, str] | None = None
+        self._class_implementations: list[Implementation | None] | None = None
 
     def class_implementations(self) -> list[Implementation | None]:
         """The implementation of each GatewayClass in the input, by its controllerName; None for
-        one policylint does not know."""
-        out: list[Implementation | None] = []
-        for gateway_class in self.index.of_kind(GATEWAY_GROUP, "GatewayClass"):
-            controller = gateway_class.spec.get("controllerName")
-            out.append(self.profiles.implementation_of(controller) if isinstance(controller, str) and controller else None)
-        return out
+        one policylint does not know (worked out once: the topology asks per delegating route)."""
+        if self._class_implementations is None:
+            out: list[Implementation | None] = []
+            for gateway_class in self.index.of_kind(GATEWAY_GROUP, "GatewayClass"):
+                controller = gateway_class.spec.get("controllerName")
+                out.append(self.profiles.implementation_of(controller) if isinstance(controller, str) and controller else None)
+            self._class_implementations = out
+        return self._class_implementations
 
     def builtin_classes(self) -> dict[str, str]:
         """Class name -> controllerName, for the classes an implementation serves without a
@@ -252,10 +255,10 @@ class Resolution:
         value = target.labels.get(label)
         holder = "it"
         if value is None and target.namespace is not None:
-            namespace = self.index.lookup("", "Namespace", None, target.namespace)
-            if namespace is None:
+            labels, known = self.namespace_labels(target.namespace)
+            if not known:
                 return None  # its labels are unknown
-            value = namespace.labels.get(label)
+            value = labels.get(label)
             holder = "its Namespace"
         if value is None:
             return f"not bound to {bound_by.through}: neither it nor its Namespace carries the label {label}"
