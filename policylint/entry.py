@@ -47,17 +47,24 @@ class Interrupted(BaseException):
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is not None:
         return _main(list(argv))
-    args = sys.argv[1:]
-    if args == ["--version"]:
-        return _main(args)  # before anything below: pre-commit and CI call this often
-    import gc
+    # First of all, so that a stop signal at any moment from here on exits 128 + its number with
+    # nothing on stderr, while the modules the command needs are still importing too (there a
+    # SIGINT would be a KeyboardInterrupt traceback, a SIGTERM a death with no exit code of ours).
+    _install_signal_handlers()
+    try:
+        args = sys.argv[1:]
+        if args == ["--version"]:
+            return _command(args)  # before anything below: pre-commit and CI call this often
+        import gc
 
-    # One command, then the process exits: the cyclic collector would only rescan what the run
-    # builds. The lint keeps it off while it works, but the first pass after (at the first
-    # allocations of the report) would visit every object the run made: 0.35 s of a 4.3 s
-    # command at 10k objects, to free nothing the process could reuse.
-    gc.disable()
-    code = _command(args)
+        # One command, then the process exits: the cyclic collector would only rescan what the
+        # run builds. The lint keeps it off while it works, but the first pass after (at the first
+        # allocations of the report) would visit every object the run made: 0.35 s of a 4.3 s
+        # command at 10k objects, to free nothing the process could reuse.
+        gc.disable()
+        code = _command(args)
+    except Interrupted as exc:  # between the handlers and `_command`'s own unwinding
+        return _stopped(exc)
     # The command ends here. What the run built is now garbage held in reference cycles (index,
     # topology, simulation); the collector's last pass at interpreter exit would visit and free it
     # object by object: 0.7 s after a 10k-object run. That pass skips frozen objects, and the OS
@@ -103,7 +110,6 @@ def _command(args: list[str]) -> int:
     global _state
     guards: list[_PipeGuard] = []
     try:
-        _install_signal_handlers()
         _guard_standard_streams(guards)
         code = _main(args)
         for stream in (sys.stdout, sys.stderr):
@@ -112,8 +118,13 @@ def _command(args: list[str]) -> int:
             except (OSError, ValueError, AttributeError):  # an unguarded stream, closed or None
                 pass
     except Interrupted as exc:
-        code = 128 + exc.signum
+        code = _stopped(exc)
     _state = "done"
+    lost = next((guard.failure for guard in guards if guard.fileno() == 1 and guard.failure), None)
+    if lost is not None:
+        # The report did not reach its reader: not a pass, whatever the findings were.
+        _say(f"policylint: the report could not be written to standard output: {lost}")
+        code = 2
     for guard in guards:
         if guard.reader_gone:
             # The Python docs' recipe for SIGPIPE (library/signal.html): whatever is still written
@@ -122,6 +133,20 @@ def _command(args: list[str]) -> int:
             os.dup2(devnull, guard.fileno())
             os.close(devnull)
     return code
+
+
+def _say(line: str) -> None:
+    """One line on standard error, written past the stream (which may be failing too)."""
+    try:
+        os.write(2, (line + "\n").encode("utf-8", "backslashreplace"))
+    except OSError:
+        pass
+
+
+def _stopped(exc: Interrupted) -> int:
+    global _state
+    _state = "done"  # a second signal from here on exits at once, with the same code
+    return 128 + exc.signum
 
 
 def _on_stop_signal(signum: int, frame: FrameType | None) -> None:
@@ -152,12 +177,20 @@ class _PipeGuard(io.RawIOBase):
 
     The first EPIPE marks the guard; what is written from then on is dropped. Without this, click
     turns the BrokenPipeError into exit code 1 before the findings decide the code.
+
+    Any other write error (a full disk, a descriptor open for reading only) and a stream that was
+    closed when the command started (`policylint . >&-`) are failures: what is written is dropped
+    too, and `failure` says why, for the command to say so on standard error and exit 2 rather
+    than lose the report silently (the findings would otherwise decide the exit code, 0 with none
+    of them seen).
     """
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, *, closed: bool = False) -> None:
         super().__init__()
         self._fd = fd
         self.reader_gone = False
+        self.failure: str | None = None
+        self._closed_at_start = closed
 
     def writable(self) -> bool:
         return True
@@ -166,27 +199,57 @@ class _PipeGuard(io.RawIOBase):
         return self._fd
 
     def isatty(self) -> bool:
-        return os.isatty(self._fd)
+        return False if self._closed_at_start else os.isatty(self._fd)
 
     def write(self, data: ReadableBuffer) -> int:
         view = memoryview(data).cast("B")
+        if self._closed_at_start:
+            if len(view) and self.failure is None:
+                self.failure = "it was closed when the command started"
+            return len(view)
         # All of it, as a buffered stream would: an unbuffered one (`python -u`) takes a short
         # write as final, and what a pipe did not take would be lost without an error.
         written = 0
-        while written < len(view) and not self.reader_gone:
+        while written < len(view) and not self.reader_gone and self.failure is None:
             try:
                 written += os.write(self._fd, view[written:])
             except BrokenPipeError:
                 self.reader_gone = True
+            except OSError as exc:
+                self.failure = exc.strerror or type(exc).__name__
         return len(view)
+
+
+def _closed_descriptor(fd: int) -> bool:
+    """Whether standard descriptor `fd` is closed; if so, /dev/null takes its place.
+
+    Otherwise the next file the command opens would get that number, and what is written to the
+    standard stream would go into that file (a manifest, the cache)."""
+    try:
+        os.fstat(fd)
+        return False
+    except OSError:
+        pass
+    devnull = os.open(os.devnull, os.O_RDWR)
+    if devnull != fd:
+        os.dup2(devnull, fd)
+        os.close(devnull)
+    return True
 
 
 def _guard_standard_streams(guards: list[_PipeGuard]) -> None:
     """Put standard output and error behind `_PipeGuard`s (POSIX; same encoding and buffering)."""
     if os.name != "posix":
         return
-    for name in ("stdout", "stderr"):
+    for fd, name in ((1, "stdout"), (2, "stderr")):
         stream = getattr(sys, name)
+        if stream is None and _closed_descriptor(fd):
+            # Python leaves a stream closed at start-up as None, and print() drops what is written
+            # to it without a word; the guard records it instead.
+            guard = _PipeGuard(fd, closed=True)
+            setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(guard), encoding="utf-8", errors="backslashreplace"))
+            guards.append(guard)
+            continue
         if not isinstance(stream, io.TextIOWrapper):
             continue
         try:

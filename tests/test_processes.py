@@ -217,8 +217,26 @@ def busy_worker(proc: subprocess.Popen[bytes], cpu: float) -> int:
     return int(poll(find, RUN_TIMEOUT, f"a worker with {cpu} s of CPU"))
 
 
-def busy_main(proc: subprocess.Popen[bytes], cpu: float) -> None:
-    poll(lambda: cpu_seconds(proc.pid) >= cpu or proc.poll() is not None, RUN_TIMEOUT, f"{cpu} s of CPU")
+def catches(pid: int, sig: signal.Signals) -> bool:
+    """Whether process `pid` has a handler installed for `sig` (the SigCgt mask of proc(5))."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    for line in status.splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+    return False
+
+
+def handlers_installed(proc: subprocess.Popen[bytes]) -> None:
+    """Wait until the command handles its stop signals: an explicit readiness point, not a guess.
+
+    The entry point installs its handlers for SIGINT, SIGTERM and SIGHUP first thing, in that
+    order, so SIGTERM caught means all three are (SIGINT alone would not say it: Python itself
+    catches SIGINT from start-up). From then on, any moment of the run is one a signal must stop
+    with 128 + its number; the run itself (~2 s of parsing) is still far from its end."""
+    poll(lambda: catches(proc.pid, signal.SIGTERM) or proc.poll() is not None, RUN_TIMEOUT, "the stop-signal handlers")
     assert proc.poll() is None, "the command ended before it was interrupted"
 
 
@@ -356,7 +374,7 @@ def test_a_stop_signal_stops_the_workers_and_exits_128_plus_its_number(
     if jobs > 1:
         busy_worker(proc, 0.2)  # the pool runs: the worker has started and is parsing
     else:
-        busy_main(proc, 0.6)  # past the imports (~0.3 s): parsing (~2 s)
+        handlers_installed(proc)
     if to_group:
         os.killpg(proc.pid, sig)
     else:
@@ -366,6 +384,36 @@ def test_a_stop_signal_stops_the_workers_and_exits_128_plus_its_number(
     assert out == b""  # stopped mid-run: no report
     assert err == b""  # no traceback, no "Aborted!", nothing from the workers
     assert_session_ends(proc.pid)  # no worker (nor the resource tracker) outlives the command
+
+
+# Records every module imported once `entry.main()` runs, and whether the stop-signal handlers were
+# in place at that moment: a signal that came then must already exit 128 + its number.
+_IMPORT_ORDER = """\
+import builtins, json, signal, sys
+from policylint import entry
+seen, real_import = [], builtins.__import__
+def watching(name, *args, **kwargs):
+    if name not in sys.modules:
+        seen.append([name, signal.getsignal(signal.SIGTERM) is entry._on_stop_signal])
+    return real_import(name, *args, **kwargs)
+builtins.__import__ = watching
+sys.argv[1:] = json.loads(sys.argv[1])
+code = entry.main()
+builtins.__import__ = real_import
+sys.stderr.write(json.dumps([code, seen]))
+"""
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--no-cache", "."]], ids=["version", "lint"])
+def test_the_stop_signal_handlers_come_before_any_import_of_the_command(tmp_path: Path, args: list[str]) -> None:
+    (tmp_path / "a.yaml").write_text(first(service(ns="app")), encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-c", _IMPORT_ORDER, json.dumps(args)], cwd=tmp_path, capture_output=True, timeout=RUN_TIMEOUT
+    )
+    code, seen = json.loads(proc.stderr.decode().splitlines()[-1])
+    assert code == 0
+    assert seen, "the command imported nothing: the check checked nothing"
+    assert [name for name, installed in seen if not installed] == []
 
 
 # Becomes a child subreaper (prctl PR_SET_CHILD_SUBREAPER = 36), so that the processes the command
@@ -650,6 +698,42 @@ def test_a_closed_pipe_is_not_a_failure(tmp_path: Path, exit_zero: bool, unbuffe
     assert err.decode().splitlines() == ["800 errors, 0 warnings, 0 info in 2 files (800 objects, 800 policies)"]
 
 
+@linux_only  # /dev/full
+@pytest.mark.parametrize(
+    ("stdout", "why"),
+    [
+        pytest.param("closed", "it was closed when the command started", id="closed"),  # policylint . >&-
+        pytest.param("read-only", "Bad file descriptor", id="read-only"),  # policylint . 1</dev/null
+        pytest.param("full", "No space left on device", id="full-disk"),  # policylint . >/dev/full
+    ],
+)
+@pytest.mark.parametrize("exit_zero", [False, True], ids=["findings", "exit-zero"])
+def test_a_report_that_cannot_be_written_is_said_and_exits_2(tmp_path: Path, stdout: str, why: str, exit_zero: bool) -> None:
+    (tmp_path / "a.yaml").write_text(first(policy("BackendTrafficPolicy", MISSING_ROUTE)), encoding="utf-8")
+    (tmp_path / "b.yaml").write_text(first(service(ns="app")), encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    target = open(os.devnull, "rb") if stdout == "read-only" else open("/dev/full", "wb") if stdout == "full" else None  # noqa: SIM115
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", _COMMAND, ".", "--no-cache", *(["--exit-zero"] if exit_zero else [])],
+            cwd=tmp_path,
+            stdout=target,
+            stderr=subprocess.PIPE,
+            # Closing descriptor 1 in the child, after Popen set it up: as a shell's `>&-` does.
+            preexec_fn=(lambda: os.close(1)) if stdout == "closed" else None,
+            timeout=RUN_TIMEOUT,
+        )
+    finally:
+        if target is not None:
+            target.close()
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err  # not 1 (nor 0 with --exit-zero): nobody saw the findings
+    assert f"policylint: the report could not be written to standard output: {why}" in err.splitlines()
+    assert "Traceback" not in err and "internal error" not in err
+    # With descriptor 1 closed, the files the command opened must not have taken its number.
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
 def test_jobs_2_writes_the_bytes_jobs_1_writes_on_the_messy_corpus(tmp_path: Path) -> None:
     # The benchmark's messy corpus (1 to 5 objects per file, three policy references in four
     # misspelled, so that findings and their notes span files), large enough for a worker.
@@ -700,7 +784,7 @@ def test_the_rule_processes_send_back_the_verdicts_they_work_out(tmp_path: Path,
 
 
 _WORKERS_SCRIPT = """\
-import json, os, sys, threading, time
+import fcntl, json, os, struct, sys, termios, threading, time
 from policylint.rules import workers
 
 class Rule:
@@ -725,10 +809,11 @@ if mode == "threaded":
 def run_units(units):
     out = {}
     for rule, share in units:
-        if os.getpid() == parent and rule.id == "PL999":
-            # A rule of this process's own (one that reads a stage): slow enough that the
-            # children take every queued unit meanwhile.
-            time.sleep(float(sys.argv[2]))
+        if os.getpid() == parent and rule.id == "PL999" and sys.argv[2] == "drain":
+            # A rule of this process's own (one that reads a stage), busy until the children have
+            # taken every queued unit: the queue's pipe holds no byte more (FIONREAD).
+            while struct.unpack("i", fcntl.ioctl(pool._queue, termios.FIONREAD, bytes(4)))[0]:
+                time.sleep(0.01)
         if mode == "dies" and os.getpid() != parent:
             os._exit(7)  # the child dies holding the unit it took, before it sends anything
         # One "finding" per unit: which rule, whether a child ran it, and over which share of the objects.
@@ -744,11 +829,11 @@ print(json.dumps([r[0] for r in workers.results_in_order(rules, results)]))
 """
 
 
-def _run_workers(mode: str, rule_numbers: list[int], wait: float = 0.0) -> list[list[Any]]:
+def _run_workers(mode: str, rule_numbers: list[int], drain: bool = False) -> list[list[Any]]:
     # A fresh interpreter: the rules fork only from a process running no other thread, which a
     # test runner's process need not be.
     proc = subprocess.run(
-        [sys.executable, "-c", _WORKERS_SCRIPT, mode, str(wait), *map(str, rule_numbers)],
+        [sys.executable, "-c", _WORKERS_SCRIPT, mode, "drain" if drain else "-", *map(str, rule_numbers)],
         capture_output=True,
         text=True,
         timeout=RUN_TIMEOUT,
@@ -775,8 +860,8 @@ SHARES = workers.SHARES_PER_PROCESS * 2  # shares of a per-object rule with two 
 @linux_only
 def test_rules_shared_among_processes_come_back_in_rule_order() -> None:
     numbers = [704, 101, 999, 703, 201, 702, 301, 603]
-    # This process is busy with its own rule (PL999) for 2 s: the child takes the whole queue.
-    results = _run_workers("plain", numbers, wait=2.0)
+    # This process is busy with its own rule (PL999) until the child has taken the whole queue.
+    results = _run_workers("plain", numbers, drain=True)
     # Each rule's findings, in rule order; a per-object rule's from every share, in share order.
     expected = [
         [[f"PL{n}", n != 999, [k, SHARES]] for k in range(SHARES)] if n in (201, 702, 703, 704) else [[f"PL{n}", n != 999, None]]
