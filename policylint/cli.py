@@ -89,6 +89,30 @@ def _escaped(exc: click.ClickException) -> click.ClickException:
     return exc
 
 
+class _OptionalValue(click.Option):
+    """An option whose value may be left out (`--diff [BASE]`): see _StrictOptionalValues."""
+
+
+class _StrictOptionalValues(click.Command):
+    """A command that refuses a value starting with `-` given with `=` to an optional-value option.
+
+    Click puts the value of `--diff=VALUE` back among the arguments and then, since the value may
+    be left out, reads one that starts with `-` as the next option: `--diff=--exit-zero` turned
+    the gate off, `--diff=--isolated` dropped the configuration. No git revision starts with
+    `-`, so such a value is a usage error (exit 2) rather than an option.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        names = {name for p in self.params if isinstance(p, _OptionalValue) for name in p.opts if name.startswith("--")}
+        for arg in args:
+            if arg == "--":
+                break
+            name, equals, value = arg.partition("=")
+            if equals and name in names and value.startswith("-"):
+                raise click.UsageError(f"{name}: {value!r} starts with '-': give a git revision, not an option", ctx)
+        return super().parse_args(ctx, args)
+
+
 @click.group(cls=_DefaultCheckGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="policylint", message=f"%(prog)s, version %(version)s ({yaml_parser()})")
 def cli() -> None:
@@ -143,7 +167,7 @@ _CONFIG = click.option(
 _ISOLATED = click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
 
 
-@cli.command("check")
+@cli.command("check", cls=_StrictOptionalValues)
 @click.argument("paths", nargs=-1)
 @_CONFIG
 @_ISOLATED
@@ -178,6 +202,7 @@ _ISOLATED = click.option("--isolated", is_flag=True, help="Ignore every configur
 @click.option(
     "--diff",
     "diff_base",
+    cls=_OptionalValue,
     is_flag=False,
     flag_value="",
     default=None,

@@ -284,6 +284,7 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     # Never a cache inside the linted repository: its authors would choose what the files say.
     cache, cache_note = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
     notes = [cache_note] if cache_note is not None else []
+    notes.extend(found.notes)
     if not PARSER_IS_C:
         notes.append("PyYAML was built without libyaml: parsing with its pure-Python loader, several times slower")
     # Read before the files, so that pruning the cache after them keeps it.

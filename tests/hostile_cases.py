@@ -79,6 +79,8 @@ spec:
 """
 )
 GOOD_POLICY = "app/neighbour-tls"
+# Marks a `diff` report read as a `check` report (_diff_view).
+DIFF_VIEW = "diff-view"
 
 # A run that exceeds this address space fails with MemoryError instead of exhausting the
 # machine; budgets are judged on the measured peak RSS, far below it.
@@ -154,6 +156,13 @@ class HostileCase:
     # Big enough for `--jobs` to parse in worker processes (PARALLEL_MIN_BYTES): also run with
     # `--jobs 2`. Checked against the files once built.
     large: bool = False
+    # A git case (its builder makes a repository): the command run in place of `check DIR`, from
+    # inside the case directory, e.g. ("check", "--staged", ".") or ("diff", "base", "HEAD"); the
+    # run's options go right after the command's name. A `diff` run is checked on the findings
+    # it introduces and the policies it adds (their status after).
+    argv: tuple[str, ...] = ()
+    # The run must be a usage error: exit 2, no report, and this on stderr.
+    usage: str = ""
 
 
 def _files(files: Mapping[str, bytes | Callable[[], bytes]]) -> Builder:
@@ -731,8 +740,151 @@ def _review_cases() -> list[HostileCase]:
     return cases
 
 
+# -- configuration-and-git: git ------------------------------------------------------------------
+# File names, refs and ignore files of the repository under review against the git plumbing
+# (policylint/input/git.py, policylint/input/tracked.py): names holding a newline or control
+# characters in `diff BASE HEAD`, `check --staged` and `check --diff`, refs starting with `-`,
+# and tracked files a `.gitignore` matches.
+
+_GIT_CLEAN = b"apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata:\n  name: eg\nspec:\n  controllerName: example.com/gw\n"
+_GIT_BROKEN = b"apiVersion: v1\nkind: [\n"  # PL001 on line 2
+# Control characters, a quote, a bidi override and a leading dash: each name is its own file.
+_GIT_NAMES = ("tab\there.yaml", "cr\rhere.yaml", "esc\x1b[2Khere.yaml", 'q"uote.yaml', "bidi\u202eevil.yaml", "-dash.yaml")
+
+
+def _git(directory: Path, *args: str) -> None:
+    command = ["git", "-c", "user.name=hostile", "-c", "user.email=hostile@example.com", "-c", "commit.gpgsign=false"]
+    subprocess.run([*command, *args], cwd=directory, check=True, capture_output=True)
+
+
+def _repository(base: Mapping[str, bytes], head: Mapping[str, bytes], then: str) -> Builder:
+    """A repository whose first commit (tagged `base`) holds `base`; `head` (with the good file)
+    is then written over it and committed (`then` "commit"), staged ("stage") or left in the
+    working tree ("none")."""
+
+    def build(directory: Path, outside: Path) -> None:
+        _git(directory, "init", "-q")
+        for name, data in base.items():
+            (directory / name).write_bytes(data)
+        _git(directory, "add", "-A")
+        _git(directory, "commit", "-q", "--allow-empty", "-m", "base")
+        _git(directory, "tag", "base")
+        for name, data in {**head, GOOD_FILE: GOOD_TEXT.encode()}.items():
+            (directory / name).write_bytes(data)
+        if then != "none":
+            _git(directory, "add", "-A")
+        if then == "commit":
+            _git(directory, "commit", "-q", "-m", "change")
+
+    return build
+
+
+def _ignored_but_tracked(directory: Path, outside: Path) -> None:
+    """Broken manifests force-added behind a `.gitignore` that matches them, good.yaml staged."""
+    _git(directory, "init", "-q")
+    (directory / ".gitignore").write_text("bad.yaml\nhidden/\n")
+    _git(directory, "add", ".gitignore")
+    _git(directory, "commit", "-q", "-m", "base")  # `--staged` compares with HEAD
+    (directory / "hidden").mkdir()
+    (directory / "bad.yaml").write_bytes(_GIT_BROKEN)
+    (directory / "hidden" / "bad.yaml").write_bytes(_GIT_BROKEN)
+    (directory / GOOD_FILE).write_text(GOOD_TEXT)
+    _git(directory, "add", "-f", "bad.yaml", "hidden/bad.yaml", GOOD_FILE)
+
+
+def _git_cases() -> list[HostileCase]:
+    # Each newline name, as a `REV:PATH` request line, asked for zz.yaml's clean base version,
+    # which was then read as the broken zz.yaml.
+    newline = "y\nbase:zz.yaml"
+    clean_base = {"zz.yaml": _GIT_CLEAN}
+    injected = {"zz.yaml": _GIT_BROKEN, newline: _GIT_CLEAN}
+    names = dict.fromkeys(_GIT_NAMES, _GIT_BROKEN)
+    name_expects = tuple(Expect(name, "PL001", 2) for name in _GIT_NAMES)
+    zz = Expect("zz.yaml", "PL001", 2)
+    dash = "starts with '-'"
+    return [
+        HostileCase(
+            "git-newline-name-diff",
+            "configuration-and-git",
+            _repository(clean_base, injected, "commit"),
+            (zz,),
+            argv=("diff", "base", "HEAD"),
+        ),
+        HostileCase(
+            "git-newline-name-staged",
+            "configuration-and-git",
+            _repository(clean_base, injected, "stage"),
+            (zz,),
+            argv=("check", "--staged", "."),
+        ),
+        HostileCase(
+            "git-newline-name-check-diff",
+            "configuration-and-git",
+            _repository({**clean_base, newline: _GIT_CLEAN}, {"zz.yaml": _GIT_BROKEN, newline: _GIT_BROKEN}, "commit"),
+            (zz, Expect(newline, "PL001", 2)),
+            argv=("check", "--diff=base", "."),
+        ),
+        HostileCase(
+            "git-control-names-diff",
+            "configuration-and-git",
+            _repository({}, names, "commit"),
+            name_expects,
+            argv=("diff", "base", "HEAD"),
+        ),
+        HostileCase(
+            "git-control-names-staged",
+            "configuration-and-git",
+            _repository({}, names, "stage"),
+            name_expects,
+            argv=("check", "--staged", "."),
+        ),
+        HostileCase(
+            "git-ref-dash-diff-value",
+            "configuration-and-git",
+            _repository(clean_base, {"zz.yaml": _GIT_BROKEN}, "none"),
+            argv=("check", "--diff=--exit-zero", "."),
+            usage=f"--diff: '--exit-zero' {dash}",
+        ),
+        HostileCase(
+            "git-ref-dash-diff-output",
+            "configuration-and-git",
+            _repository(clean_base, {"zz.yaml": _GIT_BROKEN}, "none"),
+            argv=("check", "--diff=--output=json=report.json", "."),
+            usage=dash,
+        ),
+        HostileCase(
+            "git-ref-dash-diff-base",
+            "configuration-and-git",
+            _repository(clean_base, {"zz.yaml": _GIT_BROKEN}, "commit"),
+            argv=("diff", "--", "--output=x", "HEAD"),
+            usage=f"base '--output=x' {dash}",
+        ),
+        HostileCase(
+            "git-ref-dash-diff-head",
+            "configuration-and-git",
+            _repository(clean_base, {"zz.yaml": _GIT_BROKEN}, "commit"),
+            argv=("diff", "--", "base", "-x"),
+            usage=f"head '-x' {dash}",
+        ),
+        HostileCase(
+            "git-ignored-tracked-files",
+            "configuration-and-git",
+            _ignored_but_tracked,
+            (Expect("bad.yaml", "PL001", 2), Expect("hidden/bad.yaml", "PL001", 2)),
+            argv=("check", "."),
+        ),
+        HostileCase(
+            "git-ignored-tracked-files-staged",
+            "configuration-and-git",
+            _ignored_but_tracked,
+            (Expect("bad.yaml", "PL001", 2), Expect("hidden/bad.yaml", "PL001", 2)),
+            argv=("check", "--staged", "."),
+        ),
+    ]
+
+
 def all_cases() -> list[HostileCase]:
-    cases = _suite_cases() + _review_cases()
+    cases = _suite_cases() + _review_cases() + _git_cases()
     ids = [c.id for c in cases]
     assert len(ids) == len(set(ids)), "case ids must be unique"
     return cases
@@ -1007,7 +1159,7 @@ def run_case(item: BuiltCase, mode: Mode, scratch: Path, *, timeout: float) -> R
     # Nothing reaches the real home or cache; the checkout is importable without an install.
     env.update(NO_COLOR="1", HOME=str(home), XDG_CACHE_HOME=str(cache_home))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    if item.case.inside:
+    if item.case.inside or item.case.argv:
         cwd, target = item.directory, "."
     else:
         target = str(item.directory)
@@ -1015,7 +1167,9 @@ def run_case(item: BuiltCase, mode: Mode, scratch: Path, *, timeout: float) -> R
     if item.case.unreadable and os.geteuid() == 0:
         command = [sys.executable, "-c", _DENY_LISTING]
         env["HOSTILE_DENY_DIRS"] = os.pathsep.join(str(item.directory / d) for d in item.case.unreadable)
-    command += ["check", target, "--format", "text" if mode.text else "json", *mode.args]
+    name, *rest = item.case.argv or ("check", target)
+    # `diff` has neither --no-cache nor --jobs; its cache is the run's own cache home.
+    command += [name, "--format", "text" if mode.text else "json", *(mode.args if name == "check" else ()), *rest]
     measured = scratch / f"{mode.name}.rusage"
     if measured.exists():
         measured.unlink()
@@ -1089,7 +1243,7 @@ def run_case(item: BuiltCase, mode: Mode, scratch: Path, *, timeout: float) -> R
     change = _diff(around, snapshot(item.outside))
     if change:
         run.changes.append(f"files outside the linted tree changed: {change}")
-    if not mode.text and exit_code is not None:
+    if not mode.text and exit_code is not None and not item.case.usage:
         if out.total > out.kept:
             run.report_error = f"report of {out.total:,} bytes not parsed"
         else:
@@ -1097,7 +1251,26 @@ def run_case(item: BuiltCase, mode: Mode, scratch: Path, *, timeout: float) -> R
                 run.report = json.loads(run.stdout)
             except ValueError as exc:
                 run.report_error = f"stdout is not a JSON document: {exc}"
+            else:
+                if name == "diff":
+                    run.report, run.report_error = _diff_view(run.report)
     return run
+
+
+def _diff_view(report: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+    """A `diff` report (schemas/diff.schema.json) as the checks read a `check` report: the
+    findings the change introduces, and the policies it adds or changes with their status after."""
+    from tests.test_diff_command import validator
+
+    errors = [e.message for e in validator().iter_errors(report)]
+    if errors:
+        return None, f"the diff report does not match schemas/diff.schema.json: {errors[0][:200]}"
+    policies = []
+    for change in report["policies"]:
+        namespace, _, name = change["policy"].partition(" ")[2].rpartition("/")
+        targets = [{"accepted": t["accepted"]} for t in change["statusAfter"] or ()]
+        policies.append({"object": {"namespace": namespace, "name": name}, "targets": targets})
+    return {DIFF_VIEW: True, "findings": report["findings"]["introduced"], "policies": policies}, None
 
 
 # -- checking ----------------------------------------------------------------------------------------
@@ -1138,9 +1311,11 @@ def problems(item: BuiltCase, run: Run) -> list[str]:
         out.append(item.error)
     if run.exit_code is None and not run.killed:
         out.append(f"the launcher measured nothing: {run.stderr[-300:]!r}")
-    if run.exit_code is not None and run.exit_code not in (0, 1):
+    if run.exit_code is not None and run.exit_code not in ((2,) if item.case.usage else (0, 1)):
         first = next((line for line in run.stderr.splitlines() if line.strip()), "")
         out.append(f"exit code {run.exit_code}" + (f": {first[:200]}" if first else ""))
+    if item.case.usage and (item.case.usage not in run.stderr or run.stdout_bytes):
+        out.append(f"expected the usage error {item.case.usage!r} and no report; got {run.stderr[-200:]!r}")
     if run.crashed:
         marker = next(m for m in CRASH_MARKERS if m in run.stderr)
         out.append(f"{marker!r} on stderr: ...{run.stderr[-300:]!r}")
@@ -1161,7 +1336,8 @@ def _report_problems(item: BuiltCase, run: Run, report: dict[str, Any]) -> list[
 
     out: list[str] = []
     try:
-        assert_valid_report(report)
+        if not report.get(DIFF_VIEW):  # a `diff` report was checked against its schema already
+            assert_valid_report(report)
     except AssertionError as exc:
         out.append(str(exc)[:300])
     try:

@@ -73,3 +73,15 @@ def test_the_diff_hook_reports_the_branch_against_its_base(repo: Path, pre_commi
     proc = try_repo(repo, pre_commit_home, "policylint-diff", "--hook-stage", "manual", "--all-files")
     assert proc.returncode == 1
     assert "error PL301" in proc.stdout and "PL410" not in proc.stdout
+
+
+def test_a_file_named_like_an_option_is_linted_not_obeyed(repo: Path, pre_commit_home: Path) -> None:
+    # Read as options, these names would write the report into the tree and pass the commit.
+    name = "--output=json=report.yaml"
+    (repo / name).write_text("apiVersion: v1\nkind: [\n")  # the flow sequence never ends
+    git(repo, "add", "--", name)
+    # `--all-files`: pre-commit's own command line would take the name for an option too.
+    proc = try_repo(repo, pre_commit_home, "policylint", "--all-files")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"{name}:2:8: error PL001" in proc.stdout
+    assert not (repo / "report.yaml").exists()

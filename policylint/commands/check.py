@@ -243,9 +243,9 @@ def change_set(paths: Sequence[str], base: str | None, staged: bool, namespace: 
     commit = git.resolve_base(base if base is not None or not staged else "HEAD", root)
     changed = git.changes(commit, root, staged=staged)
     files = frozenset(os.path.join(root, c.new) for c in changed if c.new is not None)
-    old = [c.old for c in changed if c.old is not None]
-    blobs = git.read_blobs([f"{commit}:{path}" for path in old], root)
-    before = keys_before([(path, blob) for path, blob in zip(old, blobs) if blob is not None], namespace)
+    old = [(c.old, c.old_blob) for c in changed if c.old is not None and c.old_blob is not None]
+    blobs = git.read_blobs([blob for _, blob in old], root)
+    before = keys_before([(path, blob) for (path, _), blob in zip(old, blobs) if blob is not None], namespace)
     return ChangeSet(files, before)
 
 

@@ -53,12 +53,12 @@ def commit_sources(commit: str, root: str, paths: Sequence[str], walk: WalkFilte
     """The manifest files of `commit` under `paths`, read from git objects, each named as the
     working-tree discovery would name it (relative to the working directory)."""
     from policylint.input import git, nonmanifest
-    from policylint.input.sources import Source
+    from policylint.input.sources import Source, display_name
 
     roots = [os.path.abspath(p) for p in paths]
     exclude = walk.exclude_matcher() if walk is not None else None
-    chosen: list[tuple[str, str]] = []
-    for path in git.tree_files(commit, root):
+    chosen: list[tuple[str, str]] = []  # (display name, blob id)
+    for path, blob in git.tree_files(commit, root):
         absolute = os.path.join(root, path)
         if not path.endswith(MANIFEST_SUFFIXES) or not any(
             absolute == r or absolute.startswith(r.rstrip(os.sep) + os.sep) for r in roots
@@ -68,9 +68,11 @@ def commit_sources(commit: str, root: str, paths: Sequence[str], walk: WalkFilte
             continue
         if exclude is not None and _excluded(exclude, absolute, root):
             continue
-        chosen.append((path, os.path.relpath(absolute)))
-    blobs = git.read_blobs([f"{commit}:{path}" for path, _ in chosen], root)
-    return [Source(display=display, content=blob, snapshot=True) for (_, display), blob in zip(chosen, blobs) if blob is not None]
+        # Named as the walk names a file on disk (valid text for any bytes git holds), so that
+        # both sides of a change name, and fingerprint, a file alike.
+        chosen.append((display_name(os.path.relpath(absolute)), blob))
+    blobs = git.read_blobs([blob for _, blob in chosen], root)
+    return [Source(display=display, content=blob, snapshot=True) for (display, _), blob in zip(chosen, blobs) if blob is not None]
 
 
 def _excluded(matcher: Any, absolute: str, root: str) -> bool:
@@ -321,7 +323,7 @@ def run_diff(
             if os.path.relpath(os.path.abspath(path), root).startswith(os.pardir):
                 raise git.GitError(f"{path} is outside the git repository at {root}")
         base_commit = git.resolve_base(base, root)
-        head_commit = git.resolve_base(head, root) if head is not None else None
+        head_commit = git.resolve_base(head, root, what="head") if head is not None else None
     except (ValueError, ExternalPatternError, git.GitError) as exc:
         error(exc)
         return EXIT_USAGE

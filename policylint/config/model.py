@@ -65,7 +65,7 @@ class Config(_Strict):
     """More patterns to leave out, added to `exclude`."""
 
     respect_gitignore: bool = True
-    """Leave out what `.gitignore` files (and `.git/info/exclude`) ignore."""
+    """Leave out what `.gitignore` files (and `.git/info/exclude`) ignore, except the files git tracks."""
 
     helm_templates: bool = False
     """Lint the files of a Helm chart's `templates/` directory instead of skipping them (`--helm-templates`)."""

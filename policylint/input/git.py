@@ -1,10 +1,18 @@
 """Git as an input: what a change touched, and the staged snapshot, read without touching the
 working tree, the index or any ref.
 
-Every call is a read-only git plumbing command (`rev-parse`, `diff --name-status`, `ls-files`,
-`cat-file --batch`) run in the repository holding the working directory, with the environment
-that could redirect it (GIT_DIR, GIT_INDEX_FILE, ...) left as the user set it: pre-commit runs
-hooks with a temporary index in GIT_INDEX_FILE, and `--staged` must read that one.
+Every call is a read-only git plumbing command (`rev-parse`, `diff --raw`, `ls-tree`,
+`ls-files`, `cat-file --batch`) run in the repository holding the working directory, with the
+environment that could redirect it (GIT_DIR, GIT_INDEX_FILE, ...) left as the user set it:
+pre-commit runs hooks with a temporary index in GIT_INDEX_FILE, and `--staged` must read that one.
+
+File names come from the repository under review, so they are hostile: one may hold a newline,
+a quote or any other byte but NUL. Every listing is therefore read NUL-separated (`-z`, which
+also keeps core.quotePath's quoting out of the names) and kept as the bytes git gave, decoded
+with `os.fsdecode` only; and no name is ever written into a line-oriented request: `cat-file
+--batch` is asked for object ids (hex digits), which the listings give with each name. A revision
+given by the user must not read as an option: one starting with `-` is refused, and the ones
+passed on go after `--end-of-options`.
 """
 
 from __future__ import annotations
@@ -24,14 +32,29 @@ class GitError(Exception):
     """A usage error: not a repository, a base that does not exist, a shallow clone, ..."""
 
 
+_HEX = frozenset(b"0123456789abcdef")
+
+
+def _is_object_id(text: bytes) -> bool:
+    """An object id as git prints it: SHA-1 or SHA-256, lowercase hex."""
+    return len(text) in (40, 64) and _HEX.issuperset(text)
+
+
+# The modes of the entries that can be manifests: regular files, executable or not (symlinks and
+# submodules are not).
+_FILE_MODES = (b"100644", b"100755")
+
+
 @frozen
 class Change:
-    """One file the change touched: git's status letter (A, M, D, R, C, T), its path before the
-    change (None when added) and after it (None when deleted), relative to the repository root."""
+    """One file the change touched: git's status letter (A, M, D, R, C, T, U), its path before
+    the change (None when added) and after it (None when deleted), relative to the repository
+    root, and the object id of its content before the change (None when there was none)."""
 
     status: str
     old: str | None
     new: str | None
+    old_blob: str | None = None
 
 
 def _git(args: Sequence[str], cwd: str, *, input_bytes: bytes | None = None) -> bytes:
@@ -52,7 +75,15 @@ def repository_root(cwd: str) -> str:
         out = _git(["rev-parse", "--show-toplevel"], cwd)
     except GitError:
         raise GitError("not a git repository (or any parent up to the filesystem root): --diff and --staged need one") from None
-    return os.fsdecode(out.rstrip(b"\n"))
+    # Exactly the one newline git adds: a directory name may itself end with one.
+    return os.fsdecode(out[:-1] if out.endswith(b"\n") else out)
+
+
+def check_revision(rev: str, what: str = "revision") -> None:
+    """GitError (a usage error) for a revision that would read as an option: git names no
+    revision with a leading `-`, so one that has it is a mistake or an attack, never a ref."""
+    if rev.startswith("-"):
+        raise GitError(f"{what} {rev!r} starts with '-': a git revision never does (an option given as a value?)")
 
 
 def _verify(rev: str, cwd: str) -> str | None:
@@ -69,19 +100,20 @@ def _is_shallow(cwd: str) -> bool:
         return False
 
 
-def resolve_base(base: str | None, cwd: str) -> str:
+def resolve_base(base: str | None, cwd: str, *, what: str = "base") -> str:
     """The commit a change is measured from: `base`, else the merge-base with the upstream
-    branch, else with the remote's default branch, else HEAD."""
+    branch, else with the remote's default branch, else HEAD. `what` names `base` in errors."""
     if base is not None:
+        check_revision(base, what)
         commit = _verify(base, cwd)
         if commit is not None:
             return commit
         if _is_shallow(cwd):
             raise GitError(
-                f"base {base!r} is not in this shallow clone: fetch it (`git fetch --deepen=50`, or"
+                f"{what} {base!r} is not in this shallow clone: fetch it (`git fetch --deepen=50`, or"
                 " `fetch-depth: 0` in actions/checkout)"
             )
-        raise GitError(f"base {base!r} is not a commit of this repository")
+        raise GitError(f"{what} {base!r} is not a commit of this repository")
     for upstream in ("@{upstream}", "refs/remotes/origin/HEAD"):
         if _verify(upstream, cwd) is None:
             continue
@@ -103,81 +135,118 @@ def resolve_base(base: str | None, cwd: str) -> str:
 
 
 def changes(base: str, cwd: str, *, staged: bool) -> list[Change]:
-    """What changed from `base` to the index (`staged`) or to the working tree, renames
-    detected; untracked files count as added when comparing with the working tree."""
+    """What changed from `base` (a commit id) to the index (`staged`) or to the working tree,
+    renames detected; untracked files count as added when comparing with the working tree."""
     args = [
         "diff",
-        "--name-status",
+        "--raw",
         "-z",
         "-M",
         "--no-color",
         "--no-ext-diff",
+        "--no-textconv",
+        "--no-abbrev",
         "--relative=",
         *(["--cached"] if staged else []),
+        "--end-of-options",
         base,
         "--",
     ]
-    fields = _git(args, cwd).split(b"\0")
-    out: list[Change] = []
-    i = 0
-    while i < len(fields) and fields[i]:
-        status = fields[i].decode()[:1]
-        if status in ("R", "C"):
-            old, new = os.fsdecode(fields[i + 1]), os.fsdecode(fields[i + 2])
-            out.append(Change(status, old if status == "R" else None, new))
-            i += 3
-            continue
-        path = os.fsdecode(fields[i + 1])
-        out.append(Change(status, None if status == "A" else path, None if status == "D" else path))
-        i += 2
+    out = _parse_raw(_git(args, cwd))
     if not staged:
         untracked = _git(["ls-files", "-z", "--others", "--exclude-standard"], cwd).split(b"\0")
         out.extend(Change("A", None, os.fsdecode(p)) for p in untracked if p)
     return out
 
 
-def read_blobs(specs: Sequence[str], cwd: str) -> list[bytes | None]:
-    """The contents of `REV:PATH` (or `:PATH` for the index) specs, None for a missing one, in
-    one `git cat-file --batch` process."""
-    if not specs:
+def _parse_raw(data: bytes) -> list[Change]:
+    """`git diff --raw -z` output: per change `:MODE MODE OLD NEW STATUS\\0PATH\\0`, with a second
+    path for a rename or copy. The fields are NUL-separated, so a name is whatever lies between
+    two NULs, newlines and all."""
+    fields = data.split(b"\0")
+    out: list[Change] = []
+    i = 0
+    while i < len(fields) and fields[i]:
+        meta = fields[i].split(b" ")
+        if len(meta) < 5 or not meta[0].startswith(b":"):
+            raise GitError("git diff printed something that is not a change")
+        status = meta[4].decode("ascii", "replace")[:1]
+        old_blob = meta[2].decode("ascii") if _is_object_id(meta[2]) and meta[2].strip(b"0") else None
+        old_blob = old_blob if meta[0][1:] in _FILE_MODES else None
+        if status in ("R", "C"):
+            old, new = os.fsdecode(fields[i + 1]), os.fsdecode(fields[i + 2])
+            out.append(Change(status, old if status == "R" else None, new, old_blob if status == "R" else None))
+            i += 3
+            continue
+        path = os.fsdecode(fields[i + 1])
+        out.append(
+            Change(status, None if status == "A" else path, None if status == "D" else path, None if status == "A" else old_blob)
+        )
+        i += 2
+    return out
+
+
+def read_blobs(object_ids: Sequence[str], cwd: str) -> list[bytes | None]:
+    """The contents of the blobs `object_ids` (as the listings below give them), None for a
+    missing one or one that is not a blob, in one `git cat-file --batch` process.
+
+    The requests are object ids, never `REV:PATH`: a path is a line there, and a name holding a
+    newline would ask for another object and shift every later answer onto the wrong file."""
+    if not object_ids:
         return []
-    out = _git(["cat-file", "--batch"], cwd, input_bytes=b"".join(os.fsencode(s) + b"\n" for s in specs))
+    request = [os.fsencode(oid) for oid in object_ids]
+    for oid in request:
+        if not _is_object_id(oid):
+            raise ValueError(f"not an object id: {oid!r}")
+    out = _git(["cat-file", "--batch"], cwd, input_bytes=b"".join(oid + b"\n" for oid in request))
     blobs: list[bytes | None] = []
     pos = 0
-    for _ in specs:
+    for oid in request:
         end = out.index(b"\n", pos)
         header = out[pos:end].split(b" ")
         pos = end + 1
-        if len(header) < 3 or header[-1] == b"missing" or header[1] != b"blob":
-            blobs.append(None)
-            continue
+        if len(header) != 3 or header[0] != oid:
+            if len(header) == 2 and header[0] == oid and header[1] == b"missing":
+                blobs.append(None)
+                continue
+            raise GitError("git cat-file answered out of order")
         size = int(header[2])
-        blobs.append(out[pos : pos + size])
+        blobs.append(out[pos : pos + size] if header[1] == b"blob" else None)
         pos += size + 1  # the content, then a newline
     return blobs
 
 
-def tree_files(commit: str, root: str) -> list[str]:
-    """The regular files of `commit`, relative to the repository root."""
+def tree_files(commit: str, root: str) -> list[tuple[str, str]]:
+    """The regular files of `commit` (a commit id), relative to the repository root, each with
+    its blob's object id."""
     out = []
-    for entry in _git(["ls-tree", "-r", "-z", "--full-tree", commit], root).split(b"\0"):
+    for entry in _git(["ls-tree", "-r", "-z", "--full-tree", "--end-of-options", commit], root).split(b"\0"):
         meta, _, path = entry.partition(b"\t")
-        if meta.split(b" ")[0] in (b"100644", b"100755"):
-            out.append(os.fsdecode(path))
+        fields = meta.split(b" ")
+        if len(fields) == 3 and fields[0] in _FILE_MODES and fields[1] == b"blob":
+            out.append((os.fsdecode(path), fields[2].decode("ascii")))
     return out
 
 
-def staged_files(root: str) -> set[str]:
-    """The regular files in the index, relative to the repository root (symlinks and submodules
-    are not manifests)."""
-    out = set()
+def staged_files(root: str) -> dict[str, str]:
+    """The regular files in the index, relative to the repository root, each with its staged
+    blob's object id (symlinks and submodules are not manifests; a file with a merge conflict
+    has no staged content yet)."""
+    out = {}
     for entry in _git(["ls-files", "-z", "--stage"], root).split(b"\0"):
         if not entry:
             continue
         meta, _, path = entry.partition(b"\t")
-        if meta.split(b" ")[0] in (b"100644", b"100755"):
-            out.add(os.fsdecode(path))
+        fields = meta.split(b" ")
+        if len(fields) == 3 and fields[0] in _FILE_MODES and fields[2] == b"0":
+            out[os.fsdecode(path)] = fields[1].decode("ascii")
     return out
+
+
+def tracked_names(top: str) -> list[bytes]:
+    """The paths git tracks (the index's entries) in the repository whose top is `top`, relative
+    to it, as git's bytes."""
+    return [name for name in _git(["ls-files", "-z", "--cached"], top).split(b"\0") if name]
 
 
 def staged_snapshot(sources: Sequence[Source], root: str) -> list[Source]:
@@ -192,6 +261,6 @@ def staged_snapshot(sources: Sequence[Source], root: str) -> list[Source]:
             continue
         relative = os.path.relpath(os.path.abspath(source.fs_path), root).replace(os.sep, "/")
         if relative in index:
-            kept.append((source, relative))
-    blobs = read_blobs([f":{relative}" for _, relative in kept], root)
+            kept.append((source, index[relative]))
+    blobs = read_blobs([blob for _, blob in kept], root)
     return [replace(source, content=blob, snapshot=True) for (source, _), blob in zip(kept, blobs) if blob is not None]

@@ -22,7 +22,7 @@ settings.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from policylint.values import frozen
@@ -189,13 +189,21 @@ class WalkFilter:
         return matchers
 
 
-def ignored(path: str, is_dir: bool, exclude: Matcher | NameMatcher | None, gitignores: Sequence[Matcher]) -> bool:
+def ignored(
+    path: str,
+    is_dir: bool,
+    exclude: Matcher | NameMatcher | None,
+    gitignores: Sequence[Matcher],
+    tracked: Callable[[str, bool], bool] | None = None,
+) -> bool:
     """Whether the walk leaves `path` (absolute, normalised) out: an `exclude` pattern matches it,
-    or the deepest `.gitignore` with a matching pattern ignores it (`gitignores` shallowest first)."""
+    or the deepest `.gitignore` with a matching pattern ignores it (`gitignores` shallowest first)
+    and `tracked` (policylint.input.tracked) does not say git tracks it: as in git, ignore files
+    apply to untracked files only."""
     if exclude is not None and exclude.decide(path, is_dir):
         return True
     for matcher in reversed(gitignores):
         decision = matcher.decide(path, is_dir)
         if decision is not None:
-            return decision
+            return decision and not (tracked is not None and tracked(path, is_dir))
     return False

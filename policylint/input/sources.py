@@ -26,6 +26,7 @@ from dataclasses import field, replace
 
 from policylint.input import nonmanifest
 from policylint.input.ignore import GITIGNORE, Matcher, NameMatcher, WalkFilter, ignored, read_gitignore
+from policylint.input.tracked import Tracked
 from policylint.values import frozen, record
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -167,6 +168,8 @@ class Discovery:
 
     sources: list[Source]
     skipped: list[Skipped] = field(default_factory=list)
+    # Warnings for the user, e.g. git could not say which ignored files are tracked.
+    notes: list[str] = field(default_factory=list)
 
 
 @frozen
@@ -184,6 +187,7 @@ def _walk(
     exclude: Matcher | NameMatcher | None,
     skipped: list[Skipped],
     helm_templates: bool,
+    tracked: Callable[[str, bool], bool] | None = None,
 ) -> list[Source]:
     """Sources below the directory `root`, in no particular order.
 
@@ -195,7 +199,9 @@ def _walk(
     place) is not entered again.
 
     Entries matched by `exclude` or by a `.gitignore` (policylint.input.ignore) are left out
-    unseen; files that are not manifests (policylint.input.nonmanifest) go to `skipped`.
+    unseen, except what `tracked` says git tracks (policylint.input.tracked): a `.gitignore`
+    pattern does not apply to it; files that are not manifests (policylint.input.nonmanifest) go
+    to `skipped`.
     """
     seen: set[tuple[int, int]] = set()
     stack = [_Dir(root, tuple(walk.parent_matchers(root)))]
@@ -248,7 +254,7 @@ def _walk(
                 # d_type from the directory listing: no system call on most file systems.
                 is_link = entry.is_symlink()
                 if not is_link and entry.is_dir(follow_symlinks=False):
-                    if filtering and ignored(os.path.join(absolute, name), True, exclude, gitignores):
+                    if filtering and ignored(os.path.join(absolute, name), True, exclude, gitignores, tracked):
                         continue
                     if in_chart and name == nonmanifest.CHART_TEMPLATES and not helm_templates:
                         skipped.append(Skipped(display_name(os.path.normpath(entry.path)) + "/", nonmanifest.HELM))
@@ -257,7 +263,7 @@ def _walk(
                     continue
                 if not is_link and entry.is_file(follow_symlinks=False):
                     if manifest or name in nonmanifest.KUSTOMIZE_FILES:
-                        if filtering and ignored(os.path.join(absolute, name), False, exclude, gitignores):
+                        if filtering and ignored(os.path.join(absolute, name), False, exclude, gitignores, tracked):
                             continue
                         category = nonmanifest.classify_name(name, in_chart=in_chart)
                         if category is not None:
@@ -275,7 +281,7 @@ def _walk(
                 if manifest:
                     problem(entry.path, f"cannot read file: {exc.strerror or type(exc).__name__}")
                 continue
-            if filtering and ignored(os.path.join(absolute, name), False, exclude, gitignores):
+            if filtering and ignored(os.path.join(absolute, name), False, exclude, gitignores, tracked):
                 continue  # git matches a symlink by its own name, whatever it points to
             _link(entry.path, manifest, roots, subdirs, out, problem)
         stack.extend(_Dir(path, gitignores) for path in reversed(subdirs))
@@ -360,6 +366,7 @@ def discover_all(
     """
     walk = walk if walk is not None else WalkFilter()
     exclude = walk.exclude_matcher()
+    tracked = Tracked() if walk.respect_gitignore else None
     skipped: list[Skipped] = []
     roots = _Roots([p for p in paths if p != STDIN], follow_outside_links)
     sources: dict[str, Source] = {}
@@ -405,7 +412,7 @@ def discover_all(
             raise SourceError(f"cannot access {raw}: {exc.strerror}") from None
         if stat.S_ISDIR(st.st_mode):
             before = len(skipped)
-            found = _walk(path, roots, walk, exclude, skipped, helm_templates)
+            found = _walk(path, roots, walk, exclude, skipped, helm_templates, tracked.covers if tracked else None)
             if not found and len(skipped) == before:
                 raise SourceError(f"no *.yaml, *.yml or *.json files found under {raw}")
             for source in found:
@@ -426,5 +433,7 @@ def discover_all(
             add(Source(display=name, fs_path=path, problem=message))
     unique = {(s.display, s.category): s for s in skipped}
     return Discovery(
-        sorted(sources.values(), key=lambda source: source.display), sorted(unique.values(), key=lambda s: s.display)
+        sorted(sources.values(), key=lambda source: source.display),
+        sorted(unique.values(), key=lambda s: s.display),
+        tracked.notes if tracked is not None else [],
     )
