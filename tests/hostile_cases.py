@@ -154,6 +154,12 @@ class HostileCase:
     # Big enough for `--jobs` to parse in worker processes (PARALLEL_MIN_BYTES): also run with
     # `--jobs 2`. Checked against the files once built.
     large: bool = False
+    # The exit code the case must end with, when not 0 or 1: 2 for a configuration the run
+    # refuses (then no report is expected, and the good file is not linted).
+    exit_code: int | None = None
+    # Text standard error must hold, and texts it must not (a secret from outside the case).
+    stderr: str | None = None
+    stderr_absent: tuple[str, ...] = ()
 
 
 def _files(files: Mapping[str, bytes | Callable[[], bytes]]) -> Builder:
@@ -731,8 +737,112 @@ def _review_cases() -> list[HostileCase]:
     return cases
 
 
+# -- configuration and git ----------------------------------------------------------------------------
+#
+# What a repository's configuration names is hostile input too (README "Security", "What it reads").
+# These cases run inside the case directory (`inside`), where the configuration is found. A
+# configuration that would read, write or create something outside the repository, or that is
+# itself too costly to read, is refused: exit 2 with a message, before any file is linted.
+
+# A secret-like file outside the repository: no message may quote it.
+_SECRET = "ghp_" + "0123456789abcdefghij" * 2
+_REFUSED = "only the command line may name a path outside the repository"
+
+
+def _secret(outside: Path) -> Path:
+    path = outside / "token"
+    path.write_text(_SECRET + "\n")
+    return path
+
+
+def _config(text: str | Callable[[Path, Path], str], name: str = ".policylint.yaml") -> Builder:
+    """Writes the configuration `text` (or what `text(directory, outside)` returns)."""
+
+    def build(directory: Path, outside: Path) -> None:
+        (directory / name).write_text(text if isinstance(text, str) else text(directory, outside))
+
+    return build
+
+
+def _then(*builders: Builder) -> Builder:
+    def build(directory: Path, outside: Path) -> None:
+        for builder in builders:
+            builder(directory, outside)
+
+    return build
+
+
+def _config_alias_bomb() -> str:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    return "\n".join([*lines, "paths: *a8", ""])
+
+
+def _config_case(case_id: str, build: Builder, stderr: str) -> HostileCase:
+    return HostileCase(f"config-{case_id}", "review", build, inside=True, exit_code=2, stderr=stderr, stderr_absent=(_SECRET,))
+
+
+def _relative_to_case(target: Path, directory: Path) -> str:
+    return os.path.relpath(target, directory)
+
+
+def _configuration_cases() -> list[HostileCase]:
+    def fifo(name: str) -> Builder:
+        return lambda directory, outside: os.mkfifo(directory / name)
+
+    def link_to_secret(name: str) -> Builder:
+        return lambda directory, outside: os.symlink(_secret(outside), directory / name)
+
+    def victim(directory: Path, outside: Path) -> None:
+        (outside / "victim.json").write_text("someone else's file\n")
+        (outside / "empty").mkdir()
+
+    return [
+        _config_case("alias-bomb", _config(_config_alias_bomb()), "YAML aliases expand this file"),
+        _config_case(
+            "deep-pyproject",
+            _config("[tool.policylint]\npaths = " + "[" * 5000 + "]" * 5000 + "\n", "pyproject.toml"),
+            "nested too deeply",
+        ),
+        _config_case("profile-dev-zero", _config("profile: [/dev/zero]\n"), _REFUSED),
+        _config_case("baseline-dev-zero", _config("baseline: /dev/zero\n"), _REFUSED),
+        _config_case("profile-fifo", _then(fifo("profile-pipe"), _config("profile: [profile-pipe]\n")), "a FIFO"),
+        _config_case("baseline-fifo", _then(fifo("baseline-pipe"), _config("baseline: baseline-pipe\n")), "a FIFO"),
+        _config_case("baseline-own-stdout", _config("baseline: /proc/self/fd/1\n"), _REFUSED),
+        _config_case(
+            "profile-link-to-own-stdout",
+            _then(_symlink("stdout-link", "/proc/self/fd/1"), _config("profile: [stdout-link]\n")),
+            _REFUSED,
+        ),
+        _config_case(
+            "profile-secret-absolute", _config(lambda directory, outside: f"profile: ['{_secret(outside)}']\n"), _REFUSED
+        ),
+        _config_case("profile-symlink-out", _then(link_to_secret("token-link"), _config("profile: [token-link]\n")), "symlink"),
+        _config_case("baseline-symlink-out", _then(link_to_secret("token-link"), _config("baseline: token-link\n")), "symlink"),
+        _config_case(
+            "output-parent",
+            _then(
+                victim,
+                _config(lambda d, o: f"output: ['json={_relative_to_case(o / 'victim.json', d)}']\n"),
+            ),
+            _REFUSED,
+        ),
+        _config_case(
+            "output-through-symlinked-dir",
+            _then(victim, lambda d, o: os.symlink(o, d / "reports"), _config("output: ['json=reports/victim.json']\n")),
+            "symlink",
+        ),
+        _config_case(
+            "cache-dir-outside",
+            _then(victim, _config(lambda d, o: f"cache-dir: {_relative_to_case(o / 'empty', d)}\n")),
+            _REFUSED,
+        ),
+        _config_case("file-symlink-out", link_to_secret(".policylint.yaml"), "leads through a symlink out"),
+    ]
+
+
 def all_cases() -> list[HostileCase]:
-    cases = _suite_cases() + _review_cases()
+    cases = _suite_cases() + _review_cases() + _configuration_cases()
     ids = [c.id for c in cases]
     assert len(ids) == len(set(ids)), "case ids must be unique"
     return cases
@@ -1138,21 +1248,33 @@ def problems(item: BuiltCase, run: Run) -> list[str]:
         out.append(item.error)
     if run.exit_code is None and not run.killed:
         out.append(f"the launcher measured nothing: {run.stderr[-300:]!r}")
-    if run.exit_code is not None and run.exit_code not in (0, 1):
+    allowed = (0, 1) if item.case.exit_code is None else (item.case.exit_code,)
+    if run.exit_code is not None and run.exit_code not in allowed:
         first = next((line for line in run.stderr.splitlines() if line.strip()), "")
         out.append(f"exit code {run.exit_code}" + (f": {first[:200]}" if first else ""))
+    out += _stderr_problems(item.case, run)
     if run.crashed:
         marker = next(m for m in CRASH_MARKERS if m in run.stderr)
         out.append(f"{marker!r} on stderr: ...{run.stderr[-300:]!r}")
     if run.leftover_processes:
         out.append("processes outlived the command")
     out += run.changes
-    if run.timed_out:
-        return out
+    if run.timed_out or item.case.exit_code not in (None, 0, 1):
+        return out  # a refused run writes no report
     if run.report_error:
         out.append(run.report_error)
     if run.report is not None:
         out += _report_problems(item, run, run.report)
+    return out
+
+
+def _stderr_problems(case: HostileCase, run: Run) -> list[str]:
+    out = []
+    if case.stderr is not None and not run.timed_out and case.stderr not in run.stderr:
+        out.append(f"expected {case.stderr!r} on stderr; got {run.stderr[-300:]!r}")
+    for text in case.stderr_absent:
+        if text in run.stderr or text.encode() in run.stdout:
+            out.append(f"{text[:40]!r} from outside the case was printed")
     return out
 
 
