@@ -161,8 +161,12 @@ class HostileCase:
     # run's options go right after the command's name. A `diff` run is checked on the findings
     # it introduces and the policies it adds (their status after).
     argv: tuple[str, ...] = ()
-    # The run must be a usage error: exit 2, no report, and this on stderr.
-    usage: str = ""
+    # The exit code the case must end with, when not 0 or 1: 2 for a configuration the run
+    # refuses or a usage error (then no report is expected, and the good file is not linted).
+    exit_code: int | None = None
+    # Text standard error must hold, and texts it must not (a secret from outside the case).
+    stderr: str | None = None
+    stderr_absent: tuple[str, ...] = ()
 
 
 def _files(files: Mapping[str, bytes | Callable[[], bytes]]) -> Builder:
@@ -779,6 +783,33 @@ def _repository(base: Mapping[str, bytes], head: Mapping[str, bytes], then: str)
     return build
 
 
+# -- configuration and git ----------------------------------------------------------------------------
+#
+# What a repository's configuration names is hostile input too (README "Security", "What it reads").
+# These cases run inside the case directory (`inside`), where the configuration is found. A
+# configuration that would read, write or create something outside the repository, or that is
+# itself too costly to read, is refused: exit 2 with a message, before any file is linted.
+
+# A secret-like file outside the repository: no message may quote it.
+_SECRET = "ghp_" + "0123456789abcdefghij" * 2
+_REFUSED = "only the command line may name a path outside the repository"
+
+
+def _secret(outside: Path) -> Path:
+    path = outside / "token"
+    path.write_text(_SECRET + "\n")
+    return path
+
+
+def _config(text: str | Callable[[Path, Path], str], name: str = ".policylint.yaml") -> Builder:
+    """Writes the configuration `text` (or what `text(directory, outside)` returns)."""
+
+    def build(directory: Path, outside: Path) -> None:
+        (directory / name).write_text(text if isinstance(text, str) else text(directory, outside))
+
+    return build
+
+
 def _ignored_but_tracked(directory: Path, outside: Path) -> None:
     """Broken manifests force-added behind a `.gitignore` that matches them, good.yaml staged."""
     _git(directory, "init", "-q")
@@ -843,28 +874,32 @@ def _git_cases() -> list[HostileCase]:
             "configuration-and-git",
             _repository(clean_base, {"zz.yaml": _GIT_BROKEN}, "none"),
             argv=("check", "--diff=--exit-zero", "."),
-            usage=f"--diff: '--exit-zero' {dash}",
+            exit_code=2,
+            stderr=f"--diff: '--exit-zero' {dash}",
         ),
         HostileCase(
             "git-ref-dash-diff-output",
             "configuration-and-git",
             _repository(clean_base, {"zz.yaml": _GIT_BROKEN}, "none"),
             argv=("check", "--diff=--output=json=report.json", "."),
-            usage=dash,
+            exit_code=2,
+            stderr=dash,
         ),
         HostileCase(
             "git-ref-dash-diff-base",
             "configuration-and-git",
             _repository(clean_base, {"zz.yaml": _GIT_BROKEN}, "commit"),
             argv=("diff", "--", "--output=x", "HEAD"),
-            usage=f"base '--output=x' {dash}",
+            exit_code=2,
+            stderr=f"base '--output=x' {dash}",
         ),
         HostileCase(
             "git-ref-dash-diff-head",
             "configuration-and-git",
             _repository(clean_base, {"zz.yaml": _GIT_BROKEN}, "commit"),
             argv=("diff", "--", "base", "-x"),
-            usage=f"head '-x' {dash}",
+            exit_code=2,
+            stderr=f"head '-x' {dash}",
         ),
         HostileCase(
             "git-ignored-tracked-files",
@@ -883,8 +918,85 @@ def _git_cases() -> list[HostileCase]:
     ]
 
 
+def _then(*builders: Builder) -> Builder:
+    def build(directory: Path, outside: Path) -> None:
+        for builder in builders:
+            builder(directory, outside)
+
+    return build
+
+
+def _config_alias_bomb() -> str:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    return "\n".join([*lines, "paths: *a8", ""])
+
+
+def _config_case(case_id: str, build: Builder, stderr: str) -> HostileCase:
+    return HostileCase(f"config-{case_id}", "review", build, inside=True, exit_code=2, stderr=stderr, stderr_absent=(_SECRET,))
+
+
+def _relative_to_case(target: Path, directory: Path) -> str:
+    return os.path.relpath(target, directory)
+
+
+def _configuration_cases() -> list[HostileCase]:
+    def fifo(name: str) -> Builder:
+        return lambda directory, outside: os.mkfifo(directory / name)
+
+    def link_to_secret(name: str) -> Builder:
+        return lambda directory, outside: os.symlink(_secret(outside), directory / name)
+
+    def victim(directory: Path, outside: Path) -> None:
+        (outside / "victim.json").write_text("someone else's file\n")
+        (outside / "empty").mkdir()
+
+    return [
+        _config_case("alias-bomb", _config(_config_alias_bomb()), "YAML aliases expand this file"),
+        _config_case(
+            "deep-pyproject",
+            _config("[tool.policylint]\npaths = " + "[" * 5000 + "]" * 5000 + "\n", "pyproject.toml"),
+            "nested too deeply",
+        ),
+        _config_case("profile-dev-zero", _config("profile: [/dev/zero]\n"), _REFUSED),
+        _config_case("baseline-dev-zero", _config("baseline: /dev/zero\n"), _REFUSED),
+        _config_case("profile-fifo", _then(fifo("profile-pipe"), _config("profile: [profile-pipe]\n")), "a FIFO"),
+        _config_case("baseline-fifo", _then(fifo("baseline-pipe"), _config("baseline: baseline-pipe\n")), "a FIFO"),
+        _config_case("baseline-own-stdout", _config("baseline: /proc/self/fd/1\n"), _REFUSED),
+        _config_case(
+            "profile-link-to-own-stdout",
+            _then(_symlink("stdout-link", "/proc/self/fd/1"), _config("profile: [stdout-link]\n")),
+            _REFUSED,
+        ),
+        _config_case(
+            "profile-secret-absolute", _config(lambda directory, outside: f"profile: ['{_secret(outside)}']\n"), _REFUSED
+        ),
+        _config_case("profile-symlink-out", _then(link_to_secret("token-link"), _config("profile: [token-link]\n")), "symlink"),
+        _config_case("baseline-symlink-out", _then(link_to_secret("token-link"), _config("baseline: token-link\n")), "symlink"),
+        _config_case(
+            "output-parent",
+            _then(
+                victim,
+                _config(lambda d, o: f"output: ['json={_relative_to_case(o / 'victim.json', d)}']\n"),
+            ),
+            _REFUSED,
+        ),
+        _config_case(
+            "output-through-symlinked-dir",
+            _then(victim, lambda d, o: os.symlink(o, d / "reports"), _config("output: ['json=reports/victim.json']\n")),
+            "symlink",
+        ),
+        _config_case(
+            "cache-dir-outside",
+            _then(victim, _config(lambda d, o: f"cache-dir: {_relative_to_case(o / 'empty', d)}\n")),
+            _REFUSED,
+        ),
+        _config_case("file-symlink-out", link_to_secret(".policylint.yaml"), "leads through a symlink out"),
+    ]
+
+
 def all_cases() -> list[HostileCase]:
-    cases = _suite_cases() + _review_cases() + _git_cases()
+    cases = _suite_cases() + _review_cases() + _git_cases() + _configuration_cases()
     ids = [c.id for c in cases]
     assert len(ids) == len(set(ids)), "case ids must be unique"
     return cases
@@ -1243,7 +1355,7 @@ def run_case(item: BuiltCase, mode: Mode, scratch: Path, *, timeout: float) -> R
     change = _diff(around, snapshot(item.outside))
     if change:
         run.changes.append(f"files outside the linted tree changed: {change}")
-    if not mode.text and exit_code is not None and not item.case.usage:
+    if not mode.text and exit_code is not None and item.case.exit_code in (None, 0, 1):
         if out.total > out.kept:
             run.report_error = f"report of {out.total:,} bytes not parsed"
         else:
@@ -1311,23 +1423,35 @@ def problems(item: BuiltCase, run: Run) -> list[str]:
         out.append(item.error)
     if run.exit_code is None and not run.killed:
         out.append(f"the launcher measured nothing: {run.stderr[-300:]!r}")
-    if run.exit_code is not None and run.exit_code not in ((2,) if item.case.usage else (0, 1)):
+    if item.case.exit_code == 2 and run.stdout_bytes:
+        out.append(f"a refused run wrote a report ({run.stdout_bytes:,} bytes)")
+    allowed = (0, 1) if item.case.exit_code is None else (item.case.exit_code,)
+    if run.exit_code is not None and run.exit_code not in allowed:
         first = next((line for line in run.stderr.splitlines() if line.strip()), "")
         out.append(f"exit code {run.exit_code}" + (f": {first[:200]}" if first else ""))
-    if item.case.usage and (item.case.usage not in run.stderr or run.stdout_bytes):
-        out.append(f"expected the usage error {item.case.usage!r} and no report; got {run.stderr[-200:]!r}")
+    out += _stderr_problems(item.case, run)
     if run.crashed:
         marker = next(m for m in CRASH_MARKERS if m in run.stderr)
         out.append(f"{marker!r} on stderr: ...{run.stderr[-300:]!r}")
     if run.leftover_processes:
         out.append("processes outlived the command")
     out += run.changes
-    if run.timed_out:
-        return out
+    if run.timed_out or item.case.exit_code not in (None, 0, 1):
+        return out  # a refused run writes no report
     if run.report_error:
         out.append(run.report_error)
     if run.report is not None:
         out += _report_problems(item, run, run.report)
+    return out
+
+
+def _stderr_problems(case: HostileCase, run: Run) -> list[str]:
+    out = []
+    if case.stderr is not None and not run.timed_out and case.stderr not in run.stderr:
+        out.append(f"expected {case.stderr!r} on stderr; got {run.stderr[-300:]!r}")
+    for text in case.stderr_absent:
+        if text in run.stderr or text.encode() in run.stdout:
+            out.append(f"{text[:40]!r} from outside the case was printed")
     return out
 
 

@@ -152,6 +152,7 @@ def test_the_corpus_covers_the_suite_and_the_review() -> None:
         "unreadable-",
         "forged-cache",
         "control-characters",
+        "config-",
     ):
         assert any(i.startswith(prefix) for i in ids), prefix
     assert {m.name for _, m in RUNS} == {"no-cache", "jobs-2", "cache-cold", "cache-warm", "text"}

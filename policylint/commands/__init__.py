@@ -21,18 +21,19 @@ EXIT_USAGE = 2
 
 def error(message: object) -> None:
     """`policylint: error: ...` on standard error. Messages echo paths, codes, queries and names
-    from the input: escaped (policylint.textsafe), so that they stay one visible line."""
-    from policylint.textsafe import escape
+    from the input: escaped (policylint.textsafe), so that they stay one visible line, and cut
+    to MAX_MESSAGE characters, as findings are, so that no input makes them long."""
+    from policylint.textsafe import MAX_MESSAGE, escape
 
-    click.echo(f"policylint: error: {escape(str(message))}", err=True)
+    click.echo(f"policylint: error: {escape(str(message), MAX_MESSAGE)}", err=True)
 
 
 def warning(message: str) -> None:
     """`policylint: warning: ...` on standard error, escaped like `_error` (paths come from the
     environment and the command line)."""
-    from policylint.textsafe import escape
+    from policylint.textsafe import MAX_MESSAGE, escape
 
-    click.echo(f"policylint: warning: {escape(message)}", err=True)
+    click.echo(f"policylint: warning: {escape(message, MAX_MESSAGE)}", err=True)
 
 
 def split_codes(values: Sequence[str]) -> tuple[str, ...]:

@@ -398,16 +398,17 @@ def run_configured(
     from policylint.config.effective import build
     from policylint.config.load import ConfigError, load
 
+    cli = dict(given)
+    if paths:
+        cli["paths"] = tuple(paths)
     try:
-        loaded = load(path) if path is not None else None
+        # A file found in the repository is confined to it; one named with --config is not.
+        loaded = load(path, confine=config is None) if path is not None else None
+        effective = build(loaded, cli)
     except ConfigError as exc:
         for line in str(exc).splitlines():
             error(line)
         return EXIT_USAGE
-    cli = dict(given)
-    if paths:
-        cli["paths"] = tuple(paths)
-    effective = build(loaded, cli)
     if show_config:
         click.echo(effective.render(), nl=False)
         return EXIT_OK
@@ -469,7 +470,7 @@ def configured_query(
     from policylint.config.load import ConfigError, load
 
     try:
-        effective = build(load(path), given)
+        effective = build(load(path, confine=config is None), given)
     except ConfigError as exc:
         for line in str(exc).splitlines():
             error(line)

@@ -258,7 +258,7 @@ def run_configured_diff(
     from policylint.config.load import ConfigError, load
 
     try:
-        effective = build(load(path), {k: v for k, v in given.items() if k in _DIFF_KEYS.values()})
+        effective = build(load(path, confine=config is None), {k: v for k, v in given.items() if k in _DIFF_KEYS.values()})
     except ConfigError as exc:
         for line in str(exc).splitlines():
             error(line)

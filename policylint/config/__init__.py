@@ -11,6 +11,12 @@ holding `.policylint.yaml`, `.policylint.yml` or a `pyproject.toml` with a `[too
 table wins (in that order within one directory); the search stops at the repository root
 (the first directory holding `.git`), so that a checkout never picks up a file from the
 directory it was cloned into. `--config PATH` names the file instead; `--isolated` reads none.
+
+A file found this way is part of the repository under review: it is read only if it resolves
+inside that repository (a `.policylint.yaml` symlink to `/proc/self/environ` is refused, not
+read), as a regular file of at most `MAX_CONFIG_BYTES` (policylint.input.named). A
+`.policylint.yaml` that is there but cannot be read so is found all the same, so that loading
+it says what is wrong rather than a configuration further up being used instead.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+
+from policylint.input.named import MAX_CONFIG_BYTES, NamedFileError, read_named, repository_root
 
 YAML_NAMES = (".policylint.yaml", ".policylint.yml")
 PYPROJECT = "pyproject.toml"
@@ -27,8 +35,11 @@ TOOL_TABLE = "tool.policylint"
 def has_tool_table(path: Path) -> bool:
     """Whether a pyproject.toml has a `[tool.policylint]` table (it is parsed to be sure)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        # A pyproject.toml that leads out of the repository, or is no regular file, is not read:
+        # nothing says it meant to configure policylint.
+        data = read_named(str(path), what="configuration file", limit=MAX_CONFIG_BYTES, root=repository_root(str(path)))
+        text = data.decode("utf-8")
+    except (NamedFileError, UnicodeDecodeError):
         return False
     if "policylint" not in text:  # the usual pyproject.toml is not even parsed
         return False
@@ -38,8 +49,8 @@ def has_tool_table(path: Path) -> bool:
         import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return True  # it means to configure policylint: loading it reports the syntax error
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return True  # it means to configure policylint: loading it reports the error
     tool = data.get("tool")
     return isinstance(tool, dict) and "policylint" in tool
 
@@ -50,7 +61,7 @@ def find_config(start: str | os.PathLike[str] = ".") -> Path | None:
     while True:
         for name in YAML_NAMES:
             candidate = directory / name
-            if candidate.is_file():
+            if os.path.lexists(candidate):
                 return candidate
         candidate = directory / PYPROJECT
         if candidate.is_file() and has_tool_table(candidate):

@@ -4,6 +4,13 @@ Each value remembers where it came from (`default`, `FILE:LINE` or `command line
 `policylint config` and `check --show-config` print. Paths in the file are relative to its
 directory; they are rewritten relative to the working directory here, so that everything
 downstream sees paths as if they had been typed on the command line.
+
+A path the file gives (`paths`, `crd`, `profile`, `baseline`, `cache-dir`, an `output`'s
+target) must stay inside the repository holding the file once symlinks are resolved, and an
+`output` may not be written into `.git`: the file is part of the repository under review, and
+it could otherwise have a secret read (and printed in an error), a report written over a file
+anywhere, or a cache directory made and adopted anywhere. Only the command line may name a path
+outside (README "Security"). The files are checked again when read (policylint.input.named).
 """
 
 from __future__ import annotations
@@ -14,9 +21,10 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import Any
 
-from policylint.config.load import LoadedConfig
+from policylint.config.load import ConfigError, LoadedConfig, Problem, key_text
 from policylint.config.overrides import Overrides, PerFile
 from policylint.input.ignore import WalkFilter, compile_patterns
+from policylint.input.named import outside_root, shown
 from policylint.values import frozen, record
 
 DEFAULT = "default"
@@ -117,7 +125,39 @@ def build(loaded: LoadedConfig | None, given: Mapping[str, Any]) -> Effective:
             cli_value = given[keyword]
             effective.values[key] = list(cli_value) if isinstance(cli_value, tuple) else cli_value
             effective.sources[key] = COMMAND_LINE
+    if loaded is not None:
+        problems = _escapes(loaded, effective)
+        if problems:
+            raise ConfigError(loaded.path, problems)
     return effective
+
+
+def _escapes(loaded: LoadedConfig, effective: Effective) -> list[Problem]:
+    """The paths the file gives (and the command line does not override) that lead out of its
+    repository (see the module docstring)."""
+    from policylint.config.model import PATH_KEYS
+
+    problems: list[Problem] = []
+    for key in (*sorted(PATH_KEYS), "output"):
+        if effective.sources.get(key) in (DEFAULT, COMMAND_LINE):
+            continue
+        value = effective.values.get(key)
+        items = value if isinstance(value, list) else [] if value is None else [value]
+        for i, item in enumerate(items):
+            loc = (key, i) if isinstance(value, list) else (key,)
+            path = item.partition("=")[2] if key == "output" else item
+            reason = outside_root(path, loaded.root)
+            if reason is None and key == "output" and ".git" in os.path.normpath(path).split(os.sep):
+                reason = "it is inside .git"
+            if reason is not None:
+                problems.append(
+                    Problem(
+                        loaded.line(loc),
+                        key_text(loc),
+                        f"{shown(path)}: {reason}; only the command line may name a path outside the repository",
+                    )
+                )
+    return problems
 
 
 @frozen(slots=False)

@@ -6,6 +6,13 @@ where a key, a rule code or a format is misspelt; the command turns it into exit
 for `pyproject.toml`, which `tomllib` parses without positions, the line is found by looking
 for the key in the text of the `[tool.policylint]` tables, which names the right line for every
 key written once.
+
+The file is hostile input in CI: it is read as every file named by configuration is
+(policylint.input.named: a regular file, not blocking, at most 1 MiB, and, when it was found
+rather than named with `--config`, inside the repository), YAML within the manifest loader's
+bounds on nesting, nodes and what aliases add (policylint.input.load), TOML nested at most
+`MAX_NESTING` deep; every message is capped (`MAX_PROBLEMS` of them, each `MAX_MESSAGE`
+characters).
 """
 
 from __future__ import annotations
@@ -14,13 +21,19 @@ import os
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import field
-from pathlib import Path
 from typing import Any
 
 from policylint.config import PYPROJECT
+from policylint.input.named import MAX_CONFIG_BYTES, NamedFileError, read_named, repository_root
+from policylint.textsafe import MAX_MESSAGE, truncate
 from policylint.values import frozen, record
 
 Loc = tuple[str | int, ...]
+
+# Keys nested in one another, at most: the deepest real key is `per-file.PATTERN.severity.CODE`.
+MAX_NESTING = 32
+# Problems listed for one file, at most; the others are counted.
+MAX_PROBLEMS = 50
 
 
 @frozen(slots=False)
@@ -36,7 +49,13 @@ class ConfigError(Exception):
     def __init__(self, file: str, problems: list[Problem]) -> None:
         self.file = file
         self.problems = sorted(problems, key=lambda p: (p.line, p.key, p.message))
-        super().__init__("\n".join(f"{file}:{p.line}: {p.key + ': ' if p.key else ''}{p.message}" for p in self.problems))
+        lines = [
+            truncate(f"{file}:{p.line}: {p.key + ': ' if p.key else ''}{p.message}", MAX_MESSAGE)
+            for p in self.problems[:MAX_PROBLEMS]
+        ]
+        if len(self.problems) > MAX_PROBLEMS:
+            lines.append(f"{file}: {len(self.problems) - MAX_PROBLEMS} more problems")
+        super().__init__("\n".join(lines))
 
 
 @record
@@ -46,6 +65,9 @@ class LoadedConfig:
     path: str
     config: Any  # policylint.config.model.Config
     lines: dict[Loc, int] = field(default_factory=dict)
+    # The repository the file belongs to (policylint.input.named.repository_root): the paths
+    # it names must stay inside it (policylint.config.effective).
+    root: str = ""
 
     @property
     def directory(self) -> str:
@@ -76,12 +98,33 @@ def key_text(loc: Loc) -> str:
 # -- reading ---------------------------------------------------------------------------------------
 
 
+def _over_budget(text: str, file: str) -> Problem | None:
+    """The first bound of the manifest loader the text crosses (nesting, nodes, what aliases add:
+    a 1 KB file of nested aliases expands to billions of values), or None. Checked before the
+    node tree is composed and converted, which expands aliases."""
+    from policylint.input.load import RESOURCE_LIMIT, parse_text
+
+    for issue in parse_text(text, file).issues:
+        if issue.rule_id == RESOURCE_LIMIT:
+            # The manifest loader says what it skips; here the whole file is refused.
+            message, _, skipped = issue.message.rpartition("; ")
+            if not message or "skipped" not in skipped:
+                message = issue.message
+            return Problem(issue.location.line if issue.location else 1, "", f"{message}; the configuration is not read")
+    return None
+
+
 def _yaml(text: str, file: str) -> tuple[Any, dict[Loc, int]]:
     import yaml
     from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+    from policylint.input.load import PARSER_IS_C
+
+    over = _over_budget(text, file)
+    if over is not None:
+        raise ConfigError(file, [over])
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=yaml.CSafeLoader if PARSER_IS_C else yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         raise ConfigError(file, [Problem(mark.line + 1 if mark else 1, "", f"YAML syntax error: {exc.problem or exc}")]) from None
@@ -92,7 +135,7 @@ def _yaml(text: str, file: str) -> tuple[Any, dict[Loc, int]]:
     constructor = yaml.SafeLoader("")
 
     def convert(n: Node, loc: Loc, depth: int) -> Any:
-        if depth > 32:
+        if depth > MAX_NESTING:
             problems.append(Problem(n.start_mark.line + 1, key_text(loc), "nested too deeply"))
             return None
         if isinstance(n, MappingNode):
@@ -136,6 +179,9 @@ def _toml(text: str, file: str) -> tuple[Any, dict[Loc, int]]:
         import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
     try:
         data = tomllib.loads(text)
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively.
+        raise ConfigError(file, [Problem(1, "", "TOML arrays or inline tables nested too deeply to read")]) from None
     except tomllib.TOMLDecodeError as exc:
         # tomllib says where in its message: "... (at line 3, column 7)".
         message = str(exc)
@@ -146,7 +192,26 @@ def _toml(text: str, file: str) -> tuple[Any, dict[Loc, int]]:
     tool = data.get("tool", {}).get("policylint", {}) if isinstance(data.get("tool"), dict) else {}
     if not isinstance(tool, dict):
         raise ConfigError(file, [Problem(1, "tool.policylint", "must be a table")])
+    if _nesting(tool) > MAX_NESTING:
+        # Dotted keys nest without recursion in the parser; the walks below do recurse.
+        raise ConfigError(file, [Problem(1, "tool.policylint", f"nested too deeply (more than {MAX_NESTING} levels)")])
     return tool, _toml_lines(text, tool)
+
+
+def _nesting(value: Any) -> int:
+    """How deeply tables and arrays nest in `value`, counted without recursion."""
+    deepest = 0
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_NESTING:
+            break
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+    return deepest
 
 
 _TOKEN_EDGES = frozenset(" \t{,[].\"'=}")
@@ -208,15 +273,24 @@ def _toml_lines(text: str, data: Mapping[str, Any]) -> dict[Loc, int]:
     return lines
 
 
-def read(path: str | os.PathLike[str]) -> tuple[Any, dict[Loc, int]]:
-    """The raw data of a configuration file and the line of each key (ConfigError if unreadable)."""
+def read(path: str | os.PathLike[str], *, confine: bool = False) -> tuple[Any, dict[Loc, int]]:
+    """The raw data of a configuration file and the line of each key (ConfigError if unreadable).
+
+    `confine`: the file was found in the repository, not named on the command line: it must
+    resolve inside the repository (policylint.input.named)."""
     name = os.fspath(path)
+    if not os.path.lexists(name):
+        raise ConfigError(name, [Problem(1, "", "configuration file not found")])
     try:
-        text = Path(name).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(name, [Problem(1, "", "configuration file not found")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(name, [Problem(1, "", f"cannot read the configuration file: {exc}")]) from None
+        data = read_named(
+            name, what="configuration file", limit=MAX_CONFIG_BYTES, root=repository_root(name) if confine else None
+        )
+    except NamedFileError as exc:
+        raise ConfigError(name, [Problem(1, "", f"cannot read the configuration file: {exc.problem}")]) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(name, [Problem(1, "", f"the configuration file is not UTF-8 text (byte {exc.start + 1})")]) from None
     if os.path.basename(name) == PYPROJECT or name.endswith(".toml"):
         return _toml(text, name)
     return _yaml(text, name)
@@ -401,15 +475,16 @@ def _other_problems(loaded: LoadedConfig) -> list[Problem]:
     return problems
 
 
-def load(path: str | os.PathLike[str]) -> LoadedConfig:
-    """Read and validate a configuration file (ConfigError when it is not valid)."""
+def load(path: str | os.PathLike[str], *, confine: bool = False) -> LoadedConfig:
+    """Read and validate a configuration file (ConfigError when it is not valid); `confine`: it
+    was found in the repository rather than named on the command line (`read`)."""
     from pydantic import ValidationError
 
     from policylint.config.model import Config
 
     name = os.fspath(path)
-    raw, lines = read(name)
-    loaded = LoadedConfig(name, None, lines)
+    raw, lines = read(name, confine=confine)
+    loaded = LoadedConfig(name, None, lines, repository_root(name))
     try:
         loaded.config = Config.model_validate(raw)
     except ValidationError as exc:

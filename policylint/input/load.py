@@ -31,7 +31,8 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from policylint.findings import Issue, Location
-from policylint.input.sources import Source, describe_mode
+from policylint.input.named import O_NOFOLLOW, OPEN_FLAGS, describe_mode, read_capped
+from policylint.input.sources import Source
 from policylint.values import frozen, record
 
 # The C parser is required: the pure-Python one is an order of magnitude slower.
@@ -245,17 +246,10 @@ def _issue(rule: str, file: str, line: int, column: int, message: str) -> Issue:
     return Issue(rule_id=rule, message=message, location=Location(file, line, column))
 
 
-# Opening never blocks and never takes a terminal: O_NONBLOCK makes opening a FIFO (one swapped in
-# after the walk checked the entry) return at once instead of waiting for a writer, O_NOCTTY keeps a
-# terminal device from becoming our controlling terminal (open(2)). Regular files ignore both.
-_OPEN_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_NOCTTY", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_BINARY", 0)  # Windows: no newline translation
-)
-_O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
+# Opened as every file named by configuration is (policylint.input.named): never blocking,
+# never taking a terminal.
+_OPEN_FLAGS = OPEN_FLAGS
+_O_NOFOLLOW = O_NOFOLLOW
 
 
 def read_bytes(source: Source) -> tuple[bytes | None, Issue | None]:
@@ -287,30 +281,11 @@ def read_bytes(source: Source) -> tuple[bytes | None, Issue | None]:
         if source.identity is not None and (st.st_dev, st.st_ino) != source.identity:
             # The symlink now leads to another file than the one checked against the roots.
             return unreadable("cannot read file: its symlink changed while policylint ran; not followed")
-        return _read_capped(fd, st.st_size), None
+        return read_capped(fd, st.st_size, MAX_FILE_BYTES), None
     except OSError as exc:
         return unreadable(f"cannot read file: {exc.strerror or type(exc).__name__}")
     finally:
         os.close(fd)
-
-
-def _read_capped(fd: int, size_hint: int) -> bytes:
-    """At most MAX_FILE_BYTES + 1 bytes of `fd` (one more than allowed says "too large").
-
-    Reads are sized by fstat's st_size, not by the cap: `read(cap)` on a buffered file allocates
-    the whole 64 MiB for every file, however small. The loop goes on to the end of the file, so
-    a file that grew since fstat is still read (up to the cap).
-    """
-    left = MAX_FILE_BYTES + 1
-    chunks: list[bytes] = []
-    step = max(size_hint + 1, 64 * 1024)
-    while left > 0:
-        chunk = os.read(fd, min(left, step))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        left -= len(chunk)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _line_col(text: str, index: int) -> tuple[int, int]:

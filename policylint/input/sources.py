@@ -26,6 +26,7 @@ from dataclasses import field, replace
 
 from policylint.input import nonmanifest
 from policylint.input.ignore import GITIGNORE, Matcher, NameMatcher, WalkFilter, ignored, read_gitignore
+from policylint.input.named import describe_mode
 from policylint.input.tracked import Tracked
 from policylint.values import frozen, record
 
@@ -92,23 +93,6 @@ def _is_hidden(name: str) -> bool:
 
 def _is_manifest_name(name: str) -> bool:
     return name.lower().endswith(MANIFEST_SUFFIXES)
-
-
-def describe_mode(mode: int) -> str:
-    """What a non-regular file is, for messages: `a FIFO`, `a character device`, ..."""
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISLNK(mode):
-        return "a symlink"
-    return "a special file"
 
 
 def _link_text(path: str) -> str:

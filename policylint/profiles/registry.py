@@ -21,6 +21,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from policylint.input.named import shown
 from policylint.k8s.names import group_kind
 from policylint.resources import load_schema, load_yaml_data
 from policylint.values import frozen
@@ -443,15 +444,60 @@ def validate_profile_document(raw: Any, where: str) -> None:
     # jsonschema ships no type information and the project does not depend on types-jsonschema.
     import jsonschema  # type: ignore[import-untyped]
 
-    validator = jsonschema.Draft202012Validator(load_schema("profile.schema.json"))
+    schema = load_schema("profile.schema.json")
+    validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(raw), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
-        path = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        raise ProfileError(f"{where}: invalid profile at {path}: {err.message}")
+        names = _schema_names()
+        # A key the schema does not name is the file's own text: shown as `*`, like the values.
+        path = "/".join(str(p) if isinstance(p, int) or p in names else "*" for p in err.absolute_path) or "(top level)"
+        raise ProfileError(f"{where}: invalid profile at {path}: {_schema_problem(err)}")
+
+
+def _schema_problem(err: Any) -> str:
+    """What a schema error says, in words from the schema only.
+
+    jsonschema's own message quotes the value (`'<the whole file>' is not of type 'object'`):
+    a `--profile` or `profile:` naming a token file or `/etc/passwd` would print it to the CI
+    log. The value is never shown; the key names and expected forms come from the schema."""
+    keyword, expected = err.validator, err.validator_value
+    if keyword == "type":
+        return f"must be of type {' or '.join(expected) if isinstance(expected, list) else expected}"
+    if keyword == "required":
+        present = err.instance if isinstance(err.instance, dict) else {}
+        missing = [name for name in expected if name not in present]
+        return f"missing required key {', '.join(repr(m) for m in missing)}"
+    if keyword == "additionalProperties":
+        known = sorted(err.schema.get("properties", {}))
+        return f"has a key the profile format does not define (keys: {', '.join(known)})"
+    if keyword in ("enum", "const"):
+        choices = expected if isinstance(expected, list) else [expected]
+        return f"must be one of {', '.join(repr(c) for c in choices)}"[:500]
+    if keyword in ("pattern", "format", "minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum"):
+        return f"does not meet {keyword} {expected!r}"[:500]
+    return f"does not match the profile schema ({keyword})"
+
+
+@functools.cache
+def _schema_names() -> frozenset[str]:
+    """Every property name the profile schema declares."""
+    names: set[str] = set()
+    stack: list[Any] = [load_schema("profile.schema.json")]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            properties = node.get("properties")
+            if isinstance(properties, dict):
+                names.update(properties)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return frozenset(names)
 
 
 def _read_profile_file(path: Path) -> Any:
+    """A shipped profile file's data (trusted: read as is)."""
     try:
         return load_yaml_data(path)
     except OSError as exc:
@@ -460,13 +506,37 @@ def _read_profile_file(path: Path) -> Any:
         raise ProfileError(f"{path}: cannot parse profile: {exc}") from None
 
 
+def read_user_profile(path: Path) -> Any:
+    """A `--profile` or `profile:` file's data. It is named by configuration, so it is read as
+    such files are (policylint.input.named: a regular file, not blocking, at most
+    MAX_PROFILE_BYTES; a path from a repository's configuration was checked to stay inside it,
+    policylint.config.effective) and parsed within the manifest loader's bounds (aliases,
+    nodes, depth). Errors name the file and the problem, never its content."""
+    from policylint.input.load import RESOURCE_LIMIT, UNDECODABLE_FILE, YAML_SYNTAX_ERROR, load_bytes
+    from policylint.input.named import MAX_PROFILE_BYTES, NamedFileError, read_named
+
+    try:
+        data = read_named(str(path), what="profile", limit=MAX_PROFILE_BYTES)
+    except NamedFileError as exc:
+        raise ProfileError(str(exc)) from None
+    result = load_bytes(data, str(path))
+    for issue in result.issues:
+        if issue.rule_id in (YAML_SYNTAX_ERROR, UNDECODABLE_FILE, RESOURCE_LIMIT):
+            line = issue.location.line if issue.location is not None else 1
+            raise ProfileError(f"{shown(str(path))}:{line}: cannot parse profile: {issue.message}")
+    if len(result.documents) != 1:
+        raise ProfileError(f"{shown(str(path))}: cannot parse profile: expected one YAML document, found {len(result.documents)}")
+    return result.documents[0].data
+
+
 def load_profile_file(path: Path, *, origin: str, validate: bool = True) -> list[PolicyProfile]:
-    return _profiles_of(_read_profile_file(path), path, origin, validate)
+    """The profiles of a user's profile file (`--profile`, `profile:`)."""
+    return _profiles_of(read_user_profile(path), path, origin, validate)
 
 
 def _profiles_of(raw: Any, path: Path, origin: str, validate: bool) -> list[PolicyProfile]:
     if validate:
-        validate_profile_document(raw, str(path))
+        validate_profile_document(raw, shown(str(path)))
     project = raw["project"]
     source = raw.get("source", str(path.name))
     return [profile_from_dict(p, project=project, origin=origin, source=source) for p in raw["policies"]]

@@ -17,6 +17,7 @@ touches only its lines.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -24,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from policylint.findings import Finding
+from policylint.input.named import MAX_BASELINE_BYTES, NamedFileError, read_named, shown
 from policylint.values import frozen
 
 DEFAULT_FILE = ".policylint-baseline.json"
@@ -31,7 +33,7 @@ VERSION = 1
 _FIELDS = ("fingerprint", "rule", "name", "file", "object", "path", "message")
 # A baseline is written by policylint and read by it; a file far larger than any repository's
 # findings is a mistake (or hostile) and is refused before it is read.
-MAX_BYTES = 64 * 1024 * 1024
+MAX_BYTES = MAX_BASELINE_BYTES
 
 
 class BaselineError(ValueError):
@@ -59,27 +61,29 @@ class Entry:
 
 
 def read(path: str) -> list[Entry]:
-    """The entries of the baseline at `path`. Raises BaselineError naming the file and the problem."""
+    """The entries of the baseline at `path`. Raises BaselineError naming the file and the problem,
+    never quoting what it holds (`baseline:` may name any file; policylint.input.named reads it)."""
+    if not os.path.lexists(path):
+        raise BaselineError(f"baseline {shown(path)} does not exist (create it with --write-baseline)")
     try:
-        size = os.stat(path).st_size
-        if size > MAX_BYTES:
-            raise BaselineError(f"baseline {path}: {size:,} bytes is more than a baseline can be ({MAX_BYTES:,})")
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise BaselineError(f"baseline {path} does not exist (create it with --write-baseline)") from None
-    except OSError as exc:
-        raise BaselineError(f"baseline {path} cannot be read: {exc.strerror or exc}") from None
+        data = read_named(path, what="baseline", limit=MAX_BYTES)
+    except NamedFileError as exc:
+        raise BaselineError(str(exc)) from None
+    path = shown(path)
     try:
         text = data.decode("utf-8")
         document = json.loads(text)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BaselineError(f"baseline {path} is not a JSON document: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise BaselineError(f"baseline {path} is not UTF-8 text (byte {exc.start + 1})") from None
+    except json.JSONDecodeError as exc:
+        # The decoder's message says where, not what: "Expecting value: line 1 column 1 (char 0)".
+        raise BaselineError(f"baseline {path} is not a JSON document: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise BaselineError(f"baseline {path} is not a baseline: JSON nested too deeply") from None
     if not isinstance(document, dict) or not isinstance(document.get("entries"), list):
         raise BaselineError(f'baseline {path}: expected an object with an "entries" list, as --write-baseline writes')
     if document.get("version") != VERSION:
-        raise BaselineError(
-            f"baseline {path}: version {document.get('version')!r} is not {VERSION}; write it again with --write-baseline"
-        )
+        raise BaselineError(f"baseline {path}: its version is not {VERSION}; write it again with --write-baseline")
     lines = _fingerprint_lines(text)
     entries = []
     for i, raw in enumerate(document["entries"]):
@@ -130,13 +134,29 @@ def render(findings: Iterable[Finding], base: str = ".") -> str:
 def write(path: str, findings: Sequence[Finding]) -> int:
     """Write the baseline recording `findings` to `path` (replaced whole: written next to it,
     then renamed, so an interrupted run never leaves half a baseline). Returns the entry count."""
+    import tempfile
+
     target = Path(path)
     text = render(findings, str(target.parent))
-    temporary = target.with_name(f".{target.name}.tmp{os.getpid()}")
+    temporary: str | None = None
     try:
-        temporary.write_text(text, encoding="utf-8")
+        # A new file of a name nobody can have planted (O_EXCL), renamed over the target: the
+        # rename replaces a symlink there rather than writing through it.
+        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent))
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, target)
     except OSError as exc:
-        temporary.unlink(missing_ok=True)
-        raise BaselineError(f"baseline {path} cannot be written: {exc.strerror or exc}") from None
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        raise BaselineError(f"baseline {shown(path)} cannot be written: {exc.strerror or exc}") from None
     return len(findings)
+
+
+def _umask() -> int:
+    # mkstemp creates the file 0600; a baseline is committed, readable as the umask allows.
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
