@@ -25,7 +25,7 @@ from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.rules import REGISTRY
 from policylint.rules import suppressions as rules
 from policylint.rules.base import Rule
-from policylint.rules.engine import INTERNAL_ERROR, INTERNAL_ERROR_NAME, with_fingerprints
+from policylint.rules.engine import INTERNAL_ERROR, INTERNAL_ERROR_NAME, fingerprint, with_fingerprints
 from policylint.rules.input import DuplicateObject
 from policylint.suppressions import annotation
 from policylint.suppressions import baseline as baseline_io
@@ -352,7 +352,7 @@ def apply(
             suppressed.append(replace(f, suppression=Suppression(first.kind, first.spec.reason)))
 
     if baseline is not None:
-        active, baselined = _apply_baseline(step, active, baseline, baseline_file, frozenset(linted_files))
+        active, baselined = _apply_baseline(step, active, baseline, baseline_file, frozenset(linted_files), objects)
         suppressed.extend(baselined)
 
     for candidates in (*by_file.values(), annotations.admitted):
@@ -450,25 +450,109 @@ def _report_unused(step: _Step, s: _Suppression) -> None:
 
 
 def _apply_baseline(
-    step: _Step, active: list[Finding], entries: Sequence[Entry], baseline_file: str, linted: frozenset[str]
+    step: _Step,
+    active: list[Finding],
+    entries: Sequence[Entry],
+    baseline_file: str,
+    linted: frozenset[str],
+    objects: Sequence[K8sObject],
 ) -> tuple[list[Finding], list[Finding]]:
-    remaining = Counter(e.fingerprint for e in entries)
+    """Hide the findings the baseline `entries` record, each entry at most one finding.
+
+    An entry is recorded for one definition of its object: the one in its file. It hides a
+    finding with the same rule, object and path in that file first. Only a finding that no
+    entry of its own file hides may take an entry of another file (or one that names no
+    file), and only if its object is defined once now: the object moved. Of an object defined
+    twice, a copy added in another file takes none of the original's entries: its findings
+    are new, the original's stay hidden, whichever file sorts first.
+
+    Findings of one rule on one field of one object are told apart in their fingerprints by an
+    occurrence counter, counted across files in the engine's order: a copy in a file sorting
+    first takes the original's fingerprint (occurrence 0), and the original gets occurrence 1.
+    So such findings are matched as a group, against the entries of any of their occurrences.
+    A finding without an object has its file in its fingerprint and is matched by it alone."""
     base = os.path.abspath(os.path.dirname(baseline_file) or ".")
     linted = frozenset(os.path.normpath(os.path.abspath(f)) for f in linted)
-    in_scope: dict[str, bool] = {}  # by entry file: entries share few files
+    by_fingerprint: dict[str, list[int]] = {}  # indices into `entries`, in baseline order
+    recorded: Counter[tuple[str, str, str]] = Counter()  # entries by rule, object and path as written
+    for i, e in enumerate(entries):
+        by_fingerprint.setdefault(e.fingerprint, []).append(i)
+        recorded[(e.rule, e.object, e.path)] += 1
+    loose: list[Finding] = []
+    groups: dict[tuple[str, ObjectKey, str], list[Finding]] = {}
+    for f in active:
+        if recordable(f):
+            if f.object is None:
+                loose.append(f)
+            else:
+                groups.setdefault((f.rule, f.object, f.path), []).append(f)
+    used = [False] * len(entries)
+    matched: set[int] = set()  # ids of the findings hidden
+
+    for f in loose:
+        indices = by_fingerprint.get(f.fingerprint)
+        if indices:
+            used[indices.pop()] = True
+            matched.add(id(f))
+
+    located: dict[str, str] = {}  # entry file -> absolute path ("" for none)
+    absolute: dict[str, str] = {}  # finding file -> absolute path
+    elsewhere: list[tuple[Finding, dict[str, list[int]]]] = []  # no entry of their own file hid them
+    for identity, group in groups.items():
+        first = group[0]
+        written = (identity[0], str(identity[1]), identity[2])  # as an entry writes them
+        candidates = by_fingerprint.get(first.fingerprint) if len(group) == 1 and recorded[written] <= 1 else None
+        if candidates is None:
+            # Not the common case of one finding and one entry with its fingerprint: the
+            # occurrences this run numbered may not be the baseline's (a copy of the object,
+            # even one whose own finding a suppression hides, counts).
+            candidates = [
+                i for fp in _occurrences(first, len(group) + recorded[written], by_fingerprint) for i in by_fingerprint[fp]
+            ]
+        if not candidates:
+            continue
+        by_file: dict[str, list[int]] = {}
+        for i in candidates:
+            file = entries[i].file
+            where = located.get(file)
+            if where is None:
+                where = located[file] = baseline_io.absolute(file, base) if file else ""
+            by_file.setdefault(where, []).append(i)
+        for f in group:
+            where = absolute.get(f.file)
+            if where is None:
+                where = absolute[f.file] = os.path.normpath(os.path.abspath(f.file))
+            own = by_file.get(where)
+            if own:
+                used[own.pop()] = True
+                matched.add(id(f))
+            else:
+                elsewhere.append((f, by_file))
+    if elsewhere:
+        keys = {f.object for f, _ in elsewhere}
+        definitions = Counter(o.key for o in objects if o.key in keys)
+        for f, by_file in elsewhere:
+            assert f.object is not None
+            if definitions[f.object] > 1:
+                continue
+            for indices in by_file.values():
+                if indices:
+                    used[indices.pop()] = True
+                    matched.add(id(f))
+                    break
+
     still: list[Finding] = []
     baselined: list[Finding] = []
     for f in active:
-        if recordable(f) and remaining[f.fingerprint] > 0:
-            remaining[f.fingerprint] -= 1
+        if id(f) in matched:
             baselined.append(replace(f, suppression=Suppression(SuppressionKind.BASELINE)))
         else:
             still.append(f)
     if rules.StaleBaselineEntry.id in step.ran:
-        for e in entries:
-            if remaining[e.fingerprint] <= 0:
+        in_scope: dict[str, bool] = {}  # by entry file
+        for e, hid in zip(entries, used, strict=True):
+            if hid:
                 continue
-            remaining[e.fingerprint] -= 1
             # An entry is known to be stale only if its rule ran over its file (a run over a few
             # files, or `--select PL2`, says nothing about the others).
             if e.file not in in_scope:
@@ -490,3 +574,17 @@ def _apply_baseline(
                 )
             )
     return still, baselined
+
+
+def _occurrences(f: Finding, at_least: int, by_fingerprint: Mapping[str, object]) -> list[str]:
+    """The fingerprints of `f`'s rule, object and path that the baseline records: occurrences
+    0 to `at_least` - 1, and on while the baseline has the next one."""
+    found = []
+    occurrence = 0
+    while True:
+        fp = fingerprint(f, occurrence)
+        if fp in by_fingerprint:
+            found.append(fp)
+        elif occurrence >= at_least:
+            return found
+        occurrence += 1
