@@ -1,8 +1,10 @@
 """The baseline (`--write-baseline`, `--baseline`; docs/suppressions.md#baseline).
 
 Entries match findings by fingerprint: rule, object identity and field path
-(policylint.rules.engine.fingerprint), so line numbers, file names and document order do not
-matter, and another field of the same object is another finding.
+(policylint.rules.engine.fingerprint), so line numbers and document order do not matter, and
+another field of the same object is another finding. An entry hides a finding in its own file
+first, and one in another file only when the object is defined once (it moved): a copy of a
+baselined object in another file is new, whichever file sorts first.
 """
 
 from __future__ import annotations
@@ -330,3 +332,12 @@ def test_a_copy_whose_own_finding_is_suppressed_does_not_unhide_the_original(tmp
         ("PL201", "0-copy.yaml", "ANNOTATION"),
         ("PL201", "apps.yaml", "BASELINE"),
     ]
+
+
+def test_a_copy_is_new_in_a_run_over_the_changed_file_with_the_repository_as_context(tmp_path: Path) -> None:
+    """As pre-commit runs: the original, in an unchanged file, is read and counted."""
+    _copied(tmp_path, "0-copy.yaml")
+    result = check(tmp_path, "--baseline", ".policylint-baseline.json", "--context", "manifests", "manifests/0-copy.yaml")
+    assert result.exit_code == 1
+    reported = sorted(line.split(" ")[2] + " " + line.split(":")[0] for line in result.stdout.splitlines() if " PL" in line)
+    assert reported == ["PL005 manifests/apps.yaml", "PL201 manifests/0-copy.yaml"]

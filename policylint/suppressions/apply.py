@@ -475,9 +475,12 @@ def _apply_baseline(
     linted = frozenset(os.path.normpath(os.path.abspath(f)) for f in linted)
     by_fingerprint: dict[str, list[int]] = {}  # indices into `entries`, in baseline order
     recorded: Counter[tuple[str, str, str]] = Counter()  # entries by rule, object and path as written
+    unnamed: Counter[str] = Counter()  # entries naming no object, by rule
     for i, e in enumerate(entries):
         by_fingerprint.setdefault(e.fingerprint, []).append(i)
         recorded[(e.rule, e.object, e.path)] += 1
+        if not e.object:
+            unnamed[e.rule] += 1
     loose: list[Finding] = []
     groups: dict[tuple[str, ObjectKey, str], list[Finding]] = {}
     for f in active:
@@ -501,14 +504,14 @@ def _apply_baseline(
     for identity, group in groups.items():
         first = group[0]
         written = (identity[0], str(identity[1]), identity[2])  # as an entry writes them
-        candidates = by_fingerprint.get(first.fingerprint) if len(group) == 1 and recorded[written] <= 1 else None
+        count = recorded[written]
+        candidates = by_fingerprint.get(first.fingerprint) if len(group) == 1 and count <= 1 else None
         if candidates is None:
-            # Not the common case of one finding and one entry with its fingerprint: the
-            # occurrences this run numbered may not be the baseline's (a copy of the object,
-            # even one whose own finding a suppression hides, counts).
-            candidates = [
-                i for fp in _occurrences(first, len(group) + recorded[written], by_fingerprint) for i in by_fingerprint[fp]
-            ]
+            if len(group) == 1 and count == 0 and not unnamed[identity[0]]:
+                continue  # a new finding: no entry names its object (the common case, as above)
+            # The occurrences this run numbered may not be the baseline's: a copy of the object
+            # counts, even one whose own finding a suppression hides.
+            candidates = [i for fp in _occurrences(first, len(group) + count, by_fingerprint) for i in by_fingerprint[fp]]
         if not candidates:
             continue
         by_file: dict[str, list[int]] = {}
