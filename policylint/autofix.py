@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import field
 from typing import Any
@@ -30,7 +31,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from policylint.findings import Edit, Finding, ResolvedFix
 from policylint.input.positions import parse_path
 from policylint.textsafe import escape
-from policylint.values import record
+from policylint.values import frozen, record
 
 BOM = "\ufeff"
 
@@ -328,9 +329,75 @@ def _scalar(value: str | int | bool | float, style: str | None) -> str:
     return json.dumps(value)
 
 
+class WriteRoots:
+    """Where `--fix` may write: inside a directory named on the command line, or a file named
+    there, by their real paths.
+
+    A link's target is written only when it lies inside them. A file named on the command line
+    is a root as named (its directory resolved, not the file): a link named `a.yaml` in the
+    repository under review may point anywhere, and `policylint --fix $(git ls-files)` names it."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self._files: set[str] = set()
+        self._directories: list[str] = []
+        for path in paths:
+            if path == "-":
+                continue
+            if os.path.isdir(path):
+                real = os.path.normcase(os.path.realpath(path))
+                self._directories.append(real if real.endswith(os.sep) else real + os.sep)
+            else:
+                absolute = os.path.abspath(path)
+                directory = os.path.realpath(os.path.dirname(absolute))
+                self._files.add(os.path.normcase(os.path.join(directory, os.path.basename(absolute))))
+
+    def inside(self, real_path: str) -> bool:
+        real = os.path.normcase(real_path)
+        return real in self._files or any(real.startswith(d) for d in self._directories)
+
+
+@frozen
+class WriteTarget:
+    """The file a fix of `path` writes (the manifest itself, or the target of its link), or why
+    nothing may be written (`refusal`, a clause after "the file ...")."""
+
+    path: str
+    refusal: str = ""
+
+
+def write_target(path: str, roots: WriteRoots) -> WriteTarget:
+    """Where a fix of `path` may be written. Permissions are read, never changed: a read-only
+    file or directory is refused even where they would not stop the write (as root), as `rm`
+    asks before removing a write-protected file."""
+    real = os.path.realpath(path)
+    if not roots.inside(real):
+        if os.path.islink(path):
+            return WriteTarget(real, "is a symlink to a file outside the linted paths")
+        return WriteTarget(real, "lies outside the linted paths (through a linked directory)")
+    try:
+        status = os.stat(real)
+        directory = os.path.dirname(real)
+        directory_status = os.stat(directory)
+    except OSError as exc:
+        return WriteTarget(real, f"cannot be examined: {exc.strerror or exc}")
+    if not stat.S_ISREG(status.st_mode):
+        return WriteTarget(real, "is not a regular file")
+    if not status.st_mode & stat.S_IWUSR or not os.access(real, os.W_OK):
+        return WriteTarget(real, f"is read-only (mode {stat.S_IMODE(status.st_mode):04o})")
+    if not directory_status.st_mode & stat.S_IWUSR or not os.access(directory, os.W_OK | os.X_OK):
+        # The fixed text is written to a new file renamed over the old one (write_atomic).
+        return WriteTarget(
+            real,
+            f"is in a read-only directory (mode {stat.S_IMODE(directory_status.st_mode):04o}), where no file can be replaced",
+        )
+    return WriteTarget(real)
+
+
 def write_atomic(path: str, data: bytes, expected: bytes) -> bool:
     """Replace `path` with `data` unless it no longer holds `expected` (changed since it was
-    read: then it is left alone, False). Atomic (a temporary file renamed over it), mode kept."""
+    read: then it is left alone, False). Atomic (a temporary file renamed over it), mode kept.
+    `path` is a regular file (write_target): renaming over a symlink would replace the link.
+    Raises OSError when it cannot be written, leaving no temporary file."""
     import tempfile
 
     try:

@@ -995,8 +995,43 @@ def _configuration_cases() -> list[HostileCase]:
     ]
 
 
+# -- configuration and git: suppressions --------------------------------------------------------------
+
+
+def _ledger_policy(service: str, ignore: str = "") -> bytes:
+    """A BackendTLSPolicy app/ledger-tls whose target Service `service` does not exist (PL201 on
+    line 8, or 10 with the annotation; metadata.name on line 4)."""
+    annotations = f'\n  annotations:\n    policylint.io/ignore: "{ignore} -- reviewed"' if ignore else ""
+    return (
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: BackendTLSPolicy\nmetadata:\n  name: ledger-tls\n"
+        f'  namespace: app{annotations}\nspec:\n  targetRefs:\n  - group: ""\n    kind: Service\n    name: {service}\n'
+        '  validation:\n    hostname: "ledger.app.svc.cluster.local"\n    wellKnownCACertificates: System\n'
+    ).encode()
+
+
+def _suppression_scope_cases() -> list[HostileCase]:
+    """A suppression applies to the document that carries it: a copy of an object with an ignore
+    annotation hides neither the findings on the other copy nor the duplicate (PL005) itself."""
+    return [
+        # The copy added later replaces the reviewed one and tries to silence the warning.
+        HostileCase(
+            "duplicate-object-annotated-copy",
+            "configuration-and-git",
+            _files({"a.yaml": _ledger_policy("ledger"), "b.yaml": _ledger_policy("other", "PL005,PL2")}),
+            (Expect("b.yaml", "PL005", 4, "error"), Expect("a.yaml", "PL201", 8, "error")),
+        ),
+        # The first copy carries the annotation: it hides nothing on the later one.
+        HostileCase(
+            "duplicate-object-annotated-original",
+            "configuration-and-git",
+            _files({"a.yaml": _ledger_policy("ledger", "PL005,PL2"), "b.yaml": _ledger_policy("other")}),
+            (Expect("b.yaml", "PL005", 4, "error"), Expect("b.yaml", "PL201", 8, "error")),
+        ),
+    ]
+
+
 def all_cases() -> list[HostileCase]:
-    cases = _suite_cases() + _review_cases() + _git_cases() + _configuration_cases()
+    cases = _suite_cases() + _review_cases() + _git_cases() + _configuration_cases() + _suppression_scope_cases()
     ids = [c.id for c in cases]
     assert len(ids) == len(set(ids)), "case ids must be unique"
     return cases

@@ -1,8 +1,10 @@
 """The baseline (`--write-baseline`, `--baseline`; docs/suppressions.md#baseline).
 
 Entries match findings by fingerprint: rule, object identity and field path
-(policylint.rules.engine.fingerprint), so line numbers, file names and document order do not
-matter, and another field of the same object is another finding.
+(policylint.rules.engine.fingerprint), so line numbers and document order do not matter, and
+another field of the same object is another finding. An entry hides a finding in its own file
+first, and one in another file only when the object is defined once (it moved): a copy of a
+baselined object in another file is new, whichever file sorts first.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from policylint.cli import cli
-from policylint.findings import SuppressionKind
+from policylint.findings import Finding, SuppressionKind
 from policylint.pipeline import LintResult
 from policylint.suppressions.baseline import Entry, read
 from tests.lintutil import lint_paths
@@ -221,3 +223,121 @@ def test_findings_about_suppressions_are_never_recorded(tmp_path: Path) -> None:
     assert written.exit_code == 0  # PL901 is a warning
     assert [e.rule for e in read(str(tmp_path / ".policylint-baseline.json"))] == ["PL201"]
     assert written.stdout.startswith("manifests/apps.yaml:4:18: warning PL901 ")
+
+
+# The billing policy again, changed elsewhere than its finding: a copy is an error (PL005), not
+# an identical repetition, and its PL201 has the original's fingerprint.
+BILLING_COPY = BILLING.replace("wellKnownCACertificates: System", "wellKnownCACertificates: System\n  options: {}")
+
+
+def _copied(tmp_path: Path, copy_name: str) -> LintResult:
+    """The billing policy baselined in apps.yaml, then a copy of it added in `copy_name`."""
+    setup(tmp_path, documents(SERVICE, BILLING))
+    assert check(tmp_path, "--write-baseline", "manifests").exit_code == 0
+    (tmp_path / "manifests" / copy_name).write_text(BILLING_COPY)
+    return baseline_run(tmp_path)
+
+
+def _where(findings: list[Finding]) -> list[tuple[str, str]]:
+    return sorted((f.rule, Path(f.file).name) for f in findings)
+
+
+def test_a_copy_in_a_file_sorting_first_does_not_take_the_originals_entry(tmp_path: Path) -> None:
+    result = _copied(tmp_path, "0-copy.yaml")
+    # The copy's finding is new, and so is the duplicate (on the later definition, the original).
+    assert _where(result.findings) == [("PL005", "apps.yaml"), ("PL201", "0-copy.yaml")]
+    assert _where(result.suppressed) == [("PL201", "apps.yaml")]
+
+
+def test_a_copy_in_a_file_sorting_last_does_not_take_the_originals_entry(tmp_path: Path) -> None:
+    result = _copied(tmp_path, "z-copy.yaml")
+    assert _where(result.findings) == [("PL005", "z-copy.yaml"), ("PL201", "z-copy.yaml")]
+    assert _where(result.suppressed) == [("PL201", "apps.yaml")]
+
+
+def test_an_object_moved_to_a_file_sorting_first_stays_hidden(tmp_path: Path) -> None:
+    setup(tmp_path, documents(SERVICE, BILLING, LEDGER))
+    assert check(tmp_path, "--write-baseline", "manifests").exit_code == 0
+    setup(tmp_path, documents(SERVICE, LEDGER))
+    (tmp_path / "manifests" / "0-billing.yaml").write_text(BILLING)
+    result = baseline_run(tmp_path)
+    assert result.findings == []  # no PL906 either: the entry is used
+    assert _where(result.suppressed) == [("PL201", "0-billing.yaml"), ("PL201", "apps.yaml")]
+
+
+def test_a_moved_object_and_a_copy_of_it_are_both_new(tmp_path: Path) -> None:
+    """Defined twice, and in neither file its entry names: which one is the original cannot
+    be told, so the entry hides neither (and is stale, its file being linted)."""
+    setup(tmp_path, documents(SERVICE, BILLING))
+    assert check(tmp_path, "--write-baseline", "manifests").exit_code == 0
+    setup(tmp_path, SERVICE)
+    (tmp_path / "manifests" / "billing.yaml").write_text(BILLING)
+    (tmp_path / "manifests" / "copy.yaml").write_text(BILLING_COPY)
+    result = baseline_run(tmp_path)
+    assert _where(result.findings) == [
+        ("PL005", "copy.yaml"),
+        ("PL201", "billing.yaml"),
+        ("PL201", "copy.yaml"),
+        ("PL906", ".policylint-baseline.json"),
+    ]
+    assert result.suppressed == []
+
+
+def test_each_definition_of_a_recorded_duplicate_keeps_its_own_entries(tmp_path: Path) -> None:
+    setup(tmp_path, documents(SERVICE, BILLING))
+    (tmp_path / "manifests" / "z-copy.yaml").write_text(BILLING_COPY)
+    assert check(tmp_path, "--write-baseline", "manifests").exit_code == 0
+    entries = read(str(tmp_path / ".policylint-baseline.json"))
+    assert [(e.rule, e.file) for e in entries] == [
+        ("PL201", "manifests/apps.yaml"),
+        ("PL005", "manifests/z-copy.yaml"),
+        ("PL201", "manifests/z-copy.yaml"),
+    ]
+    result = baseline_run(tmp_path)
+    assert result.findings == []
+    assert _where(result.suppressed) == [("PL005", "z-copy.yaml"), ("PL201", "apps.yaml"), ("PL201", "z-copy.yaml")]
+    # A third definition, in a file sorting first, is new: its PL201, and the PL005 it causes
+    # on apps.yaml (now a later definition), which no entry of apps.yaml records.
+    (tmp_path / "manifests" / "0-copy.yaml").write_text(BILLING_COPY.replace("options: {}", "options: {a: b}"))
+    third = baseline_run(tmp_path)
+    assert _where(third.findings) == [("PL005", "apps.yaml"), ("PL201", "0-copy.yaml")]
+
+
+def test_entries_without_a_file_hide_the_finding_of_an_object_defined_once(tmp_path: Path) -> None:
+    """Entries written by hand, or by tools that keep only the fingerprint and the rule."""
+    setup(tmp_path, documents(SERVICE, BILLING, LEDGER))
+    fingerprints = [f.fingerprint for f in lint_paths([tmp_path / "manifests"]).findings]
+    lines = ", ".join(json.dumps({"fingerprint": fp, "rule": "PL201"}) for fp in fingerprints)
+    (tmp_path / ".policylint-baseline.json").write_text(f'{{"version": 1, "entries": [{lines}]}}')
+    assert baseline_run(tmp_path).findings == []
+    # Which definition such an entry was recorded for cannot be told: with a copy, both are new.
+    (tmp_path / "manifests" / "copy.yaml").write_text(BILLING_COPY)
+    result = baseline_run(tmp_path)
+    assert _where(result.findings) == [("PL005", "copy.yaml"), ("PL201", "apps.yaml"), ("PL201", "copy.yaml")]
+    assert _where(result.suppressed) == [("PL201", "apps.yaml")]  # the ledger policy's
+
+
+def test_a_copy_whose_own_finding_is_suppressed_does_not_unhide_the_original(tmp_path: Path) -> None:
+    """The copy sorting first still takes occurrence 0 of the fingerprint, though an annotation
+    hides its finding: the original's finding, with another fingerprint, stays hidden."""
+    annotated = BILLING_COPY.replace(
+        "  namespace: app\n", "  namespace: app\n  annotations:\n    policylint.io/ignore: PL201,PL005 -- a test copy\n", 1
+    )
+    result = _copied(tmp_path, "0-copy.yaml").findings
+    assert ("PL201", "apps.yaml") not in _where(result)
+    (tmp_path / "manifests" / "0-copy.yaml").write_text(annotated)
+    result_annotated = baseline_run(tmp_path)
+    assert _where(result_annotated.findings) == [("PL005", "apps.yaml"), ("PL901", "0-copy.yaml")]
+    assert sorted((f.rule, Path(f.file).name, f.suppression.kind.name) for f in result_annotated.suppressed if f.suppression) == [
+        ("PL201", "0-copy.yaml", "ANNOTATION"),
+        ("PL201", "apps.yaml", "BASELINE"),
+    ]
+
+
+def test_a_copy_is_new_in_a_run_over_the_changed_file_with_the_repository_as_context(tmp_path: Path) -> None:
+    """As pre-commit runs: the original, in an unchanged file, is read and counted."""
+    _copied(tmp_path, "0-copy.yaml")
+    result = check(tmp_path, "--baseline", ".policylint-baseline.json", "--context", "manifests", "manifests/0-copy.yaml")
+    assert result.exit_code == 1
+    reported = sorted(line.split(" ")[2] + " " + line.split(":")[0] for line in result.stdout.splitlines() if " PL" in line)
+    assert reported == ["PL005 manifests/apps.yaml", "PL201 manifests/0-copy.yaml"]

@@ -85,7 +85,7 @@ class InputResourceLimit(InputRule):
 
 
 class UnreadableFile(InputRule):
-    """An input cannot or must not be read: permissions, dangling or outside symlinks, FIFOs, devices, unlistable directories."""
+    """An input cannot or must not be read (with --fix, written): permissions, dangling or outside symlinks, FIFOs, devices, unlistable directories."""
 
     id = "PL008"
     name = "unreadable-file"

@@ -10,6 +10,7 @@ engine's internal error: a run that is incomplete must say so.
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import os
 from collections import Counter
@@ -24,7 +25,8 @@ from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.rules import REGISTRY
 from policylint.rules import suppressions as rules
 from policylint.rules.base import Rule
-from policylint.rules.engine import INTERNAL_ERROR, INTERNAL_ERROR_NAME, with_fingerprints
+from policylint.rules.engine import INTERNAL_ERROR, INTERNAL_ERROR_NAME, fingerprint, with_fingerprints
+from policylint.rules.input import DuplicateObject
 from policylint.suppressions import annotation
 from policylint.suppressions import baseline as baseline_io
 from policylint.suppressions.baseline import Entry
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from policylint.pipeline import LintRequest
 
 SUPPRESSION_RULES = frozenset(r.id for r in rules.RULES)
+DUPLICATE_OBJECT = DuplicateObject.id
 
 
 def texts_with_comments(texts: Mapping[str, str | bytes]) -> dict[str, str | bytes]:
@@ -59,6 +62,9 @@ class _Suppression:
     comment: Comment | None = None
     obj: K8sObject | None = None
     used: set[str] = field(default_factory=set)
+    # Codes that would have hidden a duplicate definition (PL005) that the other definition
+    # does not suppress too, with which one that is (for PL901's message).
+    alone: dict[str, str] = field(default_factory=dict)
 
     def hides(self, f: Finding) -> str | None:
         """The code that hides `f`, if any."""
@@ -66,6 +72,51 @@ class _Suppression:
             if matches(code, f.rule, f.name):
                 return code
         return None
+
+
+@record
+class _Annotations:
+    """The annotations in force, by the object definition that carries them.
+
+    An object may be defined more than once (PL005), so its key does not say which
+    definition a finding is on. A finding lies inside its definition's node, in that
+    definition's file: of the definitions of its key in its file, the one starting last at or
+    before the finding's position. Only keys that carry an annotation are placed (`place`), and
+    only their definitions in the annotated files."""
+
+    admitted: list[_Suppression] = field(default_factory=list)
+    # (file, key) -> the definitions' start positions, in order, each with its annotations.
+    _definitions: dict[tuple[str, ObjectKey], list[tuple[tuple[int, int], list[_Suppression]]]] = field(default_factory=dict)
+
+    def add(self, obj: K8sObject, s: _Suppression) -> None:
+        self.admitted.append(s)
+        self._definitions.setdefault((obj.doc.file, obj.key), [])
+
+    def place(self, objects: Iterable[K8sObject], resolver: PositionResolver) -> None:
+        """Locate every definition of the annotated keys in the annotated files."""
+        if not self._definitions:
+            return
+        by_obj = {id(s.obj): s for s in self.admitted}
+        for obj in objects:
+            definitions = self._definitions.get((obj.doc.file, obj.key))
+            if definitions is None:
+                continue
+            # A member of a `kind: List` starts where its item does, not at the document.
+            start = resolver.resolve(obj.doc, obj.doc_path("")) if obj.prefix else (obj.doc.line, obj.doc.column)
+            s = by_obj.get(id(obj))
+            definitions.append((start, [s] if s is not None else []))
+        for definitions in self._definitions.values():
+            definitions.sort(key=lambda d: d[0])
+
+    def of(self, f: Finding) -> Sequence[_Suppression]:
+        """The annotations of the definition `f` lies in."""
+        if f.object is None:
+            return ()
+        definitions = self._definitions.get((f.file, f.object))
+        if not definitions:
+            return ()
+        i = bisect.bisect_right(definitions, (f.line, f.column), key=lambda d: d[0]) - 1
+        return definitions[i][1] if i >= 0 else ()
 
 
 @record
@@ -159,7 +210,7 @@ def run(
     entries: list[Entry] | None,
     findings: Sequence[Finding],
     texts: Mapping[str, str | bytes],
-    objects: Iterable[K8sObject],
+    objects: Sequence[K8sObject],
     ran: Sequence[type[Rule]],
     resolver: PositionResolver,
     linted_files: Sequence[str],
@@ -220,7 +271,7 @@ def apply(
     findings: Sequence[Finding],
     *,
     texts: Mapping[str, str | bytes],
-    objects: Iterable[K8sObject],
+    objects: Sequence[K8sObject],
     catalogue: Sequence[type[Rule]],
     ran: Iterable[type[Rule]],
     resolver: PositionResolver,
@@ -263,7 +314,7 @@ def apply(
             if admitted is not None:
                 by_file.setdefault(file, []).append(admitted)
 
-    by_object: dict[ObjectKey, list[_Suppression]] = {}
+    annotations = _Annotations()
     for obj in objects:
         value = obj.annotations.get(annotation.ANNOTATION)
         if value is None:
@@ -281,24 +332,30 @@ def apply(
             continue
         admitted = step.admit(SuppressionKind.ANNOTATION, spec, obj, obj.doc.file)
         if admitted is not None:
-            by_object.setdefault(obj.key, []).append(admitted)
+            annotations.add(obj, admitted)
+    annotations.place(objects, resolver)
 
     active: list[Finding] = []
     suppressed: list[Finding] = []
     for f in findings:
-        hidden = None
+        found: list[tuple[_Suppression, str]] = []
         if recordable(f):
-            hidden = _hide(f, by_file.get(f.file, ()), scans.get(f.file), by_object.get(f.object, ()) if f.object else ())
-        if hidden is None:
+            found = _matching(f, by_file, scans, annotations)
+            if f.rule == DUPLICATE_OBJECT and f.related:
+                found = _both_definitions(f, found, by_file, scans, annotations)
+        for s, code in found:
+            s.used.add(code)
+        if not found:
             active.append(f)
         else:
-            suppressed.append(replace(f, suppression=hidden))
+            first = found[0][0]
+            suppressed.append(replace(f, suppression=Suppression(first.kind, first.spec.reason)))
 
     if baseline is not None:
-        active, baselined = _apply_baseline(step, active, baseline, baseline_file, frozenset(linted_files))
+        active, baselined = _apply_baseline(step, active, baseline, baseline_file, frozenset(linted_files), objects)
         suppressed.extend(baselined)
 
-    for candidates in (*by_file.values(), *by_object.values()):
+    for candidates in (*by_file.values(), annotations.admitted):
         for s in candidates:
             _report_unused(step, s)
 
@@ -308,12 +365,19 @@ def apply(
     return Outcome(active, suppressed)
 
 
-def _hide(
-    f: Finding, comments: Sequence[_Suppression], scanned: FileComments | None, annotations: Sequence[_Suppression]
-) -> Suppression | None:
-    """The suppression that hides `f` (comments first, then its object's annotation); every
-    suppression that would hide it counts as used."""
-    found: Suppression | None = None
+def _matching(
+    f: Finding,
+    by_file: Mapping[str, Sequence[_Suppression]],
+    scans: Mapping[str, FileComments],
+    annotations: _Annotations,
+) -> list[tuple[_Suppression, str]]:
+    """Every suppression that hides `f`, with the code that does: the comments of its document
+    (or of its whole file) in file order, then the annotation of the object definition it lies
+    in. A suppression never reaches into another document: a finding on one definition of an
+    object defined twice is not hidden by the other definition's annotation."""
+    found: list[tuple[_Suppression, str]] = []
+    comments = by_file.get(f.file, ())
+    scanned = scans.get(f.file)
     if comments and scanned is not None:
         lines, key_lines = scanned.lines_covered(f.line, f.column, f.path)
         for s in comments:
@@ -324,17 +388,40 @@ def _hide(
                 applies = comment.file_scope[0] <= f.line <= comment.file_scope[1]
             else:
                 line = comment.line + 1 if comment.directive == DISABLE_NEXT_LINE else comment.line
-                applies = line in lines or line in key_lines
+                applies = (line in lines or line in key_lines) and comment.document[0] <= f.line <= comment.document[1]
             code = s.hides(f) if applies else None
             if code is not None:
-                s.used.add(code)
-                found = found or Suppression(SuppressionKind.COMMENT, s.spec.reason)
-    for s in annotations:
+                found.append((s, code))
+    for s in annotations.of(f):
         code = s.hides(f)
         if code is not None:
-            s.used.add(code)
-            found = found or Suppression(SuppressionKind.ANNOTATION, s.spec.reason)
+            found.append((s, code))
     return found
+
+
+def _both_definitions(
+    f: Finding,
+    found: list[tuple[_Suppression, str]],
+    by_file: Mapping[str, Sequence[_Suppression]],
+    scans: Mapping[str, FileComments],
+    annotations: _Annotations,
+) -> list[tuple[_Suppression, str]]:
+    """What hides a PL005 finding: it sits on the later definition and accuses it of replacing
+    the first, so that definition alone cannot vouch for itself (a new file could override a
+    reviewed object and silence the warning in one go), and the first, which does not carry
+    the finding, cannot hide it either. Only both together hide it: the suppressions of the
+    later definition and of the first (its `metadata.name`, where the finding's note points).
+    Otherwise none of them counts as used, and each is told why (PL901)."""
+    note = f.related[0]
+    at_first = replace(f, file=note.file, line=note.line, column=note.column, end_line=0, end_column=0)
+    other = _matching(at_first, by_file, scans, annotations)
+    if found and other:
+        return [*found, *other]
+    for s, code in found:
+        s.alone[code] = f"the first definition, at {note.file}:{note.line},"
+    for s, code in other:
+        s.alone[code] = f"the later definition, at {f.file}:{f.line},"
+    return []
 
 
 def _report_unused(step: _Step, s: _Suppression) -> None:
@@ -353,35 +440,122 @@ def _report_unused(step: _Step, s: _Suppression) -> None:
             assert s.obj is not None
             where = s.obj
             message = f"{annotation.ANNOTATION} names {code}, which reports nothing on this object"
-        step.report(
-            rules.UnusedSuppression,
-            where,
-            s.file,
-            message,
-            "Remove it (the finding was fixed), or move it to the line of the finding or of its enclosing key.",
-        )
+        hint = "Remove it (the finding was fixed), or move it to the line of the finding or of its enclosing key."
+        other = s.alone.get(code)
+        if other is not None:
+            label = f"{s.comment.directive}=" if s.comment is not None else f"{annotation.ANNOTATION}: "
+            message = f"{label}{code} hides nothing: a duplicate definition ({DUPLICATE_OBJECT}) is hidden only when {other} suppresses it too"
+            hint = "Remove the duplicate, or suppress PL005 on both definitions, with a reason."
+        step.report(rules.UnusedSuppression, where, s.file, message, hint)
 
 
 def _apply_baseline(
-    step: _Step, active: list[Finding], entries: Sequence[Entry], baseline_file: str, linted: frozenset[str]
+    step: _Step,
+    active: list[Finding],
+    entries: Sequence[Entry],
+    baseline_file: str,
+    linted: frozenset[str],
+    objects: Sequence[K8sObject],
 ) -> tuple[list[Finding], list[Finding]]:
-    remaining = Counter(e.fingerprint for e in entries)
+    """Hide the findings the baseline `entries` record, each entry at most one finding.
+
+    An entry is recorded for one definition of its object: the one in its file. It hides a
+    finding with the same rule, object and path in that file first. Only a finding that no
+    entry of its own file hides may take an entry of another file (or one that names no
+    file), and only if its object is defined once now: the object moved. Of an object defined
+    twice, a copy added in another file takes none of the original's entries: its findings
+    are new, the original's stay hidden, whichever file sorts first.
+
+    Findings of one rule on one field of one object are told apart in their fingerprints by an
+    occurrence counter, counted across files in the engine's order: a copy in a file sorting
+    first takes the original's fingerprint (occurrence 0), and the original gets occurrence 1.
+    So such findings are matched as a group, against the entries of any of their occurrences.
+    A finding without an object has its file in its fingerprint and is matched by it alone."""
     base = os.path.abspath(os.path.dirname(baseline_file) or ".")
     linted = frozenset(os.path.normpath(os.path.abspath(f)) for f in linted)
-    in_scope: dict[str, bool] = {}  # by entry file: entries share few files
+    by_fingerprint: dict[str, list[int]] = {}  # indices into `entries`, in baseline order
+    recorded: Counter[tuple[str, str, str]] = Counter()  # entries by rule, object and path as written
+    unnamed: Counter[str] = Counter()  # entries naming no object, by rule
+    for i, e in enumerate(entries):
+        by_fingerprint.setdefault(e.fingerprint, []).append(i)
+        recorded[(e.rule, e.object, e.path)] += 1
+        if not e.object:
+            unnamed[e.rule] += 1
+    loose: list[Finding] = []
+    groups: dict[tuple[str, ObjectKey, str], list[Finding]] = {}
+    for f in active:
+        if recordable(f):
+            if f.object is None:
+                loose.append(f)
+            else:
+                groups.setdefault((f.rule, f.object, f.path), []).append(f)
+    used = [False] * len(entries)
+    matched: set[int] = set()  # ids of the findings hidden
+
+    for f in loose:
+        indices = by_fingerprint.get(f.fingerprint)
+        if indices:
+            used[indices.pop()] = True
+            matched.add(id(f))
+
+    located: dict[str, str] = {}  # entry file -> absolute path ("" for none)
+    absolute: dict[str, str] = {}  # finding file -> absolute path
+    elsewhere: list[tuple[Finding, dict[str, list[int]]]] = []  # no entry of their own file hid them
+    for identity, group in groups.items():
+        first = group[0]
+        written = (identity[0], str(identity[1]), identity[2])  # as an entry writes them
+        count = recorded[written]
+        candidates = by_fingerprint.get(first.fingerprint) if len(group) == 1 and count <= 1 else None
+        if candidates is None:
+            if len(group) == 1 and count == 0 and not unnamed[identity[0]]:
+                continue  # a new finding: no entry names its object (the common case, as above)
+            # The occurrences this run numbered may not be the baseline's: a copy of the object
+            # counts, even one whose own finding a suppression hides.
+            candidates = [i for fp in _occurrences(first, len(group) + count, by_fingerprint) for i in by_fingerprint[fp]]
+        if not candidates:
+            continue
+        by_file: dict[str, list[int]] = {}
+        for i in candidates:
+            file = entries[i].file
+            where = located.get(file)
+            if where is None:
+                where = located[file] = baseline_io.absolute(file, base) if file else ""
+            by_file.setdefault(where, []).append(i)
+        for f in group:
+            where = absolute.get(f.file)
+            if where is None:
+                where = absolute[f.file] = os.path.normpath(os.path.abspath(f.file))
+            own = by_file.get(where)
+            if own:
+                used[own.pop()] = True
+                matched.add(id(f))
+            else:
+                elsewhere.append((f, by_file))
+    if elsewhere:
+        keys = {f.object for f, _ in elsewhere}
+        definitions = Counter(o.key for o in objects if o.key in keys)
+        for f, by_file in elsewhere:
+            assert f.object is not None
+            if definitions[f.object] > 1:
+                continue
+            for indices in by_file.values():
+                if indices:
+                    used[indices.pop()] = True
+                    matched.add(id(f))
+                    break
+
     still: list[Finding] = []
     baselined: list[Finding] = []
     for f in active:
-        if recordable(f) and remaining[f.fingerprint] > 0:
-            remaining[f.fingerprint] -= 1
+        if id(f) in matched:
             baselined.append(replace(f, suppression=Suppression(SuppressionKind.BASELINE)))
         else:
             still.append(f)
     if rules.StaleBaselineEntry.id in step.ran:
-        for e in entries:
-            if remaining[e.fingerprint] <= 0:
+        in_scope: dict[str, bool] = {}  # by entry file
+        for e, hid in zip(entries, used, strict=True):
+            if hid:
                 continue
-            remaining[e.fingerprint] -= 1
             # An entry is known to be stale only if its rule ran over its file (a run over a few
             # files, or `--select PL2`, says nothing about the others).
             if e.file not in in_scope:
@@ -403,3 +577,17 @@ def _apply_baseline(
                 )
             )
     return still, baselined
+
+
+def _occurrences(f: Finding, at_least: int, by_fingerprint: Mapping[str, object]) -> list[str]:
+    """The fingerprints of `f`'s rule, object and path that the baseline records: occurrences
+    0 to `at_least` - 1, and on while the baseline has the next one."""
+    found = []
+    occurrence = 0
+    while True:
+        fp = fingerprint(f, occurrence)
+        if fp in by_fingerprint:
+            found.append(fp)
+        elif occurrence >= at_least:
+            return found
+        occurrence += 1

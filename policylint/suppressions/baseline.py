@@ -6,13 +6,16 @@
     ...
     ]}
 
-Entries match findings by fingerprint alone (policylint.rules.engine.fingerprint: rule, object
+Entries match findings by fingerprint (policylint.rules.engine.fingerprint: rule, object
 identity and field path; the file only for findings without an object), one entry per finding:
-an edit above a finding or moving its object to another file keeps it hidden, and a new finding
-on another field of the same object is not hidden. The other fields are for people reading a
-diff, and `file` (relative to the baseline's own directory) tells which entries a run over some
-files can judge stale. One entry per line, sorted by file, object, rule, path: a change
-touches only its lines.
+an edit above a finding keeps it hidden, and a new finding on another field of the same object
+is not hidden. `file` (relative to the baseline's own directory) says which definition of the
+object an entry was recorded for: it hides a finding in that file first, and one in another
+file only when the object is defined once (it moved); a copy added in another file takes none
+of the original's entries (policylint.suppressions.apply). `file` also tells which entries a
+run over some files can judge stale; an entry without one (written by hand) hides a finding of
+an object defined once. The other fields are for people reading a diff. One entry per line,
+sorted by file, object, rule, path: a change touches only its lines.
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ Scopes (docs/suppressions.md):
   the finding points at (a finding on `spec.targetRefs[0]` covers the reference's `name:` line
   below it), or the line of a key enclosing that node (`spec:` covers everything under it);
 - `disable-next-line=` on line L acts as `disable=` written on line L+1;
+- both apply within the comment's own document only (a comment above a `---` does not reach a
+  document whose root starts on the `---` line);
 - `disable-file=` before the first node of a document covers that document; before the first
   document of a file (no `---` above it), the whole file.
 """
@@ -73,6 +75,10 @@ class Comment:
     error: str = ""
     # disable-file: the lines it covers (whole file or one document); None when misplaced.
     file_scope: tuple[int, int] | None = None
+    # The lines of the document the comment sits in (from its `---`): `disable=` and
+    # `disable-next-line=` apply there only, so a comment above a `---` never reaches a
+    # document that starts on that line (`--- {kind: ...}`). (0, 0): not known.
+    document: tuple[int, int] = (0, 0)
 
 
 @frozen
@@ -215,7 +221,9 @@ def _comment(text: str, line: int, column0: int, documents: list[_Document], fir
     except DirectiveError as exc:
         return Comment(line, column, "", None, str(exc))
     if directive != DISABLE_FILE:
-        return Comment(line, column, directive, spec)
+        i = bisect.bisect_right(firsts, line) - 1
+        document = (documents[i].first_line, documents[i].last_line) if i >= 0 else (0, 0)
+        return Comment(line, column, directive, spec, document=document)
     scope = _file_scope(line, documents, firsts)
     if scope is None:
         return Comment(
