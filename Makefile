@@ -10,7 +10,7 @@ FUZZ_EXAMPLES ?= 20000
 # `make hostile`: every hostile input in bounded time and memory (fuzz/README.md); `HOSTILE_ARGS=-k alias`.
 HOSTILE_ARGS ?=
 
-.PHONY: demo test test-pythons check-code lint-examples bench fuzz hostile conformance clean
+.PHONY: demo test test-all test-pythons check-code lint-examples bench fuzz hostile conformance clean
 CODE := policylint tests benchmarks fuzz
 
 $(BIN)/python:
@@ -31,12 +31,21 @@ check-code: $(STAMP)
 	$(BIN)/ruff format --check $(CODE)
 	$(BIN)/mypy
 
-test: check-code
-	$(BIN)/python -m pytest -q
+# The suite in one process per CPU (pytest-xdist). `make test` leaves out the tests marked `slow`
+# (end-to-end runs of the hooks, the Action, the wheel and the hostile corpus: about half the
+# suite's time); `make test-all`, what CI runs, runs everything on every supported Python.
+TEST_WORKERS ?= auto
 
-# The suite on the oldest and the newest supported Python (.ci/pythons; POLICYLINT_PYTHONS="3.10 3.13").
+test: check-code
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not slow"
+
+test-all: check-code
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
+	$(MAKE) test-pythons
+
+# The whole suite on the oldest and the newest supported Python (.ci/pythons; POLICYLINT_PYTHONS="3.10 3.13").
 test-pythons:
-	.ci/pythons
+	TEST_WORKERS=$(TEST_WORKERS) .ci/pythons
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --sizes $(BENCH_SIZES)

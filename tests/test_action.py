@@ -29,6 +29,9 @@ import yaml
 
 from tests.lintutil import ROOT
 
+# Slow (each test runs the Action's steps as a runner does, installing the package): `make test` leaves it to `make test-all` (.ci/run).
+pytestmark = pytest.mark.slow
+
 ACTION = ROOT / "action.yml"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -42,6 +43,9 @@ from policylint.reporters import text as text_reporter
 from policylint.reporters.json import report as json_report  # unpatched: tests/conftest.py validates every call
 from tests.fuzzing import EXTERNAL_PATTERNS, Manifests, dump, manifests, yamlish_bytes, yamlish_text
 from tests.lintutil import assert_valid_report, lint_paths, lint_text
+
+# Slow (property tests over thousands of generated inputs): `make test` leaves it to `make test-all` (.ci/run).
+pytestmark = pytest.mark.slow
 
 # Line breaks as libyaml counts them (positions.py): bounds for "inside the file".
 _LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")

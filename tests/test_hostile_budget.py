@@ -49,6 +49,9 @@ from tests.hostile_cases import (
     unmet,
 )
 
+# Slow (every hostile case in a subprocess of its own, each with its budget): `make test` leaves it to `make test-all` (.ci/run).
+pytestmark = pytest.mark.slow
+
 SECONDS = 20.0  # also the timeout: a run that hangs is killed here and fails
 PEAK_RSS = 300 * 10**6
 

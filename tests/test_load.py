@@ -592,6 +592,7 @@ def test_resolver_tags_plain_scalars_as_pyyaml_does(value: str) -> None:
     assert _tags(quoted, LOADER) == _tags(quoted, _STOCK)
 
 
+@pytest.mark.slow  # every node of the repository
 def test_resolver_tags_every_node_of_the_repository_as_pyyaml_does() -> None:
     # Every YAML file the tests, the examples and the benchmark's generator hold: the same tag
     # on every node as PyYAML's own safe loader gives.

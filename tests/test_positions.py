@@ -625,6 +625,7 @@ def _agrees(text: str, flow: bool = True) -> bool | None:
     return True
 
 
+@pytest.mark.slow  # every YAML document of the repository
 def test_block_reader_agrees_with_libyaml_on_every_document_of_the_tests_and_examples() -> None:
     # Every document of every YAML file here, cut as `PositionResolver` cuts it (from its root's
     # line to the next `---`): the reader takes most and answers every path of those exactly.

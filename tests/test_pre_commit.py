@@ -15,6 +15,9 @@ import pytest
 from tests.lintutil import ROOT
 from tests.test_git_diff import GATEWAY, OLD_MISTAKE, POLICY, git
 
+# Slow (each test installs and runs the hooks through pre-commit in a real repository): `make test` leaves it to `make test-all` (.ci/run).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 import policylint
 from tests.lintutil import ROOT
 
@@ -638,6 +640,7 @@ def run_harness(code: str, seconds: float) -> tuple[bool, str, str]:
             proc.wait()
 
 
+@pytest.mark.slow  # every pattern against adversarial inputs
 def test_adversarial_inputs_run_in_linear_time() -> None:
     finished, last, stderr = run_harness("from tests.test_regex_linear import run_cases; run_cases()", CASE_SECONDS)
     assert finished, f"did not finish within {CASE_SECONDS:.0f} s: {last}\n{stderr[-3000:]}"

@@ -49,6 +49,7 @@ def test_the_declared_stages_are_needed_where_a_rule_reads_them() -> None:
     assert families["PL2"] == families["PL3"] == families["PL1"] == families["PL5"] == set()
 
 
+@pytest.mark.slow  # a 10k-object corpus
 def test_select_pl2_on_a_10k_object_corpus_does_no_simulation_work(tmp_path: Path) -> None:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:

@@ -20,6 +20,9 @@ from pathlib import Path
 
 import pytest
 
+# Slow (builds the wheel): `make test` leaves it to `make test-all` (.ci/run).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 600
 
