@@ -51,6 +51,8 @@ class _CheckOptions(QueryLoad, total=False):
     cache: bool
     cache_dir: str | None
     baseline: str | None
+    baseline_ref: str | None
+    config_ref: str | None
     write_baseline: bool
     show_suppressed: bool
     helm_templates: bool
@@ -264,6 +266,16 @@ _ISOLATED = click.option("--isolated", is_flag=True, help="Ignore every configur
     "--write-baseline",
     is_flag=True,
     help=f"Record this run's findings in the --baseline file [default: {_DEFAULT_BASELINE}], dropping stale entries, and hide them.",
+)
+@click.option(
+    "--baseline-ref",
+    metavar="REF",
+    help="Read the baseline file from this git ref (the pull request's base branch), not the working tree; report the entries the working tree adds.",
+)
+@click.option(
+    "--config-ref",
+    metavar="REF",
+    help="Read the configuration file from this git ref (the pull request's base branch), not the working tree; report what the working tree's changes.",
 )
 @click.option("--show-suppressed", is_flag=True, help="Also list the findings hidden by suppressions and the baseline.")
 def check_command(

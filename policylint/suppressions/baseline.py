@@ -69,6 +69,13 @@ def read(path: str) -> list[Entry]:
         raise BaselineError(f"baseline {path} does not exist (create it with --write-baseline)") from None
     except OSError as exc:
         raise BaselineError(f"baseline {path} cannot be read: {exc.strerror or exc}") from None
+    return parse(data, path)
+
+
+def parse(data: bytes, path: str) -> list[Entry]:
+    """The entries of a baseline's content (read from `path`, or from a git ref: `--baseline-ref`)."""
+    if len(data) > MAX_BYTES:
+        raise BaselineError(f"baseline {path}: {len(data):,} bytes is more than a baseline can be ({MAX_BYTES:,})")
     try:
         text = data.decode("utf-8")
         document = json.loads(text)
