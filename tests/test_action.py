@@ -286,7 +286,7 @@ def pull_request(tmp_path: Path) -> Path:
 def test_on_a_pull_request_the_base_branch_configuration_is_trusted(pull_request: Path, venv_bin: Path, tmp_path: Path) -> None:
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    code, stdout, outputs, summary = _run_steps({}, pull_request, venv_bin, scratch, base_ref="main")
+    code, stdout, _, summary = _run_steps({}, pull_request, venv_bin, scratch, base_ref="main")
     # The base branch's configuration applies: PL201 still fails the step ...
     assert code == 1
     assert any("PL201" in line for line in stdout.splitlines() if line.startswith("::error"))
