@@ -151,17 +151,18 @@ def config_changes(
     new = relaxations(head, everything, head_label) if head is not None else []
     label = head_label or (head.path if head is not None else "")
     out = [GateChange(CONFIGURATION, True, r.file, r.line, f"adds {r.message}") for r in new if _identity(r) not in old]
+    loosened_keys = {r.key.split(".")[0].split("[")[0] for r in new if _identity(r) not in old}
     before = _values(base)
     after = _values(head)
     fail_before, fail_after = before.get("fail-on", "error"), after.get("fail-on", "error")
     if _SEVERITY_RANK[str(fail_after)] > _SEVERITY_RANK[str(fail_before)]:
         line = head.line(("fail-on",)) if head is not None else 1
         out.append(GateChange(CONFIGURATION, True, label, line, f"raises fail-on from {fail_before} to {fail_after}"))
+        loosened_keys.add("fail-on")
     if base is not None and head is None:
         out.append(GateChange(CONFIGURATION, False, base.path, 1, "removes the configuration file"))
-    loosened_keys = {r.key.split(".")[0].split("[")[0] for r in new if _identity(r) not in old}
     for key in sorted(before.keys() | after.keys()):
-        if key == "fail-on" or key in loosened_keys or before.get(key) == after.get(key):
+        if key in loosened_keys or before.get(key) == after.get(key):
             continue
         line = head.line((key,)) if head is not None and key in after else 1
         out.append(GateChange(CONFIGURATION, False, label, line, f"changes `{key}`"))

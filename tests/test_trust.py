@@ -1,0 +1,204 @@
+"""The trust model (README "Security"): the configuration never switches the gate off silently,
+`--config-ref` and `--baseline-ref` read them from a git ref, and a change that loosens them is
+reported and fails the run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from policylint.rules import REGISTRY
+
+# A policy whose target does not exist: PL201, an error, fails a run that nothing loosens.
+POLICY = (
+    "apiVersion: gateway.networking.k8s.io/v1\nkind: BackendTLSPolicy\nmetadata: {name: p, namespace: n}\n"
+    "spec:\n  targetRefs: [{group: '', kind: Service, name: missing}]\n"
+    "  validation: {hostname: x.example.com, wellKnownCACertificates: System}\n"
+)
+# Every rule configuration can touch: the engine's own (PL000, PL007) are never changed.
+CONFIGURABLE = len([r for r in REGISTRY if r.id not in ("PL000", "PL007")])
+PL2 = len([r for r in REGISTRY if r.id.startswith("PL2")])
+
+# The five configurations of the issue that each turn the gate off, the line that does it, and
+# what the summary must say about it.
+SWITCHES = [
+    ("severity: {PL: off}", f"{CONFIGURABLE} rules off by .policylint.yaml:2"),
+    ("ignore: [PL]", f"{CONFIGURABLE} rules ignored by .policylint.yaml:2"),
+    ("select: [PL003]", f"{CONFIGURABLE - 1} rules not selected by .policylint.yaml:2"),
+    ('external: ["*"]', "references to * not checked by .policylint.yaml:2"),
+    ('per-file: {"*": {ignore: [PL]}}', f"{CONFIGURABLE} rules ignored in files matching '*' by .policylint.yaml:2"),
+]
+
+
+def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "policylint", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "NO_COLOR": "1", "GITHUB_ACTIONS": ""},
+    )
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository whose committed configuration turns nothing off."""
+    (tmp_path / "policy.yaml").write_text(POLICY)
+    (tmp_path / ".policylint.yaml").write_text("# gate\nfail-on: error\n")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "base")
+    return tmp_path
+
+
+@pytest.mark.parametrize(("setting", "said"), SWITCHES)
+def test_every_switch_is_stated_with_its_file_and_line(repo: Path, setting: str, said: str) -> None:
+    (repo / ".policylint.yaml").write_text(f"# gate\n{setting}\n")
+    proc = run(repo, "check", "--no-cache", "--format", "json", ".")
+    # The checkout's configuration is trusted locally (as ruff's is) ...
+    if "external" in setting:
+        assert proc.returncode == 0, proc.stderr
+    assert said in proc.stderr
+    # ... and the JSON report says the same, with the rules each setting turned off.
+    gate = json.loads(proc.stdout)["gate"]
+    assert [r["line"] for r in gate["relaxations"]] == [2]
+    assert gate["relaxations"][0]["message"] == said + gate["relaxations"][0]["message"][len(said) :]
+    if "rules" in said:
+        assert len(gate["relaxations"][0]["rules"]) == int(said.split()[0])
+        assert "PL201" in gate["relaxations"][0]["rules"]
+
+
+def test_a_configuration_that_turns_nothing_off_adds_nothing(repo: Path) -> None:
+    proc = run(repo, "check", "--no-cache", "--format", "json", ".")
+    assert proc.returncode == 1
+    assert "configuration:" not in proc.stderr
+    assert "gate" not in json.loads(proc.stdout)
+
+
+def test_a_downgrade_is_stated(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("severity:\n  PL2: warning\n")
+    proc = run(repo, "check", "--no-cache", ".")
+    downgraded = len([r for r in REGISTRY if r.id.startswith("PL2") and r.severity.label == "error"])
+    assert f"{downgraded} rules downgraded to warning by .policylint.yaml:2" in proc.stderr
+
+
+def test_the_markdown_and_sarif_reports_say_it(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nseverity: {PL: off}\n")
+    md = run(repo, "check", "--no-cache", "--format", "markdown", ".").stdout
+    assert f"{CONFIGURABLE} rules off by .policylint.yaml:2" in md
+    sarif = json.loads(run(repo, "check", "--no-cache", "--format", "sarif", ".").stdout)
+    gate = sarif["runs"][0]["properties"]["policylintGate"]
+    assert gate["relaxations"][0]["file"] == ".policylint.yaml"
+
+
+def test_a_change_that_loosens_the_configuration_fails_the_diff(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nfail-on: error\nseverity: {PL2: off}\n")
+    proc = run(repo, "check", "--no-cache", "--format", "json", "--diff", "HEAD", ".")
+    assert proc.returncode == 1, proc.stderr
+    gate = json.loads(proc.stdout)["gate"]
+    assert gate["loosened"] is True
+    assert [(c["subject"], c["loosens"], c["line"]) for c in gate["changes"]] == [("configuration", True, 3)]
+    assert "the change loosens the gate" in proc.stderr
+
+
+def test_a_change_that_tightens_the_configuration_does_not_fail(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nfail-on: warning\n")
+    (repo / "policy.yaml").write_text(POLICY.replace("name: missing", "name: p"))  # PL201 gone too
+    git(repo, "add", ".")
+    proc = run(repo, "check", "--no-cache", "--format", "json", "--staged")
+    gate = json.loads(proc.stdout)["gate"]
+    assert gate["loosened"] is False
+    assert [c["message"] for c in gate["changes"]] == ["changes `fail-on`"]
+
+
+def test_config_ref_reads_the_configuration_from_the_ref(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nseverity: {PL: off}\n")
+    # The working tree's configuration would pass; the ref's applies, and the change is reported.
+    assert run(repo, "check", "--no-cache", ".").returncode == 0
+    proc = run(repo, "check", "--no-cache", "--format", "json", "--config-ref", "HEAD", ".")
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert [f["rule"] for f in report["findings"]] == ["PL201"]
+    assert report["gate"]["configuration"] == "HEAD:.policylint.yaml"
+    assert report["gate"]["changes"][0]["message"].startswith(f"adds {CONFIGURABLE} rules off by .policylint.yaml:2")
+
+
+def test_config_ref_without_a_file_at_the_ref_applies_none(repo: Path) -> None:
+    git(repo, "rm", "-q", "--cached", ".policylint.yaml")
+    git(repo, "commit", "-qm", "no configuration")
+    (repo / ".policylint.yaml").write_text("ignore: [PL]\n")
+    proc = run(repo, "check", "--no-cache", "--config-ref", "HEAD", ".")
+    assert proc.returncode == 1
+    assert "PL201" in proc.stdout
+
+
+@pytest.mark.parametrize("ref", ["-x", "--output=json=/tmp/x", "", "no-such-ref"])
+def test_a_bad_ref_is_a_usage_error(repo: Path, ref: str) -> None:
+    for flag in ("--config-ref", "--baseline-ref"):
+        proc = run(repo, "check", "--no-cache", f"{flag}={ref}", ".")
+        assert proc.returncode == 2, (flag, ref, proc.stderr)
+        assert "Traceback" not in proc.stderr
+        assert "ref" in proc.stderr
+
+
+def test_a_symlink_at_the_ref_is_not_read(repo: Path) -> None:
+    os.symlink("/etc/passwd", repo / "link.yaml")
+    git(repo, "add", "link.yaml")
+    git(repo, "commit", "-qm", "link")
+    proc = run(repo, "check", "--no-cache", "--config", "link.yaml", "--config-ref", "HEAD", ".")
+    assert proc.returncode == 2
+    assert "not a regular file" in proc.stderr
+
+
+def _baseline(repo: Path) -> None:
+    assert run(repo, "check", "--no-cache", "--write-baseline", ".").returncode == 0
+
+
+def test_baseline_ref_reads_the_baseline_from_the_ref(repo: Path) -> None:
+    # The base has no baseline; the change records its own finding in one.
+    _baseline(repo)
+    assert run(repo, "check", "--no-cache", "--baseline", ".policylint-baseline.json", ".").returncode == 0
+    proc = run(repo, "check", "--no-cache", "--format", "json", "--baseline-ref", "HEAD", ".")
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    assert [f["rule"] for f in report["findings"]] == ["PL201"]
+    [change] = report["gate"]["changes"]
+    assert (change["subject"], change["loosens"], change["file"]) == ("baseline", True, ".policylint-baseline.json")
+    assert change["message"].startswith("adds baseline entry PL201 BackendTLSPolicy n/p")
+
+
+def test_a_baseline_entry_the_change_adds_fails_the_diff(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nbaseline: .policylint-baseline.json\n")
+    (repo / ".policylint-baseline.json").write_text('{"tool": "policylint", "version": 1, "entries": [\n]}\n')
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "empty baseline")
+    _baseline(repo)
+    proc = run(repo, "check", "--no-cache", "--diff", "HEAD", ".")
+    assert proc.returncode == 1, proc.stderr
+    assert "adds baseline entry PL201" in proc.stderr
+    # Committing the baseline is the same change, measured against the commit before.
+    git(repo, "commit", "-qam", "baseline")
+    assert run(repo, "check", "--no-cache", "--diff", "HEAD~1", ".").returncode == 1
+    assert run(repo, "check", "--no-cache", "--diff", "HEAD", ".").returncode == 0
+
+
+def test_isolated_ignores_the_checkout(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("severity: {PL: off}\n")
+    proc = run(repo, "check", "--no-cache", "--isolated", ".")
+    assert proc.returncode == 1
+    assert "configuration:" not in proc.stderr
