@@ -90,7 +90,6 @@ def run_check(
     loosens them makes the exit code 1.
     """
     from policylint.commands.trust import Trust, gate_report
-    from policylint.config.load import ConfigError
     from policylint.input.git import GitError
     from policylint.input.sources import SourceError
     from policylint.pipeline import LintRequest, lint
@@ -179,7 +178,7 @@ def run_check(
         else:
             result = lint(request)
         result.gate = gate_report(trust, baseline=baseline, baseline_entries=baseline_entries, diff_base=diff_base, staged=staged)
-    except (SourceError, ProfileError, RuleOptionError, BaselineError, GitError, ConfigError) as exc:
+    except (SourceError, ProfileError, RuleOptionError, BaselineError, GitError) as exc:
         error(exc)
         return EXIT_USAGE
     _say_what_happened(result)

@@ -226,17 +226,41 @@ def gate_report(
     """The run's gate section: the relaxations of the configuration applied and, when there is
     a base to compare with, what the change does to the configuration and the baseline
     (GitError, BaselineError)."""
-    from policylint.config.load import ConfigError
-    from policylint.config.provenance import relaxations
-    from policylint.input import git
-    from policylint.input.gitref import INDEX
-    from policylint.suppressions import baseline as baseline_io
+    # Imported only when used: a run without a configuration file stays light (test_config).
+    relaxed: tuple[Relaxation, ...] = ()
+    if trust.config is not None:
+        from policylint.config.provenance import relaxations
 
-    relaxed = tuple(relaxations(trust.config, trust.from_file, trust.label)) if trust.config is not None else ()
+        relaxed = tuple(relaxations(trust.config, trust.from_file, trust.label))
     baseline_label = f"{trust.baseline_ref}:{baseline}" if trust.baseline_ref and baseline else baseline
     measured = diff_base is not None or staged
     if not measured and trust.config_ref is None and trust.baseline_ref is None:
         return GateReport(trust.label, baseline_label, relaxed)
+    from policylint.config.load import ConfigError
+    from policylint.input import git
+
+    try:
+        return _compared(trust, relaxed, baseline, baseline_label, baseline_entries, diff_base, staged)
+    except ConfigError as exc:
+        # The base's configuration does not validate: the comparison cannot be made.
+        raise git.GitError(f"the configuration at the base does not validate: {exc}") from None
+
+
+def _compared(
+    trust: Trust,
+    relaxed: tuple[Relaxation, ...],
+    baseline: str | None,
+    baseline_label: str | None,
+    baseline_entries: Sequence[Entry] | None,
+    diff_base: str | None,
+    staged: bool,
+) -> GateReport:
+    from policylint.config.load import ConfigError
+    from policylint.input import git
+    from policylint.input.gitref import INDEX
+    from policylint.suppressions import baseline as baseline_io
+
+    measured = diff_base is not None or staged
     root = git.repository_root(os.getcwd())
     diff_commit = git.resolve_base(diff_base or ("HEAD" if staged and diff_base is None else None), root) if measured else None
     head_commit, head_name = (INDEX, "index") if staged else (None, "working tree")
