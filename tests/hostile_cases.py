@@ -154,6 +154,9 @@ class HostileCase:
     # Big enough for `--jobs` to parse in worker processes (PARALLEL_MIN_BYTES): also run with
     # `--jobs 2`. Checked against the files once built.
     large: bool = False
+    # Texts the report's `gate.relaxations` messages must contain: what the case's configuration
+    # turned off, said with its file and line (README "Security").
+    gate: tuple[str, ...] = ()
 
 
 def _files(files: Mapping[str, bytes | Callable[[], bytes]]) -> Builder:
@@ -731,8 +734,32 @@ def _review_cases() -> list[HostileCase]:
     return cases
 
 
+# The configurations that each switch the gate off: the summary must say so, with file and line.
+_GATE_SWITCHES = {
+    "severity-off": ("severity: {PL: off}", "rules off by .policylint.yaml:2"),
+    "ignore-all": ("ignore: [PL]", "rules ignored by .policylint.yaml:2"),
+    "select-one": ("select: [PL003]", "rules not selected by .policylint.yaml:2"),
+    "external-everything": ('external: ["*"]', "references to * not checked by .policylint.yaml:2"),
+    "per-file-ignore-all": ('per-file: {"*": {ignore: [PL]}}', "rules ignored in files matching '*' by .policylint.yaml:2"),
+}
+
+
+def _configuration_and_git_cases() -> list[HostileCase]:
+    """The repository's own configuration turning the gate off: allowed, never silent."""
+    return [
+        HostileCase(
+            f"config-{name}",
+            "review",
+            _files({".policylint.yaml": f"# the change under review\n{setting}\n".encode()}),
+            inside=True,
+            gate=(said,),
+        )
+        for name, (setting, said) in _GATE_SWITCHES.items()
+    ]
+
+
 def all_cases() -> list[HostileCase]:
-    cases = _suite_cases() + _review_cases()
+    cases = _suite_cases() + _review_cases() + _configuration_and_git_cases()
     ids = [c.id for c in cases]
     assert len(ids) == len(set(ids)), "case ids must be unique"
     return cases
@@ -1241,6 +1268,10 @@ def unmet(item: BuiltCase, run: Run) -> list[str]:
         named = sorted({rel for _, rel in findings if rel.startswith(name + os.sep)})
         if named:
             out.append(f"files below {name!r} were read: {named[:3]}")
+    said = [r["message"] for r in run.report.get("gate", {}).get("relaxations", [])]
+    for text in case.gate:
+        if not any(text in message for message in said):
+            out.append(f"expected the report to say {text!r}; it says {said[:3]}")
     return out
 
 
