@@ -202,3 +202,14 @@ def test_isolated_ignores_the_checkout(repo: Path) -> None:
     proc = run(repo, "check", "--no-cache", "--isolated", ".")
     assert proc.returncode == 1
     assert "configuration:" not in proc.stderr
+
+
+def test_show_config_names_a_value_from_the_ref_by_ref_and_path(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\n\nfail-on: warning\n")
+    proc = run(repo, "check", "--config-ref", "HEAD", "--show-config")
+    assert proc.returncode == 0, proc.stderr
+    assert "# configuration file: HEAD:.policylint.yaml\n" in proc.stdout
+    assert 'fail-on: "error"  # HEAD:.policylint.yaml:2\n' in proc.stdout
+    # Without the ref the working tree's file, named by its path.
+    local = run(repo, "check", "--show-config").stdout
+    assert 'fail-on: "warning"  # .policylint.yaml:3\n' in local

@@ -481,7 +481,7 @@ def _run_loaded(paths: Sequence[str], given: dict[str, Any], loaded: LoadedConfi
     cli = dict(given)
     if paths:
         cli["paths"] = tuple(paths)
-    effective = build(loaded, cli)
+    effective = build(loaded, cli, trust.label)
     if show_config:
         click.echo(effective.render(), nl=False)
         return EXIT_OK
