@@ -213,3 +213,66 @@ def test_show_config_names_a_value_from_the_ref_by_ref_and_path(repo: Path) -> N
     # Without the ref the working tree's file, named by its path.
     local = run(repo, "check", "--show-config").stdout
     assert 'fail-on: "warning"  # .policylint.yaml:3\n' in local
+
+
+def test_diff_applies_the_base_configuration_and_reports_the_change_as_check_does(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nfail-on: error\nseverity: {PL2: off}\n")
+    proc = run(repo, "diff", "HEAD", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    # BASE's configuration judges both sides: PL201 is not turned off, it is unchanged.
+    assert report["findings"]["unchanged"] == 1 and not report["findings"]["introduced"]
+    gate = report["gate"]
+    assert gate["configuration"] == "HEAD:.policylint.yaml"
+    assert gate["loosened"] is True
+    checked = json.loads(run(repo, "check", "--no-cache", "--format", "json", "--diff", "HEAD", ".").stdout)["gate"]
+    assert gate["changes"] == checked["changes"]
+    assert [(c["subject"], c["loosens"], c["line"]) for c in gate["changes"]] == [("configuration", True, 3)]
+    said = "gate: the change loosens the gate (against configuration at HEAD): adds 6 rules off by .policylint.yaml:3"
+    assert said in run(repo, "diff", "HEAD").stdout
+    assert (
+        ":x: **The change loosens the gate** (against configuration at HEAD)"
+        in run(repo, "diff", "HEAD", "--format", "markdown").stdout
+    )
+    assert run(repo, "diff", "HEAD", "--exit-zero").returncode == 0
+
+
+def test_diff_between_two_commits_reads_both_configurations_from_git(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nfail-on: error\nignore: [PL201]\n")
+    git(repo, "commit", "-qam", "loosen")
+    (repo / ".policylint.yaml").write_text("# gate\n")  # the working tree plays no part
+    proc = run(repo, "diff", "HEAD~1", "HEAD", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    [change] = json.loads(proc.stdout)["gate"]["changes"]
+    assert change["file"] == "HEAD:.policylint.yaml"
+    assert change["message"] == "adds 1 rule ignored by HEAD:.policylint.yaml:3 (ignore[0]: PL201)"
+    # The other way round the change tightens the gate: it is listed, the run passes.
+    proc = run(repo, "diff", "HEAD", "HEAD~1", "--format", "json")
+    assert proc.returncode == 0, proc.stdout
+    assert json.loads(proc.stdout)["gate"]["loosened"] is False
+
+
+def test_diff_reports_the_baseline_entries_a_change_adds(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nbaseline: .policylint-baseline.json\n")
+    git(repo, "commit", "-qam", "a baseline")
+    _baseline(repo)
+    proc = run(repo, "diff", "HEAD", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    [change] = json.loads(proc.stdout)["gate"]["changes"]
+    assert (change["subject"], change["loosens"]) == ("baseline", True)
+    assert change["message"].startswith("adds baseline entry PL201 BackendTLSPolicy n/p")
+
+
+def test_diff_config_ref_and_isolated(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nignore: [PL201]\n")
+    git(repo, "commit", "-qam", "loosen")
+    # The configuration from another ref than BASE: the change against it is judged.
+    proc = run(repo, "diff", "HEAD", "--config-ref", "HEAD~1", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout)["gate"]["configuration"] == "HEAD~1:.policylint.yaml"
+    assert run(repo, "diff", "HEAD", "--format", "json").returncode == 0
+    # No configuration at all: nothing to compare.
+    proc = run(repo, "diff", "HEAD~1", "--isolated", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert "gate" not in json.loads(proc.stdout)
+    assert run(repo, "diff", "HEAD", "--config-ref=-x").returncode == 2

@@ -222,10 +222,12 @@ def gate_report(
     baseline_entries: Sequence[Entry] | None,
     diff_base: str | None,
     staged: bool,
+    head: str | None = None,
 ) -> GateReport:
     """The run's gate section: the relaxations of the configuration applied and, when there is
     a base to compare with, what the change does to the configuration and the baseline
-    (GitError, BaselineError)."""
+    (GitError, BaselineError). The change's side is the working tree, the index (`staged`) or
+    the commit `head` (`policylint diff BASE HEAD`)."""
     # Imported only when used: a run without a configuration file stays light (test_config).
     relaxed: tuple[Relaxation, ...] = ()
     if trust.config is not None:
@@ -240,7 +242,7 @@ def gate_report(
     from policylint.input import git
 
     try:
-        return _compared(trust, relaxed, baseline, baseline_label, baseline_entries, diff_base, staged)
+        return _compared(trust, relaxed, baseline, baseline_label, baseline_entries, diff_base, staged, head)
     except ConfigError as exc:
         # The base's configuration does not validate: the comparison cannot be made.
         raise git.GitError(f"the configuration at the base does not validate: {exc}") from None
@@ -254,6 +256,7 @@ def _compared(
     baseline_entries: Sequence[Entry] | None,
     diff_base: str | None,
     staged: bool,
+    head: str | None,
 ) -> GateReport:
     from policylint.config.load import ConfigError
     from policylint.input import git
@@ -262,8 +265,12 @@ def _compared(
 
     measured = diff_base is not None or staged
     root = git.repository_root(os.getcwd())
-    diff_commit = git.resolve_base(diff_base or ("HEAD" if staged and diff_base is None else None), root) if measured else None
+    if staged and diff_base is None:
+        diff_base = "HEAD"  # the index against the last commit, as a commit would be
+    diff_commit = git.resolve_base(diff_base or None, root) if measured else None
     head_commit, head_name = (INDEX, "index") if staged else (None, "working tree")
+    if head is not None:
+        head_commit, head_name = git.resolve_base(head, root), head
     changes: list[GateChange] = []
     bases: list[str] = []
 

@@ -26,6 +26,7 @@ from policylint.k8s.names import plural
 from policylint.textsafe import MAX_FIELD, escape, mermaid_label
 
 if TYPE_CHECKING:
+    from policylint.gate import GateReport
     from policylint.pipeline import LintResult
     from policylint.reporters import RenderOptions
 
@@ -87,9 +88,12 @@ def _totals(result: LintResult) -> str:
 
 
 def _gate(result: LintResult) -> list[str]:
+    return gate_section(result.gate)
+
+
+def gate_section(gate: GateReport | None) -> list[str]:
     """What the configuration turned off or down, and what the change did to the configuration
-    and the baseline (policylint.gate), each with its file and line."""
-    gate = result.gate
+    and the baseline (policylint.gate), each with its file and line (`check` and `diff`)."""
     if not gate:
         return []
     out: list[str] = []
