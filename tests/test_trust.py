@@ -276,3 +276,58 @@ def test_diff_config_ref_and_isolated(repo: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "gate" not in json.loads(proc.stdout)
     assert run(repo, "diff", "HEAD", "--config-ref=-x").returncode == 2
+
+
+def _gate_of_diff(repo: Path, configuration: str) -> tuple[int, dict[str, object]]:
+    (repo / ".policylint.yaml").write_text(configuration)
+    proc = run(repo, "diff", "HEAD", "--format", "json")
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)["gate"]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "message", "loosens"),
+    [
+        # PL608's max-affected is declared a maximum (fewer: higher): raising it, or unsetting
+        # it, makes the rule report less.
+        ("10", "50", "raises rules.PL608.max-affected from 10 to 50: PL608 reports less", True),
+        ("10", None, "unsets rules.PL608.max-affected (was 10): PL608 reports less", True),
+        ("50", "10", "lowers rules.PL608.max-affected from 50 to 10", False),
+        (None, "10", "sets rules.PL608.max-affected from unset to 10", False),
+    ],
+)
+def test_a_rule_option_change_is_judged_from_its_declaration(
+    repo: Path, before: str | None, after: str | None, message: str, loosens: bool
+) -> None:
+    def configuration(value: str | None) -> str:
+        return "# gate\nfail-on: error\n" + (f"rules:\n  PL608:\n    max-affected: {value}\n" if value else "")
+
+    (repo / ".policylint.yaml").write_text(configuration(before))
+    git(repo, "commit", "-qam", "options", "--allow-empty")
+    code, gate = _gate_of_diff(repo, configuration(after))
+    assert [(c["message"], c["loosens"]) for c in gate["changes"]] == [(message, loosens)]  # type: ignore[index]
+    assert code == (1 if loosens else 0)
+
+
+def test_an_option_that_does_not_say_which_way_reports_less_is_not_judged() -> None:
+    from policylint.rules.base import RuleOption
+
+    assert RuleOption("strict", bool, False, "").reports_less(True, False) is None
+    assert RuleOption("limit", int, 3, "").reports_less(3, 9) is None
+    assert RuleOption("limit", int, 3, "", fewer="lower").reports_less(3, 1) is True
+
+
+def test_profile_and_crd_paths_are_listed_without_failing(repo: Path) -> None:
+    from tests.manifests import policy_crd
+
+    for name in ("a", "b"):
+        (repo / "crds" / name).mkdir(parents=True)
+        (repo / "crds" / name / "crd.yaml").write_text(policy_crd(f"{name.upper()}Policy"))
+    (repo / ".policylint.yaml").write_text("# gate\nfail-on: error\ncrd: [crds/a, crds/b]\n")
+    git(repo, "commit", "-qam", "crds")
+    code, gate = _gate_of_diff(repo, "# gate\nfail-on: error\ncrd: [crds/a]\nprofile: [mine.yaml]\n")
+    assert code == 0
+    assert [(c["message"], c["line"], c["loosens"]) for c in gate["changes"]] == [  # type: ignore[index]
+        ("adds profile mine.yaml", 4, False),
+        ("removes crd crds/b", 3, False),
+    ]

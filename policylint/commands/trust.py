@@ -161,11 +161,93 @@ def config_changes(
         loosened_keys.add("fail-on")
     if base is not None and head is None:
         out.append(GateChange(CONFIGURATION, False, base.path, 1, "removes the configuration file"))
+    options = _rule_option_changes(base, head, label)
+    out += options
+    if options:
+        loosened_keys.add("rules")
+    for key in _READ_FILES:
+        listed = _path_changes(key, before.get(key) or [], after.get(key) or [], head, label)
+        out += listed
+        if listed:
+            loosened_keys.add(key)
     for key in sorted(before.keys() | after.keys()):
         if key in loosened_keys or before.get(key) == after.get(key):
             continue
         line = head.line((key,)) if head is not None and key in after else 1
         out.append(GateChange(CONFIGURATION, False, label, line, f"changes `{key}`"))
+    return out
+
+
+# The keys naming files that say what is checked: a profile can add or drop a policy kind's
+# checks, a CRD its schema. Whether a change of them checks less cannot be told without
+# comparing what the files say, so it is listed and does not fail the run (README "Security").
+_READ_FILES = ("profile", "crd")
+
+
+def _path_changes(key: str, old: Sequence[str], new: Sequence[str], head: LoadedConfig | None, label: str) -> list[GateChange]:
+    out = []
+    for i, path in enumerate(new):
+        if path not in old:
+            line = head.line((key, i)) if head is not None else 1
+            out.append(GateChange(CONFIGURATION, False, label, line, f"adds {key} {path}"))
+    line = head.line((key,)) if head is not None and new else 1
+    out += [GateChange(CONFIGURATION, False, label, line, f"removes {key} {path}") for path in old if path not in new]
+    return out
+
+
+def _options_by_rule(loaded: LoadedConfig | None) -> dict[str, tuple[str, dict[str, object]]]:
+    """Rule id -> (the key as written under `rules`, its options)."""
+    from policylint.rules import REGISTRY
+
+    if loaded is None:
+        return {}
+    by_code = {r.id: r for r in REGISTRY} | {r.name: r for r in REGISTRY}
+    out = {}
+    for code, options in loaded.config.rules.items():
+        rule = by_code.get(code) or by_code.get(code.upper())
+        if rule is not None:
+            out[rule.id] = (code, dict(options))
+    return out
+
+
+def _option_text(value: object) -> str:
+    import json
+
+    return "unset" if value is None else json.dumps(value)
+
+
+def _rule_option_changes(base: LoadedConfig | None, head: LoadedConfig | None, label: str) -> list[GateChange]:
+    """Each rule option whose value (set, or its default) the change alters. It loosens when
+    the option's declaration says which way the rule reports less (RuleOption.fewer) and the
+    change goes that way; an option that does not say is listed without loosening."""
+    from policylint.rules import REGISTRY
+
+    before, after = _options_by_rule(base), _options_by_rule(head)
+    out = []
+    for rule in REGISTRY:
+        if rule.id not in before and rule.id not in after:
+            continue
+        code, old_options = before.get(rule.id, (rule.id, {}))
+        code, new_options = after.get(rule.id, (code, {}))
+        for option in rule.options:
+            old, new = old_options.get(option.name, option.default), new_options.get(option.name, option.default)
+            if old == new:
+                continue
+            key = f"rules.{code}.{option.name}"
+            line = head.line(("rules", code, option.name)) if head is not None else 1
+            less = option.reports_less(old, new)
+            if less is None:
+                message = f"changes {key} from {_option_text(old)} to {_option_text(new)} (whether {rule.id} reports less cannot be told)"
+            elif new is None:
+                message = f"unsets {key} (was {_option_text(old)})"
+            else:
+                verb = "raises" if isinstance(old, int) and isinstance(new, int) and new > old else "lowers"
+                if old is None:
+                    verb = "sets"
+                message = f"{verb} {key} from {_option_text(old)} to {_option_text(new)}"
+            if less:
+                message += f": {rule.id} reports less"
+            out.append(GateChange(CONFIGURATION, bool(less), label, line, message))
     return out
 
 
