@@ -53,6 +53,7 @@ class _CheckOptions(QueryLoad, total=False):
     baseline: str | None
     baseline_ref: str | None
     config_ref: str | None
+    gate_base: str | None
     write_baseline: bool
     show_suppressed: bool
     helm_templates: bool
@@ -276,6 +277,11 @@ _ISOLATED = click.option("--isolated", is_flag=True, help="Ignore every configur
     "--config-ref",
     metavar="REF",
     help="Read the configuration file from this git ref (the pull request's base branch), not the working tree; report what the working tree's changes.",
+)
+@click.option(
+    "--gate-base",
+    metavar="REF",
+    help="Compare the configuration and the baseline with REF's and fail when the change loosens them, whatever the files reported on (the pre-commit hook: HEAD).",
 )
 @click.option("--show-suppressed", is_flag=True, help="Also list the findings hidden by suppressions and the baseline.")
 def check_command(

@@ -73,3 +73,17 @@ def test_the_diff_hook_reports_the_branch_against_its_base(repo: Path, pre_commi
     proc = try_repo(repo, pre_commit_home, "policylint-diff", "--hook-stage", "manual", "--all-files")
     assert proc.returncode == 1
     assert "error PL301" in proc.stdout and "PL410" not in proc.stdout
+
+
+def test_a_staged_configuration_that_turns_a_rule_off_fails_the_commit(repo: Path, pre_commit_home: Path) -> None:
+    (repo / ".policylint.yaml").write_text("fail-on: error\n")
+    git(repo, "add", ".policylint.yaml")
+    git(repo, "commit", "-q", "-m", "configuration")
+    (repo / ".policylint.yaml").write_text("fail-on: error\nignore: [PL301]\n")
+    git(repo, "add", ".policylint.yaml")
+    proc = try_repo(repo, pre_commit_home, "policylint", "--files", ".policylint.yaml")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert (
+        "gate: the change loosens the gate (against configuration at HEAD): adds 1 rule ignored by .policylint.yaml:2"
+        in proc.stdout
+    )

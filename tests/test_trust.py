@@ -331,3 +331,31 @@ def test_profile_and_crd_paths_are_listed_without_failing(repo: Path) -> None:
         ("adds profile mine.yaml", 4, False),
         ("removes crd crds/b", 3, False),
     ]
+
+
+def test_a_staged_change_that_turns_a_rule_off_fails(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nfail-on: error\nignore: [PL201]\n")
+    git(repo, "add", ".policylint.yaml")
+    proc = run(repo, "check", "--no-cache", "--staged")
+    assert proc.returncode == 1, proc.stderr
+    said = "gate: the change loosens the gate (against configuration at HEAD): adds 1 rule ignored by index:.policylint.yaml:3"
+    assert said in proc.stderr
+
+
+def test_gate_base_compares_the_configuration_whatever_the_files_reported_on(repo: Path) -> None:
+    # The pre-commit hook's run: the files pre-commit passes, the whole repository as context.
+    (repo / ".policylint.yaml").write_text("# gate\nfail-on: error\nignore: [PL201]\n")
+    assert run(repo, "check", "--no-cache", "--context", ".", ".policylint.yaml").returncode == 0
+    proc = run(repo, "check", "--no-cache", "--context", ".", "--gate-base", "HEAD", ".policylint.yaml")
+    assert proc.returncode == 1, proc.stderr
+    assert "adds 1 rule ignored by .policylint.yaml:3 (ignore[0]: PL201)" in proc.stderr
+
+
+def test_gate_base_head_before_the_first_commit_compares_nothing(tmp_path: Path) -> None:
+    (tmp_path / "policy.yaml").write_text(POLICY.replace("name: missing", "name: p"))
+    (tmp_path / ".policylint.yaml").write_text("ignore: [PL201]\n")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".")
+    proc = run(tmp_path, "check", "--no-cache", "--context", ".", "--gate-base", "HEAD", "policy.yaml")
+    assert proc.returncode == 0, proc.stderr
+    assert "gate:" not in proc.stderr

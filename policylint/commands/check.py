@@ -69,6 +69,7 @@ def run_check(
     rule_options: Mapping[str, Mapping[str, object]] | None = None,
     baseline_ref: str | None = None,
     trust: Trust | None = None,
+    gate_base: str | None = None,
 ) -> int:
     """Lint `paths`; print the report to stdout in `fmt`, write each `outputs` entry
     (`FORMAT=PATH`) to its file, and a summary to stderr. The exit code does not depend on the
@@ -86,8 +87,8 @@ def run_check(
 
     `trust` says which configuration was applied and where from (policylint.commands.trust): the
     summary states what it turned off or down, and with a base to compare with (`--diff`,
-    `--staged`, a ref) what the change did to the configuration and the baseline; a change that
-    loosens them makes the exit code 1.
+    `--staged`, a ref, `gate_base`) what the change did to the configuration and the baseline; a
+    change that loosens them makes the exit code 1.
     """
     from policylint.commands.trust import Trust, gate_report
     from policylint.input.git import GitError
@@ -177,7 +178,9 @@ def run_check(
             result = outcome
         else:
             result = lint(request)
-        result.gate = gate_report(trust, baseline=baseline, baseline_entries=baseline_entries, diff_base=diff_base, staged=staged)
+        result.gate = gate_report(
+            trust, baseline=baseline, baseline_entries=baseline_entries, diff_base=diff_base, staged=staged, gate_base=gate_base
+        )
     except (SourceError, ProfileError, RuleOptionError, BaselineError, GitError) as exc:
         error(exc)
         return EXIT_USAGE

@@ -305,11 +305,14 @@ def gate_report(
     diff_base: str | None,
     staged: bool,
     head: str | None = None,
+    gate_base: str | None = None,
 ) -> GateReport:
     """The run's gate section: the relaxations of the configuration applied and, when there is
     a base to compare with, what the change does to the configuration and the baseline
     (GitError, BaselineError). The change's side is the working tree, the index (`staged`) or
-    the commit `head` (`policylint diff BASE HEAD`)."""
+    the commit `head` (`policylint diff BASE HEAD`). `gate_base` (`--gate-base`) is the commit
+    the comparison is made with, whatever the report scope; before a repository's first commit
+    there is nothing to compare with."""
     # Imported only when used: a run without a configuration file stays light (test_config).
     relaxed: tuple[Relaxation, ...] = ()
     if trust.config is not None:
@@ -317,11 +320,17 @@ def gate_report(
 
         relaxed = tuple(relaxations(trust.config, trust.from_file, trust.label))
     baseline_label = f"{trust.baseline_ref}:{baseline}" if trust.baseline_ref and baseline else baseline
+    from policylint.input import git
+
+    if gate_base is not None:
+        if gate_base == "HEAD" and git._verify("HEAD", os.getcwd()) is None:
+            gate_base = None  # the first commit: no base yet
+        else:
+            diff_base = gate_base
     measured = diff_base is not None or staged
     if not measured and trust.config_ref is None and trust.baseline_ref is None:
         return GateReport(trust.label, baseline_label, relaxed)
     from policylint.config.load import ConfigError
-    from policylint.input import git
 
     try:
         return _compared(trust, relaxed, baseline, baseline_label, baseline_entries, diff_base, staged, head)
