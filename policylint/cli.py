@@ -51,6 +51,9 @@ class _CheckOptions(QueryLoad, total=False):
     cache: bool
     cache_dir: str | None
     baseline: str | None
+    baseline_ref: str | None
+    config_ref: str | None
+    gate_base: str | None
     write_baseline: bool
     show_suppressed: bool
     helm_templates: bool
@@ -290,6 +293,21 @@ _ISOLATED = click.option("--isolated", is_flag=True, help="Ignore every configur
     is_flag=True,
     help=f"Record this run's findings in the --baseline file [default: {_DEFAULT_BASELINE}], dropping stale entries, and hide them.",
 )
+@click.option(
+    "--baseline-ref",
+    metavar="REF",
+    help="Read the baseline file from this git ref (the pull request's base branch), not the working tree; report the entries the working tree adds.",
+)
+@click.option(
+    "--config-ref",
+    metavar="REF",
+    help="Read the configuration file from this git ref (the pull request's base branch), not the working tree; report what the working tree's changes.",
+)
+@click.option(
+    "--gate-base",
+    metavar="REF",
+    help="Compare the configuration and the baseline with REF's and fail when the change loosens them, whatever the files reported on (the pre-commit hook: HEAD).",
+)
 @click.option("--show-suppressed", is_flag=True, help="Also list the findings hidden by suppressions and the baseline.")
 def check_command(
     paths: tuple[str, ...],
@@ -434,14 +452,29 @@ def _query_load(
 @click.option("--profile", "profile_paths", multiple=True, metavar="PATH", help="Extra policy profile file (repeatable).")
 @click.option("--namespace", default="default", show_default=True, help="Namespace of objects that declare none.")
 @click.option("--external", multiple=True, metavar="KIND[/NS[/NAME]]", help="Objects that live outside the input (globs).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when the change introduces findings or loosens the gate.")
 @_CONFIG
+@click.option(
+    "--config-ref",
+    metavar="REF",
+    help="Read the configuration file from this git ref [default: BASE], not from HEAD or the working tree; report what the change does to it.",
+)
 @_ISOLATED
 def diff_command(
-    base: str, head: str | None, paths: tuple[str, ...], fmt: str, config_file: str | None, isolated: bool, **options: Any
+    base: str,
+    head: str | None,
+    paths: tuple[str, ...],
+    fmt: str,
+    exit_zero: bool,
+    config_file: str | None,
+    config_ref: str | None,
+    isolated: bool,
+    **options: Any,
 ) -> None:
     """What a change does: findings introduced and fixed, policy status and blast radius, effective
-    policy before and after. BASE and HEAD are git revisions (HEAD: the working tree); both are
-    read from git objects, nothing is checked out.
+    policy before and after, and what it does to the configuration and the baseline. BASE and
+    HEAD are git revisions (HEAD: the working tree); both are read from git objects, nothing is
+    checked out. The configuration file applied is BASE's: the change's own is compared with it.
 
     \b
     policylint diff main                 the working tree against main
@@ -462,6 +495,8 @@ def diff_command(
             config=config_file,
             isolated=isolated,
             root=_repository_root_or_dot(),
+            config_ref=config_ref,
+            exit_zero=exit_zero,
         )
     )
 

@@ -16,6 +16,7 @@ from policylint import attachment_chain
 from policylint.attachment_chain import Chain
 from policylint.config import overrides as config_overrides
 from policylint.findings import Finding, Issue, Location
+from policylint.gate import GateReport
 from policylint.input.cache import ParseCache, VerdictStore, open_cache
 from policylint.input.ignore import WalkFilter
 from policylint.input.load import NOT_A_MANIFEST, PARSER_IS_C, Document, decode
@@ -47,6 +48,7 @@ from policylint.semantics.resolution import Resolution
 from policylint.semantics.topology import Topology
 from policylint.stages import Stage, closure
 from policylint.suppressions import apply as suppressions
+from policylint.suppressions.baseline import Entry
 from policylint.values import frozen, record
 
 
@@ -87,6 +89,9 @@ class LintRequest:
     # whether a suppression without ` -- reason` is a PL903 finding; the date `until=` is
     # compared with (None: today in UTC); and whether the text output lists suppressed findings.
     baseline: str | None = None
+    # The entries of `baseline` as a git ref holds them (`--baseline-ref`), read instead of the
+    # file in the working tree (None: read the file).
+    baseline_entries: Sequence[Entry] | None = None
     write_baseline: str | None = None
     require_suppression_reason: bool = True
     today: datetime.date | None = None
@@ -142,6 +147,9 @@ class LintResult:
     chains: dict[str, tuple[Chain, ...]] = field(default_factory=dict)
     # `context_paths`: the files read for context only (not in `files`, their findings hidden).
     context_files: list[str] = field(default_factory=list)
+    # What the configuration turned off or down, and what the change under review did to the
+    # configuration and the baseline (policylint.gate; set by the command, None: nothing to say).
+    gate: GateReport | None = None
 
 
 _WHOLE = WalkFilter(exclude=(), respect_gitignore=False)

@@ -167,6 +167,9 @@ class HostileCase:
     # Text standard error must hold, and texts it must not (a secret from outside the case).
     stderr: str | None = None
     stderr_absent: tuple[str, ...] = ()
+    # Texts the report's `gate.relaxations` messages must contain: what the case's configuration
+    # turned off, said with its file and line (README "Security").
+    gate: tuple[str, ...] = ()
 
 
 def _files(files: Mapping[str, bytes | Callable[[], bytes]]) -> Builder:
@@ -1030,8 +1033,33 @@ def _suppression_scope_cases() -> list[HostileCase]:
     ]
 
 
+# -- configuration and git: the gate ----------------------------------------------------------------
+# The configurations that each switch the gate off: the summary must say so, with file and line.
+_GATE_SWITCHES = {
+    "severity-off": ("severity: {PL: off}", "rules off by .policylint.yaml:2"),
+    "ignore-all": ("ignore: [PL]", "rules ignored by .policylint.yaml:2"),
+    "select-one": ("select: [PL003]", "rules not selected by .policylint.yaml:2"),
+    "external-everything": ('external: ["*"]', "references to * not checked by .policylint.yaml:2"),
+    "per-file-ignore-all": ('per-file: {"*": {ignore: [PL]}}', "rules ignored in files matching '*' by .policylint.yaml:2"),
+}
+
+
+def _gate_cases() -> list[HostileCase]:
+    """The repository's own configuration turning the gate off: allowed, never silent."""
+    return [
+        HostileCase(
+            f"gate-{name}",
+            "configuration-and-git",
+            _files({".policylint.yaml": f"# the change under review\n{setting}\n".encode()}),
+            inside=True,
+            gate=(said,),
+        )
+        for name, (setting, said) in _GATE_SWITCHES.items()
+    ]
+
+
 def all_cases() -> list[HostileCase]:
-    cases = _suite_cases() + _review_cases() + _git_cases() + _configuration_cases() + _suppression_scope_cases()
+    cases = _suite_cases() + _review_cases() + _git_cases() + _configuration_cases() + _suppression_scope_cases() + _gate_cases()
     ids = [c.id for c in cases]
     assert len(ids) == len(set(ids)), "case ids must be unique"
     return cases
@@ -1576,6 +1604,10 @@ def unmet(item: BuiltCase, run: Run) -> list[str]:
         named = sorted({rel for _, rel in findings if rel.startswith(name + os.sep)})
         if named:
             out.append(f"files below {name!r} were read: {named[:3]}")
+    said = [r["message"] for r in run.report.get("gate", {}).get("relaxations", [])]
+    for text in case.gate:
+        if not any(text in message for message in said):
+            out.append(f"expected the report to say {text!r}; it says {said[:3]}")
     return out
 
 

@@ -73,6 +73,7 @@ def test_inputs_and_outputs() -> None:
         "config",
         "fail-on",
         "diff",
+        "trust",
         "sarif-file",
         "junit-file",
         "job-summary",
@@ -93,7 +94,9 @@ def _evaluate(expression: str, context: dict[str, str]) -> str:
     return context[expression]
 
 
-def _run_steps(inputs: dict[str, str], workspace: Path, venv_bin: Path, tmp: Path) -> tuple[int, str, dict[str, str], str]:
+def _run_steps(
+    inputs: dict[str, str], workspace: Path, venv_bin: Path, tmp: Path, base_ref: str = ""
+) -> tuple[int, str, dict[str, str], str]:
     """Run the composite action's `run:` steps; (exit code, stdout of the last step, outputs, summary)."""
     document = action()
     values = {name: spec.get("default", "") for name, spec in document["inputs"].items()}
@@ -106,7 +109,7 @@ def _run_steps(inputs: dict[str, str], workspace: Path, venv_bin: Path, tmp: Pat
     runner_temp = tmp / "runner_temp"
     runner_temp.mkdir(exist_ok=True)
     context = {f"inputs.{k}": v for k, v in values.items()}
-    context.update({"github.action_path": str(ROOT), "github.base_ref": "", "runner.temp": str(runner_temp)})
+    context.update({"github.action_path": str(ROOT), "github.base_ref": base_ref, "runner.temp": str(runner_temp)})
     base_env = {
         "PATH": f"{venv_bin}{os.pathsep}{os.environ['PATH']}",
         "HOME": os.environ.get("HOME", str(tmp)),
@@ -251,3 +254,63 @@ def test_the_readme_shows_github_gitlab_and_jenkins() -> None:
     # Every action a snippet uses is pinned to a commit, except policylint's own release tag.
     for uses in re.findall(r"uses: (\S+)", ci):
         assert uses.startswith("policylint/policylint@") or re.fullmatch(r"[\w./-]+@[0-9a-f]{40}", uses), uses
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def pull_request(tmp_path: Path) -> Path:
+    """A checkout of a pull request whose base branch (origin/main) gates PL201, and whose change
+    switches it off in the configuration and baselines a finding it adds."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "policy.yaml").write_text(
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: BackendTLSPolicy\nmetadata: {name: p, namespace: n}\n"
+        "spec:\n  targetRefs: [{group: '', kind: Service, name: missing}]\n"
+        "  validation: {hostname: x.example.com, wellKnownCACertificates: System}\n"
+    )
+    (repo / ".policylint.yaml").write_text("paths: [.]\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "base")
+    _git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+    (repo / ".policylint.yaml").write_text("paths: [.]\nseverity: {PL: off}\n")
+    _git(repo, "commit", "-qam", "loosen")
+    return repo
+
+
+def test_on_a_pull_request_the_base_branch_configuration_is_trusted(pull_request: Path, venv_bin: Path, tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    code, stdout, _, summary = _run_steps({}, pull_request, venv_bin, scratch, base_ref="main")
+    # The base branch's configuration applies: PL201 still fails the step ...
+    assert code == 1
+    assert any("PL201" in line for line in stdout.splitlines() if line.startswith("::error"))
+    # ... and the change that turns every rule off is named, with its file and line.
+    assert "The change loosens the gate" in summary
+    assert ".policylint.yaml:2" in summary
+
+
+def test_trust_checkout_applies_the_checked_out_configuration(pull_request: Path, venv_bin: Path, tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    code, _, outputs, summary = _run_steps({"trust": "checkout"}, pull_request, venv_bin, scratch, base_ref="main")
+    assert (code, outputs["findings"]) == (0, "0")
+    # Not silent: the summary says what the configuration turned off, and where.
+    assert "rules off by .policylint.yaml:2" in summary
+
+
+def test_trust_base_without_a_pull_request_is_an_error(pull_request: Path, venv_bin: Path, tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    code, stdout, outputs, _ = _run_steps({"trust": "base"}, pull_request, venv_bin, scratch)
+    assert code == 2
+    assert outputs["exit-code"] == "2"
+    assert "trust: base" in stdout

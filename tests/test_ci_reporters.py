@@ -332,6 +332,7 @@ class _Result:
         self.suppressed: list[Finding] = []
         self.files = [f"f{i}.yaml" for i in range(files)]
         self.policy_reports: list[dict[str, Any]] = []
+        self.gate = None
 
         class _Index:
             def __init__(self) -> None:

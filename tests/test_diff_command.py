@@ -136,11 +136,13 @@ def test_an_unknown_base_is_a_usage_error(repo: Path) -> None:
 
 def test_the_configuration_file_applies_to_diff_as_to_check(repo: Path) -> None:
     # The same change as above introduces PL407 (error) and PL413 (warning). With a
-    # configuration that ignores PL407 and makes PL413 info, the change introduces one info
-    # finding and passes the gate; `--isolated` ignores the file again.
+    # configuration (BASE's) that ignores PL407 and makes PL413 info, the change introduces one
+    # info finding and passes the gate; `--isolated` ignores the file again.
+    (repo / ".policylint.yaml").write_text("ignore: [PL407]\nseverity:\n  PL413: info\n", encoding="utf-8")
+    git(repo, "add", ".policylint.yaml")
+    git(repo, "commit", "-q", "-m", "configuration")
     gateway = repo / "infra" / "gateway.yaml"
     gateway.write_text(gateway.read_text().replace("name: grpc\n", "name: grpc-v2\n", 1))
-    (repo / ".policylint.yaml").write_text("ignore: [PL407]\nseverity:\n  PL413: info\n", encoding="utf-8")
     code, report = diff("HEAD")
     assert code == 0
     assert [(f["rule"], f["severity"]) for f in report["findings"]["introduced"]] == [("PL413", "info")]
@@ -148,3 +150,16 @@ def test_the_configuration_file_applies_to_diff_as_to_check(repo: Path) -> None:
     assert code == 1
     code, report = diff("HEAD", "--isolated")
     assert code == 1 and [f["rule"] for f in report["findings"]["introduced"]] == ["PL407", "PL413"]
+
+
+def test_the_change_cannot_apply_its_own_configuration(repo: Path) -> None:
+    # The same configuration left uncommitted is the change's own: BASE (which has none)
+    # judges, and the file's relaxations are what the change adds to the gate.
+    gateway = repo / "infra" / "gateway.yaml"
+    gateway.write_text(gateway.read_text().replace("name: grpc\n", "name: grpc-v2\n", 1))
+    (repo / ".policylint.yaml").write_text("ignore: [PL407]\nseverity:\n  PL413: info\n", encoding="utf-8")
+    code, report = diff("HEAD")
+    assert code == 1
+    assert [f["rule"] for f in report["findings"]["introduced"]] == ["PL407", "PL413"]
+    assert report["gate"]["configuration"] is None and report["gate"]["loosened"] is True
+    assert [c["line"] for c in report["gate"]["changes"]] == [1, 3]

@@ -88,3 +88,17 @@ def test_a_file_named_like_an_option_is_linted_not_obeyed(repo: Path, pre_commit
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert f"{name}:2:8: error PL001" in proc.stdout
     assert not (repo / "report.yaml").exists()
+
+
+def test_a_staged_configuration_that_turns_a_rule_off_fails_the_commit(repo: Path, pre_commit_home: Path) -> None:
+    (repo / ".policylint.yaml").write_text("fail-on: error\n")
+    git(repo, "add", ".policylint.yaml")
+    git(repo, "commit", "-q", "-m", "configuration")
+    (repo / ".policylint.yaml").write_text("fail-on: error\nignore: [PL301]\n")
+    git(repo, "add", ".policylint.yaml")
+    proc = try_repo(repo, pre_commit_home, "policylint", "--files", ".policylint.yaml")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert (
+        "gate: the change loosens the gate (against configuration at HEAD): adds 1 rule ignored by .policylint.yaml:2"
+        in proc.stdout
+    )

@@ -14,7 +14,9 @@ import click
 from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error, split_codes, use_color, warning
 
 if TYPE_CHECKING:
+    from policylint.commands.trust import Trust
     from policylint.config.effective import Effective
+    from policylint.config.load import LoadedConfig
     from policylint.config.overrides import Overrides
     from policylint.findings import Severity
     from policylint.input.ignore import WalkFilter
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     from policylint.pipeline import LintResult
     from policylint.report_scope import ChangeSet
     from policylint.rules.engine import Selection
+    from policylint.suppressions.baseline import Entry
 
 
 def run_check(
@@ -64,6 +67,9 @@ def run_check(
     helm_templates: bool = False,
     overrides: Overrides | None = None,
     rule_options: Mapping[str, Mapping[str, object]] | None = None,
+    baseline_ref: str | None = None,
+    trust: Trust | None = None,
+    gate_base: str | None = None,
 ) -> int:
     """Lint `paths`; print the report to stdout in `fmt`, write each `outputs` entry
     (`FORMAT=PATH`) to its file, and a summary to stderr. The exit code does not depend on the
@@ -76,8 +82,15 @@ def run_check(
 
     `baseline` names the baseline file: its entries hide the findings they recorded; with
     `write_baseline` it is (re)written first from the findings left after inline suppressions
-    (default file: policylint.suppressions.baseline.DEFAULT_FILE).
+    (default file: policylint.suppressions.baseline.DEFAULT_FILE). With `baseline_ref` the
+    baseline is read from that git ref instead of the working tree.
+
+    `trust` says which configuration was applied and where from (policylint.commands.trust): the
+    summary states what it turned off or down, and with a base to compare with (`--diff`,
+    `--staged`, a ref, `gate_base`) what the change did to the configuration and the baseline; a
+    change that loosens them makes the exit code 1.
     """
+    from policylint.commands.trust import Trust, gate_report
     from policylint.input.git import GitError
     from policylint.input.sources import SourceError
     from policylint.pipeline import LintRequest, lint
@@ -86,6 +99,9 @@ def run_check(
     from policylint.rules.base import RuleOptionError
     from policylint.suppressions.baseline import DEFAULT_FILE, BaselineError
 
+    if baseline_ref is not None and write_baseline:
+        error("--write-baseline writes the working tree's baseline: not with --baseline-ref")
+        return EXIT_USAGE
     if (context_paths or diff_base is not None or staged) and write_baseline:
         # A baseline records every finding of the repository; a run that reports on part of it
         # would drop the others' entries.
@@ -110,6 +126,14 @@ def run_check(
         except GitError as exc:
             error(exc)
             return EXIT_USAGE
+    trust = trust if trust is not None else Trust(None, None, frozenset(), baseline_ref=baseline_ref)
+    if baseline_ref is not None:
+        baseline = baseline or DEFAULT_FILE
+    try:
+        baseline_entries = _baseline_at_ref(baseline_ref, baseline)
+    except (GitError, BaselineError) as exc:
+        error(exc)
+        return EXIT_USAGE
     fmt = resolve_format(fmt)
     formats = [REPORTERS[f] for f in (fmt, *(f for f, _ in files))]
     request = LintRequest(
@@ -135,6 +159,7 @@ def run_check(
         jobs=jobs,
         max_affected=max_affected,
         baseline=baseline,
+        baseline_entries=baseline_entries,
         write_baseline=(baseline or DEFAULT_FILE) if write_baseline else None,
         require_suppression_reason=require_suppression_reason,
         show_suppressed=show_suppressed,
@@ -153,6 +178,9 @@ def run_check(
             result = outcome
         else:
             result = lint(request)
+        result.gate = gate_report(
+            trust, baseline=baseline, baseline_entries=baseline_entries, diff_base=diff_base, staged=staged, gate_base=gate_base
+        )
     except (SourceError, ProfileError, RuleOptionError, BaselineError, GitError) as exc:
         error(exc)
         return EXIT_USAGE
@@ -162,7 +190,21 @@ def run_check(
         return EXIT_USAGE
     if exit_zero:
         return EXIT_OK
+    if result.gate is not None and result.gate.loosened:
+        return EXIT_FINDINGS  # whatever --fail-on: the change loosens the gate that judges it
     return EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_OK
+
+
+def _baseline_at_ref(ref: str | None, baseline: str | None) -> list[Entry] | None:
+    """The entries of `baseline` as git ref `ref` holds them (None: no ref; GitError, BaselineError)."""
+    if ref is None or baseline is None:
+        return None
+    from policylint.commands.trust import baseline_at
+    from policylint.input.git import repository_root
+    from policylint.input.gitref import verify_ref
+
+    root = repository_root(os.getcwd())
+    return baseline_at(verify_ref(ref, root), ref, baseline, root)
 
 
 def parse_options(
@@ -383,28 +425,70 @@ def run_configured(
     """`check` with the configuration file applied: find it (or read `config`; none when
     `isolated`), then run with its values under the command-line keywords `given` (the flags
     actually given). `show_config` prints the effective settings instead of linting."""
+    from policylint.commands.trust import Trust
     from policylint.config import find_config
 
+    given = dict(given)
+    config_ref: str | None = given.pop("config_ref", None)
     found = None if isolated or config else find_config()
     # Messages and `--show-config` name a discovered file as seen from the working directory.
     path = config if config is not None and not isolated else (os.path.relpath(found) if found is not None else None)
+    local = Trust(None, None, frozenset(), None, given.get("baseline_ref"), path, isolated)
+    if config_ref is not None and not isolated:
+        return _run_from_ref(paths, given, config_ref, local, show_config, config)
     if path is None and not show_config:
         if not paths and _measures_a_change(given):
             paths = (".",)  # a change is measured over the repository by default
         if not paths:
             error("no paths given: name files or directories, or set `paths` in a configuration file")
             return EXIT_USAGE
-        return run_check(paths, **given)  # no configuration: pydantic is never imported
-    from policylint.config.effective import build
+        return run_check(paths, **given, trust=local)  # no configuration: pydantic is never imported
     from policylint.config.load import ConfigError, load
+
+    try:
+        # A file found in the repository is confined to it; one named with --config is not.
+        loaded = load(path, confine=config is None) if path is not None else None
+    except ConfigError as exc:
+        for line in str(exc).splitlines():
+            error(line)
+        return EXIT_USAGE
+    return _run_loaded(paths, given, loaded, replace(local, label=path), show_config)
+
+
+def _run_from_ref(
+    paths: Sequence[str], given: dict[str, Any], ref: str, local: Trust, show_config: bool, named: str | None
+) -> int:
+    """`--config-ref REF`: the configuration file as REF holds it, none if REF has none, whatever
+    the working tree holds (a usage error when REF is not a commit or the file does not validate)."""
+    from policylint.commands.trust import config_at
+    from policylint.config.load import ConfigError
+    from policylint.input.git import GitError, repository_root
+    from policylint.input.gitref import verify_ref
+
+    try:
+        root = repository_root(os.getcwd())
+        loaded = config_at(verify_ref(ref, root), ref, named, root)
+    except GitError as exc:
+        error(exc)
+        return EXIT_USAGE
+    except ConfigError as exc:
+        for line in str(exc).splitlines():
+            error(line)
+        return EXIT_USAGE
+    trust = replace(local, config_ref=ref, label=f"{ref}:{os.path.relpath(loaded.path)}" if loaded is not None else None)
+    return _run_loaded(paths, given, loaded, trust, show_config)
+
+
+def _run_loaded(paths: Sequence[str], given: dict[str, Any], loaded: LoadedConfig | None, trust: Trust, show_config: bool) -> int:
+    from policylint.config.effective import build
+    from policylint.config.load import ConfigError
 
     cli = dict(given)
     if paths:
         cli["paths"] = tuple(paths)
     try:
-        # A file found in the repository is confined to it; one named with --config is not.
-        loaded = load(path, confine=config is None) if path is not None else None
-        effective = build(loaded, cli)
+        # Paths the file names stay inside its repository (config.effective): a ConfigError.
+        effective = build(loaded, cli, trust.label)
     except ConfigError as exc:
         for line in str(exc).splitlines():
             error(line)
@@ -412,14 +496,19 @@ def run_configured(
     if show_config:
         click.echo(effective.render(), nl=False)
         return EXIT_OK
-    return _run_effective(effective, given)
+    if loaded is not None:
+        from policylint.config.effective import COMMAND_LINE, DEFAULT
+
+        from_file = frozenset(k for k, source in effective.sources.items() if source not in (DEFAULT, COMMAND_LINE))
+        trust = replace(trust, config=loaded, from_file=from_file)
+    return _run_effective(effective, given, trust)
 
 
 def _measures_a_change(given: Mapping[str, Any]) -> bool:
     return given.get("diff_base") is not None or bool(given.get("staged"))
 
 
-def _run_effective(effective: Effective, given: Mapping[str, Any]) -> int:
+def _run_effective(effective: Effective, given: Mapping[str, Any], trust: Trust) -> int:
     from policylint.config.effective import CLI_KEYWORDS, run_settings
 
     values = effective.values
@@ -428,6 +517,8 @@ def _run_effective(effective: Effective, given: Mapping[str, Any]) -> int:
     if not values["paths"]:
         error("no paths given: name files or directories, or set `paths` in the configuration file")
         return EXIT_USAGE
+    if effective.file is None:
+        return run_check(tuple(values["paths"]), **given, trust=trust)
     settings = run_settings(effective)
     # Flags that have no configuration key (--exit-zero, --write-baseline, ...) pass as given.
     keywords: dict[str, Any] = {k: v for k, v in given.items() if k not in CLI_KEYWORDS.values()}
@@ -440,6 +531,7 @@ def _run_effective(effective: Effective, given: Mapping[str, Any]) -> int:
         walk=settings.walk,
         overrides=settings.overrides,
         rule_options=settings.rule_options,
+        trust=trust,
     )
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import field
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -29,8 +29,10 @@ from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error
 from policylint.values import record
 
 if TYPE_CHECKING:
+    from policylint.commands.trust import Trust
     from policylint.config.overrides import Overrides
     from policylint.findings import Finding
+    from policylint.gate import GateReport
     from policylint.input.ignore import WalkFilter
     from policylint.input.sources import Source
     from policylint.pipeline import LintResult
@@ -191,8 +193,9 @@ def _effective_changes(before: State, after: State) -> tuple[list[dict[str, Any]
     return changes[:MAX_CONTEXT_CHANGES], len(changes)
 
 
-def compare(before: State, after: State) -> dict[str, Any]:
-    """The diff report (schemas/diff.schema.json)."""
+def compare(before: State, after: State, gate: GateReport | None = None) -> dict[str, Any]:
+    """The diff report (schemas/diff.schema.json); `gate` (policylint.gate) when it has
+    something to say."""
     from policylint import __version__
     from policylint.reporters.json import finding_dict
 
@@ -201,7 +204,7 @@ def compare(before: State, after: State) -> dict[str, Any]:
 
     old, new = by_fingerprint(before.result.findings), by_fingerprint(after.result.findings)
     changes, total = _effective_changes(before, after)
-    return {
+    report: dict[str, Any] = {
         "schemaVersion": 1,
         "tool": {"name": "policylint", "version": __version__},
         "base": before.name,
@@ -214,6 +217,9 @@ def compare(before: State, after: State) -> dict[str, Any]:
         "policies": _policies(before, after),
         "effective": {"changes": changes, "total": total},
     }
+    if gate:
+        report["gate"] = gate.as_dict()
+    return report
 
 
 # The configuration keys `diff` reads besides its own flags' (policylint.config), and their keywords.
@@ -244,25 +250,56 @@ def run_configured_diff(
     config: str | None,
     isolated: bool,
     root: str,
+    config_ref: str | None = None,
+    exit_zero: bool = False,
 ) -> int:
     """`diff` with the configuration file applied, as `check` applies it: its rule selection,
     severities, per-file settings, rule options, exclusions and loading options, under the flags
-    actually given (`given`); its `paths` when none are given, else the repository root."""
+    actually given (`given`); its `paths` when none are given, else the repository root.
+
+    The configuration (and the baseline it names) is the one BASE holds, or `config_ref`'s: the
+    side of the comparison the change cannot edit, as `semgrep ci` takes its baseline from the
+    baseline commit. What HEAD (or the working tree) changes in them is the report's `gate`
+    section, and a change that loosens them fails the run (policylint.commands.trust)."""
+    from policylint.commands.trust import Trust, config_at
     from policylint.config import find_config
+    from policylint.config.load import ConfigError
+    from policylint.input import git
+    from policylint.input.gitref import verify_ref
 
     found = None if isolated or config else find_config()
-    path = config if config is not None and not isolated else (os.path.relpath(found) if found is not None else None)
-    if path is None:
-        return run_diff(base, head, paths or (root,), fmt=fmt, **options)
-    from policylint.config.effective import build, run_settings
-    from policylint.config.load import ConfigError, load
+    # The change's own file, as `check` would find it: what the gate section compares with.
+    local = config if config is not None and not isolated else (os.path.relpath(found) if found is not None else None)
+    trust = Trust(None, None, frozenset(), local_path=local, isolated=isolated)
+    loaded = None
+    if not isolated:
+        ref = config_ref if config_ref is not None else base
+        try:
+            git_root = git.repository_root(os.getcwd())
+            commit = verify_ref(ref, git_root) if config_ref is not None else git.resolve_base(base, git_root)
+            loaded = config_at(commit, ref, config, git_root)
+        except git.GitError as exc:
+            error(exc)
+            return EXIT_USAGE
+        except ConfigError as exc:
+            for line in str(exc).splitlines():
+                error(line)
+            return EXIT_USAGE
+        label = f"{ref}:{os.path.relpath(loaded.path)}" if loaded is not None else None
+        trust = replace(trust, config_ref=ref, label=label)
+    if loaded is None:
+        return run_diff(base, head, paths or (root,), fmt=fmt, trust=trust, exit_zero=exit_zero, **options)
+    from policylint.config.effective import COMMAND_LINE, DEFAULT, build, run_settings
 
     try:
-        effective = build(load(path, confine=config is None), {k: v for k, v in given.items() if k in _DIFF_KEYS.values()})
+        # Paths the file names stay inside its repository (config.effective): a ConfigError.
+        effective = build(loaded, {k: v for k, v in given.items() if k in _DIFF_KEYS.values()}, trust.label)
     except ConfigError as exc:
         for line in str(exc).splitlines():
             error(line)
         return EXIT_USAGE
+    from_file = frozenset(k for k, source in effective.sources.items() if source not in (DEFAULT, COMMAND_LINE))
+    trust = replace(trust, config=loaded, from_file=from_file)
     values = effective.values
     settings = run_settings(effective)
     keywords: dict[str, Any] = dict(options)
@@ -275,6 +312,9 @@ def run_configured_diff(
         walk=settings.walk,
         overrides=settings.overrides,
         rule_options=settings.rule_options,
+        trust=trust,
+        baseline=values["baseline"],
+        exit_zero=exit_zero,
         **keywords,
     )
 
@@ -301,14 +341,23 @@ def run_diff(
     complete: bool = False,
     overrides: Overrides | None = None,
     rule_options: Mapping[str, Mapping[str, object]] | None = None,
+    trust: Trust | None = None,
+    baseline: str | None = None,
+    exit_zero: bool = False,
 ) -> int:
+    """Lint BASE and HEAD (None: the working tree), print the report in `fmt`, and return the
+    exit code. `trust` says which configuration was applied (policylint.commands.trust): with
+    one, the report's `gate` section says what the change does to it and to `baseline`, and a
+    change that loosens them is exit 1."""
     from policylint.commands.check import parse_gateway_api, parse_options
+    from policylint.commands.trust import gate_report
     from policylint.findings import Severity
     from policylint.input import git
     from policylint.input.sources import SourceError
     from policylint.k8s.external import ExternalObjects, ExternalPatternError
     from policylint.pipeline import LintRequest, lint
     from policylint.profiles.registry import ProfileError
+    from policylint.suppressions.baseline import BaselineError
 
     parsed = parse_options(select, ignore, fail_on, external, overrides)
     release = parse_gateway_api(channel, gateway_api_version)
@@ -355,11 +404,16 @@ def run_diff(
     try:
         before = state(base_commit, base)
         after = state(head_commit, head if head is not None else "working tree")
-    except (SourceError, ProfileError, git.GitError) as exc:
+        gate = (
+            gate_report(trust, baseline=baseline, baseline_entries=None, diff_base=base, staged=False, head=head)
+            if trust is not None
+            else None
+        )
+    except (SourceError, ProfileError, BaselineError, git.GitError) as exc:
         error(exc)
         return EXIT_USAGE
-    report = compare(before, after)
-    click.echo(render(report, fmt), nl=False)
+    report = compare(before, after, gate)
+    click.echo(render(report, fmt, gate), nl=False)
     introduced = [f for f in report["findings"]["introduced"] if Severity.parse(f["severity"]) >= threshold]
     too_wide = [
         p
@@ -370,7 +424,10 @@ def run_diff(
     ]
     if before.result.internal_error or after.result.internal_error:
         return EXIT_USAGE
-    return EXIT_FINDINGS if introduced or too_wide else EXIT_OK
+    if exit_zero:
+        return EXIT_OK
+    loosened = gate is not None and gate.loosened  # whatever --fail-on, as `check --diff`
+    return EXIT_FINDINGS if introduced or too_wide or loosened else EXIT_OK
 
 
 def _cache() -> str | None:
@@ -379,14 +436,15 @@ def _cache() -> str | None:
     return os.environ.get(ENV_DIR) or default_directory()
 
 
-def render(report: Mapping[str, Any], fmt: str) -> str:
+def render(report: Mapping[str, Any], fmt: str, gate: GateReport | None = None) -> str:
+    """The report in `fmt`; the gate section in the words `check` uses (policylint.gate)."""
     if fmt == "json":
         from policylint.textsafe import json_dumps
 
         return json_dumps(report, indent=2, ensure_ascii=True) + "\n"
     if fmt == "markdown":
-        return _markdown(report)
-    return _text(report)
+        return _markdown(report, gate)
+    return _text(report, gate)
 
 
 def _finding_line(f: Mapping[str, Any]) -> str:
@@ -424,7 +482,7 @@ def _value(value: Any) -> str:
     return json_text(value, 300, sort_keys=True) if value is not None else "(none)"
 
 
-def _text(report: Mapping[str, Any]) -> str:
+def _text(report: Mapping[str, Any], gate: GateReport | None = None) -> str:
     from policylint.k8s.names import plural
     from policylint.textsafe import defuse_line, escape
 
@@ -448,11 +506,14 @@ def _text(report: Mapping[str, Any]) -> str:
         lines.append(f"    after:  {escape(_value(c['after']))}  [{escape(', '.join(c['providedAfter'])) or '-'}]")
     if effective["total"] > len(effective["changes"]):
         lines.append(f"  … {effective['total'] - len(effective['changes'])} more (see --format json)")
+    gate_lines = gate.summary_lines() if gate is not None else []
+    if gate_lines:
+        lines += ["", *(defuse_line(escape(line)) for line in gate_lines)]
     return "\n".join(lines) + "\n"
 
 
-def _markdown(report: Mapping[str, Any]) -> str:
-    from policylint.reporters.markdown import MAX_BYTES, md
+def _markdown(report: Mapping[str, Any], gate: GateReport | None = None) -> str:
+    from policylint.reporters.markdown import MAX_BYTES, gate_section, md
 
     findings = report["findings"]
     out = [
@@ -460,6 +521,7 @@ def _markdown(report: Mapping[str, Any]) -> str:
         "",
         f"**Findings:** {len(findings['introduced'])} introduced, {len(findings['fixed'])} fixed, {findings['unchanged']} unchanged",
         "",
+        *gate_section(gate),
     ]
     rows = [f"| :new: | {md(_finding_line(f))} |" for f in findings["introduced"]]
     rows += [f"| :white_check_mark: | {md(_finding_line(f))} |" for f in findings["fixed"]]

@@ -64,10 +64,11 @@ class Effective:
     values: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     file: LoadedConfig | None = None
+    label: str | None = None  # how the file is named: its path, or `REF:PATH` read from a git ref
 
     def render(self) -> str:
         """One `key: value  # source` line per key (values as JSON, which YAML reads too)."""
-        where = self.file.path if self.file is not None else "none (defaults and command line only)"
+        where = (self.label or self.file.path) if self.file is not None else "none (defaults and command line only)"
         lines = [f"# configuration file: {where}"]
         for key, value in self.values.items():
             text = json.dumps(value, sort_keys=True, ensure_ascii=False)
@@ -101,12 +102,13 @@ def _from_file(loaded: LoadedConfig, key: str, value: Any) -> Any:
     return value
 
 
-def build(loaded: LoadedConfig | None, given: Mapping[str, Any]) -> Effective:
+def build(loaded: LoadedConfig | None, given: Mapping[str, Any], label: str | None = None) -> Effective:
     """The effective settings from the file (None: none) and the command-line keywords `given`
-    (only the flags actually given)."""
+    (only the flags actually given); `label` names the file in the sources (default: its path;
+    `REF:PATH` when it was read from a git ref)."""
     from policylint.config.model import Config
 
-    effective = Effective(file=loaded)
+    effective = Effective(file=loaded, label=label)
     model = loaded.config if loaded is not None else Config()
     for name, info in Config.model_fields.items():
         key = info.alias or name
@@ -116,7 +118,7 @@ def build(loaded: LoadedConfig | None, given: Mapping[str, Any]) -> Effective:
             value = {k: v.model_dump(by_alias=True) if hasattr(v, "model_dump") else v for k, v in value.items()}
         if loaded is not None and name in model.model_fields_set:
             effective.values[key] = _from_file(loaded, key, value)
-            effective.sources[key] = f"{loaded.path}:{loaded.line((key,))}"
+            effective.sources[key] = f"{label or loaded.path}:{loaded.line((key,))}"
         else:
             effective.values[key] = value
             effective.sources[key] = DEFAULT

@@ -478,18 +478,32 @@ def _other_problems(loaded: LoadedConfig) -> list[Problem]:
 def load(path: str | os.PathLike[str], *, confine: bool = False) -> LoadedConfig:
     """Read and validate a configuration file (ConfigError when it is not valid); `confine`: it
     was found in the repository rather than named on the command line (`read`)."""
+    name = os.fspath(path)
+    raw, lines = read(name, confine=confine)
+    return _validated(raw, lines, name, name, repository_root(name))
+
+
+def load_text(text: str, path: str, label: str, root: str) -> LoadedConfig:
+    """Validate a configuration's text as `load` validates a file's (ConfigError naming it
+    `label`): the file as a git ref holds it (`--config-ref`). `path` is where it sits in the
+    working tree (paths in it are relative to its directory), `root` its repository."""
+    if len(text.encode("utf-8")) > MAX_CONFIG_BYTES:
+        raise ConfigError(label, [Problem(1, "", f"the configuration file is larger than {MAX_CONFIG_BYTES:,} bytes")])
+    raw, lines = _toml(text, label) if path.endswith(".toml") else _yaml(text, label)
+    return _validated(raw, lines, path, label, root)
+
+
+def _validated(raw: Any, lines: dict[Loc, int], path: str, label: str, root: str) -> LoadedConfig:
     from pydantic import ValidationError
 
     from policylint.config.model import Config
 
-    name = os.fspath(path)
-    raw, lines = read(name, confine=confine)
-    loaded = LoadedConfig(name, None, lines, repository_root(name))
+    loaded = LoadedConfig(path, None, lines, root)
     try:
         loaded.config = Config.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(name, _pydantic_problems(exc, loaded, raw)) from None
+        raise ConfigError(label, _pydantic_problems(exc, loaded, raw)) from None
     problems = _rule_problems(loaded, raw) + _other_problems(loaded)
     if problems:
-        raise ConfigError(name, problems)
+        raise ConfigError(label, problems)
     return loaded

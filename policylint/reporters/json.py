@@ -47,7 +47,7 @@ def _fields(result: LintResult) -> list[tuple[str, Any]]:
     if result.policy_reports is None:
         raise ValueError("the JSON report needs the policies section: lint with LintRequest(report_policies=True)")
     policies = result.policy_reports
-    return [
+    fields: list[tuple[str, Any]] = [
         ("schemaVersion", 1),
         ("tool", {"name": "policylint", "version": __version__}),
         (
@@ -62,6 +62,11 @@ def _fields(result: LintResult) -> list[tuple[str, Any]]:
         ("findings", (finding_dict(f) for f in result.findings)),
         ("policies", policies),
     ]
+    # Only when there is something to say (policylint.gate): a run without a configuration that
+    # relaxes anything, and without a base to compare with, writes the report it always wrote.
+    if result.gate:
+        fields.append(("gate", result.gate.as_dict()))
+    return fields
 
 
 # Written an item at a time (`pieces`): the fields that grow with the repository.

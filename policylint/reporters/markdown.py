@@ -26,6 +26,7 @@ from policylint.k8s.names import plural
 from policylint.textsafe import MAX_FIELD, escape, mermaid_label
 
 if TYPE_CHECKING:
+    from policylint.gate import GateReport
     from policylint.pipeline import LintResult
     from policylint.reporters import RenderOptions
 
@@ -84,6 +85,32 @@ def _totals(result: LintResult) -> str:
     if result.suppressed:
         text += f"; {len(result.suppressed)} suppressed or baselined"
     return text + "."
+
+
+def _gate(result: LintResult) -> list[str]:
+    return gate_section(result.gate)
+
+
+def gate_section(gate: GateReport | None) -> list[str]:
+    """What the configuration turned off or down, and what the change did to the configuration
+    and the baseline (policylint.gate), each with its file and line (`check` and `diff`)."""
+    if not gate:
+        return []
+    out: list[str] = []
+    if gate.relaxations:
+        out += ["**Configuration turns off or down:**", ""]
+        out += [f"- {md(r.message)}" for r in gate.relaxations[:50]]
+        if len(gate.relaxations) > 50:
+            out.append(f"- … {len(gate.relaxations) - 50} more (see the JSON report)")
+        out.append("")
+    if gate.changes:
+        verdict = ":x: **The change loosens the gate**" if gate.loosened else "The change does not loosen the gate"
+        out += [f"{verdict} (against {md(gate.base or '')}):", ""]
+        out += [f"- {':x: ' if c.loosens else ''}{md(c.file)}:{c.line}: {md(c.message)}" for c in gate.changes[:50]]
+        if len(gate.changes) > 50:
+            out.append(f"- … {len(gate.changes) - 50} more (see the JSON report)")
+        out.append("")
+    return out
 
 
 def _finding_rows(findings: list[Finding], options: RenderOptions) -> list[str]:
@@ -247,7 +274,7 @@ def render(result: LintResult, options: RenderOptions | None = None) -> str:
     options = options or RenderOptions()
     graph = _graph(result)
     footer = ["", f"<sub>[policylint]({HOMEPAGE}) {__version__}</sub>"]
-    head = ["## policylint", "", _totals(result), "", "### Findings", ""]
+    head = ["## policylint", "", _totals(result), "", *_gate(result), "### Findings", ""]
     middle = ["", "### Policies", ""]
     budget = _Budget(MAX_BYTES - _Budget.cost([*head, *middle, "", *graph, *footer]))
     lines = [*head, *_findings(result, options, budget), *middle, *_policies(result, budget), ""]

@@ -192,6 +192,8 @@ def document(result: LintResult, options: RenderOptions | None = None) -> dict[s
                 "originalUriBaseIds": {SRCROOT: {"description": {"text": "The root of the repository"}}},
                 "columnKind": "unicodeCodePoints",
                 "results": [_result(f, index[f.rule], result, options) for f in findings],
+                # What the configuration relaxed and what the change did to it (policylint.gate).
+                **({"properties": {"policylintGate": result.gate.as_dict()}} if result.gate else {}),
             }
         ],
     }

@@ -67,8 +67,11 @@ def summary(result: LintResult) -> str:
         )
         hidden = f"; {len(result.suppressed) - baselined} suppressed, {baselined} baselined"
     context = f" (+{plural(len(result.context_files), 'context file')})" if result.context_files else ""
-    return (
+    line = (
         f"{found} in {plural(len(result.files), 'file')}{context}"
         f" ({plural(len(result.index.objects), 'object')}, {plural(len(result.project.resolution.policy_objects()), 'policy')})"
         f"{hidden}"
     )
+    # What the configuration turned off or down, and what the change did to it: never silent.
+    gate = [escape(text) for text in result.gate.summary_lines()] if result.gate is not None else []
+    return "\n".join([line, *gate])

@@ -34,6 +34,21 @@ class RuleOption:
     default: int | str | bool | None
     help: str
     minimum: int | None = None
+    # Which way of an int value makes the rule report less: "higher" for a maximum it reports
+    # above, "lower" for a minimum it reports below; an unset value (None) is no threshold at
+    # all. None: not declared, so whether a change of it loosens the gate cannot be told
+    # (policylint.commands.trust lists such a change without failing the run).
+    fewer: Literal["higher", "lower"] | None = None
+
+    def reports_less(self, old: object, new: object) -> bool | None:
+        """Whether the change of this option from `old` to `new` makes the rule report less
+        (True), not less (False), or cannot be told from its declaration (None)."""
+        if self.fewer is None or self.type is not int:
+            return None
+        if new is None or old is None:
+            return new is None and old is not None  # unset: no threshold at all
+        assert isinstance(old, int) and isinstance(new, int)
+        return new > old if self.fewer == "higher" else new < old
 
     def check(self, value: object) -> int | str | bool | None:
         # bool is an int in Python: accept it only where a bool is declared.

@@ -374,6 +374,7 @@ class BlastRadiusExceeded(Rule):
             None,
             "report policies whose values reach more than this many contexts (unset: the rule is off)",
             minimum=0,
+            fewer="higher",
         ),
     )
 

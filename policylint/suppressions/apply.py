@@ -202,6 +202,8 @@ def read_baseline(request: LintRequest) -> list[Entry] | None:
     Read before any work: a baseline that cannot be read is a usage error (BaselineError)."""
     if request.baseline is None or request.write_baseline is not None:
         return None
+    if request.baseline_entries is not None:  # read from a git ref (`--baseline-ref`)
+        return list(request.baseline_entries)
     return baseline_io.read(request.baseline)
 
 

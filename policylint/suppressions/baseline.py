@@ -72,7 +72,13 @@ def read(path: str) -> list[Entry]:
         data = read_named(path, what="baseline", limit=MAX_BYTES)
     except NamedFileError as exc:
         raise BaselineError(str(exc)) from None
-    path = shown(path)
+    return parse(data, shown(path))
+
+
+def parse(data: bytes, path: str) -> list[Entry]:
+    """The entries of a baseline's content (read from `path`, or from a git ref: `--baseline-ref`)."""
+    if len(data) > MAX_BYTES:
+        raise BaselineError(f"baseline {path}: {len(data):,} bytes is more than a baseline can be ({MAX_BYTES:,})")
     try:
         text = data.decode("utf-8")
         document = json.loads(text)

@@ -1,0 +1,361 @@
+"""The trust model (README "Security"): the configuration never switches the gate off silently,
+`--config-ref` and `--baseline-ref` read them from a git ref, and a change that loosens them is
+reported and fails the run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from policylint.rules import REGISTRY
+
+# A policy whose target does not exist: PL201, an error, fails a run that nothing loosens.
+POLICY = (
+    "apiVersion: gateway.networking.k8s.io/v1\nkind: BackendTLSPolicy\nmetadata: {name: p, namespace: n}\n"
+    "spec:\n  targetRefs: [{group: '', kind: Service, name: missing}]\n"
+    "  validation: {hostname: x.example.com, wellKnownCACertificates: System}\n"
+)
+# Every rule configuration can touch: the engine's own (PL000, PL007) are never changed.
+CONFIGURABLE = len([r for r in REGISTRY if r.id not in ("PL000", "PL007")])
+PL2 = len([r for r in REGISTRY if r.id.startswith("PL2")])
+
+# The five configurations of the issue that each turn the gate off, the line that does it, and
+# what the summary must say about it.
+SWITCHES = [
+    ("severity: {PL: off}", f"{CONFIGURABLE} rules off by .policylint.yaml:2"),
+    ("ignore: [PL]", f"{CONFIGURABLE} rules ignored by .policylint.yaml:2"),
+    ("select: [PL003]", f"{CONFIGURABLE - 1} rules not selected by .policylint.yaml:2"),
+    ('external: ["*"]', "references to * not checked by .policylint.yaml:2"),
+    ('per-file: {"*": {ignore: [PL]}}', f"{CONFIGURABLE} rules ignored in files matching '*' by .policylint.yaml:2"),
+]
+
+
+def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "policylint", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "NO_COLOR": "1", "GITHUB_ACTIONS": ""},
+    )
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository whose committed configuration turns nothing off."""
+    (tmp_path / "policy.yaml").write_text(POLICY)
+    (tmp_path / ".policylint.yaml").write_text("# gate\nfail-on: error\n")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "base")
+    return tmp_path
+
+
+@pytest.mark.parametrize(("setting", "said"), SWITCHES)
+def test_every_switch_is_stated_with_its_file_and_line(repo: Path, setting: str, said: str) -> None:
+    (repo / ".policylint.yaml").write_text(f"# gate\n{setting}\n")
+    proc = run(repo, "check", "--no-cache", "--format", "json", ".")
+    # The checkout's configuration is trusted locally (as ruff's is) ...
+    if "external" in setting:
+        assert proc.returncode == 0, proc.stderr
+    assert said in proc.stderr
+    # ... and the JSON report says the same, with the rules each setting turned off.
+    gate = json.loads(proc.stdout)["gate"]
+    assert [r["line"] for r in gate["relaxations"]] == [2]
+    assert gate["relaxations"][0]["message"] == said + gate["relaxations"][0]["message"][len(said) :]
+    if "rules" in said:
+        assert len(gate["relaxations"][0]["rules"]) == int(said.split()[0])
+        assert "PL201" in gate["relaxations"][0]["rules"]
+
+
+def test_a_configuration_that_turns_nothing_off_adds_nothing(repo: Path) -> None:
+    proc = run(repo, "check", "--no-cache", "--format", "json", ".")
+    assert proc.returncode == 1
+    assert "configuration:" not in proc.stderr
+    assert "gate" not in json.loads(proc.stdout)
+
+
+def test_a_downgrade_is_stated(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("severity:\n  PL2: warning\n")
+    proc = run(repo, "check", "--no-cache", ".")
+    downgraded = len([r for r in REGISTRY if r.id.startswith("PL2") and r.severity.label == "error"])
+    assert f"{downgraded} rules downgraded to warning by .policylint.yaml:2" in proc.stderr
+
+
+def test_the_markdown_and_sarif_reports_say_it(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nseverity: {PL: off}\n")
+    md = run(repo, "check", "--no-cache", "--format", "markdown", ".").stdout
+    assert f"{CONFIGURABLE} rules off by .policylint.yaml:2" in md
+    sarif = json.loads(run(repo, "check", "--no-cache", "--format", "sarif", ".").stdout)
+    gate = sarif["runs"][0]["properties"]["policylintGate"]
+    assert gate["relaxations"][0]["file"] == ".policylint.yaml"
+
+
+def test_a_change_that_loosens_the_configuration_fails_the_diff(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nfail-on: error\nseverity: {PL2: off}\n")
+    proc = run(repo, "check", "--no-cache", "--format", "json", "--diff", "HEAD", ".")
+    assert proc.returncode == 1, proc.stderr
+    gate = json.loads(proc.stdout)["gate"]
+    assert gate["loosened"] is True
+    assert [(c["subject"], c["loosens"], c["line"]) for c in gate["changes"]] == [("configuration", True, 3)]
+    assert "the change loosens the gate" in proc.stderr
+
+
+def test_a_change_that_tightens_the_configuration_does_not_fail(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nfail-on: warning\n")
+    (repo / "policy.yaml").write_text(POLICY.replace("name: missing", "name: p"))  # PL201 gone too
+    git(repo, "add", ".")
+    proc = run(repo, "check", "--no-cache", "--format", "json", "--staged")
+    gate = json.loads(proc.stdout)["gate"]
+    assert gate["loosened"] is False
+    assert [c["message"] for c in gate["changes"]] == ["changes `fail-on`"]
+
+
+def test_config_ref_reads_the_configuration_from_the_ref(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nseverity: {PL: off}\n")
+    # The working tree's configuration would pass; the ref's applies, and the change is reported.
+    assert run(repo, "check", "--no-cache", ".").returncode == 0
+    proc = run(repo, "check", "--no-cache", "--format", "json", "--config-ref", "HEAD", ".")
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert [f["rule"] for f in report["findings"]] == ["PL201"]
+    assert report["gate"]["configuration"] == "HEAD:.policylint.yaml"
+    assert report["gate"]["changes"][0]["message"].startswith(f"adds {CONFIGURABLE} rules off by .policylint.yaml:2")
+
+
+def test_config_ref_without_a_file_at_the_ref_applies_none(repo: Path) -> None:
+    git(repo, "rm", "-q", "--cached", ".policylint.yaml")
+    git(repo, "commit", "-qm", "no configuration")
+    (repo / ".policylint.yaml").write_text("ignore: [PL]\n")
+    proc = run(repo, "check", "--no-cache", "--config-ref", "HEAD", ".")
+    assert proc.returncode == 1
+    assert "PL201" in proc.stdout
+
+
+@pytest.mark.parametrize("ref", ["-x", "--output=json=/tmp/x", "", "no-such-ref"])
+def test_a_bad_ref_is_a_usage_error(repo: Path, ref: str) -> None:
+    for flag in ("--config-ref", "--baseline-ref"):
+        proc = run(repo, "check", "--no-cache", f"{flag}={ref}", ".")
+        assert proc.returncode == 2, (flag, ref, proc.stderr)
+        assert "Traceback" not in proc.stderr
+        assert "ref" in proc.stderr
+
+
+def test_a_symlink_at_the_ref_is_not_read(repo: Path) -> None:
+    os.symlink("/etc/passwd", repo / "link.yaml")
+    git(repo, "add", "link.yaml")
+    git(repo, "commit", "-qm", "link")
+    proc = run(repo, "check", "--no-cache", "--config", "link.yaml", "--config-ref", "HEAD", ".")
+    assert proc.returncode == 2
+    assert "not a regular file" in proc.stderr
+
+
+def _baseline(repo: Path) -> None:
+    assert run(repo, "check", "--no-cache", "--write-baseline", ".").returncode == 0
+
+
+def test_baseline_ref_reads_the_baseline_from_the_ref(repo: Path) -> None:
+    # The base has no baseline; the change records its own finding in one.
+    _baseline(repo)
+    assert run(repo, "check", "--no-cache", "--baseline", ".policylint-baseline.json", ".").returncode == 0
+    proc = run(repo, "check", "--no-cache", "--format", "json", "--baseline-ref", "HEAD", ".")
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    assert [f["rule"] for f in report["findings"]] == ["PL201"]
+    [change] = report["gate"]["changes"]
+    assert (change["subject"], change["loosens"], change["file"]) == ("baseline", True, ".policylint-baseline.json")
+    assert change["message"].startswith("adds baseline entry PL201 BackendTLSPolicy n/p")
+
+
+def test_a_baseline_entry_the_change_adds_fails_the_diff(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nbaseline: .policylint-baseline.json\n")
+    (repo / ".policylint-baseline.json").write_text('{"tool": "policylint", "version": 1, "entries": [\n]}\n')
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "empty baseline")
+    _baseline(repo)
+    proc = run(repo, "check", "--no-cache", "--diff", "HEAD", ".")
+    assert proc.returncode == 1, proc.stderr
+    assert "adds baseline entry PL201" in proc.stderr
+    # Committing the baseline is the same change, measured against the commit before.
+    git(repo, "commit", "-qam", "baseline")
+    assert run(repo, "check", "--no-cache", "--diff", "HEAD~1", ".").returncode == 1
+    assert run(repo, "check", "--no-cache", "--diff", "HEAD", ".").returncode == 0
+
+
+def test_isolated_ignores_the_checkout(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("severity: {PL: off}\n")
+    proc = run(repo, "check", "--no-cache", "--isolated", ".")
+    assert proc.returncode == 1
+    assert "configuration:" not in proc.stderr
+
+
+def test_show_config_names_a_value_from_the_ref_by_ref_and_path(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\n\nfail-on: warning\n")
+    proc = run(repo, "check", "--config-ref", "HEAD", "--show-config")
+    assert proc.returncode == 0, proc.stderr
+    assert "# configuration file: HEAD:.policylint.yaml\n" in proc.stdout
+    assert 'fail-on: "error"  # HEAD:.policylint.yaml:2\n' in proc.stdout
+    # Without the ref the working tree's file, named by its path.
+    local = run(repo, "check", "--show-config").stdout
+    assert 'fail-on: "warning"  # .policylint.yaml:3\n' in local
+
+
+def test_diff_applies_the_base_configuration_and_reports_the_change_as_check_does(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nfail-on: error\nseverity: {PL2: off}\n")
+    proc = run(repo, "diff", "HEAD", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    # BASE's configuration judges both sides: PL201 is not turned off, it is unchanged.
+    assert report["findings"]["unchanged"] == 1 and not report["findings"]["introduced"]
+    gate = report["gate"]
+    assert gate["configuration"] == "HEAD:.policylint.yaml"
+    assert gate["loosened"] is True
+    checked = json.loads(run(repo, "check", "--no-cache", "--format", "json", "--diff", "HEAD", ".").stdout)["gate"]
+    assert gate["changes"] == checked["changes"]
+    assert [(c["subject"], c["loosens"], c["line"]) for c in gate["changes"]] == [("configuration", True, 3)]
+    said = "gate: the change loosens the gate (against configuration at HEAD): adds 6 rules off by .policylint.yaml:3"
+    assert said in run(repo, "diff", "HEAD").stdout
+    assert (
+        ":x: **The change loosens the gate** (against configuration at HEAD)"
+        in run(repo, "diff", "HEAD", "--format", "markdown").stdout
+    )
+    assert run(repo, "diff", "HEAD", "--exit-zero").returncode == 0
+
+
+def test_diff_between_two_commits_reads_both_configurations_from_git(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nfail-on: error\nignore: [PL201]\n")
+    git(repo, "commit", "-qam", "loosen")
+    (repo / ".policylint.yaml").write_text("# gate\n")  # the working tree plays no part
+    proc = run(repo, "diff", "HEAD~1", "HEAD", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    [change] = json.loads(proc.stdout)["gate"]["changes"]
+    assert change["file"] == "HEAD:.policylint.yaml"
+    assert change["message"] == "adds 1 rule ignored by HEAD:.policylint.yaml:3 (ignore[0]: PL201)"
+    # The other way round the change tightens the gate: it is listed, the run passes.
+    proc = run(repo, "diff", "HEAD", "HEAD~1", "--format", "json")
+    assert proc.returncode == 0, proc.stdout
+    assert json.loads(proc.stdout)["gate"]["loosened"] is False
+
+
+def test_diff_reports_the_baseline_entries_a_change_adds(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nbaseline: .policylint-baseline.json\n")
+    git(repo, "commit", "-qam", "a baseline")
+    _baseline(repo)
+    proc = run(repo, "diff", "HEAD", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    [change] = json.loads(proc.stdout)["gate"]["changes"]
+    assert (change["subject"], change["loosens"]) == ("baseline", True)
+    assert change["message"].startswith("adds baseline entry PL201 BackendTLSPolicy n/p")
+
+
+def test_diff_config_ref_and_isolated(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nignore: [PL201]\n")
+    git(repo, "commit", "-qam", "loosen")
+    # The configuration from another ref than BASE: the change against it is judged.
+    proc = run(repo, "diff", "HEAD", "--config-ref", "HEAD~1", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout)["gate"]["configuration"] == "HEAD~1:.policylint.yaml"
+    assert run(repo, "diff", "HEAD", "--format", "json").returncode == 0
+    # No configuration at all: nothing to compare.
+    proc = run(repo, "diff", "HEAD~1", "--isolated", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert "gate" not in json.loads(proc.stdout)
+    assert run(repo, "diff", "HEAD", "--config-ref=-x").returncode == 2
+
+
+def _gate_of_diff(repo: Path, configuration: str) -> tuple[int, dict[str, object]]:
+    (repo / ".policylint.yaml").write_text(configuration)
+    proc = run(repo, "diff", "HEAD", "--format", "json")
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)["gate"]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "message", "loosens"),
+    [
+        # PL608's max-affected is declared a maximum (fewer: higher): raising it, or unsetting
+        # it, makes the rule report less.
+        ("10", "50", "raises rules.PL608.max-affected from 10 to 50: PL608 reports less", True),
+        ("10", None, "unsets rules.PL608.max-affected (was 10): PL608 reports less", True),
+        ("50", "10", "lowers rules.PL608.max-affected from 50 to 10", False),
+        (None, "10", "sets rules.PL608.max-affected from unset to 10", False),
+    ],
+)
+def test_a_rule_option_change_is_judged_from_its_declaration(
+    repo: Path, before: str | None, after: str | None, message: str, loosens: bool
+) -> None:
+    def configuration(value: str | None) -> str:
+        return "# gate\nfail-on: error\n" + (f"rules:\n  PL608:\n    max-affected: {value}\n" if value else "")
+
+    (repo / ".policylint.yaml").write_text(configuration(before))
+    git(repo, "commit", "-qam", "options", "--allow-empty")
+    code, gate = _gate_of_diff(repo, configuration(after))
+    assert [(c["message"], c["loosens"]) for c in gate["changes"]] == [(message, loosens)]  # type: ignore[index]
+    assert code == (1 if loosens else 0)
+
+
+def test_an_option_that_does_not_say_which_way_reports_less_is_not_judged() -> None:
+    from policylint.rules.base import RuleOption
+
+    assert RuleOption("strict", bool, False, "").reports_less(True, False) is None
+    assert RuleOption("limit", int, 3, "").reports_less(3, 9) is None
+    assert RuleOption("limit", int, 3, "", fewer="lower").reports_less(3, 1) is True
+
+
+def test_profile_and_crd_paths_are_listed_without_failing(repo: Path) -> None:
+    from tests.manifests import policy_crd
+
+    for name in ("a", "b"):
+        (repo / "crds" / name).mkdir(parents=True)
+        (repo / "crds" / name / "crd.yaml").write_text(policy_crd(f"{name.upper()}Policy"))
+    (repo / ".policylint.yaml").write_text("# gate\nfail-on: error\ncrd: [crds/a, crds/b]\n")
+    git(repo, "commit", "-qam", "crds")
+    code, gate = _gate_of_diff(repo, "# gate\nfail-on: error\ncrd: [crds/a]\nprofile: [mine.yaml]\n")
+    assert code == 0
+    assert [(c["message"], c["line"], c["loosens"]) for c in gate["changes"]] == [  # type: ignore[index]
+        ("adds profile mine.yaml", 4, False),
+        ("removes crd crds/b", 3, False),
+    ]
+
+
+def test_a_staged_change_that_turns_a_rule_off_fails(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nfail-on: error\nignore: [PL201]\n")
+    git(repo, "add", ".policylint.yaml")
+    proc = run(repo, "check", "--no-cache", "--staged")
+    assert proc.returncode == 1, proc.stderr
+    said = "gate: the change loosens the gate (against configuration at HEAD): adds 1 rule ignored by index:.policylint.yaml:3"
+    assert said in proc.stderr
+
+
+def test_gate_base_compares_the_configuration_whatever_the_files_reported_on(repo: Path) -> None:
+    # The pre-commit hook's run: the files pre-commit passes, the whole repository as context.
+    (repo / ".policylint.yaml").write_text("# gate\nfail-on: error\nignore: [PL201]\n")
+    assert run(repo, "check", "--no-cache", "--context", ".", ".policylint.yaml").returncode == 0
+    proc = run(repo, "check", "--no-cache", "--context", ".", "--gate-base", "HEAD", ".policylint.yaml")
+    assert proc.returncode == 1, proc.stderr
+    assert "adds 1 rule ignored by .policylint.yaml:3 (ignore[0]: PL201)" in proc.stderr
+
+
+def test_gate_base_head_before_the_first_commit_compares_nothing(tmp_path: Path) -> None:
+    (tmp_path / "policy.yaml").write_text(POLICY.replace("name: missing", "name: p"))
+    (tmp_path / ".policylint.yaml").write_text("ignore: [PL201]\n")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".")
+    proc = run(tmp_path, "check", "--no-cache", "--context", ".", "--gate-base", "HEAD", "policy.yaml")
+    assert proc.returncode == 0, proc.stderr
+    assert "gate:" not in proc.stderr
