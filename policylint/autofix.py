@@ -29,6 +29,8 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from policylint.findings import Edit, Finding, ResolvedFix
+from policylint.input.load import MAX_FILE_BYTES
+from policylint.input.named import NamedFileError, read_named
 from policylint.input.positions import parse_path
 from policylint.textsafe import escape
 from policylint.values import frozen, record
@@ -73,13 +75,19 @@ def plan(findings: Iterable[Finding]) -> list[FilePlan]:
     return [by_file[k] for k in sorted(by_file)]
 
 
+def _read_manifest(path: str) -> bytes:
+    """A manifest's bytes, read as the loader reads it (NamedFileError): a regular file, opened
+    without blocking, within the loader's size bound. What was linted as a regular file may have
+    been swapped for a FIFO or a device since, in the tree under review."""
+    return read_named(path, what="manifest", limit=MAX_FILE_BYTES)
+
+
 def apply_plan(file_plan: FilePlan) -> FilePlan:
     """Compute the fixed bytes of one file (nothing is written)."""
     try:
-        with open(file_plan.path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        file_plan.skipped.extend((f, f"cannot read the file: {exc.strerror or exc}") for f in file_plan.findings)
+        data = _read_manifest(file_plan.path)
+    except NamedFileError as exc:
+        file_plan.skipped.extend((f, f"cannot read the file: {exc.problem}") for f in file_plan.findings)
         return file_plan
     file_plan.original = file_plan.fixed = data
     try:
@@ -401,11 +409,10 @@ def write_atomic(path: str, data: bytes, expected: bytes) -> bool:
     import tempfile
 
     try:
-        with open(path, "rb") as handle:
-            if handle.read() != expected:
-                return False
+        if _read_manifest(path) != expected:
+            return False
         mode = os.stat(path).st_mode & 0o7777
-    except OSError:
+    except (NamedFileError, OSError):
         return False
     directory = os.path.dirname(path) or "."
     fd, temporary = tempfile.mkstemp(prefix=".policylint-fix-", dir=directory)

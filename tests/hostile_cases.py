@@ -918,7 +918,34 @@ def _git_cases() -> list[HostileCase]:
             (Expect("bad.yaml", "PL001", 2), Expect("hidden/bad.yaml", "PL001", 2)),
             argv=("check", "--staged", "."),
         ),
+        # A `.gitignore` that is a FIFO once hung the run (opened blocking, waiting for a writer);
+        # one that is a symlink is not followed, as git does not follow it in the work tree.
+        HostileCase(
+            "git-ignore-file-fifo",
+            "configuration-and-git",
+            _ignore_file(lambda d, o: os.mkfifo(d / ".gitignore")),
+            (Expect("bad.yaml", "PL001", 2),),
+            argv=("check", "."),
+        ),
+        HostileCase(
+            "git-ignore-file-symlink-out",
+            "configuration-and-git",
+            _ignore_file(lambda d, o: ((o / "patterns").write_text("bad.yaml\n"), os.symlink(o / "patterns", d / ".gitignore"))),
+            (Expect("bad.yaml", "PL001", 2),),
+            argv=("check", "."),
+        ),
     ]
+
+
+def _ignore_file(make: Builder) -> Builder:
+    """A repository whose `.gitignore` `make` writes, with an untracked broken bad.yaml."""
+
+    def build(directory: Path, outside: Path) -> None:
+        _git(directory, "init", "-q")
+        (directory / "bad.yaml").write_bytes(_GIT_BROKEN)
+        make(directory, outside)
+
+    return build
 
 
 def _then(*builders: Builder) -> Builder:

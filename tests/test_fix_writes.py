@@ -177,3 +177,21 @@ def test_a_link_to_a_file_outside_the_linted_paths_is_refused(tmp_path: Path, ho
     [refusal] = [f for f in findings if f["rule"] == "PL008"]
     assert "is a symlink to a file outside the linted paths" in refusal["message"]
     assert rules_on(findings, "policy.yaml") == ["PL008", "PL110"]
+
+
+def test_a_file_swapped_for_a_fifo_before_the_fix_is_not_waited_on(tmp_path: Path) -> None:
+    """What was linted as a regular file may be a FIFO by the time `--fix` reads it again: opened
+    blocking, the run would wait for a writer for ever; it is refused like any unreadable file."""
+    import threading
+
+    from policylint.autofix import FilePlan, apply_plan
+
+    fifo = tmp_path / "swapped.yaml"
+    os.mkfifo(fifo)
+    plans: list[FilePlan] = []
+    # A thread, so that the old behaviour (blocked in open(2) for ever) fails the test, not the suite.
+    worker = threading.Thread(target=lambda: plans.append(apply_plan(FilePlan(str(fifo)))), daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive(), "apply_plan waited for a writer on the FIFO"
+    assert plans[0].original == plans[0].fixed == b""

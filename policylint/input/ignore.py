@@ -37,8 +37,8 @@ GITIGNORE = ".gitignore"
 # patterns.
 DEFAULT_EXCLUDE = ("node_modules/", "__pycache__/", "venv/")
 _DEFAULT_NAMES = frozenset(p.rstrip("/") for p in DEFAULT_EXCLUDE)
-# Bytes read from one `.gitignore` file; a larger one is read up to here (patterns past it are
-# lost, which can only lint more, never less).
+# Bytes of one `.gitignore` file; a larger one is not applied (its patterns are lost, which can
+# only lint more, never less).
 _MAX_IGNORE_BYTES = 1024 * 1024
 
 
@@ -91,11 +91,19 @@ class NameMatcher:
 
 def read_gitignore(path: str) -> Matcher | None:
     """The matcher of one `.gitignore` (or `info/exclude`) file, None when it has no pattern or
-    cannot be read (an unreadable ignore file must not stop the lint: it only lints more)."""
+    cannot be read (an unreadable ignore file must not stop the lint: it only lints more).
+
+    The repository under review writes these files, so they are read as every file it names is
+    (policylint.input.named): a regular file only, opened without blocking (a FIFO named
+    `.gitignore` once hung the run), at most `_MAX_IGNORE_BYTES`. A symbolic link is not read,
+    as git itself does not follow one in the work tree (git 2.32 and later)."""
+    from policylint.input.named import NamedFileError, read_named
+
+    if os.path.islink(path):
+        return None
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(_MAX_IGNORE_BYTES)
-    except OSError:
+        data = read_named(path, what="ignore file", limit=_MAX_IGNORE_BYTES)
+    except NamedFileError:
         return None
     lines = data.decode("utf-8", errors="replace").splitlines()
     if not any(line.strip() and not line.startswith("#") for line in lines):
