@@ -18,7 +18,7 @@ import click
 import pytest
 import yaml
 
-from policylint.k8s import cel
+from policylint.k8s import cel, cel_cost
 from policylint.k8s.schemas import DATA
 from policylint.rules.cel import coverage
 from tests.lintutil import lint_paths, lint_text
@@ -186,22 +186,23 @@ def test_uniqueness_rules(rule: str, items: list[Any], expected: bool) -> None:
     assert run(rule, items) == (expected, None)
 
 
-def _as_written(rule: str) -> str:
-    """The same rule with `true && (...)` around the exists_one body, which the shortcut does not
-    recognise: evaluated pair by pair."""
-    i = rule.index(", ", rule.index("exists_one(")) + 2
-    return rule[:i] + "true && (" + rule[i:-2] + ")))"
+def _as_written(rule: str, monkeypatch: pytest.MonkeyPatch) -> cel.Eval:
+    """The rule compiled without the shortcut: evaluated pair by pair, each pair charged as the
+    closures charge it."""
+    with monkeypatch.context() as patched:
+        patched.setattr(cel, "_uniqueness_terms", lambda node: None)
+        return cel._Compiler(frozenset({"self"})).compile(cel.parse(rule))
 
 
 @pytest.mark.parametrize("rule", ["self.all(l1, self.exists_one(l2, l1.name == l2.name))", _LISTENERS, _PARENT_REFS])
-def test_the_uniqueness_shortcut_answers_as_the_rule_does(rule: str) -> None:
+def test_the_uniqueness_shortcut_answers_as_the_rule_does(rule: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # Random lists of maps, with missing fields, values of mixed types (1, 1.0, true, NaN, null),
-    # values of the wrong type, non-maps, and a step count near the limit: the same result, the
-    # same error and the same steps counted as when every pair is compared.
+    # values of the wrong type, non-maps, and a cost near the limit: the same result, the same
+    # error and the same cost charged as when every pair is compared.
     import random
 
-    fast, slow = cel.compile_rule(rule), cel.compile_rule(_as_written(rule))
-    assert fast.program is not None and slow.program is not None
+    fast, slow = cel._Compiler(frozenset({"self"})).compile(cel.parse(rule)), _as_written(rule, monkeypatch)
+    assert fast.__name__ == "unique" and slow.__name__ == "loop"
     values = ["a", "", 0, 1, 1.0, True, None, float("nan"), cel.UInt(1), cel.BAD, [1], -0.0]
     fields = ["name", "port", "protocol", "hostname", "group", "kind", "__namespace__", "sectionName"]
     rng = random.Random(7)
@@ -213,16 +214,16 @@ def test_the_uniqueness_shortcut_answers_as_the_rule_does(rule: str) -> None:
                 items.append(rng.choice(["x", cel.BAD]))
             else:
                 items.append({f: rng.choice(pool) for f in fields if rng.random() < (0.97 if trial % 2 else 0.7)})
-        start = rng.choice([0, 0, cel.MAX_STEPS - 30, cel.MAX_STEPS])
+        limit = cel_cost.PER_CALL_LIMIT
+        start = rng.choice([0, 0, limit - 30, limit - 200, limit - 1000, limit])
 
-        def outcome(compiled: cel.Compiled, items: list[Any] = items, start: int = start) -> tuple[Any, ...]:
-            assert compiled.program is not None
+        def outcome(program: cel.Eval, items: list[Any] = items, start: int = start) -> tuple[Any, ...]:
             activation = cel.Activation({"self": items})
-            activation.steps = start
+            activation.cost = start
             try:
-                return compiled.program(activation), activation.steps
+                return program(activation), activation.cost
             except cel.EvalError as exc:
-                return type(exc), exc.message, activation.steps
+                return type(exc), exc.message, activation.cost
 
         assert outcome(fast) == outcome(slow), (rule, items, start)
 
@@ -265,9 +266,10 @@ def test_values_are_converted_as_the_api_server_does() -> None:
 
 def test_message_expression() -> None:
     validation = {"rule": "self.a > 1", "messageExpression": "'a is ' + string(self.a)", "message": "fallback"}
-    assert cel.message_of(validation, {"a": 1}) == "a is 1"
-    assert cel.message_of({**validation, "messageExpression": "self.a"}, {"a": 1}) == "fallback"  # not a string
-    assert cel.message_of({"rule": "self.a > 1"}, {"a": 1}) == "failed rule: self.a > 1"
+    # The cost, in cel-go's units: `self`, `.a`, string() and `+` one each.
+    assert cel.message_of(validation, {"a": 1}) == ("a is 1", 4, None)
+    assert cel.message_of({**validation, "messageExpression": "self.a"}, {"a": 1})[0] == "fallback"  # not a string
+    assert cel.message_of({"rule": "self.a > 1"}, {"a": 1}) == ("failed rule: self.a > 1", 0, None)
 
 
 # -- coverage ---------------------------------------------------------------------------------------
