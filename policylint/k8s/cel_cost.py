@@ -1,7 +1,5 @@
-"""What CEL rules cost, as the API server counts it: at runtime (`PER_CALL_LIMIT`, `RUNTIME_BUDGET`,
-charged by policylint.k8s.cel's evaluator with the weights and prices here) and estimated from a
-CRD's schema before any object exists (`estimate`, `crd_cost_problems`), which is how the API
-server decides whether to accept the CRD at all.
+"""What CEL rules cost at runtime, as the API server counts it: the limits (`PER_CALL_LIMIT`,
+`RUNTIME_BUDGET`) and the weights and prices policylint.k8s.cel's evaluator charges.
 """
 
 from __future__ import annotations
