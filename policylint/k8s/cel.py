@@ -622,8 +622,8 @@ class Activation:
     def __init__(self, variables: dict[str, Any], limit: int = PER_CALL_LIMIT) -> None:
         self.vars = variables
         self.cost = 0
-        self.limit = min(limit, PER_CALL_LIMIT)
-        self.per_call = self.limit == PER_CALL_LIMIT  # which limit `limit` is, for the error
+        self.limit = limit if limit < PER_CALL_LIMIT else PER_CALL_LIMIT
+        self.per_call = limit >= PER_CALL_LIMIT  # which limit `limit` is, for the error
 
     def over(self) -> CostExceeded:
         """The error of an evaluation whose cost passed its limit."""
