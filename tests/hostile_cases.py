@@ -739,7 +739,8 @@ def _review_cases() -> list[HostileCase]:
 # A CRD in the repository is the attacker's too: its CEL rules run on the objects of its kind.
 # Nothing in its schema bounds them (no maxItems, no maxLength), and each rule, run on an object
 # built to make it costly, stops at the API server's per-call cost limit (PL704 names the rule)
-# instead of running for minutes. Each Bomb selects
+# instead of running for minutes; the CRD itself is one the API server refuses for its rules'
+# estimated cost (PL708). Each Bomb selects
 # one rule (`which`): the first cancelled rule ends an object's validation.
 _COSTLY_RULES = {
     # 3,000 x 3,000 regex matches over a 1 MB string: ran past 300 s.
@@ -797,7 +798,13 @@ def _cel_cost_cases() -> list[HostileCase]:
             "crd-with-costly-cel-rules",
             "configuration",
             _files(files),
-            (*(Expect(f"{key}.yaml", "PL704", message="call cost exceeds limit for") for key in which),),
+            (
+                *(Expect(f"{key}.yaml", "PL704", message="call cost exceeds limit for") for key in which),
+                # The API server would refuse the CRD itself: nothing bounds what its rules read.
+                Expect("crd.yaml", "PL708", severity="error", message="estimated rule cost exceeds budget"),
+                Expect("crd.yaml", "PL708", severity="error", message="estimated messageExpression cost exceeds budget"),
+                Expect("crd.yaml", "PL708", severity="error", message="cost total for entire OpenAPIv3 schema"),
+            ),
             large=True,
         ),
     ]
