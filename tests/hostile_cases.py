@@ -1085,8 +1085,93 @@ def _gate_cases() -> list[HostileCase]:
     ]
 
 
+# -- configuration and git: CRDs with costly CEL -----------------------
+
+
+# A CRD in the repository is the attacker's too: its CEL rules run on the objects of its kind.
+# Nothing in its schema bounds them (no maxItems, no maxLength), and each rule, run on an object
+# built to make it costly, stops at the API server's per-call cost limit (PL704 names the rule)
+# instead of running for minutes; the CRD itself is one the API server refuses for its rules'
+# estimated cost (PL708). Each Bomb selects
+# one rule (`which`): the first cancelled rule ends an object's validation.
+_COSTLY_RULES = {
+    # 3,000 x 3,000 regex matches over a 1 MB string: ran past 300 s.
+    "quadratic": "self.items.all(x, self.items.all(y, self.s.matches('^a*$')))",
+    "cubic": "self.items.all(a, self.items.all(b, self.items.all(c, a.size() + b.size() + c.size() > 0)))",
+    "concatenation": "self.items.all(x, (self.s + self.s + self.s + self.s + self.s + self.s).size() > 0)",
+    "split-join": "self.items.all(x, self.s.split('').join(self.s).size() > 0)",
+    "replace": "self.items.all(x, self.s.replace('a', self.s, 3).size() > 0)",
+    "deep-equality": "self.items.all(x, self.nested == self.nested)",
+}
+# A rule that fails, whose message is built at quadratic cost.
+_COSTLY_MESSAGE = "self.items.map(x, self.items.map(y, self.s).join(',')).join(',')"
+
+
+def _costly_crd() -> bytes:
+    lines = [f"- rule: {json.dumps(f'self.which != {key!r} || ({rule})')}" for key, rule in _COSTLY_RULES.items()]
+    lines += ["- rule: \"self.which != 'message'\"", f"  messageExpression: {json.dumps(_COSTLY_MESSAGE)}"]
+    return (
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: bombs.cost.example.com}\n"
+        "spec:\n  group: cost.example.com\n  scope: Namespaced\n"
+        "  names: {plural: bombs, singular: bomb, kind: Bomb, listKind: BombList}\n"
+        "  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n"
+        "        type: object\n        properties:\n          spec:\n            type: object\n"
+        "            properties:\n"
+        "              which: {type: string}\n"
+        "              items: {type: array, items: {type: string}}\n"
+        "              s: {type: string}\n"
+        "              nested: {type: array, items: {type: array, items: {type: array, items: {type: integer}}}}\n"
+        "            x-kubernetes-validations:\n" + "".join(f"            {line}\n" for line in lines)
+    ).encode()
+
+
+def _costly_object(which: str) -> Callable[[], bytes]:
+    # The issue's 1 MB string for the quadratic rule; 100 KB is as costly to the others.
+    size = 1_000_000 if which == "quadratic" else 100_000
+
+    def build() -> bytes:
+        items = ", ".join(f"i{i}" for i in range(3_000))
+        row = "[" + ", ".join(["1"] * 100) + "]"
+        nested = "[" + ", ".join(["[" + ", ".join([row] * 10) + "]"] * 10) + "]"
+        return (
+            f"apiVersion: cost.example.com/v1\nkind: Bomb\nmetadata: {{name: {which}, namespace: app}}\n"
+            f"spec:\n  which: {which}\n  items: [{items}]\n  nested: {nested}\n  s: {'a' * size}\n"
+        ).encode()
+
+    return build
+
+
+def _cel_cost_cases() -> list[HostileCase]:
+    which = [*_COSTLY_RULES, "message"]
+    files: dict[str, bytes | Callable[[], bytes]] = {"crd.yaml": _costly_crd()}
+    files.update({f"{key}.yaml": _costly_object(key) for key in which})
+    return [
+        HostileCase(
+            "crd-with-costly-cel-rules",
+            "configuration-and-git",
+            _files(files),
+            (
+                *(Expect(f"{key}.yaml", "PL704", message="call cost exceeds limit for") for key in which),
+                # The API server would refuse the CRD itself: nothing bounds what its rules read.
+                Expect("crd.yaml", "PL708", severity="error", message="estimated rule cost exceeds budget"),
+                Expect("crd.yaml", "PL708", severity="error", message="estimated messageExpression cost exceeds budget"),
+                Expect("crd.yaml", "PL708", severity="error", message="cost total for entire OpenAPIv3 schema"),
+            ),
+            large=True,
+        ),
+    ]
+
+
 def all_cases() -> list[HostileCase]:
-    cases = _suite_cases() + _review_cases() + _git_cases() + _configuration_cases() + _suppression_scope_cases() + _gate_cases()
+    cases = (
+        _suite_cases()
+        + _review_cases()
+        + _git_cases()
+        + _configuration_cases()
+        + _suppression_scope_cases()
+        + _gate_cases()
+        + _cel_cost_cases()
+    )
     ids = [c.id for c in cases]
     assert len(ids) == len(set(ids)), "case ids must be unique"
     return cases

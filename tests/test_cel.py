@@ -18,7 +18,8 @@ import click
 import pytest
 import yaml
 
-from policylint.k8s import cel
+from policylint.k8s import admission, cel, cel_cost
+from policylint.k8s.fieldtypes import Malformed
 from policylint.k8s.schemas import DATA
 from policylint.rules.cel import coverage
 from tests.lintutil import lint_paths, lint_text
@@ -186,22 +187,23 @@ def test_uniqueness_rules(rule: str, items: list[Any], expected: bool) -> None:
     assert run(rule, items) == (expected, None)
 
 
-def _as_written(rule: str) -> str:
-    """The same rule with `true && (...)` around the exists_one body, which the shortcut does not
-    recognise: evaluated pair by pair."""
-    i = rule.index(", ", rule.index("exists_one(")) + 2
-    return rule[:i] + "true && (" + rule[i:-2] + ")))"
+def _as_written(rule: str, monkeypatch: pytest.MonkeyPatch) -> cel.Eval:
+    """The rule compiled without the shortcut: evaluated pair by pair, each pair charged as the
+    closures charge it."""
+    with monkeypatch.context() as patched:
+        patched.setattr(cel, "_uniqueness_terms", lambda node: None)
+        return cel._Compiler(frozenset({"self"})).compile(cel.parse(rule))
 
 
 @pytest.mark.parametrize("rule", ["self.all(l1, self.exists_one(l2, l1.name == l2.name))", _LISTENERS, _PARENT_REFS])
-def test_the_uniqueness_shortcut_answers_as_the_rule_does(rule: str) -> None:
+def test_the_uniqueness_shortcut_answers_as_the_rule_does(rule: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # Random lists of maps, with missing fields, values of mixed types (1, 1.0, true, NaN, null),
-    # values of the wrong type, non-maps, and a step count near the limit: the same result, the
-    # same error and the same steps counted as when every pair is compared.
+    # values of the wrong type, non-maps, and a cost near the limit: the same result, the same
+    # error and the same cost charged as when every pair is compared.
     import random
 
-    fast, slow = cel.compile_rule(rule), cel.compile_rule(_as_written(rule))
-    assert fast.program is not None and slow.program is not None
+    fast, slow = cel._Compiler(frozenset({"self"})).compile(cel.parse(rule)), _as_written(rule, monkeypatch)
+    assert fast.__name__ == "unique" and slow.__name__ == "loop"
     values = ["a", "", 0, 1, 1.0, True, None, float("nan"), cel.UInt(1), cel.BAD, [1], -0.0]
     fields = ["name", "port", "protocol", "hostname", "group", "kind", "__namespace__", "sectionName"]
     rng = random.Random(7)
@@ -213,16 +215,16 @@ def test_the_uniqueness_shortcut_answers_as_the_rule_does(rule: str) -> None:
                 items.append(rng.choice(["x", cel.BAD]))
             else:
                 items.append({f: rng.choice(pool) for f in fields if rng.random() < (0.97 if trial % 2 else 0.7)})
-        start = rng.choice([0, 0, cel.MAX_STEPS - 30, cel.MAX_STEPS])
+        limit = cel_cost.PER_CALL_LIMIT
+        start = rng.choice([0, 0, limit - 30, limit - 200, limit - 1000, limit])
 
-        def outcome(compiled: cel.Compiled, items: list[Any] = items, start: int = start) -> tuple[Any, ...]:
-            assert compiled.program is not None
+        def outcome(program: cel.Eval, items: list[Any] = items, start: int = start) -> tuple[Any, ...]:
             activation = cel.Activation({"self": items})
-            activation.steps = start
+            activation.cost = start
             try:
-                return compiled.program(activation), activation.steps
+                return program(activation), activation.cost
             except cel.EvalError as exc:
-                return type(exc), exc.message, activation.steps
+                return type(exc), exc.message, activation.cost
 
         assert outcome(fast) == outcome(slow), (rule, items, start)
 
@@ -265,9 +267,10 @@ def test_values_are_converted_as_the_api_server_does() -> None:
 
 def test_message_expression() -> None:
     validation = {"rule": "self.a > 1", "messageExpression": "'a is ' + string(self.a)", "message": "fallback"}
-    assert cel.message_of(validation, {"a": 1}) == "a is 1"
-    assert cel.message_of({**validation, "messageExpression": "self.a"}, {"a": 1}) == "fallback"  # not a string
-    assert cel.message_of({"rule": "self.a > 1"}, {"a": 1}) == "failed rule: self.a > 1"
+    # The cost, in cel-go's units: `self`, `.a`, string() and `+` one each.
+    assert cel.message_of(validation, {"a": 1}) == ("a is 1", 4, None)
+    assert cel.message_of({**validation, "messageExpression": "self.a"}, {"a": 1})[0] == "fallback"  # not a string
+    assert cel.message_of({"rule": "self.a > 1"}, {"a": 1}) == ("failed rule: self.a > 1", 0, None)
 
 
 # -- coverage ---------------------------------------------------------------------------------------
@@ -823,3 +826,75 @@ def test_the_envoy_gateway_oracle_hits_are_inputs_the_api_server_rejects() -> No
     # the writable namespace. A 15th reference (envoyextensionpolicy-with-extproc-invalid-no-port)
     # spells `name` and lacks only the port: PL412 reports it, which declares that CEL rule's problem.
     assert len(found) == 22
+
+
+# -- runtime cost: the API server's per-call limit and per-object budget -------------------------
+
+
+@pytest.mark.parametrize(
+    ("rule", "value"),
+    [
+        # The issue's rule: 3,000 x 3,000 matches over a 1 MB string ran past 300 s.
+        ("self.items.all(x, self.items.all(y, self.s.matches('^a*$')))", {"items": list(range(3000)), "s": "a" * 10**6}),
+        ("self.items.all(a, self.items.all(b, self.items.all(c, true)))", {"items": list(range(3000))}),
+        ("self.items.all(x, (self.s + self.s + self.s).size() > 0)", {"items": list(range(3000)), "s": "a" * 10**5}),
+        ("self.items.all(x, self.s.split('').size() > 0)", {"items": list(range(3000)), "s": "a" * 10**5}),
+        ("self.items.all(x, self.l == self.l)", {"items": list(range(3000)), "l": [[list(range(100))] * 10] * 10}),
+    ],
+)
+def test_a_costly_rule_is_cancelled_at_the_per_call_limit(rule: str, value: Any) -> None:
+    start = time.perf_counter()
+    passed, error, cost = cel.evaluate_within(cel.compile_rule(rule), value, cel_cost.PER_CALL_LIMIT)
+    assert time.perf_counter() - start < 1.0
+    assert not passed and isinstance(error, cel.CostExceeded) and error.per_call
+    assert error.message == "operation cancelled: actual cost limit exceeded"
+    assert cost > cel_cost.PER_CALL_LIMIT
+
+
+def test_cost_is_charged_by_size() -> None:
+    # `matches` costs ceil((1 + len) / 10) * ceil(len(pattern) / 4) besides `self`, `.s` and the call.
+    rule = cel.compile_rule("self.s.matches('^a*$')")
+    assert rule.run({"s": "a" * 999}) == (True, 3 + 100 * 1 - 1)
+    # A list macro: per item the fold's 3 units and the body's (`x`, `>`); `self`, `.items` and the result once.
+    assert cel.compile_rule("self.items.all(x, x > 0)").run({"items": [1, 2, 3]}) == (True, 3 + 3 * 5)
+
+
+def test_costly_rules_refuse_the_object_and_stop_its_validation() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {"items": {"type": "array", "items": {"type": "integer"}}},
+                "x-kubernetes-validations": [
+                    {"rule": "self.items.all(x, self.items.all(y, true))", "message": "costly"},
+                    {"rule": "false", "message": "never run"},
+                ],
+            }
+        },
+    }
+    data = {"spec": {"items": list(range(2000))}}
+    found = list(admission.cel_failures(data, schema, Malformed(), {}))
+    assert [(r.path, r.message, r.undecided) for r in found] == [
+        (
+            "spec",
+            "'operation cancelled: actual cost limit exceeded': no further validation rules will be run"
+            " due to call cost exceeds limit for rule: costly",
+            False,
+        )
+    ]
+    # Rules on many items, each within the per-call limit, share the object's budget: 600 items
+    # at about 20,000 each run it out, and the rule that ran it out is named.
+    item = {
+        "type": "object",
+        "properties": {"l": {"type": "array", "items": {"type": "integer"}}},
+        "x-kubernetes-validations": [{"rule": "self.l.all(x, self.l.all(y, true))"}],
+    }
+    items = {"type": "array", "items": item}
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"items": items}}}}
+    data = {"spec": {"items": [{"l": list(range(80)), "n": i} for i in range(600)]}}
+    found = list(admission.cel_failures(data, schema, Malformed(), {}))
+    assert len(found) == 1 and found[0].message.startswith(
+        "validation failed due to running out of cost budget, no further validation rules will be run"
+    )
+    assert "self.l.all(x, self.l.all(y, true))" in found[0].message

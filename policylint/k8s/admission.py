@@ -25,6 +25,7 @@ from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any
 
 from policylint.input.positions import format_path
+from policylint.k8s.cel_cost import PER_CALL_LIMIT, RUNTIME_BUDGET
 from policylint.k8s.schemas import COMBINED
 from policylint.values import frozen, record
 
@@ -853,7 +854,13 @@ def cel_failures(
     """The CEL rules of the schema that refuse the object, node by node (parents first, in
     document order), each rule compiled once per text and run only on the nodes the object has.
     A rule is not run on a value of the wrong type (the schema refuses it first), nor counted
-    when it fails only for a required field that is missing (a schema rejection already)."""
+    when it fails only for a required field that is missing (a schema rejection already).
+
+    The rules of one object share the API server's runtime cost budget (`RUNTIME_BUDGET`;
+    k8s.io/apiextensions-apiserver pkg/apiserver/schema/cel/validation.go): each evaluation is
+    cancelled past `PER_CALL_LIMIT`, and its cost, known from a result seen before or
+    worked out, is charged to the object; a cancelled evaluation or a spent budget is a
+    rejection naming the rule, and no further rule is run, as the API server does."""
     from policylint.k8s import cel
 
     if not subtree_has_rules(schema):
@@ -863,16 +870,18 @@ def cel_failures(
         shapes = {}  # the object's maps and lists, by content (`cel.shape`)
     # The walk of `cel_nodes`, which also skips a subtree whose content was seen under the same
     # schema node with nothing refused in it (no rule failed, none left out for a malformed
-    # field): (id(schema node), "/", (its shape,)) -> True. `open_` holds the subtrees being
-    # walked, each with whether something under it was refused or left out so far.
+    # field): (id(schema node), "/", (its shape,)) -> what its rules cost. `open_` holds the
+    # subtrees being walked, each with whether something under it was refused or left out so
+    # far, and the cost spent when it was entered.
     stack: list[Any] = [(data, schema, ())]
     open_: list[list[Any]] = []
+    spent = 0  # of the object's runtime cost budget
     while stack:
         raw, node, parts = stack.pop()
         if raw is _END:
-            slot, dirty = open_.pop()
+            slot, dirty, entered = open_.pop()
             if not dirty:
-                results[slot] = True
+                results[slot] = spent - entered
             continue
         if raw is None or template(raw):
             continue
@@ -880,9 +889,11 @@ def cel_failures(
             whole = cel.shape(raw, shapes)
             if whole is not None:
                 subtree = (id(node), "/", (whole,))
-                if subtree in results:
-                    continue  # nothing under it is refused
-                open_.append([subtree, False])
+                cost = results.get(subtree)
+                if cost is not None and spent + cost <= RUNTIME_BUDGET:
+                    spent += cost
+                    continue  # nothing under it is refused, and the budget covers it
+                open_.append([subtree, False, spent])
                 stack.append((_END, None, None))
         _, kids, extra, each, own, scalars = _plan(node)  # scalars: some map value has rules of its own
         if type(raw) is dict:
@@ -932,13 +943,24 @@ def cel_failures(
                         value = root_value(data, node, memo) if not parts else cel.to_cel(raw, node, memo)
                     # None: the node's value has the wrong type for its schema (a schema rejection;
                     # the API server does not run the rules then).
-                    outcome = None if value is cel.BAD else cel.evaluate(compiled, value)
+                    outcome = None if value is cel.BAD else cel.evaluate_within(compiled, value, PER_CALL_LIMIT)
                     if slot is not None:
                         results[slot] = outcome
                 seen.append(outcome)
             if outcome is None:
                 break
-            passed, error = outcome
+            passed, error, cost = outcome
+            spent += cost
+            stop = _out_of_budget(compiled, validation, error, spent)
+            if stop is not None:
+                for frame in open_:
+                    frame[1] = True
+                if value is _UNSET:
+                    value = root_value(data, node, memo) if not parts else cel.to_cel(raw, node, memo)
+                path = format_path(parts) if path is None else path
+                failure = CelFailure(validation, compiled, value, error, path)
+                yield Rejection(Check.CEL, parts, path, stop, "FieldValueInvalid", failure)
+                return  # "no further validation rules will be run"
             if passed or isinstance(error, cel.BadValue):
                 continue  # a value the schema refuses, read by the rule
             if value is _UNSET:
@@ -954,7 +976,7 @@ def cel_failures(
             failure = CelFailure(validation, compiled, value, error, path)
             given_reason = validation.get("reason")
             reason = given_reason if isinstance(given_reason, str) and given_reason else "FieldValueInvalid"
-            if isinstance(error, cel.CostExceeded):
+            if isinstance(error, cel.TooLarge):
                 said = f"the CEL rule `{compiled.text}` was not evaluated to the end: {error.message}"
                 yield Rejection(Check.CEL, parts, at, said, reason, failure, undecided=True)
                 continue
@@ -962,10 +984,36 @@ def cel_failures(
                 # What the API server says when a rule fails to evaluate (no such key, no such overload).
                 said = f"{error.message} evaluating rule: {compiled.text}"
             else:
-                said = cel.message_of(validation, value)
+                said, cost, stopped = cel.message_of(validation, value)
+                spent += cost
+                if stopped is None and spent > RUNTIME_BUDGET:
+                    stopped = (
+                        "messageExpression evaluation failed due to running out of cost budget,"
+                        " no further validation rules will be run"
+                    )
+                if stopped is not None:
+                    yield Rejection(Check.CEL, parts, at, stopped, "FieldValueInvalid", failure)
+                    return
             yield Rejection(Check.CEL, parts, at, said, reason, failure)
         if known is None and node_slot is not None:
             results[node_slot] = tuple(seen)
+
+
+def _out_of_budget(compiled: Compiled, validation: Mapping[str, Any], error: EvalError | None, spent: int) -> str | None:
+    """What the API server says when a rule's evaluation was cancelled at the per-call limit or
+    the object's budget is spent with it (validation.go), naming the rule; None otherwise."""
+    from policylint.k8s import cel
+
+    message = validation.get("message")
+    named = message.strip() if isinstance(message, str) and message.strip() else compiled.text.strip()
+    if isinstance(error, cel.CostExceeded):
+        return f"'{error.message}': no further validation rules will be run due to call cost exceeds limit for rule: {named}"
+    if spent > RUNTIME_BUDGET:
+        return (
+            "validation failed due to running out of cost budget, no further validation rules will be run"
+            f" (the budget ran out at the rule: {named})"
+        )
+    return None
 
 
 _SUBTREE: dict[int, tuple[Mapping[str, Any], bool]] = {}

@@ -16,8 +16,10 @@ What differs from the API server, on purpose or for lack of the information offl
   here only when the bad branch is evaluated;
 - a rule that mentions `oldSelf` is a transition rule: it needs the object's previous version,
   which does not exist offline; it is never evaluated (`Compiled.skip`);
-- cost: instead of cel-go's cost units, comprehension steps are counted, and an evaluation that
-  takes more than `MAX_STEPS` of them stops (`CostExceeded`);
+- cost: cel-go's runtime cost units are charged as the API server charges them where they grow
+  with the input (string and list operations by size, `matches` by length times pattern, every
+  comprehension iteration), and as a fixed count of the expression's nodes otherwise
+  (`weight`); an evaluation stops at its limit (`CostExceeded`), see `PER_CALL_LIMIT`;
 - `date`, `date-time` and `byte` formatted strings stay strings (only `duration` becomes a
   duration); list-type `set`/`map` equality is plain list equality.
 """
@@ -32,6 +34,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from policylint.k8s import urls
+from policylint.k8s.cel_cost import BINOP_PRICES, ITERATION, PER_CALL_LIMIT, PRICES, weight
 
 # -- errors ---------------------------------------------------------------------------------------
 
@@ -49,6 +52,8 @@ class CompileError(Exception):
 class EvalError(Exception):
     """An evaluation error (cel-go's `types.Err`): no such key, no such overload, overflow, ..."""
 
+    cost = 0  # what the evaluation had cost when it failed (`Compiled.run`)
+
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
@@ -59,18 +64,22 @@ class BadValue(EvalError):
 
 
 class CostExceeded(EvalError):
-    """The evaluation took more than `MAX_STEPS` comprehension steps."""
+    """The evaluation reached its cost limit (`Activation.limit`): the API server cancels it and
+    refuses the object. `per_call` says which limit: the one of every evaluation
+    (`PER_CALL_LIMIT`), else what was left of the object's budget (`RUNTIME_BUDGET`)."""
+
+    def __init__(self, message: str, per_call: bool = True) -> None:
+        super().__init__(message)
+        self.per_call = per_call
 
 
-# A rule evaluation stops after this many comprehension steps (each an iteration of `all`,
-# `exists`, `exists_one`, `map` or `filter`, at any depth). The API server's own limit is one
-# million cost units per rule (k8s.io/apiserver pkg/apis/cel/config.go PerCallLimit), a cost unit
-# being far less than a step here; a schema's `maxItems` keep its rules well under either. At
-# about a microsecond a step, the bound keeps a rule over a hostile list (one far longer than
-# its schema allows, PL703's finding) under a tenth of a second.
-MAX_STEPS = 100_000
+class TooLarge(EvalError):
+    """The rule built a value longer than `MAX_LENGTH` or nested too deeply for policylint to
+    evaluate: an offline bound, not the API server's, so the verdict is left undecided."""
+
+
 # Strings, bytes and lists built during an evaluation (`+`, `split`, `join`, `map`) beyond this
-# length stop it too.
+# length stop it too (memory; the cost limits would allow a few such values).
 MAX_LENGTH = 1 << 22
 # Parentheses, brackets and operators nested deeper than this are a compile error (cel-go's
 # parser has the same kind of limit), so neither the parser nor the evaluator can overflow the
@@ -606,13 +615,21 @@ def parse(text: str) -> Node:
 
 
 class Activation:
-    """The variables of one evaluation and its step count."""
+    """The variables of one evaluation, the cost it has run up and the cost it may reach."""
 
-    __slots__ = ("steps", "vars")
+    __slots__ = ("cost", "limit", "per_call", "vars")
 
-    def __init__(self, variables: dict[str, Any]) -> None:
+    def __init__(self, variables: dict[str, Any], limit: int = PER_CALL_LIMIT) -> None:
         self.vars = variables
-        self.steps = 0
+        self.cost = 0
+        self.limit = limit if limit < PER_CALL_LIMIT else PER_CALL_LIMIT
+        self.per_call = limit >= PER_CALL_LIMIT  # which limit `limit` is, for the error
+
+    def over(self) -> CostExceeded:
+        """The error of an evaluation whose cost passed its limit."""
+        if self.per_call:
+            return CostExceeded("operation cancelled: actual cost limit exceeded")
+        return CostExceeded("validation failed due to running out of cost budget", per_call=False)
 
 
 Eval = Callable[[Activation], Any]
@@ -663,10 +680,9 @@ def _index(value: Any, key: Any) -> Any:
     raise _overload("_[_]", value, key)
 
 
-def _check_length(value: Any) -> Any:
-    if len(value) > MAX_LENGTH:
-        raise CostExceeded(f"a value built by the rule is longer than {MAX_LENGTH}")
-    return value
+def _check_length(a: Any, b: Any) -> None:
+    if len(a) + len(b) > MAX_LENGTH:
+        raise TooLarge(f"a value built by the rule is longer than {MAX_LENGTH}")
 
 
 def _add(a: Any, b: Any) -> Any:
@@ -679,7 +695,8 @@ def _add(a: Any, b: Any) -> Any:
         if ta is UInt:
             return _uint(a + b)
         if ta in (str, bytes, list):
-            return _check_length(a + b)
+            _check_length(a, b)  # before building it
+            return a + b
         if ta is Duration:
             return Duration(_int(a.ns + b.ns))
     raise _overload("_+_", a, b)
@@ -986,6 +1003,17 @@ class _Compiler:
 
             return member
         fn = _BINOPS[op]
+        price = BINOP_PRICES.get(op)
+        if price is not None:
+
+            def priced(a: Activation) -> Any:
+                x, y = left(a), right(a)
+                a.cost += price(x, y) - 1  # the operator's own unit is in the fixed part
+                if a.cost > a.limit:
+                    raise a.over()
+                return fn(x, y)
+
+            return priced
         return lambda a: fn(left(a), right(a))
 
     def c_comp(self, node: Node) -> Eval:
@@ -998,11 +1026,13 @@ class _Compiler:
             bodies = [self.compile(n) for n in node[4]]
         finally:
             self.scope.discard(var)
-        loop = _comprehension(macro, operand, var, bodies)
+        each = ITERATION[macro] + sum(weight(n) for n in node[4])
+        loop = _comprehension(macro, operand, var, bodies, each)
         if macro == "all":
             terms = _uniqueness_terms(node)
             if terms is not None:
-                return _uniqueness(operand, terms, loop)
+                inner = node[4][0]
+                return _uniqueness(operand, terms, loop, each, ITERATION["exists_one"] + weight(inner[4][0]))
         return loop
 
     def c_call(self, node: Node) -> Eval:
@@ -1027,6 +1057,17 @@ class _Compiler:
             raise CompileError(f"{name}() is a method, not a global function", unsupported=name)
         if len(args) not in arities:
             raise CompileError(f"found no matching overload for '{name}' with {len(args)} arguments", unsupported=name)
+        price = PRICES.get(name)
+        if price is not None:
+
+            def priced(a: Activation) -> Any:
+                values = [f(a) for f in args]
+                a.cost += price(*values) - 1  # the call's own unit is in the fixed part
+                if a.cost > a.limit:
+                    raise a.over()
+                return fn(*values)
+
+            return priced
         if len(args) == 0:
             return lambda a: fn()
         if len(args) == 1:
@@ -1066,14 +1107,13 @@ def _items(value: Any, macro: str) -> list[Any]:
     raise EvalError(f"{macro}() macro: expression does not evaluate to a list or a map: {type_name(value)}")
 
 
-def _comprehension(macro: str, operand: Eval, var: str, bodies: list[Eval]) -> Eval:
+def _comprehension(macro: str, operand: Eval, var: str, bodies: list[Eval], each: int) -> Eval:
+    """A macro's loop; each iteration costs `each` (cel-go's fold: the loop condition and step
+    and the body's nodes, `ITERATION` and `weight`), charged before the iteration runs."""
     body = bodies[0]
 
     def loop(a: Activation) -> Any:
         items = _items(operand(a), macro)
-        a.steps += len(items)
-        if a.steps > MAX_STEPS:
-            raise CostExceeded(f"the rule took more than {MAX_STEPS} comprehension steps")
         saved = a.vars.get(var, _NONE)
         try:
             return run(a, items)
@@ -1090,10 +1130,13 @@ def _comprehension(macro: str, operand: Eval, var: str, bodies: list[Eval]) -> E
             variables = a.vars
             error: EvalError | None = None
             for item in items:
+                a.cost += each
+                if a.cost > a.limit:
+                    raise a.over()
                 variables[var] = item
                 try:
                     x = body(a)
-                except CostExceeded:
+                except (CostExceeded, TooLarge):
                     raise
                 except EvalError as exc:
                     error = exc if error is None else _first(error, exc)  # absorbed if another item decides
@@ -1112,6 +1155,9 @@ def _comprehension(macro: str, operand: Eval, var: str, bodies: list[Eval]) -> E
             variables = a.vars
             count = 0
             for item in items:
+                a.cost += each
+                if a.cost > a.limit:
+                    raise a.over()
                 variables[var] = item
                 x = body(a)
                 if x is True:
@@ -1126,6 +1172,9 @@ def _comprehension(macro: str, operand: Eval, var: str, bodies: list[Eval]) -> E
             variables = a.vars
             out = []
             for item in items:
+                a.cost += each
+                if a.cost > a.limit:
+                    raise a.over()
                 variables[var] = item
                 x = body(a)
                 if x is True:
@@ -1142,6 +1191,9 @@ def _comprehension(macro: str, operand: Eval, var: str, bodies: list[Eval]) -> E
             variables = a.vars
             out = []
             for item in items:
+                a.cost += each
+                if a.cost > a.limit:
+                    raise a.over()
                 variables[var] = item
                 if keep is not None:
                     x = keep(a)
@@ -1164,8 +1216,9 @@ def _comprehension(macro: str, operand: Eval, var: str, bodies: list[Eval]) -> E
 # `exists_one` holds for an item iff its key occurs once. The shortcut answers only where that is
 # exactly what the closures would answer: every item a map whose compared fields are absent or
 # hold a plain scalar (no error can arise, every comparison is a bool). Otherwise the rule runs
-# as written (`loop`). The comprehension steps are counted as the closures would count them, so
-# `MAX_STEPS` stops the same evaluations with the same error.
+# as written (`loop`). The cost is charged as the closures would charge it (every comparison of
+# plain scalars costs one unit, counted in the static weights), so the limits stop the same
+# evaluations with the same error at the same cost.
 
 _ABSENT = object()  # a key's part for a field an item does not have
 _EMPTY = object()  # ... for a field that is absent or holds the rule's "empty" literal
@@ -1271,7 +1324,7 @@ def _plain_key(value: Any) -> Any:
     return _UNCLEAN
 
 
-def _uniqueness(operand: Eval, terms: tuple[tuple[str, str, Any], ...], loop: Eval) -> Eval:
+def _uniqueness(operand: Eval, terms: tuple[tuple[str, str, Any], ...], loop: Eval, outer: int, inner: int) -> Eval:
     def key_of(item: dict[Any, Any]) -> Any:
         parts = []
         for kind, field, literal in terms:
@@ -1316,17 +1369,19 @@ def _uniqueness(operand: Eval, terms: tuple[tuple[str, str, Any], ...], loop: Ev
             if counts[key] != 1:
                 reached, result = i + 1, False
                 break
-        # Steps as the closures count them: n for all(), then n for each exists_one() it runs,
-        # each checked against the limit as it starts.
-        start = a.steps
-        if start + n > MAX_STEPS:
-            a.steps = start + n
-            raise CostExceeded(f"the rule took more than {MAX_STEPS} comprehension steps")
-        if start + n + reached * n > MAX_STEPS:
-            a.steps = start + n + ((MAX_STEPS - start - n) // n + 1) * n
-            raise CostExceeded(f"the rule took more than {MAX_STEPS} comprehension steps")
-        a.steps = start + n + reached * n
-        return result
+        # The cost as the closures charge it: each of the `reached` iterations of all() costs
+        # `outer`, then its exists_one() `inner` per item; the first charge past the limit stops.
+        per = outer + n * inner
+        room = a.limit - a.cost
+        done = room // per  # the iterations that fit whole
+        if done >= reached:
+            a.cost += reached * per
+            return result
+        a.cost += done * per + outer
+        room -= done * per + outer
+        if room >= 0:
+            a.cost += (room // inner + 1) * inner  # the inner charge that passes the limit
+        raise a.over()
 
     return unique
 
@@ -1456,7 +1511,13 @@ def _list_index_of(items: list[Any], value: Any) -> int:
 def _replace(s: Any, old: Any, new: Any, limit: Any = -1) -> str:
     if type(s) is not str or type(old) is not str or type(new) is not str or type(limit) is not int:
         raise _overload("replace", s, old, new)
-    return _check_length(s.replace(old, new, limit))  # type: ignore[no-any-return]
+    # The result's length first: `s.replace('', s)` would build len(s) squared characters.
+    found = len(s) + 1 if old == "" else s.count(old)
+    if limit >= 0:
+        found = min(found, limit)
+    if len(s) + found * (len(new) - len(old)) > MAX_LENGTH:
+        raise TooLarge(f"a value built by the rule is longer than {MAX_LENGTH}")
+    return str(s.replace(old, new, limit))
 
 
 def _split(s: Any, sep: Any, limit: Any = -1) -> list[str]:
@@ -1492,7 +1553,9 @@ def _trim(s: Any) -> str:
 def _join(items: Any, sep: Any = "") -> str:
     if type(items) is not list or type(sep) is not str or any(type(x) is not str for x in items):
         raise _overload("join", items, sep)
-    return _check_length(sep.join(items))  # type: ignore[no-any-return]
+    if sum(len(x) for x in items) + len(sep) * max(len(items) - 1, 0) > MAX_LENGTH:
+        raise TooLarge(f"a value built by the rule is longer than {MAX_LENGTH}")
+    return str(sep.join(items))
 
 
 def _is_sorted(items: Any) -> bool:
@@ -1926,7 +1989,7 @@ class Compiled:
     """A rule compiled once: `evaluate(value)` -> True, False, or raises EvalError. `skip` says
     why it is never evaluated (a transition rule, an unsupported function, a compile error)."""
 
-    __slots__ = ("error", "key_fields", "program", "self_fields", "skip", "text")
+    __slots__ = ("base", "error", "key_fields", "program", "self_fields", "skip", "text")
 
     def __init__(
         self,
@@ -1947,10 +2010,27 @@ class Compiled:
         # with whether it only tests its presence (`has(self.f)` and nothing else); None when
         # the rule reads `self` whole.
         self.key_fields: tuple[tuple[str, bool], ...] | None = None
+        self.base = 0  # the fixed part of its cost (`weight`)
 
-    def evaluate(self, value: Any) -> Any:
+    def evaluate(self, value: Any, limit: int = PER_CALL_LIMIT) -> Any:
+        return self.run(value, limit)[0]
+
+    def run(self, value: Any, limit: int = PER_CALL_LIMIT) -> tuple[Any, int]:
+        """The result and the cost it took; raises EvalError (CostExceeded past `limit`)."""
         assert self.program is not None
-        return self.program(Activation({"self": value}))
+        a = Activation({"self": value}, limit)
+        a.cost = self.base
+        try:
+            if a.cost > a.limit:
+                raise a.over()
+            return self.program(a), a.cost
+        except EvalError as exc:
+            exc.cost = min(a.cost, a.limit + 1)
+            raise
+        except RecursionError:
+            error = TooLarge("the rule nests too deeply to evaluate")
+            error.cost = min(a.cost, a.limit + 1)
+            raise error from None
 
 
 def _mentions(node: Any, name: str) -> bool:
@@ -1984,6 +2064,7 @@ def compile_rule(text: str) -> Compiled:
         return Compiled(text, None, "compile", "expression too deeply nested")
     fields, tested = _self_fields(tree)
     compiled = Compiled(text, program, None, None, fields)
+    compiled.base = weight(tree)
     if fields is not None:
         compiled.key_fields = tuple((f, f in tested) for f in sorted(fields))
     return compiled
@@ -2414,33 +2495,57 @@ def _plain(value: Any) -> Any:
 
 def evaluate(rule: Compiled, value: Any) -> tuple[bool, EvalError | None]:
     """(passed, the error that failed it if any). BadValue and CostExceeded come back as the error."""
+    passed, error, _ = evaluate_within(rule, value, PER_CALL_LIMIT)
+    return passed, error
+
+
+def evaluate_within(rule: Compiled, value: Any, limit: int) -> tuple[bool, EvalError | None, int]:
+    """`evaluate` with a cost limit (at most `PER_CALL_LIMIT`), and the cost it took (past the
+    limit when it raised CostExceeded; a failed evaluation costs what it ran, as in cel-go)."""
     try:
-        result = rule.evaluate(value)
+        result, cost = rule.run(value, limit)
     except EvalError as exc:
-        return False, exc
-    except RecursionError:
-        return False, CostExceeded("the rule nests too deeply to evaluate")
+        return False, exc, exc.cost
     if result is True:
-        return True, None
+        return True, None, cost
     if result is False:
-        return False, None
-    return False, EvalError(f"the rule evaluated to {type_name(result)}, not a bool")
+        return False, None, cost
+    return False, EvalError(f"the rule evaluated to {type_name(result)}, not a bool"), cost
 
 
-def message_of(validation: Mapping[str, Any], value: Any) -> str:
+def message_of(validation: Mapping[str, Any], value: Any, limit: int = PER_CALL_LIMIT) -> tuple[str, int, str | None]:
     """What the API server says when a validation fails: its messageExpression's string, else
-    its message, else `failed rule: <rule>` (k8s.io/apiextensions-apiserver pkg/apiserver/schema/cel)."""
+    its message, else `failed rule: <rule>` (k8s.io/apiextensions-apiserver pkg/apiserver/schema/cel
+    validation.go); with the cost of the messageExpression, and the API server's error when it
+    ran past `limit` (which stops the object's validation there)."""
     expression = validation.get("messageExpression")
+    cost = 0
     if isinstance(expression, str):
         compiled = compile_rule(expression)
         if compiled.program is not None:
             try:
-                result = compiled.evaluate(value)
-            except (EvalError, RecursionError):
-                result = None
+                result, cost = compiled.run(value, limit)
+            except CostExceeded as exc:
+                if exc.per_call:
+                    return (
+                        "",
+                        limit + 1,
+                        (
+                            f"no further validation rules will be run due to call cost exceeds limit for messageExpression: {expression!r}"
+                        ),
+                    )
+                return (
+                    "",
+                    limit + 1,
+                    (
+                        "messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run"
+                    ),
+                )
+            except EvalError as exc:
+                result, cost = None, exc.cost
             if type(result) is str and result.strip() and "\n" not in result and len(result) <= 5000:
-                return result
+                return result, cost, None
     message = validation.get("message")
     if isinstance(message, str) and message.strip():
-        return message
-    return f"failed rule: {validation.get('rule')}"
+        return message, cost, None
+    return f"failed rule: {validation.get('rule')}", cost, None

@@ -134,7 +134,40 @@ def _escaped_in(name: str, fields: frozenset[str]) -> bool:
     return escape(name) in fields
 
 
-RULES: list[type[Rule]] = [CelViolation]
+class CelCostExceeded(Rule):
+    """A CRD whose CEL validation rules the API server estimates too costly: it refuses the CRD."""
+
+    id = "PL708"
+    name = "cel-cost-exceeded"
+    severity = Severity.ERROR
+    subjects = frozenset({"CustomResourceDefinition"})
+
+    def check(self, project: Project) -> Iterable[Issue]:
+        index = project.index
+        # The CRDs in the input and those given with --crd: the API server would refuse either.
+        for crd in (*index.crds(), *index.options.context_crds):
+            from policylint.input.positions import format_path
+            from policylint.k8s.cel_estimate import refusals
+
+            spec = crd.data.get("spec") if isinstance(crd.data, dict) else None
+            versions = spec.get("versions") if isinstance(spec, dict) else None
+            for i, version in enumerate(versions if isinstance(versions, list) else ()):
+                schema = version.get("schema") if isinstance(version, dict) else None
+                root = schema.get("openAPIV3Schema") if isinstance(schema, dict) else None
+                if not isinstance(root, dict):
+                    continue
+                for costly in refusals(root):
+                    at = format_path(("spec", "versions", i, "schema", "openAPIV3Schema", *costly.parts))
+                    yield self.issue(
+                        crd,
+                        at,
+                        f"Forbidden: {costly.message}; the API server refuses the CRD",
+                        hint="The API server's static estimate (x-kubernetes-validations cost limits):"
+                        " bound the lists, maps and strings the rule reads, or make it cheaper",
+                    )
+
+
+RULES: list[type[Rule]] = [CelViolation, CelCostExceeded]
 
 
 # -- coverage: which of the bundled CRDs' rules PL704 evaluates (`policylint rules --cel-coverage`) --
