@@ -249,13 +249,23 @@ def test_junit_has_a_suite_per_file_and_a_case_per_object_and_rule() -> None:
     route_cases = {c.get("name") for c in cases if c.get("classname") == "HTTPRoute app/shop"}
     assert {"PL406 parent-ref-not-found", "PL410 route-without-parent-refs", "PL411 backend-not-found"} <= route_cases
     failures = [(c.get("classname"), c.get("name"), f.get("type")) for c in cases for f in c.findall("failure")]
+    # --fail-on error (the default): the two errors fail, as they fail the run (exit code 1).
     assert failures == [
         ("BackendTrafficPolicy app/checkout-retries", "PL301 section-not-found", "error"),
-        ("ClientTrafficPolicy infra/edge-timeouts", "PL110 status-in-manifest", "info"),
-        ("HTTPRoute app/admin", "PL410 route-without-parent-refs", "warning"),
         ("HTTPRoute app/shop", "PL412 backend-port-invalid", "error"),
     ]
-    assert root.get("failures") == "4"
+    assert root.get("failures") == "2"
+    # The info and the warning pass, their findings in the test's system-out.
+    below = {(c.get("classname"), c.get("name")): c.findtext("system-out") for c in cases if c.find("system-out") is not None}
+    assert sorted(below) == [
+        ("ClientTrafficPolicy infra/edge-timeouts", "PL110 status-in-manifest"),
+        ("HTTPRoute app/admin", "PL410 route-without-parent-refs"),
+    ]
+    assert below[("HTTPRoute app/admin", "PL410 route-without-parent-refs")].splitlines()[0] == (
+        f"{INPUT}/policies.yaml:36:1: warning PL410 HTTPRoute app/admin has no parentRefs, so it attaches to no Gateway"
+        " and serves no traffic (Gateway API: a route without parentRefs attaches nowhere): add a parentRef naming the"
+        " Gateway or ListenerSet (or, for a mesh route, the Service) it belongs to"
+    )
     body = next(f.text for c in cases for f in c.findall("failure") if "PL412" in (c.get("name") or ""))
     assert body is not None
     assert body.splitlines() == [
@@ -564,6 +574,74 @@ def test_a_selector_policy_gets_a_chain_per_object_it_matches() -> None:
     chains = attachment_chain.compute(result.project, [on_policy], resolver)["a" * 32]
     # A selector policy: one chain per matched route (both `team: shop` routes, across namespaces).
     assert sorted(chain[2].message for chain in chains) == ["target HTTPRoute infra/status", "target HTTPRoute shop/store"]
+
+
+def junit_of(*args: str) -> tuple[int, ElementTree.Element]:
+    code, out, _ = run("--format", "junit", *args)
+    return code, ElementTree.fromstring(out.encode("utf-8"))
+
+
+def _failures(root: ElementTree.Element) -> list[tuple[str | None, str | None]]:
+    return [(c.get("name"), f.get("type")) for c in root.iter("testcase") for f in c.findall("failure")]
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "code", "failing"),
+    [
+        ("error", 1, ["PL301 error", "PL412 error"]),
+        ("warning", 1, ["PL301 error", "PL410 warning", "PL412 error"]),
+        ("info", 1, ["PL301 error", "PL110 info", "PL410 warning", "PL412 error"]),
+    ],
+)
+def test_junit_fails_what_fails_the_gate(fail_on: str, code: int, failing: list[str]) -> None:
+    got_code, root = junit_of("--fail-on", fail_on, INPUT)
+    assert got_code == code
+    assert [f"{name.split()[0]} {kind}" for name, kind in _failures(root) if name and kind] == failing
+    assert int(root.get("failures", "0")) == len(failing)
+    # Whatever does not fail is still there, in the passing test's system-out.
+    assert len([c for c in root.iter("testcase") if c.find("system-out") is not None]) == 4 - len(failing)
+
+
+def test_junit_with_exit_zero_still_fails_at_fail_on() -> None:
+    # --exit-zero keeps the job green; the report still says what the gate would fail.
+    code, root = junit_of("--exit-zero", INPUT)
+    assert code == 0
+    assert int(root.get("failures", "0")) == 2
+
+
+SCOPED_JUNIT = [
+    # A changed policies file: its own objects' cases; below --fail-on in system-out.
+    ("report.scoped-policies.junit.xml", ("tests/reporters/ci/policies.yaml", "--context", INPUT)),
+    # A changed routes file: PL301 in a context file is reported (its note is in routes.yaml), as its
+    # one test case; no case for the context files' passes.
+    ("report.scoped-routes.junit.xml", ("tests/reporters/ci/routes.yaml", "--context", INPUT)),
+]
+
+
+@pytest.mark.parametrize(("name", "args"), SCOPED_JUNIT, ids=[n for n, _ in SCOPED_JUNIT])
+def test_junit_golden_in_a_scoped_run(name: str, args: tuple[str, ...], update_golden: bool) -> None:
+    code, out, _ = run("--format", "junit", *args)
+    assert code == 1
+    path = GOLDEN / name
+    if update_golden:
+        path.write_text(out, encoding="utf-8")
+    assert out == path.read_text(encoding="utf-8"), f"{path.name} is stale: run pytest {__file__} --update-golden and review"
+
+
+def test_junit_in_a_scoped_run_has_cases_for_reported_files_only() -> None:
+    _, whole = junit_of(INPUT)
+    _, scoped = junit_of("tests/reporters/ci/routes.yaml", "--context", INPUT)
+    suites = {s.get("file"): s for s in scoped.findall("testsuite")}
+    assert sorted(suites) == [f"{INPUT}/policies.yaml", f"{INPUT}/routes.yaml"]
+    # The context file's suite holds only the reported finding's case.
+    assert [(c.get("classname"), c.get("name")) for c in suites[f"{INPUT}/policies.yaml"]] == [
+        ("BackendTrafficPolicy app/checkout-retries", "PL301 section-not-found")
+    ]
+    # The reported file's suite is the one a whole run writes for it.
+    whole_routes = next(s for s in whole.findall("testsuite") if s.get("file") == f"{INPUT}/routes.yaml")
+    assert ElementTree.tostring(suites[f"{INPUT}/routes.yaml"]) == ElementTree.tostring(whole_routes)
+    assert int(scoped.get("tests", "0")) == 1 + int(whole_routes.get("tests", "0"))
+    assert _failures(scoped) == [("PL301 section-not-found", "error"), ("PL412 backend-port-invalid", "error")]
 
 
 def test_junit_text_never_holds_a_character_xml_forbids() -> None:

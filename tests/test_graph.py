@@ -1,11 +1,14 @@
 """`policylint graph`: golden Mermaid and DOT, their syntax, styling by status, --focus and --depth.
 
-The input is the one of tests/test_explain.py (tests/explain/input/). The expected output is in
+The inputs are the one of tests/test_explain.py (tests/explain/input/) and tests/graph/input/
+(a policy accepted on one of its two targets, a parentRef no listener admits, one whose Gateway
+is not there, a backendRef with no ReferenceGrant). The expected output is in
 tests/graph/golden/; regenerate with `pytest tests/test_graph.py --update-golden` and review.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -14,10 +17,13 @@ from click.testing import CliRunner, Result
 
 from policylint.cli import cli
 from policylint.commands.graph import Graph, mermaid
+from policylint.commands.graph_status import TargetState, policy_state
+from policylint.vocabulary import Accepted, Enforcement
 from tests.lintutil import ROOT
 
 INPUT = "tests/explain/input"
 PROFILE = "tests/explain/colorpolicy-profile.yaml"
+STATUS = "tests/graph/input"
 GOLDEN = ROOT / "tests" / "graph" / "golden"
 
 CASES = [
@@ -28,10 +34,17 @@ CASES = [
     ("focus-p1.dot", ("--focus", "colorpolicy/app/p1", "--format", "dot")),
     ("focus-g1-depth1.mmd", ("--focus", "gateway/app/g1", "--depth", "1")),
     ("depth1.mmd", ("--depth", "1")),
+    # Mixed status, broken and denied references, and the legend for them.
+    ("status.mmd", ("--input", STATUS)),
+    ("status.dot", ("--input", STATUS, "--format", "dot")),
+    ("status-rules.mmd", ("--input", STATUS, "--rules")),
+    ("status-focus-web.dot", ("--input", STATUS, "--focus", "httproute/shop/web", "--format", "dot")),
 ]
 
 
 def graph(*args: str) -> Result:
+    if args[:1] == ("--input",):
+        return CliRunner().invoke(cli, ["graph", args[1], *args[2:]])
     return CliRunner().invoke(cli, ["graph", INPUT, "--profile", PROFILE, *args])
 
 
@@ -64,10 +77,11 @@ _LABEL = r'"[^"]*"'
 _MERMAID_NODE = re.compile(
     rf"^\s+({_ID})(\[/{_LABEL}/\]|\[\({_LABEL}\)\]|\(\[{_LABEL}\]\)|\[{_LABEL}\]|\({_LABEL}\)|\{{\{{{_LABEL}\}}\}})$"
 )
-_MERMAID_EDGE = re.compile(rf"^  ({_ID}) (-->|-\.->)(\|{_LABEL}\|)? ({_ID})$")
+_MERMAID_EDGE = re.compile(rf"^  ({_ID}) (-->|-\.->|-\.-x)(\|{_LABEL}\|)? ({_ID})$")
 _MERMAID_SUBGRAPH = re.compile(rf"^  subgraph {_ID}\[{_LABEL}\]$")
 _MERMAID_CLASSDEF = re.compile(r"^  classDef [a-z]+ [a-z-]+:[^ ,]+(,[a-z-]+:[^,]+)*$")
 _MERMAID_CLASS = re.compile(rf"^  class {_ID}(,{_ID})* ([a-z]+)$")
+_MERMAID_LINKSTYLE = re.compile(r"^  linkStyle (\d+(?:,\d+)*) stroke:#[0-9a-f]{6},color:#[0-9a-f]{6}$")
 
 
 def assert_valid_mermaid(text: str) -> None:
@@ -78,6 +92,8 @@ def assert_valid_mermaid(text: str) -> None:
     declared: set[str] = set()
     defined: set[str] = set()
     depth = 0
+    links = 0
+    styled: list[int] = []
     for line in lines[1:]:
         if node := _MERMAID_NODE.match(line):
             assert node.group(1) not in declared, f"node declared twice: {line}"
@@ -86,6 +102,9 @@ def assert_valid_mermaid(text: str) -> None:
             assert not re.search(r"[<>&|#;]", re.sub(r"#\d+;|<br/>", "", label)), f"unescaped character in {line}"
         elif edge := _MERMAID_EDGE.match(line):
             assert edge.group(1) in declared and edge.group(4) in declared, f"edge between undeclared nodes: {line}"
+            links += 1
+        elif link_style := _MERMAID_LINKSTYLE.match(line):
+            styled += [int(n) for n in link_style.group(1).split(",")]
         elif _MERMAID_SUBGRAPH.match(line):
             depth += 1
         elif line == "  end":
@@ -99,6 +118,8 @@ def assert_valid_mermaid(text: str) -> None:
         else:
             raise AssertionError(f"not valid graph output: {line!r}")
     assert depth == 0
+    # linkStyle counts the links from 0 in the order they are written; each is styled once.
+    assert len(styled) == len(set(styled)) and all(0 <= n < links for n in styled)
 
 
 def assert_valid_dot(text: str) -> None:
@@ -116,7 +137,7 @@ def test_labels_are_escaped() -> None:
     g = Graph()
     g.add_node(GNode("a", "gateway", ['say "hi" <b> & #1; |x|'], None, "gateway"))
     g.add_node(GNode("b", "policy", ["p"], "ns", "enforced"))
-    g.add_edge(GEdge("b", "a", True, '#sec "q"'))
+    g.add_edge(GEdge("b", "a", "policy", '#sec "q"'))
     text = mermaid(g)
     assert_valid_mermaid(text)
     assert "#34;hi#34;" in text and "#60;b#62;" in text and "#35;sec #34;q#34;" in text
@@ -153,18 +174,172 @@ def test_a_policy_the_api_server_refuses_is_drawn_invalid() -> None:
     text = CliRunner().invoke(cli, ["graph", "examples/"]).stdout
     assert _classes(text)["pol_RateLimitPolicy_infra_https_client_limits"] == "invalid"
     assert '{{"RateLimitPolicy<br/>https-client-limits<br/>Invalid"}}' in text
-    assert "  pol_RateLimitPolicy_infra_https_client_limits -.-> listener_infra_shared_gw_https\n" in text
+    assert '  pol_RateLimitPolicy_infra_https_client_limits -.->|"Invalid"| listener_infra_shared_gw_https\n' in text
 
 
 def test_policies_attach_to_their_targets_with_dashed_edges() -> None:
     text = graph().stdout
-    assert "  pol_ColorPolicy_app_p3 -.-> gateway_app_g2\n" in text
-    assert "  pol_ClientTrafficPolicy_app_g1_clients -.-> listener_app_g1_http\n" in text
+    assert '  pol_ColorPolicy_app_p3 -.->|"Accepted, Enforced"| gateway_app_g2\n' in text
+    assert '  pol_ClientTrafficPolicy_app_g1_clients -.->|"Accepted, Enforced"| listener_app_g1_http\n' in text
     # A port section is not a node: the edge to its Service says which port.
-    assert '  pol_BackendTLSPolicy_app_b2_tls -.->|"#35;https"| backend_app_b2\n' in text
-    assert "  pol_ColorPolicy_app_p5 -.-> missing_HTTPRoute_app_r5\n" in text
+    assert '  pol_BackendTLSPolicy_app_b2_tls -.->|"#35;https: Accepted, Enforced"| backend_app_b2\n' in text
+    assert '  pol_BackendTLSPolicy_app_b2_tls_new -.->|"#35;https: Conflicted"| backend_app_b2\n' in text
+    assert '  pol_ColorPolicy_app_p5 -.->|"TargetNotFound"| missing_HTTPRoute_app_r5\n' in text
     dot = graph("--format", "dot").stdout
-    assert "  pol_ColorPolicy_app_p3 -> gateway_app_g2 [style=dashed" in dot
+    assert (
+        '  pol_ColorPolicy_app_p3 -> gateway_app_g2 [style=dashed, arrowhead=open, color="#f9a825", label="Accepted, Enforced"'
+        in dot
+    )
+
+
+def _explained(path: str, query: str, *extra: str) -> list[str]:
+    """Each target of a policy as `explain --format json` states it: "Accepted, Enforced"."""
+    result = CliRunner().invoke(cli, ["explain", query, path, *extra, "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+    targets = json.loads(result.stdout)["policy"]["targets"]
+    return [t["accepted"] + (f", {t['enforcement']}" if t["enforcement"] else "") for t in targets]
+
+
+def _edge_labels(text: str, policy_id: str) -> list[str]:
+    return [re.sub(r"^#35;\S+: | \(\w+\)$", "", m) for m in re.findall(rf'^  {policy_id} -\.->\|"([^"]*)"\|', text, re.M)]
+
+
+@pytest.mark.parametrize(
+    ("path", "query", "policy_id"),
+    [
+        (INPUT, "colorpolicy/app/p1", "pol_ColorPolicy_app_p1"),
+        (INPUT, "backendtlspolicy/app/b2-tls-new", "pol_BackendTLSPolicy_app_b2_tls_new"),
+        (INPUT, "clienttrafficpolicy/app/g1-clients-all", "pol_ClientTrafficPolicy_app_g1_clients_all"),
+        (INPUT, "colorpolicy/app/p5", "pol_ColorPolicy_app_p5"),
+        (STATUS, "backendtrafficpolicy/shop/shop-retries", "pol_BackendTrafficPolicy_shop_shop_retries"),
+        (STATUS, "clienttrafficpolicy/infra/edge-timeouts", "pol_ClientTrafficPolicy_infra_edge_timeouts"),
+    ],
+)
+def test_each_edge_states_what_explain_states_for_its_target(path: str, query: str, policy_id: str) -> None:
+    extra = ("--profile", PROFILE) if path == INPUT else ()
+    text = CliRunner().invoke(cli, ["graph", path, *extra]).stdout
+    assert _edge_labels(text, policy_id) == _explained(path, query, *extra)
+
+
+def test_a_policy_accepted_on_some_targets_shows_the_mix() -> None:
+    """shop-retries: HTTPRoute web Accepted and Enforced, its rule `checkout` not found. Neither
+    Invalid (red) nor Enforced: "1 of 2 targets accepted", and each edge its own status."""
+    text = graph("--input", STATUS).stdout
+    classes = _classes(text)
+    assert classes["pol_BackendTrafficPolicy_shop_shop_retries"] == "mixed"
+    assert '{{"BackendTrafficPolicy<br/>shop-retries<br/>1 of 2 targets accepted"}}' in text
+    assert '  pol_BackendTrafficPolicy_shop_shop_retries -.->|"Accepted, Enforced"| route_shop_web\n' in text
+    assert (
+        '  pol_BackendTrafficPolicy_shop_shop_retries -.->|"#35;checkout: TargetNotFound (SectionNotFound)"| route_shop_web\n'
+    ) in text
+    assert classes["pol_ClientTrafficPolicy_infra_edge_timeouts"] == "mixed"
+    assert '  pol_ClientTrafficPolicy_infra_edge_timeouts -.->|"TargetNotFound"| missing_Gateway_infra_gone\n' in text
+    dot = graph("--input", STATUS, "--format", "dot").stdout
+    assert 'label="BackendTrafficPolicy\\nshop-retries\\n1 of 2 targets accepted", shape=hexagon, style="dashed,filled"' in dot
+
+
+def _state(accepted: Accepted, enforcement: Enforcement | None, css: str) -> TargetState:
+    return TargetState(accepted, enforcement, css)
+
+
+@pytest.mark.parametrize(
+    ("states", "css", "text"),
+    [
+        ([], "invalid", "no target"),
+        ([_state(Accepted.ACCEPTED, Enforcement.ENFORCED, "enforced")] * 2, "enforced", "Enforced"),
+        (
+            [
+                _state(Accepted.ACCEPTED, Enforcement.ENFORCED, "enforced"),
+                _state(Accepted.ACCEPTED, Enforcement.OVERRIDDEN, "overridden"),
+            ],
+            "partial",
+            "PartiallyEnforced",
+        ),
+        (
+            [_state(Accepted.ACCEPTED, Enforcement.OVERRIDDEN, "overridden"), _state(Accepted.ACCEPTED, None, "inert")],
+            "overridden",
+            "Overridden",
+        ),
+        ([_state(Accepted.ACCEPTED, None, "inert")], "inert", "reaches no traffic"),
+        (
+            [_state(Accepted.ACCEPTED, Enforcement.ENFORCED, "enforced"), _state(Accepted.CONFLICTED, None, "conflicted")],
+            "mixed",
+            "1 of 2 targets accepted",
+        ),
+        ([_state(Accepted.CONFLICTED, None, "conflicted")] * 2, "conflicted", "Conflicted"),
+        (
+            [_state(Accepted.INVALID, None, "invalid"), _state(Accepted.TARGET_NOT_FOUND, None, "invalid")],
+            "invalid",
+            "Invalid, TargetNotFound",
+        ),
+    ],
+)
+def test_a_policy_node_from_its_targets(states: list[TargetState], css: str, text: str) -> None:
+    state = policy_state(states)
+    assert (state.css, state.text) == (css, text)
+
+
+def test_broken_parent_refs_and_denied_backend_refs_are_drawn_with_their_reason() -> None:
+    text = graph("--input", STATUS).stdout
+    # Listener `internal` admits routes of namespace infra only: the check that failed.
+    assert '  listener_infra_edge_internal -.-x|"NotAllowedByListeners: Namespace"| route_shop_admin\n' in text
+    # A parent not in the input is drawn as missing.
+    assert '  missing_Gateway_infra_legacy -.-x|"ParentNotFound"| route_shop_old\n' in text
+    assert '    missing_Gateway_infra_legacy["Gateway<br/>legacy<br/>not found"]\n' in text
+    # The Service exists; the reference to it is refused: drawn as itself, not as missing.
+    assert '  route_shop_web -.-x|"RefNotPermitted: no ReferenceGrant"| backend_billing_ledger\n' in text
+    assert "missing_Service" not in text
+    # Traffic does not flow along them: they are no hierarchy edges.
+    assert "  route_shop_web --> backend_billing_ledger\n" not in text
+    assert "  listener_infra_edge_internal --> route_shop_admin\n" not in text
+    # With --rules the backendRef starts at its rule.
+    rules = graph("--input", STATUS, "--rules").stdout
+    assert '  rule_shop_web_main -.-x|"RefNotPermitted: no ReferenceGrant"| backend_billing_ledger\n' in rules
+    dot = graph("--input", STATUS, "--format", "dot").stdout
+    assert (
+        '  listener_infra_edge_internal -> route_shop_admin [style=dashed, arrowhead=tee, color="#c62828",'
+        ' label="NotAllowedByListeners: Namespace", fontcolor="#c62828"];\n'
+    ) in dot
+
+
+def test_focus_keeps_the_references_that_do_not_hold() -> None:
+    declared = set(re.findall(rf"^\s+({_ID})[\[\(\{{]", graph("--input", STATUS, "--focus", "httproute/shop/web").stdout, re.M))
+    assert "backend_billing_ledger" in declared  # the backend it may not reach
+    assert "route_shop_admin" not in declared  # refused by its Gateway's other listener: not web's
+    declared = set(re.findall(rf"^\s+({_ID})[\[\(\{{]", graph("--input", STATUS, "--focus", "gateway/infra/edge").stdout, re.M))
+    assert "route_shop_admin" in declared  # the route its listener refused
+    assert "route_shop_old" not in declared  # refused by another Gateway
+
+
+def _legend(text: str) -> list[str]:
+    block = text.split('  subgraph legend["legend"]\n', 1)[1].split("  end\n", 1)[0]
+    return [re.sub(r"^\s+legend_(\w+).*$", r"\1", line) for line in block.splitlines()]
+
+
+def test_the_legend_names_the_styles_the_picture_uses() -> None:
+    assert _legend(graph("--input", STATUS).stdout) == ["mixed", "missing", "edge_hierarchy", "edge_policy", "edge_broken"]
+    assert _legend(graph().stdout) == [
+        "enforced",
+        "partial",
+        "overridden",
+        "conflicted",
+        "invalid",
+        "missing",
+        "edge_hierarchy",
+        "edge_policy",
+    ]
+    text = graph("--input", STATUS).stdout
+    assert '    legend_mixed{{"policy accepted on some of its targets only"}}\n' in text
+    assert (
+        "  class pol_ClientTrafficPolicy_infra_edge_timeouts,pol_BackendTrafficPolicy_shop_shop_retries,legend_mixed mixed\n"
+        in text
+    )
+    dot = graph("--input", STATUS, "--format", "dot").stdout
+    assert "  subgraph cluster_legend {\n" in dot
+    assert (
+        '    legend_edge_broken [label="dashed, crossed: a parentRef not admitted or a backendRef refused, with the reason"'
+        in dot
+    )
 
 
 def test_rules_flag_draws_rule_nodes() -> None:

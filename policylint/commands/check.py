@@ -185,7 +185,7 @@ def run_check(
         error(exc)
         return EXIT_USAGE
     _say_what_happened(result)
-    written = _render(result, fmt, color, files)
+    written = _render(result, fmt, color, files, threshold)
     if result.internal_error or not written:
         return EXIT_USAGE
     if exit_zero:
@@ -315,14 +315,14 @@ def parse_outputs(values: Sequence[str]) -> list[tuple[str, str]] | None:
     return out
 
 
-def _render(result: LintResult, fmt: str, color: str, files: Sequence[tuple[str, str]]) -> bool:
+def _render(result: LintResult, fmt: str, color: str, files: Sequence[tuple[str, str]], fail_on: Severity) -> bool:
     """The report on standard output, each output file, the summary line on standard error.
     False when a file could not be written (said on standard error)."""
     from policylint.reporters import environment_options, streamer
     from policylint.reporters.text import summary
 
     colored = fmt == "text" and use_color(color, sys.stdout)
-    options = environment_options(outputs=tuple(files))
+    options = environment_options(outputs=tuple(files), fail_on=fail_on)
     # color=True keeps the escape codes click would strip when stdout is not a terminal.
     _write(streamer(fmt, replace(options, color=colored))(result), colored)
     ok = True

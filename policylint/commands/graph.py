@@ -3,9 +3,12 @@
 The hierarchy is the one the effective-policy simulation walks (policylint.semantics.effective.simulation):
 GatewayClass > Gateway > (ListenerSet) > listener > Route > (rule) > backend. Policies
 are drawn as nodes with a dashed edge to each target, as GEP-713 draws its
-examples; a policy's node is styled by its simulated status (docs/effective-policy.md#status), so
-conflicted, overridden and broken policies stand out. Objects are grouped by
-namespace, the ownership boundary of Gateway API.
+examples. Each edge carries the policy's status on that target, and the node the mix over its
+targets, as `explain POLICY` states them (policylint.commands.graph_status): a policy accepted on
+one target and refused on another is neither Invalid nor Enforced. The references that do not
+hold (a parentRef no listener admits, a backendRef refused) are drawn dashed, with their reason,
+where the hierarchy of traffic leaves them out. A legend names the styles the picture uses.
+Objects are grouped by namespace, the ownership boundary of Gateway API.
 
 The graph is built once as plain data (`Graph`) and rendered by `mermaid()` or
 `dot()`. Output is deterministic: nodes follow the hierarchy walk (objects in key
@@ -22,28 +25,31 @@ from dataclasses import field
 from typing import TYPE_CHECKING, ClassVar
 
 from policylint.commands.explain import Describer, Found, find_object, object_node, parse_query
-from policylint.semantics.effective.simulation import ENFORCED, OVERRIDDEN, NodeKey
+from policylint.commands.graph_status import (
+    TargetState,
+    backend_reason,
+    broken_listener_sets,
+    broken_parents,
+    policy_state,
+    refused_backends,
+    target_state,
+)
+from policylint.semantics.effective.simulation import NodeKey
 from policylint.textsafe import MAX_FIELD, escape, mermaid_label
 from policylint.values import frozen, record
-from policylint.vocabulary import Accepted, Resolved
+from policylint.vocabulary import Resolved
 
 if TYPE_CHECKING:
+    from policylint.k8s.objects import K8sObject
     from policylint.profiles.policy import Policy
     from policylint.project import Project
     from policylint.semantics.resolution import TargetResolution
 
 FORMATS = ("mermaid", "dot")
 
-# Policy node classes, worst first: the class of a policy is the worst over its targets.
-POLICY_CLASSES = ("invalid", "conflicted", "overridden", "partial", "enforced", "inert")
-_STATUS_TEXT = {
-    "invalid": None,  # the resolution status (TargetNotFound, Invalid) is shown instead
-    "conflicted": "Conflicted",
-    "overridden": "Overridden",
-    "partial": "PartiallyEnforced",
-    "enforced": "Enforced",
-    "inert": "reaches no traffic",
-}
+# Edge kinds: the hierarchy traffic follows, a policy's attachment to a target, and a reference
+# of the hierarchy that does not hold (a parentRef not admitted, a backendRef refused).
+HIERARCHY, POLICY, BROKEN = "hierarchy", "policy", "broken"
 
 
 @record(slots=True)
@@ -59,8 +65,9 @@ class GNode:
 class GEdge:
     src: str
     dst: str
-    policy: bool  # a policy attachment (dashed) rather than a hierarchy edge
+    kind: str  # HIERARCHY | POLICY | BROKEN
     label: str | None = None
+    css: str | None = None  # a policy edge: its target state's class (graph_status.TargetState)
 
 
 @record
@@ -79,6 +86,9 @@ class Graph:
 
 
 _SEP = "\x1f"  # joins the parts of internal node ids; no Kubernetes name or group contains it
+
+
+_LEVEL = {"Gateway": "gateway", "ListenerSet": "listenerset"}
 
 
 def _raw_id(
@@ -160,7 +170,7 @@ class _Builder:
         if src == dst:
             return
         before = len(self.graph.edges)
-        self.graph.add_edge(GEdge(src, dst, False))
+        self.graph.add_edge(GEdge(src, dst, HIERARCHY))
         if len(self.graph.edges) > before:
             self.parents[dst].add(src)
             self.children[src].append(dst)
@@ -186,6 +196,49 @@ class _Builder:
         for route in sorted(self.topology.routes(), key=lambda r: r.key):
             self.walk(("route", route.key, None), seen)
 
+    # -- references that do not hold -------------------------------------------------------
+
+    def missing(self, group: str, kind: str, namespace: str | None, name: str, section: str | None, why: str) -> str:
+        """A node for an object a reference names that is not in the input."""
+        missing_id = _raw_id("missing", group, kind, namespace, name, section)
+        shown = f"{name}#{section}" if section else name
+        self.graph.add_node(GNode(missing_id, "missing", [kind, shown, why], namespace, "missing"))
+        return missing_id
+
+    def build_broken(self) -> None:
+        for broken in broken_parents(self.topology):
+            route_id = self.ensure(("route", broken.route.key, None))
+            if broken.listener is not None:
+                src = self.ensure(("listener", broken.listener.owner.key, broken.listener.name))
+            elif broken.parent is not None:
+                src = self.ensure((_LEVEL.get(broken.parent.kind, "gateway"), broken.parent.key, None))
+            else:
+                group, kind, namespace, name, section = broken.ref_label
+                src = self.missing(group, kind, namespace, name, section, "not found")
+            self.graph.add_edge(GEdge(src, route_id, BROKEN, broken.reason))
+        for att in broken_listener_sets(self.topology):
+            if att.gateway is not None:
+                src = self.ensure(("gateway", att.gateway.key, None))
+                dst = self.ensure(("listenerset", att.listener_set.key, None))
+                self.graph.add_edge(GEdge(src, dst, BROKEN, str(att.reason)))
+        for route in sorted(self.topology.routes(), key=lambda r: r.key):
+            for ref in refused_backends(self.topology, route):
+                src = self.ensure(self._rule_node(route, ref.rule))
+                # A backend refused for want of a ReferenceGrant is no target of the reference, but
+                # it is there: drawn as itself.
+                backend = ref.target or self.project.index.lookup(ref.group, ref.kind, ref.namespace, ref.name)
+                if backend is not None:
+                    dst = self.ensure(("backend", backend.key, None))
+                else:
+                    dst = self.missing(ref.group, ref.kind, ref.namespace, ref.name, None, "not found")
+                self.graph.add_edge(GEdge(src, dst, BROKEN, backend_reason(ref)))
+
+    def _rule_node(self, route: K8sObject, position: int | None) -> NodeKey:
+        for section in self.topology.rules(route):
+            if section.position == position:
+                return ("rule", route.key, section.name if section.name is not None else section.position)
+        return ("route", route.key, None)
+
     # -- policies ------------------------------------------------------------------------
 
     def build_policies(self) -> None:
@@ -199,54 +252,38 @@ class _Builder:
     def add_policy(self, policy: Policy) -> None:
         key = policy.key
         policy_id = _policy_id(policy)
-        states: list[str] = []
-        resolution_problems: list[str] = []
+        states: list[TargetState] = []
         targets: list[str] = []
         for res in self.project.resolution.targets(policy):
-            state, dst, label = self._target(policy, res)
+            state = target_state(self.sim, policy, res)
             states.append(state)
-            if state == "invalid":
-                resolution_problems.append(self.sim.accepted(policy, res)[0])
+            dst, where, detail = self._target(policy, res)
             if dst is not None:
                 targets.append(dst)
-                self.graph.add_edge(GEdge(policy_id, dst, True, label))
-        css = min(states, key=POLICY_CLASSES.index) if states else "invalid"
-        status = _STATUS_TEXT[css] or ", ".join(dict.fromkeys(resolution_problems)) or "no target"
-        self.graph.add_node(GNode(policy_id, "policy", [key.kind, key.name, status], key.namespace, css))
+                label = f"{where}: {state.text}" if where else state.text
+                self.graph.add_edge(GEdge(policy_id, dst, POLICY, f"{label} ({detail})" if detail else label, state.css))
+        summary = policy_state(states)
+        self.graph.add_node(GNode(policy_id, "policy", [key.kind, key.name, summary.text], key.namespace, summary.css))
         self.policy_nodes[policy_id] = targets
 
-    def _target(self, policy: Policy, res: TargetResolution) -> tuple[str, str | None, str | None]:
-        """(state class, drawn target id, edge label) of one target of a policy."""
+    def _target(self, policy: Policy, res: TargetResolution) -> tuple[str | None, str, str]:
+        """(drawn target id, what of it the reference names that the node does not show, the
+        resolution step that refused it) of one target of a policy."""
         ref = res.ref
         node = self.sim.node_of(res)
         if node is not None:
-            dst = self.ensure(node)
             drawn = self.drawn(node)
-            label = None
-            if drawn != node:
-                label = f"#{self.describe.section_text(node)}"
-            if self.sim.accepted(policy, res)[0] == Accepted.INVALID:
-                return "invalid", dst, label  # refused by the API server or its controller: applies nowhere
-            status = self.sim.target_status(policy, res)
-            if status is None or status.contexts == 0:
-                return "inert", dst, label
-            if status.conflicted == status.contexts:
-                return "conflicted", dst, label
-            enforcement = status.enforcement
-            state = {ENFORCED: "enforced", OVERRIDDEN: "overridden"}.get(enforcement, "partial") if enforcement else "partial"
-            return state, dst, label
+            return self.ensure(node), f"#{self.describe.section_text(node)}" if drawn != node else "", ""
         section = f"#{ref.section_name}" if ref.section_name else ""
         if res.target is not None:
             # The object exists but the reference is not usable (section not found, no ReferenceGrant, ...).
-            dst = self.ensure(object_node(self.project, res.target))
-            return "invalid", dst, f"{section} {res.detail}".strip()
+            detail = str(res.detail) if res.detail != Resolved.RESOLVED else ""
+            return self.ensure(object_node(self.project, res.target)), section, detail
         if ref.kind is None or ref.name is None:
-            return "invalid", None, None
+            return None, "", ""
         namespace = res.namespace if res.namespace is not None else ref.namespace or policy.obj.namespace
-        missing_id = _raw_id("missing", ref.group, ref.kind, namespace, ref.name, ref.section_name)
         reason = "external" if res.detail == Resolved.EXTERNAL else "not found" if res.status == "TargetNotFound" else res.detail
-        self.graph.add_node(GNode(missing_id, "missing", [ref.kind, f"{ref.name}{section}", reason], namespace, "missing"))
-        return ("inert" if res.accepted else "invalid"), missing_id, None
+        return self.missing(ref.group or "", ref.kind, namespace, ref.name, ref.section_name, str(reason)), "", ""
 
 
 # -- focus -------------------------------------------------------------------------------------
@@ -266,7 +303,11 @@ def _reachable(start: Iterable[str], edges: Mapping[str, Iterable[str]], depth: 
     return out
 
 
-def _restrict(builder: _Builder, keep_hierarchy: set[str], extra_policies: Iterable[str] = ()) -> Graph:
+def _restrict(
+    builder: _Builder, keep_hierarchy: set[str], extra_policies: Iterable[str] = (), broken_from: set[str] | None = None
+) -> Graph:
+    """The part of the picture around `keep_hierarchy`, with the policies attached there and the
+    references that do not hold of the objects in `broken_from` (default: all kept)."""
     graph = builder.graph
     keep = set(keep_hierarchy)
     policies = set(extra_policies)
@@ -278,6 +319,12 @@ def _restrict(builder: _Builder, keep_hierarchy: set[str], extra_policies: Itera
         # A kept policy keeps its broken targets (missing objects): they are part of what it is.
         if edge.src in policies and graph.nodes[edge.dst].shape == "missing":
             keep.add(edge.dst)
+        # An object in view keeps the other end of its references that do not hold: the route
+        # its listener refused, the Gateway that refused it, the backend it may not reach. Not
+        # those of a focused object's ancestors: a route a Gateway refused is not the focus's.
+        near = keep_hierarchy if broken_from is None else broken_from
+        if edge.kind == BROKEN and (edge.src in near or edge.dst in near):
+            keep |= {edge.src, edge.dst}
     out = Graph()
     for node_id, node in graph.nodes.items():
         if node_id in keep:
@@ -304,6 +351,7 @@ def build_graph(
             show_rules = True  # the focused rule must be a node of its own
     builder = _Builder(project, show_rules)
     builder.build_hierarchy()
+    builder.build_broken()
     builder.build_policies()
     hierarchy = {n for n, node in builder.graph.nodes.items() if node.shape not in ("policy", "missing")}
     if found is None:
@@ -321,7 +369,7 @@ def build_graph(
         extra = []
     up = _reachable(start, builder.parents, depth)
     down = _reachable(start, builder.children, depth)
-    return _restrict(builder, set(up) | set(down), extra)
+    return _restrict(builder, set(up) | set(down), extra, set(down))
 
 
 # -- rendering ---------------------------------------------------------------------------------
@@ -344,7 +392,7 @@ class _Ids:
     Every id starts with a level word (`gateway_`, `pol_`, ...), never with `o` or `x`,
     which Mermaid would read as an arrow head right after a link."""
 
-    _PREFIX: ClassVar[dict[str, str]] = {"policy": "pol", "missing": "missing", "ns": "ns"}
+    _PREFIX: ClassVar[dict[str, str]] = {"policy": "pol", "missing": "missing", "ns": "ns", "legend": "legend"}
 
     def __init__(self) -> None:
         self._map: dict[str, str] = {}
@@ -382,6 +430,7 @@ _MERMAID_SHAPES = {
     "other": ('["', '"]'),
     "policy": ('{{"', '"}}'),
     "missing": ('["', '"]'),
+    "legend": ('["', '"]'),
 }
 
 _MERMAID_CLASSES = (
@@ -397,16 +446,69 @@ _MERMAID_CLASSES = (
     ("partial", "fill:#fff3e0,stroke:#ef6c00,stroke-width:2px"),
     ("overridden", "fill:#eeeeee,stroke:#9e9e9e,color:#616161,stroke-dasharray:5 3"),
     ("conflicted", "fill:#ffebee,stroke:#c62828,color:#b71c1c,stroke-width:3px"),
+    ("mixed", "fill:#fff3e0,stroke:#c62828,stroke-width:2px,stroke-dasharray:5 3"),
     ("invalid", "fill:#ffebee,stroke:#c62828,color:#b71c1c,stroke-dasharray:5 3"),
     ("inert", "fill:#fafafa,stroke:#9e9e9e,color:#616161"),
     ("missing", "fill:#ffffff,stroke:#c62828,color:#b71c1c,stroke-dasharray:3 3"),
+    ("legend", "fill:#ffffff,stroke:#bdbdbd,color:#424242"),
 )
+
+# The colour of an edge: a policy's by its state on that target, a broken reference red.
+_EDGE_COLORS = {
+    "enforced": "#f9a825",
+    "partial": "#ef6c00",
+    "overridden": "#9e9e9e",
+    "conflicted": "#c62828",
+    "invalid": "#c62828",
+    "inert": "#9e9e9e",
+    BROKEN: "#c62828",
+}
+
+# -- legend --------------------------------------------------------------------------------------
+
+# What each style says, for the styles a picture uses (the hierarchy's nodes name their kind).
+_LEGEND_NODES = (
+    ("enforced", "policy Enforced on its targets"),
+    ("partial", "policy PartiallyEnforced: some of its values lose"),
+    ("overridden", "policy Overridden: every value loses"),
+    ("conflicted", "policy Conflicted: it loses a conflict on every target"),
+    ("mixed", "policy accepted on some of its targets only"),
+    ("invalid", "policy refused on every target (Invalid, TargetNotFound)"),
+    ("inert", "policy accepted, reaching no traffic"),
+    ("missing", "named by a reference, not in the input"),
+)
+_LEGEND_EDGES = (
+    (HIERARCHY, "solid arrow: attached, traffic flows"),
+    (POLICY, "dashed arrow: a policy's target, with its status there"),
+    (BROKEN, "dashed, crossed: a parentRef not admitted or a backendRef refused, with the reason"),
+)
+
+
+def _legend(graph: Graph) -> list[tuple[str, str, str]]:
+    """(raw id, shape, text) of each legend entry the picture needs, in a fixed order."""
+    classes = {n.css for n in graph.nodes.values()}
+    kinds = {e.kind for e in graph.edges}
+    out = [
+        (_raw_id("legend", None, None, None, css), "policy" if css != "missing" else "missing", text)
+        for css, text in _LEGEND_NODES
+        if css in classes
+    ]
+    out += [
+        (_raw_id("legend", None, None, None, f"edge {kind}"), "legend", text) for kind, text in _LEGEND_EDGES if kind in kinds
+    ]
+    return out
+
+
+def _legend_css(raw: str) -> str:
+    name = raw.split(_SEP)[4]
+    return "legend" if name.startswith("edge ") else name
 
 
 def mermaid(graph: Graph) -> str:
     """A `flowchart LR` that GitHub renders in a ```mermaid block."""
     ids = _Ids()
     lines = ["flowchart LR"]
+    used: dict[str, list[str]] = defaultdict(list)
     for namespace, nodes in _groups(graph):
         indent = "  "
         if namespace is not None:
@@ -416,21 +518,34 @@ def mermaid(graph: Graph) -> str:
             left, right = _MERMAID_SHAPES[node.shape]
             label = "<br/>".join(mermaid_label(line) for line in node.lines)
             lines.append(f"{indent}{ids(node.id)}{left}{label}{right}")
+            used[node.css].append(ids(node.id))
         if namespace is not None:
             lines.append("  end")
-    for edge in graph.edges:
-        arrow = "-.->" if edge.policy else "-->"
+    legend = _legend(graph)
+    if legend:
+        lines.append(f'  subgraph {ids(_raw_id("legend", None, None, None, None))}["legend"]')
+        for raw, shape, text in legend:
+            left, right = _MERMAID_SHAPES[shape]
+            lines.append(f"    {ids(raw)}{left}{mermaid_label(text)}{right}")
+            used[_legend_css(raw)].append(ids(raw))
+        lines.append("  end")
+    # Mermaid styles a link by its position among the links (`linkStyle`).
+    styled: dict[str, list[str]] = defaultdict(list)
+    for position, edge in enumerate(graph.edges):
+        arrow = {HIERARCHY: "-->", POLICY: "-.->", BROKEN: "-.-x"}[edge.kind]
         label = f'|"{mermaid_label(edge.label)}"|' if edge.label else ""
         lines.append(f"  {ids(edge.src)} {arrow}{label} {ids(edge.dst)}")
-    used: dict[str, list[str]] = defaultdict(list)
-    for node in graph.nodes.values():
-        used[node.css].append(ids(node.id))
+        color = _EDGE_COLORS.get(edge.css or edge.kind)
+        if color is not None:
+            styled[color].append(str(position))
     for css, style in _MERMAID_CLASSES:
         if used.get(css):
             lines.append(f"  classDef {css} {style}")
     for css, _ in _MERMAID_CLASSES:
         if used.get(css):
             lines.append(f"  class {','.join(used[css])} {css}")
+    for color, positions in sorted(styled.items(), key=lambda item: int(item[1][0])):
+        lines.append(f"  linkStyle {','.join(positions)} stroke:{color},color:{color}")
     return "\n".join(lines) + "\n"
 
 
@@ -445,6 +560,7 @@ _DOT_SHAPES = {
     "other": "box",
     "policy": "hexagon",
     "missing": "box",
+    "legend": "plaintext",
 }
 
 _DOT_STYLES = {
@@ -460,9 +576,11 @@ _DOT_STYLES = {
     "partial": 'style=filled, fillcolor="#fff3e0", color="#ef6c00", penwidth=2',
     "overridden": 'style="dashed,filled", fillcolor="#eeeeee", color="#9e9e9e", fontcolor="#616161"',
     "conflicted": 'style=filled, fillcolor="#ffebee", color="#c62828", fontcolor="#b71c1c", penwidth=3',
+    "mixed": 'style="dashed,filled", fillcolor="#fff3e0", color="#c62828", penwidth=2',
     "invalid": 'style="dashed,filled", fillcolor="#ffebee", color="#c62828", fontcolor="#b71c1c"',
     "inert": 'style=filled, fillcolor="#fafafa", color="#9e9e9e", fontcolor="#616161"',
     "missing": 'style=dashed, color="#c62828", fontcolor="#b71c1c"',
+    "legend": 'fontcolor="#424242"',
 }
 
 
@@ -471,6 +589,20 @@ def _dot_string(text: str) -> str:
     # double-quoted string with `"` and `\` escaped, as DOT wants, so that no backslash from the
     # input can form a DOT escape (`\n`, `\l`, `\N`, ...).
     return json.dumps(escape(text, MAX_FIELD), ensure_ascii=False)
+
+
+def _dot_edge(edge: GEdge) -> list[str]:
+    color = _EDGE_COLORS.get(edge.css or edge.kind)
+    attrs = {
+        HIERARCHY: [],
+        POLICY: ["style=dashed", "arrowhead=open", f'color="{color or "#757575"}"'],
+        BROKEN: ["style=dashed", "arrowhead=tee", f'color="{color}"'],
+    }[edge.kind]
+    if edge.label:
+        attrs.append(f"label={_dot_string(edge.label)}")
+        if color is not None:
+            attrs.append(f'fontcolor="{color}"')
+    return attrs
 
 
 def dot(graph: Graph) -> str:
@@ -494,10 +626,18 @@ def dot(graph: Graph) -> str:
             lines.append(f'{indent}{ids(node.id)} [label="{label}", shape={_DOT_SHAPES[node.shape]}, {_DOT_STYLES[node.css]}];')
         if namespace is not None:
             lines.append("  }")
+    legend = _legend(graph)
+    if legend:
+        lines.append(f"  subgraph cluster_{ids(_raw_id('legend', None, None, None, None))} {{")
+        lines.append('    label="legend";')
+        lines.append('    style=rounded; color="#bdbdbd";')
+        for raw, shape, text in legend:
+            lines.append(
+                f"    {ids(raw)} [label={_dot_string(text)}, shape={_DOT_SHAPES[shape]}, {_DOT_STYLES[_legend_css(raw)]}];"
+            )
+        lines.append("  }")
     for edge in graph.edges:
-        attrs = ["style=dashed", "arrowhead=open", 'color="#757575"'] if edge.policy else []
-        if edge.label:
-            attrs.append(f"label={_dot_string(edge.label)}")
+        attrs = _dot_edge(edge)
         suffix = f" [{', '.join(attrs)}]" if attrs else ""
         lines.append(f"  {ids(edge.src)} -> {ids(edge.dst)}{suffix};")
     lines.append("}")

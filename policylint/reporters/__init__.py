@@ -23,6 +23,7 @@ import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Literal, cast
 
+from policylint.findings import Severity
 from policylint.values import frozen
 
 if TYPE_CHECKING:
@@ -92,6 +93,9 @@ class RenderOptions:
     # Prefix of links to a file at the commit under review, e.g.
     # https://github.com/OWNER/REPO/blob/SHA/ ("": links relative to the repository root).
     link_base: str = ""
+    # `--fail-on`: the lowest severity that fails the run. A report that counts failures (JUnit)
+    # counts only these, so that a dashboard fails exactly when the gate does.
+    fail_on: Severity = Severity.ERROR
 
     def repo_path(self, file: str) -> str:
         """`file` (as findings name it) relative to the repository root, with `/` separators;
@@ -105,7 +109,9 @@ class RenderOptions:
         return relative.replace(os.sep, "/")
 
 
-def environment_options(*, color: bool = False, outputs: tuple[tuple[str, str], ...] = ()) -> RenderOptions:
+def environment_options(
+    *, color: bool = False, outputs: tuple[tuple[str, str], ...] = (), fail_on: Severity = Severity.ERROR
+) -> RenderOptions:
     """RenderOptions for this process: the repository root is $GITHUB_WORKSPACE in a GitHub
     Actions job (paths in annotations and SARIF are relative to the checkout), else the nearest
     directory holding `.git`, else the working directory; links point at $GITHUB_SHA when a
@@ -120,7 +126,7 @@ def environment_options(*, color: bool = False, outputs: tuple[tuple[str, str], 
         root = repository_root(cwd) or cwd
     server, repository, sha = (os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_SHA"))
     link_base = f"{server.rstrip('/')}/{repository}/blob/{sha}/" if server and repository and sha else ""
-    return RenderOptions(color=color, outputs=outputs, cwd=cwd, root=root, link_base=link_base)
+    return RenderOptions(color=color, outputs=outputs, cwd=cwd, root=root, link_base=link_base, fail_on=fail_on)
 
 
 def _inside(path: str, directory: str) -> bool:

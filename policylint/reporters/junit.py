@@ -1,13 +1,20 @@
 """JUnit XML, written with the junit-xml package: the report Jenkins, GitLab and Azure Pipelines
 chart over time.
 
-One `testsuite` per file; in it one `testcase` per object and rule that ran and can report on
-that object (Rule.reports_on), passing or not, so that a dashboard shows what was fixed as well
-as what is new; file-level rules (YAML syntax, unreadable files) have one test case per file.
-A finding is a `failure` whose `type` is its severity, with the location, message, notes, hint
-and the rule's documentation in its body; a suppressed or baselined finding is `skipped` with how
-it was suppressed. Every field from the input is escaped (policylint.textsafe): the document is
-read by people, and no file name can put a character XML forbids into it.
+One `testsuite` per reported file; in it one `testcase` per object and rule that ran and can
+report on that object (Rule.reports_on), passing or not, so that a dashboard shows what was fixed
+as well as what is new; file-level rules (YAML syntax, unreadable files) have one test case per
+file. A run with a report scope (`--diff`, `--staged`, `--context`) reports on some of the files
+it reads: only those get test cases, and a file read for context gets a suite only for a finding
+reported in it (one about a reported file, policylint.report_scope).
+
+A finding at or above `--fail-on` is a `failure` whose `type` is its severity, with the location,
+message, notes, hint and the rule's documentation in its body: the failures a CI system counts
+are what fails the gate. A finding below it leaves its test case passing and is written, with the
+same body, in the case's `system-out`, which Jenkins, GitLab and Azure Pipelines show with the
+test. A suppressed or baselined finding is `skipped` with how it was suppressed. Every field
+from the input is escaped (policylint.textsafe): the document is read by people, and no file
+name can put a character XML forbids into it.
 """
 
 from __future__ import annotations
@@ -99,12 +106,15 @@ def render(result: LintResult, options: RenderOptions | None = None) -> str:
 
     rules: tuple[type[Rule], ...] = tuple(sorted(result.rules, key=lambda r: r.id))
     file_rules = [r.id for r in rules if r.reports_on(None, policy=False)]
+    reported = set(result.files)  # with a report scope, the files in it (policylint.report_scope)
     for file in result.files:
         path, shown = where(file)
         suites[path]  # every file is a suite, even with nothing in it
         add_group(path, 1, shown, file_rules)
     by_kind: dict[tuple[str, bool], list[str]] = {}
     for obj in result.index.objects:
+        if obj.doc.file not in reported:
+            continue  # read for context only: its passes are not this run's to report
         policy = obj.key in policies
         applicable = by_kind.get((obj.kind, policy))
         if applicable is None:
@@ -113,9 +123,13 @@ def render(result: LintResult, options: RenderOptions | None = None) -> str:
     for f in result.findings:
         classname = _xml_text(str(f.object)) if f.object is not None else where(f.file)[1]
         tc = with_content(f.file, classname, f.rule, f.line, names.get(f.rule, f.name))
-        tc.add_failure_info(
-            message=f"{f.severity.label}: {_xml_text(f.message)}", output=_body(f, options), failure_type=f.severity.label
-        )
+        if f.severity >= options.fail_on:
+            tc.add_failure_info(
+                message=f"{f.severity.label}: {_xml_text(f.message)}", output=_body(f, options), failure_type=f.severity.label
+            )
+        else:
+            # Below the gate: shown with the test, which still passes, as the run does.
+            tc.stdout = f"{tc.stdout}\n\n{_body(f, options)}" if tc.stdout else _body(f, options)
     for f in result.suppressed:
         classname = _xml_text(str(f.object)) if f.object is not None else where(f.file)[1]
         tc = with_content(f.file, classname, f.rule, f.line, names.get(f.rule, f.name))
