@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Container, Sequence
+from collections.abc import Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from policylint.gate import BASELINE, CONFIGURATION, GateChange, GateReport
@@ -25,6 +25,7 @@ from policylint.values import frozen
 if TYPE_CHECKING:
     from policylint.config.load import LoadedConfig
     from policylint.gate import Relaxation
+    from policylint.input.gitref import TreeRef
     from policylint.suppressions.baseline import Entry
 
 _NAMES = (".policylint.yaml", ".policylint.yml")
@@ -45,6 +46,21 @@ class Trust:
     # as a path relative to the working directory: the change's side of a comparison.
     local_path: str | None = None
     isolated: bool = False
+    # The commit the configuration was read from (`--config-ref`, `diff`'s BASE): the files its
+    # `profile` and `crd` name are read from there too (None: the working tree).
+    tree: TreeRef | None = None
+
+    def files_at(self, sources: Mapping[str, str]) -> tuple[TreeRef | None, TreeRef | None]:
+        """The commits the `crd` and the `profile` paths are read from (None: the working tree):
+        `tree` for a key whose value the configuration read from it gave (`sources`: each key's
+        source, policylint.config.effective); a flag given wins and names files on disk."""
+        from policylint.config.effective import COMMAND_LINE, DEFAULT
+
+        def at(key: str) -> TreeRef | None:
+            given = self.tree is not None and self.config is not None
+            return self.tree if given and sources.get(key) not in (None, DEFAULT, COMMAND_LINE) else None
+
+        return at("crd"), at("profile")
 
 
 def _decode(data: bytes, where: str) -> str:
