@@ -317,7 +317,7 @@ def test_an_option_that_does_not_say_which_way_reports_less_is_not_judged() -> N
     assert RuleOption("limit", int, 3, "", fewer="lower").reports_less(3, 1) is True
 
 
-def test_profile_and_crd_paths_are_listed_without_failing(repo: Path) -> None:
+def test_profile_and_crd_paths_added_are_listed_and_removed_ones_judged(repo: Path) -> None:
     from tests.manifests import policy_crd
 
     for name in ("a", "b"):
@@ -327,11 +327,13 @@ def test_profile_and_crd_paths_are_listed_without_failing(repo: Path) -> None:
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "crds")
     code, gate = _gate_of_diff(repo, "# gate\nfail-on: error\ncrd: [crds/a]\nprofile: [mine.yaml]\n")
-    assert code == 0
-    assert [(c["message"], c["line"], c["loosens"]) for c in gate["changes"]] == [  # type: ignore[index]
+    # A path added is listed; one removed drops what its files checked at the base: a type.
+    assert code == 1
+    assert [(c["message"].split(":")[0], c["line"], c["loosens"]) for c in gate["changes"]] == [  # type: ignore[index]
         ("adds profile mine.yaml", 4, False),
-        ("removes crd crds/b", 3, False),
+        ("removes crd crds/b", 3, True),
     ]
+    assert "drops type at BPolicy.example.com v1 spec" in gate["changes"][1]["message"]  # type: ignore[index]
 
 
 def test_a_staged_change_that_turns_a_rule_off_fails(repo: Path) -> None:
@@ -498,3 +500,111 @@ def test_a_symlink_or_an_oversized_file_in_a_crd_directory_at_the_ref_is_not_rea
     proc = run(crd_repo, "check", "--no-cache", "--config-ref", "HEAD", "example.yaml")
     assert proc.returncode == 2
     assert "profile HEAD:profiles/mine.yaml:" in proc.stderr and "is more than policylint reads from git" in proc.stderr
+
+
+CLEAN = "apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: n}\nspec:\n  ports: [{port: 80}]\n"
+
+
+def _gate(proc: subprocess.CompletedProcess[str]) -> dict[str, object]:
+    gate = json.loads(proc.stdout)["gate"]
+    assert isinstance(gate, dict)
+    return gate
+
+
+def test_an_edit_of_a_crd_the_base_names_is_listed_and_applied_from_the_ref(crd_repo: Path) -> None:
+    _drop_validation(crd_repo)
+    proc = run(crd_repo, "check", "--no-cache", "--format", "json", "--config-ref", "HEAD", "example.yaml")
+    assert {"PL703", "PL704"} <= set(_rules(proc)), proc.stderr  # the base's CRD applies
+    gate = _gate(proc)
+    assert gate["changes"] == [
+        {
+            "subject": "crd",
+            "loosens": True,
+            "file": "crds/example.yaml",
+            "line": 1,
+            "message": "changes crd crds/example.yaml: drops the rule `self.limit > 0` at ExamplePolicy.example.com v1 spec;"
+            " drops the enum at ExamplePolicy.example.com v1 spec.mode",
+        }
+    ]
+    assert (
+        "gate: the change loosens the gate (against configuration at HEAD): changes crd crds/example.yaml: drops" in proc.stderr
+    )
+
+
+def test_gate_base_fails_a_change_that_drops_a_crd_validation_rule(crd_repo: Path) -> None:
+    (crd_repo / "ok.yaml").write_text(CLEAN)
+    assert run(crd_repo, "check", "--no-cache", "--gate-base", "HEAD", "ok.yaml").returncode == 0
+    _drop_validation(crd_repo)
+    proc = run(crd_repo, "check", "--no-cache", "--gate-base", "HEAD", "ok.yaml")
+    assert proc.returncode == 1, proc.stderr
+    assert "changes crd crds/example.yaml: drops the rule `self.limit > 0`" in proc.stderr
+    # So does --diff, and --staged once it is staged.
+    assert run(crd_repo, "check", "--no-cache", "--diff", "HEAD", "ok.yaml").returncode == 1
+    git(crd_repo, "add", "crds")
+    proc = run(crd_repo, "check", "--no-cache", "--format", "json", "--staged")
+    assert proc.returncode == 1
+    [change] = _gate(proc)["changes"]  # type: ignore[misc]
+    assert change["file"] == "index:crds/example.yaml"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "reason"),
+    [
+        ("maximum: 10", "maximum: 20", "raises maximum at ExamplePolicy.example.com v1 spec.limit"),
+        ("maximum: 10", "minimum: 1", "drops maximum at ExamplePolicy.example.com v1 spec.limit"),
+        ("required: [mode]", "required: []", "no longer requires mode at ExamplePolicy.example.com v1 spec"),
+        (
+            "enum: [strict, lax]",
+            "enum: [strict, lax, loose]",
+            'adds "loose" to the enum at ExamplePolicy.example.com v1 spec.mode',
+        ),
+        ("type: string, enum", "type: string, pattern: '^a', enum", None),  # a new constraint: listed only
+        ("maximum: 10", "maximum: 5", None),
+    ],
+)
+def test_which_crd_edits_loosen_the_gate(crd_repo: Path, old: str, new: str, reason: str | None) -> None:
+    (crd_repo / "crds" / "example.yaml").write_text(_crd_text().replace(old, new))
+    proc = run(crd_repo, "diff", "HEAD", "--format", "json")
+    [change] = _gate(proc)["changes"]  # type: ignore[misc]
+    if reason is None:
+        assert (change["loosens"], change["message"]) == (False, "changes crd crds/example.yaml")
+    else:
+        assert (change["loosens"], change["message"]) == (True, f"changes crd crds/example.yaml: {reason}")
+    assert proc.returncode == (1 if reason else 0)
+
+
+def test_profile_edits_are_listed_and_one_that_drops_a_kind_fails(crd_repo: Path) -> None:
+    (crd_repo / "ok.yaml").write_text(CLEAN)
+    profile = crd_repo / "profiles" / "mine.yaml"
+    profile.write_text(PROFILE.replace("effectiveTarget: backend", "effectiveTarget: route"))
+    proc = run(crd_repo, "check", "--no-cache", "--format", "json", "--gate-base", "HEAD", "ok.yaml")
+    assert proc.returncode == 0, proc.stderr
+    assert [(c["message"], c["loosens"]) for c in _gate(proc)["changes"]] == [  # type: ignore[attr-defined]
+        ("changes profile profiles/mine.yaml", False)
+    ]
+    profile.write_text(PROFILE.replace("kind: ExamplePolicy", "kind: OtherPolicy"))
+    proc = run(crd_repo, "check", "--no-cache", "--gate-base", "HEAD", "ok.yaml")
+    assert proc.returncode == 1, proc.stderr
+    assert "changes profile profiles/mine.yaml: no longer describes ExamplePolicy.example.com" in proc.stderr
+    profile.unlink()
+    proc = run(crd_repo, "check", "--no-cache", "--format", "json", "--config-ref", "HEAD", "ok.yaml")
+    assert proc.returncode == 1, proc.stderr
+    assert [c["message"] for c in _gate(proc)["changes"]] == [  # type: ignore[attr-defined]
+        "deletes profile profiles/mine.yaml: no longer describes ExamplePolicy.example.com"
+    ]
+
+
+def test_diff_between_commits_names_the_crd_edit_by_its_commit(crd_repo: Path) -> None:
+    (crd_repo / "crds" / "more.yaml").write_text(
+        _crd_text().replace("ExamplePolicy", "MorePolicy").replace("examplepolicies", "morepolicies")
+    )
+    _drop_validation(crd_repo)
+    git(crd_repo, "add", ".")
+    git(crd_repo, "commit", "-qm", "edit the CRDs")
+    proc = run(crd_repo, "diff", "HEAD~1", "HEAD", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    changes = _gate(proc)["changes"]
+    assert [(c["file"], c["loosens"], c["message"].split(":")[0]) for c in changes] == [  # type: ignore[attr-defined]
+        ("HEAD:crds/example.yaml", True, "changes crd crds/example.yaml"),
+        ("HEAD:crds/more.yaml", False, "adds crd crds/more.yaml"),
+    ]
