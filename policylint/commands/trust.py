@@ -5,11 +5,13 @@ applies, read from the working tree or from a git ref, and what a change does to
   silently: every relaxation it makes is in the summary (policylint.config.provenance).
 - `--config-ref REF` and `--baseline-ref REF` read the configuration file and the baseline
   from REF instead (as `semgrep ci --baseline-commit` takes its baseline from git), so that a
-  pull request cannot loosen the gate that judges it. The Action passes the pull request's base
-  branch (`trust: base`).
-- With a base to compare with (`--diff`, `--staged`, or either ref flag), what the change does
-  to the configuration and to the baseline is reported (policylint.gate.GateChange), and a
-  change that loosens them fails the run.
+  pull request cannot loosen the gate that judges it; the profiles and CRDs a configuration
+  read from REF names are read from REF too (`Trust.tree`, policylint.input.gitref). The Action
+  passes the pull request's base branch (`trust: base`).
+- With a base to compare with (`--diff`, `--staged`, `--gate-base`, or either ref flag), what
+  the change does to the configuration, to the baseline and to the profile and CRD files the
+  base's configuration names (policylint.commands.trust_files) is reported
+  (policylint.gate.GateChange), and a change that loosens them fails the run.
 """
 
 from __future__ import annotations
