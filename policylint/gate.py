@@ -6,8 +6,9 @@ objects on trust, and its baseline hides findings. That is its right on a develo
 as ruff's or ESLint's configuration is; it is never silent. `GateReport.relaxations` lists
 every such setting with the file and line that made it, and every output states them (the
 summary line on standard error, the JSON report's `gate`, SARIF run properties, the Markdown
-summary). `GateReport.changes` lists what a change under review does to the configuration and
-the baseline, against the base it is measured from; a change that loosens the gate fails the
+summary). `GateReport.changes` lists what a change under review does to the configuration, the
+baseline and the profiles and CRDs the configuration names (policylint.commands.trust_files),
+against the base it is measured from; a change that loosens the gate fails the
 run (exit 1, whatever `--fail-on`), so that a pull request cannot turn its own gate off.
 
 This is a report section, not a rule: it judges the very settings that select, silence and
@@ -52,7 +53,7 @@ class Relaxation:
 class GateChange:
     """One thing a change does to the configuration or the baseline, against its base."""
 
-    subject: str  # CONFIGURATION or BASELINE
+    subject: str  # CONFIGURATION, BASELINE, or `profile`/`crd`: a file the base's configuration names
     loosens: bool
     file: str
     line: int

@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policylint import attachment_chain
 from policylint.attachment_chain import Chain
@@ -51,6 +51,9 @@ from policylint.suppressions import apply as suppressions
 from policylint.suppressions.baseline import Entry
 from policylint.values import frozen, record
 
+if TYPE_CHECKING:
+    from policylint.input.gitref import TreeRef
+
 
 @frozen(slots=False)
 class LintRequest:
@@ -60,6 +63,11 @@ class LintRequest:
     namespace: str = "default"
     crd_paths: Sequence[str] = ()
     profile_paths: Sequence[str] = ()
+    # The commit `crd_paths` and `profile_paths` are read from instead of the working tree: they
+    # were named by a configuration read from that commit (`--config-ref`, `diff`'s BASE), so
+    # the change under review cannot edit what they say (README "Security"). None: from disk.
+    crds_at: TreeRef | None = None
+    profiles_at: TreeRef | None = None
     # The Gateway API channel and release the cluster runs (`--channel`, `--gateway-api-version`;
     # policylint.k8s.schemas): the bundled CRD schemas the schema rules read.
     channel: str = DEFAULT_CHANNEL
@@ -171,6 +179,62 @@ def read_crds(
     if not found:
         raise SourceError(f"--crd {path}: {_no_crd_reason(issues)}")
     return found, [f"--crd {_located(issue)}: {issue.message}" for issue in _crd_file_problems(issues)]
+
+
+# The files a `crd:` directory at a git ref gives: as a directory walk on disk reads them.
+CRD_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def read_crds_at(at: TreeRef, path: str, cache: ParseCache | None = None, jobs: int = 1) -> tuple[list[Document], list[str]]:
+    """`read_crds` for a `crd:` path as the commit `at` holds it (policylint.input.gitref.read_tree):
+    the file, or each `*.yaml`, `*.yml` and `*.json` file under the directory, named `REF:PATH`.
+    Only regular file blobs within the manifest loader's bound are read: another entry under a
+    directory is said and skipped, the path itself being one is a SourceError, as is a path the
+    commit does not hold."""
+    from policylint.input.git import GitError
+    from policylint.input.gitref import read_tree
+    from policylint.input.load import MAX_FILE_BYTES
+    from policylint.input.named import shown
+
+    try:
+        in_tree = at.tree_path(path)
+        files = read_tree(at.commit, in_tree, at.root, limit=MAX_FILE_BYTES, suffixes=CRD_SUFFIXES)
+    except GitError as exc:
+        raise SourceError(f"crd {shown(path)}: {exc}") from None
+    named = shown(at.name(in_tree))
+    if files is None:
+        raise SourceError(f"crd {named}: {at.label} holds no such file or directory")
+    if len(files) == 1 and files[0].path == in_tree and files[0].problem is not None:
+        raise SourceError(f"crd {named}: {files[0].problem}")
+    sources = [
+        Source(display=at.name(f.path), content=f.data, snapshot=True)
+        if f.data is not None
+        else Source(display=at.name(f.path), problem=f.problem)
+        for f in files
+    ]
+    documents, issues, _ = _load(sources, cache, jobs)
+    found = [d for d in documents if _is_crd(d)]
+    if not found:
+        raise SourceError(f"crd {named}: {_no_crd_reason(issues)}")
+    return found, [f"crd {_located(issue)}: {issue.message}" for issue in _crd_file_problems(issues)]
+
+
+def _profiles_at(at: TreeRef, path: str) -> list[PolicyProfile]:
+    """The profiles of a `profile:` file as the commit `at` holds it, named `REF:PATH`: a regular
+    file blob of at most MAX_PROFILE_BYTES (ProfileError otherwise)."""
+    from policylint.input.git import GitError
+    from policylint.input.gitref import read_file
+    from policylint.input.named import MAX_PROFILE_BYTES, shown
+    from policylint.profiles.registry import ProfileError, load_profile_bytes
+
+    try:
+        in_tree = at.tree_path(path)
+        data = read_file(at.commit, in_tree, at.root, label=at.label, limit=MAX_PROFILE_BYTES)
+    except GitError as exc:
+        raise ProfileError(f"profile {exc}") from None
+    if data is None:
+        raise ProfileError(f"profile {shown(at.name(in_tree))}: {at.label} holds no such file")
+    return load_profile_bytes(data, at.name(in_tree), in_tree, origin=ORIGIN_PROFILE)
 
 
 def _located(issue: Issue) -> str:
@@ -287,7 +351,10 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
         sources = staged_snapshot(sources, repository_root(os.getcwd()))
     user_profiles: list[PolicyProfile] = []
     for path in request.profile_paths:
-        user_profiles.extend(load_profile_file(Path(path), origin=ORIGIN_PROFILE))
+        if request.profiles_at is not None:
+            user_profiles.extend(_profiles_at(request.profiles_at, path))
+        else:
+            user_profiles.extend(load_profile_file(Path(path), origin=ORIGIN_PROFILE))
 
     # Never a cache inside the linted repository: its authors would choose what the files say.
     cache, cache_note = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
@@ -304,7 +371,10 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     input_crds: list[Document] = [d for d in documents if _is_crd(d)]
     crd_documents: list[Document] = list(input_crds)
     for crd_path in request.crd_paths:
-        found_crds, problems = read_crds(crd_path, cache, request.jobs, follow_outside_links=request.follow_outside_links)
+        if request.crds_at is not None:
+            found_crds, problems = read_crds_at(request.crds_at, crd_path, cache, request.jobs)
+        else:
+            found_crds, problems = read_crds(crd_path, cache, request.jobs, follow_outside_links=request.follow_outside_links)
         crd_documents.extend(found_crds)
         notes.extend(problems)
 

@@ -317,20 +317,23 @@ def test_an_option_that_does_not_say_which_way_reports_less_is_not_judged() -> N
     assert RuleOption("limit", int, 3, "", fewer="lower").reports_less(3, 1) is True
 
 
-def test_profile_and_crd_paths_are_listed_without_failing(repo: Path) -> None:
+def test_profile_and_crd_paths_added_are_listed_and_removed_ones_judged(repo: Path) -> None:
     from tests.manifests import policy_crd
 
     for name in ("a", "b"):
         (repo / "crds" / name).mkdir(parents=True)
         (repo / "crds" / name / "crd.yaml").write_text(policy_crd(f"{name.upper()}Policy"))
     (repo / ".policylint.yaml").write_text("# gate\nfail-on: error\ncrd: [crds/a, crds/b]\n")
-    git(repo, "commit", "-qam", "crds")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "crds")
     code, gate = _gate_of_diff(repo, "# gate\nfail-on: error\ncrd: [crds/a]\nprofile: [mine.yaml]\n")
-    assert code == 0
-    assert [(c["message"], c["line"], c["loosens"]) for c in gate["changes"]] == [  # type: ignore[index]
+    # A path added is listed; one removed drops what its files checked at the base: a type.
+    assert code == 1
+    assert [(c["message"].split(":")[0], c["line"], c["loosens"]) for c in gate["changes"]] == [  # type: ignore[index]
         ("adds profile mine.yaml", 4, False),
-        ("removes crd crds/b", 3, False),
+        ("removes crd crds/b", 3, True),
     ]
+    assert "drops type at BPolicy.example.com v1 spec" in gate["changes"][1]["message"]  # type: ignore[index]
 
 
 def test_a_staged_change_that_turns_a_rule_off_fails(repo: Path) -> None:
@@ -359,3 +362,249 @@ def test_gate_base_head_before_the_first_commit_compares_nothing(tmp_path: Path)
     proc = run(tmp_path, "check", "--no-cache", "--context", ".", "--gate-base", "HEAD", "policy.yaml")
     assert proc.returncode == 0, proc.stderr
     assert "gate:" not in proc.stderr
+
+
+# A policy CRD whose schema says what `spec.mode` may be and that `spec.limit` is positive; the
+# policy below breaks both (PL703, PL704), and targets nothing that exists (PL201).
+CRD_SCHEMA = """\
+            properties:
+              targetRefs:
+                type: array
+                items:
+                  type: object
+                  properties:
+                    group: {type: string}
+                    kind: {type: string}
+                    name: {type: string}
+              mode: {type: string, enum: [strict, lax]}
+              limit: {type: integer, maximum: 10}
+            required: [mode]
+            x-kubernetes-validations:
+            - rule: "self.limit > 0"
+              message: limit must be positive
+"""
+EXAMPLE_POLICY = (
+    "apiVersion: example.com/v1\nkind: ExamplePolicy\nmetadata: {name: e, namespace: n}\n"
+    "spec:\n  targetRefs: [{group: '', kind: Service, name: missing}]\n  mode: whatever\n  limit: 0\n"
+)
+PROFILE = """\
+project: in-house
+policies:
+- group: example.com
+  kind: ExamplePolicy
+  versions: [v1]
+  class: Direct
+  boilerplate: gep713
+  targets:
+    list: targetRefs
+    kinds: [{group: '', kind: Service}]
+  merge: {default: none}
+  effectiveTarget: backend
+"""
+
+
+def _crd_text() -> str:
+    from tests.manifests import crd
+
+    return crd("ExamplePolicy", CRD_SCHEMA)
+
+
+@pytest.fixture
+def crd_repo(repo: Path) -> Path:
+    """`repo` whose configuration names a CRD directory and a profile, committed."""
+    (repo / "crds").mkdir()
+    (repo / "crds" / "example.yaml").write_text(_crd_text())
+    (repo / "profiles").mkdir()
+    (repo / "profiles" / "mine.yaml").write_text(PROFILE)
+    (repo / "example.yaml").write_text(EXAMPLE_POLICY)
+    (repo / ".policylint.yaml").write_text("# gate\nfail-on: error\ncrd: [crds]\nprofile: [profiles/mine.yaml]\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "crds and profiles")
+    return repo
+
+
+def _drop_validation(repo: Path) -> None:
+    # The change under review: the CEL rule and the enum are gone from the CRD.
+    text = _crd_text().replace('            x-kubernetes-validations:\n            - rule: "self.limit > 0"\n', "")
+    text = text.replace("              message: limit must be positive\n", "").replace(", enum: [strict, lax]", "")
+    (repo / "crds" / "example.yaml").write_text(text)
+
+
+def _rules(proc: subprocess.CompletedProcess[str]) -> list[str]:
+    return sorted(f["rule"] for f in json.loads(proc.stdout)["findings"])
+
+
+def test_config_ref_reads_the_crds_its_configuration_names_from_the_ref(crd_repo: Path) -> None:
+    _drop_validation(crd_repo)
+    local = run(crd_repo, "check", "--no-cache", "--format", "json", "example.yaml")
+    assert "PL704" not in _rules(local) and "PL703" not in _rules(local)
+    # The base's CRD applies: its CEL rule and its enum still judge the policy, named REF:PATH.
+    proc = run(crd_repo, "check", "--no-cache", "--format", "json", "--config-ref", "HEAD", "example.yaml")
+    assert proc.returncode == 1, proc.stderr
+    assert {"PL703", "PL704"} <= set(_rules(proc))
+    # `diff` applies BASE's CRD to both sides: the policy's findings are unchanged, none fixed.
+    diffed = json.loads(run(crd_repo, "diff", "HEAD", "--format", "json").stdout)
+    assert not diffed["findings"]["fixed"]
+
+
+def test_config_ref_reads_the_profiles_its_configuration_names_from_the_ref(crd_repo: Path) -> None:
+    # The change makes the profile describe another kind: the policy falls back on its CRD's
+    # profile, unless the base's profile applies.
+    (crd_repo / "profiles" / "mine.yaml").write_text(PROFILE.replace("kind: ExamplePolicy", "kind: OtherPolicy"))
+
+    def origin(*flags: str) -> str:
+        proc = run(crd_repo, "check", "--no-cache", "--format", "json", *flags, "example.yaml")
+        [policy] = [p for p in json.loads(proc.stdout)["policies"] if p["object"]["kind"] == "ExamplePolicy"]
+        return str(policy["profileOrigin"])
+
+    assert origin() == "crd"
+    assert origin("--config-ref", "HEAD") == "profile"
+    # A profile the ref does not hold is a usage error naming it REF:PATH, whatever the checkout holds.
+    git(crd_repo, "rm", "-q", "--cached", "profiles/mine.yaml")
+    git(crd_repo, "commit", "-qm", "no profile")
+    proc = run(crd_repo, "check", "--no-cache", "--config-ref", "HEAD", "example.yaml")
+    assert proc.returncode == 2
+    assert "profile HEAD:profiles/mine.yaml: HEAD holds no such file" in proc.stderr
+
+
+@pytest.mark.parametrize("what", ["crd", "profile"])
+def test_a_symlink_named_by_the_configuration_at_the_ref_is_not_read(repo: Path, what: str) -> None:
+    os.symlink("/etc/passwd", repo / "link.yaml")
+    (repo / ".policylint.yaml").write_text(f"# gate\n{what}: [link.yaml]\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "link")
+    proc = run(repo, "check", "--no-cache", "--config-ref", "HEAD", "policy.yaml")
+    assert proc.returncode == 2, proc.stderr
+    assert f"{what} HEAD:link.yaml" in proc.stderr and "not a regular file (mode 120000)" in proc.stderr
+    assert "root:" not in proc.stderr
+
+
+def test_a_symlink_or_an_oversized_file_in_a_crd_directory_at_the_ref_is_not_read(crd_repo: Path) -> None:
+    from policylint.input.load import MAX_FILE_BYTES
+
+    os.symlink("/etc/passwd", crd_repo / "crds" / "passwd.yaml")
+    with open(crd_repo / "crds" / "huge.yaml", "wb") as handle:
+        handle.truncate(MAX_FILE_BYTES + 1)
+    git(crd_repo, "add", ".")
+    git(crd_repo, "commit", "-qm", "a link and a huge file")
+    proc = run(crd_repo, "check", "--no-cache", "--format", "json", "--config-ref", "HEAD", "example.yaml")
+    assert {"PL703", "PL704"} <= set(_rules(proc)), proc.stderr  # the regular file is read
+    assert "crd HEAD:crds/passwd.yaml:1:1: not a regular file (mode 120000): not read" in proc.stderr
+    assert f"crd HEAD:crds/huge.yaml:1:1: {MAX_FILE_BYTES + 1:,} bytes is more than policylint reads" in proc.stderr
+    # Named by itself, an oversized profile at the ref is refused unread.
+    from policylint.input.named import MAX_PROFILE_BYTES
+
+    with open(crd_repo / "profiles" / "mine.yaml", "ab") as handle:
+        handle.write(b"#" * MAX_PROFILE_BYTES)
+    git(crd_repo, "commit", "-qam", "a huge profile")
+    proc = run(crd_repo, "check", "--no-cache", "--config-ref", "HEAD", "example.yaml")
+    assert proc.returncode == 2
+    assert "profile HEAD:profiles/mine.yaml:" in proc.stderr and "is more than policylint reads from git" in proc.stderr
+
+
+CLEAN = "apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: n}\nspec:\n  ports: [{port: 80}]\n"
+
+
+def _gate(proc: subprocess.CompletedProcess[str]) -> dict[str, object]:
+    gate = json.loads(proc.stdout)["gate"]
+    assert isinstance(gate, dict)
+    return gate
+
+
+def test_an_edit_of_a_crd_the_base_names_is_listed_and_applied_from_the_ref(crd_repo: Path) -> None:
+    _drop_validation(crd_repo)
+    proc = run(crd_repo, "check", "--no-cache", "--format", "json", "--config-ref", "HEAD", "example.yaml")
+    assert {"PL703", "PL704"} <= set(_rules(proc)), proc.stderr  # the base's CRD applies
+    gate = _gate(proc)
+    assert gate["changes"] == [
+        {
+            "subject": "crd",
+            "loosens": True,
+            "file": "crds/example.yaml",
+            "line": 1,
+            "message": "changes crd crds/example.yaml: drops the rule `self.limit > 0` at ExamplePolicy.example.com v1 spec;"
+            " drops the enum at ExamplePolicy.example.com v1 spec.mode",
+        }
+    ]
+    assert (
+        "gate: the change loosens the gate (against configuration at HEAD): changes crd crds/example.yaml: drops" in proc.stderr
+    )
+
+
+def test_gate_base_fails_a_change_that_drops_a_crd_validation_rule(crd_repo: Path) -> None:
+    (crd_repo / "ok.yaml").write_text(CLEAN)
+    assert run(crd_repo, "check", "--no-cache", "--gate-base", "HEAD", "ok.yaml").returncode == 0
+    _drop_validation(crd_repo)
+    proc = run(crd_repo, "check", "--no-cache", "--gate-base", "HEAD", "ok.yaml")
+    assert proc.returncode == 1, proc.stderr
+    assert "changes crd crds/example.yaml: drops the rule `self.limit > 0`" in proc.stderr
+    # So does --diff, and --staged once it is staged.
+    assert run(crd_repo, "check", "--no-cache", "--diff", "HEAD", "ok.yaml").returncode == 1
+    git(crd_repo, "add", "crds")
+    proc = run(crd_repo, "check", "--no-cache", "--format", "json", "--staged")
+    assert proc.returncode == 1
+    [change] = _gate(proc)["changes"]  # type: ignore[misc]
+    assert change["file"] == "index:crds/example.yaml"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "reason"),
+    [
+        ("maximum: 10", "maximum: 20", "raises maximum at ExamplePolicy.example.com v1 spec.limit"),
+        ("maximum: 10", "minimum: 1", "drops maximum at ExamplePolicy.example.com v1 spec.limit"),
+        ("required: [mode]", "required: []", "no longer requires mode at ExamplePolicy.example.com v1 spec"),
+        (
+            "enum: [strict, lax]",
+            "enum: [strict, lax, loose]",
+            'adds "loose" to the enum at ExamplePolicy.example.com v1 spec.mode',
+        ),
+        ("type: string, enum", "type: string, pattern: '^a', enum", None),  # a new constraint: listed only
+        ("maximum: 10", "maximum: 5", None),
+    ],
+)
+def test_which_crd_edits_loosen_the_gate(crd_repo: Path, old: str, new: str, reason: str | None) -> None:
+    (crd_repo / "crds" / "example.yaml").write_text(_crd_text().replace(old, new))
+    proc = run(crd_repo, "diff", "HEAD", "--format", "json")
+    [change] = _gate(proc)["changes"]  # type: ignore[misc]
+    if reason is None:
+        assert (change["loosens"], change["message"]) == (False, "changes crd crds/example.yaml")
+    else:
+        assert (change["loosens"], change["message"]) == (True, f"changes crd crds/example.yaml: {reason}")
+    assert proc.returncode == (1 if reason else 0)
+
+
+def test_profile_edits_are_listed_and_one_that_drops_a_kind_fails(crd_repo: Path) -> None:
+    (crd_repo / "ok.yaml").write_text(CLEAN)
+    profile = crd_repo / "profiles" / "mine.yaml"
+    profile.write_text(PROFILE.replace("effectiveTarget: backend", "effectiveTarget: route"))
+    proc = run(crd_repo, "check", "--no-cache", "--format", "json", "--gate-base", "HEAD", "ok.yaml")
+    assert proc.returncode == 0, proc.stderr
+    assert [(c["message"], c["loosens"]) for c in _gate(proc)["changes"]] == [  # type: ignore[attr-defined]
+        ("changes profile profiles/mine.yaml", False)
+    ]
+    profile.write_text(PROFILE.replace("kind: ExamplePolicy", "kind: OtherPolicy"))
+    proc = run(crd_repo, "check", "--no-cache", "--gate-base", "HEAD", "ok.yaml")
+    assert proc.returncode == 1, proc.stderr
+    assert "changes profile profiles/mine.yaml: no longer describes ExamplePolicy.example.com" in proc.stderr
+    profile.unlink()
+    proc = run(crd_repo, "check", "--no-cache", "--format", "json", "--config-ref", "HEAD", "ok.yaml")
+    assert proc.returncode == 1, proc.stderr
+    assert [c["message"] for c in _gate(proc)["changes"]] == [  # type: ignore[attr-defined]
+        "deletes profile profiles/mine.yaml: no longer describes ExamplePolicy.example.com"
+    ]
+
+
+def test_diff_between_commits_names_the_crd_edit_by_its_commit(crd_repo: Path) -> None:
+    (crd_repo / "crds" / "more.yaml").write_text(
+        _crd_text().replace("ExamplePolicy", "MorePolicy").replace("examplepolicies", "morepolicies")
+    )
+    _drop_validation(crd_repo)
+    git(crd_repo, "add", ".")
+    git(crd_repo, "commit", "-qm", "edit the CRDs")
+    proc = run(crd_repo, "diff", "HEAD~1", "HEAD", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    changes = _gate(proc)["changes"]
+    assert [(c["file"], c["loosens"], c["message"].split(":")[0]) for c in changes] == [  # type: ignore[attr-defined]
+        ("HEAD:crds/example.yaml", True, "changes crd crds/example.yaml"),
+        ("HEAD:crds/more.yaml", False, "adds crd crds/more.yaml"),
+    ]

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from policylint.config.load import LoadedConfig
     from policylint.config.overrides import Overrides
     from policylint.findings import Severity
+    from policylint.input.gitref import TreeRef
     from policylint.input.ignore import WalkFilter
     from policylint.input.sources import Skipped
     from policylint.k8s.external import ExternalObjects
@@ -70,6 +71,8 @@ def run_check(
     baseline_ref: str | None = None,
     trust: Trust | None = None,
     gate_base: str | None = None,
+    crds_at: TreeRef | None = None,
+    profiles_at: TreeRef | None = None,
 ) -> int:
     """Lint `paths`; print the report to stdout in `fmt`, write each `outputs` entry
     (`FORMAT=PATH`) to its file, and a summary to stderr. The exit code does not depend on the
@@ -149,9 +152,11 @@ def run_check(
         read_stdin=lambda: sys.stdin.buffer.read(),
         namespace=namespace,
         crd_paths=crd_paths,
+        crds_at=crds_at,
         channel=release[0],
         gateway_api_version=release[1],
         profile_paths=profile_paths,
+        profiles_at=profiles_at,
         selection=selection,
         synthetic_rule_names=synthetic_rule_names,
         external=external_objects,
@@ -463,11 +468,12 @@ def _run_from_ref(
     from policylint.commands.trust import config_at
     from policylint.config.load import ConfigError
     from policylint.input.git import GitError, repository_root
-    from policylint.input.gitref import verify_ref
+    from policylint.input.gitref import TreeRef, verify_ref
 
     try:
         root = repository_root(os.getcwd())
-        loaded = config_at(verify_ref(ref, root), ref, named, root)
+        commit = verify_ref(ref, root)
+        loaded = config_at(commit, ref, named, root)
     except GitError as exc:
         error(exc)
         return EXIT_USAGE
@@ -475,7 +481,12 @@ def _run_from_ref(
         for line in str(exc).splitlines():
             error(line)
         return EXIT_USAGE
-    trust = replace(local, config_ref=ref, label=f"{ref}:{os.path.relpath(loaded.path)}" if loaded is not None else None)
+    trust = replace(
+        local,
+        config_ref=ref,
+        label=f"{ref}:{os.path.relpath(loaded.path)}" if loaded is not None else None,
+        tree=TreeRef(commit, ref, root),
+    )
     return _run_loaded(paths, given, loaded, trust, show_config)
 
 
@@ -488,7 +499,7 @@ def _run_loaded(paths: Sequence[str], given: dict[str, Any], loaded: LoadedConfi
         cli["paths"] = tuple(paths)
     try:
         # Paths the file names stay inside its repository (config.effective): a ConfigError.
-        effective = build(loaded, cli, trust.label)
+        effective = build(loaded, cli, trust.label, from_tree=trust.tree is not None)
     except ConfigError as exc:
         for line in str(exc).splitlines():
             error(line)
@@ -524,6 +535,7 @@ def _run_effective(effective: Effective, given: Mapping[str, Any], trust: Trust)
     keywords: dict[str, Any] = {k: v for k, v in given.items() if k not in CLI_KEYWORDS.values()}
     keywords.update({keyword: values[key] for key, keyword in CLI_KEYWORDS.items() if key not in ("paths", "output")})
     keywords["outputs"] = tuple(values["output"])  # `output` is `--output FORMAT=PATH`
+    crds_at, profiles_at = trust.files_at(effective.sources)
     return run_check(
         tuple(values["paths"]),
         **keywords,
@@ -532,6 +544,9 @@ def _run_effective(effective: Effective, given: Mapping[str, Any], trust: Trust)
         overrides=settings.overrides,
         rule_options=settings.rule_options,
         trust=trust,
+        # The files a configuration read from a commit names are read from that commit.
+        crds_at=crds_at,
+        profiles_at=profiles_at,
     )
 
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from policylint.config.overrides import Overrides
     from policylint.findings import Finding
     from policylint.gate import GateReport
+    from policylint.input.gitref import TreeRef
     from policylint.input.ignore import WalkFilter
     from policylint.input.sources import Source
     from policylint.pipeline import LintResult
@@ -265,7 +266,7 @@ def run_configured_diff(
     from policylint.config import find_config
     from policylint.config.load import ConfigError
     from policylint.input import git
-    from policylint.input.gitref import verify_ref
+    from policylint.input.gitref import TreeRef, verify_ref
 
     found = None if isolated or config else find_config()
     # The change's own file, as `check` would find it: what the gate section compares with.
@@ -286,14 +287,16 @@ def run_configured_diff(
                 error(line)
             return EXIT_USAGE
         label = f"{ref}:{os.path.relpath(loaded.path)}" if loaded is not None else None
-        trust = replace(trust, config_ref=ref, label=label)
+        trust = replace(trust, config_ref=ref, label=label, tree=TreeRef(commit, ref, git_root))
     if loaded is None:
         return run_diff(base, head, paths or (root,), fmt=fmt, trust=trust, exit_zero=exit_zero, **options)
     from policylint.config.effective import COMMAND_LINE, DEFAULT, build, run_settings
 
     try:
         # Paths the file names stay inside its repository (config.effective): a ConfigError.
-        effective = build(loaded, {k: v for k, v in given.items() if k in _DIFF_KEYS.values()}, trust.label)
+        effective = build(
+            loaded, {k: v for k, v in given.items() if k in _DIFF_KEYS.values()}, trust.label, from_tree=trust.tree is not None
+        )
     except ConfigError as exc:
         for line in str(exc).splitlines():
             error(line)
@@ -302,6 +305,7 @@ def run_configured_diff(
     trust = replace(trust, config=loaded, from_file=from_file)
     values = effective.values
     settings = run_settings(effective)
+    crds_at, profiles_at = trust.files_at(effective.sources)
     keywords: dict[str, Any] = dict(options)
     keywords.update({keyword: values[key] for key, keyword in _DIFF_KEYS.items()})
     return run_diff(
@@ -315,6 +319,9 @@ def run_configured_diff(
         trust=trust,
         baseline=values["baseline"],
         exit_zero=exit_zero,
+        # BASE's configuration names files as BASE holds them: both sides are judged by those.
+        crds_at=crds_at,
+        profiles_at=profiles_at,
         **keywords,
     )
 
@@ -344,6 +351,8 @@ def run_diff(
     trust: Trust | None = None,
     baseline: str | None = None,
     exit_zero: bool = False,
+    crds_at: TreeRef | None = None,
+    profiles_at: TreeRef | None = None,
 ) -> int:
     """Lint BASE and HEAD (None: the working tree), print the report in `fmt`, and return the
     exit code. `trust` says which configuration was applied (policylint.commands.trust): with
@@ -385,9 +394,11 @@ def run_diff(
             report_policies=True,
             namespace=namespace,
             crd_paths=crd_paths,
+            crds_at=crds_at,
             channel=release[0],
             gateway_api_version=release[1],
             profile_paths=profile_paths,
+            profiles_at=profiles_at,
             external=external_objects,
             walk=walk,
             helm_templates=helm_templates,

@@ -5,18 +5,20 @@ applies, read from the working tree or from a git ref, and what a change does to
   silently: every relaxation it makes is in the summary (policylint.config.provenance).
 - `--config-ref REF` and `--baseline-ref REF` read the configuration file and the baseline
   from REF instead (as `semgrep ci --baseline-commit` takes its baseline from git), so that a
-  pull request cannot loosen the gate that judges it. The Action passes the pull request's base
-  branch (`trust: base`).
-- With a base to compare with (`--diff`, `--staged`, or either ref flag), what the change does
-  to the configuration and to the baseline is reported (policylint.gate.GateChange), and a
-  change that loosens them fails the run.
+  pull request cannot loosen the gate that judges it; the profiles and CRDs a configuration
+  read from REF names are read from REF too (`Trust.tree`, policylint.input.gitref). The Action
+  passes the pull request's base branch (`trust: base`).
+- With a base to compare with (`--diff`, `--staged`, `--gate-base`, or either ref flag), what
+  the change does to the configuration, to the baseline and to the profile and CRD files the
+  base's configuration names (policylint.commands.trust_files) is reported
+  (policylint.gate.GateChange), and a change that loosens them fails the run.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Container, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from policylint.gate import BASELINE, CONFIGURATION, GateChange, GateReport
@@ -25,6 +27,7 @@ from policylint.values import frozen
 if TYPE_CHECKING:
     from policylint.config.load import LoadedConfig
     from policylint.gate import Relaxation
+    from policylint.input.gitref import TreeRef
     from policylint.suppressions.baseline import Entry
 
 _NAMES = (".policylint.yaml", ".policylint.yml")
@@ -45,6 +48,21 @@ class Trust:
     # as a path relative to the working directory: the change's side of a comparison.
     local_path: str | None = None
     isolated: bool = False
+    # The commit the configuration was read from (`--config-ref`, `diff`'s BASE): the files its
+    # `profile` and `crd` name are read from there too (None: the working tree).
+    tree: TreeRef | None = None
+
+    def files_at(self, sources: Mapping[str, str]) -> tuple[TreeRef | None, TreeRef | None]:
+        """The commits the `crd` and the `profile` paths are read from (None: the working tree):
+        `tree` for a key whose value the configuration read from it gave (`sources`: each key's
+        source, policylint.config.effective); a flag given wins and names files on disk."""
+        from policylint.config.effective import COMMAND_LINE, DEFAULT
+
+        def at(key: str) -> TreeRef | None:
+            given = self.tree is not None and self.config is not None
+            return self.tree if given and sources.get(key) not in (None, DEFAULT, COMMAND_LINE) else None
+
+        return at("crd"), at("profile")
 
 
 def _decode(data: bytes, where: str) -> str:
@@ -120,10 +138,17 @@ def _identity(r: Relaxation) -> tuple[str, str, str]:
 
 
 def config_changes(
-    base: LoadedConfig | None, head: LoadedConfig | None, head_label: str | None, from_file: Container[str] = ()
+    base: LoadedConfig | None,
+    head: LoadedConfig | None,
+    head_label: str | None,
+    from_file: Container[str] = (),
+    *,
+    removed: Callable[[str, str], list[str]] | None = None,
 ) -> list[GateChange]:
     """What the change from `base` to `head` does to the configuration: each relaxation `head`
-    adds (loosens), a less strict `fail-on` (loosens), every other key changed (does not)."""
+    adds (loosens), a less strict `fail-on` (loosens), a `profile` or `crd` path it removes whose
+    files at the base checked something (`removed(key, path)` says what: loosens), every other
+    key changed (does not)."""
     from policylint.config.provenance import relaxations
 
     everything = _AllKeys()
@@ -146,7 +171,7 @@ def config_changes(
     if options:
         loosened_keys.add("rules")
     for key in _READ_FILES:
-        listed = _path_changes(key, before.get(key) or [], after.get(key) or [], head, label)
+        listed = _path_changes(key, before.get(key) or [], after.get(key) or [], head, label, removed)
         out += listed
         if listed:
             loosened_keys.add(key)
@@ -159,20 +184,45 @@ def config_changes(
 
 
 # The keys naming files that say what is checked: a profile can add or drop a policy kind's
-# checks, a CRD its schema. Whether a change of them checks less cannot be told without
-# comparing what the files say, so it is listed and does not fail the run (README "Security").
+# checks, a CRD its schema. A path added is listed; a path removed loosens the gate when its
+# files at the base describe a policy kind or hold a validation (policylint.commands.trust_files),
+# and an edit of the files themselves is judged there (README "Security").
 _READ_FILES = ("profile", "crd")
 
 
-def _path_changes(key: str, old: Sequence[str], new: Sequence[str], head: LoadedConfig | None, label: str) -> list[GateChange]:
+def _path_changes(
+    key: str,
+    old: Sequence[str],
+    new: Sequence[str],
+    head: LoadedConfig | None,
+    label: str,
+    removed: Callable[[str, str], list[str]] | None = None,
+) -> list[GateChange]:
+    from policylint.commands.trust_files import said
+
     out = []
     for i, path in enumerate(new):
         if path not in old:
             line = head.line((key, i)) if head is not None else 1
             out.append(GateChange(CONFIGURATION, False, label, line, f"adds {key} {path}"))
     line = head.line((key,)) if head is not None and new else 1
-    out += [GateChange(CONFIGURATION, False, label, line, f"removes {key} {path}") for path in old if path not in new]
+    for path in old:
+        if path not in new:
+            reasons = removed(key, path) if removed is not None else []
+            out.append(GateChange(CONFIGURATION, bool(reasons), label, line, said(f"removes {key} {path}", reasons)))
     return out
+
+
+def _removal_judge(base: LoadedConfig, base_commit: str, root: str) -> Callable[[str, str], list[str]]:
+    """What removing a `profile` or `crd` path (as the base's configuration writes it) drops."""
+
+    def judge(key: str, path: str) -> list[str]:
+        from policylint.commands.trust_files import removal_reasons
+        from policylint.config.effective import resolve_path
+
+        return removal_reasons(key, resolve_path(base, path), base_commit, root)
+
+    return judge
 
 
 def _options_by_rule(loaded: LoadedConfig | None) -> dict[str, tuple[str, dict[str, object]]]:
@@ -247,6 +297,19 @@ def _values(loaded: LoadedConfig | None) -> dict[str, Any]:
         for name, info in type(config).model_fields.items()
         if name in config.model_fields_set
     }
+
+
+def _named_file_changes(
+    base: LoadedConfig, base_commit: str, head_commit: str | None, head_name: str, root: str
+) -> list[GateChange]:
+    from policylint.commands.trust_files import named_file_changes
+    from policylint.config.effective import resolve_path
+
+    values = _values(base)
+    paths = {key: [resolve_path(base, v) for v in values.get(key) or []] for key in _READ_FILES}
+    if not any(paths.values()):
+        return []  # nothing named: nothing read
+    return named_file_changes(paths, base_commit, head_commit, head_name, root)
 
 
 def baseline_changes(base: Sequence[Entry], head: Sequence[Entry], file: str) -> list[GateChange]:
@@ -368,8 +431,15 @@ def _compared(
             except ConfigError as exc:
                 first = str(exc).splitlines()[0]
                 changes.append(GateChange(CONFIGURATION, False, exc.file, 1, f"does not validate ({first})"))
-        changes += config_changes(base_config, head_config, head_label)
+        # The profiles and CRDs the base's configuration names, as the base holds them.
+        base_commit = trust.tree.commit if trust.config_ref is not None and trust.tree is not None else diff_commit
+        judge = None
+        if base_config is not None and base_commit is not None:
+            judge = _removal_judge(base_config, base_commit, root)
+        changes += config_changes(base_config, head_config, head_label, removed=judge)
         bases.append(f"configuration at {base_name}")
+        if base_config is not None and base_commit is not None:
+            changes += _named_file_changes(base_config, base_commit, head_commit, head_name, root)
 
     if baseline is not None and (trust.baseline_ref is not None or diff_commit is not None):
         if trust.baseline_ref is not None and baseline_entries is not None:

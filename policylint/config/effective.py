@@ -102,10 +102,14 @@ def _from_file(loaded: LoadedConfig, key: str, value: Any) -> Any:
     return value
 
 
-def build(loaded: LoadedConfig | None, given: Mapping[str, Any], label: str | None = None) -> Effective:
+def build(
+    loaded: LoadedConfig | None, given: Mapping[str, Any], label: str | None = None, *, from_tree: bool = False
+) -> Effective:
     """The effective settings from the file (None: none) and the command-line keywords `given`
     (only the flags actually given); `label` names the file in the sources (default: its path;
-    `REF:PATH` when it was read from a git ref)."""
+    `REF:PATH` when it was read from a git ref). `from_tree`: the file was read from a commit,
+    and so are the files its `profile` and `crd` name (policylint.input.gitref), whatever the
+    working tree holds at their paths: those are not checked on disk."""
     from policylint.config.model import Config
 
     effective = Effective(file=loaded, label=label)
@@ -128,20 +132,24 @@ def build(loaded: LoadedConfig | None, given: Mapping[str, Any], label: str | No
             effective.values[key] = list(cli_value) if isinstance(cli_value, tuple) else cli_value
             effective.sources[key] = COMMAND_LINE
     if loaded is not None:
-        problems = _escapes(loaded, effective)
+        problems = _escapes(loaded, effective, TREE_KEYS if from_tree else ())
         if problems:
             raise ConfigError(loaded.path, problems)
     return effective
 
 
-def _escapes(loaded: LoadedConfig, effective: Effective) -> list[Problem]:
+# The keys naming files that a configuration read from a commit has read from that commit too.
+TREE_KEYS = ("crd", "profile")
+
+
+def _escapes(loaded: LoadedConfig, effective: Effective, skip: tuple[str, ...] = ()) -> list[Problem]:
     """The paths the file gives (and the command line does not override) that lead out of its
-    repository (see the module docstring)."""
+    repository (see the module docstring), but for the keys `skip`."""
     from policylint.config.model import PATH_KEYS
 
     problems: list[Problem] = []
     for key in (*sorted(PATH_KEYS), "output"):
-        if effective.sources.get(key) in (DEFAULT, COMMAND_LINE):
+        if key in skip or effective.sources.get(key) in (DEFAULT, COMMAND_LINE):
             continue
         value = effective.values.get(key)
         items = value if isinstance(value, list) else [] if value is None else [value]

@@ -512,20 +512,27 @@ def read_user_profile(path: Path) -> Any:
     MAX_PROFILE_BYTES; a path from a repository's configuration was checked to stay inside it,
     policylint.config.effective) and parsed within the manifest loader's bounds (aliases,
     nodes, depth). Errors name the file and the problem, never its content."""
-    from policylint.input.load import RESOURCE_LIMIT, UNDECODABLE_FILE, YAML_SYNTAX_ERROR, load_bytes
     from policylint.input.named import MAX_PROFILE_BYTES, NamedFileError, read_named
 
     try:
         data = read_named(str(path), what="profile", limit=MAX_PROFILE_BYTES)
     except NamedFileError as exc:
         raise ProfileError(str(exc)) from None
-    result = load_bytes(data, str(path))
+    return parse_user_profile(data, str(path))
+
+
+def parse_user_profile(data: bytes, name: str) -> Any:
+    """A user's profile file's data from its bytes (read from disk or from a git ref), named
+    `name` in errors (`PATH`, or `REF:PATH`)."""
+    from policylint.input.load import RESOURCE_LIMIT, UNDECODABLE_FILE, YAML_SYNTAX_ERROR, load_bytes
+
+    result = load_bytes(data, name)
     for issue in result.issues:
         if issue.rule_id in (YAML_SYNTAX_ERROR, UNDECODABLE_FILE, RESOURCE_LIMIT):
             line = issue.location.line if issue.location is not None else 1
-            raise ProfileError(f"{shown(str(path))}:{line}: cannot parse profile: {issue.message}")
+            raise ProfileError(f"{shown(name)}:{line}: cannot parse profile: {issue.message}")
     if len(result.documents) != 1:
-        raise ProfileError(f"{shown(str(path))}: cannot parse profile: expected one YAML document, found {len(result.documents)}")
+        raise ProfileError(f"{shown(name)}: cannot parse profile: expected one YAML document, found {len(result.documents)}")
     return result.documents[0].data
 
 
@@ -534,9 +541,15 @@ def load_profile_file(path: Path, *, origin: str, validate: bool = True) -> list
     return _profiles_of(read_user_profile(path), path, origin, validate)
 
 
-def _profiles_of(raw: Any, path: Path, origin: str, validate: bool) -> list[PolicyProfile]:
+def load_profile_bytes(data: bytes, name: str, path: str, *, origin: str) -> list[PolicyProfile]:
+    """The profiles of a user's profile file `path` given as bytes, named `name` in messages
+    (`REF:PATH` when read from a git ref: policylint.input.gitref)."""
+    return _profiles_of(parse_user_profile(data, name), Path(path), origin, True, shown_as=name)
+
+
+def _profiles_of(raw: Any, path: Path, origin: str, validate: bool, shown_as: str | None = None) -> list[PolicyProfile]:
     if validate:
-        validate_profile_document(raw, shown(str(path)))
+        validate_profile_document(raw, shown(shown_as if shown_as is not None else str(path)))
     project = raw["project"]
     source = raw.get("source", str(path.name))
     return [profile_from_dict(p, project=project, origin=origin, source=source) for p in raw["policies"]]
