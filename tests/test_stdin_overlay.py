@@ -132,3 +132,30 @@ def test_the_readme_states_the_recipe_these_tests_run() -> None:
     assert "`kubectl kustomize overlays/prod | policylint - --stdin-filename prod.yaml --context base/`" in readme
     assert "`--stdin-filename` without `-` is a usage error (exit 2)" in readme
     assert "the stream replaces the context objects it defines again" in readme
+
+
+@pytest.mark.slow  # the whole CLI in a subprocess, fed through a real pipe
+def test_the_readme_recipe_through_a_pipe(tree: Path) -> None:
+    import subprocess
+    import sys
+
+    stream = STREAM.replace("sectionName: checkout", "sectionName: chekout")
+    command = [sys.executable, "-m", "policylint", "-", "--stdin-filename", "prod.yaml", "--context", "base/", "--no-cache"]
+    done = subprocess.run(command, input=stream.encode(), capture_output=True, check=False, timeout=120)
+    assert done.returncode == 1
+    assert done.stdout.decode().splitlines()[0].startswith("prod.yaml:20:5: error PL301 rule chekout not found on HTTPRoute web")
+    clean = subprocess.run(command, input=STREAM.encode(), capture_output=True, check=False, timeout=120)
+    assert (clean.returncode, clean.stdout) == (0, b"")
+    # Nothing is written into the tree.
+    assert sorted(str(p.relative_to(tree)) for p in tree.rglob("*")) == [
+        "README.md",
+        "base",
+        "base/app.yaml",
+        "base/gateway.yaml",
+        "base/kustomization.yaml",
+        "base/policy.yaml",
+        "overlays",
+        "overlays/prod",
+        "overlays/prod/kustomization.yaml",
+        "overlays/prod/timeouts.yaml",
+    ]
