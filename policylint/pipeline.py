@@ -22,11 +22,12 @@ from policylint.input.ignore import WalkFilter
 from policylint.input.load import NOT_A_MANIFEST, PARSER_IS_C, Document, decode
 from policylint.input.parallel import effective_jobs, load_files
 from policylint.input.positions import PositionResolver
-from policylint.input.sources import Discovery, Skipped, Source, SourceError, discover, discover_all
+from policylint.input.sources import STDIN, Discovery, Skipped, Source, SourceError, discover, discover_all
 from policylint.k8s import admission
 from policylint.k8s.external import ExternalObjects
 from policylint.k8s.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
-from policylint.k8s.objects import KindInfo, KindRegistry, ObjectKey, build_objects, split_api_version
+from policylint.k8s.objects import K8sObject, KindInfo, KindRegistry, ObjectKey, build_objects, split_api_version
+from policylint.k8s.overlay import overlay
 from policylint.k8s.schemas import DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION
 from policylint.policy_report import policy_reports as compute_policy_reports
 from policylint.profiles.crd import profiles_from_crds
@@ -386,6 +387,7 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     kinds = builtin_kinds.with_kinds([*profile_kinds, *crd_kind_infos(crd_objects)])
     built = build_objects(documents, kinds, request.namespace)
     input_issues.extend(built.issues)
+    objects = _overlaid(request, sources, built.objects)
 
     profiles = ProfileRegistry(
         [user_profiles, builtin_profiles(), profiles_from_crds(crd_objects)], implementations=builtin_implementations()
@@ -400,7 +402,7 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
         context_crds=tuple(context_crds),
     )
     index = ProjectIndex(
-        objects=built.objects,
+        objects=objects,
         kinds=kinds,
         options=options,
         input_issues=input_issues,
@@ -409,6 +411,18 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
         verdicts=verdicts,
     )
     return Project(index, Resolution(index, profiles)), sources, texts, notes, found.skipped
+
+
+def _overlaid(request: LintRequest, sources: Sequence[Source], objects: Sequence[K8sObject]) -> Sequence[K8sObject]:
+    """The objects read, with those of the context that standard input defines again replaced
+    by the stream's (policylint.k8s.overlay): only when a stream is read with context paths."""
+    if STDIN not in request.paths or not request.context_paths or request.sources is not None:
+        return objects
+    files = report_files(request, sources)
+    stream = next((s.display for s in sources if s.fs_path is None and s.content is not None and not s.snapshot), None)
+    if files is None or stream is None:
+        return objects
+    return overlay(objects, stream, files)
 
 
 def build_stages(project: Project, wanted: Iterable[Stage]) -> list[Issue]:

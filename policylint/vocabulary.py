@@ -68,6 +68,16 @@ class Resolved(Term):
     UNNAMED = "Unnamed"
 
 
+class NamespaceMatch(Term):
+    """Whether a Namespace's labels match a label selector (`namespaces.from: Selector`):
+    `Unknown` when the Namespace is not in the input, so that only its name label is known
+    (docs/semantics.md#namespaces-not-in-the-input)."""
+
+    MATCHES = "Matches"
+    NO_MATCH = "NoMatch"
+    UNKNOWN = "Unknown"
+
+
 # -- topology (policylint.semantics.topology) --------------------------------------------------
 
 

@@ -642,25 +642,31 @@ def test_a_namespace_selector_takes_the_policys_own_namespace_only_when_its_labe
     assert problems(labelled) == []
     (res,) = resolutions(labelled, "sel")
     assert (res.detail, res.target is not None and res.target.name) == ("SelectorMatch", "r")
-    # The Namespace is not in the input: its labels are unknown, and it is assumed to match.
-    (res,) = resolutions(lint_text(_own_namespace_selector(None)), "sel")
-    assert (res.detail, res.target is not None and res.target.name) == ("SelectorMatch", "r")
+    # The Namespace is not in the input: its labels are unknown, so the match is undecided: no
+    # target, no PL414 that it matches nothing, and PL420 says so.
+    unknown = lint_text(_own_namespace_selector(None))
+    assert resolutions(unknown, "sel") == []
+    assert only(unknown, "PL414") == []
+    (policy,) = [p for p in unknown.project.resolution.policies() if p.obj.name == "sel"]
+    assert [(u.target.name, u.namespace) for u in unknown.project.resolution.undecided_targets(policy)] == [("r", "team-a")]
+    assert [f.path for f in only(unknown, "PL420")] == ["spec.targetSelectors[0].namespaces"]
 
 
-def test_a_selector_match_in_a_namespace_not_in_the_input_says_it_assumed_the_labels() -> None:
+def test_a_selector_match_in_a_namespace_not_in_the_input_is_undecided() -> None:
     # Envoy Gateway's e2e testdata has such policies whose routes live in a namespace another
-    # suite creates, unlabelled (test/e2e/upgrade/manifests.yaml): the grant is missing either way,
-    # but whether the selector reaches the route at all depends on labels the input does not show.
+    # suite creates, unlabelled (test/e2e/upgrade/manifests.yaml): whether the selector reaches
+    # the route at all depends on labels the input does not show, so no PL401 may rest on it
+    # (docs/semantics.md#namespaces-not-in-the-input). Before: PL401, "assumed to match".
     text = SELECTOR_POLICY.replace(
         "namespaces: {from: All}\n", "namespaces: {from: Selector, selector: {matchLabels: {team: a}}}\n"
     )
-    (finding,) = only(lint_text(text), "PL401")
-    assert finding.message.endswith(
-        "; Namespace team-a is not in the input; assumed to match team in (a), and if it does not, the selector does"
-        " not reach it at all"
-    )
+    unknown = lint_text(text)
+    assert only(unknown, "PL401") == []
+    (info,) = only(unknown, "PL420")
+    assert "Namespace team-a cannot be decided" in info.message
     (labelled,) = only(lint_text(text + namespace("team-a", "{team: a}")), "PL401")
     assert "assumed" not in labelled.message
+    assert only(lint_text(text + namespace("team-a", "{team: b}")), "PL401") == []
 
 
 def test_guard_partial_repository_with_external_objects() -> None:

@@ -110,6 +110,11 @@ def run_check(
         # would drop the others' entries.
         error("--write-baseline records every finding: run it without --context, --diff or --staged")
         return EXIT_USAGE
+    if stdin_filename is not None and "-" not in paths:
+        # Said, not ignored: the name is only ever given to standard input, and a run that
+        # reads files instead would report none of what the user meant to lint.
+        error(f"--stdin-filename {stdin_filename!r} names standard input: give `-` among the paths to read it")
+        return EXIT_USAGE
     fixing = fix or diff_fix or bool(fix_only)
     if fixing and ("-" in paths or staged):
         error("--fix and --diff-fix edit files on disk: not standard input, not the staged snapshot")

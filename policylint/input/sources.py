@@ -307,6 +307,19 @@ def _link(
         out.append(Source(display=display_name(os.path.normpath(path)), fs_path=path, identity=(target.st_dev, target.st_ino)))
 
 
+def _stand_in(sources: dict[str, Source], stdin_filename: str) -> None:
+    """Standard input named after a file that the paths also find stands for that file: the
+    stream is what the file would hold (`kubectl kustomize ... | policylint - --stdin-filename
+    overlays/prod/all.yaml --context overlays/`), so the file on disk is not read, and the
+    stream's findings are reported under the file's own name, not as `NAME (2)` beside it."""
+    wanted = os.path.abspath(os.path.normpath(stdin_filename))
+    for key, source in sources.items():
+        if key != STDIN and source.fs_path is not None and os.path.abspath(key) == wanted:
+            del sources[key]
+            sources[STDIN] = replace(sources[STDIN], display=display_name(key))
+            return
+
+
 def discover(
     paths: Sequence[str],
     *,
@@ -415,6 +428,8 @@ def discover_all(
             if stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode):
                 message += " (to read standard input, name it `-`)"
             add(Source(display=name, fs_path=path, problem=message))
+    if STDIN in sources and stdin_filename:
+        _stand_in(sources, stdin_filename)
     unique = {(s.display, s.category): s for s in skipped}
     return Discovery(
         sorted(sources.values(), key=lambda source: source.display),

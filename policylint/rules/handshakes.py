@@ -34,11 +34,11 @@ from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import NearMatches, frontend_scope, listeners_get, sentence
 from policylint.semantics.grants import Grant, GrantCheck, Reference, ReferenceGrants
-from policylint.semantics.resolution import TargetResolution
+from policylint.semantics.resolution import TargetResolution, UndecidedMatch
 from policylint.semantics.topology import REF_NOT_PERMITTED, ROUTE_KINDS, ObjectRef, Topology
 from policylint.stages import Stage
 from policylint.values import frozen
-from policylint.vocabulary import Resolved
+from policylint.vocabulary import NamespaceMatch, Resolved
 
 _MAX_RELATED = 5
 
@@ -242,9 +242,6 @@ class CrossNamespaceTargetNotPermitted(Rule):
             f" {obj.namespace}, and the controller silently ignores such a match, so the policy does not apply to it"
             f' (GEP-713 "Cross namespace references")'
         )
-        if res.assumption:
-            # Its labels are unknown: if they do not match, the selector never reaches it at all.
-            message += f"; {res.assumption}, and if it does not, the selector does not reach it at all"
         hint = sentence(f"{reference.grant_hint()}, or narrow the selector")
         related = [Related(f"{target.kind} {where(target)} matches the selector", object=target, path=_labels_path(target))]
         related += near_miss_related(res.grant)
@@ -478,7 +475,9 @@ class TargetSelectorMatchesNothing(Rule):
             selectors = project.resolution.selectors(policy)
             if not selectors:
                 continue
+            # A selector whose matches are undecided may select something: PL420 says so, not this.
             matched = {res.selector for res in project.resolution.selector_targets(policy)}
+            matched |= {u.selector for u in project.resolution.undecided_targets(policy)}
             for i, sel in enumerate(selectors):
                 if sel.error is not None or sel.kind is None or i in matched:
                     continue
@@ -564,7 +563,9 @@ def _scope(sel: TargetSelector, own: str | None) -> str:
 def _eligible(topology: Topology, sel: TargetSelector, own: str | None, namespace: str | None) -> bool:
     """The namespaces `Project.selector_targets` considers (Envoy Gateway `namespaces.from`,
     docs/semantics.md#label-selectors)."""
-    return namespace is None or topology.resolution.selector_namespace(sel, own, namespace)[0]
+    # UNKNOWN counts as considered: "in a namespace the selector does not take" would rest on
+    # labels the input does not show.
+    return namespace is None or topology.resolution.selector_namespace(sel, own, namespace) is not NamespaceMatch.NO_MATCH
 
 
 def _requirement(req: Requirement) -> str:
@@ -597,10 +598,57 @@ def _external_may_match(project: Project, sel: TargetSelector, own: str | None) 
     )
 
 
+# Objects named in one PL420 message; the others are counted.
+_UNDECIDED_SHOWN = 5
+
+
+class TargetSelectorNamespaceUnknown(Rule):
+    """A target selector's `namespaces.selector` meets Namespaces that are not in the input: whether it selects the objects there cannot be decided."""
+
+    id = "PL420"
+    name = "target-selector-namespace-unknown"
+    severity = Severity.INFO
+    subjects = frozenset({POLICY})
+
+    def check(self, project: Project) -> Iterable[Issue]:
+        resolution = project.resolution
+        for policy in resolution.policies():
+            undecided = resolution.undecided_targets(policy)
+            if not undecided:
+                continue
+            selectors = resolution.selectors(policy)
+            for i in sorted({u.selector for u in undecided}):
+                sel = selectors[i]
+                matches = sorted(
+                    (u for u in undecided if u.selector == i), key=lambda u: (u.namespace, u.target.kind, u.target.name)
+                )
+                yield self._issue(policy, sel, matches)
+
+    def _issue(self, policy: Policy, sel: TargetSelector, matches: Sequence[UndecidedMatch]) -> Issue:
+        obj = policy.obj
+        namespaces = sorted({u.namespace for u in matches})
+        shown = ", ".join(f"{u.target.kind} {where(u.target)}" for u in matches[:_UNDECIDED_SHOWN])
+        if len(matches) > _UNDECIDED_SHOWN:
+            shown += f" and {len(matches) - _UNDECIDED_SHOWN} more"
+        plural = "s" if len(namespaces) > 1 else ""
+        message = (
+            f"{field_name(sel.path)} of {obj.kind} {where(obj)} matches the labels of {shown}, but whether"
+            f" namespaces.selector ({sel.namespace_selector or LabelSelector()}) takes Namespace{plural}"
+            f" {', '.join(namespaces)} cannot be decided: {'they are' if plural else 'it is'} not in the input, so"
+            " only the name label is known; these matches are left out, and no finding rests on them"
+        )
+        hint = (
+            f"Add the Namespace manifest{plural} ({', '.join(namespaces)}) to the input or a --context path, or run with"
+            " --complete if the input is the whole cluster."
+        )
+        return self.issue(obj, join(sel.path, "namespaces"), message, hint=hint)
+
+
 RULES: list[type[Rule]] = [
     CrossNamespaceTargetNotPermitted,
     CrossNamespaceReferenceNotPermitted,
     ReferenceGrantInWrongNamespace,
     ReferenceGrantUnused,
     TargetSelectorMatchesNothing,
+    TargetSelectorNamespaceUnknown,
 ]

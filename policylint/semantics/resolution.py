@@ -41,7 +41,7 @@ from policylint.profiles.registry import (
 )
 from policylint.semantics.grants import GRANT_GK, GrantCheck, Reference, ReferenceGrants
 from policylint.values import frozen
-from policylint.vocabulary import Accepted, Resolved
+from policylint.vocabulary import Accepted, NamespaceMatch, Resolved
 
 # Target resolution outcomes, in the status vocabulary of GEP-713 (docs/semantics.md#status-vocabulary).
 ACCEPTED = Accepted.ACCEPTED
@@ -63,13 +63,21 @@ class TargetResolution:
     namespace: str | None = None  # the namespace the target was looked up in
     grant: GrantCheck | None = None  # for a cross-namespace reference: the ReferenceGrant check
     selector: int | None = None  # index of the label selector that matched, for selector targets
-    # A selector match in a namespace whose Namespace is not in the input: its labels were
-    # assumed to match `namespaces.selector` (`Resolution.namespace_selected`).
-    assumption: str | None = None
 
     @property
     def accepted(self) -> bool:
         return self.status == ACCEPTED
+
+
+@frozen
+class UndecidedMatch:
+    """An object a target selector's labels match in a namespace whose `namespaces.selector`
+    match is unknown (`NamespaceMatch.UNKNOWN`): it may or may not be a target, so it is none,
+    and no finding rests on it (PL420 says so)."""
+
+    selector: int  # index of the target selector
+    target: K8sObject
+    namespace: str
 
 
 def synthetic_rule(sections: Sequence[Section], section_name: str) -> Section | None:
@@ -117,6 +125,7 @@ class Resolution:
         self._policies: list[Policy] | None = None
         self._resolved: dict[tuple[int, str], TargetResolution] = {}
         self._selected: dict[int, list[TargetResolution]] = {}
+        self._undecided: dict[int, list[UndecidedMatch]] = {}
         self._grants: ReferenceGrants | None = None
         self._builtin: dict[str, str] | None = None
         self._class_implementations: list[Implementation | None] | None = None
@@ -160,26 +169,29 @@ class Resolution:
         return self._grants
 
     def namespace_labels(self, namespace: str) -> tuple[dict[str, str], bool]:
-        """Labels of a namespace and whether they are known (a Namespace object in the input)."""
+        """Labels of a namespace and whether they are known: a Namespace object in the input, or
+        `--complete` (the input is the whole cluster, so a Namespace it lacks carries no label
+        but the name label the API server sets)."""
         obj = self.index.lookup("", "Namespace", None, namespace)
         labels = {NAMESPACE_NAME_LABEL: namespace}
         if obj is None:
-            return labels, False
+            return labels, self.index.options.complete
         labels.update(obj.labels)
         return labels, True
 
-    def namespace_selected(self, selector: LabelSelector, namespace: str) -> tuple[bool, str | None]:
-        """Whether the namespace matches; the second value is an assumption made when its labels are unknown."""
+    def namespace_selected(self, selector: LabelSelector, namespace: str) -> NamespaceMatch:
+        """Whether the namespace's labels match `selector`; UNKNOWN when the Namespace is not in
+        the input and its name label alone does not decide."""
         labels, known = self.namespace_labels(namespace)
         if selector.matches(labels):
-            return True, None
+            return NamespaceMatch.MATCHES
         if known or any(r.key == NAMESPACE_NAME_LABEL for r in selector.failing(labels)):
             # The name label is set on every Namespace by the API server: a requirement on it that
             # fails is a certain mismatch, whatever the other (unknown) labels are.
-            return False, None
-        # The Namespace object is not in the input: its labels are unknown, so a controller may
-        # well admit it. Assume it does, and say so (false-positive guard).
-        return True, f"Namespace {namespace} is not in the input; assumed to match {selector}"
+            return NamespaceMatch.NO_MATCH
+        # The Namespace object is not in the input: its labels are unknown, so the controller may
+        # or may not find a match. Neither answer may carry a finding.
+        return NamespaceMatch.UNKNOWN
 
     def policies(self) -> list[Policy]:
         if self._policies is None:
@@ -479,10 +491,19 @@ class Resolution:
         return [*self.resolutions(policy), *self.selector_targets(policy)]
 
     def selector_targets(self, policy: Policy) -> list[TargetResolution]:
+        """The objects the policy's label selectors select: matched by labels, in a namespace
+        the selector certainly takes."""
         cached = self._selected.get(id(policy.obj))
         if cached is None:
-            cached = self._selected[id(policy.obj)] = self._select(policy)
+            cached, self._undecided[id(policy.obj)] = self._select(policy)
+            self._selected[id(policy.obj)] = cached
         return cached
+
+    def undecided_targets(self, policy: Policy) -> list[UndecidedMatch]:
+        """The objects the policy's label selectors match by labels in a namespace whose
+        `namespaces.selector` match cannot be decided (a Namespace not in the input)."""
+        self.selector_targets(policy)
+        return self._undecided[id(policy.obj)]
 
     def selectors(self, policy: Policy) -> list[TargetSelector]:
         field_name = policy.profile.targets.selectors
@@ -496,19 +517,21 @@ class Resolution:
             )
         return out
 
-    def selector_namespace(self, sel: TargetSelector, own: str | None, namespace: str) -> tuple[bool, str | None]:
+    def selector_namespace(self, sel: TargetSelector, own: str | None, namespace: str) -> NamespaceMatch:
         """Whether a target selector's `namespaces` takes objects of `namespace`: `Same` (the
         default) the policy's own, `All` any, `Selector` those whose Namespace labels match, the
         policy's own included: Envoy Gateway decides `Selector` by the labels alone
         (internal/gatewayapi/helpers.go `targetSelectorNamespacesMatch`), as Gateway API decides
-        `allowedRoutes` from `Selector`. A Namespace not in the input is assumed to match, and
-        the second value says so (`namespace_selected`)."""
+        `allowedRoutes` from `Selector`. A Namespace not in the input whose name label does not
+        decide is UNKNOWN (`namespace_selected`)."""
         if sel.namespaces_from == "Selector":
             return self.namespace_selected(sel.namespace_selector or LabelSelector(), namespace)
-        return sel.namespaces_from == "All" or namespace == own, None
+        taken = sel.namespaces_from == "All" or namespace == own
+        return NamespaceMatch.MATCHES if taken else NamespaceMatch.NO_MATCH
 
-    def _select(self, policy: Policy) -> list[TargetResolution]:
+    def _select(self, policy: Policy) -> tuple[list[TargetResolution], list[UndecidedMatch]]:
         out: list[TargetResolution] = []
+        undecided: list[UndecidedMatch] = []
         policy_ns = policy.obj.namespace
         for i, sel in enumerate(self.selectors(policy)):
             if sel.error is not None or sel.kind is None:
@@ -517,10 +540,12 @@ class Resolution:
                 if not sel.label_selector.matches(obj.labels):
                     continue
                 ns = obj.namespace
-                assumption = None
                 if ns is not None:
-                    taken, assumption = self.selector_namespace(sel, policy_ns, ns)
-                    if not taken:
+                    match = self.selector_namespace(sel, policy_ns, ns)
+                    if match is NamespaceMatch.UNKNOWN:
+                        undecided.append(UndecidedMatch(i, obj, ns))
+                        continue
+                    if match is NamespaceMatch.NO_MATCH:
                         continue
                 ref = TargetRef(sel.path, None, obj.group, obj.kind, obj.name, ns, None)
                 grant = None
@@ -540,7 +565,6 @@ class Resolution:
                                 selector=i,
                                 message=f"selected {obj.kind} {ns}/{obj.name} is in another namespace and no ReferenceGrant"
                                 f" there permits {policy.profile.kind} from namespace {policy_ns}",
-                                assumption=assumption,
                             )
                         )
                         continue
@@ -553,7 +577,6 @@ class Resolution:
                         namespace=ns,
                         grant=grant,
                         selector=i,
-                        assumption=assumption,
                     )
                 )
-        return out
+        return out, undecided

@@ -61,7 +61,7 @@ from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selecto
 from policylint.profiles.registry import DataSpec, HostSource, Implementation, PolicyProfile, TargetKind
 from policylint.semantics.grants import NOT_NEEDED, GrantCheck, Reference
 from policylint.values import frozen
-from policylint.vocabulary import Admission, Attachment, ReferenceStatus, Traffic
+from policylint.vocabulary import Admission, Attachment, NamespaceMatch, ReferenceStatus, Traffic
 
 if TYPE_CHECKING:
     from policylint.k8s.index import Section
@@ -277,6 +277,15 @@ def _kind_admission(listener: Listener, route: K8sObject) -> Rejection | None:
         )
         return Rejection(listener, Admission.KIND_NOT_CARRIED, message)
     return None
+
+
+def _unknown_labels(namespace: str, selector: LabelSelector, match: NamespaceMatch) -> tuple[str, ...]:
+    """The assumption an admission through `namespaces.from: Selector` rests on when the
+    Namespace's labels are unknown: admitted, so that no finding says the listener refuses what
+    the controller may well accept (docs/semantics.md#namespaces-not-in-the-input)."""
+    if match is not NamespaceMatch.UNKNOWN:
+        return ()
+    return (f"Namespace {namespace} is not in the input; assumed to match {selector}",)
 
 
 def _where(obj: K8sObject) -> str:
@@ -858,9 +867,9 @@ class Topology:
                 return ListenerSetAttachment(
                     listener_set, gateway, Attachment.NOT_ALLOWED, f"{where} has an invalid allowedListeners selector: {exc}"
                 )
-            ok, assumption = self.resolution.namespace_selected(selector, ls_ns)
-            if ok:
-                return ListenerSetAttachment(listener_set, gateway, ACCEPTED, assumptions=(assumption,) if assumption else ())
+            match = self.resolution.namespace_selected(selector, ls_ns)
+            if match is not NamespaceMatch.NO_MATCH:
+                return ListenerSetAttachment(listener_set, gateway, ACCEPTED, assumptions=_unknown_labels(ls_ns, selector, match))
             return ListenerSetAttachment(
                 listener_set,
                 gateway,
@@ -1025,9 +1034,10 @@ class Topology:
                 return Rejection(
                     listener, Admission.NAMESPACE_SELECTOR_INVALID, "allowedRoutes from: Selector has no valid selector"
                 ), None
-            ok, assumption = self.resolution.namespace_selected(listener.allowed_selector, route_ns)
-            if ok:
-                return None, assumption
+            match = self.resolution.namespace_selected(listener.allowed_selector, route_ns)
+            if match is not NamespaceMatch.NO_MATCH:
+                unknown = _unknown_labels(route_ns, listener.allowed_selector, match)
+                return None, unknown[0] if unknown else None
             message = f"namespace {route_ns} does not match the allowedRoutes selector ({listener.allowed_selector})"
             return Rejection(listener, Admission.NAMESPACE, message), None
         if listener.allowed_from != "All":
