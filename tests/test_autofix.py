@@ -403,3 +403,46 @@ def test_a_file_over_a_safety_limit_is_not_composed_again(tmp_path: Path) -> Non
     _, _, err = run("--fix", str(manifest))
     assert manifest.read_text() == text
     assert "not fixed: the file is over a safety limit (PL007); fix it by hand" in err
+
+
+UNSAFE_ONLY = """\
+apiVersion: v1
+kind: Service
+metadata:
+  name: storefront
+  namespace: app
+spec:
+  ports:
+  - name: https
+    port: 443
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata:
+  name: tls
+  namespace: app
+spec:
+  targetRefs:
+  - group: ""
+    kind: Service
+    name: storfront
+  validation:
+    hostname: storefront.app.svc.cluster.local
+    wellKnownCACertificates: System
+"""
+
+
+def test_diff_fix_with_only_unsafe_fixes_says_so_and_fails(tmp_path: Path) -> None:
+    # PL201's did-you-mean fix is unsafe: without --unsafe-fixes the diff is empty, but the error
+    # it would fix is still there, so the run is not clean.
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(UNSAFE_ONLY)
+    code, out, err = run("--diff-fix", str(manifest))
+    assert (code, out) == (1, "")
+    assert "policylint: 0 fixes in 0 files (nothing written); 1 more fix with --unsafe-fixes (PL201)\n" in err
+    code, out, err = run("--diff-fix", "--unsafe-fixes", str(manifest))
+    assert code == 1 and "+    name: storefront\n" in out
+    assert "policylint: 1 fix in 1 file (nothing written)\n" in err
+    # --fix-only leaves out the rules it does not name, held back or not.
+    assert run("--diff-fix", "--fix-only", "PL110", str(manifest))[0] == 0
+    assert manifest.read_text() == UNSAFE_ONLY

@@ -663,3 +663,16 @@ def test_a_large_junit_report_is_what_elementtree_writes_for_its_tree(tmp_path: 
     assert len(cases) > 5_000 and any(c.find("failure") is not None for c in cases)
     assert int(root.get("tests", "0")) == len(cases)
     assert int(root.get("failures", "0")) == sum(1 for c in cases if c.find("failure") is not None)
+
+
+def test_gitlab_body_gives_the_hint_the_rule_summary_and_its_doc() -> None:
+    from policylint.reporters import gitlab
+
+    with_hint = Finding("a.yaml", 3, 5, "PL201", "targetref-not-found", Severity.ERROR, "HTTPRoute 'x' not found", hint="Fix it.")
+    assert gitlab._body(with_hint) == (
+        "Fix it.\n\nA policy targetRef names an object that is not in the input.\n\n"
+        f"[PL201 targetref-not-found](https://github.com/policylint/policylint/blob/v{__version__}/rules/PL201-targetref-not-found.md)"
+    )
+    # PL000 is no rule of the catalogue: its body says what it is rather than being empty.
+    crash = Finding("a.yaml", 1, 1, "PL000", "internal-error", Severity.ERROR, "rule PL201 failed")
+    assert gitlab._body(crash).startswith("policylint failed on part of the input")

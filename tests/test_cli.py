@@ -113,7 +113,31 @@ def test_rule_prints_its_documentation(code: str) -> None:
     assert result.stdout.startswith("# PL001 yaml-syntax-error\n")
 
 
-@pytest.mark.parametrize("code", ["nope", "PL000", "PL99", "PL0"])
+def test_an_empty_directory_is_said_and_passes(tmp_path: Path) -> None:
+    # As ruff's "No Python files found": a warning on standard error and exit 0, with an empty
+    # report; a path that does not exist stays a usage error.
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.md").write_text("# not a manifest\n")
+    result = invoke("--format", "json", str(tmp_path / "empty"))
+    assert result.exit_code == 0
+    assert f"policylint: warning: no manifests found under {tmp_path / 'empty'}" in result.stderr
+    assert findings_of(result) == []
+    # Next to a directory with manifests, the empty one is said and the other one linted.
+    write(tmp_path, "full/m.yaml", ERRORS)
+    both = invoke("--format", "json", str(tmp_path / "empty"), str(tmp_path / "full"))
+    assert both.exit_code == 1 and findings_of(both)
+    assert "no manifests found under" in both.stderr
+
+
+@pytest.mark.parametrize("code", ["PL000", "pl000", "internal-error"])
+def test_rule_prints_the_internal_error_doc(code: str) -> None:
+    result = invoke("rule", code)
+    assert result.exit_code == 0
+    assert result.stdout.startswith("# PL000 internal-error\n")
+    assert "## What it checks" in result.stdout
+
+
+@pytest.mark.parametrize("code", ["nope", "PL99", "PL0"])
 def test_rule_unknown_is_a_usage_error(code: str) -> None:
     result = invoke("rule", code)
     assert result.exit_code == 2
@@ -171,7 +195,7 @@ def inputs(tmp_path: Path) -> dict[str, Path]:
         ("errors", ["--select", "PL003"], 0),
         ("missing", [], 2),
         ("missing", ["--exit-zero"], 2),
-        ("empty-dir", [], 2),
+        ("empty-dir", [], 0),
         ("errors", ["--select", "PL0,NOPE"], 2),
         ("errors", ["--ignore", "PL999"], 2),
         ("errors", ["--fail-on", "fatal"], 2),
@@ -204,8 +228,6 @@ def test_fail_on_warning(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
 def test_usage_error_messages(inputs: dict[str, Path]) -> None:
     missing = invoke(str(inputs["missing"]))
     assert "path does not exist" in missing.stderr
-    empty = invoke(str(inputs["empty-dir"]))
-    assert "no *.yaml, *.yml or *.json files" in empty.stderr
     unknown = invoke("--select", "PL0,NOPE", str(inputs["clean"]))
     assert "no rule matches NOPE" in unknown.stderr
 

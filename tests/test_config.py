@@ -281,6 +281,23 @@ def test_per_file_settings_apply_to_the_files_they_match(repo: Path) -> None:
     ]
 
 
+def test_write_baseline_leaves_out_what_per_file_settings_hide(repo: Path) -> None:
+    # legacy/'s PL003 is ignored there and its PL410 turned off: neither is recorded, so neither
+    # comes back hidden by the baseline once the configuration changes. new/ has all three.
+    write(repo / "legacy" / "m.yaml", MIXED)
+    write(repo / "new" / "m.yaml", MIXED)
+    config = "paths: [.]\nper-file:\n  legacy/:\n    ignore: [PL003]\n    severity: {PL410: off}\n"
+    write(repo / ".policylint.yaml", config)
+    result = invoke("check", "--no-cache", "--write-baseline")
+    assert result.exit_code == 0, result.output
+    recorded = json.loads((repo / ".policylint-baseline.json").read_text())
+    legacy = sorted(e["rule"] for e in recorded["entries"] if e["file"] == "legacy/m.yaml")
+    new = sorted(e["rule"] for e in recorded["entries"] if e["file"] == "new/m.yaml")
+    assert legacy == ["PL201"]
+    assert {"PL003", "PL201", "PL410"} <= set(new)  # (and PL005: the two files define the same objects)
+    assert f"wrote {len(recorded['entries'])} baseline entries" in result.stderr
+
+
 def test_per_file_select_runs_a_rule_the_global_selection_leaves_out(repo: Path) -> None:
     write(repo / "a" / "m.yaml", MIXED)
     write(repo / "b" / "m.yaml", MIXED)

@@ -163,3 +163,44 @@ def test_the_change_cannot_apply_its_own_configuration(repo: Path) -> None:
     assert [f["rule"] for f in report["findings"]["introduced"]] == ["PL407", "PL413"]
     assert report["gate"]["configuration"] is None and report["gate"]["loosened"] is True
     assert [c["line"] for c in report["gate"]["changes"]] == [1, 3]
+
+
+def test_counts_of_one_are_singular_in_text_and_markdown() -> None:
+    # One context, route, rule, listener, Gateway and backend, as a report with one of each says.
+    from policylint.commands.diff import _markdown, _text
+
+    one = {"contexts": 1, "routes": 1, "rules": 1, "listeners": 1, "gateways": 1, "backends": 1}
+    two = {"contexts": 2, "routes": 2, "rules": 2, "listeners": 2, "gateways": 2, "backends": 2}
+    change = {
+        "kind": "timeout",
+        "context": "l1>r1#1",
+        "before": "1s",
+        "after": None,
+        "providedBefore": ["p"],
+        "providedAfter": [],
+    }
+    report = {
+        "base": "HEAD",
+        "head": "working tree",
+        "findings": {"introduced": [], "fixed": [], "unchanged": 0},
+        "policies": [
+            {
+                "policy": "BackendTrafficPolicy app/p",
+                "change": "changed",
+                "statusBefore": [],
+                "statusAfter": [],
+                "affectsBefore": one,
+                "affectsAfter": two,
+            },
+        ],
+        "effective": {"total": 1, "changes": [change]},
+    }
+    text = _text(report)
+    assert (
+        "    blast radius: 1 context (1 route, 1 rule, 1 listener, 1 Gateway, 1 backend)"
+        " -> 2 contexts (2 routes, 2 rules, 2 listeners, 2 Gateways, 2 backends)\n" in text
+    )
+    assert "effective policy: 1 context changed\n" in text
+    markdown = _markdown(report)
+    assert "| 1 context (1 route, 1 rule, 1 listener, 1 Gateway, 1 backend) → 2 contexts (" in markdown
+    assert "<summary>Effective policy: 1 context changed</summary>" in markdown

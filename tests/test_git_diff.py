@@ -195,7 +195,44 @@ def test_the_default_base_is_the_merge_base_with_the_upstream_branch(repo: Path)
     git(repo, "commit", "-q", "-am", "rename the listener")
     # Committed on the branch: HEAD has no change, the branch does.
     assert run("--diff", "HEAD")[1] == []
-    code, findings, _ = run("--diff")
+    code, findings, err = run("--diff")
+    assert (code, findings) == (1, [("PL301", "policy.yaml")])
+    base = git(repo, "rev-parse", "main").strip()
+    assert f"policylint: --diff compares with the merge-base of HEAD and main ({base[:12]})\n" in err
+
+
+def test_no_upstream_and_no_remote_is_no_base(repo: Path) -> None:
+    # Comparing with HEAD would report nothing on a branch whose commits break a policy.
+    (repo / "gateway.yaml").write_text(GATEWAY.replace("name: http", "name: web"))
+    git(repo, "commit", "-q", "-am", "rename the listener")
+    code, findings, err = run("--diff")
+    assert (code, findings) == (2, [])
+    assert "no base to compare with: the branch has no upstream and there is no origin/HEAD" in err
+    assert "--diff BASE" in err
+    # The remote's default branch is the next place to look: with it, the change is found.
+    git(repo, "update-ref", "refs/remotes/origin/main", "HEAD~1")
+    git(repo, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main")
+    code, findings, err = run("--diff")
+    assert (code, findings) == (1, [("PL301", "policy.yaml")])
+    assert "--diff compares with the merge-base of HEAD and origin/main (" in err
+
+
+def test_a_single_branch_shallow_clone_is_told_the_fetch_that_brings_the_base(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    git(repo, "checkout", "-q", "-b", "feature")
+    (repo / "gateway.yaml").write_text(GATEWAY.replace("name: http", "name: web"))
+    git(repo, "commit", "-q", "-am", "rename the listener")
+    clone = tmp_path / "shallow"
+    # As actions/checkout leaves a pull request's branch: one commit, no other branch.
+    git(tmp_path, "clone", "-q", "--depth", "1", "--single-branch", "--branch", "feature", f"file://{repo}", str(clone))
+    monkeypatch.chdir(clone)
+    code, _, err = run("--diff", "origin/main")
+    assert code == 2
+    command = "git fetch origin main:refs/remotes/origin/main --depth=50"
+    assert f"base 'origin/main' is not in this shallow clone: fetch it (`{command}`" in err
+    git(clone, *command.split()[1:])  # the command given does bring the base in
+    code, findings, _ = run("--diff", "origin/main")
     assert (code, findings) == (1, [("PL301", "policy.yaml")])
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from policylint.input import load
 from policylint.input.load import LOADER, PARSER_IS_C, load_source, node_tag, parse_text
-from policylint.input.sources import SourceError, discover
+from policylint.input.sources import SourceError, discover, discover_all
 from policylint.k8s.timestamps import parse_timestamp
 from tests.lintutil import ROOT, lint_paths, lint_text, only
 
@@ -333,13 +333,14 @@ def test_a_directory_named_like_a_manifest_is_walked_not_read(tmp_path: Path) ->
     assert _rel(discover([str(tmp_path)]), tmp_path) == ["odd.yaml/inner.yaml"]
 
 
-def test_missing_paths_and_empty_directories_are_usage_errors(tmp_path: Path) -> None:
+def test_a_missing_path_is_a_usage_error_and_an_empty_directory_a_note(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="does not exist"):
         discover([str(tmp_path / "nope.yaml")])
     (tmp_path / "empty").mkdir()
     _tree(tmp_path, {"empty/readme.md": "", "empty/.hidden/x.yaml": ""})
-    with pytest.raises(SourceError, match=r"no \*.yaml"):
-        discover([str(tmp_path / "empty")])
+    found = discover_all([str(tmp_path / "empty")])
+    assert found.sources == []
+    assert found.notes == [f"no manifests found under {tmp_path / 'empty'} (no *.yaml, *.yml or *.json files)"]
 
 
 def test_a_file_named_explicitly_is_read_whatever_its_suffix(tmp_path: Path) -> None:

@@ -72,10 +72,24 @@ def test_a_change_that_breaks_a_policy_in_another_file_fails_the_commit(repo: Pa
 
 
 def test_the_diff_hook_reports_the_branch_against_its_base(repo: Path, pre_commit_home: Path) -> None:
+    git(repo, "checkout", "-q", "-b", "feature")
+    git(repo, "branch", "-q", "--set-upstream-to", "main")
     (repo / "gateway.yaml").write_text(GATEWAY.replace("name: http", "name: web"))
+    git(repo, "commit", "-q", "-am", "rename the listener")
     proc = try_repo(repo, pre_commit_home, "policylint-diff", "--hook-stage", "manual", "--all-files")
     assert proc.returncode == 1
     assert "error PL301" in proc.stdout and "PL410" not in proc.stdout
+    base = git(repo, "rev-parse", "main").strip()
+    assert f"policylint: --diff compares with the merge-base of HEAD and main ({base[:12]})" in proc.stdout
+
+
+def test_the_diff_hook_without_a_base_fails_and_says_why(repo: Path, pre_commit_home: Path) -> None:
+    # No upstream and no remote: comparing with HEAD would pass whatever the branch's commits hold.
+    (repo / "gateway.yaml").write_text(GATEWAY.replace("name: http", "name: web"))
+    git(repo, "commit", "-q", "-am", "rename the listener")
+    proc = try_repo(repo, pre_commit_home, "policylint-diff", "--hook-stage", "manual", "--all-files")
+    assert proc.returncode == 1 and "- exit code: 2" in proc.stdout, proc.stdout + proc.stderr
+    assert "no base to compare with: the branch has no upstream and there is no origin/HEAD" in proc.stdout
 
 
 def test_a_file_named_like_an_option_is_linted_not_obeyed(repo: Path, pre_commit_home: Path) -> None:

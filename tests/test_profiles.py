@@ -355,6 +355,13 @@ def test_cli_profiles_lists_every_builtin_kind() -> None:
     assert len(lines) == len(builtin_profiles())
 
 
+def test_cli_profiles_columns_line_up() -> None:
+    # Each column starts at the same place on every line, however long the group and kind.
+    lines = CliRunner().invoke(cli, ["profiles"]).output.splitlines()
+    starts = {tuple(m.start() for m in re.finditer(r"(?<=  )\S", line))[:4] for line in lines}
+    assert len(starts) == 1, starts
+
+
 def test_cli_profiles_with_user_profile(tmp_path: Path) -> None:
     path = tmp_path / "acme.yaml"
     path.write_text(USER_PROFILE)

@@ -203,6 +203,20 @@ def test_until_is_inclusive_then_the_suppression_expires() -> None:
     assert expired.suppressed == []
 
 
+def test_until_after_the_reason_is_read_as_the_expiry_date() -> None:
+    # Written after ` -- `, until= used to be part of the reason: the suppression never expired.
+    text = manifest(name_comment="  # policylint: disable=PL201 -- deployed by payments until=2026-06-30")
+    kept = lint(text, today=datetime.date(2026, 6, 30))
+    assert rules_of(kept) == []
+    assert [f.suppression.reason if f.suppression else None for f in kept.suppressed] == ["deployed by payments"]
+    expired = lint(text, today=datetime.date(2026, 7, 1))
+    assert rules_of(expired) == [("PL201", 20), ("PL904", 22)]
+    # Given twice, before and after the reason, it is a malformed suppression that hides nothing.
+    twice = lint(manifest(name_comment="  # policylint: disable=PL201 until=2026-06-30 -- why until=2027-01-01"))
+    assert rules_of(twice) == [("PL201", 20), ("PL905", 22)]
+    assert "until= is given more than once" in twice.findings[1].message
+
+
 def test_a_missing_reason_is_reported_and_the_suppression_still_applies() -> None:
     result = lint(manifest(name_comment="  # policylint: disable=PL201"))
     assert rules_of(result) == [("PL903", 22)]
@@ -279,6 +293,8 @@ def test_grammar() -> None:
     assert spec.until == datetime.date(2026, 1, 2)
     assert spec.reason == "why -- really"
     assert parse_spec("PL201 --").reason == ""
+    after = parse_spec("PL201 -- why until=2026-01-02")
+    assert (after.until, after.reason) == (datetime.date(2026, 1, 2), "why")
     for bad in ["", "PL201 because", "PL201 until=2026-1-2", "PL201 until=2026-02-30 -- x", "PL201 until=tomorrow"]:
         with pytest.raises(DirectiveError):
             parse_spec(bad)

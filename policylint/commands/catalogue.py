@@ -105,10 +105,18 @@ def run_cel_coverage(fmt: str = "text", crd_paths: Sequence[str] = ()) -> int:
 
 def run_rule(code: str) -> int:
     """Print one rule's documentation, offline."""
+    from policylint.resources import data_dir
     from policylint.rules import REGISTRY
     from policylint.rules.docs import doc_path
+    from policylint.rules.engine import INTERNAL_ERROR, INTERNAL_ERROR_NAME
 
     wanted = code.strip()
+    # PL000 is the engine's own finding, not a registered rule, but it is reported like one and
+    # has its doc: a user who meets it asks about it the same way.
+    if wanted.upper() == INTERNAL_ERROR or wanted.lower() == INTERNAL_ERROR_NAME:
+        path = data_dir("rules") / f"{INTERNAL_ERROR}-{INTERNAL_ERROR_NAME}.md"
+        click.echo(path.read_text(encoding="utf-8"), nl=False)
+        return EXIT_OK
     for rule in REGISTRY:
         if rule.id.upper() == wanted.upper() or rule.name == wanted.lower():
             path = doc_path(rule)
@@ -130,9 +138,16 @@ def run_profiles(profile_paths: Sequence[str] = ()) -> int:
     except ProfileError as exc:
         error(exc)
         return EXIT_USAGE
+    rows = []
     for p in ProfileRegistry([user, builtin_profiles()]):
         fields = ", ".join(p.targets.fields)
         kinds = ", ".join(dict.fromkeys(t.kind for t in p.targets.kinds)) or "any"
-        line = f"{p.group}/{p.kind:<24} {p.policy_class:<9} {p.boilerplate:<17} {p.merge.default:<16} [{fields}] -> {kinds}  ({p.project})"
-        click.echo(defuse_line(escape(line)))  # a --profile file's strings are input too
+        # Escaped before measuring, so that the columns line up as printed; a --profile file's
+        # strings are input too.
+        cells = [escape(c) for c in (f"{p.group}/{p.kind}", p.policy_class, p.boilerplate, p.merge.default)]
+        rows.append((cells, escape(f"[{fields}] -> {kinds}  ({p.project})")))
+    # Each column as wide as its widest cell, over built-in and --profile kinds alike.
+    widths = [max((len(cells[i]) for cells, _ in rows), default=0) for i in range(4)]
+    for cells, rest in rows:
+        click.echo(defuse_line("  ".join(c.ljust(w) for c, w in zip(cells, widths)) + "  " + rest))
     return EXIT_OK

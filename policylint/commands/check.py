@@ -292,7 +292,14 @@ def change_set(paths: Sequence[str], base: str | None, staged: bool, namespace: 
     for path in paths:
         if path != "-" and os.path.relpath(os.path.abspath(path), root).startswith(os.pardir):
             raise git.GitError(f"{path} is outside the git repository at {root}")
-    commit = git.resolve_base(base if base is not None or not staged else "HEAD", root)
+    if base is None and not staged:
+        # The base was found, not named: say which, so that a hook's pass says what it checked.
+        from policylint.textsafe import escape
+
+        commit, described = git.default_base(root)
+        click.echo(f"policylint: --diff compares with {escape(described)}", err=True)
+    else:
+        commit = git.resolve_base(base if base is not None else "HEAD", root)
     changed = git.changes(commit, root, staged=staged)
     files = frozenset(os.path.join(root, c.new) for c in changed if c.new is not None)
     old = [(c.old, c.old_blob) for c in changed if c.old is not None and c.old_blob is not None]

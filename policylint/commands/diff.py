@@ -470,7 +470,11 @@ def _finding_line(f: Mapping[str, Any]) -> str:
 def _affects(a: Mapping[str, Any] | None) -> str:
     if not a:
         return "nothing"
-    return f"{a['contexts']} contexts ({a['routes']} routes, {a['rules']} rules, {a['listeners']} listeners, {a['gateways']} Gateways, {a['backends']} backends)"
+    from policylint.k8s.names import plural
+
+    parts = [plural(a[key], word) for key, word in (("routes", "route"), ("rules", "rule"), ("listeners", "listener"))]
+    parts += [plural(a["gateways"], "Gateway"), plural(a["backends"], "backend")]
+    return f"{plural(a['contexts'], 'context')} ({', '.join(parts)})"
 
 
 def _status_text(status: Sequence[Mapping[str, Any]] | None) -> str:
@@ -524,6 +528,7 @@ def _text(report: Mapping[str, Any], gate: GateReport | None = None) -> str:
 
 
 def _markdown(report: Mapping[str, Any], gate: GateReport | None = None) -> str:
+    from policylint.k8s.names import plural
     from policylint.reporters.markdown import MAX_BYTES, gate_section, md
 
     findings = report["findings"]
@@ -553,7 +558,7 @@ def _markdown(report: Mapping[str, Any], gate: GateReport | None = None) -> str:
         out.append("")
     effective = report["effective"]
     if effective["total"]:
-        out += [f"<details><summary>Effective policy: {effective['total']} contexts changed</summary>", ""]
+        out += [f"<details><summary>Effective policy: {plural(effective['total'], 'context')} changed</summary>", ""]
         out += ["| kind | context | before | after |", "|---|---|---|---|"]
         out += [
             f"| {md(c['kind'])} | {md(c['context'])} | {md(_value(c['before']))} | {md(_value(c['after']))} |"

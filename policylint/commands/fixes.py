@@ -49,10 +49,15 @@ def run_fixes(request: LintRequest, *, unsafe: bool, only: Sequence[str], diff_o
         if diff_only:
             click.echo(unified_diff(changed), nl=False)
             count = sum(len(p.applied) for p in changed)
-            click.echo(
-                f"policylint: {plural(count, 'fix', 'fixes')} in {plural(len(changed), 'file')} (nothing written)", err=True
-            )
-            return EXIT_FINDINGS if changed else EXIT_OK
+            message = f"policylint: {plural(count, 'fix', 'fixes')} in {plural(len(changed), 'file')} (nothing written)"
+            # A fix held back for --unsafe-fixes is still something to fix: an empty diff must
+            # not read as a clean check (ruff's --diff says "N hidden fixes can be enabled").
+            held = [] if unsafe else [f for f in fixable(result.findings, unsafe=True, only=only) if f.fix and not f.fix.safe]
+            if held:
+                rules = ", ".join(sorted({f.rule for f in held}))
+                message += f"; {plural(len(held), 'more fix', 'more fixes')} with --unsafe-fixes ({rules})"
+            click.echo(message, err=True)
+            return EXIT_FINDINGS if changed or held else EXIT_OK
         written = False
         targets: set[str] = set()  # written in this pass
         for p in changed:

@@ -101,37 +101,77 @@ def _is_shallow(cwd: str) -> bool:
 
 
 def resolve_base(base: str | None, cwd: str, *, what: str = "base") -> str:
-    """The commit a change is measured from: `base`, else the merge-base with the upstream
-    branch, else with the remote's default branch, else HEAD. `what` names `base` in errors."""
-    if base is not None:
-        check_revision(base, what)
-        commit = _verify(base, cwd)
-        if commit is not None:
-            return commit
-        if _is_shallow(cwd):
-            raise GitError(
-                f"{what} {base!r} is not in this shallow clone: fetch it (`git fetch --deepen=50`, or"
-                " `fetch-depth: 0` in actions/checkout)"
-            )
-        raise GitError(f"{what} {base!r} is not a commit of this repository")
+    """The commit a change is measured from: `base`, else the one `default_base` finds. `what`
+    names `base` in errors."""
+    if base is None:
+        return default_base(cwd)[0]
+    check_revision(base, what)
+    commit = _verify(base, cwd)
+    if commit is not None:
+        return commit
+    if _is_shallow(cwd):
+        raise GitError(
+            f"{what} {base!r} is not in this shallow clone: fetch it ({_fetch_command(base, cwd)}, or `fetch-depth: 0` in actions/checkout)"
+        )
+    raise GitError(f"{what} {base!r} is not a commit of this repository")
+
+
+def default_base(cwd: str) -> tuple[str, str]:
+    """The base of `--diff` without a value, and how to say it: the merge-base of HEAD with the
+    upstream branch, else with the remote's default branch (origin/HEAD). GitError when there is
+    neither: comparing with HEAD instead would pass a pre-push hook on a branch with no upstream
+    whatever its commits hold, since HEAD has no change against itself."""
     for upstream in ("@{upstream}", "refs/remotes/origin/HEAD"):
         if _verify(upstream, cwd) is None:
             continue
+        name = _short_name(upstream, cwd)
         try:
             merge_base = _git(["merge-base", "HEAD", upstream], cwd).decode().strip()
         except GitError:
             if _is_shallow(cwd):
+                remote, _, branch = name.partition("/")
+                # --deepen counts from every shallow boundary (HEAD's and the upstream's alike),
+                # so repeating it eventually brings in the commit both histories share.
+                fetch = f"`git fetch --deepen=50 {remote} {branch}`" if branch else "`git fetch --deepen=50`"
                 raise GitError(
-                    "the merge-base with the upstream branch is not in this shallow clone: fetch more"
-                    " history (`git fetch --deepen=50`, or `fetch-depth: 0` in actions/checkout)"
+                    f"the merge-base of HEAD and {name} is not in this shallow clone: fetch more history"
+                    f" ({fetch}, again until it is found; or `fetch-depth: 0` in actions/checkout)"
                 ) from None
             continue
         if merge_base:
-            return merge_base
-    head = _verify("HEAD", cwd)
-    if head is None:
+            return merge_base, f"the merge-base of HEAD and {name} ({merge_base[:12]})"
+    if _verify("HEAD", cwd) is None:
         raise GitError("the repository has no commit yet: there is no base to compare with")
-    return head
+    how = "name it: --diff BASE (e.g. --diff origin/main), or set the branch's upstream (`git branch --set-upstream-to origin/main`)"
+    if _is_shallow(cwd):
+        how += f"; in a shallow single-branch clone, fetch it first ({_fetch_command('origin/main', cwd)})"
+    raise GitError(f"no base to compare with: the branch has no upstream and there is no origin/HEAD; {how}")
+
+
+def _short_name(ref: str, cwd: str) -> str:
+    try:
+        # `ref` is one of resolve_base's own constants, never the user's: no --end-of-options,
+        # which --abbrev-ref would print back.
+        return _git(["rev-parse", "--abbrev-ref", ref], cwd).decode().strip() or ref
+    except GitError:
+        return ref
+
+
+def _fetch_command(base: str, cwd: str) -> str:
+    """The git command that brings `base` into a shallow, single-branch clone. `git fetch
+    --deepen` does not: it deepens the branches already fetched, and a single-branch clone
+    (actions/checkout, `git clone --depth`) fetches no other; an explicit refspec does, whatever
+    the remote's configured one."""
+    try:
+        remotes = set(_git(["remote"], cwd).decode("utf-8", "replace").split())
+    except GitError:
+        remotes = set()
+    remote, _, branch = base.partition("/")
+    if branch and (remote in remotes or (not remotes and remote == "origin")):
+        return f"`git fetch {remote} {branch}:refs/remotes/{remote}/{branch} --depth=50`"
+    if _is_object_id(base.encode()):
+        return f"`git fetch origin {base} --depth=50`"
+    return f"`git fetch origin {base}:refs/heads/{base} --depth=50`"
 
 
 def changes(base: str, cwd: str, *, staged: bool) -> list[Change]:

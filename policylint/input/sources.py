@@ -366,6 +366,7 @@ def discover_all(
     tracked = Tracked() if walk.respect_gitignore else None
     skipped: list[Skipped] = []
     roots = _Roots([p for p in paths if p != STDIN], follow_outside_links)
+    notes: list[str] = []
     sources: dict[str, Source] = {}
     displays: dict[str, str] = {}  # display name -> the path that has it
 
@@ -411,7 +412,10 @@ def discover_all(
             before = len(skipped)
             found = _walk(path, roots, walk, exclude, skipped, helm_templates, tracked.covers if tracked else None)
             if not found and len(skipped) == before:
-                raise SourceError(f"no *.yaml, *.yml or *.json files found under {raw}")
+                # As ruff's "No Python files found": a directory with nothing to lint is said, not
+                # a usage error, so a repository without manifests yet passes (README "Exit
+                # codes"). A path that does not exist still is one: the typo a CI gate must catch.
+                notes.append(f"no manifests found under {display_name(path)} (no *.yaml, *.yml or *.json files)")
             for source in found:
                 add(source)
         elif stat.S_ISREG(st.st_mode):
@@ -434,5 +438,5 @@ def discover_all(
     return Discovery(
         sorted(sources.values(), key=lambda source: source.display),
         sorted(unique.values(), key=lambda s: s.display),
-        tracked.notes if tracked is not None else [],
+        [*(tracked.notes if tracked is not None else []), *notes],
     )

@@ -24,6 +24,22 @@ if TYPE_CHECKING:
 SEVERITIES = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}
 
 
+def _body(f: Finding) -> str:
+    """The issue's Markdown body, what GitLab shows when the finding is opened: how to fix it (the
+    hint), what the rule checks (its summary, as in the rules/README.md table) and a link to its
+    doc. PL000 is policylint's own failure: its body says so."""
+    from policylint.reporters.json import help_uri
+    from policylint.rules import BY_ID
+
+    rule = BY_ID.get(f.rule)
+    if rule is None:
+        about = "policylint failed on part of the input; the message says where. Please report it."
+    else:
+        about = rule.summary()
+    parts = [f.hint or "", about, f"[{f.rule} {f.name}]({help_uri(f.rule, f.name)})"]
+    return "\n\n".join(p for p in parts if p)
+
+
 def _issue(f: Finding, options: RenderOptions) -> dict[str, Any]:
     description = f"{f.rule} {f.message}"
     if f.object is not None:
@@ -33,7 +49,7 @@ def _issue(f: Finding, options: RenderOptions) -> dict[str, Any]:
         "type": "issue",
         "description": description,
         "check_name": f"{f.rule} {f.name}",
-        "content": {"body": f.hint} if f.hint else {"body": ""},
+        "content": {"body": _body(f)},
         "categories": ["Bug Risk"],
         "fingerprint": f.fingerprint,
         "severity": SEVERITIES[f.severity],

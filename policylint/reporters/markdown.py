@@ -188,7 +188,7 @@ def _policy_row(entry: dict[str, Any]) -> str:
     enforcement = "<br>".join(md(str(t["enforcement"] or "–")) for t in shown)
     affects = entry.get("affects") or {}
     radius = (
-        f"{affects.get('contexts', 0)} contexts: {affects.get('routes', 0)} routes, {affects.get('backends', 0)} backends"
+        f"{plural(affects.get('contexts', 0), 'context')}: {plural(affects.get('routes', 0), 'route')}, {plural(affects.get('backends', 0), 'backend')}"
         if affects
         else "–"
     )

@@ -253,7 +253,8 @@ def run(
         return Outcome(sorted([*findings, failure], key=Finding.sort_key), [], failed=True)
     if request.write_baseline is None:
         return outcome
-    recorded = [f for f in outcome.active if recordable(f)]
+    by_id = {r.id: r for r in ran}
+    recorded = [f for f in outcome.active if recordable(f) and _shown(f, request, by_id)]
     count = baseline_io.write(request.write_baseline, recorded)
     hidden = {id(f) for f in recorded}
     baselined = [replace(f, suppression=Suppression(SuppressionKind.BASELINE)) for f in recorded]
@@ -262,6 +263,17 @@ def run(
         sorted([*outcome.suppressed, *baselined], key=Finding.sort_key),
         (request.write_baseline, count),
     )
+
+
+def _shown(f: Finding, request: LintRequest, by_id: Mapping[str, type[Rule]]) -> bool:
+    """Whether the configuration leaves `f` in the report: a finding its `per-file` settings (or
+    a severity `off`) drop after this step is hidden already, and recording it would make an
+    entry that hides it again the day the configuration changes."""
+    if not request.overrides:
+        return True
+    from policylint.config import overrides as config_overrides
+
+    return bool(config_overrides.apply([f], by_id, request.overrides))
 
 
 def recordable(f: Finding) -> bool:

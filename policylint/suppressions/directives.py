@@ -29,6 +29,8 @@ _BODY = re.compile(
 )
 _DIRECTIVE = re.compile(r"[ \t]*(?P<name>[A-Za-z-]+)[ \t]*=[ \t]*(?P<body>.*)$", re.S)
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# `until=...` as a word of its own in the reason (the value, if any, is checked as a date).
+_UNTIL_IN_REASON = re.compile(r"(?<!\S)until=(\S*)(?!\S)")
 
 
 @frozen
@@ -56,6 +58,15 @@ def parse_spec(text: str) -> Spec:
     codes = tuple(c.strip() for c in match.group("codes").split(","))
     until: datetime.date | None = None
     raw_until = match.group("until")
+    reason = match.group("reason") or ""
+    # `-- reason until=DATE` is read as written before the reason: left in the reason, the date
+    # was prose, and an expired suppression kept hiding its finding.
+    in_reason = _UNTIL_IN_REASON.findall(reason)
+    if in_reason:
+        if raw_until is not None or len(in_reason) > 1:
+            raise DirectiveError("until= is given more than once: write one `until=YYYY-MM-DD`, before ` -- `")
+        raw_until = in_reason[0]
+        reason = _UNTIL_IN_REASON.sub(" ", reason)
     if raw_until is not None:
         try:
             if not _DATE.fullmatch(raw_until):
@@ -63,8 +74,7 @@ def parse_spec(text: str) -> Spec:
             until = datetime.date.fromisoformat(raw_until)
         except ValueError:
             raise DirectiveError(f"until={raw_until[:40]!r} is not a date written YYYY-MM-DD") from None
-    reason = (match.group("reason") or "").strip()
-    return Spec(codes, until, reason)
+    return Spec(codes, until, " ".join(reason.split()) if in_reason else reason.strip())
 
 
 def parse_comment(text: str) -> tuple[str, Spec]:
