@@ -202,8 +202,11 @@ def test_a_diff_value_starting_with_a_dash_is_a_usage_error(repo: Path, value: s
 
 
 def test_a_diff_option_after_a_bare_diff_is_still_an_option(repo: Path) -> None:
-    # `--diff --exit-zero`: the value is left out, as documented; the flag is the user's own.
+    # `--diff --exit-zero`: the value is left out, as documented; the flag is the user's own. A bare
+    # `--diff` compares with the remote's default branch: here, the base commit.
     hostile_change(repo, b"other.yaml")
+    git(repo, "update-ref", "refs/remotes/origin/main", "base")
+    git(repo, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main")
     code, _ = findings("--diff", "--exit-zero")
     assert code == 0
     code, _ = findings("--diff", "base")

@@ -243,6 +243,17 @@ PATTERNS: dict[str, Adversarial] = {
     "policylint.suppressions.directives._DIRECTIVE": Adversarial(
         ("match",), lambda n: ["a" * n + " " * n, "-" * n + "x", " " * n + "a", "a" + " " * n + "=" + " " * n]
     ),
+    # `until=` written after the reason's `--`, found anywhere in it.
+    "policylint.suppressions.directives._UNTIL_IN_REASON": Adversarial(
+        ("findall",),
+        lambda n: [
+            "until=" * (n // 6),
+            "a" * n + "until=",
+            " until=" + "x" * n + "y",
+            "until" * (n // 5) + "=",
+            " " * n + "until",
+        ],
+    ),
     "policylint.suppressions.directives._DATE": Adversarial(("fullmatch",), lambda n: ["1" * n, "1234-12-" + "1" * n]),
     # File names in the cache directory.
     "policylint.input.cache._ENTRY_NAME": Adversarial(("match", "search"), lambda n: ["0" * n + "g", "a" * n]),
@@ -557,6 +568,7 @@ _OPS: dict[str, Callable[[re.Pattern[str], str], object]] = {
     "match": lambda p, s: p.match(s),
     "fullmatch": lambda p, s: p.fullmatch(s),
     "finditer": lambda p, s: sum(1 for _ in p.finditer(s)),
+    "findall": lambda p, s: len(p.findall(s)),
     "sub": lambda p, s: p.sub("_", s),
 }
 

@@ -413,8 +413,9 @@ def discover_all(
             found = _walk(path, roots, walk, exclude, skipped, helm_templates, tracked.covers if tracked else None)
             if not found and len(skipped) == before:
                 # As ruff's "No Python files found": a directory with nothing to lint is said, not
-                # a usage error, so a repository without manifests yet passes (README "Exit
-                # codes"). A path that does not exist still is one: the typo a CI gate must catch.
+                # a usage error, so a repository without manifests yet passes
+                # (README "Exit codes"). A path that does not exist still is one: the typo a CI
+                # gate must catch.
                 notes.append(f"no manifests found under {display_name(path)} (no *.yaml, *.yml or *.json files)")
             for source in found:
                 add(source)
