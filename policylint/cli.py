@@ -54,6 +54,7 @@ class _CheckOptions(QueryLoad, total=False):
     baseline_ref: str | None
     config_ref: str | None
     gate_base: str | None
+    gate: str
     write_baseline: bool
     show_suppressed: bool
     helm_templates: bool
@@ -213,6 +214,13 @@ _ISOLATED = click.option("--isolated", is_flag=True, help="Ignore every configur
     help="Report only findings in files changed since BASE (default: the merge-base with the upstream branch), or about their objects.",
 )
 @click.option("--staged", is_flag=True, help="Lint the staged snapshot (git index) and report on the staged changes.")
+@click.option(
+    "--gate",
+    type=click.Choice(["introduced", "all"]),
+    default="introduced",
+    show_default=True,
+    help="With --diff or --staged: fail on the findings the change introduces, or on all it reports (pre-existing ones too).",
+)
 @click.option(
     "--complete",
     is_flag=True,

@@ -159,6 +159,25 @@ class LintResult:
     # What the configuration turned off or down, and what the change under review did to the
     # configuration and the baseline (policylint.gate; set by the command, None: nothing to say).
     gate: GateReport | None = None
+    # `--diff` / `--staged` (policylint.commands.change; set by the command): the fingerprints of
+    # the findings the change introduces, the others being at the base too, and how the base is
+    # named (`HEAD`, the BASE given). None: no change was measured, every finding stands alone.
+    introduced: frozenset[str] | None = None
+    base: str | None = None
+
+    def introduced_by_change(self, finding: Finding) -> bool | None:
+        """True when the measured change introduced `finding`, False when the base has it too;
+        None when no change was measured, or for a suppressed finding (it gates nothing)."""
+        if self.introduced is None or finding.suppression is not None:
+            return None
+        return finding.fingerprint in self.introduced
+
+    def change_counts(self) -> tuple[int, int] | None:
+        """(introduced, pre-existing) among the findings reported; None when no change was measured."""
+        if self.introduced is None:
+            return None
+        new = sum(1 for f in self.findings if f.fingerprint in self.introduced)
+        return new, len(self.findings) - new
 
 
 _WHOLE = WalkFilter(exclude=(), respect_gitignore=False)

@@ -350,6 +350,12 @@ class _Result:
 
         self.index = _Index()
 
+    def introduced_by_change(self, finding: Finding) -> bool | None:
+        return None  # no change measured
+
+    def change_counts(self) -> tuple[int, int] | None:
+        return None
+
 
 def test_github_annotates_ten_per_severity_and_lists_the_rest() -> None:
     findings = [_finding(i, Severity.ERROR) for i in range(12)] + [_finding(100 + i, Severity.INFO) for i in range(12)]

@@ -9,10 +9,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.lintutil import ROOT
+from tests.test_change_gate import APP, QUICKSTART, lay_out
 from tests.test_git_diff import GATEWAY, OLD_MISTAKE, POLICY, git
 
 # Slow (each test installs and runs the hooks through pre-commit in a real repository): `make test` leaves it to `make test-all` (.ci/run).
@@ -92,6 +94,63 @@ def test_the_diff_hook_without_a_base_fails_and_says_why(repo: Path, pre_commit_
     assert "no base to compare with: the branch has no upstream and there is no origin/HEAD" in proc.stdout
 
 
+@pytest.fixture
+def teams(tmp_path: Path) -> Path:
+    """A platform directory with the shared Gateway, and team directories whose policies target
+    objects in other files; two old findings under apps/ depend on platform/quickstart.yaml."""
+    root = tmp_path / "teams"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "dev")
+    lay_out(root)
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        pytest.param(lambda app: app.replace("name: shop\n  namespace", "name: store\n  namespace", 1), id="renamed"),
+        pytest.param(lambda app: app.split("---\n")[1], id="document-deleted"),
+    ],
+)
+def test_renaming_or_deleting_a_target_in_another_file_fails_the_hook(teams: Path, pre_commit_home: Path, edit: Any) -> None:
+    (teams / "apps/team-x/app.yaml").write_text(edit(APP))
+    git(teams, "add", "apps/team-x/app.yaml")
+    proc = try_repo(teams, pre_commit_home, "policylint")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "apps/team-x/policies.yaml:8:5: error PL201 HTTPRoute 'shop' not found in namespace team-x" in proc.stdout
+
+
+def test_deleting_the_file_that_holds_a_target_fails_the_hook(teams: Path, pre_commit_home: Path) -> None:
+    # pre-commit passes no deleted file to a hook: the change is read from git.
+    git(teams, "rm", "-q", "apps/team-x/app.yaml")
+    proc = try_repo(teams, pre_commit_home, "policylint")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "apps/team-x/policies.yaml:8:5: error PL201 HTTPRoute 'shop' not found in namespace team-x" in proc.stdout
+
+
+def test_a_comment_in_a_file_old_findings_depend_on_passes_the_hook(teams: Path, pre_commit_home: Path) -> None:
+    (teams / "platform/quickstart.yaml").write_text(QUICKSTART + "# owned by the platform team\n")
+    git(teams, "add", "platform/quickstart.yaml")
+    proc = try_repo(teams, pre_commit_home, "policylint", "--verbose")  # a hook that passes shows its output only so
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # Reported, as pre-existing, and not failed on.
+    assert "apps/team-x/legacy.yaml:22:5: error PL301 listener https not found on Gateway eg" in proc.stdout
+    assert proc.stdout.count("    pre-existing: at HEAD too") == 2
+    assert "against HEAD: 0 introduced, 2 pre-existing" in proc.stdout
+
+
+def test_all_files_with_nothing_staged_fails_on_every_finding(teams: Path, pre_commit_home: Path) -> None:
+    # `pre-commit run --all-files` in CI: no change to measure, so old findings count.
+    proc = try_repo(teams, pre_commit_home, "policylint", "--all-files")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "apps/team-x/legacy.yaml:10:5: error PL407" in proc.stdout
+    assert "nothing is staged" in proc.stdout
+
+
 def test_a_file_named_like_an_option_is_linted_not_obeyed(repo: Path, pre_commit_home: Path) -> None:
     # Read as options, these names would write the report into the tree and pass the commit.
     name = "--output=json=report.yaml"
@@ -113,6 +172,7 @@ def test_a_staged_configuration_that_turns_a_rule_off_fails_the_commit(repo: Pat
     proc = try_repo(repo, pre_commit_home, "policylint", "--files", ".policylint.yaml")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert (
-        "gate: the change loosens the gate (against configuration at HEAD): adds 1 rule ignored by .policylint.yaml:2"
+        # The staged file, as the commit will hold it.
+        "gate: the change loosens the gate (against configuration at HEAD): adds 1 rule ignored by index:.policylint.yaml:2"
         in proc.stdout
     )

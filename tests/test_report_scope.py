@@ -139,10 +139,9 @@ def test_write_baseline_refuses_a_partial_scope(repo: Path) -> None:
     assert not (repo / ".policylint-baseline.json").exists()
 
 
-def test_the_shipped_pre_commit_hook_uses_the_repository_as_context() -> None:
+def test_the_shipped_pre_commit_hook_lints_the_staged_change() -> None:
     hook, diff = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
-    # The whole repository as context; the configuration and baseline compared with the last
-    # commit's (README "Security"); `--` before the file names pre-commit appends.
-    assert (hook["entry"], hook["args"]) == ("policylint check --context . --gate-base HEAD", ["--"])
-    assert hook["require_serial"] is True and "pass_filenames" not in hook
+    assert hook["entry"] == "policylint check --staged --gate-base HEAD"
+    # The change comes from git: pre-commit's file list never holds a deleted file.
+    assert (hook["require_serial"], hook["pass_filenames"], hook["always_run"]) == (True, False, True)
     assert (diff["id"], diff["entry"], diff["pass_filenames"]) == ("policylint-diff", "policylint check --diff", False)

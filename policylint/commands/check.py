@@ -14,6 +14,7 @@ import click
 from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error, split_codes, use_color, warning
 
 if TYPE_CHECKING:
+    from policylint.commands.change import Measured
     from policylint.commands.trust import Trust
     from policylint.config.effective import Effective
     from policylint.config.load import LoadedConfig
@@ -23,8 +24,7 @@ if TYPE_CHECKING:
     from policylint.input.ignore import WalkFilter
     from policylint.input.sources import Skipped
     from policylint.k8s.external import ExternalObjects
-    from policylint.pipeline import LintResult
-    from policylint.report_scope import ChangeSet
+    from policylint.pipeline import LintRequest, LintResult
     from policylint.rules.engine import Selection
     from policylint.suppressions.baseline import Entry
 
@@ -73,6 +73,7 @@ def run_check(
     gate_base: str | None = None,
     crds_at: TreeRef | None = None,
     profiles_at: TreeRef | None = None,
+    gate: str = "introduced",
 ) -> int:
     """Lint `paths`; print the report to stdout in `fmt`, write each `outputs` entry
     (`FORMAT=PATH`) to its file, and a summary to stderr. The exit code does not depend on the
@@ -87,6 +88,11 @@ def run_check(
     `write_baseline` it is (re)written first from the findings left after inline suppressions
     (default file: policylint.suppressions.baseline.DEFAULT_FILE). With `baseline_ref` the
     baseline is read from that git ref instead of the working tree.
+
+    With `diff_base` or `staged` the repository is read as context whatever `paths` are given, the
+    findings in scope of the change are reported, and the base is linted too: with `gate`
+    `introduced` only the findings the change introduces decide the exit code, with `all` every
+    finding reported does (policylint.commands.change).
 
     `trust` says which configuration was applied and where from (policylint.commands.trust): the
     summary states what it turned off or down, and with a base to compare with (`--diff`,
@@ -125,15 +131,13 @@ def run_check(
     if parsed is None or files is None or release is None:
         return EXIT_USAGE
     selection, threshold, external_objects, overrides = parsed
-    change = None
-    if diff_base is not None or staged:
-        from policylint.input.git import GitError
-
-        try:
-            change = change_set(paths, diff_base or None, staged, namespace)
-        except GitError as exc:
-            error(exc)
-            return EXIT_USAGE
+    measured = _measure(paths, diff_base, staged, namespace) if diff_base is not None or staged else None
+    if isinstance(measured, int):
+        return measured
+    change = measured.change if measured is not None else None
+    if measured is not None:
+        # The repository is the context of a change, whatever PATHs choose to report on.
+        context_paths = (*context_paths, measured.context)
     trust = trust if trust is not None else Trust(None, None, frozenset(), baseline_ref=baseline_ref)
     if baseline_ref is not None:
         baseline = baseline or DEFAULT_FILE
@@ -188,6 +192,8 @@ def run_check(
             result = outcome
         else:
             result = lint(request)
+        if measured is not None:
+            _classify(request, result, measured)
         result.gate = gate_report(
             trust, baseline=baseline, baseline_entries=baseline_entries, diff_base=diff_base, staged=staged, gate_base=gate_base
         )
@@ -202,7 +208,36 @@ def run_check(
         return EXIT_OK
     if result.gate is not None and result.gate.loosened:
         return EXIT_FINDINGS  # whatever --fail-on: the change loosens the gate that judges it
-    return EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_OK
+    from policylint.commands.change import gating
+
+    return EXIT_FINDINGS if any(f.severity >= threshold for f in gating(result, gate)) else EXIT_OK
+
+
+def _measure(paths: Sequence[str], diff_base: str | None, staged: bool, namespace: str) -> Measured | int:
+    """The change `--diff [BASE]` / `--staged` report on (policylint.commands.change), or
+    EXIT_USAGE after saying why there is none (not a repository, an unknown base, ...)."""
+    from policylint.commands.change import measure
+    from policylint.input.git import GitError
+
+    try:
+        measured = measure(paths, diff_base or None, staged, namespace)
+    except GitError as exc:
+        error(exc)
+        return EXIT_USAGE
+    if measured.change is None:
+        # `pre-commit run --all-files` in CI lands here: no change to measure, so nothing is let
+        # through as pre-existing.
+        click.echo("policylint: info: nothing is staged: the PATHs are checked whole, every finding counts", err=True)
+    return measured
+
+
+def _classify(request: LintRequest, result: LintResult, measured: Measured) -> None:
+    """Which of `result`'s findings the change introduces: the base is linted too."""
+    from policylint.commands.change import introduced
+
+    if measured.base is not None:
+        result.introduced = introduced(request, result, measured)
+        result.base = measured.base_name
 
 
 def _baseline_at_ref(ref: str | None, baseline: str | None) -> list[Entry] | None:
@@ -278,34 +313,6 @@ def _say_what_happened(result: LintResult) -> None:
 
         written, entries = result.baseline_written
         click.echo(f"policylint: wrote {plural(entries, 'baseline entry', 'baseline entries')} to {escape(written)}", err=True)
-
-
-def change_set(paths: Sequence[str], base: str | None, staged: bool, namespace: str) -> ChangeSet:
-    """The report scope of `--diff [BASE]` / `--staged`: the files the change touched, under
-    `paths`, and what the files it modified or removed held at the base (GitError: a usage
-    error). `--staged` alone compares the index with HEAD, as a commit would."""
-    from policylint.input import git
-    from policylint.report_scope import ChangeSet, keys_before
-
-    cwd = os.getcwd()
-    root = git.repository_root(cwd)
-    for path in paths:
-        if path != "-" and os.path.relpath(os.path.abspath(path), root).startswith(os.pardir):
-            raise git.GitError(f"{path} is outside the git repository at {root}")
-    if base is None and not staged:
-        # The base was found, not named: say which, so that a hook's pass says what it checked.
-        from policylint.textsafe import escape
-
-        commit, described = git.default_base(root)
-        click.echo(f"policylint: --diff compares with {escape(described)}", err=True)
-    else:
-        commit = git.resolve_base(base if base is not None else "HEAD", root)
-    changed = git.changes(commit, root, staged=staged)
-    files = frozenset(os.path.join(root, c.new) for c in changed if c.new is not None)
-    old = [(c.old, c.old_blob) for c in changed if c.old is not None and c.old_blob is not None]
-    blobs = git.read_blobs([blob for _, blob in old], root)
-    before = keys_before([(path, blob) for (path, _), blob in zip(old, blobs) if blob is not None], namespace)
-    return ChangeSet(files, before)
 
 
 def resolve_format(fmt: str) -> str:

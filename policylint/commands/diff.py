@@ -19,7 +19,7 @@ changed, added or deleted policy's blast radius (contexts) exceeds `--max-affect
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -31,14 +31,11 @@ from policylint.values import record
 if TYPE_CHECKING:
     from policylint.commands.trust import Trust
     from policylint.config.overrides import Overrides
-    from policylint.findings import Finding
     from policylint.gate import GateReport
     from policylint.input.gitref import TreeRef
     from policylint.input.ignore import WalkFilter
-    from policylint.input.sources import Source
     from policylint.pipeline import LintResult
 
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 # Effective-policy changes listed in full; a change larger than that is counted, not listed.
 MAX_CONTEXT_CHANGES = 2_000
 
@@ -50,41 +47,6 @@ class State:
     name: str
     result: LintResult
     objects: dict[Any, Any] = field(default_factory=dict)  # ObjectKey -> data
-
-
-def commit_sources(commit: str, root: str, paths: Sequence[str], walk: WalkFilter | None, helm_templates: bool) -> list[Source]:
-    """The manifest files of `commit` under `paths`, read from git objects, each named as the
-    working-tree discovery would name it (relative to the working directory)."""
-    from policylint.input import git, nonmanifest
-    from policylint.input.sources import Source, display_name
-
-    roots = [os.path.abspath(p) for p in paths]
-    exclude = walk.exclude_matcher() if walk is not None else None
-    chosen: list[tuple[str, str]] = []  # (display name, blob id)
-    for path, blob in git.tree_files(commit, root):
-        absolute = os.path.join(root, path)
-        if not path.endswith(MANIFEST_SUFFIXES) or not any(
-            absolute == r or absolute.startswith(r.rstrip(os.sep) + os.sep) for r in roots
-        ):
-            continue
-        if nonmanifest.classify_path(absolute, helm_templates=helm_templates) is not None:
-            continue
-        if exclude is not None and _excluded(exclude, absolute, root):
-            continue
-        # Named as the walk names a file on disk (valid text for any bytes git holds), so that
-        # both sides of a change name, and fingerprint, a file alike.
-        chosen.append((display_name(os.path.relpath(absolute)), blob))
-    blobs = git.read_blobs([blob for _, blob in chosen], root)
-    return [Source(display=display, content=blob, snapshot=True) for (display, _), blob in zip(chosen, blobs) if blob is not None]
-
-
-def _excluded(matcher: Any, absolute: str, root: str) -> bool:
-    directory = os.path.dirname(absolute)
-    while directory.startswith(root) and directory != root:
-        if matcher.decide(directory, True):
-            return True
-        directory = os.path.dirname(directory)
-    return bool(matcher.decide(absolute, False))
 
 
 def _policy_key(entry: Mapping[str, Any]) -> str:
@@ -198,12 +160,11 @@ def compare(before: State, after: State, gate: GateReport | None = None) -> dict
     """The diff report (schemas/diff.schema.json); `gate` (policylint.gate) when it has
     something to say."""
     from policylint import __version__
+    from policylint.commands.change import compare_findings
     from policylint.reporters.json import finding_dict
 
-    def by_fingerprint(findings: Iterable[Finding]) -> dict[str, Finding]:
-        return {f.fingerprint: f for f in findings}
-
-    old, new = by_fingerprint(before.result.findings), by_fingerprint(after.result.findings)
+    # The comparison `check --diff` and `--staged` gate on too (policylint.commands.change).
+    findings = compare_findings(before.result.findings, after.result.findings)
     changes, total = _effective_changes(before, after)
     report: dict[str, Any] = {
         "schemaVersion": 1,
@@ -211,9 +172,9 @@ def compare(before: State, after: State, gate: GateReport | None = None) -> dict
         "base": before.name,
         "head": after.name,
         "findings": {
-            "introduced": [finding_dict(f) for k, f in new.items() if k not in old],
-            "fixed": [finding_dict(f) for k, f in old.items() if k not in new],
-            "unchanged": sum(1 for k in new if k in old),
+            "introduced": [finding_dict(f) for f in findings.introduced],
+            "fixed": [finding_dict(f) for f in findings.fixed],
+            "unchanged": len(findings.unchanged),
         },
         "policies": _policies(before, after),
         "effective": {"changes": changes, "total": total},
@@ -362,6 +323,7 @@ def run_diff(
     from policylint.commands.trust import gate_report
     from policylint.findings import Severity
     from policylint.input import git
+    from policylint.input.commit import commit_sources
     from policylint.input.sources import SourceError
     from policylint.k8s.external import ExternalObjects, ExternalPatternError
     from policylint.pipeline import LintRequest, lint

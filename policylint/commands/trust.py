@@ -164,6 +164,11 @@ def config_changes(
         line = head.line(("fail-on",)) if head is not None else 1
         out.append(GateChange(CONFIGURATION, True, label, line, f"raises fail-on from {fail_before} to {fail_after}"))
         loosened_keys.add("fail-on")
+    if before.get("gate", "introduced") == "all" and after.get("gate", "introduced") != "all":
+        # Pre-existing findings in the change's scope no longer fail it (policylint.commands.change).
+        line = head.line(("gate",)) if head is not None and "gate" in after else 1
+        out.append(GateChange(CONFIGURATION, True, label, line, "gates on what the change introduces instead of all"))
+        loosened_keys.add("gate")
     if base is not None and head is None:
         out.append(GateChange(CONFIGURATION, False, base.path, 1, "removes the configuration file"))
     options = _rule_option_changes(base, head, label)
@@ -370,6 +375,8 @@ def gate_report(
             gate_base = None  # the first commit: no base yet
         else:
             diff_base = gate_base
+    if staged and diff_base is None and not git.has_commit(os.getcwd()):
+        staged = False  # the index before the first commit: nothing to compare it with
     measured = diff_base is not None or staged
     if not measured and trust.config_ref is None and trust.baseline_ref is None:
         return GateReport(trust.label, baseline_label, relaxed)

@@ -46,6 +46,7 @@ CLI_KEYWORDS: dict[str, str] = {
     "synthetic-rule-names": "synthetic_rule_names",
     "complete": "complete",
     "fail-on": "fail_on",
+    "gate": "gate",
     "baseline": "baseline",
     "format": "fmt",
     "output": "outputs",

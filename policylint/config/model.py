@@ -24,6 +24,7 @@ def _off(value: object) -> object:
 
 SeverityLevel = Annotated[Literal["off", "info", "warning", "error"], BeforeValidator(_off)]
 FailOn = Literal["error", "warning", "info"]
+Gate = Literal["introduced", "all"]  # policylint.commands.change.GATES
 Color = Literal["auto", "always", "never"]
 Channel = Literal["standard", "experimental"]  # policylint.k8s.schemas.CHANNELS
 OptionValue = int | bool | str
@@ -111,6 +112,9 @@ class Config(_Strict):
 
     fail_on: FailOn = "error"
     """Lowest severity that makes the exit code 1 (`--fail-on`)."""
+
+    gate: Gate = "introduced"
+    """With `--diff` or `--staged`: fail on the findings the change introduces, or on `all` it reports (`--gate`)."""
 
     baseline: str | None = None
     """Baseline file whose recorded findings are hidden (`--baseline`)."""

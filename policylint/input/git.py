@@ -174,8 +174,22 @@ def _fetch_command(base: str, cwd: str) -> str:
     return f"`git fetch origin {base}:refs/heads/{base} --depth=50`"
 
 
+def has_commit(cwd: str) -> bool:
+    """Whether HEAD names a commit (not before a repository's first commit)."""
+    return _verify("HEAD", cwd) is not None
+
+
+def head_or_empty_tree(cwd: str) -> str:
+    """What a commit is made on: HEAD's commit, or before a repository's first commit the empty
+    tree (its id in the repository's own hash algorithm), so that everything staged is the change."""
+    head = _verify("HEAD", cwd)
+    if head is not None:
+        return head
+    return _git(["hash-object", "-t", "tree", "--stdin"], cwd, input_bytes=b"").decode("ascii").strip()
+
+
 def changes(base: str, cwd: str, *, staged: bool) -> list[Change]:
-    """What changed from `base` (a commit id) to the index (`staged`) or to the working tree,
+    """What changed from `base` (a commit or tree id) to the index (`staged`) or to the working tree,
     renames detected; untracked files count as added when comparing with the working tree."""
     args = [
         "diff",
@@ -257,7 +271,7 @@ def read_blobs(object_ids: Sequence[str], cwd: str) -> list[bytes | None]:
 
 
 def tree_files(commit: str, root: str) -> list[tuple[str, str]]:
-    """The regular files of `commit` (a commit id), relative to the repository root, each with
+    """The regular files of `commit` (a commit or tree id), relative to the repository root, each with
     its blob's object id."""
     out = []
     for entry in _git(["ls-tree", "-r", "-z", "--full-tree", "--end-of-options", commit], root).split(b"\0"):

@@ -373,8 +373,10 @@ def discover_all(
     def add(source: Source) -> None:
         # `policylint .` and `policylint a.yaml` must name (and de-duplicate) a file alike: the
         # key is the normalised path, never the display name, which two different byte names
-        # can share (`x\xff.yaml` spelled out, and one with the raw byte 0xff).
-        key = os.path.normpath(source.fs_path) if source.fs_path is not None else source.display
+        # can share (`x\xff.yaml` spelled out, and one with the raw byte 0xff). Absolute, so that
+        # `team-x/a.yaml` and `../apps/team-x/a.yaml` (a context of `..` from a subdirectory) are
+        # one file, named as the first root that reaches it names it.
+        key = os.path.abspath(source.fs_path) if source.fs_path is not None else source.display
         if key in sources:
             return
         owner = displays.setdefault(source.display, key)

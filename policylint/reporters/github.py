@@ -44,7 +44,7 @@ def unescape_data(text: str) -> str:
     return text.replace("%0A", "\n").replace("%0D", "\r").replace("%3A", ":").replace("%2C", ",").replace("%25", "%")
 
 
-def annotation(f: Finding, options: RenderOptions) -> str:
+def annotation(f: Finding, options: RenderOptions, *, pre_existing: bool = False) -> str:
     line, column, end_line, end_column = f.region
     props = [f"file={escape_property(escape(options.repo_path(f.file)))}", f"line={line}"]
     if end_line == line:
@@ -52,7 +52,9 @@ def annotation(f: Finding, options: RenderOptions) -> str:
         props += [f"col={column}", f"endLine={end_line}", f"endColumn={max(column, end_column - 1)}"]
     else:
         props.append(f"endLine={end_line}")
-    props.append(f"title={escape_property(f'{f.rule} {f.name}')}")
+    # A finding the change did not introduce says so where the reviewer sees it (commands.change).
+    pre = " (pre-existing)" if pre_existing else ""
+    props.append(f"title={escape_property(f'{f.rule} {f.name}{pre}')}")
     body = [escape(f.message)]
     if f.object is not None:
         body[0] += f" [{escape(str(f.object))}]"
@@ -77,7 +79,11 @@ def render(result: LintResult, options: RenderOptions | None = None) -> str:
         else:
             rest.append(f)
     annotated_set = {id(f) for f in annotated}
-    lines = [annotation(f, options) for f in result.findings if id(f) in annotated_set]
+    lines = [
+        annotation(f, options, pre_existing=result.introduced_by_change(f) is False)
+        for f in result.findings
+        if id(f) in annotated_set
+    ]
     if rest:
         lines.append(f"::group::policylint: {plural(len(rest), 'more finding')} (GitHub annotates {MAX_PER_LEVEL} per severity)")
         lines.extend(format_finding(f) for f in rest)
@@ -97,6 +103,9 @@ def _totals(result: LintResult, annotated: int, options: RenderOptions) -> str:
     text = f"{found} in {plural(len(result.files), 'file')}"
     if result.suppressed:
         text += f", {len(result.suppressed)} suppressed"
+    change = result.change_counts()
+    if change is not None:
+        text += f"; against {escape(result.base or 'the base')}: {change[0]} introduced, {change[1]} pre-existing"
     if len(result.findings) > annotated:
         text += f"; {annotated} annotated, the others are listed in the log"
     if options.outputs:

@@ -38,6 +38,14 @@ def finding_dict(f: Finding) -> dict[str, Any]:
     }
 
 
+def _with_change(result: LintResult, f: Finding) -> dict[str, Any]:
+    out = finding_dict(f)
+    introduced = result.introduced_by_change(f)
+    if introduced is not None:
+        out["introduced"] = introduced
+    return out
+
+
 def _fields(result: LintResult) -> list[tuple[str, Any]]:
     """The report's top-level fields, in order; the findings as a generator of their objects."""
     counts = {s.label: 0 for s in Severity}
@@ -47,19 +55,22 @@ def _fields(result: LintResult) -> list[tuple[str, Any]]:
     if result.policy_reports is None:
         raise ValueError("the JSON report needs the policies section: lint with LintRequest(report_policies=True)")
     policies = result.policy_reports
+    summary: dict[str, Any] = {
+        "files": len(result.files),
+        "objects": len(result.index.objects),
+        "policies": len(policies),
+        "findings": {"error": counts["error"], "warning": counts["warning"], "info": counts["info"]},
+    }
+    change = result.change_counts()
+    if change is not None:
+        # `--diff` / `--staged` (policylint.commands.change): what the change is measured from and
+        # how many findings it introduces; each finding says which it is.
+        summary["change"] = {"base": result.base, "introduced": change[0], "preExisting": change[1]}
     fields: list[tuple[str, Any]] = [
         ("schemaVersion", 1),
         ("tool", {"name": "policylint", "version": __version__}),
-        (
-            "summary",
-            {
-                "files": len(result.files),
-                "objects": len(result.index.objects),
-                "policies": len(policies),
-                "findings": {"error": counts["error"], "warning": counts["warning"], "info": counts["info"]},
-            },
-        ),
-        ("findings", (finding_dict(f) for f in result.findings)),
+        ("summary", summary),
+        ("findings", (_with_change(result, f) for f in result.findings)),
         ("policies", policies),
     ]
     # Only when there is something to say (policylint.gate): a run without a configuration that

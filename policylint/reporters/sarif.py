@@ -154,6 +154,11 @@ def _result(f: Finding, index: int, result: LintResult, options: RenderOptions) 
         if f.suppression.reason:
             suppression["justification"] = f.suppression.reason
         out["suppressions"] = [suppression]
+    # SARIF 2.1.0 section 3.27.24 (baselineState): `new` or `unchanged` against the base the change is measured from
+    # (`--diff`, `--staged`; policylint.commands.change).
+    introduced = result.introduced_by_change(f)
+    if introduced is not None:
+        out["baselineState"] = "new" if introduced else "unchanged"
     properties: dict[str, Any] = {}
     if f.path:
         properties["fieldPath"] = f.path

@@ -39,10 +39,17 @@ def format_finding(f: Finding, *, color: bool = False) -> str:
 
 def render(result: LintResult, options: RenderOptions | None = None) -> str:
     color = options is not None and options.color
-    lines = [format_finding(f, color=color) for f in result.findings]
+    lines = [_with_change(result, f, format_finding(f, color=color)) for f in result.findings]
     if result.show_suppressed:  # `--show-suppressed`: after the findings, each with how it was hidden
         lines.extend(_suppressed(f, color=color) for f in result.suppressed)
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _with_change(result: LintResult, f: Finding, text: str) -> str:
+    # `--diff` / `--staged`: a finding the base has too is said to be so (policylint.commands.change).
+    if result.introduced_by_change(f) is False:
+        return f"{text}\n    pre-existing: at {escape(result.base or 'the base')} too"
+    return text
 
 
 def _suppressed(f: Finding, *, color: bool) -> str:
@@ -66,6 +73,9 @@ def summary(result: LintResult) -> str:
             1 for f in result.suppressed if f.suppression is not None and f.suppression.kind is SuppressionKind.BASELINE
         )
         hidden = f"; {len(result.suppressed) - baselined} suppressed, {baselined} baselined"
+    change = result.change_counts()
+    if change is not None:
+        hidden += f"; against {escape(result.base or 'the base')}: {change[0]} introduced, {change[1]} pre-existing"
     context = f" (+{plural(len(result.context_files), 'context file')})" if result.context_files else ""
     line = (
         f"{found} in {plural(len(result.files), 'file')}{context}"

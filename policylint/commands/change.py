@@ -1,0 +1,152 @@
+"""What a change introduces: the gate of `check --diff [BASE]`, `check --staged` and the
+pre-commit hook (README "Diff modes and the gate").
+
+A change is judged by what it brings, not by what it finds already there, as `policylint diff`
+judges one (and as ruff's, semgrep's and SonarQube's "new code" gates do). So these runs:
+
+- read the whole repository as context, whatever PATHs are given: the PATHs only choose which
+  part of the change is reported on, so `--staged apps/` still finds the Gateway in `platform/`;
+- report the findings in scope of the change (policylint.report_scope): in the files it touched,
+  or about their objects, including the objects it deleted or renamed away;
+- lint the base too (the commit the change is measured from, read from git objects, with the
+  same configuration), and match the findings by fingerprint as `policylint diff` does: a
+  finding in scope that the base has as well is pre-existing, the others are introduced;
+- fail (`--gate introduced`, the default) only on introduced findings at or above `--fail-on`;
+  `--gate all` fails on every finding in scope, pre-existing ones included.
+
+`--staged` with nothing staged (`pre-commit run --all-files`, a run by hand) has no change to
+measure: the PATHs are checked whole, against the repository, and every finding counts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from policylint.values import frozen
+
+if TYPE_CHECKING:
+    from policylint.findings import Finding
+    from policylint.pipeline import LintRequest, LintResult
+    from policylint.report_scope import ChangeSet
+
+INTRODUCED = "introduced"
+ALL = "all"
+GATES = (INTRODUCED, ALL)
+
+
+@frozen(slots=False)
+class Comparison:
+    """Two runs' findings matched by fingerprint (rule, object, field path; never lines), so a
+    finding that only moved is unchanged."""
+
+    introduced: list[Finding]  # after, not before
+    fixed: list[Finding]  # before, not after
+    unchanged: list[Finding]  # after, and before too
+
+
+def compare_findings(before: Iterable[Finding], after: Iterable[Finding]) -> Comparison:
+    old = {f.fingerprint: f for f in before}
+    new = {f.fingerprint: f for f in after}
+    return Comparison(
+        [f for k, f in new.items() if k not in old],
+        [f for k, f in old.items() if k not in new],
+        [f for k, f in new.items() if k in old],
+    )
+
+
+@frozen(slots=False)
+class Measured:
+    """A change as `--diff` or `--staged` sees it."""
+
+    root: str  # the repository's top directory
+    context: str  # the repository as a path to read for context, as the working directory names it
+    change: ChangeSet | None  # None: nothing staged, the PATHs are checked whole
+    base: str | None  # the commit (or, before the first commit, the empty tree) measured from
+    base_name: str  # how messages name the base: `HEAD`, the BASE given, or a commit id
+
+
+def _under(path: str, roots: Sequence[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str) -> Measured:
+    """The change of `--diff [BASE]` / `--staged`, restricted to `paths`: the files it touched
+    under them, and what the files it modified or removed under them held at the base
+    (GitError: a usage error). `--staged` alone compares the index with HEAD, as a commit would
+    (before the first commit: with nothing)."""
+    from policylint.input import git
+    from policylint.report_scope import ChangeSet, keys_before
+
+    root = git.repository_root(os.getcwd())
+    for path in paths:
+        if path != "-" and os.path.relpath(os.path.abspath(path), root).startswith(os.pardir):
+            raise git.GitError(f"{path} is outside the git repository at {root}")
+    context = os.path.relpath(root)
+    if staged and base is None:
+        commit = git.head_or_empty_tree(root)
+        name = "HEAD" if git.has_commit(root) else "the empty tree"  # before the first commit
+    elif base is None:
+        # The base was found, not named: say which, so that a hook's pass says what it checked.
+        import click
+
+        from policylint.textsafe import escape
+
+        commit, described = git.default_base(root)
+        click.echo(f"policylint: --diff compares with {escape(described)}", err=True)
+        name = commit[:12]
+    else:
+        commit = git.resolve_base(base, root)
+        name = base
+    changed = git.changes(commit, root, staged=staged)
+    if staged and base is None and not changed:
+        return Measured(root, context, None, None, name)
+    roots = [os.path.abspath(p) for p in paths if p != "-"]
+    files = frozenset(
+        os.path.join(root, c.new) for c in changed if c.new is not None and _under(os.path.join(root, c.new), roots)
+    )
+    old = [
+        (c.old, c.old_blob)
+        for c in changed
+        if c.old is not None and c.old_blob is not None and _under(os.path.join(root, c.old), roots)
+    ]
+    blobs = git.read_blobs([blob for _, blob in old], root)
+    before = keys_before([(path, blob) for (path, _), blob in zip(old, blobs) if blob is not None], namespace)
+    return Measured(root, context, ChangeSet(files, before), commit, name)
+
+
+def introduced(request: LintRequest, result: LintResult, measured: Measured) -> frozenset[str]:
+    """The fingerprints of `result`'s findings that the base does not have: the base linted whole
+    from git objects, with `request`'s configuration (rules, severities, suppressions, loading
+    options), so that only the change differs between the two runs."""
+    from policylint.input.commit import commit_sources
+    from policylint.pipeline import lint
+
+    if not result.findings or measured.base is None:
+        return frozenset()  # nothing to tell apart: the base need not be read
+    sources = commit_sources(measured.base, measured.root, [measured.root], request.walk, request.helm_templates)
+    before = lint(
+        replace(
+            request,
+            sources=sources,
+            paths=(measured.context,),
+            context_paths=(),
+            change=None,
+            staged=False,
+            report_policies=False,
+            report_chains=False,
+            write_baseline=None,
+            show_suppressed=False,
+        )
+    )
+    return frozenset(f.fingerprint for f in compare_findings(before.findings, result.findings).introduced)
+
+
+def gating(result: LintResult, gate: str) -> list[Finding]:
+    """The findings the exit code is decided on: the introduced ones when the run measured a
+    change and `gate` is `introduced`, else every finding reported."""
+    if result.introduced is None or gate == ALL:
+        return list(result.findings)
+    return [f for f in result.findings if f.fingerprint in result.introduced]

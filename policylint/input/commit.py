@@ -1,0 +1,47 @@
+"""A commit's manifests as sources, read from git objects without checking anything out: the base
+side of `policylint diff` and of `check --diff` / `--staged` (policylint.commands.change)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from policylint.input.ignore import WalkFilter
+    from policylint.input.sources import Source
+
+
+def commit_sources(commit: str, root: str, paths: Sequence[str], walk: WalkFilter | None, helm_templates: bool) -> list[Source]:
+    """The manifest files of `commit` under `paths`, read from git objects, each named as the
+    working-tree discovery would name it (relative to the working directory)."""
+    from policylint.input import git, nonmanifest
+    from policylint.input.sources import MANIFEST_SUFFIXES, Source, display_name
+
+    roots = [os.path.abspath(p) for p in paths]
+    exclude = walk.exclude_matcher() if walk is not None else None
+    chosen: list[tuple[str, str]] = []  # (display name, blob id)
+    for path, blob in git.tree_files(commit, root):
+        absolute = os.path.join(root, path)
+        if not path.endswith(MANIFEST_SUFFIXES) or not any(
+            absolute == r or absolute.startswith(r.rstrip(os.sep) + os.sep) for r in roots
+        ):
+            continue
+        if nonmanifest.classify_path(absolute, helm_templates=helm_templates) is not None:
+            continue
+        if exclude is not None and _excluded(exclude, absolute, root):
+            continue
+        # Named as the walk names a file on disk (valid text for any bytes git holds), so that
+        # both sides of a change name, and fingerprint, a file alike.
+        chosen.append((display_name(os.path.relpath(absolute)), blob))
+    blobs = git.read_blobs([blob for _, blob in chosen], root)
+    return [Source(display=display, content=blob, snapshot=True) for (display, _), blob in zip(chosen, blobs) if blob is not None]
+
+
+def _excluded(matcher: Any, absolute: str, root: str) -> bool:
+    directory = os.path.dirname(absolute)
+    while directory.startswith(root) and directory != root:
+        if matcher.decide(directory, True):
+            return True
+        directory = os.path.dirname(directory)
+    return bool(matcher.decide(absolute, False))

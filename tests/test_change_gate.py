@@ -1,0 +1,339 @@
+"""`--diff [BASE]` and `--staged` gate on what the change introduces (policylint/commands/change.py).
+
+Each test builds a real temporary git repository laid out as a platform team and app teams lay
+one out: the shared Gateway in `platform/`, each team's routes and policies under `apps/`. What
+is checked: a rename or deletion of a policy's target in another file fails the run; old
+findings in untouched files that depend on a changed file are reported as pre-existing and do
+not fail it (`--gate all` fails on them); PATHs narrow what is reported, never what is read;
+nothing staged checks everything; the first commit has nothing to compare with; the outputs say
+which findings the change introduces (golden files in tests/reporters/change-golden/; regenerate
+with `pytest tests/test_change_gate.py --update-golden` and review the diff).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from policylint.cli import cli
+from tests.lintutil import ROOT
+from tests.test_ci_reporters import sarif_of
+from tests.test_git_diff import git
+
+QUICKSTART = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata:
+  name: eg
+spec:
+  controllerName: gateway.envoyproxy.io/gatewayclass-controller
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: eg
+  namespace: infra
+spec:
+  gatewayClassName: eg
+  listeners:
+  - name: http
+    protocol: HTTP
+    port: 80
+    allowedRoutes:
+      namespaces:
+        from: All
+"""
+APP = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: shop
+  namespace: team-x
+spec:
+  parentRefs:
+  - name: eg
+    namespace: infra
+  rules:
+  - backendRefs:
+    - name: shop
+      port: 8080
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: shop
+  namespace: team-x
+spec:
+  ports:
+  - port: 8080
+"""
+POLICIES = """\
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata:
+  name: shop-timeouts
+  namespace: team-x
+spec:
+  targetRefs:
+  - group: gateway.networking.k8s.io
+    kind: HTTPRoute
+    name: shop
+  timeout:
+    http:
+      requestTimeout: 10s
+"""
+# Two findings committed long ago, both about the listeners of platform/quickstart.yaml's Gateway.
+LEGACY = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: legacy
+  namespace: team-x
+spec:
+  parentRefs:
+  - name: eg
+    namespace: infra
+    sectionName: https
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata:
+  name: edge-tls
+  namespace: infra
+spec:
+  targetRefs:
+  - group: gateway.networking.k8s.io
+    kind: Gateway
+    name: eg
+    sectionName: https
+"""
+OLD = [("PL407", "apps/team-x/legacy.yaml", 10), ("PL301", "apps/team-x/legacy.yaml", 22)]
+
+
+def init(root: Path) -> None:
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "dev")
+    git(root, "config", "commit.gpgsign", "false")
+
+
+def lay_out(root: Path) -> None:
+    (root / "platform").mkdir()
+    (root / "apps" / "team-x").mkdir(parents=True)
+    (root / "platform" / "quickstart.yaml").write_text(QUICKSTART)
+    (root / "apps" / "team-x" / "app.yaml").write_text(APP)
+    (root / "apps" / "team-x" / "policies.yaml").write_text(POLICIES)
+    (root / "apps" / "team-x" / "legacy.yaml").write_text(LEGACY)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "repo"
+    init(root)
+    lay_out(root)
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    monkeypatch.chdir(root)
+    return root
+
+
+def run(*args: str) -> tuple[int, dict[str, Any], str]:
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--format", "json", *args])
+    return result.exit_code, json.loads(result.stdout) if result.stdout.startswith("{") else {}, result.stderr
+
+
+def found(report: dict[str, Any]) -> list[tuple[str, str, int, bool | None]]:
+    return [(f["rule"], f["file"], f["line"], f.get("introduced")) for f in report.get("findings", [])]
+
+
+def test_renaming_a_policys_target_in_another_file_fails(repo: Path) -> None:
+    (repo / "apps/team-x/app.yaml").write_text(APP.replace("name: shop\n  namespace", "name: store\n  namespace", 1))
+    git(repo, "add", ".")
+    for args in (["--staged"], ["--diff", "HEAD"]):
+        code, report, _ = run(*args)
+        assert code == 1, args
+        assert found(report) == [("PL201", "apps/team-x/policies.yaml", 8, True)], args
+        assert report["summary"]["change"] == {"base": "HEAD", "introduced": 1, "preExisting": 0}
+
+
+def test_deleting_a_policys_target_document_fails(repo: Path) -> None:
+    (repo / "apps/team-x/app.yaml").write_text(APP.split("---\n")[1])  # the Service stays
+    git(repo, "add", ".")
+    code, report, _ = run("--staged")
+    assert (code, found(report)) == (1, [("PL201", "apps/team-x/policies.yaml", 8, True)])
+
+
+def test_old_findings_about_a_changed_file_are_reported_not_failed_on(repo: Path) -> None:
+    (repo / "platform/quickstart.yaml").write_text(QUICKSTART + "# reviewed by the platform team\n")
+    git(repo, "add", ".")
+    for args in (["--staged"], ["--diff", "HEAD"]):
+        code, report, _ = run(*args)
+        assert code == 0, args
+        assert found(report) == [(rule, file, line, False) for rule, file, line in OLD], args
+        assert report["summary"]["change"] == {"base": "HEAD", "introduced": 0, "preExisting": 2}
+    # Text: each old finding says so, and the summary counts them.
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--format", "text", "--staged"])
+    assert result.exit_code == 0
+    assert result.stdout.count("\n    pre-existing: at HEAD too\n") == 2
+    assert "; against HEAD: 0 introduced, 2 pre-existing" in result.stderr
+
+
+def test_gate_all_fails_on_every_finding_in_scope(repo: Path) -> None:
+    (repo / "platform/quickstart.yaml").write_text(QUICKSTART + "# reviewed\n")
+    git(repo, "add", ".")
+    code, report, _ = run("--staged", "--gate", "all")
+    assert (code, len(report["findings"])) == (1, 2)
+    (repo / ".policylint.yaml").write_text("gate: all\n")
+    git(repo, "add", ".policylint.yaml")
+    git(repo, "commit", "-q", "-m", "gate on everything")
+    (repo / "platform/quickstart.yaml").write_text(QUICKSTART + "# reviewed again\n")
+    git(repo, "add", ".")
+    assert run("--staged")[0] == 1  # the configuration key
+    assert run("--staged", "--gate", "introduced")[0] == 0  # the flag wins
+
+
+def test_a_change_that_loosens_the_configured_gate_fails(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text("gate: all\n")
+    git(repo, "add", ".policylint.yaml")
+    git(repo, "commit", "-q", "-m", "gate on everything")
+    (repo / ".policylint.yaml").write_text("gate: introduced\n")
+    git(repo, "add", ".policylint.yaml")
+    code, report, _ = run("--staged")
+    assert code == 1
+    assert report["gate"]["loosened"] is True
+    assert [c["message"] for c in report["gate"]["changes"] if c["loosens"]] == [
+        "gates on what the change introduces instead of all"
+    ]
+
+
+def test_a_finding_the_change_adds_next_to_old_ones_fails(repo: Path) -> None:
+    # The old PL301 stays; a new policy in the same file targets a missing section too.
+    extra = LEGACY.split("---\n")[1].replace("edge-tls", "edge-mtls").replace("sectionName: https", "sectionName: grpc")
+    (repo / "apps/team-x/legacy.yaml").write_text(LEGACY + "---\n" + extra)
+    git(repo, "add", ".")
+    code, report, _ = run("--staged")
+    assert code == 1
+    assert found(report) == [
+        *((rule, file, line, False) for rule, file, line in OLD),
+        ("PL301", "apps/team-x/legacy.yaml", 34, True),
+    ]
+
+
+def test_removing_a_suppression_introduces_its_finding(repo: Path) -> None:
+    suppressed = LEGACY.replace(
+        "    sectionName: https\n---", "    sectionName: https  # policylint: disable=PL407 -- migrating\n---"
+    )
+    (repo / "apps/team-x/legacy.yaml").write_text(suppressed)
+    git(repo, "commit", "-q", "-am", "suppress")
+    (repo / "apps/team-x/legacy.yaml").write_text(LEGACY)
+    git(repo, "add", ".")
+    code, report, _ = run("--staged")
+    assert code == 1
+    assert found(report) == [("PL407", "apps/team-x/legacy.yaml", 10, True), ("PL301", "apps/team-x/legacy.yaml", 22, False)]
+
+
+@pytest.mark.parametrize("args", [["--staged", "apps/"], ["--diff", "HEAD", "apps/"], ["--staged", "apps/team-x/app.yaml"]])
+def test_paths_narrow_what_is_reported_not_what_is_read(repo: Path, args: list[str]) -> None:
+    # A change inside apps/ with the Gateway in platform/: read, so no false PL406/PL201/PL413.
+    (repo / "apps/team-x/app.yaml").write_text(APP.replace("port: 8080\n---", "port: 8080\n      weight: 2\n---"))
+    git(repo, "add", ".")
+    code, report, _ = run(*args)
+    assert (code, found(report)) == (0, [])
+
+
+def test_paths_choose_the_part_of_the_change_reported_on(repo: Path) -> None:
+    (repo / "apps/team-x/app.yaml").write_text(APP.replace("name: shop\n  namespace", "name: store\n  namespace", 1))
+    (repo / "platform/quickstart.yaml").write_text(QUICKSTART + "# reviewed\n")
+    git(repo, "add", ".")
+    code, report, _ = run("--staged", "platform/")
+    assert (code, found(report)) == (0, [(rule, file, line, False) for rule, file, line in OLD])
+    code, report, _ = run("--staged", "apps/team-x/app.yaml")
+    assert (code, found(report)) == (1, [("PL201", "apps/team-x/policies.yaml", 8, True)])
+
+
+def test_nothing_staged_checks_every_file_and_every_finding_counts(repo: Path) -> None:
+    (repo / "platform/quickstart.yaml").write_text(QUICKSTART + "# not staged\n")
+    code, report, err = run("--staged")
+    assert code == 1
+    assert found(report) == [(rule, file, line, None) for rule, file, line in OLD]
+    assert "change" not in report["summary"]
+    assert "nothing is staged: the PATHs are checked whole, every finding counts" in err
+    # The PATHs given, with the repository as context: findings in them or about their objects.
+    code, report, _ = run("--staged", "platform/")
+    assert (code, found(report)) == (1, [(rule, file, line, None) for rule, file, line in OLD])
+    code, report, _ = run("--staged", "apps/team-x/policies.yaml")
+    assert (code, found(report)) == (0, [])
+
+
+def test_the_first_commit_introduces_everything(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "first"
+    init(root)
+    lay_out(root)
+    git(root, "add", ".")
+    monkeypatch.chdir(root)
+    code, report, err = run("--staged", "--gate-base", "HEAD")
+    assert code == 1, err
+    assert found(report) == [(rule, file, line, True) for rule, file, line in OLD]
+    assert report["summary"]["change"] == {"base": "the empty tree", "introduced": 2, "preExisting": 0}
+
+
+def test_diff_from_a_subdirectory_reads_the_whole_repository(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / "apps/team-x/app.yaml").write_text(APP.replace("name: shop\n  namespace", "name: store\n  namespace", 1))
+    monkeypatch.chdir(repo / "apps")
+    code, report, _ = run("--diff", "HEAD")
+    assert (code, found(report)) == (1, [("PL201", "team-x/policies.yaml", 8, True)])
+
+
+# -- what each output says ---------------------------------------------------------------------
+
+GOLDEN = ROOT / "tests" / "reporters" / "change-golden"
+GOLDEN_FILES = {"text": "report.txt", "json": "report.json", "sarif": "report.sarif", "github": "report.github.txt"}
+
+
+@pytest.fixture
+def ci_change(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """tests/reporters/ci committed, then a staged change to policies.yaml that introduces a
+    PL201 next to its three old findings."""
+    root = tmp_path / "ci"
+    init(root)
+    for name in ("gateway.yaml", "policies.yaml", "routes.yaml"):
+        shutil.copy(ROOT / "tests" / "reporters" / "ci" / name, root / name)
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    policies = (root / "policies.yaml").read_text()
+    assert policies.count("    name: edge\n") == 1
+    (root / "policies.yaml").write_text(policies.replace("    name: edge\n", "    name: egde\n"))
+    git(root, "add", ".")
+    monkeypatch.chdir(root)
+    return root
+
+
+@pytest.mark.parametrize("fmt", sorted(GOLDEN_FILES))
+def test_golden(ci_change: Path, fmt: str, update_golden: bool) -> None:
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--staged", "--format", fmt, "--color", "never"])
+    assert result.exit_code == 1
+    # policies.yaml only: its old PL301, PL410 and PL110, and the PL201 the change brings.
+    assert result.stderr == (
+        "2 errors, 1 warning, 1 info in 1 file (+2 context files) (8 objects, 2 policies); against HEAD: 1 introduced, 3 pre-existing\n"
+    )
+    path = GOLDEN / GOLDEN_FILES[fmt]
+    if update_golden:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(result.stdout, encoding="utf-8")
+    assert result.stdout == path.read_text(encoding="utf-8"), f"{path.name} is stale: run pytest {__file__} --update-golden"
+
+
+def test_sarif_baseline_state_and_json_say_the_same() -> None:
+    sarif = sarif_of((GOLDEN / "report.sarif").read_text(encoding="utf-8"))  # valid SARIF 2.1.0
+    report = json.loads((GOLDEN / "report.json").read_text(encoding="utf-8"))
+    states = {r["partialFingerprints"]["policylintFingerprint/v1"]: r.get("baselineState") for r in sarif["runs"][0]["results"]}
+    introduced = {f["fingerprint"]: f["introduced"] for f in report["findings"]}
+    assert {k: states[k] for k in introduced} == {k: "new" if v else "unchanged" for k, v in introduced.items()}
+    assert sorted(introduced.values()) == [False, False, False, True]
+    assert states.keys() == introduced.keys()
