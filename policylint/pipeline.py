@@ -30,13 +30,13 @@ from policylint.k8s.objects import KindInfo, KindRegistry, ObjectKey, build_obje
 from policylint.k8s.schemas import DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION
 from policylint.policy_report import policy_reports as compute_policy_reports
 from policylint.profiles.crd import profiles_from_crds
+from policylint.profiles.producers import Producer, builtin_producers, load_profile_document
 from policylint.profiles.registry import (
     ORIGIN_PROFILE,
     PolicyProfile,
     ProfileRegistry,
     builtin_implementations,
     builtin_profiles,
-    load_profile_file,
 )
 from policylint.project import Project
 from policylint.report_scope import ChangeSet, ReportScope, removed, report_files
@@ -286,8 +286,11 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
 
         sources = staged_snapshot(sources, repository_root(os.getcwd()))
     user_profiles: list[PolicyProfile] = []
+    user_producers: list[Producer] = []
     for path in request.profile_paths:
-        user_profiles.extend(load_profile_file(Path(path), origin=ORIGIN_PROFILE))
+        profiles_found, producers_found = load_profile_document(Path(path), origin=ORIGIN_PROFILE)
+        user_profiles.extend(profiles_found)
+        user_producers.extend(producers_found)
 
     # Never a cache inside the linted repository: its authors would choose what the files say.
     cache, cache_note = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
@@ -318,7 +321,9 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     input_issues.extend(built.issues)
 
     profiles = ProfileRegistry(
-        [user_profiles, builtin_profiles(), profiles_from_crds(crd_objects)], implementations=builtin_implementations()
+        [user_profiles, builtin_profiles(), profiles_from_crds(crd_objects)],
+        implementations=builtin_implementations(),
+        producers=[*user_producers, *builtin_producers()],
     )
     options = LintOptions(
         default_namespace=request.namespace,
