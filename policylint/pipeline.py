@@ -31,13 +31,13 @@ from policylint.k8s.overlay import overlay
 from policylint.k8s.schemas import DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION
 from policylint.policy_report import policy_reports as compute_policy_reports
 from policylint.profiles.crd import profiles_from_crds
+from policylint.profiles.producers import Producer, builtin_producers, load_profile_document
 from policylint.profiles.registry import (
     ORIGIN_PROFILE,
     PolicyProfile,
     ProfileRegistry,
     builtin_implementations,
     builtin_profiles,
-    load_profile_file,
 )
 from policylint.project import Project
 from policylint.report_scope import ChangeSet, ReportScope, removed, report_files
@@ -239,13 +239,14 @@ def read_crds_at(at: TreeRef, path: str, cache: ParseCache | None = None, jobs: 
     return found, [f"crd {_located(issue)}: {issue.message}" for issue in _crd_file_problems(issues)]
 
 
-def _profiles_at(at: TreeRef, path: str) -> list[PolicyProfile]:
+def _profiles_at(at: TreeRef, path: str) -> tuple[list[PolicyProfile], list[Producer]]:
     """The profiles of a `profile:` file as the commit `at` holds it, named `REF:PATH`: a regular
     file blob of at most MAX_PROFILE_BYTES (ProfileError otherwise)."""
     from policylint.input.git import GitError
     from policylint.input.gitref import read_file
     from policylint.input.named import MAX_PROFILE_BYTES, shown
-    from policylint.profiles.registry import ProfileError, load_profile_bytes
+    from policylint.profiles.producers import load_profile_document_bytes
+    from policylint.profiles.registry import ProfileError
 
     try:
         in_tree = at.tree_path(path)
@@ -254,7 +255,7 @@ def _profiles_at(at: TreeRef, path: str) -> list[PolicyProfile]:
         raise ProfileError(f"profile {exc}") from None
     if data is None:
         raise ProfileError(f"profile {shown(at.name(in_tree))}: {at.label} holds no such file")
-    return load_profile_bytes(data, at.name(in_tree), in_tree, origin=ORIGIN_PROFILE)
+    return load_profile_document_bytes(data, at.name(in_tree), in_tree, origin=ORIGIN_PROFILE)
 
 
 def _located(issue: Issue) -> str:
@@ -370,11 +371,14 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
 
         sources = staged_snapshot(sources, repository_root(os.getcwd()))
     user_profiles: list[PolicyProfile] = []
+    user_producers: list[Producer] = []
     for path in request.profile_paths:
         if request.profiles_at is not None:
-            user_profiles.extend(_profiles_at(request.profiles_at, path))
+            profiles_found, producers_found = _profiles_at(request.profiles_at, path)
         else:
-            user_profiles.extend(load_profile_file(Path(path), origin=ORIGIN_PROFILE))
+            profiles_found, producers_found = load_profile_document(Path(path), origin=ORIGIN_PROFILE)
+        user_profiles.extend(profiles_found)
+        user_producers.extend(producers_found)
 
     # Never a cache inside the linted repository: its authors would choose what the files say.
     cache, cache_note = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
@@ -409,7 +413,9 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     objects = _overlaid(request, sources, built.objects)
 
     profiles = ProfileRegistry(
-        [user_profiles, builtin_profiles(), profiles_from_crds(crd_objects)], implementations=builtin_implementations()
+        [user_profiles, builtin_profiles(), profiles_from_crds(crd_objects)],
+        implementations=builtin_implementations(),
+        producers=[*user_producers, *builtin_producers()],
     )
     options = LintOptions(
         default_namespace=request.namespace,

@@ -137,6 +137,7 @@ class ReferenceStatus(Term):
     EXTERNAL = "External"
     OPAQUE = "Opaque"  # a kind policylint does not model, not in the input
     UNCHECKED = "Unchecked"  # existence is not checked (Secrets and ConfigMaps rarely live in git)
+    PRODUCED = "Produced"  # not in the input, made in the cluster from an object that is (profile `producers`)
     INVALID_REF = "InvalidRef"  # e.g. an empty gatewayClassName
     INVALID_KIND = "InvalidKind"  # a backend of the core group that is not a Service
     MISSING_DATA = "MissingData"  # the Secret or ConfigMap exists without the key its reader needs

@@ -5,6 +5,7 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from policylint.cli import cli
+from policylint.findings import Severity
 from policylint.k8s.external import ExternalObjects
 from policylint.rules.engine import Selection
 from tests.lintutil import lint_text, only
@@ -237,7 +238,9 @@ def test_a_missing_configmap_in_a_policy_spec_makes_it_invalid_when_the_input_is
     (finding,) = only(complete, "PL417")
     assert finding.path == "spec.responseOverride[0].response.body.valueRef"
     assert finding.message.startswith(
-        "object reference names ConfigMap default/response-override-config-1, which is not in the input (declared complete:"
+        "object reference names ConfigMap default/response-override-config-1, which is not in the input, and nothing in"
+        " it makes it (considered: Bundle (trust-manager); kube-root-ca.crt in every namespace (the"
+        " kube-controller-manager)) (declared complete: --complete):"
     )
     assert complete.policy_reports is not None
     target = complete.policy_reports[0]["targets"][0]
@@ -611,9 +614,11 @@ def test_a_waf_policy_whose_reference_is_missing_is_refused_under_the_conditions
     )
     (finding,) = only(lint_text(text), "PL417")
     assert finding.path == "spec.securityLogs[0].logRef.apLogConfRef"
+    # A repository cannot prove the absence: a warning until --complete.
+    assert finding.severity is Severity.WARNING
     assert finding.message.endswith(
-        "which is not in the input although the input holds other APLogConfs in namespace security: the policy is"
-        " refused (ResolvedRefs=False, InvalidRef; Accepted stays True)"
+        "which is not in the input although the input manages APLogConfs in namespace security, and nothing in it"
+        " makes it: the policy is refused (ResolvedRefs=False, InvalidRef; Accepted stays True)"
     )
 
 

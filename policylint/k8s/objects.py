@@ -251,22 +251,26 @@ def _explain(err: Any) -> str:
     return str(err["msg"]).replace("Value error, ", "")
 
 
-# API groups of configuration files that look like objects (apiVersion, kind) but are read by a
-# tool, never sent to an API server; such files sit in cluster repositories (the kind cluster a CI
-# job creates, kubeadm's and the kubelet's configuration, an audit policy): group -> the tool.
-CONFIGURATION_GROUPS: Mapping[str, str] = {
-    "kind.x-k8s.io": "kind",  # kind.sigs.k8s.io/docs/user/configuration
-    "kubeadm.k8s.io": "kubeadm",
-    "kubelet.config.k8s.io": "the kubelet",
-    "kubeproxy.config.k8s.io": "kube-proxy",
-    "kubescheduler.config.k8s.io": "kube-scheduler",
-    "apiserver.config.k8s.io": "kube-apiserver",
-    "audit.k8s.io": "kube-apiserver (audit policy)",
-    "kustomize.config.k8s.io": "Kustomize",
-    "k3d.io": "k3d",
-    "ctlptl.dev": "ctlptl",
-    "skaffold": "Skaffold",  # apiVersion skaffold/v4beta11
-}
+@functools.cache
+def configuration_kinds() -> tuple[Mapping[str, str], Mapping[tuple[str, str], str]]:
+    """Configuration files of tools that look like objects but no API server serves
+    (`configuration.yaml`): by API group, and by (group, kind) -> the tool that reads them."""
+    raw = load_yaml_data(Path(__file__).with_name("configuration.yaml"))
+    groups: dict[str, str] = {}
+    kinds: dict[tuple[str, str], str] = {}
+    for entry in raw["configuration"]:
+        if "kind" in entry:
+            kinds[(entry["group"], entry["kind"])] = entry["tool"]
+        else:
+            groups[entry["group"]] = entry["tool"]
+    return groups, kinds
+
+
+def configuration_tool(api_version: str, kind: str) -> str | None:
+    """The tool whose configuration a document of this apiVersion and kind is, or None."""
+    group = split_api_version(api_version)[0]
+    groups, kinds = configuration_kinds()
+    return kinds.get((group, kind)) or groups.get(group)
 
 
 def _not_an_object(where: str, api_version: Any, kind: Any) -> str | None:
@@ -337,9 +341,9 @@ def _build_one(
         issues.append(problem(NOT_AN_OBJECT, identity))
         return
     assert isinstance(api_version, str) and isinstance(kind, str)
-    tool = CONFIGURATION_GROUPS.get(split_api_version(api_version)[0])
+    tool = configuration_tool(api_version, kind)
     if tool is not None:
-        message = f"{api_version} {kind} is {tool}'s configuration, which no API server serves: not a Kubernetes object; ignored"
+        message = f"{api_version} {kind} is a file read by {tool}, which no API server serves: not a Kubernetes object; ignored"
         issues.append(problem(NOT_AN_OBJECT, message))
         return
     if kind == "List" and data.get("items") is not None and not prefix:

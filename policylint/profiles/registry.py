@@ -19,12 +19,15 @@ import functools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policylint.input.named import shown
 from policylint.k8s.names import group_kind
 from policylint.resources import load_schema, load_yaml_data
 from policylint.values import frozen
+
+if TYPE_CHECKING:
+    from policylint.profiles.producers import Producer
 
 DIRECT = "Direct"
 INHERITED = "Inherited"
@@ -476,6 +479,9 @@ def _schema_problem(err: Any) -> str:
         return f"must be one of {', '.join(repr(c) for c in choices)}"[:500]
     if keyword in ("pattern", "format", "minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum"):
         return f"does not meet {keyword} {expected!r}"[:500]
+    if keyword == "anyOf" and all(set(branch) == {"required"} for branch in expected):
+        keys = [key for branch in expected for key in branch["required"]]
+        return f"needs one of the keys {', '.join(repr(k) for k in keys)}"
     return f"does not match the profile schema ({keyword})"
 
 
@@ -538,25 +544,21 @@ def parse_user_profile(data: bytes, name: str) -> Any:
 
 def load_profile_file(path: Path, *, origin: str, validate: bool = True) -> list[PolicyProfile]:
     """The profiles of a user's profile file (`--profile`, `profile:`)."""
-    return _profiles_of(read_user_profile(path), path, origin, validate)
+    return profiles_of(read_user_profile(path), path, origin, validate)
 
 
-def load_profile_bytes(data: bytes, name: str, path: str, *, origin: str) -> list[PolicyProfile]:
-    """The profiles of a user's profile file `path` given as bytes, named `name` in messages
-    (`REF:PATH` when read from a git ref: policylint.input.gitref)."""
-    return _profiles_of(parse_user_profile(data, name), Path(path), origin, True, shown_as=name)
-
-
-def _profiles_of(raw: Any, path: Path, origin: str, validate: bool, shown_as: str | None = None) -> list[PolicyProfile]:
+def profiles_of(raw: Any, path: Path, origin: str, validate: bool, shown_as: str | None = None) -> list[PolicyProfile]:
+    """The policy profiles of a profile document `raw` read from `path` (named `shown_as` in
+    messages: `REF:PATH` when read from a git ref)."""
     if validate:
         validate_profile_document(raw, shown(shown_as if shown_as is not None else str(path)))
     project = raw["project"]
     source = raw.get("source", str(path.name))
-    return [profile_from_dict(p, project=project, origin=origin, source=source) for p in raw["policies"]]
+    return [profile_from_dict(p, project=project, origin=origin, source=source) for p in raw.get("policies", ())]
 
 
 @functools.cache
-def _builtin_documents() -> tuple[tuple[Path, Any], ...]:
+def builtin_documents() -> tuple[tuple[Path, Any], ...]:
     """The shipped profile files, read once for both the profiles and the implementations they
     describe (reading them is a quarter of a one-file run)."""
     return tuple((path, _read_profile_file(path)) for path in sorted((Path(__file__).with_name("builtin")).glob("*.yaml")))
@@ -565,10 +567,10 @@ def _builtin_documents() -> tuple[tuple[Path, Any], ...]:
 @functools.cache
 def builtin_profiles() -> tuple[PolicyProfile, ...]:
     out: list[PolicyProfile] = []
-    for path, raw in _builtin_documents():
+    for path, raw in builtin_documents():
         # Shipped profiles are validated by the test suite (tests/test_profiles.py); checking them
         # again on every run would import jsonschema, which costs more than linting a few files.
-        out.extend(_profiles_of(raw, path, ORIGIN_BUILTIN, validate=False))
+        out.extend(profiles_of(raw, path, ORIGIN_BUILTIN, validate=False))
     return tuple(out)
 
 
@@ -576,7 +578,7 @@ def builtin_profiles() -> tuple[PolicyProfile, ...]:
 def builtin_implementations() -> tuple[Implementation, ...]:
     """The implementations the shipped profile files describe (`implementations`)."""
     out: list[Implementation] = []
-    for _, document in _builtin_documents():
+    for _, document in builtin_documents():
         for raw in document.get("implementations", ()):
             delegation = raw.get("routeDelegation") or {}
             hosts = raw.get("hostBackends") or {}
@@ -604,14 +606,21 @@ def builtin_implementations() -> tuple[Implementation, ...]:
 
 
 class ProfileRegistry:
-    """Lookup of policy profiles by (group, kind); earlier sources win."""
+    """Lookup of policy profiles by (group, kind); earlier sources win. `producers`: the objects
+    cluster components make from others (`policylint.profiles.producers`)."""
 
-    def __init__(self, layers: Iterable[Iterable[PolicyProfile]], implementations: Iterable[Implementation] = ()) -> None:
+    def __init__(
+        self,
+        layers: Iterable[Iterable[PolicyProfile]],
+        implementations: Iterable[Implementation] = (),
+        producers: Iterable[Producer] = (),
+    ) -> None:
         self._by_gk: dict[tuple[str, str], PolicyProfile] = {}
         for layer in layers:
             for profile in layer:
                 self._by_gk.setdefault(profile.gk, profile)
         self.implementations = tuple(implementations)
+        self.producers = tuple(producers)
 
     def implementation_of(self, controller_name: str) -> Implementation | None:
         """The implementation whose GatewayClasses name this controller."""

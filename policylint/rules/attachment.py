@@ -934,13 +934,24 @@ class CertificateRefInvalid(Rule):
                 severity = Severity.INFO if unused else None
                 if ref.status == NOT_FOUND:
                     effect = _certificate_effect(topology, ref, invalid_kind=False)
-                    why = (
-                        "which is not in the input (declared complete: --complete)"
-                        if complete
-                        else f"which is not in the input although the input holds other {ref.kind}s in namespace {ref.namespace}"
-                    )
+                    producers = _producers_considered(project, ref)
+                    if complete:
+                        why = f"which is not in the input, and nothing in it makes it{producers} (declared complete: --complete)"
+                        hint = f"Add the {ref.kind} or an object that makes it, fix the name, or {external_hint(ref.kind, ref.namespace or None, ref.name)}."
+                    else:
+                        # A repository cannot prove an absence: the Secret may be applied by
+                        # another pipeline. A warning, until --complete says nothing else exists.
+                        severity = severity or Severity.WARNING
+                        why = (
+                            f"which is not in the input although the input manages {ref.kind}s in namespace"
+                            f" {ref.namespace}, and nothing in it makes it{producers}"
+                        )
+                        hint = (
+                            f"Add the {ref.kind} or an object that makes it, fix the name, or"
+                            f" {external_hint(ref.kind, ref.namespace or None, ref.name)}; with --complete (the input is"
+                            " the whole cluster) its absence is an error."
+                        )
                     message = f"{what} names {ref.label()}, {why}: {effect}"
-                    hint = f"Add the {ref.kind}, fix the name, or {external_hint(ref.kind, ref.namespace or None, ref.name)}."
                     yield self.issue(owner, ref.path, message, hint=hint, severity=severity)
                 elif ref.status == ReferenceStatus.MISSING_DATA:
                     message = f"{what} names {ref.label()}, which {ref.detail}: {_policy_refused(ref)}"
@@ -953,6 +964,15 @@ class CertificateRefInvalid(Rule):
                         f" {_certificate_effect(topology, ref, invalid_kind=True)}"
                     )
                     yield self.issue(owner, join(ref.path, "kind"), message, hint=_KIND_HINTS[ref.purpose], severity=severity)
+
+
+def _producers_considered(project: Project, ref: ObjectRef) -> str:
+    """The producers of the reference's kind that were looked for, for the message."""
+    considered = project.resolution.producers().considered(ref.group, ref.kind)
+    if not considered:
+        return ""
+    described = list(dict.fromkeys(p.describe() for p in considered))
+    return f" (considered: {'; '.join(described)})"
 
 
 # What the controller writes when such a reference is invalid. A Gateway's own references: the

@@ -40,6 +40,7 @@ from policylint.profiles.registry import (
     looks_like_policy,
 )
 from policylint.semantics.grants import GRANT_GK, GrantCheck, Reference, ReferenceGrants
+from policylint.semantics.producers import Producers
 from policylint.values import frozen
 from policylint.vocabulary import Accepted, NamespaceMatch, Resolved
 
@@ -129,6 +130,13 @@ class Resolution:
         self._grants: ReferenceGrants | None = None
         self._builtin: dict[str, str] | None = None
         self._class_implementations: list[Implementation | None] | None = None
+        self._producers: Producers | None = None
+
+    def producers(self) -> Producers:
+        """The objects the input makes in the cluster through its producers (profile `producers`)."""
+        if self._producers is None:
+            self._producers = Producers(self.index, self.profiles.producers)
+        return self._producers
 
     def class_implementations(self) -> list[Implementation | None]:
         """The implementation of each GatewayClass in the input, by its controllerName; None for
@@ -390,6 +398,10 @@ class Resolution:
                 " name and namespace, and there is none in the input either"
             )
             return TargetResolution(ref, TARGET_NOT_FOUND, Resolved.OBJECT_NOT_FOUND, namespace=namespace, message=message)
+        made = self.producers().made(place.group, ref.kind, namespace, ref.name)
+        if made is not None:
+            message = f"not in the input, {made.describe()}"
+            return TargetResolution(ref, ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message)
         if policy.profile.targets.virtual_kinds and self.is_virtual_kind(place.group, ref.kind):
             return TargetResolution(
                 ref,

@@ -1140,6 +1140,9 @@ class Topology:
                 lookup_as is not None and self.external.match(*looked_up, scope_ns, name)
             ):
                 status = ReferenceStatus.EXTERNAL
+            elif (made := self.resolution.producers().made(*looked_up, scope_ns, name)) is not None:
+                status = ReferenceStatus.PRODUCED
+                base["detail"] = made.describe()
             elif lookup_as is not None:
                 status = NOT_FOUND  # a kind the input's cluster serves (a Service)
                 base["detail"] = f"its controller looks it up as the {lookup_as.kind} {namespace}/{name}, not in the input either"
@@ -1611,7 +1614,8 @@ class Topology:
         namespaces = self._managed.get((group, kind))
         if namespaces is None:
             namespaces = self._managed[(group, kind)] = {o.namespace or "" for o in self.index.of_kind(group, kind)}
-        return namespace in namespaces
+        # An object of the input that makes one there (a cert-manager Certificate) is evidence too.
+        return namespace in namespaces or self.resolution.producers().makes_in(group, kind, namespace)
 
     def _policy_certificates(self, obj: K8sObject, profile: PolicyProfile) -> list[ObjectRef]:
         out: list[ObjectRef] = []

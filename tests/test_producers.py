@@ -1,0 +1,234 @@
+"""Objects made in the cluster (profile `producers`) and tool configuration kinds (PL003).
+
+Over upstream files (tests/data/producers/, attributed in its README): a Secret written by a
+cert-manager Certificate or gateway-shim, an ExternalSecret or a SealedSecret of the input is
+found, and so is the HTTPRoute Envoy AI Gateway generates from an AIGatewayRoute; Envoy Gateway's
+configuration file, an IstioOperator, a Gateway API conformance report and a GEP's metadata are
+PL003 info, never an error (docs/semantics.md#objects-made-in-the-cluster).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from policylint.findings import Severity
+from policylint.vocabulary import ReferenceStatus, Resolved
+from tests.lintutil import ROOT, lint_paths, lint_text, only
+
+DATA = ROOT / "tests" / "data" / "producers"
+
+
+def _certificate_refs(result: object) -> dict[str, ReferenceStatus]:
+    project = result.project  # type: ignore[attr-defined]
+    topology = project.topology()
+    out = {}
+    for gateway in topology.gateways():
+        for ref in topology.refs_from(gateway):
+            out[f"{ref.namespace}/{ref.name}"] = ref.status
+    return out
+
+
+@pytest.mark.parametrize(
+    ("name", "made"),
+    [
+        ("cert-manager.yaml", {"sandbox/example-com-tls", "shim/example-com-tls"}),
+        ("external-secrets.yaml", {"app/secret-to-be-created"}),
+        ("sealed-secrets.yaml", {"default/example"}),
+    ],
+)
+@pytest.mark.parametrize("complete", [False, True])
+def test_upstream_producers_make_the_secrets_referenced(name: str, made: set[str], complete: bool) -> None:
+    # Each file also holds another Secret of the namespace: before producers, the input
+    # "managed" Secrets there and the reference was a PL417 error.
+    result = lint_paths([DATA / name], complete=complete)
+    assert only(result, "PL417") == []
+    statuses = _certificate_refs(result)
+    assert {ref for ref, status in statuses.items() if status is ReferenceStatus.PRODUCED} == made
+
+
+def test_without_its_producer_the_secret_is_a_warning_and_an_error_with_complete() -> None:
+    text = (DATA / "external-secrets.yaml").read_text()
+    without = text.split("---\n", 1)[1]  # the ExternalSecret is the first document
+    [warning] = only(lint_text(without), "PL417")
+    assert warning.severity is Severity.WARNING
+    assert (warning.object.kind, warning.object.name, warning.line) == ("Gateway", "web", 16)
+    assert "Secret app/secret-to-be-created, which is not in the input" in warning.message
+    assert "considered: Certificate spec.secretName (cert-manager)" in warning.message
+    assert "ExternalSecret spec.target.name (External Secrets Operator)" in warning.message
+    assert "SealedSecret (the Sealed Secrets controller)" in warning.message
+    assert warning.hint is not None and "--complete" in warning.hint
+    [error] = only(lint_text(without, complete=True), "PL417")
+    assert error.severity is Severity.ERROR
+    assert "(declared complete: --complete)" in error.message
+
+
+GATEWAY_SHIM = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: web
+  namespace: app
+  annotations:
+    cert-manager.io/cluster-issuer: letsencrypt
+spec:
+  gatewayClassName: eg
+  listeners:
+  - name: https
+    protocol: HTTPS
+    port: 443
+    hostname: web.example.com
+    tls:
+      certificateRefs:
+      - name: web-tls
+  - name: nohost
+    protocol: HTTPS
+    port: 8443
+    tls:
+      certificateRefs:
+      - name: nohost-tls
+  - name: passthrough
+    protocol: TLS
+    port: 9443
+    hostname: tls.example.com
+    tls:
+      mode: Passthrough
+      certificateRefs:
+      - name: passthrough-tls
+"""
+
+
+def test_gateway_shim_makes_secrets_only_for_the_listeners_it_accepts() -> None:
+    # cert-manager's validateGatewayListenerBlock skips a listener without a hostname, and
+    # handleGatewayAPIListeners one in Passthrough mode: no Certificate, so no Secret, for them.
+    result = lint_text(GATEWAY_SHIM, complete=True)
+    statuses = _certificate_refs(result)
+    assert statuses == {
+        "app/web-tls": ReferenceStatus.PRODUCED,
+        "app/nohost-tls": ReferenceStatus.NOT_FOUND,
+        "app/passthrough-tls": ReferenceStatus.NOT_FOUND,
+    }
+    # Without --complete, the Secrets the shim makes in app are evidence the input manages them.
+    findings = only(lint_text(GATEWAY_SHIM), "PL417")
+    assert [(f.line, f.severity) for f in findings] == [(23, Severity.WARNING), (31, Severity.WARNING)]
+
+
+def test_without_the_annotation_the_gateway_makes_nothing() -> None:
+    text = GATEWAY_SHIM.replace("  annotations:\n    cert-manager.io/cluster-issuer: letsencrypt\n", "")
+    assert set(_certificate_refs(lint_text(text, complete=True)).values()) == {ReferenceStatus.NOT_FOUND}
+
+
+BUNDLE = """\
+apiVersion: trust.cert-manager.io/v1alpha1
+kind: Bundle
+metadata:
+  name: example-bundle
+spec:
+  sources:
+  - useDefaultCAs: true
+  target:
+    configMap:
+      key: ca.crt
+    namespaceSelector:
+      matchLabels:
+        trust: enabled
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: app
+  labels:
+    trust: enabled
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: other
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: NS}
+spec:
+  ports:
+  - {name: https, port: 443}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: web-tls, namespace: NS}
+spec:
+  targetRefs:
+  - {group: "", kind: Service, name: web}
+  validation:
+    hostname: web.example.com
+    caCertificateRefs:
+    - {group: "", kind: ConfigMap, name: example-bundle}
+    - {group: "", kind: ConfigMap, name: kube-root-ca.crt}
+"""
+
+
+def _policy_refs(result: object) -> list[ReferenceStatus]:
+    project = result.project  # type: ignore[attr-defined]
+    topology = project.topology()
+    return [ref.status for policy in project.resolution.policies() for ref in topology.refs_from(policy.obj)]
+
+
+def test_trust_manager_bundle_and_kube_root_ca_in_the_namespaces_they_reach() -> None:
+    # trust-manager writes the Bundle's ConfigMap in the namespaces its selector matches; the
+    # kube-controller-manager writes kube-root-ca.crt in every namespace.
+    matched = lint_text(BUNDLE.replace("NS", "app"), complete=True)
+    assert _policy_refs(matched) == [ReferenceStatus.PRODUCED, ReferenceStatus.PRODUCED]
+    assert only(matched, "PL417") == []
+    unmatched = lint_text(BUNDLE.replace("NS", "other"), complete=True)
+    assert _policy_refs(unmatched) == [ReferenceStatus.NOT_FOUND, ReferenceStatus.PRODUCED]
+    [finding] = only(unmatched, "PL417")
+    assert (finding.path, finding.severity) == ("spec.validation.caCertificateRefs[0]", Severity.ERROR)
+    # A namespace whose Namespace object is not in the input may match: its labels are unknown.
+    elsewhere = BUNDLE.replace("NS", "unlisted")
+    assert _policy_refs(lint_text(elsewhere))[0] is ReferenceStatus.PRODUCED
+    assert _policy_refs(lint_text(elsewhere, complete=True))[0] is ReferenceStatus.NOT_FOUND
+
+
+def test_policy_on_the_httproute_an_aigatewayroute_generates_is_accepted() -> None:
+    result = lint_paths([DATA / "ai-gateway.yaml"])
+    assert only(result, "PL201") == []
+    [policy] = result.project.resolution.policies()
+    [resolution] = result.project.resolution.targets(policy)
+    assert resolution.detail is Resolved.IMPLIED
+    assert "made by Envoy AI Gateway from AIGatewayRoute default/provider-fallback" in resolution.message
+    # Without the AIGatewayRoute, the HTTPRoute is missing.
+    text = (DATA / "ai-gateway.yaml").read_text()
+    start = text.index("apiVersion: aigateway.envoyproxy.io/v1beta1")
+    end = text.index("---\n", start) + 4
+    assert [f.rule for f in only(lint_text(text[:start] + text[end:]), "PL201")] == ["PL201"]
+
+
+def test_user_profile_declares_producers(tmp_path: Path) -> None:
+    profile = tmp_path / "acme.yaml"
+    profile.write_text(
+        "project: acme\n"
+        "producers:\n"
+        "- by: the ACME vault operator\n"
+        "  from: {group: vault.acme.io, kind: VaultSecret}\n"
+        "  makes: {kind: Secret}\n"
+        "  name: [spec.destination]\n"
+    )
+    manifests = tmp_path / "app.yaml"
+    text = (DATA / "external-secrets.yaml").read_text().split("---\n", 1)[1]
+    text += "---\napiVersion: vault.acme.io/v1\nkind: VaultSecret\nmetadata: {name: v, namespace: app}\n"
+    text += "spec: {destination: secret-to-be-created}\n"
+    manifests.write_text(text)
+    assert len(only(lint_paths([manifests]), "PL417")) == 1
+    result = lint_paths([manifests], profile_paths=[str(profile)], complete=True)
+    assert only(result, "PL417") == []
+    assert _certificate_refs(result) == {"app/secret-to-be-created": ReferenceStatus.PRODUCED}
+
+
+@pytest.mark.parametrize("name", ["envoy-gateway.yaml", "istio-minimal.yaml", "conformance-report.yaml", "gep-metadata.yaml"])
+def test_tool_configuration_kinds_are_info_not_errors(name: str) -> None:
+    result = lint_paths([DATA / "tools" / name])
+    findings = result.findings
+    assert findings, "each document is reported as not a Kubernetes object"
+    assert {(f.rule, f.severity) for f in findings} == {("PL003", Severity.INFO)}
+    assert all("which no API server serves" in f.message for f in findings)
+    assert not result.project.index.objects
