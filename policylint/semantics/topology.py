@@ -60,6 +60,7 @@ from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
 from policylint.profiles.registry import DataSpec, HostSource, Implementation, PolicyProfile, TargetKind
 from policylint.semantics.grants import NOT_NEEDED, GrantCheck, Reference
+from policylint.semantics.listeners import unsupported_protocol
 from policylint.values import frozen
 from policylint.vocabulary import Admission, Attachment, ReferenceStatus, Traffic
 
@@ -258,6 +259,11 @@ class ClassRef:
 
 def _kind_admission(listener: Listener, route: K8sObject) -> Rejection | None:
     """allowedRoutes.kinds, or the kinds the listener's protocol carries when it lists none."""
+    if not listener.malformed and unsupported_protocol(listener.protocol):
+        # Not accepted, with no supported kinds (conformance test GatewayListenerUnsupportedProtocol:
+        # `SupportedKinds: []`): no route attaches to it, whatever it lists.
+        message = f"listener protocol {listener.protocol} is unsupported (UnsupportedProtocol): it carries no route kind"
+        return Rejection(listener, Admission.PROTOCOL_KIND, message)
     if listener.allowed_kinds is None:
         defaults = listener.default_kinds()
         if defaults is not None and route.kind not in defaults:
@@ -639,7 +645,12 @@ class Topology:
             mine = [
                 (listener.port, listener)
                 for listener in self.listeners(owner)
-                if not listener.malformed and listener.port is not None and listener.protocol is not None
+                if not listener.malformed
+                and listener.port is not None
+                and listener.protocol is not None
+                # Not accepted for its protocol (PL420): it takes no port from another listener,
+                # as Envoy Gateway's conflict checks skip it (isSupportedListenerProtocol).
+                and not unsupported_protocol(listener.protocol)
             ]
             survivors: dict[int, list[Listener]] = defaultdict(list)  # by port, in order
             for port, listener in mine:
@@ -1454,9 +1465,16 @@ class Topology:
         )
 
     def section_traffic(self, owner: K8sObject, section: Section) -> tuple[Traffic, str]:
-        """Whether traffic can reach one section of an object: a Conflicted listener carries none."""
+        """Whether traffic can reach one section of an object: a Conflicted listener, or one whose
+        protocol no controller accepts, carries none."""
         if owner.group == GATEWAY_GROUP and owner.kind in ("Gateway", "ListenerSet"):
             listener = next((lst for lst in self.listeners(owner) if lst.section == section), None)
+            if listener is not None and not listener.malformed and unsupported_protocol(listener.protocol):
+                return (
+                    Traffic.UNSUPPORTED_PROTOCOL,
+                    f"listener {listener.name} of {owner.kind} {_where(owner)} has protocol {listener.protocol}, which no"
+                    " controller accepts (Accepted=False, UnsupportedProtocol)",
+                )
             conflict = self.listener_conflict(listener) if listener is not None else None
             if listener is not None and conflict is not None:
                 other, reason = conflict
