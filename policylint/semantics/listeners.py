@@ -14,6 +14,10 @@ controller refuses it; a prefixed one is the implementation's to judge, and is n
 from __future__ import annotations
 
 CORE_PROTOCOLS = ("HTTP", "HTTPS", "TLS", "TCP", "UDP")
+# Un-prefixed protocols an implementation serves all the same, against the reservation: Istio's
+# waypoints and east-west gateways listen with `protocol: HBONE` (Istio's ambient documentation,
+# "Configure waypoint proxies"; pilot/pkg/config/kube/gateway/conversion.go in istio/istio).
+IMPLEMENTATION_PROTOCOLS = ("HBONE",)
 
 # Protocols people write where a core one is meant, and the core one that carries that traffic
 # (GRPCRoute attaches to HTTP and HTTPS listeners; HTTP/2 and WebSocket ride on HTTP(S)).
@@ -23,7 +27,12 @@ _MEANT = {"GRPC": "HTTP or HTTPS", "GRPCS": "HTTPS", "HTTP2": "HTTP or HTTPS", "
 def unsupported_protocol(protocol: str | None) -> bool:
     """Whether no controller accepts a listener with this protocol: not a core protocol and not
     domain-prefixed. None (no protocol, or not a string: PL010, PL703) is not judged here."""
-    return protocol is not None and protocol not in CORE_PROTOCOLS and "/" not in protocol
+    return (
+        protocol is not None
+        and protocol not in CORE_PROTOCOLS
+        and protocol not in IMPLEMENTATION_PROTOCOLS
+        and "/" not in protocol
+    )
 
 
 def meant_protocol(protocol: str) -> str | None:

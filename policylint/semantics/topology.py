@@ -1548,6 +1548,14 @@ class Topology:
                     # rest of the core group is no "implementation-specific custom resource".
                     detail = f"a core kind the field does not take (it takes {' or '.join(core)})"
                     ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None, detail=detail)
+                elif purpose in _CUSTOM_CERTIFICATE_PURPOSES and ref.group != CORE and ref.group not in self._known_groups():
+                    # A group no CRD, built-in kind, profile or object in the input belongs to: no
+                    # controller resolves it, with or without --complete (conformance test
+                    # GatewayInvalidTLSConfiguration, `gateway-certificate-unsupported-group`:
+                    # InvalidCertificateRef; GatewayInvalidTLSBackendConfiguration for the client
+                    # certificate: InvalidClientCertificateRef).
+                    detail = "a group no CRD, built-in kind, profile or object in the input belongs to"
+                    ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None, detail=detail)
                 out.append(ref)
 
         for i, listener in enumerate(_list(owner.spec.get("listeners"))):
@@ -1729,6 +1737,11 @@ _CORE_CERTIFICATE_KINDS: Mapping[str, tuple[str, ...]] = {
     "client-certificate": ("Secret",),
     "ca-certificate": ("ConfigMap", "Secret"),
 }
+
+
+# The Gateway's certificate references that may name "implementation-specific custom resources"
+# (above): judged by group where they name one outside the core group.
+_CUSTOM_CERTIFICATE_PURPOSES = frozenset({"certificate", "client-certificate"})
 
 
 def _group_of_kind(kinds: Sequence[TargetKind], kind: str) -> str | None:
