@@ -1,4 +1,4 @@
-"""Listeners judged alone (policylint/semantics/listeners.py, rules PL420): what follows from a
+"""Listeners judged alone (policylint/semantics/listeners.py, rules PL421): what follows from a
 protocol no controller accepts, beyond the rule's own fixtures."""
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ spec:
 def test_a_listener_with_an_unsupported_protocol_takes_no_port_from_another() -> None:
     # Refused for its protocol (UnsupportedProtocol), a listener is left out of the conflict checks,
     # as Envoy Gateway's are (isSupportedListenerProtocol in internal/gatewayapi/validate.go): two
-    # GRPC listeners on one port are two PL420 findings, not a HostnameConflict (PL416) as well.
+    # GRPC listeners on one port are two PL421 findings, not a HostnameConflict (PL416) as well.
     text = GATEWAY.replace("  - {name: http, port: 80, protocol: HTTP}\n", "  - {name: grpc, port: 80, protocol: GRPC}\n")
     result = lint_text(text % "GRPC")
-    assert [f.path for f in only(result, "PL420")] == ["spec.listeners[0].protocol", "spec.listeners[1].protocol"]
+    assert [f.path for f in only(result, "PL421")] == ["spec.listeners[0].protocol", "spec.listeners[1].protocol"]
     assert only(result, "PL416") == []
     # Core protocols on the port still conflict.
     assert len(only(lint_text(GATEWAY % "TCP"), "PL416")) == 2

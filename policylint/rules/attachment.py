@@ -399,7 +399,7 @@ def _kind_rejection(route: K8sObject, listener: Listener, check: Admission) -> t
         kinds_path = join(listener.path, "allowedRoutes", "kinds")
         return text, [Related(f"listener {listener.name} lists the route kinds it admits here", object=owner, path=kinds_path)]
     if not listener.malformed and unsupported_protocol(listener.protocol):
-        # Refused for its protocol (PL420): it carries no kind at all.
+        # Refused for its protocol (PL421): it carries no kind at all.
         text = (
             f"listener protocol {listener.protocol} is unsupported (UnsupportedProtocol): it carries no route kind;"
             f" fix its protocol or attach the route to a listener whose protocol carries {route.kind}"

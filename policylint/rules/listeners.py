@@ -23,7 +23,7 @@ _LISTENER_PARENTS = ((GATEWAY_GROUP, "Gateway"), (GATEWAY_GROUP, "ListenerSet"))
 class ListenerProtocolUnsupported(Rule):
     """A listener's protocol is neither a core protocol (HTTP, HTTPS, TLS, TCP, UDP) nor domain-prefixed."""
 
-    id = "PL420"
+    id = "PL421"
     name = "listener-protocol-unsupported"
     severity = Severity.ERROR
     subjects = frozenset({"Gateway", "ListenerSet"})

@@ -648,7 +648,7 @@ class Topology:
                 if not listener.malformed
                 and listener.port is not None
                 and listener.protocol is not None
-                # Not accepted for its protocol (PL420): it takes no port from another listener,
+                # Not accepted for its protocol (PL421): it takes no port from another listener,
                 # as Envoy Gateway's conflict checks skip it (isSupportedListenerProtocol).
                 and not unsupported_protocol(listener.protocol)
             ]

@@ -839,7 +839,7 @@ class Simulation:
             return []  # roots are Gateways; the class is prepended to their paths
         if obj is None:
             return []
-        # A Conflicted listener (PL416), or one refused for its protocol (PL420), is not accepted:
+        # A Conflicted listener (PL416), or one refused for its protocol (PL421), is not accepted:
         # no traffic passes it.
         if level == "gateway":
             out: list[NodeKey] = [
