@@ -126,6 +126,7 @@ class Traffic(Term):
     LISTENER_SET_NOT_ATTACHED = "ListenerSetNotAttached"
     NO_GATEWAY_CLASS = "NoGatewayClass"  # a Gateway whose GatewayClass is not in the input (PL405's cause)
     LISTENER_CONFLICTED = "ListenerConflicted"  # a listener not distinct from another (PL416's cause)
+    UNSUPPORTED_PROTOCOL = "UnsupportedProtocol"  # a listener whose protocol no controller accepts (PL421's cause)
 
 
 class ReferenceStatus(Term):

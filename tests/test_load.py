@@ -449,6 +449,11 @@ def test_what_rfc_3339_does_not_allow_is_rejected_on_every_python(text: str) -> 
         ("metadata.namespace", "<namespace>", 5),  # a documentation placeholder left in
         ("parentRef", "$(GATEWAY)", 8),  # Kustomize vars
         ("backendRef", "web-${ENV}", 11),
+        # No `$`: Gateway API's conformance manifests (conformance/tests/*.yaml in
+        # kubernetes-sigs/gateway-api) write `{GATEWAY_CLASS_NAME}`, substituted before applying.
+        ("metadata.name", '"{ROUTE_NAME}"', 4),
+        ("backendRef", '"{{SERVICE}}"', 11),
+        ("parentRef", '"web-{ENV}"', 8),
     ],
 )
 def test_a_placeholder_where_a_name_is_expected_is_an_unrendered_template(field: str, value: str, line: int) -> None:
@@ -466,7 +471,46 @@ def test_a_placeholder_where_a_name_is_expected_is_an_unrendered_template(field:
     result = parse_text(text, "route.yaml")
     (issue,) = [i for i in result.issues if i.rule_id == "PL004"]
     assert issue.location is not None and issue.location.line == line
-    assert f"unrendered placeholder '{value[value.index('$') if '$' in value else 0 :]}'" in issue.message
+    shown = value.strip('"')
+    start = shown.index("$") if "$" in shown else shown.index("{") if "{" in shown else 0
+    assert (
+        f"unrendered placeholder '{shown[start:]}'" in issue.message
+        or f"unrendered template marker '{shown[start:]}'" in issue.message
+    )
+
+
+def test_a_brace_placeholder_in_the_gateway_class_name_is_an_unrendered_template() -> None:
+    # gateway-invalid-listeners-unsupported-protocol.yaml in kubernetes-sigs/gateway-api's
+    # conformance/tests, as the suite ships it: the class is substituted before applying.
+    text = (
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata:\n  name: gw\n  namespace: infra\n"
+        'spec:\n  gatewayClassName: "{GATEWAY_CLASS_NAME}"\n  listeners:\n  - {name: http, port: 80, protocol: HTTP}\n'
+    )
+    (issue,) = [i for i in parse_text(text, "gw.yaml").issues if i.rule_id == "PL004"]
+    assert issue.location is not None and (issue.location.line, issue.location.column) == (
+        7,
+        22,
+    )  # at the placeholder, inside the quotes
+    assert "'{GATEWAY_CLASS_NAME}'" in issue.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A flow mapping is no placeholder.
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: apps}\nspec:\n  ports: [{port: 80}]\n",
+        # Braces in a value that is not a name are ordinary text (a regular expression).
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: web\nspec:\n"
+        "  rules:\n  - matches:\n    - path: {type: RegularExpression, value: '/a{2}'}\n",
+        # No Kubernetes object: an OpenAPI document's parameter names its path template.
+        "openapi: 3.0.0\npaths:\n  /items/{id}:\n    get:\n      parameters:\n      - name: '{id}'\n",
+        # An Argo Workflow resolves `{{ }}` in its own names at run time.
+        "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: wf\nspec:\n"
+        "  templates:\n  - name: main\n    steps:\n    - - name: step\n        templateRef: {name: '{{inputs.parameters.t}}'}\n",
+    ],
+)
+def test_braces_that_are_no_placeholder_in_a_name_are_not_reported(text: str) -> None:
+    assert [i for i in parse_text(text, "x.yaml").issues if i.rule_id == "PL004"] == []
 
 
 def test_placeholder_syntax_outside_names_is_not_a_template() -> None:

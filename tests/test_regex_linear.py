@@ -120,6 +120,9 @@ PATTERNS: dict[str, Adversarial] = {
     ),
     "policylint.k8s.cel._ESCAPE_PIECE": Adversarial(("sub",), lambda n: ["_" * n, "a-" * (n // 2), "$" * n, "._/" * (n // 3)]),
     # URLs for the CEL URL library (policylint.k8s.urls): escapes checked, a host's characters.
+    "policylint.input.load._BRACED": Adversarial(
+        ("search",), lambda n: ["{" + "a" * n, "{a" * (n // 2), "{" * n, "{a." * (n // 3) + "{"]
+    ),
     "policylint.k8s.urls._BAD_ESCAPE": Adversarial(("search",), lambda n: ["%" * n, "%4" * (n // 2), "%41" * (n // 3) + "%g"]),
     "policylint.k8s.urls._HOST_ESCAPE": Adversarial(("finditer",), lambda n: ["%" * n, "%4" * (n // 2), "%41" * (n // 3)]),
     "policylint.k8s.urls._BAD_HOST_CHAR": Adversarial(("search",), lambda n: ["a" * n + " ", "é" * n, "[" * n + "{"]),

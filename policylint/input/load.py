@@ -25,7 +25,7 @@ import stat
 import sys
 from collections.abc import Iterator
 from dataclasses import field
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -1010,7 +1010,7 @@ class _FileParse:
         # Kept only where a marker may be: `{{ }}` templates, or placeholders in names (`_placeholder_issue`).
         text = self.text
         self.spans: list[tuple[int, int, Any]] | None = (
-            [] if "{{" in text or "${" in text or "$(" in text or "<" in text else None
+            [] if "{{" in text or "${" in text or "$(" in text or "<" in text or _BRACED.search(text) else None
         )
         # The limit checks run on every chunk: after a syntax error parsing resumes at the next
         # `---`, and a document nested too deep for libyaml's recursive composer, or too big to
@@ -1230,21 +1230,35 @@ def _template_issue(text: str, file: str, spans: list[tuple[int, int, Any]], iss
     return None
 
 
-# Keys whose string values are Kubernetes names wherever they appear (metadata, and the
-# name/namespace of every reference): `${VAR}`, `$(VAR)` and `<name>` there are placeholders of
-# envsubst, Kustomize vars, CD tools or documentation, never a name (no name may hold `$`, `{`,
-# `(` or `<`).
-_NAME_KEYS = ("name", "namespace")
+# Keys whose string values are Kubernetes names wherever they appear (metadata, the
+# name/namespace of every reference, and the Gateway API's own name fields): `${VAR}`, `$(VAR)`,
+# `{VAR}`, `{{VAR}}` and `<name>` there are placeholders of envsubst, Kustomize vars, test suites,
+# CD tools or documentation, never a name (no name may hold `$`, `{`, `(` or `<`). The Gateway
+# API conformance suite writes `gatewayClassName: "{GATEWAY_CLASS_NAME}"` and substitutes it
+# before applying (conformance/utils/kubernetes/apply.go in kubernetes-sigs/gateway-api).
+_NAME_KEYS = ("name", "namespace", "gatewayClassName", "sectionName")
 _PLACEHOLDER_NODES = 100_000  # a walk bounded like every other pass over a document
+# Whether a text may hold a brace placeholder (`{VAR}`, `{{VAR}}`): an identifier between braces.
+# A YAML or JSON flow mapping has a `:` or a space inside its braces, so this rarely keeps the
+# document spans of a file that holds none. Linear: one character class, no nesting.
+_BRACED = re.compile(r"\{[A-Za-z_][A-Za-z0-9_.\-]*\}")
 
 
-def _placeholder(value: str) -> str | None:
-    """The placeholder in a name-like value, or None (str methods only: linear)."""
+def _placeholder(value: str, *, braces: Braces = "all") -> str | None:
+    """The placeholder in a name-like value, or None (str methods only: linear). `braces`: which
+    brace placeholders count (`_brace_forms`)."""
     for opening, closing in (("${", "}"), ("$(", ")")):
         start = value.find(opening)
         if start >= 0:
             end = value.find(closing, start + 2)
             return value[start : end + 1] if end > start else value[start:]
+    start = value.find("{")
+    if start >= 0:
+        double = value.startswith("{{", start)
+        if braces == "all" or (braces == "single" and not double):
+            closing = "}}" if double else "}"
+            end = value.find(closing, start + len(closing))
+            return value[start : end + len(closing)] if end > start else value[start:]
     start = value.find("<")
     if start >= 0:
         end = value.find(">", start + 1)
@@ -1294,7 +1308,7 @@ def _placeholder_issue(text: str, file: str, spans: list[tuple[int, int, Any]]) 
     """The PL004 issue of a file without `{{ }}` markers: at the first placeholder where a
     Kubernetes name is expected (`metadata.name`, a reference's `name` or `namespace`), or None."""
     for first_line, last_line, data in spans:
-        found = _first_placeholder(data)
+        found = _first_placeholder(data, braces=_brace_forms(data))
         if found is None:
             continue
         line, col = first_line, 1
@@ -1315,7 +1329,19 @@ def _placeholder_issue(text: str, file: str, spans: list[tuple[int, int, Any]]) 
     return None
 
 
-def _first_placeholder(data: Any) -> str | None:
+Braces = Literal["all", "single", "none"]
+
+
+def _brace_forms(data: Any) -> Braces:
+    """Which brace placeholders count in a document's names: none in a document that is no
+    Kubernetes object (an OpenAPI file's `name: "{id}"` is its own), `{VAR}` but not `{{VAR}}` in
+    an object whose kind uses `{{ }}` as its own syntax (`_markers_are_own_syntax`), both elsewhere."""
+    if not isinstance(data, dict) or "apiVersion" not in data or "kind" not in data:
+        return "none"
+    return "single" if _markers_are_own_syntax(data) else "all"
+
+
+def _first_placeholder(data: Any, *, braces: Braces) -> str | None:
     stack: list[Any] = [data]
     seen = 0
     while stack and seen < _PLACEHOLDER_NODES:
@@ -1329,7 +1355,7 @@ def _first_placeholder(data: Any) -> str | None:
         elif isinstance(node, list):
             stack.extend(item for item in reversed(node) if isinstance(item, (dict, list)))
         elif isinstance(node, str):
-            found = _placeholder(node)
+            found = _placeholder(node, braces=braces)
             if found is not None:
                 return found
     return None

@@ -23,6 +23,7 @@ from policylint.profiles.policy import Policy
 from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import NearMatches, close_name, frontend_scope, hints_suffix, listeners_get
+from policylint.semantics.listeners import unsupported_protocol
 from policylint.semantics.resolution import TargetResolution
 from policylint.semantics.topology import (
     CORE,
@@ -397,6 +398,13 @@ def _kind_rejection(route: K8sObject, listener: Listener, check: Admission) -> t
         text = f"allowedRoutes.kinds admits {kinds}, not {route.kind}: add {route.kind} to the list or use another listener"
         kinds_path = join(listener.path, "allowedRoutes", "kinds")
         return text, [Related(f"listener {listener.name} lists the route kinds it admits here", object=owner, path=kinds_path)]
+    if not listener.malformed and unsupported_protocol(listener.protocol):
+        # Refused for its protocol (PL421): it carries no kind at all.
+        text = (
+            f"listener protocol {listener.protocol} is unsupported (UnsupportedProtocol): it carries no route kind;"
+            f" fix its protocol or attach the route to a listener whose protocol carries {route.kind}"
+        )
+        return text, [protocol_rel]
     defaults = ", ".join(listener.default_kinds() or ())
     text = (
         f"a {listener.protocol} listener carries {defaults}, not {route.kind}: attach the route to a listener"
@@ -784,7 +792,7 @@ class PolicyTargetCarriesNoTraffic(Rule):
                 target = res.target
                 verb = "selects" if res.detail == Resolved.SELECTOR_MATCH else "targets"
                 what = label(target)
-                if traffic == Traffic.LISTENER_CONFLICTED and res.section is not None:
+                if traffic in (Traffic.LISTENER_CONFLICTED, Traffic.UNSUPPORTED_PROTOCOL) and res.section is not None:
                     what = f"listener {res.section.name} of {what}"
                 message = (
                     f"{policy.profile.kind} {where(policy.obj)} {verb} {what}, which carries no traffic: {reason};"

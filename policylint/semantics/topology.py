@@ -60,6 +60,7 @@ from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
 from policylint.profiles.registry import DataSpec, HostSource, Implementation, PolicyProfile, TargetKind
 from policylint.semantics.grants import NOT_NEEDED, GrantCheck, Reference
+from policylint.semantics.listeners import unsupported_protocol
 from policylint.values import frozen
 from policylint.vocabulary import Admission, Attachment, NamespaceMatch, ReferenceStatus, Traffic
 
@@ -258,6 +259,11 @@ class ClassRef:
 
 def _kind_admission(listener: Listener, route: K8sObject) -> Rejection | None:
     """allowedRoutes.kinds, or the kinds the listener's protocol carries when it lists none."""
+    if not listener.malformed and unsupported_protocol(listener.protocol):
+        # Not accepted, with no supported kinds (conformance test GatewayListenerUnsupportedProtocol:
+        # `SupportedKinds: []`): no route attaches to it, whatever it lists.
+        message = f"listener protocol {listener.protocol} is unsupported (UnsupportedProtocol): it carries no route kind"
+        return Rejection(listener, Admission.PROTOCOL_KIND, message)
     if listener.allowed_kinds is None:
         defaults = listener.default_kinds()
         if defaults is not None and route.kind not in defaults:
@@ -648,7 +654,12 @@ class Topology:
             mine = [
                 (listener.port, listener)
                 for listener in self.listeners(owner)
-                if not listener.malformed and listener.port is not None and listener.protocol is not None
+                if not listener.malformed
+                and listener.port is not None
+                and listener.protocol is not None
+                # Not accepted for its protocol (PL421): it takes no port from another listener,
+                # as Envoy Gateway's conflict checks skip it (isSupportedListenerProtocol).
+                and not unsupported_protocol(listener.protocol)
             ]
             survivors: dict[int, list[Listener]] = defaultdict(list)  # by port, in order
             for port, listener in mine:
@@ -1467,9 +1478,16 @@ class Topology:
         )
 
     def section_traffic(self, owner: K8sObject, section: Section) -> tuple[Traffic, str]:
-        """Whether traffic can reach one section of an object: a Conflicted listener carries none."""
+        """Whether traffic can reach one section of an object: a Conflicted listener, or one whose
+        protocol no controller accepts, carries none."""
         if owner.group == GATEWAY_GROUP and owner.kind in ("Gateway", "ListenerSet"):
             listener = next((lst for lst in self.listeners(owner) if lst.section == section), None)
+            if listener is not None and not listener.malformed and unsupported_protocol(listener.protocol):
+                return (
+                    Traffic.UNSUPPORTED_PROTOCOL,
+                    f"listener {listener.name} of {owner.kind} {_where(owner)} has protocol {listener.protocol}, which no"
+                    " controller accepts (Accepted=False, UnsupportedProtocol)",
+                )
             conflict = self.listener_conflict(listener) if listener is not None else None
             if listener is not None and conflict is not None:
                 other, reason = conflict
@@ -1542,6 +1560,14 @@ class Topology:
                     # A core kind holds a certificate in the kinds the field names and no other: the
                     # rest of the core group is no "implementation-specific custom resource".
                     detail = f"a core kind the field does not take (it takes {' or '.join(core)})"
+                    ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None, detail=detail)
+                elif purpose in _CUSTOM_CERTIFICATE_PURPOSES and ref.group != CORE and ref.group not in self._known_groups():
+                    # A group no CRD, built-in kind, profile or object in the input belongs to: no
+                    # controller resolves it, with or without --complete (conformance test
+                    # GatewayInvalidTLSConfiguration, `gateway-certificate-unsupported-group`:
+                    # InvalidCertificateRef; GatewayInvalidTLSBackendConfiguration for the client
+                    # certificate: InvalidClientCertificateRef).
+                    detail = "a group no CRD, built-in kind, profile or object in the input belongs to"
                     ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None, detail=detail)
                 out.append(ref)
 
@@ -1725,6 +1751,11 @@ _CORE_CERTIFICATE_KINDS: Mapping[str, tuple[str, ...]] = {
     "client-certificate": ("Secret",),
     "ca-certificate": ("ConfigMap", "Secret"),
 }
+
+
+# The Gateway's certificate references that may name "implementation-specific custom resources"
+# (above): judged by group where they name one outside the core group.
+_CUSTOM_CERTIFICATE_PURPOSES = frozenset({"certificate", "client-certificate"})
 
 
 def _group_of_kind(kinds: Sequence[TargetKind], kind: str) -> str | None:

@@ -59,13 +59,14 @@ from policylint.semantics.effective.merge import (
     unit_paths,
     untag,
 )
+from policylint.semantics.listeners import unsupported_protocol
 from policylint.values import frozen, record
 from policylint.vocabulary import Accepted, Atomicity, Enforcement, Level, Role
 
 if TYPE_CHECKING:
     from policylint.profiles.policy import Policy
     from policylint.semantics.resolution import TargetResolution
-    from policylint.semantics.topology import Topology
+    from policylint.semantics.topology import Listener, Topology
 
 # Hierarchy levels, least specific first. `namespace` is gwctl's optional level: present only
 # when some policy targets a Namespace (docs/semantics.md#the-namespace-level). `port` refines a backend by a Service port.
@@ -838,12 +839,13 @@ class Simulation:
             return []  # roots are Gateways; the class is prepended to their paths
         if obj is None:
             return []
-        # A Conflicted listener is not accepted: no traffic passes it (PL416).
+        # A Conflicted listener (PL416), or one refused for its protocol (PL421), is not accepted:
+        # no traffic passes it.
         if level == "gateway":
             out: list[NodeKey] = [
                 ("listener", key, lst.name)
                 for lst in topo.listeners(obj)
-                if lst.name is not None and topo.listener_conflict(lst) is None
+                if lst.name is not None and topo.listener_conflict(lst) is None and not _refused_protocol(lst)
             ]
             out.extend(("listenerset", ls.key, None) for ls in topo.listener_sets_of(obj))
             return out
@@ -851,7 +853,7 @@ class Simulation:
             return [
                 ("listener", key, lst.name)
                 for lst in topo.listeners(obj)
-                if lst.name is not None and topo.listener_conflict(lst) is None
+                if lst.name is not None and topo.listener_conflict(lst) is None and not _refused_protocol(lst)
             ]
         if level == "listener":
             listener = next((lst for lst in topo.listeners(obj) if lst.name == section), None)
@@ -1357,3 +1359,7 @@ def why_established(established: Facet, challenger: Facet) -> str:
 def combined_status(states: Sequence[Enforcement]) -> Enforcement:
     """The status of one policy in one context from the statuses of its facets there."""
     return _combined_status(states)
+
+
+def _refused_protocol(listener: Listener) -> bool:
+    return not listener.malformed and unsupported_protocol(listener.protocol)

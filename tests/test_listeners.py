@@ -1,0 +1,135 @@
+"""Listeners judged alone (policylint/semantics/listeners.py, rules PL421): what follows from a
+protocol no controller accepts, beyond the rule's own fixtures."""
+
+from __future__ import annotations
+
+from tests.lintutil import lint_text, only
+
+GATEWAY = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: infra}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+  - {name: raw, port: 80, protocol: %s}
+"""
+
+POLICY = """\
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: timeouts, namespace: infra}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: edge, sectionName: raw}
+  timeout: {http: {idleTimeout: 5s}}
+"""
+
+
+def test_a_listener_with_an_unsupported_protocol_takes_no_port_from_another() -> None:
+    # Refused for its protocol (UnsupportedProtocol), a listener is left out of the conflict checks,
+    # as Envoy Gateway's are (isSupportedListenerProtocol in internal/gatewayapi/validate.go): two
+    # GRPC listeners on one port are two PL421 findings, not a HostnameConflict (PL416) as well.
+    text = GATEWAY.replace("  - {name: http, port: 80, protocol: HTTP}\n", "  - {name: grpc, port: 80, protocol: GRPC}\n")
+    result = lint_text(text % "GRPC")
+    assert [f.path for f in only(result, "PL421")] == ["spec.listeners[0].protocol", "spec.listeners[1].protocol"]
+    assert only(result, "PL416") == []
+    # Core protocols on the port still conflict.
+    assert len(only(lint_text(GATEWAY % "TCP"), "PL416")) == 2
+
+
+def test_a_policy_on_a_listener_with_an_unsupported_protocol_has_no_effect() -> None:
+    # The listener is not accepted (conformance test GatewayListenerUnsupportedProtocol): nothing
+    # reaches traffic through it, as through a Conflicted one.
+    (finding,) = only(lint_text(GATEWAY % "GRPC" + POLICY), "PL413")
+    assert finding.path == "spec.targetRefs[0]"
+    assert "targets listener raw of Gateway infra/edge, which carries no traffic" in finding.message
+    assert "protocol GRPC, which no controller accepts (Accepted=False, UnsupportedProtocol)" in finding.message
+    assert only(lint_text(GATEWAY % "HTTPS" + POLICY), "PL413") == []
+
+
+ROUTE = """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: infra}
+spec:
+  parentRefs:
+  - {name: edge, sectionName: raw}
+  rules:
+  - backendRefs: [{name: web, port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: infra}
+spec: {ports: [{port: 80}]}
+"""
+
+
+def test_no_route_attaches_to_a_listener_with_an_unsupported_protocol() -> None:
+    # The conformance test asserts `SupportedKinds: []` and no attached route on such a listener.
+    (finding,) = only(lint_text(GATEWAY % "GRPC" + ROUTE), "PL408")
+    assert finding.path == "spec.parentRefs[0]"
+    assert "listener protocol GRPC is unsupported (UnsupportedProtocol): it carries no route kind" in finding.message
+    assert only(lint_text(GATEWAY % "HTTP" + ROUTE), "PL408") == []
+
+
+TLS_GATEWAYS = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: tls-validity-checks-certificate, namespace: gateway-conformance-infra}
+type: kubernetes.io/tls
+data: {tls.crt: "", tls.key: ""}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway-certificate-unsupported-group, namespace: gateway-conformance-infra}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - name: https
+    port: 443
+    protocol: HTTPS
+    tls:
+      certificateRefs:
+      - {group: wrong.group.company.io, kind: Secret, name: tls-validity-checks-certificate}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway-client-certificate-unsupported-group, namespace: gateway-conformance-infra}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+  tls:
+    backend:
+      clientCertificateRef: {group: wrong.group.company.io, kind: Secret, name: tls-validity-checks-certificate}
+"""
+
+
+def test_a_certificate_reference_to_a_group_nothing_serves_is_invalid_with_and_without_complete() -> None:
+    # Gateway API conformance: GatewayInvalidTLSConfiguration (`gateway-certificate-unsupported-group`,
+    # InvalidCertificateRef) and GatewayInvalidTLSBackendConfiguration (the client certificate,
+    # InvalidClientCertificateRef), conformance/tests/gateway-invalid-tls-*.yaml in
+    # kubernetes-sigs/gateway-api. Before: no finding either way (a kind policylint does not model).
+    for complete in (False, True):
+        findings = only(lint_text(TLS_GATEWAYS, complete=complete), "PL417")
+        assert [(f.path, f.line) for f in findings] == [
+            ("spec.listeners[0].tls.certificateRefs[0].kind", 23),
+            ("spec.tls.backend.clientCertificateRef.kind", 34),
+        ]
+        assert "InvalidCertificateRef" in findings[0].message
+        assert "InvalidClientCertificateRef" in findings[1].message
+        assert "(group wrong.group.company.io), a group no CRD, built-in kind, profile or object" in findings[0].message
