@@ -120,7 +120,7 @@ def test_blast_radius_gate(repo: Path) -> None:
 def test_text_and_markdown(repo: Path) -> None:
     (repo / POLICY).unlink()
     text = CliRunner().invoke(cli, ["diff", "HEAD"]).stdout
-    assert text.startswith("policylint diff HEAD..working tree\n\nfindings: 0 introduced, 2 fixed, 15 unchanged\n")
+    assert text.startswith("policylint diff HEAD..working tree\n\nfindings: 0 introduced, 2 fixed, 16 unchanged\n")
     assert "  deleted: BackendTrafficPolicy infra/shared-gw-backends\n" in text
     assert "effective policy: 5 contexts changed" in text
     markdown = CliRunner().invoke(cli, ["diff", "HEAD", "--format", "markdown"]).stdout

@@ -316,7 +316,7 @@ def _stand_in(sources: dict[str, Source], stdin_filename: str) -> None:
     for key, source in sources.items():
         if key != STDIN and source.fs_path is not None and os.path.abspath(key) == wanted:
             del sources[key]
-            sources[STDIN] = replace(sources[STDIN], display=display_name(key))
+            sources[STDIN] = replace(sources[STDIN], display=display_name(source.fs_path))
             return
 
 

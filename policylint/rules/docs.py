@@ -79,6 +79,7 @@ FAMILIES = {
     "targetref": "target-reference",
     "section_name": "section-name",
     "attachment": "attachment",
+    "listeners": "attachment",
     "handshakes": "cross-namespace",
     "labels": "labels",
     "schema": "schema",
