@@ -24,10 +24,10 @@ from policylint.input.parallel import effective_jobs, load_files
 from policylint.input.positions import PositionResolver
 from policylint.input.sources import Discovery, Skipped, Source, SourceError, discover, discover_all
 from policylint.k8s import admission
+from policylint.k8s.cluster import Cluster, Declared
 from policylint.k8s.external import ExternalObjects
 from policylint.k8s.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
 from policylint.k8s.objects import KindInfo, KindRegistry, ObjectKey, build_objects, split_api_version
-from policylint.k8s.schemas import DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION
 from policylint.policy_report import policy_reports as compute_policy_reports
 from policylint.profiles.crd import profiles_from_crds
 from policylint.profiles.registry import (
@@ -36,6 +36,7 @@ from policylint.profiles.registry import (
     ProfileRegistry,
     builtin_implementations,
     builtin_profiles,
+    installers,
     load_profile_file,
 )
 from policylint.project import Project
@@ -60,10 +61,9 @@ class LintRequest:
     namespace: str = "default"
     crd_paths: Sequence[str] = ()
     profile_paths: Sequence[str] = ()
-    # The Gateway API channel and release the cluster runs (`--channel`, `--gateway-api-version`;
-    # policylint.k8s.schemas): the bundled CRD schemas the schema rules read.
-    channel: str = DEFAULT_CHANNEL
-    gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION
+    # What the cluster runs, as declared (`--gateway-api-version`, `--channel`, `--implementation`
+    # and their keys; policylint.k8s.cluster): the input completes it.
+    declared: Declared = field(default_factory=Declared)
     selection: engine.Selection = field(default_factory=engine.Selection)
     synthetic_rule_names: bool = False
     external: ExternalObjects = field(default_factory=ExternalObjects)
@@ -267,6 +267,12 @@ def load_project(request: LintRequest) -> Project:
             gc.enable()
 
 
+def cluster_of(request: LintRequest) -> Cluster:
+    """What the cluster runs, declared and inferred from the request's input (`--show-config`):
+    the files are read, no stage is built and no rule runs."""
+    return _project(request)[0].index.cluster()
+
+
 def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str | bytes], list[str], list[Skipped]]:
     found = (
         Discovery(list(request.sources))
@@ -325,8 +331,8 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
         synthetic_rule_names=request.synthetic_rule_names,
         external=request.external,
         complete=request.complete,
-        channel=request.channel,
-        gateway_api_version=request.gateway_api_version,
+        declared=request.declared,
+        installers=installers(),
         context_crds=tuple(context_crds),
     )
     index = ProjectIndex(

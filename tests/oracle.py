@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from policylint.k8s.cluster import Declared
 from policylint.pipeline import LintRequest, LintResult, lint
 from policylint.rules.engine import Selection
 
@@ -390,7 +391,7 @@ def lint_case(directory: Path) -> LintResult:
             paths=paths,
             report_policies=True,
             complete=True,
-            channel="experimental",
+            declared=Declared(channel="experimental", channel_source="the oracle"),
             selection=Selection(ignore=("PL705",)),
         )
     )

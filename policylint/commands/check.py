@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from policylint.findings import Severity
     from policylint.input.ignore import WalkFilter
     from policylint.input.sources import Skipped
+    from policylint.k8s.cluster import Declared
     from policylint.k8s.external import ExternalObjects
     from policylint.pipeline import LintResult
     from policylint.report_scope import ChangeSet
@@ -46,8 +47,10 @@ def run_check(
     fail_on: str = "error",
     exit_zero: bool = False,
     crd_paths: Sequence[str] = (),
-    channel: str = "standard",
+    channel: str | None = None,
     gateway_api_version: str | None = None,
+    implementations: Sequence[str] = (),
+    cluster_sources: Mapping[str, str] | None = None,
     profile_paths: Sequence[str] = (),
     namespace: str = "default",
     stdin_filename: str | None = None,
@@ -113,8 +116,8 @@ def run_check(
         return EXIT_USAGE
     parsed = parse_options(select, ignore, fail_on, external, overrides)
     files = parse_outputs(outputs)
-    release = parse_gateway_api(channel, gateway_api_version)
-    if parsed is None or files is None or release is None:
+    declared = parse_gateway_api(channel, gateway_api_version, implementations, cluster_sources)
+    if parsed is None or files is None or declared is None:
         return EXIT_USAGE
     selection, threshold, external_objects, overrides = parsed
     change = None
@@ -149,8 +152,7 @@ def run_check(
         read_stdin=lambda: sys.stdin.buffer.read(),
         namespace=namespace,
         crd_paths=crd_paths,
-        channel=release[0],
-        gateway_api_version=release[1],
+        declared=declared,
         profile_paths=profile_paths,
         selection=selection,
         synthetic_rule_names=synthetic_rule_names,
@@ -238,22 +240,48 @@ def parse_options(
     return selection, threshold, external_objects, overrides
 
 
-def parse_gateway_api(channel: str, version: str | None) -> tuple[str, str] | None:
-    """The Gateway API channel and release whose bundled CRDs the schema rules read (None for the
-    bundled default release); None after saying which is not bundled (a usage error)."""
-    from policylint.k8s.schemas import CHANNELS, DEFAULT_GATEWAY_API_VERSION, GATEWAY_API_VERSIONS
+def parse_gateway_api(
+    channel: str | None,
+    version: str | None,
+    implementations: Sequence[str] = (),
+    sources: Mapping[str, str] | None = None,
+) -> Declared | None:
+    """What the run declares the cluster runs (policylint.k8s.cluster), each part with where it
+    was declared (`sources`: configuration key -> `FILE:LINE`; default the command line); None
+    after saying what is not known (a usage error)."""
+    from policylint.k8s.cluster import Declared, bundled_release
+    from policylint.k8s.schemas import CHANNELS, GATEWAY_API_VERSIONS
+    from policylint.profiles.registry import installers
 
-    if channel not in CHANNELS:
+    sources = sources or {}
+    if channel is not None and channel not in CHANNELS:
         error(f"unknown Gateway API channel {channel!r}: {' or '.join(CHANNELS)}")
         return None
-    version = DEFAULT_GATEWAY_API_VERSION if version is None else version
-    if version not in GATEWAY_API_VERSIONS:
-        error(
-            f"Gateway API {version} is not bundled (bundled: {', '.join(GATEWAY_API_VERSIONS)}); for another release,"
-            " give its CRDs with --crd and keep the default --gateway-api-version"
-        )
-        return None
-    return channel, version
+    version_source = sources.get("gateway-api-version", "command line")
+    if version is not None:
+        bundled = bundled_release(version)
+        if bundled is None:
+            error(
+                f"Gateway API {version} is not bundled (bundled: {', '.join(GATEWAY_API_VERSIONS)}); for another release,"
+                " give its CRDs with --crd and leave --gateway-api-version out"
+            )
+            return None
+        if bundled != version:
+            version_source += f", linted as {bundled} (the bundled patch release of that minor release)"
+            version = bundled
+    known = {i.name for i in installers()}
+    for written in implementations:
+        if written.partition("@")[0] not in known:
+            error(f"unknown implementation {written!r}: one of {', '.join(sorted(known))}, optionally with @VERSION")
+            return None
+    return Declared(
+        version,
+        version_source,
+        channel,
+        sources.get("channel", "command line"),
+        tuple(implementations),
+        sources.get("implementations", "command line"),
+    )
 
 
 def _say_what_happened(result: LintResult) -> None:
@@ -494,7 +522,13 @@ def _run_loaded(paths: Sequence[str], given: dict[str, Any], loaded: LoadedConfi
             error(line)
         return EXIT_USAGE
     if show_config:
+        from policylint.commands.cluster import describe
+
         click.echo(effective.render(), nl=False)
+        cluster = describe(effective)
+        if cluster is None:
+            return EXIT_USAGE
+        click.echo(cluster, nl=False)
         return EXIT_OK
     if loaded is not None:
         from policylint.config.effective import COMMAND_LINE, DEFAULT
@@ -509,7 +543,7 @@ def _measures_a_change(given: Mapping[str, Any]) -> bool:
 
 
 def _run_effective(effective: Effective, given: Mapping[str, Any], trust: Trust) -> int:
-    from policylint.config.effective import CLI_KEYWORDS, run_settings
+    from policylint.config.effective import CLI_KEYWORDS, CLUSTER_KEYS, run_settings
 
     values = effective.values
     if not values["paths"] and _measures_a_change(given):
@@ -519,11 +553,13 @@ def _run_effective(effective: Effective, given: Mapping[str, Any], trust: Trust)
         return EXIT_USAGE
     if effective.file is None:
         return run_check(tuple(values["paths"]), **given, trust=trust)
+
     settings = run_settings(effective)
     # Flags that have no configuration key (--exit-zero, --write-baseline, ...) pass as given.
     keywords: dict[str, Any] = {k: v for k, v in given.items() if k not in CLI_KEYWORDS.values()}
     keywords.update({keyword: values[key] for key, keyword in CLI_KEYWORDS.items() if key not in ("paths", "output")})
     keywords["outputs"] = tuple(values["output"])  # `output` is `--output FORMAT=PATH`
+    keywords["cluster_sources"] = {key: effective.sources[key] for key in CLUSTER_KEYS}
     return run_check(
         tuple(values["paths"]),
         **keywords,

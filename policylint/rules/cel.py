@@ -7,14 +7,15 @@ object actually has); this rule reports its CEL rejections, less those another r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from policylint.findings import Issue, Severity
-from policylint.k8s.admission import VALIDATIONS, Admission, Rejection
+from policylint.k8s.admission import VALIDATIONS, Admission, Rejection, cel_failures
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.rules.base import POLICY, Rule
+from policylint.rules.releases import judged
 from policylint.rules.schema import GATEWAY_API_KINDS, _under
 from policylint.stages import Stage
 
@@ -53,9 +54,9 @@ class CelViolation(Rule):
                 said = failure.validation.get("message")
                 if said in claimed and _under_any(claimed[said].get(id(obj), ()), failure.node_path):
                     continue  # a rule that declares this CEL rule's problem (`Rule.covers_cel`) reports it
-                yield self._finding(obj, rejection, verdict)
+                yield self._finding(project, obj, rejection, verdict)
 
-    def _finding(self, obj: K8sObject, rejection: Rejection, verdict: Admission) -> Issue:
+    def _finding(self, project: Project, obj: K8sObject, rejection: Rejection, verdict: Admission) -> Issue:
         failure = rejection.cel
         assert failure is not None
         source = verdict.source
@@ -64,7 +65,6 @@ class CelViolation(Rule):
         where = at or "the object"
         reason = failure.validation.get("reason")
         because = f" ({reason})" if isinstance(reason, str) and reason else ""
-        severity: Severity | None = None if source is None else Severity.WARNING
         compiled, error = failure.compiled, failure.error
         if rejection.undecided:
             assert error is not None
@@ -75,10 +75,22 @@ class CelViolation(Rule):
             return self.issue(obj, at, message, severity=Severity.WARNING)
         said = rejection.message
         message = f"{where}: {said}{because} (a CEL rule of {origin}): the API server rejects the object"
-        if source:
-            message += f"; if the cluster runs a newer release than {source}, lint with its CRDs (--crd)"
+        severity, words = judged(project, obj, source, _passing(project, obj, failure.node_path))
+        message += words
         hint = None if error is not None or said.startswith("failed rule:") else f"The rule: `{compiled.text}`"
         return self.issue(obj, at, message, severity=severity, hint=hint)
+
+
+def _passing(project: Project, obj: K8sObject, node_path: str) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether a schema's CEL rules accept the node at `node_path` of the object (another
+    release's rules, which may differ)."""
+    index = project.index
+
+    def accepts(schema: Mapping[str, Any]) -> bool:
+        failures = cel_failures(obj.data, schema, index.malformed(obj), index.catalogue().cel_results)
+        return all(f.cel is None or f.cel.node_path != node_path or f.undecided for f in failures)
+
+    return accepts
 
 
 def _reported_by_others(project: Project) -> tuple[dict[int, list[str]], dict[str, dict[int, list[str]]]]:
@@ -214,12 +226,10 @@ def coverage(given: Sequence[tuple[str, Mapping[str, Any]]] | None = None) -> li
     CRD object data)): its rules, how many PL704 evaluates, and why the others are not (reason
     -> count). Rows in the data's order, one per channel (a given CRD's row has channel "")."""
     if given is None:
-        import gzip
-        import json
+        from policylint.k8s.schemas import bundled_entries
 
-        from policylint.k8s.schemas import DATA
-
-        entries = json.loads(gzip.decompress(DATA.read_bytes()).decode("utf-8"))["kinds"]
+        # The newest Gateway API release's, as the run without a cluster description reads first.
+        entries = bundled_entries()
     else:
         from policylint.k8s.schemas import crd_schemas
 
