@@ -287,13 +287,55 @@ def build_catalogue(index: ProjectIndex) -> Catalogue:
 
 def admit(index: ProjectIndex, obj: K8sObject) -> Admission | None:
     """The admission verdict of one object (None: no schema decides it, or it is no map).
-    `ProjectIndex.admission` caches it."""
+    `ProjectIndex.admission` caches it.
+
+    When the run does not know the cluster's release and channel and the first plausible schema
+    refuses the object, the others are asked too: if one admits it, the first one's verdict stands
+    (its findings are warnings naming those that admit it, policylint.rules.releases); if none
+    does, the object fails on every cluster the run considers, and the verdict is that of the
+    schema it fails least (fewest refusals, then fewest pruned fields): an experimental field's
+    own mistake rather than the standard channel's not knowing the field."""
     if not isinstance(obj.data, dict):
         return None
     catalogue = index.catalogue()
     found = catalogue.schema(obj)
     if found is None:
         return None
+    verdict = _admit(index, obj, catalogue, found)
+    if not verdict.rejected or catalogue.cluster.decided or verdict.source is None:
+        return verdict
+    # Ties go to the newer release, and within one to the experimental channel: it knows every
+    # field the standard one does, so its complaint is the more specific.
+    releases = catalogue.cluster.releases()
+
+    def key(v: Admission, release: str, channel: str) -> tuple[int, int, int, int]:
+        rank = releases.index(release) if release in releases else len(releases)
+        return len(list(v.rejections())), len(v.pruned), rank, 0 if channel == "experimental" else 1
+
+    candidates = [(key(verdict, catalogue.release, catalogue.channel), verdict)]
+    seen = {id(found[0])}
+    for release, channel, other in catalogue.plausible((obj.group, obj.kind, obj.version)):
+        if other is None or id(other[0]) in seen:
+            continue
+        seen.add(id(other[0]))
+        alternative = _admit(index, obj, catalogue, other)
+        if not alternative.rejected:
+            return verdict
+        candidates.append((key(alternative, release, channel), alternative))
+    return min(candidates, key=lambda c: c[0])[1]
+
+
+def admits(index: ProjectIndex, obj: K8sObject, schema: Mapping[str, Any]) -> bool:
+    """Whether `schema` admits the object whole: no schema violation, no CEL rule refusing it."""
+    if not isinstance(obj.data, dict):
+        return False
+    catalogue = index.catalogue()
+    if violations(obj.data, schema, catalogue.schema_results):
+        return False
+    return all(r.undecided for r in cel_failures(obj.data, schema, index.malformed(obj), catalogue.cel_results))
+
+
+def _admit(index: ProjectIndex, obj: K8sObject, catalogue: Catalogue, found: tuple[Mapping[str, Any], str | None]) -> Admission:
     schema, source = found
     given = source is None and catalogue.given_with_option(obj)
     kept = _kept_key(index, obj, catalogue, schema)

@@ -7,16 +7,16 @@ object actually has); this rule reports its CEL rejections, less those another r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from policylint.findings import Issue, Severity
-from policylint.k8s.admission import VALIDATIONS, Admission, Rejection, cel_failures
+from policylint.k8s.admission import VALIDATIONS, Admission, Rejection
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.rules.base import POLICY, Rule
 from policylint.rules.releases import judged
-from policylint.rules.schema import GATEWAY_API_KINDS, _under
+from policylint.rules.schema import GATEWAY_API_KINDS, _admitting, _under
 from policylint.stages import Stage
 
 # The policy rules that check, without the cluster, what the CRDs' CEL rules on target references
@@ -75,22 +75,10 @@ class CelViolation(Rule):
             return self.issue(obj, at, message, severity=Severity.WARNING)
         said = rejection.message
         message = f"{where}: {said}{because} (a CEL rule of {origin}): the API server rejects the object"
-        severity, words = judged(project, obj, source, _passing(project, obj, failure.node_path))
+        severity, words = judged(project, obj, source, _admitting(project.index, obj), "the object")
         message += words
         hint = None if error is not None or said.startswith("failed rule:") else f"The rule: `{compiled.text}`"
         return self.issue(obj, at, message, severity=severity, hint=hint)
-
-
-def _passing(project: Project, obj: K8sObject, node_path: str) -> Callable[[Mapping[str, Any]], bool]:
-    """Whether a schema's CEL rules accept the node at `node_path` of the object (another
-    release's rules, which may differ)."""
-    index = project.index
-
-    def accepts(schema: Mapping[str, Any]) -> bool:
-        failures = cel_failures(obj.data, schema, index.malformed(obj), index.catalogue().cel_results)
-        return all(f.cel is None or f.cel.node_path != node_path or f.undecided for f in failures)
-
-    return accepts
 
 
 def _reported_by_others(project: Project) -> tuple[dict[int, list[str]], dict[str, dict[int, list[str]]]]:

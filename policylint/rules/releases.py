@@ -23,11 +23,15 @@ GATEWAY_API = "gateway-api"  # how a bundled Gateway API schema's source begins 
 
 
 def judged(
-    project: Project, obj: K8sObject, source: str | None, accepts: Callable[[Mapping[str, Any]], bool]
+    project: Project,
+    obj: K8sObject,
+    source: str | None,
+    accepts: Callable[[Mapping[str, Any]], bool],
+    what: str = "it",
 ) -> tuple[Severity | None, str]:
     """The severity of a finding that the schema from `source` makes (None: the rule's own, an
     error) and the words to end its message with; `accepts` says whether another bundled schema
-    of the object's kind and version accepts what this one refuses."""
+    of the object's kind and version accepts `what` this one refuses (the field, or the object)."""
     if source is None:
         return None, ""
     if not source.startswith(f"{GATEWAY_API} "):
@@ -39,8 +43,8 @@ def judged(
         return None, f"; the cluster runs {_runs(cluster)}"
     accepting = catalogue.accepting((obj.group, obj.kind, obj.version), accepts)
     if not accepting:
-        return None, f"; no bundled release of {_plausible(cluster)} accepts it"
-    return Severity.WARNING, f"; {accepted_by(accepting)} accept it: if the cluster runs it, {HOW_TO_DECLARE}"
+        return None, f"; no bundled release of {_plausible(cluster)} accepts {what}"
+    return Severity.WARNING, f"; {accepted_by(accepting)} accept {what}: if the cluster runs it, {HOW_TO_DECLARE}"
 
 
 def unserved(cluster: Cluster) -> str:

@@ -22,10 +22,11 @@ from policylint.k8s.admission import (
     UNRENDERED,
     Catalogue,
     PrunedField,
-    violations,
+    admits,
 )
 from policylint.k8s.cluster import HOW_TO_DECLARE
 from policylint.k8s.deprecations import deprecations
+from policylint.k8s.index import ProjectIndex
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.rules.base import ANY, POLICY, Rule
@@ -240,7 +241,7 @@ class SchemaViolation(Rule):
                         obj, path, message + " as written", severity=None if source is None else Severity.WARNING, hint=_RENDER
                     )
                     continue
-                severity, said = judged(project, obj, source, _accepting(obj, parts))
+                severity, said = judged(project, obj, source, _admitting(index, obj), "the object")
                 yield self.issue(obj, path, message + said, severity=severity)
 
 
@@ -255,9 +256,9 @@ def _defining(parts: tuple[str | int, ...], key: str) -> Callable[[Mapping[str, 
     return lambda schema: _defines(schema, parts, key)
 
 
-def _accepting(obj: K8sObject, parts: tuple[str | int, ...]) -> Callable[[Mapping[str, Any]], bool]:
-    """Whether a schema accepts the value at `parts` of the object (PL703): it refuses nothing there."""
-    return lambda schema: all(found != parts for found, _, _ in violations(obj.data, schema))
+def _admitting(index: ProjectIndex, obj: K8sObject) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether a schema admits the object whole (PL703, PL704: the API server refuses the object)."""
+    return lambda schema: admits(index, obj, schema)
 
 
 def _target_fields(project: Project) -> dict[int, tuple[str, ...]]:
