@@ -15,10 +15,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def lint_paths(paths: Sequence[str | Path], **options: Any) -> LintResult:
-    return _inspectable(lint(LintRequest(paths=[str(p) for p in paths], **_declared(options))))
+    return _inspectable(lint(LintRequest(paths=[str(p) for p in paths], **declared(options))))
 
 
-def _declared(options: dict[str, Any]) -> dict[str, Any]:
+def declared(options: dict[str, Any]) -> dict[str, Any]:
     """`channel=`, `gateway_api_version=` and `implementations=` as the command line declares them
     (policylint.k8s.cluster.Declared)."""
     from policylint.k8s.cluster import Declared
@@ -33,7 +33,7 @@ def _declared(options: dict[str, Any]) -> dict[str, Any]:
 
 def lint_text(text: str | bytes, filename: str = "input.yaml", **options: Any) -> LintResult:
     data = text.encode("utf-8") if isinstance(text, str) else text
-    return _inspectable(lint(LintRequest(paths=["-"], stdin_filename=filename, read_stdin=lambda: data, **_declared(options))))
+    return _inspectable(lint(LintRequest(paths=["-"], stdin_filename=filename, read_stdin=lambda: data, **declared(options))))
 
 
 def _inspectable(result: LintResult) -> LintResult:

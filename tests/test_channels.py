@@ -121,7 +121,9 @@ def test_standard_channel_reports_what_only_the_experimental_channel_has() -> No
 
 def test_with_no_channel_known_what_the_experimental_channel_accepts_is_a_warning_naming_it() -> None:
     result = lint_text(ROUTES)
-    found = {(f.rule, f.path, f.object.name): f for f in result.findings if f.rule in ("PL702", "PL703", "PL705", "PL706")}
+    found = {
+        (f.rule, f.path, f.object.name): f for f in result.findings if f.rule in ("PL702", "PL703", "PL704", "PL705", "PL706")
+    }
     # TLSRoute v1alpha2: every bundled release's experimental channel serves it (v1.0.0 to v1.6.1).
     tls = found[("PL705", "apiVersion", "db")]
     assert tls.severity.label == "warning"
@@ -129,19 +131,50 @@ def test_with_no_channel_known_what_the_experimental_channel_accepts_is_a_warnin
         "TLSRoute gateway.networking.k8s.io/v1alpha2 is served only by Gateway API v1.0.0 to v1.6.1's experimental channel"
     )
     assert "declare the cluster with `gateway-api-version` and `channel`" in tls.message
-    # sessionPersistence on a rule: experimental since v1.1 (GEP-1619), not in v1.0.0's CRD.
-    session = found[("PL706", "spec.rules[0].sessionPersistence", "web")]
-    assert session.severity.label == "warning"
-    assert "Gateway API v1.1.1 to v1.6.1's experimental channel accept it" in session.message
-    # The filter type ExternalAuth: in the experimental channel's HTTPRoute CRD from v1.4 (GEP-1494;
-    # not in tests/data/crds/gateway-api/v1.3.0/experimental/, in v1.4.1's).
-    enum = found[("PL703", "spec.rules[0].filters[0].type", "web")]
-    assert enum.severity.label == "warning"
-    assert "Gateway API v1.4.1 to v1.6.1's experimental channel accept it" in enum.message
+    # The route `web`: the standard channel refuses its ExternalAuth filter type, and the
+    # experimental channel (v1.4 on) its externalAuth, which lacks `http` for protocol HTTP: no
+    # bundled release admits it, and the experimental channel's CEL rule says why, as an error.
+    refused = found[("PL704", "spec.rules[0].filters[0].externalAuth", "web")]
+    assert refused.severity.label == "error"
+    assert "http must be specified when protocol is set to 'HTTP'" in refused.message
     # A typo no release defines stays an error.
     typo = found[("PL702", "spec.rules[0].backendRefs[0].wieght", "web")]
     assert typo.severity.label == "error"
     assert typo.message.endswith("no bundled release of Gateway API v1.0.0 to v1.6.1 in either channel accepts it")
+
+
+SESSION = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: apps}
+spec:
+  parentRefs: [{name: edge}]
+  rules:
+  - backendRefs: [{name: web, port: 80}]
+    sessionPersistence: {sessionName: web-session, type: Cookie}
+    filters:
+    - type: ExternalAuth
+      externalAuth: {protocol: HTTP, backendRef: {name: auth, port: 8080}, http: {}}
+"""
+
+
+def test_with_no_channel_known_an_experimental_field_and_value_are_warnings_naming_the_releases() -> None:
+    found = {(f.rule, f.path): f for f in lint_text(SESSION).findings if f.rule in ("PL702", "PL703", "PL704", "PL706")}
+    assert sorted(found) == [
+        ("PL703", "spec.rules[0].filters[0].type"),
+        ("PL706", "spec.rules[0].filters[0].externalAuth"),
+        ("PL706", "spec.rules[0].sessionPersistence"),
+    ]
+    assert all(f.severity.label == "warning" for f in found.values())
+    # sessionPersistence on a rule: experimental since v1.1 (GEP-1619), not in v1.0.0's CRD.
+    assert (
+        "Gateway API v1.1.1 to v1.6.1's experimental channel accept it"
+        in found[("PL706", "spec.rules[0].sessionPersistence")].message
+    )
+    # The filter type ExternalAuth: in the experimental channel's HTTPRoute CRD from v1.4 (GEP-1494;
+    # not in tests/data/crds/gateway-api/v1.3.0/experimental/, in v1.4.1's).
+    enum = found[("PL703", "spec.rules[0].filters[0].type")]
+    assert "Gateway API v1.4.1 to v1.6.1's experimental channel accept the object" in enum.message
 
 
 def test_experimental_channel_accepts_them() -> None:
@@ -341,7 +374,7 @@ def test_a_pattern_is_matched_as_go_matches_it(hostname: str, rejected: bool) ->
         # Gateway API's Hostname pattern is the same in every bundled release, v1.0.0 to v1.6.1:
         # with no release declared, what all of them refuse is an error.
         assert finding.severity.label == "error"
-        assert finding.message.endswith("no bundled release of Gateway API v1.0.0 to v1.6.1 in either channel accepts it")
+        assert finding.message.endswith("no bundled release of Gateway API v1.0.0 to v1.6.1 in either channel accepts the object")
 
 
 @pytest.mark.parametrize(
@@ -372,7 +405,7 @@ def test_a_placeholder_that_is_not_the_cause_leaves_the_plain_message() -> None:
     result = lint_text(GATEWAY.replace("HOSTNAME", "web_${ZONE}.example.com"))
     (finding,) = [f for f in only(result, "PL703") if f.path == "spec.listeners[0].hostname"]
     assert finding.message.startswith("spec.listeners[0].hostname is 'web_${ZONE}.example.com', which does not match")
-    assert finding.message.endswith("no bundled release of Gateway API v1.0.0 to v1.6.1 in either channel accepts it")
+    assert finding.message.endswith("no bundled release of Gateway API v1.0.0 to v1.6.1 in either channel accepts the object")
 
 
 def test_a_format_refusing_only_a_placeholder_says_to_substitute_it() -> None:

@@ -48,14 +48,14 @@ status: {ancestors: []}
 """
 
 
-def test_bundled_schemas_name_their_release() -> None:
+def test_bundled_vendor_schemas_give_warnings_that_name_their_release() -> None:
     result = lint_text(POLICY)
     (finding,) = only(result, "PL702")  # not inside targetRefs (PL205's), not metadata or status
-    # One release of Envoy Gateway is bundled, and it refuses the field: an error
-    # (docs/semantics.md#the-cluster-model), saying how to lint against another release.
-    assert finding.path == "spec.retries" and finding.severity.label == "error"
+    # One release of Envoy Gateway is bundled, and the cluster may run a newer one
+    # (docs/semantics.md#the-cluster-model): a warning naming it.
+    assert finding.path == "spec.retries" and finding.severity.label == "warning"
     assert "(the envoy-gateway v1.9.0 CRD)" in finding.message
-    assert finding.message.endswith("; for another release of it, lint with its CRDs (--crd)")
+    assert "if the cluster runs a newer release than envoy-gateway v1.9.0, lint with its CRDs (--crd)" in finding.message
     assert "PL205" in [f.rule for f in result.findings if f.path.startswith("spec.targetRefs[0]")]
 
 

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from policylint.findings import Severity
     from policylint.input.ignore import WalkFilter
     from policylint.input.sources import Skipped
-    from policylint.k8s.cluster import Declared
     from policylint.k8s.external import ExternalObjects
     from policylint.pipeline import LintResult
     from policylint.report_scope import ChangeSet
@@ -116,6 +115,8 @@ def run_check(
         return EXIT_USAGE
     parsed = parse_options(select, ignore, fail_on, external, overrides)
     files = parse_outputs(outputs)
+    from policylint.commands.cluster import parse_gateway_api
+
     declared = parse_gateway_api(channel, gateway_api_version, implementations, cluster_sources)
     if parsed is None or files is None or declared is None:
         return EXIT_USAGE
@@ -238,50 +239,6 @@ def parse_options(
         error(exc)
         return None
     return selection, threshold, external_objects, overrides
-
-
-def parse_gateway_api(
-    channel: str | None,
-    version: str | None,
-    implementations: Sequence[str] = (),
-    sources: Mapping[str, str] | None = None,
-) -> Declared | None:
-    """What the run declares the cluster runs (policylint.k8s.cluster), each part with where it
-    was declared (`sources`: configuration key -> `FILE:LINE`; default the command line); None
-    after saying what is not known (a usage error)."""
-    from policylint.k8s.cluster import Declared, bundled_release
-    from policylint.k8s.schemas import CHANNELS, GATEWAY_API_VERSIONS
-    from policylint.profiles.registry import installers
-
-    sources = sources or {}
-    if channel is not None and channel not in CHANNELS:
-        error(f"unknown Gateway API channel {channel!r}: {' or '.join(CHANNELS)}")
-        return None
-    version_source = sources.get("gateway-api-version", "command line")
-    if version is not None:
-        bundled = bundled_release(version)
-        if bundled is None:
-            error(
-                f"Gateway API {version} is not bundled (bundled: {', '.join(GATEWAY_API_VERSIONS)}); for another release,"
-                " give its CRDs with --crd and leave --gateway-api-version out"
-            )
-            return None
-        if bundled != version:
-            version_source += f", linted as {bundled} (the bundled patch release of that minor release)"
-            version = bundled
-    known = {i.name for i in installers()}
-    for written in implementations:
-        if written.partition("@")[0] not in known:
-            error(f"unknown implementation {written!r}: one of {', '.join(sorted(known))}, optionally with @VERSION")
-            return None
-    return Declared(
-        version,
-        version_source,
-        channel,
-        sources.get("channel", "command line"),
-        tuple(implementations),
-        sources.get("implementations", "command line"),
-    )
 
 
 def _say_what_happened(result: LintResult) -> None:

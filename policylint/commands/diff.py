@@ -353,7 +353,8 @@ def run_diff(
     exit code. `trust` says which configuration was applied (policylint.commands.trust): with
     one, the report's `gate` section says what the change does to it and to `baseline`, and a
     change that loosens them is exit 1."""
-    from policylint.commands.check import parse_gateway_api, parse_options
+    from policylint.commands.check import parse_options
+    from policylint.commands.cluster import parse_gateway_api
     from policylint.commands.trust import gate_report
     from policylint.findings import Severity
     from policylint.input import git
