@@ -428,7 +428,7 @@ def test_listener_names_must_be_unique() -> None:
     )
     # Every bundled release's Gateway CRD has the rule (v1.0.0 to v1.6.1): an error with no
     # release declared, saying so.
-    assert message.endswith("no bundled release of Gateway API v1.0.0 to v1.6.1 in either channel accepts it")
+    assert message.endswith("no bundled release of Gateway API v1.0.0 to v1.6.1 in either channel accepts the object")
     assert pl704(GATEWAY.replace("  - name: web\n    protocol: HTTPS", "  - name: websecure\n    protocol: HTTPS")) == []
 
 
