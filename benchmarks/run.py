@@ -140,7 +140,7 @@ STAGES: list[tuple[str, list[str]]] = [
             "policylint.k8s.admission:build_catalogue",
             "policylint.k8s.admission:admit",
             "policylint.rules.effective_policy:validate",
-            "policylint.rules.schema:violations",
+            "policylint.rules.schema:admits",
         ],
     ),
     (

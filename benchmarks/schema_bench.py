@@ -4,7 +4,7 @@
 
 Offline. Validates the objects of a generated corpus (benchmarks/generate.py: Gateways,
 HTTPRoutes, ReferenceGrants and Envoy Gateway / Kuadrant policies, a share of them with mistakes)
-against the bundled schemas (policylint/k8s/crd_schemas.json.gz), with each validator that imports
+against the bundled schemas (policylint/k8s/crd_schemas.zip), with each validator that imports
 here:
 
 - policylint's own walker (`policylint.rules.schema`, PL703): every violation with its path, and

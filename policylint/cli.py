@@ -14,7 +14,7 @@ from policylint import __version__
 from policylint.commands.catalogue import run_cel_coverage, run_profiles, run_rule, run_rules
 from policylint.commands.check import run_configured
 from policylint.commands.query import QueryLoad, run_explain, run_graph
-from policylint.k8s.schemas import CHANNELS, DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION, GATEWAY_API_VERSIONS
+from policylint.k8s.schemas import CHANNELS, GATEWAY_API_VERSIONS
 
 # The reporter registry only: no reporter module is imported until one renders.
 from policylint.reporters import AUTO as _AUTO
@@ -37,8 +37,9 @@ class _CheckOptions(QueryLoad, total=False):
     diff_fix: bool
     fix_only: Sequence[str]
     complete: bool
-    channel: str
-    gateway_api_version: str
+    channel: str | None
+    gateway_api_version: str | None
+    implementations: Sequence[str]
 
     select: Sequence[str]
     ignore: Sequence[str]
@@ -144,20 +145,24 @@ _FOLLOW_OUTSIDE_LINKS = click.option(
 )
 
 
-# Which bundled Gateway API CRDs the schema rules read, shared by `check` and `diff`.
+# What the cluster runs (policylint.k8s.cluster), shared by `check` and `diff`: each is
+# inferred from the input when not given (`--show-config` says from what).
 _CHANNEL = click.option(
     "--channel",
     type=click.Choice(CHANNELS),
-    default=DEFAULT_CHANNEL,
-    show_default=True,
-    help="The Gateway API release channel whose CRDs the cluster runs: the schema rules (PL702-PL706) check against it.",
+    help="The Gateway API release channel whose CRDs the cluster runs [default: inferred from the input, else unknown].",
 )
 _GATEWAY_API_VERSION = click.option(
     "--gateway-api-version",
     metavar="VERSION",
-    default=DEFAULT_GATEWAY_API_VERSION,
-    show_default=True,
-    help=f"The Gateway API release whose CRDs the cluster runs (bundled: {', '.join(GATEWAY_API_VERSIONS)}).",
+    help=f"The Gateway API release whose CRDs the cluster runs (bundled: {', '.join(GATEWAY_API_VERSIONS)}) [default: inferred from the input, else unknown].",
+)
+_IMPLEMENTATION = click.option(
+    "--implementation",
+    "implementations",
+    multiple=True,
+    metavar="NAME[@VERSION]",
+    help="A Gateway API implementation the cluster runs, e.g. envoy-gateway@v1.5 (repeatable): its installer's default channel counts when the channel is not known.",
 )
 
 
@@ -251,6 +256,7 @@ _ISOLATED = click.option("--isolated", is_flag=True, help="Ignore every configur
 @click.option("--crd", "crd_paths", multiple=True, metavar="PATH", help="CRD files or directories describing policy kinds.")
 @_CHANNEL
 @_GATEWAY_API_VERSION
+@_IMPLEMENTATION
 @click.option("--profile", "profile_paths", multiple=True, metavar="PATH", help="Extra policy profile file (repeatable).")
 @click.option("--namespace", default="default", show_default=True, help="Namespace of objects that declare none.")
 @click.option("--stdin-filename", metavar="NAME", help="File name to report for input read from `-`.")
@@ -457,6 +463,7 @@ def _query_load(
 @click.option("--crd", "crd_paths", multiple=True, metavar="PATH", help="CRD files or directories describing policy kinds.")
 @_CHANNEL
 @_GATEWAY_API_VERSION
+@_IMPLEMENTATION
 @click.option("--profile", "profile_paths", multiple=True, metavar="PATH", help="Extra policy profile file (repeatable).")
 @click.option("--namespace", default="default", show_default=True, help="Namespace of objects that declare none.")
 @click.option("--external", multiple=True, metavar="KIND[/NS[/NAME]]", help="Objects that live outside the input (globs).")

@@ -24,11 +24,11 @@ from policylint.input.parallel import effective_jobs, load_files
 from policylint.input.positions import PositionResolver
 from policylint.input.sources import STDIN, Discovery, Skipped, Source, SourceError, discover, discover_all
 from policylint.k8s import admission
+from policylint.k8s.cluster import Cluster, Declared
 from policylint.k8s.external import ExternalObjects
 from policylint.k8s.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
 from policylint.k8s.objects import K8sObject, KindInfo, KindRegistry, ObjectKey, build_objects, split_api_version
 from policylint.k8s.overlay import overlay
-from policylint.k8s.schemas import DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION
 from policylint.policy_report import policy_reports as compute_policy_reports
 from policylint.profiles.crd import profiles_from_crds
 from policylint.profiles.producers import Producer, builtin_producers, load_profile_document
@@ -38,6 +38,7 @@ from policylint.profiles.registry import (
     ProfileRegistry,
     builtin_implementations,
     builtin_profiles,
+    installers,
 )
 from policylint.project import Project
 from policylint.report_scope import ChangeSet, ReportScope, removed, report_files
@@ -69,10 +70,9 @@ class LintRequest:
     # the change under review cannot edit what they say (README "Security"). None: from disk.
     crds_at: TreeRef | None = None
     profiles_at: TreeRef | None = None
-    # The Gateway API channel and release the cluster runs (`--channel`, `--gateway-api-version`;
-    # policylint.k8s.schemas): the bundled CRD schemas the schema rules read.
-    channel: str = DEFAULT_CHANNEL
-    gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION
+    # What the cluster runs, as declared (`--gateway-api-version`, `--channel`, `--implementation`
+    # and their keys; policylint.k8s.cluster): the input completes it.
+    declared: Declared = field(default_factory=Declared)
     selection: engine.Selection = field(default_factory=engine.Selection)
     synthetic_rule_names: bool = False
     external: ExternalObjects = field(default_factory=ExternalObjects)
@@ -352,6 +352,12 @@ def load_project(request: LintRequest) -> Project:
             gc.enable()
 
 
+def cluster_of(request: LintRequest) -> Cluster:
+    """What the cluster runs, declared and inferred from the request's input (`--show-config`):
+    the files are read, no stage is built and no rule runs."""
+    return _project(request)[0].index.cluster()
+
+
 def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str | bytes], list[str], list[Skipped]]:
     found = (
         Discovery(list(request.sources))
@@ -422,8 +428,8 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
         synthetic_rule_names=request.synthetic_rule_names,
         external=request.external,
         complete=request.complete,
-        channel=request.channel,
-        gateway_api_version=request.gateway_api_version,
+        declared=request.declared,
+        installers=installers(),
         context_crds=tuple(context_crds),
     )
     index = ProjectIndex(

@@ -15,12 +15,25 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def lint_paths(paths: Sequence[str | Path], **options: Any) -> LintResult:
-    return _inspectable(lint(LintRequest(paths=[str(p) for p in paths], **options)))
+    return _inspectable(lint(LintRequest(paths=[str(p) for p in paths], **declared(options))))
+
+
+def declared(options: dict[str, Any]) -> dict[str, Any]:
+    """`channel=`, `gateway_api_version=` and `implementations=` as the command line declares them
+    (policylint.k8s.cluster.Declared)."""
+    from policylint.k8s.cluster import Declared
+
+    channel = options.pop("channel", None)
+    version = options.pop("gateway_api_version", None)
+    implementations = tuple(options.pop("implementations", ()))
+    if channel is not None or version is not None or implementations:
+        options["declared"] = Declared(version, "the test", channel, "the test", implementations, "the test")
+    return options
 
 
 def lint_text(text: str | bytes, filename: str = "input.yaml", **options: Any) -> LintResult:
     data = text.encode("utf-8") if isinstance(text, str) else text
-    return _inspectable(lint(LintRequest(paths=["-"], stdin_filename=filename, read_stdin=lambda: data, **options)))
+    return _inspectable(lint(LintRequest(paths=["-"], stdin_filename=filename, read_stdin=lambda: data, **declared(options))))
 
 
 def _inspectable(result: LintResult) -> LintResult:

@@ -37,7 +37,12 @@ def rules_and_paths(result: object, *rules: str) -> list[tuple[str, str]]:
 
 
 def test_the_bundled_releases_are_the_data_s() -> None:
-    assert schemas.bundled_gateway_api_versions() == schemas.GATEWAY_API_VERSIONS == ("v1.6.1",)
+    # The newest patch release of every minor release from v1.0 (tests/data/crds/SOURCES.md).
+    assert (
+        schemas.bundled_gateway_api_versions()
+        == schemas.GATEWAY_API_VERSIONS
+        == ("v1.0.0", "v1.1.1", "v1.2.1", "v1.3.0", "v1.4.1", "v1.5.1", "v1.6.1")
+    )
     assert schemas.DEFAULT_GATEWAY_API_VERSION == "v1.6.1" and schemas.DEFAULT_CHANNEL == "standard"
     assert schemas.gateway_api_groups() == {GW, XGW}
 
@@ -90,7 +95,7 @@ spec:
 
 
 def test_standard_channel_reports_what_only_the_experimental_channel_has() -> None:
-    result = lint_text(ROUTES)
+    result = lint_text(ROUTES, channel="standard", gateway_api_version="v1.6.1")
     assert rules_and_paths(result, "PL702", "PL705", "PL706") == [
         ("PL705", "apiVersion"),  # TLSRoute v1alpha2: the standard CRD serves v1 only
         ("PL705", "kind"),  # XBackendTrafficPolicy: no CRD in the standard channel
@@ -108,7 +113,68 @@ def test_standard_channel_reports_what_only_the_experimental_channel_has() -> No
     assert "standard channel CRD does not define it, only the experimental channel's does" in session.message
     # The filter type ExternalAuth is an enum value only the experimental channel adds.
     (enum,) = [f for f in only(result, "PL703") if f.path == "spec.rules[0].filters[0].type"]
-    assert "the experimental channel's CRD accepts it" in enum.message
+    assert enum.severity.label == "error"
+    assert enum.message.endswith(
+        "; the cluster runs Gateway API v1.6.1 (declared in the test), standard channel (declared in the test)"
+    )
+
+
+def test_with_no_channel_known_what_the_experimental_channel_accepts_is_a_warning_naming_it() -> None:
+    result = lint_text(ROUTES)
+    found = {
+        (f.rule, f.path, f.object.name): f for f in result.findings if f.rule in ("PL702", "PL703", "PL704", "PL705", "PL706")
+    }
+    # TLSRoute v1alpha2: every bundled release's experimental channel serves it (v1.0.0 to v1.6.1).
+    tls = found[("PL705", "apiVersion", "db")]
+    assert tls.severity.label == "warning"
+    assert tls.message.startswith(
+        "TLSRoute gateway.networking.k8s.io/v1alpha2 is served only by Gateway API v1.0.0 to v1.6.1's experimental channel"
+    )
+    assert "declare the cluster with `gateway-api-version` and `channel`" in tls.message
+    # The route `web`: the standard channel refuses its ExternalAuth filter type, and the
+    # experimental channel (v1.4 on) its externalAuth, which lacks `http` for protocol HTTP: no
+    # bundled release admits it, and the experimental channel's CEL rule says why, as an error.
+    refused = found[("PL704", "spec.rules[0].filters[0].externalAuth", "web")]
+    assert refused.severity.label == "error"
+    assert "http must be specified when protocol is set to 'HTTP'" in refused.message
+    # A typo no release defines stays an error.
+    typo = found[("PL702", "spec.rules[0].backendRefs[0].wieght", "web")]
+    assert typo.severity.label == "error"
+    assert typo.message.endswith("no bundled release of Gateway API v1.0.0 to v1.6.1 in either channel accepts it")
+
+
+SESSION = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: apps}
+spec:
+  parentRefs: [{name: edge}]
+  rules:
+  - backendRefs: [{name: web, port: 80}]
+    sessionPersistence: {sessionName: web-session, type: Cookie}
+    filters:
+    - type: ExternalAuth
+      externalAuth: {protocol: HTTP, backendRef: {name: auth, port: 8080}, http: {}}
+"""
+
+
+def test_with_no_channel_known_an_experimental_field_and_value_are_warnings_naming_the_releases() -> None:
+    found = {(f.rule, f.path): f for f in lint_text(SESSION).findings if f.rule in ("PL702", "PL703", "PL704", "PL706")}
+    assert sorted(found) == [
+        ("PL703", "spec.rules[0].filters[0].type"),
+        ("PL706", "spec.rules[0].filters[0].externalAuth"),
+        ("PL706", "spec.rules[0].sessionPersistence"),
+    ]
+    assert all(f.severity.label == "warning" for f in found.values())
+    # sessionPersistence on a rule: experimental since v1.1 (GEP-1619), not in v1.0.0's CRD.
+    assert (
+        "Gateway API v1.1.1 to v1.6.1's experimental channel accept it"
+        in found[("PL706", "spec.rules[0].sessionPersistence")].message
+    )
+    # The filter type ExternalAuth: in the experimental channel's HTTPRoute CRD from v1.4 (GEP-1494;
+    # not in tests/data/crds/gateway-api/v1.3.0/experimental/, in v1.4.1's).
+    enum = found[("PL703", "spec.rules[0].filters[0].type")]
+    assert "Gateway API v1.4.1 to v1.6.1's experimental channel accept the object" in enum.message
 
 
 def test_experimental_channel_accepts_them() -> None:
@@ -305,7 +371,10 @@ def test_a_pattern_is_matched_as_go_matches_it(hostname: str, rejected: bool) ->
         (finding,) = found
         assert (finding.line, finding.column) == (10, 5)  # at its key, as every finding on a field
         assert "which does not match the schema's pattern `^(\\*\\.)?[a-z0-9]" in finding.message
-        assert finding.severity.label == "warning"  # a bundled schema (gateway-api v1.6.1)
+        # Gateway API's Hostname pattern is the same in every bundled release, v1.0.0 to v1.6.1:
+        # with no release declared, what all of them refuse is an error.
+        assert finding.severity.label == "error"
+        assert finding.message.endswith("no bundled release of Gateway API v1.0.0 to v1.6.1 in either channel accepts the object")
 
 
 @pytest.mark.parametrize(
@@ -336,7 +405,7 @@ def test_a_placeholder_that_is_not_the_cause_leaves_the_plain_message() -> None:
     result = lint_text(GATEWAY.replace("HOSTNAME", "web_${ZONE}.example.com"))
     (finding,) = [f for f in only(result, "PL703") if f.path == "spec.listeners[0].hostname"]
     assert finding.message.startswith("spec.listeners[0].hostname is 'web_${ZONE}.example.com', which does not match")
-    assert "if the cluster runs a newer release than gateway-api v1.6.1, lint with its CRDs (--crd)" in finding.message
+    assert finding.message.endswith("no bundled release of Gateway API v1.0.0 to v1.6.1 in either channel accepts the object")
 
 
 def test_a_format_refusing_only_a_placeholder_says_to_substitute_it() -> None:
@@ -591,9 +660,9 @@ def test_a_lone_surrogate_is_matched_not_a_crash() -> None:
 def test_an_unknown_release_or_channel_is_a_usage_error(tmp_path: Path) -> None:
     manifest = tmp_path / "m.yaml"
     manifest.write_text(ROUTES)
-    result = invoke("check", str(manifest), "--gateway-api-version", "v1.5.0", "--no-cache")
+    result = invoke("check", str(manifest), "--gateway-api-version", "v1.7.0", "--no-cache")
     assert result.exit_code == 2 and result.stdout == ""
-    assert "Gateway API v1.5.0 is not bundled (bundled: v1.6.1)" in result.stderr
+    assert "Gateway API v1.7.0 is not bundled (bundled: v1.0.0, v1.1.1, v1.2.1, v1.3.0, v1.4.1, v1.5.1, v1.6.1)" in result.stderr
     result = invoke("check", str(manifest), "--channel", "beta", "--no-cache")
     assert result.exit_code == 2 and "'beta' is not one of 'standard', 'experimental'" in result.stderr
     result = invoke("check", str(manifest), "--gateway-api-version", "v1.6.1", "--channel", "experimental", "--no-cache")

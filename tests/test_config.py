@@ -178,8 +178,9 @@ def test_no_paths_anywhere_is_a_usage_error(repo: Path) -> None:
             " (did you mean 'experimental'?)",
         ),
         (
-            "gateway-api-version: v1.5.0\n",
-            ".policylint.yaml:1: gateway-api-version: Gateway API v1.5.0 is not bundled (bundled: v1.6.1)",
+            "gateway-api-version: v1.7.0\n",
+            ".policylint.yaml:1: gateway-api-version: Gateway API v1.7.0 is not bundled (bundled: v1.0.0, v1.1.1, v1.2.1,"
+            " v1.3.0, v1.4.1, v1.5.1, v1.6.1)",
         ),
         ("fail-on: warning\nfail-on: info\n", ".policylint.yaml:2: fail-on: key given twice"),
         ("select: [PL2\n", ".policylint.yaml:2: YAML syntax error"),
@@ -344,7 +345,8 @@ def test_show_config_names_the_source_of_each_value(repo: Path) -> None:
     write(repo / ".policylint.yaml", "# comment\nexternal:\n  - GatewayClass/eg\nfail-on: warning\n")
     result = invoke("check", "--show-config", "--fail-on", "info", "--jobs", "2")
     assert result.exit_code == 0
-    lines = result.stdout.splitlines()
+    # The cluster's description follows the keys (tests/test_cluster.py).
+    lines = result.stdout.split("# the cluster, declared or inferred")[0].splitlines()
     assert lines[0] == "# configuration file: .policylint.yaml" or lines[0].endswith("/.policylint.yaml")
     assert 'external: ["GatewayClass/eg"]  # ' in result.stdout
     assert any(line.startswith('external: ["GatewayClass/eg"]') and line.endswith(".policylint.yaml:2") for line in lines)

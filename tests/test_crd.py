@@ -407,7 +407,9 @@ def test_expectations_cover_every_vendored_crd() -> None:
     vendored = {
         p.relative_to(CRDS).as_posix()
         for p in CRDS.rglob("*.yaml")
-        if crd_facts(load_crd(p.relative_to(CRDS).as_posix())).is_policy
+        # Gateway API's older releases are bundled for the schema rules only.
+        if not (p.relative_to(CRDS).parts[0] == "gateway-api" and p.relative_to(CRDS).parts[1] != "v1.6.1")
+        and crd_facts(load_crd(p.relative_to(CRDS).as_posix())).is_policy
     }
     assert vendored | UNNAMED_POLICIES == set(EXPECTED)
 

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from policylint.pipeline import LintRequest, lint
 from policylint.project import Project
@@ -20,7 +21,7 @@ from policylint.rules import REGISTRY
 from policylint.rules.base import Rule
 from policylint.rules.engine import INTERNAL_ERROR, Selection
 from policylint.stages import ORDER, Stage, closure
-from tests.lintutil import ROOT
+from tests.lintutil import ROOT, declared
 
 CORPORA = [ROOT / "examples", ROOT / "tests" / "data" / "multi-namespace"]
 
@@ -206,7 +207,10 @@ def test_every_finding_sits_on_a_subject_its_rule_declares() -> None:
     by_id = {r.id: r for r in REGISTRY}
     seen: dict[str, set[str]] = {}
     for corpus in _subject_corpora():
-        result = lint(LintRequest(paths=[str(corpus)], cache_dir=None))
+        # A fixture's declared cluster (its options.yaml: PL705's and PL706's standard channel).
+        options = yaml.safe_load((corpus / "options.yaml").read_text()) if (corpus / "options.yaml").is_file() else {}
+        cluster = {k: v for k, v in (options or {}).items() if k in ("channel", "gateway_api_version")}
+        result = lint(LintRequest(paths=[str(corpus)], cache_dir=None, **declared(cluster)))
         policies = {p.key for p in result.project.resolution.policies()}
         for f in result.findings:
             rule = by_id.get(f.rule)

@@ -87,7 +87,7 @@ def test_wheel_contains_the_data_files(installed: Installed) -> None:
     assert "policylint/_data/rules/PL001-yaml-syntax-error.md" in names
     # The tables the schema rules read (PL701, PL702).
     assert "policylint/k8s/deprecated_fields.json" in names
-    assert "policylint/k8s/crd_schemas.json.gz" in names
+    assert "policylint/k8s/crd_schemas.zip" in names
 
 
 def test_installed_package_is_the_wheel_not_the_checkout(installed: Installed) -> None:

@@ -47,8 +47,10 @@ def run_check(
     fail_on: str = "error",
     exit_zero: bool = False,
     crd_paths: Sequence[str] = (),
-    channel: str = "standard",
+    channel: str | None = None,
     gateway_api_version: str | None = None,
+    implementations: Sequence[str] = (),
+    cluster_sources: Mapping[str, str] | None = None,
     profile_paths: Sequence[str] = (),
     namespace: str = "default",
     stdin_filename: str | None = None,
@@ -127,8 +129,10 @@ def run_check(
         return EXIT_USAGE
     parsed = parse_options(select, ignore, fail_on, external, overrides)
     files = parse_outputs(outputs)
-    release = parse_gateway_api(channel, gateway_api_version)
-    if parsed is None or files is None or release is None:
+    from policylint.commands.cluster import parse_gateway_api
+
+    declared = parse_gateway_api(channel, gateway_api_version, implementations, cluster_sources)
+    if parsed is None or files is None or declared is None:
         return EXIT_USAGE
     selection, threshold, external_objects, overrides = parsed
     measured = _measure(paths, diff_base, staged, namespace) if diff_base is not None or staged else None
@@ -162,8 +166,7 @@ def run_check(
         namespace=namespace,
         crd_paths=crd_paths,
         crds_at=crds_at,
-        channel=release[0],
-        gateway_api_version=release[1],
+        declared=declared,
         profile_paths=profile_paths,
         profiles_at=profiles_at,
         selection=selection,
@@ -281,24 +284,6 @@ def parse_options(
         error(exc)
         return None
     return selection, threshold, external_objects, overrides
-
-
-def parse_gateway_api(channel: str, version: str | None) -> tuple[str, str] | None:
-    """The Gateway API channel and release whose bundled CRDs the schema rules read (None for the
-    bundled default release); None after saying which is not bundled (a usage error)."""
-    from policylint.k8s.schemas import CHANNELS, DEFAULT_GATEWAY_API_VERSION, GATEWAY_API_VERSIONS
-
-    if channel not in CHANNELS:
-        error(f"unknown Gateway API channel {channel!r}: {' or '.join(CHANNELS)}")
-        return None
-    version = DEFAULT_GATEWAY_API_VERSION if version is None else version
-    if version not in GATEWAY_API_VERSIONS:
-        error(
-            f"Gateway API {version} is not bundled (bundled: {', '.join(GATEWAY_API_VERSIONS)}); for another release,"
-            " give its CRDs with --crd and keep the default --gateway-api-version"
-        )
-        return None
-    return channel, version
 
 
 def _say_what_happened(result: LintResult) -> None:
@@ -524,7 +509,13 @@ def _run_loaded(paths: Sequence[str], given: dict[str, Any], loaded: LoadedConfi
             error(line)
         return EXIT_USAGE
     if show_config:
+        from policylint.commands.cluster import describe
+
         click.echo(effective.render(), nl=False)
+        cluster = describe(effective)
+        if cluster is None:
+            return EXIT_USAGE
+        click.echo(cluster, nl=False)
         return EXIT_OK
     if loaded is not None:
         from policylint.config.effective import COMMAND_LINE, DEFAULT
@@ -539,7 +530,7 @@ def _measures_a_change(given: Mapping[str, Any]) -> bool:
 
 
 def _run_effective(effective: Effective, given: Mapping[str, Any], trust: Trust) -> int:
-    from policylint.config.effective import CLI_KEYWORDS, run_settings
+    from policylint.config.effective import CLI_KEYWORDS, CLUSTER_KEYS, run_settings
 
     values = effective.values
     if not values["paths"] and _measures_a_change(given):
@@ -549,12 +540,14 @@ def _run_effective(effective: Effective, given: Mapping[str, Any], trust: Trust)
         return EXIT_USAGE
     if effective.file is None:
         return run_check(tuple(values["paths"]), **given, trust=trust)
+
     settings = run_settings(effective)
     # Flags that have no configuration key (--exit-zero, --write-baseline, ...) pass as given.
     keywords: dict[str, Any] = {k: v for k, v in given.items() if k not in CLI_KEYWORDS.values()}
     keywords.update({keyword: values[key] for key, keyword in CLI_KEYWORDS.items() if key not in ("paths", "output")})
     keywords["outputs"] = tuple(values["output"])  # `output` is `--output FORMAT=PATH`
     crds_at, profiles_at = trust.files_at(effective.sources)
+    keywords["cluster_sources"] = {key: effective.sources[key] for key in CLUSTER_KEYS}
     return run_check(
         tuple(values["paths"]),
         **keywords,

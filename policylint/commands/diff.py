@@ -190,6 +190,7 @@ _DIFF_KEYS = {
     "crd": "crd_paths",
     "channel": "channel",
     "gateway-api-version": "gateway_api_version",
+    "implementations": "implementations",
     "profile": "profile_paths",
     "namespace": "namespace",
     "external": "external",
@@ -251,7 +252,7 @@ def run_configured_diff(
         trust = replace(trust, config_ref=ref, label=label, tree=TreeRef(commit, ref, git_root))
     if loaded is None:
         return run_diff(base, head, paths or (root,), fmt=fmt, trust=trust, exit_zero=exit_zero, **options)
-    from policylint.config.effective import COMMAND_LINE, DEFAULT, build, run_settings
+    from policylint.config.effective import CLUSTER_KEYS, COMMAND_LINE, DEFAULT, build, run_settings
 
     try:
         # Paths the file names stay inside its repository (config.effective): a ConfigError.
@@ -269,6 +270,7 @@ def run_configured_diff(
     crds_at, profiles_at = trust.files_at(effective.sources)
     keywords: dict[str, Any] = dict(options)
     keywords.update({keyword: values[key] for key, keyword in _DIFF_KEYS.items()})
+    keywords["cluster_sources"] = {key: effective.sources[key] for key in CLUSTER_KEYS}
     return run_diff(
         base,
         head,
@@ -296,8 +298,10 @@ def run_diff(
     fail_on: str = "error",
     max_affected: int | None = None,
     crd_paths: Sequence[str] = (),
-    channel: str = "standard",
+    channel: str | None = None,
     gateway_api_version: str | None = None,
+    implementations: Sequence[str] = (),
+    cluster_sources: Mapping[str, str] | None = None,
     profile_paths: Sequence[str] = (),
     namespace: str = "default",
     external: Sequence[str] = (),
@@ -319,7 +323,8 @@ def run_diff(
     exit code. `trust` says which configuration was applied (policylint.commands.trust): with
     one, the report's `gate` section says what the change does to it and to `baseline`, and a
     change that loosens them is exit 1."""
-    from policylint.commands.check import parse_gateway_api, parse_options
+    from policylint.commands.check import parse_options
+    from policylint.commands.cluster import parse_gateway_api
     from policylint.commands.trust import gate_report
     from policylint.findings import Severity
     from policylint.input import git
@@ -331,8 +336,8 @@ def run_diff(
     from policylint.suppressions.baseline import BaselineError
 
     parsed = parse_options(select, ignore, fail_on, external, overrides)
-    release = parse_gateway_api(channel, gateway_api_version)
-    if parsed is None or release is None:
+    declared = parse_gateway_api(channel, gateway_api_version, implementations, cluster_sources)
+    if parsed is None or declared is None:
         return EXIT_USAGE
     selection, _, _, overrides = parsed
     try:
@@ -357,8 +362,7 @@ def run_diff(
             namespace=namespace,
             crd_paths=crd_paths,
             crds_at=crds_at,
-            channel=release[0],
-            gateway_api_version=release[1],
+            declared=declared,
             profile_paths=profile_paths,
             profiles_at=profiles_at,
             external=external_objects,

@@ -41,6 +41,7 @@ CLI_KEYWORDS: dict[str, str] = {
     "crd": "crd_paths",
     "channel": "channel",
     "gateway-api-version": "gateway_api_version",
+    "implementations": "implementations",
     "profile": "profile_paths",
     "namespace": "namespace",
     "synthetic-rule-names": "synthetic_rule_names",
@@ -56,6 +57,11 @@ CLI_KEYWORDS: dict[str, str] = {
     "cache-dir": "cache_dir",
     "follow-outside-links": "follow_outside_links",
 }
+
+
+# The keys that declare what the cluster runs (policylint.k8s.cluster): their sources are the
+# declaration's provenance.
+CLUSTER_KEYS = ("gateway-api-version", "channel", "implementations")
 
 
 @record

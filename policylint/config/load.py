@@ -418,8 +418,10 @@ def _rule_problems(loaded: LoadedConfig, raw: Mapping[str, Any]) -> list[Problem
 def _other_problems(loaded: LoadedConfig) -> list[Problem]:
     """Patterns, external object globs, formats and outputs."""
     from policylint.input.ignore import PatternError, compile_patterns
+    from policylint.k8s.cluster import bundled_release
     from policylint.k8s.external import ExternalObjects, ExternalPatternError
     from policylint.k8s.schemas import GATEWAY_API_VERSIONS
+    from policylint.profiles.registry import installers
     from policylint.reporters import AUTO, FORMATS
 
     config = loaded.config
@@ -441,7 +443,7 @@ def _other_problems(loaded: LoadedConfig) -> list[Problem]:
             ExternalObjects.parse([value])
         except ExternalPatternError as exc:
             problems.append(Problem(loaded.line(("external", i)), key_text(("external", i)), str(exc)))
-    if config.gateway_api_version not in GATEWAY_API_VERSIONS:
+    if config.gateway_api_version is not None and bundled_release(config.gateway_api_version) is None:
         problems.append(
             Problem(
                 loaded.line(("gateway-api-version",)),
@@ -450,6 +452,16 @@ def _other_problems(loaded: LoadedConfig) -> list[Problem]:
                 " for another release, list its CRDs under `crd`",
             )
         )
+    known = sorted(i.name for i in installers())
+    for i, written in enumerate(config.implementations):
+        if written.partition("@")[0] not in known:
+            problems.append(
+                Problem(
+                    loaded.line(("implementations", i)),
+                    key_text(("implementations", i)),
+                    f"unknown implementation {written!r}: one of {', '.join(known)}, optionally with @VERSION",
+                )
+            )
     if config.format not in (*FORMATS, AUTO):
         choices = (*FORMATS, AUTO)
         problems.append(

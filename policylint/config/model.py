@@ -14,7 +14,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from policylint.input.ignore import DEFAULT_EXCLUDE
-from policylint.k8s.schemas import DEFAULT_GATEWAY_API_VERSION
 
 
 def _off(value: object) -> object:
@@ -92,11 +91,14 @@ class Config(_Strict):
     crd: list[str] = []
     """CRD files or directories describing policy kinds (`--crd`)."""
 
-    channel: Channel = "standard"  # policylint.k8s.schemas.DEFAULT_CHANNEL
-    """The Gateway API release channel whose CRDs the cluster runs; the schema rules check against it (`--channel`)."""
+    gateway_api_version: str | None = None
+    """The Gateway API release whose CRDs the cluster runs (`--gateway-api-version`); null: inferred from the input, else unknown."""
 
-    gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION
-    """The Gateway API release whose CRDs the cluster runs, one of those bundled (`--gateway-api-version`)."""
+    channel: Channel | None = None
+    """The Gateway API release channel whose CRDs the cluster runs (`--channel`); null: inferred from the input, else unknown."""
+
+    implementations: list[str] = []
+    """The Gateway API implementations the cluster runs, `NAME` or `NAME@VERSION` (`--implementation`); their installers' default channel counts when `channel` is not known."""
 
     profile: list[str] = []
     """Extra policy profile files (`--profile`)."""

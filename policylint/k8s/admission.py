@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from policylint.input.positions import format_path
 from policylint.k8s.cel_cost import PER_CALL_LIMIT, RUNTIME_BUDGET
-from policylint.k8s.schemas import COMBINED
+from policylint.k8s.cluster import Cluster
+from policylint.k8s.schemas import COMBINED, DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION
 from policylint.values import frozen, record
 
 if TYPE_CHECKING:
@@ -137,8 +138,7 @@ PrunedField = tuple[tuple[str | int, ...], str, str, list[str], bool]
 class Catalogue:
     """The schemas and served versions that decide for one project (`catalogue`)."""
 
-    channel: str
-    release: str  # the Gateway API release, `v1.6.1`
+    cluster: Cluster  # what the cluster runs, declared or inferred (policylint.k8s.cluster)
     # From the CRDs in the input and given with --crd: (group, kind, version) -> schema, and
     # (group, kind) -> the versions they serve and the CRD in the input (None: given with --crd).
     given: dict[tuple[str, str, str], Mapping[str, Any]] = dataclass_field(default_factory=dict)
@@ -170,23 +170,65 @@ class Catalogue:
             found = self.fingerprints[id(schema)] = hashlib.blake2b(text.encode(), digest_size=16).digest()
         return found
 
-    def bundled(self, channel: str | None = None) -> Mapping[tuple[str, str, str], tuple[Mapping[str, Any], str]]:
+    @property
+    def channel(self) -> str:
+        """The channel whose schemas decide first: the cluster's, else the standard one."""
+        return self.cluster.channel.value or DEFAULT_CHANNEL
+
+    @property
+    def release(self) -> str:
+        """The Gateway API release whose schemas decide first: the cluster's, else the newest."""
+        return self.cluster.release.value or DEFAULT_GATEWAY_API_VERSION
+
+    def bundled(
+        self, channel: str | None = None, release: str | None = None
+    ) -> Mapping[tuple[str, str, str], tuple[Mapping[str, Any], str]]:
         from policylint.k8s.schemas import schemas
 
-        return schemas(channel or self.channel, self.release)
+        return schemas(channel or self.channel, release or self.release)
 
     def schema(self, obj: K8sObject) -> tuple[Mapping[str, Any], str | None] | None:
         """The schema that decides the object's fields, and the bundled release it comes from
         (None: a CRD in the input or given with --crd, which the cluster serves). Bundled schemas
-        are those of the channel and Gateway API release the run names: an object whose version
-        that channel does not serve has none (PL705 reports it)."""
+        are those of the cluster's channel and release; where the run does not know them, of the
+        newest release and the standard channel that serve the object's version, else of the
+        first plausible pair that does (`plausible`). An object whose version no plausible pair
+        serves has none (PL705 reports it)."""
         key = (obj.group, obj.kind, obj.version)
         given = self.given.get(key)
         if given is not None:
             return given, None
         if key[:2] in self.given_served:
             return None  # its CRD decides, and does not serve the version (PL705)
-        return self.bundled().get(key)
+        found = self.bundled().get(key)
+        if found is not None or self.cluster.decided:
+            return found
+        return next((s for _, _, s in self.plausible(key) if s is not None), None)
+
+    def plausible(self, key: tuple[str, str, str]) -> list[tuple[str, str, tuple[Mapping[str, Any], str] | None]]:
+        """(release, channel, the bundled schema of `key` there or None: not served) for every
+        Gateway API release and channel the cluster may run (`Cluster.releases`, `channels`),
+        newest release first, the standard channel first."""
+        return [
+            (release, channel, self.bundled(channel, release).get(key))
+            for release in self.cluster.releases()
+            for channel in self.cluster.channels()
+        ]
+
+    def accepting(self, key: tuple[str, str, str], accepts: Callable[[Mapping[str, Any]], bool]) -> list[tuple[str, str]]:
+        """The plausible (release, channel) pairs whose schema of `key` `accepts` (asked once per
+        distinct schema): empty when every one refuses, or does not serve the version."""
+        verdicts: dict[int, bool] = {}
+        out = []
+        for release, channel, found in self.plausible(key):
+            if found is None:
+                continue
+            schema = found[0]
+            if id(schema) not in verdicts:
+                verdicts[id(schema)] = accepts(schema)
+            if verdicts[id(schema)]:
+                out.append((release, channel))
+        return out
 
     def deprecation(self, obj: K8sObject) -> tuple[str, str | None] | None:
         """The warning the API server sends when the object's version is a deprecated one its
@@ -227,7 +269,7 @@ def build_catalogue(index: ProjectIndex) -> Catalogue:
     from policylint.k8s.schemas import crd_deprecated, crd_schemas, crd_served
 
     options = index.options
-    catalogue = Catalogue(options.channel, options.gateway_api_version)
+    catalogue = Catalogue(index.cluster())
     for crd, in_input in [*((c, True) for c in index.crds()), *((c, False) for c in options.context_crds)]:
         if not isinstance(crd.data, dict):
             continue
@@ -245,13 +287,55 @@ def build_catalogue(index: ProjectIndex) -> Catalogue:
 
 def admit(index: ProjectIndex, obj: K8sObject) -> Admission | None:
     """The admission verdict of one object (None: no schema decides it, or it is no map).
-    `ProjectIndex.admission` caches it."""
+    `ProjectIndex.admission` caches it.
+
+    When the run does not know the cluster's release and channel and the first plausible schema
+    refuses the object, the others are asked too: if one admits it, the first one's verdict stands
+    (its findings are warnings naming those that admit it, policylint.rules.releases); if none
+    does, the object fails on every cluster the run considers, and the verdict is that of the
+    schema it fails least (fewest refusals, then fewest pruned fields): an experimental field's
+    own mistake rather than the standard channel's not knowing the field."""
     if not isinstance(obj.data, dict):
         return None
     catalogue = index.catalogue()
     found = catalogue.schema(obj)
     if found is None:
         return None
+    verdict = _admit(index, obj, catalogue, found)
+    if not verdict.rejected or catalogue.cluster.decided or verdict.source is None:
+        return verdict
+    # Ties go to the newer release, and within one to the experimental channel: it knows every
+    # field the standard one does, so its complaint is the more specific.
+    releases = catalogue.cluster.releases()
+
+    def key(v: Admission, release: str, channel: str) -> tuple[int, int, int, int]:
+        rank = releases.index(release) if release in releases else len(releases)
+        return len(list(v.rejections())), len(v.pruned), rank, 0 if channel == "experimental" else 1
+
+    candidates = [(key(verdict, catalogue.release, catalogue.channel), verdict)]
+    seen = {id(found[0])}
+    for release, channel, other in catalogue.plausible((obj.group, obj.kind, obj.version)):
+        if other is None or id(other[0]) in seen:
+            continue
+        seen.add(id(other[0]))
+        alternative = _admit(index, obj, catalogue, other)
+        if not alternative.rejected:
+            return verdict
+        candidates.append((key(alternative, release, channel), alternative))
+    return min(candidates, key=lambda c: c[0])[1]
+
+
+def admits(index: ProjectIndex, obj: K8sObject, schema: Mapping[str, Any]) -> bool:
+    """Whether `schema` admits the object whole: no schema violation, no CEL rule refusing it."""
+    if not isinstance(obj.data, dict):
+        return False
+    catalogue = index.catalogue()
+    if violations(obj.data, schema, catalogue.schema_results):
+        return False
+    return all(r.undecided for r in cel_failures(obj.data, schema, index.malformed(obj), catalogue.cel_results))
+
+
+def _admit(index: ProjectIndex, obj: K8sObject, catalogue: Catalogue, found: tuple[Mapping[str, Any], str | None]) -> Admission:
     schema, source = found
     given = source is None and catalogue.given_with_option(obj)
     kept = _kept_key(index, obj, catalogue, schema)

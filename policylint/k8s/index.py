@@ -15,15 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from policylint.findings import Issue
 from policylint.input.positions import join
+from policylint.k8s.cluster import Declared, Installer
 from policylint.k8s.external import ExternalObjects
 from policylint.k8s.fieldtypes import Malformed, check_object
 from policylint.k8s.objects import CLUSTER, K8sObject, KindInfo, KindRegistry, ObjectKey
-from policylint.k8s.schemas import DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION
 from policylint.values import frozen, record
 
 if TYPE_CHECKING:
     from policylint.input.cache import VerdictStore
     from policylint.k8s.admission import Admission, Catalogue
+    from policylint.k8s.cluster import Cluster
 
 CRD_GK = ("apiextensions.k8s.io", "CustomResourceDefinition")
 
@@ -39,10 +40,12 @@ class LintOptions:
     # The input is the whole cluster (`--complete`): a referenced Secret or ConfigMap missing from
     # it does not exist, even in a namespace where the input holds none of that kind.
     complete: bool = False
-    # The Gateway API channel and release the cluster runs (`--channel`, `--gateway-api-version`):
-    # which of the bundled CRD schemas the schema rules read (policylint.k8s.schemas).
-    channel: str = DEFAULT_CHANNEL
-    gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION
+    # What the cluster runs as declared (`gateway-api-version`, `channel`, `implementations`), and
+    # what implementations' installers put in a cluster (profile data): with the input, they make
+    # the cluster description (`ProjectIndex.cluster`, policylint.k8s.cluster) that decides which
+    # bundled CRD schemas the schema rules read.
+    declared: Declared = field(default_factory=Declared)
+    installers: tuple[Installer, ...] = ()
     # The CRDs given with `--crd` (context, not linted): like a CRD in the input, each decides
     # which versions of its kind are served and which fields they have (the schema rules).
     context_crds: tuple[K8sObject, ...] = ()
@@ -98,6 +101,7 @@ class ProjectIndex:
         self._malformed: dict[int, Malformed] = {}
         self._admission: dict[int, Admission | None] = {}
         self._catalogue: Catalogue | None = None
+        self._cluster: Cluster | None = None
         self._namespace_ranks: dict[str, int] | None = None
         self._shares: dict[int, list[list[K8sObject]]] = {}  # n -> the objects of each share (`share`)
 
@@ -138,6 +142,16 @@ class ProjectIndex:
         if cached is None:
             cached = self._malformed[id(obj)] = check_object(obj.group, obj.kind, obj.data)
         return cached
+
+    def cluster(self) -> Cluster:
+        """What the cluster runs: declared, else inferred from the input (policylint.k8s.cluster)."""
+        if self._cluster is None:
+            from policylint.k8s.cluster import infer
+
+            crds = [*self.crds(), *self.options.context_crds]
+            classes = self.of_kind("gateway.networking.k8s.io", "GatewayClass")
+            self._cluster = infer(self.options.declared, crds, classes, self.options.installers)
+        return self._cluster
 
     def catalogue(self) -> Catalogue:
         """Which schemas decide the objects' fields (policylint.k8s.admission), built once."""

@@ -1,6 +1,6 @@
 """Field schemas of the Gateway API and policy CRDs, for the schema rules (PL702).
 
-`crd_schemas.json.gz` holds, per group, kind, served version and channel, the parts of each
+`crd_schemas.zip` holds, per group, kind, served version, release and channel, the parts of each
 CRD's OpenAPI schema that validation reads (types, properties, items, required fields,
 enumerations, patterns, bounds, and the Kubernetes extensions that keep unknown fields or allow
 an int-or-string): descriptions are dropped. It is generated from the vendored upstream CRDs
@@ -9,31 +9,37 @@ an int-or-string): descriptions are dropped. It is generated from the vendored u
     python -m policylint.k8s.schemas tests/data/crds
 
 and tests/test_schemas.py checks that the committed file is what the generator writes. Gateway
-API's CRDs come in two channels (`standard/`, `experimental/`); a vendor's CRDs have one, which
-counts as both.
+API's CRDs come in two channels (`standard/`, `experimental/`) and several releases
+(`gateway-api/<release>/<channel>/`); a vendor's CRDs have one channel, which counts as both, and
+one release. The archive holds an index (`index.json`) and each distinct schema once, named by a
+hash of its content (`schemas/<hash>.json`), deflated on its own: a run reads the index and the
+schemas of the kinds and releases it looks up, no others.
 """
 
 from __future__ import annotations
 
 import functools
-import gzip
 import json
 import sys
+import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).with_name("crd_schemas.json.gz")
+DATA = Path(__file__).with_name("crd_schemas.zip")
+INDEX = "index.json"
 CHANNELS = ("standard", "experimental")
-# The channel most clusters run: the one `kubectl apply -f .../standard-install.yaml` installs.
+# The channel `kubectl apply -f .../standard-install.yaml` installs: the one the schema rules read
+# for an object when the run knows no channel and the standard channel serves its version.
 DEFAULT_CHANNEL = "standard"
 # The Gateway API releases whose CRDs are bundled (tests/data/crds/gateway-api/<release>/), oldest
-# first; tests/test_channels.py checks this list against the data. The newest is the default.
-GATEWAY_API_VERSIONS = ("v1.6.1",)
+# first: the newest patch of every minor release from v1.0 (a patch release changes no field, only
+# fixes a CEL rule or a description, and is what an upgrade within the minor lands on).
+# tests/test_channels.py checks this list against the data. The newest stands in for an unknown one.
+GATEWAY_API_VERSIONS = ("v1.0.0", "v1.1.1", "v1.2.1", "v1.3.0", "v1.4.1", "v1.5.1", "v1.6.1")
 DEFAULT_GATEWAY_API_VERSION = GATEWAY_API_VERSIONS[-1]
 # The upstream project directory of Gateway API's own CRDs (the first part of an entry's source).
 _GATEWAY_API = "gateway-api"
-
 # The schemas' value validations that combine other schemas (structural schemas allow them beside
 # the structure, without types of their own), and the key `compact` sets on a node that has any.
 COMBINATORS = ("allOf", "anyOf", "oneOf", "not")
@@ -67,29 +73,82 @@ _KEEP = (
 
 
 @functools.cache
+def _archive() -> zipfile.ZipFile:
+    return zipfile.ZipFile(DATA)
+
+
+@functools.cache
 def _entries() -> tuple[Mapping[str, Any], ...]:
-    raw = json.loads(gzip.decompress(DATA.read_bytes()).decode("utf-8"))
+    """The index of the data: one entry per (group, kind, version, release) and distinct schema,
+    naming the schema by the hash of its content; the schemas themselves load when read."""
+    raw = json.loads(_archive().read(INDEX).decode("utf-8"))
     return tuple(raw["kinds"])
+
+
+@functools.cache
+def _schema(digest: str) -> Mapping[str, Any]:
+    """One bundled schema, read once: a schema shared by several releases and channels is one
+    object, which the admission memo tables (keyed by node identity) then share too."""
+    loaded: Mapping[str, Any] = json.loads(_archive().read(f"schemas/{digest}.json").decode("utf-8"))
+    return loaded
+
+
+def _release(entry: Mapping[str, Any]) -> tuple[str, str]:
+    """(upstream project, release) of an entry: `("gateway-api", "v1.6.1")`."""
+    project, release = str(entry["source"]).split("/")[:2]
+    return project, release
 
 
 def _in_release(entry: Mapping[str, Any], gateway_api_version: str) -> bool:
     """A vendor's entry always; Gateway API's own only for the release asked for."""
-    project, release = str(entry["source"]).split("/")[:2]
+    project, release = _release(entry)
     return project != _GATEWAY_API or release == gateway_api_version
 
 
+def bundled_entries(gateway_api_version: str | None = DEFAULT_GATEWAY_API_VERSION) -> list[dict[str, Any]]:
+    """The entries of the data with their schemas read (each: group, kind, version, channels,
+    source, schema), for one Gateway API release and the vendors' (None: every release)."""
+    return [
+        {**e, "schema": _schema(e["schema"])}
+        for e in _entries()
+        if gateway_api_version is None or _in_release(e, gateway_api_version)
+    ]
+
+
+class BundledSchemas(Mapping[tuple[str, str, str], tuple[Mapping[str, Any], str]]):
+    """(group, kind, version) -> (schema, the release it comes from): a schema is read from the
+    data only when looked up, so that a run reads the schemas of the kinds and releases it
+    checks and no others."""
+
+    def __init__(self, keys: Mapping[tuple[str, str, str], tuple[str, str]]) -> None:
+        self._keys = keys
+
+    def __getitem__(self, key: tuple[str, str, str]) -> tuple[Mapping[str, Any], str]:
+        digest, source = self._keys[key]
+        return _schema(digest), source
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __iter__(self) -> Iterator[tuple[str, str, str]]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
 @functools.cache
-def schemas(
-    channel: str, gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION
-) -> Mapping[tuple[str, str, str], tuple[Mapping[str, Any], str]]:
+def schemas(channel: str, gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION) -> BundledSchemas:
     """(group, kind, version) -> (the schema of the object, its `openAPIV3Schema` compacted; the
     upstream release it comes from, `envoy-gateway v1.9.0`), for the kinds the `channel` of
     Gateway API `gateway_api_version` serves and the vendor CRDs' (one channel, counted as both)."""
-    return {
-        (e["group"], e["kind"], e["version"]): (e["schema"], " ".join(e["source"].split("/")[:2]))
-        for e in _entries()
-        if channel in e["channels"] and _in_release(e, gateway_api_version)
-    }
+    return BundledSchemas(
+        {
+            (e["group"], e["kind"], e["version"]): (e["schema"], " ".join(_release(e)))
+            for e in _entries()
+            if channel in e["channels"] and _in_release(e, gateway_api_version)
+        }
+    )
 
 
 @functools.cache
@@ -99,7 +158,7 @@ def deprecated_versions(
     """(group, kind, version) -> (the warning the API server sends on every request that uses
     it, the upstream release): the versions a bundled CRD serves and marks `deprecated`."""
     return {
-        (e["group"], e["kind"], e["version"]): (e["deprecated"], " ".join(e["source"].split("/")[:2]))
+        (e["group"], e["kind"], e["version"]): (e["deprecated"], " ".join(_release(e)))
         for e in _entries()
         if "deprecated" in e and channel in e["channels"] and _in_release(e, gateway_api_version)
     }
@@ -140,7 +199,7 @@ def gateway_api_served(
     `served: false` are not served (the generator keeps served versions only)."""
     out: dict[tuple[str, str], dict[str, list[str]]] = {}
     for e in _entries():
-        project, release = e["source"].split("/")[:2]
+        project, release = _release(e)
         if project != _GATEWAY_API or release != gateway_api_version:
             continue
         by_channel = out.setdefault((e["group"], e["kind"]), {c: [] for c in CHANNELS})
@@ -157,7 +216,13 @@ def gateway_api_groups(gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION) -
 
 def bundled_gateway_api_versions() -> tuple[str, ...]:
     """The Gateway API releases the data holds, as the generator found them (sorted)."""
-    return tuple(sorted({e["source"].split("/")[1] for e in _entries() if e["source"].split("/")[0] == _GATEWAY_API}))
+    found = {release for project, release in map(_release, _entries()) if project == _GATEWAY_API}
+    return tuple(sorted(found, key=release_key))
+
+
+def release_key(release: str) -> tuple[int, ...]:
+    """A release as numbers, to sort by (`v1.10.0` after `v1.9.0`); what is not a number counts 0."""
+    return tuple(int(part) if part.isdigit() else 0 for part in release.lstrip("v").split("."))
 
 
 def crd_schemas(crd: Mapping[str, Any]) -> dict[tuple[str, str, str], Mapping[str, Any]]:
@@ -262,19 +327,25 @@ def served_versions(root: Path) -> Iterator[tuple[str, tuple[str, str, str], Map
 
 
 def generate(root: Path) -> dict[str, Any]:
-    found: dict[tuple[str, str, str], dict[str, Any]] = {}  # (group, kind, version) -> channel -> entry
-    for rel, key, version in served_versions(root):
+    """The data: an index of (group, kind, version, release, channels) entries, each naming its
+    schema by a hash of its content, and the distinct schemas by hash. Gateway API's schemas
+    repeat across releases and channels (most kinds change in a few of them): each is stored
+    once."""
+    # (group, kind, version, project/release) -> channel -> entry
+    found: dict[tuple[str, str, str, str], dict[str, dict[str, Any]]] = {}
+    for rel, (group, kind, name), version in served_versions(root):
         parts = rel.split("/")
         channels = [parts[2]] if len(parts) > 3 and parts[2] in CHANNELS else list(CHANNELS)
         schema = compact(version["schema"]["openAPIV3Schema"])
-        warning = version_deprecation(key[0], key[1], version)
+        warning = version_deprecation(group, kind, version)
         for channel in channels:
-            entry = {"source": rel, "schema": schema}
+            entry: dict[str, Any] = {"source": rel, "schema": schema}
             if warning is not None:
                 entry["deprecated"] = warning
-            found.setdefault(key, {})[channel] = entry
+            found.setdefault((group, kind, name, "/".join(parts[:2])), {})[channel] = entry
     kinds = []
-    for key in sorted(found):
+    stored: dict[str, dict[str, Any]] = {}
+    for key in sorted(found, key=lambda k: (k[0], k[1], k[2], k[3].split("/")[0], release_key(k[3].split("/")[1]))):
         by_channel = found[key]
         # One entry per distinct schema, naming the channels that serve it.
         distinct: list[tuple[dict[str, Any], list[str]]] = []
@@ -291,6 +362,8 @@ def generate(root: Path) -> dict[str, Any]:
             else:
                 same[1].append(channel)
         for entry, channels in distinct:
+            digest = _digest(entry["schema"])
+            stored[digest] = entry["schema"]
             kinds.append(
                 {
                     "group": key[0],
@@ -299,22 +372,60 @@ def generate(root: Path) -> dict[str, Any]:
                     "channels": channels,
                     "source": entry["source"],
                     **({"deprecated": entry["deprecated"]} if "deprecated" in entry else {}),
-                    "schema": entry["schema"],
+                    "schema": digest,
                 }
             )
-    return {
+    index = {
         "about": (
             "Generated by `python -m policylint.k8s.schemas tests/data/crds` from the vendored upstream CRDs"
             " (Apache License 2.0; provenance in tests/data/crds/SOURCES.md). Do not edit."
         ),
         "kinds": kinds,
     }
+    return {"index": index, "schemas": {digest: stored[digest] for digest in sorted(stored)}}
+
+
+def _digest(schema: Mapping[str, Any]) -> str:
+    """The name a schema is stored under: a hash of its content."""
+    import hashlib
+
+    text = json.dumps(schema, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def members(data: Mapping[str, Any]) -> dict[str, bytes]:
+    """The files of the archive: the index, and one per distinct schema."""
+
+    def dump(value: Any) -> bytes:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=False).encode("utf-8")
+
+    out = {INDEX: dump(data["index"])}
+    out.update({f"schemas/{digest}.json": dump(schema) for digest, schema in data["schemas"].items()})
+    return out
+
+
+def read_members(blob: bytes) -> dict[str, bytes]:
+    """The files of an archive as `render` wrote it (the test compares these, not the deflated bytes,
+    which a different zlib may write differently)."""
+    import io
+
+    with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
 
 
 def render(data: Mapping[str, Any]) -> bytes:
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
-    # mtime 0: the same input gives the same bytes (the test compares the decompressed text).
-    return gzip.compress(text.encode("utf-8"), mtime=0)
+    """A zip archive: each member is deflated on its own, so that a run reads and inflates only the
+    schemas it looks up. Fixed timestamps and order: the same input gives the same bytes."""
+    import io
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, content in members(data).items():
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, content, compresslevel=9)
+    return buffer.getvalue()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policylint.input.named import shown
+from policylint.k8s.cluster import Installer
 from policylint.k8s.names import group_kind
 from policylint.resources import load_schema, load_yaml_data
 from policylint.values import frozen
@@ -223,6 +224,10 @@ class Implementation:
     # API groups whose objects in the input show that the implementation runs there, as a
     # GatewayClass of it does (Istio's security.istio.io): its built-in classes then exist.
     evidence_groups: frozenset[str] = frozenset()
+    # The Gateway API channel whose CRDs the implementation's installer ships by default, and the
+    # document that says so (`gatewayAPI`); None: it leaves the Gateway API CRDs to the user.
+    gateway_api_channel: str | None = None
+    gateway_api_docs: str = ""
 
 
 @frozen
@@ -598,10 +603,42 @@ def builtin_implementations() -> tuple[Implementation, ...]:
                         (_target_kind(k["kind"]), _target_kind(k["as"]))
                         for k in (raw.get("backendsResolvedAs") or {}).get("kinds", ())
                     ),
+                    gateway_api_channel=(raw.get("gatewayAPI") or {}).get("channel"),
+                    gateway_api_docs=(raw.get("gatewayAPI") or {}).get("docs", ""),
                     classes_installed=bool((raw.get("builtinGatewayClasses") or {}).get("installed", False)),
                     evidence_groups=frozenset((raw.get("builtinGatewayClasses") or {}).get("evidenceGroups", ())),
                 )
             )
+    return tuple(out)
+
+
+def implementation_name(title: str) -> str:
+    """How the configuration names an implementation: `Envoy Gateway` -> `envoy-gateway`, the name
+    of its project's profile file."""
+    return "-".join(title.lower().split())
+
+
+@functools.cache
+def installers() -> tuple[Installer, ...]:
+    """What each built-in implementation's installer puts in a cluster, for inferring the cluster
+    (policylint.k8s.cluster): its Gateway API channel, and the API groups of its own policy kinds
+    (a CRD of one in the input shows the implementation runs)."""
+    groups: dict[str, set[str]] = {}
+    for profile in builtin_profiles():
+        groups.setdefault(profile.project, set()).add(profile.group)
+    out = []
+    for implementation in builtin_implementations():
+        name = implementation_name(implementation.name)
+        out.append(
+            Installer(
+                name,
+                implementation.name,
+                implementation.controller_names,
+                frozenset(groups.get(name, ())),
+                implementation.gateway_api_channel,
+                implementation.gateway_api_docs,
+            )
+        )
     return tuple(out)
 
 

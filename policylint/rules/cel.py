@@ -15,7 +15,8 @@ from policylint.k8s.admission import VALIDATIONS, Admission, Rejection
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.rules.base import POLICY, Rule
-from policylint.rules.schema import GATEWAY_API_KINDS, _under
+from policylint.rules.releases import judged
+from policylint.rules.schema import GATEWAY_API_KINDS, _admitting, _under
 from policylint.stages import Stage
 
 # The policy rules that check, without the cluster, what the CRDs' CEL rules on target references
@@ -53,9 +54,9 @@ class CelViolation(Rule):
                 said = failure.validation.get("message")
                 if said in claimed and _under_any(claimed[said].get(id(obj), ()), failure.node_path):
                     continue  # a rule that declares this CEL rule's problem (`Rule.covers_cel`) reports it
-                yield self._finding(obj, rejection, verdict)
+                yield self._finding(project, obj, rejection, verdict)
 
-    def _finding(self, obj: K8sObject, rejection: Rejection, verdict: Admission) -> Issue:
+    def _finding(self, project: Project, obj: K8sObject, rejection: Rejection, verdict: Admission) -> Issue:
         failure = rejection.cel
         assert failure is not None
         source = verdict.source
@@ -64,7 +65,6 @@ class CelViolation(Rule):
         where = at or "the object"
         reason = failure.validation.get("reason")
         because = f" ({reason})" if isinstance(reason, str) and reason else ""
-        severity: Severity | None = None if source is None else Severity.WARNING
         compiled, error = failure.compiled, failure.error
         if rejection.undecided:
             assert error is not None
@@ -75,8 +75,8 @@ class CelViolation(Rule):
             return self.issue(obj, at, message, severity=Severity.WARNING)
         said = rejection.message
         message = f"{where}: {said}{because} (a CEL rule of {origin}): the API server rejects the object"
-        if source:
-            message += f"; if the cluster runs a newer release than {source}, lint with its CRDs (--crd)"
+        severity, words = judged(project, obj, source, _admitting(project.index, obj), "the object")
+        message += words
         hint = None if error is not None or said.startswith("failed rule:") else f"The rule: `{compiled.text}`"
         return self.issue(obj, at, message, severity=severity, hint=hint)
 
@@ -214,12 +214,10 @@ def coverage(given: Sequence[tuple[str, Mapping[str, Any]]] | None = None) -> li
     CRD object data)): its rules, how many PL704 evaluates, and why the others are not (reason
     -> count). Rows in the data's order, one per channel (a given CRD's row has channel "")."""
     if given is None:
-        import gzip
-        import json
+        from policylint.k8s.schemas import bundled_entries
 
-        from policylint.k8s.schemas import DATA
-
-        entries = json.loads(gzip.decompress(DATA.read_bytes()).decode("utf-8"))["kinds"]
+        # The newest Gateway API release's, as the run without a cluster description reads first.
+        entries = bundled_entries()
     else:
         from policylint.k8s.schemas import crd_schemas
 

@@ -12,7 +12,7 @@ channel does not serve is PL705's, a field only its experimental channel has is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from policylint.findings import Issue, Related, Severity
@@ -22,13 +22,16 @@ from policylint.k8s.admission import (
     UNRENDERED,
     Catalogue,
     PrunedField,
-    violations,
+    admits,
 )
+from policylint.k8s.cluster import HOW_TO_DECLARE
 from policylint.k8s.deprecations import deprecations
+from policylint.k8s.index import ProjectIndex
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.rules.base import ANY, POLICY, Rule
 from policylint.rules.hints import close_name
+from policylint.rules.releases import accepted_by, judged, unserved
 from policylint.semantics.topology import expand_pattern
 
 
@@ -92,7 +95,7 @@ class UnknownField(Rule):
         # newer release may have added the field (`Catalogue.schema`). A field the standard
         # channel lacks and the experimental one has is PL706's.
         for obj, source, found in _unknown_fields(project, self):
-            for _, path, key_name, known, experimental in found:
+            for parts, path, key_name, known, experimental in found:
                 if experimental:
                     continue  # PL706's
                 at = join(path, key_name) if path else key_name
@@ -104,9 +107,8 @@ class UnknownField(Rule):
                     f"{key_name!r} is not a field {where} of {obj.kind} {obj.version} ({origin}): the API server"
                     " prunes it, and `kubectl apply` rejects the object (strict field validation is its default)"
                 )
-                if source:
-                    message += f"; if the cluster runs a newer release than {source}, lint with its CRDs (--crd)"
-                yield self.issue(obj, at, message, hint=hint, severity=None if source is None else Severity.WARNING)
+                severity, said = judged(project, obj, source, _defining(parts, key_name))
+                yield self.issue(obj, at, message + said, hint=hint, severity=severity)
 
 
 def _origin(project: Project, obj: K8sObject, source: str | None) -> str:
@@ -180,24 +182,25 @@ class ExperimentalField(Rule):
     per_object = True
 
     def check(self, project: Project) -> Iterable[Issue]:
-        options = project.index.options
-        for obj, _, found in _unknown_fields(project, self):
-            for _, path, key_name, _, experimental in found:
+        release = project.index.catalogue().release
+        for obj, source, found in _unknown_fields(project, self):
+            for parts, path, key_name, _, experimental in found:
                 if not experimental:
                     continue  # PL702's
                 at = join(path, key_name) if path else key_name
                 where = f"in {path}" if path else "at the top level"
                 message = (
                     f"{key_name!r} {where} of {obj.kind} {obj.version} is an experimental field: Gateway API"
-                    f" {options.gateway_api_version}'s standard channel CRD does not define it, only the experimental"
+                    f" {release}'s standard channel CRD does not define it, only the experimental"
                     " channel's does, so the API server prunes it and `kubectl apply` rejects the object (strict field"
                     " validation is its default)"
                 )
                 hint = (
-                    "Remove it, or install the experimental channel's CRDs and lint with `--channel experimental`"
-                    " (a newer release may have moved it to the standard channel: then lint with its CRDs, --crd)."
+                    "Remove it, or install the experimental channel's CRDs and declare `channel: experimental`"
+                    " (--channel experimental)."
                 )
-                yield self.issue(obj, at, message, hint=hint)
+                severity, said = judged(project, obj, source, _defining(parts, key_name))
+                yield self.issue(obj, at, message + said, hint=hint, severity=severity)
 
 
 class SchemaViolation(Rule):
@@ -214,7 +217,6 @@ class SchemaViolation(Rule):
         # schema rejections are its own to report.
         index = project.index
         targets = project.derived(_target_fields)
-        catalogue = index.catalogue()
         for obj in self.objects(project):
             verdict = index.admission(obj)
             if verdict is None or not verdict.schema:
@@ -223,13 +225,6 @@ class SchemaViolation(Rule):
             malformed = index.malformed(obj)
             # Target references: the PL1xx and PL2xx rules check them, field by field.
             skipped = targets.get(id(obj), ())
-            # Linted against the standard channel: what the experimental channel's schema would
-            # accept (an enum value it adds) is said, since the cluster may run that channel.
-            wider = catalogue.experimental_schema(obj, source)
-            accepted = None
-            if wider is not None:
-                refused = {(parts, problem) for parts, problem, _ in violations(obj.data, wider)}
-                accepted = {(r.parts, r.message) for r in verdict.schema} - refused
             # Lists whose own CEL rules refuse them (Gateway API's "Listener name must be
             # unique"): a duplicate item in them is that rule's finding (PL704), in the CRD's words.
             refused_lists = {r.cel.node_path for r in verdict.cel if r.cel is not None}
@@ -246,20 +241,24 @@ class SchemaViolation(Rule):
                         obj, path, message + " as written", severity=None if source is None else Severity.WARNING, hint=_RENDER
                     )
                     continue
-                if accepted and (parts, problem) in accepted:
-                    message += (
-                        "; the experimental channel's CRD accepts it: lint with --channel experimental if the cluster"
-                        " runs that channel's CRDs"
-                    )
-                if source:
-                    message += f"; if the cluster runs a newer release than {source}, lint with its CRDs (--crd)"
-                yield self.issue(obj, path, message, severity=None if source is None else Severity.WARNING)
+                severity, said = judged(project, obj, source, _admitting(index, obj), "the object")
+                yield self.issue(obj, path, message + said, severity=severity)
 
 
 _RENDER = (
     "Substitute the placeholder first (envsubst, kustomize replacements, your deployment tool's variables; helm template"
     " for a chart) and lint the output, e.g. `envsubst < app.yaml | policylint - --stdin-filename app.yaml`."
 )
+
+
+def _defining(parts: tuple[str | int, ...], key: str) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether a schema defines the field `key` in the object at `parts` (PL702, PL706)."""
+    return lambda schema: _defines(schema, parts, key)
+
+
+def _admitting(index: ProjectIndex, obj: K8sObject) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether a schema admits the object whole (PL703, PL704: the API server refuses the object)."""
+    return lambda schema: admits(index, obj, schema)
 
 
 def _target_fields(project: Project) -> dict[int, tuple[str, ...]]:
@@ -311,12 +310,25 @@ class ApiVersionNotServed(Rule):
         other = "experimental" if channel == "standard" else "standard"
         by_channel = served.get((group, kind))
         fails = '`kubectl apply` fails with "no matches for kind"'
+        if by_channel is not None and version in by_channel[channel]:
+            return
+        if not catalogue.cluster.decided:
+            # The cluster may run another release or channel: say which serve the version.
+            serving = [(r, c) for r, c, found in catalogue.plausible((group, kind, version)) if found is not None]
+            if serving:
+                message = (
+                    f"{kind} {obj.api_version} is served only by {accepted_by(serving)}: {fails} on a cluster that"
+                    f" runs another; if the cluster runs one of them, {HOW_TO_DECLARE}"
+                )
+                yield self.issue(obj, "apiVersion", message, severity=Severity.WARNING)
+                return
+        said = unserved(catalogue.cluster)
         if by_channel is None:
             known = sorted(k for g, k in served if g == group)
             guess = close_name(kind, known) or next((k for k in known if k.lower() == kind.lower()), None)
             message = (
-                f"Gateway API {release} has no kind {kind!r} in {group} (in either channel): {fails}; if the cluster"
-                " runs a newer release that adds it, lint with its CRDs (--crd)"
+                f"Gateway API {release} has no kind {kind!r} in {group} (in either channel): {fails}{said}; if the"
+                " cluster runs a newer release that adds it, lint with its CRDs (--crd)"
             )
             yield self.issue(obj, "kind", message, hint=f"Did you mean `{guess}`?" if guess else None)
             return
@@ -324,7 +336,7 @@ class ApiVersionNotServed(Rule):
         if version in mine:
             return
         if not mine:
-            message = f"{kind} is not a kind of Gateway API {release}'s {channel} channel, which has no CRD for it: {fails}"
+            message = f"{kind} is not a kind of Gateway API {release}'s {channel} channel, which has no CRD for it: {fails}{said}"
             if version in theirs:
                 message += f"; the {other} channel's CRD serves {obj.api_version}"
                 hint = f"Lint with `--channel {other}` if the cluster runs the {other} channel's CRDs."
@@ -335,7 +347,7 @@ class ApiVersionNotServed(Rule):
             return
         message = (
             f"{kind} {obj.api_version} is not served by Gateway API {release}'s {channel} channel CRD, which serves"
-            f" {_versions(mine)}: {fails}"
+            f" {_versions(mine)}: {fails}{said}"
         )
         hint = _use(group, mine)
         if version in theirs:

@@ -1,0 +1,99 @@
+"""How sure a schema finding is: the severity policy of the schema rules (PL702-PL706) over the
+Gateway API releases and channels the cluster may run (docs/semantics.md#the-cluster-model).
+
+A violation of the bundled schemas is an error when the cluster's release and channel are known
+(declared or inferred, policylint.k8s.cluster) and they refuse it. When either is unknown, it is
+an error if every bundled release of the plausible channels refuses it, and otherwise a warning
+naming the releases and channels that accept it and how to declare the cluster. A vendor's kind has
+one bundled release, and the cluster may run a newer one: its findings are warnings naming the
+release. A CRD in the input or given with --crd is what the cluster serves: what it refuses is an
+error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from policylint.findings import Severity
+from policylint.k8s.cluster import HOW_TO_DECLARE, Cluster
+from policylint.k8s.objects import K8sObject
+from policylint.k8s.schemas import GATEWAY_API_VERSIONS, release_key
+from policylint.project import Project
+
+GATEWAY_API = "gateway-api"  # how a bundled Gateway API schema's source begins (`gateway-api v1.6.1`)
+
+
+def judged(
+    project: Project,
+    obj: K8sObject,
+    source: str | None,
+    accepts: Callable[[Mapping[str, Any]], bool],
+    what: str = "it",
+) -> tuple[Severity | None, str]:
+    """The severity of a finding that the schema from `source` makes (None: the rule's own, an
+    error) and the words to end its message with; `accepts` says whether another bundled schema
+    of the object's kind and version accepts `what` this one refuses (the field, or the object)."""
+    if source is None:
+        return None, ""
+    if not source.startswith(f"{GATEWAY_API} "):
+        # One release of each vendor is bundled, and the cluster's is not known: a newer one may
+        # define the field or allow the value (Envoy Gateway's own test data use fields of its
+        # main branch that its last release lacks). A warning naming the release.
+        return Severity.WARNING, f"; if the cluster runs a newer release than {source}, lint with its CRDs (--crd)"
+    catalogue = project.index.catalogue()
+    cluster = catalogue.cluster
+    if cluster.decided:
+        return None, f"; the cluster runs {_runs(cluster)}"
+    accepting = catalogue.accepting((obj.group, obj.kind, obj.version), accepts)
+    if not accepting:
+        return None, f"; no bundled release of {_plausible(cluster)} accepts {what}"
+    return Severity.WARNING, f"; {accepted_by(accepting)} accept {what}: if the cluster runs it, {HOW_TO_DECLARE}"
+
+
+def unserved(cluster: Cluster) -> str:
+    """The words that end a finding about a version no bundled schema the cluster may run serves
+    (PL705)."""
+    if cluster.decided:
+        return f"; the cluster runs {_runs(cluster)}"
+    return f"; no bundled release of {_plausible(cluster)} serves it"
+
+
+def _runs(cluster: Cluster) -> str:
+    return (
+        f"Gateway API {cluster.release.value} ({cluster.release.source}), {cluster.channel.value} channel"
+        f" ({cluster.channel.source})"
+    )
+
+
+def _plausible(cluster: Cluster) -> str:
+    releases = cluster.releases()
+    release = releases[0] if len(releases) == 1 else f"Gateway API {GATEWAY_API_VERSIONS[0]} to {GATEWAY_API_VERSIONS[-1]}"
+    channels = cluster.channels()
+    channel = f"the {channels[0]} channel" if len(channels) == 1 else "either channel"
+    if len(releases) == 1:
+        release = f"Gateway API {release}"
+    return f"{release} in {channel}"
+
+
+def accepted_by(pairs: list[tuple[str, str]]) -> str:
+    """The (release, channel) pairs in words: `Gateway API v1.4.1 to v1.6.1's experimental
+    channel and v1.6.1's standard channel`."""
+    by_channel: dict[str, list[str]] = {}
+    for release, channel in pairs:
+        by_channel.setdefault(channel, []).append(release)
+    parts = []
+    for channel in sorted(by_channel, key=lambda c: c != "standard"):
+        releases = sorted(by_channel[channel], key=release_key)
+        parts.append(f"{_span(releases)}'s {channel} channel")
+    return "Gateway API " + " and ".join(parts)
+
+
+def _span(releases: list[str]) -> str:
+    """Bundled releases in words: one, a run of consecutive bundled ones as `A to B`, or a list."""
+    if len(releases) == 1:
+        return releases[0]
+    positions = [GATEWAY_API_VERSIONS.index(r) for r in releases if r in GATEWAY_API_VERSIONS]
+    if len(positions) == len(releases) and positions == list(range(positions[0], positions[0] + len(positions))):
+        return f"{releases[0]} to {releases[-1]}"
+    return ", ".join(releases)
