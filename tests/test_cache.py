@@ -476,6 +476,12 @@ def schema_tree(tree: Path) -> Path:
     return tree
 
 
+# The cluster declared: with its release or channel unknown, an object the first plausible schema
+# refuses is judged again by every other one (policylint.k8s.admission.admit), and those verdicts
+# are never kept; these tests count what the store saves.
+DECIDED = ["--gateway-api-version", "v1.6.1", "--channel", "experimental"]
+
+
 @pytest.fixture
 def verdicts_computed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """The objects whose admission verdict was worked out (not taken from the store) in this process."""
@@ -496,16 +502,16 @@ def test_verdicts_nothing_refuses_are_kept_and_answer_as_computed_ones(
     schema_tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], verdicts_computed: list[str]
 ) -> None:
     cache_dir = str(tmp_path / "cache")
-    uncached = run_json(["--no-cache", str(schema_tree)], capsys)
+    uncached = run_json(["--no-cache", *DECIDED, str(schema_tree)], capsys)
     findings = json.loads(uncached)["findings"]
     for code in ("PL702", "PL703", "PL704"):
         assert any(f["rule"] == code for f in findings), code
     computed = len(verdicts_computed)
     verdicts_computed.clear()
-    assert run_json(["--cache-dir", cache_dir, str(schema_tree)], capsys) == uncached  # cold: writes
+    assert run_json(["--cache-dir", cache_dir, *DECIDED, str(schema_tree)], capsys) == uncached  # cold: writes
     assert len(verdicts_computed) == computed
     verdicts_computed.clear()
-    assert run_json(["--cache-dir", cache_dir, str(schema_tree)], capsys) == uncached  # warm: reads
+    assert run_json(["--cache-dir", cache_dir, *DECIDED, str(schema_tree)], capsys) == uncached  # warm: reads
     warm = list(verdicts_computed)
     # Worked out again: only the objects the API server refuses, whose verdicts are not kept.
     # Those with pruned fields (PL702's) come from the store, fields and all.
@@ -558,8 +564,8 @@ def test_a_damaged_or_forged_store_is_a_miss(
     """Whatever the store's entry holds, a value that is not what `admission` writes is a miss:
     the run answers as with no cache, and works the verdict out again."""
     cache_dir = tmp_path / "cache"
-    uncached = run_json(["--no-cache", str(schema_tree)], capsys)
-    assert run_json(["--cache-dir", str(cache_dir), str(schema_tree)], capsys) == uncached
+    uncached = run_json(["--no-cache", *DECIDED, str(schema_tree)], capsys)
+    assert run_json(["--cache-dir", str(cache_dir), *DECIDED, str(schema_tree)], capsys) == uncached
     from policylint.k8s import admission
 
     cache = ParseCache(cache_dir)
@@ -589,10 +595,10 @@ def test_a_damaged_or_forged_store_is_a_miss(
     for forged in damaged:
         ParseCache(cache_dir).put(name, forged)
         verdicts_computed.clear()
-        assert run_json(["--cache-dir", str(cache_dir), str(schema_tree)], capsys) == uncached, forged[:40]
+        assert run_json(["--cache-dir", str(cache_dir), *DECIDED, str(schema_tree)], capsys) == uncached, forged[:40]
         assert len(verdicts_computed) >= len(keys)  # every kept verdict worked out again
         verdicts_computed.clear()
-        assert run_json(["--cache-dir", str(cache_dir), str(schema_tree)], capsys) == uncached
+        assert run_json(["--cache-dir", str(cache_dir), *DECIDED, str(schema_tree)], capsys) == uncached
         assert len(verdicts_computed) < len(keys)  # and written anew: the next run takes them
 
 
@@ -608,13 +614,13 @@ def test_verdicts_kept_by_other_code_are_not_taken(
     from policylint.k8s import admission
 
     cache_dir = str(tmp_path / "cache")
-    run_json(["--cache-dir", cache_dir, str(schema_tree)], capsys)
+    run_json(["--cache-dir", cache_dir, *DECIDED, str(schema_tree)], capsys)
     computed = len(verdicts_computed)
     verdicts_computed.clear()
-    run_json(["--cache-dir", cache_dir, str(schema_tree)], capsys)
+    run_json(["--cache-dir", cache_dir, *DECIDED, str(schema_tree)], capsys)
     assert len(verdicts_computed) < computed / 4
     stamp = admission.code_stamp()
     monkeypatch.setattr(admission, "code_stamp", lambda: stamp + b"another checkout")
     verdicts_computed.clear()
-    run_json(["--cache-dir", cache_dir, str(schema_tree)], capsys)
+    run_json(["--cache-dir", cache_dir, *DECIDED, str(schema_tree)], capsys)
     assert len(verdicts_computed) == computed

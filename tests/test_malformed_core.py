@@ -67,7 +67,7 @@ metadata: {name: web, namespace: app}
 spec:
   parentRefs:
   - {group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: infra, sectionName: http, port: 80}
-  - {name: gw, namespace: infra, sectionName: https}
+  - {name: gw, namespace: infra, sectionName: https, port: 443}
   hostnames: [www.example.com]
   rules:
   - name: main
