@@ -61,6 +61,8 @@ from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selecto
 from policylint.profiles.registry import DataSpec, HostSource, Implementation, PolicyProfile, TargetKind
 from policylint.semantics.grants import NOT_NEEDED, GrantCheck, Reference
 from policylint.semantics.listeners import unsupported_protocol
+from policylint.semantics.parameters import PURPOSE as PARAMETERS
+from policylint.semantics.parameters import parameters_ref
 from policylint.values import frozen
 from policylint.vocabulary import Admission, Attachment, NamespaceMatch, ReferenceStatus, Traffic
 
@@ -456,6 +458,9 @@ class Topology:
                     Traffic.NO_GATEWAY_CLASS,
                     f"Gateway {_where(obj)} names GatewayClass {ref.name}, which is not in the input, so it is never reconciled",
                 )
+            invalid = self._invalid_parameters(obj, ref.target if ref is not None else None)
+            if invalid is not None:
+                return Traffic.INVALID_PARAMETERS, invalid
         return Traffic.CARRIES, ""
 
     # -- building --------------------------------------------------------------------------
@@ -465,7 +470,9 @@ class Topology:
         for gateway in self.gateways():
             self._listeners[id(gateway)] = self._parse_listeners(gateway)
             self.class_refs[id(gateway)] = self._class_ref(gateway)
-            self._add_refs(gateway, self._certificate_refs(gateway))
+            self._add_refs(gateway, self._certificate_refs(gateway) + self._parameters_refs(gateway))
+        for gateway_class in index.of_kind(GATEWAY_GROUP, "GatewayClass"):
+            self._add_refs(gateway_class, self._parameters_refs(gateway_class))
         for listener_set in index.of_kind(GATEWAY_GROUP, "ListenerSet"):
             self._listeners[id(listener_set)] = self._parse_listeners(listener_set)
             set_att = self._attach_listener_set(listener_set)
@@ -1541,6 +1548,41 @@ class Topology:
     def delegated_by(self, route: K8sObject) -> list[K8sObject]:
         """The routes that delegate traffic to this one (implementation-specific route delegation)."""
         return self._delegated_by.get(id(route), [])
+
+    def _invalid_parameters(self, gateway: K8sObject, gateway_class: K8sObject | None) -> str | None:
+        """Why a Gateway is not accepted for its parameters, if it is not: its own reference, or its
+        class's, names a group nothing serves (Accepted=False, InvalidParameters; PL422)."""
+        for owner in (gateway, gateway_class):
+            if owner is None:
+                continue
+            for ref in self.references.get(id(owner), []):
+                if ref.purpose == PARAMETERS and ref.status == ReferenceStatus.INVALID_KIND:
+                    whose = "its" if owner is gateway else f"its GatewayClass {owner.name}'s"
+                    return (
+                        f"Gateway {_where(gateway)} is not accepted: {whose} parametersRef names {ref.kind} of group"
+                        f" {ref.group}, which nothing serves (InvalidParameters)"
+                    )
+        return None
+
+    def _parameters_refs(self, owner: K8sObject) -> list[ObjectRef]:
+        """The parameters reference of a GatewayClass or Gateway (`policylint.semantics.parameters`),
+        resolved as a certificate reference is: a missing object is looked for only where the input
+        manages its kind (or with --complete), and a group nothing serves is InvalidKind always."""
+        found = parameters_ref(owner)
+        if found is None:
+            return []
+        path, raw = found
+        if _ref_malformed(self.index.malformed(owner), path):
+            return []  # rejected with its owner (PL010)
+        ref = self._resolve_ref(owner, path, raw, PARAMETERS, default_kind="", check_existence=False, grant_needed=False)
+        if ref is None or not ref.kind:
+            return []  # group and kind are required: the schema refuses the object (PL705)
+        if ref.group != CORE and ref.group not in self._known_groups():
+            # No controller resolves a kind of a group nothing serves (conformance test
+            # GatewayInvalidParametersRef: group invalid.io), with or without --complete.
+            detail = "a group no CRD, built-in kind, profile or object in the input belongs to"
+            ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None, detail=detail)
+        return [ref]
 
     def _certificate_refs(self, owner: K8sObject) -> list[ObjectRef]:
         out: list[ObjectRef] = []
