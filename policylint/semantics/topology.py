@@ -60,7 +60,7 @@ from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
 from policylint.profiles.registry import DataSpec, HostSource, Implementation, PolicyProfile, TargetKind
 from policylint.semantics.grants import NOT_NEEDED, GrantCheck, Reference
-from policylint.semantics.listeners import unsupported_protocol
+from policylint.semantics.listeners import port_conflict, unsupported_protocol
 from policylint.semantics.parameters import PURPOSE as PARAMETERS
 from policylint.semantics.parameters import parameters_ref
 from policylint.values import frozen
@@ -656,6 +656,16 @@ class Topology:
         # ListenerSetProtocolConflict, conformance/tests/listenerset-protocol-conflict.go: HTTP
         # listeners of a ListenerSet whose TCP listener lost to the Gateway's are accepted).
         sets = sorted(self.listener_sets_of(gateway), key=_listener_set_order)
+        # Which protocols share a port beyond the Gateway API's rules is the implementation's
+        # (profile `listenerPorts`); a class policylint does not know is held to those rules only.
+        implementation = self.gateway_implementation(gateway)
+        sharing = implementation.port_sharing if implementation is not None else None
+        who = implementation.name if implementation is not None else "its implementation"
+
+        def _indistinct(a: Listener, b: Listener) -> str | None:
+            assert a.port is not None and a.protocol is not None and b.protocol is not None
+            return port_conflict(a.port, (a.protocol, a.hostname), (b.protocol, b.hostname), sharing, who)
+
         accepted: dict[int, list[Listener]] = defaultdict(list)  # by port, of higher precedence
         for owner in (gateway, *sets):
             mine = [
@@ -1811,22 +1821,6 @@ def _constant(value: str, _kind: str) -> str:
 def _listener_set_order(listener_set: K8sObject) -> tuple[int, str, str, str]:
     stamp = listener_set.creation_timestamp
     return (0 if stamp is not None else 1, stamp.isoformat() if stamp else "", listener_set.namespace or "", listener_set.name)
-
-
-def _indistinct(a: Listener, b: Listener) -> str | None:
-    """Why two listeners on one port are not distinct (apis/v1/gateway_types.go, Listeners), if
-    they are not: HTTP, HTTPS and TLS are distinct by port and hostname, TCP and UDP by port,
-    and a TCP listener conflicts with HTTP, HTTPS or TLS on its port."""
-    if a.protocol == b.protocol:
-        if a.protocol in ("TCP", "UDP"):
-            return f"both {a.protocol} on port {a.port}"
-        if (a.hostname or "") == (b.hostname or ""):
-            shown = f"hostname {a.hostname}" if a.hostname else "no hostname"
-            return f"both {a.protocol} on port {a.port} with {shown}: HostnameConflict"
-        return None
-    if "TCP" in (a.protocol, b.protocol) and {a.protocol, b.protocol} & {"HTTP", "HTTPS", "TLS"}:
-        return f"{a.protocol} and {b.protocol} on port {a.port}: ProtocolConflict"
-    return None
 
 
 def _listener_label(listener: Listener) -> str:
