@@ -948,6 +948,13 @@ class Topology:
             )
         return out
 
+    def _mesh_parent(self, ref: ParentRef) -> bool:
+        """Whether a parentRef names a mesh parent (GEP-1294): a Service, or a kind an implementation
+        takes as one (profile `meshParents`)."""
+        return not ref.malformed and (
+            (ref.group, ref.kind) == (CORE, "Service") or TargetKind(ref.group, ref.kind) in self._mesh_parents
+        )
+
     def _attach_route(self, route: K8sObject) -> list[ParentAttachment]:
         return [self._attach(route, ref) for ref in self._parent_refs(route)]
 
@@ -958,7 +965,7 @@ class Topology:
             )
         parent = self.index.lookup(ref.group, ref.kind, ref.namespace, ref.name)
         label = f"{ref.kind} {ref.namespace}/{ref.name}"
-        if (ref.group, ref.kind) == (CORE, "Service") or TargetKind(ref.group, ref.kind) in self._mesh_parents:
+        if self._mesh_parent(ref):
             if parent is None and not self.external.match(ref.group, ref.kind, ref.namespace, ref.name):
                 return ParentAttachment(route, ref, None, PARENT_NOT_FOUND, message=f"{label} not found")
             return ParentAttachment(route, ref, parent, MESH)
@@ -1216,8 +1223,10 @@ class Topology:
         malformed = self.index.malformed(route)
         # GEP-1294 "Namespace boundaries": a mesh route (every parent a Service) "can send traffic
         # to backendRefs in any namespace ... without a ReferenceGrant"; a Gateway-bound route needs one.
+        # Whether a route is a mesh route is what its parentRefs name, not whether they resolve:
+        # a missing Service parent is PL406's one finding, and makes no grant due on the backends.
         parents = self.parents.get(id(route), [])
-        mesh_only = bool(parents) and all(att.status == MESH for att in parents)
+        mesh_only = bool(parents) and all(self._mesh_parent(att.ref) for att in parents)
 
         known: list[list[Implementation | None]] = []
 
