@@ -127,6 +127,8 @@ class Traffic(Term):
     NO_GATEWAY_CLASS = "NoGatewayClass"  # a Gateway whose GatewayClass is not in the input (PL405's cause)
     LISTENER_CONFLICTED = "ListenerConflicted"  # a listener not distinct from another (PL416's cause)
     UNSUPPORTED_PROTOCOL = "UnsupportedProtocol"  # a listener whose protocol no controller accepts (PL421's cause)
+    # A Gateway whose parametersRef, or its class's, names a group nothing serves (PL422's cause).
+    INVALID_PARAMETERS = "InvalidParameters"
 
 
 class ReferenceStatus(Term):

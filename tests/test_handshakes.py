@@ -177,6 +177,56 @@ def test_a_route_with_a_gateway_parent_still_needs_the_grant() -> None:
     assert finding.object is not None and finding.object.name == "mesh-echo-add-header"
 
 
+# istio/istio pilot/pkg/config/kube/gateway/testdata/mesh.yaml, route `consumer-override`: a route
+# in `default` whose parent is the Service apple/httpbin-apple (a consumer route, GEP-1294), with
+# no ReferenceGrant in the input; its golden status (mesh.status.yaml.golden) is Accepted=True,
+# ResolvedRefs=True. A Service parent is no Gateway: ReferenceGrant does not apply to it.
+ISTIO_CONSUMER_ROUTE = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: istio}
+spec: {controllerName: istio.io/gateway-controller}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: httpbin-apple, namespace: apple}
+spec:
+  ports: [{name: http, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: consumer-override
+  namespace: default
+spec:
+  parentRefs:
+  - group: ""
+    kind: Service
+    name: httpbin-apple
+    namespace: apple
+    port: 80
+  rules:
+  - backendRefs:
+    - name: httpbin-apple
+      namespace: apple
+      port: 80
+"""
+
+
+def test_an_istio_consumer_route_needs_no_grant_for_its_service_parent() -> None:
+    result = lint_text(ISTIO_CONSUMER_ROUTE)
+    assert [f.rule for f in result.findings] == []
+    # The parent is looked up all the same: a Service missing from its namespace is PL406 (and the
+    # backend PL411), so the check above is not vacuous. The route stays a mesh route: its backend
+    # needs no grant either (before: PL402 as well, as if a Gateway-bound route).
+    missing = lint_text(
+        ISTIO_CONSUMER_ROUTE.replace(
+            "metadata: {name: httpbin-apple, namespace: apple}", "metadata: {name: httpbin-apple, namespace: pear}"
+        )
+    )
+    assert [f.rule for f in missing.findings if f.rule.startswith("PL4")] == ["PL406", "PL411"]
+
+
 # -- object references in a policy's spec, and --complete ---------------------------------------------
 
 _RESPONSE_OVERRIDE = """\

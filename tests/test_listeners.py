@@ -52,7 +52,8 @@ def test_a_policy_on_a_listener_with_an_unsupported_protocol_has_no_effect() -> 
     assert finding.path == "spec.targetRefs[0]"
     assert "targets listener raw of Gateway infra/edge, which carries no traffic" in finding.message
     assert "protocol GRPC, which no controller accepts (Accepted=False, UnsupportedProtocol)" in finding.message
-    assert only(lint_text(GATEWAY % "HTTPS" + POLICY), "PL413") == []
+    # UDP shares port 80 with HTTP under Envoy Gateway (HTTPS would not: ProtocolConflict).
+    assert only(lint_text(GATEWAY % "UDP" + POLICY), "PL413") == []
 
 
 ROUTE = """\
@@ -133,3 +134,82 @@ def test_a_certificate_reference_to_a_group_nothing_serves_is_invalid_with_and_w
         assert "InvalidCertificateRef" in findings[0].message
         assert "InvalidClientCertificateRef" in findings[1].message
         assert "(group wrong.group.company.io), a group no CRD, built-in kind, profile or object" in findings[0].message
+
+
+SHARED_PORT = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: gc}
+spec: {controllerName: %s}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: infra}
+spec:
+  gatewayClassName: gc
+  listeners:
+  - {name: a, port: 8443, protocol: %s, hostname: %s}
+  - {name: b, port: 8443, protocol: %s, hostname: %s}
+"""
+
+EG = "gateway.envoyproxy.io/gatewayclass-controller"
+NGF = "gateway.nginx.org/nginx-gateway-controller"
+ISTIO = "istio.io/gateway-controller"
+UNKNOWN = "example.com/gateway-controller"
+
+
+def _conflicts(controller: str, a: tuple[str, str], b: tuple[str, str]) -> list[str]:
+    result = lint_text(SHARED_PORT % (controller, *a, *b))
+    return [f.message for f in only(result, "PL416")]
+
+
+def test_which_protocols_share_a_port_is_the_implementations() -> None:
+    # Envoy Gateway: HTTP and HTTPS never share a port, whatever the hostnames
+    # (validateConflictedProtocolsListeners, internal/gatewayapi/validate.go in envoyproxy/gateway).
+    found = _conflicts(EG, ("HTTP", "a.example.com"), ("HTTPS", "b.example.com"))
+    assert len(found) == 2
+    assert "(HTTP and HTTPS on port 8443, which Envoy Gateway does not serve on one port: ProtocolConflict)" in found[0]
+    # NGINX Gateway Fabric likewise (createPortConflictResolver); the Gateway API alone does not
+    # require it, so a class policylint does not know is not held to it.
+    assert len(_conflicts(NGF, ("HTTP", "a.example.com"), ("TLS", "b.example.com"))) == 2
+    assert _conflicts(UNKNOWN, ("HTTP", "a.example.com"), ("HTTPS", "b.example.com")) == []
+    # Istio tells HTTP, HTTPS and TLS apart by hostname only, whatever the protocols
+    # (listenersDistinct, pilot/pkg/config/kube/gatewaycommon/listener_conflict.go in istio/istio).
+    assert _conflicts(ISTIO, ("HTTP", "a.example.com"), ("HTTPS", "b.example.com")) == []
+    found = _conflicts(ISTIO, ("HTTP", "a.example.com"), ("HTTPS", "a.example.com"))
+    assert "with hostname a.example.com, which Istio tells apart only by hostname: ProtocolConflict" in found[0]
+
+
+def test_tcp_beside_udp_on_one_port_is_the_implementations_to_refuse() -> None:
+    # Istio refuses it; Envoy Gateway ("UDP can coexist with any protocol") and NGINX Gateway
+    # Fabric (one L4 protocol group, conflicts only within one protocol) serve both.
+    assert len(_conflicts(ISTIO, ("TCP", "''"), ("UDP", "''"))) == 2
+    assert _conflicts(EG, ("TCP", "''"), ("UDP", "''")) == []
+    assert _conflicts(NGF, ("TCP", "''"), ("UDP", "''")) == []
+    # UDP beside HTTP: NGINX Gateway Fabric refuses it (another protocol group), Envoy Gateway not.
+    assert len(_conflicts(NGF, ("UDP", "''"), ("HTTP", "''"))) == 2
+    assert _conflicts(EG, ("UDP", "''"), ("HTTP", "''")) == []
+
+
+def test_a_protocol_conflict_hint_names_a_port_not_a_hostname() -> None:
+    result = lint_text(SHARED_PORT % (EG, "HTTP", "a.example.com", "HTTPS", "b.example.com"))
+    assert only(result, "PL416")[0].hint == "Give the listener another port."
+    result = lint_text(SHARED_PORT % (EG, "HTTPS", "a.example.com", "TLS", "a.example.com"))
+    first, _ = only(result, "PL416")
+    assert "HostnameConflict" in first.message
+    assert first.hint == "Give the listener another port, or (for HTTP, HTTPS and TLS) another hostname."
+
+
+def test_overlapping_https_hostnames_leave_out_listeners_not_accepted() -> None:
+    # Two HTTPS listeners with one hostname are Conflicted (PL416), not OverlappingTLSConfig: a
+    # controller configures no TLS for them (checkOverlappingHostnames skips invalid listeners).
+    same = lint_text(SHARED_PORT % (EG, "HTTPS", "a.example.com", "HTTPS", "a.example.com"))
+    assert len(only(same, "PL416")) == 2
+    assert only(same, "PL424") == []
+    overlapping = lint_text(SHARED_PORT % (EG, "HTTPS", "'*.example.com'", "HTTPS", "a.example.com"))
+    assert [f.path for f in only(overlapping, "PL424")] == ["spec.listeners[0].hostname", "spec.listeners[1].hostname"]
+    # A deeper name is matched by the wildcard too (Gateway API hostname matching), another domain not.
+    deeper = lint_text(SHARED_PORT % (EG, "HTTPS", "'*.example.com'", "HTTPS", "a.b.example.com"))
+    assert len(only(deeper, "PL424")) == 2
+    other = lint_text(SHARED_PORT % (EG, "HTTPS", "'*.example.com'", "HTTPS", "example.com"))
+    assert only(other, "PL424") == []

@@ -189,6 +189,19 @@ class HostSource:
 
 
 @frozen
+class PortSharing:
+    """Which listener protocols an implementation refuses on one port beyond what the Gateway API
+    requires of every implementation (`implementations[].listenerPorts`): `conflicts`, pairs that
+    never share a port (ProtocolConflict); `hostnames`, pairs that share one only with different
+    hostnames, refused with `hostname_reason`. Pairs are unordered."""
+
+    conflicts: frozenset[frozenset[str]] = frozenset()
+    hostnames: frozenset[frozenset[str]] = frozenset()
+    hostname_reason: str = "HostnameConflict"
+    docs: str = ""
+
+
+@frozen
 class Implementation:
     """A Gateway API implementation, known by its GatewayClasses' controllerName, and the
     implementation-specific route features it documents (profile files' `implementations`)."""
@@ -228,6 +241,9 @@ class Implementation:
     # document that says so (`gatewayAPI`); None: it leaves the Gateway API CRDs to the user.
     gateway_api_channel: str | None = None
     gateway_api_docs: str = ""
+    # Listener protocols the implementation refuses on one port beyond the Gateway API's rules
+    # (`listenerPorts`); None: only those (policylint.semantics.listeners.port_conflict).
+    port_sharing: PortSharing | None = None
 
 
 @frozen
@@ -607,9 +623,22 @@ def builtin_implementations() -> tuple[Implementation, ...]:
                     gateway_api_docs=(raw.get("gatewayAPI") or {}).get("docs", ""),
                     classes_installed=bool((raw.get("builtinGatewayClasses") or {}).get("installed", False)),
                     evidence_groups=frozenset((raw.get("builtinGatewayClasses") or {}).get("evidenceGroups", ())),
+                    port_sharing=_port_sharing(raw.get("listenerPorts")),
                 )
             )
     return tuple(out)
+
+
+def _port_sharing(raw: Mapping[str, Any] | None) -> PortSharing | None:
+    if raw is None:
+        return None
+    hostnames = raw.get("hostnames") or {}
+    return PortSharing(
+        frozenset(frozenset(pair) for pair in raw.get("conflicts", ())),
+        frozenset(frozenset(pair) for pair in hostnames.get("pairs", ())),
+        hostnames.get("reason", "HostnameConflict"),
+        raw["docs"],
+    )
 
 
 def implementation_name(title: str) -> str:

@@ -879,7 +879,7 @@ def _placeholder_implementation(topology: Topology, owner: K8sObject) -> str | N
 
 
 class ListenerConflict(Rule):
-    """Listeners of one Gateway (with its ListenerSets) that are not distinct: same port and protocol and hostname, or TCP sharing a port."""
+    """Listeners of one Gateway (with its ListenerSets) that are not distinct: same port and protocol and hostname, TCP sharing a port, or protocols the implementation does not serve on one port."""
 
     id = "PL416"
     name = "listener-conflict"
@@ -905,7 +905,13 @@ class ListenerConflict(Rule):
             ' receives traffic through it (Gateway API, Listeners: "Handling indistinct Listeners")'
         )
         related = [Related(f"listener {other.name} is declared here", object=other.owner, path=join(other.path, "port"))]
-        hint = "Give the listener another port, or (for HTTP, HTTPS and TLS) another hostname."
+        # A protocol the implementation does not serve beside another on one port is not told
+        # apart by hostname (ProtocolConflict); only another port separates them.
+        hint = (
+            "Give the listener another port."
+            if reason.endswith("ProtocolConflict") and "only by hostname" not in reason
+            else "Give the listener another port, or (for HTTP, HTTPS and TLS) another hostname."
+        )
         return self.issue(listener.owner, join(listener.path, "port"), message, related=related, hint=hint)
 
 

@@ -80,6 +80,7 @@ FAMILIES = {
     "section_name": "section-name",
     "attachment": "attachment",
     "listeners": "attachment",
+    "gateways": "attachment",
     "handshakes": "cross-namespace",
     "labels": "labels",
     "schema": "schema",

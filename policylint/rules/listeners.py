@@ -1,4 +1,5 @@
-"""Listener rules that read one listener alone: what its own fields make the controller refuse.
+"""Listener rules that read one listener alone, or beside the others on its port without a
+conflict: what its own fields make the controller refuse or warn about.
 
 Kept apart from `attachment.py` (routes, references, conflicts between listeners), which is
 large already.
@@ -8,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from policylint.findings import Issue, Severity
+from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import join
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.names import ns_name
 from policylint.project import Project
 from policylint.rules.base import Rule
-from policylint.semantics.listeners import CORE_PROTOCOLS, meant_protocol, unsupported_protocol
+from policylint.semantics.listeners import CORE_PROTOCOLS, hostnames_overlap, meant_protocol, unsupported_protocol
 from policylint.stages import Stage
 
 _LISTENER_PARENTS = ((GATEWAY_GROUP, "Gateway"), (GATEWAY_GROUP, "ListenerSet"))
@@ -62,4 +63,67 @@ class ListenerProtocolUnsupported(Rule):
                     yield self.issue(owner, join(listener.path, "protocol"), message, hint=hint)
 
 
-RULES: list[type[Rule]] = [ListenerProtocolUnsupported]
+class ListenerTLSHostnamesOverlap(Rule):
+    """HTTPS listeners of one Gateway (with its ListenerSets) on one port whose hostnames overlap: the controller sets OverlappingTLSConfig."""
+
+    id = "PL424"
+    name = "listener-tls-hostnames-overlap"
+    severity = Severity.WARNING
+    subjects = frozenset({"Gateway", "ListenerSet"})
+    reads = frozenset({Stage.TOPOLOGY})
+
+    def check(self, project: Project) -> Iterable[Issue]:
+        topology = project.topology()
+        for gateway in topology.gateways():
+            # The listeners a controller accepts (a Conflicted one, PL416, or one of a protocol it
+            # refuses, PL421, gets no TLS configuration), as Envoy Gateway's checkOverlappingHostnames
+            # skips listeners already invalid.
+            https = [
+                listener
+                for listener in topology.gateway_listeners(gateway)
+                if listener.protocol == "HTTPS"
+                and listener.port is not None
+                and not listener.malformed
+                and topology.listener_conflict(listener) is None
+            ]
+            for listener in https:
+                other = next(
+                    (
+                        o
+                        for o in https
+                        if o is not listener and o.port == listener.port and hostnames_overlap(listener.hostname, o.hostname)
+                    ),
+                    None,
+                )
+                if other is None:
+                    continue
+                mine = listener.hostname or "no hostname (every name)"
+                theirs = other.hostname or "no hostname (every name)"
+                message = (
+                    f"HTTPS listener {listener.name} of {listener.owner.kind} {ns_name(listener.owner.namespace, listener.owner.name)}"
+                    f" on port {listener.port} has {mine}, which overlaps {theirs} of listener {other.name} of"
+                    f" {other.owner.kind} {ns_name(other.owner.namespace, other.owner.name)}: the listener gets"
+                    " OverlappingTLSConfig=True, OverlappingHostnames, and a client that reuses one connection for"
+                    " both names (HTTP/2 connection coalescing) may be served the other listener's certificate and"
+                    " routes, or refused with 421 Misdirected Request"
+                )
+                related = [
+                    Related(
+                        f"listener {other.name} is declared here",
+                        object=other.owner,
+                        path=join(other.path, "hostname" if other.hostname else "port"),
+                    )
+                ]
+                hint = (
+                    "Give the listeners hostnames that do not overlap, or one port each; or serve both names from one listener."
+                )
+                yield self.issue(
+                    listener.owner,
+                    join(listener.path, "hostname" if listener.hostname else "port"),
+                    message,
+                    related=related,
+                    hint=hint,
+                )
+
+
+RULES: list[type[Rule]] = [ListenerProtocolUnsupported, ListenerTLSHostnamesOverlap]

@@ -13,6 +13,9 @@ controller refuses it; a prefixed one is the implementation's to judge, and is n
 
 from __future__ import annotations
 
+from policylint.k8s.hostnames import intersect
+from policylint.profiles.registry import PortSharing
+
 CORE_PROTOCOLS = ("HTTP", "HTTPS", "TLS", "TCP", "UDP")
 # Un-prefixed protocols an implementation serves all the same, against the reservation: Istio's
 # waypoints and east-west gateways listen with `protocol: HBONE` (Istio's ambient documentation,
@@ -42,3 +45,54 @@ def meant_protocol(protocol: str) -> str | None:
     if upper in CORE_PROTOCOLS:
         return upper
     return _MEANT.get(upper)
+
+
+# -- sharing a port ---------------------------------------------------------------------------
+
+
+def port_conflict(
+    port: int,
+    a: tuple[str, str | None],
+    b: tuple[str, str | None],
+    sharing: PortSharing | None = None,
+    implementation: str = "its implementation",
+) -> str | None:
+    """Why two listeners on one port, each (protocol, hostname), are not distinct, if they are not.
+
+    What every implementation must refuse (apis/v1/gateway_types.go, Listeners): listeners of one
+    protocol must differ in hostname (HTTP, HTTPS, TLS) or not share a port at all (TCP, UDP), and
+    a TCP listener conflicts with an HTTP, HTTPS or TLS one on its port. Which other protocols
+    share a port is the implementation's (`sharing`, from its profile): the Gateway API leaves it
+    open, and controllers differ (Envoy Gateway refuses HTTP beside HTTPS or TLS, Istio TCP beside
+    UDP)."""
+    (pa, ha), (pb, hb) = a, b
+    same_host = (ha or "") == (hb or "")
+    if pa == pb:
+        if pa in ("TCP", "UDP"):
+            return f"both {pa} on port {port}"
+        if same_host:
+            shown = f"hostname {ha}" if ha else "no hostname"
+            return f"both {pa} on port {port} with {shown}: HostnameConflict"
+        return None
+    if "TCP" in (pa, pb) and {pa, pb} & {"HTTP", "HTTPS", "TLS"}:
+        return f"{pa} and {pb} on port {port}: ProtocolConflict"
+    if sharing is None:
+        return None
+    pair = frozenset((pa, pb))
+    if pair in sharing.conflicts:
+        return f"{pa} and {pb} on port {port}, which {implementation} does not serve on one port: ProtocolConflict"
+    if pair in sharing.hostnames and same_host:
+        shown = f"hostname {ha}" if ha else "no hostname"
+        return f"{pa} and {pb} on port {port} with {shown}, which {implementation} tells apart only by hostname: {sharing.hostname_reason}"
+    return None
+
+
+def hostnames_overlap(a: str | None, b: str | None) -> bool:
+    """Whether two listeners' hostnames share a name: equal, one a wildcard the other matches, or
+    either unset (it matches every name). Gateway API, ListenerConditionOverlappingTLSConfig:
+    "Listener A matches *.example.com while Listener B matches foo.example.com"; Envoy Gateway
+    (areOverlappingHostnames) and NGINX Gateway Fabric (haveOverlap) take an unset one to overlap
+    all."""
+    if not a or not b:
+        return True
+    return intersect(a, b) is not None

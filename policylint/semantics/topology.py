@@ -60,7 +60,9 @@ from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
 from policylint.profiles.registry import DataSpec, HostSource, Implementation, PolicyProfile, TargetKind
 from policylint.semantics.grants import NOT_NEEDED, GrantCheck, Reference
-from policylint.semantics.listeners import unsupported_protocol
+from policylint.semantics.listeners import port_conflict, unsupported_protocol
+from policylint.semantics.parameters import PURPOSE as PARAMETERS
+from policylint.semantics.parameters import parameters_ref
 from policylint.values import frozen
 from policylint.vocabulary import Admission, Attachment, NamespaceMatch, ReferenceStatus, Traffic
 
@@ -456,6 +458,9 @@ class Topology:
                     Traffic.NO_GATEWAY_CLASS,
                     f"Gateway {_where(obj)} names GatewayClass {ref.name}, which is not in the input, so it is never reconciled",
                 )
+            invalid = self._invalid_parameters(obj, ref.target if ref is not None else None)
+            if invalid is not None:
+                return Traffic.INVALID_PARAMETERS, invalid
         return Traffic.CARRIES, ""
 
     # -- building --------------------------------------------------------------------------
@@ -465,7 +470,9 @@ class Topology:
         for gateway in self.gateways():
             self._listeners[id(gateway)] = self._parse_listeners(gateway)
             self.class_refs[id(gateway)] = self._class_ref(gateway)
-            self._add_refs(gateway, self._certificate_refs(gateway))
+            self._add_refs(gateway, self._certificate_refs(gateway) + self._parameters_refs(gateway))
+        for gateway_class in index.of_kind(GATEWAY_GROUP, "GatewayClass"):
+            self._add_refs(gateway_class, self._parameters_refs(gateway_class))
         for listener_set in index.of_kind(GATEWAY_GROUP, "ListenerSet"):
             self._listeners[id(listener_set)] = self._parse_listeners(listener_set)
             set_att = self._attach_listener_set(listener_set)
@@ -649,6 +656,16 @@ class Topology:
         # ListenerSetProtocolConflict, conformance/tests/listenerset-protocol-conflict.go: HTTP
         # listeners of a ListenerSet whose TCP listener lost to the Gateway's are accepted).
         sets = sorted(self.listener_sets_of(gateway), key=_listener_set_order)
+        # Which protocols share a port beyond the Gateway API's rules is the implementation's
+        # (profile `listenerPorts`); a class policylint does not know is held to those rules only.
+        implementation = self.gateway_implementation(gateway)
+        sharing = implementation.port_sharing if implementation is not None else None
+        who = implementation.name if implementation is not None else "its implementation"
+
+        def _indistinct(a: Listener, b: Listener) -> str | None:
+            assert a.port is not None and a.protocol is not None and b.protocol is not None
+            return port_conflict(a.port, (a.protocol, a.hostname), (b.protocol, b.hostname), sharing, who)
+
         accepted: dict[int, list[Listener]] = defaultdict(list)  # by port, of higher precedence
         for owner in (gateway, *sets):
             mine = [
@@ -931,6 +948,13 @@ class Topology:
             )
         return out
 
+    def _mesh_parent(self, ref: ParentRef) -> bool:
+        """Whether a parentRef names a mesh parent (GEP-1294): a Service, or a kind an implementation
+        takes as one (profile `meshParents`)."""
+        return not ref.malformed and (
+            (ref.group, ref.kind) == (CORE, "Service") or TargetKind(ref.group, ref.kind) in self._mesh_parents
+        )
+
     def _attach_route(self, route: K8sObject) -> list[ParentAttachment]:
         return [self._attach(route, ref) for ref in self._parent_refs(route)]
 
@@ -941,7 +965,7 @@ class Topology:
             )
         parent = self.index.lookup(ref.group, ref.kind, ref.namespace, ref.name)
         label = f"{ref.kind} {ref.namespace}/{ref.name}"
-        if (ref.group, ref.kind) == (CORE, "Service") or TargetKind(ref.group, ref.kind) in self._mesh_parents:
+        if self._mesh_parent(ref):
             if parent is None and not self.external.match(ref.group, ref.kind, ref.namespace, ref.name):
                 return ParentAttachment(route, ref, None, PARENT_NOT_FOUND, message=f"{label} not found")
             return ParentAttachment(route, ref, parent, MESH)
@@ -1199,8 +1223,10 @@ class Topology:
         malformed = self.index.malformed(route)
         # GEP-1294 "Namespace boundaries": a mesh route (every parent a Service) "can send traffic
         # to backendRefs in any namespace ... without a ReferenceGrant"; a Gateway-bound route needs one.
+        # Whether a route is a mesh route is what its parentRefs name, not whether they resolve:
+        # a missing Service parent is PL406's one finding, and makes no grant due on the backends.
         parents = self.parents.get(id(route), [])
-        mesh_only = bool(parents) and all(att.status == MESH for att in parents)
+        mesh_only = bool(parents) and all(self._mesh_parent(att.ref) for att in parents)
 
         known: list[list[Implementation | None]] = []
 
@@ -1542,6 +1568,41 @@ class Topology:
         """The routes that delegate traffic to this one (implementation-specific route delegation)."""
         return self._delegated_by.get(id(route), [])
 
+    def _invalid_parameters(self, gateway: K8sObject, gateway_class: K8sObject | None) -> str | None:
+        """Why a Gateway is not accepted for its parameters, if it is not: its own reference, or its
+        class's, names a group nothing serves (Accepted=False, InvalidParameters; PL422)."""
+        for owner in (gateway, gateway_class):
+            if owner is None:
+                continue
+            for ref in self.references.get(id(owner), []):
+                if ref.purpose == PARAMETERS and ref.status == ReferenceStatus.INVALID_KIND:
+                    whose = "its" if owner is gateway else f"its GatewayClass {owner.name}'s"
+                    return (
+                        f"Gateway {_where(gateway)} is not accepted: {whose} parametersRef names {ref.kind} of group"
+                        f" {ref.group}, which nothing serves (InvalidParameters)"
+                    )
+        return None
+
+    def _parameters_refs(self, owner: K8sObject) -> list[ObjectRef]:
+        """The parameters reference of a GatewayClass or Gateway (`policylint.semantics.parameters`),
+        resolved as a certificate reference is: a missing object is looked for only where the input
+        manages its kind (or with --complete), and a group nothing serves is InvalidKind always."""
+        found = parameters_ref(owner)
+        if found is None:
+            return []
+        path, raw = found
+        if _ref_malformed(self.index.malformed(owner), path):
+            return []  # rejected with its owner (PL010)
+        ref = self._resolve_ref(owner, path, raw, PARAMETERS, default_kind="", check_existence=False, grant_needed=False)
+        if ref is None or not ref.kind:
+            return []  # group and kind are required: the schema refuses the object (PL705)
+        if ref.group != CORE and ref.group not in self._known_groups():
+            # No controller resolves a kind of a group nothing serves (conformance test
+            # GatewayInvalidParametersRef: group invalid.io), with or without --complete.
+            detail = "a group no CRD, built-in kind, profile or object in the input belongs to"
+            ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None, detail=detail)
+        return [ref]
+
     def _certificate_refs(self, owner: K8sObject) -> list[ObjectRef]:
         out: list[ObjectRef] = []
         malformed = self.index.malformed(owner)
@@ -1769,22 +1830,6 @@ def _constant(value: str, _kind: str) -> str:
 def _listener_set_order(listener_set: K8sObject) -> tuple[int, str, str, str]:
     stamp = listener_set.creation_timestamp
     return (0 if stamp is not None else 1, stamp.isoformat() if stamp else "", listener_set.namespace or "", listener_set.name)
-
-
-def _indistinct(a: Listener, b: Listener) -> str | None:
-    """Why two listeners on one port are not distinct (apis/v1/gateway_types.go, Listeners), if
-    they are not: HTTP, HTTPS and TLS are distinct by port and hostname, TCP and UDP by port,
-    and a TCP listener conflicts with HTTP, HTTPS or TLS on its port."""
-    if a.protocol == b.protocol:
-        if a.protocol in ("TCP", "UDP"):
-            return f"both {a.protocol} on port {a.port}"
-        if (a.hostname or "") == (b.hostname or ""):
-            shown = f"hostname {a.hostname}" if a.hostname else "no hostname"
-            return f"both {a.protocol} on port {a.port} with {shown}: HostnameConflict"
-        return None
-    if "TCP" in (a.protocol, b.protocol) and {a.protocol, b.protocol} & {"HTTP", "HTTPS", "TLS"}:
-        return f"{a.protocol} and {b.protocol} on port {a.port}: ProtocolConflict"
-    return None
 
 
 def _listener_label(listener: Listener) -> str:

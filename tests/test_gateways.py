@@ -1,0 +1,100 @@
+"""A Gateway's and a GatewayClass's own configuration (policylint/semantics/parameters.py, rules
+PL422 and PL423): what follows from it beyond the rules' own fixtures."""
+
+from __future__ import annotations
+
+from policylint.findings import Severity
+from tests.lintutil import lint_text, only
+
+CLASS = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec:
+  controllerName: gateway.envoyproxy.io/gatewayclass-controller
+%s"""
+
+GATEWAY = """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: infra}
+spec:
+  gatewayClassName: eg
+%s  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: timeouts, namespace: infra}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: edge}
+  timeout: {http: {idleTimeout: 5s}}
+"""
+
+# The reference of conformance test GatewayInvalidParametersRef
+# (conformance/tests/gateway-invalid-parameters-ref.yaml in kubernetes-sigs/gateway-api).
+INVALID = "{group: invalid.io, kind: InvalidParameters, name: invalid}"
+
+
+def test_a_gateway_whose_parameters_nothing_serves_carries_no_traffic() -> None:
+    # Accepted=False, InvalidParameters: the Gateway is not programmed, so a policy on it has no effect.
+    result = lint_text(CLASS % "" + GATEWAY % f"  infrastructure:\n    parametersRef: {INVALID}\n")
+    (finding,) = only(result, "PL422")
+    assert finding.path == "spec.infrastructure.parametersRef.group"
+    assert finding.severity is Severity.ERROR
+    (effect,) = only(result, "PL413")
+    assert "its parametersRef names InvalidParameters of group invalid.io, which nothing serves" in effect.message
+    # A group the input serves (a CRD for it) is resolved: no finding, and the Gateway carries traffic.
+    crd = """\
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: invalidparameters.invalid.io}
+spec:
+  group: invalid.io
+  names: {kind: InvalidParameters, plural: invalidparameters, singular: invalidparameters, listKind: InvalidParametersList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+"""
+    served = lint_text(CLASS % "" + GATEWAY % f"  infrastructure:\n    parametersRef: {INVALID}\n" + crd)
+    assert only(served, "PL422") == []
+    assert only(served, "PL413") == []
+
+
+def test_the_gateways_of_a_class_whose_parameters_nothing_serves_carry_no_traffic() -> None:
+    result = lint_text(CLASS % f"  parametersRef: {INVALID[:-1]}, namespace: infra}}\n" + GATEWAY % "")
+    (finding,) = only(result, "PL422")
+    assert str(finding.object) == "GatewayClass eg"
+    assert "the GatewayClass gets Accepted=False, InvalidParameters" in finding.message
+    (effect,) = only(result, "PL413")
+    assert "its GatewayClass eg's parametersRef names InvalidParameters" in effect.message
+
+
+def test_a_missing_parameters_object_is_a_warning_until_the_input_is_complete() -> None:
+    # The input holds an EnvoyProxy in the namespace, not the one named: a repository cannot prove
+    # the other is absent from the cluster (as for certificates, PL417), --complete can.
+    proxy = (
+        "---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyProxy\nmetadata: {name: other, namespace: infra}\nspec: {}\n"
+    )
+    text = (
+        CLASS % ""
+        + GATEWAY % "  infrastructure:\n    parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: edge-proxy}\n"
+        + proxy
+    )
+    (warning,) = only(lint_text(text), "PL422")
+    assert warning.severity is Severity.WARNING
+    assert warning.path == "spec.infrastructure.parametersRef.name"
+    assert (
+        "EnvoyProxy infra/edge-proxy, which is not in the input although the input holds other EnvoyProxy objects"
+        in warning.message
+    )
+    (error,) = only(lint_text(text, complete=True), "PL422")
+    assert error.severity is Severity.ERROR
+    # Unknown, the object does not change whether the Gateway carries traffic.
+    assert only(lint_text(text), "PL413") == []
