@@ -11,7 +11,9 @@ quoting of the nodes it writes, which is the noise reviewers object to in fix di
 Supported edits, in block style (a fix inside a flow collection is not applied, and said so):
 set a scalar (written in the original's quoting style when it can hold the value), add a key
 that is missing (with any missing mappings above it, indented like its siblings), delete a
-mapping key with its value, delete a list entry. Edits that overlap in one pass are applied one
+mapping key with its value, delete a list entry, add an entry at the end of a list (laid out like
+the entry before it), append a document. An empty string is quoted as the file quotes its empty
+strings (`""`, Gateway API's own examples' way, when it has none). Edits that overlap in one pass are applied one
 at a time: the command lints again and applies what is left, a bounded number of times.
 """
 
@@ -109,18 +111,19 @@ def apply_plan(file_plan: FilePlan) -> FilePlan:
     except yaml.YAMLError:
         file_plan.skipped.extend((f, "the file does not parse") for f in file_plan.findings)
         return file_plan
+    empty = _empty_string_style(roots.values())
     per_finding: list[tuple[Finding, list[tuple[int, int, str]]]] = []
     for f in file_plan.findings:
         assert f.fix is not None
         if any(edit.append_to is not None for edit in f.fix.edits):
-            per_finding.append((f, [_appended(body, edit.value) for edit in f.fix.edits]))
+            per_finding.append((f, [_appended(body, edit.value, empty) for edit in f.fix.edits]))
             continue
         root = roots.get(f.fix.document_line)
         if root is None:
             file_plan.skipped.append((f, "its document was not found again"))
             continue
         try:
-            per_finding.append((f, _splices(body, root, f.fix)))
+            per_finding.append((f, _splices(body, root, f.fix, empty)))
         except Unfixable as exc:
             file_plan.skipped.append((f, str(exc)))
     # A finding's edits are applied together or not at all; one that overlaps an edit already
@@ -174,11 +177,31 @@ def _next_line(text: str, index: int) -> int:
     return len(text) if end < 0 else end + 1
 
 
-def _splices(text: str, root: Node, fix: ResolvedFix) -> list[tuple[int, int, str]]:
+def _empty_string_style(roots: Iterable[Node]) -> str:
+    """How the file quotes an empty string: `'` or `"`, whichever its quoted empty scalars use
+    most (`"` on a tie or when it has none). An empty string cannot be plain (`group:` is null)."""
+    counts = {'"': 0, "'": 0}
+    stack: list[Node] = list(roots)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ScalarNode):
+            if node.value == "" and node.style in counts:
+                counts[node.style] += 1
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, MappingNode):
+            stack.extend(value for _, value in node.value)
+    return "'" if counts["'"] > counts['"'] else '"'
+
+
+def _splices(text: str, root: Node, fix: ResolvedFix, empty: str = '"') -> list[tuple[int, int, str]]:
     out = []
     newline = "\r\n" if "\r\n" in text else "\n"
     for edit in fix.edits:
         parts = list(parse_path(edit.path))
+        if edit.extend:
+            out.append(_extension(text, root, parts, edit.value, newline, empty))
+            continue
         if not edit.delete:
             missing = _missing(root, parts)
             if missing is not None:
@@ -241,9 +264,76 @@ def _deletion(text: str, parent: Node, node: Node, key_node: Node | None, index:
 _INDENTED_SEQUENCE = re.compile(r"^( *)[^\s#-][^\n]*:[ \t]*\r?\n\1  - ", re.M)
 
 
-def _appended(text: str, document: Any) -> tuple[int, int, str]:
+def _extension(text: str, root: Node, parts: Sequence[Any], value: Any, newline: str, empty: str) -> tuple[int, int, str]:
+    """`value`, a mapping of scalars, as a new last entry of the list at `parts`, laid out as the
+    entry before it: its dash and key columns in block style, `{...}` after a comma in flow
+    style; keys in that entry's order, each value quoted as that entry quotes the same key."""
+    _, sequence, _, _ = _find(root, parts)
+    if not isinstance(sequence, SequenceNode) or not sequence.value or not isinstance(value, dict):
+        raise Unfixable("the list to extend is empty or not a list; add the entry by hand")
+    last = sequence.value[-1]
+    if not isinstance(last, MappingNode):
+        raise Unfixable("the list's entries are not mappings; add the entry by hand")
+    styles = {k.value: v.style for k, v in last.value if isinstance(k, ScalarNode) and isinstance(v, ScalarNode)}
+    keys = [k for k in styles if k in value] + [k for k in value if k not in styles]
+
+    def scalar(key: str) -> str:
+        item = value[key]
+        style = empty if item == "" else styles.get(key) if styles.get(key) in ("'", '"') else None
+        return _scalar(item, style)
+
+    fields = [f"{_scalar(key, None)}: {scalar(key)}" for key in keys]
+    if sequence.flow_style:
+        at = last.end_mark.index
+        return at, at, ", {" + ", ".join(fields) + "}"
+    if not _line_holds_only_dash(text, last):
+        raise Unfixable("the list entry shares its line; add the entry by hand")
+    dash = text[_line_start(text, last.start_mark.index) : last.start_mark.index]
+    if last.flow_style:
+        lines = [dash + "{" + ", ".join(fields) + "}"]
+    else:
+        lines = [dash + fields[0], *(" " * last.start_mark.column + item for item in fields[1:])]
+    at = _content_end(text, last)
+    prefix = newline if at == len(text) and text and not text.endswith("\n") else ""
+    return at, at, prefix + newline.join(lines) + newline
+
+
+def _line_holds_only_dash(text: str, node: Node) -> bool:
+    """The node starts its line after a dash alone (`  - group: ...`)."""
+    return text[_line_start(text, node.start_mark.index) : node.start_mark.index].strip() == "-"
+
+
+def _content_end(text: str, node: Node) -> int:
+    """Where the line after a block collection's last value starts: a comment below it, which
+    belongs to what follows, stays below what is inserted there."""
+    while isinstance(node, MappingNode | SequenceNode) and not node.flow_style and node.value:
+        last = node.value[-1]
+        node = last[1] if isinstance(last, tuple) else last
+    end = node.end_mark
+    if end.index >= len(text):
+        return len(text)
+    if end.column == 0:
+        return end.index  # a block scalar (`|`, `>`) ends at the start of the next line
+    return _next_line(text, end.index)
+
+
+def _quoted_empty(value: Any, empty: str) -> Any:
+    """`value` with each empty string marked for ruamel.yaml to quote with `empty`."""
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
+
+    if value == "":
+        return DoubleQuotedScalarString("") if empty == '"' else SingleQuotedScalarString("")
+    if isinstance(value, dict):
+        return {k: _quoted_empty(v, empty) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_quoted_empty(v, empty) for v in value]
+    return value
+
+
+def _appended(text: str, document: Any, empty: str = '"') -> tuple[int, int, str]:
     """A new document at the end of the file, after a `---`, written by ruamel.yaml's emitter in
-    the file's own style: its sequence indentation and its line endings."""
+    the file's own style: its sequence indentation, its quoting of empty strings and its line
+    endings."""
     import io
 
     from ruamel.yaml import YAML
@@ -254,7 +344,7 @@ def _appended(text: str, document: Any) -> tuple[int, int, str]:
     else:
         emitter.indent(mapping=2, sequence=2, offset=0)
     buffer = io.StringIO()
-    emitter.dump(document, buffer)
+    emitter.dump(_quoted_empty(document, empty), buffer)
     newline = "\r\n" if "\r\n" in text else "\n"
     separator = "" if not text or text.endswith("\n") else newline
     return len(text), len(text), separator + "---" + newline + buffer.getvalue().replace("\n", newline)

@@ -57,11 +57,16 @@ class Related:
 @frozen
 class Edit:
     """One change to a manifest: the field at `path` (inside the object, as Issue.path) set to
-    `value`, or deleted (`delete`: a mapping key with its value, or a list entry)."""
+    `value`, or deleted (`delete`: a mapping key with its value, or a list entry), or `value`
+    added as the last entry of the list at `path` (`extend`)."""
 
     path: str
     value: Any = None
     delete: bool = False
+    extend: bool = False
+    # The object the edit is in when it is not the finding's own: a `from` entry added to the
+    # ReferenceGrant the finding's note names, rather than a second grant beside it.
+    within: K8sObject | None = None
     # A new document (`value`, a mapping) appended to the file of the object at `append_to`
     # (its doc's file): a ReferenceGrant beside the object it lets others reference.
     append_to: K8sObject | None = None

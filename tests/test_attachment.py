@@ -137,13 +137,16 @@ def test_istio_looks_a_service_import_backend_up_as_the_service_of_its_name() ->
         + service()
     )
     (finding,) = only(lint_text(istio), "PL411")
-    assert finding.path == "spec.rules[0].backendRefs[1]"
+    assert finding.path == "spec.rules[0].backendRefs[1].name"
     assert "names ServiceImport app/gone, which is not in the input (its controller looks it up as the Service app/gone" in (
         finding.message
     )
     # Another controller needs the ServiceImport itself.
     other = istio.replace("istio.io/gateway-controller", "gateway.envoyproxy.io/gatewayclass-controller")
-    assert [f.path for f in only(lint_text(other), "PL411")] == ["spec.rules[0].backendRefs[0]", "spec.rules[0].backendRefs[1]"]
+    assert [f.path for f in only(lint_text(other), "PL411")] == [
+        "spec.rules[0].backendRefs[0].name",
+        "spec.rules[0].backendRefs[1].name",
+    ]
 
 
 def test_an_istio_service_entry_parent_must_exist_as_a_service_parent_must() -> None:
@@ -176,7 +179,7 @@ def test_an_istio_hostname_backend_resolves_to_the_service_entry_declaring_the_h
 
 def test_an_istio_hostname_nothing_declares_is_a_warning_and_with_complete_an_error() -> None:
     (finding,) = only(lint_text(_hostname_route("unknown.example.com")), "PL411")
-    assert finding.severity is Severity.WARNING and finding.path == "spec.rules[0].backendRefs[0]"
+    assert finding.severity is Severity.WARNING and finding.path == "spec.rules[0].backendRefs[0].name"
     assert finding.message.startswith(
         "backendRef names host unknown.example.com (Hostname, group networking.istio.io), and no ServiceEntry of the"
         " input declares host unknown.example.com for namespace app: the controller looks it up in its service registry"
@@ -319,7 +322,7 @@ def test_pl411_opaque_kind_is_a_warning_and_a_known_kind_an_error() -> None:
     findings = only(lint_text(text), "PL411")
     assert [(f.severity, f.path) for f in findings] == [
         (Severity.WARNING, "spec.rules[0].backendRefs[0]"),
-        (Severity.ERROR, "spec.rules[0].backendRefs[1]"),
+        (Severity.ERROR, "spec.rules[0].backendRefs[1].name"),
     ]
     assert "not modelled" in findings[0].message and "Service" not in findings[0].message.split(":")[1]
 
@@ -518,7 +521,7 @@ def test_envoy_gateway_resolves_a_backend_ref_by_its_kind() -> None:
         ("NotFound", "multicluster.x-k8s.io", "ServiceImport", None),
     ]
     errors = [f for f in lint_text(text).findings if f.severity is Severity.ERROR]
-    assert [(f.rule, f.path, f.line) for f in errors] == [("PL411", "spec.rules[0].backendRefs[3]", 23)]
+    assert [(f.rule, f.path, f.line) for f in errors] == [("PL411", "spec.rules[0].backendRefs[3].name", 23)]
     assert "names ServiceImport app/missing, which is not in the input" in errors[0].message
 
 
@@ -529,7 +532,7 @@ def test_a_missing_envoy_gateway_backend_is_not_found_whether_or_not_the_input_h
     text = BY_KIND.replace("GRANTED", '""').replace("name: fqdn, port", "name: gone, port")
     alone = "---\n".join(d for d in text.split("---\n") if "kind: Backend\n" not in d)
     for variant in (text, alone):
-        (missing, *_) = (f for f in only(lint_text(variant), "PL411") if f.path == "spec.rules[0].backendRefs[0]")
+        (missing, *_) = (f for f in only(lint_text(variant), "PL411") if f.path == "spec.rules[0].backendRefs[0].name")
         assert missing.severity is Severity.ERROR
         assert "names Backend app/gone, which is not in the input" in missing.message
 

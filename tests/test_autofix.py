@@ -347,7 +347,7 @@ def test_a_missing_grant_is_appended_once_beside_the_object(tmp_path: Path) -> N
     assert text.endswith(
         "---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata:\n  name: allow-httproute-from-ns2\n"
         "  namespace: default\nspec:\n  from:\n  - group: gateway.networking.k8s.io\n    kind: HTTPRoute\n    namespace: ns2\n"
-        "  to:\n  - group: ''\n    kind: Service\n    name: demo-svc\n"
+        '  to:\n  - group: ""\n    kind: Service\n    name: demo-svc\n'
     )
     assert "PL402" not in rules_reported(manifest)
 
@@ -364,8 +364,91 @@ def test_an_appended_grant_follows_the_files_sequence_style(tmp_path: Path) -> N
     run("--fix", "--unsafe-fixes", "--fix-only", "PL402", str(manifest))
     assert manifest.read_text().endswith(
         "  from:\n    - group: gateway.networking.k8s.io\n      kind: HTTPRoute\n      namespace: ns2\n"
-        "  to:\n    - group: ''\n      kind: Service\n      name: demo-svc\n"
+        '  to:\n    - group: ""\n      kind: Service\n      name: demo-svc\n'
     )
+    assert "PL402" not in rules_reported(manifest)
+
+
+_SERVICE_AND_ROUTE = (
+    "apiVersion: v1\nkind: Service\nmetadata:\n  name: demo-svc\n  namespace: default\nspec:\n  ports:\n  - port: 80\n"
+    "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: route-x\n  namespace: ns2\n"
+    "spec:\n  rules:\n  - backendRefs:\n    - name: demo-svc\n      namespace: default\n      port: 80\n"
+)
+_GRANT = "---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata:\n  name: rg\n  namespace: default\n"
+
+
+@pytest.mark.parametrize("quote", ['""', "''"])
+def test_an_appended_grant_quotes_empty_strings_as_the_file_does(quote: str, tmp_path: Path) -> None:
+    manifest = tmp_path / "m.yaml"
+    # The file's one quoted empty string is quoted with `quote`: so is the new grant's `group`.
+    manifest.write_text(_SERVICE_AND_ROUTE.replace("  ports:\n", f"  clusterIP: {quote}\n  ports:\n"))
+    run("--fix", "--unsafe-fixes", "--fix-only", "PL402", str(manifest))
+    assert manifest.read_text().endswith(f"  to:\n  - group: {quote}\n    kind: Service\n    name: demo-svc\n")
+    assert "PL402" not in rules_reported(manifest)
+
+
+def test_the_grant_the_note_names_gets_a_from_entry(tmp_path: Path) -> None:
+    manifest = tmp_path / "m.yaml"
+    grant = (
+        _GRANT + "spec:\n  from:\n  - group: gateway.networking.k8s.io\n    kind: HTTPRoute\n    namespace: ns1\n"
+        '  # what the teams may reach\n  to:\n  - group: ""\n    kind: Service\n'
+    )
+    manifest.write_text(_SERVICE_AND_ROUTE + grant)
+    _, out, _ = run(str(manifest))
+    assert "ReferenceGrant default/rg allows a referrer with namespace ns1" in out
+    run("--fix", "--unsafe-fixes", "--fix-only", "PL402", str(manifest))
+    # One grant, one more `from` entry laid out as the one above it; the comment stays with `to`.
+    assert manifest.read_text() == _SERVICE_AND_ROUTE + grant.replace(
+        "    namespace: ns1\n",
+        "    namespace: ns1\n  - group: gateway.networking.k8s.io\n    kind: HTTPRoute\n    namespace: ns2\n",
+    )
+    assert "PL402" not in rules_reported(manifest)
+
+
+def test_a_from_entry_follows_the_entry_before_it(tmp_path: Path) -> None:
+    # Sequences indented under their keys, keys in another order, quoted values, no final newline.
+    manifest = tmp_path / "m.yaml"
+    grant = (
+        _GRANT + "spec:\n  to:\n    - kind: Service\n      group: ''\n  from:\n"
+        "    - namespace: 'ns1'\n      kind: HTTPRoute\n      group: gateway.networking.k8s.io"
+    )
+    manifest.write_text(_SERVICE_AND_ROUTE + grant)
+    run("--fix", "--unsafe-fixes", "--fix-only", "PL402", str(manifest))
+    assert manifest.read_text() == (
+        _SERVICE_AND_ROUTE + grant + "\n    - namespace: 'ns2'\n      kind: HTTPRoute\n      group: gateway.networking.k8s.io\n"
+    )
+    assert "PL402" not in rules_reported(manifest)
+
+
+def test_a_flow_style_from_list_gets_a_flow_entry(tmp_path: Path) -> None:
+    manifest = tmp_path / "m.yaml"
+    grant = (
+        _GRANT
+        + "spec:\n  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ns1}]\n  to: [{group: '', kind: Service}]\n"
+    )
+    manifest.write_text(_SERVICE_AND_ROUTE + grant)
+    run("--fix", "--unsafe-fixes", "--fix-only", "PL402", str(manifest))
+    assert manifest.read_text() == _SERVICE_AND_ROUTE + grant.replace(
+        "ns1}]", "ns1}, {group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ns2}]"
+    )
+    assert "PL402" not in rules_reported(manifest)
+
+
+def test_a_grant_for_another_object_is_not_widened(tmp_path: Path) -> None:
+    # The note names rg (it admits HTTPRoutes from ns2, but only to Service other): a `from` entry
+    # there would not permit the reference, a `to` entry would open demo-svc to more than asked.
+    manifest = tmp_path / "m.yaml"
+    grant = (
+        _GRANT + "spec:\n  from:\n  - group: gateway.networking.k8s.io\n    kind: HTTPRoute\n    namespace: ns2\n"
+        '  to:\n  - group: ""\n    kind: Service\n    name: other\n'
+    )
+    manifest.write_text(_SERVICE_AND_ROUTE + grant)
+    _, out, _ = run(str(manifest))
+    assert "ReferenceGrant default/rg permits only Service other, not demo-svc" in out
+    run("--fix", "--unsafe-fixes", "--fix-only", "PL402", str(manifest))
+    text = manifest.read_text()
+    assert text.startswith(_SERVICE_AND_ROUTE + grant)
+    assert text.count("kind: ReferenceGrant") == 2
     assert "PL402" not in rules_reported(manifest)
 
 

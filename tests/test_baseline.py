@@ -86,8 +86,8 @@ def test_write_baseline_records_every_finding_and_hides_them(tmp_path: Path) -> 
     assert lines[-1] == "]}"
     entries = [json.loads(line.rstrip(",")) for line in lines[1:-1]]  # one entry per line
     assert [(e["rule"], e["object"], e["path"], e["file"]) for e in entries] == [
-        ("PL201", "BackendTLSPolicy app/billing-tls", "spec.targetRefs[0]", "manifests/apps.yaml"),
-        ("PL201", "BackendTLSPolicy app/ledger-tls", "spec.targetRefs[0]", "manifests/apps.yaml"),
+        ("PL201", "BackendTLSPolicy app/billing-tls", "spec.targetRefs[0].name", "manifests/apps.yaml"),
+        ("PL201", "BackendTLSPolicy app/ledger-tls", "spec.targetRefs[0].name", "manifests/apps.yaml"),
     ]
     assert entries[0]["message"].startswith("Service 'biling' not found")
     assert all(len(e["fingerprint"]) == 32 for e in entries)
@@ -146,8 +146,8 @@ def test_a_new_finding_on_another_field_of_the_same_object_is_not_hidden(tmp_pat
     result = _baselined_then(
         tmp_path, documents(SERVICE, LEDGER), documents(SERVICE, LEDGER.replace("    name: ledger\n", second_ref))
     )
-    assert [(f.rule, f.path) for f in result.findings] == [("PL201", "spec.targetRefs[1]")]
-    assert [(f.rule, f.path) for f in result.suppressed] == [("PL201", "spec.targetRefs[0]")]
+    assert [(f.rule, f.path) for f in result.findings] == [("PL201", "spec.targetRefs[1].name")]
+    assert [(f.rule, f.path) for f in result.suppressed] == [("PL201", "spec.targetRefs[0].name")]
 
 
 def test_a_fixed_finding_leaves_a_stale_entry_that_write_baseline_drops(tmp_path: Path) -> None:

@@ -158,7 +158,7 @@ def test_renaming_a_policys_target_in_another_file_fails(repo: Path) -> None:
     for args in (["--staged"], ["--diff", "HEAD"]):
         code, report, _ = run(*args)
         assert code == 1, args
-        assert found(report) == [("PL201", "apps/team-x/policies.yaml", 8, True)], args
+        assert found(report) == [("PL201", "apps/team-x/policies.yaml", 10, True)], args
         assert report["summary"]["change"] == {"base": "HEAD", "introduced": 1, "preExisting": 0}
 
 
@@ -166,7 +166,7 @@ def test_deleting_a_policys_target_document_fails(repo: Path) -> None:
     (repo / "apps/team-x/app.yaml").write_text(APP.split("---\n")[1])  # the Service stays
     git(repo, "add", ".")
     code, report, _ = run("--staged")
-    assert (code, found(report)) == (1, [("PL201", "apps/team-x/policies.yaml", 8, True)])
+    assert (code, found(report)) == (1, [("PL201", "apps/team-x/policies.yaml", 10, True)])
 
 
 def test_old_findings_about_a_changed_file_are_reported_not_failed_on(repo: Path) -> None:
@@ -254,7 +254,7 @@ def test_paths_choose_the_part_of_the_change_reported_on(repo: Path) -> None:
     code, report, _ = run("--staged", "platform/")
     assert (code, found(report)) == (0, [(rule, file, line, False) for rule, file, line in OLD])
     code, report, _ = run("--staged", "apps/team-x/app.yaml")
-    assert (code, found(report)) == (1, [("PL201", "apps/team-x/policies.yaml", 8, True)])
+    assert (code, found(report)) == (1, [("PL201", "apps/team-x/policies.yaml", 10, True)])
 
 
 def test_nothing_staged_checks_every_file_and_every_finding_counts(repo: Path) -> None:
@@ -287,7 +287,7 @@ def test_diff_from_a_subdirectory_reads_the_whole_repository(repo: Path, monkeyp
     (repo / "apps/team-x/app.yaml").write_text(APP.replace("name: shop\n  namespace", "name: store\n  namespace", 1))
     monkeypatch.chdir(repo / "apps")
     code, report, _ = run("--diff", "HEAD")
-    assert (code, found(report)) == (1, [("PL201", "team-x/policies.yaml", 8, True)])
+    assert (code, found(report)) == (1, [("PL201", "team-x/policies.yaml", 10, True)])
 
 
 # -- what each output says ---------------------------------------------------------------------

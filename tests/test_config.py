@@ -408,7 +408,7 @@ def _acceptance_copy(tmp_path: Path) -> Path:
 
 EXPECTED_PLANTED = [
     ("PL301", "error", "manifests/policies.yaml", 12),
-    ("PL201", "error", "manifests/policies.yaml", 22),
+    ("PL201", "error", "manifests/policies.yaml", 25),
 ]
 
 

@@ -1091,7 +1091,7 @@ def test_namespace_targets_of_a_namespaced_policy() -> None:
         (f.rule, f.object.name, f.path) for f in result.findings if f.object is not None and f.object.kind == "MeshPolicy"
     ]
     assert sorted(findings) == [
-        ("PL201", "other", "spec.targetRefs[0]"),  # team-b is not in the input
+        ("PL201", "other", "spec.targetRefs[0].name"),  # team-b is not in the input
         ("PL204", "other", "spec.targetRefs[0].name"),
         ("PL204", "system", "spec.targetRefs[0].name"),
     ]

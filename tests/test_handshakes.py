@@ -286,7 +286,7 @@ def test_a_missing_configmap_in_a_policy_spec_makes_it_invalid_when_the_input_is
     assert partial.policy_reports[0]["targets"][0]["accepted"] == "Accepted"
     complete = lint_text(_RESPONSE_OVERRIDE, report_policies=True, complete=True)
     (finding,) = only(complete, "PL417")
-    assert finding.path == "spec.responseOverride[0].response.body.valueRef"
+    assert finding.path == "spec.responseOverride[0].response.body.valueRef.name"
     assert finding.message.startswith(
         "object reference names ConfigMap default/response-override-config-1, which is not in the input, and nothing in"
         " it makes it (considered: Bundle (trust-manager); kube-root-ca.crt in every namespace (the"
@@ -429,7 +429,7 @@ def test_a_listener_set_listener_takes_its_gateways_frontend_configuration() -> 
         listeners="[{name: https-80, port: 80, protocol: HTTPS, hostname: a.example.com, tls: {certificateRefs: [{name: cert}]}}]",
     )
     result = lint_text(text, complete=True)
-    (port_80,) = (f for f in result.findings if f.path == "spec.tls.frontend.perPort[0].tls.validation.caCertificateRefs[0]")
+    (port_80,) = (f for f in result.findings if f.path == "spec.tls.frontend.perPort[0].tls.validation.caCertificateRefs[0].name")
     assert port_80.severity.label == "error"
     assert "listener ListenerSet team/extra#https-80 gets ResolvedRefs=False, InvalidCACertificateRef" in port_80.message
 
@@ -663,7 +663,7 @@ def test_a_waf_policy_whose_reference_is_missing_is_refused_under_the_conditions
         + "---\napiVersion: appprotect.f5.com/v1\nkind: APLogConf\nmetadata: {name: other, namespace: security}\n"
     )
     (finding,) = only(lint_text(text), "PL417")
-    assert finding.path == "spec.securityLogs[0].logRef.apLogConfRef"
+    assert finding.path == "spec.securityLogs[0].logRef.apLogConfRef.name"
     # A repository cannot prove the absence: a warning until --complete.
     assert finding.severity is Severity.WARNING
     assert finding.message.endswith(

@@ -557,7 +557,7 @@ def test_positions_are_those_of_what_was_parsed_when_the_file_changes(
     monkeypatch.setattr(parallel, "_parse", parse)
 
     def edit() -> None:
-        # Twenty lines inserted above: positions from a re-read would move by 20 (line 28).
+        # Twenty lines inserted above: positions from a re-read would move by 20 (line 30).
         path.write_text("# edited\n" * 20 + MISSING_TARGET)
 
     edit_before_positions.append(edit)
@@ -567,7 +567,7 @@ def test_positions_are_those_of_what_was_parsed_when_the_file_changes(
     else:
         assert parsed_here == {"parsed-here": ["policy.yaml", "small.yaml"], "from-the-cache": []}[mode]
     assert [(f.rule, f.line, f.column, f.path) for f in result.findings if f.rule == "PL201"] == [
-        ("PL201", 8, 5, "spec.targetRefs[0]")
+        ("PL201", 10, 5, "spec.targetRefs[0].name")
     ]
     assert MISSING_TARGET.splitlines()[7] == '  - group: ""'
 
@@ -584,7 +584,7 @@ def test_positions_are_resolved_when_the_file_became_a_fifo(
 
     edit_before_positions.append(swap)
     result = _within(30, lambda: lint_paths([path]), _open_writer(path))
-    assert [(f.rule, f.line, f.column) for f in result.findings if f.rule == "PL201"] == [("PL201", 8, 5)]
+    assert [(f.rule, f.line, f.column) for f in result.findings if f.rule == "PL201"] == [("PL201", 10, 5)]
 
 
 # -- file names that are not UTF-8 ---------------------------------------------------------------------

@@ -121,7 +121,7 @@ def test_renaming_or_deleting_a_target_in_another_file_fails_the_hook(teams: Pat
     git(teams, "add", "apps/team-x/app.yaml")
     proc = try_repo(teams, pre_commit_home, "policylint")
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "apps/team-x/policies.yaml:8:5: error PL201 HTTPRoute 'shop' not found in namespace team-x" in proc.stdout
+    assert "apps/team-x/policies.yaml:10:5: error PL201 HTTPRoute 'shop' not found in namespace team-x" in proc.stdout
 
 
 def test_deleting_the_file_that_holds_a_target_fails_the_hook(teams: Path, pre_commit_home: Path) -> None:
@@ -129,7 +129,7 @@ def test_deleting_the_file_that_holds_a_target_fails_the_hook(teams: Path, pre_c
     git(teams, "rm", "-q", "apps/team-x/app.yaml")
     proc = try_repo(teams, pre_commit_home, "policylint")
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "apps/team-x/policies.yaml:8:5: error PL201 HTTPRoute 'shop' not found in namespace team-x" in proc.stdout
+    assert "apps/team-x/policies.yaml:10:5: error PL201 HTTPRoute 'shop' not found in namespace team-x" in proc.stdout
 
 
 def test_a_comment_in_a_file_old_findings_depend_on_passes_the_hook(teams: Path, pre_commit_home: Path) -> None:

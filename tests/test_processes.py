@@ -691,8 +691,9 @@ def test_a_closed_pipe_is_not_a_failure(tmp_path: Path, exit_zero: bool, unbuffe
         code = proc.wait(timeout=RUN_TIMEOUT)
     finally:
         _kill_session(proc.pid)
-    # The first policy's targetRefs[0]: line 5 (apiVersion, kind, metadata, spec, targetRefs), column 16.
-    assert line.startswith(b"many-0.yaml:5:16: error PL201 HTTPRoute 'missing' not found in namespace app")
+    # The first policy's targetRefs[0].name: line 5 (apiVersion, kind, metadata, spec, targetRefs),
+    # column 68 (`name:` in the flow mapping).
+    assert line.startswith(b"many-0.yaml:5:68: error PL201 HTTPRoute 'missing' not found in namespace app")
     assert code == (0 if exit_zero else 1)
     # The summary, and nothing about the pipe (no BrokenPipeError, "Exception ignored", "Aborted!").
     assert err.decode().splitlines() == ["800 errors, 0 warnings, 0 info in 2 files (800 objects, 800 policies)"]

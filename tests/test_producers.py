@@ -182,7 +182,7 @@ def test_trust_manager_bundle_and_kube_root_ca_in_the_namespaces_they_reach() ->
     unmatched = lint_text(BUNDLE.replace("NS", "other"), complete=True)
     assert _policy_refs(unmatched) == [ReferenceStatus.NOT_FOUND, ReferenceStatus.PRODUCED]
     [finding] = only(unmatched, "PL417")
-    assert (finding.path, finding.severity) == ("spec.validation.caCertificateRefs[0]", Severity.ERROR)
+    assert (finding.path, finding.severity) == ("spec.validation.caCertificateRefs[0].name", Severity.ERROR)
     # A namespace whose Namespace object is not in the input may match: its labels are unknown.
     elsewhere = BUNDLE.replace("NS", "unlisted")
     assert _policy_refs(lint_text(elsewhere))[0] is ReferenceStatus.PRODUCED

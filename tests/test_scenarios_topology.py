@@ -425,7 +425,7 @@ def test_s16_absent_inference_pool_is_a_warning_not_an_error() -> None:
 def test_s16_missing_listener_set_is_reported_as_a_listener_set_not_a_gateway() -> None:
     result = lint_text(S16_ROUTE.replace("name: ls1}]", "name: ls2}]") + INFERENCE_POOL)
     (finding,) = only(result, "PL406")
-    assert str(finding.object) == "HTTPRoute default/r1" and finding.path == "spec.parentRefs[0]"
+    assert str(finding.object) == "HTTPRoute default/r1" and finding.path == "spec.parentRefs[0].name"
     assert "ListenerSet default/ls2" in finding.message and "Gateway default/ls2" not in finding.message
 
 

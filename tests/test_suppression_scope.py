@@ -5,7 +5,7 @@ a `disable-file=` of one definition must not hide what is found on the other, in
 file, another document of the same file or another item of the same `kind: List`. And the
 duplicate finding itself needs both definitions to agree before it is hidden.
 
-Each policy here names a Service that does not exist (PL201 on `spec.targetRefs[0]`): one
+Each policy here names a Service that does not exist (PL201 on `spec.targetRefs[0].name`): one
 definition names `ledger`, the other `other`, so the findings tell the definitions apart.
 """
 
@@ -60,22 +60,22 @@ def test_an_annotation_hides_nothing_on_the_other_definition_in_another_file(tmp
     result = two_files(tmp_path, policy("ledger", ignore="PL201"), policy("other"))
     # a.yaml's own PL201 (line 10) is hidden; b.yaml's (line 8: no annotations there) is not,
     # and neither is the duplicate, which sits on b.yaml's metadata.name.
-    assert found(result.suppressed) == [("a.yaml", "PL201", 10)]
-    assert found(result.findings) == [("b.yaml", "PL005", 4), ("b.yaml", "PL201", 8)]
+    assert found(result.suppressed) == [("a.yaml", "PL201", 12)]
+    assert found(result.findings) == [("b.yaml", "PL005", 4), ("b.yaml", "PL201", 10)]
 
 
 def test_an_annotation_on_the_later_definition_hides_its_own_findings_only(tmp_path: Path) -> None:
     result = two_files(tmp_path, policy("ledger"), policy("other", ignore="PL201"))
-    assert found(result.suppressed) == [("b.yaml", "PL201", 10)]
-    assert found(result.findings) == [("a.yaml", "PL201", 8), ("b.yaml", "PL005", 4)]
+    assert found(result.suppressed) == [("b.yaml", "PL201", 12)]
+    assert found(result.findings) == [("a.yaml", "PL201", 10), ("b.yaml", "PL005", 4)]
 
 
 def test_definitions_in_one_file_are_told_apart_by_their_document() -> None:
     text = policy("ledger") + "---\n" + policy("other", ignore="PL201")
     result = lint_text(text, "apps.yaml", **options())
     # The second document starts on line 15; its annotation hides its PL201 (line 24) only.
-    assert found(result.suppressed) == [("apps.yaml", "PL201", 24)]
-    assert found(result.findings) == [("apps.yaml", "PL201", 8), ("apps.yaml", "PL005", 18)]
+    assert found(result.suppressed) == [("apps.yaml", "PL201", 26)]
+    assert found(result.findings) == [("apps.yaml", "PL201", 10), ("apps.yaml", "PL005", 18)]
 
 
 def test_members_of_one_list_are_told_apart_by_their_item() -> None:
@@ -86,8 +86,8 @@ def test_members_of_one_list_are_told_apart_by_their_item() -> None:
     )
     result = lint_text(text, "list.yaml", **options())
     # Items start on lines 4 and 19; the first item's PL201 is on line 13, the second's on 26.
-    assert found(result.suppressed) == [("list.yaml", "PL201", 13)]
-    assert found(result.findings) == [("list.yaml", "PL005", 22), ("list.yaml", "PL201", 26)]
+    assert found(result.suppressed) == [("list.yaml", "PL201", 15)]
+    assert found(result.findings) == [("list.yaml", "PL005", 22), ("list.yaml", "PL201", 28)]
 
 
 def test_the_duplicate_is_not_hidden_by_either_definition_alone(tmp_path: Path) -> None:
@@ -109,7 +109,7 @@ def test_the_duplicate_is_not_hidden_by_either_definition_alone(tmp_path: Path) 
 def test_the_duplicate_is_hidden_when_both_definitions_suppress_it(tmp_path: Path) -> None:
     result = two_files(tmp_path, policy("ledger", ignore="PL005,PL201"), policy("ledger", ignore="PL005,PL201"))
     assert found(result.findings) == []
-    assert found(result.suppressed) == [("a.yaml", "PL201", 10), ("b.yaml", "PL005", 4), ("b.yaml", "PL201", 10)]
+    assert found(result.suppressed) == [("a.yaml", "PL201", 12), ("b.yaml", "PL005", 4), ("b.yaml", "PL201", 12)]
 
 
 def test_a_comment_on_the_first_definition_counts_as_its_consent() -> None:

@@ -1,9 +1,9 @@
 """Inline suppressions and the `policylint.io/ignore` annotation (docs/suppressions.md).
 
 Every case lints a Service plus a BackendTLSPolicy whose single target reference names a
-Service that does not exist: one PL201 finding at `spec.targetRefs[0]`, which the position
-resolver puts on the reference's first line (`- group: ""`, line 20 of MANIFEST), while the
-misspelled `name:` is two lines below it (line 22).
+Service that does not exist: one PL201 finding at `spec.targetRefs[0].name`, the misspelled
+`name:` (line 22 of MANIFEST), two lines below the reference's first line (`- group: ""`,
+line 20).
 """
 
 from __future__ import annotations
@@ -58,17 +58,16 @@ def rules_of(result: LintResult) -> list[tuple[str, int]]:
 
 def test_the_unsuppressed_manifest_has_one_finding_where_the_docstring_says() -> None:
     result = lint(manifest())
-    assert rules_of(result) == [("PL201", 20)]
-    assert result.findings[0].path == "spec.targetRefs[0]"
+    assert rules_of(result) == [("PL201", 22)]
+    assert result.findings[0].path == "spec.targetRefs[0].name"
     assert result.suppressed == []
 
 
 @pytest.mark.parametrize(
     "slot",
     [
-        "item_comment",  # the finding's own line
-        "kind_comment",  # a line inside the node the finding points at
-        "name_comment",  # the misspelled name, two lines below the finding (the enclosing-key case)
+        "name_comment",  # the finding's own line: the misspelled name
+        "item_comment",  # the first line of the list item enclosing the finding's node
         "refs_comment",  # `targetRefs:`, a key enclosing the finding's node
         "spec_comment",  # `spec:`, the outermost enclosing key
     ],
@@ -77,35 +76,37 @@ def test_disable_applies_from_the_finding_through_its_node_and_on_enclosing_keys
     result = lint(manifest(**{slot: f"  # policylint: disable=PL201{REASON}"}))
     assert rules_of(result) == []
     [hidden] = result.suppressed
-    assert (hidden.rule, hidden.line) == ("PL201", 20)
+    assert (hidden.rule, hidden.line) == ("PL201", 22)
     assert hidden.suppression is not None
     assert hidden.suppression.kind is SuppressionKind.COMMENT
     assert hidden.suppression.reason == "the ledger Service is deployed by the payments repository"
     assert hidden.fingerprint  # suppressed findings keep their identity (SARIF, baselines)
 
 
-def test_a_comment_on_a_sibling_key_does_not_apply_and_is_unused() -> None:
-    # `validation:` neither encloses spec.targetRefs[0] nor lies within it.
-    result = lint(manifest(validation_comment=f"  # policylint: disable=PL201{REASON}"))
-    assert rules_of(result) == [("PL201", 20), ("PL901", 23)]
+@pytest.mark.parametrize(("slot", "line"), [("validation_comment", 23), ("kind_comment", 21)])
+def test_a_comment_on_a_sibling_key_does_not_apply_and_is_unused(slot: str, line: int) -> None:
+    # `validation:` neither encloses spec.targetRefs[0].name nor lies within it; nor does `kind:`,
+    # the reference's field beside the one at fault.
+    result = lint(manifest(**{slot: f"  # policylint: disable=PL201{REASON}"}))
+    assert sorted(rules_of(result)) == [("PL201", 22), ("PL901", line)]
     assert result.suppressed == []
 
 
 def test_a_comment_on_metadata_does_not_reach_into_spec() -> None:
     text = manifest().replace("  name: ledger-tls\n", f"  name: ledger-tls  # policylint: disable=PL201{REASON}\n")
-    assert rules_of(lint(text)) == [("PL901", 16), ("PL201", 20)]
+    assert rules_of(lint(text)) == [("PL901", 16), ("PL201", 22)]
 
 
 def test_disable_next_line_applies_to_the_line_below() -> None:
     text = manifest().replace('  - group: ""\n', f'  # policylint: disable-next-line=PL201{REASON}\n  - group: ""\n')
     result = lint(text)
     assert rules_of(result) == []
-    assert [(f.rule, f.line) for f in result.suppressed] == [("PL201", 21)]
+    assert [(f.rule, f.line) for f in result.suppressed] == [("PL201", 23)]
 
 
 def test_disable_next_line_two_lines_above_does_not_apply() -> None:
     text = manifest().replace("  targetRefs:\n", f"  # policylint: disable-next-line=PL201{REASON}\n\n  targetRefs:\n")
-    assert rules_of(lint(text)) == [("PL901", 19), ("PL201", 22)]
+    assert rules_of(lint(text)) == [("PL901", 19), ("PL201", 24)]
 
 
 def test_disable_file_at_the_top_of_the_file_covers_every_document() -> None:
@@ -133,7 +134,7 @@ def test_disable_file_at_the_top_of_a_document_covers_that_document_only() -> No
 
 def test_disable_file_after_the_first_key_is_malformed_and_hides_nothing() -> None:
     result = lint(manifest(spec_comment=f"  # policylint: disable-file=PL201{REASON}"))
-    assert rules_of(result) == [("PL905", 18), ("PL201", 20)]
+    assert rules_of(result) == [("PL905", 18), ("PL201", 22)]
     assert "before the first key" in result.findings[0].message
 
 
@@ -198,7 +199,7 @@ def test_until_is_inclusive_then_the_suppression_expires() -> None:
     text = manifest(name_comment=f"  # policylint: disable=PL201 until=2026-06-30{REASON}")
     assert rules_of(lint(text, today=datetime.date(2026, 6, 30))) == []
     expired = lint(text, today=datetime.date(2026, 7, 1))
-    assert rules_of(expired) == [("PL201", 20), ("PL904", 22)]
+    assert rules_of(expired) == [("PL201", 22), ("PL904", 22)]
     assert "2026-06-30" in expired.findings[1].message
     assert expired.suppressed == []
 
@@ -210,10 +211,10 @@ def test_until_after_the_reason_is_read_as_the_expiry_date() -> None:
     assert rules_of(kept) == []
     assert [f.suppression.reason if f.suppression else None for f in kept.suppressed] == ["deployed by payments"]
     expired = lint(text, today=datetime.date(2026, 7, 1))
-    assert rules_of(expired) == [("PL201", 20), ("PL904", 22)]
+    assert rules_of(expired) == [("PL201", 22), ("PL904", 22)]
     # Given twice, before and after the reason, it is a malformed suppression that hides nothing.
     twice = lint(manifest(name_comment="  # policylint: disable=PL201 until=2026-06-30 -- why until=2027-01-01"))
-    assert rules_of(twice) == [("PL201", 20), ("PL905", 22)]
+    assert rules_of(twice) == [("PL201", 22), ("PL905", 22)]
     assert "until= is given more than once" in twice.findings[1].message
 
 
@@ -243,13 +244,13 @@ def test_suppression_findings_follow_select_and_ignore() -> None:
     text = manifest(validation_comment=f"  # policylint: disable=PL201{REASON}")
     from policylint.rules.engine import Selection
 
-    assert rules_of(lint(text, selection=Selection(ignore=("PL901",)))) == [("PL201", 20)]
+    assert rules_of(lint(text, selection=Selection(ignore=("PL901",)))) == [("PL201", 22)]
 
 
 def test_no_suppression_hides_a_finding_about_suppressions() -> None:
     # The PL901 on line 23 sits inside a file-wide disable of PL9: it is still reported.
     text = f"# policylint: disable-file=PL9{REASON}\n" + manifest(validation_comment=f"  # policylint: disable=PL201{REASON}")
-    assert rules_of(lint(text)) == [("PL201", 21), ("PL901", 24)]
+    assert rules_of(lint(text)) == [("PL201", 23), ("PL901", 24)]
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
@@ -279,7 +280,7 @@ def test_the_summary_counts_suppressed_findings_and_show_suppressed_lists_them(t
     shown = CliRunner().invoke(cli, ["check", "--no-cache", "--show-suppressed", str(path)])
     assert shown.exit_code == 0
     lines = shown.stdout.splitlines()
-    assert lines[0].startswith(f"{path}:20:5: error PL201 ")
+    assert lines[0].startswith(f"{path}:22:5: error PL201 ")
     assert lines[-1] == "    suppressed: comment -- the ledger Service is deployed by the payments repository"
 
 
@@ -347,7 +348,7 @@ def test_an_annotation_expires_and_names_unknown_codes_like_a_comment() -> None:
     # is not judged (the whole annotation is out of force).
     assert [(f.rule, f.path) for f in result.findings] == [
         ("PL904", 'metadata.annotations["policylint.io/ignore"]'),
-        ("PL201", "spec.targetRefs[0]"),
+        ("PL201", "spec.targetRefs[0].name"),
     ]
     current = lint(manifest(annotations=annotations.replace("2026-05-31", "2026-06-01")))
     assert [f.rule for f in current.findings] == ["PL902"]
@@ -358,4 +359,4 @@ def test_disable_next_line_above_an_enclosing_key_covers_its_value() -> None:
     text = manifest().replace("spec:\n  targetRefs:", f"# policylint: disable-next-line=PL201{REASON}\nspec:\n  targetRefs:")
     result = lint(text)
     assert rules_of(result) == []
-    assert [(f.rule, f.line) for f in result.suppressed] == [("PL201", 21)]
+    assert [(f.rule, f.line) for f in result.suppressed] == [("PL201", 23)]

@@ -86,6 +86,16 @@ def _has(obj: K8sObject, path: str, key: str) -> bool:
     return isinstance(value, dict) and key in value
 
 
+def _at(obj: K8sObject, path: str, key: str) -> str:
+    """The field `key` of the reference at `path` when it is written there, else the reference.
+
+    A finding about what a reference names sits on the field that is wrong (`name` for an object
+    that is not there), not on the reference's first line. Always the same field for a given
+    rule, whatever the near matches suggest: the path is part of the finding's fingerprint, which
+    other objects coming and going must not change (policylint.rules.engine.fingerprint)."""
+    return join(path, key) if _has(obj, path, key) else path
+
+
 def _namespace_hint(obj: K8sObject, namespace_set: bool, unset: str) -> str:
     """The hint for the object found in another namespace: a wrong `namespace`, or a missing one
     (`unset` says where to set it and what it defaults to)."""
@@ -207,7 +217,7 @@ class ParentRefNotFound(Rule):
                 f"parentRef names {ref.kind} {ref.namespace}/{ref.name}, which is not in the input: the {route.kind} does"
                 f" not attach to it (Accepted=False), so it receives no traffic through it (Gateway API route attachment){matches.suffix()}"
             )
-            yield self.issue(route, ref.path, message, related=matches.related, hint=matches.hint)
+            yield self.issue(route, _at(route, ref.path, "name"), message, related=matches.related, hint=matches.hint)
 
     @staticmethod
     def _near_matches(project: Project, names: _Names, route: K8sObject, ref: ParentRef) -> NearMatches:
@@ -547,7 +557,8 @@ class ListenerSetNotAllowed(Rule):
             f"the parent {kind} {namespace}/{name} of ListenerSet {where(listener_set)} is not in the input: the set is"
             f" not attached, so its listeners serve nothing (GEP-1713 ListenerSet attachment){matches.suffix()}"
         )
-        return self.issue(listener_set, "spec.parentRef", message, related=matches.related, hint=matches.hint)
+        path = _at(listener_set, "spec.parentRef", "name")
+        return self.issue(listener_set, path, message, related=matches.related, hint=matches.hint)
 
 
 # -- PL410 ---------------------------------------------------------------------------------------
@@ -638,7 +649,7 @@ class BackendNotFound(Rule):
                     " the input; if it does not, the route gets ResolvedRefs=False and the requests meant for it fail"
                 )
                 hint = f"Add the object that declares the host, or {external_hint(ref.kind, ref.namespace, ref.name)}."
-                yield self.issue(ref.owner, ref.path, message, severity=Severity.WARNING, hint=hint)
+                yield self.issue(ref.owner, _at(ref.owner, ref.path, "name"), message, severity=Severity.WARNING, hint=hint)
             elif ref.status == OPAQUE:
                 # A kind policylint does not model (InferencePool, a vendor backend) may well
                 # be served by the controller; never "Service not found" for it.
@@ -680,7 +691,7 @@ class BackendNotFound(Rule):
             f"{_PURPOSE.get(ref.purpose, 'reference')} names {ref.kind} {ref.namespace}/{ref.name}, which is not in the"
             f" input{why}: {effect} (Gateway API BackendObjectReference){matches.suffix()}"
         )
-        return self.issue(ref.owner, ref.path, message, related=matches.related, hint=matches.hint)
+        return self.issue(ref.owner, _at(ref.owner, ref.path, "name"), message, related=matches.related, hint=matches.hint)
 
 
 class BackendPortInvalid(Rule):
@@ -966,7 +977,7 @@ class CertificateRefInvalid(Rule):
                             " the whole cluster) its absence is an error."
                         )
                     message = f"{what} names {ref.label()}, {why}: {effect}"
-                    yield self.issue(owner, ref.path, message, hint=hint, severity=severity)
+                    yield self.issue(owner, _at(owner, ref.path, "name"), message, hint=hint, severity=severity)
                 elif ref.status == ReferenceStatus.MISSING_DATA:
                     message = f"{what} names {ref.label()}, which {ref.detail}: {_policy_refused(ref)}"
                     hint = f"Add the data the controller reads to {ref.label()}, or reference an object that holds it."

@@ -369,6 +369,9 @@ def _resolved_fix(issue: Issue) -> ResolvedFix | None:
     appended = [edit.append_to for edit in fix.edits if edit.append_to is not None]
     if appended:  # a new document in another object's file (policylint.autofix)
         return ResolvedFix(fix.description, fix.safe, appended[0].doc.file, 0, fix.edits)
+    within = [edit.within for edit in fix.edits if edit.within is not None]
+    if within:  # edits of another object (one object per fix: policylint.autofix applies one document)
+        obj = within[0]
     edits = tuple(replace(edit, path=obj.doc_path(edit.path)) for edit in fix.edits)
     return ResolvedFix(fix.description, fix.safe, obj.doc.file, obj.doc.line, edits)
 

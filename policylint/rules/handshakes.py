@@ -192,7 +192,9 @@ class CrossNamespaceTargetNotPermitted(Rule):
             f' {obj.namespace}, so the policy does not attach (GEP-713 "Cross namespace references": the target\'s'
             f" namespace must accept the policy through a handshake)"
         )
-        fix = grant_fix(reference, index.lookup(reference.to_group, reference.to_kind, reference.to_namespace, reference.to_name))
+        fix = grant_fix(
+            reference, index.lookup(reference.to_group, reference.to_kind, reference.to_namespace, reference.to_name), res.grant
+        )
         return self.issue(
             obj, ref.path, message, related=near_miss_related(res.grant), hint=sentence(reference.grant_hint()), fix=fix
         )
@@ -311,7 +313,7 @@ class CrossNamespaceReferenceNotPermitted(Rule):
         near = ref.grant.near_misses if ref.grant is not None else ()
         message += f"; {near[0].reason}" if near else ""
         # Looked up by the group the reference resolved to, which the grant may not name (`grant_group`).
-        fix = grant_fix(reference, index.lookup(ref.group, ref.kind, ref.namespace, ref.name))
+        fix = grant_fix(reference, index.lookup(ref.group, ref.kind, ref.namespace, ref.name), ref.grant)
         return self.issue(
             owner,
             ref.path,
@@ -323,13 +325,25 @@ class CrossNamespaceReferenceNotPermitted(Rule):
         )
 
 
-def grant_fix(reference: Reference, referent: K8sObject | None) -> Fix | None:
-    """The ReferenceGrant that permits `reference`, narrowed to the one object it names, appended
-    to the referent's file. Unsafe: the referent's namespace starts trusting another namespace,
-    which is its owners' decision (Gateway API ReferenceGrant: the handshake exists so that they
-    make it)."""
+def grant_fix(reference: Reference, referent: K8sObject | None, check: GrantCheck | None = None) -> Fix | None:
+    """The edit that permits `reference`: a `from` entry added to the ReferenceGrant the finding's
+    note names when that grant already lets others reach the object (`extensible_grant`), else a
+    ReferenceGrant narrowed to the one object, appended to the referent's file. Unsafe either way:
+    the referent's namespace starts trusting another namespace, which is its owners' decision
+    (Gateway API ReferenceGrant: the handshake exists so that they make it)."""
     if referent is None:
         return None  # nothing to grant access to yet: the missing object is the problem
+    source = {"group": reference.from_group, "kind": reference.from_kind, "namespace": reference.from_namespace}
+    grant = extensible_grant(reference, check)
+    if grant is not None:
+        # A second grant beside the one that almost permits it would leave two places to review
+        # and to revoke for one trust relation.
+        return Fix(
+            f"add {reference.from_kind} from namespace {reference.from_namespace} to ReferenceGrant"
+            f" {grant.namespace}/{grant.obj.name}",
+            (Edit("spec.from", value=source, extend=True, within=grant.obj),),
+            safe=False,
+        )
     document = {
         "apiVersion": "gateway.networking.k8s.io/v1beta1",
         "kind": "ReferenceGrant",
@@ -338,7 +352,7 @@ def grant_fix(reference: Reference, referent: K8sObject | None) -> Fix | None:
             "namespace": reference.to_namespace,
         },
         "spec": {
-            "from": [{"group": reference.from_group, "kind": reference.from_kind, "namespace": reference.from_namespace}],
+            "from": [source],
             "to": [{"group": reference.to_group, "kind": reference.to_kind, "name": reference.to_name}],
         },
     }
@@ -347,6 +361,24 @@ def grant_fix(reference: Reference, referent: K8sObject | None) -> Fix | None:
         (Edit("", value=document, append_to=referent),),
         safe=False,
     )
+
+
+def extensible_grant(reference: Reference, check: GrantCheck | None) -> Grant | None:
+    """The first grant of the check's near misses (the one the finding's note names first) that
+    lives in the referent's namespace and whose `to` already admits the referent, so that one more
+    `from` entry permits the reference. A grant whose `to` names another object is left alone: a
+    `from` added there would not permit this reference, and a `to` added there would open the new
+    object to every namespace the grant already trusts."""
+    for miss in check.near_misses if check is not None else ():
+        grant = miss.grant
+        if grant.namespace != reference.to_namespace or grant.malformed or not isinstance(grant.obj.spec.get("from"), list):
+            continue
+        if any(
+            (t.group, t.kind) == (reference.to_group, reference.to_kind) and t.name in (None, reference.to_name)
+            for t in grant.targets
+        ):
+            return grant
+    return None
 
 
 class ReferenceGrantInWrongNamespace(Rule):

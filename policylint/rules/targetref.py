@@ -186,8 +186,14 @@ class TargetRefNotFound(Rule):
                 )
             # Repositories often hold one team's slice of a cluster (docs/semantics.md#partial-repositories).
             matches.or_external(ref.kind or "", res.namespace, ref.name)
+            # On `name`, whatever the near matches say is wrong: see attachment._at.
             yield self.issue(
-                policy.obj, ref.path, res.message + matches.suffix(), related=matches.related, hint=matches.hint, fix=matches.fix
+                policy.obj,
+                field_path(ref, "name"),
+                res.message + matches.suffix(),
+                related=matches.related,
+                hint=matches.hint,
+                fix=matches.fix,
             )
 
     def _near_matches(

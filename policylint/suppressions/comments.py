@@ -17,7 +17,9 @@ Scopes (docs/suppressions.md):
 
 - `disable=` on line L covers a finding if L is the finding's line, any line of the YAML node
   the finding points at (a finding on `spec.targetRefs[0]` covers the reference's `name:` line
-  below it), or the line of a key enclosing that node (`spec:` covers everything under it);
+  below it), or the line of a key enclosing that node (`spec:` covers everything under it) or
+  the first line of a list item enclosing it (`- group: ""` covers a finding on the item's
+  `name`);
 - `disable-next-line=` on line L acts as `disable=` written on line L+1;
 - both apply within the comment's own document only (a comment above a `---` does not reach a
   document whose root starts on the `---` line);
@@ -349,7 +351,11 @@ def _enclosing(stack: list[_Frame]) -> tuple[int, ...]:
         return ()
     parent = stack[-1]
     if parent.mapping and not parent.expecting_key:
-        return (*parent.key_lines, parent.key_line)
+        # A mapping that is a list item encloses its values as a key does: findings point at the
+        # field that is wrong (`name:` of a targetRef), and a comment on the item's first line
+        # (`- group: ""  # policylint: disable=...`) is where a reader looks for the reference's.
+        item = (parent.start[0],) if parent.role == "item" else ()
+        return (*parent.key_lines, *item, parent.key_line)
     return parent.key_lines
 
 
