@@ -1029,8 +1029,8 @@ def _configuration_cases() -> list[HostileCase]:
 
 
 def _ledger_policy(service: str, ignore: str = "") -> bytes:
-    """A BackendTLSPolicy app/ledger-tls whose target Service `service` does not exist (PL201 on
-    line 8, or 10 with the annotation; metadata.name on line 4)."""
+    """A BackendTLSPolicy app/ledger-tls whose target Service `service` does not exist (PL201 at
+    the reference's `name` on line 10, or 12 with the annotation; metadata.name on line 4)."""
     annotations = f'\n  annotations:\n    policylint.io/ignore: "{ignore} -- reviewed"' if ignore else ""
     return (
         "apiVersion: gateway.networking.k8s.io/v1\nkind: BackendTLSPolicy\nmetadata:\n  name: ledger-tls\n"
@@ -1048,14 +1048,14 @@ def _suppression_scope_cases() -> list[HostileCase]:
             "duplicate-object-annotated-copy",
             "configuration-and-git",
             _files({"a.yaml": _ledger_policy("ledger"), "b.yaml": _ledger_policy("other", "PL005,PL2")}),
-            (Expect("b.yaml", "PL005", 4, "error"), Expect("a.yaml", "PL201", 8, "error")),
+            (Expect("b.yaml", "PL005", 4, "error"), Expect("a.yaml", "PL201", 10, "error")),
         ),
         # The first copy carries the annotation: it hides nothing on the later one.
         HostileCase(
             "duplicate-object-annotated-original",
             "configuration-and-git",
             _files({"a.yaml": _ledger_policy("ledger", "PL005,PL2"), "b.yaml": _ledger_policy("other")}),
-            (Expect("b.yaml", "PL005", 4, "error"), Expect("b.yaml", "PL201", 8, "error")),
+            (Expect("b.yaml", "PL005", 4, "error"), Expect("b.yaml", "PL201", 10, "error")),
         ),
     ]
 

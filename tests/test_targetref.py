@@ -558,7 +558,7 @@ def test_a_gke_service_import_target_exists_when_its_service_export_does() -> No
     # Without the ServiceExport (or with one of another name) the ServiceImport does not exist.
     missing = lint_text(service_export("other") + gke_backend_policy(ref))
     [finding] = only(missing, "PL201")
-    assert finding.path == "spec.targetRef"
+    assert finding.path == "spec.targetRef.name"  # the field at fault
     assert finding.message.startswith(
         "ServiceImport 'store' not found in namespace app: GKE multi-cluster Services create one for a ServiceExport"
         " of the same name and namespace, and there is none in the input either"
