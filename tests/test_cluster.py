@@ -10,6 +10,7 @@ their annotations; Envoy Gateway's installer channel from its chart's values
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -265,3 +266,47 @@ def test_a_run_reads_only_the_schemas_it_looks_up() -> None:
     read = schemas._schema.cache_info().currsize
     gateways = {e["schema"] for e in schemas._entries() if e["kind"] == "Gateway" and e["version"] == "v1"}
     assert 0 < read <= len(gateways)
+
+
+# -- cost of an unknown cluster -----------------------------------------------------------------
+
+
+def test_releases_share_the_schema_nodes_they_hold_alike() -> None:
+    """A node two releases hold alike is one object: the admission memo tables, keyed by node,
+    answer for it once whichever release asks (policylint.k8s.schemas._interned)."""
+    key = ("gateway.networking.k8s.io", "HTTPRoute", "v1")
+    old, _ = schemas.schemas("standard", "v1.5.1")[key]
+    new, _ = schemas.schemas("experimental", "v1.6.1")[key]
+    assert old is not new  # the releases differ (the experimental channel has more fields)
+    hostnames = ("properties", "spec", "properties", "hostnames")
+    a, b = old, new
+    for part in hostnames:
+        a, b = a[part], b[part]
+    assert a == b and a is b
+
+
+def test_a_refused_object_is_walked_once_per_plausible_schema_however_many_findings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each finding of an object the first plausible schema refuses asks every other plausible
+    schema whether it admits the object (policylint.rules.releases): that answer is worked out
+    once per schema, not once per finding, or a large refused object costs findings x walks."""
+    from policylint.k8s import admission
+
+    walks: list[str] = []
+    real = admission.violations
+
+    def counting(data: Any, *args: Any, **kwargs: Any) -> Any:
+        walks.append(str(data.get("metadata", {}).get("name")))
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(admission, "violations", counting)
+    matches = "".join(f"    - path: {{type: Prefixx, value: /p{i}}}\n" for i in range(40))
+    route = (
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: many, namespace: app}\n"
+        f"spec:\n  rules:\n  - matches:\n{matches}"
+    )
+    result = lint_text(route)
+    refusals = [f for f in result.findings if f.rule == "PL703" and f.path.endswith(".path.type")]
+    assert len(refusals) == 40
+    catalogue = result.index.catalogue()
+    distinct = {id(found[0]) for _, _, found in catalogue.plausible(("gateway.networking.k8s.io", "HTTPRoute", "v1")) if found}
+    assert walks.count("many") <= len(distinct)

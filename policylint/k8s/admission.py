@@ -160,6 +160,11 @@ class Catalogue:
     cel_results: dict[tuple[int, str, tuple[Any, ...]], Any] = dataclass_field(default_factory=dict)
     # id(schema) -> a hash of its content (`fingerprint`).
     fingerprints: dict[int, bytes] = dataclass_field(default_factory=dict)
+    # (id(object), id(schema)) -> whether the schema admits the object whole (`admits`), also as
+    # `admit` finds while it asks the other plausible schemas: each finding of a refused object
+    # asks it of every plausible schema (policylint.rules.releases), and a walk of a large object
+    # per finding would make hostile input quadratic.
+    admitted: dict[tuple[int, int], bool] = dataclass_field(default_factory=dict)
 
     def fingerprint(self, schema: Mapping[str, Any]) -> bytes:
         """A hash of the schema's content, worked out once per schema and run: which schema decided
@@ -302,6 +307,7 @@ def admit(index: ProjectIndex, obj: K8sObject) -> Admission | None:
     if found is None:
         return None
     verdict = _admit(index, obj, catalogue, found)
+    catalogue.admitted[id(obj), id(found[0])] = not verdict.rejected
     if not verdict.rejected or catalogue.cluster.decided or verdict.source is None:
         return verdict
     # Ties go to the newer release, and within one to the experimental channel: it knows every
@@ -319,6 +325,7 @@ def admit(index: ProjectIndex, obj: K8sObject) -> Admission | None:
             continue
         seen.add(id(other[0]))
         alternative = _admit(index, obj, catalogue, other)
+        catalogue.admitted[id(obj), id(other[0])] = not alternative.rejected
         if not alternative.rejected:
             return verdict
         candidates.append((key(alternative, release, channel), alternative))
@@ -330,9 +337,14 @@ def admits(index: ProjectIndex, obj: K8sObject, schema: Mapping[str, Any]) -> bo
     if not isinstance(obj.data, dict):
         return False
     catalogue = index.catalogue()
-    if violations(obj.data, schema, catalogue.schema_results):
-        return False
-    return all(r.undecided for r in cel_failures(obj.data, schema, index.malformed(obj), catalogue.cel_results))
+    known = catalogue.admitted.get((id(obj), id(schema)))
+    if known is not None:
+        return known
+    answer = not violations(obj.data, schema, catalogue.schema_results) and all(
+        r.undecided for r in cel_failures(obj.data, schema, index.malformed(obj), catalogue.cel_results)
+    )
+    catalogue.admitted[id(obj), id(schema)] = answer
+    return answer
 
 
 def _admit(index: ProjectIndex, obj: K8sObject, catalogue: Catalogue, found: tuple[Mapping[str, Any], str | None]) -> Admission:

@@ -88,9 +88,43 @@ def _entries() -> tuple[Mapping[str, Any], ...]:
 @functools.cache
 def _schema(digest: str) -> Mapping[str, Any]:
     """One bundled schema, read once: a schema shared by several releases and channels is one
-    object, which the admission memo tables (keyed by node identity) then share too."""
-    loaded: Mapping[str, Any] = json.loads(_archive().read(f"schemas/{digest}.json").decode("utf-8"))
+    object, which the admission memo tables (keyed by node identity) then share too. Its nodes
+    are shared with every schema read before that holds the same node (`_interned`)."""
+    loaded: Mapping[str, Any] = _interned(json.loads(_archive().read(f"schemas/{digest}.json").decode("utf-8")))
     return loaded
+
+
+# Every node of the bundled schemas read so far, by content: structural key -> the one node.
+_NODES: dict[tuple[Any, ...], Any] = {}
+
+
+def _interned(node: Any) -> Any:
+    """`node` with each of its maps and lists replaced by the first one read with the same content.
+
+    Releases and channels repeat most of a kind's schema: with their nodes shared, the admission
+    memo tables (keyed by node identity, policylint.k8s.admission) answer for a subtree once
+    whichever release asks. When the cluster is not known, an object one schema refuses is
+    checked against every other plausible one; without sharing, each would walk it again (a
+    megabyte of list items, five times over). Bottom up, so a node's key names its children by
+    identity: linear in the schema's size."""
+    if isinstance(node, dict):
+        children = {k: _interned(v) for k, v in node.items()}
+        key: tuple[Any, ...] = ("{", *((k, *_part(v)) for k, v in children.items()))
+    elif isinstance(node, list):
+        children_list = [_interned(v) for v in node]
+        key = ("[", *(_part(v) for v in children_list))
+        children = children_list  # type: ignore[assignment]
+    else:
+        return node
+    return _NODES.setdefault(key, children)
+
+
+def _part(value: Any) -> tuple[Any, ...]:
+    # A child map or list is already the one node of its content; a scalar is itself, with its
+    # type (JSON's 1 and true, 1 and 1.0 are different values in a schema).
+    if isinstance(value, (dict, list)):
+        return ("@", id(value))
+    return (type(value).__name__, value)
 
 
 def _release(entry: Mapping[str, Any]) -> tuple[str, str]:
