@@ -28,6 +28,12 @@ def error(message: object) -> None:
     click.echo(f"policylint: error: {escape(str(message), MAX_MESSAGE)}", err=True)
 
 
+def errors(problem: object) -> None:
+    """Each line of a multi-line problem (a ConfigError lists one problem a line) as an `error`."""
+    for line in str(problem).splitlines():
+        error(line)
+
+
 def warning(message: str) -> None:
     """`policylint: warning: ...` on standard error, escaped like `_error` (paths come from the
     environment and the command line)."""

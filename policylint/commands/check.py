@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error, split_codes, use_color, warning
+from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error, errors, split_codes, use_color, warning
 
 if TYPE_CHECKING:
     from policylint.commands.change import Measured
@@ -458,8 +458,7 @@ def run_configured(
         # A file found in the repository is confined to it; one named with --config is not.
         loaded = load(path, confine=config is None) if path is not None else None
     except ConfigError as exc:
-        for line in str(exc).splitlines():
-            error(line)
+        errors(exc)
         return EXIT_USAGE
     return _run_loaded(paths, given, loaded, replace(local, label=path), show_config)
 
@@ -482,8 +481,7 @@ def _run_from_ref(
         error(exc)
         return EXIT_USAGE
     except ConfigError as exc:
-        for line in str(exc).splitlines():
-            error(line)
+        errors(exc)
         return EXIT_USAGE
     trust = replace(
         local,
@@ -505,8 +503,7 @@ def _run_loaded(paths: Sequence[str], given: dict[str, Any], loaded: LoadedConfi
         # Paths the file names stay inside its repository (config.effective): a ConfigError.
         effective = build(loaded, cli, trust.label, from_tree=trust.tree is not None)
     except ConfigError as exc:
-        for line in str(exc).splitlines():
-            error(line)
+        errors(exc)
         return EXIT_USAGE
     if show_config:
         from policylint.commands.cluster import describe
@@ -591,8 +588,7 @@ def configured_query(
     try:
         effective = build(load(path, confine=config is None), given)
     except ConfigError as exc:
-        for line in str(exc).splitlines():
-            error(line)
+        errors(exc)
         return EXIT_USAGE
     from policylint.config.effective import run_settings
 

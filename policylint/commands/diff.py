@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error
+from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error, errors
 from policylint.values import record
 
 if TYPE_CHECKING:
@@ -245,8 +245,7 @@ def run_configured_diff(
             error(exc)
             return EXIT_USAGE
         except ConfigError as exc:
-            for line in str(exc).splitlines():
-                error(line)
+            errors(exc)
             return EXIT_USAGE
         label = f"{ref}:{os.path.relpath(loaded.path)}" if loaded is not None else None
         trust = replace(trust, config_ref=ref, label=label, tree=TreeRef(commit, ref, git_root))
@@ -260,8 +259,7 @@ def run_configured_diff(
             loaded, {k: v for k, v in given.items() if k in _DIFF_KEYS.values()}, trust.label, from_tree=trust.tree is not None
         )
     except ConfigError as exc:
-        for line in str(exc).splitlines():
-            error(line)
+        errors(exc)
         return EXIT_USAGE
     from_file = frozenset(k for k, source in effective.sources.items() if source not in (DEFAULT, COMMAND_LINE))
     trust = replace(trust, config=loaded, from_file=from_file)
