@@ -23,7 +23,7 @@ from policylint.profiles.policy import Policy
 from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import NearMatches, close_name, frontend_scope, hints_suffix, listeners_get
-from policylint.semantics.listeners import unsupported_protocol
+from policylint.semantics.listeners import LISTENER_PARENTS, unsupported_protocol
 from policylint.semantics.resolution import TargetResolution
 from policylint.semantics.topology import (
     CORE,
@@ -47,7 +47,6 @@ from policylint.vocabulary import Admission, ReferenceStatus, Resolved, Traffic
 
 # Parent kinds a route attaches to through listeners (docs/semantics.md#listener-admission);
 # Service parents are GAMMA (mesh, GEP-1294).
-_LISTENER_PARENTS = ((GATEWAY_GROUP, "Gateway"), (GATEWAY_GROUP, "ListenerSet"))
 # Listener protocols with and without TLS (apis/v1/gateway_types.go, Listener.TLS).
 _TLS_PROTOCOLS = ("HTTPS", "TLS")
 _PLAIN_PROTOCOLS = ("HTTP", "TCP", "UDP")
@@ -230,8 +229,8 @@ class ParentRefNotFound(Rule):
             if obj.namespace != ref.namespace and obj.namespace is not None:
                 matches.add(_namespace_hint(obj, namespace_set, unset), obj)
         # 2. The same name as the other listener-bearing parent kind (kind defaults to Gateway).
-        if (ref.group, ref.kind) in _LISTENER_PARENTS:
-            for group, kind in _LISTENER_PARENTS:
+        if (ref.group, ref.kind) in LISTENER_PARENTS:
+            for group, kind in LISTENER_PARENTS:
                 if kind == ref.kind:
                     continue
                 other = project.index.lookup(group, kind, ref.namespace, ref.name)
@@ -838,7 +837,7 @@ class ListenerTlsMismatch(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
-        for group, kind in _LISTENER_PARENTS:
+        for group, kind in LISTENER_PARENTS:
             for owner in project.index.of_kind(group, kind):
                 malformed = project.index.malformed(owner)
                 placeholder = _placeholder_implementation(topology, owner)
@@ -1049,7 +1048,7 @@ class ListenerRouteKindNotCarried(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
-        for group, kind in _LISTENER_PARENTS:
+        for group, kind in LISTENER_PARENTS:
             for owner in project.index.of_kind(group, kind):
                 for listener in topology.listeners(owner):
                     if not listener.uncarried:

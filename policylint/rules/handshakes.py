@@ -34,6 +34,7 @@ from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import NearMatches, frontend_scope, listeners_get, sentence
 from policylint.semantics.grants import Grant, GrantCheck, Reference, ReferenceGrants
+from policylint.semantics.listeners import LISTENER_PARENTS
 from policylint.semantics.resolution import TargetResolution, UndecidedMatch
 from policylint.semantics.topology import REF_NOT_PERMITTED, ROUTE_KINDS, ObjectRef, Topology
 from policylint.stages import Stage
@@ -467,7 +468,7 @@ class ReferenceGrantUnused(Rule):
     @staticmethod
     def _checked_referrers(project: Project) -> set[tuple[str, str]]:
         """Kinds whose references into other namespaces policylint resolves: grants from them are judged."""
-        kinds = {(GATEWAY_GROUP, "Gateway"), (GATEWAY_GROUP, "ListenerSet")}
+        kinds = set(LISTENER_PARENTS)
         kinds |= {(GATEWAY_GROUP, k) for k in ROUTE_KINDS}
         kinds |= {p.gk for p in project.resolution.profiles}
         kinds |= {p.profile.gk for p in project.resolution.policies()}

@@ -11,14 +11,17 @@ from collections.abc import Iterable
 
 from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import join
-from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.names import ns_name
 from policylint.project import Project
 from policylint.rules.base import Rule
-from policylint.semantics.listeners import CORE_PROTOCOLS, hostnames_overlap, meant_protocol, unsupported_protocol
+from policylint.semantics.listeners import (
+    CORE_PROTOCOLS,
+    LISTENER_PARENTS,
+    hostnames_overlap,
+    meant_protocol,
+    unsupported_protocol,
+)
 from policylint.stages import Stage
-
-_LISTENER_PARENTS = ((GATEWAY_GROUP, "Gateway"), (GATEWAY_GROUP, "ListenerSet"))
 
 
 class ListenerProtocolUnsupported(Rule):
@@ -32,7 +35,7 @@ class ListenerProtocolUnsupported(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
-        for group, kind in _LISTENER_PARENTS:
+        for group, kind in LISTENER_PARENTS:
             for owner in project.index.of_kind(group, kind):
                 listeners = topology.listeners(owner)
                 refused = [lst for lst in listeners if not lst.malformed and unsupported_protocol(lst.protocol)]

@@ -13,9 +13,12 @@ controller refuses it; a prefixed one is the implementation's to judge, and is n
 
 from __future__ import annotations
 
+from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.hostnames import intersect
 from policylint.profiles.registry import PortSharing
 
+# The kinds that carry listeners (a ListenerSet's merge into its Gateway's: GEP-1713).
+LISTENER_PARENTS = ((GATEWAY_GROUP, "Gateway"), (GATEWAY_GROUP, "ListenerSet"))
 CORE_PROTOCOLS = ("HTTP", "HTTPS", "TLS", "TCP", "UDP")
 # Un-prefixed protocols an implementation serves all the same, against the reservation: Istio's
 # waypoints and east-west gateways listen with `protocol: HBONE` (Istio's ambient documentation,
