@@ -99,6 +99,10 @@ class Attachment(Term):
     # Depends on a field of the wrong type (PL010): the API server rejects the object, so the
     # outcome is unknown; assumed fine (attached, resolved) so that no other rule repeats the cause.
     MALFORMED = "Malformed"
+    # Admitted or not by a `namespaces.from: Selector` over a Namespace that is not in the input
+    # (its labels unknown): neither attached nor refused, so no finding rests on either
+    # (policylint.semantics.namespace_admission).
+    NAMESPACE_LABELS_UNKNOWN = "NamespaceLabelsUnknown"
 
 
 class Admission(Term):
@@ -129,6 +133,9 @@ class Traffic(Term):
     UNSUPPORTED_PROTOCOL = "UnsupportedProtocol"  # a listener whose protocol no controller accepts (PL421's cause)
     # A Gateway whose parametersRef, or its class's, names a group nothing serves (PL422's cause).
     INVALID_PARAMETERS = "InvalidParameters"
+    # A route or ListenerSet whose attachment rests on Namespace labels not in the input: whether
+    # traffic reaches it is unknown, so no finding says it does or does not.
+    UNKNOWN = "Unknown"
 
 
 class ReferenceStatus(Term):

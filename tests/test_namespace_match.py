@@ -131,10 +131,19 @@ spec:
 
 def test_a_route_through_an_undecided_allowed_routes_selector_is_not_reported_refused() -> None:
     result = lint_text(ROUTE_THROUGH_SELECTOR)
-    assert [f.rule for f in result.findings] == []
-    attachment = result.project.topology().parent_attachments(result.project.index.objects[-1])
-    assert [a.status.value for a in attachment] == ["Accepted"]
-    assert attachment[0].assumptions == ("Namespace team-a is not in the input; assumed to match shared-gateway in (true)",)
+    # Said once, at info, on the selector that could not be decided; nothing else.
+    assert [(f.rule, f.line, str(f.object), f.path) for f in result.findings] == [
+        ("PL425", 20, "Gateway infra/edge", "spec.listeners[0].allowedRoutes.namespaces")
+    ]
+    route = next(o for o in result.project.index.objects if o.kind == "HTTPRoute")
+    attachment = result.project.topology().parent_attachments(route)
+    # Neither attached nor refused: the verdict is its own, with its reason.
+    assert [a.status.value for a in attachment] == ["NamespaceLabelsUnknown"]
+    assert not attachment[0].attached and attachment[0].undecided
+    assert [(u.namespace, u.listener, str(u.selector)) for u in attachment[0].unknown] == [
+        ("team-a", "http", "shared-gateway in (true)")
+    ]
+    assert result.project.topology().traffic(route)[0].value == "Unknown"
     # With --complete the Namespace has only its name label: refused, and said so.
     complete = lint_text(ROUTE_THROUGH_SELECTOR, complete=True)
     assert [(f.rule, f.line) for f in complete.findings if f.rule.startswith("PL4")] == [("PL408", 33)]
@@ -154,3 +163,88 @@ def test_namespace_selected_is_three_valued() -> None:
     assert resolution.namespace_selected(named, "elsewhere") is NamespaceMatch.MATCHES
     complete = lint_text(known, complete=True).project.resolution
     assert complete.namespace_selected(team_a, "elsewhere") is NamespaceMatch.NO_MATCH
+
+
+def _gateway_and_team_policies(namespace_doc: str = "") -> str:
+    """A Gateway policy and a route policy on a route admitted through a label selector."""
+    return (
+        namespace_doc
+        + ROUTE_THROUGH_SELECTOR
+        + """---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata:
+  name: timeouts
+  namespace: team-a
+spec:
+  targetRefs:
+  - group: gateway.networking.k8s.io
+    kind: HTTPRoute
+    name: store
+  timeout:
+    http:
+      requestTimeout: 10s
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata:
+  name: gw-timeouts
+  namespace: infra
+spec:
+  targetRefs:
+  - group: gateway.networking.k8s.io
+    kind: Gateway
+    name: edge
+  timeout:
+    http:
+      requestTimeout: 30s
+"""
+    )
+
+
+def test_no_effective_policy_rests_on_an_undecided_route_attachment() -> None:
+    # Before: PL602 said the Gateway's defaults were overridden in the route's context, a context
+    # that exists only if team-a carries the label; and nothing said the route might not attach.
+    result = lint_text(_gateway_and_team_policies())
+    assert [f.rule for f in result.findings] == ["PL425"]
+    # Nor "the target carries no traffic" (PL413): unknown is not "not attached".
+    assert only(result, "PL413") == []
+    labelled = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n  labels:\n    shared-gateway: 'true'\n---\n"
+    decided = lint_text(_gateway_and_team_policies(labelled))
+    assert [f.rule for f in decided.findings] == ["PL602"]
+    unlabelled = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n---\n"
+    refused = lint_text(_gateway_and_team_policies(unlabelled))
+    assert sorted(f.rule for f in refused.findings) == ["PL408", "PL413"]
+
+
+LISTENER_SET = (ROOT / "tests" / "rules" / "PL425-namespace-labels-unknown" / "bad.yaml").read_text(encoding="utf-8")
+
+
+def test_an_undecided_listener_set_has_no_listener_conflict() -> None:
+    # Before: PL416 said the ListenerSet's listener conflicts with the Gateway's, as if the Gateway
+    # had admitted it; team-b's labels are not in the input.
+    result = lint_text(LISTENER_SET)
+    assert [(f.rule, f.line) for f in result.findings] == [("PL425", 16), ("PL425", 27)]
+    listener_set = next(o for o in result.project.index.objects if o.kind == "ListenerSet")
+    att = result.project.topology().listener_sets[id(listener_set)]
+    assert att.status.value == "NamespaceLabelsUnknown" and att.unknown is not None
+    assert (att.unknown.namespace, att.unknown.path) == ("team-b", "spec.allowedListeners.namespaces")
+    # With --complete the Namespaces carry only their name labels: refused, and said so.
+    complete = lint_text(LISTENER_SET, complete=True)
+    assert sorted(f.rule for f in complete.findings) == ["PL408", "PL409"]
+
+
+def test_a_listener_that_admits_for_certain_decides_the_attachment() -> None:
+    # A second listener admitting from All: attached through it alone, the undecided one noted.
+    text = ROUTE_THROUGH_SELECTOR.replace(
+        "  - name: http\n",
+        "  - name: any\n    protocol: HTTP\n    port: 8080\n    allowedRoutes:\n      namespaces:\n        from: All\n  - name: http\n",
+        1,
+    )
+    result = lint_text(text)
+    route = next(o for o in result.project.index.objects if o.kind == "HTTPRoute")
+    (att,) = result.project.topology().parent_attachments(route)
+    assert att.status.value == "Accepted"
+    assert [lst.name for lst in att.listeners] == ["any"]
+    assert [u.listener for u in att.unknown] == ["http"]
+    assert [f.rule for f in result.findings] == ["PL425"]

@@ -35,6 +35,7 @@ from policylint.semantics.topology import (
     ParentAttachment,
     Topology,
 )
+from policylint.vocabulary import Attachment
 from tests.lintutil import lint_text, select
 from tests.manifests import HTTP_HTTPS, first, gateway, gateway_class, listener_set, namespace, route, selector_listener, service
 from tests.manifests import reference_grant as grant
@@ -480,10 +481,17 @@ def test_allowed_routes_selector_with_unlabelled_namespace() -> None:
     )
 
 
-def test_allowed_routes_selector_with_namespace_absent_from_the_input_is_assumed() -> None:
+def test_allowed_routes_selector_with_namespace_absent_from_the_input_is_undecided() -> None:
     att = selector_setup("")
-    assert (att.status, names(att)) == (ACCEPTED, ["http"])
-    assert att.assumptions == ("Namespace team-a is not in the input; assumed to match shared-gateway-access in (true)",)
+    # Neither attached nor refused (docs/semantics.md#namespaces-not-in-the-input).
+    assert (att.status, names(att), att.attached, att.undecided) == (Attachment.NAMESPACE_LABELS_UNKNOWN, [], False, True)
+    assert [(u.namespace, u.listener, u.path) for u in att.unknown] == [
+        ("team-a", "http", "spec.listeners[0].allowedRoutes.namespaces")
+    ]
+    assert att.message == (
+        "Gateway infra/gw may or may not admit it: namespace team-a is not in the input, so whether it matches"
+        " shared-gateway-access in (true) cannot be decided (its labels are unknown)"
+    )
 
 
 def test_allowed_routes_selector_on_the_implicit_name_label() -> None:
@@ -698,8 +706,8 @@ def test_allowed_listeners_selector() -> None:
     assert unlabelled.status == "NotAllowed"
     assert unlabelled.message == "namespace team-a does not match the allowedListeners selector of Gateway app/gw (team in (a))"
     absent = ls_attachment(base, ns="team-a")
-    assert absent.status == ACCEPTED
-    assert absent.assumptions == ("Namespace team-a is not in the input; assumed to match team in (a)",)
+    assert (absent.status, absent.attached) == (Attachment.NAMESPACE_LABELS_UNKNOWN, False)
+    assert absent.unknown is not None and (absent.unknown.namespace, absent.unknown.listener) == ("team-a", None)
     no_selector = ls_attachment(
         CLASS + gateway(HTTP_HTTPS, spec=allowed_listeners("{namespaces: {from: Selector}}")) + ls, ns="team-a"
     )
@@ -921,8 +929,6 @@ def test_name_label_mismatch_is_known_even_when_other_labels_are_not() -> None:
     listeners = selector_listener("{matchLabels: {kubernetes.io/metadata.name: team-a, tier: web}}")
     rejected = selector_setup("", route_ns="team-b", listeners=listeners)
     assert (rejected.status, rejected.assumptions) == (NOT_ALLOWED_BY_LISTENERS, ())
-    admitted = selector_setup("", route_ns="team-a", listeners=listeners)
-    assert admitted.status == ACCEPTED
-    assert admitted.assumptions == (
-        "Namespace team-a is not in the input; assumed to match kubernetes.io/metadata.name in (team-a), tier in (web)",
-    )
+    undecided = selector_setup("", route_ns="team-a", listeners=listeners)
+    assert undecided.status == Attachment.NAMESPACE_LABELS_UNKNOWN
+    assert [str(u.selector) for u in undecided.unknown] == ["kubernetes.io/metadata.name in (team-a), tier in (web)"]

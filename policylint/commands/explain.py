@@ -45,7 +45,7 @@ from policylint.semantics.effective.simulation import (
 from policylint.semantics.effective.verdicts import Lost, WhyLost, WhyWon, Won, why_lost, why_won
 from policylint.textsafe import MAX_FIELD, Budget, defuse_lines, escape, json_dumps, json_text, jsonable
 from policylint.values import frozen
-from policylint.vocabulary import Accepted, Enforcement
+from policylint.vocabulary import Accepted, Enforcement, Traffic
 
 if TYPE_CHECKING:
     from policylint.k8s.index import Section
@@ -639,6 +639,15 @@ def explain_policy(project: Project, found: Found, policy: Policy, limit: int = 
     }
 
 
+def _undecided(base: Simulation, res: TargetResolution) -> str | None:
+    """Why traffic may or may not reach a target whose attachment rests on Namespace labels not
+    in the input (docs/semantics.md#namespaces-not-in-the-input), or None."""
+    if res.target is None:
+        return None
+    traffic, why = base.topology.traffic(res.target)
+    return why if traffic is Traffic.UNKNOWN else None
+
+
 def _policy_target(
     describe: Describer,
     base: Simulation,
@@ -666,6 +675,8 @@ def _policy_target(
             note = "an Invalid policy takes part in no context"
         elif RANK[node[0]] > RANK.get(effective, RANK["route"]):
             note = f"the target lies below the kind's effective target ({effective}): no context of this kind ends there"
+        elif (why := _undecided(base, res)) is not None:
+            note = f"no context reaches this target: {why}"
         else:
             note = "no context reaches this target: no traffic path through it in the input"
     shown, omitted = _capped(items, limit)

@@ -104,12 +104,16 @@ def broken_parents(topology: Topology) -> Iterator[BrokenParent]:
                 continue
             ref = att.ref
             label = (ref.group, ref.kind, ref.namespace, ref.name, ref.section_name)
+            if att.undecided:
+                # Neither attached nor refused: drawn from the parent with the reason, beside the
+                # listeners that refuse it for certain.
+                yield BrokenParent(route, att.parent, None, label, str(att.status))
             if att.rejections:
                 # Each listener that refused the route, with the first of its checks that failed
                 # (docs/semantics.md#listener-admission).
                 for rejection in att.rejections:
                     yield BrokenParent(route, att.parent, rejection.listener, label, f"{rejection.reason}: {rejection.check}")
-            else:
+            elif not att.undecided:
                 yield BrokenParent(route, att.parent, None, label, str(att.status))
 
 

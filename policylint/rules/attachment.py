@@ -24,6 +24,7 @@ from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import NearMatches, close_name, frontend_scope, hints_suffix, listeners_get
 from policylint.semantics.listeners import LISTENER_PARENTS, unsupported_protocol
+from policylint.semantics.namespace_admission import UnknownNamespace
 from policylint.semantics.resolution import TargetResolution
 from policylint.semantics.topology import (
     CORE,
@@ -796,8 +797,9 @@ class PolicyTargetCarriesNoTraffic(Rule):
                 traffic, reason = (
                     topology.section_traffic(res.target, res.section) if res.section is not None else topology.traffic(res.target)
                 )
-                # A Gateway without its class is PL405's finding, on the Gateway: one finding per cause.
-                if traffic in (Traffic.CARRIES, Traffic.NO_GATEWAY_CLASS):
+                # A Gateway without its class is PL405's finding, on the Gateway: one finding per cause;
+                # an attachment that rests on unknown Namespace labels is PL425's, at info.
+                if traffic in (Traffic.CARRIES, Traffic.NO_GATEWAY_CLASS, Traffic.UNKNOWN):
                     continue
                 target = res.target
                 verb = "selects" if res.detail == Resolved.SELECTOR_MATCH else "targets"
@@ -1112,6 +1114,56 @@ class PolicyRejectedOnTarget(Rule):
                         yield self.issue(policy.obj, join(res.ref.path, "kind"), message, hint=hint)
 
 
+# Routes or ListenerSets named in one PL425 message; the others are counted.
+_UNDECIDED_SHOWN = 5
+
+
+class NamespaceLabelsUnknown(Rule):
+    """A listener's `allowedRoutes` (or a Gateway's `allowedListeners`) selects namespaces by label, and a route (or ListenerSet) comes from a namespace whose Namespace is not in the input: whether it is admitted cannot be decided."""
+
+    id = "PL425"
+    name = "namespace-labels-unknown"
+    severity = Severity.INFO
+    subjects = frozenset({"Gateway", "ListenerSet"})
+    reads = frozenset({Stage.TOPOLOGY})
+
+    def check(self, project: Project) -> Iterable[Issue]:
+        topology = project.topology()
+        # (owner, `namespaces` path, namespace) -> what comes from there: once per listener and namespace.
+        found: dict[tuple[int, str, str], tuple[UnknownNamespace, dict[int, K8sObject]]] = {}
+        for route in topology.routes():
+            for att in topology.parent_attachments(route):
+                for unknown in att.unknown:
+                    if unknown.listener is None:
+                        continue  # through a ListenerSet whose own admission is undecided: said for the ListenerSet
+                    found.setdefault((id(unknown.owner), unknown.path, unknown.namespace), (unknown, {}))[1][id(route)] = route
+        for set_att in topology.listener_sets.values():
+            if set_att.unknown is not None:
+                unknown = set_att.unknown
+                found.setdefault((id(unknown.owner), unknown.path, unknown.namespace), (unknown, {}))[1][
+                    id(set_att.listener_set)
+                ] = set_att.listener_set
+        for unknown, objects in sorted(found.values(), key=lambda u: (u[0].owner.key, u[0].path, u[0].namespace)):
+            yield self._issue(unknown, sorted(objects.values(), key=lambda o: o.key))
+
+    def _issue(self, unknown: UnknownNamespace, objects: Sequence[K8sObject]) -> Issue:
+        owner = unknown.owner
+        shown = ", ".join(label(o) for o in objects[:_UNDECIDED_SHOWN])
+        if len(objects) > _UNDECIDED_SHOWN:
+            shown += f" and {len(objects) - _UNDECIDED_SHOWN} more"
+        field = "allowedListeners" if unknown.listener is None else f"allowedRoutes of listener {unknown.listener}"
+        message = (
+            f"{field} of {label(owner)} selects namespaces by label ({unknown.selector}), and Namespace"
+            f" {unknown.namespace} is not in the input, so whether it admits {shown} cannot be decided (only the"
+            " name label is known); no finding rests on the attachment either way"
+        )
+        hint = (
+            f"Add the Namespace manifest of {unknown.namespace}, with its labels, to the input or a --context path, or"
+            " run with --complete if the input is the whole cluster."
+        )
+        return self.issue(owner, unknown.path, message, hint=hint)
+
+
 RULES: list[type[Rule]] = [
     GatewayClassNotFound,
     ParentRefNotFound,
@@ -1127,4 +1179,5 @@ RULES: list[type[Rule]] = [
     CertificateRefInvalid,
     PolicyRejectedOnTarget,
     ListenerRouteKindNotCarried,
+    NamespaceLabelsUnknown,
 ]

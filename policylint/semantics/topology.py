@@ -61,10 +61,17 @@ from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selecto
 from policylint.profiles.registry import DataSpec, HostSource, Implementation, PolicyProfile, TargetKind
 from policylint.semantics.grants import NOT_NEEDED, GrantCheck, Reference
 from policylint.semantics.listeners import port_conflict, unsupported_protocol
+from policylint.semantics.namespace_admission import (
+    ALLOWED_LISTENERS_PATH,
+    UnknownNamespace,
+    Verdict,
+    listener_namespaces_path,
+    selector_verdict,
+)
 from policylint.semantics.parameters import PURPOSE as PARAMETERS
 from policylint.semantics.parameters import parameters_ref
 from policylint.values import frozen
-from policylint.vocabulary import Admission, Attachment, NamespaceMatch, ReferenceStatus, Traffic
+from policylint.vocabulary import Admission, Attachment, ReferenceStatus, Traffic
 
 if TYPE_CHECKING:
     from policylint.k8s.index import Section
@@ -99,6 +106,7 @@ MESH = Attachment.MESH
 UNKNOWN_PARENT_KIND = Attachment.UNKNOWN_PARENT_KIND
 INVALID_REF = Attachment.INVALID_REF
 MALFORMED = Attachment.MALFORMED
+LABELS_UNKNOWN = Attachment.NAMESPACE_LABELS_UNKNOWN
 RESOLVED = ReferenceStatus.RESOLVED
 NOT_FOUND = ReferenceStatus.NOT_FOUND
 REF_NOT_PERMITTED = ReferenceStatus.REF_NOT_PERMITTED
@@ -182,11 +190,20 @@ class ParentAttachment:
     listeners: tuple[Listener, ...] = ()  # the listeners that admit the route
     rejections: tuple[Rejection, ...] = ()
     message: str = ""
-    assumptions: tuple[str, ...] = ()  # e.g. Namespace labels not in the input
+    assumptions: tuple[str, ...] = ()  # e.g. a malformed listener assumed to admit
+    # The listeners (or the ListenerSet's Gateway) whose namespace selector could not be decided:
+    # the whole verdict when the status is NamespaceLabelsUnknown, else listeners besides those
+    # that admit the route, which it may or may not be attached to as well.
+    unknown: tuple[UnknownNamespace, ...] = ()
 
     @property
     def attached(self) -> bool:
+        """Attached for certain; `undecided` is neither attached nor refused."""
         return self.status in (ACCEPTED, EXTERNAL, MESH, UNKNOWN_PARENT_KIND, MALFORMED)
+
+    @property
+    def undecided(self) -> bool:
+        return self.status is LABELS_UNKNOWN
 
 
 @frozen
@@ -197,10 +214,15 @@ class ListenerSetAttachment:
     message: str = ""
     path: str = "spec.parentRef"
     assumptions: tuple[str, ...] = ()
+    unknown: UnknownNamespace | None = None  # why the status is NamespaceLabelsUnknown
 
     @property
     def attached(self) -> bool:
         return self.status in (ACCEPTED, EXTERNAL, MALFORMED)
+
+    @property
+    def undecided(self) -> bool:
+        return self.status is LABELS_UNKNOWN
 
 
 @frozen
@@ -285,15 +307,6 @@ def _kind_admission(listener: Listener, route: K8sObject) -> Rejection | None:
         )
         return Rejection(listener, Admission.KIND_NOT_CARRIED, message)
     return None
-
-
-def _unknown_labels(namespace: str, selector: LabelSelector, match: NamespaceMatch) -> tuple[str, ...]:
-    """The assumption an admission through `namespaces.from: Selector` rests on when the
-    Namespace's labels are unknown: admitted, so that no finding says the listener refuses what
-    the controller may well accept (docs/semantics.md#namespaces-not-in-the-input)."""
-    if match is not NamespaceMatch.UNKNOWN:
-        return ()
-    return (f"Namespace {namespace} is not in the input; assumed to match {selector}",)
 
 
 def _where(obj: K8sObject) -> str:
@@ -442,10 +455,15 @@ class Topology:
                 return Traffic.NO_PARENT_REFS, f"{obj.kind} {_where(obj)} has no parentRefs, so it is attached to nothing"
             if any(a.attached for a in attachments):
                 return Traffic.CARRIES, ""
+            undecided = [u for a in attachments if a.undecided for u in a.unknown]
+            if undecided:
+                return Traffic.UNKNOWN, f"{obj.kind} {_where(obj)} may or may not be attached: {undecided[0].message()}"
             reasons = "; ".join(a.message for a in attachments if a.message)
             return Traffic.NOT_ATTACHED, f"{obj.kind} {_where(obj)} is attached to no listener ({reasons})"
         if obj.kind == "ListenerSet":
             att = self.listener_sets.get(id(obj))
+            if att is not None and att.undecided and att.unknown is not None:
+                return Traffic.UNKNOWN, f"ListenerSet {_where(obj)} may or may not be attached: {att.unknown.message()}"
             if att is not None and not att.attached:
                 return (
                     Traffic.LISTENER_SET_NOT_ATTACHED,
@@ -895,9 +913,13 @@ class Topology:
                 return ListenerSetAttachment(
                     listener_set, gateway, Attachment.NOT_ALLOWED, f"{where} has an invalid allowedListeners selector: {exc}"
                 )
-            match = self.resolution.namespace_selected(selector, ls_ns)
-            if match is not NamespaceMatch.NO_MATCH:
-                return ListenerSetAttachment(listener_set, gateway, ACCEPTED, assumptions=_unknown_labels(ls_ns, selector, match))
+            verdict, unknown = selector_verdict(self.resolution, gateway, ALLOWED_LISTENERS_PATH, selector, ls_ns, "ListenerSets")
+            if verdict is Verdict.ADMITTED:
+                return ListenerSetAttachment(listener_set, gateway, ACCEPTED)
+            if unknown is not None:
+                return ListenerSetAttachment(
+                    listener_set, gateway, LABELS_UNKNOWN, f"allowedListeners of {where}: {unknown.message()}", unknown=unknown
+                )
             return ListenerSetAttachment(
                 listener_set,
                 gateway,
@@ -980,6 +1002,10 @@ class Topology:
             return ParentAttachment(route, ref, None, PARENT_NOT_FOUND, message=f"{label} not found")
         if ref.kind == "ListenerSet":
             att = self.listener_sets.get(id(parent))
+            if att is not None and att.undecided:
+                message = f"ListenerSet {_where(parent)} may or may not be attached: {att.message}"
+                from_set = () if att.unknown is None else (att.unknown,)
+                return ParentAttachment(route, ref, parent, LABELS_UNKNOWN, message=message, unknown=from_set)
             if att is not None and not att.attached:
                 return ParentAttachment(
                     route,
@@ -1011,6 +1037,7 @@ class Topology:
         admitted: list[Listener] = []
         rejections: list[Rejection] = []
         assumptions: list[str] = []
+        unknowns: list[UnknownNamespace] = []
         for listener in candidates:
             if listener.malformed:
                 admitted.append(listener)
@@ -1018,17 +1045,29 @@ class Topology:
                     f"listener #{listener.section.position + 1} of {label} is malformed (PL010); assumed to admit the route"
                 )
                 continue
-            rejection, assumption = self._admits(listener, route)
-            if rejection is None:
-                admitted.append(listener)
-                if assumption:
-                    assumptions.append(assumption)
-            else:
+            rejection, unknown = self._admits(listener, route)
+            if rejection is not None:
                 rejections.append(rejection)
+            elif unknown is not None:
+                unknowns.append(unknown)
+            else:
+                admitted.append(listener)
         if admitted:
             return ParentAttachment(
-                route, ref, parent, ACCEPTED, tuple(admitted), tuple(rejections), assumptions=tuple(dict.fromkeys(assumptions))
+                route,
+                ref,
+                parent,
+                ACCEPTED,
+                tuple(admitted),
+                tuple(rejections),
+                assumptions=tuple(dict.fromkeys(assumptions)),
+                unknown=tuple(unknowns),
             )
+        if unknowns:
+            # Some listener may admit it, none does for certain: the route is neither attached nor
+            # refused (docs/semantics.md#namespaces-not-in-the-input).
+            message = f"{label} may or may not admit it: {unknowns[0].message()}"
+            return ParentAttachment(route, ref, parent, LABELS_UNKNOWN, (), tuple(rejections), message, unknown=tuple(unknowns))
         # NoMatchingListenerHostname only when every listener fails on hostnames alone
         # (docs/semantics.md#listener-admission, step 4).
         reason = (
@@ -1039,24 +1078,25 @@ class Topology:
         message = f"no listener of {label} admits it: " + "; ".join(f"{r.listener.name}: {r.message}" for r in rejections)
         return ParentAttachment(route, ref, parent, reason, (), tuple(rejections), message)
 
-    def _admits(self, listener: Listener, route: K8sObject) -> tuple[Rejection | None, str | None]:
-        """(the rejection, or None; an assumption made to admit). The rejection's check is the
+    def _admits(self, listener: Listener, route: K8sObject) -> tuple[Rejection | None, UnknownNamespace | None]:
+        """(the rejection, or None; why the namespace check is undecided, or None). The rejection's check is the
         first that fails in Envoy Gateway's order (docs/semantics.md#listener-admission, step 3):
         kinds, namespaces, hostnames; `also` holds the other checks that fail, since fixing one
         leaves the route rejected by the others, and other controllers check in another order
         (Istio: hostnames before namespaces and kinds)."""
         failed = [r for r in (_kind_admission(listener, route),) if r is not None]
-        namespace, assumption = self._namespace_admission(listener, route)
+        namespace, unknown = self._namespace_admission(listener, route)
         if namespace is not None:
             failed.append(namespace)
         hostname = self._hostname_admission(listener, route)
         if hostname is not None:
             failed.append(hostname)
         if not failed:
-            return None, assumption
+            # Another check that fails decides on its own; only then is an unknown namespace the answer.
+            return None, unknown
         return dataclasses.replace(failed[0], also=tuple(failed[1:])) if len(failed) > 1 else failed[0], None
 
-    def _namespace_admission(self, listener: Listener, route: K8sObject) -> tuple[Rejection | None, str | None]:
+    def _namespace_admission(self, listener: Listener, route: K8sObject) -> tuple[Rejection | None, UnknownNamespace | None]:
         route_ns = route.namespace or ""
         owner_ns = listener.owner.namespace or ""
         if listener.allowed_from == "Same":
@@ -1069,10 +1109,17 @@ class Topology:
                 return Rejection(
                     listener, Admission.NAMESPACE_SELECTOR_INVALID, "allowedRoutes from: Selector has no valid selector"
                 ), None
-            match = self.resolution.namespace_selected(listener.allowed_selector, route_ns)
-            if match is not NamespaceMatch.NO_MATCH:
-                unknown = _unknown_labels(route_ns, listener.allowed_selector, match)
-                return None, unknown[0] if unknown else None
+            verdict, unknown = selector_verdict(
+                self.resolution,
+                listener.owner,
+                listener_namespaces_path(listener.path),
+                listener.allowed_selector,
+                route_ns,
+                "routes",
+                listener.name,
+            )
+            if verdict is not Verdict.REFUSED:
+                return None, unknown
             message = f"namespace {route_ns} does not match the allowedRoutes selector ({listener.allowed_selector})"
             return Rejection(listener, Admission.NAMESPACE, message), None
         if listener.allowed_from != "All":
