@@ -374,8 +374,15 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     sources = found.sources
     if request.staged:
         from policylint.input.git import repository_root, staged_snapshot
+        from policylint.input.staged import removed_from_worktree
 
-        sources = staged_snapshot(sources, repository_root(os.getcwd()))
+        top = repository_root(os.getcwd())
+        removed = removed_from_worktree(
+            sources, [*request.paths, *request.context_paths], top, request.walk, helm_templates=request.helm_templates
+        )
+        sources = staged_snapshot(sources, top)
+        if removed:
+            sources = sorted([*sources, *removed], key=lambda s: s.display)
     user_profiles: list[PolicyProfile] = []
     user_producers: list[Producer] = []
     for path in request.profile_paths:

@@ -337,3 +337,30 @@ def test_sarif_baseline_state_and_json_say_the_same() -> None:
     assert {k: states[k] for k in introduced} == {k: "new" if v else "unchanged" for k, v in introduced.items()}
     assert sorted(introduced.values()) == [False, False, False, True]
     assert states.keys() == introduced.keys()
+
+
+def test_staged_reads_a_file_the_working_tree_no_longer_has(repo: Path) -> None:
+    # A new policy naming a route that does not exist, staged, then removed from the working tree:
+    # the commit holds it, so --staged lints it from the index.
+    broken = POLICIES.replace("name: shop\n", "name: nowhere\n").replace("shop-timeouts", "other-timeouts")
+    (repo / "apps/team-x/broken.yaml").write_text(broken)
+    git(repo, "add", ".")
+    (repo / "apps/team-x/broken.yaml").unlink()
+    for args in (["--staged"], ["--staged", "apps/"]):
+        code, report, _ = run(*args)
+        assert (code, found(report)) == (1, [("PL201", "apps/team-x/broken.yaml", 10, True)]), args
+
+
+def test_staged_reads_the_index_not_a_working_tree_removal(repo: Path) -> None:
+    # The staged app.yaml names a Gateway that does not exist; the working tree then loses the
+    # file. Read from the disk, the route would be gone (and PL201 would blame policies.yaml);
+    # the commit holds the staged version, whose mistake is PL406.
+    (repo / "apps/team-x/app.yaml").write_text(APP.replace("  - name: eg\n", "  - name: nowhere\n", 1))
+    git(repo, "add", ".")
+    (repo / "apps/team-x/app.yaml").unlink()
+    code, report, _ = run("--staged")
+    # PL413: the policy on the route now has no traffic to act on, a consequence the change brings.
+    assert (code, found(report)) == (
+        1,
+        [("PL406", "apps/team-x/app.yaml", 8, True), ("PL413", "apps/team-x/policies.yaml", 8, True)],
+    )
