@@ -1,5 +1,6 @@
 """Command line: click wiring only. Every command is a function in `policylint.commands`
-returning an exit code (exit codes: policylint.commands)."""
+returning an exit code (exit codes: policylint.commands); the options of every command are
+generated from the settings (policylint.settings.options), each declared there once."""
 
 from __future__ import annotations
 

@@ -75,7 +75,7 @@ class Setting:
     minimum: int | None = None
     case_sensitive: bool = True
     path: bool = False  # a path, relative to the configuration file's directory when the file gives it
-    config_type: str | None = None  # the key's type when not derived from the field's (policylint.config.model)
+    config_type: str | None = None  # a structured key's type, named in policylint.config.model.CONFIG_TYPES
     command_line: bool | None = None  # whether the command line may override the key; None: it does when it has a flag
     repository: Repository | None = None  # None: SETS with a key, NEVER without
     name: str = ""  # the field's name, filled in by `SETTINGS`

@@ -54,11 +54,20 @@ class PerFileSettings(_Strict):
 _CONFIG_DOC = "policylint configuration (`.policylint.yaml`, or `[tool.policylint]` in pyproject.toml)."
 
 
+# The keys whose values are structures, named by `Setting.config_type` (policylint.settings
+# declares them without importing pydantic).
+CONFIG_TYPES: dict[str, Any] = {
+    "dict[str, SeverityLevel]": dict[str, SeverityLevel],
+    "dict[str, dict[str, OptionValue]]": dict[str, dict[str, OptionValue]],
+    "dict[str, PerFileSettings]": dict[str, PerFileSettings],
+}
+
+
 def _annotation(s: Setting, declared: str) -> Any:
     """The key's type in the file: a list where the setting holds a tuple, the choices as a
     `Literal`, a lower bound as a constraint (`declared`: the field's annotation text)."""
     if s.config_type is not None:
-        return eval(s.config_type, globals())
+        return CONFIG_TYPES[s.config_type]
     optional = declared.endswith(" | None")
     base = declared.removesuffix(" | None")
     scalar: Any = {"tuple[str, ...]": list[str], "bool": bool, "int": int, "str": str}[base]
