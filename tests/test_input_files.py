@@ -31,6 +31,7 @@ from policylint.commands.check import run_check
 from policylint.findings import Location
 from policylint.input import load
 from policylint.input.sources import OUTSIDE_LINK, Source, discover, display_name
+from policylint.settings import Settings
 from tests.lintutil import assert_valid_report, lint_paths
 
 # A Service and a policy targeting it: the policy's target resolves only if both documents of
@@ -408,7 +409,7 @@ def test_an_unreadable_subdirectory_is_a_finding(
     (repo / "secret").mkdir()
     (repo / "secret" / "broken.yaml").write_text(BROKEN)
     unlistable(repo / "secret")
-    assert run_check([str(repo)], fmt="json", cache=False) == 1  # a gate that skipped it would pass
+    assert run_check(Settings(paths=(str(repo),), fmt="json", cache=False)) == 1  # a gate that skipped it would pass
     report = json.loads(capsys.readouterr().out)
     findings = _findings(report, repo)
     assert findings == [
@@ -422,7 +423,7 @@ def test_an_unreadable_root_directory_is_a_finding_not_a_usage_error(
 ) -> None:
     (tmp_path / "locked").mkdir()
     unlistable(tmp_path / "locked")
-    assert run_check([str(tmp_path / "locked")], cache=False) == 1
+    assert run_check(Settings(paths=(str(tmp_path / "locked"),), cache=False)) == 1
     out = capsys.readouterr().out
     assert out == f"{tmp_path / 'locked'}:1:1: error PL008 cannot read directory: Permission denied; its files are not linted\n"
 

@@ -12,9 +12,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error, errors, split_codes, use_color, warning
+from policylint.settings import EXPLAIN, GRAPH, Settings, from_keys, from_values, takes
+from policylint.values import frozen
 
 if TYPE_CHECKING:
     from policylint.commands.change import Measured
+    from policylint.commands.query import Query
     from policylint.commands.trust import Trust
     from policylint.config.effective import Effective
     from policylint.config.load import LoadedConfig
@@ -29,54 +32,24 @@ if TYPE_CHECKING:
     from policylint.suppressions.baseline import Entry
 
 
-def run_check(
-    paths: Sequence[str],
-    *,
-    fmt: str = "auto",
-    outputs: Sequence[str] = (),
-    context_paths: Sequence[str] = (),
-    diff_base: str | None = None,
-    staged: bool = False,
-    fix: bool = False,
-    unsafe_fixes: bool = False,
-    diff_fix: bool = False,
-    fix_only: Sequence[str] = (),
-    complete: bool = False,
-    select: Sequence[str] = (),
-    ignore: Sequence[str] = (),
-    fail_on: str = "error",
-    exit_zero: bool = False,
-    crd_paths: Sequence[str] = (),
-    channel: str | None = None,
-    gateway_api_version: str | None = None,
-    implementations: Sequence[str] = (),
-    cluster_sources: Mapping[str, str] | None = None,
-    profile_paths: Sequence[str] = (),
-    namespace: str = "default",
-    stdin_filename: str | None = None,
-    synthetic_rule_names: bool = False,
-    external: Sequence[str] = (),
-    max_affected: int | None = None,
-    color: str = "auto",
-    jobs: int = 1,
-    cache: bool = True,
-    cache_dir: str | None = None,
-    follow_outside_links: bool = False,
-    baseline: str | None = None,
-    write_baseline: bool = False,
-    require_suppression_reason: bool = True,
-    show_suppressed: bool = False,
-    walk: WalkFilter | None = None,
-    helm_templates: bool = False,
-    overrides: Overrides | None = None,
-    rule_options: Mapping[str, Mapping[str, object]] | None = None,
-    baseline_ref: str | None = None,
-    trust: Trust | None = None,
-    gate_base: str | None = None,
-    crds_at: TreeRef | None = None,
-    profiles_at: TreeRef | None = None,
-    gate: str = "introduced",
-) -> int:
+@frozen(slots=False)
+class Configured:
+    """What a run takes from the configuration file besides its settings' values, worked out
+    by `run_configured` (a run without one, or called directly, has the defaults)."""
+
+    trust: Trust | None = None
+    walk: WalkFilter | None = None
+    overrides: Overrides | None = None
+    rule_options: Mapping[str, Mapping[str, object]] | None = None
+    # Each cluster key's source (policylint.config.effective.CLUSTER_KEYS), for `--show-config`
+    # and the messages that name where a declaration comes from.
+    cluster_sources: Mapping[str, str] | None = None
+    # The commits the files `crd` and `profile` name are read from (None: the working tree).
+    crds_at: TreeRef | None = None
+    profiles_at: TreeRef | None = None
+
+
+def run_check(settings: Settings, configured: Configured | None = None) -> int:
     """Lint `paths`; print the report to stdout in `fmt`, write each `outputs` entry
     (`FORMAT=PATH`) to its file, and a summary to stderr. The exit code does not depend on the
     formats: only on the findings, `fail_on` and `exit_zero`, or 2 for a usage error, an
@@ -110,86 +83,99 @@ def run_check(
     from policylint.rules.base import RuleOptionError
     from policylint.suppressions.baseline import DEFAULT_FILE, BaselineError
 
-    if baseline_ref is not None and write_baseline:
+    configured = configured if configured is not None else Configured()
+    # The values this function works out further (a change's context, the baseline a ref implies).
+    paths, context_paths, baseline = settings.paths, settings.context_paths, settings.baseline
+    trust, overrides = configured.trust, configured.overrides
+
+    if settings.baseline_ref is not None and settings.write_baseline:
         error("--write-baseline writes the working tree's baseline: not with --baseline-ref")
         return EXIT_USAGE
-    if (context_paths or diff_base is not None or staged) and write_baseline:
+    if (context_paths or settings.diff_base is not None or settings.staged) and settings.write_baseline:
         # A baseline records every finding of the repository; a run that reports on part of it
         # would drop the others' entries.
         error("--write-baseline records every finding: run it without --context, --diff or --staged")
         return EXIT_USAGE
-    if stdin_filename is not None and "-" not in paths:
+    if settings.stdin_filename is not None and "-" not in paths:
         # Said, not ignored: the name is only ever given to standard input, and a run that
         # reads files instead would report none of what the user meant to lint.
-        error(f"--stdin-filename {stdin_filename!r} names standard input: give `-` among the paths to read it")
+        error(f"--stdin-filename {settings.stdin_filename!r} names standard input: give `-` among the paths to read it")
         return EXIT_USAGE
-    fixing = fix or diff_fix or bool(fix_only)
-    if fixing and ("-" in paths or staged):
+    fixing = settings.fix or settings.diff_fix or bool(settings.fix_only)
+    if fixing and ("-" in paths or settings.staged):
         error("--fix and --diff-fix edit files on disk: not standard input, not the staged snapshot")
         return EXIT_USAGE
-    parsed = parse_options(select, ignore, fail_on, external, overrides)
-    files = parse_outputs(outputs)
+    parsed = parse_options(settings.select, settings.ignore, settings.fail_on, settings.external, overrides)
+    files = parse_outputs(settings.outputs)
     from policylint.commands.cluster import parse_gateway_api
 
-    declared = parse_gateway_api(channel, gateway_api_version, implementations, cluster_sources)
+    declared = parse_gateway_api(
+        settings.channel, settings.gateway_api_version, settings.implementations, configured.cluster_sources
+    )
     if parsed is None or files is None or declared is None:
         return EXIT_USAGE
     selection, threshold, external_objects, overrides = parsed
-    measured = _measure(paths, diff_base, staged, namespace) if diff_base is not None or staged else None
+    measuring = settings.diff_base is not None or settings.staged
+    measured = _measure(paths, settings.diff_base, settings.staged, settings.namespace) if measuring else None
     if isinstance(measured, int):
         return measured
     change = measured.change if measured is not None else None
     if measured is not None:
         # The repository is the context of a change, whatever PATHs choose to report on.
         context_paths = (*context_paths, measured.context)
-    trust = trust if trust is not None else Trust(None, None, frozenset(), baseline_ref=baseline_ref)
-    if baseline_ref is not None:
+    trust = trust if trust is not None else Trust(None, None, frozenset(), baseline_ref=settings.baseline_ref)
+    if settings.baseline_ref is not None:
         baseline = baseline or DEFAULT_FILE
     try:
-        baseline_entries = _baseline_at_ref(baseline_ref, baseline)
+        baseline_entries = _baseline_at_ref(settings.baseline_ref, baseline)
     except (GitError, BaselineError) as exc:
         error(exc)
         return EXIT_USAGE
-    fmt = resolve_format(fmt)
+    fmt = resolve_format(settings.fmt)
     formats = [REPORTERS[f] for f in (fmt, *(f for f, _ in files))]
     request = LintRequest(
         report_policies=any(r.policies for r in formats),
         report_chains=any(r.chains for r in formats),
-        follow_outside_links=follow_outside_links,
+        follow_outside_links=settings.follow_outside_links,
         paths=paths,
         context_paths=context_paths,
         change=change,
-        staged=staged,
-        complete=complete,
-        stdin_filename=stdin_filename,
+        staged=settings.staged,
+        complete=settings.complete,
+        stdin_filename=settings.stdin_filename,
         read_stdin=lambda: sys.stdin.buffer.read(),
-        namespace=namespace,
-        crd_paths=crd_paths,
-        crds_at=crds_at,
+        namespace=settings.namespace,
+        crd_paths=settings.crd_paths,
+        crds_at=configured.crds_at,
         declared=declared,
-        profile_paths=profile_paths,
-        profiles_at=profiles_at,
+        profile_paths=settings.profile_paths,
+        profiles_at=configured.profiles_at,
         selection=selection,
-        synthetic_rule_names=synthetic_rule_names,
+        synthetic_rule_names=settings.synthetic_rule_names,
         external=external_objects,
-        cache_dir=_cache_dir(cache, cache_dir),
-        jobs=jobs,
-        max_affected=max_affected,
+        cache_dir=_cache_dir(settings.cache, settings.cache_dir),
+        jobs=settings.jobs,
+        max_affected=settings.max_affected,
         baseline=baseline,
         baseline_entries=baseline_entries,
-        write_baseline=(baseline or DEFAULT_FILE) if write_baseline else None,
-        require_suppression_reason=require_suppression_reason,
-        show_suppressed=show_suppressed,
-        walk=walk,
-        helm_templates=helm_templates,
+        write_baseline=(baseline or DEFAULT_FILE) if settings.write_baseline else None,
+        require_suppression_reason=settings.require_suppression_reason,
+        show_suppressed=settings.show_suppressed,
+        walk=configured.walk,
+        helm_templates=settings.helm_templates,
         overrides=overrides if overrides else None,
-        rule_options=rule_options or {},
+        rule_options=configured.rule_options or {},
     )
     try:
         if fixing:
             from policylint.commands.fixes import run_fixes
 
-            outcome = run_fixes(request, unsafe=unsafe_fixes, only=split_codes(fix_only), diff_only=diff_fix and not fix)
+            outcome = run_fixes(
+                request,
+                unsafe=settings.unsafe_fixes,
+                only=split_codes(settings.fix_only),
+                diff_only=settings.diff_fix and not settings.fix,
+            )
             if isinstance(outcome, int):
                 return outcome  # --diff-fix: the diff is the output
             result = outcome
@@ -198,22 +184,27 @@ def run_check(
         if measured is not None:
             _classify(request, result, measured)
         result.gate = gate_report(
-            trust, baseline=baseline, baseline_entries=baseline_entries, diff_base=diff_base, staged=staged, gate_base=gate_base
+            trust,
+            baseline=baseline,
+            baseline_entries=baseline_entries,
+            diff_base=settings.diff_base,
+            staged=settings.staged,
+            gate_base=settings.gate_base,
         )
     except (SourceError, ProfileError, RuleOptionError, BaselineError, GitError) as exc:
         error(exc)
         return EXIT_USAGE
     _say_what_happened(result)
-    written = _render(result, fmt, color, files, threshold)
+    written = _render(result, fmt, settings.color, files, threshold)
     if result.internal_error or not written:
         return EXIT_USAGE
-    if exit_zero:
+    if settings.exit_zero:
         return EXIT_OK
     if result.gate is not None and result.gate.loosened:
         return EXIT_FINDINGS  # whatever --fail-on: the change loosens the gate that judges it
     from policylint.commands.change import gating
 
-    return EXIT_FINDINGS if any(f.severity >= threshold for f in gating(result, gate)) else EXIT_OK
+    return EXIT_FINDINGS if any(f.severity >= threshold for f in gating(result, settings.gate)) else EXIT_OK
 
 
 def _measure(paths: Sequence[str], diff_base: str | None, staged: bool, namespace: str) -> Measured | int:
@@ -451,7 +442,8 @@ def run_configured(
         if not paths:
             error("no paths given: name files or directories, or set `paths` in a configuration file")
             return EXIT_USAGE
-        return run_check(paths, **given, trust=local)  # no configuration: pydantic is never imported
+        # No configuration: pydantic is never imported.
+        return run_check(from_values({**given, "paths": tuple(paths)}), Configured(trust=local))
     from policylint.config.load import ConfigError, load
 
     try:
@@ -527,7 +519,7 @@ def _measures_a_change(given: Mapping[str, Any]) -> bool:
 
 
 def _run_effective(effective: Effective, given: Mapping[str, Any], trust: Trust) -> int:
-    from policylint.config.effective import CLI_KEYWORDS, CLUSTER_KEYS, run_settings
+    from policylint.config.effective import CLUSTER_KEYS, run_settings
 
     values = effective.values
     if not values["paths"] and _measures_a_change(given):
@@ -536,52 +528,39 @@ def _run_effective(effective: Effective, given: Mapping[str, Any], trust: Trust)
         error("no paths given: name files or directories, or set `paths` in the configuration file")
         return EXIT_USAGE
     if effective.file is None:
-        return run_check(tuple(values["paths"]), **given, trust=trust)
-
-    settings = run_settings(effective)
-    # Flags that have no configuration key (--exit-zero, --write-baseline, ...) pass as given.
-    keywords: dict[str, Any] = {k: v for k, v in given.items() if k not in CLI_KEYWORDS.values()}
-    keywords.update({keyword: values[key] for key, keyword in CLI_KEYWORDS.items() if key not in ("paths", "output")})
-    keywords["outputs"] = tuple(values["output"])  # `output` is `--output FORMAT=PATH`
+        return run_check(from_values({**given, "paths": tuple(values["paths"])}), Configured(trust=trust))
+    # The file's values under the flags given (Effective holds both by key); the flags that have
+    # no key (--exit-zero, --write-baseline, ...) as given.
+    settings = from_keys(values, from_values(given))
+    applied = run_settings(effective)
     crds_at, profiles_at = trust.files_at(effective.sources)
-    keywords["cluster_sources"] = {key: effective.sources[key] for key in CLUSTER_KEYS}
-    return run_check(
-        tuple(values["paths"]),
-        **keywords,
-        require_suppression_reason=values["require-suppression-reason"],
-        walk=settings.walk,
-        overrides=settings.overrides,
-        rule_options=settings.rule_options,
+    configured = Configured(
         trust=trust,
+        walk=applied.walk,
+        overrides=applied.overrides,
+        rule_options=applied.rule_options,
+        cluster_sources={key: effective.sources[key] for key in CLUSTER_KEYS},
         # The files a configuration read from a commit names are read from that commit.
         crds_at=crds_at,
         profiles_at=profiles_at,
     )
-
-
-# The configuration keys `explain` and `graph` read, and their keywords (QueryLoad).
-_QUERY_KEYS = {
-    "crd": "crd_paths",
-    "profile": "profile_paths",
-    "namespace": "namespace",
-    "synthetic-rule-names": "synthetic_rule_names",
-    "external": "external",
-    "follow-outside-links": "follow_outside_links",
-}
+    return run_check(settings, configured)
 
 
 def configured_query(
-    paths: Sequence[str], given: Mapping[str, Any], options: Mapping[str, Any], *, config: str | None, isolated: bool
-) -> tuple[tuple[str, ...], dict[str, Any]] | int:
-    """The paths and loading options of `explain` and `graph`: `options` (every flag, given or
-    default) when there is no configuration file, else the file's values under the flags
-    `given`; paths default to the file's `paths`, then to `.`. EXIT_USAGE for a bad file."""
+    paths: Sequence[str], given: Mapping[str, Any], values: Mapping[str, Any], *, config: str | None, isolated: bool
+) -> Query | int:
+    """The settings of `explain` and `graph`: `values` (every flag, given or default) when there
+    is no configuration file, else the file's values under the flags `given`; paths default to
+    the file's `paths`, then to `.`. EXIT_USAGE for a bad file."""
+    from policylint.commands.query import Query
     from policylint.config import find_config
 
     found = None if isolated or config else find_config()
     path = config if config is not None and not isolated else (os.path.relpath(found) if found is not None else None)
+    settings = from_values(values)
     if path is None:
-        return tuple(paths) or (".",), dict(options)
+        return Query(settings.replace(paths=tuple(paths) or (".",)))
     from policylint.config.effective import build
     from policylint.config.load import ConfigError, load
 
@@ -592,10 +571,13 @@ def configured_query(
         return EXIT_USAGE
     from policylint.config.effective import run_settings
 
-    values = effective.values
-    options_out: dict[str, Any] = {kw: values[key] for key, kw in _QUERY_KEYS.items()}
-    options_out["walk"] = run_settings(effective).walk
-    return tuple(paths) or tuple(values["paths"]) or (".",), options_out
+    # Only the keys of the settings both queries take: the file's `format` is `check`'s.
+    settings = from_keys({key: effective.values[key] for key in _QUERY_KEYS}, settings)
+    return Query(settings.replace(paths=tuple(paths) or tuple(effective.values["paths"]) or (".",)), run_settings(effective).walk)
+
+
+# The configuration keys `explain` and `graph` read.
+_QUERY_KEYS = tuple(s.key for s in takes(EXPLAIN) if s.key not in (None, "format", "paths") and GRAPH in s.commands)
 
 
 def _cache_dir(enabled: bool, directory: str | None) -> str | None:

@@ -26,14 +26,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error, errors
+from policylint.settings import Settings, from_keys
 from policylint.values import record
 
 if TYPE_CHECKING:
-    from policylint.commands.trust import Trust
-    from policylint.config.overrides import Overrides
+    from policylint.commands.check import Configured
     from policylint.gate import GateReport
-    from policylint.input.gitref import TreeRef
-    from policylint.input.ignore import WalkFilter
     from policylint.pipeline import LintResult
 
 # Effective-policy changes listed in full; a change larger than that is counted, not listed.
@@ -185,51 +183,52 @@ def compare(before: State, after: State, gate: GateReport | None = None) -> dict
 
 
 # The configuration keys `diff` reads besides its own flags' (policylint.config), and their keywords.
-_DIFF_KEYS = {
-    "fail-on": "fail_on",
-    "crd": "crd_paths",
-    "channel": "channel",
-    "gateway-api-version": "gateway_api_version",
-    "implementations": "implementations",
-    "profile": "profile_paths",
-    "namespace": "namespace",
-    "external": "external",
-    "synthetic-rule-names": "synthetic_rule_names",
-    "complete": "complete",
-    "helm-templates": "helm_templates",
-    "select": "select",
-    "ignore": "ignore",
-}
+# The configuration keys `diff` applies (BASE's file): what decides the findings and the gate,
+# not how `check` prints or caches.
+_DIFF_KEYS = (
+    "fail-on",
+    "crd",
+    "channel",
+    "gateway-api-version",
+    "implementations",
+    "profile",
+    "namespace",
+    "external",
+    "synthetic-rule-names",
+    "complete",
+    "helm-templates",
+    "select",
+    "ignore",
+    "baseline",
+)
 
 
 def run_configured_diff(
     base: str,
     head: str | None,
-    paths: Sequence[str],
+    settings: Settings,
     *,
-    fmt: str,
     given: Mapping[str, Any],
-    options: Mapping[str, Any],
     config: str | None,
     isolated: bool,
     root: str,
-    config_ref: str | None = None,
-    exit_zero: bool = False,
 ) -> int:
     """`diff` with the configuration file applied, as `check` applies it: its rule selection,
     severities, per-file settings, rule options, exclusions and loading options, under the flags
     actually given (`given`); its `paths` when none are given, else the repository root.
 
-    The configuration (and the baseline it names) is the one BASE holds, or `config_ref`'s: the
+    The configuration (and the baseline it names) is the one BASE holds, or `--config-ref`'s: the
     side of the comparison the change cannot edit, as `semgrep ci` takes its baseline from the
     baseline commit. What HEAD (or the working tree) changes in them is the report's `gate`
     section, and a change that loosens them fails the run (policylint.commands.trust)."""
+    from policylint.commands.check import Configured
     from policylint.commands.trust import Trust, config_at
     from policylint.config import find_config
     from policylint.config.load import ConfigError
     from policylint.input import git
     from policylint.input.gitref import TreeRef, verify_ref
 
+    config_ref = settings.config_ref
     found = None if isolated or config else find_config()
     # The change's own file, as `check` would find it: what the gate section compares with.
     local = config if config is not None and not isolated else (os.path.relpath(found) if found is not None else None)
@@ -250,78 +249,41 @@ def run_configured_diff(
         label = f"{ref}:{os.path.relpath(loaded.path)}" if loaded is not None else None
         trust = replace(trust, config_ref=ref, label=label, tree=TreeRef(commit, ref, git_root))
     if loaded is None:
-        return run_diff(base, head, paths or (root,), fmt=fmt, trust=trust, exit_zero=exit_zero, **options)
-    from policylint.config.effective import CLUSTER_KEYS, COMMAND_LINE, DEFAULT, build, run_settings
+        return run_diff(base, head, settings.replace(paths=settings.paths or (root,)), Configured(trust=trust))
+    from policylint.config.effective import CLI_KEYWORDS, CLUSTER_KEYS, COMMAND_LINE, DEFAULT, build, run_settings
 
+    names = {CLI_KEYWORDS[key] for key in _DIFF_KEYS if key in CLI_KEYWORDS}
     try:
         # Paths the file names stay inside its repository (config.effective): a ConfigError.
-        effective = build(
-            loaded, {k: v for k, v in given.items() if k in _DIFF_KEYS.values()}, trust.label, from_tree=trust.tree is not None
-        )
+        effective = build(loaded, {k: v for k, v in given.items() if k in names}, trust.label, from_tree=trust.tree is not None)
     except ConfigError as exc:
         errors(exc)
         return EXIT_USAGE
     from_file = frozenset(k for k, source in effective.sources.items() if source not in (DEFAULT, COMMAND_LINE))
     trust = replace(trust, config=loaded, from_file=from_file)
     values = effective.values
-    settings = run_settings(effective)
+    applied = run_settings(effective)
     crds_at, profiles_at = trust.files_at(effective.sources)
-    keywords: dict[str, Any] = dict(options)
-    keywords.update({keyword: values[key] for key, keyword in _DIFF_KEYS.items()})
-    keywords["cluster_sources"] = {key: effective.sources[key] for key in CLUSTER_KEYS}
-    return run_diff(
-        base,
-        head,
-        paths or tuple(values["paths"]) or (root,),
-        fmt=fmt,
-        walk=settings.walk,
-        overrides=settings.overrides,
-        rule_options=settings.rule_options,
+    settings = from_keys({key: values[key] for key in _DIFF_KEYS}, settings)
+    configured = Configured(
         trust=trust,
-        baseline=values["baseline"],
-        exit_zero=exit_zero,
+        walk=applied.walk,
+        overrides=applied.overrides,
+        rule_options=applied.rule_options,
+        cluster_sources={key: effective.sources[key] for key in CLUSTER_KEYS},
         # BASE's configuration names files as BASE holds them: both sides are judged by those.
         crds_at=crds_at,
         profiles_at=profiles_at,
-        **keywords,
     )
+    return run_diff(base, head, settings.replace(paths=settings.paths or tuple(values["paths"]) or (root,)), configured)
 
 
-def run_diff(
-    base: str,
-    head: str | None,
-    paths: Sequence[str],
-    *,
-    fmt: str = "text",
-    fail_on: str = "error",
-    max_affected: int | None = None,
-    crd_paths: Sequence[str] = (),
-    channel: str | None = None,
-    gateway_api_version: str | None = None,
-    implementations: Sequence[str] = (),
-    cluster_sources: Mapping[str, str] | None = None,
-    profile_paths: Sequence[str] = (),
-    namespace: str = "default",
-    external: Sequence[str] = (),
-    walk: WalkFilter | None = None,
-    helm_templates: bool = False,
-    select: Sequence[str] = (),
-    ignore: Sequence[str] = (),
-    synthetic_rule_names: bool = False,
-    complete: bool = False,
-    overrides: Overrides | None = None,
-    rule_options: Mapping[str, Mapping[str, object]] | None = None,
-    trust: Trust | None = None,
-    baseline: str | None = None,
-    exit_zero: bool = False,
-    crds_at: TreeRef | None = None,
-    profiles_at: TreeRef | None = None,
-) -> int:
-    """Lint BASE and HEAD (None: the working tree), print the report in `fmt`, and return the
-    exit code. `trust` says which configuration was applied (policylint.commands.trust): with
-    one, the report's `gate` section says what the change does to it and to `baseline`, and a
-    change that loosens them is exit 1."""
-    from policylint.commands.check import parse_options
+def run_diff(base: str, head: str | None, settings: Settings, configured: Configured | None = None) -> int:
+    """Lint BASE and HEAD (None: the working tree) over `settings.paths`, print the report in
+    `settings.fmt`, and return the exit code. `configured.trust` says which configuration was
+    applied (policylint.commands.trust): with one, the report's `gate` section says what the
+    change does to it and to the baseline, and a change that loosens them is exit 1."""
+    from policylint.commands.check import Configured, parse_options
     from policylint.commands.cluster import parse_gateway_api
     from policylint.commands.trust import gate_report
     from policylint.findings import Severity
@@ -333,14 +295,18 @@ def run_diff(
     from policylint.profiles.registry import ProfileError
     from policylint.suppressions.baseline import BaselineError
 
-    parsed = parse_options(select, ignore, fail_on, external, overrides)
-    declared = parse_gateway_api(channel, gateway_api_version, implementations, cluster_sources)
+    configured = configured if configured is not None else Configured()
+    paths, walk, trust = settings.paths, configured.walk, configured.trust
+    parsed = parse_options(settings.select, settings.ignore, settings.fail_on, settings.external, configured.overrides)
+    declared = parse_gateway_api(
+        settings.channel, settings.gateway_api_version, settings.implementations, configured.cluster_sources
+    )
     if parsed is None or declared is None:
         return EXIT_USAGE
     selection, _, _, overrides = parsed
     try:
-        threshold = Severity.parse(fail_on)
-        external_objects = ExternalObjects.parse(external)
+        threshold = Severity.parse(settings.fail_on)
+        external_objects = ExternalObjects.parse(settings.external)
         root = git.repository_root(os.getcwd())
         for path in paths:
             if os.path.relpath(os.path.abspath(path), root).startswith(os.pardir):
@@ -352,26 +318,26 @@ def run_diff(
         return EXIT_USAGE
 
     def state(commit: str | None, name: str) -> State:
-        sources = commit_sources(commit, root, paths, walk, helm_templates) if commit is not None else None
+        sources = commit_sources(commit, root, paths, walk, settings.helm_templates) if commit is not None else None
         request = LintRequest(
             paths=paths,
             sources=sources,
             report_policies=True,
-            namespace=namespace,
-            crd_paths=crd_paths,
-            crds_at=crds_at,
+            namespace=settings.namespace,
+            crd_paths=settings.crd_paths,
+            crds_at=configured.crds_at,
             declared=declared,
-            profile_paths=profile_paths,
-            profiles_at=profiles_at,
+            profile_paths=settings.profile_paths,
+            profiles_at=configured.profiles_at,
             external=external_objects,
             walk=walk,
-            helm_templates=helm_templates,
+            helm_templates=settings.helm_templates,
             cache_dir=_cache(),
             selection=selection,
-            synthetic_rule_names=synthetic_rule_names,
-            complete=complete,
+            synthetic_rule_names=settings.synthetic_rule_names,
+            complete=settings.complete,
             overrides=overrides,
-            rule_options=dict(rule_options or {}),
+            rule_options=dict(configured.rule_options or {}),
         )
         result = lint(request)
         return State(name, result, {o.key: o.data for o in result.index.objects})
@@ -380,7 +346,7 @@ def run_diff(
         before = state(base_commit, base)
         after = state(head_commit, head if head is not None else "working tree")
         gate = (
-            gate_report(trust, baseline=baseline, baseline_entries=None, diff_base=base, staged=False, head=head)
+            gate_report(trust, baseline=settings.baseline, baseline_entries=None, diff_base=base, staged=False, head=head)
             if trust is not None
             else None
         )
@@ -388,8 +354,9 @@ def run_diff(
         error(exc)
         return EXIT_USAGE
     report = compare(before, after, gate)
-    click.echo(render(report, fmt, gate), nl=False)
+    click.echo(render(report, settings.fmt, gate), nl=False)
     introduced = [f for f in report["findings"]["introduced"] if Severity.parse(f["severity"]) >= threshold]
+    max_affected = settings.max_affected
     too_wide = [
         p
         for p in report["policies"]
@@ -399,7 +366,7 @@ def run_diff(
     ]
     if before.result.internal_error or after.result.internal_error:
         return EXIT_USAGE
-    if exit_zero:
+    if settings.exit_zero:
         return EXIT_OK
     loosened = gate is not None and gate.loosened  # whatever --fail-on, as `check --diff`
     return EXIT_FINDINGS if introduced or too_wide or loosened else EXIT_OK

@@ -3,62 +3,49 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 import click
 
 from policylint.commands import EXIT_OK, EXIT_USAGE, error
+from policylint.values import frozen
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
-
     from policylint.input.ignore import WalkFilter
     from policylint.project import Project
+    from policylint.settings import Settings
 
 
-class QueryLoad(TypedDict, total=False):
-    """The loading options `explain` and `graph` share with `check` (`_query_options`)."""
+@frozen(slots=False)
+class Query:
+    """What `explain` and `graph` run with: their settings (the paths default to `.`), and the
+    walk filter the configuration file's exclusions make (policylint.config)."""
 
-    crd_paths: Sequence[str]
-    profile_paths: Sequence[str]
-    namespace: str
-    synthetic_rule_names: bool
-    external: Sequence[str]
-    follow_outside_links: bool
-    walk: WalkFilter | None  # from the configuration file (policylint.config)
+    settings: Settings
+    walk: WalkFilter | None = None
 
 
-def load_project_for_query(
-    paths: Sequence[str],
-    *,
-    crd_paths: Sequence[str] = (),
-    profile_paths: Sequence[str] = (),
-    namespace: str = "default",
-    synthetic_rule_names: bool = False,
-    external: Sequence[str] = (),
-    follow_outside_links: bool = False,
-    walk: WalkFilter | None = None,
-) -> Project | int:
+def load_project_for_query(query: Query) -> Project | int:
     """The project `explain` and `graph` query (no rules run), or EXIT_USAGE after saying why."""
     from policylint.input.sources import SourceError
     from policylint.k8s.external import ExternalObjects, ExternalPatternError
     from policylint.pipeline import LintRequest, load_project
     from policylint.profiles.registry import ProfileError
 
+    settings = query.settings
     try:
-        external_objects = ExternalObjects.parse(external)
+        external_objects = ExternalObjects.parse(settings.external)
         project = load_project(
             LintRequest(
-                paths=paths,
+                paths=settings.paths or (".",),
                 read_stdin=lambda: sys.stdin.buffer.read(),
-                namespace=namespace,
-                crd_paths=crd_paths,
-                profile_paths=profile_paths,
-                synthetic_rule_names=synthetic_rule_names,
+                namespace=settings.namespace,
+                crd_paths=settings.crd_paths,
+                profile_paths=settings.profile_paths,
+                synthetic_rule_names=settings.synthetic_rule_names,
                 external=external_objects,
-                follow_outside_links=follow_outside_links,
-                walk=walk,
+                follow_outside_links=settings.follow_outside_links,
+                walk=query.walk,
             )
         )
     except (ExternalPatternError, SourceError, ProfileError) as exc:
@@ -73,51 +60,42 @@ def load_project_for_query(
     return project
 
 
-def run_explain(
-    target: str,
-    paths: Sequence[str] = (".",),
-    *,
-    fmt: str = "text",
-    limit: int = 20,
-    **load: Unpack[QueryLoad],
-) -> int:
+def run_explain(target: str, query: Query) -> int:
     """Explain the effective policy of one object, or what one policy reaches (README "Explain")."""
     from policylint.commands.explain import ExplainError, explain, render_json, render_text
 
-    project = load_project_for_query(paths or (".",), **load)
+    project = load_project_for_query(query)
     if isinstance(project, int):
         return project
+    settings = query.settings
     try:
-        doc = explain(project, target, default_namespace=str(load.get("namespace", "default")), limit=limit)
+        doc = explain(project, target, default_namespace=settings.namespace, limit=settings.limit)
     except ExplainError as exc:
         error(exc)
         return EXIT_USAGE
-    click.echo(render_json(doc) if fmt == "json" else render_text(doc), nl=False)
+    click.echo(render_json(doc) if settings.fmt == "json" else render_text(doc), nl=False)
     return EXIT_OK
 
 
-def run_graph(
-    paths: Sequence[str] = (".",),
-    *,
-    fmt: str = "mermaid",
-    focus: str | None = None,
-    depth: int | None = None,
-    rules: bool = False,
-    **load: Unpack[QueryLoad],
-) -> int:
+def run_graph(query: Query) -> int:
     """Draw the topology with its policies, in Mermaid or DOT."""
     from policylint.commands.explain import ExplainError
     from policylint.commands.graph import build_graph, render
 
-    project = load_project_for_query(paths or (".",), **load)
+    project = load_project_for_query(query)
     if isinstance(project, int):
         return project
+    settings = query.settings
     try:
         graph = build_graph(
-            project, focus=focus, depth=depth, show_rules=rules, default_namespace=str(load.get("namespace", "default"))
+            project,
+            focus=settings.focus,
+            depth=settings.depth,
+            show_rules=settings.draw_rules,
+            default_namespace=settings.namespace,
         )
     except ExplainError as exc:
         error(exc)
         return EXIT_USAGE
-    click.echo(render(graph, fmt), nl=False)
+    click.echo(render(graph, settings.fmt), nl=False)
     return EXIT_OK

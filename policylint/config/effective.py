@@ -25,38 +25,15 @@ from policylint.config.load import ConfigError, LoadedConfig, Problem, key_text
 from policylint.config.overrides import Overrides, PerFile
 from policylint.input.ignore import WalkFilter, compile_patterns
 from policylint.input.named import outside_root, shown
+from policylint.settings import command_line_keys
 from policylint.values import frozen, record
 
 DEFAULT = "default"
 COMMAND_LINE = "command line"
 
-# Configuration key -> the keyword of `policylint.commands.check.run_check` (and the flag) that
-# overrides it. Keys without one are set in the file only.
-CLI_KEYWORDS: dict[str, str] = {
-    "paths": "paths",
-    "helm-templates": "helm_templates",
-    "select": "select",
-    "ignore": "ignore",
-    "external": "external",
-    "crd": "crd_paths",
-    "channel": "channel",
-    "gateway-api-version": "gateway_api_version",
-    "implementations": "implementations",
-    "profile": "profile_paths",
-    "namespace": "namespace",
-    "synthetic-rule-names": "synthetic_rule_names",
-    "complete": "complete",
-    "fail-on": "fail_on",
-    "gate": "gate",
-    "baseline": "baseline",
-    "format": "fmt",
-    "output": "outputs",
-    "color": "color",
-    "jobs": "jobs",
-    "cache": "cache",
-    "cache-dir": "cache_dir",
-    "follow-outside-links": "follow_outside_links",
-}
+# Configuration key -> the setting (the keyword of the command, and its flag) that overrides it
+# (policylint.settings). Keys without one are set in the file only.
+CLI_KEYWORDS: dict[str, str] = command_line_keys()
 
 
 # The keys that declare what the cluster runs (policylint.k8s.cluster): their sources are the

@@ -1,19 +1,22 @@
 """The keys of the configuration file, as pydantic models.
 
-The models are the single source of truth: validation (`policylint.config.load`), the JSON
-Schema for editors (`schemas/policylint-config.schema.json`) and the key reference in
-README "Configuration" are generated from them, and tests/test_config.py fails when either
-generated file is stale. Keys are kebab-case, like the command-line flags they stand for.
+`Config` is generated from the settings that have a configuration key (policylint.settings,
+where every setting is declared once); `PerFileSettings` declares what a `per-file` entry
+holds. Validation (`policylint.config.load`), the JSON Schema for editors
+(`schemas/policylint-config.schema.json`) and the key reference in README "Configuration" are
+generated from them, and tests/test_config.py fails when either generated file is stale. Keys are kebab-case, like the command-line flags they stand for.
 Validation is strict: `jobs: "2"` is a wrong type, not 2, as a YAML file says what it means.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
-from policylint.input.ignore import DEFAULT_EXCLUDE
+from policylint.settings import DEFAULTS, Setting, Settings, keyed, path_keys
 
 
 def _off(value: object) -> object:
@@ -22,10 +25,6 @@ def _off(value: object) -> object:
 
 
 SeverityLevel = Annotated[Literal["off", "info", "warning", "error"], BeforeValidator(_off)]
-FailOn = Literal["error", "warning", "info"]
-Gate = Literal["introduced", "all"]  # policylint.commands.change.GATES
-Color = Literal["auto", "always", "never"]
-Channel = Literal["standard", "experimental"]  # policylint.k8s.schemas.CHANNELS
 OptionValue = int | bool | str
 
 
@@ -52,102 +51,57 @@ class PerFileSettings(_Strict):
     """Severity per rule id or name prefix in these files (`off` drops the rule's findings)."""
 
 
-class Config(_Strict):
-    """policylint configuration (`.policylint.yaml`, or `[tool.policylint]` in pyproject.toml)."""
+_CONFIG_DOC = "policylint configuration (`.policylint.yaml`, or `[tool.policylint]` in pyproject.toml)."
 
-    paths: list[str] = []
-    """Files and directories to lint when none are named on the command line."""
 
-    exclude: list[str] = list(DEFAULT_EXCLUDE)
-    """Gitignore-style patterns of files and directories that directory walks leave out (replaces the default)."""
+# The keys whose values are structures, named by `Setting.config_type` (policylint.settings
+# declares them without importing pydantic).
+CONFIG_TYPES: dict[str, Any] = {
+    "dict[str, SeverityLevel]": dict[str, SeverityLevel],
+    "dict[str, dict[str, OptionValue]]": dict[str, dict[str, OptionValue]],
+    "dict[str, PerFileSettings]": dict[str, PerFileSettings],
+}
 
-    extend_exclude: list[str] = []
-    """More patterns to leave out, added to `exclude`."""
 
-    respect_gitignore: bool = True
-    """Leave out what `.gitignore` files (and `.git/info/exclude`) ignore, except the files git tracks."""
+def _annotation(s: Setting, declared: str) -> Any:
+    """The key's type in the file: a list where the setting holds a tuple, the choices as a
+    `Literal`, a lower bound as a constraint (`declared`: the field's annotation text)."""
+    if s.config_type is not None:
+        return CONFIG_TYPES[s.config_type]
+    optional = declared.endswith(" | None")
+    base = declared.removesuffix(" | None")
+    scalar: Any = {"tuple[str, ...]": list[str], "bool": bool, "int": int, "str": str}[base]
+    if s.choices:
+        scalar = Literal[s.choices]
+    if s.minimum is not None:
+        scalar = Annotated[scalar, Field(ge=s.minimum)]
+    return scalar | None if optional else scalar
 
-    helm_templates: bool = False
-    """Lint the files of a Helm chart's `templates/` directory instead of skipping them (`--helm-templates`)."""
 
-    select: list[str] = []
-    """Only these rules: ids or name prefixes (`--select`); empty: every rule."""
+def _default(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
 
-    ignore: list[str] = []
-    """Skip these rules: ids or name prefixes (`--ignore`)."""
 
-    severity: dict[str, SeverityLevel] = {}
-    """Severity per rule id or name prefix, the longest prefix winning; `off` drops the rule's findings."""
+def _config_model() -> type[BaseModel]:
+    """The model of the configuration file: one field per setting with a key (policylint.settings)."""
+    declared = {f.name: str(f.type) for f in dataclasses.fields(Settings)}
+    fields: dict[str, Any] = {}
+    for s in keyed():
+        assert s.key is not None
+        default = _default(getattr(DEFAULTS, s.name))
+        fields[s.key.replace("-", "_")] = (_annotation(s, declared[s.name]), Field(default=default, description=s.doc))
+    return create_model("Config", __base__=_Strict, __doc__=_CONFIG_DOC, __module__=__name__, **fields)
 
-    rules: dict[str, dict[str, OptionValue]] = {}
-    """Rule options by rule id or name, e.g. `PL608: {max-affected: 10}` (see `policylint rule CODE`)."""
 
-    per_file: dict[str, PerFileSettings] = {}
-    """Gitignore-style pattern (relative to this file) -> `select`, `ignore` and `severity` for the files it matches."""
-
-    external: list[str] = []
-    """Objects that live outside the input, as `KIND[/NS[/NAME]]` globs (`--external`)."""
-
-    crd: list[str] = []
-    """CRD files or directories describing policy kinds (`--crd`)."""
-
-    gateway_api_version: str | None = None
-    """The Gateway API release whose CRDs the cluster runs (`--gateway-api-version`); null: inferred from the input, else unknown."""
-
-    channel: Channel | None = None
-    """The Gateway API release channel whose CRDs the cluster runs (`--channel`); null: inferred from the input, else unknown."""
-
-    implementations: list[str] = []
-    """The Gateway API implementations the cluster runs, `NAME` or `NAME@VERSION` (`--implementation`); their installers' default channel counts when `channel` is not known."""
-
-    profile: list[str] = []
-    """Extra policy profile files (`--profile`)."""
-
-    namespace: str = "default"
-    """Namespace of objects that declare none (`--namespace`)."""
-
-    synthetic_rule_names: bool = False
-    """Accept `rule-<n>` for unnamed route rules, as Kuadrant does (`--synthetic-rule-names`)."""
-
-    complete: bool = False
-    """The input is the whole cluster: a referenced Secret or ConfigMap missing from it does not exist (`--complete`)."""
-
-    fail_on: FailOn = "error"
-    """Lowest severity that makes the exit code 1 (`--fail-on`)."""
-
-    gate: Gate = "introduced"
-    """With `--diff` or `--staged`: fail on the findings the change introduces, or on `all` it reports (`--gate`)."""
-
-    baseline: str | None = None
-    """Baseline file whose recorded findings are hidden (`--baseline`)."""
-
-    require_suppression_reason: bool = True
-    """Whether an inline suppression or annotation without ` -- reason` is a finding (PL903)."""
-
-    format: str = "auto"
-    """Output format on standard output (`--format`); `auto`: GitHub annotations in GitHub Actions, else text."""
-
-    output: list[str] = []
-    """More reports written to files, each `FORMAT=PATH` (`--output`)."""
-
-    color: Color = "auto"
-    """Colored text output (`--color`)."""
-
-    jobs: Annotated[int, Field(ge=0)] = 1
-    """Processes parsing files and running the rules; 0: one per CPU (`--jobs`)."""
-
-    cache: bool = True
-    """Use the parse cache (`--no-cache` turns it off)."""
-
-    cache_dir: str | None = None
-    """Parse cache directory (`--cache-dir`)."""
-
-    follow_outside_links: bool = False
-    """Follow symlinks that lead outside the linted paths (`--follow-outside-links`)."""
+Config = _config_model()
 
 
 # Keys whose values are paths, resolved against the configuration file's directory.
-PATH_KEYS = frozenset({"paths", "crd", "profile", "baseline", "cache-dir"})
+PATH_KEYS = path_keys()
 
 
 def aliases(model: type[BaseModel]) -> list[str]:

@@ -1,6 +1,6 @@
 """The generated documentation of the configuration file: the key table in README
-"Configuration" and `schemas/policylint-config.schema.json`, both from the models
-(tests/test_config.py fails when either is stale).
+"Configuration" and `schemas/policylint-config.schema.json`, both from the settings
+(policylint.settings) through the models (tests/test_config.py fails when either is stale).
 
     python -m policylint.config.reference --readme   # rewrite the README block
     python -m policylint.config.reference --schema   # rewrite the schema file
@@ -54,14 +54,21 @@ def _type(info: Any) -> str:
 
 
 def key_reference() -> str:
-    """The Markdown table of every key: name, type, default, meaning."""
+    """The Markdown table of every key: name, type, default, the flag that overrides it, whether
+    a change to it can loosen the gate (README "Security"), meaning."""
     from policylint.config.model import Config
+    from policylint.settings import Repository, keyed
 
-    rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
-    for name, info in Config.model_fields.items():
+    rows = ["| key | type | default | flag | gated | meaning |", "|---|---|---|---|---|---|"]
+    for s in keyed():
+        info = Config.model_fields[str(s.key).replace("-", "_")]
         default = info.get_default(call_default_factory=True)
         meaning = (info.description or "").replace("|", "\\|")
-        rows.append(f"| `{info.alias or name}` | {_type(info)} | `{json.dumps(default)}` | {meaning} |")
+        flag = ", ".join(f"`{f}`" for f in s.flag if f.startswith("--")) if s.flag else "—"
+        if s.key == "paths":
+            flag = "`PATHS`"  # the arguments of `check`, `explain` and `graph`; `diff --path`
+        gated = "yes" if s.trust is Repository.GATED else "no"
+        rows.append(f"| `{s.key}` | {_type(info)} | `{json.dumps(default)}` | {flag} | {gated} | {meaning} |")
     return "\n".join(rows) + "\n"
 
 
