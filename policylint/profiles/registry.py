@@ -285,6 +285,9 @@ class ObjectRefSpec:
     # The conditions the controller writes on the policy when such a reference is invalid
     # (empty: `Accepted=False, Invalid`, what most controllers write).
     refused_status: str = ""
+    # The conditions it writes when such a reference into another namespace has no ReferenceGrant
+    # (empty: `Accepted=False, Invalid`, as Envoy Gateway's validateSecretRef fails the policy).
+    not_permitted_status: str = ""
 
 
 @frozen
@@ -445,6 +448,7 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
                 entry.get("matchByKind", False),
                 entry.get("defaultGroup"),
                 entry.get("refusedStatus", ""),
+                entry.get("notPermittedStatus", ""),
             )
             for entry in raw.get("objectRefs", ())
         ),

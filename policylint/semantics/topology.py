@@ -232,6 +232,8 @@ class ObjectRef:
     # invalid (profile `certificateRefs.refusedStatus`, `objectRefs[].refusedStatus`; empty:
     # `Accepted=False, Invalid`).
     refused_status: str = ""
+    # ... and when it names another namespace no ReferenceGrant opens (`objectRefs[].notPermittedStatus`).
+    not_permitted_status: str = ""
 
     def label(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
@@ -1745,6 +1747,8 @@ class Topology:
                         group_for_kind=group_for_kind,
                     )
                     if ref is not None:
+                        if spec.not_permitted_status:
+                            ref = dataclasses.replace(ref, not_permitted_status=spec.not_permitted_status)
                         out.append(_checked(ref, spec.kinds or None, spec.data, spec.refused_status))
         return out
 
