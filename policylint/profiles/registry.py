@@ -193,12 +193,17 @@ class PortSharing:
     """Which listener protocols an implementation refuses on one port beyond what the Gateway API
     requires of every implementation (`implementations[].listenerPorts`): `conflicts`, pairs that
     never share a port (ProtocolConflict); `hostnames`, pairs that share one only with different
-    hostnames, refused with `hostname_reason`. Pairs are unordered."""
+    hostnames, refused with `hostname_reason`; `hostname_overlap`: such a pair is refused when
+    its hostnames overlap (a wildcard matching the other, or one unset), not only when they are
+    equal; `tls_overlap`: the protocols whose listeners of one port the implementation checks for
+    overlapping hostnames (OverlappingTLSConfig, PL424). Pairs are unordered."""
 
     conflicts: frozenset[frozenset[str]] = frozenset()
     hostnames: frozenset[frozenset[str]] = frozenset()
     hostname_reason: str = "HostnameConflict"
     docs: str = ""
+    hostname_overlap: bool = False
+    tls_overlap: tuple[str, ...] = ("HTTPS",)
 
 
 @frozen
@@ -642,6 +647,8 @@ def _port_sharing(raw: Mapping[str, Any] | None) -> PortSharing | None:
         frozenset(frozenset(pair) for pair in hostnames.get("pairs", ())),
         hostnames.get("reason", "HostnameConflict"),
         raw["docs"],
+        hostnames.get("match", "equal") == "overlap",
+        tuple(raw.get("tlsOverlap", ("HTTPS",))),
     )
 
 
