@@ -207,6 +207,26 @@ class PortSharing:
 
 
 @frozen
+class ParametersSpec:
+    """What an implementation takes in a GatewayClass `parametersRef` or a Gateway
+    `infrastructure.parametersRef` (`implementations[].parametersRef`): `kinds`, matched by kind
+    alone when `match_by_kind`; another kind is InvalidParameters. `class_ignored`: a GatewayClass
+    naming one stays accepted and its reference is ignored (NGINX Gateway Fabric), where the
+    Gateway API says it SHOULD be rejected."""
+
+    kinds: tuple[TargetKind, ...]
+    match_by_kind: bool = False
+    class_ignored: bool = False
+    docs: str = ""
+
+    def takes(self, group: str, kind: str) -> bool:
+        return any(k.kind == kind and (self.match_by_kind or k.group == group) for k in self.kinds)
+
+    def describe(self) -> str:
+        return " or ".join(f"{k.group}/{k.kind}" if k.group else k.kind for k in self.kinds)
+
+
+@frozen
 class Implementation:
     """A Gateway API implementation, known by its GatewayClasses' controllerName, and the
     implementation-specific route features it documents (profile files' `implementations`)."""
@@ -249,6 +269,8 @@ class Implementation:
     # Listener protocols the implementation refuses on one port beyond the Gateway API's rules
     # (`listenerPorts`); None: only those (policylint.semantics.listeners.port_conflict).
     port_sharing: PortSharing | None = None
+    # The kinds a GatewayClass or Gateway parametersRef may name (`parametersRef`); None: not known.
+    parameters: ParametersSpec | None = None
 
 
 @frozen
@@ -633,9 +655,21 @@ def builtin_implementations() -> tuple[Implementation, ...]:
                     classes_installed=bool((raw.get("builtinGatewayClasses") or {}).get("installed", False)),
                     evidence_groups=frozenset((raw.get("builtinGatewayClasses") or {}).get("evidenceGroups", ())),
                     port_sharing=_port_sharing(raw.get("listenerPorts")),
+                    parameters=_parameters(raw.get("parametersRef")),
                 )
             )
     return tuple(out)
+
+
+def _parameters(raw: Mapping[str, Any] | None) -> ParametersSpec | None:
+    if raw is None:
+        return None
+    return ParametersSpec(
+        tuple(_target_kind(k) for k in raw["kinds"]),
+        raw.get("matchByKind", False),
+        raw.get("classIgnored", False),
+        raw["docs"],
+    )
 
 
 def _port_sharing(raw: Mapping[str, Any] | None) -> PortSharing | None:
