@@ -832,3 +832,33 @@ spec:
         ("EnvoyExtensionPolicy default/cm-policy-for-http-route-empty", "spec.lua[0].valueRef"),
     ]
     assert "which has no key lua and no entry at all" in findings[1].message
+
+
+def test_an_ext_auth_context_extension_is_read_from_the_key_its_reference_names() -> None:
+    # Envoy Gateway's getContextExtensionValueFromRef (internal/gatewayapi/securitypolicy.go in
+    # envoyproxy/gateway): the value is the entry `key` of the ConfigMap or Secret, with no
+    # fallback; "can't find the key "region" in the referenced configmap "ctx"" fails the policy
+    # (Accepted=False, Invalid). Before: the reference was not checked at all.
+    text = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ctx, namespace: default}
+data: {tenant: a}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: auth, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]
+  extAuth:
+    http:
+      backendRefs: [{name: auth, port: 80}]
+    contextExtensions:
+    - {name: tenant, type: ValueRef, valueRef: {group: "", kind: ConfigMap, name: ctx, key: tenant}}
+    - {name: region, type: ValueRef, valueRef: {group: "", kind: ConfigMap, name: ctx, key: region}}
+"""
+    (finding,) = only(lint_text(text), "PL417")
+    assert finding.path == "spec.extAuth.contextExtensions[1].valueRef"
+    assert finding.message == (
+        "object reference names ConfigMap default/ctx, which has no key region: the policy is refused (Accepted=False, Invalid)"
+    )

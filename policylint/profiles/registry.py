@@ -315,6 +315,9 @@ class ObjectRefSpec:
     # The conditions it writes when such a reference into another namespace has no ReferenceGrant
     # (empty: `Accepted=False, Invalid`, as Envoy Gateway's validateSecretRef fails the policy).
     not_permitted_status: str = ""
+    # The reference's own field that names the entry the controller reads (Envoy Gateway's
+    # LocalObjectKeyReference `key`): that entry, with no fallback, in place of `data`.
+    key_field: str | None = None
 
 
 @frozen
@@ -476,6 +479,7 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
                 entry.get("defaultGroup"),
                 entry.get("refusedStatus", ""),
                 entry.get("notPermittedStatus", ""),
+                entry.get("keyField"),
             )
             for entry in raw.get("objectRefs", ())
         ),

@@ -1775,7 +1775,10 @@ class Topology:
                     if ref is not None:
                         if spec.not_permitted_status:
                             ref = dataclasses.replace(ref, not_permitted_status=spec.not_permitted_status)
-                        out.append(_checked(ref, spec.kinds or None, spec.data, spec.refused_status))
+                        data = spec.data
+                        if spec.key_field is not None and isinstance(key := raw.get(spec.key_field), str) and key:
+                            data = DataSpec((key,))  # the entry the reference names, no fallback
+                        out.append(_checked(ref, spec.kinds or None, data, spec.refused_status))
         return out
 
     def _known_groups(self) -> frozenset[str]:
