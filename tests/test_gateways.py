@@ -62,9 +62,15 @@ spec:
     storage: true
     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 """
-    served = lint_text(CLASS % "" + GATEWAY % f"  infrastructure:\n    parametersRef: {INVALID}\n" + crd)
+    # Under a class policylint knows no parameters kinds for, a group the input serves (a CRD
+    # for it) is resolved: no finding, and the Gateway carries traffic.
+    unknown_class = CLASS.replace("gateway.envoyproxy.io/gatewayclass-controller", "example.com/gateway-controller")
+    served = lint_text(unknown_class % "" + GATEWAY % f"  infrastructure:\n    parametersRef: {INVALID}\n" + crd)
     assert only(served, "PL422") == []
     assert only(served, "PL413") == []
+    # Envoy Gateway takes an EnvoyProxy only, whatever else the cluster serves.
+    refused = lint_text(CLASS % "" + GATEWAY % f"  infrastructure:\n    parametersRef: {INVALID}\n" + crd)
+    assert [f.path for f in only(refused, "PL422")] == ["spec.infrastructure.parametersRef.kind"]
 
 
 def test_the_gateways_of_a_class_whose_parameters_nothing_serves_carry_no_traffic() -> None:
@@ -98,3 +104,64 @@ def test_a_missing_parameters_object_is_a_warning_until_the_input_is_complete() 
     assert error.severity is Severity.ERROR
     # Unknown, the object does not change whether the Gateway carries traffic.
     assert only(lint_text(text), "PL413") == []
+
+
+def test_which_parameters_kinds_a_controller_takes_is_its_own() -> None:
+    # Envoy Gateway: a GatewayClass or Gateway parametersRef other than gateway.envoyproxy.io
+    # EnvoyProxy is "unsupported parametersRef for gateway ..." (processGatewayParamsRef in
+    # internal/provider/kubernetes/controller.go of envoyproxy/gateway): Accepted=False,
+    # InvalidParameters. Before: a kind of a group the input knows was taken as resolved.
+    ngf_proxy = "{group: gateway.nginx.org, kind: NginxProxy, name: proxy}"
+    result = lint_text(CLASS % "" + GATEWAY % f"  infrastructure:\n    parametersRef: {ngf_proxy}\n")
+    (finding,) = only(result, "PL422")
+    assert finding.path == "spec.infrastructure.parametersRef.kind"
+    assert finding.severity is Severity.ERROR
+    assert (
+        "a kind Envoy Gateway does not take for its parameters (it takes gateway.envoyproxy.io/EnvoyProxy): the Gateway"
+        " gets Accepted=False, InvalidParameters"
+    ) in finding.message
+    (effect,) = only(result, "PL413")
+    assert "a kind Envoy Gateway does not take for its parameters" in effect.message
+
+
+NGF_CLASS = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: nginx}
+spec:
+  controllerName: gateway.nginx.org/nginx-gateway-controller
+  parametersRef: %s
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: apps}
+spec:
+  gatewayClassName: nginx
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+---
+apiVersion: gateway.nginx.org/v1alpha1
+kind: ClientSettingsPolicy
+metadata: {name: body, namespace: apps}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: web}
+  body: {maxSize: 10m}
+"""
+
+
+def test_nginx_gateway_fabric_ignores_a_class_parameters_kind_it_does_not_take() -> None:
+    # NGINX Gateway Fabric checks the kind alone (supportedParamKinds: NginxProxy). A GatewayClass
+    # naming another stays Accepted=True, reason InvalidParameters ("The GatewayClass is accepted,
+    # but ParametersRef is ignored due to an error": validateGatewayClassParametersRef in
+    # internal/controller/state/graph/gatewayclass.go, NewGatewayClassInvalidParameters), so its
+    # Gateways carry traffic: a warning, and no PL413.
+    result = lint_text(NGF_CLASS % "{group: '', kind: ConfigMap, name: proxy, namespace: nginx-gateway}")
+    (finding,) = only(result, "PL422")
+    assert (finding.path, finding.severity) == ("spec.parametersRef.kind", Severity.WARNING)
+    assert finding.message.endswith(
+        "the GatewayClass stays Accepted=True with reason InvalidParameters, and its controller ignores the reference:"
+        " its Gateways run without these parameters"
+    )
+    assert only(result, "PL413") == []
+    taken = lint_text(NGF_CLASS % "{group: gateway.nginx.org, kind: NginxProxy, name: proxy, namespace: nginx-gateway}")
+    assert only(taken, "PL422") == []

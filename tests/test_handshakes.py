@@ -649,6 +649,9 @@ def test_a_waf_policy_reference_to_another_namespace_needs_a_grant() -> None:
         ),
     ]
     assert "group: appprotect.f5.com, kind: APPolicy" in (findings[0].hint or "")
+    # NewPolicyRefsNotPermitted (internal/controller/state/conditions/conditions.go): ResolvedRefs=False,
+    # RefNotPermitted. Before: "the controller refuses this reference (RefNotPermitted)".
+    assert findings[0].message.endswith("so the policy is refused (ResolvedRefs=False, RefNotPermitted; Accepted stays True)")
     assert only(lint_text(_WAF + _WAF_GRANT), "PL402") == []
 
 
@@ -716,3 +719,146 @@ def test_a_backend_tls_policy_ca_without_a_key_any_controller_reads_is_refused()
     )
     for data in ("{ca.crt: x, b: y}", "{cacert: x, b: y}", "{tls.crt: x, b: y}", "{root.pem: x}"):
         assert only(lint_text(text(data)), "PL417") == [], data
+
+
+# Envoy Gateway's translator test securitypolicy-with-oidc-invalid-secretref
+# (internal/gatewayapi/testdata in envoyproxy/gateway): the three SecurityPolicies, their Secrets.
+_EG_OIDC_SECRETS = """\
+apiVersion: v1
+kind: Secret
+metadata: {namespace: envoy-gateway, name: client2-secret}
+data: {client-secret: Y2xpZW50MTpzZWNyZXQK}
+---
+apiVersion: v1
+kind: Secret
+metadata: {namespace: default, name: client3-secret}
+data: {invalid_client_secret_key: Y2xpZW50MTpzZWNyZXQK}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {namespace: default, name: policy-non-exist-secretRef}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gateway-1}
+  oidc:
+    provider: {issuer: "https://accounts.google.com"}
+    clientID: client1.apps.googleusercontent.com
+    clientSecret: {name: client1-secret}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {namespace: default, name: policy-no-referenceGrant}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gateway-2}
+  oidc:
+    provider: {issuer: "https://accounts.google.com"}
+    clientID: client1.apps.googleusercontent.com
+    clientSecret: {namespace: envoy-gateway, name: client2-secret}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {namespace: default, name: policy-no-client-secret-key}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gateway-3}
+  oidc:
+    provider: {issuer: "https://accounts.google.com"}
+    clientID: client1.apps.googleusercontent.com
+    clientSecret: {namespace: default, name: client3-secret}
+"""
+
+
+def test_an_oidc_client_secret_is_found_granted_and_read_as_envoy_gateway_does() -> None:
+    # EG writes Accepted=False, Invalid on each: "OIDC: secret default/client1-secret does not
+    # exist.", "OIDC: ref to Secret envoy-gateway/client2-secret not permitted by any
+    # ReferenceGrant.", "OIDC: client secret not found in secret default/client3-secret."
+    # Before: no finding (the clientSecret reference was not in the profile).
+    result = lint_text(_EG_OIDC_SECRETS, complete=True)
+    missing, no_key = only(result, "PL417")
+    (not_permitted,) = only(result, "PL402")
+    assert (str(missing.object), missing.path) == (
+        "SecurityPolicy default/policy-non-exist-secretRef",
+        "spec.oidc.clientSecret.name",
+    )
+    assert "names Secret default/client1-secret, which is not in the input" in missing.message
+    assert missing.message.endswith("the policy is refused (Accepted=False, Invalid)")
+    assert (no_key.path, no_key.message) == (
+        "spec.oidc.clientSecret",
+        "object reference names Secret default/client3-secret, which has no key client-secret: the policy is refused"
+        " (Accepted=False, Invalid)",
+    )
+    assert not_permitted.path == "spec.oidc.clientSecret"
+    assert not_permitted.message.endswith(
+        "no ReferenceGrant in namespace envoy-gateway permits it for SecurityPolicy from namespace default (Gateway API"
+        " ReferenceGrant), so the policy is refused (Accepted=False, Invalid)"
+    )
+    grant = reference_grant(
+        "envoy-gateway",
+        "[{group: gateway.envoyproxy.io, kind: SecurityPolicy, namespace: default}]",
+        '[{group: "", kind: Secret}]',
+    )
+    assert only(lint_text(_EG_OIDC_SECRETS + grant, complete=True), "PL402") == []
+    # Without --complete the missing Secret cannot be proven absent: a warning, as for PL417's others.
+    assert only(lint_text(_EG_OIDC_SECRETS), "PL417")[0].severity is Severity.WARNING
+
+
+def test_a_lua_configmap_is_found_and_read_as_envoy_gateway_does() -> None:
+    # EG's translator test envoyextensionpolicy-with-lua-configmap: "Lua: can't find the referenced
+    # configmap cm-policy-for-http-route-no-exist in namespace default." and "Lua: can't find the
+    # key lua in the referenced configmap cm-policy-for-http-route-empty.", both Accepted=False,
+    # Invalid; a ConfigMap without key lua but with another entry is read from that entry.
+    def policy_with(name: str) -> str:
+        return f"""\
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyExtensionPolicy
+metadata: {{namespace: default, name: {name}}}
+spec:
+  targetRef: {{group: gateway.networking.k8s.io, kind: HTTPRoute, name: httproute-1}}
+  lua:
+  - type: ValueRef
+    valueRef: {{group: "", kind: ConfigMap, name: {name}}}
+"""
+
+    text = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {namespace: default, name: cm-policy-for-http-route-empty}\n"
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {namespace: default, name: cm-other-key}\n"
+        "data: {script: 'function envoy_on_response(r) end'}\n"
+        + policy_with("cm-policy-for-http-route-no-exist")
+        + policy_with("cm-policy-for-http-route-empty")
+        + policy_with("cm-other-key")
+    )
+    findings = only(lint_text(text, complete=True), "PL417")
+    assert [(str(f.object), f.path) for f in findings] == [
+        ("EnvoyExtensionPolicy default/cm-policy-for-http-route-no-exist", "spec.lua[0].valueRef.name"),
+        ("EnvoyExtensionPolicy default/cm-policy-for-http-route-empty", "spec.lua[0].valueRef"),
+    ]
+    assert "which has no key lua and no entry at all" in findings[1].message
+
+
+def test_an_ext_auth_context_extension_is_read_from_the_key_its_reference_names() -> None:
+    # Envoy Gateway's getContextExtensionValueFromRef (internal/gatewayapi/securitypolicy.go in
+    # envoyproxy/gateway): the value is the entry `key` of the ConfigMap or Secret, with no
+    # fallback; "can't find the key "region" in the referenced configmap "ctx"" fails the policy
+    # (Accepted=False, Invalid). Before: the reference was not checked at all.
+    text = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ctx, namespace: default}
+data: {tenant: a}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: auth, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]
+  extAuth:
+    http:
+      backendRefs: [{name: auth, port: 80}]
+    contextExtensions:
+    - {name: tenant, type: ValueRef, valueRef: {group: "", kind: ConfigMap, name: ctx, key: tenant}}
+    - {name: region, type: ValueRef, valueRef: {group: "", kind: ConfigMap, name: ctx, key: region}}
+"""
+    (finding,) = only(lint_text(text), "PL417")
+    assert finding.path == "spec.extAuth.contextExtensions[1].valueRef"
+    assert finding.message == (
+        "object reference names ConfigMap default/ctx, which has no key region: the policy is refused (Accepted=False, Invalid)"
+    )

@@ -213,3 +213,36 @@ def test_overlapping_https_hostnames_leave_out_listeners_not_accepted() -> None:
     assert len(only(deeper, "PL424")) == 2
     other = lint_text(SHARED_PORT % (EG, "HTTPS", "'*.example.com'", "HTTPS", "example.com"))
     assert only(other, "PL424") == []
+
+
+def test_nginx_gateway_fabric_refuses_https_beside_tls_with_overlapping_hostnames() -> None:
+    # NGINX Gateway Fabric (internal/controller/state/graph/gateway_listener.go in
+    # nginx/nginx-gateway-fabric): resolveSameProtocolGroupConflict makes HTTPS and TLS listeners of
+    # one port HostnameConflict when haveOverlap holds: equal, a wildcard matching the other, or one
+    # unset. Envoy Gateway refuses them only with one hostname (validateConflictedHostnameListeners).
+    # Before: NGF was held to equal hostnames, so the wildcard pair was accepted.
+    found = _conflicts(NGF, ("HTTPS", "'*.example.com'"), ("TLS", "a.example.com"))
+    assert len(found) == 2
+    assert (
+        "(HTTPS and TLS on port 8443 with overlapping hostnames *.example.com and a.example.com, which NGINX Gateway"
+        " Fabric refuses: HostnameConflict)"
+    ) in found[0]
+    assert len(_conflicts(NGF, ("HTTPS", "''"), ("TLS", "a.example.com"))) == 2
+    assert _conflicts(NGF, ("HTTPS", "a.example.com"), ("TLS", "b.example.com")) == []
+    assert _conflicts(EG, ("HTTPS", "'*.example.com'"), ("TLS", "a.example.com")) == []
+
+
+def test_which_listeners_get_overlapping_tls_config_is_the_implementations() -> None:
+    # NGINX Gateway Fabric's createOverlappingTLSConfigResolver sets OverlappingTLSConfig on HTTPS
+    # and TLS listeners alike; Envoy Gateway's checkOverlappingHostnames looks at HTTPS ones only
+    # (internal/gatewayapi/listener.go in envoyproxy/gateway). `*.example.com` beside
+    # `foo.example.com` on one port: both listeners get the condition, and stay valid, under NGF.
+    # Before: TLS listeners were never compared.
+    tls = lint_text(SHARED_PORT % (NGF, "TLS", "'*.example.com'", "TLS", "foo.example.com"))
+    assert only(tls, "PL416") == []
+    findings = only(tls, "PL424")
+    assert [f.path for f in findings] == ["spec.listeners[0].hostname", "spec.listeners[1].hostname"]
+    assert findings[0].message.startswith("TLS listener ")
+    assert only(lint_text(SHARED_PORT % (EG, "TLS", "'*.example.com'", "TLS", "foo.example.com")), "PL424") == []
+    https = lint_text(SHARED_PORT % (NGF, "HTTPS", "'*.example.com'", "HTTPS", "foo.example.com"))
+    assert len(only(https, "PL424")) == 2

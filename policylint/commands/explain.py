@@ -334,6 +334,9 @@ def won_text(why: WhyWon) -> str:
         Won.MORE_SPECIFIC_APPLIES: "the more specific policy applies (strategy None: no merging across levels)",
         Won.MORE_SPECIFIC_WINS: f"the more specific policy wins over {established.strategy_label()}",
         Won.MERGED: f"merged by {established.strategy_label()} of {established.name}",
+        Won.MERGED_PAST_ROUTE: (
+            f"{established.name} targets this rule with mergeType and merges onto {winner.name}, not onto the route's policy"
+        ),
     }[why.reason]
 
 
@@ -349,6 +352,10 @@ def lost_text(why: WhyLost, loser: Facet) -> str:
         Lost.ATOMIC_DEFAULTS: f"Atomic Defaults: {names} replaced this spec whole",
         Lost.OVERRIDDEN: f"overridden by {names}",
         Lost.REPLACED: f"every value it sets is replaced by {names}",
+        Lost.SKIPPED_BY_RULE_MERGE: (
+            f"{names} targets this rule with mergeType: it merges onto the policy of the route's listener or Gateway,"
+            " and the route's policy does not apply to the rule"
+        ),
     }[why.reason]
 
 

@@ -193,12 +193,37 @@ class PortSharing:
     """Which listener protocols an implementation refuses on one port beyond what the Gateway API
     requires of every implementation (`implementations[].listenerPorts`): `conflicts`, pairs that
     never share a port (ProtocolConflict); `hostnames`, pairs that share one only with different
-    hostnames, refused with `hostname_reason`. Pairs are unordered."""
+    hostnames, refused with `hostname_reason`; `hostname_overlap`: such a pair is refused when
+    its hostnames overlap (a wildcard matching the other, or one unset), not only when they are
+    equal; `tls_overlap`: the protocols whose listeners of one port the implementation checks for
+    overlapping hostnames (OverlappingTLSConfig, PL424). Pairs are unordered."""
 
     conflicts: frozenset[frozenset[str]] = frozenset()
     hostnames: frozenset[frozenset[str]] = frozenset()
     hostname_reason: str = "HostnameConflict"
     docs: str = ""
+    hostname_overlap: bool = False
+    tls_overlap: tuple[str, ...] = ("HTTPS",)
+
+
+@frozen
+class ParametersSpec:
+    """What an implementation takes in a GatewayClass `parametersRef` or a Gateway
+    `infrastructure.parametersRef` (`implementations[].parametersRef`): `kinds`, matched by kind
+    alone when `match_by_kind`; another kind is InvalidParameters. `class_ignored`: a GatewayClass
+    naming one stays accepted and its reference is ignored (NGINX Gateway Fabric), where the
+    Gateway API says it SHOULD be rejected."""
+
+    kinds: tuple[TargetKind, ...]
+    match_by_kind: bool = False
+    class_ignored: bool = False
+    docs: str = ""
+
+    def takes(self, group: str, kind: str) -> bool:
+        return any(k.kind == kind and (self.match_by_kind or k.group == group) for k in self.kinds)
+
+    def describe(self) -> str:
+        return " or ".join(f"{k.group}/{k.kind}" if k.group else k.kind for k in self.kinds)
 
 
 @frozen
@@ -244,6 +269,8 @@ class Implementation:
     # Listener protocols the implementation refuses on one port beyond the Gateway API's rules
     # (`listenerPorts`); None: only those (policylint.semantics.listeners.port_conflict).
     port_sharing: PortSharing | None = None
+    # The kinds a GatewayClass or Gateway parametersRef may name (`parametersRef`); None: not known.
+    parameters: ParametersSpec | None = None
 
 
 @frozen
@@ -285,6 +312,12 @@ class ObjectRefSpec:
     # The conditions the controller writes on the policy when such a reference is invalid
     # (empty: `Accepted=False, Invalid`, what most controllers write).
     refused_status: str = ""
+    # The conditions it writes when such a reference into another namespace has no ReferenceGrant
+    # (empty: `Accepted=False, Invalid`, as Envoy Gateway's validateSecretRef fails the policy).
+    not_permitted_status: str = ""
+    # The reference's own field that names the entry the controller reads (Envoy Gateway's
+    # LocalObjectKeyReference `key`): that entry, with no fallback, in place of `data`.
+    key_field: str | None = None
 
 
 @frozen
@@ -445,6 +478,8 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
                 entry.get("matchByKind", False),
                 entry.get("defaultGroup"),
                 entry.get("refusedStatus", ""),
+                entry.get("notPermittedStatus", ""),
+                entry.get("keyField"),
             )
             for entry in raw.get("objectRefs", ())
         ),
@@ -624,9 +659,21 @@ def builtin_implementations() -> tuple[Implementation, ...]:
                     classes_installed=bool((raw.get("builtinGatewayClasses") or {}).get("installed", False)),
                     evidence_groups=frozenset((raw.get("builtinGatewayClasses") or {}).get("evidenceGroups", ())),
                     port_sharing=_port_sharing(raw.get("listenerPorts")),
+                    parameters=_parameters(raw.get("parametersRef")),
                 )
             )
     return tuple(out)
+
+
+def _parameters(raw: Mapping[str, Any] | None) -> ParametersSpec | None:
+    if raw is None:
+        return None
+    return ParametersSpec(
+        tuple(_target_kind(k) for k in raw["kinds"]),
+        raw.get("matchByKind", False),
+        raw.get("classIgnored", False),
+        raw["docs"],
+    )
 
 
 def _port_sharing(raw: Mapping[str, Any] | None) -> PortSharing | None:
@@ -638,6 +685,8 @@ def _port_sharing(raw: Mapping[str, Any] | None) -> PortSharing | None:
         frozenset(frozenset(pair) for pair in hostnames.get("pairs", ())),
         hostnames.get("reason", "HostnameConflict"),
         raw["docs"],
+        hostnames.get("match", "equal") == "overlap",
+        tuple(raw.get("tlsOverlap", ("HTTPS",))),
     )
 
 

@@ -55,15 +55,30 @@ class ParametersRefInvalid(Rule):
                     if ref.purpose != PARAMETERS:
                         continue
                     if ref.status == ReferenceStatus.INVALID_KIND:
-                        message = (
-                            f"{_label(owner)} names its parameters in {ref.kind} {ref.name!r} of group {ref.group},"
-                            f" {ref.detail}: {_effect(owner)}"
-                        )
-                        hint = (
-                            "Name the parameters kind your implementation documents (Envoy Gateway: gateway.envoyproxy.io"
-                            " EnvoyProxy), or add the CRD that serves this group to the input or with --crd."
-                        )
-                        yield self.issue(owner, join(ref.path, "group"), message, hint=hint)
+                        implementation = topology.parameters_implementation(owner)
+                        spec = implementation.parameters if implementation is not None else None
+                        group = ref.group or "core"
+                        if implementation is not None and spec is not None and ref.detail.startswith("a kind "):
+                            # A kind of a served group the implementation does not take: the kind is at fault.
+                            hint = f"Name a {spec.describe()}, the kind {implementation.name} reads its parameters from."
+                            path = join(ref.path, "kind")
+                        else:
+                            hint = (
+                                "Name the parameters kind your implementation documents (Envoy Gateway: gateway.envoyproxy.io"
+                                " EnvoyProxy), or add the CRD that serves this group to the input or with --crd."
+                            )
+                            path = join(ref.path, "group")
+                        severity = None
+                        effect = _effect(owner)
+                        if owner.kind == "GatewayClass" and spec is not None and spec.class_ignored:
+                            # The class stays accepted: its Gateways run, without these parameters.
+                            severity = Severity.WARNING
+                            effect = (
+                                "the GatewayClass stays Accepted=True with reason InvalidParameters, and its controller"
+                                " ignores the reference: its Gateways run without these parameters"
+                            )
+                        message = f"{_label(owner)} names its parameters in {ref.kind} {ref.name!r} of group {group}, {ref.detail}: {effect}"
+                        yield self.issue(owner, path, message, hint=hint, severity=severity)
                     elif ref.status == ReferenceStatus.NOT_FOUND:
                         yield self._not_found(owner, ref, complete=complete)
 

@@ -52,11 +52,12 @@ _REFUSED = {
     ),
     "mirror": "the route gets ResolvedRefs=False (reason RefNotPermitted) and nothing is mirrored to it",
     "ext-auth": "the route gets ResolvedRefs=False (reason RefNotPermitted) and requests cannot be authorised through it",
-    "policy-backend": "the controller refuses this backend and the policy feature that uses it fails",
     "certificate": "the listener gets ResolvedRefs=False (reason RefNotPermitted) and cannot serve this certificate",
     "client-certificate": "the Gateway cannot present this client certificate to backends (RefNotPermitted)",
     "ca-certificate": "ResolvedRefs=False (reason RefNotPermitted) and cannot validate client certificates with this CA bundle",
 }
+# The references a policy's spec holds (profile `backendRefs`, `certificateRefs`, `objectRefs`).
+_POLICY_PURPOSES = frozenset({"policy-backend", "policy-certificate", "policy-object"})
 _NOUN = {
     "backend": "backend",
     "mirror": "mirror backend",
@@ -298,7 +299,12 @@ class CrossNamespaceReferenceNotPermitted(Rule):
         noun = _NOUN.get(ref.purpose, "reference")
         consequence = _REFUSED.get(ref.purpose, "the controller refuses this reference (RefNotPermitted)")
         severity = None
-        if ref.purpose == "ca-certificate":
+        if ref.purpose in _POLICY_PURPOSES:
+            # A policy's own reference: its controller fails the policy, under the conditions its
+            # profile names (Envoy Gateway: Accepted=False, Invalid, "ref to Secret ns/name not
+            # permitted by any ReferenceGrant"; translator test securitypolicy-with-oidc-invalid-secretref).
+            consequence = f"the policy is refused ({ref.not_permitted_status or 'Accepted=False, Invalid'})"
+        elif ref.purpose == "ca-certificate":
             listeners = topology.frontend_listeners(ref)
             if listeners:
                 consequence = f"{listeners_get(owner, listeners)} {consequence}"

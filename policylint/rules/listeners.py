@@ -81,10 +81,15 @@ class ListenerTLSHostnamesOverlap(Rule):
             # The listeners a controller accepts (a Conflicted one, PL416, or one of a protocol it
             # refuses, PL421, gets no TLS configuration), as Envoy Gateway's checkOverlappingHostnames
             # skips listeners already invalid.
+            # Which protocols the controller checks is its own (profile `listenerPorts.tlsOverlap`:
+            # Envoy Gateway HTTPS, NGINX Gateway Fabric HTTPS and TLS); HTTPS where it is not known.
+            implementation = topology.gateway_implementation(gateway)
+            sharing = implementation.port_sharing if implementation is not None else None
+            protocols = sharing.tls_overlap if sharing is not None else ("HTTPS",)
             https = [
                 listener
                 for listener in topology.gateway_listeners(gateway)
-                if listener.protocol == "HTTPS"
+                if listener.protocol in protocols
                 and listener.port is not None
                 and not listener.malformed
                 and topology.listener_conflict(listener) is None
@@ -103,7 +108,7 @@ class ListenerTLSHostnamesOverlap(Rule):
                 mine = listener.hostname or "no hostname (every name)"
                 theirs = other.hostname or "no hostname (every name)"
                 message = (
-                    f"HTTPS listener {listener.name} of {listener.owner.kind} {ns_name(listener.owner.namespace, listener.owner.name)}"
+                    f"{listener.protocol} listener {listener.name} of {listener.owner.kind} {ns_name(listener.owner.namespace, listener.owner.name)}"
                     f" on port {listener.port} has {mine}, which overlaps {theirs} of listener {other.name} of"
                     f" {other.owner.kind} {ns_name(other.owner.namespace, other.owner.name)}: the listener gets"
                     " OverlappingTLSConfig=True, OverlappingHostnames, and a client that reuses one connection for"

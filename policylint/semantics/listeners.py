@@ -87,6 +87,13 @@ def port_conflict(
     if pair in sharing.hostnames and same_host:
         shown = f"hostname {ha}" if ha else "no hostname"
         return f"{pa} and {pb} on port {port} with {shown}, which {implementation} tells apart only by hostname: {sharing.hostname_reason}"
+    if pair in sharing.hostnames and sharing.hostname_overlap and hostnames_overlap(ha, hb):
+        # NGINX Gateway Fabric routes HTTPS and TLS of one port by SNI in one server: a name both
+        # could take is ambiguous, so it refuses them (resolveSameProtocolGroupConflict, haveOverlap).
+        return (
+            f"{pa} and {pb} on port {port} with overlapping hostnames {ha or '(none: every name)'} and"
+            f" {hb or '(none: every name)'}, which {implementation} refuses: {sharing.hostname_reason}"
+        )
     return None
 
 

@@ -254,6 +254,8 @@ class ObjectRef:
     # invalid (profile `certificateRefs.refusedStatus`, `objectRefs[].refusedStatus`; empty:
     # `Accepted=False, Invalid`).
     refused_status: str = ""
+    # ... and when it names another namespace no ReferenceGrant opens (`objectRefs[].notPermittedStatus`).
+    not_permitted_status: str = ""
 
     def label(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
@@ -1619,16 +1621,23 @@ class Topology:
         """Why a Gateway is not accepted for its parameters, if it is not: its own reference, or its
         class's, names a group nothing serves (Accepted=False, InvalidParameters; PL422)."""
         for owner in (gateway, gateway_class):
-            if owner is None:
+            if owner is None or (owner is gateway_class and self._class_parameters_ignored(owner)):
                 continue
             for ref in self.references.get(id(owner), []):
                 if ref.purpose == PARAMETERS and ref.status == ReferenceStatus.INVALID_KIND:
                     whose = "its" if owner is gateway else f"its GatewayClass {owner.name}'s"
+                    why = ref.detail if ref.detail.startswith("a kind ") else "which nothing serves"
                     return (
                         f"Gateway {_where(gateway)} is not accepted: {whose} parametersRef names {ref.kind} of group"
-                        f" {ref.group}, which nothing serves (InvalidParameters)"
+                        f" {ref.group or 'core'}, {why} (InvalidParameters)"
                     )
         return None
+
+    def _class_parameters_ignored(self, gateway_class: K8sObject) -> bool:
+        """Whether the class's implementation accepts a class whose parameters reference it
+        refuses, ignoring the reference (`parametersRef.classIgnored`: NGINX Gateway Fabric)."""
+        implementation = self.parameters_implementation(gateway_class)
+        return implementation is not None and implementation.parameters is not None and implementation.parameters.class_ignored
 
     def _parameters_refs(self, owner: K8sObject) -> list[ObjectRef]:
         """The parameters reference of a GatewayClass or Gateway (`policylint.semantics.parameters`),
@@ -1648,7 +1657,26 @@ class Topology:
             # GatewayInvalidParametersRef: group invalid.io), with or without --complete.
             detail = "a group no CRD, built-in kind, profile or object in the input belongs to"
             ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None, detail=detail)
+        elif (implementation := self.parameters_implementation(owner)) is not None:
+            # A kind the implementation does not take for its parameters, though some CRD serves
+            # it (profile `implementations[].parametersRef`): its controller refuses it just the same.
+            spec = implementation.parameters
+            assert spec is not None
+            if not spec.takes(ref.group, ref.kind):
+                detail = f"a kind {implementation.name} does not take for its parameters (it takes {spec.describe()})"
+                ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None, detail=detail)
         return [ref]
+
+    def parameters_implementation(self, owner: K8sObject) -> Implementation | None:
+        """The implementation that reads a GatewayClass's or Gateway's parameters reference, when
+        its profile says which kinds it takes: the class's by its controllerName, the Gateway's by
+        its class."""
+        if owner.kind == "GatewayClass":
+            controller = _str(owner.spec.get("controllerName"))
+            implementation = self.resolution.profiles.implementation_of(controller) if controller else None
+        else:
+            implementation = self.gateway_implementation(owner)
+        return implementation if implementation is not None and implementation.parameters is not None else None
 
     def _certificate_refs(self, owner: K8sObject) -> list[ObjectRef]:
         out: list[ObjectRef] = []
@@ -1792,7 +1820,12 @@ class Topology:
                         group_for_kind=group_for_kind,
                     )
                     if ref is not None:
-                        out.append(_checked(ref, spec.kinds or None, spec.data, spec.refused_status))
+                        if spec.not_permitted_status:
+                            ref = dataclasses.replace(ref, not_permitted_status=spec.not_permitted_status)
+                        data = spec.data
+                        if spec.key_field is not None and isinstance(key := raw.get(spec.key_field), str) and key:
+                            data = DataSpec((key,))  # the entry the reference names, no fallback
+                        out.append(_checked(ref, spec.kinds or None, data, spec.refused_status))
         return out
 
     def _known_groups(self) -> frozenset[str]:

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.names import ns_name
@@ -143,6 +143,9 @@ class FoldResult:
     # Accepted, without an Overridden condition: it reports a merge, not an override).
     merged_with: dict[int, set[str]] = field(default_factory=dict)
     merged_only: frozenset[int] = frozenset()  # one per distinct stack, mostly empty: shared then
+    # Envoy Gateway `mergeType` on a rule policy: id(route policy facet) -> the rule policy that
+    # merged onto the listener's or Gateway's policy instead, so that the route's does not apply.
+    skipped: dict[int, Facet] = field(default_factory=dict)
 
 
 @frozen
@@ -406,6 +409,7 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
     conflicts: dict[int, tuple[Facet, str]] = {}
     merged_with: dict[int, set[str]] = {}
     erased: dict[int, int] = {}
+    skipped: dict[int, Facet] = {}
     first = stack[0]
     acc: Tagged | None = first.tree
     owner = first  # the facet whose target the accumulated spec currently belongs to
@@ -413,7 +417,32 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
     locked: Locks = _locks_of(first, None)
     if field_conflict:
         claimed[first.node].update((path, first) for path, _ in leaves(first.tree))
+    # The fold as it stood before the first route or rule policy (None: none came yet; a state
+    # with no spec: the stack starts at the route): what a rule policy with mergeType merges onto.
+    above_route: _FoldState | None = _FoldState(None, None, frozenset(), role, atom) if first.node[0] in _ROUTE_LEVELS else None
     for c in stack[1:]:
+        if above_route is None and c.node[0] in _ROUTE_LEVELS:
+            above_route = _FoldState(acc, owner, locked, role, atom)
+        if c.merge_onto_parent and c.node[0] == "rule" and owner.node[0] == "route" and above_route is not None:
+            # Envoy Gateway merges a rule policy with mergeType onto the closest policy of the
+            # route's listener or Gateway, never onto the route's own: it translates rule policies
+            # first, and a route policy then skips every route rule a more specific policy has
+            # set (applyTrafficFeatureToRoute, translateBackendTrafficPolicyForRouteWithMerge in
+            # internal/gatewayapi/backendtrafficpolicy.go). The route policy's values are shadowed here.
+            for src in _sources(acc) - _sources(above_route.acc) or {id(owner)}:
+                skipped[src] = c
+            if above_route.owner is None:
+                # Nothing above the route: the rule policy applies alone.
+                acc, owner, locked = c.tree, c, _locks_of(c, None)
+                role, atom = c.role, c.atomicity
+                continue
+            acc, owner, locked, role, atom = (
+                above_route.acc,
+                above_route.owner,
+                above_route.locked,
+                above_route.role,
+                above_route.atom,
+            )
         if field_conflict:
             taken = claimed[c.node]
             clash = next(
@@ -471,11 +500,25 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
         owner = c
         locked = _locks_of(c, locked)
         role, atom = c.role, c.atomicity
-    return _outcome(stack, acc, by_id, discarded, conflicts, erased, merged_with)
+    return _outcome(stack, acc, by_id, discarded, conflicts, erased, merged_with, skipped)
 
 
 class _All:
     """Every value is locked (an atomic override is in force)."""
+
+
+_ROUTE_LEVELS = frozenset({"route", "rule"})
+
+
+class _FoldState(NamedTuple):
+    """Where a fold stands: the spec so far, the facet it belongs to, the locked values, and the
+    strategy that decides the next step."""
+
+    acc: Tagged | None
+    owner: Facet | None
+    locked: Locks
+    role: Role
+    atom: Atomicity
 
 
 ALL = _All()
@@ -597,6 +640,7 @@ def _outcome(
     conflicts: dict[int, tuple[Facet, str]],
     erased: dict[int, int],
     merged_with: dict[int, set[str]] | None = None,
+    skipped: dict[int, Facet] | None = None,
 ) -> FoldResult:
     kept: dict[int, set[tuple[str, ...]]] = defaultdict(set)
     result_at: dict[tuple[str, ...], int] = {}
@@ -624,6 +668,10 @@ def _outcome(
             status[fid] = OVERRIDDEN
         else:
             status[fid] = PARTIALLY_ENFORCED
+        if status[fid] != ENFORCED and skipped and fid in skipped:
+            # Not beaten value by value: the rule policy's merge left this one out whole.
+            beaten[fid] = {skipped[fid].name}
+            continue
         if status[fid] != ENFORCED:
             winners: set[int] = set(discarded.get(fid, ()))
             for path in offered - mine:
@@ -640,7 +688,14 @@ def _outcome(
             if all(by_id[w].merge_onto_parent for w in others):
                 merged_only.add(fid)
     return FoldResult(
-        acc, status, beaten, conflicts, erased=erased, merged_with=merged_with or {}, merged_only=frozenset(merged_only)
+        acc,
+        status,
+        beaten,
+        conflicts,
+        erased=erased,
+        merged_with=merged_with or {},
+        merged_only=frozenset(merged_only),
+        skipped=skipped or {},
     )
 
 

@@ -27,6 +27,8 @@ class Won(Term):
     MORE_SPECIFIC_APPLIES = "MoreSpecificApplies"  # two strategy None policies: no merging across levels
     MORE_SPECIFIC_WINS = "MoreSpecificWins"  # a more specific value over a default
     MERGED = "Merged"  # merged under the established policy's strategy
+    # Envoy Gateway: a rule policy with mergeType merged onto the winner, leaving the route's out
+    MERGED_PAST_ROUTE = "MergedPastRoute"
 
 
 class Lost(Term):
@@ -38,6 +40,9 @@ class Lost(Term):
     ATOMIC_DEFAULTS = "AtomicDefaults"  # a more specific policy replaced these atomic defaults whole
     OVERRIDDEN = "Overridden"  # overrides replaced its values
     REPLACED = "Replaced"  # every value it sets is replaced
+    # Envoy Gateway: a rule policy with mergeType merges onto the listener's or Gateway's policy,
+    # so the route's does not apply to that rule
+    SKIPPED_BY_RULE_MERGE = "SkippedByRuleMerge"
 
 
 @frozen
@@ -63,6 +68,9 @@ def why_won(ctx: Context, winner: Facet, loser: Facet) -> WhyWon:
     established, challenger = (winner, loser) if position[id(winner)] < position[id(loser)] else (loser, winner)
     if conflict is not None:
         return WhyWon(Won.CONFLICT, winner, established, conflict=conflict[1])
+    skipping = ctx.result.skipped.get(id(loser))
+    if skipping is not None and winner is not skipping:
+        return WhyWon(Won.MERGED_PAST_ROUTE, winner, skipping)
     if winner.rank == loser.rank:
         return WhyWon(Won.ESTABLISHED, winner, established, order=why_established(established, challenger))
     if winner.role is Role.OVERRIDE:
@@ -86,6 +94,9 @@ def why_lost(ctx: Context, loser: Facet, winners: Sequence[Facet]) -> WhyLost:
     for facet in ctx.stack:
         if facet.role is Role.OVERRIDE and facet.atomicity is Atomicity.ATOMIC and position[id(facet)] < position[id(loser)]:
             return WhyLost(Lost.ATOMIC_OVERRIDE_ABOVE, owner=facet)
+    skipping = ctx.result.skipped.get(id(loser))
+    if skipping is not None:
+        return WhyLost(Lost.SKIPPED_BY_RULE_MERGE, (skipping,))
     others = tuple({id(w.policy): w for w in winners if w.policy is not loser.policy}.values())
     if not others:
         return WhyLost(Lost.REMOVED)
