@@ -103,7 +103,7 @@ def test_the_job_python_is_never_changed() -> None:
     scripts = "".join(s["run"] for s in steps if "run" in s)
     assert "GITHUB_PATH" not in scripts and "GITHUB_ENV" not in scripts
     installs = [line.strip() for line in scripts.splitlines() if "pip install" in line]
-    assert installs == ['"$POLICYLINT_VENV/bin/python" -m pip install --disable-pip-version-check --quiet "$POLICYLINT_SPEC"']
+    assert installs == ['"$POLICYLINT_BIN/python" -m pip install --disable-pip-version-check --quiet "$POLICYLINT_SPEC"']
 
 
 UPLOADED_URL = "https://github.com/o/r/actions/runs/1/artifacts/2"
