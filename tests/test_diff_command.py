@@ -204,3 +204,44 @@ def test_counts_of_one_are_singular_in_text_and_markdown() -> None:
     markdown = _markdown(report)
     assert "| 1 context (1 route, 1 rule, 1 listener, 1 Gateway, 1 backend) → 2 contexts (" in markdown
     assert "<summary>Effective policy: 1 context changed</summary>" in markdown
+
+
+def test_the_readme_sample_is_real_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """README "Diff": the example repository in a repository of its own, its Gateway-wide
+    BackendTrafficPolicy deleted; every line shown is the real output's (a line ending in " …"
+    is cut short there, a line "…" stands for lines left out)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    command = "$ policylint diff HEAD --path examples\n"
+    block = readme[readme.index(command) + len(command) :]
+    block = block[: block.index("\n```")]
+    root = tmp_path / "project"
+    shutil.copytree(ROOT / "examples", root / "examples")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "-c", "user.email=dev@example.com", "-c", "user.name=dev", "-c", "commit.gpgsign=false", "add", ".")
+    git(
+        root,
+        "-c",
+        "user.email=dev@example.com",
+        "-c",
+        "user.name=dev",
+        "-c",
+        "commit.gpgsign=false",
+        "commit",
+        "-q",
+        "-m",
+        "base",
+    )
+    git(root, "rm", "-q", "examples/infra/backend-traffic-policy.yaml")
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["diff", "HEAD", "--path", "examples"])
+    assert result.exit_code == 0, result.output
+    real = result.stdout.splitlines()
+    position = 0
+    for line in block.splitlines():
+        if line.strip() == "…":
+            continue
+        prefix = line[: -len(" …")] if line.endswith(" …") else None
+        while position < len(real) and not (real[position] == line or (prefix is not None and real[position].startswith(prefix))):
+            position += 1
+        assert position < len(real), f"not in the output, in this order: {line!r}\n" + "\n".join(real)
+        position += 1

@@ -22,6 +22,7 @@ from policylint.rules.base import Rule
 from policylint.rules.engine import INTERNAL_ERROR, Selection
 from policylint.stages import ORDER, Stage, closure
 from tests.lintutil import ROOT, declared
+from tests.test_rule_fixtures import materialise
 
 CORPORA = [ROOT / "examples", ROOT / "tests" / "data" / "multi-namespace"]
 
@@ -196,17 +197,17 @@ def test_earlier_stages_never_import_later_ones() -> None:
 # -- what findings sit on ----------------------------------------------------------------------
 
 
-def _subject_corpora() -> list[Path]:
-    fixtures = sorted(p for p in (ROOT / "tests" / "rules").iterdir() if p.is_dir())
+def _subject_corpora(tmp_path: Path) -> list[Path]:
+    fixtures = sorted(materialise(p, tmp_path) for p in (ROOT / "tests" / "rules").iterdir() if p.is_dir())
     return [*CORPORA, *fixtures]
 
 
-def test_every_finding_sits_on_a_subject_its_rule_declares() -> None:
+def test_every_finding_sits_on_a_subject_its_rule_declares(tmp_path: Path) -> None:
     """Rule.subjects lets a narrower report scope skip rules: a finding outside the declaration
     would be lost there, so every finding over the examples and every rule fixture must fit it."""
     by_id = {r.id: r for r in REGISTRY}
     seen: dict[str, set[str]] = {}
-    for corpus in _subject_corpora():
+    for corpus in _subject_corpora(tmp_path):
         # A fixture's declared cluster (its options.yaml: PL705's and PL706's standard channel).
         options = yaml.safe_load((corpus / "options.yaml").read_text()) if (corpus / "options.yaml").is_file() else {}
         cluster = {k: v for k, v in (options or {}).items() if k in ("channel", "gateway_api_version")}

@@ -11,9 +11,11 @@ the slow part. pip may fetch the dependencies from the package index.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import tarfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +32,7 @@ TIMEOUT = 600
 @dataclass(frozen=True)
 class Installed:
     wheel: Path
+    sdist: Path
     venv: Path
     workdir: Path  # outside the source tree: nothing can be imported from the checkout
 
@@ -65,15 +68,16 @@ def _check(cmd: list[str], cwd: Path) -> None:
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     base = tmp_path_factory.mktemp("wheel")
     dist = base / "dist"
-    # --no-build-isolation: hatchling comes from the test extras, no download needed to build.
-    _check(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet", "-w", str(dist), str(ROOT)],
-        cwd=base,
-    )
+    # As a release builds it (`make dist`, .github/workflows/release.yml): the sdist, then the
+    # wheel from the unpacked sdist, so a file the sdist cannot carry fails here.
+    # --no-isolation: hatchling comes from the test extras, no download needed to build.
+    _check([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(ROOT)], cwd=base)
     (wheel,) = dist.glob("policylint-*.whl")
+    (sdist,) = dist.glob("policylint-*.tar.gz")
+    _check([sys.executable, "-m", "twine", "check", "--strict", str(wheel), str(sdist)], cwd=base)
     venv = base / "venv"
     _check([sys.executable, "-m", "venv", str(venv)], cwd=base)
-    inst = Installed(wheel, venv, base)
+    inst = Installed(wheel, sdist, venv, base)
     _check([str(inst.bin / "python"), "-m", "pip", "install", "--quiet", str(wheel)], cwd=base)
     return inst
 
@@ -130,3 +134,38 @@ def test_installed_cli_lists_profiles_and_version(installed: Installed) -> None:
     assert "BackendTLSPolicy" in proc.stdout
     version = installed.run("policylint", "--version")
     assert version.returncode == 0 and version.stdout.startswith("policylint, version ")
+
+
+def test_installed_cli_reports_the_demo_findings(installed: Installed) -> None:
+    """`make demo` from the wheel alone: the same findings, at the same places, as the checkout."""
+
+    def findings(*command: str) -> list[tuple[str, str, int, int, str]]:
+        proc = subprocess.run(
+            [*command, "check", "--format", "json", "--no-cache", str(ROOT / "examples")],
+            cwd=installed.workdir,
+            env=_clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+        assert proc.returncode == 1, proc.stderr
+        report = json.loads(proc.stdout)
+        return [(f["rule"], f["file"], f["line"], f["column"], f["message"]) for f in report["findings"]]
+
+    from_wheel = findings(str(installed.bin / "policylint"))
+    assert from_wheel == findings(sys.executable, "-m", "policylint")
+    assert {"PL001", "PL201", "PL203"} <= {rule for rule, *_ in from_wheel}
+
+
+def test_the_sdist_unpacks_with_the_data_filter(installed: Installed) -> None:
+    # pip and build unpack an sdist with tarfile's "data" filter, which refuses links to absolute
+    # paths and out of the tree: every member must pass it.
+    with tarfile.open(installed.sdist) as archive:
+        members = archive.getmembers()
+        for member in members:
+            tarfile.data_filter(member, str(installed.workdir / "unpacked"))
+    names = {m.name.split("/", 1)[1] for m in members if "/" in m.name}
+    assert {"pyproject.toml", "README.md", "CHANGELOG.md", "policylint/__init__.py", "rules/PL008-unreadable-file.md"} <= names
+    assert "tests/rules/PL008-unreadable-file/links.txt" in names
+    assert not any(m.issym() or m.islnk() for m in members)
