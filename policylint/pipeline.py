@@ -148,6 +148,9 @@ class LintResult:
     show_suppressed: bool = False
     # `--write-baseline`: the file written and its entry count (None: not asked).
     baseline_written: tuple[str, int] | None = None
+    # Baseline entries that matched only by a finding's fingerprint before its rule's findings
+    # moved to another field (policylint.suppressions.fingerprint_versions).
+    baseline_migrated: int = 0
     # Files recognised as not manifests (Kustomize, Helm, tool configuration) and not read
     # (policylint.input.nonmanifest): the CLI says how many in one info line.
     skipped: list[Skipped] = field(default_factory=list)
@@ -560,6 +563,7 @@ def _lint(request: LintRequest) -> LintResult:
         suppressed=suppressed,
         show_suppressed=request.show_suppressed,
         baseline_written=outcome.baseline_written,
+        baseline_migrated=outcome.baseline_migrated,
         skipped=skipped,
         chains=chains,
         context_files=sorted(set(files) - scope.files) if scope is not None else [],

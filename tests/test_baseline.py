@@ -10,8 +10,10 @@ baselined object in another file is new, whichever file sorts first.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from policylint.cli import cli
@@ -341,3 +343,89 @@ def test_a_copy_is_new_in_a_run_over_the_changed_file_with_the_repository_as_con
     assert result.exit_code == 1
     reported = sorted(line.split(" ")[2] + " " + line.split(":")[0] for line in result.stdout.splitlines() if " PL" in line)
     assert reported == ["PL005 manifests/apps.yaml", "PL201 manifests/0-copy.yaml"]
+
+
+# -- baselines written before a rule's findings moved (policylint.suppressions.fingerprint_versions)
+
+# Each directory holds a rule's fixture and the baseline the code before "Locations: ... PL201,
+# PL406, PL409, PL411, PL417 on name" wrote for it with `--write-baseline`; `examples.json` is
+# that code's baseline of examples/. The counts are the findings each fixture's expected.yaml
+# places on a reference's `name` (the others did not move).
+PREVIOUS = Path(__file__).parent / "data" / "baselines-before-name-locations"
+MOVED_ON_NAME = {"PL201": (3, 3), "PL406": (4, 4), "PL409": (1, 4), "PL411": (5, 6), "PL417": (2, 4)}
+
+
+def _previous(tmp_path: Path, rule: str) -> Path:
+    shutil.copytree(PREVIOUS / rule, tmp_path / rule)
+    return tmp_path / rule
+
+
+def _migrated(count: int) -> str:
+    entries = "1 baseline entry" if count == 1 else f"{count} baseline entries"
+    return f"policylint: info: baseline: {entries} matched by a finding's fingerprint from before its rule moved it to another field; run --write-baseline to update them"
+
+
+@pytest.mark.parametrize("rule", sorted(MOVED_ON_NAME))
+def test_a_baseline_written_before_the_findings_moved_to_name_still_hides_them(tmp_path: Path, rule: str) -> None:
+    root = _previous(tmp_path, rule)
+    moved, entries = MOVED_ON_NAME[rule]
+    result = check(root, "--baseline", "baseline.json", "manifests.yaml")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""  # no finding back, and no entry stale (PL906)
+    assert result.stderr.splitlines()[0] == _migrated(moved)  # said once
+    assert result.stderr.strip().endswith(f"; 0 suppressed, {entries} baselined")
+
+
+def test_write_baseline_rewrites_the_previous_entries_in_the_current_form(tmp_path: Path) -> None:
+    root = _previous(tmp_path, "PL201")
+    old = read(str(root / "baseline.json"))
+    assert [e.path for e in old] == ["spec.targetRefs[0]"] * 3
+    assert check(root, "--baseline", "baseline.json", "--write-baseline", "manifests.yaml").exit_code == 0
+    new = read(str(root / "baseline.json"))
+    assert [(e.object, e.path) for e in new] == [
+        ("BackendTLSPolicy app/billing-tls", "spec.targetRefs[0].name"),
+        ("BackendTLSPolicy app/ledger-tls", "spec.targetRefs[0].name"),
+        ("ClientTrafficPolicy app/edge-timeouts", "spec.targetRefs[0].name"),
+    ]
+    assert not {e.fingerprint for e in old} & {e.fingerprint for e in new}
+    again = check(root, "--baseline", "baseline.json", "manifests.yaml")
+    assert again.exit_code == 0 and again.stdout == ""
+    assert "matched by a finding's fingerprint from before" not in again.stderr  # nothing left to update
+
+
+def test_an_entry_in_both_forms_keeps_the_current_one_and_the_previous_one_is_stale(tmp_path: Path) -> None:
+    root = _previous(tmp_path, "PL201")
+    previous = (root / "baseline.json").read_text().splitlines()[1:-1]
+    assert check(root, "--baseline", "baseline.json", "--write-baseline", "manifests.yaml").exit_code == 0
+    current = (root / "baseline.json").read_text().splitlines()[1:-1]
+    both = [line.rstrip(",") for line in (*current, *previous)]
+    (root / "baseline.json").write_text('{"tool": "policylint", "version": 1, "entries": [\n' + ",\n".join(both) + "\n]}\n")
+    result = check(root, "--baseline", "baseline.json", "manifests.yaml")
+    assert result.exit_code == 0
+    assert [line.split(" ", 3)[2] for line in result.stdout.splitlines() if not line.startswith(" ")] == ["PL906"] * 3
+    assert "spec.targetRefs[0] (manifests.yaml) matches no finding" in result.stdout
+    assert "matched by a finding's fingerprint from before" not in result.stderr
+
+
+def test_the_examples_baseline_from_before_the_move_hides_what_it_recorded(tmp_path: Path) -> None:
+    root = tmp_path / "examples"
+    shutil.copytree(Path(__file__).parent.parent / "examples", root)
+    shutil.copy(PREVIOUS / "examples.json", root / "baseline.json")
+    assert len(read(str(root / "baseline.json"))) == 18
+    result = check(root, "--baseline", "baseline.json", "--show-suppressed", ".")
+    assert result.exit_code == 0, result.output
+    # Its PL201 (spec.targetRefs[0]) and PL417 (spec.listeners[2].tls.certificateRefs[0]) entries.
+    assert result.stderr.splitlines()[0] == _migrated(2)
+    assert result.stderr.strip().endswith("; 0 suppressed, 18 baselined")
+    shown = [line for line in result.stdout.splitlines() if " PL201 " in line or " PL417 " in line or " PL906 " in line]
+    assert [line.split(":")[0:2] for line in shown] == [["infra/gateway.yaml", "46"], ["team-a/envoy-policies.yaml", "40"]]
+
+
+def test_previous_paths_undo_each_move_of_the_rule_only() -> None:
+    from policylint.suppressions.fingerprint_versions import previous_paths
+
+    assert previous_paths("PL201", "spec.targetRefs[0].name") == ["spec.targetRefs[0]"]
+    assert previous_paths("PL409", "spec.parentRef.name") == ["spec.parentRef"]
+    assert previous_paths("PL409", "spec.parentRef") == []  # no name written: it never moved
+    assert previous_paths("PL417", "spec.validation.caCertificateRefs[1].kind") == []
+    assert previous_paths("PL301", "spec.targetRefs[0].name") == []  # PL301 never moved

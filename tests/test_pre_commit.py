@@ -176,3 +176,32 @@ def test_a_staged_configuration_that_turns_a_rule_off_fails_the_commit(repo: Pat
         "gate: the change loosens the gate (against configuration at HEAD): adds 1 rule ignored by index:.policylint.yaml:2"
         in proc.stdout
     )
+
+
+def test_amending_the_hook_compares_with_the_commit_replaced_and_the_recipe_with_its_parent(
+    repo: Path, pre_commit_home: Path
+) -> None:
+    # A pre-commit hook cannot tell `git commit --amend` from a commit (git gives it the same
+    # arguments and environment), so the hook compares with HEAD, the commit being replaced: what
+    # that commit introduced passes as pre-existing (README "pre-commit", amending).
+    (repo / "gateway.yaml").write_text(GATEWAY.replace("name: http", "name: web"))
+    git(repo, "commit", "-q", "--no-verify", "-am", "rename the listener")
+    (repo / "gateway.yaml").write_text(GATEWAY.replace("name: http", "name: web") + "# reviewed\n")
+    git(repo, "add", "gateway.yaml")
+    hook = try_repo(repo, pre_commit_home, "policylint", "--verbose")
+    assert hook.returncode == 0, hook.stdout + hook.stderr
+    assert "policy.yaml:11:5: error PL301 listener http not found on Gateway edge; have: web" in hook.stdout
+    assert "against HEAD: 0 introduced, 2 pre-existing" in hook.stdout  # PL405 too, at both
+    # The documented recipe: the staged commit against the parent of the commit it replaces.
+    recipe = subprocess.run(
+        [sys.executable, "-m", "policylint", "check", "--no-cache", "--staged", "--diff", "HEAD~1"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert recipe.returncode == 1, recipe.stdout + recipe.stderr
+    assert "policy.yaml:11:5: error PL301 listener http not found on Gateway edge; have: web" in recipe.stdout
+    assert "against HEAD~1: 1 introduced, 1 pre-existing" in recipe.stderr  # the summary line
+    assert "PL410" not in recipe.stdout  # legacy.yaml is older than both commits

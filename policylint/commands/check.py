@@ -289,6 +289,21 @@ def _say_what_happened(result: LintResult) -> None:
 
         written, entries = result.baseline_written
         click.echo(f"policylint: wrote {plural(entries, 'baseline entry', 'baseline entries')} to {escape(written)}", err=True)
+    if result.baseline_migrated:
+        _say_migrated(result.baseline_migrated)
+
+
+def _say_migrated(count: int) -> None:
+    """Once a run: entries that still hide their findings only by an older fingerprint, which
+    the next location change may not know; `--write-baseline` records them as they are now."""
+    from policylint.k8s.names import plural
+
+    entries = plural(count, "baseline entry", "baseline entries")
+    click.echo(
+        f"policylint: info: baseline: {entries} matched by a finding's fingerprint from before its rule moved it to"
+        " another field; run --write-baseline to update them",
+        err=True,
+    )
 
 
 def resolve_format(fmt: str) -> str:

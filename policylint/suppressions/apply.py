@@ -27,7 +27,7 @@ from policylint.rules import suppressions as rules
 from policylint.rules.base import Rule
 from policylint.rules.engine import INTERNAL_ERROR, INTERNAL_ERROR_NAME, fingerprint, with_fingerprints
 from policylint.rules.input import DuplicateObject
-from policylint.suppressions import annotation
+from policylint.suppressions import annotation, fingerprint_versions
 from policylint.suppressions import baseline as baseline_io
 from policylint.suppressions.baseline import Entry
 from policylint.suppressions.comments import MARKER, MARKER_BYTES, Comment, FileComments, scan
@@ -124,6 +124,9 @@ class Outcome:
     active: list[Finding]
     suppressed: list[Finding]
     baseline_written: tuple[str, int] | None = None  # `--write-baseline`: the file and its entry count
+    # Baseline entries that hid a finding only by the fingerprint it had before its rule's
+    # findings moved (policylint.suppressions.fingerprint_versions): `--write-baseline` updates them.
+    baseline_migrated: int = 0
     failed: bool = False  # the step itself failed (a PL000 finding says so)
 
 
@@ -365,8 +368,9 @@ def apply(
             first = found[0][0]
             suppressed.append(replace(f, suppression=Suppression(first.kind, first.spec.reason)))
 
+    migrated = 0
     if baseline is not None:
-        active, baselined = _apply_baseline(step, active, baseline, baseline_file, frozenset(linted_files), objects)
+        active, baselined, migrated = _apply_baseline(step, active, baseline, baseline_file, frozenset(linted_files), objects)
         suppressed.extend(baselined)
 
     for candidates in (*by_file.values(), annotations.admitted):
@@ -376,7 +380,7 @@ def apply(
     active.extend(with_fingerprints(sorted(step.new, key=Finding.sort_key)))
     active.sort(key=Finding.sort_key)
     suppressed.sort(key=Finding.sort_key)
-    return Outcome(active, suppressed)
+    return Outcome(active, suppressed, baseline_migrated=migrated)
 
 
 def _matching(
@@ -470,8 +474,9 @@ def _apply_baseline(
     baseline_file: str,
     linted: frozenset[str],
     objects: Sequence[K8sObject],
-) -> tuple[list[Finding], list[Finding]]:
-    """Hide the findings the baseline `entries` record, each entry at most one finding.
+) -> tuple[list[Finding], list[Finding], int]:
+    """Hide the findings the baseline `entries` record, each entry at most one finding; and
+    count the entries that hid one only by its fingerprint before its rule's findings moved.
 
     An entry is recorded for one definition of its object: the one in its file. It hides a
     finding with the same rule, object and path in that file first. Only a finding that no
@@ -484,7 +489,11 @@ def _apply_baseline(
     occurrence counter, counted across files in the engine's order: a copy in a file sorting
     first takes the original's fingerprint (occurrence 0), and the original gets occurrence 1.
     So such findings are matched as a group, against the entries of any of their occurrences.
-    A finding without an object has its file in its fingerprint and is matched by it alone."""
+    A finding without an object has its file in its fingerprint and is matched by it alone.
+
+    An entry written before its rule's findings moved to another field is read as it would be
+    written now first (policylint.suppressions.fingerprint_versions), so that it matches as any."""
+    entries, rewritten = fingerprint_versions.migrate(entries, (f for f in active if recordable(f)))
     base = os.path.abspath(os.path.dirname(baseline_file) or ".")
     linted = frozenset(os.path.normpath(os.path.abspath(f)) for f in linted)
     by_fingerprint: dict[str, list[int]] = {}  # indices into `entries`, in baseline order
@@ -590,7 +599,7 @@ def _apply_baseline(
                     hint="Run with --write-baseline to drop stale entries.",
                 )
             )
-    return still, baselined
+    return still, baselined, sum(1 for i in rewritten if used[i])
 
 
 def _occurrences(f: Finding, at_least: int, by_fingerprint: Mapping[str, object]) -> list[str]:
