@@ -17,7 +17,9 @@ import click
 import pytest
 import yaml
 
-from policylint.k8s import admission, cel, cel_cost
+from policylint.k8s import admission, cel
+from policylint.k8s.cel import cost as cel_cost
+from policylint.k8s.cel import evaluator
 from policylint.k8s.fieldtypes import Malformed
 from policylint.k8s.schemas import bundled_entries
 from policylint.rules.cel import coverage
@@ -190,8 +192,8 @@ def _as_written(rule: str, monkeypatch: pytest.MonkeyPatch) -> cel.Eval:
     """The rule compiled without the shortcut: evaluated pair by pair, each pair charged as the
     closures charge it."""
     with monkeypatch.context() as patched:
-        patched.setattr(cel, "_uniqueness_terms", lambda node: None)
-        return cel._Compiler(frozenset({"self"})).compile(cel.parse(rule))
+        patched.setattr(evaluator, "_uniqueness_terms", lambda node: None)
+        return evaluator._Compiler(frozenset({"self"})).compile(cel.parse(rule))
 
 
 @pytest.mark.parametrize("rule", ["self.all(l1, self.exists_one(l2, l1.name == l2.name))", _LISTENERS, _PARENT_REFS])
@@ -201,7 +203,7 @@ def test_the_uniqueness_shortcut_answers_as_the_rule_does(rule: str, monkeypatch
     # error and the same cost charged as when every pair is compared.
     import random
 
-    fast, slow = cel._Compiler(frozenset({"self"})).compile(cel.parse(rule)), _as_written(rule, monkeypatch)
+    fast, slow = evaluator._Compiler(frozenset({"self"})).compile(cel.parse(rule)), _as_written(rule, monkeypatch)
     assert fast.__name__ == "unique" and slow.__name__ == "loop"
     values = ["a", "", 0, 1, 1.0, True, None, float("nan"), cel.UInt(1), cel.BAD, [1], -0.0]
     fields = ["name", "port", "protocol", "hostname", "group", "kind", "__namespace__", "sectionName"]

@@ -1,5 +1,5 @@
 """What CEL rules cost at runtime, as the API server counts it: the limits (`PER_CALL_LIMIT`,
-`RUNTIME_BUDGET`) and the weights and prices policylint.k8s.cel's evaluator charges.
+`RUNTIME_BUDGET`) and the weights and prices policylint.k8s.cel's evaluator charges (PL704).
 """
 
 from __future__ import annotations
