@@ -104,7 +104,10 @@ def _string(text: str, start: int, body: int, opener: str, out: list[tuple[str, 
         raise CompileError(f"Syntax error: bad string prefix at offset {start}")
     quote = opener[len(prefix) :]
     raw, is_bytes = "r" in prefix, "b" in prefix
+    # A bytes literal's text is its UTF-8 encoding, its octal and hex escapes single bytes
+    # (cel-spec syntax.md): b'ÿ' is b'\\303\\277', b'\\377' one byte.
     chars: list[str] = []
+    octets = bytearray()
     pos, n = body, len(text)
     while True:
         if pos >= n:
@@ -117,18 +120,20 @@ def _string(text: str, start: int, body: int, opener: str, out: list[tuple[str, 
             raise CompileError(f"Syntax error: newline in a string at offset {pos}")
         if c == "\\" and not raw:
             pos, piece = _escape(text, pos, is_bytes)
-            chars.append(piece)
+            if is_bytes:
+                octets.append(ord(piece))  # bytes admit no \\u escapes: every piece is one byte
+            else:
+                chars.append(piece)
             continue
-        chars.append(c)
+        if is_bytes:
+            octets += c.encode("utf-8", "surrogatepass")
+        else:
+            chars.append(c)
         pos += 1
-    value = "".join(chars)
     if is_bytes:
-        try:
-            out.append(("bytes", value.encode("latin-1" if not raw else "utf-8"), start))
-        except UnicodeEncodeError:
-            out.append(("bytes", value.encode("utf-8"), start))
+        out.append(("bytes", bytes(octets), start))
     else:
-        out.append(("string", value, start))
+        out.append(("string", "".join(chars), start))
     return pos
 
 

@@ -129,7 +129,9 @@ def _to_int(x: Any) -> int:
     if t is UInt:
         return _int(int(x))
     if t is float:
-        if math.isnan(x) or math.isinf(x) or not (_INT_MIN <= x < 2.0**63):
+        # cel-go refuses both ends (doubleToInt64Checked: v <= MinInt64 || v >= MaxInt64, as
+        # doubles), so int(-9223372036854775808.0) is an error like int(9223372036854775808.0)
+        if math.isnan(x) or math.isinf(x) or not (_INT_MIN < x < 2.0**63):
             raise EvalError("double out of range for int")
         return int(x)
     if t is str:

@@ -118,8 +118,12 @@ def _plain_key(value: Any) -> Any:
     shortcut handles (numbers across int, uint and double; bools apart from numbers); _UNCLEAN
     for others."""
     t = type(value)
-    if t is str or t is int or t is UInt or value is None:
+    if t is str or value is None:
         return value
+    if t is int or t is UInt:
+        # beyond 2**53 an int equals a double it differs from (CEL compares them as doubles), so
+        # equality is no longer transitive and no key answers for it: the rule runs as written
+        return value if -(1 << 53) <= value <= 1 << 53 else _UNCLEAN
     if t is float:
         return _UNCLEAN if value != value else value  # NaN equals nothing, itself included
     if t is bool:

@@ -169,7 +169,11 @@ def equals(a: Any, b: Any) -> bool:
     which compare by value (`1 == 1.0`, `1u == 1`)."""
     ta, tb = type(a), type(b)
     if ta is not tb:
-        return ta in _NUMBERS and tb in _NUMBERS and a == b
+        if ta in _NUMBERS and tb in _NUMBERS:
+            # cel-go compares an int or uint with a double as two doubles (compareIntDouble):
+            # 9223372036854775807 == 9223372036854775808.0 holds, as `<` does not
+            return bool(float(a) == b if tb is float else a == float(b)) if float in (ta, tb) else bool(a == b)
+        return False
     if ta is list:
         return len(a) == len(b) and all(equals(x, y) for x, y in zip(a, b))
     if ta is dict:
@@ -211,6 +215,8 @@ def _compare(op: str, a: Any, b: Any) -> int:
     if ta in _NUMBERS and tb in _NUMBERS:
         if (isinstance(a, float) and math.isnan(a)) or (isinstance(b, float) and math.isnan(b)):
             return 2  # nothing is ordered with NaN
+        if (ta is float) is not (tb is float):
+            a, b = float(a), float(b)  # as cel-go does (compareIntDouble): see `equals`
         return int((a > b) - (a < b))
     if ta is tb and ta in (str, bytes, bool):
         return int((a > b) - (a < b))
