@@ -241,7 +241,7 @@ def to_value(v: Message) -> Any:
             return cel.Duration(int(_one(d, "seconds") or 0) * 10**9 + int(_one(d, "nanos") or 0))
         raise OutOfScope(f"a protobuf message: {sorted(obj)}")
     if "type_value" in v:
-        return ("type", _text(_one(v, "type_value")))
+        return cel.Type(_text(_one(v, "type_value")))
     raise OutOfScope(f"a value kind this runner does not read: {sorted(v)}")
 
 

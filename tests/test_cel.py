@@ -138,6 +138,113 @@ def test_conformance_fixes(rule: str, expected: tuple[bool, str | None]) -> None
     assert run(rule, None) == expected
 
 
+@pytest.mark.parametrize(
+    ("rule", "value", "expected"),
+    [
+        # type() and the type denotations; a variable keeps its name.
+        ("type(self) == int && type(1u) == uint && type(1.0) == double", 1, (True, None)),
+        ("type(self) == map && type([]) == list && type(null) == null_type", {"a": 1}, (True, None)),
+        ("type(self) == string && type(b'') == bytes && type(true) == bool", "x", (True, None)),
+        ("type(type(1)) == type && type(int) == type && int != uint", None, (True, None)),
+        ("type(duration('1s')) == google.protobuf.Duration", None, (True, None)),
+        ("type(timestamp(0)) == google.protobuf.Timestamp", None, (True, None)),
+        ("type(self) == string", 1, (False, None)),
+        ("type < 1", None, (False, "no such overload: _<_(type, int)")),
+        # format() (cel-go's strings extension): clauses over the argument list.
+        ("'%s: %d of %d (%.2f%%)'.format([self, 3, 4u, 75.0]) == 'done: 3 of 4 (75.00%)'", "done", (True, None)),
+        ("'%b %o %x %X'.format([5, 8, 255, 255]) == '101 10 ff FF'", None, (True, None)),
+        ("'%x'.format(['Hi']) == '4869' && '%x'.format([-30]) == '-1e'", None, (True, None)),
+        ("'%e'.format([1052.032911275]) == '1.052033e+03' && '%f'.format([1]) == '1.000000'", None, (True, None)),
+        ("'%.0f %.0f'.format([2.5, 3.5]) == '2 4'", None, (True, None)),  # to even, as Go rounds
+        ("'%s'.format([self]) == '[1, a, null, {b: true, c: 2.5}]'", [1, "a", None, {"c": 2.5, "b": True}], (True, None)),
+        ("'%s %s'.format([duration('90s'), timestamp(1)]) == '90s 1970-01-01T00:00:01Z'", None, (True, None)),
+        ("'%d'.format([double('Infinity')]) == 'Infinity'", None, (True, None)),
+        ("'%d %d'.format([1]) == ''", None, (False, "index 1 out of range")),
+        ("'%a'.format([1]) == ''", None, (False, 'could not parse formatting clause: unrecognized formatting clause "a"')),
+        (
+            "'%d'.format(['1']) == ''",
+            None,
+            (False, "error during formatting: decimal clause can only be used on integers, was given string"),
+        ),
+        ("self.format([1]) == ''", 1, (False, "no such overload: format(int, list)")),
+        # strings.quote(): the C escapes, the backslash and the double quote.
+        ('strings.quote(self) == r\'"a\\\\b\\n\\"c\\"\u00e9"\'', 'a\\b\n"c"\u00e9', (True, None)),
+        # Timestamps: RFC 3339, Unix seconds, arithmetic with durations, the range of years 1-9999.
+        ("timestamp(self) == timestamp(1234567890)", "2009-02-13T23:31:30Z", (True, None)),
+        ("timestamp(self) == timestamp('2009-02-13T23:31:30Z')", "2009-02-14T01:01:30+01:30", (True, None)),
+        ("string(timestamp(self)) == '2009-02-13T23:31:30.12Z'", "2009-02-13T23:31:30.120000000Z", (True, None)),
+        ("int(timestamp('1969-12-31T23:59:59.5Z')) == -1", None, (True, None)),  # rounded down
+        ("timestamp(self) - timestamp('2009-02-13T23:29:00Z') == duration('2m30s')", "2009-02-13T23:31:30Z", (True, None)),
+        ("timestamp(0) + duration('-1s') < timestamp(0) && duration('1s') + timestamp(0) > timestamp(0)", None, (True, None)),
+        ("timestamp('9999-12-31T23:59:59Z') + duration('1s') > timestamp(0)", None, (False, "timestamp out of range")),
+        ("timestamp(self) > timestamp(0)", "0000-01-01T00:00:00Z", (False, "timestamp out of range")),
+        (
+            "timestamp(self) > timestamp(0)",
+            "2009-02-30T00:00:00Z",
+            (False, 'cannot parse "2009-02-30T00:00:00Z" as a timestamp: a field is out of range'),
+        ),
+        (
+            "timestamp(self) > timestamp(0)",
+            "2009-02-13 23:31:30Z",
+            (False, 'cannot parse "2009-02-13 23:31:30Z" as a timestamp (RFC 3339)'),
+        ),
+        # Fields: 0-based month, day of year and of month; getDate 1-based; Sunday is 0.
+        (
+            "[t.getFullYear(), t.getMonth(), t.getDayOfYear(), t.getDayOfMonth(), t.getDate(), t.getDayOfWeek()] == [2009, 1, 43, 12, 13, 5]".replace(
+                "t.", "timestamp(self)."
+            ),
+            "2009-02-13T23:31:30Z",
+            (True, None),
+        ),
+        (
+            "timestamp(self).getHours('+01:00') == 0 && timestamp(self).getDate('+01:00') == 14",
+            "2009-02-13T23:31:30Z",
+            (True, None),
+        ),
+        (
+            "timestamp(self).getHours('-02:30') == 21 && timestamp(self).getMinutes('-02:30') == 1",
+            "2009-02-13T23:31:30Z",
+            (True, None),
+        ),
+        (
+            "timestamp(self).getMilliseconds() == 123 && timestamp(self).getSeconds() == 30",
+            "2009-02-13T23:31:30.123456Z",
+            (True, None),
+        ),
+        # Durations' fields: the whole duration in hours, minutes, seconds; milliseconds below a second.
+        (
+            "[d.getHours(), d.getMinutes(), d.getSeconds(), d.getMilliseconds()] == [1, 62, 3730, 250]".replace(
+                "d.", "duration(self)."
+            ),
+            "3730.25s",
+            (True, None),
+        ),
+        ("duration('-90.5s').getMinutes() == -1 && duration('-90.5s').getMilliseconds() == -500", None, (True, None)),
+        (
+            "timestamp(self).getHours(3) == 0",
+            "2009-02-13T23:31:30Z",
+            (False, "no such overload: getHours(google.protobuf.Timestamp, int)"),
+        ),
+        # A map literal cannot hold both true and 1 as keys here: undecided, not a lost entry.
+        (
+            "{1: 'a', true: 'b'}[1] == 'a'",
+            None,
+            (False, "a map with both a bool and a number as keys (true and 1, false and 0), which policylint cannot hold apart"),
+        ),
+        ("{1: 'a', 1u: 'b'}[1] == 'a'", None, (False, "Failed with repeated key: 1")),
+    ],
+)
+def test_types_format_quote_and_timestamps(rule: str, value: Any, expected: tuple[bool, str | None]) -> None:
+    assert run(rule, value) == expected
+
+
+def test_a_map_holding_true_and_1_is_left_undecided() -> None:
+    compiled = cel.compile_rule("{1: 'a', true: 'b'}.size() == 2")
+    assert compiled.program is not None
+    _, error = cel.evaluate(compiled, None)
+    assert isinstance(error, cel.TooLarge)
+
+
 def test_the_uniqueness_shortcut_leaves_ints_beyond_doubles_to_the_rule() -> None:
     # 2**53 + 1 equals the double 2**53 and differs from the int 2**53: no key answers for all
     # three, so the rule runs as written and finds the double a duplicate of both.

@@ -121,6 +121,17 @@ PATTERNS: dict[str, Adversarial] = {
     "policylint.k8s.cel.convert._ESCAPE_PIECE": Adversarial(
         ("sub",), lambda n: ["_" * n, "a-" * (n // 2), "$" * n, "._/" * (n // 3)]
     ),
+    # CEL timestamps: RFC 3339 text for timestamp(), a time zone's offset for the accessors.
+    "policylint.k8s.cel.times._RFC3339": Adversarial(
+        ("match",),
+        lambda n: [
+            "2009-02-13T23:31:30." + "1" * n + "x",
+            "2009-02-13T23:31:30." + "1" * n,
+            "1" * n + "-",
+            "2009-02-13T23:31:30Z" + "Z" * n,
+        ],
+    ),
+    "policylint.k8s.cel.times._OFFSET": Adversarial(("match",), lambda n: ["+" * n, "0" * n + ":", "02:00" + "0" * n]),
     # URLs for the CEL URL library (policylint.k8s.urls): escapes checked, a host's characters.
     "policylint.input.load._BRACED": Adversarial(
         ("search",), lambda n: ["{" + "a" * n, "{a" * (n // 2), "{" * n, "{a." * (n // 3) + "{"]

@@ -17,6 +17,7 @@ from policylint.k8s.cel.uniqueness import _uniqueness, _uniqueness_terms
 from policylint.k8s.cel.values import (
     _BAD,
     _NONE,
+    TYPE_DENOTATIONS,
     Activation,
     BadValue,
     CompileError,
@@ -25,6 +26,7 @@ from policylint.k8s.cel.values import (
     Eval,
     EvalError,
     TooLarge,
+    Type,
     UInt,
     _int,
     _map_get,
@@ -95,6 +97,9 @@ class _Compiler:
     def c_ident(self, node: Node) -> Eval:
         name = node[1]
         if name not in self.scope:
+            if name in TYPE_DENOTATIONS:  # `int`, `list`: a type value, where no variable has the name
+                denoted = Type(name)
+                return lambda a: denoted
             raise CompileError(f"undeclared reference to '{name}'")
 
         def ident(a: Activation) -> Any:
@@ -108,6 +113,9 @@ class _Compiler:
     def c_select(self, node: Node) -> Eval:
         qualified = _qualified(node)
         if qualified is not None and qualified.split(".")[0] not in self.scope:
+            if qualified in TYPE_DENOTATIONS:  # google.protobuf.Duration
+                denoted = Type(qualified)
+                return lambda a: denoted
             raise CompileError(f"undeclared reference to '{qualified}'")
         operand, field = self.compile(node[1]), node[2]
         if node[1][0] == "ident":
@@ -173,6 +181,12 @@ class _Compiler:
                     raise EvalError(f"unsupported key type: {type_name(key)}")
                 if _map_get(out, key) is not _NONE:
                     raise EvalError(f"Failed with repeated key: {key}")
+                if key in out:
+                    # true and 1 (false and 0): two keys of a CEL map, one of a Python dict;
+                    # rather than lose an entry, the verdict is left undecided
+                    raise TooLarge(
+                        "a map with both a bool and a number as keys (true and 1, false and 0), which policylint cannot hold apart"
+                    )
                 out[key] = vf(a)
             return out
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from policylint.k8s import urls
+from policylint.k8s.cel.formatting import format_string, quote
 from policylint.k8s.cel.kubernetes import (
     _FORMATS,
     _extreme,
@@ -53,7 +54,8 @@ from policylint.k8s.cel.strings import (
     _trim,
     _upper_ascii,
 )
-from policylint.k8s.cel.values import _NONE, Optional
+from policylint.k8s.cel.times import TIME_FUNCTIONS
+from policylint.k8s.cel.values import _NONE, Optional, Type, type_name
 
 # name -> (implementation, True: a method / False: a global function / None: both, arities
 # counting the receiver). The standard definitions (cel-spec langdef.md), cel-go's string
@@ -86,6 +88,10 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], bool | None, tuple[int, ...]]] = 
     "substring": (_substring, True, (2, 3)),
     "trim": (_trim, True, (1,)),
     "join": (_join, True, (1, 2)),
+    "format": (format_string, True, (2,)),
+    "strings.quote": (quote, False, (1,)),
+    # cel-spec: the type of a value
+    "type": (lambda x: Type(type_name(x)), False, (1,)),
     # Kubernetes: lists.go, regex.go, ip.go, format.go, urls.go
     "isSorted": (_is_sorted, True, (1,)),
     "sum": (_sum, True, (1,)),
@@ -111,4 +117,5 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], bool | None, tuple[int, ...]]] = 
     "value": (_value, True, (1,)),
     "orValue": (_or_value, True, (2,)),
 }
+FUNCTIONS.update(TIME_FUNCTIONS)
 FUNCTIONS.update({f"format.{name}": (_format_factory(name), False, (0,)) for name in _FORMATS})

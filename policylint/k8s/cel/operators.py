@@ -8,11 +8,13 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from policylint.k8s.cel.times import checked_timestamp
 from policylint.k8s.cel.values import (
     _NONE,
     MAX_LENGTH,
     Duration,
     EvalError,
+    Timestamp,
     TooLarge,
     UInt,
     _compare,
@@ -43,6 +45,10 @@ def _add(a: Any, b: Any) -> Any:
             return a + b
         if ta is Duration:
             return Duration(_int(a.ns + b.ns))
+    if ta is Timestamp and tb is Duration:
+        return checked_timestamp(a.ns + b.ns)
+    if ta is Duration and tb is Timestamp:
+        return checked_timestamp(a.ns + b.ns)
     raise _overload("_+_", a, b)
 
 
@@ -57,6 +63,10 @@ def _sub(a: Any, b: Any) -> Any:
             return _uint(a - b)
         if ta is Duration:
             return Duration(_int(a.ns - b.ns))
+        if ta is Timestamp:
+            return Duration(_int(a.ns - b.ns))
+    if ta is Timestamp and tb is Duration:
+        return checked_timestamp(a.ns - b.ns)
     raise _overload("_-_", a, b)
 
 

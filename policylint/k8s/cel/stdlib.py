@@ -10,7 +10,8 @@ import math
 import re
 from typing import Any
 
-from policylint.k8s.cel.values import _INT_MIN, Duration, EvalError, UInt, _int, _overload, _uint
+from policylint.k8s.cel.times import format_timestamp, timestamp_seconds
+from policylint.k8s.cel.values import _INT_MIN, Duration, EvalError, Timestamp, UInt, _int, _overload, _uint
 
 # -- functions ------------------------------------------------------------------------------------
 
@@ -141,6 +142,8 @@ def _to_int(x: Any) -> int:
             raise EvalError(f"cannot convert {x!r} to int") from None
     if t is Duration:
         return x.ns // 10**9 if x.ns >= 0 else -((-x.ns) // 10**9)  # type: ignore[no-any-return]
+    if t is Timestamp:
+        return timestamp_seconds(x)
     raise _overload("int", x)
 
 
@@ -198,6 +201,8 @@ def _to_string(x: Any) -> str:
     if t is Duration:
         seconds = x.ns / 10**9
         return (str(int(seconds)) if seconds.is_integer() else repr(seconds)) + "s"
+    if t is Timestamp:
+        return format_timestamp(x)
     raise _overload("string", x)
 
 

@@ -50,7 +50,8 @@ class CostExceeded(EvalError):
 
 class TooLarge(EvalError):
     """The rule built a value longer than `MAX_LENGTH` or nested too deeply for policylint to
-    evaluate: an offline bound, not the API server's, so the verdict is left undecided."""
+    evaluate, or one it cannot represent (a map literal with both `true` and `1` as keys): an
+    offline bound, not the API server's, so the verdict is left undecided."""
 
 
 # Strings, bytes and lists built during an evaluation (`+`, `split`, `join`, `map`) beyond this
@@ -88,6 +89,25 @@ class Duration:
         return f"duration({self.ns}ns)"
 
 
+class Timestamp:
+    """A CEL `google.protobuf.Timestamp`, in nanoseconds since the Unix epoch (UTC), between
+    0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999999Z (`policylint.k8s.cel.times`)."""
+
+    __slots__ = ("ns",)
+
+    def __init__(self, ns: int) -> None:
+        self.ns = ns
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Timestamp) and other.ns == self.ns
+
+    def __hash__(self) -> int:
+        return hash(("timestamp", self.ns))
+
+    def __repr__(self) -> str:
+        return f"timestamp({self.ns}ns)"
+
+
 class Optional:
     """A CEL optional value (`optional.none()`, `optional.of(x)`); `value` is `_NONE` for none."""
 
@@ -98,6 +118,45 @@ class Optional:
 
 
 _NONE = object()
+
+
+class Type:
+    """A CEL type as a value: what `type(x)` returns and a type denotation (`int`, `list`)
+    evaluates to. Types are equal by name, `type(type(x))` is `type`."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Type) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("type", self.name))
+
+    def __repr__(self) -> str:
+        return f"type({self.name})"
+
+
+# The names that denote a type where no variable has them (cel-spec langdef.md "Type values");
+# `dyn` is none: it is only a function.
+TYPE_DENOTATIONS = frozenset(
+    {
+        "int",
+        "uint",
+        "double",
+        "bool",
+        "string",
+        "bytes",
+        "list",
+        "map",
+        "null_type",
+        "type",
+        "google.protobuf.Duration",
+        "google.protobuf.Timestamp",
+    }
+)
 
 
 class NamedFormat:
@@ -136,10 +195,14 @@ def type_name(value: Any) -> str:
         return "map"
     if t is Duration:
         return "google.protobuf.Duration"
+    if t is Timestamp:
+        return "google.protobuf.Timestamp"
     if t is Optional:
         return "optional_type"
     if t is NamedFormat:
         return "kubernetes.NamedFormat"
+    if t is Type:
+        return "type"
     if t is urls.URL:
         return "kubernetes.URL"
     return t.__name__
@@ -220,7 +283,7 @@ def _compare(op: str, a: Any, b: Any) -> int:
         return int((a > b) - (a < b))
     if ta is tb and ta in (str, bytes, bool):
         return int((a > b) - (a < b))
-    if ta is tb is Duration:
+    if (ta is tb is Duration) or (ta is tb is Timestamp):
         return int((a.ns > b.ns) - (a.ns < b.ns))
     raise _overload(op, a, b)
 
