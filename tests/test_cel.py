@@ -238,6 +238,36 @@ def test_types_format_quote_and_timestamps(rule: str, value: Any, expected: tupl
     assert run(rule, value) == expected
 
 
+@pytest.mark.parametrize(
+    ("rule", "value", "expected"),
+    [
+        # x.?f and x[?k]: an optional of what is there; selection through an optional propagates.
+        ("self.?a.orValue(1) == 1 && self.?b.orValue(1) == 2", {"b": 2}, (True, None)),
+        ("self.?a.hasValue() || self.?a.b.hasValue()", {}, (False, None)),
+        ("self.?a.b.value() == 3 && self.?a.c.orValue(4) == 4", {"a": {"b": 3}}, (True, None)),
+        ("self[?0].value() == 'x' && !self[?1].hasValue() && !self[?-1].hasValue()", ["x"], (True, None)),
+        ("{'k': 1}[?'k'].value() == 1 && !{'k': 1}[?'j'].hasValue()", None, (True, None)),
+        ("optional.of(self)[0] == optional.of('x') && optional.none()[0] == optional.none()", ["x"], (True, None)),
+        ("has(optional.of(self).a) && !has(optional.of(self).b) && !has(optional.none().a)", {"a": 1}, (True, None)),
+        ("self.?a.value() == 1", {}, (False, "optional.none() dereference")),
+        ("self.?a.hasValue()", "text", (False, "type 'string' does not support field selection")),
+        # Optional entries of list and map literals: left out when none.
+        ("[?self.?a, ?optional.of(2), 3] == [2, 3]", {}, (True, None)),
+        ("{?'a': self.?a, ?'b': optional.of(2), 'c': 3} == {'a': 1, 'b': 2, 'c': 3}", {"a": 1}, (True, None)),
+        ("[?1] == [1]", None, (False, "an optional entry must be an optional value, not int")),
+        # optional.ofNonZeroValue, or, optMap, optFlatMap, the type.
+        ("!optional.ofNonZeroValue('').hasValue() && optional.ofNonZeroValue([0]).hasValue()", None, (True, None)),
+        ("optional.none().or(optional.of(2)).value() == 2 && optional.of(1).or(optional.of(2)).value() == 1", None, (True, None)),
+        ("self.?a.optMap(x, x * 2).orValue(0) == 4 && self.?b.optMap(x, x * 2).orValue(0) == 0", {"a": 2}, (True, None)),
+        ("self.?a.optFlatMap(x, x.?b).orValue(0) == 5", {"a": {"b": 5}}, (True, None)),
+        ("self.?a.optFlatMap(x, x).hasValue()", {"a": 1}, (False, "no such overload: optFlatMap(optional_type, int)")),
+        ("type(optional.none()) == optional_type", None, (True, None)),
+    ],
+)
+def test_optionals(rule: str, value: Any, expected: tuple[bool, str | None]) -> None:
+    assert run(rule, value) == expected
+
+
 def test_a_map_holding_true_and_1_is_left_undecided() -> None:
     compiled = cel.compile_rule("{1: 'a', true: 'b'}.size() == 2")
     assert compiled.program is not None
@@ -261,7 +291,7 @@ def test_the_uniqueness_shortcut_leaves_ints_beyond_doubles_to_the_rule() -> Non
         ("has(oldSelf.delegate) || !has(self.delegate)", "transition", "oldSelf"),
         ("quantity(self).isGreaterThan(quantity('1'))", "unsupported", "quantity"),
         ("cidr(self).containsIP('10.0.0.1')", "unsupported", "cidr"),
-        ("self.?a.orValue(1) == 1", "unsupported", "optional syntax"),
+        ("self.all(k, v, v > 0)", "unsupported", "all/3"),
         ("self ==", "compile", "Syntax error: unexpected end of input at offset 7"),
         ("x == 1", "compile", "undeclared reference to 'x'"),
         ("(" * 200 + "true" + ")" * 200, "compile", "expression nested deeper than 64 levels"),

@@ -58,6 +58,16 @@ def weight(node: Node) -> int:
         return 30 + sum(weight(k) + weight(v) for k, v in node[1])
     if kind == "comp":
         return 1 + weight(node[2])  # the operand, and reading the result
+    # The optional syntax: `x.?f` and `x[?k]` are calls in cel-go, the literals a list's and a
+    # map's creation.
+    if kind == "optselect":
+        return 1 + weight(node[1])
+    if kind == "optindex":
+        return 1 + weight(node[1]) + weight(node[2])
+    if kind == "optlist":
+        return 10 + sum(weight(n) for n in node[1])
+    if kind == "optmaplit":
+        return 30 + sum(weight(k) + weight(v) for k, v in node[1])
     if kind == "call":
         target = node[2]
         return 1 + (weight(target) if target is not None else 0) + sum(weight(n) for n in node[3])

@@ -19,8 +19,9 @@ compilation.go):
   `STATIC_CRD_COST_LIMIT` is refused.
 
 Where policylint cannot follow upstream exactly it estimates less, never more, so that a CRD a
-cluster accepts is never reported: a rule policylint's parser does not read (optional syntax,
-two-variable comprehensions) costs nothing here; an operator or function whose operand type
+cluster accepts is never reported: a rule with syntax this estimate does not read (the
+optional syntax `.?`, `[?`, `{?`, which the parser reads as nodes of their own, and
+two-variable comprehensions, which it does not read) costs nothing here; an operator or function whose operand type
 is not known from the schema (`dyn`) is charged its cheapest overload (cel-go charges the
 dearest); conversions and functions not listed below cost one unit.
 """

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from policylint.k8s.cel import optionals
 from policylint.k8s.cel.cost import BINOP_PRICES, ITERATION, PRICES, weight
 from policylint.k8s.cel.functions import FUNCTIONS
 from policylint.k8s.cel.operators import _BINOPS
@@ -25,6 +26,7 @@ from policylint.k8s.cel.values import (
     Duration,
     Eval,
     EvalError,
+    Optional,
     TooLarge,
     Type,
     UInt,
@@ -44,6 +46,8 @@ def _select(value: Any, field: str) -> Any:
         if got is _BAD:
             raise BadValue(f"the value of {field} has a type its schema rejects")
         return got
+    if type(value) is Optional:
+        return optionals.select(value, field)  # `optional.of(m).f` is `m.?f`
     if value is _BAD:
         raise BadValue("a value has a type its schema rejects")
     raise EvalError(f"type '{type_name(value)}' does not support field selection")
@@ -52,6 +56,8 @@ def _select(value: Any, field: str) -> Any:
 def _has(value: Any, field: str) -> bool:
     if type(value) is dict:
         return field in value
+    if type(value) is Optional:
+        return optionals.has(value, field)
     if value is _BAD:
         raise BadValue("a value has a type its schema rejects")
     raise EvalError(f"invalid type for field selection: {type_name(value)}")
@@ -59,6 +65,8 @@ def _has(value: Any, field: str) -> bool:
 
 def _index(value: Any, key: Any) -> Any:
     t = type(value)
+    if t is Optional:
+        return optionals.index(value, key)  # `optional.of(l)[i]` is `l[?i]`
     if t is list:
         if type(key) in (int, UInt) or (type(key) is float and key.is_integer()):
             i = int(key)
@@ -170,12 +178,42 @@ class _Compiler:
         items = [self.compile(n) for n in node[1]]
         return lambda a: [f(a) for f in items]
 
+    def c_optlist(self, node: Node) -> Eval:
+        items = [(self.compile(n), i in node[2]) for i, n in enumerate(node[1])]
+
+        def build(a: Activation) -> list[Any]:
+            out = []
+            for f, optional in items:
+                v = f(a)
+                if optional:
+                    v = optionals.entry(v)
+                    if v is _NONE:
+                        continue
+                out.append(v)
+            return out
+
+        return build
+
+    def c_optselect(self, node: Node) -> Eval:
+        operand, field = self.compile(node[1]), node[2]
+        return lambda a: optionals.select(operand(a), field)
+
+    def c_optindex(self, node: Node) -> Eval:
+        operand, key = self.compile(node[1]), self.compile(node[2])
+        return lambda a: optionals.index(operand(a), key(a))
+
     def c_map(self, node: Node) -> Eval:
-        pairs = [(self.compile(k), self.compile(v)) for k, v in node[1]]
+        return self._map(node, ())
+
+    def c_optmaplit(self, node: Node) -> Eval:
+        return self._map(node, node[2])
+
+    def _map(self, node: Node, optional: tuple[int, ...]) -> Eval:
+        pairs = [(self.compile(k), self.compile(v), i in optional) for i, (k, v) in enumerate(node[1])]
 
         def build(a: Activation) -> dict[Any, Any]:
             out: dict[Any, Any] = {}
-            for kf, vf in pairs:
+            for kf, vf, is_optional in pairs:
                 key = kf(a)
                 if type(key) not in (str, int, UInt, bool):
                     raise EvalError(f"unsupported key type: {type_name(key)}")
@@ -187,7 +225,12 @@ class _Compiler:
                     raise TooLarge(
                         "a map with both a bool and a number as keys (true and 1, false and 0), which policylint cannot hold apart"
                     )
-                out[key] = vf(a)
+                v = vf(a)
+                if is_optional:
+                    v = optionals.entry(v)
+                    if v is _NONE:
+                        continue
+                out[key] = v
             return out
 
         return build
@@ -356,6 +399,8 @@ class _Compiler:
             if qualified is not None and qualified.split(".")[0] not in self.scope and f"{qualified}.{name}" in FUNCTIONS:
                 # `format.dns1123Label()`, `optional.none()`: a namespaced global function.
                 name, target = f"{qualified}.{name}", None
+        if name in ("optMap", "optFlatMap") and target is not None and len(arg_nodes) == 2 and arg_nodes[0][0] == "ident":
+            return self._optional_macro(name, self.compile(target), arg_nodes[0][1], arg_nodes[1])
         # The receiver and the arguments first: an unsupported function inside names itself.
         args = [self.compile(n) for n in arg_nodes]
         receiver = self.compile(target) if target is not None else None
@@ -391,6 +436,41 @@ class _Compiler:
             f0, f1 = args
             return lambda a: fn(f0(a), f1(a))
         return lambda a: fn(*(f(a) for f in args))
+
+    def _optional_macro(self, macro: str, operand: Eval, var: str, body_node: Node) -> Eval:
+        """`o.optMap(x, body)`: none stays none, else `optional.of(body)` with `x` the value;
+        `o.optFlatMap(x, body)`: the same with `body` an optional itself (cel-go's macros).
+        Kept a call node in the syntax tree, so that the cost estimate reads it as before."""
+        if var in self.scope:
+            raise CompileError(f"{macro}() macro: variable {var!r} shadows another")
+        self.scope.add(var)
+        try:
+            body = self.compile(body_node)
+        finally:
+            self.scope.discard(var)
+
+        def run(a: Activation) -> Any:
+            o = operand(a)
+            if type(o) is not Optional:
+                raise _overload(macro, o)
+            if o.value is _NONE:
+                return o
+            saved = a.vars.get(var, _NONE)
+            a.vars[var] = o.value
+            try:
+                result = body(a)
+            finally:
+                if saved is _NONE:
+                    a.vars.pop(var, None)
+                else:
+                    a.vars[var] = saved
+            if macro == "optMap":
+                return Optional(result)
+            if type(result) is not Optional:
+                raise _overload(macro, o, result)
+            return result
+
+        return run
 
 
 def _first(left: EvalError, right: EvalError) -> EvalError:

@@ -14,17 +14,15 @@ from policylint.k8s.cel.kubernetes import (
     _extreme,
     _format_factory,
     _format_named,
-    _has_value,
     _is_ip,
     _is_sorted,
     _is_url,
-    _or_value,
     _sum,
     _url,
     _url_getter,
     _validate,
-    _value,
 )
+from policylint.k8s.cel.optionals import FUNCTIONS as OPTIONAL_FUNCTIONS
 from policylint.k8s.cel.stdlib import (
     _contains,
     _duration,
@@ -55,7 +53,7 @@ from policylint.k8s.cel.strings import (
     _upper_ascii,
 )
 from policylint.k8s.cel.times import TIME_FUNCTIONS
-from policylint.k8s.cel.values import _NONE, Optional, Type, type_name
+from policylint.k8s.cel.values import Type, type_name
 
 # name -> (implementation, True: a method / False: a global function / None: both, arities
 # counting the receiver). The standard definitions (cel-spec langdef.md), cel-go's string
@@ -110,12 +108,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], bool | None, tuple[int, ...]]] = 
     "getQuery": (_url_getter("getQuery", urls.URL.query), True, (1,)),
     "format.named": (_format_named, False, (1,)),
     "validate": (_validate, True, (2,)),
-    # cel-go optional types (the values `validate` returns)
-    "optional.none": (lambda: Optional(_NONE), False, (0,)),
-    "optional.of": (lambda x: Optional(x), False, (1,)),
-    "hasValue": (_has_value, True, (1,)),
-    "value": (_value, True, (1,)),
-    "orValue": (_or_value, True, (2,)),
 }
 FUNCTIONS.update(TIME_FUNCTIONS)
+FUNCTIONS.update(OPTIONAL_FUNCTIONS)  # cel-go optional types (`validate` returns one)
 FUNCTIONS.update({f"format.{name}": (_format_factory(name), False, (0,)) for name in _FORMATS})

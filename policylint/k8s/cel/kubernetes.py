@@ -1,7 +1,6 @@
 """The Kubernetes CEL libraries (k8s.io/apiserver pkg/cel/library) as far as implemented: lists.go
 (`isSorted`, `sum`, `min`, `max`), regex.go (`find`, `findAll`), ip.go (`isIP`), urls.go, format.go
-(`format.named`, `format.dns1123Label()`, ... and `validate`), and the optional values `validate`
-returns.
+(`format.named`, `format.dns1123Label()`, ... and `validate`, which returns an optional value).
 """
 
 from __future__ import annotations
@@ -219,23 +218,3 @@ def _validate(fmt: Any, s: Any) -> Optional:
         raise _overload("validate", fmt, s)
     errors = fmt.validate(s)
     return Optional(errors if errors else _NONE)
-
-
-def _has_value(o: Any) -> bool:
-    if type(o) is not Optional:
-        raise _overload("hasValue", o)
-    return o.value is not _NONE
-
-
-def _value(o: Any) -> Any:
-    if type(o) is not Optional:
-        raise _overload("value", o)
-    if o.value is _NONE:
-        raise EvalError("optional.none() dereference")
-    return o.value
-
-
-def _or_value(o: Any, default: Any) -> Any:
-    if type(o) is not Optional:
-        raise _overload("orValue", o, default)
-    return default if o.value is _NONE else o.value

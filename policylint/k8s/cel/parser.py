@@ -160,7 +160,9 @@ def _escape(text: str, pos: int, is_bytes: bool) -> tuple[int, str]:
 # Nodes: ("lit", v) ("ident", name) ("select", operand, field) ("has", operand, field)
 # ("index", operand, key) ("call", name, target | None, args) ("list", items) ("map", pairs)
 # ("cond", c, a, b) ("and", a, b) ("or", a, b) ("not", a) ("neg", a) ("binop", op, a, b)
-# ("comp", macro, operand, var, args)
+# ("comp", macro, operand, var, args); the optional syntax: ("optselect", operand, field)
+# ("optindex", operand, key) ("optlist", items, optional indexes) ("optmaplit", pairs, optional
+# indexes)
 
 Node = tuple[Any, ...]
 _MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
@@ -281,9 +283,18 @@ class _Parser:
     def member(self) -> Node:
         node = self.primary()
         while True:
-            if self.at(".?") or self.at("[?"):
-                raise CompileError("optional field selection (`.?`, `[?`) is not supported", unsupported="optional syntax")
-            if self.at("."):
+            if self.at(".?"):
+                self.take()
+                kind, name, offset = self.take()
+                if kind != "ident":
+                    raise CompileError(f"Syntax error: expected a field name at offset {offset}")
+                node = ("optselect", node, name)
+            elif self.at("[?"):
+                self.take()
+                key = self.expr()
+                self.expect("]")
+                node = ("optindex", node, key)
+            elif self.at("."):
                 self.take()
                 kind, name, offset = self.take()
                 if kind != "ident":
@@ -350,15 +361,37 @@ class _Parser:
             node = self.expr()
             self.expect(")")
             return node
-        if kind == "op" and value == "[":
+        if kind == "op" and value in ("[", "[?"):
+            # `[?` opens a list whose first item is optional (the lexer reads it as one token)
             self.nest()
-            items = self.args("]")
+            items: list[Node] = []
+            optional: list[int] = []
+            first = value == "[?"
+            while not self.at("]"):
+                if first or self.at("?"):
+                    if not first:
+                        self.take()
+                    optional.append(len(items))
+                first = False
+                items.append(self.expr())
+                if not self.at(","):
+                    break
+                self.take()
+            if first:  # `[?]`
+                raise CompileError(f"Syntax error: unexpected ']' at offset {offset + 2}")
+            self.expect("]")
             self.depth -= 1
-            return ("list", items)
+            # Nodes: ("optlist", items, indexes of the optional items) only where there are any,
+            # so that every other list keeps its node (and what the cost estimate reads)
+            return ("optlist", items, tuple(optional)) if optional else ("list", items)
         if kind == "op" and value == "{":
             self.nest()
             pairs: list[tuple[Node, Node]] = []
+            optional_keys: list[int] = []
             while not self.at("}"):
+                if self.at("?"):
+                    self.take()
+                    optional_keys.append(len(pairs))
                 key = self.expr()
                 self.expect(":")
                 pairs.append((key, self.expr()))
@@ -367,7 +400,7 @@ class _Parser:
                 self.take()
             self.expect("}")
             self.depth -= 1
-            return ("map", pairs)
+            return ("optmaplit", pairs, tuple(optional_keys)) if optional_keys else ("map", pairs)
         shown = "end of input" if kind == "end" else repr(value)
         raise CompileError(f"Syntax error: unexpected {shown} at offset {offset}")
 

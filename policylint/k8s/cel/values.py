@@ -155,6 +155,7 @@ TYPE_DENOTATIONS = frozenset(
         "type",
         "google.protobuf.Duration",
         "google.protobuf.Timestamp",
+        "optional_type",
     }
 )
 
