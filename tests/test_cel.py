@@ -441,6 +441,27 @@ def test_values_are_converted_as_the_api_server_does() -> None:
     ]
 
 
+def test_date_time_and_date_fields_are_timestamps() -> None:
+    # The API server hands `date-time` and `date` strings to CEL as timestamps (a date at midnight
+    # UTC); what this conversion cannot read is BAD, so that no rule is reported on it.
+    schema = {
+        "type": "object",
+        "properties": {
+            "at": {"type": "string", "format": "date-time"},
+            "on": {"type": "string", "format": "date"},
+            "times": {"type": "array", "items": {"type": "string", "format": "date-time"}},
+        },
+    }
+    got = cel.to_cel({"at": "2009-02-13t23:31:30.5+01:00", "on": "2009-02-13", "times": ["1970-01-01T00:00:01Z"]}, schema)
+    assert got["at"] == cel.Timestamp(1234564290 * 10**9 + 5 * 10**8)
+    assert got["on"] == cel.Timestamp(1234483200 * 10**9)
+    assert got["times"] == [cel.Timestamp(10**9)]
+    for bad in ("2009-02-13 23:31:30Z", "2009-02-30T00:00:00Z", 5):
+        assert cel.to_cel({"at": bad}, schema)["at"] is cel.BAD
+    rule = cel.compile_rule("self.at < timestamp('2010-01-01T00:00:00Z') && self.on.getDayOfWeek() == 5")
+    assert cel.evaluate(rule, got) == (True, None)
+
+
 def test_message_expression() -> None:
     validation = {"rule": "self.a > 1", "messageExpression": "'a is ' + string(self.a)", "message": "fallback"}
     # The cost, in cel-go's units: `self`, `.a`, string() and `+` one each.

@@ -12,6 +12,7 @@ from typing import Any
 
 from policylint.k8s.cel.parser import _RESERVED
 from policylint.k8s.cel.stdlib import parse_duration
+from policylint.k8s.cel.times import parse_timestamp
 from policylint.k8s.cel.values import _BAD, _NONE, EvalError
 
 # k8s.io/apiserver pkg/cel/escaping.go: property names CEL cannot spell are escaped.
@@ -57,7 +58,8 @@ MISSING = -1
 def to_cel(value: Any, schema: Mapping[str, Any], memo: dict[int, Any] | None = None) -> Any:
     """`value` (from YAML) as the API server hands it to CEL under `schema`, after its defaulting:
     nulls of non-nullable fields dropped, defaults set, unknown fields pruned, property names
-    escaped, integers of `number` fields as doubles, `duration` strings as durations. A value of
+    escaped, integers of `number` fields as doubles, `duration` strings as durations, `date-time`
+    and `date` strings as timestamps. A value of
     the wrong type (or not one of its `enum`) becomes `BAD`. `memo` (id of a YAML map or list ->
     its CEL value) lets nested schema nodes reuse what their ancestor converted, and collects
     the missing required fields (`MISSING`)."""
@@ -107,8 +109,8 @@ class _Info:
                 kind = "map"
             else:
                 kind = "preserve" if node.get("x-kubernetes-preserve-unknown-fields") else "empty"
-        elif wanted == "string" and node.get("format") == "duration":
-            kind = "duration"
+        elif wanted == "string" and node.get("format") in ("duration", "date-time", "date"):
+            kind = node["format"]  # a CEL duration or timestamp (k8s.io/apiserver pkg/cel/common/values.go)
         elif isinstance(wanted, str):
             kind = wanted
         else:
@@ -230,6 +232,16 @@ def _convert(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
             return _BAD
         try:
             return parse_duration(value)
+        except EvalError:
+            return _BAD
+    if kind == "date-time" or kind == "date":
+        # The API server reads them with strfmt, which admits more layouts than RFC 3339 (a
+        # lowercase t, no seconds, a space): what this parse does not read is left BAD, so that
+        # a rule reading it is not reported rather than reported on a string CEL never sees.
+        if t is not str:
+            return _BAD
+        try:
+            return parse_timestamp(value.upper() if kind == "date-time" else value + "T00:00:00Z")
         except EvalError:
             return _BAD
     if kind == "integer":
