@@ -1057,6 +1057,12 @@ def test_cost_is_charged_by_size() -> None:
     assert rule.run({"s": "a" * 999}) == (True, 3 + 100 * 1 - 1)
     # A list macro: per item the fold's 3 units and the body's (`x`, `>`); `self`, `.items` and the result once.
     assert cel.compile_rule("self.items.all(x, x > 0)").run({"items": [1, 2, 3]}) == (True, 3 + 3 * 5)
+    # format(): a tenth per character of the template, a unit per value the arguments hold (the
+    # list, its 20 items); besides `self`, the list literal (10), the call, size() and `>`.
+    assert cel.compile_rule("'%s'.format([self]).size() > 0").run(list(range(20))) == (True, 1 + 10 + 1 + 1 + 1 + 1 + 22 - 1)
+    # strings.quote(): a tenth per character; besides `!=`, the call, `strings` (a name, as the
+    # fixed part counts `format.dns1123Label()`'s `format`) and `self`.
+    assert cel.compile_rule("strings.quote(self) != ''").run("a" * 95) == (True, 1 + 1 + 1 + 1 + 10 - 1)
 
 
 def test_costly_rules_refuse_the_object_and_stop_its_validation() -> None:

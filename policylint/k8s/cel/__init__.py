@@ -6,14 +6,16 @@ pkg/cel/common/valuesunstructured.go) and rejects the object when a rule evaluat
 fails. This package does the same offline, with a CEL implementation of its own (why not a
 library, and what differs from cel-go: docs/cel.md). It owns:
 
-- `values`: the value model (`UInt`, `Duration`, `Optional`, ...), the errors, equality and
-  ordering across types, and the activation an evaluation runs in;
+- `values`: the value model (`UInt`, `Duration`, `Timestamp`, `Optional`, `Type`, ...), the
+  errors, equality and ordering across types, and the activation an evaluation runs in;
 - `parser`: the lexer and the parser of the whole CEL grammar, to a tuple syntax tree (`Node`);
 - `evaluator`: the syntax tree compiled to Python closures (`_Compiler`), with the macros;
   `operators` its arithmetic and `uniqueness` its shortcut for pairwise-uniqueness rules;
-- the functions, by library: `stdlib` (the standard definitions and conversions), `strings`
-  (cel-go's string extensions), `kubernetes` (k8s.io/apiserver pkg/cel/library: lists, regex,
-  ip, url, format, optionals), gathered by name in `functions.FUNCTIONS`;
+- the functions, by library: `stdlib` (the standard definitions and conversions), `times`
+  (timestamps, and the fields of durations), `strings` and `formatting` (cel-go's strings
+  extension, `format` and `strings.quote` among it), `optionals` (cel-go's optional values and
+  their syntax), `kubernetes` (k8s.io/apiserver pkg/cel/library: lists, regex, ip, url, format),
+  gathered by name in `functions.FUNCTIONS`;
 - `program`: a rule compiled once (`compile_rule`, `Compiled`), its evaluation under a cost limit
   (`evaluate_within`), the API server's message for a failed rule (`message_of`), the memo keys
   that let equal inputs share a verdict (`result_key`, `shape`);
@@ -24,8 +26,9 @@ library, and what differs from cel-go: docs/cel.md). It owns:
   (PL708), over the schema's declarations (`decls`).
 
 There is no static type checker: a rule cel-go would refuse at CRD creation fails here only when
-the ill-typed branch is evaluated. Callers import from this package; the names below are its
-public interface.
+the ill-typed branch is evaluated. tests/test_cel_conformance.py runs the CEL specification's
+conformance tests against the package (docs/cel.md: the pass rate and each difference). Callers
+import from this package; the names below are its public interface.
 """
 
 from __future__ import annotations

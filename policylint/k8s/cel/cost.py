@@ -173,6 +173,11 @@ PRICES: dict[str, Callable[..., int]] = {
     "min": _traversal_price,
     "max": _traversal_price,
     "validate": lambda fmt, x: _first_price(x),
+    # The strings extension's formatting: the text traversed, and a unit per value the arguments
+    # hold at any depth (`%s` writes lists and maps whole), so that a rule formatting a large list
+    # in a loop reaches the limit as its time grows.
+    "strings.quote": _first_price,
+    "format": lambda template, args: _tenth(_size_of(template)) + _values_in(args, _CAP),
 }
 BINOP_PRICES: dict[str, Callable[[Any, Any], int]] = {
     "+": _add_price,
