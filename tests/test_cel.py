@@ -268,6 +268,43 @@ def test_optionals(rule: str, value: Any, expected: tuple[bool, str | None]) -> 
     assert run(rule, value) == expected
 
 
+@pytest.mark.parametrize(
+    ("rule", "value", "expected"),
+    [
+        # Two-variable comprehensions: a list's index and item, a map's key and value.
+        ("self.all(i, v, v > i)", [1, 2, 3], (True, None)),
+        ("self.exists(k, v, k == 'b' && v == 2)", {"a": 1, "b": 2}, (True, None)),
+        ("self.existsOne(i, v, v % 2 == i)", [0, 1, 2, 3], (False, None)),
+        ("self.exists_one(i, v, v == 7 && i == 1)", [8, 7], (True, None)),
+        ("self.transformList(i, v, v * 10 + i) == [10, 21]", [1, 2], (True, None)),
+        ("self.transformList(i, v, i != 0, v) == [2]", [1, 2], (True, None)),
+        ("self.transformMap(k, v, k + v) == {'a': 'ab'}", {"a": "b"}, (True, None)),
+        ("self.transformMap(k, v, v > 1, v) == {'b': 2}", {"a": 1, "b": 2}, (True, None)),
+        ("self.transformMapEntry(k, v, {v: k}) == {'x': 'a'}", {"a": "x"}, (True, None)),
+        (
+            "self.transformMapEntry(k, v, {'same': k}).size() == 2",
+            {"a": 1, "b": 2},
+            (False, "insert failed: key same already exists"),
+        ),
+        # all() absorbs an error another item decides; existsOne() does not.
+        ("self.all(i, v, 6 / (2 - v) == i)", [1, 2, 3], (False, None)),
+        ("self.existsOne(i, v, v / i > 1)", [3, 0], (False, "division by zero")),
+        ("self.all(i, v, true)", "abc", (False, "all() macro: expression does not evaluate to a list or a map: string")),
+    ],
+)
+def test_two_variable_comprehensions(rule: str, value: Any, expected: tuple[bool, str | None]) -> None:
+    assert run(rule, value) == expected
+
+
+def test_two_variable_comprehensions_are_charged_per_iteration() -> None:
+    # `self` and the result (2), per item the fold's 3 units and the body's `v` (1) and `>` (1).
+    assert cel.compile_rule("self.all(i, v, v > 0)").run([1, 2, 3]) == (True, 2 + 3 * 5)
+    # A rule that loops past the per-call limit is cancelled like a one-variable macro.
+    rule = cel.compile_rule("self.all(i, v, self.all(j, w, self.all(k, x, true)))")
+    passed, error, cost = cel.evaluate_within(rule, list(range(200)), cel_cost.PER_CALL_LIMIT)
+    assert (passed, type(error), cost) == (False, cel.CostExceeded, cel_cost.PER_CALL_LIMIT + 1)
+
+
 def test_a_map_holding_true_and_1_is_left_undecided() -> None:
     compiled = cel.compile_rule("{1: 'a', true: 'b'}.size() == 2")
     assert compiled.program is not None
@@ -291,7 +328,8 @@ def test_the_uniqueness_shortcut_leaves_ints_beyond_doubles_to_the_rule() -> Non
         ("has(oldSelf.delegate) || !has(self.delegate)", "transition", "oldSelf"),
         ("quantity(self).isGreaterThan(quantity('1'))", "unsupported", "quantity"),
         ("cidr(self).containsIP('10.0.0.1')", "unsupported", "cidr"),
-        ("self.all(k, v, v > 0)", "unsupported", "all/3"),
+        ("self.filter(x, y, x > 0)", "unsupported", "filter/3"),
+        ("self.all(i, i, true)", "compile", "all() macro: the two variables must differ"),
         ("self ==", "compile", "Syntax error: unexpected end of input at offset 7"),
         ("x == 1", "compile", "undeclared reference to 'x'"),
         ("(" * 200 + "true" + ")" * 200, "compile", "expression nested deeper than 64 levels"),

@@ -56,7 +56,7 @@ def weight(node: Node) -> int:
         return 10 + sum(weight(n) for n in node[1])
     if kind == "map":
         return 30 + sum(weight(k) + weight(v) for k, v in node[1])
-    if kind == "comp":
+    if kind == "comp" or kind == "comp2":
         return 1 + weight(node[2])  # the operand, and reading the result
     # The optional syntax: `x.?f` and `x[?k]` are calls in cel-go, the literals a list's and a
     # map's creation.

@@ -20,8 +20,8 @@ compilation.go):
 
 Where policylint cannot follow upstream exactly it estimates less, never more, so that a CRD a
 cluster accepts is never reported: a rule with syntax this estimate does not read (the
-optional syntax `.?`, `[?`, `{?`, which the parser reads as nodes of their own, and
-two-variable comprehensions, which it does not read) costs nothing here; an operator or function whose operand type
+optional syntax `.?`, `[?`, `{?` and two-variable comprehensions, nodes of their own in the
+syntax tree) costs nothing here; an operator or function whose operand type
 is not known from the schema (`dyn`) is charged its cheapest overload (cel-go charges the
 dearest); conversions and functions not listed below cost one unit.
 """

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from policylint.k8s.cel import optionals
+from policylint.k8s.cel import optionals, twovar
 from policylint.k8s.cel.cost import BINOP_PRICES, ITERATION, PRICES, weight
 from policylint.k8s.cel.functions import FUNCTIONS
 from policylint.k8s.cel.operators import _BINOPS
@@ -30,6 +30,7 @@ from policylint.k8s.cel.values import (
     TooLarge,
     Type,
     UInt,
+    _first,
     _int,
     _map_get,
     _overload,
@@ -392,6 +393,22 @@ class _Compiler:
                 return _uniqueness(operand, terms, loop, each, ITERATION["exists_one"] + weight(inner[4][0]))
         return loop
 
+    def c_comp2(self, node: Node) -> Eval:
+        macro, first, second = node[1], node[3], node[4]
+        operand = self.compile(node[2])
+        if first == second:
+            raise CompileError(f"{macro}() macro: the two variables must differ")
+        for var in (first, second):
+            if var in self.scope:
+                raise CompileError(f"{macro}() macro: variable {var!r} shadows another")
+        self.scope.update((first, second))
+        try:
+            bodies = [self.compile(n) for n in node[5]]
+        finally:
+            self.scope.difference_update((first, second))
+        each = twovar.ITERATION[macro] + len(bodies) - 1 + sum(weight(n) for n in node[5])
+        return twovar.two_variable(macro, operand, first, second, bodies, each)
+
     def c_call(self, node: Node) -> Eval:
         name, target, arg_nodes = node[1], node[2], node[3]
         if target is not None:
@@ -471,12 +488,6 @@ class _Compiler:
             return result
 
         return run
-
-
-def _first(left: EvalError, right: EvalError) -> EvalError:
-    """The error of a logical operator whose two sides failed: the left one, as cel-go reports,
-    unless the right one read a value of the wrong type (which is PL703's to report)."""
-    return right if isinstance(right, BadValue) and not isinstance(left, BadValue) else left
 
 
 def _qualified(node: Node) -> str | None:

@@ -160,12 +160,22 @@ def _escape(text: str, pos: int, is_bytes: bool) -> tuple[int, str]:
 # Nodes: ("lit", v) ("ident", name) ("select", operand, field) ("has", operand, field)
 # ("index", operand, key) ("call", name, target | None, args) ("list", items) ("map", pairs)
 # ("cond", c, a, b) ("and", a, b) ("or", a, b) ("not", a) ("neg", a) ("binop", op, a, b)
-# ("comp", macro, operand, var, args); the optional syntax: ("optselect", operand, field)
+# ("comp", macro, operand, var, args) ("comp2", macro, operand, var, var, args); the optional syntax: ("optselect", operand, field)
 # ("optindex", operand, key) ("optlist", items, optional indexes) ("optmaplit", pairs, optional
 # indexes)
 
 Node = tuple[Any, ...]
 _MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
+# cel-go's two-variable comprehensions: (macro, the arities their bodies may have)
+_TWO_VARIABLE = {
+    "all": (1,),
+    "exists": (1,),
+    "existsOne": (1,),
+    "exists_one": (1,),
+    "transformList": (1, 2),
+    "transformMap": (1, 2),
+    "transformMapEntry": (1, 2),
+}
 
 
 class _Parser:
@@ -328,6 +338,15 @@ class _Parser:
             if len(args) != 1 or args[0][0] != "select":
                 raise CompileError("invalid argument to has() macro")
             return ("has", args[0][1], args[0][2])
+        if (
+            target is not None
+            and name in _TWO_VARIABLE
+            and len(args) >= 3
+            and args[0][0] == args[1][0] == "ident"
+            and len(args) - 2 in _TWO_VARIABLE[name]
+        ):
+            # ("comp2", macro, operand, first variable, second variable, bodies)
+            return ("comp2", name, target, args[0][1], args[1][1], args[2:])
         if target is not None and name in _MACROS:
             if not args or args[0][0] != "ident":
                 raise CompileError(f"{name}() macro: the first argument must be a simple name")

@@ -257,6 +257,12 @@ def equals(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _first(left: EvalError, right: EvalError) -> EvalError:
+    """The error of a logical operator whose two sides failed: the left one, as cel-go reports,
+    unless the right one read a value of the wrong type (which is PL703's to report)."""
+    return right if isinstance(right, BadValue) and not isinstance(left, BadValue) else left
+
+
 def _map_get(m: dict[Any, Any], key: Any) -> Any:
     """A map's value for a key, numbers matching across int, uint and double; _NONE if absent."""
     tk = type(key)
