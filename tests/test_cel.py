@@ -161,6 +161,9 @@ def test_conformance_fixes(rule: str, expected: tuple[bool, str | None]) -> None
         ("'%d'.format([double('Infinity')]) == 'Infinity'", None, (True, None)),
         ("'%d %d'.format([1]) == ''", None, (False, "index 1 out of range")),
         ("'%a'.format([1]) == ''", None, (False, 'could not parse formatting clause: unrecognized formatting clause "a"')),
+        # A precision whose digits alone would pass the length bound: undecided, never built.
+        ("'%.5000000f'.format([1.0]) == ''", None, (False, "a formatting precision past 4194304 digits")),
+        ("'%.99999999999999999999999f'.format([1.0]) == ''", None, (False, "a formatting precision past 4194304 digits")),
         (
             "'%d'.format(['1']) == ''",
             None,
@@ -1098,6 +1101,12 @@ def test_cost_is_charged_by_size() -> None:
     # format(): a tenth per character of the template, a unit per value the arguments hold (the
     # list, its 20 items); besides `self`, the list literal (10), the call, size() and `>`.
     assert cel.compile_rule("'%s'.format([self]).size() > 0").run(list(range(20))) == (True, 1 + 10 + 1 + 1 + 1 + 1 + 22 - 1)
+    # ... and a tenth per digit a precision asks for: a rule writing 4,000,000 digits a time is
+    # cancelled on its third.
+    assert cel.compile_rule("'%.100f'.format([1.0]).size() > 0").run(None) == (True, 10 + 1 + 1 + 1 + (1 + 2 + 10) - 1)
+    rule = cel.compile_rule("self.all(x, '%.4000000f'.format([1.0]) != '')")
+    passed, error, cost = cel.evaluate_within(rule, list(range(3000)), cel_cost.PER_CALL_LIMIT)
+    assert (passed, type(error), cost) == (False, cel.CostExceeded, cel_cost.PER_CALL_LIMIT + 1)
     # strings.quote(): a tenth per character; besides `!=`, the call, `strings` (a name, as the
     # fixed part counts `format.dns1123Label()`'s `format`) and `self`.
     assert cel.compile_rule("strings.quote(self) != ''").run("a" * 95) == (True, 1 + 1 + 1 + 1 + 10 - 1)

@@ -147,6 +147,26 @@ def _join_price(items: Any, sep: Any = "") -> int:
     return _tenth(2 * n)  # the result's size, traversed and built (library/cost.go)
 
 
+def _format_price(template: Any, args: Any) -> int:
+    """format(): the template traversed, a unit per value the arguments hold at any depth (`%s`
+    writes lists and maps whole), and a tenth per digit a `%.N` clause asks for, so that a rule
+    formatting much in a loop reaches the limit as its time grows."""
+    if type(template) is not str:
+        return 1
+    price = _tenth(len(template)) + _values_in(args, _CAP)
+    pos = template.find("%.")
+    while pos >= 0:
+        end = pos + 2
+        while end < len(template) and template[end] in "0123456789":
+            end += 1
+        digits = template[pos + 2 : end]
+        if digits:
+            # past 7 digits format() stops undecided (TooLarge) before any work: nothing to charge
+            price += _tenth(int(digits)) if len(digits) <= 7 else 0
+        pos = template.find("%.", end)
+    return price
+
+
 # The functions whose cost grows with their arguments: name -> the price of one call.
 PRICES: dict[str, Callable[..., int]] = {
     "matches": _regex_price,
@@ -173,11 +193,8 @@ PRICES: dict[str, Callable[..., int]] = {
     "min": _traversal_price,
     "max": _traversal_price,
     "validate": lambda fmt, x: _first_price(x),
-    # The strings extension's formatting: the text traversed, and a unit per value the arguments
-    # hold at any depth (`%s` writes lists and maps whole), so that a rule formatting a large list
-    # in a loop reaches the limit as its time grows.
     "strings.quote": _first_price,
-    "format": lambda template, args: _tenth(_size_of(template)) + _values_in(args, _CAP),
+    "format": _format_price,
 }
 BINOP_PRICES: dict[str, Callable[[Any, Any], int]] = {
     "+": _add_price,

@@ -124,6 +124,9 @@ def format_string(template: Any, args: Any) -> str:
                 end += 1
             if end == pos + 1:
                 raise EvalError("could not parse formatting clause: precision must be a number")
+            if end - pos - 1 > len(str(MAX_LENGTH)) or int(template[pos + 1 : end]) > MAX_LENGTH:
+                # the digits alone would pass the length bound: stop before building them
+                raise TooLarge(f"a formatting precision past {MAX_LENGTH} digits")
             precision, pos = int(template[pos + 1 : end]), end
         verb = template[pos : pos + 1]
         if verb not in ("s", "d", "f", "e", "b", "o", "x", "X"):

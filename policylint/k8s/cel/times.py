@@ -90,10 +90,16 @@ def _zone(name: str) -> datetime.tzinfo:
     try:
         return zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        if not zoneinfo.available_timezones():
+        if not _have_zones():
             # no time zone database on this machine: the API server has one
             raise TooLarge(f"no time zone database here to read the time zone {name!r}") from None
         raise EvalError(f"unknown time zone {name!r}") from None
+
+
+@functools.cache
+def _have_zones() -> bool:
+    """Whether this machine has a time zone database (worked out once: it walks the database)."""
+    return bool(zoneinfo.available_timezones())
 
 
 def _local(ts: Timestamp, zone: str | None) -> datetime.datetime:
