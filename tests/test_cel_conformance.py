@@ -14,10 +14,10 @@ from tests import celspec
 
 KNOWN = Path(__file__).parent / "cel_conformance_known_failures.txt"
 # Measured: the in-scope cases that pass today. Raise it with the known failures' list.
-PASS_FLOOR = 1356
+PASS_FLOOR = 1357
 # Cases the runner leaves out: protobuf messages, enums, containers, type-check-only results
 # (what a CRD rule never meets).
-OUT_OF_SCOPE = 113
+OUT_OF_SCOPE = 112
 
 
 def known_failures() -> dict[str, str]:
