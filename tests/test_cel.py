@@ -308,6 +308,32 @@ def test_two_variable_comprehensions_are_charged_per_iteration() -> None:
     assert (passed, type(error), cost) == (False, cel.CostExceeded, cel_cost.PER_CALL_LIMIT + 1)
 
 
+@pytest.mark.parametrize(
+    ("rule", "value", "expected"),
+    [
+        # A backquoted field name (cel-spec syntax.md) selects a key CEL cannot spell otherwise.
+        ("self.`content-type` == 'json' && has(self.`a.b/c d`)", {"content-type": "json", "a.b/c d": 1}, (True, None)),
+        ("self.?`x-y`.orValue(0) == 0", {}, (True, None)),
+        ("self.`x-y` == 0", {}, (False, "no such key: x-y")),
+    ],
+)
+def test_backquoted_field_names(rule: str, value: Any, expected: tuple[bool, str | None]) -> None:
+    assert run(rule, value) == expected
+
+
+@pytest.mark.parametrize(
+    ("rule", "error"),
+    [
+        ("`a` == 1", "Syntax error: a backquoted name is a field name, after a dot (offset 0)"),
+        ("self.`a`(1)", "Syntax error: unexpected '(' at offset 8"),
+        ("self.`` == 1", "Syntax error: token recognition error at: '`' (offset 5)"),
+    ],
+)
+def test_backquoted_names_are_only_field_names(rule: str, error: str) -> None:
+    compiled = cel.compile_rule(rule)
+    assert (compiled.program, compiled.skip, compiled.error) == (None, "compile", error)
+
+
 def test_a_map_holding_true_and_1_is_left_undecided() -> None:
     compiled = cel.compile_rule("{1: 'a', true: 'b'}.size() == 2")
     assert compiled.program is not None

@@ -113,6 +113,8 @@ PATTERNS: dict[str, Adversarial] = {
             "a" * n + "$",
             "r" * n + "'",
             "b" * n + '"',
+            "`" + "a" * n,
+            "`" + "a-" * (n // 2) + "$",
         ],
     ),
     "policylint.k8s.cel.stdlib._DURATION_PART": Adversarial(

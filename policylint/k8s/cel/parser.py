@@ -20,6 +20,7 @@ _TOKEN = re.compile(
   | (?P<int>[0-9]+[uU]?)
   | (?P<string>[rRbB]{0,2}(?:\"\"\"|'''|"|'))
   | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<quoted>`[A-Za-z0-9_./ -]+`)
   | (?P<op>\|\||&&|==|!=|<=|>=|\.\?|\[\?|[-+*/%!<>?:.,\[\](){}])
     """,
     re.VERBOSE,
@@ -62,7 +63,8 @@ _RESERVED = frozenset(
 
 
 def _lex(text: str) -> list[tuple[str, Any, int]]:
-    """(kind, value, offset) tokens; kinds: int, uint, float, string, bytes, ident, op, end."""
+    """(kind, value, offset) tokens; kinds: int, uint, float, string, bytes, ident, quoted, op,
+    end."""
     out: list[tuple[str, Any, int]] = []
     pos, n = 0, len(text)
     while pos < n:
@@ -91,6 +93,8 @@ def _lex(text: str) -> list[tuple[str, Any, int]]:
             out.append(("float", float(value), pos))
         elif kind == "ident":
             out.append(("ident", value, pos))
+        elif kind == "quoted":  # a backquoted field name (cel-spec syntax.md): only after a dot
+            out.append(("quoted", value[1:-1], pos))
         else:
             out.append(("op", value, pos))
         pos = m.end()
@@ -296,7 +300,7 @@ class _Parser:
             if self.at(".?"):
                 self.take()
                 kind, name, offset = self.take()
-                if kind != "ident":
+                if kind not in ("ident", "quoted"):
                     raise CompileError(f"Syntax error: expected a field name at offset {offset}")
                 node = ("optselect", node, name)
             elif self.at("[?"):
@@ -307,9 +311,9 @@ class _Parser:
             elif self.at("."):
                 self.take()
                 kind, name, offset = self.take()
-                if kind != "ident":
+                if kind not in ("ident", "quoted"):
                     raise CompileError(f"Syntax error: expected a field name at offset {offset}")
-                if self.at("("):
+                if self.at("(") and kind == "ident":
                     node = self.call(name, node)
                 else:
                     node = ("select", node, name)
@@ -374,6 +378,8 @@ class _Parser:
             if self.at("{"):
                 raise CompileError("message construction is not supported", unsupported="message construction")
             return ("ident", value)
+        if kind == "quoted":
+            raise CompileError(f"Syntax error: a backquoted name is a field name, after a dot (offset {offset})")
         if kind == "op" and value == ".":
             raise CompileError("leading-dot names are not supported", unsupported="leading-dot names")
         if kind == "op" and value == "(":
