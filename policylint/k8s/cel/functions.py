@@ -1,5 +1,7 @@
-"""Every function the evaluator knows, by name: the standard definitions, the string extensions
-and the Kubernetes libraries, with how each is called and its arities.
+"""Every function the evaluator knows, by name: the standard definitions, timestamps, the
+strings extension with its formatting, optional values and the Kubernetes libraries, with how
+each is called and its arities. (The macros, `has()`, `optMap` and `optFlatMap` are syntax: the
+parser and the evaluator's.)
 """
 
 from __future__ import annotations
@@ -56,8 +58,9 @@ from policylint.k8s.cel.times import TIME_FUNCTIONS
 from policylint.k8s.cel.values import Type, type_name
 
 # name -> (implementation, True: a method / False: a global function / None: both, arities
-# counting the receiver). The standard definitions (cel-spec langdef.md), cel-go's string
-# extensions (ext/strings.go) and the Kubernetes libraries (k8s.io/apiserver pkg/cel/library:
+# counting the receiver). The standard definitions (cel-spec langdef.md, with `times`), cel-go's
+# string extensions (ext/strings.go, with `formatting`), its optional types (`optionals`) and the
+# Kubernetes libraries (k8s.io/apiserver pkg/cel/library:
 # lists.go, regex.go, ip.go isIP, format.go, urls.go) as far as implemented here; other Kubernetes
 # functions (ip(), cidr(), quantity(), authorizer, semver) are not, and a rule calling one is
 # reported as unsupported by `policylint rules --cel-coverage`.
