@@ -1,7 +1,8 @@
 """The evaluator: a syntax tree compiled once to Python closures over an `Activation`
 (`_Compiler`), with field selection, indexing, the logical operators' error absorption, calls
-(`functions.FUNCTIONS`) and the macros (`all`, `exists`, `exists_one`, `map`, `filter`), each
-charging cel-go's runtime cost as it runs (`cost`).
+(`functions.FUNCTIONS`), the macros (`all`, `exists`, `exists_one`, `map`, `filter`, the
+two-variable ones of `twovar`, `optMap` and `optFlatMap`) and the optional syntax (`optionals`),
+each charging cel-go's runtime cost as it runs (`cost`).
 """
 
 from __future__ import annotations
@@ -9,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from policylint.k8s.cel import optionals, twovar
+# Modules by their full names: `from policylint.k8s.cel import ...` would name the package, whose
+# __init__ imports this module (tests/test_rule_inputs.py checks the import graph has no cycle).
+import policylint.k8s.cel.optionals as optionals
+import policylint.k8s.cel.twovar as twovar
 from policylint.k8s.cel.cost import BINOP_PRICES, ITERATION, PRICES, weight
 from policylint.k8s.cel.functions import FUNCTIONS
 from policylint.k8s.cel.operators import _BINOPS
