@@ -101,7 +101,7 @@ PATTERNS: dict[str, Adversarial] = {
     ),
     # The CEL rules of CRDs (PL704, policylint.k8s.cel): the lexer over a rule's text, Go
     # durations, property-name escaping, and the Kubernetes formats `format.*().validate()` checks.
-    "policylint.k8s.cel._TOKEN": Adversarial(
+    "policylint.k8s.cel.parser._TOKEN": Adversarial(
         ("match",),
         lambda n: [
             "1" * n + "x",
@@ -113,12 +113,27 @@ PATTERNS: dict[str, Adversarial] = {
             "a" * n + "$",
             "r" * n + "'",
             "b" * n + '"',
+            "`" + "a" * n,
+            "`" + "a-" * (n // 2) + "$",
         ],
     ),
-    "policylint.k8s.cel._DURATION_PART": Adversarial(
+    "policylint.k8s.cel.stdlib._DURATION_PART": Adversarial(
         ("match",), lambda n: ["1" * n + "x", "1." + "1" * n + "x", "." * n + "s", "1" * n + "." + "1" * n + "y", "m" * n]
     ),
-    "policylint.k8s.cel._ESCAPE_PIECE": Adversarial(("sub",), lambda n: ["_" * n, "a-" * (n // 2), "$" * n, "._/" * (n // 3)]),
+    "policylint.k8s.cel.convert._ESCAPE_PIECE": Adversarial(
+        ("sub",), lambda n: ["_" * n, "a-" * (n // 2), "$" * n, "._/" * (n // 3)]
+    ),
+    # CEL timestamps: RFC 3339 text for timestamp(), a time zone's offset for the accessors.
+    "policylint.k8s.cel.times._RFC3339": Adversarial(
+        ("match",),
+        lambda n: [
+            "2009-02-13T23:31:30." + "1" * n + "x",
+            "2009-02-13T23:31:30." + "1" * n,
+            "1" * n + "-",
+            "2009-02-13T23:31:30Z" + "Z" * n,
+        ],
+    ),
+    "policylint.k8s.cel.times._OFFSET": Adversarial(("match",), lambda n: ["+" * n, "0" * n + ":", "02:00" + "0" * n]),
     # URLs for the CEL URL library (policylint.k8s.urls): escapes checked, a host's characters.
     "policylint.input.load._BRACED": Adversarial(
         ("search",), lambda n: ["{" + "a" * n, "{a" * (n // 2), "{" * n, "{a." * (n // 3) + "{"]
@@ -126,13 +141,13 @@ PATTERNS: dict[str, Adversarial] = {
     "policylint.k8s.urls._BAD_ESCAPE": Adversarial(("search",), lambda n: ["%" * n, "%4" * (n // 2), "%41" * (n // 3) + "%g"]),
     "policylint.k8s.urls._HOST_ESCAPE": Adversarial(("finditer",), lambda n: ["%" * n, "%4" * (n // 2), "%41" * (n // 3)]),
     "policylint.k8s.urls._BAD_HOST_CHAR": Adversarial(("search",), lambda n: ["a" * n + " ", "é" * n, "[" * n + "{"]),
-    "policylint.k8s.cel._DNS1123_LABEL": Adversarial(("match",), _dns),
-    "policylint.k8s.cel._DNS1123_SUBDOMAIN": Adversarial(("match",), _dns),
-    "policylint.k8s.cel._DNS1035_LABEL": Adversarial(("match",), _dns),
-    "policylint.k8s.cel._LABEL_VALUE": Adversarial(
+    "policylint.k8s.cel.kubernetes._DNS1123_LABEL": Adversarial(("match",), _dns),
+    "policylint.k8s.cel.kubernetes._DNS1123_SUBDOMAIN": Adversarial(("match",), _dns),
+    "policylint.k8s.cel.kubernetes._DNS1035_LABEL": Adversarial(("match",), _dns),
+    "policylint.k8s.cel.kubernetes._LABEL_VALUE": Adversarial(
         ("match",), lambda n: ["a" * n + "-", "a-" * (n // 2) + "-", "a." * (n // 2) + "_", "a" + "_" * n + "!"]
     ),
-    "policylint.k8s.cel._QUALIFIED_NAME": Adversarial(
+    "policylint.k8s.cel.kubernetes._QUALIFIED_NAME": Adversarial(
         ("match",), lambda n: ["a" * n + "-", "a-" * (n // 2) + "-", "a." * (n // 2) + "_", "a" + "_" * n + "!"]
     ),
     # Finding messages, when fingerprinting file-level findings.

@@ -25,7 +25,7 @@ from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any
 
 from policylint.input.positions import format_path
-from policylint.k8s.cel_cost import PER_CALL_LIMIT, RUNTIME_BUDGET
+from policylint.k8s.cel.cost import PER_CALL_LIMIT, RUNTIME_BUDGET
 from policylint.k8s.cluster import Cluster
 from policylint.k8s.schemas import COMBINED, DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION
 from policylint.values import frozen, record

@@ -147,7 +147,7 @@ class CelCostExceeded(Rule):
         # The CRDs in the input and those given with --crd: the API server would refuse either.
         for crd in (*index.crds(), *index.options.context_crds):
             from policylint.input.positions import format_path
-            from policylint.k8s.cel_estimate import refusals
+            from policylint.k8s.cel.estimate import refusals
 
             spec = crd.data.get("spec") if isinstance(crd.data, dict) else None
             versions = spec.get("versions") if isinstance(spec, dict) else None

@@ -1,5 +1,5 @@
 """What CEL rules cost at runtime, as the API server counts it: the limits (`PER_CALL_LIMIT`,
-`RUNTIME_BUDGET`) and the weights and prices policylint.k8s.cel's evaluator charges.
+`RUNTIME_BUDGET`) and the weights and prices policylint.k8s.cel's evaluator charges (PL704).
 """
 
 from __future__ import annotations
@@ -56,8 +56,18 @@ def weight(node: Node) -> int:
         return 10 + sum(weight(n) for n in node[1])
     if kind == "map":
         return 30 + sum(weight(k) + weight(v) for k, v in node[1])
-    if kind == "comp":
+    if kind == "comp" or kind == "comp2":
         return 1 + weight(node[2])  # the operand, and reading the result
+    # The optional syntax: `x.?f` and `x[?k]` are calls in cel-go, the literals a list's and a
+    # map's creation.
+    if kind == "optselect":
+        return 1 + weight(node[1])
+    if kind == "optindex":
+        return 1 + weight(node[1]) + weight(node[2])
+    if kind == "optlist":
+        return 10 + sum(weight(n) for n in node[1])
+    if kind == "optmaplit":
+        return 30 + sum(weight(k) + weight(v) for k, v in node[1])
     if kind == "call":
         target = node[2]
         return 1 + (weight(target) if target is not None else 0) + sum(weight(n) for n in node[3])
@@ -137,6 +147,26 @@ def _join_price(items: Any, sep: Any = "") -> int:
     return _tenth(2 * n)  # the result's size, traversed and built (library/cost.go)
 
 
+def _format_price(template: Any, args: Any) -> int:
+    """format(): the template traversed, a unit per value the arguments hold at any depth (`%s`
+    writes lists and maps whole), and a tenth per digit a `%.N` clause asks for, so that a rule
+    formatting much in a loop reaches the limit as its time grows."""
+    if type(template) is not str:
+        return 1
+    price = _tenth(len(template)) + _values_in(args, _CAP)
+    pos = template.find("%.")
+    while pos >= 0:
+        end = pos + 2
+        while end < len(template) and template[end] in "0123456789":
+            end += 1
+        digits = template[pos + 2 : end]
+        if digits:
+            # past 7 digits format() stops undecided (TooLarge) before any work: nothing to charge
+            price += _tenth(int(digits)) if len(digits) <= 7 else 0
+        pos = template.find("%.", end)
+    return price
+
+
 # The functions whose cost grows with their arguments: name -> the price of one call.
 PRICES: dict[str, Callable[..., int]] = {
     "matches": _regex_price,
@@ -163,6 +193,8 @@ PRICES: dict[str, Callable[..., int]] = {
     "min": _traversal_price,
     "max": _traversal_price,
     "validate": lambda fmt, x: _first_price(x),
+    "strings.quote": _first_price,
+    "format": _format_price,
 }
 BINOP_PRICES: dict[str, Callable[[Any, Any], int]] = {
     "+": _add_price,
