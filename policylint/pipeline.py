@@ -536,6 +536,8 @@ def _lint(request: LintRequest) -> LintResult:
         by_id = {r.id: r for r in rules}
         active = config_overrides.apply(active, by_id, request.overrides)
         suppressed = config_overrides.apply(suppressed, by_id, request.overrides)
+    if members is None and not (result.internal_error or outcome.failed):
+        _remember(request, sources, loaded.index, active)
     if scope is not None:
         active, suppressed = scope.findings(active), scope.findings(suppressed)
         if policy_reports is not None:
@@ -557,6 +559,22 @@ def _lint(request: LintRequest) -> LintResult:
         chains=chains,
         context_files=sorted(set(files) - scope.files) if scope is not None else [],
     )
+
+
+def _remember(request: LintRequest, sources: Sequence[Source], index: ProjectIndex, active: Sequence[Finding]) -> None:
+    """Keep what this whole analysis found, by the content of its files (policylint.incremental),
+    for the gate of a later change to read as its base's findings: only in the runs of a gate,
+    this run's side of the change (`change`) or the base's (`sources`, read from git)."""
+    if request.cache_dir is None or (request.change is None and request.sources is None):
+        return
+    from policylint.incremental import memo
+
+    cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
+    if cache is None:
+        return
+    entry = memo.key(cache, request, [(s.display, index.content_keys.get(s.display)) for s in sources])
+    if entry is not None:
+        memo.remember(cache, entry, active)
 
 
 def _analysed(request: LintRequest, sources: Sequence[Source], loaded: Project) -> tuple[Project, frozenset[ObjectKey] | None]:

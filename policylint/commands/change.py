@@ -29,6 +29,7 @@ from policylint.values import frozen
 
 if TYPE_CHECKING:
     from policylint.findings import Finding
+    from policylint.input.sources import Source
     from policylint.pipeline import LintRequest, LintResult
     from policylint.report_scope import ChangeSet
 
@@ -127,21 +128,39 @@ def introduced(request: LintRequest, result: LintResult, measured: Measured) -> 
     if not result.findings or measured.base is None:
         return frozenset()  # nothing to tell apart: the base need not be read
     sources = commit_sources(measured.base, measured.root, [measured.root], request.walk, request.helm_templates)
-    before = lint(
-        replace(
-            request,
-            sources=sources,
-            paths=(measured.context,),
-            context_paths=(),
-            change=None,
-            staged=False,
-            report_policies=False,
-            report_chains=False,
-            write_baseline=None,
-            show_suppressed=False,
-        )
+    whole = replace(
+        request,
+        sources=sources,
+        paths=(measured.context,),
+        context_paths=(),
+        change=None,
+        staged=False,
+        report_policies=False,
+        report_chains=False,
+        write_baseline=None,
+        show_suppressed=False,
     )
-    return frozenset(f.fingerprint for f in compare_findings(before.findings, result.findings).introduced)
+    # What the base finds, as a previous run of the gate found it (the base of a hook run is
+    # nearly always the commit the previous run checked: policylint.incremental.memo); else
+    # linted now, which keeps it for the next run.
+    before = _recalled(whole, sources)
+    if before is None:
+        before = frozenset(f.fingerprint for f in lint(whole).findings)
+    return frozenset(f.fingerprint for f in result.findings if f.fingerprint not in before)
+
+
+def _recalled(request: LintRequest, sources: Sequence[Source]) -> frozenset[str] | None:
+    """The fingerprints of a whole run of `request` over `sources` kept by an earlier run, or None."""
+    from policylint.incremental import memo
+    from policylint.input.cache import open_cache
+    from policylint.input.load import is_json_name
+
+    cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
+    if cache is None:
+        return None
+    files = [(s.display, cache.key(s.content, json=is_json_name(s.display)) if s.content is not None else None) for s in sources]
+    entry = memo.key(cache, request, files)
+    return memo.recall(cache, entry) if entry is not None else None
 
 
 def gating(result: LintResult, gate: str) -> list[Finding]:
