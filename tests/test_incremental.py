@@ -36,6 +36,7 @@ from policylint.incremental import memo
 from policylint.incremental.workspace import Workspace
 from policylint.input.cache import ParseCache
 from policylint.pipeline import LintRequest, lint
+from policylint.semantics import components
 from tests.test_change_gate import APP, init, lay_out
 from tests.test_git_diff import git
 
@@ -76,9 +77,9 @@ def runs(monkeypatch: pytest.MonkeyPatch) -> list[LintRequest]:
     made: list[LintRequest] = []
     real = pipeline._lint
 
-    def counted(request: LintRequest) -> pipeline.LintResult:
+    def counted(request: LintRequest, part: pipeline.Part | None = None) -> pipeline.LintResult:
         made.append(request)
-        return real(request)
+        return real(request, part)
 
     monkeypatch.setattr(pipeline, "_lint", counted)
     return made
@@ -168,15 +169,17 @@ def test_an_entry_that_is_not_what_policylint_writes_is_a_miss(
     cold = check("--staged", "--no-cache")
     keys = _entries(monkeypatch)
     check("--staged", "--cache-dir", str(cache))
-    base_entry = keys[-1]  # the base's, asked for after the staged run's
-    assert (cache / "parse" / base_entry).is_file()
-    if payload is None:
-        path = cache / "parse" / base_entry
-        blob = bytearray(path.read_bytes())
-        blob[-2] ^= 1
-        path.write_bytes(bytes(blob))
-    else:
-        ParseCache(cache).put(base_entry, payload)
+    # Every entry kept: the staged files' whole run, the base's whole run and its part.
+    assert len(set(keys)) == 3
+    for entry in set(keys):
+        assert (cache / "parse" / entry).is_file()
+        if payload is None:
+            path = cache / "parse" / entry
+            blob = bytearray(path.read_bytes())
+            blob[-2] ^= 1
+            path.write_bytes(bytes(blob))
+        else:
+            ParseCache(cache).put(entry, payload)
     del runs[:]
     assert check("--staged", "--cache-dir", str(cache)) == cold
     assert len(runs) == 2  # the base linted again
@@ -190,11 +193,12 @@ def test_an_entry_that_is_a_symlink_is_a_miss(
     cold = check("--staged", "--no-cache")
     keys = _entries(monkeypatch)
     check("--staged", "--cache-dir", str(cache))
-    entry = cache / "parse" / keys[-1]
-    forged = tmp_path / "forged"
-    forged.write_bytes(entry.read_bytes())  # a valid entry, but not one the cache holds itself
-    entry.unlink()
-    entry.symlink_to(forged)
+    for i, name in enumerate(set(keys)):
+        entry = cache / "parse" / name
+        forged = tmp_path / f"forged-{i}"
+        forged.write_bytes(entry.read_bytes())  # a valid entry, but not one the cache holds itself
+        entry.unlink()
+        entry.symlink_to(forged)
     del runs[:]
     assert check("--staged", "--cache-dir", str(cache)) == cold
     assert len(runs) == 2
@@ -408,3 +412,37 @@ def _workspace_differential(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, 
         assert json.dumps([dataclasses.astuple(f) for f in workspace.result.findings], default=str) == json.dumps(
             [dataclasses.astuple(f) for f in cold.findings], default=str
         )
+
+
+def test_the_base_is_analysed_in_the_part_the_findings_reported_can_depend_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tenants that cannot see each other: the base's analysis covers the changed tenant, not the
+    repository, and finds for it what a whole run finds."""
+    # Small repositories are analysed whole (components.MIN_OBJECTS): not this one.
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    root = tmp_path / "repo"
+    files = _corpus(11, 130, isolated=True)
+    init(root)
+    _write(root, files)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "start")
+    monkeypatch.chdir(root)
+    policy = next(d for d in _policies(files) if d["metadata"]["namespace"] == "tenant-00001")
+    policy["spec"]["targetRefs"][0]["name"] += "-typo"  # a finding the change introduces
+    _write(root, files)
+    git(root, "add", "-A")
+    cold = check("--staged", "--no-cache")
+    assert any(f["introduced"] for f in json.loads(cold[1])["findings"])
+    analysed: list[tuple[bool, int, int]] = []  # (the base's run, objects analysed, objects read)
+    real = pipeline._analysed
+
+    def recorded(request: LintRequest, sources: Any, loaded: Any, part: Any = None) -> Any:
+        project, members = real(request, sources, loaded, part)
+        analysed.append((request.sources is not None, len(project.index.objects), len(loaded.index.objects)))
+        return project, members
+
+    monkeypatch.setattr(pipeline, "_analysed", recorded)
+    assert check("--staged", "--cache-dir", str(tmp_path / "cache")) == cold
+    base = [(n, total) for is_base, n, total in analysed if is_base]
+    assert len(base) == 1 and base[0][1] == 130 and base[0][0] < 65

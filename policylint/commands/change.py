@@ -30,7 +30,7 @@ from policylint.values import frozen
 if TYPE_CHECKING:
     from policylint.findings import Finding
     from policylint.input.sources import Source
-    from policylint.pipeline import LintRequest, LintResult
+    from policylint.pipeline import LintRequest, LintResult, Part
     from policylint.report_scope import ChangeSet
 
 INTRODUCED = "introduced"
@@ -141,26 +141,60 @@ def introduced(request: LintRequest, result: LintResult, measured: Measured) -> 
         show_suppressed=False,
     )
     # What the base finds, as a previous run of the gate found it (the base of a hook run is
-    # nearly always the commit the previous run checked: policylint.incremental.memo); else
-    # linted now, which keeps it for the next run.
-    before = _recalled(whole, sources)
+    # nearly always the commit the previous run checked: policylint.incremental.memo).
+    kept = _Kept(whole, sources)
+    before = kept.recall()
     if before is None:
-        before = frozenset(f.fingerprint for f in lint(whole).findings)
+        # Else only what can match a finding reported: a finding is matched by its rule, its
+        # object (or, on no object, its file) and its field path, so the base's findings about
+        # the same objects and files are all that is needed, and they are a whole run's when the
+        # analysis covers everything they can depend on (policylint.semantics.components).
+        part = (
+            frozenset(f.file for f in result.findings if f.object is None),
+            frozenset(f.object for f in result.findings if f.object is not None),
+        )
+        before = kept.recall(part)
+        if before is None:
+            found = lint(whole, part=part).findings
+            before = frozenset(f.fingerprint for f in found if f.object in part[1] or (f.object is None and f.file in part[0]))
+            kept.remember(part, before)
     return frozenset(f.fingerprint for f in result.findings if f.fingerprint not in before)
 
 
-def _recalled(request: LintRequest, sources: Sequence[Source]) -> frozenset[str] | None:
-    """The fingerprints of a whole run of `request` over `sources` kept by an earlier run, or None."""
-    from policylint.incremental import memo
-    from policylint.input.cache import open_cache
-    from policylint.input.load import is_json_name
+class _Kept:
+    """What earlier runs of the gate found in the base (policylint.incremental.memo)."""
 
-    cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
-    if cache is None:
-        return None
-    files = [(s.display, cache.key(s.content, json=is_json_name(s.display)) if s.content is not None else None) for s in sources]
-    entry = memo.key(cache, request, files)
-    return memo.recall(cache, entry) if entry is not None else None
+    def __init__(self, request: LintRequest, sources: Sequence[Source]) -> None:
+        from policylint.input.cache import open_cache
+        from policylint.input.load import is_json_name
+
+        self.request = request
+        self.cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
+        cache = self.cache
+        self.files = (
+            [(s.display, cache.key(s.content, json=is_json_name(s.display)) if s.content is not None else None) for s in sources]
+            if cache is not None
+            else []
+        )
+
+    def _entry(self, part: Part | None) -> str | None:
+        from policylint.incremental import memo
+
+        return memo.key(self.cache, self.request, self.files, part) if self.cache is not None else None
+
+    def recall(self, part: Part | None = None) -> frozenset[str] | None:
+        """The fingerprints kept for the whole base, or for `part` of it; None if none are."""
+        from policylint.incremental import memo
+
+        entry = self._entry(part)
+        return memo.recall(self.cache, entry) if entry is not None and self.cache is not None else None
+
+    def remember(self, part: Part, fingerprints: frozenset[str]) -> None:
+        from policylint.incremental import memo
+
+        entry = self._entry(part)
+        if entry is not None and self.cache is not None:
+            memo.remember(self.cache, entry, fingerprints)
 
 
 def gating(result: LintResult, gate: str) -> list[Finding]:

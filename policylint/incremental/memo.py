@@ -44,13 +44,13 @@ from typing import TYPE_CHECKING, Any
 from policylint.input.cache import hash_sources
 
 if TYPE_CHECKING:
-    from policylint.findings import Finding
     from policylint.input.cache import ParseCache
-    from policylint.pipeline import LintRequest
+    from policylint.pipeline import LintRequest, Part
 
 # Bump when an entry's layout or meaning changes.
 FORMAT = 1
 _NAME = "whole-run findings"
+_PART_NAME = "findings of a part"
 # The engine's fingerprints: hex of FINGERPRINT_BYTES (policylint.rules.engine).
 _FINGERPRINT = re.compile(r"[0-9a-f]{16,64}\Z")
 
@@ -205,10 +205,11 @@ def settings(request: LintRequest) -> bytes | None:
     return json.dumps(parts, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
-def key(cache: ParseCache, request: LintRequest, files: Sequence[tuple[str, str | None]]) -> str | None:
+def key(cache: ParseCache, request: LintRequest, files: Sequence[tuple[str, str | None]], part: Part | None = None) -> str | None:
     """The entry of a whole run of `request` over `files` ((name, parse-cache content key) in
-    the run's order); None when no entry may be kept: a file without a content key (standard
-    input, which is never cached; one that could not be read), a baseline being written, a setting `settings` cannot
+    the run's order), or of the `part` of it a run analysed (`pipeline.lint(part=...)`); None
+    when no entry may be kept: a file without a content key (standard input, which is never
+    cached; one that could not be read), a baseline being written, a setting `settings` cannot
     write."""
     if request.write_baseline is not None or any(k is None for _, k in files):
         return None
@@ -218,7 +219,10 @@ def key(cache: ParseCache, request: LintRequest, files: Sequence[tuple[str, str 
     h = hashlib.blake2b(digest_size=20)
     h.update(FORMAT.to_bytes(2, "big") + code_stamp() + shaping)
     h.update(json.dumps(list(files), ensure_ascii=True, separators=(",", ":")).encode("ascii"))
-    return cache.named(_NAME, h.digest())
+    if part is not None:
+        named, objects = part
+        h.update(json.dumps([sorted(named), sorted(json.dumps(list(k)) for k in objects)], ensure_ascii=True).encode("ascii"))
+    return cache.named(_NAME if part is None else _PART_NAME, h.digest())
 
 
 def recall(cache: ParseCache, entry: str) -> frozenset[str] | None:
@@ -239,9 +243,9 @@ def recall(cache: ParseCache, entry: str) -> frozenset[str] | None:
     return frozenset(found)
 
 
-def remember(cache: ParseCache, entry: str, findings: Iterable[Finding]) -> None:
-    """Keep the fingerprints of a whole run's active findings under `entry`."""
-    fingerprints = sorted({f.fingerprint for f in findings})
+def remember(cache: ParseCache, entry: str, fingerprints: Iterable[str]) -> None:
+    """Keep the fingerprints of a run's active findings under `entry`."""
+    fingerprints = sorted(set(fingerprints))
     if not all(_FINGERPRINT.match(f) for f in fingerprints):
         return  # not fingerprinted by the engine: nothing a later run could match
     payload = json.dumps({"format": FORMAT, "fingerprints": fingerprints}, separators=(",", ":")).encode("ascii")
