@@ -17,6 +17,9 @@ directory, then a fresh Python process measures, best of `--repeat` runs:
   pre-commit hook sees it. These are in-process (imports already done); the
   same warm run through the `policylint` command, interpreter start included,
   is measured too;
+* the pre-commit hook's own entry, `check --staged --gate-base HEAD`, through the command
+  in a git repository holding the corpus, cache warm: one file changed and staged, then the
+  same run again, each round committing what it checked (`staged_hook`);
 * one `policylint check --no-cache --format json` through the command, for
   its wall time and its own peak RSS (the memory target is about this run).
 
