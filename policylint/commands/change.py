@@ -119,9 +119,10 @@ def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str
 
 
 def introduced(request: LintRequest, result: LintResult, measured: Measured) -> frozenset[str]:
-    """The fingerprints of `result`'s findings that the base does not have: the base linted whole
-    from git objects, with `request`'s configuration (rules, severities, suppressions, loading
-    options), so that only the change differs between the two runs."""
+    """The fingerprints of `result`'s findings that the base does not have: the base read from git
+    objects and linted with `request`'s configuration (rules, severities, suppressions, loading
+    options), so that only the change differs between the two runs; its findings are read back
+    when an earlier run kept them, else worked out in the part of the base they can depend on."""
     from policylint.input.commit import commit_sources
     from policylint.pipeline import lint
 
@@ -155,9 +156,12 @@ def introduced(request: LintRequest, result: LintResult, measured: Measured) -> 
         )
         before = kept.recall(part)
         if before is None:
-            found = lint(whole, part=part).findings
-            before = frozenset(f.fingerprint for f in found if f.object in part[1] or (f.object is None and f.file in part[0]))
-            kept.remember(part, before)
+            linted = lint(whole, part=part)
+            before = frozenset(
+                f.fingerprint for f in linted.findings if f.object in part[1] or (f.object is None and f.file in part[0])
+            )
+            if not linted.internal_error:  # a failure inside the run is not kept as what the base finds
+                kept.remember(part, before)
     return frozenset(f.fingerprint for f in result.findings if f.fingerprint not in before)
 
 
