@@ -57,6 +57,25 @@ def test_settings_are_written_alike_whatever_the_set_order() -> None:
     assert memo.settings(a) != memo.settings(dataclasses.replace(a, rule_options={"PL608": {"max-affected": 4}}))
 
 
+def test_settings_of_a_configuration_with_per_file_entries_are_written() -> None:
+    """A `per-file` entry holds the matcher compiled from its pattern: the pattern is the key."""
+    from pathspec import GitIgnoreSpec
+
+    from policylint.config.overrides import Overrides, PerFile
+
+    def per_file(pattern: str) -> PerFile:
+        return PerFile(pattern, "/repo", GitIgnoreSpec.from_lines([pattern]), ignore=("PL301",))
+
+    request = LintRequest(paths=["."], overrides=Overrides(per_file=(per_file("apps/"),)))
+    assert memo.settings(request) is not None
+    assert memo.settings(request) == memo.settings(
+        dataclasses.replace(request, overrides=Overrides(per_file=(per_file("apps/"),)))
+    )
+    assert memo.settings(request) != memo.settings(
+        dataclasses.replace(request, overrides=Overrides(per_file=(per_file("ops/"),)))
+    )
+
+
 # -- the gate's base side ----------------------------------------------------------------------
 
 

@@ -146,8 +146,17 @@ def _canonical(value: Any) -> Any:
     if isinstance(value, PurePath):
         return str(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return [type(value).__name__, [[f.name, _canonical(getattr(value, f.name))] for f in dataclasses.fields(value)]]
+        name = type(value).__name__
+        return [
+            name,
+            [[f.name, _canonical(getattr(value, f.name))] for f in dataclasses.fields(value) if (name, f.name) not in _DERIVED],
+        ]
     raise _Unknown(type(value).__name__)
+
+
+# Fields compiled from another field of the same object, which the key holds: a `per-file`
+# entry's matcher (pathspec, of no type `_canonical` writes) is its `pattern`.
+_DERIVED = frozenset({("PerFile", "spec")})
 
 
 def _sort_key(value: Any) -> str:
