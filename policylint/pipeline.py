@@ -327,14 +327,23 @@ def _text_reader(texts: dict[str, str | bytes]) -> Callable[[str], str | None]:
     return read
 
 
-def lint(request: LintRequest) -> LintResult:
-    """Run every selected rule over the inputs. Raises SourceError / ProfileError for usage errors."""
+# What a run must get right, when not everything (`lint(part=...)`): the findings of the files
+# and those about the objects named, with everything they depend on.
+Part = tuple[frozenset[str], frozenset[ObjectKey]]
+
+
+def lint(request: LintRequest, *, part: Part | None = None) -> LintResult:
+    """Run every selected rule over the inputs. Raises SourceError / ProfileError for usage errors.
+
+    `part`: analyse only what the findings of those files and objects can depend on
+    (policylint.semantics.components): they are a whole run's, the others are left out (the
+    gate's base side, policylint.commands.change)."""
     # A lint run allocates millions of short-lived, acyclic objects (YAML nodes, dicts);
     # the cyclic collector only rescans them. One run is short: collect afterwards instead.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _lint(request)
+        return _lint(request, part)
     finally:
         if was_enabled:
             gc.enable()
@@ -501,12 +510,12 @@ def _rule_options(request: LintRequest) -> dict[str, Mapping[str, object]]:
     return dict(options)
 
 
-def _lint(request: LintRequest) -> LintResult:
+def _lint(request: LintRequest, part: Part | None = None) -> LintResult:
     engine.check_options(REGISTRY, _rule_options(request))  # a usage error, before any work
     baseline = suppressions.read_baseline(request)  # likewise (BaselineError)
     loaded, sources, texts, notes, skipped = _project(request)
     # The project analysed: all of it, or the part the report scope can reach.
-    project, members = _analysed(request, sources, loaded)
+    project, members = _analysed(request, sources, loaded, part)
     selected = tuple(r for r in REGISTRY if request.selection.enabled(r))
     wanted = {stage for rule in selected for stage in rule.reads}
     if request.report_policies:
@@ -546,6 +555,8 @@ def _lint(request: LintRequest) -> LintResult:
         by_id = {r.id: r for r in rules}
         active = config_overrides.apply(active, by_id, request.overrides)
         suppressed = config_overrides.apply(suppressed, by_id, request.overrides)
+    if members is None and not (result.internal_error or outcome.failed):
+        _remember(request, sources, loaded.index, active)
     if scope is not None:
         active, suppressed = scope.findings(active), scope.findings(suppressed)
         if policy_reports is not None:
@@ -570,24 +581,48 @@ def _lint(request: LintRequest) -> LintResult:
     )
 
 
-def _analysed(request: LintRequest, sources: Sequence[Source], loaded: Project) -> tuple[Project, frozenset[ObjectKey] | None]:
+def _remember(request: LintRequest, sources: Sequence[Source], index: ProjectIndex, active: Sequence[Finding]) -> None:
+    """Keep what this whole analysis found, by the content of its files (policylint.incremental),
+    for the gate of a later change to read as its base's findings: only in the runs of a gate,
+    this run's side of the change (`change`) or the base's (`sources`, read from git)."""
+    if request.cache_dir is None or (request.change is None and request.sources is None):
+        return
+    from policylint.incremental import memo
+
+    cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
+    if cache is None:
+        return
+    entry = memo.key(cache, request, [(s.display, index.content_keys.get(s.display)) for s in sources])
+    if entry is not None:
+        memo.remember(cache, entry, (f.fingerprint for f in active))
+
+
+def _analysed(
+    request: LintRequest, sources: Sequence[Source], loaded: Project, part: Part | None = None
+) -> tuple[Project, frozenset[ObjectKey] | None]:
     """The project to analyse and the objects whose findings count (None: all of it), for a run
-    whose report scope is narrower than what it read."""
-    files = report_files(request, sources) if request.scoped_analysis else None
-    if files is None:
-        return loaded, None
+    whose report scope is narrower than what it read, or that asks for a `part`."""
     index = loaded.index
-    deleted = removed(request.change, index.objects) if request.change is not None else frozenset()
+    if part is not None:
+        # The objects named are origins as a change's deleted objects are: themselves, what
+        # references them and what their near-miss hints may name.
+        files, deleted = part
+    else:
+        found = report_files(request, sources) if request.scoped_analysis else None
+        if found is None:
+            return loaded, None
+        files = found
+        deleted = removed(request.change, index.objects) if request.change is not None else frozenset()
     hosts = {
         (source.kind.group, source.kind.kind): source.hosts
         for implementation in loaded.resolution.profiles.implementations
         for source in implementation.host_sources
     }
-    part = components.scope(index.objects, files, deleted, hosts=hosts)
-    if part is None:
+    scoped = components.scope(index.objects, files, deleted, hosts=hosts)
+    if scoped is None:
         return loaded, None
-    reduced = dataclasses.replace(index, objects=part.objects)  # the same index of fewer objects
-    return Project(reduced, Resolution(reduced, loaded.resolution.profiles)), part.members
+    reduced = dataclasses.replace(index, objects=scoped.objects)  # the same index of fewer objects
+    return Project(reduced, Resolution(reduced, loaded.resolution.profiles)), scoped.members
 
 
 def _chains(

@@ -78,6 +78,8 @@ def test_the_report_judges_validation_against_parsing(run_module: Any) -> None:
         "warm_one_changed_cli_s": 1.2,
         "hook_s": 0.2,
         "hook_cli_s": 0.25,
+        "staged_s": 0.6,
+        "staged_again_s": 0.5,
         "rss_peak_mib": 100.0,
         "rss_workers_mib": 0.0,
         "rss_parse_mib": 50.0,
@@ -93,5 +95,11 @@ def test_the_report_judges_validation_against_parsing(run_module: Any) -> None:
         "clean 10,000: validation (schemas, CEL rules) 0.50 s, 22% of the run (< parsing, 1.00 s): meets the target;"
         " the lint without it would be 1.17x floor"
     ) in text
+    # By hand: 0.6 s over the 2.0 s floor is 0.30x; 0.6 s is over the 0.3 s target.
+    assert (
+        "clean 10,000: `check --staged` (the hook's entry), warm, 1 file changed 0.60 s through the command, 0.30x the"
+        " cold floor (<= 0.3 s): MISSES the target"
+    ) in text
+    assert "| clean | 10,000 | 0.60 s (0.30x floor) | 0.50 s (0.25x floor) |" in text
     row["stages"] = stages | {"validation": 1.5}
     assert "(< parsing, 1.00 s): MISSES the target" in run_module.report([row], 1, [])

@@ -29,7 +29,8 @@ from policylint.values import frozen
 
 if TYPE_CHECKING:
     from policylint.findings import Finding
-    from policylint.pipeline import LintRequest, LintResult
+    from policylint.input.sources import Source
+    from policylint.pipeline import LintRequest, LintResult, Part
     from policylint.report_scope import ChangeSet
 
 INTRODUCED = "introduced"
@@ -118,30 +119,86 @@ def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str
 
 
 def introduced(request: LintRequest, result: LintResult, measured: Measured) -> frozenset[str]:
-    """The fingerprints of `result`'s findings that the base does not have: the base linted whole
-    from git objects, with `request`'s configuration (rules, severities, suppressions, loading
-    options), so that only the change differs between the two runs."""
+    """The fingerprints of `result`'s findings that the base does not have: the base read from git
+    objects and linted with `request`'s configuration (rules, severities, suppressions, loading
+    options), so that only the change differs between the two runs; its findings are read back
+    when an earlier run kept them, else worked out in the part of the base they can depend on."""
     from policylint.input.commit import commit_sources
     from policylint.pipeline import lint
 
     if not result.findings or measured.base is None:
         return frozenset()  # nothing to tell apart: the base need not be read
     sources = commit_sources(measured.base, measured.root, [measured.root], request.walk, request.helm_templates)
-    before = lint(
-        replace(
-            request,
-            sources=sources,
-            paths=(measured.context,),
-            context_paths=(),
-            change=None,
-            staged=False,
-            report_policies=False,
-            report_chains=False,
-            write_baseline=None,
-            show_suppressed=False,
-        )
+    whole = replace(
+        request,
+        sources=sources,
+        paths=(measured.context,),
+        context_paths=(),
+        change=None,
+        staged=False,
+        report_policies=False,
+        report_chains=False,
+        write_baseline=None,
+        show_suppressed=False,
     )
-    return frozenset(f.fingerprint for f in compare_findings(before.findings, result.findings).introduced)
+    # What the base finds, as a previous run of the gate found it (the base of a hook run is
+    # nearly always the commit the previous run checked: policylint.incremental.memo).
+    kept = _Kept(whole, sources)
+    before = kept.recall()
+    if before is None:
+        # Else only what can match a finding reported: a finding is matched by its rule, its
+        # object (or, on no object, its file) and its field path, so the base's findings about
+        # the same objects and files are all that is needed, and they are a whole run's when the
+        # analysis covers everything they can depend on (policylint.semantics.components).
+        part = (
+            frozenset(f.file for f in result.findings if f.object is None),
+            frozenset(f.object for f in result.findings if f.object is not None),
+        )
+        before = kept.recall(part)
+        if before is None:
+            linted = lint(whole, part=part)
+            before = frozenset(
+                f.fingerprint for f in linted.findings if f.object in part[1] or (f.object is None and f.file in part[0])
+            )
+            if not linted.internal_error:  # a failure inside the run is not kept as what the base finds
+                kept.remember(part, before)
+    return frozenset(f.fingerprint for f in result.findings if f.fingerprint not in before)
+
+
+class _Kept:
+    """What earlier runs of the gate found in the base (policylint.incremental.memo)."""
+
+    def __init__(self, request: LintRequest, sources: Sequence[Source]) -> None:
+        from policylint.input.cache import open_cache
+        from policylint.input.load import is_json_name
+
+        self.request = request
+        self.cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
+        cache = self.cache
+        self.files = (
+            [(s.display, cache.key(s.content, json=is_json_name(s.display)) if s.content is not None else None) for s in sources]
+            if cache is not None
+            else []
+        )
+
+    def _entry(self, part: Part | None) -> str | None:
+        from policylint.incremental import memo
+
+        return memo.key(self.cache, self.request, self.files, part) if self.cache is not None else None
+
+    def recall(self, part: Part | None = None) -> frozenset[str] | None:
+        """The fingerprints kept for the whole base, or for `part` of it; None if none are."""
+        from policylint.incremental import memo
+
+        entry = self._entry(part)
+        return memo.recall(self.cache, entry) if entry is not None and self.cache is not None else None
+
+    def remember(self, part: Part, fingerprints: frozenset[str]) -> None:
+        from policylint.incremental import memo
+
+        entry = self._entry(part)
+        if entry is not None and self.cache is not None:
+            memo.remember(self.cache, entry, fingerprints)
 
 
 def gating(result: LintResult, gate: str) -> list[Finding]:

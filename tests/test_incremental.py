@@ -1,0 +1,467 @@
+"""Incremental analysis (policylint/incremental/): what a run keeps by content is what a run
+without it would find.
+
+- The gate's base side (`--staged`, `--diff`, the pre-commit hook) is read from what an earlier
+  run of the gate found for the same files and settings, instead of being linted again: counted
+  here by the pipeline runs a command makes.
+- A kept entry that is not exactly what policylint writes is a miss, never believed.
+- Differential: random edit sequences (objects added, removed and renamed, targetRefs changed,
+  documents moved, files deleted and renamed, commits in between) on repositories made by the
+  benchmark generator, each run with a persistent cache and again without any cache: the exit
+  code and the JSON report are byte-identical.
+- `Workspace` (the language server's entry point): in-memory texts override the files, each
+  update answers the files whose findings changed, and its findings are a cold run's over the
+  same texts written to disk.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import os
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from benchmarks.generate import objects as tenants
+from policylint import pipeline
+from policylint.cli import cli
+from policylint.incremental import memo
+from policylint.incremental.workspace import Workspace
+from policylint.input.cache import ParseCache
+from policylint.pipeline import LintRequest, lint
+from policylint.semantics import components
+from tests.test_change_gate import APP, init, lay_out
+from tests.test_git_diff import git
+
+
+def test_every_request_field_is_said_to_shape_the_findings_or_not() -> None:
+    """A new LintRequest field must be classified: a setting left out of the key would let a run
+    with other settings reuse what this one found."""
+    names = {f.name for f in dataclasses.fields(LintRequest)}
+    assert memo.SHAPING.isdisjoint(memo.NOT_SHAPING)
+    assert names == memo.SHAPING | memo.NOT_SHAPING
+
+
+def test_settings_are_written_alike_whatever_the_set_order() -> None:
+    a = LintRequest(paths=["."], rule_options={"PL608": {"max-affected": 3}, "PL201": {}})
+    b = LintRequest(paths=["x"], rule_options={"PL201": {}, "PL608": {"max-affected": 3}}, jobs=2)
+    assert memo.settings(a) == memo.settings(b)
+    assert memo.settings(a) != memo.settings(dataclasses.replace(a, namespace="other"))
+    assert memo.settings(a) != memo.settings(dataclasses.replace(a, rule_options={"PL608": {"max-affected": 4}}))
+
+
+def test_settings_of_a_configuration_with_per_file_entries_are_written() -> None:
+    """A `per-file` entry holds the matcher compiled from its pattern: the pattern is the key."""
+    from pathspec import GitIgnoreSpec
+
+    from policylint.config.overrides import Overrides, PerFile
+
+    def per_file(pattern: str) -> PerFile:
+        return PerFile(pattern, "/repo", GitIgnoreSpec.from_lines([pattern]), ignore=("PL301",))
+
+    request = LintRequest(paths=["."], overrides=Overrides(per_file=(per_file("apps/"),)))
+    assert memo.settings(request) is not None
+    assert memo.settings(request) == memo.settings(
+        dataclasses.replace(request, overrides=Overrides(per_file=(per_file("apps/"),)))
+    )
+    assert memo.settings(request) != memo.settings(
+        dataclasses.replace(request, overrides=Overrides(per_file=(per_file("ops/"),)))
+    )
+
+
+# -- the gate's base side ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "repo"
+    init(root)
+    lay_out(root)
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    monkeypatch.chdir(root)
+    return root
+
+
+@pytest.fixture
+def runs(monkeypatch: pytest.MonkeyPatch) -> list[LintRequest]:
+    """The pipeline runs commands make, in order."""
+    made: list[LintRequest] = []
+    real = pipeline._lint
+
+    def counted(request: LintRequest, part: pipeline.Part | None = None) -> pipeline.LintResult:
+        made.append(request)
+        return real(request, part)
+
+    monkeypatch.setattr(pipeline, "_lint", counted)
+    return made
+
+
+def check(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["check", "--format", "json", *args])
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, result.stdout
+
+
+def _edit_route_port(root: Path, port: int) -> None:
+    (root / "apps" / "team-x" / "app.yaml").write_text(APP.replace("port: 8080\n---", f"port: {port}\n---"))
+    git(root, "add", ".")
+
+
+def test_the_base_is_linted_once_then_read_back(repo: Path, tmp_path: Path, runs: list[LintRequest]) -> None:
+    cache = str(tmp_path / "cache")
+    _edit_route_port(repo, 9090)  # a backend port the Service does not have: introduced
+    cold = check("--staged", "--no-cache")
+    del runs[:]
+    assert check("--staged", "--cache-dir", cache) == cold
+    assert len(runs) == 2  # the staged files, then HEAD from git objects
+    del runs[:]
+    assert check("--staged", "--cache-dir", cache) == cold
+    assert [r.sources for r in runs] == [None]  # HEAD's findings read back: only the staged files linted
+
+
+def test_the_base_of_the_next_commit_is_what_this_run_checked(repo: Path, tmp_path: Path, runs: list[LintRequest]) -> None:
+    cache = str(tmp_path / "cache")
+    _edit_route_port(repo, 9090)
+    check("--staged", "--cache-dir", cache)
+    git(repo, "commit", "-q", "-m", "port")
+    _edit_route_port(repo, 9091)  # still a port the Service lacks: pre-existing, not introduced
+    cold = check("--staged", "--no-cache")
+    reported = json.loads(cold[1])["findings"]
+    assert reported and all(f["introduced"] is False for f in reported)
+    del runs[:]
+    assert check("--staged", "--cache-dir", cache) == cold
+    assert [r.sources for r in runs] == [None]  # HEAD is what the previous run checked as staged
+
+
+def test_other_settings_do_not_read_what_a_run_kept(repo: Path, tmp_path: Path, runs: list[LintRequest]) -> None:
+    cache = str(tmp_path / "cache")
+    _edit_route_port(repo, 9090)
+    check("--staged", "--cache-dir", cache)
+    del runs[:]
+    check("--staged", "--cache-dir", cache, "--namespace", "elsewhere")
+    assert len(runs) == 2
+    del runs[:]
+    check("--staged", "--cache-dir", cache, "--ignore", "PL301")
+    assert len(runs) == 2
+
+
+def _entries(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The entry keys `memo.key` gives, in order."""
+    keys: list[str] = []
+    real = memo.key
+
+    def recorded(*args: Any) -> str | None:
+        found = real(*args)
+        if found is not None:
+            keys.append(found)
+        return found
+
+    monkeypatch.setattr(memo, "key", recorded)
+    return keys
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"not json",
+        b'{"format": 2, "fingerprints": []}',
+        b'{"format": 1, "fingerprints": {"a": 1}}',
+        b'{"format": 1, "fingerprints": ["ZZZZZZZZZZZZZZZZZZZZ"]}',
+        b'{"format": 1, "fingerprints": [1234567890123456789]}',
+        b"[1]",
+        None,  # whole, but its checksum does not match
+    ],
+)
+def test_an_entry_that_is_not_what_policylint_writes_is_a_miss(
+    repo: Path, tmp_path: Path, runs: list[LintRequest], monkeypatch: pytest.MonkeyPatch, payload: bytes | None
+) -> None:
+    cache = tmp_path / "cache"
+    _edit_route_port(repo, 9090)
+    cold = check("--staged", "--no-cache")
+    keys = _entries(monkeypatch)
+    check("--staged", "--cache-dir", str(cache))
+    # Every entry kept: the staged files' whole run, the base's whole run and its part.
+    assert len(set(keys)) == 3
+    for entry in set(keys):
+        assert (cache / "parse" / entry).is_file()
+        if payload is None:
+            path = cache / "parse" / entry
+            blob = bytearray(path.read_bytes())
+            blob[-2] ^= 1
+            path.write_bytes(bytes(blob))
+        else:
+            ParseCache(cache).put(entry, payload)
+    del runs[:]
+    assert check("--staged", "--cache-dir", str(cache)) == cold
+    assert len(runs) == 2  # the base linted again
+
+
+def test_an_entry_that_is_a_symlink_is_a_miss(
+    repo: Path, tmp_path: Path, runs: list[LintRequest], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    _edit_route_port(repo, 9090)
+    cold = check("--staged", "--no-cache")
+    keys = _entries(monkeypatch)
+    check("--staged", "--cache-dir", str(cache))
+    for i, name in enumerate(set(keys)):
+        entry = cache / "parse" / name
+        forged = tmp_path / f"forged-{i}"
+        forged.write_bytes(entry.read_bytes())  # a valid entry, but not one the cache holds itself
+        entry.unlink()
+        entry.symlink_to(forged)
+    del runs[:]
+    assert check("--staged", "--cache-dir", str(cache)) == cold
+    assert len(runs) == 2
+
+
+# -- differential: random edit sequences ---------------------------------------------------------
+
+
+def _write(root: Path, files: dict[str, list[dict[str, Any]]]) -> None:
+    for existing in root.glob("*.yaml"):
+        if existing.name not in files:
+            existing.unlink()
+    for name, docs in files.items():
+        (root / name).write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
+
+
+def _corpus(seed: int, n: int, *, isolated: bool) -> dict[str, list[dict[str, Any]]]:
+    rng = random.Random(seed)
+    docs = list(tenants(n, seed, error_rate=0.3, isolated=isolated))
+    files: dict[str, list[dict[str, Any]]] = {}
+    while docs:
+        take = rng.randint(1, 5)
+        files[f"m-{len(files):03d}.yaml"] = docs[:take]
+        docs = docs[take:]
+    return files
+
+
+def _policies(files: dict[str, list[dict[str, Any]]]) -> Iterator[dict[str, Any]]:
+    for docs in files.values():
+        for doc in docs:
+            if isinstance(doc.get("spec"), dict) and doc["spec"].get("targetRefs"):
+                yield doc
+
+
+def _edit(files: dict[str, list[dict[str, Any]]], rng: random.Random) -> str:
+    """One random edit of the repository, in place; what it did."""
+    names = sorted(files)
+    kind = rng.choice(["rename", "target", "remove", "add", "move", "delete-file", "rename-file"])
+    name = rng.choice(names)
+    docs = files[name]
+    if kind == "rename" and docs:
+        doc = rng.choice(docs)
+        doc["metadata"]["name"] += rng.choice("xyz")
+    elif kind == "target":
+        policies = list(_policies(files))
+        if policies:
+            ref = rng.choice(rng.choice(policies)["spec"]["targetRefs"])
+            others = [d["metadata"]["name"] for ds in files.values() for d in ds if d.get("kind") == ref.get("kind")]
+            ref["name"] = rng.choice([*others, ref["name"] + "-typo"]) if others else ref["name"] + "-typo"
+    elif kind == "remove" and docs:
+        docs.pop(rng.randrange(len(docs)))
+    elif kind == "add" and docs:
+        copied = copy.deepcopy(rng.choice(docs))
+        copied["metadata"]["name"] += "-copy"
+        files[rng.choice(names)].append(copied)
+    elif kind == "move" and docs:
+        files[rng.choice(names)].append(docs.pop(rng.randrange(len(docs))))
+    elif kind == "delete-file" and len(files) > 2:
+        del files[name]
+    elif kind == "rename-file":
+        files[f"r-{rng.randrange(10**6):06d}.yaml"] = files.pop(name)
+    for key in [k for k, v in files.items() if not v]:
+        del files[key]  # an empty document list would write a file holding `[]`
+    return f"{kind} {name}"
+
+
+def _differential(root: Path, cache: Path, seed: int, steps: int, n: int, *, isolated: bool) -> int:
+    """The number of runs whose base was read back rather than linted."""
+    recalled = 0
+    real = memo.recall
+
+    def counted(*args: Any) -> frozenset[str] | None:
+        nonlocal recalled
+        found = real(*args)
+        recalled += found is not None
+        return found
+
+    rng = random.Random(seed)
+    files = _corpus(seed, n, isolated=isolated)
+    init(root)
+    _write(root, files)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "start")
+    os.chdir(root)
+    done: list[str] = []
+    for _ in range(steps):
+        done.extend(_edit(files, rng) for _ in range(rng.randint(1, 3)))
+        _write(root, files)
+        git(root, "add", "-A")
+        mode = rng.choice([["--staged"], ["--staged"], ["--diff", "HEAD"]])
+        # Twice with the cache at times: the second run reads back what the first kept.
+        for _ in range(rng.choice((1, 2))):
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(memo, "recall", counted)
+                cached = check(*mode, "--cache-dir", str(cache))
+            assert cached == check(*mode, "--no-cache"), (seed, done)
+        if rng.random() < 0.6:
+            git(root, "commit", "-q", "--allow-empty", "-m", f"step {len(done)}")
+    return recalled
+
+
+def test_differential_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert _differential(tmp_path / "repo", tmp_path / "cache", seed=0, steps=3, n=30, isolated=False) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(6))
+def test_differential(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """Larger repositories (past the size where a scoped analysis starts), isolated tenants or
+    tenants reaching into each other, longer sequences."""
+    monkeypatch.chdir(tmp_path)
+    assert _differential(tmp_path / "repo", tmp_path / "cache", seed=seed, steps=10, n=260, isolated=seed % 2 == 0) > 0
+
+
+# -- Workspace -------------------------------------------------------------------------------------
+
+POLICY_TYPO = """\
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata:
+  name: shop-timeouts
+  namespace: team-x
+spec:
+  targetRefs:
+  - group: gateway.networking.k8s.io
+    kind: HTTPRoute
+    name: shopp
+  timeout:
+    http:
+      requestTimeout: 10s
+"""
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "tree"
+    root.mkdir()
+    lay_out(root)
+    monkeypatch.chdir(root)
+    return root
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_a_buffer_overrides_its_file_and_only_changed_files_are_answered(tree: Path, tmp_path: Path) -> None:
+    on_disk = _snapshot(tree)
+    workspace = Workspace(LintRequest(paths=["."], cache_dir=str(tmp_path / "cache")))
+    assert workspace.result.findings == lint(LintRequest(paths=["."])).findings
+    policies = "apps/team-x/policies.yaml"
+    assert all(f.file != policies for f in workspace.result.findings)
+
+    changes = workspace.update(str(tree / policies), POLICY_TYPO)
+    assert list(changes.files) == [policies]
+    assert [(f.rule, f.line, f.path) for f in changes.files[policies]] == [("PL201", 10, "spec.targetRefs[0].name")]
+
+    again = workspace.update(str(tree / policies), POLICY_TYPO)
+    assert dict(again.files) == {}  # nothing changed
+
+    back = workspace.update(policies, None)  # dropped: the file on disk again
+    assert dict(back.files) == {policies: ()}
+    assert _snapshot(tree) == on_disk  # nothing written into the tree
+
+
+def test_a_buffer_of_a_file_not_on_disk_is_linted(tree: Path, tmp_path: Path) -> None:
+    workspace = Workspace(LintRequest(paths=["."], cache_dir=str(tmp_path / "cache")))
+    new = "apps/team-x/new.yaml"
+    changes = workspace.update(new, POLICY_TYPO.replace("shop-timeouts", "fresh"))
+    assert [(f.rule, f.line) for f in changes.files[new]] == [("PL201", 10)]
+    assert not (tree / new).exists()
+    assert dict(workspace.update(new, None).files) == {new: ()}
+
+
+def test_workspace_differential_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _workspace_differential(tmp_path, monkeypatch, seed=7, steps=3, n=30)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(3))
+def test_workspace_differential(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    _workspace_differential(tmp_path, monkeypatch, seed=seed, steps=8, n=120)
+
+
+def _workspace_differential(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, seed: int, steps: int, n: int) -> None:
+    """Random buffers over a generated repository: the workspace's findings are a cold run's over
+    the same texts written to disk (under the same names)."""
+    rng = random.Random(seed)
+    files = _corpus(seed, n, isolated=False)
+    editor, disk = tmp_path / "editor", tmp_path / "disk"
+    editor.mkdir()
+    disk.mkdir()
+    _write(editor, files)
+    monkeypatch.chdir(editor)
+    workspace = Workspace(LintRequest(paths=["."], cache_dir=str(tmp_path / "cache")))
+    for _ in range(steps):
+        before = copy.deepcopy(files)
+        _edit(files, rng)
+        touched = set(before) | set(files)
+        for name in sorted(touched):
+            if before.get(name) != files.get(name):
+                text = yaml.safe_dump_all(files[name], sort_keys=False) if name in files else ""
+                workspace.update(name, text)
+        _write(disk, files)
+        for name in touched - set(files):
+            (disk / name).write_text("")  # deleted in the editor: an empty buffer, an empty file
+        monkeypatch.chdir(disk)
+        cold = lint(LintRequest(paths=["."]))
+        monkeypatch.chdir(editor)
+        assert json.dumps([dataclasses.astuple(f) for f in workspace.result.findings], default=str) == json.dumps(
+            [dataclasses.astuple(f) for f in cold.findings], default=str
+        )
+
+
+def test_the_base_is_analysed_in_the_part_the_findings_reported_can_depend_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tenants that cannot see each other: the base's analysis covers the changed tenant, not the
+    repository, and finds for it what a whole run finds."""
+    # Small repositories are analysed whole (components.MIN_OBJECTS): not this one.
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    root = tmp_path / "repo"
+    files = _corpus(11, 130, isolated=True)
+    init(root)
+    _write(root, files)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "start")
+    monkeypatch.chdir(root)
+    policy = next(d for d in _policies(files) if d["metadata"]["namespace"] == "tenant-00001")
+    policy["spec"]["targetRefs"][0]["name"] += "-typo"  # a finding the change introduces
+    _write(root, files)
+    git(root, "add", "-A")
+    cold = check("--staged", "--no-cache")
+    assert any(f["introduced"] for f in json.loads(cold[1])["findings"])
+    analysed: list[tuple[bool, int, int]] = []  # (the base's run, objects analysed, objects read)
+    real = pipeline._analysed
+
+    def recorded(request: LintRequest, sources: Any, loaded: Any, part: Any = None) -> Any:
+        project, members = real(request, sources, loaded, part)
+        analysed.append((request.sources is not None, len(project.index.objects), len(loaded.index.objects)))
+        return project, members
+
+    monkeypatch.setattr(pipeline, "_analysed", recorded)
+    assert check("--staged", "--cache-dir", str(tmp_path / "cache")) == cold
+    base = [(n, total) for is_base, n, total in analysed if is_base]
+    assert len(base) == 1 and base[0][1] == 130 and base[0][0] < 65
