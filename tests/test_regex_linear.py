@@ -238,6 +238,8 @@ PATTERNS: dict[str, Adversarial] = {
     "policylint.commands.explain._UNNAMED_RULE": Adversarial(
         ("match",), lambda n: ["rules[" + "1" * n, "rules[" + "1" * n + "]x"]
     ),
+    # The kept findings of a whole run (policylint.incremental.memo): a cache file, never believed.
+    "policylint.incremental.memo._FINGERPRINT": Adversarial(("match",), lambda n: ["0" * n, "0" * n + "x", "f" * 64 + "0" * n]),
     # Suppression comments and the baseline file (policylint.suppressions): text from the input.
     "policylint.suppressions.baseline._FINGERPRINT": Adversarial(
         ("finditer",),
