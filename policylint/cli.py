@@ -346,6 +346,14 @@ def _given(values: dict[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in values.items() if ctx.get_parameter_source(name) not in defaults}
 
 
+@cli.command("server")
+def server_command() -> None:
+    """Run the language server on stdin and stdout, for editors (docs/editors.md). Needs policylint[server]."""
+    from policylint.commands.server import run_server
+
+    sys.exit(run_server())
+
+
 @cli.command("config")
 @_CONFIG
 @_ISOLATED
