@@ -323,16 +323,26 @@ _ISOLATED = click.option("--isolated", is_flag=True, help="Ignore every configur
     help="Compare the configuration and the baseline with REF's and fail when the change loosens them, whatever the files reported on (the pre-commit hook: HEAD).",
 )
 @click.option("--show-suppressed", is_flag=True, help="Also list the findings hidden by suppressions and the baseline.")
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Lint again whenever a file changes, showing what changed since the last run; Ctrl-C stops (exit 130). Needs policylint[watch].",
+)
 def check_command(
     paths: tuple[str, ...],
     fmt: str,
     config_file: str | None,
     isolated: bool,
     show_config: bool,
+    watch: bool,
     **kwargs: Unpack[_CheckOptions],
 ) -> None:
     """Lint manifests: files, directories, or `-` for stdin (default: `paths` of the configuration file)."""
     given = _given({"fmt": fmt, **kwargs})
+    if watch:
+        from policylint.commands.watch import run_watch
+
+        sys.exit(run_watch(paths, given, config=config_file, isolated=isolated, show_config=show_config))
     sys.exit(run_configured(paths, given, config=config_file, isolated=isolated, show_config=show_config))
 
 
