@@ -11,6 +11,7 @@ the unchanged files cheap); an incremental engine replaces `analyse` alone.
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import os
 from collections.abc import Mapping, Sequence
@@ -94,8 +95,15 @@ def analyse(root: str, overrides: Mapping[str, str], paths: Sequence[str] = ()) 
     except (SourceError, ProfileError, RuleOptionError, BaselineError) as exc:
         return Analysis([], [], None, [], [Problem(_config_name(root), 1, str(exc))], texts, request.namespace)
     project = result.project
-    # Hover reads the effective policy: the stages no selected rule read are built now, once.
-    failures = build_stages(project, (Stage.SIMULATION,))
+    # Hover reads the effective policy: the stages no selected rule read are built now, once,
+    # without the cyclic collector, as the pipeline builds them.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        failures = build_stages(project, (Stage.SIMULATION,))
+    finally:
+        if was_enabled:
+            gc.enable()
     problems = [Problem(f.location.file, f.location.line, f.message) for f in failures if f.location is not None]
     return Analysis(
         result.findings,

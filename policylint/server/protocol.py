@@ -11,6 +11,7 @@ since changed.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -49,7 +50,17 @@ class Snapshot:
     def __init__(self, analysis: Analysis, generation: int) -> None:
         self.analysis = analysis
         self.generation = generation
-        self.navigator = Navigator(analysis.project, PositionResolver(analysis.text)) if analysis.project is not None else None
+        # Tens of thousands of short-lived acyclic objects, as in a lint run (policylint.pipeline):
+        # the cyclic collector would only rescan the project's millions of objects, for seconds.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self.navigator = (
+                Navigator(analysis.project, PositionResolver(analysis.text)) if analysis.project is not None else None
+            )
+        finally:
+            if was_enabled:
+                gc.enable()
         self._lines: dict[str, Lines] = {}
 
     def lines(self, file: str) -> Lines:
