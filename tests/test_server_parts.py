@@ -136,3 +136,28 @@ def test_a_line_with_a_comment_is_suppressed_from_the_line_above(workspace: Path
     assert suppress is not None
     (edit,) = suppress.edits
     assert (edit.start, edit.end, edit.text) == (Spot(12, 0), Spot(12, 0), "# policylint: disable-next-line=PL110 -- \n")
+
+
+def test_the_server_without_its_extra_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from policylint.commands.server import run_server
+
+    monkeypatch.delitem(sys.modules, "policylint.server.protocol", raising=False)
+    monkeypatch.setitem(sys.modules, "pygls.lsp.server", None)  # what an install without pygls gives
+    assert run_server() == 2
+    assert "pip install 'policylint[server]'" in capsys.readouterr().err
+
+
+def test_uris_sent_back_are_the_clients_through_a_symlinked_root(tmp_path: Path) -> None:
+    from policylint.server.protocol import PolicylintServer
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    server = PolicylintServer()
+    server.root = str(tmp_path / "link")
+    uri = (tmp_path / "link" / "team" / "route.yaml").as_uri()
+    assert server.name_of(uri) == "team/route.yaml"
+    assert server.uri_of("team/route.yaml") == uri

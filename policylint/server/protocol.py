@@ -104,7 +104,7 @@ class PolicylintServer(LanguageServer):
         return os.path.relpath(path, self.root).replace(os.sep, "/")
 
     def uri_of(self, name: str) -> str:
-        return Path(os.path.join(self.root, name)).resolve().as_uri()
+        return Path(os.path.normpath(os.path.join(self.root, name))).as_uri()
 
     def overrides(self) -> dict[str, str]:
         texts: dict[str, str] = {}
@@ -267,7 +267,9 @@ def create_server(debounce: float = DEBOUNCE) -> PolicylintServer:
                 # Names relative to the workspace, configuration found from it: what `check`
                 # run in the workspace's root gives.
                 os.chdir(path)
-                ls.root = os.getcwd()
+                # As the client names it (not resolved): URIs sent back must be the ones it holds,
+                # through a symlinked directory too (/tmp on macOS).
+                ls.root = os.path.abspath(path)
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: PolicylintServer, params: types.InitializedParams) -> None:
