@@ -10,7 +10,7 @@ FUZZ_EXAMPLES ?= 20000
 # `make hostile`: every hostile input in bounded time and memory (fuzz/README.md); `HOSTILE_ARGS=-k alias`.
 HOSTILE_ARGS ?=
 
-.PHONY: demo test test-all test-pythons check-code lint-examples bench fuzz hostile conformance dist clean FORCE
+.PHONY: demo test test-all test-pythons check-code lint-examples bench fuzz hostile conformance dist vscode clean FORCE
 CODE := policylint tests benchmarks fuzz
 
 # The oldest Python policylint runs on (pyproject.toml: requires-python). The interpreter is asked
@@ -88,5 +88,11 @@ dist: $(STAMP)
 	$(BIN)/python -m build --outdir dist .
 	$(BIN)/twine check --strict dist/*
 
+# The VS Code extension (editors/vscode, docs/editors.md): installs its locked dependencies from
+# the npm registry, type-checks and compiles it, and packages editors/vscode/policylint.vsix.
+# Not part of `make test` (it needs the npm registry); CI runs it (.ci/run).
+vscode:
+	cd editors/vscode && npm ci --no-audit --no-fund && npm run compile && npm run package
+
 clean:
-	rm -rf $(VENV) .venv-3.* build dist .pytest_cache
+	rm -rf $(VENV) .venv-3.* build dist .pytest_cache editors/vscode/node_modules editors/vscode/out editors/vscode/policylint.vsix

@@ -91,6 +91,12 @@ def apply_plan(file_plan: FilePlan) -> FilePlan:
     except NamedFileError as exc:
         file_plan.skipped.extend((f, f"cannot read the file: {exc.problem}") for f in file_plan.findings)
         return file_plan
+    return apply_to(file_plan, data)
+
+
+def apply_to(file_plan: FilePlan, data: bytes) -> FilePlan:
+    """`apply_plan` on the bytes `data` instead of the file on disk: the language server fixes the
+    text an editor holds, which may not be saved yet."""
     file_plan.original = file_plan.fixed = data
     try:
         text = data.decode("utf-8")

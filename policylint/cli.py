@@ -111,9 +111,17 @@ _CHECK_EXTRA: dict[str, dict[str, Any]] = {"fmt": {"choices": (*_FORMATS, _AUTO)
 @cli.command("check", cls=_StrictOptionalValues)
 @click.argument("paths", nargs=-1)
 @options(CHECK, _CHECK_EXTRA)
-def check_command(paths: tuple[str, ...], config_file: str | None, isolated: bool, show_config: bool, **values: Any) -> None:
+def check_command(
+    paths: tuple[str, ...], config_file: str | None, isolated: bool, show_config: bool, watch: bool, **values: Any
+) -> None:
     """Lint manifests: files, directories, or `-` for stdin (default: `paths` of the configuration file)."""
-    sys.exit(run_configured(paths, _given(values), config=config_file, isolated=isolated, show_config=show_config))
+    given = _given(values)
+    if watch:
+        # Imported here: watchfiles is an extra, and a plain run must not pay for the watcher.
+        from policylint.commands.watch import run_watch
+
+        sys.exit(run_watch(paths, given, config=config_file, isolated=isolated, show_config=show_config))
+    sys.exit(run_configured(paths, given, config=config_file, isolated=isolated, show_config=show_config))
 
 
 def _given(values: dict[str, Any]) -> dict[str, Any]:
@@ -124,6 +132,14 @@ def _given(values: dict[str, Any]) -> dict[str, Any]:
     ctx = click.get_current_context()
     defaults = (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
     return {name: value for name, value in values.items() if ctx.get_parameter_source(name) not in defaults}
+
+
+@cli.command("server")
+def server_command() -> None:
+    """Run the language server on stdin and stdout, for editors (docs/editors.md). Needs policylint[server]."""
+    from policylint.commands.server import run_server
+
+    sys.exit(run_server())
 
 
 @cli.command("config")

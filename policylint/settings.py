@@ -123,6 +123,12 @@ class Settings:
         commands=(CHECK,),
         help="Print the effective configuration and where each value comes from; lint nothing.",
     )
+    watch: bool = setting(
+        False,
+        flag=("--watch",),
+        commands=(CHECK,),
+        help="Lint again whenever a file changes, showing what changed since the last run; Ctrl-C stops (exit 130). Needs policylint[watch].",
+    )
     paths: tuple[str, ...] = setting(
         (),
         key="paths",

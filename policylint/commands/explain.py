@@ -713,7 +713,19 @@ def _policy_target(
 
 def explain(project: Project, query: str, *, default_namespace: str = "default", limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
     """The explanation document for `query` (schemas/explain.schema.json). Raises ExplainError."""
-    found = find_object(project, parse_query(query), default_namespace)
+    return explain_found(project, find_object(project, parse_query(query), default_namespace), limit)
+
+
+def explain_object(
+    project: Project, obj: K8sObject, section: Section | None = None, limit: int = DEFAULT_LIMIT
+) -> dict[str, Any]:
+    """The explanation document of an object already found (the language server's hover).
+    Raises ExplainError."""
+    return explain_found(project, Found(obj, section, object_node(project, obj, section)), limit)
+
+
+def explain_found(project: Project, found: Found, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+    """A policy's reach, or the effective policy of any other object."""
     policy = next((p for p in project.resolution.policies() if p.obj is found.obj), None)
     if policy is not None:
         if found.section is not None:

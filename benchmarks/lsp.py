@@ -1,0 +1,150 @@
+"""The language server's interactive budget: `policylint server` over stdio on a generated corpus.
+
+    python benchmarks/lsp.py [--objects 10000] [--edits 10] [--requests 30]
+
+Measures, as an editor sees them (a JSON-RPC client on the server's stdin and stdout):
+
+- the first analysis of the workspace (initialize → the answer to a request, which waits for it);
+- diagnostics after an edit: a didChange of one open file → the answer to a request sent right
+  after it (the server answers once the analysis of the edited text is published), the debounce
+  (policylint.server.protocol.DEBOUNCE) included;
+- hover and definition on an open file once analysed: request → response.
+
+Prints p50 and p95 of each, in milliseconds. Each analysis is of the whole workspace: the parse
+cache (a fresh directory per run, warm after the first analysis) spares the unchanged files'
+parsing, nothing spares the rest (docs/performance.md#the-language-server).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from generate import write_corpus
+
+
+class Client:
+    def __init__(self, root: Path, cache: str) -> None:
+        env = dict(os.environ, POLICYLINT_CACHE_DIR=cache)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "policylint", "server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            cwd=root,
+            env=env,
+        )
+        self.next_id = 0
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.process.stdin.flush()
+
+    def receive(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        length = 0
+        while True:
+            line = self.process.stdout.readline()
+            if line in (b"\r\n", b""):
+                break
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        return json.loads(self.process.stdout.read(length))  # type: ignore[no-any-return]
+
+    def request(self, method: str, params: dict[str, Any]) -> Any:
+        self.next_id += 1
+        wanted = self.next_id
+        self.send({"id": wanted, "method": method, "params": params})
+        while True:
+            message = self.receive()
+            if message.get("id") == wanted and "method" not in message:
+                return message.get("result")
+
+    def close(self) -> None:
+        self.request("shutdown", {})
+        self.send({"method": "exit"})
+        self.process.wait(timeout=30)
+
+
+def _ms(values: list[float]) -> str:
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return f"p50 {statistics.median(ordered) * 1000:7.0f} ms  p95 {p95 * 1000:7.0f} ms  (n={len(ordered)})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--objects", type=int, default=10_000)
+    parser.add_argument("--edits", type=int, default=10)
+    parser.add_argument("--requests", type=int, default=30)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch) / "corpus"
+        files = write_corpus(args.objects, root)
+        cache = str(Path(scratch) / "cache")
+        client = Client(root, cache)
+        started = time.perf_counter()
+        client.request("initialize", {"capabilities": {}, "rootUri": root.as_uri(), "processId": os.getpid()})
+        client.send({"method": "initialized", "params": {}})
+        uri = files[0].resolve().as_uri()
+        text = files[0].read_text()
+        client.send(
+            {
+                "method": "textDocument/didOpen",
+                "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}},
+            }
+        )
+        symbols = {"textDocument": {"uri": uri}}
+        client.request("textDocument/documentSymbol", symbols)
+        first = time.perf_counter() - started
+        edits: list[float] = []
+        for n in range(args.edits):
+            edited = text + f"# edit {n}\n"
+            began = time.perf_counter()
+            client.send(
+                {
+                    "method": "textDocument/didChange",
+                    "params": {"textDocument": {"uri": uri, "version": n + 2}, "contentChanges": [{"text": edited}]},
+                }
+            )
+            client.request("textDocument/documentSymbol", symbols)
+            edits.append(time.perf_counter() - began)
+        lines = text.splitlines()
+        names = [i for i, line in enumerate(lines) if line == "metadata:"]
+        refs = [i for i, line in enumerate(lines) if re.match(r"\s+sectionName: ", line)]
+        hovers: list[float] = []
+        definitions: list[float] = []
+        for k in range(args.requests):
+            line = names[k % len(names)] + 1
+            began = time.perf_counter()
+            client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": line, "character": 4}})
+            hovers.append(time.perf_counter() - began)
+            line = refs[k % len(refs)]
+            began = time.perf_counter()
+            client.request(
+                "textDocument/definition",
+                {"textDocument": {"uri": uri}, "position": {"line": line, "character": len(lines[line]) - 1}},
+            )
+            definitions.append(time.perf_counter() - began)
+        client.close()
+    print(f"objects: {args.objects}, files: {len(files)}")
+    print(f"first analysis:            {first * 1000:7.0f} ms")
+    print(f"diagnostics after an edit: {_ms(edits)}")
+    print(f"hover:                     {_ms(hovers)}")
+    print(f"definition:                {_ms(definitions)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,424 @@
+"""The language server: pygls wiring, the debounce and the analysis thread.
+
+Edits arrive on the event loop; each schedules an analysis after `DEBOUNCE` seconds of quiet, so
+that typing a word costs one analysis, not one per key. Analyses run one at a time in a worker
+thread (the loop keeps answering); one whose texts were edited again while it ran is stale: its
+diagnostics are not published, the newer one runs next. Requests (hover, definition, ...) wait for
+the analysis of the texts they are asked about, so an answer never describes a text the user has
+since changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from policylint import __version__
+from policylint.findings import Finding, Severity
+from policylint.input.positions import PositionResolver
+from policylint.k8s.objects import K8sObject
+from policylint.reporters.json import help_uri
+from policylint.server import actions, hovers
+from policylint.server.analysis import Analysis, Problem, analyse
+from policylint.server.documents import Cursor, Lines, Spot, cursor_at
+from policylint.server.navigation import Navigator, Place
+from policylint.values import frozen
+
+# Seconds of quiet after an edit before the workspace is analysed again.
+DEBOUNCE = 0.3
+SEVERITIES = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFO: types.DiagnosticSeverity.Information,
+}
+# Findings about something to remove rather than fix: editors fade it (LSP DiagnosticTag).
+DEPRECATED = frozenset({"PL701", "PL707"})  # deprecated-field, deprecated-api-version
+UNNECESSARY = frozenset({"PL901"})  # unused-suppression
+
+
+class Snapshot:
+    """An analysis and what the requests read from it, built in the worker thread."""
+
+    def __init__(self, analysis: Analysis, generation: int) -> None:
+        self.analysis = analysis
+        self.generation = generation
+        # Tens of thousands of short-lived acyclic objects, as in a lint run (policylint.pipeline):
+        # the cyclic collector would only rescan the project's millions of objects, for seconds.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self.navigator = (
+                Navigator(analysis.project, PositionResolver(analysis.text)) if analysis.project is not None else None
+            )
+        finally:
+            if was_enabled:
+                gc.enable()
+        self._lines: dict[str, Lines] = {}
+
+    def lines(self, file: str) -> Lines:
+        if file not in self._lines:
+            self._lines[file] = Lines(self.analysis.text(file) or "")
+        return self._lines[file]
+
+
+@frozen(eq=False)
+class At:
+    """What a request's position is on: the file's name, the object and the cursor in it."""
+
+    name: str
+    nav: Navigator
+    obj: K8sObject
+    cursor: Cursor
+
+
+class PolicylintServer(LanguageServer):
+    def __init__(self, debounce: float = DEBOUNCE) -> None:
+        super().__init__("policylint", __version__)
+        self.debounce = debounce
+        self.root = os.getcwd()
+        self.generation = 0  # bumped by every edit
+        self.snapshot: Snapshot | None = None
+        self.published: set[str] = set()  # files whose diagnostics the client holds
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="policylint-analysis")
+        self._pending: asyncio.Task[None] | None = None
+        self._done = asyncio.Event()
+
+    # -- files and URIs -----------------------------------------------------------------------
+
+    def name_of(self, uri: str) -> str | None:
+        """The name findings give the file at `uri` (relative to the root), None outside a file."""
+        parsed = urlparse(uri)
+        if parsed.scheme != "file":
+            return None
+        path = unquote(parsed.path)
+        if os.name == "nt" and path.startswith("/"):
+            path = path[1:]
+        return os.path.relpath(path, self.root).replace(os.sep, "/")
+
+    def uri_of(self, name: str) -> str:
+        return Path(os.path.normpath(os.path.join(self.root, name))).as_uri()
+
+    def overrides(self) -> dict[str, str]:
+        texts: dict[str, str] = {}
+        for uri, document in self.workspace.text_documents.items():
+            name = self.name_of(uri)
+            if name is not None:
+                texts[name] = document.source
+        return texts
+
+    # -- analysis -----------------------------------------------------------------------------
+
+    def schedule(self, delay: float | None = None) -> None:
+        """Analyse after `delay` seconds of quiet (the debounce), superseding a wait under way."""
+        self.generation += 1
+        self._done.clear()
+        if self._pending is not None and not self._pending.done():
+            self._pending.cancel()
+        self._pending = asyncio.ensure_future(self._analyse_after(self.debounce if delay is None else delay))
+
+    async def _analyse_after(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+        generation, texts = self.generation, self.overrides()
+        loop = asyncio.get_running_loop()
+        # Shielded: a newer edit cancels the wait above, never an analysis running in the thread
+        # (its result is dropped below instead).
+        snapshot = await asyncio.shield(loop.run_in_executor(self._executor, self._run, texts, generation))
+        if generation != self.generation:
+            return  # stale: the newer edit's task analyses again
+        self.snapshot = snapshot
+        self.publish(snapshot)
+        self._done.set()
+
+    def _run(self, texts: dict[str, str], generation: int) -> Snapshot:
+        try:
+            analysis = analyse(self.root, texts)
+        except Exception as exc:  # a bug must not take the server down: said on the workspace
+            analysis = Analysis(
+                [], [], None, [], [Problem(".", 1, f"analysis failed: {type(exc).__name__}: {exc}; please report this")], texts
+            )
+        return Snapshot(analysis, generation)
+
+    async def current(self) -> Snapshot | None:
+        """The analysis of the texts as they are now (waiting for it when one is due)."""
+        if self._pending is not None and not self._done.is_set():
+            await self._done.wait()
+        return self.snapshot
+
+    # -- diagnostics --------------------------------------------------------------------------
+
+    def publish(self, snapshot: Snapshot) -> None:
+        by_file: dict[str, list[types.Diagnostic]] = {}
+        for finding in snapshot.analysis.findings:
+            by_file.setdefault(finding.file, []).append(self.diagnostic(snapshot, finding))
+        for problem in snapshot.analysis.problems:
+            by_file.setdefault(problem.file, []).append(_problem_diagnostic(snapshot, problem))
+        for file in sorted(self.published - set(by_file)):
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=self.uri_of(file), diagnostics=[]))
+        for file in sorted(by_file):
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=self.uri_of(file), diagnostics=by_file[file])
+            )
+        self.published = set(by_file)
+
+    def diagnostic(self, snapshot: Snapshot, f: Finding) -> types.Diagnostic:
+        lines = snapshot.lines(f.file)
+        start = lines.to_lsp(f.line, f.column)
+        if f.end_line and (f.end_line, f.end_column) > (f.line, f.column):
+            end = lines.to_lsp(f.end_line, f.end_column)
+        else:
+            end = lines.end_of(f.line)
+            if (end.line, end.character) < (start.line, start.character):
+                end = start
+        tags = [types.DiagnosticTag.Deprecated] if f.rule in DEPRECATED else []
+        if f.rule in UNNECESSARY:
+            tags.append(types.DiagnosticTag.Unnecessary)
+        related = [
+            types.DiagnosticRelatedInformation(
+                location=types.Location(uri=self.uri_of(r.file), range=_point(snapshot.lines(r.file).to_lsp(r.line, r.column))),
+                message=r.message,
+            )
+            for r in f.related
+        ]
+        message = f.message + (f"\n{f.hint}" if f.hint else "")
+        return types.Diagnostic(
+            range=types.Range(start=_position(start), end=_position(end)),
+            message=message,
+            severity=SEVERITIES.get(f.severity, types.DiagnosticSeverity.Warning),
+            code=f.rule,
+            code_description=types.CodeDescription(href=help_uri(f.rule, f.name)),
+            source="policylint",
+            related_information=related or None,
+            tags=tags or None,
+            data={"fingerprint": f.fingerprint},
+        )
+
+    # -- requests -----------------------------------------------------------------------------
+
+    def cursor(self, snapshot: Snapshot, uri: str, position: types.Position) -> At | None:
+        nav = snapshot.navigator
+        name = self.name_of(uri)
+        if nav is None or name is None:
+            return None
+        text = snapshot.analysis.text(name)
+        if text is None:
+            return None
+        line, column = snapshot.lines(name).from_lsp(position.line, position.character)
+        cursor = cursor_at(text, line, column)
+        if cursor is None:
+            return None
+        obj = nav.object_at(name, cursor)
+        if obj is None:
+            return None
+        return At(name, nav, obj, cursor)
+
+    def location(self, snapshot: Snapshot, place: Place) -> types.Location:
+        lines = snapshot.lines(place.file)
+        return types.Location(
+            uri=self.uri_of(place.file),
+            range=types.Range(
+                start=_position(lines.to_lsp(place.line, place.column)),
+                end=_position(lines.to_lsp(place.end_line, place.end_column)),
+            ),
+        )
+
+
+def _position(spot: Spot) -> types.Position:
+    return types.Position(line=spot.line, character=spot.character)
+
+
+def _point(spot: Spot) -> types.Range:
+    return types.Range(start=_position(spot), end=_position(spot))
+
+
+def _problem_diagnostic(snapshot: Snapshot, problem: Problem) -> types.Diagnostic:
+    lines = snapshot.lines(problem.file)
+    return types.Diagnostic(
+        range=types.Range(start=_position(Spot(max(problem.line - 1, 0), 0)), end=_position(lines.end_of(problem.line))),
+        message=problem.message,
+        severity=types.DiagnosticSeverity.Error,
+        source="policylint",
+    )
+
+
+def _overlaps(f: Finding, start: int, end: int) -> bool:
+    """Whether the finding's lines (0-based) meet start..end."""
+    last = max(f.end_line, f.line) - 1
+    return f.line - 1 <= end and last >= start
+
+
+def create_server(debounce: float = DEBOUNCE) -> PolicylintServer:
+    server = PolicylintServer(debounce)
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: PolicylintServer, params: types.InitializeParams) -> None:
+        folders: Sequence[types.WorkspaceFolder] = params.workspace_folders or []
+        root = folders[0].uri if folders else params.root_uri
+        if root is not None and urlparse(root).scheme == "file":
+            path = unquote(urlparse(root).path)
+            if os.path.isdir(path):
+                # Names relative to the workspace, configuration found from it: what `check`
+                # run in the workspace's root gives.
+                os.chdir(path)
+                # As the client names it (not resolved): URIs sent back must be the ones it holds,
+                # through a symlinked directory too (/tmp on macOS).
+                ls.root = os.path.abspath(path)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: PolicylintServer, params: types.InitializedParams) -> None:
+        ls.schedule(0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: PolicylintServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.schedule()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: PolicylintServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.schedule()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: PolicylintServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.schedule()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: PolicylintServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.schedule()  # the file on disk stands again for the text the editor held
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_files(ls: PolicylintServer, params: types.DidChangeWatchedFilesParams) -> None:
+        ls.schedule()
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: PolicylintServer, params: types.HoverParams) -> types.Hover | None:
+        snapshot = await ls.current()
+        found = ls.cursor(snapshot, params.text_document.uri, params.position) if snapshot is not None else None
+        if found is None:
+            return None
+        nav, obj, cursor = found.nav, found.obj, found.cursor
+        ref = nav.reference_at(obj, cursor)
+        if ref is not None:
+            text = hovers.reference(nav, ref)
+        else:
+            from policylint.commands.explain import ExplainError, explain_object
+
+            try:
+                text = hovers.explanation(explain_object(nav.project, obj, nav.section_at(obj, cursor)))
+            except (ExplainError, AssertionError):
+                return None
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
+
+    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    async def definition(ls: PolicylintServer, params: types.DefinitionParams) -> list[types.Location] | None:
+        snapshot = await ls.current()
+        found = ls.cursor(snapshot, params.text_document.uri, params.position) if snapshot is not None else None
+        if found is None or snapshot is None:
+            return None
+        nav, obj, cursor = found.nav, found.obj, found.cursor
+        ref = nav.reference_at(obj, cursor)
+        place = nav.definition(ref) if ref is not None else None
+        return [ls.location(snapshot, place)] if place is not None else None
+
+    @server.feature(types.TEXT_DOCUMENT_REFERENCES)
+    async def references(ls: PolicylintServer, params: types.ReferenceParams) -> list[types.Location] | None:
+        snapshot = await ls.current()
+        found = ls.cursor(snapshot, params.text_document.uri, params.position) if snapshot is not None else None
+        if found is None or snapshot is None:
+            return None
+        nav, obj, cursor = found.nav, found.obj, found.cursor
+        refs = nav.references_to(obj, nav.section_at(obj, cursor))
+        out = [ls.location(snapshot, nav.place(r.owner, r.path)) for r in refs]
+        if params.context.include_declaration:
+            out.insert(0, ls.location(snapshot, nav.place(obj)))
+        return out
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    async def symbols(ls: PolicylintServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
+        snapshot = await ls.current()
+        name = ls.name_of(params.text_document.uri)
+        if snapshot is None or snapshot.navigator is None or name is None:
+            return None
+        nav = snapshot.navigator
+        lines = snapshot.lines(name)
+        out = []
+        for obj in nav.objects_in(name):
+            children = []
+            for section in nav.project.index.sections(obj):
+                place = nav.place(obj, section.path)
+                rng = types.Range(
+                    start=_position(lines.to_lsp(place.line, place.column)), end=_position(lines.end_of(place.line))
+                )
+                label = section.name if section.name is not None else f"rules[{section.position}]"
+                children.append(types.DocumentSymbol(name=label, kind=types.SymbolKind.Field, range=rng, selection_range=rng))
+            place = nav.place(obj)
+            top = lines.to_lsp(obj.doc.line, obj.doc.column)
+            selection = types.Range(
+                start=_position(lines.to_lsp(place.line, place.column)), end=_position(lines.end_of(place.line))
+            )
+            last = max([c.range.end for c in children] + [selection.end], key=lambda p: (p.line, p.character))
+            full = types.Range(start=_position(top), end=last)
+            where = f"{obj.namespace}/{obj.name}" if obj.namespace else obj.name
+            out.append(
+                types.DocumentSymbol(
+                    name=f"{obj.kind} {where}",
+                    detail=obj.api_version,
+                    kind=types.SymbolKind.Class,
+                    range=full,
+                    selection_range=selection,
+                    children=children or None,
+                )
+            )
+        return out
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    async def code_action(ls: PolicylintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        snapshot = await ls.current()
+        name = ls.name_of(params.text_document.uri)
+        if snapshot is None or name is None:
+            return None
+        start, end = params.range.start.line, params.range.end.line
+        out: list[types.CodeAction] = []
+        for finding in snapshot.analysis.findings:
+            if finding.file != name or not _overlaps(finding, start, end):
+                continue
+            diagnostic = ls.diagnostic(snapshot, finding)
+            fix_text = snapshot.analysis.text(finding.fix.file) if finding.fix is not None else None
+            for action in (
+                actions.fix_action(finding, fix_text) if fix_text is not None else None,
+                actions.suppress_action(finding, snapshot.analysis.text(name) or ""),
+            ):
+                if action is None:
+                    continue
+                changes: dict[str, list[types.TextEdit]] = {}
+                for edit in action.edits:
+                    changes.setdefault(ls.uri_of(edit.file), []).append(
+                        types.TextEdit(
+                            range=types.Range(start=_position(edit.start), end=_position(edit.end)), new_text=edit.text
+                        )
+                    )
+                out.append(
+                    types.CodeAction(
+                        title=action.title,
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[diagnostic],
+                        is_preferred=action.preferred or None,
+                        edit=types.WorkspaceEdit(changes=changes),
+                    )
+                )
+        return out
+
+    return server
+
+
+def serve() -> None:
+    """Serve on standard input and output until the client exits."""
+    create_server().start_io()
