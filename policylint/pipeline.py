@@ -44,7 +44,6 @@ from policylint.project import Project
 from policylint.report_scope import ChangeSet, ReportScope, removed, report_files
 from policylint.rules import REGISTRY, engine
 from policylint.rules.base import Rule
-from policylint.semantics import components
 from policylint.semantics.effective.simulation import Simulation
 from policylint.semantics.resolution import Resolution
 from policylint.semantics.topology import Topology
@@ -618,7 +617,12 @@ def _analysed(
         for implementation in loaded.resolution.profiles.implementations
         for source in implementation.host_sources
     }
-    scoped = components.scope(index.objects, files, deleted, hosts=hosts)
+    # Found from what earlier runs kept of each file, where they kept it (the files a change did
+    # not touch): policylint.incremental.summaries.
+    from policylint.incremental import summaries
+
+    cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
+    scoped = summaries.scope(cache, index.objects, index.content_keys, files, deleted, hosts)
     if scoped is None:
         return loaded, None
     reduced = dataclasses.replace(index, objects=scoped.objects)  # the same index of fewer objects

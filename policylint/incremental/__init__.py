@@ -7,6 +7,9 @@ the change invalidates (docs/performance.md, "Incremental analysis").
   the findings and the code that computes them. The gate's base side (`commands/change.py`)
   reads it instead of linting the base again: the base of a hook run is the commit the previous
   run checked, so it is nearly always there.
+- `summaries.py`: per file content, the keys of the objects a file defines and what each may
+  reference, and the part of the repository a scoped run found: the next scoped run walks only
+  the files that changed to find its part.
 - `workspace.py`: `Workspace`, the in-memory texts an editor holds over the files on disk, and
   what each edit changes in the findings (the language server's entry point).
 

@@ -188,13 +188,15 @@ def scope(
     hosts: Mapping[tuple[str, str], str] | None = None,
     min_objects: int | None = None,
     max_share: float | None = None,
+    refs: list[list[Reference]] | None = None,
 ) -> Scoped | None:
     """The objects a run reporting on `origin_files` (and on what references `removed`, the
     objects a change deleted) must analyse; None when that is (nearly) everything, or when a
     origin is a cluster-scoped object, whose reach is the whole repository. `hosts`: the kinds
     whose objects declare hosts of a service registry, and their spec field listing them
     (profile `implementations[].hostBackends`): a reference by such a host's name, in any
-    namespace, may resolve to the object."""
+    namespace, may resolve to the object. `refs`: `references` of every object, in order, when
+    the caller has them already (policylint.incremental.summaries keeps them by content)."""
     min_objects = MIN_OBJECTS if min_objects is None else min_objects
     max_share = MAX_SHARE if max_share is None else max_share
     if len(objects) < min_objects:
@@ -210,7 +212,8 @@ def scope(
     ]
     if any(k.kind != "Namespace" for k in cluster_origins):
         return None
-    refs = [references(o) for o in objects]
+    if refs is None:
+        refs = [references(o) for o in objects]
     if any(EVERYWHERE in r for r in refs):
         return None
 
