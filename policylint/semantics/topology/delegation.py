@@ -1,5 +1,6 @@
-"""Route delegation (docs/semantics.md#route-delegation): a route rule whose backend is a
-route hands its traffic to that route, for the implementations that delegate."""
+"""Route delegation (docs/semantics.md#backends): a route rule whose backendRef names a route
+kind hands its traffic to the routes it names, for the implementations that delegate (profile
+`implementations[].routeDelegation`)."""
 
 from __future__ import annotations
 
