@@ -101,109 +101,159 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
         return FoldResult(merged, {id(f): ENFORCED for f in stack}, {}, {})
     if _default_atomicity(profile) == "priority":
         return _fold_priority(stack)
-    containers = [tuple(c.split(".")) for c in profile.merge.rule_containers] or None
-    conflict_same_target = profile.merge.same_target == "conflict"
-    # sameTarget "field" (NGINX Gateway Fabric): on one target, a later policy that sets a field an
-    # earlier one set is Conflicted; policies setting different fields all apply, merged.
-    field_conflict = profile.merge.same_target == "field"
-    claimed: dict[NodeKey, dict[tuple[str, ...], Facet]] = defaultdict(dict)
-    by_id = {id(f): f for f in stack}
-    discarded: dict[int, set[int]] = defaultdict(set)  # facet -> facets that discarded it atomically
-    conflicts: dict[int, tuple[Facet, str]] = {}
-    merged_with: dict[int, set[str]] = {}
-    erased: dict[int, int] = {}
-    skipped: dict[int, Facet] = {}
-    first = stack[0]
-    acc: Tagged | None = first.tree
-    owner = first  # the facet whose target the accumulated spec currently belongs to
-    role, atom = first.role, first.atomicity
-    locked: Locks = _locks_of(first, None)
-    if field_conflict:
-        claimed[first.node].update((path, first) for path, _ in leaves(first.tree))
-    # The fold as it stood before the first route or rule policy (None: none came yet; a state
-    # with no spec: the stack starts at the route): what a rule policy with mergeType merges onto.
-    above_route: _FoldState | None = _FoldState(None, None, frozenset(), role, atom) if first.node[0] in _ROUTE_LEVELS else None
-    for c in stack[1:]:
-        if above_route is None and c.node[0] in _ROUTE_LEVELS:
-            above_route = _FoldState(acc, owner, locked, role, atom)
-        if c.merge_onto_parent and c.node[0] == "rule" and owner.node[0] == "route" and above_route is not None:
-            # Envoy Gateway merges a rule policy with mergeType onto the closest policy of the
-            # route's listener or Gateway, never onto the route's own: it translates rule policies
-            # first, and a route policy then skips every route rule a more specific policy has
-            # set (applyTrafficFeatureToRoute, translateBackendTrafficPolicyForRouteWithMerge in
-            # internal/gatewayapi/backendtrafficpolicy.go). The route policy's values are shadowed here.
-            for src in _sources(acc) - _sources(above_route.acc) or {id(owner)}:
-                skipped[src] = c
-            if above_route.owner is None:
-                # Nothing above the route: the rule policy applies alone.
-                acc, owner, locked = c.tree, c, _locks_of(c, None)
-                role, atom = c.role, c.atomicity
+    return _Fold(stack, profile).run()
+
+
+class _Tally:
+    """Who beat whom as a fold went, besides what the folded spec shows (`_outcome` reads it)."""
+
+    def __init__(self, stack: Sequence[Facet]) -> None:
+        self.by_id = {id(f): f for f in stack}
+        self.discarded: dict[int, set[int]] = defaultdict(set)  # facet -> facets that discarded it atomically
+        self.conflicts: dict[int, tuple[Facet, str]] = {}
+        self.merged_with: dict[int, set[str]] = {}
+        self.erased: dict[int, int] = {}
+        self.skipped: dict[int, Facet] = {}
+
+
+class _Fold:
+    """One fold of a stack under GEP-713's abstract process (`fold`): the spec so far, the facet
+    it belongs to (`owner`), what is locked, the strategy deciding the next step, and the tally."""
+
+    def __init__(self, stack: Sequence[Facet], profile: PolicyProfile) -> None:
+        self.stack = stack
+        self.profile = profile
+        self.containers = [tuple(c.split(".")) for c in profile.merge.rule_containers] or None
+        self.conflict_same_target = profile.merge.same_target == "conflict"
+        # sameTarget "field" (NGINX Gateway Fabric): on one target, a later policy that sets a field an
+        # earlier one set is Conflicted; policies setting different fields all apply, merged.
+        self.field_conflict = profile.merge.same_target == "field"
+        self.claimed: dict[NodeKey, dict[tuple[str, ...], Facet]] = defaultdict(dict)
+        self.tally = _Tally(stack)
+        first = stack[0]
+        self.acc: Tagged | None = first.tree
+        self.owner = first  # the facet whose target the accumulated spec currently belongs to
+        self.role, self.atom = first.role, first.atomicity
+        self.locked: Locks = _locks_of(first, None)
+        if self.field_conflict:
+            self.claimed[first.node].update((path, first) for path, _ in leaves(first.tree))
+        # The fold as it stood before the first route or rule policy (None: none came yet; a state
+        # with no spec: the stack starts at the route): what a rule policy with mergeType merges onto.
+        self.above_route: _FoldState | None = (
+            _FoldState(None, None, frozenset(), self.role, self.atom) if first.node[0] in _ROUTE_LEVELS else None
+        )
+
+    def run(self) -> FoldResult:
+        for c in self.stack[1:]:
+            if self.above_route is None and c.node[0] in _ROUTE_LEVELS:
+                self.above_route = _FoldState(self.acc, self.owner, self.locked, self.role, self.atom)
+            if c.merge_onto_parent and c.node[0] == "rule" and self.owner.node[0] == "route" and self.above_route is not None:
+                if self._skip_route_policy(c, self.above_route):
+                    continue
+            if self._same_target(c):
                 continue
-            acc, owner, locked, role, atom = (
-                above_route.acc,
-                above_route.owner,
-                above_route.locked,
-                above_route.role,
-                above_route.atom,
-            )
-        if field_conflict:
-            taken = claimed[c.node]
+            if self.locked is ALL:
+                self._discard(c)
+                continue
+            self._merge(c)
+            self._establish(c)
+        return _outcome(self.stack, self.acc, self.tally)
+
+    def _establish(self, c: Facet) -> None:
+        """`c` owns the spec now: its strategy decides the next step."""
+        self.owner = c
+        self.locked = _locks_of(c, self.locked)
+        self.role, self.atom = c.role, c.atomicity
+
+    def _skip_route_policy(self, c: Facet, above_route: _FoldState) -> bool:
+        """Fold a rule policy with mergeType onto the fold above the route; True when that leaves
+        nothing more to do with it (it applies alone)."""
+        # Envoy Gateway merges a rule policy with mergeType onto the closest policy of the
+        # route's listener or Gateway, never onto the route's own: it translates rule policies
+        # first, and a route policy then skips every route rule a more specific policy has
+        # set (applyTrafficFeatureToRoute, translateBackendTrafficPolicyForRouteWithMerge in
+        # internal/gatewayapi/backendtrafficpolicy.go). The route policy's values are shadowed here.
+        for src in _sources(self.acc) - _sources(above_route.acc) or {id(self.owner)}:
+            self.tally.skipped[src] = c
+        if above_route.owner is None:
+            # Nothing above the route: the rule policy applies alone.
+            self.acc, self.owner, self.locked = c.tree, c, _locks_of(c, None)
+            self.role, self.atom = c.role, c.atomicity
+            return True
+        self.acc, self.owner, self.locked, self.role, self.atom = (
+            above_route.acc,
+            above_route.owner,
+            above_route.locked,
+            above_route.role,
+            above_route.atom,
+        )
+        return False
+
+    def _same_target(self, c: Facet) -> bool:
+        """Settle `c` against a policy on its own target when the profile says how (Conflicted, or
+        merged field by field); True when that settles it."""
+        owner = self.owner
+        if self.field_conflict:
+            taken = self.claimed[c.node]
             clash = next(
                 ((path, taken[held]) for path, _ in leaves(c.tree) for held in taken if _overlaps(path, frozenset({held}))),
                 None,
             )
             if clash is not None and clash[1].policy is not c.policy:
                 path, holder = clash
-                conflicts[id(c)] = (holder, f"{_why(holder, c)}; both set {'.'.join(path)}")
-                continue
+                self.tally.conflicts[id(c)] = (holder, f"{_why(holder, c)}; both set {'.'.join(path)}")
+                return True
             taken.update((path, c) for path, _ in leaves(c.tree))
             if c.node == owner.node:
                 # Different fields on one target: merged, none replacing another.
-                acc = merge_patch(acc, _strip(c.tree, locked, None))
-                owner = c
-                locked = _locks_of(c, locked)
-                role, atom = c.role, c.atomicity
-                continue
-        elif c.policy is not owner.policy and c.node == owner.node and (role == "none" or conflict_same_target):
-            conflicts[id(c)] = (owner, _why(owner, c))
-            continue
-        if locked is ALL:
-            # An atomic override above: the established spec wins whole (GEP-713 Atomic Overrides).
-            units = _erased_units(acc, c.tree) if acc is not None and not _has_values(acc) else 0
-            if units:
-                for src in _sources(acc) or {id(owner)}:
-                    erased[src] = erased.get(src, 0) + units
+                self.acc = merge_patch(self.acc, _strip(c.tree, self.locked, None))
+                self._establish(c)
+                return True
+        elif c.policy is not owner.policy and c.node == owner.node and (self.role == "none" or self.conflict_same_target):
+            self.tally.conflicts[id(c)] = (owner, _why(owner, c))
+            return True
+        return False
+
+    def _discard(self, c: Facet) -> None:
+        """An atomic override above: the established spec wins whole (GEP-713 Atomic Overrides)."""
+        acc, owner, tally = self.acc, self.owner, self.tally
+        units = _erased_units(acc, c.tree) if acc is not None and not _has_values(acc) else 0
+        if units:
             for src in _sources(acc) or {id(owner)}:
-                discarded[id(c)].add(src)
-            continue
+                tally.erased[src] = tally.erased.get(src, 0) + units
+        for src in _sources(acc) or {id(owner)}:
+            tally.discarded[id(c)].add(src)
+
+    def _merge(self, c: Facet) -> None:
+        """Merge `c` into the spec under the established strategy."""
+        acc, role, atom, merge, tally = self.acc, self.role, self.atom, self.profile.merge, self.tally
+        containers = self.containers
         unit_containers = (containers or default_containers(acc, c.tree)) if atom == "rules" else None
-        incoming = _strip(c.tree, locked, unit_containers)
+        incoming = _strip(c.tree, self.locked, unit_containers)
         if role == "none" or atom == "atomic":
             if c.merge_onto_parent and role != "none":
+                by_id = tally.by_id
                 parents = {by_id[s].name for s in _sources(acc) if s in by_id and by_id[s].policy is not c.policy}
                 if parents:
-                    merged_with[id(c)] = parents
+                    tally.merged_with[id(c)] = parents
                 # Envoy Gateway mergeType: the route policy merges onto its parent's, item by item
                 # for the lists a strategic merge patch merges.
                 strategic = c.policy.obj.spec.get("mergeType") == "StrategicMerge"
-                acc = merge_patch(acc, incoming, profile.merge.strategic_lists if strategic else {})
+                acc = merge_patch(acc, incoming, merge.strategic_lists if strategic else {})
             else:
-                kept_locked = _subtree(acc, locked)
+                kept_locked = _subtree(acc, self.locked)
                 for src in _sources(acc) - _sources(kept_locked):
-                    discarded[src].add(id(c))
+                    tally.discarded[src].add(id(c))
                 acc = merge_patch(incoming, kept_locked) if kept_locked is not None else incoming
         elif atom == "patch":
-            if profile.merge.replace_together and acc is not None and acc.children is not None:
-                acc, replaced = _replace_together(acc, incoming, profile.merge.replace_together)
+            if merge.replace_together and acc is not None and acc.children is not None:
+                acc, replaced = _replace_together(acc, incoming, merge.replace_together)
                 for src in replaced:
-                    discarded[src].add(id(c))
+                    tally.discarded[src].add(id(c))
             acc = merge_patch(acc, incoming)
         else:
             acc = merge_rules(acc, incoming, containers)
-        owner = c
-        locked = _locks_of(c, locked)
-        role, atom = c.role, c.atomicity
-    return _outcome(stack, acc, by_id, discarded, conflicts, erased, merged_with, skipped)
+        self.acc = acc
 
 
 class _All:
@@ -319,7 +369,7 @@ def _fold_precedence(stack: Sequence[Facet]) -> FoldResult:
     acc: Tagged | None = None
     for facet in reversed(precedence):
         acc = merge_patch(acc, facet.tree)
-    return _outcome(stack, acc, {id(f): f for f in stack}, defaultdict(set), {}, {})
+    return _outcome(stack, acc, _Tally(stack))
 
 
 def _fold_priority(stack: Sequence[Facet]) -> FoldResult:
@@ -335,16 +385,7 @@ def _fold_priority(stack: Sequence[Facet]) -> FoldResult:
     return FoldResult(tree, status, {}, {})
 
 
-def _outcome(
-    stack: Sequence[Facet],
-    acc: Tagged | None,
-    by_id: Mapping[int, Facet],
-    discarded: Mapping[int, set[int]],
-    conflicts: dict[int, tuple[Facet, str]],
-    erased: dict[int, int],
-    merged_with: dict[int, set[str]] | None = None,
-    skipped: dict[int, Facet] | None = None,
-) -> FoldResult:
+def _outcome(stack: Sequence[Facet], acc: Tagged | None, tally: _Tally) -> FoldResult:
     kept: dict[int, set[tuple[str, ...]]] = defaultdict(set)
     result_at: dict[tuple[str, ...], int] = {}
     for path, leaf in leaves(acc):
@@ -357,6 +398,7 @@ def _outcome(
     status: dict[int, Enforcement] = {}
     beaten: dict[int, set[str]] = {}
     merged_only: set[int] = set()
+    conflicts, skipped, by_id = tally.conflicts, tally.skipped, tally.by_id
     for facet in stack:
         fid = id(facet)
         if fid in conflicts:
@@ -365,41 +407,46 @@ def _outcome(
             continue
         offered = {p for p, _ in leaves(facet.tree)}
         mine = kept.get(fid, set())
-        if offered <= mine:
-            status[fid] = ENFORCED
-        elif not mine:
-            status[fid] = OVERRIDDEN
-        else:
-            status[fid] = PARTIALLY_ENFORCED
-        if status[fid] != ENFORCED and skipped and fid in skipped:
+        status[fid] = ENFORCED if offered <= mine else OVERRIDDEN if not mine else PARTIALLY_ENFORCED
+        if status[fid] == ENFORCED:
+            continue
+        if fid in skipped:
             # Not beaten value by value: the rule policy's merge left this one out whole.
             beaten[fid] = {skipped[fid].name}
             continue
-        if status[fid] != ENFORCED:
-            winners: set[int] = set(discarded.get(fid, ()))
-            for path in offered - mine:
-                for other, src in result_at.items():
-                    if src != fid and (other[: len(path)] == path or path[: len(other)] == other):
-                        winners.add(src)
-            others = {w for w in winners if w in by_id and by_id[w].policy is not facet.policy}
-            if winners and not others:
-                # Beaten only by another block of the same policy (a PL107 two-strategy policy):
-                # the policy itself is in force; PL107 reports the shape.
-                status[fid] = ENFORCED
-                continue
-            beaten[fid] = {by_id[w].name for w in others}
-            if all(by_id[w].merge_onto_parent for w in others):
-                merged_only.add(fid)
+        winners = _winners(fid, offered - mine, result_at, tally.discarded)
+        others = {w for w in winners if w in by_id and by_id[w].policy is not facet.policy}
+        if winners and not others:
+            # Beaten only by another block of the same policy (a PL107 two-strategy policy):
+            # the policy itself is in force; PL107 reports the shape.
+            status[fid] = ENFORCED
+            continue
+        beaten[fid] = {by_id[w].name for w in others}
+        if all(by_id[w].merge_onto_parent for w in others):
+            merged_only.add(fid)
     return FoldResult(
         acc,
         status,
         beaten,
         conflicts,
-        erased=erased,
-        merged_with=merged_with or {},
+        erased=tally.erased,
+        merged_with=tally.merged_with,
         merged_only=frozenset(merged_only),
-        skipped=skipped or {},
+        skipped=skipped,
     )
+
+
+def _winners(
+    fid: int, lost: set[tuple[str, ...]], result_at: Mapping[tuple[str, ...], int], discarded: Mapping[int, set[int]]
+) -> set[int]:
+    """The facets that beat facet `fid`: those that discarded it, and those whose values stand at,
+    above or below the paths it `lost`."""
+    winners: set[int] = set(discarded.get(fid, ()))
+    for path in lost:
+        for other, src in result_at.items():
+            if src != fid and (other[: len(path)] == path or path[: len(other)] == other):
+                winners.add(src)
+    return winners
 
 
 # -- order sensitivity ------------------------------------------------------------------
