@@ -235,22 +235,12 @@ class Simulation:
             return []  # roots are Gateways; the class is prepended to their paths
         if obj is None:
             return []
-        # A Conflicted listener (PL416), or one refused for its protocol (PL421), is not accepted:
-        # no traffic passes it.
         if level == "gateway":
-            out: list[NodeKey] = [
-                ("listener", key, lst.name)
-                for lst in topo.listeners(obj)
-                if lst.name is not None and topo.listener_conflict(lst) is None and not _refused_protocol(lst)
-            ]
+            out = self._accepted_listeners(obj, key)
             out.extend(("listenerset", ls.key, None) for ls in topo.listener_sets_of(obj))
             return out
         if level == "listenerset":
-            return [
-                ("listener", key, lst.name)
-                for lst in topo.listeners(obj)
-                if lst.name is not None and topo.listener_conflict(lst) is None and not _refused_protocol(lst)
-            ]
+            return self._accepted_listeners(obj, key)
         if level == "listener":
             listener = next((lst for lst in topo.listeners(obj) if lst.name == section), None)
             if listener is None:
@@ -262,27 +252,42 @@ class Simulation:
         if level == "route":
             return [("rule", key, s.name if s.name is not None else s.position) for s in topo.rules(obj)]
         if level == "rule":
-            out = []
-            position = next(
-                (r.position for r in topo.rules(obj) if (r.name if r.name is not None else r.position) == section), None
-            )
-            for ref in topo.refs_from(obj):
-                if ref.rule != position or ref.purpose not in ("backend", "mirror") or ref.status == "RefNotPermitted":
-                    continue
-                if ref.status == "NotFound":
-                    continue
-                target_key = ref.target.key if ref.target is not None else ObjectKey(ref.group, ref.kind, ref.namespace, ref.name)
-                if ref.target is not None:
-                    self._objects[target_key] = ref.target
-                backend: NodeKey = ("backend", target_key, None)
-                if backend not in out:
-                    out.append(backend)
-                if ref.port_section is not None and ref.port_section.name is not None:
-                    port: NodeKey = ("port", target_key, ref.port_section.name)
-                    if port not in out:
-                        out.append(port)
-            return out
+            return self._rule_backends(obj, section)
         return []
+
+    def _accepted_listeners(self, owner: K8sObject, key: ObjectKey) -> list[NodeKey]:
+        # A Conflicted listener (PL416), or one refused for its protocol (PL421), is not accepted:
+        # no traffic passes it.
+        topo = self.topology
+        return [
+            ("listener", key, lst.name)
+            for lst in topo.listeners(owner)
+            if lst.name is not None and topo.listener_conflict(lst) is None and not _refused_protocol(lst)
+        ]
+
+    def _rule_backends(self, route: K8sObject, section: str | int | None) -> list[NodeKey]:
+        """The backends (and Service ports) of the route rule named `section`, in reference order."""
+        topo = self.topology
+        out: list[NodeKey] = []
+        position = next(
+            (r.position for r in topo.rules(route) if (r.name if r.name is not None else r.position) == section), None
+        )
+        for ref in topo.refs_from(route):
+            if ref.rule != position or ref.purpose not in ("backend", "mirror") or ref.status == "RefNotPermitted":
+                continue
+            if ref.status == "NotFound":
+                continue
+            target_key = ref.target.key if ref.target is not None else ObjectKey(ref.group, ref.kind, ref.namespace, ref.name)
+            if ref.target is not None:
+                self._objects[target_key] = ref.target
+            backend: NodeKey = ("backend", target_key, None)
+            if backend not in out:
+                out.append(backend)
+            if ref.port_section is not None and ref.port_section.name is not None:
+                port: NodeKey = ("port", target_key, ref.port_section.name)
+                if port not in out:
+                    out.append(port)
+        return out
 
     def backends_below(self, node: NodeKey) -> frozenset[NodeKey]:
         cached = self._backends_below.get(node)
@@ -502,48 +507,7 @@ class Simulation:
     def _finalize(self) -> None:
         """Turn the per-stack tallies into per (policy, target) status and per-policy blast radius."""
         for group in self._groups.values():
-            result, stack = group.result, group.stack
-            context = Context(group.profile, group.examples[0], stack, result)
-            for item in group.sensitive:
-                self.order_sensitive.setdefault((*item.policies, group.profile.kind), (context, item))
-            gateways: AbstractSet[ObjectKey] = group.gateways or frozenset()
-            for facet in stack:
-                fid = id(facet)
-                if fid in result.erased:
-                    prev = self.erasures.get(fid)
-                    units = result.erased[fid] * group.count
-                    self.erasures[fid] = (facet, units + (prev[1] if prev else 0), group.count + (prev[2] if prev else 0))
-                if facet.role == "override" and any(
-                    f.rank > facet.rank or (f.rank == facet.rank and f.policy is not facet.policy) for f in stack
-                ):
-                    self.override_challenged.add(fid)
-            for target, (facets, state) in _target_states(stack, result):
-                entry = self.status[target]
-                entry.contexts += group.count
-                if state == CONFLICTED:
-                    entry.conflicted += group.count
-                    entry.conflict = next(result.conflicts[id(f)] for f in facets if id(f) in result.conflicts)
-                elif state == ENFORCED:
-                    entry.enforced += group.count
-                elif state == OVERRIDDEN:
-                    entry.overridden += group.count
-                else:
-                    entry.partial += group.count
-                if state in (OVERRIDDEN, PARTIALLY_ENFORCED):
-                    for example in group.examples:
-                        if len(entry.overridden_in) < 3 and example not in entry.overridden_in:
-                            entry.overridden_in = (*entry.overridden_in, example)
-                for facet in facets:
-                    entry.beaten_by = _grow(entry.beaten_by, result.beaten_by.get(id(facet)))
-                    entry.merged_with = _grow(entry.merged_with, result.merged_with.get(id(facet)))
-                if state in (OVERRIDDEN, PARTIALLY_ENFORCED) and all(
-                    id(f) in result.merged_only or result.status[id(f)] == ENFORCED for f in facets
-                ):
-                    entry.merged_away += group.count
-                entry.ancestors = _grow(entry.ancestors, gateways)
-            # The policies that contribute here, as `_prepare` found them.
-            for reach in group.contributors:
-                reach.contexts += group.count
+            self._count_group(group)
         # What only the walk and these tallies needed, dropped before the rules run (a third of
         # the simulation's memory at 100k objects): the rules, reports and `explain` read the
         # statuses and blast radii, and the hierarchy is computed again if asked.
@@ -554,26 +518,54 @@ class Simulation:
         # Each reach is counted and dropped in turn, so that its memory serves the next one.
         while self._reach:
             pid, reach = self._reach.popitem()
-            affects = self.affects[pid]
-            affects.contexts = reach.contexts
-            routes: set[ObjectKey] = set()
-            for node in reach.nodes:  # distinct nodes: distinct rules, listeners and Gateways
-                level = node[0]
-                if RANK[level] == reach.level and level not in _BACKEND_LEVELS:
-                    affects.backends |= self.backends_below(node)  # a context ended here
-                if level == "rule" or level == "route":
-                    routes.add(node[1])
-                    if level == "rule":
-                        affects.rules += 1
-                elif level == "listener":
-                    affects.listeners += 1
-                elif level == "gateway":
-                    affects.gateways += 1
-            affects.routes = len(routes)
-            for last in reach.lasts:
-                affects.backends |= self.backends_below(last)
+            self._count_reach(self.affects[pid], reach)
         self._backends_below = {}
         self._children = {}
+
+    def _count_group(self, group: _StackGroup) -> None:
+        """Count one distinct stack, in every context it stands for, into the statuses."""
+        result, stack = group.result, group.stack
+        context = Context(group.profile, group.examples[0], stack, result)
+        for item in group.sensitive:
+            self.order_sensitive.setdefault((*item.policies, group.profile.kind), (context, item))
+        gateways: AbstractSet[ObjectKey] = group.gateways or frozenset()
+        for facet in stack:
+            fid = id(facet)
+            if fid in result.erased:
+                prev = self.erasures.get(fid)
+                units = result.erased[fid] * group.count
+                self.erasures[fid] = (facet, units + (prev[1] if prev else 0), group.count + (prev[2] if prev else 0))
+            if facet.role == "override" and any(
+                f.rank > facet.rank or (f.rank == facet.rank and f.policy is not facet.policy) for f in stack
+            ):
+                self.override_challenged.add(fid)
+        for target, (facets, state) in _target_states(stack, result):
+            entry = self.status[target]
+            _count_state(entry, group, facets, state)
+            entry.ancestors = _grow(entry.ancestors, gateways)
+        # The policies that contribute here, as `_prepare` found them.
+        for reach in group.contributors:
+            reach.contexts += group.count
+
+    def _count_reach(self, affects: Affects, reach: _Reach) -> None:
+        """A policy's blast radius from the nodes its contexts went through."""
+        affects.contexts = reach.contexts
+        routes: set[ObjectKey] = set()
+        for node in reach.nodes:  # distinct nodes: distinct rules, listeners and Gateways
+            level = node[0]
+            if RANK[level] == reach.level and level not in _BACKEND_LEVELS:
+                affects.backends |= self.backends_below(node)  # a context ended here
+            if level == "rule" or level == "route":
+                routes.add(node[1])
+                if level == "rule":
+                    affects.rules += 1
+            elif level == "listener":
+                affects.listeners += 1
+            elif level == "gateway":
+                affects.gateways += 1
+        affects.routes = len(routes)
+        for last in reach.lasts:
+            affects.backends |= self.backends_below(last)
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -693,6 +685,32 @@ def _grow(have: frozenset[T], more: AbstractSet[T] | None) -> frozenset[T]:
     if not more or more <= have:
         return have
     return have | more
+
+
+def _count_state(entry: TargetStatus, group: _StackGroup, facets: Sequence[Facet], state: Enforcement) -> None:
+    """Count the contexts of one stack where a policy's facets on a target stand in `state`."""
+    result = group.result
+    entry.contexts += group.count
+    if state == CONFLICTED:
+        entry.conflicted += group.count
+        entry.conflict = next(result.conflicts[id(f)] for f in facets if id(f) in result.conflicts)
+    elif state == ENFORCED:
+        entry.enforced += group.count
+    elif state == OVERRIDDEN:
+        entry.overridden += group.count
+    else:
+        entry.partial += group.count
+    if state in (OVERRIDDEN, PARTIALLY_ENFORCED):
+        for example in group.examples:
+            if len(entry.overridden_in) < 3 and example not in entry.overridden_in:
+                entry.overridden_in = (*entry.overridden_in, example)
+    for facet in facets:
+        entry.beaten_by = _grow(entry.beaten_by, result.beaten_by.get(id(facet)))
+        entry.merged_with = _grow(entry.merged_with, result.merged_with.get(id(facet)))
+    if state in (OVERRIDDEN, PARTIALLY_ENFORCED) and all(
+        id(f) in result.merged_only or result.status[id(f)] == ENFORCED for f in facets
+    ):
+        entry.merged_away += group.count
 
 
 def _target_states(
