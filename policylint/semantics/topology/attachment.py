@@ -229,19 +229,9 @@ class Attachments(Listeners):
                 return ParentAttachment(route, ref, None, EXTERNAL, message=f"{label} is external")
             return ParentAttachment(route, ref, None, PARENT_NOT_FOUND, message=f"{label} not found")
         if ref.kind == "ListenerSet":
-            att = self.listener_sets.get(id(parent))
-            if att is not None and att.undecided:
-                message = f"ListenerSet {_where(parent)} may or may not be attached: {att.message}"
-                from_set = () if att.unknown is None else (att.unknown,)
-                return ParentAttachment(route, ref, parent, LABELS_UNKNOWN, message=message, unknown=from_set)
-            if att is not None and not att.attached:
-                return ParentAttachment(
-                    route,
-                    ref,
-                    parent,
-                    LISTENER_SET_NOT_ATTACHED,
-                    message=f"ListenerSet {_where(parent)} is not attached: {att.message}",
-                )
+            refused = self._through_listener_set(route, ref, parent)
+            if refused is not None:
+                return refused
         if self.index.malformed(parent).broken("spec", "listeners"):
             message = f"the listeners of {label} are malformed (PL010); attachment not evaluated"
             return ParentAttachment(route, ref, parent, MALFORMED, message=message)
@@ -251,17 +241,44 @@ class Attachments(Listeners):
         if ref.port is not None:
             candidates = [c for c in candidates if c.port == ref.port or c.unknown_port]
         if not candidates:
-            wanted = " and ".join(
-                part
-                for part in (
-                    f"name {ref.section_name}" if ref.section_name is not None else "",
-                    f"port {ref.port}" if ref.port is not None else "",
-                )
-                if part
+            return self._no_matching_listener(route, ref, parent, label)
+        return self._admit(route, ref, parent, label, candidates)
+
+    def _through_listener_set(self, route: K8sObject, ref: ParentRef, parent: K8sObject) -> ParentAttachment | None:
+        """The route's attachment when the ListenerSet it names is not attached for certain, else None."""
+        att = self.listener_sets.get(id(parent))
+        if att is not None and att.undecided:
+            message = f"ListenerSet {_where(parent)} may or may not be attached: {att.message}"
+            from_set = () if att.unknown is None else (att.unknown,)
+            return ParentAttachment(route, ref, parent, LABELS_UNKNOWN, message=message, unknown=from_set)
+        if att is not None and not att.attached:
+            return ParentAttachment(
+                route,
+                ref,
+                parent,
+                LISTENER_SET_NOT_ATTACHED,
+                message=f"ListenerSet {_where(parent)} is not attached: {att.message}",
             )
-            have = ", ".join(f"{lst.name} ({lst.protocol} {lst.port})" for lst in self.listeners(parent)) or "no listeners"
-            message = f"{label} has no listener with {wanted or 'any name'}; have: {have}"
-            return ParentAttachment(route, ref, parent, NO_MATCHING_PARENT, message=message)
+        return None
+
+    def _no_matching_listener(self, route: K8sObject, ref: ParentRef, parent: K8sObject, label: str) -> ParentAttachment:
+        """No listener of the parent has the sectionName and port the parentRef names."""
+        wanted = " and ".join(
+            part
+            for part in (
+                f"name {ref.section_name}" if ref.section_name is not None else "",
+                f"port {ref.port}" if ref.port is not None else "",
+            )
+            if part
+        )
+        have = ", ".join(f"{lst.name} ({lst.protocol} {lst.port})" for lst in self.listeners(parent)) or "no listeners"
+        message = f"{label} has no listener with {wanted or 'any name'}; have: {have}"
+        return ParentAttachment(route, ref, parent, NO_MATCHING_PARENT, message=message)
+
+    def _admit(
+        self, route: K8sObject, ref: ParentRef, parent: K8sObject, label: str, candidates: list[Listener]
+    ) -> ParentAttachment:
+        """The route's attachment through the listeners that match its parentRef, as they admit it."""
         admitted: list[Listener] = []
         rejections: list[Rejection] = []
         assumptions: list[str] = []

@@ -30,6 +30,7 @@ from policylint.semantics.topology.model import (
     _str,
     expand_pattern,
 )
+from policylint.semantics.topology.references import Resolving
 from policylint.vocabulary import ReferenceStatus
 
 if TYPE_CHECKING:
@@ -110,18 +111,14 @@ class Backends(Attachments, Delegation):
                 out.append(host)
                 return
             by_kind = self._backend_by_kind(implementations, raw) if purpose != "ext-auth" else None
-            ref = self._resolve_ref(
-                route,
-                path,
-                raw,
-                purpose,
-                default_kind="Service",
-                rule=rule,
+            how = Resolving(
+                "Service",
                 grant_needed=not mesh_only,
                 group_for_kind=by_kind,
                 grant_as_written=by_kind is not None,
                 lookup_as=self._backend_resolved_as(implementations, raw) if purpose != "ext-auth" else None,
             )
+            ref = self._resolve_ref(route, path, raw, purpose, how, rule=rule)
             if ref is not None:
                 out.append(ref)
 
@@ -308,7 +305,7 @@ class Backends(Attachments, Delegation):
         for pattern in fields:
             for path, raw in expand_pattern(obj.data, pattern):
                 if isinstance(raw, dict):
-                    ref = self._resolve_ref(obj, path, raw, "policy-backend", default_kind="Service")
+                    ref = self._resolve_ref(obj, path, raw, "policy-backend", Resolving("Service"))
                     if ref is not None:
                         out.append(ref)
         return out

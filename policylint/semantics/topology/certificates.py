@@ -23,6 +23,7 @@ from policylint.semantics.topology.model import (
     _ref_malformed,
     expand_pattern,
 )
+from policylint.semantics.topology.references import Resolving
 from policylint.vocabulary import ReferenceStatus
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ class Certificates(Listeners):
             if _ref_malformed(malformed, path):
                 return  # rejected with its owner (PL010)
             if isinstance(raw, dict):
-                ref = self._resolve_ref(owner, path, raw, purpose, default_kind=default_kind, check_existence=False)
+                ref = self._resolve_ref(owner, path, raw, purpose, Resolving(default_kind, check_existence=False))
                 if ref is None:
                     return
                 if tls_port is not None:
@@ -196,15 +197,8 @@ class Certificates(Listeners):
             for path, raw in expand_pattern(obj.data, pattern):
                 if not isinstance(raw, dict):
                     continue
-                ref = self._resolve_ref(
-                    obj,
-                    path,
-                    raw,
-                    "policy-certificate",
-                    default_kind="ConfigMap",
-                    check_existence=False,
-                    group_for_kind=by_kind,
-                )
+                how = Resolving("ConfigMap", check_existence=False, group_for_kind=by_kind)
+                ref = self._resolve_ref(obj, path, raw, "policy-certificate", how)
                 if ref is not None:
                     kinds = profile.certificate_kinds
                     out.append(_checked(ref, kinds, profile.certificate_data, profile.certificate_refused_status))
@@ -218,15 +212,8 @@ class Certificates(Listeners):
                         group_for_kind = functools.partial(self._group_for_kind, spec.kinds)
                     elif spec.default_group is not None and "group" not in raw:
                         group_for_kind = functools.partial(_constant, spec.default_group)
-                    ref = self._resolve_ref(
-                        obj,
-                        path,
-                        raw,
-                        "policy-object",
-                        default_kind=spec.default_kind,
-                        check_existence=False,
-                        group_for_kind=group_for_kind,
-                    )
+                    how = Resolving(spec.default_kind, check_existence=False, group_for_kind=group_for_kind)
+                    ref = self._resolve_ref(obj, path, raw, "policy-object", how)
                     if ref is not None:
                         if spec.not_permitted_status:
                             ref = dataclasses.replace(ref, not_permitted_status=spec.not_permitted_status)

@@ -23,7 +23,7 @@ from policylint.semantics.topology.model import (
     _str,
     _where,
 )
-from policylint.semantics.topology.references import References
+from policylint.semantics.topology.references import References, Resolving
 from policylint.vocabulary import ReferenceStatus
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ class Gateways(References):
         path, raw = found
         if _ref_malformed(self.index.malformed(owner), path):
             return []  # rejected with its owner (PL010)
-        ref = self._resolve_ref(owner, path, raw, PARAMETERS, default_kind="", check_existence=False, grant_needed=False)
+        ref = self._resolve_ref(owner, path, raw, PARAMETERS, Resolving("", check_existence=False, grant_needed=False))
         if ref is None or not ref.kind:
             return []  # group and kind are required: the schema refuses the object (PL705)
         if ref.group != CORE and ref.group not in self._known_groups():

@@ -27,11 +27,28 @@ from policylint.semantics.topology.model import (
     _list,
     _str,
 )
+from policylint.values import frozen
 from policylint.vocabulary import ReferenceStatus
 
 if TYPE_CHECKING:
     from policylint.k8s.index import Section
     from policylint.semantics.resolution import Resolution
+
+
+@frozen
+class Resolving:
+    """How a controller resolves one kind of reference (`References._resolve_ref`)."""
+
+    default_kind: str  # the kind when the reference names none
+    # False: a missing object is reported only where the input holds objects of its kind in its
+    # namespace (Secrets and ConfigMaps often live outside the repository).
+    check_existence: bool = True
+    grant_needed: bool = True  # a reference into another namespace needs a ReferenceGrant
+    group_for_kind: Callable[[str], str | None] | None = None  # the group a controller resolving by kind gives it
+    grant_as_written: bool = False  # the ReferenceGrant must name the group as written (`ObjectRef.grant_group`)
+    # The kind the controller looks the object up as (`_backend_resolved_as`); the reference keeps
+    # its kind as written, which its ReferenceGrant names.
+    lookup_as: TargetKind | None = None
 
 
 class References(TopologyBase):
@@ -48,17 +65,12 @@ class References(TopologyBase):
         path: str,
         raw: Mapping[str, Any],
         purpose: str,
+        how: Resolving,
         *,
-        default_kind: str,
         rule: int | None = None,
-        check_existence: bool = True,
-        grant_needed: bool = True,
-        group_for_kind: Callable[[str], str | None] | None = None,
-        grant_as_written: bool = False,
-        lookup_as: TargetKind | None = None,
     ) -> ObjectRef | None:
-        """`lookup_as`: the kind the controller looks the object up as (`_backend_resolved_as`);
-        the reference keeps its kind as written, which its ReferenceGrant names."""
+        """The reference at `path` of `owner`, resolved as `how` says its controller resolves it."""
+        default_kind, group_for_kind, lookup_as = how.default_kind, how.group_for_kind, how.lookup_as
         name = _str(raw.get("name"))
         if not name:
             return None
@@ -75,28 +87,15 @@ class References(TopologyBase):
         has_port = "port" in raw
         # `grant_as_written`: a controller that resolves by kind still matches a ReferenceGrant's
         # `to` against the group the reference gives (Envoy Gateway's validateBackendNamespace).
-        grant_group = written if grant_as_written and written != group else None
+        grant_group = written if how.grant_as_written and written != group else None
         reference = Reference(
             owner.group, owner.kind, owner.namespace or "", group if grant_group is None else grant_group, kind, namespace, name
         )
-        grant = self.grants.check(reference) if grant_needed and not cluster_scoped else NOT_NEEDED
+        grant = self.grants.check(reference) if how.grant_needed and not cluster_scoped else NOT_NEEDED
         # The kind is checked before the namespace, as controllers do (Envoy Gateway's
         # validateBackendRef: group, then kind, then the ReferenceGrant): a reference no object
         # could satisfy is InvalidKind whether or not a grant would admit it.
-        invalid_kind = ""
-        if purpose in _BACKEND_PURPOSES:
-            if group == CORE and kind != "Service":
-                # The core group has one backend kind: any other is "unknown or unsupported", and the
-                # Gateway API requires ResolvedRefs=False, reason InvalidKind (RouteReasonInvalidKind).
-                invalid_kind = "in the core group, where Service is the only backend kind"
-            elif group == GATEWAY_GROUP and kind in ROUTE_KINDS:
-                # A route is never a backend: naming one delegates traffic where the implementation
-                # supports route delegation (`_delegation`), and is an unsupported kind elsewhere.
-                invalid_kind = ", a route; the controllers of its Gateways do not delegate traffic to routes"
-            elif self.index.options.complete and group != CORE and group not in self._known_groups():
-                # With --complete, a group nothing knows (no built-in kind, CRD, profile or object in
-                # the input belongs to it) names a kind the cluster does not serve.
-                invalid_kind = f"in group {group}, which no CRD, built-in kind or object in the input belongs to (--complete)"
+        invalid_kind = self._invalid_kind(purpose, group, kind)
         base = {
             "owner": owner,
             "path": path,
@@ -132,7 +131,7 @@ class References(TopologyBase):
             elif lookup_as is not None:
                 status = NOT_FOUND  # a kind the input's cluster serves (a Service)
                 base["detail"] = f"its controller looks it up as the {lookup_as.kind} {namespace}/{name}, not in the input either"
-            elif not check_existence and not self._manages(group, kind, namespace):
+            elif not how.check_existence and not self._manages(group, kind, namespace):
                 # Secrets and ConfigMaps often live outside the repository: checked only where
                 # the input holds objects of that kind in that namespace.
                 status = UNCHECKED
@@ -155,6 +154,24 @@ class References(TopologyBase):
             if port_section is None and self.index.malformed(target).tainted("spec", "ports"):
                 status = ReferenceStatus.MALFORMED  # the port may be the malformed one (PL010): not checked
         return ObjectRef(status=status, target=target, port_section=port_section, **base)  # type: ignore[arg-type]
+
+    def _invalid_kind(self, purpose: str, group: str, kind: str) -> str:
+        """Why no object of the kind can be this backend reference, or "" (InvalidKind)."""
+        if purpose not in _BACKEND_PURPOSES:
+            return ""
+        if group == CORE and kind != "Service":
+            # The core group has one backend kind: any other is "unknown or unsupported", and the
+            # Gateway API requires ResolvedRefs=False, reason InvalidKind (RouteReasonInvalidKind).
+            return "in the core group, where Service is the only backend kind"
+        if group == GATEWAY_GROUP and kind in ROUTE_KINDS:
+            # A route is never a backend: naming one delegates traffic where the implementation
+            # supports route delegation (`_delegation`), and is an unsupported kind elsewhere.
+            return ", a route; the controllers of its Gateways do not delegate traffic to routes"
+        if self.index.options.complete and group != CORE and group not in self._known_groups():
+            # With --complete, a group nothing knows (no built-in kind, CRD, profile or object in
+            # the input belongs to it) names a kind the cluster does not serve.
+            return f"in group {group}, which no CRD, built-in kind or object in the input belongs to (--complete)"
+        return ""
 
     def _service_port(self, service: K8sObject, port: int) -> Section | None:
         ports = _list(service.spec.get("ports"))
