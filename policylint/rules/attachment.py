@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from policylint.findings import Issue, Related, Severity
-from policylint.input.positions import join, parse_path
+from policylint.input.positions import join
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
-from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.policy import Policy
 from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
-from policylint.rules.hints import NearMatches, close_name, hints_suffix
+from policylint.rules.hints import Names, NearMatches, close_name, hints_suffix, namespace_hint
+from policylint.rules.refs import at_field, field_value, has_field, label, where
 from policylint.semantics.listeners import LISTENER_PARENTS, unsupported_protocol
 from policylint.semantics.namespace_admission import UnknownNamespace
 from policylint.semantics.resolution import TargetResolution
@@ -43,91 +43,6 @@ from policylint.semantics.topology import (
 )
 from policylint.stages import Stage
 from policylint.vocabulary import Admission, Resolved, Traffic
-
-
-def where(obj: K8sObject) -> str:
-    """`ns/name`, or `name` for a cluster-scoped object."""
-    return ns_name(obj.namespace, obj.name)
-
-
-def label(obj: K8sObject) -> str:
-    return f"{obj.kind} {where(obj)}"
-
-
-def _raw(obj: K8sObject, path: str) -> object:
-    """The value at a simple field path of the object (`spec.parentRefs[0]`), or None."""
-    value: object = obj.data
-    for part in parse_path(path):
-        if isinstance(part, int) and isinstance(value, list) and 0 <= part < len(value):  # noqa: SIM114  (each arm narrows its own types)
-            value = value[part]
-        elif isinstance(part, str) and isinstance(value, dict) and part in value:
-            value = value[part]
-        else:
-            return None
-    return value
-
-
-def _has(obj: K8sObject, path: str, key: str) -> bool:
-    value = _raw(obj, path)
-    return isinstance(value, dict) and key in value
-
-
-def _at(obj: K8sObject, path: str, key: str) -> str:
-    """The field `key` of the reference at `path` when it is written there, else the reference.
-
-    A finding about what a reference names sits on the field that is wrong (`name` for an object
-    that is not there), not on the reference's first line. Always the same field for a given
-    rule, whatever the near matches suggest: the path is part of the finding's fingerprint, which
-    other objects coming and going must not change (policylint.rules.engine.fingerprint)."""
-    return join(path, key) if _has(obj, path, key) else path
-
-
-def _namespace_hint(obj: K8sObject, namespace_set: bool, unset: str) -> str:
-    """The hint for the object found in another namespace: a wrong `namespace`, or a missing one
-    (`unset` says where to set it and what it defaults to)."""
-    if namespace_set:
-        return f"{obj.kind} {where(obj)} exists: did you mean namespace: {obj.namespace}?"
-    return f"{obj.kind} {where(obj)} exists: set namespace: {obj.namespace} {unset}"
-
-
-class _Names:
-    """Objects of one kind by name and by namespace, indexed on first use: hints for a missing
-    reference cost one dictionary lookup, not a scan of the kind, however many are missing."""
-
-    def __init__(self, project: Project) -> None:
-        self._project = project
-        self._by_name: dict[tuple[str, str], dict[str, list[K8sObject]]] = {}
-        self._by_namespace: dict[tuple[str, str], dict[str | None, dict[str, K8sObject]]] = {}
-
-    def _build(self, group: str, kind: str) -> None:
-        by_name: dict[str, list[K8sObject]] = {}
-        by_namespace: dict[str | None, dict[str, K8sObject]] = {}
-        for obj in self._project.index.of_kind(group, kind):
-            by_name.setdefault(obj.name, []).append(obj)
-            by_namespace.setdefault(obj.namespace, {}).setdefault(obj.name, obj)
-        self._by_name[(group, kind)] = by_name
-        self._by_namespace[(group, kind)] = by_namespace
-
-    def named(self, group: str, kind: str, name: str) -> list[K8sObject]:
-        """Every object of the kind with this name, in any namespace."""
-        if (group, kind) not in self._by_name:
-            self._build(group, kind)
-        return self._by_name[(group, kind)].get(name, [])
-
-    def in_namespace(self, group: str, kind: str, namespace: str | None) -> dict[str, K8sObject]:
-        if (group, kind) not in self._by_namespace:
-            self._build(group, kind)
-        return self._by_namespace[(group, kind)].get(namespace, {})
-
-    def add_typo(self, matches: NearMatches, group: str, kind: str, namespace: str | None, name: str) -> None:
-        """Without a better guess, the object of the kind in the namespace with a similar name (a typo)."""
-        if matches:
-            return
-        candidates = self.in_namespace(group, kind, namespace)
-        close = close_name(name, candidates)
-        if close is not None:
-            matches.add(f"did you mean {kind} {close}?", candidates[close])
-
 
 # -- PL405 -----------------------------------------------------------------------------------
 
@@ -194,7 +109,7 @@ class ParentRefNotFound(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
-        names = _Names(project)
+        names = Names(project)
         for route, att in _failing(topology, (PARENT_NOT_FOUND,)):
             ref = att.ref
             matches = self._near_matches(project, names, route, ref)
@@ -203,18 +118,18 @@ class ParentRefNotFound(Rule):
                 f"parentRef names {ref.kind} {ref.namespace}/{ref.name}, which is not in the input: the {route.kind} does"
                 f" not attach to it (Accepted=False), so it receives no traffic through it (Gateway API route attachment){matches.suffix()}"
             )
-            yield self.issue(route, _at(route, ref.path, "name"), message, related=matches.related, hint=matches.hint)
+            yield self.issue(route, at_field(route, ref.path, "name"), message, related=matches.related, hint=matches.hint)
 
     @staticmethod
-    def _near_matches(project: Project, names: _Names, route: K8sObject, ref: ParentRef) -> NearMatches:
+    def _near_matches(project: Project, names: Names, route: K8sObject, ref: ParentRef) -> NearMatches:
         matches = NearMatches()
-        namespace_set = _has(route, ref.path, "namespace")
+        namespace_set = has_field(route, ref.path, "namespace")
         # 1. The same parent in another namespace: parentRefs default to the route's namespace
         # (docs/semantics.md#parentref-defaults).
         unset = f"in the parentRef (without it the parentRef names the route's own namespace, {ref.namespace})"
         for obj in names.named(ref.group, ref.kind, ref.name):
             if obj.namespace != ref.namespace and obj.namespace is not None:
-                matches.add(_namespace_hint(obj, namespace_set, unset), obj)
+                matches.add(namespace_hint(obj, namespace_set, unset), obj)
         # 2. The same name as the other listener-bearing parent kind (kind defaults to Gateway).
         if (ref.group, ref.kind) in LISTENER_PARENTS:
             for group, kind in LISTENER_PARENTS:
@@ -425,9 +340,9 @@ def _namespace_rejection(topology: Topology, route: K8sObject, rejection: Reject
     listener, check = rejection.listener, rejection.check
     owner = listener.owner
     allowed_path = join(listener.path, "allowedRoutes")
-    has_allowed = _raw(owner, allowed_path) is not None
+    has_allowed = field_value(owner, allowed_path) is not None
     route_ns = route.namespace or ""
-    ns_path = join(allowed_path, "namespaces") if _has(owner, allowed_path, "namespaces") else allowed_path
+    ns_path = join(allowed_path, "namespaces") if has_field(owner, allowed_path, "namespaces") else allowed_path
     rel_path = ns_path if has_allowed else listener.path
     if has_allowed:
         rels = [Related(f"listener {listener.name} admits routes from these namespaces", object=owner, path=rel_path)]
@@ -435,7 +350,7 @@ def _namespace_rejection(topology: Topology, route: K8sObject, rejection: Reject
         note = f"listener {listener.name} sets no allowedRoutes (namespaces from: Same by default)"
         rels = [Related(note, object=owner, path=rel_path)]
     if check is Admission.NAMESPACE and listener.allowed_from == "Same":
-        default = "" if has_allowed and _has(owner, join(allowed_path, "namespaces"), "from") else ", the default"
+        default = "" if has_allowed and has_field(owner, join(allowed_path, "namespaces"), "from") else ", the default"
         text = (
             f"allowedRoutes admits routes only from the {owner.kind}'s namespace {owner.namespace} (from: Same{default}),"
             f" not from {route_ns}: set allowedRoutes.namespaces.from to All or Selector on the listener, or move the"
@@ -478,7 +393,7 @@ class ListenerSetNotAllowed(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
-        names = _Names(project)
+        names = Names(project)
         for listener_set in project.index.of_kind(GATEWAY_GROUP, "ListenerSet"):
             att = topology.listener_sets.get(id(listener_set))
             if att is None:
@@ -522,7 +437,7 @@ class ListenerSetNotAllowed(Rule):
         )
         return self.issue(listener_set, "spec.parentRef", message, related=related)
 
-    def _not_found(self, names: _Names, listener_set: K8sObject) -> Issue:
+    def _not_found(self, names: Names, listener_set: K8sObject) -> Issue:
         raw = listener_set.spec.get("parentRef")
         raw = raw if isinstance(raw, dict) else {}
         raw_group = raw.get("group")
@@ -543,7 +458,7 @@ class ListenerSetNotAllowed(Rule):
             f"the parent {kind} {namespace}/{name} of ListenerSet {where(listener_set)} is not in the input: the set is"
             f" not attached, so its listeners serve nothing (GEP-1713 ListenerSet attachment){matches.suffix()}"
         )
-        path = _at(listener_set, "spec.parentRef", "name")
+        path = at_field(listener_set, "spec.parentRef", "name")
         return self.issue(listener_set, path, message, related=matches.related, hint=matches.hint)
 
 

@@ -16,9 +16,9 @@ from policylint.k8s.external import external_hint
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
-from policylint.rules.attachment import _at, _has, _Names, _namespace_hint, where
 from policylint.rules.base import POLICY, ROUTES, Rule
-from policylint.rules.hints import NearMatches, frontend_scope, listeners_get
+from policylint.rules.hints import Names, NearMatches, frontend_scope, listeners_get, namespace_hint
+from policylint.rules.refs import at_field, has_field, where
 from policylint.semantics.topology import (
     CORE,
     NOT_FOUND,
@@ -64,7 +64,7 @@ class BackendNotFound(Rule):
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
-        names = _Names(project)
+        names = Names(project)
         for ref in _backend_refs(project):
             if ref.status == NOT_FOUND:
                 yield self._not_found(names, ref)
@@ -88,7 +88,7 @@ class BackendNotFound(Rule):
                     " the input; if it does not, the route gets ResolvedRefs=False and the requests meant for it fail"
                 )
                 hint = f"Add the object that declares the host, or {external_hint(ref.kind, ref.namespace, ref.name)}."
-                yield self.issue(ref.owner, _at(ref.owner, ref.path, "name"), message, severity=Severity.WARNING, hint=hint)
+                yield self.issue(ref.owner, at_field(ref.owner, ref.path, "name"), message, severity=Severity.WARNING, hint=hint)
             elif ref.status == OPAQUE:
                 # A kind policylint does not model (InferencePool, a vendor backend) may well
                 # be served by the controller; never "Service not found" for it.
@@ -100,16 +100,16 @@ class BackendNotFound(Rule):
                 hint = f"Add the object to the input, or {external_hint(ref.kind, ref.namespace, ref.name)}."
                 yield self.issue(ref.owner, ref.path, message, severity=Severity.WARNING, hint=hint)
 
-    def _not_found(self, names: _Names, ref: ObjectRef) -> Issue:
+    def _not_found(self, names: Names, ref: ObjectRef) -> Issue:
         matches = NearMatches()
-        namespace_set = _has(ref.owner, ref.path, "namespace")
+        namespace_set = has_field(ref.owner, ref.path, "namespace")
         unset = (
             f"(a backend reference defaults to the namespace of the {ref.owner.kind}, {ref.namespace}; another namespace"
             " needs a ReferenceGrant there)"
         )
         for obj in names.named(ref.group, ref.kind, ref.name):
             if obj.namespace != ref.namespace:
-                matches.add(_namespace_hint(obj, namespace_set, unset), obj)
+                matches.add(namespace_hint(obj, namespace_set, unset), obj)
         names.add_typo(matches, ref.group, ref.kind, ref.namespace, ref.name)
         matches.or_external(ref.kind, ref.namespace, ref.name)
         if ref.purpose == "policy-backend":
@@ -130,7 +130,7 @@ class BackendNotFound(Rule):
             f"{_PURPOSE.get(ref.purpose, 'reference')} names {ref.kind} {ref.namespace}/{ref.name}, which is not in the"
             f" input{why}: {effect} (Gateway API BackendObjectReference){matches.suffix()}"
         )
-        return self.issue(ref.owner, _at(ref.owner, ref.path, "name"), message, related=matches.related, hint=matches.hint)
+        return self.issue(ref.owner, at_field(ref.owner, ref.path, "name"), message, related=matches.related, hint=matches.hint)
 
 
 class BackendPortInvalid(Rule):
@@ -263,7 +263,7 @@ class CertificateRefInvalid(Rule):
                             " the whole cluster) its absence is an error."
                         )
                     message = f"{what} names {ref.label()}, {why}: {effect}"
-                    yield self.issue(owner, _at(owner, ref.path, "name"), message, hint=hint, severity=severity)
+                    yield self.issue(owner, at_field(owner, ref.path, "name"), message, hint=hint, severity=severity)
                 elif ref.status == ReferenceStatus.MISSING_DATA:
                     message = f"{what} names {ref.label()}, which {ref.detail}: {_policy_refused(ref)}"
                     hint = f"Add the data the controller reads to {ref.label()}, or reference an object that holds it."

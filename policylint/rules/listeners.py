@@ -13,8 +13,8 @@ from policylint.input.positions import join
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
-from policylint.rules.attachment import label, where
 from policylint.rules.base import Rule
+from policylint.rules.refs import label, where
 from policylint.semantics.listeners import (
     CORE_PROTOCOLS,
     LISTENER_PARENTS,
