@@ -58,6 +58,13 @@ state and its methods; `Topology` inherits them all, so callers keep one entry p
 - `certificates.py`: certificate and CA references of Gateways, ListenerSets and policies;
 - `targets.py`: why a controller rejects a policy, whole or on one target;
 - `hierarchy.py`: `Topology`, which builds the parts in order, and traffic reachability.
+
+A part inherits the parts whose methods it calls, and no other: `References(TopologyBase)`,
+`Gateways(References)`, `Listeners(Gateways)`, `Attachments(Listeners)`, `Delegation(Gateways)`,
+`Backends(Attachments, Delegation)`, `Certificates(Listeners)`, `PolicyTargets(Listeners)`, and
+`Topology(PolicyTargets, Certificates, Backends)`; each `__init__` adds its own state after
+`super().__init__`. So a part's calls are checked by mypy, and a part never reaches one that
+needs it.
 """
 
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
