@@ -19,7 +19,7 @@ from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.profiles.policy import Policy
 from policylint.project import Project
 from policylint.rules.engine import INTERNAL_ERROR
-from policylint.semantics.effective.simulation import TargetStatus
+from policylint.semantics.effective.facets import TargetStatus
 from policylint.semantics.resolution import TargetResolution
 from policylint.values import record
 from policylint.vocabulary import Accepted, Enforcement

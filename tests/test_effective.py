@@ -20,18 +20,17 @@ import pytest
 from benchmarks.generate import write_corpus
 from policylint.findings import Severity
 from policylint.k8s.objects import ObjectKey
-from policylint.semantics.effective.merge import untag
-from policylint.semantics.effective.simulation import (
+from policylint.semantics.effective.facets import (
     CONFLICTED,
     ENFORCED,
     OVERRIDDEN,
     PARTIALLY_ENFORCED,
     NodeKey,
-    Simulation,
     TargetStatus,
     node_label,
-    path_label,
 )
+from policylint.semantics.effective.merge import untag
+from policylint.semantics.effective.simulation import Simulation, path_label
 from tests.lintutil import ROOT, lint_paths, lint_text, only
 from tests.test_scenarios_effective import (
     Run,

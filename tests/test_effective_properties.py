@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 
 from policylint.profiles.registry import profile_from_dict
 from policylint.reporters.json import report as json_report  # unpatched: conftest validates the others
+from policylint.semantics.effective.fold import fold
 from policylint.semantics.effective.merge import merge_patch, merge_rules, tag, untag
-from policylint.semantics.effective.simulation import fold
 from tests.test_merge import RULE_KEYED, make_facet
 from tests.test_scenarios_effective import EFFECTIVE, effective_values, run
 

@@ -19,6 +19,8 @@ import pytest
 
 from policylint.k8s.objects import ObjectKey
 from policylint.profiles.registry import PolicyProfile, profile_from_dict
+from policylint.semantics.effective.facets import ENFORCED, OVERRIDDEN, PARTIALLY_ENFORCED, Facet
+from policylint.semantics.effective.fold import fold
 from policylint.semantics.effective.merge import (
     Tagged,
     default_containers,
@@ -29,7 +31,6 @@ from policylint.semantics.effective.merge import (
     tag,
     untag,
 )
-from policylint.semantics.effective.simulation import ENFORCED, OVERRIDDEN, PARTIALLY_ENFORCED, Facet, fold
 
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 

@@ -47,8 +47,9 @@ from policylint.findings import Severity
 from policylint.pipeline import LintResult
 from policylint.reporters import json as json_reporter
 from policylint.rules.engine import INTERNAL_ERROR
+from policylint.semantics.effective.facets import CONFLICTED, ENFORCED, PARTIALLY_ENFORCED, Context, NodeKey
 from policylint.semantics.effective.merge import leaves, untag
-from policylint.semantics.effective.simulation import CONFLICTED, ENFORCED, PARTIALLY_ENFORCED, Context, NodeKey, Simulation
+from policylint.semantics.effective.simulation import Simulation
 from tests.lintutil import lint_paths
 
 EFFECTIVE = Path(__file__).resolve().parent / "effective"

@@ -16,8 +16,8 @@ import pytest
 
 from policylint.commands.explain import lost_text, won_text
 from policylint.k8s.objects import ObjectKey
+from policylint.semantics.effective.facets import Context, Facet, FoldResult
 from policylint.semantics.effective.merge import tag
-from policylint.semantics.effective.simulation import Context, Facet, FoldResult
 from policylint.semantics.effective.verdicts import Lost, Won, why_lost, why_won
 from policylint.vocabulary import Atomicity, Role
 

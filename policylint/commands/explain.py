@@ -26,8 +26,7 @@ from policylint.input.positions import format_path, join
 from policylint.k8s.names import did_you_mean, ns_name, plural
 from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.policy_report import target_ref
-from policylint.semantics.effective.merge import Tagged, leaves
-from policylint.semantics.effective.simulation import (
+from policylint.semantics.effective.facets import (
     CONFLICTED,
     ENFORCED,
     OVERRIDDEN,
@@ -36,12 +35,11 @@ from policylint.semantics.effective.simulation import (
     Context,
     Facet,
     NodeKey,
-    Simulation,
     TargetStatus,
-    combined_status,
-    order_sensitivity,
-    order_stack,
 )
+from policylint.semantics.effective.fold import order_sensitivity, order_stack
+from policylint.semantics.effective.merge import Tagged, leaves
+from policylint.semantics.effective.simulation import Simulation, combined_status
 from policylint.semantics.effective.verdicts import Lost, WhyLost, WhyWon, Won, why_lost, why_won
 from policylint.textsafe import MAX_FIELD, Budget, defuse_lines, escape, json_dumps, json_text, jsonable
 from policylint.values import frozen

@@ -34,7 +34,7 @@ from policylint.commands.graph_status import (
     refused_backends,
     target_state,
 )
-from policylint.semantics.effective.simulation import NodeKey
+from policylint.semantics.effective.facets import NodeKey
 from policylint.textsafe import MAX_FIELD, escape, mermaid_label
 from policylint.values import frozen, record
 from policylint.vocabulary import Resolved

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from policylint.semantics.effective.simulation import ENFORCED, OVERRIDDEN, PARTIALLY_ENFORCED
+from policylint.semantics.effective.facets import ENFORCED, OVERRIDDEN, PARTIALLY_ENFORCED
 from policylint.values import frozen
 from policylint.vocabulary import Accepted, Attachment, Enforcement, ReferenceStatus
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from policylint.rules import (
     attachment,
+    backends,
     boilerplate,
     cel,
     effective_policy,
@@ -35,6 +36,7 @@ REGISTRY: tuple[type[Rule], ...] = tuple(
             *section_name.RULES,
             *handshakes.RULES,
             *attachment.RULES,
+            *backends.RULES,
             *listeners.RULES,
             *gateways.RULES,
             *labels.RULES,

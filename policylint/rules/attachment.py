@@ -1,4 +1,6 @@
-"""PL4xx (part 2): route attachment and backends (docs/semantics.md#the-hierarchy to #backends).
+"""PL4xx (part 2): route and ListenerSet attachment, and policies on what carries no traffic
+(docs/semantics.md#the-hierarchy to #route-attachment; backends are in `backends.py`, listeners in
+`listeners.py`).
 
 Every rule here reads the resolved hierarchy (`Project.topology()`), which
 applies the API defaults and admission rules a controller applies: rules never
@@ -14,15 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from policylint.findings import Issue, Related, Severity
-from policylint.input.positions import join, parse_path
-from policylint.k8s.external import external_hint
+from policylint.input.positions import join
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
-from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.policy import Policy
 from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
-from policylint.rules.hints import NearMatches, close_name, frontend_scope, hints_suffix, listeners_get
+from policylint.rules.hints import Names, NearMatches, close_name, hints_suffix, namespace_hint
+from policylint.rules.refs import at_field, field_value, has_field, label, where
 from policylint.semantics.listeners import LISTENER_PARENTS, unsupported_protocol
 from policylint.semantics.namespace_admission import UnknownNamespace
 from policylint.semantics.resolution import TargetResolution
@@ -33,115 +34,15 @@ from policylint.semantics.topology import (
     NO_MATCHING_PARENT,
     NOT_ALLOWED_BY_LISTENERS,
     NOT_FOUND,
-    OPAQUE,
     PARENT_NOT_FOUND,
-    RESOLVED,
     Listener,
-    ObjectRef,
     ParentAttachment,
     ParentRef,
     Rejection,
     Topology,
 )
 from policylint.stages import Stage
-from policylint.vocabulary import Admission, ReferenceStatus, Resolved, Traffic
-
-# Parent kinds a route attaches to through listeners (docs/semantics.md#listener-admission);
-# Service parents are GAMMA (mesh, GEP-1294).
-# Listener protocols with and without TLS (apis/v1/gateway_types.go, Listener.TLS).
-_TLS_PROTOCOLS = ("HTTPS", "TLS")
-_PLAIN_PROTOCOLS = ("HTTP", "TCP", "UDP")
-_PURPOSE = {
-    "backend": "backendRef",
-    "mirror": "requestMirror backendRef",
-    "ext-auth": "externalAuth backendRef",
-    "policy-backend": "backend reference",
-}
-
-
-def where(obj: K8sObject) -> str:
-    """`ns/name`, or `name` for a cluster-scoped object."""
-    return ns_name(obj.namespace, obj.name)
-
-
-def label(obj: K8sObject) -> str:
-    return f"{obj.kind} {where(obj)}"
-
-
-def _raw(obj: K8sObject, path: str) -> object:
-    """The value at a simple field path of the object (`spec.parentRefs[0]`), or None."""
-    value: object = obj.data
-    for part in parse_path(path):
-        if isinstance(part, int) and isinstance(value, list) and 0 <= part < len(value):  # noqa: SIM114  (each arm narrows its own types)
-            value = value[part]
-        elif isinstance(part, str) and isinstance(value, dict) and part in value:
-            value = value[part]
-        else:
-            return None
-    return value
-
-
-def _has(obj: K8sObject, path: str, key: str) -> bool:
-    value = _raw(obj, path)
-    return isinstance(value, dict) and key in value
-
-
-def _at(obj: K8sObject, path: str, key: str) -> str:
-    """The field `key` of the reference at `path` when it is written there, else the reference.
-
-    A finding about what a reference names sits on the field that is wrong (`name` for an object
-    that is not there), not on the reference's first line. Always the same field for a given
-    rule, whatever the near matches suggest: the path is part of the finding's fingerprint, which
-    other objects coming and going must not change (policylint.rules.engine.fingerprint)."""
-    return join(path, key) if _has(obj, path, key) else path
-
-
-def _namespace_hint(obj: K8sObject, namespace_set: bool, unset: str) -> str:
-    """The hint for the object found in another namespace: a wrong `namespace`, or a missing one
-    (`unset` says where to set it and what it defaults to)."""
-    if namespace_set:
-        return f"{obj.kind} {where(obj)} exists: did you mean namespace: {obj.namespace}?"
-    return f"{obj.kind} {where(obj)} exists: set namespace: {obj.namespace} {unset}"
-
-
-class _Names:
-    """Objects of one kind by name and by namespace, indexed on first use: hints for a missing
-    reference cost one dictionary lookup, not a scan of the kind, however many are missing."""
-
-    def __init__(self, project: Project) -> None:
-        self._project = project
-        self._by_name: dict[tuple[str, str], dict[str, list[K8sObject]]] = {}
-        self._by_namespace: dict[tuple[str, str], dict[str | None, dict[str, K8sObject]]] = {}
-
-    def _build(self, group: str, kind: str) -> None:
-        by_name: dict[str, list[K8sObject]] = {}
-        by_namespace: dict[str | None, dict[str, K8sObject]] = {}
-        for obj in self._project.index.of_kind(group, kind):
-            by_name.setdefault(obj.name, []).append(obj)
-            by_namespace.setdefault(obj.namespace, {}).setdefault(obj.name, obj)
-        self._by_name[(group, kind)] = by_name
-        self._by_namespace[(group, kind)] = by_namespace
-
-    def named(self, group: str, kind: str, name: str) -> list[K8sObject]:
-        """Every object of the kind with this name, in any namespace."""
-        if (group, kind) not in self._by_name:
-            self._build(group, kind)
-        return self._by_name[(group, kind)].get(name, [])
-
-    def in_namespace(self, group: str, kind: str, namespace: str | None) -> dict[str, K8sObject]:
-        if (group, kind) not in self._by_namespace:
-            self._build(group, kind)
-        return self._by_namespace[(group, kind)].get(namespace, {})
-
-    def add_typo(self, matches: NearMatches, group: str, kind: str, namespace: str | None, name: str) -> None:
-        """Without a better guess, the object of the kind in the namespace with a similar name (a typo)."""
-        if matches:
-            return
-        candidates = self.in_namespace(group, kind, namespace)
-        close = close_name(name, candidates)
-        if close is not None:
-            matches.add(f"did you mean {kind} {close}?", candidates[close])
-
+from policylint.vocabulary import Admission, Resolved, Traffic
 
 # -- PL405 -----------------------------------------------------------------------------------
 
@@ -208,7 +109,7 @@ class ParentRefNotFound(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
-        names = _Names(project)
+        names = Names(project)
         for route, att in _failing(topology, (PARENT_NOT_FOUND,)):
             ref = att.ref
             matches = self._near_matches(project, names, route, ref)
@@ -217,18 +118,18 @@ class ParentRefNotFound(Rule):
                 f"parentRef names {ref.kind} {ref.namespace}/{ref.name}, which is not in the input: the {route.kind} does"
                 f" not attach to it (Accepted=False), so it receives no traffic through it (Gateway API route attachment){matches.suffix()}"
             )
-            yield self.issue(route, _at(route, ref.path, "name"), message, related=matches.related, hint=matches.hint)
+            yield self.issue(route, at_field(route, ref.path, "name"), message, related=matches.related, hint=matches.hint)
 
     @staticmethod
-    def _near_matches(project: Project, names: _Names, route: K8sObject, ref: ParentRef) -> NearMatches:
+    def _near_matches(project: Project, names: Names, route: K8sObject, ref: ParentRef) -> NearMatches:
         matches = NearMatches()
-        namespace_set = _has(route, ref.path, "namespace")
+        namespace_set = has_field(route, ref.path, "namespace")
         # 1. The same parent in another namespace: parentRefs default to the route's namespace
         # (docs/semantics.md#parentref-defaults).
         unset = f"in the parentRef (without it the parentRef names the route's own namespace, {ref.namespace})"
         for obj in names.named(ref.group, ref.kind, ref.name):
             if obj.namespace != ref.namespace and obj.namespace is not None:
-                matches.add(_namespace_hint(obj, namespace_set, unset), obj)
+                matches.add(namespace_hint(obj, namespace_set, unset), obj)
         # 2. The same name as the other listener-bearing parent kind (kind defaults to Gateway).
         if (ref.group, ref.kind) in LISTENER_PARENTS:
             for group, kind in LISTENER_PARENTS:
@@ -439,9 +340,9 @@ def _namespace_rejection(topology: Topology, route: K8sObject, rejection: Reject
     listener, check = rejection.listener, rejection.check
     owner = listener.owner
     allowed_path = join(listener.path, "allowedRoutes")
-    has_allowed = _raw(owner, allowed_path) is not None
+    has_allowed = field_value(owner, allowed_path) is not None
     route_ns = route.namespace or ""
-    ns_path = join(allowed_path, "namespaces") if _has(owner, allowed_path, "namespaces") else allowed_path
+    ns_path = join(allowed_path, "namespaces") if has_field(owner, allowed_path, "namespaces") else allowed_path
     rel_path = ns_path if has_allowed else listener.path
     if has_allowed:
         rels = [Related(f"listener {listener.name} admits routes from these namespaces", object=owner, path=rel_path)]
@@ -449,7 +350,7 @@ def _namespace_rejection(topology: Topology, route: K8sObject, rejection: Reject
         note = f"listener {listener.name} sets no allowedRoutes (namespaces from: Same by default)"
         rels = [Related(note, object=owner, path=rel_path)]
     if check is Admission.NAMESPACE and listener.allowed_from == "Same":
-        default = "" if has_allowed and _has(owner, join(allowed_path, "namespaces"), "from") else ", the default"
+        default = "" if has_allowed and has_field(owner, join(allowed_path, "namespaces"), "from") else ", the default"
         text = (
             f"allowedRoutes admits routes only from the {owner.kind}'s namespace {owner.namespace} (from: Same{default}),"
             f" not from {route_ns}: set allowedRoutes.namespaces.from to All or Selector on the listener, or move the"
@@ -492,7 +393,7 @@ class ListenerSetNotAllowed(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
-        names = _Names(project)
+        names = Names(project)
         for listener_set in project.index.of_kind(GATEWAY_GROUP, "ListenerSet"):
             att = topology.listener_sets.get(id(listener_set))
             if att is None:
@@ -536,7 +437,7 @@ class ListenerSetNotAllowed(Rule):
         )
         return self.issue(listener_set, "spec.parentRef", message, related=related)
 
-    def _not_found(self, names: _Names, listener_set: K8sObject) -> Issue:
+    def _not_found(self, names: Names, listener_set: K8sObject) -> Issue:
         raw = listener_set.spec.get("parentRef")
         raw = raw if isinstance(raw, dict) else {}
         raw_group = raw.get("group")
@@ -557,7 +458,7 @@ class ListenerSetNotAllowed(Rule):
             f"the parent {kind} {namespace}/{name} of ListenerSet {where(listener_set)} is not in the input: the set is"
             f" not attached, so its listeners serve nothing (GEP-1713 ListenerSet attachment){matches.suffix()}"
         )
-        path = _at(listener_set, "spec.parentRef", "name")
+        path = at_field(listener_set, "spec.parentRef", "name")
         return self.issue(listener_set, path, message, related=matches.related, hint=matches.hint)
 
 
@@ -597,180 +498,6 @@ class RouteWithoutParentRefs(Rule):
                 " a mesh route, the Service) it belongs to"
             )
             yield self.issue(route, path, message)
-
-
-# -- PL411, PL412: backends ------------------------------------------------------------------------
-
-_BACKEND_PURPOSES = ("backend", "mirror", "ext-auth", "policy-backend")
-
-
-def _backend_refs(project: Project) -> Iterator[ObjectRef]:
-    """Every backend reference: route backendRefs, mirror and ext-auth filters, policy backends."""
-    topology = project.topology()
-    owners: list[K8sObject] = list(topology.routes())
-    owners.extend(p.obj for p in project.resolution.policies() if p.profile.backend_refs)
-    for owner in owners:
-        for ref in topology.refs_from(owner):
-            if ref.purpose in _BACKEND_PURPOSES:
-                yield ref
-
-
-class BackendNotFound(Rule):
-    """A backend reference (route backendRef, mirror, ext-auth, policy backend) names an object not in the input."""
-
-    id = "PL411"
-    name = "backend-not-found"
-    severity = Severity.ERROR
-    subjects = ROUTES | {"Gateway", "ListenerSet", POLICY}
-    reads = frozenset({Stage.TOPOLOGY})
-
-    def check(self, project: Project) -> Iterable[Issue]:
-        names = _Names(project)
-        for ref in _backend_refs(project):
-            if ref.status == NOT_FOUND:
-                yield self._not_found(names, ref)
-            elif ref.status == ReferenceStatus.INVALID_KIND:
-                detail = ref.detail or "of a kind no controller serves as a backend"
-                sep = "" if detail.startswith(",") else " "
-                message = (
-                    f"{_PURPOSE.get(ref.purpose, 'reference')} names {ref.kind} {ref.namespace}/{ref.name}{sep}{detail}:"
-                    f" the {ref.owner.kind} gets ResolvedRefs=False, InvalidKind, and the requests meant for this backend"
-                    " fail (Gateway API BackendObjectReference)"
-                )
-                yield self.issue(
-                    ref.owner, join(ref.path, "kind"), message, hint="Reference a Service, or set the group of the kind meant."
-                )
-            elif ref.status == OPAQUE and ref.detail:
-                # A host of a service registry (Istio's Hostname kind) no object of the input
-                # declares: the registry may still hold it.
-                message = (
-                    f"{_PURPOSE.get(ref.purpose, 'reference')} names host {ref.name} ({ref.kind}, group {ref.group}), and"
-                    f" {ref.detail}: the controller looks it up in its service registry, which may hold it from outside"
-                    " the input; if it does not, the route gets ResolvedRefs=False and the requests meant for it fail"
-                )
-                hint = f"Add the object that declares the host, or {external_hint(ref.kind, ref.namespace, ref.name)}."
-                yield self.issue(ref.owner, _at(ref.owner, ref.path, "name"), message, severity=Severity.WARNING, hint=hint)
-            elif ref.status == OPAQUE:
-                # A kind policylint does not model (InferencePool, a vendor backend) may well
-                # be served by the controller; never "Service not found" for it.
-                message = (
-                    f"unresolved backend of a kind not modelled: {_PURPOSE.get(ref.purpose, 'reference')} names"
-                    f" {ref.kind} {ref.namespace}/{ref.name} (group {ref.group or 'core'}), which is not in the input;"
-                    f" policylint does not model {ref.kind}, so it cannot tell whether the controller resolves it"
-                )
-                hint = f"Add the object to the input, or {external_hint(ref.kind, ref.namespace, ref.name)}."
-                yield self.issue(ref.owner, ref.path, message, severity=Severity.WARNING, hint=hint)
-
-    def _not_found(self, names: _Names, ref: ObjectRef) -> Issue:
-        matches = NearMatches()
-        namespace_set = _has(ref.owner, ref.path, "namespace")
-        unset = (
-            f"(a backend reference defaults to the namespace of the {ref.owner.kind}, {ref.namespace}; another namespace"
-            " needs a ReferenceGrant there)"
-        )
-        for obj in names.named(ref.group, ref.kind, ref.name):
-            if obj.namespace != ref.namespace:
-                matches.add(_namespace_hint(obj, namespace_set, unset), obj)
-        names.add_typo(matches, ref.group, ref.kind, ref.namespace, ref.name)
-        matches.or_external(ref.kind, ref.namespace, ref.name)
-        if ref.purpose == "policy-backend":
-            effect = f"the {ref.owner.kind} cannot reach it"
-        elif ref.purpose == "mirror":
-            effect = "the route's status gets ResolvedRefs=False, BackendNotFound and the mirror has nowhere to send copies"
-        elif ref.purpose == "ext-auth":
-            effect = "the route's status gets ResolvedRefs=False, BackendNotFound and requests cannot be authorized"
-        else:
-            # docs/semantics.md#backends: an invalid backend stays in the weighted set; its share of
-            # requests gets HTTP 500.
-            effect = (
-                "the route's status gets ResolvedRefs=False, BackendNotFound and the requests meant for it fail"
-                " (HTTP 500 for HTTP routes)"
-            )
-        why = f" ({ref.detail})" if ref.detail else ""
-        message = (
-            f"{_PURPOSE.get(ref.purpose, 'reference')} names {ref.kind} {ref.namespace}/{ref.name}, which is not in the"
-            f" input{why}: {effect} (Gateway API BackendObjectReference){matches.suffix()}"
-        )
-        return self.issue(ref.owner, _at(ref.owner, ref.path, "name"), message, related=matches.related, hint=matches.hint)
-
-
-class BackendPortInvalid(Rule):
-    """A Service backend reference has no `port`, or a port the Service does not define."""
-
-    id = "PL412"
-    name = "backend-port-invalid"
-    severity = Severity.ERROR
-    covers_cel = frozenset({"Must have port for Service reference"})  # the CRDs' CEL rules for the same problem (PL704)
-    subjects = ROUTES | {POLICY}
-    reads = frozenset({Stage.TOPOLOGY})
-
-    def check(self, project: Project) -> Iterable[Issue]:
-        topology = project.topology()
-        for ref in _backend_refs(project):
-            if (ref.group, ref.kind) != (CORE, "Service"):
-                continue
-            what = _PURPOSE.get(ref.purpose, "reference")
-            if not ref.has_port:
-                # The CEL rule on BackendObjectReference: the API server rejects the whole object.
-                message = (
-                    f"{what} to Service {ref.namespace}/{ref.name} has no port: the API server rejects the"
-                    f' {ref.owner.kind} (CEL "Must have port for Service reference"; Gateway API BackendObjectReference);'
-                    " set port to one of the Service's ports (its `port`, not `targetPort`)"
-                )
-                related = []
-                if ref.target is not None:
-                    related.append(self._ports_related(ref.target))
-                yield self.issue(ref.owner, ref.path, message, related=related)
-                continue
-            if ref.status != RESOLVED or ref.target is None or ref.port is None or ref.port_section is not None:
-                continue
-            service = ref.target
-            ports = topology.service_ports(service)
-            if not ports and service.spec.get("type") == "ExternalName":
-                continue  # ExternalName Services need no ports; how the port is used is implementation-specific
-            have = ", ".join(self._port_labels(service)) or "no ports"
-            # What is certain: no Service port matches, so the backend cannot be reached on it. The
-            # status a controller writes differs (most set ResolvedRefs=False; Istio does not compare
-            # the port), so the message claims none.
-            effect = f"the {ref.owner.kind} cannot reach this backend on that port"
-            exposed = self._exposing(service, ref.port)
-            if exposed is not None:
-                message = (
-                    f"{what} port {ref.port} is not a port of Service {where(service)} (have: {have}): {effect}"
-                    f" (Gateway API BackendObjectReference); {ref.port} is the targetPort of Service port {exposed}"
-                )
-                hint = f"Use port: {exposed}."
-            else:
-                message = (
-                    f"{what} port {ref.port} is not a port of Service {where(service)} (have: {have}): {effect}"
-                    " (Gateway API BackendObjectReference)"
-                )
-                hint = "Use one of the Service's `port` values (not a `targetPort`)."
-            yield self.issue(ref.owner, join(ref.path, "port"), message, related=[self._ports_related(service)], hint=hint)
-
-    @staticmethod
-    def _exposing(service: K8sObject, target_port: int) -> int | None:
-        """The Service port whose numeric targetPort is `target_port` (the usual confusion)."""
-        ports = service.spec.get("ports")
-        for entry in ports if isinstance(ports, list) else ():
-            if isinstance(entry, dict) and entry.get("targetPort") == target_port and isinstance(entry.get("port"), int):
-                return int(entry["port"])
-        return None
-
-    @staticmethod
-    def _ports_related(service: K8sObject) -> Related:
-        path = "spec.ports" if "ports" in service.spec else "metadata.name"
-        return Related(f"Service {where(service)} defines its ports here", object=service, path=path)
-
-    @staticmethod
-    def _port_labels(service: K8sObject) -> list[str]:
-        out = []
-        ports = service.spec.get("ports")
-        for entry in ports if isinstance(ports, list) else ():
-            if isinstance(entry, dict) and isinstance(entry.get("port"), int):
-                name = entry.get("name")
-                out.append(f"{entry['port']} ({name})" if isinstance(name, str) else str(entry["port"]))
-        return out
 
 
 # -- PL413 ---------------------------------------------------------------------------------------
@@ -823,254 +550,6 @@ class PolicyTargetCarriesNoTraffic(Rule):
         )
         related = [Related(f"{label(target)} is defined here", object=target, path="metadata.name")]
         return self.issue(policy.obj, res.ref.path, message, related=related)
-
-
-class ListenerTlsMismatch(Rule):
-    """A listener's `tls` does not match its protocol: missing on HTTPS or TLS, set on HTTP, TCP or UDP."""
-
-    id = "PL415"
-    name = "listener-tls-mismatch"
-    severity = Severity.ERROR
-    covers_cel = frozenset(
-        {"tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']", "tls mode must be set for protocol TLS"}
-    )  # the CRDs' CEL rules for the same problem (PL704)
-    subjects = frozenset({"Gateway", "ListenerSet"})
-    reads = frozenset({Stage.TOPOLOGY})
-
-    def check(self, project: Project) -> Iterable[Issue]:
-        topology = project.topology()
-        for group, kind in LISTENER_PARENTS:
-            for owner in project.index.of_kind(group, kind):
-                malformed = project.index.malformed(owner)
-                placeholder = _placeholder_implementation(topology, owner)
-                listeners = owner.spec.get("listeners")
-                for i, listener in enumerate(listeners if isinstance(listeners, list) else ()):
-                    if not isinstance(listener, dict) or malformed.tainted("spec", "listeners", i):
-                        continue  # PL010's
-                    protocol, has_tls = listener.get("protocol"), "tls" in listener
-                    path = join("spec.listeners", i)
-                    name = listener.get("name")
-                    if protocol in _TLS_PROTOCOLS and not has_tls:
-                        # Listener.TLS: "required if the Protocol field is HTTPS or TLS". The API server
-                        # stores it (no CEL rule), and the controller cannot terminate or route it.
-                        message = (
-                            f"listener {name} of {kind} {where(owner)} uses protocol {protocol} without `tls`: the listener"
-                            " is invalid (the Gateway API requires tls for HTTPS and TLS listeners), so no route attached"
-                            " to it receives traffic through it"
-                        )
-                        hint = (
-                            "Add tls.certificateRefs (a Secret with the certificate)."
-                            if protocol == "HTTPS"
-                            else "Add tls.mode (Passthrough or Terminate)."
-                        )
-                        if placeholder is not None:
-                            message = (
-                                f"listener {name} of {kind} {where(owner)} uses protocol {protocol} without `tls`:"
-                                f" {placeholder} keeps it as a placeholder for the ListenerSets on its port (its status stays"
-                                " Accepted) and serves nothing through it, so no route attached to it receives traffic"
-                                " through it"
-                            )
-                            hint = f"Attach routes to the ListenerSet listeners on its port, or {hint[0].lower()}{hint[1:]}"
-                            yield self.issue(owner, join(path, "protocol"), message, hint=hint, severity=Severity.INFO)
-                            continue
-                        yield self.issue(owner, join(path, "protocol"), message, hint=hint)
-                    elif protocol in _PLAIN_PROTOCOLS and has_tls:
-                        # CRD validation: "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']".
-                        message = (
-                            f"listener {name} of {kind} {where(owner)} sets `tls` on protocol {protocol}: the CRD's"
-                            " validation rejects the whole object (tls must not be specified for protocols HTTP, TCP, UDP)"
-                        )
-                        yield self.issue(owner, join(path, "tls"), message, hint="Use protocol HTTPS or TLS, or remove tls.")
-
-
-def _placeholder_implementation(topology: Topology, owner: K8sObject) -> str | None:
-    """The name of the implementation of a Gateway's class that keeps a listener without `tls` as
-    a placeholder for ListenerSets (profile `implementations[].placeholderListeners`), if any."""
-    implementation = topology.gateway_implementation(owner) if owner.kind == "Gateway" else None
-    return implementation.name if implementation is not None and implementation.placeholder_listeners else None
-
-
-class ListenerConflict(Rule):
-    """Listeners of one Gateway (with its ListenerSets) that are not distinct: same port and protocol and hostname, TCP sharing a port, or protocols the implementation does not serve on one port."""
-
-    id = "PL416"
-    name = "listener-conflict"
-    severity = Severity.ERROR
-    covers_cel = frozenset(
-        {"Combination of port, protocol and hostname must be unique for each listener"}
-    )  # the CRDs' CEL rules for the same problem (PL704)
-    subjects = frozenset({"Gateway", "ListenerSet"})
-    reads = frozenset({Stage.TOPOLOGY})
-
-    def check(self, project: Project) -> Iterable[Issue]:
-        topology = project.topology()
-        for gateway in topology.gateways():
-            for listener in topology.gateway_listeners(gateway):
-                conflict = topology.listener_conflict(listener)
-                if conflict is not None:
-                    yield self._issue(listener, *conflict)
-
-    def _issue(self, listener: Listener, other: Listener, reason: str) -> Issue:
-        message = (
-            f"listener {listener.name} of {label(listener.owner)} is not distinct from listener {other.name} of"
-            f" {label(other.owner)} ({reason}): it is Conflicted and not accepted, so no route attached to it"
-            ' receives traffic through it (Gateway API, Listeners: "Handling indistinct Listeners")'
-        )
-        related = [Related(f"listener {other.name} is declared here", object=other.owner, path=join(other.path, "port"))]
-        # A protocol the implementation does not serve beside another on one port is not told
-        # apart by hostname (ProtocolConflict); only another port separates them.
-        hint = (
-            "Give the listener another port."
-            if reason.endswith("ProtocolConflict") and "only by hostname" not in reason
-            else "Give the listener another port, or (for HTTP, HTTPS and TLS) another hostname."
-        )
-        return self.issue(listener.owner, join(listener.path, "port"), message, related=related, hint=hint)
-
-
-_CERTIFICATE_PURPOSES = {
-    "certificate": "listener certificateRef",
-    "client-certificate": "client certificate reference",
-    "ca-certificate": "CA certificate reference",
-    "policy-certificate": "CA certificate reference",
-    "policy-object": "object reference",
-}
-
-
-class CertificateRefInvalid(Rule):
-    """A certificate, CA or other object reference names a missing object (where the input holds objects of that kind there), an unsupported kind, or a Secret or ConfigMap without the key its reader needs."""
-
-    id = "PL417"
-    name = "certificate-ref-invalid"
-    severity = Severity.ERROR
-    subjects = frozenset({"Gateway", "ListenerSet", POLICY})
-    reads = frozenset({Stage.TOPOLOGY})
-
-    def check(self, project: Project) -> Iterable[Issue]:
-        topology = project.topology()
-        owners: list[K8sObject] = [*topology.gateways(), *project.index.of_kind(GATEWAY_GROUP, "ListenerSet")]
-        owners.extend(p.obj for p in project.resolution.policies() if p.profile.certificate_refs or p.profile.object_refs)
-        complete = project.index.options.complete
-        for owner in owners:
-            for ref in topology.refs_from(owner):
-                what = _CERTIFICATE_PURPOSES.get(ref.purpose)
-                if what is None:
-                    continue
-                # A frontend CA reference no HTTPS listener uses changes no status: said, as info.
-                unused = ref.purpose == "ca-certificate" and not topology.frontend_listeners(ref)
-                severity = Severity.INFO if unused else None
-                if ref.status == NOT_FOUND:
-                    effect = _certificate_effect(topology, ref, invalid_kind=False)
-                    producers = _producers_considered(project, ref)
-                    if complete:
-                        why = f"which is not in the input, and nothing in it makes it{producers} (declared complete: --complete)"
-                        hint = f"Add the {ref.kind} or an object that makes it, fix the name, or {external_hint(ref.kind, ref.namespace or None, ref.name)}."
-                    else:
-                        # A repository cannot prove an absence: the Secret may be applied by
-                        # another pipeline. A warning, until --complete says nothing else exists.
-                        severity = severity or Severity.WARNING
-                        why = (
-                            f"which is not in the input although the input manages {ref.kind}s in namespace"
-                            f" {ref.namespace}, and nothing in it makes it{producers}"
-                        )
-                        hint = (
-                            f"Add the {ref.kind} or an object that makes it, fix the name, or"
-                            f" {external_hint(ref.kind, ref.namespace or None, ref.name)}; with --complete (the input is"
-                            " the whole cluster) its absence is an error."
-                        )
-                    message = f"{what} names {ref.label()}, {why}: {effect}"
-                    yield self.issue(owner, _at(owner, ref.path, "name"), message, hint=hint, severity=severity)
-                elif ref.status == ReferenceStatus.MISSING_DATA:
-                    message = f"{what} names {ref.label()}, which {ref.detail}: {_policy_refused(ref)}"
-                    hint = f"Add the data the controller reads to {ref.label()}, or reference an object that holds it."
-                    yield self.issue(owner, ref.path, message, hint=hint)
-                elif ref.status == ReferenceStatus.INVALID_KIND:
-                    unsupported = ref.detail or "a kind its policy kind does not support"
-                    message = (
-                        f"{what} names a {ref.kind} (group {ref.group or 'core'}), {unsupported}:"
-                        f" {_certificate_effect(topology, ref, invalid_kind=True)}"
-                    )
-                    yield self.issue(owner, join(ref.path, "kind"), message, hint=_KIND_HINTS[ref.purpose], severity=severity)
-
-
-def _producers_considered(project: Project, ref: ObjectRef) -> str:
-    """The producers of the reference's kind that were looked for, for the message."""
-    considered = project.resolution.producers().considered(ref.group, ref.kind)
-    if not considered:
-        return ""
-    described = list(dict.fromkeys(p.describe() for p in considered))
-    return f" (considered: {'; '.join(described)})"
-
-
-# What the controller writes when such a reference is invalid. A Gateway's own references: the
-# Gateway API's reasons (apis/v1/gateway_types.go: ListenerReasonInvalidCertificateRef,
-# GatewayReasonInvalidClientCertificateRef, ListenerReasonInvalidCACertificateRef and
-# ...InvalidCACertificateKind, ListenerReasonNoValidCACertificate); a policy's: it is rejected.
-def _certificate_effect(topology: Topology, ref: ObjectRef, *, invalid_kind: bool) -> str:
-    purpose = ref.purpose
-    if purpose == "certificate":
-        return "the listener gets ResolvedRefs=False, InvalidCertificateRef, and has no valid certificate"
-    if purpose == "client-certificate":
-        return "the Gateway gets ResolvedRefs=False, InvalidClientCertificateRef: no client certificate is presented to backends"
-    if purpose == "ca-certificate":
-        reason = "InvalidCACertificateKind" if invalid_kind else "InvalidCACertificateRef"
-        listeners = topology.frontend_listeners(ref)
-        if not listeners:
-            return f"{frontend_scope(ref)}, so no listener's status changes (it would get ResolvedRefs=False, {reason})"
-        return (
-            f"{listeners_get(ref.owner, listeners)} ResolvedRefs=False, {reason}"
-            f" (and Accepted=False, NoValidCACertificate where none of {'its' if len(listeners) == 1 else 'their'} CA"
-            " references is valid)"
-        )
-    return _policy_refused(ref)
-
-
-def _policy_refused(ref: ObjectRef) -> str:
-    """What the controller does with a policy whose reference is invalid, with the conditions it
-    writes (profile `certificateRefs.refusedStatus`, `objectRefs[].refusedStatus`)."""
-    return f"the policy is refused ({ref.refused_status or 'Accepted=False, Invalid'})"
-
-
-_KIND_HINTS = {
-    "certificate": "Reference a Secret of type kubernetes.io/tls.",
-    "client-certificate": "Reference a Secret holding tls.crt and tls.key.",
-    "ca-certificate": "Reference a ConfigMap with key ca.crt (the core kind).",
-    "policy-certificate": "Reference a ConfigMap (the core kind) or a Secret.",
-    "policy-object": "Reference a kind the field supports (the policy kind's API reference lists them).",
-}
-
-
-class ListenerRouteKindNotCarried(Rule):
-    """A listener's `allowedRoutes.kinds` lists a Gateway API route kind its protocol cannot carry."""
-
-    id = "PL419"
-    name = "listener-route-kind-not-carried"
-    severity = Severity.ERROR
-    subjects = frozenset({"Gateway", "ListenerSet"})
-    reads = frozenset({Stage.TOPOLOGY})
-
-    def check(self, project: Project) -> Iterable[Issue]:
-        topology = project.topology()
-        for group, kind in LISTENER_PARENTS:
-            for owner in project.index.of_kind(group, kind):
-                for listener in topology.listeners(owner):
-                    if not listener.uncarried:
-                        continue
-                    carried = listener.default_kinds() or ()
-                    listed = listener.allowed_kinds or ()
-                    none_left = all(k not in carried for _, k in listed)
-                    protocol = listener.protocol if listener.protocol != "TLS" else f"TLS {listener.tls_mode or 'Terminate'}"
-                    a = "an" if (protocol or "").startswith("H") else "a"  # an HTTP(S), a TCP, UDP or TLS listener
-                    for position, route_kind in listener.uncarried:
-                        message = (
-                            f"listener {listener.name} of {kind} {where(owner)} lists {route_kind} in allowedRoutes.kinds,"
-                            f" which {a} {protocol} listener cannot carry (it carries {', '.join(carried)}): the listener"
-                            " gets ResolvedRefs=False, InvalidRouteKinds"
-                            + (", and admits no route at all" if none_left else f", and no {route_kind} attaches to it")
-                            + " (Gateway API Listener.AllowedRoutes)"
-                        )
-                        hint = f"List the kinds {a} {protocol} listener carries ({', '.join(carried)}), or change its protocol."
-                        path = join(listener.path, "allowedRoutes", "kinds", position, "kind")
-                        yield self.issue(owner, path, message, hint=hint)
 
 
 class PolicyRejectedOnTarget(Rule):
@@ -1171,13 +650,7 @@ RULES: list[type[Rule]] = [
     RouteNotAdmitted,
     ListenerSetNotAllowed,
     RouteWithoutParentRefs,
-    BackendNotFound,
-    BackendPortInvalid,
     PolicyTargetCarriesNoTraffic,
-    ListenerTlsMismatch,
-    ListenerConflict,
-    CertificateRefInvalid,
     PolicyRejectedOnTarget,
-    ListenerRouteKindNotCarried,
     NamespaceLabelsUnknown,
 ]

@@ -85,12 +85,14 @@ def _reported_by_others(project: Project) -> tuple[dict[int, list[str]], dict[st
     """id(object) -> the paths the static policy rules report on it; and per CEL rule message a
     rule declares it covers (`Rule.covers_cel`), id(object) -> the paths that rule reports."""
     from policylint.rules.attachment import RULES as ATTACHMENT
+    from policylint.rules.backends import RULES as BACKENDS
     from policylint.rules.boilerplate import RULES as BOILERPLATE
+    from policylint.rules.listeners import RULES as LISTENERS
     from policylint.rules.targetref import RULES as TARGETREF
 
     out: dict[int, list[str]] = {}
     claimed: dict[str, dict[int, list[str]]] = {}
-    for rule in (*BOILERPLATE, *TARGETREF, *ATTACHMENT):
+    for rule in (*BOILERPLATE, *TARGETREF, *ATTACHMENT, *BACKENDS, *LISTENERS):
         static = rule.id in _STATIC_POLICY_RULES
         if not static and not rule.covers_cel:
             continue

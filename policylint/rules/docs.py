@@ -79,6 +79,7 @@ FAMILIES = {
     "targetref": "target-reference",
     "section_name": "section-name",
     "attachment": "attachment",
+    "backends": "attachment",
     "listeners": "attachment",
     "gateways": "attachment",
     "handshakes": "cross-namespace",

@@ -18,8 +18,7 @@ from policylint.k8s.names import ns_name
 from policylint.profiles.policy import Policy
 from policylint.project import Project
 from policylint.rules.base import POLICY, Rule, RuleOption
-from policylint.semantics.effective.merge import Tagged, leaves, untag
-from policylint.semantics.effective.simulation import (
+from policylint.semantics.effective.facets import (
     CONFLICTED,
     ENFORCED,
     OVERRIDDEN,
@@ -27,11 +26,11 @@ from policylint.semantics.effective.simulation import (
     RANK,
     Facet,
     NodeKey,
-    Simulation,
     TargetStatus,
     node_label,
-    path_label,
 )
+from policylint.semantics.effective.merge import Tagged, leaves, untag
+from policylint.semantics.effective.simulation import Simulation, path_label
 from policylint.semantics.resolution import TargetResolution
 from policylint.stages import Stage
 from policylint.textsafe import json_text, truncate

@@ -220,25 +220,24 @@ def run(
     project: Project,
     rules: Iterable[type[Rule]],
     resolver: PositionResolver,
-    options: Mapping[str, Mapping[str, object]] | None = None,
     failures: Iterable[Issue] = (),
     objects: Container[ObjectKey] | None = None,
-    jobs: int = 1,
     started: Started | None = None,
 ) -> EngineResult:
-    """Run `rules` over the project, each with its options (rule id -> option name -> value).
+    """Run `rules` over the project.
 
     `failures` are PL000 issues of the pipeline's own steps (a stage that failed to build, the
     report's policies section): resolved, sorted and fingerprinted with the rules' findings.
     `objects`: the objects whose findings are kept (None: all); the others' are dropped before the
     per-file cap, as if never found (the context of a scoped analysis, policylint.semantics.components).
-    `jobs`: processes to share the rules among (policylint.rules.workers); the result is the same.
-    `started`: what `start` started before the stages were built (then `options` and `jobs` are
-    the ones given to it)."""
+    `started`: what `start` started before the stages were built, with each rule's options (rule
+    id -> option name -> value) and the processes to share the rules among
+    (policylint.rules.workers; the result is the same); None: every rule runs here, in this
+    process, with its default options."""
     selected = list(rules)
-    runner = started.runner if started is not None else _Runner(project, selected, resolver, options or {})
+    runner = started.runner if started is not None else _Runner(project, selected, resolver, {})
     pool = started.pool if started is not None else None
-    jobs = started.jobs if started is not None else jobs
+    jobs = started.jobs if started is not None else 1
     if pool is not None:
         queued = {rule_cls.id for bundle in pool.todo for rule_cls, _ in bundle}
         results = pool.finish([(r, None) for r in selected if r.id not in queued], runner)

@@ -1,8 +1,6 @@
 """Gateway and GatewayClass rules about their own configuration rather than their listeners or
 routes: the parameters they name, and how the Gateway validates client certificates.
-
-Kept apart from `attachment.py` (routes, references, conflicts between listeners), which is
-large already.
+(Route attachment is in `attachment.py`, references in `backends.py`, listeners in `listeners.py`.)
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Hints for references that resolve to nothing, shared by the PL2xx and PL4xx rules.
+"""Hints for references that resolve to nothing, shared by the PL2xx and PL4xx rules (`Names`
+finds the objects of a kind by name and namespace for them).
 
 A missing target, parent or backend is most often a slip: the right name in another namespace or
 of another kind, or a typo. A rule collects a few such guesses, each with a related location on the
@@ -10,12 +11,17 @@ it may live outside the input.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from policylint.findings import Fix, Related
 from policylint.k8s.external import external_hint
 from policylint.k8s.names import did_you_mean
 from policylint.k8s.objects import K8sObject
+from policylint.rules.refs import where
 from policylint.semantics.topology import Listener, ObjectRef
+
+if TYPE_CHECKING:
+    from policylint.project import Project
 
 # Past a few guesses, a list of them stops helping.
 MAX_HINTS = 3
@@ -93,3 +99,50 @@ def listeners_get(gateway: K8sObject, listeners: Sequence[Listener]) -> str:
     more = f" and {len(listeners) - 5} more" if len(listeners) > 5 else ""
     one = len(listeners) == 1
     return f"listener{'' if one else 's'} {', '.join(names)}{more} get{'s' if one else ''}"
+
+
+def namespace_hint(obj: K8sObject, namespace_set: bool, unset: str) -> str:
+    """The hint for the object found in another namespace: a wrong `namespace`, or a missing one
+    (`unset` says where to set it and what it defaults to)."""
+    if namespace_set:
+        return f"{obj.kind} {where(obj)} exists: did you mean namespace: {obj.namespace}?"
+    return f"{obj.kind} {where(obj)} exists: set namespace: {obj.namespace} {unset}"
+
+
+class Names:
+    """Objects of one kind by name and by namespace, indexed on first use: hints for a missing
+    reference cost one dictionary lookup, not a scan of the kind, however many are missing."""
+
+    def __init__(self, project: Project) -> None:
+        self._project = project
+        self._by_name: dict[tuple[str, str], dict[str, list[K8sObject]]] = {}
+        self._by_namespace: dict[tuple[str, str], dict[str | None, dict[str, K8sObject]]] = {}
+
+    def _build(self, group: str, kind: str) -> None:
+        by_name: dict[str, list[K8sObject]] = {}
+        by_namespace: dict[str | None, dict[str, K8sObject]] = {}
+        for obj in self._project.index.of_kind(group, kind):
+            by_name.setdefault(obj.name, []).append(obj)
+            by_namespace.setdefault(obj.namespace, {}).setdefault(obj.name, obj)
+        self._by_name[(group, kind)] = by_name
+        self._by_namespace[(group, kind)] = by_namespace
+
+    def named(self, group: str, kind: str, name: str) -> list[K8sObject]:
+        """Every object of the kind with this name, in any namespace."""
+        if (group, kind) not in self._by_name:
+            self._build(group, kind)
+        return self._by_name[(group, kind)].get(name, [])
+
+    def in_namespace(self, group: str, kind: str, namespace: str | None) -> dict[str, K8sObject]:
+        if (group, kind) not in self._by_namespace:
+            self._build(group, kind)
+        return self._by_namespace[(group, kind)].get(namespace, {})
+
+    def add_typo(self, matches: NearMatches, group: str, kind: str, namespace: str | None, name: str) -> None:
+        """Without a better guess, the object of the kind in the namespace with a similar name (a typo)."""
+        if matches:
+            return
+        candidates = self.in_namespace(group, kind, namespace)
+        close = close_name(name, candidates)
+        if close is not None:
+            matches.add(f"did you mean {kind} {close}?", candidates[close])

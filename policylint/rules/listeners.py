@@ -1,8 +1,7 @@
-"""Listener rules that read one listener alone, or beside the others on its port without a
-conflict: what its own fields make the controller refuse or warn about.
-
-Kept apart from `attachment.py` (routes, references, conflicts between listeners), which is
-large already.
+"""PL4xx (part 4): listener rules: what a listener's own fields, or the listeners beside it on its
+port, make the controller refuse or warn about (docs/semantics.md#listener-admission): `tls`
+that does not fit the protocol, listeners that are not distinct (Conflicted), route kinds the
+protocol cannot carry, unsupported protocols, overlapping TLS hostnames.
 """
 
 from __future__ import annotations
@@ -12,14 +11,20 @@ from collections.abc import Iterable
 from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import join
 from policylint.k8s.names import ns_name
+from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.rules.base import Rule
+from policylint.rules.refs import label, where
 from policylint.semantics.listeners import (
     CORE_PROTOCOLS,
     LISTENER_PARENTS,
     hostnames_overlap,
     meant_protocol,
     unsupported_protocol,
+)
+from policylint.semantics.topology import (
+    Listener,
+    Topology,
 )
 from policylint.stages import Stage
 
@@ -134,4 +139,151 @@ class ListenerTLSHostnamesOverlap(Rule):
                 )
 
 
-RULES: list[type[Rule]] = [ListenerProtocolUnsupported, ListenerTLSHostnamesOverlap]
+# Listener protocols with and without TLS (apis/v1/gateway_types.go, Listener.TLS).
+_TLS_PROTOCOLS = ("HTTPS", "TLS")
+_PLAIN_PROTOCOLS = ("HTTP", "TCP", "UDP")
+
+
+class ListenerTlsMismatch(Rule):
+    """A listener's `tls` does not match its protocol: missing on HTTPS or TLS, set on HTTP, TCP or UDP."""
+
+    id = "PL415"
+    name = "listener-tls-mismatch"
+    severity = Severity.ERROR
+    covers_cel = frozenset(
+        {"tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']", "tls mode must be set for protocol TLS"}
+    )  # the CRDs' CEL rules for the same problem (PL704)
+    subjects = frozenset({"Gateway", "ListenerSet"})
+    reads = frozenset({Stage.TOPOLOGY})
+
+    def check(self, project: Project) -> Iterable[Issue]:
+        topology = project.topology()
+        for group, kind in LISTENER_PARENTS:
+            for owner in project.index.of_kind(group, kind):
+                malformed = project.index.malformed(owner)
+                placeholder = _placeholder_implementation(topology, owner)
+                listeners = owner.spec.get("listeners")
+                for i, listener in enumerate(listeners if isinstance(listeners, list) else ()):
+                    if not isinstance(listener, dict) or malformed.tainted("spec", "listeners", i):
+                        continue  # PL010's
+                    protocol, has_tls = listener.get("protocol"), "tls" in listener
+                    path = join("spec.listeners", i)
+                    name = listener.get("name")
+                    if protocol in _TLS_PROTOCOLS and not has_tls:
+                        # Listener.TLS: "required if the Protocol field is HTTPS or TLS". The API server
+                        # stores it (no CEL rule), and the controller cannot terminate or route it.
+                        message = (
+                            f"listener {name} of {kind} {where(owner)} uses protocol {protocol} without `tls`: the listener"
+                            " is invalid (the Gateway API requires tls for HTTPS and TLS listeners), so no route attached"
+                            " to it receives traffic through it"
+                        )
+                        hint = (
+                            "Add tls.certificateRefs (a Secret with the certificate)."
+                            if protocol == "HTTPS"
+                            else "Add tls.mode (Passthrough or Terminate)."
+                        )
+                        if placeholder is not None:
+                            message = (
+                                f"listener {name} of {kind} {where(owner)} uses protocol {protocol} without `tls`:"
+                                f" {placeholder} keeps it as a placeholder for the ListenerSets on its port (its status stays"
+                                " Accepted) and serves nothing through it, so no route attached to it receives traffic"
+                                " through it"
+                            )
+                            hint = f"Attach routes to the ListenerSet listeners on its port, or {hint[0].lower()}{hint[1:]}"
+                            yield self.issue(owner, join(path, "protocol"), message, hint=hint, severity=Severity.INFO)
+                            continue
+                        yield self.issue(owner, join(path, "protocol"), message, hint=hint)
+                    elif protocol in _PLAIN_PROTOCOLS and has_tls:
+                        # CRD validation: "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']".
+                        message = (
+                            f"listener {name} of {kind} {where(owner)} sets `tls` on protocol {protocol}: the CRD's"
+                            " validation rejects the whole object (tls must not be specified for protocols HTTP, TCP, UDP)"
+                        )
+                        yield self.issue(owner, join(path, "tls"), message, hint="Use protocol HTTPS or TLS, or remove tls.")
+
+
+def _placeholder_implementation(topology: Topology, owner: K8sObject) -> str | None:
+    """The name of the implementation of a Gateway's class that keeps a listener without `tls` as
+    a placeholder for ListenerSets (profile `implementations[].placeholderListeners`), if any."""
+    implementation = topology.gateway_implementation(owner) if owner.kind == "Gateway" else None
+    return implementation.name if implementation is not None and implementation.placeholder_listeners else None
+
+
+class ListenerConflict(Rule):
+    """Listeners of one Gateway (with its ListenerSets) that are not distinct: same port and protocol and hostname, TCP sharing a port, or protocols the implementation does not serve on one port."""
+
+    id = "PL416"
+    name = "listener-conflict"
+    severity = Severity.ERROR
+    covers_cel = frozenset(
+        {"Combination of port, protocol and hostname must be unique for each listener"}
+    )  # the CRDs' CEL rules for the same problem (PL704)
+    subjects = frozenset({"Gateway", "ListenerSet"})
+    reads = frozenset({Stage.TOPOLOGY})
+
+    def check(self, project: Project) -> Iterable[Issue]:
+        topology = project.topology()
+        for gateway in topology.gateways():
+            for listener in topology.gateway_listeners(gateway):
+                conflict = topology.listener_conflict(listener)
+                if conflict is not None:
+                    yield self._issue(listener, *conflict)
+
+    def _issue(self, listener: Listener, other: Listener, reason: str) -> Issue:
+        message = (
+            f"listener {listener.name} of {label(listener.owner)} is not distinct from listener {other.name} of"
+            f" {label(other.owner)} ({reason}): it is Conflicted and not accepted, so no route attached to it"
+            ' receives traffic through it (Gateway API, Listeners: "Handling indistinct Listeners")'
+        )
+        related = [Related(f"listener {other.name} is declared here", object=other.owner, path=join(other.path, "port"))]
+        # A protocol the implementation does not serve beside another on one port is not told
+        # apart by hostname (ProtocolConflict); only another port separates them.
+        hint = (
+            "Give the listener another port."
+            if reason.endswith("ProtocolConflict") and "only by hostname" not in reason
+            else "Give the listener another port, or (for HTTP, HTTPS and TLS) another hostname."
+        )
+        return self.issue(listener.owner, join(listener.path, "port"), message, related=related, hint=hint)
+
+
+class ListenerRouteKindNotCarried(Rule):
+    """A listener's `allowedRoutes.kinds` lists a Gateway API route kind its protocol cannot carry."""
+
+    id = "PL419"
+    name = "listener-route-kind-not-carried"
+    severity = Severity.ERROR
+    subjects = frozenset({"Gateway", "ListenerSet"})
+    reads = frozenset({Stage.TOPOLOGY})
+
+    def check(self, project: Project) -> Iterable[Issue]:
+        topology = project.topology()
+        for group, kind in LISTENER_PARENTS:
+            for owner in project.index.of_kind(group, kind):
+                for listener in topology.listeners(owner):
+                    if not listener.uncarried:
+                        continue
+                    carried = listener.default_kinds() or ()
+                    listed = listener.allowed_kinds or ()
+                    none_left = all(k not in carried for _, k in listed)
+                    protocol = listener.protocol if listener.protocol != "TLS" else f"TLS {listener.tls_mode or 'Terminate'}"
+                    a = "an" if (protocol or "").startswith("H") else "a"  # an HTTP(S), a TCP, UDP or TLS listener
+                    for position, route_kind in listener.uncarried:
+                        message = (
+                            f"listener {listener.name} of {kind} {where(owner)} lists {route_kind} in allowedRoutes.kinds,"
+                            f" which {a} {protocol} listener cannot carry (it carries {', '.join(carried)}): the listener"
+                            " gets ResolvedRefs=False, InvalidRouteKinds"
+                            + (", and admits no route at all" if none_left else f", and no {route_kind} attaches to it")
+                            + " (Gateway API Listener.AllowedRoutes)"
+                        )
+                        hint = f"List the kinds {a} {protocol} listener carries ({', '.join(carried)}), or change its protocol."
+                        path = join(listener.path, "allowedRoutes", "kinds", position, "kind")
+                        yield self.issue(owner, path, message, hint=hint)
+
+
+RULES: list[type[Rule]] = [
+    ListenerTlsMismatch,
+    ListenerConflict,
+    ListenerRouteKindNotCarried,
+    ListenerProtocolUnsupported,
+    ListenerTLSHostnamesOverlap,
+]

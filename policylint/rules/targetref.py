@@ -186,7 +186,7 @@ class TargetRefNotFound(Rule):
                 )
             # Repositories often hold one team's slice of a cluster (docs/semantics.md#partial-repositories).
             matches.or_external(ref.kind or "", res.namespace, ref.name)
-            # On `name`, whatever the near matches say is wrong: see attachment._at.
+            # On `name`, whatever the near matches say is wrong: see refs.at_field.
             yield self.issue(
                 policy.obj,
                 field_path(ref, "name"),

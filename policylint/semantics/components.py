@@ -212,88 +212,108 @@ def scope(
     ]
     if any(k.kind != "Namespace" for k in cluster_origins):
         return None
-    if refs is None:
-        refs = [references(o) for o in objects]
-    if any(EVERYWHERE in r for r in refs):
+    graph = _Graph(objects, refs)
+    if any(EVERYWHERE in r for r in graph.refs):
         return None
-
-    namespaces_of = [o.namespace for o in objects]  # a property: read once per object
-    sets = _Sets(len(objects))
-    join = sets.join
-    names: dict[tuple[str | None, str], int] = {}
-    wide: dict[str | None, int] = {}
-    grants: dict[str | None, int] = {}
-    cluster_names = {o.name for o, ns in zip(objects, namespaces_of) if ns is None and o.kind != "Namespace"}
-    # A reference by a namespace's name may target the Namespace: a policy there reaches all of it.
-    namespace_names = set(namespaces_of) | {o.name for o in objects if o.kind == "Namespace" and o.group == ""}
-    grant_namespaces = {ns for o, ns in zip(objects, namespaces_of) if (o.group, o.kind) == _GRANT}
-    for i, obj in enumerate(objects):
-        own = namespaces_of[i]
-        join(i, names, (own, obj.name))
-        if own in grant_namespaces and (obj.group, obj.kind) == _GRANT:
-            join(i, grants, own)
-        for namespace, name, explicit, selector in refs[i]:
-            if selector:
-                join(i, wide, namespace)
-                continue
-            join(i, names, (namespace, name))
-            if not explicit and name in cluster_names:
-                join(i, names, (None, name))
-            if name in namespace_names:
-                join(i, wide, name)
-            if explicit and namespace != own and namespace in grant_namespaces:
-                join(i, grants, namespace)
-    for i, namespace in enumerate(namespaces_of):
-        found = wide.get(namespace)
-        if found is not None:
-            sets.union(i, found)
-    if hosts:
-        _join_hosts(objects, refs, sets, hosts)
-    _join_classes(objects, refs, sets, names)
-
-    # Origins: see the module docstring (near-miss hints).
-    origin_namespaces = (
-        {objects[i].namespace for i in origins} | {k.namespace for k in removed} | {k.name for k in cluster_origins}
-    )
-    origin_namespaces.discard(None)
-    origin_names = {objects[i].name for i in origins} | {k.name for k in removed}
-    existing = set(zip(namespaces_of, (o.name for o in objects)))
-    for i, own in enumerate(namespaces_of):
-        if own in origin_namespaces:
-            origins.append(i)
-            continue
-        for namespace, name, explicit, _ in refs[i]:
-            # A reference that finds nothing may be hinted at a origin of that name elsewhere.
-            if (explicit and namespace in origin_namespaces) or (name in origin_names and (namespace, name) not in existing):
-                origins.append(i)
-                break
-    for key in removed:
-        found = names.get((key.namespace, key.name))
-        if found is not None:
-            origins.append(found)
-    find = sets.find
+    graph.connect(hosts)
+    graph.add_origins(origins, removed, cluster_origins)
+    find = graph.sets.find
     roots = {find(i) for i in origins}
     members = [i for i in range(len(objects)) if find(i) in roots]
     if len(members) > max_share * len(objects):
         return None
-
-    # Context: what the members' lookups read beyond their own references.
-    namespaces = {namespaces_of[i] for i in members} | {r.namespace for i in members for r in refs[i]}
-    # A reference that finds nothing is hinted at objects of its name in other namespaces.
-    referenced = {r.name for i in members for r in refs[i] if (r.namespace, r.name) not in existing}
-    seen_kinds: set[tuple[str, str]] = set()
-    keep: list[K8sObject] = []
-    member_set = set(members)
-    for i, obj in enumerate(objects):
-        gk = (obj.group, obj.kind)
-        first_of_kind = gk not in seen_kinds
-        seen_kinds.add(gk)
-        own = namespaces_of[i]
-        if i in member_set or first_of_kind or own is None or own in namespaces or obj.name in referenced:
-            keep.append(obj)
+    keep = graph.context(members)
     if len(keep) > max_share * len(objects):
         return None
     return Scoped(keep, frozenset(objects[i].key for i in members))
+
+
+class _Graph:
+    """The objects, their references and the sets they fall into, for one call of `scope`: its
+    steps share these tables (built once: a scoped run exists to be fast on large repositories)."""
+
+    def __init__(self, objects: Sequence[K8sObject], refs: list[list[Reference]] | None = None) -> None:
+        self.objects = objects
+        self.refs = [references(o) for o in objects] if refs is None else refs
+        self.namespaces_of = [o.namespace for o in objects]  # a property: read once per object
+        self.sets = _Sets(len(objects))
+        self.names: dict[tuple[str | None, str], int] = {}
+        self.existing = set(zip(self.namespaces_of, (o.name for o in objects)))
+
+    def connect(self, hosts: Mapping[tuple[str, str], str] | None) -> None:
+        """Put every object in one set with what it may reference (the module docstring)."""
+        objects, refs, namespaces_of, sets, names = self.objects, self.refs, self.namespaces_of, self.sets, self.names
+        join = sets.join
+        wide: dict[str | None, int] = {}
+        grants: dict[str | None, int] = {}
+        cluster_names = {o.name for o, ns in zip(objects, namespaces_of) if ns is None and o.kind != "Namespace"}
+        # A reference by a namespace's name may target the Namespace: a policy there reaches all of it.
+        namespace_names = set(namespaces_of) | {o.name for o in objects if o.kind == "Namespace" and o.group == ""}
+        grant_namespaces = {ns for o, ns in zip(objects, namespaces_of) if (o.group, o.kind) == _GRANT}
+        for i, obj in enumerate(objects):
+            own = namespaces_of[i]
+            join(i, names, (own, obj.name))
+            if own in grant_namespaces and (obj.group, obj.kind) == _GRANT:
+                join(i, grants, own)
+            for namespace, name, explicit, selector in refs[i]:
+                if selector:
+                    join(i, wide, namespace)
+                    continue
+                join(i, names, (namespace, name))
+                if not explicit and name in cluster_names:
+                    join(i, names, (None, name))
+                if name in namespace_names:
+                    join(i, wide, name)
+                if explicit and namespace != own and namespace in grant_namespaces:
+                    join(i, grants, namespace)
+        for i, namespace in enumerate(namespaces_of):
+            found = wide.get(namespace)
+            if found is not None:
+                sets.union(i, found)
+        if hosts:
+            _join_hosts(objects, refs, sets, hosts)
+        _join_classes(objects, refs, sets, names)
+
+    def add_origins(self, origins: list[int], removed: list[ObjectKey], cluster_origins: list[ObjectKey]) -> None:
+        """Add to `origins` the objects a near-miss hint may point from (the module docstring)."""
+        objects, refs = self.objects, self.refs
+        origin_namespaces = (
+            {objects[i].namespace for i in origins} | {k.namespace for k in removed} | {k.name for k in cluster_origins}
+        )
+        origin_namespaces.discard(None)
+        origin_names = {objects[i].name for i in origins} | {k.name for k in removed}
+        existing = self.existing
+        for i, own in enumerate(self.namespaces_of):
+            if own in origin_namespaces:
+                origins.append(i)
+                continue
+            for namespace, name, explicit, _ in refs[i]:
+                # A reference that finds nothing may be hinted at a origin of that name elsewhere.
+                if (explicit and namespace in origin_namespaces) or (name in origin_names and (namespace, name) not in existing):
+                    origins.append(i)
+                    break
+        for key in removed:
+            found = self.names.get((key.namespace, key.name))
+            if found is not None:
+                origins.append(found)
+
+    def context(self, members: list[int]) -> list[K8sObject]:
+        """The members and what their lookups read beyond their own references, in input order."""
+        refs, namespaces_of = self.refs, self.namespaces_of
+        namespaces = {namespaces_of[i] for i in members} | {r.namespace for i in members for r in refs[i]}
+        # A reference that finds nothing is hinted at objects of its name in other namespaces.
+        referenced = {r.name for i in members for r in refs[i] if (r.namespace, r.name) not in self.existing}
+        seen_kinds: set[tuple[str, str]] = set()
+        keep: list[K8sObject] = []
+        member_set = set(members)
+        for i, obj in enumerate(self.objects):
+            gk = (obj.group, obj.kind)
+            first_of_kind = gk not in seen_kinds
+            seen_kinds.add(gk)
+            own = namespaces_of[i]
+            if i in member_set or first_of_kind or own is None or own in namespaces or obj.name in referenced:
+                keep.append(obj)
+        return keep
 
 
 def _join_classes(objects: Sequence[K8sObject], refs: list[list[Reference]], sets: _Sets, names: Mapping[Any, int]) -> None:

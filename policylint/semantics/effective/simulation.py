@@ -38,702 +38,43 @@ Decisions where the sources leave room (documented in docs/effective-policy.md):
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import field
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING
 
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
-from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject, ObjectKey
-from policylint.profiles.registry import POLICY_ATTACHMENT, PolicyProfile
-from policylint.semantics.effective.merge import (
-    Tagged,
-    default_containers,
-    leaves,
-    merge_patch,
-    merge_rules,
-    set_path,
-    tag,
-    unit_paths,
-    untag,
+from policylint.profiles.registry import PolicyProfile
+from policylint.semantics.effective.facets import (
+    _CLAIMED,
+    _ROUTE_KINDS,
+    CONFLICTED,
+    ENFORCED,
+    OVERRIDDEN,
+    PARTIALLY_ENFORCED,
+    RANK,
+    Affects,
+    Context,
+    Facet,
+    FoldResult,
+    NodeKey,
+    OrderSensitivity,
+    T,
+    TargetStatus,
+    _claim,
+    node_label,
+    policy_facets,
 )
+from policylint.semantics.effective.fold import _why, fold, order_sensitivity, order_stack
 from policylint.semantics.listeners import unsupported_protocol
-from policylint.values import frozen, record
-from policylint.vocabulary import Accepted, Atomicity, Enforcement, Level, Role
+from policylint.values import record
+from policylint.vocabulary import Accepted, Enforcement
 
 if TYPE_CHECKING:
     from policylint.profiles.policy import Policy
     from policylint.semantics.resolution import TargetResolution
     from policylint.semantics.topology import Listener, Topology
-
-# Hierarchy levels, least specific first. `namespace` is gwctl's optional level: present only
-# when some policy targets a Namespace (docs/semantics.md#the-namespace-level). `port` refines a backend by a Service port.
-# Node keys carry the plain word (hot path: hashed on every step of every context).
-LEVELS = tuple(level.value for level in Level)
-RANK = {level: i for i, level in enumerate(LEVELS)}
-
-# Status vocabulary (GEP-713 "Metaresource status"; docs/semantics.md#status-vocabulary).
-ENFORCED = Enforcement.ENFORCED
-PARTIALLY_ENFORCED = Enforcement.PARTIALLY_ENFORCED
-OVERRIDDEN = Enforcement.OVERRIDDEN
-CONFLICTED = Enforcement.CONFLICTED
-
-_ROUTE_KINDS = ("HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute")
-
-# A node of the hierarchy: (level, object key, section) — section is a listener name, a rule
-# position or a Service port name. Keys, not objects: stable and hashable.
-NodeKey = tuple[str, ObjectKey, Any]
-T = TypeVar("T")
-
-
-def node_label(node: NodeKey) -> str:
-    level, key, section = node
-    where = ns_name(key.namespace, key.name)
-    if level == "listener":
-        return f"{where}#{section}"
-    if level == "rule":
-        # Named rules by name; an unnamed one by its field path position.
-        return f"{where}#rules[{section}]" if isinstance(section, int) else f"{where}#{section}"
-    if level == "port":
-        return f"{where}#{section}"
-    return where
-
-
-@frozen(eq=False)
-class Facet:
-    """One strategy-bearing block of a policy attached to one node (usually one per policy)."""
-
-    policy: Policy
-    node: NodeKey
-    role: Role
-    atomicity: Atomicity
-    tree: Tagged
-    path: str  # the block's field path, e.g. spec.overrides
-    merge_onto_parent: bool = False  # Envoy Gateway spec.mergeType on a route policy
-    order: int = 0  # position among the policy's facets
-
-    @property
-    def rank(self) -> int:
-        return RANK[self.node[0]]
-
-    @property
-    def name(self) -> str:
-        key = self.policy.key
-        return ns_name(key.namespace, key.name)
-
-    def strategy_label(self) -> str:
-        if self.role == "none":
-            return "None"
-        atom = {"atomic": "Atomic", "patch": "Patch", "rules": "Rule-keyed", "priority": "Priority-ordered"}[self.atomicity]
-        return f"{atom} {'Overrides' if self.role == 'override' else 'Defaults'}"
-
-
-@record(slots=True)
-class FoldResult:
-    tree: Tagged | None
-    status: dict[int, Enforcement]  # id(facet) -> its enforcement in this context
-    beaten_by: dict[int, set[str]]  # id(facet) -> names of policies that beat it
-    conflicts: dict[int, tuple[Facet, str]]  # id(loser) -> (winner, why)
-    order_sensitive: list[OrderSensitivity] = field(default_factory=list)
-    erased: dict[int, int] = field(default_factory=dict)  # id(empty atomic override) -> units it erased
-    # Envoy Gateway `mergeType`: id(route policy) -> names of the policies whose spec it merged
-    # onto; and the facets that lost values only to such merges (the controller keeps them
-    # Accepted, without an Overridden condition: it reports a merge, not an override).
-    merged_with: dict[int, set[str]] = field(default_factory=dict)
-    merged_only: frozenset[int] = frozenset()  # one per distinct stack, mostly empty: shared then
-    # Envoy Gateway `mergeType` on a rule policy: id(route policy facet) -> the rule policy that
-    # merged onto the listener's or Gateway's policy instead, so that the route's does not apply.
-    skipped: dict[int, Facet] = field(default_factory=dict)
-
-
-@frozen
-class OrderSensitivity:
-    policies: tuple[str, ...]  # the same-level policies whose order decides
-    decided_by: str  # "creationTimestamp" | "name"
-    keys: tuple[str, ...]  # effective keys that differ
-    alternative: Any  # the effective spec with the order flipped
-
-
-@frozen
-class Context:
-    profile: PolicyProfile
-    path: tuple[NodeKey, ...]
-    stack: tuple[Facet, ...]
-    result: FoldResult
-
-
-@record(slots=True)
-class TargetStatus:
-    """Aggregated over every context through one (policy, target node).
-
-    One per (policy, target) — 100k at 100k objects — so the collections are immutable and
-    shared while empty (`_grow`), rather than three sets and a list each."""
-
-    contexts: int = 0
-    enforced: int = 0
-    partial: int = 0
-    overridden: int = 0
-    conflicted: int = 0
-    beaten_by: frozenset[str] = frozenset()
-    ancestors: frozenset[ObjectKey] = frozenset()
-    conflict: tuple[Facet, str] | None = None
-    # Contexts where the policy lost values only to route policies merged onto it (mergeType),
-    # and the policies it merged onto itself (as a route policy with mergeType).
-    merged_away: int = 0
-    merged_with: frozenset[str] = frozenset()
-    overridden_in: tuple[tuple[NodeKey, ...], ...] = ()  # a few example contexts
-
-    @property
-    def enforcement(self) -> Enforcement | None:
-        if self.contexts == 0 or self.conflicted == self.contexts:
-            return None
-        live = self.contexts - self.conflicted
-        if self.enforced == live:
-            return ENFORCED
-        if self.overridden == live:
-            return OVERRIDDEN
-        return PARTIALLY_ENFORCED
-
-
-@record(slots=True)
-class Affects:
-    """A policy's blast radius: the contexts where it contributes, and how many distinct routes,
-    rules, listeners and Gateways they pass (counts: at 100k objects the sets behind them would be
-    kept for every policy), with the backends themselves."""
-
-    contexts: int = 0
-    routes: int = 0
-    rules: int = 0
-    listeners: int = 0
-    gateways: int = 0
-    backends: set[NodeKey] = field(default_factory=set)
-
-    def counts(self) -> dict[str, int]:
-        return {
-            "contexts": self.contexts,
-            "routes": self.routes,
-            "rules": self.rules,
-            "listeners": self.listeners,
-            "gateways": self.gateways,
-            "backends": len(self.backends),
-        }
-
-
-# -- facets ----------------------------------------------------------------------------
-
-
-def _timestamp(policy: Policy) -> datetime | None:
-    return policy.obj.creation_timestamp
-
-
-def _strategy_of(profile: PolicyProfile, block: Mapping[str, Any] | None, spec: Mapping[str, Any]) -> str | None:
-    merge = profile.merge
-    if not merge.strategy_field:
-        return None
-    for holder in (block, spec):
-        if isinstance(holder, Mapping):
-            value = holder.get(merge.strategy_field)
-            if isinstance(value, str):
-                return merge.strategies.get(value)
-    return None
-
-
-def _default_atomicity(profile: PolicyProfile) -> Atomicity:
-    strategy = profile.merge.default
-    if strategy.startswith("patch"):
-        return Atomicity.PATCH
-    if strategy == "custom":
-        if profile.merge.custom == "envoy-patch-priority":
-            return Atomicity.PRIORITY
-        if profile.merge.custom == "kuadrant-rule-keyed":
-            return Atomicity.RULES
-    return Atomicity.ATOMIC
-
-
-def _atomicity(kind: str | None, profile: PolicyProfile) -> Atomicity:
-    if kind is None:
-        return _default_atomicity(profile)
-    if kind == "custom":
-        return Atomicity.RULES if profile.merge.custom == "kuadrant-rule-keyed" else _default_atomicity(profile)
-    return Atomicity(kind)  # atomic | patch
-
-
-def _attachment_hierarchy(profile: PolicyProfile) -> bool:
-    """Whether a kind's `default`/`override` blocks are the original policy-attachment hierarchy
-    (patches, by precedence). A Direct kind's `default` is what it sets on its one target: a
-    second policy on that target conflicts (GKE: "only one GCPBackendPolicy can attach to a
-    Service")."""
-    return profile.boilerplate == POLICY_ATTACHMENT and profile.merge.default != "none"
-
-
-def policy_facets(policy: Policy, node: NodeKey) -> list[Facet]:
-    """The strategy blocks of a policy, per its profile's boilerplate style."""
-    profile = policy.profile
-    merge = profile.merge
-    spec = policy.obj.spec
-    skip = {*profile.targets.fields, *merge.non_proper_fields}
-    if merge.strategy_field:
-        skip.add(merge.strategy_field)
-    blocks = [b for b in (merge.overrides, merge.defaults) if b]
-    proper = {k: v for k, v in spec.items() if k not in skip and k not in blocks}
-    facets: list[Facet] = []
-    merge_onto_parent = merge.custom == "envoy-merge-type" and isinstance(spec.get("mergeType"), str)
-
-    def add(role: Role, atomicity: Atomicity, content: Any, path: str) -> None:
-        facets.append(Facet(policy, node, role, atomicity, tag(content, None), path, merge_onto_parent, len(facets)))
-
-    if profile.boilerplate == POLICY_ATTACHMENT:
-        hierarchical = _attachment_hierarchy(profile)
-        for role, name in ((Role.OVERRIDE, merge.overrides), (Role.DEFAULT, merge.defaults)):
-            if name and isinstance(spec.get(name), dict):
-                if hierarchical:
-                    add(role, Atomicity.PATCH, spec[name], f"spec.{name}")
-                else:
-                    add(Role.NONE, Atomicity.ATOMIC, spec[name], f"spec.{name}")
-        return _retag(facets)
-    if merge.default == "none":
-        add(Role.NONE, Atomicity.ATOMIC, proper, "spec")
-        return _retag(facets)
-    for role, name in ((Role.OVERRIDE, merge.overrides), (Role.DEFAULT, merge.defaults)):
-        if name and isinstance(spec.get(name), dict):
-            block = spec[name]
-            content = {k: v for k, v in block.items() if k != merge.strategy_field}
-            add(role, _atomicity(_strategy_of(profile, block, {}), profile), content, f"spec.{name}")
-    if proper or not facets:
-        # GEP-713: top-level spec proper are implicit defaults (or, with a default strategy of
-        # overrides, implicit overrides).
-        role = Role.OVERRIDE if merge.default.endswith("overrides") else Role.DEFAULT
-        add(role, _atomicity(_strategy_of(profile, None, spec), profile), proper, "spec")
-    return _retag(facets)
-
-
-# The levels a rejected policy can still take from the policies above (`invalidClaimsTarget`):
-# Envoy Gateway records a route, a Gateway listener or a ListenerSet as overriding its parents'
-# scope before it validates the policy on it (overrides.Add in internal/gatewayapi).
-_CLAIMED = frozenset({"listenerset", "listener", "route", "rule"})
-
-
-def _claim(policy: Policy, node: NodeKey) -> Facet:
-    """What a policy its controller rejects leaves on a target it still takes: nothing, in place
-    of everything above (an atomic block without values, at the policy's own level)."""
-    facet = Facet(policy, node, Role.DEFAULT, Atomicity.ATOMIC, tag({}, None), "spec", False, 0)
-    return _retag([facet])[0]
-
-
-def _retag(facets: list[Facet]) -> list[Facet]:
-    # The tree was tagged before the facet existed; point every value at its facet.
-    for facet in facets:
-        _set_source(facet.tree, facet)
-    return facets
-
-
-def _set_source(node: Tagged, source: Facet) -> None:
-    node.source = source
-    if node.children is not None:
-        for child in node.children.values():
-            _set_source(child, source)
-
-
-# -- ordering --------------------------------------------------------------------------
-
-
-def _same_level_order(group: list[Facet]) -> tuple[list[Facet], str]:
-    """Established first: older creationTimestamp, then {namespace}/{name} (GEP-713 conflict rules)."""
-    policies = {id(f.policy) for f in group}
-    stamps = [_timestamp(f.policy) for f in group]
-    if len(policies) > 1 and all(s is not None for s in stamps):
-        distinct = len(set(stamps)) == len(policies)
-        ordered = sorted(group, key=lambda f: (_timestamp(f.policy), f.name, f.order))
-        return ordered, "creationTimestamp" if distinct else "name"
-    return sorted(group, key=lambda f: (f.name, f.order)), "name"
-
-
-def order_stack(facets: Iterable[Facet]) -> tuple[list[Facet], list[tuple[int, int, str]]]:
-    """Least specific first. Returns the stack and its same-level groups (start, end, decided_by)."""
-    by_rank: dict[int, list[Facet]] = defaultdict(list)
-    for facet in facets:
-        by_rank[facet.rank].append(facet)
-    stack: list[Facet] = []
-    groups: list[tuple[int, int, str]] = []
-    for rank in sorted(by_rank):
-        group, decided_by = _same_level_order(by_rank[rank])
-        if len({id(f.policy) for f in group}) > 1:
-            groups.append((len(stack), len(stack) + len(group), decided_by))
-        stack.extend(group)
-    return stack, groups
-
-
-# -- folding ---------------------------------------------------------------------------
-
-
-def _sources(tree: Tagged | None) -> set[int]:
-    out: set[int] = set()
-    for _, leaf in leaves(tree):
-        if leaf.source is not None:
-            out.add(id(leaf.source))
-        out.update(id(s) for s in leaf.co_sources if s is not None)
-    return out
-
-
-def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
-    """Reduce a stack (least specific first) to one spec, recording who beat whom.
-
-    GEP-713's abstract process: the established side's strategy decides each step, and the
-    challenger's strategy is the merged spec's strategy for the next one. Values an override put
-    in force are *locked* for the rest of the fold (an atomic override locks everything):
-    overrides "enforce policy from the top down" (the original Policy Attachment page), so
-    nothing more specific may undo them, while the other values still follow the defaults
-    rule (the more specific wins).
-    """
-    if _attachment_hierarchy(profile):
-        return _fold_precedence(stack)
-    if profile.merge.same_target == "all":
-        # Every policy applies, none beats another (NGINX Gateway Fabric's SnippetsPolicy: all are
-        # included, in name order). The effective spec shown is their merge in that order.
-        merged: Tagged | None = None
-        for facet in sorted(stack, key=lambda f: f.name):
-            merged = merge_patch(merged, facet.tree)
-        return FoldResult(merged, {id(f): ENFORCED for f in stack}, {}, {})
-    if _default_atomicity(profile) == "priority":
-        return _fold_priority(stack)
-    containers = [tuple(c.split(".")) for c in profile.merge.rule_containers] or None
-    conflict_same_target = profile.merge.same_target == "conflict"
-    # sameTarget "field" (NGINX Gateway Fabric): on one target, a later policy that sets a field an
-    # earlier one set is Conflicted; policies setting different fields all apply, merged.
-    field_conflict = profile.merge.same_target == "field"
-    claimed: dict[NodeKey, dict[tuple[str, ...], Facet]] = defaultdict(dict)
-    by_id = {id(f): f for f in stack}
-    discarded: dict[int, set[int]] = defaultdict(set)  # facet -> facets that discarded it atomically
-    conflicts: dict[int, tuple[Facet, str]] = {}
-    merged_with: dict[int, set[str]] = {}
-    erased: dict[int, int] = {}
-    skipped: dict[int, Facet] = {}
-    first = stack[0]
-    acc: Tagged | None = first.tree
-    owner = first  # the facet whose target the accumulated spec currently belongs to
-    role, atom = first.role, first.atomicity
-    locked: Locks = _locks_of(first, None)
-    if field_conflict:
-        claimed[first.node].update((path, first) for path, _ in leaves(first.tree))
-    # The fold as it stood before the first route or rule policy (None: none came yet; a state
-    # with no spec: the stack starts at the route): what a rule policy with mergeType merges onto.
-    above_route: _FoldState | None = _FoldState(None, None, frozenset(), role, atom) if first.node[0] in _ROUTE_LEVELS else None
-    for c in stack[1:]:
-        if above_route is None and c.node[0] in _ROUTE_LEVELS:
-            above_route = _FoldState(acc, owner, locked, role, atom)
-        if c.merge_onto_parent and c.node[0] == "rule" and owner.node[0] == "route" and above_route is not None:
-            # Envoy Gateway merges a rule policy with mergeType onto the closest policy of the
-            # route's listener or Gateway, never onto the route's own: it translates rule policies
-            # first, and a route policy then skips every route rule a more specific policy has
-            # set (applyTrafficFeatureToRoute, translateBackendTrafficPolicyForRouteWithMerge in
-            # internal/gatewayapi/backendtrafficpolicy.go). The route policy's values are shadowed here.
-            for src in _sources(acc) - _sources(above_route.acc) or {id(owner)}:
-                skipped[src] = c
-            if above_route.owner is None:
-                # Nothing above the route: the rule policy applies alone.
-                acc, owner, locked = c.tree, c, _locks_of(c, None)
-                role, atom = c.role, c.atomicity
-                continue
-            acc, owner, locked, role, atom = (
-                above_route.acc,
-                above_route.owner,
-                above_route.locked,
-                above_route.role,
-                above_route.atom,
-            )
-        if field_conflict:
-            taken = claimed[c.node]
-            clash = next(
-                ((path, taken[held]) for path, _ in leaves(c.tree) for held in taken if _overlaps(path, frozenset({held}))),
-                None,
-            )
-            if clash is not None and clash[1].policy is not c.policy:
-                path, holder = clash
-                conflicts[id(c)] = (holder, f"{_why(holder, c)}; both set {'.'.join(path)}")
-                continue
-            taken.update((path, c) for path, _ in leaves(c.tree))
-            if c.node == owner.node:
-                # Different fields on one target: merged, none replacing another.
-                acc = merge_patch(acc, _strip(c.tree, locked, None))
-                owner = c
-                locked = _locks_of(c, locked)
-                role, atom = c.role, c.atomicity
-                continue
-        elif c.policy is not owner.policy and c.node == owner.node and (role == "none" or conflict_same_target):
-            conflicts[id(c)] = (owner, _why(owner, c))
-            continue
-        if locked is ALL:
-            # An atomic override above: the established spec wins whole (GEP-713 Atomic Overrides).
-            units = _erased_units(acc, c.tree) if acc is not None and not _has_values(acc) else 0
-            if units:
-                for src in _sources(acc) or {id(owner)}:
-                    erased[src] = erased.get(src, 0) + units
-            for src in _sources(acc) or {id(owner)}:
-                discarded[id(c)].add(src)
-            continue
-        unit_containers = (containers or default_containers(acc, c.tree)) if atom == "rules" else None
-        incoming = _strip(c.tree, locked, unit_containers)
-        if role == "none" or atom == "atomic":
-            if c.merge_onto_parent and role != "none":
-                parents = {by_id[s].name for s in _sources(acc) if s in by_id and by_id[s].policy is not c.policy}
-                if parents:
-                    merged_with[id(c)] = parents
-                # Envoy Gateway mergeType: the route policy merges onto its parent's, item by item
-                # for the lists a strategic merge patch merges.
-                strategic = c.policy.obj.spec.get("mergeType") == "StrategicMerge"
-                acc = merge_patch(acc, incoming, profile.merge.strategic_lists if strategic else {})
-            else:
-                kept_locked = _subtree(acc, locked)
-                for src in _sources(acc) - _sources(kept_locked):
-                    discarded[src].add(id(c))
-                acc = merge_patch(incoming, kept_locked) if kept_locked is not None else incoming
-        elif atom == "patch":
-            if profile.merge.replace_together and acc is not None and acc.children is not None:
-                acc, replaced = _replace_together(acc, incoming, profile.merge.replace_together)
-                for src in replaced:
-                    discarded[src].add(id(c))
-            acc = merge_patch(acc, incoming)
-        else:
-            acc = merge_rules(acc, incoming, containers)
-        owner = c
-        locked = _locks_of(c, locked)
-        role, atom = c.role, c.atomicity
-    return _outcome(stack, acc, by_id, discarded, conflicts, erased, merged_with, skipped)
-
-
-class _All:
-    """Every value is locked (an atomic override is in force)."""
-
-
-_ROUTE_LEVELS = frozenset({"route", "rule"})
-
-
-class _FoldState(NamedTuple):
-    """Where a fold stands: the spec so far, the facet it belongs to, the locked values, and the
-    strategy that decides the next step."""
-
-    acc: Tagged | None
-    owner: Facet | None
-    locked: Locks
-    role: Role
-    atom: Atomicity
-
-
-ALL = _All()
-Locks = _All | frozenset[tuple[str, ...]]
-
-
-def _locks_of(facet: Facet, locked: Locks | None) -> Locks:
-    base: frozenset[tuple[str, ...]] = locked if isinstance(locked, frozenset) else frozenset()
-    if locked is ALL:
-        return ALL
-    if facet.role != "override":
-        return base
-    if facet.atomicity == "atomic":
-        return ALL
-    return base | {path for path, _ in leaves(facet.tree)}
-
-
-def _overlaps(path: tuple[str, ...], locked: frozenset[tuple[str, ...]]) -> bool:
-    return any(path[: len(lock)] == lock or lock[: len(path)] == path for lock in locked)
-
-
-def _rebuild(items: Iterable[tuple[tuple[str, ...], Tagged]], source: Any) -> Tagged:
-    root = Tagged(None, source, {})
-    for path, leaf in items:
-        if not path:
-            return leaf
-        set_path(root, path, leaf)
-    return root
-
-
-def _replace_together(acc: Tagged, incoming: Tagged, groups: Sequence[frozenset[str]]) -> tuple[Tagged, set[int]]:
-    """`acc` without the fields of every group (profile `replaceTogether`) `incoming` sets one of,
-    and the sources of what went: those fields are replaced together, never merged."""
-    assert acc.children is not None
-    sets = set(incoming.children or ())
-    gone = {name for group in groups if group & sets for name in group if name in acc.children}
-    if not gone:
-        return acc, set()
-    replaced = {src for name in gone for src in _sources(acc.children[name])}
-    return Tagged(acc.value, acc.source, {k: v for k, v in acc.children.items() if k not in gone}, acc.co_sources), replaced
-
-
-def _strip(tree: Tagged, locked: Locks, containers: Sequence[tuple[str, ...]] | None) -> Tagged:
-    """`tree` without the values a lock protects (whole rules for a rule-keyed merge)."""
-    if not locked:
-        return tree
-    assert isinstance(locked, frozenset)
-    if containers is not None:
-        units = list(unit_paths(tree, containers))
-        return _rebuild(((p, u) for p, u in units if not _overlaps(p, locked)), tree.source)
-    return _rebuild(((p, leaf) for p, leaf in leaves(tree) if not _overlaps(p, locked)), tree.source)
-
-
-def _subtree(tree: Tagged | None, locked: Locks) -> Tagged | None:
-    """The locked values of `tree`."""
-    if tree is None or not locked or locked is ALL:
-        return None
-    assert isinstance(locked, frozenset)
-    kept = [(p, leaf) for p, leaf in leaves(tree) if _overlaps(p, locked)]
-    return _rebuild(kept, tree.source) if kept else None
-
-
-def _erased_units(empty: Tagged, below: Tagged) -> int:
-    """How many entries (rules, limits, fields) of `below` an override without values wipes out."""
-    count = 0
-    for path, _leaf in leaves(empty):
-        node: Tagged | None = below
-        for part in path:
-            node = node.children.get(part) if node is not None and node.children is not None else None
-        if node is not None:
-            count += len(node.children) if node.children is not None else 1
-    return count
-
-
-def _has_values(tree: Tagged) -> bool:
-    return any(leaf.children is None for _, leaf in leaves(tree))
-
-
-def _why(winner: Facet, loser: Facet) -> str:
-    tw, tl = _timestamp(winner.policy), _timestamp(loser.policy)
-    if tw is not None and tl is not None and tw != tl:
-        return f"older: {tw.isoformat().replace('+00:00', 'Z')} < {tl.isoformat().replace('+00:00', 'Z')}"
-    missing = "equal creationTimestamps" if tw is not None and tl is not None else "no creationTimestamp"
-    return f"tie-break: {winner.name} sorts before {loser.name}; {missing}"
-
-
-def _fold_precedence(stack: Sequence[Facet]) -> FoldResult:
-    """Earlier revisions of GEP-713, "Hierarchy": "A override > B override > C override > C default > B default >
-    A default", field by field; identical fields at one level resolve oldest first."""
-    overrides = [f for f in stack if f.role == "override"]  # stack is least specific first
-    defaults: list[Facet] = []
-    for rank in sorted({f.rank for f in stack if f.role != "override"}, reverse=True):
-        defaults.extend(f for f in stack if f.role != "override" and f.rank == rank)
-    precedence = overrides + defaults  # highest first
-    acc: Tagged | None = None
-    for facet in reversed(precedence):
-        acc = merge_patch(acc, facet.tree)
-    return _outcome(stack, acc, {id(f): f for f in stack}, defaultdict(set), {}, {})
-
-
-def _fold_priority(stack: Sequence[Facet]) -> FoldResult:
-    """Envoy Gateway EnvoyPatchPolicy: every policy applies, in ascending spec.priority."""
-
-    def priority(f: Facet) -> int:
-        value = f.policy.obj.spec.get("priority")
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-    ordered = sorted(stack, key=lambda f: (priority(f), f.rank, f.name))
-    tree = Tagged(None, None, {"patches": Tagged([untag(f.tree) for f in ordered], None)})
-    status = {id(f): ENFORCED for f in stack}
-    return FoldResult(tree, status, {}, {})
-
-
-def _outcome(
-    stack: Sequence[Facet],
-    acc: Tagged | None,
-    by_id: Mapping[int, Facet],
-    discarded: Mapping[int, set[int]],
-    conflicts: dict[int, tuple[Facet, str]],
-    erased: dict[int, int],
-    merged_with: dict[int, set[str]] | None = None,
-    skipped: dict[int, Facet] | None = None,
-) -> FoldResult:
-    kept: dict[int, set[tuple[str, ...]]] = defaultdict(set)
-    result_at: dict[tuple[str, ...], int] = {}
-    for path, leaf in leaves(acc):
-        if leaf.source is not None:
-            kept[id(leaf.source)].add(path)
-            result_at[path] = id(leaf.source)
-        for co in leaf.co_sources:  # a list merged item by item keeps every contributor's items
-            if co is not None:
-                kept[id(co)].add(path)
-    status: dict[int, Enforcement] = {}
-    beaten: dict[int, set[str]] = {}
-    merged_only: set[int] = set()
-    for facet in stack:
-        fid = id(facet)
-        if fid in conflicts:
-            status[fid] = CONFLICTED
-            beaten[fid] = {conflicts[fid][0].name}
-            continue
-        offered = {p for p, _ in leaves(facet.tree)}
-        mine = kept.get(fid, set())
-        if offered <= mine:
-            status[fid] = ENFORCED
-        elif not mine:
-            status[fid] = OVERRIDDEN
-        else:
-            status[fid] = PARTIALLY_ENFORCED
-        if status[fid] != ENFORCED and skipped and fid in skipped:
-            # Not beaten value by value: the rule policy's merge left this one out whole.
-            beaten[fid] = {skipped[fid].name}
-            continue
-        if status[fid] != ENFORCED:
-            winners: set[int] = set(discarded.get(fid, ()))
-            for path in offered - mine:
-                for other, src in result_at.items():
-                    if src != fid and (other[: len(path)] == path or path[: len(other)] == other):
-                        winners.add(src)
-            others = {w for w in winners if w in by_id and by_id[w].policy is not facet.policy}
-            if winners and not others:
-                # Beaten only by another block of the same policy (a PL107 two-strategy policy):
-                # the policy itself is in force; PL107 reports the shape.
-                status[fid] = ENFORCED
-                continue
-            beaten[fid] = {by_id[w].name for w in others}
-            if all(by_id[w].merge_onto_parent for w in others):
-                merged_only.add(fid)
-    return FoldResult(
-        acc,
-        status,
-        beaten,
-        conflicts,
-        erased=erased,
-        merged_with=merged_with or {},
-        merged_only=frozenset(merged_only),
-        skipped=skipped or {},
-    )
-
-
-# -- order sensitivity ------------------------------------------------------------------
-
-
-def order_sensitivity(
-    stack: Sequence[Facet], groups: Sequence[tuple[int, int, str]], profile: PolicyProfile, result: FoldResult
-) -> list[OrderSensitivity]:
-    """A verdict that flips with creation order (docs/semantics.md#missing-creation-timestamps).
-
-    Each same-level group is reversed (a policy's own facets keep their order) and the fold
-    repeated; differing keys are reported."""
-    out: list[OrderSensitivity] = []
-    base = untag(result.tree)
-    for start, end, decided_by in groups:
-        group = list(stack[start:end])
-        if result.conflicts and all(
-            id(f) in result.conflicts or any(w is f for w, _ in result.conflicts.values()) for f in group
-        ):
-            continue  # a None conflict: its own finding says who won and why
-        names = list(dict.fromkeys(f.name for f in group))
-        reordered = [f for n in reversed(names) for f in group if f.name == n]
-        alt_stack = [*stack[:start], *reordered, *stack[end:]]
-        alt = fold(alt_stack, profile)
-        alternative = untag(alt.tree)
-        if alternative != base:
-            out.append(OrderSensitivity(tuple(names), decided_by, tuple(_differing_keys(base, alternative)), alternative))
-    return out
-
-
-def _differing_keys(a: Any, b: Any, prefix: str = "") -> list[str]:
-    if isinstance(a, dict) and isinstance(b, dict):
-        out: list[str] = []
-        for key in sorted(set(a) | set(b), key=str):
-            out.extend(_differing_keys(a.get(key), b.get(key), f"{prefix}.{key}" if prefix else str(key)))
-        return out
-    return [] if a == b else [prefix or "(whole spec)"]
 
 
 @record(slots=True)
@@ -894,22 +235,12 @@ class Simulation:
             return []  # roots are Gateways; the class is prepended to their paths
         if obj is None:
             return []
-        # A Conflicted listener (PL416), or one refused for its protocol (PL421), is not accepted:
-        # no traffic passes it.
         if level == "gateway":
-            out: list[NodeKey] = [
-                ("listener", key, lst.name)
-                for lst in topo.listeners(obj)
-                if lst.name is not None and topo.listener_conflict(lst) is None and not _refused_protocol(lst)
-            ]
+            out = self._accepted_listeners(obj, key)
             out.extend(("listenerset", ls.key, None) for ls in topo.listener_sets_of(obj))
             return out
         if level == "listenerset":
-            return [
-                ("listener", key, lst.name)
-                for lst in topo.listeners(obj)
-                if lst.name is not None and topo.listener_conflict(lst) is None and not _refused_protocol(lst)
-            ]
+            return self._accepted_listeners(obj, key)
         if level == "listener":
             listener = next((lst for lst in topo.listeners(obj) if lst.name == section), None)
             if listener is None:
@@ -921,27 +252,42 @@ class Simulation:
         if level == "route":
             return [("rule", key, s.name if s.name is not None else s.position) for s in topo.rules(obj)]
         if level == "rule":
-            out = []
-            position = next(
-                (r.position for r in topo.rules(obj) if (r.name if r.name is not None else r.position) == section), None
-            )
-            for ref in topo.refs_from(obj):
-                if ref.rule != position or ref.purpose not in ("backend", "mirror") or ref.status == "RefNotPermitted":
-                    continue
-                if ref.status == "NotFound":
-                    continue
-                target_key = ref.target.key if ref.target is not None else ObjectKey(ref.group, ref.kind, ref.namespace, ref.name)
-                if ref.target is not None:
-                    self._objects[target_key] = ref.target
-                backend: NodeKey = ("backend", target_key, None)
-                if backend not in out:
-                    out.append(backend)
-                if ref.port_section is not None and ref.port_section.name is not None:
-                    port: NodeKey = ("port", target_key, ref.port_section.name)
-                    if port not in out:
-                        out.append(port)
-            return out
+            return self._rule_backends(obj, section)
         return []
+
+    def _accepted_listeners(self, owner: K8sObject, key: ObjectKey) -> list[NodeKey]:
+        # A Conflicted listener (PL416), or one refused for its protocol (PL421), is not accepted:
+        # no traffic passes it.
+        topo = self.topology
+        return [
+            ("listener", key, lst.name)
+            for lst in topo.listeners(owner)
+            if lst.name is not None and topo.listener_conflict(lst) is None and not _refused_protocol(lst)
+        ]
+
+    def _rule_backends(self, route: K8sObject, section: str | int | None) -> list[NodeKey]:
+        """The backends (and Service ports) of the route rule named `section`, in reference order."""
+        topo = self.topology
+        out: list[NodeKey] = []
+        position = next(
+            (r.position for r in topo.rules(route) if (r.name if r.name is not None else r.position) == section), None
+        )
+        for ref in topo.refs_from(route):
+            if ref.rule != position or ref.purpose not in ("backend", "mirror") or ref.status == "RefNotPermitted":
+                continue
+            if ref.status == "NotFound":
+                continue
+            target_key = ref.target.key if ref.target is not None else ObjectKey(ref.group, ref.kind, ref.namespace, ref.name)
+            if ref.target is not None:
+                self._objects[target_key] = ref.target
+            backend: NodeKey = ("backend", target_key, None)
+            if backend not in out:
+                out.append(backend)
+            if ref.port_section is not None and ref.port_section.name is not None:
+                port: NodeKey = ("port", target_key, ref.port_section.name)
+                if port not in out:
+                    out.append(port)
+        return out
 
     def backends_below(self, node: NodeKey) -> frozenset[NodeKey]:
         cached = self._backends_below.get(node)
@@ -1161,48 +507,7 @@ class Simulation:
     def _finalize(self) -> None:
         """Turn the per-stack tallies into per (policy, target) status and per-policy blast radius."""
         for group in self._groups.values():
-            result, stack = group.result, group.stack
-            context = Context(group.profile, group.examples[0], stack, result)
-            for item in group.sensitive:
-                self.order_sensitive.setdefault((*item.policies, group.profile.kind), (context, item))
-            gateways: AbstractSet[ObjectKey] = group.gateways or frozenset()
-            for facet in stack:
-                fid = id(facet)
-                if fid in result.erased:
-                    prev = self.erasures.get(fid)
-                    units = result.erased[fid] * group.count
-                    self.erasures[fid] = (facet, units + (prev[1] if prev else 0), group.count + (prev[2] if prev else 0))
-                if facet.role == "override" and any(
-                    f.rank > facet.rank or (f.rank == facet.rank and f.policy is not facet.policy) for f in stack
-                ):
-                    self.override_challenged.add(fid)
-            for target, (facets, state) in _target_states(stack, result):
-                entry = self.status[target]
-                entry.contexts += group.count
-                if state == CONFLICTED:
-                    entry.conflicted += group.count
-                    entry.conflict = next(result.conflicts[id(f)] for f in facets if id(f) in result.conflicts)
-                elif state == ENFORCED:
-                    entry.enforced += group.count
-                elif state == OVERRIDDEN:
-                    entry.overridden += group.count
-                else:
-                    entry.partial += group.count
-                if state in (OVERRIDDEN, PARTIALLY_ENFORCED):
-                    for example in group.examples:
-                        if len(entry.overridden_in) < 3 and example not in entry.overridden_in:
-                            entry.overridden_in = (*entry.overridden_in, example)
-                for facet in facets:
-                    entry.beaten_by = _grow(entry.beaten_by, result.beaten_by.get(id(facet)))
-                    entry.merged_with = _grow(entry.merged_with, result.merged_with.get(id(facet)))
-                if state in (OVERRIDDEN, PARTIALLY_ENFORCED) and all(
-                    id(f) in result.merged_only or result.status[id(f)] == ENFORCED for f in facets
-                ):
-                    entry.merged_away += group.count
-                entry.ancestors = _grow(entry.ancestors, gateways)
-            # The policies that contribute here, as `_prepare` found them.
-            for reach in group.contributors:
-                reach.contexts += group.count
+            self._count_group(group)
         # What only the walk and these tallies needed, dropped before the rules run (a third of
         # the simulation's memory at 100k objects): the rules, reports and `explain` read the
         # statuses and blast radii, and the hierarchy is computed again if asked.
@@ -1213,26 +518,54 @@ class Simulation:
         # Each reach is counted and dropped in turn, so that its memory serves the next one.
         while self._reach:
             pid, reach = self._reach.popitem()
-            affects = self.affects[pid]
-            affects.contexts = reach.contexts
-            routes: set[ObjectKey] = set()
-            for node in reach.nodes:  # distinct nodes: distinct rules, listeners and Gateways
-                level = node[0]
-                if RANK[level] == reach.level and level not in _BACKEND_LEVELS:
-                    affects.backends |= self.backends_below(node)  # a context ended here
-                if level == "rule" or level == "route":
-                    routes.add(node[1])
-                    if level == "rule":
-                        affects.rules += 1
-                elif level == "listener":
-                    affects.listeners += 1
-                elif level == "gateway":
-                    affects.gateways += 1
-            affects.routes = len(routes)
-            for last in reach.lasts:
-                affects.backends |= self.backends_below(last)
+            self._count_reach(self.affects[pid], reach)
         self._backends_below = {}
         self._children = {}
+
+    def _count_group(self, group: _StackGroup) -> None:
+        """Count one distinct stack, in every context it stands for, into the statuses."""
+        result, stack = group.result, group.stack
+        context = Context(group.profile, group.examples[0], stack, result)
+        for item in group.sensitive:
+            self.order_sensitive.setdefault((*item.policies, group.profile.kind), (context, item))
+        gateways: AbstractSet[ObjectKey] = group.gateways or frozenset()
+        for facet in stack:
+            fid = id(facet)
+            if fid in result.erased:
+                prev = self.erasures.get(fid)
+                units = result.erased[fid] * group.count
+                self.erasures[fid] = (facet, units + (prev[1] if prev else 0), group.count + (prev[2] if prev else 0))
+            if facet.role == "override" and any(
+                f.rank > facet.rank or (f.rank == facet.rank and f.policy is not facet.policy) for f in stack
+            ):
+                self.override_challenged.add(fid)
+        for target, (facets, state) in _target_states(stack, result):
+            entry = self.status[target]
+            _count_state(entry, group, facets, state)
+            entry.ancestors = _grow(entry.ancestors, gateways)
+        # The policies that contribute here, as `_prepare` found them.
+        for reach in group.contributors:
+            reach.contexts += group.count
+
+    def _count_reach(self, affects: Affects, reach: _Reach) -> None:
+        """A policy's blast radius from the nodes its contexts went through."""
+        affects.contexts = reach.contexts
+        routes: set[ObjectKey] = set()
+        for node in reach.nodes:  # distinct nodes: distinct rules, listeners and Gateways
+            level = node[0]
+            if RANK[level] == reach.level and level not in _BACKEND_LEVELS:
+                affects.backends |= self.backends_below(node)  # a context ended here
+            if level == "rule" or level == "route":
+                routes.add(node[1])
+                if level == "rule":
+                    affects.rules += 1
+            elif level == "listener":
+                affects.listeners += 1
+            elif level == "gateway":
+                affects.gateways += 1
+        affects.routes = len(routes)
+        for last in reach.lasts:
+            affects.backends |= self.backends_below(last)
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -1352,6 +685,32 @@ def _grow(have: frozenset[T], more: AbstractSet[T] | None) -> frozenset[T]:
     if not more or more <= have:
         return have
     return have | more
+
+
+def _count_state(entry: TargetStatus, group: _StackGroup, facets: Sequence[Facet], state: Enforcement) -> None:
+    """Count the contexts of one stack where a policy's facets on a target stand in `state`."""
+    result = group.result
+    entry.contexts += group.count
+    if state == CONFLICTED:
+        entry.conflicted += group.count
+        entry.conflict = next(result.conflicts[id(f)] for f in facets if id(f) in result.conflicts)
+    elif state == ENFORCED:
+        entry.enforced += group.count
+    elif state == OVERRIDDEN:
+        entry.overridden += group.count
+    else:
+        entry.partial += group.count
+    if state in (OVERRIDDEN, PARTIALLY_ENFORCED):
+        for example in group.examples:
+            if len(entry.overridden_in) < 3 and example not in entry.overridden_in:
+                entry.overridden_in = (*entry.overridden_in, example)
+    for facet in facets:
+        entry.beaten_by = _grow(entry.beaten_by, result.beaten_by.get(id(facet)))
+        entry.merged_with = _grow(entry.merged_with, result.merged_with.get(id(facet)))
+    if state in (OVERRIDDEN, PARTIALLY_ENFORCED) and all(
+        id(f) in result.merged_only or result.status[id(f)] == ENFORCED for f in facets
+    ):
+        entry.merged_away += group.count
 
 
 def _target_states(

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from policylint.semantics.effective.simulation import Context, Facet, why_established
+from policylint.semantics.effective.facets import Context, Facet
+from policylint.semantics.effective.simulation import why_established
 from policylint.values import frozen
 from policylint.vocabulary import Atomicity, Role, Term
 

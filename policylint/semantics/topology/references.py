@@ -1,0 +1,217 @@
+"""References from one object to another, resolved as a controller resolves them
+(docs/semantics.md#backends, #certificates, #referencegrant): the kind and group defaulted, the
+object looked up (or declared external), a cross-namespace reference checked against the
+ReferenceGrants, a Service port matched by number."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from policylint.k8s.fieldtypes import GATEWAY_GROUP
+from policylint.k8s.objects import K8sObject
+from policylint.profiles.registry import TargetKind
+from policylint.semantics.grants import NOT_NEEDED, Reference
+from policylint.semantics.topology.base import TopologyBase
+from policylint.semantics.topology.model import (
+    _BACKEND_PURPOSES,
+    CORE,
+    NOT_FOUND,
+    OPAQUE,
+    REF_NOT_PERMITTED,
+    RESOLVED,
+    ROUTE_KINDS,
+    UNCHECKED,
+    ObjectRef,
+    _int,
+    _list,
+    _str,
+)
+from policylint.values import frozen
+from policylint.vocabulary import ReferenceStatus
+
+if TYPE_CHECKING:
+    from policylint.k8s.index import Section
+    from policylint.semantics.resolution import Resolution
+
+
+@frozen
+class Resolving:
+    """How a controller resolves one kind of reference (`References._resolve_ref`)."""
+
+    default_kind: str  # the kind when the reference names none
+    # False: a missing object is reported only where the input holds objects of its kind in its
+    # namespace (Secrets and ConfigMaps often live outside the repository).
+    check_existence: bool = True
+    grant_needed: bool = True  # a reference into another namespace needs a ReferenceGrant
+    group_for_kind: Callable[[str], str | None] | None = None  # the group a controller resolving by kind gives it
+    grant_as_written: bool = False  # the ReferenceGrant must name the group as written (`ObjectRef.grant_group`)
+    # The kind the controller looks the object up as (`_backend_resolved_as`); the reference keeps
+    # its kind as written, which its ReferenceGrant names.
+    lookup_as: TargetKind | None = None
+
+
+class References(TopologyBase):
+    """Resolves one reference (`_resolve_ref`) for every part that reads references."""
+
+    def __init__(self, resolution: Resolution) -> None:
+        super().__init__(resolution)
+        self._managed: dict[tuple[str, str], set[str]] = {}
+        self._groups: frozenset[str] | None = None
+
+    def _resolve_ref(
+        self,
+        owner: K8sObject,
+        path: str,
+        raw: Mapping[str, Any],
+        purpose: str,
+        how: Resolving,
+        *,
+        rule: int | None = None,
+    ) -> ObjectRef | None:
+        """The reference at `path` of `owner`, resolved as `how` says its controller resolves it."""
+        default_kind, group_for_kind, lookup_as = how.default_kind, how.group_for_kind, how.lookup_as
+        name = _str(raw.get("name"))
+        if not name:
+            return None
+        group = written = _str(raw.get("group")) or CORE
+        kind = _str(raw.get("kind")) or default_kind
+        if group_for_kind is not None:
+            found = group_for_kind(kind)
+            if found is not None:
+                group = found
+        cluster_scoped = self.index.kinds.is_cluster_scoped(group, kind)
+        # A cluster-scoped object has no namespace, and a reference to it crosses none.
+        namespace = "" if cluster_scoped else _str(raw.get("namespace")) or owner.namespace or ""
+        port = _int(raw.get("port"))
+        has_port = "port" in raw
+        # `grant_as_written`: a controller that resolves by kind still matches a ReferenceGrant's
+        # `to` against the group the reference gives (Envoy Gateway's validateBackendNamespace).
+        grant_group = written if how.grant_as_written and written != group else None
+        reference = Reference(
+            owner.group, owner.kind, owner.namespace or "", group if grant_group is None else grant_group, kind, namespace, name
+        )
+        grant = self.grants.check(reference) if how.grant_needed and not cluster_scoped else NOT_NEEDED
+        # The kind is checked before the namespace, as controllers do (Envoy Gateway's
+        # validateBackendRef: group, then kind, then the ReferenceGrant): a reference no object
+        # could satisfy is InvalidKind whether or not a grant would admit it.
+        invalid_kind = self._invalid_kind(purpose, group, kind)
+        base = {
+            "owner": owner,
+            "path": path,
+            "purpose": purpose,
+            "group": group,
+            "kind": kind,
+            "namespace": namespace,
+            "name": name,
+            "port": port,
+            "has_port": has_port,
+            "rule": rule,
+            "grant": grant,
+            "grant_group": grant_group,
+        }
+        if invalid_kind:
+            return ObjectRef(status=ReferenceStatus.INVALID_KIND, detail=invalid_kind, **base)  # type: ignore[arg-type]
+        if not grant.permitted:
+            # Never reveal whether an un-granted target exists (docs/semantics.md#referencegrant):
+            # RefNotPermitted either way.
+            return ObjectRef(status=REF_NOT_PERMITTED, **base)  # type: ignore[arg-type]
+        scope_ns = None if cluster_scoped else namespace
+        looked_up = (group, kind) if lookup_as is None else (lookup_as.group, lookup_as.kind)
+        target = self.index.lookup(*looked_up, scope_ns, name)
+        if target is None:
+            status: ReferenceStatus
+            if self.external.match(group, kind, scope_ns, name) or (
+                lookup_as is not None and self.external.match(*looked_up, scope_ns, name)
+            ):
+                status = ReferenceStatus.EXTERNAL
+            elif (made := self.resolution.producers().made(*looked_up, scope_ns, name)) is not None:
+                status = ReferenceStatus.PRODUCED
+                base["detail"] = made.describe()
+            elif lookup_as is not None:
+                status = NOT_FOUND  # a kind the input's cluster serves (a Service)
+                base["detail"] = f"its controller looks it up as the {lookup_as.kind} {namespace}/{name}, not in the input either"
+            elif not how.check_existence and not self._manages(group, kind, namespace):
+                # Secrets and ConfigMaps often live outside the repository: checked only where
+                # the input holds objects of that kind in that namespace.
+                status = UNCHECKED
+            elif (
+                self.index.kinds.get(group, kind) is None
+                and not self.index.of_kind(group, kind)
+                # A backend kind the controller of every parent resolves itself (Envoy Gateway's
+                # Backend, `backendRefsByKind`) is one it serves: a missing one is not found,
+                # whether or not the input holds others of the kind.
+                and not (group_for_kind is not None and purpose in _BACKEND_PURPOSES)
+            ):
+                status = OPAQUE
+            else:
+                status = NOT_FOUND
+            return ObjectRef(status=status, **base)  # type: ignore[arg-type]
+        port_section = None
+        status = RESOLVED
+        if port is not None and looked_up == (CORE, "Service"):
+            port_section = self._service_port(target, port)
+            if port_section is None and self.index.malformed(target).tainted("spec", "ports"):
+                status = ReferenceStatus.MALFORMED  # the port may be the malformed one (PL010): not checked
+        return ObjectRef(status=status, target=target, port_section=port_section, **base)  # type: ignore[arg-type]
+
+    def _invalid_kind(self, purpose: str, group: str, kind: str) -> str:
+        """Why no object of the kind can be this backend reference, or "" (InvalidKind)."""
+        if purpose not in _BACKEND_PURPOSES:
+            return ""
+        if group == CORE and kind != "Service":
+            # The core group has one backend kind: any other is "unknown or unsupported", and the
+            # Gateway API requires ResolvedRefs=False, reason InvalidKind (RouteReasonInvalidKind).
+            return "in the core group, where Service is the only backend kind"
+        if group == GATEWAY_GROUP and kind in ROUTE_KINDS:
+            # A route is never a backend: naming one delegates traffic where the implementation
+            # supports route delegation (`_delegation`), and is an unsupported kind elsewhere.
+            return ", a route; the controllers of its Gateways do not delegate traffic to routes"
+        if self.index.options.complete and group != CORE and group not in self._known_groups():
+            # With --complete, a group nothing knows (no built-in kind, CRD, profile or object in
+            # the input belongs to it) names a kind the cluster does not serve.
+            return f"in group {group}, which no CRD, built-in kind or object in the input belongs to (--complete)"
+        return ""
+
+    def _service_port(self, service: K8sObject, port: int) -> Section | None:
+        ports = _list(service.spec.get("ports"))
+        for section in self.index.sections(service):
+            entry = ports[section.position] if section.position < len(ports) else None
+            if isinstance(entry, dict) and _int(entry.get("port")) == port:
+                return section
+        return None
+
+    def service_ports(self, service: K8sObject) -> list[int]:
+        return [
+            p for p in (_int(e.get("port")) for e in _list(service.spec.get("ports")) if isinstance(e, dict)) if p is not None
+        ]
+
+    def _manages(self, group: str, kind: str, namespace: str) -> bool:
+        """Whether the input holds objects of this kind in this namespace (the repository manages them),
+        or is declared complete (`--complete`: nothing exists outside it)."""
+        if self.index.options.complete:
+            return True
+        namespaces = self._managed.get((group, kind))
+        if namespaces is None:
+            namespaces = self._managed[(group, kind)] = {o.namespace or "" for o in self.index.of_kind(group, kind)}
+        # An object of the input that makes one there (a cert-manager Certificate) is evidence too.
+        return namespace in namespaces or self.resolution.producers().makes_in(group, kind, namespace)
+
+    def _known_groups(self) -> frozenset[str]:
+        if self._groups is None:
+            profiles = self.resolution.profiles
+            self._groups = (
+                self.index.groups()
+                | {p.group for p in profiles}
+                | {k.group for p in profiles for k in (*p.targets.kinds, *p.targets.implementation_kinds)}
+            )
+        return self._groups
+
+    def _group_for_kind(self, kinds: Sequence[TargetKind], kind: str) -> str | None:
+        """The group a by-kind reference resolves in: the one of `kinds` (what a profile lists for
+        the reference) with this kind name that the kind registry knows (ClusterTrustBundle:
+        certificates.k8s.io)."""
+        for k in kinds:
+            if k.kind == kind and self.index.kinds.get(k.group, k.kind) is not None:
+                return k.group
+        return None
