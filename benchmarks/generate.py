@@ -2,6 +2,7 @@
 
     python benchmarks/generate.py 10000 OUTDIR [--seed 1] [--per-file 100]
     python benchmarks/generate.py 2500 OUTDIR --grants   # 2,500 namespaces, a grant each in one shared namespace
+    python benchmarks/generate.py 10000 OUTDIR --per-file 0 --error-rate 0.75 --shared   # the shared corpus
 
 The corpus is a platform of many tenants. Each tenant namespace holds a
 Gateway with many listeners (HTTP and HTTPS with certificateRefs), HTTPRoutes
