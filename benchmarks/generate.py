@@ -1,6 +1,8 @@
 """Generate a synthetic, realistic Gateway API corpus for benchmarks.
 
     python benchmarks/generate.py 10000 OUTDIR [--seed 1] [--per-file 100]
+    python benchmarks/generate.py 2500 OUTDIR --grants   # 2,500 namespaces, a grant each in one shared namespace
+    python benchmarks/generate.py 10000 OUTDIR --per-file 0 --error-rate 0.75 --shared   # the shared corpus
 
 The corpus is a platform of many tenants. Each tenant namespace holds a
 Gateway with many listeners (HTTP and HTTPS with certificateRefs), HTTPRoutes
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 import random
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,13 @@ _RATE = [ERROR_RATE]
 # Whether tenants stand alone (`objects(..., isolated=True)`): no route reaches a neighbour's
 # Service, so each tenant is a part of the repository that cannot see the others.
 _ISOLATED = [False]
+
+# Whether tenants share Services (`objects(..., shared=True)`): routes also send traffic to
+# Services of the eight tenants before them, which grant it to the six tenants after them for two
+# of their Services, so that some of those references are refused (PL402) with near misses.
+_SHARED = [False]
+SHARED_REACH = 8
+SHARED_GRANTED = 6
 
 
 def _maybe_typo(name: str, rng: random.Random) -> str:
@@ -134,11 +143,17 @@ def tenant(k: int, rng: random.Random) -> Iterator[dict[str, Any]]:
             if r == "legacy" and k > 0 and not _ISOLATED[0]:
                 # A cross-namespace backend, allowed by the neighbour's ReferenceGrant.
                 backend = {"name": f"{_APPS[0]}-0", "namespace": f"tenant-{k - 1:05d}", "port": 8080}
+            backends = [backend]
+            if _SHARED[0] and k > 0 and rng.random() < 0.35:
+                other = rng.randrange(max(0, k - SHARED_REACH), k)
+                j = rng.randrange(4)
+                service = f"{_APPS[j]}-{j}"
+                backends.append({"name": service, "namespace": f"tenant-{other:05d}", "port": 8080, "weight": 1})
             rules.append(
                 {
                     "name": r,
                     "matches": [{"path": {"type": "PathPrefix", "value": f"/{app}/{r}"}}],
-                    "backendRefs": [backend],
+                    "backendRefs": backends,
                 }
             )
         route = f"{app}-route"
@@ -154,14 +169,18 @@ def tenant(k: int, rng: random.Random) -> Iterator[dict[str, Any]]:
             },
         }
 
+    grant_from = [{"group": GW_GROUP, "kind": "HTTPRoute", "namespace": f"tenant-{k + 1:05d}"}]
+    grant_to = [{"group": "", "kind": "Service", "name": f"{_APPS[0]}-0"}]
+    if _SHARED[0]:
+        grant_from = [
+            {"group": GW_GROUP, "kind": "HTTPRoute", "namespace": f"tenant-{k + d:05d}"} for d in range(1, SHARED_GRANTED + 1)
+        ]
+        grant_to.append({"group": "", "kind": "Service", "name": f"{_APPS[1]}-1"})
     yield {
         "apiVersion": f"{GW_GROUP}/v1beta1",
         "kind": "ReferenceGrant",
         "metadata": _meta("allow-next-tenant", ns, rng),
-        "spec": {
-            "from": [{"group": GW_GROUP, "kind": "HTTPRoute", "namespace": f"tenant-{k + 1:05d}"}],
-            "to": [{"group": "", "kind": "Service", "name": f"{_APPS[0]}-0"}],
-        },
+        "spec": {"from": grant_from, "to": grant_to},
     }
 
     # Policies at every level of the hierarchy.
@@ -241,11 +260,15 @@ def tenant(k: int, rng: random.Random) -> Iterator[dict[str, Any]]:
         }
 
 
-def objects(n: int, seed: int, error_rate: float = ERROR_RATE, *, isolated: bool = False) -> Iterator[dict[str, Any]]:
+def objects(
+    n: int, seed: int, error_rate: float = ERROR_RATE, *, isolated: bool = False, shared: bool = False
+) -> Iterator[dict[str, Any]]:
     """Exactly `n` objects: whole tenants, the last one cut short; `error_rate` of the policy
-    references misspelled; `isolated`: no tenant's route reaches into another tenant."""
+    references misspelled; `isolated`: no tenant's route reaches into another tenant; `shared`:
+    routes reach the Services of the tenants before them, not all granted."""
     _RATE[0] = error_rate
     _ISOLATED[0] = isolated
+    _SHARED[0] = shared
     rng = random.Random(seed)
     if n <= 0:
         return
@@ -267,11 +290,109 @@ def objects(n: int, seed: int, error_rate: float = ERROR_RATE, *, isolated: bool
         k += 1
 
 
+def grant_objects(namespaces: int, seed: int) -> Iterator[dict[str, Any]]:
+    """The grant-heavy shape: `namespaces` tenant namespaces whose routes all use one shared
+    Gateway and the Services of one shared namespace, each through a ReferenceGrant there.
+
+    Every tenant has a Namespace, a Service and an HTTPRoute attached to the shared Gateway, with
+    one backend of its own and one in the shared namespace. The shared namespace holds one
+    ReferenceGrant per tenant (from that tenant's HTTPRoutes to the Service it uses), so the grants
+    of one namespace grow with the tenants, as on a platform where each team files its own grant.
+    One tenant in ten has a grant that misses (another Service's name, the wrong kind, or the
+    grant filed in the tenant's own namespace): its reference is refused and the grants that
+    almost permit it are looked for, as a real repository's mistakes make them be.
+    """
+    rng = random.Random(seed)
+    shared = "shared-services"
+    services = max(8, namespaces // 50)
+    yield {
+        "apiVersion": f"{GW_GROUP}/v1",
+        "kind": "GatewayClass",
+        "metadata": {"name": "envoy"},
+        "spec": {"controllerName": "gateway.envoyproxy.io/gatewayclass-controller"},
+    }
+    yield {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": shared}}
+    yield {
+        "apiVersion": f"{GW_GROUP}/v1",
+        "kind": "Gateway",
+        "metadata": {"name": "edge", "namespace": shared},
+        "spec": {
+            "gatewayClassName": "envoy",
+            "listeners": [{"name": "http", "protocol": "HTTP", "port": 80, "allowedRoutes": {"namespaces": {"from": "All"}}}],
+        },
+    }
+    for s in range(services):
+        yield {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": f"shared-{s:04d}", "namespace": shared},
+            "spec": {"selector": {"app": f"shared-{s:04d}"}, "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]},
+        }
+    for k in range(namespaces):
+        ns = f"team-{k:05d}"
+        app = _APPS[k % len(_APPS)]
+        service = f"shared-{rng.randrange(services):04d}"
+        yield {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+        yield {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": app, "namespace": ns},
+            "spec": {"selector": {"app": app}, "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]},
+        }
+        yield {
+            "apiVersion": f"{GW_GROUP}/v1",
+            "kind": "HTTPRoute",
+            "metadata": {"name": f"{app}-route", "namespace": ns},
+            "spec": {
+                "parentRefs": [{"name": "edge", "namespace": shared}],
+                "hostnames": [f"{app}.{ns}.example.com"],
+                "rules": [
+                    {"matches": [{"path": {"type": "PathPrefix", "value": "/"}}], "backendRefs": [{"name": app, "port": 8080}]},
+                    {
+                        "matches": [{"path": {"type": "PathPrefix", "value": "/shared"}}],
+                        "backendRefs": [{"name": service, "namespace": shared, "port": 8080}],
+                    },
+                ],
+            },
+        }
+        to: dict[str, Any] = {"group": "", "kind": "Service", "name": service}
+        grant_ns = shared
+        mistake = rng.random()
+        if mistake < 0.04:
+            to = {"group": "", "kind": "Service", "name": f"shared-{(int(service[-4:]) + 1) % services:04d}"}
+        elif mistake < 0.07:
+            to = {"group": "", "kind": "Secret"}
+        elif mistake < 0.10:
+            grant_ns = ns
+        yield {
+            "apiVersion": f"{GW_GROUP}/v1beta1",
+            "kind": "ReferenceGrant",
+            "metadata": {"name": f"from-{ns}", "namespace": grant_ns},
+            "spec": {"from": [{"group": GW_GROUP, "kind": "HTTPRoute", "namespace": ns}], "to": [to]},
+        }
+
+
+def write_grants_corpus(namespaces: int, out: Path, *, seed: int = 1, per_file: int = 100) -> list[Path]:
+    """Write the grant-heavy shape (`grant_objects`) into `out/corpus-NNNNN.yaml`."""
+    return _write(grant_objects(namespaces, seed), out, seed=seed, per_file=per_file)
+
+
 def write_corpus(
-    n: int, out: Path, *, seed: int = 1, per_file: int = 100, error_rate: float = ERROR_RATE, isolated: bool = False
+    n: int,
+    out: Path,
+    *,
+    seed: int = 1,
+    per_file: int = 100,
+    error_rate: float = ERROR_RATE,
+    isolated: bool = False,
+    shared: bool = False,
 ) -> list[Path]:
     """Write `n` objects into `out/corpus-NNNNN.yaml`, `per_file` documents per file; 0: between
     1 and 5, varied, as real repositories keep them (which exposes per-file costs)."""
+    return _write(objects(n, seed, error_rate, isolated=isolated, shared=shared), out, seed=seed, per_file=per_file)
+
+
+def _write(objs: Iterable[dict[str, Any]], out: Path, *, seed: int, per_file: int) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
     batch: list[dict[str, Any]] = []
@@ -286,7 +407,7 @@ def write_corpus(
         files.append(path)
         batch.clear()
 
-    for obj in objects(n, seed, error_rate, isolated=isolated):
+    for obj in objs:
         batch.append(obj)
         if len(batch) == size:
             flush()
@@ -308,12 +429,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--isolated", action="store_true", help="tenants that do not reach into each other (no cross-namespace backends)"
     )
-    args = parser.parse_args(argv)
-    files = write_corpus(
-        args.objects, args.out, seed=args.seed, per_file=args.per_file, error_rate=args.error_rate, isolated=args.isolated
+    parser.add_argument(
+        "--shared",
+        action="store_true",
+        help="tenants whose routes also reach Services of other tenants, some without a ReferenceGrant",
     )
+    parser.add_argument(
+        "--grants",
+        action="store_true",
+        help="the grant-heavy shape: the count is of tenant namespaces, each with a ReferenceGrant in one shared namespace",
+    )
+    args = parser.parse_args(argv)
+    if args.grants:
+        files = write_grants_corpus(args.objects, args.out, seed=args.seed, per_file=args.per_file)
+        what = f"{args.objects} namespaces"
+    else:
+        files = write_corpus(
+            args.objects,
+            args.out,
+            seed=args.seed,
+            per_file=args.per_file,
+            error_rate=args.error_rate,
+            isolated=args.isolated,
+            shared=args.shared,
+        )
+        what = f"{args.objects} objects"
     size = sum(f.stat().st_size for f in files)
-    print(f"wrote {args.objects} objects in {len(files)} files ({size / 1e6:.1f} MB) to {args.out}")
+    print(f"wrote {what} in {len(files)} files ({size / 1e6:.1f} MB) to {args.out}")
     return 0
 
 

@@ -19,6 +19,7 @@ from policylint.findings import Finding, Issue, Location
 from policylint.gate import GateReport
 from policylint.input.cache import ParseCache, VerdictStore, open_cache
 from policylint.input.ignore import WalkFilter
+from policylint.input.kept import Kept, inflated
 from policylint.input.load import NOT_A_MANIFEST, PARSER_IS_C, Document, decode
 from policylint.input.parallel import effective_jobs, load_files
 from policylint.input.positions import PositionResolver
@@ -291,14 +292,14 @@ def _is_crd(doc: Document) -> bool:
 
 def _load(
     sources: Sequence[Source], cache: ParseCache | None = None, jobs: int = 1, keys: dict[str, str] | None = None
-) -> tuple[list[Document], list[Issue], dict[str, str | bytes]]:
+) -> tuple[list[Document], list[Issue], dict[str, str | Kept]]:
     """The documents and input issues of `sources`, and what each file was parsed from; `keys`
     receives each file's parse-cache key (its content's name)."""
     documents: list[Document] = []
     issues: list[Issue] = []
     # What each file was parsed from: its text (stdin) or its bytes, decoded only if a finding
     # needs a position in it.
-    texts: dict[str, str | bytes] = {}
+    texts: dict[str, str | Kept] = {}
     for source, result in load_files(sources, cache=cache, jobs=jobs):
         documents.extend(result.documents)
         issues.extend(result.issues)
@@ -311,16 +312,18 @@ def _load(
     return documents, issues, texts
 
 
-def _text_reader(texts: dict[str, str | bytes]) -> Callable[[str], str | None]:
+def _text_reader(texts: dict[str, str | Kept]) -> Callable[[str], str | None]:
     """Positions are resolved in the very text that was parsed, never in the file read again:
     a file edited (or replaced) on disk after parsing would give positions that match nothing
     in what was linted, and a file swapped for a FIFO would block. The resolver asks once per file."""
 
     def read(file: str) -> str | None:
-        kept = texts.pop(file, None)  # the resolver caches the text: the bytes are not needed again
+        # Kept to the end of the run: the resolver keeps only the last few files' texts, and asks
+        # again for a file it let go.
+        kept = texts.get(file)
         if kept is None or isinstance(kept, str):
             return kept
-        text, _ = decode(kept, file)
+        text, _ = decode(inflated(kept), file)
         return text
 
     return read
@@ -369,7 +372,7 @@ def cluster_of(request: LintRequest) -> Cluster:
     return _project(request)[0].index.cluster()
 
 
-def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str | bytes], list[str], list[Skipped]]:
+def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str | Kept], list[str], list[Skipped]]:
     found = (
         Discovery(list(request.sources))
         if request.sources is not None

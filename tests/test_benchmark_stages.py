@@ -103,3 +103,63 @@ def test_the_report_judges_validation_against_parsing(run_module: Any) -> None:
     assert "| clean | 10,000 | 0.60 s (0.30x floor) | 0.50 s (0.25x floor) |" in text
     row["stages"] = stages | {"validation": 1.5}
     assert "(< parsing, 1.00 s): MISSES the target" in run_module.report([row], 1, [])
+
+
+def test_the_grant_report_judges_growth_by_the_ratio_to_the_floor(run_module: Any) -> None:
+    def row(namespaces: int, parse_cpu: float, lint_cpu: float) -> dict[str, Any]:
+        return {
+            "namespaces": namespaces,
+            "objects": 4 * namespaces + 11,
+            "files": namespaces // 25,
+            "findings": namespaces // 5,
+            "parse_s": parse_cpu,
+            "lint_s": lint_cpu,
+            "parse_cpu_s": parse_cpu,
+            "lint_cpu_s": lint_cpu,
+        }
+
+    # By hand: 0.5 s -> 2.0 s of floor, 1.0 s -> 4.2 s of lint: the ratio 2.00 -> 2.10, x1.05.
+    text = run_module.grants_report([row(1250, 0.5, 1.0), row(5000, 2.0, 4.2)], 2)
+    assert "| 5,000 | 20,011 | 200 | 2.00 s | 4.20 s | 2.10x | 2.10x | 1,000 |" in text
+    assert "lint / floor in CPU time grew x1.05 (<= 1.10, linear within 10%): meets the target" in text
+    # A quadratic analysis: 1.0 s -> 16 s of lint for x4 objects.
+    text = run_module.grants_report([row(1250, 0.5, 1.0), row(5000, 2.0, 16.0)], 2)
+    assert "grew x4.00 (<= 1.10, linear within 10%): MISSES the target" in text
+
+
+def test_the_grant_heavy_shape_puts_a_grant_per_tenant_in_one_namespace(tmp_path: Path) -> None:
+    from benchmarks.generate import grant_objects, write_grants_corpus
+
+    objs = list(grant_objects(200, seed=1))
+    grants = {o["metadata"]["name"]: o for o in objs if o["kind"] == "ReferenceGrant"}
+    assert len(grants) == 200
+    # The tenants whose grant misses: elsewhere than the shared namespace, or not for the Service
+    # their route names there.
+    missing = set()
+    for route in (o for o in objs if o["kind"] == "HTTPRoute"):
+        ns = route["metadata"]["namespace"]
+        grant = grants[f"from-{ns}"]
+        wanted = route["spec"]["rules"][1]["backendRefs"][0]["name"]
+        if grant["metadata"]["namespace"] != "shared-services" or grant["spec"]["to"][0].get("name") != wanted:
+            missing.add(ns)
+    assert 5 <= len(missing) <= 40  # one in ten, drawn
+    write_grants_corpus(200, tmp_path, seed=1)
+    result = lint(LintRequest(paths=[str(tmp_path)]))
+    refused = [f for f in result.findings if f.rule == "PL402"]
+    assert sorted(f.object.namespace or "" for f in refused if f.object is not None) == sorted(missing)
+
+
+def test_the_shared_corpus_refuses_some_references_between_tenants(tmp_path: Path) -> None:
+    from benchmarks.generate import MESSY_ERROR_RATE, write_corpus
+
+    write_corpus(600, tmp_path / "shared", per_file=0, error_rate=MESSY_ERROR_RATE, shared=True)
+    write_corpus(600, tmp_path / "messy", per_file=0, error_rate=MESSY_ERROR_RATE)
+    shared = lint(LintRequest(paths=[str(tmp_path / "shared")]))
+    messy = lint(LintRequest(paths=[str(tmp_path / "messy")]))
+    refused = [f for f in shared.findings if f.rule == "PL402"]
+    # Routes reach the Services of the eight tenants before them; grants cover six and two Services.
+    assert refused and not [f for f in messy.findings if f.rule == "PL402"]
+    assert all(f.object is not None and f.object.kind == "HTTPRoute" for f in refused)
+    assert any(r.message.startswith("ReferenceGrant ") for f in refused for r in f.related)
+    # Same files as the messy corpus, more objects with a finding.
+    assert len({f.file for f in shared.findings}) > len({f.file for f in messy.findings})

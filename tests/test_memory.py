@@ -67,3 +67,31 @@ def test_a_lint_and_its_reports_leave_no_cyclic_garbage(path: Path, collector_of
     kinds = Counter(_describe(obj) for obj in gc.garbage)
     assert result.findings is not None
     assert not kinds, kinds.most_common(10)
+
+
+def test_a_large_run_keeps_the_files_deflated_and_reports_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from policylint.input import kept
+    from policylint.input.parallel import load_files
+    from policylint.input.sources import discover
+
+    (tmp_path / "routes.yaml").write_text(
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r, namespace: a}\n"
+        "spec:\n  parentRefs:\n  - name: missing  # policylint: disable=PL406 -- kept deflated, still read\n"
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: s, namespace: a}\n"
+        "spec:\n  parentRefs:\n  - name: missing-too\n",
+        encoding="utf-8",
+    )
+    inputs = [str(tmp_path), str(REPO / "examples")]
+
+    def report() -> tuple[str, int]:
+        result = lint(LintRequest(paths=inputs, report_policies=True))
+        return renderer("json")(result), len(result.suppressed)
+
+    plain = report()
+    monkeypatch.setattr(kept, "DEFLATE_FROM", 0)  # every file past the first byte kept deflated
+    sources = discover(inputs)
+    held = [result.data for _, result in load_files(sources)]
+    assert held and all(isinstance(h, kept.Deflated) for h in held if h is not None)
+    assert report() == plain
+    # The comment was found in the deflated file, and hid its finding.
+    assert plain[1] == 1

@@ -757,3 +757,26 @@ def test_block_reader_declines_a_path_into_a_flow_collection() -> None:
     assert blockpaths.locate(text, [("a",), ("c",)]) == [(0, 0, 1), (1, 0, 1)]
     assert blockpaths.locate(text, [("a", "b")]) is None
     assert blockpaths.locate(text, [("c", 0)]) is None
+
+
+def test_the_resolver_keeps_a_few_files_texts_and_reads_one_it_let_go_again() -> None:
+    names = [f"f{i:02d}.yaml" for i in range(20)]
+    documents = {name: parse_text(MULTI, name).documents for name in names}
+    calls: list[str] = []
+
+    def read(name: str) -> str:
+        calls.append(name)
+        return MULTI
+
+    resolver = PositionResolver(read)
+    resolver.prefetch((doc.ref, "metadata.name") for name in names for doc in documents[name])
+    assert calls == names  # one read per file for the whole batch
+    # What is held afterwards is a few files' texts, not every file's: a repository's texts at
+    # once were the peak of a large run.
+    assert len(resolver._files) <= 8
+    expected = [resolver.resolve(doc.ref, "metadata.name") for doc in documents["f00.yaml"]]
+    # A request outside the batch, in a file let go: read again, the same answer as one text alone.
+    for doc, position in zip(documents["f00.yaml"], expected, strict=True):
+        assert resolver.resolve(doc.ref, "metadata.labels") == _docs(MULTI, "f00.yaml")[1].resolve(doc.ref, "metadata.labels")
+        assert position == _docs(MULTI, "f00.yaml")[1].resolve(doc.ref, "metadata.name")
+    assert calls == [*names, "f00.yaml"]

@@ -31,6 +31,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from policylint.findings import Issue, Location
+from policylint.input.kept import Deflated
 from policylint.input.named import O_NOFOLLOW, OPEN_FLAGS, describe_mode, read_capped
 from policylint.input.sources import Source
 from policylint.values import frozen, record
@@ -228,9 +229,10 @@ class FileResult:
     documents: list[Document]
     issues: list[Issue]
     text: str | None = None
-    # The bytes this result was parsed from (policylint.input.parallel keeps them): positions of findings
-    # are resolved in what was parsed, even if the file changes on disk meanwhile.
-    data: bytes | None = field(default=None, compare=False, repr=False)
+    # The bytes this result was parsed from (policylint.input.parallel keeps them, deflated in a
+    # large run: policylint.input.kept): positions of findings are resolved in what was parsed,
+    # even if the file changes on disk meanwhile.
+    data: bytes | Deflated | None = field(default=None, compare=False, repr=False)
     # The parse cache's key of those bytes (None: no cache, or stdin): it names the file's
     # content, for what is kept about its objects (policylint.input.cache.VerdictStore).
     key: str | None = field(default=None, compare=False, repr=False)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from policylint.input import load
 from policylint.input.cache import ParseCache, dumps, pack, sharing_decoder, unpack
+from policylint.input.kept import Keeper, Kept
 from policylint.input.load import FileResult
 from policylint.input.sources import Source
 
@@ -189,7 +190,8 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
     results: list[FileResult | None] = [None] * len(sources)
     pending: list[tuple[int, bytes, str | None]] = []
     # The bytes each file was parsed from, kept for positions (see FileResult.data), and their key.
-    kept: list[bytes | None] = [None] * len(sources)
+    kept: list[Kept | None] = [None] * len(sources)
+    keeper = Keeper()
     keys: list[str | None] = [None] * len(sources)
     # Keys and short values repeat across files (`apiVersion`, `HTTPRoute`, group names): the
     # files parsed here share one string object each (a repository of small files kept 20% more
@@ -204,7 +206,7 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
         if problem is not None or data is None:
             results[i] = FileResult([], [problem] if problem is not None else [])
             continue
-        kept[i] = data
+        kept[i] = keeper.keep(data)
         key = None
         if cache is not None:
             key = keys[i] = cache.key(data, json=load.is_json_name(source.display))
@@ -227,9 +229,9 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
                 results[i] = _parse(data, sources[i].display, key, cache, strings)
     if cache is not None:
         cache.prune()
-    for result, data, key in zip(results, kept, keys):
+    for result, held, key in zip(results, kept, keys):
         if result is not None:
-            result.data, result.key = data, key
+            result.data, result.key = held, key
     # Every slot is filled by now (each source is parsed, read from the cache or reported above).
     return results  # type: ignore[return-value]
 

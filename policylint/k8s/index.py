@@ -99,6 +99,8 @@ class ProjectIndex:
         self._sections: dict[int, list[Section]] = {}
         self._groups: set[str] | None = None
         self._malformed: dict[int, Malformed] = {}
+        # (group, kind) -> the namespaces where an object of the kind is malformed (`has_malformed`).
+        self._malformed_in: dict[tuple[str, str], frozenset[str | None]] = {}
         self._admission: dict[int, Admission | None] = {}
         self._catalogue: Catalogue | None = None
         self._cluster: Cluster | None = None
@@ -194,7 +196,14 @@ class ProjectIndex:
     def has_malformed(self, group: str, kind: str, namespace: str | None) -> bool:
         """Whether some object of the kind in the namespace has a malformed field (PL010): its
         references are partly unknown, so "nothing references X" cannot be concluded there."""
-        return any(o.namespace == namespace and self.malformed(o) for o in self.of_kind(group, kind))
+        # Asked per grant `from` entry: one pass per kind, not one per question (with a grant per
+        # tenant namespace, a scan of every route per grant was quadratic in the tenants).
+        found = self._malformed_in.get((group, kind))
+        if found is None:
+            found = self._malformed_in[(group, kind)] = frozenset(
+                o.namespace for o in self.of_kind(group, kind) if self.malformed(o)
+            )
+        return namespace in found
 
     def is_external(self, group: str, kind: str, namespace: str | None, name: str) -> bool:
         return self.options.external.match(group, kind, namespace, name) is not None

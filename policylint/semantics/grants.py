@@ -14,6 +14,7 @@ they do not (wrong namespace, `to.name`, group or kind), for the finding's
 
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -131,8 +132,21 @@ def parse_grant(obj: K8sObject, malformed: Malformed = WELL_FORMED) -> Grant:
     return Grant(obj, tuple(sources), tuple(targets), malformed=malformed.tainted("spec"))
 
 
+# A grant's `from` entry, as the index keys it: (group, kind, namespace).
+_FromKey = tuple[str, str, str]
+
+
 class ReferenceGrants:
-    """Every ReferenceGrant in the input, by namespace, with a record of which entries were used."""
+    """Every ReferenceGrant in the input, by namespace, with a record of which entries were used.
+
+    A check costs what the grants that could answer it cost, not what every grant of the target
+    namespace does: on a platform where each tenant files its grant in one shared namespace, a
+    scan per reference made the analysis quadratic in the tenants. The entries are indexed by
+    everything a match compares exactly (the grant's namespace, `from` group, kind and namespace,
+    `to` group, kind and name), and the near misses by what each kind of near miss shares with
+    the reference, each index in input order so that the grants found are the ones a scan of the
+    input would find first.
+    """
 
     def __init__(
         self,
@@ -141,13 +155,38 @@ class ReferenceGrants:
         malformed: Callable[[K8sObject], Malformed] = lambda _obj: WELL_FORMED,
     ) -> None:
         self.grants: list[Grant] = [parse_grant(o, malformed(o)) for o in objects]
-        self._by_ns: dict[str, list[Grant]] = defaultdict(list)
-        for grant in self.grants:
-            self._by_ns[grant.namespace].append(grant)
+        # (namespace, from key, to group, to kind, to name or None) -> (grant order, grant, from, to).
+        self._entries: dict[tuple[str, _FromKey, str, str, str | None], list[tuple[int, Grant, GrantFrom, GrantTo]]] = (
+            defaultdict(list)
+        )
+        # Grant order numbers, for the near misses: grants of a namespace with a `to` of a group
+        # and kind (and some `from`); with a `from` of a referrer (and some `to`); with both.
+        self._to_kind: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+        self._from_referrer: dict[tuple[str, _FromKey], list[int]] = defaultdict(list)
+        self._from_to_kind: dict[tuple[str, _FromKey, str, str], list[int]] = defaultdict(list)
+        self._malformed_in: set[str] = set()
+        for order, grant in enumerate(self.grants):
+            ns = grant.namespace
+            if grant.malformed:
+                self._malformed_in.add(ns)
+            for f in grant.sources:
+                for t in grant.targets:
+                    self._entries[(ns, (f.group, f.kind, f.namespace), t.group, t.kind, t.name)].append((order, grant, f, t))
+            referrers = dict.fromkeys((f.group, f.kind, f.namespace) for f in grant.sources)
+            kinds = dict.fromkeys((t.group, t.kind) for t in grant.targets)
+            for group, kind in kinds if grant.sources else ():
+                self._to_kind[(ns, group, kind)].append(order)
+            for referrer in referrers if grant.targets else ():
+                self._from_referrer[(ns, referrer)].append(order)
+                for group, kind in kinds:
+                    self._from_to_kind[(ns, referrer, group, kind)].append(order)
         self._external = external
         self._cache: dict[Reference, GrantCheck] = {}
         # (grant id, from index, to index) of entries that authorised a reference.
         self.used: set[tuple[int, str, str]] = set()
+        # Grant entries and candidate grants looked at by the checks so far: what the indexes bound
+        # (tests/test_handshakes.py counts it against the number of grants).
+        self.examined = 0
 
     def check(self, ref: Reference) -> GrantCheck:
         if not ref.cross_namespace:
@@ -158,75 +197,89 @@ class ReferenceGrants:
         return cached
 
     def _check(self, ref: Reference) -> GrantCheck:
-        permitting: list[Grant] = []
-        for grant in self._by_ns.get(ref.to_namespace, ()):
-            hit = False
-            for f in grant.sources:
-                if (f.group, f.kind, f.namespace) != (ref.from_group, ref.from_kind, ref.from_namespace):
-                    continue
-                for t in grant.targets:
-                    if (t.group, t.kind) == (ref.to_group, ref.to_kind) and (t.name is None or t.name == ref.to_name):
-                        self.used.add((id(grant), f.path, t.path))
-                        hit = True
-            if hit:
-                permitting.append(grant)
+        referrer = (ref.from_group, ref.from_kind, ref.from_namespace)
+        any_name = self._entries.get((ref.to_namespace, referrer, ref.to_group, ref.to_kind, None), ())
+        named = self._entries.get((ref.to_namespace, referrer, ref.to_group, ref.to_kind, ref.to_name), ())
+        permitting: dict[int, Grant] = {}
+        for order, grant, f, t in (*any_name, *named):
+            self.examined += 1
+            self.used.add((id(grant), f.path, t.path))
+            permitting.setdefault(order, grant)
         if permitting:
-            return GrantCheck(True, tuple(permitting))
+            # In input order, each grant once (one may permit by name and by kind).
+            return GrantCheck(True, tuple(permitting[order] for order in sorted(permitting)))
         if self._external.covers_namespace(*GRANT_GK, ref.to_namespace):
             return GrantCheck(True, assumed=True)
-        if any(grant.malformed for grant in self._by_ns.get(ref.to_namespace, ())):
+        if ref.to_namespace in self._malformed_in:
             # A malformed grant there (PL010) may be the one meant to permit this: assume it does,
             # so the reference is not reported as well (one finding per cause).
             return GrantCheck(True, assumed=True)
         return GrantCheck(False, near_misses=tuple(self._near_misses(ref)))
 
     def _near_misses(self, ref: Reference) -> list[NearMiss]:
+        """The first three grants, in input order, that almost permit the reference: a grant in
+        the referrer's namespace that would permit it there, or a grant of the target's namespace
+        whose `to` names the kind (but not the name, or not for this referrer) or whose `from`
+        names the referrer (but not this kind)."""
+        referrer = (ref.from_group, ref.from_kind, ref.from_namespace)
+        candidates = heapq.merge(
+            self._from_to_kind.get((ref.from_namespace, referrer, ref.to_group, ref.to_kind), ()),
+            self._to_kind.get((ref.to_namespace, ref.to_group, ref.to_kind), ()),
+            self._from_referrer.get((ref.to_namespace, referrer), ()),
+        )
         out: list[NearMiss] = []
-        for grant in self.grants:
-            sources_ok = [
-                f for f in grant.sources if (f.group, f.kind, f.namespace) == (ref.from_group, ref.from_kind, ref.from_namespace)
-            ]
-            targets_gk = [t for t in grant.targets if (t.group, t.kind) == (ref.to_group, ref.to_kind)]
-            if grant.namespace != ref.to_namespace:
-                # The grant belongs in the namespace of the referenced object, not of the referrer.
-                if sources_ok and targets_gk and grant.namespace == ref.from_namespace:
-                    out.append(
-                        NearMiss(
-                            grant,
-                            "metadata.namespace",
-                            f"ReferenceGrant {grant.namespace}/{grant.obj.name} would permit this, but it is in namespace"
-                            f" {grant.namespace}: a grant must live in the namespace of the referenced object ({ref.to_namespace})",
-                        )
-                    )
+        last = -1
+        for order in candidates:
+            if order == last:
                 continue
-            if sources_ok and targets_gk:
-                names = ", ".join(sorted({t.name for t in targets_gk if t.name}))
-                out.append(
-                    NearMiss(
-                        grant,
-                        targets_gk[0].path,
-                        f"ReferenceGrant {grant.namespace}/{grant.obj.name} permits only {ref.to_kind} {names}, not {ref.to_name}",
-                    )
-                )
-            elif targets_gk and grant.sources:
-                out.append(
-                    NearMiss(
-                        grant,
-                        grant.sources[0].path,
-                        f"ReferenceGrant {grant.namespace}/{grant.obj.name} {_from_mismatch(grant.sources, ref)}",
-                    )
-                )
-            elif sources_ok and grant.targets:
-                kinds = ", ".join(sorted({group_kind(t.group, t.kind) for t in grant.targets}))
-                out.append(
-                    NearMiss(
-                        grant,
-                        grant.targets[0].path,
-                        f"ReferenceGrant {grant.namespace}/{grant.obj.name} permits references to {kinds},"
-                        f" not {ref.to_group or 'core'}/{ref.to_kind}",
-                    )
-                )
-        return out[:3]
+            last = order
+            self.examined += 1
+            miss = _near_miss(self.grants[order], ref)
+            if miss is not None:
+                out.append(miss)
+                if len(out) == 3:
+                    break
+        return out
+
+
+def _near_miss(grant: Grant, ref: Reference) -> NearMiss | None:
+    """Why `grant` almost permits `ref`, or None when it is not close."""
+    sources_ok = [
+        f for f in grant.sources if (f.group, f.kind, f.namespace) == (ref.from_group, ref.from_kind, ref.from_namespace)
+    ]
+    targets_gk = [t for t in grant.targets if (t.group, t.kind) == (ref.to_group, ref.to_kind)]
+    if grant.namespace != ref.to_namespace:
+        # The grant belongs in the namespace of the referenced object, not of the referrer.
+        if sources_ok and targets_gk and grant.namespace == ref.from_namespace:
+            return NearMiss(
+                grant,
+                "metadata.namespace",
+                f"ReferenceGrant {grant.namespace}/{grant.obj.name} would permit this, but it is in namespace"
+                f" {grant.namespace}: a grant must live in the namespace of the referenced object ({ref.to_namespace})",
+            )
+        return None
+    if sources_ok and targets_gk:
+        names = ", ".join(sorted({t.name for t in targets_gk if t.name}))
+        return NearMiss(
+            grant,
+            targets_gk[0].path,
+            f"ReferenceGrant {grant.namespace}/{grant.obj.name} permits only {ref.to_kind} {names}, not {ref.to_name}",
+        )
+    if targets_gk and grant.sources:
+        return NearMiss(
+            grant,
+            grant.sources[0].path,
+            f"ReferenceGrant {grant.namespace}/{grant.obj.name} {_from_mismatch(grant.sources, ref)}",
+        )
+    if sources_ok and grant.targets:
+        kinds = ", ".join(sorted({group_kind(t.group, t.kind) for t in grant.targets}))
+        return NearMiss(
+            grant,
+            grant.targets[0].path,
+            f"ReferenceGrant {grant.namespace}/{grant.obj.name} permits references to {kinds},"
+            f" not {ref.to_group or 'core'}/{ref.to_kind}",
+        )
+    return None
 
 
 def _from_mismatch(sources: Sequence[GrantFrom], ref: Reference) -> str:

@@ -19,6 +19,7 @@ from dataclasses import field, replace
 from typing import TYPE_CHECKING
 
 from policylint.findings import Finding, Severity, Suppression, SuppressionKind
+from policylint.input.kept import Kept, inflated
 from policylint.input.load import decode
 from policylint.input.positions import PositionResolver
 from policylint.k8s.objects import K8sObject, ObjectKey
@@ -41,9 +42,14 @@ SUPPRESSION_RULES = frozenset(r.id for r in rules.RULES)
 DUPLICATE_OBJECT = DuplicateObject.id
 
 
-def texts_with_comments(texts: Mapping[str, str | bytes]) -> dict[str, str | bytes]:
-    """The files that may hold a `policylint:` comment (a substring search: most have none)."""
-    return {f: t for f, t in texts.items() if (MARKER in t if isinstance(t, str) else MARKER_BYTES in t)}
+def texts_with_comments(texts: Mapping[str, str | Kept]) -> dict[str, str | bytes]:
+    """The files that may hold a `policylint:` comment (a substring search: most have none),
+    inflated if a large run kept them deflated (policylint.input.kept)."""
+    return {
+        f: t if isinstance(t, str) else inflated(t)
+        for f, t in texts.items()
+        if (MARKER in t if isinstance(t, str) else MARKER_BYTES in t)
+    }
 
 
 def matches(code: str, rule_id: str, name: str) -> bool:
