@@ -55,7 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import yaml
 from generate import write_corpus
 
-from policylint.input import load
+from policylint.input import bounds, load, prescan
 from policylint.input.load import decode, parse_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -242,7 +242,7 @@ def _text_refusal(text: str) -> str | None:
         return "`...` or directive"
     if _LEADING_ZERO.search(text):
         return "number with a leading zero or `_`"
-    if load._might_nest_deeper_than_limit(text) or load._might_hold_more_nodes_than_limit(text):
+    if prescan.might_nest_deeper_than_limit(text) or prescan.might_hold_more_nodes_than_limit(text):
         return "near a PL007 limit"
     return None
 
@@ -271,13 +271,13 @@ def _data_refusal(documents: list[Any], text: str) -> str | None:
         elif cls is list:
             stack.extend(node)
         elif cls is int:
-            if not load.INT_MIN <= node <= load.INT_MAX:
+            if not bounds.INT_MIN <= node <= bounds.INT_MAX:
                 return "integer beyond int64"
         elif cls is bool or node is None:
             pass
         else:
             return f"{cls.__name__} value"
-    if nodes > load.MAX_FILE_NODES:
+    if nodes > bounds.MAX_FILE_NODES:
         return "near a PL007 limit"
     for suspect in suspects:
         # A string YAML 1.1 would read as something else (`'0'`, `"yes"`, `"1.2"`) is the same
@@ -314,7 +314,7 @@ def fast_parse(text: str, file: str, parse: Callable[[str], list[Any]]) -> tuple
             reason = f"parser refuses: {_error_kind(exc)}"
         else:
             count, roots = _stream_shape(text)
-            if len(documents) != count or count > load.MAX_DOCUMENTS:
+            if len(documents) != count or count > bounds.MAX_DOCUMENTS:
                 reason = "document count differs from the `---` lines"
             else:
                 reason = _data_refusal(documents, text)

@@ -31,7 +31,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from policylint.findings import Edit, Finding, ResolvedFix
-from policylint.input.load import MAX_FILE_BYTES
+from policylint.input.bounds import MAX_FILE_BYTES
 from policylint.input.named import NamedFileError, read_named
 from policylint.input.positions import parse_path
 from policylint.textsafe import escape
@@ -105,9 +105,10 @@ def apply_to(file_plan: FilePlan, data: bytes) -> FilePlan:
         return file_plan
     bom = text.startswith(BOM)
     body = text[1:] if bom else text
-    from policylint.input.load import MAX_FILE_BYTES, _might_nest_deeper_than_limit
+    from policylint.input import bounds
+    from policylint.input.prescan import might_nest_deeper_than_limit
 
-    if len(data) > MAX_FILE_BYTES or _might_nest_deeper_than_limit(body):
+    if len(data) > bounds.MAX_FILE_BYTES or might_nest_deeper_than_limit(body):
         # Composing the whole file again must not meet what the loader refused (a document nested
         # deep enough to overflow libyaml's recursive composer, a file over the size limit).
         file_plan.skipped.extend((f, "the file is over a safety limit (PL007); fix it by hand") for f in file_plan.findings)

@@ -214,9 +214,9 @@ def read_crds_at(at: TreeRef, path: str, cache: ParseCache | None = None, jobs: 
     Only regular file blobs within the manifest loader's bound are read: another entry under a
     directory is said and skipped, the path itself being one is a SourceError, as is a path the
     commit does not hold."""
+    from policylint.input.bounds import MAX_FILE_BYTES
     from policylint.input.git import GitError
     from policylint.input.gitref import read_tree
-    from policylint.input.load import MAX_FILE_BYTES
     from policylint.input.named import shown
 
     try:

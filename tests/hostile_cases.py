@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from policylint.input import load
+from policylint.input import bounds
 from policylint.input.parallel import PARALLEL_MIN_BYTES
 from tests.test_hostile_inputs import CASES, DEEP_EXPECTED, DEEP_FILES, GOOD, Case
 
@@ -222,7 +222,7 @@ def _suite_cases() -> list[HostileCase]:
 def _huge() -> bytes:
     padding = b"# padding padding padding padding padding padding padding padding padding padding\n"
     head = GOOD.replace("neighbour", "huge").encode()
-    return head + padding * ((load.MAX_FILE_BYTES - len(head)) // len(padding) + 1)
+    return head + padding * ((bounds.MAX_FILE_BYTES - len(head)) // len(padding) + 1)
 
 
 # Template markers: the pattern `\{\{-?\s*.*?\s*-?\}\}` once backtracked cubically over blanks

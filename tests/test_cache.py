@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from policylint.entry import main
+from policylint.input import bounds, load, parallel
 from policylint.input import cache as cache_mod
-from policylint.input import load, parallel
 from policylint.input.cache import ParseCache, dumps, loads, pack, unpack
 from policylint.input.load import load_bytes
 from policylint.input.parallel import load_files
@@ -399,7 +399,7 @@ def test_a_stamp_change_misses(tree: Path, tmp_path: Path, monkeypatch: pytest.M
     list(load_files(sources, cache=ParseCache(tmp_path / "cache")))
     assert len(parses) == len(sources)
     parses.clear()
-    monkeypatch.setattr(load, "MAX_FILE_BYTES", 100)  # other loader limits: other results
+    monkeypatch.setattr(bounds, "MAX_FILE_BYTES", 100)  # other loader limits: other results
     list(load_files(sources, cache=ParseCache(tmp_path / "cache")))
     assert len(parses) == len(sources)
 

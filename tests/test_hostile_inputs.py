@@ -31,8 +31,9 @@ import yaml._yaml as yaml_c
 from click.testing import CliRunner
 
 from policylint.cli import cli
-from policylint.input import load
-from policylint.input.load import MAX_DEPTH, parse_text
+from policylint.input import bounds, load
+from policylint.input.bounds import MAX_DEPTH
+from policylint.input.load import parse_text
 from policylint.input.sources import Source
 from policylint.reporters import json as json_reporter
 from policylint.reporters import text as text_reporter
@@ -290,7 +291,7 @@ def test_moderate_aliases_are_expanded() -> None:
 def test_a_big_document_without_aliases_is_not_mistaken_for_a_bomb(monkeypatch: pytest.MonkeyPatch) -> None:
     # `&` and `*` in strings switch the loader to its careful alias-aware mode; a `kind: List`
     # dump bigger than the alias budget written out in full is still fine.
-    monkeypatch.setattr(load, "MAX_EXPANDED_NODES", 1000)
+    monkeypatch.setattr(bounds, "MAX_EXPANDED_NODES", 1000)
     items = "".join(
         f"- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: c{i}\n  data:\n    host: '*.example.com'\n    q: 'a&b'\n"
         for i in range(300)
@@ -301,7 +302,7 @@ def test_a_big_document_without_aliases_is_not_mistaken_for_a_bomb(monkeypatch: 
 
 
 def test_aliases_within_the_budget_are_fine_but_over_it_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(load, "MAX_EXPANDED_NODES", 1000)
+    monkeypatch.setattr(bounds, "MAX_EXPANDED_NODES", 1000)
     assert parse_text(_bomb(2), "a.yaml").issues == []  # aliases add ~110 nodes
     assert [i.rule_id for i in parse_text(_bomb(3), "b.yaml").issues] == ["PL007"]  # ~1,100
 
@@ -400,7 +401,7 @@ _COMPOSE_IN_A_SMALL_STACK = textwrap.dedent(
 
     guarded = sys.argv[1] == "guarded"
     if not guarded:
-        load._might_nest_deeper_than_limit = lambda text: False
+        load.might_nest_deeper_than_limit = lambda text: False
     text = "deep: " + "[" * 100_000 + "]" * 100_000 + "\\n"
     out = []
     threading.stack_size(4 * 1024 * 1024)  # the same limit whatever `ulimit -s` says
@@ -442,7 +443,7 @@ def test_the_parsers_own_depth_limit_is_a_resource_limit_finding() -> None:
 
 
 def test_file_over_the_size_limit_is_refused_and_the_neighbour_is_linted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(load, "MAX_FILE_BYTES", 4096)
+    monkeypatch.setattr(bounds, "MAX_FILE_BYTES", 4096)
     (tmp_path / "huge.yaml").write_text(GOOD.replace("neighbour", "huge") + "# padding padding padding\n" * 1000)
     (tmp_path / "good.yaml").write_text(GOOD)
     opened: list[int] = []
@@ -461,7 +462,7 @@ def test_file_over_the_size_limit_is_refused_and_the_neighbour_is_linted(tmp_pat
 
 
 def test_oversized_stdin_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(load, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(bounds, "MAX_FILE_BYTES", 100)
     result = lint_paths(["-"], stdin_filename="big.yaml", read_stdin=lambda: GOOD.encode())
     assert [(f.file, f.rule) for f in result.findings] == [("big.yaml", "PL007")]
 

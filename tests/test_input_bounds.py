@@ -26,8 +26,9 @@ import yaml
 from yaml.nodes import SequenceNode
 
 from policylint.findings import Severity
-from policylint.input import cache, load
-from policylint.input.load import INT_MAX, INT_MIN, MAX_DEPTH, parse_text
+from policylint.input import bounds, cache, convert, load, prescan, templates
+from policylint.input.bounds import INT_MAX, INT_MIN, MAX_DEPTH
+from policylint.input.load import parse_text
 from policylint.input.positions import PositionResolver
 from policylint.rules import engine
 from tests.lintutil import ROOT, lint_paths, lint_text, only
@@ -66,7 +67,7 @@ def test_the_template_scanner_finds_what_the_old_pattern_found() -> None:
             column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
             expected = (line, column, match.group(0)[:60])
             found += 1
-        assert load._template_marker(text) == expected, repr(text)
+        assert templates._template_marker(text) == expected, repr(text)
     assert found > 1000  # the comparison covered both outcomes
 
 
@@ -230,14 +231,14 @@ def test_a_collection_key_is_reported_and_shown_as_flow_text(text: str, key: str
 def test_a_long_collection_key_is_cut() -> None:
     result = parse_text("? [" + "abcd, " * 1000 + "e]\n: x\n", "f.yaml")
     (key,) = result.documents[0].data
-    assert len(key) == load.MAX_KEY_TEXT and key.startswith("[abcd, abcd") and key.endswith("...")
+    assert len(key) == bounds.MAX_KEY_TEXT and key.startswith("[abcd, abcd") and key.endswith("...")
     assert len(result.issues[0].message) < 300
 
 
 def test_flow_text_stops_at_its_limit_even_on_a_node_that_contains_itself() -> None:
     node = SequenceNode("tag:yaml.org,2002:seq", [])
     node.value.append(node)
-    assert load.flow_text(node, 20) == "[[[[[[[[[[[[[[[[[..."
+    assert convert.flow_text(node, 20) == "[[[[[[[[[[[[[[[[[..."
 
 
 def test_a_key_built_from_an_alias_bomb_is_never_expanded_to_text() -> None:
@@ -246,7 +247,7 @@ def test_a_key_built_from_an_alias_bomb_is_never_expanded_to_text() -> None:
     text = "a: &a [" + ", ".join(['"' + "x" * 10 + '"'] * 300) + "]\nb: &b [" + ", ".join(["*a"] * 300) + "]\n? *b\n: 1\n"
     result = parse_text(text, "f.yaml")
     keys = [k for k in result.documents[0].data if k not in ("a", "b")]
-    assert len(keys) == 1 and len(keys[0]) == load.MAX_KEY_TEXT
+    assert len(keys) == 1 and len(keys[0]) == bounds.MAX_KEY_TEXT
     assert [i.rule_id for i in result.issues] == ["PL001"]
 
 
@@ -352,7 +353,7 @@ def _services(count: int) -> str:
 
 
 def test_documents_past_the_limit_are_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(load, "MAX_DOCUMENTS", 5)
+    monkeypatch.setattr(bounds, "MAX_DOCUMENTS", 5)
     result = parse_text(_services(7), "f.yaml")
     assert _names(result) == ["s0", "s1", "s2", "s3", "s4"]
     (issue,) = result.issues
@@ -362,7 +363,7 @@ def test_documents_past_the_limit_are_not_read(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_a_document_with_too_many_nodes_is_skipped_before_it_is_composed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(load, "MAX_DOCUMENT_NODES", 50)
+    monkeypatch.setattr(bounds, "MAX_DOCUMENT_NODES", 50)
     composed: list[int] = []
     real_loader = load.LOADER
 
@@ -418,11 +419,11 @@ def test_the_node_bound_holds_for_any_text() -> None:
             pass
         finally:
             loader.dispose()
-        assert sum(counts) <= load._node_bound(text, 0, len(text)), repr(text)
+        assert sum(counts) <= prescan.node_bound(text, 0, len(text)), repr(text)
 
 
 def test_a_file_with_too_many_nodes_stops_at_a_document_boundary(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(load, "MAX_FILE_NODES", 60)  # GOOD has 24 nodes
+    monkeypatch.setattr(bounds, "MAX_FILE_NODES", 60)  # GOOD has 24 nodes
     result = parse_text(_services(4), "f.yaml")
     assert _names(result) == ["s0", "s1", "s2"]
     assert _issues(result) == [("PL007", 38, 1)]
@@ -430,7 +431,7 @@ def test_a_file_with_too_many_nodes_stops_at_a_document_boundary(monkeypatch: py
 
 
 def test_skipping_broken_documents_stops_after_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(load, "MAX_SKIPPED_DOCUMENTS", 3)
+    monkeypatch.setattr(bounds, "MAX_SKIPPED_DOCUMENTS", 3)
     text = "---\n" + _good("first") + "---\n]\n" * 5 + "---\n" + _good("last")
     result = parse_text(text, "f.yaml")
     assert _names(result) == ["first"]
@@ -457,7 +458,7 @@ def test_every_limit_is_in_the_cache_key(monkeypatch: pytest.MonkeyPatch) -> Non
         "MAX_KEY_TEXT",
     ):
         with monkeypatch.context() as m:
-            m.setattr(load, name, getattr(load, name) + 1)
+            m.setattr(bounds, name, getattr(bounds, name) + 1)
             assert cache._stamp() != before, name
     assert cache._stamp() == before
 

@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policylint.input import load
+from policylint.input import bounds, load
 from policylint.input.load import LOADER, PARSER_IS_C, load_source, node_tag, parse_text
 from policylint.input.sources import SourceError, discover, discover_all
 from policylint.k8s.timestamps import parse_timestamp
@@ -230,7 +230,7 @@ def test_a_broken_json_file_is_a_located_finding(tmp_path: Path) -> None:
 
 
 def test_file_over_the_size_limit_is_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(load, "MAX_FILE_BYTES", 1024)
+    monkeypatch.setattr(bounds, "MAX_FILE_BYTES", 1024)
     big = tmp_path / "big.yaml"
     big.write_text(_service("big") + "# padding\n" * 1000)
     assert big.stat().st_size > 4 * 1024
@@ -537,7 +537,7 @@ spec:
     assert [i.rule_id for i in parse_text(text, "policy.yaml").issues] == []
 
 
-# -- the resolver (load._Resolve) -------------------------------------------------------------
+# -- the resolver (resolver._Resolve) ----------------------------------------------------------
 
 _STOCK = yaml.CSafeLoader if PARSER_IS_C else yaml.SafeLoader
 

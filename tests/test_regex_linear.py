@@ -135,7 +135,7 @@ PATTERNS: dict[str, Adversarial] = {
     ),
     "policylint.k8s.cel.times._OFFSET": Adversarial(("match",), lambda n: ["+" * n, "0" * n + ":", "02:00" + "0" * n]),
     # URLs for the CEL URL library (policylint.k8s.urls): escapes checked, a host's characters.
-    "policylint.input.load._BRACED": Adversarial(
+    "policylint.input.templates.BRACED": Adversarial(
         ("search",), lambda n: ["{" + "a" * n, "{a" * (n // 2), "{" * n, "{a." * (n // 3) + "{"]
     ),
     "policylint.k8s.urls._BAD_ESCAPE": Adversarial(("search",), lambda n: ["%" * n, "%4" * (n // 2), "%41" * (n // 3) + "%g"]),
@@ -284,9 +284,9 @@ PATTERNS: dict[str, Adversarial] = {
     "policylint.input.load._NON_PRINTABLE": Adversarial(
         ("search", "finditer", "sub"), lambda n: ["\x00" * n, "a" * n, "\x00a" * (n // 2)]
     ),
-    "policylint.input.load._NON_SPACE": Adversarial(("search",), lambda n: [" " * n, "\u2028" * n, " \n" * (n // 2)]),
-    "policylint.input.load._DOC_BOUNDARY": _BOUNDARY,
-    "policylint.input.load:_indentation_pattern": Adversarial(
+    "policylint.input.reader.NON_SPACE": Adversarial(("search",), lambda n: [" " * n, "\u2028" * n, " \n" * (n // 2)]),
+    "policylint.input.prescan.DOC_BOUNDARY": _BOUNDARY,
+    "policylint.input.prescan:_indentation_pattern": Adversarial(
         ("search",),
         lambda n: [" " * n + "x", (" " * 255 + "x\n") * (n // 257), "-" * n, " ?" * (n // 2), ("- " * 127 + "x\n") * (n // 256)],
     ),
@@ -370,9 +370,9 @@ PATTERNS: dict[str, Adversarial] = {
 
 # Patterns built at run time: how to build the one the code uses.
 FACTORIES: dict[str, Callable[[], re.Pattern[str]]] = {
-    "policylint.input.load:_indentation_pattern": lambda: importlib.import_module("policylint.input.load")._indentation_pattern(
-        importlib.import_module("policylint.input.load").MAX_DEPTH
-    ),
+    "policylint.input.prescan:_indentation_pattern": lambda: importlib.import_module(
+        "policylint.input.prescan"
+    )._indentation_pattern(importlib.import_module("policylint.input.bounds").MAX_DEPTH),
 }
 
 
@@ -384,8 +384,8 @@ def _call(dotted: str) -> Callable[[str], object]:
 # Hand-written scanners over input text (some replaced a regex), and fnmatch, whose shell
 # patterns (`--external`, profiles) are translated to regexes matched against object names.
 FUNCTIONS: dict[str, tuple[Callable[[str], object], Callable[[int], list[str]]]] = {
-    "policylint.input.load._template_marker": (
-        lambda text: _call("policylint.input.load._template_marker")(text),
+    "policylint.input.templates._template_marker": (
+        lambda text: _call("policylint.input.templates._template_marker")(text),
         lambda n: [
             'a: "{{' + " " * n + '"\n',
             "{{" * (n // 2),
@@ -399,8 +399,8 @@ FUNCTIONS: dict[str, tuple[Callable[[str], object], Callable[[int], list[str]]]]
         ],
     ),
     # Every marker of a file, not only the first (PL004 skips those in kinds that use them).
-    "policylint.input.load._template_markers": (
-        lambda text: list(_call("policylint.input.load._template_markers")(text)),
+    "policylint.input.templates._template_markers": (
+        lambda text: list(_call("policylint.input.templates._template_markers")(text)),
         lambda n: [
             "{{ x }}" * (n // 7),
             "{{" * (n // 2) + "}}",
@@ -426,8 +426,8 @@ FUNCTIONS: dict[str, tuple[Callable[[str], object], Callable[[int], list[str]]]]
         lambda text: _call("policylint.input.load.printable")(text),
         lambda n: ["\x00" * n, "\x00\n\ufeff" * (n // 3)],
     ),
-    "policylint.input.load._int": (
-        lambda text: _try(_call("policylint.input.load._int"), text),
+    "policylint.input.convert._int": (
+        lambda text: _try(_call("policylint.input.convert._int"), text),
         lambda n: [
             "1:" * (n // 2) + "1",
             "0x" + "0" * n + "1",
@@ -577,7 +577,7 @@ def test_every_pattern_has_adversarial_inputs() -> None:
     if "fnmatch" in found:
         assert "fnmatch" in FUNCTIONS
     # The discovery itself works: it sees patterns of each kind.
-    assert "policylint.input.load._DOC_BOUNDARY" in found and "policylint.commands.graph:[^A-Za-z0-9]+" in found
+    assert "policylint.input.prescan.DOC_BOUNDARY" in found and "policylint.commands.graph:[^A-Za-z0-9]+" in found
 
 
 # -- the run -----------------------------------------------------------------------------------------

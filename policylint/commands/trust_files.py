@@ -300,7 +300,7 @@ def files_on_disk(path: str, tree_path: str, root: str, key: str) -> dict[str, b
 
 
 def _limit(key: str) -> int:
-    from policylint.input.load import MAX_FILE_BYTES
+    from policylint.input.bounds import MAX_FILE_BYTES
     from policylint.input.named import MAX_PROFILE_BYTES
 
     return MAX_PROFILE_BYTES if key == PROFILE else MAX_FILE_BYTES

@@ -217,7 +217,7 @@ def _stamp() -> bytes:
     """Everything besides the bytes of a file that decides what loading it produces."""
     import yaml
 
-    from policylint.input import load
+    from policylint.input import bounds, convert, document, load, prescan, reader, resolver, templates
 
     try:
         libyaml = yaml._yaml.get_version_string()
@@ -226,9 +226,11 @@ def _stamp() -> bytes:
     h = hashlib.blake2b(digest_size=16)
     h.update(f"{__version__}|{FORMAT}|{sys.implementation.cache_tag}|json|{yaml.__version__}|{libyaml}".encode())
     # The loader's limits as they are now (an embedding program or a test may change them).
-    h.update(repr((load.limits(), load.LOADER.__name__)).encode())
-    # A development checkout changes the loader without changing the version: hash its source.
-    hash_sources(h, (load.__file__, __file__))
+    h.update(repr((bounds.limits(), load.LOADER.__name__)).encode())
+    # A development checkout changes the loader without changing the version: hash its sources,
+    # every module of it.
+    loader = (bounds, convert, document, load, prescan, reader, resolver, templates)
+    hash_sources(h, (*(module.__file__ for module in loader), __file__))
     return h.digest()
 
 

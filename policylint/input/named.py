@@ -26,7 +26,7 @@ from policylint.textsafe import escape
 # far above any real file of its kind (a repository's configuration is a few KB, the largest
 # shipped profile file 40 KB, a baseline of 100,000 findings some 30 MB) and keeps a hostile one
 # from costing memory. CRDs are manifests and are read by the manifest loader, within its bound
-# (policylint.input.load.MAX_FILE_BYTES).
+# (policylint.input.bounds.MAX_FILE_BYTES).
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_PROFILE_BYTES = 4 * 1024 * 1024
 MAX_BASELINE_BYTES = 64 * 1024 * 1024

@@ -57,7 +57,7 @@ class Analysis:
         """The text `file` (a name as findings give it) was analysed as."""
         if file in self.overrides:
             return self.overrides[file]
-        from policylint.input.load import MAX_FILE_BYTES
+        from policylint.input.bounds import MAX_FILE_BYTES
         from policylint.input.named import NamedFileError, read_named
 
         try:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from policylint.input.load import MAX_FILE_BYTES
+from policylint.input.bounds import MAX_FILE_BYTES
 from policylint.input.positions import PathPart, _MarkLoader
 from policylint.values import frozen
 

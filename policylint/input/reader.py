@@ -1,0 +1,97 @@
+"""A source's bytes, read within the file size bound, and their text."""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import os
+import re
+import stat
+
+from policylint.findings import Issue
+from policylint.input import bounds
+from policylint.input.document import UNDECODABLE_FILE, UNREADABLE_FILE, located_issue
+from policylint.input.named import O_NOFOLLOW, OPEN_FLAGS, describe_mode, read_capped
+from policylint.input.sources import Source
+
+NON_SPACE = re.compile(r"\S")  # whitespace as str.isspace() sees it
+
+# Opened as every file named by configuration is (policylint.input.named): never blocking,
+# never taking a terminal.
+_OPEN_FLAGS = OPEN_FLAGS
+_O_NOFOLLOW = O_NOFOLLOW
+
+
+def read_bytes(source: Source) -> tuple[bytes | None, Issue | None]:
+    """The bytes of one source, at most bounds.MAX_FILE_BYTES + 1 of them, or its PL008 issue.
+
+    Only a regular file is read: the entry was checked when it was found (policylint.input.sources),
+    and the open descriptor is checked again (fstat) before any read, since the tree may have
+    changed in between.
+    """
+    if source.content is not None:
+        return source.content, None
+
+    def unreadable(message: str) -> tuple[None, Issue]:
+        return None, located_issue(UNREADABLE_FILE, source.display, 1, 1, message)
+
+    if source.problem is not None:
+        return unreadable(source.problem)
+    assert source.fs_path is not None
+    try:
+        fd = os.open(source.fs_path, _OPEN_FLAGS | (_O_NOFOLLOW if source.nofollow else 0))
+    except OSError as exc:
+        if source.nofollow and exc.errno == errno.ELOOP:
+            return unreadable("cannot read file: it was replaced by a symlink while policylint ran; not followed")
+        return unreadable(f"cannot read file: {exc.strerror or type(exc).__name__}")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return unreadable(f"not a regular file: {describe_mode(st.st_mode)}; not read")
+        if source.identity is not None and (st.st_dev, st.st_ino) != source.identity:
+            # The symlink now leads to another file than the one checked against the roots.
+            return unreadable("cannot read file: its symlink changed while policylint ran; not followed")
+        return read_capped(fd, st.st_size, bounds.MAX_FILE_BYTES), None
+    except OSError as exc:
+        return unreadable(f"cannot read file: {exc.strerror or type(exc).__name__}")
+    finally:
+        os.close(fd)
+
+
+def line_col(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    start = text.rfind("\n", 0, index) + 1
+    return line, index - start + 1
+
+
+def decode(data: bytes, file: str) -> tuple[str | None, Issue | None]:
+    """Bytes to text: UTF-8 (BOM stripped), or UTF-16/32 announced by a BOM, as YAML 1.2 allows."""
+    for bom, codec in (
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
+        if data.startswith(bom):
+            try:
+                return data.decode(codec), None
+            except UnicodeDecodeError as exc:
+                return None, located_issue(
+                    UNDECODABLE_FILE,
+                    file,
+                    1,
+                    1,
+                    f"file starts with a {codec.upper()} byte order mark but is not valid {codec.upper()} ({exc.reason})",
+                )
+    if b"\x00" in data[:8192]:
+        hint = " (UTF-16 without a byte order mark?)" if data[1:2] == b"\x00" or data[:1] == b"\x00" else ""
+        return None, located_issue(UNDECODABLE_FILE, file, 1, 1, f"binary file, not YAML or JSON{hint}")
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        good = data[: exc.start].decode("utf-8", errors="replace")
+        line, col = line_col(good, len(good))
+        return None, located_issue(
+            UNDECODABLE_FILE, file, line, col, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}"
+        )
