@@ -1,0 +1,331 @@
+"""The CEL validation rules of a schema (`x-kubernetes-validations`) applied to an object, node by
+node, within the API server's cost budget (`cel_failures`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from policylint.input.positions import format_path
+from policylint.k8s.cel.cost import PER_CALL_LIMIT, RUNTIME_BUDGET
+from policylint.k8s.verdicts import TOP_LEVEL_SKIPPED, VALIDATIONS, CelFailure, Check, Rejection, template
+
+if TYPE_CHECKING:
+    from policylint.k8s.cel import Compiled, EvalError
+    from policylint.k8s.fieldtypes import Malformed
+
+_UNSET: Any = object()
+
+
+def cel_failures(
+    data: Mapping[str, Any],
+    schema: Mapping[str, Any],
+    malformed: Malformed,
+    results: dict[tuple[int, str, tuple[Any, ...]], Any],
+    shapes: dict[int, Any] | None = None,
+) -> Iterator[Rejection]:
+    """The CEL rules of the schema that refuse the object, node by node (parents first, in
+    document order), each rule compiled once per text and run only on the nodes the object has.
+    A rule is not run on a value of the wrong type (the schema refuses it first), nor counted
+    when it fails only for a required field that is missing (a schema rejection already).
+
+    The rules of one object share the API server's runtime cost budget (`RUNTIME_BUDGET`;
+    k8s.io/apiextensions-apiserver pkg/apiserver/schema/cel/validation.go): each evaluation is
+    cancelled past `PER_CALL_LIMIT`, and its cost, known from a result seen before or
+    worked out, is charged to the object; a cancelled evaluation or a spent budget is a
+    rejection naming the rule, and no further rule is run, as the API server does."""
+    from policylint.k8s import cel
+
+    if not subtree_has_rules(schema):
+        return
+    memo: dict[int, Any] = {}
+    if shapes is None:
+        shapes = {}  # the object's maps and lists, by content (`cel.shape`)
+    # The walk of `cel_nodes`, which also skips a subtree whose content was seen under the same
+    # schema node with nothing refused in it (no rule failed, none left out for a malformed
+    # field): (id(schema node), "/", (its shape,)) -> what its rules cost. `open_` holds the
+    # subtrees being walked, each with whether something under it was refused or left out so
+    # far, and the cost spent when it was entered.
+    stack: list[Any] = [(data, schema, ())]
+    open_: list[list[Any]] = []
+    spent = 0  # of the object's runtime cost budget
+    while stack:
+        raw, node, parts = stack.pop()
+        if raw is _END:
+            slot, dirty, entered = open_.pop()
+            if not dirty:
+                results[slot] = spent - entered
+            continue
+        if raw is None or template(raw):
+            continue
+        if parts:
+            whole = cel.shape(raw, shapes)
+            if whole is not None:
+                subtree = (id(node), "/", (whole,))
+                cost = results.get(subtree)
+                if cost is not None and spent + cost <= RUNTIME_BUDGET:
+                    spent += cost
+                    continue  # nothing under it is refused, and the budget covers it
+                open_.append([subtree, False, spent])
+                stack.append((_END, None, None))
+        _, kids, extra, each, own, scalars = _plan(node)  # scalars: some map value has rules of its own
+        if type(raw) is dict:
+            if kids is not None:
+                children: list[Any] = []
+                for key, child in raw.items():
+                    if (type(child) is dict or type(child) is list) and (parts or key not in TOP_LEVEL_SKIPPED):
+                        sub = kids.get(key, _UNSET)
+                        if sub is _UNSET:
+                            sub = extra
+                        if sub is not None:
+                            children.append((child, sub, (*parts, key)))
+                    elif scalars and child is not None and (parts or key not in TOP_LEVEL_SKIPPED):
+                        sub = kids.get(key, _UNSET)
+                        if sub is _UNSET:
+                            sub = extra
+                        if sub is not None and sub.get(VALIDATIONS):
+                            children.append((child, sub, (*parts, key)))
+                stack.extend(reversed(children))
+        elif type(raw) is list and each is not None:
+            stack.extend((item, each, (*parts, i)) for i, item in reversed(list(enumerate(raw))))
+        if not own:
+            continue
+        if malformed.broken(*parts):
+            for frame in open_:
+                frame[1] = True
+            continue  # the value or a parent has the wrong type: PL010's finding
+        value: Any = _UNSET
+        path: str | None = None
+        # Transition rules and unsupported functions are left out: `policylint rules --cel-coverage`.
+        rules = cel.node_rules(node)
+        # The outcomes of all the node's rules on a value of the same content, when one was seen
+        # (repositories repeat their routes' rules, matches and filters): nothing to evaluate.
+        whole = cel.shape(raw, shapes) if parts and rules else None
+        node_slot = (id(node), "", (whole,)) if whole is not None else None
+        known = results.get(node_slot) if node_slot is not None else None
+        seen: list[Any] = []
+        for i, (validation, compiled) in enumerate(rules):
+            if known is not None:
+                outcome = known[i]
+            else:
+                key = cel.result_key(compiled, raw, shapes) if parts else None
+                slot = (id(node), compiled.text, key) if key is not None else None
+                outcome = results.get(slot, _UNSET) if slot is not None else _UNSET
+                if outcome is _UNSET:
+                    if value is _UNSET:
+                        value = root_value(data, node, memo) if not parts else cel.to_cel(raw, node, memo)
+                    # None: the node's value has the wrong type for its schema (a schema rejection;
+                    # the API server does not run the rules then).
+                    outcome = None if value is cel.BAD else cel.evaluate_within(compiled, value, PER_CALL_LIMIT)
+                    if slot is not None:
+                        results[slot] = outcome
+                seen.append(outcome)
+            if outcome is None:
+                break
+            passed, error, cost = outcome
+            spent += cost
+            stop = _out_of_budget(compiled, validation, error, spent)
+            if stop is not None:
+                for frame in open_:
+                    frame[1] = True
+                if value is _UNSET:
+                    value = root_value(data, node, memo) if not parts else cel.to_cel(raw, node, memo)
+                path = format_path(parts) if path is None else path
+                failure = CelFailure(validation, compiled, value, error, path)
+                yield Rejection(Check.CEL, parts, path, stop, "FieldValueInvalid", failure)
+                return  # "no further validation rules will be run"
+            if passed or isinstance(error, cel.BadValue):
+                continue  # a value the schema refuses, read by the rule
+            if value is _UNSET:
+                value = root_value(data, node, memo) if not parts else cel.to_cel(raw, node, memo)
+            for frame in open_:
+                frame[1] = True
+            if error is not None and error.message.startswith("no such key: "):
+                if error.message[len("no such key: ") :] in memo.get(cel.MISSING, ()):
+                    continue  # a required field is missing: a schema rejection
+            if path is None:
+                path = format_path(parts)
+            at = field_path(path, validation.get("fieldPath"))
+            failure = CelFailure(validation, compiled, value, error, path)
+            given_reason = validation.get("reason")
+            reason = given_reason if isinstance(given_reason, str) and given_reason else "FieldValueInvalid"
+            if isinstance(error, cel.TooLarge):
+                said = f"the CEL rule `{compiled.text}` was not evaluated to the end: {error.message}"
+                yield Rejection(Check.CEL, parts, at, said, reason, failure, undecided=True)
+                continue
+            if error is not None:
+                # What the API server says when a rule fails to evaluate (no such key, no such overload).
+                said = f"{error.message} evaluating rule: {compiled.text}"
+            else:
+                said, cost, stopped = cel.message_of(validation, value)
+                spent += cost
+                if stopped is None and spent > RUNTIME_BUDGET:
+                    stopped = (
+                        "messageExpression evaluation failed due to running out of cost budget,"
+                        " no further validation rules will be run"
+                    )
+                if stopped is not None:
+                    yield Rejection(Check.CEL, parts, at, stopped, "FieldValueInvalid", failure)
+                    return
+            yield Rejection(Check.CEL, parts, at, said, reason, failure)
+        if known is None and node_slot is not None:
+            results[node_slot] = tuple(seen)
+
+
+def _out_of_budget(compiled: Compiled, validation: Mapping[str, Any], error: EvalError | None, spent: int) -> str | None:
+    """What the API server says when a rule's evaluation was cancelled at the per-call limit or
+    the object's budget is spent with it (validation.go), naming the rule; None otherwise."""
+    from policylint.k8s import cel
+
+    message = validation.get("message")
+    named = message.strip() if isinstance(message, str) and message.strip() else compiled.text.strip()
+    if isinstance(error, cel.CostExceeded):
+        return f"'{error.message}': no further validation rules will be run due to call cost exceeds limit for rule: {named}"
+    if spent > RUNTIME_BUDGET:
+        return (
+            "validation failed due to running out of cost budget, no further validation rules will be run"
+            f" (the budget ran out at the rule: {named})"
+        )
+    return None
+
+
+_SUBTREE: dict[int, tuple[Mapping[str, Any], bool]] = {}
+# id(schema node) -> (the node, its properties' schemas where rules are below them (else None;
+# None for all: no property or additional property leads to a rule), its additionalProperties'
+# schema where rules are below, its items' schema where rules are below, whether it has rules,
+# whether a property's or additionalProperties' schema has rules of its own, for scalar values).
+_PLANS: dict[int, tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool, bool]] = {}
+
+
+def _plan(node: Mapping[str, Any]) -> tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool, bool]:
+    """What `cel_failures` walks under a schema node, worked out once per node."""
+    got = _PLANS.get(id(node))
+    if got is not None and got[0] is node:
+        return got
+    properties = node.get("properties") or {}
+    additional = node.get("additionalProperties")
+    kids: dict[Any, Any] | None = {k: sub if subtree_has_rules(sub) else None for k, sub in properties.items()}
+    extra = additional if isinstance(additional, dict) and subtree_has_rules(additional) else None
+    if extra is None and not any(v is not None for v in kids.values()):  # type: ignore[union-attr]
+        kids = None
+    items = node.get("items")
+    each = items if isinstance(items, dict) and subtree_has_rules(items) else None
+    # Scalar values with rules of their own (`duration(self) > duration('0s')`, a string's
+    # `self.size() == 0`): the walk looks at a map's scalars only where these say so.
+    scalars = any(isinstance(sub, dict) and sub.get(VALIDATIONS) for sub in properties.values()) or bool(
+        extra is not None and extra.get(VALIDATIONS)
+    )
+    plan = (node, kids, extra, each, bool(node.get(VALIDATIONS)), scalars)
+    if len(_PLANS) > 100_000:
+        _PLANS.clear()  # CRDs read from many inputs in one process (tests): keep the cache bounded
+    _PLANS[id(node)] = plan
+    return plan
+
+
+_END: Any = object()  # on the walk's stack: the subtree above is done
+
+
+def subtree_has_rules(node: Mapping[str, Any]) -> bool:
+    """Whether a schema node or anything under it has CEL rules (cached; the entry keeps the node
+    alive, so its id is never reused for another)."""
+    got = _SUBTREE.get(id(node))
+    if got is not None and got[0] is node:
+        return got[1]
+    found = bool(node.get(VALIDATIONS))
+    if not found:
+        children: list[Any] = [*(node.get("properties") or {}).values(), node.get("items"), node.get("additionalProperties")]
+        found = any(isinstance(c, dict) and subtree_has_rules(c) for c in children)
+    if len(_SUBTREE) > 100_000:
+        _SUBTREE.clear()  # CRDs read from many inputs in one process (tests): keep the cache bounded
+    _SUBTREE[id(node)] = (node, found)
+    return found
+
+
+def cel_nodes(
+    data: Mapping[str, Any], schema: Mapping[str, Any]
+) -> Iterator[tuple[tuple[str | int, ...], Any, Mapping[str, Any]]]:
+    """(path, value, schema node) for every node of the object with CEL rules, parents first, in
+    document order; metadata, status and unrendered template values are left out."""
+    stack: list[tuple[Any, Mapping[str, Any], tuple[str | int, ...]]] = [(data, schema, ())]
+    while stack:
+        value, node, path = stack.pop()
+        if value is None or template(value):
+            continue
+        if node.get(VALIDATIONS):
+            yield path, value, node
+        children: list[tuple[Any, Mapping[str, Any], tuple[str | int, ...]]] = []
+        if type(value) is dict:
+            properties = node.get("properties") or {}
+            additional = node.get("additionalProperties")
+            for key, child in value.items():
+                if not path and key in TOP_LEVEL_SKIPPED:
+                    continue
+                sub = properties.get(key)
+                if sub is None and isinstance(additional, dict):
+                    sub = additional
+                if sub is not None and (
+                    ((type(child) is dict or type(child) is list) and subtree_has_rules(sub)) or sub.get(VALIDATIONS)
+                ):
+                    children.append((child, sub, (*path, key)))
+        elif type(value) is list:
+            items = node.get("items")
+            if isinstance(items, dict) and subtree_has_rules(items):
+                children.extend((item, items, (*path, i)) for i, item in enumerate(value))
+        stack.extend(reversed(children))
+
+
+def root_value(data: Mapping[str, Any], schema: Mapping[str, Any], memo: dict[int, Any]) -> Any:
+    """The object as rules on the schema's root see it: without status, with apiVersion, kind
+    and of metadata only name and generateName (what the API server lets root rules read)."""
+    from policylint.k8s import cel
+
+    body = {k: v for k, v in data.items() if k not in TOP_LEVEL_SKIPPED}
+    value = cel.to_cel(
+        body,
+        {**schema, "properties": {k: v for k, v in (schema.get("properties") or {}).items() if k not in TOP_LEVEL_SKIPPED}},
+        memo,
+    )
+    if type(value) is dict:
+        for key in ("apiVersion", "kind"):
+            if isinstance(data.get(key), str):
+                value[key] = data[key]
+        metadata = data.get("metadata")
+        if isinstance(metadata, dict):
+            value["metadata"] = {k: metadata[k] for k in ("name", "generateName") if isinstance(metadata.get(k), str)}
+    return value
+
+
+def field_path(path: str, field_path: Any) -> str:
+    """The node's path extended by a validation's `fieldPath` (`.spec.foo`, `['a.b']`), relative
+    to the node; the node's own path when it has none or it cannot be read."""
+    if not isinstance(field_path, str) or not field_path:
+        return path
+    parts: list[str | int] = []
+    i, n = 0, len(field_path)
+    while i < n:
+        if field_path[i] == ".":
+            j = i + 1
+            while j < n and field_path[j] not in ".[":
+                j += 1
+            if j == i + 1:
+                return path
+            parts.append(field_path[i + 1 : j])
+            i = j
+        elif field_path.startswith("['", i):
+            j = field_path.find("']", i + 2)
+            if j < 0:
+                return path
+            parts.append(field_path[i + 2 : j])
+            i = j + 2
+        elif field_path[i] == "[":
+            j = field_path.find("]", i + 1)
+            if j < 0 or not field_path[i + 1 : j].isdigit():
+                return path
+            parts.append(int(field_path[i + 1 : j]))
+            i = j + 1
+        else:
+            return path
+    extra = format_path(tuple(parts))
+    if not path:
+        return extra
+    return path + (extra if extra.startswith("[") else "." + extra)

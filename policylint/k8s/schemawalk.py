@@ -1,0 +1,497 @@
+"""The structural schema's verdict on an object, as the API server validates it: types, enums,
+bounds, patterns, formats, required fields, list types and the combinators (`violations`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from policylint.input.positions import format_path
+from policylint.k8s.schemas import COMBINED
+from policylint.k8s.verdicts import EMBEDDED, PRESERVE, TOP_LEVEL_SKIPPED, template
+
+_END: Any = object()  # on the walk's stack: the subtree above is done
+
+# (path, what is wrong, the API server's field error type)
+_Violation = tuple[tuple[str | int, ...], str, str]
+Pruned = tuple[tuple[str | int, ...], str, list[str]]
+_TYPE = "FieldValueTypeInvalid"
+_INVALID = "FieldValueInvalid"
+_TOO_MANY = {"maxLength": "FieldValueTooLong", "maxItems": "FieldValueTooMany", "maxProperties": "FieldValueTooMany"}
+
+_TYPES: Mapping[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "a map"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
+
+
+def violations(
+    data: Mapping[str, Any],
+    schema: Mapping[str, Any],
+    seen: dict[tuple[int, Any], tuple[tuple[_Violation, ...], tuple[Pruned, ...]]] | None = None,
+    shapes: dict[int, Any] | None = None,
+    pruned: list[Pruned] | None = None,
+) -> list[_Violation]:
+    """(path, what is wrong) for every value the schema rejects: type, enum, string length,
+    pattern and format, numeric bounds, item and property counts, and missing required fields.
+    Patterns are matched with RE2, the engine of the API server's Go regexp, in linear time; a
+    pattern RE2 does not compile, and a format Kubernetes does not validate, check nothing
+    (policylint.k8s.strformats).
+
+    `seen` ((id(schema node), the value's `cel.shape`) -> what is wrong under it, paths relative
+    to it) lets a map or list whose content was checked under the same schema node before take
+    that answer (repositories repeat their routes' rules, matches and filters); `shapes` is the
+    object's memo of `cel.shape`. `pruned` receives the fields the schema does not define (see
+    `Admission.pruned`), found by the same walk."""
+    root = {k: v for k, v in data.items() if k not in TOP_LEVEL_SKIPPED}
+    top_required = [r for r in schema.get("required", ()) if r not in TOP_LEVEL_SKIPPED]
+    out: list[_Violation] = []
+    unknown: list[Pruned] = pruned if pruned is not None else []
+    budget = _Budget(root)
+    _walk(out, unknown, root, {**schema, "required": top_required}, (), seen, {} if shapes is None else shapes, budget)
+    return out
+
+
+class _Budget:
+    """What the schemas' allOf, anyOf, oneOf and not may still visit in one object. Each
+    alternative walks the value again and alternatives nest, so a CRD could ask for exponential
+    work: the alternatives of an object visit at most a few times its own values (worked out on
+    the first alternative, so objects without any pay nothing), and nest at most `DEPTH` deep.
+    Past either, an alternative counts as matched: no finding rests on a check not made."""
+
+    BASE = 1_000
+    PER_VALUE = 16
+    DEPTH = 16
+    __slots__ = ("depth", "left", "root", "started")
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+        self.started = False
+        self.left = 0
+        self.depth = 0
+
+    def start(self) -> None:
+        if not self.started:
+            self.started = True
+            self.left = self.BASE + self.PER_VALUE * _count_values(self.root)
+            self.root = None
+
+    @property
+    def exhausted(self) -> bool:
+        return self.left < 0
+
+
+def _count_values(root: Any, most: int = 10_000_000) -> int:
+    count, stack = 0, [root]
+    while stack and count < most:
+        value = stack.pop()
+        count += 1
+        if type(value) is dict:
+            stack.extend(value.values())
+        elif type(value) is list:
+            stack.extend(value)
+    return count
+
+
+def _walk(
+    out: list[_Violation],
+    unknown: list[Pruned],
+    start: Any,
+    schema: Mapping[str, Any],
+    at: tuple[str | int, ...],
+    seen: dict[tuple[int, Any], tuple[tuple[_Violation, ...], tuple[Pruned, ...]]] | None,
+    shapes: dict[int, Any],
+    budget: _Budget,
+    counted: bool = False,
+) -> bool:
+    """`violations`' walk of one value under one schema node, into `out` and `unknown`. With
+    `counted` (an alternative of allOf, anyOf, oneOf or not), each value visited spends the
+    budget; False when it ran out before the walk was done."""
+    from policylint.k8s.cel import shape
+
+    quiet = 0  # > 0: under a node that keeps unknown fields (or an embedded resource)
+    stack: list[tuple[Any, Any, Any]] = [(start, schema, at)]
+    while stack:
+        value, node, path = stack.pop()
+        if counted:
+            budget.left -= 1
+            if budget.exhausted:
+                return False
+        if value is _END:
+            if node is None:
+                quiet -= 1
+                continue
+            if budget.exhausted:
+                continue  # alternatives left unchecked under it: no answer to give other objects
+            key, start, depth, first = node
+            seen[key] = (  # type: ignore[index]
+                tuple((p[depth:], m, r) for p, m, r in out[start:]),
+                tuple((p[depth:], k, known) for p, k, known in unknown[first:]),
+            )
+            continue
+        if value is None or (type(value) is dict and len(value) == 1 and template(value)):
+            continue  # a null is an unset field to the API server; a template action is PL004's
+        if seen is not None and path and (type(value) is dict or type(value) is list):
+            whole = shape(value, shapes)
+            if whole is not None:
+                key = (id(node), whole)
+                got = seen.get(key)
+                if got is not None:
+                    out.extend(((*path, *p), m, r) for p, m, r in got[0])
+                    unknown.extend(((*path, *p), k, known) for p, k, known in got[1])
+                    continue
+                stack.append((_END, (key, len(out), len(path), len(unknown)), None))
+        if node.get(PRESERVE) or node.get(EMBEDDED):
+            quiet += 1
+            stack.append((_END, None, None))
+        if node.get("x-kubernetes-int-or-string"):
+            if isinstance(value, bool) or not isinstance(value, (int, str)):
+                out.append((path, f"is {_kind_of(value)}, where the schema takes an integer or a string", _TYPE))
+            elif node.get(COMBINED):  # a quantity's patterns (allOf), which apply to its strings
+                _combined(out, path, value, node, shapes, budget)
+            continue
+        wanted = node.get("type")
+        types = _TYPES.get(wanted) if isinstance(wanted, str) else None
+        if wanted == "integer" and isinstance(value, float) and value.is_integer():
+            value = int(value)  # kubectl sends an integral float as an integer
+        if (
+            isinstance(wanted, str)
+            and types is not None
+            and (not isinstance(value, types) or (isinstance(value, bool) and wanted != "boolean"))
+        ):
+            out.append(
+                (path, f"is {_kind_of(value)}, where the schema takes {'an' if wanted[0] in 'aeio' else 'a'} {wanted}", _TYPE)
+            )
+            continue
+        if node.get(COMBINED):
+            _combined(out, path, value, node, shapes, budget)
+        enum = node.get("enum")
+        if isinstance(enum, list) and not isinstance(value, (dict, list)) and value not in enum:
+            shown = ", ".join(repr(e) for e in enum[:12]) + (", ..." if len(enum) > 12 else "")
+            out.append((path, f"is {value!r}, not one of the values the schema allows ({shown})", "FieldValueNotSupported"))
+        if isinstance(value, str):
+            _bound(out, path, len(value), node, "minLength", "maxLength", "characters long")
+            _string(out, path, value, node)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            _value_bound(out, path, value, node)
+        elif isinstance(value, list):
+            _bound(out, path, len(value), node, "minItems", "maxItems", "items")
+            items = node.get("items")
+            if isinstance(items, dict):
+                if None in value:
+                    _null_items(out, path, value, items)
+                stack.extend((item, items, (*path, i)) for i, item in reversed(list(enumerate(value))))
+            if LIST_TYPE in node:
+                _duplicates(out, path, value, node, items if isinstance(items, dict) else {})
+        elif isinstance(value, dict):
+            _bound(out, path, len(value), node, "minProperties", "maxProperties", "fields")
+            properties = node.get("properties") or {}
+            for name in node.get("required", ()):
+                # The API server sets a field's default before it validates: a default satisfies.
+                if value.get(name) is None and "default" not in properties.get(name, {}):
+                    out.append(((*path, name), "is required by the schema and missing", "FieldValueRequired"))
+            if node.get(PRESERVE) and node.get("properties") is None:
+                continue
+            additional = node.get("additionalProperties")
+            children = []
+            for key, child in value.items():
+                sub = properties.get(key)
+                if sub is None and isinstance(additional, dict):
+                    sub = additional
+                if sub is None:
+                    if not quiet and additional is not True and (additional is not None or node.get("properties") is not None):
+                        unknown.append((path, str(key), sorted(properties)))
+                    continue
+                if type(child) is str and sub.get("type") == "string" and "enum" not in sub and COMBINED not in sub:
+                    # Most values: a string whose length, pattern and format are all there is to
+                    # check, checked here.
+                    least, most = sub.get("minLength"), sub.get("maxLength")
+                    if (least is None or len(child) >= least) and (most is None or len(child) <= most):
+                        if "pattern" in sub or "format" in sub:
+                            _string(out, (*path, key), child, sub)
+                        continue
+                children.append((child, sub, (*path, key)))
+            stack.extend(reversed(children))
+    return True
+
+
+LIST_TYPE = "x-kubernetes-list-type"
+DUPLICATE = "FieldValueDuplicate"  # the API server's field error type for a duplicate list item
+
+
+def _null_items(out: list[_Violation], path: tuple[str | int, ...], value: list[Any], items: Mapping[str, Any]) -> None:
+    """A null list item is not an unset field, as a null field is: the API server refuses it as
+    a value of the wrong type, unless the item schema is nullable."""
+    wanted = items.get("type")
+    if items.get("nullable") or not isinstance(wanted, str) or wanted not in _TYPES:
+        return
+    for i, item in enumerate(value):
+        if item is None:
+            what = f"{'an' if wanted[0] in 'aeio' else 'a'} {wanted}"
+            out.append(((*path, i), f"is null, where the schema takes {what}", _TYPE))
+
+
+def _duplicates(
+    out: list[_Violation], path: tuple[str | int, ...], value: list[Any], node: Mapping[str, Any], items: Mapping[str, Any]
+) -> None:
+    """Items a `set` list holds twice, or a `map` list holds under the same keys (the API server's
+    "Duplicate value"; Kubernetes' "Merge strategy" of structural schemas), each value or key
+    once, at its first repeat (a list of thousands of one value is one mistake). The keys of a map
+    list read an item's value or, where it has none, the key's default, as the API server
+    defaults an item before it validates."""
+    list_type = node.get(LIST_TYPE)
+    if list_type == "set":
+        keys: list[str] = []
+        noun = "the list is a set (x-kubernetes-list-type: set), so each value may appear once"
+    elif list_type == "map":
+        keys = [k for k in node.get("x-kubernetes-list-map-keys") or () if isinstance(k, str)]
+        if not keys:
+            return
+        noun = (
+            f"the list is a map keyed by {', '.join(keys)} (x-kubernetes-list-type: map), so each"
+            f" {'key' if len(keys) == 1 else 'combination of keys'} may appear once"
+        )
+    else:
+        return
+    properties = items.get("properties") or {}
+    first: dict[Any, int] = {}
+    said: set[Any] = set()
+    for i, item in enumerate(value):
+        if list_type == "set":
+            if item is None:
+                continue
+            key: Any = _identity(item)
+        else:
+            if type(item) is not dict:
+                continue  # the wrong type: a type violation already
+            key = tuple(_identity(item.get(k, (properties.get(k) or {}).get("default"))) for k in keys)
+        j = first.setdefault(key, i)
+        if j != i and key not in said:
+            said.add(key)
+            out.append(((*path, i), f"duplicates item [{j}]: {noun}", DUPLICATE))
+
+
+def _identity(value: Any) -> Any:
+    """A hashable value equal for two YAML values exactly when they are equal as JSON values of
+    the same types (`1` is not `"1"`, nor `true`)."""
+    if type(value) in (str, int, float, bool) or value is None:
+        return (type(value), value)
+    try:
+        return (type(value), json.dumps(value, sort_keys=True, default=str))
+    except (RecursionError, ValueError):
+        return object()  # too deep to compare (the loader's bounds refuse most such input): unequal
+
+
+def _combined(
+    out: list[_Violation],
+    path: tuple[str | int, ...],
+    value: Any,
+    node: Mapping[str, Any],
+    shapes: dict[int, Any],
+    budget: _Budget,
+) -> None:
+    """The schema's allOf, anyOf, oneOf and not over a value, as kube-openapi's validator applies
+    them (k8s.io/kube-openapi/pkg/validation/validate/schema_props.go): every allOf alternative,
+    at least one anyOf alternative, exactly one oneOf alternative, and not the `not` schema. The
+    API server defaults an object before it validates it, so the alternatives see the value with
+    the defaults of the schema's own properties (a Gateway address without `type` is an
+    IPAddress to its oneOf)."""
+    if budget.depth >= budget.DEPTH:
+        return  # alternatives nested deeper than any real schema's: not checked
+    budget.start()
+    value = _defaulted(value, node, budget)
+    if budget.exhausted:
+        return  # the budget ran out setting the defaults: nothing is checked
+
+    def alternative(sub: Any) -> list[_Violation] | None:
+        """What the alternative refuses in the value; None: not known (the budget ran out)."""
+        if not isinstance(sub, dict):
+            return []
+        found: list[_Violation] = []
+        budget.depth += 1
+        try:
+            done = _walk(found, [], value, sub, path, None, shapes, budget, counted=True)
+        finally:
+            budget.depth -= 1
+        return found if done else None
+
+    start = len(out)
+    for sub in node.get("allOf") or ():
+        for violation in alternative(sub) or ():
+            if violation not in out[start:]:  # `allOf: [{enum: [...]}, {enum: [...]}]`, as generators write
+                out.append(violation)
+    any_of = node.get("anyOf")
+    if any_of:
+        refused: list[list[_Violation]] = []
+        for sub in any_of:
+            found = alternative(sub)
+            if not found:
+                break
+            refused.append(found)
+        else:
+            out.append((path, f"matches none of the schema's anyOf alternatives [{_alternatives(path, refused)}]", _INVALID))
+    one_of = node.get("oneOf")
+    if one_of:
+        results = [alternative(sub) for sub in one_of]
+        if all(r is not None for r in results):
+            matched = sum(1 for r in results if not r)
+            if matched == 0:
+                what = f"matches none of the schema's oneOf alternatives [{_alternatives(path, results)}]"  # type: ignore[arg-type]
+                out.append((path, what, _INVALID))
+            elif matched > 1:
+                what = f"matches {matched} of the schema's oneOf alternatives, where exactly one must match"
+                out.append((path, what, _INVALID))
+    forbidden = node.get("not")
+    if isinstance(forbidden, dict) and alternative(forbidden) == []:
+        if isinstance(value, (dict, list)):
+            out.append((path, "matches what the schema's `not` excludes", _INVALID))
+        else:
+            shown = _shown(value) if isinstance(value, str) else repr(value)
+            out.append((path, f"is {shown}, which the schema's `not` excludes", _INVALID))
+
+
+def _alternatives(path: tuple[str | int, ...], refused: list[list[_Violation]]) -> str:
+    """What each alternative refused, first violation each, relative to `path`."""
+    parts = []
+    for n, found in enumerate(refused[:4], 1):
+        where, problem, _ = found[0]
+        rel = format_path(where[len(path) :]).lstrip(".")
+        text = f"{rel} {problem}" if rel else problem
+        # Alternatives nest, and so would their texts: each is cut, so a message stays short.
+        parts.append(f"{n}: {text if len(text) <= 240 else text[:237] + '...'}")
+    return "; ".join(parts) + ("; ..." if len(refused) > 4 else "")
+
+
+def _defaulted(value: Any, node: Mapping[str, Any], budget: _Budget) -> Any:
+    """The value with the defaults of the schema's properties set where it has none, through its
+    maps and lists, as the API server defaults an object before validating it. A copy where
+    anything was set; the object itself is never changed. Each map and list spends the budget."""
+    if isinstance(value, (dict, list)):
+        budget.left -= 1
+        if budget.exhausted:
+            return value
+    if isinstance(value, dict):
+        properties = node.get("properties")
+        additional = node.get("additionalProperties")
+        out: dict[str, Any] | None = None
+        if isinstance(properties, dict):
+            for name, sub in properties.items():
+                if value.get(name) is None and "default" in sub:
+                    out = dict(value) if out is None else out
+                    out[name] = sub["default"]
+        for key, child in value.items():
+            sub = properties.get(key) if isinstance(properties, dict) else None
+            if sub is None and isinstance(additional, dict):
+                sub = additional
+            if isinstance(sub, dict) and isinstance(child, (dict, list)):
+                new = _defaulted(child, sub, budget)
+                if new is not child:
+                    out = dict(value) if out is None else out
+                    out[key] = new
+        return value if out is None else out
+    if isinstance(value, list):
+        items = node.get("items")
+        if isinstance(items, dict):
+            new_items = [_defaulted(item, items, budget) for item in value]
+            if any(a is not b for a, b in zip(new_items, value)):
+                return new_items
+    return value
+
+
+def _bound(
+    out: list[_Violation],
+    path: tuple[str | int, ...],
+    n: int,
+    node: Mapping[str, Any],
+    low: str,
+    high: str,
+    unit: str,
+) -> None:
+    least, most = node.get(low), node.get(high)
+    if isinstance(least, int) and n < least:
+        out.append((path, f"is {n} {unit}, fewer than the schema's {low} of {least}", _INVALID))
+    if isinstance(most, int) and n > most:
+        out.append((path, f"is {n} {unit}, more than the schema's {high} of {most}", _TOO_MANY.get(high, _INVALID)))
+
+
+def _shown(text: str, most: int = 80) -> str:
+    return repr(text if len(text) <= most else text[:most] + "...")
+
+
+def _string(out: list[_Violation], path: tuple[str | int, ...], value: str, node: Mapping[str, Any]) -> None:
+    """The schema's `pattern` (Go regexp, searched) and `format` (kube-openapi strfmt)."""
+    from policylint.k8s.strformats import format_ok, matches
+
+    pattern, fmt = node.get("pattern"), node.get("format")
+    if isinstance(pattern, str) and matches(pattern, value) is False:
+        shown = pattern if len(pattern) <= 160 else pattern[:160] + "..."
+        found = _placeholder_cause(value, lambda v: matches(pattern, v) is not False)
+        what = f"which does not match the schema's pattern `{shown}`"
+        if found is not None:
+            out.append((path, f"{_unrendered_problem(found, value)}, {what}", _INVALID))
+        else:
+            out.append((path, f"is {_shown(value)}, {what}", _INVALID))
+    if isinstance(fmt, str) and format_ok(fmt, value) is False:
+        found = _placeholder_cause(value, lambda v: format_ok(fmt, v) is not False)
+        if found is not None:
+            out.append((path, f"{_unrendered_problem(found, value)}, not a valid {fmt} (the schema's format)", _INVALID))
+        else:
+            out.append((path, f"is {_shown(value)}, not a valid {fmt} (the schema's format)", _INVALID))
+
+
+# How a schema rejection caused by a template or variable placeholder begins (PL703 then says to
+# render or substitute first, not to lint with newer CRDs).
+UNRENDERED = "holds the unrendered placeholder"
+# Stand-ins for a placeholder's rendered value: a name, and a number.
+_STAND_INS = ("x", "0")
+
+
+def _unrendered_problem(found: str, value: str) -> str:
+    return f"{UNRENDERED} {_shown(found)}" + ("" if found == value else f" (is {_shown(value)})")
+
+
+def _placeholder_cause(value: str, accepts: Callable[[str], bool]) -> str | None:
+    """The first placeholder in a string a check refuses (`{{ }}`, `${VAR}`, `$(VAR)`,
+    `<name>`), when it is what the check refuses: with every placeholder replaced by a
+    stand-in, the value passes. Only on the path of a refusal, so it costs nothing otherwise."""
+    from policylint.input.load import unrendered
+
+    found = unrendered(value)
+    if not found:
+        return None
+    for stand_in in _STAND_INS:
+        rendered = value
+        for text in found:
+            rendered = rendered.replace(text, stand_in)
+        if accepts(rendered):
+            return found[0]
+    return None
+
+
+def _value_bound(out: list[_Violation], path: tuple[str | int, ...], value: float, node: Mapping[str, Any]) -> None:
+    least, most = node.get("minimum"), node.get("maximum")
+    if isinstance(least, (int, float)) and (value < least or (node.get("exclusiveMinimum") is True and value == least)):
+        out.append((path, f"is {value}, below the schema's minimum of {least}", _INVALID))
+    if isinstance(most, (int, float)) and (value > most or (node.get("exclusiveMaximum") is True and value == most)):
+        out.append((path, f"is {value}, above the schema's maximum of {most}", _INVALID))

@@ -1,0 +1,105 @@
+"""The admission verdict of an object and its reasons (`Admission`, `Rejection`), and the schema
+keys the schema walk and the CEL rules share."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from policylint.values import frozen
+
+if TYPE_CHECKING:
+    from policylint.k8s.cel import Compiled, EvalError
+
+# The object's own fields schema validation leaves to others: metadata (ObjectMeta, which the
+# CRDs do not describe), status (PL110; the status subresource validates it).
+TOP_LEVEL_SKIPPED = frozenset({"apiVersion", "kind", "metadata", "status"})
+VALIDATIONS = "x-kubernetes-validations"
+PRESERVE = "x-kubernetes-preserve-unknown-fields"
+EMBEDDED = "x-kubernetes-embedded-resource"
+
+
+class Check(enum.Enum):
+    """Which of the API server's validations refuses a value."""
+
+    SCHEMA = "schema"  # the structural OpenAPI schema (PL703)
+    CEL = "cel"  # a CEL validation rule, `x-kubernetes-validations` (PL704)
+
+
+@frozen
+class CelFailure:
+    """What a failing CEL rule read and said, for the finding that reports it."""
+
+    validation: Mapping[str, Any]  # the `x-kubernetes-validations` entry
+    compiled: Compiled
+    value: Any  # the node's value as the rule saw it (policylint.k8s.cel.to_cel)
+    error: EvalError | None  # None: the rule evaluated to false; else why it did not evaluate
+    node_path: str  # the path of the schema node the rule sits on (`path` adds its fieldPath)
+
+
+@frozen
+class Rejection:
+    """One reason the API server refuses an object."""
+
+    check: Check
+    parts: tuple[str | int, ...]  # where, as path parts (a CEL rule: its node's)
+    path: str  # where, as reported (a CEL rule: its node's path extended by its fieldPath)
+    message: str  # the schema's complaint ("is 'x', not one of ..."), or what the CEL rule says
+    reason: str  # the API server's field error type: FieldValueInvalid, FieldValueRequired, ...
+    cel: CelFailure | None = None
+    # The rule ran out of policylint's offline evaluation budget: whether the API server refuses
+    # the object is not known (PL704 warns; the simulation does not count it).
+    undecided: bool = False
+
+
+@frozen
+class Admission:
+    """The admission verdict of one object: what its schema and its CEL rules refuse, in document
+    order, and which schema decided."""
+
+    schema: tuple[Rejection, ...]
+    cel: tuple[Rejection, ...]
+    # The bundled release whose CRD decided (`gateway-api v1.6.1`, `envoy-gateway v1.9.0`), or
+    # None: the object's CRD in the input or given with --crd (`given`), which the cluster serves.
+    source: str | None
+    given: bool = False  # decided by a CRD given with --crd
+    # The fields the schema does not define, which the API server prunes (not a rejection; PL702's
+    # and PL706's): (path parts of the parent, the key, the keys the parent may have), in document
+    # order, where the schema does not keep unknown fields (`x-kubernetes-preserve-unknown-fields`).
+    pruned: tuple[tuple[tuple[str | int, ...], str, list[str]], ...] = ()
+
+    @property
+    def rejected(self) -> bool:
+        """Whether the API server refuses the object (a rule not evaluated to the end does not count)."""
+        return bool(self.schema) or any(not r.undecided for r in self.cel)
+
+    def rejections(self) -> Iterator[Rejection]:
+        yield from self.schema
+        yield from (r for r in self.cel if not r.undecided)
+
+    def origin(self) -> str:
+        """Where the schema that decided comes from, in words."""
+        if self.source:
+            return f"the {self.source} CRD"
+        return "its CRD given with --crd" if self.given else "its CRD in the input"
+
+    def reason(self, rejection: Rejection) -> str:
+        """One rejection in words, for a status message: "spec.x is ... (the ... CRD)"."""
+        if rejection.check is Check.SCHEMA:
+            return f"{rejection.path or 'the object'} {rejection.message} ({self.origin()})"
+        return f"{rejection.path or 'the object'}: {rejection.message} (a CEL rule of {self.origin()})"
+
+
+def template(value: Any) -> bool:
+    """An unquoted template action (`{{ .Values.x }}`), which YAML reads as a map with one
+    `{...}` key and no value: PL004 reports the file, and it is no field of the object."""
+    if type(value) is not dict or len(value) != 1:
+        return False
+    ((key, inner),) = value.items()
+    return inner is None and isinstance(key, str) and key.startswith("{") and key.endswith("}")
+
+
+# An unknown field: (path parts of the parent, its path, the unknown key, the keys the parent may
+# have, whether the experimental channel's schema has the key: PL706's rather than PL702's).
+PrunedField = tuple[tuple[str | int, ...], str, str, list[str], bool]
