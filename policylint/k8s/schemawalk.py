@@ -69,7 +69,7 @@ def violations(
     out: list[_Violation] = []
     unknown: list[Pruned] = pruned if pruned is not None else []
     budget = _Budget(root)
-    _walk(out, unknown, root, {**schema, "required": top_required}, (), seen, {} if shapes is None else shapes, budget)
+    _Walk(out, unknown, seen, {} if shapes is None else shapes, budget).run(root, {**schema, "required": top_required}, ())
     return out
 
 
@@ -114,78 +114,105 @@ def _count_values(root: Any, most: int = 10_000_000) -> int:
     return count
 
 
-def _walk(
-    out: list[_Violation],
-    unknown: list[Pruned],
-    start: Any,
-    schema: Mapping[str, Any],
-    at: tuple[str | int, ...],
-    seen: dict[tuple[int, Any], tuple[tuple[_Violation, ...], tuple[Pruned, ...]]] | None,
-    shapes: dict[int, Any],
-    budget: _Budget,
-    counted: bool = False,
-) -> bool:
-    """`violations`' walk of one value under one schema node, into `out` and `unknown`. With
-    `counted` (an alternative of allOf, anyOf, oneOf or not), each value visited spends the
-    budget; False when it ran out before the walk was done."""
-    from policylint.k8s.cel import shape
+class _Walk:
+    """`violations`' walk of one value under one schema node, into `out` and `unknown`: a stack of
+    (value, schema node, path), where an `_END` entry closes a subtree whose answer `seen` keeps,
+    or a stretch under a node that keeps unknown fields. With `counted` (an alternative of allOf,
+    anyOf, oneOf or not), each value visited spends the budget."""
 
-    quiet = 0  # > 0: under a node that keeps unknown fields (or an embedded resource)
-    stack: list[tuple[Any, Any, Any]] = [(start, schema, at)]
-    while stack:
-        value, node, path = stack.pop()
-        if counted:
-            budget.left -= 1
-            if budget.exhausted:
-                return False
-        if value is _END:
-            if node is None:
-                quiet -= 1
-                continue
-            if budget.exhausted:
-                continue  # alternatives left unchecked under it: no answer to give other objects
-            key, start, depth, first = node
-            seen[key] = (  # type: ignore[index]
-                tuple((p[depth:], m, r) for p, m, r in out[start:]),
-                tuple((p[depth:], k, known) for p, k, known in unknown[first:]),
-            )
-            continue
-        if value is None or (type(value) is dict and len(value) == 1 and template(value)):
-            continue  # a null is an unset field to the API server; a template action is PL004's
-        if seen is not None and path and (type(value) is dict or type(value) is list):
-            whole = shape(value, shapes)
-            if whole is not None:
-                key = (id(node), whole)
-                got = seen.get(key)
-                if got is not None:
-                    out.extend(((*path, *p), m, r) for p, m, r in got[0])
-                    unknown.extend(((*path, *p), k, known) for p, k, known in got[1])
-                    continue
-                stack.append((_END, (key, len(out), len(path), len(unknown)), None))
+    __slots__ = ("budget", "counted", "out", "quiet", "seen", "shape", "shapes", "stack", "unknown")
+
+    def __init__(
+        self,
+        out: list[_Violation],
+        unknown: list[Pruned],
+        seen: dict[tuple[int, Any], tuple[tuple[_Violation, ...], tuple[Pruned, ...]]] | None,
+        shapes: dict[int, Any],
+        budget: _Budget,
+        *,
+        counted: bool = False,
+    ) -> None:
+        from policylint.k8s.cel import shape
+
+        self.out = out
+        self.unknown = unknown
+        self.seen = seen
+        self.shapes = shapes
+        self.budget = budget
+        self.counted = counted
+        self.shape = shape
+        self.quiet = 0  # > 0: under a node that keeps unknown fields (or an embedded resource)
+        self.stack: list[tuple[Any, Any, Any]] = []
+
+    def run(self, start: Any, schema: Mapping[str, Any], at: tuple[str | int, ...]) -> bool:
+        """Walk `start` under `schema` at path `at`; False when the budget ran out before the walk was done."""
+        stack = self.stack
+        stack.append((start, schema, at))
+        budget = self.budget
+        while stack:
+            value, node, path = stack.pop()
+            if self.counted:
+                budget.left -= 1
+                if budget.exhausted:
+                    return False
+            if value is _END:
+                self._end(node)
+            elif value is None or (type(value) is dict and len(value) == 1 and template(value)):
+                continue  # a null is an unset field to the API server; a template action is PL004's
+            elif not self._reused(value, node, path):
+                self._visit(value, node, path)
+        return True
+
+    def _end(self, mark: Any) -> None:
+        """A subtree is done: keep what was found under it for the same content under the same
+        node (`seen`), or leave the stretch under a node that keeps unknown fields."""
+        if mark is None:
+            self.quiet -= 1
+            return
+        if self.budget.exhausted:
+            return  # alternatives left unchecked under it: no answer to give other objects
+        key, start, depth, first = mark
+        self.seen[key] = (  # type: ignore[index]
+            tuple((p[depth:], m, r) for p, m, r in self.out[start:]),
+            tuple((p[depth:], k, known) for p, k, known in self.unknown[first:]),
+        )
+
+    def _reused(self, value: Any, node: Mapping[str, Any], path: tuple[str | int, ...]) -> bool:
+        """Whether a map or list whose content was walked under the same node takes that answer;
+        if not, the answer walked now is kept when its subtree is done."""
+        if self.seen is None or not path or (type(value) is not dict and type(value) is not list):
+            return False
+        whole = self.shape(value, self.shapes)
+        if whole is None:
+            return False
+        key = (id(node), whole)
+        got = self.seen.get(key)
+        if got is not None:
+            self.out.extend(((*path, *p), m, r) for p, m, r in got[0])
+            self.unknown.extend(((*path, *p), k, known) for p, k, known in got[1])
+            return True
+        self.stack.append((_END, (key, len(self.out), len(path), len(self.unknown)), None))
+        return False
+
+    def _visit(self, value: Any, node: Mapping[str, Any], path: tuple[str | int, ...]) -> None:
+        """One value under its schema node: its type, then what the schema says of a value of that type."""
+        out = self.out
         if node.get(PRESERVE) or node.get(EMBEDDED):
-            quiet += 1
-            stack.append((_END, None, None))
+            self.quiet += 1
+            self.stack.append((_END, None, None))
         if node.get("x-kubernetes-int-or-string"):
             if isinstance(value, bool) or not isinstance(value, (int, str)):
                 out.append((path, f"is {_kind_of(value)}, where the schema takes an integer or a string", _TYPE))
             elif node.get(COMBINED):  # a quantity's patterns (allOf), which apply to its strings
-                _combined(out, path, value, node, shapes, budget)
-            continue
+                _combined(out, path, value, node, self.shapes, self.budget)
+            return
         wanted = node.get("type")
-        types = _TYPES.get(wanted) if isinstance(wanted, str) else None
         if wanted == "integer" and isinstance(value, float) and value.is_integer():
             value = int(value)  # kubectl sends an integral float as an integer
-        if (
-            isinstance(wanted, str)
-            and types is not None
-            and (not isinstance(value, types) or (isinstance(value, bool) and wanted != "boolean"))
-        ):
-            out.append(
-                (path, f"is {_kind_of(value)}, where the schema takes {'an' if wanted[0] in 'aeio' else 'a'} {wanted}", _TYPE)
-            )
-            continue
+        if _wrong_type(out, path, value, wanted):
+            return
         if node.get(COMBINED):
-            _combined(out, path, value, node, shapes, budget)
+            _combined(out, path, value, node, self.shapes, self.budget)
         enum = node.get("enum")
         if isinstance(enum, list) and not isinstance(value, (dict, list)) and value not in enum:
             shown = ", ".join(repr(e) for e in enum[:12]) + (", ..." if len(enum) > 12 else "")
@@ -196,44 +223,67 @@ def _walk(
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             _value_bound(out, path, value, node)
         elif isinstance(value, list):
-            _bound(out, path, len(value), node, "minItems", "maxItems", "items")
-            items = node.get("items")
-            if isinstance(items, dict):
-                if None in value:
-                    _null_items(out, path, value, items)
-                stack.extend((item, items, (*path, i)) for i, item in reversed(list(enumerate(value))))
-            if LIST_TYPE in node:
-                _duplicates(out, path, value, node, items if isinstance(items, dict) else {})
+            self._list(value, node, path)
         elif isinstance(value, dict):
-            _bound(out, path, len(value), node, "minProperties", "maxProperties", "fields")
-            properties = node.get("properties") or {}
-            for name in node.get("required", ()):
-                # The API server sets a field's default before it validates: a default satisfies.
-                if value.get(name) is None and "default" not in properties.get(name, {}):
-                    out.append(((*path, name), "is required by the schema and missing", "FieldValueRequired"))
-            if node.get(PRESERVE) and node.get("properties") is None:
+            self._map(value, node, path)
+
+    def _list(self, value: list[Any], node: Mapping[str, Any], path: tuple[str | int, ...]) -> None:
+        out = self.out
+        _bound(out, path, len(value), node, "minItems", "maxItems", "items")
+        items = node.get("items")
+        if isinstance(items, dict):
+            if None in value:
+                _null_items(out, path, value, items)
+            self.stack.extend((item, items, (*path, i)) for i, item in reversed(list(enumerate(value))))
+        if LIST_TYPE in node:
+            _duplicates(out, path, value, node, items if isinstance(items, dict) else {})
+
+    def _map(self, value: dict[Any, Any], node: Mapping[str, Any], path: tuple[str | int, ...]) -> None:
+        out = self.out
+        _bound(out, path, len(value), node, "minProperties", "maxProperties", "fields")
+        properties = node.get("properties") or {}
+        for name in node.get("required", ()):
+            # The API server sets a field's default before it validates: a default satisfies.
+            if value.get(name) is None and "default" not in properties.get(name, {}):
+                out.append(((*path, name), "is required by the schema and missing", "FieldValueRequired"))
+        if node.get(PRESERVE) and node.get("properties") is None:
+            return
+        additional = node.get("additionalProperties")
+        children = []
+        for key, child in value.items():
+            sub = properties.get(key)
+            if sub is None and isinstance(additional, dict):
+                sub = additional
+            if sub is None:
+                if not self.quiet and additional is not True and (additional is not None or node.get("properties") is not None):
+                    self.unknown.append((path, str(key), sorted(properties)))
                 continue
-            additional = node.get("additionalProperties")
-            children = []
-            for key, child in value.items():
-                sub = properties.get(key)
-                if sub is None and isinstance(additional, dict):
-                    sub = additional
-                if sub is None:
-                    if not quiet and additional is not True and (additional is not None or node.get("properties") is not None):
-                        unknown.append((path, str(key), sorted(properties)))
-                    continue
-                if type(child) is str and sub.get("type") == "string" and "enum" not in sub and COMBINED not in sub:
-                    # Most values: a string whose length, pattern and format are all there is to
-                    # check, checked here.
-                    least, most = sub.get("minLength"), sub.get("maxLength")
-                    if (least is None or len(child) >= least) and (most is None or len(child) <= most):
-                        if "pattern" in sub or "format" in sub:
-                            _string(out, (*path, key), child, sub)
-                        continue
+            if not _plain_string_checked(out, (*path, key), child, sub):
                 children.append((child, sub, (*path, key)))
-            stack.extend(reversed(children))
+        self.stack.extend(reversed(children))
+
+
+def _wrong_type(out: list[_Violation], path: tuple[str | int, ...], value: Any, wanted: Any) -> bool:
+    """Whether the value is not of the schema's type (reported into `out`)."""
+    types = _TYPES.get(wanted) if isinstance(wanted, str) else None
+    if types is None or (isinstance(value, types) and (not isinstance(value, bool) or wanted == "boolean")):
+        return False
+    article = "an" if wanted[0] in "aeio" else "a"
+    out.append((path, f"is {_kind_of(value)}, where the schema takes {article} {wanted}", _TYPE))
     return True
+
+
+def _plain_string_checked(out: list[_Violation], path: tuple[str | int, ...], child: Any, sub: Mapping[str, Any]) -> bool:
+    """Most values: a string whose length, pattern and format are all there is to check, checked
+    here rather than pushed on the walk's stack. False: the walk visits it."""
+    if type(child) is not str or sub.get("type") != "string" or "enum" in sub or COMBINED in sub:
+        return False
+    least, most = sub.get("minLength"), sub.get("maxLength")
+    if (least is None or len(child) >= least) and (most is None or len(child) <= most):
+        if "pattern" in sub or "format" in sub:
+            _string(out, path, child, sub)
+        return True
+    return False
 
 
 LIST_TYPE = "x-kubernetes-list-type"
@@ -331,7 +381,7 @@ def _combined(
         found: list[_Violation] = []
         budget.depth += 1
         try:
-            done = _walk(found, [], value, sub, path, None, shapes, budget, counted=True)
+            done = _Walk(found, [], None, shapes, budget, counted=True).run(value, sub, path)
         finally:
             budget.depth -= 1
         return found if done else None
@@ -343,25 +393,10 @@ def _combined(
                 out.append(violation)
     any_of = node.get("anyOf")
     if any_of:
-        refused: list[list[_Violation]] = []
-        for sub in any_of:
-            found = alternative(sub)
-            if not found:
-                break
-            refused.append(found)
-        else:
-            out.append((path, f"matches none of the schema's anyOf alternatives [{_alternatives(path, refused)}]", _INVALID))
+        _any_of(out, path, any_of, alternative)
     one_of = node.get("oneOf")
     if one_of:
-        results = [alternative(sub) for sub in one_of]
-        if all(r is not None for r in results):
-            matched = sum(1 for r in results if not r)
-            if matched == 0:
-                what = f"matches none of the schema's oneOf alternatives [{_alternatives(path, results)}]"  # type: ignore[arg-type]
-                out.append((path, what, _INVALID))
-            elif matched > 1:
-                what = f"matches {matched} of the schema's oneOf alternatives, where exactly one must match"
-                out.append((path, what, _INVALID))
+        _one_of(out, path, [alternative(sub) for sub in one_of])
     forbidden = node.get("not")
     if isinstance(forbidden, dict) and alternative(forbidden) == []:
         if isinstance(value, (dict, list)):
@@ -369,6 +404,32 @@ def _combined(
         else:
             shown = _shown(value) if isinstance(value, str) else repr(value)
             out.append((path, f"is {shown}, which the schema's `not` excludes", _INVALID))
+
+
+def _any_of(
+    out: list[_Violation], path: tuple[str | int, ...], any_of: list[Any], alternative: Callable[[Any], list[_Violation] | None]
+) -> None:
+    """At least one anyOf alternative matches; they are tried in turn until one does."""
+    refused: list[list[_Violation]] = []
+    for sub in any_of:
+        found = alternative(sub)
+        if not found:
+            return
+        refused.append(found)
+    out.append((path, f"matches none of the schema's anyOf alternatives [{_alternatives(path, refused)}]", _INVALID))
+
+
+def _one_of(out: list[_Violation], path: tuple[str | int, ...], results: list[list[_Violation] | None]) -> None:
+    """Exactly one oneOf alternative matches, when every one was decided within the budget."""
+    if any(r is None for r in results):
+        return
+    matched = sum(1 for r in results if not r)
+    if matched == 0:
+        what = f"matches none of the schema's oneOf alternatives [{_alternatives(path, results)}]"  # type: ignore[arg-type]
+        out.append((path, what, _INVALID))
+    elif matched > 1:
+        what = f"matches {matched} of the schema's oneOf alternatives, where exactly one must match"
+        out.append((path, what, _INVALID))
 
 
 def _alternatives(path: tuple[str | int, ...], refused: list[list[_Violation]]) -> str:
