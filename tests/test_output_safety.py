@@ -39,7 +39,8 @@ from hypothesis import strategies as st
 
 from policylint import textsafe
 from policylint.cli import cli
-from policylint.commands.explain import _jsonable, _value_text
+from policylint.commands.explain import _jsonable
+from policylint.commands.explain_text import _value_text
 from policylint.findings import Finding, Issue, Related, Severity
 from policylint.input.positions import PositionResolver
 from policylint.pipeline import LintRequest, lint, load_project

@@ -62,7 +62,8 @@ def load_project_for_query(query: Query) -> Project | int:
 
 def run_explain(target: str, query: Query) -> int:
     """Explain the effective policy of one object, or what one policy reaches (README "Explain")."""
-    from policylint.commands.explain import ExplainError, explain, render_json, render_text
+    from policylint.commands.explain import ExplainError, explain
+    from policylint.commands.explain_text import render_json, render_text
 
     project = load_project_for_query(query)
     if isinstance(project, int):
