@@ -34,142 +34,215 @@ def cel_failures(
     cancelled past `PER_CALL_LIMIT`, and its cost, known from a result seen before or
     worked out, is charged to the object; a cancelled evaluation or a spent budget is a
     rejection naming the rule, and no further rule is run, as the API server does."""
-    from policylint.k8s import cel
-
     if not subtree_has_rules(schema):
         return
-    memo: dict[int, Any] = {}
-    if shapes is None:
-        shapes = {}  # the object's maps and lists, by content (`cel.shape`)
-    # The walk of `cel_nodes`, which also skips a subtree whose content was seen under the same
-    # schema node with nothing refused in it (no rule failed, none left out for a malformed
-    # field): (id(schema node), "/", (its shape,)) -> what its rules cost. `open_` holds the
-    # subtrees being walked, each with whether something under it was refused or left out so
-    # far, and the cost spent when it was entered.
-    stack: list[Any] = [(data, schema, ())]
-    open_: list[list[Any]] = []
-    spent = 0  # of the object's runtime cost budget
-    while stack:
-        raw, node, parts = stack.pop()
-        if raw is _END:
-            slot, dirty, entered = open_.pop()
-            if not dirty:
-                results[slot] = spent - entered
-            continue
-        if raw is None or template(raw):
-            continue
-        if parts:
-            whole = cel.shape(raw, shapes)
-            if whole is not None:
-                subtree = (id(node), "/", (whole,))
-                cost = results.get(subtree)
-                if cost is not None and spent + cost <= RUNTIME_BUDGET:
-                    spent += cost
-                    continue  # nothing under it is refused, and the budget covers it
-                open_.append([subtree, False, spent])
-                stack.append((_END, None, None))
+    yield from _CelRun(data, schema, malformed, results, {} if shapes is None else shapes).run()
+
+
+class _CelRun:
+    """`cel_failures`' walk of one object: the nodes whose schema has rules below it, parents
+    first, in document order (a stack of (value, schema node, path parts), where an `_END` entry
+    closes a subtree), with what the object's rules have spent of its runtime cost budget.
+
+    A subtree whose content was seen under the same schema node with nothing refused in it (no
+    rule failed, none left out for a malformed field) is skipped: (id(schema node), "/", (its
+    shape,)) -> what its rules cost. `open_` holds the subtrees being walked, each with whether
+    something under it was refused or left out so far, and the cost spent when it was entered."""
+
+    __slots__ = ("cel", "data", "done", "malformed", "memo", "open_", "results", "shapes", "spent", "stack")
+
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        schema: Mapping[str, Any],
+        malformed: Malformed,
+        results: dict[tuple[int, str, tuple[Any, ...]], Any],
+        shapes: dict[int, Any],
+    ) -> None:
+        from policylint.k8s import cel
+
+        self.cel = cel
+        self.data = data
+        self.malformed = malformed
+        self.results: dict[Any, Any] = results
+        self.shapes = shapes  # the object's maps and lists, by content (`cel.shape`)
+        self.memo: dict[int, Any] = {}
+        self.stack: list[Any] = [(data, schema, ())]
+        self.open_: list[list[Any]] = []
+        self.spent = 0  # of the object's runtime cost budget
+        self.done = False  # "no further validation rules will be run"
+
+    def run(self) -> Iterator[Rejection]:
+        stack = self.stack
+        while stack and not self.done:
+            raw, node, parts = stack.pop()
+            if raw is _END:
+                slot, dirty, entered = self.open_.pop()
+                if not dirty:
+                    self.results[slot] = self.spent - entered
+                continue
+            if raw is None or template(raw) or (parts and self._reused(raw, node)):
+                continue
+            if self._descend(raw, node, parts):
+                yield from self._node(raw, node, parts)
+
+    def _reused(self, raw: Any, node: Mapping[str, Any]) -> bool:
+        """Whether nothing under this subtree is refused, as seen before, and the budget covers
+        it; if not, the subtree is walked, and its cost kept when nothing under it is refused."""
+        whole = self.cel.shape(raw, self.shapes)
+        if whole is None:
+            return False
+        subtree = (id(node), "/", (whole,))
+        cost = self.results.get(subtree)
+        if cost is not None and self.spent + cost <= RUNTIME_BUDGET:
+            self.spent += cost
+            return True
+        self.open_.append([subtree, False, self.spent])
+        self.stack.append((_END, None, None))
+        return False
+
+    def _descend(self, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...]) -> bool:
+        """Push the children whose schema has rules below it; whether the node has rules of its own."""
         _, kids, extra, each, own, scalars = _plan(node)  # scalars: some map value has rules of its own
         if type(raw) is dict:
             if kids is not None:
-                children: list[Any] = []
-                for key, child in raw.items():
-                    if (type(child) is dict or type(child) is list) and (parts or key not in TOP_LEVEL_SKIPPED):
-                        sub = kids.get(key, _UNSET)
-                        if sub is _UNSET:
-                            sub = extra
-                        if sub is not None:
-                            children.append((child, sub, (*parts, key)))
-                    elif scalars and child is not None and (parts or key not in TOP_LEVEL_SKIPPED):
-                        sub = kids.get(key, _UNSET)
-                        if sub is _UNSET:
-                            sub = extra
-                        if sub is not None and sub.get(VALIDATIONS):
-                            children.append((child, sub, (*parts, key)))
-                stack.extend(reversed(children))
+                self.stack.extend(reversed(_children(raw, parts, kids, extra, scalars)))
         elif type(raw) is list and each is not None:
-            stack.extend((item, each, (*parts, i)) for i, item in reversed(list(enumerate(raw))))
-        if not own:
-            continue
-        if malformed.broken(*parts):
-            for frame in open_:
-                frame[1] = True
-            continue  # the value or a parent has the wrong type: PL010's finding
+            self.stack.extend((item, each, (*parts, i)) for i, item in reversed(list(enumerate(raw))))
+        return own
+
+    def _dirty(self) -> None:
+        """Something under every subtree being walked was refused or left out: keep no answer for them."""
+        for frame in self.open_:
+            frame[1] = True
+
+    def _value(self, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...]) -> Any:
+        """The node's value as its rules read it (`cel.BAD`: of the wrong type for its schema)."""
+        return root_value(self.data, node, self.memo) if not parts else self.cel.to_cel(raw, node, self.memo)
+
+    def _node(self, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...]) -> Iterator[Rejection]:
+        """The node's own rules on its value, in order."""
+        cel = self.cel
+        if self.malformed.broken(*parts):
+            self._dirty()
+            return  # the value or a parent has the wrong type: PL010's finding
         value: Any = _UNSET
         path: str | None = None
         # Transition rules and unsupported functions are left out: `policylint rules --cel-coverage`.
         rules = cel.node_rules(node)
         # The outcomes of all the node's rules on a value of the same content, when one was seen
         # (repositories repeat their routes' rules, matches and filters): nothing to evaluate.
-        whole = cel.shape(raw, shapes) if parts and rules else None
+        whole = cel.shape(raw, self.shapes) if parts and rules else None
         node_slot = (id(node), "", (whole,)) if whole is not None else None
-        known = results.get(node_slot) if node_slot is not None else None
+        known = self.results.get(node_slot) if node_slot is not None else None
         seen: list[Any] = []
         for i, (validation, compiled) in enumerate(rules):
             if known is not None:
                 outcome = known[i]
             else:
-                key = cel.result_key(compiled, raw, shapes) if parts else None
-                slot = (id(node), compiled.text, key) if key is not None else None
-                outcome = results.get(slot, _UNSET) if slot is not None else _UNSET
-                if outcome is _UNSET:
-                    if value is _UNSET:
-                        value = root_value(data, node, memo) if not parts else cel.to_cel(raw, node, memo)
-                    # None: the node's value has the wrong type for its schema (a schema rejection;
-                    # the API server does not run the rules then).
-                    outcome = None if value is cel.BAD else cel.evaluate_within(compiled, value, PER_CALL_LIMIT)
-                    if slot is not None:
-                        results[slot] = outcome
+                outcome, value = self._outcome(compiled, raw, node, parts, value)
                 seen.append(outcome)
             if outcome is None:
                 break
             passed, error, cost = outcome
-            spent += cost
-            stop = _out_of_budget(compiled, validation, error, spent)
+            self.spent += cost
+            stop = _out_of_budget(compiled, validation, error, self.spent)
             if stop is not None:
-                for frame in open_:
-                    frame[1] = True
+                self._dirty()
                 if value is _UNSET:
-                    value = root_value(data, node, memo) if not parts else cel.to_cel(raw, node, memo)
+                    value = self._value(raw, node, parts)
                 path = format_path(parts) if path is None else path
                 failure = CelFailure(validation, compiled, value, error, path)
                 yield Rejection(Check.CEL, parts, path, stop, "FieldValueInvalid", failure)
-                return  # "no further validation rules will be run"
+                self.done = True
+                return
             if passed or isinstance(error, cel.BadValue):
                 continue  # a value the schema refuses, read by the rule
             if value is _UNSET:
-                value = root_value(data, node, memo) if not parts else cel.to_cel(raw, node, memo)
-            for frame in open_:
-                frame[1] = True
+                value = self._value(raw, node, parts)
+            self._dirty()
             if error is not None and error.message.startswith("no such key: "):
-                if error.message[len("no such key: ") :] in memo.get(cel.MISSING, ()):
+                if error.message[len("no such key: ") :] in self.memo.get(cel.MISSING, ()):
                     continue  # a required field is missing: a schema rejection
             if path is None:
                 path = format_path(parts)
-            at = field_path(path, validation.get("fieldPath"))
-            failure = CelFailure(validation, compiled, value, error, path)
-            given_reason = validation.get("reason")
-            reason = given_reason if isinstance(given_reason, str) and given_reason else "FieldValueInvalid"
-            if isinstance(error, cel.TooLarge):
-                said = f"the CEL rule `{compiled.text}` was not evaluated to the end: {error.message}"
-                yield Rejection(Check.CEL, parts, at, said, reason, failure, undecided=True)
-                continue
-            if error is not None:
-                # What the API server says when a rule fails to evaluate (no such key, no such overload).
-                said = f"{error.message} evaluating rule: {compiled.text}"
-            else:
-                said, cost, stopped = cel.message_of(validation, value)
-                spent += cost
-                if stopped is None and spent > RUNTIME_BUDGET:
-                    stopped = (
-                        "messageExpression evaluation failed due to running out of cost budget,"
-                        " no further validation rules will be run"
-                    )
-                if stopped is not None:
-                    yield Rejection(Check.CEL, parts, at, stopped, "FieldValueInvalid", failure)
-                    return
-            yield Rejection(Check.CEL, parts, at, said, reason, failure)
+            yield from self._refused(validation, compiled, value, error, parts, path)
+            if self.done:
+                return
         if known is None and node_slot is not None:
-            results[node_slot] = tuple(seen)
+            self.results[node_slot] = tuple(seen)
+
+    def _outcome(
+        self, compiled: Compiled, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...], value: Any
+    ) -> tuple[Any, Any]:
+        """A rule's outcome on the node's value, from a result seen before on the same content or
+        evaluated now (None: the value has the wrong type for its schema, a schema rejection; the
+        API server does not run the rules then); and the value, if it was worked out."""
+        cel = self.cel
+        key = cel.result_key(compiled, raw, self.shapes) if parts else None
+        slot = (id(node), compiled.text, key) if key is not None else None
+        outcome = self.results.get(slot, _UNSET) if slot is not None else _UNSET
+        if outcome is _UNSET:
+            if value is _UNSET:
+                value = self._value(raw, node, parts)
+            outcome = None if value is cel.BAD else cel.evaluate_within(compiled, value, PER_CALL_LIMIT)
+            if slot is not None:
+                self.results[slot] = outcome
+        return outcome, value
+
+    def _refused(
+        self,
+        validation: Mapping[str, Any],
+        compiled: Compiled,
+        value: Any,
+        error: EvalError | None,
+        parts: tuple[Any, ...],
+        path: str,
+    ) -> Iterator[Rejection]:
+        """The rejection of a rule that failed, in the API server's words; a message expression
+        that runs out of the budget stops the object's rules."""
+        at = field_path(path, validation.get("fieldPath"))
+        failure = CelFailure(validation, compiled, value, error, path)
+        given_reason = validation.get("reason")
+        reason = given_reason if isinstance(given_reason, str) and given_reason else "FieldValueInvalid"
+        if isinstance(error, self.cel.TooLarge):
+            said = f"the CEL rule `{compiled.text}` was not evaluated to the end: {error.message}"
+            yield Rejection(Check.CEL, parts, at, said, reason, failure, undecided=True)
+            return
+        if error is not None:
+            # What the API server says when a rule fails to evaluate (no such key, no such overload).
+            said = f"{error.message} evaluating rule: {compiled.text}"
+        else:
+            said, cost, stopped = self.cel.message_of(validation, value)
+            self.spent += cost
+            if stopped is None and self.spent > RUNTIME_BUDGET:
+                stopped = (
+                    "messageExpression evaluation failed due to running out of cost budget,"
+                    " no further validation rules will be run"
+                )
+            if stopped is not None:
+                yield Rejection(Check.CEL, parts, at, stopped, "FieldValueInvalid", failure)
+                self.done = True
+                return
+        yield Rejection(Check.CEL, parts, at, said, reason, failure)
+
+
+def _children(raw: dict[Any, Any], parts: tuple[Any, ...], kids: dict[Any, Any], extra: Any, scalars: bool) -> list[Any]:
+    """A map's children whose schema has rules below it (a scalar's: rules of its own), as stack
+    entries, in document order; the object's own fields schema validation leaves to others are not."""
+    children: list[Any] = []
+    for key, child in raw.items():
+        if not parts and key in TOP_LEVEL_SKIPPED:
+            continue
+        collection = type(child) is dict or type(child) is list
+        if not collection and (not scalars or child is None):
+            continue
+        sub = kids.get(key, _UNSET)
+        if sub is _UNSET:
+            sub = extra
+        if sub is not None and (collection or sub.get(VALIDATIONS)):
+            children.append((child, sub, (*parts, key)))
+    return children
 
 
 def _out_of_budget(compiled: Compiled, validation: Mapping[str, Any], error: EvalError | None, spent: int) -> str | None:
