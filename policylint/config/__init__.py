@@ -29,7 +29,6 @@ from policylint.input.named import MAX_CONFIG_BYTES, NamedFileError, read_named,
 
 YAML_NAMES = (".policylint.yaml", ".policylint.yml")
 PYPROJECT = "pyproject.toml"
-TOOL_TABLE = "tool.policylint"
 
 
 def has_tool_table(path: Path) -> bool:

@@ -13,22 +13,12 @@ from collections.abc import Iterable
 _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 # RFC 1123 label: lowercase letters, digits and '-', at most 63 (the length is checked apart).
 DNS1123_LABEL = re.compile(rf"^{_LABEL}$")
-DNS1123_LABEL_MAX = 63
 # RFC 1123 subdomain: labels joined by '.', at most 253.
 DNS1123_SUBDOMAIN = re.compile(rf"^{_LABEL}(\.{_LABEL})*$")
-DNS1123_SUBDOMAIN_MAX = 253
 # Gateway API Group: a subdomain, or "" for the core group.
 GROUP = re.compile(rf"^$|^{_LABEL}(\.{_LABEL})*$")
 # Gateway API Kind: a letter, then letters, digits or '-' (at most 63).
 KIND = re.compile(r"^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$")
-
-
-def is_dns1123_label(value: str) -> bool:
-    return len(value) <= DNS1123_LABEL_MAX and DNS1123_LABEL.match(value) is not None
-
-
-def is_dns1123_subdomain(value: str) -> bool:
-    return len(value) <= DNS1123_SUBDOMAIN_MAX and DNS1123_SUBDOMAIN.match(value) is not None
 
 
 def ns_name(namespace: str | None, name: str) -> str:

@@ -28,7 +28,6 @@ NOT_AN_OBJECT = "PL003"
 MALFORMED_METADATA = "PL009"
 
 CLUSTER = "Cluster"
-NAMESPACED = "Namespaced"
 # The namespaces the API server creates in every cluster (kube-apiserver's system namespaces and
 # `default`): a reference to one names something that exists, in the input or not.
 CLUSTER_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})

@@ -47,10 +47,6 @@ class Reporter:
     # Shows each policy finding's attachment chain (policylint.attachment_chain).
     chains: bool = False
 
-    @property
-    def machine(self) -> bool:
-        return self.syntax != "text"
-
 
 REPORTERS: dict[str, Reporter] = {
     r.name: r
@@ -75,7 +71,6 @@ REPORTERS: dict[str, Reporter] = {
     )
 }
 FORMATS = tuple(REPORTERS)
-MACHINE_FORMATS = frozenset(name for name, r in REPORTERS.items() if r.machine)
 
 
 @frozen

@@ -10,7 +10,7 @@ stage keeps as an edge, are looked up by key in the index, as the grant and clas
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 from policylint.input.positions import PathPart, PositionResolver, join, parse_path
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
@@ -113,9 +113,6 @@ class Navigator:
         ]
         return sorted(found, key=lambda r: (r.owner.doc.file, r.owner.doc.line, r.path))
 
-    def references_from(self, obj: K8sObject) -> list[Reference]:
-        return self._from.get(id(obj), [])
-
     def objects_in(self, file: str) -> list[K8sObject]:
         found = [o for o in self.project.index.objects if o.doc.file == file]
         return sorted(found, key=lambda o: (o.doc.line, o.prefix))
@@ -207,8 +204,3 @@ def _grant_references(project: Project, grant: K8sObject) -> Iterator[Reference]
                 target = index.lookup(group, kind, grant.namespace, name)
                 label = f"{kind} {grant.namespace}/{name}"
                 yield Reference(grant, path, "grantTo", label, "Resolved" if target else "NotFound", target)
-
-
-def symbol_sections(project: Project, obj: K8sObject) -> Sequence[Section]:
-    """The named sections shown under an object in the outline (listeners, rules, ports)."""
-    return project.index.sections(obj)

@@ -52,9 +52,6 @@ def untag(node: Tagged | None) -> Any:
     return node.value
 
 
-EMPTY_SOURCE = None
-
-
 def merge_patch(
     target: Tagged | None,
     patch: Tagged,
