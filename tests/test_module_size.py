@@ -89,3 +89,26 @@ def test_every_complexity_exception_is_still_needed() -> None:
     )
     found = {(Path(d["filename"]).resolve().relative_to(ROOT).as_posix(), d["code"]) for d in json.loads(done.stdout)}
     assert sorted(listed - found) == [], "these exceptions are no longer needed: remove them from pyproject.toml"
+
+
+def test_no_private_name_is_imported_from_another_package() -> None:
+    """A name with a leading underscore is its module's own: a module of another package that needs
+    it imports it under a public name, so that renaming or removing a private helper breaks
+    nothing outside its package."""
+    import ast
+
+    crossing = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        package = package.removesuffix(".__init__")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not node.module or not node.module.startswith("policylint"):
+                continue
+            source = (ROOT / node.module.replace(".", "/")).is_dir()
+            source_package = node.module if source else node.module.rpartition(".")[0]
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private and source_package != package:
+                    crossing.append(f"{path.relative_to(ROOT)}:{node.lineno}: {alias.name} from {node.module}")
+    assert crossing == []
