@@ -204,6 +204,16 @@ def test_fix_only_fixes_those_rules(tmp_path: Path) -> None:
     assert "status:" in after and "PolicyAffected" in after
 
 
+def test_fix_only_takes_what_select_takes(tmp_path: Path) -> None:
+    # A prefix of a rule's name, written in another case, names the rule as it does for --select.
+    manifest = tmp_path / "m.yaml"
+    manifest.write_bytes(STYLED.encode("utf-8"))
+    run("--fix-only", "TargetRef-Group", str(manifest))
+    after = manifest.read_bytes().decode("utf-8")
+    assert "group: gateway.networking.k8s.io\r\n" in after
+    assert "status:" in after and "PolicyAffected" in after
+
+
 def test_a_flow_style_field_is_left_for_a_person(tmp_path: Path) -> None:
     manifest = tmp_path / "m.yaml"
     text = (

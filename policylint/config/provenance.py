@@ -27,11 +27,11 @@ _LEVEL_RANK = {"info": 0, "warning": 1, "error": 2}
 
 def _deciding(code_entries: Sequence[tuple[str, Loc]], rule: type[Rule]) -> tuple[str, Loc] | None:
     """The entry whose code is the longest prefix of the rule's id or name (later wins ties)."""
-    from policylint.config.overrides import prefix_length
+    from policylint.findings import code_prefix
 
     best, chosen = -1, None
     for code, loc in code_entries:
-        n = prefix_length(code, rule)
+        n = code_prefix(code, rule.id, rule.name)
         if n >= 0 and n >= best:
             best, chosen = n, (code, loc)
     return chosen

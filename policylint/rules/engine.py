@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
-from policylint.findings import Finding, Issue, Location, Related, ResolvedFix, ResolvedRelated, Severity
+from policylint.findings import Finding, Issue, Location, Related, ResolvedFix, ResolvedRelated, Severity, code_prefix
 from policylint.input.positions import PositionResolver, Request
 from policylint.k8s.objects import ObjectKey
 from policylint.profiles.registry import ORIGIN_INFERRED
@@ -42,14 +42,7 @@ class Selection:
 
     @staticmethod
     def _best(codes: Sequence[str], rule: type[Rule]) -> int:
-        best = -1
-        for code in codes:
-            c = code.strip()
-            if not c:
-                continue
-            if rule.id.upper().startswith(c.upper()) or rule.name.startswith(c.lower()):
-                best = max(best, len(c))
-        return best
+        return max((code_prefix(code, rule.id, rule.name) for code in codes), default=-1)
 
     def enabled(self, rule: type[Rule]) -> bool:
         selected = self._best(self.select, rule) if self.select else 0
@@ -62,7 +55,7 @@ class Selection:
         out = []
         for code in (*self.select, *self.ignore):
             c = code.strip()
-            if c and not any(r.id.upper().startswith(c.upper()) or r.name.startswith(c.lower()) for r in rules):
+            if c and all(code_prefix(c, r.id, r.name) < 0 for r in rules):
                 out.append(c)
         return out
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field, replace
 from typing import TYPE_CHECKING
 
-from policylint.findings import Finding, Severity, Suppression, SuppressionKind
+from policylint.findings import Finding, Severity, Suppression, SuppressionKind, code_prefix
 from policylint.input.kept import Kept, inflated
 from policylint.input.load import decode
 from policylint.input.positions import PositionResolver
@@ -52,11 +52,6 @@ def texts_with_comments(texts: Mapping[str, str | Kept]) -> dict[str, str | byte
     }
 
 
-def matches(code: str, rule_id: str, name: str) -> bool:
-    """A code names a rule as `--select` does: a prefix of its id or of its name."""
-    return rule_id.upper().startswith(code.upper()) or name.startswith(code.lower())
-
-
 @record
 class _Suppression:
     """One comment or annotation that is in force, and which of its codes hid something."""
@@ -75,7 +70,7 @@ class _Suppression:
     def hides(self, f: Finding) -> str | None:
         """The code that hides `f`, if any."""
         for code in self.codes:
-            if matches(code, f.rule, f.name):
+            if code_prefix(code, f.rule, f.name) >= 0:
                 return code
         return None
 
@@ -183,7 +178,7 @@ class _Step:
             return None
         known = []
         for code in spec.codes:
-            if any(matches(code, r.id, r.name) for r in self.catalogue):
+            if any(code_prefix(code, r.id, r.name) >= 0 for r in self.catalogue):
                 known.append(code)
             else:
                 self.report(
@@ -453,7 +448,9 @@ def _report_unused(step: _Step, s: _Suppression) -> None:
         if code in s.used:
             continue
         # Only a code whose rules ran can be known to hide nothing (`--select PL2` does not run PL3xx).
-        if not any(matches(code, r.id, r.name) for r in step.catalogue if r.id in step.ran and r.id not in SUPPRESSION_RULES):
+        if not any(
+            code_prefix(code, r.id, r.name) >= 0 for r in step.catalogue if r.id in step.ran and r.id not in SUPPRESSION_RULES
+        ):
             continue
         where: Comment | K8sObject
         if s.comment is not None:
