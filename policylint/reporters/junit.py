@@ -49,68 +49,19 @@ def _body(f: Finding, options: RenderOptions) -> str:
 
 
 def render(result: LintResult, options: RenderOptions | None = None) -> str:
-    from junit_xml import TestCase
-
     from policylint.reporters import RenderOptions
 
     options = options or RenderOptions()
     policies = {o.key for o in result.project.resolution.policy_objects()}
     names: dict[str, str] = {r.id: r.name for r in result.rules}
-    # file -> (line, classname) -> the rule ids of its test cases: objects by position, rules by
-    # id. A group per object (and per file for the file-level rules), so that the hundreds of
-    # thousands of passing cases of a large repository cost a string each, nothing more.
-    suites: dict[str, dict[tuple[int, str], list[str]]] = defaultdict(dict)
-    # (file, classname) -> the group its object's cases are in; (file, classname, rule id) -> the
-    # group of a case only a finding made; and the test cases findings give content to.
-    first: dict[tuple[str, str], tuple[int, str]] = {}
-    placed: dict[tuple[str, str, str], tuple[int, str]] = {}
-    content: dict[tuple[str, str, str], TestCase] = {}
-    paths: dict[str, tuple[str, str]] = {}  # file -> (repository path, escaped)
-
-    def where(file: str) -> tuple[str, str]:
-        if file not in paths:
-            path = options.repo_path(file)
-            paths[file] = (path, _xml_text(path))
-        return paths[file]
-
-    def group_of(path: str, classname: str, rule_id: str) -> tuple[int, str] | None:
-        group = first.get((path, classname))
-        if group is not None and rule_id in suites[path][group]:
-            return group
-        return placed.get((path, classname, rule_id))
-
-    def with_content(file: str, classname: str, rule_id: str, line: int, rule_name: str) -> TestCase:
-        path, shown = where(file)
-        key = (path, classname, rule_id)
-        group = group_of(path, classname, rule_id)
-        if group is None:
-            group = placed[key] = (line, classname)
-            bisect.insort(suites[path].setdefault(group, []), rule_id)
-        tc = content.get(key)
-        if tc is None:
-            tc = content[key] = TestCase(
-                f"{rule_id} {rule_name}", classname=classname, file=shown, line=group[0], allow_multiple_subelements=True
-            )
-        return tc
-
-    def add_group(path: str, line: int, classname: str, rule_ids: list[str]) -> None:
-        group = first.get((path, classname))
-        if group is None:  # the usual case: a new object, all its cases at once
-            group = first[(path, classname)] = (line, classname)
-            suites[path][group] = list(rule_ids)
-            return
-        cases = suites[path][group]  # the same object again (PL005): a case is where it was first met
-        for rule_id in rule_ids:
-            if rule_id not in cases:
-                bisect.insort(cases, rule_id)
-
+    suites = _Suites(options)
     rules: tuple[type[Rule], ...] = tuple(sorted(result.rules, key=lambda r: r.id))
     file_rules = [r.id for r in rules if r.reports_on(None, policy=False)]
     reported = set(result.files)  # with a report scope, the files in it (policylint.report_scope)
     for file in result.files:
-        path, shown = where(file)
-        suites[path]  # every file is a suite, even with nothing in it
-        add_group(path, 1, shown, file_rules)
+        path, shown = suites.where(file)
+        suites.suites[path]  # every file is a suite, even with nothing in it
+        suites.add_group(path, 1, shown, file_rules)
     by_kind: dict[tuple[str, bool], list[str]] = {}
     for obj in result.index.objects:
         if obj.doc.file not in reported:
@@ -119,10 +70,9 @@ def render(result: LintResult, options: RenderOptions | None = None) -> str:
         applicable = by_kind.get((obj.kind, policy))
         if applicable is None:
             applicable = by_kind[(obj.kind, policy)] = [r.id for r in rules if r.reports_on(obj.kind, policy=policy)]
-        add_group(where(obj.doc.file)[0], obj.doc.line, _xml_text(str(obj.key)), applicable)
+        suites.add_group(suites.where(obj.doc.file)[0], obj.doc.line, _xml_text(str(obj.key)), applicable)
     for f in result.findings:
-        classname = _xml_text(str(f.object)) if f.object is not None else where(f.file)[1]
-        tc = with_content(f.file, classname, f.rule, f.line, names.get(f.rule, f.name))
+        tc = suites.with_content(f, names.get(f.rule, f.name))
         if f.severity >= options.fail_on:
             tc.add_failure_info(
                 message=f"{f.severity.label}: {_xml_text(f.message)}", output=_body(f, options), failure_type=f.severity.label
@@ -131,15 +81,74 @@ def render(result: LintResult, options: RenderOptions | None = None) -> str:
             # Below the gate: shown with the test, which still passes, as the run does.
             tc.stdout = f"{tc.stdout}\n\n{_body(f, options)}" if tc.stdout else _body(f, options)
     for f in result.suppressed:
-        classname = _xml_text(str(f.object)) if f.object is not None else where(f.file)[1]
-        tc = with_content(f.file, classname, f.rule, f.line, names.get(f.rule, f.name))
+        tc = suites.with_content(f, names.get(f.rule, f.name))
         how = f.suppression.kind.value if f.suppression is not None else "suppressed"
         reason = f": {_xml_text(f.suppression.reason)}" if f.suppression is not None and f.suppression.reason else ""
         tc.add_skipped_info(message=f"suppressed ({how}){reason}", output=_body(f, options))
 
-    shown_paths = dict(paths.values())
-    ordered = [(shown_paths[path], path, sorted(suites[path].items())) for path in sorted(suites)]
-    return _document(ordered, content, names)
+    shown_paths = dict(suites.paths.values())
+    ordered = [(shown_paths[path], path, sorted(suites.suites[path].items())) for path in sorted(suites.suites)]
+    return _document(ordered, suites.content, names)
+
+
+class _Suites:
+    """The test suites of a report, one per file, as they are built.
+
+    `suites`: file -> (line, classname) -> the rule ids of its test cases: objects by position,
+    rules by id. A group per object (and per file for the file-level rules), so that the hundreds
+    of thousands of passing cases of a large repository cost a string each, nothing more.
+    `first`: (file, classname) -> the group its object's cases are in; `placed`: (file,
+    classname, rule id) -> the group of a case only a finding made; `content`: the test cases
+    findings give content to."""
+
+    def __init__(self, options: RenderOptions) -> None:
+        self.options = options
+        self.suites: dict[str, dict[tuple[int, str], list[str]]] = defaultdict(dict)
+        self.first: dict[tuple[str, str], tuple[int, str]] = {}
+        self.placed: dict[tuple[str, str, str], tuple[int, str]] = {}
+        self.content: dict[tuple[str, str, str], TestCase] = {}
+        self.paths: dict[str, tuple[str, str]] = {}  # file -> (repository path, escaped)
+
+    def where(self, file: str) -> tuple[str, str]:
+        if file not in self.paths:
+            path = self.options.repo_path(file)
+            self.paths[file] = (path, _xml_text(path))
+        return self.paths[file]
+
+    def _group_of(self, path: str, classname: str, rule_id: str) -> tuple[int, str] | None:
+        group = self.first.get((path, classname))
+        if group is not None and rule_id in self.suites[path][group]:
+            return group
+        return self.placed.get((path, classname, rule_id))
+
+    def with_content(self, f: Finding, rule_name: str) -> TestCase:
+        """The test case of a finding's rule on its object (or file), made if no group has it."""
+        from junit_xml import TestCase
+
+        path, shown = self.where(f.file)
+        classname = _xml_text(str(f.object)) if f.object is not None else shown
+        key = (path, classname, f.rule)
+        group = self._group_of(path, classname, f.rule)
+        if group is None:
+            group = self.placed[key] = (f.line, classname)
+            bisect.insort(self.suites[path].setdefault(group, []), f.rule)
+        tc = self.content.get(key)
+        if tc is None:
+            tc = self.content[key] = TestCase(
+                f"{f.rule} {rule_name}", classname=classname, file=shown, line=group[0], allow_multiple_subelements=True
+            )
+        return tc
+
+    def add_group(self, path: str, line: int, classname: str, rule_ids: list[str]) -> None:
+        group = self.first.get((path, classname))
+        if group is None:  # the usual case: a new object, all its cases at once
+            group = self.first[(path, classname)] = (line, classname)
+            self.suites[path][group] = list(rule_ids)
+            return
+        cases = self.suites[path][group]  # the same object again (PL005): a case is where it was first met
+        for rule_id in rule_ids:
+            if rule_id not in cases:
+                bisect.insort(cases, rule_id)
 
 
 _Groups = list[tuple[tuple[int, str], list[str]]]
