@@ -88,23 +88,11 @@ def run_check(settings: Settings, configured: Configured | None = None) -> int:
     paths, context_paths, baseline = settings.paths, settings.context_paths, settings.baseline
     trust, overrides = configured.trust, configured.overrides
 
-    if settings.baseline_ref is not None and settings.write_baseline:
-        error("--write-baseline writes the working tree's baseline: not with --baseline-ref")
-        return EXIT_USAGE
-    if (context_paths or settings.diff_base is not None or settings.staged) and settings.write_baseline:
-        # A baseline records every finding of the repository; a run that reports on part of it
-        # would drop the others' entries.
-        error("--write-baseline records every finding: run it without --context, --diff or --staged")
-        return EXIT_USAGE
-    if settings.stdin_filename is not None and "-" not in paths:
-        # Said, not ignored: the name is only ever given to standard input, and a run that
-        # reads files instead would report none of what the user meant to lint.
-        error(f"--stdin-filename {settings.stdin_filename!r} names standard input: give `-` among the paths to read it")
+    misuse = _misuse(settings)
+    if misuse is not None:
+        error(misuse)
         return EXIT_USAGE
     fixing = settings.fix or settings.diff_fix or bool(settings.fix_only)
-    if fixing and ("-" in paths or settings.staged):
-        error("--fix and --diff-fix edit files on disk: not standard input, not the staged snapshot")
-        return EXIT_USAGE
     parsed = parse_options(settings.select, settings.ignore, settings.fail_on, settings.external, overrides)
     files = parse_outputs(settings.outputs)
     from policylint.commands.cluster import parse_gateway_api
@@ -593,6 +581,24 @@ def configured_query(
 
 # The configuration keys `explain` and `graph` read.
 _QUERY_KEYS = tuple(s.key for s in takes(EXPLAIN) if s.key not in (None, "format", "paths") and GRAPH in s.commands)
+
+
+def _misuse(settings: Settings) -> str | None:
+    """What makes a combination of options a usage error, or None."""
+    if settings.baseline_ref is not None and settings.write_baseline:
+        return "--write-baseline writes the working tree's baseline: not with --baseline-ref"
+    if (settings.context_paths or settings.diff_base is not None or settings.staged) and settings.write_baseline:
+        # A baseline records every finding of the repository; a run that reports on part of it
+        # would drop the others' entries.
+        return "--write-baseline records every finding: run it without --context, --diff or --staged"
+    if settings.stdin_filename is not None and "-" not in settings.paths:
+        # Said, not ignored: the name is only ever given to standard input, and a run that
+        # reads files instead would report none of what the user meant to lint.
+        return f"--stdin-filename {settings.stdin_filename!r} names standard input: give `-` among the paths to read it"
+    fixing = settings.fix or settings.diff_fix or bool(settings.fix_only)
+    if fixing and ("-" in settings.paths or settings.staged):
+        return "--fix and --diff-fix edit files on disk: not standard input, not the staged snapshot"
+    return None
 
 
 def cache_dir(enabled: bool, directory: str | None) -> str | None:

@@ -14,6 +14,7 @@ from policylint.findings import Finding, Severity
 from policylint.rules.input import UnreadableFile
 
 if TYPE_CHECKING:
+    from policylint.autofix import FilePlan
     from policylint.pipeline import LintRequest, LintResult
 
 # Passes of lint-and-fix: a fix that overlaps another waits for the next pass; a fix that keeps
@@ -29,8 +30,7 @@ def run_fixes(request: LintRequest, *, unsafe: bool, only: Sequence[str], diff_o
     A file that must not be written (read-only, in a read-only directory, a link out of the
     linted paths: policylint.autofix.write_target) or that fails to be is left as it was and
     gets a PL008 finding in the report; every other file is still fixed."""
-    from policylint.autofix import WriteRoots, apply_plan, fixable, plan, unified_diff, write_atomic, write_target
-    from policylint.k8s.names import plural
+    from policylint.autofix import WriteRoots, apply_plan, fixable, plan, write_atomic, write_target
     from policylint.pipeline import lint
     from policylint.textsafe import escape
 
@@ -47,17 +47,7 @@ def run_fixes(request: LintRequest, *, unsafe: bool, only: Sequence[str], diff_o
                 warning(f"{finding.file}:{finding.line}: {finding.rule} not fixed: {why}")
         changed = [p for p in plans if p.fixed != p.original]
         if diff_only:
-            click.echo(unified_diff(changed), nl=False)
-            count = sum(len(p.applied) for p in changed)
-            message = f"policylint: {plural(count, 'fix', 'fixes')} in {plural(len(changed), 'file')} (nothing written)"
-            # A fix held back for --unsafe-fixes is still something to fix: an empty diff must
-            # not read as a clean check (ruff's --diff says "N hidden fixes can be enabled").
-            held = [] if unsafe else [f for f in fixable(result.findings, unsafe=True, only=only) if f.fix and not f.fix.safe]
-            if held:
-                rules = ", ".join(sorted({f.rule for f in held}))
-                message += f"; {plural(len(held), 'more fix', 'more fixes')} with --unsafe-fixes ({rules})"
-            click.echo(message, err=True)
-            return EXIT_FINDINGS if changed or held else EXIT_OK
+            return _print_diff(result, changed, unsafe=unsafe, only=only)
         written = False
         targets: set[str] = set()  # written in this pass
         for p in changed:
@@ -85,17 +75,42 @@ def run_fixes(request: LintRequest, *, unsafe: bool, only: Sequence[str], diff_o
         # The findings left unfixed stay in the report, with their severities: the exit code is
         # the one of a run that fixed nothing in those files.
         result.findings = sorted([*result.findings, *refused.values()], key=Finding.sort_key)
+    click.echo(_summary(result, fixed, len(files), len(refused), unsafe=unsafe), err=True)
+    return result
+
+
+def _print_diff(result: LintResult, changed: Sequence[FilePlan], *, unsafe: bool, only: Sequence[str]) -> int:
+    """`--diff-fix`: print the first pass's unified diff, and say what it holds; the exit code."""
+    from policylint.autofix import fixable, unified_diff
+    from policylint.k8s.names import plural
+
+    click.echo(unified_diff(changed), nl=False)
+    count = sum(len(p.applied) for p in changed)
+    message = f"policylint: {plural(count, 'fix', 'fixes')} in {plural(len(changed), 'file')} (nothing written)"
+    # A fix held back for --unsafe-fixes is still something to fix: an empty diff must
+    # not read as a clean check (ruff's --diff says "N hidden fixes can be enabled").
+    held = [] if unsafe else [f for f in fixable(result.findings, unsafe=True, only=only) if f.fix and not f.fix.safe]
+    if held:
+        rules = ", ".join(sorted({f.rule for f in held}))
+        message += f"; {plural(len(held), 'more fix', 'more fixes')} with --unsafe-fixes ({rules})"
+    click.echo(message, err=True)
+    return EXIT_FINDINGS if changed or held else EXIT_OK
+
+
+def _summary(result: LintResult, fixed: int, files: int, refused: int, *, unsafe: bool) -> str:
+    """What the fixes did, and what is left to fix, in one line."""
+    from policylint.k8s.names import plural
+
     remaining = [f for f in result.findings if f.fix is not None]
     unsafe_left = sum(1 for f in remaining if not f.fix or not f.fix.safe) if not unsafe else 0
-    message = f"policylint: fixed {plural(fixed, 'finding')} in {plural(len(files), 'file')}"
+    message = f"policylint: fixed {plural(fixed, 'finding')} in {plural(files, 'file')}"
     if refused:
-        message += f"; {plural(len(refused), 'file')} not written ({UnreadableFile.id})"
+        message += f"; {plural(refused, 'file')} not written ({UnreadableFile.id})"
     if remaining:
         message += f"; {plural(len(remaining), 'fixable finding')} left"
         if unsafe_left:
             message += f" ({unsafe_left} with --unsafe-fixes)"
-    click.echo(message, err=True)
-    return result
+    return message
 
 
 def _refusal(file: str, reason: str, count: int) -> Finding:
