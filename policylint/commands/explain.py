@@ -622,7 +622,7 @@ def explain_policy(project: Project, found: Found, policy: Policy, limit: int = 
         # the contexts are listed, and their reach tallied, here.
         through = base.target_status(policy, res) if first else None
         items = per_node.get(node, []) if first and node is not None else []
-        targets.append(_policy_target(describe, base, policy, res, node, through, items, limit))
+        targets.append(_policy_target(describe, policy, res, node, through, items, limit))
     profile = policy.profile
     strategies = list(dict.fromkeys(f.strategy_label() for f in base.facets.get(id(policy.obj), [])))
     return {
@@ -651,9 +651,22 @@ def _undecided(base: Simulation, res: TargetResolution) -> str | None:
     return why if traffic is Traffic.UNKNOWN else None
 
 
+def _no_context(base: Simulation, policy: Policy, res: TargetResolution, node: NodeKey, accepted: Accepted) -> str:
+    """Why no context of the policy's kind goes through a target it resolves to."""
+    effective = policy.profile.effective_target
+    if accepted is Accepted.INVALID:
+        # Rejected (by the API server or the controller): it applies nowhere, whatever the traffic.
+        return "an Invalid policy takes part in no context"
+    if RANK[node[0]] > RANK.get(effective, RANK["route"]):
+        return f"the target lies below the kind's effective target ({effective}): no context of this kind ends there"
+    why = _undecided(base, res)
+    if why is not None:
+        return f"no context reaches this target: {why}"
+    return "no context reaches this target: no traffic path through it in the input"
+
+
 def _policy_target(
     describe: Describer,
-    base: Simulation,
     policy: Policy,
     res: TargetResolution,
     node: NodeKey | None,
@@ -663,6 +676,7 @@ def _policy_target(
 ) -> dict[str, Any]:
     """One target of a policy, for `explain POLICY`: its resolution, its status over the contexts
     through it, what it reaches, and the first `limit` of those contexts."""
+    base = describe.project.simulation()
     ref = res.ref
     status = status or TargetStatus()
     reach: dict[str, set[Any]] = {k: set() for k in ("routes", "rules", "listeners", "gateways", "backends")}
@@ -670,18 +684,7 @@ def _policy_target(
         if state in (ENFORCED, PARTIALLY_ENFORCED):
             _tally(base, ctx.path, reach)
     accepted, message = base.accepted(policy, res)
-    note = None
-    if node is not None and not items:
-        effective = policy.profile.effective_target
-        if accepted is Accepted.INVALID:
-            # Rejected (by the API server or the controller): it applies nowhere, whatever the traffic.
-            note = "an Invalid policy takes part in no context"
-        elif RANK[node[0]] > RANK.get(effective, RANK["route"]):
-            note = f"the target lies below the kind's effective target ({effective}): no context of this kind ends there"
-        elif (why := _undecided(base, res)) is not None:
-            note = f"no context reaches this target: {why}"
-        else:
-            note = "no context reaches this target: no traffic path through it in the input"
+    note = _no_context(base, policy, res, node, accepted) if node is not None and not items else None
     shown, omitted = _capped(items, limit)
     return {
         "ref": target_ref(res),
