@@ -295,6 +295,44 @@ def _parse_in_workers(
         _close_pool(pool, healthy)
 
 
+def _collect(
+    done: Sequence[Future[list[bytes | None]]],
+    in_flight: dict[Future[list[bytes | None]], range],
+    order: list[tuple[int, bytes, str | None]],
+    sources: list[Source],
+    results: list[FileResult | None],
+    cache: ParseCache | None,
+) -> bool:
+    """Take the results of the batches `done` into `results`; False when a worker died."""
+    from concurrent.futures import BrokenExecutor
+
+    healthy = True
+    for future in done:
+        batch = in_flight.pop(future)
+        # exception() rather than result() in a try: it never raises what the worker raised, so
+        # an exception from this process's own signal handlers is never mistaken for it.
+        error = future.exception()
+        if error is not None:
+            # BrokenProcessPool: a worker died. Anything else: the batch failed as a whole;
+            # its files, parsed again here, give whatever `--jobs 1` gives.
+            healthy = healthy and not isinstance(error, BrokenExecutor)
+            continue
+        for position, payload in zip(batch, future.result()):
+            i, _, key = order[position]
+            if payload is None:  # the worker failed on this file: parsed again by the caller
+                continue
+            try:
+                # marshal, not the cache's checked JSON: the payload comes from this run's own
+                # worker (through the pool's pickle channel, trusted as much), never from disk.
+                packed = marshal.loads(payload)
+            except Exception:
+                continue
+            results[i] = unpack(packed, sources[i].display)
+            if cache is not None and key is not None:
+                cache.note_written(key)
+    return healthy
+
+
 def _share_work(
     pool: ProcessPoolExecutor,
     sources: list[Source],
@@ -310,7 +348,7 @@ def _share_work(
     that cannot start one, makes the pool unusable: this stops at once, and the caller parses what
     is left.
     """
-    from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, wait
 
     cache_dir = cache.directory if cache is not None else None
     # Largest first for the workers, so that none is left with a big file at the end;
@@ -321,31 +359,7 @@ def _share_work(
     left = len(order)  # order[left:] were parsed here
 
     def collect(done: Sequence[Future[list[bytes | None]]]) -> bool:
-        healthy = True
-        for future in done:
-            batch = in_flight.pop(future)
-            # exception() rather than result() in a try: it never raises what the worker raised, so
-            # an exception from this process's own signal handlers is never mistaken for it.
-            error = future.exception()
-            if error is not None:
-                # BrokenProcessPool: a worker died. Anything else: the batch failed as a whole;
-                # its files, parsed again here, give whatever `--jobs 1` gives.
-                healthy = healthy and not isinstance(error, BrokenExecutor)
-                continue
-            for position, payload in zip(batch, future.result()):
-                i, _, key = order[position]
-                if payload is None:  # the worker failed on this file: parsed again by the caller
-                    continue
-                try:
-                    # marshal, not the cache's checked JSON: the payload comes from this run's own
-                    # worker (through the pool's pickle channel, trusted as much), never from disk.
-                    packed = marshal.loads(payload)
-                except Exception:
-                    continue
-                results[i] = unpack(packed, sources[i].display)
-                if cache is not None and key is not None:
-                    cache.note_written(key)
-        return healthy
+        return _collect(done, in_flight, order, sources, results, cache)
 
     def hand_out() -> bool:
         nonlocal handed_out
