@@ -187,89 +187,145 @@ def _walk(
     pattern does not apply to it; files that are not manifests (policylint.input.nonmanifest) go
     to `skipped`.
     """
-    seen: set[tuple[int, int]] = set()
-    stack = [_Dir(root, tuple(walk.parent_matchers(root)))]
-    out: list[Source] = []
+    return _Walker(roots, walk, exclude, skipped, helm_templates, tracked).run(root)
 
-    def problem(path: str, message: str) -> None:
+
+class _Here:
+    """What holds in one directory being listed: the `.gitignore` matchers that apply in it,
+    whether anything filters its entries (and its absolute path to match them against), whether
+    it is a chart's own directory, and the subdirectories to enter."""
+
+    __slots__ = ("absolute", "filtering", "gitignores", "in_chart", "subdirs")
+
+    def __init__(self, gitignores: tuple[Matcher, ...], filtering: bool, absolute: str, in_chart: bool) -> None:
+        self.gitignores = gitignores
+        self.filtering = filtering
+        self.absolute = absolute
+        self.in_chart = in_chart
+        self.subdirs: list[str] = []
+
+
+class _Walker:
+    """`_walk`: a stack of directories to list, those listed (by device and inode, so that none
+    is entered twice), and the sources found."""
+
+    def __init__(
+        self,
+        roots: _Roots,
+        walk: WalkFilter,
+        exclude: Matcher | NameMatcher | None,
+        skipped: list[Skipped],
+        helm_templates: bool,
+        tracked: Callable[[str, bool], bool] | None,
+    ) -> None:
+        self.roots = roots
+        self.walk = walk
+        self.exclude = exclude
+        self.skipped = skipped
+        self.helm_templates = helm_templates
+        self.tracked = tracked
+        self.seen: set[tuple[int, int]] = set()
+        self.out: list[Source] = []
+
+    def problem(self, path: str, message: str) -> None:
         name = display_name(os.path.normpath(path))
-        out.append(Source(display=name, fs_path=path, problem=message))
+        self.out.append(Source(display=name, fs_path=path, problem=message))
 
-    while stack:
-        current = stack.pop()
-        directory = current.path
+    def run(self, root: str) -> list[Source]:
+        stack = [_Dir(root, tuple(self.walk.parent_matchers(root)))]
+        while stack:
+            current = stack.pop()
+            entries = self._listing(current.path)
+            if entries is None:
+                continue
+            here = self._here(current, entries)
+            for entry in entries:
+                self._entry(entry, here)
+            stack.extend(_Dir(path, here.gitignores) for path in reversed(here.subdirs))
+        return self.out
+
+    def _listing(self, directory: str) -> list[os.DirEntry[str]] | None:
+        """The entries of a directory not listed before, by name; None: nothing to list."""
         try:
             st = os.stat(directory)
         except FileNotFoundError:
-            continue  # removed while we walk: no longer part of the input
+            return None  # removed while we walk: no longer part of the input
         except OSError as exc:
-            problem(directory, f"cannot read directory: {exc.strerror or type(exc).__name__}; its files are not linted")
-            continue
+            self.problem(directory, f"cannot read directory: {exc.strerror or type(exc).__name__}; its files are not linted")
+            return None
         ident = (st.st_dev, st.st_ino)
-        if ident in seen:
-            continue
-        seen.add(ident)
+        if ident in self.seen:
+            return None
+        self.seen.add(ident)
         try:
             with os.scandir(directory) as listing:
-                entries = sorted(listing, key=lambda e: e.name)
+                return sorted(listing, key=lambda e: e.name)
         except FileNotFoundError:
-            continue
+            return None
         except OSError as exc:
             # A gate that skipped what it cannot list would pass files it never saw.
-            problem(directory, f"cannot read directory: {exc.strerror or type(exc).__name__}; its files are not linted")
-            continue
-        subdirs: list[str] = []
+            self.problem(directory, f"cannot read directory: {exc.strerror or type(exc).__name__}; its files are not linted")
+            return None
+
+    def _here(self, current: _Dir, entries: list[os.DirEntry[str]]) -> _Here:
+        directory = current.path
         gitignores = current.gitignores
         names = {entry.name for entry in entries}
-        if walk.respect_gitignore and GITIGNORE in names:
+        if self.walk.respect_gitignore and GITIGNORE in names:
             local = read_gitignore(os.path.join(directory, GITIGNORE))
             if local is not None:
                 gitignores = (*gitignores, local)
-        filtering = exclude is not None or bool(gitignores)
+        filtering = self.exclude is not None or bool(gitignores)
         absolute = os.path.abspath(directory) if filtering else ""
         # A chart's own directory: its Chart.yaml and values files are not manifests.
-        in_chart = nonmanifest.CHART_FILE in names
-        for entry in entries:
-            name = entry.name
-            if _is_hidden(name):
-                continue
-            manifest = _is_manifest_name(name)
-            try:
-                # d_type from the directory listing: no system call on most file systems.
-                is_link = entry.is_symlink()
-                if not is_link and entry.is_dir(follow_symlinks=False):
-                    if filtering and ignored(os.path.join(absolute, name), True, exclude, gitignores, tracked):
-                        continue
-                    if in_chart and name == nonmanifest.CHART_TEMPLATES and not helm_templates:
-                        skipped.append(Skipped(display_name(os.path.normpath(entry.path)) + "/", nonmanifest.HELM))
-                        continue
-                    subdirs.append(entry.path)
-                    continue
-                if not is_link and entry.is_file(follow_symlinks=False):
-                    if manifest or name in nonmanifest.KUSTOMIZE_FILES:
-                        if filtering and ignored(os.path.join(absolute, name), False, exclude, gitignores, tracked):
-                            continue
-                        category = nonmanifest.classify_name(name, in_chart=in_chart)
-                        if category is not None:
-                            skipped.append(Skipped(display_name(os.path.normpath(entry.path)), category))
-                        elif manifest:
-                            out.append(
-                                Source(display=display_name(os.path.normpath(entry.path)), fs_path=entry.path, nofollow=True)
-                            )
-                    continue
-                if not is_link:
-                    if manifest:  # a FIFO, socket or device named like a manifest
-                        problem(entry.path, _not_regular(entry.stat(follow_symlinks=False).st_mode))
-                    continue
-            except OSError as exc:
-                if manifest:
-                    problem(entry.path, f"cannot read file: {exc.strerror or type(exc).__name__}")
-                continue
-            if filtering and ignored(os.path.join(absolute, name), False, exclude, gitignores, tracked):
-                continue  # git matches a symlink by its own name, whatever it points to
-            _link(entry.path, manifest, roots, subdirs, out, problem)
-        stack.extend(_Dir(path, gitignores) for path in reversed(subdirs))
-    return out
+        return _Here(gitignores, filtering, absolute, nonmanifest.CHART_FILE in names)
+
+    def _ignored(self, here: _Here, name: str, is_dir: bool) -> bool:
+        return here.filtering and ignored(os.path.join(here.absolute, name), is_dir, self.exclude, here.gitignores, self.tracked)
+
+    def _entry(self, entry: os.DirEntry[str], here: _Here) -> None:
+        """One entry of a listed directory: a directory to enter, a source, a file that is not a
+        manifest, a problem, or nothing."""
+        name = entry.name
+        if _is_hidden(name):
+            return
+        manifest = _is_manifest_name(name)
+        try:
+            # d_type from the directory listing: no system call on most file systems.
+            is_link = entry.is_symlink()
+            if not is_link and entry.is_dir(follow_symlinks=False):
+                self._subdirectory(entry, here)
+                return
+            if not is_link and entry.is_file(follow_symlinks=False):
+                if (manifest or name in nonmanifest.KUSTOMIZE_FILES) and not self._ignored(here, name, False):
+                    self._file(entry, here, manifest)
+                return
+            if not is_link:
+                if manifest:  # a FIFO, socket or device named like a manifest
+                    self.problem(entry.path, _not_regular(entry.stat(follow_symlinks=False).st_mode))
+                return
+        except OSError as exc:
+            if manifest:
+                self.problem(entry.path, f"cannot read file: {exc.strerror or type(exc).__name__}")
+            return
+        if self._ignored(here, name, False):
+            return  # git matches a symlink by its own name, whatever it points to
+        _link(entry.path, manifest, self.roots, here.subdirs, self.out, self.problem)
+
+    def _subdirectory(self, entry: os.DirEntry[str], here: _Here) -> None:
+        if self._ignored(here, entry.name, True):
+            return
+        if here.in_chart and entry.name == nonmanifest.CHART_TEMPLATES and not self.helm_templates:
+            self.skipped.append(Skipped(display_name(os.path.normpath(entry.path)) + "/", nonmanifest.HELM))
+            return
+        here.subdirs.append(entry.path)
+
+    def _file(self, entry: os.DirEntry[str], here: _Here, manifest: bool) -> None:
+        category = nonmanifest.classify_name(entry.name, in_chart=here.in_chart)
+        if category is not None:
+            self.skipped.append(Skipped(display_name(os.path.normpath(entry.path)), category))
+        elif manifest:
+            self.out.append(Source(display=display_name(os.path.normpath(entry.path)), fs_path=entry.path, nofollow=True))
 
 
 def _link(
@@ -341,6 +397,48 @@ def discover(
     ).sources
 
 
+class _Sources:
+    """The sources found so far, by path, each under a display name of its own."""
+
+    def __init__(self) -> None:
+        self.sources: dict[str, Source] = {}
+        self.displays: dict[str, str] = {}  # display name -> the path that has it
+
+    def add(self, source: Source) -> None:
+        # `policylint .` and `policylint a.yaml` must name (and de-duplicate) a file alike: the
+        # key is the normalised path, never the display name, which two different byte names
+        # can share (`x\xff.yaml` spelled out, and one with the raw byte 0xff). Absolute, so that
+        # `team-x/a.yaml` and `../apps/team-x/a.yaml` (a context of `..` from a subdirectory) are
+        # one file, named as the first root that reaches it names it.
+        key = os.path.abspath(source.fs_path) if source.fs_path is not None else source.display
+        if key in self.sources:
+            return
+        owner = self.displays.setdefault(source.display, key)
+        if owner != key:
+            n = 2
+            while f"{source.display} ({n})" in self.displays:
+                n += 1
+            source = replace(source, display=f"{source.display} ({n})")
+            self.displays[source.display] = key
+        self.sources[key] = source
+
+
+def _stat_root(raw: str, path: str, name: str) -> os.stat_result | Source:
+    """What a path named on the command line is; a symlink named explicitly that leads nowhere
+    (or loops) is an unreadable source (PL008), anything else that cannot be read a usage error."""
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            # A dangling symlink named explicitly: report it as unreadable, not as usage error.
+            return Source(display=name, fs_path=path, problem="cannot read file: No such file or directory")
+        raise SourceError(f"path does not exist: {raw}") from None
+    except OSError as exc:
+        if os.path.islink(path):  # a symlink loop named explicitly
+            return Source(display=name, fs_path=path, problem=f"cannot read file: {exc.strerror or type(exc).__name__}")
+        raise SourceError(f"cannot access {raw}: {exc.strerror}") from None
+
+
 def discover_all(
     paths: Sequence[str],
     *,
@@ -367,49 +465,22 @@ def discover_all(
     skipped: list[Skipped] = []
     roots = _Roots([p for p in paths if p != STDIN], follow_outside_links)
     notes: list[str] = []
-    sources: dict[str, Source] = {}
-    displays: dict[str, str] = {}  # display name -> the path that has it
-
-    def add(source: Source) -> None:
-        # `policylint .` and `policylint a.yaml` must name (and de-duplicate) a file alike: the
-        # key is the normalised path, never the display name, which two different byte names
-        # can share (`x\xff.yaml` spelled out, and one with the raw byte 0xff). Absolute, so that
-        # `team-x/a.yaml` and `../apps/team-x/a.yaml` (a context of `..` from a subdirectory) are
-        # one file, named as the first root that reaches it names it.
-        key = os.path.abspath(source.fs_path) if source.fs_path is not None else source.display
-        if key in sources:
-            return
-        owner = displays.setdefault(source.display, key)
-        if owner != key:
-            n = 2
-            while f"{source.display} ({n})" in displays:
-                n += 1
-            source = replace(source, display=f"{source.display} ({n})")
-            displays[source.display] = key
-        sources[key] = source
+    found_sources = _Sources()
+    sources, add = found_sources.sources, found_sources.add
 
     for raw in paths:
         if raw == STDIN:
             data = read_stdin() if read_stdin else b""
             name = stdin_filename or "<stdin>"
             sources[STDIN] = Source(display=name, content=data)
-            displays.setdefault(name, STDIN)
+            found_sources.displays.setdefault(name, STDIN)
             continue
         path = os.path.normpath(raw)
         name = display_name(path)
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            if os.path.islink(path):
-                # A dangling symlink named explicitly: report it as unreadable, not as usage error.
-                add(Source(display=name, fs_path=path, problem="cannot read file: No such file or directory"))
-                continue
-            raise SourceError(f"path does not exist: {raw}") from None
-        except OSError as exc:
-            if os.path.islink(path):  # a symlink loop named explicitly
-                add(Source(display=name, fs_path=path, problem=f"cannot read file: {exc.strerror or type(exc).__name__}"))
-                continue
-            raise SourceError(f"cannot access {raw}: {exc.strerror}") from None
+        st = _stat_root(raw, path, name)
+        if isinstance(st, Source):
+            add(st)
+            continue
         if stat.S_ISDIR(st.st_mode):
             before = len(skipped)
             found = _walk(path, roots, walk, exclude, skipped, helm_templates, tracked.covers if tracked else None)
