@@ -480,7 +480,7 @@ def test_a_symlink_named_by_the_configuration_at_the_ref_is_not_read(repo: Path,
 
 
 def test_a_symlink_or_an_oversized_file_in_a_crd_directory_at_the_ref_is_not_read(crd_repo: Path) -> None:
-    from policylint.input.load import MAX_FILE_BYTES
+    from policylint.input.bounds import MAX_FILE_BYTES
 
     os.symlink("/etc/passwd", crd_repo / "crds" / "passwd.yaml")
     with open(crd_repo / "crds" / "huge.yaml", "wb") as handle:

@@ -371,7 +371,7 @@ def gate_report(
     from policylint.input import git
 
     if gate_base is not None:
-        if gate_base == "HEAD" and git._verify("HEAD", os.getcwd()) is None:
+        if gate_base == "HEAD" and not git.has_commit(os.getcwd()):
             gate_base = None  # the first commit: no base yet
         else:
             diff_base = gate_base
@@ -383,26 +383,28 @@ def gate_report(
     from policylint.config.load import ConfigError
 
     try:
-        return _compared(trust, relaxed, baseline, baseline_label, baseline_entries, diff_base, staged, head)
+        return _compared(trust, relaxed, baseline_label, _sides(diff_base, staged, head), baseline, baseline_entries)
     except ConfigError as exc:
         # The base's configuration does not validate: the comparison cannot be made.
         raise git.GitError(f"the configuration at the base does not validate: {exc}") from None
 
 
-def _compared(
-    trust: Trust,
-    relaxed: tuple[Relaxation, ...],
-    baseline: str | None,
-    baseline_label: str | None,
-    baseline_entries: Sequence[Entry] | None,
-    diff_base: str | None,
-    staged: bool,
-    head: str | None,
-) -> GateReport:
-    from policylint.config.load import ConfigError
+@frozen
+class _Sides:
+    """The two sides a change is compared between: the base's commit (None: no base to compare
+    the configuration and the baseline with but the refs `--config-ref` and `--baseline-ref`
+    name) and the change's (None: the working tree; else a commit or the index), in `root`."""
+
+    root: str
+    diff_base: str | None
+    diff_commit: str | None
+    head_commit: str | None
+    head_name: str
+
+
+def _sides(diff_base: str | None, staged: bool, head: str | None) -> _Sides:
     from policylint.input import git
     from policylint.input.gitref import INDEX
-    from policylint.suppressions import baseline as baseline_io
 
     measured = diff_base is not None or staged
     root = git.repository_root(os.getcwd())
@@ -412,53 +414,82 @@ def _compared(
     head_commit, head_name = (INDEX, "index") if staged else (None, "working tree")
     if head is not None:
         head_commit, head_name = git.resolve_base(head, root), head
+    return _Sides(root, diff_base, diff_commit, head_commit, head_name)
+
+
+def _compared(
+    trust: Trust,
+    relaxed: tuple[Relaxation, ...],
+    baseline_label: str | None,
+    sides: _Sides,
+    baseline: str | None,
+    baseline_entries: Sequence[Entry] | None,
+) -> GateReport:
     changes: list[GateChange] = []
     bases: list[str] = []
-
-    if not trust.isolated and (trust.config_ref is not None or diff_commit is not None):
-        if trust.config_ref is not None:
-            base_config, base_name = trust.config, trust.config_ref
-        else:
-            assert diff_commit is not None
-            base_name = _short(diff_base, diff_commit)
-            base_config = config_at(diff_commit, base_name, trust.local_path if trust.config_ref is None else None, root)
-        if trust.config_ref is None and head_commit is None:
-            head_config, head_label = trust.config, trust.label
-        else:
-            head_config, head_label = None, None
-            try:
-                if head_commit is not None:
-                    head_config = config_at(head_commit, head_name, trust.local_path, root)
-                    head_label = f"{head_name}:{head_config.path}" if head_config is not None else None
-                elif trust.local_path is not None:
-                    from policylint.config.load import load
-
-                    head_config = load(trust.local_path)
-                    head_label = trust.local_path
-            except ConfigError as exc:
-                first = str(exc).splitlines()[0]
-                changes.append(GateChange(CONFIGURATION, False, exc.file, 1, f"does not validate ({first})"))
-        # The profiles and CRDs the base's configuration names, as the base holds them.
-        base_commit = trust.tree.commit if trust.config_ref is not None and trust.tree is not None else diff_commit
-        judge = None
-        if base_config is not None and base_commit is not None:
-            judge = _removal_judge(base_config, base_commit, root)
-        changes += config_changes(base_config, head_config, head_label, removed=judge)
-        bases.append(f"configuration at {base_name}")
-        if base_config is not None and base_commit is not None:
-            changes += _named_file_changes(base_config, base_commit, head_commit, head_name, root)
-
-    if baseline is not None and (trust.baseline_ref is not None or diff_commit is not None):
-        if trust.baseline_ref is not None and baseline_entries is not None:
-            base_entries, base_name = list(baseline_entries), trust.baseline_ref
-        else:
-            assert diff_commit is not None
-            base_name = _short(diff_base, diff_commit)
-            base_entries = baseline_at(diff_commit, base_name, baseline, root)
-        if head_commit is not None:
-            head_entries = baseline_at(head_commit, head_name, baseline, root)
-        else:
-            head_entries = baseline_io.read(baseline) if os.path.isfile(baseline) else []
-        changes += baseline_changes(base_entries, head_entries, baseline)
-        bases.append(f"baseline at {base_name}")
+    if not trust.isolated and (trust.config_ref is not None or sides.diff_commit is not None):
+        bases.append(f"configuration at {_config_compared(trust, sides, changes)}")
+    if baseline is not None and (trust.baseline_ref is not None or sides.diff_commit is not None):
+        bases.append(f"baseline at {_baseline_compared(trust, sides, baseline, baseline_entries, changes)}")
     return GateReport(trust.label, baseline_label, relaxed, ", ".join(bases) or None, tuple(changes))
+
+
+def _config_compared(trust: Trust, sides: _Sides, changes: list[GateChange]) -> str:
+    """What the change does to the configuration, into `changes`; the name of the base."""
+    root, diff_commit = sides.root, sides.diff_commit
+    if trust.config_ref is not None:
+        base_config, base_name = trust.config, trust.config_ref
+    else:
+        assert diff_commit is not None
+        base_name = _short(sides.diff_base, diff_commit)
+        base_config = config_at(diff_commit, base_name, trust.local_path if trust.config_ref is None else None, root)
+    head_config, head_label = _head_config(trust, sides, changes)
+    # The profiles and CRDs the base's configuration names, as the base holds them.
+    base_commit = trust.tree.commit if trust.config_ref is not None and trust.tree is not None else diff_commit
+    judge = None
+    if base_config is not None and base_commit is not None:
+        judge = _removal_judge(base_config, base_commit, root)
+    changes += config_changes(base_config, head_config, head_label, removed=judge)
+    if base_config is not None and base_commit is not None:
+        changes += _named_file_changes(base_config, base_commit, sides.head_commit, sides.head_name, root)
+    return base_name
+
+
+def _head_config(trust: Trust, sides: _Sides, changes: list[GateChange]) -> tuple[LoadedConfig | None, str | None]:
+    """The change's configuration and where it is from; one that does not validate is a change."""
+    from policylint.config.load import ConfigError
+
+    if trust.config_ref is None and sides.head_commit is None:
+        return trust.config, trust.label
+    try:
+        if sides.head_commit is not None:
+            head_config = config_at(sides.head_commit, sides.head_name, trust.local_path, sides.root)
+            return head_config, f"{sides.head_name}:{head_config.path}" if head_config is not None else None
+        if trust.local_path is not None:
+            from policylint.config.load import load
+
+            return load(trust.local_path), trust.local_path
+    except ConfigError as exc:
+        first = str(exc).splitlines()[0]
+        changes.append(GateChange(CONFIGURATION, False, exc.file, 1, f"does not validate ({first})"))
+    return None, None
+
+
+def _baseline_compared(
+    trust: Trust, sides: _Sides, baseline: str, baseline_entries: Sequence[Entry] | None, changes: list[GateChange]
+) -> str:
+    """What the change does to the baseline, into `changes`; the name of the base."""
+    from policylint.suppressions import baseline as baseline_io
+
+    if trust.baseline_ref is not None and baseline_entries is not None:
+        base_entries, base_name = list(baseline_entries), trust.baseline_ref
+    else:
+        assert sides.diff_commit is not None
+        base_name = _short(sides.diff_base, sides.diff_commit)
+        base_entries = baseline_at(sides.diff_commit, base_name, baseline, sides.root)
+    if sides.head_commit is not None:
+        head_entries = baseline_at(sides.head_commit, sides.head_name, baseline, sides.root)
+    else:
+        head_entries = baseline_io.read(baseline) if os.path.isfile(baseline) else []
+    changes += baseline_changes(base_entries, head_entries, baseline)
+    return base_name
