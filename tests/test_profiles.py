@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from policylint.cli import cli
 from policylint.findings import Severity
-from policylint.k8s.schemas import DEFAULT_GATEWAY_API_VERSION
+from policylint.k8s.schemas import newest_release_dirs
 from policylint.profiles.crd import crd_facts
 from policylint.profiles.registry import (
     ORIGIN_BUILTIN,
@@ -132,8 +132,8 @@ def test_every_vendored_policy_crd_is_profiled() -> None:
     attaching = {("security.istio.io", "RequestAuthentication"), ("extensions.istio.io", "WasmPlugin")}
     for path in CRDS.rglob("*.yaml"):
         parts = path.relative_to(CRDS).parts
-        if parts[0] == "gateway-api" and parts[1] != DEFAULT_GATEWAY_API_VERSION:
-            continue  # older releases, bundled for the schema rules only
+        if "/".join(parts[:2]) not in newest_release_dirs(CRDS):
+            continue  # older releases (Gateway API's and the vendors'), bundled for the schema rules only
         facts = crd_facts(_load(path))
         if facts.is_policy or (facts.group, facts.kind) in attaching:
             vendored.add((facts.group, facts.kind))
