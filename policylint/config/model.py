@@ -98,7 +98,7 @@ class Config(_Strict):
     """The Gateway API release channel whose CRDs the cluster runs (`--channel`); null: inferred from the input, else unknown."""
 
     implementations: list[str] = []
-    """The Gateway API implementations the cluster runs, `NAME` or `NAME@VERSION` (`--implementation`); their installers' default channel counts when `channel` is not known."""
+    """The Gateway API implementations the cluster runs, `NAME` or `NAME@VERSION` (`--implementation`); their installers' default channel counts when `channel` is not known, and `@VERSION` picks the vendor's bundled release of its policy CRDs for the schema rules."""
 
     profile: list[str] = []
     """Extra policy profile files (`--profile`)."""

@@ -66,8 +66,11 @@ class Installer:
     title: str  # `Envoy Gateway`
     controller_names: tuple[str, ...] = ()
     groups: frozenset[str] = frozenset()  # the API groups of its own CRDs
-    channel: str | None = None  # None: its installer leaves the Gateway API CRDs to the user
+    channel: str | None = None  # None: the profile does not say
     docs: str = ""
+    # False: the installer leaves the Gateway API CRDs to the user, and `channel` is the one its
+    # documentation has the user install; the user chose, so the channel is not inferred from it.
+    installs: bool = True
 
 
 @frozen
@@ -254,7 +257,9 @@ def _channel(
     if found:
         [(channel, crd)] = found.items()
         return Known(channel, f"inferred from {_where(crd)}: {CHANNEL} {channel}")
-    shipped = {(i.channel, i.name): (known, i) for known, i in implementations if i is not None and i.channel is not None}
+    shipped = {
+        (i.channel, i.name): (known, i) for known, i in implementations if i is not None and i.channel is not None and i.installs
+    }
     channels = {channel for channel, _ in shipped}
     if len(channels) == 1:
         (_, _), (known, installer) = next(iter(sorted(shipped.items())))
@@ -266,6 +271,15 @@ def _channel(
     if len(channels) > 1:
         names = ", ".join(f"{name} ships {channel}" for channel, name in sorted(shipped))
         return Known(None, f"unknown: the implementations' installers differ ({names})")
+    documented = sorted((i.name, i.channel, i.docs) for _, i in implementations if i is not None and i.channel is not None)
+    if documented:
+        # Istio's, NGINX Gateway Fabric's, Kuadrant's, GKE's and Linkerd's installers have the
+        # user install the CRDs (their documentation names the standard channel); a user who
+        # routes TCP installs the experimental one. Saying so helps; deciding would be a guess.
+        said = "; ".join(
+            f"{name}'s documentation installs the {channel} channel's CRDs ({docs})" for name, channel, docs in documented
+        )
+        return Known(None, f"unknown: the implementations' installers leave the Gateway API CRDs to the user ({said})")
     return Known(None, UNKNOWN)
 
 
