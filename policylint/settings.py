@@ -282,6 +282,7 @@ class Settings:
     gateway_api_version: str | None = setting(
         None,
         key="gateway-api-version",
+        repository=Repository.GATED,
         doc="The Gateway API release whose CRDs the cluster runs (`--gateway-api-version`); null: inferred from the input, else unknown.",
         flag=("--gateway-api-version",),
         commands=(CHECK, DIFF),
@@ -291,6 +292,7 @@ class Settings:
     channel: str | None = setting(
         None,
         key="channel",
+        repository=Repository.GATED,
         choices=CHANNELS,
         doc="The Gateway API release channel whose CRDs the cluster runs (`--channel`); null: inferred from the input, else unknown.",
         flag=("--channel",),
@@ -300,7 +302,8 @@ class Settings:
     implementations: tuple[str, ...] = setting(
         (),
         key="implementations",
-        doc="The Gateway API implementations the cluster runs, `NAME` or `NAME@VERSION` (`--implementation`); their installers' default channel counts when `channel` is not known.",
+        repository=Repository.GATED,
+        doc="The Gateway API implementations the cluster runs, `NAME` or `NAME@VERSION` (`--implementation`); their installers' default channel counts when `channel` is not known, and `@VERSION` picks the vendor's bundled release of its policy CRDs for the schema rules.",
         flag=("--implementation",),
         commands=(CHECK, DIFF),
         click={"metavar": "NAME[@VERSION]"},

@@ -289,7 +289,7 @@ def test_a_missing_configmap_in_a_policy_spec_makes_it_invalid_when_the_input_is
     assert finding.path == "spec.responseOverride[0].response.body.valueRef.name"
     assert finding.message.startswith(
         "object reference names ConfigMap default/response-override-config-1, which is not in the input, and nothing in"
-        " it makes it (considered: Bundle (trust-manager); kube-root-ca.crt in every namespace (the"
+        " it makes it (considered: Bundle, ClusterBundle (trust-manager); kube-root-ca.crt in every namespace (the"
         " kube-controller-manager)) (declared complete: --complete):"
     )
     assert complete.policy_reports is not None

@@ -186,11 +186,31 @@ class Catalogue:
         return self.cluster.release.value or DEFAULT_GATEWAY_API_VERSION
 
     def bundled(
-        self, channel: str | None = None, release: str | None = None
+        self, channel: str | None = None, release: str | None = None, vendors: tuple[tuple[str, str], ...] | None = None
     ) -> Mapping[tuple[str, str, str], tuple[Mapping[str, Any], str]]:
+        """The bundled schemas of a Gateway API channel and release (the cluster's by default), with
+        the vendors' of the releases `vendors` names, else of the cluster's (the newest bundled
+        where it is not known)."""
         from policylint.k8s.schemas import schemas
 
-        return schemas(channel or self.channel, release or self.release)
+        return schemas(
+            channel or self.channel, release or self.release, self.cluster.vendor_choice if vendors is None else vendors
+        )
+
+    def project(self, key: tuple[str, str, str]) -> str | None:
+        """The vendor whose bundled CRD defines the kind (`envoy-gateway`); None: Gateway API's own
+        kind, or one nothing bundled defines."""
+        from policylint.k8s.schemas import vendor_projects
+
+        return vendor_projects().get(key[:2])
+
+    def decided_for(self, key: tuple[str, str, str]) -> bool:
+        """Whether the release (and channel) whose bundled schema decides the kind is known: the
+        vendor's release for a vendor's kind, Gateway API's release and channel for the others."""
+        project = self.project(key)
+        if project is not None:
+            return self.cluster.vendor_release(project).value is not None
+        return self.cluster.decided
 
     def schema(self, obj: K8sObject) -> tuple[Mapping[str, Any], str | None] | None:
         """The schema that decides the object's fields, and the bundled release it comes from
@@ -206,14 +226,26 @@ class Catalogue:
         if key[:2] in self.given_served:
             return None  # its CRD decides, and does not serve the version (PL705)
         found = self.bundled().get(key)
-        if found is not None or self.cluster.decided:
+        if found is not None or self.decided_for(key):
             return found
         return next((s for _, _, s in self.plausible(key) if s is not None), None)
 
     def plausible(self, key: tuple[str, str, str]) -> list[tuple[str, str, tuple[Mapping[str, Any], str] | None]]:
         """(release, channel, the bundled schema of `key` there or None: not served) for every
         Gateway API release and channel the cluster may run (`Cluster.releases`, `channels`),
-        newest release first, the standard channel first."""
+        newest release first, the standard channel first. A vendor's kind: for every bundled
+        release of the vendor the cluster may run (the known one, else all, newest first), in the
+        run's channel (a vendor's CRDs are the same in both)."""
+        project = self.project(key)
+        if project is not None:
+            from policylint.k8s.schemas import vendor_releases
+
+            known = self.cluster.vendor_release(project).value
+            others = tuple((name, release) for name, release in self.cluster.vendor_choice if name != project)
+            return [
+                (release, self.channel, self.bundled(vendors=(*others, (project, release))).get(key))
+                for release in ((known,) if known is not None else reversed(vendor_releases()[project]))
+            ]
         return [
             (release, channel, self.bundled(channel, release).get(key))
             for release in self.cluster.releases()
@@ -247,7 +279,7 @@ class Catalogue:
         if (group, kind) in self.given_served:
             warning = self.given_deprecated.get((group, kind, version))
             return None if warning is None else (warning, None)
-        return deprecated_versions(self.channel, self.release).get((group, kind, version))
+        return deprecated_versions(self.channel, self.release, self.cluster.vendor_choice).get((group, kind, version))
 
     def given_with_option(self, obj: K8sObject) -> bool:
         """Whether the object's CRD was given with --crd (not in the input)."""
@@ -308,19 +340,22 @@ def admit(index: ProjectIndex, obj: K8sObject) -> Admission | None:
         return None
     verdict = _admit(index, obj, catalogue, found)
     catalogue.admitted[id(obj), id(found[0])] = not verdict.rejected
-    if not verdict.rejected or catalogue.cluster.decided or verdict.source is None:
+    key_ = (obj.group, obj.kind, obj.version)
+    if not verdict.rejected or catalogue.decided_for(key_) or verdict.source is None:
         return verdict
     # Ties go to the newer release, and within one to the experimental channel: it knows every
     # field the standard one does, so its complaint is the more specific.
-    releases = catalogue.cluster.releases()
+    plausible = catalogue.plausible(key_)
+    releases = tuple(dict.fromkeys(release for release, _, _ in plausible))
 
     def key(v: Admission, release: str, channel: str) -> tuple[int, int, int, int]:
         rank = releases.index(release) if release in releases else len(releases)
         return len(list(v.rejections())), len(v.pruned), rank, 0 if channel == "experimental" else 1
 
-    candidates = [(key(verdict, catalogue.release, catalogue.channel), verdict)]
+    first = releases[0] if catalogue.project(key_) is not None else catalogue.release
+    candidates = [(key(verdict, first, catalogue.channel), verdict)]
     seen = {id(found[0])}
-    for release, channel, other in catalogue.plausible((obj.group, obj.kind, obj.version)):
+    for release, channel, other in plausible:
         if other is None or id(other[0]) in seen:
             continue
         seen.add(id(other[0]))

@@ -88,6 +88,11 @@ class Producer:
     when: tuple[Condition, ...] = ()
     namespaces: str = SOURCE_NAMESPACE
     namespace_selector: str | None = None  # a field holding a label selector of namespaces
+    # Fields each holding a label selector (`[*]`: each item of a list), ORed, and a field holding
+    # a list of namespace names: the namespaces they select together; none set, none
+    # (ClusterExternalSecret's namespaceSelector, namespaceSelectors and namespaces).
+    namespace_selectors: tuple[str, ...] = ()
+    namespace_names: str | None = None
     docs: str = ""
     project: str = ""
 
@@ -138,8 +143,12 @@ def producers_of(document: Mapping[str, Any]) -> list[Producer]:
         refs = raw.get("refs")
         namespaces = raw.get("namespaces", SOURCE_NAMESPACE)
         selector = None
+        selectors: tuple[str, ...] = ()
+        names = None
         if isinstance(namespaces, dict):
-            selector = namespaces["selector"]
+            selector = namespaces.get("selector")
+            selectors = tuple(namespaces.get("selectors", ()))
+            names = namespaces.get("names")
             namespaces = EVERY_NAMESPACE
         out.append(
             Producer(
@@ -159,6 +168,8 @@ def producers_of(document: Mapping[str, Any]) -> list[Producer]:
                 when=tuple(_condition(c) for c in raw.get("when", ())),
                 namespaces=namespaces,
                 namespace_selector=selector,
+                namespace_selectors=selectors,
+                namespace_names=names,
                 docs=raw.get("docs", ""),
                 project=str(document.get("project", "")),
             )

@@ -263,9 +263,12 @@ class Implementation:
     # GatewayClass of it does (Istio's security.istio.io): its built-in classes then exist.
     evidence_groups: frozenset[str] = frozenset()
     # The Gateway API channel whose CRDs the implementation's installer ships by default, and the
-    # document that says so (`gatewayAPI`); None: it leaves the Gateway API CRDs to the user.
+    # document that says so (`gatewayAPI`); None: the profile says nothing. With `installs`
+    # false, the installer leaves the Gateway API CRDs to the user and the channel is the one its
+    # documentation has the user install: what the cluster runs was the user's choice.
     gateway_api_channel: str | None = None
     gateway_api_docs: str = ""
+    gateway_api_installs: bool = True
     # Listener protocols the implementation refuses on one port beyond the Gateway API's rules
     # (`listenerPorts`); None: only those (policylint.semantics.listeners.port_conflict).
     port_sharing: PortSharing | None = None
@@ -641,7 +644,7 @@ def builtin_implementations() -> tuple[Implementation, ...]:
             out.append(
                 Implementation(
                     raw["name"],
-                    tuple(raw["controllerNames"]),
+                    tuple(raw.get("controllerNames", ())),
                     tuple(_target_kind(k) for k in delegation.get("kinds", ())),
                     delegation.get("docs", ""),
                     tuple(_target_kind(k) for k in (raw.get("backendRefsByKind") or {}).get("kinds", ())),
@@ -656,6 +659,7 @@ def builtin_implementations() -> tuple[Implementation, ...]:
                     ),
                     gateway_api_channel=(raw.get("gatewayAPI") or {}).get("channel"),
                     gateway_api_docs=(raw.get("gatewayAPI") or {}).get("docs", ""),
+                    gateway_api_installs=bool((raw.get("gatewayAPI") or {}).get("installs", True)),
                     classes_installed=bool((raw.get("builtinGatewayClasses") or {}).get("installed", False)),
                     evidence_groups=frozenset((raw.get("builtinGatewayClasses") or {}).get("evidenceGroups", ())),
                     port_sharing=_port_sharing(raw.get("listenerPorts")),
@@ -715,6 +719,7 @@ def installers() -> tuple[Installer, ...]:
                 frozenset(groups.get(name, ())),
                 implementation.gateway_api_channel,
                 implementation.gateway_api_docs,
+                implementation.gateway_api_installs,
             )
         )
     return tuple(out)

@@ -282,8 +282,17 @@ def _producers_considered(project: Project, ref: ObjectRef) -> str:
     considered = project.resolution.producers().considered(ref.group, ref.kind)
     if not considered:
         return ""
-    described = list(dict.fromkeys(p.describe() for p in considered))
-    return f" (considered: {'; '.join(described)})"
+    # Who makes the object and from which kinds, grouped: each producer's fields in full made
+    # the message outgrow the cap on a message's length (and the consequence after it was cut)
+    # once several operators make Secrets; the fields are in docs/semantics.md.
+    makers: dict[str, list[str]] = {}
+    for producer in considered:
+        asks = producer.source.kind if producer.source is not None else f"{producer.fixed_name} in every namespace"
+        kinds = makers.setdefault(producer.by, [])
+        if asks not in kinds:
+            kinds.append(asks)
+    groups = [f"{', '.join(kinds)} ({by})" for by, kinds in makers.items()]
+    return f" (considered: {'; '.join(groups)})"
 
 
 # What the controller writes when such a reference is invalid. A Gateway's own references: the
