@@ -1,0 +1,65 @@
+"""Upstream manifests that policylint once reported falsely with default flags
+(tests/data/upstream/README.md says which files, from where). Each test names the upstream file
+and the finding it must not get, and, where the class has a true case, that it still gets one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.lintutil import lint_paths, lint_text
+
+UPSTREAM = Path(__file__).parent / "data" / "upstream"
+EG = UPSTREAM / "envoy-gateway"
+
+
+def rules_at(result: object) -> list[tuple[str, str, int | None]]:
+    return [(f.rule, f.severity.label, f.line) for f in result.findings]  # type: ignore[attr-defined]
+
+
+# -- object references of Envoy Gateway written with the core group as `v1` ----------------------
+
+
+def test_lua_value_ref_with_group_v1_names_the_core_configmap() -> None:
+    # envoyproxy/gateway test/e2e/testdata/envoyextensionpolicy-merged.yaml:46: the CRD's CEL
+    # takes `group: v1` for the core group, and Envoy Gateway reads the ConfigMap by kind.
+    result = lint_paths([EG / "test" / "e2e" / "testdata" / "envoyextensionpolicy-merged.yaml"])
+    assert [r for r in rules_at(result) if r[0] in ("PL417", "PL703", "PL704")] == []
+
+
+def test_lua_value_ref_with_another_group_is_still_refused() -> None:
+    text = (EG / "test" / "e2e" / "testdata" / "envoyextensionpolicy-merged.yaml").read_text(encoding="utf-8")
+    result = lint_text(text.replace("group: v1\n", "group: example.com\n"))
+    assert [r for r in rules_at(result) if r[0] in ("PL417", "PL703", "PL704")] == [("PL704", "warning", 44)]
+
+
+CONTEXT_EXTENSION = """\
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: auth, namespace: default}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: eg}
+  extAuth:
+    http:
+      backendRefs:
+      - {name: auth, port: 80}
+    contextExtensions:
+    - name: tenant
+      type: ValueRef
+      valueRef: {group: v1, kind: ConfigMap, name: tenants, key: tenant}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: tenants, namespace: default}
+data: {tenant: acme}
+"""
+
+
+def test_context_extension_value_ref_with_group_v1_names_the_core_configmap() -> None:
+    # The SecurityPolicy CRD's CEL on contextExtensions[].valueRef takes group '' or 'v1' too.
+    result = lint_text(CONTEXT_EXTENSION)
+    assert [r for r in rules_at(result) if r[0] in ("PL417", "PL703", "PL704")] == []
+    # ... and the key is still read from the ConfigMap the reference names.
+    missing = lint_text(CONTEXT_EXTENSION.replace("data: {tenant: acme}", "data: {other: acme}"))
+    assert [r[0] for r in rules_at(missing) if r[0] == "PL417"] == ["PL417"]
