@@ -63,3 +63,36 @@ def test_context_extension_value_ref_with_group_v1_names_the_core_configmap() ->
     # ... and the key is still read from the ConfigMap the reference names.
     missing = lint_text(CONTEXT_EXTENSION.replace("data: {tenant: acme}", "data: {other: acme}"))
     assert [r[0] for r in rules_at(missing) if r[0] == "PL417"] == ["PL417"]
+
+
+# -- backends a controller makes from outside the repository ----------------------------------------
+
+MULTICLUSTER = EG / "examples" / "kubernetes" / "multicluster-service.yaml"
+
+
+def test_service_import_not_in_the_input_is_a_warning_naming_the_multicluster_controllers() -> None:
+    # envoyproxy/gateway examples/kubernetes/multicluster-service.yaml:51: the ServiceImport is
+    # made by the multicluster controller from a ServiceExport, possibly in another cluster.
+    (finding,) = lint_paths([MULTICLUSTER]).findings
+    assert (finding.rule, finding.severity.label, finding.line, finding.path) == (
+        "PL411",
+        "warning",
+        51,
+        "spec.rules[0].backendRefs[0].name",
+    )
+    assert "considered: any ServiceImport made by the ClusterSet's multicluster controller (Submariner" in finding.message
+    assert "--complete" in (finding.hint or "")
+
+
+def test_service_import_not_in_the_input_is_an_error_when_the_input_is_the_cluster() -> None:
+    (finding,) = lint_paths([MULTICLUSTER], complete=True).findings
+    assert (finding.rule, finding.severity.label, finding.line) == ("PL411", "error", 51)
+    assert "considered" not in finding.message
+
+
+def test_a_missing_service_stays_an_error() -> None:
+    text = MULTICLUSTER.read_text(encoding="utf-8")
+    text = text.replace("        - group: multicluster.x-k8s.io\n          kind: ServiceImport\n", "        - kind: Service\n")
+    text = text.replace("namespace: submariner-operator\n          port", "namespace: default\n          port")
+    findings = [(f.rule, f.severity.label) for f in lint_text(text).findings]
+    assert ("PL411", "error") in findings
