@@ -96,3 +96,50 @@ def test_a_missing_service_stays_an_error() -> None:
     text = text.replace("namespace: submariner-operator\n          port", "namespace: default\n          port")
     findings = [(f.rule, f.severity.label) for f in lint_text(text).findings]
     assert ("PL411", "error") in findings
+
+
+# -- parameters of an implementation policylint does not model ------------------------------------
+
+BASIC_GRPC = UPSTREAM / "gateway-api" / "examples" / "standard" / "basic-grpc.yaml"
+
+
+def test_parameters_of_a_controller_policylint_does_not_model_are_unprovable() -> None:
+    # kubernetes-sigs/gateway-api examples/standard/basic-grpc.yaml:11: `acme.io` Parameters, whose
+    # CRD the acme.io controller installs in the cluster.
+    result = lint_paths([BASIC_GRPC])
+    (finding,) = [f for f in result.findings if f.rule == "PL422"]
+    assert (finding.severity.label, finding.line, finding.path) == ("warning", 11, "spec.parametersRef.group")
+    assert "read by a controller whose parameters kinds policylint does not know" in finding.message
+    assert "--crd" in (finding.hint or "")
+    # Unprovable, the reference does not stop the class's Gateway from carrying traffic.
+    assert [f for f in result.findings if f.rule == "PL413"] == []
+    # With --complete the input holds every CRD of the cluster: the group is served by nothing.
+    (error,) = [f for f in lint_paths([BASIC_GRPC], complete=True).findings if f.rule == "PL422"]
+    assert (error.severity.label, error.line) == ("error", 11)
+
+
+VENDOR_CLASS = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: vendor}
+spec:
+  controllerName: %s
+  parametersRef: {group: %s, kind: %s, name: params%s}
+"""
+
+
+def test_parameters_kinds_of_other_implementations_are_warnings() -> None:
+    for controller, group, kind, namespace in (
+        ("io.cilium/gateway-controller", "cilium.io", "CiliumGatewayClassConfig", ", namespace: kube-system"),
+        ("konghq.com/gateway-operator", "gateway-operator.konghq.com", "GatewayConfiguration", ", namespace: kong"),
+    ):
+        (finding,) = [f for f in lint_text(VENDOR_CLASS % (controller, group, kind, namespace)).findings if f.rule == "PL422"]
+        assert (finding.severity.label, finding.line) == ("warning", 6), group
+
+
+def test_parameters_of_an_unserved_group_stay_an_error_where_the_implementation_says_what_it_takes() -> None:
+    # Envoy Gateway takes an EnvoyProxy only, NGINX Gateway Fabric an NginxProxy (a Gateway of
+    # its class naming another kind is Accepted=False).
+    envoy = VENDOR_CLASS % ("gateway.envoyproxy.io/gatewayclass-controller", "acme.io", "Parameters", ", namespace: infra")
+    (finding,) = [f for f in lint_text(envoy).findings if f.rule == "PL422"]
+    assert (finding.severity.label, finding.path) == ("error", "spec.parametersRef.group")
