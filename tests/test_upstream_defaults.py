@@ -143,3 +143,32 @@ def test_parameters_of_an_unserved_group_stay_an_error_where_the_implementation_
     envoy = VENDOR_CLASS % ("gateway.envoyproxy.io/gatewayclass-controller", "acme.io", "Parameters", ", namespace: infra")
     (finding,) = [f for f in lint_text(envoy).findings if f.rule == "PL422"]
     assert (finding.severity.label, finding.path) == ("error", "spec.parametersRef.group")
+
+
+# -- GatewayClasses an implementation creates ------------------------------------------------------
+
+BOOKINFO = UPSTREAM / "istio" / "samples" / "bookinfo" / "gateway-api" / "bookinfo-gateway.yaml"
+ALS = EG / "examples" / "kubernetes" / "accesslog" / "als-accesslog.yaml"
+
+
+def test_a_class_istio_creates_is_a_warning_naming_istio_where_nothing_shows_it_runs() -> None:
+    # istio/istio samples/bookinfo/gateway-api/bookinfo-gateway.yaml:6, in a repository that also
+    # holds another implementation's GatewayClass (Envoy Gateway's eg): istiod creates `istio`.
+    result = lint_paths([BOOKINFO, ALS])
+    (finding,) = [f for f in result.findings if f.rule == "PL405"]
+    assert (finding.severity.label, finding.line, finding.path) == ("warning", 6, "spec.gatewayClassName")
+    assert "Istio creates it when installed" in finding.message
+    assert "implementations: [istio]" in (finding.hint or "") and "--implementation istio" in (finding.hint or "")
+    # Declared, the class exists and has Istio's controller.
+    declared = lint_paths([BOOKINFO, ALS], implementations=["istio"])
+    assert [f for f in declared.findings if f.rule == "PL405"] == []
+    # With --complete the input is the cluster, and it holds no such class.
+    (error,) = [f for f in lint_paths([BOOKINFO, ALS], complete=True).findings if f.rule == "PL405"]
+    assert error.severity.label == "error"
+
+
+def test_a_class_no_implementation_creates_stays_an_error() -> None:
+    text = BOOKINFO.read_text(encoding="utf-8").replace("gatewayClassName: istio", "gatewayClassName: istoi")
+    text += "---\n" + ALS.read_text(encoding="utf-8")
+    (finding,) = [f for f in lint_text(text).findings if f.rule == "PL405"]
+    assert finding.severity.label == "error"

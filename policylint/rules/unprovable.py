@@ -1,14 +1,18 @@
-"""Absences a repository cannot prove: a reference to an object not in the input, of a kind a
-cluster component makes under names no object of the input shows (profile producers with
-`anyName`: the ServiceImports a multicluster controller makes from other clusters'
-ServiceExports; docs/semantics.md#objects-made-in-the-cluster).
+"""Absences a repository cannot prove, decided from profile data:
 
-Such a reference is a warning naming the producers considered, until `--complete` says the
-input is the whole cluster; the rule keeps its error for every other missing object.
+- a reference to an object not in the input, of a kind a cluster component makes under names no
+  object of the input shows (profile producers with `anyName`: the ServiceImports a multicluster
+  controller makes from other clusters' ServiceExports; docs/semantics.md#objects-made-in-the-cluster);
+- a GatewayClass an implementation's installer creates (`implementations[].builtinGatewayClasses`:
+  Istio's `istio`), where nothing shows that the implementation runs.
+
+Each is a warning naming what was considered, until `--complete` says the input is the whole
+cluster; the rules keep their error for every other missing object.
 """
 
 from __future__ import annotations
 
+from policylint.profiles.registry import Implementation, implementation_name
 from policylint.project import Project
 from policylint.semantics.topology import ObjectRef
 from policylint.values import frozen
@@ -39,3 +43,15 @@ def unprovable_absence(project: Project, ref: ObjectRef) -> Unprovable | None:
     considered = "; ".join(dict.fromkeys(p.describe() for p in producers))
     why = f", and may be made in the cluster from outside it (considered: {considered})"
     return Unprovable(why)
+
+
+def builtin_class_creator(project: Project, name: str) -> tuple[Implementation, str] | None:
+    """The implementation whose installer creates a GatewayClass of this name, and the
+    implementation's name as `implementations` declares it, where the class was not taken as
+    existing (`Resolution.builtin_classes`: nothing shows the implementation runs)."""
+    if project.index.options.complete:
+        return None
+    for implementation in project.resolution.profiles.implementations:
+        if any(class_name == name for class_name, _ in implementation.builtin_classes):
+            return implementation, implementation_name(implementation.name)
+    return None
