@@ -20,6 +20,7 @@ from policylint.gate import GateReport
 from policylint.input.cache import ParseCache, VerdictStore, open_cache
 from policylint.input.ignore import WalkFilter
 from policylint.input.load import NOT_A_MANIFEST, PARSER_IS_C, Document, decode
+from policylint.input.nonmanifest import DATA, json_data_files
 from policylint.input.parallel import effective_jobs, load_files
 from policylint.input.positions import PositionResolver
 from policylint.input.sources import STDIN, Discovery, Skipped, Source, SourceError, discover, discover_all
@@ -415,6 +416,15 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     verdicts = VerdictStore(cache, admission.code_stamp()) if cache is not None else None
     content_keys: dict[str, str] = {}
     documents, input_issues, texts = _load(sources, cache, request.jobs, content_keys)
+    # JSON files that hold data, not objects, are skipped like the files known by name.
+    data_files = json_data_files(
+        ((d.ref.file, d.data) for d in documents), {i.location.file for i in input_issues if i.location is not None}
+    )
+    skipped = found.skipped
+    if data_files:
+        documents = [d for d in documents if d.ref.file not in data_files]
+        sources = [s for s in sources if s.display not in data_files]
+        skipped = [*skipped, *(Skipped(file, DATA) for file in sorted(data_files))]
 
     # CRDs passed with --crd describe kinds; they are context, not linted themselves.
     input_crds: list[Document] = [d for d in documents if _is_crd(d)]
@@ -460,7 +470,7 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
         content_keys=content_keys,
         verdicts=verdicts,
     )
-    return Project(index, Resolution(index, profiles)), sources, texts, notes, found.skipped
+    return Project(index, Resolution(index, profiles)), sources, texts, notes, skipped
 
 
 def _overlaid(request: LintRequest, sources: Sequence[Source], objects: Sequence[K8sObject]) -> Sequence[K8sObject]:
