@@ -42,7 +42,7 @@ from policylint.profiles.registry import (
     installers,
 )
 from policylint.project import Project
-from policylint.report_scope import ChangeSet, ReportScope, removed, report_files
+from policylint.report_scope import ChangeSet, ReportScope, removed, report_files, within
 from policylint.rules import REGISTRY, engine
 from policylint.rules.base import Rule
 from policylint.semantics import components
@@ -474,15 +474,25 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
 
 
 def _overlaid(request: LintRequest, sources: Sequence[Source], objects: Sequence[K8sObject]) -> Sequence[K8sObject]:
-    """The objects read, with those of the context that standard input defines again replaced
-    by the stream's (policylint.k8s.overlay): only when a stream is read with context paths."""
-    if STDIN not in request.paths or not request.context_paths or request.sources is not None:
+    """The objects read, with those of the context that a linted file defines again replaced by
+    the linted file's (policylint.k8s.overlay): only with context paths, and only by the linted
+    files outside them (standard input's stream always is)."""
+    if not request.context_paths or request.sources is not None:
         return objects
     files = report_files(request, sources)
-    stream = next((s.display for s in sources if s.fs_path is None and s.content is not None and not s.snapshot), None)
-    if files is None or stream is None:
+    if files is None:
         return objects
-    return overlay(objects, stream, files)
+    roots = [os.path.abspath(p) for p in request.context_paths if p != STDIN]
+    over = {
+        s.display
+        for s in sources
+        if s.display in files
+        and (
+            (s.fs_path is None and s.content is not None and not s.snapshot)
+            or (s.fs_path is not None and not within(os.path.abspath(s.fs_path), roots))
+        )
+    }
+    return overlay(objects, over, files) if over else objects
 
 
 def build_stages(project: Project, wanted: Iterable[Stage]) -> list[Issue]:

@@ -172,3 +172,44 @@ def test_a_class_no_implementation_creates_stays_an_error() -> None:
     text += "---\n" + ALS.read_text(encoding="utf-8")
     (finding,) = [f for f in lint_text(text).findings if f.rule == "PL405"]
     assert finding.severity.label == "error"
+
+
+# -- a linted file applied over its --context ----------------------------------------------------
+
+QUICKSTART = Path(__file__).parent / "data" / "upstream-valid" / "envoy-gateway" / "examples" / "kubernetes" / "quickstart.yaml"
+
+
+def test_a_linted_file_redefining_a_context_object_replaces_it_whatever_the_order() -> None:
+    # envoyproxy/gateway examples/kubernetes/accesslog/als-accesslog.yaml applied over the
+    # quickstart: its GatewayClass eg (with parametersRef) updates the quickstart's.
+    import json
+
+    from click.testing import CliRunner
+
+    from policylint.cli import cli
+
+    result = lint_paths([ALS], context_paths=[str(QUICKSTART)])
+    assert [f for f in result.findings if f.rule == "PL005"] == []
+    (eg,) = [o for o in result.project.index.objects if o.kind == "GatewayClass" and o.name == "eg"]
+    assert (Path(eg.doc.file).name, "parametersRef" in eg.spec) == ("als-accesslog.yaml", True)
+    for args in ([str(ALS), "--context", str(QUICKSTART)], ["--context", str(QUICKSTART), str(ALS)]):
+        checked = CliRunner().invoke(cli, ["check", "--no-cache", "--format", "json", *args])
+        assert [f["rule"] for f in json.loads(checked.stdout)["findings"] if f["rule"] == "PL005"] == [], args
+        explained = CliRunner().invoke(cli, ["explain", "gatewayclass/eg", *args, "--format", "json"])
+        assert explained.exit_code == 0, explained.stderr
+        assert Path(json.loads(explained.stdout)["object"]["file"]).name == "als-accesslog.yaml", args
+
+
+def test_two_linted_copies_of_an_object_stay_a_duplicate() -> None:
+    # Both in the linted paths: nothing is applied over anything, PL005 as before.
+    result = lint_paths([ALS, QUICKSTART])
+    assert [(f.rule, Path(f.file).name) for f in result.findings if f.rule == "PL005"] != []
+
+
+def test_a_linted_file_inside_a_context_path_replaces_nothing(tmp_path: Path) -> None:
+    # The pre-commit hook's `--context . FILE`: the file is part of the tree read for context, so
+    # a second definition there is a duplicate of that tree.
+    (tmp_path / "a.yaml").write_text(QUICKSTART.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "b.yaml").write_text(ALS.read_text(encoding="utf-8"), encoding="utf-8")
+    result = lint_paths([tmp_path / "b.yaml"], context_paths=[str(tmp_path)])
+    assert [(f.rule, Path(f.file).name) for f in result.findings if f.rule == "PL005"] == [("PL005", "b.yaml")]
