@@ -213,3 +213,39 @@ def test_a_linted_file_inside_a_context_path_replaces_nothing(tmp_path: Path) ->
     (tmp_path / "b.yaml").write_text(ALS.read_text(encoding="utf-8"), encoding="utf-8")
     result = lint_paths([tmp_path / "b.yaml"], context_paths=[str(tmp_path)])
     assert [(f.rule, Path(f.file).name) for f in result.findings if f.rule == "PL005"] == [("PL005", "b.yaml")]
+
+
+# -- placeholders of test harnesses ----------------------------------------------------------------
+
+OTEL = EG / "test" / "e2e" / "testdata" / "accesslog-otel-default.yaml"
+
+
+def test_an_unquoted_brace_placeholder_is_pl004_alone() -> None:
+    # envoyproxy/gateway test/e2e/testdata/accesslog-otel-default.yaml:10: `{GATEWAY_CLASS_NAME}`
+    # unquoted, a flow mapping to YAML until the suite substitutes it. Not PL010 ("must be a
+    # string, not a mapping"), not PL405, not PL703.
+    result = lint_paths([OTEL])
+    on_gateway = [(f.rule, f.line) for f in result.findings if f.line is not None and f.line <= 22]
+    assert on_gateway == [("PL004", 10)]
+    (pl004,) = [f for f in result.findings if f.rule == "PL004"]
+    assert "'{GATEWAY_CLASS_NAME}' where a Kubernetes name is expected" in pl004.message
+
+
+def test_a_quoted_brace_placeholder_in_a_gateway_class_name_is_pl004_alone() -> None:
+    # Envoy Gateway's accesslog-als.yaml quotes it: PL405 "non-existent GatewayClass
+    # {GATEWAY_CLASS_NAME}" was stacked on PL004.
+    text = OTEL.read_text(encoding="utf-8").replace("{GATEWAY_CLASS_NAME}", '"{GATEWAY_CLASS_NAME}"')
+    text += "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: eg}\nspec:\n  controllerName: example.com/gw\n"
+    result = lint_text(text)
+    assert [(f.rule, f.line) for f in result.findings if f.rule in ("PL004", "PL405", "PL010", "PL703")] == [("PL004", 10)]
+
+
+def test_harness_placeholders_in_values_are_pl004_and_other_values_are_still_checked() -> None:
+    # kubernetes-sigs/gateway-api conformance/tests/gateway-static-addresses.yaml:20 and 23:
+    # PLACEHOLDER_UNUSABLE_ADDRS and PLACEHOLDER_USABLE_ADDRS, which the Applier replaces with
+    # the caller's address pools. A value that is not the whole placeholder is checked as ever.
+    path = UPSTREAM.parent / "upstream-valid" / "gateway-api" / "conformance" / "tests" / "gateway-static-addresses.yaml"
+    result = lint_paths([path])
+    assert [(f.rule, f.line) for f in result.findings if f.severity.label == "error"] == [("PL004", 10)]
+    text = path.read_text(encoding="utf-8").replace("PLACEHOLDER_UNUSABLE_ADDRS", "UNUSABLE_ADDRS")
+    assert [(f.rule, f.line) for f in lint_text(text).findings if f.rule == "PL703"] == [("PL703", 20)]
