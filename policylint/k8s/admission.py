@@ -395,11 +395,13 @@ def code_stamp() -> bytes:
     stamp holds) and the version of RE2, which matches the schemas' patterns."""
     import re2
 
+    from policylint.input import placeholders
     from policylint.input.cache import hash_sources
     from policylint.k8s import cel, fieldtypes, strformats
 
     h = hashlib.blake2b(digest_size=16)
-    hash_sources(h, (__file__, cel.__file__, fieldtypes.__file__, strformats.__file__))
+    # placeholders: which values no check reads (`template`).
+    hash_sources(h, (__file__, cel.__file__, fieldtypes.__file__, strformats.__file__, placeholders.__file__))
     # google-re2 has no version attribute; its compiled module's size and time name the build.
     try:
         built = os.stat(re2._re2.__file__)
