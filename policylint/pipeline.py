@@ -21,6 +21,7 @@ from policylint.input.cache import ParseCache, VerdictStore, open_cache
 from policylint.input.ignore import WalkFilter
 from policylint.input.kept import Kept, inflated
 from policylint.input.load import NOT_A_MANIFEST, PARSER_IS_C, Document, decode
+from policylint.input.nonmanifest import DATA, json_data_files
 from policylint.input.parallel import effective_jobs, load_files
 from policylint.input.positions import PositionResolver
 from policylint.input.sources import STDIN, Discovery, Skipped, Source, SourceError, discover, discover_all
@@ -32,17 +33,11 @@ from policylint.k8s.objects import K8sObject, KindInfo, KindRegistry, ObjectKey,
 from policylint.k8s.overlay import overlay
 from policylint.policy_report import policy_reports as compute_policy_reports
 from policylint.profiles.crd import profiles_from_crds
+from policylint.profiles.implementations import builtin_implementations, installers
 from policylint.profiles.producers import Producer, builtin_producers, load_profile_document
-from policylint.profiles.registry import (
-    ORIGIN_PROFILE,
-    PolicyProfile,
-    ProfileRegistry,
-    builtin_implementations,
-    builtin_profiles,
-    installers,
-)
+from policylint.profiles.registry import ORIGIN_PROFILE, PolicyProfile, ProfileRegistry, builtin_profiles
 from policylint.project import Project
-from policylint.report_scope import ChangeSet, ReportScope, removed, report_files
+from policylint.report_scope import ChangeSet, ReportScope, removed, report_files, within
 from policylint.rules import REGISTRY, engine
 from policylint.rules.base import Rule
 from policylint.semantics.effective.simulation import Simulation
@@ -417,6 +412,15 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     verdicts = VerdictStore(cache, admission.code_stamp()) if cache is not None else None
     content_keys: dict[str, str] = {}
     documents, input_issues, texts = _load(sources, cache, request.jobs, content_keys)
+    # JSON files that hold data, not objects, are skipped like the files known by name.
+    data_files = json_data_files(
+        ((d.ref.file, d.data) for d in documents), {i.location.file for i in input_issues if i.location is not None}
+    )
+    skipped = found.skipped
+    if data_files:
+        documents = [d for d in documents if d.ref.file not in data_files]
+        sources = [s for s in sources if s.display not in data_files]
+        skipped = [*skipped, *(Skipped(file, DATA) for file in sorted(data_files))]
 
     # CRDs passed with --crd describe kinds; they are context, not linted themselves.
     input_crds: list[Document] = [d for d in documents if _is_crd(d)]
@@ -462,19 +466,29 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
         content_keys=content_keys,
         verdicts=verdicts,
     )
-    return Project(index, Resolution(index, profiles)), sources, texts, notes, found.skipped
+    return Project(index, Resolution(index, profiles)), sources, texts, notes, skipped
 
 
 def _overlaid(request: LintRequest, sources: Sequence[Source], objects: Sequence[K8sObject]) -> Sequence[K8sObject]:
-    """The objects read, with those of the context that standard input defines again replaced
-    by the stream's (policylint.k8s.overlay): only when a stream is read with context paths."""
-    if STDIN not in request.paths or not request.context_paths or request.sources is not None:
+    """The objects read, with those of the context that a linted file defines again replaced by
+    the linted file's (policylint.k8s.overlay): only with context paths, and only by the linted
+    files outside them (standard input's stream always is)."""
+    if not request.context_paths or request.sources is not None:
         return objects
     files = report_files(request, sources)
-    stream = next((s.display for s in sources if s.fs_path is None and s.content is not None and not s.snapshot), None)
-    if files is None or stream is None:
+    if files is None:
         return objects
-    return overlay(objects, stream, files)
+    roots = [os.path.abspath(p) for p in request.context_paths if p != STDIN]
+    over = {
+        s.display
+        for s in sources
+        if s.display in files
+        and (
+            (s.fs_path is None and s.content is not None and not s.snapshot)
+            or (s.fs_path is not None and not within(os.path.abspath(s.fs_path), roots))
+        )
+    }
+    return overlay(objects, over, files) if over else objects
 
 
 def build_stages(project: Project, wanted: Iterable[Stage]) -> list[Issue]:

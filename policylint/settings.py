@@ -166,9 +166,13 @@ class Settings:
     context_paths: tuple[str, ...] = setting(
         (),
         flag=("--context",),
-        commands=(CHECK,),
+        commands=(CHECK, EXPLAIN, GRAPH),
         click={"metavar": "PATH"},
         help="Also read PATH to resolve references, reporting only findings in or about the PATHS given (repeatable).",
+        per_command={
+            EXPLAIN: {"help": "Also read PATH to resolve references, as `check --context` does (repeatable)."},
+            GRAPH: {"help": "Also read PATH to resolve references, as `check --context` does (repeatable)."},
+        },
     )
     diff_base: str | None = setting(
         None,

@@ -404,3 +404,15 @@ def test_the_readme_shows_real_output() -> None:
     assert result.exit_code == 0
     assert shown == result.stdout, "README Graph example is stale: paste the output of the command again"
     assert_valid_mermaid(shown)
+
+
+def test_graph_reads_context_paths_as_check_does(tmp_path: Path) -> None:
+    from tests.test_explain import CONTEXT_BASE, CONTEXT_POLICY
+
+    (tmp_path / "base.yaml").write_text(CONTEXT_BASE, encoding="utf-8")
+    (tmp_path / "policy.yaml").write_text(CONTEXT_POLICY, encoding="utf-8")
+    alone = CliRunner().invoke(cli, ["graph", str(tmp_path / "policy.yaml")])
+    with_context = CliRunner().invoke(cli, ["graph", str(tmp_path / "policy.yaml"), "--context", str(tmp_path / "base.yaml")])
+    assert with_context.exit_code == 0, with_context.stderr
+    assert "gateway_default_eg" not in alone.stdout
+    assert '-.->|"Accepted, Enforced"| gateway_default_eg' in with_context.stdout

@@ -419,6 +419,7 @@ def _say_skipped(skipped: Sequence[Skipped]) -> None:
         nonmanifest.KUSTOMIZE: ("Kustomize file", None),
         nonmanifest.HELM: ("Helm chart file or directory", "Helm chart files or directories"),
         nonmanifest.TOOL: ("tool configuration file", None),
+        nonmanifest.DATA: ("JSON file that is no Kubernetes object", "JSON files that are no Kubernetes objects"),
     }
     parts = [plural(counts[c], *words[c]) for c in words if counts.get(c)]
     render = (

@@ -217,7 +217,7 @@ def _stamp() -> bytes:
     """Everything besides the bytes of a file that decides what loading it produces."""
     import yaml
 
-    from policylint.input import load
+    from policylint.input import load, placeholders
 
     try:
         libyaml = yaml._yaml.get_version_string()
@@ -227,8 +227,9 @@ def _stamp() -> bytes:
     h.update(f"{__version__}|{FORMAT}|{sys.implementation.cache_tag}|json|{yaml.__version__}|{libyaml}".encode())
     # The loader's limits as they are now (an embedding program or a test may change them).
     h.update(repr((load.limits(), load.LOADER.__name__)).encode())
-    # A development checkout changes the loader without changing the version: hash its source.
-    hash_sources(h, (load.__file__, __file__))
+    # A development checkout changes the loader without changing the version: hash its source,
+    # with the placeholders it reports (PL004) that are kept with each file's result.
+    hash_sources(h, (load.__file__, placeholders.__file__, __file__))
     return h.digest()
 
 

@@ -25,14 +25,16 @@ import stat
 import sys
 from collections.abc import Iterator
 from dataclasses import field
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from policylint.findings import Issue, Location
+from policylint.input import placeholders
 from policylint.input.kept import Deflated
 from policylint.input.named import O_NOFOLLOW, OPEN_FLAGS, describe_mode, read_capped
+from policylint.input.placeholders import Braces
 from policylint.input.sources import Source
 from policylint.values import frozen, record
 
@@ -1012,7 +1014,9 @@ class _FileParse:
         # Kept only where a marker may be: `{{ }}` templates, or placeholders in names (`_placeholder_issue`).
         text = self.text
         self.spans: list[tuple[int, int, Any]] | None = (
-            [] if "{{" in text or "${" in text or "$(" in text or "<" in text or _BRACED.search(text) else None
+            []
+            if "{{" in text or "${" in text or "$(" in text or "<" in text or "PLACEHOLDER_" in text or _BRACED.search(text)
+            else None
         )
         # The limit checks run on every chunk: after a syntax error parsing resumes at the next
         # `---`, and a document nested too deep for libyaml's recursive composer, or too big to
@@ -1232,41 +1236,10 @@ def _template_issue(text: str, file: str, spans: list[tuple[int, int, Any]], iss
     return None
 
 
-# Keys whose string values are Kubernetes names wherever they appear (metadata, the
-# name/namespace of every reference, and the Gateway API's own name fields): `${VAR}`, `$(VAR)`,
-# `{VAR}`, `{{VAR}}` and `<name>` there are placeholders of envsubst, Kustomize vars, test suites,
-# CD tools or documentation, never a name (no name may hold `$`, `{`, `(` or `<`). The Gateway
-# API conformance suite writes `gatewayClassName: "{GATEWAY_CLASS_NAME}"` and substitutes it
-# before applying (conformance/utils/kubernetes/apply.go in kubernetes-sigs/gateway-api).
-_NAME_KEYS = ("name", "namespace", "gatewayClassName", "sectionName")
-_PLACEHOLDER_NODES = 100_000  # a walk bounded like every other pass over a document
 # Whether a text may hold a brace placeholder (`{VAR}`, `{{VAR}}`): an identifier between braces.
 # A YAML or JSON flow mapping has a `:` or a space inside its braces, so this rarely keeps the
 # document spans of a file that holds none. Linear: one character class, no nesting.
 _BRACED = re.compile(r"\{[A-Za-z_][A-Za-z0-9_.\-]*\}")
-
-
-def _placeholder(value: str, *, braces: Braces = "all") -> str | None:
-    """The placeholder in a name-like value, or None (str methods only: linear). `braces`: which
-    brace placeholders count (`_brace_forms`)."""
-    for opening, closing in (("${", "}"), ("$(", ")")):
-        start = value.find(opening)
-        if start >= 0:
-            end = value.find(closing, start + 2)
-            return value[start : end + 1] if end > start else value[start:]
-    start = value.find("{")
-    if start >= 0:
-        double = value.startswith("{{", start)
-        if braces == "all" or (braces == "single" and not double):
-            closing = "}}" if double else "}"
-            end = value.find(closing, start + len(closing))
-            return value[start : end + len(closing)] if end > start else value[start:]
-    start = value.find("<")
-    if start >= 0:
-        end = value.find(">", start + 1)
-        if end > start + 1:
-            return value[start : end + 1]
-    return None
 
 
 # Openers and closers of the placeholders `unrendered` finds: template actions and variables.
@@ -1310,9 +1283,10 @@ def _placeholder_issue(text: str, file: str, spans: list[tuple[int, int, Any]]) 
     """The PL004 issue of a file without `{{ }}` markers: at the first placeholder where a
     Kubernetes name is expected (`metadata.name`, a reference's `name` or `namespace`), or None."""
     for first_line, last_line, data in spans:
-        found = _first_placeholder(data, braces=_brace_forms(data))
-        if found is None:
+        first = _first_placeholder(data, braces=_brace_forms(data))
+        if first is None:
             continue
+        found, where = first
         line, col = first_line, 1
         lines = text.split("\n")
         for number in range(first_line, min(last_line, len(lines)) + 1):
@@ -1325,13 +1299,10 @@ def _placeholder_issue(text: str, file: str, spans: list[tuple[int, int, Any]]) 
             file,
             line,
             col,
-            f"unrendered placeholder {found!r} where a Kubernetes name is expected: substitute it first"
+            f"unrendered placeholder {found!r} where {where} is expected: substitute it first"
             " (envsubst, kustomize replacements, your deployment tool's variables)",
         )
     return None
-
-
-Braces = Literal["all", "single", "none"]
 
 
 def _brace_forms(data: Any) -> Braces:
@@ -1343,24 +1314,19 @@ def _brace_forms(data: Any) -> Braces:
     return "single" if _markers_are_own_syntax(data) else "all"
 
 
-def _first_placeholder(data: Any, *, braces: Braces) -> str | None:
-    stack: list[Any] = [data]
-    seen = 0
-    while stack and seen < _PLACEHOLDER_NODES:
-        node = stack.pop()
-        seen += 1
-        if isinstance(node, dict):
-            # Children are pushed last first, so that the walk meets fields in document order.
-            for key, value in reversed(list(node.items())):
-                if (key in _NAME_KEYS and isinstance(value, str)) or isinstance(value, (dict, list)):
-                    stack.append(value)
-        elif isinstance(node, list):
-            stack.extend(item for item in reversed(node) if isinstance(item, (dict, list)))
-        elif isinstance(node, str):
-            found = _placeholder(node, braces=braces)
-            if found is not None:
-                return found
-    return None
+def _first_placeholder(data: Any, *, braces: Braces) -> tuple[str, str] | None:
+    """The first placeholder of a document, and what its field expects ("a Kubernetes name", "a value")."""
+    found = placeholders.fields(data, braces=braces, first=True)
+    if not found:
+        return None
+    path, text = found[0]
+    return text, "a Kubernetes name" if path and path[-1] in placeholders.NAME_KEYS else "a value"
+
+
+def placeholder_fields(data: Any) -> list[tuple[placeholders.PathParts, str]]:
+    """The fields of a parsed document that hold a placeholder PL004 reports
+    (policylint.input.placeholders), in document order."""
+    return placeholders.fields(data, braces=_brace_forms(data))
 
 
 def is_json_name(file: str) -> bool:

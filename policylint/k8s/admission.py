@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any
 
+from policylint.input.placeholders import whole_value
 from policylint.input.positions import format_path
 from policylint.k8s.cel.cost import PER_CALL_LIMIT, RUNTIME_BUDGET
 from policylint.k8s.cluster import Cluster
@@ -119,11 +120,17 @@ class Admission:
 
 def template(value: Any) -> bool:
     """An unquoted template action (`{{ .Values.x }}`), which YAML reads as a map with one
-    `{...}` key and no value: PL004 reports the file, and it is no field of the object."""
+    `{...}` key and no value, or a test harness's placeholder (`{GATEWAY_CLASS_NAME}` quoted or
+    not, `PLACEHOLDER_USABLE_ADDRS`: policylint.input.placeholders): PL004 reports the file, and
+    it is no value of the object the API server receives, so no check reads it."""
+    if type(value) is str:
+        return (value[:1] == "{" or value[:12] == "PLACEHOLDER_") and whole_value(value, braces="all") is not None
     if type(value) is not dict or len(value) != 1:
         return False
     ((key, inner),) = value.items()
-    return inner is None and isinstance(key, str) and key.startswith("{") and key.endswith("}")
+    if inner is not None or not isinstance(key, str):
+        return False
+    return (key.startswith("{") and key.endswith("}")) or whole_value(value, braces="all") is not None
 
 
 # An unknown field: (path parts of the parent, its path, the unknown key, the keys the parent may
@@ -423,11 +430,13 @@ def code_stamp() -> bytes:
     stamp holds) and the version of RE2, which matches the schemas' patterns."""
     import re2
 
+    from policylint.input import placeholders
     from policylint.input.cache import hash_sources
     from policylint.k8s import cel, fieldtypes, strformats
 
     h = hashlib.blake2b(digest_size=16)
-    hash_sources(h, (__file__, cel.__file__, fieldtypes.__file__, strformats.__file__))
+    # placeholders: which values no check reads (`template`).
+    hash_sources(h, (__file__, cel.__file__, fieldtypes.__file__, strformats.__file__, placeholders.__file__))
     # google-re2 has no version attribute; its compiled module's size and time name the build.
     try:
         built = os.stat(re2._re2.__file__)
@@ -625,8 +634,8 @@ def _walk(
                 tuple((p[depth:], k, known) for p, k, known in unknown[first:]),
             )
             continue
-        if value is None or (type(value) is dict and len(value) == 1 and template(value)):
-            continue  # a null is an unset field to the API server; a template action is PL004's
+        if value is None or (((type(value) is dict and len(value) == 1) or type(value) is str) and template(value)):
+            continue  # a null is an unset field to the API server; a template action or placeholder is PL004's
         if seen is not None and path and (type(value) is dict or type(value) is list):
             whole = shape(value, shapes)
             if whole is not None:

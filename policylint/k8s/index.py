@@ -8,6 +8,7 @@ Everything here is computed once.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field
@@ -101,6 +102,7 @@ class ProjectIndex:
         self._malformed: dict[int, Malformed] = {}
         # (group, kind) -> the namespaces where an object of the kind is malformed (`has_malformed`).
         self._malformed_in: dict[tuple[str, str], frozenset[str | None]] = {}
+        self._placeholders: dict[int, tuple[tuple[str | int, ...], ...]] = {}
         self._admission: dict[int, Admission | None] = {}
         self._catalogue: Catalogue | None = None
         self._cluster: Cluster | None = None
@@ -139,10 +141,29 @@ class ProjectIndex:
         return self.of_kind(*CRD_GK)
 
     def malformed(self, obj: K8sObject) -> Malformed:
-        """The fields of `obj` whose JSON type its schema rejects (PL010; `policylint.k8s.fieldtypes`)."""
+        """The fields of `obj` whose JSON type its schema rejects (PL010; `policylint.k8s.fieldtypes`),
+        but for the placeholders PL004 reports (`placeholders`): `{GATEWAY_CLASS_NAME}` unquoted
+        is a mapping only until the harness substitutes it."""
         cached = self._malformed.get(id(obj))
         if cached is None:
-            cached = self._malformed[id(obj)] = check_object(obj.group, obj.kind, obj.data)
+            cached = check_object(obj.group, obj.kind, obj.data)
+            if cached:
+                held = self.placeholders(obj)
+                if held:
+                    kept = tuple(p for p in cached.problems if not any(p.path[: len(h)] == h for h in held))
+                    cached = dataclasses.replace(cached, problems=kept)
+            self._malformed[id(obj)] = cached
+        return cached
+
+    def placeholders(self, obj: K8sObject) -> tuple[tuple[str | int, ...], ...]:
+        """The fields of `obj` holding a placeholder a tool substitutes before applying, which
+        PL004 reports (policylint.input.placeholders): no other rule reports on them or inside
+        them (policylint.rules.engine). Worked out once per object, for the objects asked about."""
+        cached = self._placeholders.get(id(obj))
+        if cached is None:
+            from policylint.input.load import placeholder_fields
+
+            cached = self._placeholders[id(obj)] = tuple(path for path, _ in placeholder_fields(obj.data))
         return cached
 
     def cluster(self) -> Cluster:

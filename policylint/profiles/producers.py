@@ -84,6 +84,9 @@ class Producer:
     source: TargetKind | None = None  # None: the cluster itself makes it, with no object asking
     name_fields: tuple[str, ...] = ()  # the first one set names the object; none: the source's name
     fixed_name: str | None = None
+    # With no source: the cluster makes objects of the kind under names the input cannot show
+    # (ServiceImports, from other clusters' ServiceExports): a missing one is unprovable.
+    any_name: bool = False
     refs: RefSpec | None = None
     when: tuple[Condition, ...] = ()
     namespaces: str = SOURCE_NAMESPACE
@@ -98,6 +101,8 @@ class Producer:
 
     def describe(self) -> str:
         """How the producer makes its object, for messages: what asks for it, and who makes it."""
+        if self.source is None and self.any_name:
+            return f"any {self.makes.kind} made by {self.by}"
         if self.source is None:
             return f"{self.fixed_name} in every namespace ({self.by})"
         if self.refs is not None:
@@ -157,6 +162,7 @@ def producers_of(document: Mapping[str, Any]) -> list[Producer]:
                 source=_kind(raw["from"]) if "from" in raw else None,
                 name_fields=tuple(raw.get("name", ())),
                 fixed_name=raw.get("fixedName"),
+                any_name=bool(raw.get("anyName", False)),
                 refs=RefSpec(
                     refs["items"],
                     refs["refs"],

@@ -24,6 +24,7 @@ from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import Names, NearMatches, close_name, hints_suffix, namespace_hint
 from policylint.rules.refs import at_field, field_value, has_field, label, where
+from policylint.rules.unprovable import builtin_class_creator
 from policylint.semantics.listeners import LISTENER_PARENTS, unsupported_protocol
 from policylint.semantics.namespace_admission import UnknownNamespace
 from policylint.semantics.resolution import TargetResolution
@@ -70,6 +71,20 @@ class GatewayClassNotFound(Rule):
             if close is not None:
                 matches.add(f"did you mean GatewayClass {close}?", next(c for c in classes if c.name == close))
             matches.or_external("GatewayClass", None, ref.name)
+            creator = builtin_class_creator(project, ref.name)
+            if creator is not None:
+                implementation, declared = creator
+                message = (
+                    f"Gateway {where(gateway)} names GatewayClass {ref.name}, which is not in the input: {implementation.name}"
+                    f" creates it when installed; if the cluster does not run {implementation.name}, no controller owns"
+                    " the Gateway and nothing attached to it carries traffic (Gateway API: Gateway → GatewayClass)"
+                )
+                hint = (
+                    f"Declare the implementation to make it provable: `implementations: [{declared}]` in the configuration,"
+                    f" or --implementation {declared}."
+                )
+                yield self.issue(gateway, "spec.gatewayClassName", message, severity=Severity.WARNING, hint=hint)
+                continue
             if not classes:
                 # The input holds no GatewayClass at all: the repository does not manage classes (an
                 # application repository), so the class most likely exists in the cluster.

@@ -19,6 +19,7 @@ from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import Names, NearMatches, frontend_scope, listeners_get, namespace_hint
 from policylint.rules.refs import at_field, has_field, where
+from policylint.rules.unprovable import unprovable_absence
 from policylint.semantics.topology import (
     CORE,
     NOT_FOUND,
@@ -67,7 +68,7 @@ class BackendNotFound(Rule):
         names = Names(project)
         for ref in _backend_refs(project):
             if ref.status == NOT_FOUND:
-                yield self._not_found(names, ref)
+                yield self._not_found(project, names, ref)
             elif ref.status == ReferenceStatus.INVALID_KIND:
                 detail = ref.detail or "of a kind no controller serves as a backend"
                 sep = "" if detail.startswith(",") else " "
@@ -100,7 +101,7 @@ class BackendNotFound(Rule):
                 hint = f"Add the object to the input, or {external_hint(ref.kind, ref.namespace, ref.name)}."
                 yield self.issue(ref.owner, ref.path, message, severity=Severity.WARNING, hint=hint)
 
-    def _not_found(self, names: Names, ref: ObjectRef) -> Issue:
+    def _not_found(self, project: Project, names: Names, ref: ObjectRef) -> Issue:
         matches = NearMatches()
         namespace_set = has_field(ref.owner, ref.path, "namespace")
         unset = (
@@ -126,10 +127,22 @@ class BackendNotFound(Rule):
                 " (HTTP 500 for HTTP routes)"
             )
         why = f" ({ref.detail})" if ref.detail else ""
+        unprovable = unprovable_absence(project, ref)
+        if unprovable is not None:
+            why, effect = unprovable.why, f"if it does not exist, {effect}"
         message = (
             f"{_PURPOSE.get(ref.purpose, 'reference')} names {ref.kind} {ref.namespace}/{ref.name}, which is not in the"
             f" input{why}: {effect} (Gateway API BackendObjectReference){matches.suffix()}"
         )
+        if unprovable is not None:
+            return self.issue(
+                ref.owner,
+                at_field(ref.owner, ref.path, "name"),
+                message,
+                related=matches.related,
+                hint=unprovable.hint(matches.hint),
+                severity=Severity.WARNING,
+            )
         return self.issue(ref.owner, at_field(ref.owner, ref.path, "name"), message, related=matches.related, hint=matches.hint)
 
 

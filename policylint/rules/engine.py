@@ -10,7 +10,7 @@ from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Se
 from dataclasses import replace
 
 from policylint.findings import Finding, Issue, Location, Related, ResolvedFix, ResolvedRelated, Severity
-from policylint.input.positions import PositionResolver, Request
+from policylint.input.positions import PositionResolver, Request, parse_path
 from policylint.k8s.objects import ObjectKey
 from policylint.profiles.registry import ORIGIN_INFERRED
 from policylint.project import Project
@@ -76,11 +76,31 @@ class EngineResult:
 def _check(
     rule_cls: type[Rule], project: Project, config: Mapping[str, object] | None = None, share: tuple[int, int] | None = None
 ) -> tuple[list[Issue], Issue | None]:
-    """The rule's issues (on its share of the objects, `Rule.share`), or the PL000 issue saying it failed."""
+    """The rule's issues (on its share of the objects, `Rule.share`), or the PL000 issue saying it
+    failed; none on a field holding a placeholder PL004 reports, or inside one (`_on_placeholder`)."""
     try:
-        return list(rule_cls(config, share).check(project)), None
+        issues = list(rule_cls(config, share).check(project))
     except Exception as exc:  # a broken rule must not cost the other rules' findings
         return [], _failure(rule_cls, project, exc)
+    try:
+        return [issue for issue in issues if not _on_placeholder(project, issue)], None
+    except Exception as exc:
+        return [], _failure(rule_cls, project, exc)
+
+
+def _on_placeholder(project: Project, issue: Issue) -> bool:
+    """Whether the issue sits on a field, or inside one, that holds a placeholder a tool
+    substitutes before applying (`{GATEWAY_CLASS_NAME}`, `${NAMESPACE}`, `PLACEHOLDER_ADDRS`):
+    PL004 reports the file once, and the value checked is not the one applied
+    (policylint.input.placeholders; `ProjectIndex.placeholders`)."""
+    obj = issue.object
+    if obj is None or not issue.path:
+        return False
+    held = project.index.placeholders(obj)
+    if not held:
+        return False
+    path = tuple(parse_path(issue.path))
+    return any(path[: len(h)] == h for h in held)
 
 
 def _resolve_rule(

@@ -62,6 +62,11 @@ class Producers:
         wanted = TargetKind(group, kind)
         return [p for p in self.producers if p.makes == wanted]
 
+    def unprovable(self, group: str, kind: str) -> list[Producer]:
+        """The producers that make objects of this kind under names the input cannot show
+        (profile `anyName`: a multicluster controller's ServiceImports): a missing one may exist."""
+        return [p for p in self.considered(group, kind) if p.source is None and p.any_name]
+
     def made(self, group: str, kind: str, namespace: str | None, name: str) -> Made | None:
         """What makes this object in the cluster, or None."""
         table = self._table(TargetKind(group, kind))

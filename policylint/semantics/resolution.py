@@ -21,6 +21,7 @@ from policylint.k8s.index import CRD_GK, UNKNOWN_POSITION, ProjectIndex, Section
 from policylint.k8s.names import group_kind
 from policylint.k8s.objects import CLUSTER_NAMESPACES, K8sObject
 from policylint.k8s.selectors import LabelSelector
+from policylint.profiles.implementations import Implementation, implementation_name
 from policylint.profiles.policy import (
     Policy,
     TargetRef,
@@ -31,14 +32,7 @@ from policylint.profiles.policy import (
     policy_namespace,
     ref_problems,
 )
-from policylint.profiles.registry import (
-    Implementation,
-    PolicyProfile,
-    ProfileRegistry,
-    TargetKind,
-    inferred_profile,
-    looks_like_policy,
-)
+from policylint.profiles.registry import PolicyProfile, ProfileRegistry, TargetKind, inferred_profile, looks_like_policy
 from policylint.semantics.grants import GRANT_GK, GrantCheck, Reference, ReferenceGrants
 from policylint.semantics.producers import Producers
 from policylint.values import frozen
@@ -152,17 +146,22 @@ class Resolution:
     def builtin_classes(self) -> dict[str, str]:
         """Class name -> controllerName, for the classes an implementation serves without a
         GatewayClass object in the input (profile `implementations[].builtinGatewayClasses`): of
-        the implementations the platform installs (`installed`), and of those the input shows to
-        be running, by a GatewayClass of theirs or an object of one of their API groups
-        (`evidenceGroups`: Istio's AuthorizationPolicy). Decided once, for the policies' targets
+        the implementations the platform installs (`installed`), of those declared or inferred
+        from CRDs (`Cluster.implementations`), and of those the input shows to be running, by a
+        GatewayClass of theirs or an object of one of their API groups (`evidenceGroups`: Istio's
+        AuthorizationPolicy). Decided once, for the policies' targets
         and for the Gateways' classes alike."""
         if self._builtin is None:
             running = {i.name for i in self.class_implementations() if i is not None}
+            # Declared (`implementations`, `--implementation`) or inferred from the CRDs of the input
+            # (policylint.k8s.cluster), by the name the declaration writes (`istio`).
+            declared = {k.value.partition("@")[0] for k in self.index.cluster().implementations if k.value}
             groups = self.index.input_groups()
             self._builtin = {
                 name: controller
                 for implementation in self.profiles.implementations
                 if implementation.name in running
+                or implementation_name(implementation.name) in declared
                 or implementation.classes_installed
                 or not groups.isdisjoint(implementation.evidence_groups)
                 for name, controller in implementation.builtin_classes

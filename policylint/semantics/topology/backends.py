@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from policylint.input.positions import join
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.objects import K8sObject
-from policylint.profiles.registry import HostSource, Implementation, TargetKind
+from policylint.profiles.implementations import HostSource, Implementation
+from policylint.profiles.registry import TargetKind
 from policylint.semantics.grants import NOT_NEEDED
 from policylint.semantics.topology.attachment import Attachments
 from policylint.semantics.topology.delegation import Delegation

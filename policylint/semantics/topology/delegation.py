@@ -9,7 +9,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from policylint.k8s.objects import K8sObject
-from policylint.profiles.registry import Implementation, TargetKind
+from policylint.profiles.implementations import Implementation
+from policylint.profiles.registry import TargetKind
 from policylint.semantics.grants import NOT_NEEDED
 from policylint.semantics.topology.gateways import Gateways
 from policylint.semantics.topology.model import (

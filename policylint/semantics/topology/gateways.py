@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING
 
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.objects import K8sObject
-from policylint.profiles.registry import Implementation, PolicyProfile
+from policylint.profiles.implementations import Implementation
+from policylint.profiles.registry import PolicyProfile
 from policylint.semantics.parameters import PURPOSE as PARAMETERS
-from policylint.semantics.parameters import parameters_ref
+from policylint.semantics.parameters import parameters_ref, unserved
 from policylint.semantics.topology.model import (
     CORE,
     NOT_FOUND,
@@ -120,10 +121,9 @@ class Gateways(References):
         if ref is None or not ref.kind:
             return []  # group and kind are required: the schema refuses the object (PL705)
         if ref.group != CORE and ref.group not in self._known_groups():
-            # No controller resolves a kind of a group nothing serves (conformance test
-            # GatewayInvalidParametersRef: group invalid.io), with or without --complete.
-            detail = "a group no CRD, built-in kind, profile or object in the input belongs to"
-            ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None, detail=detail)
+            # Refused by a controller known to take other kinds, else unprovable (parameters.unserved).
+            status, detail = unserved(self.parameters_implementation(owner), complete=self.index.options.complete)
+            ref = dataclasses.replace(ref, status=status, target=None, detail=detail)
         elif (implementation := self.parameters_implementation(owner)) is not None:
             # A kind the implementation does not take for its parameters, though some CRD serves
             # it (profile `implementations[].parametersRef`): its controller refuses it just the same.
