@@ -257,6 +257,41 @@ def test_paths_choose_the_part_of_the_change_reported_on(repo: Path) -> None:
     assert (code, found(report)) == (1, [("PL201", "apps/team-x/policies.yaml", 10, True)])
 
 
+def test_what_a_change_introduces_is_reported_wherever_it_is(repo: Path) -> None:
+    # The route names the listener; renaming it detaches the route (PL407, about the changed
+    # Gateway: in scope) and leaves the policy on the route without traffic (PL413 two files
+    # away, about the route only): both are the change's, and the warning alone fails at warning.
+    (repo / "apps/team-x/app.yaml").write_text(
+        APP.replace("    namespace: infra\n", "    namespace: infra\n    sectionName: http\n", 1)
+    )
+    git(repo, "commit", "-q", "-am", "the route names its listener")
+    (repo / "platform/quickstart.yaml").write_text(QUICKSTART.replace("- name: http", "- name: web"))
+    git(repo, "add", ".")
+    expected = [
+        ("PL407", "apps/team-x/app.yaml", 10, True),
+        *((rule, file, line, False) for rule, file, line in OLD),
+        ("PL413", "apps/team-x/policies.yaml", 8, True),
+    ]
+    for args in (["--staged"], ["--diff", "HEAD"], ["--staged", "platform/"]):
+        code, report, _ = run(*args)
+        assert (code, found(report)) == (1, expected), args
+        assert report["summary"]["change"] == {"base": "HEAD", "introduced": 2, "preExisting": 2}
+    code, report, _ = run("--staged", "--select", "PL413", "--fail-on", "warning")
+    assert (code, found(report)) == (1, [("PL413", "apps/team-x/policies.yaml", 8, True)])
+
+
+def test_paths_outside_the_change_consider_none_of_it(repo: Path) -> None:
+    (repo / "platform/quickstart.yaml").write_text(QUICKSTART.replace("- name: http", "- name: web"))
+    git(repo, "add", ".")
+    code, report, _ = run("--staged", "--fail-on", "info", "apps/")
+    assert (code, found(report)) == (0, [])
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--staged", "apps/"])
+    assert result.exit_code == 0
+    assert result.stderr.startswith(
+        "0 errors, 0 warnings, 0 info in no changed file under the PATHs given (1 changed file outside them, not considered)"
+    )
+
+
 def test_nothing_staged_checks_every_file_and_every_finding_counts(repo: Path) -> None:
     (repo / "platform/quickstart.yaml").write_text(QUICKSTART + "# not staged\n")
     code, report, err = run("--staged")

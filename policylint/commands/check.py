@@ -227,11 +227,10 @@ def _measure(paths: Sequence[str], diff_base: str | None, staged: bool, namespac
 
 def _classify(request: LintRequest, result: LintResult, measured: Measured) -> None:
     """Which of `result`'s findings the change introduces: the base is linted too."""
-    from policylint.commands.change import introduced
+    from policylint.commands.change import classify
 
     if measured.base is not None:
-        result.introduced = introduced(request, result, measured)
-        result.base = measured.base_name
+        classify(request, result, measured)
 
 
 def _baseline_at_ref(ref: str | None, baseline: str | None) -> list[Entry] | None:
