@@ -328,7 +328,15 @@ def test_diff_from_a_subdirectory_reads_the_whole_repository(repo: Path, monkeyp
 # -- what each output says ---------------------------------------------------------------------
 
 GOLDEN = ROOT / "tests" / "reporters" / "change-golden"
-GOLDEN_FILES = {"text": "report.txt", "json": "report.json", "sarif": "report.sarif", "github": "report.github.txt"}
+GOLDEN_FILES = {
+    "text": "report.txt",
+    "json": "report.json",
+    "sarif": "report.sarif",
+    "github": "report.github.txt",
+    "junit": "report.junit.xml",
+    "markdown": "report.md",
+    "gitlab": "report.gitlab.json",
+}
 
 
 @pytest.fixture
@@ -362,6 +370,25 @@ def test_golden(ci_change: Path, fmt: str, update_golden: bool) -> None:
         path.parent.mkdir(exist_ok=True)
         path.write_text(result.stdout, encoding="utf-8")
     assert result.stdout == path.read_text(encoding="utf-8"), f"{path.name} is stale: run pytest {__file__} --update-golden"
+
+
+def test_junit_fails_only_on_what_fails_the_run(ci_change: Path) -> None:
+    # The golden change introduces one error next to an old one: one failure, the old error in
+    # system-out. A comment-only change introduces nothing: no failure, as the exit code says;
+    # `--gate all` fails on the old error (PL301; PL410 and PL110 are below `--fail-on`).
+    junit = (GOLDEN / "report.junit.xml").read_text(encoding="utf-8")
+    assert junit.count("<failure ") == 1 and '<testsuites disabled="0" errors="0" failures="1"' in junit
+    assert junit.count("pre-existing: at HEAD too") == 3
+    git(ci_change, "checkout", "HEAD", "--", "policies.yaml")
+    (ci_change / "policies.yaml").write_text((ci_change / "policies.yaml").read_text() + "# reviewed\n")
+    git(ci_change, "add", ".")
+    for gate, code, failures in (("introduced", 0, 0), ("all", 1, 1)):
+        result = CliRunner().invoke(
+            cli, ["check", "--no-cache", "--staged", "--gate", gate, "--format", "junit", "--fail-on", "error"]
+        )
+        assert result.exit_code == code, gate
+        assert result.stdout.count("<failure ") == failures, gate
+        assert f'<testsuites disabled="0" errors="0" failures="{failures}"' in result.stdout, gate
 
 
 def test_sarif_baseline_state_and_json_say_the_same() -> None:

@@ -195,7 +195,7 @@ def run_check(settings: Settings, configured: Configured | None = None) -> int:
         error(exc)
         return EXIT_USAGE
     _say_what_happened(result)
-    written = _render(result, fmt, settings.color, files, threshold)
+    written = _render(result, fmt, settings.color, files, threshold, settings.gate)
     if result.internal_error or not written:
         return EXIT_USAGE
     if settings.exit_zero:
@@ -329,14 +329,16 @@ def parse_outputs(values: Sequence[str]) -> list[tuple[str, str]] | None:
     return out
 
 
-def _render(result: LintResult, fmt: str, color: str, files: Sequence[tuple[str, str]], fail_on: Severity) -> bool:
+def _render(result: LintResult, fmt: str, color: str, files: Sequence[tuple[str, str]], fail_on: Severity, gate: str) -> bool:
     """The report on standard output, each output file, the summary line on standard error.
     False when a file could not be written (said on standard error)."""
     from policylint.reporters import environment_options, streamer
     from policylint.reporters.text import summary
 
     colored = fmt == "text" and use_color(color, sys.stdout)
-    options = environment_options(outputs=tuple(files), fail_on=fail_on)
+    from policylint.commands.change import ALL
+
+    options = environment_options(outputs=tuple(files), fail_on=fail_on, gate_all=gate == ALL)
     # color=True keeps the escape codes click would strip when stdout is not a terminal.
     _write(streamer(fmt, replace(options, color=colored))(result), colored)
     ok = True
