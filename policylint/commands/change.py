@@ -21,7 +21,7 @@ measure: the PATHs are checked whole, against the repository, and every finding 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -67,6 +67,11 @@ class Measured:
     change: ChangeSet | None  # None: nothing staged, the PATHs are checked whole
     base: str | None  # the commit (or, before the first commit, the empty tree) measured from
     base_name: str  # how messages name the base: `HEAD`, the BASE given, or a commit id
+    # The commit whose tree is the change's side (a pushed commit), read from git objects; None:
+    # the working tree, or the index with `--staged`.
+    head: str | None = None
+    # With no change to measure (`change` None): why the PATHs are checked whole.
+    whole: str = "nothing is staged"
     # The changed files under the PATHs (the change considered), and outside them (not considered).
     considered: int = 0
     elsewhere: int = 0
@@ -74,6 +79,32 @@ class Measured:
 
 def _under(path: str, roots: Sequence[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+ZERO = "0" * 40  # git's name for "no commit" in a push
+
+
+@frozen(slots=False)
+class Pushed:
+    """What pre-commit tells a pre-push hook of the push (pre-commit's commands/hook_impl.py,
+    `_pre_push_ns`, and commands/run.py): PRE_COMMIT_FROM_REF, the remote's commit of the branch,
+    or on a new branch the parent of its first commit the remote does not have; and
+    PRE_COMMIT_TO_REF, the commit pushed. Neither, with PRE_COMMIT_REMOTE_NAME set: the push holds
+    the branch's root commit, and there is nothing it is measured from."""
+
+    base: str | None
+    head: str | None
+
+
+def pushed(environ: Mapping[str, str] | None = None) -> Pushed | None:
+    """The push a pre-push hook runs for, None outside one."""
+    env = os.environ if environ is None else environ
+    base, head = env.get("PRE_COMMIT_FROM_REF"), env.get("PRE_COMMIT_TO_REF")
+    if base and head and base != ZERO:
+        return Pushed(base, head)
+    if env.get("PRE_COMMIT_REMOTE_NAME"):
+        return Pushed(None, None)
+    return None
 
 
 def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str) -> Measured:
@@ -89,7 +120,18 @@ def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str
         if path != "-" and os.path.relpath(os.path.abspath(path), root).startswith(os.pardir):
             raise git.GitError(f"{path} is outside the git repository at {root}")
     context = os.path.relpath(root)
-    if staged and base is None:
+    push = pushed() if not staged and base is None else None
+    head: str | None = None
+    if push is not None and push.base is None:
+        # A new root branch: no commit it is measured from, everything pushed is the change.
+        return Measured(root, context, None, None, "", whole="the push holds the branch's root commit: there is no base")
+    if push is not None and push.base is not None and push.head is not None:
+        import click
+
+        commit, head = git.resolve_base(push.base, root), git.resolve_base(push.head, root, what="pushed commit")
+        name = commit[:12]
+        click.echo(f"policylint: --diff compares the pushed commit {head[:12]} with {name} (pre-push)", err=True)
+    elif staged and base is None:
         commit = git.head_or_empty_tree(root)
         name = "HEAD" if git.has_commit(root) else "the empty tree"  # before the first commit
     elif base is None:
@@ -104,7 +146,7 @@ def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str
     else:
         commit = git.resolve_base(base, root)
         name = base
-    changed = git.changes(commit, root, staged=staged)
+    changed = git.changes(commit, root, staged=staged, head=head)
     if staged and base is None and not changed:
         return Measured(root, context, None, None, name)
     roots = [os.path.abspath(p) for p in paths if p != "-"]
@@ -119,7 +161,7 @@ def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str
     ]
     blobs = git.read_blobs([blob for _, blob in old], root)
     before = keys_before([(path, blob) for (path, _), blob in zip(old, blobs) if blob is not None], namespace)
-    return Measured(root, context, ChangeSet(files, before), commit, name, len(changed) - elsewhere, elsewhere)
+    return Measured(root, context, ChangeSet(files, before), commit, name, head, "", len(changed) - elsewhere, elsewhere)
 
 
 def introduced(request: LintRequest, findings: Sequence[Finding], measured: Measured) -> frozenset[str]:

@@ -131,6 +131,21 @@ def run_check(settings: Settings, configured: Configured | None = None) -> int:
     except (GitError, BaselineError) as exc:
         error(exc)
         return EXIT_USAGE
+    sources = None
+    if measured is not None and measured.head is not None and fixing:
+        error("--fix and --diff-fix edit files on disk: not the commit a push sends")
+        return EXIT_USAGE
+    if measured is not None and measured.head is not None:
+        # A pre-push hook lints the commit pushed, not the working tree (which may hold other work).
+        from policylint.input.commit import commit_sources
+
+        try:
+            sources = commit_sources(
+                measured.head, measured.root, [measured.root], configured.walk, settings.helm_templates, located=True
+            )
+        except GitError as exc:
+            error(exc)
+            return EXIT_USAGE
     fmt = resolve_format(settings.fmt)
     formats = [REPORTERS[f] for f in (fmt, *(f for f, _ in files))]
     request = LintRequest(
@@ -139,6 +154,7 @@ def run_check(settings: Settings, configured: Configured | None = None) -> int:
         follow_outside_links=settings.follow_outside_links,
         paths=paths,
         context_paths=context_paths,
+        sources=sources,
         change=change,
         staged=settings.staged,
         complete=settings.complete,
@@ -183,12 +199,19 @@ def run_check(settings: Settings, configured: Configured | None = None) -> int:
             result = lint(request)
         if measured is not None:
             _classify(request, result, measured)
+        diff_base, head = settings.diff_base, None
+        if measured is not None and not settings.staged and settings.diff_base == "":
+            # A pre-push hook's push: the configuration and the baseline of the commit pushed
+            # against the base's; none on a root commit's push, which has no base.
+            diff_base = measured.base_name if measured.base is not None else None
+            head = measured.head
         result.gate = gate_report(
             trust,
             baseline=baseline,
             baseline_entries=baseline_entries,
-            diff_base=settings.diff_base,
+            diff_base=diff_base,
             staged=settings.staged,
+            head=head,
             gate_base=settings.gate_base,
         )
     except (SourceError, ProfileError, RuleOptionError, BaselineError, GitError) as exc:
@@ -221,7 +244,7 @@ def _measure(paths: Sequence[str], diff_base: str | None, staged: bool, namespac
     if measured.change is None:
         # `pre-commit run --all-files` in CI lands here: no change to measure, so nothing is let
         # through as pre-existing.
-        click.echo("policylint: info: nothing is staged: the PATHs are checked whole, every finding counts", err=True)
+        click.echo(f"policylint: info: {measured.whole}: the PATHs are checked whole, every finding counts", err=True)
     return measured
 
 
