@@ -292,6 +292,17 @@ def test_paths_outside_the_change_consider_none_of_it(repo: Path) -> None:
     )
 
 
+def test_what_pre_commit_says_of_a_push() -> None:
+    from policylint.commands.change import ZERO, Pushed, pushed
+
+    push = {"PRE_COMMIT_REMOTE_NAME": "origin", "PRE_COMMIT_FROM_REF": "a" * 40, "PRE_COMMIT_TO_REF": "b" * 40}
+    assert pushed(push) == Pushed("a" * 40, "b" * 40)
+    # Pushing a branch's root commit: pre-commit gives no refs (or a zero one), only the remote.
+    assert pushed({"PRE_COMMIT_REMOTE_NAME": "origin"}) == Pushed(None, None)
+    assert pushed({**push, "PRE_COMMIT_FROM_REF": ZERO}) == Pushed(None, None)
+    assert pushed({}) is None
+
+
 def test_nothing_staged_checks_every_file_and_every_finding_counts(repo: Path) -> None:
     (repo / "platform/quickstart.yaml").write_text(QUICKSTART + "# not staged\n")
     code, report, err = run("--staged")
