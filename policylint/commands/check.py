@@ -441,13 +441,14 @@ def _say_skipped(skipped: Sequence[Skipped]) -> None:
         counts[item.category] = counts.get(item.category, 0) + 1
     words = {
         nonmanifest.KUSTOMIZE: ("Kustomize file", None),
+        nonmanifest.KUSTOMIZE_PATCH: ("Kustomize patch", "Kustomize patches"),
         nonmanifest.HELM: ("Helm chart file or directory", "Helm chart files or directories"),
         nonmanifest.TOOL: ("tool configuration file", None),
     }
     parts = [plural(counts[c], *words[c]) for c in words if counts.get(c)]
     render = (
         "; lint what `kustomize build` or `helm template` outputs"
-        if counts.get(nonmanifest.KUSTOMIZE) or counts.get(nonmanifest.HELM)
+        if counts.get(nonmanifest.KUSTOMIZE) or counts.get(nonmanifest.KUSTOMIZE_PATCH) or counts.get(nonmanifest.HELM)
         else ""
     )
     click.echo(f"policylint: info: not manifests, skipped: {escape(', '.join(parts))}{render}", err=True)
