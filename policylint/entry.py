@@ -6,7 +6,7 @@ As a command (the console script, `python -m policylint`) it also decides how th
   process a signal ended, without a traceback: the handler raises `Interrupted` in the main
   thread, the code below unwinds (stopping `--jobs` workers on the way, see policylint.input.parallel)
   and the exit code is returned. A second signal while unwinding exits at once. So does the
-  first in a command that cannot unwind (`stop_at_once`: the language server).
+  first in a command that cannot unwind (policylint.stopping: the language server).
 - A reader that goes away (`policylint . | head -1`) is not a failure of the lint: the rest of the
   output is dropped and the exit code is the one the findings give (0 with `--exit-zero`), with
   no "Exception ignored ... BrokenPipeError" at interpreter exit.
@@ -20,7 +20,7 @@ import io
 import os
 import sys
 
-from policylint import __version__
+from policylint import __version__, stopping
 
 # Not `from typing import TYPE_CHECKING`: importing typing (and re with it) would cost
 # `policylint --version` ~10 ms. Type checkers treat any TYPE_CHECKING as true.
@@ -102,8 +102,9 @@ def _main(args: list[str]) -> int:
     return 0
 
 
-# "running": a stop signal raises Interrupted; "stopping" (unwinding from one), "done" (the run
-# is over, its output flushed) or "at once" (`stop_at_once`): a stop signal exits the process at once.
+# "running": a stop signal raises Interrupted (unless policylint.stopping says otherwise);
+# "stopping" (unwinding from one) or "done" (the run is over, its output flushed): a stop signal
+# exits the process at once.
 _state = "running"
 
 
@@ -150,20 +151,9 @@ def _stopped(exc: Interrupted) -> int:
     return 128 + exc.signum
 
 
-def stop_at_once() -> None:
-    """From now on a stop signal ends the process at once, 128 + its number: for a command that
-    cannot unwind from one. The language server reads its standard input in a worker thread, and
-    on the way out asyncio's runner and pygls wait for that thread, blocked in a read that only
-    the client closing the pipe ends: raised in the main thread, the signal would leave the
-    server running for as long as the editor keeps the pipe open. The server writes nothing a
-    sudden end can leave half done (its cache entries are written whole, then renamed)."""
-    global _state
-    _state = "at once"
-
-
 def _on_stop_signal(signum: int, frame: FrameType | None) -> None:
     global _state
-    if _state == "running":
+    if _state == "running" and not stopping.at_once:
         _state = "stopping"
         raise Interrupted(signum)
     os._exit(128 + signum)  # asked twice, or after the run: nothing left worth waiting for
