@@ -162,6 +162,12 @@ class LintResult:
     # named (`HEAD`, the BASE given). None: no change was measured, every finding stands alone.
     introduced: frozenset[str] | None = None
     base: str | None = None
+    # A change's run (`change`): the active findings outside the report scope. Those the change
+    # introduces are caused by it wherever they are, and are reported too (policylint.commands.change).
+    beyond_scope: list[Finding] = field(default_factory=list)
+    # A change's run: how many changed files lie under the PATHs given (the change considered),
+    # and outside them (not considered).
+    change_files: tuple[int, int] | None = None
 
     def introduced_by_change(self, finding: Finding) -> bool | None:
         """True when the measured change introduced `finding`, False when the base has it too;
@@ -573,7 +579,10 @@ def _lint(request: LintRequest, part: Part | None = None) -> LintResult:
         suppressed = config_overrides.apply(suppressed, by_id, request.overrides)
     if members is None and not (result.internal_error or outcome.failed):
         _remember(request, sources, loaded.index, active)
+    beyond: list[Finding] = []
     if scope is not None:
+        if request.change is not None:
+            beyond = [f for f in active if not scope.in_scope(f)]
         active, suppressed = scope.findings(active), scope.findings(suppressed)
         if policy_reports is not None:
             policy_reports = scope.policy_reports(policy_reports)
@@ -594,6 +603,7 @@ def _lint(request: LintRequest, part: Part | None = None) -> LintResult:
         skipped=skipped,
         chains=chains,
         context_files=sorted(set(files) - scope.files) if scope is not None else [],
+        beyond_scope=beyond,
     )
 
 

@@ -57,6 +57,10 @@ CI_ENVIRONMENT = (
     "GITHUB_OUTPUT",
     "NO_COLOR",
     "FORCE_COLOR",
+    # A pre-push hook running the suite: `check --diff` would measure that push instead.
+    "PRE_COMMIT_FROM_REF",
+    "PRE_COMMIT_TO_REF",
+    "PRE_COMMIT_REMOTE_NAME",
 )
 
 

@@ -369,11 +369,25 @@ def test_cli_profiles_lists_every_builtin_kind() -> None:
         assert any(line.startswith(f"{profile.group}/{profile.kind} ") and f"({profile.project})" in line for line in lines), (
             profile.name
         )
-    assert len(lines) == len(builtin_profiles())
+    # A header row, then one line per kind.
+    assert lines[0].split() == [
+        "KIND",
+        "CLASS",
+        "BOILERPLATE",
+        "MERGE",
+        "[TARGET",
+        "FIELDS]",
+        "->",
+        "TARGET",
+        "KINDS",
+        "(PROJECT)",
+    ]
+    assert len(lines) == 1 + len(builtin_profiles())
 
 
 def test_cli_profiles_columns_line_up() -> None:
-    # Each column starts at the same place on every line, however long the group and kind.
+    # Each column starts at the same place on every line, the header's included, however long
+    # the group and kind.
     lines = CliRunner().invoke(cli, ["profiles"]).output.splitlines()
     starts = {tuple(m.start() for m in re.finditer(r"(?<=  )\S", line))[:4] for line in lines}
     assert len(starts) == 1, starts

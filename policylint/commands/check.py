@@ -131,6 +131,21 @@ def run_check(settings: Settings, configured: Configured | None = None) -> int:
     except (GitError, BaselineError) as exc:
         error(exc)
         return EXIT_USAGE
+    sources = None
+    if measured is not None and measured.head is not None and fixing:
+        error("--fix and --diff-fix edit files on disk: not the commit a push sends")
+        return EXIT_USAGE
+    if measured is not None and measured.head is not None:
+        # A pre-push hook lints the commit pushed, not the working tree (which may hold other work).
+        from policylint.input.commit import commit_sources
+
+        try:
+            sources = commit_sources(
+                measured.head, measured.root, [measured.root], configured.walk, settings.helm_templates, located=True
+            )
+        except GitError as exc:
+            error(exc)
+            return EXIT_USAGE
     fmt = resolve_format(settings.fmt)
     formats = [REPORTERS[f] for f in (fmt, *(f for f, _ in files))]
     request = LintRequest(
@@ -139,6 +154,7 @@ def run_check(settings: Settings, configured: Configured | None = None) -> int:
         follow_outside_links=settings.follow_outside_links,
         paths=paths,
         context_paths=context_paths,
+        sources=sources,
         change=change,
         staged=settings.staged,
         complete=settings.complete,
@@ -183,19 +199,26 @@ def run_check(settings: Settings, configured: Configured | None = None) -> int:
             result = lint(request)
         if measured is not None:
             _classify(request, result, measured)
+        diff_base, head = settings.diff_base, None
+        if measured is not None and not settings.staged and settings.diff_base == "":
+            # A pre-push hook's push: the configuration and the baseline of the commit pushed
+            # against the base's; none on a root commit's push, which has no base.
+            diff_base = measured.base_name if measured.base is not None else None
+            head = measured.head
         result.gate = gate_report(
             trust,
             baseline=baseline,
             baseline_entries=baseline_entries,
-            diff_base=settings.diff_base,
+            diff_base=diff_base,
             staged=settings.staged,
+            head=head,
             gate_base=settings.gate_base,
         )
     except (SourceError, ProfileError, RuleOptionError, BaselineError, GitError) as exc:
         error(exc)
         return EXIT_USAGE
     _say_what_happened(result)
-    written = _render(result, fmt, settings.color, files, threshold)
+    written = _render(result, fmt, settings.color, files, threshold, settings.gate)
     if result.internal_error or not written:
         return EXIT_USAGE
     if settings.exit_zero:
@@ -221,17 +244,16 @@ def _measure(paths: Sequence[str], diff_base: str | None, staged: bool, namespac
     if measured.change is None:
         # `pre-commit run --all-files` in CI lands here: no change to measure, so nothing is let
         # through as pre-existing.
-        click.echo("policylint: info: nothing is staged: the PATHs are checked whole, every finding counts", err=True)
+        click.echo(f"policylint: info: {measured.whole}: the PATHs are checked whole, every finding counts", err=True)
     return measured
 
 
 def _classify(request: LintRequest, result: LintResult, measured: Measured) -> None:
     """Which of `result`'s findings the change introduces: the base is linted too."""
-    from policylint.commands.change import introduced
+    from policylint.commands.change import classify
 
     if measured.base is not None:
-        result.introduced = introduced(request, result, measured)
-        result.base = measured.base_name
+        classify(request, result, measured)
 
 
 def _baseline_at_ref(ref: str | None, baseline: str | None) -> list[Entry] | None:
@@ -330,14 +352,16 @@ def parse_outputs(values: Sequence[str]) -> list[tuple[str, str]] | None:
     return out
 
 
-def _render(result: LintResult, fmt: str, color: str, files: Sequence[tuple[str, str]], fail_on: Severity) -> bool:
+def _render(result: LintResult, fmt: str, color: str, files: Sequence[tuple[str, str]], fail_on: Severity, gate: str) -> bool:
     """The report on standard output, each output file, the summary line on standard error.
     False when a file could not be written (said on standard error)."""
     from policylint.reporters import environment_options, streamer
     from policylint.reporters.text import summary
 
     colored = fmt == "text" and use_color(color, sys.stdout)
-    options = environment_options(outputs=tuple(files), fail_on=fail_on)
+    from policylint.commands.change import ALL
+
+    options = environment_options(outputs=tuple(files), fail_on=fail_on, gate_all=gate == ALL)
     # color=True keeps the escape codes click would strip when stdout is not a terminal.
     _write(streamer(fmt, replace(options, color=colored))(result), colored)
     ok = True
@@ -417,6 +441,7 @@ def _say_skipped(skipped: Sequence[Skipped]) -> None:
         counts[item.category] = counts.get(item.category, 0) + 1
     words = {
         nonmanifest.KUSTOMIZE: ("Kustomize file", None),
+        nonmanifest.KUSTOMIZE_PATCH: ("Kustomize patch", "Kustomize patches"),
         nonmanifest.HELM: ("Helm chart file or directory", "Helm chart files or directories"),
         nonmanifest.TOOL: ("tool configuration file", None),
         nonmanifest.DATA: ("JSON file that is no Kubernetes object", "JSON files that are no Kubernetes objects"),
@@ -424,7 +449,7 @@ def _say_skipped(skipped: Sequence[Skipped]) -> None:
     parts = [plural(counts[c], *words[c]) for c in words if counts.get(c)]
     render = (
         "; lint what `kustomize build` or `helm template` outputs"
-        if counts.get(nonmanifest.KUSTOMIZE) or counts.get(nonmanifest.HELM)
+        if counts.get(nonmanifest.KUSTOMIZE) or counts.get(nonmanifest.KUSTOMIZE_PATCH) or counts.get(nonmanifest.HELM)
         else ""
     )
     click.echo(f"policylint: info: not manifests, skipped: {escape(', '.join(parts))}{render}", err=True)

@@ -208,14 +208,20 @@ class _Builder:
     def build_broken(self) -> None:
         for broken in broken_parents(self.topology):
             route_id = self.ensure(("route", broken.route.key, None))
+            reason = broken.reason
             if broken.listener is not None:
                 src = self.ensure(("listener", broken.listener.owner.key, broken.listener.name))
             elif broken.parent is not None:
                 src = self.ensure((_LEVEL.get(broken.parent.kind, "gateway"), broken.parent.key, None))
+                section = broken.ref_label[4]
+                if section:
+                    # Drawn from the parent, not a listener: the label says which one the route named
+                    # (as a policy edge names its sectionName).
+                    reason = f"#{section}: {reason}"
             else:
                 group, kind, namespace, name, section = broken.ref_label
                 src = self.missing(group, kind, namespace, name, section, "not found")
-            self.graph.add_edge(GEdge(src, route_id, BROKEN, broken.reason))
+            self.graph.add_edge(GEdge(src, route_id, BROKEN, reason))
         for att in broken_listener_sets(self.topology):
             if att.gateway is not None:
                 src = self.ensure(("gateway", att.gateway.key, None))

@@ -9,6 +9,8 @@ decision costs no parsing and is the same with and without the parse cache:
 - Kustomize: `kustomization.yaml`, `kustomization.yml` and `Kustomization`, the three names
   `kustomize build` reads (kubectl documentation, "Declarative Management of Kubernetes Objects
   Using Kustomize"). What `kustomize build` outputs is what to lint.
+- Kustomize patches: the files a kustomization names under `patches`, `patchesStrategicMerge`
+  or `patchesJson6902` (the one decision read from content: policylint.input.kustomize_patches).
 - Helm: in a directory holding `Chart.yaml` (a chart, Helm documentation "The Chart File
   Structure"): `Chart.yaml`, `values*.yaml`/`.yml`, `values.schema.json`, and the `templates/`
   directory, whose files are Go templates rather than YAML until `helm template` renders them
@@ -37,6 +39,7 @@ from collections.abc import Collection, Iterable
 from typing import Any
 
 KUSTOMIZE = "kustomize"
+KUSTOMIZE_PATCH = "kustomize-patch"  # a file a kustomization names as a patch (policylint.input.kustomize_patches)
 HELM = "helm"
 TOOL = "tool"
 DATA = "data"  # a .json file that is no Kubernetes object (`json_data_files`)

@@ -140,7 +140,7 @@ class _Roots:
 @frozen
 class Skipped:
     """A file (or a Helm chart's `templates/` directory) that is not a manifest and was not read
-    (policylint.input.nonmanifest): `category` is KUSTOMIZE, HELM or TOOL."""
+    (policylint.input.nonmanifest): `category` is KUSTOMIZE, KUSTOMIZE_PATCH, HELM or TOOL."""
 
     display: str
     category: str
@@ -341,6 +341,20 @@ def discover(
     ).sources
 
 
+def _skip_patches(sources: dict[str, Source], skipped: list[Skipped], named: Sequence[str]) -> None:
+    """Take out of `sources` the files a kustomization names as patches
+    (policylint.input.kustomize_patches), and say them skipped."""
+    from policylint.input import kustomize_patches
+
+    kustomizations = {os.path.abspath(s.display) for s in skipped if s.category == nonmanifest.KUSTOMIZE}
+    kustomizations |= kustomize_patches.kustomizations_near(named)
+    if not kustomizations:
+        return
+    patches = kustomize_patches.patch_files(kustomizations)
+    for key in [k for k, source in sources.items() if source.fs_path is not None and k in patches]:
+        skipped.append(Skipped(sources.pop(key).display, nonmanifest.KUSTOMIZE_PATCH))
+
+
 def discover_all(
     paths: Sequence[str],
     *,
@@ -369,6 +383,7 @@ def discover_all(
     notes: list[str] = []
     sources: dict[str, Source] = {}
     displays: dict[str, str] = {}  # display name -> the path that has it
+    named: list[str] = []  # the files named on the command line
 
     def add(source: Source) -> None:
         # `policylint .` and `policylint a.yaml` must name (and de-duplicate) a file alike: the
@@ -426,6 +441,7 @@ def discover_all(
             if category is not None:
                 skipped.append(Skipped(name, category))
                 continue
+            named.append(path)
             add(Source(display=name, fs_path=path, identity=(st.st_dev, st.st_ino)))
         else:
             # `/dev/stdin`, a FIFO, or bash's `<(kustomize build ...)` (a pipe under /dev/fd):
@@ -437,6 +453,7 @@ def discover_all(
             add(Source(display=name, fs_path=path, problem=message))
     if STDIN in sources and stdin_filename:
         _stand_in(sources, stdin_filename)
+    _skip_patches(sources, skipped, named)
     unique = {(s.display, s.category): s for s in skipped}
     return Discovery(
         sorted(sources.values(), key=lambda source: source.display),

@@ -84,6 +84,9 @@ def _totals(result: LintResult) -> str:
     text = f"{found} in {plural(len(result.files), 'file')} ({plural(len(result.index.objects), 'object')}, {plural(policies, 'policy')})"
     if result.suppressed:
         text += f"; {len(result.suppressed)} suppressed or baselined"
+    change = result.change_counts()
+    if change is not None:
+        text += f"; against {md(result.base or 'the base')}: {change[0]} introduced, {change[1]} pre-existing"
     return text + "."
 
 
@@ -113,7 +116,7 @@ def gate_section(gate: GateReport | None) -> list[str]:
     return out
 
 
-def _finding_rows(findings: list[Finding], options: RenderOptions) -> list[str]:
+def _finding_rows(result: LintResult, findings: list[Finding], options: RenderOptions) -> list[str]:
     from policylint.reporters.json import help_uri
 
     rows = []
@@ -122,6 +125,8 @@ def _finding_rows(findings: list[Finding], options: RenderOptions) -> list[str]:
         message = md(f.message)
         if f.hint:
             message += f"<br>*hint:* {md(f.hint)}"
+        if result.introduced_by_change(f) is False:
+            message += f"<br>*pre-existing:* at {md(result.base or 'the base')} too"
         obj = md(str(f.object)) if f.object is not None else ""
         rows.append(f"| {ICONS[f.severity]} | [{f.line}]({_link(options, f.file, f.line)}) | {rule} | {message} | {obj} |")
     return rows
@@ -150,7 +155,7 @@ def _findings(result: LintResult, options: RenderOptions, budget: _Budget) -> li
             "| | line | rule | message | object |",
             "|---|---|---|---|---|",
         ]
-        rows = _finding_rows(findings, options)
+        rows = _finding_rows(result, findings, options)
         # A file's table opens only with room for its first row and its closing lines.
         if not budget.take(*head, rows[0], *close):
             break

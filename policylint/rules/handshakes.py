@@ -145,6 +145,16 @@ def is_used(grants: ReferenceGrants, grant: Grant) -> bool:
     return any((id(grant), f.path, t.path) in grants.used for f in grant.sources for t in grant.targets)
 
 
+def may_permit(grant: Grant, ref: Reference) -> bool:
+    """Whether `grant` would authorise `ref` (its namespace, a from entry and a to entry match),
+    without recording a use: for a reference that may not be made."""
+    if grant.namespace != ref.to_namespace:
+        return False
+    return any(
+        (f.group, f.kind, f.namespace) == (ref.from_group, ref.from_kind, ref.from_namespace) for f in grant.sources
+    ) and any((t.group, t.kind) == (ref.to_group, ref.to_kind) and t.name in (None, ref.to_name) for t in grant.targets)
+
+
 def self_namespace_only(grant: Grant) -> bool:
     """Every `from` entry names the grant's own namespace: the grant can authorise nothing."""
     return bool(grant.sources) and all(f.namespace == grant.namespace for f in grant.sources)
@@ -458,6 +468,7 @@ class ReferenceGrantUnused(Rule):
         grants = project.resolution.grants()
         misplaced = misplaced_grants(refs)
         checked = self._checked_referrers(project)
+        undecided: list[Reference] | None = None  # worked out on the first grant that needs it
         for grant in grants.grants:
             if is_used(grants, grant):
                 continue
@@ -469,7 +480,24 @@ class ReferenceGrantUnused(Rule):
                 continue
             if any((f.group, f.kind) not in checked for f in grant.sources):
                 continue  # references from that kind are not modelled: it may well be used
+            if undecided is None:
+                undecided = self._undecided_references(project)
+            if any(may_permit(grant, ref) for ref in undecided):
+                continue  # a reference that may or may not be made (PL420): no finding rests on it
             yield self._issue(grant)
+
+    @staticmethod
+    def _undecided_references(project: Project) -> list[Reference]:
+        """The references policies may make into other namespaces: their selectors' matches in a
+        namespace whose selector match is unknown (NamespaceMatch.UNKNOWN), neither targets nor not."""
+        out: list[Reference] = []
+        for policy in project.resolution.policies():
+            own = policy.obj.namespace or ""
+            for u in project.resolution.undecided_targets(policy):
+                if u.namespace != own:
+                    gk = policy.profile.gk
+                    out.append(Reference(gk[0], gk[1], own, u.target.group, u.target.kind, u.namespace, u.target.name))
+        return out
 
     @staticmethod
     def _checked_referrers(project: Project) -> set[tuple[str, str]]:
