@@ -83,7 +83,7 @@ def test_an_istio_built_in_class_exists_where_istio_runs() -> None:
     ref = topology.class_refs[id(gw)]
     assert (ref.status.value, ref.controller) == ("External", "istio.io/mesh-controller")
     (web,) = result.project.index.of_kind("gateway.networking.k8s.io", "HTTPRoute")
-    assert topology.traffic(web)[0] == "Carries"
+    assert topology.traffic(web)[0].label == "Carries"
 
 
 def test_an_istio_built_in_class_is_missing_where_only_another_controller_runs() -> None:
@@ -102,7 +102,7 @@ def test_a_gke_gateway_class_exists_with_no_gateway_class_in_the_input() -> None
     ref = topology.class_refs[id(gw)]
     assert (ref.status.value, ref.controller) == ("External", "networking.gke.io/gateway")
     (web,) = result.project.index.of_kind("gateway.networking.k8s.io", "HTTPRoute")
-    assert topology.traffic(web)[0] == "Carries"
+    assert topology.traffic(web)[0].label == "Carries"
     # A name GKE does not serve is still missing.
     (finding,) = only(lint_text(gateway(class_name="gke-l7-global-external")), "PL405")
     assert "gke-l7-global-external" in finding.message

@@ -26,17 +26,7 @@ from policylint.input.positions import format_path, join
 from policylint.k8s.names import did_you_mean, ns_name, plural
 from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.policy_report import target_ref
-from policylint.semantics.effective.facets import (
-    CONFLICTED,
-    ENFORCED,
-    OVERRIDDEN,
-    PARTIALLY_ENFORCED,
-    RANK,
-    Context,
-    Facet,
-    NodeKey,
-    TargetStatus,
-)
+from policylint.semantics.effective.facets import RANK, Context, Facet, NodeKey, TargetStatus
 from policylint.semantics.effective.fold import order_sensitivity, order_stack
 from policylint.semantics.effective.merge import Tagged, leaves
 from policylint.semantics.effective.simulation import Simulation, combined_status
@@ -261,7 +251,7 @@ class Describer:
             "policy": self.policy_ref(facet.policy),
             "name": facet.name,
             "node": self.node(facet.node),
-            "role": facet.role,
+            "role": facet.role.label,
             "strategy": facet.strategy_label(),
             "field": join(facet.path, *key) if key else facet.path,
         }
@@ -411,15 +401,15 @@ def _policy_entries(ctx: Context, describe: Describer) -> tuple[list[dict[str, A
             "name": first.name,
             "node": describe.node(first.node),
             "strategies": [f.strategy_label() for f in facets],
-            "status": status,
+            "status": status.label,
             "beatenBy": beaten,
             "reason": None,
         }
-        if status in (ENFORCED, PARTIALLY_ENFORCED):
+        if status in (Enforcement.ENFORCED, Enforcement.PARTIALLY_ENFORCED):
             affecting.append(entry)
         else:
             conflict = next((result.conflicts[id(f)] for f in facets if id(f) in result.conflicts), None)
-            if status == CONFLICTED and conflict is not None:
+            if status == Enforcement.CONFLICTED and conflict is not None:
                 entry["reason"] = f"conflicts with {conflict[0].name} on the same target, strategy None: {conflict[1]}"
             else:
                 entry["reason"] = lost_text(why_lost(ctx, facets[0], [w for n in beaten for w in by_name.get(n, ())]), facets[0])
@@ -429,7 +419,7 @@ def _policy_entries(ctx: Context, describe: Describer) -> tuple[list[dict[str, A
             shadowed.append(entry)
             continue
         for facet in facets:
-            if result.status[id(facet)] not in (PARTIALLY_ENFORCED, OVERRIDDEN):
+            if result.status[id(facet)] not in (Enforcement.PARTIALLY_ENFORCED, Enforcement.OVERRIDDEN):
                 continue
             winners = [w for n in sorted(result.beaten_by.get(id(facet), ())) for w in by_name.get(n, ())]
             for key, leaf in leaves(facet.tree):
@@ -669,7 +659,7 @@ def _policy_target(
     status = status or TargetStatus()
     reach: dict[str, set[Any]] = {k: set() for k in ("routes", "rules", "listeners", "gateways", "backends")}
     for ctx, state, _beaten in items:
-        if state in (ENFORCED, PARTIALLY_ENFORCED):
+        if state in (Enforcement.ENFORCED, Enforcement.PARTIALLY_ENFORCED):
             _tally(base, ctx.path, reach)
     accepted, message = base.accepted(policy, res)
     note = None
@@ -688,11 +678,11 @@ def _policy_target(
     return {
         "ref": target_ref(res),
         "path": ref.path,
-        "detail": res.detail,
+        "detail": res.detail.label,
         "message": message,
         "node": describe.node(node) if node is not None else None,
-        "accepted": accepted,
-        "enforcement": status.enforcement if accepted is Accepted.ACCEPTED else None,
+        "accepted": accepted.label,
+        "enforcement": status.enforcement.label if accepted is Accepted.ACCEPTED and status.enforcement is not None else None,
         "beatenBy": sorted(status.beaten_by),
         "ancestors": sorted(str(k) for k in status.ancestors),
         "note": note,
@@ -704,7 +694,9 @@ def _policy_target(
             "conflicted": status.conflicted,
         },
         "affects": {"contexts": status.enforced + status.partial, **{k: len(v) for k, v in reach.items()}},
-        "contexts": [{**describe.context(ctx.path, True), "status": state, "beatenBy": beaten} for ctx, state, beaten in shown],
+        "contexts": [
+            {**describe.context(ctx.path, True), "status": state.label, "beatenBy": beaten} for ctx, state, beaten in shown
+        ],
         "omitted": omitted,
     }
 
@@ -895,7 +887,9 @@ def _render_policy(policy: Mapping[str, Any], lines: list[str]) -> None:
         lines.append("")
         state = target["accepted"] + (f", {target['enforcement']}" if target["enforcement"] else "")
         lines.append(f"target {ref['kind']} {where}{section} ({target['path']}): {state}")
-        if target["accepted"] not in ("Accepted", CONFLICTED) or (target["detail"] not in ("Resolved", "SelectorMatch")):
+        if target["accepted"] not in (Accepted.ACCEPTED.label, Accepted.CONFLICTED.label) or (
+            target["detail"] not in ("Resolved", "SelectorMatch")
+        ):
             detail = f"{target['detail']}: {target['message']}" if target["message"] else target["detail"]
             lines.append(f"  {detail}")
         if target["beatenBy"]:

@@ -27,22 +27,9 @@ from policylint.rules.refs import at_field, field_value, has_field, label, where
 from policylint.semantics.listeners import LISTENER_PARENTS, unsupported_protocol
 from policylint.semantics.namespace_admission import UnknownNamespace
 from policylint.semantics.resolution import TargetResolution
-from policylint.semantics.topology import (
-    CORE,
-    LISTENER_SET_NOT_ATTACHED,
-    NO_MATCHING_LISTENER_HOSTNAME,
-    NO_MATCHING_PARENT,
-    NOT_ALLOWED_BY_LISTENERS,
-    NOT_FOUND,
-    PARENT_NOT_FOUND,
-    Listener,
-    ParentAttachment,
-    ParentRef,
-    Rejection,
-    Topology,
-)
+from policylint.semantics.topology import CORE, Listener, ParentAttachment, ParentRef, Rejection, Topology
 from policylint.stages import Stage
-from policylint.vocabulary import Admission, Resolved, Traffic
+from policylint.vocabulary import Admission, Attachment, ReferenceStatus, Resolved, Traffic
 
 # -- PL405 -----------------------------------------------------------------------------------
 
@@ -61,7 +48,7 @@ class GatewayClassNotFound(Rule):
         classes: list[K8sObject] | None = None
         for gateway in topology.gateways():
             ref = topology.class_refs.get(id(gateway))
-            if ref is None or ref.status != NOT_FOUND or ref.name is None:
+            if ref is None or ref.status != ReferenceStatus.NOT_FOUND or ref.name is None:
                 continue
             if classes is None:
                 classes = list(project.index.of_kind(GATEWAY_GROUP, "GatewayClass"))
@@ -91,7 +78,7 @@ class GatewayClassNotFound(Rule):
 # -- PL406–PL408: route parentRefs --------------------------------------------------------------
 
 
-def _failing(topology: Topology, statuses: Sequence[str]) -> Iterator[tuple[K8sObject, ParentAttachment]]:
+def _failing(topology: Topology, statuses: Sequence[Attachment]) -> Iterator[tuple[K8sObject, ParentAttachment]]:
     for route in topology.routes():
         for att in topology.parent_attachments(route):
             if att.status in statuses:
@@ -110,7 +97,7 @@ class ParentRefNotFound(Rule):
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
         names = Names(project)
-        for route, att in _failing(topology, (PARENT_NOT_FOUND,)):
+        for route, att in _failing(topology, (Attachment.PARENT_NOT_FOUND,)):
             ref = att.ref
             matches = self._near_matches(project, names, route, ref)
             matches.or_external(ref.kind, ref.namespace, ref.name)
@@ -158,7 +145,7 @@ class ParentRefNoMatchingListener(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
-        for route, att in _failing(topology, (NO_MATCHING_PARENT,)):
+        for route, att in _failing(topology, (Attachment.NO_MATCHING_PARENT,)):
             parent, ref = att.parent, att.ref
             if parent is None:
                 continue
@@ -233,12 +220,16 @@ class RouteNotAdmitted(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
-        statuses = (NOT_ALLOWED_BY_LISTENERS, NO_MATCHING_LISTENER_HOSTNAME, LISTENER_SET_NOT_ATTACHED)
+        statuses = (
+            Attachment.NOT_ALLOWED_BY_LISTENERS,
+            Attachment.NO_MATCHING_LISTENER_HOSTNAME,
+            Attachment.LISTENER_SET_NOT_ATTACHED,
+        )
         for route, att in _failing(topology, statuses):
             parent = att.parent
             if parent is None:
                 continue
-            if att.status == LISTENER_SET_NOT_ATTACHED:
+            if att.status == Attachment.LISTENER_SET_NOT_ATTACHED:
                 yield self._listener_set_not_attached(topology, route, att, parent)
                 continue
             reasons: list[str] = []
@@ -254,7 +245,11 @@ class RouteNotAdmitted(Rule):
             hostnames_fail = any(f.check is Admission.HOSTNAME for r in att.rejections for f in (r, *r.also))
             if hostnames_fail and "hostnames" in route.spec:
                 related.append(Related(f"{label(route)} sets its hostnames here", object=route, path="spec.hostnames"))
-            reason = "NoMatchingListenerHostname" if att.status == NO_MATCHING_LISTENER_HOSTNAME else "NotAllowedByListeners"
+            reason = (
+                "NoMatchingListenerHostname"
+                if att.status == Attachment.NO_MATCHING_LISTENER_HOSTNAME
+                else "NotAllowedByListeners"
+            )
             if reason == "NotAllowedByListeners" and all(
                 any(f.check is Admission.HOSTNAME for f in r.also) for r in att.rejections
             ):
@@ -398,9 +393,9 @@ class ListenerSetNotAllowed(Rule):
             att = topology.listener_sets.get(id(listener_set))
             if att is None:
                 continue
-            if att.status == PARENT_NOT_FOUND:
+            if att.status == Attachment.PARENT_NOT_FOUND:
                 yield self._not_found(names, listener_set)
-            elif att.status == "NotAllowed" and att.gateway is not None:
+            elif att.status is Attachment.NOT_ALLOWED and att.gateway is not None:
                 yield self._not_allowed(project, listener_set, att.gateway, att.message)
 
     def _not_allowed(self, project: Project, listener_set: K8sObject, gateway: K8sObject, detail: str) -> Issue:

@@ -18,24 +18,14 @@ from policylint.k8s.names import ns_name
 from policylint.profiles.policy import Policy
 from policylint.project import Project
 from policylint.rules.base import POLICY, Rule, RuleOption
-from policylint.semantics.effective.facets import (
-    CONFLICTED,
-    ENFORCED,
-    OVERRIDDEN,
-    PARTIALLY_ENFORCED,
-    RANK,
-    Facet,
-    NodeKey,
-    TargetStatus,
-    node_label,
-)
+from policylint.semantics.effective.facets import RANK, Facet, NodeKey, TargetStatus, node_label
 from policylint.semantics.effective.merge import Tagged, leaves, untag
 from policylint.semantics.effective.simulation import Simulation, path_label
 from policylint.semantics.resolution import TargetResolution
 from policylint.stages import Stage
 from policylint.textsafe import json_text, truncate
 from policylint.values import record
-from policylint.vocabulary import Role
+from policylint.vocabulary import Enforcement, Role
 
 _MAX_SHOWN = 3
 
@@ -159,7 +149,7 @@ class PolicyOverridden(Rule):
             policies[id(policy.obj)] = policy
         for pid, entries in by_policy.items():
             live = [(r, s) for r, s in entries if s.enforcement is not None]
-            if not live or any(s.enforcement != OVERRIDDEN for _, s in live):
+            if not live or any(s.enforcement != Enforcement.OVERRIDDEN for _, s in live):
                 continue
             policy = policies[pid]
             winners = sorted(set().union(*(s.beaten_by for _, s in live)))
@@ -215,7 +205,7 @@ class PolicyPartiallyEnforced(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy, res, status in _targets(project, self):
-            if status.enforcement != PARTIALLY_ENFORCED:
+            if status.enforcement != Enforcement.PARTIALLY_ENFORCED:
                 continue
             beaten = status.overridden + status.partial
             where = "; ".join(path_label(p) for p in status.overridden_in[:_MAX_SHOWN])
@@ -312,7 +302,7 @@ class OverrideWithNothingBelow(Rule):
     def check(self, project: Project) -> Iterable[Issue]:
         sim = project.simulation()
         for policy in project.resolution.policies():
-            overrides = [f for f in sim.facets.get(id(policy.obj), []) if f.role == "override"]
+            overrides = [f for f in sim.facets.get(id(policy.obj), []) if f.role is Role.OVERRIDE]
             if not overrides:
                 continue
             # Only a target at the kind's effective level (a leaf: acceptance scenario S10's "override
@@ -395,7 +385,7 @@ class BlastRadiusExceeded(Rule):
 
 
 # Keep the status names importable for rule docs and tests.
-__all__ = ["CONFLICTED", "ENFORCED", "RULES", "Facet"]
+__all__ = ["RULES", "Facet"]
 
 
 class InvalidEffectiveSpec(Rule):

@@ -36,10 +36,10 @@ from policylint.rules.hints import NearMatches, frontend_scope, listeners_get, s
 from policylint.semantics.grants import Grant, GrantCheck, Reference, ReferenceGrants
 from policylint.semantics.listeners import LISTENER_PARENTS
 from policylint.semantics.resolution import TargetResolution, UndecidedMatch
-from policylint.semantics.topology import REF_NOT_PERMITTED, ROUTE_KINDS, ObjectRef, Topology
+from policylint.semantics.topology import ROUTE_KINDS, ObjectRef, Topology
 from policylint.stages import Stage
 from policylint.values import frozen
-from policylint.vocabulary import NamespaceMatch, Resolved
+from policylint.vocabulary import NamespaceMatch, ReferenceStatus, Resolved
 
 _MAX_RELATED = 5
 
@@ -290,7 +290,7 @@ class CrossNamespaceReferenceNotPermitted(Rule):
         topology = project.topology()
         for obj in project.index.objects:
             for ref in topology.refs_from(obj):
-                if ref.status == REF_NOT_PERMITTED:
+                if ref.status == ReferenceStatus.REF_NOT_PERMITTED:
                     yield self._issue(obj, ref, project.index, topology)
 
     def _issue(self, owner: K8sObject, ref: ObjectRef, index: ProjectIndex, topology: Topology) -> Issue:

@@ -131,7 +131,7 @@ def _references(project: Project) -> Iterator[Reference]:
                 ref.path,
                 "targetRef",
                 ref.display(),
-                str(res.status),
+                res.status.label,
                 res.target,
                 res.section,
                 res.message,
@@ -145,14 +145,14 @@ def _references(project: Project) -> Iterator[Reference]:
             pref = att.ref
             section = _named_section(project, att.parent, pref.section_name)
             label = f"{pref.kind} {pref.namespace}/{pref.name}" + (f"#{pref.section_name}" if pref.section_name else "")
-            yield Reference(obj, pref.path, "parentRef", label, str(att.status), att.parent, section, att.message)
+            yield Reference(obj, pref.path, "parentRef", label, att.status.label, att.parent, section, att.message)
         for oref in topology.refs_from(obj):
             yield Reference(
                 obj,
                 oref.path,
                 f"{oref.purpose}Ref" if not oref.purpose.endswith("certificate") else "certificateRef",
                 oref.label() + (f":{oref.port}" if oref.port is not None else ""),
-                str(oref.status),
+                oref.status.label,
                 oref.target,
                 oref.port_section,
                 oref.detail,
@@ -173,7 +173,9 @@ def _class_reference(project: Project, gateway: K8sObject) -> Iterator[Reference
     ref = project.topology().class_refs.get(id(gateway))
     if ref is None or ref.name is None:
         return
-    yield Reference(gateway, "spec.gatewayClassName", "gatewayClassName", f"GatewayClass {ref.name}", str(ref.status), ref.target)
+    yield Reference(
+        gateway, "spec.gatewayClassName", "gatewayClassName", f"GatewayClass {ref.name}", ref.status.label, ref.target
+    )
 
 
 def _grant_references(project: Project, grant: K8sObject) -> Iterator[Reference]:

@@ -32,11 +32,13 @@ if TYPE_CHECKING:
 LEVELS = tuple(level.value for level in Level)
 RANK = {level: i for i, level in enumerate(LEVELS)}
 
-# Status vocabulary (GEP-713 "Metaresource status"; docs/semantics.md#status-vocabulary).
-ENFORCED = Enforcement.ENFORCED
-PARTIALLY_ENFORCED = Enforcement.PARTIALLY_ENFORCED
-OVERRIDDEN = Enforcement.OVERRIDDEN
-CONFLICTED = Enforcement.CONFLICTED
+# How `explain` names a block's strategy (docs/semantics.md#merge-strategies).
+_ATOMICITY_LABELS = {
+    Atomicity.ATOMIC: "Atomic",
+    Atomicity.PATCH: "Patch",
+    Atomicity.RULES: "Rule-keyed",
+    Atomicity.PRIORITY: "Priority-ordered",
+}
 
 _ROUTE_KINDS = ("HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute")
 
@@ -82,10 +84,10 @@ class Facet:
         return ns_name(key.namespace, key.name)
 
     def strategy_label(self) -> str:
-        if self.role == "none":
+        if self.role is Role.NONE:
             return "None"
-        atom = {"atomic": "Atomic", "patch": "Patch", "rules": "Rule-keyed", "priority": "Priority-ordered"}[self.atomicity]
-        return f"{atom} {'Overrides' if self.role == 'override' else 'Defaults'}"
+        atom = _ATOMICITY_LABELS[self.atomicity]
+        return f"{atom} {'Overrides' if self.role is Role.OVERRIDE else 'Defaults'}"
 
 
 @record(slots=True)
@@ -149,10 +151,10 @@ class TargetStatus:
             return None
         live = self.contexts - self.conflicted
         if self.enforced == live:
-            return ENFORCED
+            return Enforcement.ENFORCED
         if self.overridden == live:
-            return OVERRIDDEN
-        return PARTIALLY_ENFORCED
+            return Enforcement.OVERRIDDEN
+        return Enforcement.PARTIALLY_ENFORCED
 
 
 @record(slots=True)

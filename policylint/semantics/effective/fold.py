@@ -11,10 +11,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from policylint.profiles.registry import PolicyProfile
 from policylint.semantics.effective.facets import (
-    CONFLICTED,
-    ENFORCED,
-    OVERRIDDEN,
-    PARTIALLY_ENFORCED,
     Facet,
     FoldResult,
     NodeKey,
@@ -98,8 +94,8 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
         merged: Tagged | None = None
         for facet in sorted(stack, key=lambda f: f.name):
             merged = merge_patch(merged, facet.tree)
-        return FoldResult(merged, {id(f): ENFORCED for f in stack}, {}, {})
-    if _default_atomicity(profile) == "priority":
+        return FoldResult(merged, {id(f): Enforcement.ENFORCED for f in stack}, {}, {})
+    if _default_atomicity(profile) is Atomicity.PRIORITY:
         return _fold_priority(stack)
     return _Fold(stack, profile).run()
 
@@ -209,7 +205,7 @@ class _Fold:
                 self.acc = merge_patch(self.acc, _strip(c.tree, self.locked, None))
                 self._establish(c)
                 return True
-        elif c.policy is not owner.policy and c.node == owner.node and (self.role == "none" or self.conflict_same_target):
+        elif c.policy is not owner.policy and c.node == owner.node and (self.role is Role.NONE or self.conflict_same_target):
             self.tally.conflicts[id(c)] = (owner, _why(owner, c))
             return True
         return False
@@ -228,10 +224,10 @@ class _Fold:
         """Merge `c` into the spec under the established strategy."""
         acc, role, atom, merge, tally = self.acc, self.role, self.atom, self.profile.merge, self.tally
         containers = self.containers
-        unit_containers = (containers or default_containers(acc, c.tree)) if atom == "rules" else None
+        unit_containers = (containers or default_containers(acc, c.tree)) if atom is Atomicity.RULES else None
         incoming = _strip(c.tree, self.locked, unit_containers)
-        if role == "none" or atom == "atomic":
-            if c.merge_onto_parent and role != "none":
+        if role is Role.NONE or atom is Atomicity.ATOMIC:
+            if c.merge_onto_parent and role is not Role.NONE:
                 by_id = tally.by_id
                 parents = {by_id[s].name for s in _sources(acc) if s in by_id and by_id[s].policy is not c.policy}
                 if parents:
@@ -245,7 +241,7 @@ class _Fold:
                 for src in _sources(acc) - _sources(kept_locked):
                     tally.discarded[src].add(id(c))
                 acc = merge_patch(incoming, kept_locked) if kept_locked is not None else incoming
-        elif atom == "patch":
+        elif atom is Atomicity.PATCH:
             if merge.replace_together and acc is not None and acc.children is not None:
                 acc, replaced = _replace_together(acc, incoming, merge.replace_together)
                 for src in replaced:
@@ -282,9 +278,9 @@ def _locks_of(facet: Facet, locked: Locks | None) -> Locks:
     base: frozenset[tuple[str, ...]] = locked if isinstance(locked, frozenset) else frozenset()
     if locked is ALL:
         return ALL
-    if facet.role != "override":
+    if facet.role is not Role.OVERRIDE:
         return base
-    if facet.atomicity == "atomic":
+    if facet.atomicity is Atomicity.ATOMIC:
         return ALL
     return base | {path for path, _ in leaves(facet.tree)}
 
@@ -361,10 +357,10 @@ def _why(winner: Facet, loser: Facet) -> str:
 def _fold_precedence(stack: Sequence[Facet]) -> FoldResult:
     """Earlier revisions of GEP-713, "Hierarchy": "A override > B override > C override > C default > B default >
     A default", field by field; identical fields at one level resolve oldest first."""
-    overrides = [f for f in stack if f.role == "override"]  # stack is least specific first
+    overrides = [f for f in stack if f.role is Role.OVERRIDE]  # stack is least specific first
     defaults: list[Facet] = []
-    for rank in sorted({f.rank for f in stack if f.role != "override"}, reverse=True):
-        defaults.extend(f for f in stack if f.role != "override" and f.rank == rank)
+    for rank in sorted({f.rank for f in stack if f.role is not Role.OVERRIDE}, reverse=True):
+        defaults.extend(f for f in stack if f.role is not Role.OVERRIDE and f.rank == rank)
     precedence = overrides + defaults  # highest first
     acc: Tagged | None = None
     for facet in reversed(precedence):
@@ -381,7 +377,7 @@ def _fold_priority(stack: Sequence[Facet]) -> FoldResult:
 
     ordered = sorted(stack, key=lambda f: (priority(f), f.rank, f.name))
     tree = Tagged(None, None, {"patches": Tagged([untag(f.tree) for f in ordered], None)})
-    status = {id(f): ENFORCED for f in stack}
+    status = {id(f): Enforcement.ENFORCED for f in stack}
     return FoldResult(tree, status, {}, {})
 
 
@@ -402,13 +398,15 @@ def _outcome(stack: Sequence[Facet], acc: Tagged | None, tally: _Tally) -> FoldR
     for facet in stack:
         fid = id(facet)
         if fid in conflicts:
-            status[fid] = CONFLICTED
+            status[fid] = Enforcement.CONFLICTED
             beaten[fid] = {conflicts[fid][0].name}
             continue
         offered = {p for p, _ in leaves(facet.tree)}
         mine = kept.get(fid, set())
-        status[fid] = ENFORCED if offered <= mine else OVERRIDDEN if not mine else PARTIALLY_ENFORCED
-        if status[fid] == ENFORCED:
+        status[fid] = (
+            Enforcement.ENFORCED if offered <= mine else Enforcement.OVERRIDDEN if not mine else Enforcement.PARTIALLY_ENFORCED
+        )
+        if status[fid] == Enforcement.ENFORCED:
             continue
         if fid in skipped:
             # Not beaten value by value: the rule policy's merge left this one out whole.
@@ -419,7 +417,7 @@ def _outcome(stack: Sequence[Facet], acc: Tagged | None, tally: _Tally) -> FoldR
         if winners and not others:
             # Beaten only by another block of the same policy (a PL107 two-strategy policy):
             # the policy itself is in force; PL107 reports the shape.
-            status[fid] = ENFORCED
+            status[fid] = Enforcement.ENFORCED
             continue
         beaten[fid] = {by_id[w].name for w in others}
         if all(by_id[w].merge_onto_parent for w in others):

@@ -49,10 +49,6 @@ from policylint.profiles.registry import PolicyProfile
 from policylint.semantics.effective.facets import (
     _CLAIMED,
     _ROUTE_KINDS,
-    CONFLICTED,
-    ENFORCED,
-    OVERRIDDEN,
-    PARTIALLY_ENFORCED,
     RANK,
     Affects,
     Context,
@@ -69,7 +65,7 @@ from policylint.semantics.effective.facets import (
 from policylint.semantics.effective.fold import _why, fold, order_sensitivity, order_stack
 from policylint.semantics.listeners import unsupported_protocol
 from policylint.values import record
-from policylint.vocabulary import Accepted, Enforcement
+from policylint.vocabulary import Accepted, Enforcement, ReferenceStatus, Role
 
 if TYPE_CHECKING:
     from policylint.profiles.policy import Policy
@@ -273,9 +269,13 @@ class Simulation:
             (r.position for r in topo.rules(route) if (r.name if r.name is not None else r.position) == section), None
         )
         for ref in topo.refs_from(route):
-            if ref.rule != position or ref.purpose not in ("backend", "mirror") or ref.status == "RefNotPermitted":
+            if (
+                ref.rule != position
+                or ref.purpose not in ("backend", "mirror")
+                or ref.status is ReferenceStatus.REF_NOT_PERMITTED
+            ):
                 continue
-            if ref.status == "NotFound":
+            if ref.status is ReferenceStatus.NOT_FOUND:
                 continue
             target_key = ref.target.key if ref.target is not None else ObjectKey(ref.group, ref.kind, ref.namespace, ref.name)
             if ref.target is not None:
@@ -535,7 +535,7 @@ class Simulation:
                 prev = self.erasures.get(fid)
                 units = result.erased[fid] * group.count
                 self.erasures[fid] = (facet, units + (prev[1] if prev else 0), group.count + (prev[2] if prev else 0))
-            if facet.role == "override" and any(
+            if facet.role is Role.OVERRIDE and any(
                 f.rank > facet.rank or (f.rank == facet.rank and f.policy is not facet.policy) for f in stack
             ):
                 self.override_challenged.add(fid)
@@ -601,7 +601,7 @@ class Simulation:
         stack, _ = order_stack(facets)
         result = fold(stack, policy.profile)
         mine = [f for f in facets if f.policy is policy]
-        if not mine or any(result.status.get(id(f)) != CONFLICTED for f in mine):
+        if not mine or any(result.status.get(id(f)) != Enforcement.CONFLICTED for f in mine):
             return None
         return result.conflicts.get(id(mine[0]))
 
@@ -637,7 +637,7 @@ class Simulation:
             stack, _ = order_stack(facets)
             result = fold(stack, policy.profile)
             states = [result.status.get(id(f)) for f in mine]
-            if any(state in (OVERRIDDEN, PARTIALLY_ENFORCED) for state in states):
+            if any(state in (Enforcement.OVERRIDDEN, Enforcement.PARTIALLY_ENFORCED) for state in states):
                 taken += 1
                 for f in mine:
                     winners |= result.beaten_by.get(id(f), set())
@@ -676,7 +676,7 @@ class Simulation:
         return self.affects.get(id(policy.obj), Affects())
 
 
-_CONTRIBUTES = (ENFORCED, PARTIALLY_ENFORCED)
+_CONTRIBUTES = (Enforcement.ENFORCED, Enforcement.PARTIALLY_ENFORCED)
 _BACKEND_LEVELS = ("backend", "port")
 
 
@@ -691,24 +691,24 @@ def _count_state(entry: TargetStatus, group: _StackGroup, facets: Sequence[Facet
     """Count the contexts of one stack where a policy's facets on a target stand in `state`."""
     result = group.result
     entry.contexts += group.count
-    if state == CONFLICTED:
+    if state == Enforcement.CONFLICTED:
         entry.conflicted += group.count
         entry.conflict = next(result.conflicts[id(f)] for f in facets if id(f) in result.conflicts)
-    elif state == ENFORCED:
+    elif state == Enforcement.ENFORCED:
         entry.enforced += group.count
-    elif state == OVERRIDDEN:
+    elif state == Enforcement.OVERRIDDEN:
         entry.overridden += group.count
     else:
         entry.partial += group.count
-    if state in (OVERRIDDEN, PARTIALLY_ENFORCED):
+    if state in (Enforcement.OVERRIDDEN, Enforcement.PARTIALLY_ENFORCED):
         for example in group.examples:
             if len(entry.overridden_in) < 3 and example not in entry.overridden_in:
                 entry.overridden_in = (*entry.overridden_in, example)
     for facet in facets:
         entry.beaten_by = _grow(entry.beaten_by, result.beaten_by.get(id(facet)))
         entry.merged_with = _grow(entry.merged_with, result.merged_with.get(id(facet)))
-    if state in (OVERRIDDEN, PARTIALLY_ENFORCED) and all(
-        id(f) in result.merged_only or result.status[id(f)] == ENFORCED for f in facets
+    if state in (Enforcement.OVERRIDDEN, Enforcement.PARTIALLY_ENFORCED) and all(
+        id(f) in result.merged_only or result.status[id(f)] == Enforcement.ENFORCED for f in facets
     ):
         entry.merged_away += group.count
 
@@ -728,14 +728,14 @@ def _target_states(
 
 def _combined_status(states: Sequence[Enforcement]) -> Enforcement:
     """The status of one policy in one context from the statuses of its facets there."""
-    live = [s for s in states if s != CONFLICTED]
+    live = [s for s in states if s != Enforcement.CONFLICTED]
     if not live:
-        return CONFLICTED
-    if all(s == ENFORCED for s in live):
-        return ENFORCED
-    if all(s == OVERRIDDEN for s in live):
-        return OVERRIDDEN
-    return PARTIALLY_ENFORCED
+        return Enforcement.CONFLICTED
+    if all(s == Enforcement.ENFORCED for s in live):
+        return Enforcement.ENFORCED
+    if all(s == Enforcement.OVERRIDDEN for s in live):
+        return Enforcement.OVERRIDDEN
+    return Enforcement.PARTIALLY_ENFORCED
 
 
 def _object_node(node: NodeKey) -> NodeKey:

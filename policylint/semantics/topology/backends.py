@@ -17,10 +17,6 @@ from policylint.semantics.topology.attachment import Attachments
 from policylint.semantics.topology.delegation import Delegation
 from policylint.semantics.topology.model import (
     CORE,
-    NOT_FOUND,
-    OPAQUE,
-    REF_NOT_PERMITTED,
-    RESOLVED,
     ObjectRef,
     ParentAttachment,
     _dict,
@@ -62,16 +58,16 @@ class Backends(Attachments, Delegation):
         it cannot: the backend is missing, not granted, or not reachable on the port named (Envoy
         Gateway then sets the policy Accepted=False, Invalid: "ExtAuth: service default/x not found")."""
         where = ref.label()
-        if ref.status == NOT_FOUND:
+        if ref.status == ReferenceStatus.NOT_FOUND:
             return f"{ref.path}: {where} not found"
         if ref.status == ReferenceStatus.INVALID_KIND:
             return f"{ref.path}: {ref.kind} (group {ref.group or 'core'}) is not a kind this reference supports"
-        if ref.status == REF_NOT_PERMITTED:
+        if ref.status == ReferenceStatus.REF_NOT_PERMITTED:
             return f"{ref.path}: {where} is in another namespace and no ReferenceGrant there permits the reference"
         if ref.status == ReferenceStatus.MISSING_DATA:
             return f"{ref.path}: {ref.label()} {ref.detail}"
         target = ref.target
-        if ref.status != RESOLVED or target is None or (target.group, target.kind) != (CORE, "Service"):
+        if ref.status != ReferenceStatus.RESOLVED or target is None or (target.group, target.kind) != (CORE, "Service"):
             return None
         if target.spec.get("type") == "ExternalName":
             return None  # how its port is used is implementation-specific (PL412 skips it too)
@@ -179,13 +175,13 @@ class Backends(Attachments, Delegation):
             (obj for source in sources if (obj := self._declaring(source, name, namespace)) is not None),
             key=lambda o: (o.namespace or "", o.name),
         )
-        status = RESOLVED
+        status = ReferenceStatus.RESOLVED
         detail = ""
         if not declaring:
             if self.external.match(group, kind, namespace, name):
                 status = ReferenceStatus.EXTERNAL
             else:
-                status = NOT_FOUND if self.index.options.complete else OPAQUE
+                status = ReferenceStatus.NOT_FOUND if self.index.options.complete else ReferenceStatus.OPAQUE
             kinds = " or ".join(sorted({s.kind.kind for s in sources}))
             detail = f"no {kinds} of the input declares host {name} for namespace {namespace}"
         return ObjectRef(

@@ -15,7 +15,6 @@ from policylint.profiles.registry import DataSpec, PolicyProfile, TargetKind
 from policylint.semantics.topology.listeners import Listeners
 from policylint.semantics.topology.model import (
     CORE,
-    RESOLVED,
     Listener,
     ObjectRef,
     _dict,
@@ -62,7 +61,12 @@ def _checked(ref: ObjectRef, kinds: Sequence[TargetKind] | None, data: DataSpec 
         ref = dataclasses.replace(ref, refused_status=refused)
     if kinds is not None and TargetKind(ref.group, ref.kind) not in kinds:
         return dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None)
-    if data is not None and ref.status == RESOLVED and ref.target is not None and (ref.group, ref.kind) in _DATA_KINDS:
+    if (
+        data is not None
+        and ref.status == ReferenceStatus.RESOLVED
+        and ref.target is not None
+        and (ref.group, ref.kind) in _DATA_KINDS
+    ):
         lacking = _lacks_data(ref.target, data)
         if lacking:
             return dataclasses.replace(ref, status=ReferenceStatus.MISSING_DATA, detail=lacking)

@@ -12,13 +12,7 @@ from policylint.k8s.objects import K8sObject
 from policylint.profiles.registry import Implementation, TargetKind
 from policylint.semantics.grants import NOT_NEEDED
 from policylint.semantics.topology.gateways import Gateways
-from policylint.semantics.topology.model import (
-    CORE,
-    RESOLVED,
-    ObjectRef,
-    _list,
-    _str,
-)
+from policylint.semantics.topology.model import CORE, ObjectRef, _list, _str
 from policylint.vocabulary import ReferenceStatus
 
 if TYPE_CHECKING:
@@ -80,7 +74,7 @@ class Delegation(Gateways):
             port=None,
             has_port=False,
             rule=rule,
-            status=RESOLVED if children else ReferenceStatus.OPAQUE,
+            status=ReferenceStatus.RESOLVED if children else ReferenceStatus.OPAQUE,
             target=children[0] if len(children) == 1 else None,
             grant=NOT_NEEDED,
         )

@@ -12,17 +12,7 @@ from policylint.k8s.objects import K8sObject
 from policylint.profiles.registry import Implementation, PolicyProfile
 from policylint.semantics.parameters import PURPOSE as PARAMETERS
 from policylint.semantics.parameters import parameters_ref
-from policylint.semantics.topology.model import (
-    CORE,
-    NOT_FOUND,
-    RESOLVED,
-    ClassRef,
-    ObjectRef,
-    _dict,
-    _ref_malformed,
-    _str,
-    _where,
-)
+from policylint.semantics.topology.model import CORE, ClassRef, ObjectRef, _dict, _ref_malformed, _str, _where
 from policylint.semantics.topology.references import References, Resolving
 from policylint.vocabulary import ReferenceStatus
 
@@ -61,13 +51,13 @@ class Gateways(References):
             return ClassRef(gateway, None, ReferenceStatus.INVALID_REF)
         target = self.index.lookup(GATEWAY_GROUP, "GatewayClass", None, name)
         if target is not None:
-            return ClassRef(gateway, name, RESOLVED, target)
+            return ClassRef(gateway, name, ReferenceStatus.RESOLVED, target)
         if self.external.match(GATEWAY_GROUP, "GatewayClass", None, name):
             return ClassRef(gateway, name, ReferenceStatus.EXTERNAL)
         controller = self._builtin_classes().get(name)
         if controller is not None:
             return ClassRef(gateway, name, ReferenceStatus.EXTERNAL, builtin_controller=controller)
-        return ClassRef(gateway, name, NOT_FOUND)
+        return ClassRef(gateway, name, ReferenceStatus.NOT_FOUND)
 
     def _builtin_classes(self) -> dict[str, str]:
         """Class name -> controllerName of the classes served with no GatewayClass object in the

@@ -10,13 +10,9 @@ from policylint.k8s.objects import K8sObject
 from policylint.semantics.listeners import unsupported_protocol
 from policylint.semantics.topology.backends import Backends
 from policylint.semantics.topology.certificates import Certificates
-from policylint.semantics.topology.model import (
-    NOT_FOUND,
-    ROUTE_KINDS,
-    _where,
-)
+from policylint.semantics.topology.model import ROUTE_KINDS, _where
 from policylint.semantics.topology.targets import PolicyTargets
-from policylint.vocabulary import Traffic
+from policylint.vocabulary import ReferenceStatus, Traffic
 
 if TYPE_CHECKING:
     from policylint.k8s.index import Section
@@ -69,7 +65,7 @@ class Topology(PolicyTargets, Certificates, Backends):
                 )
         if obj.kind == "Gateway":
             ref = self.class_refs.get(id(obj))
-            if ref is not None and ref.status == NOT_FOUND:
+            if ref is not None and ref.status == ReferenceStatus.NOT_FOUND:
                 return (
                     Traffic.NO_GATEWAY_CLASS,
                     f"Gateway {_where(obj)} names GatewayClass {ref.name}, which is not in the input, so it is never reconciled",
