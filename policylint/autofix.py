@@ -34,6 +34,7 @@ from policylint.findings import Edit, Finding, ResolvedFix
 from policylint.input.load import MAX_FILE_BYTES
 from policylint.input.named import NamedFileError, read_named
 from policylint.input.positions import parse_path
+from policylint.rulecodes import matches
 from policylint.textsafe import escape
 from policylint.values import frozen, record
 
@@ -63,7 +64,7 @@ def fixable(findings: Iterable[Finding], *, unsafe: bool, only: Sequence[str] = 
     for f in findings:
         if f.fix is None or f.suppression is not None or (not f.fix.safe and not unsafe):
             continue
-        if only and not any(f.rule.startswith(code.upper()) or f.name.startswith(code) for code in only):
+        if only and not any(matches(code, f.rule, f.name) for code in only):
             continue
         out.append(f)
     return out

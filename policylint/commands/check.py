@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error, errors, split_codes, use_color, warning
+from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error, errors, use_color, warning
+from policylint.rulecodes import split_codes
 from policylint.settings import EXPLAIN, GRAPH, Settings, from_keys, from_values, takes
 from policylint.values import frozen
 

@@ -22,6 +22,7 @@ from policylint.findings import Finding, Severity, Suppression, SuppressionKind
 from policylint.input.load import decode
 from policylint.input.positions import PositionResolver
 from policylint.k8s.objects import K8sObject, ObjectKey
+from policylint.rulecodes import matches
 from policylint.rules import REGISTRY
 from policylint.rules import suppressions as rules
 from policylint.rules.base import Rule
@@ -44,11 +45,6 @@ DUPLICATE_OBJECT = DuplicateObject.id
 def texts_with_comments(texts: Mapping[str, str | bytes]) -> dict[str, str | bytes]:
     """The files that may hold a `policylint:` comment (a substring search: most have none)."""
     return {f: t for f, t in texts.items() if (MARKER in t if isinstance(t, str) else MARKER_BYTES in t)}
-
-
-def matches(code: str, rule_id: str, name: str) -> bool:
-    """A code names a rule as `--select` does: a prefix of its id or of its name."""
-    return rule_id.upper().startswith(code.upper()) or name.startswith(code.lower())
 
 
 @record
