@@ -106,9 +106,9 @@ def apply_to(file_plan: FilePlan, data: bytes) -> FilePlan:
         return file_plan
     bom = text.startswith(BOM)
     body = text[1:] if bom else text
-    from policylint.input.load import MAX_FILE_BYTES, _might_nest_deeper_than_limit
+    from policylint.input.load import MAX_FILE_BYTES, might_nest_deeper_than_limit
 
-    if len(data) > MAX_FILE_BYTES or _might_nest_deeper_than_limit(body):
+    if len(data) > MAX_FILE_BYTES or might_nest_deeper_than_limit(body):
         # Composing the whole file again must not meet what the loader refused (a document nested
         # deep enough to overflow libyaml's recursive composer, a file over the size limit).
         file_plan.skipped.extend((f, "the file is over a safety limit (PL007); fix it by hand") for f in file_plan.findings)

@@ -722,7 +722,7 @@ def _indentation_pattern(count: int) -> re.Pattern[str]:
     return re.compile(rf"^[ \t?:\-]{{{max(count, 1)},}}", re.M)
 
 
-def _might_nest_deeper_than_limit(text: str) -> bool:
+def might_nest_deeper_than_limit(text: str) -> bool:
     """Cheap upper bound on nesting, so the exact (slower) check runs only when needed.
 
     Flow nesting needs one `[` or `{` per level within one document (document
@@ -1016,7 +1016,7 @@ class _FileParse:
         # `---`, and a document nested too deep for libyaml's recursive composer, or too big to
         # compose, may follow it. Each scan stops where composing stops, so together they read
         # the text once.
-        self.maybe_deep = _might_nest_deeper_than_limit(self.text)
+        self.maybe_deep = might_nest_deeper_than_limit(self.text)
         self.maybe_big = _might_hold_more_nodes_than_limit(self.text)
         self.converter = _Converter(file, 0, _uses_aliases(self.text), {} if strings is None else strings)
         # Parsing resumed further on reads the same text from an offset: slicing the rest of the
