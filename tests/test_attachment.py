@@ -80,7 +80,7 @@ def test_an_istio_built_in_class_exists_where_istio_runs() -> None:
     assert only(result, "PL405") == []
     topology = result.project.topology()
     (gw,) = topology.gateways()
-    ref = topology.class_refs[id(gw)]
+    ref = topology.class_refs[gw]
     assert (ref.status.value, ref.controller) == ("External", "istio.io/mesh-controller")
     (web,) = result.project.index.of_kind("gateway.networking.k8s.io", "HTTPRoute")
     assert topology.traffic(web)[0].label == "Carries"
@@ -99,7 +99,7 @@ def test_a_gke_gateway_class_exists_with_no_gateway_class_in_the_input() -> None
     assert only(result, "PL405") == []
     topology = result.project.topology()
     (gw,) = topology.gateways()
-    ref = topology.class_refs[id(gw)]
+    ref = topology.class_refs[gw]
     assert (ref.status.value, ref.controller) == ("External", "networking.gke.io/gateway")
     (web,) = result.project.index.of_kind("gateway.networking.k8s.io", "HTTPRoute")
     assert topology.traffic(web)[0].label == "Carries"

@@ -385,7 +385,7 @@ def test_listener_set_parent_ref_as_text() -> None:
     result = _lint(_scene("ListenerSet", "extra", ("spec", "parentRef"), "gw"))
     assert [(r, p) for r, p, _ in _messages(result)] == [("PL010", "spec.parentRef")]
     listener_set = result.index.lookup(GATEWAY_GROUP, "ListenerSet", "infra", "extra")
-    attachment = result.project.topology().listener_sets[id(listener_set)]
+    attachment = result.project.topology().listener_sets[listener_set]
     assert (attachment.status, attachment.attached) == (Attachment.MALFORMED, True)
 
 
@@ -419,7 +419,7 @@ spec:
     # cause is the field, so PL010 alone.
     assert [(r, p) for r, p, _ in _messages(result)] == [("PL010", "spec.allowedListeners.namespaces.from")]
     listener_set = result.index.lookup(GATEWAY_GROUP, "ListenerSet", "other", "extra")
-    attachment = result.project.topology().listener_sets[id(listener_set)]
+    attachment = result.project.topology().listener_sets[listener_set]
     assert attachment.status == Attachment.ACCEPTED
     assert attachment.assumptions == (
         "Gateway infra/gw has a malformed allowedListeners (PL010); assumed to admit the ListenerSet",

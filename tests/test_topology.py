@@ -650,7 +650,7 @@ def allowed_listeners(block: str) -> str:
 
 def ls_attachment(text: str, ns: str = "app", name: str = "ls", external: tuple[str, ...] = ()) -> Any:
     index = index_of(text, external)
-    return index.topology().listener_sets[id(obj(index, GATEWAY_GROUP, "ListenerSet", ns, name))]
+    return index.topology().listener_sets[obj(index, GATEWAY_GROUP, "ListenerSet", ns, name)]
 
 
 def test_allowed_listeners_default_is_none() -> None:
@@ -763,13 +763,13 @@ def test_gateway_class_reference() -> None:
     topo = index.topology()
     gw = obj(index, GATEWAY_GROUP, "Gateway", "app", "gw")
     lost = obj(index, GATEWAY_GROUP, "Gateway", "app", "lost")
-    assert topo.class_refs[id(gw)].status == ReferenceStatus.RESOLVED
-    assert (topo.class_refs[id(lost)].status, topo.class_refs[id(lost)].name) == (ReferenceStatus.NOT_FOUND, "nope")
+    assert topo.class_refs[gw].status == ReferenceStatus.RESOLVED
+    assert (topo.class_refs[lost].status, topo.class_refs[lost].name) == (ReferenceStatus.NOT_FOUND, "nope")
     carries, why = topo.carries_traffic(lost)
     assert not carries and why == "Gateway app/lost names GatewayClass nope, which is not in the input, so it is never reconciled"
     external = index_of(gateway(HTTP_HTTPS), external=("gatewayclass/*",))
     gw_ext = obj(external, GATEWAY_GROUP, "Gateway", "app", "gw")
-    assert external.topology().class_refs[id(gw_ext)].status is ReferenceStatus.EXTERNAL
+    assert external.topology().class_refs[gw_ext].status is ReferenceStatus.EXTERNAL
     assert external.topology().carries_traffic(gw_ext) == (True, "")
 
 

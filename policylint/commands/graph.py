@@ -188,7 +188,7 @@ class _Builder:
         seen: set[NodeKey] = set()
         for gateway in self.topology.gateways():
             node: NodeKey = ("gateway", gateway.key, None)
-            ref = self.topology.class_refs.get(id(gateway))
+            ref = self.topology.class_refs.get(gateway)
             if ref is not None and ref.target is not None:
                 self.link(("gatewayclass", ref.target.key, None), node)
             self.walk(node, seen)

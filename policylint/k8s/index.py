@@ -96,10 +96,10 @@ class ProjectIndex:
             by_gk[(obj.key.group, obj.key.kind)].append(obj)
         self._by_key = dict(by_key)
         self._by_gk = dict(by_gk)
-        self._sections: dict[int, list[Section]] = {}
+        self._sections: dict[K8sObject, list[Section]] = {}
         self._groups: set[str] | None = None
-        self._malformed: dict[int, Malformed] = {}
-        self._admission: dict[int, Admission | None] = {}
+        self._malformed: dict[K8sObject, Malformed] = {}
+        self._admission: dict[K8sObject, Admission | None] = {}
         self._catalogue: Catalogue | None = None
         self._cluster: Cluster | None = None
         self._namespace_ranks: dict[str, int] | None = None
@@ -138,9 +138,9 @@ class ProjectIndex:
 
     def malformed(self, obj: K8sObject) -> Malformed:
         """The fields of `obj` whose JSON type its schema rejects (PL010; `policylint.k8s.fieldtypes`)."""
-        cached = self._malformed.get(id(obj))
+        cached = self._malformed.get(obj)
         if cached is None:
-            cached = self._malformed[id(obj)] = check_object(obj.group, obj.kind, obj.data)
+            cached = self._malformed[obj] = check_object(obj.group, obj.kind, obj.data)
         return cached
 
     def cluster(self) -> Cluster:
@@ -183,7 +183,7 @@ class ProjectIndex:
     def admission(self, obj: K8sObject) -> Admission | None:
         """What the API server would refuse in the object: its schema and CEL rule violations,
         computed once (policylint.k8s.admission; None: no schema decides it)."""
-        key = id(obj)
+        key = obj
         if key in self._admission:
             return self._admission[key]
         from policylint.k8s.admission import admit
@@ -202,7 +202,7 @@ class ProjectIndex:
     # -- sections ------------------------------------------------------------------------
 
     def sections(self, obj: K8sObject) -> list[Section]:
-        cached = self._sections.get(id(obj))
+        cached = self._sections.get(obj)
         if cached is not None:
             return cached
         spec = self.kinds.sections(obj.group, obj.kind)
@@ -218,7 +218,7 @@ class ProjectIndex:
                     name = entry.get("name") if isinstance(entry, dict) else None
                     unknown = bool(malformed) and malformed.broken(*parts, i, "name")
                     out.append(Section(name if isinstance(name, str) else None, i, spec.path, unknown))
-        self._sections[id(obj)] = out
+        self._sections[obj] = out
         return out
 
     def sections_malformed(self, obj: K8sObject) -> bool:

@@ -47,7 +47,7 @@ class GatewayClassNotFound(Rule):
         topology = project.topology()
         classes: list[K8sObject] | None = None
         for gateway in topology.gateways():
-            ref = topology.class_refs.get(id(gateway))
+            ref = topology.class_refs.get(gateway)
             if ref is None or ref.status != ReferenceStatus.NOT_FOUND or ref.name is None:
                 continue
             if classes is None:
@@ -200,7 +200,7 @@ class ParentRefNoMatchingListener(Rule):
                         return hint, Related(f"listener {name} is defined here", object=listener_set, path=where_defined)
         elif parent.kind == "ListenerSet":
             # The reverse: the listener is the parent Gateway's own.
-            ls_att = topology.listener_sets.get(id(parent))
+            ls_att = topology.listener_sets.get(parent)
             gateway = ls_att.gateway if ls_att is not None else None
             for lst in topology.listeners(gateway) if gateway is not None else ():
                 if lst.name == name and gateway is not None:
@@ -266,7 +266,7 @@ class RouteNotAdmitted(Rule):
             yield self.issue(route, att.ref.path, message, related=related)
 
     def _listener_set_not_attached(self, topology: Topology, route: K8sObject, att: ParentAttachment, parent: K8sObject) -> Issue:
-        ls_att = topology.listener_sets.get(id(parent))
+        ls_att = topology.listener_sets.get(parent)
         why = ls_att.message if ls_att is not None else "it is not attached to its Gateway"
         message = (
             f"parentRef names {label(parent)}, which is not attached to its Gateway ({why}): its listeners serve nothing,"
@@ -390,7 +390,7 @@ class ListenerSetNotAllowed(Rule):
         topology = project.topology()
         names = Names(project)
         for listener_set in project.index.of_kind(GATEWAY_GROUP, "ListenerSet"):
-            att = topology.listener_sets.get(id(listener_set))
+            att = topology.listener_sets.get(listener_set)
             if att is None:
                 continue
             if att.status == Attachment.PARENT_NOT_FOUND:
@@ -604,19 +604,19 @@ class NamespaceLabelsUnknown(Rule):
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
         # (owner, `namespaces` path, namespace) -> what comes from there: once per listener and namespace.
-        found: dict[tuple[int, str, str], tuple[UnknownNamespace, dict[int, K8sObject]]] = {}
+        found: dict[tuple[K8sObject, str, str], tuple[UnknownNamespace, dict[K8sObject, K8sObject]]] = {}
         for route in topology.routes():
             for att in topology.parent_attachments(route):
                 for unknown in att.unknown:
                     if unknown.listener is None:
                         continue  # through a ListenerSet whose own admission is undecided: said for the ListenerSet
-                    found.setdefault((id(unknown.owner), unknown.path, unknown.namespace), (unknown, {}))[1][id(route)] = route
+                    found.setdefault((unknown.owner, unknown.path, unknown.namespace), (unknown, {}))[1][route] = route
         for set_att in topology.listener_sets.values():
             if set_att.unknown is not None:
                 unknown = set_att.unknown
-                found.setdefault((id(unknown.owner), unknown.path, unknown.namespace), (unknown, {}))[1][
-                    id(set_att.listener_set)
-                ] = set_att.listener_set
+                found.setdefault((unknown.owner, unknown.path, unknown.namespace), (unknown, {}))[1][set_att.listener_set] = (
+                    set_att.listener_set
+                )
         for unknown, objects in sorted(found.values(), key=lambda u: (u[0].owner.key, u[0].path, u[0].namespace)):
             yield self._issue(unknown, sorted(objects.values(), key=lambda o: o.key))
 

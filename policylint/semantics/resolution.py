@@ -119,9 +119,9 @@ class Resolution:
         self.index = index
         self.profiles = profiles
         self._policies: list[Policy] | None = None
-        self._resolved: dict[tuple[int, str], TargetResolution] = {}
-        self._selected: dict[int, list[TargetResolution]] = {}
-        self._undecided: dict[int, list[UndecidedMatch]] = {}
+        self._resolved: dict[tuple[K8sObject, str], TargetResolution] = {}
+        self._selected: dict[K8sObject, list[TargetResolution]] = {}
+        self._undecided: dict[K8sObject, list[UndecidedMatch]] = {}
         self._grants: ReferenceGrants | None = None
         self._builtin: dict[str, str] | None = None
         self._class_implementations: list[Implementation | None] | None = None
@@ -228,7 +228,7 @@ class Resolution:
 
     def resolve_target(self, policy: Policy, ref: TargetRef) -> TargetResolution:
         # Several rules and the JSON report ask for the same resolution: compute it once.
-        key = (id(policy.obj), ref.path)
+        key = (policy.obj, ref.path)
         cached = self._resolved.get(key)
         if cached is None:
             cached = self._resolved[key] = self._resolve(policy, ref)
@@ -518,17 +518,17 @@ class Resolution:
     def selector_targets(self, policy: Policy) -> list[TargetResolution]:
         """The objects the policy's label selectors select: matched by labels, in a namespace
         the selector certainly takes."""
-        cached = self._selected.get(id(policy.obj))
+        cached = self._selected.get(policy.obj)
         if cached is None:
-            cached, self._undecided[id(policy.obj)] = self._select(policy)
-            self._selected[id(policy.obj)] = cached
+            cached, self._undecided[policy.obj] = self._select(policy)
+            self._selected[policy.obj] = cached
         return cached
 
     def undecided_targets(self, policy: Policy) -> list[UndecidedMatch]:
         """The objects the policy's label selectors match by labels in a namespace whose
         `namespaces.selector` match cannot be decided (a Namespace not in the input)."""
         self.selector_targets(policy)
-        return self._undecided[id(policy.obj)]
+        return self._undecided[policy.obj]
 
     def selectors(self, policy: Policy) -> list[TargetSelector]:
         field_name = policy.profile.targets.selectors

@@ -312,7 +312,7 @@ class Simulation:
         for gateway in self.topology.gateways():
             self._objects[gateway.key] = gateway
             prefix: list[NodeKey] = []
-            ref = self.topology.class_refs.get(id(gateway))
+            ref = self.topology.class_refs.get(gateway)
             if ref is not None and ref.target is not None:
                 self._objects[ref.target.key] = ref.target
                 prefix.append(("gatewayclass", ref.target.key, None))

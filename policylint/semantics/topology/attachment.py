@@ -240,7 +240,7 @@ class Attachments(Listeners):
 
     def _through_listener_set(self, route: K8sObject, ref: ParentRef, parent: K8sObject) -> ParentAttachment | None:
         """The route's attachment when the ListenerSet it names is not attached for certain, else None."""
-        att = self.listener_sets.get(id(parent))
+        att = self.listener_sets.get(parent)
         if att is not None and att.undecided:
             message = f"ListenerSet {_where(parent)} may or may not be attached: {att.message}"
             from_set = () if att.unknown is None else (att.unknown,)

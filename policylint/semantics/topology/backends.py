@@ -84,7 +84,7 @@ class Backends(Attachments, Delegation):
         # to backendRefs in any namespace ... without a ReferenceGrant"; a Gateway-bound route needs one.
         # Whether a route is a mesh route is what its parentRefs name, not whether they resolve:
         # a missing Service parent is PL406's one finding, and makes no grant due on the backends.
-        parents = self.parents.get(id(route), [])
+        parents = self.parents.get(route, [])
         mesh_only = bool(parents) and all(self._mesh_parent(att.ref) for att in parents)
 
         known: list[list[Implementation | None]] = []
@@ -282,7 +282,7 @@ class Backends(Attachments, Delegation):
     def _parent_implementations(self, route: K8sObject) -> list[Implementation | None]:
         """The implementation of each parent Gateway of the route (through a ListenerSet too),
         by its GatewayClass's controllerName; None for one policylint does not know."""
-        gateways = (self._parent_gateway(a) for a in self.parents.get(id(route), []))
+        gateways = (self._parent_gateway(a) for a in self.parents.get(route, []))
         return [self.gateway_implementation(g) for g in gateways if g is not None]
 
     def _parent_gateway(self, attachment: ParentAttachment) -> K8sObject | None:
@@ -292,7 +292,7 @@ class Backends(Attachments, Delegation):
         if parent.kind == "Gateway":
             return parent
         if parent.kind == "ListenerSet":
-            set_att = self.listener_sets.get(id(parent))
+            set_att = self.listener_sets.get(parent)
             return set_att.gateway if set_att is not None else None
         return None
 

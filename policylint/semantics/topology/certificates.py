@@ -100,7 +100,7 @@ class Certificates(Listeners):
         super().__init__(resolution)
         # id(Gateway) -> its HTTPS listeners by port, those on an unknown port, and those the
         # frontend `default` applies to (`frontend_listeners`).
-        self._frontend: dict[int, tuple[dict[int, list[Listener]], list[Listener], list[Listener]]] = {}
+        self._frontend: dict[K8sObject, tuple[dict[int, list[Listener]], list[Listener], list[Listener]]] = {}
 
     def _certificate_refs(self, owner: K8sObject) -> list[ObjectRef]:
         out: list[ObjectRef] = []
@@ -167,7 +167,7 @@ class Certificates(Listeners):
         (PL010) counts. Empty: the reference changes no listener's status (an HTTP-only port,
         every HTTPS port configured per port). Worked out once per Gateway."""
         gateway = ref.owner
-        found = self._frontend.get(id(gateway))
+        found = self._frontend.get(gateway)
         if found is None:
             per_port = _list(_dict(_dict(gateway.spec.get("tls")).get("frontend")).get("perPort"))
             named = {port for entry in per_port if type(port := _dict(entry).get("port")) is int}
@@ -186,7 +186,7 @@ class Certificates(Listeners):
                     by_port.setdefault(port, []).append(listener)
                     if port not in named:
                         default.append(listener)
-            found = self._frontend[id(gateway)] = (by_port, unknown, default)
+            found = self._frontend[gateway] = (by_port, unknown, default)
         by_port, unknown, default = found
         if ref.tls_port is None:
             return default
