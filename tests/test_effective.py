@@ -1381,7 +1381,7 @@ def _blast_from_contexts(sim: Simulation, policy: Any) -> dict[str, int]:
     backends: set[NodeKey] = set()
     for context in sim.contexts(lambda _: True):
         if not any(
-            f.policy is policy and context.result.status[id(f)] in (Enforcement.ENFORCED, Enforcement.PARTIALLY_ENFORCED)
+            f.policy is policy and context.result.status[f] in (Enforcement.ENFORCED, Enforcement.PARTIALLY_ENFORCED)
             for f in context.stack
         ):
             continue

@@ -311,39 +311,35 @@ def test_s05_provenance_and_status_merge_defaults() -> None:
         "rules.rule-2": "s",
         "rules.rule-3": "t",
     }
-    assert result.status[id(source)] == Enforcement.PARTIALLY_ENFORCED
-    assert result.status[id(target)] == Enforcement.ENFORCED
-    assert result.beaten_by[id(source)] == {"app/t"}
+    assert result.status[source] == Enforcement.PARTIALLY_ENFORCED
+    assert result.status[target] == Enforcement.ENFORCED
+    assert result.beaten_by[source] == {"app/t"}
 
 
 def test_s05_status_merge_overrides() -> None:
     _, source, target, result = s05_fold("override", "rules", "13")
     assert target is not None
-    assert result.status[id(source)] == Enforcement.ENFORCED
-    assert result.status[id(target)] == Enforcement.PARTIALLY_ENFORCED
-    assert result.beaten_by[id(target)] == {"app/s"}
+    assert result.status[source] == Enforcement.ENFORCED
+    assert result.status[target] == Enforcement.PARTIALLY_ENFORCED
+    assert result.beaten_by[target] == {"app/s"}
 
 
 def test_s05_status_atomic() -> None:
     _, source, target, result = s05_fold("default", "atomic", "3")
     assert (
-        result.status[id(source)] == Enforcement.OVERRIDDEN
-        and target is not None
-        and result.status[id(target)] == Enforcement.ENFORCED
+        result.status[source] == Enforcement.OVERRIDDEN and target is not None and result.status[target] == Enforcement.ENFORCED
     )
     _, source, target, result = s05_fold("override", "atomic", "3")
     assert (
-        result.status[id(source)] == Enforcement.ENFORCED
-        and target is not None
-        and result.status[id(target)] == Enforcement.OVERRIDDEN
+        result.status[source] == Enforcement.ENFORCED and target is not None and result.status[target] == Enforcement.OVERRIDDEN
     )
-    assert result.beaten_by[id(target)] == {"app/s"}
+    assert result.beaten_by[target] == {"app/s"}
 
 
 def test_s05_source_alone_is_enforced_whatever_its_strategy() -> None:
     for role, atomicity in S05:
         _, source, _, result = s05_fold(role, atomicity, "none")
-        assert result.status[id(source)] == Enforcement.ENFORCED
+        assert result.status[source] == Enforcement.ENFORCED
 
 
 def test_rule_keyed_profile_fixture_is_what_it_says() -> None:

@@ -137,7 +137,7 @@ def affected_by(run_: Run, obj: str) -> set[str]:
         if not any(str(n[1]) == obj for n in context.path):
             continue
         for facet in context.stack:
-            if context.result.status[id(facet)] in (Enforcement.ENFORCED, Enforcement.PARTIALLY_ENFORCED):
+            if context.result.status[facet] in (Enforcement.ENFORCED, Enforcement.PARTIALLY_ENFORCED):
                 out.add(str(facet.policy.key))
     return out
 
