@@ -82,8 +82,8 @@ class CelViolation(Rule):
 
 
 def _reported_by_others(project: Project) -> tuple[dict[K8sObject, list[str]], dict[str, dict[K8sObject, list[str]]]]:
-    """id(object) -> the paths the static policy rules report on it; and per CEL rule message a
-    rule declares it covers (`Rule.covers_cel`), id(object) -> the paths that rule reports."""
+    """Object -> the paths the static policy rules report on it; and per CEL rule message a
+    rule declares it covers (`Rule.covers_cel`), object -> the paths that rule reports."""
     from policylint.rules.attachment import RULES as ATTACHMENT
     from policylint.rules.backends import RULES as BACKENDS
     from policylint.rules.boilerplate import RULES as BOILERPLATE

@@ -262,7 +262,7 @@ def _admitting(index: ProjectIndex, obj: K8sObject) -> Callable[[Mapping[str, An
 
 
 def _target_fields(project: Project) -> dict[K8sObject, tuple[str, ...]]:
-    """id(policy object) -> the paths of its target fields (`spec.targetRefs`, ...)."""
+    """Policy object -> the paths of its target fields (`spec.targetRefs`, ...)."""
     return {p.obj: tuple(f"spec.{field}" for field in p.profile.targets.fields) for p in project.resolution.policies()}
 
 

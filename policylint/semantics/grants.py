@@ -147,7 +147,7 @@ class ReferenceGrants:
         self._external = external
         self._cache: dict[Reference, GrantCheck] = {}
         # (grant id, from index, to index) of entries that authorised a reference.
-        self.used: set[tuple[int, str, str]] = set()
+        self.used: set[tuple[Grant, str, str]] = set()
 
     def check(self, ref: Reference) -> GrantCheck:
         if not ref.cross_namespace:
@@ -166,7 +166,7 @@ class ReferenceGrants:
                     continue
                 for t in grant.targets:
                     if (t.group, t.kind) == (ref.to_group, ref.to_kind) and (t.name is None or t.name == ref.to_name):
-                        self.used.add((id(grant), f.path, t.path))
+                        self.used.add((grant, f.path, t.path))
                         hit = True
             if hit:
                 permitting.append(grant)

@@ -98,7 +98,7 @@ class Certificates(Listeners):
 
     def __init__(self, resolution: Resolution) -> None:
         super().__init__(resolution)
-        # id(Gateway) -> its HTTPS listeners by port, those on an unknown port, and those the
+        # Gateway -> its HTTPS listeners by port, those on an unknown port, and those the
         # frontend `default` applies to (`frontend_listeners`).
         self._frontend: dict[K8sObject, tuple[dict[int, list[Listener]], list[Listener], list[Listener]]] = {}
 
