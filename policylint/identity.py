@@ -44,6 +44,9 @@ class IdentityMap(MutableMapping[K, V], Generic[K, V]):
     def __len__(self) -> int:
         return len(self._items)
 
+    def clear(self) -> None:
+        self._items.clear()  # MutableMapping's pops one entry at a time
+
     @overload
     def get(self, key: K, /) -> V | None: ...
     @overload
@@ -55,6 +58,26 @@ class IdentityMap(MutableMapping[K, V], Generic[K, V]):
 
     def __repr__(self) -> str:
         return f"IdentityMap({len(self._items)} entries)"
+
+
+class Numbering(Generic[T]):
+    """A small number per object, by identity, for the composite keys of memo tables
+    (`(node number, a value's shape)`): the numbering holds each object, so that a number is
+    never another object's."""
+
+    __slots__ = ("_numbers",)
+
+    def __init__(self) -> None:
+        self._numbers: dict[int, tuple[T, int]] = {}
+
+    def __call__(self, item: T) -> int:
+        got = self._numbers.get(id(item))
+        if got is None:
+            got = self._numbers[id(item)] = (item, len(self._numbers))
+        return got[1]
+
+    def __len__(self) -> int:
+        return len(self._numbers)
 
 
 class IdentitySet(MutableSet[T], Generic[T]):

@@ -36,3 +36,42 @@ def test_no_private_name_is_imported_from_another_package() -> None:
                 if alias.name.startswith("_") and not alias.name.startswith("__") and there != here:
                     found.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {node.module}.{alias.name}")
     assert found == []
+
+
+# Where `id()` stays a key, and why: per-call memos on the admission hot path, whose keys are the
+# maps and lists of the one object being checked (alive for the memo's whole life) or schema nodes
+# the catalogue holds for the run, inside composite keys; an `IdentityMap` there made the admission
+# of 10k objects measurably slower (docs/performance.md).
+ID_KEYS_KEPT = {
+    "policylint/k8s/cel/program.py": "shape(): the per-object memo of a value's shape",
+    "policylint/k8s/cel/convert.py": "to_cel(): the per-object memo of converted maps and lists",
+    "policylint/k8s/admission.py": "violations() and cel_failures(): (schema node, value shape) memo keys",
+    "policylint/k8s/schemas.py": "the hash-consing key of a child node, itself held in _NODES",
+}
+
+
+def _id_calls(tree: ast.Module) -> list[int]:
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "id"
+    ]
+
+
+def test_tables_are_keyed_by_objects_not_by_id() -> None:
+    """`table[id(obj)]` stops answering for `obj` once another object takes its id, and says
+    nothing of what the key is: a table is keyed by the object (`K8sObject`, `Facet`, `Listener`,
+    `Grant` hash by identity), by a stable key, or by `policylint.identity` where identity is
+    meant of an unhashable key."""
+    found = []
+    for _, path, tree in _modules():
+        name = path.relative_to(PACKAGE.parent).as_posix()
+        if name == "policylint/identity.py" or name in ID_KEYS_KEPT:
+            continue
+        found += [f"{name}:{line}" for line in _id_calls(tree)]
+    assert found == []
+
+
+def test_every_kept_id_key_is_still_there() -> None:
+    by_name = {path.relative_to(PACKAGE.parent).as_posix(): tree for _, path, tree in _modules()}
+    assert [name for name in ID_KEYS_KEPT if not _id_calls(by_name[name])] == []
