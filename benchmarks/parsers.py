@@ -242,7 +242,7 @@ def _text_refusal(text: str) -> str | None:
         return "`...` or directive"
     if _LEADING_ZERO.search(text):
         return "number with a leading zero or `_`"
-    if load._might_nest_deeper_than_limit(text) or load._might_hold_more_nodes_than_limit(text):
+    if load.might_nest_deeper_than_limit(text) or load._might_hold_more_nodes_than_limit(text):
         return "near a PL007 limit"
     return None
 

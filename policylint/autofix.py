@@ -34,6 +34,7 @@ from policylint.findings import Edit, Finding, ResolvedFix
 from policylint.input.load import MAX_FILE_BYTES
 from policylint.input.named import NamedFileError, read_named
 from policylint.input.positions import parse_path
+from policylint.rulecodes import matches
 from policylint.textsafe import escape
 from policylint.values import frozen, record
 
@@ -63,7 +64,7 @@ def fixable(findings: Iterable[Finding], *, unsafe: bool, only: Sequence[str] = 
     for f in findings:
         if f.fix is None or f.suppression is not None or (not f.fix.safe and not unsafe):
             continue
-        if only and not any(f.rule.startswith(code.upper()) or f.name.startswith(code) for code in only):
+        if only and not any(matches(code, f.rule, f.name) for code in only):
             continue
         out.append(f)
     return out
@@ -105,9 +106,9 @@ def apply_to(file_plan: FilePlan, data: bytes) -> FilePlan:
         return file_plan
     bom = text.startswith(BOM)
     body = text[1:] if bom else text
-    from policylint.input.load import MAX_FILE_BYTES, _might_nest_deeper_than_limit
+    from policylint.input.load import MAX_FILE_BYTES, might_nest_deeper_than_limit
 
-    if len(data) > MAX_FILE_BYTES or _might_nest_deeper_than_limit(body):
+    if len(data) > MAX_FILE_BYTES or might_nest_deeper_than_limit(body):
         # Composing the whole file again must not meet what the loader refused (a document nested
         # deep enough to overflow libyaml's recursive composer, a file over the size limit).
         file_plan.skipped.extend((f, "the file is over a safety limit (PL007); fix it by hand") for f in file_plan.findings)

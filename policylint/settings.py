@@ -211,7 +211,7 @@ class Settings:
         flag=("--fix-only",),
         commands=(CHECK,),
         click={"metavar": "CODES"},
-        help="Fix only these rules (id or name prefixes); implies --fix.",
+        help="Fix only these rules (id or name prefixes, or ALL); implies --fix.",
     )
     select: tuple[str, ...] = setting(
         (),
@@ -221,7 +221,7 @@ class Settings:
         flag=("--select",),
         commands=(CHECK,),
         click={"metavar": "CODES"},
-        help="Only these rules (id or name prefixes, comma-separated).",
+        help="Only these rules (id or name prefixes, or ALL; comma-separated).",
     )
     ignore: tuple[str, ...] = setting(
         (),
@@ -231,7 +231,7 @@ class Settings:
         flag=("--ignore",),
         commands=(CHECK,),
         click={"metavar": "CODES"},
-        help="Skip these rules (id or name prefixes).",
+        help="Skip these rules (id or name prefixes, or ALL; comma-separated).",
     )
     severity: Mapping[str, str] = setting(
         _EMPTY,

@@ -400,7 +400,7 @@ _COMPOSE_IN_A_SMALL_STACK = textwrap.dedent(
 
     guarded = sys.argv[1] == "guarded"
     if not guarded:
-        load._might_nest_deeper_than_limit = lambda text: False
+        load.might_nest_deeper_than_limit = lambda text: False
     text = "deep: " + "[" * 100_000 + "]" * 100_000 + "\\n"
     out = []
     threading.stack_size(4 * 1024 * 1024)  # the same limit whatever `ulimit -s` says

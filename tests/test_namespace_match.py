@@ -226,7 +226,7 @@ def test_an_undecided_listener_set_has_no_listener_conflict() -> None:
     result = lint_text(LISTENER_SET)
     assert [(f.rule, f.line) for f in result.findings] == [("PL425", 16), ("PL425", 27)]
     listener_set = next(o for o in result.project.index.objects if o.kind == "ListenerSet")
-    att = result.project.topology().listener_sets[id(listener_set)]
+    att = result.project.topology().listener_sets[listener_set]
     assert att.status.value == "NamespaceLabelsUnknown" and att.unknown is not None
     assert (att.unknown.namespace, att.unknown.path) == ("team-b", "spec.allowedListeners.namespaces")
     # With --complete the Namespaces carry only their name labels: refused, and said so.

@@ -466,10 +466,10 @@ def test_positions_cost_one_pass_per_file_and_one_compose_per_document_with_find
     scanned: list[int] = []
     reads: list[str] = []
     resolvers: list[PositionResolver] = []
-    real_get_node = positions._MarkLoader.get_node
+    real_get_node = positions.MarkLoader.get_node
     real_init = PositionResolver.__init__
 
-    def counting_get_node(self: positions._MarkLoader) -> yaml.Node | None:
+    def counting_get_node(self: positions.MarkLoader) -> yaml.Node | None:
         composed.append(1)
         return real_get_node(self)
 
@@ -489,7 +489,7 @@ def test_positions_cost_one_pass_per_file_and_one_compose_per_document_with_find
             scanned.append(1)
         return answers
 
-    monkeypatch.setattr(positions._MarkLoader, "get_node", counting_get_node)
+    monkeypatch.setattr(positions.MarkLoader, "get_node", counting_get_node)
     monkeypatch.setattr(positions, "locate", counting_locate)
     monkeypatch.setattr(PositionResolver, "__init__", counting_init)
     result = lint_paths([tmp_path / "policies.yaml", tmp_path / "gateway.yaml"])
@@ -590,7 +590,7 @@ def _node_paths(node: yaml.Node, parts: tuple[str | int, ...] = (), flow: bool =
 
 
 def _composed(text: str) -> yaml.Node | None:
-    loader = positions._MarkLoader(text)
+    loader = positions.MarkLoader(text)
     try:
         return loader.get_node() if loader.check_node() else None
     finally:

@@ -31,7 +31,7 @@ from policylint.profiles.registry import (
     validate_profile_document,
 )
 from policylint.rules.schema import GATEWAY_API_KINDS
-from policylint.semantics.resolution import ACCEPTED
+from policylint.vocabulary import Accepted
 from tests.lintutil import ROOT, lint_paths, lint_text
 
 PROFILES = ROOT / "policylint" / "profiles" / "builtin"
@@ -226,7 +226,7 @@ def test_valid_fixture_lints_clean(project: str, entry: dict[str, Any]) -> None:
         assert policy.profile.origin == ORIGIN_BUILTIN and policy.profile.project == project
         assert policy.refs or policy.profile.targets.selectors
         for resolution in result.project.resolution.resolutions(policy):
-            assert resolution.status == ACCEPTED, (resolution.ref.display(), resolution.detail, resolution.message)
+            assert resolution.status == Accepted.ACCEPTED, (resolution.ref.display(), resolution.detail, resolution.message)
             assert resolution.target is not None  # a real object of the input, not a virtual kind
 
 
@@ -243,7 +243,7 @@ def test_valid_reference_has_a_policy_of_every_profiled_kind_and_all_attach() ->
     for policy in result.project.resolution.policies():
         assert policy.profile.origin == ORIGIN_BUILTIN, policy.obj.key
         for resolution in result.project.resolution.resolutions(policy):
-            assert resolution.status == ACCEPTED, (str(policy.obj.key), resolution.ref.display(), resolution.detail)
+            assert resolution.status == Accepted.ACCEPTED, (str(policy.obj.key), resolution.ref.display(), resolution.detail)
             assert resolution.target is not None
             if resolution.ref.section_name:
                 assert resolution.section is not None and resolution.section.name == resolution.ref.section_name

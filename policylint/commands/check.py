@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error, errors, split_codes, use_color, warning
+from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error, errors, use_color, warning
+from policylint.rulecodes import split_codes
 from policylint.settings import EXPLAIN, GRAPH, Settings, from_keys, from_values, takes
 from policylint.values import frozen
 
@@ -169,7 +170,7 @@ def run_check(settings: Settings, configured: Configured | None = None) -> int:
         selection=selection,
         synthetic_rule_names=settings.synthetic_rule_names,
         external=external_objects,
-        cache_dir=_cache_dir(settings.cache, settings.cache_dir),
+        cache_dir=cache_directory(settings.cache, settings.cache_dir),
         jobs=settings.jobs,
         max_affected=settings.max_affected,
         baseline=baseline,
@@ -621,7 +622,9 @@ def configured_query(
 _QUERY_KEYS = tuple(s.key for s in takes(EXPLAIN) if s.key not in (None, "format", "paths") and GRAPH in s.commands)
 
 
-def _cache_dir(enabled: bool, directory: str | None) -> str | None:
+def cache_directory(enabled: bool, directory: str | None) -> str | None:
+    """The parse cache's directory for `--cache`/`--no-cache` and `--cache-dir` (None: no cache);
+    the editor's server reads the same settings."""
     if not enabled:
         return None
     from policylint.input.cache import ENV_DIR, default_directory

@@ -24,6 +24,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from policylint.findings import Finding, Severity
+from policylint.rulecodes import prefix_length
 from policylint.values import frozen
 
 if TYPE_CHECKING:
@@ -37,19 +38,11 @@ LEVELS = (OFF, "info", "warning", "error")
 _ENGINE_RULES = frozenset({"PL000", "PL007"})
 
 
-def prefix_length(code: str, rule: type[Rule]) -> int:
-    """How long a prefix of `rule`'s id or name `code` is (-1: not a prefix): as `--select` matches."""
-    c = code.strip()
-    if c and (rule.id.upper().startswith(c.upper()) or rule.name.startswith(c.lower())):
-        return len(c)
-    return -1
-
-
 def severity_for(rule: type[Rule], entries: Sequence[tuple[str, str]]) -> str | None:
     """The level the longest matching prefix gives `rule` (later entries win ties), or None."""
     best, level = -1, None
     for code, value in entries:
-        n = prefix_length(code, rule)
+        n = prefix_length(code, rule.id, rule.name)
         if n >= 0 and n >= best:
             best, level = n, value
     return level

@@ -510,9 +510,9 @@ class _Converter:
         # one string object per file, or per run when the caller shares `strings`, saves memory
         # (benchmarks/, docs/performance.md).
         self._strings: Shared = {} if strings is None else strings
-        self._memo: dict[int, Any] = {}
-        self._sizes: dict[int, tuple[int, int, int]] = {}
-        self._active: set[int] = set()
+        self._memo: dict[Node, Any] = {}
+        self._sizes: dict[Node, tuple[int, int, int]] = {}
+        self._active: set[Node] = set()
         self._alias_nodes = 0  # what aliases added to the documents converted so far
         self._alias_chars = 0
 
@@ -552,12 +552,12 @@ class _Converter:
         stack: list[tuple[Node, bool]] = [(root, False)]
         while stack:
             node, done = stack.pop()
-            key = id(node)
+            key = node
             if done:
                 active.discard(key)
                 nodes, chars, depth = 1, 0, 0
                 for child in _children(node):
-                    n, c, d = sizes[id(child)]
+                    n, c, d = sizes[child]
                     nodes += n
                     chars += c
                     if d > depth:
@@ -578,9 +578,9 @@ class _Converter:
             written_nodes += 1
             stack.append((node, True))
             for child in _children(node):
-                if id(child) not in sizes:
+                if child not in sizes:
                     stack.append((child, False))
-        return (*sizes[id(root)], written_nodes, written_chars)
+        return (*sizes[root], written_nodes, written_chars)
 
     def _share(self, text: str) -> str:
         # Interned, not only kept in the table: results that come back from `--jobs` workers
@@ -605,14 +605,14 @@ class _Converter:
                 return self._strings.setdefault(value, value)
             return value
         if self.shared:
-            key = id(node)
+            key = node
             if key in self._memo:
                 return self._memo[key]
         if cls is SequenceNode:
             self.nodes += len(node.value)
             out_list = [self._convert(child) for child in node.value]
             if self.shared:
-                self._memo[id(node)] = out_list
+                self._memo[node] = out_list
             return out_list
         out: dict[str, Any] = {}
         pairs = node.value
@@ -633,7 +633,7 @@ class _Converter:
         if len(out) != len(pairs):
             self._report_duplicates(pairs)
         if self.shared:
-            self._memo[id(node)] = out
+            self._memo[node] = out
         return out
 
     def _report(self, node: Node, rule: str, message: str) -> None:
@@ -726,7 +726,7 @@ def _indentation_pattern(count: int) -> re.Pattern[str]:
     return re.compile(rf"^[ \t?:\-]{{{max(count, 1)},}}", re.M)
 
 
-def _might_nest_deeper_than_limit(text: str) -> bool:
+def might_nest_deeper_than_limit(text: str) -> bool:
     """Cheap upper bound on nesting, so the exact (slower) check runs only when needed.
 
     Flow nesting needs one `[` or `{` per level within one document (document
@@ -1022,7 +1022,7 @@ class _FileParse:
         # `---`, and a document nested too deep for libyaml's recursive composer, or too big to
         # compose, may follow it. Each scan stops where composing stops, so together they read
         # the text once.
-        self.maybe_deep = _might_nest_deeper_than_limit(self.text)
+        self.maybe_deep = might_nest_deeper_than_limit(self.text)
         self.maybe_big = _might_hold_more_nodes_than_limit(self.text)
         self.converter = _Converter(file, 0, _uses_aliases(self.text), {} if strings is None else strings)
         # Parsing resumed further on reads the same text from an offset: slicing the rest of the

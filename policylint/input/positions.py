@@ -116,7 +116,7 @@ def _walk(node: Node, parts: Sequence[PathPart]) -> tuple[Mark, Mark | None]:
 
 # The line breaks libyaml counts (YAML 1.1 spec §5.4 "Line Break Characters"), so line numbers
 # agree with its marks.
-class _MarkLoader(LOADER):  # type: ignore[valid-type,misc]
+class MarkLoader(LOADER):  # type: ignore[valid-type,misc]
     """The loader's parser, for marks only: positions compare keys by their text and never read
     a tag, so none is ever resolved (`load.node_tag`). A class of its own, so that the tests
     count the documents composed for positions apart from those the loader composes."""
@@ -250,7 +250,7 @@ class PositionResolver:
             self.passes[file] = self.passes.get(file, 0) + 1
         if not at:
             return
-        loader = _MarkLoader("".join(pieces))
+        loader = MarkLoader("".join(pieces))
         try:
             while loader.check_node():
                 node = loader.get_node()
@@ -273,7 +273,7 @@ class PositionResolver:
         if loaded is not None and 0 < ref.line <= len(loaded[1]):
             text, starts = loaded
             self.passes[ref.file] = self.passes.get(ref.file, 0) + 1
-            loader = _MarkLoader(_document_text(text, starts, ref.line))
+            loader = MarkLoader(_document_text(text, starts, ref.line))
             try:
                 if loader.check_node():
                     node = loader.get_node()

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any
 
+from policylint.identity import IdentityMap, IdentitySet, Numbering
 from policylint.input.placeholders import whole_value
 from policylint.input.positions import format_path
 from policylint.k8s.cel.cost import PER_CALL_LIMIT, RUNTIME_BUDGET
@@ -165,21 +166,23 @@ class Catalogue:
     # A node's rules together: (id(schema node), "", (the value's `cel.shape`,)) -> their outcomes;
     # a subtree with nothing refused: (id(schema node), "/", (its shape,)) -> True (`cel_failures`).
     cel_results: dict[tuple[int, str, tuple[Any, ...]], Any] = dataclass_field(default_factory=dict)
-    # id(schema) -> a hash of its content (`fingerprint`).
-    fingerprints: dict[int, bytes] = dataclass_field(default_factory=dict)
-    # (id(object), id(schema)) -> whether the schema admits the object whole (`admits`), also as
+    # Schema -> a hash of its content (`fingerprint`).
+    fingerprints: IdentityMap[Mapping[str, Any], bytes] = dataclass_field(default_factory=IdentityMap)
+    # A number per schema, by identity, for the keys of `admitted`.
+    schema_numbers: Numbering[Mapping[str, Any]] = dataclass_field(default_factory=Numbering)
+    # (object, its schema's number) -> whether the schema admits the object whole (`admits`), also as
     # `admit` finds while it asks the other plausible schemas: each finding of a refused object
     # asks it of every plausible schema (policylint.rules.releases), and a walk of a large object
     # per finding would make hostile input quadratic.
-    admitted: dict[tuple[int, int], bool] = dataclass_field(default_factory=dict)
+    admitted: dict[tuple[K8sObject, int], bool] = dataclass_field(default_factory=dict)
 
     def fingerprint(self, schema: Mapping[str, Any]) -> bytes:
         """A hash of the schema's content, worked out once per schema and run: which schema decided
         a verdict kept between runs (`admit`)."""
-        found = self.fingerprints.get(id(schema))
+        found = self.fingerprints.get(schema)
         if found is None:
             text = json.dumps(schema, sort_keys=True, separators=(",", ":"), default=repr)
-            found = self.fingerprints[id(schema)] = hashlib.blake2b(text.encode(), digest_size=16).digest()
+            found = self.fingerprints[schema] = hashlib.blake2b(text.encode(), digest_size=16).digest()
         return found
 
     @property
@@ -262,15 +265,15 @@ class Catalogue:
     def accepting(self, key: tuple[str, str, str], accepts: Callable[[Mapping[str, Any]], bool]) -> list[tuple[str, str]]:
         """The plausible (release, channel) pairs whose schema of `key` `accepts` (asked once per
         distinct schema): empty when every one refuses, or does not serve the version."""
-        verdicts: dict[int, bool] = {}
+        verdicts: IdentityMap[Mapping[str, Any], bool] = IdentityMap()  # one per distinct schema
         out = []
         for release, channel, found in self.plausible(key):
             if found is None:
                 continue
             schema = found[0]
-            if id(schema) not in verdicts:
-                verdicts[id(schema)] = accepts(schema)
-            if verdicts[id(schema)]:
+            if schema not in verdicts:
+                verdicts[schema] = accepts(schema)
+            if verdicts[schema]:
                 out.append((release, channel))
         return out
 
@@ -346,7 +349,7 @@ def admit(index: ProjectIndex, obj: K8sObject) -> Admission | None:
     if found is None:
         return None
     verdict = _admit(index, obj, catalogue, found)
-    catalogue.admitted[id(obj), id(found[0])] = not verdict.rejected
+    catalogue.admitted[obj, catalogue.schema_numbers(found[0])] = not verdict.rejected
     key_ = (obj.group, obj.kind, obj.version)
     if not verdict.rejected or catalogue.decided_for(key_) or verdict.source is None:
         return verdict
@@ -361,13 +364,13 @@ def admit(index: ProjectIndex, obj: K8sObject) -> Admission | None:
 
     first = releases[0] if catalogue.project(key_) is not None else catalogue.release
     candidates = [(key(verdict, first, catalogue.channel), verdict)]
-    seen = {id(found[0])}
+    seen = IdentitySet([found[0]])
     for release, channel, other in plausible:
-        if other is None or id(other[0]) in seen:
+        if other is None or other[0] in seen:
             continue
-        seen.add(id(other[0]))
+        seen.add(other[0])
         alternative = _admit(index, obj, catalogue, other)
-        catalogue.admitted[id(obj), id(other[0])] = not alternative.rejected
+        catalogue.admitted[obj, catalogue.schema_numbers(other[0])] = not alternative.rejected
         if not alternative.rejected:
             return verdict
         candidates.append((key(alternative, release, channel), alternative))
@@ -379,13 +382,13 @@ def admits(index: ProjectIndex, obj: K8sObject, schema: Mapping[str, Any]) -> bo
     if not isinstance(obj.data, dict):
         return False
     catalogue = index.catalogue()
-    known = catalogue.admitted.get((id(obj), id(schema)))
+    known = catalogue.admitted.get((obj, catalogue.schema_numbers(schema)))
     if known is not None:
         return known
     answer = not violations(obj.data, schema, catalogue.schema_results) and all(
         r.undecided for r in cel_failures(obj.data, schema, index.malformed(obj), catalogue.cel_results)
     )
-    catalogue.admitted[id(obj), id(schema)] = answer
+    catalogue.admitted[obj, catalogue.schema_numbers(schema)] = answer
     return answer
 
 
@@ -1156,18 +1159,19 @@ def _out_of_budget(compiled: Compiled, validation: Mapping[str, Any], error: Eva
     return None
 
 
-_SUBTREE: dict[int, tuple[Mapping[str, Any], bool]] = {}
-# id(schema node) -> (the node, its properties' schemas where rules are below them (else None;
+# Schema node -> whether anything under it has CEL rules (`subtree_has_rules`).
+_SUBTREE: IdentityMap[Mapping[str, Any], bool] = IdentityMap()
+# Schema node -> (the node, its properties' schemas where rules are below them (else None;
 # None for all: no property or additional property leads to a rule), its additionalProperties'
 # schema where rules are below, its items' schema where rules are below, whether it has rules,
 # whether a property's or additionalProperties' schema has rules of its own, for scalar values).
-_PLANS: dict[int, tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool, bool]] = {}
+_PLANS: IdentityMap[Mapping[str, Any], tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool, bool]] = IdentityMap()
 
 
 def _plan(node: Mapping[str, Any]) -> tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool, bool]:
     """What `cel_failures` walks under a schema node, worked out once per node."""
-    got = _PLANS.get(id(node))
-    if got is not None and got[0] is node:
+    got = _PLANS.get(node)
+    if got is not None:
         return got
     properties = node.get("properties") or {}
     additional = node.get("additionalProperties")
@@ -1185,7 +1189,7 @@ def _plan(node: Mapping[str, Any]) -> tuple[Mapping[str, Any], dict[Any, Any] | 
     plan = (node, kids, extra, each, bool(node.get(VALIDATIONS)), scalars)
     if len(_PLANS) > 100_000:
         _PLANS.clear()  # CRDs read from many inputs in one process (tests): keep the cache bounded
-    _PLANS[id(node)] = plan
+    _PLANS[node] = plan
     return plan
 
 
@@ -1193,18 +1197,17 @@ _END: Any = object()  # on the walk's stack: the subtree above is done
 
 
 def subtree_has_rules(node: Mapping[str, Any]) -> bool:
-    """Whether a schema node or anything under it has CEL rules (cached; the entry keeps the node
-    alive, so its id is never reused for another)."""
-    got = _SUBTREE.get(id(node))
-    if got is not None and got[0] is node:
-        return got[1]
+    """Whether a schema node or anything under it has CEL rules (cached by the node's identity)."""
+    got = _SUBTREE.get(node)
+    if got is not None:
+        return got
     found = bool(node.get(VALIDATIONS))
     if not found:
         children: list[Any] = [*(node.get("properties") or {}).values(), node.get("items"), node.get("additionalProperties")]
         found = any(isinstance(c, dict) and subtree_has_rules(c) for c in children)
     if len(_SUBTREE) > 100_000:
         _SUBTREE.clear()  # CRDs read from many inputs in one process (tests): keep the cache bounded
-    _SUBTREE[id(node)] = (node, found)
+    _SUBTREE[node] = found
     return found
 
 

@@ -189,8 +189,8 @@ def _policy_row(entry: dict[str, Any]) -> str:
     )
     if len(targets) > len(shown):
         target_text += f"<br>… {len(targets) - len(shown)} more"
-    status = "<br>".join(md(str(t["accepted"]) + (f" ({t['detail']})" if t["accepted"] != "Accepted" else "")) for t in shown)
-    enforcement = "<br>".join(md(str(t["enforcement"] or "–")) for t in shown)
+    status = "<br>".join(md(t["accepted"] + (f" ({t['detail']})" if t["accepted"] != "Accepted" else "")) for t in shown)
+    enforcement = "<br>".join(md(t["enforcement"] or "–") for t in shown)
     affects = entry.get("affects") or {}
     radius = (
         f"{plural(affects.get('contexts', 0), 'context')}: {plural(affects.get('routes', 0), 'route')}, {plural(affects.get('backends', 0), 'backend')}"
@@ -250,7 +250,7 @@ def _graph(result: LintResult) -> list[str]:
             ref = t["ref"]
             target = f"{ref['kind']} {ref['namespace']}/{ref['name']}" if ref["namespace"] else f"{ref['kind']} {ref['name']}"
             dst = node(target, worst[target].label if target in worst else "target")
-            text = str(t["accepted"]) + (f" #{ref['sectionName']}" if ref["sectionName"] else "")
+            text = t["accepted"] + (f" #{ref['sectionName']}" if ref["sectionName"] else "")
             edges.append(f'  {src} -.->|"{mermaid_label(text)}"| {dst}')
     for label in sorted(touched):
         if len(ids) >= MAX_GRAPH_EDGES:

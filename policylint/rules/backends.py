@@ -20,14 +20,7 @@ from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import Names, NearMatches, frontend_scope, listeners_get, namespace_hint
 from policylint.rules.refs import at_field, has_field, where
 from policylint.rules.unprovable import unprovable_absence
-from policylint.semantics.topology import (
-    CORE,
-    NOT_FOUND,
-    OPAQUE,
-    RESOLVED,
-    ObjectRef,
-    Topology,
-)
+from policylint.semantics.topology import CORE, ObjectRef, Topology
 from policylint.stages import Stage
 from policylint.vocabulary import ReferenceStatus
 
@@ -67,7 +60,7 @@ class BackendNotFound(Rule):
     def check(self, project: Project) -> Iterable[Issue]:
         names = Names(project)
         for ref in _backend_refs(project):
-            if ref.status == NOT_FOUND:
+            if ref.status == ReferenceStatus.NOT_FOUND:
                 yield self._not_found(project, names, ref)
             elif ref.status == ReferenceStatus.INVALID_KIND:
                 detail = ref.detail or "of a kind no controller serves as a backend"
@@ -80,7 +73,7 @@ class BackendNotFound(Rule):
                 yield self.issue(
                     ref.owner, join(ref.path, "kind"), message, hint="Reference a Service, or set the group of the kind meant."
                 )
-            elif ref.status == OPAQUE and ref.detail:
+            elif ref.status == ReferenceStatus.OPAQUE and ref.detail:
                 # A host of a service registry (Istio's Hostname kind) no object of the input
                 # declares: the registry may still hold it.
                 message = (
@@ -90,7 +83,7 @@ class BackendNotFound(Rule):
                 )
                 hint = f"Add the object that declares the host, or {external_hint(ref.kind, ref.namespace, ref.name)}."
                 yield self.issue(ref.owner, at_field(ref.owner, ref.path, "name"), message, severity=Severity.WARNING, hint=hint)
-            elif ref.status == OPAQUE:
+            elif ref.status == ReferenceStatus.OPAQUE:
                 # A kind policylint does not model (InferencePool, a vendor backend) may well
                 # be served by the controller; never "Service not found" for it.
                 message = (
@@ -174,7 +167,7 @@ class BackendPortInvalid(Rule):
                     related.append(self._ports_related(ref.target))
                 yield self.issue(ref.owner, ref.path, message, related=related)
                 continue
-            if ref.status != RESOLVED or ref.target is None or ref.port is None or ref.port_section is not None:
+            if ref.status != ReferenceStatus.RESOLVED or ref.target is None or ref.port is None or ref.port_section is not None:
                 continue
             service = ref.target
             ports = topology.service_ports(service)
@@ -256,7 +249,7 @@ class CertificateRefInvalid(Rule):
                 # A frontend CA reference no HTTPS listener uses changes no status: said, as info.
                 unused = ref.purpose == "ca-certificate" and not topology.frontend_listeners(ref)
                 severity = Severity.INFO if unused else None
-                if ref.status == NOT_FOUND:
+                if ref.status == ReferenceStatus.NOT_FOUND:
                     effect = _certificate_effect(topology, ref, invalid_kind=False)
                     producers = _producers_considered(project, ref)
                     if complete:

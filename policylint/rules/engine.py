@@ -14,6 +14,7 @@ from policylint.input.positions import PositionResolver, Request, parse_path
 from policylint.k8s.objects import ObjectKey
 from policylint.profiles.registry import ORIGIN_INFERRED
 from policylint.project import Project
+from policylint.rulecodes import matches, prefix_length
 from policylint.rules import workers
 from policylint.rules.base import POLICY, Rule, RuleOptionError
 from policylint.textsafe import MAX_MESSAGE, truncate
@@ -35,25 +36,19 @@ RESOURCE_LIMIT_NAME = "input-resource-limit"
 
 @frozen
 class Selection:
-    """`--select` / `--ignore` by rule id or name prefix; the longest matching prefix wins (flake8)."""
+    """`--select` / `--ignore` by rule code (policylint.rulecodes); the longest matching prefix wins (flake8)."""
 
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
 
     @staticmethod
-    def _best(codes: Sequence[str], rule: type[Rule]) -> int:
-        best = -1
-        for code in codes:
-            c = code.strip()
-            if not c:
-                continue
-            if rule.id.upper().startswith(c.upper()) or rule.name.startswith(c.lower()):
-                best = max(best, len(c))
-        return best
+    def best(codes: Sequence[str], rule: type[Rule]) -> int:
+        """The longest of `codes` that names `rule` (`rulecodes.prefix_length`), -1 when none does."""
+        return max((prefix_length(code, rule.id, rule.name) for code in codes), default=-1)
 
     def enabled(self, rule: type[Rule]) -> bool:
-        selected = self._best(self.select, rule) if self.select else 0
-        ignored = self._best(self.ignore, rule)
+        selected = self.best(self.select, rule) if self.select else 0
+        ignored = self.best(self.ignore, rule)
         if selected < 0:
             return False
         return ignored < 0 or selected > ignored
@@ -62,7 +57,7 @@ class Selection:
         out = []
         for code in (*self.select, *self.ignore):
             c = code.strip()
-            if c and not any(r.id.upper().startswith(c.upper()) or r.name.startswith(c.lower()) for r in rules):
+            if c and not any(matches(c, r.id, r.name) for r in rules):
                 out.append(c)
         return out
 

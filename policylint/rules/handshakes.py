@@ -36,10 +36,10 @@ from policylint.rules.hints import NearMatches, frontend_scope, listeners_get, s
 from policylint.semantics.grants import Grant, GrantCheck, Reference, ReferenceGrants
 from policylint.semantics.listeners import LISTENER_PARENTS
 from policylint.semantics.resolution import TargetResolution, UndecidedMatch
-from policylint.semantics.topology import REF_NOT_PERMITTED, ROUTE_KINDS, ObjectRef, Topology
+from policylint.semantics.topology import ROUTE_KINDS, ObjectRef, Topology
 from policylint.stages import Stage
 from policylint.values import frozen
-from policylint.vocabulary import NamespaceMatch, Resolved
+from policylint.vocabulary import NamespaceMatch, ReferenceStatus, Resolved
 
 _MAX_RELATED = 5
 
@@ -128,21 +128,21 @@ def checked_references(project: Project) -> list[CheckedReference]:
     return out
 
 
-def misplaced_grants(refs: Iterable[CheckedReference]) -> dict[int, tuple[Grant, list[CheckedReference]]]:
+def misplaced_grants(refs: Iterable[CheckedReference]) -> dict[Grant, tuple[Grant, list[CheckedReference]]]:
     """Grants that would permit a failing reference if they lived in the target's namespace."""
-    out: dict[int, tuple[Grant, list[CheckedReference]]] = {}
+    out: dict[Grant, tuple[Grant, list[CheckedReference]]] = {}
     for checked in refs:
         if checked.check.permitted:
             continue
         for miss in checked.check.near_misses:
             if miss.path == "metadata.namespace":
-                out.setdefault(id(miss.grant), (miss.grant, []))[1].append(checked)
+                out.setdefault(miss.grant, (miss.grant, []))[1].append(checked)
     return out
 
 
 def is_used(grants: ReferenceGrants, grant: Grant) -> bool:
     """Some from x to combination of the grant authorised a reference (after `checked_references`)."""
-    return any((id(grant), f.path, t.path) in grants.used for f in grant.sources for t in grant.targets)
+    return any((grant, f.path, t.path) in grants.used for f in grant.sources for t in grant.targets)
 
 
 def may_permit(grant: Grant, ref: Reference) -> bool:
@@ -300,7 +300,7 @@ class CrossNamespaceReferenceNotPermitted(Rule):
         topology = project.topology()
         for obj in project.index.objects:
             for ref in topology.refs_from(obj):
-                if ref.status == REF_NOT_PERMITTED:
+                if ref.status == ReferenceStatus.REF_NOT_PERMITTED:
                     yield self._issue(obj, ref, project.index, topology)
 
     def _issue(self, owner: K8sObject, ref: ObjectRef, index: ProjectIndex, topology: Topology) -> Issue:
@@ -411,7 +411,7 @@ class ReferenceGrantInWrongNamespace(Rule):
         misplaced = misplaced_grants(checked_references(project))
         grants = project.resolution.grants()
         for grant in grants.grants:
-            found = misplaced.get(id(grant))
+            found = misplaced.get(grant)
             if found is not None:
                 yield self._misplaced(grant, found[1], used=is_used(grants, grant))
                 continue
@@ -472,7 +472,7 @@ class ReferenceGrantUnused(Rule):
         for grant in grants.grants:
             if is_used(grants, grant):
                 continue
-            if id(grant) in misplaced or self_namespace_only(grant):
+            if grant in misplaced or self_namespace_only(grant):
                 continue  # PL403 says why it permits nothing
             if grant.malformed or any(project.index.has_malformed(f.group, f.kind, f.namespace) for f in grant.sources):
                 # PL010 reports the field that makes the API server reject the grant, or a referrer

@@ -127,14 +127,14 @@ def _request(root: str) -> LintRequest | Problem | None:
     """The request `check` makes in `root` with no flags: the configuration file found there
     (confined to its repository, as `check` reads a discovered one), or the defaults. None after
     a usage error printed on stderr."""
-    from policylint.commands.check import _cache_dir, parse_options
+    from policylint.commands.check import cache_directory, parse_options
     from policylint.commands.cluster import parse_gateway_api
     from policylint.config import find_config
     from policylint.pipeline import LintRequest
 
     found = find_config(root)
     if found is None:
-        return LintRequest(paths=(".",), cache_dir=_cache_dir(True, None))
+        return LintRequest(paths=(".",), cache_dir=cache_directory(True, None))
     from policylint.config.effective import CLUSTER_KEYS, build, run_settings
     from policylint.config.load import ConfigError, load
 
@@ -165,7 +165,7 @@ def _request(root: str) -> LintRequest | Problem | None:
         selection=selection,
         synthetic_rule_names=values["synthetic-rule-names"],
         external=external,
-        cache_dir=_cache_dir(values["cache"], values["cache-dir"]),
+        cache_dir=cache_directory(values["cache"], values["cache-dir"]),
         follow_outside_links=values["follow-outside-links"],
         complete=values["complete"],
         baseline=values["baseline"],

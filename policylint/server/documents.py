@@ -15,7 +15,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from policylint.input.load import MAX_FILE_BYTES
-from policylint.input.positions import PathPart, _MarkLoader
+from policylint.input.positions import MarkLoader, PathPart
 from policylint.values import frozen
 
 
@@ -78,7 +78,7 @@ def cursor_at(text: str, line: int, column: int) -> Cursor | None:
     loader's size bound, which the loader did not read either."""
     if len(text) > MAX_FILE_BYTES:
         return None
-    loader = _MarkLoader(text)
+    loader = MarkLoader(text)
     try:
         while loader.check_node():
             root = loader.get_node()

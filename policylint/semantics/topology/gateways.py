@@ -13,17 +13,7 @@ from policylint.profiles.implementations import Implementation
 from policylint.profiles.registry import PolicyProfile
 from policylint.semantics.parameters import PURPOSE as PARAMETERS
 from policylint.semantics.parameters import parameters_ref, unserved
-from policylint.semantics.topology.model import (
-    CORE,
-    NOT_FOUND,
-    RESOLVED,
-    ClassRef,
-    ObjectRef,
-    _dict,
-    _ref_malformed,
-    _str,
-    _where,
-)
+from policylint.semantics.topology.model import CORE, ClassRef, ObjectRef, _dict, _ref_malformed, _str, _where
 from policylint.semantics.topology.references import References, Resolving
 from policylint.vocabulary import ReferenceStatus
 
@@ -50,11 +40,11 @@ class Gateways(References):
     def proxy_gateways(self, gateway: K8sObject, profile: PolicyProfile) -> list[K8sObject]:
         """The Gateways whose listeners share proxy listeners with this one: itself, or every Gateway
         of its class when the class merges its Gateways (`mergedGateways`)."""
-        ref = self.class_refs.get(id(gateway))
+        ref = self.class_refs.get(gateway)
         gateway_class = ref.target if ref is not None else None
         if gateway_class is None or not self._merges(gateway_class, profile):
             return [gateway]
-        return [g for g in self.gateways() if (r := self.class_refs.get(id(g))) is not None and r.target is gateway_class]
+        return [g for g in self.gateways() if (r := self.class_refs.get(g)) is not None and r.target is gateway_class]
 
     def _class_ref(self, gateway: K8sObject) -> ClassRef:
         name = _str(gateway.spec.get("gatewayClassName"))
@@ -62,13 +52,13 @@ class Gateways(References):
             return ClassRef(gateway, None, ReferenceStatus.INVALID_REF)
         target = self.index.lookup(GATEWAY_GROUP, "GatewayClass", None, name)
         if target is not None:
-            return ClassRef(gateway, name, RESOLVED, target)
+            return ClassRef(gateway, name, ReferenceStatus.RESOLVED, target)
         if self.external.match(GATEWAY_GROUP, "GatewayClass", None, name):
             return ClassRef(gateway, name, ReferenceStatus.EXTERNAL)
         controller = self._builtin_classes().get(name)
         if controller is not None:
             return ClassRef(gateway, name, ReferenceStatus.EXTERNAL, builtin_controller=controller)
-        return ClassRef(gateway, name, NOT_FOUND)
+        return ClassRef(gateway, name, ReferenceStatus.NOT_FOUND)
 
     def _builtin_classes(self) -> dict[str, str]:
         """Class name -> controllerName of the classes served with no GatewayClass object in the
@@ -81,7 +71,7 @@ class Gateways(References):
     def gateway_implementation(self, gateway: K8sObject) -> Implementation | None:
         """The implementation of a Gateway, by its GatewayClass's controllerName; None for one
         policylint does not know (or no class)."""
-        ref = self.class_refs.get(id(gateway))
+        ref = self.class_refs.get(gateway)
         controller = ref.controller if ref is not None else None
         return self.resolution.profiles.implementation_of(controller) if controller else None
 
@@ -91,7 +81,7 @@ class Gateways(References):
         for owner in (gateway, gateway_class):
             if owner is None or (owner is gateway_class and self._class_parameters_ignored(owner)):
                 continue
-            for ref in self.references.get(id(owner), []):
+            for ref in self.references.get(owner, []):
                 if ref.purpose == PARAMETERS and ref.status == ReferenceStatus.INVALID_KIND:
                     whose = "its" if owner is gateway else f"its GatewayClass {owner.name}'s"
                     why = ref.detail if ref.detail.startswith("a kind ") else "which nothing serves"
