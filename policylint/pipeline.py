@@ -166,6 +166,9 @@ class LintResult:
     # named (`HEAD`, the BASE given). None: no change was measured, every finding stands alone.
     introduced: frozenset[str] | None = None
     base: str | None = None
+    # `lint(part=...)`: the objects whose findings the run computed as a whole run would (the
+    # members of the part it analysed); None: it analysed everything (policylint.incremental.workspace).
+    members: frozenset[ObjectKey] | None = None
 
     def introduced_by_change(self, finding: Finding) -> bool | None:
         """True when the measured change introduced `finding`, False when the base has it too;
@@ -577,6 +580,7 @@ def _lint(request: LintRequest, part: Part | None = None) -> LintResult:
         skipped=skipped,
         chains=chains,
         context_files=sorted(set(files) - scope.files) if scope is not None else [],
+        members=members,
     )
 
 
