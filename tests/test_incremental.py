@@ -564,3 +564,20 @@ def test_a_comment_in_a_file_the_part_covers_in_half_is_judged_on_all_its_findin
     cold = lint(LintRequest(paths=["."]))
     assert ("mixed.yaml", "PL901", 10) in [(f.file, f.rule, f.line) for f in cold.findings]
     assert _rows(workspace.result.findings) == _rows(cold.findings)
+
+
+def test_a_file_changed_on_disk_unannounced_is_not_answered_from_the_run_before(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An edit of one buffer after another file changed on disk (a checkout, a formatter) that
+    the editor did not report: that file's findings are found again."""
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    monkeypatch.setattr(components, "MAX_SHARE", 1.0)
+    elsewhere = tree / "elsewhere.yaml"  # another tenant's, out of the edit's reach
+    elsewhere.write_text(APP.split("---\n")[1].replace("team-x", "team-z"))  # a Service
+    workspace = Workspace(LintRequest(paths=["."], cache_dir=str(tmp_path / "cache")))
+    assert all(f.file != "elsewhere.yaml" for f in workspace.result.findings)
+    elsewhere.write_text(POLICY_TYPO.replace("team-x", "team-z"))
+    changes = workspace.update("apps/team-x/app.yaml", APP + "\n")
+    assert [f.rule for f in changes.files["elsewhere.yaml"]] == ["PL201"]
+    assert _rows(workspace.result.findings) == _rows(lint(LintRequest(paths=["."])).findings)

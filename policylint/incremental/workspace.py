@@ -51,11 +51,12 @@ class Workspace:
     are file paths as the editor names them, absolute or relative to the working directory.
     """
 
-    def __init__(self, request: LintRequest) -> None:
+    def __init__(self, request: LintRequest, texts: Mapping[str, str] | None = None) -> None:
+        """`texts`: the editor's texts to start with, by absolute path."""
         if request.sources is not None:
             raise ValueError("a workspace finds its files itself: the request must not name sources")
         self.request = request
-        self._texts: dict[str, str] = {}  # absolute path -> the editor's text
+        self._texts: dict[str, str] = dict(texts or {})  # absolute path -> the editor's text
         self._by_file: dict[str, tuple[Finding, ...]] = {}
         self._result: LintResult | None = None
         self._names: dict[str, str] = {}  # absolute path -> the file's name in findings
@@ -103,6 +104,8 @@ class Workspace:
         sources: list[Source] = []
         for source in found:
             text = pending.pop(os.path.abspath(source.fs_path), None) if source.fs_path is not None else None
+            if source.problem is not None:
+                text = None  # what keeps the file from being read (a link outside) stands
             # A buffer stands for its file under the file's name; `snapshot`: content that is
             # not standard input, so the parse cache keeps it by content like a file's.
             sources.append(source if text is None else Source(display=source.display, content=_bytes(text), snapshot=True))
@@ -125,7 +128,7 @@ class Workspace:
 
     def _run_part(self, path: str) -> None:
         """Analyse what the edit of `path` can reach; everything when that cannot be merged."""
-        if not mergeable(self.request) or self._result is None:
+        if not mergeable(self.request) or self.request.cache_dir is None or self._result is None:
             self._run()
             return
         previous = self._result
@@ -137,6 +140,12 @@ class Workspace:
         if result.members is None:  # the part was everything: a whole run
             self._take(result)
             self.last_was_part = False
+            return
+        if not result.index.content_keys or _contents(result, name) != _contents(previous, name):
+            # Another file changed on disk since the run before (a checkout, a formatter) and
+            # nobody said so: its findings are not the previous run's. The parse cache's keys
+            # tell; with no cache in use, nothing does, and everything is analysed.
+            self._run()
             return
         keys = _keys_by_file(result)
 
@@ -182,6 +191,12 @@ class Workspace:
         self._by_file = {name: tuple(found) for name, found in by_file.items()}
         self._keys = keys if keys is not None else _keys_by_file(result)
         self._result = result
+
+
+def _contents(result: LintResult, but: str) -> dict[str, str | None]:
+    """Every file the run read, but `but`, with its content's key (None: not read)."""
+    keys = result.index.content_keys
+    return {f: keys.get(f) for f in result.index.files if f != but}
 
 
 def _keys_by_file(result: LintResult) -> dict[str, list[ObjectKey]]:
