@@ -23,7 +23,6 @@ from policylint.input.load import NOT_A_MANIFEST, PARSER_IS_C, Document, decode
 from policylint.input.parallel import effective_jobs, load_files
 from policylint.input.positions import PositionResolver
 from policylint.input.sources import STDIN, Discovery, Skipped, Source, SourceError, discover, discover_all
-from policylint.k8s import admission
 from policylint.k8s.cluster import Cluster, Declared
 from policylint.k8s.external import ExternalObjects
 from policylint.k8s.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
@@ -414,7 +413,12 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     if not PARSER_IS_C:
         notes.append("PyYAML was built without libyaml: parsing with its pure-Python loader, several times slower")
     # Read before the files, so that pruning the cache after them keeps it.
-    verdicts = VerdictStore(cache, admission.code_stamp()) if cache is not None else None
+    if cache is not None:
+        from policylint.k8s.admission import code_stamp
+
+        verdicts: VerdictStore | None = VerdictStore(cache, code_stamp())
+    else:
+        verdicts = None
     content_keys: dict[str, str] = {}
     documents, input_issues, texts = _load(sources, cache, request.jobs, content_keys)
 
