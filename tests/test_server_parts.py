@@ -188,3 +188,20 @@ def test_a_live_analysis_follows_edits_and_files_changed_on_disk(workspace: Path
     # Renamed back on disk, as the editor's file watcher reports it.
     (workspace / "route.yaml").write_text(ROUTE)
     assert live.analyse({}, ["route.yaml"]).findings == []
+
+
+def test_navigation_is_built_only_when_asked_for(workspace: Path) -> None:
+    """Diagnostics are published from the analysis alone; what navigation reads (every stage,
+    the reference table) is built by `prepare`, once."""
+    from policylint.server.analysis import Live
+    from policylint.server.protocol import Snapshot
+
+    analysis = Live(str(workspace)).analyse({"route.yaml": ROUTE}, None)
+    snapshot = Snapshot(analysis, 1)
+    assert not snapshot.prepared and snapshot.navigator is None
+    snapshot.prepare()
+    assert snapshot.prepared and snapshot.navigator is not None
+    navigator = snapshot.navigator
+    snapshot.prepare()
+    assert snapshot.navigator is navigator
+    assert [o.name for o in navigator.objects_in("route.yaml")] == ["web", "web"]

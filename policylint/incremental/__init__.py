@@ -11,7 +11,9 @@ the change invalidates (docs/performance.md, "Incremental analysis").
   reference, and the part of the repository a scoped run found: the next scoped run walks only
   the files that changed to find its part.
 - `workspace.py`: `Workspace`, the in-memory texts an editor holds over the files on disk, and
-  what each edit changes in the findings (the language server's entry point).
+  what each edit changes in the findings (the language server's entry point): each update
+  analyses the part of the workspace the edited file reaches;
+- `merge.py`: the findings of a whole run from the run before an edit and the part's.
 
 Entries live where the parse cache does and follow its rules (policylint.input.cache): outside
 the checkout, in a directory only this user can write, behind a checksum, and checked on

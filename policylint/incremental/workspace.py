@@ -61,7 +61,7 @@ class Workspace:
         self._result: LintResult | None = None
         self._names: dict[str, str] = {}  # absolute path -> the file's name in findings
         self._keys: dict[str, list[ObjectKey]] = {}  # file name -> the keys of its objects
-        self._sources_now: list[Source] = []
+        self._sources_now: dict[str, Source] = {}  # the last run's sources, by name
         self.last_was_part = False  # whether the last run analysed a part only
 
     @property
@@ -122,8 +122,9 @@ class Workspace:
         return sources
 
     def _run(self) -> None:
-        self._sources_now = self._sources()
-        self._take(lint(dataclasses.replace(self.request, sources=self._sources_now)))
+        sources = self._sources()
+        self._sources_now = {s.display: s for s in sources}
+        self._take(lint(dataclasses.replace(self.request, sources=sources)))
         self.last_was_part = False
 
     def _run_part(self, path: str) -> None:
@@ -136,7 +137,7 @@ class Workspace:
         name = self._names.get(path, display_name(os.path.relpath(path)))
         removed = frozenset(self._keys.get(name, ()))
         result = lint(dataclasses.replace(self.request, sources=sources), part=(frozenset({name}), removed))
-        self._sources_now = sources
+        self._sources_now = {s.display: s for s in sources}
         if result.members is None:  # the part was everything: a whole run
             self._take(result)
             self.last_was_part = False
@@ -171,17 +172,17 @@ class Workspace:
 
     def _has_comments(self, file: str) -> bool:
         """Whether the file named `file` holds a `policylint:` comment, as this run read it."""
-        for source in self._sources_now:
-            if source.display != file:
-                continue
-            if source.content is not None:
-                return MARKER_BYTES in source.content
-            if source.fs_path is not None:
-                try:
-                    with open(source.fs_path, "rb") as fh:
-                        return MARKER_BYTES in fh.read()
-                except OSError:
-                    return True  # unknown: not merged
+        source = self._sources_now.get(file)
+        if source is None:
+            return False
+        if source.content is not None:
+            return MARKER_BYTES in source.content
+        if source.fs_path is not None:
+            try:
+                with open(source.fs_path, "rb") as fh:
+                    return MARKER_BYTES in fh.read()
+            except OSError:
+                return True  # unknown: not merged
         return False
 
     def _take(self, result: LintResult, keys: dict[str, list[ObjectKey]] | None = None) -> None:

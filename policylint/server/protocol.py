@@ -9,8 +9,9 @@ since changed.
 
 Each analysis after the first covers only what the edited files reach
 (policylint.server.analysis.Live); the stages navigation reads are built for the whole workspace
-when the first request after an edit needs them, in the same thread, after the diagnostics are
-published.
+after the diagnostics are published, in the same thread: when a request needs them, or after
+`PREPARE_AFTER` seconds without an edit (a user who stopped typing may hover next), so that
+typing never waits for them.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ from policylint.values import frozen
 
 # Seconds of quiet after an edit before the workspace is analysed again.
 DEBOUNCE = 0.3
+# Seconds of quiet after the diagnostics are published before what navigation reads is built
+# unasked: the build cannot be stopped, and an edit arriving during it waits for it.
+PREPARE_AFTER = 1.0
 SEVERITIES = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
     Severity.WARNING: types.DiagnosticSeverity.Warning,
@@ -105,6 +109,7 @@ class PolicylintServer(LanguageServer):
         self.published: set[str] = set()  # files whose diagnostics the client holds
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="policylint-analysis")
         self._pending: asyncio.Task[None] | None = None
+        self._preparing: asyncio.Task[None] | None = None
         self._done = asyncio.Event()
         self.live: Live | None = None
         # Files changed on disk since the last analysis began (None: unknown, analyse everything).
@@ -146,6 +151,8 @@ class PolicylintServer(LanguageServer):
         self._done.clear()
         if self._pending is not None and not self._pending.done():
             self._pending.cancel()
+        if self._preparing is not None and not self._preparing.done():
+            self._preparing.cancel()  # a build already running in the thread finishes, unawaited
         self._pending = asyncio.ensure_future(self._analyse_after(self.debounce if delay is None else delay))
 
     async def _analyse_after(self, delay: float) -> None:
@@ -161,6 +168,12 @@ class PolicylintServer(LanguageServer):
         self.snapshot = snapshot
         self.publish(snapshot)
         self._done.set()
+        self._preparing = asyncio.ensure_future(self._prepare_after(snapshot, PREPARE_AFTER))
+
+    async def _prepare_after(self, snapshot: Snapshot, delay: float) -> None:
+        await asyncio.sleep(delay)
+        if snapshot is self.snapshot and not snapshot.prepared:
+            await asyncio.get_running_loop().run_in_executor(self._executor, snapshot.prepare)
 
     def _run(self, texts: dict[str, str], generation: int, on_disk: set[str] | None) -> Snapshot:
         if self.live is None or self.live.root != self.root:
