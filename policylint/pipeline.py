@@ -563,6 +563,8 @@ def _lint(request: LintRequest, part: Part | None = None) -> LintResult:
         suppressed = config_overrides.apply(suppressed, by_id, request.overrides)
     if members is None and not (result.internal_error or outcome.failed):
         _remember(request, sources, loaded.index, active)
+    elif members is not None and part is None and not (result.internal_error or outcome.failed):
+        _remember_members(request, sources, loaded.index, members, active)
     if scope is not None:
         active, suppressed = scope.findings(active), scope.findings(suppressed)
         if policy_reports is not None:
@@ -602,6 +604,27 @@ def _remember(request: LintRequest, sources: Sequence[Source], index: ProjectInd
     entry = memo.key(cache, request, [(s.display, index.content_keys.get(s.display)) for s in sources])
     if entry is not None:
         memo.remember(cache, entry, (f.fingerprint for f in active))
+
+
+def _remember_members(
+    request: LintRequest, sources: Sequence[Source], index: ProjectIndex, members: frozenset[ObjectKey], active: Sequence[Finding]
+) -> None:
+    """Keep what this scoped analysis found about its part (policylint.incremental.memo,
+    `remember_members`): only on the side of a change, whose files are the next commit's base."""
+    if request.cache_dir is None or request.change is None or any(f.rule == engine.RESOURCE_LIMIT for f in active):
+        return  # a file past the cap of findings hides some: not what a whole run hides
+    from policylint.incremental import memo
+
+    cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
+    if cache is None:
+        return
+    entry = memo.key(cache, request, [(s.display, index.content_keys.get(s.display)) for s in sources], members=True)
+    if entry is None:
+        return
+    outside = {o.doc.file for o in index.objects if o.key not in members}
+    whole = {s.display for s in sources} - outside  # every object of the file a member, or none
+    found = (f.fingerprint for f in active if (f.object in members if f.object is not None else f.file in whole))
+    memo.remember_members(cache, entry, members, whole, found)
 
 
 def _analysed(
