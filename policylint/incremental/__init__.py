@@ -6,7 +6,8 @@ the change invalidates (docs/performance.md, "Incremental analysis").
   parse cache under a key that hashes every file's name and content, the settings that shape
   the findings and the code that computes them. The gate's base side (`commands/change.py`)
   reads it instead of linting the base again: the base of a hook run is the commit the previous
-  run checked, so it is nearly always there.
+  run checked, so it is nearly always there. A staged side that analysed a part keeps what it
+  found about that part, read back when the next base's findings are about it.
 - `summaries.py`: per file content, the keys of the objects a file defines and what each may
   reference, and the part of the repository a scoped run found: the next scoped run walks only
   the files that changed to find its part.

@@ -22,6 +22,9 @@ the scope reached everything) and nothing failed inside it; the differential tes
 (tests/test_incremental.py) checks, over random edit sequences, that the gate's verdicts with
 entries are those of runs without.
 
+A run whose analysis covered only a part (the staged side of a hook run) keeps what it found
+about that part instead, under another name (`remember_members`, below).
+
 An entry is JSON behind the cache's magic number and checksum (ParseCache.put), read back only
 if it is a list of fingerprints as the engine writes them: anything else is a miss, and the base
 is linted.
