@@ -188,6 +188,18 @@ def test_a_live_analysis_follows_edits_and_files_changed_on_disk(workspace: Path
     # Renamed back on disk, as the editor's file watcher reports it.
     (workspace / "route.yaml").write_text(ROUTE)
     assert live.analyse({}, ["route.yaml"]).findings == []
+    # Edited, saved, closed, then changed on disk with no word from the editor: the next edit
+    # finds the file's content changed, not the text the editor held.
+    typed = ROUTE + "# typing\n"
+    assert live.analyse({"route.yaml": typed}).findings == []
+    (workspace / "route.yaml").write_text(typed)
+    assert live.analyse({}).findings == []
+    (workspace / "route.yaml").write_text(renamed)
+    edited = {"policy.yaml": POLICY + "# edited\n"}
+    assert [(f.rule, f.file) for f in live.analyse(edited).findings] == [("PL201", "policy.yaml")]
+    # A file no run reads, open beside the manifests, is no edit of the workspace.
+    analysis = live.analyse({**edited, "notes.txt": "apiVersion: v1\n"})
+    assert [(f.rule, f.file) for f in analysis.findings] == [("PL201", "policy.yaml")]
 
 
 def test_navigation_is_built_only_when_asked_for(workspace: Path) -> None:

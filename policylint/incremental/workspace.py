@@ -92,6 +92,11 @@ class Workspace:
             changed = {n: self._by_file.get(n, ()) for n in names if before.get(n, ()) != self._by_file.get(n, ())}
         return Changes(changed, self._result)
 
+    def release(self, path: str) -> None:
+        """The editor no longer holds `path`, whose file holds the text it held: nothing to
+        analyse again, but a later change of the file on disk is read."""
+        self._texts.pop(os.path.abspath(path), None)
+
     def _sources(self) -> list[Source]:
         request = self.request
         found = discover_all(

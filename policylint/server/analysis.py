@@ -165,22 +165,27 @@ class Live:
             self._workspace = None
             return Analysis([], [], None, [], [found], texts)
         request, settings = found
-        edited = {
-            n
-            for n in set(texts) | set(self._texts)
-            if texts.get(n) != self._texts.get(n)
-            and not (
-                # Opened, or closed: the one text against the file, which stood for the other.
-                (n in texts) != (n in self._texts) and _as_on_disk(n, texts.get(n, self._texts.get(n)))
-            )
-        }
-        changed = None if changed_on_disk is None else sorted(edited | set(changed_on_disk))
         workspace = self._workspace
+        read = frozenset(workspace.result.files) if workspace is not None else frozenset()
+        edited: set[str] = set()
+        released: set[str] = set()
+        for n in set(texts) | set(self._texts):
+            if texts.get(n) == self._texts.get(n) or not (n.endswith(MANIFEST_SUFFIXES) or n in read):
+                continue  # unchanged, or a file no run reads (a README open beside the manifests)
+            if (n in texts) != (n in self._texts) and _as_on_disk(n, texts.get(n, self._texts.get(n))):
+                # Opened, or closed: the one text is the file's, which stood for the other.
+                if n in self._texts:
+                    released.add(n)
+                continue
+            edited.add(n)
+        changed = None if changed_on_disk is None else sorted(edited | set(changed_on_disk))
         try:
             if workspace is None or settings is None or settings != self._settings or changed is None or len(changed) > MAX_PARTS:
                 workspace = Workspace(request, {os.path.abspath(n): t for n, t in texts.items()})
                 result = workspace.result
             else:
+                for name in released:
+                    workspace.release(name)
                 result = workspace.result
                 for name in changed:
                     result = workspace.update(name, texts.get(name)).result
