@@ -25,7 +25,6 @@ from policylint.input.nonmanifest import DATA, json_data_files
 from policylint.input.parallel import effective_jobs, load_files
 from policylint.input.positions import PositionResolver
 from policylint.input.sources import STDIN, Discovery, Skipped, Source, SourceError, discover, discover_all
-from policylint.k8s import admission
 from policylint.k8s.cluster import Cluster, Declared
 from policylint.k8s.external import ExternalObjects
 from policylint.k8s.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
@@ -168,6 +167,9 @@ class LintResult:
     # A change's run: how many changed files lie under the PATHs given (the change considered),
     # and outside them (not considered).
     change_files: tuple[int, int] | None = None
+    # `lint(part=...)`: the objects whose findings the run computed as a whole run would (the
+    # members of the part it analysed); None: it analysed everything (policylint.incremental.workspace).
+    members: frozenset[ObjectKey] | None = None
 
     def introduced_by_change(self, finding: Finding) -> bool | None:
         """True when the measured change introduced `finding`, False when the base has it too;
@@ -415,7 +417,12 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     if not PARSER_IS_C:
         notes.append("PyYAML was built without libyaml: parsing with its pure-Python loader, several times slower")
     # Read before the files, so that pruning the cache after them keeps it.
-    verdicts = VerdictStore(cache, admission.code_stamp()) if cache is not None else None
+    if cache is not None:
+        from policylint.k8s.admission import code_stamp
+
+        verdicts: VerdictStore | None = VerdictStore(cache, code_stamp())
+    else:
+        verdicts = None
     content_keys: dict[str, str] = {}
     documents, input_issues, texts = _load(sources, cache, request.jobs, content_keys)
     # JSON files that hold data, not objects, are skipped like the files known by name.
@@ -579,6 +586,8 @@ def _lint(request: LintRequest, part: Part | None = None) -> LintResult:
         suppressed = config_overrides.apply(suppressed, by_id, request.overrides)
     if members is None and not (result.internal_error or outcome.failed):
         _remember(request, sources, loaded.index, active)
+    elif members is not None and part is None and not (result.internal_error or outcome.failed):
+        _remember_members(request, sources, loaded.index, members, active)
     beyond: list[Finding] = []
     if scope is not None:
         if request.change is not None:
@@ -604,6 +613,7 @@ def _lint(request: LintRequest, part: Part | None = None) -> LintResult:
         chains=chains,
         context_files=sorted(set(files) - scope.files) if scope is not None else [],
         beyond_scope=beyond,
+        members=members,
     )
 
 
@@ -621,6 +631,27 @@ def _remember(request: LintRequest, sources: Sequence[Source], index: ProjectInd
     entry = memo.key(cache, request, [(s.display, index.content_keys.get(s.display)) for s in sources])
     if entry is not None:
         memo.remember(cache, entry, (f.fingerprint for f in active))
+
+
+def _remember_members(
+    request: LintRequest, sources: Sequence[Source], index: ProjectIndex, members: frozenset[ObjectKey], active: Sequence[Finding]
+) -> None:
+    """Keep what this scoped analysis found about its part (policylint.incremental.memo,
+    `remember_members`): only on the side of a change, whose files are the next commit's base."""
+    if request.cache_dir is None or request.change is None or any(f.rule == engine.RESOURCE_LIMIT for f in active):
+        return  # a file past the cap of findings hides some: not what a whole run hides
+    from policylint.incremental import memo
+
+    cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
+    if cache is None:
+        return
+    entry = memo.key(cache, request, [(s.display, index.content_keys.get(s.display)) for s in sources], members=True)
+    if entry is None:
+        return
+    outside = {o.doc.file for o in index.objects if o.key not in members}
+    whole = {s.display for s in sources} - outside  # every object of the file a member, or none
+    found = (f.fingerprint for f in active if (f.object in members if f.object is not None else f.file in whole))
+    memo.remember_members(cache, entry, members, whole, found)
 
 
 def _analysed(

@@ -202,6 +202,10 @@ def introduced(request: LintRequest, findings: Sequence[Finding], measured: Meas
         )
         before = kept.recall(part)
         if before is None:
+            # What the staged side of the run that checked the base found about its part, when
+            # the part it analysed covers this one (the hook's next commit).
+            before = kept.recall_members(part)
+        if before is None:
             linted = lint(whole, part=part)
             before = frozenset(
                 f.fingerprint for f in linted.findings if f.object in part[1] or (f.object is None and f.file in part[0])
@@ -238,6 +242,15 @@ class _Kept:
 
         entry = self._entry(part)
         return memo.recall(self.cache, entry) if entry is not None and self.cache is not None else None
+
+    def recall_members(self, part: Part) -> frozenset[str] | None:
+        """The fingerprints a scoped run over these files kept, if its part covers `part`."""
+        from policylint.incremental import memo
+
+        if self.cache is None:
+            return None
+        entry = memo.key(self.cache, self.request, self.files, members=True)
+        return memo.recall_members(self.cache, entry, part) if entry is not None else None
 
     def remember(self, part: Part, fingerprints: frozenset[str]) -> None:
         from policylint.incremental import memo
