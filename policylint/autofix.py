@@ -30,10 +30,11 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from policylint.findings import Edit, Finding, ResolvedFix, code_prefix
+from policylint.findings import Edit, Finding, ResolvedFix
 from policylint.input.bounds import MAX_FILE_BYTES
 from policylint.input.named import NamedFileError, read_named
 from policylint.input.positions import parse_path
+from policylint.rulecodes import matches
 from policylint.textsafe import escape
 from policylint.values import frozen, record
 
@@ -63,7 +64,7 @@ def fixable(findings: Iterable[Finding], *, unsafe: bool, only: Sequence[str] = 
     for f in findings:
         if f.fix is None or f.suppression is not None or (not f.fix.safe and not unsafe):
             continue
-        if only and all(code_prefix(code, f.rule, f.name) < 0 for code in only):
+        if only and not any(matches(code, f.rule, f.name) for code in only):
             continue
         out.append(f)
     return out

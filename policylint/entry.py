@@ -5,7 +5,8 @@ As a command (the console script, `python -m policylint`) it also decides how th
 - SIGINT exits 130 and SIGTERM 143 (SIGHUP 129), 128 + the signal number as shells report a
   process a signal ended, without a traceback: the handler raises `Interrupted` in the main
   thread, the code below unwinds (stopping `--jobs` workers on the way, see policylint.input.parallel)
-  and the exit code is returned. A second signal while unwinding exits at once.
+  and the exit code is returned. A second signal while unwinding exits at once. So does the
+  first in a command that cannot unwind (policylint.stopping: the language server).
 - A reader that goes away (`policylint . | head -1`) is not a failure of the lint: the rest of the
   output is dropped and the exit code is the one the findings give (0 with `--exit-zero`), with
   no "Exception ignored ... BrokenPipeError" at interpreter exit.
@@ -19,7 +20,7 @@ import io
 import os
 import sys
 
-from policylint import __version__
+from policylint import __version__, stopping
 
 # Not `from typing import TYPE_CHECKING`: importing typing (and re with it) would cost
 # `policylint --version` ~10 ms. Type checkers treat any TYPE_CHECKING as true.
@@ -101,8 +102,9 @@ def _main(args: list[str]) -> int:
     return 0
 
 
-# "running": a stop signal raises Interrupted; "stopping" (unwinding from one) or "done" (the run
-# is over, its output flushed): a stop signal exits the process at once.
+# "running": a stop signal raises Interrupted (unless policylint.stopping says otherwise);
+# "stopping" (unwinding from one) or "done" (the run is over, its output flushed): a stop signal
+# exits the process at once.
 _state = "running"
 
 
@@ -151,7 +153,7 @@ def _stopped(exc: Interrupted) -> int:
 
 def _on_stop_signal(signum: int, frame: FrameType | None) -> None:
     global _state
-    if _state == "running":
+    if _state == "running" and not stopping.at_once:
         _state = "stopping"
         raise Interrupted(signum)
     os._exit(128 + signum)  # asked twice, or after the run: nothing left worth waiting for

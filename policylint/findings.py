@@ -13,18 +13,6 @@ if TYPE_CHECKING:
     from policylint.k8s.objects import K8sObject, ObjectKey
 
 
-def code_prefix(code: str, rule_id: str, name: str) -> int:
-    """How long a prefix of a rule's id (`PL2`, in any case) or of its name (`route-`) `code` is,
-    or -1 when it names neither (a blank code names nothing). The one place a code is matched
-    to a rule, so that `--select`, `--ignore`, `--fix-only`, `severity`, `per-file` and the
-    suppressions all mean the same rules by the same code; the longest prefix wins where several
-    codes name a rule."""
-    c = code.strip()
-    if c and (rule_id.upper().startswith(c.upper()) or name.startswith(c.lower())):
-        return len(c)
-    return -1
-
-
 class Severity(enum.IntEnum):
     """Ordered so that `--fail-on warning` means "warning or worse"."""
 

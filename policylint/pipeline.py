@@ -21,10 +21,10 @@ from policylint.input.cache import ParseCache, VerdictStore, open_cache
 from policylint.input.ignore import WalkFilter
 from policylint.input.kept import Kept, inflated
 from policylint.input.load import NOT_A_MANIFEST, PARSER_IS_C, Document, decode
+from policylint.input.nonmanifest import DATA, json_data_files
 from policylint.input.parallel import effective_jobs, load_files
 from policylint.input.positions import PositionResolver
 from policylint.input.sources import STDIN, Discovery, Skipped, Source, SourceError, discover, discover_all
-from policylint.k8s import admission
 from policylint.k8s.cluster import Cluster, Declared
 from policylint.k8s.external import ExternalObjects
 from policylint.k8s.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
@@ -32,17 +32,11 @@ from policylint.k8s.objects import K8sObject, KindInfo, KindRegistry, ObjectKey,
 from policylint.k8s.overlay import overlay
 from policylint.policy_report import policy_reports as compute_policy_reports
 from policylint.profiles.crd import profiles_from_crds
+from policylint.profiles.implementations import builtin_implementations, installers
 from policylint.profiles.producers import Producer, builtin_producers, load_profile_document
-from policylint.profiles.registry import (
-    ORIGIN_PROFILE,
-    PolicyProfile,
-    ProfileRegistry,
-    builtin_implementations,
-    builtin_profiles,
-    installers,
-)
+from policylint.profiles.registry import ORIGIN_PROFILE, PolicyProfile, ProfileRegistry, builtin_profiles
 from policylint.project import Project
-from policylint.report_scope import ChangeSet, ReportScope, removed, report_files
+from policylint.report_scope import ChangeSet, ReportScope, removed, report_files, within
 from policylint.rules import REGISTRY, engine
 from policylint.rules.base import Rule
 from policylint.semantics.effective.simulation import Simulation
@@ -167,6 +161,15 @@ class LintResult:
     # named (`HEAD`, the BASE given). None: no change was measured, every finding stands alone.
     introduced: frozenset[str] | None = None
     base: str | None = None
+    # A change's run (`change`): the active findings outside the report scope. Those the change
+    # introduces are caused by it wherever they are, and are reported too (policylint.commands.change).
+    beyond_scope: list[Finding] = field(default_factory=list)
+    # A change's run: how many changed files lie under the PATHs given (the change considered),
+    # and outside them (not considered).
+    change_files: tuple[int, int] | None = None
+    # `lint(part=...)`: the objects whose findings the run computed as a whole run would (the
+    # members of the part it analysed); None: it analysed everything (policylint.incremental.workspace).
+    members: frozenset[ObjectKey] | None = None
 
     def introduced_by_change(self, finding: Finding) -> bool | None:
         """True when the measured change introduced `finding`, False when the base has it too;
@@ -414,9 +417,23 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     if not PARSER_IS_C:
         notes.append("PyYAML was built without libyaml: parsing with its pure-Python loader, several times slower")
     # Read before the files, so that pruning the cache after them keeps it.
-    verdicts = VerdictStore(cache, admission.code_stamp()) if cache is not None else None
+    if cache is not None:
+        from policylint.k8s.admission import code_stamp
+
+        verdicts: VerdictStore | None = VerdictStore(cache, code_stamp())
+    else:
+        verdicts = None
     content_keys: dict[str, str] = {}
     documents, input_issues, texts = _load(sources, cache, request.jobs, content_keys)
+    # JSON files that hold data, not objects, are skipped like the files known by name.
+    data_files = json_data_files(
+        ((d.ref.file, d.data) for d in documents), {i.location.file for i in input_issues if i.location is not None}
+    )
+    skipped = found.skipped
+    if data_files:
+        documents = [d for d in documents if d.ref.file not in data_files]
+        sources = [s for s in sources if s.display not in data_files]
+        skipped = [*skipped, *(Skipped(file, DATA) for file in sorted(data_files))]
 
     # CRDs passed with --crd describe kinds; they are context, not linted themselves.
     input_crds: list[Document] = [d for d in documents if _is_crd(d)]
@@ -462,19 +479,29 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
         content_keys=content_keys,
         verdicts=verdicts,
     )
-    return Project(index, Resolution(index, profiles)), sources, texts, notes, found.skipped
+    return Project(index, Resolution(index, profiles)), sources, texts, notes, skipped
 
 
 def _overlaid(request: LintRequest, sources: Sequence[Source], objects: Sequence[K8sObject]) -> Sequence[K8sObject]:
-    """The objects read, with those of the context that standard input defines again replaced
-    by the stream's (policylint.k8s.overlay): only when a stream is read with context paths."""
-    if STDIN not in request.paths or not request.context_paths or request.sources is not None:
+    """The objects read, with those of the context that a linted file defines again replaced by
+    the linted file's (policylint.k8s.overlay): only with context paths, and only by the linted
+    files outside them (standard input's stream always is)."""
+    if not request.context_paths or request.sources is not None:
         return objects
     files = report_files(request, sources)
-    stream = next((s.display for s in sources if s.fs_path is None and s.content is not None and not s.snapshot), None)
-    if files is None or stream is None:
+    if files is None:
         return objects
-    return overlay(objects, stream, files)
+    roots = [os.path.abspath(p) for p in request.context_paths if p != STDIN]
+    over = {
+        s.display
+        for s in sources
+        if s.display in files
+        and (
+            (s.fs_path is None and s.content is not None and not s.snapshot)
+            or (s.fs_path is not None and not within(os.path.abspath(s.fs_path), roots))
+        )
+    }
+    return overlay(objects, over, files) if over else objects
 
 
 def build_stages(project: Project, wanted: Iterable[Stage]) -> list[Issue]:
@@ -559,7 +586,12 @@ def _lint(request: LintRequest, part: Part | None = None) -> LintResult:
         suppressed = config_overrides.apply(suppressed, by_id, request.overrides)
     if members is None and not (result.internal_error or outcome.failed):
         _remember(request, sources, loaded.index, active)
+    elif members is not None and part is None and not (result.internal_error or outcome.failed):
+        _remember_members(request, sources, loaded.index, members, active)
+    beyond: list[Finding] = []
     if scope is not None:
+        if request.change is not None:
+            beyond = [f for f in active if not scope.in_scope(f)]
         active, suppressed = scope.findings(active), scope.findings(suppressed)
         if policy_reports is not None:
             policy_reports = scope.policy_reports(policy_reports)
@@ -580,6 +612,8 @@ def _lint(request: LintRequest, part: Part | None = None) -> LintResult:
         skipped=skipped,
         chains=chains,
         context_files=sorted(set(files) - scope.files) if scope is not None else [],
+        beyond_scope=beyond,
+        members=members,
     )
 
 
@@ -597,6 +631,27 @@ def _remember(request: LintRequest, sources: Sequence[Source], index: ProjectInd
     entry = memo.key(cache, request, [(s.display, index.content_keys.get(s.display)) for s in sources])
     if entry is not None:
         memo.remember(cache, entry, (f.fingerprint for f in active))
+
+
+def _remember_members(
+    request: LintRequest, sources: Sequence[Source], index: ProjectIndex, members: frozenset[ObjectKey], active: Sequence[Finding]
+) -> None:
+    """Keep what this scoped analysis found about its part (policylint.incremental.memo,
+    `remember_members`): only on the side of a change, whose files are the next commit's base."""
+    if request.cache_dir is None or request.change is None or any(f.rule == engine.RESOURCE_LIMIT for f in active):
+        return  # a file past the cap of findings hides some: not what a whole run hides
+    from policylint.incremental import memo
+
+    cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
+    if cache is None:
+        return
+    entry = memo.key(cache, request, [(s.display, index.content_keys.get(s.display)) for s in sources], members=True)
+    if entry is None:
+        return
+    outside = {o.doc.file for o in index.objects if o.key not in members}
+    whole = {s.display for s in sources} - outside  # every object of the file a member, or none
+    found = (f.fingerprint for f in active if (f.object in members if f.object is not None else f.file in whole))
+    memo.remember_members(cache, entry, members, whole, found)
 
 
 def _analysed(

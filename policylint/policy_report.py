@@ -49,13 +49,14 @@ def _target_base(res: TargetResolution) -> dict[str, Any]:
     return {
         "ref": target_ref(res),
         "path": ref.path,
-        "accepted": res.status,
-        "detail": res.detail,
+        # The section is the JSON report's shape: terms are rendered here, once, as their words.
+        "accepted": res.status.label,
+        "detail": res.detail.label,
         "message": res.message,
         "enforcement": None,
         "beatenBy": [],
         "ancestors": [],
-        "conditions": [_condition("Accepted", res.status is Accepted.ACCEPTED, res.status.value, res.message)],
+        "conditions": [_condition("Accepted", res.status is Accepted.ACCEPTED, res.status.label, res.message)],
     }
 
 
@@ -68,16 +69,16 @@ def _simulated(project: Project, policy: Policy, res: TargetResolution, entry: d
     target, over every context through it."""
     simulation = project.simulation()
     accepted, message = simulation.accepted(policy, res)
-    entry["accepted"] = accepted
+    entry["accepted"] = accepted.label
     entry["message"] = message
-    entry["conditions"] = [_condition("Accepted", accepted is Accepted.ACCEPTED, accepted.value, message)]
+    entry["conditions"] = [_condition("Accepted", accepted is Accepted.ACCEPTED, accepted.label, message)]
     status = simulation.target_status(policy, res)
     at_target = simulation.override_at_target(policy, res) if accepted is Accepted.ACCEPTED else None
     if at_target is not None and at_target[1]:
         # No traffic through the target yet, but more specific policies already take some or all
         # of its listeners: decided when the policies attach, as the controller does.
         units, taken, winners = at_target
-        entry["enforcement"] = Enforcement.OVERRIDDEN if taken == units else Enforcement.PARTIALLY_ENFORCED
+        entry["enforcement"] = (Enforcement.OVERRIDDEN if taken == units else Enforcement.PARTIALLY_ENFORCED).label
         entry["beatenBy"] = sorted(winners)
         if "Overridden" in policy.profile.conditions:
             entry["conditions"].append(
@@ -86,7 +87,7 @@ def _simulated(project: Project, policy: Policy, res: TargetResolution, entry: d
         return
     if status is None:
         return
-    entry["enforcement"] = status.enforcement if accepted is Accepted.ACCEPTED else None
+    entry["enforcement"] = status.enforcement.label if accepted is Accepted.ACCEPTED and status.enforcement is not None else None
     entry["beatenBy"] = sorted(status.beaten_by)
     entry["ancestors"] = sorted(str(k) for k in status.ancestors)
     displaced = simulation.displaced_by_itself(policy, res) if "Overridden" in policy.profile.conditions else 0

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from policylint.project import Project
 
 
-def _under(path: str, roots: Sequence[str]) -> bool:
+def within(path: str, roots: Sequence[str]) -> bool:
+    """Whether the absolute `path` is one of the absolute `roots` or below one."""
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
@@ -94,7 +95,7 @@ def report_files(request: LintRequest, sources: Sequence[Source]) -> frozenset[s
         return frozenset(s.display for s in sources if s.fs_path is not None and os.path.abspath(s.fs_path) in change.files)
     if request.context_paths:
         roots = [os.path.abspath(p) for p in request.paths if p != STDIN]
-        return frozenset(s.display for s in sources if s.fs_path is None or _under(os.path.abspath(s.fs_path), roots))
+        return frozenset(s.display for s in sources if s.fs_path is None or within(os.path.abspath(s.fs_path), roots))
     return None
 
 

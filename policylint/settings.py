@@ -166,9 +166,13 @@ class Settings:
     context_paths: tuple[str, ...] = setting(
         (),
         flag=("--context",),
-        commands=(CHECK,),
+        commands=(CHECK, EXPLAIN, GRAPH),
         click={"metavar": "PATH"},
         help="Also read PATH to resolve references, reporting only findings in or about the PATHS given (repeatable).",
+        per_command={
+            EXPLAIN: {"help": "Also read PATH to resolve references, as `check --context` does (repeatable)."},
+            GRAPH: {"help": "Also read PATH to resolve references, as `check --context` does (repeatable)."},
+        },
     )
     diff_base: str | None = setting(
         None,
@@ -207,7 +211,7 @@ class Settings:
         flag=("--fix-only",),
         commands=(CHECK,),
         click={"metavar": "CODES"},
-        help="Fix only these rules (id or name prefixes); implies --fix.",
+        help="Fix only these rules (id or name prefixes, or ALL); implies --fix.",
     )
     select: tuple[str, ...] = setting(
         (),
@@ -217,7 +221,7 @@ class Settings:
         flag=("--select",),
         commands=(CHECK,),
         click={"metavar": "CODES"},
-        help="Only these rules (id or name prefixes, comma-separated).",
+        help="Only these rules (id or name prefixes, or ALL; comma-separated).",
     )
     ignore: tuple[str, ...] = setting(
         (),
@@ -227,7 +231,7 @@ class Settings:
         flag=("--ignore",),
         commands=(CHECK,),
         click={"metavar": "CODES"},
-        help="Skip these rules (id or name prefixes).",
+        help="Skip these rules (id or name prefixes, or ALL; comma-separated).",
     )
     severity: Mapping[str, str] = setting(
         _EMPTY,
@@ -282,6 +286,7 @@ class Settings:
     gateway_api_version: str | None = setting(
         None,
         key="gateway-api-version",
+        repository=Repository.GATED,
         doc="The Gateway API release whose CRDs the cluster runs (`--gateway-api-version`); null: inferred from the input, else unknown.",
         flag=("--gateway-api-version",),
         commands=(CHECK, DIFF),
@@ -291,6 +296,7 @@ class Settings:
     channel: str | None = setting(
         None,
         key="channel",
+        repository=Repository.GATED,
         choices=CHANNELS,
         doc="The Gateway API release channel whose CRDs the cluster runs (`--channel`); null: inferred from the input, else unknown.",
         flag=("--channel",),
@@ -300,7 +306,8 @@ class Settings:
     implementations: tuple[str, ...] = setting(
         (),
         key="implementations",
-        doc="The Gateway API implementations the cluster runs, `NAME` or `NAME@VERSION` (`--implementation`); their installers' default channel counts when `channel` is not known.",
+        repository=Repository.GATED,
+        doc="The Gateway API implementations the cluster runs, `NAME` or `NAME@VERSION` (`--implementation`); their installers' default channel counts when `channel` is not known, and `@VERSION` picks the vendor's bundled release of its policy CRDs for the schema rules.",
         flag=("--implementation",),
         commands=(CHECK, DIFF),
         click={"metavar": "NAME[@VERSION]"},

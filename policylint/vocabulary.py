@@ -2,8 +2,9 @@
 
 Each term is an enum whose value is the word Gateway API, GEP-713 or policylint's own docs use
 (docs/semantics.md#status-vocabulary), so that rules, `explain` and the reports compare and print
-the decision the stage made instead of re-deriving it. Members compare equal to, and print as,
-their value (`str` mixin), which is what the JSON report has always carried.
+the decision the stage made instead of re-deriving it. Members are compared as members and
+rendered explicitly, by `label`, at the output boundary (reporters, `explain`, the graph, the
+JSON report), which prints the same word the JSON report has always carried.
 """
 
 from __future__ import annotations
@@ -11,19 +12,27 @@ from __future__ import annotations
 import enum
 
 
-class Term(str, enum.Enum):
-    """A word of the vocabulary: prints as its value in f-strings, `str()` and JSON."""
+class Term(enum.Enum):
+    """A word of the vocabulary, rendered only where output is made, by `label` (the word itself).
+
+    A term is not a string: comparing one with a string literal is a type error mypy reports
+    (strict equality) instead of a comparison that silently never holds once a word changes, and
+    turning one into text (`str()`, an f-string, `format`) raises, so that no output prints
+    `Role.NONE` where the word was meant. `repr()` keeps Enum's `<Role.NONE: 'none'>`, for
+    debugging."""
+
+    _value_: str
+
+    @property
+    def label(self) -> str:
+        """The word, as the reports, `explain`, the graph and the JSON report print it."""
+        return self._value_
 
     def __str__(self) -> str:
-        return str(self.value)
+        raise TypeError(f"{self!r} is rendered with .label, not str()")
 
     def __format__(self, spec: str) -> str:
-        return format(str(self.value), spec)
-
-    # Enum hashes a member by its name; a term must hash as its value, so that a dict keyed by
-    # the word finds the member and the other way round.
-    def __hash__(self) -> int:
-        return hash(str(self.value))
+        raise TypeError(f"{self!r} is rendered with .label, not formatted")
 
 
 # -- reference resolution (policylint.semantics.resolution) -----------------------------------

@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from policylint.vocabulary import Term
+
 # `pytest --hypothesis-profile=long` runs the fuzz tests (tests/test_fuzz.py) for longer:
 # POLICYLINT_FUZZ_EXAMPLES examples per property (default 10,000). See fuzz/README.md.
 settings.register_profile("long", max_examples=int(os.environ.get("POLICYLINT_FUZZ_EXAMPLES") or 10_000), deadline=None)
@@ -57,6 +59,10 @@ CI_ENVIRONMENT = (
     "GITHUB_OUTPUT",
     "NO_COLOR",
     "FORCE_COLOR",
+    # A pre-push hook running the suite: `check --diff` would measure that push instead.
+    "PRE_COMMIT_FROM_REF",
+    "PRE_COMMIT_TO_REF",
+    "PRE_COMMIT_REMOTE_NAME",
 )
 
 
@@ -71,6 +77,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     scratch = getattr(config, "_policylint_cache_scratch", None)
     if scratch is not None:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    """A vocabulary term in a test id is its word: a term refuses `str()` (policylint.vocabulary)."""
+    return val.label if isinstance(val, Term) else None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -415,7 +415,7 @@ def test_the_examples_baseline_from_before_the_move_hides_what_it_recorded(tmp_p
     result = check(root, "--baseline", "baseline.json", "--show-suppressed", ".")
     assert result.exit_code == 0, result.output
     # Its PL201 (spec.targetRefs[0]) and PL417 (spec.listeners[2].tls.certificateRefs[0]) entries.
-    assert result.stderr.splitlines()[0] == _migrated(2)
+    assert _migrated(2) in result.stderr.splitlines()
     assert result.stderr.strip().endswith("; 0 suppressed, 18 baselined")
     shown = [line for line in result.stdout.splitlines() if " PL201 " in line or " PL417 " in line or " PL906 " in line]
     assert [line.split(":")[0:2] for line in shown] == [["infra/gateway.yaml", "46"], ["team-a/envoy-policies.yaml", "40"]]

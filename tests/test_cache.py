@@ -478,8 +478,18 @@ def schema_tree(tree: Path) -> Path:
 
 # The cluster declared: with its release or channel unknown, an object the first plausible schema
 # refuses is judged again by every other one (policylint.k8s.admission.admit), and those verdicts
-# are never kept; these tests count what the store saves.
-DECIDED = ["--gateway-api-version", "v1.6.1", "--channel", "experimental"]
+# are never kept; these tests count what the store saves. The examples' Envoy Gateway and Kuadrant
+# policies need their implementations' releases declared too, or every bundled release judges them.
+DECIDED = [
+    "--gateway-api-version",
+    "v1.6.1",
+    "--channel",
+    "experimental",
+    "--implementation",
+    "envoy-gateway@v1.9",
+    "--implementation",
+    "kuadrant@v1.5",
+]
 
 
 @pytest.fixture

@@ -257,6 +257,52 @@ def test_paths_choose_the_part_of_the_change_reported_on(repo: Path) -> None:
     assert (code, found(report)) == (1, [("PL201", "apps/team-x/policies.yaml", 10, True)])
 
 
+def test_what_a_change_introduces_is_reported_wherever_it_is(repo: Path) -> None:
+    # The route names the listener; renaming it detaches the route (PL407, about the changed
+    # Gateway: in scope) and leaves the policy on the route without traffic (PL413 two files
+    # away, about the route only): both are the change's, and the warning alone fails at warning.
+    (repo / "apps/team-x/app.yaml").write_text(
+        APP.replace("    namespace: infra\n", "    namespace: infra\n    sectionName: http\n", 1)
+    )
+    git(repo, "commit", "-q", "-am", "the route names its listener")
+    (repo / "platform/quickstart.yaml").write_text(QUICKSTART.replace("- name: http", "- name: web"))
+    git(repo, "add", ".")
+    expected = [
+        ("PL407", "apps/team-x/app.yaml", 10, True),
+        *((rule, file, line, False) for rule, file, line in OLD),
+        ("PL413", "apps/team-x/policies.yaml", 8, True),
+    ]
+    for args in (["--staged"], ["--diff", "HEAD"], ["--staged", "platform/"]):
+        code, report, _ = run(*args)
+        assert (code, found(report)) == (1, expected), args
+        assert report["summary"]["change"] == {"base": "HEAD", "introduced": 2, "preExisting": 2}
+    code, report, _ = run("--staged", "--select", "PL413", "--fail-on", "warning")
+    assert (code, found(report)) == (1, [("PL413", "apps/team-x/policies.yaml", 8, True)])
+
+
+def test_paths_outside_the_change_consider_none_of_it(repo: Path) -> None:
+    (repo / "platform/quickstart.yaml").write_text(QUICKSTART.replace("- name: http", "- name: web"))
+    git(repo, "add", ".")
+    code, report, _ = run("--staged", "--fail-on", "info", "apps/")
+    assert (code, found(report)) == (0, [])
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--staged", "apps/"])
+    assert result.exit_code == 0
+    assert result.stderr.startswith(
+        "0 errors, 0 warnings, 0 info in no changed file under the PATHs given (1 changed file outside them, not considered)"
+    )
+
+
+def test_what_pre_commit_says_of_a_push() -> None:
+    from policylint.commands.change import ZERO, Pushed, pushed
+
+    push = {"PRE_COMMIT_REMOTE_NAME": "origin", "PRE_COMMIT_FROM_REF": "a" * 40, "PRE_COMMIT_TO_REF": "b" * 40}
+    assert pushed(push) == Pushed("a" * 40, "b" * 40)
+    # Pushing a branch's root commit: pre-commit gives no refs (or a zero one), only the remote.
+    assert pushed({"PRE_COMMIT_REMOTE_NAME": "origin"}) == Pushed(None, None)
+    assert pushed({**push, "PRE_COMMIT_FROM_REF": ZERO}) == Pushed(None, None)
+    assert pushed({}) is None
+
+
 def test_nothing_staged_checks_every_file_and_every_finding_counts(repo: Path) -> None:
     (repo / "platform/quickstart.yaml").write_text(QUICKSTART + "# not staged\n")
     code, report, err = run("--staged")
@@ -293,7 +339,15 @@ def test_diff_from_a_subdirectory_reads_the_whole_repository(repo: Path, monkeyp
 # -- what each output says ---------------------------------------------------------------------
 
 GOLDEN = ROOT / "tests" / "reporters" / "change-golden"
-GOLDEN_FILES = {"text": "report.txt", "json": "report.json", "sarif": "report.sarif", "github": "report.github.txt"}
+GOLDEN_FILES = {
+    "text": "report.txt",
+    "json": "report.json",
+    "sarif": "report.sarif",
+    "github": "report.github.txt",
+    "junit": "report.junit.xml",
+    "markdown": "report.md",
+    "gitlab": "report.gitlab.json",
+}
 
 
 @pytest.fixture
@@ -327,6 +381,25 @@ def test_golden(ci_change: Path, fmt: str, update_golden: bool) -> None:
         path.parent.mkdir(exist_ok=True)
         path.write_text(result.stdout, encoding="utf-8")
     assert result.stdout == path.read_text(encoding="utf-8"), f"{path.name} is stale: run pytest {__file__} --update-golden"
+
+
+def test_junit_fails_only_on_what_fails_the_run(ci_change: Path) -> None:
+    # The golden change introduces one error next to an old one: one failure, the old error in
+    # system-out. A comment-only change introduces nothing: no failure, as the exit code says;
+    # `--gate all` fails on the old error (PL301; PL410 and PL110 are below `--fail-on`).
+    junit = (GOLDEN / "report.junit.xml").read_text(encoding="utf-8")
+    assert junit.count("<failure ") == 1 and '<testsuites disabled="0" errors="0" failures="1"' in junit
+    assert junit.count("pre-existing: at HEAD too") == 3
+    git(ci_change, "checkout", "HEAD", "--", "policies.yaml")
+    (ci_change / "policies.yaml").write_text((ci_change / "policies.yaml").read_text() + "# reviewed\n")
+    git(ci_change, "add", ".")
+    for gate, code, failures in (("introduced", 0, 0), ("all", 1, 1)):
+        result = CliRunner().invoke(
+            cli, ["check", "--no-cache", "--staged", "--gate", gate, "--format", "junit", "--fail-on", "error"]
+        )
+        assert result.exit_code == code, gate
+        assert result.stdout.count("<failure ") == failures, gate
+        assert f'<testsuites disabled="0" errors="0" failures="{failures}"' in result.stdout, gate
 
 
 def test_sarif_baseline_state_and_json_say_the_same() -> None:

@@ -76,10 +76,20 @@ STANDARD = sorted((INVALID / "standard").rglob("*.yaml"))
 EXPERIMENTAL = sorted((INVALID / "experimental").rglob("*.yaml"))
 # Gateway API v1.0.0's Gateway CRD has no rule refusing an HTTPS listener in Passthrough mode: its
 # validating webhook did (the webhook left in v1.1, where the CEL rule "tls mode must be Terminate
-# for protocol HTTPS" came in; tests/data/crds/gateway-api/v1.1.1/standard/). policylint models
-# the CRDs, not the webhook: with no release declared it is a warning naming v1.0.0, and an error
-# from v1.1 on.
+# for protocol HTTPS" came in; tests/data/crds/gateway-api/v1.1.1/standard/). In v1.0.0 the
+# webhook was an install of its own (hack/build-install-yaml.sh at v1.0.0 writes
+# release/standard-install.yaml, the CRDs, and release/webhook-install.yaml apart): a v1.0.0
+# cluster installed from standard-install.yaml accepts the Gateway. policylint models the CRDs:
+# with no release declared it is a warning naming v1.0.0, and an error from v1.1 on.
 V1_0_WEBHOOK = {"gateway/invalid-tls-mode.yaml"}
+# The header value pattern of RFC 7230 (#3774, 2025-11-27) is in the experimental channel's
+# HTTPRoute CRD only, from v1.5: the standard channel of every release, and the experimental one
+# before v1.5, accept the value. With the channel unknown, the object is judged against the
+# standard channel's schema first, which admits it, and an object the first plausible schema
+# admits is not checked against the others (that would be every object against fourteen
+# schemas): no finding. Declared experimental, it is a warning naming v1.0.0 to v1.4.1; declared
+# v1.5 or later and experimental, an error.
+EXPERIMENTAL_PATTERN = {"httproute/invalid-header-value.yaml"}
 
 
 def _errors(result: object) -> list[str]:
@@ -101,9 +111,22 @@ def test_every_standard_invalid_example_is_an_error_with_default_flags(path: Pat
 @pytest.mark.parametrize("path", EXPERIMENTAL, ids=[p.relative_to(INVALID).as_posix() for p in EXPERIMENTAL])
 def test_every_experimental_invalid_example_is_an_error_on_the_experimental_channel(path: Path) -> None:
     # Upstream applies these with its experimental channel's CRDs only (SOURCES.md there), of the
-    # same tag: v1.6.1. (invalid-header-value.yaml is refused by v1.6.1's header value pattern,
-    # which older releases' CRDs do not have.)
+    # same tag: v1.6.1. (invalid-header-value.yaml is refused by v1.5's and v1.6.1's header value
+    # pattern, which older releases' CRDs do not have.)
     assert _errors(lint_paths([path], channel="experimental", gateway_api_version="v1.6.1"))
+    rel = path.relative_to(INVALID / "experimental").as_posix()
+    if rel not in EXPERIMENTAL_PATTERN:
+        assert _errors(lint_paths([path]))  # and with default flags
+
+
+def test_the_experimental_header_value_pattern_is_judged_by_the_channel_and_release() -> None:
+    path = INVALID / "experimental" / "httproute" / "invalid-header-value.yaml"
+    assert pl7(lint_paths([path])) == []
+    (finding,) = [f for f in lint_paths([path], channel="experimental").findings if f.rule == "PL703"]
+    assert finding.severity.label == "warning"
+    assert "Gateway API v1.0.0 to v1.4.1's experimental channel accept the object" in finding.message
+    assert pl7(lint_paths([path], channel="experimental", gateway_api_version="v1.5.1"))[0][2] == "error"
+    assert pl7(lint_paths([path], channel="standard", gateway_api_version="v1.6.1")) == []
 
 
 def test_an_example_the_standard_channel_refuses_for_not_knowing_the_field_reports_the_experimental_mistake() -> None:
@@ -310,3 +333,73 @@ def test_a_refused_object_is_walked_once_per_plausible_schema_however_many_findi
     catalogue = result.index.catalogue()
     distinct = {id(found[0]) for _, _, found in catalogue.plausible(("gateway.networking.k8s.io", "HTTPRoute", "v1")) if found}
     assert walks.count("many") <= len(distinct)
+
+
+# -- every implementation's installer: which channel it ships, or leaves to the user ------------------
+#
+# Read in each project's installer (profile `gatewayAPI`, which cites it): GKE installs and manages
+# the standard channel's CRDs (`--gateway-api=standard`); NGINX Gateway Fabric's chart, Istio's
+# installers, Kuadrant's operator chart and Linkerd's CRD chart install none, and their
+# documentation has the user install the standard channel's.
+
+GKE_CLASS = """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: gke}
+spec: {controllerName: networking.gke.io/gateway}
+"""
+
+ISTIO_CLASS = """\
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: istio}
+spec: {controllerName: istio.io/gateway-controller}
+"""
+
+
+def test_a_gke_class_shows_the_standard_channel_gke_installs() -> None:
+    result = lint_text(TLS_ROUTE + GKE_CLASS)
+    cluster = result.project.index.cluster()
+    assert cluster.channel.value == "standard"
+    assert cluster.channel.source == (
+        "inferred from gke (inferred from GatewayClass gke (input.yaml:9): controllerName networking.gke.io/gateway): its"
+        " installer ships the standard channel's CRDs by default"
+        " (https://cloud.google.com/kubernetes-engine/docs/how-to/deploying-gateways#enable-gateway)"
+    )
+    # No bundled release's standard channel serves TLSRoute v1alpha2: an error.
+    assert [(r, s) for r, _, s in pl7(result) if r == "PL705"] == [("PL705", "error")]
+
+
+def test_an_installer_that_leaves_the_crds_to_the_user_decides_no_channel_and_says_what_its_docs_install() -> None:
+    result = lint_text(TLS_ROUTE + ISTIO_CLASS)
+    channel = result.project.index.cluster().channel
+    assert channel.value is None
+    assert channel.source == (
+        "unknown: the implementations' installers leave the Gateway API CRDs to the user (istio's documentation installs"
+        " the standard channel's CRDs (https://github.com/istio/istio/blob/1.30.3/samples/helloworld/gateway-api/README.md))"
+    )
+    assert [(r, s) for r, _, s in pl7(result) if r == "PL705"] == [("PL705", "warning")]
+    # Beside an installer that ships the CRDs, that one's channel is the cluster's: GKE's.
+    both = lint_text(TLS_ROUTE + ISTIO_CLASS + GKE_CLASS)
+    assert both.project.index.cluster().channel.value == "standard"
+
+
+@pytest.mark.parametrize(
+    ("written", "project", "release"),
+    [
+        ("kuadrant@v1.4", "kuadrant", "v1.4.6"),
+        ("linkerd@2.19", "linkerd", "version-2.19"),
+        ("nginx-gateway-fabric@v2.5", "nginx-gateway-fabric", "v2.5.1"),
+    ],
+)
+def test_every_vendor_with_bundled_releases_can_be_declared(
+    written: str, project: str, release: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".policylint.yaml").write_text(f"implementations: [{written}]\n")
+    result = invoke("config")
+    assert result.exit_code == 0, result.stderr
+    assert f"cluster.schemas.{project}: {release}  # declared in .policylint.yaml:1: {written}" in result.stdout

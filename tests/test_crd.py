@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from policylint.findings import Severity
 from policylint.input.load import DocumentRef
 from policylint.k8s.objects import K8sObject, ObjectKey
+from policylint.k8s.schemas import newest_release_dirs
 from policylint.profiles.crd import CrdFacts, crd_facts, profile_from_facts, profiles_from_crds
 from policylint.profiles.registry import DIRECT, GEP713, INHERITED, ORIGIN_BUILTIN, ORIGIN_CRD, POLICY_ATTACHMENT, TargetKind
 from tests.lintutil import lint_paths, lint_text
@@ -407,8 +408,8 @@ def test_expectations_cover_every_vendored_crd() -> None:
     vendored = {
         p.relative_to(CRDS).as_posix()
         for p in CRDS.rglob("*.yaml")
-        # Gateway API's older releases are bundled for the schema rules only.
-        if not (p.relative_to(CRDS).parts[0] == "gateway-api" and p.relative_to(CRDS).parts[1] != "v1.6.1")
+        # Older releases (Gateway API's and the vendors') are bundled for the schema rules only.
+        if "/".join(p.relative_to(CRDS).parts[:2]) in newest_release_dirs(CRDS)
         and crd_facts(load_crd(p.relative_to(CRDS).as_posix())).is_policy
     }
     assert vendored | UNNAMED_POLICIES == set(EXPECTED)
@@ -784,7 +785,7 @@ def test_custom_policy_crd_in_the_input_yields_a_crd_profile() -> None:
     assert profile.merge.overrides == "overrides" and profile.merge.implicit_defaults
     assert profile.effective_target == "rule"
     [resolution] = result.project.resolution.resolutions(policies[0])
-    assert resolution.status == "Accepted" and resolution.section is not None
+    assert resolution.status.label == "Accepted" and resolution.section is not None
     assert "PL111" not in {f.rule for f in result.findings}  # not an inferred kind any more
     assert [f for f in result.findings if f.severity >= Severity.WARNING] == []
 
@@ -1048,9 +1049,13 @@ def test_a_reference_schema_of_its_own_decides_what_is_required_and_known() -> N
     )
     by_name = {p.obj.name: p for p in result.project.resolution.policies()}
     [named] = result.project.resolution.resolutions(by_name["by-name"])
-    assert (named.status, named.detail, named.target is not None and named.target.name) == ("Accepted", "Resolved", "web")
+    assert (named.status.label, named.detail.label, named.target is not None and named.target.name) == (
+        "Accepted",
+        "Resolved",
+        "web",
+    )
     [selected] = result.project.resolution.resolutions(by_name["by-selector"])
-    assert (selected.status, selected.detail) == ("Accepted", "Unnamed")
+    assert (selected.status.label, selected.detail.label) == ("Accepted", "Unnamed")
     assert selected.message == "names no object: it selects by its selector, which policylint does not resolve"
     assert selected.ref.display() == "Pod (no name)"
     # The schema's own fields are no PL205, an absent group no PL203, a list named `overrides` no
@@ -1071,7 +1076,7 @@ def test_reference_defaults_are_what_an_absent_field_reads_as() -> None:
     result = lint_text(text + _mesh_policy("p", "[{kind: Service, name: web}]"))
     [res] = result.project.resolution.resolutions(result.project.resolution.policies()[0])
     # gateway.networking.k8s.io has no Service: the default decides, not the core group.
-    assert (res.status, res.detail) == ("TargetNotFound", "ObjectNotFound")
+    assert (res.status.label, res.detail.label) == ("TargetNotFound", "ObjectNotFound")
 
 
 def test_namespace_targets_of_a_namespaced_policy() -> None:
@@ -1084,9 +1089,13 @@ def test_namespace_targets_of_a_namespaced_policy() -> None:
     by_name = {p.obj.name: p for p in result.project.resolution.policies()}
     # Neither Namespace is in the input; the policy's own and the system ones exist anyway.
     [own] = result.project.resolution.resolutions(by_name["own"])
-    assert (own.status, own.detail, own.message) == ("Accepted", "Implied", "the namespace the policy lives in, so it exists")
+    assert (own.status.label, own.detail.label, own.message) == (
+        "Accepted",
+        "Implied",
+        "the namespace the policy lives in, so it exists",
+    )
     [system] = result.project.resolution.resolutions(by_name["system"])
-    assert (system.status, system.detail) == ("Accepted", "Implied")
+    assert (system.status.label, system.detail.label) == ("Accepted", "Implied")
     findings = [
         (f.rule, f.object.name, f.path) for f in result.findings if f.object is not None and f.object.kind == "MeshPolicy"
     ]

@@ -120,7 +120,7 @@ def test_a_rule_policy_with_merge_type_merges_onto_the_gateway_policy_and_shield
     assert "Overridden" in [t for t, _ in conditions["merged-policy-for-httproute-1"]]
     (context,) = result.project.simulation().contexts(lambda path: path[-1][0] == "rule" and path[-1][2] == "rule-2")
     route_facet = next(f for f in context.stack if f.policy.obj.name == "merged-policy-for-httproute-1")
-    assert context.result.beaten_by[id(route_facet)] == {"default/policy-for-httproute-1-rule-2"}
+    assert context.result.beaten_by[route_facet] == {"default/policy-for-httproute-1-rule-2"}
     # explain says why, naming the rule policy, not "Atomic Defaults ... replaced this spec whole".
     rule_facet = next(f for f in context.stack if f.policy.obj.name == "policy-for-httproute-1-rule-2")
     why = why_lost(context, route_facet, [rule_facet])

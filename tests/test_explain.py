@@ -406,3 +406,41 @@ def test_order_sensitive_outcome_shows_the_alternative(tmp_path: Path) -> None:
     assert "tie-break: app/a sorts before app/b; no creationTimestamp" in light["over"][0]["reason"]
     text = explain("httproute/app/r2", str(tmp_path), "--profile", PROFILE).stdout
     assert "order-sensitive: app/a and app/b are ordered by name only" in text
+
+
+CONTEXT_BASE = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: eg, namespace: default}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+"""
+
+CONTEXT_POLICY = """\
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: timeouts, namespace: default}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: eg}
+  timeout: {http: {idleTimeout: 5s}}
+"""
+
+
+def test_explain_reads_context_paths_as_check_does(tmp_path: Path) -> None:
+    # The policy's Gateway lives in a base the linted file is applied over (`--context`).
+    (tmp_path / "base.yaml").write_text(CONTEXT_BASE, encoding="utf-8")
+    (tmp_path / "policy.yaml").write_text(CONTEXT_POLICY, encoding="utf-8")
+    args = ["clienttrafficpolicy/default/timeouts", str(tmp_path / "policy.yaml"), "--format", "json"]
+    alone = json.loads(explain(*args).stdout)
+    with_context = json.loads(explain(*args, "--context", str(tmp_path / "base.yaml")).stdout)
+    assert alone["policy"]["affects"]["gateways"] == 0
+    assert with_context["policy"]["affects"]["gateways"] == 1
+    assert with_context["policy"]["affects"]["listeners"] == 1

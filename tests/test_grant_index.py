@@ -50,7 +50,7 @@ def _scan(grants: ReferenceGrants, ref: Reference, used: set[tuple[int, str, str
                 continue
             for t in grant.targets:
                 if (t.group, t.kind) == (ref.to_group, ref.to_kind) and (t.name is None or t.name == ref.to_name):
-                    used.add((id(grant), f.path, t.path))
+                    used.add((grant, f.path, t.path))
                     hit = True
         if hit:
             permitting.append(grant)
@@ -104,7 +104,7 @@ def test_the_index_answers_as_a_scan_of_every_grant() -> None:
         ]
         broken = {id(o) for o in objects if rng.random() < 0.05}
         grants = ReferenceGrants(objects, malformed=_malformed(broken))
-        used: set[tuple[int, str, str]] = set()
+        used: set[tuple[Grant, str, str]] = set()
         for _ in range(40):
             ref = Reference(
                 rng.choice(groups),

@@ -302,6 +302,39 @@ def test_broken_parent_refs_and_denied_backend_refs_are_drawn_with_their_reason(
     ) in dot
 
 
+SECTION_NOT_FOUND = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: infra}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - {name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: shop}
+spec:
+  parentRefs:
+  - {name: edge, namespace: infra, sectionName: https}
+"""
+
+
+def test_a_broken_parent_ref_drawn_from_its_parent_names_its_section(tmp_path: Path) -> None:
+    # No listener `https`: the edge starts at the Gateway, so its label says which section the
+    # route named (before: "NoMatchingParent" alone).
+    (tmp_path / "in.yaml").write_text(SECTION_NOT_FOUND)
+    text = CliRunner().invoke(cli, ["graph", str(tmp_path / "in.yaml")]).stdout
+    assert '  gateway_infra_edge -.-x|"#35;https: NoMatchingParent"| route_shop_web\n' in text
+    dot = CliRunner().invoke(cli, ["graph", str(tmp_path / "in.yaml"), "--format", "dot"]).stdout
+    assert 'label="#https: NoMatchingParent"' in dot
+
+
 def test_focus_keeps_the_references_that_do_not_hold() -> None:
     declared = set(re.findall(rf"^\s+({_ID})[\[\(\{{]", graph("--input", STATUS, "--focus", "httproute/shop/web").stdout, re.M))
     assert "backend_billing_ledger" in declared  # the backend it may not reach
@@ -404,3 +437,15 @@ def test_the_readme_shows_real_output() -> None:
     assert result.exit_code == 0
     assert shown == result.stdout, "README Graph example is stale: paste the output of the command again"
     assert_valid_mermaid(shown)
+
+
+def test_graph_reads_context_paths_as_check_does(tmp_path: Path) -> None:
+    from tests.test_explain import CONTEXT_BASE, CONTEXT_POLICY
+
+    (tmp_path / "base.yaml").write_text(CONTEXT_BASE, encoding="utf-8")
+    (tmp_path / "policy.yaml").write_text(CONTEXT_POLICY, encoding="utf-8")
+    alone = CliRunner().invoke(cli, ["graph", str(tmp_path / "policy.yaml")])
+    with_context = CliRunner().invoke(cli, ["graph", str(tmp_path / "policy.yaml"), "--context", str(tmp_path / "base.yaml")])
+    assert with_context.exit_code == 0, with_context.stderr
+    assert "gateway_default_eg" not in alone.stdout
+    assert '-.->|"Accepted, Enforced"| gateway_default_eg' in with_context.stdout

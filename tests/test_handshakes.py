@@ -289,7 +289,7 @@ def test_a_missing_configmap_in_a_policy_spec_makes_it_invalid_when_the_input_is
     assert finding.path == "spec.responseOverride[0].response.body.valueRef.name"
     assert finding.message.startswith(
         "object reference names ConfigMap default/response-override-config-1, which is not in the input, and nothing in"
-        " it makes it (considered: Bundle (trust-manager); kube-root-ca.crt in every namespace (the"
+        " it makes it (considered: Bundle, ClusterBundle (trust-manager); kube-root-ca.crt in every namespace (the"
         " kube-controller-manager)) (declared complete: --complete):"
     )
     assert complete.policy_reports is not None
@@ -508,7 +508,7 @@ def test_route_delegation_needs_no_grant_and_its_children_no_parent_refs() -> No
     topology = result.project.topology()
     for name in ("child-team1", "child-team2"):
         child = result.project.index.lookup("gateway.networking.k8s.io", "HTTPRoute", name.replace("child-", ""), name)
-        assert child is not None and topology.traffic(child)[0] == "Carries"
+        assert child is not None and topology.traffic(child)[0].label == "Carries"
         assert [r.name for r in topology.delegated_by(child)] == ["parent"]
 
 
@@ -543,7 +543,7 @@ spec: {ports: [{port: 8000}]}
     result = lint_text(text + grandchild)
     assert [(f.rule, f.object.name if f.object else None) for f in result.findings] == []
     child = result.project.index.lookup("gateway.networking.k8s.io", "HTTPRoute", "team3", "grandchild")
-    assert child is not None and result.project.topology().traffic(child)[0] == "Carries"
+    assert child is not None and result.project.topology().traffic(child)[0].label == "Carries"
     # A chain whose head names no parent reaches nothing: both routes of a cycle keep PL410
     # (test_a_delegation_cycle_carries_no_traffic).
 
@@ -592,7 +592,7 @@ spec:
     result = lint_text(text)
     topology = result.project.topology()
     for route in result.project.index.of_kind("gateway.networking.k8s.io", "HTTPRoute"):
-        assert topology.traffic(route)[0] == "NoParentRefs"
+        assert topology.traffic(route)[0].label == "NoParentRefs"
     assert sorted(f.object.name for f in only(result, "PL410") if f.object) == ["a", "b"]
 
 

@@ -633,3 +633,29 @@ def test_two_names_that_display_alike_are_both_linted(tmp_path: Path) -> None:
     assert len({s.display for s in sources}) == 2
     assert {s.fs_path for s in sources} == {os.fsdecode(os.fsencode(tmp_path) + b"/x\xff.yaml"), str(tmp_path / "x\\xff.yaml")}
     assert {load.read_bytes(s)[0] for s in sources} == {b"a: 1\n", b"b: 2\n"}
+
+
+def test_json_files_that_are_no_kubernetes_objects_are_skipped_not_linted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Envoy Gateway's examples/kubernetes/jwt/ keeps jwks.json (a JWKS) beside the manifests that
+    # read it: data, counted neither as a linted file nor as PL003. A JSON manifest is linted; so
+    # is a JSON file that is not valid JSON (PL003 at its syntax error, as before).
+    (tmp_path / "jwks.json").write_text('{"keys": [{"kty": "RSA", "e": "AQAB", "n": "xyz"}]}\n', encoding="utf-8")
+    (tmp_path / "list.json").write_text("[1, 2]\n", encoding="utf-8")
+    (tmp_path / "service.json").write_text(
+        '{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "default"},'
+        ' "spec": {"ports": [{"port": 80}]}}\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "lost-kind.json").write_text('{"apiVersion": "v1", "metadata": {"name": "x"}}\n', encoding="utf-8")
+    (tmp_path / "values.yaml").write_text("keys:\n- a\n", encoding="utf-8")
+    assert run_check(Settings(paths=(str(tmp_path),), fmt="json", cache=False)) == 0
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    assert report["summary"]["files"] == 3  # service.json, lost-kind.json, values.yaml
+    assert sorted((Path(f["file"]).name, f["rule"]) for f in report["findings"]) == [
+        ("lost-kind.json", "PL003"),
+        ("values.yaml", "PL003"),
+    ]
+    assert "not manifests, skipped: 2 JSON files that are no Kubernetes objects" in err

@@ -20,7 +20,7 @@ from policylint.k8s.index import ProjectIndex
 from policylint.project import Project
 from policylint.reporters import json as json_reporter
 from policylint.rules.malformed import MalformedField
-from policylint.semantics.topology import ACCEPTED, MALFORMED
+from policylint.vocabulary import Attachment, ReferenceStatus
 from tests.lintutil import assert_valid_report, lint_text, select
 
 # A clean scene whose Gateway API objects and Services hold only fields of the PL010 table,
@@ -299,8 +299,13 @@ def test_a_malformed_parent_ref_is_attached_and_not_evaluated() -> None:
     assert "(remove the quotes)" in result.findings[0].message
     route = result.index.lookup(GATEWAY_GROUP, "HTTPRoute", "app", "web")
     first, second = result.project.topology().parent_attachments(route)
-    assert (first.ref.path, first.status, first.attached, first.parent) == ("spec.parentRefs[0]", MALFORMED, True, None)
-    assert (second.ref.path, second.status) == ("spec.parentRefs[1]", ACCEPTED)
+    assert (first.ref.path, first.status, first.attached, first.parent) == (
+        "spec.parentRefs[0]",
+        Attachment.MALFORMED,
+        True,
+        None,
+    )
+    assert (second.ref.path, second.status) == ("spec.parentRefs[1]", Attachment.ACCEPTED)
 
 
 def test_rules_as_a_number_leaves_a_rule_section_name_unchecked() -> None:
@@ -327,7 +332,7 @@ def test_listener_port_as_text() -> None:
     # The route's parentRef asks for port 80 on that listener: assumed to attach, and says why.
     route = result.index.lookup(GATEWAY_GROUP, "HTTPRoute", "app", "web")
     first = result.project.topology().parent_attachments(route)[0]
-    assert first.status == ACCEPTED
+    assert first.status == Attachment.ACCEPTED
     assert [lst.name for lst in first.listeners] == ["http"]
     assert first.assumptions == ("listener #1 of Gateway infra/gw is malformed (PL010); assumed to admit the route",)
 
@@ -360,7 +365,7 @@ def test_service_port_as_text_is_not_a_missing_port() -> None:
     assert "port must be an integer, not the string '8080' (remove the quotes)" in result.findings[0].message
     route = result.index.lookup(GATEWAY_GROUP, "HTTPRoute", "app", "web")
     refs = [r for r in result.project.topology().refs_from(route) if r.name == "web"]
-    assert refs and all(r.status == MALFORMED and r.target is not None for r in refs)
+    assert refs and all(r.status is ReferenceStatus.MALFORMED and r.target is not None for r in refs)
 
 
 def test_a_malformed_reference_grant_permits_and_is_not_unused() -> None:
@@ -380,8 +385,8 @@ def test_listener_set_parent_ref_as_text() -> None:
     result = _lint(_scene("ListenerSet", "extra", ("spec", "parentRef"), "gw"))
     assert [(r, p) for r, p, _ in _messages(result)] == [("PL010", "spec.parentRef")]
     listener_set = result.index.lookup(GATEWAY_GROUP, "ListenerSet", "infra", "extra")
-    attachment = result.project.topology().listener_sets[id(listener_set)]
-    assert (attachment.status, attachment.attached) == (MALFORMED, True)
+    attachment = result.project.topology().listener_sets[listener_set]
+    assert (attachment.status, attachment.attached) == (Attachment.MALFORMED, True)
 
 
 def test_malformed_allowed_listeners_admit_the_listener_set_with_an_assumption() -> None:
@@ -414,8 +419,8 @@ spec:
     # cause is the field, so PL010 alone.
     assert [(r, p) for r, p, _ in _messages(result)] == [("PL010", "spec.allowedListeners.namespaces.from")]
     listener_set = result.index.lookup(GATEWAY_GROUP, "ListenerSet", "other", "extra")
-    attachment = result.project.topology().listener_sets[id(listener_set)]
-    assert attachment.status == ACCEPTED
+    attachment = result.project.topology().listener_sets[listener_set]
+    assert attachment.status == Attachment.ACCEPTED
     assert attachment.assumptions == (
         "Gateway infra/gw has a malformed allowedListeners (PL010); assumed to admit the ListenerSet",
     )

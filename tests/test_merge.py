@@ -19,7 +19,7 @@ import pytest
 
 from policylint.k8s.objects import ObjectKey
 from policylint.profiles.registry import PolicyProfile, profile_from_dict
-from policylint.semantics.effective.facets import ENFORCED, OVERRIDDEN, PARTIALLY_ENFORCED, Facet
+from policylint.semantics.effective.facets import Facet
 from policylint.semantics.effective.fold import fold
 from policylint.semantics.effective.merge import (
     Tagged,
@@ -31,6 +31,7 @@ from policylint.semantics.effective.merge import (
     tag,
     untag,
 )
+from policylint.vocabulary import Atomicity, Enforcement, Role
 
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 
@@ -230,7 +231,7 @@ def make_facet(name: str, level: str, role: str, atomicity: str, spec: Mapping[s
     key = ObjectKey(GATEWAY_GROUP, "Gateway" if level == "gateway" else "HTTPRoute", "app", target or level)
     policy = FakePolicy(ObjectKey("example.com", "ColorPolicy", "app", name), FakeObj())
     tree = tag(dict(spec), None)
-    facet = Facet(policy, (level, key, None), role, atomicity, tree, "spec")  # type: ignore[arg-type]
+    facet = Facet(policy, (level, key, None), Role(role), Atomicity(atomicity), tree, "spec")  # type: ignore[arg-type]
     _point(tree, facet)  # every value remembers the facet that supplied it
     return facet
 
@@ -310,31 +311,35 @@ def test_s05_provenance_and_status_merge_defaults() -> None:
         "rules.rule-2": "s",
         "rules.rule-3": "t",
     }
-    assert result.status[id(source)] == PARTIALLY_ENFORCED
-    assert result.status[id(target)] == ENFORCED
-    assert result.beaten_by[id(source)] == {"app/t"}
+    assert result.status[source] == Enforcement.PARTIALLY_ENFORCED
+    assert result.status[target] == Enforcement.ENFORCED
+    assert result.beaten_by[source] == {"app/t"}
 
 
 def test_s05_status_merge_overrides() -> None:
     _, source, target, result = s05_fold("override", "rules", "13")
     assert target is not None
-    assert result.status[id(source)] == ENFORCED
-    assert result.status[id(target)] == PARTIALLY_ENFORCED
-    assert result.beaten_by[id(target)] == {"app/s"}
+    assert result.status[source] == Enforcement.ENFORCED
+    assert result.status[target] == Enforcement.PARTIALLY_ENFORCED
+    assert result.beaten_by[target] == {"app/s"}
 
 
 def test_s05_status_atomic() -> None:
     _, source, target, result = s05_fold("default", "atomic", "3")
-    assert result.status[id(source)] == OVERRIDDEN and target is not None and result.status[id(target)] == ENFORCED
+    assert (
+        result.status[source] == Enforcement.OVERRIDDEN and target is not None and result.status[target] == Enforcement.ENFORCED
+    )
     _, source, target, result = s05_fold("override", "atomic", "3")
-    assert result.status[id(source)] == ENFORCED and target is not None and result.status[id(target)] == OVERRIDDEN
-    assert result.beaten_by[id(target)] == {"app/s"}
+    assert (
+        result.status[source] == Enforcement.ENFORCED and target is not None and result.status[target] == Enforcement.OVERRIDDEN
+    )
+    assert result.beaten_by[target] == {"app/s"}
 
 
 def test_s05_source_alone_is_enforced_whatever_its_strategy() -> None:
     for role, atomicity in S05:
         _, source, _, result = s05_fold(role, atomicity, "none")
-        assert result.status[id(source)] == ENFORCED
+        assert result.status[source] == Enforcement.ENFORCED
 
 
 def test_rule_keyed_profile_fixture_is_what_it_says() -> None:

@@ -226,7 +226,7 @@ def test_an_undecided_listener_set_has_no_listener_conflict() -> None:
     result = lint_text(LISTENER_SET)
     assert [(f.rule, f.line) for f in result.findings] == [("PL425", 16), ("PL425", 27)]
     listener_set = next(o for o in result.project.index.objects if o.kind == "ListenerSet")
-    att = result.project.topology().listener_sets[id(listener_set)]
+    att = result.project.topology().listener_sets[listener_set]
     assert att.status.value == "NamespaceLabelsUnknown" and att.unknown is not None
     assert (att.unknown.namespace, att.unknown.path) == ("team-b", "spec.allowedListeners.namespaces")
     # With --complete the Namespaces carry only their name labels: refused, and said so.
@@ -248,3 +248,22 @@ def test_a_listener_that_admits_for_certain_decides_the_attachment() -> None:
     assert [lst.name for lst in att.listeners] == ["any"]
     assert [u.listener for u in att.unknown] == ["http"]
     assert [f.rule for f in result.findings] == ["PL425"]
+
+
+def test_no_unused_grant_rests_on_an_undecided_match() -> None:
+    # The fixture without its Namespaces: whether the granted policy's selector takes the granted
+    # namespace is unknown (PL420), so the grant it would use may be used: no PL404 (before: one,
+    # on that grant).
+    text = "---\n".join(d for d in FIXTURE.read_text(encoding="utf-8").split("---\n") if "kind: Namespace\n" not in d)
+    result = lint_text(text)
+    assert len(only(result, "PL420")) == 2
+    assert only(result, "PL404") == []
+    # Decided, the grant is used, and an unused grant next to it is still reported.
+    unused = (
+        "---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata:\n  name: stale\n"
+        "  namespace: btp-cross-ns-granted\nspec:\n  from:\n  - group: gateway.envoyproxy.io\n"
+        "    kind: BackendTrafficPolicy\n    namespace: elsewhere\n  to:\n  - group: gateway.networking.k8s.io\n"
+        "    kind: HTTPRoute\n"
+    )
+    result = lint_text(text + unused)
+    assert [str(f.object) for f in only(result, "PL404")] == ["ReferenceGrant btp-cross-ns-granted/stale"]

@@ -205,3 +205,83 @@ def test_amending_the_hook_compares_with_the_commit_replaced_and_the_recipe_with
     assert "policy.yaml:11:5: error PL301 listener http not found on Gateway edge; have: web" in recipe.stdout
     assert "against HEAD~1: 1 introduced, 1 pre-existing" in recipe.stderr  # the summary line
     assert "PL410" not in recipe.stdout  # legacy.yaml is older than both commits
+
+
+# -- pre-push, as `pre-commit install --hook-type pre-push` runs the hooks ----------------------
+
+
+@pytest.fixture
+def pushing(tmp_path: Path, pre_commit_home: Path) -> Path:
+    """The teams' repository with a bare remote, the shipped hooks installed for pre-push only.
+    The hooks are the manifest's own (stages and entry), run from this checkout (`language:
+    system`, `python -m policylint`): a real `git push` runs them as it runs an installed hook."""
+    import yaml
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    root = tmp_path / "pushing"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "dev")
+    lay_out(root)
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    for hook in hooks:
+        hook["entry"] = hook["entry"].replace("policylint", f"{sys.executable} -m policylint", 1) + " --no-cache"
+        hook["language"] = "system"
+    (root / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": hooks}]}))
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    git(root, "remote", "add", "origin", str(remote))
+    env = {**os.environ, "PRE_COMMIT_HOME": str(pre_commit_home), "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-m", "pre_commit", "install", "--hook-type", "pre-push"], cwd=root, env=env, check=True)
+    return root
+
+
+def push(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PRE_COMMIT_COLOR": "never", "PYTHONPATH": str(ROOT)}
+    return subprocess.run(["git", "push", *args], cwd=root, env=env, capture_output=True, text=True, check=False, timeout=900)
+
+
+def test_the_root_push_has_no_base_and_every_finding_counts(pushing: Path) -> None:
+    proc = push(pushing, "-u", "origin", "main")
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    out = proc.stdout + proc.stderr
+    assert "the push holds the branch's root commit: there is no base: the PATHs are checked whole" in out, out
+    assert "apps/team-x/legacy.yaml:10:5: error PL407" in out, out
+
+
+def test_a_new_branchs_first_push_is_measured_from_where_it_forks(pushing: Path) -> None:
+    git(pushing, "push", "-q", "--no-verify", "origin", "main")
+    base = git(pushing, "rev-parse", "HEAD").strip()
+    # A comment: the old findings about platform/ are pre-existing, and the policylint hook, which
+    # would count them with nothing staged, does not run at pre-push.
+    git(pushing, "checkout", "-q", "-b", "comment")
+    (pushing / "platform/quickstart.yaml").write_text(QUICKSTART + "# reviewed\n")
+    git(pushing, "commit", "-q", "-am", "a comment")
+    # Work not committed is not what the push sends: not linted (staged, so that pre-commit,
+    # which sets unstaged changes aside while hooks run, leaves it in the working tree).
+    (pushing / "apps/team-x/app.yaml").write_text(APP.replace("name: shop\n  namespace", "name: store\n  namespace", 1))
+    git(pushing, "add", "apps/team-x/app.yaml")
+    proc = push(pushing, "-u", "origin", "comment")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "policylint (changes since the upstream branch)" in out and "Passed" in out
+    assert not any(line.startswith("policylint.") for line in out.splitlines()), out  # the commit hook
+    git(pushing, "reset", "-q", "--hard")
+    # A listener renamed on a new branch: what it breaks two files away fails the push.
+    git(pushing, "checkout", "-q", "--", "apps/team-x/app.yaml")
+    git(pushing, "checkout", "-q", "-b", "rename", "main")
+    (pushing / "platform/quickstart.yaml").write_text(QUICKSTART.replace("- name: http", "- name: web"))
+    (pushing / "apps/team-x/app.yaml").write_text(
+        APP.replace("    namespace: infra\n", "    namespace: infra\n    sectionName: http\n", 1)
+    )
+    git(pushing, "commit", "-q", "-am", "rename the listener")
+    proc = push(pushing, "-u", "origin", "rename")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    pushed = git(pushing, "rev-parse", "HEAD").strip()
+    assert f"policylint: --diff compares the pushed commit {pushed[:12]} with {base[:12]} (pre-push)" in out
+    assert "apps/team-x/app.yaml:10:5: error PL407" in out
+    assert "apps/team-x/policies.yaml:8:5: warning PL413" in out
+    assert f"against {base[:12]}: 2 introduced, 2 pre-existing" in out

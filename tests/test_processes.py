@@ -1165,3 +1165,55 @@ def test_a_process_running_another_thread_does_not_fork() -> None:
     # rule runs in this process, with the same results.
     results = _run_workers("threaded", [704, 101, 703, 201])
     assert results == [[["PL704", False, None]], [["PL101", False, None]], [["PL703", False, None]], [["PL201", False, None]]]
+
+
+# --- the language server -------------------------------------------------------------------------
+
+
+def _lsp_message(payload: dict[str, Any]) -> bytes:
+    body = json.dumps(payload).encode("utf-8")
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+@pytest.mark.slow
+def test_the_language_server_ends_on_sigterm_while_the_editor_keeps_its_input_open(tmp_path: Path) -> None:
+    # Before: still running 10 s later, its stdin reader thread joined on the way out.
+    # Started as an editor starts it, in the editor's session (in a session of its own, as `start`
+    # makes one, the server before the fix happened to end: it must in both).
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "policylint", "server"],
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "capabilities": {}}}
+        # The readiness point: the answer to a request handled asynchronously, which the server
+        # writes once its reader waits on standard input again (the idle server an editor keeps).
+        symbols = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "textDocument/documentSymbol",
+            "params": {"textDocument": {"uri": (tmp_path / "none.yaml").as_uri()}},
+        }
+        for request in (initialize, symbols):
+            proc.stdin.write(_lsp_message(request))
+            proc.stdin.flush()
+            length = 0
+            while (line := proc.stdout.readline().strip()) != b"":
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            assert json.loads(proc.stdout.read(length))["id"] == request["id"]
+        os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=GONE_TIMEOUT) == 143  # 128 + SIGTERM, as every command (policylint.entry)
+        assert proc.stderr is not None and b"Traceback" not in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()

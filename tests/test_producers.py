@@ -1,8 +1,9 @@
 """Objects made in the cluster (profile `producers`) and tool configuration kinds (PL003).
 
 Over upstream files (tests/data/producers/, attributed in its README): a Secret written by a
-cert-manager Certificate or gateway-shim, an ExternalSecret or a SealedSecret of the input is
-found, and so is the HTTPRoute Envoy AI Gateway generates from an AIGatewayRoute; Envoy Gateway's
+cert-manager Certificate or gateway-shim, an ExternalSecret, a ClusterExternalSecret (in the
+namespaces it selects) or a SealedSecret of the input is found, as are trust-manager's
+ClusterBundle targets and Vault Secrets Operator's destination Secrets, and so is the HTTPRoute Envoy AI Gateway generates from an AIGatewayRoute; Envoy Gateway's
 configuration file, an IstioOperator, a Gateway API conformance report and a GEP's metadata are
 PL003 info, never an error (docs/semantics.md#objects-made-in-the-cluster).
 """
@@ -55,8 +56,8 @@ def test_without_its_producer_the_secret_is_a_warning_and_an_error_with_complete
     assert warning.severity is Severity.WARNING
     assert (warning.object.kind, warning.object.name, warning.line) == ("Gateway", "web", 16)
     assert "Secret app/secret-to-be-created, which is not in the input" in warning.message
-    assert "considered: Certificate spec.secretName (cert-manager)" in warning.message
-    assert "ExternalSecret spec.target.name (External Secrets Operator)" in warning.message
+    assert "considered: Certificate (cert-manager);" in warning.message
+    assert "ExternalSecret, ClusterExternalSecret (External Secrets Operator)" in warning.message
     assert "SealedSecret (the Sealed Secrets controller)" in warning.message
     assert warning.hint is not None and "--complete" in warning.hint
     [error] = only(lint_text(without, complete=True), "PL417")
@@ -232,3 +233,118 @@ def test_tool_configuration_kinds_are_info_not_errors(name: str) -> None:
     assert {(f.rule, f.severity) for f in findings} == {("PL003", Severity.INFO)}
     assert all("which no API server serves" in f.message for f in findings)
     assert not result.project.index.objects
+
+
+# -- ClusterExternalSecret, trust-manager's ClusterBundle, Vault Secrets Operator ----------------------
+
+
+def test_a_cluster_external_secret_makes_its_secret_in_the_namespaces_it_selects() -> None:
+    # External Secrets' fan-out example: namespaceSelectors [{matchLabels: {shared-credentials:
+    # "true"}}]; team-a carries the label, team-b does not.
+    for complete in (False, True):
+        result = lint_paths([DATA / "cluster-external-secret.yaml"], complete=complete)
+        statuses = _certificate_refs(result)
+        assert statuses["team-a/shared-credentials"] is ReferenceStatus.PRODUCED
+        assert statuses["team-b/shared-credentials"] is ReferenceStatus.NOT_FOUND
+        [finding] = only(result, "PL417")
+        assert finding.object.namespace == "team-b"  # type: ignore[union-attr]
+        assert finding.severity is (Severity.ERROR if complete else Severity.WARNING)
+        assert "ExternalSecret, ClusterExternalSecret (External Secrets Operator)" in finding.message
+
+
+def test_a_cluster_external_secret_s_namespaces_by_name_and_by_deprecated_selector() -> None:
+    text = (DATA / "cluster-external-secret.yaml").read_text()
+    # `namespaces` names team-b: decided without its labels, with --complete too.
+    named = text.replace(
+        '  namespaceSelectors:\n  - matchLabels:\n      shared-credentials: "true"\n', "  namespaces: [team-b]\n"
+    )
+    assert named != text
+    statuses = _certificate_refs(lint_paths_text(named, complete=True))
+    assert statuses["team-b/shared-credentials"] is ReferenceStatus.PRODUCED
+    assert statuses["team-a/shared-credentials"] is ReferenceStatus.NOT_FOUND
+    # The deprecated single namespaceSelector, empty: every namespace.
+    every = text.replace(
+        '  namespaceSelectors:\n  - matchLabels:\n      shared-credentials: "true"\n', "  namespaceSelector: {}\n"
+    )
+    statuses = _certificate_refs(lint_paths_text(every, complete=True))
+    assert set(statuses.values()) == {ReferenceStatus.PRODUCED}
+    # No selector and no names: no namespace.
+    none = text.replace('  namespaceSelectors:\n  - matchLabels:\n      shared-credentials: "true"\n', "")
+    assert set(_certificate_refs(lint_paths_text(none)).values()) == {ReferenceStatus.NOT_FOUND}
+
+
+def lint_paths_text(text: str, **options: object) -> object:
+    return lint_text(text, "cluster-external-secret.yaml", **options)
+
+
+CLUSTER_BUNDLE = """\
+apiVersion: trust-manager.io/v1alpha2
+kind: ClusterBundle
+metadata:
+  name: example-bundle
+spec:
+  sources:
+  - configMap: {name: my-ca, key: ca.crt}
+  target:
+    configMap:
+      data:
+      - key: ca.crt
+    namespaceSelector:
+      matchLabels:
+        trust: enabled
+"""
+
+
+def test_trust_manager_cluster_bundle_makes_its_configmap_in_the_namespaces_it_selects() -> None:
+    # trust-manager v0.24's ClusterBundle (deploy/crds/trust-manager.io_clusterbundles.yaml):
+    # Bundle's targets, cluster-scoped, named as the ClusterBundle.
+    text = CLUSTER_BUNDLE + "---\n" + BUNDLE.split("---\n", 1)[1]
+    matched = lint_text(text.replace("NS", "app"), complete=True)
+    assert _policy_refs(matched) == [ReferenceStatus.PRODUCED, ReferenceStatus.PRODUCED]
+    unmatched = lint_text(text.replace("NS", "other"), complete=True)
+    assert _policy_refs(unmatched) == [ReferenceStatus.NOT_FOUND, ReferenceStatus.PRODUCED]
+    [finding] = only(unmatched, "PL417")
+    assert "ClusterBundle (trust-manager)" in finding.message
+
+
+VAULT = """\
+apiVersion: secrets.hashicorp.com/v1beta1
+kind: KIND
+metadata: {name: web-tls, namespace: app}
+spec:
+  vaultAuthRef: default
+  mount: pki
+  role: web
+  destination: {name: web-tls, CREATE}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: other, namespace: app}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: app}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - name: https
+    hostname: example.com
+    port: 443
+    protocol: HTTPS
+    tls: {certificateRefs: [{name: web-tls}]}
+"""
+
+
+@pytest.mark.parametrize("kind", ["VaultStaticSecret", "VaultDynamicSecret", "VaultPKISecret", "HCPVaultSecretsApp"])
+def test_vault_secrets_operator_makes_the_destination_secret_it_creates(kind: str) -> None:
+    # Vault Secrets Operator's Destination (api/v1beta1/common.go): the Secret `name`, created
+    # only with `create: true` (default false: it must exist already).
+    created = lint_text(VAULT.replace("KIND", kind).replace("CREATE", "create: true"), complete=True)
+    assert _certificate_refs(created) == {"app/web-tls": ReferenceStatus.PRODUCED}
+    assert only(created, "PL417") == []
+    existing = lint_text(VAULT.replace("KIND", kind).replace(", CREATE", ""), complete=True)
+    assert _certificate_refs(existing) == {"app/web-tls": ReferenceStatus.NOT_FOUND}
+    [finding] = only(existing, "PL417")
+    # The producers looked for, grouped by who makes the Secret.
+    vault = "VaultStaticSecret, VaultDynamicSecret, VaultPKISecret, HCPVaultSecretsApp (Vault Secrets Operator)"
+    assert kind in vault and vault in finding.message

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from policylint.cli import cli
 from policylint.findings import Severity
-from policylint.k8s.schemas import DEFAULT_GATEWAY_API_VERSION
+from policylint.k8s.schemas import newest_release_dirs
 from policylint.profiles.crd import crd_facts
 from policylint.profiles.registry import (
     ORIGIN_BUILTIN,
@@ -31,7 +31,7 @@ from policylint.profiles.registry import (
     validate_profile_document,
 )
 from policylint.rules.schema import GATEWAY_API_KINDS
-from policylint.semantics.resolution import ACCEPTED
+from policylint.vocabulary import Accepted
 from tests.lintutil import ROOT, lint_paths, lint_text
 
 PROFILES = ROOT / "policylint" / "profiles" / "builtin"
@@ -88,6 +88,7 @@ def test_there_is_one_profile_file_per_project() -> None:
         "kubernetes",
         "linkerd",
         "nginx-gateway-fabric",
+        "vault-secrets-operator",
     ]
 
 
@@ -98,9 +99,10 @@ def test_profile_file_validates_and_names_its_source(path: Path) -> None:
     assert raw["project"] == path.stem
     if "policies" not in raw:
         # Producers only (docs/semantics.md#objects-made-in-the-cluster): no CRD is vendored for
-        # them; the source names the upstream repositories, files and licence they come from.
+        # them; the source names the upstream repositories, files and licence they come from
+        # (Vault Secrets Operator's is BUSL-1.1: its profile states facts of its API, no text).
         assert raw["producers"]
-        assert "github.com/" in raw["source"] and "Apache-2.0" in raw["source"]
+        assert "github.com/" in raw["source"] and re.search(r"\b(Apache-2\.0|BUSL-1\.1)\b", raw["source"])
         assert all(p["docs"].startswith("https://") for p in raw["producers"])
         return
     # source: upstream repository, tag, the commit recorded in SOURCES.md, directory, licence.
@@ -132,8 +134,8 @@ def test_every_vendored_policy_crd_is_profiled() -> None:
     attaching = {("security.istio.io", "RequestAuthentication"), ("extensions.istio.io", "WasmPlugin")}
     for path in CRDS.rglob("*.yaml"):
         parts = path.relative_to(CRDS).parts
-        if parts[0] == "gateway-api" and parts[1] != DEFAULT_GATEWAY_API_VERSION:
-            continue  # older releases, bundled for the schema rules only
+        if "/".join(parts[:2]) not in newest_release_dirs(CRDS):
+            continue  # older releases (Gateway API's and the vendors'), bundled for the schema rules only
         facts = crd_facts(_load(path))
         if facts.is_policy or (facts.group, facts.kind) in attaching:
             vendored.add((facts.group, facts.kind))
@@ -224,7 +226,7 @@ def test_valid_fixture_lints_clean(project: str, entry: dict[str, Any]) -> None:
         assert policy.profile.origin == ORIGIN_BUILTIN and policy.profile.project == project
         assert policy.refs or policy.profile.targets.selectors
         for resolution in result.project.resolution.resolutions(policy):
-            assert resolution.status == ACCEPTED, (resolution.ref.display(), resolution.detail, resolution.message)
+            assert resolution.status == Accepted.ACCEPTED, (resolution.ref.display(), resolution.detail, resolution.message)
             assert resolution.target is not None  # a real object of the input, not a virtual kind
 
 
@@ -241,7 +243,7 @@ def test_valid_reference_has_a_policy_of_every_profiled_kind_and_all_attach() ->
     for policy in result.project.resolution.policies():
         assert policy.profile.origin == ORIGIN_BUILTIN, policy.obj.key
         for resolution in result.project.resolution.resolutions(policy):
-            assert resolution.status == ACCEPTED, (str(policy.obj.key), resolution.ref.display(), resolution.detail)
+            assert resolution.status == Accepted.ACCEPTED, (str(policy.obj.key), resolution.ref.display(), resolution.detail)
             assert resolution.target is not None
             if resolution.ref.section_name:
                 assert resolution.section is not None and resolution.section.name == resolution.ref.section_name
@@ -367,11 +369,25 @@ def test_cli_profiles_lists_every_builtin_kind() -> None:
         assert any(line.startswith(f"{profile.group}/{profile.kind} ") and f"({profile.project})" in line for line in lines), (
             profile.name
         )
-    assert len(lines) == len(builtin_profiles())
+    # A header row, then one line per kind.
+    assert lines[0].split() == [
+        "KIND",
+        "CLASS",
+        "BOILERPLATE",
+        "MERGE",
+        "[TARGET",
+        "FIELDS]",
+        "->",
+        "TARGET",
+        "KINDS",
+        "(PROJECT)",
+    ]
+    assert len(lines) == 1 + len(builtin_profiles())
 
 
 def test_cli_profiles_columns_line_up() -> None:
-    # Each column starts at the same place on every line, however long the group and kind.
+    # Each column starts at the same place on every line, the header's included, however long
+    # the group and kind.
     lines = CliRunner().invoke(cli, ["profiles"]).output.splitlines()
     starts = {tuple(m.start() for m in re.finditer(r"(?<=  )\S", line))[:4] for line in lines}
     assert len(starts) == 1, starts

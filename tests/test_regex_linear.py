@@ -240,6 +240,17 @@ PATTERNS: dict[str, Adversarial] = {
     ),
     # The kept findings of a whole run (policylint.incremental.memo): a cache file, never believed.
     "policylint.incremental.memo._FINGERPRINT": Adversarial(("match",), lambda n: ["0" * n, "0" * n + "x", "f" * 64 + "0" * n]),
+    # Test harnesses' placeholders (policylint.input.placeholders): values from the input.
+    "policylint.input.placeholders._UPPER_SNAKE": Adversarial(
+        ("fullmatch",), lambda n: ["A" * n + "a", "A_" * (n // 2) + "_", "A0_" * (n // 3) + "-"]
+    ),
+    "policylint.input.placeholders._HARNESS": Adversarial(
+        ("fullmatch",), lambda n: ["PLACEHOLDER_" + "A" * n + "a", "PLACEHOLDER_" + "A_" * (n // 2) + "_"]
+    ),
+    # The language server's code actions and hovers: rule ids, lines and strings of the input.
+    "policylint.server.actions.UNSUPPRESSIBLE": Adversarial(("match",), lambda n: ["PL" + "9" * n, "P" * n]),
+    "policylint.server.actions._COMMENT": Adversarial(("search",), lambda n: [" " * n, "\t " * (n // 2) + "x", "a" * n]),
+    "policylint.server.hovers:`+": Adversarial(("findall",), lambda n: ["`" * n, "`a" * (n // 2), "a" * n]),
     # Suppression comments and the baseline file (policylint.suppressions): text from the input.
     "policylint.suppressions.baseline._FINGERPRINT": Adversarial(
         ("finditer",),

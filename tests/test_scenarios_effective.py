@@ -47,9 +47,10 @@ from policylint.findings import Severity
 from policylint.pipeline import LintResult
 from policylint.reporters import json as json_reporter
 from policylint.rules.engine import INTERNAL_ERROR
-from policylint.semantics.effective.facets import CONFLICTED, ENFORCED, PARTIALLY_ENFORCED, Context, NodeKey
+from policylint.semantics.effective.facets import Context, NodeKey
 from policylint.semantics.effective.merge import leaves, untag
 from policylint.semantics.effective.simulation import Simulation
+from policylint.vocabulary import Enforcement
 from tests.lintutil import lint_paths
 
 EFFECTIVE = Path(__file__).resolve().parent / "effective"
@@ -113,7 +114,7 @@ def provenance(context: Context) -> dict[str, str]:
     out = {}
     for path, leaf in leaves(context.result.tree):
         facet = leaf.source
-        out[".".join(path)] = f"{facet.name} {facet.role}" if facet is not None else "?"
+        out[".".join(path)] = f"{facet.name} {facet.role.label}" if facet is not None else "?"
     return out
 
 
@@ -136,7 +137,7 @@ def affected_by(run_: Run, obj: str) -> set[str]:
         if not any(str(n[1]) == obj for n in context.path):
             continue
         for facet in context.stack:
-            if context.result.status[id(facet)] in (ENFORCED, PARTIALLY_ENFORCED):
+            if context.result.status[facet] in (Enforcement.ENFORCED, Enforcement.PARTIALLY_ENFORCED):
                 out.add(str(facet.policy.key))
     return out
 
@@ -304,4 +305,4 @@ def test_conflicted_policy_has_no_enforcement() -> None:
     (docs/semantics.md#status-vocabulary)."""
     run_, _ = scenario("s01-direct-none")
     (target,) = policy_entry(run_, "ColorPolicy app/p2")["targets"]
-    assert target["accepted"] == CONFLICTED and target["enforcement"] is None
+    assert target["accepted"] == "Conflicted" and target["enforcement"] is None

@@ -31,7 +31,7 @@ from policylint.k8s.external import ExternalObjects
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.pipeline import LintResult
 from policylint.semantics.resolution import TargetResolution
-from policylint.semantics.topology import ACCEPTED, OPAQUE, RESOLVED
+from policylint.vocabulary import Attachment, ReferenceStatus
 from tests.lintutil import lint_paths, lint_text, only
 from tests.manifests import (
     HTTP_HTTPS,
@@ -114,12 +114,12 @@ def test_policy_crd_helper_spans_the_expected_lines() -> None:
 def test_s12_section_names() -> None:
     result = lint_text(S12)
     (a,) = resolutions(result, "a")
-    assert (a.status, a.detail, a.section) == ("Accepted", "Resolved", None)
+    assert (a.status.label, a.detail.label, a.section) == ("Accepted", "Resolved", None)
     (b,) = resolutions(result, "b")
-    assert (b.status, b.detail) == ("Accepted", "Resolved")
+    assert (b.status.label, b.detail.label) == ("Accepted", "Resolved")
     assert b.section is not None and (b.section.name, b.section.path) == ("https", "spec.listeners[1]")
     (c,) = resolutions(result, "c")
-    assert (c.status, c.detail) == ("TargetNotFound", "SectionNotFound")
+    assert (c.status.label, c.detail.label) == ("TargetNotFound", "SectionNotFound")
     assert c.message == "listener ftp not found on Gateway gw; have: http, https"
     assert problems(result) == [("PL301", "ColorPolicy app/c", "spec.targetRefs[0].sectionName")]
     (finding,) = only(result, "PL301")
@@ -153,10 +153,10 @@ S13 = (
 def test_s13_synthetic_rule_name_is_an_error_with_the_hint() -> None:
     result = lint_text(S13)
     (p1,) = resolutions(result, "p1")
-    assert (p1.status, p1.detail) == ("Accepted", "Resolved")
+    assert (p1.status.label, p1.detail.label) == ("Accepted", "Resolved")
     assert p1.section is not None and p1.section.name == "first"
     (p2,) = resolutions(result, "p2")
-    assert (p2.status, p2.detail) == ("TargetNotFound", "SyntheticRuleName")
+    assert (p2.status.label, p2.detail.label) == ("TargetNotFound", "SyntheticRuleName")
     assert problems(result) == [("PL304", "ColorPolicy app/p2", "spec.targetRefs[0].sectionName")]
     (finding,) = only(result, "PL304")
     assert finding.severity is Severity.ERROR
@@ -170,7 +170,7 @@ def test_s13_synthetic_rule_name_is_an_error_with_the_hint() -> None:
 def test_s13_synthetic_rule_names_make_it_a_warning() -> None:
     result = lint_text(S13, synthetic_rule_names=True)
     (p2,) = resolutions(result, "p2")
-    assert (p2.status, p2.detail) == ("Accepted", "SyntheticRuleName")
+    assert (p2.status.label, p2.detail.label) == ("Accepted", "SyntheticRuleName")
     assert p2.section is not None and p2.section.position == 1
     assert problems(result) == [("PL304", "ColorPolicy app/p2", "spec.targetRefs[0].sectionName")]
     assert only(result, "PL304")[0].severity is Severity.WARNING
@@ -234,8 +234,8 @@ def test_s14_links(order: str) -> None:
     # http-route-1's two rules each link one backend
     route1 = lookup(result, "HTTPRoute", "app", "http-route-1")
     assert [(r.rule, r.name, r.status) for r in topo.refs_from(route1)] == [
-        (0, "service-1", RESOLVED),
-        (1, "service-2", RESOLVED),
+        (0, "service-1", ReferenceStatus.RESOLVED),
+        (1, "service-2", ReferenceStatus.RESOLVED),
     ]
     assert [s.position for s in topo.rules(route1)] == [0, 1]
     # A backendRef with a port links to the ServicePort service-3#port-1, matched by number.
@@ -260,7 +260,7 @@ def test_s15_backend_with_the_grant_is_ok() -> None:
     result = lint_text(S15 + s15_grant())
     assert problems(result) == []
     (ref,) = result.project.topology().refs_from(lookup(result, "HTTPRoute", "ns2", "route-x"))
-    assert ref.status == RESOLVED and ref.grant is not None and [g.obj.name for g in ref.grant.grants] == ["rg"]
+    assert ref.status == ReferenceStatus.RESOLVED and ref.grant is not None and [g.obj.name for g in ref.grant.grants] == ["rg"]
 
 
 @pytest.mark.parametrize(
@@ -298,7 +298,7 @@ POLICY_GRANT = reference_grant(
 def test_s15_policy_across_namespaces_without_a_grant_is_pl401() -> None:
     result = lint_text(policy_crd("ColorPolicy") + S15_POLICY)
     (res,) = resolutions(result, "p")
-    assert (res.status, res.detail) == ("Invalid", "RefNotPermitted")
+    assert (res.status.label, res.detail.label) == ("Invalid", "RefNotPermitted")
     assert problems(result) == [("PL401", "ColorPolicy ns-a/p", "spec.targetRefs[0]")]
     (finding,) = only(result, "PL401")
     assert finding.severity is Severity.ERROR
@@ -314,7 +314,7 @@ def test_s15_policy_across_namespaces_without_a_grant_is_pl401() -> None:
 def test_s15_policy_across_namespaces_with_the_grant_is_accepted() -> None:
     result = lint_text(policy_crd("ColorPolicy") + S15_POLICY + POLICY_GRANT)
     (res,) = resolutions(result, "p")
-    assert (res.status, res.detail) == ("Accepted", "Resolved")
+    assert (res.status.label, res.detail.label) == ("Accepted", "Resolved")
     assert res.target is not None and (res.target.namespace, res.target.name) == ("ns-b", "gw")
     assert res.grant is not None and res.grant.permitted
     assert problems(result) == []
@@ -407,9 +407,9 @@ def test_s16_listener_set_parent_and_present_inference_pool_resolve() -> None:
     assert only(result, "PL406") == [] and only(result, "PL411") == []
     route = lookup(result, "HTTPRoute", "default", "r1")
     (att,) = result.project.topology().parent_attachments(route)
-    assert (att.status, [lst.label() for lst in att.listeners]) == (ACCEPTED, ["ListenerSet default/ls1#extra"])
+    assert (att.status, [lst.label() for lst in att.listeners]) == (Attachment.ACCEPTED, ["ListenerSet default/ls1#extra"])
     (ref,) = result.project.topology().refs_from(route)
-    assert ref.status == RESOLVED and ref.target is not None and ref.target.kind == "InferencePool"
+    assert ref.status == ReferenceStatus.RESOLVED and ref.target is not None and ref.target.kind == "InferencePool"
 
 
 def test_s16_absent_inference_pool_is_a_warning_not_an_error() -> None:
@@ -419,7 +419,7 @@ def test_s16_absent_inference_pool_is_a_warning_not_an_error() -> None:
     assert finding.severity is Severity.WARNING
     assert finding.message.startswith("unresolved backend of a kind not modelled")
     (ref,) = result.project.topology().refs_from(lookup(result, "HTTPRoute", "default", "r1"))
-    assert ref.status == OPAQUE
+    assert ref.status == ReferenceStatus.OPAQUE
 
 
 def test_s16_missing_listener_set_is_reported_as_a_listener_set_not_a_gateway() -> None:
@@ -447,7 +447,9 @@ def test_s18_cluster_scoped_policy_on_gatewayclass_attaches() -> None:
     result = lint_text(policy_crd("ColorPolicy", scope="Cluster") + S18_CLASS + color_policy("t", None, CLASS_TARGET))
     assert problems(result) == []
     (res,) = resolutions(result, "t")
-    assert (res.status, res.detail) == ("Accepted", "Resolved") and res.target is not None and res.target.name == "foo"
+    assert (
+        (res.status.label, res.detail.label) == ("Accepted", "Resolved") and res.target is not None and res.target.name == "foo"
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -495,7 +497,10 @@ spec:
     result = lint_text(text)
     assert problems(result) == []
     refs = result.project.topology().refs_from(lookup(result, "HTTPRoute", "app", "r"))
-    assert [(r.kind, r.status) for r in refs] == [("InferencePool", RESOLVED), ("Backend", RESOLVED)]
+    assert [(r.kind, r.status) for r in refs] == [
+        ("InferencePool", ReferenceStatus.RESOLVED),
+        ("Backend", ReferenceStatus.RESOLVED),
+    ]
 
 
 def test_guard_same_listener_name_on_a_gateway_and_its_listener_set() -> None:
@@ -546,7 +551,7 @@ def test_guard_wildcard_hostnames_that_intersect() -> None:
     topo = result.project.topology()
     for name in ("deep", "wild"):
         (att,) = topo.parent_attachments(lookup(result, "HTTPRoute", "app", name))
-        assert att.status == ACCEPTED
+        assert att.status == Attachment.ACCEPTED
 
 
 def test_guard_selector_namespaces_with_labels() -> None:
@@ -565,7 +570,7 @@ def test_guard_selector_namespaces_with_labels() -> None:
     result = lint_text(text)
     assert problems(result) == []
     (att,) = result.project.topology().parent_attachments(lookup(result, "HTTPRoute", "team-a", "r"))
-    assert (att.status, att.assumptions) == (ACCEPTED, ())
+    assert (att.status, att.assumptions) == (Attachment.ACCEPTED, ())
 
 
 SELECTOR_POLICY = (
@@ -597,7 +602,9 @@ def test_guard_target_selector_across_namespaces_with_a_grant() -> None:
     assert problems(result) == []
     (res,) = resolutions(result, "timeouts")
     assert (
-        (res.status, res.detail) == ("Accepted", "SelectorMatch") and res.target is not None and res.target.namespace == "team-a"
+        (res.status.label, res.detail.label) == ("Accepted", "SelectorMatch")
+        and res.target is not None
+        and res.target.namespace == "team-a"
     )
     without = lint_text(SELECTOR_POLICY)
     assert problems(without) == [("PL401", "BackendTrafficPolicy infra/timeouts", "spec.targetSelectors[0]")]
@@ -641,7 +648,7 @@ def test_a_namespace_selector_takes_the_policys_own_namespace_only_when_its_labe
     labelled = lint_text(_own_namespace_selector("{policy-target: granted}"))
     assert problems(labelled) == []
     (res,) = resolutions(labelled, "sel")
-    assert (res.detail, res.target is not None and res.target.name) == ("SelectorMatch", "r")
+    assert (res.detail.label, res.target is not None and res.target.name) == ("SelectorMatch", "r")
     # The Namespace is not in the input: its labels are unknown, so the match is undecided: no
     # target, no PL414 that it matches nothing, and PL420 says so.
     unknown = lint_text(_own_namespace_selector(None))
@@ -686,9 +693,9 @@ def test_guard_partial_repository_with_external_objects() -> None:
     assert problems(result) == []
     search = lookup(result, "HTTPRoute", "team-b", "search")
     (att,) = result.project.topology().parent_attachments(search)
-    assert att.status == "External" and att.attached
+    assert att.status.label == "External" and att.attached
     (ref,) = result.project.topology().refs_from(search)
-    assert ref.status == "External" and ref.grant is not None and ref.grant.assumed
+    assert ref.status.label == "External" and ref.grant is not None and ref.grant.assumed
 
 
 # The README's table "What an external object changes": each row, without and with the pattern.
@@ -755,11 +762,16 @@ def test_multi_namespace_setup_is_clean() -> None:
     topo = result.project.topology()
     for ns, name in (("team-a", "storefront"), ("team-b", "search")):
         (att,) = topo.parent_attachments(lookup(result, "HTTPRoute", ns, name))
-        assert (att.status, [lst.name for lst in att.listeners], att.assumptions) == (ACCEPTED, ["http"], ())
+        assert (att.status, [lst.name for lst in att.listeners], att.assumptions) == (Attachment.ACCEPTED, ["http"], ())
     (color,) = resolutions(result, "storefront-color")
-    assert (color.status, color.detail) == ("Accepted", "Resolved") and color.grant is not None and color.grant.permitted
+    assert (
+        (color.status.label, color.detail.label) == ("Accepted", "Resolved") and color.grant is not None and color.grant.permitted
+    )
     search = topo.refs_from(lookup(result, "HTTPRoute", "team-b", "search"))
-    assert [(r.namespace, r.name, r.status) for r in search] == [("team-b", "search", RESOLVED), ("team-a", "catalog", RESOLVED)]
+    assert [(r.namespace, r.name, r.status) for r in search] == [
+        ("team-b", "search", ReferenceStatus.RESOLVED),
+        ("team-a", "catalog", ReferenceStatus.RESOLVED),
+    ]
     (cert,) = topo.refs_from(lookup(result, "Gateway", "infra", "shared"))
     assert (cert.namespace, cert.name, cert.grant is not None and cert.grant.permitted) == ("certs", "wildcard-example-com", True)
 

@@ -48,14 +48,16 @@ status: {ancestors: []}
 """
 
 
-def test_bundled_vendor_schemas_give_warnings_that_name_their_release() -> None:
+def test_bundled_vendor_schemas_give_findings_that_name_their_release() -> None:
     result = lint_text(POLICY)
     (finding,) = only(result, "PL702")  # not inside targetRefs (PL205's), not metadata or status
-    # One release of Envoy Gateway is bundled, and the cluster may run a newer one
-    # (docs/semantics.md#the-cluster-model): a warning naming it.
-    assert finding.path == "spec.retries" and finding.severity.label == "warning"
+    # No bundled release of Envoy Gateway defines `spec.retries`: an error whatever release the
+    # cluster runs among them (docs/semantics.md#the-cluster-model), naming the release that
+    # decided and what to do about a newer one.
+    assert finding.path == "spec.retries" and finding.severity.label == "error"
     assert "(the envoy-gateway v1.9.0 CRD)" in finding.message
-    assert "if the cluster runs a newer release than envoy-gateway v1.9.0, lint with its CRDs (--crd)" in finding.message
+    assert "no bundled release of envoy-gateway (v1.6.7 to v1.9.0) accepts it" in finding.message
+    assert "if the cluster runs a release newer than envoy-gateway v1.9.0, lint with its CRDs (--crd)" in finding.message
     assert "PL205" in [f.rule for f in result.findings if f.path.startswith("spec.targetRefs[0]")]
 
 

@@ -233,7 +233,7 @@ def test_s13_a_real_name_takes_precedence_over_a_synthetic_one() -> None:
     assert pl3(result) == []
     (policy,) = result.project.resolution.policies()
     res = result.project.resolution.resolve_target(policy, policy.refs[0])
-    assert (res.detail, res.section.position if res.section else None) == ("Resolved", 2)
+    assert (res.detail.label, res.section.position if res.section else None) == ("Resolved", 2)
 
 
 def test_synthetic_name_beyond_the_rules_is_simply_not_found() -> None:

@@ -161,3 +161,59 @@ def test_uris_sent_back_are_the_clients_through_a_symlinked_root(tmp_path: Path)
     uri = (tmp_path / "link" / "team" / "route.yaml").as_uri()
     assert server.name_of(uri) == "team/route.yaml"
     assert server.uri_of("team/route.yaml") == uri
+
+
+def test_a_live_analysis_follows_edits_and_files_changed_on_disk(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server's analyses after the first cover what an edit reaches (small workspaces are
+    analysed whole: not here); each is what a whole analysis of the same texts finds."""
+    from policylint.semantics import components
+    from policylint.server.analysis import Live, build_for_navigation
+
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    monkeypatch.setattr(components, "MAX_SHARE", 1.0)
+    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(workspace.parent / "cache"))
+    live = Live(str(workspace))
+    assert live.analyse({}, None).findings == []
+    renamed = ROUTE.replace("name: web\n", "name: webx\n", 1)
+    analysis = live.analyse({"route.yaml": renamed})
+    assert [(f.rule, f.file, f.line) for f in analysis.findings] == [("PL201", "policy.yaml", 10)]
+    assert analysis.findings == analyse(str(workspace), {"route.yaml": renamed}).findings
+    # Navigation reads the whole workspace as edited, its stages built when asked for.
+    assert analysis.project is not None and build_for_navigation(analysis.project) == []
+    nav = Navigator(analysis.project, PositionResolver(analysis.text))
+    assert nav.project.index.lookup("gateway.networking.k8s.io", "HTTPRoute", "app", "webx") is not None
+    # Saved, then closed: the file on disk stands for the text, nothing changes.
+    (workspace / "route.yaml").write_text(renamed)
+    assert live.analyse({}).findings == analysis.findings
+    # Renamed back on disk, as the editor's file watcher reports it.
+    (workspace / "route.yaml").write_text(ROUTE)
+    assert live.analyse({}, ["route.yaml"]).findings == []
+    # Edited, saved, closed, then changed on disk with no word from the editor: the next edit
+    # finds the file's content changed, not the text the editor held.
+    typed = ROUTE + "# typing\n"
+    assert live.analyse({"route.yaml": typed}).findings == []
+    (workspace / "route.yaml").write_text(typed)
+    assert live.analyse({}).findings == []
+    (workspace / "route.yaml").write_text(renamed)
+    edited = {"policy.yaml": POLICY + "# edited\n"}
+    assert [(f.rule, f.file) for f in live.analyse(edited).findings] == [("PL201", "policy.yaml")]
+    # A file no run reads, open beside the manifests, is no edit of the workspace.
+    analysis = live.analyse({**edited, "notes.txt": "apiVersion: v1\n"})
+    assert [(f.rule, f.file) for f in analysis.findings] == [("PL201", "policy.yaml")]
+
+
+def test_navigation_is_built_only_when_asked_for(workspace: Path) -> None:
+    """Diagnostics are published from the analysis alone; what navigation reads (every stage,
+    the reference table) is built by `prepare`, once."""
+    from policylint.server.analysis import Live
+    from policylint.server.protocol import Snapshot
+
+    analysis = Live(str(workspace)).analyse({"route.yaml": ROUTE}, None)
+    snapshot = Snapshot(analysis, 1)
+    assert not snapshot.prepared and snapshot.navigator is None
+    snapshot.prepare()
+    assert snapshot.prepared and snapshot.navigator is not None
+    navigator = snapshot.navigator
+    snapshot.prepare()
+    assert snapshot.navigator is navigator
+    assert [o.name for o in navigator.objects_in("route.yaml")] == ["web", "web"]

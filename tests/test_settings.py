@@ -116,6 +116,10 @@ LOOSENING: dict[str, tuple[str, str]] = {
     "per-file": ("", "per-file: {'legacy/**': {ignore: [PL2]}}\n"),
     "external": ("", "external: [Gateway/infra/*]\n"),
     "crd": ("crd: [crds]\n", "crd: []\n"),
+    # The cluster description: either direction can accept what the base refused.
+    "gateway-api-version": ("gateway-api-version: v1.6.1\n", "gateway-api-version: v1.0.0\n"),
+    "channel": ("channel: standard\n", "channel: experimental\n"),
+    "implementations": ("", "implementations: [envoy-gateway@v1.8]\n"),
     "profile": ("profile: [profile.yaml]\n", "profile: []\n"),
     "fail-on": ("fail-on: warning\n", "fail-on: error\n"),
     "gate": ("gate: all\n", "gate: introduced\n"),

@@ -190,7 +190,7 @@ def test_documented_cluster_target_of_a_namespaced_kind_is_info() -> None:
 def test_resolution_detail_and_the_one_rule_that_reports_it(doc: str, status: str, detail: str, rules: list[str]) -> None:
     result = lint_text(GATEWAY + doc)
     (res,) = resolutions(result)
-    assert (res.status, res.detail) == (status, detail)
+    assert (res.status.label, res.detail.label) == (status, detail)
     assert codes(result) == rules
     (target,) = report_targets(result)
     assert (target["accepted"], target["detail"]) == (status, detail)

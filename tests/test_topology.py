@@ -16,26 +16,8 @@ from policylint.k8s.hostnames import effective_hostnames, intersect
 from policylint.k8s.selectors import LabelSelector, Requirement, SelectorError, parse_selector
 from policylint.project import Project
 from policylint.semantics.grants import Reference, ReferenceGrants
-from policylint.semantics.topology import (
-    ACCEPTED,
-    EXTERNAL,
-    GATEWAY_GROUP,
-    LISTENER_SET_NOT_ATTACHED,
-    MESH,
-    NO_MATCHING_LISTENER_HOSTNAME,
-    NO_MATCHING_PARENT,
-    NOT_ALLOWED_BY_LISTENERS,
-    NOT_FOUND,
-    OPAQUE,
-    PARENT_NOT_FOUND,
-    REF_NOT_PERMITTED,
-    RESOLVED,
-    UNCHECKED,
-    UNKNOWN_PARENT_KIND,
-    ParentAttachment,
-    Topology,
-)
-from policylint.vocabulary import Attachment
+from policylint.semantics.topology import GATEWAY_GROUP, ParentAttachment, Topology
+from policylint.vocabulary import Attachment, ReferenceStatus
 from tests.lintutil import lint_text, select
 from tests.manifests import HTTP_HTTPS, first, gateway, gateway_class, listener_set, namespace, route, selector_listener, service
 from tests.manifests import reference_grant as grant
@@ -310,7 +292,7 @@ def test_exact_grant_permits_and_is_recorded_as_used() -> None:
     check = grants.check(S15_REF)
     assert check.permitted and [g.obj.name for g in check.grants] == ["rg"]
     (rg,) = grants.grants
-    assert grants.used == {(id(rg), "spec.from[0]", "spec.to[0]")}
+    assert grants.used == {(rg, "spec.from[0]", "spec.to[0]")}
 
 
 def test_no_grant_is_not_permitted_and_has_no_near_miss() -> None:
@@ -382,7 +364,7 @@ def test_from_and_to_entries_are_ored() -> None:
     grants = grants_of(text)
     assert grants.check(S15_REF).permitted
     (rg,) = grants.grants
-    assert grants.used == {(id(rg), "spec.from[1]", "spec.to[1]")}
+    assert grants.used == {(rg, "spec.from[1]", "spec.to[1]")}
     assert grants.check(Reference(GATEWAY_GROUP, "GRPCRoute", "ns9", "", "Secret", "default", "s")).permitted
 
 
@@ -411,41 +393,41 @@ def test_parent_ref_defaults() -> None:
         None,
     )
     assert ref.path == "spec.parentRefs[0]"
-    assert att.status == ACCEPTED and att.attached
+    assert att.status == Attachment.ACCEPTED and att.attached
     assert names(att) == ["http", "https"]
     assert att.parent is not None and att.parent.name == "gw"
 
 
 def test_parent_ref_namespace_defaults_to_the_routes_not_the_gateways() -> None:
     att = attachment(CLASS + gateway(HTTP_HTTPS, ns="infra") + route("[{name: gw}]"))
-    assert (att.status, att.ref.namespace, att.message) == (PARENT_NOT_FOUND, "app", "Gateway app/gw not found")
+    assert (att.status, att.ref.namespace, att.message) == (Attachment.PARENT_NOT_FOUND, "app", "Gateway app/gw not found")
 
 
 def test_section_name_selects_one_listener() -> None:
     att = attachment(CLASS + gateway(HTTP_HTTPS) + route("[{name: gw, sectionName: https}]"))
-    assert (att.status, names(att)) == (ACCEPTED, ["https"])
+    assert (att.status, names(att)) == (Attachment.ACCEPTED, ["https"])
 
 
 def test_missing_section_name_is_no_matching_parent() -> None:
     att = attachment(CLASS + gateway(HTTP_HTTPS) + route("[{name: gw, sectionName: ftp}]"))
-    assert att.status == NO_MATCHING_PARENT and not att.attached
+    assert att.status == Attachment.NO_MATCHING_PARENT and not att.attached
     assert att.message == "Gateway app/gw has no listener with name ftp; have: http (HTTP 80), https (HTTPS 443)"
 
 
 def test_port_selects_listeners_and_must_agree_with_section_name() -> None:
     assert names(attachment(CLASS + gateway(HTTP_HTTPS) + route("[{name: gw, port: 443}]"))) == ["https"]
     both = attachment(CLASS + gateway(HTTP_HTTPS) + route("[{name: gw, sectionName: http, port: 443}]"))
-    assert both.status == NO_MATCHING_PARENT
+    assert both.status == Attachment.NO_MATCHING_PARENT
     assert both.message.startswith("Gateway app/gw has no listener with name http and port 443; have:")
-    assert attachment(CLASS + gateway(HTTP_HTTPS) + route("[{name: gw, port: 8080}]")).status == NO_MATCHING_PARENT
+    assert attachment(CLASS + gateway(HTTP_HTTPS) + route("[{name: gw, port: 8080}]")).status == Attachment.NO_MATCHING_PARENT
 
 
 def test_allowed_routes_same_is_the_default() -> None:
     att = attachment(
         CLASS + gateway(HTTP_HTTPS, ns="infra") + route("[{name: gw, namespace: infra}]", ns="team-a"), namespace="team-a"
     )
-    assert att.status == NOT_ALLOWED_BY_LISTENERS and not att.attached
-    assert [r.reason for r in att.rejections] == [NOT_ALLOWED_BY_LISTENERS, NOT_ALLOWED_BY_LISTENERS]
+    assert att.status == Attachment.NOT_ALLOWED_BY_LISTENERS and not att.attached
+    assert [r.reason for r in att.rejections] == [Attachment.NOT_ALLOWED_BY_LISTENERS, Attachment.NOT_ALLOWED_BY_LISTENERS]
     assert (
         att.rejections[0].message == "allowedRoutes admits routes only from namespace infra (from: Same, the default), not team-a"
     )
@@ -456,7 +438,7 @@ def test_allowed_routes_all() -> None:
     att = attachment(
         CLASS + gateway(listeners, ns="infra") + route("[{name: gw, namespace: infra}]", ns="team-a"), namespace="team-a"
     )
-    assert (att.status, names(att), att.assumptions) == (ACCEPTED, ["http"], ())
+    assert (att.status, names(att), att.assumptions) == (Attachment.ACCEPTED, ["http"], ())
 
 
 SELECTOR_LISTENER = selector_listener('{matchLabels: {shared-gateway-access: "true"}}')
@@ -469,12 +451,12 @@ def selector_setup(namespaces: str, route_ns: str = "team-a", listeners: str = S
 
 def test_allowed_routes_selector_with_labelled_namespace() -> None:
     att = selector_setup(namespace("team-a", '{shared-gateway-access: "true"}'))
-    assert (att.status, names(att), att.assumptions) == (ACCEPTED, ["http"], ())
+    assert (att.status, names(att), att.assumptions) == (Attachment.ACCEPTED, ["http"], ())
 
 
 def test_allowed_routes_selector_with_unlabelled_namespace() -> None:
     att = selector_setup(namespace("team-a", "{team: a}"))
-    assert att.status == NOT_ALLOWED_BY_LISTENERS
+    assert att.status == Attachment.NOT_ALLOWED_BY_LISTENERS
     assert (
         att.rejections[0].message
         == "namespace team-a does not match the allowedRoutes selector (shared-gateway-access in (true))"
@@ -498,23 +480,23 @@ def test_allowed_routes_selector_on_the_implicit_name_label() -> None:
     # kubernetes.io/metadata.name is set on every Namespace by the API server: known without the object.
     listeners = selector_listener("{matchLabels: {kubernetes.io/metadata.name: team-a}}")
     admitted = selector_setup("", listeners=listeners)
-    assert (admitted.status, admitted.assumptions) == (ACCEPTED, ())
+    assert (admitted.status, admitted.assumptions) == (Attachment.ACCEPTED, ())
     rejected = selector_setup("", route_ns="team-b", listeners=listeners)
-    assert rejected.status == NOT_ALLOWED_BY_LISTENERS and rejected.assumptions == ()
+    assert rejected.status == Attachment.NOT_ALLOWED_BY_LISTENERS and rejected.assumptions == ()
     expr = selector_listener("{matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, values: [team-a, team-b]}]}")
-    assert selector_setup("", route_ns="team-b", listeners=expr).status == ACCEPTED
+    assert selector_setup("", route_ns="team-b", listeners=expr).status == Attachment.ACCEPTED
 
 
 def test_allowed_routes_selector_without_a_selector_admits_nothing() -> None:
     listeners = "  - {name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: Selector}}}\n"
     att = selector_setup(namespace("team-a", '{shared-gateway-access: "true"}'), listeners=listeners)
-    assert att.status == NOT_ALLOWED_BY_LISTENERS
+    assert att.status == Attachment.NOT_ALLOWED_BY_LISTENERS
     assert att.rejections[0].message == "allowedRoutes from: Selector has no valid selector"
 
 
 def test_allowed_routes_selector_is_ignored_for_other_from_values() -> None:
     listeners = SELECTOR_LISTENER.replace("from: Selector", "from: All")
-    assert selector_setup(namespace("team-a", "{}"), listeners=listeners).status == ACCEPTED
+    assert selector_setup(namespace("team-a", "{}"), listeners=listeners).status == Attachment.ACCEPTED
 
 
 @pytest.mark.parametrize(
@@ -530,9 +512,9 @@ def test_allowed_routes_selector_is_ignored_for_other_from_values() -> None:
 def test_allowed_routes_kinds(kinds: str, route_kind: str, admitted: bool) -> None:
     listeners = f"  - {{name: http, protocol: HTTP, port: 80, allowedRoutes: {{kinds: {kinds}}}}}\n"
     att = attachment(CLASS + gateway(listeners) + route("[{name: gw}]", kind=route_kind), kind=route_kind)
-    assert (att.status == ACCEPTED) is admitted
+    assert (att.status == Attachment.ACCEPTED) is admitted
     if not admitted:
-        assert att.status == NOT_ALLOWED_BY_LISTENERS
+        assert att.status == Attachment.NOT_ALLOWED_BY_LISTENERS
         assert att.rejections[0].message.startswith("allowedRoutes.kinds admits ")
 
 
@@ -562,7 +544,7 @@ def test_protocol_default_route_kinds(listener: str, route_kind: str, admitted: 
     hostnames = "[tls.example.com]" if route_kind == "TLSRoute" else None
     text = CLASS + gateway(f"  - {listener}\n") + route("[{name: gw}]", kind=route_kind, hostnames=hostnames)
     att = attachment(text, kind=route_kind)
-    assert att.status == (ACCEPTED if admitted else NOT_ALLOWED_BY_LISTENERS)
+    assert att.status == (Attachment.ACCEPTED if admitted else Attachment.NOT_ALLOWED_BY_LISTENERS)
 
 
 def test_tls_passthrough_rejection_names_the_kinds_it_carries() -> None:
@@ -574,16 +556,16 @@ def test_tls_passthrough_rejection_names_the_kinds_it_carries() -> None:
 def test_wildcard_listener_hostname_admits_a_deeper_route_hostname() -> None:
     listeners = '  - {name: http, protocol: HTTP, port: 80, hostname: "*.example.com"}\n'
     att = attachment(CLASS + gateway(listeners) + route("[{name: gw}]", hostnames="[a.b.example.com]"))
-    assert (att.status, names(att)) == (ACCEPTED, ["http"])
+    assert (att.status, names(att)) == (Attachment.ACCEPTED, ["http"])
     bare = attachment(CLASS + gateway(listeners) + route("[{name: gw}]", hostnames="[example.com]"))
-    assert bare.status == NO_MATCHING_LISTENER_HOSTNAME
+    assert bare.status == Attachment.NO_MATCHING_LISTENER_HOSTNAME
     assert bare.rejections[0].message == "listener hostname *.example.com does not intersect the route's hostnames example.com"
 
 
 def test_wildcard_route_hostname_admits_an_exact_listener() -> None:
     listeners = "  - {name: http, protocol: HTTP, port: 80, hostname: foo.example.com}\n"
     att = attachment(CLASS + gateway(listeners) + route("[{name: gw}]", hostnames='["*.example.com"]'))
-    assert att.status == ACCEPTED
+    assert att.status == Attachment.ACCEPTED
 
 
 def test_hostnames_are_ignored_for_tcp_routes() -> None:
@@ -591,7 +573,7 @@ def test_hostnames_are_ignored_for_tcp_routes() -> None:
     att = attachment(
         CLASS + gateway(listeners) + route("[{name: gw}]", kind="TCPRoute", hostnames="[db.example.com]"), kind="TCPRoute"
     )
-    assert att.status == ACCEPTED
+    assert att.status == Attachment.ACCEPTED
 
 
 def test_mixed_rejections_report_not_allowed_by_listeners() -> None:
@@ -599,35 +581,35 @@ def test_mixed_rejections_report_not_allowed_by_listeners() -> None:
     # (#listener-admission, step 4).
     listeners = "  - {name: a, protocol: HTTP, port: 80, hostname: a.example.com}\n  - {name: b, protocol: TCP, port: 81}\n"
     att = attachment(CLASS + gateway(listeners) + route("[{name: gw}]", hostnames="[b.example.com]"))
-    assert att.status == NOT_ALLOWED_BY_LISTENERS
-    assert [r.reason for r in att.rejections] == [NO_MATCHING_LISTENER_HOSTNAME, NOT_ALLOWED_BY_LISTENERS]
+    assert att.status == Attachment.NOT_ALLOWED_BY_LISTENERS
+    assert [r.reason for r in att.rejections] == [Attachment.NO_MATCHING_LISTENER_HOSTNAME, Attachment.NOT_ALLOWED_BY_LISTENERS]
     assert att.message.startswith("no listener of Gateway app/gw admits it: a: listener hostname a.example.com")
 
 
 def test_one_admitting_listener_is_enough() -> None:
     listeners = "  - {name: a, protocol: HTTP, port: 80, hostname: a.example.com}\n  - {name: b, protocol: HTTP, port: 81}\n"
     att = attachment(CLASS + gateway(listeners) + route("[{name: gw}]", hostnames="[b.example.com]"))
-    assert (att.status, names(att), [r.listener.name for r in att.rejections]) == (ACCEPTED, ["b"], ["a"])
+    assert (att.status, names(att), [r.listener.name for r in att.rejections]) == (Attachment.ACCEPTED, ["b"], ["a"])
 
 
 def test_external_parent_is_assumed_to_admit() -> None:
     att = attachment(route("[{name: shared, namespace: infra}]"), external=("Gateway/infra/*",))
-    assert (att.status, att.attached, att.parent) == (EXTERNAL, True, None)
+    assert (att.status, att.attached, att.parent) == (Attachment.EXTERNAL, True, None)
     missing = attachment(route("[{name: shared, namespace: infra}]"), external=("Gateway/other/*",))
-    assert (missing.status, missing.attached) == (PARENT_NOT_FOUND, False)
+    assert (missing.status, missing.attached) == (Attachment.PARENT_NOT_FOUND, False)
 
 
 def test_service_parent_is_mesh_and_needs_no_grant() -> None:
     att = attachment(service(ns="shop") + route('[{group: "", kind: Service, name: web, namespace: shop}]'))
-    assert (att.status, att.attached) == (MESH, True)
+    assert (att.status, att.attached) == (Attachment.MESH, True)
     assert att.ref.group == "" and att.ref.namespace == "shop"
     absent = attachment(route('[{group: "", kind: Service, name: web}]'))
-    assert (absent.status, absent.message) == (PARENT_NOT_FOUND, "Service app/web not found")
+    assert (absent.status, absent.message) == (Attachment.PARENT_NOT_FOUND, "Service app/web not found")
 
 
 def test_implementation_specific_parent_kind_is_never_not_found() -> None:
     att = attachment(route("[{group: networking.example.com, kind: Mesh, name: m}]"))
-    assert (att.status, att.attached) == (UNKNOWN_PARENT_KIND, True)
+    assert (att.status, att.attached) == (Attachment.UNKNOWN_PARENT_KIND, True)
 
 
 def test_routes_on_and_is_attached() -> None:
@@ -668,24 +650,24 @@ def allowed_listeners(block: str) -> str:
 
 def ls_attachment(text: str, ns: str = "app", name: str = "ls", external: tuple[str, ...] = ()) -> Any:
     index = index_of(text, external)
-    return index.topology().listener_sets[id(obj(index, GATEWAY_GROUP, "ListenerSet", ns, name))]
+    return index.topology().listener_sets[obj(index, GATEWAY_GROUP, "ListenerSet", ns, name)]
 
 
 def test_allowed_listeners_default_is_none() -> None:
     att = ls_attachment(CLASS + gateway(HTTP_HTTPS) + listener_set())
-    assert (att.status, att.attached) == ("NotAllowed", False)
+    assert (att.status.label, att.attached) == ("NotAllowed", False)
     assert att.message == "Gateway app/gw does not allow ListenerSets (allowedListeners.namespaces.from is None by default)"
     explicit = ls_attachment(CLASS + gateway(HTTP_HTTPS, spec=allowed_listeners("{namespaces: {from: None}}")) + listener_set())
-    assert explicit.status == "NotAllowed"
+    assert explicit.status.label == "NotAllowed"
 
 
 def test_allowed_listeners_same() -> None:
     extra = allowed_listeners("{namespaces: {from: Same}}")
-    assert ls_attachment(CLASS + gateway(HTTP_HTTPS, spec=extra) + listener_set()).status == ACCEPTED
+    assert ls_attachment(CLASS + gateway(HTTP_HTTPS, spec=extra) + listener_set()).status == Attachment.ACCEPTED
     other = ls_attachment(
         CLASS + gateway(HTTP_HTTPS, spec=extra) + listener_set(ns="team-a", parent="{name: gw, namespace: app}"), ns="team-a"
     )
-    assert other.status == "NotAllowed"
+    assert other.status.label == "NotAllowed"
     assert other.message == "Gateway app/gw allows ListenerSets only from its own namespace (allowedListeners from: Same)"
 
 
@@ -693,7 +675,7 @@ def test_allowed_listeners_all() -> None:
     extra = allowed_listeners("{namespaces: {from: All}}")
     text = CLASS + gateway(HTTP_HTTPS, spec=extra) + listener_set(ns="team-a", parent="{name: gw, namespace: app}")
     att = ls_attachment(text, ns="team-a")
-    assert att.status == ACCEPTED and att.gateway is not None and att.gateway.name == "gw"
+    assert att.status == Attachment.ACCEPTED and att.gateway is not None and att.gateway.name == "gw"
 
 
 def test_allowed_listeners_selector() -> None:
@@ -701,9 +683,9 @@ def test_allowed_listeners_selector() -> None:
     ls = listener_set(ns="team-a", parent="{name: gw, namespace: app}")
     base = CLASS + gateway(HTTP_HTTPS, spec=extra) + ls
     labelled = ls_attachment(base + namespace("team-a", "{team: a}"), ns="team-a")
-    assert (labelled.status, labelled.assumptions) == (ACCEPTED, ())
+    assert (labelled.status, labelled.assumptions) == (Attachment.ACCEPTED, ())
     unlabelled = ls_attachment(base + namespace("team-a", "{team: b}"), ns="team-a")
-    assert unlabelled.status == "NotAllowed"
+    assert unlabelled.status.label == "NotAllowed"
     assert unlabelled.message == "namespace team-a does not match the allowedListeners selector of Gateway app/gw (team in (a))"
     absent = ls_attachment(base, ns="team-a")
     assert (absent.status, absent.attached) == (Attachment.NAMESPACE_LABELS_UNKNOWN, False)
@@ -711,14 +693,14 @@ def test_allowed_listeners_selector() -> None:
     no_selector = ls_attachment(
         CLASS + gateway(HTTP_HTTPS, spec=allowed_listeners("{namespaces: {from: Selector}}")) + ls, ns="team-a"
     )
-    assert no_selector.status == "NotAllowed"
+    assert no_selector.status.label == "NotAllowed"
 
 
 def test_listener_set_parent_defaults_and_not_found() -> None:
     missing = ls_attachment(listener_set(parent="{name: nope}"))
-    assert (missing.status, missing.message) == (PARENT_NOT_FOUND, "Gateway app/nope not found")
+    assert (missing.status, missing.message) == (Attachment.PARENT_NOT_FOUND, "Gateway app/nope not found")
     external = ls_attachment(listener_set(parent="{name: shared, namespace: infra}"), external=("Gateway/infra/shared",))
-    assert (external.status, external.attached) == (EXTERNAL, True)
+    assert (external.status, external.attached) == (Attachment.EXTERNAL, True)
 
 
 def test_route_on_a_listener_set_uses_only_the_sets_listeners() -> None:
@@ -732,7 +714,7 @@ def test_route_on_a_listener_set_uses_only_the_sets_listeners() -> None:
     # The Gateway's own listeners never include its ListenerSets' (#listener-admission, step 1).
     assert [lst.name for lst in topo.listeners(gw)] == ["http", "https"]
     (att,) = topo.parent_attachments(route_of(index, "app", "r"))
-    assert att.status == ACCEPTED and [(lst.owner.kind, lst.name, lst.port) for lst in att.listeners] == [
+    assert att.status == Attachment.ACCEPTED and [(lst.owner.kind, lst.name, lst.port) for lst in att.listeners] == [
         ("ListenerSet", "extra", 8080),
         ("ListenerSet", "http", 8081),
     ]
@@ -742,7 +724,7 @@ def test_route_on_a_listener_set_uses_only_the_sets_listeners() -> None:
     on_gw = attachment(base + route("[{name: gw, sectionName: http}]"))
     assert [(lst.owner.kind, lst.port) for lst in on_gw.listeners] == [("Gateway", 80)]
     # A Gateway parentRef cannot select a listener that only its ListenerSet declares.
-    assert attachment(base + route("[{name: gw, sectionName: extra}]")).status == NO_MATCHING_PARENT
+    assert attachment(base + route("[{name: gw, sectionName: extra}]")).status == Attachment.NO_MATCHING_PARENT
 
 
 def test_listener_set_listeners_admit_same_namespace_relative_to_the_set() -> None:
@@ -750,9 +732,9 @@ def test_listener_set_listeners_admit_same_namespace_relative_to_the_set() -> No
     extra = allowed_listeners("{namespaces: {from: All}}")
     base = CLASS + gateway(HTTP_HTTPS, ns="infra", spec=extra) + listener_set(ns="team-a", parent="{name: gw, namespace: infra}")
     same = attachment(base + route("[{kind: ListenerSet, name: ls}]", ns="team-a"), namespace="team-a")
-    assert same.status == ACCEPTED
+    assert same.status == Attachment.ACCEPTED
     other = attachment(base + route("[{kind: ListenerSet, name: ls, namespace: team-a}]", ns="infra"), namespace="infra")
-    assert other.status == NOT_ALLOWED_BY_LISTENERS
+    assert other.status == Attachment.NOT_ALLOWED_BY_LISTENERS
     assert (
         other.rejections[0].message
         == "allowedRoutes admits routes only from namespace team-a (from: Same, the default), not infra"
@@ -761,7 +743,7 @@ def test_listener_set_listeners_admit_same_namespace_relative_to_the_set() -> No
 
 def test_route_on_a_listener_set_that_is_not_attached() -> None:
     att = attachment(CLASS + gateway(HTTP_HTTPS) + listener_set() + route("[{kind: ListenerSet, name: ls}]"))
-    assert att.status == LISTENER_SET_NOT_ATTACHED and not att.attached
+    assert att.status == Attachment.LISTENER_SET_NOT_ATTACHED and not att.attached
     assert att.message.startswith("ListenerSet app/ls is not attached: Gateway app/gw does not allow ListenerSets")
 
 
@@ -781,13 +763,13 @@ def test_gateway_class_reference() -> None:
     topo = index.topology()
     gw = obj(index, GATEWAY_GROUP, "Gateway", "app", "gw")
     lost = obj(index, GATEWAY_GROUP, "Gateway", "app", "lost")
-    assert topo.class_refs[id(gw)].status == RESOLVED
-    assert (topo.class_refs[id(lost)].status, topo.class_refs[id(lost)].name) == (NOT_FOUND, "nope")
+    assert topo.class_refs[gw].status == ReferenceStatus.RESOLVED
+    assert (topo.class_refs[lost].status, topo.class_refs[lost].name) == (ReferenceStatus.NOT_FOUND, "nope")
     carries, why = topo.carries_traffic(lost)
     assert not carries and why == "Gateway app/lost names GatewayClass nope, which is not in the input, so it is never reconciled"
     external = index_of(gateway(HTTP_HTTPS), external=("gatewayclass/*",))
     gw_ext = obj(external, GATEWAY_GROUP, "Gateway", "app", "gw")
-    assert external.topology().class_refs[id(gw_ext)].status == EXTERNAL
+    assert external.topology().class_refs[gw_ext].status is ReferenceStatus.EXTERNAL
     assert external.topology().carries_traffic(gw_ext) == (True, "")
 
 
@@ -813,7 +795,7 @@ def test_service_backend_port_is_matched_by_number_to_the_named_port() -> None:
         "app",
         "service-3",
         80,
-        RESOLVED,
+        ReferenceStatus.RESOLVED,
     )
     assert (ref.purpose, ref.path, ref.rule) == ("backend", "spec.rules[0].backendRefs[0]", 0)
     assert ref.port_section is not None and (ref.port_section.name, ref.port_section.path) == ("port-1", "spec.ports[0]")
@@ -823,7 +805,7 @@ def test_service_backend_port_is_matched_by_number_to_the_named_port() -> None:
 
 def test_service_backend_port_is_the_service_port_not_the_target_port() -> None:
     (ref,) = backend_refs(SERVICE_3 + route("[{name: gw}]", rules="[{backendRefs: [{name: service-3, port: 8080}]}]"))
-    assert ref.status == RESOLVED and ref.port_section is None and ref.has_port
+    assert ref.status == ReferenceStatus.RESOLVED and ref.port_section is None and ref.has_port
 
 
 def test_backend_without_port_is_recorded() -> None:
@@ -833,7 +815,7 @@ def test_backend_without_port_is_recorded() -> None:
 
 def test_missing_service_backend_is_not_found() -> None:
     (ref,) = backend_refs(route("[{name: gw}]", rules="[{backendRefs: [{name: nope, port: 80}]}]"))
-    assert ref.status == NOT_FOUND and ref.target is None
+    assert ref.status == ReferenceStatus.NOT_FOUND and ref.target is None
 
 
 def test_non_service_backends_resolve_when_present_and_are_opaque_otherwise() -> None:
@@ -846,9 +828,9 @@ spec: {targetPorts: [{number: 8000}], selector: {matchLabels: {app: vllm}}, endp
 """
     rules = "[{backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: pool}]}]"
     (present,) = backend_refs(pool + route("[{name: gw}]", rules=rules))
-    assert (present.status, present.target is not None, present.port_section) == (RESOLVED, True, None)
+    assert (present.status, present.target is not None, present.port_section) == (ReferenceStatus.RESOLVED, True, None)
     (absent,) = backend_refs(route("[{name: gw}]", rules=rules))
-    assert (absent.group, absent.kind, absent.status) == ("inference.networking.k8s.io", "InferencePool", OPAQUE)
+    assert (absent.group, absent.kind, absent.status) == ("inference.networking.k8s.io", "InferencePool", ReferenceStatus.OPAQUE)
 
 
 def test_mirror_and_backend_filters_are_references_too() -> None:
@@ -858,9 +840,9 @@ def test_mirror_and_backend_filters_are_references_too() -> None:
     )
     refs = backend_refs(SERVICE_3 + route("[{name: gw}]", rules=rules))
     assert [(r.purpose, r.path, r.status) for r in refs] == [
-        ("backend", "spec.rules[0].backendRefs[0]", RESOLVED),
-        ("mirror", "spec.rules[0].backendRefs[0].filters[0].requestMirror.backendRef", NOT_FOUND),
-        ("mirror", "spec.rules[0].filters[0].requestMirror.backendRef", RESOLVED),
+        ("backend", "spec.rules[0].backendRefs[0]", ReferenceStatus.RESOLVED),
+        ("mirror", "spec.rules[0].backendRefs[0].filters[0].requestMirror.backendRef", ReferenceStatus.NOT_FOUND),
+        ("mirror", "spec.rules[0].filters[0].requestMirror.backendRef", ReferenceStatus.RESOLVED),
     ]
 
 
@@ -869,12 +851,12 @@ def test_cross_namespace_backend_needs_a_grant_whether_or_not_it_exists() -> Non
     refs = backend_refs(SERVICE_3 + route("[{name: gw}]", ns="other", rules=rules), ns="other")
     # Status never reveals whether an un-granted target exists (#referencegrant).
     assert [(r.name, r.status, r.target) for r in refs] == [
-        ("service-3", REF_NOT_PERMITTED, None),
-        ("ghost", REF_NOT_PERMITTED, None),
+        ("service-3", ReferenceStatus.REF_NOT_PERMITTED, None),
+        ("ghost", ReferenceStatus.REF_NOT_PERMITTED, None),
     ]
     granted = SERVICE_3 + grant("app", "[{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: other}]", TO_SERVICE)
     refs = backend_refs(granted + route("[{name: gw}]", ns="other", rules=rules), ns="other")
-    assert [(r.name, r.status) for r in refs] == [("service-3", RESOLVED), ("ghost", NOT_FOUND)]
+    assert [(r.name, r.status) for r in refs] == [("service-3", ReferenceStatus.RESOLVED), ("ghost", ReferenceStatus.NOT_FOUND)]
     assert refs[0].grant is not None and refs[0].grant.permitted and refs[0].port_section is not None
 
 
@@ -896,15 +878,15 @@ def test_certificate_refs_check_grants_but_not_existence() -> None:
     index = index_of(CLASS + gateway(listeners, ns="infra"))
     refs = index.topology().refs_from(obj(index, GATEWAY_GROUP, "Gateway", "infra", "gw"))
     assert [(r.purpose, r.kind, r.namespace, r.name, r.status) for r in refs] == [
-        ("certificate", "Secret", "infra", "local", UNCHECKED),
-        ("certificate", "Secret", "certs", "wild", REF_NOT_PERMITTED),
+        ("certificate", "Secret", "infra", "local", ReferenceStatus.UNCHECKED),
+        ("certificate", "Secret", "certs", "wild", ReferenceStatus.REF_NOT_PERMITTED),
     ]
     granted = grant(
         "certs", "[{group: gateway.networking.k8s.io, kind: Gateway, namespace: infra}]", '[{group: "", kind: Secret}]'
     )
     index = index_of(CLASS + gateway(listeners, ns="infra") + granted)
     refs = index.topology().refs_from(obj(index, GATEWAY_GROUP, "Gateway", "infra", "gw"))
-    assert [r.status for r in refs] == [UNCHECKED, UNCHECKED]
+    assert [r.status for r in refs] == [ReferenceStatus.UNCHECKED, ReferenceStatus.UNCHECKED]
 
 
 def test_listener_set_certificates_need_a_grant_from_the_listener_set() -> None:
@@ -916,11 +898,11 @@ def test_listener_set_certificates_need_a_grant_from_the_listener_set() -> None:
     text = CLASS + gateway(HTTP_HTTPS, spec=allowed_listeners("{namespaces: {from: Same}}")) + ls + gw_grant
     index = index_of(text)
     (ref,) = index.topology().refs_from(obj(index, GATEWAY_GROUP, "ListenerSet", "app", "ls"))
-    assert ref.status == REF_NOT_PERMITTED
+    assert ref.status == ReferenceStatus.REF_NOT_PERMITTED
     ls_grant = gw_grant.replace("kind: Gateway, namespace: app", "kind: ListenerSet, namespace: app")
     index = index_of(text.replace(gw_grant, ls_grant))
     (ref,) = index.topology().refs_from(obj(index, GATEWAY_GROUP, "ListenerSet", "app", "ls"))
-    assert ref.status == UNCHECKED
+    assert ref.status == ReferenceStatus.UNCHECKED
 
 
 def test_name_label_mismatch_is_known_even_when_other_labels_are_not() -> None:
@@ -928,7 +910,7 @@ def test_name_label_mismatch_is_known_even_when_other_labels_are_not() -> None:
     # the namespace's name, and team-b != team-a: no namespace labels can make this selector match.
     listeners = selector_listener("{matchLabels: {kubernetes.io/metadata.name: team-a, tier: web}}")
     rejected = selector_setup("", route_ns="team-b", listeners=listeners)
-    assert (rejected.status, rejected.assumptions) == (NOT_ALLOWED_BY_LISTENERS, ())
+    assert (rejected.status, rejected.assumptions) == (Attachment.NOT_ALLOWED_BY_LISTENERS, ())
     undecided = selector_setup("", route_ns="team-a", listeners=listeners)
     assert undecided.status == Attachment.NAMESPACE_LABELS_UNKNOWN
     assert [str(u.selector) for u in undecided.unknown] == ["kubernetes.io/metadata.name in (team-a), tier in (web)"]

@@ -608,3 +608,26 @@ def test_diff_between_commits_names_the_crd_edit_by_its_commit(crd_repo: Path) -
         ("HEAD:crds/example.yaml", True, "changes crd crds/example.yaml"),
         ("HEAD:crds/more.yaml", False, "adds crd crds/more.yaml"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "message"),
+    [
+        # TLSRoute v1alpha2 is refused by every standard channel and served by the experimental one.
+        ("channel: standard\n", "channel: experimental\n", "changes `channel` from standard to experimental"),
+        ("channel: standard\n", "", "changes `channel` from standard to unset"),
+        ("", "implementations: [envoy-gateway@v1.7]\n", "changes `implementations` from unset to [envoy-gateway@v1.7]"),
+        ("gateway-api-version: v1.6.1\n", "gateway-api-version: v1.3.0\n", "changes `gateway-api-version` from v1.6.1 to v1.3.0"),
+    ],
+)
+@pytest.mark.slow
+def test_a_change_of_the_cluster_description_loosens_the_gate(repo: Path, before: str, after: str, message: str) -> None:
+    (repo / ".policylint.yaml").write_text("# gate\nfail-on: error\n" + before)
+    git(repo, "commit", "-qam", "cluster", "--allow-empty")
+    code, gate = _gate_of_diff(repo, "# gate\nfail-on: error\n" + after)
+    [change] = gate["changes"]  # type: ignore[index]
+    assert change["loosens"] is True
+    assert change["message"] == (
+        f"{message}: the schema rules judge objects against the cluster it describes, which may accept what the base's refused"
+    )
+    assert code == 1

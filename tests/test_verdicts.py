@@ -25,13 +25,20 @@ GATEWAY: Any = ("gateway", ObjectKey("gateway.networking.k8s.io", "Gateway", "in
 ROUTE: Any = ("route", ObjectKey("gateway.networking.k8s.io", "HTTPRoute", "app", "r"), None)
 
 
+class _Object:
+    """A policy's object as the verdicts read it: its creationTimestamp, keyed by identity as K8sObject is."""
+
+    def __init__(self, created: datetime) -> None:
+        self.creation_timestamp = created
+
+
 def facet(name: str, node: Any, role: Role, atomicity: Atomicity = Atomicity.PATCH, *, created: int = 1) -> Facet:
-    obj = SimpleNamespace(creation_timestamp=datetime(2026, 1, created, tzinfo=timezone.utc))
+    obj = _Object(datetime(2026, 1, created, tzinfo=timezone.utc))
     policy: Any = SimpleNamespace(key=ObjectKey("example.io", "ColorPolicy", "ns", name), obj=obj)
     return Facet(policy, node, role, atomicity, tag({"color": name}, None), "spec.defaults")
 
 
-def context(*stack: Facet, conflicts: dict[int, tuple[Facet, str]] | None = None) -> Context:
+def context(*stack: Facet, conflicts: dict[Facet, tuple[Facet, str]] | None = None) -> Context:
     result = FoldResult(None, {}, {}, conflicts or {})
     profile: Any = None
     return Context(profile, (GATEWAY, ROUTE), stack, result)
@@ -83,7 +90,7 @@ def test_across_levels(winner_role: Role, winner_node: Any, loser_role: Role, lo
 
 def test_a_conflict_is_reported_with_the_folds_account() -> None:
     a, b = facet("a", ROUTE, Role.NONE, created=1), facet("b", ROUTE, Role.NONE, created=2)
-    why = why_won(context(a, b, conflicts={id(b): (a, "ns/a is older")}), a, b)
+    why = why_won(context(a, b, conflicts={b: (a, "ns/a is older")}), a, b)
     assert why.reason is Won.CONFLICT
     assert won_text(why) == "conflict, strategy None: ns/a is older"
 

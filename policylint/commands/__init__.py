@@ -10,7 +10,6 @@ This module stays light (click only): every command imports what it needs when i
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 
 import click
 
@@ -40,10 +39,6 @@ def warning(message: str) -> None:
     from policylint.textsafe import MAX_MESSAGE, escape
 
     click.echo(f"policylint: warning: {escape(message, MAX_MESSAGE)}", err=True)
-
-
-def split_codes(values: Sequence[str]) -> tuple[str, ...]:
-    return tuple(c.strip() for v in values for c in v.split(",") if c.strip())
 
 
 def use_color(choice: str, stream: object) -> bool:

@@ -146,6 +146,8 @@ def run_profiles(profile_paths: Sequence[str] = ()) -> int:
         # strings are input too.
         cells = [escape(c) for c in (f"{p.group}/{p.kind}", p.policy_class, p.boilerplate, p.merge.default)]
         rows.append((cells, escape(f"[{fields}] -> {kinds}  ({p.project})")))
+    # A header row names the columns (as `kubectl get` does), and is measured with them.
+    rows.insert(0, (["KIND", "CLASS", "BOILERPLATE", "MERGE"], "[TARGET FIELDS] -> TARGET KINDS  (PROJECT)"))
     # Each column as wide as its widest cell, over built-in and --profile kinds alike.
     widths = [max((len(cells[i]) for cells, _ in rows), default=0) for i in range(4)]
     for cells, rest in rows:

@@ -21,7 +21,7 @@ measure: the PATHs are checked whole, against the repository, and every finding 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -67,10 +67,44 @@ class Measured:
     change: ChangeSet | None  # None: nothing staged, the PATHs are checked whole
     base: str | None  # the commit (or, before the first commit, the empty tree) measured from
     base_name: str  # how messages name the base: `HEAD`, the BASE given, or a commit id
+    # The commit whose tree is the change's side (a pushed commit), read from git objects; None:
+    # the working tree, or the index with `--staged`.
+    head: str | None = None
+    # With no change to measure (`change` None): why the PATHs are checked whole.
+    whole: str = "nothing is staged"
+    # The changed files under the PATHs (the change considered), and outside them (not considered).
+    considered: int = 0
+    elsewhere: int = 0
 
 
 def _under(path: str, roots: Sequence[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+ZERO = "0" * 40  # git's name for "no commit" in a push
+
+
+@frozen(slots=False)
+class Pushed:
+    """What pre-commit tells a pre-push hook of the push (pre-commit's commands/hook_impl.py,
+    `_pre_push_ns`, and commands/run.py): PRE_COMMIT_FROM_REF, the remote's commit of the branch,
+    or on a new branch the parent of its first commit the remote does not have; and
+    PRE_COMMIT_TO_REF, the commit pushed. Neither, with PRE_COMMIT_REMOTE_NAME set: the push holds
+    the branch's root commit, and there is nothing it is measured from."""
+
+    base: str | None
+    head: str | None
+
+
+def pushed(environ: Mapping[str, str] | None = None) -> Pushed | None:
+    """The push a pre-push hook runs for, None outside one."""
+    env = os.environ if environ is None else environ
+    base, head = env.get("PRE_COMMIT_FROM_REF"), env.get("PRE_COMMIT_TO_REF")
+    if base and head and base != ZERO:
+        return Pushed(base, head)
+    if env.get("PRE_COMMIT_REMOTE_NAME"):
+        return Pushed(None, None)
+    return None
 
 
 def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str) -> Measured:
@@ -86,7 +120,18 @@ def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str
         if path != "-" and os.path.relpath(os.path.abspath(path), root).startswith(os.pardir):
             raise git.GitError(f"{path} is outside the git repository at {root}")
     context = os.path.relpath(root)
-    if staged and base is None:
+    push = pushed() if not staged and base is None else None
+    head: str | None = None
+    if push is not None and push.base is None:
+        # A new root branch: no commit it is measured from, everything pushed is the change.
+        return Measured(root, context, None, None, "", whole="the push holds the branch's root commit: there is no base")
+    if push is not None and push.base is not None and push.head is not None:
+        import click
+
+        commit, head = git.resolve_base(push.base, root), git.resolve_base(push.head, root, what="pushed commit")
+        name = commit[:12]
+        click.echo(f"policylint: --diff compares the pushed commit {head[:12]} with {name} (pre-push)", err=True)
+    elif staged and base is None:
         commit = git.head_or_empty_tree(root)
         name = "HEAD" if git.has_commit(root) else "the empty tree"  # before the first commit
     elif base is None:
@@ -101,10 +146,11 @@ def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str
     else:
         commit = git.resolve_base(base, root)
         name = base
-    changed = git.changes(commit, root, staged=staged)
+    changed = git.changes(commit, root, staged=staged, head=head)
     if staged and base is None and not changed:
         return Measured(root, context, None, None, name)
     roots = [os.path.abspath(p) for p in paths if p != "-"]
+    elsewhere = sum(1 for c in changed if not any(p is not None and _under(os.path.join(root, p), roots) for p in (c.old, c.new)))
     files = frozenset(
         os.path.join(root, c.new) for c in changed if c.new is not None and _under(os.path.join(root, c.new), roots)
     )
@@ -115,18 +161,18 @@ def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str
     ]
     blobs = git.read_blobs([blob for _, blob in old], root)
     before = keys_before([(path, blob) for (path, _), blob in zip(old, blobs) if blob is not None], namespace)
-    return Measured(root, context, ChangeSet(files, before), commit, name)
+    return Measured(root, context, ChangeSet(files, before), commit, name, head, "", len(changed) - elsewhere, elsewhere)
 
 
-def introduced(request: LintRequest, result: LintResult, measured: Measured) -> frozenset[str]:
-    """The fingerprints of `result`'s findings that the base does not have: the base read from git
+def introduced(request: LintRequest, findings: Sequence[Finding], measured: Measured) -> frozenset[str]:
+    """The fingerprints of `findings` (a run's) that the base does not have: the base read from git
     objects and linted with `request`'s configuration (rules, severities, suppressions, loading
     options), so that only the change differs between the two runs; its findings are read back
     when an earlier run kept them, else worked out in the part of the base they can depend on."""
     from policylint.input.commit import commit_sources
     from policylint.pipeline import lint
 
-    if not result.findings or measured.base is None:
+    if not findings or measured.base is None:
         return frozenset()  # nothing to tell apart: the base need not be read
     sources = commit_sources(measured.base, measured.root, [measured.root], request.walk, request.helm_templates)
     whole = replace(
@@ -151,10 +197,14 @@ def introduced(request: LintRequest, result: LintResult, measured: Measured) -> 
         # the same objects and files are all that is needed, and they are a whole run's when the
         # analysis covers everything they can depend on (policylint.semantics.components).
         part = (
-            frozenset(f.file for f in result.findings if f.object is None),
-            frozenset(f.object for f in result.findings if f.object is not None),
+            frozenset(f.file for f in findings if f.object is None),
+            frozenset(f.object for f in findings if f.object is not None),
         )
         before = kept.recall(part)
+        if before is None:
+            # What the staged side of the run that checked the base found about its part, when
+            # the part it analysed covers this one (the hook's next commit).
+            before = kept.recall_members(part)
         if before is None:
             linted = lint(whole, part=part)
             before = frozenset(
@@ -162,7 +212,7 @@ def introduced(request: LintRequest, result: LintResult, measured: Measured) -> 
             )
             if not linted.internal_error:  # a failure inside the run is not kept as what the base finds
                 kept.remember(part, before)
-    return frozenset(f.fingerprint for f in result.findings if f.fingerprint not in before)
+    return frozenset(f.fingerprint for f in findings if f.fingerprint not in before)
 
 
 class _Kept:
@@ -193,12 +243,39 @@ class _Kept:
         entry = self._entry(part)
         return memo.recall(self.cache, entry) if entry is not None and self.cache is not None else None
 
+    def recall_members(self, part: Part) -> frozenset[str] | None:
+        """The fingerprints a scoped run over these files kept, if its part covers `part`."""
+        from policylint.incremental import memo
+
+        if self.cache is None:
+            return None
+        entry = memo.key(self.cache, self.request, self.files, members=True)
+        return memo.recall_members(self.cache, entry, part) if entry is not None else None
+
     def remember(self, part: Part, fingerprints: frozenset[str]) -> None:
         from policylint.incremental import memo
 
         entry = self._entry(part)
         if entry is not None and self.cache is not None:
             memo.remember(self.cache, entry, fingerprints)
+
+
+def classify(request: LintRequest, result: LintResult, measured: Measured) -> None:
+    """Which findings the change introduces, and the report of a change: every finding it
+    introduces, wherever it is (nothing else changed between the two runs, so each is caused by
+    the change: a renamed listener's PL407 in the changed file and the PL413 it brings on a
+    policy two files away alike), and the pre-existing findings in its scope. When part of the
+    change lies outside the PATHs, that part is not considered, and a finding outside the scope
+    cannot be told to come from the part that is: only the findings in scope are reported."""
+    from policylint.findings import Finding
+
+    result.base = measured.base_name
+    result.change_files = (measured.considered, measured.elsewhere)
+    knock_on = result.beyond_scope if measured.elsewhere == 0 else []
+    result.introduced = introduced(request, [*result.findings, *knock_on], measured)
+    caused = [f for f in knock_on if f.fingerprint in result.introduced]
+    if caused:
+        result.findings = sorted([*result.findings, *caused], key=Finding.sort_key)
 
 
 def gating(result: LintResult, gate: str) -> list[Finding]:

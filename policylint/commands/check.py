@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error, errors, split_codes, use_color, warning
+from policylint.commands import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error, errors, use_color, warning
+from policylint.rulecodes import split_codes
 from policylint.settings import EXPLAIN, GRAPH, Settings, from_keys, from_values, takes
 from policylint.values import frozen
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from policylint.findings import Severity
     from policylint.input.gitref import TreeRef
     from policylint.input.ignore import WalkFilter
-    from policylint.input.sources import Skipped
+    from policylint.input.sources import Skipped, Source
     from policylint.k8s.external import ExternalObjects
     from policylint.pipeline import LintRequest, LintResult
     from policylint.rules.engine import Selection
@@ -119,6 +120,9 @@ def run_check(settings: Settings, configured: Configured | None = None) -> int:
     except (GitError, BaselineError) as exc:
         error(exc)
         return EXIT_USAGE
+    sources = _pushed_sources(measured, configured, settings.helm_templates, fixing=fixing)
+    if isinstance(sources, int):
+        return sources
     fmt = resolve_format(settings.fmt)
     formats = [REPORTERS[f] for f in (fmt, *(f for f, _ in files))]
     request = LintRequest(
@@ -127,6 +131,7 @@ def run_check(settings: Settings, configured: Configured | None = None) -> int:
         follow_outside_links=settings.follow_outside_links,
         paths=paths,
         context_paths=context_paths,
+        sources=sources,
         change=change,
         staged=settings.staged,
         complete=settings.complete,
@@ -141,7 +146,7 @@ def run_check(settings: Settings, configured: Configured | None = None) -> int:
         selection=selection,
         synthetic_rule_names=settings.synthetic_rule_names,
         external=external_objects,
-        cache_dir=cache_dir(settings.cache, settings.cache_dir),
+        cache_dir=cache_directory(settings.cache, settings.cache_dir),
         jobs=settings.jobs,
         max_affected=settings.max_affected,
         baseline=baseline,
@@ -171,19 +176,21 @@ def run_check(settings: Settings, configured: Configured | None = None) -> int:
             result = lint(request)
         if measured is not None:
             _classify(request, result, measured)
+        diff_base, head = _gate_sides(settings, measured)
         result.gate = gate_report(
             trust,
             baseline=baseline,
             baseline_entries=baseline_entries,
-            diff_base=settings.diff_base,
+            diff_base=diff_base,
             staged=settings.staged,
+            head=head,
             gate_base=settings.gate_base,
         )
     except (SourceError, ProfileError, RuleOptionError, BaselineError, GitError) as exc:
         error(exc)
         return EXIT_USAGE
     _say_what_happened(result)
-    written = _render(result, fmt, settings.color, files, threshold)
+    written = _render(result, fmt, settings.color, files, threshold, settings.gate)
     if result.internal_error or not written:
         return EXIT_USAGE
     if settings.exit_zero:
@@ -193,6 +200,36 @@ def run_check(settings: Settings, configured: Configured | None = None) -> int:
     from policylint.commands.change import gating
 
     return EXIT_FINDINGS if any(f.severity >= threshold for f in gating(result, settings.gate)) else EXIT_OK
+
+
+def _pushed_sources(
+    measured: Measured | None, configured: Configured, helm_templates: bool, *, fixing: bool
+) -> list[Source] | int | None:
+    """The files of the commit a push sends, for a pre-push hook's run (None: the working tree's
+    files are read), or EXIT_USAGE after saying why they cannot be."""
+    if measured is None or measured.head is None:
+        return None
+    if fixing:
+        error("--fix and --diff-fix edit files on disk: not the commit a push sends")
+        return EXIT_USAGE
+    # A pre-push hook lints the commit pushed, not the working tree (which may hold other work).
+    from policylint.input.commit import commit_sources
+    from policylint.input.git import GitError
+
+    try:
+        return commit_sources(measured.head, measured.root, [measured.root], configured.walk, helm_templates, located=True)
+    except GitError as exc:
+        error(exc)
+        return EXIT_USAGE
+
+
+def _gate_sides(settings: Settings, measured: Measured | None) -> tuple[str | None, str | None]:
+    """The base and the head the trust gate compares the configuration and the baseline at."""
+    if measured is not None and not settings.staged and settings.diff_base == "":
+        # A pre-push hook's push: the configuration and the baseline of the commit pushed
+        # against the base's; none on a root commit's push, which has no base.
+        return (measured.base_name if measured.base is not None else None), measured.head
+    return settings.diff_base, None
 
 
 def _measure(paths: Sequence[str], diff_base: str | None, staged: bool, namespace: str) -> Measured | int:
@@ -209,17 +246,16 @@ def _measure(paths: Sequence[str], diff_base: str | None, staged: bool, namespac
     if measured.change is None:
         # `pre-commit run --all-files` in CI lands here: no change to measure, so nothing is let
         # through as pre-existing.
-        click.echo("policylint: info: nothing is staged: the PATHs are checked whole, every finding counts", err=True)
+        click.echo(f"policylint: info: {measured.whole}: the PATHs are checked whole, every finding counts", err=True)
     return measured
 
 
 def _classify(request: LintRequest, result: LintResult, measured: Measured) -> None:
     """Which of `result`'s findings the change introduces: the base is linted too."""
-    from policylint.commands.change import introduced
+    from policylint.commands.change import classify
 
     if measured.base is not None:
-        result.introduced = introduced(request, result, measured)
-        result.base = measured.base_name
+        classify(request, result, measured)
 
 
 def _baseline_at_ref(ref: str | None, baseline: str | None) -> list[Entry] | None:
@@ -318,14 +354,16 @@ def parse_outputs(values: Sequence[str]) -> list[tuple[str, str]] | None:
     return out
 
 
-def _render(result: LintResult, fmt: str, color: str, files: Sequence[tuple[str, str]], fail_on: Severity) -> bool:
+def _render(result: LintResult, fmt: str, color: str, files: Sequence[tuple[str, str]], fail_on: Severity, gate: str) -> bool:
     """The report on standard output, each output file, the summary line on standard error.
     False when a file could not be written (said on standard error)."""
     from policylint.reporters import environment_options, streamer
     from policylint.reporters.text import summary
 
     colored = fmt == "text" and use_color(color, sys.stdout)
-    options = environment_options(outputs=tuple(files), fail_on=fail_on)
+    from policylint.commands.change import ALL
+
+    options = environment_options(outputs=tuple(files), fail_on=fail_on, gate_all=gate == ALL)
     # color=True keeps the escape codes click would strip when stdout is not a terminal.
     _write(streamer(fmt, replace(options, color=colored))(result), colored)
     ok = True
@@ -405,13 +443,15 @@ def _say_skipped(skipped: Sequence[Skipped]) -> None:
         counts[item.category] = counts.get(item.category, 0) + 1
     words = {
         nonmanifest.KUSTOMIZE: ("Kustomize file", None),
+        nonmanifest.KUSTOMIZE_PATCH: ("Kustomize patch", "Kustomize patches"),
         nonmanifest.HELM: ("Helm chart file or directory", "Helm chart files or directories"),
         nonmanifest.TOOL: ("tool configuration file", None),
+        nonmanifest.DATA: ("JSON file that is no Kubernetes object", "JSON files that are no Kubernetes objects"),
     }
     parts = [plural(counts[c], *words[c]) for c in words if counts.get(c)]
     render = (
         "; lint what `kustomize build` or `helm template` outputs"
-        if counts.get(nonmanifest.KUSTOMIZE) or counts.get(nonmanifest.HELM)
+        if counts.get(nonmanifest.KUSTOMIZE) or counts.get(nonmanifest.KUSTOMIZE_PATCH) or counts.get(nonmanifest.HELM)
         else ""
     )
     click.echo(f"policylint: info: not manifests, skipped: {escape(', '.join(parts))}{render}", err=True)
@@ -601,7 +641,9 @@ def _misuse(settings: Settings) -> str | None:
     return None
 
 
-def cache_dir(enabled: bool, directory: str | None) -> str | None:
+def cache_directory(enabled: bool, directory: str | None) -> str | None:
+    """The parse cache's directory for `--cache`/`--no-cache` and `--cache-dir` (None: no cache);
+    the editor's server reads the same settings."""
     if not enabled:
         return None
     from policylint.input.cache import ENV_DIR, default_directory

@@ -55,7 +55,7 @@ def parse_gateway_api(
     after saying what is not known (a usage error)."""
     from policylint.k8s.cluster import Declared, bundled_release
     from policylint.k8s.schemas import CHANNELS, GATEWAY_API_VERSIONS
-    from policylint.profiles.registry import installers
+    from policylint.profiles.implementations import installers
 
     sources = sources or {}
     if channel is not None and channel not in CHANNELS:

@@ -58,9 +58,9 @@ def _status(entry: Mapping[str, Any] | None) -> list[dict[str, Any]] | None:
     return [
         {
             "ref": t["ref"],
-            "accepted": str(t["accepted"]),
-            "detail": str(t["detail"]),
-            "enforcement": str(t["enforcement"]) if t["enforcement"] is not None else None,
+            "accepted": t["accepted"],
+            "detail": t["detail"],
+            "enforcement": t["enforcement"],
         }
         for t in entry["targets"]
     ]

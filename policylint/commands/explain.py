@@ -27,17 +27,7 @@ from policylint.input.positions import format_path, join
 from policylint.k8s.names import did_you_mean, ns_name
 from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.policy_report import target_ref
-from policylint.semantics.effective.facets import (
-    CONFLICTED,
-    ENFORCED,
-    OVERRIDDEN,
-    PARTIALLY_ENFORCED,
-    RANK,
-    Context,
-    Facet,
-    NodeKey,
-    TargetStatus,
-)
+from policylint.semantics.effective.facets import RANK, Context, Facet, NodeKey, TargetStatus
 from policylint.semantics.effective.fold import order_sensitivity, order_stack
 from policylint.semantics.effective.merge import Tagged, leaves
 from policylint.semantics.effective.simulation import Simulation, combined_status
@@ -259,7 +249,7 @@ class Describer:
             "policy": self.policy_ref(facet.policy),
             "name": facet.name,
             "node": self.node(facet.node),
-            "role": facet.role,
+            "role": facet.role.label,
             "strategy": facet.strategy_label(),
             "field": join(facet.path, *key) if key else facet.path,
         }
@@ -357,7 +347,7 @@ def lost_text(why: WhyLost, loser: Facet) -> str:
 
 def _value_entries(ctx: Context, describe: Describer) -> list[dict[str, Any]]:
     result, stack = ctx.result, ctx.stack
-    offered = {id(f): [p for p, _ in leaves(f.tree)] for f in stack}
+    offered = {f: [p for p, _ in leaves(f.tree)] for f in stack}
     out = []
     for key, leaf in sorted(leaves(result.tree), key=lambda item: item[0]):
         source = leaf.source if isinstance(leaf.source, Facet) else None
@@ -365,7 +355,7 @@ def _value_entries(ctx: Context, describe: Describer) -> list[dict[str, Any]]:
         over = []
         if source is not None:
             for other in stack:
-                if other.policy is source.policy or not any(_overlaps(key, p) for p in offered[id(other)]):
+                if other.policy is source.policy or not any(_overlaps(key, p) for p in offered[other]):
                     continue
                 if any(other is co for co in merged_from):
                     continue  # its items are in the value (a list merged item by item)
@@ -390,9 +380,9 @@ def _value_entries(ctx: Context, describe: Describer) -> list[dict[str, Any]]:
 def _policy_entries(ctx: Context, describe: Describer) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """(policies that affect the context, policies shadowed entirely, values set but not applied)."""
     result, stack = ctx.result, ctx.stack
-    by_policy: dict[int, list[Facet]] = {}
+    by_policy: dict[K8sObject, list[Facet]] = {}
     for facet in stack:
-        by_policy.setdefault(id(facet.policy.obj), []).append(facet)
+        by_policy.setdefault(facet.policy.obj, []).append(facet)
     by_name: dict[str, list[Facet]] = defaultdict(list)
     for facet in stack:
         by_name[facet.name].append(facet)
@@ -402,22 +392,22 @@ def _policy_entries(ctx: Context, describe: Describer) -> tuple[list[dict[str, A
     not_applied: list[dict[str, Any]] = []
     for facets in by_policy.values():
         first = facets[0]
-        status = combined_status([result.status[id(f)] for f in facets])
-        beaten = sorted({n for f in facets for n in result.beaten_by.get(id(f), ())})
+        status = combined_status([result.status[f] for f in facets])
+        beaten = sorted({n for f in facets for n in result.beaten_by.get(f, ())})
         entry: dict[str, Any] = {
             "policy": describe.policy_ref(first.policy),
             "name": first.name,
             "node": describe.node(first.node),
             "strategies": [f.strategy_label() for f in facets],
-            "status": status,
+            "status": status.label,
             "beatenBy": beaten,
             "reason": None,
         }
-        if status in (ENFORCED, PARTIALLY_ENFORCED):
+        if status in (Enforcement.ENFORCED, Enforcement.PARTIALLY_ENFORCED):
             affecting.append(entry)
         else:
-            conflict = next((result.conflicts[id(f)] for f in facets if id(f) in result.conflicts), None)
-            if status == CONFLICTED and conflict is not None:
+            conflict = next((result.conflicts[f] for f in facets if f in result.conflicts), None)
+            if status == Enforcement.CONFLICTED and conflict is not None:
                 entry["reason"] = f"conflicts with {conflict[0].name} on the same target, strategy None: {conflict[1]}"
             else:
                 entry["reason"] = lost_text(why_lost(ctx, facets[0], [w for n in beaten for w in by_name.get(n, ())]), facets[0])
@@ -427,9 +417,9 @@ def _policy_entries(ctx: Context, describe: Describer) -> tuple[list[dict[str, A
             shadowed.append(entry)
             continue
         for facet in facets:
-            if result.status[id(facet)] not in (PARTIALLY_ENFORCED, OVERRIDDEN):
+            if result.status[facet] not in (Enforcement.PARTIALLY_ENFORCED, Enforcement.OVERRIDDEN):
                 continue
-            winners = [w for n in sorted(result.beaten_by.get(id(facet), ())) for w in by_name.get(n, ())]
+            winners = [w for n in sorted(result.beaten_by.get(facet, ())) for w in by_name.get(n, ())]
             for key, leaf in leaves(facet.tree):
                 if any(_overlaps(key, k) for k in result_keys):
                     continue  # shown under that value, as "over"
@@ -532,9 +522,9 @@ def explain_target(project: Project, found: Found, limit: int = DEFAULT_LIMIT) -
     for gk in sorted(by_kind):
         contexts = sorted(by_kind[gk], key=lambda c: _path_sort(c.path))
         profile = contexts[0].profile
-        groups: dict[tuple[int, ...], list[Context]] = {}
+        groups: dict[tuple[Facet, ...], list[Context]] = {}
         for ctx in contexts:
-            groups.setdefault(tuple(map(id, ctx.stack)), []).append(ctx)
+            groups.setdefault(tuple(ctx.stack), []).append(ctx)
         results = []
         for members in groups.values():
             ctx = members[0]
@@ -608,8 +598,8 @@ def explain_policy(project: Project, found: Found, policy: Policy, limit: int = 
             if facet.policy is policy:
                 mine[facet.node].append(facet)
         for facet_node, facets in mine.items():
-            status = combined_status([ctx.result.status[id(f)] for f in facets])
-            beaten = sorted({n for f in facets for n in ctx.result.beaten_by.get(id(f), ())})
+            status = combined_status([ctx.result.status[f] for f in facets])
+            beaten = sorted({n for f in facets for n in ctx.result.beaten_by.get(f, ())})
             per_node[facet_node].append((ctx, status, beaten))
     targets = []
     seen_nodes: set[NodeKey] = set()
@@ -624,7 +614,7 @@ def explain_policy(project: Project, found: Found, policy: Policy, limit: int = 
         items = per_node.get(node, []) if first and node is not None else []
         targets.append(_policy_target(describe, policy, res, node, through, items, limit))
     profile = policy.profile
-    strategies = list(dict.fromkeys(f.strategy_label() for f in base.facets.get(id(policy.obj), [])))
+    strategies = list(dict.fromkeys(f.strategy_label() for f in base.facets.get(policy.obj, [])))
     return {
         "schemaVersion": SCHEMA_VERSION,
         "tool": {"name": "policylint", "version": __version__},
@@ -681,7 +671,7 @@ def _policy_target(
     status = status or TargetStatus()
     reach: dict[str, set[Any]] = {k: set() for k in ("routes", "rules", "listeners", "gateways", "backends")}
     for ctx, state, _beaten in items:
-        if state in (ENFORCED, PARTIALLY_ENFORCED):
+        if state in (Enforcement.ENFORCED, Enforcement.PARTIALLY_ENFORCED):
             _tally(base, ctx.path, reach)
     accepted, message = base.accepted(policy, res)
     note = _no_context(base, policy, res, node, accepted) if node is not None and not items else None
@@ -689,11 +679,11 @@ def _policy_target(
     return {
         "ref": target_ref(res),
         "path": ref.path,
-        "detail": res.detail,
+        "detail": res.detail.label,
         "message": message,
         "node": describe.node(node) if node is not None else None,
-        "accepted": accepted,
-        "enforcement": status.enforcement if accepted is Accepted.ACCEPTED else None,
+        "accepted": accepted.label,
+        "enforcement": status.enforcement.label if accepted is Accepted.ACCEPTED and status.enforcement is not None else None,
         "beatenBy": sorted(status.beaten_by),
         "ancestors": sorted(str(k) for k in status.ancestors),
         "note": note,
@@ -705,7 +695,9 @@ def _policy_target(
             "conflicted": status.conflicted,
         },
         "affects": {"contexts": status.enforced + status.partial, **{k: len(v) for k, v in reach.items()}},
-        "contexts": [{**describe.context(ctx.path, True), "status": state, "beatenBy": beaten} for ctx, state, beaten in shown],
+        "contexts": [
+            {**describe.context(ctx.path, True), "status": state.label, "beatenBy": beaten} for ctx, state, beaten in shown
+        ],
         "omitted": omitted,
     }
 

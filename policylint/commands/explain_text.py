@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from policylint.k8s.names import ns_name, plural
-from policylint.semantics.effective.facets import CONFLICTED
 from policylint.textsafe import MAX_FIELD, defuse_lines, escape, json_dumps, json_text
+from policylint.vocabulary import Accepted
 
 # Text output shortens longer values; JSON holds them whole within a generous budget per
 # document (policylint.textsafe.Budget), past which a marker string says what was left out.
@@ -173,7 +173,9 @@ def _render_policy(policy: Mapping[str, Any], lines: list[str]) -> None:
         lines.append("")
         state = target["accepted"] + (f", {target['enforcement']}" if target["enforcement"] else "")
         lines.append(f"target {ref['kind']} {where}{section} ({target['path']}): {state}")
-        if target["accepted"] not in ("Accepted", CONFLICTED) or (target["detail"] not in ("Resolved", "SelectorMatch")):
+        if target["accepted"] not in (Accepted.ACCEPTED.label, Accepted.CONFLICTED.label) or (
+            target["detail"] not in ("Resolved", "SelectorMatch")
+        ):
             detail = f"{target['detail']}: {target['message']}" if target["message"] else target["detail"]
             lines.append(f"  {detail}")
         if target["beatenBy"]:

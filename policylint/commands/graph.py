@@ -37,7 +37,7 @@ from policylint.commands.graph_status import (
 from policylint.semantics.effective.facets import NodeKey
 from policylint.textsafe import MAX_FIELD, escape, mermaid_label
 from policylint.values import frozen, record
-from policylint.vocabulary import Resolved
+from policylint.vocabulary import Accepted, Resolved
 
 if TYPE_CHECKING:
     from policylint.k8s.objects import K8sObject
@@ -188,7 +188,7 @@ class _Builder:
         seen: set[NodeKey] = set()
         for gateway in self.topology.gateways():
             node: NodeKey = ("gateway", gateway.key, None)
-            ref = self.topology.class_refs.get(id(gateway))
+            ref = self.topology.class_refs.get(gateway)
             if ref is not None and ref.target is not None:
                 self.link(("gatewayclass", ref.target.key, None), node)
             self.walk(node, seen)
@@ -208,19 +208,25 @@ class _Builder:
     def build_broken(self) -> None:
         for broken in broken_parents(self.topology):
             route_id = self.ensure(("route", broken.route.key, None))
+            reason = broken.reason
             if broken.listener is not None:
                 src = self.ensure(("listener", broken.listener.owner.key, broken.listener.name))
             elif broken.parent is not None:
                 src = self.ensure((_LEVEL.get(broken.parent.kind, "gateway"), broken.parent.key, None))
+                section = broken.ref_label[4]
+                if section:
+                    # Drawn from the parent, not a listener: the label says which one the route named
+                    # (as a policy edge names its sectionName).
+                    reason = f"#{section}: {reason}"
             else:
                 group, kind, namespace, name, section = broken.ref_label
                 src = self.missing(group, kind, namespace, name, section, "not found")
-            self.graph.add_edge(GEdge(src, route_id, BROKEN, broken.reason))
+            self.graph.add_edge(GEdge(src, route_id, BROKEN, reason))
         for att in broken_listener_sets(self.topology):
             if att.gateway is not None:
                 src = self.ensure(("gateway", att.gateway.key, None))
                 dst = self.ensure(("listenerset", att.listener_set.key, None))
-                self.graph.add_edge(GEdge(src, dst, BROKEN, str(att.reason)))
+                self.graph.add_edge(GEdge(src, dst, BROKEN, att.reason.label))
         for route in sorted(self.topology.routes(), key=lambda r: r.key):
             for ref in refused_backends(self.topology, route):
                 src = self.ensure(self._rule_node(route, ref.rule))
@@ -277,13 +283,19 @@ class _Builder:
         section = f"#{ref.section_name}" if ref.section_name else ""
         if res.target is not None:
             # The object exists but the reference is not usable (section not found, no ReferenceGrant, ...).
-            detail = str(res.detail) if res.detail != Resolved.RESOLVED else ""
+            detail = res.detail.label if res.detail is not Resolved.RESOLVED else ""
             return self.ensure(object_node(self.project, res.target)), section, detail
         if ref.kind is None or ref.name is None:
             return None, "", ""
         namespace = res.namespace if res.namespace is not None else ref.namespace or policy.obj.namespace
-        reason = "external" if res.detail == Resolved.EXTERNAL else "not found" if res.status == "TargetNotFound" else res.detail
-        return self.missing(ref.group or "", ref.kind, namespace, ref.name, ref.section_name, str(reason)), "", ""
+        reason = (
+            "external"
+            if res.detail is Resolved.EXTERNAL
+            else "not found"
+            if res.status is Accepted.TARGET_NOT_FOUND
+            else res.detail.label
+        )
+        return self.missing(ref.group or "", ref.kind, namespace, ref.name, ref.section_name, reason), "", ""
 
 
 # -- focus -------------------------------------------------------------------------------------

@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from policylint.semantics.effective.facets import ENFORCED, OVERRIDDEN, PARTIALLY_ENFORCED
 from policylint.values import frozen
 from policylint.vocabulary import Accepted, Attachment, Enforcement, ReferenceStatus
 
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
     from policylint.semantics.resolution import TargetResolution
     from policylint.semantics.topology import Listener, ObjectRef, Topology
 
-_CLASS_OF = {ENFORCED: "enforced", PARTIALLY_ENFORCED: "partial", OVERRIDDEN: "overridden"}
+_CLASS_OF = {Enforcement.ENFORCED: "enforced", Enforcement.PARTIALLY_ENFORCED: "partial", Enforcement.OVERRIDDEN: "overridden"}
 
 
 @frozen
@@ -42,7 +41,7 @@ class TargetState:
     @property
     def text(self) -> str:
         """`explain`'s words: "Accepted, Enforced", "Invalid", "TargetNotFound"."""
-        return f"{self.accepted}, {self.enforcement}" if self.enforcement is not None else str(self.accepted)
+        return f"{self.accepted.label}, {self.enforcement.label}" if self.enforcement is not None else self.accepted.label
 
 
 def target_state(sim: Simulation, policy: Policy, res: TargetResolution) -> TargetState:
@@ -73,11 +72,11 @@ def policy_state(states: Sequence[TargetState]) -> PolicyState:
             return PolicyState("inert", "reaches no traffic")
         # Enforced on one target and overridden on another takes effect in part: as a policy with
         # two facets in one context is partially enforced there (docs/effective-policy.md#status).
-        enforcement = live.pop() if len(live) == 1 else PARTIALLY_ENFORCED
-        return PolicyState(_CLASS_OF[enforcement], str(enforcement))
+        enforcement = live.pop() if len(live) == 1 else Enforcement.PARTIALLY_ENFORCED
+        return PolicyState(_CLASS_OF[enforcement], enforcement.label)
     if accepted:
         return PolicyState("mixed", f"{len(accepted)} of {len(states)} targets accepted")
-    refusals = list(dict.fromkeys(str(s.accepted) for s in states))
+    refusals = list(dict.fromkeys(s.accepted.label for s in states))
     css = "conflicted" if all(s.accepted is Accepted.CONFLICTED for s in states) else "invalid"
     return PolicyState(css, ", ".join(refusals))
 
@@ -107,14 +106,16 @@ def broken_parents(topology: Topology) -> Iterator[BrokenParent]:
             if att.undecided:
                 # Neither attached nor refused: drawn from the parent with the reason, beside the
                 # listeners that refuse it for certain.
-                yield BrokenParent(route, att.parent, None, label, str(att.status))
+                yield BrokenParent(route, att.parent, None, label, att.status.label)
             if att.rejections:
                 # Each listener that refused the route, with the first of its checks that failed
                 # (docs/semantics.md#listener-admission).
                 for rejection in att.rejections:
-                    yield BrokenParent(route, att.parent, rejection.listener, label, f"{rejection.reason}: {rejection.check}")
+                    yield BrokenParent(
+                        route, att.parent, rejection.listener, label, f"{rejection.reason.label}: {rejection.check.label}"
+                    )
             elif not att.undecided:
-                yield BrokenParent(route, att.parent, None, label, str(att.status))
+                yield BrokenParent(route, att.parent, None, label, att.status.label)
 
 
 @frozen
@@ -144,5 +145,5 @@ def refused_backends(topology: Topology, route: K8sObject) -> Iterator[ObjectRef
 
 def backend_reason(ref: ObjectRef) -> str:
     if ref.status == ReferenceStatus.REF_NOT_PERMITTED:
-        return f"{ref.status}: no ReferenceGrant"  # Gateway API: a cross-namespace backendRef needs one
-    return f"Backend{ref.status}"  # the route condition's reason, BackendNotFound
+        return f"{ref.status.label}: no ReferenceGrant"  # Gateway API: a cross-namespace backendRef needs one
+    return f"Backend{ref.status.label}"  # the route condition's reason, BackendNotFound

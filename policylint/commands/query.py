@@ -38,6 +38,7 @@ def load_project_for_query(query: Query) -> Project | int:
         project = load_project(
             LintRequest(
                 paths=settings.paths or (".",),
+                context_paths=settings.context_paths,
                 read_stdin=lambda: sys.stdin.buffer.read(),
                 namespace=settings.namespace,
                 crd_paths=settings.crd_paths,

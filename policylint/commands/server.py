@@ -12,5 +12,8 @@ def run_server() -> int:
     except ImportError as exc:
         error(f"the language server needs pygls ({exc}): pip install 'policylint[server]'")
         return EXIT_USAGE
+    from policylint.stopping import stop_at_once
+
+    stop_at_once()  # SIGTERM from the editor or a supervisor ends the server (policylint.entry)
     serve()
     return EXIT_OK

@@ -175,6 +175,11 @@ def config_changes(
     out += options
     if options:
         loosened_keys.add("rules")
+    for key in _CLUSTER_KEYS:
+        if before.get(key) != after.get(key):
+            line = head.line((key,)) if head is not None and key in after else 1
+            out.append(GateChange(CONFIGURATION, True, label, line, _cluster_change(key, before.get(key), after.get(key))))
+            loosened_keys.add(key)
     for key in _READ_FILES:
         listed = _path_changes(key, before.get(key) or [], after.get(key) or [], head, label, removed)
         out += listed
@@ -186,6 +191,27 @@ def config_changes(
         line = head.line((key,)) if head is not None and key in after else 1
         out.append(GateChange(CONFIGURATION, False, label, line, f"changes `{key}`"))
     return out
+
+
+# The keys describing the cluster the schema rules judge objects against (policylint.k8s.cluster).
+# Any change of them can turn a refusal into acceptance: `channel: experimental` serves kinds and
+# fields the standard channel refuses, the standard channel lacks CEL rules and patterns of the
+# experimental one, a release accepts fields another refuses, and what no longer is declared is
+# judged against every plausible cluster, where what one accepts is a warning, not an error. So a
+# change of them loosens the gate, as a change of a CRD's validation does (README "Security").
+_CLUSTER_KEYS = ("gateway-api-version", "channel", "implementations")
+
+
+def _cluster_change(key: str, before: Any, after: Any) -> str:
+    def shown(value: Any) -> str:
+        if value is None:
+            return "unset"
+        return "[" + ", ".join(map(str, value)) + "]" if isinstance(value, list) else str(value)
+
+    return (
+        f"changes `{key}` from {shown(before)} to {shown(after)}: the schema rules judge objects against the cluster it"
+        " describes, which may accept what the base's refused"
+    )
 
 
 # The keys naming files that say what is checked: a profile can add or drop a policy kind's

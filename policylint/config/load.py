@@ -421,7 +421,7 @@ def _other_problems(loaded: LoadedConfig) -> list[Problem]:
     from policylint.k8s.cluster import bundled_release
     from policylint.k8s.external import ExternalObjects, ExternalPatternError
     from policylint.k8s.schemas import GATEWAY_API_VERSIONS
-    from policylint.profiles.registry import installers
+    from policylint.profiles.implementations import installers
     from policylint.reporters import AUTO, FORMATS
 
     config = loaded.config

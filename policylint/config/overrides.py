@@ -23,7 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from policylint.findings import Finding, Severity, code_prefix
+from policylint.findings import Finding, Severity
+from policylint.rulecodes import prefix_length
 from policylint.values import frozen
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ def severity_for(rule: type[Rule], entries: Sequence[tuple[str, str]]) -> str | 
     """The level the longest matching prefix gives `rule` (later entries win ties), or None."""
     best, level = -1, None
     for code, value in entries:
-        n = code_prefix(code, rule.id, rule.name)
+        n = prefix_length(code, rule.id, rule.name)
         if n >= 0 and n >= best:
             best, level = n, value
     return level

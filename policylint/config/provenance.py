@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from policylint.config.load import Loc, key_text
 from policylint.gate import Relaxation
 from policylint.k8s.names import plural
+from policylint.rulecodes import prefix_length
 
 if TYPE_CHECKING:
     from policylint.config.load import LoadedConfig
@@ -27,11 +28,9 @@ _LEVEL_RANK = {"info": 0, "warning": 1, "error": 2}
 
 def _deciding(code_entries: Sequence[tuple[str, Loc]], rule: type[Rule]) -> tuple[str, Loc] | None:
     """The entry whose code is the longest prefix of the rule's id or name (later wins ties)."""
-    from policylint.findings import code_prefix
-
     best, chosen = -1, None
     for code, loc in code_entries:
-        n = code_prefix(code, rule.id, rule.name)
+        n = prefix_length(code, rule.id, rule.name)
         if n >= 0 and n >= best:
             best, chosen = n, (code, loc)
     return chosen
@@ -93,7 +92,7 @@ def _selection(
         if rule.id in already_off or selection.enabled(rule):
             continue
         chosen = _deciding(ignore, rule)
-        selected = Selection._best([code for code, _ in select or ()], rule) if select else 0
+        selected = Selection.best([code for code, _ in select or ()], rule) if select else 0
         if chosen is not None and (selected < 0 or len(chosen[0].strip()) >= selected):
             by_ignore.setdefault(chosen[1], []).append(rule.id)
         else:

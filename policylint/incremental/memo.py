@@ -22,6 +22,9 @@ the scope reached everything) and nothing failed inside it; the differential tes
 (tests/test_incremental.py) checks, over random edit sequences, that the gate's verdicts with
 entries are those of runs without.
 
+A run whose analysis covered only a part (the staged side of a hook run) keeps what it found
+about that part instead, under another name (`remember_members`, below).
+
 An entry is JSON behind the cache's magic number and checksum (ParseCache.put), read back only
 if it is a list of fingerprints as the engine writes them: anything else is a miss, and the base
 is linted.
@@ -45,12 +48,14 @@ from policylint.input.cache import hash_sources
 
 if TYPE_CHECKING:
     from policylint.input.cache import ParseCache
+    from policylint.k8s.objects import ObjectKey
     from policylint.pipeline import LintRequest, Part
 
 # Bump when an entry's layout or meaning changes.
 FORMAT = 1
 _NAME = "whole-run findings"
 _PART_NAME = "findings of a part"
+_MEMBERS_NAME = "findings of the members of a scoped run"
 # The engine's fingerprints: hex of FINGERPRINT_BYTES (policylint.rules.engine).
 _FINGERPRINT = re.compile(r"[0-9a-f]{16,64}\Z")
 
@@ -214,7 +219,14 @@ def settings(request: LintRequest) -> bytes | None:
     return json.dumps(parts, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
-def key(cache: ParseCache, request: LintRequest, files: Sequence[tuple[str, str | None]], part: Part | None = None) -> str | None:
+def key(
+    cache: ParseCache,
+    request: LintRequest,
+    files: Sequence[tuple[str, str | None]],
+    part: Part | None = None,
+    *,
+    members: bool = False,
+) -> str | None:
     """The entry of a whole run of `request` over `files` ((name, parse-cache content key) in
     the run's order), or of the `part` of it a run analysed (`pipeline.lint(part=...)`); None
     when no entry may be kept: a file without a content key (standard input, which is never
@@ -231,7 +243,7 @@ def key(cache: ParseCache, request: LintRequest, files: Sequence[tuple[str, str 
     if part is not None:
         named, objects = part
         h.update(json.dumps([sorted(named), sorted(json.dumps(list(k)) for k in objects)], ensure_ascii=True).encode("ascii"))
-    return cache.named(_NAME if part is None else _PART_NAME, h.digest())
+    return cache.named(_MEMBERS_NAME if members else _NAME if part is None else _PART_NAME, h.digest())
 
 
 def recall(cache: ParseCache, entry: str) -> frozenset[str] | None:
@@ -259,3 +271,64 @@ def remember(cache: ParseCache, entry: str, fingerprints: Iterable[str]) -> None
         return  # not fingerprinted by the engine: nothing a later run could match
     payload = json.dumps({"format": FORMAT, "fingerprints": fingerprints}, separators=(",", ":")).encode("ascii")
     cache.put(entry, payload)
+
+
+# -- what a scoped run found about the part it analysed ------------------------------------------
+#
+# The staged side of the hook analyses only the part of the repository its change reaches
+# (policylint.semantics.components), so it cannot keep what the whole repository finds; but what
+# it finds about the members of that part is a whole run's, and the staged state is the next
+# commit's base. So it keeps, under the key of its files (`key(..., members=True)`), the
+# members, the files whose findings on no object it computed whole (every object of the file a
+# member, or none), and the fingerprints of those findings. The next commit's base side reads
+# them back when the findings it must match are all about those objects and files: a finding's
+# fingerprint names its object (or, on none, its file), so the fingerprints of more objects than
+# asked for tell the same.
+
+
+def remember_members(
+    cache: ParseCache, entry: str, members: Iterable[ObjectKey], files: Iterable[str], fingerprints: Iterable[str]
+) -> None:
+    """Keep what a scoped run found about its `members` and the `files` it covered whole."""
+    found = sorted(set(fingerprints))
+    if not all(_FINGERPRINT.match(f) for f in found):
+        return
+    rows = sorted(([k.group, k.kind, k.namespace, k.name] for k in members), key=_sort_key)
+    payload = {"format": FORMAT, "members": rows, "files": sorted(set(files)), "fingerprints": found}
+    cache.put(entry, json.dumps(payload, separators=(",", ":"), ensure_ascii=True).encode("ascii"))
+
+
+def recall_members(cache: ParseCache, entry: str, part: Part) -> frozenset[str] | None:
+    """The fingerprints kept under `entry` when they cover `part` (its objects among the
+    members, its files among those covered whole), else None: missing, corrupt, not what
+    `remember_members` writes, or about other objects."""
+    from policylint.k8s.objects import ObjectKey
+
+    payload = cache.payload(entry)
+    if payload is None:
+        return None
+    try:
+        decoded = json.loads(bytes(payload))
+    except Exception:
+        return None
+    if type(decoded) is not dict or decoded.get("format") != FORMAT:
+        return None
+    rows, files, found = decoded.get("members"), decoded.get("files"), decoded.get("fingerprints")
+    if not (type(rows) is list and type(files) is list and type(found) is list):
+        return None
+    if not all(type(f) is str and _FINGERPRINT.match(f) for f in found) or not all(type(f) is str for f in files):
+        return None
+    keys: set[ObjectKey] = set()
+    for row in rows:
+        if not (
+            type(row) is list
+            and len(row) == 4
+            and all(type(v) is str for v in (row[0], row[1], row[3]))
+            and (row[2] is None or type(row[2]) is str)
+        ):
+            return None
+        keys.add(ObjectKey(row[0], row[1], row[2], row[3]))
+    named, objects = part
+    if not (objects <= keys and named <= set(files)):
+        return None
+    return frozenset(found)

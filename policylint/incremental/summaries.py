@@ -209,8 +209,8 @@ def _remember_part(cache: ParseCache, entry: str, objects: Sequence[K8sObject], 
     if scoped is None:
         cache.put(entry, _dumps({"format": FORMAT, _WHOLE: True}))
         return
-    position = {id(obj): i for i, obj in enumerate(objects)}
-    kept = [position[id(obj)] for obj in scoped.objects]
+    position = {obj: i for i, obj in enumerate(objects)}
+    kept = [position[obj] for obj in scoped.objects]
     members = [i for i in kept if objects[i].key in scoped.members]
     # A key the analysed objects hold twice (a duplicate object) is a member at every position:
     # the part is read back as the same objects and the same member keys.

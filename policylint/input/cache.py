@@ -217,7 +217,7 @@ def _stamp() -> bytes:
     """Everything besides the bytes of a file that decides what loading it produces."""
     import yaml
 
-    from policylint.input import bounds, convert, document, load, prescan, reader, resolver, templates
+    from policylint.input import bounds, convert, document, load, placeholders, prescan, reader, resolver, templates
 
     try:
         libyaml = yaml._yaml.get_version_string()
@@ -228,8 +228,9 @@ def _stamp() -> bytes:
     # The loader's limits as they are now (an embedding program or a test may change them).
     h.update(repr((bounds.limits(), load.LOADER.__name__)).encode())
     # A development checkout changes the loader without changing the version: hash its sources,
-    # every module of it.
-    loader = (bounds, convert, document, load, prescan, reader, resolver, templates)
+    # every module of it, with the placeholders it reports (PL004) that are kept with each file's
+    # result.
+    loader = (bounds, convert, document, load, placeholders, prescan, reader, resolver, templates)
     hash_sources(h, (*(module.__file__ for module in loader), __file__))
     return h.digest()
 

@@ -12,15 +12,19 @@ if TYPE_CHECKING:
     from policylint.input.sources import Source
 
 
-def commit_sources(commit: str, root: str, paths: Sequence[str], walk: WalkFilter | None, helm_templates: bool) -> list[Source]:
+def commit_sources(
+    commit: str, root: str, paths: Sequence[str], walk: WalkFilter | None, helm_templates: bool, *, located: bool = False
+) -> list[Source]:
     """The manifest files of `commit` under `paths`, read from git objects, each named as the
-    working-tree discovery would name it (relative to the working directory)."""
+    working-tree discovery would name it (relative to the working directory). `located`: each
+    also says where it lies in the working tree (`fs_path`), as a staged file does, for the side
+    of a change whose files are matched by path (policylint.report_scope); never opened there."""
     from policylint.input import git, nonmanifest
     from policylint.input.sources import MANIFEST_SUFFIXES, Source, display_name
 
     roots = [os.path.abspath(p) for p in paths]
     exclude = walk.exclude_matcher() if walk is not None else None
-    chosen: list[tuple[str, str]] = []  # (display name, blob id)
+    chosen: list[tuple[str, str, str]] = []  # (display name, absolute path, blob id)
     for path, blob in git.tree_files(commit, root):
         absolute = os.path.join(root, path)
         if not path.endswith(MANIFEST_SUFFIXES) or not any(
@@ -33,9 +37,13 @@ def commit_sources(commit: str, root: str, paths: Sequence[str], walk: WalkFilte
             continue
         # Named as the walk names a file on disk (valid text for any bytes git holds), so that
         # both sides of a change name, and fingerprint, a file alike.
-        chosen.append((display_name(os.path.relpath(absolute)), blob))
-    blobs = git.read_blobs([blob for _, blob in chosen], root)
-    return [Source(display=display, content=blob, snapshot=True) for (display, _), blob in zip(chosen, blobs) if blob is not None]
+        chosen.append((display_name(os.path.relpath(absolute)), absolute, blob))
+    blobs = git.read_blobs([blob for _, _, blob in chosen], root)
+    return [
+        Source(display=display, fs_path=absolute if located else None, content=blob, snapshot=True)
+        for (display, absolute, _), blob in zip(chosen, blobs)
+        if blob is not None
+    ]
 
 
 def _excluded(matcher: Any, absolute: str, root: str) -> bool:

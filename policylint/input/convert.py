@@ -211,9 +211,9 @@ class Converter:
         # one string object per file, or per run when the caller shares `strings`, saves memory
         # (benchmarks/, docs/performance.md).
         self._strings: Shared = {} if strings is None else strings
-        self._memo: dict[int, Any] = {}
-        self._sizes: dict[int, tuple[int, int, int]] = {}
-        self._active: set[int] = set()
+        self._memo: dict[Node, Any] = {}
+        self._sizes: dict[Node, tuple[int, int, int]] = {}
+        self._active: set[Node] = set()
         self._alias_nodes = 0  # what aliases added to the documents converted so far
         self._alias_chars = 0
 
@@ -256,12 +256,12 @@ class Converter:
         stack: list[tuple[Node, bool]] = [(root, False)]
         while stack:
             node, done = stack.pop()
-            key = id(node)
+            key = node
             if done:
                 active.discard(key)
                 nodes, chars, depth = 1, 0, 0
                 for child in _children(node):
-                    n, c, d = sizes[id(child)]
+                    n, c, d = sizes[child]
                     nodes += n
                     chars += c
                     if d > depth:
@@ -282,9 +282,9 @@ class Converter:
             written_nodes += 1
             stack.append((node, True))
             for child in _children(node):
-                if id(child) not in sizes:
+                if child not in sizes:
                     stack.append((child, False))
-        return (*sizes[id(root)], written_nodes, written_chars)
+        return (*sizes[root], written_nodes, written_chars)
 
     def _share(self, text: str) -> str:
         # Interned, not only kept in the table: results that come back from `--jobs` workers
@@ -309,14 +309,14 @@ class Converter:
                 return self._strings.setdefault(value, value)
             return value
         if self.shared:
-            key = id(node)
+            key = node
             if key in self._memo:
                 return self._memo[key]
         if cls is SequenceNode:
             self.nodes += len(node.value)
             out_list = [self._convert(child) for child in node.value]
             if self.shared:
-                self._memo[id(node)] = out_list
+                self._memo[node] = out_list
             return out_list
         return self._mapping(node)
 
@@ -340,7 +340,7 @@ class Converter:
         if len(out) != len(pairs):
             self._report_duplicates(pairs)
         if self.shared:
-            self._memo[id(node)] = out
+            self._memo[node] = out
         return out
 
     def _report(self, node: Node, rule: str, message: str) -> None:

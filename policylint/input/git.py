@@ -188,9 +188,10 @@ def head_or_empty_tree(cwd: str) -> str:
     return _git(["hash-object", "-t", "tree", "--stdin"], cwd, input_bytes=b"").decode("ascii").strip()
 
 
-def changes(base: str, cwd: str, *, staged: bool) -> list[Change]:
-    """What changed from `base` (a commit or tree id) to the index (`staged`) or to the working tree,
-    renames detected; untracked files count as added when comparing with the working tree."""
+def changes(base: str, cwd: str, *, staged: bool, head: str | None = None) -> list[Change]:
+    """What changed from `base` (a commit or tree id) to the index (`staged`), to commit `head`, or
+    to the working tree, renames detected; untracked files count as added when comparing with the
+    working tree."""
     args = [
         "diff",
         "--raw",
@@ -201,13 +202,14 @@ def changes(base: str, cwd: str, *, staged: bool) -> list[Change]:
         "--no-textconv",
         "--no-abbrev",
         "--relative=",
-        *(["--cached"] if staged else []),
+        *(["--cached"] if staged and head is None else []),
         "--end-of-options",
         base,
+        *([head] if head is not None else []),
         "--",
     ]
     out = _parse_raw(_git(args, cwd))
-    if not staged:
+    if not staged and head is None:
         untracked = _git(["ls-files", "-z", "--others", "--exclude-standard"], cwd).split(b"\0")
         out.extend(Change("A", None, os.fsdecode(p)) for p in untracked if p)
     return out

@@ -49,7 +49,14 @@ from policylint.input.prescan import (
 from policylint.input.reader import NON_SPACE, decode, line_col, read_bytes
 from policylint.input.resolver import LOADER, PARSER_IS_C, node_tag
 from policylint.input.sources import Source
-from policylint.input.templates import BRACED, placeholder_issue, template_issue, unrendered, without_template_keys
+from policylint.input.templates import (
+    BRACED,
+    placeholder_fields,
+    placeholder_issue,
+    template_issue,
+    unrendered,
+    without_template_keys,
+)
 
 # The loader's public face: what callers import from here, wherever it is defined.
 __all__ = [
@@ -74,6 +81,7 @@ __all__ = [
     "load_sources",
     "node_tag",
     "parse_text",
+    "placeholder_fields",
     "printable",
     "read_bytes",
     "unrendered",
@@ -201,7 +209,9 @@ class _FileParse:
         # Kept only where a marker may be: `{{ }}` templates, or placeholders in names (`placeholder_issue`).
         text = self.text
         self.spans: list[tuple[int, int, Any]] | None = (
-            [] if "{{" in text or "${" in text or "$(" in text or "<" in text or BRACED.search(text) else None
+            []
+            if "{{" in text or "${" in text or "$(" in text or "<" in text or "PLACEHOLDER_" in text or BRACED.search(text)
+            else None
         )
         # The limit checks run on every chunk: after a syntax error parsing resumes at the next
         # `---`, and a document nested too deep for libyaml's recursive composer, or too big to

@@ -9,6 +9,8 @@ decision costs no parsing and is the same with and without the parse cache:
 - Kustomize: `kustomization.yaml`, `kustomization.yml` and `Kustomization`, the three names
   `kustomize build` reads (kubectl documentation, "Declarative Management of Kubernetes Objects
   Using Kustomize"). What `kustomize build` outputs is what to lint.
+- Kustomize patches: the files a kustomization names under `patches`, `patchesStrategicMerge`
+  or `patchesJson6902` (the one decision read from content: policylint.input.kustomize_patches).
 - Helm: in a directory holding `Chart.yaml` (a chart, Helm documentation "The Chart File
   Structure"): `Chart.yaml`, `values*.yaml`/`.yml`, `values.schema.json`, and the `templates/`
   directory, whose files are Go templates rather than YAML until `helm template` renders them
@@ -16,6 +18,13 @@ decision costs no parsing and is the same with and without the parse cache:
   manifests and is linted.
 - Tool configuration: GitHub Actions workflows (`.github/workflows/`), and the configuration
   files of common tools listed in `TOOL_FILES` (mkdocs, pre-commit, npm, TypeScript, ...).
+
+One kind of file is recognised by its content instead, once it is parsed: a `.json` file whose
+one value is not a Kubernetes object (no `apiVersion` and no `kind` at its top: a JWKS, a key,
+a dashboard). JSON is how data travels next to manifests (Envoy Gateway's examples keep
+`jwks.json` beside the policy that reads it), while a JSON manifest always names its kind.
+(`json_data_files`; a YAML document without them stays PL003, info: it is more often a manifest
+that lost its kind.)
 
 Skipped files are listed in the run's one-line summary of what was not linted
 (`policylint.commands.check`), never as findings.
@@ -26,10 +35,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+from collections.abc import Collection, Iterable
+from typing import Any
 
 KUSTOMIZE = "kustomize"
+KUSTOMIZE_PATCH = "kustomize-patch"  # a file a kustomization names as a patch (policylint.input.kustomize_patches)
 HELM = "helm"
 TOOL = "tool"
+DATA = "data"  # a .json file that is no Kubernetes object (`json_data_files`)
 
 KUSTOMIZE_FILES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 CHART_FILE = "Chart.yaml"
@@ -136,3 +149,18 @@ def classify_path(path: str, *, helm_templates: bool) -> str | None:
                 break
             current = parent
     return None
+
+
+def json_data_files(documents: Iterable[tuple[str, Any]], files_with_issues: Collection[str]) -> set[str]:
+    """The `.json` files, among those of `documents` ((file, parsed value) pairs), that hold one
+    value with neither `apiVersion` nor `kind` at its top, and that loading found nothing wrong
+    with (a file that is not valid JSON is PL003 or PL001 as before)."""
+    values: dict[str, list[Any]] = {}
+    for file, data in documents:
+        if file.lower().endswith(".json") and file not in files_with_issues:
+            values.setdefault(file, []).append(data)
+    return {
+        file
+        for file, found in values.items()
+        if len(found) == 1 and not (isinstance(found[0], dict) and ("apiVersion" in found[0] or "kind" in found[0]))
+    }

@@ -140,7 +140,7 @@ class _Roots:
 @frozen
 class Skipped:
     """A file (or a Helm chart's `templates/` directory) that is not a manifest and was not read
-    (policylint.input.nonmanifest): `category` is KUSTOMIZE, HELM or TOOL."""
+    (policylint.input.nonmanifest): `category` is KUSTOMIZE, KUSTOMIZE_PATCH, HELM or TOOL."""
 
     display: str
     category: str
@@ -439,6 +439,20 @@ def _stat_root(raw: str, path: str, name: str) -> os.stat_result | Source:
         raise SourceError(f"cannot access {raw}: {exc.strerror}") from None
 
 
+def _skip_patches(sources: dict[str, Source], skipped: list[Skipped], named: Sequence[str]) -> None:
+    """Take out of `sources` the files a kustomization names as patches
+    (policylint.input.kustomize_patches), and say them skipped."""
+    from policylint.input import kustomize_patches
+
+    kustomizations = {os.path.abspath(s.display) for s in skipped if s.category == nonmanifest.KUSTOMIZE}
+    kustomizations |= kustomize_patches.kustomizations_near(named)
+    if not kustomizations:
+        return
+    patches = kustomize_patches.patch_files(kustomizations)
+    for key in [k for k, source in sources.items() if source.fs_path is not None and k in patches]:
+        skipped.append(Skipped(sources.pop(key).display, nonmanifest.KUSTOMIZE_PATCH))
+
+
 def discover_all(
     paths: Sequence[str],
     *,
@@ -467,6 +481,7 @@ def discover_all(
     notes: list[str] = []
     found_sources = _Sources()
     sources, add = found_sources.sources, found_sources.add
+    named: list[str] = []  # the files named on the command line
 
     for raw in paths:
         if raw == STDIN:
@@ -497,6 +512,7 @@ def discover_all(
             if category is not None:
                 skipped.append(Skipped(name, category))
                 continue
+            named.append(path)
             add(Source(display=name, fs_path=path, identity=(st.st_dev, st.st_ino)))
         else:
             # `/dev/stdin`, a FIFO, or bash's `<(kustomize build ...)` (a pipe under /dev/fd):
@@ -508,6 +524,7 @@ def discover_all(
             add(Source(display=name, fs_path=path, problem=message))
     if STDIN in sources and stdin_filename:
         _stand_in(sources, stdin_filename)
+    _skip_patches(sources, skipped, named)
     unique = {(s.display, s.category): s for s in skipped}
     return Discovery(
         sorted(sources.values(), key=lambda source: source.display),

@@ -1,16 +1,19 @@
 """Unrendered templates and placeholders in a file (PL004): `{{ }}` markers outside the kinds that
-use them as their own syntax, and placeholders where a Kubernetes name is expected."""
+use them as their own syntax, and placeholders where a Kubernetes name or a value is expected
+(policylint.input.placeholders)."""
 
 from __future__ import annotations
 
 import bisect
 import re
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any
 
 from policylint.findings import Issue
+from policylint.input import placeholders
 from policylint.input.convert import COLLECTION_KEY_MESSAGE
 from policylint.input.document import TEMPLATE_MARKERS, YAML_SYNTAX_ERROR, located_issue
+from policylint.input.placeholders import Braces
 from policylint.input.reader import NON_SPACE, line_col
 
 
@@ -122,41 +125,10 @@ def template_issue(text: str, file: str, spans: list[tuple[int, int, Any]], issu
     return None
 
 
-# Keys whose string values are Kubernetes names wherever they appear (metadata, the
-# name/namespace of every reference, and the Gateway API's own name fields): `${VAR}`, `$(VAR)`,
-# `{VAR}`, `{{VAR}}` and `<name>` there are placeholders of envsubst, Kustomize vars, test suites,
-# CD tools or documentation, never a name (no name may hold `$`, `{`, `(` or `<`). The Gateway
-# API conformance suite writes `gatewayClassName: "{GATEWAY_CLASS_NAME}"` and substitutes it
-# before applying (conformance/utils/kubernetes/apply.go in kubernetes-sigs/gateway-api).
-_NAME_KEYS = ("name", "namespace", "gatewayClassName", "sectionName")
-_PLACEHOLDER_NODES = 100_000  # a walk bounded like every other pass over a document
 # Whether a text may hold a brace placeholder (`{VAR}`, `{{VAR}}`): an identifier between braces.
 # A YAML or JSON flow mapping has a `:` or a space inside its braces, so this rarely keeps the
 # document spans of a file that holds none. Linear: one character class, no nesting.
 BRACED = re.compile(r"\{[A-Za-z_][A-Za-z0-9_.\-]*\}")
-
-
-def _placeholder(value: str, *, braces: Braces = "all") -> str | None:
-    """The placeholder in a name-like value, or None (str methods only: linear). `braces`: which
-    brace placeholders count (`_brace_forms`)."""
-    for opening, closing in (("${", "}"), ("$(", ")")):
-        start = value.find(opening)
-        if start >= 0:
-            end = value.find(closing, start + 2)
-            return value[start : end + 1] if end > start else value[start:]
-    start = value.find("{")
-    if start >= 0:
-        double = value.startswith("{{", start)
-        if braces == "all" or (braces == "single" and not double):
-            closing = "}}" if double else "}"
-            end = value.find(closing, start + len(closing))
-            return value[start : end + len(closing)] if end > start else value[start:]
-    start = value.find("<")
-    if start >= 0:
-        end = value.find(">", start + 1)
-        if end > start + 1:
-            return value[start : end + 1]
-    return None
 
 
 # Openers and closers of the placeholders `unrendered` finds: template actions and variables.
@@ -200,9 +172,10 @@ def placeholder_issue(text: str, file: str, spans: list[tuple[int, int, Any]]) -
     """The PL004 issue of a file without `{{ }}` markers: at the first placeholder where a
     Kubernetes name is expected (`metadata.name`, a reference's `name` or `namespace`), or None."""
     for first_line, last_line, data in spans:
-        found = _first_placeholder(data, braces=_brace_forms(data))
-        if found is None:
+        first = _first_placeholder(data, braces=_brace_forms(data))
+        if first is None:
             continue
+        found, where = first
         line, col = first_line, 1
         lines = text.split("\n")
         for number in range(first_line, min(last_line, len(lines)) + 1):
@@ -215,13 +188,10 @@ def placeholder_issue(text: str, file: str, spans: list[tuple[int, int, Any]]) -
             file,
             line,
             col,
-            f"unrendered placeholder {found!r} where a Kubernetes name is expected: substitute it first"
+            f"unrendered placeholder {found!r} where {where} is expected: substitute it first"
             " (envsubst, kustomize replacements, your deployment tool's variables)",
         )
     return None
-
-
-Braces = Literal["all", "single", "none"]
 
 
 def _brace_forms(data: Any) -> Braces:
@@ -233,24 +203,19 @@ def _brace_forms(data: Any) -> Braces:
     return "single" if _markers_are_own_syntax(data) else "all"
 
 
-def _first_placeholder(data: Any, *, braces: Braces) -> str | None:
-    stack: list[Any] = [data]
-    seen = 0
-    while stack and seen < _PLACEHOLDER_NODES:
-        node = stack.pop()
-        seen += 1
-        if isinstance(node, dict):
-            # Children are pushed last first, so that the walk meets fields in document order.
-            for key, value in reversed(list(node.items())):
-                if (key in _NAME_KEYS and isinstance(value, str)) or isinstance(value, (dict, list)):
-                    stack.append(value)
-        elif isinstance(node, list):
-            stack.extend(item for item in reversed(node) if isinstance(item, (dict, list)))
-        elif isinstance(node, str):
-            found = _placeholder(node, braces=braces)
-            if found is not None:
-                return found
-    return None
+def _first_placeholder(data: Any, *, braces: Braces) -> tuple[str, str] | None:
+    """The first placeholder of a document, and what its field expects ("a Kubernetes name", "a value")."""
+    found = placeholders.fields(data, braces=braces, first=True)
+    if not found:
+        return None
+    path, text = found[0]
+    return text, "a Kubernetes name" if path and path[-1] in placeholders.NAME_KEYS else "a value"
+
+
+def placeholder_fields(data: Any) -> list[tuple[placeholders.PathParts, str]]:
+    """The fields of a parsed document that hold a placeholder PL004 reports
+    (policylint.input.placeholders), in document order."""
+    return placeholders.fields(data, braces=_brace_forms(data))
 
 
 def without_template_keys(issues: list[Issue], text: str) -> list[Issue]:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any
 
+from policylint.identity import IdentityMap, IdentitySet, Numbering
 from policylint.input.positions import format_path
 from policylint.k8s.celrules import cel_failures, cel_nodes, field_path, root_value, subtree_has_rules
 from policylint.k8s.cluster import Cluster
@@ -105,21 +106,23 @@ class Catalogue:
     # A node's rules together: (id(schema node), "", (the value's `cel.shape`,)) -> their outcomes;
     # a subtree with nothing refused: (id(schema node), "/", (its shape,)) -> True (`cel_failures`).
     cel_results: dict[tuple[int, str, tuple[Any, ...]], Any] = dataclass_field(default_factory=dict)
-    # id(schema) -> a hash of its content (`fingerprint`).
-    fingerprints: dict[int, bytes] = dataclass_field(default_factory=dict)
-    # (id(object), id(schema)) -> whether the schema admits the object whole (`admits`), also as
+    # Schema -> a hash of its content (`fingerprint`).
+    fingerprints: IdentityMap[Mapping[str, Any], bytes] = dataclass_field(default_factory=IdentityMap)
+    # A number per schema, by identity, for the keys of `admitted`.
+    schema_numbers: Numbering[Mapping[str, Any]] = dataclass_field(default_factory=Numbering)
+    # (object, its schema's number) -> whether the schema admits the object whole (`admits`), also as
     # `admit` finds while it asks the other plausible schemas: each finding of a refused object
     # asks it of every plausible schema (policylint.rules.releases), and a walk of a large object
     # per finding would make hostile input quadratic.
-    admitted: dict[tuple[int, int], bool] = dataclass_field(default_factory=dict)
+    admitted: dict[tuple[K8sObject, int], bool] = dataclass_field(default_factory=dict)
 
     def fingerprint(self, schema: Mapping[str, Any]) -> bytes:
         """A hash of the schema's content, worked out once per schema and run: which schema decided
         a verdict kept between runs (`admit`)."""
-        found = self.fingerprints.get(id(schema))
+        found = self.fingerprints.get(schema)
         if found is None:
             text = json.dumps(schema, sort_keys=True, separators=(",", ":"), default=repr)
-            found = self.fingerprints[id(schema)] = hashlib.blake2b(text.encode(), digest_size=16).digest()
+            found = self.fingerprints[schema] = hashlib.blake2b(text.encode(), digest_size=16).digest()
         return found
 
     @property
@@ -133,11 +136,31 @@ class Catalogue:
         return self.cluster.release.value or DEFAULT_GATEWAY_API_VERSION
 
     def bundled(
-        self, channel: str | None = None, release: str | None = None
+        self, channel: str | None = None, release: str | None = None, vendors: tuple[tuple[str, str], ...] | None = None
     ) -> Mapping[tuple[str, str, str], tuple[Mapping[str, Any], str]]:
+        """The bundled schemas of a Gateway API channel and release (the cluster's by default), with
+        the vendors' of the releases `vendors` names, else of the cluster's (the newest bundled
+        where it is not known)."""
         from policylint.k8s.schemas import schemas
 
-        return schemas(channel or self.channel, release or self.release)
+        return schemas(
+            channel or self.channel, release or self.release, self.cluster.vendor_choice if vendors is None else vendors
+        )
+
+    def project(self, key: tuple[str, str, str]) -> str | None:
+        """The vendor whose bundled CRD defines the kind (`envoy-gateway`); None: Gateway API's own
+        kind, or one nothing bundled defines."""
+        from policylint.k8s.schemas import vendor_projects
+
+        return vendor_projects().get(key[:2])
+
+    def decided_for(self, key: tuple[str, str, str]) -> bool:
+        """Whether the release (and channel) whose bundled schema decides the kind is known: the
+        vendor's release for a vendor's kind, Gateway API's release and channel for the others."""
+        project = self.project(key)
+        if project is not None:
+            return self.cluster.vendor_release(project).value is not None
+        return self.cluster.decided
 
     def schema(self, obj: K8sObject) -> tuple[Mapping[str, Any], str | None] | None:
         """The schema that decides the object's fields, and the bundled release it comes from
@@ -153,14 +176,26 @@ class Catalogue:
         if key[:2] in self.given_served:
             return None  # its CRD decides, and does not serve the version (PL705)
         found = self.bundled().get(key)
-        if found is not None or self.cluster.decided:
+        if found is not None or self.decided_for(key):
             return found
         return next((s for _, _, s in self.plausible(key) if s is not None), None)
 
     def plausible(self, key: tuple[str, str, str]) -> list[tuple[str, str, tuple[Mapping[str, Any], str] | None]]:
         """(release, channel, the bundled schema of `key` there or None: not served) for every
         Gateway API release and channel the cluster may run (`Cluster.releases`, `channels`),
-        newest release first, the standard channel first."""
+        newest release first, the standard channel first. A vendor's kind: for every bundled
+        release of the vendor the cluster may run (the known one, else all, newest first), in the
+        run's channel (a vendor's CRDs are the same in both)."""
+        project = self.project(key)
+        if project is not None:
+            from policylint.k8s.schemas import vendor_releases
+
+            known = self.cluster.vendor_release(project).value
+            others = tuple((name, release) for name, release in self.cluster.vendor_choice if name != project)
+            return [
+                (release, self.channel, self.bundled(vendors=(*others, (project, release))).get(key))
+                for release in ((known,) if known is not None else reversed(vendor_releases()[project]))
+            ]
         return [
             (release, channel, self.bundled(channel, release).get(key))
             for release in self.cluster.releases()
@@ -170,15 +205,15 @@ class Catalogue:
     def accepting(self, key: tuple[str, str, str], accepts: Callable[[Mapping[str, Any]], bool]) -> list[tuple[str, str]]:
         """The plausible (release, channel) pairs whose schema of `key` `accepts` (asked once per
         distinct schema): empty when every one refuses, or does not serve the version."""
-        verdicts: dict[int, bool] = {}
+        verdicts: IdentityMap[Mapping[str, Any], bool] = IdentityMap()  # one per distinct schema
         out = []
         for release, channel, found in self.plausible(key):
             if found is None:
                 continue
             schema = found[0]
-            if id(schema) not in verdicts:
-                verdicts[id(schema)] = accepts(schema)
-            if verdicts[id(schema)]:
+            if schema not in verdicts:
+                verdicts[schema] = accepts(schema)
+            if verdicts[schema]:
                 out.append((release, channel))
         return out
 
@@ -194,7 +229,7 @@ class Catalogue:
         if (group, kind) in self.given_served:
             warning = self.given_deprecated.get((group, kind, version))
             return None if warning is None else (warning, None)
-        return deprecated_versions(self.channel, self.release).get((group, kind, version))
+        return deprecated_versions(self.channel, self.release, self.cluster.vendor_choice).get((group, kind, version))
 
     def given_with_option(self, obj: K8sObject) -> bool:
         """Whether the object's CRD was given with --crd (not in the input)."""
@@ -254,25 +289,28 @@ def admit(index: ProjectIndex, obj: K8sObject) -> Admission | None:
     if found is None:
         return None
     verdict = _admit(index, obj, catalogue, found)
-    catalogue.admitted[id(obj), id(found[0])] = not verdict.rejected
-    if not verdict.rejected or catalogue.cluster.decided or verdict.source is None:
+    catalogue.admitted[obj, catalogue.schema_numbers(found[0])] = not verdict.rejected
+    key_ = (obj.group, obj.kind, obj.version)
+    if not verdict.rejected or catalogue.decided_for(key_) or verdict.source is None:
         return verdict
     # Ties go to the newer release, and within one to the experimental channel: it knows every
     # field the standard one does, so its complaint is the more specific.
-    releases = catalogue.cluster.releases()
+    plausible = catalogue.plausible(key_)
+    releases = tuple(dict.fromkeys(release for release, _, _ in plausible))
 
     def key(v: Admission, release: str, channel: str) -> tuple[int, int, int, int]:
         rank = releases.index(release) if release in releases else len(releases)
         return len(list(v.rejections())), len(v.pruned), rank, 0 if channel == "experimental" else 1
 
-    candidates = [(key(verdict, catalogue.release, catalogue.channel), verdict)]
-    seen = {id(found[0])}
-    for release, channel, other in catalogue.plausible((obj.group, obj.kind, obj.version)):
-        if other is None or id(other[0]) in seen:
+    first = releases[0] if catalogue.project(key_) is not None else catalogue.release
+    candidates = [(key(verdict, first, catalogue.channel), verdict)]
+    seen = IdentitySet([found[0]])
+    for release, channel, other in plausible:
+        if other is None or other[0] in seen:
             continue
-        seen.add(id(other[0]))
+        seen.add(other[0])
         alternative = _admit(index, obj, catalogue, other)
-        catalogue.admitted[id(obj), id(other[0])] = not alternative.rejected
+        catalogue.admitted[obj, catalogue.schema_numbers(other[0])] = not alternative.rejected
         if not alternative.rejected:
             return verdict
         candidates.append((key(alternative, release, channel), alternative))
@@ -284,13 +322,13 @@ def admits(index: ProjectIndex, obj: K8sObject, schema: Mapping[str, Any]) -> bo
     if not isinstance(obj.data, dict):
         return False
     catalogue = index.catalogue()
-    known = catalogue.admitted.get((id(obj), id(schema)))
+    known = catalogue.admitted.get((obj, catalogue.schema_numbers(schema)))
     if known is not None:
         return known
     answer = not violations(obj.data, schema, catalogue.schema_results) and all(
         r.undecided for r in cel_failures(obj.data, schema, index.malformed(obj), catalogue.cel_results)
     )
-    catalogue.admitted[id(obj), id(schema)] = answer
+    catalogue.admitted[obj, catalogue.schema_numbers(schema)] = answer
     return answer
 
 
@@ -333,14 +371,29 @@ def code_stamp() -> bytes:
     """What decides a verdict besides the object and its schema: the code that works it out (a
     development checkout changes it without changing policylint's version, which the cache's own
     stamp holds) and the version of RE2, which matches the schemas' patterns."""
+    import importlib.util
+
     import re2
 
+    from policylint.input import placeholders
     from policylint.input.cache import hash_sources
-    from policylint.k8s import cel, celrules, fieldtypes, schemawalk, strformats, verdicts
+    from policylint.k8s import celrules, schemawalk, verdicts
 
+    # The modules' files, found without importing them: a run whose verdicts are all kept never
+    # needs the CEL evaluator, a tenth of a warm run's imports.
+    files: list[str | None] = [__file__, verdicts.__file__, schemawalk.__file__, celrules.__file__]
+    for name in ("policylint.k8s.cel", "policylint.k8s.fieldtypes", "policylint.k8s.strformats"):
+        spec = importlib.util.find_spec(name)
+        origin = spec.origin if spec is not None else None
+        if origin is not None and os.path.basename(origin) == "__init__.py":
+            # A package (the CEL evaluator): every module of it decides verdicts.
+            folder = os.path.dirname(origin)
+            files.extend(os.path.join(folder, f) for f in sorted(os.listdir(folder)) if f.endswith(".py"))
+        else:
+            files.append(origin)
     h = hashlib.blake2b(digest_size=16)
-    sources = (__file__, verdicts.__file__, schemawalk.__file__, celrules.__file__)
-    hash_sources(h, (*sources, cel.__file__, fieldtypes.__file__, strformats.__file__))
+    # placeholders: which values no check reads (`template`).
+    hash_sources(h, (*files, placeholders.__file__))
     # google-re2 has no version attribute; its compiled module's size and time name the build.
     try:
         built = os.stat(re2._re2.__file__)

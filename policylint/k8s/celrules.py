@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from policylint.identity import IdentityMap
 from policylint.input.positions import format_path
-from policylint.k8s.cel.cost import PER_CALL_LIMIT, RUNTIME_BUDGET
 from policylint.k8s.verdicts import TOP_LEVEL_SKIPPED, VALIDATIONS, CelFailure, Check, Rejection, template
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ class _CelRun:
     shape,)) -> what its rules cost. `open_` holds the subtrees being walked, each with whether
     something under it was refused or left out so far, and the cost spent when it was entered."""
 
-    __slots__ = ("cel", "data", "done", "malformed", "memo", "open_", "results", "shapes", "spent", "stack")
+    __slots__ = ("budget", "cel", "data", "done", "malformed", "memo", "open_", "per_call", "results", "shapes", "spent", "stack")
 
     def __init__(
         self,
@@ -59,9 +59,14 @@ class _CelRun:
         results: dict[tuple[int, str, tuple[Any, ...]], Any],
         shapes: dict[int, Any],
     ) -> None:
+        # Imported here, not with the module: a run whose verdicts are all kept never needs the
+        # CEL evaluator.
         from policylint.k8s import cel
+        from policylint.k8s.cel.cost import PER_CALL_LIMIT, RUNTIME_BUDGET
 
         self.cel = cel
+        self.per_call = PER_CALL_LIMIT
+        self.budget = RUNTIME_BUDGET
         self.data = data
         self.malformed = malformed
         self.results: dict[Any, Any] = results
@@ -94,7 +99,7 @@ class _CelRun:
             return False
         subtree = (id(node), "/", (whole,))
         cost = self.results.get(subtree)
-        if cost is not None and self.spent + cost <= RUNTIME_BUDGET:
+        if cost is not None and self.spent + cost <= self.budget:
             self.spent += cost
             return True
         self.open_.append([subtree, False, self.spent])
@@ -185,7 +190,7 @@ class _CelRun:
         if outcome is _UNSET:
             if value is _UNSET:
                 value = self._value(raw, node, parts)
-            outcome = None if value is cel.BAD else cel.evaluate_within(compiled, value, PER_CALL_LIMIT)
+            outcome = None if value is cel.BAD else cel.evaluate_within(compiled, value, self.per_call)
             if slot is not None:
                 self.results[slot] = outcome
         return outcome, value
@@ -215,7 +220,7 @@ class _CelRun:
         else:
             said, cost, stopped = self.cel.message_of(validation, value)
             self.spent += cost
-            if stopped is None and self.spent > RUNTIME_BUDGET:
+            if stopped is None and self.spent > self.budget:
                 stopped = (
                     "messageExpression evaluation failed due to running out of cost budget,"
                     " no further validation rules will be run"
@@ -249,6 +254,7 @@ def _out_of_budget(compiled: Compiled, validation: Mapping[str, Any], error: Eva
     """What the API server says when a rule's evaluation was cancelled at the per-call limit or
     the object's budget is spent with it (validation.go), naming the rule; None otherwise."""
     from policylint.k8s import cel
+    from policylint.k8s.cel.cost import RUNTIME_BUDGET
 
     message = validation.get("message")
     named = message.strip() if isinstance(message, str) and message.strip() else compiled.text.strip()
@@ -262,18 +268,19 @@ def _out_of_budget(compiled: Compiled, validation: Mapping[str, Any], error: Eva
     return None
 
 
-_SUBTREE: dict[int, tuple[Mapping[str, Any], bool]] = {}
-# id(schema node) -> (the node, its properties' schemas where rules are below them (else None;
+# Schema node -> whether anything under it has CEL rules (`subtree_has_rules`).
+_SUBTREE: IdentityMap[Mapping[str, Any], bool] = IdentityMap()
+# Schema node -> (the node, its properties' schemas where rules are below them (else None;
 # None for all: no property or additional property leads to a rule), its additionalProperties'
 # schema where rules are below, its items' schema where rules are below, whether it has rules,
 # whether a property's or additionalProperties' schema has rules of its own, for scalar values).
-_PLANS: dict[int, tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool, bool]] = {}
+_PLANS: IdentityMap[Mapping[str, Any], tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool, bool]] = IdentityMap()
 
 
 def _plan(node: Mapping[str, Any]) -> tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool, bool]:
     """What `cel_failures` walks under a schema node, worked out once per node."""
-    got = _PLANS.get(id(node))
-    if got is not None and got[0] is node:
+    got = _PLANS.get(node)
+    if got is not None:
         return got
     properties = node.get("properties") or {}
     additional = node.get("additionalProperties")
@@ -291,7 +298,7 @@ def _plan(node: Mapping[str, Any]) -> tuple[Mapping[str, Any], dict[Any, Any] | 
     plan = (node, kids, extra, each, bool(node.get(VALIDATIONS)), scalars)
     if len(_PLANS) > 100_000:
         _PLANS.clear()  # CRDs read from many inputs in one process (tests): keep the cache bounded
-    _PLANS[id(node)] = plan
+    _PLANS[node] = plan
     return plan
 
 
@@ -299,18 +306,17 @@ _END: Any = object()  # on the walk's stack: the subtree above is done
 
 
 def subtree_has_rules(node: Mapping[str, Any]) -> bool:
-    """Whether a schema node or anything under it has CEL rules (cached; the entry keeps the node
-    alive, so its id is never reused for another)."""
-    got = _SUBTREE.get(id(node))
-    if got is not None and got[0] is node:
-        return got[1]
+    """Whether a schema node or anything under it has CEL rules (cached by the node's identity)."""
+    got = _SUBTREE.get(node)
+    if got is not None:
+        return got
     found = bool(node.get(VALIDATIONS))
     if not found:
         children: list[Any] = [*(node.get("properties") or {}).values(), node.get("items"), node.get("additionalProperties")]
         found = any(isinstance(c, dict) and subtree_has_rules(c) for c in children)
     if len(_SUBTREE) > 100_000:
         _SUBTREE.clear()  # CRDs read from many inputs in one process (tests): keep the cache bounded
-    _SUBTREE[id(node)] = (node, found)
+    _SUBTREE[node] = found
     return found
 
 

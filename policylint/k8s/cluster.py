@@ -15,6 +15,11 @@ them from, in this order (docs/semantics.md#the-cluster-model):
    when every bundled release of the plausible channels refuses the object (`Cluster.releases`,
    `Cluster.channels`).
 
+A vendor's policy kinds are judged against the release of that vendor the cluster runs: declared
+as `implementations: [envoy-gateway@v1.8]`, else inferred from a CRD of that vendor in the input
+whose schema is a bundled release's; otherwise unknown, and a finding is an error only when every
+bundled release of the vendor refuses the object (`Cluster.vendor_release`).
+
 Each part keeps where it came from (`Known.source`), which `--show-config` prints and the
 findings cite.
 """
@@ -24,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from policylint.k8s.schemas import CHANNELS, GATEWAY_API_VERSIONS, release_key
+from policylint.k8s.schemas import CHANNELS, GATEWAY_API_VERSIONS, release_key, vendor_releases
 from policylint.values import frozen
 
 if TYPE_CHECKING:
@@ -36,6 +41,11 @@ GATEWAY_API_GROUPS = frozenset({"gateway.networking.k8s.io", "gateway.networking
 UNKNOWN = "unknown"
 # How a user declares the cluster, for the findings that cannot decide without it.
 HOW_TO_DECLARE = "declare the cluster with `gateway-api-version` and `channel` in .policylint.yaml (or the flags)"
+
+
+def how_to_declare_vendor(project: str) -> str:
+    """How a user declares the release of a vendor the cluster runs."""
+    return f"declare it with `implementations: [{project}@<release>]` in .policylint.yaml (or --implementation)"
 
 
 @frozen
@@ -56,8 +66,11 @@ class Installer:
     title: str  # `Envoy Gateway`
     controller_names: tuple[str, ...] = ()
     groups: frozenset[str] = frozenset()  # the API groups of its own CRDs
-    channel: str | None = None  # None: its installer leaves the Gateway API CRDs to the user
+    channel: str | None = None  # None: the profile does not say
     docs: str = ""
+    # False: the installer leaves the Gateway API CRDs to the user, and `channel` is the one its
+    # documentation has the user install; the user chose, so the channel is not inferred from it.
+    installs: bool = True
 
 
 @frozen
@@ -78,6 +91,18 @@ class Cluster:
     release: Known
     channel: Known
     implementations: tuple[Known, ...] = ()
+    # The release of each vendor whose CRDs are bundled (`envoy-gateway` -> `v1.8.3`), where it
+    # is declared or inferred; a vendor not here is unknown (`vendor_release`).
+    vendors: tuple[tuple[str, Known], ...] = ()
+
+    def vendor_release(self, project: str) -> Known:
+        """The bundled release of `project` the cluster runs, and where that came from."""
+        return next((known for name, known in self.vendors if name == project), Known(None, UNKNOWN))
+
+    @property
+    def vendor_choice(self) -> tuple[tuple[str, str], ...]:
+        """(project, release) of every vendor whose release is known, for the bundled schemas."""
+        return tuple((name, known.value) for name, known in self.vendors if known.value is not None)
 
     def releases(self) -> tuple[str, ...]:
         """The bundled releases the cluster may run, newest first: the known one, else all."""
@@ -104,6 +129,8 @@ class Cluster:
             out.append(f"cluster.implementations: []  # {UNKNOWN}")
         for implementation in self.implementations:
             out.append(f"cluster.implementations[]: {implementation.value}  # {implementation.source}")
+        for project, known in self.vendors:
+            out.append(f"cluster.schemas.{project}: {known.value or UNKNOWN}  # {known.source}")
         return out
 
 
@@ -132,7 +159,54 @@ def infer(
     implementations = _implementations(declared, crds, gateway_classes, installers)
     release = _release(declared, gateway_api_crds)
     channel = _channel(declared, gateway_api_crds, implementations, installers)
-    return Cluster(release, channel, tuple(k for k, _ in implementations))
+    vendors = _vendors(declared, crds)
+    return Cluster(release, channel, tuple(k for k, _ in implementations), vendors)
+
+
+def bundled_vendor_release(project: str, version: str) -> str | None:
+    """The bundled release of `project` standing for `version` (`v1.8` or `v1.8.1` -> `v1.8.3`,
+    the newest patch of that minor release bundled); None when that minor release is not bundled."""
+    releases = vendor_releases().get(project, ())
+    if version in releases:
+        return version
+    minor = release_key(version)[:2]
+    return next((r for r in reversed(releases) if release_key(r)[:2] == minor), None)
+
+
+def _vendors(declared: Declared, crds: Sequence[K8sObject]) -> tuple[tuple[str, Known], ...]:
+    """The release of each vendor the declaration names with a version (`envoy-gateway@v1.8`),
+    else the one a CRD of the vendor in the input shows: the bundled release whose schema of that
+    kind and version is the CRD's own. A declared release that is not bundled is unknown, with the
+    bundled ones named."""
+    bundled = vendor_releases()
+    out: dict[str, Known] = {}
+    for written in declared.implementations:
+        name, _, version = written.partition("@")
+        if not version or name not in bundled or name in out:
+            continue
+        found = bundled_vendor_release(name, version)
+        where = f"declared in {declared.implementations_source}: {written}"
+        if found is None:
+            out[name] = Known(None, f"unknown: {where}, whose CRDs are not bundled (bundled: {', '.join(bundled[name])})")
+        else:
+            stands = f", linted as {found} (the bundled patch release of that minor release)" if found != version else ""
+            out[name] = Known(found, f"{where}{stands}")
+    from policylint.k8s.schemas import releases_of_crd
+
+    for crd in crds:
+        group = _crd_group(crd)
+        if group is None or group in GATEWAY_API_GROUPS:
+            continue
+        matched = releases_of_crd(crd.data)
+        if matched is None or matched[0] in out:
+            continue
+        project, releases = matched
+        if releases:
+            # Releases that share the schema: the newest of them stands for the cluster's.
+            out[project] = Known(
+                releases[-1], f"inferred from {_where(crd)}: its schema is that of {project} {', '.join(releases)}"
+            )
+    return tuple(sorted(out.items()))
 
 
 def _crd_group(crd: K8sObject) -> str | None:
@@ -183,7 +257,9 @@ def _channel(
     if found:
         [(channel, crd)] = found.items()
         return Known(channel, f"inferred from {_where(crd)}: {CHANNEL} {channel}")
-    shipped = {(i.channel, i.name): (known, i) for known, i in implementations if i is not None and i.channel is not None}
+    shipped = {
+        (i.channel, i.name): (known, i) for known, i in implementations if i is not None and i.channel is not None and i.installs
+    }
     channels = {channel for channel, _ in shipped}
     if len(channels) == 1:
         (_, _), (known, installer) = next(iter(sorted(shipped.items())))
@@ -195,6 +271,15 @@ def _channel(
     if len(channels) > 1:
         names = ", ".join(f"{name} ships {channel}" for channel, name in sorted(shipped))
         return Known(None, f"unknown: the implementations' installers differ ({names})")
+    documented = sorted((i.name, i.channel, i.docs) for _, i in implementations if i is not None and i.channel is not None)
+    if documented:
+        # Istio's, NGINX Gateway Fabric's, Kuadrant's, GKE's and Linkerd's installers have the
+        # user install the CRDs (their documentation names the standard channel); a user who
+        # routes TCP installs the experimental one. Saying so helps; deciding would be a guess.
+        said = "; ".join(
+            f"{name}'s documentation installs the {channel} channel's CRDs ({docs})" for name, channel, docs in documented
+        )
+        return Known(None, f"unknown: the implementations' installers leave the Gateway API CRDs to the user ({said})")
     return Known(None, UNKNOWN)
 
 

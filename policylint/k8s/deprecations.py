@@ -104,12 +104,13 @@ def generate(root: Path) -> dict[str, Any]:
     from policylint.k8s.schemas import served_versions
 
     kinds: dict[tuple[str, str, str], dict[str, Any]] = {}
-    from policylint.k8s.schemas import DEFAULT_GATEWAY_API_VERSION
+    from policylint.k8s.schemas import newest_release_dirs
 
+    newest = newest_release_dirs(root)
     for rel, key, version in served_versions(root):
-        # Gateway API's older releases are bundled for the schema rules; the deprecated fields
-        # are the newest release's (what to move to), as PL701 reads them.
-        if rel.startswith("gateway-api/") and rel.split("/")[1] != DEFAULT_GATEWAY_API_VERSION:
+        # Older releases (Gateway API's and the vendors') are bundled for the schema rules; the
+        # deprecated fields are the newest release's (what to move to), as PL701 reads them.
+        if "/".join(rel.split("/")[:2]) not in newest:
             continue
         schema = version["schema"]["openAPIV3Schema"].get("properties", {}).get("spec", {})
         fields = list(_fields(schema, "spec"))

@@ -8,6 +8,7 @@ Everything here is computed once.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field
@@ -96,12 +97,13 @@ class ProjectIndex:
             by_gk[(obj.key.group, obj.key.kind)].append(obj)
         self._by_key = dict(by_key)
         self._by_gk = dict(by_gk)
-        self._sections: dict[int, list[Section]] = {}
+        self._sections: dict[K8sObject, list[Section]] = {}
         self._groups: set[str] | None = None
-        self._malformed: dict[int, Malformed] = {}
+        self._malformed: dict[K8sObject, Malformed] = {}
         # (group, kind) -> the namespaces where an object of the kind is malformed (`has_malformed`).
         self._malformed_in: dict[tuple[str, str], frozenset[str | None]] = {}
-        self._admission: dict[int, Admission | None] = {}
+        self._placeholders: dict[K8sObject, tuple[tuple[str | int, ...], ...]] = {}
+        self._admission: dict[K8sObject, Admission | None] = {}
         self._catalogue: Catalogue | None = None
         self._cluster: Cluster | None = None
         self._namespace_ranks: dict[str, int] | None = None
@@ -139,10 +141,29 @@ class ProjectIndex:
         return self.of_kind(*CRD_GK)
 
     def malformed(self, obj: K8sObject) -> Malformed:
-        """The fields of `obj` whose JSON type its schema rejects (PL010; `policylint.k8s.fieldtypes`)."""
-        cached = self._malformed.get(id(obj))
+        """The fields of `obj` whose JSON type its schema rejects (PL010; `policylint.k8s.fieldtypes`),
+        but for the placeholders PL004 reports (`placeholders`): `{GATEWAY_CLASS_NAME}` unquoted
+        is a mapping only until the harness substitutes it."""
+        cached = self._malformed.get(obj)
         if cached is None:
-            cached = self._malformed[id(obj)] = check_object(obj.group, obj.kind, obj.data)
+            cached = check_object(obj.group, obj.kind, obj.data)
+            if cached:
+                held = self.placeholders(obj)
+                if held:
+                    kept = tuple(p for p in cached.problems if not any(p.path[: len(h)] == h for h in held))
+                    cached = dataclasses.replace(cached, problems=kept)
+            self._malformed[obj] = cached
+        return cached
+
+    def placeholders(self, obj: K8sObject) -> tuple[tuple[str | int, ...], ...]:
+        """The fields of `obj` holding a placeholder a tool substitutes before applying, which
+        PL004 reports (policylint.input.placeholders): no other rule reports on them or inside
+        them (policylint.rules.engine). Worked out once per object, for the objects asked about."""
+        cached = self._placeholders.get(obj)
+        if cached is None:
+            from policylint.input.load import placeholder_fields
+
+            cached = self._placeholders[obj] = tuple(path for path, _ in placeholder_fields(obj.data))
         return cached
 
     def cluster(self) -> Cluster:
@@ -185,7 +206,7 @@ class ProjectIndex:
     def admission(self, obj: K8sObject) -> Admission | None:
         """What the API server would refuse in the object: its schema and CEL rule violations,
         computed once (policylint.k8s.admission; None: no schema decides it)."""
-        key = id(obj)
+        key = obj
         if key in self._admission:
             return self._admission[key]
         from policylint.k8s.admission import admit
@@ -211,7 +232,7 @@ class ProjectIndex:
     # -- sections ------------------------------------------------------------------------
 
     def sections(self, obj: K8sObject) -> list[Section]:
-        cached = self._sections.get(id(obj))
+        cached = self._sections.get(obj)
         if cached is not None:
             return cached
         spec = self.kinds.sections(obj.group, obj.kind)
@@ -227,7 +248,7 @@ class ProjectIndex:
                     name = entry.get("name") if isinstance(entry, dict) else None
                     unknown = bool(malformed) and malformed.broken(*parts, i, "name")
                     out.append(Section(name if isinstance(name, str) else None, i, spec.path, unknown))
-        self._sections[id(obj)] = out
+        self._sections[obj] = out
         return out
 
     def sections_malformed(self, obj: K8sObject) -> bool:

@@ -11,7 +11,7 @@ an int-or-string): descriptions are dropped. It is generated from the vendored u
 and tests/test_schemas.py checks that the committed file is what the generator writes. Gateway
 API's CRDs come in two channels (`standard/`, `experimental/`) and several releases
 (`gateway-api/<release>/<channel>/`); a vendor's CRDs have one channel, which counts as both, and
-one release. The archive holds an index (`index.json`) and each distinct schema once, named by a
+come in the releases of its supported window (`<project>/<release>/`, `vendor_releases`). The archive holds an index (`index.json`) and each distinct schema once, named by a
 hash of its content (`schemas/<hash>.json`), deflated on its own: a run reads the index and the
 schemas of the kinds and releases it looks up, no others.
 """
@@ -133,15 +133,73 @@ def _release(entry: Mapping[str, Any]) -> tuple[str, str]:
     return project, release
 
 
-def _in_release(entry: Mapping[str, Any], gateway_api_version: str) -> bool:
-    """A vendor's entry always; Gateway API's own only for the release asked for."""
+def _in_release(entry: Mapping[str, Any], gateway_api_version: str, vendors: Mapping[str, str] | None = None) -> bool:
+    """Gateway API's own entry only for the release asked for; a vendor's only for the release
+    `vendors` names for its project, else for its newest bundled one."""
     project, release = _release(entry)
-    return project != _GATEWAY_API or release == gateway_api_version
+    if project == _GATEWAY_API:
+        return release == gateway_api_version
+    chosen = (vendors or {}).get(project)
+    return release == (chosen if chosen is not None else vendor_releases()[project][-1])
 
 
-def bundled_entries(gateway_api_version: str | None = DEFAULT_GATEWAY_API_VERSION) -> list[dict[str, Any]]:
+@functools.cache
+def vendor_releases() -> Mapping[str, tuple[str, ...]]:
+    """The vendors' bundled releases: upstream project (`envoy-gateway`) -> its releases, oldest
+    first (tests/data/crds/<project>/<release>/; SOURCES.md says which and why)."""
+    found: dict[str, set[str]] = {}
+    for entry in _entries():
+        project, release = _release(entry)
+        if project != _GATEWAY_API:
+            found.setdefault(project, set()).add(release)
+    return {project: tuple(sorted(releases, key=release_key)) for project, releases in sorted(found.items())}
+
+
+@functools.cache
+def vendor_projects() -> Mapping[tuple[str, str], str]:
+    """(group, kind) of every bundled vendor kind -> its upstream project (`envoy-gateway`)."""
+    return {(e["group"], e["kind"]): _release(e)[0] for e in _entries() if _release(e)[0] != _GATEWAY_API}
+
+
+def releases_of_crd(crd: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | None:
+    """(the bundled vendor project of a CustomResourceDefinition's kind, the bundled releases of it
+    whose schemas of every version the CRD serves are the CRD's own, oldest first); None when the
+    kind is no bundled vendor's."""
+    served = crd_served(crd)
+    project = vendor_projects().get(served[:2]) if served is not None else None
+    if served is None or project is None:
+        return None
+    digests = {key: _digest(schema) for key, schema in crd_schemas(crd).items()}
+    matching = []
+    for release in vendor_releases()[project]:
+        entries = {
+            (e["group"], e["kind"], e["version"]): e["schema"]
+            for e in _entries()
+            if _release(e) == (project, release) and (e["group"], e["kind"]) == served[:2]
+        }
+        if digests and entries == digests:
+            matching.append(release)
+    return project, tuple(matching)
+
+
+def newest_release_dirs(root: Path) -> frozenset[str]:
+    """`<project>/<release>` of the newest release of every project vendored under `root` (the
+    generators' and the profile tests' input besides the schema rules': older releases are there
+    for the schema rules only)."""
+    newest: dict[str, str] = {}
+    for project in sorted(p for p in root.iterdir() if p.is_dir()):
+        releases = [r.name for r in project.iterdir() if r.is_dir()]
+        if releases:
+            newest[project.name] = max(releases, key=release_key)
+    return frozenset(f"{project}/{release}" for project, release in newest.items())
+
+
+def bundled_entries(
+    gateway_api_version: str | None = DEFAULT_GATEWAY_API_VERSION,
+) -> list[dict[str, Any]]:
     """The entries of the data with their schemas read (each: group, kind, version, channels,
-    source, schema), for one Gateway API release and the vendors' (None: every release)."""
+    source, schema), for one Gateway API release and the vendors' newest (None: every release
+    of every project)."""
     return [
         {**e, "schema": _schema(e["schema"])}
         for e in _entries()
@@ -172,29 +230,35 @@ class BundledSchemas(Mapping[tuple[str, str, str], tuple[Mapping[str, Any], str]
 
 
 @functools.cache
-def schemas(channel: str, gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION) -> BundledSchemas:
+def schemas(
+    channel: str, gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION, vendors: tuple[tuple[str, str], ...] = ()
+) -> BundledSchemas:
     """(group, kind, version) -> (the schema of the object, its `openAPIV3Schema` compacted; the
     upstream release it comes from, `envoy-gateway v1.9.0`), for the kinds the `channel` of
-    Gateway API `gateway_api_version` serves and the vendor CRDs' (one channel, counted as both)."""
+    Gateway API `gateway_api_version` serves and the vendor CRDs' (one channel, counted as both)
+    of the release `vendors` names for their project ((project, release) pairs), else of its
+    newest bundled one."""
+    chosen = dict(vendors)
     return BundledSchemas(
         {
             (e["group"], e["kind"], e["version"]): (e["schema"], " ".join(_release(e)))
             for e in _entries()
-            if channel in e["channels"] and _in_release(e, gateway_api_version)
+            if channel in e["channels"] and _in_release(e, gateway_api_version, chosen)
         }
     )
 
 
 @functools.cache
 def deprecated_versions(
-    channel: str, gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION
+    channel: str, gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION, vendors: tuple[tuple[str, str], ...] = ()
 ) -> Mapping[tuple[str, str, str], tuple[str, str]]:
     """(group, kind, version) -> (the warning the API server sends on every request that uses
     it, the upstream release): the versions a bundled CRD serves and marks `deprecated`."""
+    chosen = dict(vendors)
     return {
         (e["group"], e["kind"], e["version"]): (e["deprecated"], " ".join(_release(e)))
         for e in _entries()
-        if "deprecated" in e and channel in e["channels"] and _in_release(e, gateway_api_version)
+        if "deprecated" in e and channel in e["channels"] and _in_release(e, gateway_api_version, chosen)
     }
 
 
@@ -255,8 +319,10 @@ def bundled_gateway_api_versions() -> tuple[str, ...]:
 
 
 def release_key(release: str) -> tuple[int, ...]:
-    """A release as numbers, to sort by (`v1.10.0` after `v1.9.0`); what is not a number counts 0."""
-    return tuple(int(part) if part.isdigit() else 0 for part in release.lstrip("v").split("."))
+    """A release as numbers, to sort by (`v1.10.0` after `v1.9.0`, `version-2.20` after
+    `version-2.18`, `1.30.3`): the dot-separated parts after any prefix of letters and dashes;
+    what is not a number counts 0."""
+    return tuple(int(part) if part.isdigit() else 0 for part in release.lstrip("abcdefghijklmnopqrstuvwxyz-").split("."))
 
 
 def crd_schemas(crd: Mapping[str, Any]) -> dict[tuple[str, str, str], Mapping[str, Any]]:

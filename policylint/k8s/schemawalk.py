@@ -157,8 +157,8 @@ class _Walk:
                     return False
             if value is _END:
                 self._end(node)
-            elif value is None or (type(value) is dict and len(value) == 1 and template(value)):
-                continue  # a null is an unset field to the API server; a template action is PL004's
+            elif value is None or (((type(value) is dict and len(value) == 1) or type(value) is str) and template(value)):
+                continue  # a null is an unset field to the API server; a template action or placeholder is PL004's
             elif not self._reused(value, node, path):
                 self._visit(value, node, path)
         return True

@@ -7,6 +7,7 @@ import enum
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from policylint.input.placeholders import whole_value
 from policylint.values import frozen
 
 if TYPE_CHECKING:
@@ -93,11 +94,17 @@ class Admission:
 
 def template(value: Any) -> bool:
     """An unquoted template action (`{{ .Values.x }}`), which YAML reads as a map with one
-    `{...}` key and no value: PL004 reports the file, and it is no field of the object."""
+    `{...}` key and no value, or a test harness's placeholder (`{GATEWAY_CLASS_NAME}` quoted or
+    not, `PLACEHOLDER_USABLE_ADDRS`: policylint.input.placeholders): PL004 reports the file, and
+    it is no value of the object the API server receives, so no check reads it."""
+    if type(value) is str:
+        return (value[:1] == "{" or value[:12] == "PLACEHOLDER_") and whole_value(value, braces="all") is not None
     if type(value) is not dict or len(value) != 1:
         return False
     ((key, inner),) = value.items()
-    return inner is None and isinstance(key, str) and key.startswith("{") and key.endswith("}")
+    if inner is not None or not isinstance(key, str):
+        return False
+    return (key.startswith("{") and key.endswith("}")) or whole_value(value, braces="all") is not None
 
 
 # An unknown field: (path parts of the parent, its path, the unknown key, the keys the parent may

@@ -84,15 +84,25 @@ class Producer:
     source: TargetKind | None = None  # None: the cluster itself makes it, with no object asking
     name_fields: tuple[str, ...] = ()  # the first one set names the object; none: the source's name
     fixed_name: str | None = None
+    # With no source: the cluster makes objects of the kind under names the input cannot show
+    # (ServiceImports, from other clusters' ServiceExports): a missing one is unprovable.
+    any_name: bool = False
     refs: RefSpec | None = None
     when: tuple[Condition, ...] = ()
     namespaces: str = SOURCE_NAMESPACE
     namespace_selector: str | None = None  # a field holding a label selector of namespaces
+    # Fields each holding a label selector (`[*]`: each item of a list), ORed, and a field holding
+    # a list of namespace names: the namespaces they select together; none set, none
+    # (ClusterExternalSecret's namespaceSelector, namespaceSelectors and namespaces).
+    namespace_selectors: tuple[str, ...] = ()
+    namespace_names: str | None = None
     docs: str = ""
     project: str = ""
 
     def describe(self) -> str:
         """How the producer makes its object, for messages: what asks for it, and who makes it."""
+        if self.source is None and self.any_name:
+            return f"any {self.makes.kind} made by {self.by}"
         if self.source is None:
             return f"{self.fixed_name} in every namespace ({self.by})"
         if self.refs is not None:
@@ -138,8 +148,12 @@ def producers_of(document: Mapping[str, Any]) -> list[Producer]:
         refs = raw.get("refs")
         namespaces = raw.get("namespaces", SOURCE_NAMESPACE)
         selector = None
+        selectors: tuple[str, ...] = ()
+        names = None
         if isinstance(namespaces, dict):
-            selector = namespaces["selector"]
+            selector = namespaces.get("selector")
+            selectors = tuple(namespaces.get("selectors", ()))
+            names = namespaces.get("names")
             namespaces = EVERY_NAMESPACE
         out.append(
             Producer(
@@ -148,6 +162,7 @@ def producers_of(document: Mapping[str, Any]) -> list[Producer]:
                 source=_kind(raw["from"]) if "from" in raw else None,
                 name_fields=tuple(raw.get("name", ())),
                 fixed_name=raw.get("fixedName"),
+                any_name=bool(raw.get("anyName", False)),
                 refs=RefSpec(
                     refs["items"],
                     refs["refs"],
@@ -159,6 +174,8 @@ def producers_of(document: Mapping[str, Any]) -> list[Producer]:
                 when=tuple(_condition(c) for c in raw.get("when", ())),
                 namespaces=namespaces,
                 namespace_selector=selector,
+                namespace_selectors=selectors,
+                namespace_names=names,
                 docs=raw.get("docs", ""),
                 project=str(document.get("project", "")),
             )

@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Literal, cast
 
-from policylint.findings import Severity
+from policylint.findings import Finding, Severity
 from policylint.values import frozen
 
 if TYPE_CHECKING:
@@ -91,6 +91,9 @@ class RenderOptions:
     # `--fail-on`: the lowest severity that fails the run. A report that counts failures (JUnit)
     # counts only these, so that a dashboard fails exactly when the gate does.
     fail_on: Severity = Severity.ERROR
+    # `--gate all`: every finding at or above `fail_on` fails the run, pre-existing ones too;
+    # else, in a run that measured a change, only those it introduces (policylint.commands.change).
+    gate_all: bool = False
 
     def repo_path(self, file: str) -> str:
         """`file` (as findings name it) relative to the repository root, with `/` separators;
@@ -103,9 +106,20 @@ class RenderOptions:
             relative = absolute
         return relative.replace(os.sep, "/")
 
+    def fails(self, result: LintResult, finding: Finding) -> bool:
+        """Whether `finding` is one the exit code fails on (policylint.commands.change.gating):
+        at or above `--fail-on`, and, under the introduced gate, not at the base too."""
+        if finding.severity < self.fail_on:
+            return False
+        return self.gate_all or result.introduced_by_change(finding) is not False
+
 
 def environment_options(
-    *, color: bool = False, outputs: tuple[tuple[str, str], ...] = (), fail_on: Severity = Severity.ERROR
+    *,
+    color: bool = False,
+    outputs: tuple[tuple[str, str], ...] = (),
+    fail_on: Severity = Severity.ERROR,
+    gate_all: bool = False,
 ) -> RenderOptions:
     """RenderOptions for this process: the repository root is $GITHUB_WORKSPACE in a GitHub
     Actions job (paths in annotations and SARIF are relative to the checkout), else the nearest
@@ -121,7 +135,9 @@ def environment_options(
         root = repository_root(cwd) or cwd
     server, repository, sha = (os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_SHA"))
     link_base = f"{server.rstrip('/')}/{repository}/blob/{sha}/" if server and repository and sha else ""
-    return RenderOptions(color=color, outputs=outputs, cwd=cwd, root=root, link_base=link_base, fail_on=fail_on)
+    return RenderOptions(
+        color=color, outputs=outputs, cwd=cwd, root=root, link_base=link_base, fail_on=fail_on, gate_all=gate_all
+    )
 
 
 def _inside(path: str, directory: str) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from policylint.findings import Finding, Severity
+from policylint.identity import IdentitySet
 from policylint.k8s.names import plural
 from policylint.reporters.text import format_finding
 from policylint.textsafe import escape
@@ -78,11 +79,11 @@ def render(result: LintResult, options: RenderOptions | None = None) -> str:
             annotated.append(f)
         else:
             rest.append(f)
-    annotated_set = {id(f) for f in annotated}
+    annotated_set = IdentitySet(annotated)
     lines = [
         annotation(f, options, pre_existing=result.introduced_by_change(f) is False)
         for f in result.findings
-        if id(f) in annotated_set
+        if f in annotated_set
     ]
     if rest:
         lines.append(f"::group::policylint: {plural(len(rest), 'more finding')} (GitHub annotates {MAX_PER_LEVEL} per severity)")

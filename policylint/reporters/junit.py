@@ -8,10 +8,12 @@ file. A run with a report scope (`--diff`, `--staged`, `--context`) reports on s
 it reads: only those get test cases, and a file read for context gets a suite only for a finding
 reported in it (one about a reported file, policylint.report_scope).
 
-A finding at or above `--fail-on` is a `failure` whose `type` is its severity, with the location,
-message, notes, hint and the rule's documentation in its body: the failures a CI system counts
-are what fails the gate. A finding below it leaves its test case passing and is written, with the
-same body, in the case's `system-out`, which Jenkins, GitLab and Azure Pipelines show with the
+A finding that fails the run (at or above `--fail-on`; in a run that measured a change, under the
+introduced gate, only one the change introduces) is a `failure` whose `type` is its severity, with
+the location, message, notes, hint and the rule's documentation in its body: the failures a CI
+system counts are what fails the gate. Any other finding (below `--fail-on`, or pre-existing:
+its body then ends `pre-existing: at HEAD too`) leaves its test case passing and is written, with
+the same body, in the case's `system-out`, which Jenkins, GitLab and Azure Pipelines show with the
 test. A suppressed or baselined finding is `skipped` with how it was suppressed. Every field
 from the input is escaped (policylint.textsafe): the document is read by people, and no file
 name can put a character XML forbids into it.
@@ -73,13 +75,15 @@ def render(result: LintResult, options: RenderOptions | None = None) -> str:
         suites.add_group(suites.where(obj.doc.file)[0], obj.doc.line, _xml_text(str(obj.key)), applicable)
     for f in result.findings:
         tc = suites.with_content(f, names.get(f.rule, f.name))
-        if f.severity >= options.fail_on:
-            tc.add_failure_info(
-                message=f"{f.severity.label}: {_xml_text(f.message)}", output=_body(f, options), failure_type=f.severity.label
-            )
+        body = _body(f, options)
+        if result.introduced_by_change(f) is False:
+            body += f"\npre-existing: at {_xml_text(result.base or 'the base')} too"
+        if options.fails(result, f):
+            tc.add_failure_info(message=f"{f.severity.label}: {_xml_text(f.message)}", output=body, failure_type=f.severity.label)
         else:
-            # Below the gate: shown with the test, which still passes, as the run does.
-            tc.stdout = f"{tc.stdout}\n\n{_body(f, options)}" if tc.stdout else _body(f, options)
+            # What does not fail the run (below `--fail-on`, or pre-existing under the introduced
+            # gate) is shown with the test, which still passes, as the run does.
+            tc.stdout = f"{tc.stdout}\n\n{body}" if tc.stdout else body
     for f in result.suppressed:
         tc = suites.with_content(f, names.get(f.rule, f.name))
         how = f.suppression.kind.value if f.suppression is not None else "suppressed"

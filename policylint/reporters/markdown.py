@@ -84,6 +84,9 @@ def _totals(result: LintResult) -> str:
     text = f"{found} in {plural(len(result.files), 'file')} ({plural(len(result.index.objects), 'object')}, {plural(policies, 'policy')})"
     if result.suppressed:
         text += f"; {len(result.suppressed)} suppressed or baselined"
+    change = result.change_counts()
+    if change is not None:
+        text += f"; against {md(result.base or 'the base')}: {change[0]} introduced, {change[1]} pre-existing"
     return text + "."
 
 
@@ -113,7 +116,7 @@ def gate_section(gate: GateReport | None) -> list[str]:
     return out
 
 
-def _finding_rows(findings: list[Finding], options: RenderOptions) -> list[str]:
+def _finding_rows(result: LintResult, findings: list[Finding], options: RenderOptions) -> list[str]:
     from policylint.reporters.json import help_uri
 
     rows = []
@@ -122,6 +125,8 @@ def _finding_rows(findings: list[Finding], options: RenderOptions) -> list[str]:
         message = md(f.message)
         if f.hint:
             message += f"<br>*hint:* {md(f.hint)}"
+        if result.introduced_by_change(f) is False:
+            message += f"<br>*pre-existing:* at {md(result.base or 'the base')} too"
         obj = md(str(f.object)) if f.object is not None else ""
         rows.append(f"| {ICONS[f.severity]} | [{f.line}]({_link(options, f.file, f.line)}) | {rule} | {message} | {obj} |")
     return rows
@@ -150,7 +155,7 @@ def _findings(result: LintResult, options: RenderOptions, budget: _Budget) -> li
             "| | line | rule | message | object |",
             "|---|---|---|---|---|",
         ]
-        rows = _finding_rows(findings, options)
+        rows = _finding_rows(result, findings, options)
         # A file's table opens only with room for its first row and its closing lines.
         if not budget.take(*head, rows[0], *close):
             break
@@ -184,8 +189,8 @@ def _policy_row(entry: dict[str, Any]) -> str:
     )
     if len(targets) > len(shown):
         target_text += f"<br>… {len(targets) - len(shown)} more"
-    status = "<br>".join(md(str(t["accepted"]) + (f" ({t['detail']})" if t["accepted"] != "Accepted" else "")) for t in shown)
-    enforcement = "<br>".join(md(str(t["enforcement"] or "–")) for t in shown)
+    status = "<br>".join(md(t["accepted"] + (f" ({t['detail']})" if t["accepted"] != "Accepted" else "")) for t in shown)
+    enforcement = "<br>".join(md(t["enforcement"] or "–") for t in shown)
     affects = entry.get("affects") or {}
     radius = (
         f"{plural(affects.get('contexts', 0), 'context')}: {plural(affects.get('routes', 0), 'route')}, {plural(affects.get('backends', 0), 'backend')}"
@@ -245,7 +250,7 @@ def _graph(result: LintResult) -> list[str]:
             ref = t["ref"]
             target = f"{ref['kind']} {ref['namespace']}/{ref['name']}" if ref["namespace"] else f"{ref['kind']} {ref['name']}"
             dst = node(target, worst[target].label if target in worst else "target")
-            text = str(t["accepted"]) + (f" #{ref['sectionName']}" if ref["sectionName"] else "")
+            text = t["accepted"] + (f" #{ref['sectionName']}" if ref["sectionName"] else "")
             edges.append(f'  {src} -.->|"{mermaid_label(text)}"| {dst}')
     for label in sorted(touched):
         if len(ids) >= MAX_GRAPH_EDGES:

@@ -77,8 +77,13 @@ def summary(result: LintResult) -> str:
     if change is not None:
         hidden += f"; against {escape(result.base or 'the base')}: {change[0]} introduced, {change[1]} pre-existing"
     context = f" (+{plural(len(result.context_files), 'context file')})" if result.context_files else ""
+    where = f"{plural(len(result.files), 'file')}{context}"
+    if result.change_files is not None and result.change_files[0] == 0:
+        # PATHs choose the part of the change considered: here none of it (README "Diff modes").
+        outside = plural(result.change_files[1], "changed file")
+        where = f"no changed file under the PATHs given ({outside} outside them, not considered)"
     line = (
-        f"{found} in {plural(len(result.files), 'file')}{context}"
+        f"{found} in {where}"
         f" ({plural(len(result.index.objects), 'object')}, {plural(len(result.project.resolution.policy_objects()), 'policy')})"
         f"{hidden}"
     )

@@ -24,25 +24,13 @@ from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import Names, NearMatches, close_name, hints_suffix, namespace_hint
 from policylint.rules.refs import at_field, field_value, has_field, label, where
+from policylint.rules.unprovable import builtin_class_creator
 from policylint.semantics.listeners import LISTENER_PARENTS, unsupported_protocol
 from policylint.semantics.namespace_admission import UnknownNamespace
 from policylint.semantics.resolution import TargetResolution
-from policylint.semantics.topology import (
-    CORE,
-    LISTENER_SET_NOT_ATTACHED,
-    NO_MATCHING_LISTENER_HOSTNAME,
-    NO_MATCHING_PARENT,
-    NOT_ALLOWED_BY_LISTENERS,
-    NOT_FOUND,
-    PARENT_NOT_FOUND,
-    Listener,
-    ParentAttachment,
-    ParentRef,
-    Rejection,
-    Topology,
-)
+from policylint.semantics.topology import CORE, Listener, ParentAttachment, ParentRef, Rejection, Topology
 from policylint.stages import Stage
-from policylint.vocabulary import Admission, Resolved, Traffic
+from policylint.vocabulary import Admission, Attachment, ReferenceStatus, Resolved, Traffic
 
 # -- PL405 -----------------------------------------------------------------------------------
 
@@ -60,8 +48,8 @@ class GatewayClassNotFound(Rule):
         topology = project.topology()
         classes: list[K8sObject] | None = None
         for gateway in topology.gateways():
-            ref = topology.class_refs.get(id(gateway))
-            if ref is None or ref.status != NOT_FOUND or ref.name is None:
+            ref = topology.class_refs.get(gateway)
+            if ref is None or ref.status != ReferenceStatus.NOT_FOUND or ref.name is None:
                 continue
             if classes is None:
                 classes = list(project.index.of_kind(GATEWAY_GROUP, "GatewayClass"))
@@ -70,6 +58,20 @@ class GatewayClassNotFound(Rule):
             if close is not None:
                 matches.add(f"did you mean GatewayClass {close}?", next(c for c in classes if c.name == close))
             matches.or_external("GatewayClass", None, ref.name)
+            creator = builtin_class_creator(project, ref.name)
+            if creator is not None:
+                implementation, declared = creator
+                message = (
+                    f"Gateway {where(gateway)} names GatewayClass {ref.name}, which is not in the input: {implementation.name}"
+                    f" creates it when installed; if the cluster does not run {implementation.name}, no controller owns"
+                    " the Gateway and nothing attached to it carries traffic (Gateway API: Gateway → GatewayClass)"
+                )
+                hint = (
+                    f"Declare the implementation to make it provable: `implementations: [{declared}]` in the configuration,"
+                    f" or --implementation {declared}."
+                )
+                yield self.issue(gateway, "spec.gatewayClassName", message, severity=Severity.WARNING, hint=hint)
+                continue
             if not classes:
                 # The input holds no GatewayClass at all: the repository does not manage classes (an
                 # application repository), so the class most likely exists in the cluster.
@@ -91,7 +93,7 @@ class GatewayClassNotFound(Rule):
 # -- PL406–PL408: route parentRefs --------------------------------------------------------------
 
 
-def _failing(topology: Topology, statuses: Sequence[str]) -> Iterator[tuple[K8sObject, ParentAttachment]]:
+def _failing(topology: Topology, statuses: Sequence[Attachment]) -> Iterator[tuple[K8sObject, ParentAttachment]]:
     for route in topology.routes():
         for att in topology.parent_attachments(route):
             if att.status in statuses:
@@ -110,7 +112,7 @@ class ParentRefNotFound(Rule):
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
         names = Names(project)
-        for route, att in _failing(topology, (PARENT_NOT_FOUND,)):
+        for route, att in _failing(topology, (Attachment.PARENT_NOT_FOUND,)):
             ref = att.ref
             matches = self._near_matches(project, names, route, ref)
             matches.or_external(ref.kind, ref.namespace, ref.name)
@@ -158,7 +160,7 @@ class ParentRefNoMatchingListener(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
-        for route, att in _failing(topology, (NO_MATCHING_PARENT,)):
+        for route, att in _failing(topology, (Attachment.NO_MATCHING_PARENT,)):
             parent, ref = att.parent, att.ref
             if parent is None:
                 continue
@@ -213,7 +215,7 @@ class ParentRefNoMatchingListener(Rule):
                         return hint, Related(f"listener {name} is defined here", object=listener_set, path=where_defined)
         elif parent.kind == "ListenerSet":
             # The reverse: the listener is the parent Gateway's own.
-            ls_att = topology.listener_sets.get(id(parent))
+            ls_att = topology.listener_sets.get(parent)
             gateway = ls_att.gateway if ls_att is not None else None
             for lst in topology.listeners(gateway) if gateway is not None else ():
                 if lst.name == name and gateway is not None:
@@ -233,12 +235,16 @@ class RouteNotAdmitted(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
-        statuses = (NOT_ALLOWED_BY_LISTENERS, NO_MATCHING_LISTENER_HOSTNAME, LISTENER_SET_NOT_ATTACHED)
+        statuses = (
+            Attachment.NOT_ALLOWED_BY_LISTENERS,
+            Attachment.NO_MATCHING_LISTENER_HOSTNAME,
+            Attachment.LISTENER_SET_NOT_ATTACHED,
+        )
         for route, att in _failing(topology, statuses):
             parent = att.parent
             if parent is None:
                 continue
-            if att.status == LISTENER_SET_NOT_ATTACHED:
+            if att.status == Attachment.LISTENER_SET_NOT_ATTACHED:
                 yield self._listener_set_not_attached(topology, route, att, parent)
                 continue
             reasons: list[str] = []
@@ -254,7 +260,11 @@ class RouteNotAdmitted(Rule):
             hostnames_fail = any(f.check is Admission.HOSTNAME for r in att.rejections for f in (r, *r.also))
             if hostnames_fail and "hostnames" in route.spec:
                 related.append(Related(f"{label(route)} sets its hostnames here", object=route, path="spec.hostnames"))
-            reason = "NoMatchingListenerHostname" if att.status == NO_MATCHING_LISTENER_HOSTNAME else "NotAllowedByListeners"
+            reason = (
+                "NoMatchingListenerHostname"
+                if att.status == Attachment.NO_MATCHING_LISTENER_HOSTNAME
+                else "NotAllowedByListeners"
+            )
             if reason == "NotAllowedByListeners" and all(
                 any(f.check is Admission.HOSTNAME for f in r.also) for r in att.rejections
             ):
@@ -271,7 +281,7 @@ class RouteNotAdmitted(Rule):
             yield self.issue(route, att.ref.path, message, related=related)
 
     def _listener_set_not_attached(self, topology: Topology, route: K8sObject, att: ParentAttachment, parent: K8sObject) -> Issue:
-        ls_att = topology.listener_sets.get(id(parent))
+        ls_att = topology.listener_sets.get(parent)
         why = ls_att.message if ls_att is not None else "it is not attached to its Gateway"
         message = (
             f"parentRef names {label(parent)}, which is not attached to its Gateway ({why}): its listeners serve nothing,"
@@ -395,12 +405,12 @@ class ListenerSetNotAllowed(Rule):
         topology = project.topology()
         names = Names(project)
         for listener_set in project.index.of_kind(GATEWAY_GROUP, "ListenerSet"):
-            att = topology.listener_sets.get(id(listener_set))
+            att = topology.listener_sets.get(listener_set)
             if att is None:
                 continue
-            if att.status == PARENT_NOT_FOUND:
+            if att.status == Attachment.PARENT_NOT_FOUND:
                 yield self._not_found(names, listener_set)
-            elif att.status == "NotAllowed" and att.gateway is not None:
+            elif att.status is Attachment.NOT_ALLOWED and att.gateway is not None:
                 yield self._not_allowed(project, listener_set, att.gateway, att.message)
 
     def _not_allowed(self, project: Project, listener_set: K8sObject, gateway: K8sObject, detail: str) -> Issue:
@@ -609,19 +619,19 @@ class NamespaceLabelsUnknown(Rule):
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
         # (owner, `namespaces` path, namespace) -> what comes from there: once per listener and namespace.
-        found: dict[tuple[int, str, str], tuple[UnknownNamespace, dict[int, K8sObject]]] = {}
+        found: dict[tuple[K8sObject, str, str], tuple[UnknownNamespace, dict[K8sObject, K8sObject]]] = {}
         for route in topology.routes():
             for att in topology.parent_attachments(route):
                 for unknown in att.unknown:
                     if unknown.listener is None:
                         continue  # through a ListenerSet whose own admission is undecided: said for the ListenerSet
-                    found.setdefault((id(unknown.owner), unknown.path, unknown.namespace), (unknown, {}))[1][id(route)] = route
+                    found.setdefault((unknown.owner, unknown.path, unknown.namespace), (unknown, {}))[1][route] = route
         for set_att in topology.listener_sets.values():
             if set_att.unknown is not None:
                 unknown = set_att.unknown
-                found.setdefault((id(unknown.owner), unknown.path, unknown.namespace), (unknown, {}))[1][
-                    id(set_att.listener_set)
-                ] = set_att.listener_set
+                found.setdefault((unknown.owner, unknown.path, unknown.namespace), (unknown, {}))[1][set_att.listener_set] = (
+                    set_att.listener_set
+                )
         for unknown, objects in sorted(found.values(), key=lambda u: (u[0].owner.key, u[0].path, u[0].namespace)):
             yield self._issue(unknown, sorted(objects.values(), key=lambda o: o.key))
 

@@ -19,14 +19,8 @@ from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import Names, NearMatches, frontend_scope, listeners_get, namespace_hint
 from policylint.rules.refs import at_field, has_field, where
-from policylint.semantics.topology import (
-    CORE,
-    NOT_FOUND,
-    OPAQUE,
-    RESOLVED,
-    ObjectRef,
-    Topology,
-)
+from policylint.rules.unprovable import unprovable_absence
+from policylint.semantics.topology import CORE, ObjectRef, Topology
 from policylint.stages import Stage
 from policylint.vocabulary import ReferenceStatus
 
@@ -66,8 +60,8 @@ class BackendNotFound(Rule):
     def check(self, project: Project) -> Iterable[Issue]:
         names = Names(project)
         for ref in _backend_refs(project):
-            if ref.status == NOT_FOUND:
-                yield self._not_found(names, ref)
+            if ref.status == ReferenceStatus.NOT_FOUND:
+                yield self._not_found(project, names, ref)
             elif ref.status == ReferenceStatus.INVALID_KIND:
                 detail = ref.detail or "of a kind no controller serves as a backend"
                 sep = "" if detail.startswith(",") else " "
@@ -79,7 +73,7 @@ class BackendNotFound(Rule):
                 yield self.issue(
                     ref.owner, join(ref.path, "kind"), message, hint="Reference a Service, or set the group of the kind meant."
                 )
-            elif ref.status == OPAQUE and ref.detail:
+            elif ref.status == ReferenceStatus.OPAQUE and ref.detail:
                 # A host of a service registry (Istio's Hostname kind) no object of the input
                 # declares: the registry may still hold it.
                 message = (
@@ -89,7 +83,7 @@ class BackendNotFound(Rule):
                 )
                 hint = f"Add the object that declares the host, or {external_hint(ref.kind, ref.namespace, ref.name)}."
                 yield self.issue(ref.owner, at_field(ref.owner, ref.path, "name"), message, severity=Severity.WARNING, hint=hint)
-            elif ref.status == OPAQUE:
+            elif ref.status == ReferenceStatus.OPAQUE:
                 # A kind policylint does not model (InferencePool, a vendor backend) may well
                 # be served by the controller; never "Service not found" for it.
                 message = (
@@ -100,7 +94,7 @@ class BackendNotFound(Rule):
                 hint = f"Add the object to the input, or {external_hint(ref.kind, ref.namespace, ref.name)}."
                 yield self.issue(ref.owner, ref.path, message, severity=Severity.WARNING, hint=hint)
 
-    def _not_found(self, names: Names, ref: ObjectRef) -> Issue:
+    def _not_found(self, project: Project, names: Names, ref: ObjectRef) -> Issue:
         matches = NearMatches()
         namespace_set = has_field(ref.owner, ref.path, "namespace")
         unset = (
@@ -126,10 +120,22 @@ class BackendNotFound(Rule):
                 " (HTTP 500 for HTTP routes)"
             )
         why = f" ({ref.detail})" if ref.detail else ""
+        unprovable = unprovable_absence(project, ref)
+        if unprovable is not None:
+            why, effect = unprovable.why, f"if it does not exist, {effect}"
         message = (
             f"{_PURPOSE.get(ref.purpose, 'reference')} names {ref.kind} {ref.namespace}/{ref.name}, which is not in the"
             f" input{why}: {effect} (Gateway API BackendObjectReference){matches.suffix()}"
         )
+        if unprovable is not None:
+            return self.issue(
+                ref.owner,
+                at_field(ref.owner, ref.path, "name"),
+                message,
+                related=matches.related,
+                hint=unprovable.hint(matches.hint),
+                severity=Severity.WARNING,
+            )
         return self.issue(ref.owner, at_field(ref.owner, ref.path, "name"), message, related=matches.related, hint=matches.hint)
 
 
@@ -161,7 +167,7 @@ class BackendPortInvalid(Rule):
                     related.append(self._ports_related(ref.target))
                 yield self.issue(ref.owner, ref.path, message, related=related)
                 continue
-            if ref.status != RESOLVED or ref.target is None or ref.port is None or ref.port_section is not None:
+            if ref.status != ReferenceStatus.RESOLVED or ref.target is None or ref.port is None or ref.port_section is not None:
                 continue
             service = ref.target
             ports = topology.service_ports(service)
@@ -243,7 +249,7 @@ class CertificateRefInvalid(Rule):
                 # A frontend CA reference no HTTPS listener uses changes no status: said, as info.
                 unused = ref.purpose == "ca-certificate" and not topology.frontend_listeners(ref)
                 severity = Severity.INFO if unused else None
-                if ref.status == NOT_FOUND:
+                if ref.status == ReferenceStatus.NOT_FOUND:
                     effect = _certificate_effect(topology, ref, invalid_kind=False)
                     producers = _producers_considered(project, ref)
                     if complete:
@@ -282,8 +288,17 @@ def _producers_considered(project: Project, ref: ObjectRef) -> str:
     considered = project.resolution.producers().considered(ref.group, ref.kind)
     if not considered:
         return ""
-    described = list(dict.fromkeys(p.describe() for p in considered))
-    return f" (considered: {'; '.join(described)})"
+    # Who makes the object and from which kinds, grouped: each producer's fields in full made
+    # the message outgrow the cap on a message's length (and the consequence after it was cut)
+    # once several operators make Secrets; the fields are in docs/semantics.md.
+    makers: dict[str, list[str]] = {}
+    for producer in considered:
+        asks = producer.source.kind if producer.source is not None else f"{producer.fixed_name} in every namespace"
+        kinds = makers.setdefault(producer.by, [])
+        if asks not in kinds:
+            kinds.append(asks)
+    groups = [f"{', '.join(kinds)} ({by})" for by, kinds in makers.items()]
+    return f" (considered: {'; '.join(groups)})"
 
 
 # What the controller writes when such a reference is invalid. A Gateway's own references: the

@@ -38,8 +38,8 @@ class CelViolation(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         index = project.index
-        others: dict[int, list[str]] | None = None
-        claimed: dict[str, dict[int, list[str]]] = {}
+        others: dict[K8sObject, list[str]] | None = None
+        claimed: dict[str, dict[K8sObject, list[str]]] = {}
         for obj in self.objects(project):
             verdict = index.admission(obj)
             if verdict is None or not verdict.cel:
@@ -49,10 +49,10 @@ class CelViolation(Rule):
                 assert failure is not None
                 if others is None:
                     others, claimed = _reported_by_others(project)
-                if _covered(others.get(id(obj), ()), failure.node_path, failure.compiled, failure.value):
+                if _covered(others.get(obj, ()), failure.node_path, failure.compiled, failure.value):
                     continue
                 said = failure.validation.get("message")
-                if said in claimed and _under_any(claimed[said].get(id(obj), ()), failure.node_path):
+                if said in claimed and _under_any(claimed[said].get(obj, ()), failure.node_path):
                     continue  # a rule that declares this CEL rule's problem (`Rule.covers_cel`) reports it
                 yield self._finding(project, obj, rejection, verdict)
 
@@ -81,17 +81,17 @@ class CelViolation(Rule):
         return self.issue(obj, at, message, severity=severity, hint=hint)
 
 
-def _reported_by_others(project: Project) -> tuple[dict[int, list[str]], dict[str, dict[int, list[str]]]]:
-    """id(object) -> the paths the static policy rules report on it; and per CEL rule message a
-    rule declares it covers (`Rule.covers_cel`), id(object) -> the paths that rule reports."""
+def _reported_by_others(project: Project) -> tuple[dict[K8sObject, list[str]], dict[str, dict[K8sObject, list[str]]]]:
+    """Object -> the paths the static policy rules report on it; and per CEL rule message a
+    rule declares it covers (`Rule.covers_cel`), object -> the paths that rule reports."""
     from policylint.rules.attachment import RULES as ATTACHMENT
     from policylint.rules.backends import RULES as BACKENDS
     from policylint.rules.boilerplate import RULES as BOILERPLATE
     from policylint.rules.listeners import RULES as LISTENERS
     from policylint.rules.targetref import RULES as TARGETREF
 
-    out: dict[int, list[str]] = {}
-    claimed: dict[str, dict[int, list[str]]] = {}
+    out: dict[K8sObject, list[str]] = {}
+    claimed: dict[str, dict[K8sObject, list[str]]] = {}
     for rule in (*BOILERPLATE, *TARGETREF, *ATTACHMENT, *BACKENDS, *LISTENERS):
         static = rule.id in _STATIC_POLICY_RULES
         if not static and not rule.covers_cel:
@@ -100,9 +100,9 @@ def _reported_by_others(project: Project) -> tuple[dict[int, list[str]], dict[st
             if issue.object is None:
                 continue
             if static:
-                out.setdefault(id(issue.object), []).append(issue.path)
+                out.setdefault(issue.object, []).append(issue.path)
             for message in rule.covers_cel:
-                claimed.setdefault(message, {}).setdefault(id(issue.object), []).append(issue.path)
+                claimed.setdefault(message, {}).setdefault(issue.object, []).append(issue.path)
     return out, claimed
 
 

@@ -13,29 +13,21 @@ from dataclasses import field
 from typing import Any
 
 from policylint.findings import Issue, Related, Severity
+from policylint.identity import IdentityMap, IdentitySet
 from policylint.k8s.admission import Catalogue, validate
 from policylint.k8s.names import ns_name
+from policylint.k8s.objects import K8sObject
 from policylint.profiles.policy import Policy
 from policylint.project import Project
 from policylint.rules.base import POLICY, Rule, RuleOption
-from policylint.semantics.effective.facets import (
-    CONFLICTED,
-    ENFORCED,
-    OVERRIDDEN,
-    PARTIALLY_ENFORCED,
-    RANK,
-    Facet,
-    NodeKey,
-    TargetStatus,
-    node_label,
-)
+from policylint.semantics.effective.facets import RANK, Facet, FoldResult, NodeKey, TargetStatus, node_label
 from policylint.semantics.effective.merge import Tagged, leaves, untag
 from policylint.semantics.effective.simulation import Simulation, path_label
 from policylint.semantics.resolution import TargetResolution
 from policylint.stages import Stage
 from policylint.textsafe import json_text, truncate
 from policylint.values import record
-from policylint.vocabulary import Role
+from policylint.vocabulary import Enforcement, Role
 
 _MAX_SHOWN = 3
 
@@ -44,12 +36,13 @@ def _targets(project: Project, rule: Rule | None = None) -> Iterator[tuple[Polic
     """Every target status of every policy (of `rule`'s share of the policies, `Rule.mine`, when given)."""
     sim = project.simulation()
     for policy in project.resolution.policies() if rule is None else rule.policies(project):
-        seen: set[int] = set()
+        # Two references to one target share its status: once per status, which compares by value.
+        seen: IdentitySet[TargetStatus] = IdentitySet()
         for res in project.resolution.targets(policy):
             status = sim.target_status(policy, res)
-            if status is None or status.contexts == 0 or id(status) in seen:
+            if status is None or status.contexts == 0 or status in seen:
                 continue
-            seen.add(id(status))
+            seen.add(status)
             yield policy, res, status
 
 
@@ -59,13 +52,13 @@ def _conflicts(project: Project) -> Iterator[tuple[Policy, TargetResolution, tup
     conflict is decided when the policies attach)."""
     sim = project.simulation()
     for policy in project.resolution.policies():
-        seen: set[int] = set()
+        seen: IdentitySet[TargetStatus] = IdentitySet()
         for res in project.resolution.targets(policy):
             status = sim.target_status(policy, res)
             if status is not None and status.contexts:
-                if id(status) in seen or not status.conflicted or status.conflict is None:
+                if status in seen or not status.conflicted or status.conflict is None:
                     continue
-                seen.add(id(status))
+                seen.add(status)
                 scope = "" if status.conflicted == status.contexts else f" in {status.conflicted} of {status.contexts} contexts"
                 yield policy, res, status.conflict, scope
             elif res.accepted:
@@ -152,14 +145,14 @@ class PolicyOverridden(Rule):
     reads = frozenset({Stage.SIMULATION})
 
     def check(self, project: Project) -> Iterable[Issue]:
-        by_policy: dict[int, list[tuple[TargetResolution, TargetStatus]]] = {}
-        policies: dict[int, Policy] = {}
+        by_policy: dict[K8sObject, list[tuple[TargetResolution, TargetStatus]]] = {}
+        policies: dict[K8sObject, Policy] = {}
         for policy, res, status in _targets(project):
-            by_policy.setdefault(id(policy.obj), []).append((res, status))
-            policies[id(policy.obj)] = policy
+            by_policy.setdefault(policy.obj, []).append((res, status))
+            policies[policy.obj] = policy
         for pid, entries in by_policy.items():
             live = [(r, s) for r, s in entries if s.enforcement is not None]
-            if not live or any(s.enforcement != OVERRIDDEN for _, s in live):
+            if not live or any(s.enforcement != Enforcement.OVERRIDDEN for _, s in live):
                 continue
             policy = policies[pid]
             winners = sorted(set().union(*(s.beaten_by for _, s in live)))
@@ -190,7 +183,7 @@ def _beaten_only_by_more_specific_defaults(project: Project, policy: Policy, win
     more specific defaults win (GEP-713), and the policy's still apply where none is set. Beaten by
     an override, it is dead: a route added later gets the override too."""
     facets = project.simulation().facets
-    mine = facets.get(id(policy.obj), [])
+    mine = facets.get(policy.obj, [])
     if not mine or any(f.role is not Role.DEFAULT for f in mine):
         return False
     names = set(winners)
@@ -198,7 +191,7 @@ def _beaten_only_by_more_specific_defaults(project: Project, policy: Policy, win
         f
         for p in project.resolution.policies()
         if p.key.kind == policy.key.kind and p.key.group == policy.key.group and ns_name(p.key.namespace, p.key.name) in names
-        for f in facets.get(id(p.obj), [])
+        for f in facets.get(p.obj, [])
     ]
     return bool(others) and all(f.role is Role.DEFAULT for f in others)
 
@@ -215,7 +208,7 @@ class PolicyPartiallyEnforced(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         for policy, res, status in _targets(project, self):
-            if status.enforcement != PARTIALLY_ENFORCED:
+            if status.enforcement != Enforcement.PARTIALLY_ENFORCED:
                 continue
             beaten = status.overridden + status.partial
             where = "; ".join(path_label(p) for p in status.overridden_in[:_MAX_SHOWN])
@@ -312,7 +305,7 @@ class OverrideWithNothingBelow(Rule):
     def check(self, project: Project) -> Iterable[Issue]:
         sim = project.simulation()
         for policy in project.resolution.policies():
-            overrides = [f for f in sim.facets.get(id(policy.obj), []) if f.role == "override"]
+            overrides = [f for f in sim.facets.get(policy.obj, []) if f.role is Role.OVERRIDE]
             if not overrides:
                 continue
             # Only a target at the kind's effective level (a leaf: acceptance scenario S10's "override
@@ -323,9 +316,9 @@ class OverrideWithNothingBelow(Rule):
             reached = [
                 f
                 for f in overrides
-                if sim.status.get((id(policy.obj), f.node)) is not None and (f.rank >= leaf or f.node[0] in ("rule", "port"))
+                if sim.status.get((policy.obj, f.node)) is not None and (f.rank >= leaf or f.node[0] in ("rule", "port"))
             ]
-            if not reached or any(id(f) in sim.override_challenged for f in reached):
+            if not reached or any(f in sim.override_challenged for f in reached):
                 continue
             facet = reached[0]
             message = (
@@ -395,7 +388,7 @@ class BlastRadiusExceeded(Rule):
 
 
 # Keep the status names importable for rule docs and tests.
-__all__ = ["CONFLICTED", "ENFORCED", "RULES", "Facet"]
+__all__ = ["RULES", "Facet"]
 
 
 class InvalidEffectiveSpec(Rule):
@@ -411,24 +404,25 @@ class InvalidEffectiveSpec(Rule):
         sim = project.simulation()
         catalogue = project.index.catalogue()
         results: dict[Any, Any] = {}  # CEL results shared by every validation of the run
-        checked: dict[int, list[tuple[str, str, str, list[Facet]]]] = {}  # id(fold result) -> what the merge broke
+        # Fold result (shared by every context of a stack) -> what the merge broke.
+        checked: IdentityMap[FoldResult, list[tuple[str, str, str, list[Facet]]]] = IdentityMap()
         # (policy, what is refused) -> the finding's parts: contexts, an example, the others merged.
-        found: dict[tuple[int, str, str], _Merged] = {}
+        found: dict[tuple[K8sObject, str, str], _Merged] = {}
         for group in sim.stack_groups():
             result = group.result
             if result.tree is None:
                 continue
-            broken = checked.get(id(result))
+            broken = checked.get(result)
             if broken is None:
-                broken = checked[id(result)] = self._broken(group.stack, result.tree, catalogue, results)
+                broken = checked[result] = self._broken(group.stack, result.tree, catalogue, results)
             for path, problem, origin, involved in broken:
-                policies = {id(f.policy): f for f in involved}
+                policies = {f.policy.obj: f for f in involved}
                 for facet in involved:
-                    entry = found.get((id(facet.policy), path, problem))
+                    entry = found.get((facet.policy.obj, path, problem))
                     if entry is None:
-                        entry = found[(id(facet.policy), path, problem)] = _Merged(facet, origin, group.examples[0])
+                        entry = found[(facet.policy.obj, path, problem)] = _Merged(facet, origin, group.examples[0])
                     entry.contexts += group.count
-                    entry.others |= {f.name for pid, f in policies.items() if pid != id(facet.policy)}
+                    entry.others |= {f.name for pid, f in policies.items() if pid != facet.policy.obj}
         for (_, path, problem), entry in sorted(found.items(), key=lambda kv: (str(kv[1].facet.policy.key), kv[0][1:])):
             facet = entry.facet
             others = ", ".join(sorted(entry.others))
@@ -449,8 +443,8 @@ class InvalidEffectiveSpec(Rule):
         """What the schema refuses in the merged spec and in no contributing facet alone: (path,
         problem, which schema, the facets whose values are under the path)."""
         facets = list(stack)
-        contributing = {id(leaf.source): leaf.source for _, leaf in leaves(tree) if isinstance(leaf.source, Facet)}
-        if len({id(f.policy) for f in contributing.values()}) < 2:
+        contributing = {leaf.source: leaf.source for _, leaf in leaves(tree) if isinstance(leaf.source, Facet)}
+        if len({f.policy.obj for f in contributing.values()}) < 2:
             return []  # nothing merged: each policy's own rejections are PL703's and PL704's
         where = facets[-1]
         found = catalogue.schema(where.policy.obj)
@@ -479,7 +473,7 @@ class InvalidEffectiveSpec(Rule):
             rel = tuple(path.split(".")[len(prefix) :]) if path != where.path else ()
             rel = tuple(p.split("[", 1)[0] for p in rel)
             involved = {
-                id(leaf.source): leaf.source
+                leaf.source: leaf.source
                 for key, leaf in leaves(tree)
                 if isinstance(leaf.source, Facet) and (key[: len(rel)] == rel or rel[: len(key)] == key)
             }

@@ -9,11 +9,12 @@ import re
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
-from policylint.findings import Finding, Issue, Location, Related, ResolvedFix, ResolvedRelated, Severity, code_prefix
-from policylint.input.positions import PositionResolver, Request
+from policylint.findings import Finding, Issue, Location, Related, ResolvedFix, ResolvedRelated, Severity
+from policylint.input.positions import PositionResolver, Request, parse_path
 from policylint.k8s.objects import ObjectKey
 from policylint.profiles.registry import ORIGIN_INFERRED
 from policylint.project import Project
+from policylint.rulecodes import matches, prefix_length
 from policylint.rules import workers
 from policylint.rules.base import POLICY, Rule, RuleOptionError
 from policylint.textsafe import MAX_MESSAGE, truncate
@@ -35,18 +36,19 @@ RESOURCE_LIMIT_NAME = "input-resource-limit"
 
 @frozen
 class Selection:
-    """`--select` / `--ignore` by rule id or name prefix; the longest matching prefix wins (flake8)."""
+    """`--select` / `--ignore` by rule code (policylint.rulecodes); the longest matching prefix wins (flake8)."""
 
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
 
     @staticmethod
-    def _best(codes: Sequence[str], rule: type[Rule]) -> int:
-        return max((code_prefix(code, rule.id, rule.name) for code in codes), default=-1)
+    def best(codes: Sequence[str], rule: type[Rule]) -> int:
+        """The longest of `codes` that names `rule` (`rulecodes.prefix_length`), -1 when none does."""
+        return max((prefix_length(code, rule.id, rule.name) for code in codes), default=-1)
 
     def enabled(self, rule: type[Rule]) -> bool:
-        selected = self._best(self.select, rule) if self.select else 0
-        ignored = self._best(self.ignore, rule)
+        selected = self.best(self.select, rule) if self.select else 0
+        ignored = self.best(self.ignore, rule)
         if selected < 0:
             return False
         return ignored < 0 or selected > ignored
@@ -55,7 +57,7 @@ class Selection:
         out = []
         for code in (*self.select, *self.ignore):
             c = code.strip()
-            if c and all(code_prefix(c, r.id, r.name) < 0 for r in rules):
+            if c and not any(matches(c, r.id, r.name) for r in rules):
                 out.append(c)
         return out
 
@@ -69,11 +71,31 @@ class EngineResult:
 def _check(
     rule_cls: type[Rule], project: Project, config: Mapping[str, object] | None = None, share: tuple[int, int] | None = None
 ) -> tuple[list[Issue], Issue | None]:
-    """The rule's issues (on its share of the objects, `Rule.share`), or the PL000 issue saying it failed."""
+    """The rule's issues (on its share of the objects, `Rule.share`), or the PL000 issue saying it
+    failed; none on a field holding a placeholder PL004 reports, or inside one (`_on_placeholder`)."""
     try:
-        return list(rule_cls(config, share).check(project)), None
+        issues = list(rule_cls(config, share).check(project))
     except Exception as exc:  # a broken rule must not cost the other rules' findings
         return [], _failure(rule_cls, project, exc)
+    try:
+        return [issue for issue in issues if not _on_placeholder(project, issue)], None
+    except Exception as exc:
+        return [], _failure(rule_cls, project, exc)
+
+
+def _on_placeholder(project: Project, issue: Issue) -> bool:
+    """Whether the issue sits on a field, or inside one, that holds a placeholder a tool
+    substitutes before applying (`{GATEWAY_CLASS_NAME}`, `${NAMESPACE}`, `PLACEHOLDER_ADDRS`):
+    PL004 reports the file once, and the value checked is not the one applied
+    (policylint.input.placeholders; `ProjectIndex.placeholders`)."""
+    obj = issue.object
+    if obj is None or not issue.path:
+        return False
+    held = project.index.placeholders(obj)
+    if not held:
+        return False
+    path = tuple(parse_path(issue.path))
+    return any(path[: len(h)] == h for h in held)
 
 
 def _resolve_rule(

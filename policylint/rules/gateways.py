@@ -36,7 +36,7 @@ def _label(owner: K8sObject) -> str:
 
 
 class ParametersRefInvalid(Rule):
-    """A GatewayClass `parametersRef` or Gateway `infrastructure.parametersRef` names a group nothing serves, or an object not in the input where the input manages that kind."""
+    """A GatewayClass `parametersRef` or Gateway `infrastructure.parametersRef` names a kind its controller does not take, a group nothing serves, or an object not in the input where the input manages that kind."""
 
     id = "PL422"
     name = "parameters-ref-invalid"
@@ -79,6 +79,24 @@ class ParametersRefInvalid(Rule):
                         yield self.issue(owner, path, message, hint=hint, severity=severity)
                     elif ref.status == ReferenceStatus.NOT_FOUND:
                         yield self._not_found(owner, ref, complete=complete)
+                    elif ref.status == ReferenceStatus.OPAQUE:
+                        yield self._unprovable(owner, ref)
+
+    def _unprovable(self, owner: K8sObject, ref: ObjectRef) -> Issue:
+        # The CRD of an implementation's parameters kind is installed in the cluster with the
+        # controller, not kept in the repository; whether the controller takes the kind is the
+        # controller's to say (semantics/parameters.py, `unserved`). As for a backend kind not
+        # modelled (PL411): a warning saying how to make it provable.
+        group = ref.group or "core"
+        message = (
+            f"{_label(owner)} names its parameters in {ref.kind} {ref.name!r} of group {group}, {ref.detail}: if the"
+            f" cluster serves no such kind, or its controller does not take it, {_effect(owner)}"
+        )
+        hint = (
+            f"Add the CRD that serves group {group} to the input or with --crd, so that the reference can be checked;"
+            " with --complete (the input is the whole cluster, CRDs included) a group nothing serves is an error."
+        )
+        return self.issue(owner, join(ref.path, "group"), message, hint=hint, severity=Severity.WARNING)
 
     def _not_found(self, owner: K8sObject, ref: ObjectRef, *, complete: bool) -> Issue:
         where = ref.namespace or None

@@ -36,10 +36,10 @@ from policylint.rules.hints import NearMatches, frontend_scope, listeners_get, s
 from policylint.semantics.grants import Grant, GrantCheck, Reference, ReferenceGrants
 from policylint.semantics.listeners import LISTENER_PARENTS
 from policylint.semantics.resolution import TargetResolution, UndecidedMatch
-from policylint.semantics.topology import REF_NOT_PERMITTED, ROUTE_KINDS, ObjectRef, Topology
+from policylint.semantics.topology import ROUTE_KINDS, ObjectRef, Topology
 from policylint.stages import Stage
 from policylint.values import frozen
-from policylint.vocabulary import NamespaceMatch, Resolved
+from policylint.vocabulary import NamespaceMatch, ReferenceStatus, Resolved
 
 _MAX_RELATED = 5
 
@@ -128,21 +128,31 @@ def checked_references(project: Project) -> list[CheckedReference]:
     return out
 
 
-def misplaced_grants(refs: Iterable[CheckedReference]) -> dict[int, tuple[Grant, list[CheckedReference]]]:
+def misplaced_grants(refs: Iterable[CheckedReference]) -> dict[Grant, tuple[Grant, list[CheckedReference]]]:
     """Grants that would permit a failing reference if they lived in the target's namespace."""
-    out: dict[int, tuple[Grant, list[CheckedReference]]] = {}
+    out: dict[Grant, tuple[Grant, list[CheckedReference]]] = {}
     for checked in refs:
         if checked.check.permitted:
             continue
         for miss in checked.check.near_misses:
             if miss.path == "metadata.namespace":
-                out.setdefault(id(miss.grant), (miss.grant, []))[1].append(checked)
+                out.setdefault(miss.grant, (miss.grant, []))[1].append(checked)
     return out
 
 
 def is_used(grants: ReferenceGrants, grant: Grant) -> bool:
     """Some from x to combination of the grant authorised a reference (after `checked_references`)."""
-    return any((id(grant), f.path, t.path) in grants.used for f in grant.sources for t in grant.targets)
+    return any((grant, f.path, t.path) in grants.used for f in grant.sources for t in grant.targets)
+
+
+def may_permit(grant: Grant, ref: Reference) -> bool:
+    """Whether `grant` would authorise `ref` (its namespace, a from entry and a to entry match),
+    without recording a use: for a reference that may not be made."""
+    if grant.namespace != ref.to_namespace:
+        return False
+    return any(
+        (f.group, f.kind, f.namespace) == (ref.from_group, ref.from_kind, ref.from_namespace) for f in grant.sources
+    ) and any((t.group, t.kind) == (ref.to_group, ref.to_kind) and t.name in (None, ref.to_name) for t in grant.targets)
 
 
 def self_namespace_only(grant: Grant) -> bool:
@@ -290,7 +300,7 @@ class CrossNamespaceReferenceNotPermitted(Rule):
         topology = project.topology()
         for obj in project.index.objects:
             for ref in topology.refs_from(obj):
-                if ref.status == REF_NOT_PERMITTED:
+                if ref.status == ReferenceStatus.REF_NOT_PERMITTED:
                     yield self._issue(obj, ref, project.index, topology)
 
     def _issue(self, owner: K8sObject, ref: ObjectRef, index: ProjectIndex, topology: Topology) -> Issue:
@@ -401,7 +411,7 @@ class ReferenceGrantInWrongNamespace(Rule):
         misplaced = misplaced_grants(checked_references(project))
         grants = project.resolution.grants()
         for grant in grants.grants:
-            found = misplaced.get(id(grant))
+            found = misplaced.get(grant)
             if found is not None:
                 yield self._misplaced(grant, found[1], used=is_used(grants, grant))
                 continue
@@ -458,10 +468,11 @@ class ReferenceGrantUnused(Rule):
         grants = project.resolution.grants()
         misplaced = misplaced_grants(refs)
         checked = self._checked_referrers(project)
+        undecided: list[Reference] | None = None  # worked out on the first grant that needs it
         for grant in grants.grants:
             if is_used(grants, grant):
                 continue
-            if id(grant) in misplaced or self_namespace_only(grant):
+            if grant in misplaced or self_namespace_only(grant):
                 continue  # PL403 says why it permits nothing
             if grant.malformed or any(project.index.has_malformed(f.group, f.kind, f.namespace) for f in grant.sources):
                 # PL010 reports the field that makes the API server reject the grant, or a referrer
@@ -469,7 +480,24 @@ class ReferenceGrantUnused(Rule):
                 continue
             if any((f.group, f.kind) not in checked for f in grant.sources):
                 continue  # references from that kind are not modelled: it may well be used
+            if undecided is None:
+                undecided = self._undecided_references(project)
+            if any(may_permit(grant, ref) for ref in undecided):
+                continue  # a reference that may or may not be made (PL420): no finding rests on it
             yield self._issue(grant)
+
+    @staticmethod
+    def _undecided_references(project: Project) -> list[Reference]:
+        """The references policies may make into other namespaces: their selectors' matches in a
+        namespace whose selector match is unknown (NamespaceMatch.UNKNOWN), neither targets nor not."""
+        out: list[Reference] = []
+        for policy in project.resolution.policies():
+            own = policy.obj.namespace or ""
+            for u in project.resolution.undecided_targets(policy):
+                if u.namespace != own:
+                    gk = policy.profile.gk
+                    out.append(Reference(gk[0], gk[1], own, u.target.group, u.target.kind, u.namespace, u.target.name))
+        return out
 
     @staticmethod
     def _checked_referrers(project: Project) -> set[tuple[str, str]]:

@@ -4,10 +4,11 @@ Gateway API releases and channels the cluster may run (docs/semantics.md#the-clu
 A violation of the bundled schemas is an error when the cluster's release and channel are known
 (declared or inferred, policylint.k8s.cluster) and they refuse it. When either is unknown, it is
 an error if every bundled release of the plausible channels refuses it, and otherwise a warning
-naming the releases and channels that accept it and how to declare the cluster. A vendor's kind has
-one bundled release, and the cluster may run a newer one: its findings are warnings naming the
-release. A CRD in the input or given with --crd is what the cluster serves: what it refuses is an
-error.
+naming the releases and channels that accept it and how to declare the cluster. A vendor's kind is
+judged the same way over the vendor's bundled releases: an error when the vendor's release is
+declared or inferred and refuses it, or when every bundled release of the vendor does; otherwise a
+warning naming the releases that accept it and how to declare the one the cluster runs. A CRD in
+the input or given with --crd is what the cluster serves: what it refuses is an error.
 """
 
 from __future__ import annotations
@@ -16,12 +17,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from policylint.findings import Severity
-from policylint.k8s.cluster import HOW_TO_DECLARE, Cluster
+from policylint.k8s.cluster import HOW_TO_DECLARE, Cluster, how_to_declare_vendor
 from policylint.k8s.objects import K8sObject
-from policylint.k8s.schemas import GATEWAY_API_VERSIONS, release_key
+from policylint.k8s.schemas import GATEWAY_API_VERSIONS, release_key, vendor_releases
 from policylint.project import Project
-
-GATEWAY_API = "gateway-api"  # how a bundled Gateway API schema's source begins (`gateway-api v1.6.1`)
 
 
 def judged(
@@ -36,19 +35,35 @@ def judged(
     of the object's kind and version accepts `what` this one refuses (the field, or the object)."""
     if source is None:
         return None, ""
-    if not source.startswith(f"{GATEWAY_API} "):
-        # One release of each vendor is bundled, and the cluster's is not known: a newer one may
-        # define the field or allow the value (Envoy Gateway's own test data use fields of its
-        # main branch that its last release lacks). A warning naming the release.
-        return Severity.WARNING, f"; if the cluster runs a newer release than {source}, lint with its CRDs (--crd)"
     catalogue = project.index.catalogue()
     cluster = catalogue.cluster
+    key = (obj.group, obj.kind, obj.version)
+    vendor = catalogue.project(key)
+    if vendor is not None:
+        return _vendor_judged(catalogue.cluster, vendor, catalogue.accepting(key, accepts), what)
     if cluster.decided:
         return None, f"; the cluster runs {_runs(cluster)}"
-    accepting = catalogue.accepting((obj.group, obj.kind, obj.version), accepts)
+    accepting = catalogue.accepting(key, accepts)
     if not accepting:
         return None, f"; no bundled release of {_plausible(cluster)} accepts {what}"
     return Severity.WARNING, f"; {accepted_by(accepting)} accept {what}: if the cluster runs it, {HOW_TO_DECLARE}"
+
+
+def _vendor_judged(cluster: Cluster, vendor: str, accepting: list[tuple[str, str]], what: str) -> tuple[Severity | None, str]:
+    known = cluster.vendor_release(vendor)
+    if known.value is not None:
+        return None, f"; the cluster runs {vendor} {known.value} ({known.source})"
+    bundled = vendor_releases()[vendor]
+    newer = f"; if the cluster runs a release newer than {vendor} {bundled[-1]}, lint with its CRDs (--crd)"
+    if not accepting:
+        span = bundled[0] if len(bundled) == 1 else f"{bundled[0]} to {bundled[-1]}"
+        return None, f"; no bundled release of {vendor} ({span}) accepts {what}{newer}"
+    releases = sorted({release for release, _ in accepting}, key=release_key)
+    return (
+        Severity.WARNING,
+        f"; {vendor} {', '.join(releases)} {'accepts' if len(releases) == 1 else 'accept'} {what}: if the cluster runs"
+        f" {'it' if len(releases) == 1 else 'one of them'}, {how_to_declare_vendor(vendor)}",
+    )
 
 
 def unserved(cluster: Cluster) -> str:

@@ -145,7 +145,7 @@ def _find_unknown_fields(project: Project, rule: Rule) -> Iterator[tuple[K8sObje
             continue
         found, source = verdict.pruned, verdict.source
         malformed = project.index.malformed(obj)
-        skipped = targets.get(id(obj), ())
+        skipped = targets.get(obj, ())
         wider = catalogue.experimental_schema(obj, source)
         out: list[_Unknown] = []
         for parts, key_name, known in found:
@@ -224,7 +224,7 @@ class SchemaViolation(Rule):
             source = verdict.source
             malformed = index.malformed(obj)
             # Target references: the PL1xx and PL2xx rules check them, field by field.
-            skipped = targets.get(id(obj), ())
+            skipped = targets.get(obj, ())
             # Lists whose own CEL rules refuse them (Gateway API's "Listener name must be
             # unique"): a duplicate item in them is that rule's finding (PL704), in the CRD's words.
             refused_lists = {r.cel.node_path for r in verdict.cel if r.cel is not None}
@@ -261,9 +261,9 @@ def _admitting(index: ProjectIndex, obj: K8sObject) -> Callable[[Mapping[str, An
     return lambda schema: admits(index, obj, schema)
 
 
-def _target_fields(project: Project) -> dict[int, tuple[str, ...]]:
-    """id(policy object) -> the paths of its target fields (`spec.targetRefs`, ...)."""
-    return {id(p.obj): tuple(f"spec.{field}" for field in p.profile.targets.fields) for p in project.resolution.policies()}
+def _target_fields(project: Project) -> dict[K8sObject, tuple[str, ...]]:
+    """Policy object -> the paths of its target fields (`spec.targetRefs`, ...)."""
+    return {p.obj: tuple(f"spec.{field}" for field in p.profile.targets.fields) for p in project.resolution.policies()}
 
 
 def _under(path: str, prefixes: Iterable[str]) -> bool:

@@ -116,13 +116,13 @@ class DuplicateSectionNames(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         # Targets addressed by sectionName, each with the refs that address it (insertion order is stable).
-        targeted: dict[int, tuple[K8sObject, list[tuple[Policy, TargetRef]]]] = {}
+        targeted: dict[K8sObject, tuple[K8sObject, list[tuple[Policy, TargetRef]]]] = {}
         for policy, ref, res in ref_resolutions(project):
             if res.target is None or ref.section_name is None or not policy.profile.targets.section_name:
                 continue
             if res.detail not in (Resolved.RESOLVED, Resolved.SECTION_NOT_FOUND, Resolved.SYNTHETIC_RULE_NAME):
                 continue
-            targeted.setdefault(id(res.target), (res.target, []))[1].append((policy, ref))
+            targeted.setdefault(res.target, (res.target, []))[1].append((policy, ref))
         for target, refs in targeted.values():
             spec = project.index.kinds.sections(target.group, target.kind)
             if spec is None:

@@ -183,7 +183,7 @@ class ReferenceGrants:
         self._external = external
         self._cache: dict[Reference, GrantCheck] = {}
         # (grant id, from index, to index) of entries that authorised a reference.
-        self.used: set[tuple[int, str, str]] = set()
+        self.used: set[tuple[Grant, str, str]] = set()
         # Grant entries and candidate grants looked at by the checks so far: what the indexes bound
         # (tests/test_handshakes.py counts it against the number of grants).
         self.examined = 0
@@ -203,7 +203,7 @@ class ReferenceGrants:
         permitting: dict[int, Grant] = {}
         for order, grant, f, t in (*any_name, *named):
             self.examined += 1
-            self.used.add((id(grant), f.path, t.path))
+            self.used.add((grant, f.path, t.path))
             permitting.setdefault(order, grant)
         if permitting:
             # In input order, each grant once (one may permit by name and by kind).

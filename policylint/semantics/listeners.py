@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.hostnames import intersect
-from policylint.profiles.registry import PortSharing
+from policylint.profiles.implementations import PortSharing
 
 # The kinds that carry listeners (a ListenerSet's merge into its Gateway's: GEP-1713).
 LISTENER_PARENTS = ((GATEWAY_GROUP, "Gateway"), (GATEWAY_GROUP, "ListenerSet"))

@@ -13,8 +13,9 @@ Gateway API (apis/v1/gatewayclass_types.go and gateway_types.go in kubernetes-si
   conformance/tests/gateway-invalid-parameters-ref.go: a reference to group `invalid.io`, kind
   `InvalidParameters`).
 
-This module says where the references are; `Topology` resolves them as it resolves certificate
-references (purpose `parameters`), and rule PL422 judges them.
+This module says where the references are and what a reference of a kind the input does not
+serve means (`unserved`); `Topology` resolves them as it resolves certificate references
+(purpose `parameters`), and rule PL422 judges them.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from typing import Any
 
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.objects import K8sObject
+from policylint.profiles.implementations import Implementation
+from policylint.vocabulary import ReferenceStatus
 
 PURPOSE = "parameters"
 
@@ -51,3 +54,24 @@ def parameters_ref(obj: K8sObject) -> tuple[str, Mapping[str, Any]] | None:
     if not isinstance(node, dict) or not isinstance(node.get("name"), str) or not node.get("name"):
         return None
     return ".".join(fields), node
+
+
+# What a parameters reference of a group no CRD, built-in kind, profile or object of the input
+# belongs to says, when nothing known refuses it.
+UNSERVED = "a group no CRD, built-in kind, profile or object in the input belongs to"
+
+
+def unserved(implementation: Implementation | None, *, complete: bool) -> tuple[ReferenceStatus, str]:
+    """The status of a parameters reference whose group nothing in the input or the profiles
+    serves. An implementation whose profile lists the kinds it takes (Envoy Gateway: EnvoyProxy;
+    NGINX Gateway Fabric: NginxProxy) refuses it: InvalidKind, an error (conformance test
+    GatewayInvalidParametersRef: group invalid.io). Any other controller may take a kind whose
+    CRD is in the cluster rather than the repository (Cilium's CiliumGatewayClassConfig, Kong's
+    GatewayConfiguration, `acme.io` in Gateway API's examples/standard/basic-grpc.yaml): Opaque,
+    unprovable, unless `--complete` says the input, CRDs included, is the whole cluster."""
+    if implementation is not None or complete:
+        return ReferenceStatus.INVALID_KIND, UNSERVED
+    return ReferenceStatus.OPAQUE, (
+        "a group no CRD, built-in kind, profile or object in the input belongs to, read by a controller whose"
+        " parameters kinds policylint does not know"
+    )

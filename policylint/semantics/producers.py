@@ -62,6 +62,11 @@ class Producers:
         wanted = TargetKind(group, kind)
         return [p for p in self.producers if p.makes == wanted]
 
+    def unprovable(self, group: str, kind: str) -> list[Producer]:
+        """The producers that make objects of this kind under names the input cannot show
+        (profile `anyName`: a multicluster controller's ServiceImports): a missing one may exist."""
+        return [p for p in self.considered(group, kind) if p.source is None and p.any_name]
+
     def made(self, group: str, kind: str, namespace: str | None, name: str) -> Made | None:
         """What makes this object in the cluster, or None."""
         table = self._table(TargetKind(group, kind))
@@ -107,6 +112,9 @@ class Producers:
 def _add(table: _Table, producer: Producer, obj: K8sObject) -> None:
     made = Made(producer, obj)
     namespace = obj.namespace or ""
+    if producer.namespace_selectors:
+        _add_selected(table, producer, obj, made)
+        return
     if producer.namespaces == EVERY_NAMESPACE:
         selector: LabelSelector | None = None
         if producer.namespace_selector is not None:
@@ -122,6 +130,32 @@ def _add(table: _Table, producer: Producer, obj: K8sObject) -> None:
     for where, name in names:
         table.exact.setdefault((where, name), made)
         table.namespaces.add(where)
+
+
+def _add_selected(table: _Table, producer: Producer, obj: K8sObject, made: Made) -> None:
+    """A source that makes its object in the namespaces any of several label selectors matches,
+    and in those a list names (ClusterExternalSecret): none set, no namespace."""
+    from policylint.semantics.topology import expand_pattern
+
+    selectors: list[LabelSelector] = []
+    for path in producer.namespace_selectors:
+        for _, raw in expand_pattern(obj.data, path):
+            if not isinstance(raw, dict):
+                continue  # absent (null): selects nothing
+            try:
+                selectors.append(parse_selector(raw))
+            except SelectorError:
+                return  # the API server refuses the source: it makes nothing
+    listed = read_field(obj.data, producer.namespace_names) if producer.namespace_names else None
+    named = [n for n in listed if isinstance(n, str) and n] if isinstance(listed, list) else []
+    for name in _names(producer, obj):
+        for selector in selectors:
+            table.everywhere.setdefault(name, []).append(_Everywhere(made, selector))
+        for namespace in named:
+            # A name is decided without the Namespace: the API server labels every Namespace with
+            # its name (kubernetes.io/metadata.name), which is what the controller selects by.
+            table.exact.setdefault((namespace, name), made)
+            table.namespaces.add(namespace)
 
 
 def _names(producer: Producer, obj: K8sObject) -> list[str]:

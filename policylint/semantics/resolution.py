@@ -21,6 +21,7 @@ from policylint.k8s.index import CRD_GK, UNKNOWN_POSITION, ProjectIndex, Section
 from policylint.k8s.names import group_kind
 from policylint.k8s.objects import CLUSTER_NAMESPACES, K8sObject
 from policylint.k8s.selectors import LabelSelector
+from policylint.profiles.implementations import Implementation, implementation_name
 from policylint.profiles.policy import (
     Policy,
     TargetRef,
@@ -31,23 +32,11 @@ from policylint.profiles.policy import (
     policy_namespace,
     ref_problems,
 )
-from policylint.profiles.registry import (
-    Implementation,
-    PolicyProfile,
-    ProfileRegistry,
-    TargetKind,
-    inferred_profile,
-    looks_like_policy,
-)
+from policylint.profiles.registry import PolicyProfile, ProfileRegistry, TargetKind, inferred_profile, looks_like_policy
 from policylint.semantics.grants import GRANT_GK, GrantCheck, Reference, ReferenceGrants
 from policylint.semantics.producers import Producers
 from policylint.values import frozen
 from policylint.vocabulary import Accepted, NamespaceMatch, Resolved
-
-# Target resolution outcomes, in the status vocabulary of GEP-713 (docs/semantics.md#status-vocabulary).
-ACCEPTED = Accepted.ACCEPTED
-INVALID = Accepted.INVALID
-TARGET_NOT_FOUND = Accepted.TARGET_NOT_FOUND
 
 # Set by the API server on every Namespace (Kubernetes 1.22+), so selectors can match it.
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -67,7 +56,7 @@ class TargetResolution:
 
     @property
     def accepted(self) -> bool:
-        return self.status == ACCEPTED
+        return self.status == Accepted.ACCEPTED
 
 
 @frozen
@@ -124,9 +113,9 @@ class Resolution:
         self.index = index
         self.profiles = profiles
         self._policies: list[Policy] | None = None
-        self._resolved: dict[tuple[int, str], TargetResolution] = {}
-        self._selected: dict[int, list[TargetResolution]] = {}
-        self._undecided: dict[int, list[UndecidedMatch]] = {}
+        self._resolved: dict[tuple[K8sObject, str], TargetResolution] = {}
+        self._selected: dict[K8sObject, list[TargetResolution]] = {}
+        self._undecided: dict[K8sObject, list[UndecidedMatch]] = {}
         self._grants: ReferenceGrants | None = None
         self._builtin: dict[str, str] | None = None
         self._class_implementations: list[Implementation | None] | None = None
@@ -152,17 +141,22 @@ class Resolution:
     def builtin_classes(self) -> dict[str, str]:
         """Class name -> controllerName, for the classes an implementation serves without a
         GatewayClass object in the input (profile `implementations[].builtinGatewayClasses`): of
-        the implementations the platform installs (`installed`), and of those the input shows to
-        be running, by a GatewayClass of theirs or an object of one of their API groups
-        (`evidenceGroups`: Istio's AuthorizationPolicy). Decided once, for the policies' targets
+        the implementations the platform installs (`installed`), of those declared or inferred
+        from CRDs (`Cluster.implementations`), and of those the input shows to be running, by a
+        GatewayClass of theirs or an object of one of their API groups (`evidenceGroups`: Istio's
+        AuthorizationPolicy). Decided once, for the policies' targets
         and for the Gateways' classes alike."""
         if self._builtin is None:
             running = {i.name for i in self.class_implementations() if i is not None}
+            # Declared (`implementations`, `--implementation`) or inferred from the CRDs of the input
+            # (policylint.k8s.cluster), by the name the declaration writes (`istio`).
+            declared = {k.value.partition("@")[0] for k in self.index.cluster().implementations if k.value}
             groups = self.index.input_groups()
             self._builtin = {
                 name: controller
                 for implementation in self.profiles.implementations
                 if implementation.name in running
+                or implementation_name(implementation.name) in declared
                 or implementation.classes_installed
                 or not groups.isdisjoint(implementation.evidence_groups)
                 for name, controller in implementation.builtin_classes
@@ -233,7 +227,7 @@ class Resolution:
 
     def resolve_target(self, policy: Policy, ref: TargetRef) -> TargetResolution:
         # Several rules and the JSON report ask for the same resolution: compute it once.
-        key = (id(policy.obj), ref.path)
+        key = (policy.obj, ref.path)
         cached = self._resolved.get(key)
         if cached is None:
             cached = self._resolved[key] = self._resolve(policy, ref)
@@ -257,10 +251,12 @@ class Resolution:
         unbound = self._unbound(policy, target)
         if unbound is not None:
             return TargetResolution(
-                ref, INVALID, Resolved.NOT_BOUND, target=target, namespace=place.namespace, grant=grant, message=unbound
+                ref, Accepted.INVALID, Resolved.NOT_BOUND, target=target, namespace=place.namespace, grant=grant, message=unbound
             )
         if place.section_name is None:
-            return TargetResolution(ref, ACCEPTED, Resolved.RESOLVED, target=target, namespace=place.namespace, grant=grant)
+            return TargetResolution(
+                ref, Accepted.ACCEPTED, Resolved.RESOLVED, target=target, namespace=place.namespace, grant=grant
+            )
         return self._section(ref, target, place, grant)
 
     def _unbound(self, policy: Policy, target: K8sObject) -> str | None:
@@ -293,19 +289,22 @@ class Resolution:
         if ref.errors or problems:
             # The API server rejects the whole policy (schema): nothing gets attached.
             reasons = "; ".join([m for _, m in ref.errors] + [p.message for p in problems])
-            return TargetResolution(ref, INVALID, Resolved.INVALID_REF, message=f"rejected by the API server: {reasons}")
+            return TargetResolution(ref, Accepted.INVALID, Resolved.INVALID_REF, message=f"rejected by the API server: {reasons}")
         if ref.group is None or ref.kind is None or ref.name is None:
             # Only where the kind's own reference schema leaves the field out (no problem above).
             extra = [f for f in profile.targets.ref_extra_fields if isinstance(ref.raw, Mapping) and f in ref.raw]
             how = f"by its {', '.join(extra)}" if extra else "by fields policylint does not know"
             return TargetResolution(
-                ref, ACCEPTED, Resolved.UNNAMED, message=f"names no object: it selects {how}, which policylint does not resolve"
+                ref,
+                Accepted.ACCEPTED,
+                Resolved.UNNAMED,
+                message=f"names no object: it selects {how}, which policylint does not resolve",
             )
         if not profile.targets.allows(ref.group, ref.kind) and profile.targets.kinds_enforced:
             allowed = ", ".join(str(k) for k in profile.targets.kinds)
             return TargetResolution(
                 ref,
-                INVALID,
+                Accepted.INVALID,
                 Resolved.KIND_NOT_ALLOWED,
                 message=f"{profile.kind} cannot target {group_kind(ref.group, ref.kind)}; allowed: {allowed}",
             )
@@ -327,7 +326,7 @@ class Resolution:
         if namespace is None:
             return TargetResolution(
                 ref,
-                TARGET_NOT_FOUND,
+                Accepted.TARGET_NOT_FOUND,
                 Resolved.NAMESPACE_REQUIRED,
                 message=f"a cluster-scoped policy must name the namespace of {ref.kind} {ref.name!r}",
             )
@@ -345,7 +344,7 @@ class Resolution:
             assert ref.kind is not None and ref.name is not None
             return TargetResolution(
                 ref,
-                INVALID,
+                Accepted.INVALID,
                 Resolved.REF_NOT_PERMITTED,
                 namespace=namespace,
                 message=f"{profile.kind} applies only to a target in its own namespace {obj.namespace}, not to"
@@ -359,7 +358,7 @@ class Resolution:
             return grant
         return TargetResolution(
             ref,
-            INVALID,
+            Accepted.INVALID,
             Resolved.REF_NOT_PERMITTED,
             namespace=namespace,
             grant=grant,
@@ -373,46 +372,59 @@ class Resolution:
         namespace = place.namespace
         if self.index.is_external(place.group, ref.kind, namespace, ref.name):
             return TargetResolution(
-                ref, ACCEPTED, Resolved.EXTERNAL, namespace=namespace, grant=grant, message="declared external (--external)"
+                ref,
+                Accepted.ACCEPTED,
+                Resolved.EXTERNAL,
+                namespace=namespace,
+                grant=grant,
+                message="declared external (--external)",
             )
         controller = self.builtin_classes().get(ref.name) if (place.group, ref.kind) == (GATEWAY_GROUP, "GatewayClass") else None
         if controller is not None:
             message = f"a class its implementation serves without a GatewayClass object in the input ({controller})"
-            return TargetResolution(ref, ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message)
+            return TargetResolution(ref, Accepted.ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message)
         if place.group == "" and ref.kind == "Namespace":
             if ref.name == policy_namespace(policy):
                 message = "the namespace the policy lives in, so it exists"
-                return TargetResolution(ref, ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message)
+                return TargetResolution(
+                    ref, Accepted.ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message
+                )
             if ref.name in CLUSTER_NAMESPACES:
                 message = "a namespace every Kubernetes cluster has"
-                return TargetResolution(ref, ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message)
+                return TargetResolution(
+                    ref, Accepted.ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message
+                )
         created = policy.profile.targets.created(place.group, ref.kind)
         if created is not None:
             source = created.source
             if self.index.lookup(source.group, source.kind, namespace, ref.name) is not None:
                 message = f"created in the cluster by {created.by} from {source.kind} {namespace}/{ref.name}"
-                return TargetResolution(ref, ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message)
+                return TargetResolution(
+                    ref, Accepted.ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message
+                )
             where = f"in namespace {namespace}" if namespace is not None else "(cluster-scoped)"
             message = (
                 f"{ref.kind} {ref.name!r} not found {where}: {created.by} create one for a {source.kind} of the same"
                 " name and namespace, and there is none in the input either"
             )
-            return TargetResolution(ref, TARGET_NOT_FOUND, Resolved.OBJECT_NOT_FOUND, namespace=namespace, message=message)
+            return TargetResolution(
+                ref, Accepted.TARGET_NOT_FOUND, Resolved.OBJECT_NOT_FOUND, namespace=namespace, message=message
+            )
         made = self.producers().made(place.group, ref.kind, namespace, ref.name)
         if made is not None:
             message = f"not in the input, {made.describe()}"
-            return TargetResolution(ref, ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message)
+            return TargetResolution(ref, Accepted.ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message)
         if policy.profile.targets.virtual_kinds and self.is_virtual_kind(place.group, ref.kind):
             return TargetResolution(
                 ref,
-                ACCEPTED,
+                Accepted.ACCEPTED,
                 Resolved.VIRTUAL_KIND,
                 namespace=namespace,
                 message="virtual kind (GEP-713): unresolvable by design",
             )
         where = f"in namespace {namespace}" if namespace is not None else "(cluster-scoped)"
         message = f"{ref.kind} {ref.name!r} not found {where}"
-        return TargetResolution(ref, TARGET_NOT_FOUND, Resolved.OBJECT_NOT_FOUND, namespace=namespace, message=message)
+        return TargetResolution(ref, Accepted.TARGET_NOT_FOUND, Resolved.OBJECT_NOT_FOUND, namespace=namespace, message=message)
 
     def _section(self, ref: TargetRef, target: K8sObject, place: _Place, grant: GrantCheck | None) -> TargetResolution:
         """The sectionName of a reference whose target exists (GEP-2648; docs/semantics.md#section-names)."""
@@ -423,7 +435,7 @@ class Resolution:
             if self.index.kind_has_no_sections(target.group, target.kind):
                 return TargetResolution(
                     ref,
-                    TARGET_NOT_FOUND,
+                    Accepted.TARGET_NOT_FOUND,
                     Resolved.SECTION_NOT_SUPPORTED,
                     target=target,
                     namespace=namespace,
@@ -435,7 +447,7 @@ class Resolution:
             # one such object are on different targets, as for the kinds policylint knows.
             return TargetResolution(
                 ref,
-                ACCEPTED,
+                Accepted.ACCEPTED,
                 Resolved.SECTION_UNCHECKED,
                 target=target,
                 section=Section(section_name, UNKNOWN_POSITION, "", indexed=False),
@@ -446,7 +458,7 @@ class Resolution:
         named = [s for s in sections if s.name == section_name]
         if named:
             return TargetResolution(
-                ref, ACCEPTED, Resolved.RESOLVED, target=target, section=named[0], namespace=namespace, grant=grant
+                ref, Accepted.ACCEPTED, Resolved.RESOLVED, target=target, section=named[0], namespace=namespace, grant=grant
             )
         if self.index.sections_malformed(target):
             # The API server rejects the target (PL010 reports the field), and the section this
@@ -455,7 +467,7 @@ class Resolution:
             noun = SECTION_NOUNS.get(section_spec.type, "section")
             return TargetResolution(
                 ref,
-                ACCEPTED,
+                Accepted.ACCEPTED,
                 Resolved.SECTION_MALFORMED,
                 namespace=namespace,
                 grant=grant,
@@ -465,7 +477,7 @@ class Resolution:
         # (kuadrant-operator PR #1879; docs/semantics.md#unnamed-route-rules).
         synthetic = synthetic_rule(sections, section_name) if section_spec.type == "rule" else None
         if synthetic is not None:
-            status = ACCEPTED if self.index.options.synthetic_rule_names else TARGET_NOT_FOUND
+            status = Accepted.ACCEPTED if self.index.options.synthetic_rule_names else Accepted.TARGET_NOT_FOUND
             return TargetResolution(
                 ref,
                 status,
@@ -480,7 +492,7 @@ class Resolution:
             )
         return TargetResolution(
             ref,
-            TARGET_NOT_FOUND,
+            Accepted.TARGET_NOT_FOUND,
             Resolved.SECTION_NOT_FOUND,
             target=target,
             namespace=namespace,
@@ -505,17 +517,17 @@ class Resolution:
     def selector_targets(self, policy: Policy) -> list[TargetResolution]:
         """The objects the policy's label selectors select: matched by labels, in a namespace
         the selector certainly takes."""
-        cached = self._selected.get(id(policy.obj))
+        cached = self._selected.get(policy.obj)
         if cached is None:
-            cached, self._undecided[id(policy.obj)] = self._select(policy)
-            self._selected[id(policy.obj)] = cached
+            cached, self._undecided[policy.obj] = self._select(policy)
+            self._selected[policy.obj] = cached
         return cached
 
     def undecided_targets(self, policy: Policy) -> list[UndecidedMatch]:
         """The objects the policy's label selectors match by labels in a namespace whose
         `namespaces.selector` match cannot be decided (a Namespace not in the input)."""
         self.selector_targets(policy)
-        return self._undecided[id(policy.obj)]
+        return self._undecided[policy.obj]
 
     def selectors(self, policy: Policy) -> list[TargetSelector]:
         field_name = policy.profile.targets.selectors
@@ -569,7 +581,7 @@ class Resolution:
                         out.append(
                             TargetResolution(
                                 ref,
-                                INVALID,
+                                Accepted.INVALID,
                                 Resolved.REF_NOT_PERMITTED,
                                 target=obj,
                                 namespace=ns,
@@ -583,7 +595,7 @@ class Resolution:
                 out.append(
                     TargetResolution(
                         ref,
-                        ACCEPTED,
+                        Accepted.ACCEPTED,
                         Resolved.SELECTOR_MATCH,
                         target=obj,
                         namespace=ns,

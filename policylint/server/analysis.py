@@ -4,8 +4,13 @@ editor holds in place of the files on disk.
 Everything the server answers reads an `Analysis`: its findings for diagnostics and code actions,
 its project (every stage built) for hover, definition and references. It is built by running the
 pipeline `check` runs, with the configuration `check` would find in the workspace, so that the
-editor and CI agree. Today each analysis reads the whole workspace again (the parse cache makes
-the unchanged files cheap); an incremental engine replaces `analyse` alone.
+editor and CI agree.
+
+`analyse` reads the whole workspace (`check --watch`, tests). The server keeps a `Live`: the
+first analysis is whole, each later one analyses only the part of the workspace the edited
+files can reach (policylint.incremental.workspace) and keeps every other file's findings; the
+stages a navigation request reads are built for the whole project only when such a request
+comes (`build_for_navigation`), so that diagnostics never wait for them.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import contextlib
 import gc
 import io
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -22,6 +27,7 @@ from policylint.findings import Finding
 from policylint.values import frozen, record
 
 if TYPE_CHECKING:
+    from policylint.incremental.workspace import Workspace
     from policylint.pipeline import LintRequest
     from policylint.project import Project
 
@@ -73,7 +79,7 @@ def analyse(root: str, overrides: Mapping[str, str], paths: Sequence[str] = ()) 
     given (`check --watch PATHS`). Never raises for bad input: a configuration or usage
     error is a `Problem`, and the analysis then has no project."""
     from policylint.input.sources import SourceError
-    from policylint.pipeline import LintRequest, build_stages, lint
+    from policylint.pipeline import LintRequest, lint
     from policylint.profiles.registry import ProfileError
     from policylint.rules.base import RuleOptionError
     from policylint.suppressions.baseline import BaselineError
@@ -88,15 +94,31 @@ def analyse(root: str, overrides: Mapping[str, str], paths: Sequence[str] = ()) 
         return Analysis([], [], None, [], [request], texts)
     if request is None:
         return Analysis([], [], None, [], [Problem(_config_name(root), 1, said.getvalue().strip())], texts)
-    from policylint.stages import Stage
 
     try:
         result = lint(replace(request, sources=_sources(request, texts)))
     except (SourceError, ProfileError, RuleOptionError, BaselineError) as exc:
         return Analysis([], [], None, [], [Problem(_config_name(root), 1, str(exc))], texts, request.namespace)
     project = result.project
-    # Hover reads the effective policy: the stages no selected rule read are built now, once,
-    # without the cyclic collector, as the pipeline builds them.
+    problems = build_for_navigation(project)
+    return Analysis(
+        result.findings,
+        result.suppressed,
+        project if not problems else None,
+        result.files,
+        problems,
+        texts,
+        request.namespace,
+    )
+
+
+def build_for_navigation(project: Project) -> list[Problem]:
+    """Build every stage of `project` (hover reads the effective policy, which no selected rule
+    may have read), once, without the cyclic collector, as the pipeline builds them; what kept a
+    stage from being built."""
+    from policylint.pipeline import build_stages
+    from policylint.stages import Stage
+
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -104,16 +126,107 @@ def analyse(root: str, overrides: Mapping[str, str], paths: Sequence[str] = ()) 
     finally:
         if was_enabled:
             gc.enable()
-    problems = [Problem(f.location.file, f.location.line, f.message) for f in failures if f.location is not None]
-    return Analysis(
-        result.findings,
-        result.suppressed,
-        project if not failures else None,
-        result.files,
-        problems,
-        texts,
-        request.namespace,
-    )
+    return [Problem(f.location.file, f.location.line, f.message) for f in failures if f.location is not None]
+
+
+# More files changed at once than this (a branch switched, a formatter run over the tree): one
+# whole analysis costs less than a part per file.
+MAX_PARTS = 3
+
+
+class Live:
+    """The workspace at `root` (the working directory) analysed across edits: each `analyse`
+    is told the texts the editor holds now and the files changed on disk since the last one, and
+    analyses only what those changes reach (policylint.incremental.workspace). Anything it
+    cannot follow (the configuration changed, too many files at once, changes on disk it was not
+    told of) is a whole analysis, as `analyse` makes. Its analyses' projects hold every object
+    read, with only the stages the rules of the last part read built: `build_for_navigation`
+    builds the rest when a request needs them."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._workspace: Workspace | None = None
+        self._settings: object = None
+        self._texts: dict[str, str] = {}
+
+    def analyse(self, overrides: Mapping[str, str], changed_on_disk: Iterable[str] | None = ()) -> Analysis:
+        """The workspace with `overrides` (a file name relative to `root` -> the editor's text);
+        `changed_on_disk`: names of files whose content on disk changed since the last call,
+        None when not known (then everything is analysed). Never raises for bad input."""
+        from policylint.incremental.workspace import Workspace
+        from policylint.input.sources import SourceError
+        from policylint.profiles.registry import ProfileError
+        from policylint.rules.base import RuleOptionError
+        from policylint.suppressions.baseline import BaselineError
+
+        texts = dict(overrides)
+        found = self._request()
+        if isinstance(found, Problem):
+            self._workspace = None
+            return Analysis([], [], None, [], [found], texts)
+        request, settings = found
+        workspace = self._workspace
+        read = frozenset(workspace.result.files) if workspace is not None else frozenset()
+        edited: set[str] = set()
+        released: set[str] = set()
+        for n in set(texts) | set(self._texts):
+            if texts.get(n) == self._texts.get(n) or not (n.endswith(MANIFEST_SUFFIXES) or n in read):
+                continue  # unchanged, or a file no run reads (a README open beside the manifests)
+            if (n in texts) != (n in self._texts) and _as_on_disk(n, texts.get(n, self._texts.get(n))):
+                # Opened, or closed: the one text is the file's, which stood for the other.
+                if n in self._texts:
+                    released.add(n)
+                continue
+            edited.add(n)
+        changed = None if changed_on_disk is None else sorted(edited | set(changed_on_disk))
+        try:
+            if workspace is None or settings is None or settings != self._settings or changed is None or len(changed) > MAX_PARTS:
+                workspace = Workspace(request, {os.path.abspath(n): t for n, t in texts.items()})
+                result = workspace.result
+            else:
+                for name in released:
+                    workspace.release(name)
+                result = workspace.result
+                for name in changed:
+                    result = workspace.update(name, texts.get(name)).result
+        except (SourceError, ProfileError, RuleOptionError, BaselineError) as exc:
+            self._workspace = None
+            return Analysis([], [], None, [], [Problem(_config_name(self.root), 1, str(exc))], texts, request.namespace)
+        except BaseException:
+            self._workspace = None  # left between two states: the next analysis starts again
+            raise
+        self._workspace, self._settings, self._texts = workspace, settings, texts
+        return Analysis(result.findings, result.suppressed, result.project, result.files, [], texts, request.namespace)
+
+    def _request(self) -> tuple[LintRequest, object] | Problem:
+        """The request `check` makes in the root, and what decides whether the last analysis's
+        findings still hold for it (None: nothing reliable, then nothing is kept)."""
+        from policylint.incremental import memo
+
+        said = io.StringIO()
+        with contextlib.redirect_stderr(said):
+            request = _request(self.root)
+        if isinstance(request, Problem):
+            return request
+        if request is None:
+            return Problem(_config_name(self.root), 1, said.getvalue().strip())
+        shaping = memo.settings(request)
+        # The settings that shape the findings, the paths read and the cache: another value of
+        # any of them and the analysis before says nothing of this one.
+        key = None if shaping is None else (shaping, tuple(request.paths), request.cache_dir, repr(request.walk))
+        return request, key
+
+
+def _as_on_disk(name: str, text: str | None) -> bool:
+    """Whether `text` is what the file `name` holds on disk: a document opened, or closed unedited
+    (or saved, then closed), changes nothing the analysis read."""
+    if text is None:
+        return False
+    try:
+        with open(name, "rb") as fh:
+            return fh.read() == text.encode("utf-8", "surrogatepass")
+    except OSError:
+        return False
 
 
 def _config_name(root: str) -> str:
@@ -127,14 +240,14 @@ def _request(root: str) -> LintRequest | Problem | None:
     """The request `check` makes in `root` with no flags: the configuration file found there
     (confined to its repository, as `check` reads a discovered one), or the defaults. None after
     a usage error printed on stderr."""
-    from policylint.commands.check import cache_dir, parse_options
+    from policylint.commands.check import cache_directory, parse_options
     from policylint.commands.cluster import parse_gateway_api
     from policylint.config import find_config
     from policylint.pipeline import LintRequest
 
     found = find_config(root)
     if found is None:
-        return LintRequest(paths=(".",), cache_dir=cache_dir(True, None))
+        return LintRequest(paths=(".",), cache_dir=cache_directory(True, None))
     from policylint.config.effective import CLUSTER_KEYS, build, run_settings
     from policylint.config.load import ConfigError, load
 
@@ -165,7 +278,7 @@ def _request(root: str) -> LintRequest | Problem | None:
         selection=selection,
         synthetic_rule_names=values["synthetic-rule-names"],
         external=external,
-        cache_dir=cache_dir(values["cache"], values["cache-dir"]),
+        cache_dir=cache_directory(values["cache"], values["cache-dir"]),
         follow_outside_links=values["follow-outside-links"],
         complete=values["complete"],
         baseline=values["baseline"],

@@ -62,12 +62,12 @@ class Navigator:
         self.project = project
         self.resolver = resolver
         self.references: list[Reference] = list(_references(project))
-        self._from: dict[int, list[Reference]] = defaultdict(list)
-        self._to: dict[int, list[Reference]] = defaultdict(list)
+        self._from: dict[K8sObject, list[Reference]] = defaultdict(list)
+        self._to: dict[K8sObject, list[Reference]] = defaultdict(list)
         for ref in self.references:
-            self._from[id(ref.owner)].append(ref)
+            self._from[ref.owner].append(ref)
             if ref.target is not None:
-                self._to[id(ref.target)].append(ref)
+                self._to[ref.target].append(ref)
         self._by_document: dict[tuple[str, int], list[K8sObject]] = defaultdict(list)
         for obj in project.index.objects:
             self._by_document[(obj.doc.file, obj.doc.line)].append(obj)
@@ -81,7 +81,7 @@ class Navigator:
 
     def reference_at(self, obj: K8sObject, cursor: Cursor) -> Reference | None:
         """The reference whose fields hold the cursor (the innermost, for a reference inside another)."""
-        held = [r for r in self._from.get(id(obj), []) if has_prefix(cursor.path, r.parts)]
+        held = [r for r in self._from.get(obj, []) if has_prefix(cursor.path, r.parts)]
         return max(held, key=lambda r: len(r.parts), default=None)
 
     def section_at(self, obj: K8sObject, cursor: Cursor) -> Section | None:
@@ -109,7 +109,7 @@ class Navigator:
     def references_to(self, obj: K8sObject, section: Section | None = None) -> list[Reference]:
         """The references naming `obj` (naming its `section` only, when one is given), in file order."""
         found = [
-            r for r in self._to.get(id(obj), []) if section is None or (r.section is not None and r.section.path == section.path)
+            r for r in self._to.get(obj, []) if section is None or (r.section is not None and r.section.path == section.path)
         ]
         return sorted(found, key=lambda r: (r.owner.doc.file, r.owner.doc.line, r.path))
 
@@ -128,7 +128,7 @@ def _references(project: Project) -> Iterator[Reference]:
                 ref.path,
                 "targetRef",
                 ref.display(),
-                str(res.status),
+                res.status.label,
                 res.target,
                 res.section,
                 res.message,
@@ -142,14 +142,14 @@ def _references(project: Project) -> Iterator[Reference]:
             pref = att.ref
             section = _named_section(project, att.parent, pref.section_name)
             label = f"{pref.kind} {pref.namespace}/{pref.name}" + (f"#{pref.section_name}" if pref.section_name else "")
-            yield Reference(obj, pref.path, "parentRef", label, str(att.status), att.parent, section, att.message)
+            yield Reference(obj, pref.path, "parentRef", label, att.status.label, att.parent, section, att.message)
         for oref in topology.refs_from(obj):
             yield Reference(
                 obj,
                 oref.path,
                 f"{oref.purpose}Ref" if not oref.purpose.endswith("certificate") else "certificateRef",
                 oref.label() + (f":{oref.port}" if oref.port is not None else ""),
-                str(oref.status),
+                oref.status.label,
                 oref.target,
                 oref.port_section,
                 oref.detail,
@@ -167,10 +167,12 @@ def _named_section(project: Project, parent: K8sObject | None, name: str | None)
 
 
 def _class_reference(project: Project, gateway: K8sObject) -> Iterator[Reference]:
-    ref = project.topology().class_refs.get(id(gateway))
+    ref = project.topology().class_refs.get(gateway)
     if ref is None or ref.name is None:
         return
-    yield Reference(gateway, "spec.gatewayClassName", "gatewayClassName", f"GatewayClass {ref.name}", str(ref.status), ref.target)
+    yield Reference(
+        gateway, "spec.gatewayClassName", "gatewayClassName", f"GatewayClass {ref.name}", ref.status.label, ref.target
+    )
 
 
 def _grant_references(project: Project, grant: K8sObject) -> Iterator[Reference]:

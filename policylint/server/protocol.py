@@ -6,6 +6,12 @@ thread (the loop keeps answering); one whose texts were edited again while it ra
 diagnostics are not published, the newer one runs next. Requests (hover, definition, ...) wait for
 the analysis of the texts they are asked about, so an answer never describes a text the user has
 since changed.
+
+Each analysis after the first covers only what the edited files reach
+(policylint.server.analysis.Live); the stages navigation reads are built for the whole workspace
+after the diagnostics are published, in the same thread: when a request needs them, or after
+`PREPARE_AFTER` seconds without an edit (a user who stopped typing may hover next), so that
+typing never waits for them.
 """
 
 from __future__ import annotations
@@ -27,13 +33,16 @@ from policylint.input.positions import PositionResolver
 from policylint.k8s.objects import K8sObject
 from policylint.reporters.json import help_uri
 from policylint.server import actions, hovers
-from policylint.server.analysis import Analysis, Problem, analyse
+from policylint.server.analysis import Analysis, Live, Problem, build_for_navigation
 from policylint.server.documents import Cursor, Lines, Spot, cursor_at
 from policylint.server.navigation import Navigator, Place
 from policylint.values import frozen
 
 # Seconds of quiet after an edit before the workspace is analysed again.
 DEBOUNCE = 0.3
+# Seconds of quiet after the diagnostics are published before what navigation reads is built
+# unasked: the build cannot be stopped, and an edit arriving during it waits for it.
+PREPARE_AFTER = 1.0
 SEVERITIES = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
     Severity.WARNING: types.DiagnosticSeverity.Warning,
@@ -50,18 +59,29 @@ class Snapshot:
     def __init__(self, analysis: Analysis, generation: int) -> None:
         self.analysis = analysis
         self.generation = generation
+        self.navigator: Navigator | None = None
+        self.prepared = analysis.project is None  # nothing to navigate in
+        self._lines: dict[str, Lines] = {}
+
+    def prepare(self) -> None:
+        """Build what navigation reads (every stage, the reference table), once: only when a
+        request needs it, so that diagnostics after an edit never wait for it."""
+        if self.prepared:
+            return
+        self.prepared = True
+        project = self.analysis.project
+        assert project is not None
+        if build_for_navigation(project):
+            return  # a stage failed: the run's PL000 says so, navigation has nothing to offer
         # Tens of thousands of short-lived acyclic objects, as in a lint run (policylint.pipeline):
         # the cyclic collector would only rescan the project's millions of objects, for seconds.
         was_enabled = gc.isenabled()
         gc.disable()
         try:
-            self.navigator = (
-                Navigator(analysis.project, PositionResolver(analysis.text)) if analysis.project is not None else None
-            )
+            self.navigator = Navigator(project, PositionResolver(self.analysis.text))
         finally:
             if was_enabled:
                 gc.enable()
-        self._lines: dict[str, Lines] = {}
 
     def lines(self, file: str) -> Lines:
         if file not in self._lines:
@@ -89,7 +109,11 @@ class PolicylintServer(LanguageServer):
         self.published: set[str] = set()  # files whose diagnostics the client holds
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="policylint-analysis")
         self._pending: asyncio.Task[None] | None = None
+        self._preparing: asyncio.Task[None] | None = None
         self._done = asyncio.Event()
+        self.live: Live | None = None
+        # Files changed on disk since the last analysis began (None: unknown, analyse everything).
+        self.on_disk: set[str] | None = None
 
     # -- files and URIs -----------------------------------------------------------------------
 
@@ -116,30 +140,46 @@ class PolicylintServer(LanguageServer):
 
     # -- analysis -----------------------------------------------------------------------------
 
-    def schedule(self, delay: float | None = None) -> None:
-        """Analyse after `delay` seconds of quiet (the debounce), superseding a wait under way."""
+    def schedule(self, delay: float | None = None, on_disk: Sequence[str] | None = ()) -> None:
+        """Analyse after `delay` seconds of quiet (the debounce), superseding a wait under way;
+        `on_disk`: the files changed on disk (None: not known)."""
+        if on_disk is None or self.on_disk is None:
+            self.on_disk = None
+        else:
+            self.on_disk.update(on_disk)
         self.generation += 1
         self._done.clear()
         if self._pending is not None and not self._pending.done():
             self._pending.cancel()
+        if self._preparing is not None and not self._preparing.done():
+            self._preparing.cancel()  # a build already running in the thread finishes, unawaited
         self._pending = asyncio.ensure_future(self._analyse_after(self.debounce if delay is None else delay))
 
     async def _analyse_after(self, delay: float) -> None:
         await asyncio.sleep(delay)
         generation, texts = self.generation, self.overrides()
+        on_disk, self.on_disk = self.on_disk, set()
         loop = asyncio.get_running_loop()
         # Shielded: a newer edit cancels the wait above, never an analysis running in the thread
         # (its result is dropped below instead).
-        snapshot = await asyncio.shield(loop.run_in_executor(self._executor, self._run, texts, generation))
+        snapshot = await asyncio.shield(loop.run_in_executor(self._executor, self._run, texts, generation, on_disk))
         if generation != self.generation:
             return  # stale: the newer edit's task analyses again
         self.snapshot = snapshot
         self.publish(snapshot)
         self._done.set()
+        self._preparing = asyncio.ensure_future(self._prepare_after(snapshot, PREPARE_AFTER))
 
-    def _run(self, texts: dict[str, str], generation: int) -> Snapshot:
+    async def _prepare_after(self, snapshot: Snapshot, delay: float) -> None:
+        await asyncio.sleep(delay)
+        if snapshot is self.snapshot and not snapshot.prepared:
+            await asyncio.get_running_loop().run_in_executor(self._executor, snapshot.prepare)
+
+    def _run(self, texts: dict[str, str], generation: int, on_disk: set[str] | None) -> Snapshot:
+        if self.live is None or self.live.root != self.root:
+            self.live = Live(self.root)
         try:
-            analysis = analyse(self.root, texts)
+            analysis = self.live.analyse(texts, on_disk)
         except Exception as exc:  # a bug must not take the server down: said on the workspace
             analysis = Analysis(
                 [], [], None, [], [Problem(".", 1, f"analysis failed: {type(exc).__name__}: {exc}; please report this")], texts
@@ -151,6 +191,14 @@ class PolicylintServer(LanguageServer):
         if self._pending is not None and not self._done.is_set():
             await self._done.wait()
         return self.snapshot
+
+    async def navigable(self) -> Snapshot | None:
+        """`current`, with what navigation reads built (in the analysis thread: the loop keeps
+        answering meanwhile)."""
+        snapshot = await self.current()
+        if snapshot is not None and not snapshot.prepared:
+            await asyncio.get_running_loop().run_in_executor(self._executor, snapshot.prepare)
+        return snapshot
 
     # -- diagnostics --------------------------------------------------------------------------
 
@@ -273,7 +321,7 @@ def create_server(debounce: float = DEBOUNCE) -> PolicylintServer:
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: PolicylintServer, params: types.InitializedParams) -> None:
-        ls.schedule(0)
+        ls.schedule(0, on_disk=None)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: PolicylintServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -293,11 +341,12 @@ def create_server(debounce: float = DEBOUNCE) -> PolicylintServer:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_files(ls: PolicylintServer, params: types.DidChangeWatchedFilesParams) -> None:
-        ls.schedule()
+        names = [ls.name_of(change.uri) for change in params.changes]
+        ls.schedule(on_disk=None if None in names else [n for n in names if n is not None])
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: PolicylintServer, params: types.HoverParams) -> types.Hover | None:
-        snapshot = await ls.current()
+        snapshot = await ls.navigable()
         found = ls.cursor(snapshot, params.text_document.uri, params.position) if snapshot is not None else None
         if found is None:
             return None
@@ -316,7 +365,7 @@ def create_server(debounce: float = DEBOUNCE) -> PolicylintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     async def definition(ls: PolicylintServer, params: types.DefinitionParams) -> list[types.Location] | None:
-        snapshot = await ls.current()
+        snapshot = await ls.navigable()
         found = ls.cursor(snapshot, params.text_document.uri, params.position) if snapshot is not None else None
         if found is None or snapshot is None:
             return None
@@ -327,7 +376,7 @@ def create_server(debounce: float = DEBOUNCE) -> PolicylintServer:
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     async def references(ls: PolicylintServer, params: types.ReferenceParams) -> list[types.Location] | None:
-        snapshot = await ls.current()
+        snapshot = await ls.navigable()
         found = ls.cursor(snapshot, params.text_document.uri, params.position) if snapshot is not None else None
         if found is None or snapshot is None:
             return None
@@ -340,7 +389,7 @@ def create_server(debounce: float = DEBOUNCE) -> PolicylintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     async def symbols(ls: PolicylintServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
-        snapshot = await ls.current()
+        snapshot = await ls.navigable()
         name = ls.name_of(params.text_document.uri)
         if snapshot is None or snapshot.navigator is None or name is None:
             return None

@@ -18,11 +18,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field, replace
 from typing import TYPE_CHECKING
 
-from policylint.findings import Finding, Severity, Suppression, SuppressionKind, code_prefix
+from policylint.findings import Finding, Severity, Suppression, SuppressionKind
+from policylint.identity import IdentitySet
 from policylint.input.kept import Kept, inflated
 from policylint.input.load import decode
 from policylint.input.positions import PositionResolver
 from policylint.k8s.objects import K8sObject, ObjectKey
+from policylint.rulecodes import matches
 from policylint.rules import REGISTRY
 from policylint.rules import suppressions as rules
 from policylint.rules.base import Rule
@@ -70,7 +72,7 @@ class _Suppression:
     def hides(self, f: Finding) -> str | None:
         """The code that hides `f`, if any."""
         for code in self.codes:
-            if code_prefix(code, f.rule, f.name) >= 0:
+            if matches(code, f.rule, f.name):
                 return code
         return None
 
@@ -97,14 +99,14 @@ class _Annotations:
         """Locate every definition of the annotated keys in the annotated files."""
         if not self._definitions:
             return
-        by_obj = {id(s.obj): s for s in self.admitted}
+        by_obj = {s.obj: s for s in self.admitted}
         for obj in objects:
             definitions = self._definitions.get((obj.doc.file, obj.key))
             if definitions is None:
                 continue
             # A member of a `kind: List` starts where its item does, not at the document.
             start = resolver.resolve(obj.doc, obj.doc_path("")) if obj.prefix else (obj.doc.line, obj.doc.column)
-            s = by_obj.get(id(obj))
+            s = by_obj.get(obj)
             definitions.append((start, [s] if s is not None else []))
         for definitions in self._definitions.values():
             definitions.sort(key=lambda d: d[0])
@@ -178,7 +180,7 @@ class _Step:
             return None
         known = []
         for code in spec.codes:
-            if any(code_prefix(code, r.id, r.name) >= 0 for r in self.catalogue):
+            if any(matches(code, r.id, r.name) for r in self.catalogue):
                 known.append(code)
             else:
                 self.report(
@@ -260,10 +262,10 @@ def run(
     by_id = {r.id: r for r in ran}
     recorded = [f for f in outcome.active if recordable(f) and _shown(f, request, by_id)]
     count = baseline_io.write(request.write_baseline, recorded)
-    hidden = {id(f) for f in recorded}
+    hidden = IdentitySet(recorded)  # these very findings: two equal ones are both recorded or not
     baselined = [replace(f, suppression=Suppression(SuppressionKind.BASELINE)) for f in recorded]
     return Outcome(
-        [f for f in outcome.active if id(f) not in hidden],
+        [f for f in outcome.active if f not in hidden],
         sorted([*outcome.suppressed, *baselined], key=Finding.sort_key),
         (request.write_baseline, count),
     )
@@ -448,9 +450,7 @@ def _report_unused(step: _Step, s: _Suppression) -> None:
         if code in s.used:
             continue
         # Only a code whose rules ran can be known to hide nothing (`--select PL2` does not run PL3xx).
-        if not any(
-            code_prefix(code, r.id, r.name) >= 0 for r in step.catalogue if r.id in step.ran and r.id not in SUPPRESSION_RULES
-        ):
+        if not any(matches(code, r.id, r.name) for r in step.catalogue if r.id in step.ran and r.id not in SUPPRESSION_RULES):
             continue
         where: Comment | K8sObject
         if s.comment is not None:
@@ -516,13 +516,13 @@ def _apply_baseline(
             else:
                 groups.setdefault((f.rule, f.object, f.path), []).append(f)
     used = [False] * len(entries)
-    matched: set[int] = set()  # ids of the findings hidden
+    matched: IdentitySet[Finding] = IdentitySet()  # the findings hidden (equal ones apart)
 
     for f in loose:
         indices = by_fingerprint.get(f.fingerprint)
         if indices:
             used[indices.pop()] = True
-            matched.add(id(f))
+            matched.add(f)
 
     located: dict[str, str] = {}  # entry file -> absolute path ("" for none)
     absolute: dict[str, str] = {}  # finding file -> absolute path
@@ -554,7 +554,7 @@ def _apply_baseline(
             own = by_file.get(where)
             if own:
                 used[own.pop()] = True
-                matched.add(id(f))
+                matched.add(f)
             else:
                 elsewhere.append((f, by_file))
     if elsewhere:
@@ -567,13 +567,13 @@ def _apply_baseline(
             for indices in by_file.values():
                 if indices:
                     used[indices.pop()] = True
-                    matched.add(id(f))
+                    matched.add(f)
                     break
 
     still: list[Finding] = []
     baselined: list[Finding] = []
     for f in active:
-        if id(f) in matched:
+        if f in matched:
             baselined.append(replace(f, suppression=Suppression(SuppressionKind.BASELINE)))
         else:
             still.append(f)

@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from policylint.identity import IdentityMap
 from policylint.k8s.cel.parser import _RESERVED
 from policylint.k8s.cel.stdlib import parse_duration
 from policylint.k8s.cel.times import parse_timestamp
@@ -140,16 +141,16 @@ class _Info:
             self.kind = "object+preserve"
 
 
-_INFO: dict[int, _Info] = {}
+_INFO: IdentityMap[Mapping[str, Any], _Info] = IdentityMap()
 
 
 def _info(schema: Mapping[str, Any]) -> _Info:
-    got = _INFO.get(id(schema))
-    if got is not None and got.node is schema:
+    got = _INFO.get(schema)
+    if got is not None:
         return got
     if len(_INFO) > 100_000:
         _INFO.clear()  # schemas of CRDs read from many inputs in one process (tests): bounded
-    info = _INFO[id(schema)] = _Info(schema)
+    info = _INFO[schema] = _Info(schema)
     return info
 
 

@@ -32,6 +32,7 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from policylint.identity import IdentityMap
 from policylint.k8s.cel.decls import MAX_REQUEST_SIZE, Decl, _nonneg, decl_type
 from policylint.k8s.cel.parser import Node, parse
 from policylint.k8s.cel.values import CompileError, UInt
@@ -590,7 +591,7 @@ def cost_message(name: str, cost: int, limit: int) -> str:
     )
 
 
-_CACHE: dict[int, tuple[Mapping[str, Any], tuple[Costly, ...]]] = {}
+_CACHE: IdentityMap[Mapping[str, Any], tuple[Costly, ...]] = IdentityMap()
 
 
 def refusals(schema: Mapping[str, Any]) -> tuple[Costly, ...]:
@@ -598,9 +599,9 @@ def refusals(schema: Mapping[str, Any]) -> tuple[Costly, ...]:
     costs, in its order: each rule and messageExpression over the per-expression limit, then,
     when the total exceeds the per-schema limit, the (at most four) rules that contributed at
     least 1% of it and the schema. Worked out once per schema."""
-    got = _CACHE.get(id(schema))
-    if got is not None and got[0] is schema:
-        return got[1]
+    got = _CACHE.get(schema)
+    if got is not None:
+        return got
     found: list[Costly] = []
     total = [0]
     expensive: list[tuple[int, int, tuple[str | int, ...]]] = []  # (cost, order, parts)
@@ -616,7 +617,7 @@ def refusals(schema: Mapping[str, Any]) -> tuple[Costly, ...]:
     if len(_CACHE) > 10_000:
         _CACHE.clear()
     out = tuple(found)
-    _CACHE[id(schema)] = (schema, out)
+    _CACHE[schema] = out
     return out
 
 

@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from policylint.identity import IdentityMap
 from policylint.k8s.cel.cost import PER_CALL_LIMIT, weight
 from policylint.k8s.cel.evaluator import _Compiler
 from policylint.k8s.cel.parser import Node, parse
@@ -215,16 +216,15 @@ def _scalar_shape(value: Any) -> Any:
 
 
 _VALIDATIONS = "x-kubernetes-validations"
-_NODE_RULES: dict[int, tuple[Mapping[str, Any], tuple[tuple[Mapping[str, Any], Compiled], ...]]] = {}
+_NODE_RULES: IdentityMap[Mapping[str, Any], tuple[tuple[Mapping[str, Any], Compiled], ...]] = IdentityMap()
 
 
 def node_rules(node: Mapping[str, Any]) -> tuple[tuple[Mapping[str, Any], Compiled], ...]:
     """The `x-kubernetes-validations` of a schema node that are evaluated, compiled, in order:
-    (the validation, its compiled rule). Worked out once per node (the entry keeps the node
-    alive, so its id is never another's)."""
-    got = _NODE_RULES.get(id(node))
-    if got is not None and got[0] is node:
-        return got[1]
+    (the validation, its compiled rule). Worked out once per node (by its identity)."""
+    got = _NODE_RULES.get(node)
+    if got is not None:
+        return got
     found = []
     for validation in node.get(_VALIDATIONS) or ():
         rule = validation.get("rule") if isinstance(validation, Mapping) else None
@@ -235,7 +235,7 @@ def node_rules(node: Mapping[str, Any]) -> tuple[tuple[Mapping[str, Any], Compil
     if len(_NODE_RULES) > 100_000:
         _NODE_RULES.clear()  # CRDs read from many inputs in one process (tests): bounded
     rules = tuple(found)
-    _NODE_RULES[id(node)] = (node, rules)
+    _NODE_RULES[node] = rules
     return rules
 
 

@@ -32,11 +32,13 @@ if TYPE_CHECKING:
 LEVELS = tuple(level.value for level in Level)
 RANK = {level: i for i, level in enumerate(LEVELS)}
 
-# Status vocabulary (GEP-713 "Metaresource status"; docs/semantics.md#status-vocabulary).
-ENFORCED = Enforcement.ENFORCED
-PARTIALLY_ENFORCED = Enforcement.PARTIALLY_ENFORCED
-OVERRIDDEN = Enforcement.OVERRIDDEN
-CONFLICTED = Enforcement.CONFLICTED
+# How `explain` names a block's strategy (docs/semantics.md#merge-strategies).
+_ATOMICITY_LABELS = {
+    Atomicity.ATOMIC: "Atomic",
+    Atomicity.PATCH: "Patch",
+    Atomicity.RULES: "Rule-keyed",
+    Atomicity.PRIORITY: "Priority-ordered",
+}
 
 _ROUTE_KINDS = ("HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute")
 
@@ -82,28 +84,28 @@ class Facet:
         return ns_name(key.namespace, key.name)
 
     def strategy_label(self) -> str:
-        if self.role == "none":
+        if self.role is Role.NONE:
             return "None"
-        atom = {"atomic": "Atomic", "patch": "Patch", "rules": "Rule-keyed", "priority": "Priority-ordered"}[self.atomicity]
-        return f"{atom} {'Overrides' if self.role == 'override' else 'Defaults'}"
+        atom = _ATOMICITY_LABELS[self.atomicity]
+        return f"{atom} {'Overrides' if self.role is Role.OVERRIDE else 'Defaults'}"
 
 
 @record(slots=True)
 class FoldResult:
     tree: Tagged | None
-    status: dict[int, Enforcement]  # id(facet) -> its enforcement in this context
-    beaten_by: dict[int, set[str]]  # id(facet) -> names of policies that beat it
-    conflicts: dict[int, tuple[Facet, str]]  # id(loser) -> (winner, why)
+    status: dict[Facet, Enforcement]  # facet -> its enforcement in this context
+    beaten_by: dict[Facet, set[str]]  # facet -> names of policies that beat it
+    conflicts: dict[Facet, tuple[Facet, str]]  # loser -> (winner, why)
     order_sensitive: list[OrderSensitivity] = field(default_factory=list)
-    erased: dict[int, int] = field(default_factory=dict)  # id(empty atomic override) -> units it erased
-    # Envoy Gateway `mergeType`: id(route policy) -> names of the policies whose spec it merged
+    erased: dict[Facet, int] = field(default_factory=dict)  # empty atomic override -> units it erased
+    # Envoy Gateway `mergeType`: route policy facet -> names of the policies whose spec it merged
     # onto; and the facets that lost values only to such merges (the controller keeps them
     # Accepted, without an Overridden condition: it reports a merge, not an override).
-    merged_with: dict[int, set[str]] = field(default_factory=dict)
-    merged_only: frozenset[int] = frozenset()  # one per distinct stack, mostly empty: shared then
-    # Envoy Gateway `mergeType` on a rule policy: id(route policy facet) -> the rule policy that
+    merged_with: dict[Facet, set[str]] = field(default_factory=dict)
+    merged_only: frozenset[Facet] = frozenset()  # one per distinct stack, mostly empty: shared then
+    # Envoy Gateway `mergeType` on a rule policy: route policy facet -> the rule policy that
     # merged onto the listener's or Gateway's policy instead, so that the route's does not apply.
-    skipped: dict[int, Facet] = field(default_factory=dict)
+    skipped: dict[Facet, Facet] = field(default_factory=dict)
 
 
 @frozen
@@ -149,10 +151,10 @@ class TargetStatus:
             return None
         live = self.contexts - self.conflicted
         if self.enforced == live:
-            return ENFORCED
+            return Enforcement.ENFORCED
         if self.overridden == live:
-            return OVERRIDDEN
-        return PARTIALLY_ENFORCED
+            return Enforcement.OVERRIDDEN
+        return Enforcement.PARTIALLY_ENFORCED
 
 
 @record(slots=True)

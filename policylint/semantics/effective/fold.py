@@ -11,10 +11,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from policylint.profiles.registry import PolicyProfile
 from policylint.semantics.effective.facets import (
-    CONFLICTED,
-    ENFORCED,
-    OVERRIDDEN,
-    PARTIALLY_ENFORCED,
     Facet,
     FoldResult,
     NodeKey,
@@ -44,7 +40,7 @@ if TYPE_CHECKING:
 
 def _same_level_order(group: list[Facet]) -> tuple[list[Facet], str]:
     """Established first: older creationTimestamp, then {namespace}/{name} (GEP-713 conflict rules)."""
-    policies = {id(f.policy) for f in group}
+    policies = {f.policy.obj for f in group}
     stamps = [_timestamp(f.policy) for f in group]
     if len(policies) > 1 and all(s is not None for s in stamps):
         distinct = len(set(stamps)) == len(policies)
@@ -62,7 +58,7 @@ def order_stack(facets: Iterable[Facet]) -> tuple[list[Facet], list[tuple[int, i
     groups: list[tuple[int, int, str]] = []
     for rank in sorted(by_rank):
         group, decided_by = _same_level_order(by_rank[rank])
-        if len({id(f.policy) for f in group}) > 1:
+        if len({f.policy.obj for f in group}) > 1:
             groups.append((len(stack), len(stack) + len(group), decided_by))
         stack.extend(group)
     return stack, groups
@@ -71,12 +67,12 @@ def order_stack(facets: Iterable[Facet]) -> tuple[list[Facet], list[tuple[int, i
 # -- folding ---------------------------------------------------------------------------
 
 
-def _sources(tree: Tagged | None) -> set[int]:
-    out: set[int] = set()
+def _sources(tree: Tagged | None) -> set[Facet]:
+    out: set[Facet] = set()
     for _, leaf in leaves(tree):
         if leaf.source is not None:
-            out.add(id(leaf.source))
-        out.update(id(s) for s in leaf.co_sources if s is not None)
+            out.add(leaf.source)
+        out.update(s for s in leaf.co_sources if s is not None)
     return out
 
 
@@ -98,8 +94,8 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
         merged: Tagged | None = None
         for facet in sorted(stack, key=lambda f: f.name):
             merged = merge_patch(merged, facet.tree)
-        return FoldResult(merged, {id(f): ENFORCED for f in stack}, {}, {})
-    if _default_atomicity(profile) == "priority":
+        return FoldResult(merged, dict.fromkeys(stack, Enforcement.ENFORCED), {}, {})
+    if _default_atomicity(profile) is Atomicity.PRIORITY:
         return _fold_priority(stack)
     return _Fold(stack, profile).run()
 
@@ -108,12 +104,12 @@ class _Tally:
     """Who beat whom as a fold went, besides what the folded spec shows (`_outcome` reads it)."""
 
     def __init__(self, stack: Sequence[Facet]) -> None:
-        self.by_id = {id(f): f for f in stack}
-        self.discarded: dict[int, set[int]] = defaultdict(set)  # facet -> facets that discarded it atomically
-        self.conflicts: dict[int, tuple[Facet, str]] = {}
-        self.merged_with: dict[int, set[str]] = {}
-        self.erased: dict[int, int] = {}
-        self.skipped: dict[int, Facet] = {}
+        self.by_id = {f: f for f in stack}
+        self.discarded: dict[Facet, set[Facet]] = defaultdict(set)  # facet -> facets that discarded it atomically
+        self.conflicts: dict[Facet, tuple[Facet, str]] = {}
+        self.merged_with: dict[Facet, set[str]] = {}
+        self.erased: dict[Facet, int] = {}
+        self.skipped: dict[Facet, Facet] = {}
 
 
 class _Fold:
@@ -173,7 +169,7 @@ class _Fold:
         # first, and a route policy then skips every route rule a more specific policy has
         # set (applyTrafficFeatureToRoute, translateBackendTrafficPolicyForRouteWithMerge in
         # internal/gatewayapi/backendtrafficpolicy.go). The route policy's values are shadowed here.
-        for src in _sources(self.acc) - _sources(above_route.acc) or {id(self.owner)}:
+        for src in _sources(self.acc) - _sources(above_route.acc) or {self.owner}:
             self.tally.skipped[src] = c
         if above_route.owner is None:
             # Nothing above the route: the rule policy applies alone.
@@ -201,7 +197,7 @@ class _Fold:
             )
             if clash is not None and clash[1].policy is not c.policy:
                 path, holder = clash
-                self.tally.conflicts[id(c)] = (holder, f"{_why(holder, c)}; both set {'.'.join(path)}")
+                self.tally.conflicts[c] = (holder, f"{_why(holder, c)}; both set {'.'.join(path)}")
                 return True
             taken.update((path, c) for path, _ in leaves(c.tree))
             if c.node == owner.node:
@@ -209,8 +205,8 @@ class _Fold:
                 self.acc = merge_patch(self.acc, _strip(c.tree, self.locked, None))
                 self._establish(c)
                 return True
-        elif c.policy is not owner.policy and c.node == owner.node and (self.role == "none" or self.conflict_same_target):
-            self.tally.conflicts[id(c)] = (owner, _why(owner, c))
+        elif c.policy is not owner.policy and c.node == owner.node and (self.role is Role.NONE or self.conflict_same_target):
+            self.tally.conflicts[c] = (owner, _why(owner, c))
             return True
         return False
 
@@ -219,23 +215,23 @@ class _Fold:
         acc, owner, tally = self.acc, self.owner, self.tally
         units = _erased_units(acc, c.tree) if acc is not None and not _has_values(acc) else 0
         if units:
-            for src in _sources(acc) or {id(owner)}:
+            for src in _sources(acc) or {owner}:
                 tally.erased[src] = tally.erased.get(src, 0) + units
-        for src in _sources(acc) or {id(owner)}:
-            tally.discarded[id(c)].add(src)
+        for src in _sources(acc) or {owner}:
+            tally.discarded[c].add(src)
 
     def _merge(self, c: Facet) -> None:
         """Merge `c` into the spec under the established strategy."""
         acc, role, atom, merge, tally = self.acc, self.role, self.atom, self.profile.merge, self.tally
         containers = self.containers
-        unit_containers = (containers or default_containers(acc, c.tree)) if atom == "rules" else None
+        unit_containers = (containers or default_containers(acc, c.tree)) if atom is Atomicity.RULES else None
         incoming = _strip(c.tree, self.locked, unit_containers)
-        if role == "none" or atom == "atomic":
-            if c.merge_onto_parent and role != "none":
+        if role is Role.NONE or atom is Atomicity.ATOMIC:
+            if c.merge_onto_parent and role is not Role.NONE:
                 by_id = tally.by_id
                 parents = {by_id[s].name for s in _sources(acc) if s in by_id and by_id[s].policy is not c.policy}
                 if parents:
-                    tally.merged_with[id(c)] = parents
+                    tally.merged_with[c] = parents
                 # Envoy Gateway mergeType: the route policy merges onto its parent's, item by item
                 # for the lists a strategic merge patch merges.
                 strategic = c.policy.obj.spec.get("mergeType") == "StrategicMerge"
@@ -243,13 +239,13 @@ class _Fold:
             else:
                 kept_locked = _subtree(acc, self.locked)
                 for src in _sources(acc) - _sources(kept_locked):
-                    tally.discarded[src].add(id(c))
+                    tally.discarded[src].add(c)
                 acc = merge_patch(incoming, kept_locked) if kept_locked is not None else incoming
-        elif atom == "patch":
+        elif atom is Atomicity.PATCH:
             if merge.replace_together and acc is not None and acc.children is not None:
                 acc, replaced = _replace_together(acc, incoming, merge.replace_together)
                 for src in replaced:
-                    tally.discarded[src].add(id(c))
+                    tally.discarded[src].add(c)
             acc = merge_patch(acc, incoming)
         else:
             acc = merge_rules(acc, incoming, containers)
@@ -282,9 +278,9 @@ def _locks_of(facet: Facet, locked: Locks | None) -> Locks:
     base: frozenset[tuple[str, ...]] = locked if isinstance(locked, frozenset) else frozenset()
     if locked is ALL:
         return ALL
-    if facet.role != "override":
+    if facet.role is not Role.OVERRIDE:
         return base
-    if facet.atomicity == "atomic":
+    if facet.atomicity is Atomicity.ATOMIC:
         return ALL
     return base | {path for path, _ in leaves(facet.tree)}
 
@@ -302,7 +298,7 @@ def _rebuild(items: Iterable[tuple[tuple[str, ...], Tagged]], source: Any) -> Ta
     return root
 
 
-def _replace_together(acc: Tagged, incoming: Tagged, groups: Sequence[frozenset[str]]) -> tuple[Tagged, set[int]]:
+def _replace_together(acc: Tagged, incoming: Tagged, groups: Sequence[frozenset[str]]) -> tuple[Tagged, set[Facet]]:
     """`acc` without the fields of every group (profile `replaceTogether`) `incoming` sets one of,
     and the sources of what went: those fields are replaced together, never merged."""
     assert acc.children is not None
@@ -361,10 +357,10 @@ def _why(winner: Facet, loser: Facet) -> str:
 def _fold_precedence(stack: Sequence[Facet]) -> FoldResult:
     """Earlier revisions of GEP-713, "Hierarchy": "A override > B override > C override > C default > B default >
     A default", field by field; identical fields at one level resolve oldest first."""
-    overrides = [f for f in stack if f.role == "override"]  # stack is least specific first
+    overrides = [f for f in stack if f.role is Role.OVERRIDE]  # stack is least specific first
     defaults: list[Facet] = []
-    for rank in sorted({f.rank for f in stack if f.role != "override"}, reverse=True):
-        defaults.extend(f for f in stack if f.role != "override" and f.rank == rank)
+    for rank in sorted({f.rank for f in stack if f.role is not Role.OVERRIDE}, reverse=True):
+        defaults.extend(f for f in stack if f.role is not Role.OVERRIDE and f.rank == rank)
     precedence = overrides + defaults  # highest first
     acc: Tagged | None = None
     for facet in reversed(precedence):
@@ -381,34 +377,36 @@ def _fold_priority(stack: Sequence[Facet]) -> FoldResult:
 
     ordered = sorted(stack, key=lambda f: (priority(f), f.rank, f.name))
     tree = Tagged(None, None, {"patches": Tagged([untag(f.tree) for f in ordered], None)})
-    status = {id(f): ENFORCED for f in stack}
+    status = dict.fromkeys(stack, Enforcement.ENFORCED)
     return FoldResult(tree, status, {}, {})
 
 
 def _outcome(stack: Sequence[Facet], acc: Tagged | None, tally: _Tally) -> FoldResult:
-    kept: dict[int, set[tuple[str, ...]]] = defaultdict(set)
-    result_at: dict[tuple[str, ...], int] = {}
+    kept: dict[Facet, set[tuple[str, ...]]] = defaultdict(set)
+    result_at: dict[tuple[str, ...], Facet] = {}
     for path, leaf in leaves(acc):
         if leaf.source is not None:
-            kept[id(leaf.source)].add(path)
-            result_at[path] = id(leaf.source)
+            kept[leaf.source].add(path)
+            result_at[path] = leaf.source
         for co in leaf.co_sources:  # a list merged item by item keeps every contributor's items
             if co is not None:
-                kept[id(co)].add(path)
-    status: dict[int, Enforcement] = {}
-    beaten: dict[int, set[str]] = {}
-    merged_only: set[int] = set()
+                kept[co].add(path)
+    status: dict[Facet, Enforcement] = {}
+    beaten: dict[Facet, set[str]] = {}
+    merged_only: set[Facet] = set()
     conflicts, skipped, by_id = tally.conflicts, tally.skipped, tally.by_id
     for facet in stack:
-        fid = id(facet)
+        fid = facet
         if fid in conflicts:
-            status[fid] = CONFLICTED
+            status[fid] = Enforcement.CONFLICTED
             beaten[fid] = {conflicts[fid][0].name}
             continue
         offered = {p for p, _ in leaves(facet.tree)}
         mine = kept.get(fid, set())
-        status[fid] = ENFORCED if offered <= mine else OVERRIDDEN if not mine else PARTIALLY_ENFORCED
-        if status[fid] == ENFORCED:
+        status[fid] = (
+            Enforcement.ENFORCED if offered <= mine else Enforcement.OVERRIDDEN if not mine else Enforcement.PARTIALLY_ENFORCED
+        )
+        if status[fid] == Enforcement.ENFORCED:
             continue
         if fid in skipped:
             # Not beaten value by value: the rule policy's merge left this one out whole.
@@ -419,7 +417,7 @@ def _outcome(stack: Sequence[Facet], acc: Tagged | None, tally: _Tally) -> FoldR
         if winners and not others:
             # Beaten only by another block of the same policy (a PL107 two-strategy policy):
             # the policy itself is in force; PL107 reports the shape.
-            status[fid] = ENFORCED
+            status[fid] = Enforcement.ENFORCED
             continue
         beaten[fid] = {by_id[w].name for w in others}
         if all(by_id[w].merge_onto_parent for w in others):
@@ -437,11 +435,11 @@ def _outcome(stack: Sequence[Facet], acc: Tagged | None, tally: _Tally) -> FoldR
 
 
 def _winners(
-    fid: int, lost: set[tuple[str, ...]], result_at: Mapping[tuple[str, ...], int], discarded: Mapping[int, set[int]]
-) -> set[int]:
+    fid: Facet, lost: set[tuple[str, ...]], result_at: Mapping[tuple[str, ...], Facet], discarded: Mapping[Facet, set[Facet]]
+) -> set[Facet]:
     """The facets that beat facet `fid`: those that discarded it, and those whose values stand at,
     above or below the paths it `lost`."""
-    winners: set[int] = set(discarded.get(fid, ()))
+    winners: set[Facet] = set(discarded.get(fid, ()))
     for path in lost:
         for other, src in result_at.items():
             if src != fid and (other[: len(path)] == path or path[: len(other)] == other):
@@ -463,9 +461,7 @@ def order_sensitivity(
     base = untag(result.tree)
     for start, end, decided_by in groups:
         group = list(stack[start:end])
-        if result.conflicts and all(
-            id(f) in result.conflicts or any(w is f for w, _ in result.conflicts.values()) for f in group
-        ):
+        if result.conflicts and all(f in result.conflicts or any(w is f for w, _ in result.conflicts.values()) for f in group):
             continue  # a None conflict: its own finding says who won and why
         names = list(dict.fromkeys(f.name for f in group))
         reordered = [f for n in reversed(names) for f in group if f.name == n]

@@ -43,16 +43,13 @@ from collections.abc import Set as AbstractSet
 from dataclasses import field
 from typing import TYPE_CHECKING
 
+from policylint.identity import IdentityMap
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.profiles.registry import PolicyProfile
 from policylint.semantics.effective.facets import (
     _CLAIMED,
     _ROUTE_KINDS,
-    CONFLICTED,
-    ENFORCED,
-    OVERRIDDEN,
-    PARTIALLY_ENFORCED,
     RANK,
     Affects,
     Context,
@@ -69,7 +66,7 @@ from policylint.semantics.effective.facets import (
 from policylint.semantics.effective.fold import _why, fold, order_sensitivity, order_stack
 from policylint.semantics.listeners import unsupported_protocol
 from policylint.values import record
-from policylint.vocabulary import Accepted, Enforcement
+from policylint.vocabulary import Accepted, Enforcement, ReferenceStatus, Role
 
 if TYPE_CHECKING:
     from policylint.profiles.policy import Policy
@@ -117,26 +114,28 @@ class Simulation:
         self.topology = topology
         # What `_walk` does with each context: tally it (the run), or collect it (`contexts`).
         self._visit: Callable[[tuple[str, str], tuple[NodeKey, ...], tuple[Facet, ...]], None] = self._emit
-        self.status: dict[tuple[int, NodeKey], TargetStatus] = defaultdict(TargetStatus)
-        self.affects: dict[int, Affects] = defaultdict(Affects)
-        self.facets: dict[int, list[Facet]] = {}  # id(policy obj) -> facets
+        self.status: dict[tuple[K8sObject, NodeKey], TargetStatus] = defaultdict(TargetStatus)
+        self.affects: dict[K8sObject, Affects] = defaultdict(Affects)
+        self.facets: dict[K8sObject, list[Facet]] = {}  # policy object -> facets
         self.order_sensitive: dict[tuple[str, ...], tuple[Context, OrderSensitivity]] = {}
-        self.erasures: dict[int, tuple[Facet, int, int]] = {}  # id(facet) -> (facet, units, contexts)
-        self.override_challenged: set[int] = set()  # id(facet) of overrides that had something below
+        self.erasures: dict[Facet, tuple[Facet, int, int]] = {}  # facet -> (facet, units, contexts)
+        self.override_challenged: set[Facet] = set()  # facet of overrides that had something below
         # (kind, effective target node) -> distinct fold results reaching it, with one path each.
         # Only targets reached with more than one distinct result are kept whole (PL605); for the
         # others one (result, path) pair is enough — one entry per effective target adds up at 100k.
-        self.object_results: dict[tuple[tuple[str, str], NodeKey], dict[int, tuple[FoldResult, tuple[NodeKey, ...]]]] = {}
+        self.object_results: dict[
+            tuple[tuple[str, str], NodeKey], IdentityMap[FoldResult, tuple[FoldResult, tuple[NodeKey, ...]]]
+        ] = {}
         # The first per kind, then per target: no (kind, target) key for each of the targets.
         self._first_result: dict[tuple[str, str], dict[NodeKey, tuple[FoldResult, tuple[NodeKey, ...]]]] = defaultdict(dict)
-        self._memo: dict[tuple[int, ...], tuple[FoldResult, list[OrderSensitivity]]] = {}
-        self._groups: dict[tuple[int, ...], _StackGroup] = {}
+        self._memo: dict[tuple[Facet, ...], tuple[FoldResult, list[OrderSensitivity]]] = {}
+        self._groups: dict[tuple[Facet, ...], _StackGroup] = {}
         self._children: dict[NodeKey, list[NodeKey]] = {}
         self._objects: dict[ObjectKey, K8sObject] = {}
         self._backends_below: dict[NodeKey, frozenset[NodeKey]] = {}
-        # id(policy obj) -> what it reaches. One tally per policy rather than node sets per stack:
+        # policy object -> what it reaches. One tally per policy rather than node sets per stack:
         # a policy shared by many stacks (a Gateway's) would have its nodes repeated in each.
-        self._reach: dict[int, _Reach] = {}
+        self._reach: dict[K8sObject, _Reach] = {}
         self._levels: dict[tuple[str, str], int] = {}  # each kind's effective level (`_level_of`)
         self._attach()
         self._run()
@@ -176,7 +175,7 @@ class Simulation:
             if self.index.get(policy.key) is not policy.obj:
                 # A second definition of one object (PL005): it is one policy when applied, and
                 # simulating both copies would make it conflict with, or override, itself.
-                self.facets[id(policy.obj)] = facets
+                self.facets[policy.obj] = facets
                 continue
             rejected = self.topology.policy_errors(policy.obj)
             # A controller that takes a route or listener for a policy before it validates it
@@ -186,7 +185,7 @@ class Simulation:
             if rejected and not claims:
                 # Rejected by its controller (Accepted=False, Invalid): it applies nowhere, so it
                 # neither conflicts with nor overrides anything (`accepted` says why).
-                self.facets[id(policy.obj)] = facets
+                self.facets[policy.obj] = facets
                 continue
             for res in self.resolution.targets(policy):
                 node = self.node_of(res)
@@ -205,7 +204,7 @@ class Simulation:
                     facets.append(facet)
                     self._by_kind[policy.profile.gk][node].append(facet)
                 self._profiles[policy.profile.gk] = policy.profile
-            self.facets[id(policy.obj)] = facets
+            self.facets[policy.obj] = facets
 
     def _refused(self, obj: K8sObject) -> bool:
         verdict = self.index.admission(obj)
@@ -273,9 +272,13 @@ class Simulation:
             (r.position for r in topo.rules(route) if (r.name if r.name is not None else r.position) == section), None
         )
         for ref in topo.refs_from(route):
-            if ref.rule != position or ref.purpose not in ("backend", "mirror") or ref.status == "RefNotPermitted":
+            if (
+                ref.rule != position
+                or ref.purpose not in ("backend", "mirror")
+                or ref.status is ReferenceStatus.REF_NOT_PERMITTED
+            ):
                 continue
-            if ref.status == "NotFound":
+            if ref.status is ReferenceStatus.NOT_FOUND:
                 continue
             target_key = ref.target.key if ref.target is not None else ObjectKey(ref.group, ref.kind, ref.namespace, ref.name)
             if ref.target is not None:
@@ -312,7 +315,7 @@ class Simulation:
         for gateway in self.topology.gateways():
             self._objects[gateway.key] = gateway
             prefix: list[NodeKey] = []
-            ref = self.topology.class_refs.get(id(gateway))
+            ref = self.topology.class_refs.get(gateway)
             if ref is not None and ref.target is not None:
                 self._objects[ref.target.key] = ref.target
                 prefix.append(("gatewayclass", ref.target.key, None))
@@ -339,7 +342,7 @@ class Simulation:
 
         def collect(gk: tuple[str, str], path: tuple[NodeKey, ...], raw_stack: tuple[Facet, ...]) -> None:
             if keep(path):
-                group = self._groups.get(tuple(map(id, raw_stack)))
+                group = self._groups.get(raw_stack)
                 if group is None:  # every stack was folded by the run; kept for safety
                     group = self._prepare(gk, raw_stack)
                 found.append(Context(group.profile, path, group.stack, group.result))
@@ -452,7 +455,7 @@ class Simulation:
     def _emit(self, gk: tuple[str, str], path: tuple[NodeKey, ...], raw_stack: tuple[Facet, ...]) -> None:
         # Hot path: one call per context (100k for 10k routes × 5 listeners). Everything per
         # stack is computed once (`_prepare`); per context only cheap tallies are kept.
-        raw_key = tuple(map(id, raw_stack))
+        raw_key = raw_stack
         group = self._groups.get(raw_key)
         if group is None:
             group = self._groups[raw_key] = self._prepare(gk, raw_stack)
@@ -480,27 +483,28 @@ class Simulation:
             key = (gk, last)
             seen = self.object_results.get(key)
             if seen is None:
-                seen = self.object_results[key] = {id(first[0]): first}
-            if id(group.result) not in seen:
-                seen[id(group.result)] = (group.result, path)
+                seen = self.object_results[key] = IdentityMap()
+                seen[first[0]] = first
+            if group.result not in seen:
+                seen[group.result] = (group.result, path)
 
     def _prepare(self, gk: tuple[str, str], raw_stack: tuple[Facet, ...]) -> _StackGroup:
         profile = self._profiles[gk]
         # A policy attached at two nodes of one path counts once, at the more specific node.
-        best: dict[int, int] = {}
+        best: dict[K8sObject, int] = {}
         for facet in raw_stack:
-            pid = id(facet.policy)
+            pid = facet.policy.obj
             best[pid] = max(best.get(pid, -1), facet.rank)
-        facets = [f for f in raw_stack if f.rank == best[id(f.policy)]]
+        facets = [f for f in raw_stack if f.rank == best[f.policy.obj]]
         stack, groups = order_stack(facets)
-        memo_key = tuple(id(f) for f in stack)
+        memo_key = tuple(stack)
         memo = self._memo.get(memo_key)
         if memo is None:
             result = fold(stack, profile)
             sensitive = order_sensitivity(stack, groups, profile, result) if groups else []
             memo = self._memo[memo_key] = (result, sensitive)
         result, sensitive = memo
-        contributing = sorted({pid for (pid, _), (_, state) in _target_states(stack, result) if state in _CONTRIBUTES})
+        contributing = dict.fromkeys(pid for (pid, _), (_, state) in _target_states(stack, result) if state in _CONTRIBUTES)
         contributors = tuple(self._reach.setdefault(pid, _Reach(self._levels[gk])) for pid in contributing)
         return _StackGroup(profile, tuple(stack), result, sensitive, contributors)
 
@@ -530,12 +534,12 @@ class Simulation:
             self.order_sensitive.setdefault((*item.policies, group.profile.kind), (context, item))
         gateways: AbstractSet[ObjectKey] = group.gateways or frozenset()
         for facet in stack:
-            fid = id(facet)
+            fid = facet
             if fid in result.erased:
                 prev = self.erasures.get(fid)
                 units = result.erased[fid] * group.count
                 self.erasures[fid] = (facet, units + (prev[1] if prev else 0), group.count + (prev[2] if prev else 0))
-            if facet.role == "override" and any(
+            if facet.role is Role.OVERRIDE and any(
                 f.rank > facet.rank or (f.rank == facet.rank and f.policy is not facet.policy) for f in stack
             ):
                 self.override_challenged.add(fid)
@@ -596,14 +600,14 @@ class Simulation:
         if node is None:
             return None
         facets = self._by_kind.get(policy.profile.gk, {}).get(node, [])
-        if len({id(f.policy) for f in facets}) < 2:
+        if len({f.policy.obj for f in facets}) < 2:
             return None
         stack, _ = order_stack(facets)
         result = fold(stack, policy.profile)
         mine = [f for f in facets if f.policy is policy]
-        if not mine or any(result.status.get(id(f)) != CONFLICTED for f in mine):
+        if not mine or any(result.status.get(f) != Enforcement.CONFLICTED for f in mine):
             return None
-        return result.conflicts.get(id(mine[0]))
+        return result.conflicts.get(mine[0])
 
     def override_at_target(self, policy: Policy, res: TargetResolution) -> tuple[int, int, frozenset[str]] | None:
         """For a Gateway or ListenerSet target no traffic passes (no route yet): of its listeners,
@@ -615,7 +619,7 @@ class Simulation:
         node = self.node_of(res)
         if node is None or node[0] not in ("gateway", "listenerset"):
             return None
-        status = self.status.get((id(policy.obj), node))
+        status = self.status.get((policy.obj, node))
         if status is not None and status.contexts:
             return None
         attached = self._by_kind.get(policy.profile.gk, {})
@@ -632,15 +636,15 @@ class Simulation:
         winners: set[str] = set()
         for path in paths:
             facets = [f for n in path for f in attached.get(n, [])]
-            if len({id(f.policy) for f in facets}) < 2:
+            if len({f.policy.obj for f in facets}) < 2:
                 continue
             stack, _ = order_stack(facets)
             result = fold(stack, policy.profile)
-            states = [result.status.get(id(f)) for f in mine]
-            if any(state in (OVERRIDDEN, PARTIALLY_ENFORCED) for state in states):
+            states = [result.status.get(f) for f in mine]
+            if any(state in (Enforcement.OVERRIDDEN, Enforcement.PARTIALLY_ENFORCED) for state in states):
                 taken += 1
                 for f in mine:
-                    winners |= result.beaten_by.get(id(f), set())
+                    winners |= result.beaten_by.get(f, set())
         return len(paths), taken, frozenset(winners)
 
     def displaced_by_itself(self, policy: Policy, res: TargetResolution) -> int:
@@ -662,7 +666,7 @@ class Simulation:
         for other in self.resolution.targets(policy):
             other_node = self.node_of(other)
             if other_node in below:
-                status = self.status.get((id(policy.obj), other_node))
+                status = self.status.get((policy.obj, other_node))
                 total += status.contexts if status is not None else 0
         return total
 
@@ -670,13 +674,13 @@ class Simulation:
         node = self.node_of(res)
         if node is None:
             return None
-        return self.status.get((id(policy.obj), node))
+        return self.status.get((policy.obj, node))
 
     def policy_affects(self, policy: Policy) -> Affects:
-        return self.affects.get(id(policy.obj), Affects())
+        return self.affects.get(policy.obj, Affects())
 
 
-_CONTRIBUTES = (ENFORCED, PARTIALLY_ENFORCED)
+_CONTRIBUTES = (Enforcement.ENFORCED, Enforcement.PARTIALLY_ENFORCED)
 _BACKEND_LEVELS = ("backend", "port")
 
 
@@ -691,51 +695,51 @@ def _count_state(entry: TargetStatus, group: _StackGroup, facets: Sequence[Facet
     """Count the contexts of one stack where a policy's facets on a target stand in `state`."""
     result = group.result
     entry.contexts += group.count
-    if state == CONFLICTED:
+    if state == Enforcement.CONFLICTED:
         entry.conflicted += group.count
-        entry.conflict = next(result.conflicts[id(f)] for f in facets if id(f) in result.conflicts)
-    elif state == ENFORCED:
+        entry.conflict = next(result.conflicts[f] for f in facets if f in result.conflicts)
+    elif state == Enforcement.ENFORCED:
         entry.enforced += group.count
-    elif state == OVERRIDDEN:
+    elif state == Enforcement.OVERRIDDEN:
         entry.overridden += group.count
     else:
         entry.partial += group.count
-    if state in (OVERRIDDEN, PARTIALLY_ENFORCED):
+    if state in (Enforcement.OVERRIDDEN, Enforcement.PARTIALLY_ENFORCED):
         for example in group.examples:
             if len(entry.overridden_in) < 3 and example not in entry.overridden_in:
                 entry.overridden_in = (*entry.overridden_in, example)
     for facet in facets:
-        entry.beaten_by = _grow(entry.beaten_by, result.beaten_by.get(id(facet)))
-        entry.merged_with = _grow(entry.merged_with, result.merged_with.get(id(facet)))
-    if state in (OVERRIDDEN, PARTIALLY_ENFORCED) and all(
-        id(f) in result.merged_only or result.status[id(f)] == ENFORCED for f in facets
+        entry.beaten_by = _grow(entry.beaten_by, result.beaten_by.get(facet))
+        entry.merged_with = _grow(entry.merged_with, result.merged_with.get(facet))
+    if state in (Enforcement.OVERRIDDEN, Enforcement.PARTIALLY_ENFORCED) and all(
+        f in result.merged_only or result.status[f] == Enforcement.ENFORCED for f in facets
     ):
         entry.merged_away += group.count
 
 
 def _target_states(
     stack: Sequence[Facet], result: FoldResult
-) -> Iterator[tuple[tuple[int, NodeKey], tuple[list[Facet], Enforcement]]]:
-    """Each (policy object id, target node) of a folded stack, with its facets there and its
+) -> Iterator[tuple[tuple[K8sObject, NodeKey], tuple[list[Facet], Enforcement]]]:
+    """Each (policy object, target node) of a folded stack, with its facets there and its
     status in the stack's contexts. A policy with two blocks (policy-attachment style, or PL107)
     has two facets in one context: its status there combines them, and the context counts once."""
-    by_target: dict[tuple[int, NodeKey], list[Facet]] = defaultdict(list)
+    by_target: dict[tuple[K8sObject, NodeKey], list[Facet]] = defaultdict(list)
     for facet in stack:
-        by_target[(id(facet.policy.obj), facet.node)].append(facet)
+        by_target[(facet.policy.obj, facet.node)].append(facet)
     for target, facets in by_target.items():
-        yield target, (facets, _combined_status([result.status[id(f)] for f in facets]))
+        yield target, (facets, _combined_status([result.status[f] for f in facets]))
 
 
 def _combined_status(states: Sequence[Enforcement]) -> Enforcement:
     """The status of one policy in one context from the statuses of its facets there."""
-    live = [s for s in states if s != CONFLICTED]
+    live = [s for s in states if s != Enforcement.CONFLICTED]
     if not live:
-        return CONFLICTED
-    if all(s == ENFORCED for s in live):
-        return ENFORCED
-    if all(s == OVERRIDDEN for s in live):
-        return OVERRIDDEN
-    return PARTIALLY_ENFORCED
+        return Enforcement.CONFLICTED
+    if all(s == Enforcement.ENFORCED for s in live):
+        return Enforcement.ENFORCED
+    if all(s == Enforcement.OVERRIDDEN for s in live):
+        return Enforcement.OVERRIDDEN
+    return Enforcement.PARTIALLY_ENFORCED
 
 
 def _object_node(node: NodeKey) -> NodeKey:

@@ -64,12 +64,12 @@ class WhyLost:
 
 def why_won(ctx: Context, winner: Facet, loser: Facet) -> WhyWon:
     """Why `winner`'s value stands where `loser` offered one too."""
-    conflict = ctx.result.conflicts.get(id(loser))
-    position = {id(f): i for i, f in enumerate(ctx.stack)}
-    established, challenger = (winner, loser) if position[id(winner)] < position[id(loser)] else (loser, winner)
+    conflict = ctx.result.conflicts.get(loser)
+    position = {f: i for i, f in enumerate(ctx.stack)}
+    established, challenger = (winner, loser) if position[winner] < position[loser] else (loser, winner)
     if conflict is not None:
         return WhyWon(Won.CONFLICT, winner, established, conflict=conflict[1])
-    skipping = ctx.result.skipped.get(id(loser))
+    skipping = ctx.result.skipped.get(loser)
     if skipping is not None and winner is not skipping:
         return WhyWon(Won.MERGED_PAST_ROUTE, winner, skipping)
     if winner.rank == loser.rank:
@@ -89,16 +89,16 @@ def why_won(ctx: Context, winner: Facet, loser: Facet) -> WhyWon:
 
 def why_lost(ctx: Context, loser: Facet, winners: Sequence[Facet]) -> WhyLost:
     """Why `loser`'s values (all, or those not applied) lost to `winners`."""
-    position = {id(f): i for i, f in enumerate(ctx.stack)}
+    position = {f: i for i, f in enumerate(ctx.stack)}
     # An atomic override established above replaces everything below it, the policy's own
     # defaults included (GEP-713 Atomic Overrides; docs/effective-policy.md#decisions).
     for facet in ctx.stack:
-        if facet.role is Role.OVERRIDE and facet.atomicity is Atomicity.ATOMIC and position[id(facet)] < position[id(loser)]:
+        if facet.role is Role.OVERRIDE and facet.atomicity is Atomicity.ATOMIC and position[facet] < position[loser]:
             return WhyLost(Lost.ATOMIC_OVERRIDE_ABOVE, owner=facet)
-    skipping = ctx.result.skipped.get(id(loser))
+    skipping = ctx.result.skipped.get(loser)
     if skipping is not None:
         return WhyLost(Lost.SKIPPED_BY_RULE_MERGE, (skipping,))
-    others = tuple({id(w.policy): w for w in winners if w.policy is not loser.policy}.values())
+    others = tuple({w.policy.obj: w for w in winners if w.policy is not loser.policy}.values())
     if not others:
         return WhyLost(Lost.REMOVED)
     if loser.role is Role.NONE:

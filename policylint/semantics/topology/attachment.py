@@ -23,20 +23,8 @@ from policylint.semantics.namespace_admission import (
 )
 from policylint.semantics.topology.listeners import Listeners
 from policylint.semantics.topology.model import (
-    ACCEPTED,
     CORE,
-    EXTERNAL,
     HOSTNAME_ROUTE_KINDS,
-    INVALID_REF,
-    LABELS_UNKNOWN,
-    LISTENER_SET_NOT_ATTACHED,
-    MALFORMED,
-    MESH,
-    NO_MATCHING_LISTENER_HOSTNAME,
-    NO_MATCHING_PARENT,
-    NOT_ALLOWED_BY_LISTENERS,
-    PARENT_NOT_FOUND,
-    UNKNOWN_PARENT_KIND,
     Listener,
     ListenerSetAttachment,
     ParentAttachment,
@@ -94,10 +82,10 @@ class Attachments(Listeners):
         raw = listener_set.spec.get("parentRef")
         if self.index.malformed(listener_set).tainted("spec", "parentRef"):
             return ListenerSetAttachment(
-                listener_set, None, MALFORMED, "spec.parentRef is malformed (PL010); its Gateway is not evaluated"
+                listener_set, None, Attachment.MALFORMED, "spec.parentRef is malformed (PL010); its Gateway is not evaluated"
             )
         if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
-            return ListenerSetAttachment(listener_set, None, INVALID_REF, "spec.parentRef has no name")
+            return ListenerSetAttachment(listener_set, None, Attachment.INVALID_REF, "spec.parentRef has no name")
         group = _str(raw.get("group"))
         group = GATEWAY_GROUP if group is None else group
         kind = _str(raw.get("kind")) or "Gateway"
@@ -106,20 +94,20 @@ class Attachments(Listeners):
         gateway = self.index.lookup(group, kind, namespace, name)
         if gateway is None:
             if self.external.match(group, kind, namespace, name):
-                return ListenerSetAttachment(listener_set, None, EXTERNAL, f"{kind} {namespace}/{name} is external")
-            return ListenerSetAttachment(listener_set, None, PARENT_NOT_FOUND, f"{kind} {namespace}/{name} not found")
+                return ListenerSetAttachment(listener_set, None, Attachment.EXTERNAL, f"{kind} {namespace}/{name} is external")
+            return ListenerSetAttachment(listener_set, None, Attachment.PARENT_NOT_FOUND, f"{kind} {namespace}/{name} not found")
         allowed = _dict(_dict(gateway.spec.get("allowedListeners")).get("namespaces"))
         allowed_from = _str(allowed.get("from")) or "None"
         ls_ns = listener_set.namespace or ""
         where = f"Gateway {_where(gateway)}"
         if self.index.malformed(gateway).tainted("spec", "allowedListeners"):
             assumed = f"{where} has a malformed allowedListeners (PL010); assumed to admit the ListenerSet"
-            return ListenerSetAttachment(listener_set, gateway, ACCEPTED, assumptions=(assumed,))
+            return ListenerSetAttachment(listener_set, gateway, Attachment.ACCEPTED, assumptions=(assumed,))
         if allowed_from == "All":
-            return ListenerSetAttachment(listener_set, gateway, ACCEPTED)
+            return ListenerSetAttachment(listener_set, gateway, Attachment.ACCEPTED)
         if allowed_from == "Same":
             if ls_ns == gateway.namespace:
-                return ListenerSetAttachment(listener_set, gateway, ACCEPTED)
+                return ListenerSetAttachment(listener_set, gateway, Attachment.ACCEPTED)
             return ListenerSetAttachment(
                 listener_set,
                 gateway,
@@ -143,10 +131,14 @@ class Attachments(Listeners):
                 )
             verdict, unknown = selector_verdict(self.resolution, gateway, ALLOWED_LISTENERS_PATH, selector, ls_ns, "ListenerSets")
             if verdict is Verdict.ADMITTED:
-                return ListenerSetAttachment(listener_set, gateway, ACCEPTED)
+                return ListenerSetAttachment(listener_set, gateway, Attachment.ACCEPTED)
             if unknown is not None:
                 return ListenerSetAttachment(
-                    listener_set, gateway, LABELS_UNKNOWN, f"allowedListeners of {where}: {unknown.message()}", unknown=unknown
+                    listener_set,
+                    gateway,
+                    Attachment.NAMESPACE_LABELS_UNKNOWN,
+                    f"allowedListeners of {where}: {unknown.message()}",
+                    unknown=unknown,
                 )
             return ListenerSetAttachment(
                 listener_set,
@@ -211,30 +203,32 @@ class Attachments(Listeners):
     def _attach(self, route: K8sObject, ref: ParentRef) -> ParentAttachment:
         if ref.malformed:
             return ParentAttachment(
-                route, ref, None, MALFORMED, message=f"{ref.path} is malformed (PL010); its parent is not evaluated"
+                route, ref, None, Attachment.MALFORMED, message=f"{ref.path} is malformed (PL010); its parent is not evaluated"
             )
         parent = self.index.lookup(ref.group, ref.kind, ref.namespace, ref.name)
         label = f"{ref.kind} {ref.namespace}/{ref.name}"
         if self._mesh_parent(ref):
             if parent is None and not self.external.match(ref.group, ref.kind, ref.namespace, ref.name):
-                return ParentAttachment(route, ref, None, PARENT_NOT_FOUND, message=f"{label} not found")
-            return ParentAttachment(route, ref, parent, MESH)
+                return ParentAttachment(route, ref, None, Attachment.PARENT_NOT_FOUND, message=f"{label} not found")
+            return ParentAttachment(route, ref, parent, Attachment.MESH)
         if ref.group != GATEWAY_GROUP or ref.kind not in ("Gateway", "ListenerSet"):
             if parent is None:
                 # An implementation-specific parent kind: not modelled, never "not found".
-                return ParentAttachment(route, ref, None, UNKNOWN_PARENT_KIND, message=f"{label}: parent kind not modelled")
-            return ParentAttachment(route, ref, parent, UNKNOWN_PARENT_KIND)
+                return ParentAttachment(
+                    route, ref, None, Attachment.UNKNOWN_PARENT_KIND, message=f"{label}: parent kind not modelled"
+                )
+            return ParentAttachment(route, ref, parent, Attachment.UNKNOWN_PARENT_KIND)
         if parent is None:
             if self.external.match(ref.group, ref.kind, ref.namespace, ref.name):
-                return ParentAttachment(route, ref, None, EXTERNAL, message=f"{label} is external")
-            return ParentAttachment(route, ref, None, PARENT_NOT_FOUND, message=f"{label} not found")
+                return ParentAttachment(route, ref, None, Attachment.EXTERNAL, message=f"{label} is external")
+            return ParentAttachment(route, ref, None, Attachment.PARENT_NOT_FOUND, message=f"{label} not found")
         if ref.kind == "ListenerSet":
             refused = self._through_listener_set(route, ref, parent)
             if refused is not None:
                 return refused
         if self.index.malformed(parent).broken("spec", "listeners"):
             message = f"the listeners of {label} are malformed (PL010); attachment not evaluated"
-            return ParentAttachment(route, ref, parent, MALFORMED, message=message)
+            return ParentAttachment(route, ref, parent, Attachment.MALFORMED, message=message)
         candidates = self.listeners(parent)
         if ref.section_name is not None:
             candidates = [c for c in candidates if c.name == ref.section_name or c.unknown_name]
@@ -246,17 +240,17 @@ class Attachments(Listeners):
 
     def _through_listener_set(self, route: K8sObject, ref: ParentRef, parent: K8sObject) -> ParentAttachment | None:
         """The route's attachment when the ListenerSet it names is not attached for certain, else None."""
-        att = self.listener_sets.get(id(parent))
+        att = self.listener_sets.get(parent)
         if att is not None and att.undecided:
             message = f"ListenerSet {_where(parent)} may or may not be attached: {att.message}"
             from_set = () if att.unknown is None else (att.unknown,)
-            return ParentAttachment(route, ref, parent, LABELS_UNKNOWN, message=message, unknown=from_set)
+            return ParentAttachment(route, ref, parent, Attachment.NAMESPACE_LABELS_UNKNOWN, message=message, unknown=from_set)
         if att is not None and not att.attached:
             return ParentAttachment(
                 route,
                 ref,
                 parent,
-                LISTENER_SET_NOT_ATTACHED,
+                Attachment.LISTENER_SET_NOT_ATTACHED,
                 message=f"ListenerSet {_where(parent)} is not attached: {att.message}",
             )
         return None
@@ -273,7 +267,7 @@ class Attachments(Listeners):
         )
         have = ", ".join(f"{lst.name} ({lst.protocol} {lst.port})" for lst in self.listeners(parent)) or "no listeners"
         message = f"{label} has no listener with {wanted or 'any name'}; have: {have}"
-        return ParentAttachment(route, ref, parent, NO_MATCHING_PARENT, message=message)
+        return ParentAttachment(route, ref, parent, Attachment.NO_MATCHING_PARENT, message=message)
 
     def _admit(
         self, route: K8sObject, ref: ParentRef, parent: K8sObject, label: str, candidates: list[Listener]
@@ -302,7 +296,7 @@ class Attachments(Listeners):
                 route,
                 ref,
                 parent,
-                ACCEPTED,
+                Attachment.ACCEPTED,
                 tuple(admitted),
                 tuple(rejections),
                 assumptions=tuple(dict.fromkeys(assumptions)),
@@ -312,13 +306,15 @@ class Attachments(Listeners):
             # Some listener may admit it, none does for certain: the route is neither attached nor
             # refused (docs/semantics.md#namespaces-not-in-the-input).
             message = f"{label} may or may not admit it: {unknowns[0].message()}"
-            return ParentAttachment(route, ref, parent, LABELS_UNKNOWN, (), tuple(rejections), message, unknown=tuple(unknowns))
+            return ParentAttachment(
+                route, ref, parent, Attachment.NAMESPACE_LABELS_UNKNOWN, (), tuple(rejections), message, unknown=tuple(unknowns)
+            )
         # NoMatchingListenerHostname only when every listener fails on hostnames alone
         # (docs/semantics.md#listener-admission, step 4).
         reason = (
-            NO_MATCHING_LISTENER_HOSTNAME
-            if all(r.reason == NO_MATCHING_LISTENER_HOSTNAME for r in rejections)
-            else NOT_ALLOWED_BY_LISTENERS
+            Attachment.NO_MATCHING_LISTENER_HOSTNAME
+            if all(r.reason == Attachment.NO_MATCHING_LISTENER_HOSTNAME for r in rejections)
+            else Attachment.NOT_ALLOWED_BY_LISTENERS
         )
         message = f"no listener of {label} admits it: " + "; ".join(f"{r.listener.name}: {r.message}" for r in rejections)
         return ParentAttachment(route, ref, parent, reason, (), tuple(rejections), message)

@@ -11,16 +11,13 @@ from typing import TYPE_CHECKING, Any
 from policylint.input.positions import join
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.objects import K8sObject
-from policylint.profiles.registry import HostSource, Implementation, TargetKind
+from policylint.profiles.implementations import HostSource, Implementation
+from policylint.profiles.registry import TargetKind
 from policylint.semantics.grants import NOT_NEEDED
 from policylint.semantics.topology.attachment import Attachments
 from policylint.semantics.topology.delegation import Delegation
 from policylint.semantics.topology.model import (
     CORE,
-    NOT_FOUND,
-    OPAQUE,
-    REF_NOT_PERMITTED,
-    RESOLVED,
     ObjectRef,
     ParentAttachment,
     _dict,
@@ -62,16 +59,16 @@ class Backends(Attachments, Delegation):
         it cannot: the backend is missing, not granted, or not reachable on the port named (Envoy
         Gateway then sets the policy Accepted=False, Invalid: "ExtAuth: service default/x not found")."""
         where = ref.label()
-        if ref.status == NOT_FOUND:
+        if ref.status == ReferenceStatus.NOT_FOUND:
             return f"{ref.path}: {where} not found"
         if ref.status == ReferenceStatus.INVALID_KIND:
             return f"{ref.path}: {ref.kind} (group {ref.group or 'core'}) is not a kind this reference supports"
-        if ref.status == REF_NOT_PERMITTED:
+        if ref.status == ReferenceStatus.REF_NOT_PERMITTED:
             return f"{ref.path}: {where} is in another namespace and no ReferenceGrant there permits the reference"
         if ref.status == ReferenceStatus.MISSING_DATA:
             return f"{ref.path}: {ref.label()} {ref.detail}"
         target = ref.target
-        if ref.status != RESOLVED or target is None or (target.group, target.kind) != (CORE, "Service"):
+        if ref.status != ReferenceStatus.RESOLVED or target is None or (target.group, target.kind) != (CORE, "Service"):
             return None
         if target.spec.get("type") == "ExternalName":
             return None  # how its port is used is implementation-specific (PL412 skips it too)
@@ -88,7 +85,7 @@ class Backends(Attachments, Delegation):
         # to backendRefs in any namespace ... without a ReferenceGrant"; a Gateway-bound route needs one.
         # Whether a route is a mesh route is what its parentRefs name, not whether they resolve:
         # a missing Service parent is PL406's one finding, and makes no grant due on the backends.
-        parents = self.parents.get(id(route), [])
+        parents = self.parents.get(route, [])
         mesh_only = bool(parents) and all(self._mesh_parent(att.ref) for att in parents)
 
         known: list[list[Implementation | None]] = []
@@ -179,13 +176,13 @@ class Backends(Attachments, Delegation):
             (obj for source in sources if (obj := self._declaring(source, name, namespace)) is not None),
             key=lambda o: (o.namespace or "", o.name),
         )
-        status = RESOLVED
+        status = ReferenceStatus.RESOLVED
         detail = ""
         if not declaring:
             if self.external.match(group, kind, namespace, name):
                 status = ReferenceStatus.EXTERNAL
             else:
-                status = NOT_FOUND if self.index.options.complete else OPAQUE
+                status = ReferenceStatus.NOT_FOUND if self.index.options.complete else ReferenceStatus.OPAQUE
             kinds = " or ".join(sorted({s.kind.kind for s in sources}))
             detail = f"no {kinds} of the input declares host {name} for namespace {namespace}"
         return ObjectRef(
@@ -286,7 +283,7 @@ class Backends(Attachments, Delegation):
     def _parent_implementations(self, route: K8sObject) -> list[Implementation | None]:
         """The implementation of each parent Gateway of the route (through a ListenerSet too),
         by its GatewayClass's controllerName; None for one policylint does not know."""
-        gateways = (self._parent_gateway(a) for a in self.parents.get(id(route), []))
+        gateways = (self._parent_gateway(a) for a in self.parents.get(route, []))
         return [self.gateway_implementation(g) for g in gateways if g is not None]
 
     def _parent_gateway(self, attachment: ParentAttachment) -> K8sObject | None:
@@ -296,7 +293,7 @@ class Backends(Attachments, Delegation):
         if parent.kind == "Gateway":
             return parent
         if parent.kind == "ListenerSet":
-            set_att = self.listener_sets.get(id(parent))
+            set_att = self.listener_sets.get(parent)
             return set_att.gateway if set_att is not None else None
         return None
 

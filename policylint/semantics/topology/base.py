@@ -36,16 +36,16 @@ class TopologyBase:
         self.index = resolution.index
         self.external = self.index.options.external
         self.grants = resolution.grants()
-        self._listeners: dict[int, list[Listener]] = {}
-        self.class_refs: dict[int, ClassRef] = {}
-        self.listener_sets: dict[int, ListenerSetAttachment] = {}
-        self._sets_of_gateway: dict[int, list[K8sObject]] = defaultdict(list)
-        self.parents: dict[int, list[ParentAttachment]] = {}
-        self._routes_on: dict[int, list[tuple[K8sObject, ParentAttachment]]] = defaultdict(list)
-        self.references: dict[int, list[ObjectRef]] = {}
-        self._referrers: dict[int, list[ObjectRef]] = defaultdict(list)
-        # id(policy) -> why its controller rejects its spec (policy_errors).
-        self.spec_errors: dict[int, tuple[str, ...]] = {}
+        self._listeners: dict[K8sObject, list[Listener]] = {}
+        self.class_refs: dict[K8sObject, ClassRef] = {}
+        self.listener_sets: dict[K8sObject, ListenerSetAttachment] = {}
+        self._sets_of_gateway: dict[K8sObject, list[K8sObject]] = defaultdict(list)
+        self.parents: dict[K8sObject, list[ParentAttachment]] = {}
+        self._routes_on: dict[K8sObject, list[tuple[K8sObject, ParentAttachment]]] = defaultdict(list)
+        self.references: dict[K8sObject, list[ObjectRef]] = {}
+        self._referrers: dict[K8sObject, list[ObjectRef]] = defaultdict(list)
+        # policy -> why its controller rejects its spec (policy_errors).
+        self.spec_errors: dict[K8sObject, tuple[str, ...]] = {}
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -58,27 +58,27 @@ class TopologyBase:
 
     def listeners(self, owner: K8sObject) -> list[Listener]:
         """The listeners an object declares itself (a Gateway never includes its ListenerSets')."""
-        return self._listeners.get(id(owner), [])
+        return self._listeners.get(owner, [])
 
     def listener_sets_of(self, gateway: K8sObject) -> list[K8sObject]:
         """ListenerSets attached to the Gateway (admitted by allowedListeners)."""
-        return self._sets_of_gateway.get(id(gateway), [])
+        return self._sets_of_gateway.get(gateway, [])
 
     def routes_on(self, listener: Listener) -> list[tuple[K8sObject, ParentAttachment]]:
-        return [(r, a) for r, a in self._routes_on.get(id(listener.owner), []) if listener in a.listeners]
+        return [(r, a) for r, a in self._routes_on.get(listener.owner, []) if listener in a.listeners]
 
     def routes_of(self, owner: K8sObject) -> list[tuple[K8sObject, ParentAttachment]]:
         """Routes attached to any listener of a Gateway or ListenerSet."""
-        return self._routes_on.get(id(owner), [])
+        return self._routes_on.get(owner, [])
 
     def parent_attachments(self, route: K8sObject) -> list[ParentAttachment]:
-        return self.parents.get(id(route), [])
+        return self.parents.get(route, [])
 
     def refs_from(self, obj: K8sObject) -> list[ObjectRef]:
-        return self.references.get(id(obj), [])
+        return self.references.get(obj, [])
 
     def refs_to(self, obj: K8sObject) -> list[ObjectRef]:
-        return self._referrers.get(id(obj), [])
+        return self._referrers.get(obj, [])
 
     def rules(self, route: K8sObject) -> list[Section]:
         """Route rules; a route without `spec.rules` has one implicit rule (HTTPRoute defaults one)."""
@@ -98,7 +98,7 @@ class TopologyBase:
         return self.index.malformed(route).broken("spec", "parentRefs")
 
     def _add_refs(self, owner: K8sObject, refs: list[ObjectRef]) -> None:
-        self.references[id(owner)] = refs
+        self.references[owner] = refs
         for ref in refs:
             if ref.target is not None:
-                self._referrers[id(ref.target)].append(ref)
+                self._referrers[ref.target].append(ref)

@@ -15,7 +15,6 @@ from policylint.profiles.registry import DataSpec, PolicyProfile, TargetKind
 from policylint.semantics.topology.listeners import Listeners
 from policylint.semantics.topology.model import (
     CORE,
-    RESOLVED,
     Listener,
     ObjectRef,
     _dict,
@@ -62,7 +61,12 @@ def _checked(ref: ObjectRef, kinds: Sequence[TargetKind] | None, data: DataSpec 
         ref = dataclasses.replace(ref, refused_status=refused)
     if kinds is not None and TargetKind(ref.group, ref.kind) not in kinds:
         return dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None)
-    if data is not None and ref.status == RESOLVED and ref.target is not None and (ref.group, ref.kind) in _DATA_KINDS:
+    if (
+        data is not None
+        and ref.status == ReferenceStatus.RESOLVED
+        and ref.target is not None
+        and (ref.group, ref.kind) in _DATA_KINDS
+    ):
         lacking = _lacks_data(ref.target, data)
         if lacking:
             return dataclasses.replace(ref, status=ReferenceStatus.MISSING_DATA, detail=lacking)
@@ -94,9 +98,9 @@ class Certificates(Listeners):
 
     def __init__(self, resolution: Resolution) -> None:
         super().__init__(resolution)
-        # id(Gateway) -> its HTTPS listeners by port, those on an unknown port, and those the
+        # Gateway -> its HTTPS listeners by port, those on an unknown port, and those the
         # frontend `default` applies to (`frontend_listeners`).
-        self._frontend: dict[int, tuple[dict[int, list[Listener]], list[Listener], list[Listener]]] = {}
+        self._frontend: dict[K8sObject, tuple[dict[int, list[Listener]], list[Listener], list[Listener]]] = {}
 
     def _certificate_refs(self, owner: K8sObject) -> list[ObjectRef]:
         out: list[ObjectRef] = []
@@ -163,7 +167,7 @@ class Certificates(Listeners):
         (PL010) counts. Empty: the reference changes no listener's status (an HTTP-only port,
         every HTTPS port configured per port). Worked out once per Gateway."""
         gateway = ref.owner
-        found = self._frontend.get(id(gateway))
+        found = self._frontend.get(gateway)
         if found is None:
             per_port = _list(_dict(_dict(gateway.spec.get("tls")).get("frontend")).get("perPort"))
             named = {port for entry in per_port if type(port := _dict(entry).get("port")) is int}
@@ -182,7 +186,7 @@ class Certificates(Listeners):
                     by_port.setdefault(port, []).append(listener)
                     if port not in named:
                         default.append(listener)
-            found = self._frontend[id(gateway)] = (by_port, unknown, default)
+            found = self._frontend[gateway] = (by_port, unknown, default)
         by_port, unknown, default = found
         if ref.tls_port is None:
             return default

@@ -9,16 +9,11 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from policylint.k8s.objects import K8sObject
-from policylint.profiles.registry import Implementation, TargetKind
+from policylint.profiles.implementations import Implementation
+from policylint.profiles.registry import TargetKind
 from policylint.semantics.grants import NOT_NEEDED
 from policylint.semantics.topology.gateways import Gateways
-from policylint.semantics.topology.model import (
-    CORE,
-    RESOLVED,
-    ObjectRef,
-    _list,
-    _str,
-)
+from policylint.semantics.topology.model import CORE, ObjectRef, _list, _str
 from policylint.vocabulary import ReferenceStatus
 
 if TYPE_CHECKING:
@@ -30,7 +25,7 @@ class Delegation(Gateways):
 
     def __init__(self, resolution: Resolution) -> None:
         super().__init__(resolution)
-        self._delegated_by: dict[int, list[K8sObject]] = defaultdict(list)
+        self._delegated_by: dict[K8sObject, list[K8sObject]] = defaultdict(list)
 
     def _delegation(self, parents: Callable[[], list[Implementation | None]], raw: Mapping[str, Any]) -> bool:
         """Whether a backendRef delegates to routes: it names a kind an implementation delegates
@@ -68,7 +63,7 @@ class Delegation(Gateways):
             ):
                 continue
             children.append(child)
-            self._delegated_by[id(child)].append(route)
+            self._delegated_by[child].append(route)
         return ObjectRef(
             owner=route,
             path=path,
@@ -80,7 +75,7 @@ class Delegation(Gateways):
             port=None,
             has_port=False,
             rule=rule,
-            status=RESOLVED if children else ReferenceStatus.OPAQUE,
+            status=ReferenceStatus.RESOLVED if children else ReferenceStatus.OPAQUE,
             target=children[0] if len(children) == 1 else None,
             grant=NOT_NEEDED,
         )
@@ -89,13 +84,13 @@ class Delegation(Gateways):
         """Whether a route up some chain of route delegation to this one names parents of its own
         (the chain's head, whose attachment is its own finding: a grandchild selected by a child
         that has none is still reached); a delegation cycle reaches none."""
-        seen = {id(route)}
+        seen = {route}
         stack = list(self.delegated_by(route))
         while stack:
             parent = stack.pop()
-            if id(parent) in seen:
+            if parent in seen:
                 continue
-            seen.add(id(parent))
+            seen.add(parent)
             if parent.spec.get("parentRefs"):
                 return True
             stack.extend(self.delegated_by(parent))
@@ -114,12 +109,12 @@ class Delegation(Gateways):
             return False
         return all(i is None or wanted in i.delegation_kinds for i in self._class_implementations())
 
-    def _delegated_traffic(self, route: K8sObject, seen: set[int]) -> bool:
+    def _delegated_traffic(self, route: K8sObject, seen: set[K8sObject]) -> bool:
         """Whether a route that delegates to this one carries traffic (through its own parents, or
         through a route delegating to it in turn; a delegation cycle carries none)."""
-        seen.add(id(route))
+        seen.add(route)
         for parent in self.delegated_by(route):
-            if id(parent) in seen:
+            if parent in seen:
                 continue
             if any(a.attached for a in self.parent_attachments(parent)) or self._delegated_traffic(parent, seen):
                 return True
@@ -127,4 +122,4 @@ class Delegation(Gateways):
 
     def delegated_by(self, route: K8sObject) -> list[K8sObject]:
         """The routes that delegate traffic to this one (implementation-specific route delegation)."""
-        return self._delegated_by.get(id(route), [])
+        return self._delegated_by.get(route, [])

@@ -9,20 +9,11 @@ from typing import TYPE_CHECKING
 
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.objects import K8sObject
-from policylint.profiles.registry import Implementation, PolicyProfile
+from policylint.profiles.implementations import Implementation
+from policylint.profiles.registry import PolicyProfile
 from policylint.semantics.parameters import PURPOSE as PARAMETERS
-from policylint.semantics.parameters import parameters_ref
-from policylint.semantics.topology.model import (
-    CORE,
-    NOT_FOUND,
-    RESOLVED,
-    ClassRef,
-    ObjectRef,
-    _dict,
-    _ref_malformed,
-    _str,
-    _where,
-)
+from policylint.semantics.parameters import parameters_ref, unserved
+from policylint.semantics.topology.model import CORE, ClassRef, ObjectRef, _dict, _ref_malformed, _str, _where
 from policylint.semantics.topology.references import References, Resolving
 from policylint.vocabulary import ReferenceStatus
 
@@ -49,11 +40,11 @@ class Gateways(References):
     def proxy_gateways(self, gateway: K8sObject, profile: PolicyProfile) -> list[K8sObject]:
         """The Gateways whose listeners share proxy listeners with this one: itself, or every Gateway
         of its class when the class merges its Gateways (`mergedGateways`)."""
-        ref = self.class_refs.get(id(gateway))
+        ref = self.class_refs.get(gateway)
         gateway_class = ref.target if ref is not None else None
         if gateway_class is None or not self._merges(gateway_class, profile):
             return [gateway]
-        return [g for g in self.gateways() if (r := self.class_refs.get(id(g))) is not None and r.target is gateway_class]
+        return [g for g in self.gateways() if (r := self.class_refs.get(g)) is not None and r.target is gateway_class]
 
     def _class_ref(self, gateway: K8sObject) -> ClassRef:
         name = _str(gateway.spec.get("gatewayClassName"))
@@ -61,13 +52,13 @@ class Gateways(References):
             return ClassRef(gateway, None, ReferenceStatus.INVALID_REF)
         target = self.index.lookup(GATEWAY_GROUP, "GatewayClass", None, name)
         if target is not None:
-            return ClassRef(gateway, name, RESOLVED, target)
+            return ClassRef(gateway, name, ReferenceStatus.RESOLVED, target)
         if self.external.match(GATEWAY_GROUP, "GatewayClass", None, name):
             return ClassRef(gateway, name, ReferenceStatus.EXTERNAL)
         controller = self._builtin_classes().get(name)
         if controller is not None:
             return ClassRef(gateway, name, ReferenceStatus.EXTERNAL, builtin_controller=controller)
-        return ClassRef(gateway, name, NOT_FOUND)
+        return ClassRef(gateway, name, ReferenceStatus.NOT_FOUND)
 
     def _builtin_classes(self) -> dict[str, str]:
         """Class name -> controllerName of the classes served with no GatewayClass object in the
@@ -80,7 +71,7 @@ class Gateways(References):
     def gateway_implementation(self, gateway: K8sObject) -> Implementation | None:
         """The implementation of a Gateway, by its GatewayClass's controllerName; None for one
         policylint does not know (or no class)."""
-        ref = self.class_refs.get(id(gateway))
+        ref = self.class_refs.get(gateway)
         controller = ref.controller if ref is not None else None
         return self.resolution.profiles.implementation_of(controller) if controller else None
 
@@ -90,7 +81,7 @@ class Gateways(References):
         for owner in (gateway, gateway_class):
             if owner is None or (owner is gateway_class and self._class_parameters_ignored(owner)):
                 continue
-            for ref in self.references.get(id(owner), []):
+            for ref in self.references.get(owner, []):
                 if ref.purpose == PARAMETERS and ref.status == ReferenceStatus.INVALID_KIND:
                     whose = "its" if owner is gateway else f"its GatewayClass {owner.name}'s"
                     why = ref.detail if ref.detail.startswith("a kind ") else "which nothing serves"
@@ -120,10 +111,9 @@ class Gateways(References):
         if ref is None or not ref.kind:
             return []  # group and kind are required: the schema refuses the object (PL705)
         if ref.group != CORE and ref.group not in self._known_groups():
-            # No controller resolves a kind of a group nothing serves (conformance test
-            # GatewayInvalidParametersRef: group invalid.io), with or without --complete.
-            detail = "a group no CRD, built-in kind, profile or object in the input belongs to"
-            ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None, detail=detail)
+            # Refused by a controller known to take other kinds, else unprovable (parameters.unserved).
+            status, detail = unserved(self.parameters_implementation(owner), complete=self.index.options.complete)
+            ref = dataclasses.replace(ref, status=status, target=None, detail=detail)
         elif (implementation := self.parameters_implementation(owner)) is not None:
             # A kind the implementation does not take for its parameters, though some CRD serves
             # it (profile `implementations[].parametersRef`): its controller refuses it just the same.

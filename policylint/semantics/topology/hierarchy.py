@@ -10,13 +10,9 @@ from policylint.k8s.objects import K8sObject
 from policylint.semantics.listeners import unsupported_protocol
 from policylint.semantics.topology.backends import Backends
 from policylint.semantics.topology.certificates import Certificates
-from policylint.semantics.topology.model import (
-    NOT_FOUND,
-    ROUTE_KINDS,
-    _where,
-)
+from policylint.semantics.topology.model import ROUTE_KINDS, _where
 from policylint.semantics.topology.targets import PolicyTargets
-from policylint.vocabulary import Traffic
+from policylint.vocabulary import ReferenceStatus, Traffic
 
 if TYPE_CHECKING:
     from policylint.k8s.index import Section
@@ -59,7 +55,7 @@ class Topology(PolicyTargets, Certificates, Backends):
             reasons = "; ".join(a.message for a in attachments if a.message)
             return Traffic.NOT_ATTACHED, f"{obj.kind} {_where(obj)} is attached to no listener ({reasons})"
         if obj.kind == "ListenerSet":
-            att = self.listener_sets.get(id(obj))
+            att = self.listener_sets.get(obj)
             if att is not None and att.undecided and att.unknown is not None:
                 return Traffic.UNKNOWN, f"ListenerSet {_where(obj)} may or may not be attached: {att.unknown.message()}"
             if att is not None and not att.attached:
@@ -68,8 +64,8 @@ class Topology(PolicyTargets, Certificates, Backends):
                     f"ListenerSet {_where(obj)} is not attached to its Gateway ({att.message})",
                 )
         if obj.kind == "Gateway":
-            ref = self.class_refs.get(id(obj))
-            if ref is not None and ref.status == NOT_FOUND:
+            ref = self.class_refs.get(obj)
+            if ref is not None and ref.status == ReferenceStatus.NOT_FOUND:
                 return (
                     Traffic.NO_GATEWAY_CLASS,
                     f"Gateway {_where(obj)} names GatewayClass {ref.name}, which is not in the input, so it is never reconciled",
@@ -82,26 +78,26 @@ class Topology(PolicyTargets, Certificates, Backends):
     def _build(self) -> None:
         index = self.index
         for gateway in self.gateways():
-            self._listeners[id(gateway)] = self._parse_listeners(gateway)
-            self.class_refs[id(gateway)] = self._class_ref(gateway)
+            self._listeners[gateway] = self._parse_listeners(gateway)
+            self.class_refs[gateway] = self._class_ref(gateway)
             self._add_refs(gateway, self._certificate_refs(gateway) + self._parameters_refs(gateway))
         for gateway_class in index.of_kind(GATEWAY_GROUP, "GatewayClass"):
             self._add_refs(gateway_class, self._parameters_refs(gateway_class))
         for listener_set in index.of_kind(GATEWAY_GROUP, "ListenerSet"):
-            self._listeners[id(listener_set)] = self._parse_listeners(listener_set)
+            self._listeners[listener_set] = self._parse_listeners(listener_set)
             set_att = self._attach_listener_set(listener_set)
-            self.listener_sets[id(listener_set)] = set_att
+            self.listener_sets[listener_set] = set_att
             if set_att.gateway is not None and set_att.attached:
-                self._sets_of_gateway[id(set_att.gateway)].append(listener_set)
+                self._sets_of_gateway[set_att.gateway].append(listener_set)
             self._add_refs(listener_set, self._certificate_refs(listener_set))
         for gateway in self.gateways():
             self._find_conflicts(gateway)
         for route in self.routes():
             attachments = self._attach_route(route)
-            self.parents[id(route)] = attachments
+            self.parents[route] = attachments
             for att in attachments:
                 if att.parent is not None and att.listeners:
-                    self._routes_on[id(att.parent)].append((route, att))
+                    self._routes_on[att.parent].append((route, att))
             self._add_refs(route, self._route_backends(route))
         for policy in self.resolution.policies():
             profile = policy.profile
@@ -112,7 +108,7 @@ class Topology(PolicyTargets, Certificates, Backends):
                 self._add_refs(policy.obj, refs)
                 errors += tuple(e for e in map(self._backend_error, refs) if e is not None)
             if errors:
-                self.spec_errors[id(policy.obj)] = errors
+                self.spec_errors[policy.obj] = errors
 
     def section_traffic(self, owner: K8sObject, section: Section) -> tuple[Traffic, str]:
         """Whether traffic can reach one section of an object: a Conflicted listener, or one whose

@@ -35,13 +35,13 @@ class Listeners(Gateways):
 
     def __init__(self, resolution: Resolution) -> None:
         super().__init__(resolution)
-        self._conflicts: dict[int, tuple[Listener, str]] = {}  # id(listener) -> (the one it yields to, why)
+        self._conflicts: dict[Listener, tuple[Listener, str]] = {}  # listener -> (the one it yields to, why)
 
     def listener_conflict(self, listener: Listener) -> tuple[Listener, str] | None:
         """The listener of higher precedence (or of the same object) that this one is not distinct
         from, and why, when it is Conflicted (Gateway API, Listeners: "Handling indistinct
         Listeners"): it is not accepted, and nothing reaches traffic through it."""
-        return self._conflicts.get(id(listener))
+        return self._conflicts.get(listener)
 
     def _find_conflicts(self, gateway: K8sObject) -> None:
         # Precedence (GEP-1713): the Gateway's own listeners, then its ListenerSets, oldest first,
@@ -78,15 +78,15 @@ class Listeners(Gateways):
             for port, listener in mine:
                 found = next(((o, r) for o in accepted[port] if (r := _indistinct(listener, o)) is not None), None)
                 if found is not None:
-                    self._conflicts[id(listener)] = found
+                    self._conflicts[listener] = found
                 else:
                     survivors[port].append(listener)
             for port, group in survivors.items():
                 for listener in group:
                     found = next(((o, r) for o in group if o is not listener and (r := _indistinct(listener, o))), None)
                     if found is not None:
-                        self._conflicts[id(listener)] = found
-                accepted[port].extend(listener for listener in group if id(listener) not in self._conflicts)
+                        self._conflicts[listener] = found
+                accepted[port].extend(listener for listener in group if listener not in self._conflicts)
 
     def gateway_listeners(self, gateway: K8sObject) -> list[Listener]:
         """The listeners of a Gateway and of the ListenerSets attached to it."""

@@ -39,24 +39,6 @@ PROTOCOL_ROUTE_KINDS: Mapping[str, tuple[str, ...]] = {
 }
 TLS_ROUTE_KINDS = {"Passthrough": ("TLSRoute",), "Terminate": ("TLSRoute", "TCPRoute")}
 
-# Attachment outcomes and reference outcomes (policylint.vocabulary).
-ACCEPTED = Attachment.ACCEPTED
-EXTERNAL = Attachment.EXTERNAL
-PARENT_NOT_FOUND = Attachment.PARENT_NOT_FOUND
-NO_MATCHING_PARENT = Attachment.NO_MATCHING_PARENT
-NOT_ALLOWED_BY_LISTENERS = Attachment.NOT_ALLOWED_BY_LISTENERS
-NO_MATCHING_LISTENER_HOSTNAME = Attachment.NO_MATCHING_LISTENER_HOSTNAME
-LISTENER_SET_NOT_ATTACHED = Attachment.LISTENER_SET_NOT_ATTACHED
-MESH = Attachment.MESH
-UNKNOWN_PARENT_KIND = Attachment.UNKNOWN_PARENT_KIND
-INVALID_REF = Attachment.INVALID_REF
-MALFORMED = Attachment.MALFORMED
-LABELS_UNKNOWN = Attachment.NAMESPACE_LABELS_UNKNOWN
-RESOLVED = ReferenceStatus.RESOLVED
-NOT_FOUND = ReferenceStatus.NOT_FOUND
-REF_NOT_PERMITTED = ReferenceStatus.REF_NOT_PERMITTED
-OPAQUE = ReferenceStatus.OPAQUE
-UNCHECKED = ReferenceStatus.UNCHECKED
 # The references that are BackendObjectReferences of a route.
 _BACKEND_PURPOSES = ("backend", "mirror", "ext-auth")
 
@@ -120,7 +102,9 @@ class Rejection:
     @property
     def reason(self) -> Attachment:
         """The route status reason this rejection alone would give."""
-        return NO_MATCHING_LISTENER_HOSTNAME if self.check is Admission.HOSTNAME else NOT_ALLOWED_BY_LISTENERS
+        return (
+            Attachment.NO_MATCHING_LISTENER_HOSTNAME if self.check is Admission.HOSTNAME else Attachment.NOT_ALLOWED_BY_LISTENERS
+        )
 
 
 @frozen
@@ -141,11 +125,17 @@ class ParentAttachment:
     @property
     def attached(self) -> bool:
         """Attached for certain; `undecided` is neither attached nor refused."""
-        return self.status in (ACCEPTED, EXTERNAL, MESH, UNKNOWN_PARENT_KIND, MALFORMED)
+        return self.status in (
+            Attachment.ACCEPTED,
+            Attachment.EXTERNAL,
+            Attachment.MESH,
+            Attachment.UNKNOWN_PARENT_KIND,
+            Attachment.MALFORMED,
+        )
 
     @property
     def undecided(self) -> bool:
-        return self.status is LABELS_UNKNOWN
+        return self.status is Attachment.NAMESPACE_LABELS_UNKNOWN
 
 
 @frozen
@@ -160,11 +150,11 @@ class ListenerSetAttachment:
 
     @property
     def attached(self) -> bool:
-        return self.status in (ACCEPTED, EXTERNAL, MALFORMED)
+        return self.status in (Attachment.ACCEPTED, Attachment.EXTERNAL, Attachment.MALFORMED)
 
     @property
     def undecided(self) -> bool:
-        return self.status is LABELS_UNKNOWN
+        return self.status is Attachment.NAMESPACE_LABELS_UNKNOWN
 
 
 @frozen

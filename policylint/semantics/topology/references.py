@@ -16,12 +16,7 @@ from policylint.semantics.topology.base import TopologyBase
 from policylint.semantics.topology.model import (
     _BACKEND_PURPOSES,
     CORE,
-    NOT_FOUND,
-    OPAQUE,
-    REF_NOT_PERMITTED,
-    RESOLVED,
     ROUTE_KINDS,
-    UNCHECKED,
     ObjectRef,
     _int,
     _list,
@@ -115,7 +110,7 @@ class References(TopologyBase):
         if not grant.permitted:
             # Never reveal whether an un-granted target exists (docs/semantics.md#referencegrant):
             # RefNotPermitted either way.
-            return ObjectRef(status=REF_NOT_PERMITTED, **base)  # type: ignore[arg-type]
+            return ObjectRef(status=ReferenceStatus.REF_NOT_PERMITTED, **base)  # type: ignore[arg-type]
         scope_ns = None if cluster_scoped else namespace
         looked_up = (group, kind) if lookup_as is None else (lookup_as.group, lookup_as.kind)
         target = self.index.lookup(*looked_up, scope_ns, name)
@@ -129,12 +124,12 @@ class References(TopologyBase):
                 status = ReferenceStatus.PRODUCED
                 base["detail"] = made.describe()
             elif lookup_as is not None:
-                status = NOT_FOUND  # a kind the input's cluster serves (a Service)
+                status = ReferenceStatus.NOT_FOUND  # a kind the input's cluster serves (a Service)
                 base["detail"] = f"its controller looks it up as the {lookup_as.kind} {namespace}/{name}, not in the input either"
             elif not how.check_existence and not self._manages(group, kind, namespace):
                 # Secrets and ConfigMaps often live outside the repository: checked only where
                 # the input holds objects of that kind in that namespace.
-                status = UNCHECKED
+                status = ReferenceStatus.UNCHECKED
             elif (
                 self.index.kinds.get(group, kind) is None
                 and not self.index.of_kind(group, kind)
@@ -143,12 +138,12 @@ class References(TopologyBase):
                 # whether or not the input holds others of the kind.
                 and not (group_for_kind is not None and purpose in _BACKEND_PURPOSES)
             ):
-                status = OPAQUE
+                status = ReferenceStatus.OPAQUE
             else:
-                status = NOT_FOUND
+                status = ReferenceStatus.NOT_FOUND
             return ObjectRef(status=status, **base)  # type: ignore[arg-type]
         port_section = None
-        status = RESOLVED
+        status = ReferenceStatus.RESOLVED
         if port is not None and looked_up == (CORE, "Service"):
             port_section = self._service_port(target, port)
             if port_section is None and self.index.malformed(target).tainted("spec", "ports"):

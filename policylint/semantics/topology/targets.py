@@ -42,7 +42,7 @@ class PolicyTargets(Listeners):
 
     def __init__(self, resolution: Resolution) -> None:
         super().__init__(resolution)
-        self._target_errors: dict[tuple[int, int], tuple[TargetError, ...]] = {}
+        self._target_errors: dict[tuple[K8sObject, str, K8sObject], tuple[TargetError, ...]] = {}
 
     def _admission_errors(self, policy: K8sObject) -> tuple[str, ...]:
         """What the API server refuses in the policy (policylint.k8s.admission): a policy it refuses
@@ -56,7 +56,7 @@ class PolicyTargets(Listeners):
     def policy_errors(self, policy: K8sObject) -> tuple[str, ...]:
         """What in the policy's spec makes its controller reject it (Accepted=False, Invalid): what
         the API server refuses first (policylint.k8s.admission), then what the controller does."""
-        return self.spec_errors.get(id(policy), ())
+        return self.spec_errors.get(policy, ())
 
     def target_errors(self, policy: Policy, res: TargetResolution) -> tuple[TargetError, ...]:
         """What makes the controller reject the policy on this one target (Accepted=False, Invalid
@@ -68,7 +68,9 @@ class PolicyTargets(Listeners):
             return ()
         if not profile.rejects_on_target:
             return ()
-        key = (id(policy.obj), id(res))
+        # One entry per target of one reference: what the errors depend on (its kind, section and
+        # listeners) is the target's, and a selector's reference resolves to several targets.
+        key = (policy.obj, res.ref.path, res.target)
         found = self._target_errors.get(key)
         if found is None:
             found = self._target_errors[key] = (
@@ -108,7 +110,7 @@ class PolicyTargets(Listeners):
     def _closest_parent_policies(self, policy: Policy, route: K8sObject) -> list[Policy]:
         found: list[Policy] = []
         same_kind = [p for p in self.resolution.policies() if p.profile.gk == policy.profile.gk and p is not policy]
-        for attachment in self.parents.get(id(route), []):
+        for attachment in self.parents.get(route, []):
             gateway = attachment.parent
             if gateway is None:
                 continue
@@ -129,7 +131,7 @@ class PolicyTargets(Listeners):
         if spec is None or spec.target_kind is None:
             return ()
         if target.kind == "Gateway":
-            ref = self.class_refs.get(id(target))
+            ref = self.class_refs.get(target)
             if ref is not None and ref.target is not None and self._merges(ref.target, profile):
                 return (
                     TargetError(
@@ -153,7 +155,7 @@ class PolicyTargets(Listeners):
             gateway: K8sObject | None = target
             own = self.gateway_listeners(target)
         elif target.kind == "ListenerSet":
-            attachment = self.listener_sets.get(id(target))
+            attachment = self.listener_sets.get(target)
             gateway = attachment.gateway if attachment is not None and attachment.attached else None
             own = self.listeners(target)
         else:
