@@ -217,7 +217,10 @@ async def test_definition_and_references(client: LanguageClient, workspace: Path
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_a_quick_fix_applied_makes_the_diagnostic_go(client: LanguageClient, workspace: Path) -> None:
-    await _change(client, workspace, "policy.yaml", POLICY + STATUS, 2)
+    # Opened here, whichever tests ran before in this server (pytest-xdist may give this one a
+    # server of its own): an editor opening a document again replaces its text.
+    await _open(client, workspace, "policy.yaml", POLICY, 10)
+    await _change(client, workspace, "policy.yaml", POLICY + STATUS, 11)
     await _settled(client, workspace)
     found = _diagnostics(client, workspace, "policy.yaml")
     assert [(d.code, d.range.start.line) for d in found] == [("PL110", 12)]
@@ -236,7 +239,7 @@ async def test_a_quick_fix_applied_makes_the_diagnostic_go(client: LanguageClien
     edits = fix.edit.changes[_uri(workspace, "policy.yaml")]
     fixed = _apply(POLICY + STATUS, edits)
     assert fixed == POLICY
-    await _change(client, workspace, "policy.yaml", fixed, 3)
+    await _change(client, workspace, "policy.yaml", fixed, 12)
     await _settled(client, workspace)
     assert _diagnostics(client, workspace, "policy.yaml") == []
 
