@@ -254,38 +254,20 @@ class _Compiler:
         return conditional
 
     def c_and(self, node: Node) -> Eval:
-        left, right = self.compile(node[1]), self.compile(node[2])
-
-        def and_(a: Activation) -> bool:
-            # CEL's logical operators are commutative over errors: false && error is false.
-            try:
-                x = left(a)
-            except EvalError as exc:
-                try:
-                    y = right(a)
-                except EvalError as other:
-                    raise _first(exc, other) from None
-                if y is False:
-                    return False
-                raise exc if type(y) is bool else _overload("_&&_", y) from None
-            if x is False:
-                return False
-            if x is not True:
-                y = right(a)
-                if y is False:
-                    return False
-                raise _overload("_&&_", x, y)
-            y = right(a)
-            if type(y) is not bool:
-                raise _overload("_&&_", x, y)
-            return y
-
-        return and_
+        return self._logical(node, False, "_&&_")
 
     def c_or(self, node: Node) -> Eval:
-        left, right = self.compile(node[1]), self.compile(node[2])
+        return self._logical(node, True, "_||_")
 
-        def or_(a: Activation) -> bool:
+    def _logical(self, node: Node, absorbing: bool, name: str) -> Eval:
+        """`&&` (absorbing false) and `||` (absorbing true): one side's absorbing value decides,
+        whatever the other side is, an error included; CEL's logical operators are commutative
+        over errors (false && error is false)."""
+        left, right = self.compile(node[1]), self.compile(node[2])
+        identity = not absorbing
+        decided: bool = absorbing  # what an absorbing side returns (compared as `absorbing`)
+
+        def logical(a: Activation) -> bool:
             try:
                 x = left(a)
             except EvalError as exc:
@@ -293,22 +275,22 @@ class _Compiler:
                     y = right(a)
                 except EvalError as other:
                     raise _first(exc, other) from None
-                if y is True:
-                    return True
-                raise exc if type(y) is bool else _overload("_||_", y) from None
-            if x is True:
-                return True
-            if x is not False:
+                if y is absorbing:
+                    return decided
+                raise exc if type(y) is bool else _overload(name, y) from None
+            if x is absorbing:
+                return decided
+            if x is not identity:
                 y = right(a)
-                if y is True:
-                    return True
-                raise _overload("_||_", x, y)
+                if y is absorbing:
+                    return decided
+                raise _overload(name, x, y)
             y = right(a)
             if type(y) is not bool:
-                raise _overload("_||_", x, y)
+                raise _overload(name, x, y)
             return y
 
-        return or_
+        return logical
 
     def c_not(self, node: Node) -> Eval:
         operand = self.compile(node[1])
