@@ -6,7 +6,7 @@ protocol cannot carry, unsupported protocols, overlapping TLS hostnames.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import join
@@ -29,6 +29,12 @@ from policylint.semantics.topology import (
 from policylint.stages import Stage
 
 
+def _listener_owners(project: Project) -> Iterator[K8sObject]:
+    """Every object that carries listeners: Gateways and ListenerSets (LISTENER_PARENTS)."""
+    for group, kind in LISTENER_PARENTS:
+        yield from project.index.of_kind(group, kind)
+
+
 class ListenerProtocolUnsupported(Rule):
     """A listener's protocol is neither a core protocol (HTTP, HTTPS, TLS, TCP, UDP) nor domain-prefixed."""
 
@@ -40,35 +46,34 @@ class ListenerProtocolUnsupported(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
-        for group, kind in LISTENER_PARENTS:
-            for owner in project.index.of_kind(group, kind):
-                listeners = topology.listeners(owner)
-                refused = [lst for lst in listeners if not lst.malformed and unsupported_protocol(lst.protocol)]
-                if not refused:
-                    continue
-                # The Gateway's Accepted condition follows from its listeners (the conformance
-                # test's two Gateways): False with none left, True with some, ListenersNotValid both.
-                none_left = len(refused) == len(listeners)
-                gateway = (
-                    f"the {kind} gets Accepted=False, ListenersNotValid (none of its listeners is accepted)"
-                    if none_left
-                    else f"the {kind} reports ListenersNotValid"
+        for owner in _listener_owners(project):
+            listeners = topology.listeners(owner)
+            refused = [lst for lst in listeners if not lst.malformed and unsupported_protocol(lst.protocol)]
+            if not refused:
+                continue
+            # The Gateway's Accepted condition follows from its listeners (the conformance
+            # test's two Gateways): False with none left, True with some, ListenersNotValid both.
+            none_left = len(refused) == len(listeners)
+            gateway = (
+                f"the {owner.kind} gets Accepted=False, ListenersNotValid (none of its listeners is accepted)"
+                if none_left
+                else f"the {owner.kind} reports ListenersNotValid"
+            )
+            for listener in refused:
+                protocol = listener.protocol or ""
+                message = (
+                    f"listener {listener.name} of {owner.kind} {ns_name(owner.namespace, owner.name)} has protocol"
+                    f" {protocol!r}, which is neither a core protocol ({', '.join(CORE_PROTOCOLS)}) nor"
+                    " domain-prefixed (example.com/PROTOCOL): the listener gets Accepted=False, UnsupportedProtocol,"
+                    f" and admits no route, and {gateway} (Gateway API ProtocolType)"
                 )
-                for listener in refused:
-                    protocol = listener.protocol or ""
-                    message = (
-                        f"listener {listener.name} of {kind} {ns_name(owner.namespace, owner.name)} has protocol"
-                        f" {protocol!r}, which is neither a core protocol ({', '.join(CORE_PROTOCOLS)}) nor"
-                        " domain-prefixed (example.com/PROTOCOL): the listener gets Accepted=False, UnsupportedProtocol,"
-                        f" and admits no route, and {gateway} (Gateway API ProtocolType)"
-                    )
-                    meant = meant_protocol(protocol)
-                    hint = (
-                        f"Use {meant}."
-                        if meant is not None
-                        else f"Use one of {', '.join(CORE_PROTOCOLS)}, or the domain-prefixed name your implementation documents."
-                    )
-                    yield self.issue(owner, join(listener.path, "protocol"), message, hint=hint)
+                meant = meant_protocol(protocol)
+                hint = (
+                    f"Use {meant}."
+                    if meant is not None
+                    else f"Use one of {', '.join(CORE_PROTOCOLS)}, or the domain-prefixed name your implementation documents."
+                )
+                yield self.issue(owner, join(listener.path, "protocol"), message, hint=hint)
 
 
 class ListenerTLSHostnamesOverlap(Rule):
@@ -158,48 +163,47 @@ class ListenerTlsMismatch(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
-        for group, kind in LISTENER_PARENTS:
-            for owner in project.index.of_kind(group, kind):
-                malformed = project.index.malformed(owner)
-                placeholder = _placeholder_implementation(topology, owner)
-                listeners = owner.spec.get("listeners")
-                for i, listener in enumerate(listeners if isinstance(listeners, list) else ()):
-                    if not isinstance(listener, dict) or malformed.tainted("spec", "listeners", i):
-                        continue  # PL010's
-                    protocol, has_tls = listener.get("protocol"), "tls" in listener
-                    path = join("spec.listeners", i)
-                    name = listener.get("name")
-                    if protocol in _TLS_PROTOCOLS and not has_tls:
-                        # Listener.TLS: "required if the Protocol field is HTTPS or TLS". The API server
-                        # stores it (no CEL rule), and the controller cannot terminate or route it.
+        for owner in _listener_owners(project):
+            malformed = project.index.malformed(owner)
+            placeholder = _placeholder_implementation(topology, owner)
+            listeners = owner.spec.get("listeners")
+            for i, listener in enumerate(listeners if isinstance(listeners, list) else ()):
+                if not isinstance(listener, dict) or malformed.tainted("spec", "listeners", i):
+                    continue  # PL010's
+                protocol, has_tls = listener.get("protocol"), "tls" in listener
+                path = join("spec.listeners", i)
+                name = listener.get("name")
+                if protocol in _TLS_PROTOCOLS and not has_tls:
+                    # Listener.TLS: "required if the Protocol field is HTTPS or TLS". The API server
+                    # stores it (no CEL rule), and the controller cannot terminate or route it.
+                    message = (
+                        f"listener {name} of {owner.kind} {where(owner)} uses protocol {protocol} without `tls`: the listener"
+                        " is invalid (the Gateway API requires tls for HTTPS and TLS listeners), so no route attached"
+                        " to it receives traffic through it"
+                    )
+                    hint = (
+                        "Add tls.certificateRefs (a Secret with the certificate)."
+                        if protocol == "HTTPS"
+                        else "Add tls.mode (Passthrough or Terminate)."
+                    )
+                    if placeholder is not None:
                         message = (
-                            f"listener {name} of {kind} {where(owner)} uses protocol {protocol} without `tls`: the listener"
-                            " is invalid (the Gateway API requires tls for HTTPS and TLS listeners), so no route attached"
-                            " to it receives traffic through it"
+                            f"listener {name} of {owner.kind} {where(owner)} uses protocol {protocol} without `tls`:"
+                            f" {placeholder} keeps it as a placeholder for the ListenerSets on its port (its status stays"
+                            " Accepted) and serves nothing through it, so no route attached to it receives traffic"
+                            " through it"
                         )
-                        hint = (
-                            "Add tls.certificateRefs (a Secret with the certificate)."
-                            if protocol == "HTTPS"
-                            else "Add tls.mode (Passthrough or Terminate)."
-                        )
-                        if placeholder is not None:
-                            message = (
-                                f"listener {name} of {kind} {where(owner)} uses protocol {protocol} without `tls`:"
-                                f" {placeholder} keeps it as a placeholder for the ListenerSets on its port (its status stays"
-                                " Accepted) and serves nothing through it, so no route attached to it receives traffic"
-                                " through it"
-                            )
-                            hint = f"Attach routes to the ListenerSet listeners on its port, or {hint[0].lower()}{hint[1:]}"
-                            yield self.issue(owner, join(path, "protocol"), message, hint=hint, severity=Severity.INFO)
-                            continue
-                        yield self.issue(owner, join(path, "protocol"), message, hint=hint)
-                    elif protocol in _PLAIN_PROTOCOLS and has_tls:
-                        # CRD validation: "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']".
-                        message = (
-                            f"listener {name} of {kind} {where(owner)} sets `tls` on protocol {protocol}: the CRD's"
-                            " validation rejects the whole object (tls must not be specified for protocols HTTP, TCP, UDP)"
-                        )
-                        yield self.issue(owner, join(path, "tls"), message, hint="Use protocol HTTPS or TLS, or remove tls.")
+                        hint = f"Attach routes to the ListenerSet listeners on its port, or {hint[0].lower()}{hint[1:]}"
+                        yield self.issue(owner, join(path, "protocol"), message, hint=hint, severity=Severity.INFO)
+                        continue
+                    yield self.issue(owner, join(path, "protocol"), message, hint=hint)
+                elif protocol in _PLAIN_PROTOCOLS and has_tls:
+                    # CRD validation: "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']".
+                    message = (
+                        f"listener {name} of {owner.kind} {where(owner)} sets `tls` on protocol {protocol}: the CRD's"
+                        " validation rejects the whole object (tls must not be specified for protocols HTTP, TCP, UDP)"
+                    )
+                    yield self.issue(owner, join(path, "tls"), message, hint="Use protocol HTTPS or TLS, or remove tls.")
 
 
 def _placeholder_implementation(topology: Topology, owner: K8sObject) -> str | None:
@@ -257,27 +261,26 @@ class ListenerRouteKindNotCarried(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
-        for group, kind in LISTENER_PARENTS:
-            for owner in project.index.of_kind(group, kind):
-                for listener in topology.listeners(owner):
-                    if not listener.uncarried:
-                        continue
-                    carried = listener.default_kinds() or ()
-                    listed = listener.allowed_kinds or ()
-                    none_left = all(k not in carried for _, k in listed)
-                    protocol = listener.protocol if listener.protocol != "TLS" else f"TLS {listener.tls_mode or 'Terminate'}"
-                    a = "an" if (protocol or "").startswith("H") else "a"  # an HTTP(S), a TCP, UDP or TLS listener
-                    for position, route_kind in listener.uncarried:
-                        message = (
-                            f"listener {listener.name} of {kind} {where(owner)} lists {route_kind} in allowedRoutes.kinds,"
-                            f" which {a} {protocol} listener cannot carry (it carries {', '.join(carried)}): the listener"
-                            " gets ResolvedRefs=False, InvalidRouteKinds"
-                            + (", and admits no route at all" if none_left else f", and no {route_kind} attaches to it")
-                            + " (Gateway API Listener.AllowedRoutes)"
-                        )
-                        hint = f"List the kinds {a} {protocol} listener carries ({', '.join(carried)}), or change its protocol."
-                        path = join(listener.path, "allowedRoutes", "kinds", position, "kind")
-                        yield self.issue(owner, path, message, hint=hint)
+        for owner in _listener_owners(project):
+            for listener in topology.listeners(owner):
+                if not listener.uncarried:
+                    continue
+                carried = listener.default_kinds() or ()
+                listed = listener.allowed_kinds or ()
+                none_left = all(k not in carried for _, k in listed)
+                protocol = listener.protocol if listener.protocol != "TLS" else f"TLS {listener.tls_mode or 'Terminate'}"
+                a = "an" if (protocol or "").startswith("H") else "a"  # an HTTP(S), a TCP, UDP or TLS listener
+                for position, route_kind in listener.uncarried:
+                    message = (
+                        f"listener {listener.name} of {owner.kind} {where(owner)} lists {route_kind} in allowedRoutes.kinds,"
+                        f" which {a} {protocol} listener cannot carry (it carries {', '.join(carried)}): the listener"
+                        " gets ResolvedRefs=False, InvalidRouteKinds"
+                        + (", and admits no route at all" if none_left else f", and no {route_kind} attaches to it")
+                        + " (Gateway API Listener.AllowedRoutes)"
+                    )
+                    hint = f"List the kinds {a} {protocol} listener carries ({', '.join(carried)}), or change its protocol."
+                    path = join(listener.path, "allowedRoutes", "kinds", position, "kind")
+                    yield self.issue(owner, path, message, hint=hint)
 
 
 RULES: list[type[Rule]] = [
