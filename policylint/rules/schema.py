@@ -260,9 +260,8 @@ class ApiVersionNotServed(ObjectRule):
     subjects = frozenset({ANY})
 
     def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
-        from policylint.k8s.schemas import gateway_api_groups, gateway_api_served
-
         catalogue = project.index.catalogue()
+        served, groups = project.derived(_bundled)
         group, kind, version = obj.group, obj.kind, obj.version
         given = catalogue.given_served.get((group, kind))
         if given is not None:
@@ -276,8 +275,8 @@ class ApiVersionNotServed(ObjectRule):
             )
             related = [Related("its CRD's versions", object=crd, path="spec.versions")] if crd is not None else []
             yield self.issue(obj, "apiVersion", message, hint=_use(group, versions), related=related)
-        elif group in gateway_api_groups(catalogue.release):
-            yield from self._bundled(obj, catalogue, gateway_api_served(catalogue.release))
+        elif group in groups:
+            yield from self._bundled(obj, catalogue, served)
 
     def _bundled(
         self, obj: K8sObject, catalogue: Catalogue, served: Mapping[tuple[str, str], Mapping[str, tuple[str, ...]]]
@@ -333,6 +332,15 @@ class ApiVersionNotServed(ObjectRule):
         yield self.issue(obj, "apiVersion", message, hint=hint)
 
 
+def _bundled(project: Project) -> tuple[Mapping[tuple[str, str], Mapping[str, tuple[str, ...]]], frozenset[str]]:
+    """The versions each Gateway API kind of the run's release serves, by channel, and its groups
+    (PL705, PL707): looked up once per project, not once per object."""
+    from policylint.k8s.schemas import gateway_api_groups, gateway_api_served  # the bundle: read only when needed
+
+    release = project.index.catalogue().release
+    return gateway_api_served(release), gateway_api_groups(release)
+
+
 def _versions(versions: Iterable[str]) -> str:
     listed = list(versions)
     return ", ".join(listed) if listed else "no version"
@@ -351,8 +359,6 @@ class DeprecatedApiVersion(ObjectRule):
     subjects = frozenset({ANY})
 
     def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
-        from policylint.k8s.schemas import gateway_api_served
-
         catalogue = project.index.catalogue()
         found = catalogue.deprecation(obj)
         if found is None:
@@ -361,7 +367,7 @@ class DeprecatedApiVersion(ObjectRule):
         key = (obj.group, obj.kind)
         if source is not None:
             origin = f"the {source} CRD"
-            served = list(gateway_api_served(catalogue.release).get(key, {}).get(catalogue.channel, ()))
+            served = list(project.derived(_bundled)[0].get(key, {}).get(catalogue.channel, ()))
         else:
             origin = "its CRD given with --crd" if catalogue.given_with_option(obj) else "its CRD in the input"
             served = list(catalogue.given_served[key][0])
