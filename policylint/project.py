@@ -58,8 +58,8 @@ class Project:
 
     def derived(self, compute: Callable[[Project], T]) -> T:
         """`compute(project)`, computed once per project and process: a lookup a rule builds over
-        the whole project, which every share of a `per_object` rule (`Rule.share`, a rule object
-        of its own) reads, so that cutting a rule into shares does not build it once per share.
+        the whole project, which a per-object rule (`ObjectRule`, `PolicyRule`) reads for each of
+        its objects, so that it is built once per process, not once per object or per share.
         `compute` must depend on nothing but the project (a module-level function or class)."""
         if compute not in self._derived:
             self._derived[compute] = compute(self)

@@ -64,7 +64,7 @@ COST: Mapping[str, float] = {"PL702": 12.0, "PL603": 3.0, "PL506": 2.0, "PL201":
 MAX_UNITS = 2048
 
 RuleResult = tuple[list[Finding], Issue | None]
-# A unit of work: a rule, and the share of the objects it checks (`Rule.share`; None: all of them).
+# A unit of work: a rule, and the share of the objects it checks (`engine.issues`; None: all of them).
 Unit = tuple[type[Rule], tuple[int, int] | None]
 UnitKey = tuple[str, tuple[int, int] | None]
 # What the queue hands a process at a time: units run together in one process.
