@@ -115,6 +115,10 @@ class Catalogue:
     # asks it of every plausible schema (policylint.rules.releases), and a walk of a large object
     # per finding would make hostile input quadratic.
     admitted: dict[tuple[K8sObject, int], bool] = dataclass_field(default_factory=dict)
+    # (group, kind, version) -> the schema that decides it (`schema`): every object of a kind
+    # asks, and for a kind no schema decides (Services, Namespaces) the answer is found only by
+    # asking every plausible release and channel, a list per object otherwise.
+    decided: dict[tuple[str, str, str], tuple[Mapping[str, Any], str | None] | None] = dataclass_field(default_factory=dict)
 
     def fingerprint(self, schema: Mapping[str, Any]) -> bytes:
         """A hash of the schema's content, worked out once per schema and run: which schema decided
@@ -170,6 +174,12 @@ class Catalogue:
         first plausible pair that does (`plausible`). An object whose version no plausible pair
         serves has none (PL705 reports it)."""
         key = (obj.group, obj.kind, obj.version)
+        if key in self.decided:
+            return self.decided[key]
+        found = self.decided[key] = self._schema_of(key)
+        return found
+
+    def _schema_of(self, key: tuple[str, str, str]) -> tuple[Mapping[str, Any], str | None] | None:
         given = self.given.get(key)
         if given is not None:
             return given, None

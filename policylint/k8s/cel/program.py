@@ -15,6 +15,7 @@ from policylint.identity import IdentityMap
 from policylint.k8s.cel.cost import PER_CALL_LIMIT, weight
 from policylint.k8s.cel.evaluator import _Compiler
 from policylint.k8s.cel.parser import Node, parse
+from policylint.k8s.cel.projection import NO_KEY, Need, need_of, project
 from policylint.k8s.cel.values import _NONE, Activation, CompileError, CostExceeded, Eval, EvalError, TooLarge, type_name
 
 
@@ -22,7 +23,7 @@ class Compiled:
     """A rule compiled once: `evaluate(value)` -> True, False, or raises EvalError. `skip` says
     why it is never evaluated (a transition rule, an unsupported function, a compile error)."""
 
-    __slots__ = ("base", "error", "key_fields", "program", "self_fields", "skip", "text")
+    __slots__ = ("base", "error", "key_fields", "need", "program", "self_fields", "skip", "text")
 
     def __init__(
         self,
@@ -43,6 +44,9 @@ class Compiled:
         # with whether it only tests its presence (`has(self.f)` and nothing else); None when
         # the rule reads `self` whole.
         self.key_fields: tuple[tuple[str, bool], ...] | None = None
+        # What it reads of `self`, to the items and fields below (`projection.need_of`): its result
+        # is kept by that part of a value (`result_key`); None when it reads `self` whole.
+        self.need: Need | None = None
         self.base = 0  # the fixed part of its cost (`weight`)
 
     def evaluate(self, value: Any, limit: int = PER_CALL_LIMIT) -> Any:
@@ -98,12 +102,14 @@ def compile_rule(text: str) -> Compiled:
     fields, tested = _self_fields(tree)
     compiled = Compiled(text, program, None, None, fields)
     compiled.base = weight(tree)
+    compiled.need = need_of(tree)
     if fields is not None:
         compiled.key_fields = tuple((f, f in tested) for f in sorted(fields))
     return compiled
 
 
 _SCALARS = (str, int, float, bool)
+_PROJECTED: Any = object()  # the first part of a key made by `project`: never equal to the others
 
 
 def result_key(compiled: Compiled, value: Any, shapes: dict[int, Any] | None = None) -> tuple[Any, ...] | None:
@@ -112,7 +118,13 @@ def result_key(compiled: Compiled, value: Any, shapes: dict[int, Any] | None = N
     (scalars with their types: `1`, `1.0` and `true` differ; maps and lists by their `shape`,
     when `shapes` is given, one per object), the presence of those it only tests; the whole
     value's shape when the rule reads `self` whole. The schema node decides the rest (defaults,
-    types), so a cache keyed by the node and this key returns what evaluating again would."""
+    types), so a cache keyed by the node and this key returns what evaluating again would.
+    With `shapes`, a rule that reads parts of `self` (the items' names of a list, the size of a
+    field) is keyed by those parts alone (`projection.project`)."""
+    need = compiled.need
+    if need is not None and shapes is not None:
+        got = project(value, need, shapes, shape)
+        return None if got is NO_KEY else (_PROJECTED, got)
     fields = compiled.key_fields
     if fields is None:
         t = type(value)
