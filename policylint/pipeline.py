@@ -575,7 +575,22 @@ def _lint(request: LintRequest, part: Part | None = None) -> LintResult:
         project.index.verdicts.save()
     files = [s.display for s in sources]
     scope = ReportScope.of(request, sources, project, loaded.index.objects)
-    outcome = suppressions.run(request, baseline, result.findings, commented, project.index.objects, rules, resolver, files)
+    outcome = suppressions.run(
+        request,
+        result.findings,
+        suppressions.Inputs(
+            texts=commented,
+            objects=project.index.objects,
+            catalogue=REGISTRY,
+            ran=rules,
+            resolver=resolver,
+            baseline=baseline,
+            baseline_file=request.baseline or "",
+            linted_files=files,
+            require_reason=request.require_suppression_reason,
+            today=request.today,
+        ),
+    )
     active, suppressed = outcome.active, outcome.suppressed
     if request.overrides:
         # Configured severities and per-file settings (policylint.config.overrides), after the
