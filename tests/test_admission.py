@@ -1,5 +1,5 @@
 """The admission verdict (policylint/k8s/admission.py): what the API server refuses in an object,
-computed once per object by the index, read by PL703 and PL704 and by the topology, which makes a
+computed once per object by the admission stage (k8s/admissions.py), read by PL703 and PL704 and by the topology, which makes a
 policy the API server refuses Invalid in the simulation (docs/semantics.md#policies-the-api-server-rejects).
 
 Every expected value is read off the Envoy Gateway v1.9.0 BackendTrafficPolicy CRD (bundled,
