@@ -777,9 +777,10 @@ def test_the_rule_processes_send_back_the_verdicts_they_work_out(tmp_path: Path,
 
     monkeypatch.setattr(admission, "violations", counting)
     monkeypatch.chdir(tmp_path)
-    index = lint(LintRequest(paths=["manifests"], cache_dir=str(cache_dir))).index
-    with_schema = [o for o in index.objects if index.admission(o) is not None]
-    refused = [o for o in with_schema if index.admission(o).schema or index.admission(o).cel]  # type: ignore[union-attr]
+    project = lint(LintRequest(paths=["manifests"], cache_dir=str(cache_dir))).project
+    admissions = project.admissions()
+    with_schema = [o for o in project.index.objects if admissions.verdict(o) is not None]
+    refused = [o for o in with_schema if admissions.verdict(o).schema or admissions.verdict(o).cel]  # type: ignore[union-attr]
     assert len(with_schema) > 1000
     assert len(computed) == len(refused)
 
@@ -796,10 +797,10 @@ class Rule:
 
 class Index:
     objects = range(workers.MIN_OBJECTS)
-    verdicts = None
 
 class Project:
     index = Index()
+    kept_verdicts = None
 
 mode = sys.argv[1]
 parent = os.getpid()
@@ -897,10 +898,10 @@ class Rule:
 
 class Index:
     objects = range(workers.MIN_OBJECTS)
-    verdicts = None
 
 class Project:
     index = Index()
+    kept_verdicts = None
 
 def run_units(units):
     for unit in units:

@@ -36,7 +36,7 @@ class CelViolation(ObjectRule):
     reads = frozenset({Stage.TOPOLOGY})
 
     def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
-        verdict = project.index.admission(obj)
+        verdict = project.admissions().verdict(obj)
         if verdict is None or not verdict.cel:
             return
         # What the other rules report runs them over the whole project: built only once a CEL rule
@@ -71,7 +71,7 @@ class CelViolation(ObjectRule):
             return self.issue(obj, at, message, severity=Severity.WARNING)
         said = rejection.message
         message = f"{where}: {said}{because} (a CEL rule of {origin}): the API server rejects the object"
-        severity, words = judged(project, obj, source, _admitting(project.index, obj), "the object")
+        severity, words = judged(project, obj, source, _admitting(project.admissions(), obj), "the object")
         message += words
         hint = None if error is not None or said.startswith("failed rule:") else f"The rule: `{compiled.text}`"
         return self.issue(obj, at, message, severity=severity, hint=hint)

@@ -407,7 +407,7 @@ class InvalidEffectiveSpec(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         sim = project.simulation()
-        catalogue = project.index.catalogue()
+        catalogue = project.admissions().catalogue
         results: dict[Any, Any] = {}  # CEL results shared by every validation of the run
         # Fold result (shared by every context of a stack) -> what the merge broke.
         checked: IdentityMap[FoldResult, list[tuple[str, str, str, list[Facet]]]] = IdentityMap()

@@ -24,15 +24,16 @@ from policylint.k8s.admission import (
     PrunedField,
     admits,
 )
+from policylint.k8s.admissions import Admissions
 from policylint.k8s.cluster import HOW_TO_DECLARE
 from policylint.k8s.deprecations import deprecations
-from policylint.k8s.index import ProjectIndex
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.rules.base import ANY, POLICY, ObjectRule, Rule
 from policylint.rules.hints import close_name
 from policylint.rules.releases import accepted_by, judged, unserved
 from policylint.semantics.topology import expand_pattern
+from policylint.stages import Stage
 
 
 class DeprecatedField(Rule):
@@ -85,6 +86,7 @@ class UnknownField(ObjectRule):
     id = "PL702"
     name = "unknown-field"
     severity = Severity.ERROR
+    reads = frozenset({Stage.ADMISSION})
     subjects = GATEWAY_API_KINDS | {POLICY}
 
     def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
@@ -114,7 +116,7 @@ def _origin(project: Project, obj: K8sObject, source: str | None) -> str:
     """Where the schema of a finding comes from: a bundled release, or the object's CRD."""
     if source:
         return f"the {source} CRD"
-    given = project.index.catalogue().given_served.get((obj.group, obj.kind))
+    given = project.admissions().catalogue.given_served.get((obj.group, obj.kind))
     return "its CRD given with --crd" if given is not None and given[1] is None else "its CRD in the input"
 
 
@@ -127,13 +129,13 @@ def _unknown_fields(project: Project, obj: K8sObject) -> tuple[str | None, list[
     cause) and under a field of the wrong type (PL010's). PL702 and PL706 each ask for it: the
     walk that finds them is the verdict's, computed once (`Admission.pruned`), and what is left
     here is a filter over the few fields found, cheaper than a table to keep it in."""
-    verdict = project.index.admission(obj)
+    verdict = project.admissions().verdict(obj)
     if verdict is None or not verdict.pruned:
         return None, []
     source = verdict.source
     malformed = project.index.malformed(obj)
     skipped = project.derived(_target_fields).get(obj, ())
-    wider = project.index.catalogue().experimental_schema(obj, source)
+    wider = project.admissions().catalogue.experimental_schema(obj, source)
     out: list[_Unknown] = []
     for parts, key_name, known in verdict.pruned:
         path = format_path(parts)
@@ -164,6 +166,7 @@ class ExperimentalField(ObjectRule):
     id = "PL706"
     name = "experimental-field"
     severity = Severity.ERROR
+    reads = frozenset({Stage.ADMISSION})
     subjects = GATEWAY_API_KINDS | {POLICY}
 
     def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
@@ -175,7 +178,7 @@ class ExperimentalField(ObjectRule):
             where = f"in {path}" if path else "at the top level"
             message = (
                 f"{key_name!r} {where} of {obj.kind} {obj.version} is an experimental field: Gateway API"
-                f" {project.index.catalogue().release}'s standard channel CRD does not define it, only the experimental"
+                f" {project.admissions().catalogue.release}'s standard channel CRD does not define it, only the experimental"
                 " channel's does, so the API server prunes it and `kubectl apply` rejects the object (strict field"
                 " validation is its default)"
             )
@@ -193,17 +196,18 @@ class SchemaViolation(ObjectRule):
     id = "PL703"
     name = "schema-violation"
     severity = Severity.ERROR
+    reads = frozenset({Stage.ADMISSION})
     subjects = GATEWAY_API_KINDS | {POLICY}
 
     def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
-        # The verdict is the index's (policylint.k8s.admission); this rule says which of its
-        # schema rejections are its own to report.
-        index = project.index
-        verdict = index.admission(obj)
+        # The verdict is the admission stage's (policylint.k8s.admissions); this rule says which
+        # of its schema rejections are its own to report.
+        admissions = project.admissions()
+        verdict = admissions.verdict(obj)
         if verdict is None or not verdict.schema:
             return
         source = verdict.source
-        malformed = index.malformed(obj)
+        malformed = project.index.malformed(obj)
         # Target references: the PL1xx and PL2xx rules check them, field by field.
         skipped = project.derived(_target_fields).get(obj, ())
         # Lists whose own CEL rules refuse them (Gateway API's "Listener name must be
@@ -222,7 +226,7 @@ class SchemaViolation(ObjectRule):
                     obj, path, message + " as written", severity=None if source is None else Severity.WARNING, hint=_RENDER
                 )
                 continue
-            severity, said = judged(project, obj, source, _admitting(index, obj), "the object")
+            severity, said = judged(project, obj, source, _admitting(admissions, obj), "the object")
             yield self.issue(obj, path, message + said, severity=severity)
 
 
@@ -237,9 +241,9 @@ def _defining(parts: tuple[str | int, ...], key: str) -> Callable[[Mapping[str, 
     return lambda schema: _defines(schema, parts, key)
 
 
-def _admitting(index: ProjectIndex, obj: K8sObject) -> Callable[[Mapping[str, Any]], bool]:
+def _admitting(admissions: Admissions, obj: K8sObject) -> Callable[[Mapping[str, Any]], bool]:
     """Whether a schema admits the object whole (PL703, PL704: the API server refuses the object)."""
-    return lambda schema: admits(index, obj, schema)
+    return lambda schema: admits(admissions, obj, schema)
 
 
 def _target_fields(project: Project) -> dict[K8sObject, tuple[str, ...]]:
@@ -257,10 +261,11 @@ class ApiVersionNotServed(ObjectRule):
     id = "PL705"
     name = "api-version-not-served"
     severity = Severity.ERROR
+    reads = frozenset({Stage.ADMISSION})
     subjects = frozenset({ANY})
 
     def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
-        catalogue = project.index.catalogue()
+        catalogue = project.admissions().catalogue
         served, groups = project.derived(_bundled)
         group, kind, version = obj.group, obj.kind, obj.version
         given = catalogue.given_served.get((group, kind))
@@ -337,7 +342,7 @@ def _bundled(project: Project) -> tuple[Mapping[tuple[str, str], Mapping[str, tu
     (PL705, PL707): looked up once per project, not once per object."""
     from policylint.k8s.schemas import gateway_api_groups, gateway_api_served  # the bundle: read only when needed
 
-    release = project.index.catalogue().release
+    release = project.admissions().catalogue.release
     return gateway_api_served(release), gateway_api_groups(release)
 
 
@@ -356,10 +361,11 @@ class DeprecatedApiVersion(ObjectRule):
     id = "PL707"
     name = "deprecated-api-version"
     severity = Severity.WARNING
+    reads = frozenset({Stage.ADMISSION})
     subjects = frozenset({ANY})
 
     def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
-        catalogue = project.index.catalogue()
+        catalogue = project.admissions().catalogue
         found = catalogue.deprecation(obj)
         if found is None:
             return

@@ -23,7 +23,6 @@ from policylint.input.load import decode
 from policylint.input.positions import PositionResolver
 from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.rulecodes import matches
-from policylint.rules import REGISTRY
 from policylint.rules import suppressions as rules
 from policylint.rules.base import Rule
 from policylint.rules.engine import INTERNAL_ERROR, INTERNAL_ERROR_NAME, with_fingerprints
@@ -211,18 +210,9 @@ def read_baseline(request: LintRequest) -> list[Entry] | None:
     return baseline_io.read(request.baseline)
 
 
-def run(
-    request: LintRequest,
-    entries: list[Entry] | None,
-    findings: Sequence[Finding],
-    texts: Mapping[str, str | bytes],
-    objects: Sequence[K8sObject],
-    ran: Sequence[type[Rule]],
-    resolver: PositionResolver,
-    linted_files: Sequence[str],
-) -> Outcome:
-    """The pipeline's step (policylint.pipeline._lint): `apply` with the request's settings and
-    the baseline `entries` (read_baseline).
+def run(request: LintRequest, findings: Sequence[Finding], inputs: Inputs) -> Outcome:
+    """The pipeline's step (policylint.pipeline._lint): `apply`, then what the request asks of
+    the baseline.
 
     With `request.write_baseline`, the findings left after the inline suppressions are written
     there, and that new baseline is the one applied: every finding it records is hidden, and
@@ -230,21 +220,9 @@ def run(
     be written. A bug in this step is a PL000 finding, as a rule's is: the findings stay, all
     of them active."""
     try:
-        inputs = Inputs(
-            texts,
-            objects,
-            REGISTRY,
-            ran,
-            resolver,
-            entries,
-            request.baseline or "",
-            linted_files,
-            request.require_suppression_reason,
-            request.today,
-        )
         outcome = apply(findings, inputs)
     except Exception as exc:  # a bug must not cost the findings
-        first = linted_files[0] if linted_files else "<input>"
+        first = inputs.linted_files[0] if inputs.linted_files else "<input>"
         failure = Finding(
             first,
             1,
@@ -257,7 +235,7 @@ def run(
         return Outcome(sorted([*findings, failure], key=Finding.sort_key), [], failed=True)
     if request.write_baseline is None:
         return outcome
-    by_id = {r.id: r for r in ran}
+    by_id = {r.id: r for r in inputs.ran}
     recorded = [f for f in outcome.active if recordable(f) and _shown(f, request, by_id)]
     count = baseline_io.write(request.write_baseline, recorded)
     hidden = IdentitySet(recorded)  # these very findings: two equal ones are both recorded or not
@@ -287,11 +265,11 @@ class Inputs:
     texts: Mapping[str, str | bytes]  # the files that may contain comments (texts_with_comments)
     objects: Sequence[K8sObject]
     catalogue: Sequence[type[Rule]]  # every rule (unknown codes)
-    ran: Iterable[type[Rule]]  # the rules that ran (unused codes, stale entries, PL9xx)
+    ran: Sequence[type[Rule]]  # the rules that ran (unused codes, stale entries, PL9xx)
     resolver: PositionResolver
     baseline: Sequence[Entry] | None = None  # the entries of `baseline_file`; None: no baseline
     baseline_file: str = ""
-    linted_files: Iterable[str] = ()
+    linted_files: Sequence[str] = ()
     require_reason: bool = True
     today: datetime.date | None = None  # None: today, in UTC
 
