@@ -30,8 +30,9 @@ from policylint.k8s.index import ProjectIndex
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.rules.base import ANY, POLICY, Rule
+from policylint.rules.filters import forbidden_header_values
 from policylint.rules.hints import close_name
-from policylint.rules.releases import accepted_by, judged, unserved
+from policylint.rules.releases import Dissents, accepted_by, disputed, dissent_origin, judged, unserved
 from policylint.semantics.topology import expand_pattern
 
 
@@ -217,8 +218,13 @@ class SchemaViolation(Rule):
         # schema rejections are its own to report.
         index = project.index
         targets = project.derived(_target_fields)
+        dissents = project.derived(Dissents)
         for obj in self.objects(project):
             verdict = index.admission(obj)
+            # Admitted by the first plausible schema: another the cluster may run may refuse it.
+            dissent = dissents.of(obj) if verdict is not None and not verdict.rejected else None
+            if dissent is not None:
+                verdict = dissent.verdict
             if verdict is None or not verdict.schema:
                 continue
             source = verdict.source
@@ -228,22 +234,32 @@ class SchemaViolation(Rule):
             # Lists whose own CEL rules refuse them (Gateway API's "Listener name must be
             # unique"): a duplicate item in them is that rule's finding (PL704), in the CRD's words.
             refused_lists = {r.cel.node_path for r in verdict.cel if r.cel is not None}
+            # Header values HTTP forbids: PL426 reports them on every cluster, this pattern or not.
+            skipped = (*skipped, *forbidden_header_values(obj))
             for rejection in verdict.schema:
                 parts, problem, path = rejection.parts, rejection.message, rejection.path
                 if _under(path, skipped) or malformed.tainted(*parts):
                     continue  # theirs, or PL010's finding already
                 if rejection.reason == DUPLICATE and format_path(parts[:-1]) in refused_lists:
                     continue
-                message = f"{path or 'the object'} {problem} ({verdict.origin()}): the API server rejects the object"
+                message = f"{path or 'the object'} {problem} ({dissent_origin(dissent, verdict)}): {_REJECTS[dissent is None]}"
                 if problem.startswith(UNRENDERED):
                     # Neither the channel nor a newer release changes that: the value is not rendered.
                     yield self.issue(
                         obj, path, message + " as written", severity=None if source is None else Severity.WARNING, hint=_RENDER
                     )
                     continue
-                severity, said = judged(project, obj, source, _admitting(index, obj), "the object")
+                severity: Severity | None
+                if dissent is not None:
+                    severity, said = disputed(project, obj, dissent)
+                else:
+                    severity, said = judged(project, obj, source, _admitting(index, obj), "the object")
                 yield self.issue(obj, path, message + said, severity=severity)
 
+
+# Who rejects the object: the API server, or, for a schema other than the first plausible one
+# (policylint.k8s.dissent), the API server of a cluster that runs it.
+_REJECTS = {True: "the API server rejects the object", False: "a cluster that runs it rejects the object"}
 
 _RENDER = (
     "Substitute the placeholder first (envsubst, kustomize replacements, your deployment tool's variables; helm template"
