@@ -7,8 +7,9 @@ experimental channel checks header values against RFC 7230 from v1.5 on, the sta
 never does; a vendor's older release may hold a rule its newest dropped. Such an object is stored
 by some clusters and refused by others, so its schema findings are warnings naming both sides.
 
-The other plausible schemas are asked only whether they admit the object (`admits`, memoised per
-schema node: the releases' schemas share their unchanged subtrees, `policylint.k8s.schemas`), and
+The other plausible schemas are asked only whether they admit the object (memoised per schema node:
+the releases' schemas share their unchanged subtrees, `policylint.k8s.schemas`; and kept between
+runs with the verdicts of the first, so that a cached run walks only what some schema refuses), and
 the refusal of the first that does not is computed in full; the rules ask once per object
 (policylint.rules.releases `Dissents`). The verdict of the first plausible
 schema stays the object's (`ProjectIndex.admission`): the simulation never treats as refused an
@@ -21,11 +22,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from policylint.identity import IdentityMap
-from policylint.k8s.admission import admits, validate
+from policylint.k8s.admission import _admit, validate
 from policylint.k8s.verdicts import Admission
 from policylint.values import frozen
 
 if TYPE_CHECKING:
+    from policylint.k8s.admission import Catalogue
     from policylint.k8s.index import ProjectIndex
     from policylint.k8s.objects import K8sObject
 
@@ -65,7 +67,7 @@ def dissent(index: ProjectIndex, obj: K8sObject) -> Dissent | None:
             continue  # not served there: PL705's
         schema = found[0]
         if schema not in answers:
-            answers[schema] = admits(index, obj, schema)
+            answers[schema] = _admits(index, obj, catalogue, found)
         if answers[schema]:
             accepting.append((release, channel))
         else:
@@ -78,3 +80,13 @@ def dissent(index: ProjectIndex, obj: K8sObject) -> Dissent | None:
     if not refusal.rejected:
         return None  # only rules past the offline budget: not known to refuse
     return Dissent(refusal, channel, tuple((r, c) for r, c, _ in refusing), tuple(accepting))
+
+
+def _admits(index: ProjectIndex, obj: K8sObject, catalogue: Catalogue, found: tuple[Mapping[str, Any], str]) -> bool:
+    """Whether the schema admits the object whole. Through the verdicts kept between runs (the
+    parse cache's `VerdictStore`, `admit`): a schema that admitted the object last run is not
+    walked again, so a cached run walks only the objects some plausible schema refuses."""
+    known = catalogue.admitted.get((obj, catalogue.schema_numbers(found[0])))
+    if known is None:
+        known = catalogue.admitted[obj, catalogue.schema_numbers(found[0])] = not _admit(index, obj, catalogue, found).rejected
+    return known

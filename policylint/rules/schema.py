@@ -24,7 +24,7 @@ from policylint.k8s.admission import (
     PrunedField,
     admits,
 )
-from policylint.k8s.cluster import HOW_TO_DECLARE
+from policylint.k8s.cluster import HOW_TO_DECLARE, how_to_declare_vendor
 from policylint.k8s.deprecations import deprecations
 from policylint.k8s.index import ProjectIndex
 from policylint.k8s.objects import K8sObject
@@ -317,6 +317,10 @@ class ApiVersionNotServed(Rule):
                 yield self.issue(obj, "apiVersion", message, hint=_use(group, versions), related=related)
             elif group in groups:
                 yield from self._bundled(obj, catalogue, served)
+            else:
+                project_of = catalogue.project((group, kind, version))
+                if project_of is not None:
+                    yield from _vendor_unserved(self, obj, catalogue, project_of)
 
     def _bundled(
         self, obj: K8sObject, catalogue: Catalogue, served: Mapping[tuple[str, str], Mapping[str, tuple[str, ...]]]
@@ -370,6 +374,49 @@ class ApiVersionNotServed(Rule):
             message += f"; the {other} channel's CRD serves it"
             hint = f"{hint[:-1]}, or lint with `--channel {other}` if the cluster runs the {other} channel's CRDs."
         yield self.issue(obj, "apiVersion", message, hint=hint)
+
+
+def _vendor_unserved(rule: Rule, obj: K8sObject, catalogue: Catalogue, project: str) -> Iterator[Issue]:
+    """PL705 for a vendor's kind: its apiVersion against the versions the vendor's CRD serves in
+    the releases the cluster may run (the declared or inferred one, else every bundled one;
+    docs/semantics.md#the-cluster-model). An error when none of them serves it, else a warning
+    naming those that do and how to declare the one the cluster runs."""
+    from policylint.k8s.schemas import vendor_releases, vendor_served
+
+    group, kind, version = obj.group, obj.kind, obj.version
+    served = vendor_served().get((group, kind), {})
+    known = catalogue.cluster.vendor_release(project)
+    releases = (known.value,) if known.value is not None else vendor_releases()[project]
+    serving = [r for r in releases if version in served.get(r, ())]
+    if len(serving) == len(releases):
+        return
+    fails = '`kubectl apply` fails with "no matches for kind"'
+    if serving:
+        them = "it" if len(serving) == 1 else "one of them"
+        message = (
+            f"{kind} {obj.api_version} is served only by {project} {', '.join(serving)}: {fails} on a cluster that runs"
+            f" another; if the cluster runs {them}, {how_to_declare_vendor(project)}"
+        )
+        yield rule.issue(obj, "apiVersion", message, severity=Severity.WARNING)
+        return
+    versions = sorted({v for r in releases for v in served.get(r, ())})
+    bundled = vendor_releases()[project]
+    if known.value is not None:
+        where = f"{project} {known.value}, which the cluster runs ({known.source})"
+    else:
+        span = bundled[0] if len(bundled) == 1 else f"{bundled[0]} to {bundled[-1]}"
+        where = f"any bundled release of {project} ({span})"
+    newer = (
+        ""
+        if known.value is not None
+        else f"; if the cluster runs a release newer than {project} {bundled[-1]}, lint with its CRDs (--crd)"
+    )
+    if not versions:
+        message = f"{kind} is not a kind of {where}: {fails}{newer}"
+        yield rule.issue(obj, "kind", message, hint=f"Declare the {project} release that has {kind}, or drop the object.")
+        return
+    message = f"{kind} {obj.api_version} is not served by {where}, which serves {_versions(versions)}: {fails}{newer}"
+    yield rule.issue(obj, "apiVersion", message, hint=_use(group, versions))
 
 
 def _versions(versions: Iterable[str]) -> str:
