@@ -290,6 +290,21 @@ def _data_spec(raw: Mapping[str, Any] | None) -> DataSpec | None:
     return DataSpec(tuple(raw.get("keys", ())), raw.get("otherwise", "none")) if raw else None
 
 
+def object_ref_spec(entry: Mapping[str, Any]) -> ObjectRefSpec:
+    """One entry of `objectRefs` (a policy's, or a holder's: policylint.profiles.holders)."""
+    return ObjectRefSpec(
+        tuple(entry.get("paths", ())),
+        tuple(target_kind(k) for k in entry.get("kinds", ())),
+        entry.get("defaultKind", "ConfigMap"),
+        _data_spec(entry.get("data")),
+        entry.get("matchByKind", False),
+        entry.get("defaultGroup"),
+        entry.get("refusedStatus", ""),
+        entry.get("notPermittedStatus", ""),
+        entry.get("keyField"),
+    )
+
+
 def target_kind(entry: Mapping[str, Any]) -> TargetKind:
     return TargetKind(entry.get("group", ""), entry["kind"])
 
@@ -370,20 +385,7 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
         certificate_refused_status=raw.get("certificateRefs", {}).get("refusedStatus", ""),
         certificate_data=_data_spec(raw.get("certificateRefs", {}).get("data")),
         conditions=tuple(raw.get("conditions", ())),
-        object_refs=tuple(
-            ObjectRefSpec(
-                tuple(entry.get("paths", ())),
-                tuple(target_kind(k) for k in entry.get("kinds", ())),
-                entry.get("defaultKind", "ConfigMap"),
-                _data_spec(entry.get("data")),
-                entry.get("matchByKind", False),
-                entry.get("defaultGroup"),
-                entry.get("refusedStatus", ""),
-                entry.get("notPermittedStatus", ""),
-                entry.get("keyField"),
-            )
-            for entry in raw.get("objectRefs", ())
-        ),
+        object_refs=tuple(object_ref_spec(entry) for entry in raw.get("objectRefs", ())),
         shared_http_port=raw.get("sharedHttpPort", False),
         merged_gateways=MergedGatewaysSpec(
             target_kind(raw["mergedGateways"]["parametersRef"]),

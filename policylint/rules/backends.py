@@ -18,7 +18,7 @@ from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import Names, NearMatches, frontend_scope, listeners_get, namespace_hint
-from policylint.rules.refs import at_field, has_field, where
+from policylint.rules.refs import HOLDER_KINDS, at_field, has_field, holding, where
 from policylint.rules.unprovable import unprovable_absence
 from policylint.semantics.topology import CORE, ObjectRef, Topology
 from policylint.stages import Stage
@@ -42,6 +42,7 @@ def _backend_refs(project: Project) -> Iterator[ObjectRef]:
     topology = project.topology()
     owners: list[K8sObject] = list(topology.routes())
     owners.extend(p.obj for p in project.resolution.policies() if p.profile.backend_refs)
+    owners.extend(holding(project))
     for owner in owners:
         for ref in topology.refs_from(owner):
             if ref.purpose in _BACKEND_PURPOSES:
@@ -54,7 +55,7 @@ class BackendNotFound(Rule):
     id = "PL411"
     name = "backend-not-found"
     severity = Severity.ERROR
-    subjects = ROUTES | {"Gateway", "ListenerSet", POLICY}
+    subjects = ROUTES | HOLDER_KINDS | {"Gateway", "ListenerSet", POLICY}
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -107,7 +108,7 @@ class BackendNotFound(Rule):
         names.add_typo(matches, ref.group, ref.kind, ref.namespace, ref.name)
         matches.or_external(ref.kind, ref.namespace, ref.name)
         if ref.purpose == "policy-backend":
-            effect = f"the {ref.owner.kind} cannot reach it"
+            effect = ref.effect or f"the {ref.owner.kind} cannot reach it"
         elif ref.purpose == "mirror":
             effect = "the route's status gets ResolvedRefs=False, BackendNotFound and the mirror has nowhere to send copies"
         elif ref.purpose == "ext-auth":
@@ -146,7 +147,7 @@ class BackendPortInvalid(Rule):
     name = "backend-port-invalid"
     severity = Severity.ERROR
     covers_cel = frozenset({"Must have port for Service reference"})  # the CRDs' CEL rules for the same problem (PL704)
-    subjects = ROUTES | {POLICY}
+    subjects = ROUTES | HOLDER_KINDS | {POLICY}
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -233,13 +234,14 @@ class CertificateRefInvalid(Rule):
     id = "PL417"
     name = "certificate-ref-invalid"
     severity = Severity.ERROR
-    subjects = frozenset({"Gateway", "ListenerSet", POLICY})
+    subjects = HOLDER_KINDS | {"Gateway", "ListenerSet", POLICY}
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
         owners: list[K8sObject] = [*topology.gateways(), *project.index.of_kind(GATEWAY_GROUP, "ListenerSet")]
         owners.extend(p.obj for p in project.resolution.policies() if p.profile.certificate_refs or p.profile.object_refs)
+        owners.extend(holding(project))
         complete = project.index.options.complete
         for owner in owners:
             for ref in topology.refs_from(owner):
@@ -327,6 +329,8 @@ def _certificate_effect(topology: Topology, ref: ObjectRef, *, invalid_kind: boo
 def _policy_refused(ref: ObjectRef) -> str:
     """What the controller does with a policy whose reference is invalid, with the conditions it
     writes (profile `certificateRefs.refusedStatus`, `objectRefs[].refusedStatus`)."""
+    if ref.effect:
+        return ref.effect  # a holder's (policylint.profiles.holders): no policy to refuse
     return f"the policy is refused ({ref.refused_status or 'Accepted=False, Invalid'})"
 
 

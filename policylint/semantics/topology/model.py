@@ -188,6 +188,9 @@ class ObjectRef:
     refused_status: str = ""
     # ... and when it names another namespace no ReferenceGrant opens (`objectRefs[].notPermittedStatus`).
     not_permitted_status: str = ""
+    # A holder's reference (an object other than a policy: policylint.profiles.holders): what its
+    # controller does when the reference is invalid, in words (profile `holders[].effect`).
+    effect: str = ""
 
     def label(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
