@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from policylint.input.named import shown
 from policylint.k8s.names import group_kind
+from policylint.profiles.selections import SelectionSpec, selection_spec
 from policylint.resources import load_schema, load_yaml_data
 from policylint.values import frozen
 
@@ -267,6 +268,8 @@ class PolicyProfile:
     # there, and no policy of the kind applies to it. A policy the API server refuses never gets
     # that far.
     invalid_claims_target: bool = False
+    # Objects the spec chooses by label selector (Kuadrant's API key Secrets): `selections`.
+    selections: tuple[SelectionSpec, ...] = ()
 
     @property
     def rejects_on_target(self) -> bool:
@@ -399,6 +402,7 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
             for entry in raw.get("targetKindFields", ())
         ),
         invalid_claims_target=raw.get("invalidClaimsTarget", False),
+        selections=tuple(selection_spec(entry) for entry in raw.get("selections", ())),
     )
 
 

@@ -20,6 +20,7 @@ from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import Names, NearMatches, frontend_scope, listeners_get, namespace_hint
 from policylint.rules.refs import HOLDER_KINDS, at_field, has_field, holding, where
 from policylint.rules.unprovable import unprovable_absence
+from policylint.semantics.selections import Selection, selections
 from policylint.semantics.topology import CORE, ObjectRef, Topology
 from policylint.stages import Stage
 from policylint.vocabulary import ReferenceStatus
@@ -229,7 +230,7 @@ _CERTIFICATE_PURPOSES = {
 
 
 class CertificateRefInvalid(Rule):
-    """A certificate, CA or other object reference names a missing object (where the input holds objects of that kind there), an unsupported kind, or a Secret or ConfigMap without the key its reader needs."""
+    """A certificate, CA or other object reference names a missing object (where the input holds objects of that kind there), an unsupported kind, or a Secret or ConfigMap without the key its reader needs; or a label selector of a policy chooses no object."""
 
     id = "PL417"
     name = "certificate-ref-invalid"
@@ -283,6 +284,36 @@ class CertificateRefInvalid(Rule):
                         f" {_certificate_effect(topology, ref, invalid_kind=True)}"
                     )
                     yield self.issue(owner, join(ref.path, "kind"), message, hint=_KIND_HINTS[ref.purpose], severity=severity)
+        for selection in selections(project.index, project.resolution):
+            if not selection.chosen:
+                yield self._chooses_nothing(selection, complete=complete)
+
+    def _chooses_nothing(self, selection: Selection, *, complete: bool) -> Issue:
+        """A label selector of a policy (profile `selections`) that matches no object of its kind
+        where the controller looks: a warning, since the objects may be applied from elsewhere,
+        until --complete; an error when the input holds matching ones only in other namespaces."""
+        spec, kind = selection.spec, selection.spec.kind
+        namespaces = selection.namespaces
+        if namespaces is None:
+            scope = "in any namespace"
+        elif namespaces:
+            scope = f"in namespace {', '.join(namespaces)} (the {spec.home_kind} resource's)"
+        else:
+            scope = f"in the namespace of the {spec.home_kind} resource (none in the input)"
+        owner = selection.owner
+        message = (
+            f"{owner.kind} {where(owner)} selects {kind}s with labels {selection.selector} {scope}, and the input holds none"
+        )
+        severity = None if complete else Severity.WARNING
+        hint = (
+            f"Add the {kind} with those labels {scope}, or fix the selector; with --complete (the input is the whole"
+            " cluster) its absence is an error."
+        )
+        if selection.elsewhere:
+            other = sorted({o.namespace or "" for o in selection.elsewhere})
+            message += f": those in namespace {', '.join(other)} are not read unless `{spec.all_namespaces}` is true"
+            severity, hint = None, f"Move the {kind}s {scope}, or set `{spec.all_namespaces}: true`."
+        return self.issue(selection.owner, selection.path, f"{message}: {spec.effect}", hint=hint, severity=severity)
 
 
 def _producers_considered(project: Project, ref: ObjectRef) -> str:

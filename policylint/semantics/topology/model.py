@@ -272,7 +272,8 @@ class TargetError:
 
 
 def expand_pattern(data: Any, pattern: str) -> Iterator[tuple[str, Any]]:
-    """Values at a profile path pattern such as `spec.extAuth.http.backendRefs[*]` (`[*]`: every item)."""
+    """Values at a profile path pattern such as `spec.extAuth.http.backendRefs[*]` (`[*]`: every item;
+    a `*` segment: every value of a map, `spec.rules.authentication.*.apiKey`)."""
     parts: list[str | None] = []
     for segment in pattern.split("."):
         if segment.endswith("[*]"):
@@ -293,5 +294,9 @@ def _expand(parts: list[str | None], value: Any, i: int, path: list[str | int]) 
     if part is None:
         for k, item in enumerate(_list(value)):
             yield from _expand(parts, item, i + 1, [*path, k])
+    elif part == "*" and isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str):
+                yield from _expand(parts, item, i + 1, [*path, key])
     elif isinstance(value, dict) and part in value:
         yield from _expand(parts, value[part], i + 1, [*path, part])
