@@ -285,13 +285,15 @@ class CertificateRefInvalid(Rule):
                     )
                     yield self.issue(owner, join(ref.path, "kind"), message, hint=_KIND_HINTS[ref.purpose], severity=severity)
         for selection in selections(project.index, project.resolution):
-            if not selection.chosen:
-                yield self._chooses_nothing(selection, complete=complete)
+            if selection.chosen or (not selection.elsewhere and (selection.made or not (complete or selection.managed))):
+                continue  # chosen; or one may be, made in the cluster or kept outside the input
+            yield self._chooses_nothing(selection, complete=complete)
 
     def _chooses_nothing(self, selection: Selection, *, complete: bool) -> Issue:
         """A label selector of a policy (profile `selections`) that matches no object of its kind
-        where the controller looks: a warning, since the objects may be applied from elsewhere,
-        until --complete; an error when the input holds matching ones only in other namespaces."""
+        where the controller looks, though the input manages that kind there: a warning, since
+        the objects may be applied from elsewhere, until --complete; an error when the input holds
+        matching ones only in other namespaces."""
         spec, kind = selection.spec, selection.spec.kind
         namespaces = selection.namespaces
         if namespaces is None:

@@ -2,11 +2,14 @@
 policylint/profiles/selections.py): Kuadrant's API key authentication reads the Secrets its
 `selector` matches, in the namespace of the `Kuadrant` custom resource unless `allNamespaces` is
 true (docs/semantics.md#kuadrant). Rule PL417 reports a selection that chooses nothing in the
-input: a repository cannot prove that no such Secret exists, so a warning until --complete.
+input as it reports a Secret missing by name (docs/semantics.md#secrets-and-configmaps): a
+repository cannot prove that none exists, so a warning where the input manages Secrets there,
+nothing where it holds none, and an error with --complete.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -35,13 +38,25 @@ class Selection:
     namespaces: tuple[str, ...] | None
     chosen: tuple[K8sObject, ...]  # the objects of the kind it matches there
     elsewhere: tuple[K8sObject, ...]  # those it would match in other namespaces
+    # Whether the input manages the kind where it is read: holds one there (docs/semantics.md#secrets-and-configmaps).
+    managed: bool
+    # Whether an object of the input makes objects of the kind there (profile `producers`), whose
+    # labels it does not show: one may be chosen.
+    made: bool
 
 
 def selections(index: ProjectIndex, resolution: Resolution) -> Iterator[Selection]:
     """Every selection of every policy whose profile declares some, in input order."""
     for policy in resolution.policies():
         for spec in policy.profile.selections:
-            yield from _of(index, policy.obj, spec)
+            for found in _of(index, policy.obj, spec):
+                scope = found.namespaces
+                producers = resolution.producers()
+                if scope:
+                    made = any(producers.makes_in(spec.group, spec.kind, ns) for ns in scope)
+                else:
+                    made = any(producers.makes_in(spec.group, spec.kind, o.namespace or "") for o in index.objects)
+                yield dataclasses.replace(found, made=made)
 
 
 def _of(index: ProjectIndex, obj: K8sObject, spec: SelectionSpec) -> Iterator[Selection]:
@@ -61,4 +76,8 @@ def _of(index: ProjectIndex, obj: K8sObject, spec: SelectionSpec) -> Iterator[Se
             namespaces: tuple[str, ...] | None = None if holder.get(spec.all_namespaces) is True else homes
             chosen = [o for o in matching if namespaces is None or not namespaces or o.namespace in namespaces]
             elsewhere = [o for o in matching if o not in chosen]
-            yield Selection(obj, join(path, spec.selector), spec, selector, namespaces, tuple(chosen), tuple(elsewhere))
+            # Where the home namespace is not known, the input cannot show it manages the kind there.
+            managed = any(namespaces is None or o.namespace in namespaces for o in candidates)
+            yield Selection(
+                obj, join(path, spec.selector), spec, selector, namespaces, tuple(chosen), tuple(elsewhere), managed, False
+            )
