@@ -74,22 +74,20 @@ def test_a_path_type_no_release_allows_is_an_error_with_no_configuration(tmp_pat
 
 STANDARD = sorted((INVALID / "standard").rglob("*.yaml"))
 EXPERIMENTAL = sorted((INVALID / "experimental").rglob("*.yaml"))
-# Gateway API v1.0.0's Gateway CRD has no rule refusing an HTTPS listener in Passthrough mode: its
-# validating webhook did (the webhook left in v1.1, where the CEL rule "tls mode must be Terminate
-# for protocol HTTPS" came in; tests/data/crds/gateway-api/v1.1.1/standard/). In v1.0.0 the
-# webhook was an install of its own (hack/build-install-yaml.sh at v1.0.0 writes
-# release/standard-install.yaml, the CRDs, and release/webhook-install.yaml apart): a v1.0.0
-# cluster installed from standard-install.yaml accepts the Gateway. policylint models the CRDs:
-# with no release declared it is a warning naming v1.0.0, and an error from v1.1 on.
-V1_0_WEBHOOK = {"gateway/invalid-tls-mode.yaml"}
-# The header value pattern of RFC 7230 (#3774, 2025-11-27) is in the experimental channel's
-# HTTPRoute CRD only, from v1.5: the standard channel of every release, and the experimental one
-# before v1.5, accept the value. With the channel unknown, the object is judged against the
-# standard channel's schema first, which admits it, and an object the first plausible schema
-# admits is not checked against the others (that would be every object against fourteen
-# schemas): no finding. Declared experimental, it is a warning naming v1.0.0 to v1.4.1; declared
-# v1.5 or later and experimental, an error.
-EXPERIMENTAL_PATTERN = {"httproute/invalid-header-value.yaml"}
+# Every one of them is an error with default flags (the issue's acceptance). Two need more than
+# the first plausible schema:
+# - gateway/invalid-tls-mode.yaml, an HTTPS listener in Passthrough mode: the CEL rule "tls mode
+#   must be Terminate for protocol HTTPS" came in v1.1 (#2652, 2024-01-05). v1.0.0's CRD has no such
+#   rule and its validating webhook (apis/v1/validation/gateway.go at v1.0.0) did not check the
+#   mode either; the webhook was an optional install its changelog advised against on Kubernetes
+#   1.25+. A v1.0.0 cluster stores the Gateway, but the listener has no meaning on any release
+#   (TLSModeType at v1.0.0: "SSL passthrough is only supported by TLSRoute"): PL415, an error
+#   whatever the release, and PL704 leaves the CEL rule's message to it.
+# - experimental/httproute/invalid-header-value.yaml, a header value with CR and LF: only the
+#   experimental channel's CRD from v1.5 has the RFC 7230 pattern (#3774); HTTP forbids the value
+#   on every cluster (RFC 7230 section 3.2), so PL426 reports it, and PL703 says nothing more there.
+HTTPS_PASSTHROUGH = "gateway/invalid-tls-mode.yaml"
+HEADER_VALUE = "httproute/invalid-header-value.yaml"
 
 
 def _errors(result: object) -> list[str]:
@@ -98,35 +96,31 @@ def _errors(result: object) -> list[str]:
 
 @pytest.mark.parametrize("path", STANDARD, ids=[p.relative_to(INVALID).as_posix() for p in STANDARD])
 def test_every_standard_invalid_example_is_an_error_with_default_flags(path: Path) -> None:
-    rel = path.relative_to(INVALID / "standard").as_posix()
-    if rel in V1_0_WEBHOOK:
-        (finding,) = [f for f in lint_paths([path]).findings if f.rule == "PL704"]
-        assert finding.severity.label == "warning"
-        assert "Gateway API v1.0.0's standard channel and v1.0.0's experimental channel accept the object" in finding.message
-        assert "PL704" in _errors(lint_paths([path], gateway_api_version="v1.1.1"))
-        return
     assert _errors(lint_paths([path]))
 
 
 @pytest.mark.parametrize("path", EXPERIMENTAL, ids=[p.relative_to(INVALID).as_posix() for p in EXPERIMENTAL])
-def test_every_experimental_invalid_example_is_an_error_on_the_experimental_channel(path: Path) -> None:
+def test_every_experimental_invalid_example_is_an_error_with_default_flags_and_on_its_channel(path: Path) -> None:
     # Upstream applies these with its experimental channel's CRDs only (SOURCES.md there), of the
-    # same tag: v1.6.1. (invalid-header-value.yaml is refused by v1.5's and v1.6.1's header value
-    # pattern, which older releases' CRDs do not have.)
+    # same tag: v1.6.1.
+    assert _errors(lint_paths([path]))
     assert _errors(lint_paths([path], channel="experimental", gateway_api_version="v1.6.1"))
-    rel = path.relative_to(INVALID / "experimental").as_posix()
-    if rel not in EXPERIMENTAL_PATTERN:
-        assert _errors(lint_paths([path]))  # and with default flags
 
 
-def test_the_experimental_header_value_pattern_is_judged_by_the_channel_and_release() -> None:
-    path = INVALID / "experimental" / "httproute" / "invalid-header-value.yaml"
-    assert pl7(lint_paths([path])) == []
-    (finding,) = [f for f in lint_paths([path], channel="experimental").findings if f.rule == "PL703"]
-    assert finding.severity.label == "warning"
-    assert "Gateway API v1.0.0 to v1.4.1's experimental channel accept the object" in finding.message
-    assert pl7(lint_paths([path], channel="experimental", gateway_api_version="v1.5.1"))[0][2] == "error"
-    assert pl7(lint_paths([path], channel="standard", gateway_api_version="v1.6.1")) == []
+def test_an_https_listener_in_passthrough_mode_is_an_error_on_every_release() -> None:
+    path = INVALID / "standard" / HTTPS_PASSTHROUGH
+    for flags in ({}, {"gateway_api_version": "v1.0.0"}, {"gateway_api_version": "v1.1.1"}):
+        found = [(f.rule, f.path, f.severity.label) for f in lint_paths([path], **flags).findings if f.severity.label == "error"]
+        assert found == [("PL415", "spec.listeners[0].tls.mode", "error")], flags
+
+
+def test_a_header_value_http_forbids_is_an_error_whatever_the_channel_and_release() -> None:
+    path = INVALID / "experimental" / HEADER_VALUE
+    at = "spec.rules[0].filters[0].responseHeaderModifier.add[0].value"
+    for flags in ({}, {"channel": "experimental"}, {"channel": "experimental", "gateway_api_version": "v1.5.1"}):
+        result = lint_paths([path], **flags)
+        assert [(f.rule, f.path, f.line) for f in result.findings if f.severity.label == "error"] == [("PL426", at, 12)]
+        assert pl7(result) == []  # the pattern's finding would say the same
 
 
 def test_an_example_the_standard_channel_refuses_for_not_knowing_the_field_reports_the_experimental_mistake() -> None:
@@ -139,6 +133,54 @@ def test_an_example_the_standard_channel_refuses_for_not_knowing_the_field_repor
     assert (finding.rule, finding.severity.label) == ("PL704", "error")
     assert "filter.externalAuth must be specified for ExternalAuth filter.type" in finding.message
     assert finding.message.endswith("no bundled release of Gateway API v1.0.0 to v1.6.1 in either channel accepts the object")
+
+
+# -- an object the first plausible schema admits and others refuse ------------------------------------
+
+# The CORS filter: in the experimental channel's HTTPRoute CRD from v1.3.0, in the standard one's
+# from v1.5.1 (the `CORS` value of HTTPRouteFilter.type in tests/data/crds/gateway-api/*/*/
+# gateway.networking.k8s.io_httproutes.yaml). The first plausible schema (v1.6.1, standard) admits
+# the route; a cluster on an older release refuses it.
+CORS_ROUTE = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: apps}
+spec:
+  parentRefs: [{name: edge}]
+  rules:
+  - filters:
+    - type: CORS
+      cors:
+        allowOrigins: ["https://app.example.com"]
+    backendRefs: [{name: web, port: 80}]
+"""
+
+
+def test_an_object_the_first_schema_admits_is_a_warning_naming_the_releases_that_refuse_it() -> None:
+    (finding,) = [f for f in lint_text(CORS_ROUTE).findings if f.rule.startswith("PL7")]
+    assert (finding.rule, finding.path, finding.line, finding.severity.label) == (
+        "PL703",
+        "spec.rules[0].filters[0].type",
+        8,
+        "warning",
+    )
+    # The first refusing schema: the newest release that refuses it, the standard channel first.
+    assert "(the gateway-api v1.4.1 CRD, standard channel): a cluster that runs it rejects the object" in finding.message
+    assert (
+        "Gateway API v1.0.0 to v1.4.1's standard channel and v1.0.0 to v1.2.1's experimental channel refuse the object"
+        " and v1.5.1 to v1.6.1's standard channel and v1.3.0 to v1.6.1's experimental channel accept it" in finding.message
+    )
+    assert "declare the cluster with `gateway-api-version` and `channel`" in finding.message
+
+
+def test_an_object_the_declared_cluster_admits_is_not_judged_by_other_releases() -> None:
+    assert pl7(lint_text(CORS_ROUTE, gateway_api_version="v1.5.1", channel="standard")) == []
+    assert pl7(lint_text(CORS_ROUTE, gateway_api_version="v1.4.1", channel="experimental")) == []
+    # Declared, a release that refuses it is an error (and `cors` a field of its experimental channel).
+    assert pl7(lint_text(CORS_ROUTE, gateway_api_version="v1.4.1", channel="standard")) == [
+        ("PL703", "spec.rules[0].filters[0].type", "error"),
+        ("PL706", "spec.rules[0].filters[0].cors", "error"),
+    ]
 
 
 def test_the_vendored_invalid_examples_are_gateway_api_s() -> None:

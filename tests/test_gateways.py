@@ -165,3 +165,57 @@ def test_nginx_gateway_fabric_ignores_a_class_parameters_kind_it_does_not_take()
     assert only(result, "PL413") == []
     taken = lint_text(NGF_CLASS % "{group: gateway.nginx.org, kind: NginxProxy, name: proxy, namespace: nginx-gateway}")
     assert only(taken, "PL422") == []
+
+
+ISTIO = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: istio-custom}
+spec:
+  controllerName: istio.io/gateway-controller
+%s---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: apps}
+spec:
+  gatewayClassName: istio-custom
+%s  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: edge-options, namespace: apps}
+data: {deployment: "{}"}
+"""
+
+
+def test_istio_reads_a_gateway_s_parameters_from_a_config_map_only() -> None:
+    # istiod's deployment controller takes a Gateway's infrastructure.parametersRef only as a core
+    # ConfigMap of the Gateway's namespace; another kind is "unknown infrastructure parameters
+    # type", and no deployment is rendered (fetchParameters and render in
+    # pilot/pkg/config/kube/gatewaycommon/deploymentcontroller.go of istio/istio at 1.30.3).
+    # Before: Istio's profile named no parameters kind, and any kind of a served group passed.
+    config_map = "  infrastructure:\n    parametersRef: {group: '', kind: ConfigMap, name: edge-options}\n"
+    assert only(lint_text(ISTIO % ("", config_map)), "PL422") == []
+    envoy_proxy = "  infrastructure:\n    parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: edge}\n"
+    (finding,) = only(lint_text(ISTIO % ("", envoy_proxy)), "PL422")
+    assert (finding.path, finding.severity) == ("spec.infrastructure.parametersRef.kind", Severity.ERROR)
+    assert "a kind Istio does not take for its parameters (it takes ConfigMap)" in finding.message
+    assert finding.message.endswith(
+        'istiod\'s deployment controller renders no deployment for the Gateway ("invalid parameters"), so nothing serves its listeners'
+    )
+    # A missing ConfigMap, where the input holds others in the namespace: the same outcome.
+    missing = "  infrastructure:\n    parametersRef: {group: '', kind: ConfigMap, name: gone}\n"
+    (warning,) = only(lint_text(ISTIO % ("", missing)), "PL422")
+    assert (warning.path, warning.severity) == ("spec.infrastructure.parametersRef.name", Severity.WARNING)
+    assert "renders no deployment for the Gateway" in warning.message
+
+
+def test_istio_never_reads_a_gateway_class_s_parameters() -> None:
+    # Nothing in istiod reads GatewayClass.spec.parametersRef (its class defaults come from
+    # ConfigMaps labelled gateway.istio.io/defaults-for-class): whatever it names, no finding.
+    for ref in (
+        "{group: invalid.io, kind: InvalidParameters, name: invalid}",
+        "{group: '', kind: ConfigMap, name: gone, namespace: apps}",
+    ):
+        assert only(lint_text(ISTIO % (f"  parametersRef: {ref}\n", "")), "PL422") == []

@@ -1011,7 +1011,7 @@ def _shares_find_what_one_run_finds(project: Any, rule: Any) -> int:
     return len(whole)
 
 
-PER_OBJECT = ("PL201", "PL301", "PL603", "PL702", "PL703", "PL704", "PL705", "PL706", "PL707")
+PER_OBJECT = ("PL201", "PL301", "PL426", "PL603", "PL702", "PL703", "PL704", "PL705", "PL706", "PL707")
 
 
 @pytest.mark.parametrize(

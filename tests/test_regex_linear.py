@@ -141,6 +141,8 @@ PATTERNS: dict[str, Adversarial] = {
     "policylint.k8s.urls._BAD_ESCAPE": Adversarial(("search",), lambda n: ["%" * n, "%4" * (n // 2), "%41" * (n // 3) + "%g"]),
     "policylint.k8s.urls._HOST_ESCAPE": Adversarial(("finditer",), lambda n: ["%" * n, "%4" * (n // 2), "%41" * (n // 3)]),
     "policylint.k8s.urls._BAD_HOST_CHAR": Adversarial(("search",), lambda n: ["a" * n + " ", "é" * n, "[" * n + "{"]),
+    # A route filter's header value (policylint.rules.filters, PL426): any text of the input.
+    "policylint.rules.filters._FORBIDDEN": Adversarial(("search",), lambda n: ["a" * n, "\t " * (n // 2) + "\n", "é" * n]),
     "policylint.k8s.cel.kubernetes._DNS1123_LABEL": Adversarial(("match",), _dns),
     "policylint.k8s.cel.kubernetes._DNS1123_SUBDOMAIN": Adversarial(("match",), _dns),
     "policylint.k8s.cel.kubernetes._DNS1035_LABEL": Adversarial(("match",), _dns),

@@ -190,3 +190,69 @@ def test_a_run_reads_only_the_vendor_schemas_of_the_release_it_uses(monkeypatch:
     ]
     # v1.7.5's BackendTrafficPolicy schema, admitted, and nothing else: no other release's.
     assert read == [f"schemas/{v175}.json"]
+
+
+# -- PL705: the versions a vendor's CRD serves in the releases the cluster may run -------------------
+#
+# Read in the vendored CRDs: Kuadrant's AuthPolicy CRD serves v1 only from v1.0.0
+# (config/crd/bases/kuadrant.io_authpolicies.yaml of Kuadrant/kuadrant-operator: v1beta2, served and
+# stored, at v0.11.0; v1 at v1.0.0), and so in every bundled release (v1.3.1 to v1.5.2); no release of
+# Envoy Gateway serves gateway.envoyproxy.io/v1alpha2 (its CRDs, v1.6.7 to v1.9.0, serve v1alpha1);
+# NGINX Gateway Fabric's WAFPolicy CRD is in v2.6.7 only of the bundled releases (v2.3.0 to v2.6.7).
+
+VENDOR_VERSIONS = """\
+apiVersion: kuadrant.io/v1beta2
+kind: AuthPolicy
+metadata: {name: auth, namespace: apps}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha2
+kind: BackendTrafficPolicy
+metadata: {name: btp, namespace: apps}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: edge}]
+---
+apiVersion: gateway.nginx.org/v1alpha1
+kind: WAFPolicy
+metadata: {name: waf, namespace: apps}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: edge}]
+"""
+
+
+def pl705(text: str, **options: object) -> list[tuple[str, str, str, str]]:
+    result = lint_text(text, **options)
+    return [
+        (f"{f.object.kind} {f.object.namespace}/{f.object.name}", f.path, f.severity.label, f.message)
+        for f in result.findings
+        if f.rule == "PL705" and f.object is not None
+    ]
+
+
+def test_a_vendor_version_no_bundled_release_serves_is_an_error() -> None:
+    found = pl705(VENDOR_VERSIONS)
+    assert [(o, p, s) for o, p, s, _ in found[:2]] == [
+        ("AuthPolicy apps/auth", "apiVersion", "error"),
+        ("BackendTrafficPolicy apps/btp", "apiVersion", "error"),
+    ]
+    assert found[0][3].startswith(
+        "AuthPolicy kuadrant.io/v1beta2 is not served by any bundled release of kuadrant (v1.3.1 to v1.5.2), which serves v1"
+    )
+    assert "if the cluster runs a release newer than kuadrant v1.5.2, lint with its CRDs (--crd)" in found[0][3]
+    assert "envoy-gateway (v1.6.7 to v1.9.0), which serves v1alpha1" in found[1][3]
+
+
+def test_a_vendor_kind_only_some_releases_serve_is_a_warning_naming_them_until_the_release_is_declared() -> None:
+    (waf,) = [f for f in pl705(VENDOR_VERSIONS) if f[0] == "WAFPolicy apps/waf"]
+    assert waf[1:3] == ("apiVersion", "warning")
+    assert "WAFPolicy gateway.nginx.org/v1alpha1 is served only by nginx-gateway-fabric v2.6.7" in waf[3]
+    assert "`implementations: [nginx-gateway-fabric@<release>]`" in waf[3]
+    (declared,) = [
+        f for f in pl705(VENDOR_VERSIONS, implementations=["nginx-gateway-fabric@v2.5"]) if f[0] == "WAFPolicy apps/waf"
+    ]
+    assert declared[1:3] == ("kind", "error")
+    assert declared[3].startswith("WAFPolicy is not a kind of nginx-gateway-fabric v2.5.1, which the cluster runs")
+    assert [
+        f for f in pl705(VENDOR_VERSIONS, implementations=["nginx-gateway-fabric@v2.6"]) if f[0] == "WAFPolicy apps/waf"
+    ] == []

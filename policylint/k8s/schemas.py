@@ -308,6 +308,22 @@ def gateway_api_served(
 
 
 @functools.cache
+def vendor_served() -> Mapping[tuple[str, str], Mapping[str, tuple[str, ...]]]:
+    """A vendor's bundled kinds: (group, kind) -> bundled release of its project -> the versions
+    its CRD serves there, sorted (a release with no CRD for the kind is absent). Versions a CRD
+    lists with `served: false` are not served (the generator keeps served versions only)."""
+    out: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for e in _entries():
+        project, release = _release(e)
+        if project == _GATEWAY_API:
+            continue
+        versions = out.setdefault((e["group"], e["kind"]), {}).setdefault(release, [])
+        if e["version"] not in versions:
+            versions.append(e["version"])
+    return {gk: {r: tuple(sorted(v)) for r, v in by_release.items()} for gk, by_release in out.items()}
+
+
+@functools.cache
 def gateway_api_groups(gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION) -> frozenset[str]:
     """The API groups whose kinds Gateway API defines (`gateway.networking.k8s.io`, `...x-k8s.io`)."""
     return frozenset(group for group, _ in gateway_api_served(gateway_api_version))

@@ -56,6 +56,12 @@ class ParametersSpec:
     match_by_kind: bool = False
     class_ignored: bool = False
     docs: str = ""
+    # The controller never reads a GatewayClass's parametersRef, whatever it names (Istio): the
+    # reference is neither resolved nor judged.
+    class_unread: bool = False
+    # What becomes of a Gateway whose reference the controller refuses, where it is not the
+    # Gateway API's Accepted=False, InvalidParameters (Istio: no deployment is rendered).
+    refusal: str = ""
 
     def takes(self, group: str, kind: str) -> bool:
         return any(k.kind == kind and (self.match_by_kind or k.group == group) for k in self.kinds)
@@ -158,6 +164,8 @@ def _parameters(raw: Mapping[str, Any] | None) -> ParametersSpec | None:
         raw.get("matchByKind", False),
         raw.get("classIgnored", False),
         raw["docs"],
+        raw.get("classUnread", False),
+        raw.get("refusal", ""),
     )
 
 

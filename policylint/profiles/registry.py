@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from policylint.input.named import shown
 from policylint.k8s.names import group_kind
+from policylint.profiles.selections import SelectionSpec, selection_spec
 from policylint.resources import load_schema, load_yaml_data
 from policylint.values import frozen
 
@@ -267,6 +268,8 @@ class PolicyProfile:
     # there, and no policy of the kind applies to it. A policy the API server refuses never gets
     # that far.
     invalid_claims_target: bool = False
+    # Objects the spec chooses by label selector (Kuadrant's API key Secrets): `selections`.
+    selections: tuple[SelectionSpec, ...] = ()
 
     @property
     def rejects_on_target(self) -> bool:
@@ -288,6 +291,21 @@ class PolicyProfile:
 
 def _data_spec(raw: Mapping[str, Any] | None) -> DataSpec | None:
     return DataSpec(tuple(raw.get("keys", ())), raw.get("otherwise", "none")) if raw else None
+
+
+def object_ref_spec(entry: Mapping[str, Any]) -> ObjectRefSpec:
+    """One entry of `objectRefs` (a policy's, or a holder's: policylint.profiles.holders)."""
+    return ObjectRefSpec(
+        tuple(entry.get("paths", ())),
+        tuple(target_kind(k) for k in entry.get("kinds", ())),
+        entry.get("defaultKind", "ConfigMap"),
+        _data_spec(entry.get("data")),
+        entry.get("matchByKind", False),
+        entry.get("defaultGroup"),
+        entry.get("refusedStatus", ""),
+        entry.get("notPermittedStatus", ""),
+        entry.get("keyField"),
+    )
 
 
 def target_kind(entry: Mapping[str, Any]) -> TargetKind:
@@ -370,20 +388,7 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
         certificate_refused_status=raw.get("certificateRefs", {}).get("refusedStatus", ""),
         certificate_data=_data_spec(raw.get("certificateRefs", {}).get("data")),
         conditions=tuple(raw.get("conditions", ())),
-        object_refs=tuple(
-            ObjectRefSpec(
-                tuple(entry.get("paths", ())),
-                tuple(target_kind(k) for k in entry.get("kinds", ())),
-                entry.get("defaultKind", "ConfigMap"),
-                _data_spec(entry.get("data")),
-                entry.get("matchByKind", False),
-                entry.get("defaultGroup"),
-                entry.get("refusedStatus", ""),
-                entry.get("notPermittedStatus", ""),
-                entry.get("keyField"),
-            )
-            for entry in raw.get("objectRefs", ())
-        ),
+        object_refs=tuple(object_ref_spec(entry) for entry in raw.get("objectRefs", ())),
         shared_http_port=raw.get("sharedHttpPort", False),
         merged_gateways=MergedGatewaysSpec(
             target_kind(raw["mergedGateways"]["parametersRef"]),
@@ -397,6 +402,7 @@ def profile_from_dict(raw: Mapping[str, Any], *, project: str, origin: str, sour
             for entry in raw.get("targetKindFields", ())
         ),
         invalid_claims_target=raw.get("invalidClaimsTarget", False),
+        selections=tuple(selection_spec(entry) for entry in raw.get("selections", ())),
     )
 
 

@@ -18,8 +18,9 @@ from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import Names, NearMatches, frontend_scope, listeners_get, namespace_hint
-from policylint.rules.refs import at_field, has_field, where
+from policylint.rules.refs import HOLDER_KINDS, at_field, has_field, holding, where
 from policylint.rules.unprovable import unprovable_absence
+from policylint.semantics.selections import Selection, selections
 from policylint.semantics.topology import CORE, ObjectRef, Topology
 from policylint.stages import Stage
 from policylint.vocabulary import ReferenceStatus
@@ -42,6 +43,7 @@ def _backend_refs(project: Project) -> Iterator[ObjectRef]:
     topology = project.topology()
     owners: list[K8sObject] = list(topology.routes())
     owners.extend(p.obj for p in project.resolution.policies() if p.profile.backend_refs)
+    owners.extend(holding(project))
     for owner in owners:
         for ref in topology.refs_from(owner):
             if ref.purpose in _BACKEND_PURPOSES:
@@ -54,7 +56,7 @@ class BackendNotFound(Rule):
     id = "PL411"
     name = "backend-not-found"
     severity = Severity.ERROR
-    subjects = ROUTES | {"Gateway", "ListenerSet", POLICY}
+    subjects = ROUTES | HOLDER_KINDS | {"Gateway", "ListenerSet", POLICY}
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -107,7 +109,7 @@ class BackendNotFound(Rule):
         names.add_typo(matches, ref.group, ref.kind, ref.namespace, ref.name)
         matches.or_external(ref.kind, ref.namespace, ref.name)
         if ref.purpose == "policy-backend":
-            effect = f"the {ref.owner.kind} cannot reach it"
+            effect = ref.effect or f"the {ref.owner.kind} cannot reach it"
         elif ref.purpose == "mirror":
             effect = "the route's status gets ResolvedRefs=False, BackendNotFound and the mirror has nowhere to send copies"
         elif ref.purpose == "ext-auth":
@@ -146,7 +148,7 @@ class BackendPortInvalid(Rule):
     name = "backend-port-invalid"
     severity = Severity.ERROR
     covers_cel = frozenset({"Must have port for Service reference"})  # the CRDs' CEL rules for the same problem (PL704)
-    subjects = ROUTES | {POLICY}
+    subjects = ROUTES | HOLDER_KINDS | {POLICY}
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -228,18 +230,19 @@ _CERTIFICATE_PURPOSES = {
 
 
 class CertificateRefInvalid(Rule):
-    """A certificate, CA or other object reference names a missing object (where the input holds objects of that kind there), an unsupported kind, or a Secret or ConfigMap without the key its reader needs."""
+    """A certificate, CA or other object reference names a missing object (where the input holds objects of that kind there), an unsupported kind, or a Secret or ConfigMap without the key its reader needs; or a label selector of a policy chooses no object."""
 
     id = "PL417"
     name = "certificate-ref-invalid"
     severity = Severity.ERROR
-    subjects = frozenset({"Gateway", "ListenerSet", POLICY})
+    subjects = HOLDER_KINDS | {"Gateway", "ListenerSet", POLICY}
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
         owners: list[K8sObject] = [*topology.gateways(), *project.index.of_kind(GATEWAY_GROUP, "ListenerSet")]
         owners.extend(p.obj for p in project.resolution.policies() if p.profile.certificate_refs or p.profile.object_refs)
+        owners.extend(holding(project))
         complete = project.index.options.complete
         for owner in owners:
             for ref in topology.refs_from(owner):
@@ -281,6 +284,38 @@ class CertificateRefInvalid(Rule):
                         f" {_certificate_effect(topology, ref, invalid_kind=True)}"
                     )
                     yield self.issue(owner, join(ref.path, "kind"), message, hint=_KIND_HINTS[ref.purpose], severity=severity)
+        for selection in selections(project.index, project.resolution):
+            if selection.chosen or (not selection.elsewhere and (selection.made or not (complete or selection.managed))):
+                continue  # chosen; or one may be, made in the cluster or kept outside the input
+            yield self._chooses_nothing(selection, complete=complete)
+
+    def _chooses_nothing(self, selection: Selection, *, complete: bool) -> Issue:
+        """A label selector of a policy (profile `selections`) that matches no object of its kind
+        where the controller looks, though the input manages that kind there: a warning, since
+        the objects may be applied from elsewhere, until --complete; an error when the input holds
+        matching ones only in other namespaces."""
+        spec, kind = selection.spec, selection.spec.kind
+        namespaces = selection.namespaces
+        if namespaces is None:
+            scope = "in any namespace"
+        elif namespaces:
+            scope = f"in namespace {', '.join(namespaces)} (the {spec.home_kind} resource's)"
+        else:
+            scope = f"in the namespace of the {spec.home_kind} resource (none in the input)"
+        owner = selection.owner
+        message = (
+            f"{owner.kind} {where(owner)} selects {kind}s with labels {selection.selector} {scope}, and the input holds none"
+        )
+        severity = None if complete else Severity.WARNING
+        hint = (
+            f"Add the {kind} with those labels {scope}, or fix the selector; with --complete (the input is the whole"
+            " cluster) its absence is an error."
+        )
+        if selection.elsewhere:
+            other = sorted({o.namespace or "" for o in selection.elsewhere})
+            message += f": those in namespace {', '.join(other)} are not read unless `{spec.all_namespaces}` is true"
+            severity, hint = None, f"Move the {kind}s {scope}, or set `{spec.all_namespaces}: true`."
+        return self.issue(selection.owner, selection.path, f"{message}: {spec.effect}", hint=hint, severity=severity)
 
 
 def _producers_considered(project: Project, ref: ObjectRef) -> str:
@@ -327,6 +362,8 @@ def _certificate_effect(topology: Topology, ref: ObjectRef, *, invalid_kind: boo
 def _policy_refused(ref: ObjectRef) -> str:
     """What the controller does with a policy whose reference is invalid, with the conditions it
     writes (profile `certificateRefs.refusedStatus`, `objectRefs[].refusedStatus`)."""
+    if ref.effect:
+        return ref.effect  # a holder's (policylint.profiles.holders): no policy to refuse
     return f"the policy is refused ({ref.refused_status or 'Accepted=False, Invalid'})"
 
 

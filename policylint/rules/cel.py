@@ -12,10 +12,11 @@ from typing import Any
 
 from policylint.findings import Issue, Severity
 from policylint.k8s.admission import VALIDATIONS, Admission, Rejection
+from policylint.k8s.dissent import Dissent
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.rules.base import POLICY, ObjectRule, Rule
-from policylint.rules.releases import judged
+from policylint.rules.releases import Dissents, disputed, dissent_origin, judged
 from policylint.rules.schema import GATEWAY_API_KINDS, _admitting, _under
 from policylint.stages import Stage
 
@@ -37,6 +38,10 @@ class CelViolation(ObjectRule):
 
     def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
         verdict = project.admissions().verdict(obj)
+        # Admitted by the first plausible schema: another the cluster may run may refuse it.
+        dissent = project.derived(Dissents).of(obj) if verdict is not None and not verdict.rejected else None
+        if dissent is not None:
+            verdict = dissent.verdict
         if verdict is None or not verdict.cel:
             return
         # What the other rules report runs them over the whole project: built only once a CEL rule
@@ -50,14 +55,16 @@ class CelViolation(ObjectRule):
             said = failure.validation.get("message")
             if said in claimed and _under_any(claimed[said].get(obj, ()), failure.node_path):
                 continue  # a rule that declares this CEL rule's problem (`Rule.covers_cel`) reports it
-            yield self._finding(project, obj, rejection, verdict)
+            yield self._finding(project, obj, rejection, verdict, dissent)
 
-    def _finding(self, project: Project, obj: K8sObject, rejection: Rejection, verdict: Admission) -> Issue:
+    def _finding(
+        self, project: Project, obj: K8sObject, rejection: Rejection, verdict: Admission, dissent: Dissent | None
+    ) -> Issue:
         failure = rejection.cel
         assert failure is not None
         source = verdict.source
         at = rejection.path
-        origin = f"the {source} CRD" if source else "its CRD in the input"
+        origin = dissent_origin(dissent, verdict) if source else "its CRD in the input"
         where = at or "the object"
         reason = failure.validation.get("reason")
         because = f" ({reason})" if isinstance(reason, str) and reason else ""
@@ -70,8 +77,13 @@ class CelViolation(ObjectRule):
             )
             return self.issue(obj, at, message, severity=Severity.WARNING)
         said = rejection.message
-        message = f"{where}: {said}{because} (a CEL rule of {origin}): the API server rejects the object"
-        severity, words = judged(project, obj, source, _admitting(project.admissions(), obj), "the object")
+        rejects = "the API server rejects the object" if dissent is None else "a cluster that runs it rejects the object"
+        message = f"{where}: {said}{because} (a CEL rule of {origin}): {rejects}"
+        severity: Severity | None
+        if dissent is not None:
+            severity, words = disputed(project, obj, dissent)
+        else:
+            severity, words = judged(project, obj, source, _admitting(project.admissions(), obj), "the object")
         message += words
         hint = None if error is not None or said.startswith("failed rule:") else f"The rule: `{compiled.text}`"
         return self.issue(obj, at, message, severity=severity, hint=hint)

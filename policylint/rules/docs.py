@@ -82,6 +82,7 @@ FAMILIES = {
     "backends": "attachment",
     "listeners": "attachment",
     "gateways": "attachment",
+    "filters": "attachment",
     "handshakes": "cross-namespace",
     "labels": "labels",
     "schema": "schema",

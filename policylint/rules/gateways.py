@@ -13,19 +13,22 @@ from policylint.k8s.external import external_hint
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
+from policylint.profiles.implementations import ParametersSpec
 from policylint.project import Project
 from policylint.rules.base import Rule
 from policylint.semantics.parameters import OWNER_KINDS
 from policylint.semantics.parameters import PURPOSE as PARAMETERS
-from policylint.semantics.topology import ObjectRef
+from policylint.semantics.topology import ObjectRef, Topology
 from policylint.stages import Stage
 from policylint.vocabulary import ReferenceStatus
 
 
-def _effect(owner: K8sObject) -> str:
+def _effect(owner: K8sObject, spec: ParametersSpec | None = None) -> str:
     # What the Gateway API requires of the controller (gatewayclass_types.go, gateway_types.go:
     # "SHOULD be rejected with the `Accepted` status condition set to `False` and an
-    # `InvalidParameters` reason").
+    # `InvalidParameters` reason"), unless the implementation's profile says what it does instead.
+    if owner.kind == "Gateway" and spec is not None and spec.refusal:
+        return spec.refusal
     if owner.kind == "GatewayClass":
         return "the GatewayClass gets Accepted=False, InvalidParameters, and its controller programs none of its Gateways"
     return "the Gateway gets Accepted=False, InvalidParameters, and is not programmed"
@@ -67,7 +70,7 @@ class ParametersRefInvalid(Rule):
                             )
                             path = join(ref.path, "group")
                         severity = None
-                        effect = _effect(owner)
+                        effect = _effect(owner, spec)
                         if owner.kind == "GatewayClass" and spec is not None and spec.class_ignored:
                             # The class stays accepted: its Gateways run, without these parameters.
                             severity = Severity.WARNING
@@ -78,7 +81,7 @@ class ParametersRefInvalid(Rule):
                         message = f"{_label(owner)} names its parameters in {ref.kind} {ref.name!r} of group {group}, {ref.detail}: {effect}"
                         yield self.issue(owner, path, message, hint=hint, severity=severity)
                     elif ref.status == ReferenceStatus.NOT_FOUND:
-                        yield self._not_found(owner, ref, complete=complete)
+                        yield self._not_found(topology, owner, ref, complete=complete)
                     elif ref.status == ReferenceStatus.OPAQUE:
                         yield self._unprovable(owner, ref)
 
@@ -98,7 +101,7 @@ class ParametersRefInvalid(Rule):
         )
         return self.issue(owner, join(ref.path, "group"), message, hint=hint, severity=Severity.WARNING)
 
-    def _not_found(self, owner: K8sObject, ref: ObjectRef, *, complete: bool) -> Issue:
+    def _not_found(self, topology: Topology, owner: K8sObject, ref: ObjectRef, *, complete: bool) -> Issue:
         where = ref.namespace or None
         if complete:
             why = "which is not in the input (declared complete: --complete)"
@@ -114,7 +117,9 @@ class ParametersRefInvalid(Rule):
                 " (the input is the whole cluster) its absence is an error."
             )
             severity = Severity.WARNING
-        message = f"{_label(owner)} names its parameters in {ref.label()}, {why}: {_effect(owner)}"
+        implementation = topology.parameters_implementation(owner)
+        spec = implementation.parameters if implementation is not None else None
+        message = f"{_label(owner)} names its parameters in {ref.label()}, {why}: {_effect(owner, spec)}"
         return self.issue(owner, join(ref.path, "name"), message, hint=hint, severity=severity)
 
 

@@ -33,6 +33,7 @@ from policylint.profiles.policy import Policy, TargetSelector, core_group_alias,
 from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import NearMatches, frontend_scope, listeners_get, sentence
+from policylint.rules.refs import HOLDER_KINDS
 from policylint.semantics.grants import Grant, GrantCheck, Reference, ReferenceGrants
 from policylint.semantics.listeners import LISTENER_PARENTS
 from policylint.semantics.resolution import TargetResolution, UndecidedMatch
@@ -293,7 +294,7 @@ class CrossNamespaceReferenceNotPermitted(Rule):
     name = "cross-namespace-reference-not-permitted"
     severity = Severity.ERROR
     fixable = "unsafe"
-    subjects = ROUTES | {"Gateway", "ListenerSet", POLICY}
+    subjects = ROUTES | HOLDER_KINDS | {"Gateway", "ListenerSet", POLICY}
     reads = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
@@ -313,7 +314,7 @@ class CrossNamespaceReferenceNotPermitted(Rule):
             # A policy's own reference: its controller fails the policy, under the conditions its
             # profile names (Envoy Gateway: Accepted=False, Invalid, "ref to Secret ns/name not
             # permitted by any ReferenceGrant"; translator test securitypolicy-with-oidc-invalid-secretref).
-            consequence = f"the policy is refused ({ref.not_permitted_status or 'Accepted=False, Invalid'})"
+            consequence = ref.effect or f"the policy is refused ({ref.not_permitted_status or 'Accepted=False, Invalid'})"
         elif ref.purpose == "ca-certificate":
             listeners = topology.frontend_listeners(ref)
             if listeners:

@@ -156,7 +156,11 @@ class ListenerTlsMismatch(Rule):
     name = "listener-tls-mismatch"
     severity = Severity.ERROR
     covers_cel = frozenset(
-        {"tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']", "tls mode must be set for protocol TLS"}
+        {
+            "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']",
+            "tls mode must be set for protocol TLS",
+            "tls mode must be Terminate for protocol HTTPS",
+        }
     )  # the CRDs' CEL rules for the same problem (PL704)
     subjects = frozenset({"Gateway", "ListenerSet"})
     reads = frozenset({Stage.TOPOLOGY})
@@ -197,6 +201,9 @@ class ListenerTlsMismatch(Rule):
                         yield self.issue(owner, join(path, "protocol"), message, hint=hint, severity=Severity.INFO)
                         continue
                     yield self.issue(owner, join(path, "protocol"), message, hint=hint)
+                elif protocol == "HTTPS" and isinstance(listener["tls"], dict) and listener["tls"].get("mode") == "Passthrough":
+                    message, hint = _https_passthrough(owner, name)
+                    yield self.issue(owner, join(join(path, "tls"), "mode"), message, hint=hint)
                 elif protocol in _PLAIN_PROTOCOLS and has_tls:
                     # CRD validation: "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']".
                     message = (
@@ -204,6 +211,22 @@ class ListenerTlsMismatch(Rule):
                         " validation rejects the whole object (tls must not be specified for protocols HTTP, TCP, UDP)"
                     )
                     yield self.issue(owner, join(path, "tls"), message, hint="Use protocol HTTPS or TLS, or remove tls.")
+
+
+def _https_passthrough(owner: K8sObject, name: object) -> tuple[str, str]:
+    """The finding on an HTTPS listener in Passthrough mode, and its hint. An HTTPS listener
+    carries HTTPRoutes, which route on what only a terminated session shows; Passthrough hands the
+    session on undecrypted ("SSL passthrough is only supported by TLSRoute", TLSModeType in
+    apis/v1/gateway_types.go at v1.0.0). From v1.1 the Gateway CRD refuses it (the CEL rule "tls
+    mode must be Terminate for protocol HTTPS"); v1.0.0's CRD and its optional webhook store it
+    (docs/semantics.md#the-cluster-model), but no release gives it a meaning."""
+    message = (
+        f"listener {name} of {owner.kind} {where(owner)} uses protocol HTTPS with tls.mode Passthrough: an HTTPS"
+        " listener terminates TLS to route HTTP, and passthrough is for protocol TLS with TLSRoutes (Gateway API"
+        ' v1.1 and later refuse the object: "tls mode must be Terminate for protocol HTTPS"; v1.0.0 stores it,'
+        " and no route attached to the listener receives traffic through it)"
+    )
+    return message, "Use protocol TLS with TLSRoutes to pass the session through, or tls.mode Terminate with certificateRefs."
 
 
 def _placeholder_implementation(topology: Topology, owner: K8sObject) -> str | None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from policylint.input.positions import join, parse_path
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
+from policylint.profiles.holders import builtin_holders
+from policylint.project import Project
 
 
 def where(obj: K8sObject) -> str:
@@ -44,3 +46,14 @@ def at_field(obj: K8sObject, path: str, key: str) -> str:
     rule, whatever the near matches suggest: the path is part of the finding's fingerprint, which
     other objects coming and going must not change (policylint.rules.engine.fingerprint)."""
     return join(path, key) if has_field(obj, path, key) else path
+
+
+# Kinds other than policies whose references their controller follows (profile `holders`, Envoy
+# Gateway's HTTPRouteFilter and EnvoyProxy): the reference rules' findings may sit on them.
+HOLDER_KINDS = frozenset(h.kind for h in builtin_holders())
+
+
+def holding(project: Project) -> list[K8sObject]:
+    """The objects of the holder kinds (`HOLDER_KINDS`) in the input, whose references the
+    topology resolved (`Topology.refs_from`)."""
+    return [obj for h in builtin_holders() for obj in project.index.of_kind(h.group, h.kind)]

@@ -13,13 +13,16 @@ the input or given with --crd is what the cluster serves: what it refuses is an 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sized
 from typing import Any
 
 from policylint.findings import Severity
+from policylint.identity import IdentityMap
 from policylint.k8s.cluster import HOW_TO_DECLARE, Cluster, how_to_declare_vendor
+from policylint.k8s.dissent import Dissent, dissent
 from policylint.k8s.objects import K8sObject
 from policylint.k8s.schemas import GATEWAY_API_VERSIONS, release_key, vendor_releases
+from policylint.k8s.verdicts import Admission
 from policylint.project import Project
 
 
@@ -47,6 +50,56 @@ def judged(
     if not accepting:
         return None, f"; no bundled release of {_plausible(cluster)} accepts {what}"
     return Severity.WARNING, f"; {accepted_by(accepting)} accept {what}: if the cluster runs it, {HOW_TO_DECLARE}"
+
+
+class Dissents:
+    """The objects the first plausible schema admits and others refuse (policylint.k8s.dissent),
+    asked once per object and process: PL703 and PL704 both read them (`Project.derived`)."""
+
+    def __init__(self, project: Project) -> None:
+        self._project = project
+        self._found: IdentityMap[K8sObject, Dissent | None] = IdentityMap()
+
+    def of(self, obj: K8sObject) -> Dissent | None:
+        if obj not in self._found:
+            self._found[obj] = dissent(self._project.admissions(), obj)
+        return self._found[obj]
+
+
+def disputed(project: Project, obj: K8sObject, found: Dissent) -> tuple[Severity, str]:
+    """The severity and closing words of a finding that a plausible schema other than the first
+    makes (`Dissents`): a warning naming the releases that refuse the object and those that
+    accept it, and how to declare the cluster."""
+    catalogue = project.admissions().catalogue
+    vendor = catalogue.project((obj.group, obj.kind, obj.version))
+    if vendor is not None:
+        refusing = sorted({r for r, _ in found.refusing}, key=release_key)
+        accepting = sorted({r for r, _ in found.accepting}, key=release_key)
+        return (
+            Severity.WARNING,
+            f"; {vendor} {', '.join(refusing)} {_verb(refusing, 'refuses', 'refuse')} the object and"
+            f" {', '.join(accepting)} {_verb(accepting, 'accepts', 'accept')} it: if the cluster runs"
+            f" {'it' if len(refusing) == 1 else 'one of them'}, {how_to_declare_vendor(vendor)}",
+        )
+    return (
+        Severity.WARNING,
+        f"; {accepted_by(list(found.refusing))} {_verb(found.refusing, 'refuses', 'refuse')} the object and"
+        f" {accepted_by(list(found.accepting))[len('Gateway API ') :]} {_verb(found.accepting, 'accepts', 'accept')} it:"
+        f" if the cluster runs one that refuses it, {HOW_TO_DECLARE}",
+    )
+
+
+def dissent_origin(found: Dissent | None, verdict: Admission) -> str:
+    """Where the schema of a finding comes from, in words: a dissenting schema of Gateway API
+    names its channel, which the first plausible one need not share."""
+    origin = verdict.origin()
+    if found is None or not (verdict.source or "").startswith("gateway-api "):
+        return origin
+    return f"{origin}, {found.channel} channel"
+
+
+def _verb(items: Sized, one: str, many: str) -> str:
+    return one if len(items) == 1 else many
 
 
 def _vendor_judged(cluster: Cluster, vendor: str, accepting: list[tuple[str, str]], what: str) -> tuple[Severity | None, str]:

@@ -25,13 +25,14 @@ from policylint.k8s.admission import (
     admits,
 )
 from policylint.k8s.admissions import Admissions
-from policylint.k8s.cluster import HOW_TO_DECLARE
+from policylint.k8s.cluster import HOW_TO_DECLARE, how_to_declare_vendor
 from policylint.k8s.deprecations import deprecations
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.rules.base import ANY, POLICY, ObjectRule, Rule
+from policylint.rules.filters import forbidden_header_values
 from policylint.rules.hints import close_name
-from policylint.rules.releases import accepted_by, judged, unserved
+from policylint.rules.releases import Dissents, accepted_by, disputed, dissent_origin, judged, unserved
 from policylint.semantics.topology import expand_pattern
 from policylint.stages import Stage
 
@@ -204,6 +205,10 @@ class SchemaViolation(ObjectRule):
         # of its schema rejections are its own to report.
         admissions = project.admissions()
         verdict = admissions.verdict(obj)
+        # Admitted by the first plausible schema: another the cluster may run may refuse it.
+        dissent = project.derived(Dissents).of(obj) if verdict is not None and not verdict.rejected else None
+        if dissent is not None:
+            verdict = dissent.verdict
         if verdict is None or not verdict.schema:
             return
         source = verdict.source
@@ -213,22 +218,32 @@ class SchemaViolation(ObjectRule):
         # Lists whose own CEL rules refuse them (Gateway API's "Listener name must be
         # unique"): a duplicate item in them is that rule's finding (PL704), in the CRD's words.
         refused_lists = {r.cel.node_path for r in verdict.cel if r.cel is not None}
+        # Header values HTTP forbids: PL426 reports them on every cluster, this pattern or not.
+        skipped = (*skipped, *forbidden_header_values(obj))
         for rejection in verdict.schema:
             parts, problem, path = rejection.parts, rejection.message, rejection.path
             if _under(path, skipped) or malformed.tainted(*parts):
                 continue  # theirs, or PL010's finding already
             if rejection.reason == DUPLICATE and format_path(parts[:-1]) in refused_lists:
                 continue
-            message = f"{path or 'the object'} {problem} ({verdict.origin()}): the API server rejects the object"
+            message = f"{path or 'the object'} {problem} ({dissent_origin(dissent, verdict)}): {_REJECTS[dissent is None]}"
             if problem.startswith(UNRENDERED):
                 # Neither the channel nor a newer release changes that: the value is not rendered.
                 yield self.issue(
                     obj, path, message + " as written", severity=None if source is None else Severity.WARNING, hint=_RENDER
                 )
                 continue
-            severity, said = judged(project, obj, source, _admitting(admissions, obj), "the object")
+            severity: Severity | None
+            if dissent is not None:
+                severity, said = disputed(project, obj, dissent)
+            else:
+                severity, said = judged(project, obj, source, _admitting(admissions, obj), "the object")
             yield self.issue(obj, path, message + said, severity=severity)
 
+
+# Who rejects the object: the API server, or, for a schema other than the first plausible one
+# (policylint.k8s.dissent), the API server of a cluster that runs it.
+_REJECTS = {True: "the API server rejects the object", False: "a cluster that runs it rejects the object"}
 
 _RENDER = (
     "Substitute the placeholder first (envsubst, kustomize replacements, your deployment tool's variables; helm template"
@@ -282,6 +297,10 @@ class ApiVersionNotServed(ObjectRule):
             yield self.issue(obj, "apiVersion", message, hint=_use(group, versions), related=related)
         elif group in groups:
             yield from self._bundled(obj, catalogue, served)
+        else:
+            project_of = catalogue.project((group, kind, version))
+            if project_of is not None:
+                yield from _vendor_unserved(self, obj, catalogue, project_of)
 
     def _bundled(
         self, obj: K8sObject, catalogue: Catalogue, served: Mapping[tuple[str, str], Mapping[str, tuple[str, ...]]]
@@ -344,6 +363,49 @@ def _bundled(project: Project) -> tuple[Mapping[tuple[str, str], Mapping[str, tu
 
     release = project.admissions().catalogue.release
     return gateway_api_served(release), gateway_api_groups(release)
+
+
+def _vendor_unserved(rule: Rule, obj: K8sObject, catalogue: Catalogue, project: str) -> Iterator[Issue]:
+    """PL705 for a vendor's kind: its apiVersion against the versions the vendor's CRD serves in
+    the releases the cluster may run (the declared or inferred one, else every bundled one;
+    docs/semantics.md#the-cluster-model). An error when none of them serves it, else a warning
+    naming those that do and how to declare the one the cluster runs."""
+    from policylint.k8s.schemas import vendor_releases, vendor_served
+
+    group, kind, version = obj.group, obj.kind, obj.version
+    served = vendor_served().get((group, kind), {})
+    known = catalogue.cluster.vendor_release(project)
+    releases = (known.value,) if known.value is not None else vendor_releases()[project]
+    serving = [r for r in releases if version in served.get(r, ())]
+    if len(serving) == len(releases):
+        return
+    fails = '`kubectl apply` fails with "no matches for kind"'
+    if serving:
+        them = "it" if len(serving) == 1 else "one of them"
+        message = (
+            f"{kind} {obj.api_version} is served only by {project} {', '.join(serving)}: {fails} on a cluster that runs"
+            f" another; if the cluster runs {them}, {how_to_declare_vendor(project)}"
+        )
+        yield rule.issue(obj, "apiVersion", message, severity=Severity.WARNING)
+        return
+    versions = sorted({v for r in releases for v in served.get(r, ())})
+    bundled = vendor_releases()[project]
+    if known.value is not None:
+        where = f"{project} {known.value}, which the cluster runs ({known.source})"
+    else:
+        span = bundled[0] if len(bundled) == 1 else f"{bundled[0]} to {bundled[-1]}"
+        where = f"any bundled release of {project} ({span})"
+    newer = (
+        ""
+        if known.value is not None
+        else f"; if the cluster runs a release newer than {project} {bundled[-1]}, lint with its CRDs (--crd)"
+    )
+    if not versions:
+        message = f"{kind} is not a kind of {where}: {fails}{newer}"
+        yield rule.issue(obj, "kind", message, hint=f"Declare the {project} release that has {kind}, or drop the object.")
+        return
+    message = f"{kind} {obj.api_version} is not served by {where}, which serves {_versions(versions)}: {fails}{newer}"
+    yield rule.issue(obj, "apiVersion", message, hint=_use(group, versions))
 
 
 def _versions(versions: Iterable[str]) -> str:

@@ -298,12 +298,14 @@ class Backends(Attachments, Delegation):
             return set_att.gateway if set_att is not None else None
         return None
 
-    def _policy_backends(self, obj: K8sObject, fields: Sequence[str]) -> list[ObjectRef]:
+    def _policy_backends(self, obj: K8sObject, fields: Sequence[str], *, grants: bool = True) -> list[ObjectRef]:
+        """The backend references at `fields` of a policy's (or a holder's) spec; `grants`: a
+        reference into another namespace needs a ReferenceGrant."""
         out: list[ObjectRef] = []
         for pattern in fields:
             for path, raw in expand_pattern(obj.data, pattern):
                 if isinstance(raw, dict):
-                    ref = self._resolve_ref(obj, path, raw, "policy-backend", Resolving("Service"))
+                    ref = self._resolve_ref(obj, path, raw, "policy-backend", Resolving("Service", grant_needed=grants))
                     if ref is not None:
                         out.append(ref)
         return out

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from policylint.input.positions import join
 from policylint.k8s.objects import K8sObject
-from policylint.profiles.registry import DataSpec, PolicyProfile, TargetKind
+from policylint.profiles.registry import DataSpec, ObjectRefSpec, PolicyProfile, TargetKind
 from policylint.semantics.topology.listeners import Listeners
 from policylint.semantics.topology.model import (
     CORE,
@@ -207,7 +207,14 @@ class Certificates(Listeners):
                 if ref is not None:
                     kinds = profile.certificate_kinds
                     out.append(_checked(ref, kinds, profile.certificate_data, profile.certificate_refused_status))
-        for spec in profile.object_refs:
+        out.extend(self._object_refs(obj, profile.object_refs))
+        return out
+
+    def _object_refs(self, obj: K8sObject, specs: Sequence[ObjectRefSpec]) -> list[ObjectRef]:
+        """The references an object's spec holds that its profile declares (`objectRefs`, a
+        policy's or a holder's), resolved as certificate references are."""
+        out: list[ObjectRef] = []
+        for spec in specs:
             for pattern in spec.paths:
                 for path, raw in expand_pattern(obj.data, pattern):
                     if not isinstance(raw, dict):

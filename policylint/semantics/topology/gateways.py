@@ -97,12 +97,18 @@ class Gateways(References):
         implementation = self.parameters_implementation(gateway_class)
         return implementation is not None and implementation.parameters is not None and implementation.parameters.class_ignored
 
+    def _class_parameters_unread(self, gateway_class: K8sObject) -> bool:
+        """Whether the class's implementation never reads a GatewayClass's parameters reference
+        (`parametersRef.classUnread`: Istio reads only a Gateway's)."""
+        implementation = self.parameters_implementation(gateway_class)
+        return implementation is not None and implementation.parameters is not None and implementation.parameters.class_unread
+
     def _parameters_refs(self, owner: K8sObject) -> list[ObjectRef]:
         """The parameters reference of a GatewayClass or Gateway (`policylint.semantics.parameters`),
         resolved as a certificate reference is: a missing object is looked for only where the input
         manages its kind (or with --complete), and a group nothing serves is InvalidKind always."""
         found = parameters_ref(owner)
-        if found is None:
+        if found is None or (owner.kind == "GatewayClass" and self._class_parameters_unread(owner)):
             return []
         path, raw = found
         if _ref_malformed(self.index.malformed(owner), path):

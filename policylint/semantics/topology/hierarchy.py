@@ -3,10 +3,12 @@ listeners, ListenerSets, conflicts, routes, policies), and whether traffic reach
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.objects import K8sObject
+from policylint.profiles.holders import builtin_holders
 from policylint.semantics.listeners import unsupported_protocol
 from policylint.semantics.topology.backends import Backends
 from policylint.semantics.topology.certificates import Certificates
@@ -110,6 +112,19 @@ class Topology(PolicyTargets, Certificates, Backends):
                 errors += tuple(e for e in map(self._backend_error, refs) if e is not None)
             if errors:
                 self.spec_errors[policy.obj] = errors
+        self._holder_refs()
+
+    def _holder_refs(self) -> None:
+        """The references objects other than policies hold (profile `holders`: Envoy Gateway's
+        HTTPRouteFilter and EnvoyProxy), resolved as a policy's are; each carries what its
+        controller does when it is invalid (`ObjectRef.effect`)."""
+        for holder in builtin_holders():
+            for obj in self.index.of_kind(holder.group, holder.kind):
+                if self.index.malformed(obj).tainted("spec"):
+                    continue  # PL010's
+                refs = self._policy_backends(obj, holder.backend_refs, grants=holder.backend_grants)
+                refs += self._object_refs(obj, holder.object_refs)
+                self._add_refs(obj, [dataclasses.replace(ref, effect=holder.effect) for ref in refs])
 
     def section_traffic(self, owner: K8sObject, section: Section) -> tuple[Traffic, str]:
         """Whether traffic can reach one section of an object: a Conflicted listener, or one whose

@@ -188,6 +188,9 @@ class ObjectRef:
     refused_status: str = ""
     # ... and when it names another namespace no ReferenceGrant opens (`objectRefs[].notPermittedStatus`).
     not_permitted_status: str = ""
+    # A holder's reference (an object other than a policy: policylint.profiles.holders): what its
+    # controller does when the reference is invalid, in words (profile `holders[].effect`).
+    effect: str = ""
 
     def label(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
@@ -269,7 +272,8 @@ class TargetError:
 
 
 def expand_pattern(data: Any, pattern: str) -> Iterator[tuple[str, Any]]:
-    """Values at a profile path pattern such as `spec.extAuth.http.backendRefs[*]` (`[*]`: every item)."""
+    """Values at a profile path pattern such as `spec.extAuth.http.backendRefs[*]` (`[*]`: every item;
+    a `*` segment: every value of a map, `spec.rules.authentication.*.apiKey`)."""
     parts: list[str | None] = []
     for segment in pattern.split("."):
         if segment.endswith("[*]"):
@@ -290,5 +294,9 @@ def _expand(parts: list[str | None], value: Any, i: int, path: list[str | int]) 
     if part is None:
         for k, item in enumerate(_list(value)):
             yield from _expand(parts, item, i + 1, [*path, k])
+    elif part == "*" and isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str):
+                yield from _expand(parts, item, i + 1, [*path, key])
     elif isinstance(value, dict) and part in value:
         yield from _expand(parts, value[part], i + 1, [*path, part])
