@@ -63,6 +63,7 @@ class Workspace:
         self._keys: dict[str, list[ObjectKey]] = {}  # file name -> the keys of its objects
         self._sources_now: dict[str, Source] = {}  # the last run's sources, by name
         self.last_was_part = False  # whether the last run analysed a part only
+        self.last_edited: str | None = None  # the name of the file whose edit that part follows
 
     @property
     def result(self) -> LintResult:
@@ -173,7 +174,7 @@ class Workspace:
             self._run()
             return
         self._take(dataclasses.replace(result, findings=active, suppressed=suppressed), keys)
-        self.last_was_part = True
+        self.last_was_part, self.last_edited = True, name
 
     def _has_comments(self, file: str) -> bool:
         """Whether the file named `file` holds a `policylint:` comment, as this run read it."""
