@@ -310,3 +310,12 @@ def test_navigation_after_edits_is_a_whole_analysis_s_answer(tmp_path: Path, mon
         files = sorted({name, *rng.sample(sorted(texts), 3)})
         assert _navigation(layers, fresh, now, files) == _navigation(fresh, fresh, now, files), (step, edit, name)
     assert parts > 0  # the edits were answered from parts, not only from whole analyses
+    # Typing in one file: each edit's part covers the one before, whose layer is dropped.
+    name = sorted(texts)[5]
+    depth = []
+    for n in range(3):
+        open_texts[name] = open_texts.get(name, texts[name]) + f"# typed {n}\n"
+        layers = live.analyse(dict(open_texts)).layers()
+        assert layers is not None
+        depth.append(len(layers.layers))
+    assert depth[1] == depth[2] and depth[0] >= depth[1]

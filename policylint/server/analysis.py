@@ -241,10 +241,15 @@ class Live:
         def text(file: str) -> str | None:
             return _text(frozen, file)
 
-        if edited is None or result.analysed is None or result.members is None or len(self._layers) > MAX_LAYERS:
+        if edited is None or result.analysed is None or result.members is None:
             self._layers = [Layer(result.project, text)]
-        else:
-            self._layers.append(Layer(result.analysed, text, result.members, frozenset({edited})))
+            return
+        members, files = result.members, frozenset({edited})
+        layer = Layer(result.analysed, text, members, files)
+        # A layer the new one covers (the same file edited again, the same part) answers for
+        # nothing any more: dropped, so that typing in one file keeps one part's stages.
+        kept = [old for old in self._layers if old.members is None or not (old.members <= members and old.edited <= files)]
+        self._layers = [*kept, layer] if len(kept) <= MAX_LAYERS else [Layer(result.project, text)]
 
     def _request(self) -> tuple[LintRequest, object] | Problem:
         """The request `check` makes in the root, and what decides whether the last analysis's

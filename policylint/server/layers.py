@@ -14,7 +14,8 @@ making it belongs to a newer layer: it was made by a text since edited.
 
 Each layer's navigation is built once, the first time a request needs it: the bottom one (the
 whole workspace, the slow one) after the first analysis, the others from their parts. The stack is
-bounded (`MAX_LAYERS`): past it, the next analysis's whole project is the new bottom.
+bounded (`MAX_LAYERS`; a layer a newer one covers, the same file edited again, is dropped): past
+it, the next analysis's whole project is the new bottom.
 tests/test_server_parts.py compares every answer with a whole analysis of the same texts over
 random edits.
 """
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 # Layers kept above the whole analysis at the bottom; one more and the stack starts again from the
 # analysis then (its navigation built whole when asked for).
-MAX_LAYERS = 16
+MAX_LAYERS = 8
 
 
 class Layer:
