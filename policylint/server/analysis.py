@@ -16,7 +16,6 @@ comes (`build_for_navigation`), so that diagnostics never wait for them.
 from __future__ import annotations
 
 import contextlib
-import gc
 import io
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -133,16 +132,9 @@ def build_for_navigation(project: Project) -> list[Problem]:
     """Build every stage of `project` (hover reads the effective policy, which no selected rule
     may have read), once, without the cyclic collector, as the pipeline builds them; what kept a
     stage from being built."""
-    from policylint.pipeline import build_stages
-    from policylint.stages import Stage
+    from policylint.server.layers import build_stages
 
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        failures = build_stages(project, (Stage.SIMULATION,))
-    finally:
-        if was_enabled:
-            gc.enable()
+    failures = build_stages(project)
     return [Problem(f.location.file, f.location.line, f.message) for f in failures if f.location is not None]
 
 

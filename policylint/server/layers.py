@@ -30,6 +30,7 @@ from policylint.input.positions import PositionResolver
 from policylint.server.navigation import Navigator, Place, Reference
 
 if TYPE_CHECKING:
+    from policylint.findings import Issue
     from policylint.k8s.index import Section
     from policylint.k8s.objects import K8sObject, ObjectKey
     from policylint.project import Project
@@ -38,6 +39,22 @@ if TYPE_CHECKING:
 # Layers kept above the whole analysis at the bottom; one more and the stack starts again from the
 # analysis then (its navigation built whole when asked for).
 MAX_LAYERS = 8
+
+
+def build_stages(project: Project) -> list[Issue]:
+    """Build every stage of `project` (hover reads the effective policy, which no selected rule
+    may have read), once, without the cyclic collector, as the pipeline builds them; the PL000
+    issues of the stages that failed."""
+    from policylint.pipeline import build_stages as build
+    from policylint.stages import Stage
+
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return build(project, (Stage.SIMULATION,))
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class Layer:
@@ -61,9 +78,7 @@ class Layer:
     def navigate(self) -> Navigator | None:
         """The layer's navigator, built once; None when a stage failed to build."""
         if self.navigator is None and not self.failed:
-            from policylint.server.analysis import build_for_navigation
-
-            if build_for_navigation(self.project):
+            if build_stages(self.project):
                 self.failed = True
                 return None
             # Tens of thousands of short-lived acyclic objects, as in a lint run
