@@ -10,7 +10,7 @@ FUZZ_EXAMPLES ?= 20000
 # `make hostile`: every hostile input in bounded time and memory (fuzz/README.md); `HOSTILE_ARGS=-k alias`.
 HOSTILE_ARGS ?=
 
-.PHONY: demo test test-all test-pythons check-code lint-examples bench fuzz hostile conformance dist vscode clean FORCE
+.PHONY: demo test test-all test-pythons check-code lint-examples bench fuzz hostile conformance editor-capture dist vscode clean FORCE
 CODE := policylint tests benchmarks fuzz
 
 # The oldest Python policylint runs on (pyproject.toml: requires-python). The interpreter is asked
@@ -79,6 +79,11 @@ conformance: $(STAMP)
 
 hostile: $(STAMP)
 	$(BIN)/python fuzz/hostile.py $(HOSTILE_ARGS)
+
+# The picture of README "In your editor" (docs/images/editor.svg), drawn from a session with the real
+# `policylint server` on examples/; tests/test_editor_capture.py fails when the committed one is stale.
+editor-capture: $(STAMP)
+	$(BIN)/python -m tests.editor_capture docs/images/editor.svg
 
 # The sdist and the wheel, as the release workflow builds them (.github/workflows/release.yml): the
 # wheel is built from the sdist, so a file the sdist cannot carry fails here, and both pass

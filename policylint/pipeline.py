@@ -1,5 +1,5 @@
-"""The whole run as one function: sources -> load -> objects -> index -> resolution -> topology ->
-simulation -> rules -> findings. Each stage is built once, in that order (policylint.project)."""
+"""The whole run as one function: sources -> load -> objects -> index -> resolution -> admissions ->
+topology -> simulation -> rules -> findings. Each stage is built once, in that order (policylint.project)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from policylint.input.nonmanifest import DATA, json_data_files
 from policylint.input.parallel import effective_jobs, load_files
 from policylint.input.positions import PositionResolver
 from policylint.input.sources import STDIN, Discovery, Skipped, Source, SourceError, discover, discover_all
+from policylint.k8s.admissions import Admissions
 from policylint.k8s.cluster import Cluster, Declared
 from policylint.k8s.external import ExternalObjects
 from policylint.k8s.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
@@ -481,9 +482,8 @@ def _project(
         input_issues=input_issues,
         files=[s.display for s in sources],
         content_keys=content_keys,
-        verdicts=verdicts,
     )
-    return Project(index, Resolution(index, profiles)), sources, texts, notes, skipped
+    return Project(index, Resolution(index, profiles), verdicts), sources, texts, notes, skipped
 
 
 def _kinds(
@@ -545,8 +545,10 @@ def build_stages(project: Project, wanted: Iterable[Stage]) -> list[Issue]:
         if project.has_stage(stage):
             continue
         try:
-            if stage is Stage.TOPOLOGY:
-                project.attach(topology=Topology(project.resolution))
+            if stage is Stage.ADMISSION:
+                project.attach(admissions=Admissions(project.index, project.kept_verdicts))
+            elif stage is Stage.TOPOLOGY:
+                project.attach(topology=Topology(project.resolution, project.admissions()))
             else:
                 project.attach(simulation=Simulation(project.topology()))
         except Exception as exc:  # a bug must not cost the findings of the other stages
@@ -582,9 +584,9 @@ def _lint(request: LintRequest, part: Part | None = None) -> LintResult:
     # Before the resolver consumes the texts: the files that may hold `# policylint:` comments.
     commented = suppressions.texts_with_comments(texts)
     resolver = PositionResolver(_text_reader(texts))
-    # The topology first: with --jobs, the rules that read no later stage then start in other
-    # processes, while this one builds the simulation (policylint.rules.workers).
-    failures = build_stages(project, {Stage.TOPOLOGY} & set(closure(frozenset(wanted))))
+    # The admissions and the topology first: with --jobs, the rules that read no later stage then
+    # start in other processes, while this one builds the simulation (policylint.rules.workers).
+    failures = build_stages(project, {Stage.ADMISSION, Stage.TOPOLOGY} & set(closure(frozenset(wanted))))
     started = engine.start(project, selected, resolver, _rule_options(request), effective_jobs(request.jobs))
     try:
         if not failures:  # a stage that failed is not built again, nor any after it
@@ -601,11 +603,26 @@ def _lint(request: LintRequest, part: Part | None = None) -> LintResult:
         result = engine.run(project, rules, resolver, failures=failures, objects=members, started=started)
     finally:
         started.close()
-    if project.index.verdicts is not None:
-        project.index.verdicts.save()
+    if project.kept_verdicts is not None:
+        project.kept_verdicts.save()
     files = [s.display for s in sources]
     scope = ReportScope.of(request, sources, project, loaded.index.objects)
-    outcome = suppressions.run(request, baseline, result.findings, commented, project.index.objects, rules, resolver, files)
+    outcome = suppressions.run(
+        request,
+        result.findings,
+        suppressions.Inputs(
+            texts=commented,
+            objects=project.index.objects,
+            catalogue=REGISTRY,
+            ran=rules,
+            resolver=resolver,
+            baseline=baseline,
+            baseline_file=request.baseline or "",
+            linted_files=files,
+            require_reason=request.require_suppression_reason,
+            today=request.today,
+        ),
+    )
     active, suppressed = outcome.active, outcome.suppressed
     if request.overrides:
         # Configured severities and per-file settings (policylint.config.overrides), after the
@@ -715,7 +732,7 @@ def _analysed(
     if scoped is None:
         return loaded, None
     reduced = dataclasses.replace(index, objects=scoped.objects)  # the same index of fewer objects
-    return Project(reduced, Resolution(reduced, loaded.resolution.profiles)), scoped.members
+    return Project(reduced, Resolution(reduced, loaded.resolution.profiles), loaded.kept_verdicts), scoped.members
 
 
 def _chains(

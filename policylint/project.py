@@ -1,13 +1,14 @@
 """The project: what the pipeline built, in order, for rules, commands and reporters to read.
 
-    index (objects, kinds, lookups)            policylint.k8s.index
-      › resolution (policies, what they name)  policylint.semantics.resolution
-        › topology (the traffic hierarchy)     policylint.semantics.topology
-          › simulation (effective policy)      policylint.semantics.effective
+    index (objects, kinds, lookups)              policylint.k8s.index
+      › resolution (policies, what they name)    policylint.semantics.resolution
+        › admissions (the API server's verdicts) policylint.k8s.admissions
+          › topology (the traffic hierarchy)     policylint.semantics.topology
+            › simulation (effective policy)      policylint.semantics.effective
 
 The index and the resolution are always there (the resolution is computed lazily, per policy);
-the pipeline builds the topology and the simulation only when a selected rule or a requested
-output reads them (policylint.stages). Nothing here builds anything: reading a stage that was
+the pipeline builds the admissions, the topology and the simulation only when a selected rule or
+a requested output reads them (policylint.stages). Nothing here builds anything: reading a stage that was
 not built raises `StageNotBuilt`, a bug in the reader's declared `reads`.
 """
 
@@ -21,6 +22,8 @@ from policylint.stages import Stage, StageNotBuilt
 from policylint.values import record
 
 if TYPE_CHECKING:
+    from policylint.input.cache import VerdictStore
+    from policylint.k8s.admissions import Admissions
     from policylint.k8s.index import ProjectIndex
     from policylint.semantics.effective.simulation import Simulation
     from policylint.semantics.resolution import Resolution
@@ -33,16 +36,30 @@ T = TypeVar("T")
 class Project:
     index: ProjectIndex
     resolution: Resolution
+    # The admission verdicts kept between runs (policylint.input.cache; None: no cache): what the
+    # admission stage is built with, kept here from the reading of the files to the stage's build.
+    kept_verdicts: VerdictStore | None = None
+    _admissions: Admissions | None = None
     _topology: Topology | None = None
     _simulation: Simulation | None = None
     _derived: dict[Callable[[Project], Any], Any] = field(default_factory=dict, repr=False)
 
-    def attach(self, *, topology: Topology | None = None, simulation: Simulation | None = None) -> None:
+    def attach(
+        self, *, admissions: Admissions | None = None, topology: Topology | None = None, simulation: Simulation | None = None
+    ) -> None:
         """Called by the pipeline as it builds each stage (policylint.pipeline.build_stages)."""
+        if admissions is not None:
+            self._admissions = admissions
         if topology is not None:
             self._topology = topology
         if simulation is not None:
             self._simulation = simulation
+
+    def admissions(self) -> Admissions:
+        """What the API server would refuse in each object (policylint.k8s.admissions), if it was built."""
+        if self._admissions is None:
+            raise StageNotBuilt(Stage.ADMISSION)
+        return self._admissions
 
     def topology(self) -> Topology:
         """The resolved traffic hierarchy (policylint.semantics.topology), if it was built."""
@@ -58,8 +75,8 @@ class Project:
 
     def derived(self, compute: Callable[[Project], T]) -> T:
         """`compute(project)`, computed once per project and process: a lookup a rule builds over
-        the whole project, which every share of a `per_object` rule (`Rule.share`, a rule object
-        of its own) reads, so that cutting a rule into shares does not build it once per share.
+        the whole project, which a per-object rule (`ObjectRule`, `PolicyRule`) reads for each of
+        its objects, so that it is built once per process, not once per object or per share.
         `compute` must depend on nothing but the project (a module-level function or class)."""
         if compute not in self._derived:
             self._derived[compute] = compute(self)
@@ -70,4 +87,5 @@ class Project:
         self._derived.clear()
 
     def has_stage(self, stage: Stage) -> bool:
-        return (self._topology if stage is Stage.TOPOLOGY else self._simulation) is not None
+        built = {Stage.ADMISSION: self._admissions, Stage.TOPOLOGY: self._topology, Stage.SIMULATION: self._simulation}
+        return built[stage] is not None

@@ -1,4 +1,4 @@
-"""The semantic stages the pipeline builds after the index, in this order.
+"""The stages the pipeline builds after the index and the resolution, in this order.
 
 Each stage reads only the stages before it. Rules and outputs declare the stages they read
 (`Rule.reads`); the pipeline builds what the selected rules and the requested output need, and
@@ -11,12 +11,16 @@ import enum
 
 
 class Stage(enum.Enum):
+    # What the API server would refuse in each object, worked out per object as it is asked for:
+    # policylint.k8s.admissions. The topology reads it (a policy it refuses never reaches its
+    # controller), and so do the schema rules.
+    ADMISSION = "admission"
     TOPOLOGY = "topology"  # the traffic hierarchy: policylint.semantics.topology
     SIMULATION = "simulation"  # effective policy per context: policylint.semantics.effective
 
 
 # A stage needs every stage before it.
-ORDER: tuple[Stage, ...] = (Stage.TOPOLOGY, Stage.SIMULATION)
+ORDER: tuple[Stage, ...] = (Stage.ADMISSION, Stage.TOPOLOGY, Stage.SIMULATION)
 
 
 def closure(stages: frozenset[Stage] | set[Stage]) -> tuple[Stage, ...]:

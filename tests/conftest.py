@@ -4,8 +4,10 @@
 current output instead of comparing against them; review the diff before
 committing it.
 
-Every JSON report rendered in-process during the suite is validated against
-schemas/report.schema.json, the published contract of the JSON report (README "JSON report").
+The `validate_json_reports` fixture validates every JSON report rendered in-process against
+schemas/report.schema.json, the published contract of the JSON report (README "JSON report"). The
+reporter tests use it (and one end-to-end test of the command); elsewhere a report is read for
+what it says, and validating each one cost the suite several seconds.
 """
 
 from __future__ import annotations
@@ -98,8 +100,9 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden"))
 
 
-@pytest.fixture(autouse=True)
-def _validate_every_json_report(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+@pytest.fixture
+def validate_json_reports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every JSON report the test renders in-process is checked against the report schema."""
     from policylint.reporters import json as json_reporter
     from tests.lintutil import assert_valid_report
 

@@ -51,6 +51,7 @@ from typing import Any
 
 from policylint.input import bounds
 from policylint.input.parallel import PARALLEL_MIN_BYTES
+from tests.gitrepo import git, init
 from tests.test_hostile_inputs import CASES, DEEP_EXPECTED, DEEP_FILES, GOOD, Case
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -759,29 +760,24 @@ _GIT_BROKEN = b"apiVersion: v1\nkind: [\n"  # PL001 on line 2
 _GIT_NAMES = ("tab\there.yaml", "cr\rhere.yaml", "esc\x1b[2Khere.yaml", 'q"uote.yaml', "bidi\u202eevil.yaml", "-dash.yaml")
 
 
-def _git(directory: Path, *args: str) -> None:
-    command = ["git", "-c", "user.name=hostile", "-c", "user.email=hostile@example.com", "-c", "commit.gpgsign=false"]
-    subprocess.run([*command, *args], cwd=directory, check=True, capture_output=True)
-
-
 def _repository(base: Mapping[str, bytes], head: Mapping[str, bytes], then: str) -> Builder:
     """A repository whose first commit (tagged `base`) holds `base`; `head` (with the good file)
     is then written over it and committed (`then` "commit"), staged ("stage") or left in the
     working tree ("none")."""
 
     def build(directory: Path, outside: Path) -> None:
-        _git(directory, "init", "-q")
+        init(directory)
         for name, data in base.items():
             (directory / name).write_bytes(data)
-        _git(directory, "add", "-A")
-        _git(directory, "commit", "-q", "--allow-empty", "-m", "base")
-        _git(directory, "tag", "base")
+        git(directory, "add", "-A")
+        git(directory, "commit", "-q", "--allow-empty", "-m", "base")
+        git(directory, "tag", "base")
         for name, data in {**head, GOOD_FILE: GOOD_TEXT.encode()}.items():
             (directory / name).write_bytes(data)
         if then != "none":
-            _git(directory, "add", "-A")
+            git(directory, "add", "-A")
         if then == "commit":
-            _git(directory, "commit", "-q", "-m", "change")
+            git(directory, "commit", "-q", "-m", "change")
 
     return build
 
@@ -815,15 +811,15 @@ def _config(text: str | Callable[[Path, Path], str], name: str = ".policylint.ya
 
 def _ignored_but_tracked(directory: Path, outside: Path) -> None:
     """Broken manifests force-added behind a `.gitignore` that matches them, good.yaml staged."""
-    _git(directory, "init", "-q")
+    init(directory)
     (directory / ".gitignore").write_text("bad.yaml\nhidden/\n")
-    _git(directory, "add", ".gitignore")
-    _git(directory, "commit", "-q", "-m", "base")  # `--staged` compares with HEAD
+    git(directory, "add", ".gitignore")
+    git(directory, "commit", "-q", "-m", "base")  # `--staged` compares with HEAD
     (directory / "hidden").mkdir()
     (directory / "bad.yaml").write_bytes(_GIT_BROKEN)
     (directory / "hidden" / "bad.yaml").write_bytes(_GIT_BROKEN)
     (directory / GOOD_FILE).write_text(GOOD_TEXT)
-    _git(directory, "add", "-f", "bad.yaml", "hidden/bad.yaml", GOOD_FILE)
+    git(directory, "add", "-f", "bad.yaml", "hidden/bad.yaml", GOOD_FILE)
 
 
 def _git_cases() -> list[HostileCase]:
@@ -941,7 +937,7 @@ def _ignore_file(make: Builder) -> Builder:
     """A repository whose `.gitignore` `make` writes, with an untracked broken bad.yaml."""
 
     def build(directory: Path, outside: Path) -> None:
-        _git(directory, "init", "-q")
+        init(directory)
         (directory / "bad.yaml").write_bytes(_GIT_BROKEN)
         make(directory, outside)
 

@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.gitrepo import git, init
 from tests.lintutil import ROOT
 
 # Slow (each test runs the Action's steps as a runner does, installing the package): `make test` leaves it to `make test-all` (.ci/run).
@@ -378,33 +379,22 @@ def test_the_readme_shows_github_gitlab_and_jenkins() -> None:
         assert uses.startswith("policylint/policylint@") or re.fullmatch(r"[\w./-]+@[0-9a-f]{40}", uses), uses
 
 
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
-
-
 @pytest.fixture
 def pull_request(tmp_path: Path) -> Path:
     """A checkout of a pull request whose base branch (origin/main) gates PL201, and whose change
     switches it off in the configuration and baselines a finding it adds."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q")
+    repo = init(tmp_path / "repo")
     (repo / "policy.yaml").write_text(
         "apiVersion: gateway.networking.k8s.io/v1\nkind: BackendTLSPolicy\nmetadata: {name: p, namespace: n}\n"
         "spec:\n  targetRefs: [{group: '', kind: Service, name: missing}]\n"
         "  validation: {hostname: x.example.com, wellKnownCACertificates: System}\n"
     )
     (repo / ".policylint.yaml").write_text("paths: [.]\n")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "base")
-    _git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "base")
+    git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
     (repo / ".policylint.yaml").write_text("paths: [.]\nseverity: {PL: off}\n")
-    _git(repo, "commit", "-qam", "loosen")
+    git(repo, "commit", "-qam", "loosen")
     return repo
 
 

@@ -1,5 +1,5 @@
 """The admission verdict (policylint/k8s/admission.py): what the API server refuses in an object,
-computed once per object by the index, read by PL703 and PL704 and by the topology, which makes a
+computed once per object by the admission stage (k8s/admissions.py), read by PL703 and PL704 and by the topology, which makes a
 policy the API server refuses Invalid in the simulation (docs/semantics.md#policies-the-api-server-rejects).
 
 Every expected value is read off the Envoy Gateway v1.9.0 BackendTrafficPolicy CRD (bundled,
@@ -69,8 +69,9 @@ def targets(result: Any, name: str) -> list[dict[str, Any]]:
 
 def test_the_verdict_is_typed_and_names_the_schema_that_decided() -> None:
     result = lint_text(TOPOLOGY + btp("a", SCHEMA_BAD) + btp("b", CEL_BAD) + btp("c", VALID))
-    index = result.project.index
-    verdicts = {o.name: index.admission(o) for o in index.objects if o.kind == "BackendTrafficPolicy"}
+    admissions = result.project.admissions()
+    objects = result.project.index.objects
+    verdicts = {o.name: admissions.verdict(o) for o in objects if o.kind == "BackendTrafficPolicy"}
     a, b, c = verdicts["a"], verdicts["b"], verdicts["c"]
     assert a is not None and b is not None and c is not None
     ((schema,),) = [a.schema]
@@ -82,7 +83,7 @@ def test_the_verdict_is_typed_and_names_the_schema_that_decided() -> None:
     assert cel.message == "If LoadBalancer type is consistentHash, consistentHash field needs to be set."
     assert not c.rejected and list(c.rejections()) == []
     # Built once: the same verdict object every time it is asked for.
-    assert index.admission(next(o for o in index.objects if o.name == "a")) is a
+    assert admissions.verdict(next(o for o in objects if o.name == "a")) is a
 
 
 def test_a_policy_the_api_server_rejects_is_invalid_and_takes_no_part() -> None:

@@ -3,9 +3,11 @@ objects, hints, related locations, one finding per failing parentRef)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from policylint.findings import Severity
 from policylint.k8s.external import ExternalObjects
-from tests.lintutil import lint_text, only
+from tests.lintutil import lint_paths, lint_text, only
 from tests.manifests import first, gateway, gateway_class, listener_set, policy, selector_listener, service
 from tests.manifests import route as route_doc
 
@@ -235,6 +237,17 @@ def test_pl406_missing_namespace_hint_and_external_parent() -> None:
     assert "Gateway app/shared" in finding.message
     assert "set namespace: infra in the parentRef" in finding.message
     assert only(lint_text(text, external=ExternalObjects.parse(["Gateway/app/shared"])), "PL406") == []
+
+
+def test_pl406_names_a_guess_once_when_its_object_is_defined_in_several_files(tmp_path: Path) -> None:
+    # NGF's tests/suite/manifests/reconfig/ holds Gateway default/gateway in more than one file;
+    # the guess "did you mean namespace: default?" was given once per definition.
+    for name in ("a.yaml", "b.yaml", "c.yaml"):
+        (tmp_path / name).write_text(SHARED, encoding="utf-8")
+    (tmp_path / "route.yaml").write_text(route("[{name: shared, namespace: elsewhere}]"), encoding="utf-8")
+    (finding,) = only(lint_paths([tmp_path]), "PL406")
+    assert finding.message.count("did you mean namespace: infra?") == 1
+    assert len(finding.related) == 1
 
 
 def test_pl406_kind_hint_between_gateway_and_listener_set() -> None:

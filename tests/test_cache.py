@@ -525,8 +525,8 @@ def test_verdicts_nothing_refuses_are_kept_and_answer_as_computed_ones(
     warm = list(verdicts_computed)
     # Worked out again: only the objects the API server refuses, whose verdicts are not kept.
     # Those with pruned fields (PL702's) come from the store, fields and all.
-    index = lint(LintRequest(paths=[str(schema_tree)])).index
-    verdicts = [(o, index.admission(o)) for o in index.objects]
+    project = lint(LintRequest(paths=[str(schema_tree)])).project
+    verdicts = [(o, project.admissions().verdict(o)) for o in project.index.objects]
     refused = {o.name for o, v in verdicts if v is not None and (v.schema or v.cel)}
     assert any(v is not None and v.pruned and not (v.schema or v.cel) for _, v in verdicts)  # kept with their fields
     assert warm and set(warm) <= refused

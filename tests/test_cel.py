@@ -529,6 +529,27 @@ def test_date_time_and_date_fields_are_timestamps() -> None:
     assert cel.evaluate(rule, got) == (True, None)
 
 
+def test_duration_fields_are_durations() -> None:
+    # The API server hands `duration` strings to CEL as durations (k8s.io/apiserver
+    # pkg/cel/common/valuesunstructured.go); Go's duration syntax, worked by hand: 1h30m is
+    # 5,400 s, -1.5s is -1,500,000,000 ns. What this conversion cannot read is BAD, so that no
+    # rule is reported on a value CEL would see differently.
+    schema = {
+        "type": "object",
+        "properties": {
+            "timeout": {"type": "string", "format": "duration"},
+            "steps": {"type": "array", "items": {"type": "string", "format": "duration"}},
+        },
+    }
+    got = cel.to_cel({"timeout": "1h30m", "steps": ["-1.5s", "0", "250ms"]}, schema)
+    assert got["timeout"] == cel.Duration(5400 * 10**9)
+    assert got["steps"] == [cel.Duration(-1_500_000_000), cel.Duration(0), cel.Duration(250 * 10**6)]
+    for bad in (5, "", "1h30", "h"):
+        assert cel.to_cel({"timeout": bad}, schema)["timeout"] is cel.BAD
+    rule = cel.compile_rule("self.timeout < duration('2h') && self.steps.all(s, s < duration('1s'))")
+    assert cel.evaluate(rule, got) == (True, None)
+
+
 def test_message_expression() -> None:
     validation = {"rule": "self.a > 1", "messageExpression": "'a is ' + string(self.a)", "message": "fallback"}
     # The cost, in cel-go's units: `self`, `.a`, string() and `+` one each.

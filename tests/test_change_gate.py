@@ -21,9 +21,9 @@ import pytest
 from click.testing import CliRunner
 
 from policylint.cli import cli
+from tests.gitrepo import commit, git, init
 from tests.lintutil import ROOT
 from tests.test_ci_reporters import sarif_of
-from tests.test_git_diff import git
 
 QUICKSTART = """\
 apiVersion: gateway.networking.k8s.io/v1
@@ -115,14 +115,6 @@ spec:
 OLD = [("PL407", "apps/team-x/legacy.yaml", 10), ("PL301", "apps/team-x/legacy.yaml", 22)]
 
 
-def init(root: Path) -> None:
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "dev@example.com")
-    git(root, "config", "user.name", "dev")
-    git(root, "config", "commit.gpgsign", "false")
-
-
 def lay_out(root: Path) -> None:
     (root / "platform").mkdir()
     (root / "apps" / "team-x").mkdir(parents=True)
@@ -134,11 +126,9 @@ def lay_out(root: Path) -> None:
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "repo"
-    init(root)
+    root = init(tmp_path / "repo")
     lay_out(root)
-    git(root, "add", ".")
-    git(root, "commit", "-q", "-m", "base")
+    commit(root)
     monkeypatch.chdir(root)
     return root
 

@@ -36,6 +36,9 @@ from policylint.rules import REGISTRY
 from policylint.textsafe import unescape
 from tests.lintutil import ROOT, lint_paths
 
+# Every JSON report these tests render is checked against the report schema (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("validate_json_reports")
+
 INPUT = "tests/reporters/ci"
 GOLDEN = ROOT / "tests" / "reporters" / "ci-golden"
 SARIF_SCHEMA = ROOT / "tests" / "data" / "sarif" / "sarif-schema-2.1.0.json"

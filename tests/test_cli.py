@@ -254,12 +254,21 @@ def test_select_and_ignore(inputs: dict[str, Path]) -> None:
 # -- streams ----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("validate_json_reports")  # the report of the command, end to end, is valid
 def test_json_goes_to_stdout_and_the_summary_to_stderr(inputs: dict[str, Path]) -> None:
     result = invoke("--format", "json", str(inputs["errors"]), str(inputs["clean"]))
     report = json.loads(result.stdout)  # nothing but the document
     assert_valid_report(report)
     assert report["summary"]["files"] == 2
     assert result.stderr.strip() == "3 errors, 0 warnings, 0 info in 2 files (3 objects, 1 policy)"
+
+
+def test_the_other_tests_read_the_json_report_unchecked() -> None:
+    """The schema check of every JSON report runs in the reporter tests and the one above: each
+    check of a large report takes milliseconds, and most tests only read what a report says."""
+    from policylint.reporters import json as json_reporter
+
+    assert json_reporter.report.__module__ == json_reporter.pieces.__module__ == "policylint.reporters.json"
 
 
 def test_text_goes_to_stdout_and_the_summary_to_stderr(inputs: dict[str, Path]) -> None:

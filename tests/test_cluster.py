@@ -330,7 +330,7 @@ def test_a_refused_object_is_walked_once_per_plausible_schema_however_many_findi
     result = lint_text(route)
     refusals = [f for f in result.findings if f.rule == "PL703" and f.path.endswith(".path.type")]
     assert len(refusals) == 40
-    catalogue = result.index.catalogue()
+    catalogue = result.project.admissions().catalogue
     distinct = {id(found[0]) for _, _, found in catalogue.plausible(("gateway.networking.k8s.io", "HTTPRoute", "v1")) if found}
     assert walks.count("many") <= len(distinct)
 

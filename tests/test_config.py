@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from policylint.cli import cli
 from policylint.config import find_config
 from policylint.input import nonmanifest
+from tests.gitrepo import init
 from tests.lintutil import ROOT
 
 REPO = ROOT / "tests" / "data" / "realistic-repo"
@@ -429,7 +430,7 @@ def test_a_realistic_repository_gives_exactly_the_planted_findings(tmp_path: Pat
 def test_the_realistic_repository_inside_a_git_work_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = _acceptance_copy(tmp_path)
     (root / ".gitignore").unlink()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    init(root)
     (root / ".git" / "info").mkdir(exist_ok=True)
     (root / ".git" / "info" / "exclude").write_text("node_modules/\n")
     monkeypatch.chdir(root / "manifests")  # the configuration is found upward

@@ -21,8 +21,9 @@ from referencing import Registry, Resource
 
 from policylint.cli import cli
 from policylint.resources import load_schema
+from tests.gitrepo import commit, git, init
 from tests.lintutil import ROOT
-from tests.test_git_diff import git, state
+from tests.test_git_diff import state
 
 POLICY = "infra/backend-traffic-policy.yaml"  # BackendTrafficPolicy infra/shared-gw-backends, on the whole Gateway
 
@@ -31,12 +32,8 @@ POLICY = "infra/backend-traffic-policy.yaml"  # BackendTrafficPolicy infra/share
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "repo"
     shutil.copytree(ROOT / "examples", root)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "dev@example.com")
-    git(root, "config", "user.name", "dev")
-    git(root, "config", "commit.gpgsign", "false")
-    git(root, "add", ".")
-    git(root, "commit", "-q", "-m", "base")
+    init(root)
+    commit(root)
     monkeypatch.chdir(root)
     return root
 
@@ -216,21 +213,8 @@ def test_the_readme_sample_is_real_output(tmp_path: Path, monkeypatch: pytest.Mo
     block = block[: block.index("\n```")]
     root = tmp_path / "project"
     shutil.copytree(ROOT / "examples", root / "examples")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "-c", "user.email=dev@example.com", "-c", "user.name=dev", "-c", "commit.gpgsign=false", "add", ".")
-    git(
-        root,
-        "-c",
-        "user.email=dev@example.com",
-        "-c",
-        "user.name=dev",
-        "-c",
-        "commit.gpgsign=false",
-        "commit",
-        "-q",
-        "-m",
-        "base",
-    )
+    init(root)
+    commit(root)
     git(root, "rm", "-q", "examples/infra/backend-traffic-policy.yaml")
     monkeypatch.chdir(root)
     result = CliRunner().invoke(cli, ["diff", "HEAD", "--path", "examples"])

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from policylint.cli import cli
+from tests.gitrepo import git, repository
 
 CLASS = """\
 apiVersion: gateway.networking.k8s.io/v1
@@ -66,25 +65,10 @@ spec: {}
 """
 
 
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=env).stdout
-
-
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "dev@example.com")
-    git(root, "config", "user.name", "dev")
-    git(root, "config", "commit.gpgsign", "false")
-    (root / "class.yaml").write_text(CLASS)
-    (root / "gateway.yaml").write_text(GATEWAY)
-    (root / "policy.yaml").write_text(POLICY)
-    (root / "legacy.yaml").write_text(OLD_MISTAKE)
-    git(root, "add", ".")
-    git(root, "commit", "-q", "-m", "base")
+    files = {"class.yaml": CLASS, "gateway.yaml": GATEWAY, "policy.yaml": POLICY, "legacy.yaml": OLD_MISTAKE}
+    root = repository(tmp_path / "repo", files)
     monkeypatch.chdir(root)
     return root
 

@@ -26,7 +26,7 @@ from click.testing import CliRunner
 
 from policylint.cli import cli
 from policylint.input import git as gitinput
-from tests.test_git_diff import git
+from tests.gitrepo import commit, git, init
 
 CLEAN = """\
 apiVersion: gateway.networking.k8s.io/v1
@@ -62,15 +62,9 @@ IDS = [ascii(name)[2:-1] for name, _ in NAMES]
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A repository whose base commit (tagged `base`) holds a clean zz.yaml."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "dev@example.com")
-    git(root, "config", "user.name", "dev")
-    git(root, "config", "commit.gpgsign", "false")
+    root = init(tmp_path / "repo")
     (root / "zz.yaml").write_text(CLEAN)
-    git(root, "add", ".")
-    git(root, "commit", "-q", "-m", "base")
+    commit(root)
     git(root, "tag", "base")
     monkeypatch.chdir(root)
     return root

@@ -37,8 +37,8 @@ from policylint.incremental.workspace import Workspace
 from policylint.input.cache import ParseCache
 from policylint.pipeline import LintRequest, lint
 from policylint.semantics import components
-from tests.test_change_gate import APP, init, lay_out
-from tests.test_git_diff import git
+from tests.gitrepo import git, init
+from tests.test_change_gate import APP, lay_out
 
 
 def test_every_request_field_is_said_to_shape_the_findings_or_not() -> None:

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
+from tests.gitrepo import commit, git, init
 from tests.lintutil import ROOT
 from tests.test_change_gate import APP, QUICKSTART, lay_out
-from tests.test_git_diff import GATEWAY, OLD_MISTAKE, POLICY, git
+from tests.test_git_diff import GATEWAY, OLD_MISTAKE, POLICY
 
 # Slow (each test installs and runs the hooks through pre-commit in a real repository): `make test` leaves it to `make test-all` (.ci/run).
 pytestmark = pytest.mark.slow
@@ -28,16 +29,11 @@ def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "dev@example.com")
-    git(root, "config", "user.name", "dev")
+    root = init(tmp_path / "repo")
     (root / "gateway.yaml").write_text(GATEWAY)
     (root / "policy.yaml").write_text(POLICY)
     (root / "legacy.yaml").write_text(OLD_MISTAKE)  # an old finding nobody touches
-    git(root, "add", ".")
-    git(root, "commit", "-q", "-m", "base")
+    commit(root)
     return root
 
 
@@ -98,14 +94,9 @@ def test_the_diff_hook_without_a_base_fails_and_says_why(repo: Path, pre_commit_
 def teams(tmp_path: Path) -> Path:
     """A platform directory with the shared Gateway, and team directories whose policies target
     objects in other files; two old findings under apps/ depend on platform/quickstart.yaml."""
-    root = tmp_path / "teams"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "dev@example.com")
-    git(root, "config", "user.name", "dev")
+    root = init(tmp_path / "teams")
     lay_out(root)
-    git(root, "add", ".")
-    git(root, "commit", "-q", "-m", "base")
+    commit(root)
     return root
 
 
@@ -219,11 +210,7 @@ def pushing(tmp_path: Path, pre_commit_home: Path) -> Path:
 
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    root = tmp_path / "pushing"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "dev@example.com")
-    git(root, "config", "user.name", "dev")
+    root = init(tmp_path / "pushing")
     lay_out(root)
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     for hook in hooks:

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from policylint.input import parallel
-from policylint.rules import workers
+from policylint.rules import engine, workers
 from tests.manifests import first, gateway, gateway_class, policy, route, service
 
 LINUX = sys.platform.startswith("linux")
@@ -42,7 +42,7 @@ _COMMAND = """\
 import sys
 from policylint import entry
 from policylint.input import parallel
-from policylint.rules import workers
+from policylint.rules import engine, workers
 if parallel.usable_cpus() < 2:
     parallel.usable_cpus = lambda: 2
 sys.argv[0] = "policylint"
@@ -307,7 +307,7 @@ _FAILING_POOL = """\
 import concurrent.futures, sys
 from pathlib import Path
 from policylint.input import parallel
-from policylint.rules import workers
+from policylint.rules import engine, workers
 from policylint.input.sources import Source
 from tests import test_processes as t
 
@@ -471,7 +471,7 @@ _POOL_WITH_WATCHDOG = """\
 import functools, os, time, multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from policylint.input import parallel
-from policylint.rules import workers
+from policylint.rules import engine, workers
 pool = ProcessPoolExecutor(
     1,
     mp_context=multiprocessing.get_context("spawn"),
@@ -777,16 +777,17 @@ def test_the_rule_processes_send_back_the_verdicts_they_work_out(tmp_path: Path,
 
     monkeypatch.setattr(admission, "violations", counting)
     monkeypatch.chdir(tmp_path)
-    index = lint(LintRequest(paths=["manifests"], cache_dir=str(cache_dir))).index
-    with_schema = [o for o in index.objects if index.admission(o) is not None]
-    refused = [o for o in with_schema if index.admission(o).schema or index.admission(o).cel]  # type: ignore[union-attr]
+    project = lint(LintRequest(paths=["manifests"], cache_dir=str(cache_dir))).project
+    admissions = project.admissions()
+    with_schema = [o for o in project.index.objects if admissions.verdict(o) is not None]
+    refused = [o for o in with_schema if admissions.verdict(o).schema or admissions.verdict(o).cel]  # type: ignore[union-attr]
     assert len(with_schema) > 1000
     assert len(computed) == len(refused)
 
 
 _WORKERS_SCRIPT = """\
 import fcntl, json, os, struct, sys, termios, threading, time
-from policylint.rules import workers
+from policylint.rules import engine, workers
 
 class Rule:
     def __init__(self, rule_id):
@@ -796,10 +797,10 @@ class Rule:
 
 class Index:
     objects = range(workers.MIN_OBJECTS)
-    verdicts = None
 
 class Project:
     index = Index()
+    kept_verdicts = None
 
 mode = sys.argv[1]
 parent = os.getpid()
@@ -887,7 +888,7 @@ def test_what_the_children_leave_in_the_queue_this_process_runs() -> None:
 
 _CLOSE_SCRIPT = """\
 import json, os, sys, time
-from policylint.rules import workers
+from policylint.rules import engine, workers
 
 class Rule:
     per_object = False
@@ -897,10 +898,10 @@ class Rule:
 
 class Index:
     objects = range(workers.MIN_OBJECTS)
-    verdicts = None
 
 class Project:
     index = Index()
+    kept_verdicts = None
 
 def run_units(units):
     for unit in units:
@@ -1002,7 +1003,7 @@ def _shares_find_what_one_run_finds(project: Any, rule: Any) -> int:
     """Check the rule's shares (2, 3, and as many as two processes make) against one run; the number of findings."""
     whole = [(issue, _issue_key(issue)) for issue in rule().check(project)]
     for n in (2, 3, SHARES):
-        parts = [[_issue_key(issue) for issue in rule(None, (k, n)).check(project)] for k in range(n)]
+        parts = [[_issue_key(issue) for issue in engine.issues(rule(), project, (k, n))] for k in range(n)]
         assert sorted(key for part in parts for key in part) == sorted(key for _, key in whole), (rule.id, n)
         for k, part in enumerate(parts):
             mine = [key for issue, key in whole if project.index.share_of(issue.object, n) == k]
@@ -1034,6 +1035,85 @@ def test_a_per_object_rule_over_every_share_finds_what_one_run_finds(tmp_path: P
     assert found >= {"messy": {"PL201", "PL301"}, "clean": {"PL603"}, "tests/rules": {"PL707"}}.get(where, set())
 
 
+def test_rules_never_see_the_shares() -> None:
+    """The engine cuts the work of a per-object rule into shares; a rule only says what it finds
+    on one object (`ObjectRule.check_object`) or one policy (`PolicyRule.check_policy`), and is
+    made without any share."""
+    import inspect
+
+    from policylint.rules import REGISTRY
+    from policylint.rules.base import ObjectRule, PolicyRule, Rule
+
+    assert list(inspect.signature(Rule.__init__).parameters) == ["self", "config"]
+    assert not {"share", "mine", "objects", "policies"} & set(vars(Rule))
+    split = {rule.id for rule in REGISTRY if issubclass(rule, (ObjectRule, PolicyRule))}
+    assert split == set(PER_OBJECT)
+    assert {rule.id for rule in REGISTRY if rule.per_object} == split
+
+
+def test_a_per_object_rule_finds_the_same_whatever_the_split() -> None:
+    """A rule that says what it finds on one object: the engine runs it on every object, or on each
+    share of them, and the findings are the same, each share's in index order, whatever the split."""
+    from policylint.findings import Issue, Severity
+    from policylint.k8s.objects import K8sObject
+    from policylint.pipeline import LintRequest, lint
+    from policylint.profiles.policy import Policy
+    from policylint.project import Project
+    from policylint.rules.base import ObjectRule, PolicyRule
+
+    class EveryObject(ObjectRule):
+        """Two findings on every object."""
+
+        id = "PL990"
+        name = "every-object"
+        severity = Severity.INFO
+
+        def check_object(self, project: Project, obj: K8sObject) -> Iterator[Issue]:
+            yield self.issue(obj, "metadata.name", f"{obj.key} first")
+            yield self.issue(obj, "kind", f"{obj.key} second")
+
+    class EveryPolicy(PolicyRule):
+        """One finding per target reference of every policy."""
+
+        id = "PL991"
+        name = "every-policy"
+        severity = Severity.INFO
+
+        def check_policy(self, project: Project, policy: Policy) -> Iterator[Issue]:
+            for ref in policy.refs:
+                yield self.issue(policy.obj, ref.path, f"{policy.key} -> {ref.name}")
+
+    project = lint(LintRequest(paths=[str(REPO / "examples")])).project
+    objects = project.index.objects
+    namespaces = sorted({obj.namespace or "" for obj in objects})
+    assert len(namespaces) > 3  # enough for every split below to cut
+    policies = project.resolution.policies()
+    expected = {
+        EveryObject: [f"{obj.key} {which}" for obj in objects for which in ("first", "second")],
+        EveryPolicy: [f"{p.key} -> {ref.name}" for p in policies for ref in p.refs],
+    }
+    for rule_cls, whole in expected.items():
+        assert [issue.message for issue in engine.issues(rule_cls(), project)] == whole
+        for n in (1, 2, 3, len(namespaces)):
+            parts = [list(engine.issues(rule_cls(), project, (k, n))) for k in range(n)]
+            assert sorted(issue.message for part in parts for issue in part) == sorted(whole), (rule_cls.id, n)
+            for k, part in enumerate(parts):
+                # Each share holds whole namespaces, and its findings come in the order one run gives them.
+                assert {namespaces.index(issue.object.namespace or "") % n for issue in part} <= {k}  # type: ignore[union-attr]
+                assert [issue.message for issue in part] == [m for m in whole if any(i.message == m for i in part)]
+        assert 0 < len(list(engine.issues(rule_cls(), project, (0, 2)))) < len(whole)  # a share is not the whole
+
+
+def test_a_whole_project_rule_is_never_split() -> None:
+    from policylint.pipeline import LintRequest, lint
+    from policylint.rules import REGISTRY
+
+    project = lint(LintRequest(paths=[str(REPO / "examples")])).project
+    (whole,) = (rule for rule in REGISTRY if rule.id == "PL404")
+    with pytest.raises(TypeError, match="PL404 is not a per-object rule"):
+        list(engine.issues(whole(), project, (0, 2)))
+
+
 @pytest.mark.parametrize("rule_id", PER_OBJECT)
 def test_a_per_object_rule_over_every_share_finds_what_one_run_finds_in_its_fixtures(rule_id: str) -> None:
     from policylint.pipeline import LintRequest, lint
@@ -1053,6 +1133,14 @@ def test_the_shares_of_a_rule_build_its_whole_project_lookups_once(tmp_path: Pat
     from policylint.rules import schema, section_name, targetref
 
     write_corpus(600, tmp_path, per_file=0, error_rate=0.75)
+    # Objects the schemas refuse, in namespaces of several shares: what reads the target fields.
+    (tmp_path / "refused.yaml").write_text(
+        "".join(
+            f"---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: refused, namespace: ns-{n}}}\n"
+            "spec: {bogus: 1, rules: [{backendRefs: [{name: web, port: 99999}]}]}\n"
+            for n in range(SHARES)
+        )
+    )
     result = lint(LintRequest(paths=[str(tmp_path)]))
     built: dict[str, int] = {}
 
@@ -1074,10 +1162,11 @@ def test_the_shares_of_a_rule_build_its_whole_project_lookups_once(tmp_path: Pat
         counted(module, name)
     rules = {rule.id: rule for rule in result.rules}
     found = {
-        rule_id: sum(len(list(rules[rule_id](None, (k, SHARES)).check(result.project))) for k in range(SHARES))
+        rule_id: sum(len(list(engine.issues(rules[rule_id](), result.project, (k, SHARES)))) for k in range(SHARES))
         for rule_id in ("PL201", "PL301", "PL702", "PL703")
     }
     assert found["PL201"] > 0 and found["PL301"] > 0  # what builds their lookups: a reference to nothing
+    assert found["PL702"] == found["PL703"] == SHARES  # and a field or a value the schema refuses
     assert built == {"_objects_by_name": 1, "_SimilarNames": 1, "_sections_by_name": 1, "_target_fields": 1}
 
     # The engine keeps them no longer than the rules that read them run: a whole rule's are
@@ -1102,7 +1191,7 @@ def test_the_shares_of_a_rule_build_its_whole_project_lookups_once(tmp_path: Pat
     # Shares, and a whole rule between them (the queue may hand a process both): kept to the end.
     units = [(rules["PL201"], (0, 2)), (rules["PL301"], (0, 2)), (rules["PL702"], None), (rules["PL201"], (1, 2))]
     runner([*units, (rules["PL301"], (1, 2))])
-    assert held == [3] and project._derived == {}
+    assert held == [4] and project._derived == {}  # PL201's two, PL301's one, PL702's target fields
     # One build each for the shares checked above, the whole rules' call and this one.
     assert built["_objects_by_name"] == built["_sections_by_name"] == 3
 

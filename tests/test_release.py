@@ -70,6 +70,26 @@ def test_the_package_metadata_reads_the_one_version() -> None:
     assert not re.search(r"^version\s*=", pyproject, re.M)
 
 
+def test_the_package_links_to_the_project_home() -> None:
+    """PyPI shows `[project.urls]` beside the description; each link is under the one home the
+    package names (`policylint.HOMEPAGE`, also the base of every rule's help URI)."""
+    import policylint
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]
+    assert urls["Homepage"] == policylint.HOMEPAGE
+    assert {"Documentation", "Changelog", "Issues"} <= set(urls)
+    assert all(url.startswith(policylint.HOMEPAGE) for url in urls.values())
+    for url in urls.values():
+        if "/blob/main/" in url:
+            assert (ROOT / url.split("/blob/main/", 1)[1]).is_file(), url
+        if "/tree/main/" in url:
+            assert (ROOT / url.split("/tree/main/", 1)[1]).is_dir(), url
+
+
 # -- the README's samples of real output -----------------------------------------------------------
 
 

@@ -18,6 +18,9 @@ from click.testing import CliRunner
 from policylint.cli import cli
 from tests.lintutil import ROOT
 
+# Every JSON report these tests render is checked against the report schema (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("validate_json_reports")
+
 GATEWAY = """\
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway

@@ -34,6 +34,9 @@ INPUT = "tests/reporters/input"
 GOLDEN = ROOT / "tests" / "reporters" / "golden"
 ARGS = ["--select", "PL0", INPUT]
 
+# Every JSON report these tests render is checked against the report schema (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("validate_json_reports")
+
 
 def _run(*args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(cli, [*args, *ARGS])
@@ -109,6 +112,13 @@ FINDING = Finding(
     path="spec.targetRefs[0]",
     related=(ResolvedRelated("the namespace", "b.yaml", 1, 1),),
 )
+
+
+def test_the_json_reports_rendered_here_are_checked_against_the_schema() -> None:
+    from policylint.reporters import json as json_reporter
+
+    # Both ways the reporter writes a report are the checking ones of tests/conftest.py here.
+    assert json_reporter.report.__module__ == json_reporter.pieces.__module__ == "tests.conftest"
 
 
 def test_text_line_format() -> None:

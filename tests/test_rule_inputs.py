@@ -48,6 +48,8 @@ def test_the_declared_stages_are_needed_where_a_rule_reads_them() -> None:
         families[r.id[:3]] |= set(r.reads)
     assert families["PL6"] == {Stage.SIMULATION}
     assert families["PL4"] == {Stage.TOPOLOGY}
+    # The schema family reads the admission verdicts; PL704 the topology too (which is after them).
+    assert families["PL7"] == {Stage.ADMISSION, Stage.TOPOLOGY}
     assert families["PL2"] == families["PL3"] == families["PL1"] == families["PL5"] == set()
 
 
@@ -65,7 +67,7 @@ def test_select_pl2_on_a_10k_object_corpus_does_no_simulation_work(tmp_path: Pat
     assert {f.rule for f in narrow.findings} <= {r.id for r in REGISTRY if r.id.startswith("PL2")}
     # The JSON report's policy section reads the simulation: asking for it builds it.
     report = lint(LintRequest(paths=[str(tmp_path)], selection=Selection(select=("PL2",)), cache_dir=None, report_policies=True))
-    assert _built(report.project) == {Stage.TOPOLOGY, Stage.SIMULATION}
+    assert _built(report.project) == {Stage.ADMISSION, Stage.TOPOLOGY, Stage.SIMULATION}
     assert [f.line for f in report.findings] == [f.line for f in narrow.findings]
 
 
@@ -194,6 +196,24 @@ def test_earlier_stages_never_import_later_ones() -> None:
     assert sorted(violations) == []
 
 
+def test_the_index_holds_data_and_runs_no_validation() -> None:
+    """The index is a data stage (objects, lookups, parse-cache keys): what the API server would
+    refuse in an object is the admission stage's (policylint.k8s.admissions), which the pipeline
+    builds after it. The index neither imports the code that validates, even lazily or for its
+    annotations, nor keeps verdicts, a catalogue of schemas or the store of kept verdicts."""
+    from policylint.k8s.index import ProjectIndex
+
+    validation = {"policylint.k8s.admission", "policylint.k8s.admissions", "policylint.k8s.celrules", "policylint.k8s.schemawalk"}
+    tree = ast.parse((ROOT / "policylint" / "k8s" / "index.py").read_text(encoding="utf-8"))
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert sorted(imported & validation) == []
+    index = lint(LintRequest(paths=[str(ROOT / "examples")], cache_dir=None)).index
+    held = {name for name in (*vars(ProjectIndex), *vars(index)) if "admission" in name or "catalogue" in name}
+    assert sorted(held) == []
+    assert not hasattr(index, "verdicts")
+
+
 # -- what findings sit on ----------------------------------------------------------------------
 
 
@@ -233,14 +253,19 @@ def test_reports_on_reads_the_declaration() -> None:
     assert by_id["PL005"].reports_on("Service", policy=False)  # any object
 
 
-@pytest.mark.parametrize("stage", ["topology", "simulation"])
+@pytest.mark.parametrize("stage", ["admission", "topology", "simulation"])
 def test_a_stage_that_fails_to_build_is_one_pl000_and_is_tried_once(stage: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug in a stage costs the rules that read it (one PL000 says why), never the others'
     findings, and the stage is not built again for the rules that start before the rest."""
+    from policylint.k8s import admissions
     from policylint.semantics import topology
     from policylint.semantics.effective import simulation
 
-    owner, name = (topology.Topology, "_build") if stage == "topology" else (simulation.Simulation, "_run")
+    owner, name = {
+        "admission": (admissions.Admissions, "__init__"),
+        "topology": (topology.Topology, "_build"),
+        "simulation": (simulation.Simulation, "_run"),
+    }[stage]
     tries: list[int] = []
 
     def broken(self: object, *args: object, **kwargs: object) -> None:
@@ -255,3 +280,4 @@ def test_a_stage_that_fails_to_build_is_one_pl000_and_is_tried_once(stage: str, 
     ran = {rule.id for rule in result.rules}
     assert "PL201" in ran and "PL601" not in ran
     assert ("PL401" in ran) == (stage == "simulation")
+    assert ("PL703" in ran) == (stage != "admission")

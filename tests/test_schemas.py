@@ -358,7 +358,7 @@ def test_istio_crd_validation_cases() -> None:
             want = document.pop("_err", None)
             result = lint_text(yaml.safe_dump(document, sort_keys=False), filename=path.name)
             (obj,) = result.project.index.objects
-            verdict = result.project.index.admission(obj)
+            verdict = result.project.admissions().verdict(obj)
             assert verdict is not None, (path.name, obj.name)
             messages = [r.message for r in (*verdict.schema, *verdict.cel)]
             checked += 1

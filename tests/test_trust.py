@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from policylint.rules import REGISTRY
+from tests.gitrepo import git, init
 
 # A policy whose target does not exist: PL201, an error, fails a run that nothing loosens.
 POLICY = (
@@ -46,21 +47,12 @@ def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A repository whose committed configuration turns nothing off."""
     (tmp_path / "policy.yaml").write_text(POLICY)
     (tmp_path / ".policylint.yaml").write_text("# gate\nfail-on: error\n")
-    git(tmp_path, "init", "-q")
+    init(tmp_path)
     git(tmp_path, "add", ".")
     git(tmp_path, "commit", "-qm", "base")
     return tmp_path
@@ -357,7 +349,7 @@ def test_gate_base_compares_the_configuration_whatever_the_files_reported_on(rep
 def test_gate_base_head_before_the_first_commit_compares_nothing(tmp_path: Path) -> None:
     (tmp_path / "policy.yaml").write_text(POLICY.replace("name: missing", "name: p"))
     (tmp_path / ".policylint.yaml").write_text("ignore: [PL201]\n")
-    git(tmp_path, "init", "-q")
+    init(tmp_path)
     git(tmp_path, "add", ".")
     proc = run(tmp_path, "check", "--no-cache", "--context", ".", "--gate-base", "HEAD", "policy.yaml")
     assert proc.returncode == 0, proc.stderr

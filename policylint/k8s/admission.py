@@ -3,9 +3,10 @@
 The API server validates a custom object against its CRD's structural schema (types, enums,
 bounds, patterns, formats, required fields) and then runs the CRD's CEL validation rules
 (`x-kubernetes-validations`); an object that fails either is refused, whole. This module
-computes that verdict offline, once per object (`ProjectIndex.admission`), typed and with its
-reasons, so that the schema rules (PL703, PL704) report it and the topology reads it: a policy
-the API server refuses never reaches its controller (`Topology.policy_errors`).
+computes that verdict offline, typed and with its reasons, once per object (the admission stage,
+policylint.k8s.admissions, asks for it and keeps it), so that the schema rules (PL703, PL704)
+report it and the topology reads it: a policy the API server refuses never reaches its
+controller (`Topology.policy_errors`).
 
 Which schema decides (`Catalogue`): a CRD in the input or given with `--crd`, which is what the
 cluster serves; else the bundled schemas of the Gateway API channel and release the run names
@@ -73,6 +74,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from policylint.k8s.admissions import Admissions
     from policylint.k8s.index import ProjectIndex
     from policylint.k8s.objects import K8sObject
 
@@ -84,7 +86,7 @@ MEMO_LIMIT = 50_000  # entries of each memo table of a catalogue (`admit`)
 
 @record
 class Catalogue:
-    """The schemas and served versions that decide for one project (`catalogue`)."""
+    """The schemas and served versions that decide for one project (`build_catalogue`)."""
 
     cluster: Cluster  # what the cluster runs, declared or inferred (policylint.k8s.cluster)
     # From the CRDs in the input and given with --crd: (group, kind, version) -> schema, and
@@ -93,11 +95,6 @@ class Catalogue:
     given_served: dict[tuple[str, str], tuple[list[str], K8sObject | None]] = dataclass_field(default_factory=dict)
     # (group, kind, version) -> the warning of a deprecated version they serve.
     given_deprecated: dict[tuple[str, str, str], str] = dataclass_field(default_factory=dict)
-    # The unknown fields of every object (which the API server prunes), once computed for PL702
-    # and PL706 (policylint.rules.schema): per share of the objects (`Rule.share`; None: all).
-    unknown: dict[tuple[int, int] | None, list[tuple[K8sObject, str | None, list[PrunedField]]]] = dataclass_field(
-        default_factory=dict
-    )
     # (id(schema node), `cel.shape` of a value) -> its schema violations and pruned fields, paths
     # relative to it (`violations`): the content of a map or list checked once per schema node.
     schema_results: dict[tuple[int, Any], Any] = dataclass_field(default_factory=dict)
@@ -115,6 +112,10 @@ class Catalogue:
     # asks it of every plausible schema (policylint.rules.releases), and a walk of a large object
     # per finding would make hostile input quadratic.
     admitted: dict[tuple[K8sObject, int], bool] = dataclass_field(default_factory=dict)
+    # (group, kind, version) -> the schema that decides it (`schema`): every object of a kind
+    # asks, and for a kind no schema decides (Services, Namespaces) the answer is found only by
+    # asking every plausible release and channel, a list per object otherwise.
+    decided: dict[tuple[str, str, str], tuple[Mapping[str, Any], str | None] | None] = dataclass_field(default_factory=dict)
 
     def fingerprint(self, schema: Mapping[str, Any]) -> bytes:
         """A hash of the schema's content, worked out once per schema and run: which schema decided
@@ -170,6 +171,12 @@ class Catalogue:
         first plausible pair that does (`plausible`). An object whose version no plausible pair
         serves has none (PL705 reports it)."""
         key = (obj.group, obj.kind, obj.version)
+        if key in self.decided:
+            return self.decided[key]
+        found = self.decided[key] = self._schema_of(key)
+        return found
+
+    def _schema_of(self, key: tuple[str, str, str]) -> tuple[Mapping[str, Any], str | None] | None:
         given = self.given.get(key)
         if given is not None:
             return given, None
@@ -251,8 +258,8 @@ class Catalogue:
 
 
 def build_catalogue(index: ProjectIndex) -> Catalogue:
-    """The catalogue of a project (`ProjectIndex.catalogue` builds it once): the given CRDs'
-    schemas are compacted once for every reader."""
+    """The catalogue of a project (the admission stage builds it once, `Admissions.catalogue`):
+    the given CRDs' schemas are compacted once for every reader."""
     from policylint.k8s.schemas import crd_deprecated, crd_schemas, crd_served
 
     options = index.options
@@ -272,9 +279,9 @@ def build_catalogue(index: ProjectIndex) -> Catalogue:
 # -- the verdict ---------------------------------------------------------------------------------
 
 
-def admit(index: ProjectIndex, obj: K8sObject) -> Admission | None:
+def admit(admissions: Admissions, obj: K8sObject) -> Admission | None:
     """The admission verdict of one object (None: no schema decides it, or it is no map).
-    `ProjectIndex.admission` caches it.
+    `Admissions.verdict` keeps it.
 
     When the run does not know the cluster's release and channel and the first plausible schema
     refuses the object, the others are asked too: if one admits it, the first one's verdict stands
@@ -284,11 +291,11 @@ def admit(index: ProjectIndex, obj: K8sObject) -> Admission | None:
     own mistake rather than the standard channel's not knowing the field."""
     if not isinstance(obj.data, dict):
         return None
-    catalogue = index.catalogue()
+    catalogue = admissions.catalogue
     found = catalogue.schema(obj)
     if found is None:
         return None
-    verdict = _admit(index, obj, catalogue, found)
+    verdict = _admit(admissions, obj, found)
     catalogue.admitted[obj, catalogue.schema_numbers(found[0])] = not verdict.rejected
     key_ = (obj.group, obj.kind, obj.version)
     if not verdict.rejected or catalogue.decided_for(key_) or verdict.source is None:
@@ -309,7 +316,7 @@ def admit(index: ProjectIndex, obj: K8sObject) -> Admission | None:
         if other is None or other[0] in seen:
             continue
         seen.add(other[0])
-        alternative = _admit(index, obj, catalogue, other)
+        alternative = _admit(admissions, obj, other)
         catalogue.admitted[obj, catalogue.schema_numbers(other[0])] = not alternative.rejected
         if not alternative.rejected:
             return verdict
@@ -317,27 +324,28 @@ def admit(index: ProjectIndex, obj: K8sObject) -> Admission | None:
     return min(candidates, key=lambda c: c[0])[1]
 
 
-def admits(index: ProjectIndex, obj: K8sObject, schema: Mapping[str, Any]) -> bool:
+def admits(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any]) -> bool:
     """Whether `schema` admits the object whole: no schema violation, no CEL rule refusing it."""
     if not isinstance(obj.data, dict):
         return False
-    catalogue = index.catalogue()
+    catalogue = admissions.catalogue
     known = catalogue.admitted.get((obj, catalogue.schema_numbers(schema)))
     if known is not None:
         return known
     answer = not violations(obj.data, schema, catalogue.schema_results) and all(
-        r.undecided for r in cel_failures(obj.data, schema, index.malformed(obj), catalogue.cel_results)
+        r.undecided for r in cel_failures(obj.data, schema, admissions.index.malformed(obj), catalogue.cel_results)
     )
     catalogue.admitted[obj, catalogue.schema_numbers(schema)] = answer
     return answer
 
 
-def _admit(index: ProjectIndex, obj: K8sObject, catalogue: Catalogue, found: tuple[Mapping[str, Any], str | None]) -> Admission:
+def _admit(admissions: Admissions, obj: K8sObject, found: tuple[Mapping[str, Any], str | None]) -> Admission:
     schema, source = found
+    catalogue, store = admissions.catalogue, admissions.kept
     given = source is None and catalogue.given_with_option(obj)
-    kept = _kept_key(index, obj, catalogue, schema)
+    kept = _kept_key(admissions, obj, schema)
     if kept is not None:
-        pruned_kept = _pruned_from_json(index.verdicts.get(kept))  # type: ignore[union-attr]
+        pruned_kept = _pruned_from_json(store.get(kept))  # type: ignore[union-attr]
         if pruned_kept is not None:
             return Admission((), (), source, given, pruned_kept)
     # The memo tables only save work where content repeats; past a bound they are emptied (a
@@ -354,9 +362,9 @@ def _admit(index: ProjectIndex, obj: K8sObject, catalogue: Catalogue, found: tup
         Rejection(Check.SCHEMA, parts, format_path(parts), problem, reason)
         for parts, problem, reason in violations(obj.data, schema, catalogue.schema_results, shapes, pruned)
     )
-    failures = tuple(cel_failures(obj.data, schema, index.malformed(obj), catalogue.cel_results, shapes))
+    failures = tuple(cel_failures(obj.data, schema, admissions.index.malformed(obj), catalogue.cel_results, shapes))
     if kept is not None and not problems and not failures:
-        index.verdicts.add(kept, [[list(parts), key, known] for parts, key, known in pruned])  # type: ignore[union-attr]
+        store.add(kept, [[list(parts), key, known] for parts, key, known in pruned])  # type: ignore[union-attr]
     return Admission(problems, failures, source, given, tuple(pruned))
 
 
@@ -403,17 +411,17 @@ def code_stamp() -> bytes:
     return h.digest()
 
 
-def _kept_key(index: ProjectIndex, obj: K8sObject, catalogue: Catalogue, schema: Mapping[str, Any]) -> str | None:
+def _kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any]) -> str | None:
     """The key of the object's verdict among those kept: the object's content (its file's cache
     key, which names the bytes and the loader's version, and its place in the file) and the
     schema's. Nothing else decides the verdict: `index.malformed` reads the object alone.
     None: nothing is kept (no cache, or a file read from stdin)."""
-    if index.verdicts is None:
+    if admissions.kept is None:
         return None
-    file_key = index.content_keys.get(obj.doc.file)
+    file_key = admissions.index.content_keys.get(obj.doc.file)
     if file_key is None:
         return None
-    h = hashlib.blake2b(catalogue.fingerprint(schema), digest_size=16)
+    h = hashlib.blake2b(admissions.catalogue.fingerprint(schema), digest_size=16)
     h.update(f"{file_key}|{obj.doc.line}|{obj.doc.column}|{obj.prefix!r}".encode())
     return h.hexdigest()
 

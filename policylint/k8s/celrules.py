@@ -151,7 +151,13 @@ class _CelRun:
                 break
             passed, error, cost = outcome
             self.spent += cost
-            stop = _out_of_budget(compiled, validation, error, self.spent)
+            # Most outcomes pass within the budget: the reasons to stop are looked at only when
+            # the budget is spent or the rule's evaluation was cancelled.
+            stop = (
+                _out_of_budget(compiled, validation, error, self.spent)
+                if self.spent > self.budget or isinstance(error, cel.CostExceeded)
+                else None
+            )
             if stop is not None:
                 self._dirty()
                 if value is _UNSET:

@@ -2,8 +2,9 @@
 each object's named sections and malformed fields.
 
 It holds objects and lookups only: policies and what they resolve to are the next stage's
-(policylint.semantics.resolution), built by the pipeline on top of it (policylint.project).
-Everything here is computed once.
+(policylint.semantics.resolution), what the API server would refuse in each object is the
+admission stage's (policylint.k8s.admissions), both built by the pipeline on top of it
+(policylint.project). Everything here is computed once.
 """
 
 from __future__ import annotations
@@ -24,8 +25,6 @@ from policylint.k8s.objects import CLUSTER, K8sObject, KindInfo, KindRegistry, O
 from policylint.values import frozen, record
 
 if TYPE_CHECKING:
-    from policylint.input.cache import VerdictStore
-    from policylint.k8s.admission import Admission, Catalogue
     from policylint.k8s.cluster import Cluster
 
 CRD_GK = ("apiextensions.k8s.io", "CustomResourceDefinition")
@@ -83,9 +82,9 @@ class ProjectIndex:
     options: LintOptions = field(default_factory=LintOptions)
     input_issues: Sequence[Issue] = ()
     files: Sequence[str] = ()
-    # Each file's parse-cache key, and the verdicts kept between runs by those keys (`admission`).
+    # Each file's parse-cache key: what the results kept between runs are kept by (the admission
+    # verdicts, policylint.k8s.admission; what a run found, policylint.incremental).
     content_keys: Mapping[str, str] = field(default_factory=dict)
-    verdicts: VerdictStore | None = None
 
     def __post_init__(self) -> None:
         self.objects = sorted(
@@ -104,8 +103,6 @@ class ProjectIndex:
         # (group, kind) -> the namespaces where an object of the kind is malformed (`has_malformed`).
         self._malformed_in: dict[tuple[str, str], frozenset[str | None]] = {}
         self._placeholders: dict[K8sObject, tuple[tuple[str | int, ...], ...]] = {}
-        self._admission: dict[K8sObject, Admission | None] = {}
-        self._catalogue: Catalogue | None = None
         self._cluster: Cluster | None = None
         self._namespace_ranks: dict[str, int] | None = None
         self._shares: dict[int, list[list[K8sObject]]] = {}  # n -> the objects of each share (`share`)
@@ -180,14 +177,6 @@ class ProjectIndex:
             self._cluster = infer(self.options.declared, crds, classes, self.options.installers)
         return self._cluster
 
-    def catalogue(self) -> Catalogue:
-        """Which schemas decide the objects' fields (policylint.k8s.admission), built once."""
-        if self._catalogue is None:
-            from policylint.k8s.admission import build_catalogue
-
-            self._catalogue = build_catalogue(self)
-        return self._catalogue
-
     def share_of(self, obj: K8sObject, n: int) -> int:
         """Which of `n` shares of the objects holds `obj`, when `--jobs` shares them among
         processes (`Rule.mine`): every n-th namespace of the index, in order (cluster-scoped
@@ -206,21 +195,6 @@ class ProjectIndex:
             for obj in self.objects:
                 parts[self.share_of(obj, n)].append(obj)
         return parts[k]
-
-    def admission(self, obj: K8sObject) -> Admission | None:
-        """What the API server would refuse in the object: its schema and CEL rule violations,
-        computed once (policylint.k8s.admission; None: no schema decides it)."""
-        key = obj
-        if key in self._admission:
-            return self._admission[key]
-        if type(obj) is LazyObject and obj.unread and self.catalogue().schema(obj) is None:
-            # What `admit` says of a mapping no schema decides, without reading the object.
-            self._admission[key] = None
-            return None
-        from policylint.k8s.admission import admit
-
-        verdict = self._admission[key] = admit(self, obj)
-        return verdict
 
     def has_malformed(self, group: str, kind: str, namespace: str | None) -> bool:
         """Whether some object of the kind in the namespace has a malformed field (PL010): its

@@ -307,6 +307,7 @@ def gateway_api_served(
     return {gk: {c: tuple(v) for c, v in by_channel.items()} for gk, by_channel in out.items()}
 
 
+@functools.cache
 def gateway_api_groups(gateway_api_version: str = DEFAULT_GATEWAY_API_VERSION) -> frozenset[str]:
     """The API groups whose kinds Gateway API defines (`gateway.networking.k8s.io`, `...x-k8s.io`)."""
     return frozenset(group for group, _ in gateway_api_served(gateway_api_version))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal, final
 
 from policylint.findings import Fix, Issue, Related, Severity
 from policylint.k8s.objects import K8sObject
@@ -86,14 +86,11 @@ class Rule:
     # The messages of CRD CEL validation rules whose failure this rule reports itself, at the
     # failing node or under it: PL704 leaves such a failure to it (one finding per problem).
     covers_cel: ClassVar[frozenset[str]] = frozenset()
-    # Whether each of its findings depends only on the object it sits on (and the stages built
-    # before the rules, which every process shares): with `--jobs`, the rule then runs in every
-    # process, each over its share of the objects (`mine`), instead of in one
-    # (policylint.rules.workers). Its loops skip the objects that are not `mine`;
-    # tests/test_processes.py checks that the shares find, together, what one run finds.
+    # Whether it is a per-object rule (`ObjectRule`, `PolicyRule`): set by those classes, never
+    # by a rule; the engine reads it to cut the rule's work into shares of the objects.
     per_object: ClassVar[bool] = False
 
-    def __init__(self, config: Mapping[str, object] | None = None, share: tuple[int, int] | None = None) -> None:
+    def __init__(self, config: Mapping[str, object] | None = None) -> None:
         declared = {o.name: o for o in self.options}
         values: dict[str, object] = {o.name: o.default for o in self.options}
         for name, value in (config or {}).items():
@@ -102,32 +99,9 @@ class Rule:
                 raise RuleOptionError(f"{self.id} has no option {name!r} (options: {known})")
             values[name] = declared[name].check(value)
         self.config: Mapping[str, object] = values
-        # (k, n): this run checks the k-th of n shares of the objects (`per_object` rules only, `mine`).
-        self.share = share
 
     def option(self, name: str) -> object:
         return self.config[name]
-
-    def mine(self, project: Project, obj: K8sObject) -> bool:
-        """Whether this run of the rule checks `obj`: always, unless `--jobs` shared the objects of
-        a `per_object` rule among processes. They are shared by namespace (every n-th namespace,
-        from the k-th): a namespace's objects repeat each other's content, whose verdicts the
-        admission memo computes once per process; shared object by object, each process computed
-        most of them again (docs/performance.md, "`--jobs`")."""
-        if self.share is None:
-            return True
-        k, n = self.share
-        return project.index.share_of(obj, n) == k
-
-    def objects(self, project: Project) -> Iterator[K8sObject]:
-        """The objects of the index this run of the rule checks (`mine`), in index order."""
-        if self.share is None:
-            return iter(project.index.objects)
-        return iter(project.index.share(*self.share))
-
-    def policies(self, project: Project) -> Iterator[Policy]:
-        """The policies of the resolution this run of the rule checks (`mine`), in order."""
-        return (policy for policy in project.resolution.policies() if self.mine(project, policy.obj))
 
     @classmethod
     def reports_on(cls, kind: str | None, *, policy: bool) -> bool:
@@ -165,6 +139,42 @@ class Rule:
             hint=hint,
             fix=fix,
         )
+
+
+class ObjectRule(Rule):
+    """A rule each of whose findings depends only on the object it sits on (and on the stages built
+    before the rules, which every process shares). It implements `check_object`, and the engine
+    decides which objects it runs on: all of them in one process, or, with `--jobs`, each process
+    its share of them (policylint.rules.workers). A lookup it builds over the whole project (names,
+    sections) goes through `project.derived`, so that it is built once per process, not per object
+    or per share. tests/test_processes.py checks that the shares find, together, what one run finds."""
+
+    per_object = True
+
+    def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
+        raise NotImplementedError
+
+    @final
+    def check(self, project: Project) -> Iterator[Issue]:
+        """Every object's findings, in index order: what the engine gathers from the shares."""
+        for obj in project.index.objects:
+            yield from self.check_object(project, obj)
+
+
+class PolicyRule(Rule):
+    """An `ObjectRule` over the policies: each finding depends only on the policy it sits on. It
+    implements `check_policy`, and the engine runs it on every policy, or on each share's."""
+
+    per_object = True
+
+    def check_policy(self, project: Project, policy: Policy) -> Iterable[Issue]:
+        raise NotImplementedError
+
+    @final
+    def check(self, project: Project) -> Iterator[Issue]:
+        """Every policy's findings, in index order: what the engine gathers from the shares."""
+        for policy in project.resolution.policies():
+            yield from self.check_policy(project, policy)
 
 
 class InputRule(Rule):

@@ -14,7 +14,7 @@ from policylint.findings import Issue, Severity
 from policylint.k8s.admission import VALIDATIONS, Admission, Rejection
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
-from policylint.rules.base import POLICY, Rule
+from policylint.rules.base import POLICY, ObjectRule, Rule
 from policylint.rules.releases import judged
 from policylint.rules.schema import GATEWAY_API_KINDS, _admitting, _under
 from policylint.stages import Stage
@@ -25,7 +25,7 @@ from policylint.stages import Stage
 _STATIC_POLICY_RULES = ("PL101", "PL102", "PL103", "PL104", "PL105", "PL106", "PL107", "PL108", "PL202", "PL203", "PL205")
 
 
-class CelViolation(Rule):
+class CelViolation(ObjectRule):
     """A value its CRD's CEL validation rules (`x-kubernetes-validations`) reject: the API server refuses the object with the rule's message."""
 
     id = "PL704"
@@ -34,27 +34,23 @@ class CelViolation(Rule):
     subjects = GATEWAY_API_KINDS | {POLICY}
     # The rules that report some CEL rules' problems themselves (`Rule.covers_cel`) read the topology.
     reads = frozenset({Stage.TOPOLOGY})
-    per_object = True
 
-    def check(self, project: Project) -> Iterable[Issue]:
-        index = project.index
-        others: dict[K8sObject, list[str]] | None = None
-        claimed: dict[str, dict[K8sObject, list[str]]] = {}
-        for obj in self.objects(project):
-            verdict = index.admission(obj)
-            if verdict is None or not verdict.cel:
+    def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
+        verdict = project.admissions().verdict(obj)
+        if verdict is None or not verdict.cel:
+            return
+        # What the other rules report runs them over the whole project: built only once a CEL rule
+        # fails, and once per process (`derived`), whatever share of the objects it checks.
+        others, claimed = project.derived(_reported_by_others)
+        for rejection in verdict.cel:
+            failure = rejection.cel
+            assert failure is not None
+            if _covered(others.get(obj, ()), failure.node_path, failure.compiled, failure.value):
                 continue
-            for rejection in verdict.cel:
-                failure = rejection.cel
-                assert failure is not None
-                if others is None:
-                    others, claimed = _reported_by_others(project)
-                if _covered(others.get(obj, ()), failure.node_path, failure.compiled, failure.value):
-                    continue
-                said = failure.validation.get("message")
-                if said in claimed and _under_any(claimed[said].get(obj, ()), failure.node_path):
-                    continue  # a rule that declares this CEL rule's problem (`Rule.covers_cel`) reports it
-                yield self._finding(project, obj, rejection, verdict)
+            said = failure.validation.get("message")
+            if said in claimed and _under_any(claimed[said].get(obj, ()), failure.node_path):
+                continue  # a rule that declares this CEL rule's problem (`Rule.covers_cel`) reports it
+            yield self._finding(project, obj, rejection, verdict)
 
     def _finding(self, project: Project, obj: K8sObject, rejection: Rejection, verdict: Admission) -> Issue:
         failure = rejection.cel
@@ -75,7 +71,7 @@ class CelViolation(Rule):
             return self.issue(obj, at, message, severity=Severity.WARNING)
         said = rejection.message
         message = f"{where}: {said}{because} (a CEL rule of {origin}): the API server rejects the object"
-        severity, words = judged(project, obj, source, _admitting(project.index, obj), "the object")
+        severity, words = judged(project, obj, source, _admitting(project.admissions(), obj), "the object")
         message += words
         hint = None if error is not None or said.startswith("failed rule:") else f"The rule: `{compiled.text}`"
         return self.issue(obj, at, message, severity=severity, hint=hint)

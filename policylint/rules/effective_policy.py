@@ -19,7 +19,7 @@ from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.policy import Policy
 from policylint.project import Project
-from policylint.rules.base import POLICY, Rule, RuleOption
+from policylint.rules.base import POLICY, PolicyRule, Rule, RuleOption
 from policylint.semantics.effective.facets import RANK, Facet, FoldResult, NodeKey, TargetStatus, node_label
 from policylint.semantics.effective.merge import Tagged, leaves, untag
 from policylint.semantics.effective.simulation import Simulation, path_label
@@ -32,18 +32,24 @@ from policylint.vocabulary import Enforcement, Role
 _MAX_SHOWN = 3
 
 
-def _targets(project: Project, rule: Rule | None = None) -> Iterator[tuple[Policy, TargetResolution, TargetStatus]]:
-    """Every target status of every policy (of `rule`'s share of the policies, `Rule.mine`, when given)."""
-    sim = project.simulation()
-    for policy in project.resolution.policies() if rule is None else rule.policies(project):
-        # Two references to one target share its status: once per status, which compares by value.
-        seen: IdentitySet[TargetStatus] = IdentitySet()
-        for res in project.resolution.targets(policy):
-            status = sim.target_status(policy, res)
-            if status is None or status.contexts == 0 or status in seen:
-                continue
-            seen.add(status)
+def _targets(project: Project) -> Iterator[tuple[Policy, TargetResolution, TargetStatus]]:
+    """Every target status of every policy."""
+    for policy in project.resolution.policies():
+        for res, status in _policy_targets(project, policy):
             yield policy, res, status
+
+
+def _policy_targets(project: Project, policy: Policy) -> Iterator[tuple[TargetResolution, TargetStatus]]:
+    """Every target status of `policy` that some context reads."""
+    sim = project.simulation()
+    # Two references to one target share its status: once per status, which compares by value.
+    seen: IdentitySet[TargetStatus] = IdentitySet()
+    for res in project.resolution.targets(policy):
+        status = sim.target_status(policy, res)
+        if status is None or status.contexts == 0 or status in seen:
+            continue
+        seen.add(status)
+        yield res, status
 
 
 def _conflicts(project: Project) -> Iterator[tuple[Policy, TargetResolution, tuple[Facet, str], str]]:
@@ -196,7 +202,7 @@ def _beaten_only_by_more_specific_defaults(project: Project, policy: Policy, win
     return bool(others) and all(f.role is Role.DEFAULT for f in others)
 
 
-class PolicyPartiallyEnforced(Rule):
+class PolicyPartiallyEnforced(PolicyRule):
     """A policy is beaten in some contexts (or for some fields) by other policies of its kind."""
 
     id = "PL603"
@@ -204,10 +210,9 @@ class PolicyPartiallyEnforced(Rule):
     severity = Severity.INFO
     subjects = frozenset({POLICY})
     reads = frozenset({Stage.SIMULATION})
-    per_object = True
 
-    def check(self, project: Project) -> Iterable[Issue]:
-        for policy, res, status in _targets(project, self):
+    def check_policy(self, project: Project, policy: Policy) -> Iterable[Issue]:
+        for res, status in _policy_targets(project, policy):
             if status.enforcement != Enforcement.PARTIALLY_ENFORCED:
                 continue
             beaten = status.overridden + status.partial
@@ -402,7 +407,7 @@ class InvalidEffectiveSpec(Rule):
 
     def check(self, project: Project) -> Iterable[Issue]:
         sim = project.simulation()
-        catalogue = project.index.catalogue()
+        catalogue = project.admissions().catalogue
         results: dict[Any, Any] = {}  # CEL results shared by every validation of the run
         # Fold result (shared by every context of a stack) -> what the merge broke.
         checked: IdentityMap[FoldResult, list[tuple[str, str, str, list[Facet]]]] = IdentityMap()

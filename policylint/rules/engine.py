@@ -16,7 +16,7 @@ from policylint.profiles.registry import ORIGIN_INFERRED
 from policylint.project import Project
 from policylint.rulecodes import matches, prefix_length
 from policylint.rules import workers
-from policylint.rules.base import POLICY, Rule, RuleOptionError
+from policylint.rules.base import POLICY, ObjectRule, PolicyRule, Rule, RuleOptionError
 from policylint.textsafe import MAX_MESSAGE, truncate
 from policylint.values import frozen, record
 
@@ -68,17 +68,36 @@ class EngineResult:
     internal_error: bool
 
 
+def issues(rule: Rule, project: Project, share: tuple[int, int] | None = None) -> Iterable[Issue]:
+    """What `rule` finds: over the whole project, or, for a per-object rule (`ObjectRule`,
+    `PolicyRule`), over the k-th of n shares of the objects (`share`, (k, n); None: all of them),
+    in index order. The objects are shared by namespace (every n-th namespace, from the k-th,
+    `ProjectIndex.share_of`): a namespace's objects repeat each other's content, whose verdicts
+    the admission memo computes once per process; shared object by object, each process computed
+    most of them again (docs/performance.md, "`--jobs`")."""
+    if share is None:
+        return rule.check(project)
+    k, n = share
+    index = project.index
+    if isinstance(rule, ObjectRule):
+        return (issue for obj in index.share(k, n) for issue in rule.check_object(project, obj))
+    if isinstance(rule, PolicyRule):
+        policies = (policy for policy in project.resolution.policies() if index.share_of(policy.obj, n) == k)
+        return (issue for policy in policies for issue in rule.check_policy(project, policy))
+    raise TypeError(f"{rule.id} is not a per-object rule: it runs over the whole project")
+
+
 def _check(
     rule_cls: type[Rule], project: Project, config: Mapping[str, object] | None = None, share: tuple[int, int] | None = None
 ) -> tuple[list[Issue], Issue | None]:
-    """The rule's issues (on its share of the objects, `Rule.share`), or the PL000 issue saying it
+    """The rule's issues (on a share of the objects, `issues`), or the PL000 issue saying it
     failed; none on a field holding a placeholder PL004 reports, or inside one (`_on_placeholder`)."""
     try:
-        issues = list(rule_cls(config, share).check(project))
+        found = list(issues(rule_cls(config), project, share))
     except Exception as exc:  # a broken rule must not cost the other rules' findings
         return [], _failure(rule_cls, project, exc)
     try:
-        return [issue for issue in issues if not _on_placeholder(project, issue)], None
+        return [issue for issue in found if not _on_placeholder(project, issue)], None
     except Exception as exc:
         return [], _failure(rule_cls, project, exc)
 

@@ -265,7 +265,7 @@ class CrossNamespaceTargetNotPermitted(Rule):
 def _refused_by_its_crd(project: Project, policy: Policy, path: str) -> bool:
     """Whether the policy's CRD itself refuses the field at `path` (Istio's CEL "cross namespace
     referencing is not currently supported"): PL703/PL704 report it, with the CRD's words."""
-    verdict = project.index.admission(policy.obj)
+    verdict = project.admissions().verdict(policy.obj)
     return verdict is not None and any(r.path == path for r in (*verdict.schema, *verdict.cel))
 
 

@@ -64,7 +64,8 @@ class NearMatches:
 
     def add(self, hint: str, obj: K8sObject, *, note: str | None = None, path: str = "metadata.name") -> None:
         """A guess naming `obj`, with a related location (`did you mean this <kind>?` on its name by default)."""
-        if not self.full:
+        # An object defined again in another file (PL005) is one guess, not one per definition.
+        if not self.full and hint not in self.hints:
             self.hints.append(hint)
             self.related.append(Related(note or f"did you mean this {obj.kind}?", object=obj, path=path))
 

@@ -35,7 +35,7 @@ def judged(
     of the object's kind and version accepts `what` this one refuses (the field, or the object)."""
     if source is None:
         return None, ""
-    catalogue = project.index.catalogue()
+    catalogue = project.admissions().catalogue
     cluster = catalogue.cluster
     key = (obj.group, obj.kind, obj.version)
     vendor = catalogue.project(key)

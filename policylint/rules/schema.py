@@ -24,15 +24,16 @@ from policylint.k8s.admission import (
     PrunedField,
     admits,
 )
+from policylint.k8s.admissions import Admissions
 from policylint.k8s.cluster import HOW_TO_DECLARE
 from policylint.k8s.deprecations import deprecations
-from policylint.k8s.index import ProjectIndex
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
-from policylint.rules.base import ANY, POLICY, Rule
+from policylint.rules.base import ANY, POLICY, ObjectRule, Rule
 from policylint.rules.hints import close_name
 from policylint.rules.releases import accepted_by, judged, unserved
 from policylint.semantics.topology import expand_pattern
+from policylint.stages import Stage
 
 
 class DeprecatedField(Rule):
@@ -79,82 +80,69 @@ GATEWAY_API_KINDS = frozenset(
 )
 
 
-class UnknownField(Rule):
+class UnknownField(ObjectRule):
     """A field its CRD does not define: the API server prunes it, and `kubectl apply` rejects the object."""
 
     id = "PL702"
     name = "unknown-field"
     severity = Severity.ERROR
+    reads = frozenset({Stage.ADMISSION})
     subjects = GATEWAY_API_KINDS | {POLICY}
-    per_object = True
 
-    def check(self, project: Project) -> Iterable[Issue]:
+    def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
         # A CRD in the input (or given with --crd) is the one the cluster serves: its schema
         # decides, and an unknown field is an error. Otherwise the bundled schemas of the chosen
         # channel stand in, and the finding is a warning naming the release they come from: a
         # newer release may have added the field (`Catalogue.schema`). A field the standard
         # channel lacks and the experimental one has is PL706's.
-        for obj, source, found in _unknown_fields(project, self):
-            for parts, path, key_name, known, experimental in found:
-                if experimental:
-                    continue  # PL706's
-                at = join(path, key_name) if path else key_name
-                guess = next((k for k in known if k.lower() == key_name.lower()), None) or close_name(key_name, known)
-                hint = f"Did you mean `{guess}`?" if guess else "Remove it, or check its spelling and place against the CRD."
-                where = f"in {path}" if path else "at the top level"
-                origin = _origin(project, obj, source)
-                message = (
-                    f"{key_name!r} is not a field {where} of {obj.kind} {obj.version} ({origin}): the API server"
-                    " prunes it, and `kubectl apply` rejects the object (strict field validation is its default)"
-                )
-                severity, said = judged(project, obj, source, _defining(parts, key_name))
-                yield self.issue(obj, at, message + said, hint=hint, severity=severity)
+        source, found = _unknown_fields(project, obj)
+        for parts, path, key_name, known, experimental in found:
+            if experimental:
+                continue  # PL706's
+            at = join(path, key_name) if path else key_name
+            guess = next((k for k in known if k.lower() == key_name.lower()), None) or close_name(key_name, known)
+            hint = f"Did you mean `{guess}`?" if guess else "Remove it, or check its spelling and place against the CRD."
+            where = f"in {path}" if path else "at the top level"
+            origin = _origin(project, obj, source)
+            message = (
+                f"{key_name!r} is not a field {where} of {obj.kind} {obj.version} ({origin}): the API server"
+                " prunes it, and `kubectl apply` rejects the object (strict field validation is its default)"
+            )
+            severity, said = judged(project, obj, source, _defining(parts, key_name))
+            yield self.issue(obj, at, message + said, hint=hint, severity=severity)
 
 
 def _origin(project: Project, obj: K8sObject, source: str | None) -> str:
     """Where the schema of a finding comes from: a bundled release, or the object's CRD."""
     if source:
         return f"the {source} CRD"
-    given = project.index.catalogue().given_served.get((obj.group, obj.kind))
+    given = project.admissions().catalogue.given_served.get((obj.group, obj.kind))
     return "its CRD given with --crd" if given is not None and given[1] is None else "its CRD in the input"
 
 
 _Unknown = PrunedField
 
 
-def _unknown_fields(project: Project, rule: Rule) -> list[tuple[K8sObject, str | None, list[_Unknown]]]:
-    """Each object the rule checks (`Rule.mine`) with fields its schema does not define
-    (`Catalogue.schema`), and those fields, leaving out those inside a policy's target references
-    (PL205 names them, one finding per cause) and under a field of the wrong type (PL010's).
-    Computed once per share of the objects for PL702 and PL706."""
-    catalogue = project.index.catalogue()
-    found = catalogue.unknown.get(rule.share)
-    if found is None:
-        found = catalogue.unknown[rule.share] = list(_find_unknown_fields(project, rule))
-    return found
-
-
-def _find_unknown_fields(project: Project, rule: Rule) -> Iterator[tuple[K8sObject, str | None, list[_Unknown]]]:
-    targets = project.derived(_target_fields)
-    index = project.index
-    catalogue = index.catalogue()
-    for obj in rule.objects(project):
-        # Found by the walk that checks the object against its schema (`Admission.pruned`).
-        verdict = index.admission(obj)
-        if verdict is None or not verdict.pruned:
+def _unknown_fields(project: Project, obj: K8sObject) -> tuple[str | None, list[_Unknown]]:
+    """The source of the object's schema and the fields it does not define (`Catalogue.schema`),
+    leaving out those inside a policy's target references (PL205 names them, one finding per
+    cause) and under a field of the wrong type (PL010's). PL702 and PL706 each ask for it: the
+    walk that finds them is the verdict's, computed once (`Admission.pruned`), and what is left
+    here is a filter over the few fields found, cheaper than a table to keep it in."""
+    verdict = project.admissions().verdict(obj)
+    if verdict is None or not verdict.pruned:
+        return None, []
+    source = verdict.source
+    malformed = project.index.malformed(obj)
+    skipped = project.derived(_target_fields).get(obj, ())
+    wider = project.admissions().catalogue.experimental_schema(obj, source)
+    out: list[_Unknown] = []
+    for parts, key_name, known in verdict.pruned:
+        path = format_path(parts)
+        if _under(path, skipped) or malformed.tainted(*parts):
             continue
-        found, source = verdict.pruned, verdict.source
-        malformed = project.index.malformed(obj)
-        skipped = targets.get(obj, ())
-        wider = catalogue.experimental_schema(obj, source)
-        out: list[_Unknown] = []
-        for parts, key_name, known in found:
-            path = format_path(parts)
-            if _under(path, skipped) or malformed.tainted(*parts):
-                continue
-            out.append((parts, path, key_name, known, wider is not None and _defines(wider, parts, key_name)))
-        if out:
-            yield obj, source, out
+        out.append((parts, path, key_name, known, wider is not None and _defines(wider, parts, key_name)))
+    return source, out
 
 
 def _defines(schema: Mapping[str, Any], parts: tuple[str | int, ...], key: str) -> bool:
@@ -172,77 +160,74 @@ def _defines(schema: Mapping[str, Any], parts: tuple[str | int, ...], key: str) 
     return isinstance(properties, dict) and key in properties
 
 
-class ExperimentalField(Rule):
+class ExperimentalField(ObjectRule):
     """A field only the experimental channel's CRD defines, linted against the standard channel: the API server prunes it, and `kubectl apply` rejects the object."""
 
     id = "PL706"
     name = "experimental-field"
     severity = Severity.ERROR
+    reads = frozenset({Stage.ADMISSION})
     subjects = GATEWAY_API_KINDS | {POLICY}
-    per_object = True
 
-    def check(self, project: Project) -> Iterable[Issue]:
-        release = project.index.catalogue().release
-        for obj, source, found in _unknown_fields(project, self):
-            for parts, path, key_name, _, experimental in found:
-                if not experimental:
-                    continue  # PL702's
-                at = join(path, key_name) if path else key_name
-                where = f"in {path}" if path else "at the top level"
-                message = (
-                    f"{key_name!r} {where} of {obj.kind} {obj.version} is an experimental field: Gateway API"
-                    f" {release}'s standard channel CRD does not define it, only the experimental"
-                    " channel's does, so the API server prunes it and `kubectl apply` rejects the object (strict field"
-                    " validation is its default)"
-                )
-                hint = (
-                    "Remove it, or install the experimental channel's CRDs and declare `channel: experimental`"
-                    " (--channel experimental)."
-                )
-                severity, said = judged(project, obj, source, _defining(parts, key_name))
-                yield self.issue(obj, at, message + said, hint=hint, severity=severity)
+    def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
+        source, found = _unknown_fields(project, obj)
+        for parts, path, key_name, _, experimental in found:
+            if not experimental:
+                continue  # PL702's
+            at = join(path, key_name) if path else key_name
+            where = f"in {path}" if path else "at the top level"
+            message = (
+                f"{key_name!r} {where} of {obj.kind} {obj.version} is an experimental field: Gateway API"
+                f" {project.admissions().catalogue.release}'s standard channel CRD does not define it, only the experimental"
+                " channel's does, so the API server prunes it and `kubectl apply` rejects the object (strict field"
+                " validation is its default)"
+            )
+            hint = (
+                "Remove it, or install the experimental channel's CRDs and declare `channel: experimental`"
+                " (--channel experimental)."
+            )
+            severity, said = judged(project, obj, source, _defining(parts, key_name))
+            yield self.issue(obj, at, message + said, hint=hint, severity=severity)
 
 
-class SchemaViolation(Rule):
+class SchemaViolation(ObjectRule):
     """A value its CRD's schema rejects: wrong type, not one of the allowed values, out of bounds, or a required field missing."""
 
     id = "PL703"
     name = "schema-violation"
     severity = Severity.ERROR
+    reads = frozenset({Stage.ADMISSION})
     subjects = GATEWAY_API_KINDS | {POLICY}
-    per_object = True
 
-    def check(self, project: Project) -> Iterable[Issue]:
-        # The verdict is the index's (policylint.k8s.admission); this rule says which of its
-        # schema rejections are its own to report.
-        index = project.index
-        targets = project.derived(_target_fields)
-        for obj in self.objects(project):
-            verdict = index.admission(obj)
-            if verdict is None or not verdict.schema:
+    def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
+        # The verdict is the admission stage's (policylint.k8s.admissions); this rule says which
+        # of its schema rejections are its own to report.
+        admissions = project.admissions()
+        verdict = admissions.verdict(obj)
+        if verdict is None or not verdict.schema:
+            return
+        source = verdict.source
+        malformed = project.index.malformed(obj)
+        # Target references: the PL1xx and PL2xx rules check them, field by field.
+        skipped = project.derived(_target_fields).get(obj, ())
+        # Lists whose own CEL rules refuse them (Gateway API's "Listener name must be
+        # unique"): a duplicate item in them is that rule's finding (PL704), in the CRD's words.
+        refused_lists = {r.cel.node_path for r in verdict.cel if r.cel is not None}
+        for rejection in verdict.schema:
+            parts, problem, path = rejection.parts, rejection.message, rejection.path
+            if _under(path, skipped) or malformed.tainted(*parts):
+                continue  # theirs, or PL010's finding already
+            if rejection.reason == DUPLICATE and format_path(parts[:-1]) in refused_lists:
                 continue
-            source = verdict.source
-            malformed = index.malformed(obj)
-            # Target references: the PL1xx and PL2xx rules check them, field by field.
-            skipped = targets.get(obj, ())
-            # Lists whose own CEL rules refuse them (Gateway API's "Listener name must be
-            # unique"): a duplicate item in them is that rule's finding (PL704), in the CRD's words.
-            refused_lists = {r.cel.node_path for r in verdict.cel if r.cel is not None}
-            for rejection in verdict.schema:
-                parts, problem, path = rejection.parts, rejection.message, rejection.path
-                if _under(path, skipped) or malformed.tainted(*parts):
-                    continue  # theirs, or PL010's finding already
-                if rejection.reason == DUPLICATE and format_path(parts[:-1]) in refused_lists:
-                    continue
-                message = f"{path or 'the object'} {problem} ({verdict.origin()}): the API server rejects the object"
-                if problem.startswith(UNRENDERED):
-                    # Neither the channel nor a newer release changes that: the value is not rendered.
-                    yield self.issue(
-                        obj, path, message + " as written", severity=None if source is None else Severity.WARNING, hint=_RENDER
-                    )
-                    continue
-                severity, said = judged(project, obj, source, _admitting(index, obj), "the object")
-                yield self.issue(obj, path, message + said, severity=severity)
+            message = f"{path or 'the object'} {problem} ({verdict.origin()}): the API server rejects the object"
+            if problem.startswith(UNRENDERED):
+                # Neither the channel nor a newer release changes that: the value is not rendered.
+                yield self.issue(
+                    obj, path, message + " as written", severity=None if source is None else Severity.WARNING, hint=_RENDER
+                )
+                continue
+            severity, said = judged(project, obj, source, _admitting(admissions, obj), "the object")
+            yield self.issue(obj, path, message + said, severity=severity)
 
 
 _RENDER = (
@@ -256,9 +241,9 @@ def _defining(parts: tuple[str | int, ...], key: str) -> Callable[[Mapping[str, 
     return lambda schema: _defines(schema, parts, key)
 
 
-def _admitting(index: ProjectIndex, obj: K8sObject) -> Callable[[Mapping[str, Any]], bool]:
+def _admitting(admissions: Admissions, obj: K8sObject) -> Callable[[Mapping[str, Any]], bool]:
     """Whether a schema admits the object whole (PL703, PL704: the API server refuses the object)."""
-    return lambda schema: admits(index, obj, schema)
+    return lambda schema: admits(admissions, obj, schema)
 
 
 def _target_fields(project: Project) -> dict[K8sObject, tuple[str, ...]]:
@@ -270,37 +255,33 @@ def _under(path: str, prefixes: Iterable[str]) -> bool:
     return any(path == p or path.startswith((p + ".", p + "[")) for p in prefixes)
 
 
-class ApiVersionNotServed(Rule):
+class ApiVersionNotServed(ObjectRule):
     """An object's apiVersion is one its CRD does not serve (the chosen Gateway API channel and release, or its CRD in the input): `kubectl apply` fails with "no matches for kind"."""
 
     id = "PL705"
     name = "api-version-not-served"
     severity = Severity.ERROR
+    reads = frozenset({Stage.ADMISSION})
     subjects = frozenset({ANY})
-    per_object = True
 
-    def check(self, project: Project) -> Iterable[Issue]:
-        from policylint.k8s.schemas import gateway_api_groups, gateway_api_served
-
-        catalogue = project.index.catalogue()
-        served = gateway_api_served(catalogue.release)
-        groups = gateway_api_groups(catalogue.release)
-        for obj in self.objects(project):
-            group, kind, version = obj.group, obj.kind, obj.version
-            given = catalogue.given_served.get((group, kind))
-            if given is not None:
-                versions, crd = given
-                if version in versions:
-                    continue
-                where = "its CRD in the input" if crd is not None else "its CRD given with --crd"
-                message = (
-                    f"{kind} {obj.api_version} is not served by {where}, which serves {_versions(versions)}:"
-                    ' `kubectl apply` fails with "no matches for kind"'
-                )
-                related = [Related("its CRD's versions", object=crd, path="spec.versions")] if crd is not None else []
-                yield self.issue(obj, "apiVersion", message, hint=_use(group, versions), related=related)
-            elif group in groups:
-                yield from self._bundled(obj, catalogue, served)
+    def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
+        catalogue = project.admissions().catalogue
+        served, groups = project.derived(_bundled)
+        group, kind, version = obj.group, obj.kind, obj.version
+        given = catalogue.given_served.get((group, kind))
+        if given is not None:
+            versions, crd = given
+            if version in versions:
+                return
+            where = "its CRD in the input" if crd is not None else "its CRD given with --crd"
+            message = (
+                f"{kind} {obj.api_version} is not served by {where}, which serves {_versions(versions)}:"
+                ' `kubectl apply` fails with "no matches for kind"'
+            )
+            related = [Related("its CRD's versions", object=crd, path="spec.versions")] if crd is not None else []
+            yield self.issue(obj, "apiVersion", message, hint=_use(group, versions), related=related)
+        elif group in groups:
+            yield from self._bundled(obj, catalogue, served)
 
     def _bundled(
         self, obj: K8sObject, catalogue: Catalogue, served: Mapping[tuple[str, str], Mapping[str, tuple[str, ...]]]
@@ -356,6 +337,15 @@ class ApiVersionNotServed(Rule):
         yield self.issue(obj, "apiVersion", message, hint=hint)
 
 
+def _bundled(project: Project) -> tuple[Mapping[tuple[str, str], Mapping[str, tuple[str, ...]]], frozenset[str]]:
+    """The versions each Gateway API kind of the run's release serves, by channel, and its groups
+    (PL705, PL707): looked up once per project, not once per object."""
+    from policylint.k8s.schemas import gateway_api_groups, gateway_api_served  # the bundle: read only when needed
+
+    release = project.admissions().catalogue.release
+    return gateway_api_served(release), gateway_api_groups(release)
+
+
 def _versions(versions: Iterable[str]) -> str:
     listed = list(versions)
     return ", ".join(listed) if listed else "no version"
@@ -365,37 +355,34 @@ def _use(group: str, versions: list[str] | tuple[str, ...]) -> str:
     return f"Use {group}/{versions[0]}." if versions else "Serve the version in the CRD, or drop the object."
 
 
-class DeprecatedApiVersion(Rule):
+class DeprecatedApiVersion(ObjectRule):
     """An object's apiVersion is one its CRD serves but marks deprecated: the API server warns on every request, and a later release stops serving it."""
 
     id = "PL707"
     name = "deprecated-api-version"
     severity = Severity.WARNING
+    reads = frozenset({Stage.ADMISSION})
     subjects = frozenset({ANY})
-    per_object = True
 
-    def check(self, project: Project) -> Iterable[Issue]:
-        from policylint.k8s.schemas import gateway_api_served
-
-        catalogue = project.index.catalogue()
-        for obj in self.objects(project):
-            found = catalogue.deprecation(obj)
-            if found is None:
-                continue
-            warning, source = found
-            key = (obj.group, obj.kind)
-            if source is not None:
-                origin = f"the {source} CRD"
-                served = list(gateway_api_served(catalogue.release).get(key, {}).get(catalogue.channel, ()))
-            else:
-                origin = "its CRD given with --crd" if catalogue.given_with_option(obj) else "its CRD in the input"
-                served = list(catalogue.given_served[key][0])
-            others = [v for v in served if v != obj.version and catalogue.deprecation_of(obj.group, obj.kind, v) is None]
-            message = (
-                f"{obj.kind} {obj.api_version} is deprecated ({origin}): the API server answers every request that uses it"
-                f" with the warning {warning!r}, and a later release stops serving it"
-            )
-            yield self.issue(obj, "apiVersion", message, hint=_use(obj.group, others) if others else None)
+    def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
+        catalogue = project.admissions().catalogue
+        found = catalogue.deprecation(obj)
+        if found is None:
+            return
+        warning, source = found
+        key = (obj.group, obj.kind)
+        if source is not None:
+            origin = f"the {source} CRD"
+            served = list(project.derived(_bundled)[0].get(key, {}).get(catalogue.channel, ()))
+        else:
+            origin = "its CRD given with --crd" if catalogue.given_with_option(obj) else "its CRD in the input"
+            served = list(catalogue.given_served[key][0])
+        others = [v for v in served if v != obj.version and catalogue.deprecation_of(obj.group, obj.kind, v) is None]
+        message = (
+            f"{obj.kind} {obj.api_version} is deprecated ({origin}): the API server answers every request that uses it"
+            f" with the warning {warning!r}, and a later release stops serving it"
+        )
+        yield self.issue(obj, "apiVersion", message, hint=_use(obj.group, others) if others else None)
 
 
 RULES: list[type[Rule]] = [

@@ -18,9 +18,9 @@ from policylint.k8s.names import did_you_mean
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.policy import Policy, TargetRef
 from policylint.project import Project
-from policylint.rules.base import POLICY, Rule
+from policylint.rules.base import POLICY, PolicyRule, Rule
 from policylint.rules.hints import hints_suffix
-from policylint.rules.targetref import object_label, ref_resolutions
+from policylint.rules.targetref import object_label, policy_resolutions, ref_resolutions
 from policylint.vocabulary import Resolved
 
 # Why a duplicate section name is a problem, per section type (docs/semantics.md#section-names).
@@ -37,7 +37,7 @@ def _sections_related(target: K8sObject, project: Project, noun: str) -> Related
     return Related(f"{target.kind} {target.name} defines its {noun}s here", object=target, path=path)
 
 
-class SectionNotFound(Rule):
+class SectionNotFound(PolicyRule):
     """A targetRef `sectionName` names a listener, rule or port that the target does not have."""
 
     id = "PL301"
@@ -46,10 +46,9 @@ class SectionNotFound(Rule):
     subjects = frozenset({POLICY})
     # Unsafe: the policy starts applying to the section the fix names.
     fixable = "unsafe"
-    per_object = True
 
-    def check(self, project: Project) -> Iterable[Issue]:
-        for policy, ref, res in ref_resolutions(project, self):
+    def check_policy(self, project: Project, policy: Policy) -> Iterable[Issue]:
+        for _, ref, res in policy_resolutions(project, policy):
             # SyntheticRuleName (an unnamed rule hit by `rule-<n>`) is PL304's; never both.
             if res.detail != Resolved.SECTION_NOT_FOUND or res.target is None or ref.section_name is None:
                 continue

@@ -20,7 +20,7 @@ from policylint.k8s.objects import K8sObject
 from policylint.profiles.policy import GROUP_PATTERN, REF_FIELDS, Policy, TargetRef, policy_namespace, ref_problems
 from policylint.profiles.registry import TargetKind, TargetSpec
 from policylint.project import Project
-from policylint.rules.base import POLICY, Rule
+from policylint.rules.base import POLICY, PolicyRule, Rule
 from policylint.rules.hints import NearMatches
 from policylint.semantics.resolution import TargetResolution
 from policylint.textsafe import short_repr
@@ -60,12 +60,16 @@ def object_label(obj: K8sObject, policy: Policy) -> str:
     return f"{obj.kind} {obj.namespace}/{obj.name}"
 
 
-def ref_resolutions(project: Project, rule: Rule | None = None) -> Iterator[tuple[Policy, TargetRef, TargetResolution]]:
-    """Every target reference of every policy with its resolution; of `rule`'s share of the
-    policies only (`Rule.mine`), when given."""
-    for policy in project.resolution.policies() if rule is None else rule.policies(project):
-        for ref in policy.refs:
-            yield policy, ref, project.resolution.resolve_target(policy, ref)
+def ref_resolutions(project: Project) -> Iterator[tuple[Policy, TargetRef, TargetResolution]]:
+    """Every target reference of every policy with its resolution."""
+    for policy in project.resolution.policies():
+        yield from policy_resolutions(project, policy)
+
+
+def policy_resolutions(project: Project, policy: Policy) -> Iterator[tuple[Policy, TargetRef, TargetResolution]]:
+    """Every target reference of `policy` with its resolution."""
+    for ref in policy.refs:
+        yield policy, ref, project.resolution.resolve_target(policy, ref)
 
 
 def allowed_kinds_text(kinds: Sequence[TargetKind]) -> str:
@@ -161,7 +165,7 @@ def _objects_by_name(project: Project) -> dict[str, list[K8sObject]]:
     return by_name
 
 
-class TargetRefNotFound(Rule):
+class TargetRefNotFound(PolicyRule):
     """A policy targetRef names an object that is not in the input."""
 
     id = "PL201"
@@ -169,10 +173,9 @@ class TargetRefNotFound(Rule):
     severity = Severity.ERROR
     subjects = frozenset({POLICY})
     fixable = "unsafe"
-    per_object = True
 
-    def check(self, project: Project) -> Iterable[Issue]:
-        for policy, ref, res in ref_resolutions(project, self):
+    def check_policy(self, project: Project, policy: Policy) -> Iterable[Issue]:
+        for _, ref, res in policy_resolutions(project, policy):
             if res.detail != Resolved.OBJECT_NOT_FOUND:
                 continue
             if _pruned_other_namespace(policy, ref):

@@ -5,11 +5,12 @@ its copy-on-write view of it, sending back the findings it resolved (pickled, th
 Parsing uses clean interpreters ("spawn", policylint.input.parallel) because it has nothing to
 share; here sharing the built project is the point, and it needs fork.
 
-The children start as early as most rules allow. The topology and the simulation
-(policylint.stages) are built by one process, but most of the rules' work reads the index and the
-topology alone (`Rule.reads`: the schema family computes every object's admission verdict). So
-the children are forked once the topology is built (`start`, called by the engine's `start`), and
-run those rules while this process builds the simulation. This process then runs the rules that
+The children start as early as most rules allow. The stages (policylint.stages) are built by one
+process, but most of the rules' work reads the index, the admission verdicts and the topology alone
+(`Rule.reads`: the schema family reads every object's admission verdict, which each process works
+out for the objects of its shares). So the children are forked once the admissions and the topology
+are built (`start`, called by the engine's `start`), and run those rules while this process builds
+the simulation. This process then runs the rules that
 read the simulation, and takes from the queue what the children have not taken yet (`finish`).
 When no rule is ready before the build (all read the simulation), the children are forked after
 it, over all the rules.
@@ -64,7 +65,7 @@ COST: Mapping[str, float] = {"PL702": 12.0, "PL603": 3.0, "PL506": 2.0, "PL201":
 MAX_UNITS = 2048
 
 RuleResult = tuple[list[Finding], Issue | None]
-# A unit of work: a rule, and the share of the objects it checks (`Rule.share`; None: all of them).
+# A unit of work: a rule, and the share of the objects it checks (`engine.issues`; None: all of them).
 Unit = tuple[type[Rule], tuple[int, int] | None]
 UnitKey = tuple[str, tuple[int, int] | None]
 # What the queue hands a process at a time: units run together in one process.
@@ -169,7 +170,7 @@ def start(project: Project, rules: Sequence[type[Rule]], run_units: RunUnits, jo
         os.write(write, b"".join(i.to_bytes(2, "big") for i in range(len(todo))))
     finally:
         os.close(write)  # the children inherit only the read end: an empty queue reads as its end
-    pool = Pool(todo, read, [], project.index.verdicts)
+    pool = Pool(todo, read, [], project.kept_verdicts)
     for _ in range(jobs - 1):
         child = _fork(pool, run_units)
         if child is not None:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import bisect
 import datetime
-import os
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field, replace
 from typing import TYPE_CHECKING
@@ -25,22 +23,21 @@ from policylint.input.load import decode
 from policylint.input.positions import PositionResolver
 from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.rulecodes import matches
-from policylint.rules import REGISTRY
 from policylint.rules import suppressions as rules
 from policylint.rules.base import Rule
-from policylint.rules.engine import INTERNAL_ERROR, INTERNAL_ERROR_NAME, fingerprint, with_fingerprints
+from policylint.rules.engine import INTERNAL_ERROR, INTERNAL_ERROR_NAME, with_fingerprints
 from policylint.rules.input import DuplicateObject
-from policylint.suppressions import annotation, fingerprint_versions
+from policylint.suppressions import annotation
 from policylint.suppressions import baseline as baseline_io
 from policylint.suppressions.baseline import Entry
 from policylint.suppressions.comments import MARKER, MARKER_BYTES, Comment, FileComments, scan
 from policylint.suppressions.directives import DISABLE_FILE, DISABLE_NEXT_LINE, DirectiveError, Spec, parse_spec
+from policylint.suppressions.matching import SUPPRESSION_RULES, apply_baseline, recordable
 from policylint.values import record
 
 if TYPE_CHECKING:
     from policylint.pipeline import LintRequest
 
-SUPPRESSION_RULES = frozenset(r.id for r in rules.RULES)
 DUPLICATE_OBJECT = DuplicateObject.id
 
 
@@ -213,18 +210,9 @@ def read_baseline(request: LintRequest) -> list[Entry] | None:
     return baseline_io.read(request.baseline)
 
 
-def run(
-    request: LintRequest,
-    entries: list[Entry] | None,
-    findings: Sequence[Finding],
-    texts: Mapping[str, str | bytes],
-    objects: Sequence[K8sObject],
-    ran: Sequence[type[Rule]],
-    resolver: PositionResolver,
-    linted_files: Sequence[str],
-) -> Outcome:
-    """The pipeline's step (policylint.pipeline._lint): `apply` with the request's settings and
-    the baseline `entries` (read_baseline).
+def run(request: LintRequest, findings: Sequence[Finding], inputs: Inputs) -> Outcome:
+    """The pipeline's step (policylint.pipeline._lint): `apply`, then what the request asks of
+    the baseline.
 
     With `request.write_baseline`, the findings left after the inline suppressions are written
     there, and that new baseline is the one applied: every finding it records is hidden, and
@@ -232,21 +220,9 @@ def run(
     be written. A bug in this step is a PL000 finding, as a rule's is: the findings stay, all
     of them active."""
     try:
-        outcome = apply(
-            findings,
-            texts=texts,
-            objects=objects,
-            catalogue=REGISTRY,
-            ran=ran,
-            resolver=resolver,
-            baseline=entries,
-            baseline_file=request.baseline or "",
-            linted_files=linted_files,
-            require_reason=request.require_suppression_reason,
-            today=request.today,
-        )
+        outcome = apply(findings, inputs)
     except Exception as exc:  # a bug must not cost the findings
-        first = linted_files[0] if linted_files else "<input>"
+        first = inputs.linted_files[0] if inputs.linted_files else "<input>"
         failure = Finding(
             first,
             1,
@@ -259,7 +235,7 @@ def run(
         return Outcome(sorted([*findings, failure], key=Finding.sort_key), [], failed=True)
     if request.write_baseline is None:
         return outcome
-    by_id = {r.id: r for r in ran}
+    by_id = {r.id: r for r in inputs.ran}
     recorded = [f for f in outcome.active if recordable(f) and _shown(f, request, by_id)]
     count = baseline_io.write(request.write_baseline, recorded)
     hidden = IdentitySet(recorded)  # these very findings: two equal ones are both recorded or not
@@ -282,37 +258,56 @@ def _shown(f: Finding, request: LintRequest, by_id: Mapping[str, type[Rule]]) ->
     return bool(config_overrides.apply([f], by_id, request.overrides))
 
 
-def recordable(f: Finding) -> bool:
-    """Whether a baseline may hide `f`: not the run's own failure, not a finding about suppressions."""
-    return f.rule != INTERNAL_ERROR and f.rule not in SUPPRESSION_RULES
+@record
+class Inputs:
+    """What the suppression step reads besides the findings."""
+
+    texts: Mapping[str, str | bytes]  # the files that may contain comments (texts_with_comments)
+    objects: Sequence[K8sObject]
+    catalogue: Sequence[type[Rule]]  # every rule (unknown codes)
+    ran: Sequence[type[Rule]]  # the rules that ran (unused codes, stale entries, PL9xx)
+    resolver: PositionResolver
+    baseline: Sequence[Entry] | None = None  # the entries of `baseline_file`; None: no baseline
+    baseline_file: str = ""
+    linted_files: Sequence[str] = ()
+    require_reason: bool = True
+    today: datetime.date | None = None  # None: today, in UTC
 
 
-def apply(
-    findings: Sequence[Finding],
-    *,
-    texts: Mapping[str, str | bytes],
-    objects: Sequence[K8sObject],
-    catalogue: Sequence[type[Rule]],
-    ran: Iterable[type[Rule]],
-    resolver: PositionResolver,
-    baseline: Sequence[Entry] | None = None,
-    baseline_file: str = "",
-    linted_files: Iterable[str] = (),
-    require_reason: bool = True,
-    today: datetime.date | None = None,
-) -> Outcome:
+def apply(findings: Sequence[Finding], inputs: Inputs) -> Outcome:
     """Split `findings` (the engine's, sorted and fingerprinted) into active and suppressed, and
-    add the PL9xx findings of the rules in `ran` to the active ones.
-
-    `texts` holds the files that may contain comments (texts_with_comments); `baseline` the
-    entries of the baseline file `baseline_file`, or None for no baseline."""
+    add the PL9xx findings of the rules that ran to the active ones."""
     step = _Step(
-        catalogue,
-        frozenset(r.id for r in ran),
-        resolver,
-        today or datetime.datetime.now(datetime.timezone.utc).date(),
-        require_reason,
+        inputs.catalogue,
+        frozenset(r.id for r in inputs.ran),
+        inputs.resolver,
+        inputs.today or datetime.datetime.now(datetime.timezone.utc).date(),
+        inputs.require_reason,
     )
+    scans, by_file = _comments(step, inputs.texts)
+    annotations = _annotations(step, inputs.objects)
+    annotations.place(inputs.objects, inputs.resolver)
+    active, suppressed = _split(findings, by_file, scans, annotations)
+
+    migrated = 0
+    if inputs.baseline is not None:
+        done = apply_baseline(active, inputs.baseline, inputs.baseline_file, inputs.linted_files, inputs.objects, step.ran)
+        active, migrated = done.still, done.migrated
+        suppressed.extend(done.hidden)
+        step.new.extend(done.stale)
+
+    for candidates in (*by_file.values(), annotations.admitted):
+        for s in candidates:
+            _report_unused(step, s)
+
+    active.extend(with_fingerprints(sorted(step.new, key=Finding.sort_key)))
+    active.sort(key=Finding.sort_key)
+    suppressed.sort(key=Finding.sort_key)
+    return Outcome(active, suppressed, baseline_migrated=migrated)
+
+
+def _comments(step: _Step, texts: Mapping[str, str | bytes]) -> tuple[dict[str, FileComments], dict[str, list[_Suppression]]]:
+    """Each file's comments, and by file the suppressions among them that are in force."""
     scans: dict[str, FileComments] = {}
     by_file: dict[str, list[_Suppression]] = {}
     for file, raw in sorted(texts.items()):
@@ -333,7 +328,11 @@ def apply(
             admitted = step.admit(SuppressionKind.COMMENT, comment.spec, comment, file)
             if admitted is not None:
                 by_file.setdefault(file, []).append(admitted)
+    return scans, by_file
 
+
+def _annotations(step: _Step, objects: Sequence[K8sObject]) -> _Annotations:
+    """The `policylint.io/ignore` annotations in force."""
     annotations = _Annotations()
     for obj in objects:
         value = obj.annotations.get(annotation.ANNOTATION)
@@ -353,8 +352,17 @@ def apply(
         admitted = step.admit(SuppressionKind.ANNOTATION, spec, obj, obj.doc.file)
         if admitted is not None:
             annotations.add(obj, admitted)
-    annotations.place(objects, resolver)
+    return annotations
 
+
+def _split(
+    findings: Sequence[Finding],
+    by_file: Mapping[str, Sequence[_Suppression]],
+    scans: Mapping[str, FileComments],
+    annotations: _Annotations,
+) -> tuple[list[Finding], list[Finding]]:
+    """The findings no comment or annotation hides, and those hidden, marked with the first that
+    does; every suppression that hides one is used."""
     active: list[Finding] = []
     suppressed: list[Finding] = []
     for f in findings:
@@ -370,20 +378,7 @@ def apply(
         else:
             first = found[0][0]
             suppressed.append(replace(f, suppression=Suppression(first.kind, first.spec.reason)))
-
-    migrated = 0
-    if baseline is not None:
-        active, baselined, migrated = _apply_baseline(step, active, baseline, baseline_file, frozenset(linted_files), objects)
-        suppressed.extend(baselined)
-
-    for candidates in (*by_file.values(), annotations.admitted):
-        for s in candidates:
-            _report_unused(step, s)
-
-    active.extend(with_fingerprints(sorted(step.new, key=Finding.sort_key)))
-    active.sort(key=Finding.sort_key)
-    suppressed.sort(key=Finding.sort_key)
-    return Outcome(active, suppressed, baseline_migrated=migrated)
+    return active, suppressed
 
 
 def _matching(
@@ -468,152 +463,3 @@ def _report_unused(step: _Step, s: _Suppression) -> None:
             message = f"{label}{code} hides nothing: a duplicate definition ({DUPLICATE_OBJECT}) is hidden only when {other} suppresses it too"
             hint = "Remove the duplicate, or suppress PL005 on both definitions, with a reason."
         step.report(rules.UnusedSuppression, where, s.file, message, hint)
-
-
-def _apply_baseline(
-    step: _Step,
-    active: list[Finding],
-    entries: Sequence[Entry],
-    baseline_file: str,
-    linted: frozenset[str],
-    objects: Sequence[K8sObject],
-) -> tuple[list[Finding], list[Finding], int]:
-    """Hide the findings the baseline `entries` record, each entry at most one finding; and
-    count the entries that hid one only by its fingerprint before its rule's findings moved.
-
-    An entry is recorded for one definition of its object: the one in its file. It hides a
-    finding with the same rule, object and path in that file first. Only a finding that no
-    entry of its own file hides may take an entry of another file (or one that names no
-    file), and only if its object is defined once now: the object moved. Of an object defined
-    twice, a copy added in another file takes none of the original's entries: its findings
-    are new, the original's stay hidden, whichever file sorts first.
-
-    Findings of one rule on one field of one object are told apart in their fingerprints by an
-    occurrence counter, counted across files in the engine's order: a copy in a file sorting
-    first takes the original's fingerprint (occurrence 0), and the original gets occurrence 1.
-    So such findings are matched as a group, against the entries of any of their occurrences.
-    A finding without an object has its file in its fingerprint and is matched by it alone.
-
-    An entry written before its rule's findings moved to another field is read as it would be
-    written now first (policylint.suppressions.fingerprint_versions), so that it matches as any."""
-    entries, rewritten = fingerprint_versions.migrate(entries, (f for f in active if recordable(f)))
-    base = os.path.abspath(os.path.dirname(baseline_file) or ".")
-    linted = frozenset(os.path.normpath(os.path.abspath(f)) for f in linted)
-    by_fingerprint: dict[str, list[int]] = {}  # indices into `entries`, in baseline order
-    recorded: Counter[tuple[str, str, str]] = Counter()  # entries by rule, object and path as written
-    unnamed: Counter[str] = Counter()  # entries naming no object, by rule
-    for i, e in enumerate(entries):
-        by_fingerprint.setdefault(e.fingerprint, []).append(i)
-        recorded[(e.rule, e.object, e.path)] += 1
-        if not e.object:
-            unnamed[e.rule] += 1
-    loose: list[Finding] = []
-    groups: dict[tuple[str, ObjectKey, str], list[Finding]] = {}
-    for f in active:
-        if recordable(f):
-            if f.object is None:
-                loose.append(f)
-            else:
-                groups.setdefault((f.rule, f.object, f.path), []).append(f)
-    used = [False] * len(entries)
-    matched: IdentitySet[Finding] = IdentitySet()  # the findings hidden (equal ones apart)
-
-    for f in loose:
-        indices = by_fingerprint.get(f.fingerprint)
-        if indices:
-            used[indices.pop()] = True
-            matched.add(f)
-
-    located: dict[str, str] = {}  # entry file -> absolute path ("" for none)
-    absolute: dict[str, str] = {}  # finding file -> absolute path
-    elsewhere: list[tuple[Finding, dict[str, list[int]]]] = []  # no entry of their own file hid them
-    for identity, group in groups.items():
-        first = group[0]
-        written = (identity[0], str(identity[1]), identity[2])  # as an entry writes them
-        count = recorded[written]
-        candidates = by_fingerprint.get(first.fingerprint) if len(group) == 1 and count <= 1 else None
-        if candidates is None:
-            if len(group) == 1 and count == 0 and not unnamed[identity[0]]:
-                continue  # a new finding: no entry names its object (the common case, as above)
-            # The occurrences this run numbered may not be the baseline's: a copy of the object
-            # counts, even one whose own finding a suppression hides.
-            candidates = [i for fp in _occurrences(first, len(group) + count, by_fingerprint) for i in by_fingerprint[fp]]
-        if not candidates:
-            continue
-        by_file: dict[str, list[int]] = {}
-        for i in candidates:
-            file = entries[i].file
-            where = located.get(file)
-            if where is None:
-                where = located[file] = baseline_io.absolute(file, base) if file else ""
-            by_file.setdefault(where, []).append(i)
-        for f in group:
-            where = absolute.get(f.file)
-            if where is None:
-                where = absolute[f.file] = os.path.normpath(os.path.abspath(f.file))
-            own = by_file.get(where)
-            if own:
-                used[own.pop()] = True
-                matched.add(f)
-            else:
-                elsewhere.append((f, by_file))
-    if elsewhere:
-        keys = {f.object for f, _ in elsewhere}
-        definitions = Counter(o.key for o in objects if o.key in keys)
-        for f, by_file in elsewhere:
-            assert f.object is not None
-            if definitions[f.object] > 1:
-                continue
-            for indices in by_file.values():
-                if indices:
-                    used[indices.pop()] = True
-                    matched.add(f)
-                    break
-
-    still: list[Finding] = []
-    baselined: list[Finding] = []
-    for f in active:
-        if f in matched:
-            baselined.append(replace(f, suppression=Suppression(SuppressionKind.BASELINE)))
-        else:
-            still.append(f)
-    if rules.StaleBaselineEntry.id in step.ran:
-        in_scope: dict[str, bool] = {}  # by entry file
-        for e, hid in zip(entries, used, strict=True):
-            if hid:
-                continue
-            # An entry is known to be stale only if its rule ran over its file (a run over a few
-            # files, or `--select PL2`, says nothing about the others).
-            if e.file not in in_scope:
-                in_scope[e.file] = baseline_io.absolute(e.file, base) in linted
-            if e.rule not in step.ran or not in_scope[e.file]:
-                continue
-            what = " ".join(p for p in (e.object, e.path) if p)
-            rule = rules.StaleBaselineEntry
-            step.new.append(
-                Finding(
-                    baseline_file,
-                    e.line,
-                    1,
-                    rule.id,
-                    rule.name,
-                    rule.severity,
-                    f"baseline entry {e.rule} {what or e.file} ({e.file}) matches no finding: fixed, or the object was renamed",
-                    hint="Run with --write-baseline to drop stale entries.",
-                )
-            )
-    return still, baselined, sum(1 for i in rewritten if used[i])
-
-
-def _occurrences(f: Finding, at_least: int, by_fingerprint: Mapping[str, object]) -> list[str]:
-    """The fingerprints of `f`'s rule, object and path that the baseline records: occurrences
-    0 to `at_least` - 1, and on while the baseline has the next one."""
-    found = []
-    occurrence = 0
-    while True:
-        fp = fingerprint(f, occurrence)
-        if fp in by_fingerprint:
-            found.append(fp)
-        elif occurrence >= at_least:
-            return found
-        occurrence += 1

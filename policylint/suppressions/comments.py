@@ -33,7 +33,7 @@ import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import yaml
 from yaml.events import (
@@ -297,7 +297,7 @@ def _structure(
                 scalars.append((start, end))
                 # A block scalar ends at column 0 of the line after its last line.
                 last = end[0] - 1 if end[1] == 1 and end[0] > start[0] else end[0]
-                _node_done(stack, out, document, start, last, *_role(stack))
+                _node_done(stack, out, document, _Place(start, *_role(stack), _enclosing(stack)), last)
             elif isinstance(event, CollectionStartEvent):
                 start = _at(event.start_mark, offset)
                 role, key = _role(stack)
@@ -317,7 +317,7 @@ def _structure(
                 last = frame.last_line
                 if frame.flow:  # `]` or `}` may sit on a line of its own
                     last = max(last, _at(event.end_mark, offset)[0])
-                _node_done(stack, out, document, frame.start, last, frame.role, frame.key, frame.key_lines)
+                _node_done(stack, out, document, _Place(frame.start, frame.role, frame.key, frame.key_lines), last)
     except yaml.YAMLError:  # the loader reports it (PL001)
         # From the end of the last event parsed: an unterminated quote may have begun there.
         return reached
@@ -371,19 +371,19 @@ def _role(stack: list[_Frame]) -> tuple[str, Position | None]:
     return "value", parent.key_pos
 
 
-def _node_done(
-    stack: list[_Frame],
-    out: FileComments,
-    document: _Document,
-    start: Position,
-    last: int,
-    role: str,
-    key: Position | None,
-    key_lines: tuple[int, ...] | None = None,
-) -> None:
-    """A node from `start` to line `last` ended: record its scope, and tell its parent."""
-    if key_lines is None:
-        key_lines = _enclosing(stack)
+class _Place(NamedTuple):
+    """Where a node sits: where it starts, what it is to its parent ("key", "value", "item" or
+    "root", `_role`), for a value its key's position, and the key lines enclosing it."""
+
+    start: Position
+    role: str
+    key: Position | None
+    key_lines: tuple[int, ...]
+
+
+def _node_done(stack: list[_Frame], out: FileComments, document: _Document, place: _Place, last: int) -> None:
+    """A node at `place` ended on line `last`: record its scope, and tell its parent."""
+    start, role, key, key_lines = place
     if role == "value" and key is not None:
         out.entries[key] = _Node(last, key_lines)
     elif role == "item":

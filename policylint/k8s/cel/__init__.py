@@ -10,8 +10,8 @@ library, and what differs from cel-go: docs/cel.md). It owns:
   errors, equality and ordering across types, and the activation an evaluation runs in;
 - `parser`: the lexer and the parser of the whole CEL grammar, to a tuple syntax tree (`Node`);
 - `evaluator`: the syntax tree compiled to Python closures (`_Compiler`), with the macros;
-  `operators` its arithmetic, `uniqueness` its shortcut for pairwise-uniqueness rules and
-  `twovar` cel-go's two-variable comprehensions;
+  `operators` its arithmetic, `comprehensions` the one-variable macros' loops, `uniqueness` its
+  shortcut for pairwise-uniqueness rules and `twovar` cel-go's two-variable comprehensions;
 - the functions, by library: `stdlib` (the standard definitions and conversions), `times`
   (timestamps, and the fields of durations), `strings` and `formatting` (cel-go's strings
   extension, `format` and `strings.quote` among it), `optionals` (cel-go's optional values and

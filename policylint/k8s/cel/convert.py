@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from policylint.identity import IdentityMap
@@ -84,6 +84,7 @@ class _Info:
 
     __slots__ = (
         "additional",
+        "convert",
         "defaults",
         "enum",
         "items",
@@ -92,30 +93,16 @@ class _Info:
         "nullable",
         "properties",
         "required",
+        "scalar",
         "string",
     )
 
     def __init__(self, node: Mapping[str, Any]) -> None:
         self.node = node  # keeps the node alive while its id is a key of _INFO
         self.nullable = bool(node.get("nullable"))
-        wanted = node.get("type")
         properties = node.get("properties")
         additional = node.get("additionalProperties")
-        if node.get("x-kubernetes-int-or-string"):
-            kind = "int-or-string"
-        elif wanted == "object" or (wanted is None and (properties is not None or additional is not None)):
-            if properties is not None or node.get("x-kubernetes-embedded-resource"):
-                kind = "object"
-            elif isinstance(additional, dict):
-                kind = "map"
-            else:
-                kind = "preserve" if node.get("x-kubernetes-preserve-unknown-fields") else "empty"
-        elif wanted == "string" and node.get("format") in ("duration", "date-time", "date"):
-            kind = node["format"]  # a CEL duration or timestamp (k8s.io/apiserver pkg/cel/common/values.go)
-        elif isinstance(wanted, str):
-            kind = wanted
-        else:
-            kind = "any"
+        kind = _kind(node)
         self.kind = kind
         props = properties if isinstance(properties, dict) else {}
         # name -> (its CEL name or None, its schema's info)
@@ -138,7 +125,32 @@ class _Info:
         # A string without an enum: a `str` value is its own CEL value (most values).
         self.string = kind == "string" and self.enum is None
         if kind == "object" and node.get("x-kubernetes-preserve-unknown-fields"):
-            self.kind = "object+preserve"
+            self.kind = kind = "object+preserve"
+        # The conversion of the node's values, picked here once rather than per value.
+        self.scalar = self.convert = _CONVERTERS.get(kind, _any)
+        if self.enum is not None and kind not in _UNENUMERATED:
+            self.convert = _enumerated
+
+
+def _kind(node: Mapping[str, Any]) -> str:
+    """What a schema node converts its values to: an object, a map, a list, a scalar type or
+    format, "int-or-string", "preserve" (a map kept as it is), "empty" or "any"."""
+    wanted = node.get("type")
+    properties = node.get("properties")
+    additional = node.get("additionalProperties")
+    if node.get("x-kubernetes-int-or-string"):
+        return "int-or-string"
+    if wanted == "object" or (wanted is None and (properties is not None or additional is not None)):
+        if properties is not None or node.get("x-kubernetes-embedded-resource"):
+            return "object"
+        if isinstance(additional, dict):
+            return "map"
+        return "preserve" if node.get("x-kubernetes-preserve-unknown-fields") else "empty"
+    if wanted == "string" and node.get("format") in ("duration", "date-time", "date"):
+        return str(node["format"])  # a CEL duration or timestamp (k8s.io/apiserver pkg/cel/common/values.go)
+    if isinstance(wanted, str):
+        return wanted
+    return "any"
 
 
 _INFO: IdentityMap[Mapping[str, Any], _Info] = IdentityMap()
@@ -157,105 +169,184 @@ def _info(schema: Mapping[str, Any]) -> _Info:
 def _convert(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
     if value is None:
         return None if info.nullable else _BAD
-    kind = info.kind
-    t = type(value)
-    if kind == "object" or kind == "object+preserve":
-        if t is not dict:
-            return _BAD
-        properties = info.properties
-        out: dict[Any, Any] = {}
-        for k, v in value.items():
-            entry = properties.get(k)
-            if entry is None:
-                if kind == "object+preserve" and type(k) is str:
-                    name = _escaped(k)
-                    if name is not None:
-                        out[name] = _plain(v)
-                continue  # pruned by the API server (PL702's finding)
-            name, sub = entry
-            if name is None:
-                continue
-            tv = type(v)
-            if tv is str and sub.string:
-                out[name] = v
-            elif v is None:
-                if sub.nullable:  # else a null is an unset field
-                    out[name] = None
-            elif memo is not None and (tv is dict or tv is list):
-                got = memo.get(id(v))
-                if got is not None and got[0] is sub.node:
-                    out[name] = got[1]
-                else:
-                    converted = out[name] = _convert(sub, v, memo)
-                    memo[id(v)] = (sub.node, converted)
+    return info.convert(info, value, memo)
+
+
+# One converter per kind of schema node, picked once per node (`_Info.convert`): each takes a
+# value that is not None (`_convert` answers for null).
+_Converter = Callable[["_Info", Any, "dict[int, Any] | None"], Any]
+
+
+def _object(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
+    if type(value) is not dict:
+        return _BAD
+    properties = info.properties
+    preserve = info.kind == "object+preserve"
+    out: dict[Any, Any] = {}
+    for k, v in value.items():
+        entry = properties.get(k)
+        if entry is None:
+            if preserve and type(k) is str:
+                name = _escaped(k)
+                if name is not None:
+                    out[name] = _plain(v)
+            continue  # pruned by the API server (PL702's finding)
+        name, sub = entry
+        if name is None:
+            continue
+        tv = type(v)
+        if tv is str and sub.string:
+            out[name] = v
+        elif v is None:
+            if sub.nullable:  # else a null is an unset field
+                out[name] = None
+        elif memo is not None and (tv is dict or tv is list):
+            got = memo.get(id(v))
+            if got is not None and got[0] is sub.node:
+                out[name] = got[1]
             else:
-                out[name] = _convert(sub, v, memo)
-        for k, name, sub, once in info.defaults:
-            if name is not None and name not in out and value.get(k) is None:
-                out[name] = once if once is not _NONE else _convert(sub, sub.node["default"], None)
-        if memo is not None:
-            for k, name in info.required:
-                if value.get(k) is None:
-                    memo.setdefault(MISSING, set()).add(name)  # PL703's finding
-        return out
-    if kind == "map":
-        if t is not dict:
-            return _BAD
-        additional = info.additional
-        assert additional is not None
-        nullable = additional.nullable
-        return {k: _to(additional, v, memo) for k, v in value.items() if v is not None or nullable}
-    if kind == "preserve":
-        return _plain(value) if t is dict else _BAD
-    if kind == "empty":
-        return {} if t is dict else _BAD
-    if kind == "array":
-        if t is not list:
-            return _BAD
-        items = info.items
-        if items is None:
-            return _plain(value)
-        if items.string:
-            return [v if type(v) is str else _to(items, v, memo) for v in value]
-        return [_to(items, v, memo) for v in value]
-    if kind == "int-or-string":
-        if t is int or t is str:
-            return value
-        if t is float and value.is_integer():
-            return int(value)
+                converted = out[name] = sub.convert(sub, v, memo)
+                memo[id(v)] = (sub.node, converted)
+        else:
+            out[name] = sub.convert(sub, v, memo)
+    if info.defaults or info.required:
+        _defaults_and_required(info, value, out, memo)
+    return out
+
+
+def _defaults_and_required(info: _Info, value: dict[Any, Any], out: dict[Any, Any], memo: dict[int, Any] | None) -> None:
+    """The defaults the API server sets on an object's unset fields, and (into the memo) the
+    required fields it does not have."""
+    for k, name, sub, once in info.defaults:
+        if name is not None and name not in out and value.get(k) is None:
+            out[name] = once if once is not _NONE else _convert(sub, sub.node["default"], None)
+    if memo is not None:
+        for k, name in info.required:
+            if value.get(k) is None:
+                memo.setdefault(MISSING, set()).add(name)  # PL703's finding
+
+
+def _map(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
+    if type(value) is not dict:
         return _BAD
-    if info.enum is not None and t in (str, int, float, bool) and value not in info.enum:
-        return _BAD  # PL703's finding (the API server does not run the rules then)
-    if kind == "string":
-        return value if t is str else _BAD
-    if kind == "duration":
-        if t is not str:
-            return _BAD
-        try:
-            return parse_duration(value)
-        except EvalError:
-            return _BAD
-    if kind == "date-time" or kind == "date":
-        # The API server reads them with strfmt, which admits more layouts than RFC 3339 (a
-        # lowercase t, no seconds, a space): what this parse does not read is left BAD, so that
-        # a rule reading it is not reported rather than reported on a string CEL never sees.
-        if t is not str:
-            return _BAD
-        try:
-            return parse_timestamp(value.upper() if kind == "date-time" else value + "T00:00:00Z")
-        except EvalError:
-            return _BAD
-    if kind == "integer":
-        if t is int:
-            return value
-        if t is float and value.is_integer():
-            return int(value)  # kubectl sends an integral float as an integer
+    additional = info.additional
+    assert additional is not None
+    nullable = additional.nullable
+    return {k: _to(additional, v, memo) for k, v in value.items() if v is not None or nullable}
+
+
+def _preserve(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
+    return _plain(value) if type(value) is dict else _BAD
+
+
+def _empty(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
+    return {} if type(value) is dict else _BAD
+
+
+def _array(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
+    if type(value) is not list:
         return _BAD
-    if kind == "number":
-        return float(value) if (t is int or t is float) else _BAD
-    if kind == "boolean":
-        return value if t is bool else _BAD
+    items = info.items
+    if items is None:
+        return _plain(value)
+    if items.string:
+        return [v if type(v) is str else _to(items, v, memo) for v in value]
+    return [_to(items, v, memo) for v in value]
+
+
+def _int_or_string(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
+    t = type(value)
+    if t is int or t is str:
+        return value
+    if t is float and value.is_integer():
+        return int(value)
+    return _BAD
+
+
+def _string(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
+    return value if type(value) is str else _BAD
+
+
+def _duration(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
+    if type(value) is not str:
+        return _BAD
+    try:
+        return parse_duration(value)
+    except EvalError:
+        return _BAD
+
+
+# The API server reads `date-time` and `date` with strfmt, which admits more layouts than RFC 3339
+# (a lowercase t, no seconds, a space): what this parse does not read is left BAD, so that a rule
+# reading it is not reported rather than reported on a string CEL never sees.
+def _date_time(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
+    if type(value) is not str:
+        return _BAD
+    try:
+        return parse_timestamp(value.upper())
+    except EvalError:
+        return _BAD
+
+
+def _date(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
+    if type(value) is not str:
+        return _BAD
+    try:
+        return parse_timestamp(value + "T00:00:00Z")
+    except EvalError:
+        return _BAD
+
+
+def _integer(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
+    t = type(value)
+    if t is int:
+        return value
+    if t is float and value.is_integer():
+        return int(value)  # kubectl sends an integral float as an integer
+    return _BAD
+
+
+def _number(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
+    t = type(value)
+    return float(value) if (t is int or t is float) else _BAD
+
+
+def _boolean(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
+    return value if type(value) is bool else _BAD
+
+
+def _any(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
     return _plain(value)
+
+
+def _enumerated(info: _Info, value: Any, memo: dict[int, Any] | None) -> Any:
+    """A scalar kind with an `enum`: a value not among it is BAD (PL703's finding; the API
+    server does not run the rules then), else the kind's own conversion."""
+    enum = info.enum
+    assert enum is not None
+    if type(value) in (str, int, float, bool) and value not in enum:
+        return _BAD
+    return info.scalar(info, value, memo)
+
+
+_CONVERTERS: dict[str, _Converter] = {
+    "object": _object,
+    "object+preserve": _object,
+    "map": _map,
+    "preserve": _preserve,
+    "empty": _empty,
+    "array": _array,
+    "int-or-string": _int_or_string,
+    "string": _string,
+    "duration": _duration,
+    "date-time": _date_time,
+    "date": _date,
+    "integer": _integer,
+    "number": _number,
+    "boolean": _boolean,
+}
+# The kinds whose `enum` is not checked: a container's, and int-or-string's.
+_UNENUMERATED = frozenset({"object", "object+preserve", "map", "preserve", "empty", "array", "int-or-string"})
 
 
 def _plain(value: Any) -> Any:

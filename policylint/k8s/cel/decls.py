@@ -5,7 +5,7 @@ pkg/cel/common/schemas.go `SchemaDeclType`, pkg/cel/types.go), for `estimate`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from policylint.k8s.cel.convert import escape
@@ -93,63 +93,81 @@ def decl_type(s: Mapping[str, Any], resource_root: bool) -> Decl | None:
     """SchemaDeclType: None where the schema is not exposed to CEL."""
     if s.get("x-kubernetes-int-or-string"):
         most = _nonneg(s.get("maxLength"))
-        d = Decl("dyn", 1, most * 4 if most is not None else _string_max(s))
-        return d
+        return Decl("dyn", 1, most * 4 if most is not None else _string_max(s))
     if resource_root:
         s = _with_type_and_object_meta(s)
     t = s.get("type")
-    if t == "array":
-        items = s.get("items")
-        if not isinstance(items, dict):
-            return None
-        elem = decl_type(items, bool(items.get("x-kubernetes-embedded-resource")))
+    if not isinstance(t, str):
+        return None
+    typed = _TYPED.get(t)
+    return typed(s) if typed is not None else _SCALARS.get(t)
+
+
+def _embedded(s: Mapping[str, Any]) -> Decl | None:
+    """The declaration of a nested schema (an item, a value, a property)."""
+    return decl_type(s, bool(s.get("x-kubernetes-embedded-resource")))
+
+
+def _array(s: Mapping[str, Any]) -> Decl | None:
+    items = s.get("items")
+    if not isinstance(items, dict):
+        return None
+    elem = _embedded(items)
+    if elem is None:
+        return None
+    most = _nonneg(s.get("maxItems"))
+    d = Decl("list", 2, most if most is not None else (MAX_REQUEST_SIZE - 2) // (elem.min_size + 1))
+    d.elem = elem
+    return d
+
+
+def _object(s: Mapping[str, Any]) -> Decl | None:
+    additional = s.get("additionalProperties")
+    if isinstance(additional, dict):
+        elem = _embedded(additional)
         if elem is None:
             return None
-        most = _nonneg(s.get("maxItems"))
-        d = Decl("list", 2, most if most is not None else (MAX_REQUEST_SIZE - 2) // (elem.min_size + 1))
-        d.elem = elem
+        most = _nonneg(s.get("maxProperties"))
+        d = Decl("map", 2, most if most is not None else (MAX_REQUEST_SIZE - 2) // (elem.min_size + 6))
+        d.elem, d.key = elem, _STRING_KEY
         return d
-    if t == "object":
-        additional = s.get("additionalProperties")
-        if isinstance(additional, dict):
-            elem = decl_type(additional, bool(additional.get("x-kubernetes-embedded-resource")))
-            if elem is None:
-                return None
-            most = _nonneg(s.get("maxProperties"))
-            d = Decl("map", 2, most if most is not None else (MAX_REQUEST_SIZE - 2) // (elem.min_size + 6))
-            d.elem, d.key = elem, _STRING_KEY
-            return d
-        d = Decl("object", 2)
-        required = s.get("required")
-        required = {r for r in required if isinstance(r, str)} if isinstance(required, list) else set()
-        props = s.get("properties")
-        for name, prop in props.items() if isinstance(props, dict) else ():
-            if not isinstance(prop, dict):
-                continue
-            field = decl_type(prop, bool(prop.get("x-kubernetes-embedded-resource")))
-            if field is None:
-                continue
-            escaped = escape(name) if isinstance(name, str) else None
-            if escaped is not None:
-                d.fields[escaped] = field
-            if name in required and prop.get("default") is None:
-                d.min_size += len(str(name).encode()) + field.min_size + 4
-        return d
-    if t == "string":
-        fmt = s.get("format")
-        most = _nonneg(s.get("maxLength"))
-        if fmt == "byte":
-            return Decl("bytes", 2, most if most is not None else _string_max(s))
-        if fmt == "duration":
-            return Decl("duration", 3, _string_max(s))
-        if fmt == "date":
-            return Decl("timestamp", 12, _string_max(s))
-        if fmt == "date-time":
-            return Decl("timestamp", 21, _string_max(s))
-        if most is not None:
-            return Decl("string", 2, most * 4)
-        enum = s.get("enum")
-        if isinstance(enum, list) and enum:
-            return Decl("string", 2, max((len(e.encode()) for e in enum if isinstance(e, str)), default=0))
-        return Decl("string", 2, _string_max(s))
-    return _SCALARS.get(t) if isinstance(t, str) else None
+    d = Decl("object", 2)
+    required = s.get("required")
+    required = {r for r in required if isinstance(r, str)} if isinstance(required, list) else set()
+    props = s.get("properties")
+    for name, prop in props.items() if isinstance(props, dict) else ():
+        if not isinstance(prop, dict):
+            continue
+        field = _embedded(prop)
+        if field is None:
+            continue
+        escaped = escape(name) if isinstance(name, str) else None
+        if escaped is not None:
+            d.fields[escaped] = field
+        if name in required and prop.get("default") is None:
+            d.min_size += len(str(name).encode()) + field.min_size + 4
+    return d
+
+
+# A string's format that CEL reads as another type: (type, its minimum size in bytes).
+_FORMATTED = {"duration": ("duration", 3), "date": ("timestamp", 12), "date-time": ("timestamp", 21)}
+
+
+def _string(s: Mapping[str, Any]) -> Decl | None:
+    fmt = s.get("format")
+    most = _nonneg(s.get("maxLength"))
+    if fmt == "byte":
+        return Decl("bytes", 2, most if most is not None else _string_max(s))
+    formatted = _FORMATTED.get(fmt) if isinstance(fmt, str) else None
+    if formatted is not None:
+        return Decl(formatted[0], formatted[1], _string_max(s))
+    if most is not None:
+        return Decl("string", 2, most * 4)
+    enum = s.get("enum")
+    if isinstance(enum, list) and enum:
+        return Decl("string", 2, max((len(e.encode()) for e in enum if isinstance(e, str)), default=0))
+    return Decl("string", 2, _string_max(s))
+
+
+# The schema types whose declaration depends on more than the type (`decl_type`); the others are `_SCALARS`.
+_TYPED: dict[str, Callable[[Mapping[str, Any]], Decl | None]] = {"array": _array, "object": _object, "string": _string}

@@ -441,92 +441,130 @@ class Estimator:
 
     def _function(self, name: str, target: _E | None, args: list[_E], limit: int | None = None) -> tuple[int, Size | None, _Ty]:
         """The call's own cost, its result's size (None: none computed) and type: library/cost.go's
-        EstimateCallCost first, then cel-go's functionCost."""
-        string, boolean, integer = _Ty("string"), _Ty("bool"), _Ty("int")
+        EstimateCallCost first (lists, strings, formats), then cel-go's functionCost; one unit
+        for the others."""
+        for part in (self._list_call, self._string_call, self._format_call, self._celgo_call):
+            found = part(name, target, args, limit)
+            if found is not None:
+                return found
+        return 1, None, _CONSTANT_RESULTS.get(name, _DYN)
+
+    def _list_call(self, name: str, target: _E | None, args: list[_E], limit: int | None) -> _Call | None:
+        if name not in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf", "includes") or target is None:
+            return None
         sz = self.size_or_unknown
-        if name in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf", "includes") and target is not None:
-            elem = self.elem_size(target) if target.ty.kind == "list" else None
-            if target.ty.kind == "list":
-                element = 1
-                if target.ty.elem is not None and target.ty.elem.kind in ("string", "bytes"):
-                    element = _add(element, _factor((elem or _UNKNOWN)[1], _STRING_TRAVERSAL))
-                ty = integer if name in ("indexOf", "lastIndexOf") else boolean if name == "isSorted" else target.ty.elem or _DYN
-                return _mul(sz(target)[1], element), None, ty
-            return _factor(sz(target)[1], _STRING_TRAVERSAL), None, integer
+        if target.ty.kind != "list":
+            return _factor(sz(target)[1], _STRING_TRAVERSAL), None, _INT
+        elem = self.elem_size(target)
+        element = 1
+        if target.ty.elem is not None and target.ty.elem.kind in ("string", "bytes"):
+            element = _add(element, _factor((elem or _UNKNOWN)[1], _STRING_TRAVERSAL))
+        ty = _INT if name in ("indexOf", "lastIndexOf") else _BOOL if name == "isSorted" else target.ty.elem or _DYN
+        return _mul(sz(target)[1], element), None, ty
+
+    def _string_call(self, name: str, target: _E | None, args: list[_E], limit: int | None) -> _Call | None:
+        sz = self.size_or_unknown
         if name in ("url", "jsonpatch.escapeKey") and len(args) == 1 and target is None:
             s = sz(args[0])
-            return _factor(s[1], _STRING_TRAVERSAL), s, _Ty("other") if name == "url" else string
-        if name in ("lowerAscii", "upperAscii", "substring", "trim") and target is not None:
+            return _factor(s[1], _STRING_TRAVERSAL), s, _Ty("other") if name == "url" else _STRING
+        if target is None:
+            return None
+        if name in ("lowerAscii", "upperAscii", "substring", "trim"):
             s = sz(target)
-            return _factor(s[1], _STRING_TRAVERSAL), s, string
-        if name == "replace" and target is not None and len(args) >= 2:
-            s, old, new = sz(target), sz(args[0]), sz(args[1])
-            if old[0] == 0:
-                count, retained = min(s[1] + 1, U64), s[1]
-            elif new[1] <= old[0]:
-                count, retained = 0, s[1]
-            else:
-                count, retained = math.ceil(s[1] / old[0]), 0
-            return _factor(s[1], 2 * _STRING_TRAVERSAL), (0, _add(_mul(count, new[1]), retained)), string
-        if name == "split" and target is not None:
+            return _factor(s[1], _STRING_TRAVERSAL), s, _STRING
+        if name == "replace" and len(args) >= 2:
+            return self._replace(target, args)
+        if name == "split":
             s = sz(target)
             most = s[1] if limit is None else limit
-            return _factor(s[1], 2 * _STRING_TRAVERSAL), (0, most), _Ty("list", string)
-        if name == "join" and target is not None:
-            length = sz(target)
-            elem = self.elem_size(target)
-            total = (0, 0) if elem is None else (_mul(length[0], elem[0]), _mul(length[1], elem[1]))
-            if args:
-                sep = sz(args[0])
-                total = (
-                    _add(total[0], _mul(sep[0], max(length[0] - 1, 0))),
-                    _add(total[1], _mul(sep[1], max(length[1] - 1, 0))),
-                )
-            return _factor(total[1], _STRING_TRAVERSAL), total, string
-        if name in ("find", "findAll") and target is not None and args:
+            return _factor(s[1], 2 * _STRING_TRAVERSAL), (0, most), _Ty("list", _STRING)
+        if name == "join":
+            return self._join(target, args)
+        if name in ("find", "findAll") and args:
             s = sz(target)
             cost = _mul(_factor(_add(s[1], 1), _STRING_TRAVERSAL), _factor(sz(args[0])[1], _REGEX_LENGTH))
-            return cost, (0, s[1]), string if name == "find" else _Ty("list", string)
-        if name in ("cidr", "isIP", "isCIDR", "quantity", "isQuantity", "semver", "isSemver") and args:
-            return _factor(sz(args[0])[1], _STRING_TRAVERSAL), None, boolean if name.startswith("is") else _Ty("other")
-        if name == "ip" and target is None and args:
+            return cost, (0, s[1]), _STRING if name == "find" else _Ty("list", _STRING)
+        return None
+
+    def _replace(self, target: _E, args: list[_E]) -> _Call:
+        sz = self.size_or_unknown
+        s, old, new = sz(target), sz(args[0]), sz(args[1])
+        if old[0] == 0:
+            count, retained = min(s[1] + 1, U64), s[1]
+        elif new[1] <= old[0]:
+            count, retained = 0, s[1]
+        else:
+            count, retained = math.ceil(s[1] / old[0]), 0
+        return _factor(s[1], 2 * _STRING_TRAVERSAL), (0, _add(_mul(count, new[1]), retained)), _STRING
+
+    def _join(self, target: _E, args: list[_E]) -> _Call:
+        sz = self.size_or_unknown
+        length = sz(target)
+        elem = self.elem_size(target)
+        total = (0, 0) if elem is None else (_mul(length[0], elem[0]), _mul(length[1], elem[1]))
+        if args:
+            sep = sz(args[0])
+            total = (
+                _add(total[0], _mul(sep[0], max(length[0] - 1, 0))),
+                _add(total[1], _mul(sep[1], max(length[1] - 1, 0))),
+            )
+        return _factor(total[1], _STRING_TRAVERSAL), total, _STRING
+
+    def _format_call(self, name: str, target: _E | None, args: list[_E], limit: int | None) -> _Call | None:
+        if not args:
+            return None
+        sz = self.size_or_unknown
+        if name in ("cidr", "isIP", "isCIDR", "quantity", "isQuantity", "semver", "isSemver"):
+            return _factor(sz(args[0])[1], _STRING_TRAVERSAL), None, _BOOL if name.startswith("is") else _Ty("other")
+        if name == "ip" and target is None:
             return _factor(sz(args[0])[1], _STRING_TRAVERSAL), None, _Ty("other")
-        if name == "ip.isCanonical" and args:
-            return _factor(sz(args[0])[1], 2 * _STRING_TRAVERSAL), None, boolean
-        if name == "validate" and target is not None and args:
+        if name == "ip.isCanonical":
+            return _factor(sz(args[0])[1], 2 * _STRING_TRAVERSAL), None, _BOOL
+        if name == "validate" and target is not None:
             traversal = _factor(sz(args[0])[1], _STRING_TRAVERSAL)
             return _factor(traversal, _MAX_NAME_FORMAT_REGEX * _REGEX_LENGTH), None, _Ty("optional")
-        # cel-go (checker/cost.go functionCost)
-        if name in ("startsWith", "endsWith") and target is not None and len(args) == 1:
-            return _factor(sz(args[0])[1], _STRING_TRAVERSAL), None, boolean
-        if name == "matches" and target is not None and len(args) == 1:
+        return None
+
+    def _celgo_call(self, name: str, target: _E | None, args: list[_E], limit: int | None) -> _Call | None:
+        """cel-go's checker/cost.go functionCost."""
+        if target is None or len(args) != 1:
+            return None
+        sz = self.size_or_unknown
+        if name in ("startsWith", "endsWith"):
+            return _factor(sz(args[0])[1], _STRING_TRAVERSAL), None, _BOOL
+        if name == "matches":
             text = _factor(_add(sz(target)[1], 1), _STRING_TRAVERSAL)
-            return _mul(text, _factor(sz(args[0])[1], _REGEX_LENGTH)), None, boolean
-        if name == "contains" and target is not None and len(args) == 1:
-            return _mul(_factor(sz(target)[1], _STRING_TRAVERSAL), _factor(sz(args[0])[1], _STRING_TRAVERSAL)), None, boolean
-        # O(1): one unit
-        results = {
-            "size": integer,
-            "int": integer,
-            "double": _Ty("double"),
-            "uint": _Ty("uint"),
-            "string": string,
-            "bytes": _Ty("bytes"),
-            "bool": boolean,
-            "duration": _Ty("duration"),
-            "timestamp": _Ty("timestamp"),
-            "charAt": string,
-            "getScheme": string,
-            "getHost": string,
-            "getHostname": string,
-            "getPort": string,
-            "getEscapedPath": string,
-            "getQuery": _Ty("map", _Ty("list", string)),
-            "isURL": boolean,
-            "hasValue": boolean,
-            "matches": boolean,
-        }
-        return 1, None, results.get(name, _DYN)
+            return _mul(text, _factor(sz(args[0])[1], _REGEX_LENGTH)), None, _BOOL
+        if name == "contains":
+            return _mul(_factor(sz(target)[1], _STRING_TRAVERSAL), _factor(sz(args[0])[1], _STRING_TRAVERSAL)), None, _BOOL
+        return None
+
+
+# A call's own cost, its result's size (None: none computed) and type (`_Estimator._function`).
+_Call = tuple[int, Size | None, _Ty]
+_STRING, _BOOL, _INT = _Ty("string"), _Ty("bool"), _Ty("int")
+# The results of the calls that cost one unit: O(1).
+_CONSTANT_RESULTS = {
+    "size": _INT,
+    "int": _INT,
+    "double": _Ty("double"),
+    "uint": _Ty("uint"),
+    "string": _STRING,
+    "bytes": _Ty("bytes"),
+    "bool": _BOOL,
+    "duration": _Ty("duration"),
+    "timestamp": _Ty("timestamp"),
+    "charAt": _STRING,
+    "getScheme": _STRING,
+    "getHost": _STRING,
+    "getHostname": _STRING,
+    "getPort": _STRING,
+    "getEscapedPath": _STRING,
+    "getQuery": _Ty("map", _Ty("list", _STRING)),
+    "isURL": _BOOL,
+    "hasValue": _BOOL,
+    "matches": _BOOL,
+}
 
 
 def estimate(text: str, root: Decl) -> int:

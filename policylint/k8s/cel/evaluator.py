@@ -1,7 +1,8 @@
 """The evaluator: a syntax tree compiled once to Python closures over an `Activation`
 (`_Compiler`), with field selection, indexing, the logical operators' error absorption, calls
-(`functions.FUNCTIONS`), the macros (`all`, `exists`, `exists_one`, `map`, `filter`, the
-two-variable ones of `twovar`, `optMap` and `optFlatMap`) and the optional syntax (`optionals`),
+(`functions.FUNCTIONS`), the macros (`all`, `exists`, `exists_one`, `map`, `filter`, their
+loops in `comprehensions`, the two-variable ones of `twovar`, `optMap` and `optFlatMap`) and the
+optional syntax (`optionals`),
 each charging cel-go's runtime cost as it runs (`cost`).
 """
 
@@ -12,6 +13,7 @@ from typing import Any
 
 # Modules by their full names: `from policylint.k8s.cel import ...` would name the package, whose
 # __init__ imports this module (tests/test_rule_inputs.py checks the import graph has no cycle).
+import policylint.k8s.cel.comprehensions as comprehensions
 import policylint.k8s.cel.optionals as optionals
 import policylint.k8s.cel.twovar as twovar
 from policylint.k8s.cel.cost import BINOP_PRICES, ITERATION, PRICES, weight
@@ -26,7 +28,6 @@ from policylint.k8s.cel.values import (
     Activation,
     BadValue,
     CompileError,
-    CostExceeded,
     Duration,
     Eval,
     EvalError,
@@ -371,7 +372,7 @@ class _Compiler:
         finally:
             self.scope.discard(var)
         each = ITERATION[macro] + sum(weight(n) for n in node[4])
-        loop = _comprehension(macro, operand, var, bodies, each)
+        loop = comprehensions.comprehension(macro, operand, var, bodies, each)
         if macro == "all":
             terms = _uniqueness_terms(node)
             if terms is not None:
@@ -463,10 +464,7 @@ class _Compiler:
             try:
                 result = body(a)
             finally:
-                if saved is _NONE:
-                    a.vars.pop(var, None)
-                else:
-                    a.vars[var] = saved
+                comprehensions.restore(a.vars, var, saved)
             if macro == "optMap":
                 return Optional(result)
             if type(result) is not Optional:
@@ -486,113 +484,3 @@ def _qualified(node: Node) -> str | None:
         return None
     parts.append(node[1])
     return ".".join(reversed(parts))
-
-
-def _items(value: Any, macro: str) -> list[Any]:
-    if type(value) is list:
-        return value
-    if type(value) is dict:
-        return list(value)  # a map's comprehension ranges over its keys
-    if value is _BAD:
-        raise BadValue("a value has a type its schema rejects")
-    raise EvalError(f"{macro}() macro: expression does not evaluate to a list or a map: {type_name(value)}")
-
-
-def _comprehension(macro: str, operand: Eval, var: str, bodies: list[Eval], each: int) -> Eval:
-    """A macro's loop; each iteration costs `each` (cel-go's fold: the loop condition and step
-    and the body's nodes, `ITERATION` and `weight`), charged before the iteration runs."""
-    body = bodies[0]
-
-    def loop(a: Activation) -> Any:
-        items = _items(operand(a), macro)
-        saved = a.vars.get(var, _NONE)
-        try:
-            return run(a, items)
-        finally:
-            if saved is _NONE:
-                a.vars.pop(var, None)
-            else:
-                a.vars[var] = saved
-
-    if macro in ("all", "exists"):
-        stop = macro == "exists"  # the value that decides: all() stops at false, exists() at true
-
-        def run(a: Activation, items: list[Any]) -> Any:
-            variables = a.vars
-            error: EvalError | None = None
-            for item in items:
-                a.cost += each
-                if a.cost > a.limit:
-                    raise a.over()
-                variables[var] = item
-                try:
-                    x = body(a)
-                except (CostExceeded, TooLarge):
-                    raise
-                except EvalError as exc:
-                    error = exc if error is None else _first(error, exc)  # absorbed if another item decides
-                    continue
-                if x is stop:
-                    return stop
-                if type(x) is not bool:
-                    error = error or _overload("_&&_" if not stop else "_||_", x)
-            if error is not None:
-                raise error
-            return not stop
-
-    elif macro == "exists_one":
-
-        def run(a: Activation, items: list[Any]) -> Any:
-            variables = a.vars
-            count = 0
-            for item in items:
-                a.cost += each
-                if a.cost > a.limit:
-                    raise a.over()
-                variables[var] = item
-                x = body(a)
-                if x is True:
-                    count += 1
-                elif x is not False:
-                    raise _overload("exists_one", x)
-            return count == 1
-
-    elif macro == "filter":
-
-        def run(a: Activation, items: list[Any]) -> Any:
-            variables = a.vars
-            out = []
-            for item in items:
-                a.cost += each
-                if a.cost > a.limit:
-                    raise a.over()
-                variables[var] = item
-                x = body(a)
-                if x is True:
-                    out.append(item)
-                elif x is not False:
-                    raise _overload("filter", x)
-            return out
-
-    else:  # map, with an optional filter first
-        transform = bodies[-1]
-        keep = bodies[0] if len(bodies) == 2 else None
-
-        def run(a: Activation, items: list[Any]) -> Any:
-            variables = a.vars
-            out = []
-            for item in items:
-                a.cost += each
-                if a.cost > a.limit:
-                    raise a.over()
-                variables[var] = item
-                if keep is not None:
-                    x = keep(a)
-                    if x is False:
-                        continue
-                    if x is not True:
-                        raise _overload("map", x)
-                out.append(transform(a))
-            return out
-
-    return loop

@@ -6,6 +6,7 @@ the evaluator can overflow the Python stack.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from policylint.k8s.cel.values import _INT_MAX, _INT_MIN, _UINT_MAX, MAX_DEPTH, CompileError, UInt
@@ -367,67 +368,88 @@ class _Parser:
         if kind in ("int", "uint", "float", "string", "bytes"):
             return ("lit", _literal_int(value) if kind == "int" else value)
         if kind == "ident":
-            if value in ("true", "false"):
-                return ("lit", value == "true")
-            if value == "null":
-                return ("lit", None)
-            if value in _RESERVED or value == "in":
-                raise CompileError(f"Syntax error: reserved identifier {value!r} at offset {offset}")
-            if self.at("("):
-                return self.call(value, None)
-            if self.at("{"):
-                raise CompileError("message construction is not supported", unsupported="message construction")
-            return ("ident", value)
+            return self._name(value, offset)
         if kind == "quoted":
             raise CompileError(f"Syntax error: a backquoted name is a field name, after a dot (offset {offset})")
-        if kind == "op" and value == ".":
-            raise CompileError("leading-dot names are not supported", unsupported="leading-dot names")
-        if kind == "op" and value == "(":
-            node = self.expr()
-            self.expect(")")
-            return node
-        if kind == "op" and value in ("[", "[?"):
-            # `[?` opens a list whose first item is optional (the lexer reads it as one token)
-            self.nest()
-            items: list[Node] = []
-            optional: list[int] = []
-            first = value == "[?"
-            while not self.at("]"):
-                if first or self.at("?"):
-                    if not first:
-                        self.take()
-                    optional.append(len(items))
-                first = False
-                items.append(self.expr())
-                if not self.at(","):
-                    break
-                self.take()
-            if first:  # `[?]`
-                raise CompileError(f"Syntax error: unexpected ']' at offset {offset + 2}")
-            self.expect("]")
-            self.depth -= 1
-            # Nodes: ("optlist", items, indexes of the optional items) only where there are any,
-            # so that every other list keeps its node (and what the cost estimate reads)
-            return ("optlist", items, tuple(optional)) if optional else ("list", items)
-        if kind == "op" and value == "{":
-            self.nest()
-            pairs: list[tuple[Node, Node]] = []
-            optional_keys: list[int] = []
-            while not self.at("}"):
-                if self.at("?"):
-                    self.take()
-                    optional_keys.append(len(pairs))
-                key = self.expr()
-                self.expect(":")
-                pairs.append((key, self.expr()))
-                if not self.at(","):
-                    break
-                self.take()
-            self.expect("}")
-            self.depth -= 1
-            return ("optmaplit", pairs, tuple(optional_keys)) if optional_keys else ("map", pairs)
+        opening = _OPENINGS.get(value) if kind == "op" else None
+        if opening is not None:
+            return opening(self, value, offset)
         shown = "end of input" if kind == "end" else repr(value)
         raise CompileError(f"Syntax error: unexpected {shown} at offset {offset}")
+
+    def _name(self, value: str, offset: int) -> Node:
+        """A literal named by a word, a call of a global function, or a variable."""
+        if value in ("true", "false"):
+            return ("lit", value == "true")
+        if value == "null":
+            return ("lit", None)
+        if value in _RESERVED or value == "in":
+            raise CompileError(f"Syntax error: reserved identifier {value!r} at offset {offset}")
+        if self.at("("):
+            return self.call(value, None)
+        if self.at("{"):
+            raise CompileError("message construction is not supported", unsupported="message construction")
+        return ("ident", value)
+
+    def _leading_dot(self, value: str, offset: int) -> Node:
+        raise CompileError("leading-dot names are not supported", unsupported="leading-dot names")
+
+    def _parenthesised(self, value: str, offset: int) -> Node:
+        node = self.expr()
+        self.expect(")")
+        return node
+
+    def _list(self, value: str, offset: int) -> Node:
+        # `[?` opens a list whose first item is optional (the lexer reads it as one token)
+        self.nest()
+        items: list[Node] = []
+        optional: list[int] = []
+        first = value == "[?"
+        while not self.at("]"):
+            if first or self.at("?"):
+                if not first:
+                    self.take()
+                optional.append(len(items))
+            first = False
+            items.append(self.expr())
+            if not self.at(","):
+                break
+            self.take()
+        if first:  # `[?]`
+            raise CompileError(f"Syntax error: unexpected ']' at offset {offset + 2}")
+        self.expect("]")
+        self.depth -= 1
+        # Nodes: ("optlist", items, indexes of the optional items) only where there are any,
+        # so that every other list keeps its node (and what the cost estimate reads)
+        return ("optlist", items, tuple(optional)) if optional else ("list", items)
+
+    def _map(self, value: str, offset: int) -> Node:
+        self.nest()
+        pairs: list[tuple[Node, Node]] = []
+        optional_keys: list[int] = []
+        while not self.at("}"):
+            if self.at("?"):
+                self.take()
+                optional_keys.append(len(pairs))
+            key = self.expr()
+            self.expect(":")
+            pairs.append((key, self.expr()))
+            if not self.at(","):
+                break
+            self.take()
+        self.expect("}")
+        self.depth -= 1
+        return ("optmaplit", pairs, tuple(optional_keys)) if optional_keys else ("map", pairs)
+
+
+# The operators that may open an operand (`_Parser.primary`), each with what reads the rest of it.
+_OPENINGS: dict[str, Callable[[_Parser, str, int], Node]] = {
+    ".": _Parser._leading_dot,
+    "(": _Parser._parenthesised,
+    "[": _Parser._list,
+    "[?": _Parser._list,
+    "{": _Parser._map,
+}
 
 
 def _literal_int(value: int) -> int:

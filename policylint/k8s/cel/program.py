@@ -15,6 +15,7 @@ from policylint.identity import IdentityMap
 from policylint.k8s.cel.cost import PER_CALL_LIMIT, weight
 from policylint.k8s.cel.evaluator import _Compiler
 from policylint.k8s.cel.parser import Node, parse
+from policylint.k8s.cel.projection import NO_KEY, Need, need_of, project
 from policylint.k8s.cel.values import _NONE, Activation, CompileError, CostExceeded, Eval, EvalError, TooLarge, type_name
 
 
@@ -22,7 +23,7 @@ class Compiled:
     """A rule compiled once: `evaluate(value)` -> True, False, or raises EvalError. `skip` says
     why it is never evaluated (a transition rule, an unsupported function, a compile error)."""
 
-    __slots__ = ("base", "error", "key_fields", "program", "self_fields", "skip", "text")
+    __slots__ = ("base", "error", "key_fields", "need", "program", "self_fields", "skip", "text")
 
     def __init__(
         self,
@@ -43,6 +44,9 @@ class Compiled:
         # with whether it only tests its presence (`has(self.f)` and nothing else); None when
         # the rule reads `self` whole.
         self.key_fields: tuple[tuple[str, bool], ...] | None = None
+        # What it reads of `self`, to the items and fields below (`projection.need_of`): its result
+        # is kept by that part of a value (`result_key`); None when it reads `self` whole.
+        self.need: Need | None = None
         self.base = 0  # the fixed part of its cost (`weight`)
 
     def evaluate(self, value: Any, limit: int = PER_CALL_LIMIT) -> Any:
@@ -98,12 +102,14 @@ def compile_rule(text: str) -> Compiled:
     fields, tested = _self_fields(tree)
     compiled = Compiled(text, program, None, None, fields)
     compiled.base = weight(tree)
+    compiled.need = need_of(tree)
     if fields is not None:
         compiled.key_fields = tuple((f, f in tested) for f in sorted(fields))
     return compiled
 
 
 _SCALARS = (str, int, float, bool)
+_PROJECTED: Any = object()  # the first part of a key made by `project`: never equal to the others
 
 
 def result_key(compiled: Compiled, value: Any, shapes: dict[int, Any] | None = None) -> tuple[Any, ...] | None:
@@ -112,7 +118,13 @@ def result_key(compiled: Compiled, value: Any, shapes: dict[int, Any] | None = N
     (scalars with their types: `1`, `1.0` and `true` differ; maps and lists by their `shape`,
     when `shapes` is given, one per object), the presence of those it only tests; the whole
     value's shape when the rule reads `self` whole. The schema node decides the rest (defaults,
-    types), so a cache keyed by the node and this key returns what evaluating again would."""
+    types), so a cache keyed by the node and this key returns what evaluating again would.
+    With `shapes`, a rule that reads parts of `self` (the items' names of a list, the size of a
+    field) is keyed by those parts alone (`projection.project`)."""
+    need = compiled.need
+    if need is not None and shapes is not None:
+        got = project(value, need, shapes, shape)
+        return None if got is NO_KEY else (_PROJECTED, got)
     fields = compiled.key_fields
     if fields is None:
         t = type(value)
@@ -161,41 +173,10 @@ def shape(value: Any, shapes: dict[int, Any]) -> Any:
     got = shapes.get(id(value), _NONE)
     if got is not _NONE:
         return got
-    parts: list[Any] = [t]
-    append = parts.append
-    # Two loops with the same body on purpose: one loop over both (keys checked per item, or
-    # the keys checked apart and zipped back) made the admission of 10k objects 9-15% slower.
-    if t is dict:
-        for k, v in value.items():
-            tv = type(v)
-            if tv is str:
-                inner = v
-            elif tv is dict or tv is list:
-                inner = shape(v, shapes)
-            elif tv is int or tv is bool or v is None:
-                inner = (tv, v)
-            else:
-                inner = _scalar_shape(v)
-            if inner is None or type(k) is not str:
-                shapes[id(value)] = None
-                return None
-            append(k)
-            append(inner)
-    else:
-        for v in value:
-            tv = type(v)
-            if tv is str:
-                inner = v
-            elif tv is dict or tv is list:
-                inner = shape(v, shapes)
-            elif tv is int or tv is bool or v is None:
-                inner = (tv, v)
-            else:
-                inner = _scalar_shape(v)
-            if inner is None:
-                shapes[id(value)] = None
-                return None
-            append(inner)
+    parts = _map_parts(value, shapes) if t is dict else _list_parts(value, shapes)
+    if parts is None:
+        shapes[id(value)] = None
+        return None
     whole = tuple(parts)
     got = _SHAPES.get(whole)
     if got is None:
@@ -204,6 +185,53 @@ def shape(value: Any, shapes: dict[int, Any]) -> Any:
         got = _SHAPES[whole] = object()
     shapes[id(value)] = got
     return got
+
+
+# Two functions with the same loop body on purpose: one loop over both (keys checked per item, or
+# the keys checked apart and zipped back) made the admission of 10k objects 9-15% slower.
+
+
+def _map_parts(value: dict[Any, Any], shapes: dict[int, Any]) -> list[Any] | None:
+    """What a map's shape is made of (`shape`): its type, then each key and its value's shape;
+    None when a key is not a string or a value has no shape."""
+    parts: list[Any] = [dict]
+    append = parts.append
+    for k, v in value.items():
+        tv = type(v)
+        if tv is str:
+            inner = v
+        elif tv is dict or tv is list:
+            inner = shape(v, shapes)
+        elif tv is int or tv is bool or v is None:
+            inner = (tv, v)
+        else:
+            inner = _scalar_shape(v)
+        if inner is None or type(k) is not str:
+            return None
+        append(k)
+        append(inner)
+    return parts
+
+
+def _list_parts(value: list[Any], shapes: dict[int, Any]) -> list[Any] | None:
+    """What a list's shape is made of (`shape`): its type, then each item's shape; None when an
+    item has no shape."""
+    parts: list[Any] = [list]
+    append = parts.append
+    for v in value:
+        tv = type(v)
+        if tv is str:
+            inner = v
+        elif tv is dict or tv is list:
+            inner = shape(v, shapes)
+        elif tv is int or tv is bool or v is None:
+            inner = (tv, v)
+        else:
+            inner = _scalar_shape(v)
+        if inner is None:
+            return None
+        append(inner)
+    return parts
 
 
 def _scalar_shape(value: Any) -> Any:

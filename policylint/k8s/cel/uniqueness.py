@@ -28,7 +28,13 @@ _EMPTY = object()  # ... for a field that is absent or holds the rule's "empty" 
 _UNCLEAN = object()  # an item the shortcut does not answer for
 
 
-def _uniqueness_terms(node: Node) -> tuple[tuple[str, str, Any], ...] | None:
+# A term of the key: (kind, field, literal), kind "eq", "opt" or "empty".
+_Term = tuple[str, str, Any]
+# What an accessor reads: (variable, field).
+_Access = tuple[str, str]
+
+
+def _uniqueness_terms(node: Node) -> tuple[_Term, ...] | None:
     """The key of `self.all(x, self.exists_one(y, BODY))` when BODY is a conjunction of
     `x.f == y.f` ("eq"), `has(x.f) && has(y.f) ? x.f == y.f : !has(x.f) && !has(y.f)` ("opt"),
     and `((!has(x.f) || x.f == L) && (!has(y.f) || y.f == L)) || (has(x.f) && has(y.f) &&
@@ -46,71 +52,98 @@ def _uniqueness_terms(node: Node) -> tuple[tuple[str, str, Any], ...] | None:
         walk = walk[1]
     if walk[0] != "ident" or walk[1] in (x, y):
         return None  # the range must be a plain name or field chain (pure, the same each time)
-    pair = {x, y}
-
-    def sel(n: Node) -> tuple[str, str] | None:
-        if n[0] == "select" and n[1][0] == "ident" and n[1][1] in pair:
-            return n[1][1], n[2]
-        return None
-
-    def has(n: Node) -> tuple[str, str] | None:
-        if n[0] == "has" and n[1][0] == "ident" and n[1][1] in pair:
-            return n[1][1], n[2]
-        return None
-
-    def both(a: tuple[str, str] | None, b: tuple[str, str] | None) -> str | None:
-        """The field two accessors read, one on each variable."""
-        if a is None or b is None or a[1] != b[1] or a[0] == b[0]:
-            return None
-        return a[1]
-
-    def eq(n: Node) -> str | None:
-        if n[0] == "binop" and n[1] == "==":
-            return both(sel(n[2]), sel(n[3]))
-        return None
-
-    def not_has(n: Node) -> tuple[str, str] | None:
-        return has(n[1]) if n[0] == "not" else None
-
-    def empty(n: Node) -> tuple[tuple[str, str], Any] | None:
-        """`!has(v.f) || v.f == L`: ((v, f), L)."""
-        if n[0] != "or" or n[2][0] != "binop" or n[2][1] != "==" or n[2][3][0] != "lit":
-            return None
-        literal = n[2][3][1]
-        absent, read = not_has(n[1]), sel(n[2][2])
-        if absent is None or absent != read or type(literal) not in (str, int):
-            return None
-        return absent, literal
-
-    def term(n: Node) -> tuple[str, str, Any] | None:
-        field = eq(n)
-        if field is not None:
-            return ("eq", field, None)
-        if n[0] == "cond" and n[1][0] == "and" and n[3][0] == "and":
-            field = both(has(n[1][1]), has(n[1][2]))
-            if field is not None and eq(n[2]) == field and both(not_has(n[3][1]), not_has(n[3][2])) == field:
-                return ("opt", field, None)
-        if n[0] == "or" and n[1][0] == "and" and n[2][0] == "and" and n[2][1][0] == "and":
-            left, right = empty(n[1][1]), empty(n[1][2])
-            if left is None or right is None or left[1] != right[1] or type(left[1]) is not type(right[1]):
-                return None
-            field = both(left[0], right[0])
-            if field is not None and both(has(n[2][1][1]), has(n[2][1][2])) == field and eq(n[2][2]) == field:
-                return ("empty", field, left[1])
-        return None
-
-    terms: list[tuple[str, str, Any]] = []
-    stack = [inner[4][0]]
-    while stack:
-        n = stack.pop()
-        if n[0] == "and":
-            stack.extend((n[2], n[1]))
-            continue
-        found = term(n)
+    pair = frozenset((x, y))
+    terms: list[_Term] = []
+    for n in _conjuncts(inner[4][0]):
+        found = _eq_term(n, pair) or _opt_term(n, pair) or _empty_term(n, pair)
         if found is None:
             return None
         terms.append(found)
     return tuple(terms)
+
+
+def _conjuncts(node: Node) -> list[Node]:
+    """The operands of a chain of `&&`, left to right."""
+    out: list[Node] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n[0] == "and":
+            stack.extend((n[2], n[1]))
+        else:
+            out.append(n)
+    return out
+
+
+def _sel(n: Node, pair: frozenset[str]) -> _Access | None:
+    """`v.f` on one of the two variables."""
+    if n[0] == "select" and n[1][0] == "ident" and n[1][1] in pair:
+        return n[1][1], n[2]
+    return None
+
+
+def _has(n: Node, pair: frozenset[str]) -> _Access | None:
+    """`has(v.f)` on one of the two variables."""
+    if n[0] == "has" and n[1][0] == "ident" and n[1][1] in pair:
+        return n[1][1], n[2]
+    return None
+
+
+def _not_has(n: Node, pair: frozenset[str]) -> _Access | None:
+    return _has(n[1], pair) if n[0] == "not" else None
+
+
+def _both(a: _Access | None, b: _Access | None) -> str | None:
+    """The field two accessors read, one on each variable."""
+    if a is None or b is None or a[1] != b[1] or a[0] == b[0]:
+        return None
+    return a[1]
+
+
+def _eq(n: Node, pair: frozenset[str]) -> str | None:
+    """`x.f == y.f`: f."""
+    if n[0] == "binop" and n[1] == "==":
+        return _both(_sel(n[2], pair), _sel(n[3], pair))
+    return None
+
+
+def _empty(n: Node, pair: frozenset[str]) -> tuple[_Access, Any] | None:
+    """`!has(v.f) || v.f == L`: ((v, f), L)."""
+    if n[0] != "or" or n[2][0] != "binop" or n[2][1] != "==" or n[2][3][0] != "lit":
+        return None
+    literal = n[2][3][1]
+    absent, read = _not_has(n[1], pair), _sel(n[2][2], pair)
+    if absent is None or absent != read or type(literal) not in (str, int):
+        return None
+    return absent, literal
+
+
+def _eq_term(n: Node, pair: frozenset[str]) -> _Term | None:
+    field = _eq(n, pair)
+    return ("eq", field, None) if field is not None else None
+
+
+def _opt_term(n: Node, pair: frozenset[str]) -> _Term | None:
+    """`has(x.f) && has(y.f) ? x.f == y.f : !has(x.f) && !has(y.f)`."""
+    if n[0] != "cond" or n[1][0] != "and" or n[3][0] != "and":
+        return None
+    field = _both(_has(n[1][1], pair), _has(n[1][2], pair))
+    if field is not None and _eq(n[2], pair) == field and _both(_not_has(n[3][1], pair), _not_has(n[3][2], pair)) == field:
+        return ("opt", field, None)
+    return None
+
+
+def _empty_term(n: Node, pair: frozenset[str]) -> _Term | None:
+    """`((!has(x.f) || x.f == L) && (!has(y.f) || y.f == L)) || (has(x.f) && has(y.f) && x.f == y.f)`."""
+    if n[0] != "or" or n[1][0] != "and" or n[2][0] != "and" or n[2][1][0] != "and":
+        return None
+    left, right = _empty(n[1][1], pair), _empty(n[1][2], pair)
+    if left is None or right is None or left[1] != right[1] or type(left[1]) is not type(right[1]):
+        return None
+    field = _both(left[0], right[0])
+    if field is not None and _both(_has(n[2][1][1], pair), _has(n[2][1][2], pair)) == field and _eq(n[2][2], pair) == field:
+        return ("empty", field, left[1])
+    return None
 
 
 def _plain_key(value: Any) -> Any:
@@ -131,63 +164,82 @@ def _plain_key(value: Any) -> Any:
     return _UNCLEAN
 
 
-def _uniqueness(operand: Eval, terms: tuple[tuple[str, str, Any], ...], loop: Eval, outer: int, inner: int) -> Eval:
-    def key_of(item: dict[Any, Any]) -> Any:
-        parts = []
-        for kind, field, literal in terms:
-            value = item.get(field, _ABSENT)
-            if value is _BAD:
-                return _UNCLEAN
-            if value is _ABSENT:
-                if kind == "eq":
-                    return _UNCLEAN  # `x.f` fails: the closures decide what that means
-                parts.append(_EMPTY if kind == "empty" else _ABSENT)
-                continue
-            if kind == "empty" and equals(value, literal):
-                parts.append(_EMPTY)
-                continue
-            part = _plain_key(value)
-            if part is _UNCLEAN:
-                return _UNCLEAN
-            parts.append(part)
-        return tuple(parts)
+def _key_of(item: dict[Any, Any], terms: tuple[_Term, ...]) -> Any:
+    """The item's key: one part per term; _UNCLEAN when the shortcut does not answer for it."""
+    parts = []
+    for kind, field, literal in terms:
+        value = item.get(field, _ABSENT)
+        if value is _BAD:
+            return _UNCLEAN
+        if value is _ABSENT:
+            if kind == "eq":
+                return _UNCLEAN  # `x.f` fails: the closures decide what that means
+            parts.append(_EMPTY if kind == "empty" else _ABSENT)
+            continue
+        if kind == "empty" and equals(value, literal):
+            parts.append(_EMPTY)
+            continue
+        part = _plain_key(value)
+        if part is _UNCLEAN:
+            return _UNCLEAN
+        parts.append(part)
+    return tuple(parts)
 
+
+def _keys(items: Any, terms: tuple[_Term, ...]) -> list[Any] | None:
+    """The key of each item; None when the shortcut does not answer for the range."""
+    if type(items) is not list:
+        return None
+    keys = []
+    for item in items:
+        if type(item) is not dict:
+            return None
+        key = _key_of(item, terms)
+        if key is _UNCLEAN:
+            return None
+        keys.append(key)
+    return keys
+
+
+def _verdict(keys: list[Any]) -> tuple[int, bool]:
+    """(the items the outer all() evaluates: up to the first false, the rule's result)."""
+    counts: dict[Any, int] = {}
+    for key in keys:
+        counts[key] = counts.get(key, 0) + 1
+    for i, key in enumerate(keys):
+        if counts[key] != 1:
+            return i + 1, False
+    return len(keys), True
+
+
+def _charge(a: Activation, reached: int, n: int, outer: int, inner: int) -> None:
+    """The cost as the closures charge it: each of the `reached` iterations of all() costs
+    `outer`, then its exists_one() `inner` per item of `n`; the first charge past the limit
+    stops (raised)."""
+    per = outer + n * inner
+    room = a.limit - a.cost
+    done = room // per  # the iterations that fit whole
+    if done >= reached:
+        a.cost += reached * per
+        return
+    a.cost += done * per + outer
+    room -= done * per + outer
+    if room >= 0:
+        a.cost += (room // inner + 1) * inner  # the inner charge that passes the limit
+    raise a.over()
+
+
+def _uniqueness(operand: Eval, terms: tuple[_Term, ...], loop: Eval, outer: int, inner: int) -> Eval:
     def unique(a: Activation) -> Any:
         try:
             items = operand(a)
         except EvalError:
             return loop(a)
-        if type(items) is not list:
+        keys = _keys(items, terms)
+        if keys is None:
             return loop(a)
-        keys = []
-        for item in items:
-            if type(item) is not dict:
-                return loop(a)
-            key = key_of(item)
-            if key is _UNCLEAN:
-                return loop(a)
-            keys.append(key)
-        counts: dict[Any, int] = {}
-        for key in keys:
-            counts[key] = counts.get(key, 0) + 1
-        n = reached = len(keys)  # the items the outer all() evaluates: up to the first false
-        result = True
-        for i, key in enumerate(keys):
-            if counts[key] != 1:
-                reached, result = i + 1, False
-                break
-        # The cost as the closures charge it: each of the `reached` iterations of all() costs
-        # `outer`, then its exists_one() `inner` per item; the first charge past the limit stops.
-        per = outer + n * inner
-        room = a.limit - a.cost
-        done = room // per  # the iterations that fit whole
-        if done >= reached:
-            a.cost += reached * per
-            return result
-        a.cost += done * per + outer
-        room -= done * per + outer
-        if room >= 0:
-            a.cost += (room // inner + 1) * inner  # the inner charge that passes the limit
-        raise a.over()
+        reached, result = _verdict(keys)
+        _charge(a, reached, len(keys), outer, inner)
+        return result
 
     return unique

@@ -175,38 +175,9 @@ _UINT_MAX = (1 << 64) - 1
 
 
 def type_name(value: Any) -> str:
+    """The CEL name of a value's type (its exact Python type: a bool is not an int here)."""
     t = type(value)
-    if t is bool:
-        return "bool"
-    if t is int:
-        return "int"
-    if t is UInt:
-        return "uint"
-    if t is float:
-        return "double"
-    if t is str:
-        return "string"
-    if t is bytes:
-        return "bytes"
-    if value is None:
-        return "null_type"
-    if t is list:
-        return "list"
-    if t is dict:
-        return "map"
-    if t is Duration:
-        return "google.protobuf.Duration"
-    if t is Timestamp:
-        return "google.protobuf.Timestamp"
-    if t is Optional:
-        return "optional_type"
-    if t is NamedFormat:
-        return "kubernetes.NamedFormat"
-    if t is Type:
-        return "type"
-    if t is urls.URL:
-        return "kubernetes.URL"
-    return t.__name__
+    return _TYPE_NAMES.get(t) or t.__name__
 
 
 def _overload(name: str, *args: Any) -> EvalError:
@@ -323,3 +294,23 @@ class Activation:
 
 
 Eval = Callable[[Activation], Any]
+
+
+# The CEL name of each value type (`type_name`), by the exact Python type that holds it.
+_TYPE_NAMES: dict[type, str] = {
+    bool: "bool",
+    int: "int",
+    UInt: "uint",
+    float: "double",
+    str: "string",
+    bytes: "bytes",
+    type(None): "null_type",
+    list: "list",
+    dict: "map",
+    Duration: "google.protobuf.Duration",
+    Timestamp: "google.protobuf.Timestamp",
+    Optional: "optional_type",
+    NamedFormat: "kubernetes.NamedFormat",
+    Type: "type",
+    urls.URL: "kubernetes.URL",
+}

@@ -207,7 +207,7 @@ class Simulation:
             self.facets[policy.obj] = facets
 
     def _refused(self, obj: K8sObject) -> bool:
-        verdict = self.index.admission(obj)
+        verdict = self.topology.admissions.verdict(obj)
         return verdict is not None and verdict.rejected
 
     # -- the hierarchy ----------------------------------------------------------------------

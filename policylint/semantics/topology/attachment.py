@@ -39,6 +39,7 @@ from policylint.semantics.topology.model import (
 from policylint.vocabulary import Admission, Attachment
 
 if TYPE_CHECKING:
+    from policylint.k8s.admissions import Admissions
     from policylint.semantics.resolution import Resolution
 
 
@@ -73,8 +74,8 @@ def _kind_admission(listener: Listener, route: K8sObject) -> Rejection | None:
 class Attachments(Listeners):
     """Attaches ListenerSets to Gateways and routes to listeners."""
 
-    def __init__(self, resolution: Resolution) -> None:
-        super().__init__(resolution)
+    def __init__(self, resolution: Resolution, admissions: Admissions) -> None:
+        super().__init__(resolution, admissions)
         # The parent kinds besides Service that mean mesh traffic (profile `meshParents`).
         self._mesh_parents = frozenset(k for i in self.resolution.profiles.implementations for k in i.mesh_parent_kinds)
 

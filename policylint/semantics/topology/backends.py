@@ -31,6 +31,7 @@ from policylint.semantics.topology.references import Resolving
 from policylint.vocabulary import ReferenceStatus
 
 if TYPE_CHECKING:
+    from policylint.k8s.admissions import Admissions
     from policylint.semantics.resolution import Resolution
 
 
@@ -46,8 +47,8 @@ def _group_of_kind(kinds: Sequence[TargetKind], kind: str) -> str | None:
 class Backends(Attachments, Delegation):
     """The backends of routes and policies."""
 
-    def __init__(self, resolution: Resolution) -> None:
-        super().__init__(resolution)
+    def __init__(self, resolution: Resolution, admissions: Admissions) -> None:
+        super().__init__(resolution, admissions)
         # Host source -> host -> the objects declaring it, by namespace and name, each with the
         # namespaces it exports the host to (None: every one); and, per host looked up, the first
         # object exporting it everywhere and the first per namespace (`_declaring`).

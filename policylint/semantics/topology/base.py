@@ -24,6 +24,7 @@ from policylint.semantics.topology.model import (
 )
 
 if TYPE_CHECKING:
+    from policylint.k8s.admissions import Admissions
     from policylint.k8s.index import Section
     from policylint.semantics.resolution import Resolution
 
@@ -31,9 +32,11 @@ if TYPE_CHECKING:
 class TopologyBase:
     """The resolved hierarchy as lookups: what the build stored, by object."""
 
-    def __init__(self, resolution: Resolution) -> None:
+    def __init__(self, resolution: Resolution, admissions: Admissions) -> None:
         self.resolution = resolution
         self.index = resolution.index
+        # What the API server would refuse in each object: a policy it refuses is invalid (`targets`).
+        self.admissions = admissions
         self.external = self.index.options.external
         self.grants = resolution.grants()
         self._listeners: dict[K8sObject, list[Listener]] = {}

@@ -26,6 +26,7 @@ from policylint.semantics.topology.references import Resolving
 from policylint.vocabulary import ReferenceStatus
 
 if TYPE_CHECKING:
+    from policylint.k8s.admissions import Admissions
     from policylint.semantics.resolution import Resolution
 
 
@@ -96,8 +97,8 @@ def _lacks_data(obj: K8sObject, spec: DataSpec) -> str:
 class Certificates(Listeners):
     """The certificate and CA references of Gateways, ListenerSets and policies."""
 
-    def __init__(self, resolution: Resolution) -> None:
-        super().__init__(resolution)
+    def __init__(self, resolution: Resolution, admissions: Admissions) -> None:
+        super().__init__(resolution, admissions)
         # Gateway -> its HTTPS listeners by port, those on an unknown port, and those the
         # frontend `default` applies to (`frontend_listeners`).
         self._frontend: dict[K8sObject, tuple[dict[int, list[Listener]], list[Listener], list[Listener]]] = {}

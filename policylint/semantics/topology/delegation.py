@@ -17,14 +17,15 @@ from policylint.semantics.topology.model import CORE, ObjectRef, _list, _str
 from policylint.vocabulary import ReferenceStatus
 
 if TYPE_CHECKING:
+    from policylint.k8s.admissions import Admissions
     from policylint.semantics.resolution import Resolution
 
 
 class Delegation(Gateways):
     """Which routes hand traffic to which."""
 
-    def __init__(self, resolution: Resolution) -> None:
-        super().__init__(resolution)
+    def __init__(self, resolution: Resolution, admissions: Admissions) -> None:
+        super().__init__(resolution, admissions)
         self._delegated_by: dict[K8sObject, list[K8sObject]] = defaultdict(list)
 
     def _delegation(self, parents: Callable[[], list[Implementation | None]], raw: Mapping[str, Any]) -> bool:

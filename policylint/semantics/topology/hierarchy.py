@@ -15,15 +15,16 @@ from policylint.semantics.topology.targets import PolicyTargets
 from policylint.vocabulary import ReferenceStatus, Traffic
 
 if TYPE_CHECKING:
+    from policylint.k8s.admissions import Admissions
     from policylint.k8s.index import Section
     from policylint.semantics.resolution import Resolution
 
 
 class Topology(PolicyTargets, Certificates, Backends):
-    """The resolved hierarchy. Build with `Topology(resolution)`; everything is computed eagerly, once."""
+    """The resolved hierarchy. Build with `Topology(resolution, admissions)`; everything is computed eagerly, once."""
 
-    def __init__(self, resolution: Resolution) -> None:
-        super().__init__(resolution)
+    def __init__(self, resolution: Resolution, admissions: Admissions) -> None:
+        super().__init__(resolution, admissions)
         self._build()
 
     def carries_traffic(self, obj: K8sObject) -> tuple[bool, str]:

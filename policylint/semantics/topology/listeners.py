@@ -22,6 +22,7 @@ from policylint.semantics.topology.model import (
 )
 
 if TYPE_CHECKING:
+    from policylint.k8s.admissions import Admissions
     from policylint.semantics.resolution import Resolution
 
 
@@ -33,8 +34,8 @@ def _listener_set_order(listener_set: K8sObject) -> tuple[int, str, str, str]:
 class Listeners(Gateways):
     """Listeners as parsed, and their conflicts."""
 
-    def __init__(self, resolution: Resolution) -> None:
-        super().__init__(resolution)
+    def __init__(self, resolution: Resolution, admissions: Admissions) -> None:
+        super().__init__(resolution, admissions)
         self._conflicts: dict[Listener, tuple[Listener, str]] = {}  # listener -> (the one it yields to, why)
 
     def listener_conflict(self, listener: Listener) -> tuple[Listener, str] | None:

@@ -26,6 +26,7 @@ from policylint.values import frozen
 from policylint.vocabulary import ReferenceStatus
 
 if TYPE_CHECKING:
+    from policylint.k8s.admissions import Admissions
     from policylint.k8s.index import Section
     from policylint.semantics.resolution import Resolution
 
@@ -49,8 +50,8 @@ class Resolving:
 class References(TopologyBase):
     """Resolves one reference (`_resolve_ref`) for every part that reads references."""
 
-    def __init__(self, resolution: Resolution) -> None:
-        super().__init__(resolution)
+    def __init__(self, resolution: Resolution, admissions: Admissions) -> None:
+        super().__init__(resolution, admissions)
         self._managed: dict[tuple[str, str], set[str]] = {}
         self._groups: frozenset[str] | None = None
 

@@ -17,6 +17,7 @@ from policylint.semantics.topology.model import (
 )
 
 if TYPE_CHECKING:
+    from policylint.k8s.admissions import Admissions
     from policylint.k8s.index import Section
     from policylint.profiles.policy import Policy
     from policylint.semantics.resolution import Resolution, TargetResolution
@@ -40,15 +41,15 @@ def _listener_label(listener: Listener) -> str:
 class PolicyTargets(Listeners):
     """Why a policy is rejected, on the whole or on one target."""
 
-    def __init__(self, resolution: Resolution) -> None:
-        super().__init__(resolution)
+    def __init__(self, resolution: Resolution, admissions: Admissions) -> None:
+        super().__init__(resolution, admissions)
         self._target_errors: dict[tuple[K8sObject, str, K8sObject], tuple[TargetError, ...]] = {}
 
     def _admission_errors(self, policy: K8sObject) -> tuple[str, ...]:
         """What the API server refuses in the policy (policylint.k8s.admission): a policy it refuses
         never reaches its controller, which is as if the controller rejected it (docs/semantics.md#policies-the-api-server-rejects).
         Unknown fields are pruned, not refused (PL702); a CEL rule not evaluated to the end decides nothing."""
-        verdict = self.index.admission(policy)
+        verdict = self.admissions.verdict(policy)
         if verdict is None or not verdict.rejected:
             return ()
         return tuple(f"rejected by the API server: {verdict.reason(r)}" for r in verdict.rejections())

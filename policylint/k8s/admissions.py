@@ -1,0 +1,53 @@
+"""The admission stage: what the API server would refuse in each object of a project, and the
+catalogue of schemas that decides it (policylint.k8s.admission works both out).
+
+The pipeline builds it after the index, which holds the objects and what the cluster runs, and
+before the topology, which reads its verdicts (a policy the API server refuses never reaches its
+controller); only when a selected rule or a stage after it reads it (policylint.stages). The
+catalogue is built with the stage; each verdict is worked out the first time it is asked for, once
+per object and process: a run reads the verdicts of the objects its rules and stages look at, each
+share of `--jobs` works out those of its own objects (policylint.rules.workers), and a warm run
+takes from the verdicts kept between runs (`kept`) every one that refuses nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from policylint.k8s import admission
+from policylint.k8s.lazy import LazyObject
+
+if TYPE_CHECKING:
+    from policylint.input.cache import VerdictStore
+    from policylint.k8s.admission import Admission
+    from policylint.k8s.index import ProjectIndex
+    from policylint.k8s.objects import K8sObject
+
+
+class Admissions:
+    """The admission verdicts of one project's objects. Build with `Admissions(index, kept)`."""
+
+    def __init__(self, index: ProjectIndex, kept: VerdictStore | None = None) -> None:
+        self.index = index
+        # The verdicts kept between runs by the content they were worked out from, read and added
+        # to here (None: no cache). The pipeline opened it before reading the files and saves it
+        # once the rules are done.
+        self.kept = kept
+        self.catalogue = admission.build_catalogue(index)
+        self._verdicts: dict[K8sObject, Admission | None] = {}
+
+    def verdict(self, obj: K8sObject) -> Admission | None:
+        """What the API server would refuse in the object: its schema and CEL rule violations,
+        worked out once (policylint.k8s.admission; None: no schema decides it)."""
+        if obj in self._verdicts:
+            return self._verdicts[obj]
+        if type(obj) is LazyObject and obj.unread and self.catalogue.schema(obj) is None:
+            # What `admit` says of a mapping no schema decides, without reading an object a
+            # scoped run built from its file's shell (policylint.k8s.lazy).
+            self._verdicts[obj] = None
+            return None
+        found = self._verdicts[obj] = admission.admit(self, obj)
+        return found
+
+
+__all__ = ["Admissions"]

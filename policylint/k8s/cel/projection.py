@@ -1,0 +1,183 @@
+"""What a rule reads of `self` (`need_of`), and the part of a value that decides its result
+(`project`): the key a rule's result is kept under (`result_key`).
+
+A rule on a list often reads a little of each item: `self.all(l1, !has(l1.name) ||
+self.exists_one(l2, ...l1.name == l2.name))` reads the items' names, the HTTPRoute rule counting
+matches reads `self[i].matches.size()`. Keyed by the whole list, its result is worked out again
+for every route (each route's rules differ somewhere); keyed by what it reads, once per distinct
+list of names or of match counts. The part kept is exact: two values with the same projection
+convert (under the same schema node) to CEL values that agree on everything the rule can observe,
+so the rule gives the same result, error and cost on both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from policylint.k8s.cel.parser import Node
+
+
+class Need:
+    """What a rule reads of one value: all of it (`whole`), its size, some of its fields (each
+    with what is read of it; an empty `Need` for a field only tested with `has()`), or its items
+    (a comprehension's variable, or an index)."""
+
+    __slots__ = ("fields", "items", "size", "whole")
+
+    def __init__(self) -> None:
+        self.whole = False
+        self.size = False
+        self.fields: dict[str, Need] = {}
+        self.items: Need | None = None
+
+    def field(self, name: str) -> Need:
+        # An escaped name (`__namespace__`) or one CEL cannot spell reads the converted value by a
+        # name the YAML key does not have: the value is read whole instead.
+        if not name.isidentifier() or "__" in name:
+            self.whole = True
+            return Need()
+        got = self.fields.get(name)
+        if got is None:
+            got = self.fields[name] = Need()
+        return got
+
+    def each(self) -> Need:
+        if self.items is None:
+            self.items = Need()
+        return self.items
+
+
+def need_of(tree: Node) -> Need | None:
+    """What the rule reads of `self`; None when it reads `self` whole (or no part of it can be
+    told apart)."""
+    root = Need()
+    _visit(tree, {"self": root})
+    return None if root.whole else root
+
+
+def _visit(node: Any, env: dict[str, Need]) -> None:
+    """Record in `env`'s needs how `node` reads the variables bound to them. A path (`x.a[0].b`)
+    in any place not named below is read whole: compared, passed to a function, returned."""
+    if type(node) is list:
+        for child in node:
+            _visit(child, env)
+        return
+    if type(node) is not tuple or not node or type(node[0]) is not str:
+        return
+    head = node[0]
+    target = _resolve(node, env)
+    if target is not None:
+        target.whole = True
+        return
+    if head == "has":
+        on = _resolve(node[1], env)
+        if on is not None:
+            on.field(node[2])
+            return
+    elif head == "call" and node[1] == "size":
+        _, _, receiver, args = node
+        arg = receiver if receiver is not None and not args else (args[0] if receiver is None and len(args) == 1 else None)
+        on = _resolve(arg, env) if arg is not None else None
+        if on is not None:
+            on.size = True
+            return
+    elif head == "comp":
+        _, _, operand, var, bodies = node
+        ranged = _resolve(operand, env)
+        if ranged is not None:
+            inner = {**env, var: ranged.each()}
+        else:
+            _visit(operand, env)
+            inner = {k: v for k, v in env.items() if k != var}
+        for body in bodies:
+            _visit(body, inner)
+        return
+    elif head == "comp2":
+        _, _, operand, first, second, bodies = node
+        _visit(operand, env)  # its index or key and its value: read whole
+        inner = {k: v for k, v in env.items() if k not in (first, second)}
+        for body in bodies:
+            _visit(body, inner)
+        return
+    for child in node[1:]:
+        _visit(child, env)
+
+
+def _resolve(node: Any, env: dict[str, Need]) -> Need | None:
+    """The need of a path rooted in a variable of `env` (`x`, `x.a`, `x[0].b`), made as it is
+    walked; None when `node` is no such path."""
+    steps: list[str | None] = []  # a field's name, or None for an item
+    while type(node) is tuple and node:
+        head = node[0]
+        if head == "select":
+            steps.append(node[2])
+            node = node[1]
+        elif head == "index" and node[2][0] == "lit" and type(node[2][1]) is int:
+            steps.append(None)
+            node = node[1]
+        elif head == "ident":
+            break
+        else:
+            return None
+    else:
+        return None
+    need = env.get(node[1])
+    if need is None:
+        return None
+    for step in reversed(steps):
+        if need.whole:
+            return need
+        need = need.each() if step is None else need.field(step)
+    return need
+
+
+NO_KEY: Any = object()  # no key: some part has no stand-in (`shape` found none)
+_ABSENT: Any = object()  # a field the value does not have
+_MAP: Any = object()
+_LIST: Any = object()
+
+
+def project(value: Any, need: Need, shapes: dict[int, Any], shape: Callable[[Any, dict[int, Any]], Any]) -> Any:
+    """The part of a YAML value (before conversion) that `need` reads, as a hashable key; `NO_KEY`
+    when there is none. What decides the converted value besides (the schema node: defaults,
+    types, nullability) is the same for every value keyed at one node. `shape` is
+    `program.shape` (the stand-in of a value read whole), `shapes` the object's memo of it."""
+    if need.whole:
+        got = shape(value, shapes)
+        return NO_KEY if got is None else got
+    t = type(value)
+    if t is dict:
+        if need.size or need.items is not None:
+            # A map's size and its keys depend on what conversion prunes: read whole.
+            got = shape(value, shapes)
+            return NO_KEY if got is None else got
+        parts: list[Any] = [_MAP]
+        for name, sub in need.fields.items():
+            got = value.get(name, _ABSENT)
+            if got is not _ABSENT and got is not None:
+                got = project(got, sub, shapes, shape)
+                if got is NO_KEY:
+                    return NO_KEY
+            parts.append(got)  # absent, null or the part read: has() tells the first two apart
+        return tuple(parts)
+    if t is list:
+        if need.fields:
+            got = shape(value, shapes)
+            return NO_KEY if got is None else got
+        each = need.items
+        if each is None:
+            return (_LIST, len(value)) if need.size else _LIST
+        items: list[Any] = [_LIST]
+        for item in value:
+            if item is not None:
+                item = project(item, each, shapes, shape)
+                if item is NO_KEY:
+                    return NO_KEY
+            items.append(item)
+        return tuple(items)
+    if not need.size and not need.fields and need.items is None:
+        return t  # a scalar nothing reads but its presence
+    got = shape(value, shapes)
+    return NO_KEY if got is None else got

@@ -1,0 +1,169 @@
+"""A CEL rule's result kept by the part of a value it reads (policylint.k8s.cel.projection): what
+a rule reads of `self`, and that values agreeing on that part get the same outcome."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from policylint.k8s import admission, cel
+from policylint.k8s.cel.projection import Need, need_of
+from policylint.k8s.fieldtypes import Malformed
+
+NAMES_UNIQUE = "self.all(l1, !has(l1.name) || self.exists_one(l2, has(l2.name) && l1.name == l2.name))"
+MATCH_COUNT = "(self.size() > 0 ? self[0].matches.size() : 0) + (self.size() > 1 ? self[1].matches.size() : 0) <= 2"
+
+
+def _shown(need: Need | None) -> Any:
+    """A need as plain data: "whole", or (size, {field: ...}, items)."""
+    if need is None or need.whole:
+        return "whole"
+    return (need.size, {k: _shown(v) for k, v in need.fields.items()}, None if need.items is None else _shown(need.items))
+
+
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        # The items' names, and (has()) whether they have one.
+        (NAMES_UNIQUE, (False, {}, (False, {"name": "whole"}, None))),
+        # The list's size and each item's matches' size: not the matches themselves.
+        (MATCH_COUNT, (True, {}, (False, {"matches": (True, {}, None)}, None))),
+        # A field tested with has() only, another read whole below a field.
+        ("!has(self.a) || self.b.c == 1", (False, {"a": (False, {}, None), "b": (False, {"c": "whole"}, None)}, None)),
+        # `self` compared, passed to a function or iterated in two variables: read whole; a
+        # macro's items returned whole.
+        ("self == self", "whole"),
+        ("size(self.a) > 0 && self.all(k, v, v > 0)", "whole"),
+        ("self.map(x, x).size() > 0", (False, {}, "whole")),
+        # An escaped name reads the converted value by a name its YAML key does not have.
+        ("self.a.__namespace__ == ''", (False, {"a": "whole"}, None)),
+        # A comprehension's variable shadows nothing of `self` it does not read.
+        ("self.l.all(self, self.x > 0)", (False, {"l": (False, {}, (False, {"x": "whole"}, None))}, None)),
+        # An index that is not a literal reads the list whole.
+        ("self.l[self.i] == 1", (False, {"l": "whole", "i": "whole"}, None)),
+    ],
+)
+def test_what_a_rule_reads_of_self(rule: str, expected: Any) -> None:
+    assert _shown(need_of(cel.parse(rule))) == expected
+
+
+def _item_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "backend": {"type": "string", "nullable": True},
+            "matches": {"type": "array", "items": {"type": "object", "properties": {"path": {"type": "string"}}}},
+            "weight": {"type": "integer", "default": 1},
+        },
+    }
+
+
+def _schema(rule: str) -> dict[str, Any]:
+    rules = {"type": "array", "items": _item_schema(), "x-kubernetes-validations": [{"rule": rule, "message": "no"}]}
+    return {"type": "object", "properties": {"spec": {"type": "object", "properties": {"rules": rules}}}}
+
+
+def test_a_rule_is_evaluated_once_for_values_that_differ_only_where_it_does_not_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    evaluated: list[str] = []
+    original = cel.evaluate_within
+
+    def counting(rule: cel.Compiled, value: Any, limit: int) -> Any:
+        evaluated.append(rule.text)
+        return original(rule, value, limit)
+
+    monkeypatch.setattr(cel, "evaluate_within", counting)
+    results: dict[Any, Any] = {}
+    for rule in (NAMES_UNIQUE, MATCH_COUNT):
+        schema = _schema(rule)
+        for tenant in ("a", "b", "c"):
+            # Three routes whose rules have the same names and match counts, and their own backends
+            # and paths: one evaluation of each rule. Before, one per route.
+            data = {
+                "spec": {
+                    "rules": [
+                        {"name": "read", "backend": f"{tenant}-svc", "matches": [{"path": f"/{tenant}/read"}]},
+                        {"name": "write", "backend": f"{tenant}-svc", "matches": [{"path": f"/{tenant}/write"}]},
+                    ]
+                }
+            }
+            assert list(admission.cel_failures(data, schema, Malformed(), results)) == []
+    assert evaluated == [NAMES_UNIQUE, MATCH_COUNT]
+    # What the rule reads differs: evaluated again, and refused where it should be.
+    data = {"spec": {"rules": [{"name": "read", "matches": [{}, {}]}, {"name": "read", "matches": [{}]}]}}
+    for rule in (NAMES_UNIQUE, MATCH_COUNT):
+        found = list(admission.cel_failures(data, _schema(rule), Malformed(), results))
+        assert [(r.path, r.message) for r in found] == [("spec.rules", "no")]
+    assert evaluated == [NAMES_UNIQUE, MATCH_COUNT, NAMES_UNIQUE, MATCH_COUNT]
+
+
+# Values built to collide on what the rules read and differ elsewhere: few names, few lengths,
+# nulls, absent fields, values of the wrong type, integers next to floats and booleans.
+_SCALAR = st.sampled_from(["a", "b", "", 1, 1.0, True, 0, -0.0, None])
+_MATCH = st.one_of(st.none(), st.fixed_dictionaries({}, optional={"path": st.sampled_from(["a", "b"])}), _SCALAR)
+_DICT = st.fixed_dictionaries(
+    {},
+    optional={
+        "name": _SCALAR,
+        "backend": _SCALAR,
+        "matches": st.one_of(st.lists(_MATCH, max_size=3), st.lists(st.just({}), max_size=3), _SCALAR, st.just({"x": 1})),
+        "weight": _SCALAR,
+        "other": _SCALAR,
+    },
+)
+# Mostly maps, as list items are; sometimes null, a scalar or a list where a map belongs.
+_ITEM = st.one_of(_DICT, _DICT, _DICT, st.none(), _SCALAR, st.lists(_SCALAR, max_size=2))
+_VALUE = st.one_of(st.lists(_ITEM, max_size=3), st.lists(_ITEM, max_size=3), _ITEM)
+
+RULES = [
+    NAMES_UNIQUE,
+    MATCH_COUNT,
+    "self.all(r, has(r.weight) && r.weight >= 1)",
+    "self.exists(r, has(r.matches) && r.matches.exists(m, has(m.path) && m.path == 'a'))",
+    "self.filter(r, has(r.backend)).size() <= 1",
+    "size(self) < 3 || self[2].name != 'b'",
+    "self.all(x, self.exists_one(y, x.name == y.name))",
+    "self.map(r, r.name).size() == self.size()",
+    "self.all(r, !has(r.matches) || r.matches.all(m, m == null || has(m.path)))",
+    "self.all(r, !has(r.matches) || r.matches.size() <= 1)",
+    "self.all(r, !has(r.backend))",
+]
+
+
+# Values every example holds, which differ from each other only in what some rule reads: a null
+# next to an absent field, a list of matches of each size, repeated and distinct names.
+_POOL: list[Any] = [
+    [{"matches": [{}, {}]}],
+    [{"matches": []}],
+    [{"matches": [{}]}],
+    [{"backend": None}],
+    [{}],
+    [{"name": "a"}, {"name": "a"}],
+    [{"name": "a"}, {"name": "b"}],
+    [{"weight": None}],
+    [{"weight": 0}],
+    [{"name": "a", "matches": [{}, {}, {}]}, {"name": "b"}],
+    [{"name": "a", "matches": [{}]}, {"name": "b", "matches": [{}, {}]}],
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(RULES), st.lists(_VALUE, min_size=20, max_size=60))
+def test_values_with_the_same_key_have_the_same_outcome(rule: str, values: list[Any]) -> None:
+    compiled = cel.compile_rule(rule)
+    node = {"type": "array", "items": _item_schema()}
+    outcomes: dict[Any, Any] = {}
+    for raw in [*_POOL, *values]:
+        key = cel.result_key(compiled, raw, {})
+        converted = cel.to_cel(raw, node, {})
+        if converted is cel.BAD:
+            continue  # the API server does not run the rules on a value of the wrong type
+        passed, error, cost = cel.evaluate_within(compiled, converted, 1_000_000)
+        outcome = (passed, type(error), None if error is None else error.message, cost)
+        if key is not None:
+            assert outcomes.setdefault(key, outcome) == outcome, (rule, raw)
