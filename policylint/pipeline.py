@@ -171,6 +171,9 @@ class LintResult:
     # `lint(part=...)`: the objects whose findings the run computed as a whole run would (the
     # members of the part it analysed); None: it analysed everything (policylint.incremental.workspace).
     members: frozenset[ObjectKey] | None = None
+    # With `members`: the project of the part analysed, its stages built for it (what the language
+    # server navigates after an edit: policylint.server.layers).
+    analysed: Project | None = None
 
     def introduced_by_change(self, finding: Finding) -> bool | None:
         """True when the measured change introduced `finding`, False when the base has it too;
@@ -376,7 +379,9 @@ def cluster_of(request: LintRequest) -> Cluster:
     return _project(request)[0].index.cluster()
 
 
-def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str | Kept], list[str], list[Skipped]]:
+def _project(
+    request: LintRequest, part: bool = False
+) -> tuple[Project, list[Source], dict[str, str | Kept], list[str], list[Skipped]]:
     found = (
         Discovery(list(request.sources))
         if request.sources is not None
@@ -425,7 +430,16 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
     else:
         verdicts = None
     content_keys: dict[str, str] = {}
-    documents, input_issues, texts = _load(sources, cache, request.jobs, content_keys)
+    # A run analysing a part builds the objects of the files an earlier scoped run kept the
+    # shell of without decoding them (policylint.incremental.shells): the others are loaded.
+    lazy = part or (request.scoped_analysis and report_files(request, sources) is not None)
+    shells = None
+    if lazy and cache is not None:
+        from policylint.incremental.shells import Session
+
+        shells = Session(cache, sources, content_keys)
+    loaded_sources = [s for s in sources if s.display not in shells.found] if shells is not None else sources
+    documents, input_issues, texts = _load(loaded_sources, cache, request.jobs, content_keys)
     # JSON files that hold data, not objects, are skipped like the files known by name.
     data_files = json_data_files(
         ((d.ref.file, d.data) for d in documents), {i.location.file for i in input_issues if i.location is not None}
@@ -438,22 +452,12 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
 
     # CRDs passed with --crd describe kinds; they are context, not linted themselves.
     input_crds: list[Document] = [d for d in documents if _is_crd(d)]
-    crd_documents: list[Document] = list(input_crds)
-    for crd_path in request.crd_paths:
-        if request.crds_at is not None:
-            found_crds, problems = read_crds_at(request.crds_at, crd_path, cache, request.jobs)
-        else:
-            found_crds, problems = read_crds(crd_path, cache, request.jobs, follow_outside_links=request.follow_outside_links)
-        crd_documents.extend(found_crds)
-        notes.extend(problems)
-
-    builtin_kinds = KindRegistry.builtin()
-    crd_objects = build_objects(crd_documents, builtin_kinds).objects
-    context_crds = build_objects(crd_documents[len(input_crds) :], builtin_kinds).objects if request.crd_paths else []
-    # Scope decides namespace defaulting: user profiles first, then CRDs in the input override.
-    profile_kinds = [KindInfo(p.group, p.kind, p.scope) for p in user_profiles]
-    kinds = builtin_kinds.with_kinds([*profile_kinds, *crd_kind_infos(crd_objects)])
+    kinds, crd_objects, context_crds = _kinds(request, input_crds, user_profiles, cache, notes)
     built = build_objects(documents, kinds, request.namespace)
+    if shells is not None:
+        crd_files = {d.ref.file for d in input_crds}
+        shells.remember(loaded_sources, content_keys, documents, input_issues, built, crd_files, request.namespace)
+        built, texts = shells.combine(sources, input_issues, built, texts, kinds, request.namespace)
     input_issues.extend(built.issues)
     objects = _overlaid(request, sources, built.objects)
 
@@ -480,6 +484,32 @@ def _project(request: LintRequest) -> tuple[Project, list[Source], dict[str, str
         content_keys=content_keys,
     )
     return Project(index, Resolution(index, profiles), verdicts), sources, texts, notes, skipped
+
+
+def _kinds(
+    request: LintRequest,
+    input_crds: list[Document],
+    user_profiles: list[PolicyProfile],
+    cache: ParseCache | None,
+    notes: list[str],
+) -> tuple[KindRegistry, list[K8sObject], list[K8sObject]]:
+    """The kinds the run knows, the CRDs declaring them (the input's, then `--crd`'s) and those of
+    `--crd` alone; what went wrong reading `--crd` files is added to `notes`."""
+    crd_documents: list[Document] = list(input_crds)
+    for crd_path in request.crd_paths:
+        if request.crds_at is not None:
+            found_crds, problems = read_crds_at(request.crds_at, crd_path, cache, request.jobs)
+        else:
+            found_crds, problems = read_crds(crd_path, cache, request.jobs, follow_outside_links=request.follow_outside_links)
+        crd_documents.extend(found_crds)
+        notes.extend(problems)
+
+    builtin_kinds = KindRegistry.builtin()
+    crd_objects = build_objects(crd_documents, builtin_kinds).objects
+    context_crds = build_objects(crd_documents[len(input_crds) :], builtin_kinds).objects if request.crd_paths else []
+    # Scope decides namespace defaulting: user profiles first, then CRDs in the input override.
+    profile_kinds = [KindInfo(p.group, p.kind, p.scope) for p in user_profiles]
+    return builtin_kinds.with_kinds([*profile_kinds, *crd_kind_infos(crd_objects)]), crd_objects, context_crds
 
 
 def _overlaid(request: LintRequest, sources: Sequence[Source], objects: Sequence[K8sObject]) -> Sequence[K8sObject]:
@@ -544,7 +574,7 @@ def _rule_options(request: LintRequest) -> dict[str, Mapping[str, object]]:
 def _lint(request: LintRequest, part: Part | None = None) -> LintResult:
     engine.check_options(REGISTRY, _rule_options(request))  # a usage error, before any work
     baseline = suppressions.read_baseline(request)  # likewise (BaselineError)
-    loaded, sources, texts, notes, skipped = _project(request)
+    loaded, sources, texts, notes, skipped = _project(request, part is not None)
     # The project analysed: all of it, or the part the report scope can reach.
     project, members = _analysed(request, sources, loaded, part)
     selected = tuple(r for r in REGISTRY if request.selection.enabled(r))
@@ -631,6 +661,7 @@ def _lint(request: LintRequest, part: Part | None = None) -> LintResult:
         context_files=sorted(set(files) - scope.files) if scope is not None else [],
         beyond_scope=beyond,
         members=members,
+        analysed=project if members is not None else None,
     )
 
 

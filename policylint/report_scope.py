@@ -108,6 +108,7 @@ def removed(change: ChangeSet, objects: Iterable[K8sObject]) -> frozenset[Object
 def _references(project: Project) -> dict[ObjectKey, frozenset[ObjectKey]]:
     """What each policy targets and each route names as a parent, resolved or not: the objects
     a finding on it may be about."""
+    from policylint.k8s.lazy import LazyObject
     from policylint.k8s.objects import ObjectKey
 
     out: dict[ObjectKey, set[ObjectKey]] = {}
@@ -122,6 +123,8 @@ def _references(project: Project) -> dict[ObjectKey, frozenset[ObjectKey]]:
                 namespace = res.namespace if res.namespace is not None else ref.namespace
                 keys.add(ObjectKey(ref.group or "", ref.kind, namespace, ref.name))
     for obj in project.index.objects:
+        if type(obj) is LazyObject and obj.unread and obj.kept_references == []:
+            continue  # nothing in it names anything (policylint.k8s.lazy): not read for that
         spec = obj.data.get("spec") if isinstance(obj.data, dict) else None
         parents = spec.get("parentRefs") if isinstance(spec, dict) else None
         if not isinstance(parents, list):

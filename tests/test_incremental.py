@@ -257,10 +257,13 @@ def _policies(files: dict[str, list[dict[str, Any]]]) -> Iterator[dict[str, Any]
                 yield doc
 
 
-def _edit(files: dict[str, list[dict[str, Any]]], rng: random.Random) -> str:
-    """One random edit of the repository, in place; what it did."""
+def _edit(files: dict[str, list[dict[str, Any]]], rng: random.Random, *, outside: bool = False) -> str:
+    """One random edit of the repository, in place; what it did. `outside`: edits that change a
+    file that may lie outside the part too (its bytes alone, or its object count alone), which
+    a scoped run reads from what earlier runs kept (policylint.incremental.shells)."""
     names = sorted(files)
-    kind = rng.choice(["rename", "target", "remove", "add", "move", "delete-file", "rename-file"])
+    kinds = ["rename", "target", "remove", "add", "move", "delete-file", "rename-file"]
+    kind = rng.choice([*kinds, "label", "unrelated"] if outside else kinds)
     name = rng.choice(names)
     docs = files[name]
     if kind == "rename" and docs:
@@ -282,6 +285,13 @@ def _edit(files: dict[str, list[dict[str, Any]]], rng: random.Random) -> str:
         files[rng.choice(names)].append(docs.pop(rng.randrange(len(docs))))
     elif kind == "delete-file" and len(files) > 2:
         del files[name]
+    elif kind == "label" and docs:
+        # A file that may lie outside the part changes its bytes, not what anything references.
+        rng.choice(docs)["metadata"].setdefault("labels", {})["edited"] = str(rng.randrange(10**6))
+    elif kind == "unrelated":
+        # A file's object count changes (the report's counts), nothing it holds is referenced.
+        config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"c-{rng.randrange(10**6)}", "namespace": "misc"}}
+        docs.append(config)
     elif kind == "rename-file":
         files[f"r-{rng.randrange(10**6):06d}.yaml"] = files.pop(name)
     for key in [k for k, v in files.items() if not v]:
@@ -309,7 +319,7 @@ def _differential(root: Path, cache: Path, seed: int, steps: int, n: int, *, iso
     os.chdir(root)
     done: list[str] = []
     for _ in range(steps):
-        done.extend(_edit(files, rng) for _ in range(rng.randint(1, 3)))
+        done.extend(_edit(files, rng, outside=True) for _ in range(rng.randint(1, 3)))
         _write(root, files)
         git(root, "add", "-A")
         mode = rng.choice([["--staged"], ["--staged"], ["--diff", "HEAD"]])

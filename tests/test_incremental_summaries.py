@@ -1,7 +1,7 @@
-"""The part of a scoped run found from what earlier runs kept (policylint.incremental.summaries):
-each file's summary and the part itself are read back only when they are exactly what this run
-would work out, and the part found is `components.scope`'s either way. The runs through the
-command, with a persistent cache against none, are the differential tests of
+"""The part of a scoped run kept by what finding it reads (policylint.incremental.summaries): read
+back only when it is exactly what this run would work out, and `components.scope`'s either way.
+What is kept of each file (its shell) is tests/test_incremental_shells.py's; the runs through
+the command, with a persistent cache against none, are the differential tests of
 tests/test_incremental.py."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def _same(a: Scoped | None, b: Scoped | None) -> bool:
     return [id(o) for o in a.objects] == [id(o) for o in b.objects] and a.members == b.members
 
 
-def test_the_part_is_found_from_summaries_then_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_part_is_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     objects, content = _objects()
     origin = {"f-004.yaml"}
     expected = components.scope(objects, origin, hosts={})
@@ -64,37 +64,17 @@ def test_the_part_is_found_from_summaries_then_read_back(tmp_path: Path, monkeyp
     walked = _walks(monkeypatch)
     cache = ParseCache(tmp_path / "cache")
     assert _same(summaries.scope(cache, objects, content, origin, (), {}), expected)
-    assert len(walked) == len(objects)  # nothing kept yet: every object walked, each file summarised
+    assert len(walked) == len(objects)  # nothing kept yet: every object walked
     del walked[:]
     assert _same(summaries.scope(cache, objects, content, origin, (), {}), expected)
     assert walked == []  # the part read back
-    # Another origin: another part, worked out from the summaries without walking any object.
+    # Another origin: another part, worked out again.
     assert _same(summaries.scope(cache, objects, content, other, (), {}), expected_other)
-    assert walked == []
-
-
-def test_a_changed_file_alone_is_walked_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    objects, content = _objects()
-    cache = ParseCache(tmp_path / "cache")
-    summaries.scope(cache, objects, content, {"f-004.yaml"}, (), {})
-    expected = components.scope(objects, {"f-004.yaml"}, hosts={})
-    walked = _walks(monkeypatch)
-    content["f-010.yaml"] = "0" * 40  # its bytes changed
-    assert _same(summaries.scope(cache, objects, content, {"f-004.yaml"}, (), {}), expected)
-    assert set(walked) == {"f-010.yaml"}
-
-
-def test_a_summary_of_other_objects_is_not_believed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same bytes read with another default namespace are other objects, whose references
-    name other namespaces: the summary lists other keys and is walked again."""
-    objects, content = _objects(namespace="default")
-    cache = ParseCache(tmp_path / "cache")
-    summaries.references(cache, objects, content)
-    others, _ = _objects(namespace="elsewhere")
-    expected = [components.references(o) for o in others]
-    walked = _walks(monkeypatch)
-    assert summaries.references(cache, others, content) == expected
-    assert set(walked) == {f"f-{i:03d}.yaml" for i in range(10)}
+    assert len(walked) == len(objects)
+    del walked[:]
+    content["f-010.yaml"] = "0" * 40  # a file's bytes changed: not the part kept
+    assert _same(summaries.scope(cache, objects, content, origin, (), {}), expected)
+    assert len(walked) == len(objects)
 
 
 @pytest.mark.parametrize(
@@ -123,26 +103,8 @@ def test_a_part_that_is_not_what_policylint_writes_is_a_miss(
 
     monkeypatch.setattr(ParseCache, "put", put)
     summaries.scope(cache, objects, content, {"f-004.yaml"}, (), {})
-    part = written[-1]  # written after the files' summaries
+    (part,) = written
     cache.put(part, payload)
     assert _same(
         summaries.scope(cache, objects, content, {"f-004.yaml"}, (), {}), components.scope(objects, {"f-004.yaml"}, hosts={})
     )
-
-
-@pytest.mark.parametrize(
-    "references",
-    ['[["ns", 1, true, false]]', '[["ns", "a", "yes", false]]', '[["ns", "a", true]]', '{"a": 1}'],
-)
-def test_a_summary_that_is_not_what_policylint_writes_is_a_miss(tmp_path: Path, references: str) -> None:
-    objects, content = _objects()
-    cache = ParseCache(tmp_path / "cache")
-    summaries.references(cache, objects, content)
-    first = [o for o in objects if o.doc.file == "f-000.yaml"]
-    entry = cache.named("summary of a file", (1).to_bytes(2, "big") + summaries._code() + content["f-000.yaml"].encode())
-    keys = ",".join(f'["{o.group}","{o.kind}","{o.namespace}","{o.name}"]' for o in first)
-    rows = ",".join([references] + ["[]"] * (len(first) - 1))
-    forged = f'{{"format":1,"objects":[{keys}],"references":[{rows}]}}'.encode()
-    assert summaries._recall_summary(cache, entry, [[o.group, o.kind, o.namespace, o.name] for o in first]) is not None
-    cache.put(entry, forged)
-    assert summaries.references(cache, objects, content) == [components.references(o) for o in objects]

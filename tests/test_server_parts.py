@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -217,3 +218,104 @@ def test_navigation_is_built_only_when_asked_for(workspace: Path) -> None:
     snapshot.prepare()
     assert snapshot.navigator is navigator
     assert [o.name for o in navigator.objects_in("route.yaml")] == ["web", "web"]
+
+
+def _navigation(nav: Any, fresh: Navigator, texts: dict[str, str], files: list[str]) -> list[Any]:
+    """What `nav` answers at every object and every reference `fresh` finds in `files`: the
+    object under the cursor, its hover, the references to it, and at each reference what it
+    names and where that is defined."""
+    from policylint.commands.explain import explain_object
+
+    out: list[Any] = []
+    for file in files:
+        text = texts[file]
+        for obj in fresh.objects_in(file):
+            place = fresh.place(obj)
+            cursor = cursor_at(text, place.line - 1, place.column - 1)
+            assert cursor is not None
+            found = nav.object_at(file, cursor)
+            if found is None:
+                out.append((file, place.line, None))
+                continue
+            project = nav.project_of(found) if hasattr(nav, "project_of") else nav.project
+            hover = hovers.explanation(explain_object(project, found, nav.section_at(found, cursor)))
+            to = [(str(r.owner.key), r.path, r.status) for r in nav.references_to(found)]
+            out.append((file, place.line, str(found.key), hover, to))
+        for ref in fresh.references:
+            if ref.owner.doc.file != file:
+                continue
+            place = fresh.place(ref.owner, ref.path)
+            cursor = cursor_at(text, place.line - 1, place.column - 1)
+            assert cursor is not None
+            owner = nav.object_at(file, cursor)
+            at = nav.reference_at(owner, cursor) if owner is not None else None
+            if at is None:
+                out.append((file, place.line, ref.path, None))
+                continue
+            target = str(at.target.key) if at.target is not None else None
+            out.append(
+                (file, place.line, at.path, at.role, at.label, at.status, target, nav.definition(at), hovers.reference(nav, at))
+            )
+    return out
+
+
+def test_navigation_after_edits_is_a_whole_analysis_s_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random edits through the live analysis (each analysed in the part it reaches): hover,
+    definition and references answered from the layers of parts (policylint.server.layers) are
+    those of a whole analysis of the same texts, at every object and reference of the files
+    edited and of others."""
+    import random
+
+    import yaml
+
+    from benchmarks.generate import objects as tenants
+    from policylint.semantics import components
+    from policylint.server.analysis import Live
+    from policylint.server.layers import Layers
+
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    monkeypatch.setattr(components, "MAX_SHARE", 1.0)
+    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "ws"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    docs = list(tenants(120, 5, error_rate=0.3, isolated=False))
+    texts = {f"t-{i // 6:02d}.yaml": yaml.safe_dump_all(docs[i : i + 6], sort_keys=False) for i in range(0, len(docs), 6)}
+    for name, text in texts.items():
+        (root / name).write_text(text)
+    rng = random.Random(7)
+    live = Live(str(root))
+    live.analyse({}, None)
+    open_texts: dict[str, str] = {}
+    parts = 0
+    for step in range(6):
+        name = rng.choice(sorted(texts))
+        text = open_texts.get(name, texts[name])
+        edit = rng.choice(["rename", "target", "comment"])
+        if edit == "rename":
+            text = text.replace("name: ", "name: x", 1 + rng.randrange(3))
+        elif edit == "target":
+            text = text.replace("kind: HTTPRoute\n    name: ", "kind: HTTPRoute\n    name: y", 1)
+        else:
+            text += "# edited\n"
+        open_texts[name] = text
+        analysis = live.analyse(dict(open_texts))
+        layers = analysis.layers()
+        assert isinstance(layers, Layers) and layers.prepare()
+        parts += len(layers.layers) > 1
+        whole = analyse(str(root), dict(open_texts))
+        assert whole.project is not None
+        fresh = Navigator(whole.project, PositionResolver(whole.text))
+        now = {**texts, **open_texts}
+        files = sorted({name, *rng.sample(sorted(texts), 3)})
+        assert _navigation(layers, fresh, now, files) == _navigation(fresh, fresh, now, files), (step, edit, name)
+    assert parts > 0  # the edits were answered from parts, not only from whole analyses
+    # Typing in one file: each edit's part covers the one before, whose layer is dropped.
+    name = sorted(texts)[5]
+    depth = []
+    for n in range(3):
+        open_texts[name] = open_texts.get(name, texts[name]) + f"# typed {n}\n"
+        layers = live.analyse(dict(open_texts)).layers()
+        assert layers is not None
+        depth.append(len(layers.layers))
+    assert depth[1] == depth[2] and depth[0] >= depth[1]

@@ -8,9 +8,12 @@ the change invalidates (docs/performance.md, "Incremental analysis").
   reads it instead of linting the base again: the base of a hook run is the commit the previous
   run checked, so it is nearly always there. A staged side that analysed a part keeps what it
   found about that part, read back when the next base's findings are about it.
-- `summaries.py`: per file content, the keys of the objects a file defines and what each may
-  reference, and the part of the repository a scoped run found: the next scoped run walks only
-  the files that changed to find its part.
+- `shells.py`: per file content, what a scoped run needs of a file it does not analyse (its
+  objects' identities, positions, labels, references, the problems of loading it): the next
+  scoped run builds those objects without decoding the file (policylint.k8s.lazy), and reads
+  only the files its part reaches.
+- `summaries.py`: the part of the repository a scoped run found, read back when the same run
+  comes again.
 - `workspace.py`: `Workspace`, the in-memory texts an editor holds over the files on disk, and
   what each edit changes in the findings (the language server's entry point): each update
   analyses the part of the workspace the edited file reaches;

@@ -1,25 +1,18 @@
-"""What finding the part of a scoped run needs, kept by content (policylint.incremental).
+"""The part of a scoped run, kept by what finding it reads (policylint.incremental).
 
 A run whose report scope is narrower than what it reads (`--staged`, `--diff`, the pre-commit
 hook, `--context`) analyses only the part of the repository its files can reach
-(policylint.semantics.components). Finding that part walked every object of the repository for
-what it may reference, and joined them all: on the 10k connected corpus a sixth of a warm hook
-run, nearly all of it spent on files the change did not touch. Two entries are kept in the parse
-cache's directory, under its trust rules (policylint.input.cache: outside the checkout, behind a
-checksum, checked on reading):
+(policylint.semantics.components). Finding it joins every object with what it may reference;
+the references of the objects of unchanged files are those their files' shells kept
+(policylint.incremental.shells), so only the files read again are walked. The part itself is
+kept in the parse cache's directory, under its trust rules (policylint.input.cache: outside the
+checkout, behind a checksum, checked on reading), under a key of everything `components.scope`
+reads: every object's key and file in order, every file's content key, the origin files, the
+objects the change removed, the host-declaring kinds, and the code. The hook run again on the
+same commit (after a failure, or by pre-commit's stash-and-retry) finds the part without
+joining anything.
 
-- **each file's summary**, under its parse-cache key (its bytes under the loader's stamp) and
-  the code's: the keys of the objects the file defines, in order, and what each may reference
-  (`components.references`). A summary is believed only when the keys it lists are the keys of
-  the objects this run built from the file: what an object references depends on its data
-  (the file's bytes, which the key holds) and on its namespace, which `--namespace`, CRDs and
-  profiles decide; the keys check exactly that. Anything else is a miss and the file is walked.
-- **the part itself**, under a key of everything `components.scope` reads: every object's key
-  and file in order, every file's content key, the origin files, the objects the change
-  removed, the host-declaring kinds, and the code. The hook run again on the same commit (after
-  a failure, or by pre-commit's stash-and-retry) finds the part without joining anything.
-
-Neither changes what a run finds: the differential tests (tests/test_incremental.py) compare
+It does not change what a run finds: the differential tests (tests/test_incremental.py) compare
 runs with a persistent cache to runs without one, byte for byte.
 """
 
@@ -31,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from policylint.semantics import components
-from policylint.semantics.components import Reference, Scoped
+from policylint.semantics.components import Scoped
 
 if TYPE_CHECKING:
     from policylint.input.cache import ParseCache
@@ -39,7 +32,6 @@ if TYPE_CHECKING:
 
 # Bump when an entry's layout or meaning changes.
 FORMAT = 1
-_SUMMARY = "summary of a file"
 _PART = "part of a scoped run"
 _WHOLE = "whole"
 
@@ -52,8 +44,8 @@ def scope(
     removed: Iterable[ObjectKey],
     hosts: Mapping[tuple[str, str], str],
 ) -> Scoped | None:
-    """`components.scope(objects, origin_files, removed, hosts=hosts)`, read back or worked out
-    from the files' summaries when `cache` holds them (and kept for the next run)."""
+    """`components.scope(objects, origin_files, removed, hosts=hosts)`, read back when `cache`
+    holds it (and kept for the next run)."""
     files = frozenset(origin_files)
     removed = sorted(set(removed), key=lambda k: _dumps(_key_row(k)))  # a namespace may be None
     if cache is None or len(objects) < components.MIN_OBJECTS:
@@ -63,34 +55,12 @@ def scope(
         kept = _recall_part(cache, entry, objects)
         if kept is not None:
             return kept[0]
-    refs = references(cache, objects, content_keys)
-    scoped = components.scope(objects, files, removed, hosts=hosts, refs=refs)
+    # The references of the objects of unchanged files are what their shells kept
+    # (policylint.incremental.shells): only the files read again are walked.
+    scoped = components.scope(objects, files, removed, hosts=hosts)
     if entry is not None:
         _remember_part(cache, entry, objects, scoped)
     return scoped
-
-
-def references(cache: ParseCache, objects: Sequence[K8sObject], content_keys: Mapping[str, str]) -> list[list[Reference]]:
-    """`components.references` of every object, in order: from each file's summary where it is
-    kept and matches the objects built, else walked (and the file's summary kept)."""
-    by_file: dict[str, list[int]] = {}
-    for i, obj in enumerate(objects):
-        by_file.setdefault(obj.doc.file, []).append(i)
-    out: list[list[Reference]] = [[] for _ in objects]
-    stamp = FORMAT.to_bytes(2, "big") + _code()
-    for file, indices in by_file.items():
-        content = content_keys.get(file)
-        keys = [_key_row(objects[i].key) for i in indices]
-        entry = cache.named(_SUMMARY, stamp + content.encode("ascii")) if content is not None else None
-        found = _recall_summary(cache, entry, keys) if entry is not None else None
-        if found is None:
-            found = [components.references(objects[i]) for i in indices]
-            if entry is not None:
-                payload = {"format": FORMAT, "objects": keys, "references": [[list(r) for r in refs] for refs in found]}
-                cache.put(entry, _dumps(payload))
-        for i, refs in zip(indices, found):
-            out[i] = refs
-    return out
 
 
 def _code() -> bytes:
@@ -116,35 +86,6 @@ def _decoded(cache: ParseCache, entry: str) -> Any:
     except Exception:
         return None
     return decoded if type(decoded) is dict and decoded.get("format") == FORMAT else None
-
-
-def _recall_summary(cache: ParseCache, entry: str, keys: list[list[str | None]]) -> list[list[Reference]] | None:
-    """The references kept in a file's summary, if it lists exactly `keys` and every reference
-    is of the shape `components.references` gives."""
-    decoded = _decoded(cache, entry)
-    if decoded is None or decoded.get("objects") != keys:
-        return None
-    rows = decoded.get("references")
-    if type(rows) is not list or len(rows) != len(keys):
-        return None
-    out: list[list[Reference]] = []
-    for row in rows:
-        if type(row) is not list:
-            return None
-        refs: list[Reference] = []
-        for ref in row:
-            if not (
-                type(ref) is list
-                and len(ref) == 4
-                and (ref[0] is None or type(ref[0]) is str)
-                and type(ref[1]) is str
-                and type(ref[2]) is bool
-                and type(ref[3]) is bool
-            ):
-                return None
-            refs.append(Reference(ref[0], ref[1], ref[2], ref[3]))
-        out.append(refs)
-    return out
 
 
 def _part_entry(

@@ -509,6 +509,11 @@ class ParseCache:
         h.update(b"\x02" + name.encode() + b"\x00" + stamp)
         return h.hexdigest()
 
+    def keep(self, key: str) -> None:
+        """An entry this run may read later (a file whose objects are read on demand:
+        policylint.k8s.lazy), kept from pruning as the entries it read are."""
+        self._used.add(key)
+
     def note_written(self, key: str) -> None:
         """An entry another process (a `--jobs` worker) wrote for this run."""
         self._used.add(key)

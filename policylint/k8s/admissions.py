@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from policylint.k8s import admission
+from policylint.k8s.lazy import LazyObject
 
 if TYPE_CHECKING:
     from policylint.input.cache import VerdictStore
@@ -40,6 +41,11 @@ class Admissions:
         worked out once (policylint.k8s.admission; None: no schema decides it)."""
         if obj in self._verdicts:
             return self._verdicts[obj]
+        if type(obj) is LazyObject and obj.unread and self.catalogue.schema(obj) is None:
+            # What `admit` says of a mapping no schema decides, without reading an object a
+            # scoped run built from its file's shell (policylint.k8s.lazy).
+            self._verdicts[obj] = None
+            return None
         found = self._verdicts[obj] = admission.admit(self, obj)
         return found
 

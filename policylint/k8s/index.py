@@ -19,7 +19,8 @@ from policylint.findings import Issue
 from policylint.input.positions import join
 from policylint.k8s.cluster import Declared, Installer
 from policylint.k8s.external import ExternalObjects
-from policylint.k8s.fieldtypes import Malformed, check_object
+from policylint.k8s.fieldtypes import WELL_FORMED, Malformed, check_object
+from policylint.k8s.lazy import LazyObject
 from policylint.k8s.objects import CLUSTER, K8sObject, KindInfo, KindRegistry, ObjectKey
 from policylint.values import frozen, record
 
@@ -142,6 +143,9 @@ class ProjectIndex:
         but for the placeholders PL004 reports (`placeholders`): `{GATEWAY_CLASS_NAME}` unquoted
         is a mapping only until the harness substitutes it."""
         cached = self._malformed.get(obj)
+        if cached is None and type(obj) is LazyObject and obj.unread and obj.kept_well_formed:
+            # What `check_object` found when the file's shell was kept: the object need not be read.
+            cached = self._malformed[obj] = WELL_FORMED
         if cached is None:
             cached = check_object(obj.group, obj.kind, obj.data)
             if cached:

@@ -45,6 +45,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from policylint.k8s.lazy import LazyObject
 from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.values import frozen
 
@@ -76,7 +77,9 @@ class Scoped:
 
 def references(obj: K8sObject) -> list[Reference]:
     """Everything `obj` may refer to by name (an over-approximation: see the module docstring),
-    each once."""
+    each once; what was kept of an object not read yet (policylint.k8s.lazy), when it was."""
+    if type(obj) is LazyObject and obj.unread and obj.kept_references is not None:
+        return list(obj.kept_references)
     data = obj.data
     if type(data) is not dict:
         return []
@@ -188,15 +191,13 @@ def scope(
     hosts: Mapping[tuple[str, str], str] | None = None,
     min_objects: int | None = None,
     max_share: float | None = None,
-    refs: list[list[Reference]] | None = None,
 ) -> Scoped | None:
     """The objects a run reporting on `origin_files` (and on what references `removed`, the
     objects a change deleted) must analyse; None when that is (nearly) everything, or when a
     origin is a cluster-scoped object, whose reach is the whole repository. `hosts`: the kinds
     whose objects declare hosts of a service registry, and their spec field listing them
     (profile `implementations[].hostBackends`): a reference by such a host's name, in any
-    namespace, may resolve to the object. `refs`: `references` of every object, in order, when
-    the caller has them already (policylint.incremental.summaries keeps them by content)."""
+    namespace, may resolve to the object."""
     min_objects = MIN_OBJECTS if min_objects is None else min_objects
     max_share = MAX_SHARE if max_share is None else max_share
     if len(objects) < min_objects:
@@ -212,7 +213,7 @@ def scope(
     ]
     if any(k.kind != "Namespace" for k in cluster_origins):
         return None
-    graph = _Graph(objects, refs)
+    graph = _Graph(objects)
     if any(EVERYWHERE in r for r in graph.refs):
         return None
     graph.connect(hosts)
@@ -232,9 +233,9 @@ class _Graph:
     """The objects, their references and the sets they fall into, for one call of `scope`: its
     steps share these tables (built once: a scoped run exists to be fast on large repositories)."""
 
-    def __init__(self, objects: Sequence[K8sObject], refs: list[list[Reference]] | None = None) -> None:
+    def __init__(self, objects: Sequence[K8sObject]) -> None:
         self.objects = objects
-        self.refs = [references(o) for o in objects] if refs is None else refs
+        self.refs = [references(o) for o in objects]
         self.namespaces_of = [o.namespace for o in objects]  # a property: read once per object
         self.sets = _Sets(len(objects))
         self.names: dict[tuple[str | None, str], int] = {}
@@ -316,6 +317,17 @@ class _Graph:
         return keep
 
 
+def gateway_class(obj: K8sObject) -> str | None:
+    """The class a Gateway names (`spec.gatewayClassName`), or what was kept of it for an object
+    not read yet (policylint.k8s.lazy)."""
+    if type(obj) is LazyObject and obj.unread:
+        return obj.kept_class
+    data = obj.data
+    spec = data.get("spec") if isinstance(data, dict) else None
+    name = spec.get("gatewayClassName") if isinstance(spec, dict) else None
+    return name if isinstance(name, str) else None
+
+
 def _join_classes(objects: Sequence[K8sObject], refs: list[list[Reference]], sets: _Sets, names: Mapping[Any, int]) -> None:
     """A GatewayClass that something references, or that has parameters, joins its Gateways."""
     by_class: dict[str, list[int]] = {}
@@ -323,10 +335,9 @@ def _join_classes(objects: Sequence[K8sObject], refs: list[list[Reference]], set
     for i, obj in enumerate(objects):
         if (obj.group, obj.kind) == _GATEWAY_CLASS:
             classes[obj.name] = i
-        elif obj.kind == "Gateway" and isinstance(obj.data, dict):
-            spec = obj.data.get("spec")
-            name = spec.get("gatewayClassName") if isinstance(spec, dict) else None
-            if isinstance(name, str):
+        elif obj.kind == "Gateway":
+            name = gateway_class(obj)
+            if name is not None:
                 by_class.setdefault(name, []).append(i)
     for name, gateways in by_class.items():
         index = classes.get(name)

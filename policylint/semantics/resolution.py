@@ -209,7 +209,9 @@ class Resolution:
 
     def profile_for(self, obj: K8sObject) -> PolicyProfile | None:
         profile = self.profiles.get(obj.group, obj.kind)
-        if profile is None and looks_like_policy(obj.kind, obj.data.get("spec")):
+        # The kind first: an object outside a scoped run's part is not read for its spec
+        # (policylint.k8s.lazy) unless its kind may be a policy's.
+        if profile is None and obj.kind.endswith("Policy") and looks_like_policy(obj.kind, obj.data.get("spec")):
             profile = inferred_profile(obj.group, obj.kind, obj.spec)
             self.profiles.add(profile)
         return profile

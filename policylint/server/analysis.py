@@ -16,7 +16,6 @@ comes (`build_for_navigation`), so that diagnostics never wait for them.
 from __future__ import annotations
 
 import contextlib
-import gc
 import io
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -28,8 +27,9 @@ from policylint.values import frozen, record
 
 if TYPE_CHECKING:
     from policylint.incremental.workspace import Workspace
-    from policylint.pipeline import LintRequest
+    from policylint.pipeline import LintRequest, LintResult
     from policylint.project import Project
+    from policylint.server.layers import Layer, Layers
 
 # The suffixes of a file an editor has open that discovery did not list (not saved yet): the ones
 # a directory walk reads (policylint.input.sources).
@@ -58,18 +58,34 @@ class Analysis:
     problems: list[Problem]
     overrides: dict[str, str]
     namespace: str = "default"
+    # What navigation reads (policylint.server.layers): the last whole analysis and the parts
+    # analysed since; None: `project` alone, its stages built when asked for.
+    navigation: Layers | None = None
 
     def text(self, file: str) -> str | None:
         """The text `file` (a name as findings give it) was analysed as."""
-        if file in self.overrides:
-            return self.overrides[file]
-        from policylint.input.bounds import MAX_FILE_BYTES
-        from policylint.input.named import NamedFileError, read_named
+        return _text(self.overrides, file)
 
-        try:
-            return read_named(file, what="manifest", limit=MAX_FILE_BYTES).decode("utf-8", errors="replace")
-        except (NamedFileError, OSError):
-            return None
+    def layers(self) -> Layers | None:
+        """What navigation reads, for an analysis with a project."""
+        if self.navigation is None and self.project is not None:
+            from policylint.server.layers import Layer, Layers
+
+            self.navigation = Layers([Layer(self.project, self.text)])
+        return self.navigation
+
+
+def _text(overrides: Mapping[str, str], file: str) -> str | None:
+    """The editor's text of `file`, else what the file holds."""
+    if file in overrides:
+        return overrides[file]
+    from policylint.input.bounds import MAX_FILE_BYTES
+    from policylint.input.named import NamedFileError, read_named
+
+    try:
+        return read_named(file, what="manifest", limit=MAX_FILE_BYTES).decode("utf-8", errors="replace")
+    except (NamedFileError, OSError):
+        return None
 
 
 def analyse(root: str, overrides: Mapping[str, str], paths: Sequence[str] = ()) -> Analysis:
@@ -116,16 +132,9 @@ def build_for_navigation(project: Project) -> list[Problem]:
     """Build every stage of `project` (hover reads the effective policy, which no selected rule
     may have read), once, without the cyclic collector, as the pipeline builds them; what kept a
     stage from being built."""
-    from policylint.pipeline import build_stages
-    from policylint.stages import Stage
+    from policylint.server.layers import build_stages
 
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        failures = build_stages(project, (Stage.SIMULATION,))
-    finally:
-        if was_enabled:
-            gc.enable()
+    failures = build_stages(project)
     return [Problem(f.location.file, f.location.line, f.message) for f in failures if f.location is not None]
 
 
@@ -148,6 +157,7 @@ class Live:
         self._workspace: Workspace | None = None
         self._settings: object = None
         self._texts: dict[str, str] = {}
+        self._layers: list[Layer] = []  # what navigation reads: policylint.server.layers
 
     def analyse(self, overrides: Mapping[str, str], changed_on_disk: Iterable[str] | None = ()) -> Analysis:
         """The workspace with `overrides` (a file name relative to `root` -> the editor's text);
@@ -183,20 +193,55 @@ class Live:
             if workspace is None or settings is None or settings != self._settings or changed is None or len(changed) > MAX_PARTS:
                 workspace = Workspace(request, {os.path.abspath(n): t for n, t in texts.items()})
                 result = workspace.result
+                self._layers = []
             else:
                 for name in released:
                     workspace.release(name)
                 result = workspace.result
                 for name in changed:
                     result = workspace.update(name, texts.get(name)).result
+                    self._layer(result, texts, workspace.last_edited if workspace.last_was_part else None)
         except (SourceError, ProfileError, RuleOptionError, BaselineError) as exc:
             self._workspace = None
             return Analysis([], [], None, [], [Problem(_config_name(self.root), 1, str(exc))], texts, request.namespace)
         except BaseException:
             self._workspace = None  # left between two states: the next analysis starts again
             raise
+        from policylint.server.layers import Layers
+
         self._workspace, self._settings, self._texts = workspace, settings, texts
-        return Analysis(result.findings, result.suppressed, result.project, result.files, [], texts, request.namespace)
+        if not self._layers:
+            self._layer(result, texts, None)
+        return Analysis(
+            result.findings,
+            result.suppressed,
+            result.project,
+            result.files,
+            [],
+            texts,
+            request.namespace,
+            Layers(self._layers),
+        )
+
+    def _layer(self, result: LintResult, texts: Mapping[str, str], edited: str | None) -> None:
+        """Put what an analysis read on the navigation stack: the part it analysed after an edit
+        of `edited`, or (None, or the stack full) the whole workspace at the bottom of a new one."""
+        from policylint.server.layers import MAX_LAYERS, Layer
+
+        frozen = dict(texts)
+
+        def text(file: str) -> str | None:
+            return _text(frozen, file)
+
+        if edited is None or result.analysed is None or result.members is None:
+            self._layers = [Layer(result.project, text)]
+            return
+        members, files = result.members, frozenset({edited})
+        layer = Layer(result.analysed, text, members, files)
+        # A layer the new one covers (the same file edited again, the same part) answers for
+        # nothing any more: dropped, so that typing in one file keeps one part's stages.
+        kept = [old for old in self._layers if old.members is None or not (old.members <= members and old.edited <= files)]
+        self._layers = [*kept, layer] if len(kept) <= MAX_LAYERS else [Layer(result.project, text)]
 
     def _request(self) -> tuple[LintRequest, object] | Problem:
         """The request `check` makes in the root, and what decides whether the last analysis's

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policylint.k8s.names import ns_name, plural
 from policylint.server.navigation import Navigator, Place, Reference
+
+if TYPE_CHECKING:
+    from policylint.server.layers import Layers
 from policylint.textsafe import escape, json_text
 
 # Values longer than this are cut in a hover (`explain` shows them whole).
@@ -129,7 +132,7 @@ def _policy(policy: Mapping[str, Any], lines: list[str]) -> None:
             lines.append(f"  - {escape(target['note'])}")
 
 
-def reference(nav: Navigator, ref: Reference) -> str:
+def reference(nav: Navigator | Layers, ref: Reference) -> str:
     """What a reference names and what the engine decided about it."""
     lines = [f"**{escape(ref.role)}** {code(ref.label)}: **{escape(ref.status)}**"]
     if ref.message:

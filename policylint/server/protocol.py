@@ -17,7 +17,6 @@ typing never waits for them.
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -29,13 +28,13 @@ from pygls.lsp.server import LanguageServer
 
 from policylint import __version__
 from policylint.findings import Finding, Severity
-from policylint.input.positions import PositionResolver
 from policylint.k8s.objects import K8sObject
 from policylint.reporters.json import help_uri
 from policylint.server import actions, hovers
-from policylint.server.analysis import Analysis, Live, Problem, build_for_navigation
+from policylint.server.analysis import Analysis, Live, Problem
 from policylint.server.documents import Cursor, Lines, Spot, cursor_at
-from policylint.server.navigation import Navigator, Place
+from policylint.server.layers import Layers
+from policylint.server.navigation import Place
 from policylint.values import frozen
 
 # Seconds of quiet after an edit before the workspace is analysed again.
@@ -59,29 +58,22 @@ class Snapshot:
     def __init__(self, analysis: Analysis, generation: int) -> None:
         self.analysis = analysis
         self.generation = generation
-        self.navigator: Navigator | None = None
+        self.navigator: Layers | None = None
         self.prepared = analysis.project is None  # nothing to navigate in
         self._lines: dict[str, Lines] = {}
 
     def prepare(self) -> None:
         """Build what navigation reads (every stage, the reference table), once: only when a
-        request needs it, so that diagnostics after an edit never wait for it."""
+        request needs it, so that diagnostics after an edit never wait for it. After an edit
+        that is the part it reached (policylint.server.layers)."""
         if self.prepared:
             return
         self.prepared = True
-        project = self.analysis.project
-        assert project is not None
-        if build_for_navigation(project):
-            return  # a stage failed: the run's PL000 says so, navigation has nothing to offer
-        # Tens of thousands of short-lived acyclic objects, as in a lint run (policylint.pipeline):
-        # the cyclic collector would only rescan the project's millions of objects, for seconds.
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            self.navigator = Navigator(project, PositionResolver(self.analysis.text))
-        finally:
-            if was_enabled:
-                gc.enable()
+        layers = self.analysis.layers()
+        assert layers is not None
+        if layers.prepare():
+            self.navigator = layers
+        # Else a stage failed: the run's PL000 says so, navigation has nothing to offer.
 
     def lines(self, file: str) -> Lines:
         if file not in self._lines:
@@ -94,7 +86,7 @@ class At:
     """What a request's position is on: the file's name, the object and the cursor in it."""
 
     name: str
-    nav: Navigator
+    nav: Layers
     obj: K8sObject
     cursor: Cursor
 
@@ -358,7 +350,7 @@ def create_server(debounce: float = DEBOUNCE) -> PolicylintServer:
             from policylint.commands.explain import ExplainError, explain_object
 
             try:
-                text = hovers.explanation(explain_object(nav.project, obj, nav.section_at(obj, cursor)))
+                text = hovers.explanation(explain_object(nav.project_of(obj), obj, nav.section_at(obj, cursor)))
             except (ExplainError, AssertionError):
                 return None
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
@@ -398,7 +390,7 @@ def create_server(debounce: float = DEBOUNCE) -> PolicylintServer:
         out = []
         for obj in nav.objects_in(name):
             children = []
-            for section in nav.project.index.sections(obj):
+            for section in nav.project_of(obj).index.sections(obj):
                 place = nav.place(obj, section.path)
                 rng = types.Range(
                     start=_position(lines.to_lsp(place.line, place.column)), end=_position(lines.end_of(place.line))

@@ -1,0 +1,339 @@
+"""What a scoped run needs of a file it does not analyse, kept by the file's content.
+
+A run that reports on a few files (`--staged`, `--diff`, `--context`, the pre-commit hook, an
+editor's edit, the gate's base side) analyses only the part of the repository they reach
+(policylint.semantics.components), but it indexes every object: the index's lookups, the
+report's object and policy counts, the JUnit report's test cases and the part search read each
+object's key, file, position and references. Decoding every file's parse-cache entry to give
+them was the largest cost of a warm hook run on a large repository. So the first scoped run that
+reads a file keeps its **shell** next to its parse-cache entry: what the file gives besides its
+objects' fields (the loader's problems, each document's position, the problems of building its
+objects) and, per object, its identity (apiVersion, kind, name, the namespace its metadata says),
+labels and annotations, and what the part search reads (its references and Gateway class). A
+later scoped run builds the file's objects from the shell as `LazyObject`s (policylint.k8s.lazy),
+whose data is decoded only when something reads it: the part's files, and the few objects outside
+it that a lookup reads (a GatewayClass, a CRD).
+
+The trust rules are the parse cache's (policylint.input.cache): an entry is named by the file's
+parse-cache key (its bytes under the loader's stamp) and the code's hash, lives outside the
+checkout behind a checksum, and is checked on reading: anything but exactly what `_shell` writes
+is a miss, and the file is loaded as before. An object's namespace is not the file's alone
+(`--namespace`, CRDs and profiles decide whether its kind is namespaced): it is worked out again
+from the metadata's, and the references kept (which are relative to it) are believed only when
+it is the namespace they were found in. A file holding a CRD (it changes how every other file's
+objects are built) or named `*.json` (whose data may not be objects at all) is always loaded.
+
+Neither changes what a run finds: the differential tests (tests/test_incremental.py) compare
+runs with a persistent cache to runs without one, byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from policylint.findings import Issue, Location
+from policylint.input import load
+from policylint.input.cache import sharing_decoder
+from policylint.input.kept import Keeper, Kept, inflated
+from policylint.input.load import Document, DocumentRef
+from policylint.k8s.fieldtypes import check_object
+from policylint.k8s.lazy import FileData, LazyObject, lazy_object
+from policylint.k8s.objects import BuildResult, K8sObject, KindRegistry, ObjectKey
+from policylint.semantics import components
+from policylint.semantics.components import Reference
+from policylint.values import frozen
+
+if TYPE_CHECKING:
+    from policylint.input.cache import ParseCache
+    from policylint.input.sources import Source
+
+# Bump when an entry's layout or meaning changes.
+FORMAT = 1
+_SHELL = "shell of a file"
+# The entry of a file that is always loaded (it holds a CRD).
+_LOADED = "loaded"
+
+
+@frozen(slots=False)
+class Shell:
+    """A file's shell as read back (see the module docstring), with the bytes it stands for."""
+
+    file: str
+    key: str
+    kept: Kept
+    issues: list[Any]  # the loader's: [rule, message, line, column]
+    documents: list[list[int]]  # each document's DocumentRef fields after the file name
+    built: list[Any]  # the problems of building objects: [document, rule, message, path]
+    objects: list[list[Any]]  # `_object_row` of each object
+
+
+class Session:
+    """The shells of one run: those found for its files (`found`, by file name), the files loaded
+    instead remembered (`remember`), and the objects of both put in input order (`combine`)."""
+
+    def __init__(self, cache: ParseCache, sources: Sequence[Source], keys: dict[str, str]) -> None:
+        """Read the shells kept for `sources`; `keys` receives their files' parse-cache keys. A
+        file whose shell is missing or not believed is not `found`: it is loaded."""
+        self.cache = cache
+        self.found: dict[str, Shell] = {}
+        self._stamp = FORMAT.to_bytes(2, "big") + _code()
+        keeper = Keeper()
+        for source in sources:
+            if (source.content is not None and not source.snapshot) or load.is_json_name(source.display):
+                continue
+            data, problem = load.read_bytes(source)
+            if problem is not None or data is None:
+                continue
+            key = cache.key(data)
+            decoded = _decoded(cache, self._entry(key))
+            shell = _checked(decoded, source.display, key, keeper.keep(data)) if decoded is not None else None
+            if shell is not None:
+                self.found[source.display] = shell
+                keys[source.display] = key
+                # Its parse-cache entry is read only if an object's data is: kept from pruning anyway.
+                cache.keep(key)
+
+    def _entry(self, key: str) -> str:
+        return self.cache.named(_SHELL, self._stamp + key.encode("ascii"))
+
+    def combine(
+        self,
+        sources: Sequence[Source],
+        input_issues: list[Issue],
+        built: BuildResult,
+        texts: dict[str, str | Kept],
+        kinds: KindRegistry,
+        default_namespace: str,
+    ) -> tuple[BuildResult, dict[str, str | Kept]]:
+        """The objects and problems of every file, those loaded (`input_issues`, the loader's,
+        extended in place, `built`, `texts`) and those of the shells found, in the order loading
+        every file and `build_objects` give them."""
+        if not self.found:
+            return built, texts
+        shells = [self.found[s.display] for s in sources if s.display in self.found]
+        objects, issues, built_issues, kept = _build(shells, self.cache, kinds, default_namespace)
+        order = {s.display: i for i, s in enumerate(sources)}
+        last = len(order)
+
+        def at(file: str | None) -> int:
+            return order.get(file, last) if file is not None else last
+
+        input_issues[:] = sorted([*input_issues, *issues], key=lambda i: at(i.location.file if i.location else None))
+        all_built = sorted([*built.issues, *built_issues], key=lambda i: at(i.document.file if i.document else None))
+        all_objects = sorted([*built.objects, *objects], key=lambda o: at(o.doc.file))
+        both = {**texts, **kept}
+        return BuildResult(all_objects, all_built), {s.display: both[s.display] for s in sources if s.display in both}
+
+    def remember(
+        self,
+        sources: Sequence[Source],
+        keys: dict[str, str],
+        documents: Sequence[Document],
+        loader_issues: Sequence[Issue],
+        built: BuildResult,
+        crd_files: set[str],
+        default_namespace: str,
+    ) -> None:
+        """Keep the shell of every file of `sources` that was loaded from its bytes (its
+        documents, the loader's problems, its objects and the problems of building them)."""
+        wanted = {
+            s.display: keys[s.display]
+            for s in sources
+            if s.display in keys and not load.is_json_name(s.display) and not (s.content is not None and not s.snapshot)
+        }
+        if not wanted:
+            return
+        docs: dict[str, list[DocumentRef]] = {}
+        for d in documents:
+            if d.ref.file in wanted:
+                docs.setdefault(d.ref.file, []).append(d.ref)
+        number = {ref: i for refs in docs.values() for i, ref in enumerate(refs)}
+        rows: dict[str, dict[str, list[Any]]] = {f: {"issues": [], "built": [], "objects": []} for f in wanted}
+        for issue in loader_issues:
+            where = issue.location
+            if where is not None and where.file in rows:
+                rows[where.file]["issues"].append([issue.rule_id, issue.message, where.line, where.column])
+        for issue in built.issues:
+            ref = issue.document
+            if ref is not None and ref.file in rows:
+                rows[ref.file]["built"].append([number[ref], issue.rule_id, issue.message, issue.path])
+        loaded = set(crd_files)
+        for obj in built.objects:
+            file = obj.doc.file
+            if file in rows:
+                row = _object_row(obj, number[obj.doc])
+                rows[file]["objects"].append(row)
+                if obj.namespace is not None and (row[5] or default_namespace) != obj.namespace:
+                    loaded.add(file)  # not the namespace `_object` would work out: always loaded
+        for file, key in wanted.items():
+            if file in loaded:
+                self.cache.put(self._entry(key), _dumps({"format": FORMAT, _LOADED: True}))
+                continue
+            documents_rows = [[r.chunk_start, r.line_offset, r.doc_in_chunk, r.line, r.column] for r in docs.get(file, [])]
+            self.cache.put(self._entry(key), _dumps({"format": FORMAT, "documents": documents_rows, **rows[file]}))
+
+
+def _build(
+    shells: Sequence[Shell], cache: ParseCache, kinds: KindRegistry, default_namespace: str
+) -> tuple[list[K8sObject], list[Issue], list[Issue], dict[str, Kept]]:
+    """The objects of the files of `shells`, the loader's problems, the problems of building
+    them and what each file was parsed from (for positions)."""
+    strings: load.Shared = {}
+    decoder = sharing_decoder(strings)
+    objects: list[K8sObject] = []
+    issues: list[Issue] = []
+    built: list[Issue] = []
+    texts: dict[str, Kept] = {}
+    for shell in shells:
+        file = shell.file
+        issues.extend(Issue(rule_id=r, message=m, location=Location(file, line, col)) for r, m, line, col in shell.issues)
+        refs = [DocumentRef(file, *row) for row in shell.documents]
+        if refs:
+            texts[file] = shell.kept
+        built.extend(Issue(rule_id=r, message=m, document=refs[d], path=p) for d, r, m, p in shell.built)
+
+        def read(shell: Shell = shell) -> list[Any]:
+            result = cache.load(shell.key, shell.file, decoder)
+            if result is None:  # pruned or damaged since: the same bytes parse to the same data
+                result = load.load_bytes(inflated(shell.kept), shell.file, strings=strings)
+            return [d.data for d in result.documents]
+
+        holder = FileData(read)
+        for row in shell.objects:
+            objects.append(_object(holder, refs, row, kinds, default_namespace))
+    return objects, issues, built, texts
+
+
+def _object(holder: FileData, refs: list[DocumentRef], row: list[Any], kinds: KindRegistry, default_namespace: str) -> LazyObject:
+    document, prefix, api_version, group, kind, meta_namespace, name, found_in, labels, annotations, stamp, klass = row[:12]
+    refs_kept, well_formed = row[12:]
+    # As `build_objects` decides it (policylint.k8s.objects): the metadata's namespace, else the
+    # run's default, for a namespaced kind.
+    namespace = None if kinds.is_cluster_scoped(group, kind) else (meta_namespace or default_namespace)
+    fields: dict[str, Any] = {
+        "key": ObjectKey(group, kind, namespace, name),
+        "api_version": api_version,
+        "doc": refs[document],
+        "prefix": tuple(prefix),
+    }
+    if labels:
+        fields["labels"] = labels
+    if annotations:
+        fields["annotations"] = annotations
+    if stamp is not None:
+        fields["creation_timestamp"] = datetime.fromisoformat(stamp)
+    # References name the object's own namespace where they give none: found in another, they
+    # are found again from the data.
+    kept = [Reference(*r) for r in refs_kept] if found_in == namespace else None
+    return lazy_object(holder, document, kept, klass, well_formed, **fields)
+
+
+def _object_row(obj: K8sObject, document: int) -> list[Any]:
+    data = obj.data
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    meta_namespace = meta.get("namespace") if isinstance(meta, dict) else None
+    stamp = obj.creation_timestamp
+    return [
+        document,
+        list(obj.prefix),
+        obj.api_version,
+        obj.key.group,
+        obj.key.kind,
+        meta_namespace if isinstance(meta_namespace, str) else None,
+        obj.key.name,
+        obj.key.namespace,
+        dict(obj.labels),
+        dict(obj.annotations),
+        stamp.isoformat() if stamp is not None else None,
+        components.gateway_class(obj),
+        [list(r) for r in components.references(obj)],
+        # No field of the wrong type (PL010): the lookups of a part read that of every object.
+        not check_object(obj.group, obj.kind, obj.data),
+    ]
+
+
+def _code() -> bytes:
+    from policylint.incremental.memo import code_stamp
+
+    return code_stamp()
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def _decoded(cache: ParseCache, entry: str) -> Any:
+    payload = cache.payload(entry)
+    if payload is None:
+        return None
+    try:
+        decoded = json.loads(bytes(payload))
+    except Exception:
+        return None
+    return decoded if type(decoded) is dict and decoded.get("format") == FORMAT else None
+
+
+def _checked(decoded: dict[str, Any], file: str, key: str, kept: Kept) -> Shell | None:
+    """The shell `decoded` holds, if it is exactly of the shape `remember` writes."""
+    issues, documents, built, objects = (decoded.get(k) for k in ("issues", "documents", "built", "objects"))
+    if not (type(issues) is list and type(documents) is list and type(built) is list and type(objects) is list):
+        return None  # a file always loaded, or not an entry this module writes
+    if not all(_row(i, (str, str, int, int)) for i in issues):
+        return None
+    if not all(type(d) is list and len(d) == 5 and all(type(v) is int for v in d) for d in documents):
+        return None
+    n = len(documents)
+    if not all(_row(b, (int, str, str, str)) and 0 <= b[0] < n for b in built):
+        return None
+    if not all(_object_ok(o, n) for o in objects):
+        return None
+    return Shell(file, key, kept, issues, documents, built, objects)
+
+
+def _row(value: Any, types: tuple[type, ...]) -> bool:
+    return type(value) is list and len(value) == len(types) and all(type(v) is t for v, t in zip(value, types))
+
+
+def _signatures(*fields: type | tuple[type, ...]) -> frozenset[tuple[type, ...]]:
+    """Every tuple of types a row with these fields may have (a tuple: any of those types)."""
+    out: list[tuple[type, ...]] = [()]
+    for f in fields:
+        choices = f if isinstance(f, tuple) else (f,)
+        out = [(*row, c) for row in out for c in choices]
+    return frozenset(out)
+
+
+_TEXT = (str, type(None))
+# An object's row (`_object_row`), checked as the types of its fields at once: the shells of a
+# large repository hold tens of thousands of rows, read in every scoped run.
+_OBJECT = _signatures(int, list, str, str, str, _TEXT, str, _TEXT, dict, dict, _TEXT, _TEXT, list, bool)
+_REFERENCE = _signatures(_TEXT, str, bool, bool)
+_STRINGS = frozenset({str})
+
+
+def _object_ok(row: Any, documents: int) -> bool:
+    if type(row) is not list or tuple(map(type, row)) not in _OBJECT:
+        return False
+    document, prefix, labels, annotations, stamp, refs = row[0], row[1], row[8], row[9], row[10], row[12]
+    # JSON keys are strings: a mapping of strings is one whose values are.
+    return (
+        0 <= document < documents
+        and all(type(p) is str or type(p) is int for p in prefix)
+        and (not labels or set(map(type, labels.values())) == _STRINGS)
+        and (not annotations or set(map(type, annotations.values())) == _STRINGS)
+        and (stamp is None or _timestamp(stamp))
+        and all(type(r) is list and tuple(map(type, r)) in _REFERENCE for r in refs)
+    )
+
+
+def _timestamp(value: Any) -> bool:
+    if value is None:
+        return True
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
