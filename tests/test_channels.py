@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from policylint.cli import cli
+from policylint.findings import Severity
 from policylint.k8s import schemas, strformats
 from tests.lintutil import lint_paths, lint_text, only
 from tests.manifests import crd
@@ -206,16 +207,21 @@ spec: {}
         assert typo.hint == "Did you mean `HTTPRoute`?"
 
 
-def test_vendor_kinds_are_left_to_their_crds() -> None:
-    # Envoy Gateway v1.9.0 serves v1alpha1 only; another release may serve more: no finding
-    # without its CRD.
+def test_a_vendor_version_no_bundled_release_serves_is_an_error() -> None:
+    # Envoy Gateway serves its policies as v1alpha1 only, in every bundled release (v1.6.7 to
+    # v1.9.0; api/v1alpha1 is its only API package): v1alpha2 fails on every cluster the bundle
+    # knows, so it is an error (docs/semantics.md#the-cluster-model), naming the newer-release escape.
     text = """\
 apiVersion: gateway.envoyproxy.io/v1alpha2
 kind: BackendTrafficPolicy
 metadata: {name: p, namespace: apps}
 spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}]}
 """
-    assert only(lint_text(text), "PL705") == []
+    (finding,) = only(lint_text(text), "PL705")
+    assert finding.severity is Severity.ERROR and finding.line == 1
+    assert "not served by any bundled release of envoy-gateway (v1.6.7 to v1.9.0), which serves v1alpha1" in finding.message
+    assert "if the cluster runs a release newer than envoy-gateway v1.9.0, lint with its CRDs (--crd)" in finding.message
+    assert finding.hint == "Use gateway.envoyproxy.io/v1alpha1."
 
 
 # -- a CRD in the input, or given with --crd, decides -----------------------------------------------
