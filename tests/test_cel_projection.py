@@ -220,6 +220,7 @@ def _ref_schema() -> dict[str, Any]:
             "timeout": {"type": "string", "format": "duration"},
             "port": {"x-kubernetes-int-or-string": True},
             "tags": {"type": "array", "items": {"type": "string"}},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
         },
     }
 
@@ -235,6 +236,8 @@ PATTERN_RULES = [
     "self.all(x, !has(x.namespace) || x.namespace != x.name)",
     "self.all(x, !has(x.name) || x.name.size() < 2 || x.name == 'a')",
     "self.all(x, self.exists_one(y, x.name == y.name))",
+    # A map's size: the count of the keys conversion keeps (not the nulls).
+    "self.all(x, !has(x.labels) || size(x.labels) == 1)",
 ]
 _STRING = st.sampled_from(["a", "b", "c", "", "1h", "60m", "80", "abc"])
 _REF_SCALAR = st.one_of(_STRING, _STRING, st.sampled_from([80, 1, 1.0, True, None]))
@@ -247,6 +250,7 @@ _REF = st.fixed_dictionaries(
         "timeout": _REF_SCALAR,
         "port": _REF_SCALAR,
         "tags": st.one_of(st.lists(_STRING, max_size=2), _REF_SCALAR),
+        "labels": st.one_of(st.dictionaries(_STRING, st.one_of(_STRING, st.none()), max_size=3), _REF_SCALAR),
     },
 )
 _REFS = st.lists(st.one_of(_REF, _REF, _REF, st.none(), _REF_SCALAR), max_size=4)
@@ -262,6 +266,9 @@ _REF_POOL: list[Any] = [
     [{"name": "b"}],
     [{"name": "a", "namespace": "b"}, {"name": "a"}],
     [{"name": "a", "namespace": ""}, {"name": "a"}],
+    [{"labels": {"a": None}}],
+    [{"labels": {"a": "x"}}],
+    [{"labels": {"a": "x", "b": None}}],
 ]
 
 

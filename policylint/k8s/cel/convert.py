@@ -87,6 +87,7 @@ class _Info:
         "convert",
         "defaults",
         "enum",
+        "fields",
         "items",
         "kind",
         "node",
@@ -128,6 +129,9 @@ class _Info:
             self.kind = kind = "object+preserve"
         # The conversion of the node's values, picked here once rather than per value.
         self.scalar = self.convert = _CONVERTERS.get(kind, _any)
+        # name -> its schema's info, where the node converts a map as an object (its fields by
+        # name): what a rule's key follows down (policylint.k8s.cel.projection).
+        self.fields = {k: sub for k, (_, sub) in self.properties.items()} if kind.startswith("object") else {}
         if self.enum is not None and kind not in _UNENUMERATED:
             self.convert = _enumerated
 

@@ -17,7 +17,7 @@ from policylint.k8s.cel.cost import PER_CALL_LIMIT, weight
 from policylint.k8s.cel.evaluator import _Compiler
 from policylint.k8s.cel.parser import Node, parse
 from policylint.k8s.cel.patterns import equality_literals
-from policylint.k8s.cel.projection import NO_KEY, Need, need_of, project, reads_escaped
+from policylint.k8s.cel.projection import NO_KEY, Need, need_of, project, reads_schema
 from policylint.k8s.cel.values import _NONE, Activation, CompileError, CostExceeded, Eval, EvalError, TooLarge, type_name
 
 
@@ -53,7 +53,7 @@ class Compiled:
         # equality (`patterns.equality_literals`): its result is kept by the strings' equality
         # pattern; None for other rules.
         self.literals: dict[str, int] | None = None
-        # Whether its key reads the schema node: an equality pattern, or a field read by its escape.
+        # Whether its key reads the schema node: an equality pattern, a field read by its escape, a map's size.
         self.schema_keyed = False
         self.base = 0  # the fixed part of its cost (`weight`)
 
@@ -115,7 +115,7 @@ def compile_rule(text: str) -> Compiled:
         literals = equality_literals(tree)
         if literals is not None:
             compiled.literals = {text: i for i, text in enumerate(literals)}
-        compiled.schema_keyed = literals is not None or reads_escaped(compiled.need)
+        compiled.schema_keyed = literals is not None or reads_schema(compiled.need)
     if fields is not None:
         compiled.key_fields = tuple((f, f in tested) for f in sorted(fields))
     return compiled

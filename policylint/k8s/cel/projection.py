@@ -67,12 +67,14 @@ def need_of(tree: Node) -> Need | None:
     return None if root.whole else root
 
 
-def reads_escaped(need: Need) -> bool:
-    """Whether the rule reads a field by its escape anywhere (`project` then needs the schema)."""
+def reads_schema(need: Need) -> bool:
+    """Whether the key of what the rule reads depends on the schema node (`project` then needs
+    it): a field read by its escape, or a size, which is a map's count of its kept keys."""
     return (
         need.escaped
-        or any(reads_escaped(sub) for sub in need.fields.values())
-        or (need.items is not None and reads_escaped(need.items))
+        or need.size
+        or any(reads_schema(sub) for sub in need.fields.values())
+        or (need.items is not None and reads_schema(need.items))
     )
 
 
@@ -185,19 +187,7 @@ def project(
         return NO_KEY if got is None else got
     t = type(value)
     if t is dict:
-        if need.size or need.items is not None or (need.escaped and (info is None or not info.kind.startswith("object"))):
-            # A map's size and its keys depend on what conversion prunes: read whole.
-            got = shape(value, shapes)
-            return NO_KEY if got is None else got
-        parts: list[Any] = [_MAP]
-        for name, sub in need.fields.items():
-            got = value.get(name, _ABSENT)
-            if got is not _ABSENT and got is not None:
-                got = project(got, sub, shapes, shape, strings, None if info is None else _field_info(info, name))
-                if got is NO_KEY:
-                    return NO_KEY
-            parts.append(got)  # absent, null or the part read: has() tells the first two apart
-        return tuple(parts)
+        return _project_map(value, need, shapes, shape, strings, info)
     if t is list:
         if need.fields:
             got = shape(value, shapes)
@@ -223,10 +213,30 @@ def project(
 _EQUAL: Any = object()  # a string's number in an equality pattern
 
 
-def _field_info(info: _Info, name: str) -> _Info | None:
-    """The schema node of a field an object's schema defines; None for anything else (the
-    field's strings are then keyed as they are)."""
-    if not info.kind.startswith("object"):
-        return None
-    entry = info.properties.get(name)
-    return None if entry is None else entry[1]
+def _project_map(
+    value: dict[Any, Any],
+    need: Need,
+    shapes: dict[int, Any],
+    shape: Callable[[Any, dict[int, Any]], Any],
+    strings: dict[str, int] | None,
+    info: _Info | None,
+) -> Any:
+    """`project` of a map."""
+    if need.size and info is not None and info.kind == "map" and need.items is None and not need.fields:
+        # A map of additionalProperties keeps every key whose value is not null (or may be):
+        # its size is that count, whatever the keys and values.
+        nullable = info.additional is not None and info.additional.nullable
+        return (_MAP, sum(1 for v in value.values() if v is not None or nullable))
+    if need.size or need.items is not None or (need.escaped and (info is None or not info.kind.startswith("object"))):
+        # A map's size and its keys depend on what conversion prunes: read whole.
+        got = shape(value, shapes)
+        return NO_KEY if got is None else got
+    parts: list[Any] = [_MAP]
+    for name, sub in need.fields.items():
+        got = value.get(name, _ABSENT)
+        if got is not _ABSENT and got is not None:
+            got = project(got, sub, shapes, shape, strings, None if info is None else info.fields.get(name))
+            if got is NO_KEY:
+                return NO_KEY
+        parts.append(got)  # absent, null or the part read: has() tells the first two apart
+    return tuple(parts)
