@@ -316,3 +316,18 @@ def test_a_uniqueness_rule_is_evaluated_once_for_every_tenant_whose_names_repeat
     # The same names in another pattern: evaluated, and refused.
     assert refused([("d-gw", "d"), ("d-gw", "d")]) == ["dup"]
     assert evaluated == [PARENTS_UNIQUE, PARENTS_UNIQUE]
+
+
+def test_an_escaped_name_reads_its_field_only_where_the_schema_escapes_keys() -> None:
+    rule = cel.compile_rule("!has(self.__namespace__) || self.__namespace__ == 'a'")
+    # An object's `namespace` is `__namespace__` to CEL: keyed by the YAML key `namespace`.
+    fields = {"type": "object", "properties": {"namespace": {"type": "string"}}}
+    assert cel.result_key(rule, {"namespace": "b", "other": 1}, {}, fields) == cel.result_key(
+        rule, {"namespace": "b"}, {}, fields
+    )
+    assert cel.result_key(rule, {"namespace": "b"}, {}, fields) != cel.result_key(rule, {"namespace": "a"}, {}, fields)
+    # A map's keys are not escaped: `__namespace__` is a key of its own, and the outcomes differ.
+    keys = {"type": "object", "additionalProperties": {"type": "string"}}
+    refused, admitted = {"__namespace__": "b"}, {"__namespace__": "a"}
+    assert cel.evaluate(rule, cel.to_cel(refused, keys)) != cel.evaluate(rule, cel.to_cel(admitted, keys))
+    assert cel.result_key(rule, refused, {}, keys) != cel.result_key(rule, admitted, {}, keys)
