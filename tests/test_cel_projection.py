@@ -38,8 +38,11 @@ def _shown(need: Need | None) -> Any:
         ("self == self", "whole"),
         ("size(self.a) > 0 && self.all(k, v, v > 0)", "whole"),
         ("self.map(x, x).size() > 0", (False, {}, "whole")),
-        # An escaped name reads the converted value by a name its YAML key does not have.
-        ("self.a.__namespace__ == ''", (False, {"a": "whole"}, None)),
+        # A reserved word's escape reads the field of that word (in an object its schema
+        # converts); another escaped name reads the converted value by a name its YAML key does
+        # not have.
+        ("self.a.__namespace__ == ''", (False, {"a": (False, {"namespace": "whole"}, None)}, None)),
+        ("self.a.b__dash__c == ''", (False, {"a": "whole"}, None)),
         # A comprehension's variable shadows nothing of `self` it does not read.
         ("self.l.all(self, self.x > 0)", (False, {"l": (False, {}, (False, {"x": "whole"}, None))}, None)),
         # An index that is not a literal reads the list whole.
@@ -167,3 +170,164 @@ def test_values_with_the_same_key_have_the_same_outcome(rule: str, values: list[
         outcome = (passed, type(error), None if error is None else error.message, cost)
         if key is not None:
             assert outcomes.setdefault(key, outcome) == outcome, (rule, raw)
+
+
+# -- keys by the strings' equality pattern (policylint.k8s.cel.patterns) ------------------------
+
+PARENTS_UNIQUE = (
+    "self.all(p1, self.exists_one(p2, p1.name == p2.name && (((!has(p1.__namespace__) || p1.__namespace__ == '')"
+    " && (!has(p2.__namespace__) || p2.__namespace__ == '')) || (has(p1.__namespace__) && has(p2.__namespace__)"
+    " && p1.__namespace__ == p2.__namespace__))))"
+)
+
+
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        # Compared with each other and with literals only: the literals, sorted.
+        (PARENTS_UNIQUE, ("",)),
+        ("self.all(l, l.protocol in ['TCP', 'UDP'] ? (!has(l.hostname) || l.hostname == '') : true)", ("", "TCP", "UDP")),
+        ("self.all(x, self.exists_one(y, x.name == y.name))", ()),
+        # A size is read exactly (a string measured is keyed as it is), and so are numbers: still
+        # equality only.
+        ("self.size() <= 2 && self.all(x, x.port != 80)", ()),
+        ("self.all(x, x.name.size() < 3)", ()),
+        # Read otherwise: ordered, passed to a function, measured, returned, indexed by a value,
+        # in a list that is not of literals, iterated with two variables.
+        ("self.all(x, x.name < 'b')", None),
+        ("self.all(x, x.name.startsWith('a'))", None),
+        ("self.map(x, x.name).size() == 2", None),
+        ("self.all(x, x.name in [x.kind])", None),
+        ("self.all(i, x, x.name == 'a')", None),
+        ("self[0].name == self.map(x, x.name)[0]", None),
+    ],
+)
+def test_which_rules_only_compare_for_equality(rule: str, expected: Any) -> None:
+    from policylint.k8s.cel.patterns import equality_literals
+
+    assert equality_literals(cel.parse(rule)) == expected
+
+
+def _ref_schema() -> dict[str, Any]:
+    """Items whose strings convert to themselves (name, namespace), and others that do not: an
+    enum (a value not in it is refused), a duration ("1h" equals "60m"), int-or-string."""
+    return {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "namespace": {"type": "string"},
+            "kind": {"type": "string", "enum": ["a", "b", ""]},
+            "timeout": {"type": "string", "format": "duration"},
+            "port": {"x-kubernetes-int-or-string": True},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    }
+
+
+PATTERN_RULES = [
+    PARENTS_UNIQUE,
+    "self.all(p1, self.all(p2, p1.name == p2.name ? p1.kind == p2.kind : true))",
+    "self.all(x, x.kind == x.name)",
+    "self.exists(x, self.exists(y, x.timeout == y.timeout && x.name != y.name))",
+    "self.all(x, x.name in ['a', 'b'] || x.port == x.name)",
+    "self.all(x, self.exists_one(y, x.tags == y.tags))",
+    "self.exists_one(x, has(x.name) && x.name == 'a')",
+    "self.all(x, !has(x.namespace) || x.namespace != x.name)",
+    "self.all(x, !has(x.name) || x.name.size() < 2 || x.name == 'a')",
+    "self.all(x, self.exists_one(y, x.name == y.name))",
+    # A map's size: the count of the keys conversion keeps (not the nulls).
+    "self.all(x, !has(x.labels) || size(x.labels) == 1)",
+]
+_STRING = st.sampled_from(["a", "b", "c", "", "1h", "60m", "80", "abc"])
+_REF_SCALAR = st.one_of(_STRING, _STRING, st.sampled_from([80, 1, 1.0, True, None]))
+_REF = st.fixed_dictionaries(
+    {},
+    optional={
+        "name": _REF_SCALAR,
+        "namespace": _REF_SCALAR,
+        "kind": _REF_SCALAR,
+        "timeout": _REF_SCALAR,
+        "port": _REF_SCALAR,
+        "tags": st.one_of(st.lists(_STRING, max_size=2), _REF_SCALAR),
+        "labels": st.one_of(st.dictionaries(_STRING, st.one_of(_STRING, st.none()), max_size=3), _REF_SCALAR),
+    },
+)
+_REFS = st.lists(st.one_of(_REF, _REF, _REF, st.none(), _REF_SCALAR), max_size=4)
+# Values every example holds, in pairs with one equality pattern and different outcomes where
+# the pattern alone would not decide: a value outside the enum, equal durations spelled apart,
+# a string's size.
+_REF_POOL: list[Any] = [
+    [{"kind": "c", "name": "c"}],
+    [{"kind": "a", "name": "a"}],
+    [{"timeout": "1h", "name": "a"}, {"timeout": "60m", "name": "b"}],
+    [{"timeout": "1h", "name": "a"}, {"timeout": "2h", "name": "b"}],
+    [{"name": "abc"}],
+    [{"name": "b"}],
+    [{"name": "a", "namespace": "b"}, {"name": "a"}],
+    [{"name": "a", "namespace": ""}, {"name": "a"}],
+    [{"labels": {"a": None}}],
+    [{"labels": {"a": "x"}}],
+    [{"labels": {"a": "x", "b": None}}],
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(PATTERN_RULES), st.lists(_REFS, min_size=20, max_size=60))
+def test_values_with_the_same_equality_pattern_have_the_same_outcome(rule: str, values: list[Any]) -> None:
+    compiled = cel.compile_rule(rule)
+    node = {"type": "array", "items": _ref_schema()}
+    outcomes: dict[Any, Any] = {}
+    for raw in [*_REF_POOL, *values]:
+        key = cel.result_key(compiled, raw, {}, node)
+        converted = cel.to_cel(raw, node, {})
+        if converted is cel.BAD:
+            continue
+        passed, error, cost = cel.evaluate_within(compiled, converted, 1_000_000)
+        outcome = (passed, type(error), None if error is None else error.message, cost)
+        if key is not None:
+            assert outcomes.setdefault(key, outcome) == outcome, (rule, raw)
+
+
+def test_a_uniqueness_rule_is_evaluated_once_for_every_tenant_whose_names_repeat_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    evaluated: list[str] = []
+    original = cel.evaluate_within
+
+    def counting(rule: cel.Compiled, value: Any, limit: int) -> Any:
+        evaluated.append(rule.text)
+        return original(rule, value, limit)
+
+    monkeypatch.setattr(cel, "evaluate_within", counting)
+    refs = {"type": "array", "items": _ref_schema(), "x-kubernetes-validations": [{"rule": PARENTS_UNIQUE, "message": "dup"}]}
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"parentRefs": refs}}}}
+    results: dict[Any, Any] = {}
+
+    def refused(names: list[tuple[str, str]]) -> list[str]:
+        data = {"spec": {"parentRefs": [{"name": n, "namespace": ns} for n, ns in names]}}
+        return [r.message for r in admission.cel_failures(data, schema, Malformed(), results)]
+
+    # Every tenant's Gateway and namespace have names of their own, in the same pattern: one
+    # evaluation. Before, one per tenant.
+    for tenant in ("a", "b", "c"):
+        assert refused([(f"{tenant}-gw", tenant), (f"{tenant}-gw", "infra")]) == []
+    assert evaluated == [PARENTS_UNIQUE]
+    # The same names in another pattern: evaluated, and refused.
+    assert refused([("d-gw", "d"), ("d-gw", "d")]) == ["dup"]
+    assert evaluated == [PARENTS_UNIQUE, PARENTS_UNIQUE]
+
+
+def test_an_escaped_name_reads_its_field_only_where_the_schema_escapes_keys() -> None:
+    rule = cel.compile_rule("!has(self.__namespace__) || self.__namespace__ == 'a'")
+    # An object's `namespace` is `__namespace__` to CEL: keyed by the YAML key `namespace`.
+    fields = {"type": "object", "properties": {"namespace": {"type": "string"}}}
+    assert cel.result_key(rule, {"namespace": "b", "other": 1}, {}, fields) == cel.result_key(
+        rule, {"namespace": "b"}, {}, fields
+    )
+    assert cel.result_key(rule, {"namespace": "b"}, {}, fields) != cel.result_key(rule, {"namespace": "a"}, {}, fields)
+    # A map's keys are not escaped: `__namespace__` is a key of its own, and the outcomes differ.
+    keys = {"type": "object", "additionalProperties": {"type": "string"}}
+    refused, admitted = {"__namespace__": "b"}, {"__namespace__": "a"}
+    assert cel.evaluate(rule, cel.to_cel(refused, keys)) != cel.evaluate(rule, cel.to_cel(admitted, keys))
+    assert cel.result_key(rule, refused, {}, keys) != cel.result_key(rule, admitted, {}, keys)

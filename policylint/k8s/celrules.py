@@ -190,7 +190,7 @@ class _CelRun:
         evaluated now (None: the value has the wrong type for its schema, a schema rejection; the
         API server does not run the rules then); and the value, if it was worked out."""
         cel = self.cel
-        key = cel.result_key(compiled, raw, self.shapes) if parts else None
+        key = cel.result_key(compiled, raw, self.shapes, node) if parts else None
         slot = (id(node), compiled.text, key) if key is not None else None
         outcome = self.results.get(slot, _UNSET) if slot is not None else _UNSET
         if outcome is _UNSET:

@@ -19,7 +19,9 @@ library, and what differs from cel-go: docs/cel.md). It owns:
   gathered by name in `functions.FUNCTIONS`;
 - `program`: a rule compiled once (`compile_rule`, `Compiled`), its evaluation under a cost limit
   (`evaluate_within`), the API server's message for a failed rule (`message_of`), the memo keys
-  that let equal inputs share a verdict (`result_key`, `shape`);
+  that let equal inputs share a verdict (`result_key`, `shape`), from what a rule reads of `self`
+  (`projection`) and, for a rule that only compares strings for equality, their pattern
+  (`patterns`);
 - `convert`: YAML values as the API server hands them to CEL under their schema (`to_cel`) and
   the escaping of property names (`escape`);
 - `cost`: the runtime cost units the evaluator charges and the API server's limits (PL704);

@@ -17,7 +17,7 @@ from policylint.k8s.cel.times import parse_timestamp
 from policylint.k8s.cel.values import _BAD, _NONE, EvalError
 
 # k8s.io/apiserver pkg/cel/escaping.go: property names CEL cannot spell are escaped.
-_CEL_RESERVED = frozenset({"true", "false", "null", "in", *_RESERVED})
+CEL_RESERVED = frozenset({"true", "false", "null", "in", *_RESERVED})
 _ESCAPE_PIECE = re.compile(r"__|[-./]|[^a-zA-Z0-9-./_]")
 
 
@@ -26,7 +26,7 @@ def escape(name: str) -> str | None:
     None when it has none (it is not accessible)."""
     if not name or name[0].isdigit():
         return None
-    if name in _CEL_RESERVED:
+    if name in CEL_RESERVED:
         return f"__{name}__"
     ok = True
 
@@ -49,7 +49,7 @@ _PIECES = {".": "__dot__", "-": "__dash__", "/": "__slash__"}
 
 @functools.lru_cache(maxsize=4096)
 def _escaped(name: str) -> str | None:
-    return escape(name) if not name.isidentifier() or "__" in name or name in _CEL_RESERVED else name
+    return escape(name) if not name.isidentifier() or "__" in name or name in CEL_RESERVED else name
 
 
 # The memo's entry for the names of required fields found missing (the set of CEL names).
@@ -87,6 +87,7 @@ class _Info:
         "convert",
         "defaults",
         "enum",
+        "fields",
         "items",
         "kind",
         "node",
@@ -128,6 +129,9 @@ class _Info:
             self.kind = kind = "object+preserve"
         # The conversion of the node's values, picked here once rather than per value.
         self.scalar = self.convert = _CONVERTERS.get(kind, _any)
+        # name -> its schema's info, where the node converts a map as an object (its fields by
+        # name): what a rule's key follows down (policylint.k8s.cel.projection).
+        self.fields = {k: sub for k, (_, sub) in self.properties.items()} if kind.startswith("object") else {}
         if self.enum is not None and kind not in _UNENUMERATED:
             self.convert = _enumerated
 

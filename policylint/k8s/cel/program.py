@@ -12,10 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from policylint.identity import IdentityMap
+from policylint.k8s.cel.convert import _info
 from policylint.k8s.cel.cost import PER_CALL_LIMIT, weight
 from policylint.k8s.cel.evaluator import _Compiler
 from policylint.k8s.cel.parser import Node, parse
-from policylint.k8s.cel.projection import NO_KEY, Need, need_of, project
+from policylint.k8s.cel.patterns import equality_literals
+from policylint.k8s.cel.projection import NO_KEY, Need, need_of, project, reads_schema
 from policylint.k8s.cel.values import _NONE, Activation, CompileError, CostExceeded, Eval, EvalError, TooLarge, type_name
 
 
@@ -23,7 +25,7 @@ class Compiled:
     """A rule compiled once: `evaluate(value)` -> True, False, or raises EvalError. `skip` says
     why it is never evaluated (a transition rule, an unsupported function, a compile error)."""
 
-    __slots__ = ("base", "error", "key_fields", "need", "program", "self_fields", "skip", "text")
+    __slots__ = ("base", "error", "key_fields", "literals", "need", "program", "schema_keyed", "self_fields", "skip", "text")
 
     def __init__(
         self,
@@ -47,6 +49,12 @@ class Compiled:
         # What it reads of `self`, to the items and fields below (`projection.need_of`): its result
         # is kept by that part of a value (`result_key`); None when it reads `self` whole.
         self.need: Need | None = None
+        # The numbers of the string literals of a rule that only compares what it reads for
+        # equality (`patterns.equality_literals`): its result is kept by the strings' equality
+        # pattern; None for other rules.
+        self.literals: dict[str, int] | None = None
+        # Whether its key reads the schema node: an equality pattern, a field read by its escape, a map's size.
+        self.schema_keyed = False
         self.base = 0  # the fixed part of its cost (`weight`)
 
     def evaluate(self, value: Any, limit: int = PER_CALL_LIMIT) -> Any:
@@ -103,6 +111,11 @@ def compile_rule(text: str) -> Compiled:
     compiled = Compiled(text, program, None, None, fields)
     compiled.base = weight(tree)
     compiled.need = need_of(tree)
+    if compiled.need is not None:
+        literals = equality_literals(tree)
+        if literals is not None:
+            compiled.literals = {text: i for i, text in enumerate(literals)}
+        compiled.schema_keyed = literals is not None or reads_schema(compiled.need)
     if fields is not None:
         compiled.key_fields = tuple((f, f in tested) for f in sorted(fields))
     return compiled
@@ -112,7 +125,9 @@ _SCALARS = (str, int, float, bool)
 _PROJECTED: Any = object()  # the first part of a key made by `project`: never equal to the others
 
 
-def result_key(compiled: Compiled, value: Any, shapes: dict[int, Any] | None = None) -> tuple[Any, ...] | None:
+def result_key(
+    compiled: Compiled, value: Any, shapes: dict[int, Any] | None = None, node: Mapping[str, Any] | None = None
+) -> tuple[Any, ...] | None:
     """A key that determines the rule's result on `value` (a YAML value, before conversion, under
     one schema node), or None when it cannot be had: the values of the fields the rule reads
     (scalars with their types: `1`, `1.0` and `true` differ; maps and lists by their `shape`,
@@ -120,10 +135,15 @@ def result_key(compiled: Compiled, value: Any, shapes: dict[int, Any] | None = N
     value's shape when the rule reads `self` whole. The schema node decides the rest (defaults,
     types), so a cache keyed by the node and this key returns what evaluating again would.
     With `shapes`, a rule that reads parts of `self` (the items' names of a list, the size of a
-    field) is keyed by those parts alone (`projection.project`)."""
+    field) is keyed by those parts alone (`projection.project`); with the schema `node` besides,
+    a rule that only compares the strings it reads for equality is keyed by their equality
+    pattern (`patterns`), and fields read by their escape (`__namespace__`) by their YAML key."""
     need = compiled.need
     if need is not None and shapes is not None:
-        got = project(value, need, shapes, shape)
+        info = _info(node) if node is not None and compiled.schema_keyed else None
+        literals = compiled.literals
+        strings = dict(literals) if literals is not None and info is not None else None
+        got = project(value, need, shapes, shape, strings, info)
         return None if got is NO_KEY else (_PROJECTED, got)
     fields = compiled.key_fields
     if fields is None:

@@ -15,7 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from policylint.k8s.cel.convert import CEL_RESERVED
+
 if TYPE_CHECKING:
+    from policylint.k8s.cel.convert import _Info
     from policylint.k8s.cel.parser import Node
 
 
@@ -24,18 +27,25 @@ class Need:
     with what is read of it; an empty `Need` for a field only tested with `has()`), or its items
     (a comprehension's variable, or an index)."""
 
-    __slots__ = ("fields", "items", "size", "whole")
+    __slots__ = ("escaped", "fields", "items", "size", "whole")
 
     def __init__(self) -> None:
         self.whole = False
         self.size = False
         self.fields: dict[str, Need] = {}
         self.items: Need | None = None
+        # Fields read by their escape (`__namespace__`), which names the YAML key `namespace` only
+        # in an object its schema converts (`project` reads the value whole elsewhere).
+        self.escaped = False
 
     def field(self, name: str) -> Need:
-        # An escaped name (`__namespace__`) or one CEL cannot spell reads the converted value by a
-        # name the YAML key does not have: the value is read whole instead.
-        if not name.isidentifier() or "__" in name:
+        # A reserved word's escape (`__namespace__`) is that word's YAML key; another escaped
+        # name, or one CEL cannot spell, reads the converted value by a name the YAML key does not
+        # have: the value is read whole instead.
+        if name.startswith("__") and name.endswith("__") and name[2:-2] in CEL_RESERVED:
+            name = name[2:-2]
+            self.escaped = True
+        elif not name.isidentifier() or "__" in name:
             self.whole = True
             return Need()
         got = self.fields.get(name)
@@ -55,6 +65,17 @@ def need_of(tree: Node) -> Need | None:
     root = Need()
     _visit(tree, {"self": root})
     return None if root.whole else root
+
+
+def reads_schema(need: Need) -> bool:
+    """Whether the key of what the rule reads depends on the schema node (`project` then needs
+    it): a field read by its escape, or a size, which is a map's count of its kept keys."""
+    return (
+        need.escaped
+        or need.size
+        or any(reads_schema(sub) for sub in need.fields.values())
+        or (need.items is not None and reads_schema(need.items))
+    )
 
 
 def _visit(node: Any, env: dict[str, Need]) -> None:
@@ -139,29 +160,34 @@ _MAP: Any = object()
 _LIST: Any = object()
 
 
-def project(value: Any, need: Need, shapes: dict[int, Any], shape: Callable[[Any, dict[int, Any]], Any]) -> Any:
+def project(
+    value: Any,
+    need: Need,
+    shapes: dict[int, Any],
+    shape: Callable[[Any, dict[int, Any]], Any],
+    strings: dict[str, int] | None = None,
+    info: _Info | None = None,
+) -> Any:
     """The part of a YAML value (before conversion) that `need` reads, as a hashable key; `NO_KEY`
     when there is none. What decides the converted value besides (the schema node: defaults,
     types, nullability) is the same for every value keyed at one node. `shape` is
-    `program.shape` (the stand-in of a value read whole), `shapes` the object's memo of it."""
+    `program.shape` (the stand-in of a value read whole), `shapes` the object's memo of it;
+    `info` the schema node's (without it, a map whose fields are read by their escape is read whole).
+
+    With `strings` (a rule that only compares what it reads for equality,
+    policylint.k8s.cel.patterns; the numbers of its literals), a string read whole stands for its
+    number among the strings seen so far, in order (`[a, b, a]` is `[0, 1, 0]`), with the string
+    itself where its schema node (`info`, followed down with the need) converts it to something
+    other than the string: an enum, a duration, int-or-string."""
     if need.whole:
+        if strings is not None and type(value) is str and not need.size and not need.fields and need.items is None:
+            number = strings.setdefault(value, len(strings))
+            return (_EQUAL, number) if info is not None and info.string else (_EQUAL, number, value)
         got = shape(value, shapes)
         return NO_KEY if got is None else got
     t = type(value)
     if t is dict:
-        if need.size or need.items is not None:
-            # A map's size and its keys depend on what conversion prunes: read whole.
-            got = shape(value, shapes)
-            return NO_KEY if got is None else got
-        parts: list[Any] = [_MAP]
-        for name, sub in need.fields.items():
-            got = value.get(name, _ABSENT)
-            if got is not _ABSENT and got is not None:
-                got = project(got, sub, shapes, shape)
-                if got is NO_KEY:
-                    return NO_KEY
-            parts.append(got)  # absent, null or the part read: has() tells the first two apart
-        return tuple(parts)
+        return _project_map(value, need, shapes, shape, strings, info)
     if t is list:
         if need.fields:
             got = shape(value, shapes)
@@ -170,9 +196,10 @@ def project(value: Any, need: Need, shapes: dict[int, Any], shape: Callable[[Any
         if each is None:
             return (_LIST, len(value)) if need.size else _LIST
         items: list[Any] = [_LIST]
+        inner = info.items if info is not None else None
         for item in value:
             if item is not None:
-                item = project(item, each, shapes, shape)
+                item = project(item, each, shapes, shape, strings, inner)
                 if item is NO_KEY:
                     return NO_KEY
             items.append(item)
@@ -181,3 +208,35 @@ def project(value: Any, need: Need, shapes: dict[int, Any], shape: Callable[[Any
         return t  # a scalar nothing reads but its presence
     got = shape(value, shapes)
     return NO_KEY if got is None else got
+
+
+_EQUAL: Any = object()  # a string's number in an equality pattern
+
+
+def _project_map(
+    value: dict[Any, Any],
+    need: Need,
+    shapes: dict[int, Any],
+    shape: Callable[[Any, dict[int, Any]], Any],
+    strings: dict[str, int] | None,
+    info: _Info | None,
+) -> Any:
+    """`project` of a map."""
+    if need.size and info is not None and info.kind == "map" and need.items is None and not need.fields:
+        # A map of additionalProperties keeps every key whose value is not null (or may be):
+        # its size is that count, whatever the keys and values.
+        nullable = info.additional is not None and info.additional.nullable
+        return (_MAP, sum(1 for v in value.values() if v is not None or nullable))
+    if need.size or need.items is not None or (need.escaped and (info is None or not info.kind.startswith("object"))):
+        # A map's size and its keys depend on what conversion prunes: read whole.
+        got = shape(value, shapes)
+        return NO_KEY if got is None else got
+    parts: list[Any] = [_MAP]
+    for name, sub in need.fields.items():
+        got = value.get(name, _ABSENT)
+        if got is not _ABSENT and got is not None:
+            got = project(got, sub, shapes, shape, strings, None if info is None else info.fields.get(name))
+            if got is NO_KEY:
+                return NO_KEY
+        parts.append(got)  # absent, null or the part read: has() tells the first two apart
+    return tuple(parts)
