@@ -17,12 +17,11 @@ from lsprotocol import types
 
 from policylint.findings import Finding
 from policylint.server import actions, hovers
-from policylint.server.protocol import _position
 from policylint.values import frozen
 
 if TYPE_CHECKING:
     from policylint.k8s.objects import K8sObject
-    from policylint.server.documents import Lines
+    from policylint.server.documents import Lines, Spot
     from policylint.server.layers import Layers
     from policylint.server.protocol import PolicylintServer, Snapshot
 
@@ -123,19 +122,19 @@ def _symbol(nav: Layers, lines: Lines, obj: K8sObject) -> types.DocumentSymbol:
     children = []
     for section in nav.project_of(obj).index.sections(obj):
         place = nav.place(obj, section.path)
-        rng = types.Range(start=_position(lines.to_lsp(place.line, place.column)), end=_position(lines.end_of(place.line)))
+        rng = types.Range(start=position(lines.to_lsp(place.line, place.column)), end=position(lines.end_of(place.line)))
         label = section.name if section.name is not None else f"rules[{section.position}]"
         children.append(types.DocumentSymbol(name=label, kind=types.SymbolKind.Field, range=rng, selection_range=rng))
     place = nav.place(obj)
     top = lines.to_lsp(obj.doc.line, obj.doc.column)
-    selection = types.Range(start=_position(lines.to_lsp(place.line, place.column)), end=_position(lines.end_of(place.line)))
+    selection = types.Range(start=position(lines.to_lsp(place.line, place.column)), end=position(lines.end_of(place.line)))
     last = max([c.range.end for c in children] + [selection.end], key=lambda p: (p.line, p.character))
     where = f"{obj.namespace}/{obj.name}" if obj.namespace else obj.name
     return types.DocumentSymbol(
         name=f"{obj.kind} {where}",
         detail=obj.api_version,
         kind=types.SymbolKind.Class,
-        range=types.Range(start=_position(top), end=last),
+        range=types.Range(start=position(top), end=last),
         selection_range=selection,
         children=children or None,
     )
@@ -169,7 +168,7 @@ def _actions(ls: PolicylintServer, snapshot: Snapshot, name: str, finding: Findi
         changes: dict[str, list[types.TextEdit]] = {}
         for edit in action.edits:
             changes.setdefault(ls.uri_of(edit.file), []).append(
-                types.TextEdit(range=types.Range(start=_position(edit.start), end=_position(edit.end)), new_text=edit.text)
+                types.TextEdit(range=types.Range(start=position(edit.start), end=position(edit.end)), new_text=edit.text)
             )
         out.append(
             types.CodeAction(
@@ -181,6 +180,11 @@ def _actions(ls: PolicylintServer, snapshot: Snapshot, name: str, finding: Findi
             )
         )
     return out
+
+
+def position(spot: Spot) -> types.Position:
+    """A place in a document as LSP gives it."""
+    return types.Position(line=spot.line, character=spot.character)
 
 
 def _overlaps(f: Finding, start: int, end: int) -> bool:

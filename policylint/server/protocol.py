@@ -32,6 +32,7 @@ from policylint.k8s.objects import K8sObject
 from policylint.reporters.json import help_uri
 from policylint.server.analysis import Analysis, Live, Problem
 from policylint.server.documents import Cursor, Lines, Spot, cursor_at
+from policylint.server.features import FEATURES, position
 from policylint.server.layers import Layers
 from policylint.server.navigation import Place
 from policylint.values import frozen
@@ -228,7 +229,7 @@ class PolicylintServer(LanguageServer):
         ]
         message = f.message + (f"\n{f.hint}" if f.hint else "")
         return types.Diagnostic(
-            range=types.Range(start=_position(start), end=_position(end)),
+            range=types.Range(start=position(start), end=position(end)),
             message=message,
             severity=SEVERITIES.get(f.severity, types.DiagnosticSeverity.Warning),
             code=f.rule,
@@ -263,24 +264,20 @@ class PolicylintServer(LanguageServer):
         return types.Location(
             uri=self.uri_of(place.file),
             range=types.Range(
-                start=_position(lines.to_lsp(place.line, place.column)),
-                end=_position(lines.to_lsp(place.end_line, place.end_column)),
+                start=position(lines.to_lsp(place.line, place.column)),
+                end=position(lines.to_lsp(place.end_line, place.end_column)),
             ),
         )
 
 
-def _position(spot: Spot) -> types.Position:
-    return types.Position(line=spot.line, character=spot.character)
-
-
 def _point(spot: Spot) -> types.Range:
-    return types.Range(start=_position(spot), end=_position(spot))
+    return types.Range(start=position(spot), end=position(spot))
 
 
 def _problem_diagnostic(snapshot: Snapshot, problem: Problem) -> types.Diagnostic:
     lines = snapshot.lines(problem.file)
     return types.Diagnostic(
-        range=types.Range(start=_position(Spot(max(problem.line - 1, 0), 0)), end=_position(lines.end_of(problem.line))),
+        range=types.Range(start=position(Spot(max(problem.line - 1, 0), 0)), end=position(lines.end_of(problem.line))),
         message=problem.message,
         severity=types.DiagnosticSeverity.Error,
         source="policylint",
@@ -290,8 +287,6 @@ def _problem_diagnostic(snapshot: Snapshot, problem: Problem) -> types.Diagnosti
 def create_server(debounce: float = DEBOUNCE) -> PolicylintServer:
     """A server with a handler registered for each LSP feature policylint answers
     (policylint.server.features)."""
-    from policylint.server.features import FEATURES
-
     server = PolicylintServer(debounce)
     for feature in FEATURES:
         server.feature(feature.method, feature.options)(feature.handler)
