@@ -1,11 +1,13 @@
 """The language server's interactive budget: `policylint server` over stdio on a generated corpus.
 
-    python benchmarks/lsp.py [--objects 10000] [--edits 10] [--requests 30]
+    python benchmarks/lsp.py [--objects 10000] [--edits 10] [--requests 30] [--edit comment|value]
 
 Measures, as an editor sees them (a JSON-RPC client on the server's stdin and stdout):
 
 - the first analysis of the workspace (initialize → the answer to a request, which waits for it);
-- diagnostics after an edit: a didChange of one open file → the answer to a code action request
+- diagnostics after an edit: a didChange of one open file (`--edit comment`: a comment line
+  appended, no object's data changed; `--edit value`: a rate limit's value changed, as typing
+  in a field does) → the answer to a code action request
   sent right after it (the server answers once the analysis of the edited text is published; a
   code action reads the findings only), the debounce (policylint.server.protocol.DEBOUNCE)
   included;
@@ -87,6 +89,15 @@ def _ms(values: list[float]) -> str:
     return f"p50 {statistics.median(ordered) * 1000:7.0f} ms  p95 {p95 * 1000:7.0f} ms  (n={len(ordered)})"
 
 
+def _edit_value(text: str, n: int) -> str:
+    """`text` with its first rate limit set to another value each edit: one object's data changed,
+    nothing it references."""
+    edited, count = re.subn(r"(?m)^(\s+- limit: )\d+$", lambda m: f"{m.group(1)}{1000 + n}", text, count=1)
+    if not count:
+        raise SystemExit("the edited file has no rate limit to change: choose another with --file")
+    return edited
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=10_000)
@@ -98,6 +109,13 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="which generated file to open and edit (default: the middle one, a tenant's; the first holds the"
         " GatewayClass, whose edits reach the whole workspace)",
+    )
+    parser.add_argument(
+        "--edit",
+        choices=("comment", "value"),
+        default="comment",
+        help="what each edit does: append a comment line (the objects' data unchanged), or change a value of the"
+        " first object that has a rate limit (its data changed, as typing in a field does)",
     )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
@@ -130,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             "context": {"diagnostics": []},
         }
         for n in range(args.edits):
-            edited = text + f"# edit {n}\n"
+            edited = text + f"# edit {n}\n" if args.edit == "comment" else _edit_value(text, n)
             began = time.perf_counter()
             client.send(
                 {
@@ -160,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             definitions.append(time.perf_counter() - began)
         client.close()
-    print(f"objects: {args.objects}, files: {len(files)}, edited: {opened.name}")
+    print(f"objects: {args.objects}, files: {len(files)}, edited: {opened.name} ({args.edit})")
     print(f"first analysis:            {first * 1000:7.0f} ms")
     print(f"diagnostics after an edit: {_ms(edits)}")
     print(f"first hover after an edit: {_ms(navigated)}")

@@ -49,6 +49,7 @@ from policylint.suppressions.baseline import Entry
 from policylint.values import frozen, record
 
 if TYPE_CHECKING:
+    from policylint.incremental.resident import Resident
     from policylint.input.gitref import TreeRef
 
 
@@ -341,18 +342,20 @@ def _text_reader(texts: dict[str, str | Kept]) -> Callable[[str], str | None]:
 Part = tuple[frozenset[str], frozenset[ObjectKey]]
 
 
-def lint(request: LintRequest, *, part: Part | None = None) -> LintResult:
+def lint(request: LintRequest, *, part: Part | None = None, resident: Resident | None = None) -> LintResult:
     """Run every selected rule over the inputs. Raises SourceError / ProfileError for usage errors.
 
     `part`: analyse only what the findings of those files and objects can depend on
     (policylint.semantics.components): they are a whole run's, the others are left out (the
-    gate's base side, policylint.commands.change)."""
+    gate's base side, policylint.commands.change). `resident`: the objects a long-lived process
+    kept of the files of its last part run, taken where the bytes are the same
+    (policylint.incremental.resident), and replaced by this run's."""
     # A lint run allocates millions of short-lived, acyclic objects (YAML nodes, dicts);
     # the cyclic collector only rescans them. One run is short: collect afterwards instead.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _lint(request, part)
+        return _lint(request, part, resident)
     finally:
         if was_enabled:
             gc.enable()
@@ -380,7 +383,7 @@ def cluster_of(request: LintRequest) -> Cluster:
 
 
 def _project(
-    request: LintRequest, part: bool = False
+    request: LintRequest, part: bool = False, resident: Resident | None = None
 ) -> tuple[Project, list[Source], dict[str, str | Kept], list[str], list[Skipped]]:
     found = (
         Discovery(list(request.sources))
@@ -426,7 +429,8 @@ def _project(
     if cache is not None:
         from policylint.k8s.admission import code_stamp
 
-        verdicts: VerdictStore | None = VerdictStore(cache, code_stamp())
+        stamp = code_stamp()
+        verdicts: VerdictStore | None = resident.verdicts(cache, stamp) if resident is not None else VerdictStore(cache, stamp)
     else:
         verdicts = None
     content_keys: dict[str, str] = {}
@@ -437,7 +441,7 @@ def _project(
     if lazy and cache is not None:
         from policylint.incremental.shells import Session
 
-        shells = Session(cache, sources, content_keys)
+        shells = Session(cache, sources, content_keys, resident)
     loaded_sources = [s for s in sources if s.display not in shells.found] if shells is not None else sources
     documents, input_issues, texts = _load(loaded_sources, cache, request.jobs, content_keys)
     # JSON files that hold data, not objects, are skipped like the files known by name.
@@ -571,10 +575,10 @@ def _rule_options(request: LintRequest) -> dict[str, Mapping[str, object]]:
     return dict(options)
 
 
-def _lint(request: LintRequest, part: Part | None = None) -> LintResult:
+def _lint(request: LintRequest, part: Part | None = None, resident: Resident | None = None) -> LintResult:
     engine.check_options(REGISTRY, _rule_options(request))  # a usage error, before any work
     baseline = suppressions.read_baseline(request)  # likewise (BaselineError)
-    loaded, sources, texts, notes, skipped = _project(request, part is not None)
+    loaded, sources, texts, notes, skipped = _project(request, part is not None, resident)
     # The project analysed: all of it, or the part the report scope can reach.
     project, members = _analysed(request, sources, loaded, part)
     selected = tuple(r for r in REGISTRY if request.selection.enabled(r))

@@ -96,9 +96,9 @@ def runs(monkeypatch: pytest.MonkeyPatch) -> list[LintRequest]:
     made: list[LintRequest] = []
     real = pipeline._lint
 
-    def counted(request: LintRequest, part: pipeline.Part | None = None) -> pipeline.LintResult:
+    def counted(request: LintRequest, part: pipeline.Part | None = None, resident: Any = None) -> pipeline.LintResult:
         made.append(request)
-        return real(request, part)
+        return real(request, part, resident)
 
     monkeypatch.setattr(pipeline, "_lint", counted)
     return made
@@ -257,16 +257,26 @@ def _policies(files: dict[str, list[dict[str, Any]]]) -> Iterator[dict[str, Any]
                 yield doc
 
 
-def _edit(files: dict[str, list[dict[str, Any]]], rng: random.Random, *, outside: bool = False) -> str:
+def _edit(files: dict[str, list[dict[str, Any]]], rng: random.Random, *, outside: bool = False, editor: bool = False) -> str:
     """One random edit of the repository, in place; what it did. `outside`: edits that change a
     file that may lie outside the part too (its bytes alone, or its object count alone), which
-    a scoped run reads from what earlier runs kept (policylint.incremental.shells)."""
+    a scoped run reads from what earlier runs kept (policylint.incremental.shells). `editor`:
+    edits whose findings land in other files than the edited one (an object moved to another
+    namespace, a backend across namespaces, the ReferenceGrant allowing one), which an editor's
+    part analysis must answer while the objects of the other files are the ones kept in memory
+    (policylint.incremental.resident)."""
     names = sorted(files)
     kinds = ["rename", "target", "remove", "add", "move", "delete-file", "rename-file"]
     kind = rng.choice([*kinds, "label", "unrelated"] if outside else kinds)
+    if editor and rng.random() < 0.3:
+        # Less often than the others: most of them join two tenants' parts, after which every
+        # update analyses nearly everything, and whole.
+        kind = rng.choice(["namespace", "cross", "grant"])
     name = rng.choice(names)
     docs = files[name]
-    if kind == "rename" and docs:
+    if kind in ("namespace", "cross", "grant"):
+        _across(files, docs, kind, rng)
+    elif kind == "rename" and docs:
         doc = rng.choice(docs)
         doc["metadata"]["name"] += rng.choice("xyz")
     elif kind == "target":
@@ -297,6 +307,41 @@ def _edit(files: dict[str, list[dict[str, Any]]], rng: random.Random, *, outside
     for key in [k for k, v in files.items() if not v]:
         del files[key]  # an empty document list would write a file holding `[]`
     return f"{kind} {name}"
+
+
+def _across(files: dict[str, list[dict[str, Any]]], docs: list[dict[str, Any]], kind: str, rng: random.Random) -> None:
+    """An edit reaching across namespaces: `namespace` moves an object of `docs` to another
+    tenant's namespace, `cross` points a route's backend at another tenant's Service, `grant`
+    adds to `docs` the ReferenceGrant allowing a route's namespace to reach a Service's."""
+    every = [d for ds in files.values() for d in ds]
+    spaces = sorted({d["metadata"]["namespace"] for d in every if d["metadata"].get("namespace")})
+    services = [d for d in every if d.get("kind") == "Service"]
+    routes = [d for d in every if d.get("kind") == "HTTPRoute" and d["spec"].get("rules")]
+    if kind == "namespace" and docs and spaces:
+        rng.choice(docs)["metadata"]["namespace"] = rng.choice(spaces)
+    elif kind == "cross" and services and routes:
+        service = rng.choice(services)
+        rule = rng.choice(rng.choice(routes)["spec"]["rules"])
+        ref = {"name": service["metadata"]["name"], "namespace": service["metadata"].get("namespace", "default"), "port": 8080}
+        rule["backendRefs"] = [ref]
+    elif kind == "grant" and services and routes:
+        service, route = rng.choice(services), rng.choice(routes)
+        grant = {
+            "apiVersion": "gateway.networking.k8s.io/v1beta1",
+            "kind": "ReferenceGrant",
+            "metadata": {"name": f"allow-{rng.randrange(10**6)}", "namespace": service["metadata"].get("namespace", "default")},
+            "spec": {
+                "from": [
+                    {
+                        "group": "gateway.networking.k8s.io",
+                        "kind": "HTTPRoute",
+                        "namespace": route["metadata"].get("namespace", "default"),
+                    }
+                ],
+                "to": [{"group": "", "kind": "Service", "name": service["metadata"]["name"]}],
+            },
+        }
+        docs.append(grant)
 
 
 def _differential(root: Path, cache: Path, seed: int, steps: int, n: int, *, isolated: bool) -> int:
@@ -416,7 +461,7 @@ def test_workspace_differential_of_parts_fast(tmp_path: Path, monkeypatch: pytes
     """Small repositories are analysed whole (components.MIN_OBJECTS): not here, so that every
     update analyses the part the edited file reaches and merges it into the run before."""
     monkeypatch.setattr(components, "MIN_OBJECTS", 0)
-    parts = _workspace_differential(tmp_path, monkeypatch, seed=3, steps=6, n=60, isolated=True)
+    parts = _workspace_differential(tmp_path, monkeypatch, seed=0, steps=8, n=60, isolated=True)
     assert parts >= 3
 
 
@@ -434,6 +479,167 @@ def test_workspace_differential_of_parts(tmp_path: Path, monkeypatch: pytest.Mon
     isolated = seed % 2 == 0
     parts = _workspace_differential(tmp_path, monkeypatch, seed=seed, steps=10, n=260, isolated=isolated)
     assert parts > 0 or not isolated
+
+
+def _cold(texts: dict[str, str], disk: Path, monkeypatch: pytest.MonkeyPatch) -> pipeline.LintResult:
+    """A run without cache over `texts` written to `disk`."""
+    for stale in disk.glob("*.yaml"):
+        stale.unlink()
+    for name, text in texts.items():
+        (disk / name).write_text(text, encoding="utf-8")
+    here = os.getcwd()
+    monkeypatch.chdir(disk)
+    try:
+        return lint(LintRequest(paths=["."]))
+    finally:
+        monkeypatch.chdir(here)
+
+
+@pytest.mark.slow
+def test_edits_across_files_are_answered_from_parts_over_the_objects_kept_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An object moved to another file, renamed, moved to another namespace, a file's only object
+    deleted, a ReferenceGrant added that changes a finding of another file: each update analyses
+    a part, the objects of the files it did not read again are the ones the update before built
+    (no shell decoded for them), and the findings are a cold run's over the same texts."""
+    from policylint.incremental import shells
+
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    files = _corpus(5, 240, isolated=True)
+    editor, disk = tmp_path / "editor", tmp_path / "disk"
+    editor.mkdir()
+    disk.mkdir()
+    _write(editor, files)
+    monkeypatch.chdir(editor)
+    workspace = Workspace(LintRequest(paths=["."], cache_dir=str(tmp_path / "cache")))
+    texts = {name: yaml.safe_dump_all(docs, sort_keys=False) for name, docs in files.items()}
+    every = [(name, doc) for name, docs in files.items() for doc in docs]
+    route_file, route = next((n, d) for n, d in every if d["kind"] == "HTTPRoute")
+    service = next(d for _, d in every if d["kind"] == "Service" and d["metadata"]["namespace"] != route["metadata"]["namespace"])
+    lonely = next(n for n, docs in files.items() if len(docs) == 1 and n != route_file)
+    names = sorted(files)
+    decoded: list[object] = []
+    updates: list[str] = []
+    real = shells._decoded
+    monkeypatch.setattr(shells, "_decoded", lambda *args: decoded.append(args[1]) or real(*args))
+
+    def edit(name: str, *, part: bool = True) -> pipeline.LintResult:
+        texts[name] = yaml.safe_dump_all(files[name], sort_keys=False) if files.get(name) else ""
+        before = workspace.result
+        updates.append(name)
+        decoded.clear()
+        result = workspace.update(name, texts[name]).result
+        assert workspace.last_was_part is part, name
+        cold = _cold(texts, disk, monkeypatch)
+        assert _rows(result.findings) == _rows(cold.findings), name
+        assert _rows(result.suppressed) == _rows(cold.suppressed), name
+        if part and before.members is not None and len(updates) >= 3:
+            # Every file was taken from memory, the same objects, no shell read, but the edited
+            # one (its new bytes have no shell yet) and the one edited the update before (loaded
+            # then, its shell read now). (The first part run loads every file and keeps their
+            # shells, the second builds the objects from them.)
+            assert len(decoded) <= 2, decoded
+            kept = {id(o) for o in before.index.objects}
+            unchanged = [o for o in result.index.objects if o.doc.file not in (name, updates[-2])]
+            assert unchanged and all(id(o) in kept for o in unchanged)
+        return result
+
+    # A backend across namespaces, not allowed yet: a finding on the route's file.
+    rule = route["spec"]["rules"][0]
+    rule["backendRefs"] = [{"name": service["metadata"]["name"], "namespace": service["metadata"]["namespace"], "port": 8080}]
+    edit(route_file)
+    edit(route_file)
+    denied = [f for f in edit(route_file).findings if f.file == route_file and f.rule.startswith("PL4")]
+    assert denied
+    # The ReferenceGrant allowing it, added to another file: the route's finding goes.
+    # Not a file holding the GatewayClass, which reaches everything: analysed whole.
+    grant_file = next(n for n in names if n not in (route_file, lonely) and all(d["kind"] != "GatewayClass" for d in files[n]))
+    files[grant_file].append(
+        {
+            "apiVersion": "gateway.networking.k8s.io/v1beta1",
+            "kind": "ReferenceGrant",
+            "metadata": {"name": "allow-route", "namespace": service["metadata"]["namespace"]},
+            "spec": {
+                "from": [
+                    {"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "namespace": route["metadata"]["namespace"]}
+                ],
+                "to": [{"group": "", "kind": "Service", "name": service["metadata"]["name"]}],
+            },
+        }
+    )
+    allowed = edit(grant_file)
+    assert not [f for f in allowed.findings if f.file == route_file and f.message == denied[0].message]
+    # The route renamed, then moved to another namespace, then to another file.
+    route["metadata"]["name"] += "-renamed"
+    edit(route_file)
+    route["metadata"]["namespace"] = service["metadata"]["namespace"]
+    edit(route_file)
+    files[route_file].remove(route)
+    files[grant_file].append(route)
+    edit(route_file)
+    edit(grant_file)
+    # A file's only object deleted: the file is empty.
+    files[lonely].clear()
+    edit(lonely)
+
+
+WIDGET_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: {scope}
+  names: {{kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}
+"""
+
+
+def test_objects_kept_in_memory_are_built_again_when_a_crd_changes_their_kind_s_scope(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An object's namespace is its kind's scope's as much as its file's: the objects of a file
+    kept between updates are not taken once a CRD made their kind cluster-scoped."""
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    files = _corpus(2, 40, isolated=True)
+    texts = {name: yaml.safe_dump_all(docs, sort_keys=False) for name, docs in files.items()}
+    texts["crd.yaml"] = WIDGET_CRD.format(scope="Namespaced")
+    texts["widgets.yaml"] = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n"
+    editor, disk = tmp_path / "editor", tmp_path / "disk"
+    editor.mkdir()
+    disk.mkdir()
+    for name, text in texts.items():
+        (editor / name).write_text(text, encoding="utf-8")
+    monkeypatch.chdir(editor)
+    workspace = Workspace(LintRequest(paths=["."], cache_dir=str(tmp_path / "cache")))
+    edited = sorted(files)[-1]
+
+    def keys(result: pipeline.LintResult) -> list[str]:
+        return sorted(str(o.key) for o in result.index.objects)
+
+    for n, (name, text) in enumerate(
+        [
+            (edited, "# 1\n"),  # a whole run
+            (edited, "# 2\n"),  # every file loaded, their shells kept
+            (edited, "# 3\n"),  # the objects built from the shells, kept in memory
+            ("crd.yaml", WIDGET_CRD.format(scope="Cluster")),
+            (edited, "# 4\n"),
+        ]
+    ):
+        texts[name] = text if name == "crd.yaml" else texts[name] + text
+        result = workspace.update(name, texts[name]).result
+        cold = _cold(texts, disk, monkeypatch)
+        assert keys(result) == keys(cold), n
+        assert _rows(result.findings) == _rows(cold.findings), n
+    widget = next(o for o in workspace.result.index.objects if o.kind == "Widget")
+    assert widget.namespace is None
 
 
 # Texts an editor holds while the user types: half a document, YAML that does not parse.
@@ -458,7 +664,7 @@ def _workspace_differential(
     parts = 0
     for _ in range(steps):
         before = copy.deepcopy(files)
-        _edit(files, rng)
+        _edit(files, rng, editor=True)
         changed = {
             name: yaml.safe_dump_all(files[name], sort_keys=False) if name in files else ""
             for name in sorted(set(before) | set(files))

@@ -16,16 +16,6 @@ diff_command
 explain_command
 graph_command
 
-# pygls registers each handler of the language server with its decorator (policylint/server/protocol.py).
-initialize
-initialized
-did_open
-did_change
-did_save
-did_close
-did_change_files
-code_action
-
 # pydantic reads a model's `model_config` and calls its field validators.
 model_config  # policylint/config/model.py, policylint/k8s/validation.py
 _._rfc3339  # policylint/k8s/validation.py

@@ -35,6 +35,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from policylint.findings import Issue, Location
+from policylint.incremental.resident import Held
 from policylint.input import load
 from policylint.input.cache import sharing_decoder
 from policylint.input.kept import Keeper, Kept, inflated
@@ -47,6 +48,7 @@ from policylint.semantics.components import Reference
 from policylint.values import frozen
 
 if TYPE_CHECKING:
+    from policylint.incremental.resident import Resident
     from policylint.input.cache import ParseCache
     from policylint.input.sources import Source
 
@@ -74,11 +76,17 @@ class Session:
     """The shells of one run: those found for its files (`found`, by file name), the files loaded
     instead remembered (`remember`), and the objects of both put in input order (`combine`)."""
 
-    def __init__(self, cache: ParseCache, sources: Sequence[Source], keys: dict[str, str]) -> None:
+    def __init__(
+        self, cache: ParseCache, sources: Sequence[Source], keys: dict[str, str], resident: Resident | None = None
+    ) -> None:
         """Read the shells kept for `sources`; `keys` receives their files' parse-cache keys. A
-        file whose shell is missing or not believed is not `found`: it is loaded."""
+        file whose shell is missing or not believed is not `found`: it is loaded. A file whose
+        bytes `resident` holds the objects of (a long-lived process's last run) is found without
+        reading its shell."""
         self.cache = cache
         self.found: dict[str, Shell] = {}
+        self._resident = resident
+        self._held: dict[str, Held] = {}
         self._stamp = FORMAT.to_bytes(2, "big") + _code()
         keeper = Keeper()
         for source in sources:
@@ -88,6 +96,13 @@ class Session:
             if problem is not None or data is None:
                 continue
             key = cache.key(data)
+            held = resident.get(source.display, key) if resident is not None else None
+            if held is not None:
+                self.found[source.display] = held.shell
+                self._held[source.display] = held
+                keys[source.display] = key
+                cache.keep(key)
+                continue
             decoded = _decoded(cache, self._entry(key))
             shell = _checked(decoded, source.display, key, keeper.keep(data)) if decoded is not None else None
             if shell is not None:
@@ -113,8 +128,24 @@ class Session:
         every file and `build_objects` give them."""
         if not self.found:
             return built, texts
-        shells = [self.found[s.display] for s in sources if s.display in self.found]
-        objects, issues, built_issues, kept = _build(shells, self.cache, kinds, default_namespace)
+        held: dict[str, Held] = {}
+        strings: load.Shared = {}
+        decoder = sharing_decoder(strings)
+        for source in sources:
+            shell = self.found.get(source.display)
+            if shell is None:
+                continue
+            kept_before = self._held.get(source.display)
+            if kept_before is not None and kept_before.holds_for(kinds, default_namespace):
+                held[source.display] = kept_before
+            else:
+                held[source.display] = _build(shell, self.cache, kinds, default_namespace, strings, decoder)
+        if self._resident is not None:
+            self._resident.keep(held)
+        objects = [o for h in held.values() for o in h.objects]
+        issues = [i for h in held.values() for i in h.issues]
+        built_issues = [i for h in held.values() for i in h.built]
+        kept = {file: h.kept for file, h in held.items() if h.kept is not None}
         order = {s.display: i for i, s in enumerate(sources)}
         last = len(order)
 
@@ -177,34 +208,26 @@ class Session:
 
 
 def _build(
-    shells: Sequence[Shell], cache: ParseCache, kinds: KindRegistry, default_namespace: str
-) -> tuple[list[K8sObject], list[Issue], list[Issue], dict[str, Kept]]:
-    """The objects of the files of `shells`, the loader's problems, the problems of building
-    them and what each file was parsed from (for positions)."""
-    strings: load.Shared = {}
-    decoder = sharing_decoder(strings)
-    objects: list[K8sObject] = []
-    issues: list[Issue] = []
-    built: list[Issue] = []
-    texts: dict[str, Kept] = {}
-    for shell in shells:
-        file = shell.file
-        issues.extend(Issue(rule_id=r, message=m, location=Location(file, line, col)) for r, m, line, col in shell.issues)
-        refs = [DocumentRef(file, *row) for row in shell.documents]
-        if refs:
-            texts[file] = shell.kept
-        built.extend(Issue(rule_id=r, message=m, document=refs[d], path=p) for d, r, m, p in shell.built)
+    shell: Shell, cache: ParseCache, kinds: KindRegistry, default_namespace: str, strings: load.Shared, decoder: Any
+) -> Held:
+    """The objects of the file of `shell`, the loader's problems, the problems of building
+    them and what the file was parsed from (for positions); `strings` and `decoder` share the
+    strings of every file a run decodes."""
+    file = shell.file
+    issues = [Issue(rule_id=r, message=m, location=Location(file, line, col)) for r, m, line, col in shell.issues]
+    refs = [DocumentRef(file, *row) for row in shell.documents]
+    built = [Issue(rule_id=r, message=m, document=refs[d], path=p) for d, r, m, p in shell.built]
 
-        def read(shell: Shell = shell) -> list[Any]:
-            result = cache.load(shell.key, shell.file, decoder)
-            if result is None:  # pruned or damaged since: the same bytes parse to the same data
-                result = load.load_bytes(inflated(shell.kept), shell.file, strings=strings)
-            return [d.data for d in result.documents]
+    def read() -> list[Any]:
+        result = cache.load(shell.key, shell.file, decoder)
+        if result is None:  # pruned or damaged since: the same bytes parse to the same data
+            result = load.load_bytes(inflated(shell.kept), shell.file, strings=strings)
+        return [d.data for d in result.documents]
 
-        holder = FileData(read)
-        for row in shell.objects:
-            objects.append(_object(holder, refs, row, kinds, default_namespace))
-    return objects, issues, built, texts
+    holder = FileData(read)
+    objects: list[K8sObject] = [_object(holder, refs, row, kinds, default_namespace) for row in shell.objects]
+    scopes = {(o.key.group, o.key.kind): kinds.is_cluster_scoped(o.key.group, o.key.kind) for o in objects}
+    return Held(shell, objects, issues, built, shell.kept if refs else None, default_namespace, scopes)
 
 
 def _object(holder: FileData, refs: list[DocumentRef], row: list[Any], kinds: KindRegistry, default_namespace: str) -> LazyObject:

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 
 from policylint.findings import Finding
 from policylint.incremental.merge import merge, mergeable
+from policylint.incremental.resident import Resident
 from policylint.input.sources import MANIFEST_SUFFIXES, Source, discover_all, display_name
 from policylint.k8s.objects import ObjectKey
 from policylint.pipeline import LintRequest, LintResult, lint
@@ -63,6 +64,9 @@ class Workspace:
         self._names: dict[str, str] = {}  # absolute path -> the file's name in findings
         self._keys: dict[str, list[ObjectKey]] = {}  # file name -> the keys of its objects
         self._sources_now: dict[str, Source] = {}  # the last run's sources, by name
+        # The objects of the files the last part run built from their shells: the next takes
+        # those whose bytes are the same instead of reading their shells again.
+        self._resident = Resident()
         self.last_was_part = False  # whether the last run analysed a part only
         self.last_edited: str | None = None  # the name of the file whose edit that part follows
 
@@ -156,7 +160,9 @@ class Workspace:
         sources = self._sources()
         name = self._names.get(path, display_name(os.path.relpath(path)))
         removed = frozenset(self._keys.get(name, ()))
-        result = lint(dataclasses.replace(self.request, sources=sources), part=(frozenset({name}), removed))
+        result = lint(
+            dataclasses.replace(self.request, sources=sources), part=(frozenset({name}), removed), resident=self._resident
+        )
         self._sources_now = {s.display: s for s in sources}
         if result.members is None:  # the part was everything: a whole run
             self._take(result)

@@ -30,9 +30,9 @@ from policylint import __version__
 from policylint.findings import Finding, Severity
 from policylint.k8s.objects import K8sObject
 from policylint.reporters.json import help_uri
-from policylint.server import actions, hovers
 from policylint.server.analysis import Analysis, Live, Problem
 from policylint.server.documents import Cursor, Lines, Spot, cursor_at
+from policylint.server.features import FEATURES, position
 from policylint.server.layers import Layers
 from policylint.server.navigation import Place
 from policylint.values import frozen
@@ -229,7 +229,7 @@ class PolicylintServer(LanguageServer):
         ]
         message = f.message + (f"\n{f.hint}" if f.hint else "")
         return types.Diagnostic(
-            range=types.Range(start=_position(start), end=_position(end)),
+            range=types.Range(start=position(start), end=position(end)),
             message=message,
             severity=SEVERITIES.get(f.severity, types.DiagnosticSeverity.Warning),
             code=f.rule,
@@ -264,199 +264,32 @@ class PolicylintServer(LanguageServer):
         return types.Location(
             uri=self.uri_of(place.file),
             range=types.Range(
-                start=_position(lines.to_lsp(place.line, place.column)),
-                end=_position(lines.to_lsp(place.end_line, place.end_column)),
+                start=position(lines.to_lsp(place.line, place.column)),
+                end=position(lines.to_lsp(place.end_line, place.end_column)),
             ),
         )
 
 
-def _position(spot: Spot) -> types.Position:
-    return types.Position(line=spot.line, character=spot.character)
-
-
 def _point(spot: Spot) -> types.Range:
-    return types.Range(start=_position(spot), end=_position(spot))
+    return types.Range(start=position(spot), end=position(spot))
 
 
 def _problem_diagnostic(snapshot: Snapshot, problem: Problem) -> types.Diagnostic:
     lines = snapshot.lines(problem.file)
     return types.Diagnostic(
-        range=types.Range(start=_position(Spot(max(problem.line - 1, 0), 0)), end=_position(lines.end_of(problem.line))),
+        range=types.Range(start=position(Spot(max(problem.line - 1, 0), 0)), end=position(lines.end_of(problem.line))),
         message=problem.message,
         severity=types.DiagnosticSeverity.Error,
         source="policylint",
     )
 
 
-def _overlaps(f: Finding, start: int, end: int) -> bool:
-    """Whether the finding's lines (0-based) meet start..end."""
-    last = max(f.end_line, f.line) - 1
-    return f.line - 1 <= end and last >= start
-
-
 def create_server(debounce: float = DEBOUNCE) -> PolicylintServer:
+    """A server with a handler registered for each LSP feature policylint answers
+    (policylint.server.features)."""
     server = PolicylintServer(debounce)
-
-    @server.feature(types.INITIALIZE)
-    def initialize(ls: PolicylintServer, params: types.InitializeParams) -> None:
-        folders: Sequence[types.WorkspaceFolder] = params.workspace_folders or []
-        root = folders[0].uri if folders else params.root_uri
-        if root is not None and urlparse(root).scheme == "file":
-            path = unquote(urlparse(root).path)
-            if os.path.isdir(path):
-                # Names relative to the workspace, configuration found from it: what `check`
-                # run in the workspace's root gives.
-                os.chdir(path)
-                # As the client names it (not resolved): URIs sent back must be the ones it holds,
-                # through a symlinked directory too (/tmp on macOS).
-                ls.root = os.path.abspath(path)
-
-    @server.feature(types.INITIALIZED)
-    def initialized(ls: PolicylintServer, params: types.InitializedParams) -> None:
-        ls.schedule(0, on_disk=None)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: PolicylintServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.schedule()
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: PolicylintServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.schedule()
-
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: PolicylintServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.schedule()
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: PolicylintServer, params: types.DidCloseTextDocumentParams) -> None:
-        ls.schedule()  # the file on disk stands again for the text the editor held
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_files(ls: PolicylintServer, params: types.DidChangeWatchedFilesParams) -> None:
-        names = [ls.name_of(change.uri) for change in params.changes]
-        ls.schedule(on_disk=None if None in names else [n for n in names if n is not None])
-
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: PolicylintServer, params: types.HoverParams) -> types.Hover | None:
-        snapshot = await ls.navigable()
-        found = ls.cursor(snapshot, params.text_document.uri, params.position) if snapshot is not None else None
-        if found is None:
-            return None
-        nav, obj, cursor = found.nav, found.obj, found.cursor
-        ref = nav.reference_at(obj, cursor)
-        if ref is not None:
-            text = hovers.reference(nav, ref)
-        else:
-            from policylint.commands.explain import ExplainError, explain_object
-
-            try:
-                text = hovers.explanation(explain_object(nav.project_of(obj), obj, nav.section_at(obj, cursor)))
-            except (ExplainError, AssertionError):
-                return None
-        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
-
-    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
-    async def definition(ls: PolicylintServer, params: types.DefinitionParams) -> list[types.Location] | None:
-        snapshot = await ls.navigable()
-        found = ls.cursor(snapshot, params.text_document.uri, params.position) if snapshot is not None else None
-        if found is None or snapshot is None:
-            return None
-        nav, obj, cursor = found.nav, found.obj, found.cursor
-        ref = nav.reference_at(obj, cursor)
-        place = nav.definition(ref) if ref is not None else None
-        return [ls.location(snapshot, place)] if place is not None else None
-
-    @server.feature(types.TEXT_DOCUMENT_REFERENCES)
-    async def references(ls: PolicylintServer, params: types.ReferenceParams) -> list[types.Location] | None:
-        snapshot = await ls.navigable()
-        found = ls.cursor(snapshot, params.text_document.uri, params.position) if snapshot is not None else None
-        if found is None or snapshot is None:
-            return None
-        nav, obj, cursor = found.nav, found.obj, found.cursor
-        refs = nav.references_to(obj, nav.section_at(obj, cursor))
-        out = [ls.location(snapshot, nav.place(r.owner, r.path)) for r in refs]
-        if params.context.include_declaration:
-            out.insert(0, ls.location(snapshot, nav.place(obj)))
-        return out
-
-    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    async def symbols(ls: PolicylintServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
-        snapshot = await ls.navigable()
-        name = ls.name_of(params.text_document.uri)
-        if snapshot is None or snapshot.navigator is None or name is None:
-            return None
-        nav = snapshot.navigator
-        lines = snapshot.lines(name)
-        out = []
-        for obj in nav.objects_in(name):
-            children = []
-            for section in nav.project_of(obj).index.sections(obj):
-                place = nav.place(obj, section.path)
-                rng = types.Range(
-                    start=_position(lines.to_lsp(place.line, place.column)), end=_position(lines.end_of(place.line))
-                )
-                label = section.name if section.name is not None else f"rules[{section.position}]"
-                children.append(types.DocumentSymbol(name=label, kind=types.SymbolKind.Field, range=rng, selection_range=rng))
-            place = nav.place(obj)
-            top = lines.to_lsp(obj.doc.line, obj.doc.column)
-            selection = types.Range(
-                start=_position(lines.to_lsp(place.line, place.column)), end=_position(lines.end_of(place.line))
-            )
-            last = max([c.range.end for c in children] + [selection.end], key=lambda p: (p.line, p.character))
-            full = types.Range(start=_position(top), end=last)
-            where = f"{obj.namespace}/{obj.name}" if obj.namespace else obj.name
-            out.append(
-                types.DocumentSymbol(
-                    name=f"{obj.kind} {where}",
-                    detail=obj.api_version,
-                    kind=types.SymbolKind.Class,
-                    range=full,
-                    selection_range=selection,
-                    children=children or None,
-                )
-            )
-        return out
-
-    @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
-    )
-    async def code_action(ls: PolicylintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        snapshot = await ls.current()
-        name = ls.name_of(params.text_document.uri)
-        if snapshot is None or name is None:
-            return None
-        start, end = params.range.start.line, params.range.end.line
-        out: list[types.CodeAction] = []
-        for finding in snapshot.analysis.findings:
-            if finding.file != name or not _overlaps(finding, start, end):
-                continue
-            diagnostic = ls.diagnostic(snapshot, finding)
-            fix_text = snapshot.analysis.text(finding.fix.file) if finding.fix is not None else None
-            for action in (
-                actions.fix_action(finding, fix_text) if fix_text is not None else None,
-                actions.suppress_action(finding, snapshot.analysis.text(name) or ""),
-            ):
-                if action is None:
-                    continue
-                changes: dict[str, list[types.TextEdit]] = {}
-                for edit in action.edits:
-                    changes.setdefault(ls.uri_of(edit.file), []).append(
-                        types.TextEdit(
-                            range=types.Range(start=_position(edit.start), end=_position(edit.end)), new_text=edit.text
-                        )
-                    )
-                out.append(
-                    types.CodeAction(
-                        title=action.title,
-                        kind=types.CodeActionKind.QuickFix,
-                        diagnostics=[diagnostic],
-                        is_preferred=action.preferred or None,
-                        edit=types.WorkspaceEdit(changes=changes),
-                    )
-                )
-        return out
-
+    for feature in FEATURES:
+        server.feature(feature.method, feature.options)(feature.handler)
     return server
 
 

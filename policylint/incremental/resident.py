@@ -1,0 +1,82 @@
+"""The objects of unchanged files, kept in memory between the runs of one long-lived process.
+
+A scoped run builds the objects of the files outside its part from their shells
+(policylint.incremental.shells): one entry decoded and checked per file, then a `LazyObject` per
+row, whose data is decoded again the first time the part reads it. A language server runs one
+such analysis per edit over the same files, of which one changed: decoding 100 shells, building
+10,000 objects and decoding the files the part reaches again each time was a third of an edit's
+analysis at 10,000 objects (docs/performance.md#the-language-server), and reading the admission
+verdicts kept in the cache (one entry of every verdict) another tenth. A `Resident` keeps, per file
+name and parse-cache key (the file's bytes under the loader's stamp), what the run built of it
+from its shell, so that the next run over the same bytes takes the same objects (their data
+already decoded where the part read it) and reads nothing but the file's bytes, to hash them.
+
+Objects are immutable, so handing the same ones to another run changes nothing it finds; what
+they depend on besides the bytes is checked before they are taken: the run's default namespace and,
+for each kind in the file, whether the run's kinds say it is namespaced (CRDs and profiles decide
+that, and with it each object's namespace). The differential tests (tests/test_incremental.py,
+tests/test_server_parts.py) compare every update with a cold run of the same texts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from policylint.values import frozen
+
+if TYPE_CHECKING:
+    from policylint.findings import Issue
+    from policylint.incremental.shells import Shell
+    from policylint.input.cache import ParseCache, VerdictStore
+    from policylint.input.kept import Kept
+    from policylint.k8s.objects import K8sObject, KindRegistry
+
+
+@frozen(eq=False)
+class Held:
+    """What a run built of one file from its shell (`shells._build`), and what the objects
+    depend on besides the file's bytes."""
+
+    shell: Shell
+    objects: list[K8sObject]
+    issues: list[Issue]  # the loader's
+    built: list[Issue]  # the problems of building the objects
+    kept: Kept | None  # what the file was parsed from, for positions; None: no document
+    default_namespace: str
+    scopes: Mapping[tuple[str, str], bool]  # (group, kind) of each object -> cluster-scoped
+
+    def holds_for(self, kinds: KindRegistry, default_namespace: str) -> bool:
+        """Whether these objects are the ones the run with `kinds` builds from the shell."""
+        return default_namespace == self.default_namespace and all(
+            kinds.is_cluster_scoped(group, kind) is scoped for (group, kind), scoped in self.scopes.items()
+        )
+
+
+class Resident:
+    """The files of the last run that were built from their shells, by name and parse-cache key.
+    Each run replaces the whole table with its own files (`keep`), so that a file's earlier
+    contents are not held after it changed."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, tuple[str, Held]] = {}
+        self._verdicts: tuple[str, bytes, VerdictStore] | None = None
+
+    def verdicts(self, cache: ParseCache, stamp: bytes) -> VerdictStore:
+        """The admission verdicts kept in `cache` under `stamp`, read from it once per process:
+        the store holds what it read and what each run added and saved
+        (policylint.input.cache.VerdictStore), which is what reading it again would give, but
+        for what another process saved meanwhile (a miss, never a wrong verdict)."""
+        kept = self._verdicts
+        if kept is None or kept[0] != cache.directory or kept[1] != stamp:
+            from policylint.input.cache import VerdictStore
+
+            kept = self._verdicts = (cache.directory, stamp, VerdictStore(cache, stamp))
+        return kept[2]
+
+    def get(self, file: str, key: str) -> Held | None:
+        found = self._held.get(file)
+        return found[1] if found is not None and found[0] == key else None
+
+    def keep(self, held: Mapping[str, Held]) -> None:
+        self._held = {file: (h.shell.key, h) for file, h in held.items()}
