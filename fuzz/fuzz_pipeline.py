@@ -3,7 +3,7 @@
     pip install atheris
     python fuzz/fuzz_pipeline.py -max_total_time=3600 fuzz/corpus/pipeline
 
-atheris drives the hypothesis strategy of tests/test_fuzz.py (`manifests()`:
+atheris drives the hypothesis strategy of tests/hostile/test_fuzz.py (`manifests()`:
 Gateways, ListenerSets, routes, Services, Namespaces, ReferenceGrants, CRDs and
 policies of several kinds, references valid and dangling, values of the wrong
 type anywhere) through hypothesis's `fuzz_one_input`, so coverage guidance
@@ -13,7 +13,7 @@ schemas/report.schema.json, every topology query answers.
 
 When a property fails, the failing manifests are printed as a Python
 expression: paste it into an `@example(...)` of `test_structured_manifests` in
-tests/test_fuzz.py (fuzz/README.md). Without atheris, the arguments are
+tests/hostile/test_fuzz.py (fuzz/README.md). Without atheris, the arguments are
 replayed: `python fuzz/fuzz_pipeline.py crash-1a2b...`.
 """
 
@@ -34,7 +34,7 @@ from tests.fuzzing import EXTERNAL_PATTERNS, Manifests, manifests
 @settings(database=None, deadline=None, suppress_health_check=list(HealthCheck))
 @given(m=manifests(), external=st.lists(st.sampled_from(EXTERNAL_PATTERNS), max_size=2, unique=True), synthetic=st.booleans())
 def structured(m: Manifests, external: list[str], synthetic: bool) -> None:
-    from tests.test_fuzz import check_structured
+    from tests.hostile.test_fuzz import check_structured
 
     try:
         check_structured(m, external, synthetic)

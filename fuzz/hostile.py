@@ -3,7 +3,7 @@
     python fuzz/hostile.py [--seconds 2] [--mb 300] [--timeout 10] [--no-cache-runs] [-k TEXT] [--keep DIR]
 
 Builds the corpus of tests/hostile_cases.py (every case of
-tests/test_hostile_inputs.py plus the classes of the hostile-input review, each
+tests/hostile/test_hostile_inputs.py plus the classes of the hostile-input review, each
 in its own directory next to a known-good file), then lints each case with
 `python -m policylint check DIR --format json` in a subprocess:
 
@@ -26,7 +26,7 @@ file, reports a finding without a location inside the case, writes into the
 linted tree or changes files outside it, or misses the finding its case
 expects. The command exits 1 when any run fails.
 
-`make hostile` runs it. tests/test_hostile_budget.py runs the same cases in the
+`make hostile` runs it. tests/hostile/test_hostile_budget.py runs the same cases in the
 test suite with budgets that do not depend on the machine's load.
 """
 

@@ -4,7 +4,7 @@
 They hold each key for as long as its entry lives, so that the id of an object is never reused by
 a new one while a table still answers for it: the bug a raw `id(...)` dictionary key risks once
 its object is gone. Keys that hash by identity already (`K8sObject`, `Facet`, `Listener`, `Grant`:
-`@frozen(eq=False)`) key an ordinary dict or set themselves. `tests/test_code_hygiene.py` keeps
+`@frozen(eq=False)`) key an ordinary dict or set themselves. `tests/hygiene/test_code_hygiene.py` keeps
 `id()` keys out of every other module.
 """
 

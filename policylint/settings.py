@@ -8,16 +8,16 @@ the gate (the trust model, README "Security"). Everything else is generated from
 - the click options of every command (`options(command)`, used by policylint.cli);
 - the configuration model (policylint.config.model), hence its JSON Schema
   (`schemas/policylint-config.schema.json`) and the key table in README "Configuration"
-  (`python -m policylint.config.reference --schema --readme`; tests/test_config.py fails when
+  (`python -m policylint.config.reference --schema --readme`; tests/config/test_config.py fails when
   either is stale);
 - which flag overrides which key (`command_line_keys()`), which keys name paths (`path_keys()`),
   and `policylint config` / `check --show-config`, which list the keys in this order.
 
 Adding a setting is one field here plus the code that reads it (CONTRIBUTING, "What a change
-touches"); tests/test_settings.py checks every command's options map to exactly one field.
+touches"); tests/settings/test_settings.py checks every command's options map to exactly one field.
 
 This module imports neither click nor pydantic at import time: `policylint PATH` starts light
-(tests/test_startup.py).
+(tests/k8s/test_startup.py).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class Repository(enum.Enum):
     NEVER = "never"  # no configuration key: only the command line (or the caller) sets it
     SETS = "sets"  # it may set it; a change to it is listed, and never loosens the gate
     # It may set it, but a change that loosens it fails the gate (policylint.commands.trust
-    # judges each of these; tests/test_trust.py holds an example of each loosening).
+    # judges each of these; tests/config/test_trust.py holds an example of each loosening).
     GATED = "gated"
 
 

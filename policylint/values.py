@@ -16,7 +16,7 @@ They behave as the generated ones do: `__init__` takes the fields in order (defa
 is the hash of the tuple of the hashed fields (`field(hash=...)`, else `compare`), a mutable one
 has none; the repr is
 `Name(field=value, ...)` of the `repr` fields; a method the class body defines is kept. `InitVar`
-fields are not supported. tests/test_values.py compares them with real dataclasses.
+fields are not supported. tests/product/test_values.py compares them with real dataclasses.
 """
 
 from __future__ import annotations

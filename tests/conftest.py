@@ -1,6 +1,6 @@
 """Suite-wide pytest configuration.
 
-`--update-golden` rewrites the golden files of tests/test_reporters.py from the
+`--update-golden` rewrites the golden files of tests/reporters/test_reporters.py from the
 current output instead of comparing against them; review the diff before
 committing it.
 
@@ -22,7 +22,7 @@ from hypothesis import settings
 
 from policylint.vocabulary import Term
 
-# `pytest --hypothesis-profile=long` runs the fuzz tests (tests/test_fuzz.py) for longer:
+# `pytest --hypothesis-profile=long` runs the fuzz tests (tests/hostile/test_fuzz.py) for longer:
 # POLICYLINT_FUZZ_EXAMPLES examples per property (default 10,000). See fuzz/README.md.
 settings.register_profile("long", max_examples=int(os.environ.get("POLICYLINT_FUZZ_EXAMPLES") or 10_000), deadline=None)
 

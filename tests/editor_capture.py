@@ -4,7 +4,7 @@ Starts `policylint server` over stdio as an editor does (the LSP client of pytes
 on a copy of `examples/`: opens the policy file with the misspelled target, waits for the
 diagnostics of the whole workspace, asks for a hover on that `targetRef` and on the shared
 Gateway's name, and draws what came back as an editor's frame (`tests/editor_frame.py`) into
-`docs/images/editor.svg`. `tests/test_editor_capture.py` draws it again and fails when the
+`docs/images/editor.svg`. `tests/editor/test_editor_capture.py` draws it again and fails when the
 committed picture is not what the server says today:
 
     python -m tests.editor_capture                # write docs/images/editor.svg

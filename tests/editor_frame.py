@@ -5,7 +5,7 @@ YAML coloured by a plain reading of each line, a wavy underline at every diagnos
 the popup the editor shows on hover there: the diagnostics at that position, then the hover's
 Markdown as text; under the panes, the Problems list of the whole workspace. Nothing here talks to
 the server: the capture is data, so this module is tested on data counted by hand
-(`tests/test_editor_capture.py`).
+(`tests/editor/test_editor_capture.py`).
 
 Every glyph sits on a fixed grid: each run of text carries its `x` and its `textLength`, so a
 viewer whose monospace font is a little wider or narrower than the one assumed still puts each

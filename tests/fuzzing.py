@@ -1,4 +1,4 @@
-"""Hypothesis strategies for fuzzing policylint (tests/test_fuzz.py, fuzz/).
+"""Hypothesis strategies for fuzzing policylint (tests/hostile/test_fuzz.py, fuzz/).
 
 Two families:
 

@@ -1,6 +1,6 @@
 """The hostile-input corpus, and a runner that lints one case in a subprocess and measures it.
 
-The corpus is every hostile file of tests/test_hostile_inputs.py (its `CASES`,
+The corpus is every hostile file of tests/hostile/test_hostile_inputs.py (its `CASES`,
 the 100,000-deep documents and a file over the size limit) plus the classes of
 the hostile-input review: template markers that make a regex backtrack, alias
 amplification inside the alias bound (bytes, non-scalar keys, depth), millions
@@ -28,7 +28,7 @@ linted tree or changed outside it. `unmet` checks the findings each case is
 expected to produce.
 
 Used by fuzz/hostile.py (`make hostile`: the acceptance budgets, 2 s and
-300 MB per case, and a table) and tests/test_hostile_budget.py (generous
+300 MB per case, and a table) and tests/hostile/test_hostile_budget.py (generous
 budgets, in the test suite). See fuzz/README.md.
 """
 
@@ -52,13 +52,13 @@ from typing import Any
 from policylint.input import bounds
 from policylint.input.parallel import PARALLEL_MIN_BYTES
 from tests.gitrepo import git, init
-from tests.test_hostile_inputs import CASES, DEEP_EXPECTED, DEEP_FILES, GOOD, Case
+from tests.hostile.test_hostile_inputs import CASES, DEEP_EXPECTED, DEEP_FILES, GOOD, Case
 
 ROOT = Path(__file__).resolve().parent.parent
 
 GOOD_FILE = "good.yaml"
 LARGE_BYTES = PARALLEL_MIN_BYTES  # from here `--jobs` parses in worker processes
-# The Service of tests/test_hostile_inputs.py plus a policy targeting it: the report lists the
+# The Service of tests/hostile/test_hostile_inputs.py plus a policy targeting it: the report lists the
 # policy, and its target is Accepted only when the Service was indexed as well.
 GOOD_TEXT = (
     GOOD
@@ -137,7 +137,7 @@ Builder = Callable[[Path, Path], None]
 @dataclass(frozen=True)
 class HostileCase:
     id: str
-    origin: str  # "suite": tests/test_hostile_inputs.py; "review": a class of the hostile-input review
+    origin: str  # "suite": tests/hostile/test_hostile_inputs.py; "review": a class of the hostile-input review
     build: Builder
     expect: tuple[Expect, ...] = ()
     # Hostile files that must have no finding at all (valid input the loader used to lose).
@@ -197,7 +197,7 @@ def _line_of(text: str, needle: str, occurrence: int = 1) -> int:
 
 def _suite_case(case: Case) -> HostileCase:
     if case.rules:
-        # tests/test_hostile_inputs.py pins the line of its first rule only.
+        # tests/hostile/test_hostile_inputs.py pins the line of its first rule only.
         expect = tuple(Expect(case.name, rule, case.line if i == 0 else None) for i, rule in enumerate(case.rules))
     else:
         # Policy-shape problems: any policy rule, at the pinned line.
@@ -1543,7 +1543,7 @@ def run_case(item: BuiltCase, mode: Mode, scratch: Path, *, timeout: float) -> R
 def _diff_view(report: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
     """A `diff` report (schemas/diff.schema.json) as the checks read a `check` report: the
     findings the change introduces, and the policies it adds or changes with their status after."""
-    from tests.test_diff_command import validator
+    from tests.scope.test_diff_command import validator
 
     errors = [e.message for e in validator().iter_errors(report)]
     if errors:

@@ -39,7 +39,7 @@ def lint_text(text: str | bytes, filename: str = "input.yaml", **options: Any) -
 def _inspectable(result: LintResult) -> LintResult:
     """Tests inspect the topology and the simulation whatever rules they selected: build the
     stages the selection did not need, after the rules ran (the findings are unchanged).
-    tests/test_rule_inputs.py checks what a run builds by itself."""
+    tests/rules/test_rule_inputs.py checks what a run builds by itself."""
     build_stages(result.project, {Stage.SIMULATION})
     if result.policy_reports is None:  # what `--format json` asks the pipeline for
         result.policy_reports = policy_reports(result.project)[0]

@@ -14,7 +14,7 @@ Only records EG's output decides offline count (`decidable_offline`), less the f
 cluster cannot hold as written (`NOT_IN_A_CLUSTER`, each with its reason, printed). Agreement is reported per
 verdict (recall: of EG's records with that verdict, how many policylint gives the same), over all
 records, and per case (the mean of each case's agreement, so that the few cases with hundreds of
-records do not drown the others). tests/test_conformance.py asserts floors under these numbers;
+records do not drown the others). tests/fidelity/test_conformance.py asserts floors under these numbers;
 `make conformance` prints them with every disagreement.
 
 Run: `python -m tests.oracle [-v] [CASE...]`.

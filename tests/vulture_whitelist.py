@@ -1,5 +1,5 @@
 """What vulture reports as unused in the package but is used where vulture cannot see it
-(tests/test_dead_code.py). Each name is listed with who uses it; anything else vulture finds is
+(tests/hygiene/test_dead_code.py). Each name is listed with who uses it; anything else vulture finds is
 dead code, to be deleted rather than listed here."""
 
 # ruff: noqa

@@ -1,7 +1,7 @@
 """The configuration file: `.policylint.yaml` or `[tool.policylint]` in `pyproject.toml`.
 
 This module only finds the file, cheaply: a run without a configuration file imports neither
-pydantic nor the models (tests/test_startup.py). `policylint.config.load` reads and validates
+pydantic nor the models (tests/k8s/test_startup.py). `policylint.config.load` reads and validates
 one, `policylint.config.model` declares its keys, `policylint.config.overrides` applies the
 per-rule severities and per-file settings to the findings. README "Configuration" documents
 the keys.

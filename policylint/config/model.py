@@ -4,7 +4,7 @@
 where every setting is declared once); `PerFileSettings` declares what a `per-file` entry
 holds. Validation (`policylint.config.load`), the JSON Schema for editors
 (`schemas/policylint-config.schema.json`) and the key reference in README "Configuration" are
-generated from them, and tests/test_config.py fails when either generated file is stale. Keys are kebab-case, like the command-line flags they stand for.
+generated from them, and tests/config/test_config.py fails when either generated file is stale. Keys are kebab-case, like the command-line flags they stand for.
 Validation is strict: `jobs: "2"` is a wrong type, not 2, as a YAML file says what it means.
 """
 

@@ -1,6 +1,6 @@
 """The generated documentation of the configuration file: the key table in README
 "Configuration" and `schemas/policylint-config.schema.json`, both from the settings
-(policylint.settings) through the models (tests/test_config.py fails when either is stale).
+(policylint.settings) through the models (tests/config/test_config.py fails when either is stale).
 
     python -m policylint.config.reference --readme   # rewrite the README block
     python -m policylint.config.reference --schema   # rewrite the schema file

@@ -19,7 +19,7 @@ key that hashes
 Nothing else can make an entry stale: a change to any of these is another key. A run records
 its entry only when it analysed every file it read (no report scope narrowed the analysis, or
 the scope reached everything) and nothing failed inside it; the differential test
-(tests/test_incremental.py) checks, over random edit sequences, that the gate's verdicts with
+(tests/incremental/test_incremental.py) checks, over random edit sequences, that the gate's verdicts with
 entries are those of runs without.
 
 A run whose analysis covered only a part (the staged side of a hook run) keeps what it found

@@ -14,8 +14,8 @@ already decoded where the part read it) and reads nothing but the file's bytes, 
 Objects are immutable, so handing the same ones to another run changes nothing it finds; what
 they depend on besides the bytes is checked before they are taken: the run's default namespace and,
 for each kind in the file, whether the run's kinds say it is namespaced (CRDs and profiles decide
-that, and with it each object's namespace). The differential tests (tests/test_incremental.py,
-tests/test_server_parts.py) compare every update with a cold run of the same texts.
+that, and with it each object's namespace). The differential tests (tests/incremental/test_incremental.py,
+tests/editor/test_server_parts.py) compare every update with a cold run of the same texts.
 """
 
 from __future__ import annotations

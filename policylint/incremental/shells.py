@@ -23,7 +23,7 @@ from the metadata's, and the references kept (which are relative to it) are beli
 it is the namespace they were found in. A file holding a CRD (it changes how every other file's
 objects are built) or named `*.json` (whose data may not be objects at all) is always loaded.
 
-Neither changes what a run finds: the differential tests (tests/test_incremental.py) compare
+Neither changes what a run finds: the differential tests (tests/incremental/test_incremental.py) compare
 runs with a persistent cache to runs without one, byte for byte.
 """
 

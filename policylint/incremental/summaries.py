@@ -12,7 +12,7 @@ objects the change removed, the host-declaring kinds, and the code. The hook run
 same commit (after a failure, or by pre-commit's stash-and-retry) finds the part without
 joining anything.
 
-It does not change what a run finds: the differential tests (tests/test_incremental.py) compare
+It does not change what a run finds: the differential tests (tests/incremental/test_incremental.py) compare
 runs with a persistent cache to runs without one, byte for byte.
 """
 

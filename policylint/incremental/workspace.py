@@ -12,7 +12,7 @@ policylint.semantics.components): every other file's findings are the previous r
 edit cannot change (policylint.incremental.merge says how the two are put together, and when
 they cannot be, and everything is run again). Every run reads the files through the parse cache
 of the request, keyed by content, so an unchanged buffer or file is never parsed again; the
-findings are those `policylint check` gives for the same texts (tests/test_incremental.py
+findings are those `policylint check` gives for the same texts (tests/incremental/test_incremental.py
 compares them over random edit sequences).
 """
 

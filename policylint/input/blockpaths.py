@@ -14,7 +14,7 @@ declined (None) as soon as a line holds anything else, and composed as before:
 - a block scalar with an explicit indentation; an item or a key whose value is a scalar
   starting on a later line, or an empty list item.
 
-The answers are libyaml's by construction and by test: `tests/test_positions.py` compares every
+The answers are libyaml's by construction and by test: `tests/input/test_positions.py` compares every
 path of every document of the tests' YAML, of the examples and of random block documents with
 the marks of the composed document (`positions._walk`).
 """

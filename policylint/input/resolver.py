@@ -37,7 +37,7 @@ class _Resolve:
     as its tag (`slice(kind, value, implicit)`) and `node_tag` answers it where a tag is read:
     the scalar values `_scalar` converts and the keys that may be `<<`. Keys are half the scalars
     and collections never need theirs; resolving every node in Python took a tenth of the load.
-    `node_tag` gives every node the tag PyYAML gives it (tests/test_load.py compares them).
+    `node_tag` gives every node the tag PyYAML gives it (tests/input/test_load.py compares them).
     """
 
     descend_resolver = staticmethod(slice)  # (parent, index) -> an unused slice

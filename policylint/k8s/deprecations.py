@@ -7,7 +7,7 @@ CRDs (tests/data/crds/, Apache-2.0, provenance in tests/data/crds/SOURCES.md), g
 
     python -m policylint.k8s.deprecations tests/data/crds
 
-and checked against a fresh generation by tests/test_deprecations.py. Each entry names the
+and checked against a fresh generation by tests/profiles/test_deprecations.py. Each entry names the
 CRD's own sentence and, where that sentence names a sibling field (`Use Compressor instead`,
 and the CRD has `compressor` beside it), the replacement's path.
 """

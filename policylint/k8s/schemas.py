@@ -8,7 +8,7 @@ an int-or-string): descriptions are dropped. It is generated from the vendored u
 
     python -m policylint.k8s.schemas tests/data/crds
 
-and tests/test_schemas.py checks that the committed file is what the generator writes. Gateway
+and tests/profiles/test_schemas.py checks that the committed file is what the generator writes. Gateway
 API's CRDs come in two channels (`standard/`, `experimental/`) and several releases
 (`gateway-api/<release>/<channel>/`); a vendor's CRDs have one channel, which counts as both, and
 come in the releases of its supported window (`<project>/<release>/`, `vendor_releases`). The archive holds an index (`index.json`) and each distinct schema once, named by a
@@ -35,7 +35,7 @@ DEFAULT_CHANNEL = "standard"
 # The Gateway API releases whose CRDs are bundled (tests/data/crds/gateway-api/<release>/), oldest
 # first: the newest patch of every minor release from v1.0 (a patch release changes no field, only
 # fixes a CEL rule or a description, and is what an upgrade within the minor lands on).
-# tests/test_channels.py checks this list against the data. The newest stands in for an unknown one.
+# tests/profiles/test_channels.py checks this list against the data. The newest stands in for an unknown one.
 GATEWAY_API_VERSIONS = ("v1.0.0", "v1.1.1", "v1.2.1", "v1.3.0", "v1.4.1", "v1.5.1", "v1.6.1")
 DEFAULT_GATEWAY_API_VERSION = GATEWAY_API_VERSIONS[-1]
 # The upstream project directory of Gateway API's own CRDs (the first part of an entry's source).

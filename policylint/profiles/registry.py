@@ -531,7 +531,7 @@ def builtin_documents() -> tuple[tuple[Path, Any], ...]:
 def builtin_profiles() -> tuple[PolicyProfile, ...]:
     out: list[PolicyProfile] = []
     for path, raw in builtin_documents():
-        # Shipped profiles are validated by the test suite (tests/test_profiles.py); checking them
+        # Shipped profiles are validated by the test suite (tests/profiles/test_profiles.py); checking them
         # again on every run would import jsonschema, which costs more than linting a few files.
         out.extend(profiles_of(raw, path, ORIGIN_BUILTIN, validate=False))
     return tuple(out)

@@ -3,7 +3,7 @@
 
 Adding a format is one module plus one `Reporter` line here: the CLI's `--format` and
 `--output` choices, the configuration file's checks, the pipeline's choice of report stages and
-tests/test_output_safety.py (which runs hostile input through every listed format) all read
+tests/reporters/test_output_safety.py (which runs hostile input through every listed format) all read
 this table. Reporters only render: everything they show is in the `LintResult` already
 (findings, suppressed findings, the per-policy section when `policies` is set, attachment chains
 when `chains` is set), so rendering never computes, and cannot fail on input. What a reporter

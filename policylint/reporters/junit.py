@@ -167,7 +167,7 @@ def _document(
     junit-xml package; a passing test case is one element with four attributes, written here
     directly: building and serialising an element for each of the hundreds of thousands of them
     a large repository has took most of a run. The output is the bytes ElementTree writes for the
-    whole tree indented with tabs (`ElementTree.indent`): tests/test_ci_reporters.py compares them.
+    whole tree indented with tabs (`ElementTree.indent`): tests/reporters/test_ci_reporters.py compares them.
     ElementTree, not minidom: minidom's escaping changed in Python 3.13, and the same report must
     be the same bytes on every supported Python."""
     from junit_xml import TestSuite

@@ -71,14 +71,14 @@ class Rule:
     name: ClassVar[str]
     severity: ClassVar[Severity]
     # The semantic stages the rule reads besides the index (policylint.stages): the pipeline
-    # builds only what the selected rules read, and tests/test_rule_inputs.py runs every rule
+    # builds only what the selected rules read, and tests/rules/test_rule_inputs.py runs every rule
     # with exactly these built.
     reads: ClassVar[frozenset[Stage]] = frozenset()
     # The options the rule reads, with their defaults: `self.option(name)`.
     options: ClassVar[tuple[RuleOption, ...]] = ()
     # What its findings sit on: kinds (`HTTPRoute`), POLICY (any policy kind), FILE (a place in
     # a file, no object) or ANY. A narrower report scope (changed files only) skips a rule none
-    # of whose subjects is in scope; tests/test_rule_inputs.py checks every finding against it.
+    # of whose subjects is in scope; tests/rules/test_rule_inputs.py checks every finding against it.
     subjects: ClassVar[frozenset[str]] = frozenset({ANY})
     # Whether its findings carry a fix (policylint.autofix): "safe" (applied by `--fix`),
     # "unsafe" (only with `--unsafe-fixes`: it changes what the controller does), or None.
@@ -147,7 +147,7 @@ class ObjectRule(Rule):
     decides which objects it runs on: all of them in one process, or, with `--jobs`, each process
     its share of them (policylint.rules.workers). A lookup it builds over the whole project (names,
     sections) goes through `project.derived`, so that it is built once per process, not per object
-    or per share. tests/test_processes.py checks that the shares find, together, what one run finds."""
+    or per share. tests/input/test_processes.py checks that the shares find, together, what one run finds."""
 
     per_object = True
 

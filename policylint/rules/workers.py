@@ -24,7 +24,7 @@ how long the stages or the rules take here.
 
 The findings are put back in the order of the rules, a per-object rule's in the order of its
 shares, as one process would have produced them, so the output is the same bytes whatever `--jobs`
-is (tests/test_processes.py). A child that cannot be forked, dies, or sends back something
+is (tests/input/test_processes.py). A child that cannot be forked, dies, or sends back something
 unreadable costs nothing but time: this process runs the units that child took. Forking needs a
 process that runs no other thread (a lock another thread holds at the fork stays held in the
 child for ever). Children never outlive the run: on Linux the kernel ends a child when this process

@@ -7,7 +7,7 @@ effective-policy simulation and the rules cost in proportion to everything loade
 repositories split into parts that cannot see each other (a tenant's Gateway with its routes,
 policies, backends and grants), so the analysis is run on the parts the scope can reach, and
 gives the findings a run over everything would give, restricted to the scope
-(tests/test_scoped_analysis.py compares the two on random repositories and changes).
+(tests/scope/test_scoped_analysis.py compares the two on random repositories and changes).
 
 The parts are found over an over-approximation of every dependency between objects, built
 without resolving anything:

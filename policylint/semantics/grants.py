@@ -185,7 +185,7 @@ class ReferenceGrants:
         # (grant id, from index, to index) of entries that authorised a reference.
         self.used: set[tuple[Grant, str, str]] = set()
         # Grant entries and candidate grants looked at by the checks so far: what the indexes bound
-        # (tests/test_handshakes.py counts it against the number of grants).
+        # (tests/topology/test_handshakes.py counts it against the number of grants).
         self.examined = 0
 
     def check(self, ref: Reference) -> GrantCheck:

@@ -16,7 +16,7 @@ Each layer's navigation is built once, the first time a request needs it: the bo
 whole workspace, the slow one) after the first analysis, the others from their parts. The stack is
 bounded (`MAX_LAYERS`; a layer a newer one covers, the same file edited again, is dropped): past
 it, the next analysis's whole project is the new bottom.
-tests/test_server_parts.py compares every answer with a whole analysis of the same texts over
+tests/editor/test_server_parts.py compares every answer with a whole analysis of the same texts over
 random edits.
 """
 

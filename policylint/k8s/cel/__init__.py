@@ -29,7 +29,7 @@ library, and what differs from cel-go: docs/cel.md). It owns:
   (PL708), over the schema's declarations (`decls`).
 
 There is no static type checker: a rule cel-go would refuse at CRD creation fails here only when
-the ill-typed branch is evaluated. tests/test_cel_conformance.py runs the CEL specification's
+the ill-typed branch is evaluated. tests/rules/test_cel_conformance.py runs the CEL specification's
 conformance tests against the package (docs/cel.md: the pass rate and each difference). Callers
 import from this package; the names below are its public interface.
 """

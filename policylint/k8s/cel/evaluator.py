@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 # Modules by their full names: `from policylint.k8s.cel import ...` would name the package, whose
-# __init__ imports this module (tests/test_rule_inputs.py checks the import graph has no cycle).
+# __init__ imports this module (tests/rules/test_rule_inputs.py checks the import graph has no cycle).
 import policylint.k8s.cel.comprehensions as comprehensions
 import policylint.k8s.cel.optionals as optionals
 import policylint.k8s.cel.twovar as twovar

@@ -1,0 +1,205 @@
+"""What a scoped run keeps of each file it reads, its shell (policylint.incremental.shells): the next
+scoped run builds the objects of the files it does not analyse from their shells and decodes
+only the files its part reaches (policylint.k8s.lazy); every report is the one a run without a
+cache gives, and a shell that is not exactly what policylint writes is a miss. The random edit
+sequences through the command are tests/incremental/test_incremental.py's differential tests."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from benchmarks.generate import objects as tenants
+from policylint.incremental import shells
+from policylint.input.cache import ParseCache
+from policylint.k8s import lazy
+from policylint.k8s.lazy import LazyObject
+from policylint.k8s.objects import K8sObject
+from policylint.pipeline import LintRequest, LintResult, lint
+from policylint.reporters import renderer
+
+
+def _repository(root: Path, *, namespaced: bool = True) -> list[Path]:
+    """Isolated tenants, ten documents a file; `namespaced` False: no document names its namespace."""
+    root.mkdir()
+    docs = list(tenants(400, 3, error_rate=0.3, isolated=True))
+    if not namespaced:
+        for doc in docs:
+            doc["metadata"].pop("namespace", None)
+    files = []
+    for i in range(0, len(docs), 10):
+        path = root / f"f-{i // 10:03d}.yaml"
+        path.write_text(yaml.safe_dump_all(docs[i : i + 10], sort_keys=False), encoding="utf-8")
+        files.append(path)
+    return files
+
+
+def _run(root: Path, file: Path, cache: Path | None, namespace: str = "default") -> LintResult:
+    return lint(
+        LintRequest(
+            paths=[str(file)],
+            context_paths=[str(root)],
+            cache_dir=str(cache) if cache is not None else None,
+            namespace=namespace,
+        )
+    )
+
+
+def _report(result: LintResult) -> tuple[str, str, int, int, list[str]]:
+    """What the reports say: the text and JUnit reports (counts of objects and policies, a test
+    case per object of the files reported) and every input problem."""
+    issues = [f"{i.rule_id} {i.message} {i.location} {i.document} {i.path}" for i in result.index.input_issues]
+    return (
+        renderer("text")(result),
+        renderer("junit")(result),
+        len(result.index.objects),
+        len(result.project.resolution.policy_objects()),
+        issues,
+    )
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files whose lazily built objects were read, one entry per file."""
+    read: list[str] = []
+    real = lazy.FileData.fill
+
+    def fill(self: lazy.FileData) -> None:
+        if self._read is not None and self._objects:
+            read.append(self._objects[0][0].doc.file)
+        real(self)
+
+    monkeypatch.setattr(lazy.FileData, "fill", fill)
+    return read
+
+
+def test_files_outside_the_part_are_built_from_their_shells_and_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    expected = _report(_run(root, files[3], None))
+    read = _reads(monkeypatch)
+    first = _run(root, files[3], cache)  # nothing kept yet: every file loaded, its shell kept
+    assert read == [] and not any(isinstance(o, LazyObject) for o in first.index.objects)
+    assert _report(first) == expected
+    again = _run(root, files[3], cache)
+    lazies = [o for o in again.index.objects if isinstance(o, LazyObject)]
+    assert len(lazies) == len(again.index.objects)  # every file unchanged: all built from shells
+    analysed = {o.doc.file for o in again.project.index.objects if again.members is None or o.key in again.members}
+    assert set(read) == analysed  # the files of the part alone were read
+    assert len(read) < len(files) / 2
+    assert _report(again) == expected  # counts, test cases and input problems from the shells
+    # A file edited since: it alone is loaded, the others still not read.
+    with files[30].open("a", encoding="utf-8") as fh:
+        fh.write("# edited\n")
+    del read[:]
+    edited = _run(root, files[3], cache)
+    assert not any(isinstance(o, LazyObject) for o in edited.index.objects if o.doc.file.endswith("f-030.yaml"))
+    assert not any(f.endswith("f-030.yaml") for f in read)
+    assert _report(edited) == expected
+
+
+def _shell_entries(cache_dir: Path, files: list[Path]) -> list[str]:
+    cache = ParseCache(cache_dir)
+    stamp = shells.FORMAT.to_bytes(2, "big") + shells._code()
+    return [cache.named("shell of a file", stamp + cache.key(f.read_bytes()).encode("ascii")) for f in files]
+
+
+ROW = [0, [], "v1", "", "Service", "a", "s", "a", {}, {}, None, None, [], True]
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"not json",
+        b'{"format": 2, "issues": [], "documents": [], "built": [], "objects": []}',
+        b'{"format": 1, "loaded": true}',
+        # A row of another length, a label that is not a string, a reference of another shape,
+        # a document that is not there, a timestamp that is no time.
+        b'{"format": 1, "issues": [], "documents": [[0,0,0,1,1]], "built": [], "objects": [[0]]}',
+        *(
+            b'{"format": 1, "issues": [], "documents": [[0,0,0,1,1]], "built": [], "objects": [%s]}'
+            % yaml.safe_dump(row, default_flow_style=True).strip().encode()
+            for row in (
+                [*ROW[:8], {"app": 1}, *ROW[9:]],
+                [*ROW[:12], [["ns", 1, True, False]], ROW[13]],
+                [3, *ROW[1:]],
+                [*ROW[:10], "yesterday", *ROW[11:]],
+            )
+        ),
+        b'{"format": 1, "issues": [["PL001", "x", "1", 1]], "documents": [], "built": [], "objects": []}',
+        b'{"format": 1, "issues": [], "documents": [], "built": [[0, "PL003", "x", ""]], "objects": []}',
+    ],
+)
+def test_a_shell_that_is_not_what_policylint_writes_is_a_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, payload: bytes
+) -> None:
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    expected = _report(_run(root, files[3], None))
+    _run(root, files[3], cache)
+    store = ParseCache(cache)
+    forged = _shell_entries(cache, files)
+    for entry in forged:
+        store.put(entry, payload)
+    result = _run(root, files[3], cache)
+    assert not any(isinstance(o, LazyObject) for o in result.index.objects)  # every file loaded
+    assert _report(result) == expected
+
+
+def test_references_found_in_another_namespace_are_found_again(tmp_path: Path) -> None:
+    """The same bytes read with another default namespace are other objects, whose references
+    name other namespaces: the shell's are not believed, the objects are read for them."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root, namespaced=False)
+    _run(root, files[3], cache, namespace="default")
+    expected = _report(_run(root, files[3], None, namespace="elsewhere"))
+    result = _run(root, files[3], cache, namespace="elsewhere")
+    # A Namespace is cluster-scoped: its own namespace, hence its references, are the same.
+    lazies = [o for o in result.index.objects if isinstance(o, LazyObject) and o.namespace is not None]
+    assert lazies and all(o.namespace == "elsewhere" and o.kept_references is None for o in lazies)
+    assert _report(result) == expected
+
+
+def test_a_file_holding_a_crd_is_always_loaded(tmp_path: Path) -> None:
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "names": {"kind": "Widget", "plural": "widgets"}, "scope": "Cluster", "versions": []},
+    }
+    with files[7].open("a", encoding="utf-8") as fh:
+        fh.write("---\n" + yaml.safe_dump(crd))
+    _run(root, files[3], cache)
+    result = _run(root, files[3], cache)
+    assert not any(isinstance(o, LazyObject) for o in result.index.objects if o.doc.file.endswith("f-007.yaml"))
+    assert any(isinstance(o, LazyObject) for o in result.index.objects)
+    assert _report(result) == _report(_run(root, files[3], None))
+
+
+def test_a_file_whose_parse_entry_is_gone_is_parsed_again_when_read(tmp_path: Path) -> None:
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    _run(root, files[3], cache)
+    store = ParseCache(cache)
+    for f in files:
+        (cache / "parse" / store.key(f.read_bytes())).unlink()
+    result = _run(root, files[3], cache)
+    assert _report(result) == _report(_run(root, files[3], None))
+    outside = next(o for o in result.index.objects if isinstance(o, LazyObject) and o.unread and o.kind == "HTTPRoute")
+    assert outside.spec  # read from the file's bytes
+
+
+def test_a_lazy_object_is_sent_to_another_process_as_the_object_it_stands_for(tmp_path: Path) -> None:
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    _run(root, files[3], cache)
+    result = _run(root, files[3], cache)
+    obj: Any = next(o for o in result.index.objects if isinstance(o, LazyObject) and o.unread)
+    copy = pickle.loads(pickle.dumps(obj))
+    assert type(copy) is K8sObject
+    assert (copy.key, copy.data, copy.doc, copy.labels) == (obj.key, obj.data, obj.doc, obj.labels)
