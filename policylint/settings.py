@@ -356,10 +356,10 @@ class Settings:
     complete: bool = setting(
         False,
         key="complete",
-        doc="The input is the whole cluster: a referenced Secret or ConfigMap missing from it does not exist (`--complete`).",
+        doc="The input is the whole cluster: a referenced object missing from it does not exist, an error (`--complete`).",
         flag=("--complete",),
         commands=(CHECK,),
-        help="The input is the whole cluster: a referenced Secret or ConfigMap missing from it does not exist.",
+        help="The input is the whole cluster: a referenced object missing from it does not exist, an error.",
     )
     fail_on: str = setting(
         "error",

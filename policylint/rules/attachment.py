@@ -24,7 +24,7 @@ from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import Names, NearMatches, close_name, hints_suffix, namespace_hint
 from policylint.rules.refs import at_field, field_value, has_field, label, where
-from policylint.rules.unprovable import builtin_class_creator
+from policylint.rules.unprovable import builtin_class_creator, unmanaged_kind
 from policylint.semantics.listeners import LISTENER_PARENTS, unsupported_protocol
 from policylint.semantics.namespace_admission import UnknownNamespace
 from policylint.semantics.resolution import TargetResolution
@@ -57,7 +57,8 @@ class GatewayClassNotFound(Rule):
             close = close_name(ref.name, (c.name for c in classes))
             if close is not None:
                 matches.add(f"did you mean GatewayClass {close}?", next(c for c in classes if c.name == close))
-            matches.or_external("GatewayClass", None, ref.name)
+            # No GatewayClass in the input at all: the repository does not manage classes (below).
+            matches.provable("GatewayClass", None, ref.name, unprovable=not classes)
             creator = builtin_class_creator(project, ref.name)
             if creator is not None:
                 implementation, declared = creator
@@ -115,12 +116,25 @@ class ParentRefNotFound(Rule):
         for route, att in _failing(topology, (Attachment.PARENT_NOT_FOUND,)):
             ref = att.ref
             matches = self._near_matches(project, names, route, ref)
-            matches.or_external(ref.kind, ref.namespace, ref.name)
+            # Without a near miss, a kind the input holds none of in that namespace is unprovable
+            # (the platform's Gateways, applied from another repository): a warning until --complete.
+            unprovable = None if matches else unmanaged_kind(project, ref.group, ref.kind, ref.namespace)
+            matches.provable(ref.kind, ref.namespace, ref.name, unprovable=unprovable is not None)
+            why, effect = "", f"the {route.kind} does not attach to it"
+            if unprovable is not None:
+                why, effect = unprovable.why, f"if it does not exist, {effect}"
             message = (
-                f"parentRef names {ref.kind} {ref.namespace}/{ref.name}, which is not in the input: the {route.kind} does"
-                f" not attach to it (Accepted=False), so it receives no traffic through it (Gateway API route attachment){matches.suffix()}"
+                f"parentRef names {ref.kind} {ref.namespace}/{ref.name}, which is not in the input{why}: {effect}"
+                f" (Accepted=False), so it receives no traffic through it (Gateway API route attachment){matches.suffix()}"
             )
-            yield self.issue(route, at_field(route, ref.path, "name"), message, related=matches.related, hint=matches.hint)
+            yield self.issue(
+                route,
+                at_field(route, ref.path, "name"),
+                message,
+                related=matches.related,
+                hint=matches.hint,
+                severity=Severity.WARNING if unprovable is not None else None,
+            )
 
     @staticmethod
     def _near_matches(project: Project, names: Names, route: K8sObject, ref: ParentRef) -> NearMatches:
@@ -463,7 +477,7 @@ class ListenerSetNotAllowed(Rule):
             if obj.namespace != namespace:
                 matches.add(f"{obj.kind} {where(obj)} exists: set namespace: {obj.namespace} in the parentRef", obj)
         names.add_typo(matches, group, kind, namespace, name)
-        matches.or_external(kind, namespace, name)
+        matches.provable(kind, namespace, name)
         message = (
             f"the parent {kind} {namespace}/{name} of ListenerSet {where(listener_set)} is not in the input: the set is"
             f" not attached, so its listeners serve nothing (GEP-1713 ListenerSet attachment){matches.suffix()}"

@@ -19,7 +19,7 @@ from policylint.project import Project
 from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import Names, NearMatches, frontend_scope, listeners_get, namespace_hint
 from policylint.rules.refs import HOLDER_KINDS, at_field, has_field, holding, where
-from policylint.rules.unprovable import unprovable_absence
+from policylint.rules.unprovable import unmanaged_kind, unprovable_absence
 from policylint.semantics.selections import Selection, selections
 from policylint.semantics.topology import CORE, ObjectRef, Topology
 from policylint.stages import Stage
@@ -107,7 +107,15 @@ class BackendNotFound(Rule):
             if obj.namespace != ref.namespace:
                 matches.add(namespace_hint(obj, namespace_set, unset), obj)
         names.add_typo(matches, ref.group, ref.kind, ref.namespace, ref.name)
-        matches.or_external(ref.kind, ref.namespace, ref.name)
+        # Unprovable: a kind a cluster component makes under any name (profile producers), or,
+        # without a near miss, a kind the input holds none of in that namespace (another team's
+        # Services, an object another project makes): a warning until --complete.
+        unprovable = unprovable_absence(project, ref)
+        # A detail says how the controller looks the object up instead (Istio's ServiceImport as a
+        # Service): the message says so, and that lookup decides.
+        if unprovable is None and not matches and not ref.detail:
+            unprovable = unmanaged_kind(project, ref.group, ref.kind, ref.namespace)
+        matches.provable(ref.kind, ref.namespace, ref.name, unprovable=unprovable is not None)
         if ref.purpose == "policy-backend":
             effect = ref.effect or f"the {ref.owner.kind} cannot reach it"
         elif ref.purpose == "mirror":
@@ -122,23 +130,20 @@ class BackendNotFound(Rule):
                 " (HTTP 500 for HTTP routes)"
             )
         why = f" ({ref.detail})" if ref.detail else ""
-        unprovable = unprovable_absence(project, ref)
         if unprovable is not None:
             why, effect = unprovable.why, f"if it does not exist, {effect}"
         message = (
             f"{_PURPOSE.get(ref.purpose, 'reference')} names {ref.kind} {ref.namespace}/{ref.name}, which is not in the"
             f" input{why}: {effect} (Gateway API BackendObjectReference){matches.suffix()}"
         )
-        if unprovable is not None:
-            return self.issue(
-                ref.owner,
-                at_field(ref.owner, ref.path, "name"),
-                message,
-                related=matches.related,
-                hint=unprovable.hint(matches.hint),
-                severity=Severity.WARNING,
-            )
-        return self.issue(ref.owner, at_field(ref.owner, ref.path, "name"), message, related=matches.related, hint=matches.hint)
+        return self.issue(
+            ref.owner,
+            at_field(ref.owner, ref.path, "name"),
+            message,
+            related=matches.related,
+            hint=matches.hint,
+            severity=Severity.WARNING if unprovable is not None else None,
+        )
 
 
 class BackendPortInvalid(Rule):

@@ -3,9 +3,11 @@ finds the objects of a kind by name and namespace for them).
 
 A missing target, parent or backend is most often a slip: the right name in another namespace or
 of another kind, or a typo. A rule collects a few such guesses, each with a related location on the
-object it names, in the message (they are specific to the finding); when it has none, the finding's
-hint says how to declare the object external (`--external`, docs/semantics.md#partial-repositories):
-it may live outside the input.
+object it names, in the message (they are specific to the finding); the finding's hint says, the
+same way for every rule (`provable_hint`), how to make the reference provable: declare the object
+external (`--external`), lint with the repository that holds it (`--context`), and, where the
+absence is unprovable, say the input is the whole cluster (`--complete`;
+docs/semantics.md#partial-repositories).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from policylint.findings import Fix, Related
-from policylint.k8s.external import external_hint
 from policylint.k8s.names import did_you_mean
 from policylint.k8s.objects import K8sObject
 from policylint.rules.refs import where
@@ -38,6 +39,21 @@ def sentence(clause: str) -> str:
     return clause[:1].upper() + clause[1:] + ("" if clause.endswith(".") else ".")
 
 
+def provable_hint(kind: str, namespace: str | None, name: str, *, unprovable: bool = False) -> str:
+    """How to make a reference to a missing object provable. `unprovable`: the absence is a
+    warning until `--complete` says the input is the whole cluster, so that is one way too."""
+    pattern = f"{kind}/{namespace}/{name}" if namespace is not None else f"{kind}/{name}"
+    if unprovable:
+        return (
+            f"To make it provable: declare it with --external {pattern}, lint with the repository that holds it"
+            " (--context PATH), or pass --complete if the input is the whole cluster."
+        )
+    return (
+        f"If it is defined outside this repository, declare it with --external {pattern}, or lint with the"
+        " repository that holds it (--context PATH)."
+    )
+
+
 def hints_suffix(hints: Sequence[str]) -> str:
     """`; hint; hint`: hints appended to a finding's message."""
     return "".join(f"; {h}" for h in hints)
@@ -49,7 +65,7 @@ class NearMatches:
     def __init__(self) -> None:
         self.hints: list[str] = []
         self.related: list[Related] = []
-        # The finding's hint (how to fix it) when no guess was found.
+        # The finding's hint: how to make the reference provable (`provable`).
         self.hint: str | None = None
         # The edit, when one guess is the obvious answer (a typo of one existing name).
         self.fix: Fix | None = None
@@ -73,10 +89,9 @@ class NearMatches:
         """A hint that names no object."""
         self.hints.append(hint)
 
-    def or_external(self, kind: str, namespace: str | None, name: str) -> None:
-        """Without any guess, the hint to declare the object external: it may be defined elsewhere."""
-        if not self.hints:
-            self.hint = sentence(external_hint(kind, namespace, name))
+    def provable(self, kind: str, namespace: str | None, name: str, *, unprovable: bool = False) -> None:
+        """The finding's hint, guesses or not: the object may be defined elsewhere (`provable_hint`)."""
+        self.hint = provable_hint(kind, namespace, name, unprovable=unprovable)
 
     def suffix(self) -> str:
         return hints_suffix(self.hints)

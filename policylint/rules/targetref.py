@@ -15,13 +15,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from policylint.findings import Edit, Fix, Issue, Severity
 from policylint.input.positions import join
-from policylint.k8s.names import DNS1123_SUBDOMAIN, did_you_mean
+from policylint.k8s.names import DNS1123_SUBDOMAIN, did_you_mean, ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.policy import GROUP_PATTERN, REF_FIELDS, Policy, TargetRef, policy_namespace, ref_problems
 from policylint.profiles.registry import TargetKind, TargetSpec
 from policylint.project import Project
 from policylint.rules.base import POLICY, PolicyRule, Rule
 from policylint.rules.hints import NearMatches
+from policylint.rules.unprovable import unmanaged_kind
 from policylint.semantics.resolution import TargetResolution
 from policylint.textsafe import short_repr
 from policylint.vocabulary import Resolved
@@ -187,16 +188,29 @@ class TargetRefNotFound(PolicyRule):
                 matches.note(
                     f"{ref.name!r} is not a valid object name (lowercase DNS-1123 subdomain), so no such object can exist"
                 )
-            # Repositories often hold one team's slice of a cluster (docs/semantics.md#partial-repositories).
-            matches.or_external(ref.kind or "", res.namespace, ref.name)
+            # Repositories often hold one team's slice of a cluster (docs/semantics.md#partial-repositories):
+            # without a near miss, a kind the input holds none of in that namespace is unprovable.
+            assert ref.group is not None and ref.kind is not None
+            # A kind a controller creates from another object (GKE's ServiceImport from a
+            # ServiceExport) keeps the resolution's message, which names the object to add.
+            created = policy.profile.targets.created(ref.group, ref.kind)
+            unprovable = None if matches or created else unmanaged_kind(project, ref.group, ref.kind, res.namespace)
+            matches.provable(ref.kind, res.namespace, ref.name, unprovable=unprovable is not None)
+            message = res.message + matches.suffix()
+            if unprovable is not None:
+                message = (
+                    f"targetRef names {ref.kind} {ns_name(res.namespace, ref.name)}, which is not in the input{unprovable.why}: if it does not"
+                    " exist, the policy does not apply to it (TargetNotFound)"
+                )
             # On `name`, whatever the near matches say is wrong: see refs.at_field.
             yield self.issue(
                 policy.obj,
                 field_path(ref, "name"),
-                res.message + matches.suffix(),
+                message,
                 related=matches.related,
                 hint=matches.hint,
                 fix=matches.fix,
+                severity=Severity.WARNING if unprovable is not None else None,
             )
 
     def _near_matches(

@@ -4,7 +4,11 @@
   object of the input shows (profile producers with `anyName`: the ServiceImports a multicluster
   controller makes from other clusters' ServiceExports; docs/semantics.md#objects-made-in-the-cluster);
 - a GatewayClass an implementation's installer creates (`implementations[].builtinGatewayClasses`:
-  Istio's `istio`), where nothing shows that the implementation runs.
+  Istio's `istio`, NGINX Gateway Fabric's `nginx`), where nothing shows that the implementation runs;
+- a reference (a policy's target, a route's parent or backend) to an object of a kind the input
+  holds none of in the namespace the reference names, and that nothing in the input makes there:
+  the repository does not look like it manages that kind there (the platform's Gateways, another
+  team's Services; docs/semantics.md#partial-repositories).
 
 Each is a warning naming what was considered, until `--complete` says the input is the whole
 cluster; the rules keep their error for every other missing object.
@@ -17,18 +21,12 @@ from policylint.project import Project
 from policylint.semantics.topology import ObjectRef
 from policylint.values import frozen
 
-# What makes an unprovable absence provable, after the hint that declares the object external.
-COMPLETE_HINT = "With --complete (the input is the whole cluster) its absence is an error."
-
 
 @frozen
 class Unprovable:
     """Why an absence is unprovable (`why`, inserted after "which is not in the input")."""
 
     why: str
-
-    def hint(self, near: str | None) -> str:
-        return f"{near} {COMPLETE_HINT}" if near else COMPLETE_HINT
 
 
 def unprovable_absence(project: Project, ref: ObjectRef) -> Unprovable | None:
@@ -43,6 +41,30 @@ def unprovable_absence(project: Project, ref: ObjectRef) -> Unprovable | None:
     considered = "; ".join(dict.fromkeys(p.describe() for p in producers))
     why = f", and may be made in the cluster from outside it (considered: {considered})"
     return Unprovable(why)
+
+
+def _places(project: Project) -> dict[tuple[str, str], frozenset[str | None]]:
+    """(group, kind) -> the namespaces the input holds objects of that kind in (None: cluster-scoped)."""
+    places: dict[tuple[str, str], set[str | None]] = {}
+    for obj in project.index.objects:
+        places.setdefault((obj.group, obj.kind), set()).add(obj.namespace)
+    return {key: frozenset(namespaces) for key, namespaces in places.items()}
+
+
+def unmanaged_kind(project: Project, group: str, kind: str, namespace: str | None) -> Unprovable | None:
+    """Whether the input holds no object of this kind in this namespace (for a cluster-scoped kind,
+    none at all), and nothing in it makes one there: then the repository does not manage that kind
+    there, and a missing object of it is unprovable rather than missing. The same evidence the
+    topology reads for Secrets and ConfigMaps (`References._manages`): per namespace, since platform
+    repositories split ownership by namespace (the teams' routes, the platform's Gateways)."""
+    if project.index.options.complete:
+        return None
+    if namespace in project.derived(_places).get((group, kind), frozenset()):
+        return None
+    if namespace is not None and project.resolution.producers().makes_in(group, kind, namespace):
+        return None
+    where = f" in namespace {namespace}" if namespace is not None else ""
+    return Unprovable(f", and the input holds no {kind}{where}, so the repository does not look like it manages them")
 
 
 def builtin_class_creator(project: Project, name: str) -> tuple[Implementation, str] | None:

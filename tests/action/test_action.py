@@ -388,6 +388,8 @@ def pull_request(tmp_path: Path) -> Path:
         "apiVersion: gateway.networking.k8s.io/v1\nkind: BackendTLSPolicy\nmetadata: {name: p, namespace: n}\n"
         "spec:\n  targetRefs: [{group: '', kind: Service, name: missing}]\n"
         "  validation: {hostname: x.example.com, wellKnownCACertificates: System}\n"
+        # Another Service in namespace n: the repository manages Services there, so PL201 is an error.
+        "---\napiVersion: v1\nkind: Service\nmetadata: {name: other, namespace: n}\nspec: {ports: [{port: 80}]}\n"
     )
     (repo / ".policylint.yaml").write_text("paths: [.]\n")
     git(repo, "add", ".")

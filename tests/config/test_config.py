@@ -42,6 +42,12 @@ spec:
   validation: {hostname: x.example.com, wellKnownCACertificates: System}
   targetRefs:
   - {group: "", kind: Service, name: missing}
+---
+# The input manages Services in namespace app, so the missing one is an error (PL201), not unprovable.
+apiVersion: v1
+kind: Service
+metadata: {name: other, namespace: app}
+spec: {ports: [{port: 80}]}
 """
 
 

@@ -20,6 +20,9 @@ POLICY = (
     "apiVersion: gateway.networking.k8s.io/v1\nkind: BackendTLSPolicy\nmetadata: {name: p, namespace: n}\n"
     "spec:\n  targetRefs: [{group: '', kind: Service, name: missing}]\n"
     "  validation: {hostname: x.example.com, wellKnownCACertificates: System}\n"
+    # Another Service in namespace n: the input manages Services there, so the missing one is an
+    # error (PL201), not unprovable.
+    "---\napiVersion: v1\nkind: Service\nmetadata: {name: other, namespace: n}\nspec: {ports: [{port: 80}]}\n"
 )
 # Every rule configuration can touch: the engine's own (PL000, PL007) are never changed.
 CONFIGURABLE = len([r for r in REGISTRY if r.id not in ("PL000", "PL007")])

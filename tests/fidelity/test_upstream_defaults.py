@@ -92,12 +92,91 @@ def test_service_import_not_in_the_input_is_an_error_when_the_input_is_the_clust
     assert "considered" not in finding.message
 
 
-def test_a_missing_service_stays_an_error() -> None:
+def test_a_missing_service_stays_an_error_where_the_input_manages_services_there() -> None:
     text = MULTICLUSTER.read_text(encoding="utf-8")
     text = text.replace("        - group: multicluster.x-k8s.io\n          kind: ServiceImport\n", "        - kind: Service\n")
     text = text.replace("namespace: submariner-operator\n          port", "namespace: default\n          port")
-    findings = [(f.rule, f.severity.label) for f in lint_text(text).findings]
-    assert ("PL411", "error") in findings
+    # The file holds no Service in namespace default: unprovable (below), a warning.
+    assert [(f.rule, f.severity.label) for f in lint_text(text).findings if f.rule == "PL411"] == [("PL411", "warning")]
+    # With another Service there, the repository manages Services in default: a missing one is an error.
+    text += "---\napiVersion: v1\nkind: Service\nmetadata: {name: other, namespace: default}\nspec: {ports: [{port: 80}]}\n"
+    assert [(f.rule, f.severity.label) for f in lint_text(text).findings if f.rule == "PL411"] == [("PL411", "error")]
+
+
+# -- references to objects of a kind the input holds none of in that namespace ---------------------
+
+DESTINATION_PORT = UPSTREAM / "gateway-api" / "examples" / "experimental" / "destination-port-matching-tcp.yaml"
+KUADRANT_SAMPLE = UPSTREAM / "kuadrant" / "config" / "samples" / "kuadrant_v1_ratelimitpolicy.yaml"
+
+
+def test_a_backend_service_of_a_one_route_example_is_unprovable() -> None:
+    # kubernetes-sigs/gateway-api examples/experimental/destination-port-matching-tcp.yaml:13: a
+    # one-object example whose backendRef names Service my-service, which the user creates.
+    (finding,) = lint_paths([DESTINATION_PORT]).findings
+    assert (finding.rule, finding.severity.label, finding.line, finding.path) == (
+        "PL411",
+        "warning",
+        13,
+        "spec.rules[0].backendRefs[0].name",
+    )
+    assert "the input holds no Service in namespace default, so the repository does not look like it manages them" in (
+        finding.message
+    )
+    assert "--external Service/default/my-service" in (finding.hint or "") and "--complete" in (finding.hint or "")
+    (error,) = lint_paths([DESTINATION_PORT], complete=True).findings
+    assert (error.rule, error.severity.label, error.line) == ("PL411", "error", 13)
+
+
+def test_the_target_route_of_a_kuadrant_sample_is_unprovable() -> None:
+    # Kuadrant/kuadrant-operator config/samples/kuadrant_v1_ratelimitpolicy.yaml:10 (v1.5.2): the
+    # sample policy targets HTTPRoute toystore, which the sample does not contain.
+    (finding,) = lint_paths([KUADRANT_SAMPLE]).findings
+    assert (finding.rule, finding.severity.label, finding.line, finding.path) == (
+        "PL201",
+        "warning",
+        10,
+        "spec.targetRef.name",
+    )
+    assert "the input holds no HTTPRoute in namespace default" in finding.message
+    (error,) = lint_paths([KUADRANT_SAMPLE], complete=True).findings
+    assert (error.rule, error.severity.label, error.line) == ("PL201", "error", 10)
+    # An HTTPRoute of another name in namespace default: routes are managed there, so an error.
+    route = (
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: shop, namespace: default}\n"
+        "spec: {rules: [{}]}\n"
+    )
+    result = lint_text(KUADRANT_SAMPLE.read_text(encoding="utf-8") + route)
+    assert [(f.rule, f.severity.label, f.line) for f in result.findings if f.rule == "PL201"] == [("PL201", "error", 10)]
+
+
+NGF_GATEWAY = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway, namespace: default}
+spec:
+  gatewayClassName: nginx
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+"""
+
+
+def test_the_class_nginx_gateway_fabric_creates_exists_where_it_is_declared() -> None:
+    # nginx/nginx-gateway-fabric charts/nginx-gateway-fabric/templates/gatewayclass.yaml (v2.6.7)
+    # creates GatewayClass `nginx` (values.yaml nginxGateway.gatewayClassName), which the
+    # project's examples name (examples/cafe-example/gateway.yaml).
+    (finding,) = lint_text(NGF_GATEWAY).findings
+    assert (finding.rule, finding.severity.label, finding.line) == ("PL405", "warning", 5)
+    assert "NGINX Gateway Fabric creates it when installed" in finding.message
+    assert lint_text(NGF_GATEWAY, implementations=["nginx-gateway-fabric"]).findings == []
+    # An object of NGINX Gateway Fabric's group in the input shows it runs.
+    proxy = "---\napiVersion: gateway.nginx.org/v1alpha2\nkind: NginxProxy\nmetadata: {name: proxy, namespace: default}\n"
+    result = lint_text(NGF_GATEWAY + proxy)
+    assert [f for f in result.findings if f.rule == "PL405"] == []
+    gateway = result.project.index.lookup("gateway.networking.k8s.io", "Gateway", "default", "gateway")
+    assert gateway is not None
+    # The class exists outside the input, with NGINX Gateway Fabric's controller.
+    ref = result.project.topology().class_refs[gateway]
+    assert (ref.status.label, ref.builtin_controller) == ("External", "gateway.nginx.org/nginx-gateway-controller")
 
 
 # -- parameters of an implementation policylint does not model ------------------------------------

@@ -264,8 +264,53 @@ def test_pl201_name_that_no_object_can_have() -> None:
 def test_pl201_without_near_match_mentions_objects_outside_the_repository() -> None:
     text = GATEWAY + policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: edge}]")
     (finding,) = only(lint_text(text), "PL201")
+    # The input holds a Gateway in namespace app: it manages Gateways there, so a missing one is an error.
+    assert finding.severity is Severity.ERROR
     assert finding.message == "Gateway 'edge' not found in namespace app"
-    assert finding.hint == "If it is defined outside this repository, declare it with --external Gateway/app/edge."
+    assert finding.hint == (
+        "If it is defined outside this repository, declare it with --external Gateway/app/edge, or lint with the"
+        " repository that holds it (--context PATH)."
+    )
+
+
+def test_pl201_on_a_kind_the_input_holds_none_of_in_the_namespace_is_unprovable() -> None:
+    # A policy alone in its namespace (Kuadrant's config/samples): the target route lives elsewhere.
+    text = GATEWAY + policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: edge}]", ns="team")
+    (finding,) = only(lint_text(text), "PL201")
+    assert (finding.severity, finding.path) == (Severity.WARNING, "spec.targetRefs[0].name")
+    assert finding.message == (
+        "targetRef names Gateway team/edge, which is not in the input, and the input holds no Gateway in namespace team,"
+        " so the repository does not look like it manages them: if it does not exist, the policy does not apply to it"
+        " (TargetNotFound)"
+    )
+    assert finding.hint == (
+        "To make it provable: declare it with --external Gateway/team/edge, lint with the repository that holds it"
+        " (--context PATH), or pass --complete if the input is the whole cluster."
+    )
+    # --complete: the input is the cluster, and the Gateway is not in it.
+    (error,) = only(lint_text(text, complete=True), "PL201")
+    assert (error.severity, error.message, error.line) == (
+        Severity.ERROR,
+        "Gateway 'edge' not found in namespace team",
+        finding.line,
+    )
+
+
+def test_pl201_with_a_near_miss_stays_an_error_where_the_kind_is_unmanaged() -> None:
+    # Gateway app/gw exists: the policy in namespace team most likely meant it (a namespace slip).
+    text = GATEWAY + policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]", ns="team")
+    (finding,) = only(lint_text(text), "PL201")
+    assert finding.severity is Severity.ERROR
+    assert finding.hint is not None and "--external Gateway/team/gw" in finding.hint and "--context PATH" in finding.hint
+
+
+def test_pl201_target_stays_unresolved_whatever_its_severity() -> None:
+    # Only severity and words change: the simulation still gives the policy no target.
+    text = GATEWAY + policy("ClientTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: edge}]", ns="team")
+    result = lint_text(text)
+    (pol,) = result.project.resolution.policies()
+    (res,) = [result.project.resolution.resolve_target(pol, ref) for ref in pol.refs]
+    assert res.detail.label == "ObjectNotFound" and res.target is None
 
 
 # -- PL202 / PL203 / PL205 messages ------------------------------------------------------

@@ -553,12 +553,13 @@ def test_envoy_gateway_resolves_a_backend_ref_by_its_kind() -> None:
 def test_a_missing_envoy_gateway_backend_is_not_found_whether_or_not_the_input_holds_others() -> None:
     # Envoy Gateway serves its Backend kind (backendRefsByKind): a missing one is BackendNotFound
     # like a missing Service. Before: an error where the input held another Backend, and a
-    # "kind not modelled" warning where it held none.
+    # "kind not modelled" warning where it held none. Now "not found" both ways: an error where
+    # the input manages Backends in that namespace, else unprovable (docs/semantics.md#partial-repositories).
     text = BY_KIND.replace("GRANTED", '""').replace("name: fqdn, port", "name: gone, port")
     alone = "---\n".join(d for d in text.split("---\n") if "kind: Backend\n" not in d)
-    for variant in (text, alone):
+    for variant, severity in ((text, Severity.ERROR), (alone, Severity.WARNING)):
         (missing, *_) = (f for f in only(lint_text(variant), "PL411") if f.path == "spec.rules[0].backendRefs[0].name")
-        assert missing.severity is Severity.ERROR
+        assert missing.severity is severity
         assert "names Backend app/gone, which is not in the input" in missing.message
 
 
@@ -736,3 +737,42 @@ def test_two_listeners_of_one_object_are_both_rejected() -> None:
         (41, "listenerset-with-protocol-conflict-with-listener-set-1"),
         (49, "listenerset-with-protocol-conflict-with-listener-set-2"),
     ]
+
+
+# -- references to a kind the input holds none of in that namespace (docs/semantics.md#partial-repositories)
+
+
+def test_a_parent_gateway_in_a_namespace_holding_no_gateway_is_unprovable() -> None:
+    # The platform's Gateways live in namespace infra, applied from another repository.
+    text = route_doc("[{name: shared, namespace: infra}]", rules="[{backendRefs: [{name: web, port: 80}]}]") + service()
+    (finding,) = only(lint_text(text), "PL406")
+    assert (finding.severity, finding.path) == (Severity.WARNING, "spec.parentRefs[0].name")
+    assert "the input holds no Gateway in namespace infra, so the repository does not look like it manages them" in (
+        finding.message
+    )
+    assert finding.hint == (
+        "To make it provable: declare it with --external Gateway/infra/shared, lint with the repository that holds it"
+        " (--context PATH), or pass --complete if the input is the whole cluster."
+    )
+    # Only severity and words: the route still does not attach through it.
+    result = lint_text(text)
+    (route,) = result.project.index.of_kind("gateway.networking.k8s.io", "HTTPRoute")
+    (att,) = result.project.topology().parent_attachments(route)
+    assert att.status.label == "ParentNotFound" and not att.attached
+    # --complete: the input is the cluster.
+    (error,) = only(lint_text(text, complete=True), "PL406")
+    assert (error.severity, error.line) == (Severity.ERROR, finding.line)
+    # A Gateway of another name in infra: the repository manages Gateways there.
+    managed = text + gateway(name="internal", ns="infra")
+    (error,) = only(lint_text(managed), "PL406")
+    assert error.severity is Severity.ERROR and "manages them" not in error.message
+
+
+def test_a_backend_hint_says_how_to_make_it_provable_with_a_did_you_mean_too() -> None:
+    text = gateway_class() + gateway() + route_doc(rules="[{backendRefs: [{name: webb, port: 80}]}]") + service()
+    (finding,) = only(lint_text(text), "PL411")
+    assert finding.severity is Severity.ERROR and "did you mean Service web?" in finding.message
+    assert finding.hint == (
+        "If it is defined outside this repository, declare it with --external Service/app/webb, or lint with the"
+        " repository that holds it (--context PATH)."
+    )

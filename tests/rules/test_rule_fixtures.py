@@ -1,7 +1,7 @@
 """One parametrized test over tests/rules/<ID>-<name>/ (sqlfluff's YAML cases, istio's test grid).
 
 `bad.yaml` must produce exactly the findings of that rule listed in
-`expected.yaml` (rule, object as `Kind ns/name`, field path, line, and column
+`expected.yaml` (rule, object as `Kind ns/name`, field path, line, and column and severity
 when given); `good.yaml` must produce no finding at all. `options.yaml`, when
 present, holds LintRequest options (e.g. `synthetic_rule_names: true`; `baseline` names a file
 of the case directory). `links.txt`, when present, lists symlinks (`NAME -> TARGET`): the case is
@@ -64,6 +64,10 @@ def test_bad_fixture_triggers_exactly_expected(case: Path, tmp_path: Path) -> No
     for e in expected:
         want.append({"rule": e["rule"], "object": e.get("object"), "path": e.get("path", ""), "line": e["line"]})
     assert got == want
+    # A severity, where given, is pinned too (a rule whose severity depends on the input).
+    severities = [e.get("severity") for e in expected]
+    got_severities = [f.severity.label for f in result.findings if f.rule == rule_id]
+    assert got_severities == [s if s is not None else g for s, g in zip(severities, got_severities)]
     columns = [e.get("column") for e in expected]
     if any(c is not None for c in columns):
         got_cols = [f.column for f in result.findings if f.rule == rule_id]

@@ -106,11 +106,30 @@ def test_no_change_reports_nothing(repo: Path) -> None:
     assert findings == [("PL410", "legacy.yaml")]  # the old finding is there, just not in scope
 
 
+def _manage_another_gateway(repo: Path) -> None:
+    """Commit a second Gateway in namespace infra: the repository manages Gateways there, so a
+    missing one is an error, not unprovable (docs/semantics.md#partial-repositories)."""
+    (repo / "class.yaml").write_text(CLASS + "---\n" + GATEWAY.replace("name: edge", "name: internal"))
+    git(repo, "commit", "-q", "-am", "another Gateway")
+
+
 def test_deleting_a_target_reports_the_policies_that_still_target_it(repo: Path) -> None:
+    _manage_another_gateway(repo)
     (repo / "gateway.yaml").unlink()
     code, findings, _ = run("--diff", "HEAD")
     assert code == 1
     assert findings == [("PL201", "policy.yaml")]
+
+
+@pytest.mark.slow
+def test_deleting_the_last_gateway_of_a_namespace_reports_its_policies_as_unprovable(repo: Path) -> None:
+    # The tree after the change holds no Gateway in infra: the policy's target is unprovable, a
+    # warning, still reported on the untouched policy.
+    (repo / "gateway.yaml").unlink()
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--format", "json", "--diff", "HEAD"])
+    assert result.exit_code == 0
+    findings = [(f["rule"], f["file"], f["severity"]) for f in json.loads(result.stdout)["findings"]]
+    assert findings == [("PL201", "policy.yaml", "warning")]
 
 
 def test_renaming_a_target_reports_the_policies_that_name_the_old_one(repo: Path) -> None:
@@ -157,6 +176,7 @@ def test_staged_reads_the_index_not_the_working_tree(repo: Path) -> None:
 
 
 def test_staged_deletion_of_a_target(repo: Path) -> None:
+    _manage_another_gateway(repo)
     git(repo, "rm", "-q", "--cached", "gateway.yaml")  # deleted in the index, still on disk
     code, findings, _ = run("--staged")
     assert (code, findings) == (1, [("PL201", "policy.yaml")])

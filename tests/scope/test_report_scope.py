@@ -85,7 +85,8 @@ def run(*args: str, stdin: str | None = None) -> tuple[int, list[dict[str, objec
 
 def test_a_changed_policy_resolves_its_target_in_an_unchanged_file(repo: Path) -> None:
     code, findings, _ = run("policy.yaml")
-    assert code == 1 and [f["rule"] for f in findings] == ["PL201"]  # without context: a false error
+    # Without context the file holds no Gateway: the target is unprovable, a warning, not a false error.
+    assert code == 0 and [(f["rule"], f["severity"]) for f in findings] == [("PL201", "warning")]
     code, findings, err = run("--context", ".", "policy.yaml")
     assert (code, findings) == (0, [])
     assert err == "0 errors, 0 warnings, 0 info in 1 file (+3 context files) (4 objects, 1 policy)\n"
