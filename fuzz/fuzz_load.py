@@ -27,8 +27,8 @@ from harness import run
 
 def check(data: bytes) -> None:
     from policylint.input.load import decode, parse_text
-    from tests.lintutil import lint_text
     from tests.hostile.test_fuzz import assert_parsed_soundly, assert_sound
+    from tests.lintutil import lint_text
 
     text, problem = decode(data, "fuzz.yaml")
     if text is None:

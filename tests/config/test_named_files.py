@@ -23,8 +23,8 @@ import pytest
 from policylint.config.load import MAX_PROBLEMS
 from policylint.input.named import NamedFileError, outside_root, read_named, repository_root
 from policylint.textsafe import MAX_MESSAGE
-from tests.lintutil import ROOT
 from tests.hostile.test_hostile_inputs import GOOD
+from tests.lintutil import ROOT
 
 SECRET = "ghp_" + "S3cr3tT0k3n" * 300  # one YAML scalar, 3,300 characters: far past the message cap
 TIMEOUT = 30

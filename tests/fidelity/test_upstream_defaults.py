@@ -257,7 +257,15 @@ def test_a_class_no_implementation_creates_stays_an_error() -> None:
 
 # -- a linted file applied over its --context ----------------------------------------------------
 
-QUICKSTART = Path(__file__).resolve().parents[1] / "data" / "upstream-valid" / "envoy-gateway" / "examples" / "kubernetes" / "quickstart.yaml"
+QUICKSTART = (
+    Path(__file__).resolve().parents[1]
+    / "data"
+    / "upstream-valid"
+    / "envoy-gateway"
+    / "examples"
+    / "kubernetes"
+    / "quickstart.yaml"
+)
 
 
 def test_a_linted_file_redefining_a_context_object_replaces_it_whatever_the_order() -> None:

@@ -31,8 +31,8 @@ from policylint.input.bounds import INT_MAX, INT_MIN, MAX_DEPTH
 from policylint.input.load import parse_text
 from policylint.input.positions import PositionResolver
 from policylint.rules import engine
-from tests.lintutil import ROOT, lint_paths, lint_text, only
 from tests.hostile.test_hostile_inputs import GOOD
+from tests.lintutil import ROOT, lint_paths, lint_text, only
 
 
 def _issues(result: load.FileResult) -> list[tuple[str, int, int]]:

@@ -16,8 +16,8 @@ from policylint.config.overrides import severity_for
 from policylint.rulecodes import ALL, matches, prefix_length, split_codes
 from policylint.rules import REGISTRY
 from policylint.rules.engine import Selection
-from tests.lintutil import lint_text
 from tests.autofix.test_autofix import STYLED
+from tests.lintutil import lint_text
 
 PL203 = next(r for r in REGISTRY if r.id == "PL203")  # targetref-group-invalid
 PL201 = next(r for r in REGISTRY if r.id == "PL201")  # targetref-not-found
