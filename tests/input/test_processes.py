@@ -380,7 +380,7 @@ def test_a_stop_signal_stops_the_workers_and_exits_128_plus_its_number(
     else:
         os.kill(proc.pid, sig)
     out, err = proc.communicate(timeout=RUN_TIMEOUT)
-    assert proc.returncode == code
+    assert proc.returncode == code, (err.decode(errors="replace"), len(out), signal.getsignal(signal.SIGINT))
     assert out == b""  # stopped mid-run: no report
     assert err == b""  # no traceback, no "Aborted!", nothing from the workers
     assert_session_ends(proc.pid)  # no worker (nor the resource tracker) outlives the command
