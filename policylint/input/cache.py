@@ -64,6 +64,8 @@ from typing import Any
 from policylint import __version__
 from policylint.findings import Issue, Location
 from policylint.input.load import SHARED_STRING_MAX, Document, DocumentRef, FileResult, Shared
+from policylint.input.sharing import shared_decoded_list
+from policylint.input.sharing import shared_map as share_map
 
 ENV_DIR = "POLICYLINT_CACHE_DIR"
 APP_NAME = "policylint"
@@ -166,8 +168,11 @@ def sharing_decoder(strings: Shared) -> json.JSONDecoder:
                 if v is None:
                     v = strings[value] = intern(value) if cls is str else value
                 value = v
+            elif cls is list:
+                value = shared_decoded_list(strings, value)
             out[k] = value
-        return out
+        # Maps and lists of the same content are one object (policylint.input.sharing).
+        return share_map(strings, out)
 
     return json.JSONDecoder(object_pairs_hook=shared_map)
 
