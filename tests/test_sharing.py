@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from policylint.input import parallel
-from policylint.input.cache import ParseCache
+from policylint.input.cache import ParseCache, VerdictStore
 from policylint.input.load import FileResult
 from policylint.input.parallel import load_files
 from policylint.input.sources import discover
@@ -160,3 +160,22 @@ def test_values_equal_in_python_but_not_in_yaml_stay_apart(tmp_path: Path, cache
     assert first[12] is first[0] and first[13] is first[5]
     assert [id(item) for item in second] == [id(item) for item in first]
     assert len({id(item) for item in first}) == 12
+
+
+def test_admission_verdicts_of_the_same_value_are_one_object(tmp_path: Path) -> None:
+    # Most kept verdicts are `[]`, the others a handful of distinct lists: at 20k objects the
+    # entries read back held ~45 MiB as one list each.
+    pruned = [[["spec", "rules", 0], "name", ["backendRefs", "matches"]]]
+    keys = [f"{i:032x}" for i in range(4)]
+    store = VerdictStore(ParseCache(tmp_path), b"stamp")
+    for key in keys[:2]:
+        store.add(key, [])
+    for key in keys[2:]:
+        store.add(key, [[list(part) if isinstance(part, list) else part for part in entry] for entry in pruned])
+    assert store.get(keys[0]) is store.get(keys[1]) == []
+    assert store.get(keys[2]) is store.get(keys[3]) == pruned
+    store.save()
+    read = VerdictStore(ParseCache(tmp_path), b"stamp")
+    assert [read.get(key) for key in keys] == [[], [], pruned, pruned]
+    assert read.get(keys[0]) is read.get(keys[1])
+    assert read.get(keys[2]) is read.get(keys[3])
