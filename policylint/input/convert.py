@@ -15,6 +15,7 @@ from policylint.findings import Issue
 from policylint.input import bounds
 from policylint.input.document import DUPLICATE_KEY, SHARED_STRING_MAX, YAML_SYNTAX_ERROR, Shared, located_issue
 from policylint.input.resolver import IMPLICIT, WILDCARD, is_merge, node_tag
+from policylint.input.sharing import shared_list, shared_map
 
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
@@ -314,7 +315,7 @@ class Converter:
                 return self._memo[key]
         if cls is SequenceNode:
             self.nodes += len(node.value)
-            out_list = [self._convert(child) for child in node.value]
+            out_list = shared_list(self._strings, [self._convert(child) for child in node.value])
             if self.shared:
                 self._memo[node] = out_list
             return out_list
@@ -339,6 +340,7 @@ class Converter:
             out[k] = self._convert(vnode)
         if len(out) != len(pairs):
             self._report_duplicates(pairs)
+        out = shared_map(self._strings, out)
         if self.shared:
             self._memo[node] = out
         return out

@@ -36,6 +36,7 @@ from policylint.input import load
 from policylint.input.cache import ParseCache, dumps, pack, sharing_decoder, unpack
 from policylint.input.kept import Keeper, Kept
 from policylint.input.load import FileResult
+from policylint.input.sharing import shared_tree
 from policylint.input.sources import Source
 
 if TYPE_CHECKING:
@@ -302,6 +303,7 @@ def _collect(
     sources: list[Source],
     results: list[FileResult | None],
     cache: ParseCache | None,
+    strings: load.Shared | None = None,
 ) -> bool:
     """Take the results of the batches `done` into `results`; False when a worker died."""
     from concurrent.futures import BrokenExecutor
@@ -324,10 +326,14 @@ def _collect(
             try:
                 # marshal, not the cache's checked JSON: the payload comes from this run's own
                 # worker (through the pool's pickle channel, trusted as much), never from disk.
-                packed = marshal.loads(payload)
+                documents, issues = marshal.loads(payload)
             except Exception:
                 continue
-            results[i] = unpack(packed, sources[i].display)
+            if strings is not None:
+                # Each worker shares the maps and lists of its own files only: those of the run
+                # become one object each here, as if this process had parsed every file.
+                documents = tuple((*row[:5], shared_tree(strings, row[5])) for row in documents)
+            results[i] = unpack((documents, issues), sources[i].display)
             if cache is not None and key is not None:
                 cache.note_written(key)
     return healthy
@@ -359,7 +365,7 @@ def _share_work(
     left = len(order)  # order[left:] were parsed here
 
     def collect(done: Sequence[Future[list[bytes | None]]]) -> bool:
-        return _collect(done, in_flight, order, sources, results, cache)
+        return _collect(done, in_flight, order, sources, results, cache, strings)
 
     def hand_out() -> bool:
         nonlocal handed_out
