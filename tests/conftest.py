@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -127,23 +125,3 @@ def validate_json_reports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(json_reporter, "report", checked)
     monkeypatch.setattr(json_reporter, "pieces", checked_pieces)
     yield
-
-
-_STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
-
-
-@pytest.fixture(autouse=True)
-def _stop_signals_as_found() -> Iterator[None]:
-    """Every test leaves the stop signals as it found them: their handlers and, in the main
-    thread, the blocked mask. A process a later test starts inherits an ignored or blocked signal
-    across exec (signal(7)), so a test that left SIGINT ignored (a rule or parse worker's set-up run
-    in-process) made a later test's Ctrl-C go unheard: the command ran to its end and exited 1."""
-    handlers = {sig: signal.getsignal(sig) for sig in _STOP_SIGNALS}
-    masked = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, []) if masked else None
-    yield
-    for sig, handler in handlers.items():
-        if signal.getsignal(sig) is not handler and handler is not None:
-            signal.signal(sig, handler)
-    if mask is not None and signal.pthread_sigmask(signal.SIG_BLOCK, []) != mask:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)

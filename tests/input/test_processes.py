@@ -39,7 +39,12 @@ MISSING_ROUTE = "[{group: gateway.networking.k8s.io, kind: HTTPRoute, name: miss
 # to 1 and no worker would start, so there the cap is raised to 2 in the command's process; with
 # two CPUs or more this is the unmodified command.
 _COMMAND = """\
-import sys
+import signal, sys
+# As a shell starts a command: SIGINT handled by Python's default handler. The test's own process
+# may ignore SIGINT (a pytest-xdist worker can), and an ignored signal is inherited across exec
+# (signal(7)); the command then rightly keeps ignoring it, as under nohup, and a Ctrl-C test would
+# see the run finish (exit 1) instead of stop (exit 130).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from policylint import entry
 from policylint.input import parallel
 from policylint.rules import engine, workers
