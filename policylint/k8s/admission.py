@@ -116,6 +116,11 @@ class Catalogue:
     # asks, and for a kind no schema decides (Services, Namespaces) the answer is found only by
     # asking every plausible release and channel, a list per object otherwise.
     decided: dict[tuple[str, str, str], tuple[Mapping[str, Any], str | None] | None] = dataclass_field(default_factory=dict)
+    # (group, kind, version) -> its plausible (release, channel, schema) (`plausible`): every object
+    # the first plausible schema admits asks (policylint.k8s.dissent), and the answer is the kind's.
+    plausibles: dict[tuple[str, str, str], list[tuple[str, str, tuple[Mapping[str, Any], str] | None]]] = dataclass_field(
+        default_factory=dict
+    )
 
     def fingerprint(self, schema: Mapping[str, Any]) -> bytes:
         """A hash of the schema's content, worked out once per schema and run: which schema decided
@@ -192,7 +197,13 @@ class Catalogue:
         Gateway API release and channel the cluster may run (`Cluster.releases`, `channels`),
         newest release first, the standard channel first. A vendor's kind: for every bundled
         release of the vendor the cluster may run (the known one, else all, newest first), in the
-        run's channel (a vendor's CRDs are the same in both)."""
+        run's channel (a vendor's CRDs are the same in both). Worked out once per kind."""
+        found = self.plausibles.get(key)
+        if found is None:
+            found = self.plausibles[key] = self._plausible(key)
+        return found
+
+    def _plausible(self, key: tuple[str, str, str]) -> list[tuple[str, str, tuple[Mapping[str, Any], str] | None]]:
         project = self.project(key)
         if project is not None:
             from policylint.k8s.schemas import vendor_releases
