@@ -28,7 +28,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import FrameType
-    from typing import Any, TextIO
+    from typing import Any, NoReturn, TextIO
 
     from _typeshed import ReadableBuffer
 
@@ -66,6 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = _command(args)
     except Interrupted as exc:  # between the handlers and `_command`'s own unwinding
         return _stopped(exc)
+    if _was_stopped:
+        _leave(code)
     # The command ends here. What the run built is now garbage held in reference cycles (index,
     # topology, simulation); the collector's last pass at interpreter exit would visit and free it
     # object by object: 0.7 s after a 10k-object run. That pass skips frozen objects, and the OS
@@ -146,9 +148,31 @@ def _say(line: str) -> None:
 
 
 def _stopped(exc: Interrupted) -> int:
-    global _state
+    global _state, _was_stopped
     _state = "done"  # a second signal from here on exits at once, with the same code
+    _was_stopped = True
     return 128 + exc.signum
+
+
+# Whether the command was stopped by a signal (and has unwound from it).
+_was_stopped = False
+
+
+def _leave(code: int) -> NoReturn:
+    """End a stopped run now, its output flushed, without the interpreter's finalisation.
+
+    Unwinding from the signal already did what a stop needs: the workers are stopped, temporary
+    directories removed by their `with` blocks, cache entries are only ever written whole and then
+    renamed. What finalisation would still do is join the parse pool's manager thread, which
+    CPython 3.11 wakes at exit through a pipe that thread may be closing at that moment: under
+    load, "Exception ignored in atexit callback ... OSError: [Errno 9] Bad file descriptor" was
+    printed after a Ctrl-C. The second-signal path (`_on_stop_signal`) leaves the same way."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(code)
 
 
 def _on_stop_signal(signum: int, frame: FrameType | None) -> None:

@@ -391,6 +391,35 @@ def test_a_stop_signal_stops_the_workers_and_exits_128_plus_its_number(
     assert_session_ends(proc.pid)  # no worker (nor the resource tracker) outlives the command
 
 
+@linux_only
+def test_a_stopped_run_ends_without_the_interpreter_s_finalisation(corpus: Path, sessions: list[int]) -> None:
+    """Unwinding from the signal does what a stop needs; finalisation after it only joins the parse
+    pool's manager thread, which CPython 3.11 may be closing a pipe of at that moment (under load:
+    "Exception ignored in atexit callback ... Bad file descriptor" after a Ctrl-C). A stopped run
+    ends before it: an exit handler registered by the test never runs."""
+    finalised = "import atexit, os\natexit.register(os.write, 2, b'finalised')\n"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", finalised + _COMMAND, *LINT, "--jobs", "2"],
+        cwd=corpus,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    sessions.append(proc.pid)
+    busy_worker(proc, 0.2)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=RUN_TIMEOUT)
+    assert (proc.returncode, out, err) == (130, b"", b"")
+    # A run that ends by itself is finalised as usual: the handler runs.
+    code, _, err = run_with_prefix(finalised, [*LINT, "--jobs", "1"], corpus)
+    assert (code, err.endswith(b"finalised")) == (1, True)
+
+
+def run_with_prefix(prefix: str, args: list[str], cwd: Path) -> tuple[int, bytes, bytes]:
+    proc = subprocess.run([sys.executable, "-c", prefix + _COMMAND, *args], cwd=cwd, capture_output=True, timeout=RUN_TIMEOUT)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
 # Records every module imported once `entry.main()` runs, and whether the stop-signal handlers were
 # in place at that moment: a signal that came then must already exit 128 + its number.
 _IMPORT_ORDER = """\
@@ -753,10 +782,16 @@ def test_jobs_2_writes_the_bytes_jobs_1_writes_on_the_messy_corpus(tmp_path: Pat
     assert sum(p.stat().st_size for p in (tmp_path / "manifests").iterdir()) >= parallel.PARALLEL_MIN_BYTES
     outputs = {}
     for jobs in ("1", "2"):
-        for fmt in ("json", "sarif", "text"):
-            code, out, err = run(["manifests", "--no-cache", "--format", fmt, "--jobs", jobs], tmp_path)
-            assert code == 1, err.decode()
-            outputs[(jobs, fmt)] = out
+        # One run per `--jobs`: the text report on standard output, the others through `--output`,
+        # which writes what `--format` would (tests/reporters/test_ci_reporters.py).
+        reports = tmp_path / f"jobs{jobs}"
+        reports.mkdir()
+        extra = [f"--output={fmt}={reports / fmt}" for fmt in ("json", "sarif")]
+        code, out, err = run(["manifests", "--no-cache", "--format", "text", *extra, "--jobs", jobs], tmp_path)
+        assert code == 1, err.decode()
+        outputs[(jobs, "text")] = out
+        for fmt in ("json", "sarif"):
+            outputs[(jobs, fmt)] = (reports / fmt).read_bytes()
     for fmt in ("json", "sarif", "text"):
         assert outputs[("2", fmt)] == outputs[("1", fmt)]
     assert outputs[("1", "json")].count(b'"rule": "PL201"') > 100
