@@ -34,9 +34,13 @@ RECORD_AGREEMENT = 0.988
 CASE_AGREEMENT = 0.985
 
 
+# The tests share one run over the cases (the module's fixture): on one worker, it runs once.
+pytestmark = pytest.mark.xdist_group("envoy-gateway-oracle")
+
+
 @pytest.fixture(scope="module")
-def summary() -> Summary:
-    return run()
+def summary(tmp_path_factory: pytest.TempPathFactory) -> Summary:
+    return run(cache_dir=str(tmp_path_factory.mktemp("cache")))
 
 
 def test_the_oracle_is_whole() -> None:
