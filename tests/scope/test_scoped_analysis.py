@@ -133,24 +133,32 @@ def scope_everything(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("scope_everything")
-def test_scoped_run_equals_full_run_restricted_to_the_scope(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("seeds", "sizes"),
+    [
+        # A few smaller examples in `make test`; the sixteen larger ones in the whole suite.
+        pytest.param(range(6), (250, 500), id="fast"),
+        pytest.param(SEEDS, (600, 1200), id="full", marks=pytest.mark.slow),
+    ],
+)
+def test_scoped_run_equals_full_run_restricted_to_the_scope(tmp_path: Path, seeds: range, sizes: tuple[int, int]) -> None:
     """On every random example, the scoped run finds what the full run finds in the scope. One
     test over all of them, so that the check of what they add up to (most examples scoped to a
     part, with findings in scope) sees each one whichever process runs the suite (pytest-xdist)."""
     parts = []
-    for seed in SEEDS:
-        parts.append(_scoped_equals_full(seed, tmp_path / f"seed-{seed}"))
+    for seed in seeds:
+        parts.append(_scoped_equals_full(seed, tmp_path / f"seed-{seed}", sizes))
     # The comparison means something only where the scoped run analysed a part and the scope had
     # findings: most of the random examples must.
     assert sum(share < 0.9 and found > 0 for share, found in parts) >= len(parts) // 2, str(sorted(parts))
 
 
-def _scoped_equals_full(seed: int, root: Path) -> tuple[float, int]:
+def _scoped_equals_full(seed: int, root: Path, sizes: tuple[int, int]) -> tuple[float, int]:
     """Asserts the equality on example `seed`; (share of the objects analysed, findings in scope)."""
     root.mkdir()
     rng = random.Random(seed)
     isolated = seed % 4 != 3  # mostly parts that do not see each other; some chained tenants
-    docs = list(tenants(rng.randint(600, 1200), seed, error_rate=0.3, isolated=isolated))
+    docs = list(tenants(rng.randint(*sizes), seed, error_rate=0.3, isolated=isolated))
     docs, deleted = _mutate(docs, rng)
     files = _write(docs, root, rng)
     scope = rng.sample(files, k=rng.randint(1, 3))
