@@ -53,6 +53,11 @@ check-code: $(STAMP)
 # (end-to-end runs of the hooks, the Action, the wheel and the hostile corpus: about half the
 # suite's time); `make test-all`, what CI runs, runs everything on every supported Python.
 TEST_WORKERS ?= auto
+# Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE, set on
+# some CI images): otherwise every command the suite runs as a subprocess compiles the package's
+# modules again, and every worker rewrites the test modules' assertions again (about a tenth of
+# the suite's CPU time). It goes to the __pycache__ directories .gitignore already leaves out.
+export PYTHONDONTWRITEBYTECODE :=
 
 test: check-code
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not slow"
