@@ -84,3 +84,9 @@ def assert_valid_report(report: dict[str, Any]) -> None:
     assert not errors, "report does not match schemas/report.schema.json:\n" + "\n".join(
         f"  at /{'/'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in errors
     )
+
+
+def fixture_dirs(root: Path) -> list[Path]:
+    """The fixture directories under `root` (a rule's or a profile's), in name order. The fixtures
+    share their directory with the stage's test modules: Python's bytecode cache is not one."""
+    return sorted(p for p in root.iterdir() if p.is_dir() and p.name != "__pycache__")

@@ -32,7 +32,7 @@ from policylint.profiles.registry import (
 )
 from policylint.rules.schema import GATEWAY_API_KINDS
 from policylint.vocabulary import Accepted
-from tests.lintutil import ROOT, lint_paths, lint_text
+from tests.lintutil import ROOT, fixture_dirs, lint_paths, lint_text
 
 PROFILES = ROOT / "policylint" / "profiles" / "builtin"
 TESTS = Path(__file__).resolve().parents[1]
@@ -202,7 +202,7 @@ def test_merge_defaults_follow_the_class(project: str, entry: dict[str, Any]) ->
 
 def test_every_fixture_directory_belongs_to_a_profile() -> None:
     expected = {_fixture_dir(project, entry["kind"]).name for project, entry in ENTRIES}
-    present = {p.name for p in FIXTURES.iterdir() if p.is_dir()}
+    present = {p.name for p in fixture_dirs(FIXTURES)}
     assert sorted(present - expected) == [], "orphaned fixture directories"
     assert sorted(expected - present) == [], "profiles without a fixture directory"
 

@@ -10,7 +10,7 @@ import pytest
 from policylint.rules import REGISTRY
 from policylint.rules.docs import REQUIRED_HEADINGS, catalogue_markdown, doc_path, parse_doc
 from policylint.rules.engine import INTERNAL_ERROR, INTERNAL_ERROR_NAME
-from tests.lintutil import lint_text
+from tests.lintutil import fixture_dirs, lint_text
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "rules"
@@ -48,7 +48,7 @@ def test_every_doc_belongs_to_a_rule_and_every_rule_has_a_doc() -> None:
 
 def test_every_rule_has_a_fixture_directory_and_none_is_orphaned() -> None:
     expected = {f"{r.id}-{r.name}" for r in REGISTRY}
-    present = {p.name for p in FIXTURES.iterdir() if p.is_dir()}
+    present = {p.name for p in fixture_dirs(FIXTURES)}
     assert sorted(expected - present) == [], "rules without fixtures"
     assert sorted(present - expected) == [], "orphaned fixture directories"
     for name in expected:

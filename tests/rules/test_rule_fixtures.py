@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.lintutil import describe, lint_paths
+from tests.lintutil import describe, fixture_dirs, lint_paths
 
 FIXTURES = Path(__file__).resolve().parents[1] / "rules"
-CASES = sorted(p for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES.is_dir() else []
+CASES = fixture_dirs(FIXTURES) if FIXTURES.is_dir() else []
 
 
 def _options(case: Path) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from policylint.rules import REGISTRY
 from policylint.rules.base import Rule
 from policylint.rules.engine import INTERNAL_ERROR, Selection
 from policylint.stages import ORDER, Stage, closure
-from tests.lintutil import ROOT, declared
+from tests.lintutil import ROOT, declared, fixture_dirs
 from tests.rules.test_rule_fixtures import materialise
 
 CORPORA = [ROOT / "examples", ROOT / "tests" / "data" / "multi-namespace"]
@@ -218,7 +218,7 @@ def test_the_index_holds_data_and_runs_no_validation() -> None:
 
 
 def _subject_corpora(tmp_path: Path) -> list[Path]:
-    fixtures = sorted(materialise(p, tmp_path) for p in (ROOT / "tests" / "rules").iterdir() if p.is_dir())
+    fixtures = sorted(materialise(p, tmp_path) for p in fixture_dirs(ROOT / "tests" / "rules"))
     return [*CORPORA, *fixtures]
 
 
