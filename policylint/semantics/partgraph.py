@@ -28,19 +28,20 @@ tests/scope/test_part_graph.py compares every update with the sets joined from n
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from policylint.semantics.namerefs import EVERYWHERE, Reference, gateway_class, references
 from policylint.values import frozen
 
 if TYPE_CHECKING:
     from policylint.k8s.objects import K8sObject
-    from policylint.semantics.components import Reference
 
 _GATEWAY_CLASS = ("gateway.networking.k8s.io", "GatewayClass")
 _GRANT = ("gateway.networking.k8s.io", "ReferenceGrant")
 # Nodes other than a name in a namespace (a 2-tuple) are 3-tuples tagged by what they stand for.
 _WIDE, _GRANTS, _HOST = "*", "g", "h"
+_NONE: list[str] = []  # no host declared (shared, never changed)
 
 
 @frozen
@@ -66,6 +67,7 @@ class _File:
         "gateways",
         "grant_namespaces",
         "hosts",
+        "kinds",
         "labels",
         "names",
         "namespace_names",
@@ -77,26 +79,35 @@ class _File:
     )
 
     def __init__(self, objects: tuple[K8sObject, ...], hosts: Mapping[tuple[str, str], str]) -> None:
-        from policylint.semantics.components import EVERYWHERE, gateway_class, references
-
         self.objects = objects
         self.refs: list[list[Reference]] = [references(o) for o in objects]
         self.namespaces: list[str | None] = [o.namespace for o in objects]  # a property: read once
         self.names = [o.name for o in objects]
-        self.everywhere = any(EVERYWHERE in r for r in self.refs)
-        self.cluster_names = {o.name for o, ns in zip(objects, self.namespaces) if ns is None and o.kind != "Namespace"}
-        self.namespace_names = set(self.namespaces) | {o.name for o in objects if o.kind == "Namespace" and o.group == ""}
-        self.grant_namespaces = {ns for o, ns in zip(objects, self.namespaces) if (o.group, o.kind) == _GRANT}
-        self.selected = {r.namespace for found in self.refs for r in found if r.selector}
-        self.ref_names = {r.name for found in self.refs for r in found if not r.selector}
-        self.declared: list[list[str]] = []  # per object, the hosts it declares
-        for obj in objects:
-            field = hosts.get((obj.group, obj.kind))
-            value = obj.spec.get(field) if field is not None else None
-            self.declared.append([h for h in value if type(h) is str] if type(value) is list else [])
+        self.kinds = [(o.group, o.kind) for o in objects]
+        self.everywhere = False
+        kinds = self.kinds
+        self.cluster_names = {n for n, ns, gk in zip(self.names, self.namespaces, kinds) if ns is None and gk[1] != "Namespace"}
+        self.namespace_names = set(self.namespaces) | {n for n, gk in zip(self.names, kinds) if gk == ("", "Namespace")}
+        self.grant_namespaces = {ns for ns, gk in zip(self.namespaces, kinds) if gk == _GRANT}
+        self.selected: set[str | None] = set()
+        self.ref_names: set[str] = set()
+        for found in self.refs:
+            for ref in found:
+                if ref.selector:
+                    self.selected.add(ref.namespace)
+                    self.everywhere = self.everywhere or ref == EVERYWHERE
+                else:
+                    self.ref_names.add(ref.name)
+        self.declared: list[list[str]] = [_NONE] * len(objects)  # per object, the hosts it declares
+        if hosts:
+            for i, (obj, gk) in enumerate(zip(objects, kinds)):
+                field = hosts.get(gk)
+                value = obj.spec.get(field) if field is not None else None
+                if type(value) is list:
+                    self.declared[i] = [h for h in value if type(h) is str]
         self.hosts = {h for declared in self.declared for h in declared}
         # The class each Gateway names, by its position in the file.
-        self.gateways = {i: gateway_class(o) for i, o in enumerate(objects) if o.kind == "Gateway"}
+        self.gateways = {i: gateway_class(o) for i, o in enumerate(objects) if kinds[i][1] == "Gateway"}
         self.edges: list[list[Any]] = []
         self.edges_for: _Facts | None = None
         self.labels: list[int] = []
@@ -104,8 +115,7 @@ class _File:
     def shape(self) -> tuple[Any, ...]:
         """Everything the graph reads of the file's objects: two files of one shape have the same
         edges under the same facts, and give the same facts."""
-        kinds = [(o.group, o.kind) for o in self.objects]
-        return (self.names, self.namespaces, kinds, self.refs, self.declared, self.gateways)
+        return (self.names, self.namespaces, self.kinds, self.refs, self.declared, self.gateways)
 
     def connect(self, facts: _Facts) -> None:
         """Each object's edges under `facts` (what `components` joins, the module docstring there)."""
@@ -114,26 +124,27 @@ class _File:
         cluster_names, namespace_names, grant_namespaces = facts.cluster_names, facts.namespace_names, facts.grant_namespaces
         wide, hosts = facts.wide, facts.hosts
         out: list[list[Any]] = []
-        for obj, own, refs, declared in zip(self.objects, self.namespaces, self.refs, self.declared):
-            edges: list[Any] = [(own, obj.name)]
-            if (obj.group, obj.kind) == _GRANT:
+        for name, own, kind, refs, declared in zip(self.names, self.namespaces, self.kinds, self.refs, self.declared):
+            edges: list[Any] = [(own, name)]
+            if kind == _GRANT:
                 edges.append((_GRANTS, own, 0))
-            for namespace, name, explicit, selector in refs:
-                if name in hosts:
-                    edges.append((_HOST, name, 0))
+            for namespace, target, explicit, selector in refs:
+                if target in hosts:
+                    edges.append((_HOST, target, 0))
                 if selector:
                     edges.append((_WIDE, namespace, 0))
                     continue
-                edges.append((namespace, name))
-                if not explicit and name in cluster_names:
-                    edges.append((None, name))
-                if name in namespace_names:
-                    edges.append((_WIDE, name, 0))
+                edges.append((namespace, target))
+                if not explicit and target in cluster_names:
+                    edges.append((None, target))
+                if target in namespace_names:
+                    edges.append((_WIDE, target, 0))
                 if explicit and namespace != own and namespace in grant_namespaces:
                     edges.append((_GRANTS, namespace, 0))
             if own in wide:
                 edges.append((_WIDE, own, 0))
-            edges.extend((_HOST, host, 0) for host in declared)
+            if declared:
+                edges.extend((_HOST, host, 0) for host in declared)
             out.append(edges)
         self.edges, self.edges_for = out, facts
 
@@ -235,17 +246,25 @@ class PartGraph:
 
         for k, (entry, i) in enumerate(slots):
             entry.connect(facts)
+            root = k  # the root of k's set: k has joined nothing yet
             for node in entry.edges[i]:
                 found = nodes.get(node)
                 if found is None:
                     # A new node joins the object's set directly: it is never a root, so every
                     # root is an object.
                     nodes[node] = len(parent)
-                    parent.append(find(k))
-                else:
-                    ra, rb = find(k), find(found)
-                    if ra != rb:
-                        parent[max(ra, rb)] = min(ra, rb)
+                    parent.append(root)
+                    continue
+                other = find(found)
+                if other < root:
+                    parent[root] = root = other
+                elif other > root:
+                    parent[other] = root
+        self._label(slots, nodes, find)
+
+    def _label(self, slots: Sequence[tuple[_File, int]], nodes: Mapping[Any, int], find: Callable[[int], int]) -> None:
+        """A new label for each set the objects at `slots` were joined into, and its nodes."""
+        node_label, label_nodes, not_gateways = self._node_label, self._label_nodes, self._not_gateways
         labels_of: dict[int, int] = {}
         for k, (entry, i) in enumerate(slots):
             root = find(k)
@@ -256,7 +275,7 @@ class PartGraph:
                 label_nodes[made] = []
                 not_gateways[made] = 0
             entry.labels[i] = made
-            if entry.objects[i].kind != "Gateway":
+            if entry.kinds[i][1] != "Gateway":
                 not_gateways[made] += 1
         for node, x in nodes.items():
             label = labels_of[find(x)]
