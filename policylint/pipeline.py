@@ -580,7 +580,7 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     baseline = suppressions.read_baseline(request)  # likewise (BaselineError)
     loaded, sources, texts, notes, skipped = _project(request, part is not None, resident)
     # The project analysed: all of it, or the part the report scope can reach.
-    project, members = _analysed(request, sources, loaded, part)
+    project, members = _analysed(request, sources, loaded, part, resident)
     selected = tuple(r for r in REGISTRY if request.selection.enabled(r))
     wanted = {stage for rule in selected for stage in rule.reads}
     if request.report_policies:
@@ -707,7 +707,7 @@ def _remember_members(
 
 
 def _analysed(
-    request: LintRequest, sources: Sequence[Source], loaded: Project, part: Part | None = None
+    request: LintRequest, sources: Sequence[Source], loaded: Project, part: Part | None = None, resident: Resident | None = None
 ) -> tuple[Project, frozenset[ObjectKey] | None]:
     """The project to analyse and the objects whose findings count (None: all of it), for a run
     whose report scope is narrower than what it read, or that asks for a `part`."""
@@ -732,7 +732,9 @@ def _analysed(
     from policylint.incremental import summaries
 
     cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
-    scoped = summaries.scope(cache, index.objects, index.content_keys, files, deleted, hosts)
+    # A long-lived process keeps the sets the search joined objects into (`resident.graph`).
+    kept = resident.graph if resident is not None else None
+    scoped = summaries.scope(cache, index.objects, index.content_keys, files, deleted, hosts, kept)
     if scoped is None:
         return loaded, None
     reduced = dataclasses.replace(index, objects=scoped.objects)  # the same index of fewer objects

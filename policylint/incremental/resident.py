@@ -14,7 +14,9 @@ already decoded where the part read it) and reads nothing but the file's bytes, 
 Objects are immutable, so handing the same ones to another run changes nothing it finds; what
 they depend on besides the bytes is checked before they are taken: the run's default namespace and,
 for each kind in the file, whether the run's kinds say it is namespaced (CRDs and profiles decide
-that, and with it each object's namespace). The differential tests (tests/incremental/test_incremental.py,
+that, and with it each object's namespace). The sets the part search joined the objects into are
+kept too (`graph`, policylint.semantics.partgraph), so that an edit's search joins again only
+what the edited file's objects reach. The differential tests (tests/incremental/test_incremental.py,
 tests/editor/test_server_parts.py) compare every update with a cold run of the same texts.
 """
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from policylint.semantics.partgraph import PartGraph
 from policylint.values import frozen
 
 if TYPE_CHECKING:
@@ -61,6 +64,7 @@ class Resident:
     def __init__(self) -> None:
         self._held: dict[str, tuple[str, Held]] = {}
         self._verdicts: tuple[str, bytes, VerdictStore] | None = None
+        self.graph = PartGraph()
 
     def verdicts(self, cache: ParseCache, stamp: bytes) -> VerdictStore:
         """The admission verdicts kept in `cache` under `stamp`, read from it once per process:

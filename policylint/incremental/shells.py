@@ -43,8 +43,8 @@ from policylint.input.load import Document, DocumentRef
 from policylint.k8s.fieldtypes import check_object
 from policylint.k8s.lazy import FileData, LazyObject, lazy_object
 from policylint.k8s.objects import BuildResult, K8sObject, KindRegistry, ObjectKey
-from policylint.semantics import components
-from policylint.semantics.components import Reference
+from policylint.semantics import namerefs
+from policylint.semantics.namerefs import Reference
 from policylint.values import frozen
 
 if TYPE_CHECKING:
@@ -271,8 +271,8 @@ def _object_row(obj: K8sObject, document: int) -> list[Any]:
         dict(obj.labels),
         dict(obj.annotations),
         stamp.isoformat() if stamp is not None else None,
-        components.gateway_class(obj),
-        [list(r) for r in components.references(obj)],
+        namerefs.gateway_class(obj),
+        [list(r) for r in namerefs.references(obj)],
         # No field of the wrong type (PL010): the lookups of a part read that of every object.
         not check_object(obj.group, obj.kind, obj.data),
     ]

@@ -29,6 +29,7 @@ from policylint.semantics.components import Scoped
 if TYPE_CHECKING:
     from policylint.input.cache import ParseCache
     from policylint.k8s.objects import K8sObject, ObjectKey
+    from policylint.semantics.partgraph import PartGraph
 
 # Bump when an entry's layout or meaning changes.
 FORMAT = 1
@@ -43,13 +44,16 @@ def scope(
     origin_files: Iterable[str],
     removed: Iterable[ObjectKey],
     hosts: Mapping[tuple[str, str], str],
+    graph: PartGraph | None = None,
 ) -> Scoped | None:
-    """`components.scope(objects, origin_files, removed, hosts=hosts)`, read back when `cache`
-    holds it (and kept for the next run)."""
+    """`components.scope(objects, origin_files, removed, hosts=hosts, kept=graph)`, read back when
+    `cache` holds it (and kept for the next run), unless the sets are kept in memory (`graph`)."""
     files = frozenset(origin_files)
     removed = sorted(set(removed), key=lambda k: _dumps(_key_row(k)))  # a namespace may be None
-    if cache is None or len(objects) < components.MIN_OBJECTS:
-        return components.scope(objects, files, removed, hosts=hosts)
+    if cache is None or graph is not None or len(objects) < components.MIN_OBJECTS:
+        # With the sets kept in memory (a language server), the search costs what the change
+        # does: less than hashing every object's key for the entry.
+        return components.scope(objects, files, removed, hosts=hosts, kept=graph)
     entry = _part_entry(cache, objects, content_keys, files, removed, hosts)
     if entry is not None:
         kept = _recall_part(cache, entry, objects)
@@ -57,7 +61,7 @@ def scope(
             return kept[0]
     # The references of the objects of unchanged files are what their shells kept
     # (policylint.incremental.shells): only the files read again are walked.
-    scoped = components.scope(objects, files, removed, hosts=hosts)
+    scoped = components.scope(objects, files, removed, hosts=hosts, kept=graph)
     if entry is not None:
         _remember_part(cache, entry, objects, scoped)
     return scoped

@@ -70,7 +70,7 @@ class LazyObject(K8sObject):
 
     __slots__ = ("_file", "kept_class", "kept_references", "kept_well_formed")
     _file: FileData
-    # `components.Reference`s (a later stage's type), and a Gateway's class name.
+    # `namerefs.Reference`s (a later stage's type), and a Gateway's class name.
     kept_references: list[Any] | None
     kept_class: str | None
     # No field of the wrong type for its kind (policylint.k8s.fieldtypes): what the index's

@@ -27,6 +27,9 @@ without resolving anything:
   the class reaches every Gateway of it), or when it has a `parametersRef` (the parameters can
   merge its Gateways into one proxy).
 
+The sets these joins make are found by `policylint.semantics.partgraph`, which a long-lived
+process (the language server) keeps between runs and updates for the files that changed.
+
 Origins are the objects of the report scope's files (a Namespace among them makes its objects
 origins; another cluster-scoped object, a GatewayClass or a CRD, makes the run analyse everything) and the objects that could carry a finding
 whose note points at them without referencing them: near-miss hints ("did you mean ...?") name
@@ -43,28 +46,16 @@ object of each kind present (whether a kind exists in the input at all).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
 
-from policylint.k8s.lazy import LazyObject
 from policylint.k8s.objects import K8sObject, ObjectKey
+from policylint.semantics.namerefs import Reference, references
+from policylint.semantics.partgraph import PartGraph
 from policylint.values import frozen
 
-_GATEWAY_CLASS = ("gateway.networking.k8s.io", "GatewayClass")
-_GRANT = ("gateway.networking.k8s.io", "ReferenceGrant")
-# Lists whose entries have a `name` that is not a reference: sections of the object itself
-# (listeners, rules, ports), and HTTP header, query and environment entries.
-_NOT_REFERENCES = frozenset({"listeners", "rules", "ports", "headers", "queryParams", "set", "add", "remove", "env"})
 # Below this many objects the whole project is analysed: the bookkeeping is not worth it.
 MIN_OBJECTS = 200
 # A scoped analysis that would cover more than this share of the objects runs over everything.
 MAX_SHARE = 0.5
-
-
-class Reference(NamedTuple):
-    namespace: str | None
-    name: str
-    explicit_namespace: bool
-    selector: bool = False  # reaches every object of the namespace (selector, `name: "*"`)
 
 
 @frozen(slots=False)
@@ -75,114 +66,6 @@ class Scoped:
     members: frozenset[ObjectKey]
 
 
-def references(obj: K8sObject) -> list[Reference]:
-    """Everything `obj` may refer to by name (an over-approximation: see the module docstring),
-    each once; what was kept of an object not read yet (policylint.k8s.lazy), when it was."""
-    if type(obj) is LazyObject and obj.unread and obj.kept_references is not None:
-        return list(obj.kept_references)
-    data = obj.data
-    if type(data) is not dict:
-        return []
-    own = obj.namespace
-    out: dict[Reference, None] = {}  # ordered and without repeats (a backend of every rule)
-    # (value, whether a `name` in it is a reference); exact type checks: the loader builds
-    # plain dicts and lists, and this walk runs over every object of a scoped run.
-    stack: list[tuple[Any, bool]] = [(v, True) for k, v in data.items() if k not in _TOP_LEVEL and type(v) in _CONTAINERS]
-    pop, push = stack.pop, stack.append
-    while stack:
-        value, may_refer = pop()
-        if type(value) is list:
-            for item in value:
-                if type(item) in _CONTAINERS:
-                    push((item, may_refer))
-            continue
-        if may_refer:
-            name = value.get("name")
-            if type(name) is str:
-                namespace = value.get("namespace")
-                if type(namespace) is str:
-                    out[Reference(namespace, name, True, name == "*")] = None
-                else:
-                    out[Reference(own, name, False, name == "*")] = None
-        for key, child in value.items():
-            if type(child) in _CONTAINERS and key not in _NO_REFERENCES_BELOW:
-                if key in _SELECTORS and child:
-                    out[Reference(own, "", False, True)] = None
-                    if key == "targetSelectors" and type(child) is list and any(_across(item) for item in child):
-                        out[EVERYWHERE] = None
-                push((child, key not in _NOT_REFERENCES))
-    return list(out)
-
-
-# Route matches (paths, headers, query parameters, methods) hold no reference at any depth.
-_NO_REFERENCES_BELOW = frozenset({"matches"})
-
-
-def _across(selector: Any) -> bool:
-    """A target selector that reaches other namespaces (Envoy Gateway `targetSelectors[].namespaces`)."""
-    namespaces = selector.get("namespaces") if type(selector) is dict else None
-    return type(namespaces) is dict and namespaces.get("from") not in (None, "Same")
-
-
-# A reference that may reach any object of any namespace.
-EVERYWHERE = Reference(None, "", False, True)
-_TOP_LEVEL = frozenset({"metadata", "status", "apiVersion", "kind"})
-_CONTAINERS = frozenset({dict, list})
-_SELECTORS = frozenset({"targetSelectors", "selector"})
-
-
-def _join_hosts(
-    objects: Sequence[K8sObject], refs: list[list[Reference]], sets: _Sets, hosts: Mapping[tuple[str, str], str]
-) -> None:
-    """Join each object declaring a host (an Istio ServiceEntry's `hosts`) with every object
-    referring to that name, whatever the namespaces: its `exportTo` may reach any of them."""
-    table: dict[str, int] = {}
-    for i, obj in enumerate(objects):
-        field = hosts.get((obj.group, obj.kind))
-        declared = obj.spec.get(field) if field is not None else None
-        if type(declared) is list:
-            for host in declared:
-                if type(host) is str:
-                    sets.join(i, table, host)
-    if table:
-        for i, found in enumerate(refs):
-            for ref in found:
-                if ref.name in table:
-                    sets.join(i, table, ref.name)
-
-
-class _Sets:
-    """Union-find over integer nodes: `n` objects first, then a node per key of a table."""
-
-    def __init__(self, n: int) -> None:
-        self.parent: list[int] = list(range(n))
-
-    def find(self, x: int) -> int:
-        parent = self.parent
-        root = x
-        while parent[root] != root:
-            root = parent[root]
-        while parent[x] != root:
-            parent[x], x = root, parent[x]
-        return root
-
-    def union(self, a: int, b: int) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
-
-    def join(self, x: int, table: dict[Any, int], key: Any) -> None:
-        """Put `x` in one set with the node of `key` in `table`, made on first use (one call
-        instead of a lookup and a union: this runs for every reference of every object)."""
-        found = table.get(key)
-        if found is None:
-            # A new node joins x's set directly: it is that set's member, never its root.
-            table[key] = len(self.parent)
-            self.parent.append(self.find(x))
-        else:
-            self.union(x, found)
-
-
 def scope(
     objects: Sequence[K8sObject],
     origin_files: Iterable[str],
@@ -191,13 +74,15 @@ def scope(
     hosts: Mapping[tuple[str, str], str] | None = None,
     min_objects: int | None = None,
     max_share: float | None = None,
+    kept: PartGraph | None = None,
 ) -> Scoped | None:
     """The objects a run reporting on `origin_files` (and on what references `removed`, the
     objects a change deleted) must analyse; None when that is (nearly) everything, or when a
     origin is a cluster-scoped object, whose reach is the whole repository. `hosts`: the kinds
     whose objects declare hosts of a service registry, and their spec field listing them
     (profile `implementations[].hostBackends`): a reference by such a host's name, in any
-    namespace, may resolve to the object."""
+    namespace, may resolve to the object. `kept`: the sets of an earlier call in this process
+    (policylint.semantics.partgraph), brought to these objects and kept for the next."""
     min_objects = MIN_OBJECTS if min_objects is None else min_objects
     max_share = MAX_SHARE if max_share is None else max_share
     if len(objects) < min_objects:
@@ -213,70 +98,35 @@ def scope(
     ]
     if any(k.kind != "Namespace" for k in cluster_origins):
         return None
-    graph = _Graph(objects)
-    if any(EVERYWHERE in r for r in graph.refs):
+    graph = kept if kept is not None else PartGraph()
+    graph.update(objects, hosts or {})
+    if graph.everywhere:
         return None
-    graph.connect(hosts)
-    graph.add_origins(origins, removed, cluster_origins)
-    find = graph.sets.find
-    roots = {find(i) for i in origins}
-    members = [i for i in range(len(objects)) if find(i) in roots]
+    found = _Found(objects, graph)
+    roots = found.origins(origins, removed, cluster_origins)
+    members = [i for i, label in enumerate(found.sets) if label in roots]
     if len(members) > max_share * len(objects):
         return None
-    keep = graph.context(members)
+    keep = found.context(members)
     if len(keep) > max_share * len(objects):
         return None
     return Scoped(keep, frozenset(objects[i].key for i in members))
 
 
-class _Graph:
-    """The objects, their references and the sets they fall into, for one call of `scope`: its
-    steps share these tables (built once: a scoped run exists to be fast on large repositories)."""
+class _Found:
+    """The objects, their references and the sets they fall into, for one call of `scope`."""
 
-    def __init__(self, objects: Sequence[K8sObject]) -> None:
+    def __init__(self, objects: Sequence[K8sObject], graph: PartGraph) -> None:
         self.objects = objects
-        self.refs = [references(o) for o in objects]
-        self.namespaces_of = [o.namespace for o in objects]  # a property: read once per object
-        self.sets = _Sets(len(objects))
-        self.names: dict[tuple[str | None, str], int] = {}
+        self.graph = graph
+        self.refs = graph.refs()
+        self.namespaces_of = graph.namespaces()
+        self.sets, self.merged = graph.sets()
         self.existing = set(zip(self.namespaces_of, (o.name for o in objects)))
 
-    def connect(self, hosts: Mapping[tuple[str, str], str] | None) -> None:
-        """Put every object in one set with what it may reference (the module docstring)."""
-        objects, refs, namespaces_of, sets, names = self.objects, self.refs, self.namespaces_of, self.sets, self.names
-        join = sets.join
-        wide: dict[str | None, int] = {}
-        grants: dict[str | None, int] = {}
-        cluster_names = {o.name for o, ns in zip(objects, namespaces_of) if ns is None and o.kind != "Namespace"}
-        # A reference by a namespace's name may target the Namespace: a policy there reaches all of it.
-        namespace_names = set(namespaces_of) | {o.name for o in objects if o.kind == "Namespace" and o.group == ""}
-        grant_namespaces = {ns for o, ns in zip(objects, namespaces_of) if (o.group, o.kind) == _GRANT}
-        for i, obj in enumerate(objects):
-            own = namespaces_of[i]
-            join(i, names, (own, obj.name))
-            if own in grant_namespaces and (obj.group, obj.kind) == _GRANT:
-                join(i, grants, own)
-            for namespace, name, explicit, selector in refs[i]:
-                if selector:
-                    join(i, wide, namespace)
-                    continue
-                join(i, names, (namespace, name))
-                if not explicit and name in cluster_names:
-                    join(i, names, (None, name))
-                if name in namespace_names:
-                    join(i, wide, name)
-                if explicit and namespace != own and namespace in grant_namespaces:
-                    join(i, grants, namespace)
-        for i, namespace in enumerate(namespaces_of):
-            found = wide.get(namespace)
-            if found is not None:
-                sets.union(i, found)
-        if hosts:
-            _join_hosts(objects, refs, sets, hosts)
-        _join_classes(objects, refs, sets, names)
-
-    def add_origins(self, origins: list[int], removed: list[ObjectKey], cluster_origins: list[ObjectKey]) -> None:
-        """Add to `origins` the objects a near-miss hint may point from (the module docstring)."""
+    def origins(self, origins: list[int], removed: list[ObjectKey], cluster_origins: list[ObjectKey]) -> set[int]:
+        """The sets of `origins` and of the objects a near-miss hint may point from (the module
+        docstring)."""
         objects, refs = self.objects, self.refs
         origin_namespaces = (
             {objects[i].namespace for i in origins} | {k.namespace for k in removed} | {k.name for k in cluster_origins}
@@ -284,19 +134,22 @@ class _Graph:
         origin_namespaces.discard(None)
         origin_names = {objects[i].name for i in origins} | {k.name for k in removed}
         existing = self.existing
+        sets = self.sets
+        roots = {sets[i] for i in origins}
         for i, own in enumerate(self.namespaces_of):
             if own in origin_namespaces:
-                origins.append(i)
+                roots.add(sets[i])
                 continue
             for namespace, name, explicit, _ in refs[i]:
                 # A reference that finds nothing may be hinted at a origin of that name elsewhere.
                 if (explicit and namespace in origin_namespaces) or (name in origin_names and (namespace, name) not in existing):
-                    origins.append(i)
+                    roots.add(sets[i])
                     break
         for key in removed:
-            found = self.names.get((key.namespace, key.name))
-            if found is not None:
-                origins.append(found)
+            label = self.graph.label_of((key.namespace, key.name))
+            if label is not None:
+                roots.add(self.merged.get(label, label))
+        return roots
 
     def context(self, members: list[int]) -> list[K8sObject]:
         """The members and what their lookups read beyond their own references, in input order."""
@@ -317,37 +170,5 @@ class _Graph:
         return keep
 
 
-def gateway_class(obj: K8sObject) -> str | None:
-    """The class a Gateway names (`spec.gatewayClassName`), or what was kept of it for an object
-    not read yet (policylint.k8s.lazy)."""
-    if type(obj) is LazyObject and obj.unread:
-        return obj.kept_class
-    data = obj.data
-    spec = data.get("spec") if isinstance(data, dict) else None
-    name = spec.get("gatewayClassName") if isinstance(spec, dict) else None
-    return name if isinstance(name, str) else None
-
-
-def _join_classes(objects: Sequence[K8sObject], refs: list[list[Reference]], sets: _Sets, names: Mapping[Any, int]) -> None:
-    """A GatewayClass that something references, or that has parameters, joins its Gateways."""
-    by_class: dict[str, list[int]] = {}
-    classes: dict[str, int] = {}
-    for i, obj in enumerate(objects):
-        if (obj.group, obj.kind) == _GATEWAY_CLASS:
-            classes[obj.name] = i
-        elif obj.kind == "Gateway":
-            name = gateway_class(obj)
-            if name is not None:
-                by_class.setdefault(name, []).append(i)
-    for name, gateways in by_class.items():
-        index = classes.get(name)
-        if index is None:
-            continue
-        node = names.get((None, name))
-        root = sets.find(node) if node is not None else None
-        referenced = root is not None and any(
-            sets.find(j) == root for j in range(len(objects)) if j != index and objects[j].kind != "Gateway"
-        )
-        if referenced or refs[index]:
-            for g in gateways:
-                sets.union(index, g)
+# The reference walk (policylint.semantics.namerefs), as callers of the part search name it.
+__all__ = ["MAX_SHARE", "MIN_OBJECTS", "Reference", "Scoped", "references", "scope"]

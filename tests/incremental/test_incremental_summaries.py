@@ -17,7 +17,7 @@ from policylint.incremental import summaries
 from policylint.input.cache import ParseCache
 from policylint.input.load import Document, DocumentRef
 from policylint.k8s.objects import K8sObject, KindRegistry, build_objects
-from policylint.semantics import components
+from policylint.semantics import components, partgraph
 from policylint.semantics.components import Scoped
 
 
@@ -36,15 +36,16 @@ def _objects(n: int = 600, namespace: str | None = None) -> tuple[list[K8sObject
 
 
 def _walks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The files whose objects `components.references` walks, one entry per object."""
+    """The files whose objects the part search walks (`namerefs.references`, read by
+    `partgraph`), one entry per object."""
     walked: list[str] = []
-    real = components.references
+    real = partgraph.references
 
     def counted(obj: K8sObject) -> Any:
         walked.append(obj.doc.file)
         return real(obj)
 
-    monkeypatch.setattr(components, "references", counted)
+    monkeypatch.setattr(partgraph, "references", counted)
     return walked
 
 

@@ -1,0 +1,365 @@
+"""The sets `components.scope` joins objects into, kept between the runs of one process and
+updated for the files that changed instead of joined again over every object.
+
+A language server runs a scoped analysis per edit over the same workspace, of which one file
+changed; joining every object's references anew was a seventh of an edit's analysis at 10,000
+objects (docs/performance.md#the-language-server). The graph is bipartite: objects on one side,
+on the other the nodes their references join them to (a name in a namespace, a namespace's
+"every object" node, a namespace's ReferenceGrants, a service registry's host). Which nodes an
+object joins (its *edges*, `_edges`) depends on the object and on a few facts about all objects
+(`_Facts`: the names of cluster-scoped objects and of namespaces, the namespaces holding grants,
+the namespaces something reaches whole, the declared hosts).
+
+A union-find cannot take an edge back, so the sets are not kept as one: each set is a *label*,
+and an update with the same facts relabels only the sets the changed files' objects were in
+before and the sets the nodes of their new edges are in, joining again the edges of those sets'
+objects alone. Every other set keeps its label: none of its objects changed, and no new edge
+reaches any of its nodes, so it is the same set of the new graph (the edges of an unchanged
+object are a function of the object and the facts). Removals and renames that split a set are
+so handled like additions that join two. When the facts change (a namespace, a grant's
+namespace, a selector's namespace or a host appears or goes), every edge may change and all is
+joined again. A file's objects are taken as unchanged when they are the same objects as the
+run before (`policylint.incremental.resident` hands them over; they are immutable).
+
+GatewayClasses join their Gateways after the sets are found, as `components` describes, over the
+labels: the rule reads the sets, not edges, and costs one step per class and Gateway.
+tests/scope/test_part_graph.py compares every update with the sets joined from nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from policylint.semantics.namerefs import EVERYWHERE, Reference, gateway_class, references
+from policylint.values import frozen
+
+if TYPE_CHECKING:
+    from policylint.k8s.objects import K8sObject
+
+_GATEWAY_CLASS = ("gateway.networking.k8s.io", "GatewayClass")
+_GRANT = ("gateway.networking.k8s.io", "ReferenceGrant")
+# Nodes other than a name in a namespace (a 2-tuple) are 3-tuples tagged by what they stand for.
+_WIDE, _GRANTS, _HOST = "*", "g", "h"
+_NONE: list[str] = []  # no host declared (shared, never changed)
+
+
+@frozen
+class _Facts:
+    """What every object's edges read of the other objects (the module docstring)."""
+
+    cluster_names: frozenset[str]  # names of cluster-scoped objects but Namespaces
+    namespace_names: frozenset[str | None]  # the namespaces objects live in, and Namespaces' names
+    grant_namespaces: frozenset[str | None]
+    wide: frozenset[str | None]  # namespaces whose every object a reference reaches
+    hosts: frozenset[str]  # hosts a service registry's object declares
+
+
+class _File:
+    """One file's objects and what the graph reads of them, computed once per object."""
+
+    __slots__ = (
+        "cluster_names",
+        "declared",
+        "edges",
+        "edges_for",
+        "everywhere",
+        "gateways",
+        "grant_namespaces",
+        "hosts",
+        "kinds",
+        "labels",
+        "names",
+        "namespace_names",
+        "namespaces",
+        "objects",
+        "ref_names",
+        "refs",
+        "selected",
+    )
+
+    def __init__(self, objects: tuple[K8sObject, ...], hosts: Mapping[tuple[str, str], str]) -> None:
+        self.objects = objects
+        self.refs: list[list[Reference]] = [references(o) for o in objects]
+        self.namespaces: list[str | None] = [o.namespace for o in objects]  # a property: read once
+        self.names = [o.name for o in objects]
+        self.kinds = [(o.group, o.kind) for o in objects]
+        self.everywhere = False
+        kinds = self.kinds
+        self.cluster_names = {n for n, ns, gk in zip(self.names, self.namespaces, kinds) if ns is None and gk[1] != "Namespace"}
+        self.namespace_names = set(self.namespaces) | {n for n, gk in zip(self.names, kinds) if gk == ("", "Namespace")}
+        self.grant_namespaces = {ns for ns, gk in zip(self.namespaces, kinds) if gk == _GRANT}
+        self.selected: set[str | None] = set()
+        self.ref_names: set[str] = set()
+        for found in self.refs:
+            for ref in found:
+                if ref.selector:
+                    self.selected.add(ref.namespace)
+                    self.everywhere = self.everywhere or ref == EVERYWHERE
+                else:
+                    self.ref_names.add(ref.name)
+        self.declared: list[list[str]] = [_NONE] * len(objects)  # per object, the hosts it declares
+        if hosts:
+            for i, (obj, gk) in enumerate(zip(objects, kinds)):
+                field = hosts.get(gk)
+                value = obj.spec.get(field) if field is not None else None
+                if type(value) is list:
+                    self.declared[i] = [h for h in value if type(h) is str]
+        self.hosts = {h for declared in self.declared for h in declared}
+        # The class each Gateway names, by its position in the file.
+        self.gateways = {i: gateway_class(o) for i, o in enumerate(objects) if kinds[i][1] == "Gateway"}
+        self.edges: list[list[Any]] = []
+        self.edges_for: _Facts | None = None
+        self.labels: list[int] = []
+
+    def shape(self) -> tuple[Any, ...]:
+        """Everything the graph reads of the file's objects: two files of one shape have the same
+        edges under the same facts, and give the same facts."""
+        return (self.names, self.namespaces, self.kinds, self.refs, self.declared, self.gateways)
+
+    def connect(self, facts: _Facts) -> None:
+        """Each object's edges under `facts` (what `components` joins, the module docstring there)."""
+        if self.edges_for is facts or self.edges_for == facts:
+            return
+        cluster_names, namespace_names, grant_namespaces = facts.cluster_names, facts.namespace_names, facts.grant_namespaces
+        wide, hosts = facts.wide, facts.hosts
+        out: list[list[Any]] = []
+        for name, own, kind, refs, declared in zip(self.names, self.namespaces, self.kinds, self.refs, self.declared):
+            edges: list[Any] = [(own, name)]
+            if kind == _GRANT:
+                edges.append((_GRANTS, own, 0))
+            for namespace, target, explicit, selector in refs:
+                if target in hosts:
+                    edges.append((_HOST, target, 0))
+                if selector:
+                    edges.append((_WIDE, namespace, 0))
+                    continue
+                edges.append((namespace, target))
+                if not explicit and target in cluster_names:
+                    edges.append((None, target))
+                if target in namespace_names:
+                    edges.append((_WIDE, target, 0))
+                if explicit and namespace != own and namespace in grant_namespaces:
+                    edges.append((_GRANTS, namespace, 0))
+            if own in wide:
+                edges.append((_WIDE, own, 0))
+            if declared:
+                edges.extend((_HOST, host, 0) for host in declared)
+            out.append(edges)
+        self.edges, self.edges_for = out, facts
+
+
+class PartGraph:
+    """The sets of the last run's objects, by file; `update` brings them to another run's."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, _File] = {}
+        self._hosts: Mapping[tuple[str, str], str] | None = None
+        self._facts: _Facts | None = None
+        self._node_label: dict[Any, int] = {}
+        self._label_nodes: dict[int, list[Any]] = {}
+        self._not_gateways: dict[int, int] = {}  # label -> how many of its objects are not Gateways
+        self._next = 0
+        # This run's objects in input order: file, position in it.
+        self.order: list[tuple[_File, int]] = []
+        self.everywhere = False
+
+    def update(self, objects: Sequence[K8sObject], hosts: Mapping[tuple[str, str], str]) -> None:
+        """Bring the sets to those of `objects`, joining again only what the changed files reach."""
+        grouped: dict[str, list[K8sObject]] = {}
+        for obj in objects:
+            grouped.setdefault(obj.doc.file, []).append(obj)
+        if hosts != self._hosts:  # which objects declare hosts, and so every file's facts
+            self._files, self._hosts = {}, dict(hosts)
+        before = self._files
+        files: dict[str, _File] = {}
+        changed: list[_File] = []
+        reshaped: set[str] = set()  # files of other objects of the same shape (below)
+        for name, found in grouped.items():
+            kept = before.get(name)
+            if kept is not None and len(kept.objects) == len(found) and all(map(_same, kept.objects, found)):
+                files[name] = kept
+                continue
+            files[name] = entry = _File(tuple(found), hosts)
+            if kept is not None and kept.shape() == entry.shape():
+                # Other objects with what the graph reads of them unchanged (an edit of a value or
+                # a comment): their edges, hence their sets, are the old objects'.
+                entry.edges, entry.edges_for, entry.labels = kept.edges, kept.edges_for, kept.labels
+                reshaped.add(name)
+            else:
+                changed.append(entry)
+        gone = [entry for name, entry in before.items() if files.get(name) is not entry and name not in reshaped]
+        positions = dict.fromkeys(files, 0)
+        order: list[tuple[_File, int]] = []
+        for obj in objects:
+            file = obj.doc.file
+            order.append((files[file], positions[file]))
+            positions[file] += 1
+        self._files, self.order = files, order
+        self.everywhere = any(f.everywhere for f in files.values())
+        for entry in changed:
+            entry.labels = [-1] * len(entry.objects)
+        facts = _facts(files.values())
+        if facts != self._facts:
+            self._facts = facts
+            everything = [(entry, i) for entry in files.values() for i in range(len(entry.objects))]
+            self._relabel(everything, set(self._label_nodes))
+            return
+        if not changed and not gone:
+            return
+        affected = {label for entry in gone for label in entry.labels}
+        node_label = self._node_label
+        for entry in changed:
+            entry.connect(facts)
+            for edges in entry.edges:
+                for node in edges:
+                    label = node_label.get(node)
+                    if label is not None:
+                        affected.add(label)
+        # Per object, not per file: an unchanged object of a set no change reaches keeps its
+        # label, which the other objects of its set keep too.
+        again = [(entry, i) for entry in files.values() for i, label in enumerate(entry.labels) if label < 0 or label in affected]
+        self._relabel(again, affected)
+
+    def _relabel(self, slots: Sequence[tuple[_File, int]], affected: set[int]) -> None:
+        """Join the objects at `slots` again: the objects of the sets labelled `affected`, and the
+        new ones (labelled -1)."""
+        node_label, label_nodes, not_gateways = self._node_label, self._label_nodes, self._not_gateways
+        for label in affected:
+            for node in label_nodes.pop(label, ()):
+                if node_label.get(node) == label:
+                    del node_label[node]
+            not_gateways.pop(label, None)
+        facts = self._facts
+        assert facts is not None
+        # A union-find over ints: the objects in the order of `slots`, nodes after them.
+        parent = list(range(len(slots)))
+        nodes: dict[Any, int] = {}
+
+        def find(x: int) -> int:
+            root = x
+            while parent[root] != root:
+                root = parent[root]
+            while parent[x] != root:
+                parent[x], x = root, parent[x]
+            return root
+
+        for k, (entry, i) in enumerate(slots):
+            entry.connect(facts)
+            root = k  # the root of k's set: k has joined nothing yet
+            for node in entry.edges[i]:
+                found = nodes.get(node)
+                if found is None:
+                    # A new node joins the object's set directly: it is never a root, so every
+                    # root is an object.
+                    nodes[node] = len(parent)
+                    parent.append(root)
+                    continue
+                other = find(found)
+                if other < root:
+                    parent[root] = root = other
+                elif other > root:
+                    parent[other] = root
+        self._label(slots, nodes, find)
+
+    def _label(self, slots: Sequence[tuple[_File, int]], nodes: Mapping[Any, int], find: Callable[[int], int]) -> None:
+        """A new label for each set the objects at `slots` were joined into, and its nodes."""
+        node_label, label_nodes, not_gateways = self._node_label, self._label_nodes, self._not_gateways
+        labels_of: dict[int, int] = {}
+        for k, (entry, i) in enumerate(slots):
+            root = find(k)
+            made = labels_of.get(root)
+            if made is None:
+                made = labels_of[root] = self._next
+                self._next += 1
+                label_nodes[made] = []
+                not_gateways[made] = 0
+            entry.labels[i] = made
+            if entry.kinds[i][1] != "Gateway":
+                not_gateways[made] += 1
+        for node, x in nodes.items():
+            label = labels_of[find(x)]
+            node_label[node] = label
+            label_nodes[label].append(node)
+
+    def sets(self) -> tuple[list[int], dict[int, int]]:
+        """The set of each object of the run, in input order, and the set each label is part of
+        where that is another (absent: the label's own), GatewayClasses joined to their
+        Gateways (`components._join_classes` before): a class that something other than its
+        Gateways references, or that has parameters, joins them, class by class in the order of
+        each class's first Gateway, each reading the sets the classes before it joined."""
+        order = self.order
+        base = [entry.labels[i] for entry, i in order]
+        by_class: dict[str, list[int]] = {}
+        classes: dict[str, int] = {}
+        for k, (entry, i) in enumerate(order):
+            obj = entry.objects[i]
+            if (obj.group, obj.kind) == _GATEWAY_CLASS:
+                classes[obj.name] = k
+            elif obj.kind == "Gateway":
+                name = entry.gateways[i]
+                if name is not None:
+                    by_class.setdefault(name, []).append(k)
+        if not classes or not by_class:
+            return base, {}
+        parent: dict[int, int] = {}
+        count = dict(self._not_gateways)
+
+        def find(x: int) -> int:
+            while parent.get(x, x) != x:
+                x = parent[x]
+            return x
+
+        for name, gateways in by_class.items():
+            index = classes.get(name)
+            if index is None:
+                continue
+            entry, i = order[index]
+            node = self._node_label.get((None, name))
+            root = find(node) if node is not None else None
+            # Something but the class itself and Gateways in the set of the class's name.
+            referenced = root is not None and count[root] - (1 if find(base[index]) == root else 0) > 0
+            if referenced or entry.refs[i]:
+                for g in gateways:
+                    a, b = find(base[index]), find(base[g])
+                    if a != b:
+                        parent[b] = a
+                        count[a] += count.pop(b)
+        return [find(label) for label in base], {label: find(label) for label in parent}
+
+    def refs(self) -> list[list[Reference]]:
+        return [entry.refs[i] for entry, i in self.order]
+
+    def namespaces(self) -> list[str | None]:
+        return [entry.namespaces[i] for entry, i in self.order]
+
+    def label_of(self, node: tuple[str | None, str]) -> int | None:
+        """The label of the set a name in a namespace is in (before classes join), if any object
+        bears or references it."""
+        return self._node_label.get(node)
+
+
+def _same(a: K8sObject, b: K8sObject) -> bool:
+    return a is b
+
+
+def _facts(files: Iterable[_File]) -> _Facts:
+    cluster_names: set[str] = set()
+    namespace_names: set[str | None] = set()
+    grant_namespaces: set[str | None] = set()
+    selected: set[str | None] = set()
+    ref_names: set[str] = set()
+    hosts: set[str] = set()
+    for entry in files:
+        cluster_names |= entry.cluster_names
+        namespace_names |= entry.namespace_names
+        grant_namespaces |= entry.grant_namespaces
+        selected |= entry.selected
+        ref_names |= entry.ref_names
+        hosts |= entry.hosts
+    # A namespace's every-object node exists when a selector in it, or a reference by its name,
+    # joins it (`components` before: only then are the namespace's objects joined to it).
+    wide = selected | (ref_names & namespace_names)
+    return _Facts(
+        frozenset(cluster_names), frozenset(namespace_names), frozenset(grant_namespaces), frozenset(wide), frozenset(hosts)
+    )
