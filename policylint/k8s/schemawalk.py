@@ -61,8 +61,9 @@ def violations(
 
     `seen` ((id(schema node), the value's `cel.shape`) -> what is wrong under it, paths relative
     to it) lets a map or list whose content was checked under the same schema node before take
-    that answer (repositories repeat their routes' rules, matches and filters); `shapes` is the
-    object's memo of `cel.shape`. `pruned` receives the fields the schema does not define (see
+    that answer (repositories repeat their routes' rules, matches and filters); `shapes` is a memo
+    of `cel.shape` whose maps and lists stay alive while it is used (the object's, or the run's:
+    `Catalogue.shapes`). `pruned` receives the fields the schema does not define (see
     `Admission.pruned`), found by the same walk."""
     root = {k: v for k, v in data.items() if k not in TOP_LEVEL_SKIPPED}
     top_required = [r for r in schema.get("required", ()) if r not in TOP_LEVEL_SKIPPED]
