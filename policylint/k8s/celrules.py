@@ -94,7 +94,7 @@ class _CelRun:
     def _reused(self, raw: Any, node: Mapping[str, Any]) -> bool:
         """Whether nothing under this subtree is refused, as seen before, and the budget covers
         it; if not, the subtree is walked, and its cost kept when nothing under it is refused."""
-        whole = self.cel.shape(raw, self.shapes)
+        whole = self._shape(raw)
         if whole is None:
             return False
         subtree = (id(node), "/", (whole,))
@@ -105,6 +105,12 @@ class _CelRun:
         self.open_.append([subtree, False, self.spent])
         self.stack.append((_END, None, None))
         return False
+
+    def _shape(self, raw: Any) -> Any:
+        """`cel.shape` of the value: the run's shapes are mostly known already, and looked up here
+        first (a live scalar never has the id of a map or list the memo holds alive)."""
+        got = self.shapes.get(id(raw), _UNSET)
+        return self.cel.shape(raw, self.shapes) if got is _UNSET else got
 
     def _descend(self, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...]) -> bool:
         """Push the children whose schema has rules below it; whether the node has rules of its own."""
@@ -192,7 +198,7 @@ class _CelRun:
         node's rules where each rule's own would be worked out one by one."""
         if not parts or not rules:
             return None, ()
-        whole = self.cel.shape(raw, self.shapes)
+        whole = self._shape(raw)
         if whole is None:
             return None, ()
         node_slot = (id(node), "", (whole,))

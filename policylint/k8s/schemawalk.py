@@ -12,6 +12,8 @@ from policylint.k8s.schemas import COMBINED
 from policylint.k8s.verdicts import EMBEDDED, PRESERVE, TOP_LEVEL_SKIPPED, template
 
 _END: Any = object()  # on the walk's stack: the subtree above is done
+_UNSHAPED: Any = object()  # not in the memo of shapes
+_NOTHING: Any = ((), ())  # what `seen` keeps of a subtree with nothing refused or pruned in it
 
 # (path, what is wrong, the API server's field error type)
 _Violation = tuple[tuple[str | int, ...], str, str]
@@ -173,6 +175,9 @@ class _Walk:
         if self.budget.exhausted:
             return  # alternatives left unchecked under it: no answer to give other objects
         key, start, depth, first = mark
+        if start == len(self.out) and first == len(self.unknown):
+            self.seen[key] = _NOTHING  # type: ignore[index]  # most subtrees: one answer for all
+            return
         self.seen[key] = (  # type: ignore[index]
             tuple((p[depth:], m, r) for p, m, r in self.out[start:]),
             tuple((p[depth:], k, known) for p, k, known in self.unknown[first:]),
@@ -183,14 +188,18 @@ class _Walk:
         if not, the answer walked now is kept when its subtree is done."""
         if self.seen is None or not path or (type(value) is not dict and type(value) is not list):
             return False
-        whole = self.shape(value, self.shapes)
+        # The run's shapes are mostly known already: looked up here before `shape` is called.
+        whole = self.shapes.get(id(value), _UNSHAPED)
+        if whole is _UNSHAPED:
+            whole = self.shape(value, self.shapes)
         if whole is None:
             return False
         key = (id(node), whole)
         got = self.seen.get(key)
         if got is not None:
-            self.out.extend(((*path, *p), m, r) for p, m, r in got[0])
-            self.unknown.extend(((*path, *p), k, known) for p, k, known in got[1])
+            if got is not _NOTHING:
+                self.out.extend(((*path, *p), m, r) for p, m, r in got[0])
+                self.unknown.extend(((*path, *p), k, known) for p, k, known in got[1])
             return True
         self.stack.append((_END, (key, len(self.out), len(path), len(self.unknown)), None))
         return False
