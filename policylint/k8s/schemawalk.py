@@ -245,7 +245,7 @@ class _Walk:
             if None in value:
                 _null_items(out, path, value, items)
             self.stack.extend((item, items, (*path, i)) for i, item in reversed(list(enumerate(value))))
-        if LIST_TYPE in node:
+        if LIST_TYPE in node and len(value) > 1:  # one item repeats nothing
             _duplicates(out, path, value, node, items if isinstance(items, dict) else {})
 
     def _map(self, value: dict[Any, Any], node: Mapping[str, Any], path: tuple[str | int, ...]) -> None:
