@@ -100,6 +100,43 @@ def parallel_capacity() -> float:
     return 2 * alone / together
 
 
+# Whether every run declares what the cluster runs (`--cluster`): the newest bundled Gateway API
+# release on the standard channel, and the newest bundled release of the vendors whose policies
+# the corpora hold, so that one schema decides each kind. Undeclared, each object the first
+# plausible schema admits is judged by every other plausible one too (policylint.k8s.dissent).
+CLUSTER = False
+
+
+def _cluster_flags() -> list[str]:
+    """The command's flags that declare the cluster, when `CLUSTER` is set."""
+    if not CLUSTER:
+        return []
+    from policylint.k8s.schemas import DEFAULT_GATEWAY_API_VERSION, vendor_releases
+
+    newest = vendor_releases()
+    flags = ["--gateway-api-version", DEFAULT_GATEWAY_API_VERSION, "--channel", "standard"]
+    for vendor in ("envoy-gateway", "kuadrant"):
+        flags += ["--implementation", f"{vendor}@{newest[vendor][-1]}"]
+    return flags
+
+
+def _declared() -> Any:
+    """The `LintRequest.declared` of the same cluster as `_cluster_flags`."""
+    from policylint.k8s.cluster import Declared
+
+    flags = _cluster_flags()
+    if not flags:
+        return Declared()
+    return Declared(
+        gateway_api_version=flags[1],
+        version_source="benchmark",
+        channel=flags[3],
+        channel_source="benchmark",
+        implementations=tuple(flags[5::2]),
+        implementations_source="benchmark",
+    )
+
+
 def _command() -> list[str]:
     script = shutil.which("policylint", path=str(Path(sys.executable).parent))
     return [script] if script else [sys.executable, "-m", "policylint"]
@@ -223,7 +260,7 @@ def measure(corpus: Path, repeat: int) -> dict[str, Any]:
     findings: list[int] = []
 
     def full_lint(jobs: int = 1, cache_dir: str | None = None) -> int:
-        result = lint(LintRequest(paths=[str(corpus)], jobs=jobs, cache_dir=cache_dir))
+        result = lint(LintRequest(paths=[str(corpus)], jobs=jobs, cache_dir=cache_dir, declared=_declared()))
         findings[:] = [len(result.findings)]
         return len(result.index.objects)
 
@@ -274,7 +311,7 @@ def measure(corpus: Path, repeat: int) -> dict[str, Any]:
             edit_one_file()
             start = time.perf_counter()
             proc = subprocess.run(
-                [*_command(), "check", "--format", "json", "--cache-dir", cache_dir, str(corpus)],
+                [*_command(), "check", *_cluster_flags(), "--format", "json", "--cache-dir", cache_dir, str(corpus)],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
                 check=False,
@@ -293,13 +330,13 @@ def measure(corpus: Path, repeat: int) -> dict[str, Any]:
                 fh.write(f"# edited {time.time_ns()}\n")
             gc.collect()
             start = time.perf_counter()
-            lint(LintRequest(paths=[changed], context_paths=[str(corpus)], cache_dir=cache_dir))
+            lint(LintRequest(paths=[changed], context_paths=[str(corpus)], cache_dir=cache_dir, declared=_declared()))
             hook_s = min(hook_s, time.perf_counter() - start)
             with open(changed, "a", encoding="utf-8") as fh:
                 fh.write(f"# edited {time.time_ns()}\n")
             start = time.perf_counter()
             proc = subprocess.run(
-                [*_command(), "check", "--cache-dir", cache_dir, "--context", str(corpus), changed],
+                [*_command(), "check", *_cluster_flags(), "--cache-dir", cache_dir, "--context", str(corpus), changed],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
                 check=False,
@@ -314,7 +351,7 @@ def measure(corpus: Path, repeat: int) -> dict[str, Any]:
     rendered: list[Any] = []
 
     def lint_and_render() -> None:
-        result = lint(LintRequest(paths=[str(corpus)], report_policies=True))
+        result = lint(LintRequest(paths=[str(corpus)], report_policies=True, declared=_declared()))
         start = time.perf_counter()
         renderer("json")(result)
         rendered.append(time.perf_counter() - start)
@@ -380,7 +417,7 @@ def staged_hook(corpus: Path, cache_dir: str, rounds: int, command: list[str] | 
         def hook() -> float:
             start = time.perf_counter()
             proc = subprocess.run(
-                [*command, "check", "--staged", "--gate-base", "HEAD", "--cache-dir", cache_dir],
+                [*command, "check", *_cluster_flags(), "--staged", "--gate-base", "HEAD", "--cache-dir", cache_dir],
                 cwd=repo,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
@@ -448,7 +485,7 @@ def command_run(corpus: Path) -> tuple[float, float]:
     the corpus, the report written to /dev/null: what a first CI run costs, as the command."""
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [*_command(), "check", "--no-cache", "--format", "json", str(corpus)],
+        [*_command(), "check", *_cluster_flags(), "--no-cache", "--format", "json", str(corpus)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -749,7 +786,15 @@ def run(
             # A fresh interpreter per size: peak RSS is per size, and no in-memory state survives.
             start = time.perf_counter()
             proc = subprocess.run(
-                [sys.executable, str(Path(__file__).resolve()), "--measure", str(corpus), "--repeat", str(repeat)],
+                [
+                    sys.executable,
+                    str(Path(__file__).resolve()),
+                    "--measure",
+                    str(corpus),
+                    "--repeat",
+                    str(repeat),
+                    *(["--cluster"] if CLUSTER else []),
+                ],
                 capture_output=True,
                 text=True,
                 check=False,
@@ -923,6 +968,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-startup", action="store_true", help="skip the cold-start measurement")
     parser.add_argument("--no-peers", action="store_true", help="do not run yamllint or checkov even when installed")
     parser.add_argument("--json", action="store_true", help="print the raw measurements as JSON")
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help="declare what the cluster runs in every run (the newest bundled Gateway API release, standard channel,"
+        " and the newest bundled Envoy Gateway and Kuadrant releases): one schema decides each kind",
+    )
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # internal: child process mode
     parser.add_argument(
         "--baseline-case",
@@ -942,6 +993,8 @@ def main(argv: list[str] | None = None) -> int:
         help="namespace counts of the grant-heavy shape, whose growth is checked (default 1250,2500,5000; '' to skip)",
     )
     args = parser.parse_args(argv)
+    global CLUSTER  # read by every measurement of this process and its children's flags
+    CLUSTER = args.cluster
     if args.measure_lint is not None:
         print(json.dumps(measure_lint(args.measure_lint, args.repeat)))
         return 0

@@ -79,6 +79,7 @@ if TYPE_CHECKING:
     from policylint.k8s.objects import K8sObject
 
 MEMO_LIMIT = 50_000  # entries of each memo table of a catalogue (`admit`)
+SHAPES_LIMIT = 200_000  # maps and lists the catalogue's shapes hold (`_run_shapes`): ~20 MiB
 
 
 # -- which schema decides ------------------------------------------------------------------------
@@ -103,6 +104,13 @@ class Catalogue:
     # A node's rules together: (id(schema node), "", (the value's `cel.shape`,)) -> their outcomes;
     # a subtree with nothing refused: (id(schema node), "/", (its shape,)) -> True (`cel_failures`).
     cel_results: dict[tuple[int, str, tuple[Any, ...]], Any] = dataclass_field(default_factory=dict)
+    # The run's maps and lists by content (`cel.shape`, id of a map or list -> its shape), for both
+    # walks of every object: the loader makes the maps and lists of one content one object
+    # (policylint.input.sharing), so a subtree that objects repeat is shaped once per run rather
+    # than once per object. `pinned` holds the data of the objects whose maps and lists are keys
+    # there, so that no key's id is taken by another object while it is one (`_run_shapes`).
+    shapes: dict[int, Any] = dataclass_field(default_factory=dict)
+    pinned: list[Any] = dataclass_field(default_factory=list)
     # Schema -> a hash of its content (`fingerprint`).
     fingerprints: IdentityMap[Mapping[str, Any], bytes] = dataclass_field(default_factory=IdentityMap)
     # A number per schema, by identity, for the keys of `admitted`.
@@ -367,16 +375,28 @@ def _admit(admissions: Admissions, obj: K8sObject, found: tuple[Mapping[str, Any
         catalogue.schema_results.clear()
     if len(catalogue.cel_results) > MEMO_LIMIT:
         catalogue.cel_results.clear()
-    shapes: dict[int, Any] = {}  # the object's maps and lists by content, for both walks (`cel.shape`)
+    data = obj.data
+    shapes = _run_shapes(catalogue, data)
     pruned: list[Pruned] = []
     problems = tuple(
         Rejection(Check.SCHEMA, parts, format_path(parts), problem, reason)
-        for parts, problem, reason in violations(obj.data, schema, catalogue.schema_results, shapes, pruned)
+        for parts, problem, reason in violations(data, schema, catalogue.schema_results, shapes, pruned)
     )
-    failures = tuple(cel_failures(obj.data, schema, admissions.index.malformed(obj), catalogue.cel_results, shapes))
+    failures = tuple(cel_failures(data, schema, admissions.index.malformed(obj), catalogue.cel_results, shapes))
     if kept is not None and not problems and not failures:
         store.add(kept, [[list(parts), key, known] for parts, key, known in pruned])  # type: ignore[union-attr]
     return Admission(problems, failures, source, given, tuple(pruned))
+
+
+def _run_shapes(catalogue: Catalogue, data: Any) -> dict[int, Any]:
+    """The catalogue's memo of shapes, ready for the walks of `data`: `data` is pinned for as long
+    as the memo's keys may name its maps and lists. Past `SHAPES_LIMIT` the memo starts again
+    (a later repeat is shaped again), so that it holds a bounded part of a large repository."""
+    if len(catalogue.shapes) > SHAPES_LIMIT:
+        catalogue.shapes.clear()
+        catalogue.pinned.clear()
+    catalogue.pinned.append(data)
+    return catalogue.shapes
 
 
 # -- verdicts kept between runs ------------------------------------------------------------------

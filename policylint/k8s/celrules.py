@@ -70,7 +70,7 @@ class _CelRun:
         self.data = data
         self.malformed = malformed
         self.results: dict[Any, Any] = results
-        self.shapes = shapes  # the object's maps and lists, by content (`cel.shape`)
+        self.shapes = shapes  # maps and lists by content (`cel.shape`): the run's memo (`Catalogue.shapes`)
         self.memo: dict[int, Any] = {}
         self.stack: list[Any] = [(data, schema, ())]
         self.open_: list[list[Any]] = []
@@ -94,7 +94,7 @@ class _CelRun:
     def _reused(self, raw: Any, node: Mapping[str, Any]) -> bool:
         """Whether nothing under this subtree is refused, as seen before, and the budget covers
         it; if not, the subtree is walked, and its cost kept when nothing under it is refused."""
-        whole = self.cel.shape(raw, self.shapes)
+        whole = self._shape(raw)
         if whole is None:
             return False
         subtree = (id(node), "/", (whole,))
@@ -105,6 +105,12 @@ class _CelRun:
         self.open_.append([subtree, False, self.spent])
         self.stack.append((_END, None, None))
         return False
+
+    def _shape(self, raw: Any) -> Any:
+        """`cel.shape` of the value: the run's shapes are mostly known already, and looked up here
+        first (a live scalar never has the id of a map or list the memo holds alive)."""
+        got = self.shapes.get(id(raw), _UNSET)
+        return self.cel.shape(raw, self.shapes) if got is _UNSET else got
 
     def _descend(self, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...]) -> bool:
         """Push the children whose schema has rules below it; whether the node has rules of its own."""
@@ -135,11 +141,7 @@ class _CelRun:
         path: str | None = None
         # Transition rules and unsupported functions are left out: `policylint rules --cel-coverage`.
         rules = cel.node_rules(node)
-        # The outcomes of all the node's rules on a value of the same content, when one was seen
-        # (repositories repeat their routes' rules, matches and filters): nothing to evaluate.
-        whole = cel.shape(raw, self.shapes) if parts and rules else None
-        node_slot = (id(node), "", (whole,)) if whole is not None else None
-        known = self.results.get(node_slot) if node_slot is not None else None
+        known, slots = self._known(raw, node, parts, rules)
         seen: list[Any] = []
         for i, (validation, compiled) in enumerate(rules):
             if known is not None:
@@ -180,8 +182,38 @@ class _CelRun:
             yield from self._refused(validation, compiled, value, error, parts, path)
             if self.done:
                 return
-        if known is None and node_slot is not None:
-            self.results[node_slot] = tuple(seen)
+        if known is None:
+            for slot in slots:
+                self.results[slot] = tuple(seen)
+
+    def _known(
+        self, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...], rules: tuple[Any, ...]
+    ) -> tuple[tuple[Any, ...] | None, tuple[Any, ...]]:
+        """The outcomes of all the node's rules on a value seen before that they cannot tell from
+        this one, if any; else the slots to keep this value's outcomes under.
+
+        First a value of the same content (repositories repeat their routes' rules, matches and
+        filters), then one that agrees with it in what the rules read together (`cel.rules_key`: a
+        route's rule that differs from others only in its backends' names), one key for all the
+        node's rules where each rule's own would be worked out one by one."""
+        if not parts or not rules:
+            return None, ()
+        whole = self._shape(raw)
+        if whole is None:
+            return None, ()
+        node_slot = (id(node), "", (whole,))
+        known = self.results.get(node_slot)
+        if known is not None:
+            return known, ()
+        together = self.cel.rules_key(rules, raw, self.shapes, node)
+        if together is None:
+            return None, (node_slot,)
+        together_slot = (id(node), "+", (together,))
+        known = self.results.get(together_slot)
+        if known is not None:
+            self.results[node_slot] = known
+            return known, ()
+        return None, (node_slot, together_slot)
 
     def _outcome(
         self, compiled: Compiled, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...], value: Any

@@ -12,6 +12,8 @@ from policylint.k8s.schemas import COMBINED
 from policylint.k8s.verdicts import EMBEDDED, PRESERVE, TOP_LEVEL_SKIPPED, template
 
 _END: Any = object()  # on the walk's stack: the subtree above is done
+_UNSHAPED: Any = object()  # not in the memo of shapes
+_NOTHING: Any = ((), ())  # what `seen` keeps of a subtree with nothing refused or pruned in it
 
 # (path, what is wrong, the API server's field error type)
 _Violation = tuple[tuple[str | int, ...], str, str]
@@ -61,8 +63,9 @@ def violations(
 
     `seen` ((id(schema node), the value's `cel.shape`) -> what is wrong under it, paths relative
     to it) lets a map or list whose content was checked under the same schema node before take
-    that answer (repositories repeat their routes' rules, matches and filters); `shapes` is the
-    object's memo of `cel.shape`. `pruned` receives the fields the schema does not define (see
+    that answer (repositories repeat their routes' rules, matches and filters); `shapes` is a memo
+    of `cel.shape` whose maps and lists stay alive while it is used (the object's, or the run's:
+    `Catalogue.shapes`). `pruned` receives the fields the schema does not define (see
     `Admission.pruned`), found by the same walk."""
     root = {k: v for k, v in data.items() if k not in TOP_LEVEL_SKIPPED}
     top_required = [r for r in schema.get("required", ()) if r not in TOP_LEVEL_SKIPPED]
@@ -172,6 +175,9 @@ class _Walk:
         if self.budget.exhausted:
             return  # alternatives left unchecked under it: no answer to give other objects
         key, start, depth, first = mark
+        if start == len(self.out) and first == len(self.unknown):
+            self.seen[key] = _NOTHING  # type: ignore[index]  # most subtrees: one answer for all
+            return
         self.seen[key] = (  # type: ignore[index]
             tuple((p[depth:], m, r) for p, m, r in self.out[start:]),
             tuple((p[depth:], k, known) for p, k, known in self.unknown[first:]),
@@ -182,14 +188,18 @@ class _Walk:
         if not, the answer walked now is kept when its subtree is done."""
         if self.seen is None or not path or (type(value) is not dict and type(value) is not list):
             return False
-        whole = self.shape(value, self.shapes)
+        # The run's shapes are mostly known already: looked up here before `shape` is called.
+        whole = self.shapes.get(id(value), _UNSHAPED)
+        if whole is _UNSHAPED:
+            whole = self.shape(value, self.shapes)
         if whole is None:
             return False
         key = (id(node), whole)
         got = self.seen.get(key)
         if got is not None:
-            self.out.extend(((*path, *p), m, r) for p, m, r in got[0])
-            self.unknown.extend(((*path, *p), k, known) for p, k, known in got[1])
+            if got is not _NOTHING:
+                self.out.extend(((*path, *p), m, r) for p, m, r in got[0])
+                self.unknown.extend(((*path, *p), k, known) for p, k, known in got[1])
             return True
         self.stack.append((_END, (key, len(self.out), len(path), len(self.unknown)), None))
         return False
@@ -235,7 +245,7 @@ class _Walk:
             if None in value:
                 _null_items(out, path, value, items)
             self.stack.extend((item, items, (*path, i)) for i, item in reversed(list(enumerate(value))))
-        if LIST_TYPE in node:
+        if LIST_TYPE in node and len(value) > 1:  # one item repeats nothing
             _duplicates(out, path, value, node, items if isinstance(items, dict) else {})
 
     def _map(self, value: dict[Any, Any], node: Mapping[str, Any], path: tuple[str | int, ...]) -> None:

@@ -38,12 +38,12 @@ def test_no_private_name_is_imported_from_another_package() -> None:
     assert found == []
 
 
-# Where `id()` stays a key, and why: per-call memos on the admission hot path, whose keys are the
-# maps and lists of the one object being checked (alive for the memo's whole life) or schema nodes
+# Where `id()` stays a key, and why: memos on the admission hot path, whose keys are the maps and
+# lists of the objects being checked (alive for the memo's whole life: the catalogue pins them) or schema nodes
 # the catalogue holds for the run, inside composite keys; an `IdentityMap` there made the admission
 # of 10k objects measurably slower (docs/performance.md).
 ID_KEYS_KEPT = {
-    "policylint/k8s/cel/program.py": "shape(): the per-object memo of a value's shape",
+    "policylint/k8s/cel/program.py": "shape(): the memo of a value's shape, whose maps and lists its owner pins (Catalogue.pinned)",
     "policylint/k8s/cel/convert.py": "to_cel(): the per-object memo of converted maps and lists",
     "policylint/k8s/schemawalk.py": "violations(): (schema node, value shape) memo keys",
     "policylint/k8s/celrules.py": "cel_failures(): (schema node, value shape) memo keys",

@@ -163,3 +163,23 @@ def test_the_shared_corpus_refuses_some_references_between_tenants(tmp_path: Pat
     assert any(r.message.startswith("ReferenceGrant ") for f in refused for r in f.related)
     # Same files as the messy corpus, more objects with a finding.
     assert len({f.file for f in shared.findings}) > len({f.file for f in messy.findings})
+
+
+def test_the_cluster_a_benchmark_declares_decides_one_schema_per_kind(
+    run_module: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks.generate import write_corpus
+    from policylint.k8s.admissions import Admissions
+
+    write_corpus(300, tmp_path, per_file=50)
+    assert run_module._cluster_flags() == []  # undeclared unless asked
+    monkeypatch.setattr(run_module, "CLUSTER", True)
+    flags = run_module._cluster_flags()
+    assert flags[:4] == ["--gateway-api-version", flags[1], "--channel", "standard"]
+    assert [f.partition("@")[0] for f in flags[5::2]] == ["envoy-gateway", "kuadrant"]
+    result = lint(LintRequest(paths=[str(tmp_path)], declared=run_module._declared()))
+    catalogue = Admissions(result.index).catalogue
+    # Every kind of the corpus with a bundled schema is decided: no object is judged by others.
+    kinds = {(o.group, o.kind, o.version) for o in result.index.objects if catalogue.schema(o) is not None}
+    assert {k[1] for k in kinds} >= {"Gateway", "HTTPRoute", "BackendTrafficPolicy", "RateLimitPolicy"}
+    assert all(catalogue.decided_for(k) for k in kinds)

@@ -182,3 +182,34 @@ def test_a_problem_a_semantic_rule_reports_is_not_reported_again_by_pl704() -> N
     # problem is theirs whether or not they are selected (one problem, one rule).
     alone = lint_text(text, selection=select("PL704"))
     assert [f.rule for f in alone.findings] == []
+
+
+def test_a_subtree_objects_share_is_shaped_once_per_run(monkeypatch: Any) -> None:
+    # Two routes whose rules are the same: the loader makes them one object
+    # (policylint.input.sharing), and both walks of both routes key their memos by its shape.
+    from policylint.k8s.admissions import Admissions
+    from policylint.k8s.cel import program
+
+    rules = "  rules:\n  - matches: [{path: {type: PathPrefix, value: /a}}]\n    backendRefs: [{name: web, port: 80}]\n"
+    text = "".join(
+        f"---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: {name}, namespace: apps}}\n"
+        f"spec:\n  parentRefs: [{{name: {name}-gw}}]\n{rules}"
+        for name in ("one", "two")
+    )
+    result = lint_text(text, selection=select("PL001"))
+    one, two = (o for o in result.index.objects if o.kind == "HTTPRoute")
+    shared = one.data["spec"]["rules"][0]
+    assert shared is two.data["spec"]["rules"][0]
+    shaped: list[Any] = []
+    original = program._map_parts
+
+    def counting(value: Any, shapes: Any) -> Any:
+        shaped.append(value)
+        return original(value, shapes)
+
+    monkeypatch.setattr(program, "_map_parts", counting)
+    admissions = Admissions(result.index)
+    verdicts = [admissions.verdict(one), admissions.verdict(two)]
+    assert [v is not None and not v.rejected for v in verdicts] == [True, True]
+    # Before, once per object that holds it.
+    assert sum(1 for value in shaped if value is shared) == 1

@@ -331,3 +331,99 @@ def test_an_escaped_name_reads_its_field_only_where_the_schema_escapes_keys() ->
     refused, admitted = {"__namespace__": "b"}, {"__namespace__": "a"}
     assert cel.evaluate(rule, cel.to_cel(refused, keys)) != cel.evaluate(rule, cel.to_cel(admitted, keys))
     assert cel.result_key(rule, refused, {}, keys) != cel.result_key(rule, admitted, {}, keys)
+
+
+# -- the rules of one node keyed together (policylint.k8s.cel.program.rules_key) ----------------
+
+
+def _node_of(rules: list[str], items: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": items, "x-kubernetes-validations": [{"rule": r, "message": "no"} for r in rules]}
+
+
+def _outcomes(node: dict[str, Any], raw: Any) -> Any:
+    converted = cel.to_cel(raw, node, {})
+    if converted is cel.BAD:
+        return None  # the API server does not run the rules on a value of the wrong type
+    found = []
+    for _, compiled in cel.node_rules(node):
+        passed, error, cost = cel.evaluate_within(compiled, converted, 1_000_000)
+        found.append((passed, type(error), None if error is None else error.message, cost))
+    return tuple(found)
+
+
+# Rules a node holds together: plain ones, or only ones that compare for equality (their literals
+# numbered together), or both (then strings are keyed as they are).
+_TOGETHER = st.one_of(
+    st.tuples(st.lists(st.sampled_from(RULES), min_size=2, max_size=4, unique=True), st.just("items")),
+    st.tuples(st.lists(st.sampled_from(PATTERN_RULES), min_size=2, max_size=4, unique=True), st.just("refs")),
+    st.tuples(
+        st.lists(
+            st.sampled_from([*PATTERN_RULES, "self.all(x, !has(x.name) || x.name.startsWith('a'))"]),
+            min_size=2,
+            max_size=3,
+            unique=True,
+        ),
+        st.just("refs"),
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_values_with_the_same_key_together_have_the_same_outcome_for_every_rule(data: st.DataObject) -> None:
+    rules, items = data.draw(_TOGETHER)
+    node = _node_of(rules, _item_schema() if items == "items" else _ref_schema())
+    pool = _POOL if items == "items" else _REF_POOL
+    values = data.draw(st.lists(_VALUE if items == "items" else _REFS, min_size=20, max_size=60))
+    outcomes: dict[Any, Any] = {}
+    for raw in [*pool, *values]:
+        key = cel.rules_key(cel.node_rules(node), raw, {}, node)
+        if key is not None:
+            assert outcomes.setdefault(key, _outcomes(node, raw)) == _outcomes(node, raw), (rules, raw)
+
+
+def test_the_rules_of_a_node_are_keyed_once_for_values_that_differ_only_where_none_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A route's rules: two rules read the filters of each rule and of each backend; the backends'
+    # names, which every route has its own, neither reads.
+    rules = [
+        "self.all(r, !has(r.filters) || r.filters.size() <= 1)",
+        "self.all(r, !has(r.backendRefs) || r.backendRefs.all(b, !has(b.filters)))",
+    ]
+    backend = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "filters": {"type": "array", "items": {"type": "string"}}},
+    }
+    item = {
+        "type": "object",
+        "properties": {
+            "filters": {"type": "array", "items": {"type": "string"}},
+            "backendRefs": {"type": "array", "items": backend},
+        },
+    }
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"rules": _node_of(rules, item)}}}}
+    keyed: list[str] = []
+    original = cel.result_key
+
+    def counting(compiled: cel.Compiled, *args: Any) -> Any:
+        keyed.append(compiled.text)
+        return original(compiled, *args)
+
+    monkeypatch.setattr(cel, "result_key", counting)
+    results: dict[Any, Any] = {}
+
+    def refused(name: str, filters: list[str] | None = None) -> list[str]:
+        backend = {"name": name} if filters is None else {"name": name, "filters": filters}
+        data = {"spec": {"rules": [{"backendRefs": [backend]}]}}
+        return [r.message for r in admission.cel_failures(data, schema, Malformed(), results, {})]
+
+    assert refused("a") == []
+    assert keyed == rules  # each rule keyed on the first route
+    # The next routes differ from it only in their backends' names: no rule is keyed or run again.
+    assert refused("b") == []
+    assert refused("c") == []
+    assert keyed == rules
+    # A backend with filters is read: each rule is keyed again, and the second refuses it.
+    assert refused("d", ["x"]) == ["no"]
+    assert keyed == [*rules, *rules]

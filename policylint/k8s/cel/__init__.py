@@ -47,6 +47,7 @@ from policylint.k8s.cel.program import (
     message_of,
     node_rules,
     result_key,
+    rules_key,
     shape,
 )
 from policylint.k8s.cel.stdlib import parse_duration
@@ -102,6 +103,7 @@ __all__ = [
     "parse",
     "parse_duration",
     "result_key",
+    "rules_key",
     "shape",
     "to_cel",
     "type_name",

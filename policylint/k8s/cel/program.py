@@ -17,7 +17,7 @@ from policylint.k8s.cel.cost import PER_CALL_LIMIT, weight
 from policylint.k8s.cel.evaluator import _Compiler
 from policylint.k8s.cel.parser import Node, parse
 from policylint.k8s.cel.patterns import equality_literals
-from policylint.k8s.cel.projection import NO_KEY, Need, need_of, project, reads_schema
+from policylint.k8s.cel.projection import NO_KEY, Need, merged, need_of, project, reads_schema
 from policylint.k8s.cel.values import _NONE, Activation, CompileError, CostExceeded, Eval, EvalError, TooLarge, type_name
 
 
@@ -173,6 +173,55 @@ def result_key(
     return tuple(key)
 
 
+_TOGETHER: Any = object()  # the first part of a key made by `rules_key`
+
+
+def rules_key(
+    rules: tuple[tuple[Mapping[str, Any], Compiled], ...], value: Any, shapes: dict[int, Any], node: Mapping[str, Any]
+) -> Any:
+    """A key that determines the result of every rule of a schema node on `value` (a YAML value
+    under `node`), or None where it cannot be had or would tell no more than the value's shape:
+    the part of the value that the rules read together (`projection.merged`), by its equality
+    pattern where every rule only compares what it reads for equality (the literals of all of
+    them numbered first). Two values with one key have the same key under each rule
+    (`result_key`), so the rules' outcomes on one stand for the other: a route's rule that differs
+    from the others only in its backends' names is one key for the rules that read its filters."""
+    plan = _together(node, rules)
+    if plan is None:
+        return None
+    need, literals, info = plan
+    got = project(value, need, shapes, shape, None if literals is None else dict(literals), info)
+    return None if got is NO_KEY else (_TOGETHER, got)
+
+
+# Schema node -> what its rules read together, their literals' numbers when every rule only
+# compares for equality, and the node's conversion info; None: no key (`rules_key`).
+_TOGETHERS: IdentityMap[Mapping[str, Any], tuple[Need, dict[str, int] | None, Any] | None] = IdentityMap()
+
+
+def _together(
+    node: Mapping[str, Any], rules: tuple[tuple[Mapping[str, Any], Compiled], ...]
+) -> tuple[Need, dict[str, int] | None, Any] | None:
+    if node in _TOGETHERS:
+        return _TOGETHERS[node]
+    needs = [compiled.need for _, compiled in rules if compiled.need is not None]
+    plan: tuple[Need, dict[str, int] | None, Any] | None = None
+    # One rule's own key is the same part; a rule that reads `self` whole leaves only the shape.
+    if len(needs) == len(rules) > 1:
+        literals: dict[str, int] | None = {}
+        for _, compiled in rules:
+            if compiled.literals is None or literals is None:
+                literals = None
+                continue
+            for text in compiled.literals:
+                literals.setdefault(text, len(literals))
+        plan = (merged(needs), literals, _info(node))
+    if len(_TOGETHERS) > 100_000:
+        _TOGETHERS.clear()  # CRDs read from many inputs in one process (tests): bounded
+    _TOGETHERS[node] = plan
+    return plan
+
+
 # Shapes of YAML maps and lists (`shape`): the same object for the same content, in the same
 # order, with the same scalar types. Never reused for another content (the table is bounded by
 # emptying it, which only costs cache misses).
@@ -182,7 +231,8 @@ _SHAPES: dict[tuple[Any, ...], object] = {}
 def shape(value: Any, shapes: dict[int, Any]) -> Any:
     """A hashable stand-in for a YAML value, equal for two values exactly when they hold the same
     keys, items and scalars (of the same types) in the same order: a map or a list gets an
-    object of its own (`shapes`, id of a map or list -> its shape, is the memo of one object),
+    object of its own (`shapes`, id of a map or list -> its shape, is a memo whose maps and lists
+    its owner keeps alive: one object's, or the run's, `Catalogue.shapes`),
     a string is itself, another scalar `(type, value)`; None for a value that has no such
     stand-in (a key that is not a string, a scalar of another type)."""
     t = type(value)

@@ -59,6 +59,23 @@ class Need:
         return self.items
 
 
+def merged(needs: list[Need]) -> Need:
+    """What several rules read of `self` together: a key of this need determines the key of each
+    (`project` reads no less of a value under it), so that values that agree on it agree on every
+    rule's result (`program.rules_key`)."""
+    out = Need()
+    for need in needs:
+        out.whole = out.whole or need.whole
+        out.size = out.size or need.size
+        out.escaped = out.escaped or need.escaped
+        for name, sub in need.fields.items():
+            got = out.fields.get(name)
+            out.fields[name] = sub if got is None else merged([got, sub])
+        if need.items is not None:
+            out.items = need.items if out.items is None else merged([out.items, need.items])
+    return out
+
+
 def need_of(tree: Node) -> Need | None:
     """What the rule reads of `self`; None when it reads `self` whole (or no part of it can be
     told apart)."""
