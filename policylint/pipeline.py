@@ -592,7 +592,7 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     # The admissions and the topology first: with --jobs, the rules that read no later stage then
     # start in other processes, while this one builds the simulation (policylint.rules.workers).
     failures = build_stages(project, {Stage.ADMISSION, Stage.TOPOLOGY} & set(closure(frozenset(wanted))))
-    reuse = _reuse(request, project, resident)
+    reuse = _reuse(request, project, resident, part=members is not None)
     started = engine.start(project, selected, resolver, _rule_options(request), effective_jobs(request.jobs), reuse)
     try:
         if not failures:  # a stage that failed is not built again, nor any after it
@@ -611,10 +611,10 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
         started.close()
     if project.kept_verdicts is not None:
         project.kept_verdicts.save()
-    if reuse is not None and resident is None:
+    if reuse is not None:
         # A long-lived process keeps them in memory; writing the entry after every edit would
         # cost it more than reading it costs the next process.
-        reuse.save()
+        reuse.finish(len(loaded.index.objects), write=resident is None)
     files = [s.display for s in sources]
     scope = ReportScope.of(request, sources, project, loaded.index.objects)
     outcome = suppressions.run(
@@ -675,7 +675,7 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     )
 
 
-def _reuse(request: LintRequest, project: Project, resident: Resident | None) -> Reuse | None:
+def _reuse(request: LintRequest, project: Project, resident: Resident | None, *, part: bool) -> Reuse | None:
     """What the per-object rules found in earlier runs, for this run to reuse and add to
     (policylint.incremental.rulecache): a long-lived process's, else the cache's."""
     if request.cache_dir is None:
@@ -686,7 +686,7 @@ def _reuse(request: LintRequest, project: Project, resident: Resident | None) ->
     if cache is None:
         return None
     results = resident.rule_results(cache) if resident is not None else rulecache.open_results(cache)
-    return rulecache.start(request, project, results)
+    return rulecache.start(request, project, results, part=part)
 
 
 def _remember(request: LintRequest, sources: Sequence[Source], index: ProjectIndex, active: Sequence[Finding]) -> None:

@@ -39,7 +39,7 @@ built, so its position is read from the file as it is now. Otherwise that object
 that rule is computed on every run.
 
 A language server holds one `RuleResults` in memory (policylint.incremental.resident) across
-edits; any run with a cache reads them from one entry of it, named by the code's hash, and writes
+edits, bounded after each (`RuleResults.trim`); any run with a cache reads them from one entry of it, named by the code's hash, and writes
 what it added at the end, under the parse cache's trust rules (outside the checkout, behind a
 checksum, each key and row checked on reading: anything else is a miss, and the rule runs).
 The differential tests (tests/incremental/test_incremental.py, tests/editor/test_server_parts.py)
@@ -74,11 +74,10 @@ T = TypeVar("T")
 # Bump when an entry's layout or meaning changes.
 FORMAT = 1
 _NAME = "per-object rule results"
-# Objects kept at most; past it a run keeps only the ones it used or added (as the admission
-# verdicts' entry does: a cache shared by many repositories drops the others').
+# Objects kept at most, whatever the repository (`Reuse.save`); past it a run keeps the ones it
+# used and the newest others (a cache shared by many repositories drops the others' first).
 MAX_OBJECTS = 200_000
 _KEY = re.compile(r"[0-9a-f]{32}\Z")
-_RULE = re.compile(r"PL[0-9]{3}\Z")
 _SEVERITIES = frozenset(s.value for s in Severity)
 
 # One issue as kept: field path, message, severity (None: the rule's), hint.
@@ -137,45 +136,69 @@ class _View:
 
 class RuleResults:
     """The kept results: object key -> rule id -> its rows. Read from the cache once, added to by
-    every run, written by `save` when a run added anything."""
+    every run, written by `save` when a run added anything. An entry is decoded whole but each
+    object's rows are checked only when a run asks for them: a run asks for those of its part."""
 
     def __init__(self, cache: ParseCache | None = None, stamp: bytes = b"") -> None:
         self._cache = cache
         self._entry = cache.named(_NAME, stamp) if cache is not None else None
-        self._kept: dict[str, dict[str, tuple[Row, ...]]] = {}
+        # As read (JSON), in the order entries were first written: the oldest first.
+        self._raw: dict[str, Any] = _read(cache, self._entry) if cache is not None and self._entry is not None else {}
+        self._kept: dict[str, dict[str, tuple[Row, ...]]] = {}  # checked, or added
+        self._fresh: dict[str, dict[str, list[list[Any]]]] = {}  # added since the entry was read or written
         self._used: set[str] = set()
-        self._added = False
-        if cache is not None and self._entry is not None:
-            self._kept = _read(cache, self._entry)
 
     def get(self, key: str, rule_id: str) -> tuple[Row, ...] | None:
         found = self._kept.get(key)
-        if found is None:
-            return None
-        self._used.add(key)
-        return found.get(rule_id)
+        rows = found.get(rule_id) if found is not None else None
+        if rows is None:
+            by_rule = self._raw.get(key)
+            rows = _rows(by_rule.get(rule_id)) if type(by_rule) is dict else None
+            if rows is not None:
+                self._kept.setdefault(key, {})[rule_id] = rows
+        if rows is not None:
+            self._used.add(key)
+        return rows
 
     def add(self, key: str, rule_id: str, rows: tuple[Row, ...]) -> None:
         self._kept.setdefault(key, {})[rule_id] = rows
+        self._fresh.setdefault(key, {})[rule_id] = [list(row) for row in rows]
         self._used.add(key)
-        self._added = True
 
-    def save(self) -> None:
-        """Write the entry if a run added to it since it was read or written."""
-        if not self._added or self._cache is None or self._entry is None:
+    def save(self, limit: int = MAX_OBJECTS) -> None:
+        """Write the entry if a run added to it since it was read or written. Past `limit`
+        objects, those this process used and the newest others up to half of it are kept: each
+        change adds the objects of the files it changed, which would otherwise pile up."""
+        if not self._fresh or self._cache is None or self._entry is None:
             return
-        kept = self._kept
-        if len(kept) > MAX_OBJECTS:
-            kept = self._kept = {k: kept[k] for k in self._used if k in kept}
-        entries = {key: {rule: [list(row) for row in rows] for rule, rows in by_rule.items()} for key, by_rule in kept.items()}
+        entries = self._raw
+        for key, by_rule in self._fresh.items():
+            before = entries.get(key)
+            entries[key] = {**before, **by_rule} if type(before) is dict else by_rule
+        if len(entries) > limit:
+            others = [k for k in entries if k not in self._used]
+            keep = self._used | set(others[max(0, len(others) - limit // 2) :])
+            entries = {k: v for k, v in entries.items() if k in keep}
         payload = json.dumps({"format": FORMAT, "objects": entries}, separators=(",", ":"), ensure_ascii=True)
         self._cache.put(self._entry, payload.encode("ascii"))
-        self._added = False
+        self._raw, self._fresh, self._used = entries, {}, set()
+
+    def trim(self, limit: int) -> None:
+        """Bound what a long-lived process holds, which is never written (`save` would): past
+        `limit` objects, keep those the last run used and the newest others up to half of it.
+        Each edit adds the objects of the edited file as typed, under new keys."""
+        self._fresh = {}
+        if len(self._raw) + len(self._kept) > limit:
+            others = [k for k in (*self._raw, *self._kept) if k not in self._used]
+            keep = self._used | set(others[max(0, len(others) - limit // 2) :])
+            self._raw = {k: v for k, v in self._raw.items() if k in keep}
+            self._kept = {k: v for k, v in self._kept.items() if k in keep}
         self._used = set()
 
 
-def _read(cache: ParseCache, entry: str) -> dict[str, dict[str, tuple[Row, ...]]]:
-    """The entry's results, those that have exactly the shape `save` writes (others are misses)."""
+def _read(cache: ParseCache, entry: str) -> dict[str, Any]:
+    """The entry's objects, each a map of rule ids to rows as `save` writes them, not checked yet
+    (`_rows` checks them when asked for); nothing when the entry is not what `save` writes."""
     payload = cache.payload(entry)
     if payload is None:
         return {}
@@ -186,18 +209,7 @@ def _read(cache: ParseCache, entry: str) -> dict[str, dict[str, tuple[Row, ...]]
     objects = decoded.get("objects") if type(decoded) is dict and decoded.get("format") == FORMAT else None
     if type(objects) is not dict:
         return {}
-    out: dict[str, dict[str, tuple[Row, ...]]] = {}
-    for key, by_rule in objects.items():
-        if not _KEY.match(key) or type(by_rule) is not dict:
-            continue
-        rules: dict[str, tuple[Row, ...]] = {}
-        for rule_id, rows in by_rule.items():
-            checked = _rows(rows) if type(rule_id) is str and _RULE.match(rule_id) else None
-            if checked is not None:
-                rules[rule_id] = checked
-        if rules:
-            out[key] = rules
-    return out
+    return {key: by_rule for key, by_rule in objects.items() if _KEY.match(key) and type(by_rule) is dict}
 
 
 def _rows(value: Any) -> tuple[Row, ...] | None:
@@ -240,13 +252,16 @@ def context(request: LintRequest, project: Project) -> bytes | None:
     return h.digest()
 
 
-def start(request: LintRequest, project: Project, results: RuleResults | None) -> Reuse | None:
+def start(request: LintRequest, project: Project, results: RuleResults | None, *, part: bool = False) -> Reuse | None:
     """The reuse of `results` by the run of `request` over `project`; None: nothing is reused
-    (no cache, or a setting that cannot be written reliably)."""
+    (no cache, or a setting that cannot be written reliably). `part`: the run analyses a part
+    after a change, and an object of a changed file is looked up by its own content too
+    (`Reuse.check`); a whole run, whose objects' files are mostly all new to the cache or all
+    unchanged, does not spend that on every object."""
     if results is None:
         return None
     run = context(request, project)
-    return Reuse(results, run, project) if run is not None else None
+    return Reuse(results, run, project, by_content=part) if run is not None else None
 
 
 def open_results(cache: ParseCache | None) -> RuleResults | None:
@@ -262,21 +277,28 @@ class Reuse:
     """The kept results as one run reads and adds to them: `check` is a reusable rule's issues on
     one object, kept ones where the key matches."""
 
-    def __init__(self, results: RuleResults, run: bytes, project: Project) -> None:
+    def __init__(self, results: RuleResults, run: bytes, project: Project, *, by_content: bool = True) -> None:
         self._results = results
+        self._by_content = by_content
         self._run = run
         self._project = project
-        self._keys: dict[int, str | None] = {}  # id(object) -> its key (the objects live as long as the run)
-        self._targets: dict[int, tuple[str, ...]] | None = None
+        self._keys: dict[K8sObject, str | None] = {}  # object (hashed by identity) -> its key
+        self._targets: dict[K8sObject, tuple[str, ...]] | None = None
         self.reused = 0  # objects whose issues were kept ones (the tests count them)
 
     @staticmethod
     def covers(rule: type[Rule]) -> bool:
         return reusable(rule)
 
-    def save(self) -> None:
-        """Keep what this run added (`RuleResults.save`)."""
-        self._results.save()
+    def finish(self, repository: int, *, write: bool) -> None:
+        """Keep what this run added, for a repository of `repository` objects (the kept results
+        of a few versions of each of its objects at most): written to the cache (`write`,
+        `RuleResults.save`), or held in memory only (`RuleResults.trim`)."""
+        limit = min(MAX_OBJECTS, max(20_000, 4 * repository))
+        if write:
+            self._results.save(limit)
+        else:
+            self._results.trim(limit)
 
     def check(self, rule: ObjectRule, obj: K8sObject) -> Iterator[Issue]:
         key = self._key(obj)
@@ -288,7 +310,7 @@ class Reuse:
         if rows is None:
             # The file changed (an editor's edit touches one object of it) or the object is new
             # here: its own content may still be one seen before.
-            again = self._content_key(obj)
+            again = self._content_key(obj) if self._by_content else None
             rows = self._results.get(again, rule.id) if again is not None else None
             if rows is not None:
                 self._results.add(key, rule.id, rows)
@@ -308,15 +330,14 @@ class Reuse:
 
     def _key(self, obj: K8sObject) -> str | None:
         """The object by its file's content and its place in it: no need to read the object."""
-        ident = id(obj)
-        if ident in self._keys:
-            return self._keys[ident]
+        if obj in self._keys:
+            return self._keys[obj]
         content = self._project.index.content_keys.get(obj.doc.file)
         key = None
         if content is not None:
             # The file's name too: a message may quote where the object is.
-            key = self._hash(["at", *obj.sort_key(), content, self._target_fields().get(ident)])
-        self._keys[ident] = key
+            key = self._hash(("at", *obj.sort_key(), content, self._target_fields().get(obj)))
+        self._keys[obj] = key
         return key
 
     def _content_key(self, obj: K8sObject) -> str | None:
@@ -328,16 +349,18 @@ class Reuse:
         # keeps the order a rule reads the fields in; a value whose repr is not the same in every
         # process (a set) is a miss, never a wrong hit.
         data = hashlib.blake2b(repr(obj.data).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
-        return self._hash(["content", obj.doc.file, data, self._target_fields().get(id(obj))])
+        return self._hash(("content", obj.doc.file, data, self._target_fields().get(obj)))
 
-    def _hash(self, parts: list[object]) -> str:
+    def _hash(self, parts: tuple[object, ...]) -> str:
+        # The repr of strings, numbers, None and tuples of them tells any two apart, and is
+        # cheaper than JSON: it is worked out for every object of the part.
         h = hashlib.blake2b(self._run, digest_size=16)
-        h.update(json.dumps(parts).encode("utf-8", "surrogateescape"))
+        h.update(repr(parts).encode("utf-8", "surrogateescape"))
         return h.hexdigest()
 
-    def _target_fields(self) -> dict[int, tuple[str, ...]]:
+    def _target_fields(self) -> dict[K8sObject, tuple[str, ...]]:
         if self._targets is None:
-            self._targets = {id(p.obj): p.profile.targets.fields for p in self._project.resolution.policies()}
+            self._targets = {p.obj: p.profile.targets.fields for p in self._project.resolution.policies()}
         return self._targets
 
 

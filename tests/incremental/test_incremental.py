@@ -32,7 +32,7 @@ from click.testing import CliRunner
 from benchmarks.generate import objects as tenants
 from policylint import pipeline
 from policylint.cli import cli
-from policylint.incremental import memo
+from policylint.incremental import memo, rulecache
 from policylint.incremental.workspace import Workspace
 from policylint.input.cache import ParseCache
 from policylint.pipeline import LintRequest, lint
@@ -271,10 +271,10 @@ def _edit(files: dict[str, list[dict[str, Any]]], rng: random.Random, *, outside
     if editor and rng.random() < 0.3:
         # Less often than the others: most of them join two tenants' parts, after which every
         # update analyses nearly everything, and whole.
-        kind = rng.choice(["namespace", "cross", "grant"])
+        kind = rng.choice(["namespace", "cross", "grant", "ungrant"])
     name = rng.choice(names)
     docs = files[name]
-    if kind in ("namespace", "cross", "grant"):
+    if kind in ("namespace", "cross", "grant", "ungrant"):
         _across(files, docs, kind, rng)
     elif kind == "rename" and docs:
         doc = rng.choice(docs)
@@ -312,7 +312,8 @@ def _edit(files: dict[str, list[dict[str, Any]]], rng: random.Random, *, outside
 def _across(files: dict[str, list[dict[str, Any]]], docs: list[dict[str, Any]], kind: str, rng: random.Random) -> None:
     """An edit reaching across namespaces: `namespace` moves an object of `docs` to another
     tenant's namespace, `cross` points a route's backend at another tenant's Service, `grant`
-    adds to `docs` the ReferenceGrant allowing a route's namespace to reach a Service's."""
+    adds to `docs` the ReferenceGrant allowing a route's namespace to reach a Service's, `ungrant`
+    removes one such grant (from whichever file holds it: the routes it allowed are elsewhere)."""
     every = [d for ds in files.values() for d in ds]
     spaces = sorted({d["metadata"]["namespace"] for d in every if d["metadata"].get("namespace")})
     services = [d for d in every if d.get("kind") == "Service"]
@@ -342,6 +343,11 @@ def _across(files: dict[str, list[dict[str, Any]]], docs: list[dict[str, Any]], 
             },
         }
         docs.append(grant)
+    elif kind == "ungrant":
+        holders = [(ds, d) for ds in files.values() for d in ds if d.get("kind") == "ReferenceGrant"]
+        if holders:
+            held, grant = rng.choice(holders)
+            held.remove(grant)
 
 
 def _differential(root: Path, cache: Path, seed: int, steps: int, n: int, *, isolated: bool) -> int:
@@ -459,10 +465,29 @@ def test_workspace_differential_fast(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 def test_workspace_differential_of_parts_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Small repositories are analysed whole (components.MIN_OBJECTS): not here, so that every
-    update analyses the part the edited file reaches and merges it into the run before."""
+    update analyses the part the edited file reaches and merges it into the run before, and
+    reuses what the per-object rules found on the objects whose inputs did not change
+    (policylint.incremental.rulecache)."""
     monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    reuses = _counting_reuse(monkeypatch)
     parts = _workspace_differential(tmp_path, monkeypatch, seed=0, steps=8, n=60, isolated=True)
     assert parts >= 3
+    assert sum(r.reused for r in reuses) > 0
+
+
+def _counting_reuse(monkeypatch: pytest.MonkeyPatch) -> list[rulecache.Reuse]:
+    """Every reuse of the per-object rules' results the runs make from now on."""
+    reuses: list[rulecache.Reuse] = []
+    real = rulecache.start
+
+    def counted(*args: Any, **kwargs: Any) -> rulecache.Reuse | None:
+        found = real(*args, **kwargs)
+        if found is not None:
+            reuses.append(found)
+        return found
+
+    monkeypatch.setattr(rulecache, "start", counted)
+    return reuses
 
 
 @pytest.mark.slow
