@@ -50,6 +50,7 @@ from policylint.values import frozen, record
 
 if TYPE_CHECKING:
     from policylint.incremental.resident import Resident
+    from policylint.incremental.rulecache import Reuse
     from policylint.input.gitref import TreeRef
 
 
@@ -591,7 +592,8 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     # The admissions and the topology first: with --jobs, the rules that read no later stage then
     # start in other processes, while this one builds the simulation (policylint.rules.workers).
     failures = build_stages(project, {Stage.ADMISSION, Stage.TOPOLOGY} & set(closure(frozenset(wanted))))
-    started = engine.start(project, selected, resolver, _rule_options(request), effective_jobs(request.jobs))
+    reuse = _reuse(request, project, resident, part=members is not None)
+    started = engine.start(project, selected, resolver, _rule_options(request), effective_jobs(request.jobs), reuse)
     try:
         if not failures:  # a stage that failed is not built again, nor any after it
             failures = build_stages(project, wanted)
@@ -609,6 +611,10 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
         started.close()
     if project.kept_verdicts is not None:
         project.kept_verdicts.save()
+    if reuse is not None:
+        # A long-lived process keeps them in memory; writing the entry after every edit would
+        # cost it more than reading it costs the next process.
+        reuse.finish(len(loaded.index.objects), write=resident is None)
     files = [s.display for s in sources]
     scope = ReportScope.of(request, sources, project, loaded.index.objects)
     outcome = suppressions.run(
@@ -667,6 +673,20 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
         members=members,
         analysed=project if members is not None else None,
     )
+
+
+def _reuse(request: LintRequest, project: Project, resident: Resident | None, *, part: bool) -> Reuse | None:
+    """What the per-object rules found in earlier runs, for this run to reuse and add to
+    (policylint.incremental.rulecache): a long-lived process's, else the cache's."""
+    if request.cache_dir is None:
+        return None
+    from policylint.incremental import rulecache
+
+    cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
+    if cache is None:
+        return None
+    results = resident.rule_results(cache) if resident is not None else rulecache.open_results(cache)
+    return rulecache.start(request, project, results, part=part)
 
 
 def _remember(request: LintRequest, sources: Sequence[Source], index: ProjectIndex, active: Sequence[Finding]) -> None:

@@ -30,6 +30,23 @@ if TYPE_CHECKING:
     from policylint.semantics.topology import Topology
 
 T = TypeVar("T")
+C = TypeVar("C", bound=Callable[..., Any])
+
+# The lookups marked `object_local`.
+_OBJECT_LOCAL: set[Callable[..., Any]] = set()
+
+
+def object_local(compute: C) -> C:
+    """Mark a lookup for `Project.derived` whose answer about an object depends on nothing but
+    that object, its admission verdict and what is the same for every object of the run (settings,
+    CRDs, the cluster): a per-object rule that reads no other lookup and no later stage for an
+    object can have its findings on it kept between runs (policylint.incremental.rulecache)."""
+    _OBJECT_LOCAL.add(compute)
+    return compute
+
+
+def is_object_local(compute: Callable[..., Any]) -> bool:
+    return compute in _OBJECT_LOCAL
 
 
 @record

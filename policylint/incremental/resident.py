@@ -30,6 +30,7 @@ from policylint.values import frozen
 
 if TYPE_CHECKING:
     from policylint.findings import Issue
+    from policylint.incremental.rulecache import RuleResults
     from policylint.incremental.shells import Shell
     from policylint.input.cache import ParseCache, VerdictStore
     from policylint.input.kept import Kept
@@ -65,6 +66,7 @@ class Resident:
         self._held: dict[str, tuple[str, Held]] = {}
         self._verdicts: tuple[str, bytes, VerdictStore] | None = None
         self.graph = PartGraph()
+        self._rules: tuple[str, RuleResults] | None = None
 
     def verdicts(self, cache: ParseCache, stamp: bytes) -> VerdictStore:
         """The admission verdicts kept in `cache` under `stamp`, read from it once per process:
@@ -77,6 +79,18 @@ class Resident:
 
             kept = self._verdicts = (cache.directory, stamp, VerdictStore(cache, stamp))
         return kept[2]
+
+    def rule_results(self, cache: ParseCache) -> RuleResults:
+        """What the per-object rules found (policylint.incremental.rulecache), read from `cache`
+        once per process and added to by each run, as the verdicts are."""
+        kept = self._rules
+        if kept is None or kept[0] != cache.directory:
+            from policylint.incremental.rulecache import open_results
+
+            found = open_results(cache)
+            assert found is not None
+            kept = self._rules = (cache.directory, found)
+        return kept[1]
 
     def get(self, file: str, key: str) -> Held | None:
         found = self._held.get(file)

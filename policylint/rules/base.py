@@ -147,7 +147,10 @@ class ObjectRule(Rule):
     decides which objects it runs on: all of them in one process, or, with `--jobs`, each process
     its share of them (policylint.rules.workers). A lookup it builds over the whole project (names,
     sections) goes through `project.derived`, so that it is built once per process, not per object
-    or per share. tests/input/test_processes.py checks that the shares find, together, what one run finds."""
+    or per share. tests/input/test_processes.py checks that the shares find, together, what one run finds.
+    What it finds on an object is kept between runs while the object and the run's context are the
+    same (policylint.incremental.rulecache), unless the check read more than the object: the
+    resolution, a later stage, or a lookup not marked `project.object_local`."""
 
     per_object = True
 

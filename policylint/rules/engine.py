@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from policylint.findings import Finding, Issue, Location, Related, ResolvedFix, ResolvedRelated, Severity
 from policylint.input.positions import PositionResolver, Request, parse_path
@@ -19,6 +20,9 @@ from policylint.rules import workers
 from policylint.rules.base import POLICY, ObjectRule, PolicyRule, Rule, RuleOptionError
 from policylint.textsafe import MAX_MESSAGE, truncate
 from policylint.values import frozen, record
+
+if TYPE_CHECKING:
+    from policylint.incremental.rulecache import Reuse
 
 INTERNAL_ERROR = "PL000"
 INTERNAL_ERROR_NAME = "internal-error"
@@ -68,14 +72,17 @@ class EngineResult:
     internal_error: bool
 
 
-def issues(rule: Rule, project: Project, share: tuple[int, int] | None = None) -> Iterable[Issue]:
+def issues(rule: Rule, project: Project, share: tuple[int, int] | None = None, reuse: Reuse | None = None) -> Iterable[Issue]:
     """What `rule` finds: over the whole project, or, for a per-object rule (`ObjectRule`,
     `PolicyRule`), over the k-th of n shares of the objects (`share`, (k, n); None: all of them),
     in index order. The objects are shared by namespace (every n-th namespace, from the k-th,
     `ProjectIndex.share_of`): a namespace's objects repeat each other's content, whose verdicts
     the admission memo computes once per process; shared object by object, each process computed
-    most of them again (docs/performance.md, "`--jobs`")."""
+    most of them again (docs/performance.md, "`--jobs`"). `reuse`: the results kept of earlier
+    runs, for the rules they hold (policylint.incremental.rulecache) run in this process."""
     if share is None:
+        if reuse is not None and isinstance(rule, ObjectRule) and reuse.covers(type(rule)):
+            return (issue for obj in project.index.objects for issue in reuse.check(rule, obj))
         return rule.check(project)
     k, n = share
     index = project.index
@@ -88,12 +95,16 @@ def issues(rule: Rule, project: Project, share: tuple[int, int] | None = None) -
 
 
 def _check(
-    rule_cls: type[Rule], project: Project, config: Mapping[str, object] | None = None, share: tuple[int, int] | None = None
+    rule_cls: type[Rule],
+    project: Project,
+    config: Mapping[str, object] | None = None,
+    share: tuple[int, int] | None = None,
+    reuse: Reuse | None = None,
 ) -> tuple[list[Issue], Issue | None]:
     """The rule's issues (on a share of the objects, `issues`), or the PL000 issue saying it
     failed; none on a field holding a placeholder PL004 reports, or inside one (`_on_placeholder`)."""
     try:
-        found = list(issues(rule_cls(config), project, share))
+        found = list(issues(rule_cls(config), project, share, reuse))
     except Exception as exc:  # a broken rule must not cost the other rules' findings
         return [], _failure(rule_cls, project, exc)
     try:
@@ -180,10 +191,12 @@ class _Runner:
         rules: Sequence[type[Rule]],
         resolver: PositionResolver,
         options: Mapping[str, Mapping[str, object]],
+        reuse: Reuse | None = None,
     ) -> None:
         self.project = project
         self.resolver = resolver
         self.options = options
+        self.reuse = reuse
         self.catalogue: dict[str, type[Rule]] = {rule_cls.id: rule_cls for rule_cls in rules}
         self.guessed = _guessed_policies(project) if any(POLICY in r.subjects for r in rules) else frozenset()
 
@@ -205,7 +218,7 @@ class _Runner:
         for unit in units:
             if checked and checked[-1][0][1] is not None and checked[-1][0][1] != unit[1]:
                 answered = self._prefetch(checked, answered)
-            checked.append((unit, *_check(unit[0], project, self.options.get(unit[0].id), unit[1])))
+            checked.append((unit, *_check(unit[0], project, self.options.get(unit[0].id), unit[1], self.reuse)))
             shares = shares or unit[1] is not None
             if not shares:
                 # A whole rule's lookups serve no other unit: freed now, as a rule object's own
@@ -240,12 +253,15 @@ def start(
     resolver: PositionResolver,
     options: Mapping[str, Mapping[str, object]] | None = None,
     jobs: int = 1,
+    reuse: Reuse | None = None,
 ) -> Started:
     """Start, in other processes (`jobs` > 1, policylint.rules.workers), the rules of `rules` whose
     stages are built, while this process builds the rest; `run` runs the others and gathers all.
-    The pipeline calls it once the topology is built, with every rule `run` may be given."""
+    The pipeline calls it once the topology is built, with every rule `run` may be given.
+    `reuse`: what the per-object rules found in earlier runs (policylint.incremental.rulecache),
+    read and added to by the rules run in this process."""
     selected = list(rules)
-    runner = _Runner(project, selected, resolver, options or {})
+    runner = _Runner(project, selected, resolver, options or {}, reuse)
     ready = [r for r in selected if all(project.has_stage(stage) for stage in r.reads)]
     return Started(runner, workers.start(project, ready, runner, jobs), jobs)
 

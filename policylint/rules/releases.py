@@ -23,7 +23,7 @@ from policylint.k8s.dissent import Dissent, dissent
 from policylint.k8s.objects import K8sObject
 from policylint.k8s.schemas import GATEWAY_API_VERSIONS, release_key, vendor_releases
 from policylint.k8s.verdicts import Admission
-from policylint.project import Project
+from policylint.project import Project, object_local
 
 
 def judged(
@@ -52,6 +52,7 @@ def judged(
     return Severity.WARNING, f"; {accepted_by(accepting)} accept {what}: if the cluster runs it, {HOW_TO_DECLARE}"
 
 
+@object_local  # the other schemas of the object's kind, which the catalogue (the run's) decides
 class Dissents:
     """The objects the first plausible schema admits and others refuse (policylint.k8s.dissent),
     asked once per object and process: PL703 and PL704 both read them (`Project.derived`)."""

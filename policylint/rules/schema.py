@@ -28,7 +28,7 @@ from policylint.k8s.admissions import Admissions
 from policylint.k8s.cluster import HOW_TO_DECLARE, how_to_declare_vendor
 from policylint.k8s.deprecations import deprecations
 from policylint.k8s.objects import K8sObject
-from policylint.project import Project
+from policylint.project import Project, object_local
 from policylint.rules.base import ANY, POLICY, ObjectRule, Rule
 from policylint.rules.filters import forbidden_header_values
 from policylint.rules.hints import close_name
@@ -261,6 +261,9 @@ def _admitting(admissions: Admissions, obj: K8sObject) -> Callable[[Mapping[str,
     return lambda schema: admits(admissions, obj, schema)
 
 
+# Object-local: a policy's profile is its kind's (CRDs and profiles, the run's) or guessed from its
+# own shape, and policylint.incremental.rulecache keys an object's results by its target fields.
+@object_local
 def _target_fields(project: Project) -> dict[K8sObject, tuple[str, ...]]:
     """Policy object -> the paths of its target fields (`spec.targetRefs`, ...)."""
     return {p.obj: tuple(f"spec.{field}" for field in p.profile.targets.fields) for p in project.resolution.policies()}
@@ -356,6 +359,7 @@ class ApiVersionNotServed(ObjectRule):
         yield self.issue(obj, "apiVersion", message, hint=hint)
 
 
+@object_local  # the run's release
 def _bundled(project: Project) -> tuple[Mapping[tuple[str, str], Mapping[str, tuple[str, ...]]], frozenset[str]]:
     """The versions each Gateway API kind of the run's release serves, by channel, and its groups
     (PL705, PL707): looked up once per project, not once per object."""

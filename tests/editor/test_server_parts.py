@@ -319,3 +319,47 @@ def test_navigation_after_edits_is_a_whole_analysis_s_answer(tmp_path: Path, mon
         assert layers is not None
         depth.append(len(layers.layers))
     assert depth[1] == depth[2] and depth[0] >= depth[1]
+
+
+def test_a_live_analysis_reuses_what_the_per_object_rules_found_and_agrees_with_a_whole_one(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Edits through the live analysis, each analysed in its part, with the per-object rules'
+    results on unchanged objects kept in memory between them (policylint.incremental.rulecache):
+    an edit of a value of the widget, of its CRD in another file, of the route beside them, each
+    answered as a whole analysis of the same texts answers it."""
+    from policylint.incremental import rulecache
+    from policylint.semantics import components
+    from policylint.server.analysis import Live
+    from tests.incremental.test_rulecache import WIDGET_CRD, WIDGETS
+
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    monkeypatch.setattr(components, "MAX_SHARE", 1.0)
+    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(workspace.parent / "cache"))
+    (workspace / "crd.yaml").write_text(WIDGET_CRD.format(size="integer"))
+    (workspace / "widgets.yaml").write_text(WIDGETS)
+    reused: list[int] = []
+    real = rulecache.Reuse.check
+
+    def check(self: rulecache.Reuse, *args: Any) -> Iterator[Any]:
+        before = self.reused
+        yield from real(self, *args)
+        reused.append(self.reused - before)
+
+    monkeypatch.setattr(rulecache.Reuse, "check", check)
+    live = Live(str(workspace))
+    assert [(f.rule, f.file) for f in live.analyse({}, None).findings] == [("PL703", "widgets.yaml")]
+    texts: dict[str, str] = {}
+    for name, text in [
+        ("route.yaml", ROUTE + "# typing\n"),
+        ("widgets.yaml", WIDGETS.replace("size: big", "size: 4")),  # right now: the finding goes
+        ("crd.yaml", WIDGET_CRD.format(size="string")),  # w2's size is wrong now, in a file unchanged
+        ("route.yaml", ROUTE + "# typing more\n"),
+        ("widgets.yaml", WIDGETS),
+    ]:
+        texts[name] = text
+        reused.clear()
+        found = live.analyse(dict(texts)).findings
+        assert found == analyse(str(workspace), dict(texts)).findings, name
+    assert [(f.rule, f.file, f.line) for f in found] == [("PL703", "widgets.yaml", 9)]
+    assert sum(reused) > 0  # the route's edit: the widgets' results were the ones kept

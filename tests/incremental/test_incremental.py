@@ -32,7 +32,7 @@ from click.testing import CliRunner
 from benchmarks.generate import objects as tenants
 from policylint import pipeline
 from policylint.cli import cli
-from policylint.incremental import memo
+from policylint.incremental import memo, rulecache
 from policylint.incremental.workspace import Workspace
 from policylint.input.cache import ParseCache
 from policylint.pipeline import LintRequest, lint
@@ -258,7 +258,8 @@ def _policies(files: dict[str, list[dict[str, Any]]]) -> Iterator[dict[str, Any]
 
 
 def _edit(files: dict[str, list[dict[str, Any]]], rng: random.Random, *, outside: bool = False, editor: bool = False) -> str:
-    """One random edit of the repository, in place; what it did. `outside`: edits that change a
+    """One random edit of the repository, in place; what it did (`field`: an object's content
+    changed where it stands, an unknown field added or removed). `outside`: edits that change a
     file that may lie outside the part too (its bytes alone, or its object count alone), which
     a scoped run reads from what earlier runs kept (policylint.incremental.shells). `editor`:
     edits whose findings land in other files than the edited one (an object moved to another
@@ -266,15 +267,15 @@ def _edit(files: dict[str, list[dict[str, Any]]], rng: random.Random, *, outside
     part analysis must answer while the objects of the other files are the ones kept in memory
     (policylint.incremental.resident)."""
     names = sorted(files)
-    kinds = ["rename", "target", "remove", "add", "move", "delete-file", "rename-file"]
+    kinds = ["rename", "target", "remove", "add", "move", "delete-file", "rename-file", "field"]
     kind = rng.choice([*kinds, "label", "unrelated"] if outside else kinds)
     if editor and rng.random() < 0.3:
         # Less often than the others: most of them join two tenants' parts, after which every
         # update analyses nearly everything, and whole.
-        kind = rng.choice(["namespace", "cross", "grant"])
+        kind = rng.choice(["namespace", "cross", "grant", "ungrant"])
     name = rng.choice(names)
     docs = files[name]
-    if kind in ("namespace", "cross", "grant"):
+    if kind in ("namespace", "cross", "grant", "ungrant"):
         _across(files, docs, kind, rng)
     elif kind == "rename" and docs:
         doc = rng.choice(docs)
@@ -295,9 +296,8 @@ def _edit(files: dict[str, list[dict[str, Any]]], rng: random.Random, *, outside
         files[rng.choice(names)].append(docs.pop(rng.randrange(len(docs))))
     elif kind == "delete-file" and len(files) > 2:
         del files[name]
-    elif kind == "label" and docs:
-        # A file that may lie outside the part changes its bytes, not what anything references.
-        rng.choice(docs)["metadata"].setdefault("labels", {})["edited"] = str(rng.randrange(10**6))
+    elif kind in ("label", "field") and docs:
+        _in_place(docs, kind, rng)
     elif kind == "unrelated":
         # A file's object count changes (the report's counts), nothing it holds is referenced.
         config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"c-{rng.randrange(10**6)}", "namespace": "misc"}}
@@ -309,10 +309,25 @@ def _edit(files: dict[str, list[dict[str, Any]]], rng: random.Random, *, outside
     return f"{kind} {name}"
 
 
+def _in_place(docs: list[dict[str, Any]], kind: str, rng: random.Random) -> None:
+    """An object of `docs` changed where it stands: `label`, a label (a file that may lie outside
+    the part changes its bytes, not what anything references); `field`, a field its schema does
+    not define added to a Gateway API object or removed (what the per-object rules found on it is
+    not what was kept for it, policylint.incremental.rulecache)."""
+    if kind == "label":
+        rng.choice(docs)["metadata"].setdefault("labels", {})["edited"] = str(rng.randrange(10**6))
+        return
+    schemed = [d for d in docs if str(d.get("apiVersion", "")).startswith("gateway.networking.k8s.io/")]
+    spec = rng.choice(schemed or docs).get("spec")
+    if isinstance(spec, dict) and spec.pop("colour", None) is None:
+        spec["colour"] = "blue"
+
+
 def _across(files: dict[str, list[dict[str, Any]]], docs: list[dict[str, Any]], kind: str, rng: random.Random) -> None:
     """An edit reaching across namespaces: `namespace` moves an object of `docs` to another
     tenant's namespace, `cross` points a route's backend at another tenant's Service, `grant`
-    adds to `docs` the ReferenceGrant allowing a route's namespace to reach a Service's."""
+    adds to `docs` the ReferenceGrant allowing a route's namespace to reach a Service's, `ungrant`
+    removes one such grant (from whichever file holds it: the routes it allowed are elsewhere)."""
     every = [d for ds in files.values() for d in ds]
     spaces = sorted({d["metadata"]["namespace"] for d in every if d["metadata"].get("namespace")})
     services = [d for d in every if d.get("kind") == "Service"]
@@ -342,6 +357,11 @@ def _across(files: dict[str, list[dict[str, Any]]], docs: list[dict[str, Any]], 
             },
         }
         docs.append(grant)
+    elif kind == "ungrant":
+        holders = [(ds, d) for ds in files.values() for d in ds if d.get("kind") == "ReferenceGrant"]
+        if holders:
+            held, grant = rng.choice(holders)
+            held.remove(grant)
 
 
 def _differential(root: Path, cache: Path, seed: int, steps: int, n: int, *, isolated: bool) -> int:
@@ -461,8 +481,33 @@ def test_workspace_differential_of_parts_fast(tmp_path: Path, monkeypatch: pytes
     """Small repositories are analysed whole (components.MIN_OBJECTS): not here, so that every
     update analyses the part the edited file reaches and merges it into the run before."""
     monkeypatch.setattr(components, "MIN_OBJECTS", 0)
-    parts = _workspace_differential(tmp_path, monkeypatch, seed=0, steps=8, n=60, isolated=True)
+    parts = _workspace_differential(tmp_path, monkeypatch, seed=2, steps=8, n=60, isolated=True)
     assert parts >= 3
+
+
+def test_workspace_differential_of_objects_changed_in_place_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sequence whose edits change objects where they stand (`field`), with updates that reuse
+    what the per-object rules found on the objects whose inputs did not change
+    (policylint.incremental.rulecache): it fails when an object's key leaves out its file's content."""
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    reuses = _counting_reuse(monkeypatch)
+    _workspace_differential(tmp_path, monkeypatch, seed=3, steps=8, n=60, isolated=True)
+    assert sum(r.reused for r in reuses) > 0
+
+
+def _counting_reuse(monkeypatch: pytest.MonkeyPatch) -> list[rulecache.Reuse]:
+    """Every reuse of the per-object rules' results the runs make from now on."""
+    reuses: list[rulecache.Reuse] = []
+    real = rulecache.start
+
+    def counted(*args: Any, **kwargs: Any) -> rulecache.Reuse | None:
+        found = real(*args, **kwargs)
+        if found is not None:
+            reuses.append(found)
+        return found
+
+    monkeypatch.setattr(rulecache, "start", counted)
+    return reuses
 
 
 @pytest.mark.slow

@@ -1,0 +1,381 @@
+"""What the per-object rules found on each object, reused while nothing they read changed.
+
+After a one-file change, a language server's update and the pre-commit hook analyse the part of
+the repository the change reaches (policylint.semantics.components): about 2,500 of 10,000
+objects on the generated corpus, of which the change touched a hundred. Every rule ran again
+over all of them, and the schema family (PL702, PL703, PL705-PL707, whose verdicts across the
+releases a cluster may run are asked of every object) was most of the rules' time
+(docs/performance.md#reusing-what-the-rules-found-per-object).
+
+The per-object rules (`ObjectRule`: PL702-PL707, PL426) are reused here. What one finds on an
+object depends on the object (its bytes and place in its file), its admission verdict (the object
+and the schema the catalogue picks), things that are the same for every object of the run, and,
+for some objects, more: PL704 reads what the topology's rules report on the object once one of
+its CEL rules fails. Each check of an object runs over a view of the project (`_View`) that notes
+whether it read anything but the object, its verdict and the run's context (a later stage, the
+resolution, a project-wide lookup not marked `object_local`); if it did, its findings on that
+object are not kept, and the rule runs again on it next time. Otherwise they are kept under a key
+that hashes
+
+- the run's context (`context`): the code (every file of this package), the request's settings
+  that shape findings (`memo.settings`: rules, their options, cluster, profiles, CRD and profile
+  files), the cluster the run works out (declared or inferred from the input, with where it was
+  inferred from, which messages quote), and every CRD the run reads (they decide schemas, served
+  versions and which kinds are namespaced);
+- the object: its file's name and parse-cache key (its bytes under the loader's stamp), its place
+  in the file, and, for a policy, the target fields of its profile (PL702 and PL703 leave them to
+  the target rules), which a CRD or profile decides and the context holds, but a kind guessed from
+  the shape decides per object. When that misses (the object's file changed: an edit touches one
+  object of a file of a hundred), the object's own content (`_content_key`) is tried too.
+
+The rules over the whole project and the policy rules (`PolicyRule`, which read what a policy's
+references resolve to) run again over the whole part: what they find on an object depends on
+other objects (a route's parent, a grant, a policy's competitors), and the stages are built for
+the part at once, with no record of which objects each answer read.
+
+An issue is kept only when it is about the object checked and nothing else (no note on another
+object, no fix, which names objects too): the object of a reused issue is the one this run
+built, so its position is read from the file as it is now. Otherwise that object's result for
+that rule is computed on every run.
+
+A language server holds one `RuleResults` in memory (policylint.incremental.resident) across
+edits, bounded after each (`RuleResults.trim`); any run with a cache reads them from one entry of it, named by the code's hash, and writes
+what it added at the end, under the parse cache's trust rules (outside the checkout, behind a
+checksum, each key and row checked on reading: anything else is a miss, and the rule runs).
+The differential tests (tests/incremental/test_incremental.py, tests/editor/test_server_parts.py)
+compare each update with a cold run of the same texts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from policylint.findings import Issue, Severity
+from policylint.project import is_object_local
+from policylint.stages import Stage
+
+if TYPE_CHECKING:
+    from policylint.input.cache import ParseCache
+    from policylint.k8s.admissions import Admissions
+    from policylint.k8s.objects import K8sObject
+    from policylint.pipeline import LintRequest
+    from policylint.project import Project
+    from policylint.rules.base import ObjectRule, Rule
+    from policylint.semantics.effective.simulation import Simulation
+    from policylint.semantics.resolution import Resolution
+    from policylint.semantics.topology import Topology
+
+T = TypeVar("T")
+
+# Bump when an entry's layout or meaning changes.
+FORMAT = 1
+_NAME = "per-object rule results"
+# Objects kept at most, whatever the repository (`Reuse.save`); past it a run keeps the ones it
+# used and the newest others (a cache shared by many repositories drops the others' first).
+MAX_OBJECTS = 200_000
+_KEY = re.compile(r"[0-9a-f]{32}\Z")
+_SEVERITIES = frozenset(s.value for s in Severity)
+
+# One issue as kept: field path, message, severity (None: the rule's), hint.
+Row = tuple[str, str, int | None, str | None]
+
+
+def reusable(rule: type[Rule]) -> bool:
+    """Whether what `rule` finds on an object may be kept: a per-object rule (`ObjectRule`), whose
+    check of an object is watched (`_View`) for anything it reads beyond the object."""
+    from policylint.rules.base import ObjectRule
+
+    return issubclass(rule, ObjectRule)
+
+
+class _View:
+    """The project as one check of one object reads it: `beyond` says whether the check read
+    anything but the object, its admission verdict and the run's context, namely a later stage,
+    the resolution (what a policy's references name) or a lookup not marked `object_local`; then
+    its findings are not kept. The index is read through as it is: the lookups a per-object rule
+    makes of it are about its object (`malformed`, `placeholders`)."""
+
+    def __init__(self, project: Project) -> None:
+        self._project = project
+        self.index = project.index
+        self.kept_verdicts = project.kept_verdicts
+        self.beyond = False
+
+    @property
+    def resolution(self) -> Resolution:
+        self.beyond = True
+        return self._project.resolution
+
+    def admissions(self) -> Admissions:
+        return self._project.admissions()
+
+    def topology(self) -> Topology:
+        self.beyond = True
+        return self._project.topology()
+
+    def simulation(self) -> Simulation:
+        self.beyond = True
+        return self._project.simulation()
+
+    def derived(self, compute: Callable[[Project], T]) -> T:
+        if not is_object_local(compute):
+            self.beyond = True
+        return self._project.derived(compute)
+
+    def has_stage(self, stage: Stage) -> bool:
+        return self._project.has_stage(stage)
+
+    def __getattr__(self, name: str) -> Any:
+        self.beyond = True  # something this view does not know to be the object's alone
+        return getattr(self._project, name)
+
+
+class RuleResults:
+    """The kept results: object key -> rule id -> its rows. Read from the cache once, added to by
+    every run, written by `save` when a run added anything. An entry is decoded whole but each
+    object's rows are checked only when a run asks for them: a run asks for those of its part."""
+
+    def __init__(self, cache: ParseCache | None = None, stamp: bytes = b"") -> None:
+        self._cache = cache
+        self._entry = cache.named(_NAME, stamp) if cache is not None else None
+        # As read (JSON), in the order entries were first written: the oldest first.
+        self._raw: dict[str, Any] = _read(cache, self._entry) if cache is not None and self._entry is not None else {}
+        self._kept: dict[str, dict[str, tuple[Row, ...]]] = {}  # checked, or added
+        self._fresh: dict[str, dict[str, list[list[Any]]]] = {}  # added since the entry was read or written
+        self._used: set[str] = set()
+
+    def get(self, key: str, rule_id: str) -> tuple[Row, ...] | None:
+        found = self._kept.get(key)
+        rows = found.get(rule_id) if found is not None else None
+        if rows is None:
+            by_rule = self._raw.get(key)
+            rows = _rows(by_rule.get(rule_id)) if type(by_rule) is dict else None
+            if rows is not None:
+                self._kept.setdefault(key, {})[rule_id] = rows
+        if rows is not None:
+            self._used.add(key)
+        return rows
+
+    def add(self, key: str, rule_id: str, rows: tuple[Row, ...]) -> None:
+        self._kept.setdefault(key, {})[rule_id] = rows
+        self._fresh.setdefault(key, {})[rule_id] = [list(row) for row in rows]
+        self._used.add(key)
+
+    def save(self, limit: int = MAX_OBJECTS) -> None:
+        """Write the entry if a run added to it since it was read or written. Past `limit`
+        objects, those this process used and the newest others up to half of it are kept: each
+        change adds the objects of the files it changed, which would otherwise pile up."""
+        if not self._fresh or self._cache is None or self._entry is None:
+            return
+        entries = self._raw
+        for key, by_rule in self._fresh.items():
+            before = entries.get(key)
+            entries[key] = {**before, **by_rule} if type(before) is dict else by_rule
+        if len(entries) > limit:
+            others = [k for k in entries if k not in self._used]
+            keep = self._used | set(others[max(0, len(others) - limit // 2) :])
+            entries = {k: v for k, v in entries.items() if k in keep}
+        payload = json.dumps({"format": FORMAT, "objects": entries}, separators=(",", ":"), ensure_ascii=True)
+        self._cache.put(self._entry, payload.encode("ascii"))
+        self._raw, self._fresh, self._used = entries, {}, set()
+
+    def trim(self, limit: int) -> None:
+        """Bound what a long-lived process holds, which is never written (`save` would): past
+        `limit` objects, keep those the last run used and the newest others up to half of it.
+        Each edit adds the objects of the edited file as typed, under new keys."""
+        self._fresh = {}
+        if len(self._raw) + len(self._kept) > limit:
+            others = [k for k in (*self._raw, *self._kept) if k not in self._used]
+            keep = self._used | set(others[max(0, len(others) - limit // 2) :])
+            self._raw = {k: v for k, v in self._raw.items() if k in keep}
+            self._kept = {k: v for k, v in self._kept.items() if k in keep}
+        self._used = set()
+
+
+def _read(cache: ParseCache, entry: str) -> dict[str, Any]:
+    """The entry's objects, each a map of rule ids to rows as `save` writes them, not checked yet
+    (`_rows` checks them when asked for); nothing when the entry is not what `save` writes."""
+    payload = cache.payload(entry)
+    if payload is None:
+        return {}
+    try:
+        decoded = json.loads(bytes(payload))
+    except Exception:
+        return {}
+    objects = decoded.get("objects") if type(decoded) is dict and decoded.get("format") == FORMAT else None
+    if type(objects) is not dict:
+        return {}
+    return {key: by_rule for key, by_rule in objects.items() if _KEY.match(key) and type(by_rule) is dict}
+
+
+def _rows(value: Any) -> tuple[Row, ...] | None:
+    if type(value) is not list:
+        return None
+    rows: list[Row] = []
+    for row in value:
+        if type(row) is not list or len(row) != 4:
+            return None
+        path, message, severity, hint = row
+        if (
+            type(path) is not str
+            or type(message) is not str
+            or not (severity is None or (type(severity) is int and severity in _SEVERITIES))
+            or not (hint is None or type(hint) is str)
+        ):
+            return None
+        rows.append((path, message, severity, hint))
+    return tuple(rows)
+
+
+def context(request: LintRequest, project: Project) -> bytes | None:
+    """What, besides an object, decides what a reusable rule finds on it in this run (the module's
+    docstring lists it); None: something cannot be written reliably, and nothing is reused."""
+    from policylint.incremental import memo
+
+    shaping = memo.settings(request)
+    if shaping is None:
+        return None
+    index = project.index
+    h = hashlib.blake2b(digest_size=16)
+    h.update(FORMAT.to_bytes(2, "big") + memo.code_stamp() + shaping)
+    # A frozen dataclass of strings and tuples: its repr is the same in every process.
+    h.update(repr(index.cluster()).encode("utf-8", "surrogateescape"))
+    for crd in [*index.crds(), *index.options.context_crds]:
+        content = index.content_keys.get(crd.doc.file)
+        if content is None:  # a CRD given with --crd, or read from standard input: its content
+            content = json.dumps(crd.data, sort_keys=True, separators=(",", ":"), default=repr)
+        h.update(json.dumps([crd.doc.file, content, *crd.sort_key()[1:]], default=repr).encode("utf-8", "surrogateescape"))
+    return h.digest()
+
+
+def start(request: LintRequest, project: Project, results: RuleResults | None, *, part: bool = False) -> Reuse | None:
+    """The reuse of `results` by the run of `request` over `project`; None: nothing is reused
+    (no cache, or a setting that cannot be written reliably). `part`: the run analyses a part
+    after a change, and an object of a changed file is looked up by its own content too
+    (`Reuse.check`); a whole run, whose objects' files are mostly all new to the cache or all
+    unchanged, does not spend that on every object."""
+    if results is None:
+        return None
+    run = context(request, project)
+    return Reuse(results, run, project, by_content=part) if run is not None else None
+
+
+def open_results(cache: ParseCache | None) -> RuleResults | None:
+    """The results kept in `cache` (None: no cache), under the code's hash."""
+    if cache is None:
+        return None
+    from policylint.incremental import memo
+
+    return RuleResults(cache, memo.code_stamp())
+
+
+class Reuse:
+    """The kept results as one run reads and adds to them: `check` is a reusable rule's issues on
+    one object, kept ones where the key matches."""
+
+    def __init__(self, results: RuleResults, run: bytes, project: Project, *, by_content: bool = True) -> None:
+        self._results = results
+        self._by_content = by_content
+        self._run = run
+        self._project = project
+        self._keys: dict[K8sObject, str | None] = {}  # object (hashed by identity) -> its key
+        self._targets: dict[K8sObject, tuple[str, ...]] | None = None
+        self.reused = 0  # objects whose issues were kept ones (the tests count them)
+
+    @staticmethod
+    def covers(rule: type[Rule]) -> bool:
+        return reusable(rule)
+
+    def finish(self, repository: int, *, write: bool) -> None:
+        """Keep what this run added, for a repository of `repository` objects (the kept results
+        of a few versions of each of its objects at most): written to the cache (`write`,
+        `RuleResults.save`), or held in memory only (`RuleResults.trim`)."""
+        limit = min(MAX_OBJECTS, max(20_000, 4 * repository))
+        if write:
+            self._results.save(limit)
+        else:
+            self._results.trim(limit)
+
+    def check(self, rule: ObjectRule, obj: K8sObject) -> Iterator[Issue]:
+        key = self._key(obj)
+        if key is None:
+            yield from rule.check_object(self._project, obj)
+            return
+        rows = self._results.get(key, rule.id)
+        again = None
+        if rows is None:
+            # The file changed (an editor's edit touches one object of it) or the object is new
+            # here: its own content may still be one seen before.
+            again = self._content_key(obj) if self._by_content else None
+            rows = self._results.get(again, rule.id) if again is not None else None
+            if rows is not None:
+                self._results.add(key, rule.id, rows)
+        if rows is not None:
+            self.reused += 1
+            for path, message, severity, hint in rows:
+                yield Issue(rule.id, message, obj, path, severity=None if severity is None else Severity(severity), hint=hint)
+            return
+        view = _View(self._project)
+        found = list(rule.check_object(cast("Project", view), obj))
+        kept = _kept_rows(found, obj, rule.id) if not view.beyond else None
+        if kept is not None:
+            self._results.add(key, rule.id, kept)
+            if again is not None:
+                self._results.add(again, rule.id, kept)
+        yield from found
+
+    def _key(self, obj: K8sObject) -> str | None:
+        """The object by its file's content and its place in it: no need to read the object."""
+        if obj in self._keys:
+            return self._keys[obj]
+        content = self._project.index.content_keys.get(obj.doc.file)
+        key = None
+        if content is not None:
+            # The file's name too: a message may quote where the object is.
+            key = self._hash(("at", *obj.sort_key(), content, self._target_fields().get(obj)))
+        self._keys[obj] = key
+        return key
+
+    def _content_key(self, obj: K8sObject) -> str | None:
+        """The object by its own content wherever it is in its file (None: no content key for
+        its file, whose content is then not known to be the same as anything's)."""
+        if self._project.index.content_keys.get(obj.doc.file) is None:
+            return None
+        # `repr` tells apart what JSON would make one (the key 1 and the key "1", 1 and 1.0) and
+        # keeps the order a rule reads the fields in; a value whose repr is not the same in every
+        # process (a set) is a miss, never a wrong hit.
+        data = hashlib.blake2b(repr(obj.data).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+        return self._hash(("content", obj.doc.file, data, self._target_fields().get(obj)))
+
+    def _hash(self, parts: tuple[object, ...]) -> str:
+        # The repr of strings, numbers, None and tuples of them tells any two apart, and is
+        # cheaper than JSON: it is worked out for every object of the part.
+        h = hashlib.blake2b(self._run, digest_size=16)
+        h.update(repr(parts).encode("utf-8", "surrogateescape"))
+        return h.hexdigest()
+
+    def _target_fields(self) -> dict[K8sObject, tuple[str, ...]]:
+        if self._targets is None:
+            self._targets = {p.obj: p.profile.targets.fields for p in self._project.resolution.policies()}
+        return self._targets
+
+
+def _kept_rows(found: list[Issue], obj: K8sObject, rule_id: str) -> tuple[Row, ...] | None:
+    """The issues as rows, when each is about `obj` alone (else None: not kept)."""
+    rows: list[Row] = []
+    for issue in found:
+        if (
+            issue.object is not obj
+            or issue.rule_id != rule_id
+            or issue.related
+            or issue.fix is not None
+            or issue.location is not None
+            or issue.document is not None
+        ):
+            return None
+        rows.append((issue.path, issue.message, None if issue.severity is None else int(issue.severity), issue.hint))
+    return tuple(rows)

@@ -1,0 +1,329 @@
+"""What the per-object rules found, reused per object (policylint/incremental/rulecache.py): the
+findings of every update are a cold run's over the same texts, whether what a kept result read
+changed in the object's own file or in another one, and some scenarios are run once more with the
+reuse made wrong on purpose to show that they tell."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from policylint import pipeline
+from policylint.findings import Issue, Severity
+from policylint.incremental import rulecache
+from policylint.incremental.workspace import Workspace
+from policylint.input.cache import ParseCache
+from policylint.k8s.objects import K8sObject
+from policylint.pipeline import LintRequest, LintResult
+from policylint.project import Project
+from policylint.rules import REGISTRY
+from policylint.rules.base import ObjectRule
+from policylint.semantics import components
+from tests.incremental.test_incremental import _cold, _corpus, _rows
+
+WIDGET_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {{kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {{type: {size}}}
+"""
+
+WIDGETS = """\
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w1, namespace: shop}
+spec: {size: big}
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w2, namespace: shop}
+spec: {size: 3}
+"""
+
+
+class Session:
+    """A workspace over `texts` whose updates are each compared with a cold run of the same texts;
+    `reused` counts the objects whose results were kept ones, per update."""
+
+    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, texts: dict[str, str]) -> None:
+        monkeypatch.setattr(components, "MIN_OBJECTS", 0)  # small repositories analysed in parts too
+        self.monkeypatch = monkeypatch
+        self.texts = dict(texts)
+        self.editor, self.disk = tmp_path / "editor", tmp_path / "disk"
+        self.editor.mkdir()
+        self.disk.mkdir()
+        for name, text in texts.items():
+            (self.editor / name).write_text(text, encoding="utf-8")
+        self.reuses: list[rulecache.Reuse] = []
+        real = rulecache.start
+
+        def counted(*args: Any, **kwargs: Any) -> rulecache.Reuse | None:
+            found = real(*args, **kwargs)
+            if found is not None:
+                self.reuses.append(found)
+            return found
+
+        monkeypatch.setattr(rulecache, "start", counted)
+        monkeypatch.chdir(self.editor)
+        self.workspace = Workspace(LintRequest(paths=["."], cache_dir=str(tmp_path / "cache")))
+        self.first = self.workspace.result
+
+    @property
+    def reused(self) -> int:
+        return self.reuses[-1].reused
+
+    def update(self, name: str, text: str) -> tuple[LintResult, LintResult]:
+        """The workspace's result after `name` holds `text`, and a cold run's."""
+        self.texts[name] = text
+        result = self.workspace.update(name, text).result
+        cold = _cold(self.texts, self.disk, self.monkeypatch)
+        self.monkeypatch.chdir(self.editor)
+        return result, cold
+
+    def agrees(self, name: str, text: str) -> bool:
+        result, cold = self.update(name, text)
+        return _rows(result.findings) == _rows(cold.findings) and _rows(result.suppressed) == _rows(cold.suppressed)
+
+
+def _tenants(seed: int, n: int) -> dict[str, str]:
+    return {name: yaml.safe_dump_all(docs, sort_keys=False) for name, docs in _corpus(seed, n, isolated=True).items()}
+
+
+def _of(result: LintResult, rule: str, file: str) -> list[str]:
+    return [f"{f.line}:{f.message}" for f in result.findings if f.rule == rule and f.file == file]
+
+
+def test_an_update_reuses_what_the_per_object_rules_found_on_unchanged_objects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = _tenants(3, 60)
+    texts["crd.yaml"] = WIDGET_CRD.format(size="integer")
+    texts["widgets.yaml"] = WIDGETS
+    session = Session(tmp_path, monkeypatch, texts)
+    edited = "m-000.yaml"
+    for n in range(3):
+        result, cold = session.update(edited, session.texts[edited] + f"# edit {n}\n")
+        assert _rows(result.findings) == _rows(cold.findings), n
+        assert session.reused > 0, n
+    # A kept finding: the widget's, in a file the edits never touched, still where it is.
+    kept = _of(result, "PL703", "widgets.yaml")
+    assert kept == _of(cold, "PL703", "widgets.yaml")
+    assert len(kept) == 1
+    # Lines added above the widget move its finding: positions come from the file as it is now.
+    moved, cold = session.update("widgets.yaml", "# a comment\n# another\n" + WIDGETS)
+    assert _of(moved, "PL703", "widgets.yaml") == _of(cold, "PL703", "widgets.yaml")
+    assert int(_of(moved, "PL703", "widgets.yaml")[0].split(":")[0]) == int(kept[0].split(":")[0]) + 2
+    assert session.reused > 0  # by the objects' own content, their file's being new
+
+
+def test_a_run_with_a_cache_reads_what_an_earlier_process_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    session = Session(tmp_path, monkeypatch, {"crd.yaml": WIDGET_CRD.format(size="integer"), "widgets.yaml": WIDGETS})
+    assert session.reused == 0  # nothing kept yet: written at the end of the run
+    again = pipeline.lint(LintRequest(paths=["."], cache_dir=str(tmp_path / "cache")))
+    assert session.reused >= 2  # both widgets, for every per-object rule that checks them
+    assert _rows(again.findings) == _rows(session.first.findings)
+    assert [f.rule for f in again.findings if f.file == "widgets.yaml"] == ["PL703"]
+
+
+def test_a_crd_changed_in_another_file_is_not_answered_from_the_results_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The widget's file is unchanged; the CRD beside it decides whether its size is right."""
+    assert _crd_edits(tmp_path, monkeypatch)
+
+
+def test_the_crd_scenario_tells_when_the_context_is_left_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rulecache, "context", lambda request, project: b"the same for every run")
+    assert not _crd_edits(tmp_path, monkeypatch)
+
+
+def _crd_edits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> bool:
+    texts = _tenants(4, 30)
+    texts["crd.yaml"] = WIDGET_CRD.format(size="integer")
+    texts["widgets.yaml"] = WIDGETS
+    session = Session(tmp_path, monkeypatch, texts)
+    assert len(_of(session.first, "PL703", "widgets.yaml")) == 1
+    agreed = session.agrees("crd.yaml", WIDGET_CRD.format(size="string"))  # now w2's 3 is wrong, w1's fine
+    agreed &= session.agrees("crd.yaml", "# moved down\n" + WIDGET_CRD.format(size="string"))
+    return agreed & session.agrees("crd.yaml", WIDGET_CRD.format(size="integer"))
+
+
+# A per-object rule that reads another object through a project-wide lookup not marked object-local:
+# whether a Service named `backend` exists anywhere.
+def _services(project: Project) -> frozenset[str]:
+    return frozenset(o.name for o in project.index.objects if o.kind == "Service")
+
+
+class _Probe(ObjectRule):
+    """A route with no Service named backend anywhere (a test's rule)."""
+
+    id = "PL998"
+    name = "test-probe"
+    severity = Severity.WARNING
+
+    def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
+        if obj.kind == "HTTPRoute" and "backend" not in project.derived(_services):
+            yield self.issue(obj, "metadata.name", "no Service named backend")
+
+
+def _probe_edits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> bool:
+    monkeypatch.setattr(pipeline, "REGISTRY", (*REGISTRY, _Probe))
+    route = "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r, namespace: shop}\nspec: {}\n"
+    service = "apiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: shop}}\nspec: {{ports: [{{port: 80}}]}}\n"
+    session = Session(tmp_path, monkeypatch, {"route.yaml": route, "service.yaml": service.format(name="backend")})
+    assert not _of(session.first, "PL998", "route.yaml")
+    result, cold = session.update("service.yaml", service.format(name="other"))
+    assert _of(cold, "PL998", "route.yaml")
+    return _rows(result.findings) == _rows(cold.findings)
+
+
+def test_a_result_that_read_another_object_is_found_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _probe_edits(tmp_path, monkeypatch)
+
+
+def test_the_probe_scenario_tells_when_what_a_check_read_is_not_watched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rulecache, "is_object_local", lambda compute: True)
+    assert not _probe_edits(tmp_path, monkeypatch)
+
+
+APP = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: example
+  listeners:
+  - {name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}
+"""
+
+ROUTE = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: shop, namespace: shop}
+spec:
+  parentRefs: [{name: gw, namespace: infra}]
+  rules:
+  - backendRefs: [{name: api, namespace: backends, port: 80}]
+"""
+
+SERVICE = """\
+apiVersion: v1
+kind: Service
+metadata: {name: api, namespace: backends}
+spec: {ports: [{port: 80}]}
+"""
+
+GRANT = """\
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: shop, namespace: backends}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: shop}]
+  to: [{group: "", kind: Service}]
+"""
+
+
+def test_what_another_file_changes_under_an_unchanged_route_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The route's file never changes: its parent renamed and its grant removed in other files
+    change its findings (rules over the whole part, run again), as a cold run finds them."""
+    texts = {"app.yaml": APP, "route.yaml": ROUTE, "service.yaml": SERVICE, "grant.yaml": GRANT}
+    session = Session(tmp_path, monkeypatch, texts)
+    before = {f.rule for f in session.first.findings if f.file == "route.yaml"}
+    renamed, cold = session.update("app.yaml", APP.replace("name: gw,", "name: edge,"))
+    assert _rows(renamed.findings) == _rows(cold.findings)
+    assert {f.rule for f in renamed.findings if f.file == "route.yaml"} - before  # parent not found now
+    session.update("app.yaml", APP)
+    ungranted, cold = session.update("grant.yaml", "")
+    assert _rows(ungranted.findings) == _rows(cold.findings)
+    assert {f.rule for f in ungranted.findings if f.file == "route.yaml"} - before  # the backend not allowed
+
+
+def _forged(entry: Any) -> Iterator[Any]:
+    """Entries shaped otherwise than `RuleResults.save` writes them, from a real one."""
+    objects = entry["objects"]
+    key, by_rule = next((k, v) for k, v in objects.items() if v)
+    rule = next(iter(by_rule))
+    yield {**entry, "format": 99}
+    yield {**entry, "objects": {key: {rule: [["spec", 5, None, None]]}}}  # a message that is no text
+    yield {**entry, "objects": {key: {rule: [["spec", "forged", 7, None]]}}}  # no such severity
+    yield {**entry, "objects": {key: {rule: [["spec", "forged", None]]}}}  # a row too short
+    yield {**entry, "objects": {key: {"PL70": [], rule: "[]"}}}
+    yield {**entry, "objects": {key.upper(): by_rule}}
+    yield [entry]
+
+
+@pytest.mark.parametrize("forge", range(7))
+def test_an_entry_that_is_not_what_policylint_writes_is_a_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: int
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "crd.yaml").write_text(WIDGET_CRD.format(size="integer"), encoding="utf-8")
+    (tmp_path / "widgets.yaml").write_text(WIDGETS, encoding="utf-8")
+    cache_dir = tmp_path.parent / f"{tmp_path.name}-cache"
+    request = LintRequest(paths=["."], cache_dir=str(cache_dir))
+    first = pipeline.lint(request)
+    cache = ParseCache(str(cache_dir))
+    from policylint.incremental import memo
+
+    name = cache.named("per-object rule results", memo.code_stamp())
+    payload = cache.payload(name)
+    assert payload is not None
+    forged = list(_forged(json.loads(bytes(payload))))[forge]
+    cache.put(name, json.dumps(forged).encode())
+    again = pipeline.lint(request)
+    assert _rows(again.findings) == _rows(first.findings)
+    assert not [f for f in again.findings if "forged" in f.message]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["crd.yaml", "widgets.yaml"]  # nothing written in the tree
+
+
+def test_past_its_limit_an_entry_keeps_the_objects_used_and_the_newest_others(tmp_path: Path) -> None:
+    cache = ParseCache(str(tmp_path / "cache"))
+    keys = [f"{n:032x}" for n in range(10)]
+    first = rulecache.RuleResults(cache, b"stamp")
+    for key in keys:
+        first.add(key, "PL703", (("spec", "found", None, None),))
+    first.save()
+    later = rulecache.RuleResults(cache, b"stamp")
+    assert later.get(keys[1], "PL703") == (("spec", "found", None, None),)  # used by this run
+    later.add(f"{10:032x}", "PL702", ())  # and one added
+    later.save(limit=6)
+    kept = rulecache.RuleResults(cache, b"stamp")
+    found = [k for k in [*keys, f"{10:032x}"] if kept.get(k, "PL703") is not None or kept.get(k, "PL702") is not None]
+    # The two this run used, then the newest three others (half the limit).
+    assert found == [keys[1], keys[7], keys[8], keys[9], f"{10:032x}"]
+
+
+def test_a_long_lived_process_holds_the_objects_used_and_the_newest_others() -> None:
+    """A language server never writes the results (`trim`, not `save`): what it holds is bounded
+    all the same, each edit adding the edited file's objects under new keys."""
+    held = rulecache.RuleResults()
+    keys = [f"{n:032x}" for n in range(10)]
+    for key in keys:
+        held.add(key, "PL703", ())
+    held.trim(limit=100)  # under the limit: all held, and the next run starts with none used
+    assert all(held.get(k, "PL703") == () for k in keys)
+    held.trim(limit=100)
+    assert held.get(keys[2], "PL703") == ()
+    held.trim(limit=6)
+    assert [k for k in keys if held.get(k, "PL703") is not None] == [keys[2], keys[7], keys[8], keys[9]]
