@@ -12,6 +12,9 @@ from policylint.k8s.schemas import COMBINED
 from policylint.k8s.verdicts import EMBEDDED, PRESERVE, TOP_LEVEL_SKIPPED, template
 
 _END: Any = object()  # on the walk's stack: the subtree above is done
+# A schema node the walk does not enter: a stand-in for a node whose checks were made already
+# (policylint.k8s.differences walks only where two schemas differ). Its parent still reads it.
+CHECKED = "x-policylint-checked"
 
 # (path, what is wrong, the API server's field error type)
 _Violation = tuple[tuple[str | int, ...], str, str]
@@ -70,6 +73,14 @@ def violations(
     unknown: list[Pruned] = pruned if pruned is not None else []
     budget = _Budget(root)
     _Walk(out, unknown, seen, {} if shapes is None else shapes, budget).run(root, {**schema, "required": top_required}, ())
+    return out
+
+
+def violations_below(value: Any, node: Mapping[str, Any]) -> list[_Violation]:
+    """What a schema node refuses in a value below an object's root, paths relative to it, with no
+    memo (policylint.k8s.differences checks single nodes whose children are `CHECKED`)."""
+    out: list[_Violation] = []
+    _Walk(out, [], None, {}, _Budget(value)).run(value, node, ())
     return out
 
 
@@ -234,7 +245,8 @@ class _Walk:
         if isinstance(items, dict):
             if None in value:
                 _null_items(out, path, value, items)
-            self.stack.extend((item, items, (*path, i)) for i, item in reversed(list(enumerate(value))))
+            if CHECKED not in items:
+                self.stack.extend((item, items, (*path, i)) for i, item in reversed(list(enumerate(value))))
         if LIST_TYPE in node:
             _duplicates(out, path, value, node, items if isinstance(items, dict) else {})
 
@@ -258,7 +270,7 @@ class _Walk:
                 if not self.quiet and additional is not True and (additional is not None or node.get("properties") is not None):
                     self.unknown.append((path, str(key), sorted(properties)))
                 continue
-            if not _plain_string_checked(out, (*path, key), child, sub):
+            if CHECKED not in sub and not _plain_string_checked(out, (*path, key), child, sub):
                 children.append((child, sub, (*path, key)))
         self.stack.extend(reversed(children))
 
