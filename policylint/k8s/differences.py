@@ -164,9 +164,12 @@ _CONVERTED: IdentityMap[Mapping[str, Any], int] = IdentityMap()  # node -> its n
 
 
 def _converts(node: Any) -> int:
-    """A number for what `cel.to_cel` reads at a node to convert a value there, besides what it
-    reads of the children it descends into: its own keywords but the checks of values, its
-    fields' names, and the defaults it sets (with how they convert). Cached by identity."""
+    """A number for what `cel.to_cel` reads at a node to convert any value there, besides what it
+    reads of the children it descends into, of the enumeration (`_unlike` compares it with the
+    value) and of which fields it names (`_unlike` compares the fields the value has): its own
+    keywords but the checks of values and `required` (which only notes a missing field, a schema
+    rejection), whether it names fields at all, and the defaults it sets (with how they convert).
+    Cached by identity."""
     if not isinstance(node, Mapping):
         return _CONVERSIONS.setdefault(("", repr(node)), len(_CONVERSIONS))
     got = _CONVERTED.get(node)
@@ -176,10 +179,10 @@ def _converts(node: Any) -> int:
     extra = node.get("additionalProperties")
     items = node.get("items")
     key = (
-        repr(sorted((k, v) for k, v in node.items() if k not in _CHILDREN and k not in _CHECKS)),
+        repr(sorted((k, v) for k, v in node.items() if k not in _CHILDREN and k not in _CHECKS and k not in _VALUE_READ)),
         repr(properties)
         if not isinstance(properties, Mapping)
-        else tuple((k, repr(v.get("default", _UNSET)), _converts(v) if "default" in v else None) for k, v in properties.items()),
+        else tuple(sorted((k, repr(v["default"]), _converts(v)) for k, v in properties.items() if "default" in v)),
         "{}" if isinstance(extra, Mapping) else repr(extra),
         "{}" if isinstance(items, Mapping) else repr(items),
     )
@@ -188,6 +191,7 @@ def _converts(node: Any) -> int:
     return number
 
 
+_VALUE_READ = frozenset({"enum", "required"})
 _PRESENT: Any = object()  # a field routed to a node in one schema only: converted otherwise if present
 _ALIKE: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
 
@@ -195,7 +199,8 @@ _ALIKE: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
 def _unlike(first: Any, other: Any) -> Any:
     """Where two nodes may convert a value otherwise (`_converts`), worked out once per pair: None
     (nowhere: every value converts alike), `_PRESENT` (everywhere), or (fields, additional
-    fields, items), each None, `_PRESENT` or the same below."""
+    fields, items, the two enumerations where they differ), each field None, `_PRESENT` or the
+    same below."""
     if first is other:
         return None
     key = (id(first), id(other))
@@ -216,16 +221,18 @@ def _unlike(first: Any, other: Any) -> Any:
         extra = _PRESENT if (a is None) != (b is None) else _unlike(a, b)
         a, b = _child(first, "items"), _child(other, "items")
         items = _PRESENT if (a is None) != (b is None) else _unlike(a, b)
-        found = None if not fields and extra is None and items is None else (fields, extra, items)
+        enums = (first.get("enum"), other.get("enum")) if first.get("enum") != other.get("enum") else None
+        found = None if not fields and extra is None and items is None and enums is None else (fields, extra, items, enums)
     _ALIKE[key] = (first, other, found)
     return found
 
 
 def converts_alike(value: Any, first: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
     """Whether `cel.to_cel` converts the value to the same CEL value under both nodes: they read
-    the same at every position the value reaches (`_converts`), and route each of its fields to
-    a node in both or in neither (`_unlike`). False may be wrong (a field routed to
-    additionalProperties that conversion prunes), never True."""
+    the same at every position the value reaches (`_converts`), route each of its fields to a
+    node in both or in neither, and take or refuse each scalar in both enumerations alike
+    (`_unlike`). False may be wrong (a field routed to additionalProperties that conversion
+    prunes), never True."""
     stack = [(value, _unlike(first, other))]
     while stack:
         value, unlike = stack.pop()
@@ -233,7 +240,9 @@ def converts_alike(value: Any, first: Mapping[str, Any], other: Mapping[str, Any
             continue
         if unlike is _PRESENT:
             return False
-        fields, extra, items = unlike
+        fields, extra, items, enums = unlike
+        if enums is not None and not _enumerated_alike(value, *enums):
+            return False
         if type(value) is dict:
             for key, child in value.items():
                 below = fields.get(key, extra) if type(key) is str else None
@@ -242,6 +251,14 @@ def converts_alike(value: Any, first: Mapping[str, Any], other: Mapping[str, Any
         elif type(value) is list and items is not None:
             stack.extend((item, items) for item in value)
     return True
+
+
+def _enumerated_alike(value: Any, first: Any, other: Any) -> bool:
+    """Whether two enumerations both take the value or both refuse it, as conversion reads them
+    (`cel.convert._enumerated`: a scalar outside a list enumeration is refused)."""
+    if type(value) not in (str, int, float, bool):
+        return True  # a null, a map or a list: not compared with the enumeration
+    return (isinstance(first, list) and value not in first) == (isinstance(other, list) and value not in other)
 
 
 # The keywords that check a value without changing what it converts to (besides the CEL rules,

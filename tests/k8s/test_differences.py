@@ -253,3 +253,29 @@ def test_a_pair_of_releases_holding_the_same_nodes_has_nothing_to_look_at() -> N
     assert found is not None
     rules = found.properties["spec"].properties["rules"]  # type: ignore[union-attr]
     assert rules is not None and rules.rules  # the experimental channel's rule that rule names are unique
+
+
+def test_values_that_convert_alike_under_two_nodes_are_the_same_cel_value() -> None:
+    """`converts_alike` says True only where `cel.to_cel` gives the same value under both nodes
+    (the first's rule outcomes are then the other's), over every node of the objects' specs that
+    two plausible schemas hold differently."""
+    from policylint.k8s import cel
+
+    result = lint_text(_upstream(21, 3) + "---\n" + _objects(22, 120), selection=select("PL703"))
+    catalogue = result.project.admissions().catalogue
+    alike = unlike = 0
+    for obj in result.project.index.objects:
+        first = catalogue.schema(obj)
+        if first is None or first[1] is None or not isinstance(obj.data, dict) or not isinstance(obj.data.get("spec"), dict):
+            continue
+        spec = obj.data["spec"]
+        for _, _, found in catalogue.plausible((obj.group, obj.kind, obj.version)):
+            if found is None or found[0] is first[0]:
+                continue
+            one, two = first[0]["properties"]["spec"], found[0]["properties"]["spec"]
+            if differences.converts_alike(spec, one, two):
+                alike += 1
+                assert cel.to_cel(spec, one) == cel.to_cel(spec, two), obj.name
+            else:
+                unlike += 1
+    assert alike > 100 and unlike > 10
