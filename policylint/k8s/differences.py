@@ -3,18 +3,19 @@ two schemas differ (policylint.k8s.dissent asks; docs/semantics.md#the-cluster-m
 
 The bundled releases' schemas share every unchanged subtree as one object
 (`policylint.k8s.schemas._interned`). For a pair of schemas of one kind (the first plausible one,
-the other one) a `Difference` is worked out once: the positions (property, additional property,
-list item, from the root down) where the two nodes are not the same object, and, for the schema
-walk, a copy of the other schema in which each subtree it shares at the same position with the
-first is a stub the walk does not enter (`checker`).
+the other one) a `Difference` is worked out once per pair of nodes: the positions (field,
+additional field, list item, from the root down) where the other schema checks a value otherwise
+(`Difference.local`: its node with each child a stub the walk does not enter), holds CEL rules on
+a node that is not the first's (`Difference.rules`), or where either has alternatives.
 
 Why an object that reaches no difference is admitted by the other schema exactly when it is by the
-first, and why, when it does, checking only the differing positions is enough to prove it admitted:
+first, and why, when it does, checking only those positions is enough to prove it admitted:
 
 * The schema walk (policylint.k8s.schemawalk) judges a value at a position by that position's
   node and the value alone, except for three things a node reads of its children (a child's
   `default` for `required`, the items' `type` and `nullable` for null items, the items'
-  properties' `default` for the keys of a map list), which the stubs keep, and for the budget of
+  properties' `default` for the keys of a map list), which `_signature` compares and the stubs
+  keep: two nodes with one signature refuse the same values there. Then there is the budget of
   allOf/anyOf/oneOf/not, shared by the whole object (`_Budget`): an alternative past it counts as
   matched, so whether one at a shared position is checked depends on what alternatives elsewhere
   spent. Hence an object whose value reaches a node with alternatives in either schema is walked
@@ -24,7 +25,8 @@ first, and why, when it does, checking only the differing positions is enough to
   subtree alone decides: a rule of a shared node has the same outcome and cost in both. A node
   with a difference below it is itself a difference (sharing is bottom up), so every rule whose
   converted value a difference can change is on a differing position and is evaluated again, with
-  the other schema's node. Only the object's runtime cost budget couples the rules: the other
+  the other schema's node (or, where the value converts alike under both nodes and the rule is
+  the first's too, takes the outcome the first's walk kept: `converts_alike`). Only the object's runtime cost budget couples the rules: the other
   schema's total is the first's (`Catalogue.cel_spent`, at most the budget, since the first
   admits the object), less what the first spent at differing positions, plus what the other
   spends there; the differential walk admits only when the first's total plus the other's spend at
