@@ -120,6 +120,10 @@ class Catalogue:
     # asks it of every plausible schema (policylint.rules.releases), and a walk of a large object
     # per finding would make hostile input quadratic.
     admitted: dict[tuple[K8sObject, int], bool] = dataclass_field(default_factory=dict)
+    # (object, its schema's number) -> what the schema's CEL rules cost on the object, as the walk
+    # found it (`_admit`): how much of the runtime budget another plausible schema may spend where
+    # it differs (policylint.k8s.differences). None: the verdict was kept between runs.
+    cel_spent: dict[tuple[K8sObject, int], int] = dataclass_field(default_factory=dict)
     # (group, kind, version) -> the schema that decides it (`schema`): every object of a kind
     # asks, and for a kind no schema decides (Services, Namespaces) the answer is found only by
     # asking every plausible release and channel, a list per object otherwise.
@@ -382,7 +386,9 @@ def _admit(admissions: Admissions, obj: K8sObject, found: tuple[Mapping[str, Any
         Rejection(Check.SCHEMA, parts, format_path(parts), problem, reason)
         for parts, problem, reason in violations(data, schema, catalogue.schema_results, shapes, pruned)
     )
-    failures = tuple(cel_failures(data, schema, admissions.index.malformed(obj), catalogue.cel_results, shapes))
+    spent: list[int] = []
+    failures = tuple(cel_failures(data, schema, admissions.index.malformed(obj), catalogue.cel_results, shapes, spent))
+    catalogue.cel_spent[obj, catalogue.schema_numbers(schema)] = spent[0]
     if kept is not None and not problems and not failures:
         store.add(kept, [[list(parts), key, known] for parts, key, known in pruned])  # type: ignore[union-attr]
     return Admission(problems, failures, source, given, tuple(pruned))
@@ -416,11 +422,11 @@ def code_stamp() -> bytes:
 
     from policylint.input import placeholders
     from policylint.input.cache import hash_sources
-    from policylint.k8s import celrules, schemawalk, verdicts
+    from policylint.k8s import celrules, differences, schemawalk, verdicts
 
     # The modules' files, found without importing them: a run whose verdicts are all kept never
-    # needs the CEL evaluator, a tenth of a warm run's imports.
-    files: list[str | None] = [__file__, verdicts.__file__, schemawalk.__file__, celrules.__file__]
+    # needs the CEL evaluator, a tenth of a warm run's imports. `differences` keeps answers too.
+    files: list[str | None] = [__file__, verdicts.__file__, schemawalk.__file__, celrules.__file__, differences.__file__]
     for name in ("policylint.k8s.cel", "policylint.k8s.fieldtypes", "policylint.k8s.strformats"):
         spec = importlib.util.find_spec(name)
         origin = spec.origin if spec is not None else None

@@ -23,6 +23,7 @@ def cel_failures(
     malformed: Malformed,
     results: dict[tuple[int, str, tuple[Any, ...]], Any],
     shapes: dict[int, Any] | None = None,
+    spent: list[int] | None = None,
 ) -> Iterator[Rejection]:
     """The CEL rules of the schema that refuse the object, node by node (parents first, in
     document order), each rule compiled once per text and run only on the nodes the object has.
@@ -33,10 +34,17 @@ def cel_failures(
     k8s.io/apiextensions-apiserver pkg/apiserver/schema/cel/validation.go): each evaluation is
     cancelled past `PER_CALL_LIMIT`, and its cost, known from a result seen before or
     worked out, is charged to the object; a cancelled evaluation or a spent budget is a
-    rejection naming the rule, and no further rule is run, as the API server does."""
+    rejection naming the rule, and no further rule is run, as the API server does. `spent`
+    receives what the object's rules cost in all, once they are all run (policylint.k8s.differences
+    reads it)."""
     if not subtree_has_rules(schema):
+        if spent is not None:
+            spent.append(0)
         return
-    yield from _CelRun(data, schema, malformed, results, {} if shapes is None else shapes).run()
+    run = _CelRun(data, schema, malformed, results, {} if shapes is None else shapes)
+    yield from run.run()
+    if spent is not None:
+        spent.append(run.spent)
 
 
 class _CelRun:

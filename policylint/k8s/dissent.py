@@ -7,10 +7,11 @@ experimental channel checks header values against RFC 7230 from v1.5 on, the sta
 never does; a vendor's older release may hold a rule its newest dropped. Such an object is stored
 by some clusters and refused by others, so its schema findings are warnings naming both sides.
 
-The other plausible schemas are asked only whether they admit the object (memoised per schema node:
-the releases' schemas share their unchanged subtrees, `policylint.k8s.schemas`; and kept between
-runs with the verdicts of the first, so that a cached run walks only what some schema refuses), and
-the refusal of the first that does not is computed in full; the rules ask once per object
+The other plausible schemas are asked only whether they admit the object, each walking only the
+positions of the object where it differs from the first (the releases' schemas share their
+unchanged subtrees, `policylint.k8s.schemas`; policylint.k8s.differences says why that is exact),
+the answer kept between runs with the verdicts of the first, so that a cached run walks only what
+some schema refuses; the refusal of the first that does not is computed in full; the rules ask once per object
 (policylint.rules.releases `Dissents`). The verdict of the first plausible
 schema stays the object's (`Admissions.verdict`): the simulation never treats as refused an
 object that the first plausible cluster stores.
@@ -23,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from policylint.identity import IdentityMap
 from policylint.k8s.admission import _admit, validate
+from policylint.k8s.differences import admits as differential
+from policylint.k8s.differences import kept_key
 from policylint.k8s.verdicts import Admission
 from policylint.values import frozen
 
@@ -60,6 +63,7 @@ def dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
         return None
     answers: IdentityMap[Mapping[str, Any], bool] = IdentityMap()  # one per distinct schema
     answers[first[0]] = True
+    shapes: dict[int, Any] = {}  # the object's maps and lists by content, for every pair (`cel.shape`)
     refusing: list[tuple[str, str, tuple[Mapping[str, Any], str]]] = []
     accepting: list[Pair] = []
     for release, channel, found in catalogue.plausible(key):
@@ -67,7 +71,7 @@ def dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
             continue  # not served there: PL705's
         schema = found[0]
         if schema not in answers:
-            answers[schema] = _admits(admissions, obj, catalogue, found)
+            answers[schema] = _admits(admissions, obj, catalogue, first[0], found, shapes)
         if answers[schema]:
             accepting.append((release, channel))
         else:
@@ -82,11 +86,30 @@ def dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
     return Dissent(refusal, channel, tuple((r, c) for r, c, _ in refusing), tuple(accepting))
 
 
-def _admits(admissions: Admissions, obj: K8sObject, catalogue: Catalogue, found: tuple[Mapping[str, Any], str]) -> bool:
-    """Whether the schema admits the object whole. Through the verdicts kept between runs (the
-    parse cache's `VerdictStore`, `admit`): a schema that admitted the object last run is not
-    walked again, so a cached run walks only the objects some plausible schema refuses."""
-    known = catalogue.admitted.get((obj, catalogue.schema_numbers(found[0])))
-    if known is None:
-        known = catalogue.admitted[obj, catalogue.schema_numbers(found[0])] = not _admit(admissions, obj, found).rejected
+def _admits(
+    admissions: Admissions,
+    obj: K8sObject,
+    catalogue: Catalogue,
+    first: Mapping[str, Any],
+    found: tuple[Mapping[str, Any], str],
+    shapes: dict[int, Any],
+) -> bool:
+    """Whether the schema admits the object whole, which the first plausible schema admits: from
+    the answers kept between runs (the parse cache's `VerdictStore`: a schema that admitted the
+    object last run is not walked again), else by walking only where the two schemas differ
+    (policylint.k8s.differences), else by walking it whole (`_admit`, which keeps its verdict)."""
+    number = catalogue.schema_numbers(found[0])
+    known = catalogue.admitted.get((obj, number))
+    if known is not None:
+        return known
+    kept = kept_key(admissions, obj, found[0])
+    if kept is not None and admissions.kept.get(kept) is True:  # type: ignore[union-attr]
+        known = True
+    elif differential(admissions, obj, first, found[0], shapes):
+        known = True
+        if kept is not None:
+            admissions.kept.add(kept, True)  # type: ignore[union-attr]
+    else:
+        known = not _admit(admissions, obj, found).rejected
+    catalogue.admitted[obj, number] = known
     return known

@@ -14,6 +14,9 @@ from policylint.k8s.verdicts import EMBEDDED, PRESERVE, TOP_LEVEL_SKIPPED, templ
 _END: Any = object()  # on the walk's stack: the subtree above is done
 _UNSHAPED: Any = object()  # not in the memo of shapes
 _NOTHING: Any = ((), ())  # what `seen` keeps of a subtree with nothing refused or pruned in it
+# A schema node the walk does not enter: a stand-in for a node whose checks were made already
+# (policylint.k8s.differences walks only where two schemas differ). Its parent still reads it.
+CHECKED = "x-policylint-checked"
 
 # (path, what is wrong, the API server's field error type)
 _Violation = tuple[tuple[str | int, ...], str, str]
@@ -73,6 +76,14 @@ def violations(
     unknown: list[Pruned] = pruned if pruned is not None else []
     budget = _Budget(root)
     _Walk(out, unknown, seen, {} if shapes is None else shapes, budget).run(root, {**schema, "required": top_required}, ())
+    return out
+
+
+def violations_below(value: Any, node: Mapping[str, Any]) -> list[_Violation]:
+    """What a schema node refuses in a value below an object's root, paths relative to it, with no
+    memo (policylint.k8s.differences checks single nodes whose children are `CHECKED`)."""
+    out: list[_Violation] = []
+    _Walk(out, [], None, {}, _Budget(value)).run(value, node, ())
     return out
 
 
@@ -244,7 +255,8 @@ class _Walk:
         if isinstance(items, dict):
             if None in value:
                 _null_items(out, path, value, items)
-            self.stack.extend((item, items, (*path, i)) for i, item in reversed(list(enumerate(value))))
+            if CHECKED not in items:
+                self.stack.extend((item, items, (*path, i)) for i, item in reversed(list(enumerate(value))))
         if LIST_TYPE in node and len(value) > 1:  # one item repeats nothing
             _duplicates(out, path, value, node, items if isinstance(items, dict) else {})
 
@@ -268,7 +280,7 @@ class _Walk:
                 if not self.quiet and additional is not True and (additional is not None or node.get("properties") is not None):
                     self.unknown.append((path, str(key), sorted(properties)))
                 continue
-            if not _plain_string_checked(out, (*path, key), child, sub):
+            if CHECKED not in sub and not _plain_string_checked(out, (*path, key), child, sub):
                 children.append((child, sub, (*path, key)))
         self.stack.extend(reversed(children))
 

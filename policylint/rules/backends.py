@@ -87,10 +87,14 @@ class BackendNotFound(Rule):
                 yield self.issue(ref.owner, at_field(ref.owner, ref.path, "name"), message, severity=Severity.WARNING, hint=hint)
             elif ref.status == ReferenceStatus.OPAQUE:
                 # A kind policylint does not model (InferencePool, a vendor backend) may well
-                # be served by the controller; never "Service not found" for it.
+                # be served by the controller; never "Service not found" for it. Where a profile
+                # says what makes the kind outside the repository (an InferencePool: the Inference
+                # Extension's Helm chart), the finding names it, as for other such absences.
+                made = unprovable_absence(project, ref)
                 message = (
                     f"unresolved backend of a kind not modelled: {_PURPOSE.get(ref.purpose, 'reference')} names"
-                    f" {ref.kind} {ref.namespace}/{ref.name} (group {ref.group or 'core'}), which is not in the input;"
+                    f" {ref.kind} {ref.namespace}/{ref.name} (group {ref.group or 'core'}), which is not in the input"
+                    f"{made.why if made is not None else ''};"
                     f" policylint does not model {ref.kind}, so it cannot tell whether the controller resolves it"
                 )
                 hint = f"Add the object to the input, or {external_hint(ref.kind, ref.namespace, ref.name)}."

@@ -204,6 +204,21 @@ def test_policy_on_the_httproute_an_aigatewayroute_generates_is_accepted() -> No
     assert [f.rule for f in only(lint_text(text[:start] + text[end:]), "PL201")] == ["PL201"]
 
 
+def test_an_inference_pool_not_in_the_input_is_a_warning_naming_the_chart_that_makes_it() -> None:
+    """Envoy AI Gateway's routes name InferencePools that the Gateway API Inference Extension's
+    inferencepool Helm chart makes, named after the Helm release (profile envoy-ai-gateway.yaml):
+    an absent one is unprovable, a warning naming that chart; with --complete, an error."""
+    [finding] = only(lint_paths([DATA / "inference-pool.yaml"]), "PL411")
+    assert (finding.line, finding.path, finding.severity) == (62, "spec.rules[0].backendRefs[0]", Severity.WARNING)
+    assert (
+        "which is not in the input, and may be made in the cluster from outside it (considered: any InferencePool made"
+        " by the Gateway API Inference Extension's inferencepool Helm chart, one InferencePool per Helm release)"
+    ) in finding.message
+    [complete] = only(lint_paths([DATA / "inference-pool.yaml"], complete=True), "PL411")
+    assert (complete.line, complete.path, complete.severity) == (63, "spec.rules[0].backendRefs[0].kind", Severity.ERROR)
+    assert "considered" not in complete.message
+
+
 def test_user_profile_declares_producers(tmp_path: Path) -> None:
     profile = tmp_path / "acme.yaml"
     profile.write_text(

@@ -1,0 +1,281 @@
+"""Another plausible schema's answer worked out only where it differs from the first
+(policylint.k8s.differences) against walking it whole.
+
+The values are random objects built from the bundled schemas of several kinds (the fields of the
+first plausible schema and of the others, enumerations, bounds crossed now and then, duplicate
+list items, wrong types), linted with the cluster's release unknown. For every object the first
+plausible schema admits and every other plausible schema, the differential answer is "admitted"
+only when the full walk admits it, and the answer `dissent` takes is the full walk's; a pair of
+schemas with nothing to look at (`difference` None) admits exactly what the first admits.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from policylint.k8s import admission, differences, dissent, schemas
+from policylint.k8s.objects import K8sObject
+from tests.lintutil import lint_text, select
+
+VALID = Path(__file__).resolve().parents[1] / "data" / "valid-per-kind"
+
+GATEWAY_API = "gateway.networking.k8s.io"
+KINDS = [
+    (GATEWAY_API, "HTTPRoute", "v1"),
+    (GATEWAY_API, "Gateway", "v1"),
+    (GATEWAY_API, "GRPCRoute", "v1"),
+    (GATEWAY_API, "BackendTLSPolicy", "v1"),
+    (GATEWAY_API, "ReferenceGrant", "v1beta1"),
+    ("gateway.envoyproxy.io", "BackendTrafficPolicy", "v1alpha1"),
+    ("gateway.envoyproxy.io", "ClientTrafficPolicy", "v1alpha1"),
+    ("kuadrant.io", "RateLimitPolicy", "v1"),
+]
+STRINGS = ["a", "web", "x.example.com", "/", "/api", "Prefix", "Exact", "80", "10s", "1h", "", "b" * 70, "X-Header", "a b", "%"]
+
+
+def _value(node: Any, rng: random.Random, depth: int) -> Any:
+    """A value for the schema node: mostly one it admits, sometimes not."""
+    if not isinstance(node, Mapping) or depth > 7:
+        return rng.choice(STRINGS)
+    if rng.random() < 0.03:
+        return rng.choice([1, "x", [], {}, True, None])  # the wrong type, or an unset field
+    enum = node.get("enum")
+    if isinstance(enum, list) and enum:
+        return rng.choice(enum) if rng.random() < 0.95 else "Unknown"
+    if node.get("x-kubernetes-int-or-string"):
+        return rng.choice([80, "80", "50%", "1Mi"])
+    kind = node.get("type")
+    if kind == "object" or "properties" in node:
+        return _map(node, rng, depth)
+    if kind == "array":
+        items = node.get("items")
+        out = [_value(items, rng, depth + 1) for _ in range(rng.choice([0, 1, 1, 2, 3]))]
+        if out and rng.random() < 0.3:
+            out.append(out[0])  # a duplicate, for list types
+        return out
+    if kind == "integer":
+        return rng.choice([0, 1, 2, 80, 200, 302, 8080, 65536, -1])
+    if kind == "number":
+        return rng.choice([0.5, 1, 100])
+    if kind == "boolean":
+        return rng.choice([True, False])
+    return rng.choice(STRINGS)
+
+
+def _map(node: Mapping[str, Any], rng: random.Random, depth: int) -> dict[str, Any]:
+    properties = node.get("properties") or {}
+    required = set(node.get("required") or ())
+    out: dict[str, Any] = {}
+    for name, sub in properties.items():
+        if name in required or rng.random() < 0.5:
+            out[name] = _value(sub, rng, depth + 1)
+    extra = node.get("additionalProperties")
+    if isinstance(extra, Mapping):
+        for i in range(rng.choice([0, 1, 2])):
+            out[f"k{i}"] = _value(extra, rng, depth + 1)
+    if rng.random() < 0.02:
+        out["unknownField"] = "x"
+    return out
+
+
+def _mutated(value: Any, node: Any, rng: random.Random, depth: int = 0) -> Any:
+    """A valid upstream value changed here and there after another release's schema: an enum
+    value it has, a field it has, a list item repeated or dropped."""
+    if not isinstance(node, Mapping) or depth > 8:
+        return value
+    enum = node.get("enum")
+    if isinstance(enum, list) and enum and rng.random() < 0.3:
+        return rng.choice(enum)
+    if type(value) is dict:
+        out = {k: _mutated(v, _route(node, k), rng, depth + 1) for k, v in value.items()}
+        properties = node.get("properties") or {}
+        if properties and rng.random() < 0.2:
+            name = rng.choice(sorted(properties))
+            out[name] = _value(properties[name], rng, depth + 1)
+        return out
+    if type(value) is list:
+        out_list = [_mutated(v, node.get("items"), rng, depth + 1) for v in value]
+        if out_list and rng.random() < 0.2:
+            out_list.append(out_list[-1])
+        elif rng.random() < 0.1:
+            out_list = []
+        return out_list
+    return value
+
+
+def _route(node: Mapping[str, Any], key: str) -> Any:
+    found = (node.get("properties") or {}).get(key)
+    return found if found is not None else node.get("additionalProperties")
+
+
+def _schema_of(key: tuple[str, str, str], rng: random.Random) -> Mapping[str, Any] | None:
+    """The schema of a random bundled release (and channel) that serves the kind's version."""
+    group, kind, _ = key
+    project = schemas.vendor_projects().get((group, kind))
+    if project is None:
+        served = [s for r in schemas.GATEWAY_API_VERSIONS for c in schemas.CHANNELS if (s := schemas.schemas(c, r).get(key))]
+    else:
+        served = [
+            s for r in schemas.vendor_releases()[project] if (s := schemas.schemas("standard", vendors=((project, r),)).get(key))
+        ]
+    return rng.choice(served)[0] if served else None
+
+
+def _upstream(seed: int, rounds: int) -> str:
+    """The valid upstream example of every bundled kind, mutated `rounds` times each."""
+    rng = random.Random(seed)
+    documents = []
+    for path in sorted(VALID.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if not isinstance(doc, dict) or not isinstance(doc.get("spec"), dict):
+                continue
+            group, _, version = str(doc.get("apiVersion")).rpartition("/")
+            schema = _schema_of((group, str(doc.get("kind")), version), rng)
+            if schema is None:
+                continue
+            for n in range(rounds):
+                spec = _mutated(doc["spec"], schema["properties"]["spec"], rng)
+                name = f"{doc.get('kind', '').lower()}-{len(documents)}-{n}"
+                documents.append({**doc, "metadata": {"name": name, "namespace": "app"}, "spec": spec})
+    return yaml.safe_dump_all(documents, sort_keys=False)
+
+
+def _objects(seed: int, count: int) -> str:
+    """YAML documents of random objects of every kind, built from the schema of a random
+    plausible release and channel (so that fields only some have appear too)."""
+    rng = random.Random(seed)
+    documents = []
+    for n in range(count):
+        group, kind, version = key = KINDS[n % len(KINDS)]
+        schema = _schema_of(key, rng)
+        assert schema is not None
+        spec = _value(schema["properties"]["spec"], rng, 1)
+        documents.append(
+            {"apiVersion": f"{group}/{version}", "kind": kind, "metadata": {"name": f"o{n}", "namespace": "app"}, "spec": spec}
+        )
+    return yaml.safe_dump_all(documents, sort_keys=False)
+
+
+def _judged(text: str) -> tuple[int, int, int]:
+    """For every admitted object and other plausible schema: the differential answer against
+    the full walk. (answers compared, shown by the differential walk, refused by the other)."""
+    result = lint_text(text, selection=select("PL703", "PL704"))
+    admissions = result.project.admissions()
+    catalogue = admissions.catalogue
+    compared = shown = refused = 0
+    objects: list[K8sObject] = [o for o in result.project.index.objects if catalogue.schema(o) is not None]
+    assert objects
+    for obj in objects:
+        verdict = admissions.verdict(obj)
+        first = catalogue.schema(obj)
+        if verdict is None or verdict.rejected or first is None:
+            continue
+        shapes: dict[int, Any] = {}
+        for _, _, found in catalogue.plausible((obj.group, obj.kind, obj.version)):
+            if found is None or found[0] is first[0]:
+                continue
+            full = not admission._admit(admissions, obj, found).rejected
+            answer = differences.admits(admissions, obj, first[0], found[0], shapes)
+            assert answer in (None, True)
+            assert answer is None or full, (obj.name, found[1])
+            catalogue.admitted.pop((obj, catalogue.schema_numbers(found[0])), None)
+            assert dissent._admits(admissions, obj, catalogue, first[0], found, {}) is full
+            compared += 1
+            shown += answer is True
+            refused += not full
+    return compared, shown, refused
+
+
+def test_the_differential_answer_is_the_full_walks() -> None:
+    compared, shown, refused = 0, 0, 0
+    for text in [*(_objects(seed, 160) for seed in range(2)), *(_upstream(seed, 4) for seed in range(2))]:
+        c, s, r = _judged(text)
+        compared, shown, refused = compared + c, shown + s, refused + r
+    # The values reach both answers: admitted by the differential walk, and refused by another
+    # schema (which the differential walk must leave to the full one).
+    assert compared > 500
+    assert shown > compared // 3
+    assert refused > 5
+
+
+def _reaches(value: Any, here: differences.Difference | None, root: bool = True) -> bool:
+    """Whether the value has a value at a position where the other schema checks otherwise,
+    has other CEL rules, or has alternatives."""
+    if here is None or value is None:
+        return False
+    if here.local is not None or here.rules or here.combined:
+        return True
+    if type(value) is dict:
+        return any(
+            _reaches(v, here.properties.get(k, here.extra), False)
+            for k, v in value.items()
+            if not (root and k in ("apiVersion", "kind", "metadata", "status"))
+        )
+    if type(value) is list:
+        return any(_reaches(v, here.items, False) for v in value)
+    return False
+
+
+def test_an_object_that_reaches_no_difference_is_admitted_by_both_or_by_neither() -> None:
+    """The claim the differential walk rests on, over every pair of bundled schemas of the kind
+    and objects admitted or refused: where the value reaches no position at which the other
+    schema checks otherwise, has other rules or has alternatives, both admit it or neither does."""
+    result = lint_text(_upstream(11, 3) + "---\n" + _objects(12, 120))
+    admissions = result.project.admissions()
+    catalogue = admissions.catalogue
+    alike = admitted = 0
+    for obj in result.project.index.objects:
+        first = catalogue.schema(obj)
+        if first is None or first[1] is None or not isinstance(obj.data, dict):
+            continue
+        verdict = admission._admit(admissions, obj, first)
+        for _, _, found in catalogue.plausible((obj.group, obj.kind, obj.version)):
+            if found is None or found[0] is first[0] or _reaches(obj.data, differences.difference(first[0], found[0])):
+                continue
+            alike += 1
+            admitted += not verdict.rejected
+            assert admission._admit(admissions, obj, found).rejected == verdict.rejected
+    assert alike > 100 and 0 < admitted < alike
+
+
+def test_a_pair_of_releases_holding_the_same_nodes_has_nothing_to_look_at() -> None:
+    key = (GATEWAY_API, "HTTPRoute", "v1")
+    first = schemas.schemas("standard", "v1.6.1")[key][0]
+    same = schemas.schemas("standard", "v1.5.1")[key][0]
+    other = schemas.schemas("experimental", "v1.6.1")[key][0]
+    assert differences.difference(first, same) is None
+    found = differences.difference(first, other)
+    assert found is not None
+    rules = found.properties["spec"].properties["rules"]  # type: ignore[union-attr]
+    assert rules is not None and rules.rules  # the experimental channel's rule that rule names are unique
+
+
+def test_values_that_convert_alike_under_two_nodes_are_the_same_cel_value() -> None:
+    """`converts_alike` says True only where `cel.to_cel` gives the same value under both nodes
+    (the first's rule outcomes are then the other's), over every node of the objects' specs that
+    two plausible schemas hold differently."""
+    from policylint.k8s import cel
+
+    result = lint_text(_upstream(21, 3) + "---\n" + _objects(22, 120), selection=select("PL703"))
+    catalogue = result.project.admissions().catalogue
+    alike = unlike = 0
+    for obj in result.project.index.objects:
+        first = catalogue.schema(obj)
+        if first is None or first[1] is None or not isinstance(obj.data, dict) or not isinstance(obj.data.get("spec"), dict):
+            continue
+        spec = obj.data["spec"]
+        for _, _, found in catalogue.plausible((obj.group, obj.kind, obj.version)):
+            if found is None or found[0] is first[0]:
+                continue
+            one, two = first[0]["properties"]["spec"], found[0]["properties"]["spec"]
+            if differences.converts_alike(spec, one, two):
+                alike += 1
+                assert cel.to_cel(spec, one) == cel.to_cel(spec, two), obj.name
+            else:
+                unlike += 1
+    assert alike > 100 and unlike > 10
