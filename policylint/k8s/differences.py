@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from policylint.identity import IdentityMap
 from policylint.k8s.schemas import COMBINED
-from policylint.k8s.schemawalk import CHECKED, violations, violations_below
+from policylint.k8s.schemawalk import CHECKED, LIST_TYPE, violations, violations_below
 from policylint.k8s.verdicts import TOP_LEVEL_SKIPPED, VALIDATIONS, template
 from policylint.values import record
 
@@ -438,12 +438,12 @@ class _Differential:
 
     def _checked(self, value: Any, local: Mapping[str, Any], parts: tuple[str | int, ...]) -> bool:
         """Whether the other schema's checks at this position (`Difference.local`) refuse nothing
-        in the value; kept by the value's content, (id(local), ("!=", its shape)) -> True, in the
-        catalogue's `schema_results`."""
+        in the value; kept by what they read of it (`_read`), (id(local), ("!=", that)) -> True,
+        in the catalogue's `schema_results`."""
         if not parts:
             return not violations(value, local)
-        whole = self.cel.shape(value, self.shapes) if type(value) is dict or type(value) is list else None
-        slot = (id(local), ("!=", whole)) if whole is not None else None
+        read = _read(value, local, self.cel.shape, self.shapes)
+        slot = (id(local), ("!=", read)) if read is not None else None
         if slot is not None and slot in self.checked:
             return True
         if violations_below(value, local):
@@ -506,6 +506,31 @@ class _Differential:
             if slot is not None:
                 self.results[slot] = outcome
         return outcome, value
+
+
+def _read(value: Any, local: Mapping[str, Any], shape: Any, shapes: dict[int, Any]) -> Any:
+    """What the schema walk reads of a value to check it under a node whose children are stubs it
+    does not enter (`_local`), as a hashable key (None: none): a scalar's type and value; a map's
+    fields in order, each with whether it is null (its length, the required fields present, which
+    fields are unknown: `schemawalk._Walk._map`); a list's nulls (its length, the null items:
+    `_Walk._list`), or its whole content where the node has a list type (`_duplicates` compares
+    the items) or alternatives. Most of an object's differing positions are maps and lists whose
+    content is its own (a route's rules with their backends' names), while what their own checks
+    read repeats: keyed by the whole content, the check was never taken from the memo."""
+    kind = type(value)
+    if COMBINED in local:  # the alternatives read the whole value (the walk never gets here with them)
+        whole = shape(value, shapes) if kind is dict or kind is list else None
+        return None if whole is None else ("*", whole)
+    if kind is str or kind is int or kind is float or kind is bool:
+        return (kind, value)
+    if kind is dict:
+        return ("{}", tuple((key, child is None) for key, child in value.items()))
+    if kind is list:
+        if LIST_TYPE in local:
+            whole = shape(value, shapes)
+            return None if whole is None else ("[]", whole)
+        return ("[]", tuple(item is None for item in value))
+    return None
 
 
 def kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any]) -> str | None:

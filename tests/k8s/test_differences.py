@@ -18,7 +18,8 @@ from typing import Any
 
 import yaml
 
-from policylint.k8s import admission, differences, dissent, schemas
+from policylint.k8s import admission, differences, dissent, schemas, schemawalk
+from policylint.k8s.cel import shape as cel_shape
 from policylint.k8s.objects import K8sObject
 from tests.lintutil import lint_text, select
 
@@ -279,3 +280,64 @@ def test_values_that_convert_alike_under_two_nodes_are_the_same_cel_value() -> N
             else:
                 unlike += 1
     assert alike > 100 and unlike > 10
+
+
+def _locals(here: differences.Difference | None, node: Any, out: list[tuple[Mapping[str, Any], Any]]) -> None:
+    """Every (`Difference.local`, the other schema's node there) below a difference."""
+    if here is None:
+        return
+    if here.local is not None:
+        out.append((here.local, node))
+    for name, below in here.properties.items():
+        _locals(below, _route(node, name) if isinstance(node, Mapping) else None, out)
+    if isinstance(node, Mapping):
+        _locals(here.extra, node.get("additionalProperties"), out)
+        _locals(here.items, node.get("items"), out)
+
+
+def _variants(value: Any, rng: random.Random) -> list[Any]:
+    """The value and the same value changed where a node's own checks read it and where they do
+    not: a field set to null or dropped, a list item null or repeated, a child's content changed."""
+    out = [value]
+    if type(value) is dict and value:
+        name = rng.choice(sorted(value, key=str))
+        out += [{**value, name: None}, {k: v for k, v in value.items() if k != name}, {**value, name: rng.choice(STRINGS)}]
+    elif type(value) is list and value:
+        out += [[*value, value[0]], [None, *value], [rng.choice(STRINGS), *value[1:]]]
+    return out
+
+
+def test_a_positions_own_checks_are_kept_by_what_they_read() -> None:
+    """The other schema's checks at a differing position are taken from the memo by what they read
+    of the value (`_read`): over every differing position of every pair of bundled schemas of the
+    kinds and random values there, two values with one key are refused alike, and the key tells
+    apart values the checks refuse and admit."""
+    rng = random.Random(31)
+    shared = refused = 0
+    for key in KINDS:
+        group, kind, _ = key
+        project = schemas.vendor_projects().get((group, kind))
+        if project is None:
+            served = [s for r in schemas.GATEWAY_API_VERSIONS for c in schemas.CHANNELS if (s := schemas.schemas(c, r).get(key))]
+        else:
+            releases = schemas.vendor_releases()[project]
+            served = [s for r in releases if (s := schemas.schemas("standard", vendors=((project, r),)).get(key))]
+        first = served[-1][0]
+        for other, _ in served:
+            positions: list[tuple[Mapping[str, Any], Any]] = []
+            _locals(differences.difference(first, other), other, positions)
+            for local, node in positions:
+                seen: dict[Any, tuple[bool, Any]] = {}
+                for _ in range(12):
+                    for value in _variants(_value(node, rng, 3), rng):
+                        if value is None:
+                            continue
+                        read = differences._read(value, local, cel_shape, {})
+                        answer = bool(schemawalk.violations_below(value, local))
+                        refused += answer
+                        if read is None:
+                            continue
+                        got = seen.setdefault(read, (answer, value))
+                        assert got[0] == answer, (kind, local, got[1], value)
+                        shared += got[1] != value
+    assert shared > 1000 and refused > 100
