@@ -51,7 +51,15 @@ class Dissent:
 def dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
     """The plausible schemas that refuse the object its verdict admits (None: the release the kind
     is judged by is known, a CRD of the input or given with --crd decides, no schema decides, the
-    verdict refuses the object, or every plausible schema admits it)."""
+    verdict refuses the object, or every plausible schema admits it), worked out once per object
+    (`Admissions.dissents`)."""
+    if obj in admissions.dissents:
+        return admissions.dissents[obj]
+    found = admissions.dissents[obj] = _dissent(admissions, obj)
+    return found
+
+
+def _dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
     verdict = admissions.verdict(obj)
     if verdict is None or verdict.rejected or verdict.source is None or not isinstance(obj.data, dict):
         return None

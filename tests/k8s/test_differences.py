@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from policylint.k8s import admission, differences, dissent, schemas, schemawalk
@@ -363,3 +364,33 @@ def test_a_positions_own_checks_are_kept_by_what_they_read() -> None:
                         assert got[0] == answer, (kind, local, got[1], value)
                         shared += got[1] != value
     assert shared > 1000 and refused > 100
+
+
+def test_an_objects_dissent_is_worked_out_once_though_two_rules_read_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PL703 and PL704 both ask which plausible schemas refuse an object, each with lookups of its
+    own that are freed when it is done: the refusal (a walk of the whole object) is made once."""
+    route = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: apps}
+spec:
+  parentRefs: [{name: edge}]
+  rules:
+  - filters:
+    - type: CORS
+      cors:
+        allowOrigins: ["https://app.example.com"]
+    backendRefs: [{name: web, port: 80}]
+"""
+    walks: list[Mapping[str, Any]] = []
+    validate = dissent.validate
+
+    def counted(data: Any, schema: Mapping[str, Any], results: Any) -> Any:
+        walks.append(schema)
+        return validate(data, schema, results)
+
+    monkeypatch.setattr(dissent, "validate", counted)
+    findings = lint_text(route, selection=select("PL703", "PL704")).findings
+    # The older releases' standard channel refuses the CORS filter (tests/profiles/test_cluster.py).
+    assert [(f.rule, f.line) for f in findings] == [("PL703", 8)]
+    assert len(walks) == 1
