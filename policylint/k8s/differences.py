@@ -352,8 +352,10 @@ def admits(
     admissions: Admissions, obj: K8sObject, first: Mapping[str, Any], other: Mapping[str, Any], shapes: dict[int, Any]
 ) -> bool | None:
     """True: `other` admits the object, which `first` admits (its verdict is known and admits);
-    None: not shown without walking `other` whole (the caller does). `shapes` is the object's memo
-    of `cel.shape`, shared by the pairs it is asked of."""
+    None: not shown without walking `other` whole (the caller does). `shapes` is a memo of
+    `cel.shape` whose maps and lists stay alive while it is used (the object's, or the run's:
+    `Catalogue.shapes`, where the subtrees objects share, one object each since the loader makes
+    them so, are shaped once per run)."""
     return admits_all(admissions, obj, first, [other], shapes)[0]
 
 

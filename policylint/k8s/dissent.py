@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from policylint.identity import IdentityMap
-from policylint.k8s.admission import _admit, validate
+from policylint.k8s.admission import _admit, _run_shapes, validate
 from policylint.k8s.differences import admits_all as differential
 from policylint.k8s.differences import kept_key
 from policylint.k8s.verdicts import Admission
@@ -121,7 +121,8 @@ def _answers(
             asked.append(found)
     if not asked:
         return answers
-    shown = differential(admissions, obj, first, [found[0] for found in asked], {})
+    # The run's memo of shapes (the object pinned in it): the subtrees objects share are shaped once.
+    shown = differential(admissions, obj, first, [found[0] for found in asked], _run_shapes(catalogue, obj.data))
     for found, admitted in zip(asked, shown):
         schema = found[0]
         if admitted:
