@@ -20,6 +20,7 @@ from policylint.k8s.lazy import LazyObject
 if TYPE_CHECKING:
     from policylint.input.cache import VerdictStore
     from policylint.k8s.admission import Admission
+    from policylint.k8s.dissent import Dissent
     from policylint.k8s.index import ProjectIndex
     from policylint.k8s.objects import K8sObject
 
@@ -35,6 +36,10 @@ class Admissions:
         self.kept = kept
         self.catalogue = admission.build_catalogue(index)
         self._verdicts: dict[K8sObject, Admission | None] = {}
+        # The plausible schemas that refuse an object its verdict admits (policylint.k8s.dissent),
+        # worked out once per object and process: PL703 and PL704 both read them, each rule's own
+        # lookups are freed when it is done, and a refusal is walked whole.
+        self.dissents: dict[K8sObject, Dissent | None] = {}
 
     def verdict(self, obj: K8sObject) -> Admission | None:
         """What the API server would refuse in the object: its schema and CEL rule violations,

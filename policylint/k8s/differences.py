@@ -32,6 +32,20 @@ first, and why, when it does, checking only those positions is enough to prove i
   spends there; the differential walk admits only when the first's total plus the other's spend at
   differing positions stays within the budget.
 
+The walk itself takes three shortcuts, none of which changes an answer:
+
+* All the pairs of an object are walked at once (`admits_all`): a stack entry holds each pair's
+  difference at the value's position, and each pair keeps its own refusal and cost, so each
+  pair's answer is the one a walk of that pair alone gives. Where pairs hold the same
+  `Difference` at a position (their other schemas share the node and all below it), its checks
+  and rules are made once and their cost counted for each.
+* A subtree whose content was seen at the same difference with nothing refused below it takes
+  what its rules cost there (its shape, `cel.shape`, says the content is the same).
+* The other schema's own checks at a position (`Difference.local`, whose children are stubs the
+  schema walk does not enter) are kept by what the walk reads of the value there (`_read`): a
+  scalar itself; a map's fields and which are null; a list's nulls, or all of it where the node
+  has a list type. Two values with one such key are refused alike.
+
 So the differential answer is "admitted" only when the full walk's is; anything else (a violation,
 a failing or undecided rule, a cost that might exceed the budget, a node with alternatives, the
 first's cost unknown) is answered by walking the other schema whole, as before. The answer is
@@ -46,7 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 from policylint.identity import IdentityMap
 from policylint.k8s.schemas import COMBINED
-from policylint.k8s.schemawalk import CHECKED, violations, violations_below
+from policylint.k8s.schemawalk import CHECKED, LIST_TYPE, violations, violations_below
 from policylint.k8s.verdicts import TOP_LEVEL_SKIPPED, VALIDATIONS, template
 from policylint.values import record
 
@@ -338,40 +352,69 @@ def admits(
     admissions: Admissions, obj: K8sObject, first: Mapping[str, Any], other: Mapping[str, Any], shapes: dict[int, Any]
 ) -> bool | None:
     """True: `other` admits the object, which `first` admits (its verdict is known and admits);
-    None: not shown without walking `other` whole (the caller does). `shapes` is the object's memo
-    of `cel.shape`, shared by the pairs it is asked of."""
+    None: not shown without walking `other` whole (the caller does). `shapes` is a memo of
+    `cel.shape` whose maps and lists stay alive while it is used (the object's, or the run's:
+    `Catalogue.shapes`, where the subtrees objects share, one object each since the loader makes
+    them so, are shaped once per run)."""
+    return admits_all(admissions, obj, first, [other], shapes)[0]
+
+
+def admits_all(
+    admissions: Admissions,
+    obj: K8sObject,
+    first: Mapping[str, Any],
+    others: list[Mapping[str, Any]],
+    shapes: dict[int, Any],
+) -> list[bool | None]:
+    """`admits` for each of `others`, in one walk of the object: each value is visited once for
+    all the pairs whose differences it reaches, and a position where several pairs hold the same
+    `Difference` (their other schemas share the node: releases that did not change it) is
+    answered once for all of them."""
     data = obj.data
     if not isinstance(data, dict):
-        return None
+        return [None] * len(others)
     catalogue = admissions.catalogue
     spent = catalogue.cel_spent.get((obj, catalogue.schema_numbers(first)))
     if spent is None:
-        return None  # the first's verdict was kept between runs: its rules' cost is not known
-    root = difference(first, other)
-    if root is None:
-        return True
+        return [None] * len(others)  # the first's verdict was kept between runs: its rules' cost is not known
+    roots = [difference(first, other) for other in others]
+    if not any(roots):
+        return [True] * len(others)
     from policylint.k8s.cel.cost import RUNTIME_BUDGET
 
     walk = _Differential(admissions, obj, shapes)
-    if not walk.run(data, root) or spent + walk.spent > RUNTIME_BUDGET:
-        return None
-    return True
+    walk.run(data, roots)
+    return [None if dead or spent + cost > RUNTIME_BUDGET else True for dead, cost in zip(walk.dead, walk.costs)]
 
 
 _END: Any = object()  # on the walk's stack: the subtree above is done
 
 
 class _Differential:
-    """The positions of an object's value that reach a difference of a pair (`Difference`), with
-    the other schema's CEL rules evaluated at each differing position, as `celrules.cel_failures`
-    evaluates them (with the same memo tables), and what they cost.
+    """The positions of an object's value that reach a difference of any of its pairs
+    (`Difference`), walked once for all of them, with each other schema's checks made and CEL
+    rules evaluated at each of its differing positions, as `celrules.cel_failures` evaluates them
+    (with the same memo tables), and what they cost per pair.
 
     A map or list whose content was seen at the same `Difference` with nothing refused below it
     is not walked again: (id(difference), "!=", (its shape,)) -> what its rules cost there, in
     the catalogue's `cel_results`. Repositories repeat their routes' rules and filters, so most
     objects' differing subtrees are answered by one lookup."""
 
-    __slots__ = ("cel", "checked", "data", "keep", "malformed", "memo", "per_call", "results", "shapes", "spent")
+    __slots__ = (
+        "cel",
+        "checked",
+        "costs",
+        "data",
+        "dead",
+        "keep",
+        "malformed",
+        "memo",
+        "per_call",
+        "results",
+        "shapes",
+        "spent",
+    )
 
     def __init__(self, admissions: Admissions, obj: K8sObject, shapes: dict[int, Any]) -> None:
         from policylint.k8s import cel
@@ -388,46 +431,85 @@ class _Differential:
         self.checked: dict[Any, Any] = admissions.catalogue.schema_results
         self.shapes = shapes
         self.memo: dict[int, Any] = {}
-        self.spent = 0
+        self.spent = 0  # what the rules of the position being checked spent
+        self.dead: list[bool] = []
+        self.costs: list[int] = []
 
-    def run(self, data: Mapping[str, Any], root: Difference) -> bool:
-        """Whether nothing at a differing position is refused (False: something is, or a node with
-        alternatives is reached: not shown here)."""
-        stack: list[tuple[Any, Any, Any]] = [(data, root, ())]
+    def run(self, data: Mapping[str, Any], roots: list[Difference | None]) -> None:
+        """Walk the value along the positions that reach some pair's difference (`roots`, one per
+        pair), making each pair's checks there: `dead[i]` when something there is refused by the
+        i-th other schema or it has alternatives (not shown here), `costs[i]` what its rules
+        spent. A stack entry holds, per pair, the difference at the value's position (None:
+        nothing left for that pair below)."""
+        pairs = len(roots)
+        self.dead = dead = [False] * pairs
+        self.costs = costs = [0] * pairs
+        stack: list[tuple[Any, Any, Any]] = [(data, tuple(roots), ())]
         shape, shapes, results = self.cel.shape, self.shapes, self.results
         while stack:
-            value, here, parts = stack.pop()
+            value, heres, parts = stack.pop()
             if value is _END:
-                if self.keep:
-                    results[here] = self.spent - parts
+                i, slot, before = heres
+                if self.keep and not dead[i]:
+                    results[slot] = costs[i] - before
                 continue
             if value is None or template(value):
                 continue  # the walks skip a null and an unrendered value, and all below it
-            if here.combined:
-                return False
             collection = type(value) is dict or type(value) is list
-            if parts and collection:
-                whole = shape(value, shapes)
-                if whole is not None:
-                    slot = (id(here), "!=", (whole,))
-                    cost = results.get(slot)
-                    if cost is not None:
-                        self.spent += cost
-                        continue
-                    stack.append((_END, slot, self.spent))
-            if not self._accepted(value, here, parts):
-                return False
+            whole = shape(value, shapes) if parts and collection else None
+            live = self._position(value, heres, parts, whole, stack)
+            if not any(live):
+                continue
             if type(value) is dict:
-                properties = here.properties
                 for key, child in value.items():
                     if not parts and key in TOP_LEVEL_SKIPPED:
                         continue
-                    below = properties.get(key, here.extra)
-                    if below is not None:
+                    below = tuple(None if h is None else h.properties.get(key, h.extra) for h in live)
+                    if any(below):
                         stack.append((child, below, (*parts, key)))
-            elif type(value) is list and here.items is not None:
-                stack.extend((item, here.items, (*parts, i)) for i, item in enumerate(value))
-        return True
+            elif type(value) is list:
+                items = tuple(None if h is None else h.items for h in live)
+                if any(items):
+                    stack.extend((item, items, (*parts, i)) for i, item in enumerate(value))
+
+    def _position(
+        self, value: Any, heres: tuple[Difference | None, ...], parts: tuple[str | int, ...], whole: Any, stack: list[Any]
+    ) -> list[Difference | None]:
+        """Each pair's checks at one position: the differences to walk below it, per pair (None: the
+        pair is done here, its subtree's cost taken from the memo, or refused). A subtree whose
+        content was seen at the same difference with nothing refused below it takes what its rules
+        cost there, (id(difference), "!=", (its shape,)), in the catalogue's `cel_results`; else
+        an `_END` entry keeps it when its subtree is done."""
+        dead, costs, results = self.dead, self.costs, self.results
+        live: list[Difference | None] = []
+        done: dict[int, Any] = {}  # id(difference) -> what it spent here (None: refused), once per difference
+        for i, here in enumerate(heres):
+            if here is None or dead[i]:
+                live.append(None)
+                continue
+            if here.combined:
+                dead[i] = True
+                live.append(None)
+                continue
+            if whole is not None:
+                slot = (id(here), "!=", (whole,))
+                cost = results.get(slot)
+                if cost is not None:
+                    costs[i] += cost
+                    live.append(None)
+                    continue
+                stack.append((_END, (i, slot, costs[i]), None))
+            got = done.get(id(here), _UNSET)
+            if got is _UNSET:
+                self.spent = 0
+                got = done[id(here)] = self.spent if self._accepted(value, here, parts) else None
+            if got is None:
+                dead[i] = True
+                live.append(None)
+                continue
+            costs[i] += got
+            live.append(here)
+        return live
 
     def _accepted(self, value: Any, here: Difference, parts: tuple[str | int, ...]) -> bool:
         """Whether the other schema's checks and CEL rules at this position refuse nothing."""
@@ -438,12 +520,12 @@ class _Differential:
 
     def _checked(self, value: Any, local: Mapping[str, Any], parts: tuple[str | int, ...]) -> bool:
         """Whether the other schema's checks at this position (`Difference.local`) refuse nothing
-        in the value; kept by the value's content, (id(local), ("!=", its shape)) -> True, in the
-        catalogue's `schema_results`."""
+        in the value; kept by what they read of it (`_read`), (id(local), ("!=", that)) -> True,
+        in the catalogue's `schema_results`."""
         if not parts:
             return not violations(value, local)
-        whole = self.cel.shape(value, self.shapes) if type(value) is dict or type(value) is list else None
-        slot = (id(local), ("!=", whole)) if whole is not None else None
+        read = _read(value, local, self.cel.shape, self.shapes)
+        slot = (id(local), ("!=", read)) if read is not None else None
         if slot is not None and slot in self.checked:
             return True
         if violations_below(value, local):
@@ -506,6 +588,31 @@ class _Differential:
             if slot is not None:
                 self.results[slot] = outcome
         return outcome, value
+
+
+def _read(value: Any, local: Mapping[str, Any], shape: Any, shapes: dict[int, Any]) -> Any:
+    """What the schema walk reads of a value to check it under a node whose children are stubs it
+    does not enter (`_local`), as a hashable key (None: none): a scalar's type and value; a map's
+    fields in order, each with whether it is null (its length, the required fields present, which
+    fields are unknown: `schemawalk._Walk._map`); a list's nulls (its length, the null items:
+    `_Walk._list`), or its whole content where the node has a list type (`_duplicates` compares
+    the items) or alternatives. Most of an object's differing positions are maps and lists whose
+    content is its own (a route's rules with their backends' names), while what their own checks
+    read repeats: keyed by the whole content, the check was never taken from the memo."""
+    kind = type(value)
+    if COMBINED in local:  # the alternatives read the whole value (the walk never gets here with them)
+        whole = shape(value, shapes) if kind is dict or kind is list else None
+        return None if whole is None else ("*", whole)
+    if kind is str or kind is int or kind is float or kind is bool:
+        return (kind, value)
+    if kind is dict:
+        return ("{}", tuple((key, child is None) for key, child in value.items()))
+    if kind is list:
+        if LIST_TYPE in local:
+            whole = shape(value, shapes)
+            return None if whole is None else ("[]", whole)
+        return ("[]", tuple(item is None for item in value))
+    return None
 
 
 def kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any]) -> str | None:

@@ -7,9 +7,10 @@ experimental channel checks header values against RFC 7230 from v1.5 on, the sta
 never does; a vendor's older release may hold a rule its newest dropped. Such an object is stored
 by some clusters and refused by others, so its schema findings are warnings naming both sides.
 
-The other plausible schemas are asked only whether they admit the object, each walking only the
-positions of the object where it differs from the first (the releases' schemas share their
-unchanged subtrees, `policylint.k8s.schemas`; policylint.k8s.differences says why that is exact),
+The other plausible schemas are asked only whether they admit the object, in one walk of the
+object for all of them, each checking only the positions where it differs from the first (the
+releases' schemas share their unchanged subtrees, `policylint.k8s.schemas`;
+policylint.k8s.differences says why that is exact),
 the answer kept between runs with the verdicts of the first, so that a cached run walks only what
 some schema refuses; the refusal of the first that does not is computed in full; the rules ask once per object
 (policylint.rules.releases `Dissents`). The verdict of the first plausible
@@ -23,8 +24,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from policylint.identity import IdentityMap
-from policylint.k8s.admission import _admit, validate
-from policylint.k8s.differences import admits as differential
+from policylint.k8s.admission import _admit, _run_shapes, validate
+from policylint.k8s.differences import admits_all as differential
 from policylint.k8s.differences import kept_key
 from policylint.k8s.verdicts import Admission
 from policylint.values import frozen
@@ -50,7 +51,15 @@ class Dissent:
 def dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
     """The plausible schemas that refuse the object its verdict admits (None: the release the kind
     is judged by is known, a CRD of the input or given with --crd decides, no schema decides, the
-    verdict refuses the object, or every plausible schema admits it)."""
+    verdict refuses the object, or every plausible schema admits it), worked out once per object
+    (`Admissions.dissents`)."""
+    if obj in admissions.dissents:
+        return admissions.dissents[obj]
+    found = admissions.dissents[obj] = _dissent(admissions, obj)
+    return found
+
+
+def _dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
     verdict = admissions.verdict(obj)
     if verdict is None or verdict.rejected or verdict.source is None or not isinstance(obj.data, dict):
         return None
@@ -61,18 +70,12 @@ def dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
     first = catalogue.schema(obj)
     if first is None:
         return None
-    answers: IdentityMap[Mapping[str, Any], bool] = IdentityMap()  # one per distinct schema
-    answers[first[0]] = True
-    shapes: dict[int, Any] = {}  # the object's maps and lists by content, for every pair (`cel.shape`)
+    served = [(release, channel, found) for release, channel, found in catalogue.plausible(key) if found is not None]
+    answers = _answers(admissions, obj, catalogue, first[0], [found for _, _, found in served])
     refusing: list[tuple[str, str, tuple[Mapping[str, Any], str]]] = []
     accepting: list[Pair] = []
-    for release, channel, found in catalogue.plausible(key):
-        if found is None:
-            continue  # not served there: PL705's
-        schema = found[0]
-        if schema not in answers:
-            answers[schema] = _admits(admissions, obj, catalogue, first[0], found, shapes)
-        if answers[schema]:
+    for release, channel, found in served:  # a pair that does not serve the kind is PL705's
+        if answers[found[0]]:
             accepting.append((release, channel))
         else:
             refusing.append((release, channel, found))
@@ -86,30 +89,48 @@ def dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
     return Dissent(refusal, channel, tuple((r, c) for r, c, _ in refusing), tuple(accepting))
 
 
-def _admits(
+def _answers(
     admissions: Admissions,
     obj: K8sObject,
     catalogue: Catalogue,
     first: Mapping[str, Any],
-    found: tuple[Mapping[str, Any], str],
-    shapes: dict[int, Any],
-) -> bool:
-    """Whether the schema admits the object whole, which the first plausible schema admits: from
-    the answers kept between runs (the parse cache's `VerdictStore`: a schema that admitted the
-    object last run is not walked again), else by walking only where the two schemas differ
+    served: list[tuple[Mapping[str, Any], str]],
+) -> IdentityMap[Mapping[str, Any], bool]:
+    """Whether each distinct schema of `served` admits the object whole, which the first plausible
+    schema admits: from the answers of this run (`Catalogue.admitted`) or kept between runs (the
+    parse cache's `VerdictStore`: a schema that admitted the object last run is not walked again),
+    else by walking the object once for all the rest, only where each differs from the first
     (policylint.k8s.differences), else by walking it whole (`_admit`, which keeps its verdict)."""
-    number = catalogue.schema_numbers(found[0])
-    known = catalogue.admitted.get((obj, number))
-    if known is not None:
-        return known
-    kept = kept_key(admissions, obj, found[0])
-    if kept is not None and admissions.kept.get(kept) is True:  # type: ignore[union-attr]
-        known = True
-    elif differential(admissions, obj, first, found[0], shapes):
-        known = True
-        if kept is not None:
-            admissions.kept.add(kept, True)  # type: ignore[union-attr]
-    else:
-        known = not _admit(admissions, obj, found).rejected
-    catalogue.admitted[obj, number] = known
-    return known
+    answers: IdentityMap[Mapping[str, Any], bool] = IdentityMap()
+    answers[first] = True
+    asked: list[tuple[Mapping[str, Any], str]] = []
+    kept: IdentityMap[Mapping[str, Any], str | None] = IdentityMap()
+    for found in served:
+        schema = found[0]
+        if schema in answers:
+            continue
+        known = catalogue.admitted.get((obj, catalogue.schema_numbers(schema)))
+        if known is None:
+            kept[schema] = key = kept_key(admissions, obj, schema)
+            if key is not None and admissions.kept.get(key) is True:  # type: ignore[union-attr]
+                known = catalogue.admitted[obj, catalogue.schema_numbers(schema)] = True
+        if known is not None:
+            answers[schema] = known
+        else:
+            answers[schema] = False  # a placeholder until the walk below answers
+            asked.append(found)
+    if not asked:
+        return answers
+    # The run's memo of shapes (the object pinned in it): the subtrees objects share are shaped once.
+    shown = differential(admissions, obj, first, [found[0] for found in asked], _run_shapes(catalogue, obj.data))
+    for found, admitted in zip(asked, shown):
+        schema = found[0]
+        if admitted:
+            key = kept[schema]
+            if key is not None:
+                admissions.kept.add(key, True)  # type: ignore[union-attr]
+            known = True
+        else:
+            known = not _admit(admissions, obj, found).rejected
+        catalogue.admitted[obj, catalogue.schema_numbers(schema)] = answers[schema] = known
+    return answers

@@ -55,7 +55,8 @@ def judged(
 @object_local  # the other schemas of the object's kind, which the catalogue (the run's) decides
 class Dissents:
     """The objects the first plausible schema admits and others refuse (policylint.k8s.dissent),
-    asked once per object and process: PL703 and PL704 both read them (`Project.derived`)."""
+    which PL703 and PL704 both read (`Project.derived`); each rule's lookups are freed when it is
+    done, so the admission stage keeps each object's answer (`Admissions.dissents`)."""
 
     def __init__(self, project: Project) -> None:
         self._project = project

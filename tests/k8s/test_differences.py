@@ -16,9 +16,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
-from policylint.k8s import admission, differences, dissent, schemas
+from policylint.k8s import admission, differences, dissent, schemas, schemawalk
+from policylint.k8s.cel import shape as cel_shape
 from policylint.k8s.objects import K8sObject
 from tests.lintutil import lint_text, select
 
@@ -161,13 +163,15 @@ def _objects(seed: int, count: int) -> str:
     return yaml.safe_dump_all(documents, sort_keys=False)
 
 
-def _judged(text: str) -> tuple[int, int, int]:
-    """For every admitted object and other plausible schema: the differential answer against
-    the full walk. (answers compared, shown by the differential walk, refused by the other)."""
+def _judged(text: str) -> tuple[int, int, int, int, int]:
+    """For every admitted object and other plausible schema: the differential answer, asked of the
+    pair alone and of all the object's pairs in one walk, against the full walk. (answers
+    compared, shown by the differential walk of the pair, shown by the walk of all the pairs,
+    refused by the other, costs compared where the other's rules cost more than the first's)."""
     result = lint_text(text, selection=select("PL703", "PL704"))
     admissions = result.project.admissions()
     catalogue = admissions.catalogue
-    compared = shown = refused = 0
+    compared = shown = joined = refused = costlier = 0
     objects: list[K8sObject] = [o for o in result.project.index.objects if catalogue.schema(o) is not None]
     assert objects
     for obj in objects:
@@ -176,30 +180,50 @@ def _judged(text: str) -> tuple[int, int, int]:
         if verdict is None or verdict.rejected or first is None:
             continue
         shapes: dict[int, Any] = {}
-        for _, _, found in catalogue.plausible((obj.group, obj.kind, obj.version)):
-            if found is None or found[0] is first[0]:
-                continue
+        others = [
+            f for _, _, f in catalogue.plausible((obj.group, obj.kind, obj.version)) if f is not None and f[0] is not first[0]
+        ]
+        # All the pairs in one walk, as `dissent` asks them, against each pair walked alone.
+        together = differences.admits_all(admissions, obj, first[0], [f[0] for f in others], {})
+        walk = differences._Differential(admissions, obj, {})
+        walk.run(obj.data, [differences.difference(first[0], f[0]) for f in others])
+        for j, (found, joint) in enumerate(zip(others, together)):
             full = not admission._admit(admissions, obj, found).rejected
+            if full and not walk.dead[j]:
+                # What the other's rules spend where it differs, counted per pair in the joint walk:
+                # part of its total, and with the first's total at least its total.
+                total = catalogue.cel_spent[obj, catalogue.schema_numbers(found[0])]
+                mine = catalogue.cel_spent[obj, catalogue.schema_numbers(first[0])]
+                assert walk.costs[j] <= total <= mine + walk.costs[j], (obj.name, found[1])
+                costlier += total > mine
             answer = differences.admits(admissions, obj, first[0], found[0], shapes)
-            assert answer in (None, True)
+            assert answer in (None, True) and joint in (None, True)
             assert answer is None or full, (obj.name, found[1])
+            assert joint is answer, (obj.name, found[1])  # each pair's answer, whatever else is walked with it
             catalogue.admitted.pop((obj, catalogue.schema_numbers(found[0])), None)
-            assert dissent._admits(admissions, obj, catalogue, first[0], found, {}) is full
+            assert dissent._answers(admissions, obj, catalogue, first[0], [found])[found[0]] is full
             compared += 1
             shown += answer is True
+            joined += joint is True
             refused += not full
-    return compared, shown, refused
+        for found in others:
+            catalogue.admitted.pop((obj, catalogue.schema_numbers(found[0])), None)
+        answers = dissent._answers(admissions, obj, catalogue, first[0], others)
+        assert all(answers[f[0]] is not admission._admit(admissions, obj, f).rejected for f in others)
+    return compared, shown, joined, refused, costlier
 
 
 def test_the_differential_answer_is_the_full_walks() -> None:
-    compared, shown, refused = 0, 0, 0
+    compared, shown, joined, refused, costlier = 0, 0, 0, 0, 0
     for text in [*(_objects(seed, 160) for seed in range(2)), *(_upstream(seed, 4) for seed in range(2))]:
-        c, s, r = _judged(text)
-        compared, shown, refused = compared + c, shown + s, refused + r
+        c, s, j, r, k = _judged(text)
+        compared, shown, joined, refused, costlier = compared + c, shown + s, joined + j, refused + r, costlier + k
     # The values reach both answers: admitted by the differential walk, and refused by another
     # schema (which the differential walk must leave to the full one).
     assert compared > 500
     assert shown > compared // 3
+    assert joined > compared // 3
+    assert costlier > 10
     assert refused > 5
 
 
@@ -279,3 +303,94 @@ def test_values_that_convert_alike_under_two_nodes_are_the_same_cel_value() -> N
             else:
                 unlike += 1
     assert alike > 100 and unlike > 10
+
+
+def _locals(here: differences.Difference | None, node: Any, out: list[tuple[Mapping[str, Any], Any]]) -> None:
+    """Every (`Difference.local`, the other schema's node there) below a difference."""
+    if here is None:
+        return
+    if here.local is not None:
+        out.append((here.local, node))
+    for name, below in here.properties.items():
+        _locals(below, _route(node, name) if isinstance(node, Mapping) else None, out)
+    if isinstance(node, Mapping):
+        _locals(here.extra, node.get("additionalProperties"), out)
+        _locals(here.items, node.get("items"), out)
+
+
+def _variants(value: Any, rng: random.Random) -> list[Any]:
+    """The value and the same value changed where a node's own checks read it and where they do
+    not: a field set to null or dropped, a list item null or repeated, a child's content changed."""
+    out = [value]
+    if type(value) is dict and value:
+        name = rng.choice(sorted(value, key=str))
+        out += [{**value, name: None}, {k: v for k, v in value.items() if k != name}, {**value, name: rng.choice(STRINGS)}]
+    elif type(value) is list and value:
+        out += [[*value, value[0]], [None, *value], [rng.choice(STRINGS), *value[1:]]]
+    return out
+
+
+def test_a_positions_own_checks_are_kept_by_what_they_read() -> None:
+    """The other schema's checks at a differing position are taken from the memo by what they read
+    of the value (`_read`): over every differing position of every pair of bundled schemas of the
+    kinds and random values there, two values with one key are refused alike, and the key tells
+    apart values the checks refuse and admit."""
+    rng = random.Random(31)
+    shared = refused = 0
+    for key in KINDS:
+        group, kind, _ = key
+        project = schemas.vendor_projects().get((group, kind))
+        if project is None:
+            served = [s for r in schemas.GATEWAY_API_VERSIONS for c in schemas.CHANNELS if (s := schemas.schemas(c, r).get(key))]
+        else:
+            releases = schemas.vendor_releases()[project]
+            served = [s for r in releases if (s := schemas.schemas("standard", vendors=((project, r),)).get(key))]
+        first = served[-1][0]
+        for other, _ in served:
+            positions: list[tuple[Mapping[str, Any], Any]] = []
+            _locals(differences.difference(first, other), other, positions)
+            for local, node in positions:
+                seen: dict[Any, tuple[bool, Any]] = {}
+                for _ in range(12):
+                    for value in _variants(_value(node, rng, 3), rng):
+                        if value is None:
+                            continue
+                        read = differences._read(value, local, cel_shape, {})
+                        answer = bool(schemawalk.violations_below(value, local))
+                        refused += answer
+                        if read is None:
+                            continue
+                        got = seen.setdefault(read, (answer, value))
+                        assert got[0] == answer, (kind, local, got[1], value)
+                        shared += got[1] != value
+    assert shared > 1000 and refused > 100
+
+
+def test_an_objects_dissent_is_worked_out_once_though_two_rules_read_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PL703 and PL704 both ask which plausible schemas refuse an object, each with lookups of its
+    own that are freed when it is done: the refusal (a walk of the whole object) is made once."""
+    route = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: apps}
+spec:
+  parentRefs: [{name: edge}]
+  rules:
+  - filters:
+    - type: CORS
+      cors:
+        allowOrigins: ["https://app.example.com"]
+    backendRefs: [{name: web, port: 80}]
+"""
+    walks: list[Mapping[str, Any]] = []
+    validate = dissent.validate
+
+    def counted(data: Any, schema: Mapping[str, Any], results: Any) -> Any:
+        walks.append(schema)
+        return validate(data, schema, results)
+
+    monkeypatch.setattr(dissent, "validate", counted)
+    findings = lint_text(route, selection=select("PL703", "PL704")).findings
+    # The older releases' standard channel refuses the CORS filter (tests/profiles/test_cluster.py).
+    assert [(f.rule, f.line) for f in findings] == [("PL703", 8)]
+    assert len(walks) == 1
