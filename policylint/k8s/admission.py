@@ -40,6 +40,7 @@ from policylint.k8s.verdicts import (
     Check,
     PrunedField,
     Rejection,
+    kept_key,
     template,
 )
 from policylint.values import record
@@ -366,7 +367,7 @@ def _admit(admissions: Admissions, obj: K8sObject, found: tuple[Mapping[str, Any
     schema, source = found
     catalogue, store = admissions.catalogue, admissions.kept
     given = source is None and catalogue.given_with_option(obj)
-    kept = _kept_key(admissions, obj, schema)
+    kept = kept_key(admissions, obj, schema)
     if kept is not None:
         pruned_kept = _pruned_from_json(store.get(kept))  # type: ignore[union-attr]
         if pruned_kept is not None:
@@ -446,21 +447,6 @@ def code_stamp() -> bytes:
     except (AttributeError, OSError, TypeError):
         h.update(b"?")
     return h.digest()
-
-
-def _kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any]) -> str | None:
-    """The key of the object's verdict among those kept: the object's content (its file's cache
-    key, which names the bytes and the loader's version, and its place in the file) and the
-    schema's. Nothing else decides the verdict: `index.malformed` reads the object alone.
-    None: nothing is kept (no cache, or a file read from stdin)."""
-    if admissions.kept is None:
-        return None
-    file_key = admissions.index.content_keys.get(obj.doc.file)
-    if file_key is None:
-        return None
-    h = hashlib.blake2b(admissions.catalogue.fingerprint(schema), digest_size=16)
-    h.update(f"{file_key}|{obj.doc.line}|{obj.doc.column}|{obj.prefix!r}".encode())
-    return h.hexdigest()
 
 
 def _pruned_from_json(value: Any) -> tuple[tuple[tuple[str | int, ...], str, list[str]], ...] | None:

@@ -54,7 +54,6 @@ also kept between runs (`kept_key`), beside the full verdicts (policylint.k8s.ad
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +61,7 @@ from policylint.identity import IdentityMap
 from policylint.k8s.schemas import COMBINED
 from policylint.k8s.schemawalk import CHECKED, LIST_TYPE, violations, violations_below
 from policylint.k8s.verdicts import TOP_LEVEL_SKIPPED, VALIDATIONS, template
+from policylint.k8s.verdicts import kept_key as verdict_key
 from policylint.values import record
 
 if TYPE_CHECKING:
@@ -619,11 +619,4 @@ def kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any]) 
     """The key under which the answer that `schema` admits the object is kept between runs (None:
     nothing is kept): the full verdict's key (policylint.k8s.admission) with a mark of its own,
     since the differential walk shows admission without the pruned fields a verdict holds."""
-    if admissions.kept is None:
-        return None
-    file_key = admissions.index.content_keys.get(obj.doc.file)
-    if file_key is None:
-        return None
-    h = hashlib.blake2b(admissions.catalogue.fingerprint(schema), digest_size=16)
-    h.update(f"admits|{file_key}|{obj.doc.line}|{obj.doc.column}|{obj.prefix!r}".encode())
-    return h.hexdigest()
+    return verdict_key(admissions, obj, schema, mark="admits|")

@@ -1,9 +1,10 @@
-"""The admission verdict of an object and its reasons (`Admission`, `Rejection`), and the schema
-keys the schema walk and the CEL rules share."""
+"""The admission verdict of an object and its reasons (`Admission`, `Rejection`), the schema keys
+the schema walk and the CEL rules share, and the key a verdict is kept under between runs."""
 
 from __future__ import annotations
 
 import enum
+import hashlib
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +12,9 @@ from policylint.input.placeholders import whole_value
 from policylint.values import frozen
 
 if TYPE_CHECKING:
+    from policylint.k8s.admissions import Admissions
     from policylint.k8s.cel import Compiled, EvalError
+    from policylint.k8s.objects import K8sObject
 
 # The object's own fields schema validation leaves to others: metadata (ObjectMeta, which the
 # CRDs do not describe), status (PL110; the status subresource validates it).
@@ -110,3 +113,19 @@ def template(value: Any) -> bool:
 # An unknown field: (path parts of the parent, its path, the unknown key, the keys the parent may
 # have, whether the experimental channel's schema has the key: PL706's rather than PL702's).
 PrunedField = tuple[tuple[str | int, ...], str, str, list[str], bool]
+
+
+def kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any], mark: str = "") -> str | None:
+    """The key of the object's verdict among those kept: the object's content (its file's cache
+    key, which names the bytes and the loader's version, and its place in the file) and the
+    schema's. Nothing else decides the verdict: `index.malformed` reads the object alone. `mark`
+    tells apart another kind of answer kept beside the verdicts (policylint.k8s.differences).
+    None: nothing is kept (no cache, or a file read from stdin)."""
+    if admissions.kept is None:
+        return None
+    file_key = admissions.index.content_keys.get(obj.doc.file)
+    if file_key is None:
+        return None
+    h = hashlib.blake2b(admissions.catalogue.fingerprint(schema), digest_size=16)
+    h.update(f"{mark}{file_key}|{obj.doc.line}|{obj.doc.column}|{obj.prefix!r}".encode())
+    return h.hexdigest()
