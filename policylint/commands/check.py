@@ -51,6 +51,14 @@ class Configured:
 
 
 def run_check(settings: Settings, configured: Configured | None = None) -> int:
+    """`_run_check`, asking git each of its questions once (policylint.input.git.snapshot)."""
+    from policylint.input.git import snapshot
+
+    with snapshot():
+        return _run_check(settings, configured)
+
+
+def _run_check(settings: Settings, configured: Configured | None = None) -> int:
     """Lint `paths`; print the report to stdout in `fmt`, write each `outputs` entry
     (`FORMAT=PATH`) to its file, and a summary to stderr. The exit code does not depend on the
     formats: only on the findings, `fail_on` and `exit_zero`, or 2 for a usage error, an
@@ -468,6 +476,15 @@ def run_configured(
     """`check` with the configuration file applied: find it (or read `config`; none when
     `isolated`), then run with its values under the command-line keywords `given` (the flags
     actually given). `show_config` prints the effective settings instead of linting."""
+    from policylint.input.git import snapshot
+
+    with snapshot():
+        return _run_configured(paths, given, config=config, isolated=isolated, show_config=show_config)
+
+
+def _run_configured(
+    paths: Sequence[str], given: Mapping[str, Any], *, config: str | None, isolated: bool, show_config: bool
+) -> int:
     from policylint.commands.trust import Trust
     from policylint.config import find_config
 

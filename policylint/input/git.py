@@ -13,13 +13,22 @@ with `os.fsdecode` only; and no name is ever written into a line-oriented reques
 --batch` is asked for object ids (hex digits), which the listings give with each name. A revision
 given by the user must not read as an option: one starting with `-` is refused, and the ones
 passed on go after `--end-of-options`.
+
+A command asks git the same questions several times (the repository's top, HEAD's commit, the
+index's listing, for the change, the staged files, the gate's configuration and baseline) and
+reads the same blobs on both sides of a change (an unchanged file is one blob at the base and in
+the index). Within `snapshot()`, which a command's run enters once, each such read-only query is
+asked once and a blob is read once by its object id: a pre-commit hook started twenty git
+processes, and read every file's blob twice (docs/performance.md, "The hook's own costs").
+Outside it every call asks git again, as a long-lived process must.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from policylint.values import frozen
@@ -57,6 +66,51 @@ class Change:
     old_blob: str | None = None
 
 
+class _Snapshot:
+    """The answers of one command's read-only queries (`snapshot`)."""
+
+    def __init__(self) -> None:
+        self.answers: dict[tuple[str, tuple[str, ...]], bytes] = {}
+        # A blob's content is a function of its object id: kept for the command's other reads.
+        self.blobs: dict[bytes, bytes | None] = {}
+
+
+_SNAPSHOT: _Snapshot | None = None
+
+
+@contextlib.contextmanager
+def snapshot() -> Iterator[None]:
+    """Within it, `_asked` queries are asked of git once and blobs read once (the module
+    docstring): for one command's run, whose answers must not change under it anyway (the
+    change, its base and the gate's files are read from one state of the repository)."""
+    global _SNAPSHOT
+    outer = _SNAPSHOT
+    if outer is None:
+        _SNAPSHOT = _Snapshot()
+    try:
+        yield
+    finally:
+        _SNAPSHOT = outer
+
+
+def in_snapshot() -> bool:
+    """Whether a command's `snapshot` is open: what it already asked costs nothing more."""
+    return _SNAPSHOT is not None
+
+
+def _asked(args: Sequence[str], cwd: str) -> bytes:
+    """`_git` for a read-only query, answered once per `snapshot` (a failure is not kept: it
+    raises again when asked again)."""
+    held = _SNAPSHOT
+    if held is None:
+        return _git(args, cwd)
+    key = (os.path.abspath(cwd), tuple(args))
+    answer = held.answers.get(key)
+    if answer is None:
+        answer = held.answers[key] = _git(args, cwd)
+    return answer
+
+
 def _git(args: Sequence[str], cwd: str, *, input_bytes: bytes | None = None) -> bytes:
     try:
         proc = subprocess.run(["git", *args], cwd=cwd, input=input_bytes, capture_output=True, check=False, timeout=300)
@@ -72,7 +126,7 @@ def _git(args: Sequence[str], cwd: str, *, input_bytes: bytes | None = None) -> 
 
 def repository_root(cwd: str) -> str:
     try:
-        out = _git(["rev-parse", "--show-toplevel"], cwd)
+        out = _asked(["rev-parse", "--show-toplevel"], cwd)
     except GitError:
         raise GitError("not a git repository (or any parent up to the filesystem root): --diff and --staged need one") from None
     # Exactly the one newline git adds: a directory name may itself end with one.
@@ -88,7 +142,7 @@ def check_revision(rev: str, what: str = "revision") -> None:
 
 def _verify(rev: str, cwd: str) -> str | None:
     try:
-        return _git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"], cwd).decode().strip()
+        return _asked(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"], cwd).decode().strip()
     except GitError:
         return None
 
@@ -254,6 +308,17 @@ def read_blobs(object_ids: Sequence[str], cwd: str) -> list[bytes | None]:
     for oid in request:
         if not _is_object_id(oid):
             raise ValueError(f"not an object id: {oid!r}")
+    held = _SNAPSHOT
+    if held is None:
+        return _read_blobs(request, cwd)
+    wanted = list(dict.fromkeys(oid for oid in request if oid not in held.blobs))
+    held.blobs.update(zip(wanted, _read_blobs(wanted, cwd)))
+    return [held.blobs[oid] for oid in request]
+
+
+def _read_blobs(request: Sequence[bytes], cwd: str) -> list[bytes | None]:
+    if not request:
+        return []
     out = _git(["cat-file", "--batch"], cwd, input_bytes=b"".join(oid + b"\n" for oid in request))
     blobs: list[bytes | None] = []
     pos = 0
@@ -289,7 +354,7 @@ def staged_files(root: str) -> dict[str, str]:
     blob's object id (symlinks and submodules are not manifests; a file with a merge conflict
     has no staged content yet)."""
     out = {}
-    for entry in _git(["ls-files", "-z", "--stage"], root).split(b"\0"):
+    for entry in index_listing(root).split(b"\0"):
         if not entry:
             continue
         meta, _, path = entry.partition(b"\t")
@@ -297,6 +362,11 @@ def staged_files(root: str) -> dict[str, str]:
         if len(fields) == 3 and fields[0] in _FILE_MODES and fields[2] == b"0":
             out[os.fsdecode(path)] = fields[1].decode("ascii")
     return out
+
+
+def index_listing(root: str) -> bytes:
+    """`git ls-files -z --stage` of the whole index: `MODE OBJECT STAGE\\tPATH` per entry."""
+    return _asked(["ls-files", "-z", "--stage"], root)
 
 
 def tracked_names(top: str) -> list[bytes]:

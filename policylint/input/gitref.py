@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from policylint.input.git import GitError, _git, read_blobs
+from policylint.input.git import GitError, _asked, _git, in_snapshot, index_listing, read_blobs
 from policylint.values import frozen
 
 # A configuration file or a baseline far larger than any repository needs is refused unread.
@@ -48,19 +48,27 @@ def relative_to_root(path: str, root: str) -> str:
 
 def _mode(commit: str, path: str, root: str) -> bytes | None:
     """The tree entry's mode of `path` in `commit`, None when there is no such entry."""
-    out = _git(["ls-tree", "-z", "--full-tree", commit, "--", path], root)
-    for entry in out.split(b"\0"):
-        meta, _, name = entry.partition(b"\t")
-        if name == os.fsencode(path):
-            return meta.split(b" ")[0]
-    return None
+    if "/" in path:
+        out = _git(["ls-tree", "-z", "--full-tree", commit, "--", path], root)
+    else:
+        # An entry of the top tree, where configuration discovery asks for several names: the
+        # tree's listing answers them all, and within a command's snapshot it is asked once.
+        out = _asked(["ls-tree", "-z", "--full-tree", commit], root)
+    return _entry_mode(out, path)
 
 
 def _staged_mode(path: str, root: str) -> bytes | None:
-    out = _git(["ls-files", "-z", "--stage", "--", path], root)
-    for entry in out.split(b"\0"):
+    # Within a command's snapshot the whole index's listing, which `--staged` reads anyway.
+    out = index_listing(root) if in_snapshot() else _git(["ls-files", "-z", "--stage", "--", path], root)
+    return _entry_mode(out, path)
+
+
+def _entry_mode(listing: bytes, path: str) -> bytes | None:
+    """The mode of the first entry named `path` in a NUL-separated `MODE ...\\tNAME` listing."""
+    wanted = os.fsencode(path)
+    for entry in listing.split(b"\0"):
         meta, _, name = entry.partition(b"\t")
-        if name == os.fsencode(path):
+        if name == wanted:
             return meta.split(b" ")[0]
     return None
 

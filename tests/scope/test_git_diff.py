@@ -279,3 +279,62 @@ def test_write_baseline_refuses_a_change_scope(repo: Path) -> None:
     code, _, err = run("--diff", "HEAD", "--write-baseline")
     assert code == 2
     assert "--write-baseline records every finding" in err
+
+
+def _git_requests(monkeypatch: pytest.MonkeyPatch) -> list[tuple[tuple[str, ...], bytes | None]]:
+    """Every git process a run starts, with its arguments and what it was sent."""
+    import subprocess
+
+    from policylint.input import git as git_module
+
+    asked: list[tuple[tuple[str, ...], bytes | None]] = []
+    real = subprocess.run
+
+    def run(args: list[str], *rest: object, **kwargs: object) -> object:
+        if args[0] == "git":
+            sent = kwargs.get("input")
+            asked.append((tuple(args[1:]), sent if isinstance(sent, bytes) else None))
+        return real(args, *rest, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(git_module.subprocess, "run", run)
+    return asked
+
+
+def test_a_gated_staged_run_asks_git_each_question_once_and_reads_each_blob_once(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The pre-commit hook's entry: the change, the staged files, the base's files (one blob
+    # each, the same as the staged one for every file but the changed one) and the gate's
+    # configuration and baseline at HEAD and in the index.
+    (repo / "gateway.yaml").write_text(GATEWAY.replace("name: http", "name: web"))
+    git(repo, "add", "gateway.yaml")
+    staged = git(repo, "ls-files", "-s").split()
+    asked = _git_requests(monkeypatch)
+    code, findings, _ = run("--staged", "--gate-base", "HEAD")
+    assert (code, findings) == (1, [("PL301", "policy.yaml")])
+    queries = [args for args, sent in asked if sent is None]
+    assert len(queries) == len(set(queries)), queries
+    # Within a run a blob is read once, by its id: the base's unchanged files are the staged ones.
+    blobs = [oid for args, sent in asked if args == ("cat-file", "--batch") and sent for oid in sent.split()]
+    assert len(blobs) == len(set(blobs)), blobs
+    assert len(blobs) == 5  # 4 staged files and the changed file's old blob
+    assert {oid.decode() for oid in blobs} >= set(staged[1::4])
+    # rev-parse (the top, HEAD), diff, cat-file (the old blob), ls-files, cat-file (the staged
+    # blobs), ls-tree (the base's files), ls-tree (the configuration's names at HEAD); asked
+    # each time they were needed, that was 17 queries (6 of them again) and every blob read twice.
+    assert len(asked) == 8, asked
+
+
+def test_outside_a_command_git_is_asked_again(repo: Path) -> None:
+    # A long-lived process (a library caller, a test) sees the repository as it is now.
+    from policylint.input import git as git_module
+
+    before = git_module.resolve_base("HEAD", str(repo))
+    (repo / "policy.yaml").write_text(POLICY.replace("http", "web"))
+    git(repo, "commit", "-q", "-am", "another")
+    assert git_module.resolve_base("HEAD", str(repo)) != before
+    with git_module.snapshot():
+        first = git_module.resolve_base("HEAD", str(repo))
+        git(repo, "commit", "-q", "--allow-empty", "-m", "during")
+        assert git_module.resolve_base("HEAD", str(repo)) == first  # one state per command
+    assert git_module.resolve_base("HEAD", str(repo)) != first
