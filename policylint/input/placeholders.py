@@ -78,6 +78,8 @@ def whole_value(value: Any, *, braces: Braces) -> str | None:
 def fields(data: Any, *, braces: Braces, first: bool = False) -> list[tuple[PathParts, str]]:
     """The placeholder fields of a document, in document order: (path, placeholder as written).
     `first`: stop at the first."""
+    if not _may_hold(data):
+        return []
     out: list[tuple[PathParts, str]] = []
     stack: list[tuple[PathParts, Any, bool]] = [((), data, False)]
     seen = 0
@@ -102,3 +104,34 @@ def fields(data: Any, *, braces: Braces, first: bool = False) -> list[tuple[Path
                 if isinstance(node[i], (dict, list, str)):
                     stack.append(((*path, i), node[i], False))
     return out
+
+
+def _may_hold(data: Any) -> bool:
+    """False when no value of `data` can be a placeholder, so that `fields` finds none. Every
+    placeholder holds `$` (`${`, `$(`), `{` or `<` in a string, is a string `PLACEHOLDER_...`, or
+    is a one-key mapping whose value is null (`{VAR}` unquoted); these are looked for without
+    the paths `fields` builds for every node, which cost most of its walk (the engine asks for
+    every object a finding sits on; almost none holds a placeholder). True when one may, or
+    past the walk's bound, where `fields` decides within its own."""
+    if type(data) is not dict and type(data) is not list:
+        return True  # nothing to walk, or not what a loader makes: `fields` decides
+    stack: list[Any] = [data]
+    seen = 0
+    while stack:
+        node = stack.pop()
+        values = node.values() if type(node) is dict else node
+        seen += len(values) + 1
+        if seen > _NODES:
+            return True
+        if type(node) is dict and len(node) == 1 and next(iter(values)) is None:
+            return True
+        for value in values:
+            kind = type(value)
+            if kind is str:
+                if "$" in value or "{" in value or "<" in value or "PLACEHOLDER_" in value:
+                    return True
+            elif kind is dict or kind is list:
+                stack.append(value)
+            elif isinstance(value, (dict, list, str)):  # a subclass: as `fields` takes it
+                return True
+    return False

@@ -537,6 +537,53 @@ spec:
     assert [i.rule_id for i in parse_text(text, "policy.yaml").issues] == []
 
 
+# Values a document may hold, with every character and form a placeholder is made of.
+_PLACEHOLDER_TEXT = st.text(alphabet="aZ_${}()<>.P", max_size=6) | st.sampled_from(
+    ["PLACEHOLDER_ADDRS", "{GATEWAY_CLASS_NAME}", "${NS}", "$(VAR)", "<name>", "{{x}}", "web"]
+)
+_PLACEHOLDER_KEYS = st.sampled_from(["name", "namespace", "sectionName", "value", "GATEWAY_CLASS_NAME", "spec", "x"])
+_DOCUMENTS = st.recursive(
+    st.none() | st.integers() | st.booleans() | _PLACEHOLDER_TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_PLACEHOLDER_KEYS, inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@given(
+    data=st.dictionaries(_PLACEHOLDER_KEYS, _DOCUMENTS, max_size=4) | _DOCUMENTS,
+    braces=st.sampled_from(["all", "single", "none"]),
+)
+@settings(max_examples=300, deadline=None)
+def test_the_placeholder_walk_finds_what_it_found_without_its_first_look(data: object, braces: str) -> None:
+    # `fields` first looks for what every placeholder holds without building paths, and walks
+    # only a document that may hold one: what it finds is what the walk finds alone.
+    from policylint.input import placeholders
+
+    found = placeholders.fields(data, braces=braces)  # type: ignore[arg-type]
+    original = placeholders._may_hold
+    try:
+        placeholders._may_hold = lambda _data: True  # type: ignore[assignment]
+        assert found == placeholders.fields(data, braces=braces)  # type: ignore[arg-type]
+    finally:
+        placeholders._may_hold = original  # type: ignore[assignment]
+
+
+def test_a_document_without_a_placeholders_marks_is_not_walked_for_paths() -> None:
+    from policylint.input import placeholders
+
+    route = yaml.safe_load(
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: web, namespace: apps}\n"
+        "spec:\n  parentRefs: [{name: edge, sectionName: http}]\n  rules:\n  - backendRefs: [{name: web, port: 80}]\n"
+    )
+    assert placeholders._may_hold(route) is False
+    for value in ("${NS}", "$(NS)", "{NS}", "<name>", "PLACEHOLDER_ADDRS"):
+        marked = {**route, "spec": {**route["spec"], "parentRefs": [{"name": value}]}}
+        assert placeholders._may_hold(marked) is True, value
+    unquoted = {**route, "spec": {"gatewayClassName": {"GATEWAY_CLASS_NAME": None}}}  # `{VAR}` unquoted
+    assert placeholders._may_hold(unquoted) is True
+    assert [path for path, _ in placeholders.fields(unquoted, braces="all")] == [("spec", "gatewayClassName")]
+
+
 # -- the resolver (resolver._Resolve) ----------------------------------------------------------
 
 _STOCK = yaml.CSafeLoader if PARSER_IS_C else yaml.SafeLoader
