@@ -388,5 +388,33 @@ def staged_snapshot(sources: Sequence[Source], root: str) -> list[Source]:
         relative = os.path.relpath(os.path.abspath(source.fs_path), root).replace(os.sep, "/")
         if relative in index:
             kept.append((source, index[relative]))
-    blobs = read_blobs([blob for _, blob in kept], root)
-    return [replace(source, content=blob, snapshot=True) for (source, _), blob in zip(kept, blobs) if blob is not None]
+    on_disk = [_as_on_disk(source, blob) for source, blob in kept]
+    blobs = iter(read_blobs([blob for (_, blob), data in zip(kept, on_disk) if data is None], root))
+    contents = [data if data is not None else next(blobs) for data in on_disk]
+    return [replace(source, content=blob, snapshot=True) for (source, _), blob in zip(kept, contents) if blob is not None]
+
+
+def _as_on_disk(source: Source, object_id: str) -> bytes | None:
+    """The file's bytes when they are the staged blob `object_id` (no unstaged edit, no filter
+    between the two), else None: hashed as git names a blob, which reading the file and hashing
+    it costs a fraction of what `cat-file` does to inflate and pipe it. Read as every input file
+    is (policylint.input.reader: a regular file, never blocking, within the size bound: a file
+    past it is the blob's only if git reads it). Within a command's snapshot the bytes are the
+    blob's for the other side of the change too."""
+    import hashlib
+
+    from policylint.input.reader import read_bytes
+
+    algorithm = {40: "sha1", 64: "sha256"}.get(len(object_id))  # the repository's object format
+    if algorithm is None or source.content is not None:
+        return None
+    data, _ = read_bytes(source)
+    if data is None:
+        return None
+    digest = hashlib.new(algorithm, b"blob %d\0" % len(data))
+    digest.update(data)
+    if digest.hexdigest() != object_id:
+        return None
+    if _SNAPSHOT is not None:
+        _SNAPSHOT.blobs[os.fsencode(object_id)] = data
+    return data
