@@ -340,3 +340,27 @@ def test_outside_a_command_git_is_asked_again(repo: Path) -> None:
         git(repo, "commit", "-q", "--allow-empty", "-m", "during")
         assert git_module.resolve_base("HEAD", str(repo)) == first  # one state per command
     assert git_module.resolve_base("HEAD", str(repo)) != first
+
+
+def test_a_sha256_repository_reads_its_staged_files_from_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Blobs are named by SHA-256 there: a staged file's bytes on disk are recognised all the same.
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "--object-format=sha256", "-b", "main")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "dev")
+    git(root, "config", "commit.gpgsign", "false")
+    for name, text in {"class.yaml": CLASS, "gateway.yaml": GATEWAY, "policy.yaml": POLICY}.items():
+        (root / name).write_text(text)
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    monkeypatch.chdir(root)
+    (root / "gateway.yaml").write_text(GATEWAY.replace("name: http", "name: web"))
+    git(root, "add", "gateway.yaml")
+    old_gateway = git(root, "rev-parse", "HEAD:gateway.yaml").strip()
+    asked = _git_requests(monkeypatch)
+    code, findings, _ = run("--staged", "--gate-base", "HEAD")
+    assert (code, findings) == (1, [("PL301", "policy.yaml")])
+    blobs = [oid.decode() for args, sent in asked if args == ("cat-file", "--batch") and sent for oid in sent.split()]
+    assert blobs == [old_gateway]
+    assert len(old_gateway) == 64
