@@ -59,6 +59,26 @@ def _policy_value(files: dict[str, list[dict[str, Any]]], rng: random.Random) ->
     return "policy-value"
 
 
+def _reattach(files: dict[str, list[dict[str, Any]]], rng: random.Random) -> str:
+    """A route moved to another listener of its Gateway: the nodes below the Gateway are the same,
+    the paths through them are not."""
+    routes = [d for docs in files.values() for d in docs if d["kind"] == "HTTPRoute" and d["spec"].get("parentRefs")]
+    listeners = {
+        (d["metadata"].get("namespace"), d["metadata"]["name"]): [lst["name"] for lst in d["spec"]["listeners"]]
+        for docs in files.values()
+        for d in docs
+        if d["kind"] == "Gateway"
+    }
+    rng.shuffle(routes)
+    for route in routes:
+        ref = route["spec"]["parentRefs"][0]
+        names = listeners.get((ref.get("namespace", route["metadata"].get("namespace")), ref.get("name")), [])
+        if "sectionName" in ref and len(names) > 1:
+            ref["sectionName"] = rng.choice([n for n in names if n != ref["sectionName"]])
+            return "reattach"
+    return "reattach (none)"
+
+
 def _differential(root: Path, seed: int, steps: int, n: int) -> tuple[int, int]:
     """Compare each run that plays back kept walks with one from nothing, after each random edit;
     the number of roots played back and walked again over the sequence."""
@@ -84,8 +104,11 @@ def _differential(root: Path, seed: int, steps: int, n: int) -> tuple[int, int]:
     done: list[str] = []
     for step in range(steps):
         if step:
-            if rng.random() < 0.3:
+            roll = rng.random()
+            if roll < 0.25:
                 done.append(_policy_value(files, rng))
+            elif roll < 0.5:
+                done.append(_reattach(files, rng))
             else:
                 done.extend(_edit(files, rng, editor=True) for _ in range(rng.randint(1, 2)))
         _write(root, files)
