@@ -60,22 +60,35 @@ def _policy_value(files: dict[str, list[dict[str, Any]]], rng: random.Random) ->
 
 
 def _reattach(files: dict[str, list[dict[str, Any]]], rng: random.Random) -> str:
-    """A route moved to another listener of its Gateway: the nodes below the Gateway are the same,
-    the paths through them are not."""
+    """A route moved to another listener of its Gateway, or attached to one more: the nodes below
+    the Gateway may be the same, the paths through them are not."""
     routes = [d for docs in files.values() for d in docs if d["kind"] == "HTTPRoute" and d["spec"].get("parentRefs")]
     listeners = {
-        (d["metadata"].get("namespace"), d["metadata"]["name"]): [lst["name"] for lst in d["spec"]["listeners"]]
+        (d["metadata"].get("namespace"), d["metadata"]["name"]): {
+            lst["name"]: lst.get("hostname") for lst in d["spec"]["listeners"]
+        }
         for docs in files.values()
         for d in docs
-        if d["kind"] == "Gateway"
+        if d["kind"] == "Gateway" and isinstance(d.get("spec"), dict) and d["spec"].get("listeners")
     }
     rng.shuffle(routes)
     for route in routes:
         ref = route["spec"]["parentRefs"][0]
-        names = listeners.get((ref.get("namespace", route["metadata"].get("namespace")), ref.get("name")), [])
-        if "sectionName" in ref and len(names) > 1:
-            ref["sectionName"] = rng.choice([n for n in names if n != ref["sectionName"]])
+        named = listeners.get((ref.get("namespace", route["metadata"].get("namespace")), ref.get("name")), {})
+        others = sorted(n for n in named if n != ref.get("sectionName"))
+        if "sectionName" not in ref or not others:
+            continue
+        other = rng.choice(others)
+        hostnames = route["spec"].get("hostnames")
+        if rng.random() < 0.5:
+            ref["sectionName"] = other
+            if hostnames and named[other]:
+                route["spec"]["hostnames"] = [named[other]]
             return "reattach"
+        route["spec"]["parentRefs"].append({**ref, "sectionName": other})
+        if hostnames and named[other]:
+            hostnames.append(named[other])
+        return "attach to one more"
     return "reattach (none)"
 
 
