@@ -16,7 +16,9 @@ policy to the other sections). Policies of different kinds never interact.
 Contexts are enumerated along the fixed hierarchy with each node's children
 computed once (a route's rules and backends are shared by every listener it is
 attached to), and identical policy stacks are folded once: never an
-all-simple-paths search.
+all-simple-paths search. A long-lived process (a language server) keeps what the walk below each
+Gateway found, with what it read, and plays it back in its next run where the reads are the same
+(policylint.semantics.effective.walks).
 
 Decisions where the sources leave room (documented in docs/effective-policy.md):
 
@@ -439,7 +441,6 @@ class Simulation:
                 group = self._groups[raw_stack] = self._prepare(tally.kind, raw_stack)
             groups.append(group)
             group.count += tally.count
-            assert tally.examples is not None and tally.nodes is not None and tally.lasts is not None
             if len(group.examples) < 3:
                 group.examples.extend(tally.examples[: 3 - len(group.examples)])
             if group.gateways is not None:

@@ -25,6 +25,7 @@ and rules compare those by identity; each run folds its distinct stacks again.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import field
 
 from policylint.k8s.objects import ObjectKey
 from policylint.semantics.effective.facets import RANK, Facet, NodeKey
@@ -51,9 +52,9 @@ class Tally:
     kind: Kind
     stack: tuple[FacetAt, ...]
     count: int = 0
-    examples: list[tuple[NodeKey, ...]] | None = None
-    nodes: set[NodeKey] | None = None  # every node of every path
-    lasts: set[NodeKey] | None = None  # the last nodes of the paths that end at a backend or a port
+    examples: list[tuple[NodeKey, ...]] = field(default_factory=list)  # the first three paths
+    nodes: set[NodeKey] = field(default_factory=set)  # every node of every path
+    lasts: set[NodeKey] = field(default_factory=set)  # the last nodes of the paths that end at a backend or a port
 
 
 @frozen(eq=False)
@@ -139,10 +140,9 @@ class Recorder:
         if found is None:
             found = self._tallies[(gk, raw_stack)] = (
                 len(self._tallies),
-                Tally(gk, self._positions(gk, raw_stack), 0, [], set(), set()),
+                Tally(gk, self._positions(gk, raw_stack)),
             )
         n, tally = found
-        assert tally.examples is not None and tally.nodes is not None and tally.lasts is not None
         tally.count += 1
         if len(tally.examples) < 3:
             tally.examples.append(path)
