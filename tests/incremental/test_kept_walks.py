@@ -171,7 +171,7 @@ def test_kept_walks_give_what_a_run_from_nothing_gives_fast(tmp_path: Path, seed
 @pytest.mark.parametrize("seed", range(6))
 def test_kept_walks_give_what_a_run_from_nothing_gives(tmp_path: Path, seed: int) -> None:
     """Larger corpora, isolated tenants or tenants reaching into each other, longer sequences."""
-    replayed, walked = _differential(tmp_path / "repo", seed=seed, steps=12, n=160)
+    replayed, walked = _differential(tmp_path / "repo", seed=seed, steps=10, n=120)
     assert replayed > 0 and walked > 0
 
 
