@@ -555,7 +555,7 @@ def build_stages(project: Project, wanted: Iterable[Stage]) -> list[Issue]:
             elif stage is Stage.TOPOLOGY:
                 project.attach(topology=Topology(project.resolution, project.admissions()))
             else:
-                project.attach(simulation=Simulation(project.topology()))
+                project.attach(simulation=Simulation(project.topology(), project.kept_walks))
         except Exception as exc:  # a bug must not cost the findings of the other stages
             first = project.index.files[0] if project.index.files else "<input>"
             failures.append(
@@ -582,6 +582,8 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     loaded, sources, texts, notes, skipped = _project(request, part is not None, resident)
     # The project analysed: all of it, or the part the report scope can reach.
     project, members = _analysed(request, sources, loaded, part, resident)
+    if resident is not None:
+        project.kept_walks = resident.walks
     selected = tuple(r for r in REGISTRY if request.selection.enabled(r))
     wanted = {stage for rule in selected for stage in rule.reads}
     if request.report_policies:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from policylint.k8s.admissions import Admissions
     from policylint.k8s.index import ProjectIndex
     from policylint.semantics.effective.simulation import Simulation
+    from policylint.semantics.effective.walks import KeptWalks
     from policylint.semantics.resolution import Resolution
     from policylint.semantics.topology import Topology
 
@@ -56,6 +57,9 @@ class Project:
     # The admission verdicts kept between runs (policylint.input.cache; None: no cache): what the
     # admission stage is built with, kept here from the reading of the files to the stage's build.
     kept_verdicts: VerdictStore | None = None
+    # The simulation's walks of earlier runs of a long-lived process (a language server's
+    # `Resident`), which the simulation plays back where they read what they read then.
+    kept_walks: KeptWalks | None = None
     _admissions: Admissions | None = None
     _topology: Topology | None = None
     _simulation: Simulation | None = None

@@ -30,7 +30,8 @@ from policylint.policy_report import target_ref
 from policylint.semantics.effective.facets import RANK, Context, Facet, NodeKey, TargetStatus
 from policylint.semantics.effective.fold import order_sensitivity, order_stack
 from policylint.semantics.effective.merge import Tagged, leaves
-from policylint.semantics.effective.simulation import Simulation, combined_status
+from policylint.semantics.effective.simulation import Simulation
+from policylint.semantics.effective.states import combined_status
 from policylint.semantics.effective.verdicts import Lost, WhyLost, WhyWon, Won, why_lost, why_won
 from policylint.textsafe import Budget, jsonable
 from policylint.values import frozen

@@ -16,8 +16,10 @@ they depend on besides the bytes is checked before they are taken: the run's def
 for each kind in the file, whether the run's kinds say it is namespaced (CRDs and profiles decide
 that, and with it each object's namespace). The sets the part search joined the objects into are
 kept too (`graph`, policylint.semantics.partgraph), so that an edit's search joins again only
-what the edited file's objects reach. The differential tests (tests/incremental/test_incremental.py,
-tests/editor/test_server_parts.py) compare every update with a cold run of the same texts.
+what the edited file's objects reach, and so is what the simulation's walk below each Gateway
+found (`walks`, policylint.semantics.effective.walks), played back where it would read the same.
+The differential tests (tests/incremental/test_incremental.py, tests/editor/test_server_parts.py,
+tests/incremental/test_kept_walks.py) compare every update with a cold run of the same texts.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from policylint.semantics.effective.walks import KeptWalks
 from policylint.semantics.partgraph import PartGraph
 from policylint.values import frozen
 
@@ -66,6 +69,8 @@ class Resident:
         self._held: dict[str, tuple[str, Held]] = {}
         self._verdicts: tuple[str, bytes, VerdictStore] | None = None
         self.graph = PartGraph()
+        # The simulation's walk below each Gateway (policylint.semantics.effective.walks).
+        self.walks = KeptWalks()
         self._rules: tuple[str, RuleResults] | None = None
 
     def verdicts(self, cache: ParseCache, stamp: bytes) -> VerdictStore:

@@ -16,7 +16,9 @@ policy to the other sections). Policies of different kinds never interact.
 Contexts are enumerated along the fixed hierarchy with each node's children
 computed once (a route's rules and backends are shared by every listener it is
 attached to), and identical policy stacks are folded once: never an
-all-simple-paths search.
+all-simple-paths search. A long-lived process (a language server) keeps what the walk below each
+Gateway found, with what it read, and plays it back in its next run where the reads are the same
+(policylint.semantics.effective.walks).
 
 Decisions where the sources leave room (documented in docs/effective-policy.md):
 
@@ -57,13 +59,14 @@ from policylint.semantics.effective.facets import (
     FoldResult,
     NodeKey,
     OrderSensitivity,
-    T,
     TargetStatus,
     _claim,
     node_label,
     policy_facets,
 )
 from policylint.semantics.effective.fold import _why, fold, order_sensitivity, order_stack
+from policylint.semantics.effective.states import CONTRIBUTES, count_state, grow, target_states
+from policylint.semantics.effective.walks import FacetKeys, KeptWalks, Recorder, Walked, attached_keys, reads, stack_of
 from policylint.semantics.listeners import unsupported_protocol
 from policylint.values import record
 from policylint.vocabulary import Accepted, Enforcement, ReferenceStatus, Role
@@ -108,7 +111,9 @@ class _StackGroup:
 class Simulation:
     """Contexts, effective specs and per-policy status for every policy kind in the index."""
 
-    def __init__(self, topology: Topology) -> None:
+    def __init__(self, topology: Topology, kept: KeptWalks | None = None) -> None:
+        """`kept`: the walks of earlier runs of this process, to play back below the roots whose
+        walk would read the same, and to keep this run's walks in (policylint.semantics.effective.walks)."""
         self.resolution = topology.resolution
         self.index = topology.index
         self.topology = topology
@@ -138,7 +143,7 @@ class Simulation:
         self._reach: dict[K8sObject, _Reach] = {}
         self._levels: dict[tuple[str, str], int] = {}  # each kind's effective level (`_level_of`)
         self._attach()
-        self._run()
+        self._run(kept)
         self._finalize()
 
     # -- attachment of facets to nodes ------------------------------------------------------
@@ -354,16 +359,22 @@ class Simulation:
             self._visit = self._emit
         return found
 
-    def _run(self) -> None:
+    def _run(self, kept: KeptWalks | None = None) -> None:
         kinds = {gk: self._by_kind[gk] for gk in sorted(self._by_kind)}
         if not kinds:
             return
         targets = self._levels = {gk: self._level_of(gk) for gk in kinds}
         visited: set[NodeKey] = set()
+        facet_keys: dict[NodeKey, FacetKeys] | None = None
         for prefix in self._roots():
             stacks = {gk: tuple(f for n in prefix for f in kinds[gk].get(n, ())) for gk in kinds}
             visited.update(prefix)
-            self._walk(prefix, stacks, kinds, targets, visited)
+            if kept is None:
+                self._walk(prefix, stacks, kinds, targets, visited)
+            else:
+                if facet_keys is None:
+                    facet_keys = attached_keys(kinds)
+                visited |= self._walk_kept(kept, prefix, stacks, kinds, targets, facet_keys)
         # Targets no root reaches (a Service no route in the input uses, a route attached to an
         # external Gateway): contexts of their own, when traffic can reach them at all.
         for gk, attached in kinds.items():
@@ -387,6 +398,59 @@ class Simulation:
                         self._walk((root,), stack, only, {gk: targets[gk]}, set())
                 else:
                     self._walk((root,), stack, only, {gk: targets[gk]}, set())
+
+    def _walk_kept(
+        self,
+        kept: KeptWalks,
+        prefix: tuple[NodeKey, ...],
+        stacks: dict[tuple[str, str], tuple[Facet, ...]],
+        kinds: Mapping[tuple[str, str], Mapping[NodeKey, list[Facet]]],
+        targets: Mapping[tuple[str, str], int],
+        attached: Mapping[NodeKey, FacetKeys],
+    ) -> set[NodeKey] | frozenset[NodeKey]:
+        """The walk below one root, played back from `kept` when it would read what it read then,
+        else walked and kept; the nodes it visited."""
+        levels = tuple(targets.items())
+        read = reads(prefix, self.children, attached, max(targets.values()))
+        walked = kept.get(prefix)
+        if walked is not None and walked.levels == levels and walked.reads == read:
+            self._replay(walked, kinds, prefix[-1][1])
+            return walked.visited
+        recorder = Recorder(kinds, _BACKEND_LEVELS)
+
+        def both(gk: tuple[str, str], path: tuple[NodeKey, ...], raw_stack: tuple[Facet, ...]) -> None:
+            recorder.add(gk, path, raw_stack)
+            self._emit(gk, path, raw_stack)
+
+        own: set[NodeKey] = set(prefix)
+        self._visit = both
+        try:
+            self._walk(prefix, stacks, kinds, targets, own)
+        finally:
+            self._visit = self._emit
+        kept.put(prefix, recorder.walked(read, levels, frozenset(own)))
+        return own
+
+    def _replay(self, walked: Walked, kinds: Mapping[tuple[str, str], Mapping[NodeKey, list[Facet]]], gateway: ObjectKey) -> None:
+        """Tally a kept walk's contexts onto this run's facets, as `_emit` would tally them one by one."""
+        groups: list[_StackGroup] = []
+        for tally in walked.tallies:
+            raw_stack = stack_of(kinds, tally.kind, tally.stack)
+            group = self._groups.get(raw_stack)
+            if group is None:
+                group = self._groups[raw_stack] = self._prepare(tally.kind, raw_stack)
+            groups.append(group)
+            group.count += tally.count
+            if len(group.examples) < 3:
+                group.examples.extend(tally.examples[: 3 - len(group.examples)])
+            if group.gateways is not None:
+                group.gateways.add(gateway)
+            for reach in group.contributors:
+                reach.nodes |= tally.nodes
+                reach.lasts |= tally.lasts
+        tallies = walked.tallies
+        for n, last, path in walked.arrivals:
+            self._arrive(tallies[n].kind, groups[n], last, path)
 
     def _level_of(self, gk: tuple[str, str]) -> int:
         """The kind's effective level: its profile's, or deeper when a policy targets deeper (a
@@ -475,6 +539,10 @@ class Simulation:
                 reach.nodes.update(path)
                 if at_backend:
                     reach.lasts.add(last)
+        self._arrive(gk, group, last, path)
+
+    def _arrive(self, gk: tuple[str, str], group: _StackGroup, last: NodeKey, path: tuple[NodeKey, ...]) -> None:
+        """Note the fold result a context ending at `last` has, when it is new there."""
         firsts = self._first_result[gk]
         first = firsts.get(last)
         if first is None:
@@ -504,7 +572,7 @@ class Simulation:
             sensitive = order_sensitivity(stack, groups, profile, result) if groups else []
             memo = self._memo[memo_key] = (result, sensitive)
         result, sensitive = memo
-        contributing = dict.fromkeys(pid for (pid, _), (_, state) in _target_states(stack, result) if state in _CONTRIBUTES)
+        contributing = dict.fromkeys(pid for (pid, _), (_, state) in target_states(stack, result) if state in CONTRIBUTES)
         contributors = tuple(self._reach.setdefault(pid, _Reach(self._levels[gk])) for pid in contributing)
         return _StackGroup(profile, tuple(stack), result, sensitive, contributors)
 
@@ -543,10 +611,10 @@ class Simulation:
                 f.rank > facet.rank or (f.rank == facet.rank and f.policy is not facet.policy) for f in stack
             ):
                 self.override_challenged.add(fid)
-        for target, (facets, state) in _target_states(stack, result):
+        for target, (facets, state) in target_states(stack, result):
             entry = self.status[target]
-            _count_state(entry, group, facets, state)
-            entry.ancestors = _grow(entry.ancestors, gateways)
+            count_state(entry, group, facets, state)
+            entry.ancestors = grow(entry.ancestors, gateways)
         # The policies that contribute here, as `_prepare` found them.
         for reach in group.contributors:
             reach.contexts += group.count
@@ -680,66 +748,7 @@ class Simulation:
         return self.affects.get(policy.obj, Affects())
 
 
-_CONTRIBUTES = (Enforcement.ENFORCED, Enforcement.PARTIALLY_ENFORCED)
 _BACKEND_LEVELS = ("backend", "port")
-
-
-def _grow(have: frozenset[T], more: AbstractSet[T] | None) -> frozenset[T]:
-    """`have` with `more`: `have` itself when nothing is new (no copy per context group)."""
-    if not more or more <= have:
-        return have
-    return have | more
-
-
-def _count_state(entry: TargetStatus, group: _StackGroup, facets: Sequence[Facet], state: Enforcement) -> None:
-    """Count the contexts of one stack where a policy's facets on a target stand in `state`."""
-    result = group.result
-    entry.contexts += group.count
-    if state == Enforcement.CONFLICTED:
-        entry.conflicted += group.count
-        entry.conflict = next(result.conflicts[f] for f in facets if f in result.conflicts)
-    elif state == Enforcement.ENFORCED:
-        entry.enforced += group.count
-    elif state == Enforcement.OVERRIDDEN:
-        entry.overridden += group.count
-    else:
-        entry.partial += group.count
-    if state in (Enforcement.OVERRIDDEN, Enforcement.PARTIALLY_ENFORCED):
-        for example in group.examples:
-            if len(entry.overridden_in) < 3 and example not in entry.overridden_in:
-                entry.overridden_in = (*entry.overridden_in, example)
-    for facet in facets:
-        entry.beaten_by = _grow(entry.beaten_by, result.beaten_by.get(facet))
-        entry.merged_with = _grow(entry.merged_with, result.merged_with.get(facet))
-    if state in (Enforcement.OVERRIDDEN, Enforcement.PARTIALLY_ENFORCED) and all(
-        f in result.merged_only or result.status[f] == Enforcement.ENFORCED for f in facets
-    ):
-        entry.merged_away += group.count
-
-
-def _target_states(
-    stack: Sequence[Facet], result: FoldResult
-) -> Iterator[tuple[tuple[K8sObject, NodeKey], tuple[list[Facet], Enforcement]]]:
-    """Each (policy object, target node) of a folded stack, with its facets there and its
-    status in the stack's contexts. A policy with two blocks (policy-attachment style, or PL107)
-    has two facets in one context: its status there combines them, and the context counts once."""
-    by_target: dict[tuple[K8sObject, NodeKey], list[Facet]] = defaultdict(list)
-    for facet in stack:
-        by_target[(facet.policy.obj, facet.node)].append(facet)
-    for target, facets in by_target.items():
-        yield target, (facets, _combined_status([result.status[f] for f in facets]))
-
-
-def _combined_status(states: Sequence[Enforcement]) -> Enforcement:
-    """The status of one policy in one context from the statuses of its facets there."""
-    live = [s for s in states if s != Enforcement.CONFLICTED]
-    if not live:
-        return Enforcement.CONFLICTED
-    if all(s == Enforcement.ENFORCED for s in live):
-        return Enforcement.ENFORCED
-    if all(s == Enforcement.OVERRIDDEN for s in live):
-        return Enforcement.OVERRIDDEN
-    return Enforcement.PARTIALLY_ENFORCED
 
 
 def _object_node(node: NodeKey) -> NodeKey:
@@ -772,11 +781,6 @@ def path_label(path: Sequence[NodeKey]) -> str:
 def why_established(established: Facet, challenger: Facet) -> str:
     """Why `established` comes first at one level: older creationTimestamp, or the name tie-break."""
     return _why(established, challenger)
-
-
-def combined_status(states: Sequence[Enforcement]) -> Enforcement:
-    """The status of one policy in one context from the statuses of its facets there."""
-    return _combined_status(states)
 
 
 def _refused_protocol(listener: Listener) -> bool:

@@ -1,0 +1,176 @@
+"""What the simulation's walk below one Gateway found, kept between the runs of one process.
+
+A language server analyses the part of the workspace an edit reaches, and the part is mostly
+Gateways the edit did not touch (docs/performance.md#the-language-server): walking each of their
+contexts again, and stacking each context's policies, was most of the simulation of an update.
+The walk below a root prefix ((GatewayClass ›) (Namespace ›) Gateway) reads nothing but
+
+* the children the hierarchy gives each node it goes through (the topology's listeners, the
+  routes it attached to each listener, their rules and backend references), and
+* which policies of each kind are attached to each of those nodes, in attachment order (the
+  answer to "which policies target X", which changes when a policy is added in another file),
+* each kind's effective level (which decides where contexts end).
+
+`reads` gathers exactly that, node by node in the order the walk would meet them, as keys (object
+keys, sections, the policies' keys and facet positions), never object identities: so a later
+run's reads compare equal exactly when its walk below the root would meet the same nodes with the
+same stacks. What the walk found (`Walked`) is kept the same way, each context's stack as the
+positions of its facets at their nodes, and played back onto the new run's facets
+(`Simulation._replay`): per distinct stack, its count, first paths, the nodes and last nodes its
+contexts went through, and the order in which the distinct stacks first reached each effective
+target. Folding is not kept: a fold result holds the run's own facets, which hold its policies,
+and rules compare those by identity; each run folds its distinct stacks again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import field
+
+from policylint.k8s.objects import ObjectKey
+from policylint.semantics.effective.facets import RANK, Facet, NodeKey
+from policylint.values import frozen, record
+from policylint.vocabulary import Role
+
+# A kind of policy, as the simulation keys it: (group, kind).
+Kind = tuple[str, str]
+# A facet, as a position in the list of the facets of its kind attached to its node.
+FacetAt = tuple[NodeKey, int]
+# Per kind, the keys of the facets attached to a node: each facet's policy, position and role.
+FacetKeys = tuple[tuple[Kind, tuple[tuple[ObjectKey, int, Role], ...]], ...]
+# What one node reads: the node, its children, and its facets' keys.
+NodeRead = tuple[NodeKey, tuple[NodeKey, ...], FacetKeys]
+
+# Roots kept at most; past it the table starts again (a workspace has fewer Gateways than this).
+MAX_ROOTS = 20_000
+
+
+@record(slots=True)
+class Tally:
+    """The contexts below one root that share one policy stack."""
+
+    kind: Kind
+    stack: tuple[FacetAt, ...]
+    count: int = 0
+    examples: list[tuple[NodeKey, ...]] = field(default_factory=list)  # the first three paths
+    nodes: set[NodeKey] = field(default_factory=set)  # every node of every path
+    lasts: set[NodeKey] = field(default_factory=set)  # the last nodes of the paths that end at a backend or a port
+
+
+@frozen(eq=False)
+class Walked:
+    """What the walk below one root found, with what it read (`reads`)."""
+
+    reads: tuple[NodeRead, ...]
+    levels: tuple[tuple[Kind, int], ...]
+    tallies: tuple[Tally, ...]  # in the order their stacks first appeared
+    # (tally, last node, path): each stack (by its tally's position) the first time it reached
+    # an effective target, in walk order (the simulation keeps the distinct fold results
+    # reaching each target).
+    arrivals: tuple[tuple[int, NodeKey, tuple[NodeKey, ...]], ...]
+    visited: frozenset[NodeKey]
+
+
+class KeptWalks:
+    """The walks of the roots of earlier runs, by root prefix. A run replaces the entries of the
+    roots it walked; it drops none of the others, whose Gateways another edit's part holds."""
+
+    def __init__(self) -> None:
+        self._walks: dict[tuple[NodeKey, ...], Walked] = {}
+
+    def __len__(self) -> int:
+        return len(self._walks)
+
+    def get(self, prefix: tuple[NodeKey, ...]) -> Walked | None:
+        return self._walks.get(prefix)
+
+    def put(self, prefix: tuple[NodeKey, ...], walked: Walked) -> None:
+        if len(self._walks) >= MAX_ROOTS and prefix not in self._walks:
+            self._walks.clear()
+        self._walks[prefix] = walked
+
+
+def attached_keys(kinds: Mapping[Kind, Mapping[NodeKey, list[Facet]]]) -> dict[NodeKey, FacetKeys]:
+    """Per node, the keys of the facets of each kind attached to it: what `reads` asks of every
+    node, worked out once per run for the few nodes that have any."""
+    found: dict[NodeKey, list[tuple[Kind, tuple[tuple[ObjectKey, int, Role], ...]]]] = {}
+    for gk, attached in kinds.items():
+        for node, facets in attached.items():
+            if facets:
+                found.setdefault(node, []).append((gk, tuple((f.policy.key, f.order, f.role) for f in facets)))
+    return {node: tuple(keys) for node, keys in found.items()}
+
+
+def reads(
+    prefix: tuple[NodeKey, ...],
+    children: Callable[[NodeKey], list[NodeKey]],
+    attached: Mapping[NodeKey, FacetKeys],
+    deepest: int,
+) -> tuple[NodeRead, ...]:
+    """What a walk from `prefix` reads: the prefix's nodes and every node below its last one the
+    walk can reach (a rank at most `deepest`; a Service port whenever its rule names it), each
+    with its children and the keys of its facets (`attached_keys`). More than the walk itself
+    reads is harmless (a miss, never a wrong answer)."""
+    out: list[NodeRead] = [(node, (), attached.get(node, ())) for node in prefix[:-1]]
+    seen: set[NodeKey] = set(prefix)
+    frontier = [prefix[-1]]
+    while frontier:
+        node = frontier.pop()
+        below = children(node)
+        out.append((node, tuple(below), attached.get(node, ())))
+        for child in reversed(below):
+            if child not in seen and (child[0] == "port" or RANK[child[0]] <= deepest):
+                seen.add(child)
+                frontier.append(child)
+    return tuple(out)
+
+
+class Recorder:
+    """Collects the contexts a walk below one root emits, as `Walked` keeps them."""
+
+    def __init__(self, kinds: Mapping[Kind, Mapping[NodeKey, list[Facet]]], backend_levels: Sequence[str]) -> None:
+        self._kinds = kinds
+        self._backend_levels = backend_levels
+        self._tallies: dict[tuple[Kind, tuple[Facet, ...]], tuple[int, Tally]] = {}
+        self._arrived: set[tuple[int, NodeKey]] = set()
+        self._arrivals: list[tuple[int, NodeKey, tuple[NodeKey, ...]]] = []
+
+    def add(self, gk: Kind, path: tuple[NodeKey, ...], raw_stack: tuple[Facet, ...]) -> None:
+        found = self._tallies.get((gk, raw_stack))
+        if found is None:
+            found = self._tallies[(gk, raw_stack)] = (
+                len(self._tallies),
+                Tally(gk, self._positions(gk, raw_stack)),
+            )
+        n, tally = found
+        tally.count += 1
+        if len(tally.examples) < 3:
+            tally.examples.append(path)
+        tally.nodes.update(path)
+        last = path[-1]
+        if last[0] in self._backend_levels:
+            tally.lasts.add(last)
+        if (n, last) not in self._arrived:
+            self._arrived.add((n, last))
+            self._arrivals.append((n, last, path))
+
+    def _positions(self, gk: Kind, raw_stack: tuple[Facet, ...]) -> tuple[FacetAt, ...]:
+        attached = self._kinds[gk]
+        out: list[FacetAt] = []
+        for facet in raw_stack:
+            at = attached[facet.node]
+            # By identity: two facets of one policy at one node (a target named twice) are two.
+            out.append((facet.node, next(i for i, f in enumerate(at) if f is facet)))
+        return tuple(out)
+
+    def walked(
+        self, node_reads: tuple[NodeRead, ...], levels: tuple[tuple[Kind, int], ...], visited: frozenset[NodeKey]
+    ) -> Walked:
+        return Walked(node_reads, levels, tuple(t for _, t in self._tallies.values()), tuple(self._arrivals), visited)
+
+
+def stack_of(kinds: Mapping[Kind, Mapping[NodeKey, list[Facet]]], gk: Kind, stack: tuple[FacetAt, ...]) -> tuple[Facet, ...]:
+    """The run's facets at the positions a kept stack names (the reads compared equal, so each
+    position holds the facet of the same policy it held)."""
+    attached = kinds[gk]
+    return tuple(attached[node][i] for node, i in stack)
