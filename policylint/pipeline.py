@@ -553,7 +553,7 @@ def build_stages(project: Project, wanted: Iterable[Stage]) -> list[Issue]:
             if stage is Stage.ADMISSION:
                 project.attach(admissions=Admissions(project.index, project.kept_verdicts))
             elif stage is Stage.TOPOLOGY:
-                project.attach(topology=Topology(project.resolution, project.admissions()))
+                project.attach(topology=Topology(project.resolution, project.admissions(), project.kept_routes))
             else:
                 project.attach(simulation=Simulation(project.topology()))
         except Exception as exc:  # a bug must not cost the findings of the other stages
@@ -582,6 +582,12 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     loaded, sources, texts, notes, skipped = _project(request, part is not None, resident)
     # The project analysed: all of it, or the part the report scope can reach.
     project, members = _analysed(request, sources, loaded, part, resident)
+    if resident is not None:
+        from policylint.incremental import rulecache
+
+        # Under the key the per-object rule results are kept under: what decides them besides
+        # the objects decides the routes' backends too (policylint.semantics.topology.kept).
+        project.kept_routes = resident.routes.begin(rulecache.context(request, project))
     selected = tuple(r for r in REGISTRY if request.selection.enabled(r))
     wanted = {stage for rule in selected for stage in rule.reads}
     if request.report_policies:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from policylint.semantics.effective.simulation import Simulation
     from policylint.semantics.resolution import Resolution
     from policylint.semantics.topology import Topology
+    from policylint.semantics.topology.kept import KeptRoutes
 
 T = TypeVar("T")
 C = TypeVar("C", bound=Callable[..., Any])
@@ -56,6 +57,9 @@ class Project:
     # The admission verdicts kept between runs (policylint.input.cache; None: no cache): what the
     # admission stage is built with, kept here from the reading of the files to the stage's build.
     kept_verdicts: VerdictStore | None = None
+    # The routes' backends a long-lived process's last topology resolved, for this one's build to
+    # reuse where what they read still holds (policylint.semantics.topology.kept; None: none).
+    kept_routes: KeptRoutes | None = None
     _admissions: Admissions | None = None
     _topology: Topology | None = None
     _simulation: Simulation | None = None

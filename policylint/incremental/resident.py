@@ -16,7 +16,8 @@ they depend on besides the bytes is checked before they are taken: the run's def
 for each kind in the file, whether the run's kinds say it is namespaced (CRDs and profiles decide
 that, and with it each object's namespace). The sets the part search joined the objects into are
 kept too (`graph`, policylint.semantics.partgraph), so that an edit's search joins again only
-what the edited file's objects reach. The differential tests (tests/incremental/test_incremental.py,
+what the edited file's objects reach, and the routes' backend references the last topology
+resolved, with what each read (`routes`, policylint.semantics.topology.kept). The differential tests (tests/incremental/test_incremental.py,
 tests/editor/test_server_parts.py) compare every update with a cold run of the same texts.
 """
 
@@ -26,6 +27,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from policylint.semantics.partgraph import PartGraph
+from policylint.semantics.topology.kept import KeptRoutes
 from policylint.values import frozen
 
 if TYPE_CHECKING:
@@ -66,6 +68,8 @@ class Resident:
         self._held: dict[str, tuple[str, Held]] = {}
         self._verdicts: tuple[str, bytes, VerdictStore] | None = None
         self.graph = PartGraph()
+        # The routes' backends of the last topology built, kept with what they read.
+        self.routes = KeptRoutes()
         self._rules: tuple[str, RuleResults] | None = None
 
     def verdicts(self, cache: ParseCache, stamp: bytes) -> VerdictStore:
