@@ -588,6 +588,9 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
         # Under the key the per-object rule results are kept under: what decides them besides
         # the objects decides the routes' backends too (policylint.semantics.topology.kept).
         project.kept_routes = resident.routes.begin(rulecache.context(request, project))
+        # The same instances as the run before where their files' bytes are: what their fields'
+        # types are (PL010, read by every stage) is known already.
+        project.index.adopt_malformed(resident.malformed)
     selected = tuple(r for r in REGISTRY if request.selection.enabled(r))
     wanted = {stage for rule in selected for stage in rule.reads}
     if request.report_policies:
@@ -617,6 +620,8 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
         started.close()
     if project.kept_verdicts is not None:
         project.kept_verdicts.save()
+    if resident is not None:
+        resident.malformed = project.index.malformed_known()
     if reuse is not None:
         # A long-lived process keeps them in memory; writing the entry after every edit would
         # cost it more than reading it costs the next process.

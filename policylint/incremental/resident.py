@@ -17,7 +17,8 @@ for each kind in the file, whether the run's kinds say it is namespaced (CRDs an
 that, and with it each object's namespace). The sets the part search joined the objects into are
 kept too (`graph`, policylint.semantics.partgraph), so that an edit's search joins again only
 what the edited file's objects reach, and the routes' backend references the last topology
-resolved, with what each read (`routes`, policylint.semantics.topology.kept). The differential tests (tests/incremental/test_incremental.py,
+resolved, with what each read (`routes`, policylint.semantics.topology.kept), and which of the
+objects' fields have the wrong type (`malformed`, a function of the object alone). The differential tests (tests/incremental/test_incremental.py,
 tests/editor/test_server_parts.py) compare every update with a cold run of the same texts.
 """
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from policylint.incremental.shells import Shell
     from policylint.input.cache import ParseCache, VerdictStore
     from policylint.input.kept import Kept
+    from policylint.k8s.fieldtypes import Malformed
     from policylint.k8s.objects import K8sObject, KindRegistry
 
 
@@ -70,6 +72,8 @@ class Resident:
         self.graph = PartGraph()
         # The routes' backends of the last topology built, kept with what they read.
         self.routes = KeptRoutes()
+        # What the last run's index found of its objects' field types (`ProjectIndex.malformed`).
+        self.malformed: dict[K8sObject, Malformed] = {}
         self._rules: tuple[str, RuleResults] | None = None
 
     def verdicts(self, cache: ParseCache, stamp: bytes) -> VerdictStore:
