@@ -18,8 +18,9 @@ that, and with it each object's namespace). The sets the part search joined the 
 kept too (`graph`, policylint.semantics.partgraph), so that an edit's search joins again only
 what the edited file's objects reach, and the routes' backend references the last topology
 resolved, with what each read (`routes`, policylint.semantics.topology.kept), and which of the
-objects' fields have the wrong type (`malformed`, a function of the object alone). The differential tests (tests/incremental/test_incremental.py,
-tests/editor/test_server_parts.py) compare every update with a cold run of the same texts.
+objects' fields have the wrong type (`malformed`, a function of the object alone). The
+differential tests (tests/incremental/test_incremental.py, tests/editor/test_server_parts.py)
+compare every update with a cold run of the same texts.
 """
 
 from __future__ import annotations

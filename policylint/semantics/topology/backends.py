@@ -133,6 +133,10 @@ class Backends(Attachments, Delegation):
             return self.index.lookup(group, kind_, namespace, name) is answer
         if kind == "made":
             return self._made(*asked) == answer
+        if kind == "scoped":
+            return self._cluster_scoped(*asked) == answer
+        if kind == "kind":
+            return self._kind_known(*asked) == answer
         if kind == "holds":
             return self._holds_kind(*asked) == answer
         if kind == "manages":

@@ -11,13 +11,15 @@ What one route's backends are depends on the route, on what the run is (the code
 the CRDs and the cluster: `context`, the same key the per-object rule results are kept under,
 policylint.incremental.rulecache) and on what the resolution read beyond them, which it records
 while it runs (`References._note`): each object looked up (the answer, or that there was none),
-what a producer makes, whether the input holds a kind or manages it in a namespace, the groups it
-knows (`--complete`), whether the route is a mesh route, and its parents' implementations. The
+what a producer makes, whether the run's kinds know a kind and say it is cluster-scoped (the
+context holds the CRDs of the part only), whether the input holds a kind or manages it in a
+namespace, the groups it knows (`--complete`), and the route's parents' implementations. Whether
+the route is a mesh route is a function of its own parentRefs and the profiles: not a read. The
 references a ReferenceGrant decides are checked again on every reuse: the check is both a read
 (its answer must mean the same: the same grants' objects permitting, the same near misses) and
-what records which grant entries were used, which PL404 (reference-grant-unused) reads. A route whose resolution read
-what is not recorded (a delegation, which reads every route of the kind and tells each child;
-the hosts a registry declares) is never kept.
+what records which grant entries were used, which PL404 (reference-grant-unused) reads. A route
+whose resolution read what is not recorded (a delegation, which reads every route of the kind and
+tells each child; the hosts a registry declares) is never kept.
 
 The objects a long-lived process's runs build are the same instances while their files' bytes
 are (policylint.incremental.resident), so a route is kept by its instance, a read's answer

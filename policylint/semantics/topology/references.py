@@ -87,7 +87,7 @@ class References(TopologyBase):
             found = group_for_kind(kind)
             if found is not None:
                 group = found
-        cluster_scoped = self.index.kinds.is_cluster_scoped(group, kind)
+        cluster_scoped = self._cluster_scoped(group, kind)
         # A cluster-scoped object has no namespace, and a reference to it crosses none.
         namespace = "" if cluster_scoped else _str(raw.get("namespace")) or owner.namespace or ""
         port = _int(raw.get("port"))
@@ -144,7 +144,7 @@ class References(TopologyBase):
                 # the input holds objects of that kind in that namespace.
                 status = ReferenceStatus.UNCHECKED
             elif (
-                self.index.kinds.get(group, kind) is None
+                not self._kind_known(group, kind)
                 and not self._holds_kind(group, kind)
                 # A backend kind the controller of every parent resolves itself (Envoy Gateway's
                 # Backend, `backendRefsByKind`) is one it serves: a missing one is not found,
@@ -170,6 +170,18 @@ class References(TopologyBase):
         said = made.describe() if made is not None else None
         self._note("made", kind, namespace, name, said)
         return said
+
+    def _cluster_scoped(self, group: str, kind: str) -> bool:
+        """Whether the run's kinds (built-in, CRDs, profiles) say the kind is cluster-scoped."""
+        scoped = self.index.kinds.is_cluster_scoped(group, kind)
+        self._note("scoped", group, kind, scoped)
+        return scoped
+
+    def _kind_known(self, group: str, kind: str) -> bool:
+        """Whether the run's kinds know the kind."""
+        known = self.index.kinds.get(group, kind) is not None
+        self._note("kind", group, kind, known)
+        return known
 
     def _holds_kind(self, group: str, kind: str) -> bool:
         """Whether the input holds an object of the kind."""
