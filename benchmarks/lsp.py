@@ -1,6 +1,7 @@
 """The language server's interactive budget: `policylint server` over stdio on a generated corpus.
 
     python benchmarks/lsp.py [--objects 10000] [--edits 10] [--requests 30] [--edit comment|value]
+                             [--burst KEYS [--interval MS]]
 
 Measures, as an editor sees them (a JSON-RPC client on the server's stdin and stdout):
 
@@ -9,8 +10,8 @@ Measures, as an editor sees them (a JSON-RPC client on the server's stdin and st
   appended, no object's data changed; `--edit value`: a rate limit's value changed, as typing
   in a field does) → the answer to a code action request
   sent right after it (the server answers once the analysis of the edited text is published; a
-  code action reads the findings only), the debounce (policylint.server.protocol.DEBOUNCE)
-  included;
+  code action reads the findings only); with `--burst KEYS`, each edit is typed as KEYS changes
+  `--interval` ms apart (a character each, the last one the edit), timed from the last;
 - the first hover after an edit: request → response, with what navigation reads built for the
   edited workspace;
 - hover and definition on an open file once analysed: request → response.
@@ -98,6 +99,40 @@ def _edit_value(text: str, n: int) -> str:
     return edited
 
 
+def _typing(text: str, edited: str, keys: int) -> list[str]:
+    """The texts an editor sends while `text` is typed into `edited` in `keys` changes: the part
+    that differs written a character more each time, the last change the whole edit."""
+    start = _common(text, edited)
+    end = _common(text[start:][::-1], edited[start:][::-1])
+    typed = edited[start : len(edited) - end]
+    return [edited[:start] + typed[: max(0, len(typed) - k)] + edited[len(edited) - end :] for k in range(keys - 1, -1, -1)]
+
+
+def _common(a: str, b: str) -> int:
+    """The length of the prefix `a` and `b` share."""
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _type(client: Client, uri: str, texts: list[str], version: int, interval: float) -> tuple[int, float]:
+    """Send `texts` as changes `interval` seconds apart; the last version and when it was sent."""
+    began = time.perf_counter()
+    for k, typed in enumerate(texts):
+        if k:
+            time.sleep(interval)
+        version += 1
+        began = time.perf_counter()
+        client.send(
+            {
+                "method": "textDocument/didChange",
+                "params": {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": typed}]},
+            }
+        )
+    return version, began
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=10_000)
@@ -117,6 +152,13 @@ def main(argv: list[str] | None = None) -> int:
         help="what each edit does: append a comment line (the objects' data unchanged), or change a value of the"
         " first object that has a rate limit (its data changed, as typing in a field does)",
     )
+    parser.add_argument(
+        "--burst",
+        type=int,
+        default=1,
+        help="send each edit as this many changes, a character more each, as typing does (default: 1, the edit at once)",
+    )
+    parser.add_argument("--interval", type=float, default=80.0, help="milliseconds between the changes of a burst")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) / "corpus"
@@ -147,15 +189,10 @@ def main(argv: list[str] | None = None) -> int:
             "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
             "context": {"diagnostics": []},
         }
+        version = 1
         for n in range(args.edits):
             edited = text + f"# edit {n}\n" if args.edit == "comment" else _edit_value(text, n)
-            began = time.perf_counter()
-            client.send(
-                {
-                    "method": "textDocument/didChange",
-                    "params": {"textDocument": {"uri": uri, "version": n + 2}, "contentChanges": [{"text": edited}]},
-                }
-            )
+            version, began = _type(client, uri, _typing(text, edited, args.burst), version, args.interval / 1000)
             client.request("textDocument/codeAction", action)
             edits.append(time.perf_counter() - began)
             began = time.perf_counter()
@@ -178,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             definitions.append(time.perf_counter() - began)
         client.close()
-    print(f"objects: {args.objects}, files: {len(files)}, edited: {opened.name} ({args.edit})")
+    burst = f", typed as {args.burst} changes {args.interval:g} ms apart" if args.burst > 1 else ""
+    print(f"objects: {args.objects}, files: {len(files)}, edited: {opened.name} ({args.edit}{burst})")
     print(f"first analysis:            {first * 1000:7.0f} ms")
     print(f"diagnostics after an edit: {_ms(edits)}")
     print(f"first hover after an edit: {_ms(navigated)}")

@@ -553,7 +553,7 @@ def build_stages(project: Project, wanted: Iterable[Stage]) -> list[Issue]:
             if stage is Stage.ADMISSION:
                 project.attach(admissions=Admissions(project.index, project.kept_verdicts))
             elif stage is Stage.TOPOLOGY:
-                project.attach(topology=Topology(project.resolution, project.admissions()))
+                project.attach(topology=Topology(project.resolution, project.admissions(), project.kept_routes))
             else:
                 project.attach(simulation=Simulation(project.topology(), project.kept_walks))
         except Exception as exc:  # a bug must not cost the findings of the other stages
@@ -584,6 +584,14 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     project, members = _analysed(request, sources, loaded, part, resident)
     if resident is not None:
         project.kept_walks = resident.walks
+        from policylint.incremental import rulecache
+
+        # Under the key the per-object rule results are kept under: what decides them besides
+        # the objects decides the routes' backends too (policylint.semantics.topology.kept).
+        project.kept_routes = resident.routes.begin(rulecache.context(request, project))
+        # The same instances as the run before where their files' bytes are: what their fields'
+        # types are (PL010, read by every stage) is known already.
+        project.index.adopt_malformed(resident.malformed)
     selected = tuple(r for r in REGISTRY if request.selection.enabled(r))
     wanted = {stage for rule in selected for stage in rule.reads}
     if request.report_policies:
@@ -613,6 +621,8 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
         started.close()
     if project.kept_verdicts is not None:
         project.kept_verdicts.save()
+    if resident is not None:
+        resident.malformed = project.index.malformed_known()
     if reuse is not None:
         # A long-lived process keeps them in memory; writing the entry after every edit would
         # cost it more than reading it costs the next process.

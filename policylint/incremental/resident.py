@@ -16,10 +16,14 @@ they depend on besides the bytes is checked before they are taken: the run's def
 for each kind in the file, whether the run's kinds say it is namespaced (CRDs and profiles decide
 that, and with it each object's namespace). The sets the part search joined the objects into are
 kept too (`graph`, policylint.semantics.partgraph), so that an edit's search joins again only
-what the edited file's objects reach, and so is what the simulation's walk below each Gateway
-found (`walks`, policylint.semantics.effective.walks), played back where it would read the same.
-The differential tests (tests/incremental/test_incremental.py, tests/editor/test_server_parts.py,
-tests/incremental/test_kept_walks.py) compare every update with a cold run of the same texts.
+what the edited file's objects reach; what the simulation's walk below each Gateway
+found (`walks`, policylint.semantics.effective.walks), played back where it would read the same;
+the routes' backend references the last topology resolved, with what each read (`routes`,
+policylint.semantics.topology.kept); and which of the objects' fields have the wrong type
+(`malformed`, a function of the object alone). The differential tests
+(tests/incremental/test_incremental.py, tests/editor/test_server_parts.py,
+tests/incremental/test_kept_walks.py, tests/topology/test_topology_kept.py) compare every
+update with a cold run of the same texts.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from policylint.semantics.effective.walks import KeptWalks
 from policylint.semantics.partgraph import PartGraph
+from policylint.semantics.topology.kept import KeptRoutes
 from policylint.values import frozen
 
 if TYPE_CHECKING:
@@ -37,6 +42,7 @@ if TYPE_CHECKING:
     from policylint.incremental.shells import Shell
     from policylint.input.cache import ParseCache, VerdictStore
     from policylint.input.kept import Kept
+    from policylint.k8s.fieldtypes import Malformed
     from policylint.k8s.objects import K8sObject, KindRegistry
 
 
@@ -71,6 +77,10 @@ class Resident:
         self.graph = PartGraph()
         # The simulation's walk below each Gateway (policylint.semantics.effective.walks).
         self.walks = KeptWalks()
+        # The routes' backends of the last topology built, kept with what they read.
+        self.routes = KeptRoutes()
+        # What the last run's index found of its objects' field types (`ProjectIndex.malformed`).
+        self.malformed: dict[K8sObject, Malformed] = {}
         self._rules: tuple[str, RuleResults] | None = None
 
     def verdicts(self, cache: ParseCache, stamp: bytes) -> VerdictStore:

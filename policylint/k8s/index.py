@@ -156,6 +156,20 @@ class ProjectIndex:
             self._malformed[obj] = cached
         return cached
 
+    def adopt_malformed(self, known: Mapping[K8sObject, Malformed]) -> None:
+        """Take what `malformed` answered of this index's objects in another index (a long-lived
+        process's run before, over the same instances: policylint.incremental.resident). The
+        answer is a function of the object alone, its kind's field types being the package's."""
+        mine = self._malformed
+        for obj in self.objects:
+            found = known.get(obj)
+            if found is not None:
+                mine[obj] = found
+
+    def malformed_known(self) -> dict[K8sObject, Malformed]:
+        """What `malformed` has answered so far, by object."""
+        return dict(self._malformed)
+
     def placeholders(self, obj: K8sObject) -> tuple[tuple[str | int, ...], ...]:
         """The fields of `obj` holding a placeholder a tool substitutes before applying, which
         PL004 reports (policylint.input.placeholders): no other rule reports on them or inside

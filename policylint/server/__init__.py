@@ -10,5 +10,5 @@ modules read that run's typed results. `protocol` is the only module that import
 - `navigation`: every reference the engine resolved, for definition, references and symbols.
 - `hovers`: the effective policy (`explain`'s document) and a reference's resolution as Markdown.
 - `actions`: the findings' fixes and suppressions as code actions.
-- `protocol`: the pygls server, debounce and the analysis thread.
+- `protocol`: the pygls server, the analysis thread and how edits made during an analysis coalesce.
 """

@@ -50,12 +50,12 @@ def initialize(ls: PolicylintServer, params: types.InitializeParams) -> None:
 
 
 def initialized(ls: PolicylintServer, params: types.InitializedParams) -> None:
-    ls.schedule(0, on_disk=None)
+    ls.schedule(on_disk=None)
 
 
 def edited(ls: PolicylintServer, params: object) -> None:
     """A document opened, changed, saved or closed (then the file on disk stands again for the
-    text the editor held): analysed after the debounce."""
+    text the editor held): analysed at once, or after the analysis running (policylint.server.protocol)."""
     ls.schedule()
 
 

@@ -1,11 +1,16 @@
-"""The language server: pygls wiring, the debounce and the analysis thread.
+"""The language server: pygls wiring, the analysis thread and how edits are coalesced.
 
-Edits arrive on the event loop; each schedules an analysis after `DEBOUNCE` seconds of quiet, so
-that typing a word costs one analysis, not one per key. Analyses run one at a time in a worker
-thread (the loop keeps answering); one whose texts were edited again while it ran is stale: its
-diagnostics are not published, the newer one runs next. Requests (hover, definition, ...) wait for
-the analysis of the texts they are asked about, so an answer never describes a text the user has
-since changed.
+Edits arrive on the event loop. An edit while no analysis runs starts one at once, with no wait:
+a fixed delay would put every diagnostic that much later, and typing does not need it, since the
+edits made while an analysis runs are coalesced into one next analysis, of the texts as they are
+when it starts (the latest win). Analyses run one at a time in a worker thread (the loop keeps
+answering); one whose texts were edited again while it ran is stale: its diagnostics, whose
+positions are those of texts the editor no longer shows, are not published, and the next runs
+at once. So typing a word costs at most two analyses after its first key, and the diagnostics of
+the last text come one analysis after the last key at best, two at worst. Diagnostics carry the
+version of the open document they were computed for (LSP `PublishDiagnosticsParams.version`).
+Requests (hover, definition, ...) wait for the analysis of the texts they are asked about, so an
+answer never describes a text the user has since changed.
 
 Each analysis after the first covers only what the edited files reach
 (policylint.server.analysis.Live); the stages navigation reads are built for the whole workspace
@@ -37,8 +42,6 @@ from policylint.server.layers import Layers
 from policylint.server.navigation import Place
 from policylint.values import frozen
 
-# Seconds of quiet after an edit before the workspace is analysed again.
-DEBOUNCE = 0.3
 # Seconds of quiet after the diagnostics are published before what navigation reads is built
 # unasked: the build cannot be stopped, and an edit arriving during it waits for it.
 PREPARE_AFTER = 1.0
@@ -55,9 +58,11 @@ UNNECESSARY = frozenset({"PL901"})  # unused-suppression
 class Snapshot:
     """An analysis and what the requests read from it, built in the worker thread."""
 
-    def __init__(self, analysis: Analysis, generation: int) -> None:
+    def __init__(self, analysis: Analysis, generation: int, versions: dict[str, int] | None = None) -> None:
         self.analysis = analysis
         self.generation = generation
+        # The version of each open document analysed (by file name), as the client numbered it.
+        self.versions = versions or {}
         self.navigator: Layers | None = None
         self.prepared = analysis.project is None  # nothing to navigate in
         self._lines: dict[str, Lines] = {}
@@ -92,15 +97,15 @@ class At:
 
 
 class PolicylintServer(LanguageServer):
-    def __init__(self, debounce: float = DEBOUNCE) -> None:
+    def __init__(self) -> None:
         super().__init__("policylint", __version__)
-        self.debounce = debounce
         self.root = os.getcwd()
         self.generation = 0  # bumped by every edit
         self.snapshot: Snapshot | None = None
         self.published: set[str] = set()  # files whose diagnostics the client holds
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="policylint-analysis")
-        self._pending: asyncio.Task[None] | None = None
+        # The task analysing until the texts it analysed are the latest (`_analyse_latest`).
+        self._runner: asyncio.Task[None] | None = None
         self._preparing: asyncio.Task[None] | None = None
         self._done = asyncio.Event()
         self.live: Live | None = None
@@ -122,41 +127,46 @@ class PolicylintServer(LanguageServer):
     def uri_of(self, name: str) -> str:
         return Path(os.path.normpath(os.path.join(self.root, name))).as_uri()
 
-    def overrides(self) -> dict[str, str]:
+    def overrides(self) -> tuple[dict[str, str], dict[str, int]]:
+        """The open documents' texts and versions, by file name."""
         texts: dict[str, str] = {}
+        versions: dict[str, int] = {}
         for uri, document in self.workspace.text_documents.items():
             name = self.name_of(uri)
             if name is not None:
                 texts[name] = document.source
-        return texts
+                if document.version is not None:
+                    versions[name] = document.version
+        return texts, versions
 
     # -- analysis -----------------------------------------------------------------------------
 
-    def schedule(self, delay: float | None = None, on_disk: Sequence[str] | None = ()) -> None:
-        """Analyse after `delay` seconds of quiet (the debounce), superseding a wait under way;
-        `on_disk`: the files changed on disk (None: not known)."""
+    def schedule(self, on_disk: Sequence[str] | None = ()) -> None:
+        """Analyse the texts as they are now: at once when no analysis runs, else as soon as the
+        one running is done (every edit made meanwhile in that one next analysis); `on_disk`: the
+        files changed on disk (None: not known)."""
         if on_disk is None or self.on_disk is None:
             self.on_disk = None
         else:
             self.on_disk.update(on_disk)
         self.generation += 1
         self._done.clear()
-        if self._pending is not None and not self._pending.done():
-            self._pending.cancel()
         if self._preparing is not None and not self._preparing.done():
             self._preparing.cancel()  # a build already running in the thread finishes, unawaited
-        self._pending = asyncio.ensure_future(self._analyse_after(self.debounce if delay is None else delay))
+        if self._runner is None or self._runner.done():
+            self._runner = asyncio.ensure_future(self._analyse_latest())
 
-    async def _analyse_after(self, delay: float) -> None:
-        await asyncio.sleep(delay)
-        generation, texts = self.generation, self.overrides()
-        on_disk, self.on_disk = self.on_disk, set()
+    async def _analyse_latest(self) -> None:
+        """Analyse, again while the texts changed during the analysis, then publish the last."""
         loop = asyncio.get_running_loop()
-        # Shielded: a newer edit cancels the wait above, never an analysis running in the thread
-        # (its result is dropped below instead).
-        snapshot = await asyncio.shield(loop.run_in_executor(self._executor, self._run, texts, generation, on_disk))
-        if generation != self.generation:
-            return  # stale: the newer edit's task analyses again
+        while True:
+            generation, (texts, versions) = self.generation, self.overrides()
+            on_disk, self.on_disk = self.on_disk, set()
+            snapshot = await loop.run_in_executor(self._executor, self._run, texts, generation, on_disk)
+            snapshot.versions = versions
+            if generation == self.generation:
+                break
+            # Stale: an edit came while it ran, and nothing awaits this one but the next.
         self.snapshot = snapshot
         self.publish(snapshot)
         self._done.set()
@@ -180,7 +190,7 @@ class PolicylintServer(LanguageServer):
 
     async def current(self) -> Snapshot | None:
         """The analysis of the texts as they are now (waiting for it when one is due)."""
-        if self._pending is not None and not self._done.is_set():
+        if self._runner is not None and not self._done.is_set():
             await self._done.wait()
         return self.snapshot
 
@@ -200,11 +210,14 @@ class PolicylintServer(LanguageServer):
             by_file.setdefault(finding.file, []).append(self.diagnostic(snapshot, finding))
         for problem in snapshot.analysis.problems:
             by_file.setdefault(problem.file, []).append(_problem_diagnostic(snapshot, problem))
+        versions = snapshot.versions
         for file in sorted(self.published - set(by_file)):
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=self.uri_of(file), diagnostics=[]))
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=self.uri_of(file), diagnostics=[], version=versions.get(file))
+            )
         for file in sorted(by_file):
             self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=self.uri_of(file), diagnostics=by_file[file])
+                types.PublishDiagnosticsParams(uri=self.uri_of(file), diagnostics=by_file[file], version=versions.get(file))
             )
         self.published = set(by_file)
 
@@ -284,10 +297,10 @@ def _problem_diagnostic(snapshot: Snapshot, problem: Problem) -> types.Diagnosti
     )
 
 
-def create_server(debounce: float = DEBOUNCE) -> PolicylintServer:
+def create_server() -> PolicylintServer:
     """A server with a handler registered for each LSP feature policylint answers
     (policylint.server.features)."""
-    server = PolicylintServer(debounce)
+    server = PolicylintServer()
     for feature in FEATURES:
         server.feature(feature.method, feature.options)(feature.handler)
     return server

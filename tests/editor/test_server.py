@@ -74,6 +74,7 @@ spec:
     numRetries: 3
 """
 STATUS = "status:\n  ancestors: []\n"
+PUBLISHED: list[types.PublishDiagnosticsParams] = []
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +91,15 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     scope="module",
 )
 async def client(lsp_client: LanguageClient, workspace: Path):  # type: ignore[no-untyped-def]
+    # Every publication in order, besides the last per file that pytest-lsp keeps.
+    features = lsp_client.protocol.fm.features
+    keep = features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
+
+    def record(params: types.PublishDiagnosticsParams) -> None:
+        PUBLISHED.append(params)
+        keep(params)
+
+    features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record
     await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
@@ -242,6 +252,29 @@ async def test_a_quick_fix_applied_makes_the_diagnostic_go(client: LanguageClien
     await _change(client, workspace, "policy.yaml", fixed, 12)
     await _settled(client, workspace)
     assert _diagnostics(client, workspace, "policy.yaml") == []
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_burst_of_changes_leaves_the_last_text_s_diagnostics(client: LanguageClient, workspace: Path) -> None:
+    await _open(client, workspace, "policy.yaml", POLICY, 20)
+    await _settled(client, workspace)
+    uri = _uri(workspace, "policy.yaml")
+    PUBLISHED.clear()
+    # Sent as fast as the client writes them: the server is analysing the first while the others
+    # arrive, so that at least the last is analysed after it.
+    for version in range(21, 26):
+        await _change(client, workspace, "policy.yaml", POLICY + STATUS if version % 2 else POLICY, version)
+    await _settled(client, workspace)
+    found = _diagnostics(client, workspace, "policy.yaml")
+    assert [(d.code, d.range.start.line) for d in found] == [("PL110", 12)]  # version 25's status stanza
+    versions = [p.version for p in PUBLISHED if p.uri == uri]
+    # Each publication names the version it describes; none older than one published before it.
+    assert versions and versions[-1] == 25 and versions == sorted(versions)
+    # One change: analysed and published for its version.
+    PUBLISHED.clear()
+    await _change(client, workspace, "policy.yaml", POLICY, 26)
+    await _settled(client, workspace)
+    assert [(p.uri, p.version, p.diagnostics) for p in PUBLISHED if p.uri == uri] == [(uri, 26, ())]
 
 
 @pytest.mark.slow  # a 10 MB text through the whole pipeline

@@ -687,6 +687,61 @@ def test_objects_kept_in_memory_are_built_again_when_a_crd_changes_their_kind_s_
     assert widget.namespace is None
 
 
+def test_the_field_types_of_objects_kept_in_memory_are_not_checked_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which fields of an object have the wrong type (PL010, `ProjectIndex.malformed`) is a
+    function of the object: an update checks the objects of the files it built anew, not every
+    object of its part again (policylint.incremental.resident), and finds what a cold run finds."""
+    from policylint.k8s import index as index_module
+
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    files = _corpus(2, 200, isolated=True)
+    texts = {name: yaml.safe_dump_all(docs, sort_keys=False) for name, docs in files.items()}
+    # A tenant's file (the first holds the GatewayClass, which reaches everything), with a route
+    # whose port is a string: PL010, on every update.
+    edited, namespace = next(
+        (name, d["metadata"]["namespace"])
+        for name in sorted(files, reverse=True)
+        for d in files[name]
+        if "namespace" in d["metadata"]
+    )
+    texts[edited] += "---\n" + yaml.safe_dump(
+        {
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "HTTPRoute",
+            "metadata": {"name": "typed", "namespace": namespace},
+            "spec": {"rules": [{"backendRefs": [{"name": "svc", "port": "eighty"}]}]},
+        }
+    )
+    editor, disk = tmp_path / "editor", tmp_path / "disk"
+    editor.mkdir()
+    disk.mkdir()
+    for name, text in texts.items():
+        (editor / name).write_text(text, encoding="utf-8")
+    monkeypatch.chdir(editor)
+    workspace = Workspace(LintRequest(paths=["."], cache_dir=str(tmp_path / "cache")))
+    checked: list[str] = []
+    real = index_module.check_object
+
+    def counted(group: str, kind: str, data: Any) -> Any:
+        checked.append(kind)
+        return real(group, kind, data)
+
+    monkeypatch.setattr(index_module, "check_object", counted)
+    for n in range(4):
+        checked.clear()
+        texts[edited] += f"# {n}\n"
+        result = workspace.update(edited, texts[edited]).result
+        update = len(checked)
+        cold = _cold(texts, disk, monkeypatch)
+        assert _rows(result.findings) == _rows(cold.findings), n
+        assert "PL010" in {f.rule for f in result.findings}
+    # The last update built anew the edited file's objects (and, at most, those of the file the
+    # update before edited, the same one): those alone are checked, of a part of many more.
+    assert workspace.last_was_part and result.members is not None
+    own = len(list(yaml.safe_load_all(texts[edited])))
+    assert 0 < update <= own < len(result.members)
+
+
 # Texts an editor holds while the user types: half a document, YAML that does not parse.
 _HALF_TYPED = ("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: [", "spec:\n  - :\n\t")
 

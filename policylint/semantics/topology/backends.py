@@ -4,9 +4,10 @@ sources), each resolved as the route's implementations resolve it."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from policylint.input.positions import join
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
@@ -16,6 +17,7 @@ from policylint.profiles.registry import TargetKind
 from policylint.semantics.grants import NOT_NEEDED
 from policylint.semantics.topology.attachment import Attachments
 from policylint.semantics.topology.delegation import Delegation
+from policylint.semantics.topology.kept import Kept, KeptRoutes, grant_meaning
 from policylint.semantics.topology.model import (
     CORE,
     ObjectRef,
@@ -27,7 +29,7 @@ from policylint.semantics.topology.model import (
     _str,
     expand_pattern,
 )
-from policylint.semantics.topology.references import Resolving
+from policylint.semantics.topology.references import Read, Resolving
 from policylint.vocabulary import ReferenceStatus
 
 if TYPE_CHECKING:
@@ -49,6 +51,8 @@ class Backends(Attachments, Delegation):
 
     def __init__(self, resolution: Resolution, admissions: Admissions) -> None:
         super().__init__(resolution, admissions)
+        # The routes' backends of the last build of this process (policylint.semantics.topology.kept).
+        self._kept: KeptRoutes | None = None
         # Host source -> host -> the objects declaring it, by namespace and name, each with the
         # namespaces it exports the host to (None: every one); and, per host looked up, the first
         # object exporting it everywhere and the first per namespace (`_declaring`).
@@ -79,6 +83,70 @@ class Backends(Attachments, Delegation):
             return f"{ref.path}: port {ref.port} not found on Service {ref.namespace}/{ref.name}"
         return None
 
+    def _kept_route_backends(self, route: K8sObject) -> list[ObjectRef]:
+        """`_route_backends`, reused from the last build while every read it made answers the
+        same, else resolved with its reads recorded."""
+        kept = self._kept
+        if kept is None:
+            return self._route_backends(route)
+        before = kept.get(route)
+        refs = self._replayed(route, before) if before is not None else None
+        if refs is not None and before is not None:
+            kept.reused += 1
+            kept.put(route, before if refs is before.refs else Kept(refs, before.reads))
+            return refs
+        kept.refused += before is not None
+        reads: list[Read] = []
+        self._reads = reads
+        try:
+            refs = self._route_backends(route)
+        finally:
+            self._reads = None
+        kept.resolved += 1
+        if ("never",) not in reads:
+            kept.put(route, Kept(refs, tuple(reads)))
+        return refs
+
+    def _replayed(self, route: K8sObject, kept: Kept) -> list[ObjectRef] | None:
+        """The kept references of `route` if every read answers as it did, with this run's grant
+        checks (whose side effect, the grant entries used, is this run's too); None otherwise."""
+        if not all(self._answers_alike(route, read) for read in kept.reads):
+            return None
+        refs: list[ObjectRef] | None = None
+        for i, ref in enumerate(kept.refs):
+            if ref.grant is None or ref.grant is NOT_NEEDED:
+                continue
+            check = self.grants.check(ref.grant_reference())
+            if check is ref.grant:
+                continue
+            if grant_meaning(check) != grant_meaning(ref.grant):
+                return None
+            refs = list(kept.refs) if refs is None else refs
+            refs[i] = dataclasses.replace(ref, grant=check)
+        return kept.refs if refs is None else refs
+
+    def _answers_alike(self, route: K8sObject, read: Read) -> bool:
+        """Whether asking `read` again (`References._note`) gives the answer recorded."""
+        kind, asked, answer = read[0], cast("tuple[Any, ...]", read[1:-1]), read[-1]
+        if kind == "lookup":
+            (group, kind_), namespace, name = asked
+            return self.index.lookup(group, kind_, namespace, name) is answer
+        if kind == "made":
+            return self._made(*asked) == answer
+        if kind == "scoped":
+            return self._cluster_scoped(*asked) == answer
+        if kind == "kind":
+            return self._kind_known(*asked) == answer
+        if kind == "holds":
+            return self._holds_kind(*asked) == answer
+        if kind == "manages":
+            return self._manages(*asked) == answer
+        if kind == "group":
+            return self._knows_group(*asked) == answer
+        if kind == "implementations":
+            return self._parent_implementations(route) == answer
+        return False  # "never": what it read is not recorded
+
     def _route_backends(self, route: K8sObject) -> list[ObjectRef]:
         out: list[ObjectRef] = []
         malformed = self.index.malformed(route)
@@ -86,8 +154,8 @@ class Backends(Attachments, Delegation):
         # to backendRefs in any namespace ... without a ReferenceGrant"; a Gateway-bound route needs one.
         # Whether a route is a mesh route is what its parentRefs name, not whether they resolve:
         # a missing Service parent is PL406's one finding, and makes no grant due on the backends.
-        parents = self.parents.get(route, [])
-        mesh_only = bool(parents) and all(self._mesh_parent(att.ref) for att in parents)
+        # A function of the route's own parentRefs and the profiles: no read to record.
+        mesh_only = self._mesh_only(route)
 
         known: list[list[Implementation | None]] = []
 
@@ -96,6 +164,7 @@ class Backends(Attachments, Delegation):
             # whose kind some implementation treats in its own way.
             if not known:
                 known.append(self._parent_implementations(route))
+                self._note("implementations", known[0])
             return known[0]
 
         def add(path: str, raw: dict[str, Any], purpose: str, rule: int) -> None:
@@ -138,6 +207,11 @@ class Backends(Attachments, Delegation):
             filters((i,), rule_raw.get("filters"), i)
         return out
 
+    def _mesh_only(self, route: K8sObject) -> bool:
+        """Whether every parent of the route is a Service (a mesh route: GEP-1294)."""
+        parents = self.parents.get(route, [])
+        return bool(parents) and all(self._mesh_parent(att.ref) for att in parents)
+
     def _host_backend(
         self,
         route: K8sObject,
@@ -172,6 +246,7 @@ class Backends(Attachments, Delegation):
         known = parents()
         if known and not any(i is None or wanted in i.host_backend_kinds for i in known):
             return None  # a controller known not to read hosts: an unsupported kind to it
+        self._note("never")  # the hosts every object of the source kinds declares: not recorded
         namespace = route.namespace or ""
         declaring = sorted(
             (obj for source in sources if (obj := self._declaring(source, name, namespace)) is not None),

@@ -51,6 +51,8 @@ class Delegation(Gateways):
         kind = _str(raw.get("kind")) or "Service"
         namespace = _str(raw.get("namespace")) or route.namespace or ""
         name = _str(raw.get("name")) or ""
+        # Every route of the kind is read, and each child told it is delegated to: never kept.
+        self._note("never")
         children = []
         for child in self.index.of_kind(group, kind):
             if child is route or (child.namespace or "") != namespace or name not in ("*", child.name):

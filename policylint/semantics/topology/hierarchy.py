@@ -12,6 +12,7 @@ from policylint.profiles.holders import builtin_holders
 from policylint.semantics.listeners import unsupported_protocol
 from policylint.semantics.topology.backends import Backends
 from policylint.semantics.topology.certificates import Certificates
+from policylint.semantics.topology.kept import KeptRoutes
 from policylint.semantics.topology.model import ROUTE_KINDS, _where
 from policylint.semantics.topology.targets import PolicyTargets
 from policylint.vocabulary import ReferenceStatus, Traffic
@@ -23,11 +24,16 @@ if TYPE_CHECKING:
 
 
 class Topology(PolicyTargets, Certificates, Backends):
-    """The resolved hierarchy. Build with `Topology(resolution, admissions)`; everything is computed eagerly, once."""
+    """The resolved hierarchy. Build with `Topology(resolution, admissions)`; everything is computed eagerly, once.
+    `kept`: what the last build of a long-lived process resolved, to reuse where its reads still
+    hold (policylint.semantics.topology.kept)."""
 
-    def __init__(self, resolution: Resolution, admissions: Admissions) -> None:
+    def __init__(self, resolution: Resolution, admissions: Admissions, kept: KeptRoutes | None = None) -> None:
         super().__init__(resolution, admissions)
+        self._kept = kept
         self._build()
+        if kept is not None:
+            kept.finish()
 
     def carries_traffic(self, obj: K8sObject) -> tuple[bool, str]:
         """Whether traffic can reach `obj` at all, and why not. Kinds not modelled here always can."""
@@ -101,7 +107,7 @@ class Topology(PolicyTargets, Certificates, Backends):
             for att in attachments:
                 if att.parent is not None and att.listeners:
                     self._routes_on[att.parent].append((route, att))
-            self._add_refs(route, self._route_backends(route))
+            self._add_refs(route, self._kept_route_backends(route))
         for policy in self.resolution.policies():
             profile = policy.profile
             errors = self._admission_errors(policy.obj)

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from policylint.k8s.index import Section
     from policylint.semantics.resolution import Resolution
 
+# One read recorded (`References._note`): its kind, what was asked, then the answer.
+Read = tuple[object, ...]
+
 
 @frozen
 class Resolving:
@@ -54,6 +57,14 @@ class References(TopologyBase):
         super().__init__(resolution, admissions)
         self._managed: dict[tuple[str, str], set[str]] = {}
         self._groups: frozenset[str] | None = None
+        # What the resolution of one route's backends read beyond the route and the run's context,
+        # while it is recorded (policylint.semantics.topology.kept); None: not recorded.
+        self._reads: list[Read] | None = None
+
+    def _note(self, *read: object) -> None:
+        """Record one read (its kind, what was asked, the answer) while reads are recorded."""
+        if self._reads is not None:
+            self._reads.append(read)
 
     def _resolve_ref(
         self,
@@ -76,7 +87,7 @@ class References(TopologyBase):
             found = group_for_kind(kind)
             if found is not None:
                 group = found
-        cluster_scoped = self.index.kinds.is_cluster_scoped(group, kind)
+        cluster_scoped = self._cluster_scoped(group, kind)
         # A cluster-scoped object has no namespace, and a reference to it crosses none.
         namespace = "" if cluster_scoped else _str(raw.get("namespace")) or owner.namespace or ""
         port = _int(raw.get("port"))
@@ -115,15 +126,16 @@ class References(TopologyBase):
         scope_ns = None if cluster_scoped else namespace
         looked_up = (group, kind) if lookup_as is None else (lookup_as.group, lookup_as.kind)
         target = self.index.lookup(*looked_up, scope_ns, name)
+        self._note("lookup", looked_up, scope_ns, name, target)
         if target is None:
             status: ReferenceStatus
             if self.external.match(group, kind, scope_ns, name) or (
                 lookup_as is not None and self.external.match(*looked_up, scope_ns, name)
             ):
                 status = ReferenceStatus.EXTERNAL
-            elif (made := self.resolution.producers().made(*looked_up, scope_ns, name)) is not None:
+            elif (made := self._made(looked_up, scope_ns, name)) is not None:
                 status = ReferenceStatus.PRODUCED
-                base["detail"] = made.describe()
+                base["detail"] = made
             elif lookup_as is not None:
                 status = ReferenceStatus.NOT_FOUND  # a kind the input's cluster serves (a Service)
                 base["detail"] = f"its controller looks it up as the {lookup_as.kind} {namespace}/{name}, not in the input either"
@@ -132,8 +144,8 @@ class References(TopologyBase):
                 # the input holds objects of that kind in that namespace.
                 status = ReferenceStatus.UNCHECKED
             elif (
-                self.index.kinds.get(group, kind) is None
-                and not self.index.of_kind(group, kind)
+                not self._kind_known(group, kind)
+                and not self._holds_kind(group, kind)
                 # A backend kind the controller of every parent resolves itself (Envoy Gateway's
                 # Backend, `backendRefsByKind`) is one it serves: a missing one is not found,
                 # whether or not the input holds others of the kind.
@@ -151,6 +163,32 @@ class References(TopologyBase):
                 status = ReferenceStatus.MALFORMED  # the port may be the malformed one (PL010): not checked
         return ObjectRef(status=status, target=target, port_section=port_section, **base)  # type: ignore[arg-type]
 
+    def _made(self, kind: tuple[str, str], namespace: str | None, name: str) -> str | None:
+        """What makes the object in the cluster (an object of the input through a producer), in
+        words; None: nothing."""
+        made = self.resolution.producers().made(*kind, namespace, name)
+        said = made.describe() if made is not None else None
+        self._note("made", kind, namespace, name, said)
+        return said
+
+    def _cluster_scoped(self, group: str, kind: str) -> bool:
+        """Whether the run's kinds (built-in, CRDs, profiles) say the kind is cluster-scoped."""
+        scoped = self.index.kinds.is_cluster_scoped(group, kind)
+        self._note("scoped", group, kind, scoped)
+        return scoped
+
+    def _kind_known(self, group: str, kind: str) -> bool:
+        """Whether the run's kinds know the kind."""
+        known = self.index.kinds.get(group, kind) is not None
+        self._note("kind", group, kind, known)
+        return known
+
+    def _holds_kind(self, group: str, kind: str) -> bool:
+        """Whether the input holds an object of the kind."""
+        held = bool(self.index.of_kind(group, kind))
+        self._note("holds", group, kind, held)
+        return held
+
     def _invalid_kind(self, purpose: str, group: str, kind: str) -> str:
         """Why no object of the kind can be this backend reference, or "" (InvalidKind)."""
         if purpose not in _BACKEND_PURPOSES:
@@ -163,7 +201,7 @@ class References(TopologyBase):
             # A route is never a backend: naming one delegates traffic where the implementation
             # supports route delegation (`_delegation`), and is an unsupported kind elsewhere.
             return ", a route; the controllers of its Gateways do not delegate traffic to routes"
-        if self.index.options.complete and group != CORE and group not in self._known_groups():
+        if self.index.options.complete and group != CORE and not self._knows_group(group):
             # With --complete, a group nothing knows (no built-in kind, CRD, profile or object in
             # the input belongs to it) names a kind the cluster does not serve.
             return f"in group {group}, which no CRD, built-in kind or object in the input belongs to (--complete)"
@@ -191,7 +229,14 @@ class References(TopologyBase):
         if namespaces is None:
             namespaces = self._managed[(group, kind)] = {o.namespace or "" for o in self.index.of_kind(group, kind)}
         # An object of the input that makes one there (a cert-manager Certificate) is evidence too.
-        return namespace in namespaces or self.resolution.producers().makes_in(group, kind, namespace)
+        managed = namespace in namespaces or self.resolution.producers().makes_in(group, kind, namespace)
+        self._note("manages", group, kind, namespace, managed)
+        return managed
+
+    def _knows_group(self, group: str) -> bool:
+        known = group in self._known_groups()
+        self._note("group", group, known)
+        return known
 
     def _known_groups(self) -> frozenset[str]:
         if self._groups is None:
