@@ -10,7 +10,7 @@ by some clusters and refused by others, so its schema findings are warnings nami
 The other plausible schemas are asked only whether they admit the object, in one walk of the
 object for all of them, each checking only the positions where it differs from the first (the
 releases' schemas share their unchanged subtrees, `policylint.k8s.schemas`;
-policylint.k8s.differences says why that is exact),
+policylint.k8s.differences says why that is exact; policylint.k8s.differential walks),
 the answer kept between runs with the verdicts of the first, so that a cached run walks only what
 some schema refuses; the refusal of the first that does not is computed in full; the rules ask once per object
 (policylint.rules.releases `Dissents`). The verdict of the first plausible
@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from policylint.identity import IdentityMap
+from policylint.identity import IdentityMap, IdentitySet
 from policylint.k8s.admission import _admit, _run_shapes, validate
-from policylint.k8s.differences import admits_all as differential
-from policylint.k8s.differences import kept_key
+from policylint.k8s.differential import admits_all as differential
+from policylint.k8s.differential import kept_key
 from policylint.k8s.verdicts import Admission
 from policylint.values import frozen
 
@@ -59,6 +59,34 @@ def dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
     return found
 
 
+@frozen
+class _Plan:
+    """What every object of one kind asks (`_plan`): its plausible pairs that serve it, the first
+    plausible schema, and the distinct other schemas with their numbers (`Catalogue.schema_numbers`)."""
+
+    served: tuple[tuple[str, str, tuple[Mapping[str, Any], str]], ...]
+    first: Mapping[str, Any]
+    others: tuple[tuple[tuple[Mapping[str, Any], str], int], ...]
+
+
+def _plan(admissions: Admissions, key: tuple[str, str, str], first: Mapping[str, Any]) -> _Plan:
+    """The kind's `_Plan`, worked out once per run (`Admissions.plans`): each of its objects would
+    otherwise list and number the same schemas again."""
+    got = admissions.plans.get(key)
+    if got is not None and got.first is first:
+        return got  # type: ignore[no-any-return]
+    catalogue = admissions.catalogue
+    served = tuple((r, c, found) for r, c, found in catalogue.plausible(key) if found is not None)
+    seen = IdentitySet([first])
+    others = []
+    for _, _, found in served:
+        if found[0] not in seen:
+            seen.add(found[0])
+            others.append((found, catalogue.schema_numbers(found[0])))
+    plan = admissions.plans[key] = _Plan(served, first, tuple(others))
+    return plan
+
+
 def _dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
     verdict = admissions.verdict(obj)
     if verdict is None or verdict.rejected or verdict.source is None or not isinstance(obj.data, dict):
@@ -70,12 +98,12 @@ def _dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
     first = catalogue.schema(obj)
     if first is None:
         return None
-    served = [(release, channel, found) for release, channel, found in catalogue.plausible(key) if found is not None]
-    answers = _answers(admissions, obj, catalogue, first[0], [found for _, _, found in served])
+    plan = _plan(admissions, key, first[0])
+    answers = _answers(admissions, obj, catalogue, plan)
     refusing: list[tuple[str, str, tuple[Mapping[str, Any], str]]] = []
     accepting: list[Pair] = []
-    for release, channel, found in served:  # a pair that does not serve the kind is PL705's
-        if answers[found[0]]:
+    for release, channel, found in plan.served:  # a pair that does not serve the kind is PL705's
+        if found[0] is plan.first or answers[found[0]]:
             accepting.append((release, channel))
         else:
             refusing.append((release, channel, found))
@@ -89,48 +117,36 @@ def _dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
     return Dissent(refusal, channel, tuple((r, c) for r, c, _ in refusing), tuple(accepting))
 
 
-def _answers(
-    admissions: Admissions,
-    obj: K8sObject,
-    catalogue: Catalogue,
-    first: Mapping[str, Any],
-    served: list[tuple[Mapping[str, Any], str]],
-) -> IdentityMap[Mapping[str, Any], bool]:
-    """Whether each distinct schema of `served` admits the object whole, which the first plausible
+def _answers(admissions: Admissions, obj: K8sObject, catalogue: Catalogue, plan: _Plan) -> IdentityMap[Mapping[str, Any], bool]:
+    """Whether each other schema of the plan admits the object whole, which the first plausible
     schema admits: from the answers of this run (`Catalogue.admitted`) or kept between runs (the
     parse cache's `VerdictStore`: a schema that admitted the object last run is not walked again),
     else by walking the object once for all the rest, only where each differs from the first
     (policylint.k8s.differences), else by walking it whole (`_admit`, which keeps its verdict)."""
     answers: IdentityMap[Mapping[str, Any], bool] = IdentityMap()
-    answers[first] = True
-    asked: list[tuple[Mapping[str, Any], str]] = []
-    kept: IdentityMap[Mapping[str, Any], str | None] = IdentityMap()
-    for found in served:
-        schema = found[0]
-        if schema in answers:
-            continue
-        known = catalogue.admitted.get((obj, catalogue.schema_numbers(schema)))
-        if known is None:
-            kept[schema] = key = kept_key(admissions, obj, schema)
-            if key is not None and admissions.kept.get(key) is True:  # type: ignore[union-attr]
-                known = catalogue.admitted[obj, catalogue.schema_numbers(schema)] = True
+    asked: list[tuple[tuple[Mapping[str, Any], str], int, str | None]] = []
+    admitted, store = catalogue.admitted, admissions.kept
+    for found, number in plan.others:
+        known = admitted.get((obj, number))
+        kept = None
+        if known is None and store is not None:
+            kept = kept_key(admissions, obj, found[0])
+            if kept is not None and store.get(kept) is True:
+                known = admitted[obj, number] = True
         if known is not None:
-            answers[schema] = known
+            answers[found[0]] = known
         else:
-            answers[schema] = False  # a placeholder until the walk below answers
-            asked.append(found)
+            asked.append((found, number, kept))
     if not asked:
         return answers
     # The run's memo of shapes (the object pinned in it): the subtrees objects share are shaped once.
-    shown = differential(admissions, obj, first, [found[0] for found in asked], _run_shapes(catalogue, obj.data))
-    for found, admitted in zip(asked, shown):
-        schema = found[0]
-        if admitted:
-            key = kept[schema]
-            if key is not None:
-                admissions.kept.add(key, True)  # type: ignore[union-attr]
+    shown = differential(admissions, obj, plan.first, [found[0] for found, _, _ in asked], _run_shapes(catalogue, obj.data))
+    for (found, number, kept), admitted_here in zip(asked, shown):
+        if admitted_here:
+            if kept is not None:
+                store.add(kept, True)  # type: ignore[union-attr]
             known = True
         else:
             known = not _admit(admissions, obj, found).rejected
-        catalogue.admitted[obj, catalogue.schema_numbers(schema)] = answers[schema] = known
+        admitted[obj, number] = answers[found[0]] = known
     return answers
