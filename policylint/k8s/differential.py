@@ -59,11 +59,12 @@ def admits_all(
     first: Mapping[str, Any],
     others: list[Mapping[str, Any]],
     shapes: dict[int, Any],
+    roots: list[Difference | None] | None = None,
 ) -> list[bool | None]:
     """`admits` for each of `others`, in one walk of the object: each value is visited once for
     all the pairs whose differences it reaches, and a position where several pairs hold the same
     `Difference` (their other schemas share the node: releases that did not change it) is
-    answered once for all of them."""
+    answered once for all of them. `roots`: each other's `difference` from the first, if known."""
     data = obj.data
     if not isinstance(data, dict):
         return [None] * len(others)
@@ -71,7 +72,8 @@ def admits_all(
     spent = catalogue.cel_spent.get((obj, catalogue.schema_numbers(first)))
     if spent is None:
         return [None] * len(others)  # the first's verdict was kept between runs: its rules' cost is not known
-    roots = [difference(first, other) for other in others]
+    if roots is None:
+        roots = [difference(first, other) for other in others]
     if not any(roots):
         return [True] * len(others)
     from policylint.k8s.cel.cost import RUNTIME_BUDGET
@@ -133,6 +135,15 @@ def _costly(here: Difference | None) -> bool:
     found = here.rules or any(_costly(h) for h in (*here.properties.values(), here.extra, here.items))
     _COSTLY[id(here)] = (here, found)
     return found
+
+
+def _reaches(value: Any, here: _Pairs) -> bool:
+    """Whether a value has anything to check at a position: not a null (an unset field, which the
+    walks skip), and a map or a list, or a scalar where some pair checks it (`_Pairs.checking`)."""
+    if value is None:
+        return False
+    kind = type(value)
+    return kind is dict or kind is list or bool(here.checking)
 
 
 # (id of each pair's difference, or 0) -> its `_Pairs` with the differences: one object per
@@ -219,9 +230,9 @@ class _Differential:
                 if self.keep and not self.deaths:
                     self.results[slot] = () if before is None else tuple(a - b for a, b in zip(costs, before))
                 continue
-            if value is None or template(value):
-                continue  # the walks skip a null and an unrendered value, and all below it
             kind = type(value)
+            if ((kind is dict and len(value) == 1) or kind is str) and template(value):
+                continue  # the walks skip an unrendered value, and all below it
             if parts and (kind is dict or kind is list) and self._kept(value, here, stack):
                 continue
             if not self._position(value, here, parts):
@@ -229,16 +240,17 @@ class _Differential:
                     return  # every pair refused (or left to the full walk): nothing more to learn
                 continue
             if kind is dict:
+                names, fields = here.names, here.fields
                 for key, child in value.items():
                     if not parts and key in TOP_LEVEL_SKIPPED:
                         continue
-                    below = here.field(key)
-                    if below is not None:
+                    below = (fields[key] if key in fields else here.field(key)) if key in names else here.extra
+                    if below is not None and _reaches(child, below):
                         stack.append((child, below, (*parts, key)))
             elif kind is list:
                 items = here.items
                 if items is not None:
-                    stack.extend((item, items, (*parts, i)) for i, item in enumerate(value))
+                    stack.extend((item, items, (*parts, i)) for i, item in enumerate(value) if _reaches(item, items))
 
     def _kept(self, value: Any, here: _Pairs, stack: list[Any]) -> bool:
         """Whether a map or list whose content was seen with the same differences of all the pairs,

@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from policylint.identity import IdentityMap, IdentitySet
 from policylint.k8s.admission import _admit, _run_shapes, validate
+from policylint.k8s.differences import Difference, difference
 from policylint.k8s.differential import admits_all as differential
 from policylint.k8s.differential import kept_key
 from policylint.k8s.verdicts import Admission
@@ -61,29 +61,43 @@ def dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
 
 @frozen
 class _Plan:
-    """What every object of one kind asks (`_plan`): its plausible pairs that serve it, the first
-    plausible schema, and the distinct other schemas with their numbers (`Catalogue.schema_numbers`)."""
+    """What every object of one kind asks (`_plan`): its plausible pairs that serve it, each with
+    the index of its schema among `others` (-1: the first plausible schema), the first, the
+    distinct other schemas with their numbers (`Catalogue.schema_numbers`), and the difference of
+    each from the first (policylint.k8s.differences)."""
 
-    served: tuple[tuple[str, str, tuple[Mapping[str, Any], str]], ...]
+    served: tuple[tuple[str, str, tuple[Mapping[str, Any], str], int], ...]
     first: Mapping[str, Any]
     others: tuple[tuple[tuple[Mapping[str, Any], str], int], ...]
+    roots: list[Difference | None]
 
 
-def _plan(admissions: Admissions, key: tuple[str, str, str], first: Mapping[str, Any]) -> _Plan:
-    """The kind's `_Plan`, worked out once per run (`Admissions.plans`): each of its objects would
-    otherwise list and number the same schemas again."""
-    got = admissions.plans.get(key)
-    if got is not None and got.first is first:
-        return got  # type: ignore[no-any-return]
+def _plan(admissions: Admissions, obj: K8sObject) -> _Plan | None:
+    """The `_Plan` of the object's kind (None: nothing to ask, the release it is judged by is
+    known, a CRD of the input or given with --crd decides, or no schema does), worked out once
+    per kind and run (`Admissions.plans`): each of its objects would otherwise list, number and
+    compare the same schemas again."""
+    key = (obj.group, obj.kind, obj.version)
+    plans = admissions.plans
+    if key in plans:
+        return plans[key]  # type: ignore[no-any-return]
     catalogue = admissions.catalogue
-    served = tuple((r, c, found) for r, c, found in catalogue.plausible(key) if found is not None)
-    seen = IdentitySet([first])
-    others = []
-    for _, _, found in served:
-        if found[0] not in seen:
-            seen.add(found[0])
+    found_first = None if catalogue.decided_for(key) else catalogue.schema(obj)
+    if found_first is None:
+        plans[key] = None
+        return None
+    first = found_first[0]
+    served = []
+    others: list[tuple[tuple[Mapping[str, Any], str], int]] = []
+    for release, channel, found in catalogue.plausible(key):
+        if found is None:
+            continue  # a pair that does not serve the kind is PL705's
+        index = -1 if found[0] is first else next((i for i, (o, _) in enumerate(others) if o[0] is found[0]), len(others))
+        if index == len(others):
             others.append((found, catalogue.schema_numbers(found[0])))
-    plan = admissions.plans[key] = _Plan(served, first, tuple(others))
+        served.append((release, channel, found, index))
+    roots = [difference(first, found[0]) for found, _ in others]
+    plan = plans[key] = _Plan(tuple(served), first, tuple(others), roots)
     return plan
 
 
@@ -91,19 +105,15 @@ def _dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
     verdict = admissions.verdict(obj)
     if verdict is None or verdict.rejected or verdict.source is None or not isinstance(obj.data, dict):
         return None
+    plan = _plan(admissions, obj)
+    if plan is None:
+        return None
     catalogue = admissions.catalogue
-    key = (obj.group, obj.kind, obj.version)
-    if catalogue.decided_for(key):
-        return None
-    first = catalogue.schema(obj)
-    if first is None:
-        return None
-    plan = _plan(admissions, key, first[0])
     answers = _answers(admissions, obj, catalogue, plan)
     refusing: list[tuple[str, str, tuple[Mapping[str, Any], str]]] = []
     accepting: list[Pair] = []
-    for release, channel, found in plan.served:  # a pair that does not serve the kind is PL705's
-        if found[0] is plan.first or answers[found[0]]:
+    for release, channel, found, index in plan.served:
+        if index < 0 or answers[index]:
             accepting.append((release, channel))
         else:
             refusing.append((release, channel, found))
@@ -117,36 +127,39 @@ def _dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
     return Dissent(refusal, channel, tuple((r, c) for r, c, _ in refusing), tuple(accepting))
 
 
-def _answers(admissions: Admissions, obj: K8sObject, catalogue: Catalogue, plan: _Plan) -> IdentityMap[Mapping[str, Any], bool]:
-    """Whether each other schema of the plan admits the object whole, which the first plausible
-    schema admits: from the answers of this run (`Catalogue.admitted`) or kept between runs (the
-    parse cache's `VerdictStore`: a schema that admitted the object last run is not walked again),
-    else by walking the object once for all the rest, only where each differs from the first
-    (policylint.k8s.differences), else by walking it whole (`_admit`, which keeps its verdict)."""
-    answers: IdentityMap[Mapping[str, Any], bool] = IdentityMap()
-    asked: list[tuple[tuple[Mapping[str, Any], str], int, str | None]] = []
+def _answers(admissions: Admissions, obj: K8sObject, catalogue: Catalogue, plan: _Plan) -> list[bool]:
+    """Whether each other schema of the plan (`_Plan.others`, in order) admits the object whole,
+    which the first plausible schema admits: from the answers of this run (`Catalogue.admitted`)
+    or kept between runs (the parse cache's `VerdictStore`: a schema that admitted the object last
+    run is not walked again), else by walking the object once for all the rest, only where each
+    may refuse what the first admits (policylint.k8s.differential), else by walking it whole
+    (`_admit`, which keeps its verdict)."""
+    answers: list[bool] = []
+    asked: list[tuple[int, str | None]] = []
     admitted, store = catalogue.admitted, admissions.kept
-    for found, number in plan.others:
+    for i, (found, number) in enumerate(plan.others):
         known = admitted.get((obj, number))
         kept = None
         if known is None and store is not None:
             kept = kept_key(admissions, obj, found[0])
             if kept is not None and store.get(kept) is True:
                 known = admitted[obj, number] = True
-        if known is not None:
-            answers[found[0]] = known
-        else:
-            asked.append((found, number, kept))
+        if known is None:
+            asked.append((i, kept))
+        answers.append(bool(known))  # a placeholder where asked, until the walk below answers
     if not asked:
         return answers
+    others = [plan.others[i][0][0] for i, _ in asked]
+    roots = plan.roots if len(asked) == len(plan.roots) else [plan.roots[i] for i, _ in asked]
     # The run's memo of shapes (the object pinned in it): the subtrees objects share are shaped once.
-    shown = differential(admissions, obj, plan.first, [found[0] for found, _, _ in asked], _run_shapes(catalogue, obj.data))
-    for (found, number, kept), admitted_here in zip(asked, shown):
+    shown = differential(admissions, obj, plan.first, others, _run_shapes(catalogue, obj.data), roots)
+    for (i, kept), admitted_here in zip(asked, shown):
+        found, number = plan.others[i]
         if admitted_here:
             if kept is not None:
                 store.add(kept, True)  # type: ignore[union-attr]
             known = True
         else:
             known = not _admit(admissions, obj, found).rejected
-        admitted[obj, number] = answers[found[0]] = known
+        admitted[obj, number] = answers[i] = known
     return answers

@@ -165,7 +165,12 @@ def _objects(seed: int, count: int) -> str:
 
 def _plan(catalogue: admission.Catalogue, first: Mapping[str, Any], others: list[Any]) -> Any:
     """The plan `dissent` makes of a kind, asking only `others` of it."""
-    return dissent._Plan(tuple(("", "", f) for f in others), first, tuple((f, catalogue.schema_numbers(f[0])) for f in others))
+    return dissent._Plan(
+        tuple(("", "", f, i) for i, f in enumerate(others)),
+        first,
+        tuple((f, catalogue.schema_numbers(f[0])) for f in others),
+        [differences.difference(first, f[0]) for f in others],
+    )
 
 
 def _judged(text: str) -> tuple[int, int, int, int, int]:
@@ -206,7 +211,7 @@ def _judged(text: str) -> tuple[int, int, int, int, int]:
             assert answer is None or full, (obj.name, found[1])
             assert joint is answer, (obj.name, found[1])  # each pair's answer, whatever else is walked with it
             catalogue.admitted.pop((obj, catalogue.schema_numbers(found[0])), None)
-            assert dissent._answers(admissions, obj, catalogue, _plan(catalogue, first[0], [found]))[found[0]] is full
+            assert dissent._answers(admissions, obj, catalogue, _plan(catalogue, first[0], [found]))[0] is full
             compared += 1
             shown += answer is True
             joined += joint is True
@@ -214,7 +219,7 @@ def _judged(text: str) -> tuple[int, int, int, int, int]:
         for found in others:
             catalogue.admitted.pop((obj, catalogue.schema_numbers(found[0])), None)
         answers = dissent._answers(admissions, obj, catalogue, _plan(catalogue, first[0], others))
-        assert all(answers[f[0]] is not admission._admit(admissions, obj, f).rejected for f in others)
+        assert all(answers[i] is not admission._admit(admissions, obj, f).rejected for i, f in enumerate(others))
     return compared, shown, joined, refused, costlier
 
 
