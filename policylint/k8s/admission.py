@@ -423,11 +423,18 @@ def code_stamp() -> bytes:
 
     from policylint.input import placeholders
     from policylint.input.cache import hash_sources
-    from policylint.k8s import celrules, differences, schemawalk, verdicts
+    from policylint.k8s import celrules, differences, differential, schemawalk, verdicts
 
     # The modules' files, found without importing them: a run whose verdicts are all kept never
-    # needs the CEL evaluator, a tenth of a warm run's imports. `differences` keeps answers too.
-    files: list[str | None] = [__file__, verdicts.__file__, schemawalk.__file__, celrules.__file__, differences.__file__]
+    # needs the CEL evaluator, a tenth of a warm run's imports. `differential` keeps answers too.
+    files: list[str | None] = [
+        __file__,
+        verdicts.__file__,
+        schemawalk.__file__,
+        celrules.__file__,
+        differences.__file__,
+        differential.__file__,
+    ]
     for name in ("policylint.k8s.cel", "policylint.k8s.fieldtypes", "policylint.k8s.strformats"):
         spec = importlib.util.find_spec(name)
         origin = spec.origin if spec is not None else None

@@ -12,7 +12,7 @@ takes from the verdicts kept between runs (`kept`) every one that refuses nothin
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from policylint.k8s import admission
 from policylint.k8s.lazy import LazyObject
@@ -40,6 +40,9 @@ class Admissions:
         # worked out once per object and process: PL703 and PL704 both read them, each rule's own
         # lookups are freed when it is done, and a refusal is walked whole.
         self.dissents: dict[K8sObject, Dissent | None] = {}
+        # (group, kind, version) -> what each of its objects asks of the other plausible schemas
+        # (policylint.k8s.dissent `_plan`), worked out once per kind.
+        self.plans: dict[tuple[str, str, str], Any] = {}
 
     def verdict(self, obj: K8sObject) -> Admission | None:
         """What the API server would refuse in the object: its schema and CEL rule violations,

@@ -10,7 +10,7 @@ by some clusters and refused by others, so its schema findings are warnings nami
 The other plausible schemas are asked only whether they admit the object, in one walk of the
 object for all of them, each checking only the positions where it differs from the first (the
 releases' schemas share their unchanged subtrees, `policylint.k8s.schemas`;
-policylint.k8s.differences says why that is exact),
+policylint.k8s.differences says why that is exact; policylint.k8s.differential walks),
 the answer kept between runs with the verdicts of the first, so that a cached run walks only what
 some schema refuses; the refusal of the first that does not is computed in full; the rules ask once per object
 (policylint.rules.releases `Dissents`). The verdict of the first plausible
@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from policylint.identity import IdentityMap
 from policylint.k8s.admission import _admit, _run_shapes, validate
-from policylint.k8s.differences import admits_all as differential
-from policylint.k8s.differences import kept_key
+from policylint.k8s.differences import Difference, difference
+from policylint.k8s.differential import admits_all as differential
+from policylint.k8s.differential import kept_key
 from policylint.k8s.verdicts import Admission
 from policylint.values import frozen
 
@@ -59,23 +59,61 @@ def dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
     return found
 
 
+@frozen
+class _Plan:
+    """What every object of one kind asks (`_plan`): its plausible pairs that serve it, each with
+    the index of its schema among `others` (-1: the first plausible schema), the first, the
+    distinct other schemas with their numbers (`Catalogue.schema_numbers`), and the difference of
+    each from the first (policylint.k8s.differences)."""
+
+    served: tuple[tuple[str, str, tuple[Mapping[str, Any], str], int], ...]
+    first: Mapping[str, Any]
+    others: tuple[tuple[tuple[Mapping[str, Any], str], int], ...]
+    roots: list[Difference | None]
+
+
+def _plan(admissions: Admissions, obj: K8sObject) -> _Plan | None:
+    """The `_Plan` of the object's kind (None: nothing to ask, the release it is judged by is
+    known, a CRD of the input or given with --crd decides, or no schema does), worked out once
+    per kind and run (`Admissions.plans`): each of its objects would otherwise list, number and
+    compare the same schemas again."""
+    key = (obj.group, obj.kind, obj.version)
+    plans = admissions.plans
+    if key in plans:
+        return plans[key]  # type: ignore[no-any-return]
+    catalogue = admissions.catalogue
+    found_first = None if catalogue.decided_for(key) else catalogue.schema(obj)
+    if found_first is None:
+        plans[key] = None
+        return None
+    first = found_first[0]
+    served = []
+    others: list[tuple[tuple[Mapping[str, Any], str], int]] = []
+    for release, channel, found in catalogue.plausible(key):
+        if found is None:
+            continue  # a pair that does not serve the kind is PL705's
+        index = -1 if found[0] is first else next((i for i, (o, _) in enumerate(others) if o[0] is found[0]), len(others))
+        if index == len(others):
+            others.append((found, catalogue.schema_numbers(found[0])))
+        served.append((release, channel, found, index))
+    roots = [difference(first, found[0]) for found, _ in others]
+    plan = plans[key] = _Plan(tuple(served), first, tuple(others), roots)
+    return plan
+
+
 def _dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
     verdict = admissions.verdict(obj)
     if verdict is None or verdict.rejected or verdict.source is None or not isinstance(obj.data, dict):
         return None
+    plan = _plan(admissions, obj)
+    if plan is None:
+        return None
     catalogue = admissions.catalogue
-    key = (obj.group, obj.kind, obj.version)
-    if catalogue.decided_for(key):
-        return None
-    first = catalogue.schema(obj)
-    if first is None:
-        return None
-    served = [(release, channel, found) for release, channel, found in catalogue.plausible(key) if found is not None]
-    answers = _answers(admissions, obj, catalogue, first[0], [found for _, _, found in served])
+    answers = _answers(admissions, obj, catalogue, plan)
     refusing: list[tuple[str, str, tuple[Mapping[str, Any], str]]] = []
     accepting: list[Pair] = []
-    for release, channel, found in served:  # a pair that does not serve the kind is PL705's
-        if answers[found[0]]:
+    for release, channel, found, index in plan.served:
+        if index < 0 or answers[index]:
             accepting.append((release, channel))
         else:
             refusing.append((release, channel, found))
@@ -89,48 +127,39 @@ def _dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
     return Dissent(refusal, channel, tuple((r, c) for r, c, _ in refusing), tuple(accepting))
 
 
-def _answers(
-    admissions: Admissions,
-    obj: K8sObject,
-    catalogue: Catalogue,
-    first: Mapping[str, Any],
-    served: list[tuple[Mapping[str, Any], str]],
-) -> IdentityMap[Mapping[str, Any], bool]:
-    """Whether each distinct schema of `served` admits the object whole, which the first plausible
-    schema admits: from the answers of this run (`Catalogue.admitted`) or kept between runs (the
-    parse cache's `VerdictStore`: a schema that admitted the object last run is not walked again),
-    else by walking the object once for all the rest, only where each differs from the first
-    (policylint.k8s.differences), else by walking it whole (`_admit`, which keeps its verdict)."""
-    answers: IdentityMap[Mapping[str, Any], bool] = IdentityMap()
-    answers[first] = True
-    asked: list[tuple[Mapping[str, Any], str]] = []
-    kept: IdentityMap[Mapping[str, Any], str | None] = IdentityMap()
-    for found in served:
-        schema = found[0]
-        if schema in answers:
-            continue
-        known = catalogue.admitted.get((obj, catalogue.schema_numbers(schema)))
+def _answers(admissions: Admissions, obj: K8sObject, catalogue: Catalogue, plan: _Plan) -> list[bool]:
+    """Whether each other schema of the plan (`_Plan.others`, in order) admits the object whole,
+    which the first plausible schema admits: from the answers of this run (`Catalogue.admitted`)
+    or kept between runs (the parse cache's `VerdictStore`: a schema that admitted the object last
+    run is not walked again), else by walking the object once for all the rest, only where each
+    may refuse what the first admits (policylint.k8s.differential), else by walking it whole
+    (`_admit`, which keeps its verdict)."""
+    answers: list[bool] = []
+    asked: list[tuple[int, str | None]] = []
+    admitted, store = catalogue.admitted, admissions.kept
+    for i, (found, number) in enumerate(plan.others):
+        known = admitted.get((obj, number))
+        kept = None
+        if known is None and store is not None:
+            kept = kept_key(admissions, obj, found[0])
+            if kept is not None and store.get(kept) is True:
+                known = admitted[obj, number] = True
         if known is None:
-            kept[schema] = key = kept_key(admissions, obj, schema)
-            if key is not None and admissions.kept.get(key) is True:  # type: ignore[union-attr]
-                known = catalogue.admitted[obj, catalogue.schema_numbers(schema)] = True
-        if known is not None:
-            answers[schema] = known
-        else:
-            answers[schema] = False  # a placeholder until the walk below answers
-            asked.append(found)
+            asked.append((i, kept))
+        answers.append(bool(known))  # a placeholder where asked, until the walk below answers
     if not asked:
         return answers
+    others = [plan.others[i][0][0] for i, _ in asked]
+    roots = plan.roots if len(asked) == len(plan.roots) else [plan.roots[i] for i, _ in asked]
     # The run's memo of shapes (the object pinned in it): the subtrees objects share are shaped once.
-    shown = differential(admissions, obj, first, [found[0] for found in asked], _run_shapes(catalogue, obj.data))
-    for found, admitted in zip(asked, shown):
-        schema = found[0]
-        if admitted:
-            key = kept[schema]
-            if key is not None:
-                admissions.kept.add(key, True)  # type: ignore[union-attr]
+    shown = differential(admissions, obj, plan.first, others, _run_shapes(catalogue, obj.data), roots)
+    for (i, kept), admitted_here in zip(asked, shown):
+        found, number = plan.others[i]
+        if admitted_here:
+            if kept is not None:
+                store.add(kept, True)  # type: ignore[union-attr]
             known = True
         else:
             known = not _admit(admissions, obj, found).rejected
-        catalogue.admitted[obj, catalogue.schema_numbers(schema)] = answers[schema] = known
+        admitted[obj, number] = answers[i] = known
     return answers

@@ -219,6 +219,37 @@ def test_an_inference_pool_not_in_the_input_is_a_warning_naming_the_chart_that_m
     assert "considered" not in complete.message
 
 
+def test_an_inference_pool_of_the_older_api_group_is_a_warning_naming_the_chart_too() -> None:
+    """Envoy AI Gateway v0.3.0 routes to InferencePool v1alpha2 of inference.networking.x-k8s.io
+    (its examples/inference-pool/httproute.yaml), which the Inference Extension's chart made before
+    v1.0.0 (profile envoy-ai-gateway.yaml): an absent one is a warning naming that chart, an error
+    with --complete, as for the v1 group; one in the input resolves."""
+    [finding] = only(lint_paths([DATA / "inference-pool-v1alpha2.yaml"]), "PL411")
+    assert (finding.line, finding.path, finding.severity) == (42, "spec.rules[0].backendRefs[0]", Severity.WARNING)
+    assert (
+        "(group inference.networking.x-k8s.io), which is not in the input, and may be made in the cluster from outside it"
+        " (considered: any InferencePool made by the Gateway API Inference Extension's inferencepool Helm chart (v0.3.0"
+        " to v0.5.1, or later with inferencePool.apiVersion inference.networking.x-k8s.io/v1alpha2), one InferencePool"
+        " per Helm release)"
+    ) in finding.message
+    [complete] = only(lint_paths([DATA / "inference-pool-v1alpha2.yaml"], complete=True), "PL411")
+    assert (complete.line, complete.path, complete.severity) == (43, "spec.rules[0].backendRefs[0].kind", Severity.ERROR)
+    # The pool in the input (as v0.3.0's examples/inference-pool/base.yaml writes one) resolves; a
+    # missing one beside it is still the chart's to make.
+    pool = (
+        "---\napiVersion: inference.networking.x-k8s.io/v1alpha2\nkind: InferencePool\n"
+        "metadata: {name: vllm-llama3-8b-instruct, namespace: default}\n"
+        "spec: {targetPortNumber: 8000, selector: {app: vllm}, extensionRef: {name: epp}}\n"
+    )
+    text = (DATA / "inference-pool-v1alpha2.yaml").read_text()
+    assert only(lint_text(text + pool), "PL411") == []
+    missing = text.replace(
+        "name: vllm-llama3-8b-instruct\n          namespace: default", "name: other\n          namespace: default"
+    )
+    [other] = only(lint_text(missing + pool), "PL411")
+    assert other.severity is Severity.WARNING and "inferencepool Helm chart (v0.3.0 to v0.5.1" in other.message
+
+
 def test_user_profile_declares_producers(tmp_path: Path) -> None:
     profile = tmp_path / "acme.yaml"
     profile.write_text(

@@ -1,0 +1,403 @@
+"""Whether another plausible schema admits an object the first one admits, in one walk of the
+object for all the other plausible schemas, only where each differs from the first
+(policylint.k8s.differences works the differences out and says why checking only there is exact;
+policylint.k8s.dissent asks).
+
+The walk takes these shortcuts, none of which changes an answer:
+
+* All the pairs of an object are walked at once (`admits_all`): a stack entry holds what every
+  pair holds at the value's position (`_Pairs`, one object per distinct tuple of differences), and
+  each pair keeps its own refusal and cost, so each pair's answer is the one a walk of that pair
+  alone gives. Where pairs hold the same `Difference` at a position (their other schemas share
+  the node and all below it), its checks and rules are made once and their cost counted for each.
+* A subtree whose content was seen with the same differences of all the pairs, nothing refused
+  below it by any of them, takes what each pair's rules cost there (its shape, `cel.shape`, says
+  the content is the same; a subtree where no difference has rules costs nothing).
+* The other schema's own checks at a position (`Difference.local`, whose children are stubs the
+  schema walk does not enter) are kept by what the walk reads of the value there (`_read`): a
+  scalar itself; a map's fields and which are null; a list's nulls, or all of it where the node
+  has a list type. Two values with one such key are refused alike.
+
+So the answer is "admitted" only when the full walk's is; anything else (a violation, a failing or
+undecided rule, a cost that might exceed the budget, a node with alternatives, the first's cost
+unknown) is answered by walking the other schema whole. The answer is also kept between runs
+(`kept_key`), beside the full verdicts (policylint.k8s.admission).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from policylint.k8s.differences import Difference, converts_alike, difference
+from policylint.k8s.schemas import COMBINED
+from policylint.k8s.schemawalk import LIST_TYPE, violations, violations_below
+from policylint.k8s.verdicts import TOP_LEVEL_SKIPPED, template
+from policylint.k8s.verdicts import kept_key as verdict_key
+
+if TYPE_CHECKING:
+    from policylint.k8s.admissions import Admissions
+    from policylint.k8s.objects import K8sObject
+
+_UNSET: Any = object()
+
+
+def admits(
+    admissions: Admissions, obj: K8sObject, first: Mapping[str, Any], other: Mapping[str, Any], shapes: dict[int, Any]
+) -> bool | None:
+    """True: `other` admits the object, which `first` admits (its verdict is known and admits);
+    None: not shown without walking `other` whole (the caller does). `shapes` is a memo of
+    `cel.shape` whose maps and lists stay alive while it is used (the object's, or the run's:
+    `Catalogue.shapes`, where the subtrees objects share, one object each since the loader makes
+    them so, are shaped once per run)."""
+    return admits_all(admissions, obj, first, [other], shapes)[0]
+
+
+def admits_all(
+    admissions: Admissions,
+    obj: K8sObject,
+    first: Mapping[str, Any],
+    others: list[Mapping[str, Any]],
+    shapes: dict[int, Any],
+    roots: list[Difference | None] | None = None,
+) -> list[bool | None]:
+    """`admits` for each of `others`, in one walk of the object: each value is visited once for
+    all the pairs whose differences it reaches, and a position where several pairs hold the same
+    `Difference` (their other schemas share the node: releases that did not change it) is
+    answered once for all of them. `roots`: each other's `difference` from the first, if known."""
+    data = obj.data
+    if not isinstance(data, dict):
+        return [None] * len(others)
+    catalogue = admissions.catalogue
+    spent = catalogue.cel_spent.get((obj, catalogue.schema_numbers(first)))
+    if spent is None:
+        return [None] * len(others)  # the first's verdict was kept between runs: its rules' cost is not known
+    if roots is None:
+        roots = [difference(first, other) for other in others]
+    if not any(roots):
+        return [True] * len(others)
+    from policylint.k8s.cel.cost import RUNTIME_BUDGET
+
+    walk = _Differential(admissions, obj, shapes)
+    walk.run(data, roots)
+    return [None if dead or spent + cost > RUNTIME_BUDGET else True for dead, cost in zip(walk.dead, walk.costs)]
+
+
+_END: Any = object()  # on the walk's stack: the subtree above is done
+
+
+class _Pairs:
+    """What every pair of an object holds at one position: the tuple of their differences there
+    (None: nothing left for that pair below), one object per distinct tuple (`_pairs`), with the
+    distinct differences among them and the pairs holding each, and the tuples below it worked out
+    once per field name: the walk asks each of its positions once for all the pairs, where a
+    field's tuple per pair would be built again at every value."""
+
+    __slots__ = ("checking", "costly", "distinct", "extra", "fields", "heres", "items", "names")
+
+    def __init__(self, heres: tuple[Difference | None, ...]) -> None:
+        self.heres = heres
+        groups: dict[int, tuple[Difference, list[int]]] = {}
+        for i, here in enumerate(heres):
+            if here is not None:
+                groups.setdefault(id(here), (here, []))[1].append(i)
+        self.distinct = tuple((here, tuple(pairs)) for here, pairs in groups.values())
+        # The differences with checks of their own here; the others only lead below.
+        self.checking = tuple((h, pairs) for h, pairs in self.distinct if h.local is not None or h.rules or h.combined)
+        # Whether some CEL rule is evaluated here or below: else the pairs' subtree costs nothing.
+        self.costly = any(_costly(h) for h in heres if h is not None)
+        self.names = frozenset(name for here in heres if here is not None for name in here.properties)
+        self.fields: dict[str, _Pairs | None] = {}
+        self.extra: _Pairs | None = _pairs(tuple(None if h is None else h.extra for h in heres))
+        self.items: _Pairs | None = _pairs(tuple(None if h is None else h.items for h in heres))
+
+    def field(self, key: Any) -> _Pairs | None:
+        """The pairs' differences at a field of a map here (`Difference.properties`, else `extra`)."""
+        if type(key) is not str or key not in self.names:
+            return self.extra
+        if key in self.fields:
+            return self.fields[key]
+        got = self.fields[key] = _pairs(tuple(None if h is None else h.properties.get(key, h.extra) for h in self.heres))
+        return got
+
+
+_COSTLY: dict[int, tuple[Difference, bool]] = {}
+
+
+def _costly(here: Difference | None) -> bool:
+    """Whether a difference or one below it evaluates CEL rules (`Difference.rules`), once per
+    difference."""
+    if here is None:
+        return False
+    got = _COSTLY.get(id(here))
+    if got is not None and got[0] is here:
+        return got[1]
+    found = here.rules or any(_costly(h) for h in (*here.properties.values(), here.extra, here.items))
+    _COSTLY[id(here)] = (here, found)
+    return found
+
+
+def _reaches(value: Any, here: _Pairs) -> bool:
+    """Whether a value has anything to check at a position: not a null (an unset field, which the
+    walks skip), and a map or a list, or a scalar where some pair checks it (`_Pairs.checking`)."""
+    if value is None:
+        return False
+    kind = type(value)
+    return kind is dict or kind is list or bool(here.checking)
+
+
+# (id of each pair's difference, or 0) -> its `_Pairs` with the differences: one object per
+# distinct tuple, whose identity keys the walk's memo of subtrees (the differences live for the
+# process, `_DIFFERENCES`, so the ids stay theirs).
+_PAIRS_OF: dict[tuple[int, ...], _Pairs] = {}
+
+
+def _pairs(heres: tuple[Difference | None, ...]) -> _Pairs | None:
+    if not any(heres):
+        return None
+    key = tuple(0 if h is None else id(h) for h in heres)
+    got = _PAIRS_OF.get(key)
+    if got is None:
+        got = _PAIRS_OF[key] = _Pairs(heres)
+    return got
+
+
+class _Differential:
+    """The positions of an object's value that reach a difference of any of its pairs
+    (`Difference`), walked once for all of them (`_Pairs`), with each other schema's checks made
+    and CEL rules evaluated at each of its differing positions, as `celrules.cel_failures`
+    evaluates them (with the same memo tables), and what they cost per pair.
+
+    A map or list whose content was seen with the same differences of all the pairs (one
+    `_Pairs`) and nothing refused below it by any pair is not walked again: (id(pairs), "!=",
+    (its shape,)) -> what its rules cost there per pair, in the catalogue's `cel_results`.
+    Repositories repeat their routes' rules and filters, so most objects' differing subtrees are
+    answered by one lookup."""
+
+    __slots__ = (
+        "cel",
+        "checked",
+        "costs",
+        "data",
+        "dead",
+        "deaths",
+        "keep",
+        "malformed",
+        "memo",
+        "per_call",
+        "results",
+        "shapes",
+        "spent",
+    )
+
+    def __init__(self, admissions: Admissions, obj: K8sObject, shapes: dict[int, Any]) -> None:
+        from policylint.k8s import cel
+        from policylint.k8s.cel.cost import PER_CALL_LIMIT
+
+        self.cel = cel
+        self.per_call = PER_CALL_LIMIT
+        self.data = obj.data
+        self.malformed = admissions.index.malformed(obj)
+        # An object with a value of the wrong type skips the rules there (as the full walk does):
+        # what its subtrees cost is not what the same content costs elsewhere, so it is not kept.
+        self.keep = not self.malformed.problems
+        self.results: dict[Any, Any] = admissions.catalogue.cel_results
+        self.checked: dict[Any, Any] = admissions.catalogue.schema_results
+        self.shapes = shapes
+        self.memo: dict[int, Any] = {}
+        self.spent = 0  # what the rules of the position being checked spent
+        self.dead: list[bool] = []
+        self.deaths = 0  # how many pairs are dead
+        self.costs: list[int] = []
+
+    def run(self, data: Mapping[str, Any], roots: list[Difference | None]) -> None:
+        """Walk the value along the positions that reach some pair's difference (`roots`, one per
+        pair), making each pair's checks there: `dead[i]` when something there is refused by the
+        i-th other schema or it has alternatives (not shown here), `costs[i]` what its rules
+        spent. A stack entry holds the pairs' differences at the value's position (`_Pairs`)."""
+        pairs = len(roots)
+        self.dead = [False] * pairs
+        self.deaths = 0
+        self.costs = costs = [0] * pairs
+        top = _pairs(tuple(roots))
+        if top is None:
+            return
+        stack: list[tuple[Any, Any, Any]] = [(data, top, ())]
+        while stack:
+            value, here, parts = stack.pop()
+            if value is _END:
+                slot, before = here
+                if self.keep and not self.deaths:
+                    self.results[slot] = () if before is None else tuple(a - b for a, b in zip(costs, before))
+                continue
+            kind = type(value)
+            if ((kind is dict and len(value) == 1) or kind is str) and template(value):
+                continue  # the walks skip an unrendered value, and all below it
+            if parts and (kind is dict or kind is list) and self._kept(value, here, stack):
+                continue
+            if not self._position(value, here, parts):
+                if self.deaths == pairs:
+                    return  # every pair refused (or left to the full walk): nothing more to learn
+                continue
+            if kind is dict:
+                names, fields = here.names, here.fields
+                for key, child in value.items():
+                    if not parts and key in TOP_LEVEL_SKIPPED:
+                        continue
+                    below = (fields[key] if key in fields else here.field(key)) if key in names else here.extra
+                    if below is not None and _reaches(child, below):
+                        stack.append((child, below, (*parts, key)))
+            elif kind is list:
+                items = here.items
+                if items is not None:
+                    stack.extend((item, items, (*parts, i)) for i, item in enumerate(value) if _reaches(item, items))
+
+    def _kept(self, value: Any, here: _Pairs, stack: list[Any]) -> bool:
+        """Whether a map or list whose content was seen with the same differences of all the pairs,
+        nothing refused below it, takes what each pair's rules cost there (added); if not, an
+        `_END` entry keeps what they cost when its subtree is done (nothing, without a rule below:
+        `_Pairs.costly`)."""
+        whole = self.shapes.get(id(value), _UNSET)
+        if whole is _UNSET:
+            whole = self.cel.shape(value, self.shapes)
+        if whole is None:
+            return False
+        slot = (id(here), "!=", (whole,))
+        got = self.results.get(slot)
+        if got is not None:
+            costs = self.costs
+            for i, cost in enumerate(got):
+                costs[i] += cost
+            return True
+        stack.append((_END, (slot, tuple(self.costs) if here.costly else None), None))
+        return False
+
+    def _position(self, value: Any, here: _Pairs, parts: tuple[str | int, ...]) -> bool:
+        """Each distinct difference's checks at one position, once for all the pairs holding it,
+        their cost added to each; a refusal (or alternatives) makes those pairs dead. Whether a
+        pair is left alive to walk below."""
+        dead, costs = self.dead, self.costs
+        for found, holders in here.checking:
+            if self.deaths and all(dead[i] for i in holders):
+                continue
+            if not found.combined:
+                self.spent = 0
+                if self._accepted(value, found, parts):
+                    for i in holders:
+                        costs[i] += self.spent
+                    continue
+            for i in holders:
+                if not dead[i]:
+                    dead[i] = True
+                    self.deaths += 1
+        return not self.deaths or any(not dead[i] for _, holders in here.distinct for i in holders)
+
+    def _accepted(self, value: Any, here: Difference, parts: tuple[str | int, ...]) -> bool:
+        """Whether the other schema's checks and CEL rules at this position refuse nothing."""
+        if here.local is not None and not self._checked(value, here.local, parts):
+            return False
+        node = here.node
+        return not here.rules or node is None or self.malformed.broken(*parts) or self._rules(value, node, here.same, parts)
+
+    def _checked(self, value: Any, local: Mapping[str, Any], parts: tuple[str | int, ...]) -> bool:
+        """Whether the other schema's checks at this position (`Difference.local`) refuse nothing
+        in the value; kept by what they read of it (`_read`), (id(local), ("!=", that)) -> True,
+        in the catalogue's `schema_results`."""
+        if not parts:
+            return not violations(value, local)
+        read = _read(value, local, self.cel.shape, self.shapes)
+        slot = (id(local), ("!=", read)) if read is not None else None
+        if slot is not None and slot in self.checked:
+            return True
+        if violations_below(value, local):
+            return False
+        if slot is not None:
+            self.checked[slot] = True
+        return True
+
+    def _rules(self, raw: Any, node: Mapping[str, Any], same: Mapping[str, Any] | None, parts: tuple[str | int, ...]) -> bool:
+        """Whether every rule of the node passes on the value, adding what they cost: as
+        `celrules._CelRun._node` runs them (the outcomes of all the node's rules kept by the
+        value's content, each rule's by what it reads; a value of the wrong type ends the node's
+        rules), sharing its memo entries."""
+        cel = self.cel
+        rules = cel.node_rules(node)
+        whole = cel.shape(raw, self.shapes) if parts else None
+        node_slot = (id(node), "", (whole,)) if whole is not None else None
+        known = self.results.get(node_slot) if node_slot is not None else None
+        shared: dict[str, Any] = {}
+        if known is None and same is not None and whole is not None:
+            first = self.results.get((id(same), "", (whole,)))
+            if first is not None and converts_alike(raw, same, node, self.shapes, self.results):
+                # The same rule on the same value: the outcome the first's walk kept.
+                shared = {compiled.text: outcome for (_, compiled), outcome in zip(cel.node_rules(same), first)}
+        seen: list[Any] = []
+        value: Any = _UNSET
+        for i, (_, compiled) in enumerate(rules):
+            if known is not None:
+                outcome = known[i] if i < len(known) else None
+            else:
+                outcome = shared.get(compiled.text, _UNSET)
+                if outcome is _UNSET:
+                    outcome, value = self._outcome(compiled, raw, node, parts, value)
+                seen.append(outcome)
+            if outcome is None:
+                break  # a value the schema refuses: no rule runs on it (the schema walk's finding)
+            passed, error, cost = outcome
+            self.spent += cost
+            if not passed and not isinstance(error, cel.BadValue):
+                return False
+        if known is None and node_slot is not None:
+            self.results[node_slot] = tuple(seen)
+        return True
+
+    def _outcome(
+        self, compiled: Any, raw: Any, node: Mapping[str, Any], parts: tuple[str | int, ...], value: Any
+    ) -> tuple[Any, Any]:
+        """A rule's outcome on the node's value (`celrules._CelRun._outcome`), and the value if it
+        was worked out."""
+        from policylint.k8s.celrules import root_value
+
+        cel = self.cel
+        key = cel.result_key(compiled, raw, self.shapes, node) if parts else None
+        slot = (id(node), compiled.text, key) if key is not None else None
+        outcome = self.results.get(slot, _UNSET) if slot is not None else _UNSET
+        if outcome is _UNSET:
+            if value is _UNSET:
+                value = cel.to_cel(raw, node, self.memo) if parts else root_value(self.data, node, self.memo)
+            outcome = None if value is cel.BAD else cel.evaluate_within(compiled, value, self.per_call)
+            if slot is not None:
+                self.results[slot] = outcome
+        return outcome, value
+
+
+def _read(value: Any, local: Mapping[str, Any], shape: Any, shapes: dict[int, Any]) -> Any:
+    """What the schema walk reads of a value to check it under a node whose children are stubs it
+    does not enter (`_local`), as a hashable key (None: none): a scalar's type and value; a map's
+    fields in order, each with whether it is null (its length, the required fields present, which
+    fields are unknown: `schemawalk._Walk._map`); a list's nulls (its length, the null items:
+    `_Walk._list`), or its whole content where the node has a list type (`_duplicates` compares
+    the items) or alternatives. Most of an object's differing positions are maps and lists whose
+    content is its own (a route's rules with their backends' names), while what their own checks
+    read repeats: keyed by the whole content, the check was never taken from the memo."""
+    kind = type(value)
+    if COMBINED in local:  # the alternatives read the whole value (the walk never gets here with them)
+        whole = shape(value, shapes) if kind is dict or kind is list else None
+        return None if whole is None else ("*", whole)
+    if kind is str or kind is int or kind is float or kind is bool:
+        return (kind, value)
+    if kind is dict:
+        return ("{}", tuple((key, child is None) for key, child in value.items()))
+    if kind is list:
+        if LIST_TYPE in local:
+            whole = shape(value, shapes)
+            return None if whole is None else ("[]", whole)
+        return ("[]", tuple(item is None for item in value))
+    return None
+
+
+def kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any]) -> str | None:
+    """The key under which the answer that `schema` admits the object is kept between runs (None:
+    nothing is kept): the full verdict's key (policylint.k8s.admission) with a mark of its own,
+    since the differential walk shows admission without the pruned fields a verdict holds."""
+    return verdict_key(admissions, obj, schema, mark="admits|")
