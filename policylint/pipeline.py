@@ -400,8 +400,8 @@ def _project(
     )
     sources = found.sources
     if request.staged:
-        from policylint.input.git import repository_root, staged_snapshot
-        from policylint.input.staged import removed_from_worktree
+        from policylint.input.git import repository_root
+        from policylint.input.staged import removed_from_worktree, staged_snapshot
 
         top = repository_root(os.getcwd())
         removed = removed_from_worktree(

@@ -10,12 +10,15 @@ recognised as not a manifest (policylint.input.nonmanifest) left out.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 
 from policylint.input import nonmanifest
-from policylint.input.git import read_blobs, staged_files
+from policylint.input.git import read_blobs, remember_blob, staged_files
 from policylint.input.ignore import Matcher, NameMatcher, WalkFilter
+from policylint.input.reader import read_bytes
 from policylint.input.sources import MANIFEST_SUFFIXES, Source, display_name
 
 
@@ -61,3 +64,41 @@ def _excluded(exclude: Matcher | NameMatcher, root: str, parts: list[str]) -> bo
         if exclude.decide(current, i < len(parts) - 1) is True:
             return True
     return False
+
+
+def staged_snapshot(sources: Sequence[Source], root: str) -> list[Source]:
+    """`sources` as the index holds them: each tracked file's staged content (unstaged edits
+    do not leak in), files the index does not hold left out."""
+    index = staged_files(root)
+    kept: list[tuple[Source, str]] = []
+    for source in sources:
+        if source.fs_path is None:
+            continue
+        relative = os.path.relpath(os.path.abspath(source.fs_path), root).replace(os.sep, "/")
+        if relative in index:
+            kept.append((source, index[relative]))
+    on_disk = [_as_on_disk(source, blob) for source, blob in kept]
+    blobs = iter(read_blobs([blob for (_, blob), data in zip(kept, on_disk) if data is None], root))
+    contents = [data if data is not None else next(blobs) for data in on_disk]
+    return [replace(source, content=blob, snapshot=True) for (source, _), blob in zip(kept, contents) if blob is not None]
+
+
+def _as_on_disk(source: Source, object_id: str) -> bytes | None:
+    """The file's bytes when they are the staged blob `object_id` (no unstaged edit, no filter
+    between the two), else None: hashed as git names a blob, which reading the file and hashing
+    it costs a fraction of what `cat-file` does to inflate and pipe it. Read as every input file
+    is (policylint.input.reader: a regular file, never blocking, within the size bound: a file
+    past it is the blob's only if git reads it). Within a command's snapshot the bytes are the
+    blob's for the other side of the change too."""
+    algorithm = {40: "sha1", 64: "sha256"}.get(len(object_id))  # the repository's object format
+    if algorithm is None or source.content is not None:
+        return None
+    data, _ = read_bytes(source)
+    if data is None:
+        return None
+    digest = hashlib.new(algorithm, b"blob %d\0" % len(data))
+    digest.update(data)
+    if digest.hexdigest() != object_id:
+        return None
+    remember_blob(object_id, data)
+    return data
