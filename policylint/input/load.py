@@ -51,6 +51,7 @@ from policylint.input.resolver import LOADER, PARSER_IS_C, node_tag
 from policylint.input.sources import Source
 from policylint.input.templates import (
     BRACED,
+    placeholder_along,
     placeholder_fields,
     placeholder_issue,
     template_issue,
@@ -81,6 +82,7 @@ __all__ = [
     "load_sources",
     "node_tag",
     "parse_text",
+    "placeholder_along",
     "placeholder_fields",
     "printable",
     "read_bytes",

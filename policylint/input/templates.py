@@ -218,6 +218,12 @@ def placeholder_fields(data: Any) -> list[tuple[placeholders.PathParts, str]]:
     return placeholders.fields(data, braces=_brace_forms(data))
 
 
+def placeholder_along(data: Any, path: placeholders.PathParts) -> bool:
+    """Whether `path` of a parsed document may be, or lie inside, a field `placeholder_fields`
+    gives: False is final, True is confirmed with `placeholder_fields` (`placeholders.along`)."""
+    return placeholders.along(data, path, braces=_brace_forms(data))
+
+
 def without_template_keys(issues: list[Issue], text: str) -> list[Issue]:
     """One finding per cause: YAML reads `{{ .Values.x }}` as a mapping whose key is a mapping,
     so a line holding a template marker (PL004) would also get PL001 for that key."""

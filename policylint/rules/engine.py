@@ -121,11 +121,7 @@ def _on_placeholder(project: Project, issue: Issue) -> bool:
     obj = issue.object
     if obj is None or not issue.path:
         return False
-    held = project.index.placeholders(obj)
-    if not held:
-        return False
-    path = tuple(parse_path(issue.path))
-    return any(path[: len(h)] == h for h in held)
+    return project.index.on_placeholder(obj, tuple(parse_path(issue.path)))
 
 
 def _resolve_rule(
