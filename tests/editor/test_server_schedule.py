@@ -1,8 +1,10 @@
 """When the server analyses: at once after an edit, and the edits made while an analysis runs
-coalesced into one next analysis of the latest texts, whose diagnostics alone are published.
+coalesced into one next analysis of the latest texts, started once the typing pauses, whose
+diagnostics alone are published.
 
-The analysis thread is replaced by an executor the test completes by hand, so that which
-analysis runs when is decided by the test, never by a clock.
+The analysis thread is replaced by an executor the test completes by hand, and the pause's timer
+by one the test ends by hand, so that which analysis runs when is decided by the test, never by a
+clock.
 """
 
 from __future__ import annotations
@@ -51,6 +53,18 @@ class Editor:
         self.server.overrides = lambda: (dict(self.texts), {"a.yaml": self.version})  # type: ignore[method-assign]
         self.server._run = self._run  # type: ignore[method-assign]
         self.server.publish = self.published.append  # type: ignore[method-assign]
+        self.pauses: list[asyncio.Future[None]] = []  # the pause's waits, each ended by `pass_time`
+        self.server._sleep = self._sleep  # type: ignore[assignment]
+
+    def _sleep(self, seconds: float) -> asyncio.Future[None]:
+        assert seconds == self.server.typing_pause
+        waited: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.pauses.append(waited)
+        return waited
+
+    def pass_time(self) -> None:
+        """The pause's latest wait ends (`typing_pause` seconds went by)."""
+        self.pauses[-1].set_result(None)
 
     def _run(self, texts: dict[str, str], generation: int, on_disk: set[str] | None) -> Snapshot:
         self.analysed.append(texts)
@@ -96,9 +110,13 @@ async def test_edits_during_an_analysis_make_one_next_analysis_of_the_latest_tex
     waiting = asyncio.ensure_future(editor.server.current())
     editor.executor.finish(0)
     await _turns()
-    # The analysis of v2 is stale: not published, and the one next is of the latest text only.
+    # The analysis of v2 is stale: not published; the next waits for the typing to pause.
     assert editor.published == []
     assert not waiting.done()
+    assert len(editor.executor.calls) == 1 and len(editor.pauses) == 1
+    editor.pass_time()
+    await _turns()
+    # No edit came during the pause: the next analysis is of the latest text only.
     assert [args[0] for _, args, _ in editor.executor.calls] == [{"a.yaml": "v2"}, {"a.yaml": "v5"}]
     editor.executor.finish(1)
     snapshot = await waiting
@@ -124,12 +142,40 @@ async def test_files_changed_on_disk_during_an_analysis_are_told_to_the_next() -
     editor.server.schedule(on_disk=["c.yaml"])
     editor.executor.finish(0)
     await _turns()
+    editor.pass_time()
+    await _turns()
     # The first analysis was told of nothing changed on disk; the next of both files.
     assert [args[2] for _, args, _ in editor.executor.calls] == [set(), {"b.yaml", "c.yaml"}]
     editor.server.schedule(on_disk=None)  # a change the watcher could not name
     await _turns()
     editor.executor.finish(1)
     await _turns()
+    editor.pass_time()
+    await _turns()
     assert editor.executor.calls[2][1][2] is None
     editor.executor.finish(2)
     await _turns()
+
+
+@pytest.mark.asyncio
+async def test_while_typing_goes_on_the_next_analysis_waits_for_a_pause() -> None:
+    editor = Editor()
+    editor.type("v2")
+    await _turns()
+    editor.type("v3")
+    await _turns()
+    editor.executor.finish(0)  # stale: v3 came while it ran
+    await _turns()
+    # Each key during the pause starts it again; no analysis runs until one passes without a key.
+    for text in ("v4", "v5"):
+        assert len(editor.executor.calls) == 1
+        editor.type(text)
+        editor.pass_time()
+        await _turns()
+    assert len(editor.pauses) == 3 and len(editor.executor.calls) == 1
+    editor.pass_time()
+    await _turns()
+    assert [args[0] for _, args, _ in editor.executor.calls] == [{"a.yaml": "v2"}, {"a.yaml": "v5"}]
+    editor.executor.finish(1)
+    await _turns()
+    assert [s.analysis.overrides for s in editor.published] == [{"a.yaml": "v5"}]
