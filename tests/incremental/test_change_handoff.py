@@ -19,6 +19,7 @@ import pytest
 from policylint import pipeline
 from policylint.incremental import rulecache, shells
 from policylint.input.cache import ParseCache
+from policylint.k8s import index
 from policylint.pipeline import LintRequest
 from policylint.semantics import components, partgraph
 from tests.gitrepo import git, init
@@ -30,9 +31,10 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
     """What a command does, in order: its pipeline runs (the request of each), the objects each
     join of the part search joined, the shells decoded and the parse-cache entries read (by
     entry), and the rule results written to the cache or only held."""
-    seen: dict[str, list[Any]] = {"runs": [], "joined": [], "shells": [], "loads": [], "saved": [], "trimmed": []}
+    seen: dict[str, list[Any]] = {"runs": [], "joined": [], "shells": [], "loads": [], "saved": [], "trimmed": [], "checked": []}
     real_lint, real_relabel, real_decoded = pipeline._lint, partgraph.PartGraph._relabel, shells._decoded
     real_load, real_save, real_trim = ParseCache.load, rulecache.RuleResults.save, rulecache.RuleResults.trim
+    real_check = index.check_object
 
     def lint(request: LintRequest, part: pipeline.Part | None = None, resident: Any = None) -> pipeline.LintResult:
         seen["runs"].append(request)
@@ -58,7 +60,12 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
         seen["trimmed"].append(self)
         real_trim(self, *args)
 
+    def check_object(group: str, kind: str, data: Any) -> Any:
+        seen["checked"].append(data.get("metadata", {}).get("name"))
+        return real_check(group, kind, data)
+
     monkeypatch.setattr(pipeline, "_lint", lint)
+    monkeypatch.setattr(index, "check_object", check_object)
     monkeypatch.setattr(partgraph.PartGraph, "_relabel", relabel)
     monkeypatch.setattr(shells, "_decoded", decoded)
     monkeypatch.setattr(ParseCache, "load", load)
@@ -67,9 +74,11 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
     yield seen
 
 
-def _typo(files: dict[str, list[dict[str, Any]]], namespace: str) -> None:
+def _typo(files: dict[str, list[dict[str, Any]]], namespace: str) -> list[dict[str, Any]]:
+    """The documents of the file whose policy in `namespace` now names a target that is not there."""
     policy = next(d for d in _policies(files) if d["metadata"]["namespace"] == namespace)
     policy["spec"]["targetRefs"][0]["name"] += "-typo"
+    return next(docs for docs in files.values() if any(d is policy for d in docs))
 
 
 def test_the_base_side_reuses_the_objects_and_the_sets_of_the_changes_side(
@@ -91,7 +100,7 @@ def test_the_base_side_reuses_the_objects_and_the_sets_of_the_changes_side(
     check("--staged", "--cache-dir", cache)  # keeps every file's shell, and tenant 1's part
     git(root, "commit", "-q", "-m", "typo")
     # Another tenant: what the run before kept of its part does not cover this one's.
-    _typo(files, "tenant-00002")
+    changed = _typo(files, "tenant-00002")
     _write(root, files)
     git(root, "add", "-A")
     cold = check("--staged", "--no-cache")
@@ -111,6 +120,9 @@ def test_the_base_side_reuses_the_objects_and_the_sets_of_the_changes_side(
     assert counted["shells"], "the staged side builds the files outside its part from their shells"
     assert len(counted["shells"]) == len(set(counted["shells"]))
     assert len(counted["loads"]) == len(set(counted["loads"]))
+    # The fields' types of an object whose shell says they are well formed are not checked again
+    # once its data is read: only the changed file's objects, loaded from its new bytes, are.
+    assert sorted(counted["checked"]) == sorted(d["metadata"]["name"] for d in changed)
     # A command writes what the per-object rules found, as runs that share nothing do.
     assert counted["saved"]
     assert not counted["trimmed"]
