@@ -348,9 +348,10 @@ def lint(request: LintRequest, *, part: Part | None = None, resident: Resident |
 
     `part`: analyse only what the findings of those files and objects can depend on
     (policylint.semantics.components): they are a whole run's, the others are left out (the
-    gate's base side, policylint.commands.change). `resident`: the objects a long-lived process
-    kept of the files of its last part run, taken where the bytes are the same
-    (policylint.incremental.resident), and replaced by this run's."""
+    gate's base side, policylint.commands.change). `resident`: the objects this process's last
+    run kept of its files (a long-lived process's, or a change's side handed to its base's),
+    taken where the bytes are the same (policylint.incremental.resident), and replaced by this
+    run's."""
     # A lint run allocates millions of short-lived, acyclic objects (YAML nodes, dicts);
     # the cyclic collector only rescans them. One run is short: collect afterwards instead.
     was_enabled = gc.isenabled()
@@ -624,9 +625,8 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     if resident is not None:
         resident.malformed = project.index.malformed_known()
     if reuse is not None:
-        # A long-lived process keeps them in memory; writing the entry after every edit would
-        # cost it more than reading it costs the next process.
-        reuse.finish(len(loaded.index.objects), write=resident is None)
+        # A long-lived process keeps them in memory (`Resident.writes`).
+        reuse.finish(len(loaded.index.objects), write=resident is None or resident.writes)
     files = [s.display for s in sources]
     scope = ReportScope.of(request, sources, project, loaded.index.objects)
     outcome = suppressions.run(

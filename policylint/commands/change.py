@@ -29,6 +29,7 @@ from policylint.values import frozen
 
 if TYPE_CHECKING:
     from policylint.findings import Finding
+    from policylint.incremental.resident import Resident
     from policylint.input.sources import Source
     from policylint.pipeline import LintRequest, LintResult, Part
     from policylint.report_scope import ChangeSet
@@ -164,11 +165,15 @@ def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str
     return Measured(root, context, ChangeSet(files, before), commit, name, head, "", len(changed) - elsewhere, elsewhere)
 
 
-def introduced(request: LintRequest, findings: Sequence[Finding], measured: Measured) -> frozenset[str]:
+def introduced(
+    request: LintRequest, findings: Sequence[Finding], measured: Measured, resident: Resident | None = None
+) -> frozenset[str]:
     """The fingerprints of `findings` (a run's) that the base does not have: the base read from git
     objects and linted with `request`'s configuration (rules, severities, suppressions, loading
     options), so that only the change differs between the two runs; its findings are read back
-    when an earlier run kept them, else worked out in the part of the base they can depend on."""
+    when an earlier run kept them, else worked out in the part of the base they can depend on,
+    from what the change's side kept in `resident` (the objects of the same bytes, the part
+    search's sets: policylint.incremental.resident)."""
     from policylint.input.commit import commit_sources
     from policylint.pipeline import lint
 
@@ -206,7 +211,7 @@ def introduced(request: LintRequest, findings: Sequence[Finding], measured: Meas
             # the part it analysed covers this one (the hook's next commit).
             before = kept.recall_members(part)
         if before is None:
-            linted = lint(whole, part=part)
+            linted = lint(whole, part=part, resident=resident)
             before = frozenset(
                 f.fingerprint for f in linted.findings if f.object in part[1] or (f.object is None and f.file in part[0])
             )
@@ -260,7 +265,7 @@ class _Kept:
             memo.remember(self.cache, entry, fingerprints)
 
 
-def classify(request: LintRequest, result: LintResult, measured: Measured) -> None:
+def classify(request: LintRequest, result: LintResult, measured: Measured, resident: Resident | None = None) -> None:
     """Which findings the change introduces, and the report of a change: every finding it
     introduces, wherever it is (nothing else changed between the two runs, so each is caused by
     the change: a renamed listener's PL407 in the changed file and the PL413 it brings on a
@@ -272,7 +277,7 @@ def classify(request: LintRequest, result: LintResult, measured: Measured) -> No
     result.base = measured.base_name
     result.change_files = (measured.considered, measured.elsewhere)
     knock_on = result.beyond_scope if measured.elsewhere == 0 else []
-    result.introduced = introduced(request, [*result.findings, *knock_on], measured)
+    result.introduced = introduced(request, [*result.findings, *knock_on], measured, resident)
     caused = [f for f in knock_on if f.fingerprint in result.introduced]
     if caused:
         result.findings = sorted([*result.findings, *caused], key=Finding.sort_key)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from policylint.config.load import LoadedConfig
     from policylint.config.overrides import Overrides
     from policylint.findings import Severity
+    from policylint.incremental.resident import Resident
     from policylint.input.gitref import TreeRef
     from policylint.input.ignore import WalkFilter
     from policylint.input.sources import Skipped, Source
@@ -167,6 +168,9 @@ def _run_check(settings: Settings, configured: Configured | None = None) -> int:
         overrides=overrides if overrides else None,
         rule_options=configured.rule_options or {},
     )
+    # The base's part is, but for the files the change touched, the objects this side reads: what
+    # this side's run builds of them is handed to the base's (policylint.incremental.resident).
+    resident = _resident() if measured is not None and measured.base is not None else None
     try:
         if fixing:
             from policylint.commands.fixes import run_fixes
@@ -181,9 +185,8 @@ def _run_check(settings: Settings, configured: Configured | None = None) -> int:
                 return outcome  # --diff-fix: the diff is the output
             result = outcome
         else:
-            result = lint(request)
-        if measured is not None:
-            _classify(request, result, measured)
+            result = lint(request, resident=resident)
+        _classify(request, result, measured, resident)
         diff_base, head = _gate_sides(settings, measured)
         result.gate = gate_report(
             trust,
@@ -258,12 +261,19 @@ def _measure(paths: Sequence[str], diff_base: str | None, staged: bool, namespac
     return measured
 
 
-def _classify(request: LintRequest, result: LintResult, measured: Measured) -> None:
-    """Which of `result`'s findings the change introduces: the base is linted too."""
+def _classify(request: LintRequest, result: LintResult, measured: Measured | None, resident: Resident | None) -> None:
+    """Which of `result`'s findings the change introduces, if it measured one: the base is linted
+    too, from what `resident` kept of the change's side."""
     from policylint.commands.change import classify
 
-    if measured.base is not None:
-        classify(request, result, measured)
+    if measured is not None and measured.base is not None:
+        classify(request, result, measured, resident)
+
+
+def _resident() -> Resident:
+    from policylint.incremental.resident import Resident
+
+    return Resident(writes=True)
 
 
 def _baseline_at_ref(ref: str | None, baseline: str | None) -> list[Entry] | None:

@@ -1,4 +1,5 @@
-"""The objects of unchanged files, kept in memory between the runs of one long-lived process.
+"""The objects of unchanged files, kept in memory between the runs of one process: a
+long-lived one (a language server), or the two sides of a change (`check --staged`, `--diff`).
 
 A scoped run builds the objects of the files outside its part from their shells
 (policylint.incremental.shells): one entry decoded and checked per file, then a `LazyObject` per
@@ -24,6 +25,13 @@ policylint.semantics.topology.kept); and which of the objects' fields have the w
 (tests/incremental/test_incremental.py, tests/editor/test_server_parts.py,
 tests/incremental/test_kept_walks.py, tests/topology/test_topology_kept.py) compare every
 update with a cold run of the same texts.
+
+The gate of a change runs twice in one process: its side of the change, then the base's part
+(policylint.commands.change), whose files are, but for those the change touched, the same bytes.
+One `Resident` (`writes=True`) handed from the first run to the second gives the base side the
+objects, the decoded data, the verdicts, the rule results and the part search's sets the change's
+side built: the base's differences are an edit of the sets (tests/incremental/test_change_handoff.py
+counts what the base side reads and joins).
 """
 
 from __future__ import annotations
@@ -69,9 +77,15 @@ class Held:
 class Resident:
     """The files of the last run that were built from their shells, by name and parse-cache key.
     Each run replaces the whole table with its own files (`keep`), so that a file's earlier
-    contents are not held after it changed."""
+    contents are not held after it changed.
 
-    def __init__(self) -> None:
+    `writes`: each run writes what it added to the rule results to the cache, as a run without a
+    `Resident` does (a command, which ends after its runs); a long-lived process only holds them,
+    since writing the entry after every edit would cost it more than reading it costs the next
+    process."""
+
+    def __init__(self, *, writes: bool = False) -> None:
+        self.writes = writes
         self._held: dict[str, tuple[str, Held]] = {}
         self._verdicts: tuple[str, bytes, VerdictStore] | None = None
         self.graph = PartGraph()

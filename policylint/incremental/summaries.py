@@ -47,13 +47,18 @@ def scope(
     graph: PartGraph | None = None,
 ) -> Scoped | None:
     """`components.scope(objects, origin_files, removed, hosts=hosts, kept=graph)`, read back when
-    `cache` holds it (and kept for the next run), unless the sets are kept in memory (`graph`)."""
+    `cache` holds it (and kept for the next run), unless the sets are kept in memory (`graph`) from
+    an earlier run."""
     files = frozenset(origin_files)
     removed = sorted(set(removed), key=lambda k: _dumps(_key_row(k)))  # a namespace may be None
-    if cache is None or graph is not None or len(objects) < components.MIN_OBJECTS:
-        # With the sets kept in memory (a language server), the search costs what the change
-        # does: less than hashing every object's key for the entry.
+    if cache is None or (graph is not None and not graph.fresh) or len(objects) < components.MIN_OBJECTS:
+        # With the sets kept in memory (a language server, a change's base side after its other
+        # side), the search costs what the change does: less than hashing every object's key for
+        # the entry.
         return components.scope(objects, files, removed, hosts=hosts, kept=graph)
+    # A fresh `graph` (the first run of a process) is filled by the search only when the entry
+    # misses: the hook run again on the same commit reads its part back, and its base's
+    # findings too, so no later run of the process needs the sets.
     entry = _part_entry(cache, objects, content_keys, files, removed, hosts)
     if entry is not None:
         kept = _recall_part(cache, entry, objects)

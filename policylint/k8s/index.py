@@ -143,8 +143,10 @@ class ProjectIndex:
         but for the placeholders PL004 reports (`placeholders`): `{GATEWAY_CLASS_NAME}` unquoted
         is a mapping only until the harness substitutes it."""
         cached = self._malformed.get(obj)
-        if cached is None and type(obj) is LazyObject and obj.unread and obj.kept_well_formed:
-            # What `check_object` found when the file's shell was kept: the object need not be read.
+        if cached is None and type(obj) is LazyObject and obj.kept_well_formed:
+            # What `check_object` found when the file's shell was kept, of the data the object
+            # reads: it need not be read, nor checked again once it is (a change's base side takes
+            # the objects its other side read, policylint.incremental.resident).
             cached = self._malformed[obj] = WELL_FORMED
         if cached is None:
             cached = check_object(obj.group, obj.kind, obj.data)

@@ -164,6 +164,11 @@ class PartGraph:
         self.order: list[tuple[_File, int]] = []
         self.everywhere = False
 
+    @property
+    def fresh(self) -> bool:
+        """Whether no run brought the sets to its objects yet."""
+        return self._facts is None
+
     def update(self, objects: Sequence[K8sObject], hosts: Mapping[tuple[str, str], str]) -> None:
         """Bring the sets to those of `objects`, joining again only what the changed files reach."""
         grouped: dict[str, list[K8sObject]] = {}

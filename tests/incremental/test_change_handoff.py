@@ -1,0 +1,128 @@
+"""The two sides of a change run in one process (`check --staged`, `--diff`, the pre-commit hook):
+the base side takes what the change's side built (policylint.incremental.resident), so a run
+whose base must be analysed costs one part search and one read of each unchanged file.
+
+Counted here on the hook's first run on a new commit, whose base part the run before did not
+analyse: the objects the part search joins (`PartGraph._relabel`), the files' kept shells decoded
+and their parse-cache entries read. The report is a run's without a cache, byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policylint import pipeline
+from policylint.incremental import rulecache, shells
+from policylint.input.cache import ParseCache
+from policylint.k8s import index
+from policylint.pipeline import LintRequest
+from policylint.semantics import components, partgraph
+from tests.gitrepo import git, init
+from tests.incremental.test_incremental import _corpus, _policies, _write, check
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
+    """What a command does, in order: its pipeline runs (the request of each), the objects each
+    join of the part search joined, the shells decoded and the parse-cache entries read (by
+    entry), and the rule results written to the cache or only held."""
+    seen: dict[str, list[Any]] = {"runs": [], "joined": [], "shells": [], "loads": [], "saved": [], "trimmed": [], "checked": []}
+    real_lint, real_relabel, real_decoded = pipeline._lint, partgraph.PartGraph._relabel, shells._decoded
+    real_load, real_save, real_trim = ParseCache.load, rulecache.RuleResults.save, rulecache.RuleResults.trim
+    real_check = index.check_object
+
+    def lint(request: LintRequest, part: pipeline.Part | None = None, resident: Any = None) -> pipeline.LintResult:
+        seen["runs"].append(request)
+        return real_lint(request, part, resident)
+
+    def relabel(self: partgraph.PartGraph, slots: Any, affected: Any) -> None:
+        seen["joined"].append(len(slots))
+        real_relabel(self, slots, affected)
+
+    def decoded(cache: ParseCache, entry: str) -> Any:
+        seen["shells"].append(entry)
+        return real_decoded(cache, entry)
+
+    def load(self: ParseCache, key: str, *args: Any, **kwargs: Any) -> Any:
+        seen["loads"].append(key)
+        return real_load(self, key, *args, **kwargs)
+
+    def save(self: rulecache.RuleResults, *args: Any) -> None:
+        seen["saved"].append(self)
+        real_save(self, *args)
+
+    def trim(self: rulecache.RuleResults, *args: Any) -> None:
+        seen["trimmed"].append(self)
+        real_trim(self, *args)
+
+    def check_object(group: str, kind: str, data: Any) -> Any:
+        seen["checked"].append(data.get("metadata", {}).get("name"))
+        return real_check(group, kind, data)
+
+    monkeypatch.setattr(pipeline, "_lint", lint)
+    monkeypatch.setattr(index, "check_object", check_object)
+    monkeypatch.setattr(partgraph.PartGraph, "_relabel", relabel)
+    monkeypatch.setattr(shells, "_decoded", decoded)
+    monkeypatch.setattr(ParseCache, "load", load)
+    monkeypatch.setattr(rulecache.RuleResults, "save", save)
+    monkeypatch.setattr(rulecache.RuleResults, "trim", trim)
+    yield seen
+
+
+def _typo(files: dict[str, list[dict[str, Any]]], namespace: str) -> list[dict[str, Any]]:
+    """The documents of the file whose policy in `namespace` now names a target that is not there."""
+    policy = next(d for d in _policies(files) if d["metadata"]["namespace"] == namespace)
+    policy["spec"]["targetRefs"][0]["name"] += "-typo"
+    return next(docs for docs in files.values() if any(d is policy for d in docs))
+
+
+def test_the_base_side_reuses_the_objects_and_the_sets_of_the_changes_side(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counted: dict[str, list[Any]]
+) -> None:
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    root = tmp_path / "repo"
+    files = _corpus(11, 130, isolated=True)
+    objects = sum(len(docs) for docs in files.values())
+    init(root)
+    _write(root, files)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "start")
+    monkeypatch.chdir(root)
+    cache = str(tmp_path / "cache")
+    _typo(files, "tenant-00001")
+    _write(root, files)
+    git(root, "add", "-A")
+    check("--staged", "--cache-dir", cache)  # keeps every file's shell, and tenant 1's part
+    git(root, "commit", "-q", "-m", "typo")
+    # Another tenant: what the run before kept of its part does not cover this one's.
+    changed = _typo(files, "tenant-00002")
+    _write(root, files)
+    git(root, "add", "-A")
+    cold = check("--staged", "--no-cache")
+    assert json.loads(cold[1])["findings"]
+    for found in counted.values():
+        del found[:]
+    assert check("--staged", "--cache-dir", cache) == cold
+    runs = counted["runs"]
+    assert [r.sources is None for r in runs] == [True, False]  # the staged files, then the base's part
+    # One part search over every object; the base's is an edit of its sets: the sets the changed
+    # policy was in and reaches are joined again, not the others.
+    joined = counted["joined"]
+    assert joined[0] == objects
+    assert sum(joined[1:]) < objects / 2
+    # Each file's shell decoded once, each parse-cache entry read once: the base side takes the
+    # objects of the files whose bytes are the staged side's, their data read where it was.
+    assert counted["shells"], "the staged side builds the files outside its part from their shells"
+    assert len(counted["shells"]) == len(set(counted["shells"]))
+    assert len(counted["loads"]) == len(set(counted["loads"]))
+    # The fields' types of an object whose shell says they are well formed are not checked again
+    # once its data is read: only the changed file's objects, loaded from its new bytes, are.
+    assert sorted(counted["checked"]) == sorted(d["metadata"]["name"] for d in changed)
+    # A command writes what the per-object rules found, as runs that share nothing do.
+    assert counted["saved"]
+    assert not counted["trimmed"]
