@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -90,3 +91,14 @@ def fixture_dirs(root: Path) -> list[Path]:
     """The fixture directories under `root` (a rule's or a profile's), in name order. The fixtures
     share their directory with the stage's test modules: Python's bytecode cache is not one."""
     return sorted(p for p in root.iterdir() if p.is_dir() and p.name != "__pycache__")
+
+
+def in_files(docs: list[dict[str, Any]], rng: random.Random) -> dict[str, list[dict[str, Any]]]:
+    """`docs` laid out as a repository's files are: one to five documents a file, in order, the
+    files named `m-000.yaml`, `m-001.yaml`, ... (the random edit sequences' corpora)."""
+    files: dict[str, list[dict[str, Any]]] = {}
+    while docs:
+        take = rng.randint(1, 5)
+        files[f"m-{len(files):03d}.yaml"] = docs[:take]
+        docs = docs[take:]
+    return files

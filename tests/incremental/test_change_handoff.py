@@ -22,8 +22,8 @@ from policylint.input.cache import ParseCache
 from policylint.k8s import index
 from policylint.pipeline import LintRequest
 from policylint.semantics import components, partgraph
-from tests.gitrepo import git, init
-from tests.incremental.test_incremental import _corpus, _policies, _write, check
+from tests.gitrepo import git
+from tests.incremental.test_incremental import _committed, _corpus, _policies, _write, check
 
 
 @pytest.fixture
@@ -88,10 +88,7 @@ def test_the_base_side_reuses_the_objects_and_the_sets_of_the_changes_side(
     root = tmp_path / "repo"
     files = _corpus(11, 130, isolated=True)
     objects = sum(len(docs) for docs in files.values())
-    init(root)
-    _write(root, files)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "start")
+    _committed(root, files)
     monkeypatch.chdir(root)
     cache = str(tmp_path / "cache")
     _typo(files, "tenant-00001")

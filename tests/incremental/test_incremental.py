@@ -38,6 +38,7 @@ from policylint.input.cache import ParseCache
 from policylint.pipeline import LintRequest, lint
 from policylint.semantics import components
 from tests.gitrepo import git, init
+from tests.lintutil import in_files
 from tests.scope.test_change_gate import APP, lay_out
 
 
@@ -239,15 +240,30 @@ def _write(root: Path, files: dict[str, list[dict[str, Any]]]) -> None:
         (root / name).write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
 
 
+def _editor_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, texts: dict[str, str]) -> tuple[Workspace, Path]:
+    """A workspace over `texts` written in `tmp_path/editor` (the working directory now), with a
+    cache beside it, and an empty `tmp_path/disk` for what the test writes apart."""
+    editor, disk = tmp_path / "editor", tmp_path / "disk"
+    editor.mkdir()
+    disk.mkdir()
+    for name, text in texts.items():
+        (editor / name).write_text(text, encoding="utf-8")
+    monkeypatch.chdir(editor)
+    return Workspace(LintRequest(paths=["."], cache_dir=str(tmp_path / "cache"))), disk
+
+
+def _committed(root: Path, files: dict[str, list[dict[str, Any]]]) -> None:
+    """A git repository at `root` whose one commit holds `files`."""
+    init(root)
+    _write(root, files)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "start")
+
+
 def _corpus(seed: int, n: int, *, isolated: bool) -> dict[str, list[dict[str, Any]]]:
     rng = random.Random(seed)
     docs = list(tenants(n, seed, error_rate=0.3, isolated=isolated))
-    files: dict[str, list[dict[str, Any]]] = {}
-    while docs:
-        take = rng.randint(1, 5)
-        files[f"m-{len(files):03d}.yaml"] = docs[:take]
-        docs = docs[take:]
-    return files
+    return in_files(docs, rng)
 
 
 def _policies(files: dict[str, list[dict[str, Any]]]) -> Iterator[dict[str, Any]]:
@@ -377,10 +393,7 @@ def _differential(root: Path, cache: Path, seed: int, steps: int, n: int, *, iso
 
     rng = random.Random(seed)
     files = _corpus(seed, n, isolated=isolated)
-    init(root)
-    _write(root, files)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "start")
+    _committed(root, files)
     os.chdir(root)
     done: list[str] = []
     for _ in range(steps):
@@ -552,13 +565,8 @@ def test_edits_across_files_are_answered_from_parts_over_the_objects_kept_in_mem
 
     monkeypatch.setattr(components, "MIN_OBJECTS", 0)
     files = _corpus(5, 240, isolated=True)
-    editor, disk = tmp_path / "editor", tmp_path / "disk"
-    editor.mkdir()
-    disk.mkdir()
-    _write(editor, files)
-    monkeypatch.chdir(editor)
-    workspace = Workspace(LintRequest(paths=["."], cache_dir=str(tmp_path / "cache")))
     texts = {name: yaml.safe_dump_all(docs, sort_keys=False) for name, docs in files.items()}
+    workspace, disk = _editor_workspace(tmp_path, monkeypatch, texts)
     every = [(name, doc) for name, docs in files.items() for doc in docs]
     route_file, route = next((n, d) for n, d in every if d["kind"] == "HTTPRoute")
     service = next(d for _, d in every if d["kind"] == "Service" and d["metadata"]["namespace"] != route["metadata"]["namespace"])
@@ -657,13 +665,7 @@ def test_objects_kept_in_memory_are_built_again_when_a_crd_changes_their_kind_s_
     texts = {name: yaml.safe_dump_all(docs, sort_keys=False) for name, docs in files.items()}
     texts["crd.yaml"] = WIDGET_CRD.format(scope="Namespaced")
     texts["widgets.yaml"] = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n"
-    editor, disk = tmp_path / "editor", tmp_path / "disk"
-    editor.mkdir()
-    disk.mkdir()
-    for name, text in texts.items():
-        (editor / name).write_text(text, encoding="utf-8")
-    monkeypatch.chdir(editor)
-    workspace = Workspace(LintRequest(paths=["."], cache_dir=str(tmp_path / "cache")))
+    workspace, disk = _editor_workspace(tmp_path, monkeypatch, texts)
     edited = sorted(files)[-1]
 
     def keys(result: pipeline.LintResult) -> list[str]:
@@ -712,13 +714,7 @@ def test_the_field_types_of_objects_kept_in_memory_are_not_checked_again(tmp_pat
             "spec": {"rules": [{"backendRefs": [{"name": "svc", "port": "eighty"}]}]},
         }
     )
-    editor, disk = tmp_path / "editor", tmp_path / "disk"
-    editor.mkdir()
-    disk.mkdir()
-    for name, text in texts.items():
-        (editor / name).write_text(text, encoding="utf-8")
-    monkeypatch.chdir(editor)
-    workspace = Workspace(LintRequest(paths=["."], cache_dir=str(tmp_path / "cache")))
+    workspace, disk = _editor_workspace(tmp_path, monkeypatch, texts)
     checked: list[str] = []
     real = index_module.check_object
 
@@ -754,13 +750,8 @@ def _workspace_differential(
     after every update. The number of updates that analysed a part only."""
     rng = random.Random(seed)
     files = _corpus(seed, n, isolated=isolated)
-    editor, disk = tmp_path / "editor", tmp_path / "disk"
-    editor.mkdir()
-    disk.mkdir()
-    _write(editor, files)
-    monkeypatch.chdir(editor)
-    workspace = Workspace(LintRequest(paths=["."], cache_dir=str(tmp_path / "cache")))
     texts = {name: yaml.safe_dump_all(docs, sort_keys=False) for name, docs in files.items()}
+    workspace, disk = _editor_workspace(tmp_path, monkeypatch, texts)
     parts = 0
     for _ in range(steps):
         before = copy.deepcopy(files)
@@ -783,7 +774,7 @@ def _workspace_differential(
                 (disk / written).write_text(content, encoding="utf-8")
             monkeypatch.chdir(disk)
             cold = lint(LintRequest(paths=["."]))
-            monkeypatch.chdir(editor)
+            monkeypatch.chdir(tmp_path / "editor")
             assert _rows(workspace.result.findings) == _rows(cold.findings), (seed, name)
             assert _rows(workspace.result.suppressed) == _rows(cold.suppressed), (seed, name)
     return parts
@@ -802,10 +793,7 @@ def test_the_base_is_analysed_in_the_part_the_findings_reported_can_depend_on(
     monkeypatch.setattr(components, "MIN_OBJECTS", 0)
     root = tmp_path / "repo"
     files = _corpus(11, 130, isolated=True)
-    init(root)
-    _write(root, files)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "start")
+    _committed(root, files)
     monkeypatch.chdir(root)
     policy = next(d for d in _policies(files) if d["metadata"]["namespace"] == "tenant-00001")
     policy["spec"]["targetRefs"][0]["name"] += "-typo"  # a finding the change introduces
@@ -913,10 +901,7 @@ def test_the_next_commits_base_is_read_from_the_part_the_staged_side_analysed(
     monkeypatch.setattr(components, "MIN_OBJECTS", 0)
     root = tmp_path / "repo"
     files = _corpus(11, 130, isolated=True)
-    init(root)
-    _write(root, files)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "start")
+    _committed(root, files)
     monkeypatch.chdir(root)
     cache = str(tmp_path / "cache")
     policy = next(d for d in _policies(files) if d["metadata"]["namespace"] == "tenant-00001")

@@ -31,6 +31,7 @@ from policylint.semantics.topology import Topology
 from policylint.semantics.topology.kept import grant_meaning
 from policylint.semantics.topology.model import ObjectRef
 from policylint.stages import Stage
+from tests.lintutil import in_files
 
 ISTIO = {
     "apiVersion": "gateway.networking.k8s.io/v1",
@@ -51,12 +52,7 @@ def _corpus(seed: int, n: int) -> dict[str, list[dict[str, Any]]]:
             for rule in doc["spec"].get("rules", []):
                 for ref in rule.get("backendRefs", [])[:1]:
                     ref.update(IMPORT)
-    files: dict[str, list[dict[str, Any]]] = {}
-    while docs:
-        take = rng.randint(1, 5)
-        files[f"m-{len(files):03d}.yaml"] = docs[:take]
-        docs = docs[take:]
-    return files
+    return in_files(docs, rng)
 
 
 def _crossing(route: dict[str, Any]) -> list[dict[str, Any]]:
