@@ -275,37 +275,40 @@ class _Differential:
         """Whether a map or list whose content was seen with the same differences of all the pairs,
         nothing refused below it, takes what each pair's rules cost there (added); if not, an
         `_END` entry keeps what they cost when its subtree is done (nothing, without a rule below:
-        `_Pairs.costly`)."""
-        shapes, results = self.shapes, self.results
-        whole = shapes.get(id(value), _UNSET)
-        if whole is _UNSET:
-            whole = self.cel.shape(value, shapes)
-        slots: tuple[Any, ...] = () if whole is None else ((id(here), "!=", (whole,)),)
-        got = results.get(slots[0]) if slots else None
-        if got is None and type(value) is dict:
-            reaching = here.narrowed()
-            if reaching is not None:
-                read = _narrow_key(value, reaching, self.cel.shape, shapes)
-                if read is not None:
-                    slot = (id(here), "!~", read)
-                    got = results.get(slot)
-                    slots = (*slots, slot)
+        `_Pairs.costly`). Where the fields the walk enters decide (`_Pairs.narrowed`), only their
+        content is the map's key."""
+        shapes = self.shapes
+        reaching = None
+        if type(value) is dict:
+            reaching = here.narrow
+            if reaching is _UNSET:
+                reaching = here.narrowed()
+        if reaching is not None:
+            # Less than the whole content decides (`_narrow_key`): one entry for all the maps
+            # that agree on it, in place of one per content.
+            read = _narrow_key(value, reaching, self.cel.shape, shapes)
+            slot = None if read is None else (id(here), "!~", read)
+        else:
+            whole = shapes.get(id(value), _UNSET)
+            if whole is _UNSET:
+                whole = self.cel.shape(value, shapes)
+            slot = None if whole is None else (id(here), "!=", (whole,))
+        if slot is None:
+            return False
+        got = self.results.get(slot)
         if got is not None:
             costs = self.costs
             for i, cost in enumerate(got):
                 costs[i] += cost
             return True
-        if slots:
-            stack.append((_END, (slots, tuple(self.costs) if here.costly else None), None))
+        stack.append((_END, (slot, tuple(self.costs) if here.costly else None), None))
         return False
 
-    def _done(self, slots: tuple[Any, ...], before: tuple[int, ...] | None) -> None:
-        """A subtree `_kept` did not answer is walked: unless something was refused, each of its
-        memo entries keeps what each pair's rules cost in it (nothing, without a rule below)."""
+    def _done(self, slot: Any, before: tuple[int, ...] | None) -> None:
+        """A subtree `_kept` did not answer is walked: unless something was refused, its memo
+        entry keeps what each pair's rules cost in it (nothing, without a rule below)."""
         if self.keep and not self.deaths:
-            spent = () if before is None else tuple(a - b for a, b in zip(self.costs, before))
-            for slot in slots:
-                self.results[slot] = spent
+            self.results[slot] = () if before is None else tuple(a - b for a, b in zip(self.costs, before))
 
     def _position(self, value: Any, here: _Pairs, parts: tuple[str | int, ...]) -> bool:
         """Each distinct difference's checks at one position, once for all the pairs holding it,

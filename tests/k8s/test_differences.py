@@ -608,7 +608,8 @@ def test_a_map_whose_other_fields_reach_a_difference_is_kept_by_its_whole_conten
     """Where the other schema checks the fields a map does not name (`additionalProperties`), the
     map's whole content decides the walk below it, not only the fields it names: a value that
     another refuses there is not answered by the memo of one it admits. Where nothing beyond the
-    named fields differs, the fields with nothing below are left out of the key."""
+    named fields differs, the fields with nothing below are left out of the key, and the content
+    of the others is in it."""
     result = lint_text(_objects(1, 8), selection=select("PL703", "PL704"))
     admissions = result.project.admissions()
     obj = result.project.index.objects[0]
@@ -638,3 +639,10 @@ def test_a_map_whose_other_fields_reach_a_difference_is_kept_by_its_whole_conten
     labels = differential._pairs(tuple(roots)).field("spec").field("labels")  # type: ignore[union-attr]
     assert labels is not None and labels.narrowed() == frozenset({"q"})
     assert differential._narrow_key({"p": "x", "q": "y", "r": "z"}, frozenset({"q"}), cel_shape, {}) == ("q", "y")
+    table = _Served()
+    memo = (table, {})
+    assert _walked(admissions, obj, {"spec": {"labels": {"p": "x", "q": "y"}}}, roots, memo) == ((False,), (0,))
+    # Another `p` takes the memo's answer; another `q`, which the other schema refuses, does not.
+    assert _walked(admissions, obj, {"spec": {"labels": {"p": "z", "q": "y"}}}, roots, memo) == ((False,), (0,))
+    assert table.narrowed == 1
+    assert _walked(admissions, obj, {"spec": {"labels": {"p": "x", "q": "yy"}}}, roots, memo) == ((True,), None)
