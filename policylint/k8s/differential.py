@@ -13,6 +13,13 @@ The walk takes these shortcuts, none of which changes an answer:
 * A subtree whose content was seen with the same differences of all the pairs, nothing refused
   below it by any of them, takes what each pair's rules cost there (its shape, `cel.shape`, says
   the content is the same; a subtree where no difference has rules costs nothing).
+* Below a map where no pair checks anything itself (no own checks, CEL rules or alternatives of
+  any pair's difference there) and no pair has a difference under the fields it does not name,
+  the walk enters only the fields with a difference below and judges each by its content alone,
+  so the content of those fields decides its answer (`_Pairs.narrowed`, `_narrow_key`): such a
+  map is also kept by that content, nothing refused below it, and takes what each pair's rules
+  cost there. Gateways' listeners differ in name, hostname and port, which no release checks
+  otherwise, and repeat their protocols and TLS settings.
 * The other schema's own checks at a position (`Difference.local`, whose children are stubs the
   schema walk does not enter) are kept by what the walk reads of the value there (`_read`): a
   scalar itself; a map's fields and which are null; a list's nulls, or all of it where the node
@@ -93,7 +100,7 @@ class _Pairs:
     once per field name: the walk asks each of its positions once for all the pairs, where a
     field's tuple per pair would be built again at every value."""
 
-    __slots__ = ("checking", "costly", "distinct", "extra", "fields", "heres", "items", "names")
+    __slots__ = ("checking", "costly", "distinct", "extra", "fields", "heres", "items", "names", "narrow")
 
     def __init__(self, heres: tuple[Difference | None, ...]) -> None:
         self.heres = heres
@@ -110,6 +117,20 @@ class _Pairs:
         self.fields: dict[str, _Pairs | None] = {}
         self.extra: _Pairs | None = _pairs(tuple(None if h is None else h.extra for h in heres))
         self.items: _Pairs | None = _pairs(tuple(None if h is None else h.items for h in heres))
+        self.narrow: Any = _UNSET  # `narrowed`, worked out on first use
+
+    def narrowed(self) -> frozenset[str] | None:
+        """The fields of a map here that decide the walk's answer below it, where that is less
+        than the map's whole content: with no checks of its own here (`checking` empty: no other
+        schema checks the map itself, evaluates a CEL rule on it or has alternatives here) and no
+        difference under fields it does not name (`extra` None), the walk enters only the fields
+        with a difference below (`field`) and judges each by its content alone. None elsewhere."""
+        if self.narrow is _UNSET:
+            reaching = None
+            if not self.checking and self.extra is None:
+                reaching = frozenset(name for name in self.names if self.field(name) is not None)
+            self.narrow = reaching
+        return self.narrow  # type: ignore[no-any-return]
 
     def field(self, key: Any) -> _Pairs | None:
         """The pairs' differences at a field of a map here (`Difference.properties`, else `extra`)."""
@@ -218,7 +239,7 @@ class _Differential:
         pairs = len(roots)
         self.dead = [False] * pairs
         self.deaths = 0
-        self.costs = costs = [0] * pairs
+        self.costs = [0] * pairs
         top = _pairs(tuple(roots))
         if top is None:
             return
@@ -226,9 +247,7 @@ class _Differential:
         while stack:
             value, here, parts = stack.pop()
             if value is _END:
-                slot, before = here
-                if self.keep and not self.deaths:
-                    self.results[slot] = () if before is None else tuple(a - b for a, b in zip(costs, before))
+                self._done(*here)
                 continue
             kind = type(value)
             if ((kind is dict and len(value) == 1) or kind is str) and template(value):
@@ -256,13 +275,26 @@ class _Differential:
         """Whether a map or list whose content was seen with the same differences of all the pairs,
         nothing refused below it, takes what each pair's rules cost there (added); if not, an
         `_END` entry keeps what they cost when its subtree is done (nothing, without a rule below:
-        `_Pairs.costly`)."""
-        whole = self.shapes.get(id(value), _UNSET)
-        if whole is _UNSET:
-            whole = self.cel.shape(value, self.shapes)
-        if whole is None:
+        `_Pairs.costly`). Where the fields the walk enters decide (`_Pairs.narrowed`), only their
+        content is the map's key."""
+        shapes = self.shapes
+        reaching = None
+        if type(value) is dict:
+            reaching = here.narrow
+            if reaching is _UNSET:
+                reaching = here.narrowed()
+        if reaching is not None:
+            # Less than the whole content decides (`_narrow_key`): one entry for all the maps
+            # that agree on it, in place of one per content.
+            read = _narrow_key(value, reaching, self.cel.shape, shapes)
+            slot = None if read is None else (id(here), "!~", read)
+        else:
+            whole = shapes.get(id(value), _UNSET)
+            if whole is _UNSET:
+                whole = self.cel.shape(value, shapes)
+            slot = None if whole is None else (id(here), "!=", (whole,))
+        if slot is None:
             return False
-        slot = (id(here), "!=", (whole,))
         got = self.results.get(slot)
         if got is not None:
             costs = self.costs
@@ -271,6 +303,12 @@ class _Differential:
             return True
         stack.append((_END, (slot, tuple(self.costs) if here.costly else None), None))
         return False
+
+    def _done(self, slot: Any, before: tuple[int, ...] | None) -> None:
+        """A subtree `_kept` did not answer is walked: unless something was refused, its memo
+        entry keeps what each pair's rules cost in it (nothing, without a rule below)."""
+        if self.keep and not self.deaths:
+            self.results[slot] = () if before is None else tuple(a - b for a, b in zip(self.costs, before))
 
     def _position(self, value: Any, here: _Pairs, parts: tuple[str | int, ...]) -> bool:
         """Each distinct difference's checks at one position, once for all the pairs holding it,
@@ -394,6 +432,23 @@ def _read(value: Any, local: Mapping[str, Any], shape: Any, shapes: dict[int, An
             return None if whole is None else ("[]", whole)
         return ("[]", tuple(item is None for item in value))
     return None
+
+
+def _narrow_key(value: dict[Any, Any], reaching: frozenset[str], shape: Any, shapes: dict[int, Any]) -> Any:
+    """What decides the walk's answer below a map where `_Pairs.narrowed` gives the fields it
+    enters, as a hashable key (None: a field's content has no shape): each of those fields the
+    map has, in its order, with its content's shape. A listener's name, hostname and port, which
+    no release checks otherwise, are left out, so that the listeners of one protocol and TLS
+    settings are walked once, not once per listener."""
+    key: list[Any] = []
+    for name, child in value.items():
+        if name in reaching:
+            found = shape(child, shapes)
+            if found is None:
+                return None
+            key.append(name)
+            key.append(found)
+    return tuple(key)
 
 
 def kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any]) -> str | None:

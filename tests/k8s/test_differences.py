@@ -522,3 +522,127 @@ def test_rules_reading_where_the_nodes_convert_otherwise_are_evaluated_again() -
     assert not cel.evaluate_within(
         cel.compile_rule("self.size() <= 2"), cel.to_cel({"mode": "A", "n": "x", "extra": "y"}, more), 1000
     )[0]
+
+
+def _reshaped(value: Any, rng: random.Random) -> Any:
+    """The value with fields dropped, set to null or added under a name no schema has, here and
+    there: what a map's own checks read (which fields it has, which are null) changes."""
+    if type(value) is list:
+        return [_reshaped(v, rng) for v in value]
+    if type(value) is not dict:
+        return value
+    out = {k: _reshaped(v, rng) for k, v in value.items()}
+    if out and rng.random() < 0.15:
+        del out[rng.choice(sorted(out))]
+    if out and rng.random() < 0.1:
+        out[rng.choice(sorted(out))] = None
+    if rng.random() < 0.1:
+        out["unnamed"] = rng.choice(STRINGS)
+    return out
+
+
+class _Served(dict[Any, Any]):
+    """A memo table that counts the walks below a map it answered by the fields that decide them
+    (`_narrow_key`'s entries)."""
+
+    narrowed = 0
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        found = super().get(key, default)
+        if found is not default and type(key) is tuple and len(key) == 3 and key[1] == "!~":
+            self.narrowed += 1
+        return found
+
+
+def _walked(admissions: Any, obj: K8sObject, data: Any, roots: list[Any], memo: tuple[dict[Any, Any], dict[Any, Any]]) -> Any:
+    """Each pair's answer from the differential walk of `data` with the memo tables `memo` (what
+    rules spent, which checks passed): (refused, cost) per pair, the costs only where none refused
+    (after a refusal the walk stops where it is)."""
+    walk = differential._Differential(admissions, obj, {})
+    walk.results, walk.checked = memo
+    walk.run(data, roots)
+    return tuple(walk.dead), None if any(walk.dead) else tuple(walk.costs)
+
+
+def test_a_maps_walk_is_kept_by_what_decides_it() -> None:
+    """Below a map where no pair's difference has CEL rules, alternatives or a field it does not
+    name, the walk is kept by what the other schemas' own checks read of the map and the content
+    of the fields some pair walks into (`_Pairs.narrowed`, `_narrow_key`): over random objects
+    and mutated upstream examples, each mutated again several times (fields dropped, set to null
+    or added too), every variant's answer per
+    pair (refused, cost) with the memo tables the object's walk filled is its answer with empty
+    ones, and the memo answers variants whose content differs from the object's."""
+    rng = random.Random(47)
+    text = _objects(5, 160) + "---\n" + _upstream(6, 2)
+    result = lint_text(text, selection=select("PL703", "PL704"))
+    admissions = result.project.admissions()
+    catalogue = admissions.catalogue
+    compared = served = 0
+    for obj in result.project.index.objects:
+        first = catalogue.schema(obj)
+        verdict = admissions.verdict(obj)
+        if first is None or verdict is None or verdict.rejected or not isinstance(obj.data.get("spec"), dict):
+            continue
+        others = [
+            f[0] for _, _, f in catalogue.plausible((obj.group, obj.kind, obj.version)) if f is not None and f[0] is not first[0]
+        ]
+        roots = [differences.difference(first[0], other) for other in others]
+        if not any(roots):
+            continue
+        table = _Served()
+        memo: tuple[dict[Any, Any], dict[Any, Any]] = (table, {})
+        _walked(admissions, obj, obj.data, roots, memo)
+        for _ in range(8):
+            variant = {**obj.data, "spec": _mutated(obj.data["spec"], first[0]["properties"]["spec"], rng)}
+            if rng.random() < 0.5:
+                variant["spec"] = _reshaped(variant["spec"], rng)
+            before = table.narrowed
+            kept = _walked(admissions, obj, variant, roots, memo)
+            assert kept == _walked(admissions, obj, variant, roots, ({}, {})), (obj.name, variant)
+            compared += 1
+            served += variant != obj.data and table.narrowed > before
+    assert compared > 500 and served > 50, (compared, served)
+
+
+def test_a_map_whose_other_fields_reach_a_difference_is_kept_by_its_whole_content() -> None:
+    """Where the other schema checks the fields a map does not name (`additionalProperties`), the
+    map's whole content decides the walk below it, not only the fields it names: a value that
+    another refuses there is not answered by the memo of one it admits. Where nothing beyond the
+    named fields differs, the fields with nothing below are left out of the key, and the content
+    of the others is in it."""
+    result = lint_text(_objects(1, 8), selection=select("PL703", "PL704"))
+    admissions = result.project.admissions()
+    obj = result.project.index.objects[0]
+    text = {"type": "string"}
+
+    def schema(extra: Mapping[str, Any], named: Mapping[str, Any]) -> dict[str, Any]:
+        labels = {"type": "object", "properties": {"p": text, "q": named}, "additionalProperties": extra}
+        return {"type": "object", "properties": {"spec": {"type": "object", "properties": {"labels": labels}}}}
+
+    first = schema(text, text)
+    other = schema({"type": "string", "maxLength": 1}, text)
+    roots = [differences.difference(first, other)]
+    below = differential._pairs(tuple(roots))
+    assert below is not None
+    spec = below.field("spec")
+    assert spec is not None and spec.narrowed() == frozenset({"labels"})
+    labels = spec.field("labels")
+    assert labels is not None and labels.extra is not None and labels.narrowed() is None
+    memo: tuple[dict[Any, Any], dict[Any, Any]] = ({}, {})
+    admitted = {"spec": {"labels": {"p": "x", "r": "y"}}}
+    refused = {"spec": {"labels": {"p": "x", "r": "yy"}}}
+    assert _walked(admissions, obj, admitted, roots, memo) == ((False,), (0,))
+    assert _walked(admissions, obj, refused, roots, memo) == ((True,), None)
+    # Only the named field `q` differs: `p` and the other fields are not part of the key.
+    other = schema(text, {"type": "string", "maxLength": 1})
+    roots = [differences.difference(first, other)]
+    labels = differential._pairs(tuple(roots)).field("spec").field("labels")  # type: ignore[union-attr]
+    assert labels is not None and labels.narrowed() == frozenset({"q"})
+    assert differential._narrow_key({"p": "x", "q": "y", "r": "z"}, frozenset({"q"}), cel_shape, {}) == ("q", "y")
+    table = _Served()
+    memo = (table, {})
+    assert _walked(admissions, obj, {"spec": {"labels": {"p": "x", "q": "y"}}}, roots, memo) == ((False,), (0,))
+    # Another `p` takes the memo's answer; another `q`, which the other schema refuses, does not.
+    assert _walked(admissions, obj, {"spec": {"labels": {"p": "z", "q": "y"}}}, roots, memo) == ((False,), (0,))
+    assert table.narrowed == 1
+    assert _walked(admissions, obj, {"spec": {"labels": {"p": "x", "q": "yy"}}}, roots, memo) == ((True,), None)
