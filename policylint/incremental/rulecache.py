@@ -145,7 +145,10 @@ class RuleResults:
         # As read (JSON), in the order entries were first written: the oldest first.
         self._raw: dict[str, Any] = _read(cache, self._entry) if cache is not None and self._entry is not None else {}
         self._kept: dict[str, dict[str, tuple[Row, ...]]] = {}  # checked, or added
-        self._fresh: dict[str, dict[str, list[list[Any]]]] = {}  # added since the entry was read or written
+        # The objects added to since the entry was read or written, in the order they were first
+        # added (the entry keeps the oldest first): `save` writes what `_kept` holds of them (the
+        # rows held once, not copied to JSON's lists beside the tuples until the end of the run).
+        self._fresh: dict[str, None] = {}
         self._used: set[str] = set()
 
     def get(self, key: str, rule_id: str) -> tuple[Row, ...] | None:
@@ -162,7 +165,7 @@ class RuleResults:
 
     def add(self, key: str, rule_id: str, rows: tuple[Row, ...]) -> None:
         self._kept.setdefault(key, {})[rule_id] = rows
-        self._fresh.setdefault(key, {})[rule_id] = [list(row) for row in rows]
+        self._fresh[key] = None
         self._used.add(key)
 
     def save(self, limit: int = MAX_OBJECTS) -> None:
@@ -172,7 +175,8 @@ class RuleResults:
         if not self._fresh or self._cache is None or self._entry is None:
             return
         entries = self._raw
-        for key, by_rule in self._fresh.items():
+        for key in self._fresh:
+            by_rule = self._kept[key]
             before = entries.get(key)
             entries[key] = {**before, **by_rule} if type(before) is dict else by_rule
         if len(entries) > limit:
@@ -213,11 +217,12 @@ def _read(cache: ParseCache, entry: str) -> dict[str, Any]:
 
 
 def _rows(value: Any) -> tuple[Row, ...] | None:
-    if type(value) is not list:
+    # Lists as read from the entry; tuples where `save` put this process's own rows.
+    if type(value) is not list and type(value) is not tuple:
         return None
     rows: list[Row] = []
     for row in value:
-        if type(row) is not list or len(row) != 4:
+        if (type(row) is not list and type(row) is not tuple) or len(row) != 4:
             return None
         path, message, severity, hint = row
         if (
