@@ -5,8 +5,8 @@ a fixed delay would put the diagnostics of every single edit (a paste, a quick f
 that much later. Analyses run one at a time in a worker thread (the loop keeps answering); one
 whose texts were edited again while it ran is stale: its diagnostics, whose positions are those
 of texts the editor no longer shows, are not published. Edits during an analysis mean the user
-is typing, so the next analysis is debounced: it starts once no edit has come for
-`TYPING_PAUSE` seconds, and analyses the texts as they are then (the latest win, every edit of
+is typing, so the next analysis is debounced: it starts once `TYPING_PAUSE` seconds have
+passed since the last edit, and analyses the texts as they are then (the latest win, every edit of
 the burst in one analysis). Without that pause a burst of keys a tenth of a second apart would
 start an analysis on every key that found the last one done, each stale before it ends. So a
 lone edit is analysed at once, and a burst costs its first key's analysis and one more after
@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -119,7 +120,10 @@ class PolicylintServer(LanguageServer):
         # Files changed on disk since the last analysis began (None: unknown, analyse everything).
         self.on_disk: set[str] | None = None
         self.typing_pause = TYPING_PAUSE
-        self._sleep = asyncio.sleep  # what the pause waits with (tests wait by hand)
+        # What the pause reads the time with and waits with (tests move both by hand).
+        self._now: Callable[[], float] = time.monotonic
+        self._sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+        self._last_edit = 0.0  # when `schedule` was last called, by `_now`
 
     # -- files and URIs -----------------------------------------------------------------------
 
@@ -159,6 +163,7 @@ class PolicylintServer(LanguageServer):
         else:
             self.on_disk.update(on_disk)
         self.generation += 1
+        self._last_edit = self._now()
         self._done.clear()
         if self._preparing is not None and not self._preparing.done():
             self._preparing.cancel()  # a build already running in the thread finishes, unawaited
@@ -184,12 +189,13 @@ class PolicylintServer(LanguageServer):
         self._preparing = asyncio.ensure_future(self._prepare_after(snapshot, PREPARE_AFTER))
 
     async def _pause(self) -> None:
-        """Until no edit has come for `typing_pause` seconds."""
+        """Until no edit has come for `typing_pause` seconds, counted from the last edit (which
+        may have come while the stale analysis still ran), not from now."""
         while True:
-            seen = self.generation
-            await self._sleep(self.typing_pause)
-            if self.generation == seen:
+            quiet = self._now() - self._last_edit
+            if quiet >= self.typing_pause:
                 return
+            await self._sleep(self.typing_pause - quiet)
 
     async def _prepare_after(self, snapshot: Snapshot, delay: float) -> None:
         await asyncio.sleep(delay)

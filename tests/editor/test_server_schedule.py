@@ -53,18 +53,23 @@ class Editor:
         self.server.overrides = lambda: (dict(self.texts), {"a.yaml": self.version})  # type: ignore[method-assign]
         self.server._run = self._run  # type: ignore[method-assign]
         self.server.publish = self.published.append  # type: ignore[method-assign]
-        self.pauses: list[asyncio.Future[None]] = []  # the pause's waits, each ended by `pass_time`
-        self.server._sleep = self._sleep  # type: ignore[assignment]
+        # The pause's clock and waits: each wait's seconds, ended by `pass_time`.
+        self.now = 0.0
+        self.pauses: list[tuple[float, asyncio.Future[None]]] = []
+        self.server.typing_pause = 0.25  # binary fractions: the test's sums are exact
+        self.server._now = lambda: self.now
+        self.server._sleep = self._sleep
 
     def _sleep(self, seconds: float) -> asyncio.Future[None]:
-        assert seconds == self.server.typing_pause
         waited: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.pauses.append(waited)
+        self.pauses.append((seconds, waited))
         return waited
 
-    def pass_time(self) -> None:
-        """The pause's latest wait ends (`typing_pause` seconds went by)."""
-        self.pauses[-1].set_result(None)
+    def pass_time(self, seconds: float | None = None) -> None:
+        """`seconds` go by (all the latest wait asked for, by default), and that wait ends."""
+        asked, waited = self.pauses[-1]
+        self.now += asked if seconds is None else seconds
+        waited.set_result(None)
 
     def _run(self, texts: dict[str, str], generation: int, on_disk: set[str] | None) -> Snapshot:
         self.analysed.append(texts)
@@ -158,24 +163,46 @@ async def test_files_changed_on_disk_during_an_analysis_are_told_to_the_next() -
 
 
 @pytest.mark.asyncio
-async def test_while_typing_goes_on_the_next_analysis_waits_for_a_pause() -> None:
+async def test_while_typing_goes_on_the_next_analysis_waits_for_a_pause_after_the_last_key() -> None:
     editor = Editor()
     editor.type("v2")
     await _turns()
-    editor.type("v3")
+    editor.type("v3")  # at 0 s
     await _turns()
     editor.executor.finish(0)  # stale: v3 came while it ran
     await _turns()
-    # Each key during the pause starts it again; no analysis runs until one passes without a key.
-    for text in ("v4", "v5"):
-        assert len(editor.executor.calls) == 1
-        editor.type(text)
-        editor.pass_time()
-        await _turns()
-    assert len(editor.pauses) == 3 and len(editor.executor.calls) == 1
+    pause = editor.server.typing_pause
+    assert [seconds for seconds, _ in editor.pauses] == [pause]
+    editor.pass_time(0.125)  # the wait ends early (an event loop's timer may): 0.125 s of quiet
+    await _turns()
+    editor.type("v4")  # a key at 0.125 s: the pause counts from it
+    await _turns()
+    assert [seconds for seconds, _ in editor.pauses] == [pause, pause - 0.125]
     editor.pass_time()
     await _turns()
-    assert [args[0] for _, args, _ in editor.executor.calls] == [{"a.yaml": "v2"}, {"a.yaml": "v5"}]
+    assert [seconds for seconds, _ in editor.pauses][2:] == [0.125]
+    assert len(editor.executor.calls) == 1  # no analysis while the keys keep coming
+    editor.pass_time()
+    await _turns()
+    # A pause went by since the last key: one analysis, of the last text.
+    assert [args[0] for _, args, _ in editor.executor.calls] == [{"a.yaml": "v2"}, {"a.yaml": "v4"}]
     editor.executor.finish(1)
     await _turns()
-    assert [s.analysis.overrides for s in editor.published] == [{"a.yaml": "v5"}]
+    assert [s.analysis.overrides for s in editor.published] == [{"a.yaml": "v4"}]
+
+
+@pytest.mark.asyncio
+async def test_a_key_during_the_stale_analysis_counts_toward_the_pause() -> None:
+    editor = Editor()
+    editor.type("v2")
+    await _turns()
+    editor.type("v3")  # at 0 s, while v2's analysis runs
+    await _turns()
+    editor.now = 0.125  # the stale analysis ends 0.125 s after the last key
+    editor.executor.finish(0)
+    await _turns()
+    # Only what is left of the pause is waited for.
+    assert [seconds for seconds, _ in editor.pauses] == [editor.server.typing_pause - 0.125]
+    editor.pass_time()
+    await _turns()
+    assert [args[0] for _, args, _ in editor.executor.calls] == [{"a.yaml": "v2"}, {"a.yaml": "v3"}]
