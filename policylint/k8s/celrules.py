@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from policylint.k8s.fieldtypes import Malformed
 
 _UNSET: Any = object()
+# What a `RuleOutcomes._outcome` caller passes for a value not worked out yet.
+UNSET = _UNSET
 
 
 def cel_failures(
@@ -47,7 +49,45 @@ def cel_failures(
         spent.append(run.spent)
 
 
-class _CelRun:
+class RuleOutcomes:
+    """A rule's outcome on a node's value, kept by what the rule reads of it: what a walk that
+    evaluates CEL rules needs, `_CelRun` here and the walk of the other plausible schemas
+    (policylint.k8s.differential), which shares its memo tables. A subclass holds `cel`, `data`,
+    `memo`, `per_call`, `results` and `shapes`."""
+
+    __slots__ = ()
+    cel: Any
+    data: Mapping[str, Any]
+    memo: dict[int, Any]
+    per_call: int
+    results: dict[Any, Any]
+    shapes: dict[int, Any]
+
+    def _value(self, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...]) -> Any:
+        """The node's value as its rules read it (`cel.BAD`: of the wrong type for its schema)."""
+        return root_value(self.data, node, self.memo) if not parts else self.cel.to_cel(raw, node, self.memo)
+
+    def _outcome(
+        self, compiled: Compiled, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...], value: Any
+    ) -> tuple[Any, Any]:
+        """A rule's outcome on the node's value, from a result seen before on the same content or
+        evaluated now (None: the value has the wrong type for its schema, a schema rejection; the
+        API server does not run the rules then); and the value, if it was worked out (`value`:
+        the value if already worked out, else `UNSET`)."""
+        cel = self.cel
+        key = cel.result_key(compiled, raw, self.shapes, node) if parts else None
+        slot = (id(node), compiled.text, key) if key is not None else None
+        outcome = self.results.get(slot, _UNSET) if slot is not None else _UNSET
+        if outcome is _UNSET:
+            if value is _UNSET:
+                value = self._value(raw, node, parts)
+            outcome = None if value is cel.BAD else cel.evaluate_within(compiled, value, self.per_call)
+            if slot is not None:
+                self.results[slot] = outcome
+        return outcome, value
+
+
+class _CelRun(RuleOutcomes):
     """`cel_failures`' walk of one object: the nodes whose schema has rules below it, parents
     first, in document order (a stack of (value, schema node, path parts), where an `_END` entry
     closes a subtree), with what the object's rules have spent of its runtime cost budget.
@@ -135,10 +175,6 @@ class _CelRun:
         for frame in self.open_:
             frame[1] = True
 
-    def _value(self, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...]) -> Any:
-        """The node's value as its rules read it (`cel.BAD`: of the wrong type for its schema)."""
-        return root_value(self.data, node, self.memo) if not parts else self.cel.to_cel(raw, node, self.memo)
-
     def _node(self, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...]) -> Iterator[Rejection]:
         """The node's own rules on its value, in order."""
         cel = self.cel
@@ -222,24 +258,6 @@ class _CelRun:
             self.results[node_slot] = known
             return known, ()
         return None, (node_slot, together_slot)
-
-    def _outcome(
-        self, compiled: Compiled, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...], value: Any
-    ) -> tuple[Any, Any]:
-        """A rule's outcome on the node's value, from a result seen before on the same content or
-        evaluated now (None: the value has the wrong type for its schema, a schema rejection; the
-        API server does not run the rules then); and the value, if it was worked out."""
-        cel = self.cel
-        key = cel.result_key(compiled, raw, self.shapes, node) if parts else None
-        slot = (id(node), compiled.text, key) if key is not None else None
-        outcome = self.results.get(slot, _UNSET) if slot is not None else _UNSET
-        if outcome is _UNSET:
-            if value is _UNSET:
-                value = self._value(raw, node, parts)
-            outcome = None if value is cel.BAD else cel.evaluate_within(compiled, value, self.per_call)
-            if slot is not None:
-                self.results[slot] = outcome
-        return outcome, value
 
     def _refused(
         self,

@@ -380,26 +380,7 @@ def _signature(node: Mapping[str, Any]) -> Any:
 
 # Keywords whose absence from a node checks less there: a node without them refuses no value one
 # with them takes (`enum` with more values and `required` with fewer fields too, `_within`).
-_LOOSER_WITHOUT = frozenset(
-    {
-        "pattern",
-        "format",
-        "minLength",
-        "maxLength",
-        "minItems",
-        "maxItems",
-        "minProperties",
-        "maxProperties",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "enum",
-        "required",
-        "x-kubernetes-list-type",
-        "x-kubernetes-list-map-keys",
-    }
-)
+_LOOSER_WITHOUT = (_CHECKS - {VALIDATIONS}) | {"format", "enum", "required"}
 
 
 def _within(first: Mapping[str, Any], other: Mapping[str, Any]) -> bool:

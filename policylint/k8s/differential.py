@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from policylint.k8s.celrules import UNSET, RuleOutcomes
 from policylint.k8s.differences import Difference, converts_alike, difference
 from policylint.k8s.schemas import COMBINED
 from policylint.k8s.schemawalk import LIST_TYPE, violations, violations_below
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from policylint.k8s.admissions import Admissions
     from policylint.k8s.objects import K8sObject
 
-_UNSET: Any = object()
+_UNSET: Any = UNSET  # `RuleOutcomes._outcome` tells a value not worked out by this one
 
 
 def admits(
@@ -183,7 +184,7 @@ def _pairs(heres: tuple[Difference | None, ...]) -> _Pairs | None:
     return got
 
 
-class _Differential:
+class _Differential(RuleOutcomes):
     """The positions of an object's value that reach a difference of any of its pairs
     (`Difference`), walked once for all of them (`_Pairs`), with each other schema's checks made
     and CEL rules evaluated at each of its differing positions, as `celrules.cel_failures`
@@ -388,25 +389,6 @@ class _Differential:
         if known is None and node_slot is not None:
             self.results[node_slot] = tuple(seen)
         return True
-
-    def _outcome(
-        self, compiled: Any, raw: Any, node: Mapping[str, Any], parts: tuple[str | int, ...], value: Any
-    ) -> tuple[Any, Any]:
-        """A rule's outcome on the node's value (`celrules._CelRun._outcome`), and the value if it
-        was worked out."""
-        from policylint.k8s.celrules import root_value
-
-        cel = self.cel
-        key = cel.result_key(compiled, raw, self.shapes, node) if parts else None
-        slot = (id(node), compiled.text, key) if key is not None else None
-        outcome = self.results.get(slot, _UNSET) if slot is not None else _UNSET
-        if outcome is _UNSET:
-            if value is _UNSET:
-                value = cel.to_cel(raw, node, self.memo) if parts else root_value(self.data, node, self.memo)
-            outcome = None if value is cel.BAD else cel.evaluate_within(compiled, value, self.per_call)
-            if slot is not None:
-                self.results[slot] = outcome
-        return outcome, value
 
 
 def _read(value: Any, local: Mapping[str, Any], shape: Any, shapes: dict[int, Any]) -> Any:
