@@ -330,7 +330,7 @@ def test_the_installed_entry_point_behaves_like_the_click_command(inputs: dict[s
 def test_an_unexpected_exception_is_exit_2_without_a_traceback(
     monkeypatch: pytest.MonkeyPatch, inputs: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def explode(request: object) -> None:
+    def explode(request: object, **options: object) -> None:
         raise RuntimeError("bug in the pipeline")
 
     monkeypatch.setattr(pipeline, "lint", explode)
