@@ -23,6 +23,7 @@ from policylint.k8s import admission, differences, differential, dissent, schema
 from policylint.k8s.cel import shape as cel_shape
 from policylint.k8s.objects import K8sObject
 from tests.lintutil import lint_text, select
+from tests.profiles.test_cluster import CORS_ROUTE
 
 VALID = Path(__file__).resolve().parents[1] / "data" / "valid-per-kind"
 
@@ -355,15 +356,9 @@ def test_a_positions_own_checks_are_kept_by_what_they_read() -> None:
     rng = random.Random(31)
     shared = refused = 0
     for key in KINDS:
-        group, kind, _ = key
-        project = schemas.vendor_projects().get((group, kind))
-        if project is None:
-            served = [s for r in schemas.GATEWAY_API_VERSIONS for c in schemas.CHANNELS if (s := schemas.schemas(c, r).get(key))]
-        else:
-            releases = schemas.vendor_releases()[project]
-            served = [s for r in releases if (s := schemas.schemas("standard", vendors=((project, r),)).get(key))]
-        first = served[-1][0]
-        for other, _ in served:
+        served = _served(key)
+        first = served[-1]
+        for other in served:
             positions: list[tuple[Mapping[str, Any], Any]] = []
             _locals(differences.difference(first, other), other, positions)
             for local, node in positions:
@@ -378,7 +373,7 @@ def test_a_positions_own_checks_are_kept_by_what_they_read() -> None:
                         if read is None:
                             continue
                         got = seen.setdefault(read, (answer, value))
-                        assert got[0] == answer, (kind, local, got[1], value)
+                        assert got[0] == answer, (key, local, got[1], value)
                         shared += got[1] != value
     assert shared > 1000 and refused > 100
 
@@ -386,19 +381,7 @@ def test_a_positions_own_checks_are_kept_by_what_they_read() -> None:
 def test_an_objects_dissent_is_worked_out_once_though_two_rules_read_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """PL703 and PL704 both ask which plausible schemas refuse an object, each with lookups of its
     own that are freed when it is done: the refusal (a walk of the whole object) is made once."""
-    route = """\
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: web, namespace: apps}
-spec:
-  parentRefs: [{name: edge}]
-  rules:
-  - filters:
-    - type: CORS
-      cors:
-        allowOrigins: ["https://app.example.com"]
-    backendRefs: [{name: web, port: 80}]
-"""
+    route = CORS_ROUTE
     walks: list[Mapping[str, Any]] = []
     validate = dissent.validate
 
