@@ -111,23 +111,58 @@ def test_a_changed_file_is_parsed_again(
     assert '"PL001"' in warm  # the new syntax error is reported, not an old cached answer
 
 
+def file_entries(cache_dir: Path, tree: Path) -> list[Path]:
+    """The entries of the tree's files (not those a run keeps under a name: the admission
+    verdicts, the rules' results), which sort among them by a name that hashes the code."""
+    cache = ParseCache(cache_dir)
+    keys = {cache.key(path.read_bytes(), json=path.suffix == ".json") for path in tree.rglob("*") if path.is_file()}
+    return [path for path in entries(cache_dir) if path.name in keys]
+
+
+def damage(paths: list[Path]) -> dict[Path, bytes]:
+    """Four kinds of damage, in turn; what each entry held before."""
+    good = {p: p.read_bytes() for p in paths}
+    for i, path in enumerate(paths):
+        kind = i % 4
+        if kind == 0:
+            path.write_bytes(good[path][:40])  # truncated
+        elif kind == 1:
+            blob = bytearray(good[path])
+            blob[-5] ^= 0xFF  # one flipped bit in the payload
+            path.write_bytes(bytes(blob))
+        elif kind == 2:
+            path.write_bytes(b"")  # empty
+        else:
+            path.write_bytes(b"\x00" * 7 + good[path][7:])  # wrong magic
+    return good
+
+
 def test_corrupt_and_truncated_entries_are_ignored_and_rewritten(
     tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cache_dir = tmp_path / "cache"
     expected = run_json(["--cache-dir", str(cache_dir), str(tree)], capsys)
-    damaged = entries(cache_dir)[:4]
+    damaged = file_entries(cache_dir, tree)[:4]
     assert len(damaged) == 4
-    good = {p: p.read_bytes() for p in damaged}
-    damaged[0].write_bytes(good[damaged[0]][:40])  # truncated
-    blob = bytearray(good[damaged[1]])
-    blob[-5] ^= 0xFF  # one flipped bit in the payload
-    damaged[1].write_bytes(bytes(blob))
-    damaged[2].write_bytes(b"")  # empty
-    damaged[3].write_bytes(b"\x00" * 7 + good[damaged[3]][7:])  # wrong magic
+    good = damage(damaged)
     assert run_json(["--cache-dir", str(cache_dir), str(tree)], capsys) == expected
     for path in damaged:
-        assert path.read_bytes() == good[path], path.name
+        assert path.read_bytes() == good[path], path.name  # a file's entry is its content's alone
+
+
+def test_damaged_entries_of_what_a_run_keeps_are_ignored(tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The entries kept under a name (verdicts, rules' results, summaries) damaged every way at
+    once: the run answers as before. What it writes back is what it worked out, which a run that
+    takes the rest from other entries may make less than before (a miss later, never a wrong
+    answer: tests of each store check what it keeps)."""
+    cache_dir = tmp_path / "cache"
+    expected = run_json(["--cache-dir", str(cache_dir), str(tree)], capsys)
+    files = set(file_entries(cache_dir, tree))
+    named = [path for path in entries(cache_dir) if path not in files]
+    assert named
+    damage(named)
+    assert run_json(["--cache-dir", str(cache_dir), str(tree)], capsys) == expected
+    assert run_json(["--cache-dir", str(cache_dir), str(tree)], capsys) == expected
 
 
 def test_cached_uncached_and_parallel_runs_answer_byte_for_byte_alike(
