@@ -6,8 +6,9 @@ that much later. Analyses run one at a time in a worker thread (the loop keeps a
 whose texts were edited again while it ran is stale: its diagnostics, whose positions are those
 of texts the editor no longer shows, are not published. Edits during an analysis mean the user
 is typing, so the next analysis is debounced: it starts once `TYPING_PAUSE` seconds have
-passed since the last edit, and analyses the texts as they are then (the latest win, every edit of
-the burst in one analysis). Without that pause a burst of keys a tenth of a second apart would
+passed since the last change, and analyses the texts as they are then (the latest win, every edit of
+the burst in one analysis). Files changed on disk count as edits here: they come in bursts too
+(a checkout, a formatter saving every file). Without that pause a burst of keys a tenth of a second apart would
 start an analysis on every key that found the last one done, each stale before it ends. So a
 lone edit is analysed at once, and a burst costs its first key's analysis and one more after
 the pause. Diagnostics carry the version of the open document they were computed for (LSP
@@ -123,7 +124,8 @@ class PolicylintServer(LanguageServer):
         # What the pause reads the time with and waits with (tests move both by hand).
         self._now: Callable[[], float] = time.monotonic
         self._sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-        self._last_edit = 0.0  # when `schedule` was last called, by `_now`
+        # When `schedule` was last called (an edit, or files changed on disk), by `_now`.
+        self._last_change = 0.0
 
     # -- files and URIs -----------------------------------------------------------------------
 
@@ -163,7 +165,7 @@ class PolicylintServer(LanguageServer):
         else:
             self.on_disk.update(on_disk)
         self.generation += 1
-        self._last_edit = self._now()
+        self._last_change = self._now()
         self._done.clear()
         if self._preparing is not None and not self._preparing.done():
             self._preparing.cancel()  # a build already running in the thread finishes, unawaited
@@ -189,10 +191,11 @@ class PolicylintServer(LanguageServer):
         self._preparing = asyncio.ensure_future(self._prepare_after(snapshot, PREPARE_AFTER))
 
     async def _pause(self) -> None:
-        """Until no edit has come for `typing_pause` seconds, counted from the last edit (which
-        may have come while the stale analysis still ran), not from now."""
+        """Until nothing has changed for `typing_pause` seconds, counted from the last change, an
+        edit or files changed on disk (which may have come while the stale analysis still ran),
+        not from now."""
         while True:
-            quiet = self._now() - self._last_edit
+            quiet = self._now() - self._last_change
             if quiet >= self.typing_pause:
                 return
             await self._sleep(self.typing_pause - quiet)

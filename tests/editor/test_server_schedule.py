@@ -206,3 +206,25 @@ async def test_a_key_during_the_stale_analysis_counts_toward_the_pause() -> None
     editor.pass_time()
     await _turns()
     assert [args[0] for _, args, _ in editor.executor.calls] == [{"a.yaml": "v2"}, {"a.yaml": "v3"}]
+
+
+@pytest.mark.asyncio
+async def test_files_changed_on_disk_count_toward_the_pause_as_edits_do() -> None:
+    """A checkout or a formatter changes files in bursts, as typing does: a change on disk while
+    the stale analysis runs restarts the pause from it."""
+    editor = Editor()
+    editor.type("v2")
+    await _turns()
+    editor.type("v3")  # at 0 s, while v2's analysis runs
+    await _turns()
+    editor.now = 0.125
+    editor.server.schedule(on_disk=["b.yaml"])  # at 0.125 s
+    await _turns()
+    editor.now = 0.25  # the stale analysis ends 0.125 s after the change on disk
+    editor.executor.finish(0)
+    await _turns()
+    assert [seconds for seconds, _ in editor.pauses] == [editor.server.typing_pause - 0.125]
+    editor.pass_time()
+    await _turns()
+    assert editor.executor.calls[1][1][0] == {"a.yaml": "v3"}
+    assert editor.executor.calls[1][1][2] == {"b.yaml"}
