@@ -554,7 +554,7 @@ def build_stages(project: Project, wanted: Iterable[Stage]) -> list[Issue]:
             if stage is Stage.ADMISSION:
                 project.attach(admissions=Admissions(project.index, project.kept_verdicts))
             elif stage is Stage.TOPOLOGY:
-                project.attach(topology=Topology(project.resolution, project.admissions(), project.kept_routes))
+                project.attach(topology=Topology(project.resolution, project.admissions(), project.kept_topology))
             else:
                 project.attach(simulation=Simulation(project.topology(), project.kept_walks))
         except Exception as exc:  # a bug must not cost the findings of the other stages
@@ -588,8 +588,8 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
         from policylint.incremental import rulecache
 
         # Under the key the per-object rule results are kept under: what decides them besides
-        # the objects decides the routes' backends too (policylint.semantics.topology.kept).
-        project.kept_routes = resident.routes.begin(rulecache.context(request, project))
+        # the objects decides what the topology keeps too (policylint.semantics.topology.kept).
+        project.kept_topology = resident.topology.begin(rulecache.context(request, project))
         # The same instances as the run before where their files' bytes are: what their fields'
         # types are (PL010, read by every stage) is known already.
         project.index.adopt_malformed(resident.malformed)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from policylint.semantics.effective.walks import KeptWalks
     from policylint.semantics.resolution import Resolution
     from policylint.semantics.topology import Topology
-    from policylint.semantics.topology.kept import KeptRoutes
+    from policylint.semantics.topology.kept import KeptTopology
 
 T = TypeVar("T")
 C = TypeVar("C", bound=Callable[..., Any])
@@ -61,9 +61,9 @@ class Project:
     # The simulation's walks of earlier runs of a long-lived process (a language server's
     # `Resident`), which the simulation plays back where they read what they read then.
     kept_walks: KeptWalks | None = None
-    # The routes' backends a long-lived process's last topology resolved, for this one's build to
-    # reuse where what they read still holds (policylint.semantics.topology.kept; None: none).
-    kept_routes: KeptRoutes | None = None
+    # What a long-lived process's last topology resolved, for this one's build to reuse where
+    # what it read still holds (policylint.semantics.topology.kept; None: none).
+    kept_topology: KeptTopology | None = None
     _admissions: Admissions | None = None
     _topology: Topology | None = None
     _simulation: Simulation | None = None

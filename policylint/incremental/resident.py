@@ -19,8 +19,9 @@ that, and with it each object's namespace). The sets the part search joined the 
 kept too (`graph`, policylint.semantics.partgraph), so that an edit's search joins again only
 what the edited file's objects reach; what the simulation's walk below each Gateway
 found (`walks`, policylint.semantics.effective.walks), played back where it would read the same;
-the routes' backend references the last topology resolved, with what each read (`routes`,
-policylint.semantics.topology.kept); and which of the objects' fields have the wrong type
+what the last topology resolved (the routes' attachments and backend references, the
+listeners, certificate references and conflicts of each Gateway), with what each result read
+(`topology`, policylint.semantics.topology.kept); and which of the objects' fields have the wrong type
 (`malformed`, a function of the object alone). The differential tests
 (tests/incremental/test_incremental.py, tests/editor/test_server_parts.py,
 tests/incremental/test_kept_walks.py, tests/topology/test_topology_kept.py) compare every
@@ -41,7 +42,7 @@ from typing import TYPE_CHECKING
 
 from policylint.semantics.effective.walks import KeptWalks
 from policylint.semantics.partgraph import PartGraph
-from policylint.semantics.topology.kept import KeptRoutes
+from policylint.semantics.topology.kept import KeptTopology
 from policylint.values import frozen
 
 if TYPE_CHECKING:
@@ -91,8 +92,8 @@ class Resident:
         self.graph = PartGraph()
         # The simulation's walk below each Gateway (policylint.semantics.effective.walks).
         self.walks = KeptWalks()
-        # The routes' backends of the last topology built, kept with what they read.
-        self.routes = KeptRoutes()
+        # What the last topology built resolved, kept with what it read.
+        self.topology = KeptTopology()
         # What the last run's index found of its objects' field types (`ProjectIndex.malformed`).
         self.malformed: dict[K8sObject, Malformed] = {}
         self._rules: tuple[str, RuleResults] | None = None

@@ -148,7 +148,7 @@ def _differential(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, seed: int,
         (root / name).write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
     monkeypatch.chdir(root)
     workspace = Workspace(LintRequest(paths=["."], cache_dir=str(tmp_path / "cache")))
-    kept = workspace._resident.routes
+    kept = workspace._resident.topology.backends
     totals = {"reused": 0, "refused": 0, "parts": 0}
     for step in range(steps):
         before = copy.deepcopy(files)

@@ -201,12 +201,21 @@ class Attachments(Listeners):
     def _attach_route(self, route: K8sObject) -> list[ParentAttachment]:
         return [self._attach(route, ref) for ref in self._parent_refs(route)]
 
+    def _kept_attachments(self, route: K8sObject) -> list[ParentAttachment]:
+        """`_attach_route`, reused from the last build while every read it made answers the same
+        (its parents looked up, their listeners, a ListenerSet's attachment, the namespace
+        selectors' verdicts), else worked out with its reads recorded."""
+        if self._kept is None:
+            return self._attach_route(route)
+        return self._recorded(self._kept.attachments, route, self._attach_route, self._reads_hold)
+
     def _attach(self, route: K8sObject, ref: ParentRef) -> ParentAttachment:
         if ref.malformed:
             return ParentAttachment(
                 route, ref, None, Attachment.MALFORMED, message=f"{ref.path} is malformed (PL010); its parent is not evaluated"
             )
         parent = self.index.lookup(ref.group, ref.kind, ref.namespace, ref.name)
+        self._note("lookup", (ref.group, ref.kind), ref.namespace, ref.name, parent)
         label = f"{ref.kind} {ref.namespace}/{ref.name}"
         if self._mesh_parent(ref):
             if parent is None and not self.external.match(ref.group, ref.kind, ref.namespace, ref.name):
@@ -231,6 +240,7 @@ class Attachments(Listeners):
             message = f"the listeners of {label} are malformed (PL010); attachment not evaluated"
             return ParentAttachment(route, ref, parent, Attachment.MALFORMED, message=message)
         candidates = self.listeners(parent)
+        self._note("listeners", parent, candidates)
         if ref.section_name is not None:
             candidates = [c for c in candidates if c.name == ref.section_name or c.unknown_name]
         if ref.port is not None:
@@ -242,6 +252,7 @@ class Attachments(Listeners):
     def _through_listener_set(self, route: K8sObject, ref: ParentRef, parent: K8sObject) -> ParentAttachment | None:
         """The route's attachment when the ListenerSet it names is not attached for certain, else None."""
         att = self.listener_sets.get(parent)
+        self._note("listener-set", parent, att)
         if att is not None and att.undecided:
             message = f"ListenerSet {_where(parent)} may or may not be attached: {att.message}"
             from_set = () if att.unknown is None else (att.unknown,)
@@ -351,15 +362,10 @@ class Attachments(Listeners):
                 return Rejection(
                     listener, Admission.NAMESPACE_SELECTOR_INVALID, "allowedRoutes from: Selector has no valid selector"
                 ), None
-            verdict, unknown = selector_verdict(
-                self.resolution,
-                listener.owner,
-                listener_namespaces_path(listener.path),
-                listener.allowed_selector,
-                route_ns,
-                "routes",
-                listener.name,
-            )
+            asked = (listener.owner, listener_namespaces_path(listener.path), listener.allowed_selector, route_ns, "routes")
+            verdict, unknown = selector_verdict(self.resolution, *asked, listener.name)
+            # What the route's namespace's labels decide: a Namespace added, or relabelled, changes it.
+            self._note("selector", *asked, listener.name, (verdict, unknown))
             if verdict is not Verdict.REFUSED:
                 return None, unknown
             message = f"namespace {route_ns} does not match the allowedRoutes selector ({listener.allowed_selector})"

@@ -4,10 +4,9 @@ sources), each resolved as the route's implementations resolve it."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from policylint.input.positions import join
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
@@ -17,7 +16,6 @@ from policylint.profiles.registry import TargetKind
 from policylint.semantics.grants import NOT_NEEDED
 from policylint.semantics.topology.attachment import Attachments
 from policylint.semantics.topology.delegation import Delegation
-from policylint.semantics.topology.kept import Kept, KeptRoutes, grant_meaning
 from policylint.semantics.topology.model import (
     CORE,
     ObjectRef,
@@ -51,8 +49,6 @@ class Backends(Attachments, Delegation):
 
     def __init__(self, resolution: Resolution, admissions: Admissions) -> None:
         super().__init__(resolution, admissions)
-        # The routes' backends of the last build of this process (policylint.semantics.topology.kept).
-        self._kept: KeptRoutes | None = None
         # Host source -> host -> the objects declaring it, by namespace and name, each with the
         # namespaces it exports the host to (None: every one); and, per host looked up, the first
         # object exporting it everywhere and the first per namespace (`_declaring`).
@@ -86,66 +82,14 @@ class Backends(Attachments, Delegation):
     def _kept_route_backends(self, route: K8sObject) -> list[ObjectRef]:
         """`_route_backends`, reused from the last build while every read it made answers the
         same, else resolved with its reads recorded."""
-        kept = self._kept
-        if kept is None:
+        if self._kept is None:
             return self._route_backends(route)
-        before = kept.get(route)
-        refs = self._replayed(route, before) if before is not None else None
-        if refs is not None and before is not None:
-            kept.reused += 1
-            kept.put(route, before if refs is before.refs else Kept(refs, before.reads))
-            return refs
-        kept.refused += before is not None
-        reads: list[Read] = []
-        self._reads = reads
-        try:
-            refs = self._route_backends(route)
-        finally:
-            self._reads = None
-        kept.resolved += 1
-        if ("never",) not in reads:
-            kept.put(route, Kept(refs, tuple(reads)))
-        return refs
+        return self._recorded(self._kept.backends, route, self._route_backends, self._refs_hold)
 
-    def _replayed(self, route: K8sObject, kept: Kept) -> list[ObjectRef] | None:
-        """The kept references of `route` if every read answers as it did, with this run's grant
-        checks (whose side effect, the grant entries used, is this run's too); None otherwise."""
-        if not all(self._answers_alike(route, read) for read in kept.reads):
-            return None
-        refs: list[ObjectRef] | None = None
-        for i, ref in enumerate(kept.refs):
-            if ref.grant is None or ref.grant is NOT_NEEDED:
-                continue
-            check = self.grants.check(ref.grant_reference())
-            if check is ref.grant:
-                continue
-            if grant_meaning(check) != grant_meaning(ref.grant):
-                return None
-            refs = list(kept.refs) if refs is None else refs
-            refs[i] = dataclasses.replace(ref, grant=check)
-        return kept.refs if refs is None else refs
-
-    def _answers_alike(self, route: K8sObject, read: Read) -> bool:
-        """Whether asking `read` again (`References._note`) gives the answer recorded."""
-        kind, asked, answer = read[0], cast("tuple[Any, ...]", read[1:-1]), read[-1]
-        if kind == "lookup":
-            (group, kind_), namespace, name = asked
-            return self.index.lookup(group, kind_, namespace, name) is answer
-        if kind == "made":
-            return self._made(*asked) == answer
-        if kind == "scoped":
-            return self._cluster_scoped(*asked) == answer
-        if kind == "kind":
-            return self._kind_known(*asked) == answer
-        if kind == "holds":
-            return self._holds_kind(*asked) == answer
-        if kind == "manages":
-            return self._manages(*asked) == answer
-        if kind == "group":
-            return self._knows_group(*asked) == answer
-        if kind == "implementations":
-            return self._parent_implementations(route) == answer
-        return False  # "never": what it read is not recorded
+    def _answers_alike(self, owner: K8sObject, read: Read) -> bool:
+        if read[0] == "implementations":
+            return self._parent_implementations(owner) == read[-1]
+        return super()._answers_alike(owner, read)
 
     def _route_backends(self, route: K8sObject) -> list[ObjectRef]:
         out: list[ObjectRef] = []

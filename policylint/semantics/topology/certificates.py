@@ -103,6 +103,13 @@ class Certificates(Listeners):
         # frontend `default` applies to (`frontend_listeners`).
         self._frontend: dict[K8sObject, tuple[dict[int, list[Listener]], list[Listener], list[Listener]]] = {}
 
+    def _kept_certificate_refs(self, owner: K8sObject) -> list[ObjectRef]:
+        """`_certificate_refs`, reused from the last build while every read it made answers the
+        same, else resolved with its reads recorded."""
+        if self._kept is None:
+            return self._certificate_refs(owner)
+        return self._recorded(self._kept.certificates, owner, self._certificate_refs, self._refs_hold)
+
     def _certificate_refs(self, owner: K8sObject) -> list[ObjectRef]:
         out: list[ObjectRef] = []
         malformed = self.index.malformed(owner)
@@ -122,7 +129,7 @@ class Certificates(Listeners):
                     # rest of the core group is no "implementation-specific custom resource".
                     detail = f"a core kind the field does not take (it takes {' or '.join(core)})"
                     ref = dataclasses.replace(ref, status=ReferenceStatus.INVALID_KIND, target=None, detail=detail)
-                elif purpose in _CUSTOM_CERTIFICATE_PURPOSES and ref.group != CORE and ref.group not in self._known_groups():
+                elif purpose in _CUSTOM_CERTIFICATE_PURPOSES and ref.group != CORE and not self._knows_group(ref.group):
                     # A group no CRD, built-in kind, profile or object in the input belongs to: no
                     # controller resolves it, with or without --complete (conformance test
                     # GatewayInvalidTLSConfiguration, `gateway-certificate-unsupported-group`:

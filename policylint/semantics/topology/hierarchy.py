@@ -12,7 +12,7 @@ from policylint.profiles.holders import builtin_holders
 from policylint.semantics.listeners import unsupported_protocol
 from policylint.semantics.topology.backends import Backends
 from policylint.semantics.topology.certificates import Certificates
-from policylint.semantics.topology.kept import KeptRoutes
+from policylint.semantics.topology.kept import KeptTopology, hand_on
 from policylint.semantics.topology.model import ROUTE_KINDS, _where
 from policylint.semantics.topology.targets import PolicyTargets
 from policylint.vocabulary import ReferenceStatus, Traffic
@@ -28,7 +28,7 @@ class Topology(PolicyTargets, Certificates, Backends):
     `kept`: what the last build of a long-lived process resolved, to reuse where its reads still
     hold (policylint.semantics.topology.kept)."""
 
-    def __init__(self, resolution: Resolution, admissions: Admissions, kept: KeptRoutes | None = None) -> None:
+    def __init__(self, resolution: Resolution, admissions: Admissions, kept: KeptTopology | None = None) -> None:
         super().__init__(resolution, admissions)
         self._kept = kept
         self._build()
@@ -87,27 +87,32 @@ class Topology(PolicyTargets, Certificates, Backends):
     def _build(self) -> None:
         index = self.index
         for gateway in self.gateways():
-            self._listeners[gateway] = self._parse_listeners(gateway)
+            self._listeners[gateway] = self._kept_listeners(gateway)
             self.class_refs[gateway] = self._class_ref(gateway)
-            self._add_refs(gateway, self._certificate_refs(gateway) + self._parameters_refs(gateway))
+            self._add_refs(gateway, self._kept_certificate_refs(gateway) + self._parameters_refs(gateway))
         for gateway_class in index.of_kind(GATEWAY_GROUP, "GatewayClass"):
             self._add_refs(gateway_class, self._parameters_refs(gateway_class))
         for listener_set in index.of_kind(GATEWAY_GROUP, "ListenerSet"):
-            self._listeners[listener_set] = self._parse_listeners(listener_set)
+            self._listeners[listener_set] = self._kept_listeners(listener_set)
             set_att = self._attach_listener_set(listener_set)
             self.listener_sets[listener_set] = set_att
             if set_att.gateway is not None and set_att.attached:
                 self._sets_of_gateway[set_att.gateway].append(listener_set)
-            self._add_refs(listener_set, self._certificate_refs(listener_set))
+            self._add_refs(listener_set, self._kept_certificate_refs(listener_set))
+        if self._kept is not None:
+            hand_on(self._kept.sets_of, self._sets_of_gateway)
         for gateway in self.gateways():
             self._find_conflicts(gateway)
         for route in self.routes():
-            attachments = self._attach_route(route)
+            attachments = self._kept_attachments(route)
             self.parents[route] = attachments
             for att in attachments:
                 if att.parent is not None and att.listeners:
                     self._routes_on[att.parent].append((route, att))
             self._add_refs(route, self._kept_route_backends(route))
+        if self._kept is not None:
+            # Gathered from every route, kept or not: a route attached in another file counts.
+            hand_on(self._kept.routes_on, self._routes_on)
         for policy in self.resolution.policies():
             profile = policy.profile
             errors = self._admission_errors(policy.obj)

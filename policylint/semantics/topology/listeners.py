@@ -13,6 +13,7 @@ from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
 from policylint.semantics.listeners import port_conflict, unsupported_protocol
 from policylint.semantics.topology.gateways import Gateways
+from policylint.semantics.topology.kept import Conflicts
 from policylint.semantics.topology.model import (
     Listener,
     _dict,
@@ -23,6 +24,7 @@ from policylint.semantics.topology.model import (
 
 if TYPE_CHECKING:
     from policylint.k8s.admissions import Admissions
+    from policylint.profiles.implementations import PortSharing
     from policylint.semantics.resolution import Resolution
 
 
@@ -44,30 +46,75 @@ class Listeners(Gateways):
         Listeners"): it is not accepted, and nothing reaches traffic through it."""
         return self._conflicts.get(listener)
 
+    def _kept_listeners(self, owner: K8sObject) -> list[Listener]:
+        """`_parse_listeners`, the same list as the last build's while `owner` is the same object:
+        what a listener is depends on its owner and the run's context alone, and the routes'
+        attachments kept with it (`Attachments._kept_attachments`) hold these listeners."""
+        kept = self._kept
+        if kept is None:
+            return self._parse_listeners(owner)
+        found = kept.listeners.get(owner)
+        if found is None:
+            found = self._parse_listeners(owner)
+            kept.listeners.resolved += 1
+        else:
+            kept.listeners.reused += 1
+        kept.listeners.put(owner, found)
+        return found
+
     def _find_conflicts(self, gateway: K8sObject) -> None:
         # Precedence (GEP-1713): the Gateway's own listeners, then its ListenerSets, oldest first,
-        # then by namespace and name. A ListenerSet's listener that collides with an accepted one
-        # of higher precedence is the one rejected; two of one object are both rejected (the
-        # Gateway API forbids picking a winner among them). A listener rejected frees its place:
-        # it rejects no sibling and nothing of lower precedence (the conformance test
-        # ListenerSetProtocolConflict, conformance/tests/listenerset-protocol-conflict.go: HTTP
-        # listeners of a ListenerSet whose TCP listener lost to the Gateway's are accepted).
+        # then by namespace and name.
         sets = sorted(self.listener_sets_of(gateway), key=_listener_set_order)
         # Which protocols share a port beyond the Gateway API's rules is the implementation's
         # (profile `listenerPorts`); a class policylint does not know is held to those rules only.
         implementation = self.gateway_implementation(gateway)
         sharing = implementation.port_sharing if implementation is not None else None
         who = implementation.name if implementation is not None else "its implementation"
+        owners = tuple((owner, self.listeners(owner)) for owner in (gateway, *sets))
+        kept = self._kept
+        before = kept.conflicts.get(gateway) if kept is not None else None
+        if (
+            before is not None
+            and before.sharing == (sharing, who)
+            and len(before.owners) == len(owners)
+            and all(a is c and b is d for (a, b), (c, d) in zip(before.owners, owners, strict=True))
+        ):
+            # The same listeners (each owner's list is kept while the owner is the same object)
+            # under the same rules: the same conflicts.
+            found = before.found
+            assert kept is not None
+            kept.conflicts.reused += 1
+        else:
+            found = tuple(self._conflicts_among(owners, sharing, who).items())
+            if kept is not None:
+                kept.conflicts.resolved += 1
+        if kept is not None:
+            reused = before is not None and found is before.found
+            kept.conflicts.put(gateway, before if reused and before is not None else Conflicts(owners, (sharing, who), found))
+        self._conflicts.update(found)
+
+    def _conflicts_among(
+        self, owners: tuple[tuple[K8sObject, list[Listener]], ...], sharing: PortSharing | None, who: str
+    ) -> dict[Listener, tuple[Listener, str]]:
+        """The Conflicted listeners of `owners` (in precedence order), each with the listener it
+        yields to and why. A ListenerSet's listener that collides with an accepted one of higher
+        precedence is the one rejected; two of one object are both rejected (the Gateway API
+        forbids picking a winner among them). A listener rejected frees its place: it rejects no
+        sibling and nothing of lower precedence (the conformance test ListenerSetProtocolConflict,
+        conformance/tests/listenerset-protocol-conflict.go: HTTP listeners of a ListenerSet whose
+        TCP listener lost to the Gateway's are accepted)."""
+        conflicts: dict[Listener, tuple[Listener, str]] = {}
 
         def _indistinct(a: Listener, b: Listener) -> str | None:
             assert a.port is not None and a.protocol is not None and b.protocol is not None
             return port_conflict(a.port, (a.protocol, a.hostname), (b.protocol, b.hostname), sharing, who)
 
         accepted: dict[int, list[Listener]] = defaultdict(list)  # by port, of higher precedence
-        for owner in (gateway, *sets):
+        for _, listeners in owners:
             mine = [
                 (listener.port, listener)
-                for listener in self.listeners(owner)
+                for listener in listeners
                 if not listener.malformed
                 and listener.port is not None
                 and listener.protocol is not None
@@ -79,15 +126,16 @@ class Listeners(Gateways):
             for port, listener in mine:
                 found = next(((o, r) for o in accepted[port] if (r := _indistinct(listener, o)) is not None), None)
                 if found is not None:
-                    self._conflicts[listener] = found
+                    conflicts[listener] = found
                 else:
                     survivors[port].append(listener)
             for port, group in survivors.items():
                 for listener in group:
                     found = next(((o, r) for o in group if o is not listener and (r := _indistinct(listener, o))), None)
                     if found is not None:
-                        self._conflicts[listener] = found
-                accepted[port].extend(listener for listener in group if listener not in self._conflicts)
+                        conflicts[listener] = found
+                accepted[port].extend(listener for listener in group if listener not in conflicts)
+        return conflicts
 
     def gateway_listeners(self, gateway: K8sObject) -> list[Listener]:
         """The listeners of a Gateway and of the ListenerSets attached to it."""

@@ -5,14 +5,17 @@ ReferenceGrants, a Service port matched by number."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.registry import TargetKind
 from policylint.semantics.grants import NOT_NEEDED, Reference
+from policylint.semantics.namespace_admission import selector_verdict
 from policylint.semantics.topology.base import TopologyBase
+from policylint.semantics.topology.kept import Recorded, grant_meaning
 from policylint.semantics.topology.model import (
     _BACKEND_PURPOSES,
     CORE,
@@ -29,6 +32,9 @@ if TYPE_CHECKING:
     from policylint.k8s.admissions import Admissions
     from policylint.k8s.index import Section
     from policylint.semantics.resolution import Resolution
+    from policylint.semantics.topology.kept import KeptTopology, Table
+
+T = TypeVar("T")
 
 # One read recorded (`References._note`): its kind, what was asked, then the answer.
 Read = tuple[object, ...]
@@ -57,14 +63,97 @@ class References(TopologyBase):
         super().__init__(resolution, admissions)
         self._managed: dict[tuple[str, str], set[str]] = {}
         self._groups: frozenset[str] | None = None
-        # What the resolution of one route's backends read beyond the route and the run's context,
-        # while it is recorded (policylint.semantics.topology.kept); None: not recorded.
+        # What the last build of this process resolved (policylint.semantics.topology.kept).
+        self._kept: KeptTopology | None = None
+        # What working out one kept result reads beyond its object and the run's context, while
+        # it is recorded (`_recorded`); None: not recorded.
         self._reads: list[Read] | None = None
 
     def _note(self, *read: object) -> None:
         """Record one read (its kind, what was asked, the answer) while reads are recorded."""
         if self._reads is not None:
             self._reads.append(read)
+
+    def _recorded(
+        self,
+        table: Table[Recorded[T]],
+        obj: K8sObject,
+        work: Callable[[K8sObject], T],
+        replay: Callable[[K8sObject, Recorded[T]], T | None],
+    ) -> T:
+        """`work(obj)`, reused from the last build while every read it made answers the same
+        (`replay`: the value to hand on, or None when a read answers otherwise), else worked out
+        with its reads recorded and kept for the next build."""
+        before = table.get(obj)
+        if before is not None:
+            value = replay(obj, before)
+            if value is not None:
+                table.reused += 1
+                table.put(obj, before if value is before.value else Recorded(value, before.reads))
+                return value
+            table.refused += 1
+        # One result at a time: a read made while working out another would be recorded for
+        # neither, and its answer never checked again.
+        assert self._reads is None
+        reads: list[Read] = []
+        self._reads = reads
+        try:
+            value = work(obj)
+        finally:
+            self._reads = None
+        table.resolved += 1
+        if ("never",) not in reads:
+            table.put(obj, Recorded(value, tuple(reads)))
+        return value
+
+    def _reads_hold(self, obj: K8sObject, kept: Recorded[T]) -> T | None:
+        """The kept value if every read it made answers as it did, else None."""
+        return kept.value if all(self._answers_alike(obj, read) for read in kept.reads) else None
+
+    def _refs_hold(self, owner: K8sObject, kept: Recorded[list[ObjectRef]]) -> list[ObjectRef] | None:
+        """The kept references of `owner` if every read answers as it did, with this run's grant
+        checks (whose side effect, the grant entries used, is this run's too); None otherwise."""
+        if not all(self._answers_alike(owner, read) for read in kept.reads):
+            return None
+        refs: list[ObjectRef] | None = None
+        for i, ref in enumerate(kept.value):
+            if ref.grant is None or ref.grant is NOT_NEEDED:
+                continue
+            check = self.grants.check(ref.grant_reference())
+            if check is ref.grant:
+                continue
+            if grant_meaning(check) != grant_meaning(ref.grant):
+                return None
+            refs = list(kept.value) if refs is None else refs
+            refs[i] = dataclasses.replace(ref, grant=check)
+        return kept.value if refs is None else refs
+
+    def _answers_alike(self, owner: K8sObject, read: Read) -> bool:
+        """Whether asking `read` again (`_note`) gives the answer recorded."""
+        kind, asked, answer = read[0], cast("tuple[Any, ...]", read[1:-1]), read[-1]
+        if kind == "lookup":
+            (group, kind_), namespace, name = asked
+            return self.index.lookup(group, kind_, namespace, name) is answer
+        if kind == "made":
+            return self._made(*asked) == answer
+        if kind == "scoped":
+            return self._cluster_scoped(*asked) == answer
+        if kind == "kind":
+            return self._kind_known(*asked) == answer
+        if kind == "holds":
+            return self._holds_kind(*asked) == answer
+        if kind == "manages":
+            return self._manages(*asked) == answer
+        if kind == "group":
+            return self._knows_group(*asked) == answer
+        if kind == "listeners":
+            # Kept per object (`Listeners._kept_listeners`): the same list while the parent is.
+            return self.listeners(asked[0]) is answer
+        if kind == "listener-set":
+            return self.listener_sets.get(asked[0]) == answer
+        if kind == "selector":
+            return selector_verdict(self.resolution, *asked) == answer
+        return False  # "never": what it read is not recorded
 
     def _resolve_ref(
         self,
