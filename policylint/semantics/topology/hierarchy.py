@@ -20,7 +20,9 @@ from policylint.vocabulary import ReferenceStatus, Traffic
 if TYPE_CHECKING:
     from policylint.k8s.admissions import Admissions
     from policylint.k8s.index import Section
+    from policylint.profiles.registry import PolicyProfile
     from policylint.semantics.resolution import Resolution
+    from policylint.semantics.topology.model import ObjectRef
 
 
 class Topology(PolicyTargets, Certificates, Backends):
@@ -117,13 +119,24 @@ class Topology(PolicyTargets, Certificates, Backends):
             profile = policy.profile
             errors = self._admission_errors(policy.obj)
             if profile.backend_refs or profile.certificate_refs or profile.object_refs:
-                refs = self._policy_backends(policy.obj, profile.backend_refs)
-                refs += self._policy_certificates(policy.obj, profile)
+                refs = self._kept_policy_refs(policy.obj, profile)
                 self._add_refs(policy.obj, refs)
                 errors += tuple(e for e in map(self._backend_error, refs) if e is not None)
             if errors:
                 self.spec_errors[policy.obj] = errors
         self._holder_refs()
+
+    def _kept_policy_refs(self, obj: K8sObject, profile: PolicyProfile) -> list[ObjectRef]:
+        """A policy's backend, certificate and object references (its profile is a function of its
+        kind and the run's profiles), reused from the last build while every read they made
+        answers the same, else resolved with their reads recorded."""
+
+        def work(policy: K8sObject) -> list[ObjectRef]:
+            return self._policy_backends(policy, profile.backend_refs) + self._policy_certificates(policy, profile)
+
+        if self._kept is None:
+            return work(obj)
+        return self._recorded(self._kept.policies, obj, work, self._refs_hold)
 
     def _holder_refs(self) -> None:
         """The references objects other than policies hold (profile `holders`: Envoy Gateway's

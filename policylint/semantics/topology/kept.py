@@ -10,6 +10,7 @@ nothing each time (docs/performance.md#the-language-server). What is kept, each 
 * `attachments`: a route's attachment to each of its parents (`Attachments._attach_route`);
 * `listeners`: the listeners a Gateway or ListenerSet declares, a function of the object alone;
 * `certificates`: a Gateway's or ListenerSet's certificate and CA references;
+* `policies`: a policy's backend, certificate and object references;
 * `conflicts`: which listeners of a Gateway and its ListenerSets are Conflicted;
 * `routes_on`, `sets_of`: the routes attached to each parent and the ListenerSets attached to each
   Gateway, handed on as the same list while it holds the same entries, so that what reads the
@@ -114,6 +115,7 @@ class KeptTopology:
         self._context: bytes | None = None
         self.backends: Table[Recorded[list[ObjectRef]]] = Table()
         self.certificates: Table[Recorded[list[ObjectRef]]] = Table()
+        self.policies: Table[Recorded[list[ObjectRef]]] = Table()
         self.attachments: Table[Recorded[list[ParentAttachment]]] = Table()
         self.listeners: Table[list[Listener]] = Table()
         self.conflicts: Table[Conflicts] = Table()
@@ -124,6 +126,7 @@ class KeptTopology:
         return (
             self.backends,  # type: ignore[return-value]
             self.certificates,
+            self.policies,
             self.attachments,
             self.listeners,
             self.conflicts,

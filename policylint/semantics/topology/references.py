@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+# The kinds of read whose question and answer are values or objects, the same for every owner.
+_SHARED = frozenset({"lookup", "made", "scoped", "kind", "holds", "manages", "group"})
+
 # One read recorded (`References._note`): its kind, what was asked, then the answer.
 Read = tuple[object, ...]
 
@@ -68,6 +71,9 @@ class References(TopologyBase):
         # What working out one kept result reads beyond its object and the run's context, while
         # it is recorded (`_recorded`); None: not recorded.
         self._reads: list[Read] | None = None
+        # Whether a kept read answers as recorded, asked once per build: most are shared (every
+        # route of a namespace looks up its Services, asks whether Services are cluster-scoped).
+        self._asked: dict[Read, bool] = {}
 
     def _note(self, *read: object) -> None:
         """Record one read (its kind, what was asked, the answer) while reads are recorded."""
@@ -108,12 +114,12 @@ class References(TopologyBase):
 
     def _reads_hold(self, obj: K8sObject, kept: Recorded[T]) -> T | None:
         """The kept value if every read it made answers as it did, else None."""
-        return kept.value if all(self._answers_alike(obj, read) for read in kept.reads) else None
+        return kept.value if all(self._holds(obj, read) for read in kept.reads) else None
 
     def _refs_hold(self, owner: K8sObject, kept: Recorded[list[ObjectRef]]) -> list[ObjectRef] | None:
         """The kept references of `owner` if every read answers as it did, with this run's grant
         checks (whose side effect, the grant entries used, is this run's too); None otherwise."""
-        if not all(self._answers_alike(owner, read) for read in kept.reads):
+        if not all(self._holds(owner, read) for read in kept.reads):
             return None
         refs: list[ObjectRef] | None = None
         for i, ref in enumerate(kept.value):
@@ -127,6 +133,16 @@ class References(TopologyBase):
             refs = list(kept.value) if refs is None else refs
             refs[i] = dataclasses.replace(ref, grant=check)
         return kept.value if refs is None else refs
+
+    def _holds(self, owner: K8sObject, read: Read) -> bool:
+        """`_answers_alike`, asked once per build for the reads whose question and answer are
+        values or objects (the others hold lists, or depend on `owner`)."""
+        if read[0] not in _SHARED:
+            return self._answers_alike(owner, read)
+        found = self._asked.get(read)
+        if found is None:
+            found = self._asked[read] = self._answers_alike(owner, read)
+        return found
 
     def _answers_alike(self, owner: K8sObject, read: Read) -> bool:
         """Whether asking `read` again (`_note`) gives the answer recorded."""
