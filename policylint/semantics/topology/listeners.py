@@ -13,7 +13,7 @@ from policylint.k8s.objects import K8sObject
 from policylint.k8s.selectors import LabelSelector, SelectorError, parse_selector
 from policylint.semantics.listeners import port_conflict, unsupported_protocol
 from policylint.semantics.topology.gateways import Gateways
-from policylint.semantics.topology.kept import Conflicts
+from policylint.semantics.topology.kept import Conflicts, same_entries
 from policylint.semantics.topology.model import (
     Listener,
     _dict,
@@ -74,25 +74,19 @@ class Listeners(Gateways):
         owners = tuple((owner, self.listeners(owner)) for owner in (gateway, *sets))
         kept = self._kept
         before = kept.conflicts.get(gateway) if kept is not None else None
-        if (
-            before is not None
-            and before.sharing == (sharing, who)
-            and len(before.owners) == len(owners)
-            and all(a is c and b is d for (a, b), (c, d) in zip(before.owners, owners, strict=True))
-        ):
+        if before is not None and before.sharing == (sharing, who) and same_entries(before.owners, owners):
             # The same listeners (each owner's list is kept while the owner is the same object)
             # under the same rules: the same conflicts.
-            found = before.found
-            assert kept is not None
-            kept.conflicts.reused += 1
+            record = before
         else:
-            found = tuple(self._conflicts_among(owners, sharing, who).items())
-            if kept is not None:
-                kept.conflicts.resolved += 1
+            record = Conflicts(owners, (sharing, who), tuple(self._conflicts_among(owners, sharing, who).items()))
         if kept is not None:
-            reused = before is not None and found is before.found
-            kept.conflicts.put(gateway, before if reused and before is not None else Conflicts(owners, (sharing, who), found))
-        self._conflicts.update(found)
+            if record is before:
+                kept.conflicts.reused += 1
+            else:
+                kept.conflicts.resolved += 1
+            kept.conflicts.put(gateway, record)
+        self._conflicts.update(record.found)
 
     def _conflicts_among(
         self, owners: tuple[tuple[K8sObject, list[Listener]], ...], sharing: PortSharing | None, who: str

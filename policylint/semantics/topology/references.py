@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.registry import TargetKind
-from policylint.semantics.grants import NOT_NEEDED, Reference
+from policylint.semantics.grants import NOT_NEEDED, SAME_NAMESPACE, Reference
 from policylint.semantics.namespace_admission import selector_verdict
 from policylint.semantics.topology.base import TopologyBase
 from policylint.semantics.topology.kept import Recorded, grant_meaning
@@ -123,7 +123,9 @@ class References(TopologyBase):
             return None
         refs: list[ObjectRef] | None = None
         for i, ref in enumerate(kept.value):
-            if ref.grant is None or ref.grant is NOT_NEEDED:
+            # A reference within its owner's namespace stays one (both are the kept reference's),
+            # and checking it records no grant entry used: nothing to check again.
+            if ref.grant is None or ref.grant is NOT_NEEDED or ref.grant is SAME_NAMESPACE:
                 continue
             check = self.grants.check(ref.grant_reference())
             if check is ref.grant:
