@@ -20,11 +20,13 @@ kept too (`graph`, policylint.semantics.partgraph), so that an edit's search joi
 what the edited file's objects reach; what the simulation's walk below each Gateway
 found (`walks`, policylint.semantics.effective.walks), played back where it would read the same;
 what the last topology resolved (the routes' attachments and backend references, the
-listeners, certificate references and conflicts of each Gateway), with what each result read
+listeners, certificate references and conflicts of each Gateway, the policies' references), with
+what each result read
 (`topology`, policylint.semantics.topology.kept); and which of the objects' fields have the wrong type
 (`malformed`, a function of the object alone). The differential tests
 (tests/incremental/test_incremental.py, tests/editor/test_server_parts.py,
-tests/incremental/test_kept_walks.py, tests/topology/test_topology_kept.py) compare every
+tests/incremental/test_kept_walks.py, tests/topology/test_topology_kept.py,
+tests/topology/test_topology_kept_gateways.py) compare every
 update with a cold run of the same texts.
 
 The gate of a change runs twice in one process: its side of the change, then the base's part
