@@ -60,12 +60,11 @@ from policylint.semantics.effective.facets import (
     NodeKey,
     OrderSensitivity,
     TargetStatus,
-    _claim,
     node_label,
-    policy_facets,
 )
-from policylint.semantics.effective.fold import _why, fold, order_sensitivity, order_stack
-from policylint.semantics.effective.states import CONTRIBUTES, count_state, grow, target_states
+from policylint.semantics.effective.fold import _why, fold, order_stack
+from policylint.semantics.effective.folds import KeptFolds, States
+from policylint.semantics.effective.states import count_state, grow
 from policylint.semantics.effective.walks import FacetKeys, KeptWalks, Recorder, Walked, attached_keys, reads, stack_of
 from policylint.semantics.listeners import unsupported_protocol
 from policylint.values import record
@@ -98,6 +97,7 @@ class _StackGroup:
     stack: tuple[Facet, ...]
     result: FoldResult
     sensitive: list[OrderSensitivity]
+    states: States  # each (policy, target) of the stack with its status (`folds.Folded`)
     # The reach of each policy that contributes (Enforced or PartiallyEnforced) to these contexts.
     contributors: tuple[_Reach, ...]
     count: int = 0
@@ -133,7 +133,10 @@ class Simulation:
         ] = {}
         # The first per kind, then per target: no (kind, target) key for each of the targets.
         self._first_result: dict[tuple[str, str], dict[NodeKey, tuple[FoldResult, tuple[NodeKey, ...]]]] = defaultdict(dict)
-        self._memo: dict[tuple[Facet, ...], tuple[FoldResult, list[OrderSensitivity]]] = {}
+        # The facets and folds of the run, taken from the last run's where they are made of the
+        # same policy instances (policylint.semantics.effective.folds).
+        self._folds = kept.folds if kept is not None else KeptFolds()
+        self._folds.begin()
         self._groups: dict[tuple[Facet, ...], _StackGroup] = {}
         self._children: dict[NodeKey, list[NodeKey]] = {}
         self._objects: dict[ObjectKey, K8sObject] = {}
@@ -200,12 +203,12 @@ class Simulation:
                     # Rejected on this target (`accepted` says why): nothing of it applies, but it
                     # may still take the target from the policies above.
                     if claims and node[0] in _CLAIMED:
-                        self._by_kind[policy.profile.gk][node].append(_claim(policy, node))
+                        self._by_kind[policy.profile.gk][node].extend(self._folds.facets(policy, node, claim=True))
                         self._profiles[policy.profile.gk] = policy.profile
                     continue
                 if node[0] == "namespace":
                     self._namespace_level = True
-                for facet in policy_facets(policy, node):
+                for facet in self._folds.facets(policy, node):
                     facets.append(facet)
                     self._by_kind[policy.profile.gk][node].append(facet)
                 self._profiles[policy.profile.gk] = policy.profile
@@ -557,24 +560,10 @@ class Simulation:
                 seen[group.result] = (group.result, path)
 
     def _prepare(self, gk: tuple[str, str], raw_stack: tuple[Facet, ...]) -> _StackGroup:
-        profile = self._profiles[gk]
-        # A policy attached at two nodes of one path counts once, at the more specific node.
-        best: dict[K8sObject, int] = {}
-        for facet in raw_stack:
-            pid = facet.policy.obj
-            best[pid] = max(best.get(pid, -1), facet.rank)
-        facets = [f for f in raw_stack if f.rank == best[f.policy.obj]]
-        stack, groups = order_stack(facets)
-        memo_key = tuple(stack)
-        memo = self._memo.get(memo_key)
-        if memo is None:
-            result = fold(stack, profile)
-            sensitive = order_sensitivity(stack, groups, profile, result) if groups else []
-            memo = self._memo[memo_key] = (result, sensitive)
-        result, sensitive = memo
-        contributing = dict.fromkeys(pid for (pid, _), (_, state) in target_states(stack, result) if state in CONTRIBUTES)
-        contributors = tuple(self._reach.setdefault(pid, _Reach(self._levels[gk])) for pid in contributing)
-        return _StackGroup(profile, tuple(stack), result, sensitive, contributors)
+        ordered = self._folds.ordered(raw_stack)
+        folded = self._folds.folded(ordered, self._profiles[gk])
+        contributors = tuple(self._reach.setdefault(pid, _Reach(self._levels[gk])) for pid in folded.contributing)
+        return _StackGroup(self._profiles[gk], ordered.stack, folded.result, folded.sensitive, folded.states, contributors)
 
     def _finalize(self) -> None:
         """Turn the per-stack tallies into per (policy, target) status and per-policy blast radius."""
@@ -611,7 +600,7 @@ class Simulation:
                 f.rank > facet.rank or (f.rank == facet.rank and f.policy is not facet.policy) for f in stack
             ):
                 self.override_challenged.add(fid)
-        for target, (facets, state) in target_states(stack, result):
+        for target, (facets, state) in group.states:
             entry = self.status[target]
             count_state(entry, group, facets, state)
             entry.ancestors = grow(entry.ancestors, gateways)
