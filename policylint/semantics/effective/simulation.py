@@ -141,6 +141,7 @@ class Simulation:
         self._children: dict[NodeKey, list[NodeKey]] = {}
         self._objects: dict[ObjectKey, K8sObject] = {}
         self._backends_below: dict[NodeKey, frozenset[NodeKey]] = {}
+        self._route_backends: dict[ObjectKey, dict[int | None, list[NodeKey]]] = {}  # `_rule_backends`
         # policy object -> what it reaches. One tally per policy rather than node sets per stack:
         # a policy shared by many stacks (a Gateway's) would have its nodes repeated in each.
         self._reach: dict[K8sObject, _Reach] = {}
@@ -274,30 +275,38 @@ class Simulation:
 
     def _rule_backends(self, route: K8sObject, section: str | int | None) -> list[NodeKey]:
         """The backends (and Service ports) of the route rule named `section`, in reference order."""
+        by_rule = self._route_backends.get(route.key)
+        if by_rule is None:
+            by_rule = self._route_backends[route.key] = self._backends_by_rule(route)
         topo = self.topology
-        out: list[NodeKey] = []
+        # The first rule of that name (or position) is the one its node stands for.
         position = next(
             (r.position for r in topo.rules(route) if (r.name if r.name is not None else r.position) == section), None
         )
-        for ref in topo.refs_from(route):
+        return list(by_rule.get(position, ()))
+
+    def _backends_by_rule(self, route: K8sObject) -> dict[int | None, list[NodeKey]]:
+        """Every rule's backends and Service ports, by rule position, in one pass over the route's
+        references (a pass per rule was quadratic in a route's rules)."""
+        out: dict[int | None, list[NodeKey]] = {}
+        for ref in self.topology.refs_from(route):
             if (
-                ref.rule != position
-                or ref.purpose not in ("backend", "mirror")
+                ref.purpose not in ("backend", "mirror")
                 or ref.status is ReferenceStatus.REF_NOT_PERMITTED
+                or ref.status is ReferenceStatus.NOT_FOUND
             ):
-                continue
-            if ref.status is ReferenceStatus.NOT_FOUND:
                 continue
             target_key = ref.target.key if ref.target is not None else ObjectKey(ref.group, ref.kind, ref.namespace, ref.name)
             if ref.target is not None:
                 self._objects[target_key] = ref.target
+            nodes = out.setdefault(ref.rule, [])
             backend: NodeKey = ("backend", target_key, None)
-            if backend not in out:
-                out.append(backend)
+            if backend not in nodes:
+                nodes.append(backend)
             if ref.port_section is not None and ref.port_section.name is not None:
                 port: NodeKey = ("port", target_key, ref.port_section.name)
-                if port not in out:
-                    out.append(port)
+                if port not in nodes:
+                    nodes.append(port)
         return out
 
     def backends_below(self, node: NodeKey) -> frozenset[NodeKey]:
@@ -581,6 +590,7 @@ class Simulation:
             pid, reach = self._reach.popitem()
             self._count_reach(self.affects[pid], reach)
         self._backends_below = {}
+        self._route_backends = {}
         self._children = {}
 
     def _count_group(self, group: _StackGroup) -> None:
