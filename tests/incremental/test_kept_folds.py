@@ -22,7 +22,7 @@ from policylint.pipeline import LintRequest, lint
 from policylint.policy_report import policy_reports
 from policylint.project import Project
 from policylint.semantics import components, resolution
-from policylint.semantics.effective import folds
+from policylint.semantics.effective import folds, routes
 from policylint.semantics.effective.simulation import Simulation
 from tests.incremental.test_incremental import _corpus, _edit, _editor_workspace, _rows
 from tests.incremental.test_kept_walks import TARGET_KINDS, _enrich, _policy_value, _reattach
@@ -212,3 +212,54 @@ def test_the_differential_fails_when_policies_are_adopted_by_name(tmp_path: Path
         for seed in range(2):
             (tmp_path / str(seed)).mkdir()
             _differential(tmp_path / str(seed), monkeypatch, seed=seed, steps=6, n=60)
+
+
+def _service_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Service a route in another file sends traffic to, deleted: the route object is the one the
+    updates before had, its references are not, and neither are the backends below its rules."""
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    files = _corpus(3, 60, isolated=True)
+    texts = {name: yaml.safe_dump_all(docs, sort_keys=False) for name, docs in files.items()}
+    workspace, _ = _editor_workspace(tmp_path, monkeypatch, texts)
+    where = {
+        (d["metadata"].get("namespace"), d["metadata"]["name"]): name
+        for name, docs in files.items()
+        for d in docs
+        if d["kind"] == "Service"
+    }
+    name, service = next(
+        (where[(d["metadata"]["namespace"], ref["name"])], ref["name"])
+        for route_file, docs in sorted(files.items())
+        for d in docs
+        if d["kind"] == "HTTPRoute"
+        for rule in d["spec"].get("rules") or ()
+        for ref in rule.get("backendRefs") or ()
+        if where.get((d["metadata"]["namespace"], ref["name"]), route_file) != route_file
+    )
+    for n in range(4):  # until the objects of the other files are kept (see above)
+        workspace.update(name, texts[name] + f"# {n}\n")
+    files[name] = [d for d in files[name] if not (d["kind"] == "Service" and d["metadata"]["name"] == service)]
+    result = workspace.update(name, yaml.safe_dump_all(files[name], sort_keys=False)).result
+    analysed = result.analysed if result.analysed is not None else result.project
+    said = _said(analysed)
+    assert _said(_from_nothing(analysed)) == said
+
+
+def test_a_route_whose_service_is_deleted_in_another_file_reaches_it_no_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _service_removed(tmp_path, monkeypatch)
+
+
+def test_it_fails_when_a_route_nodes_are_kept_by_the_route_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its rules' backends taken from the last run whatever the references resolved to now."""
+
+    def nodes(self: routes.KeptRouteNodes, topology: Any, route: Any) -> routes.RouteNodes:
+        found = self._routes.get(route.key)
+        if found is None or found.route is not route:
+            found = self._routes[route.key] = routes._nodes(topology, route, topology.refs_from(route), None)
+        return found
+
+    monkeypatch.setattr(routes.KeptRouteNodes, "nodes", nodes)
+    with pytest.raises(AssertionError):
+        _service_removed(tmp_path, monkeypatch)

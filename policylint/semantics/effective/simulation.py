@@ -64,11 +64,12 @@ from policylint.semantics.effective.facets import (
 )
 from policylint.semantics.effective.fold import _why, fold, order_stack
 from policylint.semantics.effective.folds import KeptFolds, States
+from policylint.semantics.effective.routes import KeptRouteNodes, RouteNodes
 from policylint.semantics.effective.states import count_state, grow
 from policylint.semantics.effective.walks import FacetKeys, KeptWalks, Recorder, Walked, attached_keys, reads, stack_of
 from policylint.semantics.listeners import unsupported_protocol
 from policylint.values import record
-from policylint.vocabulary import Accepted, Enforcement, ReferenceStatus, Role
+from policylint.vocabulary import Accepted, Enforcement, Role
 
 if TYPE_CHECKING:
     from policylint.profiles.policy import Policy
@@ -141,7 +142,10 @@ class Simulation:
         self._children: dict[NodeKey, list[NodeKey]] = {}
         self._objects: dict[ObjectKey, K8sObject] = {}
         self._backends_below: dict[NodeKey, frozenset[NodeKey]] = {}
-        self._route_backends: dict[ObjectKey, dict[int | None, list[NodeKey]]] = {}  # `_rule_backends`
+        # Each route's rules and backends as nodes: the last run's where the route and its
+        # references are the same instances (policylint.semantics.effective.routes).
+        self._routes = kept.routes if kept is not None else KeptRouteNodes()
+        self._route_nodes_of: dict[ObjectKey, RouteNodes] = {}  # this run's, asked once per route
         # policy object -> what it reaches. One tally per policy rather than node sets per stack:
         # a policy shared by many stacks (a Gateway's) would have its nodes repeated in each.
         self._reach: dict[K8sObject, _Reach] = {}
@@ -258,9 +262,9 @@ class Simulation:
                 self._objects[route.key] = route
             return [("route", r.key, None) for r in sorted(routes, key=lambda r: r.key)]
         if level == "route":
-            return [("rule", key, s.name if s.name is not None else s.position) for s in topo.rules(obj)]
+            return self._route_nodes(obj).rules
         if level == "rule":
-            return self._rule_backends(obj, section)
+            return self._route_nodes(obj).rule_children(section)
         return []
 
     def _accepted_listeners(self, owner: K8sObject, key: ObjectKey) -> list[NodeKey]:
@@ -273,56 +277,25 @@ class Simulation:
             if lst.name is not None and topo.listener_conflict(lst) is None and not _refused_protocol(lst)
         ]
 
-    def _rule_backends(self, route: K8sObject, section: str | int | None) -> list[NodeKey]:
-        """The backends (and Service ports) of the route rule named `section`, in reference order."""
-        by_rule = self._route_backends.get(route.key)
-        if by_rule is None:
-            by_rule = self._route_backends[route.key] = self._backends_by_rule(route)
-        topo = self.topology
-        # The first rule of that name (or position) is the one its node stands for.
-        position = next(
-            (r.position for r in topo.rules(route) if (r.name if r.name is not None else r.position) == section), None
-        )
-        return list(by_rule.get(position, ()))
-
-    def _backends_by_rule(self, route: K8sObject) -> dict[int | None, list[NodeKey]]:
-        """Every rule's backends and Service ports, by rule position, in one pass over the route's
-        references (a pass per rule was quadratic in a route's rules)."""
-        out: dict[int | None, list[NodeKey]] = {}
-        for ref in self.topology.refs_from(route):
-            if (
-                ref.purpose not in ("backend", "mirror")
-                or ref.status is ReferenceStatus.REF_NOT_PERMITTED
-                or ref.status is ReferenceStatus.NOT_FOUND
-            ):
-                continue
-            target_key = ref.target.key if ref.target is not None else ObjectKey(ref.group, ref.kind, ref.namespace, ref.name)
-            if ref.target is not None:
-                self._objects[target_key] = ref.target
-            nodes = out.setdefault(ref.rule, [])
-            backend: NodeKey = ("backend", target_key, None)
-            if backend not in nodes:
-                nodes.append(backend)
-            if ref.port_section is not None and ref.port_section.name is not None:
-                port: NodeKey = ("port", target_key, ref.port_section.name)
-                if port not in nodes:
-                    nodes.append(port)
-        return out
+    def _route_nodes(self, route: K8sObject) -> RouteNodes:
+        nodes = self._route_nodes_of.get(route.key)
+        if nodes is None:
+            nodes = self._route_nodes_of[route.key] = self._routes.nodes(self.topology, route)
+            self._objects.update(nodes.targets)
+        return nodes
 
     def backends_below(self, node: NodeKey) -> frozenset[NodeKey]:
         cached = self._backends_below.get(node)
         if cached is None:
             if node[0] in ("backend", "port"):
                 cached = frozenset([node])
+            elif node[0] == "rule":
+                route = self._obj(node[1])
+                cached = self._route_nodes(route).below(node[2]) if route is not None else frozenset()
             else:
                 acc: set[NodeKey] = set()
                 for child in self.children(node):
                     acc |= self.backends_below(child)
-                if node[0] == "rule":
-                    # A backendRef with a port reaches that Service port (acceptance scenario S14:
-                    # service-3#port-1), not the whole Service as well.
-                    ported = {n[1] for n in acc if n[0] == "port"}
-                    acc = {n for n in acc if not (n[0] == "backend" and n[1] in ported)}
                 cached = frozenset(acc)
             self._backends_below[node] = cached
         return cached
@@ -590,7 +563,7 @@ class Simulation:
             pid, reach = self._reach.popitem()
             self._count_reach(self.affects[pid], reach)
         self._backends_below = {}
-        self._route_backends = {}
+        self._route_nodes_of = {}
         self._children = {}
 
     def _count_group(self, group: _StackGroup) -> None:

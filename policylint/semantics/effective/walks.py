@@ -32,6 +32,7 @@ from dataclasses import field
 from policylint.k8s.objects import ObjectKey
 from policylint.semantics.effective.facets import RANK, Facet, NodeKey
 from policylint.semantics.effective.folds import KeptFolds
+from policylint.semantics.effective.routes import KeptRouteNodes
 from policylint.values import frozen, record
 from policylint.vocabulary import Role
 
@@ -78,11 +79,13 @@ class KeptWalks:
     """The walks of the roots of earlier runs, by root prefix. A run replaces the entries of the
     roots it walked; it drops none of the others, whose Gateways another edit's part holds.
     `folds`: the facets and folds of the last run, which the next takes where its policies are
-    the same instances (policylint.semantics.effective.folds)."""
+    the same instances (policylint.semantics.effective.folds); `routes`: each route's nodes,
+    taken where the route and its references are (policylint.semantics.effective.routes)."""
 
     def __init__(self) -> None:
         self._walks: dict[tuple[NodeKey, ...], Walked] = {}
         self.folds = KeptFolds()
+        self.routes = KeptRouteNodes()
 
     def __len__(self) -> int:
         return len(self._walks)
