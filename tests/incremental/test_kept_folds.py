@@ -263,3 +263,10 @@ def test_it_fails_when_a_route_nodes_are_kept_by_the_route_alone(tmp_path: Path,
     monkeypatch.setattr(routes.KeptRouteNodes, "nodes", nodes)
     with pytest.raises(AssertionError):
         _service_removed(tmp_path, monkeypatch)
+
+
+def test_it_fails_when_references_handed_on_anew_are_not_compared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """References the topology resolved again (a new list) taken as the same, whatever they say."""
+    monkeypatch.setattr(routes, "_read", lambda refs: ())
+    with pytest.raises(AssertionError):
+        _service_removed(tmp_path, monkeypatch)

@@ -36,11 +36,13 @@ class RouteNodes:
 
     route: K8sObject
     refs: list[ObjectRef]
+    read: tuple[tuple[object, ...], ...]  # what the nodes read of `refs` (`_read`)
     spec: SectionSpec | None
     rules: list[NodeKey]  # the route node's children
     position_of: dict[str | int | None, int]  # a rule node's section -> the first rule's position
     backends: dict[int | None, list[NodeKey]]  # by rule position: backends and ports, in reference order
     targets: tuple[tuple[ObjectKey, K8sObject], ...]  # the objects the backends' nodes stand for
+    belows: dict[str | int | None, frozenset[NodeKey]]  # `below`, by rule, as asked
 
     def rule_children(self, section: str | int | None) -> list[NodeKey]:
         return self.backends.get(self.position_of.get(section), [])
@@ -48,9 +50,12 @@ class RouteNodes:
     def below(self, section: str | int | None) -> frozenset[NodeKey]:
         """The backends a context through the rule ends at: a backendRef with a port reaches that
         Service port (acceptance scenario S14: service-3#port-1), not the whole Service as well."""
-        children = self.rule_children(section)
-        ported = {n[1] for n in children if n[0] == "port"}
-        return frozenset(n for n in children if not (n[0] == "backend" and n[1] in ported))
+        found = self.belows.get(section)
+        if found is None:
+            children = self.rule_children(section)
+            ported = {n[1] for n in children if n[0] == "port"}
+            found = self.belows[section] = frozenset(n for n in children if not (n[0] == "backend" and n[1] in ported))
+        return found
 
 
 class KeptRouteNodes:
@@ -63,7 +68,16 @@ class KeptRouteNodes:
         refs = topology.refs_from(route)
         spec = topology.index.kinds.sections(route.group, route.kind)
         found = self._routes.get(route.key)
-        if found is None or found.route is not route or found.refs is not refs or found.spec != spec:
+        # The same list when the topology kept them (by identity, at once), else by what the nodes
+        # read of them: a route whose references needed a ReferenceGrant is handed a copy with
+        # this run's grant checks, which hold this run's grants (the nodes read only whether
+        # each reference is permitted).
+        if (
+            found is None
+            or found.route is not route
+            or found.spec != spec
+            or not (found.refs is refs or found.read == _read(refs))
+        ):
             if len(self._routes) >= MAX_ROUTES:
                 self._routes.clear()
             found = self._routes[route.key] = _nodes(topology, route, refs, spec)
@@ -91,7 +105,25 @@ def _nodes(topology: Topology, route: K8sObject, refs: list[ObjectRef], spec: Se
             port: NodeKey = ("port", target_key, ref.port_section.name)
             if port not in nodes:
                 nodes.append(port)
-    return RouteNodes(route, refs, spec, rules, position_of, backends, tuple(targets.items()))
+    return RouteNodes(route, refs, _read(refs), spec, rules, position_of, backends, tuple(targets.items()), {})
+
+
+def _read(refs: list[ObjectRef]) -> tuple[tuple[object, ...], ...]:
+    """What `_nodes` reads of each reference (its target by identity)."""
+    return tuple(
+        (
+            ref.purpose,
+            ref.status,
+            ref.target,
+            ref.group,
+            ref.kind,
+            ref.namespace,
+            ref.name,
+            ref.rule,
+            ref.port_section.name if ref.port_section is not None else None,
+        )
+        for ref in refs
+    )
 
 
 def _backend_refs(refs: list[ObjectRef]) -> Iterator[tuple[ObjectRef, ObjectKey]]:
