@@ -36,7 +36,6 @@ class RouteNodes:
 
     route: K8sObject
     refs: list[ObjectRef]
-    read: tuple[tuple[object, ...], ...]  # what the nodes read of `refs` (`_read`)
     spec: SectionSpec | None
     rules: list[NodeKey]  # the route node's children
     position_of: dict[str | int | None, int]  # a rule node's section -> the first rule's position
@@ -76,7 +75,7 @@ class KeptRouteNodes:
             found is None
             or found.route is not route
             or found.spec != spec
-            or not (found.refs is refs or found.read == _read(refs))
+            or not (found.refs is refs or _read(found.refs) == _read(refs))
         ):
             if len(self._routes) >= MAX_ROUTES:
                 self._routes.clear()
@@ -105,7 +104,7 @@ def _nodes(topology: Topology, route: K8sObject, refs: list[ObjectRef], spec: Se
             port: NodeKey = ("port", target_key, ref.port_section.name)
             if port not in nodes:
                 nodes.append(port)
-    return RouteNodes(route, refs, _read(refs), spec, rules, position_of, backends, tuple(targets.items()), {})
+    return RouteNodes(route, refs, spec, rules, position_of, backends, tuple(targets.items()), {})
 
 
 def _read(refs: list[ObjectRef]) -> tuple[tuple[object, ...], ...]:

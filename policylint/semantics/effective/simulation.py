@@ -136,6 +136,7 @@ class Simulation:
         self._first_result: dict[tuple[str, str], dict[NodeKey, tuple[FoldResult, tuple[NodeKey, ...]]]] = defaultdict(dict)
         # The facets and folds of the run, taken from the last run's where they are made of the
         # same policy instances (policylint.semantics.effective.folds).
+        self._kept = kept is not None
         self._folds = kept.folds if kept is not None else KeptFolds()
         self._folds.begin()
         self._groups: dict[tuple[Facet, ...], _StackGroup] = {}
@@ -565,6 +566,9 @@ class Simulation:
         self._backends_below = {}
         self._route_nodes_of = {}
         self._children = {}
+        if not self._kept:
+            # Nothing outlives this run: the tables serve only what is asked again (`contexts`).
+            self._folds, self._routes = KeptFolds(), KeptRouteNodes()
 
     def _count_group(self, group: _StackGroup) -> None:
         """Count one distinct stack, in every context it stands for, into the statuses."""
