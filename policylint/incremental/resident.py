@@ -25,7 +25,8 @@ policylint.semantics.topology.kept); which of the objects' fields have the wrong
 a function of the object and its kind's profile), so that the simulation's facets and folds of
 them are kept too (policylint.semantics.effective.folds). The differential tests
 (tests/incremental/test_incremental.py, tests/editor/test_server_parts.py,
-tests/incremental/test_kept_walks.py, tests/topology/test_topology_kept.py) compare every
+tests/incremental/test_kept_walks.py, tests/incremental/test_kept_folds.py,
+tests/topology/test_topology_kept.py) compare every
 update with a cold run of the same texts.
 
 The gate of a change runs twice in one process: its side of the change, then the base's part
