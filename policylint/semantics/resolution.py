@@ -114,6 +114,7 @@ class Resolution:
         self.profiles = profiles
         self._policies: list[Policy] | None = None
         self._adopted: Mapping[K8sObject, Policy] = {}
+        self._profiles_seen: dict[tuple[str, str], tuple[PolicyProfile, PolicyProfile, bool]] = {}
         self._resolved: dict[tuple[K8sObject, str], TargetResolution] = {}
         self._selected: dict[K8sObject, list[TargetResolution]] = {}
         self._undecided: dict[K8sObject, list[UndecidedMatch]] = {}
@@ -210,6 +211,17 @@ class Resolution:
         policylint.semantics.effective.folds) serves only a run that has the same instances."""
         self._adopted = kept
 
+    def _same_profile(self, kept: PolicyProfile, profile: PolicyProfile) -> bool:
+        """Whether a kept policy's profile is this run's: the same object (the shipped profiles are
+        read once per process), or equal (an inferred or CRD-derived profile is made again per run;
+        compared once per kind, not once per policy)."""
+        if kept is profile:
+            return True
+        seen = self._profiles_seen.get(profile.gk)
+        if seen is None or seen[0] is not kept or seen[1] is not profile:
+            seen = self._profiles_seen[profile.gk] = (kept, profile, kept == profile)
+        return seen[2]
+
     def built_policies(self) -> dict[K8sObject, Policy]:
         """The policies this resolution built, by object (none if it built none)."""
         return {p.obj: p for p in self._policies} if self._policies is not None else {}
@@ -239,11 +251,7 @@ class Resolution:
             if profile is None:
                 continue
             kept = self._adopted.get(obj)
-            # An inferred or CRD-derived profile is made again per run: equal is the same.
-            if kept is not None and (kept.profile is profile or kept.profile == profile):
-                out.append(kept)
-            else:
-                out.append(build_policy(obj, profile))
+            out.append(kept if kept is not None and self._same_profile(kept.profile, profile) else build_policy(obj, profile))
         return out
 
     def resolve_target(self, policy: Policy, ref: TargetRef) -> TargetResolution:

@@ -8,6 +8,7 @@ simulation from nothing over the same topology does."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import random
 from collections.abc import Iterator
@@ -18,13 +19,15 @@ import pytest
 import yaml
 
 from policylint.commands.explain import Found, explain_policy, explain_target, object_node
-from policylint.pipeline import LintRequest, lint
+from policylint.pipeline import LintRequest, lint, load_project
 from policylint.policy_report import policy_reports
+from policylint.profiles.registry import ProfileRegistry, builtin_profiles
 from policylint.project import Project
 from policylint.semantics import components, resolution
 from policylint.semantics.effective import folds, routes
 from policylint.semantics.effective.simulation import Simulation
-from tests.incremental.test_incremental import _corpus, _edit, _editor_workspace, _rows
+from policylint.semantics.resolution import Resolution
+from tests.incremental.test_incremental import _corpus, _edit, _editor_workspace, _rows, _write
 from tests.incremental.test_kept_walks import TARGET_KINDS, _enrich, _policy_value, _reattach
 
 
@@ -270,3 +273,27 @@ def test_it_fails_when_references_handed_on_anew_are_not_compared(tmp_path: Path
     monkeypatch.setattr(routes, "_read", lambda refs: ())
     with pytest.raises(AssertionError):
         _service_removed(tmp_path, monkeypatch)
+
+
+def test_a_policy_is_adopted_only_for_the_same_object_with_its_kind_s_profile(tmp_path: Path) -> None:
+    """A policy is a function of its object and its kind's profile: the last run's is taken for the
+    same object under the same profile, or an equal one made again, and built anew under another."""
+    _write(tmp_path, _corpus(3, 60, isolated=True))
+    project = load_project(LintRequest(paths=[str(tmp_path)]))
+    before = project.resolution.policies()
+    kept = project.resolution.built_policies()
+    assert before and kept == {p.obj: p for p in before}
+    profiles = project.resolution.profiles
+    kind = before[0].profile
+
+    def adopted(registry: ProfileRegistry) -> list[bool]:
+        again = Resolution(project.index, registry)
+        again.adopt_policies(kept)
+        return [policy is kept[policy.obj] for policy in again.policies() if policy.profile.gk == kind.gk]
+
+    assert all(adopted(profiles))
+    equal = ProfileRegistry([[dataclasses.replace(kind)], builtin_profiles()])
+    assert all(adopted(equal))
+    level = "listener" if kind.effective_target != "listener" else "route"
+    other = ProfileRegistry([[dataclasses.replace(kind, effective_target=level)], builtin_profiles()])
+    assert adopted(other) and not any(adopted(other))
