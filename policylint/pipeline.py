@@ -585,6 +585,8 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     project, members = _analysed(request, sources, loaded, part, resident)
     if resident is not None:
         project.kept_walks = resident.walks
+        # The same instances as the run before where the objects are: their facets and folds are kept.
+        project.resolution.adopt_policies(resident.policies)
         from policylint.incremental import rulecache
 
         # Under the key the per-object rule results are kept under: what decides them besides
@@ -624,6 +626,7 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
         project.kept_verdicts.save()
     if resident is not None:
         resident.malformed = project.index.malformed_known()
+        resident.policies = project.resolution.built_policies()
     if reuse is not None:
         # A long-lived process keeps them in memory (`Resident.writes`).
         reuse.finish(len(loaded.index.objects), write=resident is None or resident.writes)

@@ -22,11 +22,13 @@ found (`walks`, policylint.semantics.effective.walks), played back where it woul
 what the last topology resolved (the routes' attachments and backend references, the
 listeners, certificate references and conflicts of each Gateway, the policies' references), with
 what each result read
-(`topology`, policylint.semantics.topology.kept); and which of the objects' fields have the wrong type
-(`malformed`, a function of the object alone). The differential tests
+(`topology`, policylint.semantics.topology.kept); which of the objects' fields have the wrong type
+(`malformed`, a function of the object alone); and the policies built of the objects (`policies`,
+a function of the object and its kind's profile), so that the simulation's facets and folds of
+them are kept too (policylint.semantics.effective.folds). The differential tests
 (tests/incremental/test_incremental.py, tests/editor/test_server_parts.py,
-tests/incremental/test_kept_walks.py, tests/topology/test_topology_kept.py,
-tests/topology/test_topology_kept_gateways.py) compare every
+tests/incremental/test_kept_walks.py, tests/incremental/test_kept_folds.py,
+tests/topology/test_topology_kept.py, tests/topology/test_topology_kept_gateways.py) compare every
 update with a cold run of the same texts.
 
 The gate of a change runs twice in one process: its side of the change, then the base's part
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
     from policylint.input.kept import Kept
     from policylint.k8s.fieldtypes import Malformed
     from policylint.k8s.objects import K8sObject, KindRegistry
+    from policylint.profiles.policy import Policy
 
 
 @frozen(eq=False)
@@ -98,6 +101,9 @@ class Resident:
         self.topology = KeptTopology()
         # What the last run's index found of its objects' field types (`ProjectIndex.malformed`).
         self.malformed: dict[K8sObject, Malformed] = {}
+        # The policies the last run built, by object: the next takes those of the same instances
+        # (`Resolution.adopt_policies`), whose facets and folds the walks keep (`walks.folds`).
+        self.policies: dict[K8sObject, Policy] = {}
         self._rules: tuple[str, RuleResults] | None = None
 
     def verdicts(self, cache: ParseCache, stamp: bytes) -> VerdictStore:

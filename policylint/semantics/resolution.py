@@ -113,6 +113,8 @@ class Resolution:
         self.index = index
         self.profiles = profiles
         self._policies: list[Policy] | None = None
+        self._adopted: Mapping[K8sObject, Policy] = {}
+        self._profiles_seen: dict[tuple[str, str], tuple[PolicyProfile, PolicyProfile, bool]] = {}
         self._resolved: dict[tuple[K8sObject, str], TargetResolution] = {}
         self._selected: dict[K8sObject, list[TargetResolution]] = {}
         self._undecided: dict[K8sObject, list[UndecidedMatch]] = {}
@@ -200,6 +202,30 @@ class Resolution:
             self._policies = self._build_policies()
         return self._policies
 
+    def adopt_policies(self, kept: Mapping[K8sObject, Policy]) -> None:
+        """Take the policies an earlier run of this process built of the same object instances
+        (`built_policies`; the objects of unchanged files are kept, policylint.incremental.resident)
+        instead of building them again, where the kind's profile is the same: a policy is a
+        function of its object and its profile. Policies are compared by identity downstream,
+        so what is kept of them between runs (their facets and folds,
+        policylint.semantics.effective.folds) serves only a run that has the same instances."""
+        self._adopted = kept
+
+    def _same_profile(self, kept: PolicyProfile, profile: PolicyProfile) -> bool:
+        """Whether a kept policy's profile is this run's: the same object (the shipped profiles are
+        read once per process), or equal (an inferred or CRD-derived profile is made again per run;
+        compared once per kind, not once per policy)."""
+        if kept is profile:
+            return True
+        seen = self._profiles_seen.get(profile.gk)
+        if seen is None or seen[0] is not kept or seen[1] is not profile:
+            seen = self._profiles_seen[profile.gk] = (kept, profile, kept == profile)
+        return seen[2]
+
+    def built_policies(self) -> dict[K8sObject, Policy]:
+        """The policies this resolution built, by object (none if it built none)."""
+        return {p.obj: p for p in self._policies} if self._policies is not None else {}
+
     def policy_objects(self) -> list[K8sObject]:
         """The objects `policies` holds, without building them (a report's count of the policies
         read, when only part of them was analysed: policylint.semantics.components)."""
@@ -224,7 +250,8 @@ class Resolution:
             profile = self.profile_for(obj)
             if profile is None:
                 continue
-            out.append(build_policy(obj, profile))
+            kept = self._adopted.get(obj)
+            out.append(kept if kept is not None and self._same_profile(kept.profile, profile) else build_policy(obj, profile))
         return out
 
     def resolve_target(self, policy: Policy, ref: TargetRef) -> TargetResolution:

@@ -1485,3 +1485,41 @@ def test_a_route_waf_policy_replaces_the_gateways_bundle_and_inherits_its_logs()
         "policySource": {"nimSource": {"url": "https://apigw.nim.svc.cluster.local", "policyName": "ngfDataguard"}},
         "securityLogs": [{"logSource": {"defaultProfile": "log_blocked"}, "destination": {"type": "stderr"}}],
     }
+
+
+def test_each_rule_reaches_its_own_backends_and_a_route_references_are_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rule's contexts end at its own backends only. The route's references are read in one
+    pass, not once per rule (which was quadratic in a route's rules)."""
+    from policylint.semantics.topology import Topology
+
+    reads: list[str] = []
+    simulating: list[bool] = []
+    real, build = Topology.refs_from, Simulation.__init__
+
+    def refs_from(self: Topology, obj: Any) -> Any:
+        if obj.kind == "HTTPRoute" and simulating:
+            reads.append(obj.name)
+        return real(self, obj)
+
+    def simulate(self: Simulation, *args: Any) -> None:
+        simulating.append(True)
+        try:
+            build(self, *args)
+        finally:
+            simulating.clear()
+
+    monkeypatch.setattr(Topology, "refs_from", refs_from)
+    monkeypatch.setattr(Simulation, "__init__", simulate)
+    text = (
+        gateway("gw")
+        + route("r", "gw", ("a", "svc-a"), ("b", "svc-b"), (None, "svc-c"))
+        + "".join(service(s) for s in ("svc-a", "svc-b", "svc-c"))
+        + color("p", f"{{group: {GW}, kind: Gateway, name: gw}}", "defaults: {color: red}")
+    )
+    prof = profile(tmp_path, klass="Inherited", effective="backend", default="atomic-defaults", kinds=GW_ROUTE_KINDS)
+    run_ = lint_here(tmp_path, text, prof)
+    labels = sorted(context_label(run_, c.path, ("rule", "backend", "port")) for c in run_.contexts)
+    assert labels == ["r#a>svc-a", "r#b>svc-b", "r#rule3>svc-c"]
+    assert reads.count("r") == 1, reads

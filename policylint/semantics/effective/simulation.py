@@ -60,16 +60,16 @@ from policylint.semantics.effective.facets import (
     NodeKey,
     OrderSensitivity,
     TargetStatus,
-    _claim,
     node_label,
-    policy_facets,
 )
-from policylint.semantics.effective.fold import _why, fold, order_sensitivity, order_stack
-from policylint.semantics.effective.states import CONTRIBUTES, count_state, grow, target_states
+from policylint.semantics.effective.fold import _why, fold, order_stack
+from policylint.semantics.effective.folds import KeptFolds, States
+from policylint.semantics.effective.routes import KeptRouteNodes, RouteNodes
+from policylint.semantics.effective.states import count_state, grow
 from policylint.semantics.effective.walks import FacetKeys, KeptWalks, Recorder, Walked, attached_keys, reads, stack_of
 from policylint.semantics.listeners import unsupported_protocol
 from policylint.values import record
-from policylint.vocabulary import Accepted, Enforcement, ReferenceStatus, Role
+from policylint.vocabulary import Accepted, Enforcement, Role
 
 if TYPE_CHECKING:
     from policylint.profiles.policy import Policy
@@ -98,6 +98,7 @@ class _StackGroup:
     stack: tuple[Facet, ...]
     result: FoldResult
     sensitive: list[OrderSensitivity]
+    states: States  # each (policy, target) of the stack with its status (`folds.Folded`)
     # The reach of each policy that contributes (Enforced or PartiallyEnforced) to these contexts.
     contributors: tuple[_Reach, ...]
     count: int = 0
@@ -133,11 +134,19 @@ class Simulation:
         ] = {}
         # The first per kind, then per target: no (kind, target) key for each of the targets.
         self._first_result: dict[tuple[str, str], dict[NodeKey, tuple[FoldResult, tuple[NodeKey, ...]]]] = defaultdict(dict)
-        self._memo: dict[tuple[Facet, ...], tuple[FoldResult, list[OrderSensitivity]]] = {}
+        # The facets and folds of the run, taken from the last run's where they are made of the
+        # same policy instances (policylint.semantics.effective.folds).
+        self._kept = kept is not None
+        self._folds = kept.folds if kept is not None else KeptFolds()
+        self._folds.begin()
         self._groups: dict[tuple[Facet, ...], _StackGroup] = {}
         self._children: dict[NodeKey, list[NodeKey]] = {}
         self._objects: dict[ObjectKey, K8sObject] = {}
         self._backends_below: dict[NodeKey, frozenset[NodeKey]] = {}
+        # Each route's rules and backends as nodes: the last run's where the route and its
+        # references are the same instances (policylint.semantics.effective.routes).
+        self._routes = kept.routes if kept is not None else KeptRouteNodes()
+        self._route_nodes_of: dict[ObjectKey, RouteNodes] = {}  # this run's, asked once per route
         # policy object -> what it reaches. One tally per policy rather than node sets per stack:
         # a policy shared by many stacks (a Gateway's) would have its nodes repeated in each.
         self._reach: dict[K8sObject, _Reach] = {}
@@ -200,12 +209,12 @@ class Simulation:
                     # Rejected on this target (`accepted` says why): nothing of it applies, but it
                     # may still take the target from the policies above.
                     if claims and node[0] in _CLAIMED:
-                        self._by_kind[policy.profile.gk][node].append(_claim(policy, node))
+                        self._by_kind[policy.profile.gk][node].extend(self._folds.facets(policy, node, claim=True))
                         self._profiles[policy.profile.gk] = policy.profile
                     continue
                 if node[0] == "namespace":
                     self._namespace_level = True
-                for facet in policy_facets(policy, node):
+                for facet in self._folds.facets(policy, node):
                     facets.append(facet)
                     self._by_kind[policy.profile.gk][node].append(facet)
                 self._profiles[policy.profile.gk] = policy.profile
@@ -254,9 +263,9 @@ class Simulation:
                 self._objects[route.key] = route
             return [("route", r.key, None) for r in sorted(routes, key=lambda r: r.key)]
         if level == "route":
-            return [("rule", key, s.name if s.name is not None else s.position) for s in topo.rules(obj)]
+            return self._route_nodes(obj).rules
         if level == "rule":
-            return self._rule_backends(obj, section)
+            return self._route_nodes(obj).rule_children(section)
         return []
 
     def _accepted_listeners(self, owner: K8sObject, key: ObjectKey) -> list[NodeKey]:
@@ -269,48 +278,25 @@ class Simulation:
             if lst.name is not None and topo.listener_conflict(lst) is None and not _refused_protocol(lst)
         ]
 
-    def _rule_backends(self, route: K8sObject, section: str | int | None) -> list[NodeKey]:
-        """The backends (and Service ports) of the route rule named `section`, in reference order."""
-        topo = self.topology
-        out: list[NodeKey] = []
-        position = next(
-            (r.position for r in topo.rules(route) if (r.name if r.name is not None else r.position) == section), None
-        )
-        for ref in topo.refs_from(route):
-            if (
-                ref.rule != position
-                or ref.purpose not in ("backend", "mirror")
-                or ref.status is ReferenceStatus.REF_NOT_PERMITTED
-            ):
-                continue
-            if ref.status is ReferenceStatus.NOT_FOUND:
-                continue
-            target_key = ref.target.key if ref.target is not None else ObjectKey(ref.group, ref.kind, ref.namespace, ref.name)
-            if ref.target is not None:
-                self._objects[target_key] = ref.target
-            backend: NodeKey = ("backend", target_key, None)
-            if backend not in out:
-                out.append(backend)
-            if ref.port_section is not None and ref.port_section.name is not None:
-                port: NodeKey = ("port", target_key, ref.port_section.name)
-                if port not in out:
-                    out.append(port)
-        return out
+    def _route_nodes(self, route: K8sObject) -> RouteNodes:
+        nodes = self._route_nodes_of.get(route.key)
+        if nodes is None:
+            nodes = self._route_nodes_of[route.key] = self._routes.nodes(self.topology, route)
+            self._objects.update(nodes.targets)
+        return nodes
 
     def backends_below(self, node: NodeKey) -> frozenset[NodeKey]:
         cached = self._backends_below.get(node)
         if cached is None:
             if node[0] in ("backend", "port"):
                 cached = frozenset([node])
+            elif node[0] == "rule":
+                route = self._obj(node[1])
+                cached = self._route_nodes(route).below(node[2]) if route is not None else frozenset()
             else:
                 acc: set[NodeKey] = set()
                 for child in self.children(node):
                     acc |= self.backends_below(child)
-                if node[0] == "rule":
-                    # A backendRef with a port reaches that Service port (acceptance scenario S14:
-                    # service-3#port-1), not the whole Service as well.
-                    ported = {n[1] for n in acc if n[0] == "port"}
-                    acc = {n for n in acc if not (n[0] == "backend" and n[1] in ported)}
                 cached = frozenset(acc)
             self._backends_below[node] = cached
         return cached
@@ -557,24 +543,10 @@ class Simulation:
                 seen[group.result] = (group.result, path)
 
     def _prepare(self, gk: tuple[str, str], raw_stack: tuple[Facet, ...]) -> _StackGroup:
-        profile = self._profiles[gk]
-        # A policy attached at two nodes of one path counts once, at the more specific node.
-        best: dict[K8sObject, int] = {}
-        for facet in raw_stack:
-            pid = facet.policy.obj
-            best[pid] = max(best.get(pid, -1), facet.rank)
-        facets = [f for f in raw_stack if f.rank == best[f.policy.obj]]
-        stack, groups = order_stack(facets)
-        memo_key = tuple(stack)
-        memo = self._memo.get(memo_key)
-        if memo is None:
-            result = fold(stack, profile)
-            sensitive = order_sensitivity(stack, groups, profile, result) if groups else []
-            memo = self._memo[memo_key] = (result, sensitive)
-        result, sensitive = memo
-        contributing = dict.fromkeys(pid for (pid, _), (_, state) in target_states(stack, result) if state in CONTRIBUTES)
-        contributors = tuple(self._reach.setdefault(pid, _Reach(self._levels[gk])) for pid in contributing)
-        return _StackGroup(profile, tuple(stack), result, sensitive, contributors)
+        ordered = self._folds.ordered(raw_stack)
+        folded = self._folds.folded(ordered, self._profiles[gk])
+        contributors = tuple(self._reach.setdefault(pid, _Reach(self._levels[gk])) for pid in folded.contributing)
+        return _StackGroup(self._profiles[gk], ordered.stack, folded.result, folded.sensitive, folded.states, contributors)
 
     def _finalize(self) -> None:
         """Turn the per-stack tallies into per (policy, target) status and per-policy blast radius."""
@@ -592,7 +564,11 @@ class Simulation:
             pid, reach = self._reach.popitem()
             self._count_reach(self.affects[pid], reach)
         self._backends_below = {}
+        self._route_nodes_of = {}
         self._children = {}
+        if not self._kept:
+            # Nothing outlives this run: the tables serve only what is asked again (`contexts`).
+            self._folds, self._routes = KeptFolds(), KeptRouteNodes()
 
     def _count_group(self, group: _StackGroup) -> None:
         """Count one distinct stack, in every context it stands for, into the statuses."""
@@ -611,7 +587,7 @@ class Simulation:
                 f.rank > facet.rank or (f.rank == facet.rank and f.policy is not facet.policy) for f in stack
             ):
                 self.override_challenged.add(fid)
-        for target, (facets, state) in target_states(stack, result):
+        for target, (facets, state) in group.states:
             entry = self.status[target]
             count_state(entry, group, facets, state)
             entry.ancestors = grow(entry.ancestors, gateways)

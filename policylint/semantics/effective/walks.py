@@ -18,8 +18,10 @@ same stacks. What the walk found (`Walked`) is kept the same way, each context's
 positions of its facets at their nodes, and played back onto the new run's facets
 (`Simulation._replay`): per distinct stack, its count, first paths, the nodes and last nodes its
 contexts went through, and the order in which the distinct stacks first reached each effective
-target. Folding is not kept: a fold result holds the run's own facets, which hold its policies,
-and rules compare those by identity; each run folds its distinct stacks again.
+target. The folds are kept beside the walks, by the identity of the facets they fold
+(policylint.semantics.effective.folds): a fold result holds the run's own facets, which hold its
+policies, and rules compare those by identity, so a fold is reused only where the run's policies
+are the instances the last run had.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from dataclasses import field
 
 from policylint.k8s.objects import ObjectKey
 from policylint.semantics.effective.facets import RANK, Facet, NodeKey
+from policylint.semantics.effective.folds import KeptFolds
+from policylint.semantics.effective.routes import KeptRouteNodes
 from policylint.values import frozen, record
 from policylint.vocabulary import Role
 
@@ -73,10 +77,15 @@ class Walked:
 
 class KeptWalks:
     """The walks of the roots of earlier runs, by root prefix. A run replaces the entries of the
-    roots it walked; it drops none of the others, whose Gateways another edit's part holds."""
+    roots it walked; it drops none of the others, whose Gateways another edit's part holds.
+    `folds`: the facets and folds of the last run, which the next takes where its policies are
+    the same instances (policylint.semantics.effective.folds); `routes`: each route's nodes,
+    taken where the route and its references are (policylint.semantics.effective.routes)."""
 
     def __init__(self) -> None:
         self._walks: dict[tuple[NodeKey, ...], Walked] = {}
+        self.folds = KeptFolds()
+        self.routes = KeptRouteNodes()
 
     def __len__(self) -> int:
         return len(self._walks)
