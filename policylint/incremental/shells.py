@@ -42,7 +42,7 @@ from policylint.input.kept import Keeper, Kept, inflated
 from policylint.input.load import Document, DocumentRef
 from policylint.k8s.fieldtypes import check_object
 from policylint.k8s.lazy import FileData, LazyObject, lazy_object
-from policylint.k8s.objects import BuildResult, K8sObject, KindRegistry, ObjectKey
+from policylint.k8s.objects import NO_LABELS, BuildResult, K8sObject, KindRegistry, ObjectKey
 from policylint.semantics import namerefs
 from policylint.semantics.namerefs import Reference
 from policylint.values import frozen
@@ -225,33 +225,48 @@ def _build(
         return [d.data for d in result.documents]
 
     holder = FileData(read)
-    objects: list[K8sObject] = [_object(holder, refs, row, kinds, default_namespace) for row in shell.objects]
-    scopes = {(o.key.group, o.key.kind): kinds.is_cluster_scoped(o.key.group, o.key.kind) for o in objects}
+    # Whether each kind is cluster-scoped, asked of the run's kinds once per file: a file of a
+    # hundred objects holds a handful of kinds, and the answer decides every object's namespace.
+    scopes: dict[tuple[str, str], bool] = {}
+    for row in shell.objects:
+        group_kind = (row[3], row[4])
+        if group_kind not in scopes:
+            scopes[group_kind] = kinds.is_cluster_scoped(*group_kind)
+    objects: list[K8sObject] = [_object(holder, refs, row, scopes, default_namespace) for row in shell.objects]
     return Held(shell, objects, issues, built, shell.kept if refs else None, default_namespace, scopes)
 
 
-def _object(holder: FileData, refs: list[DocumentRef], row: list[Any], kinds: KindRegistry, default_namespace: str) -> LazyObject:
+def _object(
+    holder: FileData, refs: list[DocumentRef], row: list[Any], scopes: dict[tuple[str, str], bool], default_namespace: str
+) -> LazyObject:
     document, prefix, api_version, group, kind, meta_namespace, name, found_in, labels, annotations, stamp, klass = row[:12]
     refs_kept, well_formed = row[12:]
     # As `build_objects` decides it (policylint.k8s.objects): the metadata's namespace, else the
     # run's default, for a namespaced kind.
-    namespace = None if kinds.is_cluster_scoped(group, kind) else (meta_namespace or default_namespace)
-    fields: dict[str, Any] = {
-        "key": ObjectKey(group, kind, namespace, name),
-        "api_version": api_version,
-        "doc": refs[document],
-        "prefix": tuple(prefix),
-    }
-    if labels:
-        fields["labels"] = labels
-    if annotations:
-        fields["annotations"] = annotations
-    if stamp is not None:
-        fields["creation_timestamp"] = datetime.fromisoformat(stamp)
+    namespace = None if scopes[(group, kind)] else (meta_namespace or default_namespace)
     # References name the object's own namespace where they give none: found in another, they
-    # are found again from the data.
-    kept = [Reference(*r) for r in refs_kept] if found_in == namespace else None
-    return lazy_object(holder, document, kept, klass, well_formed, **fields)
+    # are found again from the data. (`_make`: the row's shape was checked, `_object_ok`.)
+    kept = [_reference(r) for r in refs_kept] if found_in == namespace else None
+    return lazy_object(
+        holder,
+        document,
+        kept,
+        klass,
+        well_formed,
+        _key((group, kind, namespace, name)),
+        api_version,
+        refs[document],
+        tuple(prefix),
+        labels or NO_LABELS,
+        annotations or NO_LABELS,
+        datetime.fromisoformat(stamp) if stamp is not None else None,
+    )
+
+
+# Built from a checked row as a tuple is, not through the named tuple's keyword `__new__`: ten
+# thousand objects and their references are built per run.
+_key = ObjectKey._make
+_reference = Reference._make
 
 
 def _object_row(obj: K8sObject, document: int) -> list[Any]:
