@@ -20,6 +20,7 @@ measure: the PATHs are checked whole, against the repository, and every finding 
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -194,7 +195,7 @@ def introduced(
     )
     # What the base finds, as a previous run of the gate found it (the base of a hook run is
     # nearly always the commit the previous run checked: policylint.incremental.memo).
-    kept = _Kept(whole, sources)
+    kept = _Kept(whole, sources, resident)
     before = kept.recall()
     if before is None:
         # Else only what can match a finding reported: a finding is matched by its rule, its
@@ -223,18 +224,21 @@ def introduced(
 class _Kept:
     """What earlier runs of the gate found in the base (policylint.incremental.memo)."""
 
-    def __init__(self, request: LintRequest, sources: Sequence[Source]) -> None:
+    def __init__(self, request: LintRequest, sources: Sequence[Source], resident: Resident | None = None) -> None:
+        """`resident`: the change's side's, which worked out the keys of the bytes both sides read."""
         from policylint.input.cache import open_cache
         from policylint.input.load import is_json_name
 
         self.request = request
         self.cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
         cache = self.cache
-        self.files = (
-            [(s.display, cache.key(s.content, json=is_json_name(s.display)) if s.content is not None else None) for s in sources]
-            if cache is not None
-            else []
-        )
+        if cache is None:
+            self.files: list[tuple[str, str | None]] = []
+            return
+        key = cache.key if resident is None else functools.partial(resident.content_key, cache)
+        self.files = [
+            (s.display, key(s.content, json=is_json_name(s.display)) if s.content is not None else None) for s in sources
+        ]
 
     def _entry(self, part: Part | None) -> str | None:
         from policylint.incremental import memo

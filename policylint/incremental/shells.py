@@ -89,13 +89,15 @@ class Session:
         self._held: dict[str, Held] = {}
         self._stamp = FORMAT.to_bytes(2, "big") + _code()
         keeper = Keeper()
+        read: list[bytes] = []
         for source in sources:
             if (source.content is not None and not source.snapshot) or load.is_json_name(source.display):
                 continue
             data, problem = load.read_bytes(source)
             if problem is not None or data is None:
                 continue
-            key = cache.key(data)
+            read.append(data)
+            key = resident.content_key(cache, data) if resident is not None else cache.key(data)
             held = resident.get(source.display, key) if resident is not None else None
             if held is not None:
                 self.found[source.display] = held.shell
@@ -110,6 +112,8 @@ class Session:
                 keys[source.display] = key
                 # Its parse-cache entry is read only if an object's data is: kept from pruning anyway.
                 cache.keep(key)
+        if resident is not None:
+            resident.keep_keys(read)
 
     def _entry(self, key: str) -> str:
         return self.cache.named(_SHELL, self._stamp + key.encode("ascii"))

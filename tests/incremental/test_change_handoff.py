@@ -3,8 +3,8 @@ the base side takes what the change's side built (policylint.incremental.residen
 whose base must be analysed costs one part search and one read of each unchanged file.
 
 Counted here on the hook's first run on a new commit, whose base part the run before did not
-analyse: the objects the part search joins (`PartGraph._relabel`), the files' kept shells decoded
-and their parse-cache entries read. The report is a run's without a cache, byte for byte.
+analyse: the objects the part search joins (`PartGraph._relabel`), the files' kept shells decoded,
+their parse-cache entries read and their bytes hashed. The report is a run's without a cache, byte for byte.
 """
 
 from __future__ import annotations
@@ -31,9 +31,19 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
     """What a command does, in order: its pipeline runs (the request of each), the objects each
     join of the part search joined, the shells decoded and the parse-cache entries read (by
     entry), and the rule results written to the cache or only held."""
-    seen: dict[str, list[Any]] = {"runs": [], "joined": [], "shells": [], "loads": [], "saved": [], "trimmed": [], "checked": []}
+    seen: dict[str, list[Any]] = {
+        "runs": [],
+        "joined": [],
+        "shells": [],
+        "loads": [],
+        "saved": [],
+        "trimmed": [],
+        "checked": [],
+        "hashed": [],
+    }
     real_lint, real_relabel, real_decoded = pipeline._lint, partgraph.PartGraph._relabel, shells._decoded
     real_load, real_save, real_trim = ParseCache.load, rulecache.RuleResults.save, rulecache.RuleResults.trim
+    real_key = ParseCache.key
     real_check = index.check_object
 
     def lint(request: LintRequest, part: pipeline.Part | None = None, resident: Any = None) -> pipeline.LintResult:
@@ -52,6 +62,10 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
         seen["loads"].append(key)
         return real_load(self, key, *args, **kwargs)
 
+    def key(self: ParseCache, data: bytes, **kwargs: Any) -> str:
+        seen["hashed"].append(data)
+        return real_key(self, data, **kwargs)
+
     def save(self: rulecache.RuleResults, *args: Any) -> None:
         seen["saved"].append(self)
         real_save(self, *args)
@@ -69,6 +83,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
     monkeypatch.setattr(partgraph.PartGraph, "_relabel", relabel)
     monkeypatch.setattr(shells, "_decoded", decoded)
     monkeypatch.setattr(ParseCache, "load", load)
+    monkeypatch.setattr(ParseCache, "key", key)
     monkeypatch.setattr(rulecache.RuleResults, "save", save)
     monkeypatch.setattr(rulecache.RuleResults, "trim", trim)
     yield seen
@@ -117,6 +132,13 @@ def test_the_base_side_reuses_the_objects_and_the_sets_of_the_changes_side(
     assert counted["shells"], "the staged side builds the files outside its part from their shells"
     assert len(counted["shells"]) == len(set(counted["shells"]))
     assert len(counted["loads"]) == len(set(counted["loads"]))
+    # Each unchanged file's bytes hashed for its parse-cache key once: the base side's memo key
+    # and its shells take the keys the staged side worked out of the same bytes. (The changed
+    # file's, its shell missing, are hashed again as it is loaded.)
+    hashed = counted["hashed"]
+    assert len(set(hashed)) >= len(files)
+    name = next(name for name, docs in files.items() if docs is changed)
+    assert {data for data in hashed if hashed.count(data) > 1} <= {(root / name).read_bytes()}
     # The fields' types of an object whose shell says they are well formed are not checked again
     # once its data is read: only the changed file's objects, loaded from its new bytes, are.
     assert sorted(counted["checked"]) == sorted(d["metadata"]["name"] for d in changed)
