@@ -21,7 +21,10 @@ from policylint.k8s import lazy
 from policylint.k8s.lazy import LazyObject
 from policylint.k8s.objects import K8sObject, KindRegistry
 from policylint.pipeline import LintRequest, LintResult, lint
+from policylint.profiles.implementations import builtin_implementations
+from policylint.profiles.registry import ProfileRegistry, builtin_profiles
 from policylint.reporters import renderer
+from policylint.semantics.resolution import Resolution
 
 
 def _repository(root: Path, *, namespaced: bool = True) -> list[Path]:
@@ -254,3 +257,42 @@ def _counting(asked: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch, pat
             return real(*args)
 
     return build
+
+
+def test_the_policy_count_asks_each_object_only_of_kinds_that_may_be_policies_unprofiled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The text report counts the policies of the whole repository: kind by kind, each object
+    asked (and maybe read, for its spec) only where its kind has no profile and is named like a
+    policy's, whose shape decides (an inferred profile, here `WidgetPolicy`'s)."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    widgets = [
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "WidgetPolicy",
+            "metadata": {"name": f"w{i}", "namespace": "tenant-00000"},
+            "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw"}]},
+        }
+        for i in range(3)
+    ]
+    with files[5].open("a", encoding="utf-8") as fh:
+        fh.write("---\n" + yaml.safe_dump_all(widgets))
+    expected = _run(root, files[3], None)
+    _run(root, files[3], cache)
+    result = _run(root, files[3], cache)
+    asked: list[str] = []
+    real = Resolution.profile_for
+
+    def profile_for(self: Resolution, obj: K8sObject) -> Any:
+        asked.append(obj.kind)
+        return real(self, obj)
+
+    monkeypatch.setattr(Resolution, "profile_for", profile_for)
+    # A resolution whose policies were not built, as the text report's count meets it after a
+    # scoped run (this run's built them for its rules), with the shipped profiles alone.
+    profiles = ProfileRegistry([builtin_profiles()], implementations=builtin_implementations())
+    found = Resolution(result.index, profiles).policy_objects()
+    assert sorted(asked) == ["WidgetPolicy"] * 3
+    assert [o.key for o in found] == [o.key for o in expected.project.resolution.policy_objects()]
+    assert {o.key.name for o in found if o.kind == "WidgetPolicy"} == {"w0", "w1", "w2"}
