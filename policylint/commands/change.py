@@ -109,11 +109,12 @@ def pushed(environ: Mapping[str, str] | None = None) -> Pushed | None:
     return None
 
 
-def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str) -> Measured:
+def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str, cache_dir: str | None = None) -> Measured:
     """The change of `--diff [BASE]` / `--staged`, restricted to `paths`: the files it touched
     under them, and what the files it modified or removed under them held at the base
     (GitError: a usage error). `--staged` alone compares the index with HEAD, as a commit would
-    (before the first commit: with nothing)."""
+    (before the first commit: with nothing). `cache_dir`: the parse cache, where the base's
+    contents of the changed files were kept when an earlier run read them."""
     from policylint.input import git
     from policylint.report_scope import ChangeSet, keys_before
 
@@ -162,7 +163,11 @@ def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str
         if c.old is not None and c.old_blob is not None and _under(os.path.join(root, c.old), roots)
     ]
     blobs = git.read_blobs([blob for _, blob in old], root)
-    before = keys_before([(path, blob) for (path, _), blob in zip(old, blobs) if blob is not None], namespace)
+    from policylint.input.cache import open_cache
+
+    # Never a cache inside the repository (policylint.input.cache): its authors would choose it.
+    cache, _ = open_cache(cache_dir, [root])
+    before = keys_before([(path, blob) for (path, _), blob in zip(old, blobs) if blob is not None], namespace, cache)
     return Measured(root, context, ChangeSet(files, before), commit, name, head, "", len(changed) - elsewhere, elsewhere)
 
 
