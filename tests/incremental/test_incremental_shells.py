@@ -129,11 +129,17 @@ ROW = [0, [], "v1", "", "Service", "a", "s", "a", {}, {}, None, None, [], True]
             for row in (
                 [*ROW[:8], {"app": 1}, *ROW[9:]],
                 [*ROW[:12], [["ns", 1, True, False]], ROW[13]],
+                # A reference that is a string of four characters, a prefix holding a boolean.
+                [*ROW[:12], ["abcd"], ROW[13]],
+                [ROW[0], [True], *ROW[2:]],
                 [3, *ROW[1:]],
                 [*ROW[:10], "yesterday", *ROW[11:]],
             )
         ),
         b'{"format": 1, "issues": [["PL001", "x", "1", 1]], "documents": [], "built": [], "objects": []}',
+        # A document's position of four integers, or with a string.
+        b'{"format": 1, "issues": [], "documents": [[0,0,0,1]], "built": [], "objects": []}',
+        b'{"format": 1, "issues": [], "documents": [[0,0,0,1,"1"]], "built": [], "objects": []}',
         b'{"format": 1, "issues": [], "documents": [], "built": [[0, "PL003", "x", ""]], "objects": []}',
     ],
 )
