@@ -29,8 +29,8 @@ update with a cold run of the same texts.
 The gate of a change runs twice in one process: its side of the change, then the base's part
 (policylint.commands.change), whose files are, but for those the change touched, the same bytes.
 One `Resident` (`writes=True`) handed from the first run to the second gives the base side the
-objects, the decoded data, the verdicts, the rule results and the part search's sets the change's
-side built: the base's differences are an edit of the sets (tests/incremental/test_change_handoff.py
+objects, the decoded data, the verdicts, the rule results, the part search's sets and the
+parse-cache keys of the bytes the change's side built and read: the base's differences are an edit of the sets (tests/incremental/test_change_handoff.py
 counts what the base side reads and joins).
 """
 
