@@ -29,6 +29,7 @@ from policylint.rules.engine import INTERNAL_ERROR
 from policylint.values import frozen
 
 if TYPE_CHECKING:
+    from policylint.input.cache import ParseCache
     from policylint.input.sources import Source
     from policylint.k8s.objects import K8sObject, ObjectKey
     from policylint.pipeline import LintRequest
@@ -140,10 +141,18 @@ def _references(project: Project) -> dict[ObjectKey, frozenset[ObjectKey]]:
     return {key: frozenset(value) for key, value in out.items()}
 
 
-def keys_before(blobs: Sequence[tuple[str, bytes]], default_namespace: str) -> frozenset[ObjectKey]:
-    """The objects that files held before a change, from their contents at the base."""
-    from policylint.input.load import load_bytes
+def keys_before(
+    blobs: Sequence[tuple[str, bytes]], default_namespace: str, cache: ParseCache | None = None
+) -> frozenset[ObjectKey]:
+    """The objects that files held before a change, from their contents at the base: from the
+    parse cache where an earlier run kept what those bytes load to (the run that checked the base
+    did), else parsed."""
+    from policylint.input.load import is_json_name, load_bytes
     from policylint.k8s.objects import KindRegistry, build_objects
 
-    documents = [d for file, data in blobs for d in load_bytes(data, file).documents]
+    documents = []
+    for file, data in blobs:
+        # Only read: the base's contents are the change's side's no longer.
+        result = cache.load(cache.key(data, json=is_json_name(file)), file) if cache is not None else None
+        documents.extend((result if result is not None else load_bytes(data, file)).documents)
     return frozenset(o.key for o in build_objects(documents, KindRegistry.builtin(), default_namespace).objects)

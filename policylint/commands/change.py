@@ -20,6 +20,7 @@ measure: the PATHs are checked whole, against the repository, and every finding 
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -108,11 +109,12 @@ def pushed(environ: Mapping[str, str] | None = None) -> Pushed | None:
     return None
 
 
-def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str) -> Measured:
+def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str, cache_dir: str | None = None) -> Measured:
     """The change of `--diff [BASE]` / `--staged`, restricted to `paths`: the files it touched
     under them, and what the files it modified or removed under them held at the base
     (GitError: a usage error). `--staged` alone compares the index with HEAD, as a commit would
-    (before the first commit: with nothing)."""
+    (before the first commit: with nothing). `cache_dir`: the parse cache, where the base's
+    contents of the changed files were kept when an earlier run read them."""
     from policylint.input import git
     from policylint.report_scope import ChangeSet, keys_before
 
@@ -161,7 +163,11 @@ def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str
         if c.old is not None and c.old_blob is not None and _under(os.path.join(root, c.old), roots)
     ]
     blobs = git.read_blobs([blob for _, blob in old], root)
-    before = keys_before([(path, blob) for (path, _), blob in zip(old, blobs) if blob is not None], namespace)
+    from policylint.input.cache import open_cache
+
+    # Never a cache inside the repository (policylint.input.cache): its authors would choose it.
+    cache, _ = open_cache(cache_dir, [root])
+    before = keys_before([(path, blob) for (path, _), blob in zip(old, blobs) if blob is not None], namespace, cache)
     return Measured(root, context, ChangeSet(files, before), commit, name, head, "", len(changed) - elsewhere, elsewhere)
 
 
@@ -194,7 +200,7 @@ def introduced(
     )
     # What the base finds, as a previous run of the gate found it (the base of a hook run is
     # nearly always the commit the previous run checked: policylint.incremental.memo).
-    kept = _Kept(whole, sources)
+    kept = _Kept(whole, sources, resident)
     before = kept.recall()
     if before is None:
         # Else only what can match a finding reported: a finding is matched by its rule, its
@@ -223,18 +229,21 @@ def introduced(
 class _Kept:
     """What earlier runs of the gate found in the base (policylint.incremental.memo)."""
 
-    def __init__(self, request: LintRequest, sources: Sequence[Source]) -> None:
+    def __init__(self, request: LintRequest, sources: Sequence[Source], resident: Resident | None = None) -> None:
+        """`resident`: the change's side's, which worked out the keys of the bytes both sides read."""
         from policylint.input.cache import open_cache
         from policylint.input.load import is_json_name
 
         self.request = request
         self.cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
         cache = self.cache
-        self.files = (
-            [(s.display, cache.key(s.content, json=is_json_name(s.display)) if s.content is not None else None) for s in sources]
-            if cache is not None
-            else []
-        )
+        if cache is None:
+            self.files: list[tuple[str, str | None]] = []
+            return
+        key = cache.key if resident is None else functools.partial(resident.content_key, cache)
+        self.files = [
+            (s.display, key(s.content, json=is_json_name(s.display)) if s.content is not None else None) for s in sources
+        ]
 
     def _entry(self, part: Part | None) -> str | None:
         from policylint.incremental import memo

@@ -114,7 +114,7 @@ def _run_check(settings: Settings, configured: Configured | None = None) -> int:
         return EXIT_USAGE
     selection, threshold, external_objects, overrides = parsed
     measuring = settings.diff_base is not None or settings.staged
-    measured = _measure(paths, settings.diff_base, settings.staged, settings.namespace) if measuring else None
+    measured = _measure(paths, settings, cache_directory(settings.cache, settings.cache_dir)) if measuring else None
     if isinstance(measured, int):
         return measured
     change = measured.change if measured is not None else None
@@ -243,14 +243,14 @@ def _gate_sides(settings: Settings, measured: Measured | None) -> tuple[str | No
     return settings.diff_base, None
 
 
-def _measure(paths: Sequence[str], diff_base: str | None, staged: bool, namespace: str) -> Measured | int:
+def _measure(paths: Sequence[str], settings: Settings, cache_dir: str | None) -> Measured | int:
     """The change `--diff [BASE]` / `--staged` report on (policylint.commands.change), or
     EXIT_USAGE after saying why there is none (not a repository, an unknown base, ...)."""
     from policylint.commands.change import measure
     from policylint.input.git import GitError
 
     try:
-        measured = measure(paths, diff_base or None, staged, namespace)
+        measured = measure(paths, settings.diff_base or None, settings.staged, settings.namespace, cache_dir)
     except GitError as exc:
         error(exc)
         return EXIT_USAGE

@@ -34,16 +34,17 @@ update with a cold run of the same texts.
 The gate of a change runs twice in one process: its side of the change, then the base's part
 (policylint.commands.change), whose files are, but for those the change touched, the same bytes.
 One `Resident` (`writes=True`) handed from the first run to the second gives the base side the
-objects, the decoded data, the verdicts, the rule results and the part search's sets the change's
-side built: the base's differences are an edit of the sets (tests/incremental/test_change_handoff.py
+objects, the decoded data, the verdicts, the rule results, the part search's sets and the
+parse-cache keys of the bytes the change's side built and read: the base's differences are an edit of the sets (tests/incremental/test_change_handoff.py
 counts what the base side reads and joins).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from policylint.identity import IdentityMap
 from policylint.semantics.effective.walks import KeptWalks
 from policylint.semantics.partgraph import PartGraph
 from policylint.semantics.topology.kept import KeptTopology
@@ -105,6 +106,11 @@ class Resident:
         # (`Resolution.adopt_policies`), whose facets and folds the walks keep (`walks.folds`).
         self.policies: dict[K8sObject, Policy] = {}
         self._rules: tuple[str, RuleResults] | None = None
+        # The parse-cache key of each file's bytes the last run read, by the bytes object itself
+        # (with the loader's stamp and whether the file is JSON, which the key hashes too): the
+        # base side of a change reads the very bytes objects of its unchanged files (a command's
+        # git snapshot reads each blob once), whose keys the change's side worked out already.
+        self._keys: IdentityMap[bytes, tuple[bytes, bool, str]] = IdentityMap()
 
     def verdicts(self, cache: ParseCache, stamp: bytes) -> VerdictStore:
         """The admission verdicts kept in `cache` under `stamp`, read from it once per process:
@@ -129,6 +135,25 @@ class Resident:
             assert found is not None
             kept = self._rules = (cache.directory, found)
         return kept[1]
+
+    def content_key(self, cache: ParseCache, data: bytes, *, json: bool = False) -> str:
+        """`cache.key(data, json=json)`, worked out once for the same bytes object."""
+        found = self._keys.get(data)
+        if found is not None and found[0] == cache.stamp and found[1] is json:
+            return found[2]
+        key = cache.key(data, json=json)
+        self._keys[data] = (cache.stamp, json, key)
+        return key
+
+    def keep_keys(self, data: Iterable[bytes]) -> None:
+        """Hold the keys of these bytes alone (a run's files), so that a long-lived process
+        holds no bytes of files it no longer reads."""
+        kept: IdentityMap[bytes, tuple[bytes, bool, str]] = IdentityMap()
+        for item in data:
+            found = self._keys.get(item)
+            if found is not None:
+                kept[item] = found
+        self._keys = kept
 
     def get(self, file: str, key: str) -> Held | None:
         found = self._held.get(file)

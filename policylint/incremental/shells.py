@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from policylint.findings import Issue, Location
@@ -42,7 +43,7 @@ from policylint.input.kept import Keeper, Kept, inflated
 from policylint.input.load import Document, DocumentRef
 from policylint.k8s.fieldtypes import check_object
 from policylint.k8s.lazy import FileData, LazyObject, lazy_object
-from policylint.k8s.objects import BuildResult, K8sObject, KindRegistry, ObjectKey
+from policylint.k8s.objects import NO_LABELS, BuildResult, K8sObject, KindRegistry, ObjectKey
 from policylint.semantics import namerefs
 from policylint.semantics.namerefs import Reference
 from policylint.values import frozen
@@ -89,13 +90,15 @@ class Session:
         self._held: dict[str, Held] = {}
         self._stamp = FORMAT.to_bytes(2, "big") + _code()
         keeper = Keeper()
+        read: list[bytes] = []
         for source in sources:
             if (source.content is not None and not source.snapshot) or load.is_json_name(source.display):
                 continue
             data, problem = load.read_bytes(source)
             if problem is not None or data is None:
                 continue
-            key = cache.key(data)
+            read.append(data)
+            key = resident.content_key(cache, data) if resident is not None else cache.key(data)
             held = resident.get(source.display, key) if resident is not None else None
             if held is not None:
                 self.found[source.display] = held.shell
@@ -110,6 +113,8 @@ class Session:
                 keys[source.display] = key
                 # Its parse-cache entry is read only if an object's data is: kept from pruning anyway.
                 cache.keep(key)
+        if resident is not None:
+            resident.keep_keys(read)
 
     def _entry(self, key: str) -> str:
         return self.cache.named(_SHELL, self._stamp + key.encode("ascii"))
@@ -225,33 +230,48 @@ def _build(
         return [d.data for d in result.documents]
 
     holder = FileData(read)
-    objects: list[K8sObject] = [_object(holder, refs, row, kinds, default_namespace) for row in shell.objects]
-    scopes = {(o.key.group, o.key.kind): kinds.is_cluster_scoped(o.key.group, o.key.kind) for o in objects}
+    # Whether each kind is cluster-scoped, asked of the run's kinds once per file: a file of a
+    # hundred objects holds a handful of kinds, and the answer decides every object's namespace.
+    scopes: dict[tuple[str, str], bool] = {}
+    for row in shell.objects:
+        group_kind = (row[3], row[4])
+        if group_kind not in scopes:
+            scopes[group_kind] = kinds.is_cluster_scoped(*group_kind)
+    objects: list[K8sObject] = [_object(holder, refs, row, scopes, default_namespace) for row in shell.objects]
     return Held(shell, objects, issues, built, shell.kept if refs else None, default_namespace, scopes)
 
 
-def _object(holder: FileData, refs: list[DocumentRef], row: list[Any], kinds: KindRegistry, default_namespace: str) -> LazyObject:
+def _object(
+    holder: FileData, refs: list[DocumentRef], row: list[Any], scopes: dict[tuple[str, str], bool], default_namespace: str
+) -> LazyObject:
     document, prefix, api_version, group, kind, meta_namespace, name, found_in, labels, annotations, stamp, klass = row[:12]
     refs_kept, well_formed = row[12:]
     # As `build_objects` decides it (policylint.k8s.objects): the metadata's namespace, else the
     # run's default, for a namespaced kind.
-    namespace = None if kinds.is_cluster_scoped(group, kind) else (meta_namespace or default_namespace)
-    fields: dict[str, Any] = {
-        "key": ObjectKey(group, kind, namespace, name),
-        "api_version": api_version,
-        "doc": refs[document],
-        "prefix": tuple(prefix),
-    }
-    if labels:
-        fields["labels"] = labels
-    if annotations:
-        fields["annotations"] = annotations
-    if stamp is not None:
-        fields["creation_timestamp"] = datetime.fromisoformat(stamp)
+    namespace = None if scopes[(group, kind)] else (meta_namespace or default_namespace)
     # References name the object's own namespace where they give none: found in another, they
-    # are found again from the data.
-    kept = [Reference(*r) for r in refs_kept] if found_in == namespace else None
-    return lazy_object(holder, document, kept, klass, well_formed, **fields)
+    # are found again from the data. (`_make`: the row's shape was checked, `_object_ok`.)
+    kept = [_reference(r) for r in refs_kept] if found_in == namespace else None
+    return lazy_object(
+        holder,
+        document,
+        kept,
+        klass,
+        well_formed,
+        _key((group, kind, namespace, name)),
+        api_version,
+        refs[document],
+        tuple(prefix),
+        labels or NO_LABELS,
+        annotations or NO_LABELS,
+        datetime.fromisoformat(stamp) if stamp is not None else None,
+    )
+
+
+# Built from a checked row as a tuple is, not through the named tuple's keyword `__new__`: ten
+# thousand objects and their references are built per run.
+_key = ObjectKey._make
+_reference = Reference._make
 
 
 def _object_row(obj: K8sObject, document: int) -> list[Any]:
@@ -306,7 +326,9 @@ def _checked(decoded: dict[str, Any], file: str, key: str, kept: Kept) -> Shell 
         return None  # a file always loaded, or not an entry this module writes
     if not all(_row(i, (str, str, int, int)) for i in issues):
         return None
-    if not all(type(d) is list and len(d) == 5 and all(type(v) is int for v in d) for d in documents):
+    if documents and not (
+        _LISTS.issuperset(map(type, documents)) and _DOCUMENTS.issuperset(map(tuple, map(map, repeat(type), documents)))
+    ):
         return None
     n = len(documents)
     if not all(_row(b, (int, str, str, str)) and 0 <= b[0] < n for b in built):
@@ -335,20 +357,26 @@ _TEXT = (str, type(None))
 _OBJECT = _signatures(int, list, str, str, str, _TEXT, str, _TEXT, dict, dict, _TEXT, _TEXT, list, bool)
 _REFERENCE = _signatures(_TEXT, str, bool, bool)
 _STRINGS = frozenset({str})
+_PATH_PARTS = frozenset({str, int})
+_LISTS = frozenset({list})
+_DOCUMENTS = frozenset({(int,) * 5})  # a document's position: five integers
 
 
 def _object_ok(row: Any, documents: int) -> bool:
     if type(row) is not list or tuple(map(type, row)) not in _OBJECT:
         return False
     document, prefix, labels, annotations, stamp, refs = row[0], row[1], row[8], row[9], row[10], row[12]
+    # Each field's types as a set, with no Python call per value: ten thousand rows per run.
     # JSON keys are strings: a mapping of strings is one whose values are.
     return (
         0 <= document < documents
-        and all(type(p) is str or type(p) is int for p in prefix)
-        and (not labels or set(map(type, labels.values())) == _STRINGS)
-        and (not annotations or set(map(type, annotations.values())) == _STRINGS)
+        and (not prefix or _PATH_PARTS.issuperset(map(type, prefix)))
+        and (not labels or _STRINGS.issuperset(map(type, labels.values())))
+        and (not annotations or _STRINGS.issuperset(map(type, annotations.values())))
         and (stamp is None or _timestamp(stamp))
-        and all(type(r) is list and tuple(map(type, r)) in _REFERENCE for r in refs)
+        # Every reference a list (`map(type, r)` of a string would be its characters'), then the
+        # types of each one's fields a reference's.
+        and (not refs or (_LISTS.issuperset(map(type, refs)) and _REFERENCE.issuperset(map(tuple, map(map, repeat(type), refs)))))
     )
 
 

@@ -416,6 +416,11 @@ class ParseCache:
         self.hits = 0
         self.writes = 0
 
+    @property
+    def stamp(self) -> bytes:
+        """What besides a file's bytes its key hashes (the loader's code, limits and versions)."""
+        return self._stamp
+
     def key(self, data: bytes, *, json: bool = False) -> str:
         """The entry of a file's bytes. `json`: the file is named `*.json`, which decides how a
         syntax error is reported (policylint.input.load.is_json_name), so the same bytes under

@@ -125,6 +125,10 @@ class ProjectIndex:
         """The API groups of the objects in the input and of the kinds known (built in or from a CRD)."""
         return frozenset(group for group, _ in self._by_gk) | self.kinds.groups()
 
+    def kinds_in_input(self) -> list[tuple[str, str]]:
+        """The (group, kind) of the objects in the input, in the order of `objects`."""
+        return list(self._by_gk)
+
     def input_groups(self) -> frozenset[str]:
         """The API groups of the objects in the input."""
         return frozenset(group for group, _ in self._by_gk)

@@ -117,18 +117,32 @@ def lazy_object(
     kept_references: list[Any] | None,
     kept_class: str | None,
     kept_well_formed: bool,
-    **fields: Any,
+    *fields: Any,
 ) -> LazyObject:
     """A lazy object of `file`'s `document`-th document, with `fields` (every field of `K8sObject`
-    but `data`) and what the part search reads of it."""
-    obj = LazyObject(data=_UNREAD, **fields)
-    # Past the frozen `__setattr__`, as `__init__` sets the fields.
-    object.__setattr__(obj, "_file", file)
-    object.__setattr__(obj, "kept_references", kept_references)
-    object.__setattr__(obj, "kept_class", kept_class)
-    object.__setattr__(obj, "kept_well_formed", kept_well_formed)
+    but `data`, in order) and what the part search reads of it."""
+    key, api_version, doc, prefix, labels, annotations, creation_timestamp = fields
+    obj = _new(LazyObject)
+    # Each slot set as the frozen `__init__` sets it, past the frozen `__setattr__`, without the
+    # keyword call: a scoped run builds every object of the files outside its part this way.
+    _set(obj, "key", key)
+    _set(obj, "api_version", api_version)
+    _DATA.__set__(obj, _UNREAD)
+    _set(obj, "doc", doc)
+    _set(obj, "prefix", prefix)
+    _set(obj, "labels", labels)
+    _set(obj, "annotations", annotations)
+    _set(obj, "creation_timestamp", creation_timestamp)
+    _set(obj, "_file", file)
+    _set(obj, "kept_references", kept_references)
+    _set(obj, "kept_class", kept_class)
+    _set(obj, "kept_well_formed", kept_well_formed)
     file.add(obj, document)
     return obj
+
+
+_new = object.__new__
+_set = object.__setattr__
 
 
 __all__ = ["FileData", "LazyObject", "lazy_object"]

@@ -177,7 +177,7 @@ class KindRegistry:
 
 # Labels or annotations an object does not have: one empty map for all of them, read-only
 # through its type (a mapping proxy would be, but cannot be copied or pickled).
-_NONE: Mapping[str, str] = {}
+NO_LABELS: Mapping[str, str] = {}
 
 
 @frozen(eq=False)
@@ -189,8 +189,8 @@ class K8sObject:
     data: Mapping[str, Any]
     doc: DocumentRef
     prefix: tuple[PathPart, ...] = ()
-    labels: Mapping[str, str] = field(default_factory=lambda: _NONE)
-    annotations: Mapping[str, str] = field(default_factory=lambda: _NONE)
+    labels: Mapping[str, str] = field(default_factory=lambda: NO_LABELS)
+    annotations: Mapping[str, str] = field(default_factory=lambda: NO_LABELS)
     creation_timestamp: datetime | None = None
 
     @property
@@ -386,8 +386,8 @@ def _build_one(
             data=data,
             doc=ref,
             prefix=prefix,
-            labels=meta.labels or _NONE,
-            annotations=meta.annotations or _NONE,
+            labels=meta.labels or NO_LABELS,
+            annotations=meta.annotations or NO_LABELS,
             creation_timestamp=meta.creationTimestamp,
         )
     )

@@ -121,8 +121,10 @@ class _Found:
         self.graph = graph
         self.refs = graph.refs()
         self.namespaces_of = graph.namespaces()
+        # What the graph read of each object once: its properties cost a call each, per object.
+        self.names, self.kinds = graph.names(), graph.kinds()
         self.sets, self.merged = graph.sets()
-        self.existing = set(zip(self.namespaces_of, (o.name for o in objects)))
+        self.existing = set(zip(self.namespaces_of, self.names))
 
     def origins(self, origins: list[int], removed: list[ObjectKey], cluster_origins: list[ObjectKey]) -> set[int]:
         """The sets of `origins` and of the objects a near-miss hint may point from (the module
@@ -160,12 +162,10 @@ class _Found:
         seen_kinds: set[tuple[str, str]] = set()
         keep: list[K8sObject] = []
         member_set = set(members)
-        for i, obj in enumerate(self.objects):
-            gk = (obj.group, obj.kind)
+        for i, (obj, gk, name, own) in enumerate(zip(self.objects, self.kinds, self.names, namespaces_of)):
             first_of_kind = gk not in seen_kinds
             seen_kinds.add(gk)
-            own = namespaces_of[i]
-            if i in member_set or first_of_kind or own is None or own in namespaces or obj.name in referenced:
+            if i in member_set or first_of_kind or own is None or own in namespaces or name in referenced:
                 keep.append(obj)
         return keep
 

@@ -249,8 +249,11 @@ class PartGraph:
                 parent[x], x = root, parent[x]
             return root
 
-        for k, (entry, i) in enumerate(slots):
+        # Each file's edges once (`connect` answers at once when they are this facts', but a call
+        # per object was a tenth of a search from nothing).
+        for entry in dict.fromkeys(entry for entry, _ in slots):
             entry.connect(facts)
+        for k, (entry, i) in enumerate(slots):
             root = k  # the root of k's set: k has joined nothing yet
             for node in entry.edges[i]:
                 found = nodes.get(node)
@@ -298,10 +301,10 @@ class PartGraph:
         by_class: dict[str, list[int]] = {}
         classes: dict[str, int] = {}
         for k, (entry, i) in enumerate(order):
-            obj = entry.objects[i]
-            if (obj.group, obj.kind) == _GATEWAY_CLASS:
-                classes[obj.name] = k
-            elif obj.kind == "Gateway":
+            kind = entry.kinds[i]  # (group, kind), read once per object (`_File`)
+            if kind == _GATEWAY_CLASS:
+                classes[entry.names[i]] = k
+            elif kind[1] == "Gateway":
                 name = entry.gateways[i]
                 if name is not None:
                     by_class.setdefault(name, []).append(k)
@@ -337,6 +340,13 @@ class PartGraph:
 
     def namespaces(self) -> list[str | None]:
         return [entry.namespaces[i] for entry, i in self.order]
+
+    def names(self) -> list[str]:
+        return [entry.names[i] for entry, i in self.order]
+
+    def kinds(self) -> list[tuple[str, str]]:
+        """Each object's (group, kind), in input order."""
+        return [entry.kinds[i] for entry, i in self.order]
 
     def label_of(self, node: tuple[str | None, str]) -> int | None:
         """The label of the set a name in a namespace is in (before classes join), if any object

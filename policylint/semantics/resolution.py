@@ -231,7 +231,19 @@ class Resolution:
         read, when only part of them was analysed: policylint.semantics.components)."""
         if self._policies is not None:
             return [p.obj for p in self._policies]
-        return [o for o in self.index.objects if (o.group, o.kind) != CRD_GK and self.profile_for(o) is not None]
+        # Kind by kind (the index holds each kind's objects together, in its order): a kind with a
+        # profile is all policies, one without is asked of each object only where its name may be a
+        # policy's. The text report's count reads every object of the repository in a scoped run.
+        out: list[K8sObject] = []
+        for group, kind in self.index.kinds_in_input():
+            if (group, kind) == CRD_GK:
+                continue
+            objects = self.index.of_kind(group, kind)
+            if self.profiles.get(group, kind) is not None:
+                out.extend(objects)
+            elif kind.endswith("Policy"):
+                out.extend(o for o in objects if self.profile_for(o) is not None)
+        return out
 
     def profile_for(self, obj: K8sObject) -> PolicyProfile | None:
         profile = self.profiles.get(obj.group, obj.kind)

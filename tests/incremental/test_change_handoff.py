@@ -3,8 +3,8 @@ the base side takes what the change's side built (policylint.incremental.residen
 whose base must be analysed costs one part search and one read of each unchanged file.
 
 Counted here on the hook's first run on a new commit, whose base part the run before did not
-analyse: the objects the part search joins (`PartGraph._relabel`), the files' kept shells decoded
-and their parse-cache entries read. The report is a run's without a cache, byte for byte.
+analyse: the objects the part search joins (`PartGraph._relabel`), the files' kept shells decoded,
+their parse-cache entries read and their bytes hashed. The report is a run's without a cache, byte for byte.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pytest
 
 from policylint import pipeline
 from policylint.incremental import rulecache, shells
+from policylint.input import load
 from policylint.input.cache import ParseCache
 from policylint.k8s import index
 from policylint.pipeline import LintRequest
@@ -31,9 +32,19 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
     """What a command does, in order: its pipeline runs (the request of each), the objects each
     join of the part search joined, the shells decoded and the parse-cache entries read (by
     entry), and the rule results written to the cache or only held."""
-    seen: dict[str, list[Any]] = {"runs": [], "joined": [], "shells": [], "loads": [], "saved": [], "trimmed": [], "checked": []}
+    seen: dict[str, list[Any]] = {
+        "runs": [],
+        "joined": [],
+        "shells": [],
+        "loads": [],
+        "saved": [],
+        "trimmed": [],
+        "checked": [],
+        "hashed": [],
+    }
     real_lint, real_relabel, real_decoded = pipeline._lint, partgraph.PartGraph._relabel, shells._decoded
     real_load, real_save, real_trim = ParseCache.load, rulecache.RuleResults.save, rulecache.RuleResults.trim
+    real_key = ParseCache.key
     real_check = index.check_object
 
     def lint(request: LintRequest, part: pipeline.Part | None = None, resident: Any = None) -> pipeline.LintResult:
@@ -52,6 +63,10 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
         seen["loads"].append(key)
         return real_load(self, key, *args, **kwargs)
 
+    def key(self: ParseCache, data: bytes, **kwargs: Any) -> str:
+        seen["hashed"].append(data)
+        return real_key(self, data, **kwargs)
+
     def save(self: rulecache.RuleResults, *args: Any) -> None:
         seen["saved"].append(self)
         real_save(self, *args)
@@ -69,6 +84,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
     monkeypatch.setattr(partgraph.PartGraph, "_relabel", relabel)
     monkeypatch.setattr(shells, "_decoded", decoded)
     monkeypatch.setattr(ParseCache, "load", load)
+    monkeypatch.setattr(ParseCache, "key", key)
     monkeypatch.setattr(rulecache.RuleResults, "save", save)
     monkeypatch.setattr(rulecache.RuleResults, "trim", trim)
     yield seen
@@ -98,6 +114,8 @@ def test_the_base_side_reuses_the_objects_and_the_sets_of_the_changes_side(
     git(root, "commit", "-q", "-m", "typo")
     # Another tenant: what the run before kept of its part does not cover this one's.
     changed = _typo(files, "tenant-00002")
+    name = next(name for name, docs in files.items() if docs is changed)
+    at_base = (root / name).read_bytes()
     _write(root, files)
     git(root, "add", "-A")
     cold = check("--staged", "--no-cache")
@@ -116,10 +134,52 @@ def test_the_base_side_reuses_the_objects_and_the_sets_of_the_changes_side(
     # objects of the files whose bytes are the staged side's, their data read where it was.
     assert counted["shells"], "the staged side builds the files outside its part from their shells"
     assert len(counted["shells"]) == len(set(counted["shells"]))
-    assert len(counted["loads"]) == len(set(counted["loads"]))
+    # (But the entry of what the changed file held at the base: read first for the keys of its
+    # objects, which tell the ones the change removed.)
+    loads = counted["loads"]
+    assert {key for key in loads if loads.count(key) > 1} <= {ParseCache(cache).key(at_base)}
+    # Each unchanged file's bytes hashed for its parse-cache key once: the base side's memo key
+    # and its shells take the keys the staged side worked out of the same bytes. (The changed
+    # file's, its shell missing, are hashed again as it is loaded.)
+    hashed = counted["hashed"]
+    assert len(set(hashed)) >= len(files)
+    assert {data for data in hashed if hashed.count(data) > 1} <= {(root / name).read_bytes(), at_base}
     # The fields' types of an object whose shell says they are well formed are not checked again
     # once its data is read: only the changed file's objects, loaded from its new bytes, are.
     assert sorted(counted["checked"]) == sorted(d["metadata"]["name"] for d in changed)
     # A command writes what the per-object rules found, as runs that share nothing do.
     assert counted["saved"]
     assert not counted["trimmed"]
+
+
+def test_what_a_changed_file_held_at_the_base_is_read_from_the_parse_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The objects a change removed are told from the keys its files held at the base: the run
+    that checked the base kept what those bytes load to, so they are not parsed again."""
+    root = tmp_path / "repo"
+    files = _corpus(12, 60, isolated=True)
+    _committed(root, files)
+    monkeypatch.chdir(root)
+    cache = str(tmp_path / "cache")
+    changed = _typo(files, "tenant-00001")
+    _write(root, files)
+    git(root, "add", "-A")
+    check("--staged", "--cache-dir", cache)  # parses and keeps the staged bytes: the next base
+    git(root, "commit", "-q", "-m", "typo")
+    name = next(name for name, docs in files.items() if docs is changed)
+    at_base = (root / name).read_bytes()
+    changed[0]["metadata"]["labels"] = {"edited": "yes"}
+    _write(root, files)
+    git(root, "add", "-A")
+    cold = check("--staged", "--no-cache")
+    parsed: list[bytes] = []
+    real = load.load_bytes
+
+    def load_bytes(data: bytes, *args: Any, **kwargs: Any) -> Any:
+        parsed.append(data)
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(load, "load_bytes", load_bytes)
+    assert check("--staged", "--cache-dir", cache) == cold
+    assert at_base not in parsed

@@ -6,6 +6,7 @@ sequences through the command are tests/incremental/test_incremental.py's differ
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,12 @@ from policylint.incremental import shells
 from policylint.input.cache import ParseCache
 from policylint.k8s import lazy
 from policylint.k8s.lazy import LazyObject
-from policylint.k8s.objects import K8sObject
+from policylint.k8s.objects import K8sObject, KindRegistry
 from policylint.pipeline import LintRequest, LintResult, lint
+from policylint.profiles.implementations import builtin_implementations
+from policylint.profiles.registry import ProfileRegistry, builtin_profiles
 from policylint.reporters import renderer
+from policylint.semantics.resolution import Resolution
 
 
 def _repository(root: Path, *, namespaced: bool = True) -> list[Path]:
@@ -125,11 +129,17 @@ ROW = [0, [], "v1", "", "Service", "a", "s", "a", {}, {}, None, None, [], True]
             for row in (
                 [*ROW[:8], {"app": 1}, *ROW[9:]],
                 [*ROW[:12], [["ns", 1, True, False]], ROW[13]],
+                # A reference that is a string of four characters, a prefix holding a boolean.
+                [*ROW[:12], ["abcd"], ROW[13]],
+                [ROW[0], [True], *ROW[2:]],
                 [3, *ROW[1:]],
                 [*ROW[:10], "yesterday", *ROW[11:]],
             )
         ),
         b'{"format": 1, "issues": [["PL001", "x", "1", 1]], "documents": [], "built": [], "objects": []}',
+        # A document's position of four integers, or with a string.
+        b'{"format": 1, "issues": [], "documents": [[0,0,0,1]], "built": [], "objects": []}',
+        b'{"format": 1, "issues": [], "documents": [[0,0,0,1,"1"]], "built": [], "objects": []}',
         b'{"format": 1, "issues": [], "documents": [], "built": [[0, "PL003", "x", ""]], "objects": []}',
     ],
 )
@@ -203,3 +213,92 @@ def test_a_lazy_object_is_sent_to_another_process_as_the_object_it_stands_for(tm
     copy = pickle.loads(pickle.dumps(obj))
     assert type(copy) is K8sObject
     assert (copy.key, copy.data, copy.doc, copy.labels) == (obj.key, obj.data, obj.doc, obj.labels)
+
+
+def test_a_lazy_object_holds_every_field_of_the_object_loading_builds(tmp_path: Path) -> None:
+    """`lazy_object` sets each slot itself (no keyword call): a field of `K8sObject` it missed, or
+    set from the wrong column of the shell's row, would differ from the eager object here."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    eager = {o.key: o for o in _run(root, files[3], None).index.objects}
+    _run(root, files[3], cache)
+    lazies = [o for o in _run(root, files[3], cache).index.objects if isinstance(o, LazyObject)]
+    assert len(lazies) == len(eager)
+    names = [f.name for f in dataclasses.fields(K8sObject)]
+    assert "creation_timestamp" in names and "labels" in names
+    for obj in lazies:
+        assert [getattr(obj, n) for n in names] == [getattr(eager[obj.key], n) for n in names], obj.key
+
+
+def test_building_objects_from_shells_asks_the_kinds_once_per_kind_and_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether a kind is cluster-scoped decides each object's namespace: asked of the run's kinds
+    once per kind of a file, not twice per object (a tenth of building 10,000 objects)."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    _run(root, files[3], cache)
+    asked: list[tuple[str, str]] = []
+    real = KindRegistry.is_cluster_scoped
+
+    def is_cluster_scoped(self: KindRegistry, group: str, kind: str) -> bool:
+        asked.append((group, kind))
+        return real(self, group, kind)
+
+    monkeypatch.setattr(shells, "_build", _counting(asked, monkeypatch, is_cluster_scoped))
+    result = _run(root, files[3], cache)
+    lazies = [o for o in result.index.objects if isinstance(o, LazyObject)]
+    kinds_per_file = {(o.doc.file, o.group, o.kind) for o in lazies}
+    assert len(lazies) > 2 * len(kinds_per_file)  # files of several objects of each kind
+    assert len(asked) == len(kinds_per_file)
+
+
+def _counting(asked: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch, patched: Any) -> Any:
+    """`shells._build`, with `KindRegistry.is_cluster_scoped` replaced by `patched` while it runs."""
+    real = shells._build
+
+    def build(*args: Any) -> Any:
+        with monkeypatch.context() as m:
+            m.setattr(KindRegistry, "is_cluster_scoped", patched)
+            return real(*args)
+
+    return build
+
+
+def test_the_policy_count_asks_each_object_only_of_kinds_that_may_be_policies_unprofiled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The text report counts the policies of the whole repository: kind by kind, each object
+    asked (and maybe read, for its spec) only where its kind has no profile and is named like a
+    policy's, whose shape decides (an inferred profile, here `WidgetPolicy`'s)."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    widgets = [
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "WidgetPolicy",
+            "metadata": {"name": f"w{i}", "namespace": "tenant-00000"},
+            "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw"}]},
+        }
+        for i in range(3)
+    ]
+    with files[5].open("a", encoding="utf-8") as fh:
+        fh.write("---\n" + yaml.safe_dump_all(widgets))
+    expected = _run(root, files[3], None)
+    _run(root, files[3], cache)
+    result = _run(root, files[3], cache)
+    asked: list[str] = []
+    real = Resolution.profile_for
+
+    def profile_for(self: Resolution, obj: K8sObject) -> Any:
+        asked.append(obj.kind)
+        return real(self, obj)
+
+    monkeypatch.setattr(Resolution, "profile_for", profile_for)
+    # A resolution whose policies were not built, as the text report's count meets it after a
+    # scoped run (this run's built them for its rules), with the shipped profiles alone.
+    profiles = ProfileRegistry([builtin_profiles()], implementations=builtin_implementations())
+    found = Resolution(result.index, profiles).policy_objects()
+    assert sorted(asked) == ["WidgetPolicy"] * 3
+    assert [o.key for o in found] == [o.key for o in expected.project.resolution.policy_objects()]
+    assert {o.key.name for o in found if o.kind == "WidgetPolicy"} == {"w0", "w1", "w2"}

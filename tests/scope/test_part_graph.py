@@ -22,7 +22,7 @@ import yaml
 from benchmarks.generate import objects as tenants
 from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.pipeline import LintRequest, _project
-from policylint.semantics import components
+from policylint.semantics import components, partgraph
 from policylint.semantics.partgraph import PartGraph
 
 GW = "gateway.networking.k8s.io"
@@ -296,3 +296,32 @@ def test_a_set_splits_when_the_file_joining_it_is_deleted(tmp_path: Path) -> Non
     objects, before = _load(tmp_path, before)
     graph.update(objects, HOSTS)
     assert len(_partition(graph)) == 1
+
+
+def test_a_search_from_nothing_reads_each_files_objects_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each file's edges are worked out once (not asked again per object), and the search reads
+    each object's kind and name from the graph, not from the objects' properties again: a
+    search from nothing over every object of a repository runs on each new commit."""
+    _repository(tmp_path, 1)
+    objects, _ = _load(tmp_path, {})
+    connected: list[int] = []
+    real = partgraph._File.connect
+
+    def connect(self: partgraph._File, facts: Any) -> None:
+        connected.append(len(self.objects))
+        real(self, facts)
+
+    kinds: list[str] = []
+    real_kind = K8sObject.kind
+
+    def kind(self: K8sObject) -> str:
+        kinds.append(self.name)
+        return real_kind.fget(self)  # type: ignore[no-any-return,misc]
+
+    monkeypatch.setattr(partgraph._File, "connect", connect)
+    monkeypatch.setattr(K8sObject, "kind", property(kind))
+    found = components.scope(objects, [objects[0].doc.file], min_objects=0, max_share=1.0)
+    assert found is not None and found.objects
+    files = {o.doc.file for o in objects}
+    assert len(connected) == len(files)
+    assert len(kinds) <= 2 * len(objects)  # the graph's own reading of them (`_File`)
