@@ -327,3 +327,28 @@ def test_a_long_lived_process_holds_the_objects_used_and_the_newest_others() -> 
     assert held.get(keys[2], "PL703") == ()
     held.trim(limit=6)
     assert [k for k in keys if held.get(k, "PL703") is not None] == [keys[2], keys[7], keys[8], keys[9]]
+
+
+def test_an_update_works_out_the_keys_of_the_edited_files_objects_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The objects of the files an edit left alone are the same instances from one update to the
+    next (policylint.incremental.resident): their keys are the ones the last update worked out,
+    and only the edited file's objects, built anew, are hashed."""
+    session = Session(tmp_path, monkeypatch, _tenants(3, 60))
+    edited = "m-000.yaml"
+    hashed: list[str] = []
+    real = rulecache.Reuse._hash
+
+    def counted(self: rulecache.Reuse, parts: tuple[object, ...]) -> str:
+        if parts[0] == "at":
+            hashed.append(str(parts[1]))
+        return real(self, parts)
+
+    monkeypatch.setattr(rulecache.Reuse, "_hash", counted)
+    objects = sum(1 for doc in yaml.safe_load_all(session.texts[edited]) if doc)
+    for n in range(3):
+        hashed.clear()
+        result, cold = session.update(edited, session.texts[edited] + f"# edit {n}\n")
+        assert _rows(result.findings) == _rows(cold.findings), n
+    assert session.reused > objects  # the part reaches beyond the edited file
+    assert len(hashed) == objects
+
