@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from policylint.input.positions import KeptSpans
 from policylint.semantics.effective.walks import KeptWalks
 from policylint.semantics.partgraph import PartGraph
 from policylint.semantics.topology.kept import KeptRoutes
@@ -95,6 +96,8 @@ class Resident:
         self.routes = KeptRoutes()
         # What the last run's index found of its objects' field types (`ProjectIndex.malformed`).
         self.malformed: dict[K8sObject, Malformed] = {}
+        # The positions the last runs resolved, per file while its bytes are unchanged.
+        self.spans = KeptSpans()
         self._rules: tuple[str, RuleResults] | None = None
 
     def verdicts(self, cache: ParseCache, stamp: bytes) -> VerdictStore:
