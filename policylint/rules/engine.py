@@ -82,7 +82,7 @@ def issues(rule: Rule, project: Project, share: tuple[int, int] | None = None, r
     runs, for the rules they hold (policylint.incremental.rulecache) run in this process."""
     if share is None:
         if reuse is not None and isinstance(rule, ObjectRule) and reuse.covers(type(rule)):
-            return reuse.checks(rule, project.index.objects)
+            return reuse.checks(rule)
         return rule.check(project)
     k, n = share
     index = project.index

@@ -394,3 +394,27 @@ def test_an_update_reads_no_unchanged_file_for_its_findings_positions(tmp_path: 
     # did, the finding's field a line lower (the kept spans are of the file's bytes, not its lines).
     inside = "# a comment\n# another\n" + WIDGETS.replace("spec: {size: big}", "# note\nspec: {size: big}")
     assert update("widgets.yaml", inside) == ["widgets.yaml"]
+
+
+def test_an_update_asks_for_the_kept_rows_of_the_edited_files_objects_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The objects of a file that are the last update's, with the same target fields, are
+    answered together, per rule and file (`RuleResults.file_rows`); only the edited file's, built
+    anew, are looked up one by one."""
+    session = Session(tmp_path, monkeypatch, _tenants(3, 60))
+    edited = "m-000.yaml"
+    asked: list[str] = []
+    real = rulecache.Reuse._key
+
+    def counted(self: rulecache.Reuse, obj: K8sObject) -> str | None:
+        asked.append(obj.doc.file)
+        return real(self, obj)
+
+    monkeypatch.setattr(rulecache.Reuse, "_key", counted)
+    for n in range(3):
+        asked.clear()
+        result, cold = session.update(edited, session.texts[edited] + f"# edit {n}\n")
+        assert _rows(result.findings) == _rows(cold.findings), n
+    assert session.reused > 100  # the part reaches well beyond the edited file's objects
+    assert set(asked) == {edited}
