@@ -701,7 +701,7 @@ def _reuse(request: LintRequest, project: Project, resident: Resident | None, *,
     if cache is None:
         return None
     results = resident.rule_results(cache) if resident is not None else rulecache.open_results(cache)
-    return rulecache.start(request, project, results, part=part)
+    return rulecache.start(request, project, results, part=part, whole=resident.whole if resident is not None else None)
 
 
 def _remember(request: LintRequest, sources: Sequence[Source], index: ProjectIndex, active: Sequence[Finding]) -> None:

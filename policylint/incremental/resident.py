@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from policylint.incremental.unchanged import KeptWhole
 from policylint.input.positions import KeptSpans
 from policylint.semantics.effective.walks import KeptWalks
 from policylint.semantics.partgraph import PartGraph
@@ -98,6 +99,8 @@ class Resident:
         self.malformed: dict[K8sObject, Malformed] = {}
         # The positions the last runs resolved, per file while its bytes are unchanged.
         self.spans = KeptSpans()
+        # The whole-project rules' issues of the last run, reused while its objects are the same.
+        self.whole = KeptWhole()
         self._rules: tuple[str, RuleResults] | None = None
 
     def verdicts(self, cache: ParseCache, stamp: bytes) -> VerdictStore:

@@ -31,7 +31,15 @@ that hashes
 The rules over the whole project and the policy rules (`PolicyRule`, which read what a policy's
 references resolve to) run again over the whole part: what they find on an object depends on
 other objects (a route's parent, a grant, a policy's competitors), and the stages are built for
-the part at once, with no record of which objects each answer read.
+the part at once, with no record of which objects each answer read. A long-lived process reuses
+their issues only while the part holds the same objects as its last run
+(policylint.incremental.unchanged).
+
+In a long-lived process, the objects of the files an update left alone are the last run's
+instances: their keys are taken from the last run (`RuleResults.instances`) rather than hashed,
+and a file's objects are answered together, per rule, while they are the last run's with the same
+target fields (`RuleResults.file_rows`), so that an update looks objects up one by one in the
+edited file only.
 
 An issue is kept only when it is about the object checked and nothing else (no note on another
 object, no fix, which names objects too): the object of a reused issue is the one this run
@@ -59,6 +67,7 @@ from policylint.project import is_object_local
 from policylint.stages import Stage
 
 if TYPE_CHECKING:
+    from policylint.incremental.unchanged import KeptWhole, Whole
     from policylint.input.cache import ParseCache
     from policylint.k8s.admissions import Admissions
     from policylint.k8s.objects import K8sObject
@@ -281,16 +290,25 @@ def context(request: LintRequest, project: Project) -> bytes | None:
     return h.digest()
 
 
-def start(request: LintRequest, project: Project, results: RuleResults | None, *, part: bool = False) -> Reuse | None:
+def start(
+    request: LintRequest, project: Project, results: RuleResults | None, *, part: bool = False, whole: KeptWhole | None = None
+) -> Reuse | None:
     """The reuse of `results` by the run of `request` over `project`; None: nothing is reused
     (no cache, or a setting that cannot be written reliably). `part`: the run analyses a part
     after a change, and an object of a changed file is looked up by its own content too
     (`Reuse.check`); a whole run, whose objects' files are mostly all new to the cache or all
-    unchanged, does not spend that on every object."""
+    unchanged, does not spend that on every object. `whole`: what a long-lived process's last run
+    found with the rules over the whole project (policylint.incremental.unchanged)."""
     if results is None:
         return None
     run = context(request, project)
-    return Reuse(results, run, project, by_content=part) if run is not None else None
+    if run is None:
+        return None
+    reuse = Reuse(results, run, project, by_content=part)
+    if whole is not None:
+        reuse.whole = whole.begin(project, run, reuse.target_fields)
+        reuse.kept_whole = whole
+    return reuse
 
 
 def open_results(cache: ParseCache | None) -> RuleResults | None:
@@ -318,6 +336,9 @@ class Reuse:
         self._targets: dict[K8sObject, tuple[str, ...]] | None = None
         self._groups: list[tuple[str, list[K8sObject], tuple[object, ...] | None]] | None = None
         self.reused = 0  # objects whose issues were kept ones (the tests count them)
+        # The whole-project rules' issues of a long-lived process's last run, when it keeps them.
+        self.whole: Whole | None = None
+        self.kept_whole: KeptWhole | None = None
 
     @staticmethod
     def covers(rule: type[Rule]) -> bool:
@@ -329,6 +350,8 @@ class Reuse:
         `RuleResults.save`), or held in memory only (`RuleResults.trim`). The keys of this run's
         objects replace the last run's (`RuleResults.instances`): only this run's objects are held."""
         self._results.instances = self._known
+        if self.kept_whole is not None:
+            self.kept_whole.finish()
         if self._groups is not None:
             self._results.retain_files({file for file, _, _ in self._groups})
         limit = min(MAX_OBJECTS, max(20_000, 4 * repository))
@@ -482,6 +505,10 @@ class Reuse:
         h = hashlib.blake2b(self._run, digest_size=16)
         h.update(repr(parts).encode("utf-8", "surrogateescape"))
         return h.hexdigest()
+
+    def target_fields(self, obj: K8sObject) -> tuple[str, ...] | None:
+        """The target fields of `obj`'s policy profile (None: not a policy)."""
+        return self._target_fields().get(obj)
 
     def _target_fields(self) -> dict[K8sObject, tuple[str, ...]]:
         if self._targets is None:

@@ -83,6 +83,10 @@ def issues(rule: Rule, project: Project, share: tuple[int, int] | None = None, r
     if share is None:
         if reuse is not None and isinstance(rule, ObjectRule) and reuse.covers(type(rule)):
             return reuse.checks(rule)
+        if reuse is not None and reuse.whole is not None:
+            # A long-lived process's last run's issues, while the project holds the same objects
+            # (policylint.incremental.unchanged).
+            return reuse.whole.issues(rule.id, lambda: rule.check(project))
         return rule.check(project)
     k, n = share
     index = project.index
