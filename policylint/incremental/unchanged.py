@@ -51,7 +51,8 @@ class KeptWhole:
         self._issues: dict[str, list[Issue]] = {}
         self._next: dict[str, list[Issue]] = {}
         # This run's objects, context and target fields: the last run's once it is done (`finish`).
-        self._pending: tuple[list[K8sObject], tuple[object, ...], list[tuple[str, ...] | None]] | None = None
+        self._contents: dict[str, str] = {}  # file -> content key, as the last run read them
+        self._pending: tuple[list[K8sObject], tuple[object, ...], list[tuple[str, ...] | None], dict[str, str]] | None = None
         # What the last run did, for the tests: rules answered from what was kept, rules run.
         self.reused = 0
         self.ran = 0
@@ -68,9 +69,11 @@ class KeptWhole:
         )
         stamp = (run, tuple(index.files), problems)
         mine = [targets(obj) for obj in objects]
-        mapping = _same(self._objects, objects, self._targets, mine) if stamp == self._stamp else None
+        contents = dict(index.content_keys)
+        same = stamp == self._stamp
+        mapping = _same(self._objects, objects, self._targets, mine, self._contents, contents) if same else None
         kept = self._issues if mapping is not None else {}
-        self._pending, self._next = (objects, stamp, mine), {}
+        self._pending, self._next = (objects, stamp, mine, contents), {}
         self.reused = self.ran = 0
         return Whole(self, kept, mapping or {})
 
@@ -78,7 +81,7 @@ class KeptWhole:
         """The run is done: the next may reuse what it kept, and only that. A run that stopped
         before this leaves what the run before it kept, with the objects it was found on."""
         if self._pending is not None:
-            (self._objects, self._stamp, self._targets), self._pending = self._pending, None
+            (self._objects, self._stamp, self._targets, self._contents), self._pending = self._pending, None
             self._issues, self._next = self._next, {}
 
 
@@ -110,16 +113,23 @@ def _same(
     now: list[K8sObject],
     targets_before: list[tuple[str, ...] | None],
     targets_now: list[tuple[str, ...] | None],
+    contents_before: dict[str, str],
+    contents_now: dict[str, str],
 ) -> dict[K8sObject, K8sObject] | None:
     """Last run's object -> this run's for those that are other instances, when every object is
-    the same (see the module's docstring); None when one is not."""
+    the same (see the module's docstring); None when one is not. An object of a file whose content
+    key is the last run's is the same where it stands: its data is not read (the objects of files
+    outside the part are decoded only where the part reads them, policylint.k8s.lazy)."""
     if len(before) != len(now) or targets_before != targets_now:
         return None
     mapping: dict[K8sObject, K8sObject] = {}
     for old, new in zip(before, now):
         if old is new:
             continue
-        if old.sort_key() != new.sort_key() or repr(old.data) != repr(new.data):
+        if old.sort_key() != new.sort_key():
+            return None
+        content = contents_now.get(new.doc.file)
+        if (content is None or content != contents_before.get(new.doc.file)) and repr(old.data) != repr(new.data):
             return None
         mapping[old] = new
     return mapping
