@@ -165,7 +165,7 @@ class RuleResults:
         # The keys the last run worked out, by object instance, with what decided them
         # (`Reuse._key`): a long-lived process's next run builds the same instances for the files
         # whose bytes are unchanged (policylint.incremental.resident), whose keys are then looked
-        # up rather than hashed again (a tenth of an editor's rules stage at 10,000 objects).
+        # up rather than hashed again (a twentieth of an editor's rules stage at 10,000 objects).
         self.instances: dict[K8sObject, tuple[bytes, str, tuple[str, ...] | None, str]] = {}
         # Per rule and file, the rows of the file's objects as one run found them (`Reuse._by_file`),
         # in memory only: each object's rows are kept by its key as well, which is what is written.
@@ -332,7 +332,6 @@ class Reuse:
         self._keys: dict[K8sObject, str | None] = {}  # object (hashed by identity) -> its key
         self._contents: dict[K8sObject, str | None] = {}  # object -> `_content_key`, once for every rule
         self._known: dict[K8sObject, tuple[bytes, str, tuple[str, ...] | None, str]] = {}
-        self.hashed = 0  # keys worked out rather than taken from the last run (the tests count them)
         self._targets: dict[K8sObject, tuple[str, ...]] | None = None
         self._groups: list[tuple[str, list[K8sObject], tuple[object, ...] | None]] | None = None
         self.reused = 0  # objects whose issues were kept ones (the tests count them)
@@ -477,7 +476,6 @@ class Reuse:
             else:
                 # The file's name too: a message may quote where the object is.
                 key = self._hash(("at", *obj.sort_key(), content, targets))
-                self.hashed += 1
             self._known[obj] = (self._run, content, targets, key)
         self._keys[obj] = key
         return key

@@ -194,7 +194,7 @@ class _SectionsByName:
     """(namespace, section type, name) -> the objects defining such a section (PL301's hint that
     a sibling defines it), worked out per namespace and type when first asked: a policy naming a
     missing section asks about its target's namespace, and listing the sections of every object of
-    the project for it was a twentieth of an editor's update at 10,000 objects."""
+    the project for it was a twentieth of an editor's rules stage at 10,000 objects."""
 
     def __init__(self, project: Project) -> None:
         self._project = project
