@@ -601,7 +601,9 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
         wanted.add(Stage.SIMULATION)  # the JSON report's enforcement and blast radius
     # Before the resolver consumes the texts: the files that may hold `# policylint:` comments.
     commented = suppressions.texts_with_comments(texts)
-    resolver = PositionResolver(_text_reader(texts))
+    # A long-lived process keeps the spans it answered of files whose bytes are unchanged.
+    kept_spans = resident.spans if resident is not None else None
+    resolver = PositionResolver(_text_reader(texts), kept_spans, loaded.index.content_keys)
     # The admissions and the topology first: with --jobs, the rules that read no later stage then
     # start in other processes, while this one builds the simulation (policylint.rules.workers).
     failures = build_stages(project, {Stage.ADMISSION, Stage.TOPOLOGY} & set(closure(frozenset(wanted))))
@@ -627,6 +629,7 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     if resident is not None:
         resident.malformed = project.index.malformed_known()
         resident.policies = project.resolution.built_policies()
+        resident.spans.retain(loaded.index.content_keys)
     if reuse is not None:
         # A long-lived process keeps them in memory (`Resident.writes`).
         reuse.finish(len(loaded.index.objects), write=resident is None or resident.writes)
@@ -701,7 +704,7 @@ def _reuse(request: LintRequest, project: Project, resident: Resident | None, *,
     if cache is None:
         return None
     results = resident.rule_results(cache) if resident is not None else rulecache.open_results(cache)
-    return rulecache.start(request, project, results, part=part)
+    return rulecache.start(request, project, results, part=part, whole=resident.whole if resident is not None else None)
 
 
 def _remember(request: LintRequest, sources: Sequence[Source], index: ProjectIndex, active: Sequence[Finding]) -> None:

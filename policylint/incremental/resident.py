@@ -45,6 +45,8 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from policylint.identity import IdentityMap
+from policylint.incremental.unchanged import KeptWhole
+from policylint.input.positions import KeptSpans
 from policylint.semantics.effective.walks import KeptWalks
 from policylint.semantics.partgraph import PartGraph
 from policylint.semantics.topology.kept import KeptTopology
@@ -105,6 +107,10 @@ class Resident:
         # The policies the last run built, by object: the next takes those of the same instances
         # (`Resolution.adopt_policies`), whose facets and folds the walks keep (`walks.folds`).
         self.policies: dict[K8sObject, Policy] = {}
+        # The positions the last runs resolved, per file while its bytes are unchanged.
+        self.spans = KeptSpans()
+        # The whole-project rules' issues of the last run, reused while its objects are the same.
+        self.whole = KeptWhole()
         self._rules: tuple[str, RuleResults] | None = None
         # The parse-cache key of each file's bytes the last run read, by the bytes object itself
         # (with the loader's stamp and whether the file is JSON, which the key hashes too): the

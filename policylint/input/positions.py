@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import accumulate
 
 import yaml
@@ -165,6 +165,31 @@ def _document_text(text: str, starts: array[int], line: int) -> str:
     return text[starts[line - 1] : after.start() if after else len(text)]
 
 
+class KeptSpans:
+    """The spans a long-lived process's runs answered (`PositionResolver.prefetch`), per file, kept
+    while the file's content key is the same: a span is a function of the file's text and the
+    request. A language server's update resolves the positions of its part's findings, nearly all
+    in files the edit did not change; reading each such file again for them (its text, its line
+    starts, its documents) was a tenth of the update's rules stage at 10,000 objects
+    (docs/performance.md#the-language-server)."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, tuple[str, dict[tuple[int, tuple[PathPart, ...]], Span]]] = {}
+
+    def of(self, file: str, content: str) -> dict[tuple[int, tuple[PathPart, ...]], Span]:
+        """The spans kept of `file` as its content key is `content`: (document line, path parts)
+        -> span, for the resolver to read and add to; a file whose content changed starts empty."""
+        found = self._files.get(file)
+        if found is None or found[0] != content:
+            found = self._files[file] = (content, {})
+        return found[1]
+
+    def retain(self, files: Iterable[str]) -> None:
+        """Hold the spans of `files` only (the run's): a file deleted or renamed is let go."""
+        keep = set(files)
+        self._files = {file: found for file, found in self._files.items() if file in keep}
+
+
 class PositionResolver:
     """Resolves (document, path) to a position, composing only the documents asked about.
 
@@ -181,8 +206,17 @@ class PositionResolver:
     composer.
     """
 
-    def __init__(self, read_text: Callable[[str], str | None]) -> None:
+    def __init__(
+        self,
+        read_text: Callable[[str], str | None],
+        kept: KeptSpans | None = None,
+        content_keys: Mapping[str, str] | None = None,
+    ) -> None:
         self._read_text = read_text
+        # Spans answered by earlier runs of this process, per file, for the files whose content
+        # key (`content_keys`, their bytes) is still the one they were answered for.
+        self._kept = kept if content_keys is not None else None
+        self._content_keys = content_keys or {}
         self._files: dict[str, tuple[str, array[int]] | None] = {}
         self._nodes: dict[tuple[str, int], Node | None] = {}  # the last documents composed alone
         # (file, document line, path parts) -> span, answered by `prefetch`
@@ -205,12 +239,31 @@ class PositionResolver:
     def prefetch(self, requests: Iterable[Request]) -> None:
         """Answer every request (document, path) with one pass per file; `span` reads them."""
         wanted: dict[str, dict[int, set[tuple[PathPart, ...]]]] = {}
+        kept = self._kept
+        tables: dict[str, dict[tuple[int, tuple[PathPart, ...]], Span] | None] = {}
         for ref, path in requests:
             parts = tuple(parse_path(path) if isinstance(path, str) else path)
-            if parts and (ref.file, ref.line, parts) not in self._spans:
-                wanted.setdefault(ref.file, {}).setdefault(ref.line, set()).add(parts)
+            if not parts or (ref.file, ref.line, parts) in self._spans:
+                continue
+            if kept is not None:
+                if ref.file not in tables:
+                    content = self._content_keys.get(ref.file)
+                    tables[ref.file] = kept.of(ref.file, content) if content is not None else None
+                table = tables[ref.file]
+                span = table.get((ref.line, parts)) if table is not None else None
+                if span is not None:
+                    self._spans[(ref.file, ref.line, parts)] = span
+                    continue
+            wanted.setdefault(ref.file, {}).setdefault(ref.line, set()).add(parts)
         for file in sorted(wanted):
             self._pass(file, wanted[file])
+            table = tables.get(file)
+            if table is not None:
+                for line, asked in wanted[file].items():
+                    for parts in asked:
+                        span = self._spans.get((file, line, parts))
+                        if span is not None:
+                            table[(line, parts)] = span
 
     def _pass(self, file: str, documents: dict[int, set[tuple[PathPart, ...]]]) -> None:
         loaded = self._file(file)

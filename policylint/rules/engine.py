@@ -82,7 +82,11 @@ def issues(rule: Rule, project: Project, share: tuple[int, int] | None = None, r
     runs, for the rules they hold (policylint.incremental.rulecache) run in this process."""
     if share is None:
         if reuse is not None and isinstance(rule, ObjectRule) and reuse.covers(type(rule)):
-            return (issue for obj in project.index.objects for issue in reuse.check(rule, obj))
+            return reuse.checks(rule)
+        if reuse is not None and reuse.whole is not None:
+            # A long-lived process's last run's issues, while the project holds the same objects
+            # (policylint.incremental.unchanged).
+            return reuse.whole.issues(rule.id, lambda: rule.check(project))
         return rule.check(project)
     k, n = share
     index = project.index

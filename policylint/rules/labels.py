@@ -436,65 +436,80 @@ class InvalidLabelSyntax(Rule):
                 yield from self._selector(obj, join("spec.listeners", i, "allowedRoutes", "namespaces", "selector"), selector)
 
     def _selector(self, obj: K8sObject, path: str, selector: Mapping[str, Any]) -> Iterator[Issue]:
-        """metav1.LabelSelector validation (apimachinery ValidateLabelSelector)."""
-        match_labels = selector.get("matchLabels")
-        if isinstance(match_labels, dict):
-            for key, value in match_labels.items():
-                at = join(path, "matchLabels", str(key))
-                if not isinstance(key, str):
-                    continue
-                problem = qualified_name_problem(key)
-                if problem:
-                    yield self.issue(obj, at, f"matchLabels key {key!r} is invalid: {problem}")
-                if not isinstance(value, str):
-                    yield self.issue(
-                        obj, at, f"matchLabels value of {key!r} must be a string, not {short_repr(value)} (quote it in YAML)"
-                    )
-                    continue
-                problem = label_value_problem(value)
-                if problem:
-                    yield self.issue(obj, at, f"matchLabels value {value!r} of {key!r} is invalid: {problem}")
-        expressions = selector.get("matchExpressions")
-        for j, expr in enumerate(expressions if isinstance(expressions, list) else []):
-            if isinstance(expr, dict):
-                yield from self._requirement(obj, join(path, "matchExpressions", j), expr)
+        """metav1.LabelSelector validation (apimachinery ValidateLabelSelector). The problems of a
+        selector are a function of its content, and the same few selectors repeat across every
+        listener of every Gateway: each distinct one is checked once (`_SELECTORS`)."""
+        checked = _SELECTORS
+        if len(checked) > _CHECKED_LIMIT:
+            checked.clear()
+        # `repr` tells apart what equality would not (the key 1 and "1", True and 1).
+        content = repr(selector)
+        problems = checked.get(content)
+        if problems is None:
+            problems = checked[content] = tuple(_selector_problems(selector))
+        for parts, message in problems:
+            yield self.issue(obj, join(path, *parts), message)
 
-    def _requirement(self, obj: K8sObject, path: str, expr: Mapping[str, Any]) -> Iterator[Issue]:
-        key, operator, values = expr.get("key"), expr.get("operator"), expr.get("values")
-        if isinstance(key, str):
+
+Problem = tuple[tuple[str | int, ...], str]  # (path under the selector, message)
+
+# Selector (its repr) -> its problems, for `InvalidLabelSyntax._selector`; emptied past the limit.
+_SELECTORS: dict[str, tuple[Problem, ...]] = {}
+
+
+def _selector_problems(selector: Mapping[str, Any]) -> Iterator[Problem]:
+    match_labels = selector.get("matchLabels")
+    if isinstance(match_labels, dict):
+        for key, value in match_labels.items():
+            at: tuple[str | int, ...] = ("matchLabels", str(key))
+            if not isinstance(key, str):
+                continue
             problem = qualified_name_problem(key)
             if problem:
-                yield self.issue(obj, join(path, "key"), f"matchExpressions key {key!r} is invalid: {problem}")
-        if operator is None:
-            yield self.issue(obj, path, f"matchExpressions entry has no operator; use one of {', '.join(SELECTOR_OPERATORS)}")
-            return
-        if operator not in SELECTOR_OPERATORS:
-            hint = next((op for op in SELECTOR_OPERATORS if isinstance(operator, str) and op.lower() == operator.lower()), None)
-            fix = f"write {hint!r} (operators are case-sensitive)" if hint else f"use one of {', '.join(SELECTOR_OPERATORS)}"
-            yield self.issue(obj, join(path, "operator"), f"matchExpressions operator {short_repr(operator)} is invalid: {fix}")
-            return
-        if values is not None and not isinstance(values, list):
-            yield self.issue(obj, join(path, "values"), f"`values` must be a list of strings, not {short_repr(values)}")
-            return
-        listed = values if isinstance(values, list) else []
-        if operator in ("In", "NotIn") and not listed:
-            yield self.issue(
-                obj,
-                join(path, "values") if "values" in expr else path,
-                f"operator {operator} needs at least one value in `values`",
-            )
-        if operator in ("Exists", "DoesNotExist") and listed:
-            yield self.issue(obj, join(path, "values"), f"operator {operator} takes no `values`; remove them")
-            return
-        for k, value in enumerate(listed):
+                yield at, f"matchLabels key {key!r} is invalid: {problem}"
             if not isinstance(value, str):
-                yield self.issue(
-                    obj, join(path, "values", k), f"selector value {short_repr(value)} must be a string (quote it in YAML)"
-                )
+                yield at, f"matchLabels value of {key!r} must be a string, not {short_repr(value)} (quote it in YAML)"
                 continue
             problem = label_value_problem(value)
             if problem:
-                yield self.issue(obj, join(path, "values", k), f"selector value {value!r} is invalid: {problem}")
+                yield at, f"matchLabels value {value!r} of {key!r} is invalid: {problem}"
+    expressions = selector.get("matchExpressions")
+    for j, expr in enumerate(expressions if isinstance(expressions, list) else []):
+        if isinstance(expr, dict):
+            for parts, message in _requirement_problems(expr):
+                yield ("matchExpressions", j, *parts), message
+
+
+def _requirement_problems(expr: Mapping[str, Any]) -> Iterator[Problem]:
+    key, operator, values = expr.get("key"), expr.get("operator"), expr.get("values")
+    if isinstance(key, str):
+        problem = qualified_name_problem(key)
+        if problem:
+            yield ("key",), f"matchExpressions key {key!r} is invalid: {problem}"
+    if operator is None:
+        yield (), f"matchExpressions entry has no operator; use one of {', '.join(SELECTOR_OPERATORS)}"
+        return
+    if operator not in SELECTOR_OPERATORS:
+        hint = next((op for op in SELECTOR_OPERATORS if isinstance(operator, str) and op.lower() == operator.lower()), None)
+        fix = f"write {hint!r} (operators are case-sensitive)" if hint else f"use one of {', '.join(SELECTOR_OPERATORS)}"
+        yield ("operator",), f"matchExpressions operator {short_repr(operator)} is invalid: {fix}"
+        return
+    if values is not None and not isinstance(values, list):
+        yield ("values",), f"`values` must be a list of strings, not {short_repr(values)}"
+        return
+    listed = values if isinstance(values, list) else []
+    if operator in ("In", "NotIn") and not listed:
+        yield ("values",) if "values" in expr else (), f"operator {operator} needs at least one value in `values`"
+    if operator in ("Exists", "DoesNotExist") and listed:
+        yield ("values",), f"operator {operator} takes no `values`; remove them"
+        return
+    for k, value in enumerate(listed):
+        if not isinstance(value, str):
+            yield ("values", k), f"selector value {short_repr(value)} must be a string (quote it in YAML)"
+            continue
+        problem = label_value_problem(value)
+        if problem:
+            yield ("values", k), f"selector value {value!r} is invalid: {problem}"
 
 
 RULES: list[type[Rule]] = [

@@ -339,14 +339,14 @@ def test_a_live_analysis_reuses_what_the_per_object_rules_found_and_agrees_with_
     (workspace / "crd.yaml").write_text(WIDGET_CRD.format(size="integer"))
     (workspace / "widgets.yaml").write_text(WIDGETS)
     reused: list[int] = []
-    real = rulecache.Reuse.check
+    real = rulecache.Reuse.checks
 
-    def check(self: rulecache.Reuse, *args: Any) -> Iterator[Any]:
+    def checks(self: rulecache.Reuse, *args: Any) -> Iterator[Any]:
         before = self.reused
         yield from real(self, *args)
         reused.append(self.reused - before)
 
-    monkeypatch.setattr(rulecache.Reuse, "check", check)
+    monkeypatch.setattr(rulecache.Reuse, "checks", checks)
     live = Live(str(workspace))
     assert [(f.rule, f.file) for f in live.analyse({}, None).findings] == [("PL703", "widgets.yaml")]
     texts: dict[str, str] = {}

@@ -327,3 +327,94 @@ def test_a_long_lived_process_holds_the_objects_used_and_the_newest_others() -> 
     assert held.get(keys[2], "PL703") == ()
     held.trim(limit=6)
     assert [k for k in keys if held.get(k, "PL703") is not None] == [keys[2], keys[7], keys[8], keys[9]]
+
+
+def test_an_update_works_out_the_keys_of_the_edited_files_objects_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The objects of the files an edit left alone are the same instances from one update to the
+    next (policylint.incremental.resident): their keys are the ones the last update worked out,
+    and only the edited file's objects, built anew, are hashed."""
+    session = Session(tmp_path, monkeypatch, _tenants(3, 60))
+    edited = "m-000.yaml"
+    hashed: list[str] = []
+    real = rulecache.Reuse._hash
+
+    def counted(self: rulecache.Reuse, parts: tuple[object, ...]) -> str:
+        if parts[0] == "at":
+            hashed.append(str(parts[1]))
+        return real(self, parts)
+
+    monkeypatch.setattr(rulecache.Reuse, "_hash", counted)
+    objects = sum(1 for doc in yaml.safe_load_all(session.texts[edited]) if doc)
+    for n in range(3):
+        hashed.clear()
+        result, cold = session.update(edited, session.texts[edited] + f"# edit {n}\n")
+        assert _rows(result.findings) == _rows(cold.findings), n
+    assert session.reused > objects  # the part reaches beyond the edited file
+    assert len(hashed) == objects
+
+
+def test_an_update_reads_no_unchanged_file_for_its_findings_positions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The positions of findings in files whose bytes an update left alone are the ones the last
+    update resolved (`positions.KeptSpans`); the edited file's are read from it as it is now."""
+    from policylint.input.positions import PositionResolver
+
+    texts = _tenants(3, 60)
+    texts["crd.yaml"] = WIDGET_CRD.format(size="integer")
+    texts["widgets.yaml"] = WIDGETS
+    session = Session(tmp_path, monkeypatch, texts)
+    passed: list[str] = []
+    real = PositionResolver._pass
+
+    def counted(self: PositionResolver, file: str, documents: Any) -> None:
+        passed.append(file)
+        real(self, file, documents)
+
+    def update(name: str, text: str) -> list[str]:
+        """The files the workspace's update read for positions; its findings agree with a cold run's."""
+        passed.clear()
+        with monkeypatch.context() as patched:
+            patched.setattr(PositionResolver, "_pass", counted)
+            result = session.workspace.update(name, text).result
+        session.texts[name] = text
+        cold = _cold(session.texts, session.disk, monkeypatch)
+        monkeypatch.chdir(session.editor)
+        assert _rows(result.findings) == _rows(cold.findings)
+        assert _of(result, "PL703", "widgets.yaml") == _of(cold, "PL703", "widgets.yaml") != []
+        return list(passed)
+
+    crd = WIDGET_CRD.format(size="integer")
+    assert "widgets.yaml" in update("crd.yaml", crd + "# edit\n")  # the first update of this part
+    assert update("crd.yaml", crd + "# edit again\n") == []
+    # The widgets' own file, with lines added above them: read again, each time it changes, and
+    # nothing else once its part was seen.
+    assert "widgets.yaml" in update("widgets.yaml", "# a comment\n" + WIDGETS)
+    assert update("widgets.yaml", "# a comment\n# another\n" + WIDGETS) == ["widgets.yaml"]
+    assert update("crd.yaml", crd + "# and again\n") == []
+    # A line added inside the widget's document, above its finding: the document starts where it
+    # did, the finding's field a line lower (the kept spans are of the file's bytes, not its lines).
+    inside = "# a comment\n# another\n" + WIDGETS.replace("spec: {size: big}", "# note\nspec: {size: big}")
+    assert update("widgets.yaml", inside) == ["widgets.yaml"]
+
+
+def test_an_update_asks_for_the_kept_rows_of_the_edited_files_objects_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The objects of a file that are the last update's, with the same target fields, are
+    answered together, per rule and file (`RuleResults.file_rows`); only the edited file's, built
+    anew, are looked up one by one."""
+    session = Session(tmp_path, monkeypatch, _tenants(3, 60))
+    edited = "m-000.yaml"
+    asked: list[str] = []
+    real = rulecache.Reuse._key
+
+    def counted(self: rulecache.Reuse, obj: K8sObject) -> str | None:
+        asked.append(obj.doc.file)
+        return real(self, obj)
+
+    monkeypatch.setattr(rulecache.Reuse, "_key", counted)
+    for n in range(3):
+        asked.clear()
+        result, cold = session.update(edited, session.texts[edited] + f"# edit {n}\n")
+        assert _rows(result.findings) == _rows(cold.findings), n
+    assert session.reused > 100  # the part reaches well beyond the edited file's objects
+    assert set(asked) == {edited}

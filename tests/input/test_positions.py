@@ -14,6 +14,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -473,12 +474,12 @@ def test_positions_cost_one_pass_per_file_and_one_compose_per_document_with_find
         composed.append(1)
         return real_get_node(self)
 
-    def counting_init(self: PositionResolver, read_text: Callable[[str], str | None]) -> None:
+    def counting_init(self: PositionResolver, read_text: Callable[[str], str | None], *kept: Any) -> None:
         def read(file: str) -> str | None:
             reads.append(file)
             return read_text(file)
 
-        real_init(self, read)
+        real_init(self, read, *kept)
         resolvers.append(self)
 
     real_locate = positions.locate

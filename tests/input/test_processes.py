@@ -1198,7 +1198,7 @@ def test_the_shares_of_a_rule_build_its_whole_project_lookups_once(tmp_path: Pat
     for module, name in [
         (targetref, "_objects_by_name"),
         (targetref, "_SimilarNames"),
-        (section_name, "_sections_by_name"),
+        (section_name, "_SectionsByName"),
         (schema, "_target_fields"),
     ]:
         counted(module, name)
@@ -1209,7 +1209,7 @@ def test_the_shares_of_a_rule_build_its_whole_project_lookups_once(tmp_path: Pat
     }
     assert found["PL201"] > 0 and found["PL301"] > 0  # what builds their lookups: a reference to nothing
     assert found["PL702"] == found["PL703"] == SHARES  # and a field or a value the schema refuses
-    assert built == {"_objects_by_name": 1, "_SimilarNames": 1, "_sections_by_name": 1, "_target_fields": 1}
+    assert built == {"_objects_by_name": 1, "_SimilarNames": 1, "_SectionsByName": 1, "_target_fields": 1}
 
     # The engine keeps them no longer than the rules that read them run: a whole rule's are
     # dropped once it is done (at 100k objects they are tens of MiB), its shares' at the end.
@@ -1235,7 +1235,7 @@ def test_the_shares_of_a_rule_build_its_whole_project_lookups_once(tmp_path: Pat
     runner([*units, (rules["PL301"], (1, 2))])
     assert held == [4] and project._derived == {}  # PL201's two, PL301's one, PL702's target fields
     # One build each for the shares checked above, the whole rules' call and this one.
-    assert built["_objects_by_name"] == built["_sections_by_name"] == 3
+    assert built["_objects_by_name"] == built["_SectionsByName"] == 3
 
 
 def test_a_process_answers_the_positions_of_each_share_as_it_ends(tmp_path: Path) -> None:

@@ -249,3 +249,60 @@ def test_policy_affected_marks_on_any_object() -> None:
         'metadata.labels["example.com/TimeoutPolicyAffected"]',
         "metadata.annotations.PolicyAffected",
     ]
+
+
+GATEWAY_WITH_SELECTORS = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw@N@, namespace: infra}
+spec:
+  gatewayClassName: eg
+  listeners:
+""" + "".join(
+    f"""\
+  - name: l{k}
+    protocol: HTTP
+    port: {8000 + k}
+    allowedRoutes:
+      namespaces:
+        from: Selector
+        selector:
+          matchLabels: {{"bad key!": team-a}}
+          matchExpressions: [{{key: tier, operator: in, values: [web]}}]
+"""
+    for k in range(3)
+)
+
+
+def test_a_selector_repeated_across_listeners_is_checked_once_and_reported_on_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every listener of every Gateway carries one of a few selectors: PL506 checks each distinct
+    selector once (`labels._SELECTORS`) and reports its problems at every listener that has it."""
+    from policylint.rules import labels
+
+    monkeypatch.setattr(labels, "_SELECTORS", {}, raising=False)
+    checked: list[str] = []
+    real = labels.qualified_name_problem
+
+    def counted(key: str) -> str | None:
+        checked.append(key)
+        return real(key)
+
+    monkeypatch.setattr(labels, "qualified_name_problem", counted)
+    text = "---\n".join(GATEWAY_WITH_SELECTORS.replace("@N@", str(n)) for n in range(2))
+    found = only(lint_text(text, selection=select("PL506")), "PL506")
+    at = "spec.listeners[{k}].allowedRoutes.namespaces.selector"
+    assert [(f.object.name, f.path, f.line) for f in found] == [
+        (f"gw{n}", path, line)
+        for n in range(2)
+        for k in range(3)
+        for path, line in [
+            # A document of 33 lines and its `---`; a listener of 9, its selector 7 lines down.
+            (at.format(k=k) + '.matchLabels["bad key!"]', 34 * n + 14 + 9 * k),
+            (at.format(k=k) + ".matchExpressions[0].operator", 34 * n + 15 + 9 * k),
+        ]
+    ]
+    assert found[0].message.startswith("matchLabels key 'bad key!' is invalid")
+    assert found[1].message.startswith("matchExpressions operator 'in' is invalid: write 'In'")
+    # The selector's two keys, once; the metadata's own keys are checked apart (their table).
+    assert checked.count("bad key!") == 1
+    assert checked.count("tier") == 1

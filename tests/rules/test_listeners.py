@@ -1,9 +1,15 @@
 """Listeners judged alone (policylint/semantics/listeners.py, rules PL421): what follows from a
-protocol no controller accepts, beyond the rule's own fixtures."""
+protocol no controller accepts, beyond the rule's own fixtures; and where PL301 looks for another
+object defining a listener a policy names."""
 
 from __future__ import annotations
 
-from tests.lintutil import lint_text, only
+from typing import Any
+
+import pytest
+
+from policylint.pipeline import LintRequest, lint
+from tests.lintutil import lint_text, only, select
 
 GATEWAY = """\
 apiVersion: gateway.networking.k8s.io/v1
@@ -246,3 +252,73 @@ def test_which_listeners_get_overlapping_tls_config_is_the_implementations() -> 
     assert only(lint_text(SHARED_PORT % (EG, "TLS", "'*.example.com'", "TLS", "foo.example.com")), "PL424") == []
     https = lint_text(SHARED_PORT % (NGF, "HTTPS", "'*.example.com'", "HTTPS", "foo.example.com"))
     assert len(only(https, "PL424")) == 2
+
+
+SIBLING_SECTIONS = """\
+\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - {name: http, protocol: HTTP, port: 80}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw2, namespace: infra}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - {name: ftp, protocol: HTTP, port: 21}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw3, namespace: elsewhere}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - {name: ftp, protocol: HTTP, port: 21}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: c, namespace: infra}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: ftp}
+"""
+
+
+def test_a_missing_sections_sibling_is_looked_for_in_the_targets_namespace_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PL301's hint names another object of the target's namespace that defines the section; the
+    sections of objects elsewhere are not listed for it (they were, for every object of the
+    project, on every run that had a missing section)."""
+    from policylint.k8s.index import ProjectIndex
+
+    asked: list[str] = []
+    real = ProjectIndex.sections
+
+    def counted(self: ProjectIndex, obj: Any) -> Any:
+        asked.append(f"{obj.namespace}/{obj.name}")
+        return real(self, obj)
+
+    monkeypatch.setattr(ProjectIndex, "sections", counted)
+    data = SIBLING_SECTIONS.encode()
+    # The run alone (`lint_text` builds every stage after it, for tests that inspect them).
+    request = LintRequest(paths=["-"], stdin_filename="input.yaml", read_stdin=lambda: data, selection=select("PL301"))
+    found = only(lint(request), "PL301")
+    assert [(f.line, f.path) for f in found] == [(35, "spec.targetRefs[0].sectionName")]
+    assert found[0].message == (
+        "listener ftp not found on Gateway gw; have: http; listener ftp is defined on Gateway gw2; target that object instead"
+    )
+    assert [(r.message, r.line) for r in found[0].related] == [
+        ("Gateway gw defines its listeners here", 11),
+        ("listener ftp is defined here", 20),
+    ]
+    assert "elsewhere/gw3" not in asked
+    assert "infra/gw2" in asked

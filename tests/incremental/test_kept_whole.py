@@ -1,0 +1,162 @@
+"""The rules over the whole project answered from a long-lived process's last run while the
+project holds the same objects (policylint.incremental.unchanged): random edit sequences, each
+update compared with a run from nothing over the same texts."""
+
+from __future__ import annotations
+
+import copy
+import random
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from policylint.incremental import unchanged
+from policylint.incremental.workspace import Workspace
+from policylint.semantics import components
+from tests.incremental.test_incremental import _cold, _corpus, _edit, _editor_workspace, _rows
+
+_INT_LINE = re.compile(r"(?m)^(\s+[A-Za-z]+: )(\d+)$")
+_NAME_LINE = re.compile(r"(?m)^(\s+(?:- )?name: )([a-z0-9-]+)$")
+
+
+def _kept(workspace: Workspace) -> unchanged.KeptWhole:
+    return workspace._resident.whole  # what the workspace's runs kept
+
+
+def _differential(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, seed: int, steps: int, n: int) -> tuple[int, int]:
+    """After each random edit, a file edited again in ways that keep or change its objects: a
+    comment after the last document (the same objects), an integer or a name changed where it
+    stands (the same places, other data), a comment above the first document (the same data,
+    other lines).
+    The workspace's findings are a cold run's after every update. The rules answered from what was
+    kept, and those run, over all the updates."""
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)  # small repositories analysed in parts too
+    rng = random.Random(seed)
+    files = _corpus(seed, n, isolated=True)
+    texts = {name: yaml.safe_dump_all(docs, sort_keys=False) for name, docs in files.items()}
+    workspace, disk = _editor_workspace(tmp_path, monkeypatch, texts)
+    reused = ran = 0
+
+    def update(name: str, text: str) -> None:
+        nonlocal reused, ran
+        texts[name] = text
+        workspace.update(name, text)
+        reused += _kept(workspace).reused
+        ran += _kept(workspace).ran
+        cold = _cold(texts, disk, monkeypatch)
+        assert _rows(workspace.result.findings) == _rows(cold.findings), (seed, name)
+        assert _rows(workspace.result.suppressed) == _rows(cold.suppressed), (seed, name)
+
+    for step in range(steps):
+        before = copy.deepcopy(files)
+        _edit(files, rng, editor=True)
+        changed = sorted(name for name in set(before) | set(files) if before.get(name) != files.get(name))
+        for name in changed:
+            update(name, yaml.safe_dump_all(files[name], sort_keys=False) if name in files else "")
+        name = rng.choice(sorted(files))
+        update(name, texts[name] + f"# a note {step}\n")
+        update(name, texts[name] + "# another\n")
+        for k in range(3):
+            # An integer (a port, a weight), then names (an object's, a reference's) changed where
+            # they stand: other data, the same lines.
+            lines = list((_INT_LINE if k == 0 else _NAME_LINE).finditer(texts[name]))
+            if lines:
+                at = rng.choice(lines)
+                edited = f"{at.group(1)}{int(at.group(2)) + 1}" if k == 0 else f"{at.group(1)}{at.group(2)}-{k}"
+                update(name, texts[name][: at.start()] + edited + texts[name][at.end() :])
+        update(name, texts[name] + "# and one more\n")
+        update(name, "# lines added above\n\n" + texts[name])
+    return reused, ran
+
+
+def test_kept_whole_project_rules_agree_with_a_run_from_nothing_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reused, ran = _differential(tmp_path, monkeypatch, seed=1, steps=2, n=60)
+    assert reused > 0 and ran > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [2, 3, 4])
+def test_kept_whole_project_rules_agree_with_a_run_from_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    reused, ran = _differential(tmp_path, monkeypatch, seed=seed, steps=5, n=120)
+    assert reused > 0 and ran > 0
+
+
+def test_a_comment_after_the_last_object_runs_no_whole_project_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same objects in the same places: every whole-project rule is answered from the last
+    update; an object's data or place changed, or its file's lines moved, runs them all."""
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    texts = {name: yaml.safe_dump_all(docs, sort_keys=False) for name, docs in _corpus(3, 60, isolated=True).items()}
+    workspace, disk = _editor_workspace(tmp_path, monkeypatch, texts)
+    edited = "m-000.yaml"
+    kept = _kept(workspace)
+    outcomes = []
+    for text in [
+        # The first updates of the part: nothing kept for it yet (the first analysis is whole).
+        texts[edited] + "# typing\n",
+        texts[edited] + "# typing\n# more\n",
+        texts[edited] + "# typing more\n",
+        texts[edited] + "# typing more\n\n\n",
+        "# above\n" + texts[edited],  # the same data, every object a line lower
+        "# above\n" + texts[edited] + "# and below\n",
+    ]:
+        texts[edited] = text
+        workspace.update(edited, text)
+        cold = _cold(texts, disk, monkeypatch)
+        assert _rows(workspace.result.findings) == _rows(cold.findings)
+        outcomes.append((kept.reused > 0, kept.ran > 0))
+    assert outcomes[2:] == [(True, False), (True, False), (False, True), (True, False)]
+
+
+SERVICE = """\
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec:
+  ports:
+  - {name: http, port: 80}
+"""
+
+
+def test_a_message_quoting_a_line_follows_the_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PL005 quotes where an object is first defined: lines added above it in its file change the
+    message, though no object's data changed, so the rules run again."""
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    texts = {"a.yaml": SERVICE, "b.yaml": "# the same Service again\n" + SERVICE}
+    texts.update({name: yaml.safe_dump_all(docs, sort_keys=False) for name, docs in _corpus(5, 30, isolated=True).items()})
+    workspace, disk = _editor_workspace(tmp_path, monkeypatch, texts)
+    messages = []
+    for text in [SERVICE + "# one\n", SERVICE + "# two\n", "# above\n\n" + SERVICE + "# two\n"]:
+        texts["a.yaml"] = text
+        workspace.update("a.yaml", text)
+        cold = _cold(texts, disk, monkeypatch)
+        assert _rows(workspace.result.findings) == _rows(cold.findings)
+        messages.extend(f.message for f in workspace.result.findings if f.rule == "PL005")
+    assert [m.split("(")[1] for m in messages] == [
+        "first definition at a.yaml:1)",
+        "first definition at a.yaml:1)",
+        "first definition at a.yaml:3)",
+    ]
+
+
+def test_a_files_loading_problems_are_read_anew(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file whose text makes no object, edited from one problem to another: the objects are the
+    same, but the loader's problems (which PL001-PL009 report and PL010 reads) are not."""
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    texts = {"a.yaml": SERVICE, "broken.yaml": "apiVersion: v1\nkind: [Service\n"}
+    workspace, disk = _editor_workspace(tmp_path, monkeypatch, texts)
+    found = []
+    for text in [
+        "apiVersion: v1\nkind: [Service\n# typing\n",
+        "apiVersion: v1\nkind: [Service\n# typing more\n",
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRou",
+    ]:
+        texts["broken.yaml"] = text
+        workspace.update("broken.yaml", text)
+        cold = _cold(texts, disk, monkeypatch)
+        assert _rows(workspace.result.findings) == _rows(cold.findings)
+        found.append([f.rule for f in workspace.result.findings if f.file == "broken.yaml"])
+    assert found == [["PL001"], ["PL001"], ["PL009"]]
