@@ -138,9 +138,12 @@ class _View:
 
 
 class RuleResults:
-    """The kept results: object key -> each rule's rows. Read from the cache once, added to by
-    every run, written by `save` when a run added anything. An entry is decoded whole but each
-    object's rows are checked only when a run asks for them: a run asks for those of its part.
+    """The kept results: object key -> each rule's rows. Read from the cache once, when first
+    asked for, added to by every run, written by `save` when a run added anything. An entry is
+    decoded whole but each object's rows are checked only when a run asks for them: a run asks for
+    those of its part. A run whose per-object rules all run in `--jobs` shares asks for none and
+    never reads it (at 20,000 objects the entry decoded held 14 MiB, to the end of the run, and
+    the rule processes forked with it).
 
     What a run fills is held to the end of its rules stage, where its memory peaks, for 100,000
     objects at a time (docs/performance.md, "Memory at 100,000 objects on the shared corpus"): a
@@ -154,9 +157,10 @@ class RuleResults:
         # Each object's results, in the order entries were first written (the oldest first), then
         # those added since: a map as read from the entry, not checked yet (`_checked`), else
         # `Results`, checked or added.
-        self._results: dict[bytes, Results | dict[str, Any]] = (
-            _read(cache, self._entry) if cache is not None and self._entry is not None else {}
-        )
+        self._results: dict[bytes, Results | dict[str, Any]] = {}
+        self._unread = cache is not None  # read by `_checked`, which `get` and `add` go through
+        if cache is not None and self._entry is not None:
+            cache.keep(self._entry)  # unread, it is still this run's: not pruned
         self._added = False  # since the entry was read or written
         self._used: set[bytes] = set()
         self._shared: dict[Any, Any] = {}  # `_shape`'s table
@@ -178,6 +182,10 @@ class RuleResults:
     def _checked(self, key: bytes) -> Results:
         """The object's results; as read, the rows of each rule that are what `save` writes, all
         checked at once (a run asks for every rule's) and held so."""
+        if self._unread:
+            self._unread = False
+            if self._cache is not None and self._entry is not None:
+                self._results = _read(self._cache, self._entry)
         found = self._results.get(key, ())
         if type(found) is tuple:
             return found

@@ -434,3 +434,50 @@ def test_writing_the_results_never_holds_their_whole_text(tmp_path: Path, monkey
     size = len(_entry(cache))
     assert size > 1_000_000
     assert peak < size / 4, (peak, size)
+
+
+def test_the_entry_is_read_when_first_asked_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run whose per-object rules all run in `--jobs` shares never asks (the engine reuses
+    results only where a rule runs whole): the entry, tens of MiB decoded at 100k objects, is not
+    read, nor held by the processes forked after it was opened; it is still kept from pruning."""
+    cache = ParseCache(str(tmp_path / "cache"))
+    first = rulecache.RuleResults(cache, b"stamp")
+    first.add(_digest(1), "PL703", FOUND)
+    first.save()
+    reads: list[str] = []
+    real = ParseCache.payload
+
+    def counted(self: ParseCache, key: str) -> memoryview | None:
+        reads.append(key)
+        return real(self, key)
+
+    monkeypatch.setattr(ParseCache, "payload", counted)
+    later_cache = ParseCache(str(tmp_path / "cache"))
+    later = rulecache.RuleResults(later_cache, b"stamp")
+    later.save()
+    later.trim(10)
+    assert reads == []
+    assert later_cache.named("per-object rule results", b"stamp") in later_cache._used
+    assert later.get(_digest(1), "PL703") == FOUND
+    assert later.get(_digest(2), "PL703") is None
+    assert len(reads) == 1
+
+
+def test_a_run_whose_rules_run_in_shares_does_not_read_the_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from policylint.rules import workers
+
+    monkeypatch.setattr(workers, "MIN_OBJECTS", 0)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "crd.yaml").write_text(WIDGET_CRD.format(size="integer"), encoding="utf-8")
+    (tmp_path / "widgets.yaml").write_text(WIDGETS, encoding="utf-8")
+    cache_dir = str(tmp_path.parent / f"{tmp_path.name}-cache")
+    first = pipeline.lint(LintRequest(paths=["."], cache_dir=cache_dir))  # one job: fills it
+    reads: list[str] = []
+    real = rulecache._read
+    monkeypatch.setattr(rulecache, "_read", lambda cache, entry: reads.append(entry) or real(cache, entry))
+    shared = pipeline.lint(LintRequest(paths=["."], cache_dir=cache_dir, jobs=2))
+    assert _rows(shared.findings) == _rows(first.findings)
+    assert reads == []
+    again = pipeline.lint(LintRequest(paths=["."], cache_dir=cache_dir))
+    assert _rows(again.findings) == _rows(first.findings)
+    assert len(reads) == 1
