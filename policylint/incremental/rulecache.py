@@ -63,6 +63,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from policylint.findings import Issue, Severity
+from policylint.input.jsonparts import map_parts
 from policylint.project import is_object_local
 from policylint.stages import Stage
 
@@ -94,6 +95,8 @@ Row = tuple[str, str, int | None, str | None]
 # A file's objects as kept together: how many, and the rows of those with issues, by place in
 # the index's order of the file's objects.
 FileRows = tuple[int, tuple[tuple[int, tuple[Row, ...]], ...]]
+# An object's results: (rule id, its rows) for each rule kept, in the order they were added.
+Results = tuple[tuple[str, tuple[Row, ...]], ...]
 
 
 def reusable(rule: type[Rule]) -> bool:
@@ -147,41 +150,47 @@ class _View:
 
 
 class RuleResults:
-    """The kept results: object key -> rule id -> its rows. Read from the cache once, added to by
-    every run, written by `save` when a run added anything. An entry is decoded whole but each
-    object's rows are checked only when a run asks for them: a run asks for those of its part."""
+    """The kept results: object key -> each rule's rows. Read from the cache once, when first
+    asked for, added to by every run, written by `save` when a run added anything. An entry is
+    decoded whole but each object's rows are checked only when a run asks for them: a run asks for
+    those of its part. A run whose per-object rules all run in `--jobs` shares asks for none and
+    never reads it (at 20,000 objects the entry decoded held 14 MiB, to the end of the run, and
+    the rule processes forked with it).
+
+    What a run fills is held to the end of its rules stage, where its memory peaks, for 100,000
+    objects at a time (docs/performance.md, "Memory at 100,000 objects on the shared corpus"): a
+    key is its 16-byte digest (written as hex), and an object's results one tuple of (rule id,
+    rows) pairs, not a map of its own; the tuples of an object no rule found anything on (most)
+    are one object each for the run (`_shape`), and a pair of a rule that found nothing too."""
 
     def __init__(self, cache: ParseCache | None = None, stamp: bytes = b"") -> None:
         self._cache = cache
         self._entry = cache.named(_NAME, stamp) if cache is not None else None
-        # As read (JSON), in the order entries were first written: the oldest first.
-        self._raw: dict[str, Any] = _read(cache, self._entry) if cache is not None and self._entry is not None else {}
-        self._kept: dict[str, dict[str, tuple[Row, ...]]] = {}  # checked, or added
-        # The objects added to since the entry was read or written, in the order they were first
-        # added (the entry keeps the oldest first): `save` writes what `_kept` holds of them (the
-        # rows held once, not copied to JSON's lists beside the tuples until the end of the run).
-        self._fresh: dict[str, None] = {}
-        self._used: set[str] = set()
+        # Each object's results, in the order entries were first written (the oldest first), then
+        # those added since: a map as read from the entry, not checked yet (`_checked`), else
+        # `Results`, checked or added.
+        self._results: dict[bytes, Results | dict[str, Any]] = {}
+        self._unread = cache is not None  # read by `_checked`, which `get` and `add` go through
+        if cache is not None and self._entry is not None:
+            cache.keep(self._entry)  # unread, it is still this run's: not pruned
+        self._added = False  # since the entry was read or written
+        self._used: set[bytes] = set()
+        self._shared: dict[Any, Any] = {}  # `_shape`'s table
         # The keys the last run worked out, by object instance, with what decided them
         # (`Reuse._key`): a long-lived process's next run builds the same instances for the files
         # whose bytes are unchanged (policylint.incremental.resident), whose keys are then looked
         # up rather than hashed again (a twentieth of an editor's rules stage at 10,000 objects).
-        self.instances: dict[K8sObject, tuple[bytes, str, tuple[str, ...] | None, str]] = {}
+        self.instances: dict[K8sObject, tuple[bytes, str, tuple[str, ...] | None, bytes]] = {}
         # Per rule and file, the rows of the file's objects as one run found them (`Reuse._by_file`),
         # in memory only: each object's rows are kept by its key as well, which is what is written.
         self._files: dict[tuple[str, str], tuple[tuple[object, ...], FileRows]] = {}
 
-    def get(self, key: str, rule_id: str) -> tuple[Row, ...] | None:
-        found = self._kept.get(key)
-        rows = found.get(rule_id) if found is not None else None
-        if rows is None:
-            by_rule = self._raw.get(key)
-            rows = _rows(by_rule.get(rule_id)) if type(by_rule) is dict else None
-            if rows is not None:
-                self._kept.setdefault(key, {})[rule_id] = rows
-        if rows is not None:
-            self._used.add(key)
-        return rows
+    def get(self, key: bytes, rule_id: str) -> tuple[Row, ...] | None:
+        for rule, rows in self._checked(key):
+            if rule == rule_id:
+                self._used.add(key)
+                return rows
+        return None
 
     def file_rows(self, rule_id: str, file: str, stamp: tuple[object, ...]) -> FileRows | None:
         """What `rule_id` found on the objects of `file` when they were the same (`stamp`: the
@@ -192,10 +201,37 @@ class RuleResults:
     def put_file_rows(self, rule_id: str, file: str, stamp: tuple[object, ...], rows: FileRows) -> None:
         self._files[(rule_id, file)] = (stamp, rows)
 
-    def add(self, key: str, rule_id: str, rows: tuple[Row, ...]) -> None:
-        self._kept.setdefault(key, {})[rule_id] = rows
-        self._fresh[key] = None
+    def add(self, key: bytes, rule_id: str, rows: tuple[Row, ...]) -> None:
+        before = self._checked(key)
+        at = next((i for i, (rule, _) in enumerate(before) if rule == rule_id), len(before))
+        self._results[key] = self._shape((*before[:at], (rule_id, rows), *before[at + 1 :]))
+        self._added = True
         self._used.add(key)
+
+    def _checked(self, key: bytes) -> Results:
+        """The object's results; as read, the rows of each rule that are what `save` writes, all
+        checked at once (a run asks for every rule's) and held so."""
+        if self._unread:
+            self._unread = False
+            if self._cache is not None and self._entry is not None:
+                self._results = _read(self._cache, self._entry)
+        found = self._results.get(key, ())
+        if type(found) is tuple:
+            return found
+        pairs = []
+        for rule, value in cast("dict[str, Any]", found).items():
+            rows = _rows(value)
+            if rows is not None:
+                pairs.append((rule, rows))
+        checked = self._results[key] = self._shape(tuple(pairs))
+        return checked
+
+    def _shape(self, results: Results) -> Results:
+        """`results`, or the one tuple of its content when no rule found anything (then it repeats
+        on most objects, where a tuple each was 80 bytes, and a map each 270 at 20k objects)."""
+        if any(rows for _, rows in results):
+            return results
+        return cast("Results", self._shared.setdefault(results, results))
 
     def retain_files(self, files: set[str]) -> None:
         """Hold the rows of `files` only (the last run's): a file deleted or renamed is let go."""
@@ -205,35 +241,32 @@ class RuleResults:
         """Write the entry if a run added to it since it was read or written. Past `limit`
         objects, those this process used and the newest others up to half of it are kept: each
         change adds the objects of the files it changed, which would otherwise pile up."""
-        if not self._fresh or self._cache is None or self._entry is None:
+        if not self._added or self._cache is None or self._entry is None:
             return
-        entries = self._raw
-        for key in self._fresh:
-            by_rule = self._kept[key]
-            before = entries.get(key)
-            entries[key] = {**before, **by_rule} if type(before) is dict else by_rule
+        entries = self._results
         if len(entries) > limit:
             others = [k for k in entries if k not in self._used]
             keep = self._used | set(others[max(0, len(others) - limit // 2) :])
             entries = {k: v for k, v in entries.items() if k in keep}
-        payload = json.dumps({"format": FORMAT, "objects": entries}, separators=(",", ":"), ensure_ascii=True)
-        self._cache.put(self._entry, payload.encode("ascii"))
-        self._raw, self._fresh, self._used = entries, {}, set()
+        self._results, self._added, self._used = entries, False, set()
+        # Written as it is encoded (policylint.input.jsonparts): it is written where the run's
+        # memory peaks, and its text was tens of MB at 100k objects.
+        objects = ((key.hex(), dict(value) if type(value) is tuple else value) for key, value in entries.items())
+        self._cache.put(self._entry, map_parts(f'{{"format":{FORMAT},"objects":', objects, "}"))
 
     def trim(self, limit: int) -> None:
         """Bound what a long-lived process holds, which is never written (`save` would): past
         `limit` objects, keep those the last run used and the newest others up to half of it.
         Each edit adds the objects of the edited file as typed, under new keys."""
-        self._fresh = {}
-        if len(self._raw) + len(self._kept) > limit:
-            others = [k for k in (*self._raw, *self._kept) if k not in self._used]
+        self._added = False
+        if len(self._results) > limit:
+            others = [k for k in self._results if k not in self._used]
             keep = self._used | set(others[max(0, len(others) - limit // 2) :])
-            self._raw = {k: v for k, v in self._raw.items() if k in keep}
-            self._kept = {k: v for k, v in self._kept.items() if k in keep}
+            self._results = {k: v for k, v in self._results.items() if k in keep}
         self._used = set()
 
 
-def _read(cache: ParseCache, entry: str) -> dict[str, Any]:
+def _read(cache: ParseCache, entry: str) -> dict[bytes, Any]:
     """The entry's objects, each a map of rule ids to rows as `save` writes them, not checked yet
     (`_rows` checks them when asked for); nothing when the entry is not what `save` writes."""
     payload = cache.payload(entry)
@@ -246,7 +279,7 @@ def _read(cache: ParseCache, entry: str) -> dict[str, Any]:
     objects = decoded.get("objects") if type(decoded) is dict and decoded.get("format") == FORMAT else None
     if type(objects) is not dict:
         return {}
-    return {key: by_rule for key, by_rule in objects.items() if _KEY.match(key) and type(by_rule) is dict}
+    return {bytes.fromhex(key): by_rule for key, by_rule in objects.items() if _KEY.match(key) and type(by_rule) is dict}
 
 
 def _rows(value: Any) -> tuple[Row, ...] | None:
@@ -329,9 +362,9 @@ class Reuse:
         self._by_content = by_content
         self._run = run
         self._project = project
-        self._keys: dict[K8sObject, str | None] = {}  # object (hashed by identity) -> its key
-        self._contents: dict[K8sObject, str | None] = {}  # object -> `_content_key`, once for every rule
-        self._known: dict[K8sObject, tuple[bytes, str, tuple[str, ...] | None, str]] = {}
+        self._keys: dict[K8sObject, bytes | None] = {}  # object (hashed by identity) -> its key
+        self._contents: dict[K8sObject, bytes | None] = {}  # object -> `_content_key`, once for every rule
+        self._known: dict[K8sObject, tuple[bytes, str, tuple[str, ...] | None, bytes]] = {}
         self._targets: dict[K8sObject, tuple[str, ...]] | None = None
         self._groups: list[tuple[str, list[K8sObject], tuple[object, ...] | None]] | None = None
         self.reused = 0  # objects whose issues were kept ones (the tests count them)
@@ -458,7 +491,7 @@ class Reuse:
                 self._results.add(again, rule.id, kept)
         return found, kept
 
-    def _key(self, obj: K8sObject) -> str | None:
+    def _key(self, obj: K8sObject) -> bytes | None:
         """The object by its file's content and its place in it: no need to read the object."""
         if obj in self._keys:
             return self._keys[obj]
@@ -480,7 +513,7 @@ class Reuse:
         self._keys[obj] = key
         return key
 
-    def _content_key(self, obj: K8sObject) -> str | None:
+    def _content_key(self, obj: K8sObject) -> bytes | None:
         """The object by its own content wherever it is in its file (None: no content key for
         its file, whose content is then not known to be the same as anything's)."""
         if obj in self._contents:
@@ -488,7 +521,7 @@ class Reuse:
         self._contents[obj] = key = self._content_of(obj)
         return key
 
-    def _content_of(self, obj: K8sObject) -> str | None:
+    def _content_of(self, obj: K8sObject) -> bytes | None:
         if self._project.index.content_keys.get(obj.doc.file) is None:
             return None
         # `repr` tells apart what JSON would make one (the key 1 and the key "1", 1 and 1.0) and
@@ -497,12 +530,13 @@ class Reuse:
         data = hashlib.blake2b(repr(obj.data).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
         return self._hash(("content", obj.doc.file, data, self._target_fields().get(obj)))
 
-    def _hash(self, parts: tuple[object, ...]) -> str:
+    def _hash(self, parts: tuple[object, ...]) -> bytes:
         # The repr of strings, numbers, None and tuples of them tells any two apart, and is
-        # cheaper than JSON: it is worked out for every object of the part.
+        # cheaper than JSON: it is worked out for every object of the part. The digest, not its
+        # hex: it is held for every object to the end of the run (`RuleResults`).
         h = hashlib.blake2b(self._run, digest_size=16)
         h.update(repr(parts).encode("utf-8", "surrogateescape"))
-        return h.hexdigest()
+        return h.digest()
 
     def target_fields(self, obj: K8sObject) -> tuple[str, ...] | None:
         """The target fields of `obj`'s policy profile (None: not a policy)."""

@@ -63,6 +63,7 @@ from typing import Any
 
 from policylint import __version__
 from policylint.findings import Issue, Location
+from policylint.input.jsonparts import map_parts
 from policylint.input.load import SHARED_STRING_MAX, Document, DocumentRef, FileResult, Shared
 from policylint.input.sharing import shared_decoded_list, shared_tree
 from policylint.input.sharing import shared_map as share_map
@@ -474,13 +475,13 @@ class ParseCache:
                 return None
             return fh.read()
 
-    def put(self, key: str, payload: bytes) -> None:
+    def put(self, key: str, payload: bytes | Iterable[bytes]) -> None:
+        """Write the entry `key`: its payload, or the payload's parts in order, written as they
+        come (policylint.input.jsonparts: the entries kept per object are tens of MB at 100k
+        objects, written at the end of a run, where its peak memory is)."""
         self._used.add(key)
         if not self._ensure_directory():
             return
-        # Written in two pieces, not joined: the admission verdicts' entry is tens of MB at 100k
-        # objects, written at the end of a run, where its peak memory is.
-        header = _MAGIC + hashlib.blake2b(payload, digest_size=_DIGEST).digest()
         try:
             fd, tmp = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=self._entries)
         except OSError:
@@ -488,16 +489,23 @@ class ParseCache:
             return
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(header)
-                fh.write(payload)
+                # The checksum comes before the payload, which is hashed as it is written: its place
+                # is filled in last. No reader sees the file before the rename.
+                fh.write(_MAGIC + bytes(_DIGEST))
+                h = hashlib.blake2b(digest_size=_DIGEST)
+                for part in (payload,) if isinstance(payload, bytes) else payload:
+                    h.update(part)
+                    fh.write(part)
+                fh.seek(len(_MAGIC))
+                fh.write(h.digest())
             os.replace(tmp, os.path.join(self._entries, key))  # atomic: readers see all of it or nothing
             self.writes += 1
         except OSError:
             self._writable = False
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            _discard(tmp)
+        except BaseException:
+            _discard(tmp)  # a payload that cannot be made: the caller's error, no file left behind
+            raise
 
     def payload(self, key: str) -> memoryview | None:
         """The payload of the entry under `key` if its magic and checksum are right, not decoded."""
@@ -675,11 +683,16 @@ def _write_file(path: str, text: str) -> None:
             fh.write(text)
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _discard(tmp)
         raise
+
+
+def _discard(path: str) -> None:
+    """Remove a temporary file of ours, if it is still there."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def open_cache(directory: str | os.PathLike[str] | None, linted: Iterable[str] = ()) -> tuple[ParseCache | None, str | None]:
@@ -702,7 +715,9 @@ def open_cache(directory: str | os.PathLike[str] | None, linted: Iterable[str] =
 # Entries kept at most; past it a run keeps only the ones it used or added (a cache shared by
 # many repositories drops those of the others rather than grow without bound).
 _MAX_VERDICTS = 200_000
-_VERDICT_KEY = re.compile(r"[0-9a-f]{32}\Z")
+# A key is a 16-byte digest (policylint.k8s.verdicts.kept_key), written as 32 hex digits.
+VERDICT_KEY_BYTES = 16
+_VERDICT_KEY = re.compile(rf"[0-9a-f]{{{2 * VERDICT_KEY_BYTES}}}\Z")
 
 
 class VerdictStore:
@@ -715,7 +730,9 @@ class VerdictStore:
     an entry stale. The entry is read once, as the first use of the cache, and written once, at
     the end of a run that added to it; concurrent runs may lose each other's additions (a miss
     later, never a wrong verdict). Its content is checked like every entry's: a value that is
-    not what `admission` writes is a miss.
+    not what `admission` writes is a miss. Keys are held as digests, written as hex: of 3.3 per
+    object, held to the end of the rules stage where a run's memory peaks, a 32-character string
+    is 32 bytes more each (10 MiB at 100k objects).
     """
 
     def __init__(self, cache: ParseCache, stamp: bytes) -> None:
@@ -723,9 +740,9 @@ class VerdictStore:
         it out), so that an entry made by other code is another entry."""
         self._cache = cache
         self._key = cache.named("admission verdicts", stamp)
-        self._kept: dict[str, Any] = {}
-        self._added: dict[str, Any] = {}
-        self._used: set[str] = set()
+        self._kept: dict[bytes, Any] = {}
+        self._added: dict[bytes, Any] = {}
+        self._used: set[bytes] = set()
         # Verdicts repeat: at 100k objects a handful of distinct values stand for 300,000 entries,
         # most of them `[]`. Each value is held once (policylint.input.sharing): the entries read
         # held ~45 MiB at 20k objects as one list per entry, and those added as many again. No
@@ -741,9 +758,9 @@ class VerdictStore:
         entries = decoded.get("verdicts") if type(decoded) is dict and decoded.get("format") == 1 else None
         if type(entries) is dict:
             values = self._values
-            self._kept = {k: shared_tree(values, v) for k, v in entries.items() if _VERDICT_KEY.match(k)}
+            self._kept = {bytes.fromhex(k): shared_tree(values, v) for k, v in entries.items() if _VERDICT_KEY.match(k)}
 
-    def get(self, key: str) -> Any:
+    def get(self, key: bytes) -> Any:
         """The value kept under `key`, or None."""
         found = self._added.get(key)
         if found is None:
@@ -752,11 +769,11 @@ class VerdictStore:
                 self._used.add(key)
         return found
 
-    def add(self, key: str, value: Any) -> None:
+    def add(self, key: bytes, value: Any) -> None:
         if self._kept.get(key) != value:  # new, or a kept value the reader refused: written anew
             self._added[key] = shared_tree(self._values, value)
 
-    def added(self) -> dict[str, Any]:
+    def added(self) -> dict[bytes, Any]:
         """What this process added (a `--jobs` rule process sends it back)."""
         return dict(self._added)
 
@@ -764,7 +781,7 @@ class VerdictStore:
         """Entries another process of this run added."""
         if type(entries) is dict:
             for key, value in entries.items():
-                if type(key) is str and _VERDICT_KEY.match(key):
+                if type(key) is bytes and len(key) == VERDICT_KEY_BYTES:
                     self.add(key, value)
 
     def save(self) -> None:
@@ -774,7 +791,11 @@ class VerdictStore:
         kept = self._kept
         if len(kept) + len(self._added) > _MAX_VERDICTS:
             kept = {k: kept[k] for k in self._used}
-        entries = {**kept, **self._added}
-        payload = json.dumps({"format": 1, "verdicts": entries}, separators=(",", ":")).encode()
-        self._cache.put(self._key, payload)
-        self._kept, self._added = entries, {}
+        # Into what was kept, not a copy of both: a run that fills the cache adds every entry.
+        if kept:
+            kept.update(self._added)
+        else:
+            kept = self._added
+        parts = map_parts('{"format":1,"verdicts":', ((key.hex(), value) for key, value in kept.items()), "}")
+        self._kept, self._added = kept, {}
+        self._cache.put(self._key, parts)

@@ -433,7 +433,7 @@ def _narrow_key(value: dict[Any, Any], reaching: frozenset[str], shape: Any, sha
     return tuple(key)
 
 
-def kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any]) -> str | None:
+def kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any]) -> bytes | None:
     """The key under which the answer that `schema` admits the object is kept between runs (None:
     nothing is kept): the full verdict's key (policylint.k8s.admission) with a mark of its own,
     since the differential walk shows admission without the pruned fields a verdict holds."""

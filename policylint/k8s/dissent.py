@@ -135,7 +135,7 @@ def _answers(admissions: Admissions, obj: K8sObject, catalogue: Catalogue, plan:
     may refuse what the first admits (policylint.k8s.differential), else by walking it whole
     (`_admit`, which keeps its verdict)."""
     answers: list[bool] = []
-    asked: list[tuple[int, str | None]] = []
+    asked: list[tuple[int, bytes | None]] = []
     admitted, store = catalogue.admitted, admissions.kept
     for i, (found, number) in enumerate(plan.others):
         known = admitted.get((obj, number))

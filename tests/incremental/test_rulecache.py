@@ -6,6 +6,7 @@ reuse made wrong on purpose to show that they tell."""
 from __future__ import annotations
 
 import json
+import tracemalloc
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from policylint import pipeline
 from policylint.findings import Issue, Severity
 from policylint.incremental import rulecache
 from policylint.incremental.workspace import Workspace
+from policylint.input import jsonparts
 from policylint.input.cache import ParseCache
 from policylint.k8s.objects import K8sObject
 from policylint.pipeline import LintRequest, LintResult
@@ -299,26 +301,27 @@ def test_an_entry_that_is_not_what_policylint_writes_is_a_miss(
 
 def test_past_its_limit_an_entry_keeps_the_objects_used_and_the_newest_others(tmp_path: Path) -> None:
     cache = ParseCache(str(tmp_path / "cache"))
-    keys = [f"{n:032x}" for n in range(10)]
+    keys = [n.to_bytes(16, "big") for n in range(10)]
+    newest = (10).to_bytes(16, "big")
     first = rulecache.RuleResults(cache, b"stamp")
     for key in keys:
         first.add(key, "PL703", (("spec", "found", None, None),))
     first.save()
     later = rulecache.RuleResults(cache, b"stamp")
     assert later.get(keys[1], "PL703") == (("spec", "found", None, None),)  # used by this run
-    later.add(f"{10:032x}", "PL702", ())  # and one added
+    later.add(newest, "PL702", ())  # and one added
     later.save(limit=6)
     kept = rulecache.RuleResults(cache, b"stamp")
-    found = [k for k in [*keys, f"{10:032x}"] if kept.get(k, "PL703") is not None or kept.get(k, "PL702") is not None]
+    found = [k for k in [*keys, newest] if kept.get(k, "PL703") is not None or kept.get(k, "PL702") is not None]
     # The two this run used, then the newest three others (half the limit).
-    assert found == [keys[1], keys[7], keys[8], keys[9], f"{10:032x}"]
+    assert found == [keys[1], keys[7], keys[8], keys[9], newest]
 
 
 def test_a_long_lived_process_holds_the_objects_used_and_the_newest_others() -> None:
     """A language server never writes the results (`trim`, not `save`): what it holds is bounded
     all the same, each edit adding the edited file's objects under new keys."""
     held = rulecache.RuleResults()
-    keys = [f"{n:032x}" for n in range(10)]
+    keys = [n.to_bytes(16, "big") for n in range(10)]
     for key in keys:
         held.add(key, "PL703", ())
     held.trim(limit=100)  # under the limit: all held, and the next run starts with none used
@@ -418,3 +421,154 @@ def test_an_update_asks_for_the_kept_rows_of_the_edited_files_objects_only(
         assert _rows(result.findings) == _rows(cold.findings), n
     assert session.reused > 100  # the part reaches well beyond the edited file's objects
     assert set(asked) == {edited}
+
+
+# -- the entry: what a run fills is held compactly and written as it is encoded --------------------
+
+RULES = ("PL702", "PL703", "PL704", "PL705", "PL706", "PL707", "PL426")
+FOUND: tuple[rulecache.Row, ...] = (("spec.size", "is 'big', not an integer", None, None), ("spec", "café", 1, "a hint"))
+
+
+def _digest(n: int) -> bytes:
+    return (n * 7919).to_bytes(16, "big")
+
+
+def _entry(cache: ParseCache) -> bytes:
+    return (Path(cache.directory) / "parse" / cache.named("per-object rule results", b"stamp")).read_bytes()
+
+
+def test_results_read_back_from_the_layout_earlier_versions_wrote(tmp_path: Path) -> None:
+    """Keys held as digests are written as hex; an object's rules in the order they were added, a
+    rule added again keeping its place with its new rows; the bytes `json.dumps` writes (an entry
+    an earlier version wrote reads back, and the other way round)."""
+    cache = ParseCache(str(tmp_path / "cache"))
+    results = rulecache.RuleResults(cache, b"stamp")
+    results.add(_digest(1), "PL703", FOUND)
+    results.add(_digest(1), "PL702", ())
+    results.add(_digest(2), "PL702", ())
+    results.add(_digest(1), "PL703", FOUND[:1])  # again: its place kept
+    results.save()
+    expected = {
+        "format": 1,
+        "objects": {
+            _digest(1).hex(): {"PL703": [list(FOUND[0])], "PL702": []},
+            _digest(2).hex(): {"PL702": []},
+        },
+    }
+    assert _entry(cache)[24:] == json.dumps(expected, separators=(",", ":"), ensure_ascii=True).encode()
+    read = rulecache.RuleResults(ParseCache(str(tmp_path / "cache")), b"stamp")
+    assert read.get(_digest(1), "PL703") == FOUND[:1]
+    assert read.get(_digest(1), "PL702") == read.get(_digest(2), "PL702") == ()
+    assert read.get(_digest(2), "PL703") is None
+    assert read.get(_digest(1).hex(), "PL703") is None  # type: ignore[arg-type]  # never the hex text
+
+
+def test_the_same_results_are_the_same_bytes(tmp_path: Path) -> None:
+    written = []
+    for run in ("a", "b"):
+        cache = ParseCache(str(tmp_path / run))
+        results = rulecache.RuleResults(cache, b"stamp")
+        for n in range(3 * jsonparts.BATCH + 5):  # several batches of the writer
+            for rule in RULES:
+                results.add(_digest(n), rule, FOUND if n % 100 == 0 and rule == "PL703" else ())
+        results.save()
+        written.append(_entry(cache))
+    assert written[0] == written[1]
+
+
+def test_one_rules_damaged_rows_leave_the_others_of_the_object(tmp_path: Path) -> None:
+    cache = ParseCache(str(tmp_path / "cache"))
+    key = _digest(3)
+    entry = {"format": 1, "objects": {key.hex(): {"PL702": [list(FOUND[0])], "PL703": [["spec", "x", 9, None]], "PL704": "[]"}}}
+    cache.put(cache.named("per-object rule results", b"stamp"), json.dumps(entry).encode())
+    results = rulecache.RuleResults(ParseCache(str(tmp_path / "cache")), b"stamp")
+    assert results.get(key, "PL703") is None  # no such severity: a miss, the rule runs
+    assert results.get(key, "PL704") is None
+    assert results.get(key, "PL702") == FOUND[:1]
+    results.add(key, "PL703", ())
+    results.save()
+    written = json.loads(_entry(cache)[24:])["objects"]
+    assert written == {key.hex(): {"PL702": [list(FOUND[0])], "PL703": []}}
+
+
+def test_objects_no_rule_found_anything_on_hold_no_results_of_their_own() -> None:
+    """Most objects: every rule found nothing. Their results are one tuple for the run, so that
+    what an object adds is its place in two tables (at 20k objects, a map of its own each was
+    270 bytes more)."""
+    results = rulecache.RuleResults()
+    keys = [_digest(n) for n in range(20_000)]
+    tracemalloc.start()
+    try:
+        for key in keys:
+            for rule in RULES:
+                results.add(key, rule, ())
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert all(results.get(key, rule) == () for key in keys[:10] for rule in RULES)
+    assert held / len(keys) < 200, held / len(keys)
+
+
+def test_writing_the_results_never_holds_their_whole_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jsonparts, "BATCH", 100)  # 100 of the 10,000 objects at a time
+    cache = ParseCache(str(tmp_path / "cache"))
+    results = rulecache.RuleResults(cache, b"stamp")
+    for n in range(10_000):
+        for rule in RULES:
+            results.add(_digest(n), rule, ())
+    tracemalloc.start()
+    try:
+        results.save()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    size = len(_entry(cache))
+    assert size > 1_000_000
+    assert peak < size / 4, (peak, size)
+
+
+def test_the_entry_is_read_when_first_asked_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run whose per-object rules all run in `--jobs` shares never asks (the engine reuses
+    results only where a rule runs whole): the entry, tens of MiB decoded at 100k objects, is not
+    read, nor held by the processes forked after it was opened; it is still kept from pruning."""
+    cache = ParseCache(str(tmp_path / "cache"))
+    first = rulecache.RuleResults(cache, b"stamp")
+    first.add(_digest(1), "PL703", FOUND)
+    first.save()
+    reads: list[str] = []
+    real = ParseCache.payload
+
+    def counted(self: ParseCache, key: str) -> memoryview | None:
+        reads.append(key)
+        return real(self, key)
+
+    monkeypatch.setattr(ParseCache, "payload", counted)
+    later_cache = ParseCache(str(tmp_path / "cache"))
+    later = rulecache.RuleResults(later_cache, b"stamp")
+    later.save()
+    later.trim(10)
+    assert reads == []
+    assert later_cache.named("per-object rule results", b"stamp") in later_cache._used
+    assert later.get(_digest(1), "PL703") == FOUND
+    assert later.get(_digest(2), "PL703") is None
+    assert len(reads) == 1
+
+
+def test_a_run_whose_rules_run_in_shares_does_not_read_the_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from policylint.rules import workers
+
+    monkeypatch.setattr(workers, "MIN_OBJECTS", 0)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "crd.yaml").write_text(WIDGET_CRD.format(size="integer"), encoding="utf-8")
+    (tmp_path / "widgets.yaml").write_text(WIDGETS, encoding="utf-8")
+    cache_dir = str(tmp_path.parent / f"{tmp_path.name}-cache")
+    first = pipeline.lint(LintRequest(paths=["."], cache_dir=cache_dir))  # one job: fills it
+    reads: list[str] = []
+    real = rulecache._read
+    monkeypatch.setattr(rulecache, "_read", lambda cache, entry: reads.append(entry) or real(cache, entry))
+    shared = pipeline.lint(LintRequest(paths=["."], cache_dir=cache_dir, jobs=2))
+    assert _rows(shared.findings) == _rows(first.findings)
+    assert reads == []
+    again = pipeline.lint(LintRequest(paths=["."], cache_dir=cache_dir))
+    assert _rows(again.findings) == _rows(first.findings)
+    assert len(reads) == 1
