@@ -501,10 +501,10 @@ def edit_before_positions(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Call
     actions: list[Callable[[], None]] = []
 
     class Resolver(PositionResolver):
-        def __init__(self, read_text: Callable[[str], str | None]) -> None:
+        def __init__(self, read_text: Callable[[str], str | None], *args: Any) -> None:
             for action in actions:
                 action()
-            super().__init__(read_text)
+            super().__init__(read_text, *args)
 
     monkeypatch.setattr(pipeline, "PositionResolver", Resolver)
     yield actions
