@@ -17,7 +17,7 @@ from policylint.attachment_chain import Chain
 from policylint.config import overrides as config_overrides
 from policylint.findings import Finding, Issue, Location
 from policylint.gate import GateReport
-from policylint.input.cache import ParseCache, VerdictStore, open_cache
+from policylint.input.cache import ParseCache, open_cache
 from policylint.input.ignore import WalkFilter
 from policylint.input.kept import Kept, inflated
 from policylint.input.load import NOT_A_MANIFEST, PARSER_IS_C, Document, decode
@@ -25,6 +25,7 @@ from policylint.input.nonmanifest import DATA, json_data_files
 from policylint.input.parallel import effective_jobs, load_files
 from policylint.input.positions import PositionResolver
 from policylint.input.sources import STDIN, Discovery, Skipped, Source, SourceError, discover, discover_all
+from policylint.input.verdictstore import VerdictStore
 from policylint.k8s.admissions import Admissions
 from policylint.k8s.cluster import Cluster, Declared
 from policylint.k8s.external import ExternalObjects

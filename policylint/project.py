@@ -22,7 +22,7 @@ from policylint.stages import Stage, StageNotBuilt
 from policylint.values import record
 
 if TYPE_CHECKING:
-    from policylint.input.cache import VerdictStore
+    from policylint.input.verdictstore import VerdictStore
     from policylint.k8s.admissions import Admissions
     from policylint.k8s.index import ProjectIndex
     from policylint.semantics.effective.simulation import Simulation

@@ -56,8 +56,9 @@ if TYPE_CHECKING:
     from policylint.findings import Issue
     from policylint.incremental.rulecache import RuleResults
     from policylint.incremental.shells import Shell
-    from policylint.input.cache import ParseCache, VerdictStore
+    from policylint.input.cache import ParseCache
     from policylint.input.kept import Kept
+    from policylint.input.verdictstore import VerdictStore
     from policylint.k8s.fieldtypes import Malformed
     from policylint.k8s.objects import K8sObject, KindRegistry
     from policylint.profiles.policy import Policy
@@ -121,11 +122,11 @@ class Resident:
     def verdicts(self, cache: ParseCache, stamp: bytes) -> VerdictStore:
         """The admission verdicts kept in `cache` under `stamp`, read from it once per process:
         the store holds what it read and what each run added and saved
-        (policylint.input.cache.VerdictStore), which is what reading it again would give, but
+        (policylint.input.verdictstore.VerdictStore), which is what reading it again would give, but
         for what another process saved meanwhile (a miss, never a wrong verdict)."""
         kept = self._verdicts
         if kept is None or kept[0] != cache.directory or kept[1] != stamp:
-            from policylint.input.cache import VerdictStore
+            from policylint.input.verdictstore import VerdictStore
 
             kept = self._verdicts = (cache.directory, stamp, VerdictStore(cache, stamp))
         return kept[2]

@@ -56,7 +56,7 @@ class FileResult:
     # even if the file changes on disk meanwhile.
     data: bytes | Deflated | None = field(default=None, compare=False, repr=False)
     # The parse cache's key of those bytes (None: no cache, or stdin): it names the file's
-    # content, for what is kept about its objects (policylint.input.cache.VerdictStore).
+    # content, for what is kept about its objects (policylint.input.verdictstore.VerdictStore).
     key: str | None = field(default=None, compare=False, repr=False)
 
 

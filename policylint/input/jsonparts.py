@@ -1,7 +1,7 @@
 """A cache entry's JSON made in parts, for `ParseCache.put` to write as they come.
 
 The entries that keep what a run worked out per object (the admission verdicts,
-policylint.input.cache.VerdictStore; the per-object rules' results,
+policylint.input.verdictstore.VerdictStore; the per-object rules' results,
 policylint.incremental.rulecache) are written at the end of the rules stage, where a run's
 memory peaks, and are tens of MB at 100,000 objects. `json.dumps` holds every piece of the text
 and then the text itself, and `.encode` a copy of it: a run that filled the cache peaked there

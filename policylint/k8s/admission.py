@@ -408,7 +408,7 @@ def _run_shapes(catalogue: Catalogue, data: Any) -> dict[int, Any]:
 
 # -- verdicts kept between runs ------------------------------------------------------------------
 #
-# Only verdicts that refuse nothing are kept (policylint.input.cache.VerdictStore): all they hold
+# Only verdicts that refuse nothing are kept (policylint.input.verdictstore.VerdictStore): all they hold
 # is the object's pruned fields, and they are most objects. A refusal carries CEL values and
 # compiled rules, and is computed again; so is a CEL rule that ran out of budget (undecided).
 

@@ -18,7 +18,7 @@ from policylint.k8s import admission
 from policylint.k8s.lazy import LazyObject
 
 if TYPE_CHECKING:
-    from policylint.input.cache import VerdictStore
+    from policylint.input.verdictstore import VerdictStore
     from policylint.k8s.admission import Admission
     from policylint.k8s.dissent import Dissent
     from policylint.k8s.index import ProjectIndex

@@ -442,11 +442,16 @@ class InvalidLabelSyntax(Rule):
         checked = _SELECTORS
         if len(checked) > _CHECKED_LIMIT:
             checked.clear()
-        # `repr` tells apart what equality would not (the key 1 and "1", True and 1).
-        content = repr(selector)
-        problems = checked.get(content)
-        if problems is None:
-            problems = checked[content] = tuple(_selector_problems(selector))
+        if _small(selector, [_KEY_BUDGET]):
+            # `repr` tells apart what equality would not (the key 1 and "1", True and 1).
+            content = repr(selector)
+            problems = checked.get(content)
+            if problems is None:
+                problems = checked[content] = tuple(_selector_problems(selector))
+        else:
+            # A value YAML aliases may share many times over: its repr, as a key, could take more
+            # memory than there is; checked where it stands, as every value was before the memo.
+            problems = tuple(_selector_problems(selector))
         for parts, message in problems:
             yield self.issue(obj, join(path, *parts), message)
 
@@ -455,6 +460,26 @@ Problem = tuple[tuple[str | int, ...], str]  # (path under the selector, message
 
 # Selector (its repr) -> its problems, for `InvalidLabelSyntax._selector`; emptied past the limit.
 _SELECTORS: dict[str, tuple[Problem, ...]] = {}
+# What a selector kept by its repr may hold: strings' characters and values, in all.
+_KEY_BUDGET = 4096
+
+
+def _small(value: Any, budget: list[int]) -> bool:
+    """Whether `value` holds at most `budget[0]` characters and values in all, counted as its
+    repr would write them out (a list shared ten times counted ten times), stopping as soon as
+    it is over."""
+    budget[0] -= 1
+    if isinstance(value, str):
+        budget[0] -= len(value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if budget[0] < 0 or not _small(key, budget) or not _small(item, budget):
+                return False
+    elif isinstance(value, list):
+        for item in value:
+            if budget[0] < 0 or not _small(item, budget):
+                return False
+    return budget[0] >= 0
 
 
 def _selector_problems(selector: Mapping[str, Any]) -> Iterator[Problem]:

@@ -49,7 +49,7 @@ from policylint.project import Project
 from policylint.rules.base import Rule
 
 if TYPE_CHECKING:
-    from policylint.input.cache import VerdictStore
+    from policylint.input.verdictstore import VerdictStore
 
 # Below this many objects the rules take less than a fork and its pickling: one process.
 MIN_OBJECTS = 2_000

@@ -292,7 +292,7 @@ PATTERNS: dict[str, Adversarial] = {
     "policylint.suppressions.directives._DATE": Adversarial(("fullmatch",), lambda n: ["1" * n, "1234-12-" + "1" * n]),
     # File names in the cache directory.
     "policylint.input.cache._ENTRY_NAME": Adversarial(("match", "search"), lambda n: ["0" * n + "g", "a" * n]),
-    "policylint.input.cache._VERDICT_KEY": Adversarial(("match",), lambda n: ["0" * n + "g", "a" * n]),
+    "policylint.input.verdictstore._VERDICT_KEY": Adversarial(("match",), lambda n: ["0" * n + "g", "a" * n]),
     "policylint.input.cache._TEMP_NAME": Adversarial(("match", "search"), lambda n: [".tmp-" + "a" * n, ".tmp-" * (n // 5)]),
     "policylint.input.cache._RULE_ID": Adversarial(("match", "search"), lambda n: ["PL0" + "1" * n, "PL0" * (n // 3)]),
     # The loader, over whole files.

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from policylint.input import cache as cache_mod
-from policylint.input import jsonparts
-from policylint.input.cache import ParseCache, VerdictStore
+from policylint.input import jsonparts, verdictstore
+from policylint.input.cache import ParseCache
 from policylint.input.jsonparts import map_parts
+from policylint.input.verdictstore import VerdictStore
 
 COMPACT = {"separators": (",", ":")}
 
@@ -178,7 +178,7 @@ def test_writing_the_verdicts_never_holds_their_whole_text(tmp_path: Path, monke
 
 
 def test_past_its_limit_the_store_keeps_what_the_run_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cache_mod, "_MAX_VERDICTS", 4)
+    monkeypatch.setattr(verdictstore, "_MAX_VERDICTS", 4)
     cache = ParseCache(tmp_path / "cache")
     first = VerdictStore(cache, b"stamp")
     for n in range(4):

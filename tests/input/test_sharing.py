@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 
 from policylint.input import parallel
-from policylint.input.cache import ParseCache, VerdictStore
+from policylint.input.cache import ParseCache
 from policylint.input.load import FileResult
 from policylint.input.parallel import load_files
 from policylint.input.sources import discover
+from policylint.input.verdictstore import VerdictStore
 
 ROUTE = """\
 apiVersion: gateway.networking.k8s.io/v1

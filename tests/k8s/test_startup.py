@@ -51,7 +51,7 @@ def test_a_small_lint_imports_neither_pydantic_nor_jsonschema(tmp_path: Path) ->
 
 
 def test_a_warm_run_whose_verdicts_are_kept_does_not_import_the_cel_evaluator(tmp_path: Path) -> None:
-    """The admission verdicts are kept by content between runs (policylint.input.cache.VerdictStore):
+    """The admission verdicts are kept by content between runs (policylint.input.verdictstore.VerdictStore):
     the run after the first evaluates no CEL rule, so it does not import the evaluator."""
     argv = [str(ROOT / "examples" / "team-a"), "--cache-dir", str(tmp_path / "cache")]
     assert "policylint.k8s.cel" in _modules_of(argv, tmp_path)  # the first run evaluates the rules

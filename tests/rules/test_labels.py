@@ -306,3 +306,21 @@ def test_a_selector_repeated_across_listeners_is_checked_once_and_reported_on_ea
     # The selector's two keys, once; the metadata's own keys are checked apart (their table).
     assert checked.count("bad key!") == 1
     assert checked.count("tier") == 1
+
+
+def test_a_selector_too_large_for_a_key_is_checked_where_it_stands(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo keys a selector by its repr only while that is small: a value shared many times
+    over (as YAML aliases share it) is counted as its repr would write it out, and such a selector
+    is checked without being kept (its repr could take more memory than there is)."""
+    from policylint.rules import labels
+
+    monkeypatch.setattr(labels, "_SELECTORS", {}, raising=False)
+    shared = ["A" * 100] * 10
+    assert labels._small({"matchLabels": {"team": "x"}}, [labels._KEY_BUDGET])
+    assert not labels._small({"matchLabels": {"team": [shared] * 10}}, [labels._KEY_BUDGET])
+    big = "b" * (labels._KEY_BUDGET + 1)
+    text = GATEWAY_WITH_SELECTORS.replace("@N@", "0").replace('"bad key!": team-a', f'"bad key!": {big}')
+    found = only(lint_text(text, selection=select("PL506")), "PL506")
+    assert {f.path.rsplit(".", 1)[-1] for f in found} == {'matchLabels["bad key!"]', "operator"}
+    assert len(found) == 3 * 3  # each listener: the key, the value (over 63 characters), the operator
+    assert labels._SELECTORS == {}
