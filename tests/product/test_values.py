@@ -469,3 +469,32 @@ def test_a_field_declared_again_keeps_its_place_and_takes_what_the_base_leaves_a
         assert str(inspect.signature(ours)) == str(inspect.signature(theirs)) == signature
         assert ours.__match_args__ == theirs.__match_args__ == ("a", "b", "c")
         assert repr(ours(1, "x")) == repr(theirs(1, "x")) == "Value(a=1, b='x', c=3)"
+
+
+def test_classes_of_one_shape_share_one_compilation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compiling is what an `__init__` costs: classes whose fields differ only in their names,
+    defaults and factories take one compiled code with their own names put in."""
+    monkeypatch.setattr(values, "_CODE", {})
+
+    def body(names: tuple[str, str, str], default: object) -> dict[str, Any]:
+        first, second, third = names
+        return {
+            "__annotations__": {first: "int", second: "int", third: "list[int]"},
+            second: default,
+            third: dataclasses.field(default_factory=list, kw_only=True),
+        }
+
+    made = [
+        values.frozen(type("One", (), body(("a", "b", "c"), 1))),
+        values.frozen(type("Two", (), body(("x", "y", "z"), 2))),
+    ]
+    first, second = (cls(0) for cls in made)
+    assert len(values._CODE) == 1
+    assert (first.a, first.b, first.c, second.x, second.y, second.z) == (0, 1, [], 0, 2, [])
+    assert first.c is not made[0](0).c
+    assert str(inspect.signature(made[1])) == "(x: 'int', y: 'int' = 2, *, z: 'list[int]' = <factory>) -> None"
+    assert made[1](5, z=[3]) == made[1](x=5, y=2, z=[3])
+    with pytest.raises(TypeError, match=r"Two.__init__\(\) missing 1 required positional argument: 'x'"):
+        made[1]()
+    values.record(type("Three", (), body(("p", "q", "r"), 3)))(0)  # assigned, not set past a frozen class
+    assert len(values._CODE) == 2
