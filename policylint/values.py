@@ -138,10 +138,8 @@ def _dataclass_made(cls: type[_T], *, slots: bool) -> type[_T]:
 _FIELD = dataclasses._FIELD  # type: ignore[attr-defined]
 _INITVAR = dataclasses._FIELD_INITVAR  # type: ignore[attr-defined]
 # An annotation `dataclass` treats apart (a `ClassVar`, an `InitVar`, the `KW_ONLY` marker) names
-# one of them or, under an alias, starts with a name the class's module binds to one (or to the
-# module holding it). A class with no such annotation has only plain fields, worked out here.
-# (By identity: a module's names may be bound to unhashable values.)
-_SPECIAL_IDS = frozenset(map(id, (typing.ClassVar, dataclasses.InitVar, dataclasses.KW_ONLY, typing, dataclasses)))
+# one of them or, under an alias, starts with a name the class's module binds to one. A class with
+# no such annotation has only plain fields, worked out here.
 
 
 def _params(slots: bool) -> object:
@@ -157,7 +155,8 @@ _PARAMS = {False: _params(False), True: _params(True)}
 def _fields_made(cls: type[_T], *, slots: bool) -> type[_T] | None:
     """`cls` with `__dataclass_fields__`, `__dataclass_params__` and `__match_args__` as
     `dataclass(init=False, repr=False, eq=False, slots=slots)` sets them, or None for a class an
-    annotation of which is not a string free of `_SPECIAL` (left to `dataclass`).
+    annotation of which may be a `ClassVar`, an `InitVar` or `KW_ONLY`, or is not a string (left to
+    `dataclass`).
 
     `dataclass` spends most of its time on each field's three lookups for those words; the rest is
     done as it does it: the bases' fields first (in reverse MRO order, a field declared again
@@ -171,9 +170,10 @@ def _fields_made(cls: type[_T], *, slots: bool) -> type[_T] | None:
     for annotation in annotations.values():
         if not isinstance(annotation, str) or "ClassVar" in annotation or "InitVar" in annotation or "KW_ONLY" in annotation:
             return None
-        # `dataclass` reads the annotation's first name (`X` of `X[...]`, `m` of `m.X`) in the
-        # module: under an alias, a `ClassVar` holds none of the words.
-        if id(names.get(annotation.split("[", 1)[0].split(".", 1)[0].strip())) in _SPECIAL_IDS:
+        # `dataclass` reads the annotation's first name (`X` of `X[...]`) in the module: under an
+        # alias, a `ClassVar` holds none of the words. (`m.X` is one only when `X` is one of them.)
+        head = names.get(annotation.split("[", 1)[0].strip())
+        if head is typing.ClassVar or head is dataclasses.InitVar or head is dataclasses.KW_ONLY:
             return None
     fields: dict[str, dataclasses.Field[Any]] = {}
     for base in cls.__mro__[-1:0:-1]:
