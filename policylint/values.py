@@ -118,6 +118,7 @@ def _make(cls: type[_T], *, slots: bool, eq: bool, immutable: bool) -> type[_T]:
                 made.__hash__ = None  # type: ignore[assignment]
     if "__repr__" not in own:
         _install(made, _repr([f.name for f in fields if f.repr]))
+    abc.update_abstractmethods(made)  # a method given here may be one an abstract base declares
     return made
 
 
@@ -208,7 +209,6 @@ def _fields_made(cls: type[_T], *, slots: bool) -> type[_T] | None:
             for f in fields.values()
             if f._field_type in (_FIELD, _INITVAR) and f.init and not f.kw_only  # type: ignore[attr-defined]
         )
-    abc.update_abstractmethods(cls)
     return _with_slots(cls, fields) if slots else cls
 
 

@@ -11,6 +11,7 @@ body can add (its own methods, `__post_init__`, a base class).
 
 from __future__ import annotations
 
+import abc
 import copy
 import dataclasses
 import inspect
@@ -498,3 +499,17 @@ def test_classes_of_one_shape_share_one_compilation(monkeypatch: pytest.MonkeyPa
         made[1]()
     values.record(type("Three", (), body(("p", "q", "r"), 3)))(0)  # assigned, not set past a frozen class
     assert len(values._CODE) == 2
+
+
+def test_a_method_given_here_implements_an_abstract_one() -> None:
+    """As `dataclass` does, the abstract methods are counted again once the methods are given."""
+
+    class Shown(abc.ABC):
+        @abc.abstractmethod
+        def __repr__(self) -> str: ...
+
+    for decorate, standard in (FROZEN, RECORD):
+        ours = decorate(type("Value", (Shown,), {"__annotations__": {"x": "int"}}))
+        theirs = standard(type("Value", (Shown,), {"__annotations__": {"x": "int"}}))
+        assert ours.__abstractmethods__ == theirs.__abstractmethods__ == frozenset()
+        assert repr(ours(1)) == repr(theirs(1)) == "Value(x=1)"
