@@ -4,10 +4,14 @@ The standard library's `dataclass` writes each method it adds as source text and
 the class is defined: `__init__`, `__repr__`, `__eq__`, `__hash__`, `__setattr__` and
 `__delattr__` for a frozen dataclass, 50-90 µs each on CPython 3.11. With a hundred value classes
 that was about a third of a cold one-file run (see docs/performance.md, "Cold run"). These
-decorators let `dataclass` work out the fields (defaults, `field()`, `__slots__`, `__match_args__`,
-`fields()` and `replace()` support) with no method of its own, compiles `__init__` alone, the one
-method that must be specific to be fast, and gives the others as closures built without
-compiling.
+decorators give `__eq__`, `__hash__`, `__repr__` and the frozen `__setattr__`/`__delattr__` as
+closures built without compiling, and compile `__init__`, the one method that must be specific to
+be fast, when the class is first used (`_LazyInit`): a run makes instances of only some classes.
+`dataclass`'s own processing of the fields (three lookups per annotation to tell a `ClassVar`, an
+`InitVar` or `KW_ONLY` apart) was the other half of the cost: a class whose annotations can be none
+of those has its fields, `__dataclass_fields__`, `__match_args__` and `__slots__` worked out here as
+`dataclass` works them out (`fields()`, `replace()` and `asdict()` read them); any other class is
+left to `dataclass` for that part.
 
 They behave as the generated ones do: `__init__` takes the fields in order (defaults,
 `default_factory`, `init=False`, `kw_only`, `__post_init__`) and sets them (past the frozen
@@ -21,8 +25,13 @@ fields are not supported. tests/product/test_values.py compares them with real d
 
 from __future__ import annotations
 
+import abc
 import dataclasses
+import inspect
 import reprlib
+import sys
+import types
+import typing
 from collections.abc import Callable
 from operator import attrgetter
 from typing import Any, TypeVar, overload
@@ -73,18 +82,18 @@ def _decorator(cls: type[_T] | None, *, slots: bool, eq: bool, immutable: bool) 
 
 
 def _make(cls: type[_T], *, slots: bool, eq: bool, immutable: bool) -> type[_T]:
-    documented = cls.__doc__ is not None
-    if not documented:
-        cls.__doc__ = "-"  # else `dataclass` writes one from `inspect.signature`: slow, and of no use
-    made = dataclasses.dataclass(init=False, repr=False, eq=False, slots=slots)(cls)
-    if not documented:
-        made.__doc__ = None
-    fields = dataclasses.fields(made)  # type: ignore[arg-type]
+    made = _fields_made(cls, slots=slots)
+    if made is None:
+        made = _dataclass_made(cls, slots=slots)
     declared: dict[str, dataclasses.Field[Any]] = made.__dataclass_fields__  # type: ignore[attr-defined]
-    if len(fields) != len(declared) and any("InitVar" in str(f.type) for f in declared.values()):
+    if any(f._field_type is _INITVAR for f in declared.values()):  # type: ignore[attr-defined]
         raise TypeError(f"{made.__qualname__}: InitVar fields are not supported here")
+    fields = tuple(f for f in declared.values() if f._field_type is _FIELD)  # type: ignore[attr-defined]
     own = made.__dict__
-    _install(made, _init(made, fields, immutable))
+    _refuse_required_after_default(fields)
+    # Compiled when the class is first used: compiling is most of what making a class costs, and a
+    # small run makes instances of only some of the package's classes.
+    made.__init__ = _LazyInit(made, fields, immutable)  # type: ignore[assignment]
     if immutable:
         for name in ("__setattr__", "__delattr__"):
             if name in own:
@@ -109,7 +118,156 @@ def _make(cls: type[_T], *, slots: bool, eq: bool, immutable: bool) -> type[_T]:
                 made.__hash__ = None  # type: ignore[assignment]
     if "__repr__" not in own:
         _install(made, _repr([f.name for f in fields if f.repr]))
+    abc.update_abstractmethods(made)  # a method given here may be one an abstract base declares
     return made
+
+
+def _dataclass_made(cls: type[_T], *, slots: bool) -> type[_T]:
+    """The fields worked out by `dataclass` itself, for the classes `_fields_made` leaves to it."""
+    documented = cls.__doc__ is not None
+    if not documented:
+        cls.__doc__ = "-"  # else `dataclass` writes one from `inspect.signature`: slow, and of no use
+    made = dataclasses.dataclass(init=False, repr=False, eq=False, slots=slots)(cls)
+    if not documented:
+        made.__doc__ = None
+    return made
+
+
+# What `dataclass` marks each entry of `__dataclass_fields__` with: a field, or a pseudo-field
+# (`ClassVar`, `InitVar`) that `fields()` leaves out. The markers are private to the module, but
+# `fields()`, `replace()` and `asdict()` read them, so a field made here must carry the same one.
+_FIELD = dataclasses._FIELD  # type: ignore[attr-defined]
+_INITVAR = dataclasses._FIELD_INITVAR  # type: ignore[attr-defined]
+# An annotation `dataclass` treats apart (a `ClassVar`, an `InitVar`, the `KW_ONLY` marker) names
+# one of them or, under an alias, starts with a name the class's module binds to one. A class with
+# no such annotation has only plain fields, worked out here.
+
+
+def _params(slots: bool) -> object:
+    """The `__dataclass_params__` `dataclass(init=False, repr=False, eq=False)` gives: a standard
+    `@dataclass` made on one of these classes reads it (whether its bases are frozen)."""
+    probe = type("_Probe", (), {"__doc__": "-"})
+    return dataclasses.dataclass(init=False, repr=False, eq=False, slots=slots)(probe).__dataclass_params__  # type: ignore[attr-defined]
+
+
+_PARAMS = {False: _params(False), True: _params(True)}
+
+
+def _fields_made(cls: type[_T], *, slots: bool) -> type[_T] | None:
+    """`cls` with `__dataclass_fields__`, `__dataclass_params__` and `__match_args__` as
+    `dataclass(init=False, repr=False, eq=False, slots=slots)` sets them, or None for a class an
+    annotation of which may be a `ClassVar`, an `InitVar` or `KW_ONLY`, or is not a string (left to
+    `dataclass`).
+
+    `dataclass` spends most of its time on each field's three lookups for those words; the rest is
+    done as it does it: the bases' fields first (in reverse MRO order, a field declared again
+    keeping its place), then the class's annotations in order, the default the class attribute
+    (inherited ones too, not a slot's descriptor) or the `field()` there, which is replaced by its
+    default or removed.
+    """
+    annotations: dict[str, object] = inspect.get_annotations(cls)  # `dataclasses` imports `inspect`
+    module = sys.modules.get(cls.__module__)
+    names = vars(module) if module is not None else {}
+    for annotation in annotations.values():
+        if not isinstance(annotation, str) or "ClassVar" in annotation or "InitVar" in annotation or "KW_ONLY" in annotation:
+            return None
+        # `dataclass` reads the annotation's first name (`X` of `X[...]`) in the module: under an
+        # alias, a `ClassVar` holds none of the words. (`m.X` is one only when `X` is one of them.)
+        head = names.get(annotation.split("[", 1)[0].strip())
+        if head is typing.ClassVar or head is dataclasses.InitVar or head is dataclasses.KW_ONLY:
+            return None
+    fields: dict[str, dataclasses.Field[Any]] = {}
+    for base in cls.__mro__[-1:0:-1]:
+        fields.update(getattr(base, "__dataclass_fields__", {}))
+    for name, annotation in annotations.items():
+        default = getattr(cls, name, dataclasses.MISSING)
+        if isinstance(default, dataclasses.Field):
+            f = default
+        else:
+            f = dataclasses.field(default=dataclasses.MISSING if isinstance(default, types.MemberDescriptorType) else default)  # type: ignore[arg-type]
+        f.name = name
+        f.type = annotation
+        f._field_type = _FIELD  # type: ignore[attr-defined]
+        if f.kw_only is dataclasses.MISSING:
+            f.kw_only = False
+        if f.default.__class__.__hash__ is None:
+            raise ValueError(f"mutable default {type(f.default)} for field {name} is not allowed: use default_factory")
+        fields[name] = f
+        if isinstance(default, dataclasses.Field):
+            if f.default is dataclasses.MISSING:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, f.default)
+    for name, value in cls.__dict__.items():
+        if isinstance(value, dataclasses.Field) and name not in annotations:
+            raise TypeError(f"{name!r} is a field but has no type annotation")
+    cls.__dataclass_params__ = _PARAMS[slots]  # type: ignore[attr-defined]
+    cls.__dataclass_fields__ = fields  # type: ignore[attr-defined]
+    if "__match_args__" not in cls.__dict__:
+        cls.__match_args__ = tuple(  # type: ignore[attr-defined, misc]
+            f.name
+            for f in fields.values()
+            if f._field_type in (_FIELD, _INITVAR) and f.init and not f.kw_only  # type: ignore[attr-defined]
+        )
+    return _with_slots(cls, fields) if slots else cls
+
+
+def _with_slots(cls: type[_T], fields: dict[str, dataclasses.Field[Any]]) -> type[_T]:
+    """The class made again with `__slots__`, as `dataclass(slots=True)` makes it: its fields'
+    names less the slots of its bases, and no `__dict__`."""
+    if "__slots__" in cls.__dict__:
+        raise TypeError(f"{cls.__name__} already specifies __slots__")
+    names = [f.name for f in fields.values() if f._field_type is _FIELD]  # type: ignore[attr-defined]
+    inherited = {slot for base in cls.__mro__[1:-1] for slot in _slots(base)}
+    namespace = dict(cls.__dict__)
+    namespace["__slots__"] = tuple(name for name in names if name not in inherited)
+    for name in (*names, "__dict__", "__weakref__"):
+        namespace.pop(name, None)
+    made: type[_T] = type.__call__(type(cls), cls.__name__, cls.__bases__, namespace)
+    made.__qualname__ = cls.__qualname__
+    return made
+
+
+def _slots(cls: type) -> tuple[str, ...]:
+    declared = cls.__dict__.get("__slots__")
+    if declared is None:
+        return ()
+    if isinstance(declared, str):
+        return (declared,)
+    if hasattr(declared, "__next__"):
+        raise TypeError(f"Slots of '{cls.__name__}' cannot be determined")
+    return tuple(declared)
+
+
+class _LazyInit:
+    """A class's `__init__` until it is first looked up (making an instance, `inspect`, a
+    subclass's `super().__init__`): then compiled, put in this one's place, and returned, so that
+    what any code sees of it is the compiled function."""
+
+    __slots__ = ("cls", "fields", "immutable")
+
+    def __init__(self, cls: type, fields: tuple[dataclasses.Field[Any], ...], immutable: bool) -> None:
+        self.cls = cls
+        self.fields = fields
+        self.immutable = immutable
+
+    def __get__(self, obj: object, owner: type | None = None) -> Callable[..., None]:
+        init = _init(self.cls, self.fields, self.immutable)
+        _install(self.cls, init)
+        return init if obj is None else types.MethodType(init, obj)
+
+
+def _refuse_required_after_default(fields: tuple[dataclasses.Field[Any], ...]) -> None:
+    """`dataclass`'s check, when the class is made: a positional parameter without a default may
+    not follow one with a default."""
+    defaulted: str | None = None
+    for f in fields:
+        if not f.init or f.kw_only:
+            continue
+        if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+            defaulted = f.name
+        elif defaulted is not None:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument {defaulted!r}")
 
 
 class _Factory:
@@ -122,31 +280,41 @@ class _Factory:
 _FACTORY = _Factory()
 
 
+# An `__init__`'s code by its source written with placeholders for the fields' names: the classes
+# of one shape (the same number of fields, passed the same way) share one compilation.
+_CODE: dict[str, types.CodeType] = {}
+
+
 def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...], immutable: bool) -> Callable[..., None]:
-    """`__init__`, compiled from source as `dataclass` writes it: what a call to it costs matters."""
+    """`__init__` as `dataclass` writes it, compiled: what a call to it costs matters.
+
+    Compiling is what costs here (~0.1 ms), so the source names each field `_f<i>_`, its default
+    `_default<i>` and its factory `_factory<i>`; a class takes its shape's code with its fields'
+    names put in place of the placeholders (`CodeType.replace`, a hundredth of the cost), and its
+    defaults and factories in the function's globals and defaults. The code is the one compiling
+    the class's own source gives.
+    """
     bound: dict[str, Any] = {"_set": object.__setattr__, "_FACTORY": _FACTORY}
     positional: list[str] = []
     keyword: list[str] = []
+    defaults: list[object] = []
+    kwdefaults: dict[str, object] = {}
     body: list[str] = []
-    defaulted: str | None = None
     for i, f in enumerate(fields):
+        name = f"_f{i}_"
         has_factory = f.default_factory is not dataclasses.MISSING
         if has_factory:
             bound[f"_factory{i}"] = f.default_factory
         if f.init:
-            if f.default is not dataclasses.MISSING:
-                bound[f"_default{i}"] = f.default
-                param = f"{f.name}=_default{i}"
-            elif has_factory:
-                param = f"{f.name}=_FACTORY"
-            else:
-                param = f.name
-            if not f.kw_only:
-                if defaulted is not None and param == f.name:
-                    raise TypeError(f"non-default argument {f.name!r} follows default argument {defaulted!r}")
-                defaulted = f.name if param != f.name else defaulted
-            (keyword if f.kw_only else positional).append(param)
-            given = f"_factory{i}() if {f.name} is _FACTORY else {f.name}" if has_factory else f.name
+            (keyword if f.kw_only else positional).append(name)
+            if f.default is not dataclasses.MISSING or has_factory:
+                default = f.default if f.default is not dataclasses.MISSING else _FACTORY
+                # Positional ones are the last: `_refuse_required_after_default` saw to it.
+                if f.kw_only:
+                    kwdefaults[f.name] = default
+                else:
+                    defaults.append(default)
+            given = f"_factory{i}() if {name} is _FACTORY else {name}" if has_factory else name
         elif has_factory:
             given = f"_factory{i}()"
         elif f.default is not dataclasses.MISSING:
@@ -154,14 +322,24 @@ def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...], immutable: bool
             given = f"_default{i}"
         else:
             continue
-        body.append(f"  _set(self, {f.name!r}, {given})" if immutable else f"  self.{f.name} = {given}")
+        body.append(f"  _set(self, {name!r}, {given})" if immutable else f"  self.{name} = {given}")
     if hasattr(cls, "__post_init__"):
         body.append("  self.__post_init__()")
     params = ", ".join(["self", *positional, *(["*", *keyword] if keyword else [])])
     source = f"def __init__({params}):\n" + ("\n".join(body) or "  pass")
-    namespace: dict[str, Any] = {}
-    exec(source, bound, namespace)  # the fields' names are identifiers: `dataclass` checked them
-    init: Callable[..., None] = namespace["__init__"]
+    shape = _CODE.get(source)
+    if shape is None:
+        namespace: dict[str, Any] = {}
+        exec(source, {}, namespace)  # the fields' names are identifiers: `dataclass` checked them
+        shape = _CODE[source] = namespace["__init__"].__code__
+    names = {f"_f{i}_": f.name for i, f in enumerate(fields)}
+
+    def named(items: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(names.get(item, item) if isinstance(item, str) else item for item in items)
+
+    code = shape.replace(co_varnames=named(shape.co_varnames), co_names=named(shape.co_names), co_consts=named(shape.co_consts))
+    init: Callable[..., None] = types.FunctionType(code, bound, "__init__", tuple(defaults) or None)
+    init.__kwdefaults__ = kwdefaults or None
     init.__annotations__ = {f.name: f.type for f in fields if f.init} | {"return": None}
     return init
 

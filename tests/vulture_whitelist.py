@@ -69,3 +69,6 @@ PORT
 delegation_docs
 # A field of a component's reference, set where it is built (policylint/semantics/components.py).
 explicit_namespace
+
+# The interpreter reads a function's keyword-only defaults (policylint/values.py, a compiled `__init__`).
+_.__kwdefaults__

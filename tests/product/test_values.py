@@ -11,12 +11,14 @@ body can add (its own methods, `__post_init__`, a base class).
 
 from __future__ import annotations
 
+import abc
 import copy
 import dataclasses
 import inspect
 import pickle
+import sys
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import pytest
 from hypothesis import given, settings
@@ -33,6 +35,7 @@ class Spec(NamedTuple):
     repr: bool
     init: bool
     kw_only: bool
+    bare: bool  # declared by its annotation and a plain default, no `field()`
 
 
 def _field(spec: Spec) -> Any:
@@ -46,7 +49,8 @@ def _field(spec: Spec) -> Any:
 
 
 def _body(specs: list[Spec]) -> dict[str, Any]:
-    return {"__annotations__": {s.name: "object" for s in specs}} | {s.name: _field(s) for s in specs}
+    defaults = {s.name: 7 if s.bare else _field(s) for s in specs if not (s.bare and s.default == "none")}
+    return {"__annotations__": {s.name: "object" for s in specs}} | defaults
 
 
 def _pair(
@@ -84,17 +88,22 @@ specs = st.lists(
         repr=st.booleans(),
         init=st.booleans(),
         kw_only=st.booleans(),
-    ),
+        bare=st.booleans(),
+    ).map(lambda s: Spec(s.name, s.default, True, None, True, True, False, s.default != "factory") if s.bare else s),
     max_size=5,
     unique_by=lambda s: s.name,
 ).filter(lambda fields: all(s.init or s.default != "none" for s in fields))  # else a field left unset
 
 
-def _make_both(fields: list[Spec], decorators: tuple[Callable[..., Any], Callable[..., Any]]) -> tuple[Any, Any] | None:
+def _make_both(
+    fields: list[Spec], decorators: tuple[Callable[..., Any], Callable[..., Any]], inherited: list[Spec] | None = None
+) -> tuple[Any, Any] | None:
+    """The class of `fields` made by each decorator, on a base of `inherited` made by the same one."""
     outcomes = []
     for decorate in decorators:
         try:
-            outcomes.append(decorate(type("Value", (), {"__qualname__": "Value", **_body(fields)})))
+            bases = () if inherited is None else (decorate(type("Base", (), {"__qualname__": "Base", **_body(inherited)})),)
+            outcomes.append(decorate(type("Value", bases, {"__qualname__": "Value", **_body(fields)})))
         except TypeError as err:
             outcomes.append(err)
     ours, theirs = outcomes
@@ -108,15 +117,19 @@ def _make_both(fields: list[Spec], decorators: tuple[Callable[..., Any], Callabl
     return ours, theirs
 
 
-@settings(max_examples=300, deadline=None)
-@given(fields=specs, kinds=st.sampled_from([FROZEN, RECORD]), data=st.data())
+@settings(max_examples=400, deadline=None)
+@given(fields=specs, kinds=st.sampled_from([FROZEN, RECORD]), inherited=st.none() | specs, data=st.data())
 def test_classes_behave_as_dataclasses(
-    fields: list[Spec], kinds: tuple[Callable[..., Any], Callable[..., Any]], data: st.DataObject
+    fields: list[Spec], kinds: tuple[Callable[..., Any], Callable[..., Any]], inherited: list[Spec] | None, data: st.DataObject
 ) -> None:
-    pair = _make_both(fields, kinds)
+    """Drawn with or without a base made by the same decorator, whose fields come first and which
+    the class's may declare again (keeping their place, taking an inherited default)."""
+    pair = _make_both(fields, kinds, inherited)
     if pair is None:
         return
     ours, theirs = pair
+    own = {s.name: s for s in fields}
+    fields = [*(own.pop(s.name, s) for s in inherited or []), *own.values()]
     assert str(inspect.signature(ours.__init__)) == str(inspect.signature(theirs.__init__))
     assert ours.__match_args__ == theirs.__match_args__
     assert [(f.name, f.compare, f.hash, f.repr) for f in dataclasses.fields(ours)] == [
@@ -344,3 +357,159 @@ def test_the_project_value_classes_are_made_by_these_decorators() -> None:
         if line.lstrip().startswith("@dataclass")
     ]
     assert left == []
+
+
+def test_a_class_is_made_without_dataclass_and_its_init_compiled_on_first_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What making a class cost on a cold run: `dataclass`'s own processing of the fields, and
+    compiling `__init__`. Plain fields (defaults, `field()`, a base's) are worked out here, and
+    `__init__` is compiled when the class is first used, once."""
+    processed: list[str] = []
+    compiled: list[str] = []
+    standard, init = dataclasses.dataclass, values._init
+    monkeypatch.setattr(dataclasses, "dataclass", lambda *a, **k: processed.append("dataclass") or standard(*a, **k))
+    monkeypatch.setattr(values, "_init", lambda cls, *a: compiled.append(cls.__name__) or init(cls, *a))
+
+    base = values.frozen(type("Base", (), {"__annotations__": {"a": "int", "b": "int"}, "b": 2}))
+    made = values.frozen(
+        type("Made", (base,), {"__annotations__": {"c": "list[int]"}, "c": dataclasses.field(default_factory=list)})
+    )
+    record = values.record(type("Record", (), {"__annotations__": {"x": "int"}}))
+    assert processed == [] and compiled == []
+
+    assert made(1) == made(1, 2, []) and record(1).x == 1
+    assert made(1, 3).b == 3
+    assert compiled == ["Made", "Record"]  # the base's is compiled only when asked for
+    assert str(inspect.signature(base)) == "(a: 'int', b: 'int' = 2) -> None"
+    assert compiled == ["Made", "Record", "Base"]
+    assert type(base.__dict__["__init__"]).__name__ == "function"
+
+
+def test_a_subclass_reaches_the_compiled_init_of_its_base() -> None:
+    """A plain subclass made first, and a subclass whose `__init__` calls `super().__init__`."""
+    base = values.frozen(type("Base", (), {"__annotations__": {"a": "int"}}))
+
+    class Plain(base):  # type: ignore[valid-type, misc]
+        pass
+
+    class Calling(base):  # type: ignore[valid-type, misc]
+        def __init__(self, a: int) -> None:
+            super().__init__(a * 2)
+
+    assert Plain(1).a == 1 and Calling(1).a == 2 and base(3).a == 3
+    assert Plain.__init__ is base.__init__ and base.__init__.__qualname__ == "Base.__init__"
+
+
+CV = ClassVar  # `dataclass` takes a name bound to `ClassVar` as `ClassVar` itself
+KW_ONLY = dataclasses.KW_ONLY  # read from the class's module, as a string annotation's names are
+
+
+def test_pseudo_fields_and_markers_are_as_dataclass_makes_them() -> None:
+    """`ClassVar` (under its name or an alias) and `KW_ONLY` are left to `dataclass` to tell apart."""
+
+    def body() -> dict[str, Any]:
+        return {
+            "__annotations__": {"a": "int", "shared": "ClassVar[int]", "aliased": "CV[int]", "_": "KW_ONLY", "b": "int"},
+            "shared": 1,
+            "aliased": 2,
+            "b": 3,
+        }
+
+    for decorators in (FROZEN, RECORD):
+        ours, theirs = _pair(body, *decorators)
+        assert [f.name for f in dataclasses.fields(ours)] == [f.name for f in dataclasses.fields(theirs)] == ["a", "b"]
+        assert str(inspect.signature(ours)) == str(inspect.signature(theirs)) == "(a: 'int', *, b: 'int' = 3) -> None"
+        assert ours.__match_args__ == theirs.__match_args__ == ("a",)
+        assert (ours.shared, ours.aliased) == (theirs.shared, theirs.aliased) == (1, 2)
+        assert repr(ours(0)) == repr(theirs(0)) == "Value(a=0, b=3)"
+
+
+def test_a_field_without_an_annotation_is_refused_as_dataclass_refuses_it() -> None:
+    for decorate, standard in (FROZEN, RECORD):
+        errors = []
+        for make in (decorate, standard):
+            with pytest.raises(TypeError) as caught:
+                make(type("Value", (), {"__annotations__": {"x": "int"}, "y": dataclasses.field(default=1)}))
+            errors.append(str(caught.value))
+        assert errors[0] == errors[1] == "'y' is a field but has no type annotation"
+
+
+def test_the_project_value_classes_have_their_fields_worked_out_here() -> None:
+    """Every `@frozen` and `@record` class of the package has only plain fields, made without
+    `dataclass` (which gives each class its own `__dataclass_params__`; these share one)."""
+    import importlib
+    import pkgutil
+
+    import policylint
+
+    for module in pkgutil.walk_packages(policylint.__path__, "policylint."):
+        if not module.name.endswith("__main__"):
+            importlib.import_module(module.name)
+    made = [
+        cls
+        for name, module in sorted(sys.modules.items())
+        if name.startswith("policylint.")
+        for cls in vars(module).values()
+        if isinstance(cls, type) and cls.__module__ == name and "__dataclass_fields__" in vars(cls)
+    ]
+    assert len(made) > 100
+    assert [cls.__qualname__ for cls in made if cls.__dataclass_params__ not in values._PARAMS.values()] == []
+
+
+def test_a_field_declared_again_keeps_its_place_and_takes_what_the_base_leaves_as_default() -> None:
+    """A class attribute of the base is the default of a field declared again without one; a
+    slot (a frozen base's field) is not a default."""
+    for decorators, signature in (
+        (FROZEN, "(a: 'int', b: 'str', c: 'int' = 3) -> None"),
+        (RECORD, "(a: 'int', b: 'str' = 2, c: 'int' = 3) -> None"),
+    ):
+        made = []
+        for decorate in decorators:
+            base = decorate(type("Base", (), {"__annotations__": {"a": "int", "b": "int"}, "b": 2}))
+            made.append(decorate(type("Value", (base,), {"__annotations__": {"b": "str", "c": "int"}, "c": 3})))
+        ours, theirs = made
+        assert str(inspect.signature(ours)) == str(inspect.signature(theirs)) == signature
+        assert ours.__match_args__ == theirs.__match_args__ == ("a", "b", "c")
+        assert repr(ours(1, "x")) == repr(theirs(1, "x")) == "Value(a=1, b='x', c=3)"
+
+
+def test_classes_of_one_shape_share_one_compilation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compiling is what an `__init__` costs: classes whose fields differ only in their names,
+    defaults and factories take one compiled code with their own names put in."""
+    monkeypatch.setattr(values, "_CODE", {})
+
+    def body(names: tuple[str, str, str], default: object) -> dict[str, Any]:
+        first, second, third = names
+        return {
+            "__annotations__": {first: "int", second: "int", third: "list[int]"},
+            second: default,
+            third: dataclasses.field(default_factory=list, kw_only=True),
+        }
+
+    made = [
+        values.frozen(type("One", (), body(("a", "b", "c"), 1))),
+        values.frozen(type("Two", (), body(("x", "y", "z"), 2))),
+    ]
+    first, second = (cls(0) for cls in made)
+    assert len(values._CODE) == 1
+    assert (first.a, first.b, first.c, second.x, second.y, second.z) == (0, 1, [], 0, 2, [])
+    assert first.c is not made[0](0).c
+    assert str(inspect.signature(made[1])) == "(x: 'int', y: 'int' = 2, *, z: 'list[int]' = <factory>) -> None"
+    assert made[1](5, z=[3]) == made[1](x=5, y=2, z=[3])
+    with pytest.raises(TypeError, match=r"Two.__init__\(\) missing 1 required positional argument: 'x'"):
+        made[1]()
+    values.record(type("Three", (), body(("p", "q", "r"), 3)))(0)  # assigned, not set past a frozen class
+    assert len(values._CODE) == 2
+
+
+def test_a_method_given_here_implements_an_abstract_one() -> None:
+    """As `dataclass` does, the abstract methods are counted again once the methods are given."""
+
+    class Shown(abc.ABC):
+        @abc.abstractmethod
+        def __repr__(self) -> str: ...
+
+    for decorate, standard in (FROZEN, RECORD):
+        ours = decorate(type("Value", (Shown,), {"__annotations__": {"x": "int"}}))
+        theirs = standard(type("Value", (Shown,), {"__annotations__": {"x": "int"}}))
+        assert ours.__abstractmethods__ == theirs.__abstractmethods__ == frozenset()
+        assert repr(ours(1)) == repr(theirs(1)) == "Value(x=1)"
