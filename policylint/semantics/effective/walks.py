@@ -18,7 +18,20 @@ same stacks. What the walk found (`Walked`) is kept the same way, each context's
 positions of its facets at their nodes, and played back onto the new run's facets
 (`Simulation._replay`): per distinct stack, its count, first paths, the nodes and last nodes its
 contexts went through, and the order in which the distinct stacks first reached each effective
-target. The folds are kept beside the walks, by the identity of the facets they fold
+target.
+
+Working `reads` out again is what checking a kept walk cost most (the children of every node: each
+listener's routes, each Gateway's listeners). The topology of the same process hands its
+unchanged results on as the same objects (policylint.semantics.topology.kept), and the simulation
+works a node's children out of those alone, so a walk also keeps what it worked them out from
+(`sources`: the Gateway and its ListenerSets, their lists of listeners, ListenerSets and attached
+routes, which listeners are Conflicted) and the nodes of each route it went into
+(policylint.semantics.effective.routes, kept by the same rule). The next run compares those by
+identity and the facets' keys of every node read (policy attachment is the simulation's own
+input), and works `reads` out, to compare them as keys, only where one differs: an edited file's
+objects, a route whose references were resolved again (a delegation, a host registry: never
+kept), a list the topology gathered anew. The same objects give the same children, so the two
+checks agree wherever the first one passes. The folds are kept beside the walks, by the identity of the facets they fold
 (policylint.semantics.effective.folds): a fold result holds the run's own facets, which hold its
 policies, and rules compare those by identity, so a fold is reused only where the run's policies
 are the instances the last run had.
@@ -84,6 +97,10 @@ class Walked:
     # next run compares them by identity before it works `reads` out again (`unchanged`).
     sources: tuple[object, ...] = ()
     routes: tuple[RouteNodes, ...] = ()
+    # The nodes of `reads` and the keys of their facets (None: none), apart, so that the next
+    # run asks each node's keys in one `map` (`same_facets`).
+    nodes: tuple[NodeKey, ...] = ()
+    keys: tuple[FacetKeys | None, ...] = ()
 
 
 class KeptWalks:
@@ -180,7 +197,7 @@ def same_sources(before: tuple[object, ...], now: tuple[object, ...]) -> bool:
 def same_facets(walked: Walked, attached: Mapping[NodeKey, FacetKeys]) -> bool:
     """Whether every node the walk read has the facets it had: which policies target a node is
     the simulation's own input (a policy added in another file changes it), never the topology's."""
-    return all(attached.get(node, ()) == keys for node, _, keys in walked.reads)
+    return tuple(map(attached.get, walked.nodes)) == walked.keys
 
 
 def unchanged(
@@ -260,7 +277,10 @@ class Recorder:
     ) -> Walked:
         """`found`: the walk's `sources` and the nodes of the routes it went into."""
         tallies = tuple(t for _, t in self._tallies.values())
-        return Walked(node_reads, levels, tallies, tuple(self._arrivals), visited, *found)
+        nodes = tuple(node for node, _, _ in node_reads)
+        # `attached_keys` holds a node only when it has facets: no keys there is None.
+        keys = tuple(keys or None for _, _, keys in node_reads)
+        return Walked(node_reads, levels, tallies, tuple(self._arrivals), visited, *found, nodes, keys)
 
 
 def stack_of(kinds: Mapping[Kind, Mapping[NodeKey, list[Facet]]], gk: Kind, stack: tuple[FacetAt, ...]) -> tuple[Facet, ...]:
