@@ -39,6 +39,7 @@ Decisions where the sources leave room (documented in docs/effective-policy.md):
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -66,7 +67,19 @@ from policylint.semantics.effective.fold import _why, fold, order_stack
 from policylint.semantics.effective.folds import KeptFolds, States
 from policylint.semantics.effective.routes import KeptRouteNodes, RouteNodes
 from policylint.semantics.effective.states import count_state, grow
-from policylint.semantics.effective.walks import FacetKeys, KeptWalks, Recorder, Walked, attached_keys, reads, stack_of
+from policylint.semantics.effective.walks import (
+    FacetKeys,
+    KeptWalks,
+    NodeRead,
+    Recorder,
+    Walked,
+    attached_keys,
+    reads,
+    routes_into,
+    sources,
+    stack_of,
+    unchanged,
+)
 from policylint.semantics.listeners import unsupported_protocol
 from policylint.values import record
 from policylint.vocabulary import Accepted, Enforcement, Role
@@ -395,13 +408,28 @@ class Simulation:
         attached: Mapping[NodeKey, FacetKeys],
     ) -> set[NodeKey] | frozenset[NodeKey]:
         """The walk below one root, played back from `kept` when it would read what it read then,
-        else walked and kept; the nodes it visited."""
+        else walked and kept; the nodes it visited. What it read is compared by identity first
+        (`unchanged`), and worked out as `reads` only where something differs."""
         levels = tuple(targets.items())
-        read = reads(prefix, self.children, attached, max(targets.values()))
+        gateway = self._obj(prefix[-1][1])
+        found = sources(self.topology, gateway, self._obj)
         walked = kept.get(prefix)
-        if walked is not None and walked.levels == levels and walked.reads == read:
-            self._replay(walked, kinds, prefix[-1][1])
-            return walked.visited
+        read: tuple[NodeRead, ...] | None = None
+        if walked is not None and walked.levels == levels:
+            if unchanged(walked, found, attached, self._route_nodes, self._objects):
+                self._replay(walked, kinds, prefix[-1][1])
+                return walked.visited
+            read = reads(prefix, self.children, attached, max(targets.values()))
+            if walked.reads == read:
+                # The same reads from other objects (a route's references resolved again, say):
+                # kept with this run's, which the next run may find unchanged.
+                kept.put(
+                    prefix, dataclasses.replace(walked, sources=found, routes=routes_into(walked.visited, self._route_nodes_of))
+                )
+                self._replay(walked, kinds, prefix[-1][1])
+                return walked.visited
+        if read is None:
+            read = reads(prefix, self.children, attached, max(targets.values()))
         recorder = Recorder(kinds, _BACKEND_LEVELS)
 
         def both(gk: tuple[str, str], path: tuple[NodeKey, ...], raw_stack: tuple[Facet, ...]) -> None:
@@ -414,7 +442,8 @@ class Simulation:
             self._walk(prefix, stacks, kinds, targets, own)
         finally:
             self._visit = self._emit
-        kept.put(prefix, recorder.walked(read, levels, frozenset(own)))
+        visited = frozenset(own)
+        kept.put(prefix, recorder.walked(read, levels, visited, (found, routes_into(visited, self._route_nodes_of))))
         return own
 
     def _replay(self, walked: Walked, kinds: Mapping[tuple[str, str], Mapping[NodeKey, list[Facet]]], gateway: ObjectKey) -> None:

@@ -18,7 +18,20 @@ same stacks. What the walk found (`Walked`) is kept the same way, each context's
 positions of its facets at their nodes, and played back onto the new run's facets
 (`Simulation._replay`): per distinct stack, its count, first paths, the nodes and last nodes its
 contexts went through, and the order in which the distinct stacks first reached each effective
-target. The folds are kept beside the walks, by the identity of the facets they fold
+target.
+
+Working `reads` out again is what checking a kept walk cost most (the children of every node: each
+listener's routes, each Gateway's listeners). The topology of the same process hands its
+unchanged results on as the same objects (policylint.semantics.topology.kept), and the simulation
+works a node's children out of those alone, so a walk also keeps what it worked them out from
+(`sources`: the Gateway and its ListenerSets, their lists of listeners, ListenerSets and attached
+routes, which listeners are Conflicted) and the nodes of each route it went into
+(policylint.semantics.effective.routes, kept by the same rule). The next run compares those by
+identity and the facets' keys of every node read (policy attachment is the simulation's own
+input), and works `reads` out, to compare them as keys, only where one differs: an edited file's
+objects, a route whose references were resolved again (a delegation, a host registry: never
+kept), a list the topology gathered anew. The same objects give the same children, so the two
+checks agree wherever the first one passes. The folds are kept beside the walks, by the identity of the facets they fold
 (policylint.semantics.effective.folds): a fold result holds the run's own facets, which hold its
 policies, and rules compare those by identity, so a fold is reused only where the run's policies
 are the instances the last run had.
@@ -27,14 +40,20 @@ are the instances the last run had.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import field
+from typing import TYPE_CHECKING
 
 from policylint.k8s.objects import ObjectKey
 from policylint.semantics.effective.facets import RANK, Facet, NodeKey
 from policylint.semantics.effective.folds import KeptFolds
-from policylint.semantics.effective.routes import KeptRouteNodes
+from policylint.semantics.effective.routes import KeptRouteNodes, RouteNodes
 from policylint.values import frozen, record
 from policylint.vocabulary import Role
+
+if TYPE_CHECKING:
+    from policylint.k8s.objects import K8sObject
+    from policylint.semantics.topology import Topology
 
 # A kind of policy, as the simulation keys it: (group, kind).
 Kind = tuple[str, str]
@@ -73,6 +92,15 @@ class Walked:
     # reaching each target).
     arrivals: tuple[tuple[int, NodeKey, tuple[NodeKey, ...]], ...]
     visited: frozenset[NodeKey]
+    # What the children of the nodes below the root were worked out from, as the objects the
+    # topology handed on (`sources`), and the nodes of each route the walk went into: the
+    # next run compares them by identity before it works `reads` out again (`unchanged`).
+    sources: tuple[object, ...] = ()
+    routes: tuple[RouteNodes, ...] = ()
+    # The nodes of `reads` and the keys of their facets (None: none), apart, so that the next
+    # run asks each node's keys in one `map` (`same_facets`).
+    nodes: tuple[NodeKey, ...] = ()
+    keys: tuple[FacetKeys | None, ...] = ()
 
 
 class KeptWalks:
@@ -134,6 +162,74 @@ def reads(
     return tuple(out)
 
 
+def sources(topology: Topology, gateway: K8sObject | None, obj: Callable[[ObjectKey], K8sObject | None]) -> tuple[object, ...]:
+    """What the children of a Gateway, of its ListenerSets and of their listeners are worked out
+    from (`Simulation._compute_children`), as objects: the Gateway and each ListenerSet as the
+    simulation looks them up (`obj`), the lists of their listeners, ListenerSets and attached
+    routes, and whether each listener is free of conflicts. The topology of a long-lived process
+    hands each list on as the same object while it holds the same entries
+    (policylint.semantics.topology.kept), so the same sources by identity give the same children
+    at every node down to the routes. A list the topology has none for is a new empty list per
+    call, hence `()` here."""
+    out: list[object] = [gateway]
+    if gateway is None:
+        return tuple(out)
+    sets = topology.listener_sets_of(gateway)
+    out.append(sets or ())
+    for owner in (gateway, *(obj(ls.key) for ls in sets)):
+        out.append(owner)
+        if owner is None:
+            continue
+        listeners = topology.listeners(owner)
+        out.append(listeners or ())
+        out.append(topology.routes_of(owner) or ())
+        # A Conflicted listener has no children (`_accepted_listeners`); which it is, is the
+        # topology's answer of this build (the kept `Conflicts` are compared by their owners').
+        out.extend(topology.listener_conflict(lst) is None for lst in listeners)
+    return tuple(out)
+
+
+def same_sources(before: tuple[object, ...], now: tuple[object, ...]) -> bool:
+    """Whether two `sources` are the same objects, in the same order."""
+    return len(before) == len(now) and all(a is b for a, b in zip(before, now, strict=True))
+
+
+def same_facets(walked: Walked, attached: Mapping[NodeKey, FacetKeys]) -> bool:
+    """Whether every node the walk read has the facets it had: which policies target a node is
+    the simulation's own input (a policy added in another file changes it), never the topology's."""
+    return tuple(map(attached.get, walked.nodes)) == walked.keys
+
+
+def unchanged(
+    walked: Walked,
+    found: tuple[object, ...],
+    attached: Mapping[NodeKey, FacetKeys],
+    route_nodes: Callable[[K8sObject], RouteNodes],
+    objects: dict[ObjectKey, K8sObject],
+) -> bool:
+    """Whether a kept walk reads what it read, told by identity: the same `sources` (`found`),
+    the same nodes of each route it went into (`route_nodes`, the run's), and the same facets
+    on every node it read."""
+    if not same_sources(walked.sources, found):
+        return False
+    # The routes are the ones attached before (their parents' lists are the same): as the
+    # listener's step of the walk would, each is made the object its key stands for (`objects`)
+    # before its nodes are asked.
+    for nodes in walked.routes:
+        route = nodes.route
+        objects[route.key] = route
+        if route_nodes(route) is not nodes:
+            return False
+    return same_facets(walked, attached)
+
+
+def routes_into(visited: AbstractSet[NodeKey], nodes_of: Mapping[ObjectKey, RouteNodes]) -> tuple[RouteNodes, ...]:
+    """The nodes of each route a walk went into (`nodes_of`: the run's, worked out as it went),
+    in key order."""
+    keys = sorted(node[1] for node in visited if node[0] == "route")
+    return tuple(nodes_of[key] for key in keys if key in nodes_of)
+
+
 class Recorder:
     """Collects the contexts a walk below one root emits, as `Walked` keeps them."""
 
@@ -173,9 +269,18 @@ class Recorder:
         return tuple(out)
 
     def walked(
-        self, node_reads: tuple[NodeRead, ...], levels: tuple[tuple[Kind, int], ...], visited: frozenset[NodeKey]
+        self,
+        node_reads: tuple[NodeRead, ...],
+        levels: tuple[tuple[Kind, int], ...],
+        visited: frozenset[NodeKey],
+        found: tuple[tuple[object, ...], tuple[RouteNodes, ...]] = ((), ()),
     ) -> Walked:
-        return Walked(node_reads, levels, tuple(t for _, t in self._tallies.values()), tuple(self._arrivals), visited)
+        """`found`: the walk's `sources` and the nodes of the routes it went into."""
+        tallies = tuple(t for _, t in self._tallies.values())
+        nodes = tuple(node for node, _, _ in node_reads)
+        # `attached_keys` holds a node only when it has facets: no keys there is None.
+        keys = tuple(keys or None for _, _, keys in node_reads)
+        return Walked(node_reads, levels, tallies, tuple(self._arrivals), visited, *found, nodes, keys)
 
 
 def stack_of(kinds: Mapping[Kind, Mapping[NodeKey, list[Facet]]], gk: Kind, stack: tuple[FacetAt, ...]) -> tuple[Facet, ...]:

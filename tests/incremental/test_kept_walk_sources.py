@@ -1,0 +1,146 @@
+"""The simulation's kept walks told unchanged by identity (policylint.semantics.effective.walks:
+`sources`, `unchanged`): in an editor's updates, where the topology hands its unchanged results
+on as the same objects, a kept walk is played back without its reads worked out again, and only
+where the objects it was worked out from, its routes' nodes and the facets on its nodes are the
+ones it had. Each comparison left out makes an update say what a simulation from nothing does not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from policylint.semantics import components
+from policylint.semantics.effective import simulation, walks
+from tests.incremental.test_incremental import _corpus, _editor_workspace
+from tests.incremental.test_kept_folds import _differential, _from_nothing, _said
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How many kept walks the updates found unchanged by identity, and how often `reads` ran."""
+    counts = {"unchanged": 0, "reads": 0}
+    unchanged, reads = walks.unchanged, walks.reads
+
+    def counted_unchanged(*args: Any) -> bool:
+        same = unchanged(*args)
+        counts["unchanged"] += same
+        return same
+
+    def counted_reads(*args: Any) -> tuple[walks.NodeRead, ...]:
+        counts["reads"] += 1
+        return reads(*args)
+
+    monkeypatch.setattr(simulation, "unchanged", counted_unchanged)
+    monkeypatch.setattr(simulation, "reads", counted_reads)
+    return counts
+
+
+def test_an_edit_of_a_file_of_policies_plays_every_walk_back_by_identity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its policies are new instances with the keys, positions and roles they had, and every
+    Gateway, listener list, route list and route's nodes is the object the last update had:
+    no walk reads the topology again, whether the edit added a comment or changed a value."""
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    files = _corpus(3, 60, isolated=True)
+    texts = {name: yaml.safe_dump_all(docs, sort_keys=False) for name, docs in files.items()}
+    workspace, _ = _editor_workspace(tmp_path, monkeypatch, texts)
+    name = next(name for name, docs in sorted(files.items()) if [d["kind"] for d in docs] == ["BackendTrafficPolicy"])
+    # The first update is a whole run, the second loads the files, the third builds the objects
+    # the next ones take (test_kept_folds).
+    for n in range(3):
+        workspace.update(name, texts[name] + f"# {n}\n")
+    counts = _counting(monkeypatch)
+    workspace.update(name, texts[name] + "# again\n")
+    assert counts == {"unchanged": 2, "reads": 0}  # the corpus's two Gateways
+    files[name][0]["spec"]["timeout"] = {"http": {"requestTimeout": "77s"}}
+    workspace.update(name, yaml.safe_dump_all(files[name], sort_keys=False))
+    assert counts == {"unchanged": 4, "reads": 0}
+
+
+def test_the_updates_take_kept_walks_by_identity_and_by_their_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over the random edits of test_kept_folds (each update compared with a cold run and with a
+    simulation from nothing), some walks are found unchanged by identity and some need `reads`."""
+    counts = _counting(monkeypatch)
+    _differential(tmp_path, monkeypatch, seed=0, steps=6, n=60)
+    assert counts["unchanged"] > 0 and counts["reads"] > 0, counts
+
+
+def _grant_deleted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ReferenceGrant that lets the routes of tenant-00001 send traffic to cart-0 of
+    tenant-00000 deleted from its file: the Gateway above those routes, its listeners and routes
+    are the objects the last update had, and so are the TLS policy on cart-0 and its facets; the
+    routes' references, and so their nodes, are not (the routes reach cart-0, and its policy, no
+    more)."""
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    files = _corpus(3, 60, isolated=False)
+    grant = next(d for d in files["m-006.yaml"] if d["kind"] == "ReferenceGrant")
+    assert grant["spec"]["to"] == [{"group": "", "kind": "Service", "name": "cart-0"}]
+    tls = next(d for d in files["m-011.yaml"] if d["metadata"]["name"] == "cart-0-tls")
+    # On the whole Service: every context through a route to cart-0 ends there, with its policy.
+    assert tls["spec"]["targetRefs"][0].pop("sectionName") == "https"
+    texts = {name: yaml.safe_dump_all(docs, sort_keys=False) for name, docs in files.items()}
+    workspace, _ = _editor_workspace(tmp_path, monkeypatch, texts)
+    for n in range(4):  # until the objects of the other files are kept (test_kept_folds)
+        workspace.update("m-006.yaml", texts["m-006.yaml"] + f"# {n}\n")
+    files["m-006.yaml"].remove(grant)
+    result = workspace.update("m-006.yaml", yaml.safe_dump_all(files["m-006.yaml"], sort_keys=False)).result
+    analysed = result.analysed if result.analysed is not None else result.project
+    assert _said(analysed) == _said(_from_nothing(analysed))
+
+
+def test_routes_that_reach_a_service_no_more_have_their_gateway_walked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counts = _counting(monkeypatch)
+    _grant_deleted(tmp_path, monkeypatch)
+    assert counts["reads"] > 0, counts
+
+
+def _without_routes_attached(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sources` without the routes attached to each parent: a route attached to one more
+    listener, or moved to another, in its own file goes unseen below its Gateway."""
+    real = walks.sources
+
+    def blind(topology: Any, gateway: Any, obj: Callable[..., Any]) -> tuple[object, ...]:
+        owners = [gateway, *(obj(ls.key) for ls in topology.listener_sets_of(gateway))] if gateway is not None else []
+        attached = [topology.routes_of(o) for o in owners if o is not None and topology.routes_of(o)]
+        return tuple(s for s in real(topology, gateway, obj) if not any(s is a for a in attached))
+
+    monkeypatch.setattr(simulation, "sources", blind)
+
+
+def _without_route_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The nodes of the routes a walk went into not kept, so not compared: a Service deleted in
+    another file is still reached through the kept walk."""
+    monkeypatch.setattr(simulation, "routes_into", lambda visited, nodes_of: ())
+
+
+def _without_facets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The facets on the walk's nodes not compared: a policy attached, moved or deleted in
+    another file goes unseen below a Gateway whose topology did not change."""
+    monkeypatch.setattr(walks, "same_facets", lambda walked, attached: True)
+
+
+def _differentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for seed in range(4):
+        (tmp_path / str(seed)).mkdir()
+        _differential(tmp_path / str(seed), monkeypatch, seed=seed, steps=6, n=60)
+
+
+# Each comparison left out, and the updates that expose it.
+BREAKAGES: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], Callable[[Path, pytest.MonkeyPatch], None]]] = {
+    "the routes attached to each parent": (_without_routes_attached, _differentials),
+    "the nodes of each route": (_without_route_nodes, _grant_deleted),
+    "the facets on each node": (_without_facets, _differentials),
+}
+
+
+@pytest.mark.parametrize("breakage", sorted(BREAKAGES))
+def test_it_fails_for_each_comparison_left_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, breakage: str) -> None:
+    breaking, updates = BREAKAGES[breakage]
+    breaking(monkeypatch)
+    with pytest.raises(AssertionError):
+        updates(tmp_path, monkeypatch)
