@@ -91,6 +91,9 @@ def _main(args: list[str]) -> int:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 2)
     except Exception as exc:  # a bug in policylint, not a problem with the input
+        stop = _carried_stop(exc)
+        if stop is not None:
+            raise stop from None
         if os.environ.get("POLICYLINT_DEBUG"):
             raise
         # An exception's text may quote the input: escaped like every message (policylint.textsafe).
@@ -102,6 +105,21 @@ def _main(args: list[str]) -> int:
         )
         return 2
     return 0
+
+
+def _carried_stop(exc: BaseException) -> Interrupted | None:
+    """The stop signal an exception carries as its cause or context, if any. The handler raises
+    `Interrupted` wherever the main thread is, and a few places turn what is raised there into
+    another exception: Python before 3.12 raises a RuntimeError for one raised in a descriptor's
+    `__set_name__` (a class being made as a module is imported, at any moment of a run)."""
+    seen: set[int] = set()
+    found: BaseException | None = exc
+    while found is not None and id(found) not in seen:
+        if isinstance(found, Interrupted):
+            return found
+        seen.add(id(found))
+        found = found.__cause__ or found.__context__
+    return None
 
 
 # "running": a stop signal raises Interrupted (unless policylint.stopping says otherwise);

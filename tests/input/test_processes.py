@@ -1348,3 +1348,24 @@ def test_the_language_server_ends_on_sigterm_while_the_editor_keeps_its_input_op
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+def test_a_stop_signal_raised_where_python_wraps_it_still_stops_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The handler raises `Interrupted` wherever the main thread is. Raised in a descriptor's
+    `__set_name__` (a class made as a module is imported), Python before 3.12 turns it into a
+    RuntimeError: the run still exits 128 + the signal's number, not as an internal error."""
+    from policylint import cli as cli_module
+    from policylint import entry
+
+    def making_a_class(**kwargs: Any) -> None:
+        class Descriptor:
+            def __set_name__(self, owner: type, name: str) -> None:
+                raise entry.Interrupted(signal.SIGTERM)
+
+        type("Made", (), {"field": Descriptor()})
+
+    monkeypatch.setattr(cli_module.cli, "main", making_a_class)
+    monkeypatch.setattr(entry, "_state", "running")
+    monkeypatch.setattr(entry, "_was_stopped", False)
+    assert entry._command(["check", "."]) == 128 + signal.SIGTERM
+    assert entry._was_stopped
