@@ -112,12 +112,12 @@ def _carried_stop(exc: BaseException) -> Interrupted | None:
     `Interrupted` wherever the main thread is, and a few places turn what is raised there into
     another exception: Python before 3.12 raises a RuntimeError for one raised in a descriptor's
     `__set_name__` (a class being made as a module is imported, at any moment of a run)."""
-    seen: set[int] = set()
+    seen: set[BaseException] = set()  # exceptions hash by identity
     found: BaseException | None = exc
-    while found is not None and id(found) not in seen:
+    while found is not None and found not in seen:
         if isinstance(found, Interrupted):
             return found
-        seen.add(id(found))
+        seen.add(found)
         found = found.__cause__ or found.__context__
     return None
 
