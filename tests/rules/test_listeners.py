@@ -322,3 +322,48 @@ def test_a_missing_sections_sibling_is_looked_for_in_the_targets_namespace_only(
     ]
     assert "elsewhere/gw3" not in asked
     assert "infra/gw2" in asked
+
+
+def test_the_objects_are_sorted_by_namespace_once_for_every_namespace_asked_about() -> None:
+    """PL301 asks about each namespace holding a policy that names a missing section; the objects
+    of the project are gone through once for all of them (a scan of every object per namespace
+    asked about was quadratic in the namespaces), and each answer holds its namespace's objects
+    only, in index order."""
+    from policylint.rules.section_name import _SectionsByName
+
+    tenants = [f"t{i}" for i in range(6)]
+    docs = [SIBLING_SECTIONS.split("---\n")[0]]
+    for ns in tenants:
+        for name, listener in (("a", "ftp"), ("b", "http"), ("c", "ftp")):
+            docs.append(
+                "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\n"
+                f"metadata: {{name: {name}, namespace: {ns}}}\n"
+                f"spec:\n  gatewayClassName: eg\n  listeners:\n  - {{name: {listener}, protocol: HTTP, port: 21}}\n"
+            )
+    project = lint_text("---\n".join(docs)).project
+
+    class Counted(list[Any]):
+        passes = 0
+
+        def __iter__(self) -> Any:
+            Counted.passes += 1
+            return super().__iter__()
+
+    class Index:
+        def __init__(self, real: Any) -> None:
+            self.real, self.objects = real, Counted(real.objects)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.real, name)
+
+    class Project:
+        index = Index(project.index)
+
+    lookup = _SectionsByName(Project())  # type: ignore[arg-type]
+    for ns in tenants:
+        found = lookup.named(ns, "listener", "ftp")
+        assert [(obj.namespace, obj.name, section.position) for obj, section in found] == [(ns, "a", 0), (ns, "c", 0)]
+        assert [obj.name for obj, _ in lookup.named(ns, "listener", "http")] == ["b"]
+    assert lookup.named("elsewhere", "listener", "ftp") == []
+    assert lookup.named(tenants[0], "rule", "ftp") == []
+    assert Counted.passes == 1
