@@ -13,7 +13,7 @@ from policylint.input.positions import join
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
-from policylint.rules.base import Rule
+from policylint.rules.base import Rule, UnitRule
 from policylint.rules.refs import label, where
 from policylint.semantics.listeners import (
     CORE_PROTOCOLS,
@@ -76,7 +76,7 @@ class ListenerProtocolUnsupported(Rule):
                 yield self.issue(owner, join(listener.path, "protocol"), message, hint=hint)
 
 
-class ListenerTLSHostnamesOverlap(Rule):
+class ListenerTLSHostnamesOverlap(UnitRule[K8sObject]):
     """HTTPS listeners of one Gateway (with its ListenerSets) on one port whose hostnames overlap: the controller sets OverlappingTLSConfig."""
 
     id = "PL424"
@@ -85,63 +85,63 @@ class ListenerTLSHostnamesOverlap(Rule):
     subjects = frozenset({"Gateway", "ListenerSet"})
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check(self, project: Project) -> Iterable[Issue]:
+    def units(self, project: Project) -> Iterable[K8sObject]:
+        return project.topology().gateways()
+
+    def check_unit(self, project: Project, gateway: K8sObject) -> Iterable[Issue]:
         topology = project.topology()
-        for gateway in topology.gateways():
-            # The listeners a controller accepts (a Conflicted one, PL416, or one of a protocol it
-            # refuses, PL421, gets no TLS configuration), as Envoy Gateway's checkOverlappingHostnames
-            # skips listeners already invalid.
-            # Which protocols the controller checks is its own (profile `listenerPorts.tlsOverlap`:
-            # Envoy Gateway HTTPS, NGINX Gateway Fabric HTTPS and TLS); HTTPS where it is not known.
-            implementation = topology.gateway_implementation(gateway)
-            sharing = implementation.port_sharing if implementation is not None else None
-            protocols = sharing.tls_overlap if sharing is not None else ("HTTPS",)
-            https = [
-                listener
-                for listener in topology.gateway_listeners(gateway)
-                if listener.protocol in protocols
-                and listener.port is not None
-                and not listener.malformed
-                and topology.listener_conflict(listener) is None
+        # The listeners a controller accepts (a Conflicted one, PL416, or one of a protocol it
+        # refuses, PL421, gets no TLS configuration), as Envoy Gateway's checkOverlappingHostnames
+        # skips listeners already invalid.
+        # Which protocols the controller checks is its own (profile `listenerPorts.tlsOverlap`:
+        # Envoy Gateway HTTPS, NGINX Gateway Fabric HTTPS and TLS); HTTPS where it is not known.
+        implementation = topology.gateway_implementation(gateway)
+        sharing = implementation.port_sharing if implementation is not None else None
+        protocols = sharing.tls_overlap if sharing is not None else ("HTTPS",)
+        https = [
+            listener
+            for listener in topology.gateway_listeners(gateway)
+            if listener.protocol in protocols
+            and listener.port is not None
+            and not listener.malformed
+            and topology.listener_conflict(listener) is None
+        ]
+        for listener in https:
+            other = next(
+                (
+                    o
+                    for o in https
+                    if o is not listener and o.port == listener.port and hostnames_overlap(listener.hostname, o.hostname)
+                ),
+                None,
+            )
+            if other is None:
+                continue
+            mine = listener.hostname or "no hostname (every name)"
+            theirs = other.hostname or "no hostname (every name)"
+            message = (
+                f"{listener.protocol} listener {listener.name} of {listener.owner.kind} {ns_name(listener.owner.namespace, listener.owner.name)}"
+                f" on port {listener.port} has {mine}, which overlaps {theirs} of listener {other.name} of"
+                f" {other.owner.kind} {ns_name(other.owner.namespace, other.owner.name)}: the listener gets"
+                " OverlappingTLSConfig=True, OverlappingHostnames, and a client that reuses one connection for"
+                " both names (HTTP/2 connection coalescing) may be served the other listener's certificate and"
+                " routes, or refused with 421 Misdirected Request"
+            )
+            related = [
+                Related(
+                    f"listener {other.name} is declared here",
+                    object=other.owner,
+                    path=join(other.path, "hostname" if other.hostname else "port"),
+                )
             ]
-            for listener in https:
-                other = next(
-                    (
-                        o
-                        for o in https
-                        if o is not listener and o.port == listener.port and hostnames_overlap(listener.hostname, o.hostname)
-                    ),
-                    None,
-                )
-                if other is None:
-                    continue
-                mine = listener.hostname or "no hostname (every name)"
-                theirs = other.hostname or "no hostname (every name)"
-                message = (
-                    f"{listener.protocol} listener {listener.name} of {listener.owner.kind} {ns_name(listener.owner.namespace, listener.owner.name)}"
-                    f" on port {listener.port} has {mine}, which overlaps {theirs} of listener {other.name} of"
-                    f" {other.owner.kind} {ns_name(other.owner.namespace, other.owner.name)}: the listener gets"
-                    " OverlappingTLSConfig=True, OverlappingHostnames, and a client that reuses one connection for"
-                    " both names (HTTP/2 connection coalescing) may be served the other listener's certificate and"
-                    " routes, or refused with 421 Misdirected Request"
-                )
-                related = [
-                    Related(
-                        f"listener {other.name} is declared here",
-                        object=other.owner,
-                        path=join(other.path, "hostname" if other.hostname else "port"),
-                    )
-                ]
-                hint = (
-                    "Give the listeners hostnames that do not overlap, or one port each; or serve both names from one listener."
-                )
-                yield self.issue(
-                    listener.owner,
-                    join(listener.path, "hostname" if listener.hostname else "port"),
-                    message,
-                    related=related,
-                    hint=hint,
-                )
+            hint = "Give the listeners hostnames that do not overlap, or one port each; or serve both names from one listener."
+            yield self.issue(
+                listener.owner,
+                join(listener.path, "hostname" if listener.hostname else "port"),
+                message,
+                related=related,
+                hint=hint,
+            )
 
 
 # Listener protocols with and without TLS (apis/v1/gateway_types.go, Listener.TLS).
