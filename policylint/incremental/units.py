@@ -105,19 +105,27 @@ class _Log:
         self.reads: list[Read] = []
         self.whole = True
 
+    def take(self) -> list[Read] | None:
+        """What the unit read (None: something not asked again), and a fresh start for the next."""
+        reads = self.reads if self.whole else None
+        self.reads, self.whole = [], True
+        return reads
+
 
 class _Through:
     """A stage, or what a stage answered with that is not an answer compared as it is (a lookup
     table, a part of the stage, an iterator), read through: each answer it gives is written down
     with the path it was asked by. It passes for its target's class (`isinstance`)."""
 
-    __slots__ = ("_log", "_path", "_root", "_target")
+    __slots__ = ("_log", "_methods", "_path", "_root", "_target")
 
     def __init__(self, target: object, root: object, path: tuple[Step, ...], log: _Log) -> None:
         self._target = target
         self._root = root
         self._path = path
         self._log = log
+        # A stage's methods, made once for every unit of a rule (`_Recording` is reused).
+        self._methods: dict[str, _Method] | None = {} if not path else None
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # what `isinstance` asks once the type itself is not the class
@@ -131,9 +139,17 @@ class _Through:
         return _Through(value, self._root, path, self._log)
 
     def __getattr__(self, name: str) -> Any:
+        methods = self._methods
+        if methods is not None:
+            found = methods.get(name)
+            if found is not None:
+                return found
         value = getattr(self._target, name)
         if isinstance(value, _METHODS):
-            return _Method(value, self, name)
+            method = _Method(value, self, name)
+            if methods is not None:
+                methods[name] = method
+            return method
         return self._answer(("a", name), value)
 
     def __getitem__(self, key: object) -> Any:
@@ -171,9 +187,11 @@ class _Method:
         self._name = name
 
     def __call__(self, *args: object, **kwargs: object) -> Any:
-        log = self._owner._log
-        step = ("c", self._name, tuple(_argument(a, log) for a in args), tuple((k, _argument(v, log)) for k, v in kwargs.items()))
-        return self._owner._answer(step, self._function(*args, **kwargs))
+        owner = self._owner
+        for value in (*args, *kwargs.values()) if kwargs else args:
+            _argument(value, owner._log)
+        step = ("c", self._name, args, tuple(kwargs.items()) if kwargs else ())
+        return owner._answer(step, self._function(*args, **kwargs))
 
 
 def _argument(value: object, log: _Log) -> object:
@@ -311,6 +329,9 @@ class KeptUnits:
         mine: IdentityMap[object, tuple[list[Read], list[Issue]]] = IdentityMap()
         out: list[Issue] = []
         reused = 0
+        # One view for all the units run, its log taken after each.
+        recording: Project | None = None
+        log = _Log()
         for unit in rule.units(project):
             found = kept.get(unit) if kept is not None else None
             # Most units of most rules read nothing but themselves: nothing to ask again.
@@ -320,10 +341,13 @@ class KeptUnits:
                 out.extend(found[1])
                 continue
             self.ran += 1
-            log = _Log()
-            issues = list(rule.check_unit(cast("Project", _Recording(project, log)), unit))
-            if log.whole:
-                mine[unit] = (log.reads, issues)
+            if recording is None:
+                log = _Log()
+                recording = cast("Project", _Recording(project, log))
+            issues = list(rule.check_unit(recording, unit))
+            reads = log.take()
+            if reads is not None:
+                mine[unit] = (reads, issues)
             out.extend(issues)
         self.reused += reused
         self._next[rule.id] = mine

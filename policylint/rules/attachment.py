@@ -21,7 +21,7 @@ from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.policy import Policy
 from policylint.project import Project
-from policylint.rules.base import POLICY, ROUTES, PerPolicy, Rule
+from policylint.rules.base import POLICY, ROUTES, Rule
 from policylint.rules.hints import Names, NearMatches, close_name, hints_suffix, namespace_hint
 from policylint.rules.refs import at_field, field_value, has_field, label, where
 from policylint.rules.unprovable import builtin_class_creator, unmanaged_kind
@@ -527,7 +527,7 @@ class RouteWithoutParentRefs(Rule):
 # -- PL413 ---------------------------------------------------------------------------------------
 
 
-class PolicyTargetCarriesNoTraffic(PerPolicy):
+class PolicyTargetCarriesNoTraffic(Rule):
     """A policy targets an object that carries no traffic (a detached route or ListenerSet)."""
 
     id = "PL413"
@@ -536,33 +536,34 @@ class PolicyTargetCarriesNoTraffic(PerPolicy):
     subjects = frozenset({POLICY})
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check_unit(self, project: Project, policy: Policy) -> Iterable[Issue]:
+    def check(self, project: Project) -> Iterable[Issue]:
         topology = project.topology()
-        for res in project.resolution.targets(policy):
-            if res.detail == Resolved.NOT_BOUND and res.target is not None:
-                yield self._not_bound(policy, res.target, res)
-                continue
-            if not res.accepted or res.target is None:
-                continue
-            traffic, reason = (
-                topology.section_traffic(res.target, res.section) if res.section is not None else topology.traffic(res.target)
-            )
-            # A Gateway without its class is PL405's finding, on the Gateway: one finding per cause;
-            # an attachment that rests on unknown Namespace labels is PL425's, at info.
-            if traffic in (Traffic.CARRIES, Traffic.NO_GATEWAY_CLASS, Traffic.UNKNOWN):
-                continue
-            target = res.target
-            verb = "selects" if res.detail == Resolved.SELECTOR_MATCH else "targets"
-            what = label(target)
-            if traffic in (Traffic.LISTENER_CONFLICTED, Traffic.UNSUPPORTED_PROTOCOL) and res.section is not None:
-                what = f"listener {res.section.name} of {what}"
-            message = (
-                f"{policy.profile.kind} {where(policy.obj)} {verb} {what}, which carries no traffic: {reason};"
-                " the policy has no effect until traffic can reach its target (GEP-713: a policy augments the"
-                " traffic through its target)"
-            )
-            related = [Related(f"{label(target)} is defined here", object=target, path="metadata.name")]
-            yield self.issue(policy.obj, res.ref.path, message, related=related)
+        for policy in project.resolution.policies():
+            for res in project.resolution.targets(policy):
+                if res.detail == Resolved.NOT_BOUND and res.target is not None:
+                    yield self._not_bound(policy, res.target, res)
+                    continue
+                if not res.accepted or res.target is None:
+                    continue
+                traffic, reason = (
+                    topology.section_traffic(res.target, res.section) if res.section is not None else topology.traffic(res.target)
+                )
+                # A Gateway without its class is PL405's finding, on the Gateway: one finding per cause;
+                # an attachment that rests on unknown Namespace labels is PL425's, at info.
+                if traffic in (Traffic.CARRIES, Traffic.NO_GATEWAY_CLASS, Traffic.UNKNOWN):
+                    continue
+                target = res.target
+                verb = "selects" if res.detail == Resolved.SELECTOR_MATCH else "targets"
+                what = label(target)
+                if traffic in (Traffic.LISTENER_CONFLICTED, Traffic.UNSUPPORTED_PROTOCOL) and res.section is not None:
+                    what = f"listener {res.section.name} of {what}"
+                message = (
+                    f"{policy.profile.kind} {where(policy.obj)} {verb} {what}, which carries no traffic: {reason};"
+                    " the policy has no effect until traffic can reach its target (GEP-713: a policy augments the"
+                    " traffic through its target)"
+                )
+                related = [Related(f"{label(target)} is defined here", object=target, path="metadata.name")]
+                yield self.issue(policy.obj, res.ref.path, message, related=related)
 
     def _not_bound(self, policy: Policy, target: K8sObject, res: TargetResolution) -> Issue:
         bound_by = policy.profile.targets.bound_by

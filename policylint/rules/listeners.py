@@ -149,7 +149,7 @@ _TLS_PROTOCOLS = ("HTTPS", "TLS")
 _PLAIN_PROTOCOLS = ("HTTP", "TCP", "UDP")
 
 
-class ListenerTlsMismatch(Rule):
+class ListenerTlsMismatch(UnitRule[K8sObject]):
     """A listener's `tls` does not match its protocol: missing on HTTPS or TLS, set on HTTP, TCP or UDP."""
 
     id = "PL415"
@@ -165,52 +165,54 @@ class ListenerTlsMismatch(Rule):
     subjects = frozenset({"Gateway", "ListenerSet"})
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check(self, project: Project) -> Iterable[Issue]:
+    def units(self, project: Project) -> Iterable[K8sObject]:
+        return _listener_owners(project)
+
+    def check_unit(self, project: Project, owner: K8sObject) -> Iterable[Issue]:
         topology = project.topology()
-        for owner in _listener_owners(project):
-            malformed = project.index.malformed(owner)
-            placeholder = _placeholder_implementation(topology, owner)
-            listeners = owner.spec.get("listeners")
-            for i, listener in enumerate(listeners if isinstance(listeners, list) else ()):
-                if not isinstance(listener, dict) or malformed.tainted("spec", "listeners", i):
-                    continue  # PL010's
-                protocol, has_tls = listener.get("protocol"), "tls" in listener
-                path = join("spec.listeners", i)
-                name = listener.get("name")
-                if protocol in _TLS_PROTOCOLS and not has_tls:
-                    # Listener.TLS: "required if the Protocol field is HTTPS or TLS". The API server
-                    # stores it (no CEL rule), and the controller cannot terminate or route it.
+        malformed = project.index.malformed(owner)
+        placeholder = _placeholder_implementation(topology, owner)
+        listeners = owner.spec.get("listeners")
+        for i, listener in enumerate(listeners if isinstance(listeners, list) else ()):
+            if not isinstance(listener, dict) or malformed.tainted("spec", "listeners", i):
+                continue  # PL010's
+            protocol, has_tls = listener.get("protocol"), "tls" in listener
+            path = join("spec.listeners", i)
+            name = listener.get("name")
+            if protocol in _TLS_PROTOCOLS and not has_tls:
+                # Listener.TLS: "required if the Protocol field is HTTPS or TLS". The API server
+                # stores it (no CEL rule), and the controller cannot terminate or route it.
+                message = (
+                    f"listener {name} of {owner.kind} {where(owner)} uses protocol {protocol} without `tls`: the listener"
+                    " is invalid (the Gateway API requires tls for HTTPS and TLS listeners), so no route attached"
+                    " to it receives traffic through it"
+                )
+                hint = (
+                    "Add tls.certificateRefs (a Secret with the certificate)."
+                    if protocol == "HTTPS"
+                    else "Add tls.mode (Passthrough or Terminate)."
+                )
+                if placeholder is not None:
                     message = (
-                        f"listener {name} of {owner.kind} {where(owner)} uses protocol {protocol} without `tls`: the listener"
-                        " is invalid (the Gateway API requires tls for HTTPS and TLS listeners), so no route attached"
-                        " to it receives traffic through it"
+                        f"listener {name} of {owner.kind} {where(owner)} uses protocol {protocol} without `tls`:"
+                        f" {placeholder} keeps it as a placeholder for the ListenerSets on its port (its status stays"
+                        " Accepted) and serves nothing through it, so no route attached to it receives traffic"
+                        " through it"
                     )
-                    hint = (
-                        "Add tls.certificateRefs (a Secret with the certificate)."
-                        if protocol == "HTTPS"
-                        else "Add tls.mode (Passthrough or Terminate)."
-                    )
-                    if placeholder is not None:
-                        message = (
-                            f"listener {name} of {owner.kind} {where(owner)} uses protocol {protocol} without `tls`:"
-                            f" {placeholder} keeps it as a placeholder for the ListenerSets on its port (its status stays"
-                            " Accepted) and serves nothing through it, so no route attached to it receives traffic"
-                            " through it"
-                        )
-                        hint = f"Attach routes to the ListenerSet listeners on its port, or {hint[0].lower()}{hint[1:]}"
-                        yield self.issue(owner, join(path, "protocol"), message, hint=hint, severity=Severity.INFO)
-                        continue
-                    yield self.issue(owner, join(path, "protocol"), message, hint=hint)
-                elif protocol == "HTTPS" and isinstance(listener["tls"], dict) and listener["tls"].get("mode") == "Passthrough":
-                    message, hint = _https_passthrough(owner, name)
-                    yield self.issue(owner, join(join(path, "tls"), "mode"), message, hint=hint)
-                elif protocol in _PLAIN_PROTOCOLS and has_tls:
-                    # CRD validation: "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']".
-                    message = (
-                        f"listener {name} of {owner.kind} {where(owner)} sets `tls` on protocol {protocol}: the CRD's"
-                        " validation rejects the whole object (tls must not be specified for protocols HTTP, TCP, UDP)"
-                    )
-                    yield self.issue(owner, join(path, "tls"), message, hint="Use protocol HTTPS or TLS, or remove tls.")
+                    hint = f"Attach routes to the ListenerSet listeners on its port, or {hint[0].lower()}{hint[1:]}"
+                    yield self.issue(owner, join(path, "protocol"), message, hint=hint, severity=Severity.INFO)
+                    continue
+                yield self.issue(owner, join(path, "protocol"), message, hint=hint)
+            elif protocol == "HTTPS" and isinstance(listener["tls"], dict) and listener["tls"].get("mode") == "Passthrough":
+                message, hint = _https_passthrough(owner, name)
+                yield self.issue(owner, join(join(path, "tls"), "mode"), message, hint=hint)
+            elif protocol in _PLAIN_PROTOCOLS and has_tls:
+                # CRD validation: "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']".
+                message = (
+                    f"listener {name} of {owner.kind} {where(owner)} sets `tls` on protocol {protocol}: the CRD's"
+                    " validation rejects the whole object (tls must not be specified for protocols HTTP, TCP, UDP)"
+                )
+                yield self.issue(owner, join(path, "tls"), message, hint="Use protocol HTTPS or TLS, or remove tls.")
 
 
 def _https_passthrough(owner: K8sObject, name: object) -> tuple[str, str]:
