@@ -153,11 +153,13 @@ class _Through:
         return self._answer(("a", name), value)
 
     def __getitem__(self, key: object) -> Any:
-        return self._answer(("i", _argument(key, self._log)), cast("Any", self._target)[key])
+        key = _argument(key, self._log)
+        return self._answer(("i", key), cast("Any", self._target)[key])
 
     def __contains__(self, key: object) -> bool:
+        key = _argument(key, self._log)
         found = key in cast("Any", self._target)
-        self._log.reads.append((self._root, (*self._path, ("in", _argument(key, self._log))), found))
+        self._log.reads.append((self._root, (*self._path, ("in", key)), found))
         return found
 
     def __iter__(self) -> Iterator[Any]:
@@ -189,17 +191,31 @@ class _Method:
     def __call__(self, *args: object, **kwargs: object) -> Any:
         owner = self._owner
         for value in (*args, *kwargs.values()) if kwargs else args:
-            _argument(value, owner._log)
+            if type(value) is _Through or type(value) is _Method:
+                # A view of this run's stage cannot be asked again in the next run, whose stages
+                # are others, and what the stage reads of it is not written down: the check is
+                # not kept. The stage is given what the view stands for, as without a view.
+                owner._log.whole = False
+                args = tuple(_unwrapped(a) for a in args)
+                kwargs = {k: _unwrapped(v) for k, v in kwargs.items()}
+                break
         step = ("c", self._name, args, tuple(kwargs.items()) if kwargs else ())
         return owner._answer(step, self._function(*args, **kwargs))
 
 
+def _unwrapped(value: object) -> object:
+    if isinstance(value, _Through):
+        return value._target
+    if isinstance(value, _Method):
+        return value._function
+    return value
+
+
 def _argument(value: object, log: _Log) -> object:
-    """An argument as written down. A view of this run's stage cannot be asked again in the next
-    run, whose stages are others (and passed to a stage, what reads it is not written down): a
-    check that passes one is not kept."""
+    """A key as written down: a view of this run's stage cannot be asked again (see `_Method`)."""
     if type(value) is _Through or type(value) is _Method:
         log.whole = False
+        return _unwrapped(value)
     return value
 
 

@@ -7,9 +7,12 @@ nothing over the same texts."""
 from __future__ import annotations
 
 import copy
+import json
 import random
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -72,7 +75,39 @@ def _differential(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, seed: int,
                 update(name, texts[name][: at.start()] + edited + texts[name][at.end() :])
         update(name, texts[name] + "# and one more\n")
         update(name, "# lines added above\n\n" + texts[name])
+        _listener_sets(files, texts, rng, update)
     return reused, ran, units_reused, units_ran
+
+
+def _listener_sets(
+    files: dict[str, list[dict[str, Any]]], texts: dict[str, str], rng: random.Random, update: Callable[[str, str], None]
+) -> None:
+    """A Gateway made to take ListenerSets of its namespace, then a ListenerSet in a file of its own
+    attached to it, edited three times (its listener's hostname): the Gateway is the same object
+    in those updates, what its units read (its listeners, the ListenerSet's among them) is not."""
+    gateways = [
+        (n, d) for n, docs in files.items() for d in docs if d.get("kind") == "Gateway" and isinstance(d.get("spec"), dict)
+    ]
+    if not gateways:
+        return
+    name, gateway = rng.choice(gateways)
+    if "allowedListeners" not in gateway["spec"]:
+        gateway["spec"]["allowedListeners"] = {"namespaces": {"from": "Same"}}
+        update(name, yaml.safe_dump_all(files[name], sort_keys=False))
+    listeners = gateway["spec"].get("listeners")
+    hosts = [str(x.get("hostname")) for x in listeners if isinstance(x, dict)] if isinstance(listeners, list) else []
+    if not hosts:
+        return
+    # A wildcard over one of the Gateway's hostnames (overlapping it: PL424 on both), one of them
+    # (the same hostname: the listeners conflict, PL416, and PL424 leaves them), another domain;
+    # in a random order, each once, so that what the Gateway's unit finds changes every time.
+    wildcard = "*." + rng.choice(hosts).split(".", 1)[-1]
+    metadata = gateway.get("metadata") or {}
+    for host in rng.sample([wildcard, rng.choice(hosts), "api.example.org"], 3):
+        listener_set = LISTENER_SET.replace("HOST", json.dumps(host)).replace(
+            "{name: gw}", json.dumps({"name": metadata.get("name")})
+        )
+        update("listeners.yaml", listener_set.replace("namespace: app", f"namespace: {json.dumps(metadata.get('namespace'))}"))
 
 
 def test_kept_whole_project_rules_agree_with_a_run_from_nothing_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
