@@ -2,7 +2,7 @@
 the same object.
 
 A rule over the whole project that declares its unit (`UnitRule`, policylint.rules.base: a
-policy, a route, a Gateway, whatever it iterates; every `PolicyRule` is one) finds on each unit
+policy, an object, a Gateway, whatever it iterates; `PerPolicy` for the policy) finds on each unit
 what `check_unit` finds, independently of the other units. In a long-lived process (a language
 server) each unit's check runs over a view of the project (`_Recording`) that writes down every
 answer it asks of the stages: the index, the resolution, the admissions, the topology, the
@@ -53,7 +53,6 @@ Read = tuple[object, tuple[Step, ...], object]
 _PLAIN = (str, int, float, bool, bytes, type(None))
 # Per type: whether its instances are answers compared as they are (True) or read through (False).
 _KINDS: dict[type, bool] = {}
-_METHODS = (types.MethodType, types.BuiltinMethodType, types.MethodWrapperType)
 
 
 def _is_answer(value: object) -> bool:
@@ -136,6 +135,12 @@ class _Through:
         if _is_answer(value):
             self._log.reads.append((self._root, path, value))
             return value
+        if isinstance(value, Iterator):
+            # A generator a method answered with: its items are the answer (asked again, the
+            # method gives a new one, whose items are compared).
+            items = list(value)
+            self._log.reads.append((self._root, (*path, ("it",)), items))
+            return iter(items)
         return _Through(value, self._root, path, self._log)
 
     def __getattr__(self, name: str) -> Any:
@@ -145,7 +150,8 @@ class _Through:
             if found is not None:
                 return found
         value = getattr(self._target, name)
-        if isinstance(value, _METHODS):
+        if callable(value) and not isinstance(value, type):
+            # A method (or a function a stage holds): what it answers is read, per call.
             method = _Method(value, self, name)
             if methods is not None:
                 methods[name] = method

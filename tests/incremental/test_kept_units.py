@@ -31,6 +31,10 @@ class Stage_:
     def answer(self, unit: str) -> object:
         return self.answers[unit]
 
+    def each(self, unit: str) -> Iterator[object]:
+        yield self.answers[unit]
+        yield unit
+
 
 class Stub:
     """The parts of a project the view reads."""
@@ -70,6 +74,8 @@ class Reads(UnitRule[str]):
             found = topology.answer(unit)
         elif self.how == "table":
             found = topology.table.get(unit)
+        elif self.how == "generator":
+            found = next(topology.each(unit))
         elif self.how == "attribute":
             found = cast("Any", project).extra
         else:  # a view of the stage handed to the stage (which is given the stage itself)
@@ -111,6 +117,13 @@ def test_plain_answers_are_compared_by_type_and_value() -> None:
 def test_an_answer_of_a_table_read_through_is_asked_again() -> None:
     one, two = Answer(1), Answer(2)
     checked, found = _checked("table", {"a": one, "b": two}, {"a": one, "b": one})
+    assert checked == ["b"]
+    assert found == ["Answer(value=1)", "Answer(value=1)"]
+
+
+def test_a_generator_is_read_by_its_items() -> None:
+    one = Answer(1)
+    checked, found = _checked("generator", {"a": one, "b": one}, {"a": one, "b": Answer(1)})
     assert checked == ["b"]
     assert found == ["Answer(value=1)", "Answer(value=1)"]
 
