@@ -74,6 +74,11 @@ class Reads(UnitRule[str]):
             found = topology.answer(unit)
         elif self.how == "table":
             found = topology.table.get(unit)
+        elif self.how == "item":
+            try:
+                found = topology.table[unit]
+            except KeyError:
+                found = None
         elif self.how == "generator":
             found = next(topology.each(unit))
         elif self.how == "attribute":
@@ -135,6 +140,17 @@ def test_a_unit_that_read_what_the_view_cannot_ask_again_runs_every_time() -> No
     checked, found = _checked("argument", {"a": answer, "never": answer}, {"a": answer, "never": answer})
     assert checked == ["never"]
     assert found == ["Answer(value=1)", "'the stage'"]
+
+
+def test_a_question_that_fails_when_asked_again_runs_the_unit() -> None:
+    """`b`'s answer was an item of a table that no longer holds it: asking again raises, and the
+    unit runs (and finds nothing in the table)."""
+    one = Answer(1)
+    kept, rule = KeptUnits(), Reads("item")
+    _run(kept, rule, Stub(Stage_({"a": one, "b": one}), ["a", "b"]))
+    found = _run(kept, rule, Stub(Stage_({"a": one}), ["a", "b"]))
+    assert rule.checked == ["b"]
+    assert found == ["Answer(value=1)", "None"]
 
 
 def test_another_context_takes_nothing() -> None:
