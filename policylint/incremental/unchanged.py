@@ -21,7 +21,8 @@ which leaves a value the loader reported to it, read them); and the same run con
 settings, cluster, CRDs: `rulecache.context`). Every input of the rules is then
 the same, so is what they find: an edit that changed no object's data or place (a comment typed at
 the end of a file or on a line of its own after the last object, a blank line there, a file saved
-again) is answered without running them. Any other edit runs them all, as before.
+again) is answered without running them. Any other edit runs them, each rule that declares its
+unit only for the units whose answers are not the same objects (policylint.incremental.units).
 
 A kept issue names last run's objects: it is rebuilt on this run's object in the same place of the
 index, and so are its notes. A rule one of whose issues has a fixed location or document (an input
