@@ -32,8 +32,9 @@ The rules over the whole project and the policy rules (`PolicyRule`, which read 
 references resolve to) run again over the whole part: what they find on an object depends on
 other objects (a route's parent, a grant, a policy's competitors), and the stages are built for
 the part at once, with no record of which objects each answer read. A long-lived process reuses
-their issues only while the part holds the same objects as its last run
-(policylint.incremental.unchanged).
+their issues while the part holds the same objects as its last run
+(policylint.incremental.unchanged), and, for a rule that declares its unit, each unit's while the
+unit and every answer it read are the same objects (policylint.incremental.units).
 
 In a long-lived process, the objects of the files an update left alone are the last run's
 instances: their keys are taken from the last run (`RuleResults.instances`) rather than hashed,

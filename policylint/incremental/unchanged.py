@@ -21,7 +21,8 @@ which leaves a value the loader reported to it, read them); and the same run con
 settings, cluster, CRDs: `rulecache.context`). Every input of the rules is then
 the same, so is what they find: an edit that changed no object's data or place (a comment typed at
 the end of a file or on a line of its own after the last object, a blank line there, a file saved
-again) is answered without running them. Any other edit runs them all, as before.
+again) is answered without running them. Any other edit runs them, each rule that declares its
+unit only for the units whose answers are not the same objects (policylint.incremental.units).
 
 A kept issue names last run's objects: it is rebuilt on this run's object in the same place of the
 index, and so are its notes. A rule one of whose issues has a fixed location or document (an input
@@ -32,12 +33,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from policylint.incremental.units import KeptUnits
+from policylint.stages import Stage
 
 if TYPE_CHECKING:
     from policylint.findings import Issue
     from policylint.k8s.objects import K8sObject
     from policylint.project import Project
+    from policylint.rules.base import UnitRule
 
 
 class KeptWhole:
@@ -56,6 +61,8 @@ class KeptWhole:
         # What the last run did, for the tests: rules answered from what was kept, rules run.
         self.reused = 0
         self.ran = 0
+        # Per unit, for the rules that declare one, when the objects are not all the same.
+        self.units = KeptUnits()
 
     def begin(self, project: Project, run: bytes, targets: Callable[[K8sObject], tuple[str, ...] | None]) -> Whole:
         """This run's view: the kept issues, if the project holds what the last run's did."""
@@ -75,6 +82,7 @@ class KeptWhole:
         kept = self._issues if mapping is not None else {}
         self._pending, self._next = (objects, stamp, mine, contents), {}
         self.reused = self.ran = 0
+        self.units.begin((run, tuple(stage for stage in Stage if project.has_stage(stage))))
         return Whole(self, kept, mapping or {})
 
     def finish(self) -> None:
@@ -83,6 +91,7 @@ class KeptWhole:
         if self._pending is not None:
             (self._objects, self._stamp, self._targets, self._contents), self._pending = self._pending, None
             self._issues, self._next = self._next, {}
+            self.units.finish()
 
 
 class Whole:
@@ -93,6 +102,10 @@ class Whole:
         self._issues = issues
         self._mapping = mapping  # last run's object -> this run's, where they are not the same
 
+    def units(self, rule: UnitRule[Any], project: Project) -> list[Issue]:
+        """The issues of a rule that declares its unit, unit by unit (policylint.incremental.units)."""
+        return self._kept.units.issues(rule, project)
+
     def issues(self, rule_id: str, run: Callable[[], Iterable[Issue]]) -> list[Issue]:
         """The rule's issues: the kept ones on this run's objects, or `run`'s (then kept)."""
         found = self._issues.get(rule_id)
@@ -100,6 +113,7 @@ class Whole:
             self._kept.reused += 1
             moved = [_moved(issue, self._mapping) for issue in found] if self._mapping else found
             self._kept._next[rule_id] = moved
+            self._kept.units.carry(rule_id)
             return moved
         self._kept.ran += 1
         issues = list(run())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, ClassVar, Literal, final
+from typing import TYPE_CHECKING, ClassVar, Generic, Literal, TypeVar, final
 
 from policylint.findings import Fix, Issue, Related, Severity
 from policylint.k8s.objects import K8sObject
@@ -13,6 +13,8 @@ from policylint.values import frozen
 
 if TYPE_CHECKING:
     from policylint.profiles.policy import Policy
+
+U = TypeVar("U")
 
 # Subjects besides kind names (Rule.subjects).
 POLICY = "policy"
@@ -162,6 +164,40 @@ class ObjectRule(Rule):
         """Every object's findings, in index order: what the engine gathers from the shares."""
         for obj in project.index.objects:
             yield from self.check_object(project, obj)
+
+
+class UnitRule(Rule, Generic[U]):
+    """A rule over the whole project whose work splits into units (a policy, a route, a Gateway:
+    whatever it iterates), each unit's findings found by `check_unit` from the unit and what it
+    asks of the project, independently of the other units and of the order they come in. `units`
+    lists them, in the order their findings are given. The objects and policies a run builds of
+    an unchanged file are the last run's instances, and the stages hand back what an edit did not
+    reach as the same objects: a long-lived process keeps each unit's findings with the answers it
+    read, and takes them while the unit and every answer are the same objects
+    (policylint.incremental.units). A unit is an object compared by identity; a check of a unit
+    must read the project only through `project` (never a lookup it kept from another unit)."""
+
+    def units(self, project: Project) -> Iterable[U]:
+        raise NotImplementedError
+
+    def check_unit(self, project: Project, unit: U) -> Iterable[Issue]:
+        raise NotImplementedError
+
+    @final
+    def check(self, project: Project) -> Iterator[Issue]:
+        """Every unit's findings, in the units' order."""
+        for unit in self.units(project):
+            yield from self.check_unit(project, unit)
+
+
+class PerPolicy(UnitRule["Policy"]):
+    """A `UnitRule` whose unit is the policy: `check_unit` finds what one policy holds. Unlike a
+    `PolicyRule`, its work is not shared out with `--jobs`."""
+
+    @final
+    def units(self, project: Project) -> Iterable[Policy]:
+        """Every policy, in index order."""
+        return project.resolution.policies()
 
 
 class PolicyRule(Rule):

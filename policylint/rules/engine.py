@@ -17,7 +17,7 @@ from policylint.profiles.registry import ORIGIN_INFERRED
 from policylint.project import Project
 from policylint.rulecodes import matches, prefix_length
 from policylint.rules import workers
-from policylint.rules.base import POLICY, ObjectRule, PolicyRule, Rule, RuleOptionError
+from policylint.rules.base import POLICY, ObjectRule, PolicyRule, Rule, RuleOptionError, UnitRule
 from policylint.textsafe import MAX_MESSAGE, truncate
 from policylint.values import frozen, record
 
@@ -85,8 +85,12 @@ def issues(rule: Rule, project: Project, share: tuple[int, int] | None = None, r
             return reuse.checks(rule)
         if reuse is not None and reuse.whole is not None:
             # A long-lived process's last run's issues, while the project holds the same objects
-            # (policylint.incremental.unchanged).
-            return reuse.whole.issues(rule.id, lambda: rule.check(project))
+            # (policylint.incremental.unchanged), else, for a rule that declares its unit, each
+            # unit's while the answers it read are the same objects (policylint.incremental.units).
+            whole = reuse.whole
+            if isinstance(rule, UnitRule):
+                return whole.issues(rule.id, lambda: whole.units(rule, project))
+            return whole.issues(rule.id, lambda: rule.check(project))
         return rule.check(project)
     k, n = share
     index = project.index

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policylint.findings import Edit, Fix, Issue, Related, Severity
 from policylint.input.positions import join
@@ -23,9 +23,12 @@ from policylint.k8s.names import DNS1123_SUBDOMAIN
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.crd import crd_facts
 from policylint.project import Project
-from policylint.rules.base import Rule
+from policylint.rules.base import Rule, UnitRule
 from policylint.textsafe import short_repr
 from policylint.values import frozen
+
+if TYPE_CHECKING:
+    from policylint.profiles.policy import Policy
 
 POLICY_LABEL = "gateway.networking.k8s.io/policy"
 # The original Policy Attachment page ("Kubectl Plugin") asked for this label; GEP-713 dropped it.
@@ -341,7 +344,7 @@ class DirectLabelOnInheritedShape(Rule):
             )
 
 
-class ControllerWrittenLabel(Rule):
+class ControllerWrittenLabel(UnitRule[K8sObject]):
     """A `*PolicyAffected` label or annotation, which controllers write, is committed in a manifest."""
 
     id = "PL505"
@@ -349,19 +352,21 @@ class ControllerWrittenLabel(Rule):
     severity = Severity.WARNING
     fixable = "safe"
 
-    def check(self, project: Project) -> Iterable[Issue]:
-        for obj in project.index.objects:
-            for where, mapping in (("metadata.labels", obj.labels), ("metadata.annotations", obj.annotations)):
-                for key in mapping:
-                    if key.rsplit("/", 1)[-1].endswith("PolicyAffected"):
-                        yield self.issue(
-                            obj,
-                            join(where, key),
-                            f"{key} is written by the policy controller to mark objects a policy affects (GEP-713"
-                            ' "Target object status"); committed by hand it is stale or wrong as soon as policies'
-                            " change: remove it from the manifest",
-                            fix=Fix(f"delete {key}", (Edit(join(where, key), delete=True),)),
-                        )
+    def units(self, project: Project) -> Iterable[K8sObject]:
+        return project.index.objects
+
+    def check_unit(self, project: Project, unit: K8sObject) -> Iterable[Issue]:
+        for where, mapping in (("metadata.labels", unit.labels), ("metadata.annotations", unit.annotations)):
+            for key in mapping:
+                if key.rsplit("/", 1)[-1].endswith("PolicyAffected"):
+                    yield self.issue(
+                        unit,
+                        join(where, key),
+                        f"{key} is written by the policy controller to mark objects a policy affects (GEP-713"
+                        ' "Target object status"); committed by hand it is stale or wrong as soon as policies'
+                        " change: remove it from the manifest",
+                        fix=Fix(f"delete {key}", (Edit(join(where, key), delete=True),)),
+                    )
 
 
 # (label key, value) -> what is wrong with each, for `InvalidLabelSyntax._metadata`; emptied past
@@ -370,38 +375,44 @@ _CHECKED: dict[tuple[str, str], tuple[str | None, str | None]] = {}
 _CHECKED_LIMIT = 10_000
 
 
-class InvalidLabelSyntax(Rule):
+class InvalidLabelSyntax(UnitRule["K8sObject | Policy"]):
     """A label, annotation key or label selector is not valid Kubernetes syntax."""
 
     id = "PL506"
     name = "invalid-label-syntax"
     severity = Severity.ERROR
 
-    def check(self, project: Project) -> Iterable[Issue]:
-        for obj in project.index.objects:
-            yield from self._metadata(obj)
-        for policy in project.resolution.policies():
-            field = policy.profile.targets.selectors
-            if not field:
+    def units(self, project: Project) -> Iterator[K8sObject | Policy]:
+        # Every object (its metadata, and a Gateway's or ListenerSet's listeners' selectors), then
+        # every policy (its target selectors, as its profile names them).
+        yield from project.index.objects
+        yield from project.resolution.policies()
+
+    def check_unit(self, project: Project, unit: K8sObject | Policy) -> Iterable[Issue]:
+        if isinstance(unit, K8sObject):
+            yield from self._metadata(unit)
+            if unit.group == "gateway.networking.k8s.io" and unit.kind in ("Gateway", "ListenerSet"):
+                yield from self._listener_selectors(unit)
+            return
+        policy = unit
+        field = policy.profile.targets.selectors
+        if not field:
+            return
+        selectors = policy.obj.spec.get(field)
+        for i, entry in enumerate(selectors if isinstance(selectors, list) else []):
+            if not isinstance(entry, dict):
                 continue
-            selectors = policy.obj.spec.get(field)
-            for i, entry in enumerate(selectors if isinstance(selectors, list) else []):
-                if not isinstance(entry, dict):
-                    continue
-                path = join("spec", field, i)
-                # A target selector is a label selector inlined with group/kind (Envoy Gateway).
-                yield from self._selector(policy.obj, path, entry)
-                ns_selector = _get(entry, "namespaces", "selector")
-                if isinstance(ns_selector, dict):
-                    yield from self._selector(policy.obj, join(path, "namespaces", "selector"), ns_selector)
-            # GEP-713 "Label selectors": a target reference may carry `selector` instead of a name.
-            for ref in policy.refs:
-                selector = ref.raw.get("selector") if isinstance(ref.raw, dict) else None
-                if isinstance(selector, dict):
-                    yield from self._selector(policy.obj, join(ref.path, "selector"), selector)
-        for kind in ("Gateway", "ListenerSet"):
-            for obj in project.index.of_kind("gateway.networking.k8s.io", kind):
-                yield from self._listener_selectors(obj)
+            path = join("spec", field, i)
+            # A target selector is a label selector inlined with group/kind (Envoy Gateway).
+            yield from self._selector(policy.obj, path, entry)
+            ns_selector = _get(entry, "namespaces", "selector")
+            if isinstance(ns_selector, dict):
+                yield from self._selector(policy.obj, join(path, "namespaces", "selector"), ns_selector)
+        # GEP-713 "Label selectors": a target reference may carry `selector` instead of a name.
+        for ref in policy.refs:
+            selector = ref.raw.get("selector") if isinstance(ref.raw, dict) else None
+            if isinstance(selector, dict):
+                yield from self._selector(policy.obj, join(ref.path, "selector"), selector)
 
     def _metadata(self, obj: K8sObject) -> Iterator[Issue]:
         # Every object's keys and values, most of them the same few (`app`, `tenant`): each

@@ -13,7 +13,7 @@ from policylint.input.positions import join
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
-from policylint.rules.base import Rule
+from policylint.rules.base import Rule, UnitRule
 from policylint.rules.refs import label, where
 from policylint.semantics.listeners import (
     CORE_PROTOCOLS,
@@ -76,7 +76,7 @@ class ListenerProtocolUnsupported(Rule):
                 yield self.issue(owner, join(listener.path, "protocol"), message, hint=hint)
 
 
-class ListenerTLSHostnamesOverlap(Rule):
+class ListenerTLSHostnamesOverlap(UnitRule[K8sObject]):
     """HTTPS listeners of one Gateway (with its ListenerSets) on one port whose hostnames overlap: the controller sets OverlappingTLSConfig."""
 
     id = "PL424"
@@ -85,63 +85,63 @@ class ListenerTLSHostnamesOverlap(Rule):
     subjects = frozenset({"Gateway", "ListenerSet"})
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check(self, project: Project) -> Iterable[Issue]:
+    def units(self, project: Project) -> Iterable[K8sObject]:
+        return project.topology().gateways()
+
+    def check_unit(self, project: Project, gateway: K8sObject) -> Iterable[Issue]:
         topology = project.topology()
-        for gateway in topology.gateways():
-            # The listeners a controller accepts (a Conflicted one, PL416, or one of a protocol it
-            # refuses, PL421, gets no TLS configuration), as Envoy Gateway's checkOverlappingHostnames
-            # skips listeners already invalid.
-            # Which protocols the controller checks is its own (profile `listenerPorts.tlsOverlap`:
-            # Envoy Gateway HTTPS, NGINX Gateway Fabric HTTPS and TLS); HTTPS where it is not known.
-            implementation = topology.gateway_implementation(gateway)
-            sharing = implementation.port_sharing if implementation is not None else None
-            protocols = sharing.tls_overlap if sharing is not None else ("HTTPS",)
-            https = [
-                listener
-                for listener in topology.gateway_listeners(gateway)
-                if listener.protocol in protocols
-                and listener.port is not None
-                and not listener.malformed
-                and topology.listener_conflict(listener) is None
+        # The listeners a controller accepts (a Conflicted one, PL416, or one of a protocol it
+        # refuses, PL421, gets no TLS configuration), as Envoy Gateway's checkOverlappingHostnames
+        # skips listeners already invalid.
+        # Which protocols the controller checks is its own (profile `listenerPorts.tlsOverlap`:
+        # Envoy Gateway HTTPS, NGINX Gateway Fabric HTTPS and TLS); HTTPS where it is not known.
+        implementation = topology.gateway_implementation(gateway)
+        sharing = implementation.port_sharing if implementation is not None else None
+        protocols = sharing.tls_overlap if sharing is not None else ("HTTPS",)
+        https = [
+            listener
+            for listener in topology.gateway_listeners(gateway)
+            if listener.protocol in protocols
+            and listener.port is not None
+            and not listener.malformed
+            and topology.listener_conflict(listener) is None
+        ]
+        for listener in https:
+            other = next(
+                (
+                    o
+                    for o in https
+                    if o is not listener and o.port == listener.port and hostnames_overlap(listener.hostname, o.hostname)
+                ),
+                None,
+            )
+            if other is None:
+                continue
+            mine = listener.hostname or "no hostname (every name)"
+            theirs = other.hostname or "no hostname (every name)"
+            message = (
+                f"{listener.protocol} listener {listener.name} of {listener.owner.kind} {ns_name(listener.owner.namespace, listener.owner.name)}"
+                f" on port {listener.port} has {mine}, which overlaps {theirs} of listener {other.name} of"
+                f" {other.owner.kind} {ns_name(other.owner.namespace, other.owner.name)}: the listener gets"
+                " OverlappingTLSConfig=True, OverlappingHostnames, and a client that reuses one connection for"
+                " both names (HTTP/2 connection coalescing) may be served the other listener's certificate and"
+                " routes, or refused with 421 Misdirected Request"
+            )
+            related = [
+                Related(
+                    f"listener {other.name} is declared here",
+                    object=other.owner,
+                    path=join(other.path, "hostname" if other.hostname else "port"),
+                )
             ]
-            for listener in https:
-                other = next(
-                    (
-                        o
-                        for o in https
-                        if o is not listener and o.port == listener.port and hostnames_overlap(listener.hostname, o.hostname)
-                    ),
-                    None,
-                )
-                if other is None:
-                    continue
-                mine = listener.hostname or "no hostname (every name)"
-                theirs = other.hostname or "no hostname (every name)"
-                message = (
-                    f"{listener.protocol} listener {listener.name} of {listener.owner.kind} {ns_name(listener.owner.namespace, listener.owner.name)}"
-                    f" on port {listener.port} has {mine}, which overlaps {theirs} of listener {other.name} of"
-                    f" {other.owner.kind} {ns_name(other.owner.namespace, other.owner.name)}: the listener gets"
-                    " OverlappingTLSConfig=True, OverlappingHostnames, and a client that reuses one connection for"
-                    " both names (HTTP/2 connection coalescing) may be served the other listener's certificate and"
-                    " routes, or refused with 421 Misdirected Request"
-                )
-                related = [
-                    Related(
-                        f"listener {other.name} is declared here",
-                        object=other.owner,
-                        path=join(other.path, "hostname" if other.hostname else "port"),
-                    )
-                ]
-                hint = (
-                    "Give the listeners hostnames that do not overlap, or one port each; or serve both names from one listener."
-                )
-                yield self.issue(
-                    listener.owner,
-                    join(listener.path, "hostname" if listener.hostname else "port"),
-                    message,
-                    related=related,
-                    hint=hint,
-                )
+            hint = "Give the listeners hostnames that do not overlap, or one port each; or serve both names from one listener."
+            yield self.issue(
+                listener.owner,
+                join(listener.path, "hostname" if listener.hostname else "port"),
+                message,
+                related=related,
+                hint=hint,
+            )
 
 
 # Listener protocols with and without TLS (apis/v1/gateway_types.go, Listener.TLS).
@@ -149,7 +149,7 @@ _TLS_PROTOCOLS = ("HTTPS", "TLS")
 _PLAIN_PROTOCOLS = ("HTTP", "TCP", "UDP")
 
 
-class ListenerTlsMismatch(Rule):
+class ListenerTlsMismatch(UnitRule[K8sObject]):
     """A listener's `tls` does not match its protocol: missing on HTTPS or TLS, set on HTTP, TCP or UDP."""
 
     id = "PL415"
@@ -165,52 +165,54 @@ class ListenerTlsMismatch(Rule):
     subjects = frozenset({"Gateway", "ListenerSet"})
     reads = frozenset({Stage.TOPOLOGY})
 
-    def check(self, project: Project) -> Iterable[Issue]:
+    def units(self, project: Project) -> Iterable[K8sObject]:
+        return _listener_owners(project)
+
+    def check_unit(self, project: Project, owner: K8sObject) -> Iterable[Issue]:
         topology = project.topology()
-        for owner in _listener_owners(project):
-            malformed = project.index.malformed(owner)
-            placeholder = _placeholder_implementation(topology, owner)
-            listeners = owner.spec.get("listeners")
-            for i, listener in enumerate(listeners if isinstance(listeners, list) else ()):
-                if not isinstance(listener, dict) or malformed.tainted("spec", "listeners", i):
-                    continue  # PL010's
-                protocol, has_tls = listener.get("protocol"), "tls" in listener
-                path = join("spec.listeners", i)
-                name = listener.get("name")
-                if protocol in _TLS_PROTOCOLS and not has_tls:
-                    # Listener.TLS: "required if the Protocol field is HTTPS or TLS". The API server
-                    # stores it (no CEL rule), and the controller cannot terminate or route it.
+        malformed = project.index.malformed(owner)
+        placeholder = _placeholder_implementation(topology, owner)
+        listeners = owner.spec.get("listeners")
+        for i, listener in enumerate(listeners if isinstance(listeners, list) else ()):
+            if not isinstance(listener, dict) or malformed.tainted("spec", "listeners", i):
+                continue  # PL010's
+            protocol, has_tls = listener.get("protocol"), "tls" in listener
+            path = join("spec.listeners", i)
+            name = listener.get("name")
+            if protocol in _TLS_PROTOCOLS and not has_tls:
+                # Listener.TLS: "required if the Protocol field is HTTPS or TLS". The API server
+                # stores it (no CEL rule), and the controller cannot terminate or route it.
+                message = (
+                    f"listener {name} of {owner.kind} {where(owner)} uses protocol {protocol} without `tls`: the listener"
+                    " is invalid (the Gateway API requires tls for HTTPS and TLS listeners), so no route attached"
+                    " to it receives traffic through it"
+                )
+                hint = (
+                    "Add tls.certificateRefs (a Secret with the certificate)."
+                    if protocol == "HTTPS"
+                    else "Add tls.mode (Passthrough or Terminate)."
+                )
+                if placeholder is not None:
                     message = (
-                        f"listener {name} of {owner.kind} {where(owner)} uses protocol {protocol} without `tls`: the listener"
-                        " is invalid (the Gateway API requires tls for HTTPS and TLS listeners), so no route attached"
-                        " to it receives traffic through it"
+                        f"listener {name} of {owner.kind} {where(owner)} uses protocol {protocol} without `tls`:"
+                        f" {placeholder} keeps it as a placeholder for the ListenerSets on its port (its status stays"
+                        " Accepted) and serves nothing through it, so no route attached to it receives traffic"
+                        " through it"
                     )
-                    hint = (
-                        "Add tls.certificateRefs (a Secret with the certificate)."
-                        if protocol == "HTTPS"
-                        else "Add tls.mode (Passthrough or Terminate)."
-                    )
-                    if placeholder is not None:
-                        message = (
-                            f"listener {name} of {owner.kind} {where(owner)} uses protocol {protocol} without `tls`:"
-                            f" {placeholder} keeps it as a placeholder for the ListenerSets on its port (its status stays"
-                            " Accepted) and serves nothing through it, so no route attached to it receives traffic"
-                            " through it"
-                        )
-                        hint = f"Attach routes to the ListenerSet listeners on its port, or {hint[0].lower()}{hint[1:]}"
-                        yield self.issue(owner, join(path, "protocol"), message, hint=hint, severity=Severity.INFO)
-                        continue
-                    yield self.issue(owner, join(path, "protocol"), message, hint=hint)
-                elif protocol == "HTTPS" and isinstance(listener["tls"], dict) and listener["tls"].get("mode") == "Passthrough":
-                    message, hint = _https_passthrough(owner, name)
-                    yield self.issue(owner, join(join(path, "tls"), "mode"), message, hint=hint)
-                elif protocol in _PLAIN_PROTOCOLS and has_tls:
-                    # CRD validation: "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']".
-                    message = (
-                        f"listener {name} of {owner.kind} {where(owner)} sets `tls` on protocol {protocol}: the CRD's"
-                        " validation rejects the whole object (tls must not be specified for protocols HTTP, TCP, UDP)"
-                    )
-                    yield self.issue(owner, join(path, "tls"), message, hint="Use protocol HTTPS or TLS, or remove tls.")
+                    hint = f"Attach routes to the ListenerSet listeners on its port, or {hint[0].lower()}{hint[1:]}"
+                    yield self.issue(owner, join(path, "protocol"), message, hint=hint, severity=Severity.INFO)
+                    continue
+                yield self.issue(owner, join(path, "protocol"), message, hint=hint)
+            elif protocol == "HTTPS" and isinstance(listener["tls"], dict) and listener["tls"].get("mode") == "Passthrough":
+                message, hint = _https_passthrough(owner, name)
+                yield self.issue(owner, join(join(path, "tls"), "mode"), message, hint=hint)
+            elif protocol in _PLAIN_PROTOCOLS and has_tls:
+                # CRD validation: "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']".
+                message = (
+                    f"listener {name} of {owner.kind} {where(owner)} sets `tls` on protocol {protocol}: the CRD's"
+                    " validation rejects the whole object (tls must not be specified for protocols HTTP, TCP, UDP)"
+                )
+                yield self.issue(owner, join(path, "tls"), message, hint="Use protocol HTTPS or TLS, or remove tls.")
 
 
 def _https_passthrough(owner: K8sObject, name: object) -> tuple[str, str]:

@@ -13,7 +13,7 @@ channel does not serve is PL705's, a field only its experimental channel has is 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policylint.findings import Issue, Related, Severity
 from policylint.input.positions import format_path, join
@@ -29,15 +29,18 @@ from policylint.k8s.cluster import HOW_TO_DECLARE, how_to_declare_vendor
 from policylint.k8s.deprecations import deprecations
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project, object_local
-from policylint.rules.base import ANY, POLICY, ObjectRule, Rule
+from policylint.rules.base import ANY, POLICY, ObjectRule, PerPolicy, Rule
 from policylint.rules.filters import forbidden_header_values
 from policylint.rules.hints import close_name
 from policylint.rules.releases import Dissents, accepted_by, disputed, dissent_origin, judged, unserved
 from policylint.semantics.topology import expand_pattern
 from policylint.stages import Stage
 
+if TYPE_CHECKING:
+    from policylint.profiles.policy import Policy
 
-class DeprecatedField(Rule):
+
+class DeprecatedField(PerPolicy):
     """A field its CRD marks deprecated is set: say what replaces it, as the controller's own warning does."""
 
     id = "PL701"
@@ -45,22 +48,21 @@ class DeprecatedField(Rule):
     severity = Severity.WARNING
     subjects = frozenset({POLICY})
 
-    def check(self, project: Project) -> Iterable[Issue]:
+    def check_unit(self, project: Project, policy: Policy) -> Iterable[Issue]:
         table = deprecations()
-        for policy in project.resolution.policies():
-            obj = policy.obj
-            fields = table.get((obj.group, obj.kind, obj.version))
-            if not fields:
-                continue
-            for field in fields:
-                for path, _ in expand_pattern(obj.data, field.path):
-                    instead = f": use {field.replacement} instead" if field.replacement else ""
-                    message = (
-                        f"{path} is deprecated in {obj.kind} {obj.version} (its CRD: {field.text!r}){instead};"
-                        " the controller may stop reading it in a later release"
-                    )
-                    hint = f"Move the value to {field.replacement}." if field.replacement else None
-                    yield self.issue(obj, path, message, hint=hint)
+        obj = policy.obj
+        fields = table.get((obj.group, obj.kind, obj.version))
+        if not fields:
+            return
+        for field in fields:
+            for path, _ in expand_pattern(obj.data, field.path):
+                instead = f": use {field.replacement} instead" if field.replacement else ""
+                message = (
+                    f"{path} is deprecated in {obj.kind} {obj.version} (its CRD: {field.text!r}){instead};"
+                    " the controller may stop reading it in a later release"
+                )
+                hint = f"Move the value to {field.replacement}." if field.replacement else None
+                yield self.issue(obj, path, message, hint=hint)
 
 
 # Kinds whose CRDs are vendored besides the policies' (tests/data/crds/SOURCES.md).

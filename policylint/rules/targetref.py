@@ -20,7 +20,7 @@ from policylint.k8s.objects import K8sObject
 from policylint.profiles.policy import GROUP_PATTERN, REF_FIELDS, Policy, TargetRef, policy_namespace, ref_problems
 from policylint.profiles.registry import TargetKind, TargetSpec
 from policylint.project import Project
-from policylint.rules.base import POLICY, PolicyRule, Rule
+from policylint.rules.base import POLICY, PerPolicy, PolicyRule, Rule
 from policylint.rules.hints import NearMatches
 from policylint.rules.unprovable import unmanaged_kind
 from policylint.semantics.resolution import TargetResolution
@@ -272,7 +272,7 @@ class TargetRefNotFound(PolicyRule):
         return matches
 
 
-class TargetKindNotAllowed(Rule):
+class TargetKindNotAllowed(PerPolicy):
     """A targetRef names a kind (or group) that the policy kind does not accept."""
 
     id = "PL202"
@@ -280,19 +280,18 @@ class TargetKindNotAllowed(Rule):
     severity = Severity.ERROR
     subjects = frozenset({POLICY})
 
-    def check(self, project: Project) -> Iterable[Issue]:
-        for policy in project.resolution.policies():
-            targets = policy.profile.targets
-            if not targets.kinds:
-                continue  # the profile lists no kinds: anything goes (inferred or unrestricted kinds)
-            for ref in policy.refs:
-                if not is_valid_ref(ref, policy.profile.targets) or ref.group is None or ref.kind is None:
-                    continue  # PL203 / PL205; or a reference its kind lets name no kind
-                if targets.allows(ref.group, ref.kind):
-                    continue
-                if not targets.kinds_enforced and targets.documents(ref.group, ref.kind):
-                    continue  # an implementation documents it as a target (profile data)
-                yield self._issue(policy, ref)
+    def check_unit(self, project: Project, policy: Policy) -> Iterable[Issue]:
+        targets = policy.profile.targets
+        if not targets.kinds:
+            return  # the profile lists no kinds: anything goes (inferred or unrestricted kinds)
+        for ref in policy.refs:
+            if not is_valid_ref(ref, policy.profile.targets) or ref.group is None or ref.kind is None:
+                continue  # PL203 / PL205; or a reference its kind lets name no kind
+            if targets.allows(ref.group, ref.kind):
+                continue
+            if not targets.kinds_enforced and targets.documents(ref.group, ref.kind):
+                continue  # an implementation documents it as a target (profile data)
+            yield self._issue(policy, ref)
 
     def _issue(self, policy: Policy, ref: TargetRef) -> Issue:
         assert ref.group is not None and ref.kind is not None
@@ -345,7 +344,7 @@ def _fixed_group(group: str | None) -> str | None:
     return None
 
 
-class TargetRefGroupInvalid(Rule):
+class TargetRefGroupInvalid(PerPolicy):
     """A targetRef `group` is missing or malformed (a version in it, uppercase, not a DNS subdomain)."""
 
     id = "PL203"
@@ -354,22 +353,21 @@ class TargetRefGroupInvalid(Rule):
     subjects = frozenset({POLICY})
     fixable = "safe"
 
-    def check(self, project: Project) -> Iterable[Issue]:
-        for policy in project.resolution.policies():
-            for ref in policy.refs:
-                for problem in ref_problems(ref, policy.profile.targets.ref_required):
-                    if problem.field == "group":
-                        fixed = _fixed_group(ref.group)
-                        if fixed is None and ref.group is None and ref.kind:
-                            # No group, and one group has that kind: the only value the author can mean.
-                            groups = groups_for_kind(project, policy, ref.kind)
-                            fixed = groups[0] if len(groups) == 1 else None
-                        fix = (
-                            Fix(f"use group {yaml_group(fixed)}", (Edit(join(ref.path, "group"), value=fixed),))
-                            if fixed is not None
-                            else None
-                        )
-                        yield self.issue(policy.obj, problem.path, self._message(project, policy, ref), fix=fix)
+    def check_unit(self, project: Project, policy: Policy) -> Iterable[Issue]:
+        for ref in policy.refs:
+            for problem in ref_problems(ref, policy.profile.targets.ref_required):
+                if problem.field == "group":
+                    fixed = _fixed_group(ref.group)
+                    if fixed is None and ref.group is None and ref.kind:
+                        # No group, and one group has that kind: the only value the author can mean.
+                        groups = groups_for_kind(project, policy, ref.kind)
+                        fixed = groups[0] if len(groups) == 1 else None
+                    fix = (
+                        Fix(f"use group {yaml_group(fixed)}", (Edit(join(ref.path, "group"), value=fixed),))
+                        if fixed is not None
+                        else None
+                    )
+                    yield self.issue(policy.obj, problem.path, self._message(project, policy, ref), fix=fix)
 
     def _message(self, project: Project, policy: Policy, ref: TargetRef) -> str:
         group = ref.group
@@ -475,7 +473,7 @@ class NamespacedPolicyClusterTarget(Rule):
                 yield self.issue(policy.obj, field_path(ref, "namespace"), message, severity=Severity.ERROR)
 
 
-class TargetRefFieldInvalid(Rule):
+class TargetRefFieldInvalid(PerPolicy):
     """A targetRef field breaks the upstream reference type: pattern, length, type, or a field the type lacks."""
 
     id = "PL205"
@@ -483,12 +481,11 @@ class TargetRefFieldInvalid(Rule):
     severity = Severity.ERROR
     subjects = frozenset({POLICY})
 
-    def check(self, project: Project) -> Iterable[Issue]:
-        for policy in project.resolution.policies():
-            for path, message in policy.shape_errors:
-                yield self.issue(policy.obj, path, f"{message}; the API server rejects the policy")
-            for ref in policy.refs:
-                yield from self._check_ref(policy, ref)
+    def check_unit(self, project: Project, policy: Policy) -> Iterable[Issue]:
+        for path, message in policy.shape_errors:
+            yield self.issue(policy.obj, path, f"{message}; the API server rejects the policy")
+        for ref in policy.refs:
+            yield from self._check_ref(policy, ref)
 
     def _check_ref(self, policy: Policy, ref: TargetRef) -> Iterator[Issue]:
         profile = policy.profile

@@ -513,3 +513,23 @@ def test_a_method_given_here_implements_an_abstract_one() -> None:
         theirs = standard(type("Value", (Shown,), {"__annotations__": {"x": "int"}}))
         assert ours.__abstractmethods__ == theirs.__abstractmethods__ == frozenset()
         assert repr(ours(1)) == repr(theirs(1)) == "Value(x=1)"
+
+
+def test_frozen_classes_are_told_from_mutable_ones() -> None:
+    """What policylint.incremental.units compares by identity: a `@frozen` class's instances
+    never change; a `@record`'s and a plain class's may."""
+
+    @values.frozen
+    class Kept:
+        a: int
+
+    @values.frozen(eq=False)
+    class KeptByIdentity:
+        a: int
+
+    @values.record
+    class Mutable:
+        a: int
+
+    assert values.is_frozen(Kept) and values.is_frozen(KeptByIdentity)
+    assert not values.is_frozen(Mutable) and not values.is_frozen(dict) and not values.is_frozen(object)
