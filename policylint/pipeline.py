@@ -586,13 +586,15 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     project, members = _analysed(request, sources, loaded, part, resident)
     if resident is not None:
         project.kept_walks = resident.walks
-        # The same instances as the run before where the objects are: their facets and folds are kept.
-        project.resolution.adopt_policies(resident.policies)
         from policylint.incremental import rulecache
 
         # Under the key the per-object rule results are kept under: what decides them besides
-        # the objects decides what the topology keeps too (policylint.semantics.topology.kept).
-        project.kept_topology = resident.topology.begin(rulecache.context(request, project))
+        # the objects decides what the topology and the policies' resolutions keep too
+        # (policylint.semantics.topology.kept, policylint.semantics.keptresolution).
+        project.kept_topology = resident.topology.begin(context := rulecache.context(request, project))
+        # The same instances as the run before where the objects are: their facets and folds are
+        # kept, and their target references' resolutions while what those read answers the same.
+        project.resolution.adopt_policies(resident.policies, resident.resolution.begin(context))
         # The same instances as the run before where their files' bytes are: what their fields'
         # types are (PL010, read by every stage) is known already.
         project.index.adopt_malformed(resident.malformed)

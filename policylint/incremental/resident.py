@@ -22,7 +22,8 @@ found (`walks`, policylint.semantics.effective.walks), played back where it woul
 what the last topology resolved (the routes' attachments and backend references, the
 listeners, certificate references and conflicts of each Gateway, the policies' references), with
 what each result read
-(`topology`, policylint.semantics.topology.kept); which of the objects' fields have the wrong type
+(`topology`, policylint.semantics.topology.kept); what each policy's target references resolved
+to, with what each resolution read (`resolution`, policylint.semantics.keptresolution); which of the objects' fields have the wrong type
 (`malformed`, a function of the object alone); and the policies built of the objects (`policies`,
 a function of the object and its kind's profile), so that the simulation's facets and folds of
 them are kept too (policylint.semantics.effective.folds). The differential tests
@@ -48,6 +49,7 @@ from policylint.identity import IdentityMap
 from policylint.incremental.unchanged import KeptWhole
 from policylint.input.positions import KeptSpans
 from policylint.semantics.effective.walks import KeptWalks
+from policylint.semantics.keptresolution import KeptResolution
 from policylint.semantics.partgraph import PartGraph
 from policylint.semantics.topology.kept import KeptTopology
 from policylint.values import frozen
@@ -103,6 +105,8 @@ class Resident:
         self.walks = KeptWalks()
         # What the last topology built resolved, kept with what it read.
         self.topology = KeptTopology()
+        # What the policies' target references resolved to in the last run, with what it read.
+        self.resolution = KeptResolution()
         # What the last run's index found of its objects' field types (`ProjectIndex.malformed`).
         self.malformed: dict[K8sObject, Malformed] = {}
         # The policies the last run built, by object: the next takes those of the same instances

@@ -111,6 +111,19 @@ SAME_NAMESPACE = GrantCheck(True)
 NOT_NEEDED = GrantCheck(True)
 
 
+def grant_meaning(check: GrantCheck) -> tuple[object, ...]:
+    """What a rule or a report reads of a grant check, with the grants by their objects (each run
+    parses the grants anew; an object compares by identity): what a result kept between the runs
+    of one process (policylint.semantics.topology.kept, policylint.semantics.keptresolution)
+    compares of a check made again."""
+    return (
+        check.permitted,
+        check.assumed,
+        tuple(g.obj for g in check.grants),
+        tuple((m.grant.obj, m.path, m.reason) for m in check.near_misses),
+    )
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 

@@ -14,12 +14,13 @@ Everything is computed lazily, once per policy and reference.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from policylint.input.positions import join
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.index import CRD_GK, UNKNOWN_POSITION, ProjectIndex, Section
 from policylint.k8s.names import group_kind
-from policylint.k8s.objects import CLUSTER_NAMESPACES, K8sObject
+from policylint.k8s.objects import CLUSTER_NAMESPACES, K8sObject, ObjectKey
 from policylint.k8s.selectors import LabelSelector
 from policylint.profiles.implementations import Implementation, implementation_name
 from policylint.profiles.policy import (
@@ -33,10 +34,14 @@ from policylint.profiles.policy import (
     ref_problems,
 )
 from policylint.profiles.registry import PolicyProfile, ProfileRegistry, TargetKind, inferred_profile, looks_like_policy
-from policylint.semantics.grants import GRANT_GK, GrantCheck, Reference, ReferenceGrants
+from policylint.semantics.grants import GRANT_GK, GrantCheck, Reference, ReferenceGrants, grant_meaning
 from policylint.semantics.producers import Producers
 from policylint.values import frozen
 from policylint.vocabulary import Accepted, NamespaceMatch, Resolved
+
+if TYPE_CHECKING:
+    from policylint.k8s.objects import SectionSpec
+    from policylint.semantics.keptresolution import KeptResolution, Read
 
 # Set by the API server on every Namespace (Kubernetes 1.22+), so selectors can match it.
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -122,6 +127,10 @@ class Resolution:
         self._builtin: dict[str, str] | None = None
         self._class_implementations: list[Implementation | None] | None = None
         self._producers: Producers | None = None
+        # What the last run of a long-lived process resolved (policylint.semantics.keptresolution),
+        # and what working out one resolution reads while it is recorded (`recorded`).
+        self._kept: KeptResolution | None = None
+        self._reads: list[Read] | None = None
 
     def producers(self) -> Producers:
         """The objects the input makes in the cluster through its producers (profile `producers`)."""
@@ -177,6 +186,7 @@ class Resolution:
         `--complete` (the input is the whole cluster, so a Namespace it lacks carries no label
         but the name label the API server sets)."""
         obj = self.index.lookup("", "Namespace", None, namespace)
+        self._note("namespace", namespace, obj)
         labels = {NAMESPACE_NAME_LABEL: namespace}
         if obj is None:
             return labels, self.index.options.complete
@@ -202,14 +212,18 @@ class Resolution:
             self._policies = self._build_policies()
         return self._policies
 
-    def adopt_policies(self, kept: Mapping[K8sObject, Policy]) -> None:
+    def adopt_policies(self, kept: Mapping[K8sObject, Policy], resolutions: KeptResolution | None = None) -> None:
         """Take the policies an earlier run of this process built of the same object instances
         (`built_policies`; the objects of unchanged files are kept, policylint.incremental.resident)
         instead of building them again, where the kind's profile is the same: a policy is a
         function of its object and its profile. Policies are compared by identity downstream,
         so what is kept of them between runs (their facets and folds,
-        policylint.semantics.effective.folds) serves only a run that has the same instances."""
+        policylint.semantics.effective.folds) serves only a run that has the same instances.
+        `resolutions`: what the last run resolved of those policies' target references, taken
+        where what it read answers the same, and where this run's resolutions are kept
+        (policylint.semantics.keptresolution)."""
         self._adopted = kept
+        self._kept = resolutions
 
     def _same_profile(self, kept: PolicyProfile, profile: PolicyProfile) -> bool:
         """Whether a kept policy's profile is this run's: the same object (the shipped profiles are
@@ -271,8 +285,49 @@ class Resolution:
         key = (policy.obj, ref.path)
         cached = self._resolved.get(key)
         if cached is None:
-            cached = self._resolved[key] = self._resolve(policy, ref)
+            kept = self._kept
+            cached = self._resolved[key] = self._resolve(policy, ref) if kept is None else kept.resolve(self, policy, ref)
         return cached
+
+    def recorded(self, policy: Policy, ref: TargetRef) -> tuple[TargetResolution, tuple[Read, ...]]:
+        """The resolution of `ref` with what working it out read beyond the policy and the run's
+        context (policylint.semantics.keptresolution lists the reads)."""
+        # One resolution at a time: a read made while working out another would be kept for neither.
+        assert self._reads is None
+        reads: list[Read] = []
+        self._reads = reads
+        try:
+            value = self._resolve(policy, ref)
+        finally:
+            self._reads = None
+        return value, tuple(reads)
+
+    def _note(self, *read: object) -> None:
+        """Record one read (its kind, what was asked, the answer) while reads are recorded."""
+        if self._reads is not None:
+            self._reads.append(read)
+
+    def _lookup(self, group: str, kind: str, namespace: str | None, name: str) -> K8sObject | None:
+        key = ObjectKey(group, kind, namespace, name)
+        found = self.index.get(key)
+        self._note("lookup", key, found)
+        return found
+
+    def _cluster_scoped(self, group: str, kind: str) -> bool:
+        scoped = self.index.kinds.is_cluster_scoped(group, kind)
+        self._note("scoped", group, kind, scoped)
+        return scoped
+
+    def _section_spec(self, group: str, kind: str) -> SectionSpec | None:
+        spec = self.index.kinds.sections(group, kind)
+        self._note("sections", group, kind, spec)
+        return spec
+
+    def _grant(self, reference: Reference) -> GrantCheck:
+        check = self.grants().check(reference)
+        if self._reads is not None:
+            self._reads.append(("grant", reference, grant_meaning(check)))
+        return check
 
     def _resolve(self, policy: Policy, ref: TargetRef) -> TargetResolution:
         """The steps of docs/semantics.md#target-references, in order; the first that decides wins."""
@@ -286,7 +341,7 @@ class Resolution:
         if isinstance(grant, TargetResolution):
             return grant
         assert ref.kind is not None and ref.name is not None  # checked by _admissible
-        target = self.index.lookup(place.group, ref.kind, place.namespace, ref.name)
+        target = self._lookup(place.group, ref.kind, place.namespace, ref.name)
         if target is None:
             return self._missing(policy, ref, place, grant)
         unbound = self._unbound(policy, target)
@@ -361,7 +416,7 @@ class Resolution:
         section_name = ref.section_name if profile.targets.section_name else None
         ref_namespace = ref.namespace if profile.targets.namespace else None
         group = core_group_alias(profile, ref.group, ref.kind)
-        if self.index.kinds.is_cluster_scoped(group, ref.kind):
+        if self._cluster_scoped(group, ref.kind):
             return _Place(group, None, ref_namespace, section_name)  # cluster-scoped kinds are found by name only
         namespace = ref_namespace or policy_namespace(policy)
         if namespace is None:
@@ -394,7 +449,7 @@ class Resolution:
         if not profile.targets.cross_namespace_grant:
             return None
         assert ref.kind is not None and ref.name is not None
-        grant = self.grants().check(Reference(obj.group, obj.kind, obj.namespace, place.group, ref.kind, namespace, ref.name))
+        grant = self._grant(Reference(obj.group, obj.kind, obj.namespace, place.group, ref.kind, namespace, ref.name))
         if grant.permitted:
             return grant
         return TargetResolution(
@@ -420,7 +475,10 @@ class Resolution:
                 grant=grant,
                 message="declared external (--external)",
             )
-        controller = self.builtin_classes().get(ref.name) if (place.group, ref.kind) == (GATEWAY_GROUP, "GatewayClass") else None
+        controller = None
+        if (place.group, ref.kind) == (GATEWAY_GROUP, "GatewayClass"):
+            controller = self.builtin_classes().get(ref.name)
+            self._note("builtin", ref.name, controller)
         if controller is not None:
             message = f"a class its implementation serves without a GatewayClass object in the input ({controller})"
             return TargetResolution(ref, Accepted.ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message)
@@ -438,7 +496,7 @@ class Resolution:
         created = policy.profile.targets.created(place.group, ref.kind)
         if created is not None:
             source = created.source
-            if self.index.lookup(source.group, source.kind, namespace, ref.name) is not None:
+            if self._lookup(source.group, source.kind, namespace, ref.name) is not None:
                 message = f"created in the cluster by {created.by} from {source.kind} {namespace}/{ref.name}"
                 return TargetResolution(
                     ref, Accepted.ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message
@@ -452,10 +510,14 @@ class Resolution:
                 ref, Accepted.TARGET_NOT_FOUND, Resolved.OBJECT_NOT_FOUND, namespace=namespace, message=message
             )
         made = self.producers().made(place.group, ref.kind, namespace, ref.name)
+        self._note("made", place.group, ref.kind, namespace, ref.name, made.describe() if made is not None else None)
         if made is not None:
             message = f"not in the input, {made.describe()}"
             return TargetResolution(ref, Accepted.ACCEPTED, Resolved.IMPLIED, namespace=namespace, grant=grant, message=message)
-        if policy.profile.targets.virtual_kinds and self.is_virtual_kind(place.group, ref.kind):
+        virtual = policy.profile.targets.virtual_kinds and self.is_virtual_kind(place.group, ref.kind)
+        if policy.profile.targets.virtual_kinds:
+            self._note("virtual", place.group, ref.kind, virtual)
+        if virtual:
             return TargetResolution(
                 ref,
                 Accepted.ACCEPTED,
@@ -471,7 +533,9 @@ class Resolution:
         """The sectionName of a reference whose target exists (GEP-2648; docs/semantics.md#section-names)."""
         section_name, namespace = place.section_name, place.namespace
         assert section_name is not None
-        section_spec = self.index.kinds.sections(target.group, target.kind)
+        # The target is the lookup's answer: with it the same instance and its kind's sections the
+        # same, so are its sections and whether any is malformed (functions of the object).
+        section_spec = self._section_spec(target.group, target.kind)
         if section_spec is None:
             if self.index.kind_has_no_sections(target.group, target.kind):
                 return TargetResolution(

@@ -124,6 +124,135 @@ def _without_facets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(walks, "same_facets", lambda walked, attached: True)
 
 
+def _children_for_reach(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How many nodes' children the blast radii worked out (`Simulation._finalize`), per update."""
+    counts = {"children": 0}
+    finalize, compute = simulation.Simulation._finalize, simulation.Simulation._compute_children
+    inside = [False]
+
+    def counted_finalize(self: simulation.Simulation) -> None:
+        inside[0] = True
+        try:
+            finalize(self)
+        finally:
+            inside[0] = False
+
+    def counted_compute(self: simulation.Simulation, node: Any) -> Any:
+        counts["children"] += inside[0]
+        return compute(self, node)
+
+    monkeypatch.setattr(simulation.Simulation, "_finalize", counted_finalize)
+    monkeypatch.setattr(simulation.Simulation, "_compute_children", counted_compute)
+    return counts
+
+
+def test_the_backends_below_an_unchanged_walk_are_the_last_updates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The blast radii count the backends below the nodes the policies reach: below a walk played
+    back by identity they are the ones the last update worked out, so an edit of a file of
+    policies works out no node's children for them."""
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    files = _corpus(3, 60, isolated=True)
+    texts = {name: yaml.safe_dump_all(docs, sort_keys=False) for name, docs in files.items()}
+    workspace, _ = _editor_workspace(tmp_path, monkeypatch, texts)
+    name = next(name for name, docs in sorted(files.items()) if [d["kind"] for d in docs] == ["BackendTrafficPolicy"])
+    for n in range(3):
+        workspace.update(name, texts[name] + f"# {n}\n")
+    counts = _children_for_reach(monkeypatch)
+    workspace.update(name, texts[name] + "# again\n")
+    assert counts == {"children": 0}
+    files[name][0]["spec"]["timeout"] = {"http": {"requestTimeout": "77s"}}
+    result = workspace.update(name, yaml.safe_dump_all(files[name], sort_keys=False)).result
+    assert counts == {"children": 0}
+    analysed = result.analysed if result.analysed is not None else result.project
+    assert _said(analysed) == _said(_from_nothing(analysed))
+
+
+def _listener_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A policy whose kind's contexts end at listeners (ClientTrafficPolicy), the only one: the
+    walk below its Gateway stops above the routes, so their nodes are not compared. The
+    ReferenceGrant that lets the route reach a Service of another namespace deleted from its file:
+    the Gateway's lists are the objects the last update had, the backends below its listener
+    are not (the policy's blast radius reaches the Service no more)."""
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    gw = "gateway.networking.k8s.io"
+    files: dict[str, list[dict[str, Any]]] = {
+        "infra.yaml": [
+            {
+                "apiVersion": f"{gw}/v1",
+                "kind": "GatewayClass",
+                "metadata": {"name": "eg"},
+                "spec": {"controllerName": "gateway.envoyproxy.io/gatewayclass-controller"},
+            },
+            {
+                "apiVersion": f"{gw}/v1",
+                "kind": "Gateway",
+                "metadata": {"name": "gw", "namespace": "team-a"},
+                "spec": {"gatewayClassName": "eg", "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]},
+            },
+        ],
+        "ctp.yaml": [
+            {
+                "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+                "kind": "ClientTrafficPolicy",
+                "metadata": {"name": "ctp", "namespace": "team-a"},
+                "spec": {
+                    "targetRefs": [{"group": gw, "kind": "Gateway", "name": "gw"}],
+                    "timeout": {"http": {"idleTimeout": "5s"}},
+                },
+            }
+        ],
+        "route.yaml": [
+            {
+                "apiVersion": f"{gw}/v1",
+                "kind": "HTTPRoute",
+                "metadata": {"name": "web", "namespace": "team-a"},
+                "spec": {
+                    "parentRefs": [{"name": "gw"}],
+                    "rules": [{"backendRefs": [{"name": "api", "namespace": "team-b", "port": 80}]}],
+                },
+            }
+        ],
+        "api.yaml": [
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "api", "namespace": "team-b"},
+                "spec": {"ports": [{"port": 80}]},
+            }
+        ],
+        "grants.yaml": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "keep", "namespace": "team-b"}},
+            {
+                "apiVersion": f"{gw}/v1beta1",
+                "kind": "ReferenceGrant",
+                "metadata": {"name": "allow", "namespace": "team-b"},
+                "spec": {
+                    "from": [{"group": gw, "kind": "HTTPRoute", "namespace": "team-a"}],
+                    "to": [{"group": "", "kind": "Service"}],
+                },
+            },
+        ],
+    }
+    texts = {name: yaml.safe_dump_all(docs, sort_keys=False) for name, docs in files.items()}
+    workspace, _ = _editor_workspace(tmp_path, monkeypatch, texts)
+    for n in range(4):  # until the objects of the other files are kept (test_kept_folds)
+        workspace.update("grants.yaml", texts["grants.yaml"] + f"# {n}\n")
+    result = workspace.update("grants.yaml", yaml.safe_dump_all(files["grants.yaml"][:1], sort_keys=False)).result
+    analysed = result.analysed if result.analysed is not None else result.project
+    assert _said(analysed) == _said(_from_nothing(analysed))
+
+
+def test_the_backends_below_a_walk_above_the_routes_are_worked_out_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _listener_policy(tmp_path, monkeypatch)
+
+
+def _below_kept_above_the_routes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backends below a walk's nodes taken from the last update whatever levels it goes down
+    to: below a walk that stops above the routes, a route's backends changed in another file go
+    unseen."""
+    monkeypatch.setattr(walks, "covers_below", lambda walked: True)
+
+
 def _differentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for seed in range(4):
         (tmp_path / str(seed)).mkdir()
@@ -135,6 +264,7 @@ BREAKAGES: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], Callable[[Path,
     "the routes attached to each parent": (_without_routes_attached, _differentials),
     "the nodes of each route": (_without_route_nodes, _grant_deleted),
     "the facets on each node": (_without_facets, _differentials),
+    "the levels a walk goes down to, for the backends below its nodes": (_below_kept_above_the_routes, _listener_policy),
 }
 
 

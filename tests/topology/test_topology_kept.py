@@ -26,9 +26,9 @@ from policylint.incremental.workspace import Workspace
 from policylint.pipeline import LintRequest
 from policylint.project import Project
 from policylint.semantics import components
+from policylint.semantics.grants import grant_meaning
 from policylint.semantics.resolution import Resolution
 from policylint.semantics.topology import Topology
-from policylint.semantics.topology.kept import grant_meaning
 from policylint.semantics.topology.model import ObjectRef
 from policylint.stages import Stage
 from tests.lintutil import in_files

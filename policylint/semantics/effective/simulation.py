@@ -39,7 +39,6 @@ Decisions where the sources leave room (documented in docs/effective-policy.md):
 
 from __future__ import annotations
 
-import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -74,7 +73,10 @@ from policylint.semantics.effective.walks import (
     Recorder,
     Walked,
     attached_keys,
+    below_of,
+    keep_below,
     reads,
+    renewed,
     routes_into,
     sources,
     stack_of,
@@ -156,6 +158,7 @@ class Simulation:
         self._children: dict[NodeKey, list[NodeKey]] = {}
         self._objects: dict[ObjectKey, K8sObject] = {}
         self._backends_below: dict[NodeKey, frozenset[NodeKey]] = {}
+        self._keep_below: list[Walked] = []  # the walks this run kept: their nodes' backends are kept with them
         # Each route's rules and backends as nodes: the last run's where the route and its
         # references are the same instances (policylint.semantics.effective.routes).
         self._routes = kept.routes if kept is not None else KeptRouteNodes()
@@ -418,14 +421,15 @@ class Simulation:
         if walked is not None and walked.levels == levels:
             if unchanged(walked, found, attached, self._route_nodes, self._objects):
                 self._replay(walked, kinds, prefix[-1][1])
+                self._backends_below.update(below_of(walked))  # the same nodes below: the same backends
+                self._keep_below.append(walked)
                 return walked.visited
             read = reads(prefix, self.children, attached, max(targets.values()))
             if walked.reads == read:
                 # The same reads from other objects (a route's references resolved again, say):
                 # kept with this run's, which the next run may find unchanged.
-                kept.put(
-                    prefix, dataclasses.replace(walked, sources=found, routes=routes_into(walked.visited, self._route_nodes_of))
-                )
+                kept.put(prefix, again := renewed(walked, found, routes_into(walked.visited, self._route_nodes_of)))
+                self._keep_below.append(again)
                 self._replay(walked, kinds, prefix[-1][1])
                 return walked.visited
         if read is None:
@@ -443,7 +447,8 @@ class Simulation:
         finally:
             self._visit = self._emit
         visited = frozenset(own)
-        kept.put(prefix, recorder.walked(read, levels, visited, (found, routes_into(visited, self._route_nodes_of))))
+        kept.put(prefix, walked := recorder.walked(read, levels, visited, (found, routes_into(visited, self._route_nodes_of))))
+        self._keep_below.append(walked)
         return own
 
     def _replay(self, walked: Walked, kinds: Mapping[tuple[str, str], Mapping[NodeKey, list[Facet]]], gateway: ObjectKey) -> None:
@@ -592,6 +597,7 @@ class Simulation:
         while self._reach:
             pid, reach = self._reach.popitem()
             self._count_reach(self.affects[pid], reach)
+        keep_below(self._keep_below, self._backends_below)
         self._backends_below = {}
         self._route_nodes_of = {}
         self._children = {}

@@ -31,7 +31,11 @@ identity and the facets' keys of every node read (policy attachment is the simul
 input), and works `reads` out, to compare them as keys, only where one differs: an edited file's
 objects, a route whose references were resolved again (a delegation, a host registry: never
 kept), a list the topology gathered anew. The same objects give the same children, so the two
-checks agree wherever the first one passes. The folds are kept beside the walks, by the identity of the facets they fold
+checks agree wherever the first one passes. A walk found unchanged so also hands the next run the
+backends below its nodes that the policies' blast radii asked for (`below`), which counting them
+at the end of a run worked out again through every node's children: the same children all the
+way down, where the walk goes down to routes, whose nodes it compares (`covers_below`); a walk
+that stops above them, or whose reads were compared as keys, has its backends worked out again. The folds are kept beside the walks, by the identity of the facets they fold
 (policylint.semantics.effective.folds): a fold result holds the run's own facets, which hold its
 policies, and rules compare those by identity, so a fold is reused only where the run's policies
 are the instances the last run had.
@@ -39,6 +43,7 @@ are the instances the last run had.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import field
@@ -101,6 +106,10 @@ class Walked:
     # run asks each node's keys in one `map` (`same_facets`).
     nodes: tuple[NodeKey, ...] = ()
     keys: tuple[FacetKeys | None, ...] = ()
+    # The backends below each node of `visited` that the policies' blast radii asked for
+    # (`Simulation.backends_below`), filled by each run that kept the walk, taken by the next run
+    # that finds it unchanged by identity, where they are the same (`covers_below`).
+    below: dict[NodeKey, frozenset[NodeKey]] = field(default_factory=dict)
 
 
 class KeptWalks:
@@ -221,6 +230,41 @@ def unchanged(
         if route_nodes(route) is not nodes:
             return False
     return same_facets(walked, attached)
+
+
+def renewed(walked: Walked, found: tuple[object, ...], routes: tuple[RouteNodes, ...]) -> Walked:
+    """A walk whose reads compared equal, kept with this run's sources and routes' nodes; the
+    backends below its nodes are worked out again (the reads stop at the effective levels)."""
+    return dataclasses.replace(walked, sources=found, routes=routes, below={})
+
+
+def below_of(walked: Walked) -> Mapping[NodeKey, frozenset[NodeKey]]:
+    """The backends below the nodes of a walk found unchanged by identity, where they are the
+    last run's (`covers_below`)."""
+    return walked.below if covers_below(walked) else {}
+
+
+def keep_below(walks: list[Walked], below: Mapping[NodeKey, frozenset[NodeKey]]) -> None:
+    """Keep with each walk a run kept (`walks`, emptied) the backends below its visited nodes that
+    the run worked out (`below`), for the next run that finds it unchanged (`below_of`)."""
+    for walked in walks:
+        if not covers_below(walked):
+            continue
+        kept = walked.below
+        for node in walked.visited:
+            if node not in kept:
+                found = below.get(node)
+                if found is not None:
+                    kept[node] = found
+    walks.clear()
+
+
+def covers_below(walked: Walked) -> bool:
+    """Whether what `unchanged` compares decides the backends below every node the walk visited:
+    where the walk goes down to routes, the nodes of every route below a listener are compared
+    (`routes`); where it stops above them, the routes' nodes are not, and the backends below a
+    listener are theirs."""
+    return max((level for _, level in walked.levels), default=0) >= RANK["route"]
 
 
 def routes_into(visited: AbstractSet[NodeKey], nodes_of: Mapping[ObjectKey, RouteNodes]) -> tuple[RouteNodes, ...]:

@@ -53,7 +53,6 @@ from policylint.values import frozen
 
 if TYPE_CHECKING:
     from policylint.k8s.objects import K8sObject
-    from policylint.semantics.grants import GrantCheck
     from policylint.semantics.topology.model import Listener, ObjectRef, ParentAttachment
     from policylint.semantics.topology.references import Read
 
@@ -169,14 +168,3 @@ def hand_on(table: Table[list[V]], lists: dict[K8sObject, list[V]]) -> None:
         if before is not None and before is not now and same_entries(before, now):
             lists[obj] = now = before
         table.put(obj, now)
-
-
-def grant_meaning(check: GrantCheck) -> tuple[object, ...]:
-    """What a rule or a report reads of a grant check, with the grants by their objects (each run
-    parses the grants anew; an object compares by identity)."""
-    return (
-        check.permitted,
-        check.assumed,
-        tuple(g.obj for g in check.grants),
-        tuple((m.grant.obj, m.path, m.reason) for m in check.near_misses),
-    )

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.registry import TargetKind
-from policylint.semantics.grants import NOT_NEEDED, SAME_NAMESPACE, Reference
+from policylint.semantics.grants import NOT_NEEDED, SAME_NAMESPACE, Reference, grant_meaning
 from policylint.semantics.namespace_admission import selector_verdict
 from policylint.semantics.topology.base import TopologyBase
-from policylint.semantics.topology.kept import Recorded, grant_meaning
+from policylint.semantics.topology.kept import Recorded
 from policylint.semantics.topology.model import (
     _BACKEND_PURPOSES,
     CORE,
