@@ -465,6 +465,14 @@ def _project(
         crd_files = {d.ref.file for d in input_crds}
         shells.remember(loaded_sources, content_keys, documents, input_issues, built, crd_files, request.namespace)
         built, texts = shells.combine(sources, input_issues, built, texts, kinds, request.namespace)
+    elif resident is not None and cache is not None:
+        from policylint.incremental.shells import held_loaded
+
+        # A whole run of a long-lived process: the next part run takes these very objects, whose
+        # stages this run keeps (policylint.incremental.resident), as it takes those it built.
+        crd_files = {d.ref.file for d in input_crds}  # always loaded: they decide every file's kinds
+        plain = [s for s in sources if s.display not in crd_files]
+        resident.keep(held_loaded(plain, content_keys, documents, input_issues, built, texts, request.namespace))
     input_issues.extend(built.issues)
     objects = _overlaid(request, sources, built.objects)
 
@@ -628,12 +636,12 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     if project.kept_verdicts is not None:
         project.kept_verdicts.save()
     if resident is not None:
-        resident.malformed = project.index.malformed_known()
-        resident.policies = project.resolution.built_policies()
-        resident.spans.retain(loaded.index.content_keys)
+        _keep(resident, project, loaded, whole=members is None and part is None)
     if reuse is not None:
-        # A long-lived process keeps them in memory (`Resident.writes`).
-        reuse.finish(len(loaded.index.objects), write=resident is None or resident.writes)
+        # A long-lived process keeps them in memory (`Resident.writes`), but for what its whole
+        # runs found, which the next process reads as a run without one would have written it.
+        write = resident is None or resident.writes or members is None
+        reuse.finish(len(loaded.index.objects), write=write)
     files = [s.display for s in sources]
     scope = ReportScope.of(request, sources, project, loaded.index.objects)
     outcome = suppressions.run(
@@ -761,11 +769,7 @@ def _analysed(
             return loaded, None
         files = found
         deleted = removed(request.change, index.objects) if request.change is not None else frozenset()
-    hosts = {
-        (source.kind.group, source.kind.kind): source.hosts
-        for implementation in loaded.resolution.profiles.implementations
-        for source in implementation.host_sources
-    }
+    hosts = _hosts(loaded.resolution)
     # Found from what earlier runs kept of each file, where they kept it (the files a change did
     # not touch): policylint.incremental.summaries.
     from policylint.incremental import summaries
@@ -778,6 +782,32 @@ def _analysed(
         return loaded, None
     reduced = dataclasses.replace(index, objects=scoped.objects)  # the same index of fewer objects
     return Project(reduced, Resolution(reduced, loaded.resolution.profiles), loaded.kept_verdicts), scoped.members
+
+
+def _hosts(resolution: Resolution) -> dict[tuple[str, str], str]:
+    """The kinds whose objects declare hosts of a service registry, and their field listing them."""
+    return {
+        (source.kind.group, source.kind.kind): source.hosts
+        for implementation in resolution.profiles.implementations
+        for source in implementation.host_sources
+    }
+
+
+def _keep(resident: Resident, project: Project, loaded: Project, *, whole: bool) -> None:
+    """What the next run of the process takes of this one's, besides what its stages kept as they
+    were built. A `whole` run gives the part run after it the sets the part search joins the
+    objects into (policylint.semantics.partgraph) too, besides its objects
+    (`shells.held_loaded`): so the first edit's search joins only what the edited file reaches, as
+    every later one does."""
+    if whole:
+        from policylint.semantics.components import MIN_OBJECTS
+
+        objects = project.index.objects
+        if len(objects) >= MIN_OBJECTS:  # fewer: no part is ever analysed
+            resident.graph.update(objects, _hosts(project.resolution))
+    resident.malformed = project.index.malformed_known()
+    resident.policies = project.resolution.built_policies()
+    resident.spans.retain(loaded.index.content_keys)
 
 
 def _chains(
