@@ -20,7 +20,8 @@ Each analysis after the first covers only what the edited files reach
 (policylint.server.analysis.Live); the stages navigation reads are built for the whole workspace
 after the diagnostics are published, in the same thread: when a request needs them, or after
 `PREPARE_AFTER` seconds without an edit (a user who stopped typing may hover next), so that
-typing never waits for them.
+typing never waits for them. The garbage the updates left is collected then too
+(policylint.server.collector), never during an analysis.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from policylint.findings import Finding, Severity
 from policylint.k8s.objects import K8sObject
 from policylint.reporters.json import help_uri
 from policylint.server.analysis import Analysis, Live, Problem
+from policylint.server.collector import Collector
 from policylint.server.documents import Cursor, Lines, Spot, cursor_at
 from policylint.server.features import FEATURES, position
 from policylint.server.layers import Layers
@@ -48,7 +50,8 @@ from policylint.server.navigation import Place
 from policylint.values import frozen
 
 # Seconds of quiet after the diagnostics are published before what navigation reads is built
-# unasked: the build cannot be stopped, and an edit arriving during it waits for it.
+# unasked and the garbage of the updates collected: neither can be stopped, and an edit arriving
+# during either waits for it.
 PREPARE_AFTER = 1.0
 
 # Seconds without an edit after which the analysis that follows a stale one starts (the module
@@ -118,6 +121,7 @@ class PolicylintServer(LanguageServer):
         self._preparing: asyncio.Task[None] | None = None
         self._done = asyncio.Event()
         self.live: Live | None = None
+        self.collector = Collector()
         # Files changed on disk since the last analysis began (None: unknown, analyse everything).
         self.on_disk: set[str] | None = None
         self.typing_pause = TYPING_PAUSE
@@ -201,9 +205,15 @@ class PolicylintServer(LanguageServer):
             await self._sleep(self.typing_pause - quiet)
 
     async def _prepare_after(self, snapshot: Snapshot, delay: float) -> None:
+        """Once nothing was edited for `delay` seconds: what navigation reads built, then the
+        garbage of the updates collected (policylint.server.collector). An edit meanwhile
+        cancels what has not started."""
         await asyncio.sleep(delay)
+        loop = asyncio.get_running_loop()
         if snapshot is self.snapshot and not snapshot.prepared:
-            await asyncio.get_running_loop().run_in_executor(self._executor, snapshot.prepare)
+            await loop.run_in_executor(self._executor, snapshot.prepare)
+        if snapshot is self.snapshot and self.live is not None:
+            await loop.run_in_executor(self._executor, self.collector.idle, self.live.whole_analyses)
 
     def _run(self, texts: dict[str, str], generation: int, on_disk: set[str] | None) -> Snapshot:
         if self.live is None or self.live.root != self.root:
