@@ -114,7 +114,11 @@ class PolicylintServer(LanguageServer):
         self.root = os.getcwd()
         self.generation = 0  # bumped by every edit
         self.snapshot: Snapshot | None = None
-        self.published: set[str] = set()  # files whose diagnostics the client holds
+        # What each file's diagnostics the client holds were made of (`publish`).
+        self.shown: dict[str, tuple[object, ...]] = {}
+        # The files changed on disk since the last publication (None: not known), whose texts,
+        # which the diagnostics' positions are counted in, may differ from those shown.
+        self.moved: set[str] | None = set()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="policylint-analysis")
         # The task analysing until the texts it analysed are the latest (`_analyse_latest`).
         self._runner: asyncio.Task[None] | None = None
@@ -182,6 +186,10 @@ class PolicylintServer(LanguageServer):
         while True:
             generation, (texts, versions) = self.generation, self.overrides()
             on_disk, self.on_disk = self.on_disk, set()
+            if on_disk is None or self.moved is None:
+                self.moved = None
+            else:
+                self.moved.update(on_disk)
             snapshot = await loop.run_in_executor(self._executor, self._run, texts, generation, on_disk)
             snapshot.versions = versions
             if generation == self.generation:
@@ -243,21 +251,41 @@ class PolicylintServer(LanguageServer):
     # -- diagnostics --------------------------------------------------------------------------
 
     def publish(self, snapshot: Snapshot) -> None:
-        by_file: dict[str, list[types.Diagnostic]] = {}
-        for finding in snapshot.analysis.findings:
-            by_file.setdefault(finding.file, []).append(self.diagnostic(snapshot, finding))
-        for problem in snapshot.analysis.problems:
-            by_file.setdefault(problem.file, []).append(_problem_diagnostic(snapshot, problem))
+        """Send the diagnostics of every file whose diagnostics differ from those the client
+        holds: its findings or problems, its document's version or its text changed (an update
+        changes a few files' findings of a hundred; making and sending them all again cost a
+        seventh of the time from an edit to its diagnostics at 10,000 objects), and an empty list
+        for each file that has none left."""
+        analysis = snapshot.analysis
+        findings: dict[str, list[Finding]] = {}
+        for finding in analysis.findings:
+            findings.setdefault(finding.file, []).append(finding)
+        problems: dict[str, list[Problem]] = {}
+        for problem in analysis.problems:
+            problems.setdefault(problem.file, []).append(problem)
         versions = snapshot.versions
-        for file in sorted(self.published - set(by_file)):
+        moved, self.moved = self.moved, set()
+        files = set(findings) | set(problems)
+        for file in sorted(set(self.shown) - files):
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=self.uri_of(file), diagnostics=[], version=versions.get(file))
             )
-        for file in sorted(by_file):
-            self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=self.uri_of(file), diagnostics=by_file[file], version=versions.get(file))
+        shown: dict[str, tuple[object, ...]] = {}
+        for file in sorted(files):
+            made = shown[file] = (
+                tuple(findings.get(file, ())),
+                tuple(problems.get(file, ())),
+                versions.get(file),
+                analysis.overrides.get(file),
             )
-        self.published = set(by_file)
+            if moved is not None and file not in moved and self.shown.get(file) == made:
+                continue
+            diagnostics = [self.diagnostic(snapshot, f) for f in findings.get(file, ())]
+            diagnostics.extend(_problem_diagnostic(snapshot, p) for p in problems.get(file, ()))
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=self.uri_of(file), diagnostics=diagnostics, version=versions.get(file))
+            )
+        self.shown = shown
 
     def diagnostic(self, snapshot: Snapshot, f: Finding) -> types.Diagnostic:
         lines = snapshot.lines(f.file)
