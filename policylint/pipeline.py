@@ -466,7 +466,7 @@ def _project(
         shells.remember(loaded_sources, content_keys, documents, input_issues, built, crd_files, request.namespace)
         built, texts = shells.combine(sources, input_issues, built, texts, kinds, request.namespace)
     elif resident is not None and cache is not None:
-        from policylint.incremental.shells import held_loaded
+        from policylint.incremental.handover import held_loaded
 
         # A whole run of a long-lived process: the next part run takes these very objects, whose
         # stages this run keeps (policylint.incremental.resident), as it takes those it built.
@@ -636,7 +636,9 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     if project.kept_verdicts is not None:
         project.kept_verdicts.save()
     if resident is not None:
-        _keep(resident, project, loaded, whole=members is None and part is None)
+        from policylint.incremental.handover import keep
+
+        keep(resident, project, loaded, whole=members is None and part is None)
     if reuse is not None:
         # A long-lived process keeps them in memory (`Resident.writes`), but for what its whole
         # runs found, which the next process reads as a run without one would have written it.
@@ -769,7 +771,9 @@ def _analysed(
             return loaded, None
         files = found
         deleted = removed(request.change, index.objects) if request.change is not None else frozenset()
-    hosts = _hosts(loaded.resolution)
+    from policylint.incremental.handover import hosts as host_kinds
+
+    hosts = host_kinds(loaded.resolution)
     # Found from what earlier runs kept of each file, where they kept it (the files a change did
     # not touch): policylint.incremental.summaries.
     from policylint.incremental import summaries
@@ -782,32 +786,6 @@ def _analysed(
         return loaded, None
     reduced = dataclasses.replace(index, objects=scoped.objects)  # the same index of fewer objects
     return Project(reduced, Resolution(reduced, loaded.resolution.profiles), loaded.kept_verdicts), scoped.members
-
-
-def _hosts(resolution: Resolution) -> dict[tuple[str, str], str]:
-    """The kinds whose objects declare hosts of a service registry, and their field listing them."""
-    return {
-        (source.kind.group, source.kind.kind): source.hosts
-        for implementation in resolution.profiles.implementations
-        for source in implementation.host_sources
-    }
-
-
-def _keep(resident: Resident, project: Project, loaded: Project, *, whole: bool) -> None:
-    """What the next run of the process takes of this one's, besides what its stages kept as they
-    were built. A `whole` run gives the part run after it the sets the part search joins the
-    objects into (policylint.semantics.partgraph) too, besides its objects
-    (`shells.held_loaded`): so the first edit's search joins only what the edited file reaches, as
-    every later one does."""
-    if whole:
-        from policylint.semantics.components import MIN_OBJECTS
-
-        objects = project.index.objects
-        if len(objects) >= MIN_OBJECTS:  # fewer: no part is ever analysed
-            resident.graph.update(objects, _hosts(project.resolution))
-    resident.malformed = project.index.malformed_known()
-    resident.policies = project.resolution.built_policies()
-    resident.spans.retain(loaded.index.content_keys)
 
 
 def _chains(

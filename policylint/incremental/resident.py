@@ -12,7 +12,7 @@ name and parse-cache key (the file's bytes under the loader's stamp), what the r
 from its shell, so that the next run over the same bytes takes the same objects (their data
 already decoded where the part read it) and reads nothing but the file's bytes, to hash them.
 A whole run given one (a language server's first analysis) keeps what it loaded of each file the
-same way (`shells.held_loaded`), with the part search's sets of its objects and what its stages
+same way (policylint.incremental.handover), with the part search's sets of its objects and what its stages
 kept: the first part run after it is then an update like any other, not one that loads every
 file, builds it again from its shell and works every stage out anew for objects that are all new
 instances (1.4 s of CPU at 10,000 objects, docs/performance.md#the-language-server).
@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 @frozen(eq=False)
 class Held:
     """What a run built of one file from its shell (`shells._build`), or loaded from its bytes in
-    a whole run (`shells.held_loaded`), and what the objects depend on besides the file's bytes."""
+    a whole run (`handover.held_loaded`), and what the objects depend on besides the file's bytes."""
 
     key: str  # the file's parse-cache key
     shell: Shell | None  # None: loaded, built again from `documents` when they no longer hold

@@ -30,12 +30,13 @@ runs with a persistent cache to runs without one, byte for byte.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from policylint.findings import Issue, Location
+from policylint.incremental.handover import rebuilt, shelled
 from policylint.incremental.resident import Held
 from policylint.input import load
 from policylint.input.cache import sharing_decoder
@@ -43,7 +44,7 @@ from policylint.input.kept import Keeper, Kept, inflated
 from policylint.input.load import Document, DocumentRef
 from policylint.k8s.fieldtypes import check_object
 from policylint.k8s.lazy import FileData, LazyObject, lazy_object
-from policylint.k8s.objects import NO_LABELS, BuildResult, K8sObject, KindRegistry, ObjectKey, build_objects
+from policylint.k8s.objects import NO_LABELS, BuildResult, K8sObject, KindRegistry, ObjectKey
 from policylint.semantics import namerefs
 from policylint.semantics.namerefs import Reference
 from policylint.values import frozen
@@ -93,7 +94,7 @@ class Session:
         keeper = Keeper()
         read: list[bytes] = []
         for source in sources:
-            if not _shelled(source):
+            if not shelled(source):
                 continue
             data, problem = load.read_bytes(source)
             if problem is not None or data is None:
@@ -148,7 +149,7 @@ class Session:
                 held[source.display] = _build(shell, self.cache, kinds, default_namespace, strings, decoder)
             else:
                 assert kept_before is not None
-                held[source.display] = _rebuilt(kept_before, kinds, default_namespace)
+                held[source.display] = rebuilt(kept_before, kinds, default_namespace)
         if self._resident is not None:
             self._resident.keep(held)
         objects = [o for h in held.values() for o in h.objects]
@@ -179,7 +180,7 @@ class Session:
     ) -> None:
         """Keep the shell of every file of `sources` that was loaded from its bytes (its
         documents, the loader's problems, its objects and the problems of building them)."""
-        wanted = {s.display: keys[s.display] for s in sources if s.display in keys and _shelled(s)}
+        wanted = {s.display: keys[s.display] for s in sources if s.display in keys and shelled(s)}
         if not wanted:
             return
         docs: dict[str, list[DocumentRef]] = {}
@@ -239,70 +240,6 @@ def _build(
             scopes[group_kind] = kinds.is_cluster_scoped(*group_kind)
     objects: list[K8sObject] = [_object(holder, refs, row, scopes, default_namespace) for row in shell.objects]
     return Held(shell.key, shell, objects, issues, built, shell.kept if refs else None, default_namespace, scopes)
-
-
-def held_loaded(
-    sources: Sequence[Source],
-    keys: Mapping[str, str],
-    documents: Sequence[Document],
-    loader_issues: Sequence[Issue],
-    built: BuildResult,
-    texts: Mapping[str, str | Kept],
-    default_namespace: str,
-) -> dict[str, Held]:
-    """What a whole run loaded and built of each file a scoped run would take from its shell, as
-    that run would hold it (`Session.combine`): a language server's first analysis is whole, and
-    its first part run then takes these objects, the very instances whose stages the whole
-    analysis worked out and kept, instead of building every file again from its shell. `sources`
-    leaves out the files holding a CRD, which every run loads."""
-    wanted = {s.display: keys[s.display] for s in sources if s.display in keys and _shelled(s)}
-    docs: dict[str, list[Document]] = {}
-    for d in documents:
-        if d.ref.file in wanted:
-            docs.setdefault(d.ref.file, []).append(d)
-    issues: dict[str, list[Issue]] = {}
-    for issue in loader_issues:
-        where = issue.location
-        if where is not None and where.file in wanted:
-            issues.setdefault(where.file, []).append(issue)
-    problems: dict[str, list[Issue]] = {}
-    for issue in built.issues:
-        ref = issue.document
-        if ref is not None and ref.file in wanted:
-            problems.setdefault(ref.file, []).append(issue)
-    objects: dict[str, list[K8sObject]] = {}
-    for obj in built.objects:
-        if obj.doc.file in wanted:
-            objects.setdefault(obj.doc.file, []).append(obj)
-    content = {s.display: s.content for s in sources}
-    held: dict[str, Held] = {}
-    for file, key in wanted.items():
-        found = objects.get(file, [])
-        # What the file was parsed from, for positions: its bytes as the loader kept them, or an
-        # editor's buffer, whose text the loader kept instead.
-        parsed = texts.get(file)
-        kept = (parsed if not isinstance(parsed, str) else content[file]) if file in docs else None
-        if file in docs and kept is None:
-            continue  # loaded by the next run
-        scopes = {(o.key.group, o.key.kind): o.key.namespace is None for o in found}
-        held[file] = Held(
-            key, None, found, issues.get(file, []), problems.get(file, []), kept, default_namespace, scopes, docs.get(file, [])
-        )
-    return held
-
-
-def _rebuilt(held: Held, kinds: KindRegistry, default_namespace: str) -> Held:
-    """`held`'s objects built again from its documents, for a run whose kinds or default
-    namespace differ from the run that loaded them."""
-    built = build_objects(held.documents, kinds, default_namespace)
-    scopes = {(o.key.group, o.key.kind): o.key.namespace is None for o in built.objects}
-    return Held(held.key, None, built.objects, held.issues, built.issues, held.kept, default_namespace, scopes, held.documents)
-
-
-def _shelled(source: Source) -> bool:
-    """Whether a scoped run takes the file from its shell, or what it held, rather than loading it:
-    never standard input, nor a file named `*.json` (whose data may not be objects at all)."""
-    return not (source.content is not None and not source.snapshot) and not load.is_json_name(source.display)
 
 
 def _object(

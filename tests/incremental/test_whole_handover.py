@@ -1,5 +1,5 @@
 """A language server's whole analysis hands what it built to the first part run after it
-(policylint.incremental.resident, `shells.held_loaded`, `pipeline._hand_over`): that update takes
+(policylint.incremental.handover, policylint.incremental.resident): that update takes
 the whole analysis's objects of every unchanged file, the part search's sets and the stages'
 kept results instead of loading every file, building it again from its shell and joining every
 object anew; and finds what a run from nothing finds."""
@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from policylint import pipeline
-from policylint.incremental import shells
+from policylint.incremental import handover, shells
+from policylint.incremental.resident import Held
 from policylint.incremental.workspace import Workspace
 from policylint.semantics import components, partgraph
 from tests.incremental.test_incremental import _cold, _corpus, _editor_workspace, _rows
@@ -103,16 +104,16 @@ def test_the_first_update_finds_the_problems_of_the_files_it_takes_from_the_whol
 
 
 def test_it_fails_when_the_files_problems_are_not_handed_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = shells.held_loaded
+    real = handover.held_loaded
 
-    def forgetful(*args: Any) -> dict[str, shells.Held]:
+    def forgetful(*args: Any) -> dict[str, Held]:
         held = real(*args)
         return {
-            file: shells.Held(h.key, None, h.objects, [], [], h.kept, h.default_namespace, h.scopes, h.documents)
+            file: Held(h.key, None, h.objects, [], [], h.kept, h.default_namespace, h.scopes, h.documents)
             for file, h in held.items()
         }
 
-    monkeypatch.setattr(shells, "held_loaded", forgetful)
+    monkeypatch.setattr(handover, "held_loaded", forgetful)
     _, result, cold = _first_update(tmp_path, monkeypatch)
     assert {"PL002", "PL003"} & _rules(cold, "shop-service.yaml") - _rules(result, "shop-service.yaml")
 
