@@ -468,9 +468,8 @@ def _project(
     elif resident is not None and cache is not None:
         from policylint.incremental.handover import held_loaded
 
-        # A whole run of a long-lived process: the next part run takes these very objects, whose
-        # stages this run keeps (policylint.incremental.resident), as it takes those it built.
-        crd_files = {d.ref.file for d in input_crds}  # always loaded: they decide every file's kinds
+        # A whole run of a long-lived process: the next part run takes these very objects.
+        crd_files = {d.ref.file for d in input_crds}  # loaded by every run: they decide the kinds
         plain = [s for s in sources if s.display not in crd_files]
         resident.keep(held_loaded(plain, content_keys, documents, input_issues, built, texts, request.namespace))
     input_issues.extend(built.issues)
@@ -633,16 +632,16 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
         result = engine.run(project, rules, resolver, failures=failures, objects=members, started=started)
     finally:
         started.close()
-    if project.kept_verdicts is not None:
+    # A long-lived process holds an edit's few new verdicts and rule results in memory: writing
+    # them rewrites each whole entry (`Resident.writes`). Its whole runs write, for the next process.
+    write = resident is None or resident.writes or members is None
+    if project.kept_verdicts is not None and write:
         project.kept_verdicts.save()
     if resident is not None:
         from policylint.incremental.handover import keep
 
         keep(resident, project, loaded, whole=members is None and part is None)
     if reuse is not None:
-        # A long-lived process keeps them in memory (`Resident.writes`), but for what its whole
-        # runs found, which the next process reads as a run without one would have written it.
-        write = resident is None or resident.writes or members is None
         reuse.finish(len(loaded.index.objects), write=write)
     files = [s.display for s in sources]
     scope = ReportScope.of(request, sources, project, loaded.index.objects)

@@ -97,10 +97,10 @@ class Resident:
     Each run replaces the whole table with its own files (`keep`), so that a file's earlier
     contents are not held after it changed.
 
-    `writes`: each run writes what it added to the rule results to the cache, as a run without a
-    `Resident` does (a command, which ends after its runs); a long-lived process only holds them,
-    since writing the entry after every edit would cost it more than reading it costs the next
-    process."""
+    `writes`: each run writes what it added to the rule results and the admission verdicts to the
+    cache, as a run without a `Resident` does (a command, which ends after its runs); a long-lived
+    process holds what its part runs add, since writing each entry after every edit would cost it
+    more than reading it costs the next process, and writes what its whole runs worked out."""
 
     def __init__(self, *, writes: bool = False) -> None:
         self.writes = writes

@@ -158,3 +158,28 @@ def test_the_first_update_takes_the_whole_analysis_s_objects_sets_and_stages(
     topology = workspace._resident.topology
     assert topology.listeners.reused > 0  # the Gateway's, as the whole analysis resolved them
     assert _rows(result.findings) == _rows(_cold(texts, disk, monkeypatch).findings)
+
+
+def test_updates_hold_their_new_verdicts_in_memory_and_a_whole_analysis_writes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writing the admission verdicts after every edit rewrote the whole entry for the edited
+    file's few new ones; a whole analysis writes what it worked out, for the next process."""
+    from policylint.input.verdictstore import VerdictStore
+
+    saved: list[int] = []
+    real = VerdictStore.save
+
+    def counted(self: VerdictStore) -> None:
+        saved.append(len(self.added()))
+        real(self)
+
+    monkeypatch.setattr(VerdictStore, "save", counted)
+    workspace, disk, texts = _workspace(tmp_path, monkeypatch, _SHOP)
+    assert len(saved) == 1 and saved[0] > 0
+    for n in range(2):
+        texts["shop-route.yaml"] = _ROUTE.replace("port: 80", f"port: {81 + n}") + "# edited\n"
+        result = workspace.update("shop-route.yaml", texts["shop-route.yaml"]).result
+        assert workspace.last_was_part
+        assert _rows(result.findings) == _rows(_cold(texts, disk, monkeypatch).findings)
+    assert len(saved) == 1
