@@ -21,6 +21,10 @@ everything, and freezes what is left.
 from __future__ import annotations
 
 import gc
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from policylint.server.analysis import Live
 
 
 class Collector:
@@ -28,18 +32,20 @@ class Collector:
     analysis built. One per server."""
 
     def __init__(self) -> None:
-        self._frozen = 0  # the whole analyses whose state is frozen, counted as `Live` does
+        # The analyses whose state is frozen: of which `Live`, how many of its analyses were whole.
+        self._frozen: tuple[Live | None, int] = (None, 0)
 
-    def idle(self, whole_analyses: int) -> None:
-        """Collect, `whole_analyses` having been made so far (`Live.whole_analyses`)."""
-        if whole_analyses == self._frozen:
+    def idle(self, live: Live) -> None:
+        """Collect, the server's analyses being `live`'s."""
+        last, count = self._frozen
+        if last is live and live.whole_analyses == count:
             gc.collect()  # what the updates since the whole analysis made and dropped
             return
-        if self._frozen:
+        if last is not None:
             gc.unfreeze()  # the state the whole analysis before held, replaced since
             gc.collect()
         # The first whole analysis is frozen without a collection (a full one costs what a tenth
         # of that analysis did, while the user may be about to type): its garbage, made while
         # the collector was off, is a few per cent of what it keeps.
         gc.freeze()
-        self._frozen = whole_analyses
+        self._frozen = (live, live.whole_analyses)

@@ -221,7 +221,7 @@ class PolicylintServer(LanguageServer):
         if snapshot is self.snapshot and not snapshot.prepared:
             await loop.run_in_executor(self._executor, snapshot.prepare)
         if snapshot is self.snapshot and self.live is not None:
-            await loop.run_in_executor(self._executor, self.collector.idle, self.live.whole_analyses)
+            await loop.run_in_executor(self._executor, self.collector.idle, self.live)
 
     def _run(self, texts: dict[str, str], generation: int, on_disk: set[str] | None) -> Snapshot:
         if self.live is None or self.live.root != self.root:

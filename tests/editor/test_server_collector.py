@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from policylint.server import protocol
+from policylint.server.analysis import Live
 from policylint.server.collector import Collector
 from tests.editor.test_server_schedule import Editor, _turns
 
@@ -41,32 +42,46 @@ def _cycle() -> weakref.ref[Node]:
     return weakref.ref(Node())
 
 
+def _live(whole_analyses: int = 1) -> Live:
+    """The server's analyses, `whole_analyses` of them whole so far."""
+    live = Live(".")
+    live.whole_analyses = whole_analyses
+    return live
+
+
 def test_a_pause_frees_the_cycles_the_updates_left_and_visits_no_frozen_object() -> None:
     collector = Collector()
+    live = _live()
     kept = Node()  # what the whole analysis built and the server keeps
-    collector.idle(1)
+    collector.idle(live)
     assert gc.get_freeze_count() > 0
     dropped = _cycle()  # an update's part, replaced by the next
     assert dropped() is not None
-    collector.idle(1)
+    collector.idle(live)
     assert dropped() is None
     # Frozen objects are in no generation: a collection does not visit them.
     assert not any(o is kept for o in gc.get_objects())
 
 
-def test_a_whole_analysis_again_lets_the_last_one_s_state_go() -> None:
+@pytest.mark.parametrize("again", ["the same analyses", "analyses of another root"])
+def test_a_whole_analysis_again_lets_the_last_one_s_state_go(again: str) -> None:
     collector = Collector()
+    live = _live()
     held = [Node()]
     first = weakref.ref(held[0])
-    collector.idle(1)  # frozen with the first whole analysis
+    collector.idle(live)  # frozen with the first whole analysis
     held.clear()  # the second whole analysis replaced it
-    collector.idle(1)
+    collector.idle(live)
     assert first() is not None  # frozen: no pause's collection visits it
-    collector.idle(2)
+    if again == "the same analyses":
+        live.whole_analyses += 1
+    else:
+        live = _live()  # as many whole analyses, of a new `Live`
+    collector.idle(live)
     assert first() is None
 
 
-def _idle_calls(editor: Editor) -> list[int]:
+def _idle_calls(editor: Editor) -> list[Live]:
     return [args[0] for fn, args, _ in editor.executor.calls if getattr(fn, "__name__", "") == "idle"]
 
 
@@ -74,8 +89,7 @@ def _idle_calls(editor: Editor) -> list[int]:
 async def test_the_server_collects_once_nothing_was_edited_for_a_while(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(protocol, "PREPARE_AFTER", 0.0)
     editor = Editor()
-    editor.server.live = protocol.Live(editor.server.root)
-    editor.server.live.whole_analyses = 1
+    live = editor.server.live = _live()
     editor.type("v2")
     await _turns()
     editor.executor.finish(0)
@@ -83,14 +97,14 @@ async def test_the_server_collects_once_nothing_was_edited_for_a_while(monkeypat
     await asyncio.sleep(0.01)  # the pause (PREPARE_AFTER, none here)
     await _turns()
     # The analysis had no project, so nothing to build for navigation: the collection comes next.
-    assert _idle_calls(editor) == [1]
+    assert _idle_calls(editor) == [live]
 
 
 @pytest.mark.asyncio
 async def test_an_edit_before_the_pause_ends_collects_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(protocol, "PREPARE_AFTER", 3600.0)
     editor = Editor()
-    editor.server.live = protocol.Live(editor.server.root)
+    editor.server.live = _live()
     editor.type("v2")
     await _turns()
     editor.executor.finish(0)
