@@ -1,7 +1,7 @@
 """The language server's interactive budget: `policylint server` over stdio on a generated corpus.
 
     python benchmarks/lsp.py [--objects 10000] [--edits 10] [--requests 30] [--edit comment|value]
-                             [--burst KEYS [--interval MS]]
+                             [--burst KEYS [--interval MS]] [--in-process]
 
 Measures, as an editor sees them (a JSON-RPC client on the server's stdin and stdout):
 
@@ -16,7 +16,11 @@ Measures, as an editor sees them (a JSON-RPC client on the server's stdin and st
   edited workspace;
 - hover and definition on an open file once analysed: request → response.
 
-Prints p50 and p95 of each, in milliseconds. The first analysis is of the whole workspace, each
+Prints p50 and p95 of each, in milliseconds. `--in-process` measures instead the CPU time of the
+first analysis and of each update as the server makes them (`Live`, and what navigation reads
+built after each, as the hover that follows an edit has it), in this process with the collector
+off as the server runs: what the machine's load moves least, and each update apart (the first
+after the whole analysis is the one that differed, docs/performance.md#the-language-server). The first analysis is of the whole workspace, each
 after an edit of the part the edit reaches (policylint.server.analysis.Live); the parse cache
 (a fresh directory per run, warm after the first analysis) spares the unchanged files' parsing
 (docs/performance.md#the-language-server).
@@ -133,6 +137,51 @@ def _type(client: Client, uri: str, texts: list[str], version: int, interval: fl
     return version, began
 
 
+def _edited(text: str, n: int, edit: str) -> str:
+    """The edited file's text after the n-th edit."""
+    return text + f"# edit {n}\n" if edit == "comment" else _edit_value(text, n)
+
+
+def _in_process(root: Path, opened: Path, edits: int, edit: str) -> tuple[float, list[float]]:
+    """The CPU seconds of the first analysis and of each update, as the server makes them."""
+    import gc
+
+    from policylint.server.analysis import Live
+    from policylint.server.protocol import Snapshot
+
+    name = opened.relative_to(root).as_posix()
+    text = opened.read_text()
+    here, was_enabled = os.getcwd(), gc.isenabled()
+    os.chdir(root)
+    gc.disable()  # as `policylint server` runs (policylint.entry)
+    try:
+        live = Live(str(root))
+        began = time.process_time()
+        Snapshot(live.analyse({name: text}, ()), 0).prepare()
+        first = time.process_time() - began
+        updates: list[float] = []
+        for n in range(edits):
+            began = time.process_time()
+            analysis = live.analyse({name: _edited(text, n, edit)}, ())
+            updates.append(time.process_time() - began)
+            Snapshot(analysis, n + 1).prepare()
+    finally:
+        os.chdir(here)
+        if was_enabled:
+            gc.enable()
+    return first, updates
+
+
+def _report_in_process(args: argparse.Namespace, root: Path, files: list[Path], cache: str) -> None:
+    opened = files[len(files) // 2 if args.file is None else args.file]
+    os.environ["POLICYLINT_CACHE_DIR"] = cache
+    first, updates = _in_process(root, opened, args.edits, args.edit)
+    print(f"objects: {args.objects}, files: {len(files)}, edited: {opened.name} ({args.edit}), in this process")
+    print(f"first analysis, CPU:       {first * 1000:7.0f} ms")
+    print(f"each update, CPU:          {', '.join(f'{u * 1000:.0f}' for u in updates)} ms")
+    print(f"an update, CPU:            {_ms(updates)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=10_000)
@@ -159,11 +208,19 @@ def main(argv: list[str] | None = None) -> int:
         help="send each edit as this many changes, a character more each, as typing does (default: 1, the edit at once)",
     )
     parser.add_argument("--interval", type=float, default=80.0, help="milliseconds between the changes of a burst")
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="the CPU time of the first analysis and of each update, in this process, instead of the server's answers",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) / "corpus"
         files = write_corpus(args.objects, root)
         cache = str(Path(scratch) / "cache")
+        if args.in_process:
+            _report_in_process(args, root, files, cache)
+            return 0
         client = Client(root, cache)
         started = time.perf_counter()
         client.request("initialize", {"capabilities": {}, "rootUri": root.as_uri(), "processId": os.getpid()})
@@ -191,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         version = 1
         for n in range(args.edits):
-            edited = text + f"# edit {n}\n" if args.edit == "comment" else _edit_value(text, n)
+            edited = _edited(text, n, args.edit)
             version, began = _type(client, uri, _typing(text, edited, args.burst), version, args.interval / 1000)
             client.request("textDocument/codeAction", action)
             edits.append(time.perf_counter() - began)

@@ -465,6 +465,13 @@ def _project(
         crd_files = {d.ref.file for d in input_crds}
         shells.remember(loaded_sources, content_keys, documents, input_issues, built, crd_files, request.namespace)
         built, texts = shells.combine(sources, input_issues, built, texts, kinds, request.namespace)
+    elif resident is not None and cache is not None:
+        from policylint.incremental.handover import held_loaded
+
+        # A whole run of a long-lived process: the next part run takes these very objects.
+        crd_files = {d.ref.file for d in input_crds}  # loaded by every run: they decide the kinds
+        plain = [s for s in sources if s.display not in crd_files]
+        resident.keep(held_loaded(plain, content_keys, documents, input_issues, built, texts, request.namespace))
     input_issues.extend(built.issues)
     objects = _overlaid(request, sources, built.objects)
 
@@ -627,15 +634,17 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
         result = engine.run(project, rules, resolver, failures=failures, objects=members, started=started)
     finally:
         started.close()
-    if project.kept_verdicts is not None:
+    # A long-lived process holds an edit's few new verdicts and rule results in memory: writing
+    # them rewrites each whole entry (`Resident.writes`). Its whole runs write, for the next process.
+    write = resident is None or resident.writes or members is None
+    if project.kept_verdicts is not None and write:
         project.kept_verdicts.save()
     if resident is not None:
-        resident.malformed = project.index.malformed_known()
-        resident.policies = project.resolution.built_policies()
-        resident.spans.retain(loaded.index.content_keys)
+        from policylint.incremental.handover import keep
+
+        keep(resident, project, loaded, whole=members is None and part is None)
     if reuse is not None:
-        # A long-lived process keeps them in memory (`Resident.writes`).
-        reuse.finish(len(loaded.index.objects), write=resident is None or resident.writes)
+        reuse.finish(len(loaded.index.objects), write=write)
     files = [s.display for s in sources]
     scope = ReportScope.of(request, sources, project, loaded.index.objects)
     outcome = suppressions.run(
@@ -763,11 +772,9 @@ def _analysed(
             return loaded, None
         files = found
         deleted = removed(request.change, index.objects) if request.change is not None else frozenset()
-    hosts = {
-        (source.kind.group, source.kind.kind): source.hosts
-        for implementation in loaded.resolution.profiles.implementations
-        for source in implementation.host_sources
-    }
+    from policylint.incremental.handover import hosts as host_kinds
+
+    hosts = host_kinds(loaded.resolution)
     # Found from what earlier runs kept of each file, where they kept it (the files a change did
     # not touch): policylint.incremental.summaries.
     from policylint.incremental import summaries

@@ -11,6 +11,11 @@ verdicts kept in the cache (one entry of every verdict) another tenth. A `Reside
 name and parse-cache key (the file's bytes under the loader's stamp), what the run built of it
 from its shell, so that the next run over the same bytes takes the same objects (their data
 already decoded where the part read it) and reads nothing but the file's bytes, to hash them.
+A whole run given one (a language server's first analysis) keeps what it loaded of each file the
+same way (policylint.incremental.handover), with the part search's sets of its objects and what its stages
+kept: the first part run after it is then an update like any other, not one that loads every
+file, builds it again from its shell and works every stage out anew for objects that are all new
+instances (1.4 s of CPU at 10,000 objects, docs/performance.md#the-language-server).
 
 Objects are immutable, so handing the same ones to another run changes nothing it finds; what
 they depend on besides the bytes is checked before they are taken: the run's default namespace and,
@@ -42,7 +47,7 @@ counts what the base side reads and joins).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from policylint.identity import IdentityMap
@@ -60,6 +65,7 @@ if TYPE_CHECKING:
     from policylint.incremental.shells import Shell
     from policylint.input.cache import ParseCache
     from policylint.input.kept import Kept
+    from policylint.input.load import Document
     from policylint.input.verdictstore import VerdictStore
     from policylint.k8s.fieldtypes import Malformed
     from policylint.k8s.objects import K8sObject, KindRegistry
@@ -68,16 +74,18 @@ if TYPE_CHECKING:
 
 @frozen(eq=False)
 class Held:
-    """What a run built of one file from its shell (`shells._build`), and what the objects
-    depend on besides the file's bytes."""
+    """What a run built of one file from its shell (`shells._build`), or loaded from its bytes in
+    a whole run (`handover.held_loaded`), and what the objects depend on besides the file's bytes."""
 
-    shell: Shell
+    key: str  # the file's parse-cache key
+    shell: Shell | None  # None: loaded, built again from `documents` when they no longer hold
     objects: list[K8sObject]
     issues: list[Issue]  # the loader's
     built: list[Issue]  # the problems of building the objects
     kept: Kept | None  # what the file was parsed from, for positions; None: no document
     default_namespace: str
     scopes: Mapping[tuple[str, str], bool]  # (group, kind) of each object -> cluster-scoped
+    documents: Sequence[Document] = ()  # what a loaded file's objects were built from
 
     def holds_for(self, kinds: KindRegistry, default_namespace: str) -> bool:
         """Whether these objects are the ones the run with `kinds` builds from the shell."""
@@ -91,10 +99,10 @@ class Resident:
     Each run replaces the whole table with its own files (`keep`), so that a file's earlier
     contents are not held after it changed.
 
-    `writes`: each run writes what it added to the rule results to the cache, as a run without a
-    `Resident` does (a command, which ends after its runs); a long-lived process only holds them,
-    since writing the entry after every edit would cost it more than reading it costs the next
-    process."""
+    `writes`: each run writes what it added to the rule results and the admission verdicts to the
+    cache, as a run without a `Resident` does (a command, which ends after its runs); a long-lived
+    process holds what its part runs add, since writing each entry after every edit would cost it
+    more than reading it costs the next process, and writes what its whole runs worked out."""
 
     def __init__(self, *, writes: bool = False) -> None:
         self.writes = writes
@@ -171,4 +179,4 @@ class Resident:
         return found[1] if found is not None and found[0] == key else None
 
     def keep(self, held: Mapping[str, Held]) -> None:
-        self._held = {file: (h.shell.key, h) for file, h in held.items()}
+        self._held = {file: (h.key, h) for file, h in held.items()}

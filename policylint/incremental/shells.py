@@ -36,6 +36,7 @@ from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from policylint.findings import Issue, Location
+from policylint.incremental.handover import rebuilt, shelled
 from policylint.incremental.resident import Held
 from policylint.input import load
 from policylint.input.cache import sharing_decoder
@@ -85,14 +86,15 @@ class Session:
         bytes `resident` holds the objects of (a long-lived process's last run) is found without
         reading its shell."""
         self.cache = cache
-        self.found: dict[str, Shell] = {}
+        # The files not loaded: their shell, or None for one held from a whole run's loading.
+        self.found: dict[str, Shell | None] = {}
         self._resident = resident
         self._held: dict[str, Held] = {}
         self._stamp = FORMAT.to_bytes(2, "big") + _code()
         keeper = Keeper()
         read: list[bytes] = []
         for source in sources:
-            if (source.content is not None and not source.snapshot) or load.is_json_name(source.display):
+            if not shelled(source):
                 continue
             data, problem = load.read_bytes(source)
             if problem is not None or data is None:
@@ -137,14 +139,17 @@ class Session:
         strings: load.Shared = {}
         decoder = sharing_decoder(strings)
         for source in sources:
-            shell = self.found.get(source.display)
-            if shell is None:
+            if source.display not in self.found:
                 continue
+            shell = self.found[source.display]
             kept_before = self._held.get(source.display)
             if kept_before is not None and kept_before.holds_for(kinds, default_namespace):
                 held[source.display] = kept_before
-            else:
+            elif shell is not None:
                 held[source.display] = _build(shell, self.cache, kinds, default_namespace, strings, decoder)
+            else:
+                assert kept_before is not None
+                held[source.display] = rebuilt(kept_before, kinds, default_namespace)
         if self._resident is not None:
             self._resident.keep(held)
         objects = [o for h in held.values() for o in h.objects]
@@ -175,11 +180,7 @@ class Session:
     ) -> None:
         """Keep the shell of every file of `sources` that was loaded from its bytes (its
         documents, the loader's problems, its objects and the problems of building them)."""
-        wanted = {
-            s.display: keys[s.display]
-            for s in sources
-            if s.display in keys and not load.is_json_name(s.display) and not (s.content is not None and not s.snapshot)
-        }
+        wanted = {s.display: keys[s.display] for s in sources if s.display in keys and shelled(s)}
         if not wanted:
             return
         docs: dict[str, list[DocumentRef]] = {}
@@ -238,7 +239,7 @@ def _build(
         if group_kind not in scopes:
             scopes[group_kind] = kinds.is_cluster_scoped(*group_kind)
     objects: list[K8sObject] = [_object(holder, refs, row, scopes, default_namespace) for row in shell.objects]
-    return Held(shell, objects, issues, built, shell.kept if refs else None, default_namespace, scopes)
+    return Held(shell.key, shell, objects, issues, built, shell.kept if refs else None, default_namespace, scopes)
 
 
 def _object(

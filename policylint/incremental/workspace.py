@@ -6,7 +6,8 @@ read again, or nothing if it is gone), and the answer is what changed in the fin
 file: the files whose findings are not what they were, each with all of its findings now, which
 is what an editor publishes (LSP `textDocument/publishDiagnostics` replaces a file's list).
 
-The first run analyses everything. An update then analyses only the part of the workspace the
+The first run analyses everything, and keeps what it built for the updates that follow
+(policylint.incremental.resident). An update then analyses only the part of the workspace the
 edited file's objects can reach, before and after the edit (`lint(part=...)`,
 policylint.semantics.components): every other file's findings are the previous run's, which the
 edit cannot change (policylint.incremental.merge says how the two are put together, and when
@@ -148,7 +149,7 @@ class Workspace:
     def _run(self) -> None:
         sources = self._sources()
         self._sources_now = {s.display: s for s in sources}
-        self._take(lint(dataclasses.replace(self.request, sources=sources)))
+        self._take(lint(dataclasses.replace(self.request, sources=sources), resident=self._resident))
         self.last_was_part = False
 
     def _run_part(self, path: str) -> None:

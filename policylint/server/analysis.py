@@ -158,6 +158,9 @@ class Live:
         self._settings: object = None
         self._texts: dict[str, str] = {}
         self._layers: list[Layer] = []  # what navigation reads: policylint.server.layers
+        # How many analyses were whole so far: each replaced most of what the server keeps
+        # (policylint.server.collector).
+        self.whole_analyses = 0
 
     def analyse(self, overrides: Mapping[str, str], changed_on_disk: Iterable[str] | None = ()) -> Analysis:
         """The workspace with `overrides` (a file name relative to `root` -> the editor's text);
@@ -194,6 +197,7 @@ class Live:
                 workspace = Workspace(request, {os.path.abspath(n): t for n, t in texts.items()})
                 result = workspace.result
                 self._layers = []
+                self.whole_analyses += 1
             else:
                 for name in released:
                     workspace.release(name)
@@ -201,6 +205,8 @@ class Live:
                 for name in changed:
                     result = workspace.update(name, texts.get(name)).result
                     self._layer(result, texts, workspace.last_edited if workspace.last_was_part else None)
+                    if not workspace.last_was_part:
+                        self.whole_analyses += 1
         except (SourceError, ProfileError, RuleOptionError, BaselineError) as exc:
             self._workspace = None
             return Analysis([], [], None, [], [Problem(_config_name(self.root), 1, str(exc))], texts, request.namespace)

@@ -20,7 +20,8 @@ Each analysis after the first covers only what the edited files reach
 (policylint.server.analysis.Live); the stages navigation reads are built for the whole workspace
 after the diagnostics are published, in the same thread: when a request needs them, or after
 `PREPARE_AFTER` seconds without an edit (a user who stopped typing may hover next), so that
-typing never waits for them.
+typing never waits for them. The garbage the updates left is collected then too
+(policylint.server.collector), never during an analysis.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from policylint.findings import Finding, Severity
 from policylint.k8s.objects import K8sObject
 from policylint.reporters.json import help_uri
 from policylint.server.analysis import Analysis, Live, Problem
+from policylint.server.collector import Collector
 from policylint.server.documents import Cursor, Lines, Spot, cursor_at
 from policylint.server.features import FEATURES, position
 from policylint.server.layers import Layers
@@ -48,7 +50,8 @@ from policylint.server.navigation import Place
 from policylint.values import frozen
 
 # Seconds of quiet after the diagnostics are published before what navigation reads is built
-# unasked: the build cannot be stopped, and an edit arriving during it waits for it.
+# unasked and the garbage of the updates collected: neither can be stopped, and an edit arriving
+# during either waits for it.
 PREPARE_AFTER = 1.0
 
 # Seconds without an edit after which the analysis that follows a stale one starts (the module
@@ -111,13 +114,18 @@ class PolicylintServer(LanguageServer):
         self.root = os.getcwd()
         self.generation = 0  # bumped by every edit
         self.snapshot: Snapshot | None = None
-        self.published: set[str] = set()  # files whose diagnostics the client holds
+        # What each file's diagnostics the client holds were made of (`publish`).
+        self.shown: dict[str, tuple[object, ...]] = {}
+        # The files changed on disk since the last publication (None: not known), whose texts,
+        # which the diagnostics' positions are counted in, may differ from those shown.
+        self.moved: set[str] | None = set()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="policylint-analysis")
         # The task analysing until the texts it analysed are the latest (`_analyse_latest`).
         self._runner: asyncio.Task[None] | None = None
         self._preparing: asyncio.Task[None] | None = None
         self._done = asyncio.Event()
         self.live: Live | None = None
+        self.collector = Collector()
         # Files changed on disk since the last analysis began (None: unknown, analyse everything).
         self.on_disk: set[str] | None = None
         self.typing_pause = TYPING_PAUSE
@@ -178,6 +186,10 @@ class PolicylintServer(LanguageServer):
         while True:
             generation, (texts, versions) = self.generation, self.overrides()
             on_disk, self.on_disk = self.on_disk, set()
+            if on_disk is None or self.moved is None:
+                self.moved = None
+            else:
+                self.moved.update(on_disk)
             snapshot = await loop.run_in_executor(self._executor, self._run, texts, generation, on_disk)
             snapshot.versions = versions
             if generation == self.generation:
@@ -201,9 +213,15 @@ class PolicylintServer(LanguageServer):
             await self._sleep(self.typing_pause - quiet)
 
     async def _prepare_after(self, snapshot: Snapshot, delay: float) -> None:
+        """Once nothing was edited for `delay` seconds: what navigation reads built, then the
+        garbage of the updates collected (policylint.server.collector). An edit meanwhile
+        cancels what has not started."""
         await asyncio.sleep(delay)
+        loop = asyncio.get_running_loop()
         if snapshot is self.snapshot and not snapshot.prepared:
-            await asyncio.get_running_loop().run_in_executor(self._executor, snapshot.prepare)
+            await loop.run_in_executor(self._executor, snapshot.prepare)
+        if snapshot is self.snapshot and self.live is not None:
+            await loop.run_in_executor(self._executor, self.collector.idle, self.live)
 
     def _run(self, texts: dict[str, str], generation: int, on_disk: set[str] | None) -> Snapshot:
         if self.live is None or self.live.root != self.root:
@@ -233,21 +251,41 @@ class PolicylintServer(LanguageServer):
     # -- diagnostics --------------------------------------------------------------------------
 
     def publish(self, snapshot: Snapshot) -> None:
-        by_file: dict[str, list[types.Diagnostic]] = {}
-        for finding in snapshot.analysis.findings:
-            by_file.setdefault(finding.file, []).append(self.diagnostic(snapshot, finding))
-        for problem in snapshot.analysis.problems:
-            by_file.setdefault(problem.file, []).append(_problem_diagnostic(snapshot, problem))
+        """Send the diagnostics of every file whose diagnostics differ from those the client
+        holds: its findings or problems, its document's version or its text changed (an update
+        changes a few files' findings of a hundred; making and sending them all again cost a
+        seventh of the time from an edit to its diagnostics at 10,000 objects), and an empty list
+        for each file that has none left."""
+        analysis = snapshot.analysis
+        findings: dict[str, list[Finding]] = {}
+        for finding in analysis.findings:
+            findings.setdefault(finding.file, []).append(finding)
+        problems: dict[str, list[Problem]] = {}
+        for problem in analysis.problems:
+            problems.setdefault(problem.file, []).append(problem)
         versions = snapshot.versions
-        for file in sorted(self.published - set(by_file)):
+        moved, self.moved = self.moved, set()
+        files = set(findings) | set(problems)
+        for file in sorted(set(self.shown) - files):
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=self.uri_of(file), diagnostics=[], version=versions.get(file))
             )
-        for file in sorted(by_file):
-            self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=self.uri_of(file), diagnostics=by_file[file], version=versions.get(file))
+        shown: dict[str, tuple[object, ...]] = {}
+        for file in sorted(files):
+            made = shown[file] = (
+                tuple(findings.get(file, ())),
+                tuple(problems.get(file, ())),
+                versions.get(file),
+                analysis.overrides.get(file),
             )
-        self.published = set(by_file)
+            if moved is not None and file not in moved and self.shown.get(file) == made:
+                continue
+            diagnostics = [self.diagnostic(snapshot, f) for f in findings.get(file, ())]
+            diagnostics.extend(_problem_diagnostic(snapshot, p) for p in problems.get(file, ()))
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=self.uri_of(file), diagnostics=diagnostics, version=versions.get(file))
+            )
+        self.shown = shown
 
     def diagnostic(self, snapshot: Snapshot, f: Finding) -> types.Diagnostic:
         lines = snapshot.lines(f.file)

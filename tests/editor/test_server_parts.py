@@ -363,3 +363,45 @@ def test_a_live_analysis_reuses_what_the_per_object_rules_found_and_agrees_with_
         assert found == analyse(str(workspace), dict(texts)).findings, name
     assert [(f.rule, f.file, f.line) for f in found] == [("PL703", "widgets.yaml", 9)]
     assert sum(reused) > 0  # the route's edit: the widgets' results were the ones kept
+
+
+def test_only_the_diagnostics_that_changed_are_sent_again(workspace: Path) -> None:
+    """A file's diagnostics are sent again when its findings, its document's version or its text
+    changed (an open document's, or a file's on disk), and an empty list once it has none."""
+    from policylint.server.analysis import Live
+    from policylint.server.protocol import PolicylintServer, Snapshot
+
+    server = PolicylintServer()
+    server.root = str(workspace)
+    sent: list[tuple[str, int, int | None]] = []
+
+    def send(params: Any) -> None:
+        sent.append((params.uri.rsplit("/", 1)[1], len(params.diagnostics), params.version))
+
+    server.text_document_publish_diagnostics = send  # type: ignore[method-assign]
+    route = ROUTE.replace("sectionName: http", "sectionName: nope")  # no such listener
+    policy = POLICY.replace("name: web", "name: webx")  # no such route
+    (workspace / "policy.yaml").write_text(policy)
+    live = Live(str(workspace))
+
+    def publish(texts: dict[str, str], version: int, on_disk: tuple[str, ...] = ()) -> list[tuple[str, int, int | None]]:
+        sent.clear()
+        assert server.moved is not None
+        server.moved.update(on_disk)  # as the server gathers them until it publishes
+        server.publish(Snapshot(live.analyse(texts, on_disk), 0, dict.fromkeys(texts, version)))
+        return sorted(sent)
+
+    first = publish({"route.yaml": route}, 1)
+    assert sorted(name for name, _, _ in first) == ["policy.yaml", "route.yaml"]
+    assert all(count for _, count, _ in first)
+    assert publish({"route.yaml": route}, 1) == []
+    # A comment at the end of the open route: its version (and text) changed, no finding did.
+    route += "# a comment\n"
+    assert [(name, version) for name, _, version in publish({"route.yaml": route}, 2)] == [("route.yaml", 2)]
+    # The policy file changed on disk, a comment too: its text may place its findings otherwise.
+    (workspace / "policy.yaml").write_text(policy + "# a comment\n")
+    assert [name for name, _, _ in publish({"route.yaml": route}, 2, ("policy.yaml",))] == ["policy.yaml"]
+    # Every finding of the policy file gone with it: an empty list, once.
+    (workspace / "policy.yaml").unlink()
+    assert ("policy.yaml", 0, None) in publish({"route.yaml": route}, 2, ("policy.yaml",))
+    assert publish({"route.yaml": route}, 2) == []

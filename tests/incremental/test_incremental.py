@@ -674,8 +674,8 @@ def test_objects_kept_in_memory_are_built_again_when_a_crd_changes_their_kind_s_
     for n, (name, text) in enumerate(
         [
             (edited, "# 1\n"),  # a whole run
-            (edited, "# 2\n"),  # every file loaded, their shells kept
-            (edited, "# 3\n"),  # the objects built from the shells, kept in memory
+            (edited, "# 2\n"),  # a part: the objects the whole run loaded, kept in memory
+            (edited, "# 3\n"),
             ("crd.yaml", WIDGET_CRD.format(scope="Cluster")),
             (edited, "# 4\n"),
         ]
