@@ -428,14 +428,15 @@ def _project(
     notes.extend(found.notes)
     if not PARSER_IS_C:
         notes.append("PyYAML was built without libyaml: parsing with its pure-Python loader, several times slower")
-    # Read before the files, so that pruning the cache after them keeps it.
+    # Opened before the files are read, so that pruning the cache after them keeps each file's
+    # verdicts with the file's own entry.
+    verdicts: VerdictStore | None = None
     if cache is not None:
         from policylint.k8s.admission import code_stamp
 
         stamp = code_stamp()
-        verdicts: VerdictStore | None = resident.verdicts(cache, stamp) if resident is not None else VerdictStore(cache, stamp)
-    else:
-        verdicts = None
+        verdicts = resident.verdicts(cache, stamp) if resident is not None else VerdictStore(cache, stamp)
+        cache.keep_beside(verdicts.entry)
     content_keys: dict[str, str] = {}
     # A run analysing a part builds the objects of the files an earlier scoped run kept the
     # shell of without decoding them (policylint.incremental.shells): the others are loaded.

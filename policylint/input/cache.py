@@ -413,6 +413,8 @@ class ParseCache:
         self.problem, self._existed = inspect_directory(self.directory)
         self._writable: bool | None = False if self.problem is not None else None  # decided on the first write
         self._used: set[str] = set()
+        # How the entries kept per file beside its parse-cache entry are named from its key.
+        self._beside: list[Callable[[str], str]] = []
         self.hits = 0
         self.writes = 0
 
@@ -534,6 +536,12 @@ class ParseCache:
         policylint.k8s.lazy), kept from pruning as the entries it read are."""
         self._used.add(key)
 
+    def keep_beside(self, name: Callable[[str], str]) -> None:
+        """Entries kept per file, named by `name` from the file's key (its objects' admission
+        verdicts: policylint.input.verdictstore), are kept from pruning while the file's entry is:
+        a run that analyses a part reads only its part's, and the others are still its files'."""
+        self._beside.append(name)
+
     def note_written(self, key: str) -> None:
         """An entry another process (a `--jobs` worker) wrote for this run."""
         self._used.add(key)
@@ -608,6 +616,8 @@ class ParseCache:
 
     def _prune(self, scan_target: str | int, unlink: Callable[[str], None], keep: Iterable[str]) -> None:
         keep_set = self._used.union(keep)
+        # Kept too, though not counted against the bound (the number of files the run used is).
+        beside = {name(key) for name in self._beside for key in keep_set}
         now = time.time()
         entries: list[tuple[float, str]] = []
         with os.scandir(scan_target) as it:
@@ -625,7 +635,7 @@ class ParseCache:
                 if is_temp:
                     if now - st.st_mtime > _STALE_TEMP_SECONDS:
                         unlink(entry.name)
-                elif entry.name not in keep_set:
+                elif entry.name not in keep_set and entry.name not in beside:
                     entries.append((st.st_mtime, entry.name))
         limit = max(_MAX_ENTRIES, 4 * len(keep_set))
         excess = len(entries) + len(keep_set) - limit
