@@ -437,6 +437,10 @@ def _project(
         stamp = code_stamp()
         verdicts = resident.verdicts(cache, stamp) if resident is not None else VerdictStore(cache, stamp)
         cache.keep_beside(verdicts.entry)
+        if request.cache_dir is not None:
+            from policylint.incremental.rulecache import keep_beside
+
+            keep_beside(cache)
     content_keys: dict[str, str] = {}
     # A run analysing a part builds the objects of the files an earlier scoped run kept the
     # shell of without decoding them (policylint.incremental.shells): the others are loaded.
@@ -609,7 +613,7 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     # The admissions and the topology first: with --jobs, the rules that read no later stage then
     # start in other processes, while this one builds the simulation (policylint.rules.workers).
     failures = build_stages(project, {Stage.ADMISSION, Stage.TOPOLOGY} & set(closure(frozenset(wanted))))
-    reuse = _reuse(request, project, resident, part=members is not None)
+    reuse = _reuse(request, project, resident, members)
     started = engine.start(project, selected, resolver, _rule_options(request), effective_jobs(request.jobs), reuse)
     try:
         if not failures:  # a stage that failed is not built again, nor any after it
@@ -695,9 +699,12 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     )
 
 
-def _reuse(request: LintRequest, project: Project, resident: Resident | None, *, part: bool) -> Reuse | None:
+def _reuse(
+    request: LintRequest, project: Project, resident: Resident | None, members: frozenset[ObjectKey] | None
+) -> Reuse | None:
     """What the per-object rules found in earlier runs, for this run to reuse and add to
-    (policylint.incremental.rulecache): a long-lived process's, else the cache's."""
+    (policylint.incremental.rulecache): a long-lived process's, else the cache's. `members`: the
+    objects of a part whose findings are kept."""
     if request.cache_dir is None:
         return None
     from policylint.incremental import rulecache
@@ -706,7 +713,7 @@ def _reuse(request: LintRequest, project: Project, resident: Resident | None, *,
     if cache is None:
         return None
     results = resident.rule_results(cache) if resident is not None else rulecache.open_results(cache)
-    return rulecache.start(request, project, results, part=part, whole=resident.whole if resident is not None else None)
+    return rulecache.start(request, project, results, members=members, whole=resident.whole if resident is not None else None)
 
 
 def _remember(request: LintRequest, sources: Sequence[Source], index: ProjectIndex, active: Sequence[Finding]) -> None:
