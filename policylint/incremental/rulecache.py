@@ -282,14 +282,18 @@ class RuleResults:
                 )
                 self._cache.put(self.entry(where), map_parts(f'{{"format":{FORMAT},"objects":', objects, "}"))
         self._dirty = set()
-        self.trim(limit)
+        self._hold(limit)
 
     def trim(self, limit: int) -> None:
-        """Bound what a process holds: past `limit` objects, keep those the last run used and the
-        newest others up to half of it (a long-lived process never writes; each edit adds the
-        objects of the edited file as typed, under new keys). An object let go is worked out again
-        when asked for."""
+        """Bound what a long-lived process holds, which is never written (`save` would): past
+        `limit` objects, keep those the last run used and the newest others up to half of it.
+        Each edit adds the objects of the edited file as typed, under new keys."""
         self._dirty = set()
+        self._hold(limit)
+
+    def _hold(self, limit: int) -> None:
+        """Past `limit` objects, hold those the last run used and the newest others up to half of
+        it; one let go is worked out again when asked for."""
         if len(self._results) > limit:
             others = [k for k in self._results if k not in self._used]
             keep = self._used | set(others[max(0, len(others) - limit // 2) :])
