@@ -47,9 +47,13 @@ built, so its position is read from the file as it is now. Otherwise that object
 that rule is computed on every run.
 
 A language server holds one `RuleResults` in memory (policylint.incremental.resident) across
-edits, bounded after each (`RuleResults.trim`); any run with a cache reads them from one entry of it, named by the code's hash, and writes
-what it added at the end, under the parse cache's trust rules (outside the checkout, behind a
-checksum, each key and row checked on reading: anything else is a miss, and the rule runs).
+edits, bounded after each (`RuleResults.trim`); any run with a cache reads them from it, one
+entry per file named by the file's content key (or, for the results kept by an object's own
+content, its name) and the code's hash, each read when an object of the file is first asked
+about, and writes the entries it added to at the end, under the parse cache's trust rules
+(outside the checkout, behind a checksum, each key and row checked on reading: anything else is a
+miss, and the rule runs). A file's entry is pruned with its parse-cache entry (`keep_beside`).
+A run over a part asks about its members only: the engine drops what is found on the context.
 The differential tests (tests/incremental/test_incremental.py, tests/editor/test_server_parts.py)
 compare each update with a cold run of the same texts.
 """
