@@ -428,8 +428,8 @@ def _project(
     notes.extend(found.notes)
     if not PARSER_IS_C:
         notes.append("PyYAML was built without libyaml: parsing with its pure-Python loader, several times slower")
-    # Opened before the files are read, so that pruning the cache after them keeps each file's
-    # verdicts with the file's own entry.
+    # Opened before the files are read, so that pruning the cache after them keeps what is kept
+    # per file (its objects' verdicts and rule results) with the file's own entry.
     verdicts: VerdictStore | None = None
     if cache is not None:
         from policylint.k8s.admission import code_stamp
@@ -437,10 +437,9 @@ def _project(
         stamp = code_stamp()
         verdicts = resident.verdicts(cache, stamp) if resident is not None else VerdictStore(cache, stamp)
         cache.keep_beside(verdicts.entry)
-        if request.cache_dir is not None:
-            from policylint.incremental.rulecache import keep_beside
+        from policylint.incremental.rulecache import keep_beside
 
-            keep_beside(cache)
+        keep_beside(cache)
     content_keys: dict[str, str] = {}
     # A run analysing a part builds the objects of the files an earlier scoped run kept the
     # shell of without decoding them (policylint.incremental.shells): the others are loaded.

@@ -88,8 +88,8 @@ T = TypeVar("T")
 # Bump when an entry's layout or meaning changes. 1: one entry for every object; 2: one per file.
 FORMAT = 2
 _NAME = "per-object rule results of a file"
-# Objects kept at most, whatever the repository (`Reuse.save`); past it a run keeps the ones it
-# used and the newest others (a cache shared by many repositories drops the others' first).
+# Objects a process holds at most, whatever the repository (`Reuse.finish`); past it it holds the
+# ones its last run used and the newest others.
 MAX_OBJECTS = 200_000
 # An entry keeps at least this many objects (`RuleResults.save`).
 MIN_KEPT = 4096

@@ -538,8 +538,9 @@ class ParseCache:
 
     def keep_beside(self, name: Callable[[str], str]) -> None:
         """Entries kept per file, named by `name` from the file's key (its objects' admission
-        verdicts: policylint.input.verdictstore), are kept from pruning while the file's entry is:
-        a run that analyses a part reads only its part's, and the others are still its files'."""
+        verdicts, policylint.input.verdictstore; the per-object rules' results,
+        policylint.incremental.rulecache), are kept from pruning while the file's entry is: a run
+        that analyses a part reads only its part's, and the others are still its files'."""
         self._beside.append(name)
 
     def note_written(self, key: str) -> None:
