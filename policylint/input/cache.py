@@ -415,6 +415,7 @@ class ParseCache:
         self._used: set[str] = set()
         # How the entries kept per file beside its parse-cache entry are named from its key.
         self._beside: list[Callable[[str], str]] = []
+        self._written: set[str] = set()
         self.hits = 0
         self.writes = 0
 
@@ -501,6 +502,7 @@ class ParseCache:
                 fh.write(h.digest())
             os.replace(tmp, os.path.join(self._entries, key))  # atomic: readers see all of it or nothing
             self.writes += 1
+            self._written.add(key)
         except OSError:
             self._writable = False
             _discard(tmp)
@@ -543,8 +545,16 @@ class ParseCache:
         that analyses a part reads only its part's, and the others are still its files'."""
         self._beside.append(name)
 
+    def wrote(self, key: str) -> bool:
+        """Whether this run wrote the entry `key`: for a file's, its bytes were new to the cache,
+        so nothing kept beside it (`keep_beside`) is worth asking for. (One left when the file's
+        entry was pruned is missed: worked out again, never a wrong answer.) A run that fills the
+        cache for thousands of files otherwise looks each one up in vain."""
+        return key in self._written
+
     def note_written(self, key: str) -> None:
         """An entry another process (a `--jobs` worker) wrote for this run."""
+        self._written.add(key)
         self._used.add(key)
         self.writes += 1
 

@@ -80,7 +80,9 @@ class VerdictStore:
 
     def _read(self, file_key: str) -> dict[bytes, Any]:
         """What the file's entry holds: nothing unless it is what `save` writes, less every
-        verdict under a key that is not one."""
+        verdict under a key that is not one; nothing asked for when the file is new to the cache."""
+        if self._cache.wrote(file_key):
+            return {}
         payload = self._cache.payload(self.entry(file_key))
         if payload is None:
             return {}

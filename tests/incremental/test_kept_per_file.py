@@ -73,10 +73,38 @@ def test_a_one_file_change_reads_its_parts_entries_and_writes_the_changed_files(
     # Read: the entries of some files, not of every one (the part of one tenant of several).
     verdicts_read = {verdict_entries[e] for e in read if e in verdict_entries}
     results_read = {result_entries[e] for e in read if e in result_entries}
-    assert name in verdicts_read and name in results_read
+    # (But the changed file's verdicts: its bytes are new to the cache, nothing is kept for them.)
+    assert verdicts_read and name not in verdicts_read and name in results_read
     assert len(verdicts_read) < len(keys) and len(results_read) < len(keys)
     # Written: the changed file's alone (its objects are new under its new content key; the base
     # side's were kept by the whole run), each entry once.
     assert [verdict_entries[e] for e in written if e in verdict_entries] == [name]
     assert [result_entries[e] for e in written if e in result_entries] == [name]
     assert {by_name[e] for e in written if e in by_name} == {name}  # its objects by their own content
+
+
+def test_a_run_asks_for_no_verdicts_of_the_files_new_to_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entries: dict[str, list[str]]
+) -> None:
+    """A file whose parse-cache entry the run wrote has nothing kept beside it: a run that fills
+    the cache for thousands of files looked each one's verdicts up in vain. A warm run asks."""
+    root = tmp_path / "repo"
+    _write_files(root, _corpus(11, 130, isolated=True))
+    cache_dir = str(tmp_path / "cache")
+    cold = check("--cache-dir", cache_dir, str(root))
+    cache = ParseCache(cache_dir)
+    verdicts = VerdictStore(cache, admission.code_stamp())
+    names = {verdicts.entry(cache.key(path.read_bytes())) for path in root.glob("*.yaml")}
+    written = set(entries["written"])
+    assert names & written  # the cold run kept verdicts of its files
+    assert not names & set(entries["read"])
+    entries["read"].clear()
+    assert check("--cache-dir", cache_dir, str(root)) == cold
+    # The warm run asks for those of the files whose verdicts the topology reads (the rules'
+    # kept results answer the schema rules).
+    assert names & written & set(entries["read"])
+
+
+def _write_files(root: Path, files: dict[str, list[dict[str, Any]]]) -> None:
+    root.mkdir()
+    _write(root, files)
