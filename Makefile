@@ -10,7 +10,7 @@ FUZZ_EXAMPLES ?= 20000
 # `make hostile`: every hostile input in bounded time and memory (fuzz/README.md); `HOSTILE_ARGS=-k alias`.
 HOSTILE_ARGS ?=
 
-.PHONY: demo test test-all test-pythons check-code lint-examples bench fuzz hostile conformance editor-capture dist vscode clean FORCE
+.PHONY: demo test test-all test-pythons check-code lint-examples bench fuzz hostile conformance editor-capture profiles dist vscode clean FORCE
 CODE := policylint tests benchmarks fuzz
 
 # The oldest Python policylint runs on (pyproject.toml: requires-python). The interpreter is asked
@@ -89,6 +89,11 @@ hostile: $(STAMP)
 # `policylint server` on examples/; tests/editor/test_editor_capture.py fails when the committed one is stale.
 editor-capture: $(STAMP)
 	$(BIN)/python -m tests.editor_capture docs/images/editor.svg
+
+# The built-in profiles' data as every run reads it (policylint/profiles/builtin.json), generated
+# from policylint/profiles/builtin/*.yaml; tests/profiles/test_shipped.py fails when it is stale.
+profiles: $(STAMP)
+	$(BIN)/python -m policylint.profiles.shipped
 
 # The sdist and the wheel, as the release workflow builds them (.github/workflows/release.yml): the
 # wheel is built from the sdist, so a file the sdist cannot carry fails here, and both pass

@@ -428,14 +428,18 @@ def _project(
     notes.extend(found.notes)
     if not PARSER_IS_C:
         notes.append("PyYAML was built without libyaml: parsing with its pure-Python loader, several times slower")
-    # Read before the files, so that pruning the cache after them keeps it.
+    # Opened before the files are read, so that pruning the cache after them keeps what is kept
+    # per file (its objects' verdicts and rule results) with the file's own entry.
+    verdicts: VerdictStore | None = None
     if cache is not None:
         from policylint.k8s.admission import code_stamp
 
         stamp = code_stamp()
-        verdicts: VerdictStore | None = resident.verdicts(cache, stamp) if resident is not None else VerdictStore(cache, stamp)
-    else:
-        verdicts = None
+        verdicts = resident.verdicts(cache, stamp) if resident is not None else VerdictStore(cache, stamp)
+        cache.keep_beside(verdicts.entry)
+        from policylint.incremental.rulecache import keep_beside
+
+        keep_beside(cache)
     content_keys: dict[str, str] = {}
     # A run analysing a part builds the objects of the files an earlier scoped run kept the
     # shell of without decoding them (policylint.incremental.shells): the others are loaded.
@@ -617,7 +621,7 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     # The admissions and the topology first: with --jobs, the rules that read no later stage then
     # start in other processes, while this one builds the simulation (policylint.rules.workers).
     failures = build_stages(project, {Stage.ADMISSION, Stage.TOPOLOGY} & set(closure(frozenset(wanted))))
-    reuse = _reuse(request, project, resident, part=members is not None)
+    reuse = _reuse(request, project, resident, members)
     started = engine.start(project, selected, resolver, _rule_options(request), effective_jobs(request.jobs), reuse)
     try:
         if not failures:  # a stage that failed is not built again, nor any after it
@@ -705,9 +709,12 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     )
 
 
-def _reuse(request: LintRequest, project: Project, resident: Resident | None, *, part: bool) -> Reuse | None:
+def _reuse(
+    request: LintRequest, project: Project, resident: Resident | None, members: frozenset[ObjectKey] | None
+) -> Reuse | None:
     """What the per-object rules found in earlier runs, for this run to reuse and add to
-    (policylint.incremental.rulecache): a long-lived process's, else the cache's."""
+    (policylint.incremental.rulecache): a long-lived process's, else the cache's. `members`: the
+    objects of a part whose findings are kept."""
     if request.cache_dir is None:
         return None
     from policylint.incremental import rulecache
@@ -716,7 +723,7 @@ def _reuse(request: LintRequest, project: Project, resident: Resident | None, *,
     if cache is None:
         return None
     results = resident.rule_results(cache) if resident is not None else rulecache.open_results(cache)
-    return rulecache.start(request, project, results, part=part, whole=resident.whole if resident is not None else None)
+    return rulecache.start(request, project, results, members=members, whole=resident.whole if resident is not None else None)
 
 
 def _remember(request: LintRequest, sources: Sequence[Source], index: ProjectIndex, active: Sequence[Finding]) -> None:

@@ -132,8 +132,8 @@ class Resident:
         self._keys: IdentityMap[bytes, tuple[bytes, bool, str]] = IdentityMap()
 
     def verdicts(self, cache: ParseCache, stamp: bytes) -> VerdictStore:
-        """The admission verdicts kept in `cache` under `stamp`, read from it once per process:
-        the store holds what it read and what each run added and saved
+        """The admission verdicts kept in `cache` under `stamp`, each file's entry read from it
+        once per process: the store holds what it read and what each run added and saved
         (policylint.input.verdictstore.VerdictStore), which is what reading it again would give, but
         for what another process saved meanwhile (a miss, never a wrong verdict)."""
         kept = self._verdicts

@@ -48,9 +48,13 @@ built, so its position is read from the file as it is now. Otherwise that object
 that rule is computed on every run.
 
 A language server holds one `RuleResults` in memory (policylint.incremental.resident) across
-edits, bounded after each (`RuleResults.trim`); any run with a cache reads them from one entry of it, named by the code's hash, and writes
-what it added at the end, under the parse cache's trust rules (outside the checkout, behind a
-checksum, each key and row checked on reading: anything else is a miss, and the rule runs).
+edits, bounded after each (`RuleResults.trim`); any run with a cache reads them from it, one
+entry per file named by the file's content key (or, for the results kept by an object's own
+content, its name) and the code's hash, each read when an object of the file is first asked
+about, and writes the entries it added to at the end, under the parse cache's trust rules
+(outside the checkout, behind a checksum, each key and row checked on reading: anything else is a
+miss, and the rule runs). A file's entry is pruned with its parse-cache entry (`keep_beside`).
+A run over a part asks about its members only: the engine drops what is found on the context.
 The differential tests (tests/incremental/test_incremental.py, tests/editor/test_server_parts.py)
 compare each update with a cold run of the same texts.
 """
@@ -60,7 +64,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from policylint.findings import Issue, Severity
@@ -72,7 +76,7 @@ if TYPE_CHECKING:
     from policylint.incremental.unchanged import KeptWhole, Whole
     from policylint.input.cache import ParseCache
     from policylint.k8s.admissions import Admissions
-    from policylint.k8s.objects import K8sObject
+    from policylint.k8s.objects import K8sObject, ObjectKey
     from policylint.pipeline import LintRequest
     from policylint.project import Project
     from policylint.rules.base import ObjectRule, Rule
@@ -82,12 +86,14 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# Bump when an entry's layout or meaning changes.
-FORMAT = 1
-_NAME = "per-object rule results"
-# Objects kept at most, whatever the repository (`Reuse.save`); past it a run keeps the ones it
-# used and the newest others (a cache shared by many repositories drops the others' first).
+# Bump when an entry's layout or meaning changes. 1: one entry for every object; 2: one per file.
+FORMAT = 2
+_NAME = "per-object rule results of a file"
+# Objects a process holds at most, whatever the repository (`Reuse.finish`); past it it holds the
+# ones its last run used and the newest others.
 MAX_OBJECTS = 200_000
+# An entry keeps at least this many objects (`RuleResults.save`).
+MIN_KEPT = 4096
 _KEY = re.compile(r"[0-9a-f]{32}\Z")
 _SEVERITIES = frozenset(s.value for s in Severity)
 
@@ -151,12 +157,16 @@ class _View:
 
 
 class RuleResults:
-    """The kept results: object key -> each rule's rows. Read from the cache once, when first
-    asked for, added to by every run, written by `save` when a run added anything. An entry is
-    decoded whole but each object's rows are checked only when a run asks for them: a run asks for
-    those of its part. A run whose per-object rules all run in `--jobs` shares asks for none and
-    never reads it (at 20,000 objects the entry decoded held 14 MiB, to the end of the run, and
-    the rule processes forked with it).
+    """The kept results: object key -> each rule's rows. Kept in the cache one entry per file
+    (`entry`): the keys of an object by its place (`Reuse._key`) in the entry of its file's
+    content, those by its own content (`Reuse._content_key`) in the entry of its file's name
+    (`by_name`), so that a file changed since finds what its unchanged objects were. A file's
+    entry is read the first time an object of it is asked for, so a run that analyses a part reads
+    the entries of its part's files; it is written by `save` when a run added to it, so a one-file
+    change writes that file's. One entry for every object (0.57-1.3 MB on the generated corpora)
+    was read whole by every run, and written whole again by one that added to it. An entry is
+    decoded whole but each object's rows are checked only when a run asks for them. A run whose
+    per-object rules all run in `--jobs` shares asks for none and reads no entry.
 
     What a run fills is held to the end of its rules stage, where its memory peaks, for 100,000
     objects at a time (docs/performance.md, "Memory at 100,000 objects on the shared corpus"): a
@@ -166,15 +176,14 @@ class RuleResults:
 
     def __init__(self, cache: ParseCache | None = None, stamp: bytes = b"") -> None:
         self._cache = cache
-        self._entry = cache.named(_NAME, stamp) if cache is not None else None
-        # Each object's results, in the order entries were first written (the oldest first), then
-        # those added since: a map as read from the entry, not checked yet (`_checked`), else
-        # `Results`, checked or added.
+        self._stamp = stamp
+        # Each object's results, in the order they were first read or added: a map as read from
+        # an entry, not checked yet (`_checked`), else `Results`, checked or added.
         self._results: dict[bytes, Results | dict[str, Any]] = {}
-        self._unread = cache is not None  # read by `_checked`, which `get` and `add` go through
-        if cache is not None and self._entry is not None:
-            cache.keep(self._entry)  # unread, it is still this run's: not pruned
-        self._added = False  # since the entry was read or written
+        # The keys of each file's entry (by `where`: a content key, or `by_name`), as read and
+        # added, in that order; the entries read, and those a run added to since it last wrote.
+        self._files: dict[str, list[bytes]] = {}
+        self._dirty: set[str] = set()
         self._used: set[bytes] = set()
         self._shared: dict[Any, Any] = {}  # `_shape`'s table
         # The keys the last run worked out, by object instance, with what decided them
@@ -184,9 +193,16 @@ class RuleResults:
         self.instances: dict[K8sObject, tuple[bytes, str, tuple[str, ...] | None, bytes]] = {}
         # Per rule and file, the rows of the file's objects as one run found them (`Reuse._by_file`),
         # in memory only: each object's rows are kept by its key as well, which is what is written.
-        self._files: dict[tuple[str, str], tuple[tuple[object, ...], FileRows]] = {}
+        self._rows: dict[tuple[str, str], tuple[tuple[object, ...], FileRows]] = {}
 
-    def get(self, key: bytes, rule_id: str) -> tuple[Row, ...] | None:
+    def entry(self, where: str) -> str:
+        """The cache entry of the file `where` (its content key, or `by_name` of its name)."""
+        assert self._cache is not None
+        return entry_name(self._cache, self._stamp, where)
+
+    def get(self, key: bytes, rule_id: str, where: str) -> tuple[Row, ...] | None:
+        """What `rule_id` found on the object of `key`, kept in the entry of the file `where`."""
+        self._load(where)
         for rule, rows in self._checked(key):
             if rule == rule_id:
                 self._used.add(key)
@@ -196,26 +212,38 @@ class RuleResults:
     def file_rows(self, rule_id: str, file: str, stamp: tuple[object, ...]) -> FileRows | None:
         """What `rule_id` found on the objects of `file` when they were the same (`stamp`: the
         run's context, the file's content key, its objects and their target fields)."""
-        found = self._files.get((rule_id, file))
+        found = self._rows.get((rule_id, file))
         return found[1] if found is not None and found[0] == stamp else None
 
     def put_file_rows(self, rule_id: str, file: str, stamp: tuple[object, ...], rows: FileRows) -> None:
-        self._files[(rule_id, file)] = (stamp, rows)
+        self._rows[(rule_id, file)] = (stamp, rows)
 
-    def add(self, key: bytes, rule_id: str, rows: tuple[Row, ...]) -> None:
+    def add(self, key: bytes, rule_id: str, rows: tuple[Row, ...], where: str) -> None:
+        self._load(where)
+        if key not in self._results:
+            self._files[where].append(key)
         before = self._checked(key)
         at = next((i for i, (rule, _) in enumerate(before) if rule == rule_id), len(before))
         self._results[key] = self._shape((*before[:at], (rule_id, rows), *before[at + 1 :]))
-        self._added = True
+        self._dirty.add(where)
         self._used.add(key)
+
+    def _load(self, where: str) -> None:
+        """Read the file's entry, the first time it is asked for."""
+        if where in self._files:
+            return
+        keys = self._files[where] = []
+        if self._cache is None:
+            return
+        results = self._results
+        for key, by_rule in _read(self._cache, self.entry(where)).items():
+            if key not in results:  # what this process holds is newer
+                results[key] = by_rule
+                keys.append(key)
 
     def _checked(self, key: bytes) -> Results:
         """The object's results; as read, the rows of each rule that are what `save` writes, all
         checked at once (a run asks for every rule's) and held so."""
-        if self._unread:
-            self._unread = False
-            if self._cache is not None and self._entry is not None:
-                self._results = _read(self._cache, self._entry)
         found = self._results.get(key, ())
         if type(found) is tuple:
             return found
@@ -236,35 +264,68 @@ class RuleResults:
 
     def retain_files(self, files: set[str]) -> None:
         """Hold the rows of `files` only (the last run's): a file deleted or renamed is let go."""
-        self._files = {where: kept for where, kept in self._files.items() if where[1] in files}
+        self._rows = {where: kept for where, kept in self._rows.items() if where[1] in files}
 
     def save(self, limit: int = MAX_OBJECTS) -> None:
-        """Write the entry if a run added to it since it was read or written. Past `limit`
-        objects, those this process used and the newest others up to half of it are kept: each
-        change adds the objects of the files it changed, which would otherwise pile up."""
-        if not self._added or self._cache is None or self._entry is None:
-            return
-        entries = self._results
-        if len(entries) > limit:
-            others = [k for k in entries if k not in self._used]
-            keep = self._used | set(others[max(0, len(others) - limit // 2) :])
-            entries = {k: v for k, v in entries.items() if k in keep}
-        self._results, self._added, self._used = entries, False, set()
-        # Written as it is encoded (policylint.input.jsonparts): it is written where the run's
-        # memory peaks, and its text was tens of MB at 100k objects.
-        objects = ((key.hex(), dict(value) if type(value) is tuple else value) for key, value in entries.items())
-        self._cache.put(self._entry, map_parts(f'{{"format":{FORMAT},"objects":', objects, "}"))
+        """Write the entry of each file a run added to since it last wrote, then hold at most
+        `limit` objects as `trim` does. An entry keeps what it held and what was added, unless
+        that is past four times (and `MIN_KEPT`) the objects of it this process used: then only
+        those, as the same file's objects under other settings or its older contents pile up."""
+        if self._cache is not None:
+            results, used = self._results, self._used
+            for where in sorted(self._dirty):
+                keys = self._files[where]
+                if len(keys) > MIN_KEPT and len(keys) > 4 * sum(key in used for key in keys):
+                    keys = self._files[where] = [key for key in keys if key in used]
+                # Written as it is encoded (policylint.input.jsonparts): it is written where the
+                # run's memory peaks, and a whole run's results are tens of MB at 100k objects.
+                objects = (
+                    (key.hex(), dict(value) if type(value) is tuple else value)
+                    for key in keys
+                    if key in results
+                    for value in (results[key],)
+                )
+                self._cache.put(self.entry(where), map_parts(f'{{"format":{FORMAT},"objects":', objects, "}"))
+        self._dirty = set()
+        self._hold(limit)
 
     def trim(self, limit: int) -> None:
         """Bound what a long-lived process holds, which is never written (`save` would): past
         `limit` objects, keep those the last run used and the newest others up to half of it.
         Each edit adds the objects of the edited file as typed, under new keys."""
-        self._added = False
+        self._dirty = set()
+        self._hold(limit)
+
+    def _hold(self, limit: int) -> None:
+        """Past `limit` objects, hold those the last run used and the newest others up to half of
+        it; one let go is worked out again when asked for."""
         if len(self._results) > limit:
             others = [k for k in self._results if k not in self._used]
             keep = self._used | set(others[max(0, len(others) - limit // 2) :])
             self._results = {k: v for k, v in self._results.items() if k in keep}
+            self._files = {where: [k for k in keys if k in keep] for where, keys in self._files.items()}
         self._used = set()
+
+
+def keep_beside(cache: ParseCache) -> None:
+    """Keep each file's results from pruning while its parse-cache entry is (`ParseCache.prune`:
+    a run that analyses a part reads only its part's)."""
+    from policylint.incremental import memo
+
+    stamp = memo.code_stamp()
+    cache.keep_beside(lambda key: entry_name(cache, stamp, key))
+
+
+def by_name(file: str) -> str:
+    """Where the results kept by an object's own content are: its file's name (the content
+    keys hash it), whatever the file's content, so that a changed file finds its unchanged
+    objects' results."""
+    return "name:" + file
+
+
+def entry_name(cache: ParseCache, stamp: bytes, where: str) -> str:
+    """The cache entry of the results kept for the file `where` under the code's hash `stamp`."""
+    return cache.named(_NAME, FORMAT.to_bytes(2, "big") + stamp + where.encode("utf-8", "surrogateescape"))
 
 
 def _read(cache: ParseCache, entry: str) -> dict[bytes, Any]:
@@ -325,20 +386,27 @@ def context(request: LintRequest, project: Project) -> bytes | None:
 
 
 def start(
-    request: LintRequest, project: Project, results: RuleResults | None, *, part: bool = False, whole: KeptWhole | None = None
+    request: LintRequest,
+    project: Project,
+    results: RuleResults | None,
+    *,
+    members: Container[ObjectKey] | None = None,
+    whole: KeptWhole | None = None,
 ) -> Reuse | None:
     """The reuse of `results` by the run of `request` over `project`; None: nothing is reused
-    (no cache, or a setting that cannot be written reliably). `part`: the run analyses a part
-    after a change, and an object of a changed file is looked up by its own content too
-    (`Reuse.check`); a whole run, whose objects' files are mostly all new to the cache or all
-    unchanged, does not spend that on every object. `whole`: what a long-lived process's last run
+    (no cache, or a setting that cannot be written reliably). `members`: the run analyses a part
+    after a change, whose findings on these objects only are kept (the engine drops the others',
+    policylint.rules.engine `run`): the per-object rules are asked about these only, so the
+    entries of the files holding nothing but the part's context are not read, and an object of a
+    changed file is looked up by its own content too (`Reuse.check`); a whole run, whose objects'
+    files are mostly all new to the cache or all unchanged, does not spend that on every object. `whole`: what a long-lived process's last run
     found with the rules over the whole project (policylint.incremental.unchanged)."""
     if results is None:
         return None
     run = context(request, project)
     if run is None:
         return None
-    reuse = Reuse(results, run, project, by_content=part)
+    reuse = Reuse(results, run, project, by_content=members is not None, members=members)
     if whole is not None:
         reuse.whole = whole.begin(project, run, reuse.target_fields)
         reuse.kept_whole = whole
@@ -358,8 +426,17 @@ class Reuse:
     """The kept results as one run reads and adds to them: `check` is a reusable rule's issues on
     one object, kept ones where the key matches."""
 
-    def __init__(self, results: RuleResults, run: bytes, project: Project, *, by_content: bool = True) -> None:
+    def __init__(
+        self,
+        results: RuleResults,
+        run: bytes,
+        project: Project,
+        *,
+        by_content: bool = True,
+        members: Container[ObjectKey] | None = None,
+    ) -> None:
         self._results = results
+        self._members = members
         self._by_content = by_content
         self._run = run
         self._project = project
@@ -439,13 +516,17 @@ class Reuse:
                 results.put_file_rows(rule_id, file, stamp, (len(objects), tuple(whole)))
 
     def _files(self) -> list[tuple[str, list[K8sObject], tuple[object, ...] | None]]:
-        """The project's objects by file, in index order within each, with what their keys hash
-        besides their places (None: an object of the file has no key, and the file is asked
-        object by object)."""
+        """The project's objects by file (its members only, in a part), in index order within
+        each, with what their keys hash besides their places (None: an object of the file has no
+        key, and the file is asked object by object)."""
         if self._groups is None:
             by_file: dict[str, list[K8sObject]] = {}
+            members = self._members
             for obj in self._project.index.objects:
-                by_file.setdefault(obj.doc.file, []).append(obj)
+                # A context object's findings are dropped: 292 objects of the clean corpus's
+                # hook part, in the 76 files its members are not in.
+                if members is None or obj.key in members:
+                    by_file.setdefault(obj.doc.file, []).append(obj)
             content_keys = self._project.index.content_keys
             targets = self._target_fields()
             groups: list[tuple[str, list[K8sObject], tuple[object, ...] | None]] = []
@@ -467,15 +548,17 @@ class Reuse:
         key = self._keys[obj] if obj in self._keys else self._key(obj)
         if key is None:
             return list(rule.check_object(self._project, obj)), None
-        rows = self._results.get(key, rule.id)
+        # `_key` found its file's content key: the entry its objects' keys are kept in.
+        where = self._project.index.content_keys[obj.doc.file]
+        rows = self._results.get(key, rule.id, where)
         again = None
         if rows is None:
             # The file changed (an editor's edit touches one object of it) or the object is new
             # here: its own content may still be one seen before.
             again = self._content_key(obj) if self._by_content else None
-            rows = self._results.get(again, rule.id) if again is not None else None
+            rows = self._results.get(again, rule.id, by_name(obj.doc.file)) if again is not None else None
             if rows is not None:
-                self._results.add(key, rule.id, rows)
+                self._results.add(key, rule.id, rows, where)
         if rows is not None:
             self.reused += 1
             issues = [
@@ -487,9 +570,9 @@ class Reuse:
         found = list(rule.check_object(cast("Project", view), obj))
         kept = _kept_rows(found, obj, rule.id) if not view.beyond else None
         if kept is not None:
-            self._results.add(key, rule.id, kept)
+            self._results.add(key, rule.id, kept, where)
             if again is not None:
-                self._results.add(again, rule.id, kept)
+                self._results.add(again, rule.id, kept, by_name(obj.doc.file))
         return found, kept
 
     def _key(self, obj: K8sObject) -> bytes | None:

@@ -413,6 +413,9 @@ class ParseCache:
         self.problem, self._existed = inspect_directory(self.directory)
         self._writable: bool | None = False if self.problem is not None else None  # decided on the first write
         self._used: set[str] = set()
+        # How the entries kept per file beside its parse-cache entry are named from its key.
+        self._beside: list[Callable[[str], str]] = []
+        self._written: set[str] = set()
         self.hits = 0
         self.writes = 0
 
@@ -499,6 +502,7 @@ class ParseCache:
                 fh.write(h.digest())
             os.replace(tmp, os.path.join(self._entries, key))  # atomic: readers see all of it or nothing
             self.writes += 1
+            self._written.add(key)
         except OSError:
             self._writable = False
             _discard(tmp)
@@ -534,8 +538,23 @@ class ParseCache:
         policylint.k8s.lazy), kept from pruning as the entries it read are."""
         self._used.add(key)
 
+    def keep_beside(self, name: Callable[[str], str]) -> None:
+        """Entries kept per file, named by `name` from the file's key (its objects' admission
+        verdicts, policylint.input.verdictstore; the per-object rules' results,
+        policylint.incremental.rulecache), are kept from pruning while the file's entry is: a run
+        that analyses a part reads only its part's, and the others are still its files'."""
+        self._beside.append(name)
+
+    def wrote(self, key: str) -> bool:
+        """Whether this run wrote the entry `key`: for a file's, its bytes were new to the cache,
+        so nothing kept beside it (`keep_beside`) is worth asking for. (One left when the file's
+        entry was pruned is missed: worked out again, never a wrong answer.) A run that fills the
+        cache for thousands of files otherwise looks each one up in vain."""
+        return key in self._written
+
     def note_written(self, key: str) -> None:
         """An entry another process (a `--jobs` worker) wrote for this run."""
+        self._written.add(key)
         self._used.add(key)
         self.writes += 1
 
@@ -608,6 +627,8 @@ class ParseCache:
 
     def _prune(self, scan_target: str | int, unlink: Callable[[str], None], keep: Iterable[str]) -> None:
         keep_set = self._used.union(keep)
+        # Kept too, though not counted against the bound (the number of files the run used is).
+        beside = {name(key) for name in self._beside for key in keep_set}
         now = time.time()
         entries: list[tuple[float, str]] = []
         with os.scandir(scan_target) as it:
@@ -625,7 +646,7 @@ class ParseCache:
                 if is_temp:
                     if now - st.st_mtime > _STALE_TEMP_SECONDS:
                         unlink(entry.name)
-                elif entry.name not in keep_set:
+                elif entry.name not in keep_set and entry.name not in beside:
                     entries.append((st.st_mtime, entry.name))
         limit = max(_MAX_ENTRIES, 4 * len(keep_set))
         excess = len(entries) + len(keep_set) - limit

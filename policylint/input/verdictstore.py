@@ -1,6 +1,6 @@
 """The admission verdicts kept between runs: one entry of the parse cache (policylint.input.cache)
-holding what the verdicts of the objects nothing refuses hold, by a key that hashes what decides
-them (policylint.k8s.verdicts.kept_key)."""
+per file, named by the file's content key, holding what the verdicts of its objects that nothing
+refuses hold, by a key that hashes what decides each (policylint.k8s.verdicts.kept_key)."""
 
 from __future__ import annotations
 
@@ -15,90 +15,140 @@ if TYPE_CHECKING:
     from policylint.input.cache import ParseCache
     from policylint.input.load import Shared
 
-# Entries kept at most; past it a run keeps only the ones it used or added (a cache shared by
-# many repositories drops those of the others rather than grow without bound).
-_MAX_VERDICTS = 200_000
+# Bump when an entry's layout or meaning changes. 1: one entry for every file; 2: one per file.
+FORMAT = 2
+_NAME = "admission verdicts of a file"
 # A key is a 16-byte digest (policylint.k8s.verdicts.kept_key), written as 32 hex digits.
 VERDICT_KEY_BYTES = 16
 _VERDICT_KEY = re.compile(rf"[0-9a-f]{{{2 * VERDICT_KEY_BYTES}}}\Z")
+# A file's content key as the parse cache writes it (`ParseCache.key`).
+_FILE_KEY = re.compile(r"[0-9a-f]{40}\Z")
+# A file's entry keeps at least this many verdicts; past it and past four times those its run
+# used or added, only those (the same bytes checked against many schemas over time, as CRDs and
+# releases change, would otherwise pile up under one content key).
+_MIN_KEPT = 4096
+
+# Where a verdict is kept: its file's content key (which names the entry) and its own digest.
+KeptKey = tuple[str, bytes]
 
 
 class VerdictStore:
-    """What the admission verdicts of objects nothing refuses hold, kept between runs in one
-    entry of the parse cache (policylint.k8s.admission says what a key and a value are).
+    """What the admission verdicts of objects nothing refuses hold, kept between runs in the parse
+    cache, one entry per file content (policylint.k8s.admission says what a key and a value are).
 
     The schema walk and the CEL rules are a quarter of a run (docs/performance.md); between two
     commits almost every object and schema is unchanged. A key hashes the object's file entry, its
     place in the file and the schema that decides it, so that, as with files, nothing can make
-    an entry stale. The entry is read once, as the first use of the cache, and written once, at
-    the end of a run that added to it; concurrent runs may lose each other's additions (a miss
-    later, never a wrong verdict). Its content is checked like every entry's: a value that is
-    not what `admission` writes is a miss. Keys are held as digests, written as hex: of 3.3 per
-    object, held to the end of the rules stage where a run's memory peaks, a 32-character string
-    is 32 bytes more each (10 MiB at 100k objects).
+    an entry stale. A file's entry is read the first time a verdict of its objects is asked for,
+    so a run that analyses a part reads only the entries of the files whose objects it judges, and
+    written at the end of a run that added to it, so a one-file change writes one small entry: one
+    entry for every file was read and decoded whole by every run, and written whole again once a
+    changed file's objects were added (0.04-0.07 s of the pre-commit hook at 10,000 objects).
+    Concurrent runs may lose each other's additions (a miss later, never a wrong verdict). An
+    entry's content is checked like every entry's: a value that is not what `admission` writes is
+    a miss. Keys are held as digests, written as hex: of 3.3 per object, held to the end of the
+    rules stage where a run's memory peaks, a 32-character string is 32 bytes more each (10 MiB at
+    100k objects).
     """
 
     def __init__(self, cache: ParseCache, stamp: bytes) -> None:
         """`stamp`: what besides an object and its schema decides its verdict (the code that works
         it out), so that an entry made by other code is another entry."""
         self._cache = cache
-        self._key = cache.named("admission verdicts", stamp)
-        self._kept: dict[bytes, Any] = {}
-        self._added: dict[bytes, Any] = {}
-        self._used: set[bytes] = set()
+        self._stamp = FORMAT.to_bytes(2, "big") + stamp
+        # Per file content key: what its entry holds (read when first asked for), what this
+        # process added, and which kept keys it used.
+        self._kept: dict[str, dict[bytes, Any]] = {}
+        self._added: dict[str, dict[bytes, Any]] = {}
+        self._used: dict[str, set[bytes]] = {}
         # Verdicts repeat: at 100k objects a handful of distinct values stand for 300,000 entries,
         # most of them `[]`. Each value is held once (policylint.input.sharing): the entries read
         # held ~45 MiB at 20k objects as one list per entry, and those added as many again. No
         # reader changes a value (`admission` copies what it takes).
         self._values: Shared = {}
-        payload = cache.payload(self._key)
+
+    def entry(self, file_key: str) -> str:
+        """The cache entry of the verdicts of the objects of the file whose content key is
+        `file_key` (a run's cache keeps it while it keeps the file's: `ParseCache.keep_beside`)."""
+        return self._cache.named(_NAME, self._stamp + file_key.encode("ascii"))
+
+    def _file(self, file_key: str) -> dict[bytes, Any]:
+        kept = self._kept.get(file_key)
+        if kept is None:
+            kept = self._kept[file_key] = self._read(file_key)
+        return kept
+
+    def _read(self, file_key: str) -> dict[bytes, Any]:
+        """What the file's entry holds: nothing unless it is what `save` writes, less every
+        verdict under a key that is not one; nothing asked for when the file is new to the cache."""
+        if self._cache.wrote(file_key):
+            return {}
+        payload = self._cache.payload(self.entry(file_key))
         if payload is None:
-            return
+            return {}
         try:
             decoded = json.loads(bytes(payload))
         except Exception:
-            return
-        entries = decoded.get("verdicts") if type(decoded) is dict and decoded.get("format") == 1 else None
-        if type(entries) is dict:
-            values = self._values
-            self._kept = {bytes.fromhex(k): shared_tree(values, v) for k, v in entries.items() if _VERDICT_KEY.match(k)}
+            return {}
+        entries = decoded.get("verdicts") if type(decoded) is dict and decoded.get("format") == FORMAT else None
+        if type(entries) is not dict:
+            return {}
+        values = self._values
+        return {bytes.fromhex(k): shared_tree(values, v) for k, v in entries.items() if _VERDICT_KEY.match(k)}
 
-    def get(self, key: bytes) -> Any:
+    def get(self, key: KeptKey) -> Any:
         """The value kept under `key`, or None."""
-        found = self._added.get(key)
+        file_key, digest = key
+        added = self._added.get(file_key)
+        found = added.get(digest) if added is not None else None
         if found is None:
-            found = self._kept.get(key)
+            found = self._file(file_key).get(digest)
             if found is not None:
-                self._used.add(key)
+                self._used.setdefault(file_key, set()).add(digest)
         return found
 
-    def add(self, key: bytes, value: Any) -> None:
-        if self._kept.get(key) != value:  # new, or a kept value the reader refused: written anew
-            self._added[key] = shared_tree(self._values, value)
+    def add(self, key: KeptKey, value: Any) -> None:
+        file_key, digest = key
+        # New, or a kept value the reader refused: written anew. A file none of whose verdicts
+        # this process asked for (another process's additions, `update`) is compared when saved.
+        kept = self._kept.get(file_key)
+        if kept is None or kept.get(digest) != value:
+            self._added.setdefault(file_key, {})[digest] = shared_tree(self._values, value)
 
-    def added(self) -> dict[bytes, Any]:
-        """What this process added (a `--jobs` rule process sends it back)."""
-        return dict(self._added)
+    def added(self) -> dict[str, dict[bytes, Any]]:
+        """What this process added, by file content key (a `--jobs` rule process sends it back)."""
+        return {file_key: dict(entries) for file_key, entries in self._added.items()}
 
     def update(self, entries: Any) -> None:
-        """Entries another process of this run added."""
-        if type(entries) is dict:
-            for key, value in entries.items():
-                if type(key) is bytes and len(key) == VERDICT_KEY_BYTES:
-                    self.add(key, value)
+        """Entries another process of this run added (`added`), each key and digest checked."""
+        if type(entries) is not dict:
+            return
+        for file_key, added in entries.items():
+            if type(file_key) is str and _FILE_KEY.match(file_key) and type(added) is dict:
+                for digest, value in added.items():
+                    if type(digest) is bytes and len(digest) == VERDICT_KEY_BYTES:
+                        self.add((file_key, digest), value)
 
     def save(self) -> None:
-        """Write the entry if this run added to it."""
-        if not self._added:
-            return
-        kept = self._kept
-        if len(kept) + len(self._added) > _MAX_VERDICTS:
-            kept = {k: kept[k] for k in self._used}
-        # Into what was kept, not a copy of both: a run that fills the cache adds every entry.
-        if kept:
-            kept.update(self._added)
-        else:
-            kept = self._added
-        parts = map_parts('{"format":1,"verdicts":', ((key.hex(), value) for key, value in kept.items()), "}")
-        self._kept, self._added = kept, {}
-        self._cache.put(self._key, parts)
+        """Write the entry of each file this run added verdicts to: what it held, and what was
+        added (in file order, so that the same run writes the same bytes)."""
+        for file_key in sorted(self._added):
+            fresh = self._added[file_key]
+            kept = self._file(file_key)
+            if kept:
+                fresh = {digest: value for digest, value in fresh.items() if kept.get(digest) != value}
+                if not fresh:
+                    continue
+                used = self._used.get(file_key, set())
+                if len(kept) + len(fresh) > max(_MIN_KEPT, 4 * (len(used) + len(fresh))):
+                    kept = {digest: kept[digest] for digest in used}
+                # Into what was kept, not a copy of both.
+                kept.update(fresh)
+            else:
+                kept = fresh  # a run that fills the cache adds every entry: not copied
+            self._kept[file_key] = kept
+            self._cache.put(
+                self.entry(file_key),
+                map_parts(f'{{"format":{FORMAT},"verdicts":', ((digest.hex(), value) for digest, value in kept.items()), "}"),
+            )
+        self._added = {}

@@ -44,6 +44,7 @@ from policylint.k8s.verdicts import TOP_LEVEL_SKIPPED, template
 from policylint.k8s.verdicts import kept_key as verdict_key
 
 if TYPE_CHECKING:
+    from policylint.input.verdictstore import KeptKey
     from policylint.k8s.admissions import Admissions
     from policylint.k8s.objects import K8sObject
 
@@ -433,7 +434,7 @@ def _narrow_key(value: dict[Any, Any], reaching: frozenset[str], shape: Any, sha
     return tuple(key)
 
 
-def kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any]) -> bytes | None:
+def kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any]) -> KeptKey | None:
     """The key under which the answer that `schema` admits the object is kept between runs (None:
     nothing is kept): the full verdict's key (policylint.k8s.admission) with a mark of its own,
     since the differential walk shows admission without the pruned fields a verdict holds."""

@@ -31,6 +31,7 @@ from policylint.k8s.verdicts import Admission
 from policylint.values import frozen
 
 if TYPE_CHECKING:
+    from policylint.input.verdictstore import KeptKey
     from policylint.k8s.admission import Catalogue
     from policylint.k8s.admissions import Admissions
     from policylint.k8s.objects import K8sObject
@@ -135,7 +136,7 @@ def _answers(admissions: Admissions, obj: K8sObject, catalogue: Catalogue, plan:
     may refuse what the first admits (policylint.k8s.differential), else by walking it whole
     (`_admit`, which keeps its verdict)."""
     answers: list[bool] = []
-    asked: list[tuple[int, bytes | None]] = []
+    asked: list[tuple[int, KeptKey | None]] = []
     admitted, store = catalogue.admitted, admissions.kept
     for i, (found, number) in enumerate(plan.others):
         known = admitted.get((obj, number))

@@ -12,6 +12,7 @@ from policylint.input.placeholders import whole_value
 from policylint.values import frozen
 
 if TYPE_CHECKING:
+    from policylint.input.verdictstore import KeptKey
     from policylint.k8s.admissions import Admissions
     from policylint.k8s.cel import Compiled, EvalError
     from policylint.k8s.objects import K8sObject
@@ -115,13 +116,14 @@ def template(value: Any) -> bool:
 PrunedField = tuple[tuple[str | int, ...], str, str, list[str], bool]
 
 
-def kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any], mark: str = "") -> bytes | None:
-    """The key of the object's verdict among those kept: the object's content (its file's cache
-    key, which names the bytes and the loader's version, and its place in the file) and the
-    schema's. Nothing else decides the verdict: `index.malformed` reads the object alone. `mark`
-    tells apart another kind of answer kept beside the verdicts (policylint.k8s.differences).
-    None: nothing is kept (no cache, or a file read from stdin). The digest itself, not its hex:
-    the store holds 3.3 keys per object to the end of the run (policylint.input.cache)."""
+def kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any], mark: str = "") -> KeptKey | None:
+    """The key of the object's verdict among those kept: its file's cache key (which names the
+    bytes and the loader's version, and the entry the verdicts of the file's objects are kept in)
+    and a digest of that, the object's place in the file and the schema's content. Nothing else
+    decides the verdict: `index.malformed` reads the object alone. `mark` tells apart another kind
+    of answer kept beside the verdicts (policylint.k8s.differences). None: nothing is kept (no
+    cache, or a file read from stdin). The digest itself, not its hex: the store holds 3.3 keys
+    per object to the end of the run (policylint.input.verdictstore)."""
     if admissions.kept is None:
         return None
     file_key = admissions.index.content_keys.get(obj.doc.file)
@@ -129,4 +131,4 @@ def kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any], 
         return None
     h = hashlib.blake2b(admissions.catalogue.fingerprint(schema), digest_size=16)
     h.update(f"{mark}{file_key}|{obj.doc.line}|{obj.doc.column}|{obj.prefix!r}".encode())
-    return h.digest()
+    return file_key, h.digest()

@@ -293,6 +293,8 @@ PATTERNS: dict[str, Adversarial] = {
     # File names in the cache directory.
     "policylint.input.cache._ENTRY_NAME": Adversarial(("match", "search"), lambda n: ["0" * n + "g", "a" * n]),
     "policylint.input.verdictstore._VERDICT_KEY": Adversarial(("match",), lambda n: ["0" * n + "g", "a" * n]),
+    # A file's content key a `--jobs` rule process sends back with its verdicts.
+    "policylint.input.verdictstore._FILE_KEY": Adversarial(("match",), lambda n: ["0" * n + "g", "a" * n]),
     "policylint.input.cache._TEMP_NAME": Adversarial(("match", "search"), lambda n: [".tmp-" + "a" * n, ".tmp-" * (n // 5)]),
     "policylint.input.cache._RULE_ID": Adversarial(("match", "search"), lambda n: ["PL0" + "1" * n, "PL0" * (n // 3)]),
     # The loader, over whole files.

@@ -137,7 +137,10 @@ def test_an_update_reuses_what_the_per_object_rules_found_on_unchanged_objects(
     moved, cold = session.update("widgets.yaml", "# a comment\n# another\n" + WIDGETS)
     assert _of(moved, "PL703", "widgets.yaml") == _of(cold, "PL703", "widgets.yaml")
     assert int(_of(moved, "PL703", "widgets.yaml")[0].split(":")[0]) == int(kept[0].split(":")[0]) + 2
-    assert session.reused > 0  # by the objects' own content, their file's being new
+    # Edited again: its objects, unchanged, are found by their own content, their file's being new.
+    again, cold = session.update("widgets.yaml", "# a comment\n" + WIDGETS)
+    assert _of(again, "PL703", "widgets.yaml") == _of(cold, "PL703", "widgets.yaml")
+    assert session.reused > 0
 
 
 def test_a_run_with_a_cache_reads_what_an_earlier_process_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -289,7 +292,7 @@ def test_an_entry_that_is_not_what_policylint_writes_is_a_miss(
     cache = ParseCache(str(cache_dir))
     from policylint.incremental import memo
 
-    name = cache.named("per-object rule results", memo.code_stamp())
+    name = rulecache.entry_name(cache, memo.code_stamp(), cache.key((tmp_path / "widgets.yaml").read_bytes()))
     payload = cache.payload(name)
     assert payload is not None
     forged = list(_forged(json.loads(bytes(payload))))[forge]
@@ -300,22 +303,41 @@ def test_an_entry_that_is_not_what_policylint_writes_is_a_miss(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["crd.yaml", "widgets.yaml"]  # nothing written in the tree
 
 
-def test_past_its_limit_an_entry_keeps_the_objects_used_and_the_newest_others(tmp_path: Path) -> None:
+def test_past_its_bound_a_files_entry_keeps_the_objects_used_and_a_run_holds_the_newest_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file's entry keeps what it held and what was added, unless that is past `MIN_KEPT` and
+    four times the objects of it this run used or added: then only those (the same bytes under
+    other settings pile up). Another file's entry is not written. What the process holds after
+    is bounded by `limit`, as a long-lived process's is."""
+    monkeypatch.setattr(rulecache, "MIN_KEPT", 4)
     cache = ParseCache(str(tmp_path / "cache"))
     keys = [n.to_bytes(16, "big") for n in range(10)]
     newest = (10).to_bytes(16, "big")
+    other = "e" * 40
     first = rulecache.RuleResults(cache, b"stamp")
     for key in keys:
-        first.add(key, "PL703", (("spec", "found", None, None),))
+        first.add(key, "PL703", (("spec", "found", None, None),), F)
+    first.add(newest, "PL703", (), other)
     first.save()
+    other_bytes = _entry(cache, other)
     later = rulecache.RuleResults(cache, b"stamp")
-    assert later.get(keys[1], "PL703") == (("spec", "found", None, None),)  # used by this run
-    later.add(newest, "PL702", ())  # and one added
+    assert later.get(keys[1], "PL703", F) == (("spec", "found", None, None),)  # used by this run
+    later.add(newest, "PL702", (), F)  # and one added
     later.save(limit=6)
+    assert _entry(cache, other) == other_bytes
     kept = rulecache.RuleResults(cache, b"stamp")
-    found = [k for k in [*keys, newest] if kept.get(k, "PL703") is not None or kept.get(k, "PL702") is not None]
-    # The two this run used, then the newest three others (half the limit).
-    assert found == [keys[1], keys[7], keys[8], keys[9], newest]
+    found = [k for k in [*keys, newest] if kept.get(k, "PL703", F) is not None or kept.get(k, "PL702", F) is not None]
+    assert found == [keys[1], newest]  # 11 objects, past max(4, 4 * 2)
+    # Within the bound, nothing is dropped.
+    kept.add(keys[2], "PL702", (), F)
+    kept.save()
+    again = rulecache.RuleResults(cache, b"stamp")
+    assert [k for k in [*keys, newest] if again.get(k, "PL702", F) is not None or again.get(k, "PL703", F) is not None] == [
+        keys[1],
+        keys[2],
+        newest,
+    ]
 
 
 def test_a_long_lived_process_holds_the_objects_used_and_the_newest_others() -> None:
@@ -324,13 +346,13 @@ def test_a_long_lived_process_holds_the_objects_used_and_the_newest_others() -> 
     held = rulecache.RuleResults()
     keys = [n.to_bytes(16, "big") for n in range(10)]
     for key in keys:
-        held.add(key, "PL703", ())
+        held.add(key, "PL703", (), F)
     held.trim(limit=100)  # under the limit: all held, and the next run starts with none used
-    assert all(held.get(k, "PL703") == () for k in keys)
+    assert all(held.get(k, "PL703", F) == () for k in keys)
     held.trim(limit=100)
-    assert held.get(keys[2], "PL703") == ()
+    assert held.get(keys[2], "PL703", F) == ()
     held.trim(limit=6)
-    assert [k for k in keys if held.get(k, "PL703") is not None] == [keys[2], keys[7], keys[8], keys[9]]
+    assert [k for k in keys if held.get(k, "PL703", F) is not None] == [keys[2], keys[7], keys[8], keys[9]]
 
 
 def test_an_update_works_out_the_keys_of_the_edited_files_objects_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -435,8 +457,12 @@ def _digest(n: int) -> bytes:
     return (n * 7919).to_bytes(16, "big")
 
 
-def _entry(cache: ParseCache) -> bytes:
-    return (Path(cache.directory) / "parse" / cache.named("per-object rule results", b"stamp")).read_bytes()
+# A file's content key: the entry the results of its objects' keys are kept in.
+F = "f" * 40
+
+
+def _entry(cache: ParseCache, where: str = F) -> bytes:
+    return (Path(cache.directory) / "parse" / rulecache.entry_name(cache, b"stamp", where)).read_bytes()
 
 
 def test_results_read_back_from_the_layout_earlier_versions_wrote(tmp_path: Path) -> None:
@@ -445,13 +471,13 @@ def test_results_read_back_from_the_layout_earlier_versions_wrote(tmp_path: Path
     an earlier version wrote reads back, and the other way round)."""
     cache = ParseCache(str(tmp_path / "cache"))
     results = rulecache.RuleResults(cache, b"stamp")
-    results.add(_digest(1), "PL703", FOUND)
-    results.add(_digest(1), "PL702", ())
-    results.add(_digest(2), "PL702", ())
-    results.add(_digest(1), "PL703", FOUND[:1])  # again: its place kept
+    results.add(_digest(1), "PL703", FOUND, F)
+    results.add(_digest(1), "PL702", (), F)
+    results.add(_digest(2), "PL702", (), F)
+    results.add(_digest(1), "PL703", FOUND[:1], F)  # again: its place kept
     results.save()
     expected = {
-        "format": 1,
+        "format": 2,
         "objects": {
             _digest(1).hex(): {"PL703": [list(FOUND[0])], "PL702": []},
             _digest(2).hex(): {"PL702": []},
@@ -459,10 +485,10 @@ def test_results_read_back_from_the_layout_earlier_versions_wrote(tmp_path: Path
     }
     assert _entry(cache)[24:] == json.dumps(expected, separators=(",", ":"), ensure_ascii=True).encode()
     read = rulecache.RuleResults(ParseCache(str(tmp_path / "cache")), b"stamp")
-    assert read.get(_digest(1), "PL703") == FOUND[:1]
-    assert read.get(_digest(1), "PL702") == read.get(_digest(2), "PL702") == ()
-    assert read.get(_digest(2), "PL703") is None
-    assert read.get(_digest(1).hex(), "PL703") is None  # type: ignore[arg-type]  # never the hex text
+    assert read.get(_digest(1), "PL703", F) == FOUND[:1]
+    assert read.get(_digest(1), "PL702", F) == read.get(_digest(2), "PL702", F) == ()
+    assert read.get(_digest(2), "PL703", F) is None
+    assert read.get(_digest(1).hex(), "PL703", F) is None  # type: ignore[arg-type]  # never the hex text
 
 
 def test_the_same_results_are_the_same_bytes(tmp_path: Path) -> None:
@@ -472,7 +498,7 @@ def test_the_same_results_are_the_same_bytes(tmp_path: Path) -> None:
         results = rulecache.RuleResults(cache, b"stamp")
         for n in range(3 * jsonparts.BATCH + 5):  # several batches of the writer
             for rule in RULES:
-                results.add(_digest(n), rule, FOUND if n % 100 == 0 and rule == "PL703" else ())
+                results.add(_digest(n), rule, FOUND if n % 100 == 0 and rule == "PL703" else (), F)
         results.save()
         written.append(_entry(cache))
     assert written[0] == written[1]
@@ -481,13 +507,13 @@ def test_the_same_results_are_the_same_bytes(tmp_path: Path) -> None:
 def test_one_rules_damaged_rows_leave_the_others_of_the_object(tmp_path: Path) -> None:
     cache = ParseCache(str(tmp_path / "cache"))
     key = _digest(3)
-    entry = {"format": 1, "objects": {key.hex(): {"PL702": [list(FOUND[0])], "PL703": [["spec", "x", 9, None]], "PL704": "[]"}}}
-    cache.put(cache.named("per-object rule results", b"stamp"), json.dumps(entry).encode())
+    entry = {"format": 2, "objects": {key.hex(): {"PL702": [list(FOUND[0])], "PL703": [["spec", "x", 9, None]], "PL704": "[]"}}}
+    cache.put(rulecache.entry_name(cache, b"stamp", F), json.dumps(entry).encode())
     results = rulecache.RuleResults(ParseCache(str(tmp_path / "cache")), b"stamp")
-    assert results.get(key, "PL703") is None  # no such severity: a miss, the rule runs
-    assert results.get(key, "PL704") is None
-    assert results.get(key, "PL702") == FOUND[:1]
-    results.add(key, "PL703", ())
+    assert results.get(key, "PL703", F) is None  # no such severity: a miss, the rule runs
+    assert results.get(key, "PL704", F) is None
+    assert results.get(key, "PL702", F) == FOUND[:1]
+    results.add(key, "PL703", (), F)
     results.save()
     written = json.loads(_entry(cache)[24:])["objects"]
     assert written == {key.hex(): {"PL702": [list(FOUND[0])], "PL703": []}}
@@ -503,11 +529,11 @@ def test_objects_no_rule_found_anything_on_hold_no_results_of_their_own() -> Non
     try:
         for key in keys:
             for rule in RULES:
-                results.add(key, rule, ())
+                results.add(key, rule, (), F)
         held, _ = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert all(results.get(key, rule) == () for key in keys[:10] for rule in RULES)
+    assert all(results.get(key, rule, F) == () for key in keys[:10] for rule in RULES)
     assert held / len(keys) < 200, held / len(keys)
 
 
@@ -517,7 +543,7 @@ def test_writing_the_results_never_holds_their_whole_text(tmp_path: Path, monkey
     results = rulecache.RuleResults(cache, b"stamp")
     for n in range(10_000):
         for rule in RULES:
-            results.add(_digest(n), rule, ())
+            results.add(_digest(n), rule, (), F)
     tracemalloc.start()
     try:
         results.save()
@@ -531,11 +557,11 @@ def test_writing_the_results_never_holds_their_whole_text(tmp_path: Path, monkey
 
 def test_the_entry_is_read_when_first_asked_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A run whose per-object rules all run in `--jobs` shares never asks (the engine reuses
-    results only where a rule runs whole): the entry, tens of MiB decoded at 100k objects, is not
-    read, nor held by the processes forked after it was opened; it is still kept from pruning."""
+    results only where a rule runs whole): no entry is read, nor held by the processes forked
+    after they were opened. A file's entry is read when an object of it is first asked about."""
     cache = ParseCache(str(tmp_path / "cache"))
     first = rulecache.RuleResults(cache, b"stamp")
-    first.add(_digest(1), "PL703", FOUND)
+    first.add(_digest(1), "PL703", FOUND, F)
     first.save()
     reads: list[str] = []
     real = ParseCache.payload
@@ -550,10 +576,11 @@ def test_the_entry_is_read_when_first_asked_for(tmp_path: Path, monkeypatch: pyt
     later.save()
     later.trim(10)
     assert reads == []
-    assert later_cache.named("per-object rule results", b"stamp") in later_cache._used
-    assert later.get(_digest(1), "PL703") == FOUND
-    assert later.get(_digest(2), "PL703") is None
-    assert len(reads) == 1
+    assert later.get(_digest(1), "PL703", F) == FOUND
+    assert later.get(_digest(2), "PL703", F) is None
+    assert reads == [later.entry(F)]
+    assert later.get(_digest(3), "PL703", "e" * 40) is None  # another file's entry: read, holding nothing
+    assert reads == [later.entry(F), later.entry("e" * 40)]
 
 
 def test_a_run_whose_rules_run_in_shares_does_not_read_the_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -577,4 +604,4 @@ def test_a_run_whose_rules_run_in_shares_does_not_read_the_entry(tmp_path: Path,
     assert reads == []
     again = pipeline.lint(LintRequest(paths=["."], cache_dir=cache_dir))
     assert _rows(again.findings) == _rows(first.findings)
-    assert len(reads) == 1
+    assert len(reads) == 2  # the entry of each file's objects

@@ -159,7 +159,9 @@ def test_damaged_entries_of_what_a_run_keeps_are_ignored(tree: Path, tmp_path: P
     expected = run_json(["--cache-dir", str(cache_dir), str(tree)], capsys)
     files = set(file_entries(cache_dir, tree))
     named = [path for path in entries(cache_dir) if path not in files]
-    assert named
+    # Among them, each file's admission verdicts: one entry per file.
+    verdicts = set(_verdict_entries(ParseCache(cache_dir), tree).values())
+    assert len(verdicts) > 1 and verdicts <= {path.name for path in named}
     damage(named)
     assert run_json(["--cache-dir", str(cache_dir), str(tree)], capsys) == expected
     assert run_json(["--cache-dir", str(cache_dir), str(tree)], capsys) == expected
@@ -608,23 +610,36 @@ def test_a_kept_verdict_is_not_taken_under_another_schema(
     assert second == json.loads(run_json(["--no-cache", str(tree)], capsys))["findings"]
 
 
+def _verdict_entries(cache: ParseCache, tree: Path) -> dict[str, str]:
+    """The name of the entry of each file's admission verdicts (policylint.input.verdictstore),
+    by the file's name, for those written."""
+    from policylint.input.verdictstore import VerdictStore
+    from policylint.k8s import admission
+
+    store = VerdictStore(cache, admission.code_stamp())
+    names = {path.name: store.entry(cache.key(path.read_bytes())) for path in sorted(tree.rglob("*.yaml"))}
+    return {file: name for file, name in names.items() if cache.payload(name) is not None}
+
+
 def test_a_damaged_or_forged_store_is_a_miss(
     schema_tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], verdicts_computed: list[str]
 ) -> None:
-    """Whatever the store's entry holds, a value that is not what `admission` writes is a miss:
-    the run answers as with no cache, and works the verdict out again."""
+    """Whatever a file's entry of the store holds, a value that is not what `admission` writes is
+    a miss: the run answers as with no cache, and works the verdict out again. So is an entry
+    moved under another file's name: its keys hash the file they were worked out for."""
     cache_dir = tmp_path / "cache"
     uncached = run_json(["--no-cache", *DECIDED, str(schema_tree)], capsys)
     assert run_json(["--cache-dir", str(cache_dir), *DECIDED, str(schema_tree)], capsys) == uncached
-    from policylint.k8s import admission
-
     cache = ParseCache(cache_dir)
-    name = cache.named("admission verdicts", admission.code_stamp())
-    payload = cache.payload(name)
-    assert payload is not None
-    kept = json.loads(bytes(payload))["verdicts"]
-    assert kept and any(kept.values())  # some verdict keeps pruned fields
-    keys = sorted(kept)
+    names = _verdict_entries(cache, schema_tree)
+    assert len(names) > 3  # one entry per file
+    kept: dict[str, dict[str, Any]] = {}
+    for file, name in names.items():
+        payload = cache.payload(name)
+        assert payload is not None
+        kept[file] = json.loads(bytes(payload))["verdicts"]
+    keys = [key for verdicts in kept.values() for key in verdicts]
+    assert keys and any(value for verdicts in kept.values() for value in verdicts.values())  # some keep pruned fields
     wrong_values: list[Any] = [
         "pruned",
         {"spec": 1},
@@ -635,17 +650,27 @@ def test_a_damaged_or_forged_store_is_a_miss(
         [[["spec"], "x"]],
         None,
     ]
-    damaged = [
-        b"not json",
-        b"[]",
-        json.dumps({"format": 2, "verdicts": kept}).encode(),
-        json.dumps({"format": 1, "verdicts": [1, 2]}).encode(),
-        json.dumps({"format": 1, "verdicts": {k: wrong_values[i % len(wrong_values)] for i, k in enumerate(keys)}}).encode(),
-    ]
-    for forged in damaged:
-        ParseCache(cache_dir).put(name, forged)
+    files = sorted(names)
+
+    def forged_every_way(file: str) -> list[bytes]:
+        verdicts = kept[file]
+        moved = kept[files[(files.index(file) + 1) % len(files)]]
+        return [
+            b"not json",
+            b"[]",
+            json.dumps({"format": 1, "verdicts": verdicts}).encode(),
+            json.dumps({"format": 2, "verdicts": [1, 2]}).encode(),
+            json.dumps(
+                {"format": 2, "verdicts": {k: wrong_values[i % len(wrong_values)] for i, k in enumerate(verdicts)}}
+            ).encode(),
+            json.dumps({"format": 2, "verdicts": moved}).encode(),
+        ]
+
+    for way in range(6):
+        for file, name in names.items():
+            ParseCache(cache_dir).put(name, forged_every_way(file)[way])
         verdicts_computed.clear()
-        assert run_json(["--cache-dir", str(cache_dir), *DECIDED, str(schema_tree)], capsys) == uncached, forged[:40]
+        assert run_json(["--cache-dir", str(cache_dir), *DECIDED, str(schema_tree)], capsys) == uncached, way
         assert len(verdicts_computed) >= len(keys)  # every kept verdict worked out again
         verdicts_computed.clear()
         assert run_json(["--cache-dir", str(cache_dir), *DECIDED, str(schema_tree)], capsys) == uncached

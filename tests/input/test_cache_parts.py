@@ -83,30 +83,81 @@ def test_a_payload_that_fails_midway_leaves_nothing(tmp_path: Path) -> None:
 # -- the admission verdicts' store --------------------------------------------------------------
 
 PRUNED = [[["spec", "rules", 0], "name", ["backendRefs", "matches"]]]
+# Two files' content keys (`ParseCache.key`): each file's verdicts are an entry of their own.
+FILE = "f" * 40
+OTHER = "e" * 40
 
 
-def _key(n: int) -> bytes:
-    return hashlib.blake2b(str(n).encode(), digest_size=16).digest()
+def _key(n: int, file: str = FILE) -> tuple[str, bytes]:
+    return file, hashlib.blake2b(str(n).encode(), digest_size=16).digest()
 
 
-def _written(cache: ParseCache) -> bytes:
-    name = cache.named("admission verdicts", b"stamp")
-    return _entry_file(cache, name).read_bytes()
+def _written(store: VerdictStore, file: str = FILE) -> bytes:
+    return _entry_file(store._cache, store.entry(file)).read_bytes()
 
 
-def test_verdicts_are_held_by_their_digests_and_written_as_hex(tmp_path: Path) -> None:
+def _verdicts(store: VerdictStore, file: str = FILE) -> dict[str, Any]:
+    return json.loads(_written(store, file)[24:])["verdicts"]  # type: ignore[no-any-return]
+
+
+def test_verdicts_are_held_by_their_digests_and_written_as_hex_one_entry_per_file(tmp_path: Path) -> None:
     cache = ParseCache(tmp_path / "cache")
     store = VerdictStore(cache, b"stamp")
     keys = [_key(n) for n in range(5)]
     for i, key in enumerate(keys):
         store.add(key, PRUNED if i % 2 else [])
+    store.add(_key(7, OTHER), PRUNED)
     store.save()
-    expected = {"format": 1, "verdicts": {key.hex(): PRUNED if i % 2 else [] for i, key in enumerate(keys)}}
-    # The layout every earlier version wrote: an entry they wrote reads back, and theirs ours.
-    assert _written(cache)[24:] == json.dumps(expected, **COMPACT).encode()  # type: ignore[arg-type]
+    expected = {"format": 2, "verdicts": {key[1].hex(): PRUNED if i % 2 else [] for i, key in enumerate(keys)}}
+    assert _written(store)[24:] == json.dumps(expected, **COMPACT).encode()  # type: ignore[arg-type]
+    assert _verdicts(store, OTHER) == {_key(7)[1].hex(): PRUNED}
+    # Named by the file's content key under the store's stamp: another file's, another code's
+    # entry is another name.
+    assert store.entry(FILE) != store.entry(OTHER)
+    assert store.entry(FILE) != VerdictStore(cache, b"other code").entry(FILE)
     read = VerdictStore(ParseCache(tmp_path / "cache"), b"stamp")
     assert [read.get(key) for key in keys] == [[], PRUNED, [], PRUNED, []]
-    assert read.get(keys[0].hex()) is None  # type: ignore[arg-type]  # never the hex text
+    assert read.get((FILE, keys[0][1].hex())) is None  # type: ignore[arg-type]  # never the hex text
+    # A digest is looked up in its own file's entry only.
+    assert read.get((OTHER, keys[1][1])) is None
+    assert read.get(_key(7, OTHER)) == PRUNED
+
+
+def test_a_run_reads_the_entries_of_the_files_it_asks_about_and_writes_those_it_added_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scoped run judges the objects of its part's files: the other files' entries are not
+    read, and a one-file change writes one file's entry, leaving the others' bytes alone."""
+    cache = ParseCache(tmp_path / "cache")
+    first = VerdictStore(cache, b"stamp")
+    files = [f"{n:040x}" for n in range(1, 6)]
+    for file in files:
+        for n in range(3):
+            first.add(_key(n, file), [])
+    first.save()
+    before = {file: _written(first, file) for file in files}
+    read: list[str] = []
+    later_cache = ParseCache(tmp_path / "cache")
+    real = later_cache.payload
+
+    def payload(key: str) -> Any:
+        read.append(key)
+        return real(key)
+
+    monkeypatch.setattr(later_cache, "payload", payload)
+    later = VerdictStore(later_cache, b"stamp")
+    assert read == []  # nothing read before it is asked for
+    assert later.get(_key(1, files[2])) == [] and later.get(_key(2, files[2])) == []
+    assert read == [later.entry(files[2])]  # once per file
+    later.add(_key(9, files[2]), PRUNED)
+    later.add(_key(0, files[2]), [])  # as kept: not written again for it
+    later.add(_key(0, files[4]), [])  # as kept, though not asked for before: compared when saved
+    later.save()
+    assert read == [later.entry(files[2]), later.entry(files[4])]
+    for file in files:
+        if file != files[2]:
+            assert _written(later, file) == before[file], file
+    assert list(_verdicts(later, files[2])) == [_key(n)[1].hex() for n in (0, 1, 2, 9)]
 
 
 def test_the_same_verdicts_are_the_same_bytes(tmp_path: Path) -> None:
@@ -114,10 +165,10 @@ def test_the_same_verdicts_are_the_same_bytes(tmp_path: Path) -> None:
     for run in ("a", "b"):
         cache = ParseCache(tmp_path / run)
         store = VerdictStore(cache, b"stamp")
-        for n in range(3 * jsonparts.BATCH + 5):  # several batches
-            store.add(_key(n), [] if n % 3 else PRUNED)
+        for n in range(3 * jsonparts.BATCH + 5):  # several batches, two files
+            store.add(_key(n, FILE if n % 2 else OTHER), [] if n % 3 else PRUNED)
         store.save()
-        written.append(_written(cache))
+        written.append((_written(store), _written(store, OTHER)))
     assert written[0] == written[1]
 
 
@@ -133,30 +184,39 @@ def test_a_later_run_adds_after_what_was_kept(tmp_path: Path) -> None:
     later.add(_key(9), PRUNED)
     later.add(_key(1), PRUNED)  # refused as kept: written anew
     later.save()
-    written = json.loads(_written(cache)[24:])["verdicts"]
-    assert list(written.items()) == [
-        (_key(0).hex(), []),
-        (_key(1).hex(), PRUNED),
-        (_key(2).hex(), []),
-        (_key(9).hex(), PRUNED),
+    assert list(_verdicts(later).items()) == [
+        (_key(0)[1].hex(), []),
+        (_key(1)[1].hex(), PRUNED),
+        (_key(2)[1].hex(), []),
+        (_key(9)[1].hex(), PRUNED),
     ]
 
 
 def test_keys_that_are_no_digest_are_not_taken(tmp_path: Path) -> None:
-    """From the entry, a key that is not 32 hex digits; from another process, one that is not 16
-    bytes: neither is held, nor written."""
+    """From the entry, a key that is not 32 hex digits; from another process, a file key that is
+    not 40 hex digits or a digest that is not 16 bytes: neither is held, nor written."""
     cache = ParseCache(tmp_path / "cache")
-    name = cache.named("admission verdicts", b"stamp")
-    good = _key(1).hex()
+    store = VerdictStore(cache, b"stamp")
+    good = _key(1)[1].hex()
     entries = {good: [], good.upper(): [], good[:-1]: [], good + "0": [], "zz" * 16: []}
-    cache.put(name, json.dumps({"format": 1, "verdicts": entries}).encode())
+    cache.put(store.entry(FILE), json.dumps({"format": 2, "verdicts": entries}).encode())
     store = VerdictStore(ParseCache(tmp_path / "cache"), b"stamp")
     assert store.get(_key(1)) == []
-    assert store.get(bytes.fromhex(good.upper())) == []  # the same digest: one entry
-    store.update({_key(2).hex(): [], _key(3)[:15]: [], _key(4) + b"\x00": [], _key(5): PRUNED})
-    assert store.added() == {_key(5): PRUNED}
+    assert store.get((FILE, bytes.fromhex(good.upper()))) == []  # the same digest: one entry
+    digest = _key(5)[1]
+    store.update(
+        {
+            FILE: {_key(2)[1].hex(): [], _key(3)[1][:15]: [], _key(4)[1] + b"\x00": [], digest: PRUNED},
+            FILE.upper(): {digest: []},
+            FILE[:-1]: {digest: []},
+            b"f" * 40: {digest: []},
+            OTHER: [digest],
+        }
+    )
+    assert store.added() == {FILE: {digest: PRUNED}}
     store.save()
-    assert list(json.loads(_written(cache)[24:])["verdicts"]) == [good, _key(5).hex()]
+    assert list(_verdicts(store)) == [good, digest.hex()]
+    assert not _entry_file(cache, store.entry(OTHER)).exists()
 
 
 def test_writing_the_verdicts_never_holds_their_whole_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -172,20 +232,59 @@ def test_writing_the_verdicts_never_holds_their_whole_text(tmp_path: Path, monke
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    size = len(_written(store._cache))
+    size = len(_written(store))
     assert size > 1_500_000
     assert peak < size / 4, (peak, size)
 
 
-def test_past_its_limit_the_store_keeps_what_the_run_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(verdictstore, "_MAX_VERDICTS", 4)
+def test_past_its_limit_a_files_entry_keeps_what_the_run_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same bytes judged under many schemas over time (CRDs, releases) would pile up under one
+    content key: past the bound (at least `_MIN_KEPT`, four times what the run used or added), a
+    file's entry keeps what the run used and added. Another file's entry is left as it was."""
+    monkeypatch.setattr(verdictstore, "_MIN_KEPT", 4)
     cache = ParseCache(tmp_path / "cache")
     first = VerdictStore(cache, b"stamp")
-    for n in range(4):
+    for n in range(8):
         first.add(_key(n), [])
+        first.add(_key(n, OTHER), [])
     first.save()
     later = VerdictStore(ParseCache(tmp_path / "cache"), b"stamp")
     assert later.get(_key(2)) == []
-    later.add(_key(7), PRUNED)
+    later.add(_key(20), PRUNED)
     later.save()
-    assert list(json.loads(_written(cache)[24:])["verdicts"]) == [_key(2).hex(), _key(7).hex()]
+    assert list(_verdicts(later)) == [_key(2)[1].hex(), _key(20)[1].hex()]  # 9 > max(4, 4 * 2)
+    assert len(_verdicts(later, OTHER)) == 8
+    # Within the bound, nothing is dropped.
+    again = VerdictStore(ParseCache(tmp_path / "cache"), b"stamp")
+    again.add(_key(21), [])
+    again.save()
+    assert list(_verdicts(again)) == [_key(n)[1].hex() for n in (2, 20, 21)]
+
+
+def test_a_files_verdicts_are_pruned_with_its_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that analyses a part reads the verdicts of its part's files only: the others' are
+    still its files', kept from pruning while their parse-cache entries are, and pruned like any
+    entry once their files' are not the run's."""
+    from policylint.input import cache as cache_module
+
+    monkeypatch.setattr(cache_module, "_MAX_ENTRIES", 4)
+    directory = tmp_path / "cache"
+    cache = ParseCache(directory)
+    store = VerdictStore(cache, b"stamp")
+    files = [cache.key(f"file {n}".encode()) for n in range(12)]
+    for file in files:
+        cache.put(file, b"[[],[]]")
+        store.add(_key(0, file), [])
+    store.save()
+    for path in (directory / "parse").iterdir():
+        os.utime(path, (1, 1))  # every entry old
+    later = ParseCache(directory)
+    later.keep_beside(VerdictStore(later, b"stamp").entry)
+    for file in files[:3]:
+        assert later.payload(file) is not None  # the run's files, whose verdicts it did not read
+    later.put("a" * 40, b"[]")  # a run that wrote prunes
+    later.prune()
+    left = {path.name for path in (directory / "parse").iterdir()}
+    assert {store.entry(file) for file in files[:3]} | set(files[:3]) <= left
+    others = {store.entry(file) for file in files[3:]}
+    assert len(others & left) < len(others) / 2

@@ -167,7 +167,7 @@ def test_admission_verdicts_of_the_same_value_are_one_object(tmp_path: Path) -> 
     # Most kept verdicts are `[]`, the others a handful of distinct lists: at 20k objects the
     # entries read back held ~45 MiB as one list each.
     pruned = [[["spec", "rules", 0], "name", ["backendRefs", "matches"]]]
-    keys = [i.to_bytes(16, "big") for i in range(4)]
+    keys = [("f" * 40 if i % 2 else "e" * 40, i.to_bytes(16, "big")) for i in range(4)]  # across files
     store = VerdictStore(ParseCache(tmp_path), b"stamp")
     for key in keys[:2]:
         store.add(key, [])

@@ -88,6 +88,7 @@ def test_wheel_contains_the_data_files(installed: Installed) -> None:
     assert "policylint/_data/schemas/report.schema.json" in names
     assert "policylint/_data/schemas/profile.schema.json" in names
     assert any(n.startswith("policylint/profiles/builtin/") and n.endswith(".yaml") for n in names)
+    assert "policylint/profiles/builtin.json" in names  # what runs read instead of parsing them
     assert "policylint/_data/rules/PL001-yaml-syntax-error.md" in names
     # The tables the schema rules read (PL701, PL702).
     assert "policylint/k8s/deprecated_fields.json" in names
