@@ -41,7 +41,7 @@ counts what the base side reads and joins).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from policylint.identity import IdentityMap
@@ -70,7 +70,7 @@ class Held:
     depend on besides the file's bytes."""
 
     shell: Shell
-    objects: list[K8sObject]
+    objects: Sequence[K8sObject]  # built one by one as they are read (`shells.Slots`)
     issues: list[Issue]  # the loader's
     built: list[Issue]  # the problems of building the objects
     kept: Kept | None  # what the file was parsed from, for positions; None: no document
