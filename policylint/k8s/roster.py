@@ -74,7 +74,7 @@ class Roster(Sequence[K8sObject]):
         self.files = list(files)
         self._starts = [0, *accumulate(len(objects) for _, objects in self.files)]
         self._position = {file: i for i, (file, _) in enumerate(self.files)}
-        # name -> the files holding an object of that name (`with_key`).
+        # (namespace, name) -> the file and place of each object bearing it (`with_key`).
         self._named: dict[tuple[str | None, str], list[tuple[int, int]]] | None = None
 
     def __len__(self) -> int:
