@@ -465,19 +465,23 @@ def _project(
     input_crds: list[Document] = [d for d in documents if _is_crd(d)]
     kinds, crd_objects, context_crds = _kinds(request, input_crds, user_profiles, cache, notes)
     built = build_objects(documents, kinds, request.namespace)
+    every: Sequence[K8sObject] = built.objects
     if shells is not None:
         crd_files = {d.ref.file for d in input_crds}
         shells.remember(loaded_sources, content_keys, documents, input_issues, built, crd_files, request.namespace)
-        built, texts = shells.combine(sources, input_issues, built, texts, kinds, request.namespace)
-    elif resident is not None and cache is not None:
-        from policylint.incremental.handover import held_loaded
+        combined, texts = shells.combine(sources, input_issues, built, texts, kinds, request.namespace)
+        every = combined.objects
+        input_issues.extend(combined.issues)
+    else:
+        if resident is not None and cache is not None:
+            from policylint.incremental.handover import held_loaded
 
-        # A whole run of a long-lived process: the next part run takes these very objects.
-        crd_files = {d.ref.file for d in input_crds}  # loaded by every run: they decide the kinds
-        plain = [s for s in sources if s.display not in crd_files]
-        resident.keep(held_loaded(plain, content_keys, documents, input_issues, built, texts, request.namespace))
-    input_issues.extend(built.issues)
-    objects = _overlaid(request, sources, built.objects)
+            # A whole run of a long-lived process: the next part run takes these very objects.
+            crd_files = {d.ref.file for d in input_crds}  # loaded by every run: they decide the kinds
+            plain = [s for s in sources if s.display not in crd_files]
+            resident.keep(held_loaded(plain, content_keys, documents, input_issues, built, texts, request.namespace))
+        input_issues.extend(built.issues)
+    objects = _overlaid(request, sources, every)
 
     profiles = ProfileRegistry(
         [user_profiles, builtin_profiles(), profiles_from_crds(crd_objects)],
@@ -650,7 +654,7 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     if reuse is not None:
         reuse.finish(len(loaded.index.objects), write=write)
     files = [s.display for s in sources]
-    scope = ReportScope.of(request, sources, project, loaded.index.objects)
+    scope = ReportScope.of(request, sources, project, loaded.index)
     outcome = suppressions.run(
         request,
         result.findings,
@@ -757,7 +761,7 @@ def _remember_members(
     entry = memo.key(cache, request, [(s.display, index.content_keys.get(s.display)) for s in sources], members=True)
     if entry is None:
         return
-    outside = {o.doc.file for o in index.objects if o.key not in members}
+    outside = index.files_outside(members)
     whole = {s.display for s in sources} - outside  # every object of the file a member, or none
     found = (f.fingerprint for f in active if (f.object in members if f.object is not None else f.file in whole))
     memo.remember_members(cache, entry, members, whole, found)
@@ -778,7 +782,7 @@ def _analysed(
         if found is None:
             return loaded, None
         files = found
-        deleted = removed(request.change, index.objects) if request.change is not None else frozenset()
+        deleted = removed(request.change, index, files) if request.change is not None else frozenset()
     from policylint.incremental.handover import hosts as host_kinds
 
     hosts = host_kinds(loaded.resolution)
@@ -789,7 +793,7 @@ def _analysed(
     cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
     # A long-lived process keeps the sets the search joined objects into (`resident.graph`).
     kept = resident.graph if resident is not None else None
-    scoped = summaries.scope(cache, index.objects, index.content_keys, files, deleted, hosts, kept)
+    scoped = summaries.scope(cache, index, files, deleted, hosts, kept)
     if scoped is None:
         return loaded, None
     reduced = dataclasses.replace(index, objects=scoped.objects)  # the same index of fewer objects

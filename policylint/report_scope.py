@@ -31,7 +31,8 @@ from policylint.values import frozen
 if TYPE_CHECKING:
     from policylint.input.cache import ParseCache
     from policylint.input.sources import Source
-    from policylint.k8s.objects import K8sObject, ObjectKey
+    from policylint.k8s.index import ProjectIndex
+    from policylint.k8s.objects import ObjectKey
     from policylint.pipeline import LintRequest
     from policylint.project import Project
 
@@ -60,17 +61,17 @@ class ReportScope:
 
     @classmethod
     def of(
-        cls, request: LintRequest, sources: Sequence[Source], project: Project, loaded: Sequence[K8sObject] | None = None
+        cls, request: LintRequest, sources: Sequence[Source], project: Project, loaded: ProjectIndex | None = None
     ) -> ReportScope | None:
         """The scope of a run with context paths or a change; None when everything read is reported.
-        `loaded`: every object read, when the project analysed holds only part of them
+        `loaded`: the index of every object read, when the project analysed holds only part of them
         (policylint.semantics.components)."""
         files = report_files(request, sources)
         if files is None:
             return None
         objects = {o.key for o in project.index.objects if o.doc.file in files}
         if request.change is not None:
-            objects |= removed(request.change, project.index.objects if loaded is None else loaded)
+            objects |= removed(request.change, project.index if loaded is None else loaded, files)
         return cls(files, frozenset(objects), _references(project))
 
     def in_scope(self, finding: Finding) -> bool:
@@ -100,10 +101,11 @@ def report_files(request: LintRequest, sources: Sequence[Source]) -> frozenset[s
     return None
 
 
-def removed(change: ChangeSet, objects: Iterable[K8sObject]) -> frozenset[ObjectKey]:
-    """The objects a change deleted or renamed away: there before it, not after."""
-    present = {o.key for o in objects}
-    return frozenset(change.before - present)
+def removed(change: ChangeSet, index: ProjectIndex, files: Iterable[str] = ()) -> frozenset[ObjectKey]:
+    """The objects a change deleted or renamed away: there before it, not after. Asked of the
+    index, of the change's `files` first (a scoped run's objects outside its part are not built
+    for it)."""
+    return frozenset(change.before - index.present(change.before, files))
 
 
 def _references(project: Project) -> dict[ObjectKey, frozenset[ObjectKey]]:

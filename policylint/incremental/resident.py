@@ -79,7 +79,7 @@ class Held:
 
     key: str  # the file's parse-cache key
     shell: Shell | None  # None: loaded, built again from `documents` when they no longer hold
-    objects: list[K8sObject]
+    objects: Sequence[K8sObject]  # from a shell: built one by one as they are read (`shells.Slots`)
     issues: list[Issue]  # the loader's
     built: list[Issue]  # the problems of building the objects
     kept: Kept | None  # what the file was parsed from, for positions; None: no document

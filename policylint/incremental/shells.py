@@ -30,10 +30,11 @@ runs with a persistent cache to runs without one, byte for byte.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import datetime
 from itertools import repeat
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from policylint.findings import Issue, Location
 from policylint.incremental.handover import rebuilt, shelled
@@ -45,6 +46,7 @@ from policylint.input.load import Document, DocumentRef
 from policylint.k8s.fieldtypes import check_object
 from policylint.k8s.lazy import FileData, LazyObject, lazy_object
 from policylint.k8s.objects import NO_LABELS, BuildResult, K8sObject, KindRegistry, ObjectKey
+from policylint.k8s.roster import Deferred, Roster
 from policylint.semantics import namerefs
 from policylint.semantics.namerefs import Reference
 from policylint.values import frozen
@@ -59,6 +61,14 @@ FORMAT = 1
 _SHELL = "shell of a file"
 # The entry of a file that is always loaded (it holds a CRD).
 _LOADED = "loaded"
+
+
+@frozen(slots=False)
+class Combined:
+    """What `Session.combine` gives: every object, in input order, and the problems of building them."""
+
+    objects: Sequence[K8sObject]
+    issues: list[Issue]
 
 
 @frozen(slots=False)
@@ -129,12 +139,11 @@ class Session:
         texts: dict[str, str | Kept],
         kinds: KindRegistry,
         default_namespace: str,
-    ) -> tuple[BuildResult, dict[str, str | Kept]]:
+    ) -> tuple[Combined, dict[str, str | Kept]]:
         """The objects and problems of every file, those loaded (`input_issues`, the loader's,
         extended in place, `built`, `texts`) and those of the shells found, in the order loading
-        every file and `build_objects` give them."""
-        if not self.found:
-            return built, texts
+        every file and `build_objects` give them: the objects of the shells' files are built as
+        they are read (policylint.k8s.roster)."""
         held: dict[str, Held] = {}
         strings: load.Shared = {}
         decoder = sharing_decoder(strings)
@@ -152,7 +161,6 @@ class Session:
                 held[source.display] = rebuilt(kept_before, kinds, default_namespace)
         if self._resident is not None:
             self._resident.keep(held)
-        objects = [o for h in held.values() for o in h.objects]
         issues = [i for h in held.values() for i in h.issues]
         built_issues = [i for h in held.values() for i in h.built]
         kept = {file: h.kept for file, h in held.items() if h.kept is not None}
@@ -164,9 +172,19 @@ class Session:
 
         input_issues[:] = sorted([*input_issues, *issues], key=lambda i: at(i.location.file if i.location else None))
         all_built = sorted([*built.issues, *built_issues], key=lambda i: at(i.document.file if i.document else None))
-        all_objects = sorted([*built.objects, *objects], key=lambda o: at(o.doc.file))
+        # The objects of the files loaded, and of the others as built when read, in input order.
+        loaded: dict[str, list[K8sObject]] = {}
+        for obj in built.objects:
+            loaded.setdefault(obj.doc.file, []).append(obj)
+        files: list[tuple[str, Sequence[K8sObject]]] = []
+        for source in sources:
+            found = held.get(source.display)
+            objects = found.objects if found is not None else loaded.pop(source.display, None)
+            if objects:
+                files.append((source.display, objects))
+        files.extend(loaded.items())  # none: every object's file is a source's
         both = {**texts, **kept}
-        return BuildResult(all_objects, all_built), {s.display: both[s.display] for s in sources if s.display in both}
+        return Combined(Roster(files), all_built), {s.display: both[s.display] for s in sources if s.display in both}
 
     def remember(
         self,
@@ -230,7 +248,6 @@ def _build(
             result = load.load_bytes(inflated(shell.kept), shell.file, strings=strings)
         return [d.data for d in result.documents]
 
-    holder = FileData(read)
     # Whether each kind is cluster-scoped, asked of the run's kinds once per file: a file of a
     # hundred objects holds a handful of kinds, and the answer decides every object's namespace.
     scopes: dict[tuple[str, str], bool] = {}
@@ -238,18 +255,106 @@ def _build(
         group_kind = (row[3], row[4])
         if group_kind not in scopes:
             scopes[group_kind] = kinds.is_cluster_scoped(*group_kind)
-    objects: list[K8sObject] = [_object(holder, refs, row, scopes, default_namespace) for row in shell.objects]
+    objects = Slots(file, shell.objects, FileData(read), refs, scopes, default_namespace)
     return Held(shell.key, shell, objects, issues, built, shell.kept if refs else None, default_namespace, scopes)
+
+
+class Slots(Deferred):
+    """The objects of a file read from its shell, each built from its row when first read, and
+    what the rows tell of them without building any (policylint.k8s.roster)."""
+
+    __slots__ = ("_built", "_default", "_holder", "_kinds", "_refs", "_rows", "_scopes", "file")
+
+    def __init__(
+        self,
+        file: str,
+        rows: list[list[Any]],
+        holder: FileData,
+        refs: list[DocumentRef],
+        scopes: dict[tuple[str, str], bool],
+        default_namespace: str,
+    ) -> None:
+        self.file = file
+        self._rows = rows
+        self._holder = holder
+        self._refs = refs
+        self._scopes = scopes
+        self._default = default_namespace
+        self._built: list[LazyObject | None] = [None] * len(rows)
+        self._kinds: dict[tuple[str, str], int] | None = None
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, i: int) -> K8sObject: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[K8sObject]: ...
+
+    def __getitem__(self, i: int | slice) -> K8sObject | Sequence[K8sObject]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(len(self._rows))[i]]
+        found = self._built[i]
+        if found is None:
+            found = self._built[i] = _object(self._holder, self._refs, self._rows[i], self._scopes, self._default)
+        return found
+
+    def __iter__(self) -> Iterator[K8sObject]:
+        return (self[i] for i in range(len(self._rows)))
+
+    def key(self, i: int) -> ObjectKey:
+        found = self._built[i]
+        if found is not None:
+            return found.key
+        row = self._rows[i]
+        return _key((row[3], row[4], _namespace(row, self._scopes, self._default), row[6]))
+
+    def kinds(self) -> dict[tuple[str, str], int]:
+        if self._kinds is None:
+            counts: dict[tuple[str, str], int] = {}
+            for row in self._rows:
+                gk = (row[3], row[4])
+                counts[gk] = counts.get(gk, 0) + 1
+            self._kinds = counts
+        return self._kinds
+
+    def scopes(self) -> dict[tuple[str, str], bool]:
+        return self._scopes
+
+    def places(self) -> Iterator[tuple[tuple[str | None, str], int]]:
+        scopes, default = self._scopes, self._default
+        return (((_namespace(row, scopes, default), row[6]), i) for i, row in enumerate(self._rows))
+
+    def outside(self, keys: AbstractSet[ObjectKey]) -> bool:
+        scopes, default = self._scopes, self._default
+        # The unbuilt first: a file outside the part says so at its first row. A key is a tuple:
+        # one of plain values hashes and compares as the key does.
+        rows = (row for row, built in zip(self._rows, self._built) if built is None)
+        return any((row[3], row[4], _namespace(row, scopes, default), row[6]) not in keys for row in rows) or any(
+            o.key not in keys for o in self._built if o is not None
+        )
+
+    def built(self) -> list[tuple[int, K8sObject]]:
+        return [(i, o) for i, o in enumerate(self._built) if o is not None]
+
+    def of_kind(self, group: str, kind: str) -> list[K8sObject]:
+        if (group, kind) not in self.kinds():
+            return []
+        return [self[i] for i, row in enumerate(self._rows) if row[3] == group and row[4] == kind]
+
+
+def _namespace(row: list[Any], scopes: dict[tuple[str, str], bool], default_namespace: str) -> str | None:
+    # As `build_objects` decides it (policylint.k8s.objects): the metadata's namespace, else the
+    # run's default, for a namespaced kind.
+    return None if scopes[(row[3], row[4])] else (row[5] or default_namespace)
 
 
 def _object(
     holder: FileData, refs: list[DocumentRef], row: list[Any], scopes: dict[tuple[str, str], bool], default_namespace: str
 ) -> LazyObject:
-    document, prefix, api_version, group, kind, meta_namespace, name, found_in, labels, annotations, stamp, klass = row[:12]
+    document, prefix, api_version, group, kind, _, name, found_in, labels, annotations, stamp, klass = row[:12]
     refs_kept, well_formed = row[12:]
-    # As `build_objects` decides it (policylint.k8s.objects): the metadata's namespace, else the
-    # run's default, for a namespaced kind.
-    namespace = None if scopes[(group, kind)] else (meta_namespace or default_namespace)
+    namespace = _namespace(row, scopes, default_namespace)
     # References name the object's own namespace where they give none: found in another, they
     # are found again from the data. (`_make`: the row's shape was checked, `_object_ok`.)
     kept = [_reference(r) for r in refs_kept] if found_in == namespace else None

@@ -23,32 +23,35 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from policylint.k8s.roster import Roster
 from policylint.semantics import components
 from policylint.semantics.components import Scoped
 
 if TYPE_CHECKING:
     from policylint.input.cache import ParseCache
-    from policylint.k8s.objects import K8sObject, ObjectKey
+    from policylint.k8s.index import ProjectIndex
+    from policylint.k8s.objects import K8sObject, KindRegistry, ObjectKey
     from policylint.semantics.partgraph import PartGraph
 
 # Bump when an entry's layout or meaning changes.
-FORMAT = 1
+FORMAT = 2
 _PART = "part of a scoped run"
 _WHOLE = "whole"
 
 
 def scope(
     cache: ParseCache | None,
-    objects: Sequence[K8sObject],
-    content_keys: Mapping[str, str],
+    index: ProjectIndex,
     origin_files: Iterable[str],
     removed: Iterable[ObjectKey],
     hosts: Mapping[tuple[str, str], str],
     graph: PartGraph | None = None,
 ) -> Scoped | None:
-    """`components.scope(objects, origin_files, removed, hosts=hosts, kept=graph)`, read back when
-    `cache` holds it (and kept for the next run), unless the sets are kept in memory (`graph`) from
-    an earlier run."""
+    """`components.scope(index.objects, origin_files, removed, hosts=hosts, kept=graph)`, read back
+    when `cache` holds it (and kept for the next run), unless the sets are kept in memory (`graph`)
+    from an earlier run. Read back, only the part's objects are built of the files outside it
+    (`index.roster`, policylint.k8s.roster)."""
+    objects = index.objects
     files = frozenset(origin_files)
     removed = sorted(set(removed), key=lambda k: _dumps(_key_row(k)))  # a namespace may be None
     if cache is None or (graph is not None and not graph.fresh) or len(objects) < components.MIN_OBJECTS:
@@ -56,19 +59,28 @@ def scope(
         # side), the search costs what the change does: less than hashing every object's key for
         # the entry.
         return components.scope(objects, files, removed, hosts=hosts, kept=graph)
+    roster = index.roster
+    if roster is None:
+        # Objects not read file by file (`--context`'s overlay replaced some): grouped by file in
+        # the index's order, under entries of their own (`_part_entry`).
+        grouped: dict[str, list[K8sObject]] = {}
+        for obj in objects:
+            grouped.setdefault(obj.doc.file, []).append(obj)
+        roster = Roster(list(grouped.items()))
     # A fresh `graph` (the first run of a process) is filled by the search only when the entry
     # misses: the hook run again on the same commit reads its part back, and its base's
     # findings too, so no later run of the process needs the sets.
-    entry = _part_entry(cache, objects, content_keys, files, removed, hosts)
+    made = (index.kinds, index.options.default_namespace, index.roster is not None)
+    entry = _part_entry(cache, roster, index.content_keys, files, removed, hosts, made)
     if entry is not None:
-        kept = _recall_part(cache, entry, objects)
+        kept = _recall_part(cache, entry, roster)
         if kept is not None:
             return kept[0]
     # The references of the objects of unchanged files are what their shells kept
     # (policylint.incremental.shells): only the files read again are walked.
     scoped = components.scope(objects, files, removed, hosts=hosts, kept=graph)
     if entry is not None:
-        _remember_part(cache, entry, objects, scoped)
+        _remember_part(cache, entry, roster, scoped)
     return scoped
 
 
@@ -99,48 +111,46 @@ def _decoded(cache: ParseCache, entry: str) -> Any:
 
 def _part_entry(
     cache: ParseCache,
-    objects: Sequence[K8sObject],
+    roster: Roster,
     content_keys: Mapping[str, str],
     files: frozenset[str],
     removed: Sequence[ObjectKey],
     hosts: Mapping[tuple[str, str], str],
+    made: tuple[KindRegistry, str, bool],
 ) -> str | None:
     """The entry of the part `components.scope` finds for these inputs; None when a file of an
-    object has no content key (standard input), whose objects no key can stand for."""
+    object has no content key (standard input), whose objects no key can stand for. The objects'
+    keys, and what the search reads of them, are a function of their files' bytes, of whether
+    each of their kinds is cluster-scoped and of the default namespace (`made`): those are hashed,
+    file by file, rather than every object's key; and whether the objects' places are in the
+    files' input order (a roster) or the index's."""
+    kinds, default_namespace, in_input_order = made
+    rows = roster.file_rows(content_keys, kinds.is_cluster_scoped)
+    if rows is None:
+        return None
     h = hashlib.blake2b(digest_size=20)
     h.update(FORMAT.to_bytes(2, "big") + _code())
-    seen: dict[str, None] = {}
-    rows: list[Any] = []
-    for obj in objects:
-        file = obj.doc.file
-        if file not in seen:
-            content = content_keys.get(file)
-            if content is None:
-                return None
-            seen[file] = None
-            rows.append([file, content])
-        rows.append(_key_row(obj.key))
-    h.update(_dumps(rows))
+    h.update(_dumps([default_namespace, in_input_order, rows]))
     h.update(_dumps([sorted(files), [_key_row(k) for k in removed], sorted([list(k), v] for k, v in hosts.items())]))
     return cache.named(_PART, h.digest())
 
 
-def _recall_part(cache: ParseCache, entry: str, objects: Sequence[K8sObject]) -> tuple[Scoped | None] | None:
+def _recall_part(cache: ParseCache, entry: str, roster: Roster) -> tuple[Scoped | None] | None:
     """The part kept under `entry` (in a 1-tuple: `(None,)` is "everything"), or None: missing,
-    or not what `_remember_part` writes for these objects."""
+    or not what `_remember_part` writes for these objects. Only its objects are built."""
     decoded = _decoded(cache, entry)
     if decoded is None:
         return None
     if decoded.get(_WHOLE) is True:
         return (None,)
     kept, members = decoded.get("objects"), decoded.get("members")
-    n = len(objects)
+    n = len(roster)
     if not (_ascending(kept, n) and _ascending(members, n)):
         return None
     assert isinstance(kept, list) and isinstance(members, list)
     if not set(members) <= set(kept):
         return None
-    return (Scoped([objects[i] for i in kept], frozenset(objects[i].key for i in members)),)
+    return (Scoped([roster[i] for i in kept], frozenset(roster[i].key for i in members)),)
 
 
 def _ascending(value: Any, n: int) -> bool:
@@ -155,13 +165,15 @@ def _ascending(value: Any, n: int) -> bool:
     return True
 
 
-def _remember_part(cache: ParseCache, entry: str, objects: Sequence[K8sObject], scoped: Scoped | None) -> None:
+def _remember_part(cache: ParseCache, entry: str, roster: Roster, scoped: Scoped | None) -> None:
     if scoped is None:
         cache.put(entry, _dumps({"format": FORMAT, _WHOLE: True}))
         return
-    position = {obj: i for i, obj in enumerate(objects)}
-    kept = [position[obj] for obj in scoped.objects]
-    members = [i for i in kept if objects[i].key in scoped.members]
+    # Each object by its place in the roster (input order), which the run reading it back builds
+    # alone; the search built every object.
+    starts, located = roster.starts(), roster.locate()
+    kept = sorted(starts[f] + i for f, i in map(located.__getitem__, scoped.objects))
+    members = [i for i in kept if roster[i].key in scoped.members]
     # A key the analysed objects hold twice (a duplicate object) is a member at every position:
     # the part is read back as the same objects and the same member keys.
     cache.put(entry, _dumps({"format": FORMAT, "objects": kept, "members": members}))

@@ -228,6 +228,10 @@ def _contents(result: LintResult, but: str) -> dict[str, str | None]:
 
 
 def _keys_by_file(result: LintResult) -> dict[str, list[ObjectKey]]:
+    roster = result.index.roster
+    if roster is not None:
+        # File by file, the objects outside the part not built for it (policylint.k8s.roster).
+        return {file: list(roster.keys_of(f)) for f, (file, _) in enumerate(roster.files)}
     out: dict[str, list[ObjectKey]] = {}
     for obj in result.index.objects:
         out.setdefault(obj.doc.file, []).append(obj.key)

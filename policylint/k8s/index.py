@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from policylint.findings import Issue
 from policylint.input.positions import join
@@ -22,6 +23,7 @@ from policylint.k8s.external import ExternalObjects
 from policylint.k8s.fieldtypes import WELL_FORMED, Malformed, check_object
 from policylint.k8s.lazy import LazyObject
 from policylint.k8s.objects import CLUSTER, K8sObject, KindInfo, KindRegistry, ObjectKey
+from policylint.k8s.roster import Roster
 from policylint.values import frozen, record
 
 if TYPE_CHECKING:
@@ -87,16 +89,16 @@ class ProjectIndex:
     content_keys: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.objects = sorted(
-            self.objects, key=lambda o: (o.key.group, o.key.kind, o.key.namespace or "", o.key.name, o.sort_key())
-        )
-        by_key: dict[ObjectKey, list[K8sObject]] = defaultdict(list)
-        by_gk: dict[tuple[str, str], list[K8sObject]] = defaultdict(list)
-        for obj in self.objects:
-            by_key[obj.key].append(obj)
-            by_gk[(obj.key.group, obj.key.kind)].append(obj)
-        self._by_key = dict(by_key)
-        self._by_gk = dict(by_gk)
+        # A scoped run's objects, some built only when read (policylint.k8s.roster): the lookups
+        # are answered from it, and the objects are sorted and indexed whole only when something
+        # reads every one of them (`_whole`).
+        given = self.objects
+        self.roster: Roster | None = given if isinstance(given, Roster) else None
+        self._by_key: dict[ObjectKey, list[K8sObject]] | None = None
+        self._by_gk: dict[tuple[str, str], list[K8sObject]] | None = None
+        self._keyed: dict[ObjectKey, list[K8sObject]] = {}
+        self._kinded: dict[tuple[str, str], list[K8sObject]] = {}
+        self._kind_counts: dict[tuple[str, str], int] | None = None
         self._sections: dict[K8sObject, list[Section]] = {}
         self._groups: set[str] | None = None
         self._malformed: dict[K8sObject, Malformed] = {}
@@ -106,38 +108,95 @@ class ProjectIndex:
         self._cluster: Cluster | None = None
         self._namespace_ranks: dict[str, int] | None = None
         self._shares: dict[int, list[list[K8sObject]]] = {}  # n -> the objects of each share (`share`)
+        if self.roster is not None and self.roster.deferred():
+            self.objects = _Whole(self)
+        else:
+            self._index(given)
+
+    def _index(self, objects: Iterable[K8sObject]) -> None:
+        self.objects = sorted(objects, key=_order)
+        by_key: dict[ObjectKey, list[K8sObject]] = defaultdict(list)
+        by_gk: dict[tuple[str, str], list[K8sObject]] = defaultdict(list)
+        for obj in self.objects:
+            by_key[obj.key].append(obj)
+            by_gk[(obj.key.group, obj.key.kind)].append(obj)
+        self._by_key = dict(by_key)
+        self._by_gk = dict(by_gk)
+
+    def _whole(self) -> tuple[list[K8sObject], dict[ObjectKey, list[K8sObject]], dict[tuple[str, str], list[K8sObject]]]:
+        """Every object, sorted, by key and by kind: every object of the roster built."""
+        if self._by_key is None or self._by_gk is None:
+            assert self.roster is not None
+            self._index(self.roster)
+        assert self._by_key is not None and self._by_gk is not None and isinstance(self.objects, list)
+        return self.objects, self._by_key, self._by_gk
+
+    def files_outside(self, keys: AbstractSet[ObjectKey]) -> set[str]:
+        """The files holding an object whose key is not among `keys` (a scoped run's members)."""
+        if self.roster is not None:
+            return self.roster.files_outside(keys)
+        return {o.doc.file for o in self.objects if o.key not in keys}
+
+    def kind_counts(self) -> dict[tuple[str, str], int]:
+        """How many objects of each (group, kind) the input holds, in the order of `objects`;
+        answered without building a scoped run's objects outside its part."""
+        if self._kind_counts is None:
+            if self.roster is not None and self._by_gk is None:
+                self._kind_counts = dict(sorted(self.roster.kinds().items()))
+            else:
+                self._kind_counts = {gk: len(objects) for gk, objects in self._whole()[2].items()}
+        return self._kind_counts
 
     # -- lookups -------------------------------------------------------------------------
 
     def get(self, key: ObjectKey) -> K8sObject | None:
         """The object with this key; of several definitions (PL005), the one that exists after
         they are applied in file order: the last."""
-        found = self._by_key.get(key)
+        if self.roster is not None and self._by_key is None:
+            found = self._keyed.get(key)
+            if found is None:
+                # Only the objects bearing its name are built, of the files holding that name.
+                found = self._keyed[key] = sorted(self.roster.with_key(key), key=_order)
+        else:
+            found = self._whole()[1].get(key)
         return found[-1] if found else None
+
+    def present(self, keys: Iterable[ObjectKey], first: Iterable[str] = ()) -> set[ObjectKey]:
+        """Those of `keys` some object bears; a scoped run builds none outside its part for it,
+        and looks in the files `first` before the others (`Roster.present`)."""
+        if self.roster is not None and self._by_key is None:
+            return self.roster.present(keys, first)
+        by_key = self._whole()[1]
+        return {key for key in keys if key in by_key}
 
     def lookup(self, group: str, kind: str, namespace: str | None, name: str) -> K8sObject | None:
         return self.get(ObjectKey(group, kind, namespace, name))
 
     def of_kind(self, group: str, kind: str) -> Sequence[K8sObject]:
-        return self._by_gk.get((group, kind), ())
+        if self.roster is not None and self._by_gk is None:
+            found = self._kinded.get((group, kind))
+            if found is None:
+                found = self._kinded[(group, kind)] = sorted(self.roster.of_kind(group, kind), key=_order)
+            return found
+        return self._whole()[2].get((group, kind), ())
 
     def groups(self) -> frozenset[str]:
         """The API groups of the objects in the input and of the kinds known (built in or from a CRD)."""
-        return frozenset(group for group, _ in self._by_gk) | self.kinds.groups()
+        return self.input_groups() | self.kinds.groups()
 
     def kinds_in_input(self) -> list[tuple[str, str]]:
         """The (group, kind) of the objects in the input, in the order of `objects`."""
-        return list(self._by_gk)
+        return list(self.kind_counts())
 
     def input_groups(self) -> frozenset[str]:
         """The API groups of the objects in the input."""
-        return frozenset(group for group, _ in self._by_gk)
+        return frozenset(group for group, _ in self.kind_counts())
 
     def has_kind(self, group: str, kind: str) -> bool:
-        return (group, kind) in self._by_gk or self.kinds.get(group, kind) is not None
+        return (group, kind) in self.kind_counts() or self.kinds.get(group, kind) is not None
 
     def duplicate_groups(self) -> list[list[K8sObject]]:
-        return [objs for objs in self._by_key.values() if len(objs) > 1]
+        return [objs for objs in self._whole()[1].values() if len(objs) > 1]
 
     def crds(self) -> Sequence[K8sObject]:
         return self.of_kind(*CRD_GK)
@@ -287,10 +346,41 @@ class ProjectIndex:
     def known_groups(self) -> set[str]:
         """API groups the API server would know: core, built-in kinds, CRDs and objects in the input."""
         if self._groups is None:
-            groups = {""} | {group for group, _kind in self._by_gk}
+            groups = {""} | {group for group, _kind in self.kind_counts()}
             groups |= {group for group, _kind in getattr(self.kinds, "_kinds", {})}
             self._groups = groups
         return self._groups
+
+
+def _order(obj: K8sObject) -> tuple[str, str, str, str, tuple[str, int, int, str]]:
+    """The order of the index's objects: by key, then where each is defined."""
+    key = obj.key
+    return (key.group, key.kind, key.namespace or "", key.name, obj.sort_key())
+
+
+class _Whole(Sequence[K8sObject]):
+    """A scoped run's index's `objects` while some are unbuilt: counted from the roster, every
+    object built and sorted the first time one is read."""
+
+    __slots__ = ("_index",)
+
+    def __init__(self, index: ProjectIndex) -> None:
+        self._index = index
+
+    def __len__(self) -> int:
+        assert self._index.roster is not None
+        return len(self._index.roster)
+
+    @overload
+    def __getitem__(self, i: int) -> K8sObject: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[K8sObject]: ...
+
+    def __getitem__(self, i: int | slice) -> K8sObject | Sequence[K8sObject]:
+        return self._index._whole()[0][i]
+
+    def __iter__(self) -> Iterator[K8sObject]:
+        return iter(self._index._whole()[0])
 
 
 def crd_kind_infos(crds: Iterable[K8sObject]) -> list[KindInfo]:

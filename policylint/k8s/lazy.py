@@ -29,31 +29,41 @@ _UNREAD: Mapping[str, Any] = {}
 
 class FileData:
     """The documents of one file, read once for all its lazy objects: `read` gives the data of
-    each document in order (the parse cache's entry, else the file's bytes parsed again)."""
+    each document in order (the parse cache's entry, else the file's bytes parsed again). An
+    object added after they were read takes its data from them at once: a file's objects are built
+    one by one, when something asks for each (policylint.k8s.roster)."""
 
-    __slots__ = ("_objects", "_read")
+    __slots__ = ("_documents", "_objects", "_read")
 
     def __init__(self, read: Callable[[], Sequence[Any]]) -> None:
         self._read: Callable[[], Sequence[Any]] | None = read
         self._objects: list[tuple[LazyObject, int]] = []
+        self._documents: Sequence[Any] | None = None
 
     def add(self, obj: LazyObject, document: int) -> None:
-        self._objects.append((obj, document))
+        if self._documents is not None:
+            _fill(obj, self._documents, document)
+        else:
+            self._objects.append((obj, document))
 
     def fill(self) -> None:
         read, self._read = self._read, None
         if read is None:
             return
-        documents = read()
+        documents = self._documents = read()
         for obj, number in self._objects:
-            data = documents[number] if number < len(documents) else None
-            for part in obj.prefix:
-                data = _step(data, part)
-            # The entry and the bytes are keyed by the same content the summary was made from,
-            # so this is the object's mapping; anything else would be a cache written by another
-            # tool, read as an object with no fields rather than as a failure.
-            _DATA.__set__(obj, data if isinstance(data, dict) else {})
+            _fill(obj, documents, number)
         self._objects = []
+
+
+def _fill(obj: LazyObject, documents: Sequence[Any], number: int) -> None:
+    data = documents[number] if number < len(documents) else None
+    for part in obj.prefix:
+        data = _step(data, part)
+    # The entry and the bytes are keyed by the same content the summary was made from, so this is
+    # the object's mapping; anything else would be a cache written by another tool, read as an
+    # object with no fields rather than as a failure.
+    _DATA.__set__(obj, data if isinstance(data, dict) else {})
 
 
 def _step(data: Any, part: PathPart) -> Any:

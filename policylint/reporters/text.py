@@ -84,7 +84,7 @@ def summary(result: LintResult) -> str:
         where = f"no changed file under the PATHs given ({outside} outside them, not considered)"
     line = (
         f"{found} in {where}"
-        f" ({plural(len(result.index.objects), 'object')}, {plural(len(result.project.resolution.policy_objects()), 'policy')})"
+        f" ({plural(len(result.index.objects), 'object')}, {plural(result.project.resolution.policy_count(), 'policy')})"
         f"{hidden}"
     )
     # What the configuration turned off or down, and what the change did to it: never silent.

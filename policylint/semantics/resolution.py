@@ -259,6 +259,22 @@ class Resolution:
                 out.extend(o for o in objects if self.profile_for(o) is not None)
         return out
 
+    def policy_count(self) -> int:
+        """How many objects `policies` holds (`len(policy_objects())`), counted kind by kind: a
+        scoped run builds no object outside its part for it (policylint.k8s.roster) but those of
+        a kind without a profile whose name may be a policy's, which their shape decides."""
+        if self._policies is not None:
+            return len(self._policies)
+        count = 0
+        for (group, kind), n in self.index.kind_counts().items():
+            if (group, kind) == CRD_GK:
+                continue
+            if self.profiles.get(group, kind) is not None:
+                count += n
+            elif kind.endswith("Policy"):
+                count += sum(1 for o in self.index.of_kind(group, kind) if self.profile_for(o) is not None)
+        return count
+
     def profile_for(self, obj: K8sObject) -> PolicyProfile | None:
         profile = self.profiles.get(obj.group, obj.kind)
         # The kind first: an object outside a scoped run's part is not read for its spec

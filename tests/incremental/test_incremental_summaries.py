@@ -16,9 +16,14 @@ from benchmarks.generate import objects as tenants
 from policylint.incremental import summaries
 from policylint.input.cache import ParseCache
 from policylint.input.load import Document, DocumentRef
+from policylint.k8s.index import ProjectIndex
 from policylint.k8s.objects import K8sObject, KindRegistry, build_objects
 from policylint.semantics import components, partgraph
 from policylint.semantics.components import Scoped
+
+
+def _index(objects: list[K8sObject], content: dict[str, str]) -> ProjectIndex:
+    return ProjectIndex(objects, KindRegistry.builtin(), content_keys=content)
 
 
 def _objects(n: int = 600, namespace: str | None = None) -> tuple[list[K8sObject], dict[str, str]]:
@@ -52,11 +57,13 @@ def _walks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def _same(a: Scoped | None, b: Scoped | None) -> bool:
     if a is None or b is None:
         return a is b
-    return [id(o) for o in a.objects] == [id(o) for o in b.objects] and a.members == b.members
+    # The part read back is in input order, the one found in the index's: the index sorts it.
+    return sorted(map(id, a.objects)) == sorted(map(id, b.objects)) and a.members == b.members
 
 
 def test_the_part_is_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     objects, content = _objects()
+    objects = list(_index(objects, content).objects)  # the order the pipeline searches in
     origin = {"f-004.yaml"}
     expected = components.scope(objects, origin, hosts={})
     assert expected is not None and len(expected.members) < len(objects)  # a real part, not everything
@@ -64,17 +71,17 @@ def test_the_part_is_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     expected_other = components.scope(objects, other, hosts={})
     walked = _walks(monkeypatch)
     cache = ParseCache(tmp_path / "cache")
-    assert _same(summaries.scope(cache, objects, content, origin, (), {}), expected)
+    assert _same(summaries.scope(cache, _index(objects, content), origin, (), {}), expected)
     assert len(walked) == len(objects)  # nothing kept yet: every object walked
     del walked[:]
-    assert _same(summaries.scope(cache, objects, content, origin, (), {}), expected)
+    assert _same(summaries.scope(cache, _index(objects, content), origin, (), {}), expected)
     assert walked == []  # the part read back
     # Another origin: another part, worked out again.
-    assert _same(summaries.scope(cache, objects, content, other, (), {}), expected_other)
+    assert _same(summaries.scope(cache, _index(objects, content), other, (), {}), expected_other)
     assert len(walked) == len(objects)
     del walked[:]
     content["f-010.yaml"] = "0" * 40  # a file's bytes changed: not the part kept
-    assert _same(summaries.scope(cache, objects, content, origin, (), {}), expected)
+    assert _same(summaries.scope(cache, _index(objects, content), origin, (), {}), expected)
     assert len(walked) == len(objects)
 
 
@@ -82,18 +89,19 @@ def test_the_part_is_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     "payload",
     [
         b"not json",
-        b'{"format": 2}',
-        b'{"format": 1, "objects": [0, 1], "members": [2]}',  # a member not analysed
-        b'{"format": 1, "objects": [1, 0], "members": []}',  # out of order
-        b'{"format": 1, "objects": [0, 100000], "members": []}',  # no such object
-        b'{"format": 1, "objects": [0, true], "members": []}',
-        b'{"format": 1, "whole": 1}',
+        b'{"format": 1, "objects": [0, 1], "members": [0]}',  # another format
+        b'{"format": 2, "objects": [0, 1], "members": [2]}',  # a member not analysed
+        b'{"format": 2, "objects": [1, 0], "members": []}',  # out of order
+        b'{"format": 2, "objects": [0, 100000], "members": []}',  # no such object
+        b'{"format": 2, "objects": [0, true], "members": []}',
+        b'{"format": 2, "whole": 1}',
     ],
 )
 def test_a_part_that_is_not_what_policylint_writes_is_a_miss(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, payload: bytes
 ) -> None:
     objects, content = _objects()
+    objects = list(_index(objects, content).objects)
     cache = ParseCache(tmp_path / "cache")
     written: list[str] = []
     real = ParseCache.put
@@ -103,9 +111,10 @@ def test_a_part_that_is_not_what_policylint_writes_is_a_miss(
         real(self, key, data)
 
     monkeypatch.setattr(ParseCache, "put", put)
-    summaries.scope(cache, objects, content, {"f-004.yaml"}, (), {})
+    summaries.scope(cache, _index(objects, content), {"f-004.yaml"}, (), {})
     (part,) = written
     cache.put(part, payload)
     assert _same(
-        summaries.scope(cache, objects, content, {"f-004.yaml"}, (), {}), components.scope(objects, {"f-004.yaml"}, hosts={})
+        summaries.scope(cache, _index(objects, content), {"f-004.yaml"}, (), {}),
+        components.scope(objects, {"f-004.yaml"}, hosts={}),
     )

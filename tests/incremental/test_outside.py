@@ -1,0 +1,153 @@
+"""What a scoped run needs of the objects outside its part, answered from their files' shells
+without building them (policylint.k8s.roster, policylint.incremental.shells `Slots`): only the
+objects the part's analysis reads are built, every answer is the one the built objects give, and
+the reports are those of a run without a cache. The random edit sequences through the command are
+tests/incremental/test_incremental.py's; the scoped runs against whole ones,
+tests/scope/test_scoped_analysis.py's."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from benchmarks.generate import objects as tenants
+from policylint.incremental import shells
+from policylint.k8s.index import ProjectIndex
+from policylint.k8s.objects import ObjectKey
+from policylint.k8s.roster import Roster
+from policylint.pipeline import LintRequest, LintResult, lint
+from policylint.reporters import renderer
+
+
+def _repository(root: Path) -> list[Path]:
+    """Isolated tenants, ten documents a file, a List among them (objects not at a document's top)."""
+    root.mkdir()
+    docs: list[Any] = list(tenants(400, 3, error_rate=0.3, isolated=True))
+    docs[-6:-3] = [{"apiVersion": "v1", "kind": "List", "items": docs[-6:-3]}]
+    files = []
+    for i in range(0, len(docs), 10):
+        path = root / f"f-{i // 10:03d}.yaml"
+        path.write_text(yaml.safe_dump_all(docs[i : i + 10], sort_keys=False), encoding="utf-8")
+        files.append(path)
+    return files
+
+
+def _run(root: Path, file: Path, cache: Path | None) -> LintResult:
+    return lint(LintRequest(paths=[str(file)], context_paths=[str(root)], cache_dir=str(cache) if cache else None))
+
+
+def _built(monkeypatch: pytest.MonkeyPatch) -> list[ObjectKey]:
+    """The objects built from shells, one entry each."""
+    built: list[ObjectKey] = []
+    real = shells._object
+
+    def counted(*args: Any) -> Any:
+        obj = real(*args)
+        built.append(obj.key)
+        return obj
+
+    monkeypatch.setattr(shells, "_object", counted)
+    return built
+
+
+def test_a_scoped_run_builds_only_the_objects_of_its_part(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    expected = _run(root, files[3], None)
+    _run(root, files[3], cache)  # every file loaded, its shell kept
+    built = _built(monkeypatch)
+    again = _run(root, files[3], cache)
+    assert again.index.roster is not None and again.index.roster.deferred()
+    assert again.analysed is not None
+    analysed = {o.key for o in again.analysed.index.objects}
+    assert len(analysed) < len(again.index.objects) / 2  # a part, not everything
+    # The part's objects, each once; none of the others, though the report counts them all.
+    assert len(built) == len(set(built)) and set(built) <= analysed
+    assert renderer("text")(again) == renderer("text")(expected)
+    assert set(built) <= analysed  # the counts and the policy count built nothing
+    assert renderer("junit")(again) == renderer("junit")(expected)  # a test case per object: all built
+
+
+def _answers(index: ProjectIndex, keys: list[ObjectKey], members: frozenset[ObjectKey]) -> dict[str, Any]:
+    """What a scoped run asks of the index of every object it read, each answer as plain values."""
+
+    def shown(objects: Any) -> list[tuple[Any, ...]]:
+        return [(o.key, o.doc, o.prefix, dict(o.labels), o.api_version) for o in objects]
+
+    missing = [ObjectKey(k.group, k.kind, k.namespace, k.name + "-gone") for k in keys[::7]]
+    elsewhere = [ObjectKey(k.group, k.kind, "elsewhere", k.name) for k in keys[::11]]
+    return {
+        "count": len(index.objects),
+        "kinds": list(index.kind_counts().items()),
+        "kinds in input": index.kinds_in_input(),
+        "groups": sorted(index.input_groups()),
+        "present": sorted(index.present([*keys, *missing, *elsewhere], first=index.files[:2])),
+        "outside": sorted(index.files_outside(members)),
+        "outside of none": sorted(index.files_outside(frozenset())),
+        "outside of all": sorted(index.files_outside(frozenset(keys))),
+        "of kind": {gk: shown(index.of_kind(*gk)) for gk in index.kind_counts()},
+        "get": [shown([index.get(k)]) for k in [*keys[::3], *missing[:3]] if index.get(k) is not None],
+        "missing": [index.get(k) for k in missing],
+    }
+
+
+def test_what_is_asked_of_unbuilt_objects_is_what_the_built_ones_answer(tmp_path: Path) -> None:
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    eager = _run(root, files[3], None)
+    _run(root, files[3], cache)
+    lazy = _run(root, files[3], cache)
+    assert lazy.members is not None and lazy.index.roster is not None
+    keys = sorted({o.key for o in eager.index.objects}, key=repr)
+    expected = _answers(eager.index, keys, lazy.members)
+    # Asked of the index as the run left it: the objects outside the part unbuilt.
+    assert _answers(lazy.index, keys, lazy.members) == expected
+    assert lazy.project.resolution.policy_count() == len(eager.project.resolution.policy_objects())
+    assert lazy.index._by_key is None  # none of it needed every object built
+    # Every object built and sorted when something reads them all, as loading builds them.
+    assert [(o.key, o.doc, o.prefix, o.data) for o in lazy.index.objects] == [
+        (o.key, o.doc, o.prefix, o.data) for o in eager.index.objects
+    ]
+    assert _answers(lazy.index, keys, lazy.members) == expected
+
+
+def test_an_object_built_after_its_file_was_read_has_its_data(tmp_path: Path) -> None:
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    eager = {(o.key, o.doc, o.prefix): o.data for o in _run(root, files[3], None).index.objects}
+    _run(root, files[3], cache)
+    roster = _run(root, files[3], cache).index.roster
+    assert roster is not None
+    rng = random.Random(0)
+    for _, objects in roster.files:
+        if isinstance(objects, shells.Slots):
+            order = list(range(len(objects)))
+            rng.shuffle(order)
+            for i in order:  # the first read reads the file; the others are built after it
+                obj = objects[i]
+                assert obj.data == eager[(obj.key, obj.doc, obj.prefix)]
+                assert objects[i] is obj  # built once
+
+
+def test_a_roster_answers_as_the_list_of_its_objects(tmp_path: Path) -> None:
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    _run(root, files[3], cache)
+    roster = _run(root, files[3], cache).index.roster
+    assert roster is not None
+    keys = [k for f in range(len(roster.files)) for k in roster.keys_of(f)]
+    located = {}
+    for f, (_, objects) in enumerate(roster.files):
+        for i in range(len(objects)):
+            located[objects[i]] = (f, i)
+    every = list(roster)
+    assert [o.key for o in every] == keys and len(every) == len(roster)
+    assert [roster[i] for i in range(len(roster))] == every and roster[-1] is every[-1]
+    assert roster.locate() == located
+    starts = roster.starts()
+    assert all(roster[starts[f] + i] is o for o, (f, i) in located.items())
+    assert isinstance(roster, Roster) and list(roster[3:5]) == every[3:5]
