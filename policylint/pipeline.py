@@ -20,17 +20,17 @@ from policylint.gate import GateReport
 from policylint.input.cache import ParseCache, open_cache
 from policylint.input.ignore import WalkFilter
 from policylint.input.kept import Kept, inflated
-from policylint.input.load import NOT_A_MANIFEST, PARSER_IS_C, Document, decode
+from policylint.input.load import PARSER_IS_C, Document, decode
 from policylint.input.nonmanifest import DATA, json_data_files
-from policylint.input.parallel import effective_jobs, load_files
+from policylint.input.parallel import effective_jobs
 from policylint.input.positions import PositionResolver
-from policylint.input.sources import STDIN, Discovery, Skipped, Source, SourceError, discover, discover_all
+from policylint.input.sources import STDIN, Discovery, Skipped, Source, discover_all
 from policylint.input.verdictstore import VerdictStore
 from policylint.k8s.admissions import Admissions
 from policylint.k8s.cluster import Cluster, Declared
 from policylint.k8s.external import ExternalObjects
-from policylint.k8s.index import CRD_GK, LintOptions, ProjectIndex, crd_kind_infos
-from policylint.k8s.objects import K8sObject, KindInfo, KindRegistry, ObjectKey, build_objects, split_api_version
+from policylint.k8s.index import LintOptions, ProjectIndex, crd_kind_infos
+from policylint.k8s.objects import K8sObject, KindInfo, KindRegistry, ObjectKey, build_objects
 from policylint.k8s.overlay import overlay
 from policylint.policy_report import policy_reports as compute_policy_reports
 from policylint.profiles.crd import profiles_from_crds
@@ -38,6 +38,10 @@ from policylint.profiles.implementations import builtin_implementations, install
 from policylint.profiles.producers import Producer, builtin_producers, load_profile_document
 from policylint.profiles.registry import ORIGIN_PROFILE, PolicyProfile, ProfileRegistry, builtin_profiles
 from policylint.project import Project
+from policylint.reading import is_crd as _is_crd
+from policylint.reading import load_sources as _load
+from policylint.reading import profiles_at as _profiles_at
+from policylint.reading import read_crds, read_crds_at
 from policylint.report_scope import ChangeSet, ReportScope, removed, report_files, within
 from policylint.rules import REGISTRY, engine
 from policylint.rules.base import Rule
@@ -193,135 +197,6 @@ class LintResult:
         return new, len(self.findings) - new
 
 
-_WHOLE = WalkFilter(exclude=(), respect_gitignore=False)
-
-
-def read_crds(
-    path: str, cache: ParseCache | None = None, jobs: int = 1, *, follow_outside_links: bool = False
-) -> tuple[list[Document], list[str]]:
-    """The CustomResourceDefinitions of one `--crd` path, and what went wrong reading its files
-    (they are context, not linted: no finding, but said). Raises SourceError when the path
-    gives no CRD: asked for by name, the kinds it was meant to describe would go unchecked."""
-    documents, issues, _ = _load(
-        # Named for their kinds alone: read whole, whatever `exclude` or .gitignore says.
-        discover([path], follow_outside_links=follow_outside_links, walk=_WHOLE),
-        cache,
-        jobs,
-    )
-    found = [d for d in documents if _is_crd(d)]
-    if not found:
-        raise SourceError(f"--crd {path}: {_no_crd_reason(issues)}")
-    return found, [f"--crd {_located(issue)}: {issue.message}" for issue in _crd_file_problems(issues)]
-
-
-# The files a `crd:` directory at a git ref gives: as a directory walk on disk reads them.
-CRD_SUFFIXES = (".yaml", ".yml", ".json")
-
-
-def read_crds_at(at: TreeRef, path: str, cache: ParseCache | None = None, jobs: int = 1) -> tuple[list[Document], list[str]]:
-    """`read_crds` for a `crd:` path as the commit `at` holds it (policylint.input.gitref.read_tree):
-    the file, or each `*.yaml`, `*.yml` and `*.json` file under the directory, named `REF:PATH`.
-    Only regular file blobs within the manifest loader's bound are read: another entry under a
-    directory is said and skipped, the path itself being one is a SourceError, as is a path the
-    commit does not hold."""
-    from policylint.input.bounds import MAX_FILE_BYTES
-    from policylint.input.git import GitError
-    from policylint.input.gitref import read_tree
-    from policylint.input.named import shown
-
-    try:
-        in_tree = at.tree_path(path)
-        files = read_tree(at.commit, in_tree, at.root, limit=MAX_FILE_BYTES, suffixes=CRD_SUFFIXES)
-    except GitError as exc:
-        raise SourceError(f"crd {shown(path)}: {exc}") from None
-    named = shown(at.name(in_tree))
-    if files is None:
-        raise SourceError(f"crd {named}: {at.label} holds no such file or directory")
-    if len(files) == 1 and files[0].path == in_tree and files[0].problem is not None:
-        raise SourceError(f"crd {named}: {files[0].problem}")
-    sources = [
-        Source(display=at.name(f.path), content=f.data, snapshot=True)
-        if f.data is not None
-        else Source(display=at.name(f.path), problem=f.problem)
-        for f in files
-    ]
-    documents, issues, _ = _load(sources, cache, jobs)
-    found = [d for d in documents if _is_crd(d)]
-    if not found:
-        raise SourceError(f"crd {named}: {_no_crd_reason(issues)}")
-    return found, [f"crd {_located(issue)}: {issue.message}" for issue in _crd_file_problems(issues)]
-
-
-def _profiles_at(at: TreeRef, path: str) -> tuple[list[PolicyProfile], list[Producer]]:
-    """The profiles of a `profile:` file as the commit `at` holds it, named `REF:PATH`: a regular
-    file blob of at most MAX_PROFILE_BYTES (ProfileError otherwise)."""
-    from policylint.input.git import GitError
-    from policylint.input.gitref import read_file
-    from policylint.input.named import MAX_PROFILE_BYTES, shown
-    from policylint.profiles.producers import load_profile_document_bytes
-    from policylint.profiles.registry import ProfileError
-
-    try:
-        in_tree = at.tree_path(path)
-        data = read_file(at.commit, in_tree, at.root, label=at.label, limit=MAX_PROFILE_BYTES)
-    except GitError as exc:
-        raise ProfileError(f"profile {exc}") from None
-    if data is None:
-        raise ProfileError(f"profile {shown(at.name(in_tree))}: {at.label} holds no such file")
-    return load_profile_document_bytes(data, at.name(in_tree), in_tree, origin=ORIGIN_PROFILE)
-
-
-def _located(issue: Issue) -> str:
-    where = issue.location
-    return "" if where is None else f"{where.file}:{where.line}:{where.column}"
-
-
-def _crd_file_problems(issues: Sequence[Issue]) -> list[Issue]:
-    """What went wrong reading `--crd` files: everything but documents that are no Kubernetes
-    object (a chart's values, a README's YAML), which a directory of CRDs may hold."""
-    return [i for i in issues if i.rule_id != NOT_A_MANIFEST]
-
-
-def _no_crd_reason(issues: Sequence[Issue]) -> str:
-    problems = [f"{_located(i)}: {i.message}" for i in _crd_file_problems(issues)]
-    if problems:
-        shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
-        return f"no CustomResourceDefinition could be read ({shown})"
-    return "no CustomResourceDefinition in it (render Helm templates first: `helm template CHART | policylint ...`)"
-
-
-def _is_crd(doc: Document) -> bool:
-    data = doc.data
-    return (
-        isinstance(data, dict)
-        and data.get("kind") == CRD_GK[1]
-        and isinstance(data.get("apiVersion"), str)
-        and split_api_version(data["apiVersion"])[0] == CRD_GK[0]
-    )
-
-
-def _load(
-    sources: Sequence[Source], cache: ParseCache | None = None, jobs: int = 1, keys: dict[str, str] | None = None
-) -> tuple[list[Document], list[Issue], dict[str, str | Kept]]:
-    """The documents and input issues of `sources`, and what each file was parsed from; `keys`
-    receives each file's parse-cache key (its content's name)."""
-    documents: list[Document] = []
-    issues: list[Issue] = []
-    # What each file was parsed from: its text (stdin) or its bytes, decoded only if a finding
-    # needs a position in it.
-    texts: dict[str, str | Kept] = {}
-    for source, result in load_files(sources, cache=cache, jobs=jobs):
-        documents.extend(result.documents)
-        issues.extend(result.issues)
-        if result.text is not None:
-            texts[source.display] = result.text
-        elif result.data is not None and result.documents:
-            texts[source.display] = result.data
-        if keys is not None and result.key is not None:
-            keys[source.display] = result.key
-    return documents, issues, texts
-
-
 def _text_reader(texts: dict[str, str | Kept]) -> Callable[[str], str | None]:
     """Positions are resolved in the very text that was parsed, never in the file read again:
     a file edited (or replaced) on disk after parsing would give positions that match nothing
@@ -400,27 +275,8 @@ def _project(
             helm_templates=request.helm_templates,
         )
     )
-    sources = found.sources
-    if request.staged:
-        from policylint.input.git import repository_root
-        from policylint.input.staged import removed_from_worktree, staged_snapshot
-
-        top = repository_root(os.getcwd())
-        removed = removed_from_worktree(
-            sources, [*request.paths, *request.context_paths], top, request.walk, helm_templates=request.helm_templates
-        )
-        sources = staged_snapshot(sources, top)
-        if removed:
-            sources = sorted([*sources, *removed], key=lambda s: s.display)
-    user_profiles: list[PolicyProfile] = []
-    user_producers: list[Producer] = []
-    for path in request.profile_paths:
-        if request.profiles_at is not None:
-            profiles_found, producers_found = _profiles_at(request.profiles_at, path)
-        else:
-            profiles_found, producers_found = load_profile_document(Path(path), origin=ORIGIN_PROFILE)
-        user_profiles.extend(profiles_found)
-        user_producers.extend(producers_found)
+    sources = _staged(request, found.sources) if request.staged else found.sources
+    user_profiles, user_producers = _user_profiles(request)
 
     # Never a cache inside the linted repository: its authors would choose what the files say.
     cache, cache_note = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
@@ -430,16 +286,7 @@ def _project(
         notes.append("PyYAML was built without libyaml: parsing with its pure-Python loader, several times slower")
     # Opened before the files are read, so that pruning the cache after them keeps what is kept
     # per file (its objects' verdicts and rule results) with the file's own entry.
-    verdicts: VerdictStore | None = None
-    if cache is not None:
-        from policylint.k8s.admission import code_stamp
-
-        stamp = code_stamp()
-        verdicts = resident.verdicts(cache, stamp) if resident is not None else VerdictStore(cache, stamp)
-        cache.keep_beside(verdicts.entry)
-        from policylint.incremental.rulecache import keep_beside
-
-        keep_beside(cache)
+    verdicts = _verdicts(cache, resident) if cache is not None else None
     content_keys: dict[str, str] = {}
     # A run analysing a part builds the objects of the files an earlier scoped run kept the
     # shell of without decoding them (policylint.incremental.shells): the others are loaded.
@@ -506,6 +353,47 @@ def _project(
         content_keys=content_keys,
     )
     return Project(index, Resolution(index, profiles), verdicts), sources, texts, notes, skipped
+
+
+def _staged(request: LintRequest, sources: list[Source]) -> list[Source]:
+    """The sources as the index holds them (`--staged`), with the files the index holds that the
+    work tree no longer does."""
+    from policylint.input.git import repository_root
+    from policylint.input.staged import removed_from_worktree, staged_snapshot
+
+    top = repository_root(os.getcwd())
+    removed = removed_from_worktree(
+        sources, [*request.paths, *request.context_paths], top, request.walk, helm_templates=request.helm_templates
+    )
+    staged = staged_snapshot(sources, top)
+    return sorted([*staged, *removed], key=lambda s: s.display) if removed else staged
+
+
+def _user_profiles(request: LintRequest) -> tuple[list[PolicyProfile], list[Producer]]:
+    """The profiles and producers of the request's `profile:` files, on disk or at its git ref."""
+    user_profiles: list[PolicyProfile] = []
+    user_producers: list[Producer] = []
+    for path in request.profile_paths:
+        if request.profiles_at is not None:
+            profiles_found, producers_found = _profiles_at(request.profiles_at, path)
+        else:
+            profiles_found, producers_found = load_profile_document(Path(path), origin=ORIGIN_PROFILE)
+        user_profiles.extend(profiles_found)
+        user_producers.extend(producers_found)
+    return user_profiles, user_producers
+
+
+def _verdicts(cache: ParseCache, resident: Resident | None) -> VerdictStore:
+    """The admission verdicts kept in `cache` (a long-lived process's, held between its runs), the
+    per-file entries of them and of the rules' results kept beside each file's own entry."""
+    from policylint.incremental.rulecache import keep_beside
+    from policylint.k8s.admission import code_stamp
+
+    stamp = code_stamp()
+    verdicts = resident.verdicts(cache, stamp) if resident is not None else VerdictStore(cache, stamp)
+    cache.keep_beside(verdicts.entry)
+    keep_beside(cache)
+    return verdicts
 
 
 def _kinds(

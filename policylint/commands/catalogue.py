@@ -44,7 +44,7 @@ def run_cel_coverage(fmt: str = "text", crd_paths: Sequence[str] = ()) -> int:
     under `crd_paths`: its CEL validation rules, how many PL704 evaluates, and why it does not
     evaluate the others; a total over the schemas."""
     from policylint.input.sources import SourceError
-    from policylint.pipeline import read_crds
+    from policylint.reading import read_crds
     from policylint.rules.cel import coverage
 
     given: list[tuple[str, Mapping[str, Any]]] | None = None
