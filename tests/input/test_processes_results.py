@@ -174,3 +174,53 @@ def test_the_projects_objects_come_back_as_this_process_instances(sent: dict[str
     assert sent["objects"] == [[True, True], [True, True]]
     # An object that is not the project's is sent whole, and comes back equal.
     assert sent["stranger"] == [[True, True], [True, True]]
+
+
+_REFUSED_SCRIPT = """\
+import fcntl, json, os, struct, sys, termios, time
+from policylint.rules import workers
+
+class Rule:
+    per_object = False
+
+    def __init__(self, rule_id):
+        self.id = rule_id
+
+class Index:
+    objects = range(workers.MIN_OBJECTS)
+
+class Project:
+    index = Index()
+    kept_verdicts = None
+
+parent = os.getpid()
+
+def run_units(units):
+    out = {}
+    for rule, share in units:
+        if rule.id == "PL999":
+            # This process's own unit, busy until the child has taken every queued one (FIONREAD).
+            while struct.unpack("i", fcntl.ioctl(pool._queue, termios.FIONREAD, bytes(4)))[0]:
+                time.sleep(0.01)
+        out[(rule.id, share)] = ([f"{rule.id} here" if os.getpid() == parent else f"{rule.id} child"], None)
+    if os.getpid() != parent:
+        # A unit no one queued first, then 4 MiB more: the child is still writing when this
+        # process stops reading, which must not wait for it.
+        return {("PL000", None): ([], None), **out, ("PL998", None): (["x" * 4096] * 1024, None)}
+    return out
+
+rules = [Rule(f"PL{n}") for n in (101, 102, 103, 104)]
+pool = workers.start(Project(), rules, run_units, 2)
+results = pool.finish([(Rule("PL999"), None)], run_units)
+print(json.dumps([r[0] for r in workers.results_in_order(rules, results)]))
+"""
+
+
+@linux_only
+def test_a_child_that_sends_what_was_not_queued_is_ended_and_its_units_run_here() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", _REFUSED_SCRIPT], capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=REPO, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    # The child took every queued unit; none of its results is taken: each unit ran here, once.
+    assert json.loads(proc.stdout) == [[f"PL{n} here"] for n in (101, 102, 103, 104)]
