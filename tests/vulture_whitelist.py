@@ -20,6 +20,10 @@ graph_command
 model_config  # policylint/config/model.py, policylint/k8s/validation.py
 _._rfc3339  # policylint/k8s/validation.py
 
+# pickle's pickler and unpickler call them for every object (policylint/rules/workers.py `_Sender`, `_Receiver`).
+_.persistent_id
+_.persistent_load
+
 # PyYAML's composer calls the resolver's methods (policylint/input/resolver.py).
 descend_resolver
 ascend_resolver

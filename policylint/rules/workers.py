@@ -1,7 +1,8 @@
 """Running the rules in several processes (`--jobs`): forked children take rules from a queue.
 
 The rules only read the project, so each child is forked from the built project and runs rules over
-its copy-on-write view of it, sending back the findings it resolved (pickled, through a pipe).
+its copy-on-write view of it, sending back the findings it resolved (pickled, streamed through a
+pipe and read a pickle at a time: `_send`, `_collect`; the project's objects by their place).
 Parsing uses clean interpreters ("spawn", policylint.input.parallel) because it has nothing to
 share; here sharing the built project is the point, and it needs fork.
 
@@ -40,11 +41,12 @@ import pickle
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from policylint.findings import Finding, Issue
+from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.project import Project
 from policylint.rules.base import Rule
 
@@ -63,6 +65,9 @@ COST: Mapping[str, float] = {"PL702": 12.0, "PL603": 3.0, "PL506": 2.0, "PL201":
 # Units are queued as 2-byte numbers: at most this many, so that the whole queue fits in a pipe's
 # buffer (4 KiB is less than any Linux pipe holds) and filling it never blocks.
 MAX_UNITS = 2048
+# The admission verdicts a child added are sent this many at a time (`_send`): each batch is
+# merged into this process's store as it comes, and let go.
+VERDICT_BATCH = 4096
 
 RuleResult = tuple[list[Finding], Issue | None]
 # A unit of work: a rule, and the share of the objects it checks (`engine.issues`; None: all of them).
@@ -104,13 +109,21 @@ class Pool:
     """Children that take units from a queue (`start`); this process takes the rest (`finish`)."""
 
     def __init__(
-        self, todo: list[Bundle], queue: int, children: list[tuple[int, int]], verdicts: VerdictStore | None = None
+        self,
+        todo: list[Bundle],
+        queue: int,
+        children: list[tuple[int, int]],
+        verdicts: VerdictStore | None = None,
+        objects: Sequence[object] = (),
     ) -> None:
         self.todo = todo
         self._queue: int | None = queue
         self._children = children
         # The admission verdicts the children work out are kept in this process's store.
         self.verdicts = verdicts
+        # The project's objects, the same in every process of the run (forked once the index was
+        # built): a finding's object or key is sent back by its place among them (`_Sender`).
+        self.objects = objects
 
     def _take(self) -> Iterator[Unit]:
         """The units left in the queue, one at a time, as this process gets to them."""
@@ -128,11 +141,9 @@ class Pool:
             units = [unit for bundle in self.todo for unit in bundle]
             keys = {key(unit) for unit in units}
             while self._children:
-                received = _collect(self._children.pop(0))
-                if received is not None and received[0].keys() <= keys:
-                    results.update(received[0])
-                    if self.verdicts is not None:
-                        self.verdicts.update(received[1])
+                received = _collect(self._children.pop(0), keys, self)
+                if received is not None:
+                    results.update(received)
             missing = [unit for unit in units if key(unit) not in results]
             if missing:  # a child failed: its units, run here
                 results.update(run_units(missing))
@@ -170,7 +181,7 @@ def start(project: Project, rules: Sequence[type[Rule]], run_units: RunUnits, jo
         os.write(write, b"".join(i.to_bytes(2, "big") for i in range(len(todo))))
     finally:
         os.close(write)  # the children inherit only the read end: an empty queue reads as its end
-    pool = Pool(todo, read, [], project.kept_verdicts)
+    pool = Pool(todo, read, [], project.kept_verdicts, project.index.objects)
     for _ in range(jobs - 1):
         child = _fork(pool, run_units)
         if child is not None:
@@ -214,11 +225,8 @@ def _fork(pool: Pool, run_units: RunUnits) -> tuple[int, int] | None:
                 os.close(other)  # an earlier sibling's results are this process's to read, not its
             _die_with_parent()
             results = run_units(pool._take())
-            added = pool.verdicts.added() if pool.verdicts is not None else {}
-            payload = pickle.dumps((results, added), protocol=pickle.HIGHEST_PROTOCOL)
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(write, view) :]
+            with os.fdopen(write, "wb") as out:  # flushed and closed before os._exit
+                _send(out, results, pool)
             code = 0
         finally:
             os._exit(code)
@@ -226,28 +234,103 @@ def _fork(pool: Pool, run_units: RunUnits) -> tuple[int, int] | None:
     return pid, read
 
 
-def _collect(child: tuple[int, int]) -> tuple[dict[UnitKey, RuleResult], Any] | None:
-    """The child's results and the verdicts it added, or None if it failed."""
+class _Sender(pickle.Pickler):
+    """Pickles a child's results with the project's objects and their keys by their place in the
+    index, which this process holds too (forked from it): a finding's key and a fix's objects come
+    back as this process's own instances rather than copies (the fixes of PL402 hold the object
+    a ReferenceGrant is added beside, 1,100 distinct at 20,000 objects), and are not pickled one
+    field at a time."""
+
+    def __init__(self, out: BinaryIO, objects: Sequence[object]) -> None:
+        super().__init__(out, protocol=pickle.HIGHEST_PROTOCOL)
+        # By identity (a `K8sObject` hashes so); a key by value, the first object's where two
+        # share it (an `ObjectKey` is compared by value wherever it is read).
+        self._places: dict[object, int] = {}
+        self._keys: dict[ObjectKey, int] = {}
+        for place, obj in enumerate(objects):
+            if isinstance(obj, K8sObject):
+                self._places[obj] = place
+                self._keys.setdefault(obj.key, place)
+
+    def persistent_id(self, obj: Any) -> tuple[bool, int] | None:
+        if isinstance(obj, K8sObject):
+            place = self._places.get(obj)
+            return None if place is None else (False, place)
+        if type(obj) is ObjectKey:
+            place = self._keys.get(obj)
+            return None if place is None else (True, place)
+        return None
+
+
+class _Receiver(pickle.Unpickler):
+    """Reads what `_Sender` pickled: an object or key by its place in this process's index."""
+
+    def __init__(self, stream: BinaryIO, objects: Sequence[object]) -> None:
+        super().__init__(stream)
+        self._objects = objects
+
+    def persistent_load(self, pid: Any) -> Any:
+        is_key, place = pid
+        obj = self._objects[place] if type(place) is int and 0 <= place < len(self._objects) else None
+        if not isinstance(obj, K8sObject):
+            raise pickle.UnpicklingError(f"no object at {place!r}")
+        return obj.key if is_key else obj
+
+
+def _send(out: BinaryIO, results: dict[UnitKey, RuleResult], pool: Pool) -> None:
+    """Stream the child's results into the pipe (`_collect` reads them): each (unit, result), then
+    None, then the admission verdicts it added, `VERDICT_BATCH` to a pickle, then None. The pickles
+    are written straight into the pipe, a frame at a time: no process holds the whole pickled text
+    beside what it becomes (43 MiB at 100,000 objects: docs/performance.md, "The filling run under
+    1 GiB"). The units share one pickler, whose memo sends a string they share once, as one pickle
+    did; each batch of verdicts has its own, so that the reader lets a batch go once merged."""
+    pickler = _Sender(out, pool.objects)
+    for item in results.items():
+        pickler.dump(item)
+    pickler.dump(None)
+    added = pool.verdicts.added() if pool.verdicts is not None else {}
+    batch: dict[bytes, Any] = {}
+    for verdict_key, value in added.items():
+        batch[verdict_key] = value
+        if len(batch) >= VERDICT_BATCH:
+            pickle.dump(batch, out, protocol=pickle.HIGHEST_PROTOCOL)
+            batch = {}
+    if batch:
+        pickle.dump(batch, out, protocol=pickle.HIGHEST_PROTOCOL)
+    pickle.dump(None, out, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _collect(child: tuple[int, int], keys: Container[UnitKey], pool: Pool) -> dict[UnitKey, RuleResult] | None:
+    """The child's results, or None if it failed: read as the child streams them (`_send`), a frame
+    at a time, and the verdicts it added merged into the pool's store a batch at a time. This
+    process holds its own results by then, and the run's memory peaks here: it never holds the
+    pickled text whole, nor a copy of it joined, nor the child's verdicts as a map of their own. A
+    unit this process did not queue, or anything but what `_send` writes, fails the child."""
     pid, read = child
-    chunks = []
+    units: dict[UnitKey, RuleResult] = {}
+    ended = False
     try:
-        while True:
-            chunk = os.read(read, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(read)
-        _, status = os.waitpid(pid, 0)
-    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
-        return None
-    try:
-        # Unpickling runs code the data names: this is our own child's output, through our own pipe.
-        received = pickle.loads(b"".join(chunks))
+        with os.fdopen(read, "rb") as stream:
+            # Unpickling runs code the data names: this is our own child's output, through our own pipe.
+            receiver = _Receiver(stream, pool.objects)
+            while (item := receiver.load()) is not None:
+                unit, result = item
+                if unit not in keys:
+                    raise ValueError(f"a unit not queued: {unit!r}")
+                units[unit] = result
+            # A pickle of its own per batch, read by a new unpickler: its memo goes with the batch.
+            while (batch := pickle.load(stream)) is not None:
+                if pool.verdicts is not None:
+                    pool.verdicts.update(batch)
+            ended = True
     except Exception:
-        return None
-    ok = isinstance(received, tuple) and len(received) == 2 and isinstance(received[0], dict)
-    return received if ok else None
+        pass  # a failed child: its units are run here
+    finally:
+        if not ended:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)  # it may be blocked writing what is no longer read
+        _, status = os.waitpid(pid, 0)
+    return units if ended and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else None
 
 
 def _die_with_parent() -> None:
