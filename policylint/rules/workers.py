@@ -289,12 +289,16 @@ def _send(out: BinaryIO, results: dict[UnitKey, RuleResult], pool: Pool) -> None
         pickler.dump(item)
     pickler.dump(None)
     added = pool.verdicts.added() if pool.verdicts is not None else {}
-    batch: dict[bytes, Any] = {}
-    for verdict_key, value in added.items():
-        batch[verdict_key] = value
-        if len(batch) >= VERDICT_BATCH:
+    # By file content key, as the store keeps them (`VerdictStore.added`); a batch ends once it
+    # holds `VERDICT_BATCH` verdicts, a file's never split.
+    batch: dict[str, dict[bytes, Any]] = {}
+    held = 0
+    for file_key, entries in added.items():
+        batch[file_key] = entries
+        held += len(entries)
+        if held >= VERDICT_BATCH:
             pickle.dump(batch, out, protocol=pickle.HIGHEST_PROTOCOL)
-            batch = {}
+            batch, held = {}, 0
     if batch:
         pickle.dump(batch, out, protocol=pickle.HIGHEST_PROTOCOL)
     pickle.dump(None, out, protocol=pickle.HIGHEST_PROTOCOL)

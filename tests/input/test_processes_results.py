@@ -37,6 +37,7 @@ from policylint.pipeline import LintRequest, load_project
 from policylint.rules import workers
 
 FINDINGS, SIZE, VERDICTS, REPORT = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+PER_FILE = 512  # verdicts per file content key: a batch holds whole files
 # Real objects, in a list as long as the rules need to be shared: their places are what is sent.
 real = load_project(LintRequest(paths=[sys.argv[5]])).index.objects
 objects = [*real, *range(workers.MIN_OBJECTS)]
@@ -58,7 +59,9 @@ class Store:
         return self.made
 
     def update(self, entries):
-        self.merged.append(sorted(int.from_bytes(key, "big") for key in entries))
+        # By file content key, as the store keeps them; a file's verdicts are never split.
+        assert all(len(entries[f]) == PER_FILE for f in entries)
+        self.merged.append(sorted(int.from_bytes(key, "big") for f in entries for key in entries[f]))
 
 class Index:
     pass
@@ -91,7 +94,10 @@ def run_units(units):
         findings.append((real[1], real[2].key, stranger))
         out[(rule.id, share)] = (findings, None)
     if os.getpid() != parent:
-        Project.kept_verdicts.made = {i.to_bytes(16, "big"): [] for i in range(VERDICTS)}
+        Project.kept_verdicts.made = {
+            f"file{start:08d}": {i.to_bytes(16, "big"): [] for i in range(start, start + PER_FILE)}
+            for start in range(0, VERDICTS, PER_FILE)
+        }
         os._exit = reporting_exit
         tracemalloc.start()  # from here on: what sending the results allocates
     return out
