@@ -10,7 +10,6 @@ admission stage's (policylint.k8s.admissions), both built by the pipeline on top
 from __future__ import annotations
 
 import dataclasses
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ from policylint.k8s.external import ExternalObjects
 from policylint.k8s.fieldtypes import WELL_FORMED, Malformed, check_object
 from policylint.k8s.lazy import LazyObject
 from policylint.k8s.objects import CLUSTER, K8sObject, KindInfo, KindRegistry, ObjectKey
+from policylint.k8s.ordering import arranged, rearranged
 from policylint.values import frozen, record
 
 if TYPE_CHECKING:
@@ -85,18 +85,17 @@ class ProjectIndex:
     # Each file's parse-cache key: what the results kept between runs are kept by (the admission
     # verdicts, policylint.k8s.admission; what a run found, policylint.incremental).
     content_keys: Mapping[str, str] = field(default_factory=dict)
+    # The index of a long-lived process's run before, over mostly the same instances: the order
+    # and lookups are worked out from its (policylint.k8s.ordering). Let go once they are.
+    previous: ProjectIndex | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self.objects = sorted(
-            self.objects, key=lambda o: (o.key.group, o.key.kind, o.key.namespace or "", o.key.name, o.sort_key())
-        )
-        by_key: dict[ObjectKey, list[K8sObject]] = defaultdict(list)
-        by_gk: dict[tuple[str, str], list[K8sObject]] = defaultdict(list)
-        for obj in self.objects:
-            by_key[obj.key].append(obj)
-            by_gk[(obj.key.group, obj.key.kind)].append(obj)
-        self._by_key = dict(by_key)
-        self._by_gk = dict(by_gk)
+        last = self.previous
+        found = rearranged((last.objects, last._by_key, last._by_gk), self.objects) if last is not None else None
+        self.previous = None
+        self._by_key: dict[ObjectKey, list[K8sObject]]
+        self._by_gk: dict[tuple[str, str], list[K8sObject]]
+        self.objects, self._by_key, self._by_gk = found if found is not None else arranged(self.objects)
         self._sections: dict[K8sObject, list[Section]] = {}
         self._groups: set[str] | None = None
         self._malformed: dict[K8sObject, Malformed] = {}
