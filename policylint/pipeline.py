@@ -328,29 +328,28 @@ def _project(
             plain = [s for s in sources if s.display not in crd_files]
             resident.keep(held_loaded(plain, content_keys, documents, input_issues, built, texts, request.namespace))
         input_issues.extend(built.issues)
-    objects = _overlaid(request, sources, every)
 
     profiles = ProfileRegistry(
         [user_profiles, builtin_profiles(), profiles_from_crds(crd_objects)],
         implementations=builtin_implementations(),
         producers=[*user_producers, *builtin_producers()],
     )
-    options = LintOptions(
-        default_namespace=request.namespace,
-        synthetic_rule_names=request.synthetic_rule_names,
-        external=request.external,
-        complete=request.complete,
-        declared=request.declared,
-        installers=installers(),
-        context_crds=tuple(context_crds),
-    )
     index = ProjectIndex(
-        objects=objects,
+        objects=_overlaid(request, sources, every),
         kinds=kinds,
-        options=options,
+        options=LintOptions(
+            default_namespace=request.namespace,
+            synthetic_rule_names=request.synthetic_rule_names,
+            external=request.external,
+            complete=request.complete,
+            declared=request.declared,
+            installers=installers(),
+            context_crds=tuple(context_crds),
+        ),
         input_issues=input_issues,
         files=[s.display for s in sources],
         content_keys=content_keys,
+        previous=resident.index if resident is not None else None,  # its order, worked out from the last run's
     )
     return Project(index, Resolution(index, profiles), verdicts), sources, texts, notes, skipped
 

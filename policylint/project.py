@@ -51,6 +51,18 @@ def is_object_local(compute: Callable[..., Any]) -> bool:
     return compute in _OBJECT_LOCAL
 
 
+# The lookups marked `across_rules`.
+_ACROSS_RULES: set[Callable[..., Any]] = set()
+
+
+def across_rules(compute: C) -> C:
+    """Mark a lookup for `Project.derived` that several rules over the whole project read: kept
+    until the rules are done, where a whole rule's other lookups are freed as it ends
+    (`forget_derived`)."""
+    _ACROSS_RULES.add(compute)
+    return compute
+
+
 @record
 class Project:
     index: ProjectIndex
@@ -107,9 +119,13 @@ class Project:
             self._derived[compute] = compute(self)
         return self._derived[compute]  # type: ignore[no-any-return]
 
-    def forget_derived(self) -> None:
-        """Drop the lookups `derived` built: the rules that read them are done."""
-        self._derived.clear()
+    def forget_derived(self, *, done: bool = True) -> None:
+        """Drop the lookups `derived` built: the rules that read them are done (`done`), or one
+        whole rule is, and those marked `across_rules` are kept for the next."""
+        if done:
+            self._derived.clear()
+        else:
+            self._derived = {c: v for c, v in self._derived.items() if c in _ACROSS_RULES}
 
     def has_stage(self, stage: Stage) -> bool:
         built = {Stage.ADMISSION: self._admissions, Stage.TOPOLOGY: self._topology, Stage.SIMULATION: self._simulation}

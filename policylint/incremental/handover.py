@@ -55,6 +55,7 @@ def keep(resident: Resident, project: Project, loaded: Project, *, whole: bool) 
         objects = project.index.objects
         if len(objects) >= MIN_OBJECTS:  # fewer: no part is ever analysed
             resident.graph.update(objects, hosts(project.resolution))
+    resident.index = loaded.index  # the next run's index orders its objects from this one's
     resident.malformed = project.index.malformed_known()
     resident.policies = project.resolution.built_policies()
     resident.spans.retain(loaded.index.content_keys)

@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from policylint.input.load import Document
     from policylint.input.verdictstore import VerdictStore
     from policylint.k8s.fieldtypes import Malformed
+    from policylint.k8s.index import ProjectIndex
     from policylint.k8s.objects import K8sObject, KindRegistry
     from policylint.profiles.policy import Policy
 
@@ -115,6 +116,9 @@ class Resident:
         self.topology = KeptTopology()
         # What the policies' target references resolved to in the last run, with what it read.
         self.resolution = KeptResolution()
+        # The last run's index of every object it read: the next orders its objects from it
+        # (policylint.k8s.ordering), the same instances but for the edited file's.
+        self.index: ProjectIndex | None = None
         # What the last run's index found of its objects' field types (`ProjectIndex.malformed`).
         self.malformed: dict[K8sObject, Malformed] = {}
         # The policies the last run built, by object: the next takes those of the same instances

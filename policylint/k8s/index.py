@@ -10,7 +10,6 @@ admission stage's (policylint.k8s.admissions), both built by the pipeline on top
 from __future__ import annotations
 
 import dataclasses
-from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import field
@@ -23,6 +22,7 @@ from policylint.k8s.external import ExternalObjects
 from policylint.k8s.fieldtypes import WELL_FORMED, Malformed, check_object
 from policylint.k8s.lazy import LazyObject
 from policylint.k8s.objects import CLUSTER, K8sObject, KindInfo, KindRegistry, ObjectKey
+from policylint.k8s.ordering import arranged, order_key, rearranged
 from policylint.k8s.roster import Roster
 from policylint.values import frozen, record
 
@@ -87,6 +87,9 @@ class ProjectIndex:
     # Each file's parse-cache key: what the results kept between runs are kept by (the admission
     # verdicts, policylint.k8s.admission; what a run found, policylint.incremental).
     content_keys: Mapping[str, str] = field(default_factory=dict)
+    # The index of a long-lived process's run before, over mostly the same instances: the order
+    # and lookups are worked out from its (policylint.k8s.ordering). Let go once they are.
+    previous: ProjectIndex | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # A scoped run's objects, some built only when read (policylint.k8s.roster): the lookups
@@ -109,19 +112,19 @@ class ProjectIndex:
         self._namespace_ranks: dict[str, int] | None = None
         self._shares: dict[int, list[list[K8sObject]]] = {}  # n -> the objects of each share (`share`)
         if self.roster is not None and self.roster.deferred():
+            self.previous = None  # built lazily: not a long-lived process's index
             self.objects = _Whole(self)
         else:
             self._index(given)
 
-    def _index(self, objects: Iterable[K8sObject]) -> None:
-        self.objects = sorted(objects, key=_order)
-        by_key: dict[ObjectKey, list[K8sObject]] = defaultdict(list)
-        by_gk: dict[tuple[str, str], list[K8sObject]] = defaultdict(list)
-        for obj in self.objects:
-            by_key[obj.key].append(obj)
-            by_gk[(obj.key.group, obj.key.kind)].append(obj)
-        self._by_key = dict(by_key)
-        self._by_gk = dict(by_gk)
+    def _index(self, objects: Sequence[K8sObject]) -> None:
+        """Sort the objects and file them by key and by kind, from the index of the run before
+        where there is one (`previous`, policylint.k8s.ordering), else from nothing."""
+        last, self.previous = self.previous, None
+        found = None
+        if last is not None and last._by_key is not None and last._by_gk is not None and isinstance(last.objects, list):
+            found = rearranged((last.objects, last._by_key, last._by_gk), objects)
+        self.objects, self._by_key, self._by_gk = found if found is not None else arranged(objects)
 
     def _whole(self) -> tuple[list[K8sObject], dict[ObjectKey, list[K8sObject]], dict[tuple[str, str], list[K8sObject]]]:
         """Every object, sorted, by key and by kind: every object of the roster built."""
@@ -156,7 +159,7 @@ class ProjectIndex:
             found = self._keyed.get(key)
             if found is None:
                 # Only the objects bearing its name are built, of the files holding that name.
-                found = self._keyed[key] = sorted(self.roster.with_key(key), key=_order)
+                found = self._keyed[key] = sorted(self.roster.with_key(key), key=order_key)
         else:
             found = self._whole()[1].get(key)
         return found[-1] if found else None
@@ -176,7 +179,7 @@ class ProjectIndex:
         if self.roster is not None and self._by_gk is None:
             found = self._kinded.get((group, kind))
             if found is None:
-                found = self._kinded[(group, kind)] = sorted(self.roster.of_kind(group, kind), key=_order)
+                found = self._kinded[(group, kind)] = sorted(self.roster.of_kind(group, kind), key=order_key)
             return found
         return self._whole()[2].get((group, kind), ())
 
@@ -350,12 +353,6 @@ class ProjectIndex:
             groups |= {group for group, _kind in getattr(self.kinds, "_kinds", {})}
             self._groups = groups
         return self._groups
-
-
-def _order(obj: K8sObject) -> tuple[str, str, str, str, tuple[str, int, int, str]]:
-    """The order of the index's objects: by key, then where each is defined."""
-    key = obj.key
-    return (key.group, key.kind, key.namespace or "", key.name, obj.sort_key())
 
 
 class _Whole(Sequence[K8sObject]):

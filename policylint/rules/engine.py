@@ -228,7 +228,7 @@ class _Runner:
                 # A whole rule's lookups serve no other unit: freed now, as a rule object's own
                 # would be (at 100k objects they are tens of MiB). Once shares of per-object rules
                 # run here, more of them may follow: their lookups are kept to the end.
-                project.forget_derived()
+                project.forget_derived(done=False)
         project.forget_derived()
         self._prefetch(checked, answered)
         return {

@@ -1222,9 +1222,9 @@ def test_the_shares_of_a_rule_build_its_whole_project_lookups_once(tmp_path: Pat
     held: list[int] = []
     forget = project.forget_derived
 
-    def counted_forget() -> None:
+    def counted_forget(*, done: bool = True) -> None:
         held.append(len(project._derived))
-        forget()
+        forget(done=done)
 
     monkeypatch.setattr(project, "forget_derived", counted_forget)
     runner([(rules["PL201"], None), (rules["PL301"], None)])

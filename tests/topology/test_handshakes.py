@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from policylint.cli import cli
 from policylint.findings import Severity
 from policylint.k8s.external import ExternalObjects
+from policylint.project import Project
+from policylint.rules import handshakes
 from policylint.rules.engine import Selection
 from tests.lintutil import lint_text, only
 from tests.manifests import S15 as TOPOLOGY
@@ -57,6 +60,27 @@ def test_unused_grant_is_found_when_the_rule_runs_alone() -> None:
     result = lint_text(text, selection=Selection(select=("PL404",)))
     assert [(f.rule, str(f.object)) for f in result.findings] == [("PL404", "ReferenceGrant default/legacy")]
     assert "referrers outside this repository" in result.findings[0].message
+
+
+def test_pl403_and_pl404_check_the_references_once_between_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both read every cross-namespace reference's grant check: worked out once per run, and each
+    finds what it finds alone."""
+    text = TOPOLOGY + grant("ns2") + grant(from_ns="legacy", name="legacy")
+    calls: list[object] = []
+    check = handshakes.checked_references
+
+    def counted(project: Project) -> list[handshakes.CheckedReference]:
+        calls.append(project)
+        return check(project)
+
+    monkeypatch.setattr(handshakes, "checked_references", counted)
+    both = lint_text(text, selection=Selection(select=("PL403", "PL404")))
+    assert len(calls) == 1
+    found = [(f.rule, str(f.object)) for f in both.findings]
+    assert found == [("PL403", "ReferenceGrant ns2/rg"), ("PL404", "ReferenceGrant default/legacy")]
+    for rule in ("PL403", "PL404"):
+        alone = lint_text(text, selection=Selection(select=(rule,)))
+        assert [(f.rule, str(f.object)) for f in alone.findings] == [f for f in found if f[0] == rule]
 
 
 def test_grants_declared_external_are_assumed_to_permit() -> None:

@@ -43,6 +43,7 @@ from policylint.semantics.resolution import Resolution
 from policylint.semantics.topology import Listener, Topology, hierarchy, references
 from policylint.semantics.topology.kept import Table
 from policylint.semantics.topology.listeners import Listeners
+from policylint.semantics.topology.targets import PolicyTargets
 from policylint.stages import Stage
 from tests.topology.test_topology_kept import _corpus, _every, _refs
 from tests.topology.test_topology_kept import _edit as _backend_edit
@@ -59,7 +60,7 @@ def _same(warm: object, cold: object, why: tuple[object, ...]) -> None:
         raise Differs(why)
 
 
-EDITS = ("rename", "name", "listener", "label", "foreign", "secret", "class", "backends")
+EDITS = ("rename", "name", "listener", "label", "foreign", "secret", "class", "backends", "refuse")
 
 
 def _gateways(files: Files) -> list[tuple[str, dict[str, Any]]]:
@@ -192,6 +193,20 @@ def _class(files: Files, rng: random.Random) -> str | None:
     return name
 
 
+def _refuse(files: Files, rng: random.Random) -> str | None:
+    """A BackendTLSPolicy's hostname made one the API server refuses (its pattern), or made valid
+    again: the policy, a new instance under the same name, is rejected or accepted by the API
+    server, which is what its controller sees (`Topology.policy_errors`)."""
+    policies = _every(files, "BackendTLSPolicy")
+    if not policies:
+        return None
+    name, policy = rng.choice(policies)
+    validation = policy["spec"]["validation"]
+    hostname = validation["hostname"]
+    validation["hostname"] = hostname.replace("Bad_", "") if hostname.startswith("Bad_") else f"Bad_{hostname}"
+    return name
+
+
 EDITORS: dict[str, Callable[[Files, random.Random], str | None]] = {
     "rename": _rename,
     "name": _name,
@@ -201,6 +216,7 @@ EDITORS: dict[str, Callable[[Files, random.Random], str | None]] = {
     "secret": _secret,
     "class": _class,
     "backends": _backend_edit,
+    "refuse": _refuse,
 }
 
 
@@ -234,6 +250,7 @@ def _meaning(topology: Topology) -> dict[str, Any]:
         "routes_of": {str(o.key): _plain(topology.routes_of(o)) for o in owners},
         "sets_of": {str(g.key): _plain(topology.listener_sets_of(g)) for g in topology.gateways()},
         "traffic": {str(o.key): _plain(topology.traffic(o)) for o in topology.index.objects},
+        "policy_errors": {str(p.key): topology.policy_errors(p.obj) for p in topology.resolution.policies()},
     }
 
 
@@ -277,7 +294,7 @@ def _differential(
     monkeypatch.chdir(root)
     workspace = Workspace(LintRequest(paths=["."], cache_dir=str(tmp_path / "cache")))
     kept = workspace._resident.topology
-    totals = {table: [0, 0] for table in ("attachments", "listeners", "certificates", "policies")}
+    totals = {table: [0, 0] for table in ("attachments", "listeners", "certificates", "policies", "refusals")}
     parts = 0
     done: list[str] = []
     for _ in range(steps):
@@ -371,6 +388,20 @@ def _listeners_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Listeners, "_kept_listeners", by_name)
 
 
+def _refusals_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the API server refuses in a policy kept by its key, not its instance: an edited policy
+    keeps what it was refused before."""
+    known: dict[object, tuple[str, ...]] = {}
+
+    def by_name(self: PolicyTargets, policy: K8sObject) -> tuple[str, ...]:
+        found = known.get(policy.key) if self._kept is not None else None  # a build from nothing keeps nothing
+        if found is None:
+            found = known[policy.key] = self._admission_errors(policy)
+        return found
+
+    monkeypatch.setattr(PolicyTargets, "_kept_admission_errors", by_name)
+
+
 # Each breakage of what is kept (the reads recorded, the results handed on), and the edits that expose it.
 BREAKAGES: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], tuple[str, ...]]] = {
     "a parent looked up": (lambda m: _forgetting(m, _gateway_lookup), ("rename", "name")),
@@ -378,6 +409,7 @@ BREAKAGES: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], tuple[str, ...]
     "a namespace selector's verdict": (lambda m: _forgetting(m, lambda r: r[0] == "selector"), ("label",)),
     "whether the input manages a kind": (lambda m: _forgetting(m, lambda r: r[0] == "manages"), ("secret",)),
     "the routes on a parent gathered again": (_stale_routes_on, ("foreign",)),
+    "what the API server refuses kept by the policy's name": (_refusals_by_name, ("refuse",)),
 }
 
 

@@ -117,7 +117,7 @@ class Topology(PolicyTargets, Certificates, Backends):
             hand_on(self._kept.routes_on, self._routes_on)
         for policy in self.resolution.policies():
             profile = policy.profile
-            errors = self._admission_errors(policy.obj)
+            errors = self._kept_admission_errors(policy.obj)
             if profile.backend_refs or profile.certificate_refs or profile.object_refs:
                 refs = self._kept_policy_refs(policy.obj, profile)
                 self._add_refs(policy.obj, refs)

@@ -12,6 +12,10 @@ nothing each time (docs/performance.md#the-language-server). What is kept, each 
 * `certificates`: a Gateway's or ListenerSet's certificate and CA references;
 * `policies`: a policy's backend, certificate and object references;
 * `conflicts`: which listeners of a Gateway and its ListenerSets are Conflicted;
+* `refusals`: what the API server refuses in a policy (`PolicyTargets._admission_errors`), a
+  function of the policy and the context alone (its admission verdict, which the per-object rule
+  results are kept by too): asking the admission stage for it cost an update 15 ms at 10,000
+  objects, the verdict worked out again from its kept entry for every policy of the part;
 * `routes_on`, `sets_of`: the routes attached to each parent and the ListenerSets attached to each
   Gateway, handed on as the same list while it holds the same entries, so that what reads the
   topology after it (the simulation's kept walks, policylint.semantics.effective.walks) can tell
@@ -118,6 +122,7 @@ class KeptTopology:
         self.attachments: Table[Recorded[list[ParentAttachment]]] = Table()
         self.listeners: Table[list[Listener]] = Table()
         self.conflicts: Table[Conflicts] = Table()
+        self.refusals: Table[tuple[str, ...]] = Table()
         self.routes_on: Table[list[tuple[K8sObject, ParentAttachment]]] = Table()
         self.sets_of: Table[list[K8sObject]] = Table()
 
@@ -129,6 +134,7 @@ class KeptTopology:
             self.attachments,
             self.listeners,
             self.conflicts,
+            self.refusals,
             self.routes_on,
             self.sets_of,
         )

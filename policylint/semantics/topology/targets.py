@@ -54,6 +54,22 @@ class PolicyTargets(Listeners):
             return ()
         return tuple(f"rejected by the API server: {verdict.reason(r)}" for r in verdict.rejections())
 
+    def _kept_admission_errors(self, policy: K8sObject) -> tuple[str, ...]:
+        """`_admission_errors`, taken from the last build for the same instance: its verdict is a
+        function of the object and the run's context, which the kept tables are kept under
+        (policylint.semantics.topology.kept)."""
+        if self._kept is None:
+            return self._admission_errors(policy)
+        kept = self._kept.refusals
+        found = kept.get(policy)
+        if found is None:
+            found = self._admission_errors(policy)
+            kept.resolved += 1
+        else:
+            kept.reused += 1
+        kept.put(policy, found)
+        return found
+
     def policy_errors(self, policy: K8sObject) -> tuple[str, ...]:
         """What in the policy's spec makes its controller reject it (Accepted=False, Invalid): what
         the API server refuses first (policylint.k8s.admission), then what the controller does."""
