@@ -51,7 +51,7 @@ from policylint.values import frozen, record
 
 if TYPE_CHECKING:
     from policylint.incremental.resident import Resident
-    from policylint.incremental.rulecache import Reuse
+    from policylint.incremental.rulecache import Reuse, RuleResults
     from policylint.input.gitref import TreeRef
 
 
@@ -430,16 +430,7 @@ def _project(
         notes.append("PyYAML was built without libyaml: parsing with its pure-Python loader, several times slower")
     # Opened before the files are read, so that pruning the cache after them keeps what is kept
     # per file (its objects' verdicts and rule results) with the file's own entry.
-    verdicts: VerdictStore | None = None
-    if cache is not None:
-        from policylint.k8s.admission import code_stamp
-
-        stamp = code_stamp()
-        verdicts = resident.verdicts(cache, stamp) if resident is not None else VerdictStore(cache, stamp)
-        cache.keep_beside(verdicts.entry)
-        from policylint.incremental.rulecache import keep_beside
-
-        keep_beside(cache)
+    verdicts = _kept_per_file(cache, resident) if cache is not None else None
     content_keys: dict[str, str] = {}
     # A run analysing a part builds the objects of the files an earlier scoped run kept the
     # shell of without decoding them (policylint.incremental.shells): the others are loaded.
@@ -502,6 +493,19 @@ def _project(
         content_keys=content_keys,
     )
     return Project(index, Resolution(index, profiles), verdicts), sources, texts, notes, skipped
+
+
+def _kept_per_file(cache: ParseCache, resident: Resident | None) -> VerdictStore:
+    """The admission verdicts kept in `cache`, with what is kept per file (the verdicts, the rules'
+    results) kept from pruning while the file's entry is."""
+    from policylint.incremental.rulecache import keep_beside
+    from policylint.k8s.admission import code_stamp
+
+    stamp = code_stamp()
+    verdicts = resident.verdicts(cache, stamp) if resident is not None else VerdictStore(cache, stamp)
+    cache.keep_beside(verdicts.entry)
+    keep_beside(cache)
+    return verdicts
 
 
 def _kinds(
@@ -722,7 +726,13 @@ def _reuse(
     cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
     if cache is None:
         return None
-    results = resident.rule_results(cache) if resident is not None else rulecache.open_results(cache)
+    results: RuleResults | None
+    if resident is not None:
+        results = resident.rule_results(cache)
+    else:
+        # The files new to the run's cache (whose entries it wrote) have nothing kept beside them.
+        kept = project.kept_verdicts
+        results = rulecache.open_results(cache, kept.cache.wrote if kept is not None else None)
     return rulecache.start(request, project, results, members=members, whole=resident.whole if resident is not None else None)
 
 
