@@ -50,7 +50,6 @@ serves the same content under any name.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import os
 import re
@@ -64,6 +63,7 @@ from typing import Any
 
 from policylint import __version__
 from policylint.findings import Issue, Location
+from policylint.input.entryfile import DIGEST, TEMP_PREFIX, open_temp, write_entry
 from policylint.input.load import SHARED_STRING_MAX, Document, DocumentRef, FileResult, Shared
 from policylint.input.sharing import shared_decoded_list
 from policylint.input.sharing import shared_map as share_map
@@ -74,7 +74,7 @@ APP_NAME = "policylint"
 # stamp). 1: marshal; 2: JSON, validated on reading.
 FORMAT = 2
 _MAGIC = b"PLPC\x00\x00\x00\x02"
-_DIGEST = 16
+_DIGEST = DIGEST
 _HEADER = len(_MAGIC) + _DIGEST
 _SUBDIR = "parse"
 _TAG_NAME = "CACHEDIR.TAG"
@@ -93,8 +93,9 @@ _MAX_ENTRIES = 4096
 _STALE_TEMP_SECONDS = 3600
 _KEY_BYTES = 20
 # The only names pruning may delete: entries (the hex key) and the temporary files `put` makes
-# (`_open_temp`, else tempfile.mkstemp: the prefix, then 8 characters from mkstemp's alphabet).
-_TEMP_PREFIX = ".tmp-"
+# (policylint.input.entryfile, else tempfile.mkstemp: the prefix, then 8 characters from
+# mkstemp's alphabet).
+_TEMP_PREFIX = TEMP_PREFIX
 _ENTRY_NAME = re.compile(rf"[0-9a-f]{{{2 * _KEY_BYTES}}}\Z")
 _TEMP_NAME = re.compile(rf"{re.escape(_TEMP_PREFIX)}[a-z0-9_]{{8}}\Z")
 # The loader reports input problems only (PL0xx): an entry naming any other id is not one it wrote.
@@ -103,16 +104,6 @@ _DIR_MODE = 0o700
 # How long a run that finds the directory just created by another run waits for its tag.
 _TAG_WAIT_SECONDS = 1.0
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-# How `put` makes its temporary files (`_open_temp`): created here or not at all, never through a
-# link (as tempfile.mkstemp opens them; os.open's descriptors are not inherited by child processes).
-_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
-_TEMP_NUMBERS = itertools.count()
-_TEMP_TRIES = 100
-_BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
-# What `_write_entry` holds before writing: a file's entries at once (a few KB each), the parts of
-# larger ones as they come (an entry of a file of thousands of objects is MBs: held whole, it
-# would add to the run's peak, tests/input/test_cache_parts.py).
-_HELD_BYTES = 64 * 1024
 
 # ensure_ascii: any string (a lone surrogate included) is written as escapes and read back as it
 # was, and the payload is plain ASCII; allow_nan: non-finite floats are kept as floats.
@@ -491,18 +482,18 @@ class ParseCache:
     def put(self, key: str, payload: bytes | Iterable[bytes]) -> None:
         """Write the entry `key`: its payload, or the payload's parts in order (policylint.input.jsonparts:
         the entries kept per object are tens of MB at 100k objects, written at the end of a run,
-        where its peak memory is; `_write_entry` holds at most `_HELD_BYTES` of them)."""
+        where its peak memory is; `write_entry` holds at most 64 KiB of them)."""
         self._used.add(key)
         if not self._ensure_directory():
             return
-        opened = _open_temp(self._entries)
+        opened = open_temp(self._entries)
         if opened is None:
             self._writable = False
             return
         fd, tmp = opened
         try:
             try:
-                _write_entry(fd, payload)
+                write_entry(fd, payload, _MAGIC)
             finally:
                 os.close(fd)
             os.replace(tmp, os.path.join(self._entries, key))  # atomic: readers see all of it or nothing
@@ -660,73 +651,6 @@ class ParseCache:
         entries.sort()
         for _, name in entries[: excess + limit // 2]:
             unlink(name)
-
-
-def _temp_name(number: int) -> str:
-    """`.tmp-` and 8 characters of `_TEMP_NAME`'s alphabet: this process's id (3 base-36 digits) and
-    `number` (5), so that the names of one process do not collide with each other's."""
-    digits = []
-    value = (os.getpid() % 36**3) * 36**5 + number % 36**5
-    for _ in range(8):
-        value, digit = divmod(value, 36)
-        digits.append(_BASE36[digit])
-    return _TEMP_PREFIX + "".join(reversed(digits))
-
-
-def _open_temp(directory: str) -> tuple[int, str] | None:
-    """A new temporary file in `directory`, opened for writing, and its path; None when none can be
-    made. A name from the process id and a counter, created with O_EXCL (a name taken, by another
-    process or one that died, is skipped; so is a link: O_EXCL does not follow one), as
-    `tempfile.mkstemp` creates its random ones: its names and checks cost more than the open and
-    the rename together, 0.1 s of a run that fills the cache of 3,000 files (docs/performance.md,
-    "Kept per file")."""
-    for _ in range(_TEMP_TRIES):
-        path = os.path.join(directory, _temp_name(next(_TEMP_NUMBERS)))
-        try:
-            return os.open(path, _TEMP_FLAGS, 0o600), path
-        except FileExistsError:
-            continue
-        except OSError:
-            return None
-    try:
-        return tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=directory)
-    except OSError:
-        return None
-
-
-def _write_entry(fd: int, payload: bytes | Iterable[bytes]) -> None:
-    """The magic number, the payload's checksum and the payload, written to `fd`. Up to
-    `_HELD_BYTES` of parts are held and written at once, behind their checksum (most entries: one
-    file's); past it the parts are written as they come and the checksum's place is filled in last
-    (no reader sees the file before its rename)."""
-    h = hashlib.blake2b(digest_size=_DIGEST)
-    parts = iter((payload,) if isinstance(payload, bytes) else payload)
-    held: list[bytes] = []
-    size = 0
-    for part in parts:
-        h.update(part)
-        held.append(part)
-        size += len(part)
-        if size > _HELD_BYTES:
-            break
-    else:
-        _write_all(fd, b"".join((_MAGIC, h.digest(), *held)))
-        return
-    _write_all(fd, _MAGIC + bytes(_DIGEST))
-    for part in held:
-        _write_all(fd, part)
-    del held
-    for part in parts:
-        h.update(part)
-        _write_all(fd, part)
-    os.lseek(fd, len(_MAGIC), os.SEEK_SET)
-    _write_all(fd, h.digest())
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 @contextmanager

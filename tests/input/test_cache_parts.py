@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from policylint.input import cache as cache_module
-from policylint.input import jsonparts, verdictstore
+from policylint.input import entryfile, jsonparts, verdictstore
 from policylint.input.cache import ParseCache
 from policylint.input.jsonparts import map_parts
 from policylint.input.verdictstore import VerdictStore
@@ -88,7 +88,7 @@ def test_an_entry_past_what_is_held_is_written_as_it_comes(tmp_path: Path, monke
     cache = ParseCache(tmp_path / "cache")
     payload = b'{"format":1,"verdicts":{"ab":[],"cd":[1,2,3]}}'
     cache.put("a" * 40, iter([payload[:7], payload[7:]]))
-    monkeypatch.setattr(cache_module, "_HELD_BYTES", 8)
+    monkeypatch.setattr(entryfile, "_HELD_BYTES", 8)
     cache.put("b" * 40, iter([payload[:5], payload[5:20], b"", payload[20:30], payload[30:]]))
     assert _entry_file(cache, "b" * 40).read_bytes() == _entry_file(cache, "a" * 40).read_bytes()
     assert cache.payload("b" * 40) == payload
@@ -103,8 +103,8 @@ def test_a_temporary_name_taken_is_skipped_and_what_holds_it_is_left_alone(
     cache = ParseCache(tmp_path / "cache")
     cache.put("a" * 40, b"[0]")
     entries = Path(cache.directory) / "parse"
-    monkeypatch.setattr(cache_module, "_TEMP_NUMBERS", itertools.count())
-    squatter, link = entries / cache_module._temp_name(0), entries / cache_module._temp_name(1)
+    monkeypatch.setattr(entryfile, "_TEMP_NUMBERS", itertools.count())
+    squatter, link = entries / entryfile._temp_name(0), entries / entryfile._temp_name(1)
     assert cache_module._TEMP_NAME.match(squatter.name) and squatter.name != link.name
     squatter.write_bytes(b"left by a run that died")
     target = tmp_path / "target"
@@ -113,7 +113,7 @@ def test_a_temporary_name_taken_is_skipped_and_what_holds_it_is_left_alone(
     def no_mkstemp(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("tempfile.mkstemp used")
 
-    monkeypatch.setattr(cache_module.tempfile, "mkstemp", no_mkstemp)
+    monkeypatch.setattr(entryfile.tempfile, "mkstemp", no_mkstemp)
     cache.put("b" * 40, b"[1]")
     assert cache.payload("b" * 40) == b"[1]"
     assert squatter.read_bytes() == b"left by a run that died"
@@ -121,8 +121,8 @@ def test_a_temporary_name_taken_is_skipped_and_what_holds_it_is_left_alone(
     assert sorted(os.listdir(entries)) == sorted(["a" * 40, "b" * 40, squatter.name, link.name])
     # Every name it tries taken: tempfile's.
     monkeypatch.undo()
-    monkeypatch.setattr(cache_module, "_TEMP_NUMBERS", itertools.count())
-    monkeypatch.setattr(cache_module, "_TEMP_TRIES", 2)
+    monkeypatch.setattr(entryfile, "_TEMP_NUMBERS", itertools.count())
+    monkeypatch.setattr(entryfile, "_TEMP_TRIES", 2)
     cache.put("c" * 40, b"[2]")
     assert cache.payload("c" * 40) == b"[2]"
     assert squatter.read_bytes() == b"left by a run that died" and not target.exists()
