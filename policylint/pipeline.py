@@ -17,6 +17,7 @@ from policylint.attachment_chain import Chain
 from policylint.config import overrides as config_overrides
 from policylint.findings import Finding, Issue, Location
 from policylint.gate import GateReport
+from policylint.incremental.opened import kept_per_file, rule_reuse
 from policylint.input.cache import ParseCache, open_cache
 from policylint.input.ignore import WalkFilter
 from policylint.input.kept import Kept, inflated
@@ -25,7 +26,6 @@ from policylint.input.nonmanifest import DATA, json_data_files
 from policylint.input.parallel import effective_jobs
 from policylint.input.positions import PositionResolver
 from policylint.input.sources import STDIN, Discovery, Skipped, Source, discover_all
-from policylint.input.verdictstore import VerdictStore
 from policylint.k8s.admissions import Admissions
 from policylint.k8s.cluster import Cluster, Declared
 from policylint.k8s.external import ExternalObjects
@@ -55,7 +55,6 @@ from policylint.values import frozen, record
 
 if TYPE_CHECKING:
     from policylint.incremental.resident import Resident
-    from policylint.incremental.rulecache import Reuse
     from policylint.input.gitref import TreeRef
 
 
@@ -286,7 +285,7 @@ def _project(
         notes.append("PyYAML was built without libyaml: parsing with its pure-Python loader, several times slower")
     # Opened before the files are read, so that pruning the cache after them keeps what is kept
     # per file (its objects' verdicts and rule results) with the file's own entry.
-    verdicts = _verdicts(cache, resident) if cache is not None else None
+    verdicts = kept_per_file(cache, resident) if cache is not None else None
     content_keys: dict[str, str] = {}
     # A run analysing a part builds the objects of the files an earlier scoped run kept the
     # shell of without decoding them (policylint.incremental.shells): the others are loaded.
@@ -380,19 +379,6 @@ def _user_profiles(request: LintRequest) -> tuple[list[PolicyProfile], list[Prod
         user_profiles.extend(profiles_found)
         user_producers.extend(producers_found)
     return user_profiles, user_producers
-
-
-def _verdicts(cache: ParseCache, resident: Resident | None) -> VerdictStore:
-    """The admission verdicts kept in `cache` (a long-lived process's, held between its runs), the
-    per-file entries of them and of the rules' results kept beside each file's own entry."""
-    from policylint.incremental.rulecache import keep_beside
-    from policylint.k8s.admission import code_stamp
-
-    stamp = code_stamp()
-    verdicts = resident.verdicts(cache, stamp) if resident is not None else VerdictStore(cache, stamp)
-    cache.keep_beside(verdicts.entry)
-    keep_beside(cache)
-    return verdicts
 
 
 def _kinds(
@@ -512,7 +498,7 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     # The admissions and the topology first: with --jobs, the rules that read no later stage then
     # start in other processes, while this one builds the simulation (policylint.rules.workers).
     failures = build_stages(project, {Stage.ADMISSION, Stage.TOPOLOGY} & set(closure(frozenset(wanted))))
-    reuse = _reuse(request, project, resident, members)
+    reuse = rule_reuse(request, project, resident, members)
     started = engine.start(project, selected, resolver, _rule_options(request), effective_jobs(request.jobs), reuse)
     try:
         if not failures:  # a stage that failed is not built again, nor any after it
@@ -598,23 +584,6 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
         members=members,
         analysed=project if members is not None else None,
     )
-
-
-def _reuse(
-    request: LintRequest, project: Project, resident: Resident | None, members: frozenset[ObjectKey] | None
-) -> Reuse | None:
-    """What the per-object rules found in earlier runs, for this run to reuse and add to
-    (policylint.incremental.rulecache): a long-lived process's, else the cache's. `members`: the
-    objects of a part whose findings are kept."""
-    if request.cache_dir is None:
-        return None
-    from policylint.incremental import rulecache
-
-    cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
-    if cache is None:
-        return None
-    results = resident.rule_results(cache) if resident is not None else rulecache.open_results(cache)
-    return rulecache.start(request, project, results, members=members, whole=resident.whole if resident is not None else None)
 
 
 def _remember(request: LintRequest, sources: Sequence[Source], index: ProjectIndex, active: Sequence[Finding]) -> None:

@@ -174,9 +174,12 @@ class RuleResults:
     rows) pairs, not a map of its own; the tuples of an object no rule found anything on (most)
     are one object each for the run (`_shape`), and a pair of a rule that found nothing too."""
 
-    def __init__(self, cache: ParseCache | None = None, stamp: bytes = b"") -> None:
+    def __init__(self, cache: ParseCache | None = None, stamp: bytes = b"", new: Callable[[str], bool] | None = None) -> None:
+        """`new`: whether a file's content key is new to the cache in this run (`ParseCache.wrote`),
+        so that nothing is kept for it: its entry is not looked for."""
         self._cache = cache
         self._stamp = stamp
+        self._new = new
         # Each object's results, in the order they were first read or added: a map as read from
         # an entry, not checked yet (`_checked`), else `Results`, checked or added.
         self._results: dict[bytes, Results | dict[str, Any]] = {}
@@ -233,7 +236,9 @@ class RuleResults:
         if where in self._files:
             return
         keys = self._files[where] = []
-        if self._cache is None:
+        # A run that fills the cache would otherwise look for thousands of entries in vain
+        # (docs/performance.md, "Kept per file").
+        if self._cache is None or (self._new is not None and self._new(where)):
             return
         results = self._results
         for key, by_rule in _read(self._cache, self.entry(where)).items():
@@ -413,13 +418,14 @@ def start(
     return reuse
 
 
-def open_results(cache: ParseCache | None) -> RuleResults | None:
-    """The results kept in `cache` (None: no cache), under the code's hash."""
+def open_results(cache: ParseCache | None, new: Callable[[str], bool] | None = None) -> RuleResults | None:
+    """The results kept in `cache` (None: no cache), under the code's hash. `new`: whether a
+    file's content key is new to the cache in this run (`RuleResults`)."""
     if cache is None:
         return None
     from policylint.incremental import memo
 
-    return RuleResults(cache, memo.code_stamp())
+    return RuleResults(cache, memo.code_stamp(), new)
 
 
 class Reuse:

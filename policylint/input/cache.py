@@ -63,6 +63,7 @@ from typing import Any
 
 from policylint import __version__
 from policylint.findings import Issue, Location
+from policylint.input.entryfile import DIGEST, TEMP_PREFIX, open_temp, write_entry
 from policylint.input.load import SHARED_STRING_MAX, Document, DocumentRef, FileResult, Shared
 from policylint.input.sharing import shared_decoded_list
 from policylint.input.sharing import shared_map as share_map
@@ -73,7 +74,7 @@ APP_NAME = "policylint"
 # stamp). 1: marshal; 2: JSON, validated on reading.
 FORMAT = 2
 _MAGIC = b"PLPC\x00\x00\x00\x02"
-_DIGEST = 16
+_DIGEST = DIGEST
 _HEADER = len(_MAGIC) + _DIGEST
 _SUBDIR = "parse"
 _TAG_NAME = "CACHEDIR.TAG"
@@ -92,8 +93,9 @@ _MAX_ENTRIES = 4096
 _STALE_TEMP_SECONDS = 3600
 _KEY_BYTES = 20
 # The only names pruning may delete: entries (the hex key) and the temporary files `put` makes
-# (tempfile.mkstemp: the prefix, then 8 characters from its fixed alphabet).
-_TEMP_PREFIX = ".tmp-"
+# (policylint.input.entryfile, else tempfile.mkstemp: the prefix, then 8 characters from
+# mkstemp's alphabet).
+_TEMP_PREFIX = TEMP_PREFIX
 _ENTRY_NAME = re.compile(rf"[0-9a-f]{{{2 * _KEY_BYTES}}}\Z")
 _TEMP_NAME = re.compile(rf"{re.escape(_TEMP_PREFIX)}[a-z0-9_]{{8}}\Z")
 # The loader reports input problems only (PL0xx): an entry naming any other id is not one it wrote.
@@ -478,28 +480,22 @@ class ParseCache:
             return fh.read()
 
     def put(self, key: str, payload: bytes | Iterable[bytes]) -> None:
-        """Write the entry `key`: its payload, or the payload's parts in order, written as they
-        come (policylint.input.jsonparts: the entries kept per object are tens of MB at 100k
-        objects, written at the end of a run, where its peak memory is)."""
+        """Write the entry `key`: its payload, or the payload's parts in order (policylint.input.jsonparts:
+        the entries kept per object are tens of MB at 100k objects, written at the end of a run,
+        where its peak memory is; `write_entry` holds at most 64 KiB of them)."""
         self._used.add(key)
         if not self._ensure_directory():
             return
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=self._entries)
-        except OSError:
+        opened = open_temp(self._entries)
+        if opened is None:
             self._writable = False
             return
+        fd, tmp = opened
         try:
-            with os.fdopen(fd, "wb") as fh:
-                # The checksum comes before the payload, which is hashed as it is written: its place
-                # is filled in last. No reader sees the file before the rename.
-                fh.write(_MAGIC + bytes(_DIGEST))
-                h = hashlib.blake2b(digest_size=_DIGEST)
-                for part in (payload,) if isinstance(payload, bytes) else payload:
-                    h.update(part)
-                    fh.write(part)
-                fh.seek(len(_MAGIC))
-                fh.write(h.digest())
+            try:
+                write_entry(fd, payload, _MAGIC)
+            finally:
+                os.close(fd)
             os.replace(tmp, os.path.join(self._entries, key))  # atomic: readers see all of it or nothing
             self.writes += 1
             self._written.add(key)

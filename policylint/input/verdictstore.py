@@ -67,6 +67,12 @@ class VerdictStore:
         # reader changes a value (`admission` copies what it takes).
         self._values: Shared = {}
 
+    @property
+    def cache(self) -> ParseCache:
+        """The cache the entries are read from and written to: the run's, which knows the files
+        new to it (`ParseCache.wrote`)."""
+        return self._cache
+
     def entry(self, file_key: str) -> str:
         """The cache entry of the verdicts of the objects of the file whose content key is
         `file_key` (a run's cache keeps it while it keeps the file's: `ParseCache.keep_beside`)."""

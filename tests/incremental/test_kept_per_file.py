@@ -105,6 +105,26 @@ def test_a_run_asks_for_no_verdicts_of_the_files_new_to_the_cache(
     assert names & written & set(entries["read"])
 
 
+def test_a_run_asks_for_no_rule_results_of_the_files_new_to_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entries: dict[str, list[str]]
+) -> None:
+    """Nor for the per-object rules' results of such a file: 3,319 entries looked for in vain by a
+    run that filled the cache of the shared corpus. A warm run reads them, and answers the same."""
+    root = tmp_path / "repo"
+    _write_files(root, _corpus(11, 130, isolated=True))
+    cache_dir = str(tmp_path / "cache")
+    cold = check("--cache-dir", cache_dir, str(root))
+    cache = ParseCache(cache_dir)
+    stamp = memo.code_stamp()
+    names = {rulecache.entry_name(cache, stamp, cache.key(path.read_bytes())) for path in root.glob("*.yaml")}
+    written = set(entries["written"])
+    assert names <= written  # every file's objects were checked by a per-object rule
+    assert not names & set(entries["read"])
+    entries["read"].clear()
+    assert check("--cache-dir", cache_dir, str(root)) == cold
+    assert names <= set(entries["read"])
+
+
 def _write_files(root: Path, files: dict[str, list[dict[str, Any]]]) -> None:
     root.mkdir()
     _write(root, files)

@@ -6,6 +6,7 @@ holds their whole text."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import tracemalloc
@@ -15,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from policylint.input import jsonparts, verdictstore
+from policylint.input import cache as cache_module
+from policylint.input import entryfile, jsonparts, verdictstore
 from policylint.input.cache import ParseCache
 from policylint.input.jsonparts import map_parts
 from policylint.input.verdictstore import VerdictStore
@@ -78,6 +80,53 @@ def test_a_payload_that_fails_midway_leaves_nothing(tmp_path: Path) -> None:
         cache.put("c" * 40, failing())
     assert sorted(os.listdir(Path(cache.directory) / "parse")) == ["c" * 40]
     assert cache.payload("c" * 40) == b"[1]"
+
+
+def test_an_entry_past_what_is_held_is_written_as_it_comes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parts up to `_HELD_BYTES` are written at once behind their checksum; past it, as they come,
+    the checksum filled in last: the same file either way."""
+    cache = ParseCache(tmp_path / "cache")
+    payload = b'{"format":1,"verdicts":{"ab":[],"cd":[1,2,3]}}'
+    cache.put("a" * 40, iter([payload[:7], payload[7:]]))
+    monkeypatch.setattr(entryfile, "_HELD_BYTES", 8)
+    cache.put("b" * 40, iter([payload[:5], payload[5:20], b"", payload[20:30], payload[30:]]))
+    assert _entry_file(cache, "b" * 40).read_bytes() == _entry_file(cache, "a" * 40).read_bytes()
+    assert cache.payload("b" * 40) == payload
+
+
+def test_a_temporary_name_taken_is_skipped_and_what_holds_it_is_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`put` names its temporary files from the process and a counter, created only where no file
+    is (O_EXCL): a file left there and a link planted there are skipped, neither written through
+    nor removed; with every name it tries taken it falls back to tempfile's random ones."""
+    cache = ParseCache(tmp_path / "cache")
+    cache.put("a" * 40, b"[0]")
+    entries = Path(cache.directory) / "parse"
+    monkeypatch.setattr(entryfile, "_TEMP_NUMBERS", itertools.count())
+    squatter, link = entries / entryfile._temp_name(0), entries / entryfile._temp_name(1)
+    assert cache_module._TEMP_NAME.match(squatter.name) and squatter.name != link.name
+    squatter.write_bytes(b"left by a run that died")
+    target = tmp_path / "target"
+    link.symlink_to(target)
+
+    def no_mkstemp(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("tempfile.mkstemp used")
+
+    monkeypatch.setattr(entryfile.tempfile, "mkstemp", no_mkstemp)
+    cache.put("b" * 40, b"[1]")
+    assert cache.payload("b" * 40) == b"[1]"
+    assert squatter.read_bytes() == b"left by a run that died"
+    assert link.is_symlink() and not target.exists()
+    assert sorted(os.listdir(entries)) == sorted(["a" * 40, "b" * 40, squatter.name, link.name])
+    # Every name it tries taken: tempfile's.
+    monkeypatch.undo()
+    monkeypatch.setattr(entryfile, "_TEMP_NUMBERS", itertools.count())
+    monkeypatch.setattr(entryfile, "_TEMP_TRIES", 2)
+    cache.put("c" * 40, b"[2]")
+    assert cache.payload("c" * 40) == b"[2]"
+    assert squatter.read_bytes() == b"left by a run that died" and not target.exists()
+    assert sorted(os.listdir(entries)) == sorted(["a" * 40, "b" * 40, "c" * 40, squatter.name, link.name])
 
 
 # -- the admission verdicts' store --------------------------------------------------------------
