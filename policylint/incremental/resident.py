@@ -154,7 +154,7 @@ class Resident:
         if kept is None or kept[0] != cache.directory:
             from policylint.incremental.rulecache import open_results
 
-            found = open_results(cache)
+            found = open_results(cache, held=True)
             assert found is not None
             kept = self._rules = (cache.directory, found)
         return kept[1]

@@ -174,12 +174,19 @@ class RuleResults:
     rows) pairs, not a map of its own; the tuples of an object no rule found anything on (most)
     are one object each for the run (`_shape`), and a pair of a rule that found nothing too."""
 
-    def __init__(self, cache: ParseCache | None = None, stamp: bytes = b"", new: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self, cache: ParseCache | None = None, stamp: bytes = b"", new: Callable[[str], bool] | None = None, *, held: bool = False
+    ) -> None:
         """`new`: whether a file's content key is new to the cache in this run (`ParseCache.wrote`),
         so that nothing is kept for it: its entry is not looked for."""
         self._cache = cache
         self._stamp = stamp
         self._new = new
+        # Whether a long-lived process holds these results for its next run (a `Resident`). Only
+        # then are `instances` and the rows per rule and file kept: nothing else reads them, and a
+        # one-shot run held them to the end of its rules stage, its peak (docs/performance.md,
+        # "The filling run under 1 GiB").
+        self.held = held
         # Each object's results, in the order they were first read or added: a map as read from
         # an entry, not checked yet (`_checked`), else `Results`, checked or added.
         self._results: dict[bytes, Results | dict[str, Any]] = {}
@@ -219,7 +226,8 @@ class RuleResults:
         return found[1] if found is not None and found[0] == stamp else None
 
     def put_file_rows(self, rule_id: str, file: str, stamp: tuple[object, ...], rows: FileRows) -> None:
-        self._rows[(rule_id, file)] = (stamp, rows)
+        if self.held:
+            self._rows[(rule_id, file)] = (stamp, rows)
 
     def add(self, key: bytes, rule_id: str, rows: tuple[Row, ...], where: str) -> None:
         self._load(where)
@@ -418,14 +426,15 @@ def start(
     return reuse
 
 
-def open_results(cache: ParseCache | None, new: Callable[[str], bool] | None = None) -> RuleResults | None:
+def open_results(cache: ParseCache | None, new: Callable[[str], bool] | None = None, *, held: bool = False) -> RuleResults | None:
     """The results kept in `cache` (None: no cache), under the code's hash. `new`: whether a
-    file's content key is new to the cache in this run (`RuleResults`)."""
+    file's content key is new to the cache in this run (`RuleResults`); `held`: by a long-lived
+    process for its next runs (`RuleResults.held`)."""
     if cache is None:
         return None
     from policylint.incremental import memo
 
-    return RuleResults(cache, memo.code_stamp(), new)
+    return RuleResults(cache, memo.code_stamp(), new, held=held)
 
 
 class Reuse:
@@ -464,7 +473,8 @@ class Reuse:
         """Keep what this run added, for a repository of `repository` objects (the kept results
         of a few versions of each of its objects at most): written to the cache (`write`,
         `RuleResults.save`), or held in memory only (`RuleResults.trim`). The keys of this run's
-        objects replace the last run's (`RuleResults.instances`): only this run's objects are held."""
+        objects replace the last run's (`RuleResults.instances`): only this run's objects are held
+        (none when no process holds the results for a next run: `_known` is empty then)."""
         self._results.instances = self._known
         if self.kept_whole is not None:
             self.kept_whole.finish()
@@ -523,8 +533,8 @@ class Reuse:
 
     def _files(self) -> list[tuple[str, list[K8sObject], tuple[object, ...] | None]]:
         """The project's objects by file (its members only, in a part), in index order within
-        each, with what their keys hash besides their places (None: an object of the file has no
-        key, and the file is asked object by object)."""
+        each, with what their keys hash besides their places (None: the file has no content key,
+        or no process holds the results for a next run; the file is asked object by object)."""
         if self._groups is None:
             by_file: dict[str, list[K8sObject]] = {}
             members = self._members
@@ -539,7 +549,9 @@ class Reuse:
             for file, objects in by_file.items():
                 content = content_keys.get(file)
                 stamp = None
-                if content is not None:
+                # Only a long-lived process's next run compares it (`RuleResults.file_rows`): a
+                # tuple as long as twice the file's objects, held to the end of the run.
+                if content is not None and self._results.held:
                     # The objects themselves (compared by identity): a long-lived process's runs
                     # build the same instances of a file whose bytes are unchanged
                     # (policylint.incremental.resident), so the same ones hold the same data in
@@ -599,7 +611,8 @@ class Reuse:
             else:
                 # The file's name too: a message may quote where the object is.
                 key = self._hash(("at", *obj.sort_key(), content, targets))
-            self._known[obj] = (self._run, content, targets, key)
+            if self._results.held:  # read by that process's next run only
+                self._known[obj] = (self._run, content, targets, key)
         self._keys[obj] = key
         return key
 

@@ -143,6 +143,29 @@ def test_an_update_reuses_what_the_per_object_rules_found_on_unchanged_objects(
     assert session.reused > 0
 
 
+def test_only_a_long_lived_process_holds_what_its_next_run_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows per rule and file and each object's key by instance are read by a language
+    server's next run only (`RuleResults.held`): a run of the command, filling the cache or
+    reading it, holds none of them to the end of its rules stage, and finds the same."""
+    texts = _tenants(3, 60)
+    texts["crd.yaml"] = WIDGET_CRD.format(size="integer")
+    texts["widgets.yaml"] = WIDGETS
+    session = Session(tmp_path, monkeypatch, texts)
+    editor = session.reuses[-1]
+    assert editor._results.held
+    assert len(editor._results.instances) >= 60  # every object, the widgets too
+    assert len(editor._results._rows) >= len(texts)  # a row per file at least, for each rule
+    for run in ("filling", "warm"):
+        result = pipeline.lint(LintRequest(paths=["."], cache_dir=str(tmp_path / "one-shot")))
+        assert _rows(result.findings) == _rows(session.first.findings), run
+        reuse = session.reuses[-1]
+        assert reuse is not editor and not reuse._results.held, run
+        assert reuse._results.instances == {} and reuse._known == {}, run
+        assert reuse._results._rows == {}, run
+        assert all(stamp is None for _, _, stamp in reuse._files()), run
+    assert reuse.reused > 100  # the warm run read what the filling one wrote
+
+
 def test_a_run_with_a_cache_reads_what_an_earlier_process_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     session = Session(tmp_path, monkeypatch, {"crd.yaml": WIDGET_CRD.format(size="integer"), "widgets.yaml": WIDGETS})
     assert session.reused == 0  # nothing kept yet: written at the end of the run

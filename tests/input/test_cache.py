@@ -538,7 +538,7 @@ def verdicts_computed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     from policylint.incremental import rulecache
     from policylint.k8s import admission
 
-    monkeypatch.setattr(rulecache, "open_results", lambda cache, new=None: None)
+    monkeypatch.setattr(rulecache, "open_results", lambda cache, new=None, held=False: None)
     seen: list[str] = []
     real = admission.violations
 
