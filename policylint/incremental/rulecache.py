@@ -68,7 +68,7 @@ from collections.abc import Callable, Container, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from policylint.findings import Issue, Severity
-from policylint.input.jsonparts import map_parts
+from policylint.input.jsonparts import map_parts, read_map
 from policylint.project import is_object_local
 from policylint.stages import Stage
 
@@ -344,16 +344,7 @@ def entry_name(cache: ParseCache, stamp: bytes, where: str) -> str:
 def _read(cache: ParseCache, entry: str) -> dict[bytes, Any]:
     """The entry's objects, each a map of rule ids to rows as `save` writes them, not checked yet
     (`_rows` checks them when asked for); nothing when the entry is not what `save` writes."""
-    payload = cache.payload(entry)
-    if payload is None:
-        return {}
-    try:
-        decoded = json.loads(bytes(payload))
-    except Exception:
-        return {}
-    objects = decoded.get("objects") if type(decoded) is dict and decoded.get("format") == FORMAT else None
-    if type(objects) is not dict:
-        return {}
+    objects = read_map(cache.payload(entry), FORMAT, "objects")
     return {bytes.fromhex(key): by_rule for key, by_rule in objects.items() if _KEY.match(key) and type(by_rule) is dict}
 
 

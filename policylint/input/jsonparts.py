@@ -53,3 +53,17 @@ def _members(chunk: dict[str, Any], first: bool) -> bytes:
         raise ValueError(f"cannot encode a cache entry: {exc}") from exc
     # `{...}` without its braces, after a comma unless it opens the map.
     return (text[1:-1] if first else "," + text[1:-1]).encode("ascii")
+
+
+def read_map(payload: bytes | memoryview | None, form: int, member: str) -> dict[str, Any]:
+    """The one large map of an entry these parts wrote (`{"format": form, member: {...}}`), read
+    back; empty when the payload is missing or is not such an entry (never believed: each caller
+    checks every key and value it takes)."""
+    if payload is None:
+        return {}
+    try:
+        decoded = json.loads(bytes(payload))
+    except Exception:
+        return {}
+    found = decoded.get(member) if type(decoded) is dict and decoded.get("format") == form else None
+    return found if type(found) is dict else {}

@@ -4,11 +4,10 @@ refuses hold, by a key that hashes what decides each (policylint.k8s.verdicts.ke
 
 from __future__ import annotations
 
-import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from policylint.input.jsonparts import map_parts
+from policylint.input.jsonparts import map_parts, read_map
 from policylint.input.sharing import shared_tree
 
 if TYPE_CHECKING:
@@ -89,16 +88,7 @@ class VerdictStore:
         verdict under a key that is not one; nothing asked for when the file is new to the cache."""
         if self._cache.wrote(file_key):
             return {}
-        payload = self._cache.payload(self.entry(file_key))
-        if payload is None:
-            return {}
-        try:
-            decoded = json.loads(bytes(payload))
-        except Exception:
-            return {}
-        entries = decoded.get("verdicts") if type(decoded) is dict and decoded.get("format") == FORMAT else None
-        if type(entries) is not dict:
-            return {}
+        entries = read_map(self._cache.payload(self.entry(file_key)), FORMAT, "verdicts")
         values = self._values
         return {bytes.fromhex(k): shared_tree(values, v) for k, v in entries.items() if _VERDICT_KEY.match(k)}
 
