@@ -40,7 +40,7 @@ from policylint.findings import Issue, Location
 from policylint.incremental.handover import rebuilt, shelled
 from policylint.incremental.resident import Held
 from policylint.input import load
-from policylint.input.cache import sharing_decoder
+from policylint.input.cache import ThriftyDecoder
 from policylint.input.kept import Keeper, Kept, inflated
 from policylint.input.load import Document, DocumentRef
 from policylint.k8s.fieldtypes import check_object
@@ -146,7 +146,7 @@ class Session:
         they are read (policylint.k8s.roster)."""
         held: dict[str, Held] = {}
         strings: load.Shared = {}
-        decoder = sharing_decoder(strings)
+        decoder = ThriftyDecoder(strings)
         for source in sources:
             if source.display not in self.found:
                 continue
@@ -235,8 +235,9 @@ def _build(
     shell: Shell, cache: ParseCache, kinds: KindRegistry, default_namespace: str, strings: load.Shared, decoder: Any
 ) -> Held:
     """The objects of the file of `shell`, the loader's problems, the problems of building
-    them and what the file was parsed from (for positions); `strings` and `decoder` share the
-    strings of every file a run decodes."""
+    them and what the file was parsed from (for positions); `decoder` decodes the entries of every
+    file the run reads (`ThriftyDecoder`: shared through `strings` past the first few MiB), and a
+    file parsed again shares its strings through `strings`."""
     file = shell.file
     issues = [Issue(rule_id=r, message=m, location=Location(file, line, col)) for r, m, line, col in shell.issues]
     refs = [DocumentRef(file, *row) for row in shell.documents]

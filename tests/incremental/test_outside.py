@@ -16,6 +16,8 @@ import yaml
 
 from benchmarks.generate import objects as tenants
 from policylint.incremental import shells
+from policylint.input import cache as parse_cache
+from policylint.k8s import lazy
 from policylint.k8s.index import ProjectIndex
 from policylint.k8s.objects import ObjectKey
 from policylint.k8s.roster import Roster
@@ -70,6 +72,47 @@ def test_a_scoped_run_builds_only_the_objects_of_its_part(tmp_path: Path, monkey
     assert renderer("text")(again) == renderer("text")(expected)
     assert set(built) <= analysed  # the counts and the policy count built nothing
     assert renderer("junit")(again) == renderer("junit")(expected)  # a test case per object: all built
+
+
+def _shared_maps(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A count of the maps the parse cache's sharing decoder hands to the sharing table while the
+    entries of files built from their shells are read (not those of the files loaded)."""
+    calls, filling = [0], [False]
+    real_share, real_fill = parse_cache.share_map, lazy.FileData.fill
+
+    def counted(*args: Any) -> Any:
+        calls[0] += filling[0]
+        return real_share(*args)
+
+    def fill(self: lazy.FileData) -> None:
+        filling[0] = True
+        try:
+            real_fill(self)
+        finally:
+            filling[0] = False
+
+    monkeypatch.setattr(parse_cache, "share_map", counted)
+    monkeypatch.setattr(lazy.FileData, "fill", fill)
+    return calls
+
+
+def test_the_entries_a_part_reads_are_decoded_without_the_sharing_hook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    expected = renderer("text")(_run(root, files[3], None))
+    _run(root, files[3], cache)
+    _run(root, files[3], cache)  # the linted file's entry and every shell kept
+    plain = _shared_maps(monkeypatch)
+    again = _run(root, files[3], cache)
+    read = [o for o in again.index.objects if isinstance(o, lazy.LazyObject) and not o.unread]
+    assert read  # the part's files were read from their entries
+    assert plain[0] == 0  # ... and none through the sharing decoder's hook (every one, before)
+    assert renderer("text")(again) == expected
+    # Past its budget the decoder shares again (a run reading most of a large repository).
+    monkeypatch.setattr(parse_cache, "PLAIN_BYTES", 0)
+    shared = _shared_maps(monkeypatch)
+    assert renderer("text")(_run(root, files[3], cache)) == expected
+    assert shared[0] > 0
 
 
 def _answers(index: ProjectIndex, keys: list[ObjectKey], members: frozenset[ObjectKey]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from policylint.input import parallel
-from policylint.input.cache import ParseCache
+from policylint.input.cache import ParseCache, ThriftyDecoder, dumps, loads, pack
 from policylint.input.load import FileResult
 from policylint.input.parallel import load_files
 from policylint.input.sources import discover
@@ -86,6 +86,27 @@ def test_files_read_from_the_cache_share_their_identical_subtrees(tmp_path: Path
     assert cache.hits == 6
     assert results == parsed
     _assert_shared(results, 6)
+
+
+def test_entries_read_one_by_one_are_decoded_plainly_until_their_budget_is_spent(tmp_path: Path) -> None:
+    """A scoped run reads the entries of its part's files one by one (policylint.k8s.lazy): the
+    first few MiB are decoded without the sharing hook, which costs three times the decoding; past
+    them, a run reading most of a large repository shares again, and the data is the same."""
+    _write_routes(tmp_path, 6)
+    parsed = [r for _, r in load_files(discover([str(tmp_path)]))]
+    texts = [str(dumps(pack(r)), "ascii") for r in parsed]
+    strings: dict[Any, Any] = {}
+    decoder = ThriftyDecoder(strings, plain_bytes=sum(map(len, texts[:3])))
+    decoded = [loads(text.encode("ascii"), decoder) for text in texts]
+    assert decoded == [loads(text.encode("ascii")) for text in texts]
+    assert decoder.plain_left == 0
+    # The first three decoded plainly: nothing went into the table, each its own parentRefs.
+    first = [d[0][0][5] for d in decoded[:3]]
+    assert len({id(doc["spec"]["parentRefs"]) for doc in first}) == 3
+    # The other three through the sharing decoder: one parentRefs for them.
+    rest = [d[0][0][5] for d in decoded[3:]]
+    assert len({id(doc["spec"]["parentRefs"]) for doc in rest}) == 1
+    assert strings
 
 
 def test_files_parsed_by_workers_share_their_identical_subtrees(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
