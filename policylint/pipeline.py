@@ -283,13 +283,13 @@ def _project(
     notes.extend(found.notes)
     if not PARSER_IS_C:
         notes.append("PyYAML was built without libyaml: parsing with its pure-Python loader, several times slower")
-    # Opened before the files are read, so that pruning the cache after them keeps what is kept
-    # per file (its objects' verdicts and rule results) with the file's own entry.
-    verdicts = kept_per_file(cache, resident) if cache is not None else None
-    content_keys: dict[str, str] = {}
     # A run analysing a part builds the objects of the files an earlier scoped run kept the
     # shell of without decoding them (policylint.incremental.shells): the others are loaded.
     lazy = part or (request.scoped_analysis and report_files(request, sources) is not None)
+    # Opened before the files are read, so that pruning the cache after them keeps what is kept
+    # per file (its objects' verdicts and rule results) with the file's own entry.
+    verdicts = kept_per_file(cache, resident, by_content=lazy) if cache is not None else None
+    content_keys: dict[str, str] = {}
     shells = None
     if lazy and cache is not None:
         from policylint.incremental.shells import Session

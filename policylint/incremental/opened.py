@@ -18,14 +18,17 @@ if TYPE_CHECKING:
     from policylint.project import Project
 
 
-def kept_per_file(cache: ParseCache, resident: Resident | None) -> VerdictStore:
+def kept_per_file(cache: ParseCache, resident: Resident | None, *, by_content: bool = False) -> VerdictStore:
     """The admission verdicts kept in `cache`, with what is kept per file (the verdicts, the rules'
-    results) kept from pruning while the file's entry is."""
+    results) kept from pruning while the file's entry is. `by_content`: the run analyses a part,
+    whose edited files' objects' verdicts are looked up by their own content too
+    (`VerdictStore.by_content`)."""
     from policylint.incremental.rulecache import keep_beside
     from policylint.k8s.admission import code_stamp
 
     stamp = code_stamp()
     verdicts = resident.verdicts(cache, stamp) if resident is not None else VerdictStore(cache, stamp)
+    verdicts.by_content = by_content  # a long-lived process's store: this run's
     cache.keep_beside(verdicts.entry)
     keep_beside(cache)
     return verdicts

@@ -4,6 +4,7 @@ refuses hold, by a key that hashes what decides each (policylint.k8s.verdicts.ke
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,14 @@ _MIN_KEPT = 4096
 
 # Where a verdict is kept: its file's content key (which names the entry) and its own digest.
 KeptKey = tuple[str, bytes]
+
+
+def by_name(file: str) -> str:
+    """Where the verdicts kept by an object's own content are (policylint.k8s.verdicts.content_key):
+    under its file's name, whatever the file's content, so that an edited file finds its unchanged
+    objects' verdicts. Written as a content key is, which no content key can be: those hash the
+    loader's stamp and the bytes."""
+    return hashlib.blake2b(b"verdicts by file name\x00" + file.encode("utf-8", "surrogateescape"), digest_size=20).hexdigest()
 
 
 class VerdictStore:
@@ -65,6 +74,12 @@ class VerdictStore:
         # held ~45 MiB at 20k objects as one list per entry, and those added as many again. No
         # reader changes a value (`admission` copies what it takes).
         self._values: Shared = {}
+        # Whether a verdict of an object whose file is new to the cache is looked up, and kept, by
+        # the object's own content too (`by_name`): set for a run that analyses a part (the
+        # pre-commit hook, an editor's edit, policylint.incremental.opened), where one edited
+        # file's objects are most of the verdicts worked out. A whole run that fills the cache
+        # would pay a digest of every object, 12 us each, and an entry more per file.
+        self.by_content = False
 
     @property
     def cache(self) -> ParseCache:

@@ -40,6 +40,7 @@ from policylint.k8s.verdicts import (
     Check,
     PrunedField,
     Rejection,
+    content_key,
     kept_key,
     template,
 )
@@ -368,8 +369,18 @@ def _admit(admissions: Admissions, obj: K8sObject, found: tuple[Mapping[str, Any
     catalogue, store = admissions.catalogue, admissions.kept
     given = source is None and catalogue.given_with_option(obj)
     kept = kept_key(admissions, obj, schema)
+    again = None
     if kept is not None:
-        pruned_kept = _pruned_from_json(store.get(kept))  # type: ignore[union-attr]
+        assert store is not None  # a key is made only with a store
+        pruned_kept = _pruned_from_json(store.get(kept))
+        if pruned_kept is None:
+            # Not kept by its place: its file was edited (or is new). By its own content, an
+            # object the edit left alone has the verdict it had.
+            again = content_key(admissions, obj, schema)
+            value = store.get(again) if again is not None else None
+            pruned_kept = _pruned_from_json(value)
+            if pruned_kept is not None:
+                store.add(kept, value)  # by its place too: the next run finds it there
         if pruned_kept is not None:
             return Admission((), (), source, given, pruned_kept)
     # The memo tables only save work where content repeats; past a bound they are emptied (a
@@ -391,7 +402,11 @@ def _admit(admissions: Admissions, obj: K8sObject, found: tuple[Mapping[str, Any
     failures = tuple(cel_failures(data, schema, admissions.index.malformed(obj), catalogue.cel_results, shapes, spent))
     catalogue.cel_spent[obj, catalogue.schema_numbers(schema)] = spent[0]
     if kept is not None and not problems and not failures:
-        store.add(kept, [[list(parts), key, known] for parts, key, known in pruned])  # type: ignore[union-attr]
+        assert store is not None
+        value = [[list(parts), key, known] for parts, key, known in pruned]
+        store.add(kept, value)
+        if again is not None:
+            store.add(again, value)
     return Admission(problems, failures, source, given, tuple(pruned))
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from policylint.input.placeholders import whole_value
+from policylint.input.verdictstore import by_name
 from policylint.values import frozen
 
 if TYPE_CHECKING:
@@ -132,3 +133,23 @@ def kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any], 
     h = hashlib.blake2b(admissions.catalogue.fingerprint(schema), digest_size=16)
     h.update(f"{mark}{file_key}|{obj.doc.line}|{obj.doc.column}|{obj.prefix!r}".encode())
     return file_key, h.digest()
+
+
+def content_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any]) -> KeptKey | None:
+    """The key of the object's verdict by its own content, wherever it is and whatever else its
+    file holds (policylint.input.verdictstore.by_name): a digest of the schema's content and of the
+    object's data, which is all that decides the verdict (`kept_key`). Asked only for an object of a
+    file new to the cache in a run that analyses a part (`VerdictStore.by_content`): an edit
+    changes the file's content key, and so every one of its objects' `kept_key`, though it changed
+    one object or none. `repr` tells apart what JSON would make one (the key 1 and the key "1", 1
+    and 1.0, true and 1) and keeps the fields' order; a value whose repr is not the same in every
+    process (a set) is a miss, never a wrong verdict. None: nothing is looked up."""
+    store = admissions.kept
+    if store is None or not store.by_content:
+        return None
+    file_key = admissions.index.content_keys.get(obj.doc.file)
+    if file_key is None or not store.cache.wrote(file_key):
+        return None
+    h = hashlib.blake2b(admissions.catalogue.fingerprint(schema), digest_size=16)
+    h.update(repr(obj.data).encode("utf-8", "surrogateescape"))
+    return by_name(obj.doc.file), h.digest()

@@ -128,3 +128,57 @@ def test_a_run_asks_for_no_rule_results_of_the_files_new_to_the_cache(
 def _write_files(root: Path, files: dict[str, list[dict[str, Any]]]) -> None:
     root.mkdir()
     _write(root, files)
+
+
+def _worked_out(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
+    """(file, whether it refuses something) of each admission verdict worked out, not read back."""
+    worked: list[tuple[str, bool]] = []
+    walks = [0]
+    real_violations, real_admit = admission.violations, admission._admit
+
+    def violations(*args: Any, **kwargs: Any) -> Any:
+        walks[0] += 1
+        return real_violations(*args, **kwargs)
+
+    def admit(admissions: Any, obj: Any, found: Any) -> Any:
+        before = walks[0]
+        verdict = real_admit(admissions, obj, found)
+        if walks[0] > before:
+            worked.append((obj.doc.file, verdict.rejected))
+        return verdict
+
+    monkeypatch.setattr(admission, "violations", violations)
+    monkeypatch.setattr(admission, "_admit", admit)
+    return worked
+
+
+def test_an_edited_files_unchanged_objects_keep_their_verdicts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An edit changes the file's content key, which names where its objects' verdicts are kept:
+    the hook worked out again the verdict of every object of the file it checked, though the edit
+    changed one object or none. A run that analyses a part keeps them by the object's own content
+    too, under the file's name, and finds them there after the next edit. Objects whose verdict
+    refuses something are never kept, whatever the key."""
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    root = tmp_path / "repo"
+    files = _corpus(11, 130, isolated=True)
+    _committed(root, files)
+    monkeypatch.chdir(root)
+    cache_dir = str(tmp_path / "cache")
+    check("--cache-dir", cache_dir, ".")  # every file's verdicts kept by place
+    # A file holding policies: the topology asks their verdicts (the rules' kept results answer
+    # the schema rules for the others).
+    name = next(file for file, docs in sorted(files.items()) if any(d.get("kind", "").endswith("Policy") for d in docs))
+    worked = _worked_out(monkeypatch)
+    counts = []
+    for n, edit in enumerate(["# a comment\n", "# another\n", "# and a third\n"]):
+        with (root / name).open("a", encoding="utf-8") as fh:
+            fh.write(edit)
+        git(root, "add", "-A")
+        cold = check("--staged", "--gate-base", "HEAD", "--no-cache")
+        worked.clear()
+        assert check("--staged", "--gate-base", "HEAD", "--cache-dir", cache_dir) == cold
+        counts.append(sum(1 for file, rejected in worked if file == name and not rejected))
+        git(root, "commit", "-q", "-m", f"edit {n}")
+    # The first edit works them out (the whole run kept none by content); the next find them.
+    assert counts[0] > 0
+    assert counts[1:] == [0, 0]
