@@ -16,11 +16,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from policylint.k8s.objects import Metadata, _metadata, _validate_metadata
 from policylint.profiles.policy import _parse_ref
+from tests.gitrepo import git, repository
 from tests.lintutil import ROOT, lint_text
 
 # Imported only by what needs them: validation, autofix (ruamel.yaml emits the documents a fix
@@ -56,6 +58,27 @@ def test_a_warm_run_whose_verdicts_are_kept_does_not_import_the_cel_evaluator(tm
     argv = [str(ROOT / "examples" / "team-a"), "--cache-dir", str(tmp_path / "cache")]
     assert "policylint.k8s.cel" in _modules_of(argv, tmp_path)  # the first run evaluates the rules
     assert "policylint.k8s.cel" not in _modules_of(argv, tmp_path)
+
+
+@pytest.mark.slow
+def test_the_hooks_run_again_imports_only_what_it_uses(tmp_path: Path) -> None:
+    """The pre-commit hook's entry run again on the same commit (its verdicts and rule results
+    kept): neither the heavy modules, nor the CEL evaluator, nor a reporter it does not render
+    (the text reporter writes its summary line on standard error)."""
+    repo = tmp_path / "repo"
+    repository(repo, {f"team-a/{p.name}": p.read_text() for p in sorted((ROOT / "examples" / "team-a").glob("*.yaml"))})
+    with (repo / "team-a" / "routes.yaml").open("a", encoding="utf-8") as fh:
+        fh.write("# edited\n")
+    git(repo, "add", "-A")
+    argv = ["check", "--staged", "--gate-base", "HEAD", "--format", "json", "--cache-dir", str(tmp_path / "cache")]
+    _modules_of(argv, repo)
+    modules = _modules_of(argv, repo)
+    assert "policylint.pipeline" in modules
+    assert [m for m in (*HEAVY, "policylint.k8s.cel") if m in modules] == []
+    assert {m for m in modules if m.startswith("policylint.reporters.")} == {
+        "policylint.reporters.json",
+        "policylint.reporters.text",
+    }
 
 
 def test_malformed_input_is_still_explained_by_pydantic(tmp_path: Path) -> None:
