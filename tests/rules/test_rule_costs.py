@@ -1,0 +1,205 @@
+"""What the rules work out once rather than per rule, per pair or per value (docs/performance.md,
+"The rules' own time"): each saving counted on the function it no longer calls as often, and
+its answers checked against what the work it replaces answers.
+
+- PL601, PL602 and PL603 look each policy target's status up once between them (`_Statuses`);
+- PL609 walks no merged spec of a stack of one policy's facets;
+- PL424 compares a listener's hostname only with those it may overlap on its port, and finds
+  the listener a comparison of every pair finds first;
+- PL426 (and PL703, through `forbidden_header_values`) and PL506 write out the path of a value
+  only for a finding;
+- the near match of a hint (`did_you_mean`) is difflib's, and the ratio of a candidate that
+  cannot beat the best so far is not worked out.
+"""
+
+from __future__ import annotations
+
+import difflib
+import random
+import string
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from policylint.k8s import names
+from policylint.pipeline import LintRequest, lint
+from policylint.rules import effective_policy, filters, labels, listeners
+from policylint.rules.engine import Selection
+from policylint.semantics.effective.simulation import Simulation
+from policylint.semantics.topology import Listener
+from tests.lintutil import lint_paths, lint_text
+from tests.manifests import gateway, gateway_class, route
+
+RULES = Path(__file__).resolve().parent
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[object]:
+    """Count the calls of `owner.name` (a function of a module or a method of a class)."""
+    calls: list[object] = []
+    original = getattr(owner, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+@pytest.mark.parametrize("fixture", ["PL601-policy-conflicted", "PL602-policy-overridden", "PL603-policy-partially-enforced"])
+def test_effective_rules_look_each_target_status_up_once(monkeypatch: pytest.MonkeyPatch, fixture: str) -> None:
+    """Each rule of the three went through every policy's targets and looked each status up: three
+    lookups a target. Between them now one, and each finds what it finds alone."""
+    path = RULES / fixture / "bad.yaml"
+    trio = ("PL601", "PL602", "PL603")
+    alone = {rule: lint_paths([path], selection=Selection(select=(rule,))).findings for rule in trio}
+    calls = _counting(monkeypatch, Simulation, "target_status")
+    together = lint(LintRequest(paths=[str(path)], selection=Selection(select=trio)))  # no policies' report
+    targets = sum(len(together.project.resolution.targets(p)) for p in together.project.resolution.policies())
+    assert targets > 1
+    assert len(calls) == targets
+    found = [(f.rule, str(f.object), f.path, f.message) for f in together.findings]
+    assert found
+    expected = sorted(
+        ((f.rule, str(f.object), f.path, f.message) for rule in trio for f in alone[rule]),
+        key=lambda f: found.index(f) if f in found else -1,
+    )
+    assert found == expected
+
+
+def test_invalid_effective_spec_walks_no_stack_of_one_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PL609's example with a second route below the Gateway, which only the Gateway's policy
+    reaches: of the two stacks, that one merged nothing and its tree is not walked for the
+    policies that contributed to it; the merged one still has its finding."""
+    bad = (RULES / "PL609-invalid-effective-spec" / "bad.yaml").read_text(encoding="utf-8")
+    other = route("[{name: edge}]", name="other", ns="apps")
+    walked = _counting(monkeypatch, effective_policy, "_leaf_sources")
+    result = lint_text(bad + other, selection=Selection(select=("PL609",)))
+    stacks = sorted(
+        (g for g in result.project.simulation().stack_groups() if g.result.tree is not None),
+        key=lambda g: len({f.policy.obj for f in g.stack}),
+    )
+    assert [len({f.policy.obj for f in g.stack}) for g in stacks] == [1, 2]
+    single, merged = stacks
+    assert any(node is merged.result.tree for node, _ in walked)
+    assert not any(node is single.result.tree for node, _ in walked)
+    assert [(f.rule, str(f.object)) for f in result.findings] == [
+        ("PL609", "BackendTrafficPolicy apps/gateway-upgrades"),
+        ("PL609", "BackendTrafficPolicy apps/route-buffer"),
+    ]
+
+
+class _Stub:
+    """What the overlap search reads of a listener: its port and hostname."""
+
+    def __init__(self, name: str, port: int, hostname: str | None) -> None:
+        self.name, self.port, self.hostname = name, port, hostname
+
+
+def _listener(name: str, port: int, hostname: str | None) -> Listener:
+    return cast(Listener, _Stub(name, port, hostname))
+
+
+def _naive_overlaps(found: list[Listener]) -> list[tuple[str, str]]:
+    """The first other listener each one overlaps on its port: every pair compared, in order."""
+    out = []
+    for listener in found:
+        for other in found:
+            if (
+                other is not listener
+                and other.port == listener.port
+                and listeners.hostnames_overlap(listener.hostname, other.hostname)
+            ):
+                out.append((listener.name, other.name))
+                break
+    return out
+
+
+def test_tls_overlap_finds_the_first_overlapping_listener_as_every_pair_does() -> None:
+    """Random listeners on few ports, with hostnames from a small pool (plain names, wildcards
+    over them and over each other, none): the first overlapping listener of each is the one a
+    comparison of every pair finds."""
+    pool = [None, "", "a.example.com", "b.example.com", "x.a.example.com", "*.example.com", "*.a.example.com", "*.com", "*"]
+    rng = random.Random(424)
+    for _ in range(400):
+        found = [_listener(f"l{i}", rng.choice((443, 8443)), rng.choice(pool)) for i in range(rng.randint(1, 12))]
+        assert [(a.name, b.name) for a, b in listeners._first_overlaps(found)] == _naive_overlaps(found)
+
+
+def test_tls_overlap_compares_plain_names_by_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forty HTTPS listeners with distinct plain names on one port, a wildcard and a name under
+    it: a plain name is compared with the wildcard alone, the wildcard with each name once (every
+    pair was compared: 42 × 41 comparisons), and the overlapping two found."""
+    tls = "tls: {certificateRefs: [{name: c}]}"
+    https = "".join(f"  - {{name: l{i}, port: 443, protocol: HTTPS, hostname: h{i}.example.com, {tls}}}\n" for i in range(40))
+    https += f"  - {{name: any, port: 443, protocol: HTTPS, hostname: '*.w.example.com', {tls}}}\n"
+    https += f"  - {{name: one, port: 443, protocol: HTTPS, hostname: a.w.example.com, {tls}}}\n"
+    calls = _counting(monkeypatch, listeners, "hostnames_overlap")
+    result = lint_text(gateway_class() + gateway(https), selection=Selection(select=("PL424",)))
+    assert [(f.rule, f.path) for f in result.findings] == [
+        ("PL424", "spec.listeners[40].hostname"),
+        ("PL424", "spec.listeners[41].hostname"),
+    ]
+    assert len(calls) == 41 + 41
+
+
+def test_header_values_write_out_only_a_wrong_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every header value a route's filters set is looked at (by PL426, and by PL703 through
+    `forbidden_header_values`); only the one HTTP forbids has its path written out."""
+    headers = ", ".join(f"{{name: h{i}, value: ok}}" for i in range(20))
+    modifier = f'{{set: [{headers}], add: [{{name: x, value: "a\\nb"}}]}}'
+    rules = f"  - filters:\n    - {{type: RequestHeaderModifier, requestHeaderModifier: {modifier}}}\n    backendRefs: [{{name: web, port: 80}}]\n"
+    text = gateway_class() + gateway() + route(rules=rules)
+    written = _counting(monkeypatch, filters, "format_path")
+    result = lint_text(text, selection=Selection(select=("PL426",)))
+    assert [(f.rule, f.path) for f in result.findings] == [
+        ("PL426", "spec.rules[0].filters[0].requestHeaderModifier.add[0].value")
+    ]
+    assert len(written) == 1
+    obj = next(o for o in result.project.index.objects if o.kind == "HTTPRoute")
+    del written[:]
+    assert filters.forbidden_header_values(obj) == frozenset({"spec.rules[0].filters[0].requestHeaderModifier.add[0].value"})
+    assert len(written) == 1
+
+
+def test_label_selectors_join_a_path_only_for_a_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every listener's `allowedRoutes` selector is checked (PL506); a path is joined only for the
+    one with a problem, and it is the path joined before."""
+    selector = "allowedRoutes: {namespaces: {from: Selector, selector: {matchLabels: {team: %s}}}}"
+    good = "".join(f"  - {{name: l{i}, port: {80 + i}, protocol: HTTP, {selector % 'a'}}}\n" for i in range(10))
+    bad = f"  - {{name: bad, port: 99, protocol: HTTP, {selector % '-a-'}}}\n"
+    joined = _counting(monkeypatch, labels, "join")
+    result = lint_text(gateway_class() + gateway(good + bad), selection=Selection(select=("PL506",)))
+    assert [(f.rule, f.path) for f in result.findings] == [
+        ("PL506", "spec.listeners[10].allowedRoutes.namespaces.selector.matchLabels.team")
+    ]
+    assert len(joined) == 1
+
+
+def _words(rng: random.Random, n: int) -> list[str]:
+    letters = "ab-" + rng.choice(string.ascii_lowercase)
+    return ["".join(rng.choice(letters) for _ in range(rng.randint(0, 8))) for _ in range(n)]
+
+
+def test_did_you_mean_answers_as_difflib() -> None:
+    """On random short words over few letters (many ties, empty words, every cutoff the callers
+    use), the one closest candidate is `difflib.get_close_matches`'s; more than one is its too."""
+    rng = random.Random(201)
+    for _ in range(3000):
+        word = _words(rng, 1)[0]
+        candidates = _words(rng, rng.randint(0, 12))
+        cutoff = rng.choice((0.0, 0.5, 0.6, 0.75, 1.0))
+        n = rng.choice((1, 1, 3))
+        expected = difflib.get_close_matches(word, sorted(set(candidates)), n=n, cutoff=cutoff)
+        assert names.did_you_mean(word, candidates, n=n, cutoff=cutoff) == expected, (word, candidates, cutoff)
+    with pytest.raises(ValueError):
+        names.did_you_mean("a", ["a"], cutoff=1.5)
+
+
+def test_did_you_mean_skips_the_ratio_of_a_candidate_that_cannot_win(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`checkout-v2` is within the cutoff of `checkout`, but the letters it shares with it bound its
+    ratio under `checkout-v1`'s, found first: its ratio is not worked out."""
+    ratios = _counting(monkeypatch, difflib.SequenceMatcher, "ratio")
+    assert names.did_you_mean("checkout-v1x", ["checkout-v1", "checkout-v2"]) == ["checkout-v1"]
+    assert len(ratios) == 1
