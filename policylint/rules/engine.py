@@ -129,7 +129,18 @@ def _on_placeholder(project: Project, issue: Issue) -> bool:
     obj = issue.object
     if obj is None or not issue.path:
         return False
-    return project.index.on_placeholder(obj, tuple(parse_path(issue.path)))
+    parts = _PARTS.get(issue.path)
+    if parts is None:
+        if len(_PARTS) >= _PARTS_KEPT:
+            _PARTS.clear()
+        parts = _PARTS[issue.path] = tuple(parse_path(issue.path))
+    return project.index.on_placeholder(obj, parts)
+
+
+# A finding's path as parts, for `_on_placeholder`: the findings repeat a few dozen paths
+# (`spec.rules[0].backendRefs[0].name`), each parsed once. Emptied past `_PARTS_KEPT` entries.
+_PARTS: dict[str, tuple[str | int, ...]] = {}
+_PARTS_KEPT = 4096
 
 
 def _resolve_rule(
