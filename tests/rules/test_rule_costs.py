@@ -9,7 +9,8 @@ its answers checked against what the work it replaces answers.
 - PL426 (and PL703, through `forbidden_header_values`) and PL506 write out the path of a value
   only for a finding;
 - the near match of a hint (`did_you_mean`) is difflib's, and the ratio of a candidate that
-  cannot beat the best so far is not worked out.
+  cannot beat the best so far is not worked out;
+- the engine parses each path its findings sit on once, to tell whether they sit on a placeholder.
 """
 
 from __future__ import annotations
@@ -24,12 +25,12 @@ import pytest
 
 from policylint.k8s import names
 from policylint.pipeline import LintRequest, lint
-from policylint.rules import effective_policy, filters, labels, listeners
+from policylint.rules import effective_policy, engine, filters, labels, listeners
 from policylint.rules.engine import Selection
 from policylint.semantics.effective.simulation import Simulation
 from policylint.semantics.topology import Listener
 from tests.lintutil import lint_paths, lint_text
-from tests.manifests import gateway, gateway_class, route
+from tests.manifests import gateway, gateway_class, policy, route
 
 RULES = Path(__file__).resolve().parent
 
@@ -198,8 +199,25 @@ def test_did_you_mean_answers_as_difflib() -> None:
 
 
 def test_did_you_mean_skips_the_ratio_of_a_candidate_that_cannot_win(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`checkout-v2` is within the cutoff of `checkout`, but the letters it shares with it bound its
-    ratio under `checkout-v1`'s, found first: its ratio is not worked out."""
+    """`checkout-v2` is within the cutoff of `checkout-v1x`, but the letters it shares with it
+    bound its ratio under `checkout-v1`'s, found first: its ratio is not worked out. Asked again,
+    the pair's ratio is the one kept."""
+    monkeypatch.setattr(names, "_RATIOS", {})
     ratios = _counting(monkeypatch, difflib.SequenceMatcher, "ratio")
-    assert names.did_you_mean("checkout-v1x", ["checkout-v1", "checkout-v2"]) == ["checkout-v1"]
+    assert names.did_you_mean("checkout-v1x", ["checkout-v2", "checkout-v1"]) == ["checkout-v1"]
     assert len(ratios) == 1
+    assert names.did_you_mean("checkout-v1x", ["checkout-v1", "checkout-v2", "other"]) == ["checkout-v1"]
+    assert len(ratios) == 1
+
+
+def test_engine_parses_each_path_of_the_findings_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Twelve policies, each with a target that is missing and one whose name is a placeholder: the
+    thirteen findings sit on one path, parsed once, and the placeholder's is still dropped (PL004's)."""
+    monkeypatch.setattr(engine, "_PARTS", {})
+    parsed = _counting(monkeypatch, engine, "parse_path")
+    ref = "[{group: gateway.networking.k8s.io, kind: Gateway, name: %s}]"
+    text = "".join(policy("BackendTrafficPolicy", ref % f"gw-{i}", name=f"p{i}") for i in range(12))
+    text += policy("BackendTrafficPolicy", ref % "'${GATEWAY}'", name="templated")
+    result = lint_text(text, selection=Selection(select=("PL201",)))
+    assert [(f.rule, f.path) for f in result.findings] == [("PL201", "spec.targetRefs[0].name")] * 12
+    assert len(parsed) == 1
