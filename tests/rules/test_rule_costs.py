@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+import yaml
 
 from policylint.k8s import names
 from policylint.pipeline import LintRequest, lint
@@ -221,3 +222,41 @@ def test_engine_parses_each_path_of_the_findings_once(monkeypatch: pytest.Monkey
     result = lint_text(text, selection=Selection(select=("PL201",)))
     assert [(f.rule, f.path) for f in result.findings] == [("PL201", "spec.targetRefs[0].name")] * 12
     assert len(parsed) == 1
+
+
+@pytest.mark.parametrize(
+    ("fixture", "rule", "asked"),
+    [
+        ("PL705-api-version-not-served", "PL705", "project"),
+        ("PL707-deprecated-api-version", "PL707", "deprecation_of"),
+    ],
+)
+def test_served_and_deprecated_versions_asked_once_per_api_version_and_kind(
+    monkeypatch: pytest.MonkeyPatch, fixture: str, rule: str, asked: str
+) -> None:
+    """The rule's example twice over, the copy in another namespace: the catalogue is asked about
+    each apiVersion and kind once (it was asked for every object), and each copy has the findings
+    of the object it copies, on itself."""
+    from policylint.k8s.admission import Catalogue
+
+    case = RULES / fixture
+    options = yaml.safe_load((case / "options.yaml").read_text(encoding="utf-8"))
+    text = (case / "bad.yaml").read_text(encoding="utf-8")
+    calls = _counting(monkeypatch, Catalogue, asked)
+    once = lint_text(text, selection=Selection(select=(rule,)), **dict(options))
+    asked_once = len(calls)
+    del calls[:]
+    twice = lint_text(
+        text + "\n---\n" + text.replace("namespace: apps", "namespace: copy"),
+        selection=Selection(select=(rule,)),
+        **dict(options),
+    )
+    assert asked_once > 0
+    assert len(calls) == asked_once
+    found = [(f.rule, f.object.kind, f.object.name, f.path, f.message) for f in once.findings if f.object is not None]
+    copied = [
+        (f.rule, f.object.kind, f.object.name, f.path, f.message)
+        for f in twice.findings
+        if f.object is not None and f.object.namespace == "copy"
+    ]
+    assert found and [f for f in found if f[1] != "CustomResourceDefinition"] == copied
