@@ -447,10 +447,24 @@ class InvalidLabelSyntax(UnitRule["K8sObject | Policy"]):
 
     def _selector(self, obj: K8sObject, selector: Mapping[str, Any], base: str, *at: str | int) -> Iterator[Issue]:
         """metav1.LabelSelector validation (apimachinery ValidateLabelSelector) of the selector at
-        `base` and `at` (joined only for a finding: every listener of every
-        Gateway has a selector, and almost none a problem). The problems of a selector are a
-        function of its content, and the same few selectors repeat across every listener of
-        every Gateway: each distinct one is checked once (`_SELECTORS`)."""
+        `base` and `at`, joined only for a finding: every listener of every Gateway may have a
+        selector, and almost none has a problem. The problems of a selector are a function of its
+        content, and the same few selectors repeat across every listener of every Gateway: each
+        distinct one is checked once (`_SELECTORS`). The loader makes maps of the same content one
+        object (policylint.input.sharing), so that the selector of the listener before is most
+        often this very one: its problems are taken without measuring and writing out the
+        selector again (`_LAST_SELECTOR`)."""
+        last = _LAST_SELECTOR
+        if last and last[0] is selector:
+            problems: tuple[Problem, ...] = last[1]
+        else:
+            problems = self._problems(selector)
+            _LAST_SELECTOR[:] = [selector, problems]
+        for parts, message in problems:
+            yield self.issue(obj, join(base, *at, *parts), message)
+
+    @staticmethod
+    def _problems(selector: Mapping[str, Any]) -> tuple[Problem, ...]:
         checked = _SELECTORS
         if len(checked) > _CHECKED_LIMIT:
             checked.clear()
@@ -464,14 +478,16 @@ class InvalidLabelSyntax(UnitRule["K8sObject | Policy"]):
             # A value YAML aliases may share many times over: its repr, as a key, could take more
             # memory than there is; checked where it stands, as every value was before the memo.
             problems = tuple(_selector_problems(selector))
-        for parts, message in problems:
-            yield self.issue(obj, join(base, *at, *parts), message)
+        return problems
 
 
 Problem = tuple[tuple[str | int, ...], str]  # (path under the selector, message)
 
 # Selector (its repr) -> its problems, for `InvalidLabelSyntax._selector`; emptied past the limit.
 _SELECTORS: dict[str, tuple[Problem, ...]] = {}
+# The selector checked last and its problems, for `InvalidLabelSyntax._selector`: compared by
+# identity, which holds while the loaded data is never changed.
+_LAST_SELECTOR: list[Any] = []
 # What a selector kept by its repr may hold: strings' characters and values, in all.
 _KEY_BUDGET = 4096
 

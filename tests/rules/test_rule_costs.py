@@ -167,7 +167,19 @@ def test_header_values_write_out_only_a_wrong_one(monkeypatch: pytest.MonkeyPatc
 
 def test_label_selectors_join_a_path_only_for_a_finding(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every listener's `allowedRoutes` selector is checked (PL506); a path is joined only for the
-    one with a problem, and it is the path joined before."""
+    one with a problem, and it is the path joined before. The ten listeners' selectors of one
+    content are one map (the loader's sharing): it is measured and written out once, not ten
+    times, and the other selector once."""
+    monkeypatch.setattr(labels, "_LAST_SELECTOR", [])
+    measured: list[int] = []
+    small = labels._small
+
+    def counted(value: Any, budget: list[int]) -> bool:
+        if budget[0] == labels._KEY_BUDGET:  # a whole selector, not a value inside one
+            measured.append(1)
+        return small(value, budget)
+
+    monkeypatch.setattr(labels, "_small", counted)
     selector = "allowedRoutes: {namespaces: {from: Selector, selector: {matchLabels: {team: %s}}}}"
     good = "".join(f"  - {{name: l{i}, port: {80 + i}, protocol: HTTP, {selector % 'a'}}}\n" for i in range(10))
     bad = f"  - {{name: bad, port: 99, protocol: HTTP, {selector % '-a-'}}}\n"
@@ -177,6 +189,7 @@ def test_label_selectors_join_a_path_only_for_a_finding(monkeypatch: pytest.Monk
         ("PL506", "spec.listeners[10].allowedRoutes.namespaces.selector.matchLabels.team")
     ]
     assert len(joined) == 1
+    assert len(measured) == 2
 
 
 def _words(rng: random.Random, n: int) -> list[str]:
