@@ -10,13 +10,19 @@ its answers checked against what the work it replaces answers.
   only for a finding;
 - the near match of a hint (`did_you_mean`) is difflib's, and the ratio of a candidate that
   cannot beat the best so far is not worked out;
-- the engine parses each path its findings sit on once, to tell whether they sit on a placeholder.
+- the engine parses each path its findings sit on once, to tell whether they sit on a placeholder;
+- PL705 and PL707 ask the catalogue once per apiVersion and kind;
+- a finding's fingerprint is written without `json.dumps` and `dataclasses.replace` per finding.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import hashlib
+import json
 import random
+import re
 import string
 from pathlib import Path
 from typing import Any, cast
@@ -24,7 +30,9 @@ from typing import Any, cast
 import pytest
 import yaml
 
+from policylint.findings import Finding, ResolvedRelated, Severity
 from policylint.k8s import names
+from policylint.k8s.objects import ObjectKey
 from policylint.pipeline import LintRequest, lint
 from policylint.rules import effective_policy, engine, filters, labels, listeners
 from policylint.rules.engine import Selection
@@ -273,3 +281,67 @@ def test_served_and_deprecated_versions_asked_once_per_api_version_and_kind(
         if f.object is not None and f.object.namespace == "copy"
     ]
     assert found and [f for f in found if f[1] != "CustomResourceDefinition"] == copied
+
+
+def _definition(f: Finding, occurrence: int = 0) -> str:
+    """The fingerprint as `engine.fingerprint`'s docstring defines it, written with `json.dumps`."""
+    if f.object is not None:
+        key = f.object
+        parts: list[object] = [f.rule, key.group, key.kind, key.namespace, key.name, "", f.path, ""]
+    else:
+        parts = [f.rule, None, None, None, None, f.file, f.path, re.sub(r"\b(line|column) [0-9]+", r"\1 _", f.message)]
+    text = json.dumps([*parts, occurrence], ensure_ascii=True, separators=(",", ":"))
+    return hashlib.blake2b(text.encode("ascii"), digest_size=16).hexdigest()
+
+
+def test_fingerprints_are_the_defined_digest_written_without_dumping(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random rules, keys, files, paths and messages (quotes, backslashes, control characters,
+    non-ASCII, a lone surrogate, `line 3`), on objects and on files: each fingerprint is the
+    digest of the JSON array the definition names, with no `json.dumps` per finding, and each
+    finding is the one it was but for its fingerprint."""
+    rng = random.Random(38)
+    alphabet = 'ab"\\/\n\t\x00\x7fé€😀\ud800 :line3'
+
+    def text() -> str:
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+
+    findings = []
+    for i in range(300):
+        on_object = rng.random() < 0.6
+        key = ObjectKey(text(), text(), rng.choice((None, text())), text()) if on_object else None
+        message = text() + (f" line {i} column 2" if rng.random() < 0.5 else "")
+        related = (ResolvedRelated(text(), text(), 1, 2),)
+        findings.append(
+            Finding(
+                text() or "f",
+                i,
+                1,
+                rng.choice(("PL201", "PL002")),
+                "n",
+                Severity.ERROR,
+                message,
+                key,
+                "v1",
+                text(),
+                related,
+                text(),
+                "",
+                None,
+                i,
+                3,
+                None,
+            )
+        )
+    findings += findings[:40]  # the same again: occurrences 1
+    dumped = _counting(monkeypatch, json, "dumps")
+    out = engine.with_fingerprints(findings)
+    assert dumped == []
+    monkeypatch.undo()
+    seen: dict[str, int] = {}
+    for before, after in zip(findings, out):
+        base = _definition(before)
+        occurrence = seen.get(base, 0)
+        seen[base] = occurrence + 1
+        assert after.fingerprint == _definition(before, occurrence)
+        assert after == dataclasses.replace(before, fingerprint=after.fingerprint)
+    assert max(seen.values()) == 2
