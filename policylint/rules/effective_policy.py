@@ -18,7 +18,7 @@ from policylint.k8s.admission import Catalogue, validate
 from policylint.k8s.names import ns_name
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.policy import Policy
-from policylint.project import Project
+from policylint.project import Project, across_rules
 from policylint.rules.base import POLICY, PolicyRule, Rule, RuleOption
 from policylint.semantics.effective.facets import RANK, Facet, FoldResult, NodeKey, TargetStatus, node_label
 from policylint.semantics.effective.merge import Tagged, leaves, untag
@@ -39,17 +39,46 @@ def _targets(project: Project) -> Iterator[tuple[Policy, TargetResolution, Targe
             yield policy, res, status
 
 
-def _policy_targets(project: Project, policy: Policy) -> Iterator[tuple[TargetResolution, TargetStatus]]:
+@across_rules
+class _Statuses:
+    """Each policy's targets with their status in the simulation, worked out once for the rules
+    that read them (PL601, PL602, PL603): each rule went through every policy's targets and looked
+    each status up again, which cost the three together about as much as their own work."""
+
+    def __init__(self, project: Project) -> None:
+        self._project = project
+        self._all: dict[K8sObject, tuple[tuple[TargetResolution, TargetStatus | None], ...]] = {}
+        self._live: dict[K8sObject, tuple[tuple[TargetResolution, TargetStatus], ...]] = {}
+
+    def of(self, policy: Policy) -> tuple[tuple[TargetResolution, TargetStatus | None], ...]:
+        """Every target of `policy` (`Resolution.targets`) with its status (None: no context)."""
+        found = self._all.get(policy.obj)
+        if found is None:
+            sim = self._project.simulation()
+            found = self._all[policy.obj] = tuple(
+                (res, sim.target_status(policy, res)) for res in self._project.resolution.targets(policy)
+            )
+        return found
+
+    def live(self, policy: Policy) -> tuple[tuple[TargetResolution, TargetStatus], ...]:
+        """The target statuses of `policy` that some context reads, each once."""
+        found = self._live.get(policy.obj)
+        if found is None:
+            # Two references to one target share its status: once per status, which compares by value.
+            seen: IdentitySet[TargetStatus] = IdentitySet()
+            live: list[tuple[TargetResolution, TargetStatus]] = []
+            for res, status in self.of(policy):
+                if status is None or status.contexts == 0 or status in seen:
+                    continue
+                seen.add(status)
+                live.append((res, status))
+            found = self._live[policy.obj] = tuple(live)
+        return found
+
+
+def _policy_targets(project: Project, policy: Policy) -> tuple[tuple[TargetResolution, TargetStatus], ...]:
     """Every target status of `policy` that some context reads."""
-    sim = project.simulation()
-    # Two references to one target share its status: once per status, which compares by value.
-    seen: IdentitySet[TargetStatus] = IdentitySet()
-    for res in project.resolution.targets(policy):
-        status = sim.target_status(policy, res)
-        if status is None or status.contexts == 0 or status in seen:
-            continue
-        seen.add(status)
-        yield res, status
+    return project.derived(_Statuses).live(policy)
 
 
 def _conflicts(project: Project) -> Iterator[tuple[Policy, TargetResolution, tuple[Facet, str], str]]:
@@ -57,10 +86,10 @@ def _conflicts(project: Project) -> Iterator[tuple[Policy, TargetResolution, tup
     target's contexts ("" when in all of them, or when no traffic passes the target and the
     conflict is decided when the policies attach)."""
     sim = project.simulation()
+    statuses = project.derived(_Statuses)
     for policy in project.resolution.policies():
         seen: IdentitySet[TargetStatus] = IdentitySet()
-        for res in project.resolution.targets(policy):
-            status = sim.target_status(policy, res)
+        for res, status in statuses.of(policy):
             if status is not None and status.contexts:
                 if status in seen or not status.conflicted or status.conflict is None:
                     continue
@@ -448,7 +477,12 @@ class InvalidEffectiveSpec(Rule):
         """What the schema refuses in the merged spec and in no contributing facet alone: (path,
         problem, which schema, the facets whose values are under the path)."""
         facets = list(stack)
-        contributing = {leaf.source: leaf.source for _, leaf in leaves(tree) if isinstance(leaf.source, Facet)}
+        # Every value of the tree comes from a facet of the stack: a stack of one policy's facets
+        # merged nothing, and its tree is not walked.
+        if len({f.policy.obj for f in facets}) < 2:
+            return []
+        contributing: dict[Facet, Facet] = {}
+        _leaf_sources(tree, contributing)
         if len({f.policy.obj for f in contributing.values()}) < 2:
             return []  # nothing merged: each policy's own rejections are PL703's and PL704's
         where = facets[-1]
@@ -484,6 +518,17 @@ class InvalidEffectiveSpec(Rule):
             }
             out.append((path, problem, origin, sorted(involved.values(), key=lambda f: (f.rank, f.name))))
         return out
+
+
+def _leaf_sources(node: Tagged, out: dict[Facet, Facet]) -> None:
+    """The facets the leaves of `node` come from, in leaf order (`merge.leaves` without the key
+    path it builds for every leaf, which PL609 does not read here)."""
+    children = node.children
+    if children:
+        for child in children.values():
+            _leaf_sources(child, out)
+    elif isinstance(node.source, Facet):
+        out.setdefault(node.source, node.source)
 
 
 @record

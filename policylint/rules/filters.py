@@ -43,13 +43,16 @@ class HeaderValueInvalid(ObjectRule):
     def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
         if obj.kind not in _KINDS or obj.group != GATEWAY_GROUP:
             return
-        malformed = project.index.malformed(obj)
-        for path, parts, value in _header_values(obj):
-            if malformed.tainted(*parts) or not isinstance(value, str):
-                continue
-            bad = _FORBIDDEN.search(value)
+        malformed = None
+        for parts, value in _header_values(obj):
+            bad = _FORBIDDEN.search(value) if isinstance(value, str) else None
             if bad is None:
                 continue
+            if malformed is None:
+                malformed = project.index.malformed(obj)
+            if malformed.tainted(*parts):
+                continue
+            path = format_path(parts)
             message = (
                 f"{obj.kind} {where(obj)} sets a header to a value with the control character"
                 f" {bad.group()!r} at {path}: HTTP forbids it in a header value (RFC 7230 section 3.2),"
@@ -60,30 +63,36 @@ class HeaderValueInvalid(ObjectRule):
             yield self.issue(obj, path, message, hint="Remove the control characters (line breaks) from the value.")
 
 
-def _header_values(obj: K8sObject) -> Iterator[tuple[str, tuple[str | int, ...], Any]]:
-    """(path, path parts, value) of every header value a filter of the route sets or adds: the
-    rules' filters and their backendRefs' filters."""
+def _header_values(obj: K8sObject) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """(path parts, value) of every header value a filter of the route sets or adds: the rules'
+    filters and their backendRefs' filters. A path is written out only for a value found wrong:
+    every route has its filters walked, by this rule and by PL703 (`forbidden_header_values`)."""
     rules = obj.spec.get("rules")
     for i, rule in enumerate(rules if isinstance(rules, list) else ()):
         if not isinstance(rule, dict):
             continue
-        yield from _in_filters(rule.get("filters"), ("spec", "rules", i, "filters"))
+        filters = rule.get("filters")
+        if filters:
+            yield from _in_filters(filters, ("spec", "rules", i, "filters"))
         refs = rule.get("backendRefs")
         for j, ref in enumerate(refs if isinstance(refs, list) else ()):
-            if isinstance(ref, dict):
-                yield from _in_filters(ref.get("filters"), ("spec", "rules", i, "backendRefs", j, "filters"))
+            if isinstance(ref, dict) and ref.get("filters"):
+                yield from _in_filters(ref["filters"], ("spec", "rules", i, "backendRefs", j, "filters"))
 
 
-def _in_filters(filters: Any, at: tuple[str | int, ...]) -> Iterator[tuple[str, tuple[str | int, ...], Any]]:
+def _in_filters(filters: Any, at: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], Any]]:
     for k, item in enumerate(filters if isinstance(filters, list) else ()):
+        if not isinstance(item, dict):
+            continue
         for modifier in _MODIFIERS:
-            headers = item.get(modifier) if isinstance(item, dict) else None
+            headers = item.get(modifier)
+            if not isinstance(headers, dict):
+                continue
             for op in ("set", "add"):
-                entries = headers.get(op) if isinstance(headers, dict) else None
+                entries = headers.get(op)
                 for n, entry in enumerate(entries if isinstance(entries, list) else ()):
                     if isinstance(entry, dict) and "value" in entry:
-                        parts = (*at, k, modifier, op, n, "value")
-                        yield format_path(parts), parts, entry["value"]
+                        yield (*at, k, modifier, op, n, "value"), entry["value"]
 
 
 def forbidden_header_values(obj: K8sObject) -> frozenset[str]:
@@ -91,7 +100,9 @@ def forbidden_header_values(obj: K8sObject) -> frozenset[str]:
     pattern (PL703) says nothing more there (one finding per cause)."""
     if obj.kind not in _KINDS or obj.group != GATEWAY_GROUP:
         return frozenset()
-    return frozenset(path for path, _, value in _header_values(obj) if isinstance(value, str) and _FORBIDDEN.search(value))
+    return frozenset(
+        format_path(parts) for parts, value in _header_values(obj) if isinstance(value, str) and _FORBIDDEN.search(value)
+    )
 
 
 RULES: list[type[Rule]] = [HeaderValueInvalid]

@@ -402,17 +402,16 @@ class InvalidLabelSyntax(UnitRule["K8sObject | Policy"]):
         for i, entry in enumerate(selectors if isinstance(selectors, list) else []):
             if not isinstance(entry, dict):
                 continue
-            path = join("spec", field, i)
             # A target selector is a label selector inlined with group/kind (Envoy Gateway).
-            yield from self._selector(policy.obj, path, entry)
+            yield from self._selector(policy.obj, entry, "spec", field, i)
             ns_selector = _get(entry, "namespaces", "selector")
             if isinstance(ns_selector, dict):
-                yield from self._selector(policy.obj, join(path, "namespaces", "selector"), ns_selector)
+                yield from self._selector(policy.obj, ns_selector, "spec", field, i, "namespaces", "selector")
         # GEP-713 "Label selectors": a target reference may carry `selector` instead of a name.
         for ref in policy.refs:
             selector = ref.raw.get("selector") if isinstance(ref.raw, dict) else None
             if isinstance(selector, dict):
-                yield from self._selector(policy.obj, join(ref.path, "selector"), selector)
+                yield from self._selector(policy.obj, selector, ref.path, "selector")
 
     def _metadata(self, obj: K8sObject) -> Iterator[Issue]:
         # Every object's keys and values, most of them the same few (`app`, `tenant`): each
@@ -439,17 +438,33 @@ class InvalidLabelSyntax(UnitRule["K8sObject | Policy"]):
     def _listener_selectors(self, obj: K8sObject) -> Iterator[Issue]:
         allowed = _get(obj.data, "spec", "allowedListeners", "namespaces", "selector")
         if isinstance(allowed, dict):
-            yield from self._selector(obj, "spec.allowedListeners.namespaces.selector", allowed)
+            yield from self._selector(obj, allowed, "spec.allowedListeners.namespaces.selector")
         listeners = _get(obj.data, "spec", "listeners")
         for i, listener in enumerate(listeners if isinstance(listeners, list) else []):
             selector = _get(listener, "allowedRoutes", "namespaces", "selector")
             if isinstance(selector, dict):
-                yield from self._selector(obj, join("spec.listeners", i, "allowedRoutes", "namespaces", "selector"), selector)
+                yield from self._selector(obj, selector, "spec.listeners", i, "allowedRoutes", "namespaces", "selector")
 
-    def _selector(self, obj: K8sObject, path: str, selector: Mapping[str, Any]) -> Iterator[Issue]:
-        """metav1.LabelSelector validation (apimachinery ValidateLabelSelector). The problems of a
-        selector are a function of its content, and the same few selectors repeat across every
-        listener of every Gateway: each distinct one is checked once (`_SELECTORS`)."""
+    def _selector(self, obj: K8sObject, selector: Mapping[str, Any], base: str, *at: str | int) -> Iterator[Issue]:
+        """metav1.LabelSelector validation (apimachinery ValidateLabelSelector) of the selector at
+        `base` and `at`, joined only for a finding: every listener of every Gateway may have a
+        selector, and almost none has a problem. The problems of a selector are a function of its
+        content, and the same few selectors repeat across every listener of every Gateway: each
+        distinct one is checked once (`_SELECTORS`). The loader makes maps of the same content one
+        object (policylint.input.sharing), so that the selector of the listener before is most
+        often this very one: its problems are taken without measuring and writing out the
+        selector again (`_LAST_SELECTOR`)."""
+        last = _LAST_SELECTOR
+        if last and last[0] is selector:
+            problems: tuple[Problem, ...] = last[1]
+        else:
+            problems = self._problems(selector)
+            _LAST_SELECTOR[:] = [selector, problems]
+        for parts, message in problems:
+            yield self.issue(obj, join(base, *at, *parts), message)
+
+    @staticmethod
+    def _problems(selector: Mapping[str, Any]) -> tuple[Problem, ...]:
         checked = _SELECTORS
         if len(checked) > _CHECKED_LIMIT:
             checked.clear()
@@ -463,14 +478,16 @@ class InvalidLabelSyntax(UnitRule["K8sObject | Policy"]):
             # A value YAML aliases may share many times over: its repr, as a key, could take more
             # memory than there is; checked where it stands, as every value was before the memo.
             problems = tuple(_selector_problems(selector))
-        for parts, message in problems:
-            yield self.issue(obj, join(path, *parts), message)
+        return problems
 
 
 Problem = tuple[tuple[str | int, ...], str]  # (path under the selector, message)
 
 # Selector (its repr) -> its problems, for `InvalidLabelSyntax._selector`; emptied past the limit.
 _SELECTORS: dict[str, tuple[Problem, ...]] = {}
+# The selector checked last and its problems, for `InvalidLabelSyntax._selector`: compared by
+# identity, which holds while the loaded data is never changed.
+_LAST_SELECTOR: list[Any] = []
 # What a selector kept by its repr may hold: strings' characters and values, in all.
 _KEY_BUDGET = 4096
 

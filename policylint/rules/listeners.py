@@ -106,17 +106,7 @@ class ListenerTLSHostnamesOverlap(UnitRule[K8sObject]):
             and not listener.malformed
             and topology.listener_conflict(listener) is None
         ]
-        for listener in https:
-            other = next(
-                (
-                    o
-                    for o in https
-                    if o is not listener and o.port == listener.port and hostnames_overlap(listener.hostname, o.hostname)
-                ),
-                None,
-            )
-            if other is None:
-                continue
+        for listener, other in _first_overlaps(https):
             mine = listener.hostname or "no hostname (every name)"
             theirs = other.hostname or "no hostname (every name)"
             message = (
@@ -142,6 +132,64 @@ class ListenerTLSHostnamesOverlap(UnitRule[K8sObject]):
                 related=related,
                 hint=hint,
             )
+
+
+def _first_overlaps(listeners: list[Listener]) -> Iterator[tuple[Listener, Listener]]:
+    """Each listener whose hostname overlaps another's on its port, in order, with the first such
+    other listener (`hostnames_overlap`). Listeners are grouped by port, and a name without a
+    wildcard is looked up: it overlaps only the same name, a listener without one and a wildcard
+    that matches it. Comparing every pair cost a Gateway's n listeners n² comparisons, most of a
+    cold run's PL424 (a Gateway holds up to 64 listeners, its ListenerSets more)."""
+    by_port: dict[int | None, _Port] = {}
+    for position, listener in enumerate(listeners):
+        by_port.setdefault(listener.port, _Port()).add(position, listener)
+    for position, listener in enumerate(listeners):
+        first = by_port[listener.port].first_overlap(position, listener)
+        if first is not None:
+            yield listener, listeners[first]
+
+
+class _Port:
+    """The listeners of one port, by position in the Gateway's order: each plain hostname's, the
+    wildcards' and those without a hostname."""
+
+    def __init__(self) -> None:
+        self.every: list[int] = []  # all of them, in order
+        self.unset: list[int] = []
+        self.named: dict[str, list[int]] = {}
+        self.wildcards: list[tuple[int, str]] = []
+
+    def add(self, position: int, listener: Listener) -> None:
+        self.every.append(position)
+        name = listener.hostname
+        if not name:
+            self.unset.append(position)
+        elif name.startswith("*"):
+            self.wildcards.append((position, name))
+        else:
+            self.named.setdefault(name, []).append(position)
+
+    def first_overlap(self, position: int, listener: Listener) -> int | None:
+        """The position of the first other listener whose hostname overlaps `listener`'s."""
+        name = listener.hostname
+        if not name:
+            return _first_other(self.every, position)  # no hostname: every name
+        found = [_first_other(self.unset, position)]
+        if name.startswith("*"):
+            # A wildcard is not among the plain names: each name's first listener is another.
+            found += [positions[0] for other, positions in self.named.items() if hostnames_overlap(name, other)]
+        else:
+            found.append(_first_other(self.named.get(name, []), position))
+        found += [p for p, other in self.wildcards if p != position and hostnames_overlap(name, other)]
+        return min((p for p in found if p is not None), default=None)
+
+
+def _first_other(positions: list[int], position: int) -> int | None:
+    """The first of `positions` (in order) that is not `position`."""
+    for p in positions[:2]:
+        if p != position:
+            return p
+    return None
 
 
 # Listener protocols with and without TLS (apis/v1/gateway_types.go, Listener.TLS).

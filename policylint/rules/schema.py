@@ -32,6 +32,7 @@ from policylint.project import Project, object_local
 from policylint.rules.base import ANY, POLICY, ObjectRule, PerPolicy, Rule
 from policylint.rules.filters import forbidden_header_values
 from policylint.rules.hints import close_name
+from policylint.rules.keyed import ByApiVersion
 from policylint.rules.releases import Dissents, accepted_by, disputed, dissent_origin, judged, unserved
 from policylint.semantics.topology import expand_pattern
 from policylint.stages import Stage
@@ -285,6 +286,9 @@ class ApiVersionNotServed(ObjectRule):
     subjects = frozenset({ANY})
 
     def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
+        return project.derived(ByApiVersion).issues(self.id, obj, lambda o: self._served(project, o))
+
+    def _served(self, project: Project, obj: K8sObject) -> Iterator[Issue]:
         catalogue = project.admissions().catalogue
         served, groups = project.derived(_bundled)
         group, kind, version = obj.group, obj.kind, obj.version
@@ -433,6 +437,9 @@ class DeprecatedApiVersion(ObjectRule):
     subjects = frozenset({ANY})
 
     def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
+        return project.derived(ByApiVersion).issues(self.id, obj, lambda o: self._deprecated(project, o))
+
+    def _deprecated(self, project: Project, obj: K8sObject) -> Iterator[Issue]:
         catalogue = project.admissions().catalogue
         found = catalogue.deprecation(obj)
         if found is None:
