@@ -320,9 +320,12 @@ def admit(admissions: Admissions, obj: K8sObject) -> Admission | None:
     if found is None:
         return None
     verdict = _admit(admissions, obj, found)
-    catalogue.admitted[obj, catalogue.schema_numbers(found[0])] = not verdict.rejected
+    rejected = verdict.rejected
+    catalogue.admitted[obj, catalogue.schema_numbers(found[0])] = not rejected
+    if not rejected:
+        return verdict
     key_ = (obj.group, obj.kind, obj.version)
-    if not verdict.rejected or catalogue.decided_for(key_) or verdict.source is None:
+    if catalogue.decided_for(key_) or verdict.source is None:
         return verdict
     # Ties go to the newer release, and within one to the experimental channel: it knows every
     # field the standard one does, so its complaint is the more specific.

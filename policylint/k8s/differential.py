@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from policylint.k8s.celrules import UNSET, RuleOutcomes
+from policylint.k8s.celrules import UNSET, RuleOutcomes, evaluator
 from policylint.k8s.differences import Difference, converts_alike, difference
 from policylint.k8s.schemas import COMBINED
 from policylint.k8s.schemawalk import LIST_TYPE, violations, violations_below
@@ -85,11 +85,10 @@ def admits_all(
         roots = [difference(first, other) for other in others]
     if not any(roots):
         return [True] * len(others)
-    from policylint.k8s.cel.cost import RUNTIME_BUDGET
-
     walk = _Differential(admissions, obj, shapes)
     walk.run(data, roots)
-    return [None if dead or spent + cost > RUNTIME_BUDGET else True for dead, cost in zip(walk.dead, walk.costs)]
+    budget = evaluator()[2]
+    return [None if dead or spent + cost > budget else True for dead, cost in zip(walk.dead, walk.costs)]
 
 
 _END: Any = object()  # on the walk's stack: the subtree above is done
@@ -214,11 +213,7 @@ class _Differential(RuleOutcomes):
     )
 
     def __init__(self, admissions: Admissions, obj: K8sObject, shapes: dict[int, Any]) -> None:
-        from policylint.k8s import cel
-        from policylint.k8s.cel.cost import PER_CALL_LIMIT
-
-        self.cel = cel
-        self.per_call = PER_CALL_LIMIT
+        self.cel, self.per_call, _ = evaluator()
         self.data = obj.data
         self.malformed = admissions.index.malformed(obj)
         # An object with a value of the wrong type skips the rules there (as the full walk does):

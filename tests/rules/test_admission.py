@@ -213,3 +213,50 @@ def test_a_subtree_objects_share_is_shaped_once_per_run(monkeypatch: Any) -> Non
     assert [v is not None and not v.rejected for v in verdicts] == [True, True]
     # Before, once per object that holds it.
     assert sum(1 for value in shaped if value is shared) == 1
+
+
+def test_a_verdict_imports_nothing_per_object_or_per_value(monkeypatch: Any) -> None:
+    # The walks import the CEL evaluator and the string formats lazily, so that a run whose
+    # verdicts are all kept never loads them; they did so with an import statement per walk and
+    # per string checked, a sixth of the verdicts' time on the benchmark's corpora. Now what a
+    # run imports while it works verdicts out is per kind (its schemas), the same for two routes
+    # as for six: neither the schema walk of a route's strings (patterns, formats), nor its CEL
+    # rules, nor the other plausible schemas' walk (release unknown) imports per object.
+    import builtins
+
+    from policylint.k8s.admissions import Admissions
+    from policylint.k8s.dissent import dissent
+
+    route = (
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: {name}, namespace: apps}}\n"
+        "spec:\n  parentRefs: [{{name: edge, sectionName: http}}]\n  hostnames: [{name}.example.com]\n"
+        "  rules:\n  - matches: [{{path: {{type: PathPrefix, value: /{name}}}}}]\n"
+        "    backendRefs: [{{name: {name}, port: 80}}]\n"
+    )
+
+    def imports(names: list[str]) -> list[str]:
+        text = TOPOLOGY + btp("lb", "  loadBalancer: {type: RoundRobin}\n") + "".join(route.format(name=n) for n in names)
+        result = lint_text(text, selection=select("PL001"))
+        objects = list(result.index.objects)
+        warm = Admissions(result.index)  # loads what is imported lazily, once per process
+        for obj in objects:
+            dissent(warm, obj)
+        imported: list[str] = []
+        original = builtins.__import__
+
+        def counting(name: str, *args: Any, **kwargs: Any) -> Any:
+            imported.append(name)
+            return original(name, *args, **kwargs)
+
+        admissions = Admissions(result.index)
+        with monkeypatch.context() as patched:
+            patched.setattr(builtins, "__import__", counting)
+            verdicts = [admissions.verdict(o) for o in objects]
+            for obj in objects:
+                dissent(admissions, obj)
+        assert sum(1 for v in verdicts if v is not None and not v.rejected) == 4 + len(names)
+        return sorted(imported)
+
+    # Before, the CEL package and its cost limits per walk of an object and policylint.k8s.strformats
+    # per string with a pattern or a format: 32 more imports for the four more routes.
+    assert imports(["one", "two"]) == imports(["one", "two", "three", "four", "five", "six"])
