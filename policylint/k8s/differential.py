@@ -168,7 +168,7 @@ def _reaches(value: Any, here: _Pairs) -> bool:
     return kind is dict or kind is list or bool(here.checking)
 
 
-# (id of each pair's difference, or 0) -> its `_Pairs` with the differences: one object per
+# (id of each pair's difference, or of None) -> its `_Pairs` with the differences: one object per
 # distinct tuple, whose identity keys the walk's memo of subtrees (the differences live for the
 # process, `_DIFFERENCES`, so the ids stay theirs).
 _PAIRS_OF: dict[tuple[int, ...], _Pairs] = {}
@@ -177,7 +177,7 @@ _PAIRS_OF: dict[tuple[int, ...], _Pairs] = {}
 def _pairs(heres: tuple[Difference | None, ...]) -> _Pairs | None:
     if not any(heres):
         return None
-    key = tuple(0 if h is None else id(h) for h in heres)
+    key = tuple(map(id, heres))  # None's id is no difference's: it stands for "nothing here"
     got = _PAIRS_OF.get(key)
     if got is None:
         got = _PAIRS_OF[key] = _Pairs(heres)

@@ -310,3 +310,35 @@ def test_a_verdict_imports_nothing_per_object_or_per_value(monkeypatch: Any) -> 
     # Before, the CEL package and its cost limits per walk of an object and policylint.k8s.strformats
     # per string with a pattern or a format: 32 more imports for the four more routes.
     assert imports(["one", "two"]) == imports(["one", "two", "three", "four", "five", "six"])
+
+
+def test_what_an_object_asks_of_the_other_plausible_schemas_is_found_by_its_api_version(monkeypatch: Any) -> None:
+    # Every object the first plausible schema admits asks the plan of its kind (the other
+    # schemas and their differences: policylint.k8s.dissent), once per object; the plan is
+    # looked up by the object's apiVersion and kind, so that the group and version are split out
+    # of the apiVersion once per kind and version, not twice per object (most of the lookup).
+    from policylint.k8s import objects
+    from policylint.k8s.admissions import Admissions
+    from policylint.k8s.dissent import dissent
+
+    route = (
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: r{n}, namespace: apps}}\n"
+        "spec:\n  parentRefs: [{{name: edge}}]\n  rules:\n  - backendRefs: [{{name: web, port: {n}}}]\n"
+    )
+    text = TOPOLOGY + "".join(route.format(n=n) for n in range(1, 9))
+    result = lint_text(text, selection=select("PL001"))
+    admissions = Admissions(result.index)
+    routes = [o for o in result.index.objects if o.kind == "HTTPRoute"]
+    assert all(v is not None and not v.rejected for v in (admissions.verdict(o) for o in routes))
+    split: list[str] = []
+    original = objects.split_api_version
+
+    def counting(api_version: str) -> tuple[str, str]:
+        split.append(api_version)
+        return original(api_version)
+
+    monkeypatch.setattr(objects, "split_api_version", counting)
+    assert [dissent(admissions, o) for o in routes] == [None] * 9
+    # The first route's plan is made (its key and the schema's lookup split the apiVersion); the
+    # other routes find it. Before, the version was split for every route's lookup: 10.
+    assert len(split) == 2, split
