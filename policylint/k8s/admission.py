@@ -30,6 +30,7 @@ from policylint.k8s.celrules import cel_failures, cel_nodes, field_path, root_va
 from policylint.k8s.cluster import Cluster
 from policylint.k8s.schemas import DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION
 from policylint.k8s.schemawalk import DUPLICATE, LIST_TYPE, UNRENDERED, Pruned, violations
+from policylint.k8s.shapes import SharedShapes
 from policylint.k8s.verdicts import (
     EMBEDDED,
     PRESERVE,
@@ -106,12 +107,14 @@ class Catalogue:
     # A node's rules together: (id(schema node), "", (the value's `cel.shape`,)) -> their outcomes;
     # a subtree with nothing refused: (id(schema node), "/", (its shape,)) -> True (`cel_failures`).
     cel_results: dict[tuple[int, str, tuple[Any, ...]], Any] = dataclass_field(default_factory=dict)
-    # The run's maps and lists by content (`cel.shape`, id of a map or list -> its shape), for both
-    # walks of every object: the loader makes the maps and lists of one content one object
-    # (policylint.input.sharing), so a subtree that objects repeat is shaped once per run rather
-    # than once per object. `pinned` holds the data of the objects whose maps and lists are keys
-    # there, so that no key's id is taken by another object while it is one (`_run_shapes`).
-    shapes: dict[int, Any] = dataclass_field(default_factory=dict)
+    # The run's maps and lists (`cel.shape`, id of a map or list -> its shape), for both walks of
+    # every object and the other plausible schemas' walk: the loader makes the maps and lists of
+    # one content one object (policylint.input.sharing), so a map's or list's shape is a token of
+    # the object, made without reading its content (policylint.k8s.shapes), and a subtree that
+    # objects repeat is one key for all of them. `pinned` holds the data of the objects whose maps
+    # and lists are keys there, so that no key's id is taken by another object while it is one
+    # (`_run_shapes`).
+    shapes: dict[int, Any] = dataclass_field(default_factory=SharedShapes)
     pinned: list[Any] = dataclass_field(default_factory=list)
     # Schema -> a hash of its content (`fingerprint`).
     fingerprints: IdentityMap[Mapping[str, Any], bytes] = dataclass_field(default_factory=IdentityMap)
@@ -321,9 +324,12 @@ def admit(admissions: Admissions, obj: K8sObject) -> Admission | None:
     if found is None:
         return None
     verdict = _admit(admissions, obj, found)
-    catalogue.admitted[obj, catalogue.schema_numbers(found[0])] = not verdict.rejected
+    rejected = verdict.rejected
+    catalogue.admitted[obj, catalogue.schema_numbers(found[0])] = not rejected
+    if not rejected:
+        return verdict
     key_ = (obj.group, obj.kind, obj.version)
-    if not verdict.rejected or catalogue.decided_for(key_) or verdict.source is None:
+    if catalogue.decided_for(key_) or verdict.source is None:
         return verdict
     # Ties go to the newer release, and within one to the experimental channel: it knows every
     # field the standard one does, so its complaint is the more specific.

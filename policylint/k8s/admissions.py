@@ -40,9 +40,9 @@ class Admissions:
         # worked out once per object and process: PL703 and PL704 both read them, each rule's own
         # lookups are freed when it is done, and a refusal is walked whole.
         self.dissents: dict[K8sObject, Dissent | None] = {}
-        # (group, kind, version) -> what each of its objects asks of the other plausible schemas
-        # (policylint.k8s.dissent `_plan`), worked out once per kind.
-        self.plans: dict[tuple[str, str, str], Any] = {}
+        # (apiVersion, kind) -> what each of its objects asks of the other plausible schemas
+        # (policylint.k8s.dissent `_plan`), worked out once per kind and version.
+        self.plans: dict[tuple[str, str], Any] = {}
 
     def verdict(self, obj: K8sObject) -> Admission | None:
         """What the API server would refuse in the object: its schema and CEL rule violations,

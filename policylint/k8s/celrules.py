@@ -3,6 +3,7 @@ node, within the API server's cost budget (`cel_failures`)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +48,17 @@ def cel_failures(
     yield from run.run()
     if spent is not None:
         spent.append(run.spent)
+
+
+@functools.cache
+def evaluator() -> tuple[Any, int, int]:
+    """The CEL package, the per-call cost limit and the runtime budget of an object's rules,
+    imported on the first walk that runs rules, not with the module (a run whose verdicts are all
+    kept never needs the CEL evaluator), and once, not once per object."""
+    from policylint.k8s import cel
+    from policylint.k8s.cel.cost import PER_CALL_LIMIT, RUNTIME_BUDGET
+
+    return cel, PER_CALL_LIMIT, RUNTIME_BUDGET
 
 
 class RuleOutcomes:
@@ -107,14 +119,7 @@ class _CelRun(RuleOutcomes):
         results: dict[tuple[int, str, tuple[Any, ...]], Any],
         shapes: dict[int, Any],
     ) -> None:
-        # Imported here, not with the module: a run whose verdicts are all kept never needs the
-        # CEL evaluator.
-        from policylint.k8s import cel
-        from policylint.k8s.cel.cost import PER_CALL_LIMIT, RUNTIME_BUDGET
-
-        self.cel = cel
-        self.per_call = PER_CALL_LIMIT
-        self.budget = RUNTIME_BUDGET
+        self.cel, self.per_call, self.budget = evaluator()
         self.data = data
         self.malformed = malformed
         self.results: dict[Any, Any] = results

@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from policylint.k8s.celrules import UNSET, RuleOutcomes
+from policylint.k8s.celrules import UNSET, RuleOutcomes, evaluator
 from policylint.k8s.differences import Difference, converts_alike, difference
 from policylint.k8s.schemas import COMBINED
 from policylint.k8s.schemawalk import LIST_TYPE, violations, violations_below
@@ -85,11 +85,10 @@ def admits_all(
         roots = [difference(first, other) for other in others]
     if not any(roots):
         return [True] * len(others)
-    from policylint.k8s.cel.cost import RUNTIME_BUDGET
-
     walk = _Differential(admissions, obj, shapes)
     walk.run(data, roots)
-    return [None if dead or spent + cost > RUNTIME_BUDGET else True for dead, cost in zip(walk.dead, walk.costs)]
+    budget = evaluator()[2]
+    return [None if dead or spent + cost > budget else True for dead, cost in zip(walk.dead, walk.costs)]
 
 
 _END: Any = object()  # on the walk's stack: the subtree above is done
@@ -169,7 +168,7 @@ def _reaches(value: Any, here: _Pairs) -> bool:
     return kind is dict or kind is list or bool(here.checking)
 
 
-# (id of each pair's difference, or 0) -> its `_Pairs` with the differences: one object per
+# (id of each pair's difference, or of None) -> its `_Pairs` with the differences: one object per
 # distinct tuple, whose identity keys the walk's memo of subtrees (the differences live for the
 # process, `_DIFFERENCES`, so the ids stay theirs).
 _PAIRS_OF: dict[tuple[int, ...], _Pairs] = {}
@@ -178,7 +177,7 @@ _PAIRS_OF: dict[tuple[int, ...], _Pairs] = {}
 def _pairs(heres: tuple[Difference | None, ...]) -> _Pairs | None:
     if not any(heres):
         return None
-    key = tuple(0 if h is None else id(h) for h in heres)
+    key = tuple(map(id, heres))  # None's id is no difference's: it stands for "nothing here"
     got = _PAIRS_OF.get(key)
     if got is None:
         got = _PAIRS_OF[key] = _Pairs(heres)
@@ -214,11 +213,7 @@ class _Differential(RuleOutcomes):
     )
 
     def __init__(self, admissions: Admissions, obj: K8sObject, shapes: dict[int, Any]) -> None:
-        from policylint.k8s import cel
-        from policylint.k8s.cel.cost import PER_CALL_LIMIT
-
-        self.cel = cel
-        self.per_call = PER_CALL_LIMIT
+        self.cel, self.per_call, _ = evaluator()
         self.data = obj.data
         self.malformed = admissions.index.malformed(obj)
         # An object with a value of the wrong type skips the rules there (as the full walk does):

@@ -78,14 +78,25 @@ def _plan(admissions: Admissions, obj: K8sObject) -> _Plan | None:
     known, a CRD of the input or given with --crd decides, or no schema does), worked out once
     per kind and run (`Admissions.plans`): each of its objects would otherwise list, number and
     compare the same schemas again."""
-    key = (obj.group, obj.kind, obj.version)
     plans = admissions.plans
-    if key in plans:
-        return plans[key]  # type: ignore[no-any-return]
+    # By apiVersion and kind, which name the group and version: asked for every object, where
+    # splitting the apiVersion into them was most of the lookup.
+    found = plans.get((obj.api_version, obj.kind), _UNPLANNED)
+    if found is not _UNPLANNED:
+        return found  # type: ignore[no-any-return]
+    key = (obj.group, obj.kind, obj.version)
+    plans[obj.api_version, obj.kind] = plan = _make_plan(admissions, obj, key)
+    return plan
+
+
+_UNPLANNED: Any = object()
+
+
+def _make_plan(admissions: Admissions, obj: K8sObject, key: tuple[str, str, str]) -> _Plan | None:
+    """The `_Plan` of the object's (group, kind, version), `key`."""
     catalogue = admissions.catalogue
     found_first = None if catalogue.decided_for(key) else catalogue.schema(obj)
     if found_first is None:
-        plans[key] = None
         return None
     first = found_first[0]
     served = []
@@ -98,8 +109,7 @@ def _plan(admissions: Admissions, obj: K8sObject) -> _Plan | None:
             others.append((found, catalogue.schema_numbers(found[0])))
         served.append((release, channel, found, index))
     roots = [difference(first, found[0]) for found, _ in others]
-    plan = plans[key] = _Plan(tuple(served), first, tuple(others), roots)
-    return plan
+    return _Plan(tuple(served), first, tuple(others), roots)
 
 
 def _dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
@@ -111,6 +121,8 @@ def _dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
         return None
     catalogue = admissions.catalogue
     answers = _answers(admissions, obj, catalogue, plan)
+    if all(answers):
+        return None  # every other schema admits it (most objects): no pair of the plan refuses
     refusing: list[tuple[str, str, tuple[Mapping[str, Any], str]]] = []
     accepting: list[Pair] = []
     for release, channel, found, index in plan.served:

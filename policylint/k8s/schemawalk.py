@@ -3,10 +3,12 @@ bounds, patterns, formats, required fields, list types and the combinators (`vio
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from policylint.identity import IdentityMap
 from policylint.input.positions import format_path
 from policylint.k8s.schemas import COMBINED
 from policylint.k8s.verdicts import EMBEDDED, PRESERVE, TOP_LEVEL_SKIPPED, template
@@ -71,12 +73,47 @@ def violations(
     `Catalogue.shapes`). `pruned` receives the fields the schema does not define (see
     `Admission.pruned`), found by the same walk."""
     root = {k: v for k, v in data.items() if k not in TOP_LEVEL_SKIPPED}
-    top_required = [r for r in schema.get("required", ()) if r not in TOP_LEVEL_SKIPPED]
     out: list[_Violation] = []
     unknown: list[Pruned] = pruned if pruned is not None else []
     budget = _Budget(root)
-    _Walk(out, unknown, seen, {} if shapes is None else shapes, budget).run(root, {**schema, "required": top_required}, ())
+    _Walk(out, unknown, seen, {} if shapes is None else shapes, budget).run(root, root_node(schema), ())
     return out
+
+
+# Schema -> its root as `violations` walks it (`root_node`).
+_ROOTS: IdentityMap[Mapping[str, Any], Mapping[str, Any]] = IdentityMap()
+
+
+def root_node(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The schema's root as the walk checks an object against it: the fields the API server sets
+    or checks itself (apiVersion, kind, metadata, status) not required. Worked out once per schema,
+    not once per object of its kind."""
+    got = _ROOTS.get(schema)
+    if got is None:
+        if len(_ROOTS) > 10_000:
+            _ROOTS.clear()  # CRDs read from many inputs in one process (tests): bounded
+        required = [r for r in schema.get("required", ()) if r not in TOP_LEVEL_SKIPPED]
+        got = _ROOTS[schema] = {**schema, "required": required}
+    return got
+
+
+@functools.cache
+def _string_checks() -> tuple[Callable[[str, str], bool | None], Callable[[str, str], bool | None]]:
+    """`strformats.format_ok` and `matches`, imported once, on the first string checked (RE2 and
+    the formats' modules are not imported by a run that checks none): most of the values a walk
+    checks are strings, and an import statement per string cost more than its check."""
+    from policylint.k8s.strformats import format_ok, matches
+
+    return format_ok, matches
+
+
+@functools.cache
+def _shape_function() -> Callable[[Any, dict[int, Any]], Any]:
+    """`cel.shape`, imported once, on the first walk: a run whose verdicts are all kept between
+    runs never imports the CEL evaluator, and a walk per object no longer imports it again."""
+    from policylint.k8s.cel import shape
+
+    return shape
 
 
 def violations_below(value: Any, node: Mapping[str, Any]) -> list[_Violation]:
@@ -146,15 +183,13 @@ class _Walk:
         *,
         counted: bool = False,
     ) -> None:
-        from policylint.k8s.cel import shape
-
         self.out = out
         self.unknown = unknown
         self.seen = seen
         self.shapes = shapes
         self.budget = budget
         self.counted = counted
-        self.shape = shape
+        self.shape = _shape_function()
         self.quiet = 0  # > 0: under a node that keeps unknown fields (or an embedded resource)
         self.stack: list[tuple[Any, Any, Any]] = []
 
@@ -280,7 +315,7 @@ class _Walk:
                 if not self.quiet and additional is not True and (additional is not None or node.get("properties") is not None):
                     self.unknown.append((path, str(key), sorted(properties)))
                 continue
-            if CHECKED not in sub and not _plain_string_checked(out, (*path, key), child, sub):
+            if CHECKED not in sub and not _plain_string_checked(out, path, key, child, sub):
                 children.append((child, sub, (*path, key)))
         self.stack.extend(reversed(children))
 
@@ -295,15 +330,23 @@ def _wrong_type(out: list[_Violation], path: tuple[str | int, ...], value: Any, 
     return True
 
 
-def _plain_string_checked(out: list[_Violation], path: tuple[str | int, ...], child: Any, sub: Mapping[str, Any]) -> bool:
+def _plain_string_checked(
+    out: list[_Violation], path: tuple[str | int, ...], key: Any, child: Any, sub: Mapping[str, Any]
+) -> bool:
     """Most values: a string whose length, pattern and format are all there is to check, checked
-    here rather than pushed on the walk's stack. False: the walk visits it."""
+    here rather than pushed on the walk's stack (its path, `path` and `key`, made only for a
+    violation). False: the walk visits it."""
     if type(child) is not str or sub.get("type") != "string" or "enum" in sub or COMBINED in sub:
         return False
     least, most = sub.get("minLength"), sub.get("maxLength")
     if (least is None or len(child) >= least) and (most is None or len(child) <= most):
-        if "pattern" in sub or "format" in sub:
-            _string(out, path, child, sub)
+        pattern, fmt = sub.get("pattern"), sub.get("format")
+        if pattern is not None or fmt is not None:
+            format_ok, matches = _string_checks()
+            if (isinstance(pattern, str) and matches(pattern, child) is False) or (
+                isinstance(fmt, str) and format_ok(fmt, child) is False
+            ):
+                _string(out, (*path, key), child, sub)
         return True
     return False
 
@@ -524,8 +567,7 @@ def _shown(text: str, most: int = 80) -> str:
 
 def _string(out: list[_Violation], path: tuple[str | int, ...], value: str, node: Mapping[str, Any]) -> None:
     """The schema's `pattern` (Go regexp, searched) and `format` (kube-openapi strfmt)."""
-    from policylint.k8s.strformats import format_ok, matches
-
+    format_ok, matches = _string_checks()
     pattern, fmt = node.get("pattern"), node.get("format")
     if isinstance(pattern, str) and matches(pattern, value) is False:
         shown = pattern if len(pattern) <= 160 else pattern[:160] + "..."

@@ -51,14 +51,15 @@ def uncompiled() -> list[str]:
     return sorted(p for p, c in _COMPILED.items() if c is None)
 
 
-def _utf8(value: str) -> str:
-    """A string Go would hold: a lone surrogate (JSON `"\\ud800"`) becomes U+FFFD, as Go's JSON
-    decoder makes it."""
+def _utf8(value: str) -> bytes:
+    """The UTF-8 bytes of the string Go would hold: a lone surrogate (JSON `"\\ud800"`) becomes
+    U+FFFD, as Go's JSON decoder makes it. RE2 searches the bytes: given a `str`, its Python
+    wrapper encodes it and maps each match's offsets back to characters, which took more than
+    half of a search that only asks whether there is a match."""
     try:
-        value.encode("utf-8")
-        return value
+        return value.encode("utf-8")
     except UnicodeEncodeError:
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
 
 
 # (pattern, value) -> the answer: names, kinds and groups recur across a repository's objects.
@@ -191,7 +192,7 @@ def is_hostname(value: str) -> bool:
     """strfmt's IsHostname: its pattern, at most 255 bytes, no label over 63 bytes."""
     if not _search(_HOSTNAME, value):
         return False
-    encoded = _utf8(value).encode("utf-8")
+    encoded = _utf8(value)
     return len(encoded) <= 255 and all(len(label) <= 63 for label in encoded.split(b"."))
 
 

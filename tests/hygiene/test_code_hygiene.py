@@ -43,7 +43,7 @@ def test_no_private_name_is_imported_from_another_package() -> None:
 # the catalogue holds for the run, inside composite keys; an `IdentityMap` there made the admission
 # of 10k objects measurably slower (docs/performance.md).
 ID_KEYS_KEPT = {
-    "policylint/k8s/cel/program.py": "shape(): the memo of a value's shape, whose maps and lists its owner pins (Catalogue.pinned)",
+    "policylint/k8s/cel/program.py": "shape(): the memo of a value's shape (a token per map or list in the run's), whose maps and lists its owner pins (Catalogue.pinned)",
     "policylint/k8s/cel/convert.py": "to_cel(): the per-object memo of converted maps and lists",
     "policylint/k8s/schemawalk.py": "violations(): (schema node, value shape) memo keys",
     "policylint/k8s/celrules.py": "cel_failures(): (schema node, value shape) memo keys",

@@ -12,6 +12,7 @@ Every expected value is read from the vendored CRDs of Gateway API v1.6.1
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -693,3 +694,26 @@ def test_the_configuration_keys_and_the_flag_over_them(tmp_path: Path, monkeypat
 def test_diff_takes_the_channel(tmp_path: Path) -> None:
     result = invoke("diff", "--help")
     assert "--channel [standard|experimental]" in result.stdout and "--gateway-api-version VERSION" in result.stdout
+
+
+def test_a_pattern_is_searched_in_the_values_bytes_with_characters_as_go_counts_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    # RE2 is handed the value's UTF-8 bytes, not the `str`: its Python wrapper maps a `str`
+    # match's offsets back to characters, more than half of a search (each distinct value of a
+    # run is searched once, thousands of them). The pattern still counts characters, not bytes,
+    # as Go's regexp does on a UTF-8 string, and a lone surrogate is U+FFFD.
+    searched: list[Any] = []
+    compiled = strformats._compiled("^.{3}$")
+    assert compiled is not None
+
+    class Recording:
+        def search(self, text: Any) -> Any:
+            searched.append(text)
+            return compiled.search(text)
+
+    monkeypatch.setitem(strformats._COMPILED, "^.{3}$", Recording())
+    monkeypatch.setattr(strformats, "_ANSWERS", {})  # no answer kept from another test
+    values = ["äöü", "abc", "\u00e4b", "ab\ud800", "abcd", "日本語"]
+    answers = [strformats.matches("^.{3}$", value) for value in values]
+    assert answers == [True, True, False, True, False, True]
+    assert [type(text) for text in searched] == [bytes] * len(values)  # before: str
+    assert searched[0] == "äöü".encode()

@@ -184,9 +184,13 @@ def test_a_problem_a_semantic_rule_reports_is_not_reported_again_by_pl704() -> N
     assert [f.rule for f in alone.findings] == []
 
 
-def test_a_subtree_objects_share_is_shaped_once_per_run(monkeypatch: Any) -> None:
+def test_a_subtree_objects_share_is_walked_once_per_run_and_no_content_is_read_to_key_it(monkeypatch: Any) -> None:
     # Two routes whose rules are the same: the loader makes them one object
-    # (policylint.input.sharing), and both walks of both routes key their memos by its shape.
+    # (policylint.input.sharing), so that object names its content, and both walks of both routes
+    # key their memos by it. Its shape is a token of the object (policylint.k8s.shapes): no map's
+    # or list's content is read to work its shape out (before, every new map and list of the run
+    # was, a tenth of the verdicts' time on the shared corpus).
+    from policylint.k8s import schemawalk
     from policylint.k8s.admissions import Admissions
     from policylint.k8s.cel import program
 
@@ -200,16 +204,141 @@ def test_a_subtree_objects_share_is_shaped_once_per_run(monkeypatch: Any) -> Non
     one, two = (o for o in result.index.objects if o.kind == "HTTPRoute")
     shared = one.data["spec"]["rules"][0]
     assert shared is two.data["spec"]["rules"][0]
-    shaped: list[Any] = []
-    original = program._map_parts
 
-    def counting(value: Any, shapes: Any) -> Any:
-        shaped.append(value)
-        return original(value, shapes)
+    def never(value: Any, shapes: Any) -> Any:
+        raise AssertionError("a map's or list's content read to shape it")
 
-    monkeypatch.setattr(program, "_map_parts", counting)
+    monkeypatch.setattr(program, "_map_parts", never)
+    monkeypatch.setattr(program, "_list_parts", never)
+    visited: list[Any] = []
+    original = schemawalk._Walk._visit
+
+    def counting(self: Any, value: Any, node: Any, path: Any) -> None:
+        visited.append(value)
+        original(self, value, node, path)
+
+    monkeypatch.setattr(schemawalk._Walk, "_visit", counting)
     admissions = Admissions(result.index)
     verdicts = [admissions.verdict(one), admissions.verdict(two)]
     assert [v is not None and not v.rejected for v in verdicts] == [True, True]
-    # Before, once per object that holds it.
-    assert sum(1 for value in shaped if value is shared) == 1
+    # The second route's walk takes the first's answer for the rule they share.
+    assert sum(1 for value in visited if value is shared) == 1
+
+
+def test_keyed_by_the_objects_or_by_their_content_the_verdicts_are_the_same() -> None:
+    # The run's memo of shapes names a map or list by the object (policylint.k8s.shapes); a plain
+    # memo works its content out. Over every object of the examples and of a directory where
+    # objects refuse what others with the same structure take (a value an enum or a CEL rule
+    # refuses, a field too many), both give every object the same schema and CEL refusals and
+    # pruned fields, each object's walks sharing one memo with the others' as in a run.
+    from policylint.k8s.admission import cel_failures, violations
+    from policylint.k8s.admissions import Admissions
+    from policylint.k8s.shapes import SharedShapes
+    from tests.lintutil import ROOT
+
+    bad = TOPOLOGY + btp("one", SCHEMA_BAD) + btp("two", CEL_BAD) + btp("three", "  loadBalancer: {type: RoundRobin}\n")
+    bad += btp("four", "  loadBalancer: {type: RoundRobin, extra: 1}\n") + btp("five", SCHEMA_BAD)
+    results = [lint_text(bad, selection=select("PL001")).index]
+    from policylint.pipeline import LintRequest, _project
+
+    results.append(_project(LintRequest(paths=[str(ROOT / "examples")]))[0].index)
+    compared = refused = 0
+    for index in results:
+        catalogue = Admissions(index).catalogue
+        answers = []
+        for memo in (SharedShapes(), {}):
+            seen: dict[Any, Any] = {}
+            cel: dict[Any, Any] = {}
+            found = []
+            for obj in index.objects:
+                schema = catalogue.schema(obj) if isinstance(obj.data, dict) else None
+                if schema is None:
+                    continue
+                pruned: list[Any] = []
+                problems = violations(obj.data, schema[0], seen, memo, pruned)
+                failures = [(r.path, r.message) for r in cel_failures(obj.data, schema[0], index.malformed(obj), cel, memo)]
+                found.append((obj.key, problems, failures, pruned))
+            answers.append(found)
+        assert answers[0] == answers[1]
+        compared += len(answers[0])
+        refused += sum(1 for _, problems, failures, _ in answers[0] if problems or failures)
+    assert refused >= 3 and compared > refused
+
+
+def test_a_verdict_imports_nothing_per_object_or_per_value(monkeypatch: Any) -> None:
+    # The walks import the CEL evaluator and the string formats lazily, so that a run whose
+    # verdicts are all kept never loads them; they did so with an import statement per walk and
+    # per string checked, a sixth of the verdicts' time on the benchmark's corpora. Now what a
+    # run imports while it works verdicts out is per kind (its schemas), the same for two routes
+    # as for six: neither the schema walk of a route's strings (patterns, formats), nor its CEL
+    # rules, nor the other plausible schemas' walk (release unknown) imports per object.
+    import builtins
+
+    from policylint.k8s.admissions import Admissions
+    from policylint.k8s.dissent import dissent
+
+    route = (
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: {name}, namespace: apps}}\n"
+        "spec:\n  parentRefs: [{{name: edge, sectionName: http}}]\n  hostnames: [{name}.example.com]\n"
+        "  rules:\n  - matches: [{{path: {{type: PathPrefix, value: /{name}}}}}]\n"
+        "    backendRefs: [{{name: {name}, port: 80}}]\n"
+    )
+
+    def imports(names: list[str]) -> list[str]:
+        text = TOPOLOGY + btp("lb", "  loadBalancer: {type: RoundRobin}\n") + "".join(route.format(name=n) for n in names)
+        result = lint_text(text, selection=select("PL001"))
+        objects = list(result.index.objects)
+        warm = Admissions(result.index)  # loads what is imported lazily, once per process
+        for obj in objects:
+            dissent(warm, obj)
+        imported: list[str] = []
+        original = builtins.__import__
+
+        def counting(name: str, *args: Any, **kwargs: Any) -> Any:
+            imported.append(name)
+            return original(name, *args, **kwargs)
+
+        admissions = Admissions(result.index)
+        with monkeypatch.context() as patched:
+            patched.setattr(builtins, "__import__", counting)
+            verdicts = [admissions.verdict(o) for o in objects]
+            for obj in objects:
+                dissent(admissions, obj)
+        assert sum(1 for v in verdicts if v is not None and not v.rejected) == 4 + len(names)
+        return sorted(imported)
+
+    # Before, the CEL package and its cost limits per walk of an object and policylint.k8s.strformats
+    # per string with a pattern or a format: 32 more imports for the four more routes.
+    assert imports(["one", "two"]) == imports(["one", "two", "three", "four", "five", "six"])
+
+
+def test_what_an_object_asks_of_the_other_plausible_schemas_is_found_by_its_api_version(monkeypatch: Any) -> None:
+    # Every object the first plausible schema admits asks the plan of its kind (the other
+    # schemas and their differences: policylint.k8s.dissent), once per object; the plan is
+    # looked up by the object's apiVersion and kind, so that the group and version are split out
+    # of the apiVersion once per kind and version, not twice per object (most of the lookup).
+    from policylint.k8s import objects
+    from policylint.k8s.admissions import Admissions
+    from policylint.k8s.dissent import dissent
+
+    route = (
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: r{n}, namespace: apps}}\n"
+        "spec:\n  parentRefs: [{{name: edge}}]\n  rules:\n  - backendRefs: [{{name: web, port: {n}}}]\n"
+    )
+    text = TOPOLOGY + "".join(route.format(n=n) for n in range(1, 9))
+    result = lint_text(text, selection=select("PL001"))
+    admissions = Admissions(result.index)
+    routes = [o for o in result.index.objects if o.kind == "HTTPRoute"]
+    assert all(v is not None and not v.rejected for v in (admissions.verdict(o) for o in routes))
+    split: list[str] = []
+    original = objects.split_api_version
+
+    def counting(api_version: str) -> tuple[str, str]:
+        split.append(api_version)
+        return original(api_version)
+
+    monkeypatch.setattr(objects, "split_api_version", counting)
+    assert [dissent(admissions, o) for o in routes] == [None] * 9
+    # The first route's plan is made (its key and the schema's lookup split the apiVersion); the
+    # other routes find it. Before, the version was split for every route's lookup: 10.
+    assert len(split) == 2, split

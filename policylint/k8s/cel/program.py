@@ -19,6 +19,7 @@ from policylint.k8s.cel.parser import Node, parse
 from policylint.k8s.cel.patterns import equality_literals
 from policylint.k8s.cel.projection import NO_KEY, Need, merged, need_of, project, reads_schema
 from policylint.k8s.cel.values import _NONE, Activation, CompileError, CostExceeded, Eval, EvalError, TooLarge, type_name
+from policylint.k8s.shapes import SharedShapes
 
 
 class Compiled:
@@ -234,7 +235,10 @@ def shape(value: Any, shapes: dict[int, Any]) -> Any:
     object of its own (`shapes`, id of a map or list -> its shape, is a memo whose maps and lists
     its owner keeps alive: one object's, or the run's, `Catalogue.shapes`),
     a string is itself, another scalar `(type, value)`; None for a value that has no such
-    stand-in (a key that is not a string, a scalar of another type)."""
+    stand-in (a key that is not a string, a scalar of another type). In the run's memo
+    (`SharedShapes`, over documents whose maps and lists are one object per content) a map or list
+    is its own stand-in, a token of the object: equal for the same object only, which there is
+    the same content."""
     t = type(value)
     if t is str:
         return value
@@ -242,6 +246,10 @@ def shape(value: Any, shapes: dict[int, Any]) -> Any:
         return _scalar_shape(value)
     got = shapes.get(id(value), _NONE)
     if got is not _NONE:
+        return got
+    if type(shapes) is SharedShapes:
+        # The run's documents hold one map or list per content: the object names it.
+        got = shapes[id(value)] = object()
         return got
     parts = _map_parts(value, shapes) if t is dict else _list_parts(value, shapes)
     if parts is None:
