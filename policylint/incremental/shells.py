@@ -327,13 +327,12 @@ class Slots(Deferred):
         return (((_namespace(row, scopes, default), row[6]), i) for i, row in enumerate(self._rows))
 
     def outline(self) -> Outline:
-        scopes, default, file, documents = self._scopes, self._default, self.file, self._refs
+        scopes, default = self._scopes, self._default
         names: list[str] = []
         namespaces: list[str | None] = []
         kinds: list[tuple[str, str]] = []
         references: list[list[Any]] = []
         classes: list[str | None] = []
-        places: list[tuple[str, int, int, str]] = []
         for i, row in enumerate(self._rows):
             namespace = _namespace(row, scopes, default)
             names.append(row[6])
@@ -343,9 +342,12 @@ class Slots(Deferred):
             # in another, the object is built and its data walked.
             references.append([_tuple(Reference, r) for r in row[12]] if row[7] == namespace else namerefs.references(self[i]))
             classes.append(row[11])
-            document = documents[row[0]]
-            places.append((file, document.line, document.column, format_path(row[1]) if row[1] else ""))
-        return Outline(names, namespaces, kinds, references, classes, places)
+        return Outline(names, namespaces, kinds, references, classes)
+
+    def place(self, i: int) -> tuple[str, int, int, str]:
+        row = self._rows[i]
+        document = self._refs[row[0]]
+        return (self.file, document.line, document.column, format_path(row[1]))
 
     def outside(self, keys: AbstractSet[ObjectKey]) -> bool:
         scopes, default = self._scopes, self._default

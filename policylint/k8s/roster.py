@@ -37,7 +37,6 @@ class Outline(NamedTuple):
     kinds: list[tuple[str, str]]  # (group, kind)
     references: list[list[Any]]  # `namerefs.Reference`s, a later stage's type
     classes: list[str | None]  # the class a Gateway names (`namerefs.gateway_class`)
-    places: list[tuple[str, int, int, str]]  # each object's `sort_key()`: where the index puts it
 
 
 class Deferred(Sequence[K8sObject]):
@@ -67,6 +66,11 @@ class Deferred(Sequence[K8sObject]):
     def outline(self) -> Outline:
         """What the part search reads of the objects, none built but those whose references were
         not kept for the namespace they have in this run."""
+
+    @abstractmethod
+    def place(self, i: int) -> tuple[str, int, int, str]:
+        """The `i`-th object's `sort_key()` (where the index puts it among objects of its key),
+        without building it."""
 
     @abstractmethod
     def outside(self, keys: AbstractSet[ObjectKey]) -> bool:

@@ -87,7 +87,6 @@ class _File:
         "namespace_names",
         "namespaces",
         "objects",
-        "places",
         "ref_names",
         "refs",
         "selected",
@@ -97,13 +96,11 @@ class _File:
         # A file's objects as the run holds them: built, or a `Deferred` whose objects are built
         # only when read (policylint.k8s.roster), told by what was kept of the file instead.
         self.objects = objects
-        self.places: list[tuple[str, int, int, str]] | None = None  # each object's sort_key()
         if isinstance(objects, Deferred):
             outline = objects.outline()
             self.names, self.namespaces, self.kinds = outline.names, outline.namespaces, outline.kinds
             self.refs: list[list[Reference]] = outline.references
             classes: Sequence[str | None] = outline.classes
-            self.places = outline.places
         else:
             self.refs = [references(o) for o in objects]
             self.namespaces = [o.namespace for o in objects]  # a property: read once
@@ -143,19 +140,20 @@ class _File:
     def order_key(self, i: int) -> Order:
         """Where the `i`-th object sits in the project index's order (`ordering.order_key`),
         from what the graph read of it."""
-        if self.places is None:
-            self.places = [o.sort_key() for o in self.objects]
+        objects = self.objects
+        place = objects.place(i) if isinstance(objects, Deferred) else objects[i].sort_key()
         group, kind = self.kinds[i]
-        return (group, kind, self.namespaces[i] or "", self.names[i], self.places[i])
+        return (group, kind, self.namespaces[i] or "", self.names[i], place)
 
     def firsts(self) -> dict[tuple[str, str], int]:
-        """The position of the file's first object of each kind in the index's order."""
+        """The position of the file's first object of each kind in the index's order: by namespace
+        and name, then (objects of one key) by where each is written."""
         if self.first_of_kind is None:
-            best: dict[tuple[str, str], tuple[Order, int]] = {}
-            for i, gk in enumerate(self.kinds):
-                key = self.order_key(i)
+            best: dict[tuple[str, str], tuple[tuple[str, str], int]] = {}
+            for i, (gk, namespace, name) in enumerate(zip(self.kinds, self.namespaces, self.names)):
+                key = (namespace or "", name)
                 found = best.get(gk)
-                if found is None or key < found[0]:
+                if found is None or key < found[0] or (key == found[0] and self.order_key(i) < self.order_key(found[1])):
                     best[gk] = (key, i)
             self.first_of_kind = {gk: i for gk, (_, i) in best.items()}
         return self.first_of_kind
