@@ -304,19 +304,25 @@ class PartGraph:
                     nodes[node] = len(parent)
                     parent.append(root)
                     continue
-                other = find(found)
+                # A node's parent is an object (never a node), most often a root already.
+                other = parent[found]
+                if parent[other] != other:
+                    other = find(other)
                 if other < root:
                     parent[root] = root = other
                 elif other > root:
                     parent[other] = root
-        self._label(slots, nodes, find)
+        self._label(slots, nodes, parent, find)
 
-    def _label(self, slots: Sequence[tuple[_File, int]], nodes: Mapping[Any, int], find: Callable[[int], int]) -> None:
+    def _label(
+        self, slots: Sequence[tuple[_File, int]], nodes: Mapping[Any, int], parent: list[int], find: Callable[[int], int]
+    ) -> None:
         """A new label for each set the objects at `slots` were joined into, and its nodes."""
         node_label, label_nodes, not_gateways = self._node_label, self._label_nodes, self._not_gateways
         labels_of: dict[int, int] = {}
+        roots = [find(k) for k in range(len(slots))]
         for k, (entry, i) in enumerate(slots):
-            root = find(k)
+            root = roots[k]
             made = labels_of.get(root)
             if made is None:
                 made = labels_of[root] = self._next
@@ -327,7 +333,7 @@ class PartGraph:
             if entry.kinds[i][1] != "Gateway":
                 not_gateways[made] += 1
         for node, x in nodes.items():
-            label = labels_of[find(x)]
+            label = labels_of[roots[parent[x]]]  # a node's parent is an object: its root is known
             node_label[node] = label
             label_nodes[label].append(node)
 
