@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 from policylint.incremental.resident import Held
 from policylint.input import load
 from policylint.k8s.objects import BuildResult, K8sObject, KindRegistry, build_objects
+from policylint.k8s.roster import Roster
+from policylint.semantics.partgraph import files_of
 
 if TYPE_CHECKING:
     from policylint.findings import Issue
@@ -54,11 +56,23 @@ def keep(resident: Resident, project: Project, loaded: Project, *, whole: bool) 
 
         objects = project.index.objects
         if len(objects) >= MIN_OBJECTS:  # fewer: no part is ever analysed
-            resident.graph.update(objects, hosts(project.resolution))
+            resident.graph.update(_as_held(objects, loaded.index.content_keys, resident), hosts(project.resolution))
     resident.index = loaded.index  # the next run's index orders its objects from this one's
     resident.malformed = project.index.malformed_known()
     resident.policies = project.resolution.built_policies()
     resident.spans.retain(loaded.index.content_keys)
+
+
+def _as_held(objects: Sequence[K8sObject], keys: Mapping[str, str], resident: Resident) -> Roster:
+    """The objects file by file, each file's as the list the resident holds it in (input order):
+    the next part run reads the same list (`Session.combine`), which the part search's sets then
+    take as unchanged without comparing its objects one by one (policylint.semantics.partgraph)."""
+    files: list[tuple[str, Sequence[K8sObject]]] = []
+    for name, found in files_of(objects):
+        held = resident.get(name, keys.get(name, ""))
+        same = held is not None and len(held.objects) == len(found) and set(held.objects) == set(found)
+        files.append((name, held.objects if held is not None and same else found))
+    return Roster(files)
 
 
 def held_loaded(

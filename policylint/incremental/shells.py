@@ -43,10 +43,11 @@ from policylint.input import load
 from policylint.input.cache import ThriftyDecoder
 from policylint.input.kept import Keeper, Kept, inflated
 from policylint.input.load import Document, DocumentRef
+from policylint.input.positions import format_path
 from policylint.k8s.fieldtypes import check_object
 from policylint.k8s.lazy import FileData, LazyObject, lazy_object
 from policylint.k8s.objects import NO_LABELS, BuildResult, K8sObject, KindRegistry, ObjectKey
-from policylint.k8s.roster import Deferred, Roster
+from policylint.k8s.roster import Deferred, Outline, Roster
 from policylint.semantics import namerefs
 from policylint.semantics.namerefs import Reference
 from policylint.values import frozen
@@ -326,6 +327,29 @@ class Slots(Deferred):
         scopes, default = self._scopes, self._default
         return (((_namespace(row, scopes, default), row[6]), i) for i, row in enumerate(self._rows))
 
+    def outline(self) -> Outline:
+        scopes, default = self._scopes, self._default
+        names: list[str] = []
+        namespaces: list[str | None] = []
+        kinds: list[tuple[str, str]] = []
+        references: list[list[Any]] = []
+        classes: list[str | None] = []
+        for i, row in enumerate(self._rows):
+            namespace = _namespace(row, scopes, default)
+            names.append(row[6])
+            namespaces.append(namespace)
+            kinds.append((row[3], row[4]))
+            # The references kept are relative to the namespace they were found in (`_object`):
+            # in another, the object is built and its data walked.
+            references.append([_tuple(Reference, r) for r in row[12]] if row[7] == namespace else namerefs.references(self[i]))
+            classes.append(row[11])
+        return Outline(names, namespaces, kinds, references, classes)
+
+    def place(self, i: int) -> tuple[str, int, int, str]:
+        row = self._rows[i]
+        document = self._refs[row[0]]
+        return (self.file, document.line, document.column, format_path(row[1]))
+
     def outside(self, keys: AbstractSet[ObjectKey]) -> bool:
         scopes, default = self._scopes, self._default
         # The unbuilt first: a file outside the part says so at its first row. A key is a tuple:
@@ -379,6 +403,9 @@ def _object(
 # thousand objects and their references are built per run.
 _key = ObjectKey._make
 _reference = Reference._make
+# A checked row's references, for the part search over every object outside the part: made as
+# tuples are, without `_make`'s call per reference.
+_tuple = tuple.__new__
 
 
 def _object_row(obj: K8sObject, document: int) -> list[Any]:

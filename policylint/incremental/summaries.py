@@ -47,26 +47,27 @@ def scope(
     hosts: Mapping[tuple[str, str], str],
     graph: PartGraph | None = None,
 ) -> Scoped | None:
-    """`components.scope(index.objects, origin_files, removed, hosts=hosts, kept=graph)`, read back
+    """`components.scope` of the index's objects, file by file, read back
     when `cache` holds it (and kept for the next run), unless the sets are kept in memory (`graph`)
     from an earlier run. Read back, only the part's objects are built of the files outside it
     (`index.roster`, policylint.k8s.roster)."""
-    objects = index.objects
     files = frozenset(origin_files)
     removed = sorted(set(removed), key=lambda k: _dumps(_key_row(k)))  # a namespace may be None
-    if cache is None or (graph is not None and not graph.fresh) or len(objects) < components.MIN_OBJECTS:
-        # With the sets kept in memory (a language server, a change's base side after its other
-        # side), the search costs what the change does: less than hashing every object's key for
-        # the entry.
-        return components.scope(objects, files, removed, hosts=hosts, kept=graph)
     roster = index.roster
     if roster is None:
         # Objects not read file by file (`--context`'s overlay replaced some): grouped by file in
         # the index's order, under entries of their own (`_part_entry`).
         grouped: dict[str, list[K8sObject]] = {}
-        for obj in objects:
+        for obj in index.objects:
             grouped.setdefault(obj.doc.file, []).append(obj)
         roster = Roster(list(grouped.items()))
+    # The search reads the roster file by file: the objects of files told by what was kept of
+    # them are built only when the part holds them.
+    if cache is None or (graph is not None and not graph.fresh) or len(roster) < components.MIN_OBJECTS:
+        # With the sets kept in memory (a language server, a change's base side after its other
+        # side), the search costs what the change does: less than hashing every object's key for
+        # the entry.
+        return components.scope(roster, files, removed, hosts=hosts, kept=graph)
     # A fresh `graph` (the first run of a process) is filled by the search only when the entry
     # misses: the hook run again on the same commit reads its part back, and its base's
     # findings too, so no later run of the process needs the sets.
@@ -78,7 +79,7 @@ def scope(
             return kept[0]
     # The references of the objects of unchanged files are what their shells kept
     # (policylint.incremental.shells): only the files read again are walked.
-    scoped = components.scope(objects, files, removed, hosts=hosts, kept=graph)
+    scoped = components.scope(roster, files, removed, hosts=hosts, kept=graph)
     if entry is not None:
         _remember_part(cache, entry, roster, scoped)
     return scoped
@@ -170,10 +171,10 @@ def _remember_part(cache: ParseCache, entry: str, roster: Roster, scoped: Scoped
         cache.put(entry, _dumps({"format": FORMAT, _WHOLE: True}))
         return
     # Each object by its place in the roster (input order), which the run reading it back builds
-    # alone; the search built every object.
-    starts, located = roster.starts(), roster.locate()
-    kept = sorted(starts[f] + i for f, i in map(located.__getitem__, scoped.objects))
-    members = [i for i in kept if roster[i].key in scoped.members]
+    # alone: the search was given the roster, whose order its places are.
+    assert scoped.places is not None
+    kept = scoped.places
+    members = [i for i, obj in zip(kept, scoped.objects) if obj.key in scoped.members]
     # A key the analysed objects hold twice (a duplicate object) is a member at every position:
     # the part is read back as the same objects and the same member keys.
     cache.put(entry, _dumps({"format": FORMAT, "objects": kept, "members": members}))

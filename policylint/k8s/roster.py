@@ -23,9 +23,20 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import accumulate
-from typing import Protocol, overload
+from typing import Any, NamedTuple, Protocol, overload
 
 from policylint.k8s.objects import K8sObject, ObjectKey
+
+
+class Outline(NamedTuple):
+    """What the part search reads of each object of a file (policylint.semantics.partgraph), in
+    the file's order, told without building the objects."""
+
+    names: list[str]
+    namespaces: list[str | None]
+    kinds: list[tuple[str, str]]  # (group, kind)
+    references: list[list[Any]]  # `namerefs.Reference`s, a later stage's type
+    classes: list[str | None]  # the class a Gateway names (`namerefs.gateway_class`)
 
 
 class Deferred(Sequence[K8sObject]):
@@ -50,6 +61,16 @@ class Deferred(Sequence[K8sObject]):
     @abstractmethod
     def places(self) -> Iterable[tuple[tuple[str | None, str], int]]:
         """Each object's namespace and name, and its position."""
+
+    @abstractmethod
+    def outline(self) -> Outline:
+        """What the part search reads of the objects, none built but those whose references were
+        not kept for the namespace they have in this run."""
+
+    @abstractmethod
+    def place(self, i: int) -> tuple[str, int, int, str]:
+        """The `i`-th object's `sort_key()` (where the index puts it among objects of its key),
+        without building it."""
 
     @abstractmethod
     def outside(self, keys: AbstractSet[ObjectKey]) -> bool:
@@ -208,4 +229,4 @@ def _kinds(objects: Sequence[K8sObject]) -> Mapping[tuple[str, str], int]:
     return out
 
 
-__all__ = ["Deferred", "Roster"]
+__all__ = ["Deferred", "Outline", "Roster"]

@@ -48,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from policylint.k8s.objects import K8sObject, ObjectKey
+from policylint.k8s.roster import Roster
 from policylint.semantics.namerefs import Reference, references
 from policylint.semantics.partgraph import PartGraph
 from policylint.values import frozen
@@ -60,10 +61,12 @@ MAX_SHARE = 0.5
 
 @frozen(slots=False)
 class Scoped:
-    """The objects to analyse (input order) and the keys of those whose findings are kept."""
+    """The objects to analyse and the keys of those whose findings are kept; `places`: where each
+    object is in the input the search was given, file by file (`partgraph.files_of`), ascending."""
 
     objects: list[K8sObject]
     members: frozenset[ObjectKey]
+    places: list[int] | None = None
 
 
 def scope(
@@ -82,42 +85,49 @@ def scope(
     whose objects declare hosts of a service registry, and their spec field listing them
     (profile `implementations[].hostBackends`): a reference by such a host's name, in any
     namespace, may resolve to the object. `kept`: the sets of an earlier call in this process
-    (policylint.semantics.partgraph), brought to these objects and kept for the next."""
+    (policylint.semantics.partgraph), brought to these objects and kept for the next. Of a
+    roster's objects told by what was kept of their files (policylint.k8s.roster), only those the
+    part holds are built."""
     min_objects = MIN_OBJECTS if min_objects is None else min_objects
     max_share = MAX_SHARE if max_share is None else max_share
     if len(objects) < min_objects:
         return None
     files = frozenset(origin_files)
     removed = list(removed)
-    origins = [i for i, o in enumerate(objects) if o.doc.file in files]
     # A Namespace is reached through its objects (all origins, below): a selector that reads its
     # labels belongs to what they reference. Another cluster-scoped origin (a class, a CRD) reaches
     # what no name traces.
-    cluster_origins = [objects[i].key for i in origins if objects[i].namespace is None] + [
-        k for k in removed if k.namespace is None
-    ]
+    cluster_origins = [k for k in _keys_in(objects, files) if k.namespace is None] + [k for k in removed if k.namespace is None]
     if any(k.kind != "Namespace" for k in cluster_origins):
         return None
     graph = kept if kept is not None else PartGraph()
     graph.update(objects, hosts or {})
     if graph.everywhere:
         return None
-    found = _Found(objects, graph)
-    roots = found.origins(origins, removed, cluster_origins)
+    found = _Found(graph)
+    roots = found.origins(graph.in_files(files), removed, cluster_origins)
     members = [i for i, label in enumerate(found.sets) if label in roots]
     if len(members) > max_share * len(objects):
         return None
     keep = found.context(members)
     if len(keep) > max_share * len(objects):
         return None
-    return Scoped(keep, frozenset(objects[i].key for i in members))
+    built = {i: graph.object(i) for i in keep}  # the members among them
+    return Scoped(list(built.values()), frozenset(built[i].key for i in members), keep)
+
+
+def _keys_in(objects: Sequence[K8sObject], files: frozenset[str]) -> list[ObjectKey]:
+    """The keys of the objects of `files`, none built for it."""
+    if not isinstance(objects, Roster):
+        return [o.key for o in objects if o.doc.file in files]
+    return [key for f, (name, _) in enumerate(objects.files) if name in files for key in objects.keys_of(f)]
 
 
 class _Found:
-    """The objects, their references and the sets they fall into, for one call of `scope`."""
+    """The objects' references and the sets they fall into, in the graph's order, for one call
+    of `scope`."""
 
-    def __init__(self, objects: Sequence[K8sObject], graph: PartGraph) -> None:
-        self.objects = objects
+    def __init__(self, graph: PartGraph) -> None:
         self.graph = graph
         self.refs = graph.refs()
         self.namespaces_of = graph.namespaces()
@@ -129,16 +139,16 @@ class _Found:
     def origins(self, origins: list[int], removed: list[ObjectKey], cluster_origins: list[ObjectKey]) -> set[int]:
         """The sets of `origins` and of the objects a near-miss hint may point from (the module
         docstring)."""
-        objects, refs = self.objects, self.refs
+        refs, namespaces_of, names = self.refs, self.namespaces_of, self.names
         origin_namespaces = (
-            {objects[i].namespace for i in origins} | {k.namespace for k in removed} | {k.name for k in cluster_origins}
+            {namespaces_of[i] for i in origins} | {k.namespace for k in removed} | {k.name for k in cluster_origins}
         )
         origin_namespaces.discard(None)
-        origin_names = {objects[i].name for i in origins} | {k.name for k in removed}
+        origin_names = {names[i] for i in origins} | {k.name for k in removed}
         existing = self.existing
         sets = self.sets
         roots = {sets[i] for i in origins}
-        for i, own in enumerate(self.namespaces_of):
+        for i, own in enumerate(namespaces_of):
             if own in origin_namespaces:
                 roots.add(sets[i])
                 continue
@@ -153,21 +163,20 @@ class _Found:
                 roots.add(self.merged.get(label, label))
         return roots
 
-    def context(self, members: list[int]) -> list[K8sObject]:
-        """The members and what their lookups read beyond their own references, in input order."""
+    def context(self, members: list[int]) -> list[int]:
+        """The places of the members and of what their lookups read beyond their own references,
+        ascending."""
         refs, namespaces_of = self.refs, self.namespaces_of
         namespaces = {namespaces_of[i] for i in members} | {r.namespace for i in members for r in refs[i]}
         # A reference that finds nothing is hinted at objects of its name in other namespaces.
         referenced = {r.name for i in members for r in refs[i] if (r.namespace, r.name) not in self.existing}
-        seen_kinds: set[tuple[str, str]] = set()
-        keep: list[K8sObject] = []
-        member_set = set(members)
-        for i, (obj, gk, name, own) in enumerate(zip(self.objects, self.kinds, self.names, namespaces_of)):
-            first_of_kind = gk not in seen_kinds
-            seen_kinds.add(gk)
-            if i in member_set or first_of_kind or own is None or own in namespaces or name in referenced:
-                keep.append(obj)
-        return keep
+        # One object of each kind (whether a kind is in the input at all): the first in the
+        # index's order, as the index would answer it.
+        keep = set(members) | self.graph.firsts()
+        for i, (name, own) in enumerate(zip(self.names, namespaces_of)):
+            if own is None or own in namespaces or name in referenced:
+                keep.add(i)
+        return sorted(keep)
 
 
 # The reference walk (policylint.semantics.namerefs), as callers of the part search name it.

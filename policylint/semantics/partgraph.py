@@ -19,7 +19,17 @@ object are a function of the object and the facts). Removals and renames that sp
 so handled like additions that join two. When the facts change (a namespace, a grant's
 namespace, a selector's namespace or a host appears or goes), every edge may change and all is
 joined again. A file's objects are taken as unchanged when they are the same objects as the
-run before (`policylint.incremental.resident` hands them over; they are immutable).
+run before (`policylint.incremental.resident` hands them over; they are immutable), or the same
+`Deferred` of a roster.
+
+The graph reads the objects file by file (`files_of`). A roster's file told by what an earlier run
+kept of it (policylint.k8s.roster, policylint.incremental.shells) is read from its rows
+(`Deferred.outline`): its objects are built only when a part holds them, so the first run on a new
+commit, which joins every object, builds what the same run again builds. Two answers depend on the
+project index's order, which sorts the objects by key: the one object of each kind the part's
+context holds (`firsts`), and which class of a name joins its Gateways, class by class in the order
+of their first Gateways (`sets`); both are worked out from each object's place in that order
+(`_File.order_key`, `ordering.order_key` read from the graph), never from the graph's own.
 
 GatewayClasses join their Gateways after the sets are found, as `components` describes, over the
 labels: the rule reads the sets, not edges, and costs one step per class and Gateway.
@@ -29,13 +39,16 @@ tests/scope/test_part_graph.py compares every update with the sets joined from n
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
+from policylint.k8s.roster import Deferred, Roster
 from policylint.semantics.namerefs import EVERYWHERE, Reference, gateway_class, references
 from policylint.values import frozen
 
 if TYPE_CHECKING:
     from policylint.k8s.objects import K8sObject
+    from policylint.k8s.ordering import Order
 
 _GATEWAY_CLASS = ("gateway.networking.k8s.io", "GatewayClass")
 _GRANT = ("gateway.networking.k8s.io", "ReferenceGrant")
@@ -64,6 +77,7 @@ class _File:
         "edges",
         "edges_for",
         "everywhere",
+        "first_of_kind",
         "gateways",
         "grant_namespaces",
         "hosts",
@@ -78,12 +92,21 @@ class _File:
         "selected",
     )
 
-    def __init__(self, objects: tuple[K8sObject, ...], hosts: Mapping[tuple[str, str], str]) -> None:
+    def __init__(self, objects: Sequence[K8sObject], hosts: Mapping[tuple[str, str], str]) -> None:
+        # A file's objects as the run holds them: built, or a `Deferred` whose objects are built
+        # only when read (policylint.k8s.roster), told by what was kept of the file instead.
         self.objects = objects
-        self.refs: list[list[Reference]] = [references(o) for o in objects]
-        self.namespaces: list[str | None] = [o.namespace for o in objects]  # a property: read once
-        self.names = [o.name for o in objects]
-        self.kinds = [(o.group, o.kind) for o in objects]
+        if isinstance(objects, Deferred):
+            outline = objects.outline()
+            self.names, self.namespaces, self.kinds = outline.names, outline.namespaces, outline.kinds
+            self.refs: list[list[Reference]] = outline.references
+            classes: Sequence[str | None] = outline.classes
+        else:
+            self.refs = [references(o) for o in objects]
+            self.namespaces = [o.namespace for o in objects]  # a property: read once
+            self.names = [o.name for o in objects]
+            self.kinds = [(o.group, o.kind) for o in objects]
+            classes = [gateway_class(o) if gk[1] == "Gateway" else None for o, gk in zip(objects, self.kinds)]
         self.everywhere = False
         kinds = self.kinds
         self.cluster_names = {n for n, ns, gk in zip(self.names, self.namespaces, kinds) if ns is None and gk[1] != "Namespace"}
@@ -100,17 +123,40 @@ class _File:
                     self.ref_names.add(ref.name)
         self.declared: list[list[str]] = [_NONE] * len(objects)  # per object, the hosts it declares
         if hosts:
-            for i, (obj, gk) in enumerate(zip(objects, kinds)):
+            for i, gk in enumerate(kinds):
                 field = hosts.get(gk)
-                value = obj.spec.get(field) if field is not None else None
+                # Only a registry's objects are read (built) for their hosts.
+                value = objects[i].spec.get(field) if field is not None else None
                 if type(value) is list:
                     self.declared[i] = [h for h in value if type(h) is str]
         self.hosts = {h for declared in self.declared for h in declared}
         # The class each Gateway names, by its position in the file.
-        self.gateways = {i: gateway_class(o) for i, o in enumerate(objects) if kinds[i][1] == "Gateway"}
+        self.gateways = {i: classes[i] for i, gk in enumerate(kinds) if gk[1] == "Gateway"}
         self.edges: list[list[Any]] = []
         self.edges_for: _Facts | None = None
         self.labels: list[int] = []
+        self.first_of_kind: dict[tuple[str, str], int] | None = None
+
+    def order_key(self, i: int) -> Order:
+        """Where the `i`-th object sits in the project index's order (`ordering.order_key`),
+        from what the graph read of it."""
+        objects = self.objects
+        place = objects.place(i) if isinstance(objects, Deferred) else objects[i].sort_key()
+        group, kind = self.kinds[i]
+        return (group, kind, self.namespaces[i] or "", self.names[i], place)
+
+    def firsts(self) -> dict[tuple[str, str], int]:
+        """The position of the file's first object of each kind in the index's order: by namespace
+        and name, then (objects of one key) by where each is written."""
+        if self.first_of_kind is None:
+            best: dict[tuple[str, str], tuple[tuple[str, str], int]] = {}
+            for i, (gk, namespace, name) in enumerate(zip(self.kinds, self.namespaces, self.names)):
+                key = (namespace or "", name)
+                found = best.get(gk)
+                if found is None or key < found[0] or (key == found[0] and self.order_key(i) < self.order_key(found[1])):
+                    best[gk] = (key, i)
+            self.first_of_kind = {gk: i for gk, (_, i) in best.items()}
+        return self.first_of_kind
 
     def shape(self) -> tuple[Any, ...]:
         """Everything the graph reads of the file's objects: two files of one shape have the same
@@ -170,22 +216,22 @@ class PartGraph:
         return self._facts is None
 
     def update(self, objects: Sequence[K8sObject], hosts: Mapping[tuple[str, str], str]) -> None:
-        """Bring the sets to those of `objects`, joining again only what the changed files reach."""
-        grouped: dict[str, list[K8sObject]] = {}
-        for obj in objects:
-            grouped.setdefault(obj.doc.file, []).append(obj)
+        """Bring the sets to those of `objects`, joining again only what the changed files reach.
+        The graph's order is the objects', file by file (`files_of`): a roster's objects whose
+        files are told by what was kept of them are not built (policylint.k8s.roster)."""
+        grouped = files_of(objects)
         if hosts != self._hosts:  # which objects declare hosts, and so every file's facts
             self._files, self._hosts = {}, dict(hosts)
         before = self._files
         files: dict[str, _File] = {}
         changed: list[_File] = []
         reshaped: set[str] = set()  # files of other objects of the same shape (below)
-        for name, found in grouped.items():
+        for name, found in grouped:
             kept = before.get(name)
-            if kept is not None and len(kept.objects) == len(found) and all(map(_same, kept.objects, found)):
+            if kept is not None and _same_objects(kept.objects, found):
                 files[name] = kept
                 continue
-            files[name] = entry = _File(tuple(found), hosts)
+            files[name] = entry = _File(found, hosts)
             if kept is not None and kept.shape() == entry.shape():
                 # Other objects with what the graph reads of them unchanged (an edit of a value or
                 # a comment): their edges, hence their sets, are the old objects'.
@@ -194,12 +240,7 @@ class PartGraph:
             else:
                 changed.append(entry)
         gone = [entry for name, entry in before.items() if files.get(name) is not entry and name not in reshaped]
-        positions = dict.fromkeys(files, 0)
-        order: list[tuple[_File, int]] = []
-        for obj in objects:
-            file = obj.doc.file
-            order.append((files[file], positions[file]))
-            positions[file] += 1
+        order = [(entry, i) for entry in files.values() for i in range(len(entry.objects))]
         self._files, self.order = files, order
         self.everywhere = any(f.everywhere for f in files.values())
         for entry in changed:
@@ -263,19 +304,25 @@ class PartGraph:
                     nodes[node] = len(parent)
                     parent.append(root)
                     continue
-                other = find(found)
+                # A node's parent is an object (never a node), most often a root already.
+                other = parent[found]
+                if parent[other] != other:
+                    other = find(other)
                 if other < root:
                     parent[root] = root = other
                 elif other > root:
                     parent[other] = root
-        self._label(slots, nodes, find)
+        self._label(slots, nodes, parent, find)
 
-    def _label(self, slots: Sequence[tuple[_File, int]], nodes: Mapping[Any, int], find: Callable[[int], int]) -> None:
+    def _label(
+        self, slots: Sequence[tuple[_File, int]], nodes: Mapping[Any, int], parent: list[int], find: Callable[[int], int]
+    ) -> None:
         """A new label for each set the objects at `slots` were joined into, and its nodes."""
         node_label, label_nodes, not_gateways = self._node_label, self._label_nodes, self._not_gateways
         labels_of: dict[int, int] = {}
+        roots = [find(k) for k in range(len(slots))]
         for k, (entry, i) in enumerate(slots):
-            root = find(k)
+            root = roots[k]
             made = labels_of.get(root)
             if made is None:
                 made = labels_of[root] = self._next
@@ -286,7 +333,7 @@ class PartGraph:
             if entry.kinds[i][1] != "Gateway":
                 not_gateways[made] += 1
         for node, x in nodes.items():
-            label = labels_of[find(x)]
+            label = labels_of[roots[parent[x]]]  # a node's parent is an object: its root is known
             node_label[node] = label
             label_nodes[label].append(node)
 
@@ -299,15 +346,22 @@ class PartGraph:
         order = self.order
         base = [entry.labels[i] for entry, i in order]
         by_class: dict[str, list[int]] = {}
-        classes: dict[str, int] = {}
+        first_gateway: dict[str, Order] = {}
+        classes: dict[str, tuple[Order, int]] = {}
         for k, (entry, i) in enumerate(order):
             kind = entry.kinds[i]  # (group, kind), read once per object (`_File`)
             if kind == _GATEWAY_CLASS:
-                classes[entry.names[i]] = k
+                # Of several classes of one name (PL005), the last in the index's order.
+                key, found = entry.order_key(i), classes.get(entry.names[i])
+                if found is None or found[0] < key:
+                    classes[entry.names[i]] = (key, k)
             elif kind[1] == "Gateway":
                 name = entry.gateways[i]
                 if name is not None:
                     by_class.setdefault(name, []).append(k)
+                    key, first = entry.order_key(i), first_gateway.get(name)
+                    if first is None or key < first:
+                        first_gateway[name] = key
         if not classes or not by_class:
             return base, {}
         parent: dict[int, int] = {}
@@ -318,10 +372,14 @@ class PartGraph:
                 x = parent[x]
             return x
 
-        for name, gateways in by_class.items():
-            index = classes.get(name)
-            if index is None:
+        # Class by class in the index's order of each one's first Gateway: each reads the sets the
+        # classes before it joined.
+        for name in sorted(by_class, key=first_gateway.__getitem__):
+            gateways = by_class[name]
+            found = classes.get(name)
+            if found is None:
                 continue
+            index = found[1]
             entry, i = order[index]
             node = self._node_label.get((None, name))
             root = find(node) if node is not None else None
@@ -348,10 +406,60 @@ class PartGraph:
         """Each object's (group, kind), in input order."""
         return [entry.kinds[i] for entry, i in self.order]
 
+    def object(self, k: int) -> K8sObject:
+        """The `k`-th object of the graph's order, built if it was not."""
+        entry, i = self.order[k]
+        return entry.objects[i]
+
+    def in_files(self, names: AbstractSet[str]) -> list[int]:
+        """The places in the graph's order of the objects of the files `names`."""
+        out: list[int] = []
+        start = 0
+        for name, entry in self._files.items():
+            n = len(entry.objects)
+            if name in names:
+                out.extend(range(start, start + n))
+            start += n
+        return out
+
+    def firsts(self) -> set[int]:
+        """The place of the first object of each kind in the project index's order (what the
+        index sorts by, `ordering.order_key`, read from the graph), none built for it."""
+        best: dict[tuple[str, str], tuple[Order, int]] = {}
+        start = 0
+        for entry in self._files.values():
+            for gk, i in entry.firsts().items():
+                key, found = entry.order_key(i), best.get(gk)
+                if found is None or key < found[0]:
+                    best[gk] = (key, start + i)
+            start += len(entry.objects)
+        return {k for _, k in best.values()}
+
     def label_of(self, node: tuple[str | None, str]) -> int | None:
         """The label of the set a name in a namespace is in (before classes join), if any object
         bears or references it."""
         return self._node_label.get(node)
+
+
+def files_of(objects: Sequence[K8sObject]) -> list[tuple[str, Sequence[K8sObject]]]:
+    """The objects file by file: a roster's files (policylint.k8s.roster), or the objects grouped
+    by file in the order given."""
+    if isinstance(objects, Roster):
+        return objects.files
+    grouped: dict[str, list[K8sObject]] = {}
+    for obj in objects:
+        grouped.setdefault(obj.doc.file, []).append(obj)
+    return list(grouped.items())
+
+
+def _same_objects(kept: Sequence[K8sObject], found: Sequence[K8sObject]) -> bool:
+    """Whether a file's objects are the ones the graph read: the same `Deferred` (handed from the
+    last run, policylint.incremental.resident), or the same objects in the same order."""
+    if kept is found:
+        return True
+    if isinstance(kept, Deferred) or isinstance(found, Deferred) or len(kept) != len(found):
+        return False
+    return all(map(_same, kept, found))
 
 
 def _same(a: K8sObject, b: K8sObject) -> bool:

@@ -3,8 +3,9 @@ the base side takes what the change's side built (policylint.incremental.residen
 whose base must be analysed costs one part search and one read of each unchanged file.
 
 Counted here on the hook's first run on a new commit, whose base part the run before did not
-analyse: the objects the part search joins (`PartGraph._relabel`), the files' kept shells decoded,
-their parse-cache entries read and their bytes hashed. The report is a run's without a cache, byte for byte.
+analyse: the objects the part search joins (`PartGraph._relabel`) and those built from the files'
+shells, the files' kept shells decoded, their parse-cache entries read and their bytes hashed.
+The report is a run's without a cache, byte for byte.
 """
 
 from __future__ import annotations
@@ -41,11 +42,13 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
         "trimmed": [],
         "checked": [],
         "hashed": [],
+        "built": [],
     }
     real_lint, real_relabel, real_decoded = pipeline._lint, partgraph.PartGraph._relabel, shells._decoded
     real_load, real_save, real_trim = ParseCache.load, rulecache.RuleResults.save, rulecache.RuleResults.trim
     real_key = ParseCache.key
     real_check = index.check_object
+    real_object = shells._object
 
     def lint(request: LintRequest, part: pipeline.Part | None = None, resident: Any = None) -> pipeline.LintResult:
         seen["runs"].append(request)
@@ -75,12 +78,18 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
         seen["trimmed"].append(self)
         real_trim(self, *args)
 
+    def built(*args: Any) -> Any:
+        obj = real_object(*args)
+        seen["built"].append(obj.key)
+        return obj
+
     def check_object(group: str, kind: str, data: Any) -> Any:
         seen["checked"].append(data.get("metadata", {}).get("name"))
         return real_check(group, kind, data)
 
     monkeypatch.setattr(pipeline, "_lint", lint)
     monkeypatch.setattr(index, "check_object", check_object)
+    monkeypatch.setattr(shells, "_object", built)
     monkeypatch.setattr(partgraph.PartGraph, "_relabel", relabel)
     monkeypatch.setattr(shells, "_decoded", decoded)
     monkeypatch.setattr(ParseCache, "load", load)
@@ -130,6 +139,9 @@ def test_the_base_side_reuses_the_objects_and_the_sets_of_the_changes_side(
     joined = counted["joined"]
     assert joined[0] == objects
     assert sum(joined[1:]) < objects / 2
+    # Yet of the objects outside the parts only what the two parts hold is built: the search read
+    # the other files from their shells' rows (the tree before built every object for it).
+    assert len(counted["built"]) < objects / 2
     # Each file's shell decoded once, each parse-cache entry read once: the base side takes the
     # objects of the files whose bytes are the staged side's, their data read where it was.
     assert counted["shells"], "the staged side builds the files outside its part from their shells"

@@ -115,6 +115,31 @@ def test_the_entries_a_part_reads_are_decoded_without_the_sharing_hook(tmp_path:
     assert shared[0] > 0
 
 
+def test_a_part_found_from_nothing_builds_only_the_objects_of_its_part(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first run on a new commit finds its part from nothing (the part kept is another file's):
+    the search reads the files outside the part from their shells' rows, and builds only the
+    objects the part holds, as the run again does (the tree before built every object)."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    _run(root, files[3], cache)  # every file loaded, its shell kept
+    expected = _run(root, files[30], None)
+    built = _built(monkeypatch)
+    first = _run(root, files[30], cache)  # another file's part: not kept, searched for
+    assert first.analysed is not None and first.index.roster is not None
+    analysed = {o.key for o in first.analysed.index.objects}
+    assert len(analysed) < len(first.index.objects) / 2
+    assert len(built) == len(set(built)) and set(built) <= analysed
+    assert renderer("text")(first) == renderer("text")(expected)
+    assert [(f.fingerprint, f.line, f.message) for f in first.findings] == [
+        (f.fingerprint, f.line, f.message) for f in expected.findings
+    ]
+    searched = sorted(built, key=repr)
+    built.clear()
+    again = _run(root, files[30], cache)  # the part read back
+    assert sorted(built, key=repr) == searched
+    assert renderer("text")(again) == renderer("text")(expected)
+
+
 def _answers(index: ProjectIndex, keys: list[ObjectKey], members: frozenset[ObjectKey]) -> dict[str, Any]:
     """What a scoped run asks of the index of every object it read, each answer as plain values."""
 

@@ -325,3 +325,23 @@ def test_a_search_from_nothing_reads_each_files_objects_once(tmp_path: Path, mon
     files = {o.doc.file for o in objects}
     assert len(connected) == len(files)
     assert len(kinds) <= 2 * len(objects)  # the graph's own reading of them (`_File`)
+
+
+def test_the_part_holds_the_first_object_of_each_kind_in_the_index_order(tmp_path: Path) -> None:
+    """The part's context holds one object of each kind (whether the kind is in the input at all):
+    the first in the project index's order, by key, whatever order the files and objects come in,
+    so that a search over a roster's files (policylint.k8s.roster, in input order) keeps what the
+    search over the index's sorted objects kept. Given in input order, the tree before kept the
+    first object it met."""
+    service = "apiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: {namespace}}}\n"
+    (tmp_path / "a.yaml").write_text(service.format(name="zz", namespace="b-ns"), encoding="utf-8")
+    (tmp_path / "b.yaml").write_text(service.format(name="aa", namespace="a-ns"), encoding="utf-8")
+    route = f"apiVersion: {GW}/v1\nkind: HTTPRoute\nmetadata: {{name: r, namespace: c}}\nspec: {{}}\n"
+    (tmp_path / "c.yaml").write_text(route, encoding="utf-8")
+    objects, _ = _load(tmp_path, {})
+    assert [o.name for o in objects] == ["zz", "aa", "r"]
+    for given in (objects, objects[::-1]):
+        found = components.scope(given, [str(tmp_path / "c.yaml")], min_objects=0, max_share=1.0)
+        assert found is not None
+        assert sorted(o.name for o in found.objects) == ["aa", "r"]
+        assert {k.name for k in found.members} == {"r"}
