@@ -161,8 +161,38 @@ def _document_text(text: str, starts: array[int], line: int) -> str:
     """The text of the document whose root starts on `line` (1-based): from that line to the next
     `---` or `...` line, where the document ends at the latest
     (YAML 1.2 spec §9.1 "Documents"), so composing it costs one document, not the whole file."""
-    after = _DOCUMENT_BOUNDARY.search(text, starts[line]) if line < len(starts) else None
-    return text[starts[line - 1] : after.start() if after else len(text)]
+    after = _boundary(text, starts[line]) if line < len(starts) else -1
+    return text[starts[line - 1] : after if after >= 0 else len(text)]
+
+
+# What may follow a boundary's three characters (`_DOCUMENT_BOUNDARY`'s lookahead; "" is the end).
+_AFTER_BOUNDARY = ("", " ", "\t", "\r", "\n")
+
+
+def _boundary(text: str, pos: int) -> int:
+    """Where `_DOCUMENT_BOUNDARY.search(text, pos)` matches, or -1: the regex tries every offset
+    (its `^` gives the engine no literal to skip to), which on the files with findings cost as
+    much as reading their documents' lines; `str.find` jumps to each candidate line. No part of
+    the text is searched twice, and `...` is looked for only up to the next `---` candidate, so
+    each document costs its own length, not the rest of its file's."""
+    if (
+        (pos == 0 or text[pos - 1] == "\n")
+        and text.startswith(("---", "..."), pos)
+        and text[pos + 3 : pos + 4] in _AFTER_BOUNDARY
+    ):
+        return pos
+    at = pos
+    dashes = text.find("\n---", at)
+    while True:
+        dots = text.find("\n...", at, dashes if dashes >= 0 else len(text))
+        found = dots if dots >= 0 else dashes
+        if found < 0:
+            return -1
+        at = found + 1
+        if text[at + 3 : at + 4] in _AFTER_BOUNDARY:
+            return at
+        if found == dashes:  # `----` or `---x`: the next `---` candidate
+            dashes = text.find("\n---", at)
 
 
 class KeptSpans:
