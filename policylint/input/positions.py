@@ -51,12 +51,12 @@ _CANONICAL: dict[str, bool] = {}
 def join(base: str, *parts: PathPart) -> str:
     canonical = _CANONICAL.get(base)
     if canonical is None:
-        canonical = format_path(parse_path(base)) == base
+        canonical = format_path(path_parts(base)) == base
         if len(_CANONICAL) >= 4096:
             _CANONICAL.clear()
         _CANONICAL[base] = canonical
     if not canonical:
-        return format_path([*parse_path(base), *parts])
+        return format_path([*path_parts(base), *parts])
     out = [base]
     nonempty = bool(base)
     for part in parts:  # as format_path does, continuing after `base`
@@ -85,6 +85,22 @@ def parse_path(path: str) -> list[PathPart]:
         else:
             parts.append(json.loads(quoted))
         pos = match.end()
+    return parts
+
+
+# The paths positions are asked about repeat: a run's thousands of findings and notes hold a few
+# hundred distinct ones (`spec.targetRefs[0]`), each asked by the engine's batch and again by its
+# finding's span. Each is parsed once, while the table stays small.
+_PARTS: dict[str, tuple[PathPart, ...]] = {}
+
+
+def path_parts(path: str) -> tuple[PathPart, ...]:
+    """`parse_path(path)` as a tuple, parsed once per distinct path."""
+    parts = _PARTS.get(path)
+    if parts is None:
+        if len(_PARTS) >= 4096:
+            _PARTS.clear()
+        parts = _PARTS[path] = tuple(parse_path(path))
     return parts
 
 
@@ -272,7 +288,7 @@ class PositionResolver:
         kept = self._kept
         tables: dict[str, dict[tuple[int, tuple[PathPart, ...]], Span] | None] = {}
         for ref, path in requests:
-            parts = tuple(parse_path(path) if isinstance(path, str) else path)
+            parts = path_parts(path) if isinstance(path, str) else tuple(path)
             if not parts or (ref.file, ref.line, parts) in self._spans:
                 continue
             if kept is not None:
@@ -377,7 +393,7 @@ class PositionResolver:
         its last character): the key and a scalar value on its line, else the key, else the rest
         of the start line; a document itself, or one that cannot be read again, is only its
         start. SARIF regions and GitHub annotations underline exactly that."""
-        parts = tuple(parse_path(path) if isinstance(path, str) else path)
+        parts = path_parts(path) if isinstance(path, str) else tuple(path)
         # A whole document is its start: its span would cost reading the file, which a finding
         # about the document (two million empty ones, say) must not.
         if not parts:

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from policylint.findings import Finding, Issue, Location, Related, ResolvedFix, ResolvedRelated, Severity
-from policylint.input.positions import PositionResolver, Request, parse_path
+from policylint.input.positions import PositionResolver, Request, path_parts
 from policylint.k8s.objects import ObjectKey
 from policylint.profiles.registry import ORIGIN_INFERRED
 from policylint.project import Project
@@ -129,7 +129,7 @@ def _on_placeholder(project: Project, issue: Issue) -> bool:
     obj = issue.object
     if obj is None or not issue.path:
         return False
-    return project.index.on_placeholder(obj, tuple(parse_path(issue.path)))
+    return project.index.on_placeholder(obj, path_parts(issue.path))
 
 
 def _resolve_rule(
