@@ -1,16 +1,20 @@
 """What the effective-policy simulation works out, counted: the walk shares what a child does not
-change, and the questions about one policy on one target work out only what they read
-(policylint.semantics.effective.simulation, queries; docs/performance.md "The simulation, positions
+change, the values of a facet are listed once for all the stacks that hold it, and the questions
+about one policy on one target work out only what they read (policylint.semantics.effective.simulation,
+fold, queries; docs/performance.md "The simulation, positions
 and the report, done once")."""
 
 from __future__ import annotations
 
+import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from benchmarks.generate import write_corpus
+from policylint.semantics.effective import fold as fold_module
 from policylint.semantics.effective import simulation as simulation_module
 from policylint.semantics.effective.facets import RANK, NodeKey
 from policylint.semantics.effective.simulation import Simulation
@@ -99,3 +103,30 @@ def test_a_policy_with_one_target_is_not_displaced_by_itself(tmp_path: Path, mon
     # Its listener `alt` has one context (the route on it), taken by its own section attachment.
     assert sim.displaced_by_itself(two, whole) == 1
     assert [node[0] for node in asked] == ["gateway"]
+
+
+def test_a_facet_s_values_are_listed_once_for_every_stack_that_holds_it(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether a policy's values are all in force in a folded stack compares them with what the
+    fold kept: a Gateway's policy is in hundreds of stacks, and its values are listed once."""
+    listed: Counter[int] = Counter()
+    trees: dict[int, Any] = {}  # held: no tree's identity is reused while the test counts
+    original = fold_module.leaves
+
+    def counting(node: Any, prefix: tuple[str, ...] = ()) -> Any:
+        caller = sys._getframe(1)
+        # What a facet offers, listed while `_outcome` looks at that facet (not the folded spec's).
+        facet = caller.f_locals.get("facet") if caller.f_code.co_name == "_outcome" else None
+        if not prefix and facet is not None and facet.tree is node:
+            listed[id(node)] += 1
+            trees[id(node)] = node
+        return original(node, prefix)
+
+    monkeypatch.setattr(fold_module, "leaves", counting)
+    result = lint_paths([str(corpus)])
+    sim = result.project.simulation()
+    facet_trees = {id(facet.tree) for facets in sim.facets.values() for facet in facets}
+    counted = {tree: n for tree, n in listed.items() if tree in facet_trees}
+    assert len(counted) > 10
+    assert max(counted.values()) == 1
+    # Facets shared by stacks (a Gateway's policy in every stack below it), each listed once all the same.
+    assert sum(len(group.stack) for group in sim.stack_groups()) > len(counted)

@@ -521,7 +521,7 @@ class Simulation:
         if not children:
             return
         deepest, hooked, kinds = plan.deepest, plan.hooked, plan.kinds
-        lowest = min((targets[gk] for gk in stacks), default=deepest)
+        lowest = min(map(targets.__getitem__, stacks), default=deepest)  # the first level a child may pass
         for child in children:
             child_level = child[0]
             if child_level == "port":
