@@ -35,8 +35,11 @@ Answer = tuple[int, int, int | None]
 # node, tabs and other line breaks. (A character class: the regex engine scans for it in C.)
 _NOTEWORTHY = re.compile(r"""['"\[\]{}&*!|>?%@`\t\r\x85\u2028\u2029\ufeff]""")
 # A nested compact list (`- - a`) or a complex key's value (`: a`) at a line's start; searched
-# from a line break (a literal first character, so the engine skips to each break in C).
-_ODD_LINE = re.compile(r"\n *(?:- +)*(?:- +-|:)(?: |\n)")
+# from a line break (a literal first character, so the engine skips to each break in C). The
+# indentation is taken whole, as an atomic group would (a lookahead and its backreference: the
+# engine never gives spaces back, which cannot help, since what follows them is `-` or `:`): a
+# line's indentation costs one step, not one per space it could give back.
+_ODD_LINE = re.compile(r"\n(?=( *))\1(?:- +)*(?:- +-|:)(?: |\n)")
 _UNSAFE = re.compile("[\t\r\x85\u2028\u2029\ufeff]")
 _BLOCK_HEADER = re.compile(r"[|>][+-]?(?: +#.*)? *$")
 # Indicators that cannot start a plain scalar or a simple key and that this reader does not take

@@ -51,12 +51,12 @@ _CANONICAL: dict[str, bool] = {}
 def join(base: str, *parts: PathPart) -> str:
     canonical = _CANONICAL.get(base)
     if canonical is None:
-        canonical = format_path(parse_path(base)) == base
+        canonical = format_path(path_parts(base)) == base
         if len(_CANONICAL) >= 4096:
             _CANONICAL.clear()
         _CANONICAL[base] = canonical
     if not canonical:
-        return format_path([*parse_path(base), *parts])
+        return format_path([*path_parts(base), *parts])
     out = [base]
     nonempty = bool(base)
     for part in parts:  # as format_path does, continuing after `base`
@@ -85,6 +85,22 @@ def parse_path(path: str) -> list[PathPart]:
         else:
             parts.append(json.loads(quoted))
         pos = match.end()
+    return parts
+
+
+# The paths positions are asked about repeat: a run's thousands of findings and notes hold a few
+# hundred distinct ones (`spec.targetRefs[0]`), each asked by the engine's batch and again by its
+# finding's span. Each is parsed once, while the table stays small.
+_PARTS: dict[str, tuple[PathPart, ...]] = {}
+
+
+def path_parts(path: str) -> tuple[PathPart, ...]:
+    """`parse_path(path)` as a tuple, parsed once per distinct path."""
+    parts = _PARTS.get(path)
+    if parts is None:
+        if len(_PARTS) >= 4096:
+            _PARTS.clear()
+        parts = _PARTS[path] = tuple(parse_path(path))
     return parts
 
 
@@ -161,8 +177,38 @@ def _document_text(text: str, starts: array[int], line: int) -> str:
     """The text of the document whose root starts on `line` (1-based): from that line to the next
     `---` or `...` line, where the document ends at the latest
     (YAML 1.2 spec §9.1 "Documents"), so composing it costs one document, not the whole file."""
-    after = _DOCUMENT_BOUNDARY.search(text, starts[line]) if line < len(starts) else None
-    return text[starts[line - 1] : after.start() if after else len(text)]
+    after = _boundary(text, starts[line]) if line < len(starts) else -1
+    return text[starts[line - 1] : after if after >= 0 else len(text)]
+
+
+# What may follow a boundary's three characters (`_DOCUMENT_BOUNDARY`'s lookahead; "" is the end).
+_AFTER_BOUNDARY = ("", " ", "\t", "\r", "\n")
+
+
+def _boundary(text: str, pos: int) -> int:
+    """Where `_DOCUMENT_BOUNDARY.search(text, pos)` matches, or -1: the regex tries every offset
+    (its `^` gives the engine no literal to skip to), which on the files with findings cost as
+    much as reading their documents' lines; `str.find` jumps to each candidate line. No part of
+    the text is searched twice, and `...` is looked for only up to the next `---` candidate, so
+    each document costs its own length, not the rest of its file's."""
+    if (
+        (pos == 0 or text[pos - 1] == "\n")
+        and text.startswith(("---", "..."), pos)
+        and text[pos + 3 : pos + 4] in _AFTER_BOUNDARY
+    ):
+        return pos
+    at = pos
+    dashes = text.find("\n---", at)
+    while True:
+        dots = text.find("\n...", at, dashes if dashes >= 0 else len(text))
+        found = dots if dots >= 0 else dashes
+        if found < 0:
+            return -1
+        at = found + 1
+        if text[at + 3 : at + 4] in _AFTER_BOUNDARY:
+            return at
+        if found == dashes:  # `----` or `---x`: the next `---` candidate
+            dashes = text.find("\n---", at)
 
 
 class KeptSpans:
@@ -242,7 +288,7 @@ class PositionResolver:
         kept = self._kept
         tables: dict[str, dict[tuple[int, tuple[PathPart, ...]], Span] | None] = {}
         for ref, path in requests:
-            parts = tuple(parse_path(path) if isinstance(path, str) else path)
+            parts = path_parts(path) if isinstance(path, str) else tuple(path)
             if not parts or (ref.file, ref.line, parts) in self._spans:
                 continue
             if kept is not None:
@@ -347,7 +393,7 @@ class PositionResolver:
         its last character): the key and a scalar value on its line, else the key, else the rest
         of the start line; a document itself, or one that cannot be read again, is only its
         start. SARIF regions and GitHub annotations underline exactly that."""
-        parts = tuple(parse_path(path) if isinstance(path, str) else path)
+        parts = path_parts(path) if isinstance(path, str) else tuple(path)
         # A whole document is its start: its span would cost reading the file, which a finding
         # about the document (two million empty ones, say) must not.
         if not parts:

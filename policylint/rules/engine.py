@@ -13,7 +13,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from policylint.findings import Finding, Issue, Location, Related, ResolvedFix, ResolvedRelated, Severity
-from policylint.input.positions import PositionResolver, Request, parse_path
+from policylint.input.positions import PositionResolver, Request, path_parts
 from policylint.k8s.objects import ObjectKey
 from policylint.profiles.registry import ORIGIN_INFERRED
 from policylint.project import Project
@@ -131,18 +131,7 @@ def _on_placeholder(project: Project, issue: Issue) -> bool:
     obj = issue.object
     if obj is None or not issue.path:
         return False
-    parts = _PARTS.get(issue.path)
-    if parts is None:
-        if len(_PARTS) >= _PARTS_KEPT:
-            _PARTS.clear()
-        parts = _PARTS[issue.path] = tuple(parse_path(issue.path))
-    return project.index.on_placeholder(obj, parts)
-
-
-# A finding's path as parts, for `_on_placeholder`: the findings repeat a few dozen paths
-# (`spec.rules[0].backendRefs[0].name`), each parsed once. Emptied past `_PARTS_KEPT` entries.
-_PARTS: dict[str, tuple[str | int, ...]] = {}
-_PARTS_KEPT = 4096
+    return project.index.on_placeholder(obj, path_parts(issue.path))
 
 
 def _resolve_rule(

@@ -425,6 +425,17 @@ FUNCTIONS: dict[str, tuple[Callable[[str], object], Callable[[int], list[str]]]]
             ("{{ a }} {{" + " " * 50 + "\n") * (n // 62),
         ],
     ),
+    # The next `---` or `...` line of a file from a document's start (positions), by `str.find`.
+    "policylint.input.positions._boundary": (
+        lambda text: _call("policylint.input.positions._boundary")(text, 0),
+        lambda n: [
+            "\n...x" * (n // 5),
+            "\n---x" * (n // 5),
+            "\n----" * (n // 5),
+            "\n-" * (n // 2),
+            ("\n...x" * 3 + "\n---x") * (n // 20),
+        ],
+    ),
     "policylint.input.load._json_not_a_manifest": (
         lambda text: _call("policylint.input.load._has_json_key")(text, "apiVersion"),
         lambda n: ['"apiVersion" ' * (n // 13), '"apiVersion"' + " " * n, '"apiVersion"\n' * (n // 13) + ":"],

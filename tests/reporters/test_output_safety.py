@@ -761,6 +761,38 @@ def test_the_fast_json_writer_falls_back_on_what_orjson_refuses() -> None:
         assert textsafe.json_dumps(value, fast=True) == textsafe.json_dumps(value)
 
 
+class _CountingPattern:
+    """A compiled pattern that counts the texts it is asked to search."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern = pattern
+        self.searched = 0
+
+    def search(self, text: str) -> re.Match[str] | None:
+        self.searched += 1
+        return self.pattern.search(text)
+
+    def sub(self, repl: Any, text: str) -> str:
+        return self.pattern.sub(repl, text)
+
+
+def test_an_ascii_report_is_not_searched_for_what_needs_escaping(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report that is ASCII without DEL (nearly every one) holds no lone surrogate, nothing
+    `ensure_ascii` escapes and nothing a terminal acts on: it is written as encoded, with no regex
+    search over its megabytes (they cost three times the encoding). DEL, the one ASCII character
+    a terminal acts on, is still escaped, and so is the rest."""
+    patterns = {name: _CountingPattern(getattr(textsafe, name)) for name in ("_SURROGATE", "_JSON_UNSAFE", "_NON_ASCII")}
+    for name, counting in patterns.items():
+        monkeypatch.setattr(textsafe, name, counting)
+    report = {"findings": [{"message": "plain text", "line": 3}] * 50}
+    for fast in (True, False):
+        assert json.loads(json_dumps(report, fast=fast)) == report
+    assert [p.searched for p in patterns.values()] == [0, 0, 0]
+    assert json_dumps({"m": "a\x7fb"}, fast=True) == '{\n  "m": "a\\u007fb"\n}'
+    assert json_dumps({"m": "caf\u00e9 \u202e"}, fast=True) == '{\n  "m": "caf\\u00e9 \\u202e"\n}'
+    assert patterns["_SURROGATE"].searched == patterns["_JSON_UNSAFE"].searched == 2
+
+
 _ANY_TEXT = st.text(st.characters(blacklist_categories=()), max_size=8)  # lone surrogates too
 _JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | _ANY_TEXT,

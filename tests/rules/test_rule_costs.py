@@ -10,7 +10,7 @@ its answers checked against what the work it replaces answers.
   only for a finding;
 - the near match of a hint (`did_you_mean`) is difflib's, and the ratio of a candidate that
   cannot beat the best so far is not worked out;
-- the engine parses each path its findings sit on once, to tell whether they sit on a placeholder;
+- each path the findings sit on is parsed once, for its position and to tell whether it holds a placeholder;
 - PL705 and PL707 ask the catalogue once per apiVersion and kind;
 - a finding's fingerprint is written without `json.dumps` and `dataclasses.replace` per finding.
 """
@@ -31,6 +31,7 @@ import pytest
 import yaml
 
 from policylint.findings import Finding, ResolvedRelated, Severity
+from policylint.input import positions
 from policylint.k8s import names
 from policylint.k8s.objects import ObjectKey
 from policylint.pipeline import LintRequest, lint
@@ -235,14 +236,17 @@ def test_did_you_mean_skips_the_ratio_of_a_candidate_that_cannot_win(monkeypatch
 def test_engine_parses_each_path_of_the_findings_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Twelve policies, each with a target that is missing and one whose name is a placeholder: the
     thirteen findings sit on one path, parsed once, and the placeholder's is still dropped (PL004's)."""
-    monkeypatch.setattr(engine, "_PARTS", {})
-    parsed = _counting(monkeypatch, engine, "parse_path")
+    monkeypatch.setattr(positions, "_PARTS", {})
+    parsed = _counting(monkeypatch, positions, "parse_path")
     ref = "[{group: gateway.networking.k8s.io, kind: Gateway, name: %s}]"
     text = "".join(policy("BackendTrafficPolicy", ref % f"gw-{i}", name=f"p{i}") for i in range(12))
     text += policy("BackendTrafficPolicy", ref % "'${GATEWAY}'", name="templated")
     result = lint_text(text, selection=Selection(select=("PL201",)))
     assert [(f.rule, f.path) for f in result.findings] == [("PL201", "spec.targetRefs[0].name")] * 12
-    assert len(parsed) == 1
+    # Each distinct path once, for the placeholder check and the positions alike (the positions
+    # also ask for the finding's ancestors).
+    assert parsed.count(("spec.targetRefs[0].name",)) == 1
+    assert len(parsed) == len(set(parsed))
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from policylint.profiles.registry import PolicyProfile
@@ -76,7 +77,7 @@ def _sources(tree: Tagged | None) -> set[Facet]:
     return out
 
 
-def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
+def fold(stack: Sequence[Facet], profile: PolicyProfile, offered: Offered | None = None) -> FoldResult:
     """Reduce a stack (least specific first) to one spec, recording who beat whom.
 
     GEP-713's abstract process: the established side's strategy decides each step, and the
@@ -85,9 +86,12 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
     overrides "enforce policy from the top down" (the original Policy Attachment page), so
     nothing more specific may undo them, while the other values still follow the defaults
     rule (the more specific wins).
+
+    `offered`: each facet's leaf paths, worked out once for every stack that holds the facet (a
+    Gateway's policy is in hundreds), by the caller that folds them (`folds.KeptFolds`).
     """
     if _attachment_hierarchy(profile):
-        return _fold_precedence(stack)
+        return _fold_precedence(stack, offered)
     if profile.merge.same_target == "all":
         # Every policy applies, none beats another (NGINX Gateway Fabric's SnippetsPolicy: all are
         # included, in name order). The effective spec shown is their merge in that order.
@@ -97,13 +101,14 @@ def fold(stack: Sequence[Facet], profile: PolicyProfile) -> FoldResult:
         return FoldResult(merged, dict.fromkeys(stack, Enforcement.ENFORCED), {}, {})
     if _default_atomicity(profile) is Atomicity.PRIORITY:
         return _fold_priority(stack)
-    return _Fold(stack, profile).run()
+    return _Fold(stack, profile, offered).run()
 
 
 class _Tally:
     """Who beat whom as a fold went, besides what the folded spec shows (`_outcome` reads it)."""
 
-    def __init__(self, stack: Sequence[Facet]) -> None:
+    def __init__(self, stack: Sequence[Facet], offered: Offered | None = None) -> None:
+        self.offered: Offered = offered if offered is not None else {}
         self.by_id = {f: f for f in stack}
         self.discarded: dict[Facet, set[Facet]] = defaultdict(set)  # facet -> facets that discarded it atomically
         self.conflicts: dict[Facet, tuple[Facet, str]] = {}
@@ -116,7 +121,7 @@ class _Fold:
     """One fold of a stack under GEP-713's abstract process (`fold`): the spec so far, the facet
     it belongs to (`owner`), what is locked, the strategy deciding the next step, and the tally."""
 
-    def __init__(self, stack: Sequence[Facet], profile: PolicyProfile) -> None:
+    def __init__(self, stack: Sequence[Facet], profile: PolicyProfile, offered: Offered | None = None) -> None:
         self.stack = stack
         self.profile = profile
         self.containers = [tuple(c.split(".")) for c in profile.merge.rule_containers] or None
@@ -125,7 +130,7 @@ class _Fold:
         # earlier one set is Conflicted; policies setting different fields all apply, merged.
         self.field_conflict = profile.merge.same_target == "field"
         self.claimed: dict[NodeKey, dict[tuple[str, ...], Facet]] = defaultdict(dict)
-        self.tally = _Tally(stack)
+        self.tally = _Tally(stack, offered)
         first = stack[0]
         self.acc: Tagged | None = first.tree
         self.owner = first  # the facet whose target the accumulated spec currently belongs to
@@ -252,6 +257,10 @@ class _Fold:
         self.acc = acc
 
 
+# Each facet's leaf paths (`_outcome`): what it offers, by the facet (which hashes by identity).
+Offered = dict[Facet, frozenset[tuple[str, ...]]]
+
+
 class _All:
     """Every value is locked (an atomic override is in force)."""
 
@@ -354,7 +363,7 @@ def _why(winner: Facet, loser: Facet) -> str:
     return f"tie-break: {winner.name} sorts before {loser.name}; {missing}"
 
 
-def _fold_precedence(stack: Sequence[Facet]) -> FoldResult:
+def _fold_precedence(stack: Sequence[Facet], offered: Offered | None = None) -> FoldResult:
     """Earlier revisions of GEP-713, "Hierarchy": "A override > B override > C override > C default > B default >
     A default", field by field; identical fields at one level resolve oldest first."""
     overrides = [f for f in stack if f.role is Role.OVERRIDE]  # stack is least specific first
@@ -365,7 +374,7 @@ def _fold_precedence(stack: Sequence[Facet]) -> FoldResult:
     acc: Tagged | None = None
     for facet in reversed(precedence):
         acc = merge_patch(acc, facet.tree)
-    return _outcome(stack, acc, _Tally(stack))
+    return _outcome(stack, acc, _Tally(stack, offered))
 
 
 def _fold_priority(stack: Sequence[Facet]) -> FoldResult:
@@ -401,7 +410,9 @@ def _outcome(stack: Sequence[Facet], acc: Tagged | None, tally: _Tally) -> FoldR
             status[fid] = Enforcement.CONFLICTED
             beaten[fid] = {conflicts[fid][0].name}
             continue
-        offered = {p for p, _ in leaves(facet.tree)}
+        offered = tally.offered.get(fid)
+        if offered is None:
+            offered = tally.offered[fid] = frozenset(p for p, _ in leaves(facet.tree))
         mine = kept.get(fid, set())
         status[fid] = (
             Enforcement.ENFORCED if offered <= mine else Enforcement.OVERRIDDEN if not mine else Enforcement.PARTIALLY_ENFORCED
@@ -435,7 +446,10 @@ def _outcome(stack: Sequence[Facet], acc: Tagged | None, tally: _Tally) -> FoldR
 
 
 def _winners(
-    fid: Facet, lost: set[tuple[str, ...]], result_at: Mapping[tuple[str, ...], Facet], discarded: Mapping[Facet, set[Facet]]
+    fid: Facet,
+    lost: AbstractSet[tuple[str, ...]],
+    result_at: Mapping[tuple[str, ...], Facet],
+    discarded: Mapping[Facet, set[Facet]],
 ) -> set[Facet]:
     """The facets that beat facet `fid`: those that discarded it, and those whose values stand at,
     above or below the paths it `lost`."""
@@ -451,7 +465,11 @@ def _winners(
 
 
 def order_sensitivity(
-    stack: Sequence[Facet], groups: Sequence[tuple[int, int, str]], profile: PolicyProfile, result: FoldResult
+    stack: Sequence[Facet],
+    groups: Sequence[tuple[int, int, str]],
+    profile: PolicyProfile,
+    result: FoldResult,
+    offered: Offered | None = None,
 ) -> list[OrderSensitivity]:
     """A verdict that flips with creation order (docs/semantics.md#missing-creation-timestamps).
 
@@ -466,7 +484,7 @@ def order_sensitivity(
         names = list(dict.fromkeys(f.name for f in group))
         reordered = [f for n in reversed(names) for f in group if f.name == n]
         alt_stack = [*stack[:start], *reordered, *stack[end:]]
-        alt = fold(alt_stack, profile)
+        alt = fold(alt_stack, profile, offered)
         alternative = untag(alt.tree)
         if alternative != base:
             out.append(OrderSensitivity(tuple(names), decided_by, tuple(_differing_keys(base, alternative)), alternative))

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.registry import PolicyProfile
 from policylint.semantics.effective.facets import Facet, FoldResult, NodeKey, OrderSensitivity, _claim, policy_facets
-from policylint.semantics.effective.fold import fold, order_sensitivity, order_stack
+from policylint.semantics.effective.fold import Offered, fold, order_sensitivity, order_stack
 from policylint.semantics.effective.states import CONTRIBUTES, target_states
 from policylint.values import frozen
 from policylint.vocabulary import Enforcement
@@ -77,6 +77,7 @@ class KeptFolds:
         self._old_orders: dict[tuple[Facet, ...], Ordered] = {}
         self._old_folds: dict[tuple[Facet, ...], Folded] = {}
         self._seen: dict[tuple[K8sObject, NodeKey, bool], int] = {}
+        self._offered: Offered = {}  # each facet's leaf paths, for every fold of the run that holds it
         self.reused = 0  # stacks of this run whose fold was kept (tests and measures read them)
         self.fresh = 0  # and folded now
 
@@ -86,6 +87,7 @@ class KeptFolds:
         self._old_orders, self._orders = self._orders, {}
         self._old_folds, self._folds = self._folds, {}
         self._seen = {}
+        self._offered = {}
         self.reused = self.fresh = 0
 
     def facets(self, policy: Policy, node: NodeKey, *, claim: bool = False) -> list[Facet]:
@@ -126,16 +128,16 @@ class KeptFolds:
         found = self._old_folds.get(stack)
         if found is None:
             self.fresh += 1
-            found = _fold(stack, ordered.groups, profile)
+            found = _fold(stack, ordered.groups, profile, self._offered)
         else:
             self.reused += 1
         self._folds[stack] = found
         return found
 
 
-def _fold(stack: tuple[Facet, ...], groups: Sequence[tuple[int, int, str]], profile: PolicyProfile) -> Folded:
-    result = fold(stack, profile)
-    sensitive = order_sensitivity(stack, list(groups), profile, result) if groups else []
+def _fold(stack: tuple[Facet, ...], groups: Sequence[tuple[int, int, str]], profile: PolicyProfile, offered: Offered) -> Folded:
+    result = fold(stack, profile, offered)
+    sensitive = order_sensitivity(stack, list(groups), profile, result, offered) if groups else []
     states = tuple(target_states(stack, result))
     contributing = tuple(dict.fromkeys(pid for (pid, _), (_, state) in states if state in CONTRIBUTES))
     return Folded(result, sensitive, states, contributing)

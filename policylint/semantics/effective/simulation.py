@@ -40,7 +40,7 @@ Decisions where the sources leave room (documented in docs/effective-policy.md):
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import field
 from typing import TYPE_CHECKING
@@ -49,6 +49,7 @@ from policylint.identity import IdentityMap
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.profiles.registry import PolicyProfile
+from policylint.semantics.effective import queries
 from policylint.semantics.effective.facets import (
     _CLAIMED,
     _ROUTE_KINDS,
@@ -62,7 +63,7 @@ from policylint.semantics.effective.facets import (
     TargetStatus,
     node_label,
 )
-from policylint.semantics.effective.fold import _why, fold, order_stack
+from policylint.semantics.effective.fold import _why
 from policylint.semantics.effective.folds import KeptFolds, States
 from policylint.semantics.effective.routes import KeptRouteNodes, RouteNodes
 from policylint.semantics.effective.states import count_state, grow
@@ -84,7 +85,7 @@ from policylint.semantics.effective.walks import (
 )
 from policylint.semantics.listeners import unsupported_protocol
 from policylint.values import record
-from policylint.vocabulary import Accepted, Enforcement, Role
+from policylint.vocabulary import Accepted, Role
 
 if TYPE_CHECKING:
     from policylint.profiles.policy import Policy
@@ -119,6 +120,23 @@ class _StackGroup:
     count: int = 0
     examples: list[tuple[NodeKey, ...]] = field(default_factory=list)
     gateways: set[ObjectKey] | None = field(default_factory=set)  # None once tallied (`_finalize`)
+
+
+@record(slots=True)
+class _Plan:
+    """What a walk reads besides its path: the facets of each kind by node, each kind's effective
+    level, and every node some facet of those kinds is attached to (`hooked`)."""
+
+    kinds: Mapping[tuple[str, str], Mapping[NodeKey, list[Facet]]]
+    targets: Mapping[tuple[str, str], int]
+    hooked: Container[NodeKey]
+    deepest: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.deepest = max(self.targets.values())
+
+
+_BACKEND_RANK, _PORT_RANK = RANK["backend"], RANK["port"]
 
 
 # -- the simulation ---------------------------------------------------------------------
@@ -366,17 +384,18 @@ class Simulation:
         if not kinds:
             return
         targets = self._levels = {gk: self._level_of(gk) for gk in kinds}
+        plan = _Plan(kinds, targets, set().union(*kinds.values()))
         visited: set[NodeKey] = set()
         facet_keys: dict[NodeKey, FacetKeys] | None = None
         for prefix in self._roots():
             stacks = {gk: tuple(f for n in prefix for f in kinds[gk].get(n, ())) for gk in kinds}
             visited.update(prefix)
             if kept is None:
-                self._walk(prefix, stacks, kinds, targets, visited)
+                self._walk(prefix, stacks, plan, visited)
             else:
                 if facet_keys is None:
                     facet_keys = attached_keys(kinds)
-                visited |= self._walk_kept(kept, prefix, stacks, kinds, targets, facet_keys)
+                visited |= self._walk_kept(kept, prefix, stacks, plan, facet_keys)
         # Targets no root reaches (a Service no route in the input uses, a route attached to an
         # external Gateway): contexts of their own, when traffic can reach them at all.
         for gk, attached in kinds.items():
@@ -391,28 +410,28 @@ class Simulation:
                 obj = self._obj(root[1])
                 if obj is None or not self.topology.carries_traffic(obj)[0]:
                     continue
-                only = {gk: attached}
+                only = _Plan({gk: attached}, {gk: targets[gk]}, attached.keys())
                 stack = {gk: tuple(attached.get(root, ()))}
                 if root[0] == "backend":
                     ports = sorted((n for n in attached if n[0] == "port" and n[1] == root[1]), key=_node_sort)
-                    self._walk_backend((root,), stack, only, {gk: targets[gk]}, set(), ports)
+                    self._walk_backend((root,), stack, only, set(), ports)
                     if ports:
-                        self._walk((root,), stack, only, {gk: targets[gk]}, set())
+                        self._walk((root,), stack, only, set())
                 else:
-                    self._walk((root,), stack, only, {gk: targets[gk]}, set())
+                    self._walk((root,), stack, only, set())
 
     def _walk_kept(
         self,
         kept: KeptWalks,
         prefix: tuple[NodeKey, ...],
         stacks: dict[tuple[str, str], tuple[Facet, ...]],
-        kinds: Mapping[tuple[str, str], Mapping[NodeKey, list[Facet]]],
-        targets: Mapping[tuple[str, str], int],
+        plan: _Plan,
         attached: Mapping[NodeKey, FacetKeys],
     ) -> set[NodeKey] | frozenset[NodeKey]:
         """The walk below one root, played back from `kept` when it would read what it read then,
         else walked and kept; the nodes it visited. What it read is compared by identity first
         (`unchanged`), and worked out as `reads` only where something differs."""
+        kinds, targets = plan.kinds, plan.targets
         levels = tuple(targets.items())
         gateway = self._obj(prefix[-1][1])
         found = sources(self.topology, gateway, self._obj)
@@ -443,7 +462,7 @@ class Simulation:
         own: set[NodeKey] = set(prefix)
         self._visit = both
         try:
-            self._walk(prefix, stacks, kinds, targets, own)
+            self._walk(prefix, stacks, plan, own)
         finally:
             self._visit = self._emit
         visited = frozenset(own)
@@ -481,60 +500,71 @@ class Simulation:
         return max(level, deepest)
 
     def _walk(
-        self,
-        path: tuple[NodeKey, ...],
-        stacks: dict[tuple[str, str], tuple[Facet, ...]],
-        kinds: Mapping[tuple[str, str], Mapping[NodeKey, list[Facet]]],
-        targets: Mapping[tuple[str, str], int],
-        visited: set[NodeKey],
+        self, path: tuple[NodeKey, ...], stacks: dict[tuple[str, str], tuple[Facet, ...]], plan: _Plan, visited: set[NodeKey]
     ) -> None:
+        """Emit the contexts ending at the last node of `path` and walk below it. `stacks` holds
+        the kinds whose effective level is not above the node (a kind's contexts end at its
+        level, so below it the kind is dropped), each with the facets attached along the path;
+        the dict is shared, never changed, by every child that adds no facet and drops no kind
+        (most of them: a route's rules and backends with no policy of their own)."""
         node = path[-1]
         rank = RANK[node[0]]
-        for gk, level in targets.items():
+        targets = plan.targets
+        for gk, stack in stacks.items():
+            if not stack:
+                continue
             # Emit at the effective level; a backend context is refined by its port when it has one.
-            if stacks[gk] and (rank == level or (level == RANK["backend"] and rank == RANK["port"])):
-                self._visit(gk, path, stacks[gk])
+            level = targets[gk]
+            if rank == level or (level == _BACKEND_RANK and rank == _PORT_RANK):
+                self._visit(gk, path, stack)
         children = self.children(node)
-        deepest = max(targets.values())
+        if not children:
+            return
+        deepest, hooked, kinds = plan.deepest, plan.hooked, plan.kinds
+        lowest = min(map(targets.__getitem__, stacks), default=deepest)  # the first level a child may pass
         for child in children:
-            child_rank = RANK[child[0]]
-            if child[0] == "port":
+            child_level = child[0]
+            if child_level == "port":
                 continue  # reached through its backend
+            child_rank = RANK[child_level]
             if child_rank > deepest:
                 continue
             visited.add(child)
-            child_stacks: dict[tuple[str, str], tuple[Facet, ...]] = {}
-            for gk, stack in stacks.items():
-                if child_rank > targets[gk]:
-                    child_stacks[gk] = ()
-                    continue
-                extra = kinds[gk].get(child)
-                child_stacks[gk] = stack + tuple(extra) if extra else stack
-            if child[0] == "backend":
+            child_stacks = stacks
+            attached = child in hooked
+            if attached or child_rank > lowest:
+                child_stacks = {}
+                for gk, stack in stacks.items():
+                    if child_rank > targets[gk]:
+                        continue  # below the kind's effective level: no context of it goes on
+                    extra = kinds[gk].get(child) if attached else None
+                    child_stacks[gk] = stack + tuple(extra) if extra else stack
+            if child_level == "backend":
                 ports = [c for c in children if c[0] == "port" and c[1] == child[1]]
-                self._walk_backend((*path, child), child_stacks, kinds, targets, visited, ports)
+                self._walk_backend((*path, child), child_stacks, plan, visited, ports)
             else:
-                self._walk((*path, child), child_stacks, kinds, targets, visited)
+                self._walk((*path, child), child_stacks, plan, visited)
 
     def _walk_backend(
         self,
         path: tuple[NodeKey, ...],
         stacks: dict[tuple[str, str], tuple[Facet, ...]],
-        kinds: Mapping[tuple[str, str], Mapping[NodeKey, list[Facet]]],
-        targets: Mapping[tuple[str, str], int],
+        plan: _Plan,
         visited: set[NodeKey],
         ports: Sequence[NodeKey],
     ) -> None:
         if not ports:
-            self._walk(path, stacks, kinds, targets, visited)
+            self._walk(path, stacks, plan, visited)
             return
         for port in ports:
             visited.add(port)
-            port_stacks = {}
-            for gk, stack in stacks.items():
-                extra = kinds[gk].get(port)
-                port_stacks[gk] = stack + tuple(extra) if extra else stack
-            self._walk((*path, port), port_stacks, kinds, targets, visited)
+            port_stacks = stacks
+            if port in plan.hooked:
+                port_stacks = {}
+                for gk, stack in stacks.items():
+                    extra = plan.kinds[gk].get(port)
+                    port_stacks[gk] = stack + tuple(extra) if extra else stack
+            self._walk((*path, port), port_stacks, plan, visited)
 
     def _emit(self, gk: tuple[str, str], path: tuple[NodeKey, ...], raw_stack: tuple[Facet, ...]) -> None:
         # Hot path: one call per context (100k for 10k routes × 5 listeners). Everything per
@@ -650,104 +680,19 @@ class Simulation:
         for last in reach.lasts:
             affects.backends |= self.backends_below(last)
 
-    # -- queries ----------------------------------------------------------------------------
+    # -- queries (what they answer: policylint.semantics.effective.queries) -----------------
 
     def accepted(self, policy: Policy, res: TargetResolution) -> tuple[Accepted, str]:
-        """The Accepted condition a controller writes for the policy on this target, with its
-        message: the resolution's, Invalid when the controller rejects the spec, or Conflicted
-        when the policy loses every context through the target to a conflict."""
-        if not res.accepted:
-            return res.status, res.message
-        errors = self.topology.policy_errors(policy.obj) or tuple(e.message for e in self.topology.target_errors(policy, res))
-        if errors:
-            return Accepted.INVALID, "; ".join(errors)
-        status = self.target_status(policy, res)
-        if status is not None and status.contexts and status.conflicted == status.contexts:
-            return Accepted.CONFLICTED, res.message
-        if (status is None or not status.contexts) and self.conflict_at_target(policy, res) is not None:
-            return Accepted.CONFLICTED, res.message
-        return res.status, res.message
+        return queries.accepted(self, policy, res)
 
     def conflict_at_target(self, policy: Policy, res: TargetResolution) -> tuple[Facet, str] | None:
-        """For a target no traffic passes (a ListenerSet with no route yet, say): the policy that
-        wins it and why, when this policy loses it to a conflict. A controller decides conflicts
-        when the policies attach, not per request path (Envoy Gateway: "another
-        EnvoyExtensionPolicy has already attached to it", its translator test
-        envoyextensionpolicy-listenerset-invalid): the same fold as a context holding that target
-        alone."""
-        node = self.node_of(res)
-        if node is None:
-            return None
-        facets = self._by_kind.get(policy.profile.gk, {}).get(node, [])
-        if len({f.policy.obj for f in facets}) < 2:
-            return None
-        stack, _ = order_stack(facets)
-        result = fold(stack, policy.profile)
-        mine = [f for f in facets if f.policy is policy]
-        if not mine or any(result.status.get(f) != Enforcement.CONFLICTED for f in mine):
-            return None
-        return result.conflicts.get(mine[0])
+        return queries.conflict_at_target(self, policy, res)
 
     def override_at_target(self, policy: Policy, res: TargetResolution) -> tuple[int, int, frozenset[str]] | None:
-        """For a Gateway or ListenerSet target no traffic passes (no route yet): of its listeners,
-        how many there are, how many more specific policies of the same kind take, and which
-        policies take them. A controller decides precedence when the policies attach, per
-        listener (Envoy Gateway: "This policy is being overridden by other envoyExtensionPolicies
-        for these listenerset listeners", its translator test envoyextensionpolicy-listenerset-invalid):
-        each listener folds the policies on the path down to it, as a context holding it alone."""
-        node = self.node_of(res)
-        if node is None or node[0] not in ("gateway", "listenerset"):
-            return None
-        status = self.status.get((policy.obj, node))
-        if status is not None and status.contexts:
-            return None
-        attached = self._by_kind.get(policy.profile.gk, {})
-        mine = [f for f in attached.get(node, []) if f.policy is policy]
-        if not mine:
-            return None
-        paths: list[list[NodeKey]] = []
-        for child in self.children(node):
-            if child[0] == "listener":
-                paths.append([node, child])
-            elif child[0] == "listenerset":
-                paths.extend([node, child, grandchild] for grandchild in self.children(child) if grandchild[0] == "listener")
-        taken = 0
-        winners: set[str] = set()
-        for path in paths:
-            facets = [f for n in path for f in attached.get(n, [])]
-            if len({f.policy.obj for f in facets}) < 2:
-                continue
-            stack, _ = order_stack(facets)
-            result = fold(stack, policy.profile)
-            states = [result.status.get(f) for f in mine]
-            if any(state in (Enforcement.OVERRIDDEN, Enforcement.PARTIALLY_ENFORCED) for state in states):
-                taken += 1
-                for f in mine:
-                    winners |= result.beaten_by.get(f, set())
-        return len(paths), taken, frozenset(winners)
+        return queries.override_at_target(self, policy, res)
 
     def displaced_by_itself(self, policy: Policy, res: TargetResolution) -> int:
-        """Contexts below this target that the policy's own attachment to a more specific target
-        takes (one policy on a Gateway and on a ListenerSet or listener of it): its values are in
-        force there, but through the other target, which Envoy Gateway reports as Overridden at
-        the broader ancestor (its translator test clienttrafficpolicy-listenerset-mixed-targetrefs)."""
-        node = self.node_of(res)
-        if node is None or node[0] not in ("gateway", "listenerset"):
-            return 0
-        below: set[NodeKey] = set()
-        frontier = [node]
-        while frontier:
-            for child in self.children(frontier.pop()):
-                if child[0] in ("listenerset", "listener") and child not in below:
-                    below.add(child)
-                    frontier.append(child)
-        total = 0
-        for other in self.resolution.targets(policy):
-            other_node = self.node_of(other)
-            if other_node in below:
-                status = self.status.get((policy.obj, other_node))
-                total += status.contexts if status is not None else 0
-        return total
+        return queries.displaced_by_itself(self, policy, res)
 
     def target_status(self, policy: Policy, res: TargetResolution) -> TargetStatus | None:
         node = self.node_of(res)

@@ -1,0 +1,69 @@
+"""The scans positions make of a file's text, each the one it replaced (docs/performance.md "The
+simulation, positions and the report, done once"): where the next document starts, found with
+`str.find` instead of a regex that tries every offset (`positions._boundary`), and the block
+reader's check for lines it does not take apart with the indentation taken whole
+(`blockpaths._ODD_LINE`). Both are compared with the regex they replaced on texts made of what
+they look for. And each path a run asks positions about is parsed once (`positions.path_parts`)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchmarks.generate import write_corpus
+from policylint.input import blockpaths, positions
+from policylint.input.positions import _DOCUMENT_BOUNDARY, _boundary
+from tests.lintutil import lint_paths
+
+# The pieces a boundary search meets: boundaries, near misses, every line break libyaml counts.
+_TEXT = st.lists(
+    st.sampled_from(["---", "...", "----", "--- x", "...x", "-", ".", "\n", "\r", "\r\n", " ", "\t", "a", "\x85", "\u2028"]),
+    max_size=16,
+).map("".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_TEXT)
+def test_the_next_boundary_is_the_regex_s(text: str) -> None:
+    for pos in range(len(text) + 1):
+        match = _DOCUMENT_BOUNDARY.search(text, pos)
+        assert _boundary(text, pos) == (match.start() if match else -1), (text, pos)
+
+
+# The pattern before: its indentation could be given back a space at a time.
+_ODD_LINE_BEFORE = re.compile(r"\n *(?:- +)*(?:- +-|:)(?: |\n)")
+_LINES = st.lists(
+    st.lists(st.sampled_from([" ", "  ", "-", "- ", ":", ": ", "a", "a:", "#", "\n"]), max_size=8).map("".join), max_size=6
+).map("\n".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_LINES)
+def test_odd_lines_are_found_as_before(text: str) -> None:
+    before = _ODD_LINE_BEFORE.search("\n" + text)
+    now = blockpaths._ODD_LINE.search("\n" + text)
+    assert (now is None) == (before is None), text
+    if now is not None and before is not None:
+        assert now.span() == before.span(), text
+
+
+def test_each_path_a_run_asks_about_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine asks for the span of every finding and note twice (the batch, then the finding
+    itself), and whether it sits on a placeholder: a path is parsed the first time only."""
+    write_corpus(300, tmp_path, seed=5, per_file=0, error_rate=0.75, shared=True)
+    parsed: list[str] = []
+    original = positions.parse_path
+
+    def counting(path: str) -> list[positions.PathPart]:
+        parsed.append(path)
+        return original(path)
+
+    monkeypatch.setattr(positions, "_PARTS", {}, raising=False)
+    monkeypatch.setattr(positions, "parse_path", counting)
+    result = lint_paths([str(tmp_path)])
+    assert len(result.findings) > 100
+    assert len(parsed) == len(set(parsed)) > 0
