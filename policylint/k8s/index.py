@@ -155,7 +155,11 @@ class ProjectIndex:
     def get(self, key: ObjectKey) -> K8sObject | None:
         """The object with this key; of several definitions (PL005), the one that exists after
         they are applied in file order: the last."""
-        if self.roster is not None and self._by_key is None:
+        by_key = self._by_key
+        if by_key is not None:  # the whole index (`_whole`): asked of every reference resolved
+            found = by_key.get(key)
+            return found[-1] if found else None
+        if self.roster is not None:
             found = self._keyed.get(key)
             if found is None:
                 # Only the objects bearing its name are built, of the files holding that name.
@@ -176,7 +180,10 @@ class ProjectIndex:
         return self.get(ObjectKey(group, kind, namespace, name))
 
     def of_kind(self, group: str, kind: str) -> Sequence[K8sObject]:
-        if self.roster is not None and self._by_gk is None:
+        by_gk = self._by_gk
+        if by_gk is not None:
+            return by_gk.get((group, kind), ())
+        if self.roster is not None:
             found = self._kinded.get((group, kind))
             if found is None:
                 found = self._kinded[(group, kind)] = sorted(self.roster.of_kind(group, kind), key=order_key)

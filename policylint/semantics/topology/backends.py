@@ -39,6 +39,12 @@ if TYPE_CHECKING:
 # ServiceEntries name a few, and the bound keeps a hostile one from costing hosts × namespaces.
 MAX_EXPORTS = 64
 
+# How a route's backend reference is resolved when no parent's controller resolves its kind in
+# its own way: by the Gateway API's rules, with a ReferenceGrant across namespaces, or without one
+# under a mesh route (GEP-1294).
+_BACKEND = Resolving("Service")
+_MESH_BACKEND = Resolving("Service", grant_needed=False)
+
 
 def _group_of_kind(kinds: Sequence[TargetKind], kind: str) -> str | None:
     return next((k.group for k in kinds if k.kind == kind), None)
@@ -121,14 +127,7 @@ class Backends(Attachments, Delegation):
             if host is not None:
                 out.append(host)
                 return
-            by_kind = self._backend_by_kind(implementations, raw) if purpose != "ext-auth" else None
-            how = Resolving(
-                "Service",
-                grant_needed=not mesh_only,
-                group_for_kind=by_kind,
-                grant_as_written=by_kind is not None,
-                lookup_as=self._backend_resolved_as(implementations, raw) if purpose != "ext-auth" else None,
-            )
+            how = self._backend_resolving(implementations, raw, purpose, mesh_only)
             ref = self._resolve_ref(route, path, raw, purpose, how, rule=rule)
             if ref is not None:
                 out.append(ref)
@@ -146,10 +145,28 @@ class Backends(Attachments, Delegation):
             rule_raw = _dict(rule_raw)
             for j, backend in enumerate(_list(rule_raw.get("backendRefs"))):
                 if isinstance(backend, dict):
-                    add(join("spec.rules", i, "backendRefs", j), backend, "backend", i)
+                    # `join("spec.rules", i, "backendRefs", j)`, written out: a path for every backend.
+                    add(f"spec.rules[{i}].backendRefs[{j}]", backend, "backend", i)
                     filters((i, "backendRefs", j), backend.get("filters"), i)
             filters((i,), rule_raw.get("filters"), i)
         return out
+
+    def _backend_resolving(
+        self, parents: Callable[[], list[Implementation | None]], raw: Mapping[str, Any], purpose: str, mesh_only: bool
+    ) -> Resolving:
+        """How a route's backend reference is resolved: as the Gateway API says, or by its kind as
+        the controllers of the route's parents resolve it (`_backend_by_kind`, `_backend_resolved_as`)."""
+        by_kind = self._backend_by_kind(parents, raw) if purpose != "ext-auth" else None
+        lookup_as = self._backend_resolved_as(parents, raw) if purpose != "ext-auth" else None
+        if by_kind is None and lookup_as is None:
+            return _MESH_BACKEND if mesh_only else _BACKEND  # nearly every reference: made once
+        return Resolving(
+            "Service",
+            grant_needed=not mesh_only,
+            group_for_kind=by_kind,
+            grant_as_written=by_kind is not None,
+            lookup_as=lookup_as,
+        )
 
     def _mesh_only(self, route: K8sObject) -> bool:
         """Whether every parent of the route is a Service (a mesh route: GEP-1294)."""
