@@ -93,3 +93,35 @@ def test_a_reference_within_its_namespace_asks_no_grant() -> None:
     ]
     assert [r.grant.permitted for r in refs if r.grant is not None] == [True, True, True]
     assert refs[1].grant is not None and refs[1].grant.grants
+
+
+def test_a_services_ports_are_read_once_however_many_references_name_it() -> None:
+    # Every backend reference with a port asks which port of its Service it names: the Service's
+    # ports are read into a table once, and the first port of the number answers, as before.
+    ports = "[{name: http, port: 80}, {name: admin, port: 9000}, {name: again, port: 80}]"
+    routes = "".join(
+        route(name=f"r{i}", rules="[{backendRefs: [{name: web, port: 80}, {name: web, port: 9000}, {name: web, port: 81}]}]")
+        for i in range(12)
+    )
+    project = project_of(first(gateway_class()) + gateway() + service(ports=ports) + routes)
+    web = project.index.lookup("", "Service", "app", "web")
+    index = project.index
+    asked: list[object] = []
+    sections = index.sections
+
+    def counted(obj: Any) -> Any:
+        if obj is web:
+            asked.append(obj)
+        return sections(obj)
+
+    index.sections = counted  # type: ignore[method-assign]
+    topology = Topology(project.resolution, project.admissions())
+    assert len(asked) == 1
+    for i in range(12):
+        refs = topology.refs_from(project.index.lookup("gateway.networking.k8s.io", "HTTPRoute", "app", f"r{i}"))
+        found = [(r.port, r.port_section.name if r.port_section is not None else None, r.status) for r in refs]
+        assert found == [
+            (80, "http", ReferenceStatus.RESOLVED),
+            (9000, "admin", ReferenceStatus.RESOLVED),
+            (81, None, ReferenceStatus.RESOLVED),
+        ]

@@ -50,6 +50,19 @@ def _group_of_kind(kinds: Sequence[TargetKind], kind: str) -> str | None:
     return next((k.group for k in kinds if k.kind == kind), None)
 
 
+def _filter_refs(
+    add: Callable[[str, dict[str, Any], str, int], None], base: tuple[int | str, ...], raw_filters: Any, rule: int
+) -> None:
+    """The backend references of a route rule's (or a backend's) filters, given to `add`."""
+    # Paths are joined only for the references there are: most filters hold none.
+    for k, f in enumerate(_list(raw_filters)):
+        f = _dict(f)
+        for field, purpose in (("requestMirror", "mirror"), ("externalAuth", "ext-auth")):
+            raw = _dict(f.get(field)).get("backendRef")
+            if isinstance(raw, dict):
+                add(join("spec.rules", *base, "filters", k, field, "backendRef"), raw, purpose, rule)
+
+
 class Backends(Attachments, Delegation):
     """The backends of routes and policies."""
 
@@ -132,23 +145,16 @@ class Backends(Attachments, Delegation):
             if ref is not None:
                 out.append(ref)
 
-        def filters(base: tuple[int | str, ...], raw_filters: Any, rule: int) -> None:
-            # Paths are joined only for the references there are: most filters hold none.
-            for k, f in enumerate(_list(raw_filters)):
-                f = _dict(f)
-                for field, purpose in (("requestMirror", "mirror"), ("externalAuth", "ext-auth")):
-                    raw = _dict(f.get(field)).get("backendRef")
-                    if isinstance(raw, dict):
-                        add(join("spec.rules", *base, "filters", k, field, "backendRef"), raw, purpose, rule)
-
         for i, rule_raw in enumerate(_list(route.spec.get("rules"))):
             rule_raw = _dict(rule_raw)
             for j, backend in enumerate(_list(rule_raw.get("backendRefs"))):
                 if isinstance(backend, dict):
                     # `join("spec.rules", i, "backendRefs", j)`, written out: a path for every backend.
                     add(f"spec.rules[{i}].backendRefs[{j}]", backend, "backend", i)
-                    filters((i, "backendRefs", j), backend.get("filters"), i)
-            filters((i,), rule_raw.get("filters"), i)
+                    if "filters" in backend:  # most backends and rules have none
+                        _filter_refs(add, (i, "backendRefs", j), backend["filters"], i)
+            if "filters" in rule_raw:
+                _filter_refs(add, (i,), rule_raw["filters"], i)
         return out
 
     def _backend_resolving(

@@ -65,6 +65,7 @@ class References(TopologyBase):
     def __init__(self, resolution: Resolution, admissions: Admissions) -> None:
         super().__init__(resolution, admissions)
         self._managed: dict[tuple[str, str], set[str]] = {}
+        self._ports: dict[K8sObject, dict[int, Section]] = {}  # Service -> port number -> section (`_service_port`)
         self._groups: frozenset[str] | None = None
         # What the last build of this process resolved (policylint.semantics.topology.kept).
         self._kept: KeptTopology | None = None
@@ -324,12 +325,18 @@ class References(TopologyBase):
         return ""
 
     def _service_port(self, service: K8sObject, port: int) -> Section | None:
-        ports = _list(service.spec.get("ports"))
-        for section in self.index.sections(service):
-            entry = ports[section.position] if section.position < len(ports) else None
-            if isinstance(entry, dict) and _int(entry.get("port")) == port:
-                return section
-        return None
+        """The first port section of a Service with this port number."""
+        table = self._ports.get(service)
+        if table is None:
+            # Read once per Service: every backend reference to it asks.
+            table = self._ports[service] = {}
+            ports = _list(service.spec.get("ports"))
+            for section in self.index.sections(service):
+                entry = ports[section.position] if section.position < len(ports) else None
+                number = _int(entry.get("port")) if isinstance(entry, dict) else None
+                if number is not None:
+                    table.setdefault(number, section)
+        return table.get(port)
 
     def service_ports(self, service: K8sObject) -> list[int]:
         return [
