@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
 from policylint.project import Project
 from policylint.semantics.grants import GrantCheck, Reference, ReferenceGrants
 from policylint.semantics.topology import Topology
@@ -125,3 +127,42 @@ def test_a_services_ports_are_read_once_however_many_references_name_it() -> Non
             (9000, "admin", ReferenceStatus.RESOLVED),
             (81, None, ReferenceStatus.RESOLVED),
         ]
+
+
+def test_listeners_of_one_protocol_with_other_hostnames_are_not_compared(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A Gateway with a listener per hostname on one port: two listeners of one protocol (not TCP
+    # or UDP) with different hostnames are always distinct, so only those that share a hostname, or
+    # have another protocol, are compared; the conflicts are those comparing every pair finds.
+    import policylint.semantics.topology.listeners as listeners
+
+    block = "".join(f"  - {{name: h{i}, protocol: HTTPS, port: 443, hostname: h{i}.example.com}}\n" for i in range(24))
+    block += "  - {name: dup-a, protocol: HTTPS, port: 443, hostname: dup.example.com}\n"
+    block += "  - {name: dup-b, protocol: HTTPS, port: 443, hostname: dup.example.com}\n"
+    block += "  - {name: plain, protocol: HTTP, port: 80}\n"
+    block += "  - {name: raw, protocol: TCP, port: 8443}\n"
+    block += "  - {name: raw-too, protocol: TCP, port: 8443}\n"
+    project = project_of(first(gateway_class()) + gateway(block))
+    compared: list[tuple[object, object]] = []
+    conflict = listeners.port_conflict
+
+    def counted(port: int, a: Any, b: Any, *rest: Any) -> str | None:
+        compared.append((a, b))
+        return conflict(port, a, b, *rest)
+
+    monkeypatch.setattr(listeners, "port_conflict", counted)
+    topology = Topology(project.resolution, project.admissions())
+    gw = project.index.lookup("gateway.networking.k8s.io", "Gateway", "app", "gw")
+    assert gw is not None
+    found = {
+        lst.name: (other.name, reason)
+        for lst in topology.listeners(gw)
+        if (conflicted := topology.listener_conflict(lst)) is not None
+        for other, reason in [conflicted]
+    }
+    assert found == {
+        "dup-a": ("dup-b", "both HTTPS on port 443 with hostname dup.example.com: HostnameConflict"),
+        "dup-b": ("dup-a", "both HTTPS on port 443 with hostname dup.example.com: HostnameConflict"),
+        "raw": ("raw-too", "both TCP on port 8443"),
+        "raw-too": ("raw", "both TCP on port 8443"),
+    }
+    assert len(compared) == 4
