@@ -1,6 +1,6 @@
 """What the topology works out once per build rather than once per reference, route or listener:
 each test counts the work a build does on a project, so that it fails where the work comes back
-per reference (docs/performance.md, "The topology, the index and the resolution")."""
+per reference (docs/performance.md#the-topology-the-index-and-the-resolution)."""
 
 from __future__ import annotations
 
