@@ -36,6 +36,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import field
 from typing import Any
 
+from policylint.identity import IdentityMap
 from policylint.values import frozen, record
 
 PathParts = tuple[str | int, ...]
@@ -246,6 +247,9 @@ class _Node:
     fields: dict[str, _Node] = field(default_factory=dict)
     items: _Node | None = None  # `[*]`
     values: _Node | None = None  # `.*`
+    # Some field below this one is a container with fields of its own to check: what `_walk_kept`
+    # keeps (checking a map of scalars again costs what looking it up would).
+    deep: bool = False
 
 
 def _tokens(path: str) -> list[str]:
@@ -276,7 +280,16 @@ def _tree(fields: Iterable[Field]) -> _Node:
                 node = node.fields.setdefault(token, _Node())
         node.type = kind
         node.reported_by = owner[0] if owner else None
+    _mark_deep(root)
     return root
+
+
+def _mark_deep(node: _Node) -> bool:
+    """Mark the nodes with a container below them (`_Node.deep`); whether `node` is a container."""
+    children = [*node.fields.values(), *(n for n in (node.items, node.values) if n is not None)]
+    below = [_mark_deep(child) for child in children]
+    node.deep = any(below)
+    return bool(children)
 
 
 @functools.cache
@@ -338,16 +351,28 @@ class Malformed:
 WELL_FORMED = Malformed()
 
 
-def check_object(group: str, kind: str, data: Mapping[str, Any]) -> Malformed:
+# Maps and lists found well-formed, each with the schema node it was checked under
+# (`check_object`'s `clean`).
+Clean = IdentityMap[Any, "_Node"]
+
+
+def check_object(group: str, kind: str, data: Mapping[str, Any], clean: Clean | None = None) -> Malformed:
     """The fields of an object of (group, kind) that have the wrong JSON type, in table order.
 
     A container of the wrong type is reported alone: what it should contain cannot be read.
+    `clean`: the maps and lists of earlier objects found well-formed, kept by the caller across
+    objects: the documents share the maps and lists of identical content (policylint.input.sharing),
+    and a subtree found well-formed under a schema node is well-formed there again, wherever it
+    sits (a well-formed subtree's answer does not depend on its path), so it is not walked again.
     """
     tree = _schema_tree(group, kind)
     if tree is None:
         return WELL_FORMED
     problems: list[FieldProblem] = []
-    _walk(tree, data, [], problems)
+    if clean is None:
+        _walk(tree, data, [], problems)
+    else:
+        _walk_kept(tree, data, [], problems, clean)
     if not problems:
         return WELL_FORMED
     schema = SCHEMAS[(group, kind)]
@@ -389,6 +414,49 @@ def _walk(node: _Node, value: Any, path: list[str | int], out: list[FieldProblem
                 path.append(i)
                 _walk(node.items, item, path, out)
                 path.pop()
+
+
+def _walk_kept(node: _Node, value: Any, path: list[str | int], out: list[FieldProblem], clean: Clean) -> None:
+    # `_walk`, skipping the maps and lists `clean` holds under this very node, and adding those
+    # it finds well-formed. A scalar is not kept: reading it again costs what looking it up would.
+    kind = node.type
+    if kind is not None:
+        exact = _EXACT.get(kind)
+        if not (type(value) is exact if exact is not None else has_type(value, kind)):
+            out.append(FieldProblem(tuple(path), kind, value, node.reported_by))
+            return
+    cls = type(value)
+    if cls is not dict and (cls is not list or node.items is None):
+        return
+    deep = node.deep
+    if deep and clean.get(value) is node:
+        return
+    found = len(out)
+    if cls is dict:
+        for key, child in node.fields.items():
+            sub = value.get(key)
+            if sub is not None:
+                path.append(key)
+                _walk_kept(child, sub, path, out, clean)
+                path.pop()
+        if node.values is not None:
+            for key, sub in value.items():
+                if sub is not None:
+                    path.append(key)
+                    _walk_kept(node.values, sub, path, out, clean)
+                    path.pop()
+    else:
+        items = node.items
+        assert items is not None
+        for i, item in enumerate(value):
+            if item is None:
+                out.append(FieldProblem((*path, i), items.type or OBJECT, None, items.reported_by))
+            else:
+                path.append(i)
+                _walk_kept(items, item, path, out, clean)
+                path.pop()
+    if deep and len(out) == found:
+        clean[value] = node
 
 
 # -- how a value is named in messages ------------------------------------------------------------

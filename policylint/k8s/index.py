@@ -16,10 +16,11 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any, overload
 
 from policylint.findings import Issue
+from policylint.identity import IdentityMap
 from policylint.input.positions import join
 from policylint.k8s.cluster import Declared, Installer
 from policylint.k8s.external import ExternalObjects
-from policylint.k8s.fieldtypes import WELL_FORMED, Malformed, check_object
+from policylint.k8s.fieldtypes import WELL_FORMED, Clean, Malformed, check_object
 from policylint.k8s.lazy import LazyObject
 from policylint.k8s.objects import CLUSTER, K8sObject, KindInfo, KindRegistry, ObjectKey
 from policylint.k8s.ordering import arranged, order_key, rearranged
@@ -30,6 +31,13 @@ if TYPE_CHECKING:
     from policylint.k8s.cluster import Cluster
 
 CRD_GK = ("apiextensions.k8s.io", "CustomResourceDefinition")
+
+
+# How many well-formed maps and lists `ProjectIndex.malformed` holds for the objects that share
+# them (`check_object`'s `clean`), before it lets them go and starts again: objects are asked about
+# kind by kind, and those that share subtrees, a tenant's copies of one application, come together;
+# held whole, the table would cost ~40 MiB at 100k objects.
+CLEAN_HELD = 4096
 
 
 @frozen
@@ -105,6 +113,8 @@ class ProjectIndex:
         self._sections: dict[K8sObject, list[Section]] = {}
         self._groups: set[str] | None = None
         self._malformed: dict[K8sObject, Malformed] = {}
+        # The maps and lists `malformed` found well-formed, for the objects that share them.
+        self._clean: Clean = IdentityMap()
         # (group, kind) -> the namespaces where an object of the kind is malformed (`has_malformed`).
         self._malformed_in: dict[tuple[str, str], frozenset[str | None]] = {}
         self._placeholders: dict[K8sObject, tuple[tuple[str | int, ...], ...]] = {}
@@ -155,7 +165,11 @@ class ProjectIndex:
     def get(self, key: ObjectKey) -> K8sObject | None:
         """The object with this key; of several definitions (PL005), the one that exists after
         they are applied in file order: the last."""
-        if self.roster is not None and self._by_key is None:
+        by_key = self._by_key
+        if by_key is not None:  # the whole index (`_whole`): asked of every reference resolved
+            found = by_key.get(key)
+            return found[-1] if found else None
+        if self.roster is not None:
             found = self._keyed.get(key)
             if found is None:
                 # Only the objects bearing its name are built, of the files holding that name.
@@ -176,7 +190,10 @@ class ProjectIndex:
         return self.get(ObjectKey(group, kind, namespace, name))
 
     def of_kind(self, group: str, kind: str) -> Sequence[K8sObject]:
-        if self.roster is not None and self._by_gk is None:
+        by_gk = self._by_gk
+        if by_gk is not None:
+            return by_gk.get((group, kind), ())
+        if self.roster is not None:
             found = self._kinded.get((group, kind))
             if found is None:
                 found = self._kinded[(group, kind)] = sorted(self.roster.of_kind(group, kind), key=order_key)
@@ -215,7 +232,9 @@ class ProjectIndex:
             # the objects its other side read, policylint.incremental.resident).
             cached = self._malformed[obj] = WELL_FORMED
         if cached is None:
-            cached = check_object(obj.group, obj.kind, obj.data)
+            cached = check_object(obj.group, obj.kind, obj.data, self._clean)
+            if len(self._clean) > CLEAN_HELD:
+                self._clean.clear()
             if cached:
                 held = self.placeholders(obj)
                 if held:

@@ -122,6 +122,7 @@ class Resolution:
         self._profiles_seen: dict[tuple[str, str], tuple[PolicyProfile, PolicyProfile, bool]] = {}
         self._resolved: dict[tuple[K8sObject, str], TargetResolution] = {}
         self._selected: dict[K8sObject, list[TargetResolution]] = {}
+        self._targets: dict[K8sObject, list[TargetResolution]] = {}  # policy object -> `targets`
         self._undecided: dict[K8sObject, list[UndecidedMatch]] = {}
         self._grants: ReferenceGrants | None = None
         self._builtin: dict[str, str] | None = None
@@ -632,8 +633,13 @@ class Resolution:
         return [self.resolve_target(policy, ref) for ref in policy.refs]
 
     def targets(self, policy: Policy) -> list[TargetResolution]:
-        """Every target of a policy: its references, then the objects its label selectors match."""
-        return [*self.resolutions(policy), *self.selector_targets(policy)]
+        """Every target of a policy: its references, then the objects its label selectors match.
+        Made once per policy and handed out as the same list (callers only read it): the
+        topology, the simulation, a dozen rules and the report each ask for every policy's."""
+        found = self._targets.get(policy.obj)
+        if found is None:
+            found = self._targets[policy.obj] = [*self.resolutions(policy), *self.selector_targets(policy)]
+        return found
 
     def selector_targets(self, policy: Policy) -> list[TargetResolution]:
         """The objects the policy's label selectors select: matched by labels, in a namespace

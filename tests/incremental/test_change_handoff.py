@@ -83,9 +83,9 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
         seen["built"].append(obj.key)
         return obj
 
-    def check_object(group: str, kind: str, data: Any) -> Any:
+    def check_object(group: str, kind: str, data: Any, *rest: Any) -> Any:
         seen["checked"].append(data.get("metadata", {}).get("name"))
-        return real_check(group, kind, data)
+        return real_check(group, kind, data, *rest)
 
     monkeypatch.setattr(pipeline, "_lint", lint)
     monkeypatch.setattr(index, "check_object", check_object)

@@ -729,9 +729,9 @@ def test_the_field_types_of_objects_kept_in_memory_are_not_checked_again(tmp_pat
     checked: list[str] = []
     real = index_module.check_object
 
-    def counted(group: str, kind: str, data: Any) -> Any:
+    def counted(group: str, kind: str, data: Any, *rest: Any) -> Any:
         checked.append(kind)
-        return real(group, kind, data)
+        return real(group, kind, data, *rest)
 
     monkeypatch.setattr(index_module, "check_object", counted)
     for n in range(4):

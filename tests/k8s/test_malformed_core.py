@@ -602,3 +602,59 @@ def test_with_pl010_deselected_no_other_rule_reports_the_malformed_part() -> Non
 def test_each_route_kind_has_its_own_fields(kind: str, spec: dict[str, Any], paths: list[str]) -> None:
     malformed = check_object(GATEWAY_GROUP, kind, {"spec": spec})
     assert [_dotted(p.path) for p in malformed.problems] == paths
+
+
+def test_a_subtree_objects_share_is_checked_once_and_its_problems_stay_each_objects(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Identical maps and lists are one object for the run (policylint.input.sharing): the index
+    # checks a well-formed one once under its schema node, whichever object it is read in, and
+    # walks a malformed one again for each object, whose problems sit at its own paths.
+    import policylint.k8s.fieldtypes as fieldtypes
+
+    rules = "[{matches: [{path: {value: /}}], backendRefs: [{name: web, port: 80}, {name: api, port: 80}]}]"
+    bad = "[{backendRefs: [{name: web, port: eighty}]}]"
+
+    def route_doc(name: str, ns: str, rules: str) -> str:
+        return (
+            f"---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: {name}, namespace: {ns}}}\n"
+            f"spec:\n  hostnames: [{name}.example.com]\n  parentRefs: [{{name: gw}}]\n  rules: {rules}\n"
+        )
+
+    text = route_doc("a", "one", rules) + route_doc("b", "two", rules) + route_doc("c", "one", bad) + route_doc("d", "two", bad)
+    project = lint_text(text, selection=select("PL001")).project
+    fresh = ProjectIndex(objects=list(project.index.objects), kinds=project.index.kinds, options=project.index.options)
+    a, b, c, d = (
+        fresh.lookup(GATEWAY_GROUP, "HTTPRoute", ns, name)
+        for ns, name in (("one", "a"), ("two", "b"), ("one", "c"), ("two", "d"))
+    )
+    assert a is not None and b is not None and c is not None and d is not None
+    assert a.data["spec"]["rules"] is b.data["spec"]["rules"]  # shared by the loader
+    visits: list[Any] = []
+    walk = fieldtypes._walk_kept
+
+    def counted(node: Any, value: Any, *rest: Any) -> None:
+        visits.append(value)
+        walk(node, value, *rest)
+
+    monkeypatch.setattr(fieldtypes, "_walk_kept", counted)
+    assert not fresh.malformed(a)
+    first = len(visits)
+    assert not fresh.malformed(b)
+    # The second route's walk reads what is its own (its root, `spec`, its hostnames) and stops
+    # at the lists it shares with the first, checked with the first.
+    spec = b.data["spec"]
+    assert a.data["spec"]["parentRefs"] is spec["parentRefs"]
+    seen = [id(v) for v in visits[first:]]
+    assert seen == [
+        id(b.data),
+        id(spec),
+        id(spec["parentRefs"]),
+        id(spec["hostnames"]),
+        id(spec["hostnames"][0]),
+        id(spec["rules"]),
+    ]
+    assert first > 10
+    for obj in (c, d):
+        problems = fresh.malformed(obj).problems
+        assert [(p.path, p.expected, p.value) for p in problems] == [
+            (("spec", "rules", 0, "backendRefs", 0, "port"), "integer", "eighty")
+        ]

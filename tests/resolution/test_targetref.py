@@ -816,3 +816,38 @@ def test_a_slip_repeated_among_the_same_names_is_matched_once(monkeypatch: pytes
     ]
     assert all("did you mean HTTPRoute 'web'?" in f.message for f in found)
     assert asked == ["webb"]
+
+
+def test_a_policys_targets_are_made_once_for_every_stage_that_asks() -> None:
+    # The topology, the simulation, the rules and the report each ask for every policy's targets:
+    # the list is made once, each reference resolved once, and every later asker gets that list.
+    from policylint.semantics.resolution import Resolution
+
+    text = (
+        first(gateway_class())
+        + gateway()
+        + route()
+        + service()
+        + policy(
+            "BackendTrafficPolicy",
+            "[{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}, {group: gateway.networking.k8s.io, kind: Gateway, name: gw}]",
+        )
+    )
+    project = lint_text(text).project
+    fresh = Resolution(project.index, project.resolution.profiles)
+    asked: list[str] = []
+    resolve = fresh.resolve_target
+
+    def counted(policy: Any, ref: Any) -> TargetResolution:
+        asked.append(ref.path)
+        return resolve(policy, ref)
+
+    fresh.resolve_target = counted  # type: ignore[method-assign]
+    (found,) = fresh.policies()
+    first_answer = fresh.targets(found)
+    route_obj = project.index.lookup("gateway.networking.k8s.io", "HTTPRoute", "app", "r")
+    gw = project.index.lookup("gateway.networking.k8s.io", "Gateway", "app", "gw")
+    assert [(r.ref.kind, r.target, r.accepted) for r in first_answer] == [("HTTPRoute", route_obj, True), ("Gateway", gw, True)]
+    for _ in range(5):
+        assert fresh.targets(found) is first_answer
+    assert asked == ["spec.targetRefs[0]", "spec.targetRefs[1]"]

@@ -39,9 +39,28 @@ if TYPE_CHECKING:
 # ServiceEntries name a few, and the bound keeps a hostile one from costing hosts × namespaces.
 MAX_EXPORTS = 64
 
+# How a route's backend reference is resolved when no parent's controller resolves its kind in
+# its own way: by the Gateway API's rules, with a ReferenceGrant across namespaces, or without one
+# under a mesh route (GEP-1294).
+_BACKEND = Resolving("Service")
+_MESH_BACKEND = Resolving("Service", grant_needed=False)
+
 
 def _group_of_kind(kinds: Sequence[TargetKind], kind: str) -> str | None:
     return next((k.group for k in kinds if k.kind == kind), None)
+
+
+def _filter_refs(
+    add: Callable[[str, dict[str, Any], str, int], None], base: tuple[int | str, ...], raw_filters: Any, rule: int
+) -> None:
+    """The backend references of a route rule's (or a backend's) filters, given to `add`."""
+    # Paths are joined only for the references there are: most filters hold none.
+    for k, f in enumerate(_list(raw_filters)):
+        f = _dict(f)
+        for field, purpose in (("requestMirror", "mirror"), ("externalAuth", "ext-auth")):
+            raw = _dict(f.get(field)).get("backendRef")
+            if isinstance(raw, dict):
+                add(join("spec.rules", *base, "filters", k, field, "backendRef"), raw, purpose, rule)
 
 
 class Backends(Attachments, Delegation):
@@ -121,35 +140,39 @@ class Backends(Attachments, Delegation):
             if host is not None:
                 out.append(host)
                 return
-            by_kind = self._backend_by_kind(implementations, raw) if purpose != "ext-auth" else None
-            how = Resolving(
-                "Service",
-                grant_needed=not mesh_only,
-                group_for_kind=by_kind,
-                grant_as_written=by_kind is not None,
-                lookup_as=self._backend_resolved_as(implementations, raw) if purpose != "ext-auth" else None,
-            )
+            how = self._backend_resolving(implementations, raw, purpose, mesh_only)
             ref = self._resolve_ref(route, path, raw, purpose, how, rule=rule)
             if ref is not None:
                 out.append(ref)
-
-        def filters(base: tuple[int | str, ...], raw_filters: Any, rule: int) -> None:
-            # Paths are joined only for the references there are: most filters hold none.
-            for k, f in enumerate(_list(raw_filters)):
-                f = _dict(f)
-                for field, purpose in (("requestMirror", "mirror"), ("externalAuth", "ext-auth")):
-                    raw = _dict(f.get(field)).get("backendRef")
-                    if isinstance(raw, dict):
-                        add(join("spec.rules", *base, "filters", k, field, "backendRef"), raw, purpose, rule)
 
         for i, rule_raw in enumerate(_list(route.spec.get("rules"))):
             rule_raw = _dict(rule_raw)
             for j, backend in enumerate(_list(rule_raw.get("backendRefs"))):
                 if isinstance(backend, dict):
-                    add(join("spec.rules", i, "backendRefs", j), backend, "backend", i)
-                    filters((i, "backendRefs", j), backend.get("filters"), i)
-            filters((i,), rule_raw.get("filters"), i)
+                    # `join("spec.rules", i, "backendRefs", j)`, written out: a path for every backend.
+                    add(f"spec.rules[{i}].backendRefs[{j}]", backend, "backend", i)
+                    if "filters" in backend:  # most backends and rules have none
+                        _filter_refs(add, (i, "backendRefs", j), backend["filters"], i)
+            if "filters" in rule_raw:
+                _filter_refs(add, (i,), rule_raw["filters"], i)
         return out
+
+    def _backend_resolving(
+        self, parents: Callable[[], list[Implementation | None]], raw: Mapping[str, Any], purpose: str, mesh_only: bool
+    ) -> Resolving:
+        """How a route's backend reference is resolved: as the Gateway API says, or by its kind as
+        the controllers of the route's parents resolve it (`_backend_by_kind`, `_backend_resolved_as`)."""
+        by_kind = self._backend_by_kind(parents, raw) if purpose != "ext-auth" else None
+        lookup_as = self._backend_resolved_as(parents, raw) if purpose != "ext-auth" else None
+        if by_kind is None and lookup_as is None:
+            return _MESH_BACKEND if mesh_only else _BACKEND  # nearly every reference: made once
+        return Resolving(
+            "Service",
+            grant_needed=not mesh_only,
+            group_for_kind=by_kind,
+            grant_as_written=by_kind is not None,
+            lookup_as=lookup_as,
+        )
 
     def _mesh_only(self, route: K8sObject) -> bool:
         """Whether every parent of the route is a Service (a mesh route: GEP-1294)."""

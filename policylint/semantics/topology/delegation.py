@@ -27,6 +27,7 @@ class Delegation(Gateways):
     def __init__(self, resolution: Resolution, admissions: Admissions) -> None:
         super().__init__(resolution, admissions)
         self._delegated_by: dict[K8sObject, list[K8sObject]] = defaultdict(list)
+        self._delegated_kinds: frozenset[tuple[str, str]] | None = None  # (group, kind): `_delegation`
 
     def _delegation(self, parents: Callable[[], list[Implementation | None]], raw: Mapping[str, Any]) -> bool:
         """Whether a backendRef delegates to routes: it names a kind an implementation delegates
@@ -35,10 +36,16 @@ class Delegation(Gateways):
         known not to delegate, the reference stays a backend of an unsupported kind."""
         group = _str(raw.get("group"))
         kind = _str(raw.get("kind"))
-        implementations = self.resolution.profiles.implementations
-        wanted = TargetKind(CORE if group is None else group, kind or "Service")
-        if not any(wanted in i.delegation_kinds for i in implementations):
+        delegated = self._delegated_kinds
+        if delegated is None:
+            # The kinds some implementation delegates to, gathered once: this is asked of every
+            # backend reference of every route, and the implementations are the run's.
+            implementations = self.resolution.profiles.implementations
+            delegated = self._delegated_kinds = frozenset((k.group, k.kind) for i in implementations for k in i.delegation_kinds)
+        group_kind = (CORE if group is None else group, kind or "Service")
+        if group_kind not in delegated:
             return False
+        wanted = TargetKind(*group_kind)
         known = parents()
         return not known or any(i is None or wanted in i.delegation_kinds for i in known)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
@@ -31,6 +32,26 @@ if TYPE_CHECKING:
 def _listener_set_order(listener_set: K8sObject) -> tuple[int, str, str, str]:
     stamp = listener_set.creation_timestamp
     return (0 if stamp is not None else 1, stamp.isoformat() if stamp else "", listener_set.namespace or "", listener_set.name)
+
+
+def _maybe_indistinct(group: list[Listener]) -> Iterator[tuple[Listener, list[Listener]]]:
+    """Each listener of one owner on one port, with the others that `port_conflict` may find it
+    not distinct from, in the group's order: all but those of its own protocol (not TCP or UDP)
+    with another hostname, which are always distinct. A Gateway lists dozens of HTTPS listeners
+    on one port, one per hostname: comparing every pair cost a build a twentieth of its time."""
+    by_protocol: dict[str | None, list[int]] = defaultdict(list)
+    by_host: dict[tuple[str | None, str], list[int]] = defaultdict(list)
+    for k, listener in enumerate(group):
+        by_protocol[listener.protocol].append(k)
+        by_host[(listener.protocol, listener.hostname or "")].append(k)
+    other_protocols: dict[str | None, list[int]] = {}
+    for k, listener in enumerate(group):
+        protocol = listener.protocol
+        same = by_protocol[protocol] if protocol in ("TCP", "UDP") else by_host[(protocol, listener.hostname or "")]
+        others = other_protocols.get(protocol)
+        if others is None:
+            others = other_protocols[protocol] = [j for q, at in by_protocol.items() if q != protocol for j in at]
+        yield listener, [group[j] for j in sorted((*same, *others)) if j != k]
 
 
 class Listeners(Gateways):
@@ -124,8 +145,8 @@ class Listeners(Gateways):
                 else:
                     survivors[port].append(listener)
             for port, group in survivors.items():
-                for listener in group:
-                    found = next(((o, r) for o in group if o is not listener and (r := _indistinct(listener, o))), None)
+                for listener, others in _maybe_indistinct(group):
+                    found = next(((o, r) for o in others if (r := _indistinct(listener, o))), None)
                     if found is not None:
                         conflicts[listener] = found
                 accepted[port].extend(listener for listener in group if listener not in conflicts)

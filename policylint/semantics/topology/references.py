@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.registry import TargetKind
-from policylint.semantics.grants import NOT_NEEDED, SAME_NAMESPACE, Reference, grant_meaning
+from policylint.semantics.grants import NOT_NEEDED, SAME_NAMESPACE, GrantCheck, Reference, grant_meaning
 from policylint.semantics.namespace_admission import selector_verdict
 from policylint.semantics.topology.base import TopologyBase
 from policylint.semantics.topology.kept import Recorded
@@ -65,6 +65,7 @@ class References(TopologyBase):
     def __init__(self, resolution: Resolution, admissions: Admissions) -> None:
         super().__init__(resolution, admissions)
         self._managed: dict[tuple[str, str], set[str]] = {}
+        self._ports: dict[K8sObject, dict[int, Section]] = {}  # Service -> port number -> section (`_service_port`)
         self._groups: frozenset[str] | None = None
         # What the last build of this process resolved (policylint.semantics.topology.kept).
         self._kept: KeptTopology | None = None
@@ -202,73 +203,82 @@ class References(TopologyBase):
         # `grant_as_written`: a controller that resolves by kind still matches a ReferenceGrant's
         # `to` against the group the reference gives (Envoy Gateway's validateBackendNamespace).
         grant_group = written if how.grant_as_written and written != group else None
-        reference = Reference(
-            owner.group, owner.kind, owner.namespace or "", group if grant_group is None else grant_group, kind, namespace, name
-        )
-        grant = self.grants.check(reference) if how.grant_needed and not cluster_scoped else NOT_NEEDED
+        if not how.grant_needed or cluster_scoped:
+            grant = NOT_NEEDED
+        else:
+            grant = self._grant_check(owner, group if grant_group is None else grant_group, kind, namespace, name)
         # The kind is checked before the namespace, as controllers do (Envoy Gateway's
         # validateBackendRef: group, then kind, then the ReferenceGrant): a reference no object
         # could satisfy is InvalidKind whether or not a grant would admit it.
         invalid_kind = self._invalid_kind(purpose, group, kind)
-        base = {
-            "owner": owner,
-            "path": path,
-            "purpose": purpose,
-            "group": group,
-            "kind": kind,
-            "namespace": namespace,
-            "name": name,
-            "port": port,
-            "has_port": has_port,
-            "rule": rule,
-            "grant": grant,
-            "grant_group": grant_group,
-        }
+        # ObjectRef's fields in order, up to `status`; then target, port_section, grant, detail,
+        # grant_group (positional: a reference is made for every backend of every route).
+        fields = (owner, path, purpose, group, kind, namespace, name, port, has_port, rule)
         if invalid_kind:
-            return ObjectRef(status=ReferenceStatus.INVALID_KIND, detail=invalid_kind, **base)  # type: ignore[arg-type]
+            return ObjectRef(*fields, ReferenceStatus.INVALID_KIND, None, None, grant, invalid_kind, grant_group)
         if not grant.permitted:
             # Never reveal whether an un-granted target exists (docs/semantics.md#referencegrant):
             # RefNotPermitted either way.
-            return ObjectRef(status=ReferenceStatus.REF_NOT_PERMITTED, **base)  # type: ignore[arg-type]
+            return ObjectRef(*fields, ReferenceStatus.REF_NOT_PERMITTED, None, None, grant, "", grant_group)
         scope_ns = None if cluster_scoped else namespace
         looked_up = (group, kind) if lookup_as is None else (lookup_as.group, lookup_as.kind)
         target = self.index.lookup(*looked_up, scope_ns, name)
         self._note("lookup", looked_up, scope_ns, name, target)
         if target is None:
-            status: ReferenceStatus
-            if self.external.match(group, kind, scope_ns, name) or (
-                lookup_as is not None and self.external.match(*looked_up, scope_ns, name)
-            ):
-                status = ReferenceStatus.EXTERNAL
-            elif (made := self._made(looked_up, scope_ns, name)) is not None:
-                status = ReferenceStatus.PRODUCED
-                base["detail"] = made
-            elif lookup_as is not None:
-                status = ReferenceStatus.NOT_FOUND  # a kind the input's cluster serves (a Service)
-                base["detail"] = f"its controller looks it up as the {lookup_as.kind} {namespace}/{name}, not in the input either"
-            elif not how.check_existence and not self._manages(group, kind, namespace):
-                # Secrets and ConfigMaps often live outside the repository: checked only where
-                # the input holds objects of that kind in that namespace.
-                status = ReferenceStatus.UNCHECKED
-            elif (
-                not self._kind_known(group, kind)
-                and not self._holds_kind(group, kind)
-                # A backend kind the controller of every parent resolves itself (Envoy Gateway's
-                # Backend, `backendRefsByKind`) is one it serves: a missing one is not found,
-                # whether or not the input holds others of the kind.
-                and not (group_for_kind is not None and purpose in _BACKEND_PURPOSES)
-            ):
-                status = ReferenceStatus.OPAQUE
-            else:
-                status = ReferenceStatus.NOT_FOUND
-            return ObjectRef(status=status, **base)  # type: ignore[arg-type]
+            status, detail = self._missing(how, purpose, (group, kind), namespace, scope_ns, name)
+            return ObjectRef(*fields, status, None, None, grant, detail, grant_group)
         port_section = None
         status = ReferenceStatus.RESOLVED
         if port is not None and looked_up == (CORE, "Service"):
             port_section = self._service_port(target, port)
             if port_section is None and self.index.malformed(target).tainted("spec", "ports"):
                 status = ReferenceStatus.MALFORMED  # the port may be the malformed one (PL010): not checked
-        return ObjectRef(status=status, target=target, port_section=port_section, **base)  # type: ignore[arg-type]
+        return ObjectRef(*fields, status, target, port_section, grant, "", grant_group)
+
+    def _grant_check(self, owner: K8sObject, group: str, kind: str, namespace: str, name: str) -> GrantCheck:
+        """Whether a ReferenceGrant lets `owner` reference the object: what `ReferenceGrants.check`
+        answers, without making the edge it is asked with for a reference that crosses no
+        namespace (most references stay in their own)."""
+        owner_namespace = owner.namespace or ""
+        if namespace == owner_namespace:
+            return SAME_NAMESPACE
+        return self.grants.check(Reference(owner.group, owner.kind, owner_namespace, group, kind, namespace, name))
+
+    def _missing(
+        self, how: Resolving, purpose: str, kind_of: tuple[str, str], namespace: str, scope_ns: str | None, name: str
+    ) -> tuple[ReferenceStatus, str]:
+        """The status of a reference to an object of `kind_of` (as written, its group defaulted)
+        that the input does not hold, and its detail; `scope_ns` is None for a cluster-scoped kind."""
+        group, kind = kind_of
+        lookup_as = how.lookup_as
+        looked_up = kind_of if lookup_as is None else (lookup_as.group, lookup_as.kind)
+        if self.external.match(group, kind, scope_ns, name) or (
+            lookup_as is not None and self.external.match(*looked_up, scope_ns, name)
+        ):
+            return ReferenceStatus.EXTERNAL, ""
+        made = self._made(looked_up, scope_ns, name)
+        if made is not None:
+            return ReferenceStatus.PRODUCED, made
+        if lookup_as is not None:
+            # A kind the input's cluster serves (a Service).
+            return (
+                ReferenceStatus.NOT_FOUND,
+                f"its controller looks it up as the {lookup_as.kind} {namespace}/{name}, not in the input either",
+            )
+        if not how.check_existence and not self._manages(group, kind, namespace):
+            # Secrets and ConfigMaps often live outside the repository: checked only where
+            # the input holds objects of that kind in that namespace.
+            return ReferenceStatus.UNCHECKED, ""
+        if (
+            not self._kind_known(group, kind)
+            and not self._holds_kind(group, kind)
+            # A backend kind the controller of every parent resolves itself (Envoy Gateway's
+            # Backend, `backendRefsByKind`) is one it serves: a missing one is not found,
+            # whether or not the input holds others of the kind.
+            and not (how.group_for_kind is not None and purpose in _BACKEND_PURPOSES)
+        ):
+            return ReferenceStatus.OPAQUE, ""
+        return ReferenceStatus.NOT_FOUND, ""
 
     def _made(self, kind: tuple[str, str], namespace: str | None, name: str) -> str | None:
         """What makes the object in the cluster (an object of the input through a producer), in
@@ -315,12 +325,18 @@ class References(TopologyBase):
         return ""
 
     def _service_port(self, service: K8sObject, port: int) -> Section | None:
-        ports = _list(service.spec.get("ports"))
-        for section in self.index.sections(service):
-            entry = ports[section.position] if section.position < len(ports) else None
-            if isinstance(entry, dict) and _int(entry.get("port")) == port:
-                return section
-        return None
+        """The first port section of a Service with this port number."""
+        table = self._ports.get(service)
+        if table is None:
+            # Read once per Service: every backend reference to it asks.
+            table = self._ports[service] = {}
+            ports = _list(service.spec.get("ports"))
+            for section in self.index.sections(service):
+                entry = ports[section.position] if section.position < len(ports) else None
+                number = _int(entry.get("port")) if isinstance(entry, dict) else None
+                if number is not None:
+                    table.setdefault(number, section)
+        return table.get(port)
 
     def service_ports(self, service: K8sObject) -> list[int]:
         return [

@@ -1,0 +1,168 @@
+"""What the topology works out once per build rather than once per reference, route or listener:
+each test counts the work a build does on a project, so that it fails where the work comes back
+per reference (docs/performance.md#the-topology-the-index-and-the-resolution)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from policylint.project import Project
+from policylint.semantics.grants import GrantCheck, Reference, ReferenceGrants
+from policylint.semantics.topology import Topology
+from policylint.vocabulary import ReferenceStatus
+from tests.lintutil import lint_text, select
+from tests.manifests import first, gateway, gateway_class, reference_grant, route, service
+
+
+def project_of(text: str) -> Project:
+    return lint_text(text, selection=select("PL001")).project
+
+
+class _Counted(tuple[Any, ...]):
+    """The run's implementations, counting how often something goes through them."""
+
+    passes = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        _Counted.passes += 1
+        return super().__iter__()
+
+
+def _passes_over_implementations(project: Project) -> int:
+    profiles = project.resolution.profiles
+    kept = profiles.implementations
+    profiles.implementations = _Counted(kept)
+    _Counted.passes = 0
+    try:
+        Topology(project.resolution, project.admissions())
+    finally:
+        profiles.implementations = kept
+    return _Counted.passes
+
+
+def _routes(n: int) -> str:
+    rules = "[{backendRefs: [{name: web, port: 80}, {name: api, port: 80}]}, {backendRefs: [{name: web, port: 80}]}]"
+    return "".join(route(name=f"r{i}", rules=rules) for i in range(n))
+
+
+def test_the_implementations_are_read_once_per_build_not_per_backend_reference() -> None:
+    # Whether a backend reference delegates to routes is a question about its kind and the run's
+    # implementations: asked of every reference of every route, it is answered from the kinds
+    # they delegate to, gathered once.
+    base = first(gateway_class()) + gateway() + service() + service("api")
+    one = project_of(base + _routes(1))
+    many = project_of(base + _routes(40))
+    assert len(many.topology().refs_from(many.index.lookup("gateway.networking.k8s.io", "HTTPRoute", "app", "r7"))) == 3
+    assert _passes_over_implementations(many) == _passes_over_implementations(one)
+
+
+class _CountingGrants(ReferenceGrants):
+    def __init__(self, grants: ReferenceGrants) -> None:
+        self.__dict__.update(grants.__dict__)
+        self.asked: list[Reference] = []
+
+    def check(self, ref: Reference) -> GrantCheck:
+        self.asked.append(ref)
+        return super().check(ref)
+
+
+def test_a_reference_within_its_namespace_asks_no_grant() -> None:
+    # Most references stay in their namespace, which needs no ReferenceGrant: the edge a grant
+    # would be asked about is not made for them.
+    text = (
+        first(gateway_class())
+        + gateway()
+        + service()
+        + service("db", ns="data")
+        + reference_grant(
+            "data", "[{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: app}]", "[{group: '', kind: Service}]"
+        )
+        + route(rules="[{backendRefs: [{name: web, port: 80}, {name: db, namespace: data, port: 80}, {name: web, port: 80}]}]")
+    )
+    project = project_of(text)
+    grants = _CountingGrants(project.resolution.grants())
+    project.resolution._grants = grants
+    topology = Topology(project.resolution, project.admissions())
+    assert [(r.to_namespace, r.to_name) for r in grants.asked] == [("data", "db")]
+    refs = topology.refs_from(project.index.lookup("gateway.networking.k8s.io", "HTTPRoute", "app", "r"))
+    assert [(r.namespace, r.name, r.status) for r in refs] == [
+        ("app", "web", ReferenceStatus.RESOLVED),
+        ("data", "db", ReferenceStatus.RESOLVED),
+        ("app", "web", ReferenceStatus.RESOLVED),
+    ]
+    assert [r.grant.permitted for r in refs if r.grant is not None] == [True, True, True]
+    assert refs[1].grant is not None and refs[1].grant.grants
+
+
+def test_a_services_ports_are_read_once_however_many_references_name_it() -> None:
+    # Every backend reference with a port asks which port of its Service it names: the Service's
+    # ports are read into a table once, and the first port of the number answers, as before.
+    ports = "[{name: http, port: 80}, {name: admin, port: 9000}, {name: again, port: 80}]"
+    routes = "".join(
+        route(name=f"r{i}", rules="[{backendRefs: [{name: web, port: 80}, {name: web, port: 9000}, {name: web, port: 81}]}]")
+        for i in range(12)
+    )
+    project = project_of(first(gateway_class()) + gateway() + service(ports=ports) + routes)
+    web = project.index.lookup("", "Service", "app", "web")
+    index = project.index
+    asked: list[object] = []
+    sections = index.sections
+
+    def counted(obj: Any) -> Any:
+        if obj is web:
+            asked.append(obj)
+        return sections(obj)
+
+    index.sections = counted  # type: ignore[method-assign]
+    topology = Topology(project.resolution, project.admissions())
+    assert len(asked) == 1
+    for i in range(12):
+        refs = topology.refs_from(project.index.lookup("gateway.networking.k8s.io", "HTTPRoute", "app", f"r{i}"))
+        found = [(r.port, r.port_section.name if r.port_section is not None else None, r.status) for r in refs]
+        assert found == [
+            (80, "http", ReferenceStatus.RESOLVED),
+            (9000, "admin", ReferenceStatus.RESOLVED),
+            (81, None, ReferenceStatus.RESOLVED),
+        ]
+
+
+def test_listeners_of_one_protocol_with_other_hostnames_are_not_compared(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A Gateway with a listener per hostname on one port: two listeners of one protocol (not TCP
+    # or UDP) with different hostnames are always distinct, so only those that share a hostname, or
+    # have another protocol, are compared; the conflicts are those comparing every pair finds.
+    import policylint.semantics.topology.listeners as listeners
+
+    block = "".join(f"  - {{name: h{i}, protocol: HTTPS, port: 443, hostname: h{i}.example.com}}\n" for i in range(24))
+    block += "  - {name: dup-a, protocol: HTTPS, port: 443, hostname: dup.example.com}\n"
+    block += "  - {name: dup-b, protocol: HTTPS, port: 443, hostname: dup.example.com}\n"
+    block += "  - {name: plain, protocol: HTTP, port: 80}\n"
+    block += "  - {name: raw, protocol: TCP, port: 8443}\n"
+    block += "  - {name: raw-too, protocol: TCP, port: 8443}\n"
+    project = project_of(first(gateway_class()) + gateway(block))
+    compared: list[tuple[object, object]] = []
+    conflict = listeners.port_conflict
+
+    def counted(port: int, a: Any, b: Any, *rest: Any) -> str | None:
+        compared.append((a, b))
+        return conflict(port, a, b, *rest)
+
+    monkeypatch.setattr(listeners, "port_conflict", counted)
+    topology = Topology(project.resolution, project.admissions())
+    gw = project.index.lookup("gateway.networking.k8s.io", "Gateway", "app", "gw")
+    assert gw is not None
+    found = {
+        lst.name: (other.name, reason)
+        for lst in topology.listeners(gw)
+        if (conflicted := topology.listener_conflict(lst)) is not None
+        for other, reason in [conflicted]
+    }
+    assert found == {
+        "dup-a": ("dup-b", "both HTTPS on port 443 with hostname dup.example.com: HostnameConflict"),
+        "dup-b": ("dup-a", "both HTTPS on port 443 with hostname dup.example.com: HostnameConflict"),
+        "raw": ("raw-too", "both TCP on port 8443"),
+        "raw-too": ("raw", "both TCP on port 8443"),
+    }
+    assert len(compared) == 4
