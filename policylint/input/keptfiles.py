@@ -40,6 +40,10 @@ _NAME = "what is kept of a file"
 _PART = re.compile(r"[a-z]{1,16}\Z")
 _STAMP = re.compile(r"[0-9a-f]{0,256}\Z")
 
+# What is held of a file whose entry holds no part not handed over yet: one object for them all,
+# never changed (a run reads the entries of 33,000 files at 100,000 objects).
+_NOTHING: dict[str, tuple[str, bytes]] = {}
+
 # The text of an owner's part of a file, in parts (policylint.input.jsonparts); None: it holds
 # nothing of the file.
 PartText = Callable[[str], Iterable[bytes] | None]
@@ -55,7 +59,8 @@ class KeptFiles:
         self._cache = cache
         self._new = new
         # Per file (its content key, or a name): the parts read and not handed over yet, by name,
-        # with their stamps. A file is in it once its entry was read (or known not to be there).
+        # with their stamps. A file is in it once its entry was read (a file new to the cache
+        # never is: nothing is read of it).
         self._held: dict[str, dict[str, tuple[str, bytes]]] = {}
         # Per part: its stamp and how its owner writes it.
         self._owners: dict[str, tuple[str, PartText]] = {}
@@ -82,6 +87,8 @@ class KeptFiles:
         if found is None or found[0] != self._owners[part][0]:
             return None  # another stamp's: written back as it was unless the owner writes the part
         del held[part]
+        if not held:
+            self._held[where] = _NOTHING
         return found[1]
 
     def changed(self, where: str) -> None:
@@ -99,8 +106,8 @@ class KeptFiles:
             for part in sorted({*self._owners, *held}):
                 owner = self._owners.get(part)
                 text = owner[1](where) if owner is not None else None
-                if text is not None:
-                    parts.append((part, owner[0] if owner is not None else "", text))
+                if owner is not None and text is not None:
+                    parts.append((part, owner[0], text))
                 elif part in held:
                     stamp, kept = held[part]
                     parts.append((part, stamp, (kept,)))
@@ -108,10 +115,12 @@ class KeptFiles:
                 self._cache.put(self.entry(where), _payload(parts))
 
     def _read(self, where: str) -> dict[str, tuple[str, bytes]]:
+        """The parts of the file's entry not handed over yet, read the first time it is asked for."""
         held = self._held.get(where)
         if held is None:
-            new = self._new is not None and self._new(where)
-            held = self._held[where] = {} if new else _parts(self._cache.payload(self.entry(where)))
+            if self._new is not None and self._new(where):
+                return _NOTHING  # nothing is kept of it, and nothing need be held to say so
+            held = self._held[where] = _parts(self._cache.payload(self.entry(where))) or _NOTHING
         return held
 
 
