@@ -14,7 +14,6 @@ from policylint.input.sharing import shared_tree
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from policylint.input.cache import ParseCache
     from policylint.input.keptfiles import KeptFiles
     from policylint.input.load import Shared
 
@@ -78,11 +77,6 @@ class VerdictStore:
     def files(self) -> KeptFiles:
         """The entries kept per file, which the per-object rules' results are a part of too."""
         return self._files
-
-    @property
-    def cache(self) -> ParseCache:
-        """The cache the entries are read from and written to."""
-        return self._files.cache
 
     def entry(self, file_key: str) -> str:
         """The cache entry holding the verdicts of the objects of the file whose content key is

@@ -160,7 +160,7 @@ def _save(store: VerdictStore) -> None:
 
 
 def _written(store: VerdictStore, file: str = FILE) -> bytes:
-    return _entry_file(store.cache, store.entry(file)).read_bytes()
+    return _entry_file(store.files.cache, store.entry(file)).read_bytes()
 
 
 def _verdicts(store: VerdictStore, file: str = FILE) -> dict[str, Any]:
