@@ -17,7 +17,7 @@ from policylint.attachment_chain import Chain
 from policylint.config import overrides as config_overrides
 from policylint.findings import Finding, Issue, Location
 from policylint.gate import GateReport
-from policylint.incremental.opened import kept_per_file, rule_reuse
+from policylint.incremental.opened import keep_per_file, kept_per_file, rule_reuse
 from policylint.input.cache import ParseCache, open_cache
 from policylint.input.ignore import WalkFilter
 from policylint.input.kept import Kept, inflated
@@ -518,14 +518,11 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     # A long-lived process holds an edit's few new verdicts and rule results in memory: writing
     # them rewrites each whole entry (`Resident.writes`). Its whole runs write, for the next process.
     write = resident is None or resident.writes or members is None
-    if project.kept_verdicts is not None and write:
-        project.kept_verdicts.save()
     if resident is not None:
         from policylint.incremental.handover import keep
 
         keep(resident, project, loaded, whole=members is None and part is None)
-    if reuse is not None:
-        reuse.finish(len(loaded.index.objects), write=write)
+    keep_per_file(project, reuse, len(loaded.index.objects), write=write)
     files = [s.display for s in sources]
     scope = ReportScope.of(request, sources, project, loaded.index)
     outcome = suppressions.run(

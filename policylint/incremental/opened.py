@@ -1,13 +1,14 @@
 """What a run with a cache opens of what is kept per file between runs (docs/performance.md,
-"Kept per file"): the admission verdicts' store and the per-object rules' results, each file's kept
-from pruning while the file's parse-cache entry is, and no rule results looked for of a file new to
-the cache."""
+"Kept per file"): the admission verdicts' store and the per-object rules' results, two parts of
+one entry per file (policylint.input.keptfiles), kept from pruning while the file's parse-cache
+entry is, and not looked for of a file new to the cache."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from policylint.input.cache import ParseCache, open_cache
+from policylint.input.cache import ParseCache
+from policylint.input.keptfiles import KeptFiles
 from policylint.input.verdictstore import VerdictStore
 
 if TYPE_CHECKING:
@@ -23,14 +24,16 @@ def kept_per_file(cache: ParseCache, resident: Resident | None, *, by_content: b
     results) kept from pruning while the file's entry is. `by_content`: the run analyses a part,
     whose edited files' objects' verdicts are looked up by their own content too
     (`VerdictStore.by_content`)."""
-    from policylint.incremental.rulecache import keep_beside
     from policylint.k8s.admission import code_stamp
 
     stamp = code_stamp()
-    verdicts = resident.verdicts(cache, stamp) if resident is not None else VerdictStore(cache, stamp)
+    if resident is not None:
+        verdicts = resident.verdicts(cache, stamp)
+    else:
+        # The files new to the run's cache (whose entries it wrote) have nothing kept beside them.
+        verdicts = VerdictStore(KeptFiles(cache, cache.wrote), stamp)
     verdicts.by_content = by_content  # a long-lived process's store: this run's
-    cache.keep_beside(verdicts.entry)
-    keep_beside(cache)
+    cache.keep_beside(verdicts.files.entry)
     return verdicts
 
 
@@ -40,18 +43,26 @@ def rule_reuse(
     """What the per-object rules found in earlier runs, for this run to reuse and add to
     (policylint.incremental.rulecache): a long-lived process's, else the cache's. `members`: the
     objects of a part whose findings are kept."""
-    if request.cache_dir is None:
+    kept = project.kept_verdicts  # None: the run has no cache
+    if request.cache_dir is None or kept is None:
         return None
     from policylint.incremental import rulecache
 
-    cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
-    if cache is None:
-        return None
+    # The same entries as the verdicts': each file's is read once, and written once.
     results: RuleResults | None
-    if resident is not None:
-        results = resident.rule_results(cache)
-    else:
-        # The files new to the run's cache (whose entries it wrote) have nothing kept beside them.
-        kept = project.kept_verdicts
-        results = rulecache.open_results(cache, kept.cache.wrote if kept is not None else None)
+    results = resident.rule_results(kept.files) if resident is not None else rulecache.open_results(kept.files)
     return rulecache.start(request, project, results, members=members, whole=resident.whole if resident is not None else None)
+
+
+def keep_per_file(project: Project, reuse: Reuse | None, repository: int, *, write: bool) -> None:
+    """Keep what the run added per file, for later runs (`write`: in the cache; else a long-lived
+    process holds it, `Reuse.finish`). A file's entry holds its verdicts and its rule results,
+    written once (policylint.input.keptfiles): by the rule results' save, which bounds what the
+    process holds after it, else here."""
+    kept = project.kept_verdicts
+    if kept is not None and write:
+        kept.save()
+    if reuse is not None:
+        reuse.finish(repository, write=write)
+    if kept is not None and write:
+        kept.files.save()

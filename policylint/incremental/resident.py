@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from policylint.incremental.shells import Shell
     from policylint.input.cache import ParseCache
     from policylint.input.kept import Kept
+    from policylint.input.keptfiles import KeptFiles
     from policylint.input.load import Document
     from policylint.input.verdictstore import VerdictStore
     from policylint.k8s.fieldtypes import Malformed
@@ -109,6 +110,7 @@ class Resident:
         self.writes = writes
         self._held: dict[str, tuple[str, Held]] = {}
         self._verdicts: tuple[str, bytes, VerdictStore] | None = None
+        self._files: tuple[str, KeptFiles] | None = None
         self.graph = PartGraph()
         # The simulation's walk below each Gateway (policylint.semantics.effective.walks).
         self.walks = KeptWalks()
@@ -144,19 +146,31 @@ class Resident:
         if kept is None or kept[0] != cache.directory or kept[1] != stamp:
             from policylint.input.verdictstore import VerdictStore
 
-            kept = self._verdicts = (cache.directory, stamp, VerdictStore(cache, stamp))
+            kept = self._verdicts = (cache.directory, stamp, VerdictStore(self._kept_files(cache), stamp))
         return kept[2]
 
-    def rule_results(self, cache: ParseCache) -> RuleResults:
-        """What the per-object rules found (policylint.incremental.rulecache), read from `cache`
-        once per process and added to by each run, as the verdicts are."""
+    def rule_results(self, files: KeptFiles) -> RuleResults:
+        """What the per-object rules found (policylint.incremental.rulecache), read from the
+        entries kept per file once per process and added to by each run, as the verdicts are."""
+        directory = files.cache.directory
         kept = self._rules
-        if kept is None or kept[0] != cache.directory:
+        if kept is None or kept[0] != directory:
             from policylint.incremental.rulecache import open_results
 
-            found = open_results(cache, held=True)
+            found = open_results(self._kept_files(files.cache), held=True)
             assert found is not None
-            kept = self._rules = (cache.directory, found)
+            kept = self._rules = (directory, found)
+        return kept[1]
+
+    def _kept_files(self, cache: ParseCache) -> KeptFiles:
+        """The entries kept per file in `cache`'s directory, one for the verdicts and the rule
+        results of every run of this process (both are parts of a file's entry). Nothing is
+        looked for of the files the first run found new to the cache."""
+        kept = self._files
+        if kept is None or kept[0] != cache.directory:
+            from policylint.input.keptfiles import KeptFiles
+
+            kept = self._files = (cache.directory, KeptFiles(cache, cache.wrote))
         return kept[1]
 
     def content_key(self, cache: ParseCache, data: bytes, *, json: bool = False) -> str:

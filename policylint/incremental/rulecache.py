@@ -48,12 +48,13 @@ built, so its position is read from the file as it is now. Otherwise that object
 that rule is computed on every run.
 
 A language server holds one `RuleResults` in memory (policylint.incremental.resident) across
-edits, bounded after each (`RuleResults.trim`); any run with a cache reads them from it, one
-entry per file named by the file's content key (or, for the results kept by an object's own
-content, its name) and the code's hash, each read when an object of the file is first asked
-about, and writes the entries it added to at the end, under the parse cache's trust rules
-(outside the checkout, behind a checksum, each key and row checked on reading: anything else is a
-miss, and the rule runs). A file's entry is pruned with its parse-cache entry (`keep_beside`).
+edits, bounded after each (`RuleResults.trim`); any run with a cache reads them from it, a part of
+the entry kept per file (policylint.input.keptfiles, beside the file's admission verdicts) named
+by the file's content key (or, for the results kept by an object's own content, its name) under
+the code's hash, each read when an object of the file is first asked about, and writes the
+entries it added to at the end, under the parse cache's trust rules (outside the checkout, behind
+a checksum, each key and row checked on reading: anything else is a miss, and the rule runs). A
+file's entry is pruned with its parse-cache entry (`ParseCache.keep_beside`).
 A run over a part asks about its members only: the engine drops what is found on the context.
 The differential tests (tests/incremental/test_incremental.py, tests/editor/test_server_parts.py)
 compare each update with a cold run of the same texts.
@@ -74,7 +75,7 @@ from policylint.stages import Stage
 
 if TYPE_CHECKING:
     from policylint.incremental.unchanged import KeptWhole, Whole
-    from policylint.input.cache import ParseCache
+    from policylint.input.keptfiles import KeptFiles
     from policylint.k8s.admissions import Admissions
     from policylint.k8s.objects import K8sObject, ObjectKey
     from policylint.pipeline import LintRequest
@@ -86,9 +87,11 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# Bump when an entry's layout or meaning changes. 1: one entry for every object; 2: one per file.
-FORMAT = 2
-_NAME = "per-object rule results of a file"
+# Bump when the layout or meaning of what is kept changes. 1: one entry for every object; 2: one
+# per file; 3: a part of the entry kept per file (policylint.input.keptfiles).
+FORMAT = 3
+# Its part of the entry kept per file.
+PART = "results"
 # Objects a process holds at most, whatever the repository (`Reuse.finish`); past it it holds the
 # ones its last run used and the newest others.
 MAX_OBJECTS = 200_000
@@ -157,8 +160,8 @@ class _View:
 
 
 class RuleResults:
-    """The kept results: object key -> each rule's rows. Kept in the cache one entry per file
-    (`entry`): the keys of an object by its place (`Reuse._key`) in the entry of its file's
+    """The kept results: object key -> each rule's rows. Kept in the cache a part of the entry kept
+    per file (`entry`, policylint.input.keptfiles): the keys of an object by its place (`Reuse._key`) in the entry of its file's
     content, those by its own content (`Reuse._content_key`) in the entry of its file's name
     (`by_name`), so that a file changed since finds what its unchanged objects were. A file's
     entry is read the first time an object of it is asked for, so a run that analyses a part reads
@@ -174,14 +177,12 @@ class RuleResults:
     rows) pairs, not a map of its own; the tuples of an object no rule found anything on (most)
     are one object each for the run (`_shape`), and a pair of a rule that found nothing too."""
 
-    def __init__(
-        self, cache: ParseCache | None = None, stamp: bytes = b"", new: Callable[[str], bool] | None = None, *, held: bool = False
-    ) -> None:
-        """`new`: whether a file's content key is new to the cache in this run (`ParseCache.wrote`),
-        so that nothing is kept for it: its entry is not looked for."""
-        self._cache = cache
-        self._stamp = stamp
-        self._new = new
+    def __init__(self, store: KeptFiles | None = None, stamp: bytes = b"", *, held: bool = False) -> None:
+        """`store`: the entries kept per file, whose results part these are (None: held in memory
+        only); `stamp`: the code's hash, so that a part other code wrote is not taken."""
+        self._store = store
+        if store is not None:
+            store.own(PART, FORMAT.to_bytes(2, "big") + stamp, self._text)
         # Whether a long-lived process holds these results for its next run (a `Resident`). Only
         # then are `instances` and the rows per rule and file kept: nothing else reads them, and a
         # one-shot run held them to the end of its rules stage, its peak (docs/performance.md,
@@ -207,8 +208,8 @@ class RuleResults:
 
     def entry(self, where: str) -> str:
         """The cache entry of the file `where` (its content key, or `by_name` of its name)."""
-        assert self._cache is not None
-        return entry_name(self._cache, self._stamp, where)
+        assert self._store is not None
+        return self._store.entry(where)
 
     def get(self, key: bytes, rule_id: str, where: str) -> tuple[Row, ...] | None:
         """What `rule_id` found on the object of `key`, kept in the entry of the file `where`."""
@@ -244,12 +245,12 @@ class RuleResults:
         if where in self._files:
             return
         keys = self._files[where] = []
-        # A run that fills the cache would otherwise look for thousands of entries in vain
-        # (docs/performance.md, "Kept per file").
-        if self._cache is None or (self._new is not None and self._new(where)):
+        if self._store is None:
             return
         results = self._results
-        for key, by_rule in _read(self._cache, self.entry(where)).items():
+        # Nothing of a file new to the cache: a run that fills it would otherwise look for
+        # thousands of entries in vain (docs/performance.md, "Kept per file"; `KeptFiles`).
+        for key, by_rule in _decode(self._store.take(where, PART)).items():
             if key not in results:  # what this process holds is newer
                 results[key] = by_rule
                 keys.append(key)
@@ -280,27 +281,36 @@ class RuleResults:
         self._rows = {where: kept for where, kept in self._rows.items() if where[1] in files}
 
     def save(self, limit: int = MAX_OBJECTS) -> None:
-        """Write the entry of each file a run added to since it last wrote, then hold at most
-        `limit` objects as `trim` does. An entry keeps what it held and what was added, unless
+        """Write the entry of each file a run added to since it last wrote, with the file's other
+        parts (`KeptFiles.save`: its admission verdicts, which the run saved before), then hold at
+        most `limit` objects as `trim` does. An entry keeps what it held and what was added, unless
         that is past four times (and `MIN_KEPT`) the objects of it this process used: then only
         those, as the same file's objects under other settings or its older contents pile up."""
-        if self._cache is not None:
-            results, used = self._results, self._used
-            for where in sorted(self._dirty):
+        if self._store is not None:
+            used = self._used
+            for where in self._dirty:
                 keys = self._files[where]
                 if len(keys) > MIN_KEPT and len(keys) > 4 * sum(key in used for key in keys):
-                    keys = self._files[where] = [key for key in keys if key in used]
-                # Written as it is encoded (policylint.input.jsonparts): it is written where the
-                # run's memory peaks, and a whole run's results are tens of MB at 100k objects.
-                objects = (
-                    (key.hex(), dict(value) if type(value) is tuple else value)
-                    for key in keys
-                    if key in results
-                    for value in (results[key],)
-                )
-                self._cache.put(self.entry(where), map_parts(f'{{"format":{FORMAT},"objects":', objects, "}"))
+                    self._files[where] = [key for key in keys if key in used]
+                self._store.changed(where)
+            self._store.save()
         self._dirty = set()
         self._hold(limit)
+
+    def _text(self, where: str) -> Iterator[bytes] | None:
+        """The file's part, encoded as it is written (policylint.input.jsonparts): it is written
+        where the run's memory peaks, and a whole run's results are tens of MB at 100k objects."""
+        keys = self._files.get(where)
+        if not keys:
+            return None
+        results = self._results
+        objects = (
+            (key.hex(), dict(value) if type(value) is tuple else value)
+            for key in keys
+            if key in results
+            for value in (results[key],)
+        )
+        return map_parts("", objects, "")
 
     def trim(self, limit: int) -> None:
         """Bound what a long-lived process holds, which is never written (`save` would): past
@@ -320,15 +330,6 @@ class RuleResults:
         self._used = set()
 
 
-def keep_beside(cache: ParseCache) -> None:
-    """Keep each file's results from pruning while its parse-cache entry is (`ParseCache.prune`:
-    a run that analyses a part reads only its part's)."""
-    from policylint.incremental import memo
-
-    stamp = memo.code_stamp()
-    cache.keep_beside(lambda key: entry_name(cache, stamp, key))
-
-
 def by_name(file: str) -> str:
     """Where the results kept by an object's own content are: its file's name (the content
     keys hash it), whatever the file's content, so that a changed file finds its unchanged
@@ -336,15 +337,10 @@ def by_name(file: str) -> str:
     return "name:" + file
 
 
-def entry_name(cache: ParseCache, stamp: bytes, where: str) -> str:
-    """The cache entry of the results kept for the file `where` under the code's hash `stamp`."""
-    return cache.named(_NAME, FORMAT.to_bytes(2, "big") + stamp + where.encode("utf-8", "surrogateescape"))
-
-
-def _read(cache: ParseCache, entry: str) -> dict[bytes, Any]:
-    """The entry's objects, each a map of rule ids to rows as `save` writes them, not checked yet
-    (`_rows` checks them when asked for); nothing when the entry is not what `save` writes."""
-    objects = read_map(cache.payload(entry), FORMAT, "objects")
+def _decode(text: bytes | None) -> dict[bytes, Any]:
+    """The part's objects, each a map of rule ids to rows as `save` writes them, not checked yet
+    (`_rows` checks them when asked for); nothing when the part is not what `save` writes."""
+    objects = read_map(text)
     return {bytes.fromhex(key): by_rule for key, by_rule in objects.items() if _KEY.match(key) and type(by_rule) is dict}
 
 
@@ -417,15 +413,14 @@ def start(
     return reuse
 
 
-def open_results(cache: ParseCache | None, new: Callable[[str], bool] | None = None, *, held: bool = False) -> RuleResults | None:
-    """The results kept in `cache` (None: no cache), under the code's hash. `new`: whether a
-    file's content key is new to the cache in this run (`RuleResults`); `held`: by a long-lived
-    process for its next runs (`RuleResults.held`)."""
-    if cache is None:
+def open_results(store: KeptFiles | None, *, held: bool = False) -> RuleResults | None:
+    """The results kept in the entries of `store` (None: no cache), under the code's hash.
+    `held`: by a long-lived process for its next runs (`RuleResults.held`)."""
+    if store is None:
         return None
     from policylint.incremental import memo
 
-    return RuleResults(cache, memo.code_stamp(), new, held=held)
+    return RuleResults(store, memo.code_stamp(), held=held)
 
 
 class Reuse:

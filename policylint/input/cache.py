@@ -31,9 +31,10 @@ and None values; non-finite floats are kept). Safety costs speed: on the
 10k-object corpus (100 entries) loading every entry takes 0.13 s of CPU
 instead of 0.07 s, encoding 0.11 s instead of 0.04 s (docs/performance.md).
 
-One entry is not a file's: the admission verdicts of the objects nothing refuses
-(policylint.input.verdictstore), which the schema rules and the topology would otherwise work
-out again in every run.
+Beside a file's entry, one more per file keeps what later runs reuse about its objects
+(policylint.input.keptfiles): the admission verdicts of those nothing refuses
+(policylint.input.verdictstore), which the schema rules and the topology would otherwise work out
+again in every run, and what the per-object rules found (policylint.incremental.rulecache).
 
 Safety: entries are written to a temporary file and renamed into place, so
 concurrent runs only ever see whole entries. The directory is created on the

@@ -2,7 +2,8 @@
 
 The entries that keep what a run worked out per object (the admission verdicts,
 policylint.input.verdictstore.VerdictStore; the per-object rules' results,
-policylint.incremental.rulecache) are written at the end of the rules stage, where a run's
+policylint.incremental.rulecache; each a part of the entry kept per file,
+policylint.input.keptfiles) are written at the end of the rules stage, where a run's
 memory peaks, and are tens of MB at 100,000 objects. `json.dumps` holds every piece of the text
 and then the text itself, and `.encode` a copy of it: a run that filled the cache peaked there
 (docs/performance.md, "Memory at 100,000 objects on the shared corpus"). Here the members of the
@@ -55,15 +56,14 @@ def _members(chunk: dict[str, Any], first: bool) -> bytes:
     return (text[1:-1] if first else "," + text[1:-1]).encode("ascii")
 
 
-def read_map(payload: bytes | memoryview | None, form: int, member: str) -> dict[str, Any]:
-    """The one large map of an entry these parts wrote (`{"format": form, member: {...}}`), read
-    back; empty when the payload is missing or is not such an entry (never believed: each caller
-    checks every key and value it takes)."""
-    if payload is None:
+def read_map(text: bytes | None) -> dict[str, Any]:
+    """A map these parts wrote (`map_parts("", members, "")`: a part of the entry kept per file,
+    policylint.input.keptfiles), read back; empty when there is none or it is not a map (never
+    believed: each caller checks every key and value it takes)."""
+    if text is None:
         return {}
     try:
-        decoded = json.loads(bytes(payload))
+        found = json.loads(text)
     except Exception:
         return {}
-    found = decoded.get(member) if type(decoded) is dict and decoded.get("format") == form else None
     return found if type(found) is dict else {}

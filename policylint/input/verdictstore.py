@@ -1,6 +1,7 @@
-"""The admission verdicts kept between runs: one entry of the parse cache (policylint.input.cache)
-per file, named by the file's content key, holding what the verdicts of its objects that nothing
-refuses hold, by a key that hashes what decides each (policylint.k8s.verdicts.kept_key)."""
+"""The admission verdicts kept between runs: a part of the entry kept per file
+(policylint.input.keptfiles), named by the file's content key, holding what the verdicts of its
+objects that nothing refuses hold, by a key that hashes what decides each
+(policylint.k8s.verdicts.kept_key)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,16 @@ from policylint.input.jsonparts import map_parts, read_map
 from policylint.input.sharing import shared_tree
 
 if TYPE_CHECKING:
-    from policylint.input.cache import ParseCache
+    from collections.abc import Iterator
+
+    from policylint.input.keptfiles import KeptFiles
     from policylint.input.load import Shared
 
-# Bump when an entry's layout or meaning changes. 1: one entry for every file; 2: one per file.
-FORMAT = 2
-_NAME = "admission verdicts of a file"
+# Bump when the layout or meaning of what is kept changes. 1: one entry for every file; 2: one
+# per file; 3: a part of the entry kept per file (policylint.input.keptfiles).
+FORMAT = 3
+# Its part of the entry kept per file.
+PART = "verdicts"
 # A key is a 16-byte digest (policylint.k8s.verdicts.kept_key), written as 32 hex digits.
 VERDICT_KEY_BYTES = 16
 _VERDICT_KEY = re.compile(rf"[0-9a-f]{{{2 * VERDICT_KEY_BYTES}}}\Z")
@@ -42,7 +47,8 @@ def by_name(file: str) -> str:
 
 class VerdictStore:
     """What the admission verdicts of objects nothing refuses hold, kept between runs in the parse
-    cache, one entry per file content (policylint.k8s.admission says what a key and a value are).
+    cache, a part of the entry kept per file content (policylint.input.keptfiles;
+    policylint.k8s.admission says what a key and a value are).
 
     The schema walk and the CEL rules are a quarter of a run (docs/performance.md); between two
     commits almost every object and schema is unchanged. A key hashes the object's file entry, its
@@ -59,11 +65,12 @@ class VerdictStore:
     100k objects).
     """
 
-    def __init__(self, cache: ParseCache, stamp: bytes) -> None:
-        """`stamp`: what besides an object and its schema decides its verdict (the code that works
-        it out), so that an entry made by other code is another entry."""
-        self._cache = cache
-        self._stamp = FORMAT.to_bytes(2, "big") + stamp
+    def __init__(self, files: KeptFiles, stamp: bytes) -> None:
+        """`files`: the entries kept per file, whose verdicts part this store reads and writes.
+        `stamp`: what besides an object and its schema decides its verdict (the code that works it
+        out), so that a part written by other code is not taken."""
+        self._files = files
+        files.own(PART, FORMAT.to_bytes(2, "big") + stamp, self._text)
         # Per file content key: what its entry holds (read when first asked for), what this
         # process added, and which kept keys it used.
         self._kept: dict[str, dict[bytes, Any]] = {}
@@ -82,15 +89,14 @@ class VerdictStore:
         self.by_content = False
 
     @property
-    def cache(self) -> ParseCache:
-        """The cache the entries are read from and written to: the run's, which knows the files
-        new to it (`ParseCache.wrote`)."""
-        return self._cache
+    def files(self) -> KeptFiles:
+        """The entries kept per file, which the per-object rules' results are a part of too."""
+        return self._files
 
     def entry(self, file_key: str) -> str:
-        """The cache entry of the verdicts of the objects of the file whose content key is
+        """The cache entry holding the verdicts of the objects of the file whose content key is
         `file_key` (a run's cache keeps it while it keeps the file's: `ParseCache.keep_beside`)."""
-        return self._cache.named(_NAME, self._stamp + file_key.encode("ascii"))
+        return self._files.entry(file_key)
 
     def _file(self, file_key: str) -> dict[bytes, Any]:
         kept = self._kept.get(file_key)
@@ -99,11 +105,9 @@ class VerdictStore:
         return kept
 
     def _read(self, file_key: str) -> dict[bytes, Any]:
-        """What the file's entry holds: nothing unless it is what `save` writes, less every
-        verdict under a key that is not one; nothing asked for when the file is new to the cache."""
-        if self._cache.wrote(file_key):
-            return {}
-        entries = read_map(self._cache.payload(self.entry(file_key)), FORMAT, "verdicts")
+        """What the file's part holds: nothing unless it is what `save` writes, less every verdict
+        under a key that is not one; nothing asked for when the file is new to the cache."""
+        entries = read_map(self._files.take(file_key, PART))
         values = self._values
         return {bytes.fromhex(k): shared_tree(values, v) for k, v in entries.items() if _VERDICT_KEY.match(k)}
 
@@ -141,8 +145,9 @@ class VerdictStore:
                         self.add((file_key, digest), value)
 
     def save(self) -> None:
-        """Write the entry of each file this run added verdicts to: what it held, and what was
-        added (in file order, so that the same run writes the same bytes)."""
+        """Hold, for the entry of each file this run added verdicts to, what it held and what was
+        added; the entry is written with the file's other parts (`KeptFiles.save`, at the end of
+        the run)."""
         for file_key in sorted(self._added):
             fresh = self._added[file_key]
             kept = self._file(file_key)
@@ -158,8 +163,13 @@ class VerdictStore:
             else:
                 kept = fresh  # a run that fills the cache adds every entry: not copied
             self._kept[file_key] = kept
-            self._cache.put(
-                self.entry(file_key),
-                map_parts(f'{{"format":{FORMAT},"verdicts":', ((digest.hex(), value) for digest, value in kept.items()), "}"),
-            )
+            self._files.changed(file_key)
         self._added = {}
+
+    def _text(self, file_key: str) -> Iterator[bytes] | None:
+        """The file's part as it is written, encoded as it is written (policylint.input.jsonparts):
+        a run that fills the cache writes it where its memory peaks."""
+        kept = self._kept.get(file_key)
+        if not kept:
+            return None
+        return map_parts("", ((digest.hex(), value) for digest, value in kept.items()), "")

@@ -148,7 +148,7 @@ def content_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any
     if store is None or not store.by_content:
         return None
     file_key = admissions.index.content_keys.get(obj.doc.file)
-    if file_key is None or not store.cache.wrote(file_key):
+    if file_key is None or not store.files.cache.wrote(file_key):
         return None
     h = hashlib.blake2b(admissions.catalogue.fingerprint(schema), digest_size=16)
     h.update(repr(obj.data).encode("utf-8", "surrogateescape"))

@@ -293,6 +293,9 @@ PATTERNS: dict[str, Adversarial] = {
     # File names in the cache directory.
     "policylint.input.cache._ENTRY_NAME": Adversarial(("match", "search"), lambda n: ["0" * n + "g", "a" * n]),
     "policylint.input.verdictstore._VERDICT_KEY": Adversarial(("match",), lambda n: ["0" * n + "g", "a" * n]),
+    # The footer of the entry kept per file: a part's name and stamp (policylint.input.keptfiles).
+    "policylint.input.keptfiles._PART": Adversarial(("match",), lambda n: ["a" * n + "A", "a" * n]),
+    "policylint.input.keptfiles._STAMP": Adversarial(("match",), lambda n: ["0" * n + "g", "a" * n]),
     # A file's content key a `--jobs` rule process sends back with its verdicts.
     "policylint.input.verdictstore._FILE_KEY": Adversarial(("match",), lambda n: ["0" * n + "g", "a" * n]),
     "policylint.input.cache._TEMP_NAME": Adversarial(("match", "search"), lambda n: [".tmp-" + "a" * n, ".tmp-" * (n // 5)]),

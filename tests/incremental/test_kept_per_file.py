@@ -1,9 +1,11 @@
-"""What a one-file change reads and writes of what is kept per file between runs: the admission
-verdicts (policylint.input.verdictstore) and the per-object rules' results
-(policylint.incremental.rulecache), one entry per file content each. The pre-commit hook reads
-those of its part's files only and writes those of the file it changed; one entry for the whole
-repository was read whole by every run and written whole again when the changed file's objects
-were added to it. The report is a run's without a cache, byte for byte."""
+"""What a run reads and writes of what is kept per file between runs: the admission verdicts
+(policylint.input.verdictstore) and the per-object rules' results
+(policylint.incremental.rulecache), two parts of one entry per file content
+(policylint.input.keptfiles). The pre-commit hook reads those of its part's files only and writes
+the one of the file it changed; one entry for the whole repository was read whole by every run and
+written whole again when the changed file's objects were added to it. A run that fills the cache
+writes one entry per file beside its parse entry (it wrote two), a warm run opens one. The report
+is a run's without a cache, byte for byte."""
 
 from __future__ import annotations
 
@@ -13,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from policylint.incremental import memo, rulecache
+from policylint.incremental import rulecache
 from policylint.input.cache import ParseCache
-from policylint.input.verdictstore import VerdictStore
+from policylint.input.keptfiles import KeptFiles
 from policylint.k8s import admission
 from policylint.semantics import components
 from tests.gitrepo import git
@@ -64,22 +66,18 @@ def test_a_one_file_change_reads_its_parts_entries_and_writes_the_changed_files(
     cache = ParseCache(cache_dir)
     keys = {path.name: cache.key(path.read_bytes()) for path in sorted(root.glob("*.yaml"))}
     assert len(keys) > 5
-    verdicts = VerdictStore(cache, admission.code_stamp())
-    verdict_entries = {verdicts.entry(key): file for file, key in keys.items()}
-    stamp = memo.code_stamp()
-    result_entries = {rulecache.entry_name(cache, stamp, key): file for file, key in keys.items()}
-    by_name = {rulecache.entry_name(cache, stamp, rulecache.by_name(file)): file for file in keys}
-    read, written = set(entries["read"]), entries["written"]
-    # Read: the entries of some files, not of every one (the part of one tenant of several).
-    verdicts_read = {verdict_entries[e] for e in read if e in verdict_entries}
-    results_read = {result_entries[e] for e in read if e in result_entries}
-    # (But the changed file's verdicts: its bytes are new to the cache, nothing is kept for them.)
-    assert verdicts_read and name not in verdicts_read and name in results_read
-    assert len(verdicts_read) < len(keys) and len(results_read) < len(keys)
+    files = KeptFiles(cache)
+    kept = {files.entry(key): file for file, key in keys.items()}
+    by_name = {files.entry(rulecache.by_name(file)): file for file in keys}
+    read, written = entries["read"], entries["written"]
+    # Read: the entries of some files, not of every one (the part of one tenant of several), each
+    # once (the base side's run reads its own files'). The changed file's, its bytes new to the
+    # cache, is not looked for: nothing is kept for them.
+    kept_read = [kept[e] for e in read if e in kept]
+    assert kept_read and name not in kept_read and len(set(kept_read)) < len(keys)
     # Written: the changed file's alone (its objects are new under its new content key; the base
-    # side's were kept by the whole run), each entry once.
-    assert [verdict_entries[e] for e in written if e in verdict_entries] == [name]
-    assert [result_entries[e] for e in written if e in result_entries] == [name]
+    # side's were kept by the whole run), once, its verdicts and rule results together.
+    assert [kept[e] for e in written if e in kept] == [name]
     assert {by_name[e] for e in written if e in by_name} == {name}  # its objects by their own content
 
 
@@ -93,15 +91,13 @@ def test_a_run_asks_for_no_verdicts_of_the_files_new_to_the_cache(
     cache_dir = str(tmp_path / "cache")
     cold = check("--cache-dir", cache_dir, str(root))
     cache = ParseCache(cache_dir)
-    verdicts = VerdictStore(cache, admission.code_stamp())
-    names = {verdicts.entry(cache.key(path.read_bytes())) for path in root.glob("*.yaml")}
+    files = KeptFiles(cache)
+    names = {files.entry(cache.key(path.read_bytes())) for path in root.glob("*.yaml")}
     written = set(entries["written"])
     assert names & written  # the cold run kept verdicts of its files
     assert not names & set(entries["read"])
     entries["read"].clear()
     assert check("--cache-dir", cache_dir, str(root)) == cold
-    # The warm run asks for those of the files whose verdicts the topology reads (the rules'
-    # kept results answer the schema rules).
     assert names & written & set(entries["read"])
 
 
@@ -115,8 +111,8 @@ def test_a_run_asks_for_no_rule_results_of_the_files_new_to_the_cache(
     cache_dir = str(tmp_path / "cache")
     cold = check("--cache-dir", cache_dir, str(root))
     cache = ParseCache(cache_dir)
-    stamp = memo.code_stamp()
-    names = {rulecache.entry_name(cache, stamp, cache.key(path.read_bytes())) for path in root.glob("*.yaml")}
+    files = KeptFiles(cache)
+    names = {files.entry(cache.key(path.read_bytes())) for path in root.glob("*.yaml")}
     written = set(entries["written"])
     assert names <= written  # every file's objects were checked by a per-object rule
     assert not names & set(entries["read"])
@@ -182,3 +178,45 @@ def test_an_edited_files_unchanged_objects_keep_their_verdicts(tmp_path: Path, m
     # The first edit works them out (the whole run kept none by content); the next find them.
     assert counts[0] > 0
     assert counts[1:] == [0, 0]
+
+
+def test_a_run_that_fills_the_cache_writes_one_entry_per_file_beside_its_parse_entry(
+    tmp_path: Path, entries: dict[str, list[str]]
+) -> None:
+    """Its objects' verdicts and rule results are one entry, written once: creating the files was
+    what writing them cost (a file's verdicts and its results were an entry each)."""
+    root = tmp_path / "repo"
+    _write_files(root, _corpus(11, 130, isolated=True))
+    cache_dir = str(tmp_path / "cache")
+    check("--cache-dir", cache_dir, str(root))
+    cache = ParseCache(cache_dir)
+    paths = sorted(root.glob("*.yaml"))
+    assert len(paths) > 5
+    parse = {cache.key(path.read_bytes()) for path in paths}
+    kept = {KeptFiles(cache).entry(key) for key in parse}
+    written = entries["written"]
+    assert sorted(e for e in written if e in parse) == sorted(parse)
+    assert sorted(e for e in written if e in kept) == sorted(kept)  # every file's, once
+    # Besides those, what is kept of the whole run (its findings, `incremental.memo`).
+    assert len(written) - 2 * len(paths) <= 2, len(written)
+
+
+def test_a_warm_run_opens_one_entry_per_file_for_what_is_kept(tmp_path: Path, entries: dict[str, list[str]]) -> None:
+    """The topology asks for a file's verdicts, the per-object rules for its results: both are read
+    from one entry, opened once."""
+    root = tmp_path / "repo"
+    _write_files(root, _corpus(11, 130, isolated=True))
+    cache_dir = str(tmp_path / "cache")
+    cold = check("--cache-dir", cache_dir, str(root))
+    entries["read"].clear()
+    entries["written"].clear()
+    assert check("--cache-dir", cache_dir, str(root)) == cold
+    cache = ParseCache(cache_dir)
+    paths = sorted(root.glob("*.yaml"))
+    parse = {cache.key(path.read_bytes()) for path in paths}
+    kept = {KeptFiles(cache).entry(key) for key in parse}
+    read = entries["read"]
+    assert sorted(e for e in read if e in kept) == sorted(kept)  # every file's, once
+    assert sorted(e for e in read if e in parse) == sorted(parse)
+    assert len(read) - 2 * len(paths) <= 2, len(read)
+    assert entries["written"] == []

@@ -21,6 +21,7 @@ from policylint.incremental import rulecache
 from policylint.incremental.workspace import Workspace
 from policylint.input import jsonparts
 from policylint.input.cache import ParseCache
+from policylint.input.keptfiles import KeptFiles
 from policylint.k8s.objects import K8sObject
 from policylint.pipeline import LintRequest, LintResult
 from policylint.project import Project
@@ -28,6 +29,7 @@ from policylint.rules import REGISTRY
 from policylint.rules.base import ObjectRule
 from policylint.semantics import components
 from tests.incremental.test_incremental import _cold, _corpus, _rows
+from tests.input.test_keptfiles import framed, parts
 
 WIDGET_CRD = """\
 apiVersion: apiextensions.k8s.io/v1
@@ -288,18 +290,17 @@ def test_what_another_file_changes_under_an_unchanged_route_is_found(tmp_path: P
     assert {f.rule for f in ungranted.findings if f.file == "route.yaml"} - before  # the backend not allowed
 
 
-def _forged(entry: Any) -> Iterator[Any]:
-    """Entries shaped otherwise than `RuleResults.save` writes them, from a real one."""
-    objects = entry["objects"]
+def _forged(objects: dict[str, Any]) -> Iterator[Any]:
+    """Results parts shaped otherwise than `RuleResults.save` writes them, from a real one."""
     key, by_rule = next((k, v) for k, v in objects.items() if v)
     rule = next(iter(by_rule))
-    yield {**entry, "format": 99}
-    yield {**entry, "objects": {key: {rule: [["spec", 5, None, None]]}}}  # a message that is no text
-    yield {**entry, "objects": {key: {rule: [["spec", "forged", 7, None]]}}}  # no such severity
-    yield {**entry, "objects": {key: {rule: [["spec", "forged", None]]}}}  # a row too short
-    yield {**entry, "objects": {key: {"PL70": [], rule: "[]"}}}
-    yield {**entry, "objects": {key.upper(): by_rule}}
-    yield [entry]
+    yield {"format": 2, "objects": objects}  # the layout before
+    yield {key: {rule: [["spec", 5, None, None]]}}  # a message that is no text
+    yield {key: {rule: [["spec", "forged", 7, None]]}}  # no such severity
+    yield {key: {rule: [["spec", "forged", None]]}}  # a row too short
+    yield {key: {"PL70": [], rule: "[]"}}
+    yield {key.upper(): by_rule}
+    yield [objects]
 
 
 @pytest.mark.parametrize("forge", range(7))
@@ -313,13 +314,16 @@ def test_an_entry_that_is_not_what_policylint_writes_is_a_miss(
     request = LintRequest(paths=["."], cache_dir=str(cache_dir))
     first = pipeline.lint(request)
     cache = ParseCache(str(cache_dir))
-    from policylint.incremental import memo
-
-    name = rulecache.entry_name(cache, memo.code_stamp(), cache.key((tmp_path / "widgets.yaml").read_bytes()))
+    name = KeptFiles(cache).entry(cache.key((tmp_path / "widgets.yaml").read_bytes()))
     payload = cache.payload(name)
     assert payload is not None
-    forged = list(_forged(json.loads(bytes(payload))))[forge]
-    cache.put(name, json.dumps(forged).encode())
+    kept = parts(bytes(payload))
+    stamp, objects = kept["results"]
+    forged = list(_forged(objects))[forge]
+    others = [(part, *kept[part]) for part in kept if part != "results"]
+    cache.put(
+        name, framed(("results", stamp, json.dumps(forged).encode()), *[(p, s, json.dumps(v).encode()) for p, s, v in others])
+    )
     again = pipeline.lint(request)
     assert _rows(again.findings) == _rows(first.findings)
     assert not [f for f in again.findings if "forged" in f.message]
@@ -338,24 +342,24 @@ def test_past_its_bound_a_files_entry_keeps_the_objects_used_and_a_run_holds_the
     keys = [n.to_bytes(16, "big") for n in range(10)]
     newest = (10).to_bytes(16, "big")
     other = "e" * 40
-    first = rulecache.RuleResults(cache, b"stamp")
+    first = _results(cache)
     for key in keys:
         first.add(key, "PL703", (("spec", "found", None, None),), F)
     first.add(newest, "PL703", (), other)
     first.save()
     other_bytes = _entry(cache, other)
-    later = rulecache.RuleResults(cache, b"stamp")
+    later = _results(cache)
     assert later.get(keys[1], "PL703", F) == (("spec", "found", None, None),)  # used by this run
     later.add(newest, "PL702", (), F)  # and one added
     later.save(limit=6)
     assert _entry(cache, other) == other_bytes
-    kept = rulecache.RuleResults(cache, b"stamp")
+    kept = _results(cache)
     found = [k for k in [*keys, newest] if kept.get(k, "PL703", F) is not None or kept.get(k, "PL702", F) is not None]
     assert found == [keys[1], newest]  # 11 objects, past max(4, 4 * 2)
     # Within the bound, nothing is dropped.
     kept.add(keys[2], "PL702", (), F)
     kept.save()
-    again = rulecache.RuleResults(cache, b"stamp")
+    again = _results(cache)
     assert [k for k in [*keys, newest] if again.get(k, "PL702", F) is not None or again.get(k, "PL703", F) is not None] == [
         keys[1],
         keys[2],
@@ -484,30 +488,43 @@ def _digest(n: int) -> bytes:
 F = "f" * 40
 
 
+# The results part's stamp: the format (3) and the code's hash, here "stamp".
+STAMP = "0003" + b"stamp".hex()
+
+
+def _results(cache: ParseCache) -> rulecache.RuleResults:
+    """Results kept in `cache` under the code's hash "stamp", alone in their entries (no verdicts)."""
+    return rulecache.RuleResults(KeptFiles(cache), b"stamp")
+
+
 def _entry(cache: ParseCache, where: str = F) -> bytes:
-    return (Path(cache.directory) / "parse" / rulecache.entry_name(cache, b"stamp", where)).read_bytes()
+    return (Path(cache.directory) / "parse" / KeptFiles(cache).entry(where)).read_bytes()
+
+
+def _objects(cache: ParseCache, where: str = F) -> Any:
+    stamp, objects = parts(_entry(cache, where)[24:])["results"]
+    assert stamp == STAMP
+    return objects
 
 
 def test_results_read_back_from_the_layout_earlier_versions_wrote(tmp_path: Path) -> None:
     """Keys held as digests are written as hex; an object's rules in the order they were added, a
-    rule added again keeping its place with its new rows; the bytes `json.dumps` writes (an entry
-    an earlier version wrote reads back, and the other way round)."""
+    rule added again keeping its place with its new rows; the bytes `json.dumps` writes (a part
+    written whole reads back, and the other way round)."""
     cache = ParseCache(str(tmp_path / "cache"))
-    results = rulecache.RuleResults(cache, b"stamp")
+    results = _results(cache)
     results.add(_digest(1), "PL703", FOUND, F)
     results.add(_digest(1), "PL702", (), F)
     results.add(_digest(2), "PL702", (), F)
     results.add(_digest(1), "PL703", FOUND[:1], F)  # again: its place kept
     results.save()
     expected = {
-        "format": 2,
-        "objects": {
-            _digest(1).hex(): {"PL703": [list(FOUND[0])], "PL702": []},
-            _digest(2).hex(): {"PL702": []},
-        },
+        _digest(1).hex(): {"PL703": [list(FOUND[0])], "PL702": []},
+        _digest(2).hex(): {"PL702": []},
     }
-    assert _entry(cache)[24:] == json.dumps(expected, separators=(",", ":"), ensure_ascii=True).encode()
-    read = rulecache.RuleResults(ParseCache(str(tmp_path / "cache")), b"stamp")
+    text = json.dumps(expected, separators=(",", ":"), ensure_ascii=True).encode()
+    assert _entry(cache)[24:] == framed(("results", STAMP, text))
+    read = _results(ParseCache(str(tmp_path / "cache")))
     assert read.get(_digest(1), "PL703", F) == FOUND[:1]
     assert read.get(_digest(1), "PL702", F) == read.get(_digest(2), "PL702", F) == ()
     assert read.get(_digest(2), "PL703", F) is None
@@ -518,7 +535,7 @@ def test_the_same_results_are_the_same_bytes(tmp_path: Path) -> None:
     written = []
     for run in ("a", "b"):
         cache = ParseCache(str(tmp_path / run))
-        results = rulecache.RuleResults(cache, b"stamp")
+        results = _results(cache)
         for n in range(3 * jsonparts.BATCH + 5):  # several batches of the writer
             for rule in RULES:
                 results.add(_digest(n), rule, FOUND if n % 100 == 0 and rule == "PL703" else (), F)
@@ -530,16 +547,15 @@ def test_the_same_results_are_the_same_bytes(tmp_path: Path) -> None:
 def test_one_rules_damaged_rows_leave_the_others_of_the_object(tmp_path: Path) -> None:
     cache = ParseCache(str(tmp_path / "cache"))
     key = _digest(3)
-    entry = {"format": 2, "objects": {key.hex(): {"PL702": [list(FOUND[0])], "PL703": [["spec", "x", 9, None]], "PL704": "[]"}}}
-    cache.put(rulecache.entry_name(cache, b"stamp", F), json.dumps(entry).encode())
-    results = rulecache.RuleResults(ParseCache(str(tmp_path / "cache")), b"stamp")
+    objects = {key.hex(): {"PL702": [list(FOUND[0])], "PL703": [["spec", "x", 9, None]], "PL704": "[]"}}
+    cache.put(KeptFiles(cache).entry(F), framed(("results", STAMP, json.dumps(objects).encode())))
+    results = _results(ParseCache(str(tmp_path / "cache")))
     assert results.get(key, "PL703", F) is None  # no such severity: a miss, the rule runs
     assert results.get(key, "PL704", F) is None
     assert results.get(key, "PL702", F) == FOUND[:1]
     results.add(key, "PL703", (), F)
     results.save()
-    written = json.loads(_entry(cache)[24:])["objects"]
-    assert written == {key.hex(): {"PL702": [list(FOUND[0])], "PL703": []}}
+    assert _objects(cache) == {key.hex(): {"PL702": [list(FOUND[0])], "PL703": []}}
 
 
 def test_objects_no_rule_found_anything_on_hold_no_results_of_their_own() -> None:
@@ -563,7 +579,7 @@ def test_objects_no_rule_found_anything_on_hold_no_results_of_their_own() -> Non
 def test_writing_the_results_never_holds_their_whole_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jsonparts, "BATCH", 100)  # 100 of the 10,000 objects at a time
     cache = ParseCache(str(tmp_path / "cache"))
-    results = rulecache.RuleResults(cache, b"stamp")
+    results = _results(cache)
     for n in range(10_000):
         for rule in RULES:
             results.add(_digest(n), rule, (), F)
@@ -583,7 +599,7 @@ def test_the_entry_is_read_when_first_asked_for(tmp_path: Path, monkeypatch: pyt
     results only where a rule runs whole): no entry is read, nor held by the processes forked
     after they were opened. A file's entry is read when an object of it is first asked about."""
     cache = ParseCache(str(tmp_path / "cache"))
-    first = rulecache.RuleResults(cache, b"stamp")
+    first = _results(cache)
     first.add(_digest(1), "PL703", FOUND, F)
     first.save()
     reads: list[str] = []
@@ -595,7 +611,7 @@ def test_the_entry_is_read_when_first_asked_for(tmp_path: Path, monkeypatch: pyt
 
     monkeypatch.setattr(ParseCache, "payload", counted)
     later_cache = ParseCache(str(tmp_path / "cache"))
-    later = rulecache.RuleResults(later_cache, b"stamp")
+    later = _results(later_cache)
     later.save()
     later.trim(10)
     assert reads == []
@@ -606,7 +622,9 @@ def test_the_entry_is_read_when_first_asked_for(tmp_path: Path, monkeypatch: pyt
     assert reads == [later.entry(F), later.entry("e" * 40)]
 
 
-def test_a_run_whose_rules_run_in_shares_does_not_read_the_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_run_whose_rules_run_in_shares_does_not_decode_the_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The entry kept per file may be read for its verdicts; its results part is held as it was
+    read, never decoded (policylint.input.keptfiles)."""
     from policylint.rules import workers
 
     monkeypatch.setattr(workers, "MIN_OBJECTS", 0)
@@ -619,12 +637,12 @@ def test_a_run_whose_rules_run_in_shares_does_not_read_the_entry(tmp_path: Path,
     (tmp_path / "widgets.yaml").write_text(WIDGETS, encoding="utf-8")
     cache_dir = str(tmp_path.parent / f"{tmp_path.name}-cache")
     first = pipeline.lint(LintRequest(paths=["."], cache_dir=cache_dir))  # one job: fills it
-    reads: list[str] = []
-    real = rulecache._read
-    monkeypatch.setattr(rulecache, "_read", lambda cache, entry: reads.append(entry) or real(cache, entry))
+    reads: list[bytes | None] = []
+    real = rulecache._decode
+    monkeypatch.setattr(rulecache, "_decode", lambda text: reads.append(text) or real(text))
     shared = pipeline.lint(LintRequest(paths=["."], cache_dir=cache_dir, jobs=2))
     assert _rows(shared.findings) == _rows(first.findings)
     assert reads == []
     again = pipeline.lint(LintRequest(paths=["."], cache_dir=cache_dir))
     assert _rows(again.findings) == _rows(first.findings)
-    assert len(reads) == 2  # the entry of each file's objects
+    assert len(reads) == 2  # the results part of each file's entry

@@ -22,6 +22,7 @@ from policylint.input.load import load_bytes
 from policylint.input.parallel import load_files
 from policylint.input.sources import discover
 from policylint.pipeline import LintRequest, lint
+from tests.input.test_keptfiles import framed, parts
 from tests.lintutil import ROOT
 from tests.manifests import crd
 
@@ -538,7 +539,7 @@ def verdicts_computed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     from policylint.incremental import rulecache
     from policylint.k8s import admission
 
-    monkeypatch.setattr(rulecache, "open_results", lambda cache, new=None, held=False: None)
+    monkeypatch.setattr(rulecache, "open_results", lambda store, held=False: None)
     seen: list[str] = []
     real = admission.violations
 
@@ -611,13 +612,12 @@ def test_a_kept_verdict_is_not_taken_under_another_schema(
 
 
 def _verdict_entries(cache: ParseCache, tree: Path) -> dict[str, str]:
-    """The name of the entry of each file's admission verdicts (policylint.input.verdictstore),
-    by the file's name, for those written."""
-    from policylint.input.verdictstore import VerdictStore
-    from policylint.k8s import admission
+    """The name of the entry kept per file (policylint.input.keptfiles) holding each file's
+    admission verdicts (policylint.input.verdictstore), by the file's name, for those written."""
+    from policylint.input.keptfiles import KeptFiles
 
-    store = VerdictStore(cache, admission.code_stamp())
-    names = {path.name: store.entry(cache.key(path.read_bytes())) for path in sorted(tree.rglob("*.yaml"))}
+    files = KeptFiles(cache)
+    names = {path.name: files.entry(cache.key(path.read_bytes())) for path in sorted(tree.rglob("*.yaml"))}
     return {file: name for file, name in names.items() if cache.payload(name) is not None}
 
 
@@ -634,10 +634,11 @@ def test_a_damaged_or_forged_store_is_a_miss(
     names = _verdict_entries(cache, schema_tree)
     assert len(names) > 3  # one entry per file
     kept: dict[str, dict[str, Any]] = {}
+    stamp = ""
     for file, name in names.items():
         payload = cache.payload(name)
         assert payload is not None
-        kept[file] = json.loads(bytes(payload))["verdicts"]
+        stamp, kept[file] = parts(bytes(payload))["verdicts"]
     keys = [key for verdicts in kept.values() for key in verdicts]
     assert keys and any(value for verdicts in kept.values() for value in verdicts.values())  # some keep pruned fields
     wrong_values: list[Any] = [
@@ -656,17 +657,20 @@ def test_a_damaged_or_forged_store_is_a_miss(
         verdicts = kept[file]
         moved = kept[files[(files.index(file) + 1) % len(files)]]
         return [
-            b"not json",
-            b"[]",
-            json.dumps({"format": 1, "verdicts": verdicts}).encode(),
-            json.dumps({"format": 2, "verdicts": [1, 2]}).encode(),
-            json.dumps(
-                {"format": 2, "verdicts": {k: wrong_values[i % len(wrong_values)] for i, k in enumerate(verdicts)}}
-            ).encode(),
-            json.dumps({"format": 2, "verdicts": moved}).encode(),
+            framed(("verdicts", stamp, b"not json")),
+            framed(("verdicts", stamp, b"[]")),
+            json.dumps({"format": 2, "verdicts": verdicts}).encode(),  # the layout before
+            framed(("verdicts", stamp, json.dumps([1, 2]).encode())),
+            framed(
+                ("verdicts", stamp, json.dumps({k: wrong_values[i % len(wrong_values)] for i, k in enumerate(verdicts)}).encode())
+            ),
+            framed(("verdicts", stamp, json.dumps(moved).encode())),
+            framed(
+                ("verdicts", stamp[:-1] + ("1" if stamp.endswith("0") else "0"), json.dumps(verdicts).encode())
+            ),  # another code's
         ]
 
-    for way in range(6):
+    for way in range(7):
         for file, name in names.items():
             ParseCache(cache_dir).put(name, forged_every_way(file)[way])
         verdicts_computed.clear()

@@ -1,7 +1,8 @@
 """Entries written as they are encoded (policylint/input/jsonparts.py, `ParseCache.put` of parts),
-and the admission verdicts' store that writes one (`VerdictStore`): the bytes are those a whole
-`json.dumps` gives, checked like any entry's, the same for the same run, and writing them never
-holds their whole text."""
+and the admission verdicts' store that writes a part of one (`VerdictStore`, a part of the entry
+kept per file, policylint/input/keptfiles.py): the bytes are those a whole `json.dumps` gives,
+checked like any entry's, the same for the same run, and writing them never holds their whole
+text."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ from policylint.input import cache as cache_module
 from policylint.input import entryfile, jsonparts, verdictstore
 from policylint.input.cache import ParseCache
 from policylint.input.jsonparts import map_parts
+from policylint.input.keptfiles import KeptFiles
 from policylint.input.verdictstore import VerdictStore
+from tests.input.test_keptfiles import framed, parts
 
 COMPACT = {"separators": (",", ":")}
 
@@ -141,30 +144,48 @@ def _key(n: int, file: str = FILE) -> tuple[str, bytes]:
     return file, hashlib.blake2b(str(n).encode(), digest_size=16).digest()
 
 
+# The verdicts part's stamp: the store's format (3) and the stamp it was given.
+STAMP = "0003" + b"stamp".hex()
+
+
+def _store(cache: ParseCache, stamp: bytes = b"stamp") -> VerdictStore:
+    return VerdictStore(KeptFiles(cache), stamp)
+
+
+def _save(store: VerdictStore) -> None:
+    """What the pipeline does at the end of a run: the verdicts saved into each file's entry, then
+    the entries written (with the rule results, when there are)."""
+    store.save()
+    store.files.save()
+
+
 def _written(store: VerdictStore, file: str = FILE) -> bytes:
-    return _entry_file(store._cache, store.entry(file)).read_bytes()
+    return _entry_file(store.files.cache, store.entry(file)).read_bytes()
 
 
 def _verdicts(store: VerdictStore, file: str = FILE) -> dict[str, Any]:
-    return json.loads(_written(store, file)[24:])["verdicts"]  # type: ignore[no-any-return]
+    stamp, verdicts = parts(_written(store, file)[24:])["verdicts"]
+    assert stamp == STAMP
+    return verdicts  # type: ignore[no-any-return]
 
 
 def test_verdicts_are_held_by_their_digests_and_written_as_hex_one_entry_per_file(tmp_path: Path) -> None:
     cache = ParseCache(tmp_path / "cache")
-    store = VerdictStore(cache, b"stamp")
+    store = _store(cache)
     keys = [_key(n) for n in range(5)]
     for i, key in enumerate(keys):
         store.add(key, PRUNED if i % 2 else [])
     store.add(_key(7, OTHER), PRUNED)
-    store.save()
-    expected = {"format": 2, "verdicts": {key[1].hex(): PRUNED if i % 2 else [] for i, key in enumerate(keys)}}
-    assert _written(store)[24:] == json.dumps(expected, **COMPACT).encode()  # type: ignore[arg-type]
+    _save(store)
+    expected = {key[1].hex(): PRUNED if i % 2 else [] for i, key in enumerate(keys)}
+    text = json.dumps(expected, **COMPACT).encode()  # type: ignore[arg-type]
+    assert _written(store)[24:] == framed(("verdicts", STAMP, text))
     assert _verdicts(store, OTHER) == {_key(7)[1].hex(): PRUNED}
-    # Named by the file's content key under the store's stamp: another file's, another code's
-    # entry is another name.
+    # Named by the file's content key: another file's entry is another name; verdicts another
+    # code kept there are not taken.
     assert store.entry(FILE) != store.entry(OTHER)
-    assert store.entry(FILE) != VerdictStore(cache, b"other code").entry(FILE)
-    read = VerdictStore(ParseCache(tmp_path / "cache"), b"stamp")
+    assert _store(ParseCache(tmp_path / "cache"), b"other code").get(keys[1]) is None
+    read = _store(ParseCache(tmp_path / "cache"))
     assert [read.get(key) for key in keys] == [[], PRUNED, [], PRUNED, []]
     assert read.get((FILE, keys[0][1].hex())) is None  # type: ignore[arg-type]  # never the hex text
     # A digest is looked up in its own file's entry only.
@@ -178,12 +199,12 @@ def test_a_run_reads_the_entries_of_the_files_it_asks_about_and_writes_those_it_
     """A scoped run judges the objects of its part's files: the other files' entries are not
     read, and a one-file change writes one file's entry, leaving the others' bytes alone."""
     cache = ParseCache(tmp_path / "cache")
-    first = VerdictStore(cache, b"stamp")
+    first = _store(cache)
     files = [f"{n:040x}" for n in range(1, 6)]
     for file in files:
         for n in range(3):
             first.add(_key(n, file), [])
-    first.save()
+    _save(first)
     before = {file: _written(first, file) for file in files}
     read: list[str] = []
     later_cache = ParseCache(tmp_path / "cache")
@@ -194,14 +215,14 @@ def test_a_run_reads_the_entries_of_the_files_it_asks_about_and_writes_those_it_
         return real(key)
 
     monkeypatch.setattr(later_cache, "payload", payload)
-    later = VerdictStore(later_cache, b"stamp")
+    later = _store(later_cache)
     assert read == []  # nothing read before it is asked for
     assert later.get(_key(1, files[2])) == [] and later.get(_key(2, files[2])) == []
     assert read == [later.entry(files[2])]  # once per file
     later.add(_key(9, files[2]), PRUNED)
     later.add(_key(0, files[2]), [])  # as kept: not written again for it
     later.add(_key(0, files[4]), [])  # as kept, though not asked for before: compared when saved
-    later.save()
+    _save(later)
     assert read == [later.entry(files[2]), later.entry(files[4])]
     for file in files:
         if file != files[2]:
@@ -213,10 +234,10 @@ def test_the_same_verdicts_are_the_same_bytes(tmp_path: Path) -> None:
     written = []
     for run in ("a", "b"):
         cache = ParseCache(tmp_path / run)
-        store = VerdictStore(cache, b"stamp")
+        store = _store(cache)
         for n in range(3 * jsonparts.BATCH + 5):  # several batches, two files
             store.add(_key(n, FILE if n % 2 else OTHER), [] if n % 3 else PRUNED)
-        store.save()
+        _save(store)
         written.append((_written(store), _written(store, OTHER)))
     assert written[0] == written[1]
 
@@ -225,14 +246,14 @@ def test_a_later_run_adds_after_what_was_kept(tmp_path: Path) -> None:
     """What a run read stays first, in its order; a kept value written anew keeps its place; the
     new ones follow, in the order they were added."""
     cache = ParseCache(tmp_path / "cache")
-    first = VerdictStore(cache, b"stamp")
+    first = _store(cache)
     for n in range(3):
         first.add(_key(n), [])
-    first.save()
-    later = VerdictStore(ParseCache(tmp_path / "cache"), b"stamp")
+    _save(first)
+    later = _store(ParseCache(tmp_path / "cache"))
     later.add(_key(9), PRUNED)
     later.add(_key(1), PRUNED)  # refused as kept: written anew
-    later.save()
+    _save(later)
     assert list(_verdicts(later).items()) == [
         (_key(0)[1].hex(), []),
         (_key(1)[1].hex(), PRUNED),
@@ -245,11 +266,11 @@ def test_keys_that_are_no_digest_are_not_taken(tmp_path: Path) -> None:
     """From the entry, a key that is not 32 hex digits; from another process, a file key that is
     not 40 hex digits or a digest that is not 16 bytes: neither is held, nor written."""
     cache = ParseCache(tmp_path / "cache")
-    store = VerdictStore(cache, b"stamp")
+    store = _store(cache)
     good = _key(1)[1].hex()
     entries = {good: [], good.upper(): [], good[:-1]: [], good + "0": [], "zz" * 16: []}
-    cache.put(store.entry(FILE), json.dumps({"format": 2, "verdicts": entries}).encode())
-    store = VerdictStore(ParseCache(tmp_path / "cache"), b"stamp")
+    cache.put(store.entry(FILE), framed(("verdicts", STAMP, json.dumps(entries).encode())))
+    store = _store(ParseCache(tmp_path / "cache"))
     assert store.get(_key(1)) == []
     assert store.get((FILE, bytes.fromhex(good.upper()))) == []  # the same digest: one entry
     digest = _key(5)[1]
@@ -263,7 +284,7 @@ def test_keys_that_are_no_digest_are_not_taken(tmp_path: Path) -> None:
         }
     )
     assert store.added() == {FILE: {digest: PRUNED}}
-    store.save()
+    _save(store)
     assert list(_verdicts(store)) == [good, digest.hex()]
     assert not _entry_file(cache, store.entry(OTHER)).exists()
 
@@ -272,12 +293,12 @@ def test_writing_the_verdicts_never_holds_their_whole_text(tmp_path: Path, monke
     """A run that fills the cache writes the verdicts where its memory peaks: the text is made a
     batch at a time, and the additions are not copied beside what was kept."""
     monkeypatch.setattr(jsonparts, "BATCH", 500)  # 500 of the 40,000 members at a time
-    store = VerdictStore(ParseCache(tmp_path / "cache"), b"stamp")
+    store = _store(ParseCache(tmp_path / "cache"))
     for n in range(40_000):
         store.add(_key(n), [])
     tracemalloc.start()
     try:
-        store.save()
+        _save(store)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -292,21 +313,21 @@ def test_past_its_limit_a_files_entry_keeps_what_the_run_used(tmp_path: Path, mo
     file's entry keeps what the run used and added. Another file's entry is left as it was."""
     monkeypatch.setattr(verdictstore, "_MIN_KEPT", 4)
     cache = ParseCache(tmp_path / "cache")
-    first = VerdictStore(cache, b"stamp")
+    first = _store(cache)
     for n in range(8):
         first.add(_key(n), [])
         first.add(_key(n, OTHER), [])
-    first.save()
-    later = VerdictStore(ParseCache(tmp_path / "cache"), b"stamp")
+    _save(first)
+    later = _store(ParseCache(tmp_path / "cache"))
     assert later.get(_key(2)) == []
     later.add(_key(20), PRUNED)
-    later.save()
+    _save(later)
     assert list(_verdicts(later)) == [_key(2)[1].hex(), _key(20)[1].hex()]  # 9 > max(4, 4 * 2)
     assert len(_verdicts(later, OTHER)) == 8
     # Within the bound, nothing is dropped.
-    again = VerdictStore(ParseCache(tmp_path / "cache"), b"stamp")
+    again = _store(ParseCache(tmp_path / "cache"))
     again.add(_key(21), [])
-    again.save()
+    _save(again)
     assert list(_verdicts(again)) == [_key(n)[1].hex() for n in (2, 20, 21)]
 
 
@@ -319,16 +340,16 @@ def test_a_files_verdicts_are_pruned_with_its_entry(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(cache_module, "_MAX_ENTRIES", 4)
     directory = tmp_path / "cache"
     cache = ParseCache(directory)
-    store = VerdictStore(cache, b"stamp")
+    store = _store(cache)
     files = [cache.key(f"file {n}".encode()) for n in range(12)]
     for file in files:
         cache.put(file, b"[[],[]]")
         store.add(_key(0, file), [])
-    store.save()
+    _save(store)
     for path in (directory / "parse").iterdir():
         os.utime(path, (1, 1))  # every entry old
     later = ParseCache(directory)
-    later.keep_beside(VerdictStore(later, b"stamp").entry)
+    later.keep_beside(KeptFiles(later).entry)
     for file in files[:3]:
         assert later.payload(file) is not None  # the run's files, whose verdicts it did not read
     later.put("a" * 40, b"[]")  # a run that wrote prunes

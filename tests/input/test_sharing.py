@@ -15,6 +15,7 @@ import pytest
 
 from policylint.input import parallel
 from policylint.input.cache import ParseCache, ThriftyDecoder, dumps, loads, pack
+from policylint.input.keptfiles import KeptFiles
 from policylint.input.load import FileResult
 from policylint.input.parallel import load_files
 from policylint.input.sources import discover
@@ -189,7 +190,7 @@ def test_admission_verdicts_of_the_same_value_are_one_object(tmp_path: Path) -> 
     # entries read back held ~45 MiB as one list each.
     pruned = [[["spec", "rules", 0], "name", ["backendRefs", "matches"]]]
     keys = [("f" * 40 if i % 2 else "e" * 40, i.to_bytes(16, "big")) for i in range(4)]  # across files
-    store = VerdictStore(ParseCache(tmp_path), b"stamp")
+    store = VerdictStore(KeptFiles(ParseCache(tmp_path)), b"stamp")
     for key in keys[:2]:
         store.add(key, [])
     for key in keys[2:]:
@@ -197,7 +198,8 @@ def test_admission_verdicts_of_the_same_value_are_one_object(tmp_path: Path) -> 
     assert store.get(keys[0]) is store.get(keys[1]) == []
     assert store.get(keys[2]) is store.get(keys[3]) == pruned
     store.save()
-    read = VerdictStore(ParseCache(tmp_path), b"stamp")
+    store.files.save()
+    read = VerdictStore(KeptFiles(ParseCache(tmp_path)), b"stamp")
     assert [read.get(key) for key in keys] == [[], [], pruned, pruned]
     assert read.get(keys[0]) is read.get(keys[1])
     assert read.get(keys[2]) is read.get(keys[3])
