@@ -81,6 +81,13 @@ def test_a_one_file_change_reads_its_parts_entries_and_writes_the_changed_files(
     assert {by_name[e] for e in written if e in by_name} == {name}  # its objects by their own content
 
 
+def _kept_entries(cache_dir: str, root: Path) -> set[str]:
+    """The names of the entries kept per file (`KeptFiles`) of the files under `root` as they are."""
+    cache = ParseCache(cache_dir)
+    files = KeptFiles(cache)
+    return {files.entry(cache.key(path.read_bytes())) for path in root.glob("*.yaml")}
+
+
 def test_a_run_asks_for_no_verdicts_of_the_files_new_to_the_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entries: dict[str, list[str]]
 ) -> None:
@@ -90,9 +97,7 @@ def test_a_run_asks_for_no_verdicts_of_the_files_new_to_the_cache(
     _write_files(root, _corpus(11, 130, isolated=True))
     cache_dir = str(tmp_path / "cache")
     cold = check("--cache-dir", cache_dir, str(root))
-    cache = ParseCache(cache_dir)
-    files = KeptFiles(cache)
-    names = {files.entry(cache.key(path.read_bytes())) for path in root.glob("*.yaml")}
+    names = _kept_entries(cache_dir, root)
     written = set(entries["written"])
     assert names & written  # the cold run kept verdicts of its files
     assert not names & set(entries["read"])
@@ -110,9 +115,7 @@ def test_a_run_asks_for_no_rule_results_of_the_files_new_to_the_cache(
     _write_files(root, _corpus(11, 130, isolated=True))
     cache_dir = str(tmp_path / "cache")
     cold = check("--cache-dir", cache_dir, str(root))
-    cache = ParseCache(cache_dir)
-    files = KeptFiles(cache)
-    names = {files.entry(cache.key(path.read_bytes())) for path in root.glob("*.yaml")}
+    names = _kept_entries(cache_dir, root)
     written = set(entries["written"])
     assert names <= written  # every file's objects were checked by a per-object rule
     assert not names & set(entries["read"])
