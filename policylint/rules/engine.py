@@ -398,6 +398,8 @@ def _resolve(
     # cannot make a finding (or a note) megabytes long.
     related = tuple(ResolvedRelated(truncate(r.message, MAX_MESSAGE), *_position(r, resolver)[:3]) for r in issue.related)
     obj = issue.object
+    key = obj.key if obj is not None else None
+    message = truncate(issue.message, MAX_MESSAGE)
     return Finding(
         file=file,
         line=line,
@@ -405,12 +407,15 @@ def _resolve(
         rule=issue.rule_id,
         name=name,
         severity=_capped(issue.severity if issue.severity is not None else severity, issue, rule, guessed),
-        message=truncate(issue.message, MAX_MESSAGE),
-        object=obj.key if obj is not None else None,
+        message=message,
+        object=key,
         api_version=obj.api_version if obj is not None else "",
         path=issue.path,
         related=related,
         hint=truncate(issue.hint, MAX_MESSAGE) if issue.hint else None,
+        # Its base fingerprint (occurrence 0), written as the finding is made: `with_fingerprints`
+        # numbers the few that share one, and made each finding a second time to set it.
+        fingerprint=_digest(issue.rule_id, key, file, issue.path, message),
         end_line=end_line,
         end_column=end_column,
         fix=_resolved_fix(issue),
@@ -427,6 +432,10 @@ def _resolved_fix(issue: Issue) -> ResolvedFix | None:
     within = [edit.within for edit in fix.edits if edit.within is not None]
     if within:  # edits of another object (one object per fix: policylint.autofix applies one document)
         obj = within[0]
+    if not obj.prefix:
+        # The object is its document, so each edit's path is already the document's (`doc_path`):
+        # the fix's own edits, not a copy of each made per finding.
+        return ResolvedFix(fix.description, fix.safe, obj.doc.file, obj.doc.line, fix.edits)
     edits = tuple(replace(edit, path=obj.doc_path(edit.path)) for edit in fix.edits)
     return ResolvedFix(fix.description, fix.safe, obj.doc.file, obj.doc.line, edits)
 
@@ -464,18 +473,22 @@ def fingerprint(f: Finding, occurrence: int = 0) -> str:
     an object, adding or removing other objects or findings, or passing the files in another
     order leaves it unchanged.
     """
+    return _digest(f.rule, f.object, f.file, f.path, f.message, occurrence)
+
+
+def _digest(rule: str, key: ObjectKey | None, file: str, path: str, message: str, occurrence: int = 0) -> str:
+    """`fingerprint` of a finding with these fields."""
     # The array written out as `json.dumps(parts, ensure_ascii=True, separators=(",", ":"))`
     # writes it, item by item (`_json`; the occurrence, an int, as its digits): dumping a list
     # builds an encoder per call, and was a third of the fingerprints' time.
-    if f.object is not None:
-        key = f.object
+    if key is not None:
         text = (
-            f"[{_json(f.rule)},{_json(key.group)},{_json(key.kind)},{_json(key.namespace)},{_json(key.name)},"
-            f'"",{_json(f.path)},"",{occurrence:d}]'
+            f"[{_json(rule)},{_json(key.group)},{_json(key.kind)},{_json(key.namespace)},{_json(key.name)},"
+            f'"",{_json(path)},"",{occurrence:d}]'
         )
     else:
-        message = _POSITION_IN_MESSAGE.sub(r"\1 _", f.message)
-        text = f"[{_json(f.rule)},null,null,null,null,{_json(f.file)},{_json(f.path)},{_json(message)},{occurrence:d}]"
+        message = _POSITION_IN_MESSAGE.sub(r"\1 _", message)
+        text = f"[{_json(rule)},null,null,null,null,{_json(file)},{_json(path)},{_json(message)},{occurrence:d}]"
     return hashlib.blake2b(text.encode("ascii"), digest_size=FINGERPRINT_BYTES).hexdigest()
 
 
@@ -492,14 +505,19 @@ def _json(value: object) -> str:
 def with_fingerprints(findings: list[Finding]) -> list[Finding]:
     """The sorted findings with their fingerprints; findings that would share one (same rule,
     object or file, path and, for file-level findings, message) are told apart by their
-    occurrence counter in that order."""
+    occurrence counter in that order. A finding that carries a fingerprint carries its base one
+    (occurrence 0), as the engine makes it (`_resolve`): it is kept as it is unless it is a
+    repeat; one without is given its own."""
     seen: dict[str, int] = {}
     out = []
     for f in findings:
-        base = fingerprint(f)
+        base = f.fingerprint or fingerprint(f)
         occurrence = seen.get(base, 0)
         seen[base] = occurrence + 1
-        out.append(_with_fingerprint(f, base if occurrence == 0 else fingerprint(f, occurrence)))
+        if occurrence == 0 and f.fingerprint:
+            out.append(f)
+        else:
+            out.append(_with_fingerprint(f, base if occurrence == 0 else fingerprint(f, occurrence)))
     return out
 
 

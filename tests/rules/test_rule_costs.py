@@ -12,7 +12,9 @@ its answers checked against what the work it replaces answers.
   cannot beat the best so far is not worked out;
 - each path the findings sit on is parsed once, for its position and to tell whether it holds a placeholder;
 - PL705 and PL707 ask the catalogue once per apiVersion and kind;
-- a finding's fingerprint is written without `json.dumps` and `dataclasses.replace` per finding.
+- a finding's fingerprint is written without `json.dumps` and `dataclasses.replace` per finding,
+  as the finding is made: only a repeat is made again, to number it;
+- a fix's edits are copied only for an object inside a `kind: List`, whose paths change.
 """
 
 from __future__ import annotations
@@ -349,3 +351,47 @@ def test_fingerprints_are_the_defined_digest_written_without_dumping(monkeypatch
         assert after.fingerprint == _definition(before, occurrence)
         assert after == dataclasses.replace(before, fingerprint=after.fingerprint)
     assert max(seen.values()) == 2
+
+
+def test_each_finding_is_made_once_with_its_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Twelve policies with a missing target each: the engine makes twelve findings, each with its
+    fingerprint as defined (the tree before made each again to set it)."""
+    Finding("f", 1, 1, "PL201", "n", Severity.ERROR, "m")  # its `__init__` compiled, as on first use
+    made = _counting(monkeypatch, Finding, "__init__")
+    ref = "[{group: gateway.networking.k8s.io, kind: Gateway, name: %s}]"
+    text = "".join(policy("BackendTrafficPolicy", ref % f"gw-{i}", name=f"p{i}") for i in range(12))
+    result = lint_text(text, selection=Selection(select=("PL201",)))
+    assert [f.rule for f in result.findings] == ["PL201"] * 12
+    assert len(made) == 12
+    assert [f.fingerprint for f in result.findings] == [_definition(f) for f in result.findings]
+
+
+def test_with_fingerprints_numbers_a_repeat_and_keeps_a_base_it_is_given() -> None:
+    """A finding that carries its base fingerprint is kept as it is; a repeat of it is made again
+    with its occurrence, and one without a fingerprint gets its own."""
+    key = ObjectKey("gateway.networking.k8s.io", "Gateway", "app", "gw")
+    bare = Finding("a.yaml", 3, 1, "PL201", "n", Severity.ERROR, "m", key, "v1", "spec.x")
+    stamped = dataclasses.replace(bare, fingerprint=_definition(bare))
+    other = Finding("a.yaml", 1, 1, "PL002", "n", Severity.ERROR, "line 1", None, "", "")
+    out = engine.with_fingerprints([stamped, stamped, other])
+    assert out[0] is stamped
+    assert [f.fingerprint for f in out] == [_definition(bare), _definition(bare, 1), _definition(other)]
+    assert out[1] == dataclasses.replace(bare, fingerprint=_definition(bare, 1))
+
+
+def test_a_fix_copies_its_edits_only_inside_a_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PL110's fix on a policy of its own document and on one inside a `kind: List`: the first
+    takes the fix's edits as they are, the second's are copied with the document's path."""
+    copied = _counting(monkeypatch, engine, "replace")
+    stale = "status: {ancestors: []}\n"
+    plain = policy("BackendTrafficPolicy", "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]") + stale
+    listed = yaml.safe_load(plain)
+    listed["metadata"]["name"] = "q"
+    text = plain + "---\n" + yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [listed]})
+    result = lint_text(text, selection=Selection(select=("PL110",)))
+    fixes = [(f.object.name if f.object else "", f.fix) for f in result.findings]
+    assert [(name, [e.path for e in fix.edits]) for name, fix in fixes if fix is not None] == [
+        ("p", ["status"]),
+        ("q", ["items[0].status"]),
+    ]
+    assert len(copied) == 1
