@@ -12,8 +12,8 @@ object for all of them, each checking only the positions where it differs from t
 releases' schemas share their unchanged subtrees, `policylint.k8s.schemas`;
 policylint.k8s.differences says why that is exact; policylint.k8s.differential walks),
 the answer kept between runs with the verdicts of the first, so that a cached run walks only what
-some schema refuses; the refusal of the first that does not is computed in full; the rules ask once per object
-(policylint.rules.releases `Dissents`). The verdict of the first plausible
+some schema refuses; the refusal of the first that does not is computed in full; PL703 and PL704 ask `dissent`,
+which works each object's answer out once (`Admissions.dissents`). The verdict of the first plausible
 schema stays the object's (`Admissions.verdict`): the simulation never treats as refused an
 object that the first plausible cluster stores.
 """

@@ -13,10 +13,11 @@ from typing import Any
 from policylint.findings import Issue, Severity
 from policylint.k8s.admission import VALIDATIONS, Admission, Rejection
 from policylint.k8s.dissent import Dissent
+from policylint.k8s.dissent import dissent as dissent_of
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.rules.base import POLICY, ObjectRule, Rule
-from policylint.rules.releases import Dissents, disputed, dissent_origin, judged
+from policylint.rules.releases import disputed, dissent_origin, judged
 from policylint.rules.schema import GATEWAY_API_KINDS, _admitting, _under
 from policylint.stages import Stage
 
@@ -39,7 +40,7 @@ class CelViolation(ObjectRule):
     def check_object(self, project: Project, obj: K8sObject) -> Iterable[Issue]:
         verdict = project.admissions().verdict(obj)
         # Admitted by the first plausible schema: another the cluster may run may refuse it.
-        dissent = project.derived(Dissents).of(obj) if verdict is not None and not verdict.rejected else None
+        dissent = dissent_of(project.admissions(), obj) if verdict is not None and not verdict.rejected else None
         if dissent is not None:
             verdict = dissent.verdict
         if verdict is None or not verdict.cel:

@@ -17,13 +17,12 @@ from collections.abc import Callable, Mapping, Sized
 from typing import Any
 
 from policylint.findings import Severity
-from policylint.identity import IdentityMap
 from policylint.k8s.cluster import HOW_TO_DECLARE, Cluster, how_to_declare_vendor
-from policylint.k8s.dissent import Dissent, dissent
+from policylint.k8s.dissent import Dissent
 from policylint.k8s.objects import K8sObject
 from policylint.k8s.schemas import GATEWAY_API_VERSIONS, release_key, vendor_releases
 from policylint.k8s.verdicts import Admission
-from policylint.project import Project, object_local
+from policylint.project import Project
 
 
 def judged(
@@ -52,25 +51,9 @@ def judged(
     return Severity.WARNING, f"; {accepted_by(accepting)} accept {what}: if the cluster runs it, {HOW_TO_DECLARE}"
 
 
-@object_local  # the other schemas of the object's kind, which the catalogue (the run's) decides
-class Dissents:
-    """The objects the first plausible schema admits and others refuse (policylint.k8s.dissent),
-    which PL703 and PL704 both read (`Project.derived`); each rule's lookups are freed when it is
-    done, so the admission stage keeps each object's answer (`Admissions.dissents`)."""
-
-    def __init__(self, project: Project) -> None:
-        self._project = project
-        self._found: IdentityMap[K8sObject, Dissent | None] = IdentityMap()
-
-    def of(self, obj: K8sObject) -> Dissent | None:
-        if obj not in self._found:
-            self._found[obj] = dissent(self._project.admissions(), obj)
-        return self._found[obj]
-
-
 def disputed(project: Project, obj: K8sObject, found: Dissent) -> tuple[Severity, str]:
     """The severity and closing words of a finding that a plausible schema other than the first
-    makes (`Dissents`): a warning naming the releases that refuse the object and those that
+    makes (policylint.k8s.dissent): a warning naming the releases that refuse the object and those that
     accept it, and how to declare the cluster."""
     catalogue = project.admissions().catalogue
     vendor = catalogue.project((obj.group, obj.kind, obj.version))

@@ -27,13 +27,14 @@ from policylint.k8s.admission import (
 from policylint.k8s.admissions import Admissions
 from policylint.k8s.cluster import HOW_TO_DECLARE, how_to_declare_vendor
 from policylint.k8s.deprecations import deprecations
+from policylint.k8s.dissent import dissent as dissent_of
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project, object_local
 from policylint.rules.base import ANY, POLICY, ObjectRule, PerPolicy, Rule
 from policylint.rules.filters import forbidden_header_values
 from policylint.rules.hints import close_name
 from policylint.rules.keyed import ByApiVersion
-from policylint.rules.releases import Dissents, accepted_by, disputed, dissent_origin, judged, unserved
+from policylint.rules.releases import accepted_by, disputed, dissent_origin, judged, unserved
 from policylint.semantics.topology import expand_pattern
 from policylint.stages import Stage
 
@@ -209,7 +210,7 @@ class SchemaViolation(ObjectRule):
         admissions = project.admissions()
         verdict = admissions.verdict(obj)
         # Admitted by the first plausible schema: another the cluster may run may refuse it.
-        dissent = project.derived(Dissents).of(obj) if verdict is not None and not verdict.rejected else None
+        dissent = dissent_of(admissions, obj) if verdict is not None and not verdict.rejected else None
         if dissent is not None:
             verdict = dissent.verdict
         if verdict is None or not verdict.schema:

@@ -395,3 +395,23 @@ def test_a_fix_copies_its_edits_only_inside_a_list(monkeypatch: pytest.MonkeyPat
         ("q", ["items[0].status"]),
     ]
     assert len(copied) == 1
+
+
+def test_schema_and_cel_rules_read_the_admission_stages_dissents(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PL703 and PL704 over both rules' examples: each object's answer from the other plausible
+    schemas is worked out once, and kept by the admission stage alone; the rules build no table
+    of their own to hold it again (the tree before built one per rule)."""
+    from policylint.k8s import dissent
+    from policylint.project import Project
+
+    text = "\n---\n".join(
+        (RULES / fixture / "bad.yaml").read_text(encoding="utf-8")
+        for fixture in ("PL703-schema-violation", "PL704-cel-violation")
+    )
+    built = _counting(monkeypatch, Project, "derived")
+    worked_out = _counting(monkeypatch, dissent, "_dissent")
+    result = lint_text(text, selection=Selection(select=("PL703", "PL704")))
+    assert {f.rule for f in result.findings} == {"PL703", "PL704"}
+    assert len(worked_out) == len({id(obj) for _, obj in worked_out})
+    lookups = {compute.__module__ for _, compute in built}
+    assert "policylint.rules.releases" not in lookups
