@@ -12,6 +12,7 @@ channel does not serve is PL705's, a field only its experimental channel has is 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +58,8 @@ class DeprecatedField(PerPolicy):
         if not fields:
             return
         for field in fields:
+            if not _reaches(obj.data, _named_prefix(field.path)):
+                continue  # nearly every policy: none of its kind's deprecated fields is set
             for path, _ in expand_pattern(obj.data, field.path):
                 instead = f": use {field.replacement} instead" if field.replacement else ""
                 message = (
@@ -65,6 +68,32 @@ class DeprecatedField(PerPolicy):
                 )
                 hint = f"Move the value to {field.replacement}." if field.replacement else None
                 yield self.issue(obj, path, message, hint=hint)
+
+
+@functools.cache
+def _named_prefix(pattern: str) -> tuple[str, ...]:
+    """The keys a profile path pattern (`expand_pattern`) names before its first wildcard
+    (`spec.jwt.providers[*].remoteJWKS` -> spec, jwt, providers), split once per pattern."""
+    keys: list[str] = []
+    for segment in pattern.split("."):
+        if segment == "*":
+            break
+        if segment.endswith("[*]"):
+            keys.append(segment[:-3])
+            break
+        keys.append(segment)
+    return tuple(keys)
+
+
+def _reaches(data: Any, keys: tuple[str, ...]) -> bool:
+    """Whether `data` has a value at `keys`, each a key of a mapping: where it has none,
+    `expand_pattern` finds no value of a pattern that starts with them, and is not asked."""
+    node = data
+    for key in keys:
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return True
 
 
 # Kinds whose CRDs are vendored besides the policies' (tests/data/crds/SOURCES.md).

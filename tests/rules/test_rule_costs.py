@@ -415,3 +415,37 @@ def test_schema_and_cel_rules_read_the_admission_stages_dissents(monkeypatch: py
     assert len(worked_out) == len({id(obj) for _, obj in worked_out})
     lookups = {compute.__module__ for _, compute in built}
     assert "policylint.rules.releases" not in lookups
+
+
+def test_deprecated_fields_expanded_only_where_their_keys_are() -> None:
+    """The keys a deprecated field's pattern names before its first wildcard."""
+    from policylint.rules import schema
+
+    assert schema._named_prefix("spec.compression") == ("spec", "compression")
+    assert schema._named_prefix("spec.jwt.providers[*].remoteJWKS.backendRef") == ("spec", "jwt", "providers")
+    assert schema._named_prefix("spec.rules.authentication.*.apiKey") == ("spec", "rules", "authentication")
+
+
+def test_deprecated_field_patterns_expanded_only_on_a_policy_that_has_their_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A BackendTrafficPolicy with none of its kind's five deprecated fields and a SecurityPolicy
+    whose second JWT provider sets a deprecated `remoteJWKS.backendRef`: the patterns are expanded
+    only where the keys before their wildcard are (the JWT providers' two), and the one field is
+    found in the second item (the tree before expanded all fourteen patterns)."""
+    from policylint.rules import schema
+
+    expanded = _counting(monkeypatch, schema, "expand_pattern")
+    target = "[{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]"
+    providers = (
+        "  jwt:\n    providers:\n    - name: a\n      remoteJWKS: {uri: 'https://a.example/jwks'}\n"
+        "    - name: b\n      remoteJWKS:\n        uri: https://b.example/jwks\n        backendRef: {name: jwks, port: 443}\n"
+    )
+    text = policy("BackendTrafficPolicy", target, name="plain") + "---\n"
+    text += policy("SecurityPolicy", target, name="jwt", spec=providers)
+    result = lint_text(text, selection=Selection(select=("PL701",)))
+    assert [(f.object.name if f.object else "", f.path) for f in result.findings] == [
+        ("jwt", "spec.jwt.providers[1].remoteJWKS.backendRef")
+    ]
+    assert sorted(pattern for _, pattern in expanded) == [
+        "spec.jwt.providers[*].remoteJWKS.backendRef",
+        "spec.jwt.providers[*].remoteJWKS.backendSettings.loadBalancer.consistentHash.header",
+    ]
