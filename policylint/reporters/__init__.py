@@ -165,8 +165,8 @@ def renderer(fmt: str, options: RenderOptions | None = None) -> Callable[[LintRe
 
 
 def streamer(fmt: str, options: RenderOptions | None = None) -> Callable[[LintResult], Iterator[str]]:
-    """The report in pieces, as the format's `pieces` writes it (JSON: one finding or policy a
-    piece), else whole: for a writer that need not hold a large report as one string. The pieces
+    """The report in pieces, as the format's `pieces` writes it (JSON: a batch of findings or
+    policies a piece), else whole: for a writer that need not hold a large report as one string. The pieces
     joined are what `renderer` returns."""
     module = importlib.import_module(REPORTERS[fmt].module)
     pieces = cast("Callable[..., Iterator[str]] | None", getattr(module, "pieces", None))

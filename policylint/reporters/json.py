@@ -19,11 +19,15 @@ def help_uri(rule: str, name: str) -> str:
     return f"{DOCS_URL}/{rule}-{name}.md"
 
 
+# Each severity's word, looked up per finding rather than worked out from the enum's name.
+_LABELS = {severity: severity.label for severity in Severity}
+
+
 def finding_dict(f: Finding) -> dict[str, Any]:
     return {
         "rule": f.rule,
         "name": f.name,
-        "severity": f.severity.label,
+        "severity": _LABELS[f.severity],
         "message": f.message,
         "file": f.file,
         "line": f.line,
@@ -89,8 +93,9 @@ def report(result: LintResult) -> dict[str, Any]:
 
 
 def pieces(result: LintResult, options: RenderOptions | None = None) -> Iterator[str]:
-    """The report in pieces, one finding or policy each (`renderer` joins them; the command writes
-    them as they come): 77 MB of JSON at 100k objects is never held whole."""
+    """The report in pieces, a batch of findings or policies each (`textsafe.PIECE_ITEMS`;
+    `renderer` joins them, the command writes them as they come): 77 MB of JSON at 100k objects is
+    never held whole."""
     # ASCII output, with lone surrogates (undecodable file names) replaced: valid UTF-8 JSON.
     return json_object_pieces(_fields(result), long=_LONG, ensure_ascii=True, fast=True)
 

@@ -817,3 +817,41 @@ def test_json_written_in_pieces_is_the_document_written_whole(
     pieces = [(key, iter(value) if key in long else value) for key, value in whole.items()]
     joined = "".join(json_object_pieces(pieces, long=long, ensure_ascii=ascii_only, fast=True))
     assert joined == json_dumps(whole, indent=2, ensure_ascii=ascii_only, fast=True, newline=True)
+
+
+@given(st.lists(_JSON_VALUES, max_size=9), st.integers(1, 4), st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_json_pieces_in_batches_are_the_document_written_whole(items: list[Any], batch: int, ascii_only: bool) -> None:
+    # Batches of one to four items, so that a list is cut into several and its last batch is short.
+    import policylint.textsafe as textsafe
+
+    original = textsafe.PIECE_ITEMS
+    textsafe.PIECE_ITEMS = batch
+    try:
+        pieces = list(json_object_pieces([("a", 1), ("items", iter(items))], long={"items"}, ensure_ascii=ascii_only, fast=True))
+    finally:
+        textsafe.PIECE_ITEMS = original
+    whole = {"a": 1, "items": items}
+    assert "".join(pieces) == json_dumps(whole, indent=2, ensure_ascii=ascii_only, fast=True, newline=True)
+    assert len(pieces) == 3 + -(-len(items) // batch)  # the first field, the batches, the closings
+
+
+def test_json_report_dumps_its_findings_a_batch_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """600 findings in the JSON report: written by three dumps of their list, not one each (the
+    tree before), with the bytes the report written whole has."""
+    import policylint.textsafe as textsafe
+
+    findings = [{"rule": "PL201", "message": f"m{i}", "related": [{"line": i}]} for i in range(600)]
+    dumped = []
+    original = textsafe.json_dumps
+
+    def counted(document: Any, **options: Any) -> str:
+        dumped.append(document)
+        return original(document, **options)
+
+    monkeypatch.setattr(textsafe, "json_dumps", counted)
+    text = "".join(json_object_pieces([("findings", iter(findings))], long={"findings"}, ensure_ascii=True, fast=True))
+    assert len([d for d in dumped if isinstance(d, list)]) == 3
+    assert len(dumped) == 4  # the key, then the three batches
+    monkeypatch.undo()
+    assert text == json_dumps({"findings": findings}, indent=2, ensure_ascii=True, fast=True, newline=True)
