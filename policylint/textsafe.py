@@ -396,10 +396,9 @@ def json_dumps(
     return text
 
 
-# Items of a long field written per piece (`json_object_pieces`): one `json_dumps` per item cost a
-# report of thousands of findings a quarter more than one per batch, and a batch of findings is a
-# few hundred KB of text, however large the report.
-PIECE_ITEMS = 256
+# Items of a long field written per piece (`json_object_pieces`): one dump per item cost a report
+# of thousands of findings a quarter more than one per batch, and a batch is a few tens of KB.
+PIECE_ITEMS = 32
 
 
 def json_object_pieces(
@@ -419,13 +418,23 @@ def json_object_pieces(
         empty = True
         items = iter(value)
         while batch := list(itertools.islice(items, PIECE_ITEMS)):
-            # `[\n  A,\n  B\n]`: the items with the list's indent, which the object's field takes
-            # two spaces deeper. Escaping a batch is escaping each item: it is character by character.
-            text = json_dumps(batch, indent=2, ensure_ascii=ensure_ascii, fast=fast)
-            yield (head + "[\n" if empty else ",\n") + "  " + text[2:-2].replace("\n", "\n  ")
+            yield (head + "[\n" if empty else ",\n") + _items_piece(batch, ensure_ascii, fast)
             empty = False
         yield head + "[]" if empty else "\n  ]"
     yield "{}\n" if first else "\n}\n"
+
+
+def _items_piece(batch: list[Any], ensure_ascii: bool, fast: bool) -> str:
+    """Items of a long field, each on its lines four spaces in, separated by commas."""
+    text = _dumps(batch, 2, fast, False)
+    if text.isascii() and "\x7f" not in text:
+        # `[\n  A,\n  B\n]`: the items with the list's indent, which the object's field takes two
+        # spaces deeper. Nothing to escape in it (`json_dumps`).
+        return "  " + text[2:-2].replace("\n", "\n  ")
+    # Escaping searches the text it is given: an item that needs it (a message with an em dash)
+    # is searched alone, not with the batch around it.
+    dumped = (json_dumps(item, indent=2, ensure_ascii=ensure_ascii, fast=fast) for item in batch)
+    return "    " + ",\n    ".join(piece.replace("\n", "\n    ") for piece in dumped)
 
 
 def mermaid_label(text: str) -> str:

@@ -837,21 +837,26 @@ def test_json_pieces_in_batches_are_the_document_written_whole(items: list[Any],
 
 
 def test_json_report_dumps_its_findings_a_batch_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    """600 findings in the JSON report: written by three dumps of their list, not one each (the
-    tree before), with the bytes the report written whole has."""
+    """600 findings in the JSON report, one with an em dash: written by a dump per batch of
+    `PIECE_ITEMS`, not one each (the tree before), but for the batch with the em dash, whose items
+    are dumped and escaped one by one; the bytes are those of the report written whole."""
     import policylint.textsafe as textsafe
 
     findings = [{"rule": "PL201", "message": f"m{i}", "related": [{"line": i}]} for i in range(600)]
-    dumped = []
-    original = textsafe.json_dumps
+    findings[100]["message"] = "a \u2014 b"
+    dumped: list[Any] = []
+    original = textsafe._dumps
 
-    def counted(document: Any, **options: Any) -> str:
+    def counted(document: Any, *args: Any) -> str:
         dumped.append(document)
-        return original(document, **options)
+        return original(document, *args)
 
-    monkeypatch.setattr(textsafe, "json_dumps", counted)
+    monkeypatch.setattr(textsafe, "_dumps", counted)
     text = "".join(json_object_pieces([("findings", iter(findings))], long={"findings"}, ensure_ascii=True, fast=True))
-    assert len([d for d in dumped if isinstance(d, list)]) == 3
-    assert len(dumped) == 4  # the key, then the three batches
     monkeypatch.undo()
+    batches = -(-600 // textsafe.PIECE_ITEMS)
+    assert textsafe.PIECE_ITEMS >= 16
+    assert len([d for d in dumped if isinstance(d, list)]) == batches
+    assert len([d for d in dumped if isinstance(d, dict)]) == textsafe.PIECE_ITEMS  # the em dash's batch
     assert text == json_dumps({"findings": findings}, indent=2, ensure_ascii=True, fast=True, newline=True)
+    assert "a \\u2014 b" in text
