@@ -14,7 +14,9 @@ its answers checked against what the work it replaces answers.
 - PL705 and PL707 ask the catalogue once per apiVersion and kind;
 - a finding's fingerprint is written without `json.dumps` and `dataclasses.replace` per finding,
   as the finding is made: only a repeat is made again, to number it;
-- a fix's edits are copied only for an object inside a `kind: List`, whose paths change.
+- a fix's edits are copied only for an object inside a `kind: List`, whose paths change;
+- PL703 and PL704 read the other plausible schemas' answers where the admission stage keeps them;
+- PL701 expands a deprecated field's pattern only on a policy that has the keys before its wildcard.
 """
 
 from __future__ import annotations
