@@ -491,7 +491,8 @@ class Reuse:
             if self._members is None and self._results.adding:
                 # A whole run keeps its objects by place only: a later run that meets one of
                 # these files changed finds its unchanged objects' results through this content.
-                # (A run that added nothing found every file's content kept already.)
+                # A run that added nothing found every object kept by place already, each file's
+                # content named by the whole run that added it or kept by content by a part run.
                 self._results.record(self._project.index.content_keys)
             self._results.save(limit)
         else:
@@ -662,6 +663,7 @@ class Reuse:
             return None
         targets = self._target_fields().get(obj)
         for line, column, path in earlier.places(file, content).get(self._digest(obj), ()):
+            # The key `_key` worked out for the object at that place of the earlier content.
             rows = self._results.get(self._hash(("at", file, line, column, path, content, targets)), rule_id, content)
             if rows is not None:
                 return rows
