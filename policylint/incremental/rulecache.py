@@ -65,15 +65,17 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from policylint.findings import Issue, Severity
+from policylint.incremental import previous
 from policylint.input.jsonparts import map_parts, read_map
 from policylint.project import is_object_local
 from policylint.stages import Stage
 
 if TYPE_CHECKING:
+    from policylint.incremental.previous import Previous
     from policylint.incremental.unchanged import KeptWhole, Whole
     from policylint.input.keptfiles import KeptFiles
     from policylint.k8s.admissions import Admissions
@@ -205,11 +207,28 @@ class RuleResults:
         # Per rule and file, the rows of the file's objects as one run found them (`Reuse._by_file`),
         # in memory only: each object's rows are kept by its key as well, which is what is written.
         self._rows: dict[tuple[str, str], tuple[tuple[object, ...], FileRows]] = {}
+        self._previous: Previous | None = None
 
     def entry(self, where: str) -> str:
         """The cache entry of the file `where` (its content key, or `by_name` of its name)."""
         assert self._store is not None
         return self._store.entry(where)
+
+    def previous(self) -> Previous | None:
+        """The content each file had when a whole run last read it (None: no cache)."""
+        if self._previous is None and self._store is not None:
+            self._previous = previous.Previous(self._store.cache)
+        return self._previous
+
+    @property
+    def adding(self) -> bool:
+        """Whether a run added results since they were last written."""
+        return bool(self._dirty)
+
+    def record(self, keys: Mapping[str, str]) -> None:
+        """Name the content key of each of a whole run's files (`previous.record`)."""
+        if self._store is not None:
+            previous.record(self._store.cache, keys)
 
     def get(self, key: bytes, rule_id: str, where: str) -> tuple[Row, ...] | None:
         """What `rule_id` found on the object of `key`, kept in the entry of the file `where`."""
@@ -443,6 +462,7 @@ class Reuse:
         self._project = project
         self._keys: dict[K8sObject, bytes | None] = {}  # object (hashed by identity) -> its key
         self._contents: dict[K8sObject, bytes | None] = {}  # object -> `_content_key`, once for every rule
+        self._digests: dict[K8sObject, str] = {}  # object -> its data's digest (`previous.digest`)
         self._known: dict[K8sObject, tuple[bytes, str, tuple[str, ...] | None, bytes]] = {}
         self._targets: dict[K8sObject, tuple[str, ...]] | None = None
         self._groups: list[tuple[str, list[K8sObject], tuple[object, ...] | None]] | None = None
@@ -468,6 +488,12 @@ class Reuse:
             self._results.retain_files({file for file, _, _ in self._groups})
         limit = min(MAX_OBJECTS, max(20_000, 4 * repository))
         if write:
+            if self._members is None and self._results.adding:
+                # A whole run keeps its objects by place only: a later run that meets one of
+                # these files changed finds its unchanged objects' results through this content.
+                # A run that added nothing found every object kept by place already, each file's
+                # content named by the whole run that added it or kept by content by a part run.
+                self._results.record(self._project.index.content_keys)
             self._results.save(limit)
         else:
             self._results.trim(limit)
@@ -561,6 +587,12 @@ class Reuse:
             # here: its own content may still be one seen before.
             again = self._content_key(obj) if self._by_content else None
             rows = self._results.get(again, rule.id, by_name(obj.doc.file)) if again is not None else None
+            if rows is None and again is not None:
+                # Edited for the first time since a whole run kept its objects by place only:
+                # what its earlier content's object of the same own content was found to have.
+                rows = self._before(rule.id, obj)
+                if rows is not None:
+                    self._results.add(again, rule.id, rows, by_name(obj.doc.file))
             if rows is not None:
                 self._results.add(key, rule.id, rows, where)
         if rows is not None:
@@ -613,11 +645,29 @@ class Reuse:
     def _content_of(self, obj: K8sObject) -> bytes | None:
         if self._project.index.content_keys.get(obj.doc.file) is None:
             return None
-        # `repr` tells apart what JSON would make one (the key 1 and the key "1", 1 and 1.0) and
-        # keeps the order a rule reads the fields in; a value whose repr is not the same in every
-        # process (a set) is a miss, never a wrong hit.
-        data = hashlib.blake2b(repr(obj.data).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
-        return self._hash(("content", obj.doc.file, data, self._target_fields().get(obj)))
+        return self._hash(("content", obj.doc.file, self._digest(obj), self._target_fields().get(obj)))
+
+    def _digest(self, obj: K8sObject) -> str:
+        found = self._digests.get(obj)
+        if found is None:
+            found = self._digests[obj] = previous.digest(obj.data)
+        return found
+
+    def _before(self, rule_id: str, obj: K8sObject) -> tuple[Row, ...] | None:
+        """What `rule_id` found on an object of the earlier content of `obj`'s file that a whole run
+        read (policylint.incremental.previous) with the same own content, kept by its place there."""
+        earlier = self._results.previous()
+        file = obj.doc.file
+        content = earlier.key(file) if earlier is not None else None
+        if earlier is None or content is None or content == self._project.index.content_keys.get(file):
+            return None
+        targets = self._target_fields().get(obj)
+        for line, column, path in earlier.places(file, content).get(self._digest(obj), ()):
+            # The key `_key` worked out for the object at that place of the earlier content.
+            rows = self._results.get(self._hash(("at", file, line, column, path, content, targets)), rule_id, content)
+            if rows is not None:
+                return rows
+        return None
 
     def _hash(self, parts: tuple[object, ...]) -> bytes:
         # The repr of strings, numbers, None and tuples of them tells any two apart, and is

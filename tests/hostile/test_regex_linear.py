@@ -244,6 +244,9 @@ PATTERNS: dict[str, Adversarial] = {
     "policylint.incremental.memo._FINGERPRINT": Adversarial(("match",), lambda n: ["0" * n, "0" * n + "x", "f" * 64 + "0" * n]),
     # What the per-object rules found (policylint.incremental.rulecache): a cache file, never believed.
     "policylint.incremental.rulecache._KEY": Adversarial(("match",), lambda n: ["0" * n + "g", "a" * n]),
+    # The content each file had when a whole run read it (policylint.incremental.previous): a
+    # cache file, never believed.
+    "policylint.incremental.previous._CONTENT": Adversarial(("match",), lambda n: ["0" * n + "g", "a" * n]),
     # Test harnesses' placeholders (policylint.input.placeholders): values from the input.
     "policylint.input.placeholders._UPPER_SNAKE": Adversarial(
         ("fullmatch",), lambda n: ["A" * n + "a", "A_" * (n // 2) + "_", "A0_" * (n // 3) + "-"]
