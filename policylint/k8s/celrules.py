@@ -167,7 +167,10 @@ class _CelRun(RuleOutcomes):
 
     def _descend(self, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...]) -> bool:
         """Push the children whose schema has rules below it; whether the node has rules of its own."""
-        _, kids, extra, each, own, scalars = _plan(node)  # scalars: some map value has rules of its own
+        plan = _PLANS.get(id(node))
+        if plan is None or plan[0] is not node:
+            plan = _plan(node)
+        _, kids, extra, each, own, scalars = plan  # scalars: some map value has rules of its own
         if type(raw) is dict:
             if kids is not None:
                 self.stack.extend(reversed(_children(raw, parts, kids, extra, scalars)))
@@ -339,17 +342,19 @@ def _out_of_budget(compiled: Compiled, validation: Mapping[str, Any], error: Eva
 
 # Schema node -> whether anything under it has CEL rules (`subtree_has_rules`).
 _SUBTREE: IdentityMap[Mapping[str, Any], bool] = IdentityMap()
-# Schema node -> (the node, its properties' schemas where rules are below them (else None;
-# None for all: no property or additional property leads to a rule), its additionalProperties'
-# schema where rules are below, its items' schema where rules are below, whether it has rules,
-# whether a property's or additionalProperties' schema has rules of its own, for scalar values).
-_PLANS: IdentityMap[Mapping[str, Any], tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool, bool]] = IdentityMap()
+# id of a schema node -> (the node, its properties' schemas where rules are below them (else
+# None; None for all: no property or additional property leads to a rule), its
+# additionalProperties' schema where rules are below, its items' schema where rules are below,
+# whether it has rules, whether a property's or additionalProperties' schema has rules of its own,
+# for scalar values). The plan holds the node, so its id stays its own; looked up by the walk
+# itself (`_CelRun._descend`), once per value, without a call.
+_PLANS: dict[int, tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool, bool]] = {}
 
 
 def _plan(node: Mapping[str, Any]) -> tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool, bool]:
     """What `cel_failures` walks under a schema node, worked out once per node."""
-    got = _PLANS.get(node)
-    if got is not None:
+    got = _PLANS.get(id(node))
+    if got is not None and got[0] is node:
         return got
     properties = node.get("properties") or {}
     additional = node.get("additionalProperties")
@@ -367,7 +372,7 @@ def _plan(node: Mapping[str, Any]) -> tuple[Mapping[str, Any], dict[Any, Any] | 
     plan = (node, kids, extra, each, bool(node.get(VALIDATIONS)), scalars)
     if len(_PLANS) > 100_000:
         _PLANS.clear()  # CRDs read from many inputs in one process (tests): keep the cache bounded
-    _PLANS[node] = plan
+    _PLANS[id(node)] = plan
     return plan
 
 

@@ -253,71 +253,84 @@ class _Walk:
     def _visit(self, value: Any, node: Mapping[str, Any], path: tuple[str | int, ...]) -> None:
         """One value under its schema node: its type, then what the schema says of a value of that type."""
         out = self.out
-        if node.get(PRESERVE) or node.get(EMBEDDED):
+        got = _PLANS.get(id(node))
+        plan = got[1] if got is not None and got[0] is node else _plan(node)
+        if plan.quiet:
             self.quiet += 1
             self.stack.append((_END, None, None))
-        if node.get("x-kubernetes-int-or-string"):
+        if plan.int_or_string:
             if isinstance(value, bool) or not isinstance(value, (int, str)):
                 out.append((path, f"is {_kind_of(value)}, where the schema takes an integer or a string", _TYPE))
-            elif node.get(COMBINED):  # a quantity's patterns (allOf), which apply to its strings
+            elif plan.combined:  # a quantity's patterns (allOf), which apply to its strings
                 _combined(out, path, value, node, self.shapes, self.budget)
             return
-        wanted = node.get("type")
+        wanted, types = plan.wanted, plan.types
         if wanted == "integer" and isinstance(value, float) and value.is_integer():
             value = int(value)  # kubectl sends an integral float as an integer
-        if _wrong_type(out, path, value, wanted):
+        if types is not None and not (isinstance(value, types) and (not isinstance(value, bool) or wanted == "boolean")):
+            _wrong_type(out, path, value, wanted)
             return
-        if node.get(COMBINED):
+        if plan.combined:
             _combined(out, path, value, node, self.shapes, self.budget)
-        enum = node.get("enum")
-        if isinstance(enum, list) and not isinstance(value, (dict, list)) and value not in enum:
-            shown = ", ".join(repr(e) for e in enum[:12]) + (", ..." if len(enum) > 12 else "")
-            out.append((path, f"is {value!r}, not one of the values the schema allows ({shown})", "FieldValueNotSupported"))
-        if isinstance(value, str):
-            _bound(out, path, len(value), node, "minLength", "maxLength", "characters long")
-            _string(out, path, value, node)
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            _value_bound(out, path, value, node)
-        elif isinstance(value, list):
-            self._list(value, node, path)
+        if isinstance(value, list):
+            self._list(value, node, path, plan)
         elif isinstance(value, dict):
-            self._map(value, node, path)
+            self._map(value, node, path, plan)
+        else:
+            _scalar(out, path, value, node, plan)
 
-    def _list(self, value: list[Any], node: Mapping[str, Any], path: tuple[str | int, ...]) -> None:
+    def _list(self, value: list[Any], node: Mapping[str, Any], path: tuple[str | int, ...], plan: _Plan) -> None:
         out = self.out
-        _bound(out, path, len(value), node, "minItems", "maxItems", "items")
-        items = node.get("items")
-        if isinstance(items, dict):
+        if plan.item_bounds is not None:
+            _bound(out, path, len(value), plan.item_bounds, _ITEMS)
+        items = plan.items
+        if items is not None:
             if None in value:
                 _null_items(out, path, value, items)
-            if CHECKED not in items:
+            if plan.items_entered:
                 self.stack.extend((item, items, (*path, i)) for i, item in reversed(list(enumerate(value))))
-        if LIST_TYPE in node and len(value) > 1:  # one item repeats nothing
+        if plan.list_type and len(value) > 1:  # one item repeats nothing
             _duplicates(out, path, value, node, items if isinstance(items, dict) else {})
 
-    def _map(self, value: dict[Any, Any], node: Mapping[str, Any], path: tuple[str | int, ...]) -> None:
+    def _map(self, value: dict[Any, Any], node: Mapping[str, Any], path: tuple[str | int, ...], plan: _Plan) -> None:
         out = self.out
-        _bound(out, path, len(value), node, "minProperties", "maxProperties", "fields")
-        properties = node.get("properties") or {}
-        for name in node.get("required", ()):
-            # The API server sets a field's default before it validates: a default satisfies.
-            if value.get(name) is None and "default" not in properties.get(name, {}):
+        if plan.field_bounds is not None:
+            _bound(out, path, len(value), plan.field_bounds, _FIELDS)
+        for name in plan.required:
+            if value.get(name) is None:
                 out.append(((*path, name), "is required by the schema and missing", "FieldValueRequired"))
-        if node.get(PRESERVE) and node.get("properties") is None:
+        if plan.kept_whole:
             return
-        additional = node.get("additionalProperties")
+        fields, other = plan.fields, plan.other
         children = []
         for key, child in value.items():
-            sub = properties.get(key)
-            if sub is None and isinstance(additional, dict):
-                sub = additional
-            if sub is None:
-                if not self.quiet and additional is not True and (additional is not None or node.get("properties") is not None):
-                    self.unknown.append((path, str(key), sorted(properties)))
+            entry = fields.get(key, other)
+            if entry is None:
+                if not self.quiet and plan.prunes:
+                    self.unknown.append((path, str(key), sorted(plan.properties)))
                 continue
-            if CHECKED not in sub and not _plain_string_checked(out, path, key, child, sub):
+            sub, checks = entry
+            if checks is None or (
+                checks is not _SKIPPED and (type(child) is not str or not _plain_string_checked(out, path, key, child, checks))
+            ):
                 children.append((child, sub, (*path, key)))
         self.stack.extend(reversed(children))
+
+
+def _scalar(out: list[_Violation], path: tuple[str | int, ...], value: Any, node: Mapping[str, Any], plan: _Plan) -> None:
+    """What the schema says of a value that is no map or list: its enum, a string's length,
+    pattern and format, a number's bounds."""
+    enum = plan.enum
+    if enum is not None and value not in enum:
+        shown = ", ".join(repr(e) for e in enum[:12]) + (", ..." if len(enum) > 12 else "")
+        out.append((path, f"is {value!r}, not one of the values the schema allows ({shown})", "FieldValueNotSupported"))
+    if isinstance(value, str):
+        if plan.lengths is not None:
+            _bound(out, path, len(value), plan.lengths, _LENGTH)
+        if plan.textual:
+            _string(out, path, value, node)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and plan.numbers is not None:
+        _value_bound(out, path, value, plan.numbers)
 
 
 def _wrong_type(out: list[_Violation], path: tuple[str | int, ...], value: Any, wanted: Any) -> bool:
@@ -330,17 +343,121 @@ def _wrong_type(out: list[_Violation], path: tuple[str | int, ...], value: Any, 
     return True
 
 
+_SKIPPED: Any = object()  # a field's schema the walk does not enter (`CHECKED`), in a `_Plan`
+
+
+class _Plan:
+    """What `_Walk._visit` and `_Walk._map` read of a schema node, worked out once per node
+    (`_plan`) rather than once per value under it: which of its keywords are there and, per field
+    of an object node, its schema with how a string there is checked. Most values a run walks are
+    new content under a few nodes (each Gateway's listeners, each route's rules and references),
+    whose keywords each value read again."""
+
+    __slots__ = (
+        "combined",
+        "enum",
+        "field_bounds",
+        "fields",
+        "int_or_string",
+        "item_bounds",
+        "items",
+        "items_entered",
+        "kept_whole",
+        "lengths",
+        "list_type",
+        "numbers",
+        "other",
+        "properties",
+        "prunes",
+        "quiet",
+        "required",
+        "textual",
+        "types",
+        "wanted",
+    )
+
+    def __init__(self, node: Mapping[str, Any]) -> None:
+        # The keywords `_visit` reads: a check whose keywords the node lacks is not called.
+        self.quiet = bool(node.get(PRESERVE) or node.get(EMBEDDED))
+        self.int_or_string = bool(node.get("x-kubernetes-int-or-string"))
+        self.combined = bool(node.get(COMBINED))
+        wanted = self.wanted = node.get("type")
+        self.types = _TYPES.get(wanted) if isinstance(wanted, str) else None
+        enum = node.get("enum")
+        self.enum = enum if isinstance(enum, list) else None
+        self.lengths = _pair(node, "minLength", "maxLength")
+        self.textual = "pattern" in node or "format" in node
+        self.numbers: tuple[Any, Any, bool, bool] | None = None
+        if "minimum" in node or "maximum" in node:
+            self.numbers = (
+                node.get("minimum"),
+                node.get("maximum"),
+                node.get("exclusiveMinimum") is True,
+                node.get("exclusiveMaximum") is True,
+            )
+        # What `_list` reads.
+        self.item_bounds = _pair(node, "minItems", "maxItems")
+        items = node.get("items")
+        self.items = items if isinstance(items, dict) else None
+        self.items_entered = self.items is not None and CHECKED not in self.items
+        self.list_type = LIST_TYPE in node
+        # What `_map` reads.
+        properties = node.get("properties") or {}
+        self.properties = properties
+        self.field_bounds = _pair(node, "minProperties", "maxProperties")
+        # The API server sets a field's default before it validates: a default satisfies.
+        self.required = tuple(name for name in node.get("required", ()) if "default" not in properties.get(name, {}))
+        self.kept_whole = bool(node.get(PRESERVE)) and node.get("properties") is None
+        additional = node.get("additionalProperties")
+        # A field the node does not name goes to additionalProperties' schema, else is pruned.
+        self.other = _field_plan(additional) if isinstance(additional, dict) else None
+        self.prunes = additional is not True and (additional is not None or node.get("properties") is not None)
+        self.fields: dict[Any, Any] = {key: _field_plan(sub) for key, sub in properties.items()}
+        if self.other is not None:
+            # `properties.get(key)` None (a field set to null in the schema) falls to additionalProperties.
+            self.fields = {key: entry if entry[0] is not None else self.other for key, entry in self.fields.items()}
+        else:
+            self.fields = {key: entry for key, entry in self.fields.items() if entry[0] is not None}
+
+
+def _pair(node: Mapping[str, Any], low: str, high: str) -> tuple[Any, Any] | None:
+    """A node's lower and upper bound of a count, None when it has neither."""
+    return (node.get(low), node.get(high)) if low in node or high in node else None
+
+
+def _field_plan(sub: Any) -> tuple[Any, Any]:
+    """(a field's schema, how a string there is checked in its map's loop: its minLength,
+    maxLength, pattern and format, where those are all there is to check (`_plain_string_checked`);
+    None: the walk visits the value; `_SKIPPED`: the walk does not enter it)."""
+    if sub is None:
+        return None, None
+    if CHECKED in sub:
+        return sub, _SKIPPED
+    if sub.get("type") != "string" or "enum" in sub or COMBINED in sub:
+        return sub, None
+    return sub, (sub.get("minLength"), sub.get("maxLength"), sub.get("pattern"), sub.get("format"), sub)
+
+
+# id of a schema node -> (the node, its `_Plan`): the node is held, so its id stays its own.
+_PLANS: dict[int, tuple[Mapping[str, Any], _Plan]] = {}
+
+
+def _plan(node: Mapping[str, Any]) -> _Plan:
+    if len(_PLANS) > 100_000:
+        _PLANS.clear()  # CRDs read from many inputs in one process (tests): bounded
+    plan = _Plan(node)
+    _PLANS[id(node)] = (node, plan)
+    return plan
+
+
 def _plain_string_checked(
-    out: list[_Violation], path: tuple[str | int, ...], key: Any, child: Any, sub: Mapping[str, Any]
+    out: list[_Violation], path: tuple[str | int, ...], key: Any, child: str, checks: tuple[Any, ...]
 ) -> bool:
     """Most values: a string whose length, pattern and format are all there is to check, checked
     here rather than pushed on the walk's stack (its path, `path` and `key`, made only for a
-    violation). False: the walk visits it."""
-    if type(child) is not str or sub.get("type") != "string" or "enum" in sub or COMBINED in sub:
-        return False
-    least, most = sub.get("minLength"), sub.get("maxLength")
+    violation), against its field's `_field_plan`. False: the walk visits it."""
+    least, most, pattern, fmt, sub = checks
     if (least is None or len(child) >= least) and (most is None or len(child) <= most):
-        pattern, fmt = sub.get("pattern"), sub.get("format")
         if pattern is not None or fmt is not None:
             format_ok, matches = _string_checks()
             if (isinstance(pattern, str) and matches(pattern, child) is False) or (
@@ -545,16 +662,18 @@ def _defaulted(value: Any, node: Mapping[str, Any], budget: _Budget) -> Any:
     return value
 
 
+# The keywords bounding a count (`_bound`), and what is counted.
+_LENGTH = ("minLength", "maxLength", "characters long")
+_ITEMS = ("minItems", "maxItems", "items")
+_FIELDS = ("minProperties", "maxProperties", "fields")
+
+
 def _bound(
-    out: list[_Violation],
-    path: tuple[str | int, ...],
-    n: int,
-    node: Mapping[str, Any],
-    low: str,
-    high: str,
-    unit: str,
+    out: list[_Violation], path: tuple[str | int, ...], n: int, bounds: tuple[Any, Any], words: tuple[str, str, str]
 ) -> None:
-    least, most = node.get(low), node.get(high)
+    """A count against the node's lower and upper bound (`_Plan`), `words` naming them."""
+    least, most = bounds
+    low, high, unit = words
     if isinstance(least, int) and n < least:
         out.append((path, f"is {n} {unit}, fewer than the schema's {low} of {least}", _INVALID))
     if isinstance(most, int) and n > most:
@@ -614,9 +733,10 @@ def _placeholder_cause(value: str, accepts: Callable[[str], bool]) -> str | None
     return None
 
 
-def _value_bound(out: list[_Violation], path: tuple[str | int, ...], value: float, node: Mapping[str, Any]) -> None:
-    least, most = node.get("minimum"), node.get("maximum")
-    if isinstance(least, (int, float)) and (value < least or (node.get("exclusiveMinimum") is True and value == least)):
+def _value_bound(out: list[_Violation], path: tuple[str | int, ...], value: float, numbers: tuple[Any, Any, bool, bool]) -> None:
+    """A number against the node's minimum and maximum, each exclusive or not (`_Plan.numbers`)."""
+    least, most, above, below = numbers
+    if isinstance(least, (int, float)) and (value < least or (above and value == least)):
         out.append((path, f"is {value}, below the schema's minimum of {least}", _INVALID))
-    if isinstance(most, (int, float)) and (value > most or (node.get("exclusiveMaximum") is True and value == most)):
+    if isinstance(most, (int, float)) and (value > most or (below and value == most)):
         out.append((path, f"is {value}, above the schema's maximum of {most}", _INVALID))

@@ -46,7 +46,7 @@ ID_KEYS_KEPT = {
     "policylint/k8s/cel/program.py": "shape(): the memo of a value's shape (a token per map or list in the run's), whose maps and lists its owner pins (Catalogue.pinned)",
     "policylint/k8s/cel/convert.py": "to_cel(): the per-object memo of converted maps and lists",
     "policylint/k8s/schemawalk.py": "violations(): (schema node, value shape) memo keys",
-    "policylint/k8s/celrules.py": "cel_failures(): (schema node, value shape) memo keys",
+    "policylint/k8s/celrules.py": "cel_failures(): (schema node, value shape) memo keys, and each node's plan (which holds the node)",
     "policylint/k8s/differences.py": "pairs of bundled schema nodes (held by the tables' entries) and memo keys as celrules'",
     "policylint/k8s/differential.py": "the pairs' differences at a position (held by the tables' entries) and memo keys as celrules'",
     "policylint/k8s/schemas.py": "the hash-consing key of a child node, itself held in _NODES",

@@ -342,3 +342,72 @@ def test_what_an_object_asks_of_the_other_plausible_schemas_is_found_by_its_api_
     # The first route's plan is made (its key and the schema's lookup split the apiVersion); the
     # other routes find it. Before, the version was split for every route's lookup: 10.
     assert len(split) == 2, split
+
+
+class _Read(dict[str, Any]):
+    """A schema node that counts how often the walk reads its keywords."""
+
+    reads = 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        _Read.reads += 1
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        _Read.reads += 1
+        return super().__contains__(key)
+
+
+def _listeners_schema() -> dict[str, Any]:
+    """A fresh schema (its nodes never walked before) of a list of maps, each node counting reads:
+    a name with a length bound, a port with bounds, a protocol from an enum, an int-or-string and
+    a field with a default that satisfies `required`."""
+    fields = {
+        "name": _Read({"type": "string", "maxLength": 3, "pattern": "^[a-z0-9]+$"}),
+        "port": _Read({"type": "integer", "minimum": 1, "maximum": 65535}),
+        "protocol": _Read({"type": "string", "enum": ["HTTP", "HTTPS"]}),
+        "weight": _Read({"x-kubernetes-int-or-string": True}),
+        "mode": _Read({"type": "string", "default": "Terminate"}),
+    }
+    item = _Read({"type": "object", "required": ["name", "mode"], "properties": fields})
+    listeners = _Read({"type": "array", "items": item})
+    return {"type": "object", "properties": {"spec": _Read({"type": "object", "properties": {"listeners": listeners}})}}
+
+
+def test_a_schema_nodes_keywords_are_read_once_per_node_not_once_per_value() -> None:
+    """The structural walk reads what a schema node says (its type, enum, bounds, required and
+    named fields, markers) once per node (`schemawalk._plan`), not again for every value under it:
+    a Gateway's listeners, each its own content, are new values under the same few nodes. What it
+    refuses is unchanged, value by value: a name too long or off its pattern, a port out of
+    bounds, a protocol outside the enum, a boolean where an int-or-string goes, a missing
+    required field without a default (the one with a default is not reported)."""
+    from policylint.k8s.schemawalk import violations
+
+    def walked(count: int) -> tuple[int, list[Any]]:
+        schema = _listeners_schema()
+        listeners: list[dict[str, Any]] = [
+            {"name": f"l{i}", "port": 80 + i, "protocol": "HTTP", "weight": i} for i in range(count)
+        ]
+        listeners[-1] = {"name": "toolong", "port": 0, "protocol": "TCP", "weight": True}
+        listeners[0] = {"port": 70000, "protocol": "HTTPS", "weight": "50%", "name": "A"}
+        _Read.reads = 0
+        found = violations({"spec": {"listeners": listeners}}, schema)
+        return _Read.reads, sorted((".".join(map(str, path)), reason) for path, _, reason in found)
+
+    def expected(last: int) -> list[tuple[str, str]]:
+        return sorted(
+            [
+                ("spec.listeners.0.name", "FieldValueInvalid"),  # "A": off the pattern
+                ("spec.listeners.0.port", "FieldValueInvalid"),  # 70000: above the maximum
+                (f"spec.listeners.{last}.name", "FieldValueTooLong"),  # "toolong": 7 characters
+                (f"spec.listeners.{last}.port", "FieldValueInvalid"),  # 0: below the minimum
+                (f"spec.listeners.{last}.protocol", "FieldValueNotSupported"),  # "TCP"
+                (f"spec.listeners.{last}.weight", "FieldValueTypeInvalid"),  # a boolean
+            ]
+        )
+
+    few_reads, few = walked(3)
+    many_reads, many = walked(60)
+    assert few == expected(2)
+    assert many == expected(59)
+    assert many_reads == few_reads, (few_reads, many_reads)
