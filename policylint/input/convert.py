@@ -85,13 +85,9 @@ def _int(text: str) -> int:
 
 
 def _scalar(node: ScalarNode) -> Any:
-    tag: Any = node.tag
-    if tag.__class__ is slice:  # no tag written: resolved here, as `node_tag` does
-        value = node.value
-        # Most scalars: quoted, or plain with a first character no implicit tag starts with.
-        if not tag.step[0] or (value[:1] not in IMPLICIT and not WILDCARD):
-            return value
-        tag = node_tag(node)
+    """The value of a scalar that is not a string as written (`Converter._convert` takes those):
+    a tag written, or a plain one whose text an implicit tag may claim."""
+    tag = node_tag(node)
     if tag == _STR:
         return node.value
     if tag == _INT:
@@ -176,6 +172,11 @@ def flow_text(node: Node, limit: int) -> str:
     return text
 
 
+# The key, in a run's table of shared values, of its plain scalars as resolved (`Converter._plain`).
+_PLAIN_KEY = ("plain scalars",)
+_UNSEEN = object()
+
+
 class Converter:
     """Node tree to Python data, reporting duplicate keys and what JSON cannot hold.
 
@@ -191,6 +192,7 @@ class Converter:
         "_alias_chars",
         "_alias_nodes",
         "_memo",
+        "_plain",
         "_sizes",
         "_strings",
         "file",
@@ -212,6 +214,15 @@ class Converter:
         # one string object per file, or per run when the caller shares `strings`, saves memory
         # (benchmarks/, docs/performance.md).
         self._strings: Shared = {} if strings is None else strings
+        # A plain scalar written without a tag resolves by its text alone (YAML 1.1's implicit
+        # resolvers: `80`, `true`, `null`, `0777`, `nginx`), and the same few texts recur in every
+        # object: each short one is resolved and converted once for the run (through `strings`),
+        # not once per occurrence through the resolver's regexps. Only values that convert are
+        # kept: one that cannot (`.inf`, `99999999999999999999`) is reported wherever it is.
+        plain = self._strings.get(_PLAIN_KEY)
+        if plain is None:
+            plain = self._strings[_PLAIN_KEY] = {}
+        self._plain: dict[str, Any] = plain
         self._memo: dict[Node, Any] = {}
         self._sizes: dict[Node, tuple[int, int, int]] = {}
         self._active: set[Node] = set()
@@ -298,17 +309,19 @@ class Converter:
         cls = node.__class__
         if cls is ScalarNode:
             # `cls is ScalarNode`, cheaper than isinstance on this hot path, does not narrow `node`.
-            try:
-                value = _scalar(node)  # type: ignore[arg-type]
-            except (ValueError, LookupError, ArithmeticError, TypeError) as exc:
-                return self._bad_scalar(node, exc)  # type: ignore[arg-type]
-            if value.__class__ is str:
-                if len(value) <= SHARED_STRING_MAX:
-                    shared = self._strings.get(value)
-                    return shared if shared is not None else self._share(value)
-            elif value.__class__ is int:
-                return self._strings.setdefault(value, value)
-            return value
+            tag: Any = node.tag
+            text: str = node.value
+            if tag.__class__ is slice:  # no tag written (`resolver._Resolve`)
+                # Most scalars: quoted, or plain with a first character no implicit tag starts with.
+                if not tag.step[0] or (text[:1] not in IMPLICIT and not WILDCARD):
+                    if len(text) <= SHARED_STRING_MAX:
+                        shared = self._strings.get(text)
+                        return shared if shared is not None else self._share(text)
+                    return text
+                if len(text) <= SHARED_STRING_MAX:
+                    value = self._plain.get(text, _UNSEEN)
+                    return self._resolved(node, keep=True) if value is _UNSEEN else value  # type: ignore[arg-type]
+            return self._resolved(node, keep=False)  # type: ignore[arg-type]
         if self.shared:
             key = node
             if key in self._memo:
@@ -321,17 +334,36 @@ class Converter:
             return out_list
         return self._mapping(node)
 
+    def _resolved(self, node: ScalarNode, *, keep: bool) -> Any:
+        """A scalar's value by its tag, shared; `keep`: remembered for the run by its text (a
+        plain scalar's value depends on nothing else), unless it cannot be read."""
+        try:
+            value = _scalar(node)
+        except (ValueError, LookupError, ArithmeticError, TypeError) as exc:
+            return self._bad_scalar(node, exc)
+        if value.__class__ is str:
+            if len(value) <= SHARED_STRING_MAX:
+                shared = self._strings.get(value)
+                value = shared if shared is not None else self._share(value)
+        elif value.__class__ is int:
+            value = self._strings.setdefault(value, value)
+        if keep:
+            self._plain[node.value] = value
+        return value
+
     def _mapping(self, node: Node) -> dict[str, Any]:
         out: dict[str, Any] = {}
         pairs = node.value
         self.nodes += 2 * len(pairs)
         for knode, vnode in pairs:
             if knode.__class__ is ScalarNode:
-                if is_merge(knode):
+                text: str = knode.value
+                # `is_merge`'s own first test, without a call for every key.
+                key_tag: Any = knode.tag  # a slice until answered (`resolver._Resolve`)
+                if (text == "<<" or key_tag.__class__ is not slice) and is_merge(knode):
                     self._merge(out, vnode)
                     continue
                 # Kubernetes turns YAML into JSON: every key is a string (`1:` -> "1").
-                text: str = knode.value
                 k = self._strings.get(text)
                 if k is None:
                     k = self._share(text)

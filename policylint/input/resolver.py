@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import re
 from typing import Any
 
@@ -33,14 +34,16 @@ class _Resolve:
     `ascend_resolver`, which do nothing without path resolvers (the safe loader has none), and
     `resolve(kind, value, implicit)` for every node written without a tag. All three are C
     callables here, with no Python frame: the first two take the same arguments and do nothing
-    with them (`slice`, `tuple`); `resolve` is `slice` too, so that the node keeps the question
+    with them (`operator.is_`, which answers from the two objects alone and allocates nothing,
+    composed the clean corpus in 0.60–0.62 s where `slice` took 0.65–0.66 s; and `tuple`, whose
+    empty tuple is one object); `resolve` is `slice`, so that the node keeps the question
     as its tag (`slice(kind, value, implicit)`) and `node_tag` answers it where a tag is read:
     the scalar values `_scalar` converts and the keys that may be `<<`. Keys are half the scalars
     and collections never need theirs; resolving every node in Python took a tenth of the load.
     `node_tag` gives every node the tag PyYAML gives it (tests/input/test_load.py compares them).
     """
 
-    descend_resolver = staticmethod(slice)  # (parent, index) -> an unused slice
+    descend_resolver = staticmethod(operator.is_)  # (parent, index) -> an unused bool
     ascend_resolver = staticmethod(tuple)  # () -> the empty tuple, unused
     resolve = staticmethod(slice)  # (kind, value, implicit) -> the question, answered by `node_tag`
 

@@ -309,10 +309,6 @@ PATTERNS: dict[str, Adversarial] = {
     ),
     "policylint.input.reader.NON_SPACE": Adversarial(("search",), lambda n: [" " * n, "\u2028" * n, " \n" * (n // 2)]),
     "policylint.input.prescan.DOC_BOUNDARY": _BOUNDARY,
-    "policylint.input.prescan:_indentation_pattern": Adversarial(
-        ("search",),
-        lambda n: [" " * n + "x", (" " * 255 + "x\n") * (n // 257), "-" * n, " ?" * (n // 2), ("- " * 127 + "x\n") * (n // 256)],
-    ),
     # Output escaping (every message and name printed).
     "policylint.textsafe.UNSAFE": Adversarial(
         ("search", "sub", "finditer"), lambda n: ["\\" * n, "\x00" * n, "a" * n, "\u2028" * n]
@@ -392,11 +388,7 @@ PATTERNS: dict[str, Adversarial] = {
 }
 
 # Patterns built at run time: how to build the one the code uses.
-FACTORIES: dict[str, Callable[[], re.Pattern[str]]] = {
-    "policylint.input.prescan:_indentation_pattern": lambda: importlib.import_module(
-        "policylint.input.prescan"
-    )._indentation_pattern(importlib.import_module("policylint.input.bounds").MAX_DEPTH),
-}
+FACTORIES: dict[str, Callable[[], re.Pattern[str]]] = {}
 
 
 def _call(dotted: str) -> Callable[[str], object]:

@@ -67,3 +67,28 @@ def test_each_path_a_run_asks_about_is_parsed_once(tmp_path: Path, monkeypatch: 
     result = lint_paths([str(tmp_path)])
     assert len(result.findings) > 100
     assert len(parsed) == len(set(parsed)) > 0
+
+
+# Texts made of every line break libyaml counts, near misses and characters beyond ASCII.
+_BREAKS = st.lists(
+    st.sampled_from(["a", " ", "\t", "\n", "\r", "\r\n", "\x85", "\u2028", "\u2029", "\x0b", "\x0c", "é", "#"]), max_size=16
+).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_BREAKS)
+def test_a_text_whose_only_break_is_a_newline_is_found_as_before(text: str) -> None:
+    assert positions._only_newlines(text) == (positions._OTHER_BREAKS.search(text) is None)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_BREAKS)
+def test_a_line_s_end_is_the_regex_s(text: str) -> None:
+    """The end of each line's text, with its break taken off by `str.rstrip` alone, is where
+    taking it off with the line-break regex, then the blanks, put it."""
+    resolver = positions.PositionResolver(lambda _: text)
+    starts = positions._line_starts(text)
+    for line in range(1, len(starts) + 1):
+        stop = starts[line] if line < len(starts) else len(text)
+        before = len(positions._LINE_BREAK.sub("", text[starts[line - 1] : stop]).rstrip()) + 1
+        assert resolver._line_end("f", line, 1) == (line, max(1, before)), (text, line)
