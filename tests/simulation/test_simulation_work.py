@@ -15,11 +15,12 @@ import pytest
 
 from benchmarks.generate import write_corpus
 from policylint.semantics.effective import fold as fold_module
+from policylint.semantics.effective import folds as folds_module
 from policylint.semantics.effective import simulation as simulation_module
 from policylint.semantics.effective.facets import RANK, NodeKey, node_label
 from policylint.semantics.effective.simulation import Simulation
 from tests.lintutil import lint_paths, lint_text
-from tests.simulation.test_effective import CLASS, GW, color, gateway, lint_here, profile, route, service
+from tests.simulation.test_effective import CLASS, GW, GW_ROUTE_KINDS, color, gateway, lint_here, profile, route, service
 
 
 @pytest.fixture(scope="module")
@@ -269,3 +270,37 @@ def test_a_listener_owner_s_listeners_and_routes_are_read_once(corpus: Path, mon
     assert sorted((g.profile.kind, g.count) for g in sim.stack_groups()) == sorted(
         (g.profile.kind, g.count) for g in result.project.simulation().stack_groups()
     )
+
+
+def test_a_stack_of_policies_one_per_level_is_folded_in_its_path_s_order(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A path's facets come top first: where each is of another policy and deeper than the one
+    before (a Gateway's policy and a route's, nearly every stack), that is the order the fold
+    takes, and no stack is sorted. Two policies on one level, or one policy on two nodes of the
+    path, are still ordered: the second counts once, at its more specific node."""
+    sorted_stacks: list[int] = []
+    original = folds_module.order_stack
+
+    def counting(facets: Any) -> Any:
+        sorted_stacks.append(1)
+        return original(facets)
+
+    monkeypatch.setattr(folds_module, "order_stack", counting)
+    sim = lint_paths([str(corpus)]).project.simulation()
+    assert len(sim.stack_groups()) > 50
+    assert sorted_stacks == []
+
+    prof = profile(tmp_path, klass="Inherited", effective="route", default="atomic-defaults", kinds=GW_ROUTE_KINDS)
+    text = CLASS + gateway("g", "http") + route("r", "g", (None, "svc")) + service("svc")
+    gw_ref, route_ref = f"{{group: {GW}, kind: Gateway, name: g}}", f"{{group: {GW}, kind: HTTPRoute, name: r}}"
+    text += color("both", f"{gw_ref}, {route_ref}", "color: red", "2024-01-01T00:00:00Z")
+    text += color("older", gw_ref, "color: blue", "2023-01-01T00:00:00Z")
+    text += color("newer", gw_ref, "color: green", "2025-01-01T00:00:00Z")
+    (group,) = lint_here(tmp_path, text, prof).sim.stack_groups()
+    assert [(facet.policy.obj.name, facet.node[0]) for facet in group.stack] == [
+        ("older", "gateway"),
+        ("newer", "gateway"),
+        ("both", "route"),
+    ]
+    assert len(sorted_stacks) == 1
