@@ -1,8 +1,10 @@
 """What the effective-policy simulation works out, counted: the walk shares what a child does not
-change, the values of a facet are listed once for all the stacks that hold it, and the questions
-about one policy on one target work out only what they read (policylint.semantics.effective.simulation,
-fold, queries; docs/performance.md "The simulation, positions
-and the report, done once")."""
+change and goes into no backend where no context can end, a listener owner's listeners and routes
+are read once, a stack already in order is not sorted, the values of a facet are listed once for
+all the stacks that hold it, and the questions about one policy on one target work out only what
+they read (policylint.semantics.effective.simulation, owners, folds, fold, queries;
+docs/performance.md "The simulation, positions and the report, done once", "The simulation's and
+the topology's own time, by cause")."""
 
 from __future__ import annotations
 
