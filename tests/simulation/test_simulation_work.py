@@ -1,8 +1,10 @@
 """What the effective-policy simulation works out, counted: the walk shares what a child does not
-change, the values of a facet are listed once for all the stacks that hold it, and the questions
-about one policy on one target work out only what they read (policylint.semantics.effective.simulation,
-fold, queries; docs/performance.md "The simulation, positions
-and the report, done once")."""
+change and goes into no backend where no context can end, a listener owner's listeners and routes
+are read once, a stack already in order is not sorted, the values of a facet are listed once for
+all the stacks that hold it, and the questions about one policy on one target work out only what
+they read (policylint.semantics.effective.simulation, owners, folds, fold, queries;
+docs/performance.md "The simulation, positions and the report, done once", "The simulation's and
+the topology's own time, by cause")."""
 
 from __future__ import annotations
 
@@ -15,11 +17,12 @@ import pytest
 
 from benchmarks.generate import write_corpus
 from policylint.semantics.effective import fold as fold_module
+from policylint.semantics.effective import folds as folds_module
 from policylint.semantics.effective import simulation as simulation_module
-from policylint.semantics.effective.facets import RANK, NodeKey
+from policylint.semantics.effective.facets import RANK, NodeKey, node_label
 from policylint.semantics.effective.simulation import Simulation
-from tests.lintutil import lint_paths
-from tests.simulation.test_effective import CLASS, GW, color, gateway, lint_here, profile, route, service
+from tests.lintutil import lint_paths, lint_text
+from tests.simulation.test_effective import CLASS, GW, GW_ROUTE_KINDS, color, gateway, lint_here, profile, route, service
 
 
 @pytest.fixture(scope="module")
@@ -130,3 +133,176 @@ def test_a_facet_s_values_are_listed_once_for_every_stack_that_holds_it(corpus: 
     assert max(counted.values()) == 1
     # Facets shared by stacks (a Gateway's policy in every stack below it), each listed once all the same.
     assert sum(len(group.stack) for group in sim.stack_groups()) > len(counted)
+
+
+# One route, two rules: `secure` reaches a Service port a BackendTLSPolicy targets, `plain`
+# another Service no policy reaches.
+_TLS_PORT = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: envoy}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: g, namespace: apps}
+spec:
+  gatewayClassName: envoy
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: apps}
+spec:
+  parentRefs: [{name: g}]
+  rules:
+  - name: secure
+    backendRefs: [{name: tls-svc, port: 443}]
+  - name: plain
+    backendRefs: [{name: web, port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: tls-svc, namespace: apps}
+spec: {ports: [{name: https, port: 443}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: apps}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: tls, namespace: apps}
+spec:
+  targetRefs: [{group: "", kind: Service, name: tls-svc, sectionName: https}]
+  validation: {wellKnownCACertificates: System, hostname: tls-svc.apps.svc}
+"""
+
+
+def _walked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[tuple[NodeKey, ...], dict[tuple[str, str], Any]]]:
+    walked: list[tuple[tuple[NodeKey, ...], dict[tuple[str, str], Any]]] = []
+    original = Simulation._walk
+
+    def recording(self: Simulation, path: tuple[NodeKey, ...], stacks: Any, *rest: Any) -> None:
+        walked.append((path, stacks))
+        original(self, path, stacks, *rest)
+
+    monkeypatch.setattr(Simulation, "_walk", recording)
+    return walked
+
+
+def _idle(sim: Simulation, walked: list[tuple[tuple[NodeKey, ...], dict[tuple[str, str], Any]]]) -> list[tuple[NodeKey, ...]]:
+    """The walks into a backend or port with no policy along the path, on it or on its ports."""
+    hooked = {node for attached in sim._by_kind.values() for node in attached}
+    return [
+        path
+        for path, stacks in walked
+        if path[-1][0] in ("backend", "port")
+        and not any(stacks.values())
+        and not any(node in hooked for node in path if node[0] in ("backend", "port"))
+    ]
+
+
+def test_a_backend_where_no_context_can_end_is_not_walked_into(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below a rule only the kinds whose contexts end at a backend or a port go on (a
+    BackendTLSPolicy's): where none of them has a policy along the path, on the backend or on its
+    ports, no context ends there, and the walk does not go into it (of the 1,289 walks over this
+    corpus, 477 went into such backends and ports)."""
+    walked = _walked(monkeypatch)
+    sim = lint_paths([str(corpus)]).project.simulation()
+    assert any(gk[1] == "BackendTLSPolicy" for gk in sim._by_kind)  # the kind reaches backends
+    assert len(walked) > 100
+    assert _idle(sim, walked) == []
+
+
+def test_a_backend_port_with_a_policy_is_walked_into(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Service port a BackendTLSPolicy targets is walked into, and its context found there;
+    the other rule's backend, which nothing reaches, is not, and is still counted as reached."""
+    walked = _walked(monkeypatch)
+    sim = lint_text(_TLS_PORT).project.simulation()
+    assert _idle(sim, walked) == []
+    (group,) = [g for g in sim.stack_groups() if g.profile.kind == "BackendTLSPolicy"]
+    assert group.count == 1
+    assert [node_label(node) for node in group.examples[0]] == [
+        "envoy",
+        "apps/g",
+        "apps/g#http",
+        "apps/r",
+        "apps/r#secure",
+        "apps/tls-svc",
+        "apps/tls-svc#https",
+    ]
+    assert [path[-1][0] for path, _ in walked].count("port") == 1
+    # No context of its own for the policy: its port was reached from the Gateway.
+    (policy,) = [p for p in sim.resolution.policies() if p.obj.name == "tls"]
+    (target,) = sim.resolution.targets(policy)
+    status = sim.target_status(policy, target)
+    assert status is not None and status.contexts == 1 and status.enforced == 1
+
+
+def test_a_listener_owner_s_listeners_and_routes_are_read_once(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A listener node names its listener by the owner's key and the listener's name: the
+    owner's listeners are read by name, and its routes by listener, once per owner, not once per
+    listener it has (a Gateway of 32 listeners read them 33 times)."""
+    result = lint_paths([str(corpus)])
+    topology = result.project.topology()
+    listeners_asked: Counter[int] = Counter()
+    routes_asked: Counter[int] = Counter()
+    original_listeners, original_routes = type(topology).listeners, type(topology).routes_of
+
+    def listeners(self: Any, owner: Any) -> Any:
+        listeners_asked[id(owner)] += 1
+        return original_listeners(self, owner)
+
+    def routes_of(self: Any, owner: Any) -> Any:
+        routes_asked[id(owner)] += 1
+        return original_routes(self, owner)
+
+    monkeypatch.setattr(type(topology), "listeners", listeners)
+    monkeypatch.setattr(type(topology), "routes_of", routes_of)
+    monkeypatch.setattr(type(topology), "routes_on", lambda self, listener: pytest.fail("routes asked per listener"))
+    sim = Simulation(topology)
+    gateways = topology.gateways()
+    assert len(gateways) > 3 and sum(len(topology._listeners[g]) for g in gateways) > 4 * len(gateways)
+    # Once for the Gateway's children, once for its listeners by name.
+    assert max(listeners_asked.values()) == 2
+    assert max(routes_asked.values()) == 1
+    # The same contexts as the whole run's simulation found.
+    assert sorted((g.profile.kind, g.count) for g in sim.stack_groups()) == sorted(
+        (g.profile.kind, g.count) for g in result.project.simulation().stack_groups()
+    )
+
+
+def test_a_stack_of_policies_one_per_level_is_folded_in_its_path_s_order(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A path's facets come top first: where each is of another policy and deeper than the one
+    before (a Gateway's policy and a route's, nearly every stack), that is the order the fold
+    takes, and no stack is sorted. Two policies on one level, or one policy on two nodes of the
+    path, are still ordered: the second counts once, at its more specific node."""
+    sorted_stacks: list[int] = []
+    original = folds_module.order_stack
+
+    def counting(facets: Any) -> Any:
+        sorted_stacks.append(1)
+        return original(facets)
+
+    monkeypatch.setattr(folds_module, "order_stack", counting)
+    sim = lint_paths([str(corpus)]).project.simulation()
+    assert len(sim.stack_groups()) > 50
+    assert sorted_stacks == []
+
+    prof = profile(tmp_path, klass="Inherited", effective="route", default="atomic-defaults", kinds=GW_ROUTE_KINDS)
+    text = CLASS + gateway("g", "http") + route("r", "g", (None, "svc")) + service("svc")
+    gw_ref, route_ref = f"{{group: {GW}, kind: Gateway, name: g}}", f"{{group: {GW}, kind: HTTPRoute, name: r}}"
+    text += color("both", f"{gw_ref}, {route_ref}", "color: red", "2024-01-01T00:00:00Z")
+    text += color("older", gw_ref, "color: blue", "2023-01-01T00:00:00Z")
+    text += color("newer", gw_ref, "color: green", "2025-01-01T00:00:00Z")
+    (group,) = lint_here(tmp_path, text, prof).sim.stack_groups()
+    assert [(facet.policy.obj.name, facet.node[0]) for facet in group.stack] == [
+        ("older", "gateway"),
+        ("newer", "gateway"),
+        ("both", "route"),
+    ]
+    assert len(sorted_stacks) == 1

@@ -107,13 +107,7 @@ class KeptFolds:
     def ordered(self, raw: tuple[Facet, ...]) -> Ordered:
         found = self._orders.get(raw) or self._old_orders.get(raw)
         if found is None:
-            # A policy attached at two nodes of one path counts once, at the more specific node.
-            best: dict[K8sObject, int] = {}
-            for facet in raw:
-                pid = facet.policy.obj
-                best[pid] = max(best.get(pid, -1), facet.rank)
-            stack, groups = order_stack(f for f in raw if f.rank == best[f.policy.obj])
-            found = Ordered(tuple(stack), tuple(groups))
+            found = _ordered(raw)
         self._orders[raw] = found
         return found
 
@@ -133,6 +127,27 @@ class KeptFolds:
             self.reused += 1
         self._folds[stack] = found
         return found
+
+
+def _ordered(raw: tuple[Facet, ...]) -> Ordered:
+    # A path's facets come top first, so their ranks never decrease. Where each is of another
+    # policy than the others and deeper than the one before (nearly every stack: a Gateway's
+    # policy and a route's), the raw stack is the order the fold takes, with no same-level group.
+    rank, policies = -1, set()
+    for facet in raw:
+        if facet.rank <= rank or facet.policy.obj in policies:
+            break
+        rank = facet.rank
+        policies.add(facet.policy.obj)
+    else:
+        return Ordered(raw, ())
+    # A policy attached at two nodes of one path counts once, at the more specific node.
+    best: dict[K8sObject, int] = {}
+    for facet in raw:
+        pid = facet.policy.obj
+        best[pid] = max(best.get(pid, -1), facet.rank)
+    stack, groups = order_stack(f for f in raw if f.rank == best[f.policy.obj])
+    return Ordered(tuple(stack), tuple(groups))
 
 
 def _fold(stack: tuple[Facet, ...], groups: Sequence[tuple[int, int, str]], profile: PolicyProfile, offered: Offered) -> Folded:

@@ -65,6 +65,7 @@ from policylint.semantics.effective.facets import (
 )
 from policylint.semantics.effective.fold import _why
 from policylint.semantics.effective.folds import KeptFolds, States
+from policylint.semantics.effective.owners import OwnerListeners, owner_listeners
 from policylint.semantics.effective.routes import KeptRouteNodes, RouteNodes
 from policylint.semantics.effective.states import count_state, grow
 from policylint.semantics.effective.walks import (
@@ -181,6 +182,7 @@ class Simulation:
         # references are the same instances (policylint.semantics.effective.routes).
         self._routes = kept.routes if kept is not None else KeptRouteNodes()
         self._route_nodes_of: dict[ObjectKey, RouteNodes] = {}  # this run's, asked once per route
+        self._owners: dict[K8sObject, OwnerListeners] = {}  # each listener owner's, read once (`owners`)
         # policy object -> what it reaches. One tally per policy rather than node sets per stack:
         # a policy shared by many stacks (a Gateway's) would have its nodes repeated in each.
         self._reach: dict[K8sObject, _Reach] = {}
@@ -289,10 +291,9 @@ class Simulation:
         if level == "listenerset":
             return self._accepted_listeners(obj, key)
         if level == "listener":
-            listener = next((lst for lst in topo.listeners(obj) if lst.name == section), None)
-            if listener is None:
+            routes = self._owner_listeners(obj).routes_on(section)
+            if routes is None:
                 return []
-            routes = [route for route, _ in topo.routes_on(listener)]
             for route in routes:
                 self._objects[route.key] = route
             return [("route", r.key, None) for r in sorted(routes, key=lambda r: r.key)]
@@ -311,6 +312,12 @@ class Simulation:
             for lst in topo.listeners(owner)
             if lst.name is not None and topo.listener_conflict(lst) is None and not _refused_protocol(lst)
         ]
+
+    def _owner_listeners(self, owner: K8sObject) -> OwnerListeners:
+        found = self._owners.get(owner)
+        if found is None:
+            found = self._owners[owner] = owner_listeners(self.topology, owner)
+        return found
 
     def _route_nodes(self, route: K8sObject) -> RouteNodes:
         nodes = self._route_nodes_of.get(route.key)
@@ -522,6 +529,7 @@ class Simulation:
             return
         deepest, hooked, kinds = plan.deepest, plan.hooked, plan.kinds
         lowest = min(map(targets.__getitem__, stacks), default=deepest)  # the first level a child may pass
+        ports_of: dict[ObjectKey, list[NodeKey]] | None = None  # a rule's ports by backend, when asked
         for child in children:
             child_level = child[0]
             if child_level == "port":
@@ -540,7 +548,15 @@ class Simulation:
                     extra = kinds[gk].get(child) if attached else None
                     child_stacks[gk] = stack + tuple(extra) if extra else stack
             if child_level == "backend":
-                ports = [c for c in children if c[0] == "port" and c[1] == child[1]]
+                if ports_of is None:
+                    ports_of = _ports_by_backend(children)
+                ports = ports_of.get(child[1], _NO_PORTS)
+                if not attached and not any(child_stacks.values()) and not any(port in hooked for port in ports):
+                    # No facet along the path for the kinds that reach a backend, none on it or its
+                    # ports: no context ends here (a kind's contexts are those with a policy). The
+                    # walk below it would emit nothing; its nodes are reached all the same.
+                    visited.update(ports)
+                    continue
                 self._walk_backend((*path, child), child_stacks, plan, visited, ports)
             else:
                 self._walk((*path, child), child_stacks, plan, visited)
@@ -609,7 +625,8 @@ class Simulation:
     def _prepare(self, gk: tuple[str, str], raw_stack: tuple[Facet, ...]) -> _StackGroup:
         ordered = self._folds.ordered(raw_stack)
         folded = self._folds.folded(ordered, self._profiles[gk])
-        contributors = tuple(self._reach.setdefault(pid, _Reach(self._levels[gk])) for pid in folded.contributing)
+        reach = self._reach
+        contributors = tuple(reach.get(pid) or reach.setdefault(pid, _Reach(self._levels[gk])) for pid in folded.contributing)
         return _StackGroup(self._profiles[gk], ordered.stack, folded.result, folded.sensitive, folded.states, contributors)
 
     def _finalize(self) -> None:
@@ -630,6 +647,7 @@ class Simulation:
         keep_below(self._keep_below, self._backends_below)
         self._backends_below = {}
         self._route_nodes_of = {}
+        self._owners = {}
         self._children = {}
         if not self._kept:
             # Nothing outlives this run: the tables serve only what is asked again (`contexts`).
@@ -705,6 +723,17 @@ class Simulation:
 
 
 _BACKEND_LEVELS = ("backend", "port")
+_NO_PORTS: list[NodeKey] = []
+
+
+def _ports_by_backend(children: Sequence[NodeKey]) -> dict[ObjectKey, list[NodeKey]]:
+    """A rule's Service ports by the backend they refine, in the rule's order: one pass over its
+    children rather than one per backend."""
+    ports: dict[ObjectKey, list[NodeKey]] = {}
+    for child in children:
+        if child[0] == "port":
+            ports.setdefault(child[1], []).append(child)
+    return ports
 
 
 def _object_node(node: NodeKey) -> NodeKey:

@@ -62,8 +62,10 @@ def target_states(
     by_target: dict[tuple[K8sObject, NodeKey], list[Facet]] = defaultdict(list)
     for facet in stack:
         by_target[(facet.policy.obj, facet.node)].append(facet)
+    status = result.status
     for target, facets in by_target.items():
-        yield target, (facets, combined_status([result.status[f] for f in facets]))
+        # One facet on the target (a policy with one block, nearly all): its status is the policy's.
+        yield target, (facets, status[facets[0]] if len(facets) == 1 else combined_status([status[f] for f in facets]))
 
 
 def combined_status(states: Sequence[Enforcement]) -> Enforcement:
