@@ -6,15 +6,20 @@ pipe and read a pickle at a time: `_send`, `_collect`; the project's objects by 
 Parsing uses clean interpreters ("spawn", policylint.input.parallel) because it has nothing to
 share; here sharing the built project is the point, and it needs fork.
 
-The children start as early as most rules allow. The stages (policylint.stages) are built by one
-process, but most of the rules' work reads the index, the admission verdicts and the topology alone
-(`Rule.reads`: the schema family reads every object's admission verdict, which each process works
-out for the objects of its shares). So the children are forked once the admissions and the topology
-are built (`start`, called by the engine's `start`), and run those rules while this process builds
-the simulation. This process then runs the rules that
-read the simulation, and takes from the queue what the children have not taken yet (`finish`).
-When no rule is ready before the build (all read the simulation), the children are forked after
-it, over all the rules.
+The children start as early as the rules allow, one pool of them per stage the rules wait for. The
+stages (policylint.stages) are built by one process, but most of the rules' work reads the index,
+the admission verdicts and the topology alone (`Rule.reads`: the schema family reads every object's
+admission verdict, which each process works out for the objects of its shares). So a first pool is
+forked before any stage is built, for the rules that read the index alone, which run while this
+process builds the admissions and the topology; a second once the topology is built, for the rules
+that read no later stage, which run while this process builds the simulation (`start`, called by
+the engine's `start` and `Started.advance`; a pool's children never hold an earlier pool's pipes).
+The rules that read the admission verdicts wait for the topology with those that read it: PL704
+reads both, and reads the verdicts and refusals PL702 and PL703 work out in the same process, which
+a process forked earlier would work out again. This process then runs the rules that read the
+simulation, and takes from the queues, the latest pool's first, what the children have not taken
+yet (`finish`). When no rule is ready before the build (all read the simulation), the children are
+forked after it, over all the rules; a pool that does not start leaves its rules to the next.
 
 The queue is a pipe filled, before the fork, with the number of every unit of work, costliest
 first (`COST`): a rule, or one share of the objects for all the `per_object` rules together
