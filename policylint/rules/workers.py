@@ -165,7 +165,7 @@ class Pool:
 
     def descriptors(self) -> list[int]:
         """The queue's and the children's pipes this process holds open."""
-        return [*(() if self._queue is None else (self._queue,)), *(read for _, read in self._children)]
+        return [*(() if self._queue is None else (self._queue,)), *(fd for _, fd in self._children)]
 
     def close(self) -> None:
         """End and reap the children still running (a run stopped before `finish`), close the queue."""
@@ -242,7 +242,7 @@ def _fork(pool: Pool, run_units: RunUnits, inherited: Sequence[int] = ()) -> tup
         code = 1
         try:
             os.close(read)
-            for other in [*(read for _, read in pool._children), *inherited]:
+            for other in [*(fd for _, fd in pool._children), *inherited]:
                 # An earlier sibling's results, and an earlier pool's queue, are this process's
                 # to read, not its.
                 os.close(other)
