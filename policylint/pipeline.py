@@ -495,12 +495,14 @@ def _lint(request: LintRequest, part: Part | None = None, resident: Resident | N
     # A long-lived process keeps the spans it answered of files whose bytes are unchanged.
     kept_spans = resident.spans if resident is not None else None
     resolver = PositionResolver(_text_reader(texts), kept_spans, loaded.index.content_keys)
-    # The admissions and the topology first: with --jobs, the rules that read no later stage then
-    # start in other processes, while this one builds the simulation (policylint.rules.workers).
-    failures = build_stages(project, {Stage.ADMISSION, Stage.TOPOLOGY} & set(closure(frozenset(wanted))))
     reuse = rule_reuse(request, project, resident, members)
+    # With --jobs, the rules start in other processes as soon as the stages they read are built
+    # (policylint.rules.workers): those that read the index alone while this process builds the
+    # admissions and the topology, then those that read no later stage while it builds the simulation.
     started = engine.start(project, selected, resolver, _rule_options(request), effective_jobs(request.jobs), reuse)
     try:
+        failures = build_stages(project, {Stage.ADMISSION, Stage.TOPOLOGY} & set(closure(frozenset(wanted))))
+        started.advance(project)
         if not failures:  # a stage that failed is not built again, nor any after it
             failures = build_stages(project, wanted)
         # A rule whose stage failed to build is not run: the stage's PL000 says why.

@@ -7,7 +7,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
-from dataclasses import fields, replace
+from dataclasses import field, fields, replace
 from json.encoder import encode_basestring_ascii
 from operator import attrgetter
 from typing import TYPE_CHECKING
@@ -241,16 +241,33 @@ class _Runner:
 
 @record
 class Started:
-    """Rules started before the stages are built (`start`); `run` finishes them."""
+    """Rules started before the stages are built (`start`, `advance`); `run` finishes them."""
 
     runner: _Runner
-    pool: workers.Pool | None
+    # One per stage the rules were started at, in that order (policylint.rules.workers).
+    pools: list[workers.Pool]
     jobs: int
+    rules: list[type[Rule]] = field(default_factory=list)
+
+    def queued(self) -> set[str]:
+        """The ids of the rules handed to the pools."""
+        return {rule_cls.id for pool in self.pools for bundle in pool.todo for rule_cls, _ in bundle}
+
+    def advance(self, project: Project) -> None:
+        """Start, in other processes, the rules whose stages are built now and that no earlier call
+        started: the pipeline calls it once the topology is built, so that what reads the topology
+        runs while this process builds the simulation."""
+        queued = self.queued()
+        ready = [r for r in self.rules if r.id not in queued and all(project.has_stage(stage) for stage in r.reads)]
+        if ready:
+            pool = workers.start(project, ready, self.runner, self.jobs, self.pools)
+            if pool is not None:
+                self.pools.append(pool)
 
     def close(self) -> None:
         """End the processes still running the rules (a run that stopped before `run`)."""
-        if self.pool is not None:
-            self.pool.close()
+        for pool in self.pools:
+            pool.close()
 
 
 def start(
@@ -262,14 +279,16 @@ def start(
     reuse: Reuse | None = None,
 ) -> Started:
     """Start, in other processes (`jobs` > 1, policylint.rules.workers), the rules of `rules` whose
-    stages are built, while this process builds the rest; `run` runs the others and gathers all.
-    The pipeline calls it once the topology is built, with every rule `run` may be given.
-    `reuse`: what the per-object rules found in earlier runs (policylint.incremental.rulecache),
-    read and added to by the rules run in this process."""
+    stages are built, while this process builds the rest (`Started.advance` starts more as they
+    are built); `run` runs the others and gathers all. The pipeline calls it before the first stage
+    is built, with every rule `run` may be given: the rules that read the index alone then run
+    while this process builds the admissions and the topology. `reuse`: what the per-object rules
+    found in earlier runs (policylint.incremental.rulecache), read and added to by the rules run
+    in this process."""
     selected = list(rules)
-    runner = _Runner(project, selected, resolver, options or {}, reuse)
-    ready = [r for r in selected if all(project.has_stage(stage) for stage in r.reads)]
-    return Started(runner, workers.start(project, ready, runner, jobs), jobs)
+    started = Started(_Runner(project, selected, resolver, options or {}, reuse), [], jobs, selected)
+    started.advance(project)
+    return started
 
 
 def run(
@@ -292,11 +311,10 @@ def run(
     process, with its default options."""
     selected = list(rules)
     runner = started.runner if started is not None else _Runner(project, selected, resolver, {})
-    pool = started.pool if started is not None else None
     jobs = started.jobs if started is not None else 1
-    if pool is not None:
-        queued = {rule_cls.id for bundle in pool.todo for rule_cls, _ in bundle}
-        results = pool.finish([(r, None) for r in selected if r.id not in queued], runner)
+    if started is not None and started.pools:
+        queued = started.queued()
+        results = started.pools[-1].finish([(r, None) for r in selected if r.id not in queued], runner, started.pools[:-1])
     else:
         # Nothing started before the simulation (no rule was ready, or one process): all now.
         pool = workers.start(project, selected, runner, jobs)

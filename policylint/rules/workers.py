@@ -6,15 +6,20 @@ pipe and read a pickle at a time: `_send`, `_collect`; the project's objects by 
 Parsing uses clean interpreters ("spawn", policylint.input.parallel) because it has nothing to
 share; here sharing the built project is the point, and it needs fork.
 
-The children start as early as most rules allow. The stages (policylint.stages) are built by one
-process, but most of the rules' work reads the index, the admission verdicts and the topology alone
-(`Rule.reads`: the schema family reads every object's admission verdict, which each process works
-out for the objects of its shares). So the children are forked once the admissions and the topology
-are built (`start`, called by the engine's `start`), and run those rules while this process builds
-the simulation. This process then runs the rules that
-read the simulation, and takes from the queue what the children have not taken yet (`finish`).
-When no rule is ready before the build (all read the simulation), the children are forked after
-it, over all the rules.
+The children start as early as the rules allow, one pool of them per stage the rules wait for. The
+stages (policylint.stages) are built by one process, but most of the rules' work reads the index,
+the admission verdicts and the topology alone (`Rule.reads`: the schema family reads every object's
+admission verdict, which each process works out for the objects of its shares). So a first pool is
+forked before any stage is built, for the rules that read the index alone, which run while this
+process builds the admissions and the topology; a second once the topology is built, for the rules
+that read no later stage, which run while this process builds the simulation (`start`, called by
+the engine's `start` and `Started.advance`; a pool's children never hold an earlier pool's pipes).
+The rules that read the admission verdicts wait for the topology with those that read it: PL704
+reads both, and reads the verdicts and refusals PL702 and PL703 work out in the same process, which
+a process forked earlier would work out again. This process then runs the rules that read the
+simulation, and takes from the queues, the latest pool's first, what the children have not taken
+yet (`finish`). When no rule is ready before the build (all read the simulation), the children are
+forked after it, over all the rules; a pool that does not start leaves its rules to the next.
 
 The queue is a pipe filled, before the fork, with the number of every unit of work, costliest
 first (`COST`): a rule, or one share of the objects for all the `per_object` rules together
@@ -133,23 +138,34 @@ class Pool:
                 return  # empty: every write end is closed, so nothing more will come
             yield from self.todo[int.from_bytes(got, "big")]
 
-    def finish(self, first: Sequence[Unit], run_units: RunUnits) -> dict[UnitKey, RuleResult]:
+    def finish(self, first: Sequence[Unit], run_units: RunUnits, earlier: Sequence[Pool] = ()) -> dict[UnitKey, RuleResult]:
         """Run `first` here, then the units still queued; gather the children's results, and run
-        here every unit that no child sent back."""
+        here every unit that no child sent back. `earlier`: the pools started at an earlier stage
+        (`engine.start`): what their queues still hold is run here after this one's, in the same
+        pass (the positions of whole rules are resolved in one pass per file), and their children
+        are gathered too."""
+        pools = (self, *earlier)
         try:
-            results = run_units(chain(first, self._take()))
-            units = [unit for bundle in self.todo for unit in bundle]
-            keys = {key(unit) for unit in units}
-            while self._children:
-                received = _collect(self._children.pop(0), keys, self)
-                if received is not None:
-                    results.update(received)
-            missing = [unit for unit in units if key(unit) not in results]
+            results = run_units(chain(first, *(pool._take() for pool in pools)))
+            missing: list[Unit] = []
+            for pool in pools:
+                units = [unit for bundle in pool.todo for unit in bundle]
+                keys = {key(unit) for unit in units}
+                while pool._children:
+                    received = _collect(pool._children.pop(0), keys, pool)
+                    if received is not None:
+                        results.update(received)
+                missing.extend(unit for unit in units if key(unit) not in results)
             if missing:  # a child failed: its units, run here
                 results.update(run_units(missing))
             return results
         finally:
-            self.close()
+            for pool in pools:
+                pool.close()
+
+    def descriptors(self) -> list[int]:
+        """The queue's and the children's pipes this process holds open."""
+        return [*(() if self._queue is None else (self._queue,)), *(fd for _, fd in self._children)]
 
     def close(self) -> None:
         """End and reap the children still running (a run stopped before `finish`), close the queue."""
@@ -165,9 +181,12 @@ class Pool:
                 os.waitpid(pid, 0)
 
 
-def start(project: Project, rules: Sequence[type[Rule]], run_units: RunUnits, jobs: int) -> Pool | None:
+def start(
+    project: Project, rules: Sequence[type[Rule]], run_units: RunUnits, jobs: int, earlier: Sequence[Pool] = ()
+) -> Pool | None:
     """Fork `jobs - 1` children that take `rules`' units from a queue and run them; None when
-    one process is better (few objects, one job, one unit of work) or no child can be forked."""
+    one process is better (few objects, one job, one unit of work) or no child can be forked.
+    `earlier`: the pools started before this one, whose queue and pipes are this process's alone."""
     if jobs <= 1 or len(project.index.objects) < MIN_OBJECTS or not can_fork():
         return None
     todo = bundles(rules, SHARES_PER_PROCESS * jobs)
@@ -182,8 +201,9 @@ def start(project: Project, rules: Sequence[type[Rule]], run_units: RunUnits, jo
     finally:
         os.close(write)  # the children inherit only the read end: an empty queue reads as its end
     pool = Pool(todo, read, [], project.kept_verdicts, project.index.objects)
+    inherited = [fd for other in earlier for fd in other.descriptors()]
     for _ in range(jobs - 1):
-        child = _fork(pool, run_units)
+        child = _fork(pool, run_units, inherited)
         if child is not None:
             pool._children.append(child)
     return pool
@@ -205,8 +225,9 @@ def results_in_order(rules: Sequence[type[Rule]], results: Mapping[UnitKey, Rule
     return out
 
 
-def _fork(pool: Pool, run_units: RunUnits) -> tuple[int, int] | None:
-    """(pid, read end of its pipe), or None when no child could be started."""
+def _fork(pool: Pool, run_units: RunUnits, inherited: Sequence[int] = ()) -> tuple[int, int] | None:
+    """(pid, read end of its pipe), or None when no child could be started. `inherited`: the
+    descriptors of earlier pools, closed in the child."""
     try:
         read, write = os.pipe()
     except OSError:
@@ -221,8 +242,10 @@ def _fork(pool: Pool, run_units: RunUnits) -> tuple[int, int] | None:
         code = 1
         try:
             os.close(read)
-            for _, other in pool._children:
-                os.close(other)  # an earlier sibling's results are this process's to read, not its
+            for other in [*(fd for _, fd in pool._children), *inherited]:
+                # An earlier sibling's results, and an earlier pool's queue, are this process's
+                # to read, not its.
+                os.close(other)
             _die_with_parent()
             results = run_units(pool._take())
             with os.fdopen(write, "wb") as out:  # flushed and closed before os._exit

@@ -980,37 +980,45 @@ def test_a_run_stopped_before_it_gathers_the_rules_ends_their_processes() -> Non
 
 
 def test_the_rules_start_once_the_stages_they_read_are_built(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`engine.start` hands the processes every rule whose stages are built (the pipeline calls it
-    once the topology is): the others, which read the simulation, stay with this process."""
+    """`engine.start` hands the processes every rule whose stages are built, `Started.advance` those
+    whose stages were built since (the pipeline calls them before the admissions and once the
+    topology is built): the others, which read the simulation, stay with this process."""
     from policylint.input.positions import PositionResolver
     from policylint.pipeline import LintRequest, _project, build_stages
     from policylint.rules import REGISTRY, engine
     from policylint.stages import Stage
 
     project = _project(LintRequest(paths=[str(REPO / "examples")]))[0]
-    assert not build_stages(project, {Stage.TOPOLOGY})
     given: list[list[str]] = []
 
-    def start(project: Any, rules: Any, run_units: Any, jobs: int) -> None:
+    def start(project: Any, rules: Any, run_units: Any, jobs: int, earlier: Any = ()) -> None:
         assert jobs == 2
         given.append([rule.id for rule in rules])
 
     monkeypatch.setattr(workers, "start", start)
     started = engine.start(project, REGISTRY, PositionResolver(lambda file: None), jobs=2)
-    assert started.pool is None
-    (ids,) = given
-    assert ids == [rule.id for rule in REGISTRY if Stage.SIMULATION not in rule.reads]
-    assert {"PL702", "PL704", "PL401", "PL101"} <= set(ids)
-    assert not {"PL601", "PL603"} & set(ids)
+    assert not build_stages(project, {Stage.TOPOLOGY})
+    started.advance(project)
+    assert started.pools == []
+    first, then = given
+    assert first == [rule.id for rule in REGISTRY if not rule.reads]
+    # No pool started for the first (this stand-in starts none): its rules are offered again with
+    # those of the stages built since (tests/input/test_processes_stages.py: when one starts).
+    assert then == [rule.id for rule in REGISTRY if Stage.SIMULATION not in rule.reads]
+    assert {"PL101", "PL201"} <= set(first)
+    assert not {"PL702", "PL704", "PL401"} & set(first)
+    assert {"PL702", "PL704", "PL401"} <= set(then)
+    assert not {"PL601", "PL603"} & {*first, *then}
 
     # Rules that all read the simulation (`--select PL6`): none is ready before it, so they are
     # shared among the processes once it is built, with the jobs given to `start`.
     given.clear()
     effective = [rule for rule in REGISTRY if Stage.SIMULATION in rule.reads]
     started = engine.start(project, effective, PositionResolver(lambda file: None), jobs=2)
+    started.advance(project)
     assert not build_stages(project, {Stage.SIMULATION})
     result = engine.run(project, effective, PositionResolver(lambda file: None), started=started)
-    assert given == [[], [rule.id for rule in effective]]
+    assert given == [[rule.id for rule in effective]]
     assert not result.internal_error
 
 

@@ -1,0 +1,161 @@
+"""The rule processes of `--jobs` started stage by stage (`policylint.rules.workers`,
+`engine.start`, `Started.advance`): the rules that read the index alone run in a child forked
+before the admissions and the topology are built, those that read no later stage in one forked
+once the topology is, while this process builds the simulation. Each pool's units run once,
+whoever takes them, and the findings come back as one process gives them.
+
+The children are forked, so the tests of the pools run a fresh interpreter that runs no other
+thread (a test runner's process may).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policylint import pipeline
+from policylint.pipeline import LintRequest, lint
+from policylint.rules import REGISTRY, workers
+from policylint.stages import Stage
+
+LINUX = sys.platform.startswith("linux")
+linux_only = pytest.mark.skipif(not LINUX, reason="forks the rule processes as the command does only on Linux")
+REPO = Path(__file__).resolve().parents[2]
+RUN_TIMEOUT = 180.0
+SHARES = workers.SHARES_PER_PROCESS * 2  # shares of a per-object rule with two processes
+
+
+class _Recorded:
+    """A pool that forks nothing: `finish` runs its units and those of the earlier pools here."""
+
+    def __init__(self, rules: Any) -> None:
+        self.todo = [((rule, None),) for rule in rules]
+
+    def finish(self, first: Any, run_units: Any, earlier: Any = ()) -> Any:
+        return run_units([*first, *(unit for pool in (self, *earlier) for bundle in pool.todo for unit in bundle)])
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_rules_reading_the_index_alone_start_before_the_admissions_and_the_topology(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pipeline starts the rules that read no stage before it builds any, and the rules that
+    read the admissions or the topology once it has built them, each in a pool of their own; the
+    rules that read the simulation stay with this process. The findings are those of one process."""
+    calls: list[tuple[list[str], bool, bool, int]] = []
+
+    def start(project: Any, rules: Any, run_units: Any, jobs: int, earlier: Any = ()) -> _Recorded:
+        calls.append(([r.id for r in rules], project.has_stage(Stage.ADMISSION), project.has_stage(Stage.TOPOLOGY), len(earlier)))
+        return _Recorded(rules)
+
+    one = lint(LintRequest(paths=[str(REPO / "examples")]))
+    monkeypatch.setattr(workers, "start", start)
+    monkeypatch.setattr(pipeline, "effective_jobs", lambda jobs: 2)  # whatever CPUs this machine has
+    result = lint(LintRequest(paths=[str(REPO / "examples")], jobs=2))
+    assert calls == [
+        ([r.id for r in REGISTRY if not r.reads], False, False, 0),
+        ([r.id for r in REGISTRY if r.reads and Stage.SIMULATION not in r.reads], True, True, 1),
+    ]
+    assert {"PL101", "PL201"} <= set(calls[0][0])
+    assert {"PL702", "PL704", "PL401"} <= set(calls[1][0])
+    assert [f.fingerprint for f in result.findings] == [f.fingerprint for f in one.findings]
+    assert len(result.findings) > 10
+
+
+_SCRIPT = """\
+import fcntl, json, os, struct, sys, termios, time
+from policylint.rules import workers
+
+class Rule:
+    def __init__(self, rule_id):
+        self.id = rule_id
+        self.per_object = rule_id in ("PL201", "PL301", "PL702", "PL704")
+
+class Index:
+    objects = range(workers.MIN_OBJECTS)
+
+class Project:
+    index = Index()
+    kept_verdicts = None
+
+mode = sys.argv[1]
+parent = os.getpid()
+pools = []
+
+def run_units(units):
+    out = {}
+    for rule, share in units:
+        child = os.getpid() != parent
+        if mode == "plain" and not child and rule.id == "PL603":
+            # This process's own rule, busy until the children have taken every queued unit.
+            while any(struct.unpack("i", fcntl.ioctl(pool._queue, termios.FIONREAD, bytes(4)))[0] for pool in pools):
+                time.sleep(0.01)
+        if mode == "dies" and child and rule.id == sys.argv[2]:
+            os._exit(7)  # the child dies holding the unit it took, before it sends anything
+        # Whether an earlier pool's queue is open in this child (forked while its own pool was
+        # being started, so `pools` holds the earlier ones): it is the main process's alone.
+        inherited = []
+        for pool in pools if child else []:
+            try:
+                os.fstat(pool._queue)
+                inherited.append(True)
+            except OSError:
+                inherited.append(False)
+        out[(rule.id, share)] = ([[rule.id, share, inherited]], None)
+    return out
+
+early = [Rule("PL101"), Rule("PL201"), Rule("PL301")]
+later = [Rule("PL401"), Rule("PL702"), Rule("PL704")]
+pools.append(workers.start(Project(), early, run_units, 2))
+pools.append(workers.start(Project(), later, run_units, 2, pools))
+assert all(pool is not None for pool in pools)
+own = [Rule("PL603")]  # a rule of this process's own (one that reads the simulation)
+results = pools[-1].finish([(rule, None) for rule in own], run_units, pools[:-1])
+print(json.dumps([r[0] for r in workers.results_in_order(early + later + own, results)]))
+"""
+
+
+def _run(mode: str, dies: str = "-") -> list[list[Any]]:
+    proc = subprocess.run(
+        [sys.executable, "-c", _SCRIPT, mode, dies], capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=REPO, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    result: list[list[Any]] = json.loads(proc.stdout)
+    return result
+
+
+def _one_process() -> list[list[Any]]:
+    """What one process gives: each rule's findings, a per-object rule's share by share."""
+    shares = [[k, SHARES] for k in range(SHARES)]
+    return [
+        [[rule, share, []] for share in shares] if rule in ("PL201", "PL301", "PL702", "PL704") else [[rule, None, []]]
+        for rule in ("PL101", "PL201", "PL301", "PL401", "PL702", "PL704", "PL603")
+    ]
+
+
+def _without_inherited(results: list[list[Any]]) -> list[list[Any]]:
+    return [[[rule, share, []] for rule, share, _ in findings] for findings in results]
+
+
+@linux_only
+def test_the_pools_of_two_stages_run_every_unit_once_in_rule_order() -> None:
+    results = _run("plain")
+    assert _without_inherited(results) == _one_process()
+    # A child of the later pool never holds the earlier pool's queue open: the units there are
+    # for the earlier pool's child and this process.
+    inherited = [found for findings in results for _, _, found in findings]
+    assert [False] in inherited
+    assert all(found in ([], [False]) for found in inherited)
+
+
+@linux_only
+@pytest.mark.parametrize("dies", ["PL201", "PL702"], ids=["earlier-pool", "later-pool"])
+def test_a_child_of_either_stage_that_dies_costs_only_time(dies: str) -> None:
+    # The child dies holding a unit: that unit, and whatever that child took, run here, once each.
+    results = _run("dies", dies)
+    assert _without_inherited(results) == _one_process()
