@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from policylint.input.sources import Source
     from policylint.pipeline import LintRequest, LintResult, Part
     from policylint.report_scope import ChangeSet
+    from policylint.reported import Reported
 
 INTRODUCED = "introduced"
 ALL = "all"
@@ -292,7 +293,7 @@ def classify(request: LintRequest, result: LintResult, measured: Measured, resid
         result.findings = sorted([*result.findings, *caused], key=Finding.sort_key)
 
 
-def gating(result: LintResult, gate: str) -> list[Finding]:
+def gating(result: Reported, gate: str) -> list[Finding]:
     """The findings the exit code is decided on: the introduced ones when the run measured a
     change and `gate` is `introduced`, else every finding reported."""
     if result.introduced is None or gate == ALL:

@@ -50,9 +50,11 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
     real_check = index.check_object
     real_object = shells._object
 
-    def lint(request: LintRequest, part: pipeline.Part | None = None, resident: Any = None) -> pipeline.LintResult:
+    def lint(
+        request: LintRequest, part: pipeline.Part | None = None, resident: Any = None, discovered: Any = None
+    ) -> pipeline.LintResult:
         seen["runs"].append(request)
-        return real_lint(request, part, resident)
+        return real_lint(request, part, resident, discovered)
 
     def relabel(self: partgraph.PartGraph, slots: Any, affected: Any) -> None:
         seen["joined"].append(len(slots))
