@@ -17,7 +17,7 @@ from policylint.settings import EXPLAIN, GRAPH, Settings, from_keys, from_values
 from policylint.values import frozen
 
 if TYPE_CHECKING:
-    from policylint.commands.change import Measured
+    from policylint.commands.change import Base, Measured
     from policylint.commands.query import Query
     from policylint.commands.trust import Trust
     from policylint.config.effective import Effective
@@ -280,8 +280,18 @@ def _result(request: LintRequest, measured: Measured | None, resident: Resident 
             found = kept.recall(request)
             if found is not None:
                 return found
+    base = None
+    if discovered is not None and measured is not None and measured.base is not None and resident is not None:
+        from policylint.commands.change import Base
+
+        # What the change's side records for its base's run (policylint.incremental.resident)
+        # costs it time that only that run gets back: not when the base's findings are read back.
+        # (After the sources were read: the base's files are the same blobs, read once.)
+        base = Base(request, measured, resident)
+        if base.read_back(measured.change):
+            resident = None
     result = lint(request, resident=resident, discovered=discovered)
-    _classify(request, result, measured, resident)
+    _classify(request, result, measured, resident, base)
     if kept is not None:
         kept.remember(request, result)
     return result
@@ -296,13 +306,15 @@ def _measured_inputs(measured: Measured | None) -> list[object]:
     return [measured.base, measured.base_name, measured.head, measured.considered, measured.elsewhere]
 
 
-def _classify(request: LintRequest, result: LintResult, measured: Measured | None, resident: Resident | None) -> None:
+def _classify(
+    request: LintRequest, result: LintResult, measured: Measured | None, resident: Resident | None, base: Base | None = None
+) -> None:
     """Which of `result`'s findings the change introduces, if it measured one: the base is linted
-    too, from what `resident` kept of the change's side."""
+    too, from what `resident` kept of the change's side (`base`: its side, prepared before)."""
     from policylint.commands.change import classify
 
     if measured is not None and measured.base is not None:
-        classify(request, result, measured, resident)
+        classify(request, result, measured, resident, base)
 
 
 def _resident() -> Resident:

@@ -302,6 +302,19 @@ def recall_members(cache: ParseCache, entry: str, part: Part) -> frozenset[str] 
     """The fingerprints kept under `entry` when they cover `part` (its objects among the
     members, its files among those covered whole), else None: missing, corrupt, not what
     `remember_members` writes, or about other objects."""
+    kept = members(cache, entry)
+    if kept is None:
+        return None
+    keys, files, found = kept
+    named, objects = part
+    if not (objects <= keys and named <= files):
+        return None
+    return found
+
+
+def members(cache: ParseCache, entry: str) -> tuple[frozenset[ObjectKey], frozenset[str], frozenset[str]] | None:
+    """What `remember_members` kept under `entry` (the members, the files covered whole, the
+    fingerprints), or None: missing, corrupt, not what it writes."""
     from policylint.k8s.objects import ObjectKey
 
     payload = cache.payload(entry)
@@ -328,7 +341,4 @@ def recall_members(cache: ParseCache, entry: str, part: Part) -> frozenset[str] 
         ):
             return None
         keys.add(ObjectKey(row[0], row[1], row[2], row[3]))
-    named, objects = part
-    if not (objects <= keys and named <= set(files)):
-        return None
-    return frozenset(found)
+    return frozenset(keys), frozenset(files), frozenset(found)
