@@ -293,3 +293,17 @@ def test_an_entry_that_is_not_what_policylint_writes_is_a_miss(
     del runs[:]
     assert check("--cache-dir", cache, str(examples)) == cold
     assert runs == []
+
+
+def test_a_result_past_the_bound_is_not_kept(tmp_path: Path, runs: list[LintRequest], monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = str(tmp_path / "cache")
+    check("--cache-dir", cache, str(EXAMPLES))
+    del runs[:]
+    check("--cache-dir", cache, str(EXAMPLES))
+    assert runs == []
+    monkeypatch.setattr(results, "MAX_BYTES", 1000)  # examples/'s entry is tens of KB
+    other = str(tmp_path / "other")
+    check("--cache-dir", other, str(EXAMPLES))
+    del runs[:]
+    check("--cache-dir", other, str(EXAMPLES))
+    assert len(runs) == 1
