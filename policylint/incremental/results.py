@@ -134,7 +134,7 @@ class Results:
         if result.internal_error or result.baseline_written is not None:
             return
         content_keys = result.index.content_keys
-        if any(key is not None and content_keys.get(name) != key for name, key in self._keys.items()):
+        if any(key is not None and content_keys.get(name, key) != key for name, key in self._keys.items()):
             return
         payload = json.dumps(_encoded(result), ensure_ascii=True, separators=(",", ":")).encode("ascii")
         if len(payload) <= MAX_BYTES:
@@ -161,7 +161,7 @@ def open_results(
     rows, keys = _sources(cache, request, sources, resident)
     if rows is None:
         return None
-    digest = _digest(cache, request, found, rows, command)
+    digest = _digest(request, found, rows, command)
     return Results(cache, cache.named(_NAME, digest), keys) if digest is not None else None
 
 
@@ -189,9 +189,7 @@ def _sources(
     return rows, keys
 
 
-def _digest(
-    cache: ParseCache, request: LintRequest, found: Discovery, rows: list[Any], command: Sequence[object]
-) -> bytes | None:
+def _digest(request: LintRequest, found: Discovery, rows: list[Any], command: Sequence[object]) -> bytes | None:
     import dataclasses
     import hashlib
 
