@@ -12,7 +12,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from policylint import attachment_chain
+from policylint import attachment_chain, reported
 from policylint.attachment_chain import Chain
 from policylint.config import overrides as config_overrides
 from policylint.findings import Finding, Issue, Location
@@ -182,18 +182,16 @@ class LintResult:
     analysed: Project | None = None
 
     def introduced_by_change(self, finding: Finding) -> bool | None:
-        """True when the measured change introduced `finding`, False when the base has it too;
-        None when no change was measured, or for a suppressed finding (it gates nothing)."""
-        if self.introduced is None or finding.suppression is not None:
-            return None
-        return finding.fingerprint in self.introduced
+        return reported.introduced_by_change(self, finding)
 
     def change_counts(self) -> tuple[int, int] | None:
-        """(introduced, pre-existing) among the findings reported; None when no change was measured."""
-        if self.introduced is None:
-            return None
-        new = sum(1 for f in self.findings if f.fingerprint in self.introduced)
-        return new, len(self.findings) - new
+        return reported.change_counts(self)
+
+    def object_count(self) -> int:
+        return len(self.index.objects)
+
+    def policy_count(self) -> int:
+        return self.project.resolution.policy_count()
 
 
 def _text_reader(texts: dict[str, str | Kept]) -> Callable[[str], str | None]:
@@ -218,7 +216,13 @@ def _text_reader(texts: dict[str, str | Kept]) -> Callable[[str], str | None]:
 Part = tuple[frozenset[str], frozenset[ObjectKey]]
 
 
-def lint(request: LintRequest, *, part: Part | None = None, resident: Resident | None = None) -> LintResult:
+def lint(
+    request: LintRequest,
+    *,
+    part: Part | None = None,
+    resident: Resident | None = None,
+    discovered: tuple[Discovery, list[Source]] | None = None,
+) -> LintResult:
     """Run every selected rule over the inputs. Raises SourceError / ProfileError for usage errors.
 
     `part`: analyse only what the findings of those files and objects can depend on
@@ -226,16 +230,24 @@ def lint(request: LintRequest, *, part: Part | None = None, resident: Resident |
     gate's base side, policylint.commands.change). `resident`: the objects this process's last
     run kept of its files (a long-lived process's, or a change's side handed to its base's),
     taken where the bytes are the same (policylint.incremental.resident), and replaced by this
-    run's."""
+    run's. `discovered`: what `discover(request)` found already (the command, which keys the
+    result it keeps by it: policylint.incremental.results)."""
     # A lint run allocates millions of short-lived, acyclic objects (YAML nodes, dicts);
     # the cyclic collector only rescans them. One run is short: collect afterwards instead.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _lint(request, part, resident)
+        return _lint(request, part, resident, discovered)
     finally:
         if was_enabled:
             gc.enable()
+
+
+def precheck(request: LintRequest) -> None:
+    """The usage errors a run finds before any work (RuleOptionError, BaselineError), for a command
+    that reads the files first (policylint.incremental.results) to say them in the same order."""
+    engine.check_options(REGISTRY, _rule_options(request))
+    suppressions.read_baseline(request)
 
 
 def load_project(request: LintRequest) -> Project:
@@ -259,9 +271,9 @@ def cluster_of(request: LintRequest) -> Cluster:
     return _project(request)[0].index.cluster()
 
 
-def _project(
-    request: LintRequest, part: bool = False, resident: Resident | None = None
-) -> tuple[Project, list[Source], dict[str, str | Kept], list[str], list[Skipped]]:
+def discover(request: LintRequest) -> tuple[Discovery, list[Source]]:
+    """What the request reads: the files found (or given), and the sources to read, as the git
+    index holds them with `staged`."""
     found = (
         Discovery(list(request.sources))
         if request.sources is not None
@@ -274,7 +286,16 @@ def _project(
             helm_templates=request.helm_templates,
         )
     )
-    sources = _staged(request, found.sources) if request.staged else found.sources
+    return found, _staged(request, found.sources) if request.staged else found.sources
+
+
+def _project(
+    request: LintRequest,
+    part: bool = False,
+    resident: Resident | None = None,
+    discovered: tuple[Discovery, list[Source]] | None = None,
+) -> tuple[Project, list[Source], dict[str, str | Kept], list[str], list[Skipped]]:
+    found, sources = discovered if discovered is not None else discover(request)
     user_profiles, user_producers = _user_profiles(request)
 
     # Never a cache inside the linted repository: its authors would choose what the files say.
@@ -466,10 +487,15 @@ def _rule_options(request: LintRequest) -> dict[str, Mapping[str, object]]:
     return dict(options)
 
 
-def _lint(request: LintRequest, part: Part | None = None, resident: Resident | None = None) -> LintResult:
+def _lint(
+    request: LintRequest,
+    part: Part | None = None,
+    resident: Resident | None = None,
+    discovered: tuple[Discovery, list[Source]] | None = None,
+) -> LintResult:
     engine.check_options(REGISTRY, _rule_options(request))  # a usage error, before any work
     baseline = suppressions.read_baseline(request)  # likewise (BaselineError)
-    loaded, sources, texts, notes, skipped = _project(request, part is not None, resident)
+    loaded, sources, texts, notes, skipped = _project(request, part is not None, resident, discovered)
     # The project analysed: all of it, or the part the report scope can reach.
     project, members = _analysed(request, sources, loaded, part, resident)
     if resident is not None:

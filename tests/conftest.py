@@ -101,6 +101,15 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 
 
 @pytest.fixture
+def without_kept_results(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands that analyse on every run: for tests of what an analysis reads from the cache,
+    which a run whose inputs an earlier run saw skips whole (policylint.incremental.results)."""
+    from policylint.incremental import results
+
+    monkeypatch.setattr(results, "open_results", lambda *args, **kwargs: None)
+
+
+@pytest.fixture
 def validate_json_reports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every JSON report the test renders in-process is checked against the report schema."""
     from policylint.reporters import json as json_reporter

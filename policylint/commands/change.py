@@ -32,8 +32,10 @@ if TYPE_CHECKING:
     from policylint.findings import Finding
     from policylint.incremental.resident import Resident
     from policylint.input.sources import Source
+    from policylint.k8s.objects import ObjectKey
     from policylint.pipeline import LintRequest, LintResult, Part
     from policylint.report_scope import ChangeSet
+    from policylint.reported import Reported
 
 INTRODUCED = "introduced"
 ALL = "all"
@@ -171,37 +173,71 @@ def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str
     return Measured(root, context, ChangeSet(files, before), commit, name, head, "", len(changed) - elsewhere, elsewhere)
 
 
+class Base:
+    """The base side of a change's gate: the base's files read from git objects, linted with the
+    request's configuration (rules, severities, suppressions, loading options), so that only the
+    change differs between the two runs, and what earlier runs of the gate kept of what it finds
+    (policylint.incremental.memo)."""
+
+    def __init__(self, request: LintRequest, measured: Measured, resident: Resident | None = None) -> None:
+        """`resident`: the change's side's, which worked out the keys of the bytes both sides read."""
+        from policylint.input.commit import commit_sources
+
+        assert measured.base is not None
+        self.sources = commit_sources(measured.base, measured.root, [measured.root], request.walk, request.helm_templates)
+        self.request = replace(
+            request,
+            sources=self.sources,
+            paths=(measured.context,),
+            context_paths=(),
+            change=None,
+            staged=False,
+            report_policies=False,
+            report_chains=False,
+            write_baseline=None,
+            show_suppressed=False,
+        )
+        self.kept = _Kept(self.request, self.sources, resident)
+        self._whole: tuple[frozenset[str] | None] | None = None
+
+    def whole(self) -> frozenset[str] | None:
+        """What the base finds, as a previous run of the gate found it (the base of a hook run is
+        nearly always the commit the previous run checked), read once."""
+        if self._whole is None:
+            self._whole = (self.kept.recall(),)
+        return self._whole[0]
+
+    def read_back(self, change: ChangeSet | None) -> bool:
+        """Whether the base's findings will be read back rather than worked out, told before the
+        change's side runs: the whole base is kept, or the staged side of the run that checked it
+        kept its part, holding every object the change's files held at the base (the findings to
+        match are nearly always about those). A guess that turns out wrong costs time, never a
+        verdict: the base side then runs without what the change's side recorded for it."""
+        if self.whole() is not None:
+            return True
+        kept = self.kept.members()
+        return kept is not None and change is not None and change.before <= kept[0]
+
+
 def introduced(
-    request: LintRequest, findings: Sequence[Finding], measured: Measured, resident: Resident | None = None
+    request: LintRequest,
+    findings: Sequence[Finding],
+    measured: Measured,
+    resident: Resident | None = None,
+    base: Base | None = None,
 ) -> frozenset[str]:
-    """The fingerprints of `findings` (a run's) that the base does not have: the base read from git
-    objects and linted with `request`'s configuration (rules, severities, suppressions, loading
-    options), so that only the change differs between the two runs; its findings are read back
-    when an earlier run kept them, else worked out in the part of the base they can depend on,
+    """The fingerprints of `findings` (a run's) that the base does not have: its findings are read
+    back when an earlier run kept them, else worked out in the part of the base they can depend on,
     from what the change's side kept in `resident` (the objects of the same bytes, the part
-    search's sets: policylint.incremental.resident)."""
-    from policylint.input.commit import commit_sources
+    search's sets: policylint.incremental.resident). `base`: the base side prepared before the
+    change's side ran."""
     from policylint.pipeline import lint
 
     if not findings or measured.base is None:
         return frozenset()  # nothing to tell apart: the base need not be read
-    sources = commit_sources(measured.base, measured.root, [measured.root], request.walk, request.helm_templates)
-    whole = replace(
-        request,
-        sources=sources,
-        paths=(measured.context,),
-        context_paths=(),
-        change=None,
-        staged=False,
-        report_policies=False,
-        report_chains=False,
-        write_baseline=None,
-        show_suppressed=False,
-    )
-    # What the base finds, as a previous run of the gate found it (the base of a hook run is
-    # nearly always the commit the previous run checked: policylint.incremental.memo).
-    kept = _Kept(whole, sources, resident)
-    before = kept.recall()
+    base = base if base is not None else Base(request, measured, resident)
+    kept = base.kept
+    before = base.whole()
     if before is None:
         # Else only what can match a finding reported: a finding is matched by its rule, its
         # object (or, on no object, its file) and its field path, so the base's findings about
@@ -217,7 +253,7 @@ def introduced(
             # the part it analysed covers this one (the hook's next commit).
             before = kept.recall_members(part)
         if before is None:
-            linted = lint(whole, part=part, resident=resident)
+            linted = lint(base.request, part=part, resident=resident)
             before = frozenset(
                 f.fingerprint for f in linted.findings if f.object in part[1] or (f.object is None and f.file in part[0])
             )
@@ -257,14 +293,24 @@ class _Kept:
         entry = self._entry(part)
         return memo.recall(self.cache, entry) if entry is not None and self.cache is not None else None
 
+    def _members_entry(self) -> str | None:
+        from policylint.incremental import memo
+
+        return memo.key(self.cache, self.request, self.files, members=True) if self.cache is not None else None
+
+    def members(self) -> tuple[frozenset[ObjectKey], frozenset[str], frozenset[str]] | None:
+        """What a scoped run over these files kept of its part (policylint.incremental.memo.members)."""
+        from policylint.incremental import memo
+
+        entry = self._members_entry()
+        return memo.members(self.cache, entry) if entry is not None and self.cache is not None else None
+
     def recall_members(self, part: Part) -> frozenset[str] | None:
         """The fingerprints a scoped run over these files kept, if its part covers `part`."""
         from policylint.incremental import memo
 
-        if self.cache is None:
-            return None
-        entry = memo.key(self.cache, self.request, self.files, members=True)
-        return memo.recall_members(self.cache, entry, part) if entry is not None else None
+        entry = self._members_entry()
+        return memo.recall_members(self.cache, entry, part) if entry is not None and self.cache is not None else None
 
     def remember(self, part: Part, fingerprints: frozenset[str]) -> None:
         from policylint.incremental import memo
@@ -274,7 +320,9 @@ class _Kept:
             memo.remember(self.cache, entry, fingerprints)
 
 
-def classify(request: LintRequest, result: LintResult, measured: Measured, resident: Resident | None = None) -> None:
+def classify(
+    request: LintRequest, result: LintResult, measured: Measured, resident: Resident | None = None, base: Base | None = None
+) -> None:
     """Which findings the change introduces, and the report of a change: every finding it
     introduces, wherever it is (nothing else changed between the two runs, so each is caused by
     the change: a renamed listener's PL407 in the changed file and the PL413 it brings on a
@@ -286,13 +334,13 @@ def classify(request: LintRequest, result: LintResult, measured: Measured, resid
     result.base = measured.base_name
     result.change_files = (measured.considered, measured.elsewhere)
     knock_on = result.beyond_scope if measured.elsewhere == 0 else []
-    result.introduced = introduced(request, [*result.findings, *knock_on], measured, resident)
+    result.introduced = introduced(request, [*result.findings, *knock_on], measured, resident, base)
     caused = [f for f in knock_on if f.fingerprint in result.introduced]
     if caused:
         result.findings = sorted([*result.findings, *caused], key=Finding.sort_key)
 
 
-def gating(result: LintResult, gate: str) -> list[Finding]:
+def gating(result: Reported, gate: str) -> list[Finding]:
     """The findings the exit code is decided on: the introduced ones when the run measured a
     change and `gate` is `introduced`, else every finding reported."""
     if result.introduced is None or gate == ALL:

@@ -17,7 +17,7 @@ from policylint.settings import EXPLAIN, GRAPH, Settings, from_keys, from_values
 from policylint.values import frozen
 
 if TYPE_CHECKING:
-    from policylint.commands.change import Measured
+    from policylint.commands.change import Base, Measured
     from policylint.commands.query import Query
     from policylint.commands.trust import Trust
     from policylint.config.effective import Effective
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from policylint.input.sources import Skipped, Source
     from policylint.k8s.external import ExternalObjects
     from policylint.pipeline import LintRequest, LintResult
+    from policylint.reported import Reported
+    from policylint.reporters import Reporter
     from policylint.rules.engine import Selection
     from policylint.suppressions.baseline import Entry
 
@@ -87,7 +89,7 @@ def _run_check(settings: Settings, configured: Configured | None = None) -> int:
     from policylint.commands.trust import Trust, gate_report
     from policylint.input.git import GitError
     from policylint.input.sources import SourceError
-    from policylint.pipeline import LintRequest, lint
+    from policylint.pipeline import LintRequest
     from policylint.profiles.registry import ProfileError
     from policylint.reporters import REPORTERS
     from policylint.rules.base import RuleOptionError
@@ -183,10 +185,10 @@ def _run_check(settings: Settings, configured: Configured | None = None) -> int:
             )
             if isinstance(outcome, int):
                 return outcome  # --diff-fix: the diff is the output
-            result = outcome
+            result: Reported = outcome
+            _classify(request, outcome, measured, resident)
         else:
-            result = lint(request, resident=resident)
-        _classify(request, result, measured, resident)
+            result = _result(request, measured, resident, formats)
         diff_base, head = _gate_sides(settings, measured)
         result.gate = gate_report(
             trust,
@@ -261,13 +263,58 @@ def _measure(paths: Sequence[str], settings: Settings, cache_dir: str | None) ->
     return measured
 
 
-def _classify(request: LintRequest, result: LintResult, measured: Measured | None, resident: Resident | None) -> None:
+def _result(request: LintRequest, measured: Measured | None, resident: Resident | None, formats: Sequence[Reporter]) -> Reported:
+    """The run's result, classified by the change it measured: read back when an earlier run's
+    inputs were all this one's (policylint.incremental.results), else worked out, and kept."""
+    from policylint.pipeline import discover, lint, precheck
+
+    kept = None
+    discovered = None
+    if request.cache_dir is not None and not any(r.objects or r.chains for r in formats):
+        from policylint.incremental.results import open_results
+
+        precheck(request)  # the usage errors a run says before reading files, in their order
+        discovered = discover(request)
+        kept = open_results(request, discovered, _measured_inputs(measured), resident)
+        if kept is not None:
+            found = kept.recall(request)
+            if found is not None:
+                return found
+    base = None
+    if discovered is not None and measured is not None and measured.base is not None and resident is not None:
+        from policylint.commands.change import Base
+
+        # What the change's side records for its base's run (policylint.incremental.resident)
+        # costs it time that only that run gets back: not when the base's findings are read back.
+        # (After the sources were read: the base's files are the same blobs, read once.)
+        base = Base(request, measured, resident)
+        if base.read_back(measured.change):
+            resident = None
+    result = lint(request, resident=resident, discovered=discovered)
+    _classify(request, result, measured, resident, base)
+    if kept is not None:
+        kept.remember(request, result)
+    return result
+
+
+def _measured_inputs(measured: Measured | None) -> list[object]:
+    """What the command measured of a change, besides the request's `change`: what its base
+    is (a commit: its tree is its content) and how it is named, the commit pushed, and how many
+    changed files lie under the PATHs and outside them."""
+    if measured is None:
+        return []
+    return [measured.base, measured.base_name, measured.head, measured.considered, measured.elsewhere]
+
+
+def _classify(
+    request: LintRequest, result: LintResult, measured: Measured | None, resident: Resident | None, base: Base | None = None
+) -> None:
     """Which of `result`'s findings the change introduces, if it measured one: the base is linted
-    too, from what `resident` kept of the change's side."""
+    too, from what `resident` kept of the change's side (`base`: its side, prepared before)."""
     from policylint.commands.change import classify
 
     if measured is not None and measured.base is not None:
-        classify(request, result, measured, resident)
+        classify(request, result, measured, resident, base)
 
 
 def _resident() -> Resident:
@@ -319,7 +366,7 @@ def parse_options(
     return selection, threshold, external_objects, overrides
 
 
-def _say_what_happened(result: LintResult) -> None:
+def _say_what_happened(result: Reported) -> None:
     """On standard error: notes (a cache not used, ...), skipped files, a baseline written."""
     for note in result.notes:
         warning(note)
@@ -372,7 +419,7 @@ def parse_outputs(values: Sequence[str]) -> list[tuple[str, str]] | None:
     return out
 
 
-def _render(result: LintResult, fmt: str, color: str, files: Sequence[tuple[str, str]], fail_on: Severity, gate: str) -> bool:
+def _render(result: Reported, fmt: str, color: str, files: Sequence[tuple[str, str]], fail_on: Severity, gate: str) -> bool:
     """The report on standard output, each output file, the summary line on standard error.
     False when a file could not be written (said on standard error)."""
     from policylint.reporters import environment_options, streamer

@@ -110,8 +110,8 @@ NOT_SHAPING = frozenset(
 _code: list[bytes] = []
 
 
-class _Unknown(Exception):
-    """A setting of a type `_canonical` cannot write the same way in every run."""
+class Unknown(Exception):
+    """A setting of a type `canonical` cannot write the same way in every run."""
 
 
 def code_stamp() -> bytes:
@@ -132,20 +132,20 @@ def code_stamp() -> bytes:
     return _code[0]
 
 
-def _canonical(value: Any) -> Any:
+def canonical(value: Any) -> Any:
     """`value` as JSON data that is the same in every process: sets sorted (their iteration
-    order changes with the string hash seed), dataclasses by their fields. Raises _Unknown for
+    order changes with the string hash seed), dataclasses by their fields. Raises Unknown for
     anything else (a callable, an object of unknown type): no entry is better than a wrong one."""
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, enum.Enum):
-        return [type(value).__name__, _canonical(value.value)]
+        return [type(value).__name__, canonical(value.value)]
     if isinstance(value, list | tuple):
-        return [_canonical(v) for v in value]
+        return [canonical(v) for v in value]
     if isinstance(value, set | frozenset):
-        return sorted((_canonical(v) for v in value), key=_sort_key)
+        return sorted((canonical(v) for v in value), key=_sort_key)
     if isinstance(value, dict):
-        return sorted(([_canonical(k), _canonical(v)] for k, v in value.items()), key=_sort_key)
+        return sorted(([canonical(k), canonical(v)] for k, v in value.items()), key=_sort_key)
     if isinstance(value, datetime.date):
         return value.isoformat()
     if isinstance(value, PurePath):
@@ -154,13 +154,13 @@ def _canonical(value: Any) -> Any:
         name = type(value).__name__
         return [
             name,
-            [[f.name, _canonical(getattr(value, f.name))] for f in dataclasses.fields(value) if (name, f.name) not in _DERIVED],
+            [[f.name, canonical(getattr(value, f.name))] for f in dataclasses.fields(value) if (name, f.name) not in _DERIVED],
         ]
-    raise _Unknown(type(value).__name__)
+    raise Unknown(type(value).__name__)
 
 
 # Fields compiled from another field of the same object, which the key holds: a `per-file`
-# entry's matcher (pathspec, of no type `_canonical` writes) is its `pattern`.
+# entry's matcher (pathspec, of no type `canonical` writes) is its `pattern`.
 _DERIVED = frozenset({("PerFile", "spec")})
 
 
@@ -206,8 +206,8 @@ def settings(request: LintRequest) -> bytes | None:
     # `until=` is compared with today in UTC unless the request names the day (suppressions.apply).
     fields["today"] = request.today or datetime.datetime.now(datetime.timezone.utc).date()
     try:
-        parts: list[Any] = sorted([name, _canonical(value)] for name, value in fields.items())
-    except _Unknown:
+        parts: list[Any] = sorted([name, canonical(value)] for name, value in fields.items())
+    except Unknown:
         return None
     # Files read from disk by name: their content, which the name alone does not tell.
     if request.crds_at is None:
@@ -302,6 +302,19 @@ def recall_members(cache: ParseCache, entry: str, part: Part) -> frozenset[str] 
     """The fingerprints kept under `entry` when they cover `part` (its objects among the
     members, its files among those covered whole), else None: missing, corrupt, not what
     `remember_members` writes, or about other objects."""
+    kept = members(cache, entry)
+    if kept is None:
+        return None
+    keys, files, found = kept
+    named, objects = part
+    if not (objects <= keys and named <= files):
+        return None
+    return found
+
+
+def members(cache: ParseCache, entry: str) -> tuple[frozenset[ObjectKey], frozenset[str], frozenset[str]] | None:
+    """What `remember_members` kept under `entry` (the members, the files covered whole, the
+    fingerprints), or None: missing, corrupt, not what it writes."""
     from policylint.k8s.objects import ObjectKey
 
     payload = cache.payload(entry)
@@ -328,7 +341,4 @@ def recall_members(cache: ParseCache, entry: str, part: Part) -> frozenset[str] 
         ):
             return None
         keys.add(ObjectKey(row[0], row[1], row[2], row[3]))
-    named, objects = part
-    if not (objects <= keys and named <= set(files)):
-        return None
-    return frozenset(found)
+    return frozenset(keys), frozenset(files), frozenset(found)

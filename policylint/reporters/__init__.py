@@ -27,7 +27,7 @@ from policylint.findings import Finding, Severity
 from policylint.values import frozen
 
 if TYPE_CHECKING:
-    from policylint.pipeline import LintResult
+    from policylint.reported import Reported
 
 AUTO = "auto"
 
@@ -46,6 +46,9 @@ class Reporter:
     policies: bool = False
     # Shows each policy finding's attachment chain (policylint.attachment_chain).
     chains: bool = False
+    # Reads every object of the run, not only what `policylint.reported.Reported` holds: a run
+    # for it is analysed, never read back (policylint.incremental.results).
+    objects: bool = False
 
 
 REPORTERS: dict[str, Reporter] = {
@@ -59,6 +62,7 @@ REPORTERS: dict[str, Reporter] = {
             "policylint.reporters.junit",
             "JUnit XML: a test suite per file, a test case per object and rule",
             syntax="xml",
+            objects=True,
         ),
         Reporter("github", "policylint.reporters.github", "GitHub Actions workflow commands: annotations on the pull request"),
         Reporter("gitlab", "policylint.reporters.gitlab", "GitLab Code Quality report", syntax="json"),
@@ -106,7 +110,7 @@ class RenderOptions:
             relative = absolute
         return relative.replace(os.sep, "/")
 
-    def fails(self, result: LintResult, finding: Finding) -> bool:
+    def fails(self, result: Reported, finding: Finding) -> bool:
         """Whether `finding` is one the exit code fails on (policylint.commands.change.gating):
         at or above `--fail-on`, and, under the introduced gate, not at the base too."""
         if finding.severity < self.fail_on:
@@ -145,10 +149,10 @@ def _inside(path: str, directory: str) -> bool:
     return relative != os.pardir and not relative.startswith(os.pardir + os.sep)
 
 
-def renderer(fmt: str, options: RenderOptions | None = None) -> Callable[[LintResult], str]:
+def renderer(fmt: str, options: RenderOptions | None = None) -> Callable[[Reported], str]:
     render = cast("Callable[..., str]", importlib.import_module(REPORTERS[fmt].module).render)
 
-    def rendered(result: LintResult) -> str:
+    def rendered(result: Reported) -> str:
         # A report allocates hundreds of thousands of short-lived strings and dicts; with the
         # cyclic collector on, each of its passes would walk the whole project again (JSON on a
         # messy 10k-object repository: 1 s of collection for 0.2 s of rendering; a JUnit report
@@ -164,7 +168,7 @@ def renderer(fmt: str, options: RenderOptions | None = None) -> Callable[[LintRe
     return rendered
 
 
-def streamer(fmt: str, options: RenderOptions | None = None) -> Callable[[LintResult], Iterator[str]]:
+def streamer(fmt: str, options: RenderOptions | None = None) -> Callable[[Reported], Iterator[str]]:
     """The report in pieces, as the format's `pieces` writes it (JSON: a batch of findings or
     policies a piece), else whole: for a writer that need not hold a large report as one string. The pieces
     joined are what `renderer` returns."""

@@ -24,7 +24,7 @@ from policylint.reporters.text import format_finding
 from policylint.textsafe import escape
 
 if TYPE_CHECKING:
-    from policylint.pipeline import LintResult
+    from policylint.reported import Reported
     from policylint.reporters import RenderOptions
 
 # Annotations GitHub shows per step and level ("Workflow commands for GitHub Actions").
@@ -65,7 +65,7 @@ def annotation(f: Finding, options: RenderOptions, *, pre_existing: bool = False
     return f"::{COMMANDS[f.severity]} {','.join(props)}::{escape_data(chr(10).join(body))}"
 
 
-def render(result: LintResult, options: RenderOptions | None = None) -> str:
+def render(result: Reported, options: RenderOptions | None = None) -> str:
     from policylint.reporters import RenderOptions
 
     options = options or RenderOptions()
@@ -93,7 +93,7 @@ def render(result: LintResult, options: RenderOptions | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _totals(result: LintResult, annotated: int, options: RenderOptions) -> str:
+def _totals(result: Reported, annotated: int, options: RenderOptions) -> str:
     counts = dict.fromkeys(Severity, 0)
     for f in result.findings:
         counts[f.severity] += 1

@@ -16,7 +16,7 @@ from policylint.findings import Finding, Severity
 from policylint.textsafe import json_dumps
 
 if TYPE_CHECKING:
-    from policylint.pipeline import LintResult
+    from policylint.reported import Reported
     from policylint.reporters import RenderOptions
 
 # GitLab's severities are info, minor, major, critical and blocker. An error fails the gate
@@ -57,7 +57,7 @@ def _issue(f: Finding, options: RenderOptions) -> dict[str, Any]:
     }
 
 
-def render(result: LintResult, options: RenderOptions | None = None) -> str:
+def render(result: Reported, options: RenderOptions | None = None) -> str:
     from policylint.reporters import RenderOptions
 
     options = options or RenderOptions()

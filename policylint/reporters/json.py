@@ -11,7 +11,7 @@ from policylint.policy_report import object_ref
 from policylint.textsafe import json_object_pieces
 
 if TYPE_CHECKING:
-    from policylint.pipeline import LintResult
+    from policylint.reported import Reported
     from policylint.reporters import RenderOptions
 
 
@@ -42,7 +42,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
     }
 
 
-def _with_change(result: LintResult, f: Finding) -> dict[str, Any]:
+def _with_change(result: Reported, f: Finding) -> dict[str, Any]:
     out = finding_dict(f)
     introduced = result.introduced_by_change(f)
     if introduced is not None:
@@ -50,7 +50,7 @@ def _with_change(result: LintResult, f: Finding) -> dict[str, Any]:
     return out
 
 
-def _fields(result: LintResult) -> list[tuple[str, Any]]:
+def _fields(result: Reported) -> list[tuple[str, Any]]:
     """The report's top-level fields, in order; the findings as a generator of their objects."""
     counts = {s.label: 0 for s in Severity}
     for f in result.findings:
@@ -61,7 +61,7 @@ def _fields(result: LintResult) -> list[tuple[str, Any]]:
     policies = result.policy_reports
     summary: dict[str, Any] = {
         "files": len(result.files),
-        "objects": len(result.index.objects),
+        "objects": result.object_count(),
         "policies": len(policies),
         "findings": {"error": counts["error"], "warning": counts["warning"], "info": counts["info"]},
     }
@@ -88,11 +88,11 @@ def _fields(result: LintResult) -> list[tuple[str, Any]]:
 _LONG = frozenset({"findings", "policies"})
 
 
-def report(result: LintResult) -> dict[str, Any]:
+def report(result: Reported) -> dict[str, Any]:
     return {key: list(value) if key in _LONG else value for key, value in _fields(result)}
 
 
-def pieces(result: LintResult, options: RenderOptions | None = None) -> Iterator[str]:
+def pieces(result: Reported, options: RenderOptions | None = None) -> Iterator[str]:
     """The report in pieces, a batch of findings or policies each (`textsafe.PIECE_ITEMS`;
     `renderer` joins them, the command writes them as they come): 77 MB of JSON at 100k objects is
     never held whole."""
@@ -100,5 +100,5 @@ def pieces(result: LintResult, options: RenderOptions | None = None) -> Iterator
     return json_object_pieces(_fields(result), long=_LONG, ensure_ascii=True, fast=True)
 
 
-def render(result: LintResult, options: RenderOptions | None = None) -> str:
+def render(result: Reported, options: RenderOptions | None = None) -> str:
     return "".join(pieces(result, options))

@@ -27,7 +27,7 @@ from policylint.textsafe import MAX_FIELD, escape, mermaid_label
 
 if TYPE_CHECKING:
     from policylint.gate import GateReport
-    from policylint.pipeline import LintResult
+    from policylint.reported import Reported
     from policylint.reporters import RenderOptions
 
 # Under GitHub's 1 MiB step summary limit, with room for what follows a cut section.
@@ -72,7 +72,7 @@ class _Budget:
         return True
 
 
-def _totals(result: LintResult) -> str:
+def _totals(result: Reported) -> str:
     counts = dict.fromkeys(Severity, 0)
     for f in result.findings:
         counts[f.severity] += 1
@@ -81,7 +81,7 @@ def _totals(result: LintResult) -> str:
         for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)
     )
     policies = len(result.policy_reports) if result.policy_reports is not None else 0
-    text = f"{found} in {plural(len(result.files), 'file')} ({plural(len(result.index.objects), 'object')}, {plural(policies, 'policy')})"
+    text = f"{found} in {plural(len(result.files), 'file')} ({plural(result.object_count(), 'object')}, {plural(policies, 'policy')})"
     if result.suppressed:
         text += f"; {len(result.suppressed)} suppressed or baselined"
     change = result.change_counts()
@@ -90,7 +90,7 @@ def _totals(result: LintResult) -> str:
     return text + "."
 
 
-def _gate(result: LintResult) -> list[str]:
+def _gate(result: Reported) -> list[str]:
     return gate_section(result.gate)
 
 
@@ -116,7 +116,7 @@ def gate_section(gate: GateReport | None) -> list[str]:
     return out
 
 
-def _finding_rows(result: LintResult, findings: list[Finding], options: RenderOptions) -> list[str]:
+def _finding_rows(result: Reported, findings: list[Finding], options: RenderOptions) -> list[str]:
     from policylint.reporters.json import help_uri
 
     rows = []
@@ -136,7 +136,7 @@ def _finding_rows(result: LintResult, findings: list[Finding], options: RenderOp
 _MORE_LINE = 200
 
 
-def _findings(result: LintResult, options: RenderOptions, budget: _Budget) -> list[str]:
+def _findings(result: Reported, options: RenderOptions, budget: _Budget) -> list[str]:
     if not result.findings:
         return ["No findings."]
     by_file: dict[str, list[Finding]] = defaultdict(list)
@@ -200,7 +200,7 @@ def _policy_row(entry: dict[str, Any]) -> str:
     return f"| {md(name)} | {target_text} | {status} | {enforcement} | {radius} |"
 
 
-def _policies(result: LintResult, budget: _Budget) -> list[str]:
+def _policies(result: Reported, budget: _Budget) -> list[str]:
     reports = result.policy_reports or []
     if not reports:
         return ["No policies."]
@@ -218,7 +218,7 @@ def _policies(result: LintResult, budget: _Budget) -> list[str]:
     return out
 
 
-def _graph(result: LintResult) -> list[str]:
+def _graph(result: Reported) -> list[str]:
     """Policies with findings and their targets; other objects with findings on their own."""
     touched = {str(f.object) for f in result.findings if f.object is not None}
     if not touched:
@@ -273,7 +273,7 @@ def _graph(result: LintResult) -> list[str]:
     ]
 
 
-def render(result: LintResult, options: RenderOptions | None = None) -> str:
+def render(result: Reported, options: RenderOptions | None = None) -> str:
     from policylint.reporters import RenderOptions
 
     options = options or RenderOptions()

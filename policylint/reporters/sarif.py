@@ -26,7 +26,7 @@ from policylint.textsafe import json_dumps
 
 if TYPE_CHECKING:
     from policylint.attachment_chain import Chain
-    from policylint.pipeline import LintResult
+    from policylint.reported import Reported
     from policylint.reporters import RenderOptions
     from policylint.rules.base import Rule
 
@@ -125,7 +125,7 @@ def _code_flow(chains: tuple[Chain, ...], options: RenderOptions) -> dict[str, A
     }
 
 
-def _result(f: Finding, index: int, result: LintResult, options: RenderOptions) -> dict[str, Any]:
+def _result(f: Finding, index: int, result: Reported, options: RenderOptions) -> dict[str, Any]:
     out: dict[str, Any] = {
         "ruleId": f.rule,
         "ruleIndex": index,
@@ -169,7 +169,7 @@ def _result(f: Finding, index: int, result: LintResult, options: RenderOptions) 
     return out
 
 
-def document(result: LintResult, options: RenderOptions | None = None) -> dict[str, Any]:
+def document(result: Reported, options: RenderOptions | None = None) -> dict[str, Any]:
     from policylint.reporters import RenderOptions
     from policylint.rules import REGISTRY
 
@@ -204,6 +204,6 @@ def document(result: LintResult, options: RenderOptions | None = None) -> dict[s
     }
 
 
-def render(result: LintResult, options: RenderOptions | None = None) -> str:
+def render(result: Reported, options: RenderOptions | None = None) -> str:
     # ASCII JSON, lone surrogates replaced: valid UTF-8 whatever the input's file names.
     return json_dumps(document(result, options), indent=2, ensure_ascii=True, fast=True, newline=True)

@@ -9,7 +9,7 @@ from policylint.k8s.names import plural
 from policylint.textsafe import MAX_FIELD, defuse_line, escape
 
 if TYPE_CHECKING:
-    from policylint.pipeline import LintResult
+    from policylint.reported import Reported
     from policylint.reporters import RenderOptions
 
 _COLORS = {Severity.ERROR: "\033[1;31m", Severity.WARNING: "\033[1;33m", Severity.INFO: "\033[1;36m"}
@@ -37,7 +37,7 @@ def format_finding(f: Finding, *, color: bool = False) -> str:
     return "\n".join([line, *notes])
 
 
-def render(result: LintResult, options: RenderOptions | None = None) -> str:
+def render(result: Reported, options: RenderOptions | None = None) -> str:
     color = options is not None and options.color
     lines = [_with_change(result, f, format_finding(f, color=color)) for f in result.findings]
     if result.show_suppressed:  # `--show-suppressed`: after the findings, each with how it was hidden
@@ -45,7 +45,7 @@ def render(result: LintResult, options: RenderOptions | None = None) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def _with_change(result: LintResult, f: Finding, text: str) -> str:
+def _with_change(result: Reported, f: Finding, text: str) -> str:
     # `--diff` / `--staged`: a finding the base has too is said to be so (policylint.commands.change).
     if result.introduced_by_change(f) is False:
         return f"{text}\n    pre-existing: at {escape(result.base or 'the base')} too"
@@ -58,7 +58,7 @@ def _suppressed(f: Finding, *, color: bool) -> str:
     return f"{format_finding(f, color=color)}\n    suppressed: {how}{reason}"
 
 
-def summary(result: LintResult) -> str:
+def summary(result: Reported) -> str:
     counts = dict.fromkeys(Severity, 0)
     for f in result.findings:
         counts[f.severity] += 1
@@ -82,11 +82,7 @@ def summary(result: LintResult) -> str:
         # PATHs choose the part of the change considered: here none of it (README "Diff modes").
         outside = plural(result.change_files[1], "changed file")
         where = f"no changed file under the PATHs given ({outside} outside them, not considered)"
-    line = (
-        f"{found} in {where}"
-        f" ({plural(len(result.index.objects), 'object')}, {plural(result.project.resolution.policy_count(), 'policy')})"
-        f"{hidden}"
-    )
+    line = f"{found} in {where} ({plural(result.object_count(), 'object')}, {plural(result.policy_count(), 'policy')}){hidden}"
     # What the configuration turned off or down, and what the change did to it: never silent.
     gate = [escape(text) for text in result.gate.summary_lines()] if result.gate is not None else []
     return "\n".join([line, *gate])

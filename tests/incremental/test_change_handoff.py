@@ -35,6 +35,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
     entry), and the rule results written to the cache or only held."""
     seen: dict[str, list[Any]] = {
         "runs": [],
+        "residents": [],
         "joined": [],
         "shells": [],
         "loads": [],
@@ -50,9 +51,12 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
     real_check = index.check_object
     real_object = shells._object
 
-    def lint(request: LintRequest, part: pipeline.Part | None = None, resident: Any = None) -> pipeline.LintResult:
+    def lint(
+        request: LintRequest, part: pipeline.Part | None = None, resident: Any = None, discovered: Any = None
+    ) -> pipeline.LintResult:
         seen["runs"].append(request)
-        return real_lint(request, part, resident)
+        seen["residents"].append(resident)
+        return real_lint(request, part, resident, discovered)
 
     def relabel(self: partgraph.PartGraph, slots: Any, affected: Any) -> None:
         seen["joined"].append(len(slots))
@@ -162,6 +166,36 @@ def test_the_base_side_reuses_the_objects_and_the_sets_of_the_changes_side(
     # A command writes what the per-object rules found, as runs that share nothing do.
     assert counted["saved"]
     assert not counted["trimmed"]
+
+
+def test_the_changes_side_records_nothing_for_a_base_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counted: dict[str, list[Any]], without_kept_results: None
+) -> None:
+    """The hook's next commit on the same tenant: the base's findings are read back from what the
+    run that checked it kept of its part, so the staged side records nothing for a base side
+    (the walks, topology and rule units it would play back) and hands nothing over. On another
+    tenant's change it does (the test above)."""
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    root = tmp_path / "repo"
+    files = _corpus(11, 130, isolated=True)
+    _committed(root, files)
+    monkeypatch.chdir(root)
+    cache = str(tmp_path / "cache")
+    changed = _typo(files, "tenant-00001")
+    _write(root, files)
+    git(root, "add", "-A")
+    check("--staged", "--cache-dir", cache)  # keeps what it found about tenant 1's part
+    git(root, "commit", "-q", "-m", "typo")
+    changed[0]["metadata"]["labels"] = {"edited": "yes"}
+    _write(root, files)
+    git(root, "add", "-A")
+    cold = check("--staged", "--no-cache")
+    assert json.loads(cold[1])["findings"]
+    for found in counted.values():
+        del found[:]
+    assert check("--staged", "--cache-dir", cache) == cold
+    assert [r.sources is None for r in counted["runs"]] == [True]  # the base read back
+    assert counted["residents"] == [None]
 
 
 def test_what_a_changed_file_held_at_the_base_is_read_from_the_parse_cache(

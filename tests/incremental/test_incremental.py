@@ -92,14 +92,17 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def runs(monkeypatch: pytest.MonkeyPatch) -> list[LintRequest]:
-    """The pipeline runs commands make, in order."""
+def runs(monkeypatch: pytest.MonkeyPatch, without_kept_results: None) -> list[LintRequest]:
+    """The pipeline runs commands make, in order (every run analyses: what is counted is how the
+    gate's base is found)."""
     made: list[LintRequest] = []
     real = pipeline._lint
 
-    def counted(request: LintRequest, part: pipeline.Part | None = None, resident: Any = None) -> pipeline.LintResult:
+    def counted(
+        request: LintRequest, part: pipeline.Part | None = None, resident: Any = None, discovered: Any = None
+    ) -> pipeline.LintResult:
         made.append(request)
-        return real(request, part, resident)
+        return real(request, part, resident, discovered)
 
     monkeypatch.setattr(pipeline, "_lint", counted)
     return made

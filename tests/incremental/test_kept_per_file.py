@@ -26,8 +26,9 @@ from tests.incremental.test_incremental import _committed, _corpus, _write, chec
 
 
 @pytest.fixture
-def entries(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[str]]]:
-    """The names of the cache entries read (`ParseCache.payload`) and written (`put`)."""
+def entries(monkeypatch: pytest.MonkeyPatch, without_kept_results: None) -> Iterator[dict[str, list[str]]]:
+    """The names of the cache entries read (`ParseCache.payload`) and written (`put`), by runs
+    that analyse every time."""
     seen: dict[str, list[str]] = {"read": [], "written": []}
     real_payload, real_put = ParseCache.payload, ParseCache.put
 

@@ -338,7 +338,7 @@ def _finding(i: int, severity: Severity) -> Finding:
 
 
 class _Result:
-    """The fields of a LintResult the GitHub and Markdown reporters read."""
+    """The fields of a `Reported` the GitHub and Markdown reporters read."""
 
     def __init__(self, findings: Iterable[Finding], files: int = 1) -> None:
         self.findings = list(findings)
@@ -347,11 +347,8 @@ class _Result:
         self.policy_reports: list[dict[str, Any]] = []
         self.gate = None
 
-        class _Index:
-            def __init__(self) -> None:
-                self.objects: list[Any] = []
-
-        self.index = _Index()
+    def object_count(self) -> int:
+        return 0
 
     def introduced_by_change(self, finding: Finding) -> bool | None:
         return None  # no change measured
