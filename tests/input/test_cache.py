@@ -139,7 +139,7 @@ def damage(paths: list[Path]) -> dict[Path, bytes]:
 
 
 def test_corrupt_and_truncated_entries_are_ignored_and_rewritten(
-    tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    without_kept_results: None, tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cache_dir = tmp_path / "cache"
     expected = run_json(["--cache-dir", str(cache_dir), str(tree)], capsys)
@@ -552,7 +552,11 @@ def verdicts_computed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
 
 def test_verdicts_nothing_refuses_are_kept_and_answer_as_computed_ones(
-    schema_tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], verdicts_computed: list[str]
+    without_kept_results: None,
+    schema_tree: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    verdicts_computed: list[str],
 ) -> None:
     cache_dir = str(tmp_path / "cache")
     uncached = run_json(["--no-cache", *DECIDED, str(schema_tree)], capsys)
@@ -622,7 +626,11 @@ def _verdict_entries(cache: ParseCache, tree: Path) -> dict[str, str]:
 
 
 def test_a_damaged_or_forged_store_is_a_miss(
-    schema_tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], verdicts_computed: list[str]
+    without_kept_results: None,
+    schema_tree: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    verdicts_computed: list[str],
 ) -> None:
     """Whatever a file's entry of the store holds, a value that is not what `admission` writes is
     a miss: the run answers as with no cache, and works the verdict out again. So is an entry
@@ -682,6 +690,7 @@ def test_a_damaged_or_forged_store_is_a_miss(
 
 
 def test_verdicts_kept_by_other_code_are_not_taken(
+    without_kept_results: None,
     schema_tree: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
