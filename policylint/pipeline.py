@@ -17,7 +17,7 @@ from policylint.attachment_chain import Chain
 from policylint.config import overrides as config_overrides
 from policylint.findings import Finding, Issue, Location
 from policylint.gate import GateReport
-from policylint.incremental.opened import keep_per_file, kept_per_file, rule_reuse
+from policylint.incremental.opened import analysed_whole, keep_per_file, kept_per_file, rule_reuse
 from policylint.input.cache import ParseCache, open_cache
 from policylint.input.ignore import WalkFilter
 from policylint.input.kept import Kept, inflated
@@ -498,6 +498,8 @@ def _lint(
     loaded, sources, texts, notes, skipped = _project(request, part is not None, resident, discovered)
     # The project analysed: all of it, or the part the report scope can reach.
     project, members = _analysed(request, sources, loaded, part, resident)
+    if members is None:
+        analysed_whole(project)
     if resident is not None:
         project.kept_walks = resident.walks
         from policylint.incremental import rulecache

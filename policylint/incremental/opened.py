@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from policylint.incremental.previous import Previous
 from policylint.input.cache import ParseCache
 from policylint.input.keptfiles import KeptFiles
 from policylint.input.verdictstore import VerdictStore
@@ -33,8 +34,23 @@ def kept_per_file(cache: ParseCache, resident: Resident | None, *, by_content: b
         # The files new to the run's cache (whose entries it wrote) have nothing kept beside them.
         verdicts = VerdictStore(KeptFiles(cache, cache.wrote), stamp)
     verdicts.by_content = by_content  # a long-lived process's store: this run's
+    # Read afresh by each run (a long-lived process's whole run writes it anew), lazily: a run that
+    # finds every verdict and result kept reads nothing of it.
+    verdicts.previous = Previous(cache) if by_content else None
     cache.keep_beside(verdicts.files.entry)
     return verdicts
+
+
+def analysed_whole(project: Project) -> None:
+    """The run analyses every object though it asked for a part (a part that reaches the whole
+    repository): its per-object rules look their results up by place only, so an edited file's
+    objects are checked again, and PL703 asks each other plausible schema of them, which is a walk
+    of the object whole where its verdict was kept rather than worked out (the differential walk
+    needs what the verdict's CEL rules cost, policylint.k8s.differential). So their verdicts are
+    not looked for through the file's earlier content either: found there, each other schema's
+    answer would cost more than the verdict saves."""
+    if project.kept_verdicts is not None:
+        project.kept_verdicts.previous = None
 
 
 def rule_reuse(
@@ -51,6 +67,8 @@ def rule_reuse(
     # The same entries as the verdicts': each file's is read once, and written once.
     results: RuleResults | None
     results = resident.rule_results(kept.files) if resident is not None else rulecache.open_results(kept.files)
+    if results is not None and kept.previous is not None:
+        results.share_previous(kept.previous)  # one index, each earlier content read once
     return rulecache.start(request, project, results, members=members, whole=resident.whole if resident is not None else None)
 
 

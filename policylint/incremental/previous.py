@@ -79,6 +79,12 @@ class Previous:
             self._keys = _decode(self._cache.payload(self._entry))
         return self._keys.get(file)
 
+    @staticmethod
+    def own(data: Any) -> str:
+        """`digest`, for a reader that holds the index but does not import this module (the
+        admission verdicts, policylint.k8s.verdicts `earlier_keys`, an earlier stage)."""
+        return digest(data)
+
     def places(self, file: str, key: str) -> Mapping[str, list[Place]]:
         """Where each object of `file`'s content `key` was, by its own content (`digest`); nothing
         when that content is no longer in the cache."""

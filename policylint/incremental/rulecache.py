@@ -220,6 +220,11 @@ class RuleResults:
             self._previous = previous.Previous(self._store.cache)
         return self._previous
 
+    def share_previous(self, index: Previous) -> None:
+        """Read the earlier contents through `index`, which the admission verdicts read too
+        (policylint.input.verdictstore `VerdictStore.previous`)."""
+        self._previous = index
+
     @property
     def adding(self) -> bool:
         """Whether a run added results since they were last written."""

@@ -15,6 +15,7 @@ from policylint.input.sharing import shared_tree
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from policylint.incremental.previous import Previous
     from policylint.input.keptfiles import KeptFiles
     from policylint.input.load import Shared
 
@@ -87,6 +88,12 @@ class VerdictStore:
         # file's objects are most of the verdicts worked out. A whole run that fills the cache
         # would pay a digest of every object, 12 us each, and an entry more per file.
         self.by_content = False
+        # The content each file had when a whole run last read it (policylint.incremental.previous),
+        # through which such a file's first edit since finds the verdicts its unchanged objects had
+        # there (policylint.k8s.verdicts `earlier_keys`). The per-object rules' results read the
+        # same instance (policylint.incremental.opened), so that a file's earlier content is read
+        # and cut into objects once per run. None: not looked up.
+        self.previous: Previous | None = None
 
     @property
     def files(self) -> KeptFiles:

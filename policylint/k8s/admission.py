@@ -42,6 +42,7 @@ from policylint.k8s.verdicts import (
     PrunedField,
     Rejection,
     content_key,
+    earlier_keys,
     kept_key,
     template,
 )
@@ -385,6 +386,15 @@ def _admit(admissions: Admissions, obj: K8sObject, found: tuple[Mapping[str, Any
             again = content_key(admissions, obj, schema)
             value = store.get(again) if again is not None else None
             pruned_kept = _pruned_from_json(value)
+            if pruned_kept is None and again is not None:
+                # The file's first edit since a whole run, which kept verdicts by place only: the
+                # verdict of its earlier content's object of the same own content.
+                for earlier in earlier_keys(admissions, obj, schema):
+                    value = store.get(earlier)
+                    pruned_kept = _pruned_from_json(value)
+                    if pruned_kept is not None:
+                        store.add(again, value)  # by its own content: the file's next edit
+                        break
             if pruned_kept is not None:
                 store.add(kept, value)  # by its place too: the next run finds it there
         if pruned_kept is not None:

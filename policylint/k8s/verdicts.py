@@ -130,9 +130,42 @@ def kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any], 
     file_key = admissions.index.content_keys.get(obj.doc.file)
     if file_key is None:
         return None
-    h = hashlib.blake2b(admissions.catalogue.fingerprint(schema), digest_size=16)
-    h.update(f"{mark}{file_key}|{obj.doc.line}|{obj.doc.column}|{obj.prefix!r}".encode())
+    return _at(admissions.catalogue.fingerprint(schema), mark, file_key, obj.doc.line, obj.doc.column, obj.prefix)
+
+
+def _at(fingerprint: bytes, mark: str, file_key: str, line: int, column: int, prefix: tuple[str | int, ...]) -> KeptKey:
+    """`kept_key` of an object at `line`, `column` and `prefix` of the file content `file_key`."""
+    h = hashlib.blake2b(fingerprint, digest_size=16)
+    h.update(f"{mark}{file_key}|{line}|{column}|{prefix!r}".encode())
     return file_key, h.digest()
+
+
+def earlier_keys(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any]) -> list[KeptKey]:
+    """The keys (`kept_key`) the object's verdict was kept under by a whole run that read another
+    content of its file, at each place of that content that held an object of the same own content
+    (policylint.incremental.previous, whose index the per-object rules' results share). A whole
+    run keeps verdicts by place only, so the first edit of a file since then found none of its
+    objects' verdicts by their own content, and worked out each the part's stages asked for again.
+    Asked only where `content_key` is (an object of a file new to the cache, in a run analysing a
+    part) and missed. Nothing is believed: the key hashes the earlier content's key, the place and
+    the schema, so an index naming a content the file never had finds verdicts of other objects
+    under other keys, or none; an object of another own content is at no place; an earlier content
+    the cache pruned holds no objects."""
+    store = admissions.kept
+    earlier = store.previous if store is not None else None
+    if earlier is None:
+        return []
+    file = obj.doc.file
+    content = earlier.key(file)
+    if content is None or content == admissions.index.content_keys.get(file):
+        return []
+    places = earlier.places(file, content).get(earlier.own(obj.data), ())
+    if not places:
+        return []
+    from policylint.input.positions import parse_path  # a `kind: List` item's place, `items[i]`
+
+    fingerprint = admissions.catalogue.fingerprint(schema)
+    return [_at(fingerprint, "", content, line, column, tuple(parse_path(path))) for line, column, path in places]
 
 
 def content_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any]) -> KeptKey | None:
