@@ -41,7 +41,8 @@ _NOTEWORTHY = re.compile(r"""['"\[\]{}&*!|>?%@`\t\r\x85\u2028\u2029\ufeff]""")
 # line's indentation costs one step, not one per space it could give back.
 _ODD_LINE = re.compile(r"\n(?=( *))\1(?:- +)*(?:- +-|:)(?: |\n)")
 _UNSAFE = re.compile("[\t\r\x85\u2028\u2029\ufeff]")
-# The line breaks other than `\n` libyaml counts (YAML 1.1 spec §5.4), beyond ASCII.
+# The line breaks other than `\n` libyaml counts (YAML 1.1 spec §5.4 "Line Break Characters"), beyond
+# ASCII.
 _OTHER_BREAKS = re.compile("[\x85\u2028\u2029]")
 _BLOCK_HEADER = re.compile(r"[|>][+-]?(?: +#.*)? *$")
 # Indicators that cannot start a plain scalar or a simple key and that this reader does not take
