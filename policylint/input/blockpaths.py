@@ -41,6 +41,9 @@ _NOTEWORTHY = re.compile(r"""['"\[\]{}&*!|>?%@`\t\r\x85\u2028\u2029\ufeff]""")
 # line's indentation costs one step, not one per space it could give back.
 _ODD_LINE = re.compile(r"\n(?=( *))\1(?:- +)*(?:- +-|:)(?: |\n)")
 _UNSAFE = re.compile("[\t\r\x85\u2028\u2029\ufeff]")
+# The line breaks other than `\n` libyaml counts (YAML 1.1 spec §5.4 "Line Break Characters"), beyond
+# ASCII.
+_OTHER_BREAKS = re.compile("[\x85\u2028\u2029]")
 _BLOCK_HEADER = re.compile(r"[|>][+-]?(?: +#.*)? *$")
 # Indicators that cannot start a plain scalar or a simple key and that this reader does not take
 # apart (YAML 1.2 spec §5.3 "Indicator Characters"): anchors, aliases, tags, reserved, closers.
@@ -361,10 +364,16 @@ def _find_item(doc: _Doc, node: _Node, index: int) -> _Node | None:
     return None
 
 
-def locate(text: str, paths: Sequence[Sequence[PathPart]]) -> list[Answer] | None:
+def locate(text: str, paths: Sequence[Sequence[PathPart]], line_ends: bool = False) -> list[Answer] | None:
     """Where each path lands in a document whose text starts on its root's line, as
     `positions._walk` finds it in the composed document; None when the text is not plain
-    block style (see the module's doc)."""
+    block style (see the module's doc). `line_ends`: a span that runs to the end of its line
+    ends where the line's text does without trailing blanks (at least at its start), rather
+    than None, so that the caller need not find that line in the file."""
+    # Lines are counted by `\n` here, and libyaml counts every break: a `\r` in a comment or in a
+    # block scalar, which the line checks skip, would put every later line one off.
+    if "\r" in text or not (text.isascii() or _OTHER_BREAKS.search(text) is None):
+        return None
     doc = _Doc(text.split("\n"))
     try:
         if _ODD_LINE.search("\n" + text) is not None:
@@ -381,32 +390,54 @@ def locate(text: str, paths: Sequence[Sequence[PathPart]]) -> list[Answer] | Non
             root = _Node("map", 0, indent)
         else:
             raise _Declined
-        return [_locate(doc, root, parts) for parts in paths]
+        steps: dict[tuple[int, int, PathPart], _Step] | None = {} if len(paths) > 1 else None
+        answers = [_locate(doc, root, parts, steps) for parts in paths]
     except _Declined:
         return None
+    if line_ends:
+        lines = doc.lines
+        answers = [(row, col, max(col, len(lines[row].rstrip())) if end is None else end) for row, col, end in answers]
+    return answers
 
 
-def _locate(doc: _Doc, node: _Node, parts: Sequence[PathPart]) -> Answer:
+# A step of a walk: from the node at (line, column) along one part, to the node it names, its
+# mark and the end of its span; None where the part names nothing.
+_Step = tuple[_Node, tuple[int, int], int | None] | None
+
+
+def _locate(doc: _Doc, node: _Node, parts: Sequence[PathPart], steps: dict[tuple[int, int, PathPart], _Step] | None) -> Answer:
+    """Where `parts` lands; `steps` (a document's other paths) holds each step already taken from a
+    node, so that paths that share a beginning (`spec.rules[2]`, `spec.rules[4]`) take it once."""
     mark = (node.line, node.col)
     end: int | None = None
     for part in parts:
+        if steps is not None:
+            known = (node.line, node.col, part)
+            if known in steps:
+                step = steps[known]
+                if step is None:
+                    return (*mark, None)
+                node, mark, end = step
+                continue
         if node.kind == "map" and isinstance(part, str):
             found = _find_key(doc, node, part)
             if found is None:
-                return (*mark, None)
-            line, key_col, key_end, colon_end = found
-            mark, end = (line, key_col), key_end
-            node = _value_node(doc, line, key_col, colon_end)
+                step = None
+            else:
+                line, key_col, key_end, colon_end = found
+                step = (_value_node(doc, line, key_col, colon_end), (line, key_col), key_end)
         elif node.kind == "seq" and isinstance(part, int) and part >= 0:
             item = _find_item(doc, node, part)
-            if item is None:
-                return (*mark, None)
-            node = item
-            mark, end = (item.line, item.col), None
+            step = None if item is None else (item, (item.line, item.col), None)
         elif node.kind == "flow":
             raise _Declined  # its content is not taken apart
         else:
+            step = None
+        if steps is not None:
+            steps[known] = step
+        if step is None:
             return (*mark, None)
+        node, mark, end = step
     if node.kind in ("scalar", "null") and node.end is not None and node.line == mark[0]:
         end = node.end
     return (*mark, end)

@@ -180,12 +180,68 @@ _RECENT_DOCUMENTS = 16
 _RECENT_FILES = 8
 
 
-def _document_text(text: str, starts: array[int], line: int) -> str:
-    """The text of the document whose root starts on `line` (1-based): from that line to the next
-    `---` or `...` line, where the document ends at the latest
+def _document_text(text: str, start: int) -> str:
+    """The text of the document whose root's line starts at offset `start`: from that line to
+    the next `---` or `...` line, where the document ends at the latest
     (YAML 1.2 spec §9.1 "Documents"), so composing it costs one document, not the whole file."""
-    after = _boundary(text, starts[line]) if line < len(starts) else -1
-    return text[starts[line - 1] : after if after >= 0 else len(text)]
+    after = text.find("\n", start) + 1
+    after = _boundary(text, after) if after else -1
+    return text[start : after if after >= 0 else len(text)]
+
+
+class _Text:
+    """A file's text as the loader saw it, and where its lines start, found as they are asked for.
+
+    The documents read from their lines (`blockpaths`) need only where each one's root line
+    starts: found by going from one `---` or `...` line to the next (`_boundary`, a search in C)
+    and counting the breaks between (`str.count`), then a line at a time to the root, so that a
+    file whose documents all answer that way never has every line's start worked out, which
+    cost as much as reading those documents from their lines. A document composed, a line's end,
+    or a text with breaks other than `\n` take the table of every line's start (`_line_starts`)."""
+
+    __slots__ = ("_at", "_starts", "text")
+
+    # Lines stepped one at a time, past the last boundary before a root, before the table of
+    # every line's start is made instead.
+    _STEPS = 32
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._starts: array[int] | None = None if _only_newlines(text) else _line_starts(text)
+        self._at = (1, 0)  # the last line found (1-based) and its offset: the next is after it
+
+    def starts(self) -> array[int]:
+        """Every line's start."""
+        if self._starts is None:
+            self._starts = _line_starts(self.text)
+        return self._starts
+
+    def start(self, line: int) -> int:
+        """The offset where line `line` (1-based) starts; -1 past the text's last line."""
+        if self._starts is not None or line < 1:
+            starts = self.starts()
+            return starts[line - 1] if 0 < line <= len(starts) else -1
+        text = self.text
+        row, at = self._at if self._at[0] <= line else (1, 0)
+        while row < line:
+            boundary = _boundary(text, at)
+            if boundary >= 0:
+                past = row + text.count("\n", at, boundary)  # the boundary's line
+                if past < line:
+                    after = text.find("\n", boundary) + 1
+                    if not after:
+                        return -1
+                    row, at = past + 1, after
+                    continue
+            if line - row > self._STEPS:
+                self.starts()
+                return self.start(line)
+            after = text.find("\n", at) + 1
+            if not after:
+                return -1
+            row, at = row + 1, after
+        self._at = (row, at)
+        return at
 
 
 # What may follow a boundary's three characters (`_DOCUMENT_BOUNDARY`'s lookahead; "" is the end).
@@ -270,23 +326,20 @@ class PositionResolver:
         # key (`content_keys`, their bytes) is still the one they were answered for.
         self._kept = kept if content_keys is not None else None
         self._content_keys = content_keys or {}
-        self._files: dict[str, tuple[str, array[int]] | None] = {}
+        self._files: dict[str, _Text | None] = {}
         self._nodes: dict[tuple[str, int], Node | None] = {}  # the last documents composed alone
         # (file, document line, path parts) -> span, answered by `prefetch`
         self._spans: dict[tuple[str, int, tuple[PathPart, ...]], Span] = {}
         # Compositions per file (a batch's pass, or one document alone): what tests count.
         self.passes: dict[str, int] = {}
 
-    def _file(self, file: str) -> tuple[str, array[int]] | None:
+    def _file(self, file: str) -> _Text | None:
         if file not in self._files:
             text = self._read_text(file)
             if len(self._files) >= _RECENT_FILES:
                 del self._files[next(iter(self._files))]
-            if text is None:
-                self._files[file] = None
-            else:
-                text = printable(text)[0]  # as the loader saw it
-                self._files[file] = (text, _line_starts(text))
+            # As the loader saw it.
+            self._files[file] = None if text is None else _Text(printable(text)[0])
         return self._files[file]
 
     def prefetch(self, requests: Iterable[Request]) -> None:
@@ -322,7 +375,7 @@ class PositionResolver:
         loaded = self._file(file)
         if loaded is None:
             return
-        text, starts = loaded
+        text = loaded.text
         # The documents asked about, each from the line its root starts on to the next `---` or
         # `...` line (YAML 1.2 spec §9.1 "Documents"), one after the other: one composition of
         # the file that skips the documents nobody asked about.
@@ -331,19 +384,20 @@ class PositionResolver:
         lines = 0
         read = False
         for line in sorted(documents):
-            if not 0 < line <= len(starts):
+            start = loaded.start(line)
+            if start < 0:
                 continue
-            piece = _document_text(text, starts, line)
+            piece = _document_text(text, start)
             if not piece.endswith(("\n", "\r")):
                 piece += "\n"
             # A document in plain block style is read from its lines (`blockpaths`), a fraction
             # of the cost of composing it; the others are composed below.
             paths = list(documents[line])
-            answers = locate(piece, paths)
+            answers = locate(piece, paths, line_ends=True)
             if answers is not None:
                 read = True
                 for parts, (row, column, end) in zip(paths, answers):
-                    self._spans[(file, line, parts)] = self._span_at(file, line + row, column, end)
+                    self._spans[(file, line, parts)] = (line + row, column + 1, line + row, (column if end is None else end) + 1)
                 continue
             if pieces:
                 if _DOCUMENT_BOUNDARY.match(piece) is None:
@@ -376,10 +430,10 @@ class PositionResolver:
             return self._nodes[key]
         node: Node | None = None
         loaded = self._file(ref.file)
-        if loaded is not None and 0 < ref.line <= len(loaded[1]):
-            text, starts = loaded
+        start = -1 if loaded is None else loaded.start(ref.line)
+        if loaded is not None and start >= 0:
             self.passes[ref.file] = self.passes.get(ref.file, 0) + 1
-            loader = MarkLoader(_document_text(text, starts, ref.line))
+            loader = MarkLoader(_document_text(loaded.text, start))
             try:
                 if loader.check_node():
                     node = loader.get_node()
@@ -431,9 +485,9 @@ class PositionResolver:
         """The end of line `line`'s text without trailing blanks; at least `column` (an empty
         line, or a position past the text)."""
         loaded = self._file(file)
-        if loaded is None or not 0 < line <= len(loaded[1]):
+        if loaded is None or not 0 < line <= len(starts := loaded.starts()):
             return line, column
-        text, starts = loaded
+        text = loaded.text
         stop = starts[line] if line < len(starts) else len(text)
         # The line's only break is its last character(s), and every break libyaml counts is
         # whitespace to `str.rstrip`: no regexp is needed to take it off.

@@ -356,6 +356,7 @@ PATTERNS: dict[str, Adversarial] = {
         ],
     ),
     "policylint.input.blockpaths._UNSAFE": Adversarial(("search",), lambda n: ["a" * n, "\t" * n]),
+    "policylint.input.blockpaths._OTHER_BREAKS": Adversarial(("search",), lambda n: ["é" * n, "\n" * n, "\u2027" * n]),
     "policylint.input.blockpaths._BLOCK_HEADER": Adversarial(
         ("match",), lambda n: ["|" + " " * n + "x", "| #" + "a" * n + "\n", ">-" + " " * n + "#" + " " * n + "\n"]
     ),

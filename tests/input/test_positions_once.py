@@ -1,0 +1,230 @@
+"""What positions work out once, or not at all, give the positions they gave before.
+
+- the steps of a document's paths that share a beginning (`spec.rules[2]`, `spec.rules[4]`) are
+  taken once (`blockpaths._locate`'s steps), counted, with paths that part at a key that also
+  stands deeper;
+- where each document's root line starts is found from the `---` lines (`positions._Text`),
+  compared with every line's start on texts made of boundaries and near misses, and the table of
+  every line's start is made only for a file with a document that is composed;
+- the end of a span that runs to its line's end is read from the document's own lines
+  (`blockpaths.locate(..., line_ends=True)`), compared with the file's;
+- a line break other than `\\n` in a comment or a block scalar, which the block reader's line
+  checks skip, sends the document to be composed: its positions are libyaml's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from policylint.input import blockpaths, positions
+from policylint.input.load import parse_text
+from policylint.input.positions import PositionResolver
+from tests.input.test_positions import _block_documents, _composed, _node_paths
+
+ROUTE = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: shop
+  namespace: apps
+spec:
+  name: not-the-route
+  rules:
+  - name: first
+    backendRefs:
+    - name: a
+      port: 80
+    - name: b
+      port: 80
+  - name: second
+    backendRefs:
+    - name: c
+  - name: third
+    backendRefs:
+    - name: d
+      port: 80
+    - name: e
+"""
+
+PATHS: list[tuple[str | int, ...]] = [
+    ("spec", "rules", 0, "backendRefs", 1),
+    ("spec", "rules", 2, "backendRefs", 1),
+    ("spec", "rules", 2, "backendRefs", 0, "name"),
+    ("spec", "rules", 2, "name"),
+    ("spec", "name"),  # `name` also stands deeper, in every rule and backend
+    ("metadata", "name"),
+    ("spec", "rules", 7),  # past the list's end
+    ("spec", "hostnames"),  # absent
+]
+
+
+def _libyaml(text: str, paths: list[tuple[str | int, ...]]) -> list[tuple[int, int, int | None]]:
+    node = _composed(text)
+    assert node is not None
+    out: list[tuple[int, int, int | None]] = []
+    for parts in paths:
+        mark, end = positions._walk(node, parts)
+        out.append((mark.line, mark.column, end.column if end is not None and end.line == mark.line else None))
+    return out
+
+
+def test_paths_that_share_a_beginning_take_each_step_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    keys: list[tuple[int, str]] = []
+    items: list[tuple[int, int]] = []
+    find_key, find_item = blockpaths._find_key, blockpaths._find_item
+
+    def counting_key(doc: Any, node: Any, name: str) -> Any:
+        keys.append((node.line, name))
+        return find_key(doc, node, name)
+
+    def counting_item(doc: Any, node: Any, index: int) -> Any:
+        items.append((node.line, index))
+        return find_item(doc, node, index)
+
+    monkeypatch.setattr(blockpaths, "_find_key", counting_key)
+    monkeypatch.setattr(blockpaths, "_find_item", counting_item)
+    got = blockpaths.locate(ROUTE, PATHS)
+    assert got == _libyaml(ROUTE, PATHS)
+    # Each path alone gives what it gives among the others.
+    assert got == [answer for parts in PATHS for answer in blockpaths.locate(ROUTE, [parts]) or []]
+    # Counted by hand: `spec` and `metadata` in the root; `rules`, `name` and `hostnames` in
+    # `spec`; `backendRefs` in the first and third rules, `name` in the third rule and in its
+    # first backend. Every path alone looked `spec` up 7 times and `rules` 5 times.
+    keys.clear()
+    items.clear()
+    blockpaths.locate(ROUTE, PATHS)
+    assert sorted(name for _, name in keys) == sorted(
+        ["spec", "metadata", "rules", "name", "hostnames", "backendRefs", "backendRefs", "name", "name", "name"]
+    )
+    assert len(keys) == len(set(keys)) == 10
+    # rules[0], rules[2], rules[7]; the third rule's backends 1 and 0, the first rule's 1.
+    assert len(items) == len(set(items)) == 6
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(_block_documents())
+def test_a_document_s_paths_together_give_what_each_gives_alone(text: str) -> None:
+    try:
+        node = _composed(text)
+    except yaml.YAMLError:
+        return  # the text is not YAML (the generator's comments can break it)
+    if node is None:
+        return
+    paths = _node_paths(node, flow=False)
+    together = blockpaths.locate(text, paths)
+    if together is None:
+        return
+    assert together == [answer for parts in paths for answer in blockpaths.locate(text, [parts]) or []]
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(_block_documents())
+def test_a_span_to_its_line_s_end_ends_where_the_file_s_line_does(text: str) -> None:
+    try:
+        node = _composed(text)
+    except yaml.YAMLError:
+        return  # the text is not YAML (the generator's comments can break it)
+    if node is None:
+        return
+    paths = _node_paths(node, flow=False)
+    plain = blockpaths.locate(text, paths)
+    ends = blockpaths.locate(text, paths, line_ends=True)
+    assert (plain is None) == (ends is None)
+    if plain is None or ends is None:
+        return
+    resolver = PositionResolver(lambda _: text)
+    for (row, column, end), (row_after, column_after, end_after) in zip(plain, ends, strict=True):
+        assert (row_after, column_after) == (row, column)
+        if end is not None:
+            assert end_after == end
+        else:
+            assert end_after is not None
+            assert resolver._line_end("f", row + 1, column + 1) == (row + 1, end_after + 1)
+
+
+# Texts of lines that start a document or nearly do, as a file's lines.
+_LINES = st.lists(
+    st.sampled_from(["---", "...", "--- a", "---x", "----", "...x", " ---", "a: 1", "", "# c", "- x", "--- # c"]), max_size=40
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_LINES, st.booleans(), st.lists(st.integers(min_value=-1, max_value=45), max_size=12), st.sampled_from([0, 2, 32]))
+def test_a_line_s_start_found_from_the_boundaries_is_the_table_s(
+    lines: list[str], newline_at_end: bool, asked: list[int], steps: int
+) -> None:
+    text = "\n".join(lines) + ("\n" if newline_at_end else "")
+    starts = positions._line_starts(text)
+    found = positions._Text(text)
+    kept = positions._Text._STEPS
+    positions._Text._STEPS = steps  # few: the table is made at once, or after a step or two
+    try:
+        for line in asked:
+            assert found.start(line) == (starts[line - 1] if 0 < line <= len(starts) else -1), (text, line)
+    finally:
+        positions._Text._STEPS = kept
+
+
+PATHS_OF_A_SERVICE = ("metadata.name", "kind", "spec.ports[0]")
+
+
+def test_a_root_s_start_is_found_without_every_line_s_where_no_document_is_composed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    block = "".join(
+        f"---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s{i}\n  namespace: a\nspec:\n  ports:\n  - port: 80\n"
+        for i in range(6)
+    )
+    flow = "---\napiVersion: v1\nkind: Service\nmetadata: {name: f, namespace: a}\nspec: {ports: [{port: 80}]}\n"
+    texts = {"block.yaml": block, "mixed.yaml": block + flow}
+    tables: list[str] = []
+    line_starts = positions._line_starts
+
+    def counting(text: str) -> Any:
+        tables.append(next(name for name, known in texts.items() if known == text))
+        return line_starts(text)
+
+    monkeypatch.setattr(positions, "_line_starts", counting)
+    resolver = PositionResolver(texts.get)
+    documents = {name: parse_text(text, name).documents for name, text in texts.items()}
+    requests = [(doc.ref, path) for docs in documents.values() for doc in docs for path in PATHS_OF_A_SERVICE]
+    resolver.prefetch(requests)
+    # Only the file with a document composed whose span runs to its line's end (the item of its
+    # flow list) made the table: the block documents' line ends are read from their own lines.
+    assert tables == ["mixed.yaml"]
+    for ref, path in requests:
+        node = _composed(positions._document_text(texts[ref.file], line_starts(texts[ref.file])[ref.line - 1]))
+        assert node is not None
+        mark, end = positions._walk(node, positions.path_parts(path))
+        line, column, end_line, end_column = resolver.span(ref, path)
+        assert (line, column, end_line) == (ref.line + mark.line, mark.column + 1, line)
+        rest = texts[ref.file].split("\n")[line - 1].rstrip()
+        assert end_column == (end.column + 1 if end is not None else max(column, len(rest) + 1)), (ref, path)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A `\r` in a comment: libyaml's next line starts after it.
+        "apiVersion: v1\nkind: ConfigMap\n# one\r# two\nmetadata:\n  name: a\n  namespace: b\n",
+        # A `\r` in a block scalar's text.
+        "apiVersion: v1\nkind: ConfigMap\ndata:\n  x: |\n    one\r    two\n  y: z\nmetadata:\n  name: a\n",
+        # The breaks beyond ASCII, in a comment.
+        "apiVersion: v1\nkind: ConfigMap\n# one\x85# two\u2028# three\nmetadata:\n  name: a\n",
+    ],
+)
+def test_a_break_other_than_newline_the_line_checks_skip_gives_libyaml_s_lines(text: str) -> None:
+    paths: list[tuple[str | int, ...]] = [("metadata", "name"), ("metadata",), ("kind",)]
+    assert blockpaths.locate(text, paths) is None
+    (document,) = parse_text(text, "f.yaml").documents
+    resolver = PositionResolver(lambda _: text)
+    resolver.prefetch((document.ref, parts) for parts in paths)
+    node = yaml.compose(text, Loader=positions.MarkLoader)
+    for parts in paths:
+        mark, _ = positions._walk(node, parts)
+        assert resolver.resolve(document.ref, parts) == (mark.line + 1, mark.column + 1), parts
