@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
@@ -136,8 +136,8 @@ class Results:
         content_keys = result.index.content_keys
         if any(key is not None and content_keys.get(name, key) != key for name, key in self._keys.items()):
             return
-        payload = json.dumps(_encoded(result), ensure_ascii=True, separators=(",", ":")).encode("ascii")
-        if len(payload) <= MAX_BYTES:
+        payload = _bounded(_pieces(_encoded(result)))
+        if payload is not None:
             self.cache.put(self.entry, payload)
 
 
@@ -227,12 +227,48 @@ def _digest(request: LintRequest, found: Discovery, rows: list[Any], command: Se
 # -- the entry ------------------------------------------------------------------------------------
 
 
+# The fields that hold a row per finding or policy: encoded a row at a time (`_pieces`).
+_LONG = frozenset({"findings", "suppressed", "policies"})
+
+
+def _bounded(pieces: Iterator[str]) -> bytes | None:
+    """The entry's bytes, or None once they pass `MAX_BYTES`: encoded a row at a time and given up
+    as soon as they are over, so that a result too large to keep (findings on most of 100,000
+    objects: tens of MB) never has its rows, nor its JSON, held whole at the end of the run, where
+    its peak memory is."""
+    parts: list[str] = []
+    size = 0
+    for piece in pieces:
+        size += len(piece)
+        if size > MAX_BYTES:
+            return None
+        parts.append(piece)
+    return "".join(parts).encode("ascii")
+
+
+def _pieces(fields: dict[str, Any]) -> Iterator[str]:
+    """`fields` as compact ASCII JSON (what `json.dumps(fields, ensure_ascii=True,
+    separators=(",", ":"))` writes), a row of each `_LONG` field a piece."""
+    dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
+    yield "{"
+    for i, (key, value) in enumerate(fields.items()):
+        yield ("," if i else "") + dumps(key) + ":"
+        if key in _LONG and value is not None:
+            yield "["
+            for j, item in enumerate(value):
+                yield ("," if j else "") + dumps(item)
+            yield "]"
+        else:
+            yield dumps(value)
+    yield "}"
+
+
 def _encoded(result: LintResult) -> dict[str, Any]:
-    findings = [_finding_row(f) for f in [*result.findings, *result.suppressed]]
+    """The entry's fields; those in `_LONG` iterables, their rows made as they are encoded."""
     return {
         "format": FORMAT,
-        "findings": findings[: len(result.findings)],
-        "suppressed": findings[len(result.findings) :],
+        "findings": (_finding_row(f) for f in result.findings),
+        "suppressed": (_finding_row(f) for f in result.suppressed),
         "files": result.files,
         "contextFiles": result.context_files,
         "notes": result.notes,

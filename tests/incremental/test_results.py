@@ -307,3 +307,29 @@ def test_a_result_past_the_bound_is_not_kept(tmp_path: Path, runs: list[LintRequ
     del runs[:]
     check("--cache-dir", other, str(EXAMPLES))
     assert len(runs) == 1
+
+
+def test_an_entry_is_encoded_a_row_at_a_time_and_given_up_once_past_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What is written is the entry's JSON; a result too large to keep is given up as soon as its
+    rows pass the bound, not once they are all encoded (at 100,000 objects they are tens of MB at
+    the end of the run, where its peak memory is)."""
+    result = pipeline.lint(LintRequest(paths=[str(EXAMPLES)]))
+    assert len(result.findings) > 10
+    whole = results._bounded(results._pieces(results._encoded(result)))
+    assert whole is not None
+    written = json.loads(whole)
+    assert written["format"] == results.FORMAT and len(written["findings"]) == len(result.findings)
+    kept = results._decoded(written)
+    assert kept is not None and [f.fingerprint for f in kept.findings] == [f.fingerprint for f in result.findings]
+
+    rows: list[object] = []
+    real = results._finding_row
+
+    def counted(finding: Any) -> list[Any]:
+        rows.append(finding)
+        return real(finding)
+
+    monkeypatch.setattr(results, "_finding_row", counted)
+    monkeypatch.setattr(results, "MAX_BYTES", len(whole) // 4)
+    assert results._bounded(results._pieces(results._encoded(result))) is None
+    assert 0 < len(rows) < len(result.findings) // 2
