@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -138,11 +138,51 @@ def test_the_index_names_each_file_a_whole_run_read(tmp_path: Path, monkeypatch:
     assert {name: again.key(name) for name in earlier} == {name: parse.key(data) for name, data in earlier.items()}
 
 
-def _sequence(root: Path, cache: Path, seed: int, steps: int, n: int, *, isolated: bool) -> int:
+def _sequence(
+    root: Path,
+    cache: Path,
+    seed: int,
+    steps: int,
+    n: int,
+    *,
+    isolated: bool,
+    count: Callable[[pytest.MonkeyPatch], Callable[[], int]],
+) -> int:
     """Random edits, each staged and checked with the cache and without it (the reports must be the
     same bytes), a whole run now and then (which names every file's content), some edits giving a
-    file a comment on its first line (its objects all move); how many rows were found through the
-    earlier content of a file."""
+    file a comment on its first line (its objects all move); what `count` counted (it patches what
+    it counts, and gives the count at the end): what was found through the earlier content of a
+    file."""
+    rng = random.Random(seed)
+    files = _corpus(seed, n, isolated=isolated)
+    headers: dict[str, str] = {}
+    _committed(root, files)
+    os.chdir(root)
+    done: list[str] = []
+    with pytest.MonkeyPatch.context() as patch:
+        found = count(patch)
+        for step in range(steps):
+            if step == 0 or rng.random() < 0.3:
+                done.append("whole")
+                assert check("--cache-dir", str(cache), ".") == check("--no-cache", "."), (seed, done)
+            for _ in range(rng.randint(1, 2)):
+                if rng.random() < 0.5:
+                    name = rng.choice(sorted(files))
+                    headers[name] = headers.get(name, "") + f"# step {step}\n"
+                    done.append(f"comment {name}")
+                done.append(_edit(files, rng, outside=True))
+            _write(root, files, headers)
+            git(root, "add", "-A")
+            for _ in range(rng.choice((1, 2))):
+                cached = check("--staged", "--cache-dir", str(cache))
+                assert cached == check("--staged", "--no-cache"), (seed, done)
+            if rng.random() < 0.7:
+                git(root, "commit", "-q", "--allow-empty", "-m", f"step {step}")
+        return found()
+
+
+def _rows_found(patch: pytest.MonkeyPatch) -> Callable[[], int]:
+    """Counts the rule results found through a file's earlier content."""
     found = 0
     real = rulecache.Reuse._before
 
@@ -152,40 +192,14 @@ def _sequence(root: Path, cache: Path, seed: int, steps: int, n: int, *, isolate
         found += rows is not None
         return rows
 
-    rng = random.Random(seed)
-    files = _corpus(seed, n, isolated=isolated)
-    headers: dict[str, str] = {}
-    _committed(root, files)
-    os.chdir(root)
-    done: list[str] = []
-    for step in range(steps):
-        if step == 0 or rng.random() < 0.3:
-            done.append("whole")
-            with pytest.MonkeyPatch.context() as patch:
-                patch.setattr(rulecache.Reuse, "_before", counted)
-                assert check("--cache-dir", str(cache), ".") == check("--no-cache", "."), (seed, done)
-        for _ in range(rng.randint(1, 2)):
-            if rng.random() < 0.5:
-                name = rng.choice(sorted(files))
-                headers[name] = headers.get(name, "") + f"# step {step}\n"
-                done.append(f"comment {name}")
-            done.append(_edit(files, rng, outside=True))
-        _write(root, files, headers)
-        git(root, "add", "-A")
-        for _ in range(rng.choice((1, 2))):
-            with pytest.MonkeyPatch.context() as patch:
-                patch.setattr(rulecache.Reuse, "_before", counted)
-                cached = check("--staged", "--cache-dir", str(cache))
-            assert cached == check("--staged", "--no-cache"), (seed, done)
-        if rng.random() < 0.7:
-            git(root, "commit", "-q", "--allow-empty", "-m", f"step {step}")
-    return found
+    patch.setattr(rulecache.Reuse, "_before", counted)
+    return lambda: found
 
 
 def test_random_edits_after_whole_runs_agree_with_no_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(components, "MIN_OBJECTS", 0)
     monkeypatch.chdir(tmp_path)
-    assert _sequence(tmp_path / "repo", tmp_path / "cache", seed=2, steps=3, n=130, isolated=True) > 0
+    assert _sequence(tmp_path / "repo", tmp_path / "cache", seed=2, steps=3, n=130, isolated=True, count=_rows_found) > 0
 
 
 @pytest.mark.slow
@@ -198,5 +212,5 @@ def test_random_edits_after_whole_runs_agree_with_no_cache_longer(
     # Tenants reaching into each other make most parts the whole repository, analysed whole:
     # the earlier content is asked for on isolated tenants.
     isolated = seed % 2 == 0
-    found = _sequence(tmp_path / "repo", tmp_path / "cache", seed=seed, steps=12, n=260, isolated=isolated)
+    found = _sequence(tmp_path / "repo", tmp_path / "cache", seed=seed, steps=12, n=260, isolated=isolated, count=_rows_found)
     assert found > 0 or not isolated

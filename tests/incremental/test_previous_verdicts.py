@@ -7,9 +7,7 @@ byte, whatever the index or the earlier content's kept verdicts say."""
 from __future__ import annotations
 
 import json
-import os
-import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +20,8 @@ from policylint.input.keptfiles import KeptFiles
 from policylint.k8s import admission
 from policylint.semantics import components
 from tests.gitrepo import git
-from tests.incremental.test_incremental import _committed, _corpus, _edit, check
-from tests.incremental.test_kept_previous import _write
+from tests.incremental.test_incremental import _committed, _corpus, check
+from tests.incremental.test_kept_previous import _sequence, _write
 
 
 @pytest.fixture
@@ -182,11 +180,8 @@ def test_a_part_analysed_whole_looks_for_no_earlier_verdict(
     assert _policies(files[name]) <= {obj for key, obj in worked["worked"] if key == staged}
 
 
-def _sequence(root: Path, cache: Path, seed: int, steps: int, n: int, *, isolated: bool) -> int:
-    """Random edits, each staged and checked with the cache and without it (the reports must be the
-    same bytes), a whole run now and then (which names every file's content), some edits giving a
-    file a comment on its first line (its objects all move); how many verdicts were found through
-    the earlier content of a file."""
+def _verdicts_found(patch: pytest.MonkeyPatch) -> Callable[[], int]:
+    """Counts the verdicts found through a file's earlier content."""
     found = 0
     real = admission.earlier_keys
 
@@ -196,38 +191,14 @@ def _sequence(root: Path, cache: Path, seed: int, steps: int, n: int, *, isolate
         found += any(admissions.kept.get(key) is not None for key in keys)
         return keys
 
-    rng = random.Random(seed)
-    files = _corpus(seed, n, isolated=isolated)
-    headers: dict[str, str] = {}
-    _committed(root, files)
-    os.chdir(root)
-    done: list[str] = []
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(admission, "earlier_keys", counted)
-        for step in range(steps):
-            if step == 0 or rng.random() < 0.3:
-                done.append("whole")
-                assert check("--cache-dir", str(cache), ".") == check("--no-cache", "."), (seed, done)
-            for _ in range(rng.randint(1, 2)):
-                if rng.random() < 0.5:
-                    name = rng.choice(sorted(files))
-                    headers[name] = headers.get(name, "") + f"# step {step}\n"
-                    done.append(f"comment {name}")
-                done.append(_edit(files, rng, outside=True))
-            _write(root, files, headers)
-            git(root, "add", "-A")
-            for _ in range(rng.choice((1, 2))):
-                cached = check("--staged", "--cache-dir", str(cache))
-                assert cached == check("--staged", "--no-cache"), (seed, done)
-            if rng.random() < 0.7:
-                git(root, "commit", "-q", "--allow-empty", "-m", f"step {step}")
-    return found
+    patch.setattr(admission, "earlier_keys", counted)
+    return lambda: found
 
 
 def test_random_edits_after_whole_runs_agree_with_no_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(components, "MIN_OBJECTS", 0)
     monkeypatch.chdir(tmp_path)
-    assert _sequence(tmp_path / "repo", tmp_path / "cache", seed=2, steps=3, n=130, isolated=True) > 0
+    assert _sequence(tmp_path / "repo", tmp_path / "cache", seed=2, steps=3, n=130, isolated=True, count=_verdicts_found) > 0
 
 
 @pytest.mark.slow
@@ -240,5 +211,7 @@ def test_random_edits_after_whole_runs_agree_with_no_cache_longer(
     # Tenants reaching into each other make most parts the whole repository, analysed whole,
     # which looks for no earlier verdict: found on isolated tenants.
     isolated = seed % 2 == 0
-    found = _sequence(tmp_path / "repo", tmp_path / "cache", seed=seed + 10, steps=12, n=260, isolated=isolated)
+    found = _sequence(
+        tmp_path / "repo", tmp_path / "cache", seed=seed + 10, steps=12, n=260, isolated=isolated, count=_verdicts_found
+    )
     assert found > 0 or not isolated
