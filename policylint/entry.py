@@ -201,9 +201,28 @@ def _on_stop_signal(signum: int, frame: FrameType | None) -> None:
     os._exit(128 + signum)  # asked twice, or after the run: nothing left worth waiting for
 
 
+def _on_unraisable(unraisable: Any) -> None:
+    """`sys.unraisablehook`: a stop signal's `Interrupted` raised where Python cannot pass it on
+    (a weakref callback, a finaliser: "Exception ignored in ..."; the import system's module-lock
+    callback runs after every import a run makes) would be lost, and the run go on to its end. It is
+    delivered again instead, from another thread, so that the handler raises it in the code the run
+    is in (and, should that be such a place again, here once more)."""
+    global _state
+    exc = unraisable.exc_value
+    if isinstance(exc, Interrupted) and _state == "stopping":
+        import _thread
+        import signal
+
+        _state = "running"
+        _thread.start_new_thread(signal.raise_signal, (exc.signum,))
+        return
+    sys.__unraisablehook__(unraisable)
+
+
 def _install_signal_handlers() -> None:
     import signal
 
+    sys.unraisablehook = _on_unraisable
     for name in _STOP_SIGNALS:
         signum = getattr(signal, name, None)
         if signum is None:  # SIGHUP on Windows

@@ -391,6 +391,39 @@ def test_a_stop_signal_stops_the_workers_and_exits_128_plus_its_number(
     assert_session_ends(proc.pid)  # no worker (nor the resource tracker) outlives the command
 
 
+# A stop signal the handler turns into `Interrupted` inside a weakref callback, where Python cannot
+# pass an exception on ("Exception ignored in ..."): the import system's module-lock callback runs
+# after every import, and a run imports modules as it first needs them. Under load a SIGINT landed
+# there and the run went on to print its report and exit 1.
+_SWALLOWED = """\
+import os, signal, time, weakref
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as a shell starts a command
+from policylint import entry
+entry._install_signal_handlers()
+class Held: pass
+def callback(_ref):
+    os.kill(os.getpid(), signal.SIGINT)
+    for _ in range(1000):  # the handler runs here, in the callback
+        pass
+held = Held()
+ref = weakref.ref(held, callback)
+try:
+    del held
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        pass
+    print("the run went on")
+except entry.Interrupted as exc:
+    print("unwound", exc.signum)
+"""
+
+
+@linux_only
+def test_a_stop_signal_raised_where_python_cannot_pass_it_on_still_stops_the_run() -> None:
+    proc = subprocess.run([sys.executable, "-c", _SWALLOWED], cwd=REPO, capture_output=True, timeout=RUN_TIMEOUT)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"unwound {int(signal.SIGINT)}\n".encode(), b"")
+
+
 @linux_only
 def test_a_stopped_run_ends_without_the_interpreter_s_finalisation(corpus: Path, sessions: list[int]) -> None:
     """Unwinding from the signal does what a stop needs; finalisation after it only joins the parse
