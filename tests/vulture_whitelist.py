@@ -76,3 +76,6 @@ explicit_namespace
 
 # The interpreter reads a function's keyword-only defaults (policylint/values.py, a compiled `__init__`).
 _.__kwdefaults__
+
+# The interpreter calls `sys.unraisablehook` for an exception it cannot pass on (policylint/entry.py).
+_.unraisablehook
