@@ -106,16 +106,22 @@ def test_paths_that_share_a_beginning_take_each_step_once(monkeypatch: pytest.Mo
     assert len(items) == len(set(items)) == 6
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(_block_documents())
-def test_a_document_s_paths_together_give_what_each_gives_alone(text: str) -> None:
+def _paths_of(text: str) -> list[tuple[str | int, ...]] | None:
+    """The paths of every node of a generated block document; None when the text is not YAML (the
+    generator's comments can break it) or holds no document."""
     try:
         node = _composed(text)
     except yaml.YAMLError:
-        return  # the text is not YAML (the generator's comments can break it)
-    if node is None:
+        return None
+    return _node_paths(node, flow=False) if node is not None else None
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(_block_documents())
+def test_a_document_s_paths_together_give_what_each_gives_alone(text: str) -> None:
+    paths = _paths_of(text)
+    if paths is None:
         return
-    paths = _node_paths(node, flow=False)
     together = blockpaths.locate(text, paths)
     if together is None:
         return
@@ -125,13 +131,9 @@ def test_a_document_s_paths_together_give_what_each_gives_alone(text: str) -> No
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(_block_documents())
 def test_a_span_to_its_line_s_end_ends_where_the_file_s_line_does(text: str) -> None:
-    try:
-        node = _composed(text)
-    except yaml.YAMLError:
-        return  # the text is not YAML (the generator's comments can break it)
-    if node is None:
+    paths = _paths_of(text)
+    if paths is None:
         return
-    paths = _node_paths(node, flow=False)
     plain = blockpaths.locate(text, paths)
     ends = blockpaths.locate(text, paths, line_ends=True)
     assert (plain is None) == (ends is None)
