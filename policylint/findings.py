@@ -12,6 +12,9 @@ if TYPE_CHECKING:
     from policylint.input.load import DocumentRef
     from policylint.k8s.objects import K8sObject, ObjectKey
 
+# The rule id of a finding that says something failed inside the run (a rule, a stage, a step).
+INTERNAL_ERROR = "PL000"
+
 
 class Severity(enum.IntEnum):
     """Ordered so that `--fail-on warning` means "warning or worse"."""

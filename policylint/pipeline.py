@@ -4,10 +4,9 @@ topology -> simulation -> rules -> findings. Each stage is built once, in that o
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import gc
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,16 +18,14 @@ from policylint.findings import Finding, Issue, Location
 from policylint.gate import GateReport
 from policylint.incremental.opened import analysed_whole, keep_per_file, kept_per_file, rule_reuse
 from policylint.input.cache import ParseCache, open_cache
-from policylint.input.ignore import WalkFilter
 from policylint.input.kept import Kept, inflated
 from policylint.input.load import PARSER_IS_C, Document, decode
 from policylint.input.nonmanifest import DATA, json_data_files
 from policylint.input.parallel import effective_jobs
 from policylint.input.positions import PositionResolver
-from policylint.input.sources import STDIN, Discovery, Skipped, Source, discover_all
+from policylint.input.sources import STDIN, Discovery, Skipped, Source
 from policylint.k8s.admissions import Admissions
-from policylint.k8s.cluster import Cluster, Declared
-from policylint.k8s.external import ExternalObjects
+from policylint.k8s.cluster import Cluster
 from policylint.k8s.index import LintOptions, ProjectIndex, crd_kind_infos
 from policylint.k8s.objects import K8sObject, KindInfo, KindRegistry, ObjectKey, build_objects
 from policylint.k8s.overlay import overlay
@@ -42,7 +39,11 @@ from policylint.reading import is_crd as _is_crd
 from policylint.reading import load_sources as _load
 from policylint.reading import profiles_at as _profiles_at
 from policylint.reading import read_crds, read_crds_at
-from policylint.report_scope import ChangeSet, ReportScope, removed, report_files, within
+from policylint.report_scope import ReportScope, removed, report_files, within
+from policylint.request import LintRequest as LintRequest
+from policylint.request import discover as discover
+from policylint.request import precheck as precheck
+from policylint.request import rule_options
 from policylint.rules import REGISTRY, engine
 from policylint.rules.base import Rule
 from policylint.semantics.effective.simulation import Simulation
@@ -50,83 +51,11 @@ from policylint.semantics.resolution import Resolution
 from policylint.semantics.topology import Topology
 from policylint.stages import Stage, closure
 from policylint.suppressions import apply as suppressions
-from policylint.suppressions.baseline import Entry
-from policylint.values import frozen, record
+from policylint.suppressions.baseline import read_baseline
+from policylint.values import record
 
 if TYPE_CHECKING:
     from policylint.incremental.resident import Resident
-    from policylint.input.gitref import TreeRef
-
-
-@frozen(slots=False)
-class LintRequest:
-    paths: Sequence[str]
-    stdin_filename: str | None = None
-    read_stdin: Callable[[], bytes] | None = None
-    namespace: str = "default"
-    crd_paths: Sequence[str] = ()
-    profile_paths: Sequence[str] = ()
-    # The commit `crd_paths` and `profile_paths` are read from instead of the working tree: they
-    # were named by a configuration read from that commit (`--config-ref`, `diff`'s BASE), so
-    # the change under review cannot edit what they say (README "Security"). None: from disk.
-    crds_at: TreeRef | None = None
-    profiles_at: TreeRef | None = None
-    # What the cluster runs, as declared (`--gateway-api-version`, `--channel`, `--implementation`
-    # and their keys; policylint.k8s.cluster): the input completes it.
-    declared: Declared = field(default_factory=Declared)
-    selection: engine.Selection = field(default_factory=engine.Selection)
-    synthetic_rule_names: bool = False
-    external: ExternalObjects = field(default_factory=ExternalObjects)
-    max_affected: int | None = None  # shortcut for rule_options {"PL608": {"max-affected": N}}
-    # Per-rule options: rule id -> option name -> value (each rule declares its own, Rule.options).
-    rule_options: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
-    # Parse cache directory (None: no cache; the CLI defaults to the user's cache directory, see
-    # policylint.input.cache) and worker processes for parsing (1: none; 0: one per CPU). Neither
-    # changes the findings.
-    cache_dir: str | None = None
-    jobs: int = 1
-    # Compute the JSON report's `policies` section during the run, under a guard (a failure is a
-    # PL000 finding); `--format json` asks for it, other formats do not pay for it.
-    report_policies: bool = False
-    # Compute each policy finding's attachment chain (policylint.attachment_chain): SARIF's
-    # codeFlows.
-    report_chains: bool = False
-    # Follow symlinks whose target lies outside the named paths (never to a FIFO or a device):
-    # `--follow-outside-links`. Off, such a link is a PL008 finding (policylint.input.sources).
-    follow_outside_links: bool = False
-    # Suppressions (policylint.suppressions, docs/suppressions.md): the baseline file to read
-    # (None: none), or to write from this run's findings and then use (`--write-baseline`);
-    # whether a suppression without ` -- reason` is a PL903 finding; the date `until=` is
-    # compared with (None: today in UTC); and whether the text output lists suppressed findings.
-    baseline: str | None = None
-    # The entries of `baseline` as a git ref holds them (`--baseline-ref`), read instead of the
-    # file in the working tree (None: read the file).
-    baseline_entries: Sequence[Entry] | None = None
-    write_baseline: str | None = None
-    require_suppression_reason: bool = True
-    today: datetime.date | None = None
-    show_suppressed: bool = False
-    # Configuration (policylint.config): what directory walks leave out (None: `.gitignore`
-    # files respected, the default `exclude`), whether a Helm chart's templates/ is linted, and
-    # the per-rule severities and per-file settings applied to the findings (None: none).
-    walk: WalkFilter | None = None
-    helm_templates: bool = False
-    overrides: config_overrides.Overrides | None = None
-    # The input is the whole cluster: every referenced object must be in it (`--complete`).
-    complete: bool = False
-    # Load-only paths (`--context`): read to resolve references, their findings not reported
-    # unless they are about an object of `paths` (policylint.report_scope).
-    context_paths: Sequence[str] = ()
-    # `--diff` / `--staged`: the files a git change touched are the report scope, and what it
-    # removed is in scope through what references it (policylint.report_scope).
-    change: ChangeSet | None = None
-    # `--staged`: read each file as the git index holds it (policylint.input.git).
-    staged: bool = False
-    # The sources to read instead of discovering `paths` (`policylint diff`: a commit's files).
-    sources: Sequence[Source] | None = None
-    # With a report scope, analyse only the part of the project it can reach
-    # (policylint.semantics.components); the findings are the same either way.
-    scoped_analysis: bool = True
 
 
 @record
@@ -243,13 +172,6 @@ def lint(
             gc.enable()
 
 
-def precheck(request: LintRequest) -> None:
-    """The usage errors a run finds before any work (RuleOptionError, BaselineError), for a command
-    that reads the files first (policylint.incremental.results) to say them in the same order."""
-    engine.check_options(REGISTRY, _rule_options(request))
-    suppressions.read_baseline(request)
-
-
 def load_project(request: LintRequest) -> Project:
     """Sources -> project with every stage built, without running the rules (`explain`, `graph`)."""
     was_enabled = gc.isenabled()
@@ -269,24 +191,6 @@ def cluster_of(request: LintRequest) -> Cluster:
     """What the cluster runs, declared and inferred from the request's input (`--show-config`):
     the files are read, no stage is built and no rule runs."""
     return _project(request)[0].index.cluster()
-
-
-def discover(request: LintRequest) -> tuple[Discovery, list[Source]]:
-    """What the request reads: the files found (or given), and the sources to read, as the git
-    index holds them with `staged`."""
-    found = (
-        Discovery(list(request.sources))
-        if request.sources is not None
-        else discover_all(
-            [*request.paths, *request.context_paths],
-            stdin_filename=request.stdin_filename,
-            read_stdin=request.read_stdin,
-            follow_outside_links=request.follow_outside_links,
-            walk=request.walk,
-            helm_templates=request.helm_templates,
-        )
-    )
-    return found, _staged(request, found.sources) if request.staged else found.sources
 
 
 def _project(
@@ -372,20 +276,6 @@ def _project(
         previous=resident.index if resident is not None else None,  # its order, worked out from the last run's
     )
     return Project(index, Resolution(index, profiles), verdicts), sources, texts, notes, skipped
-
-
-def _staged(request: LintRequest, sources: list[Source]) -> list[Source]:
-    """The sources as the index holds them (`--staged`), with the files the index holds that the
-    work tree no longer does."""
-    from policylint.input.git import repository_root
-    from policylint.input.staged import removed_from_worktree, staged_snapshot
-
-    top = repository_root(os.getcwd())
-    removed = removed_from_worktree(
-        sources, [*request.paths, *request.context_paths], top, request.walk, helm_templates=request.helm_templates
-    )
-    staged = staged_snapshot(sources, top)
-    return sorted([*staged, *removed], key=lambda s: s.display) if removed else staged
 
 
 def _user_profiles(request: LintRequest) -> tuple[list[PolicyProfile], list[Producer]]:
@@ -480,21 +370,14 @@ def build_stages(project: Project, wanted: Iterable[Stage]) -> list[Issue]:
     return failures
 
 
-def _rule_options(request: LintRequest) -> dict[str, Mapping[str, object]]:
-    options: dict[str, dict[str, object]] = {rule_id: dict(config) for rule_id, config in request.rule_options.items()}
-    if request.max_affected is not None:
-        options.setdefault("PL608", {})["max-affected"] = request.max_affected
-    return dict(options)
-
-
 def _lint(
     request: LintRequest,
     part: Part | None = None,
     resident: Resident | None = None,
     discovered: tuple[Discovery, list[Source]] | None = None,
 ) -> LintResult:
-    engine.check_options(REGISTRY, _rule_options(request))  # a usage error, before any work
-    baseline = suppressions.read_baseline(request)  # likewise (BaselineError)
+    engine.check_options(REGISTRY, rule_options(request))  # a usage error, before any work
+    baseline = read_baseline(request)  # likewise (BaselineError)
     loaded, sources, texts, notes, skipped = _project(request, part is not None, resident, discovered)
     # The project analysed: all of it, or the part the report scope can reach.
     project, members = _analysed(request, sources, loaded, part, resident)
@@ -527,7 +410,7 @@ def _lint(
     # With --jobs, the rules start in other processes as soon as the stages they read are built
     # (policylint.rules.workers): those that read the index alone while this process builds the
     # admissions and the topology, then those that read no later stage while it builds the simulation.
-    started = engine.start(project, selected, resolver, _rule_options(request), effective_jobs(request.jobs), reuse)
+    started = engine.start(project, selected, resolver, rule_options(request), effective_jobs(request.jobs), reuse)
     try:
         failures = build_stages(project, {Stage.ADMISSION, Stage.TOPOLOGY} & set(closure(frozenset(wanted))))
         started.advance(project)

@@ -13,22 +13,17 @@ from dataclasses import field
 from functools import partial
 from typing import Any, TypeVar
 
-from policylint.findings import Issue, Location
-from policylint.k8s.names import ns_name
-from policylint.k8s.objects import K8sObject, ObjectKey
+from policylint.findings import INTERNAL_ERROR, Issue, Location
+from policylint.k8s.names import ns_name, object_ref
+from policylint.k8s.objects import K8sObject
 from policylint.profiles.policy import Policy
 from policylint.project import Project
-from policylint.rules.engine import INTERNAL_ERROR
 from policylint.semantics.effective.facets import TargetStatus
 from policylint.semantics.resolution import TargetResolution
 from policylint.values import record
 from policylint.vocabulary import Accepted, Enforcement
 
 _T = TypeVar("_T")
-
-
-def object_ref(key: ObjectKey, api_version: str) -> dict[str, Any]:
-    return {"apiVersion": api_version, "kind": key.kind, "namespace": key.namespace, "name": key.name}
 
 
 def target_ref(res: TargetResolution) -> dict[str, Any]:

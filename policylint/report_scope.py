@@ -24,8 +24,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from policylint.findings import Finding
-from policylint.rules.engine import INTERNAL_ERROR
+from policylint.findings import INTERNAL_ERROR, Finding
 from policylint.values import frozen
 
 if TYPE_CHECKING:

@@ -11,7 +11,13 @@ rule but the PL2xx ones.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from policylint.values import frozen
+
+if TYPE_CHECKING:
+    from policylint.rules.base import Rule
 
 ALL = "ALL"
 
@@ -36,3 +42,36 @@ def split_codes(values: Iterable[str]) -> tuple[str, ...]:
     """The codes of repeated, comma-separated values (`--select PL1,PL2 --select PL3`), blanks and
     empty items dropped."""
     return tuple(c.strip() for v in values for c in v.split(",") if c.strip())
+
+
+@frozen
+class Selection:
+    """`--select` / `--ignore` by rule code (policylint.rulecodes); the longest matching prefix wins (flake8)."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+    @staticmethod
+    def best(codes: Sequence[str], rule: type[Rule]) -> int:
+        """The longest of `codes` that names `rule` (`rulecodes.prefix_length`), -1 when none does."""
+        return max((prefix_length(code, rule.id, rule.name) for code in codes), default=-1)
+
+    def enabled(self, rule: type[Rule]) -> bool:
+        selected = self.best(self.select, rule) if self.select else 0
+        ignored = self.best(self.ignore, rule)
+        if selected < 0:
+            return False
+        return ignored < 0 or selected > ignored
+
+    def unknown_codes(self, rules: Sequence[type[Rule]]) -> list[str]:
+        out = []
+        for code in (*self.select, *self.ignore):
+            c = code.strip()
+            if c and not any(matches(c, r.id, r.name) for r in rules):
+                out.append(c)
+        return out
+
+
+class RuleOptionError(ValueError):
+    """An option a rule does not declare, or a value of the wrong type (a usage error). Here, out of
+    the rules' package, so that a command can catch it without importing every rule."""

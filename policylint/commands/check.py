@@ -25,14 +25,16 @@ if TYPE_CHECKING:
     from policylint.config.overrides import Overrides
     from policylint.findings import Severity
     from policylint.incremental.resident import Resident
+    from policylint.input.cache import ContentKeys
     from policylint.input.gitref import TreeRef
     from policylint.input.ignore import WalkFilter
     from policylint.input.sources import Skipped, Source
     from policylint.k8s.external import ExternalObjects
-    from policylint.pipeline import LintRequest, LintResult
+    from policylint.pipeline import LintResult
     from policylint.reported import Reported
     from policylint.reporters import Reporter
-    from policylint.rules.engine import Selection
+    from policylint.request import LintRequest
+    from policylint.rulecodes import Selection
     from policylint.suppressions.baseline import Entry
 
 
@@ -89,10 +91,10 @@ def _run_check(settings: Settings, configured: Configured | None = None) -> int:
     from policylint.commands.trust import Trust, gate_report
     from policylint.input.git import GitError
     from policylint.input.sources import SourceError
-    from policylint.pipeline import LintRequest
-    from policylint.profiles.registry import ProfileError
+    from policylint.profiles import ProfileError
     from policylint.reporters import REPORTERS
-    from policylint.rules.base import RuleOptionError
+    from policylint.request import LintRequest
+    from policylint.rulecodes import RuleOptionError
     from policylint.suppressions.baseline import DEFAULT_FILE, BaselineError
 
     configured = configured if configured is not None else Configured()
@@ -170,11 +172,9 @@ def _run_check(settings: Settings, configured: Configured | None = None) -> int:
         overrides=overrides if overrides else None,
         rule_options=configured.rule_options or {},
     )
-    # The base's part is, but for the files the change touched, the objects this side reads: what
-    # this side's run builds of them is handed to the base's (policylint.incremental.resident).
-    resident = _resident() if measured is not None and measured.base is not None else None
     try:
         if fixing:
+            resident = _resident(measured)
             from policylint.commands.fixes import run_fixes
 
             outcome = run_fixes(
@@ -188,7 +188,7 @@ def _run_check(settings: Settings, configured: Configured | None = None) -> int:
             result: Reported = outcome
             _classify(request, outcome, measured, resident)
         else:
-            result = _result(request, measured, resident, formats)
+            result = _result(request, measured, formats)
         diff_base, head = _gate_sides(settings, measured)
         result.gate = gate_report(
             trust,
@@ -263,23 +263,28 @@ def _measure(paths: Sequence[str], settings: Settings, cache_dir: str | None) ->
     return measured
 
 
-def _result(request: LintRequest, measured: Measured | None, resident: Resident | None, formats: Sequence[Reporter]) -> Reported:
+def _result(request: LintRequest, measured: Measured | None, formats: Sequence[Reporter]) -> Reported:
     """The run's result, classified by the change it measured: read back when an earlier run's
     inputs were all this one's (policylint.incremental.results), else worked out, and kept."""
-    from policylint.pipeline import discover, lint, precheck
+    # Neither the pipeline nor what a run hands its base side is imported before the result is
+    # known not to be kept: they import every stage and rule, which a result read back never uses.
+    from policylint.input.cache import ContentKeys
+    from policylint.request import discover, precheck
 
     kept = None
     discovered = None
+    keys = ContentKeys()
     if request.cache_dir is not None and not any(r.objects or r.chains for r in formats):
         from policylint.incremental.results import open_results
 
         precheck(request)  # the usage errors a run says before reading files, in their order
         discovered = discover(request)
-        kept = open_results(request, discovered, _measured_inputs(measured), resident)
+        kept = open_results(request, discovered, _measured_inputs(measured), keys)
         if kept is not None:
             found = kept.recall(request)
             if found is not None:
                 return found
+    resident = _resident(measured, keys)
     base = None
     if discovered is not None and measured is not None and measured.base is not None and resident is not None:
         from policylint.commands.change import Base
@@ -290,6 +295,8 @@ def _result(request: LintRequest, measured: Measured | None, resident: Resident 
         base = Base(request, measured, resident)
         if base.read_back(measured.change):
             resident = None
+    from policylint.pipeline import lint
+
     result = lint(request, resident=resident, discovered=discovered)
     _classify(request, result, measured, resident, base)
     if kept is not None:
@@ -317,10 +324,15 @@ def _classify(
         classify(request, result, measured, resident, base)
 
 
-def _resident() -> Resident:
+def _resident(measured: Measured | None, keys: ContentKeys | None = None) -> Resident | None:
+    """What the change's side hands its base's: the base's part is, but for the files the change
+    touched, the objects this side reads (policylint.incremental.resident). `keys`: the content
+    keys the command worked out already. None: no base to hand anything to."""
+    if measured is None or measured.base is None:
+        return None
     from policylint.incremental.resident import Resident
 
-    return Resident(writes=True)
+    return Resident(writes=True, keys=keys)
 
 
 def _baseline_at_ref(ref: str | None, baseline: str | None) -> list[Entry] | None:
@@ -342,16 +354,21 @@ def parse_options(
     None after saying what is wrong (a usage error)."""
     from policylint.findings import Severity
     from policylint.k8s.external import ExternalObjects, ExternalPatternError
-    from policylint.rules import REGISTRY
-    from policylint.rules.engine import Selection
+    from policylint.rulecodes import Selection
 
     selection = Selection(split_codes(select), split_codes(ignore))
-    unknown = selection.unknown_codes(REGISTRY)
-    if unknown:
-        error(f"no rule matches {', '.join(unknown)} (see `policylint rules`)")
-        return None
+    if selection.select or selection.ignore or overrides:
+        # Only codes need the rules to be matched against: a run whose result is read back
+        # (policylint.incremental.results) imports none of them otherwise.
+        from policylint.rules import REGISTRY
+
+        unknown = selection.unknown_codes(REGISTRY)
+        if unknown:
+            error(f"no rule matches {', '.join(unknown)} (see `policylint rules`)")
+            return None
     if overrides:
         from policylint.config.overrides import run_selection
+        from policylint.rules import REGISTRY
 
         # Per-file `select` may enable a rule the global selection leaves out: run it, and
         # keep its findings only in those files (policylint.config.overrides).

@@ -55,7 +55,6 @@ def parse_gateway_api(
     after saying what is not known (a usage error)."""
     from policylint.k8s.cluster import Declared, bundled_release
     from policylint.k8s.schemas import CHANNELS, GATEWAY_API_VERSIONS
-    from policylint.profiles.implementations import installers
 
     sources = sources or {}
     if channel is not None and channel not in CHANNELS:
@@ -73,7 +72,11 @@ def parse_gateway_api(
         if bundled != version:
             version_source += f", linted as {bundled} (the bundled patch release of that minor release)"
             version = bundled
-    known = {i.name for i in installers()}
+    known: set[str] = set()
+    if implementations:  # only then: it reads every built-in profile
+        from policylint.profiles.implementations import installers
+
+        known = {i.name for i in installers()}
     for written in implementations:
         if written.partition("@")[0] not in known:
             error(f"unknown implementation {written!r}: one of {', '.join(sorted(known))}, optionally with @VERSION")

@@ -258,10 +258,10 @@ def _removal_judge(base: LoadedConfig, base_commit: str, root: str) -> Callable[
 
 def _options_by_rule(loaded: LoadedConfig | None) -> dict[str, tuple[str, dict[str, object]]]:
     """Rule id -> (the key as written under `rules`, its options)."""
+    if loaded is None or not loaded.config.rules:
+        return {}  # without the rules imported: a run read back needs none of them
     from policylint.rules import REGISTRY
 
-    if loaded is None:
-        return {}
     by_code = {r.id: r for r in REGISTRY} | {r.name: r for r in REGISTRY}
     out = {}
     for code, options in loaded.config.rules.items():
@@ -281,9 +281,11 @@ def _rule_option_changes(base: LoadedConfig | None, head: LoadedConfig | None, l
     """Each rule option whose value (set, or its default) the change alters. It loosens when
     the option's declaration says which way the rule reports less (RuleOption.fewer) and the
     change goes that way; an option that does not say is listed without loosening."""
+    before, after = _options_by_rule(base), _options_by_rule(head)
+    if not before and not after:
+        return []
     from policylint.rules import REGISTRY
 
-    before, after = _options_by_rule(base), _options_by_rule(head)
     out = []
     for rule in REGISTRY:
         if rule.id not in before and rule.id not in after:

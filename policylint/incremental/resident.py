@@ -50,8 +50,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from policylint.identity import IdentityMap
 from policylint.incremental.unchanged import KeptWhole
+from policylint.input.cache import ContentKeys
 from policylint.input.positions import KeptSpans
 from policylint.semantics.effective.walks import KeptWalks
 from policylint.semantics.keptresolution import KeptResolution
@@ -106,7 +106,8 @@ class Resident:
     process holds what its part runs add, since writing each entry after every edit would cost it
     more than reading it costs the next process, and writes what its whole runs worked out."""
 
-    def __init__(self, *, writes: bool = False) -> None:
+    def __init__(self, *, writes: bool = False, keys: ContentKeys | None = None) -> None:
+        """`keys`: those a command worked out before it knew it would analyse (its result kept)."""
         self.writes = writes
         self._held: dict[str, tuple[str, Held]] = {}
         self._verdicts: tuple[str, bytes, VerdictStore] | None = None
@@ -131,11 +132,10 @@ class Resident:
         # The whole-project rules' issues of the last run, reused while its objects are the same.
         self.whole = KeptWhole()
         self._rules: tuple[str, RuleResults] | None = None
-        # The parse-cache key of each file's bytes the last run read, by the bytes object itself
-        # (with the loader's stamp and whether the file is JSON, which the key hashes too): the
-        # base side of a change reads the very bytes objects of its unchanged files (a command's
-        # git snapshot reads each blob once), whose keys the change's side worked out already.
-        self._keys: IdentityMap[bytes, tuple[bytes, bool, str]] = IdentityMap()
+        # The parse-cache key of each file's bytes the last run read, by the bytes object itself:
+        # the base side of a change reads the very bytes objects of its unchanged files (a
+        # command's git snapshot reads each blob once), whose keys the change's side worked out.
+        self.keys = keys if keys is not None else ContentKeys()
 
     def verdicts(self, cache: ParseCache, stamp: bytes) -> VerdictStore:
         """The admission verdicts kept in `cache` under `stamp`, each file's entry read from it
@@ -175,22 +175,12 @@ class Resident:
 
     def content_key(self, cache: ParseCache, data: bytes, *, json: bool = False) -> str:
         """`cache.key(data, json=json)`, worked out once for the same bytes object."""
-        found = self._keys.get(data)
-        if found is not None and found[0] == cache.stamp and found[1] is json:
-            return found[2]
-        key = cache.key(data, json=json)
-        self._keys[data] = (cache.stamp, json, key)
-        return key
+        return self.keys.key(cache, data, json=json)
 
     def keep_keys(self, data: Iterable[bytes]) -> None:
         """Hold the keys of these bytes alone (a run's files), so that a long-lived process
         holds no bytes of files it no longer reads."""
-        kept: IdentityMap[bytes, tuple[bytes, bool, str]] = IdentityMap()
-        for item in data:
-            found = self._keys.get(item)
-            if found is not None:
-                kept[item] = found
-        self._keys = kept
+        self.keys.keep(data)
 
     def get(self, file: str, key: str) -> Held | None:
         found = self._held.get(file)

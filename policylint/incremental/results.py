@@ -47,8 +47,7 @@ if TYPE_CHECKING:
     from policylint.attachment_chain import Chain
     from policylint.findings import Finding
     from policylint.gate import GateReport
-    from policylint.incremental.resident import Resident
-    from policylint.input.cache import ParseCache
+    from policylint.input.cache import ContentKeys, ParseCache
     from policylint.input.sources import Discovery, Skipped, Source
     from policylint.pipeline import LintRequest, LintResult
 
@@ -145,11 +144,11 @@ def open_results(
     request: LintRequest,
     discovered: tuple[Discovery, list[Source]],
     command: Sequence[object],
-    resident: Resident | None = None,
+    content_keys: ContentKeys | None = None,
 ) -> Results | None:
     """The entry of this run (`command`: what the command measured besides the request, as JSON
-    data), or None when no result of it may be kept (see the module's docstring). `resident`: the
-    run's, which keeps the content keys worked out here for the run to take (the same bytes)."""
+    data), or None when no result of it may be kept (see the module's docstring). `content_keys`:
+    the run's, which keeps the content keys worked out here for the run to take (the same bytes)."""
     from policylint.input.cache import open_cache
 
     if request.cache_dir is None or request.write_baseline is not None or request.report_chains:
@@ -158,7 +157,7 @@ def open_results(
     if cache is None:
         return None
     found, sources = discovered
-    rows, keys = _sources(cache, request, sources, resident)
+    rows, keys = _sources(cache, request, sources, content_keys)
     if rows is None:
         return None
     digest = _digest(request, found, rows, command)
@@ -166,7 +165,7 @@ def open_results(
 
 
 def _sources(
-    cache: ParseCache, request: LintRequest, sources: Sequence[Source], resident: Resident | None
+    cache: ParseCache, request: LintRequest, sources: Sequence[Source], content_keys: ContentKeys | None
 ) -> tuple[list[Any] | None, dict[str, str | None]]:
     """Each source as the key names it, and its content key; None for a run reading standard
     input, which no key stands for."""
@@ -183,7 +182,7 @@ def _sources(
         key: str | None = None
         if data is not None:
             is_json = is_json_name(source.display)
-            key = resident.content_key(cache, data, json=is_json) if resident is not None else cache.key(data, json=is_json)
+            key = content_keys.key(cache, data, json=is_json) if content_keys is not None else cache.key(data, json=is_json)
         keys[source.display] = key
         rows.append([source.display, key, problem.message if problem is not None else None, source.fs_path is None])
     return rows, keys

@@ -64,6 +64,7 @@ from typing import Any
 
 from policylint import __version__
 from policylint.findings import Issue, Location
+from policylint.identity import IdentityMap
 from policylint.input.entryfile import DIGEST, TEMP_PREFIX, open_temp, write_entry
 from policylint.input.load import SHARED_STRING_MAX, Document, DocumentRef, FileResult, Shared
 from policylint.input.sharing import shared_decoded_list
@@ -426,6 +427,33 @@ def inside_linted(directory: str, linted: Iterable[str]) -> str | None:
 
 
 # -- the cache ---------------------------------------------------------------------------------------
+
+
+class ContentKeys:
+    """The parse-cache key of each file's bytes, by the bytes object itself (with the loader's
+    stamp and whether the file is JSON, which the key hashes too): worked out once for the same
+    bytes, whichever side of a change or which step of a command reads them."""
+
+    def __init__(self) -> None:
+        self._keys: IdentityMap[bytes, tuple[bytes, bool, str]] = IdentityMap()
+
+    def key(self, cache: ParseCache, data: bytes, *, json: bool = False) -> str:
+        """`cache.key(data, json=json)`, worked out once for the same bytes object."""
+        found = self._keys.get(data)
+        if found is not None and found[0] == cache.stamp and found[1] is json:
+            return found[2]
+        key = cache.key(data, json=json)
+        self._keys[data] = (cache.stamp, json, key)
+        return key
+
+    def keep(self, data: Iterable[bytes]) -> None:
+        """Hold the keys of these bytes alone (a run's files)."""
+        kept: IdentityMap[bytes, tuple[bytes, bool, str]] = IdentityMap()
+        for item in data:
+            found = self._keys.get(item)
+            if found is not None:
+                kept[item] = found
+        self._keys = kept
 
 
 class ParseCache:

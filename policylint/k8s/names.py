@@ -10,6 +10,10 @@ import difflib
 import re
 from collections import Counter
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from policylint.k8s.objects import ObjectKey
 
 _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 # RFC 1123 label: lowercase letters, digits and '-', at most 63 (the length is checked apart).
@@ -102,3 +106,8 @@ def plural(n: int, word: str, many: str | None = None) -> str:
         consonant_y = word.endswith("y") and word[-2:-1] not in ("a", "e", "i", "o", "u")
         many = word[:-1] + "ies" if consonant_y else word + "s"
     return f"{n} {many}"
+
+
+def object_ref(key: ObjectKey, api_version: str) -> dict[str, Any]:
+    """An object as the JSON report and the policies section name it."""
+    return {"apiVersion": api_version, "kind": key.kind, "namespace": key.namespace, "name": key.name}

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from policylint.input.named import shown
 from policylint.k8s.names import group_kind
+from policylint.profiles import ProfileError as ProfileError  # where commands catch it
 from policylint.profiles.selections import SelectionSpec, selection_spec
 from policylint.resources import load_schema, load_yaml_data
 from policylint.values import frozen
@@ -43,10 +44,6 @@ ORIGIN_INFERRED = "inferred"
 
 # Merge strategies of GEP-713 ("Merge strategies"); `custom` is implemented per profile.
 STRATEGIES = ("none", "atomic-defaults", "patch-defaults", "atomic-overrides", "patch-overrides", "custom")
-
-
-class ProfileError(Exception):
-    """A profile file that does not validate (exit code 2)."""
 
 
 @frozen

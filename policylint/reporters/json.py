@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from policylint import DOCS_URL, __version__
 from policylint.findings import Finding, Severity
-from policylint.policy_report import object_ref
+from policylint.k8s.names import object_ref
 from policylint.textsafe import json_object_pieces
 
 if TYPE_CHECKING:

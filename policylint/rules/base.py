@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, ClassVar, Generic, Literal, TypeVar, final
 from policylint.findings import Fix, Issue, Related, Severity
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
+from policylint.rulecodes import RuleOptionError as RuleOptionError  # out of the rules' package: caught by commands
 from policylint.stages import Stage
 from policylint.values import frozen
 
@@ -21,10 +22,6 @@ POLICY = "policy"
 FILE = "file"
 ANY = "*"
 ROUTES = frozenset({"HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute"})
-
-
-class RuleOptionError(ValueError):
-    """An option a rule does not declare, or a value of the wrong type (a usage error)."""
 
 
 @frozen

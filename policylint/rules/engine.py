@@ -12,12 +12,13 @@ from json.encoder import encode_basestring_ascii
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
+from policylint.findings import INTERNAL_ERROR as INTERNAL_ERROR  # where a report can read it without the rules
 from policylint.findings import Finding, Issue, Location, Related, ResolvedFix, ResolvedRelated, Severity
 from policylint.input.positions import PositionResolver, Request, path_parts
 from policylint.k8s.objects import ObjectKey
 from policylint.profiles.registry import ORIGIN_INFERRED
 from policylint.project import Project
-from policylint.rulecodes import matches, prefix_length
+from policylint.rulecodes import Selection as Selection  # with the codes it matches, out of the rules' package
 from policylint.rules import workers
 from policylint.rules.base import POLICY, ObjectRule, PolicyRule, Rule, RuleOptionError, UnitRule
 from policylint.textsafe import MAX_MESSAGE, truncate
@@ -26,7 +27,6 @@ from policylint.values import frozen, record
 if TYPE_CHECKING:
     from policylint.incremental.rulecache import Reuse
 
-INTERNAL_ERROR = "PL000"
 INTERNAL_ERROR_NAME = "internal-error"
 
 # Findings shown per file. A file with more is broken or generated wholesale (10,000 empty
@@ -38,34 +38,6 @@ INTERNAL_ERROR_NAME = "internal-error"
 MAX_FINDINGS_PER_FILE = 1_000
 RESOURCE_LIMIT = "PL007"
 RESOURCE_LIMIT_NAME = "input-resource-limit"
-
-
-@frozen
-class Selection:
-    """`--select` / `--ignore` by rule code (policylint.rulecodes); the longest matching prefix wins (flake8)."""
-
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-
-    @staticmethod
-    def best(codes: Sequence[str], rule: type[Rule]) -> int:
-        """The longest of `codes` that names `rule` (`rulecodes.prefix_length`), -1 when none does."""
-        return max((prefix_length(code, rule.id, rule.name) for code in codes), default=-1)
-
-    def enabled(self, rule: type[Rule]) -> bool:
-        selected = self.best(self.select, rule) if self.select else 0
-        ignored = self.best(self.ignore, rule)
-        if selected < 0:
-            return False
-        return ignored < 0 or selected > ignored
-
-    def unknown_codes(self, rules: Sequence[type[Rule]]) -> list[str]:
-        out = []
-        for code in (*self.select, *self.ignore):
-            c = code.strip()
-            if c and not any(matches(c, r.id, r.name) for r in rules):
-                out.append(c)
-        return out
 
 
 @frozen

@@ -200,16 +200,6 @@ class _Step:
         return _Suppression(kind, spec, tuple(known), file, comment, obj)
 
 
-def read_baseline(request: LintRequest) -> list[Entry] | None:
-    """The entries of the request's baseline (None: none, or `--write-baseline` replaces it).
-    Read before any work: a baseline that cannot be read is a usage error (BaselineError)."""
-    if request.baseline is None or request.write_baseline is not None:
-        return None
-    if request.baseline_entries is not None:  # read from a git ref (`--baseline-ref`)
-        return list(request.baseline_entries)
-    return baseline_io.read(request.baseline)
-
-
 def run(request: LintRequest, findings: Sequence[Finding], inputs: Inputs) -> Outcome:
     """The pipeline's step (policylint.pipeline._lint): `apply`, then what the request asks of
     the baseline.

@@ -26,10 +26,14 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from policylint.findings import Finding
 from policylint.input.named import MAX_BASELINE_BYTES, NamedFileError, read_named, shown
 from policylint.values import frozen
+
+if TYPE_CHECKING:
+    from policylint.request import LintRequest
 
 DEFAULT_FILE = ".policylint-baseline.json"
 VERSION = 1
@@ -169,3 +173,13 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def read_baseline(request: LintRequest) -> list[Entry] | None:
+    """The entries of the request's baseline (None: none, or `--write-baseline` replaces it).
+    Read before any work: a baseline that cannot be read is a usage error (BaselineError)."""
+    if request.baseline is None or request.write_baseline is not None:
+        return None
+    if request.baseline_entries is not None:  # read from a git ref (`--baseline-ref`)
+        return list(request.baseline_entries)
+    return read(request.baseline)

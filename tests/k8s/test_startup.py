@@ -60,21 +60,28 @@ def test_a_warm_run_whose_verdicts_are_kept_does_not_import_the_cel_evaluator(tm
     assert "policylint.k8s.cel" not in _modules_of(argv, tmp_path)
 
 
+# What a run that reads its result back (policylint.incremental.results) never uses: the pipeline,
+# every rule, the stages, and what a run hands its base side.
+_ANALYSIS = ("policylint.pipeline", "policylint.rules", "policylint.semantics", "policylint.incremental.resident")
+
+
 @pytest.mark.slow
 def test_the_hooks_run_again_imports_only_what_it_uses(tmp_path: Path) -> None:
-    """The pre-commit hook's entry run again on the same commit (its verdicts and rule results
-    kept): neither the heavy modules, nor the CEL evaluator, nor a reporter it does not render
-    (the text reporter writes its summary line on standard error)."""
+    """The pre-commit hook's entry run again on the same commit reads the first run's result back:
+    neither the heavy modules, nor the CEL evaluator, nor the pipeline, the rules and the stages,
+    nor a reporter it does not render (the text reporter writes its summary line on standard
+    error). The first run imports the pipeline and the rules: it analyses."""
     repo = tmp_path / "repo"
     repository(repo, {f"team-a/{p.name}": p.read_text() for p in sorted((ROOT / "examples" / "team-a").glob("*.yaml"))})
     with (repo / "team-a" / "routes.yaml").open("a", encoding="utf-8") as fh:
         fh.write("# edited\n")
     git(repo, "add", "-A")
     argv = ["check", "--staged", "--gate-base", "HEAD", "--format", "json", "--cache-dir", str(tmp_path / "cache")]
-    _modules_of(argv, repo)
+    first = _modules_of(argv, repo)
+    assert {"policylint.pipeline", "policylint.rules", "policylint.incremental.resident"} <= first
     modules = _modules_of(argv, repo)
-    assert "policylint.pipeline" in modules
     assert [m for m in (*HEAVY, "policylint.k8s.cel") if m in modules] == []
+    assert sorted(m for m in modules if m.startswith(_ANALYSIS)) == []
     assert {m for m in modules if m.startswith("policylint.reporters.")} == {
         "policylint.reporters.json",
         "policylint.reporters.text",
