@@ -40,7 +40,7 @@ Decisions where the sources leave room (documented in docs/effective-policy.md):
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Container, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import field
 from typing import TYPE_CHECKING
@@ -53,6 +53,7 @@ from policylint.semantics.effective import queries
 from policylint.semantics.effective.facets import (
     _CLAIMED,
     _ROUTE_KINDS,
+    LEVELS,
     RANK,
     Affects,
     Context,
@@ -130,14 +131,17 @@ class _Plan:
 
     kinds: Mapping[tuple[str, str], Mapping[NodeKey, list[Facet]]]
     targets: Mapping[tuple[str, str], int]
-    hooked: Container[NodeKey]
+    hooked: AbstractSet[NodeKey]
     deepest: int = field(init=False)
+    # The kinds whose contexts end at a backend or a port: the only ones a rule's children carry on.
+    to_backends: tuple[tuple[str, str], ...] = field(init=False)
 
     def __post_init__(self) -> None:
         self.deepest = max(self.targets.values())
+        self.to_backends = tuple(gk for gk, level in self.targets.items() if level >= _BACKEND_RANK)
 
 
-_BACKEND_RANK, _PORT_RANK = RANK["backend"], RANK["port"]
+_ROUTE_RANK, _RULE_RANK, _BACKEND_RANK, _PORT_RANK = RANK["route"], RANK["rule"], RANK["backend"], RANK["port"]
 
 
 # -- the simulation ---------------------------------------------------------------------
@@ -527,8 +531,13 @@ class Simulation:
         children = self.children(node)
         if not children:
             return
-        deepest, hooked, kinds = plan.deepest, plan.hooked, plan.kinds
+        deepest, hooked = plan.deepest, plan.hooked
+        if rank == _RULE_RANK and _nothing_below_rule(children, stacks, plan, visited):
+            return
         lowest = min(map(targets.__getitem__, stacks), default=deepest)  # the first level a child may pass
+        if rank == _ROUTE_RANK and self._visit == self._emit:
+            self._walk_rules(path, children, stacks, plan, visited, lowest)
+            return
         ports_of: dict[ObjectKey, list[NodeKey]] | None = None  # a rule's ports by backend, when asked
         for child in children:
             child_level = child[0]
@@ -541,12 +550,7 @@ class Simulation:
             child_stacks = stacks
             attached = child in hooked
             if attached or child_rank > lowest:
-                child_stacks = {}
-                for gk, stack in stacks.items():
-                    if child_rank > targets[gk]:
-                        continue  # below the kind's effective level: no context of it goes on
-                    extra = kinds[gk].get(child) if attached else None
-                    child_stacks[gk] = stack + tuple(extra) if extra else stack
+                child_stacks = _child_stacks(stacks, child, child_rank, plan, attached)
             if child_level == "backend":
                 if ports_of is None:
                     ports_of = _ports_by_backend(children)
@@ -560,6 +564,76 @@ class Simulation:
                 self._walk_backend((*path, child), child_stacks, plan, visited, ports)
             else:
                 self._walk((*path, child), child_stacks, plan, visited)
+
+    def _walk_rules(
+        self,
+        path: tuple[NodeKey, ...],
+        rules: Sequence[NodeKey],
+        stacks: dict[tuple[str, str], tuple[Facet, ...]],
+        plan: _Plan,
+        visited: set[NodeKey],
+        lowest: int,
+    ) -> None:
+        """`_walk`'s loop over a route's rules, while the run tallies its contexts (`_emit`). A run
+        of rules next to each other that add no facet, drop no kind and have no context below them
+        (most rules) all end their contexts with the very stacks of the route: they are tallied
+        together (`_emit_rules`), in the order the loop would tally them one by one for each kind,
+        with no walk of their own."""
+        if plan.deepest < _RULE_RANK:
+            return
+        same: list[NodeKey] = []  # the run so far
+        for rule in rules:
+            visited.add(rule)
+            attached = rule in plan.hooked
+            if not attached and lowest >= _RULE_RANK:
+                below = self.children(rule)
+                if not below or _nothing_below_rule(below, stacks, plan, visited):
+                    same.append(rule)
+                    continue
+                child_stacks = stacks
+            else:
+                child_stacks = _child_stacks(stacks, rule, _RULE_RANK, plan, attached)
+            if same:
+                self._emit_rules(path, same, stacks, plan)
+                same = []
+            self._walk((*path, rule), child_stacks, plan, visited)
+        if same:
+            self._emit_rules(path, same, stacks, plan)
+
+    def _emit_rules(
+        self, path: tuple[NodeKey, ...], rules: list[NodeKey], stacks: dict[tuple[str, str], tuple[Facet, ...]], plan: _Plan
+    ) -> None:
+        """What `_emit` tallies for each context ending at one of `rules`, below `path` with the
+        same stacks: each kind's stack group found once, the path above the rules added once to
+        the reach of each policy that contributes. Each kind's contexts come in the rules' order,
+        as one by one; kinds never share a group, and a rule's contexts are the last of its kind
+        before the next rule's."""
+        for gk, raw_stack in stacks.items():
+            if not raw_stack or plan.targets[gk] != _RULE_RANK:
+                continue
+            group = self._groups.get(raw_stack)
+            if group is None:
+                group = self._groups[raw_stack] = self._prepare(gk, raw_stack)
+            group.count += len(rules)
+            examples = group.examples
+            for rule in rules[: max(0, 3 - len(examples))]:
+                examples.append((*path, rule))
+            gateways = group.gateways
+            if gateways is not None:
+                for node in path:
+                    if node[0] == "gateway":
+                        gateways.add(node[1])
+                        break
+            for reach in group.contributors:
+                reach.nodes.update(path)
+                reach.nodes.update(rules)
+            firsts, result = self._first_result[gk], group.result
+            for rule in rules:
+                first = firsts.get(rule)
+                if first is None:
+                    firsts[rule] = (result, (*path, rule))
+                elif first[0] is not result:
+                    self._arrive(gk, group, rule, (*path, rule))
 
     def _walk_backend(
         self,
@@ -681,22 +755,22 @@ class Simulation:
     def _count_reach(self, affects: Affects, reach: _Reach) -> None:
         """A policy's blast radius from the nodes its contexts went through."""
         affects.contexts = reach.contexts
-        routes: set[ObjectKey] = set()
-        for node in reach.nodes:  # distinct nodes: distinct rules, listeners and Gateways
-            level = node[0]
-            if RANK[level] == reach.level and level not in _BACKEND_LEVELS:
-                affects.backends |= self.backends_below(node)  # a context ended here
-            if level == "rule" or level == "route":
-                routes.add(node[1])
-                if level == "rule":
-                    affects.rules += 1
-            elif level == "listener":
-                affects.listeners += 1
-            elif level == "gateway":
-                affects.gateways += 1
-        affects.routes = len(routes)
-        for last in reach.lasts:
-            affects.backends |= self.backends_below(last)
+        nodes = reach.nodes  # distinct nodes: distinct rules, listeners and Gateways
+        # Counted by level over one list of the nodes' levels, in C: a Gateway's policy passes
+        # every node below the Gateway, and a test per node and level was most of this.
+        levels = [node[0] for node in nodes]
+        affects.rules += levels.count("rule")
+        affects.listeners += levels.count("listener")
+        affects.gateways += levels.count("gateway")
+        affects.routes = len({node[1] for node in nodes if node[0] == "rule" or node[0] == "route"})
+        ended = LEVELS[reach.level]
+        below = self.backends_below
+        if ended not in _BACKEND_LEVELS:
+            # The contexts that ended at a node of the kind's level: the only one of that rank on
+            # their path, so every such node is one.
+            affects.backends.update(*[below(node) for node in nodes if node[0] == ended])
+        if reach.lasts:
+            affects.backends.update(*[below(last) for last in reach.lasts])
 
     # -- queries (what they answer: policylint.semantics.effective.queries) -----------------
 
@@ -724,6 +798,34 @@ class Simulation:
 
 _BACKEND_LEVELS = ("backend", "port")
 _NO_PORTS: list[NodeKey] = []
+
+
+def _child_stacks(
+    stacks: Mapping[tuple[str, str], tuple[Facet, ...]], child: NodeKey, child_rank: int, plan: _Plan, attached: bool
+) -> dict[tuple[str, str], tuple[Facet, ...]]:
+    """A child's stacks: its parent's less the kinds whose level is above it, with the facets
+    attached to it."""
+    child_stacks: dict[tuple[str, str], tuple[Facet, ...]] = {}
+    targets, kinds = plan.targets, plan.kinds
+    for gk, stack in stacks.items():
+        if child_rank > targets[gk]:
+            continue  # below the kind's effective level: no context of it goes on
+        extra = kinds[gk].get(child) if attached else None
+        child_stacks[gk] = stack + tuple(extra) if extra else stack
+    return child_stacks
+
+
+def _nothing_below_rule(
+    children: Sequence[NodeKey], stacks: Mapping[tuple[str, str], tuple[Facet, ...]], plan: _Plan, visited: set[NodeKey]
+) -> bool:
+    """Whether no context ends below a rule, its children (its backends and their ports) then
+    reached: no facet along the path for a kind that reaches a backend, and none on them. Most
+    rules: `Simulation._walk`'s loop would go through each backend to skip it."""
+    if not plan.hooked.isdisjoint(children) or any(stacks.get(gk) for gk in plan.to_backends):
+        return False
+    if plan.deepest >= _BACKEND_RANK:
+        visited.update(children)
+    return True
 
 
 def _ports_by_backend(children: Sequence[NodeKey]) -> dict[ObjectKey, list[NodeKey]]:
