@@ -185,15 +185,26 @@ def set_path(root: Tagged, path: tuple[str, ...], value: Tagged) -> None:
     cur.children[path[-1]] = value
 
 
-def leaves(node: Tagged | None, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Tagged]]:
-    """Every leaf with its key path; an empty map is a leaf too (it is a value someone set)."""
-    if node is None:
+def leaves(node: Tagged | None, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Tagged]]:
+    """Every leaf with its key path, depth first in key order; an empty map is a leaf too (it is a
+    value someone set). A list, appended to by one recursion: every fold reads its spec's leaves,
+    and nested generators passed each leaf up through every level above it."""
+    found: list[tuple[tuple[str, ...], Tagged]] = []
+    if node is not None:
+        _leaves(node, prefix, found)
+    return found
+
+
+def _leaves(node: Tagged, prefix: tuple[str, ...], found: list[tuple[tuple[str, ...], Tagged]]) -> None:
+    children = node.children
+    if not children:  # a scalar, a list or an empty map
+        found.append((prefix, node))
         return
-    if node.children is None or not node.children:
-        yield prefix, node
-        return
-    for key, child in node.children.items():
-        yield from leaves(child, (*prefix, key))
+    for key, child in children.items():
+        if child.children:
+            _leaves(child, (*prefix, key), found)
+        else:
+            found.append(((*prefix, key), child))
 
 
 def format_key(path: tuple[str, ...]) -> str:

@@ -40,9 +40,8 @@ Decisions where the sources leave room (documented in docs/effective-policy.md):
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Container, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import field
 from typing import TYPE_CHECKING
 
 from policylint.identity import IdentityMap
@@ -53,6 +52,7 @@ from policylint.semantics.effective import queries
 from policylint.semantics.effective.facets import (
     _CLAIMED,
     _ROUTE_KINDS,
+    LEVELS,
     RANK,
     Affects,
     Context,
@@ -64,10 +64,22 @@ from policylint.semantics.effective.facets import (
     node_label,
 )
 from policylint.semantics.effective.fold import _why
-from policylint.semantics.effective.folds import KeptFolds, States
+from policylint.semantics.effective.folds import KeptFolds
 from policylint.semantics.effective.owners import OwnerListeners, owner_listeners
 from policylint.semantics.effective.routes import KeptRouteNodes, RouteNodes
 from policylint.semantics.effective.states import count_state, grow
+from policylint.semantics.effective.walkplan import (
+    _BACKEND_RANK,
+    _PORT_RANK,
+    _ROUTE_RANK,
+    _RULE_RANK,
+    _child_stacks,
+    _nothing_below_rule,
+    _Plan,
+    _ports_by_backend,
+    _Reach,
+    _StackGroup,
+)
 from policylint.semantics.effective.walks import (
     FacetKeys,
     KeptWalks,
@@ -85,59 +97,12 @@ from policylint.semantics.effective.walks import (
     unchanged,
 )
 from policylint.semantics.listeners import unsupported_protocol
-from policylint.values import record
 from policylint.vocabulary import Accepted, Role
 
 if TYPE_CHECKING:
     from policylint.profiles.policy import Policy
     from policylint.semantics.resolution import TargetResolution
     from policylint.semantics.topology import Listener, Topology
-
-
-@record(slots=True)
-class _Reach:
-    """What one policy reaches, tallied context by context while the walk runs: every node of
-    every path where it contributes, and the last nodes of those paths, where its backends are."""
-
-    level: int  # the rank its kind's contexts end at
-    contexts: int = 0  # added per stack group by `_finalize`: the group's count
-    nodes: set[NodeKey] = field(default_factory=set)
-    # The contexts that end at a backend or a port. The others end at their node of rank `level`,
-    # which `nodes` holds: the only one of that rank on the path.
-    lasts: set[NodeKey] = field(default_factory=set)
-
-
-@record(slots=True)
-class _StackGroup:
-    """Every context that shares one policy stack: folded once, tallied per context."""
-
-    profile: PolicyProfile
-    stack: tuple[Facet, ...]
-    result: FoldResult
-    sensitive: list[OrderSensitivity]
-    states: States  # each (policy, target) of the stack with its status (`folds.Folded`)
-    # The reach of each policy that contributes (Enforced or PartiallyEnforced) to these contexts.
-    contributors: tuple[_Reach, ...]
-    count: int = 0
-    examples: list[tuple[NodeKey, ...]] = field(default_factory=list)
-    gateways: set[ObjectKey] | None = field(default_factory=set)  # None once tallied (`_finalize`)
-
-
-@record(slots=True)
-class _Plan:
-    """What a walk reads besides its path: the facets of each kind by node, each kind's effective
-    level, and every node some facet of those kinds is attached to (`hooked`)."""
-
-    kinds: Mapping[tuple[str, str], Mapping[NodeKey, list[Facet]]]
-    targets: Mapping[tuple[str, str], int]
-    hooked: Container[NodeKey]
-    deepest: int = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.deepest = max(self.targets.values())
-
-
-_BACKEND_RANK, _PORT_RANK = RANK["backend"], RANK["port"]
 
 
 # -- the simulation ---------------------------------------------------------------------
@@ -527,8 +492,13 @@ class Simulation:
         children = self.children(node)
         if not children:
             return
-        deepest, hooked, kinds = plan.deepest, plan.hooked, plan.kinds
+        deepest, hooked = plan.deepest, plan.hooked
+        if rank == _RULE_RANK and _nothing_below_rule(children, stacks, plan, visited):
+            return
         lowest = min(map(targets.__getitem__, stacks), default=deepest)  # the first level a child may pass
+        if rank == _ROUTE_RANK and self._visit == self._emit:
+            self._walk_rules(path, children, stacks, plan, visited, lowest)
+            return
         ports_of: dict[ObjectKey, list[NodeKey]] | None = None  # a rule's ports by backend, when asked
         for child in children:
             child_level = child[0]
@@ -541,12 +511,7 @@ class Simulation:
             child_stacks = stacks
             attached = child in hooked
             if attached or child_rank > lowest:
-                child_stacks = {}
-                for gk, stack in stacks.items():
-                    if child_rank > targets[gk]:
-                        continue  # below the kind's effective level: no context of it goes on
-                    extra = kinds[gk].get(child) if attached else None
-                    child_stacks[gk] = stack + tuple(extra) if extra else stack
+                child_stacks = _child_stacks(stacks, child, child_rank, plan, attached)
             if child_level == "backend":
                 if ports_of is None:
                     ports_of = _ports_by_backend(children)
@@ -560,6 +525,76 @@ class Simulation:
                 self._walk_backend((*path, child), child_stacks, plan, visited, ports)
             else:
                 self._walk((*path, child), child_stacks, plan, visited)
+
+    def _walk_rules(
+        self,
+        path: tuple[NodeKey, ...],
+        rules: Sequence[NodeKey],
+        stacks: dict[tuple[str, str], tuple[Facet, ...]],
+        plan: _Plan,
+        visited: set[NodeKey],
+        lowest: int,
+    ) -> None:
+        """`_walk`'s loop over a route's rules, while the run tallies its contexts (`_emit`). A run
+        of rules next to each other that add no facet, drop no kind and have no context below them
+        (most rules) all end their contexts with the very stacks of the route: they are tallied
+        together (`_emit_rules`), in the order the loop would tally them one by one for each kind,
+        with no walk of their own."""
+        if plan.deepest < _RULE_RANK:
+            return
+        same: list[NodeKey] = []  # the run so far
+        for rule in rules:
+            visited.add(rule)
+            attached = rule in plan.hooked
+            if not attached and lowest >= _RULE_RANK:
+                below = self.children(rule)
+                if not below or _nothing_below_rule(below, stacks, plan, visited):
+                    same.append(rule)
+                    continue
+                child_stacks = stacks
+            else:
+                child_stacks = _child_stacks(stacks, rule, _RULE_RANK, plan, attached)
+            if same:
+                self._emit_rules(path, same, stacks, plan)
+                same = []
+            self._walk((*path, rule), child_stacks, plan, visited)
+        if same:
+            self._emit_rules(path, same, stacks, plan)
+
+    def _emit_rules(
+        self, path: tuple[NodeKey, ...], rules: list[NodeKey], stacks: dict[tuple[str, str], tuple[Facet, ...]], plan: _Plan
+    ) -> None:
+        """What `_emit` tallies for each context ending at one of `rules`, below `path` with the
+        same stacks: each kind's stack group found once, the path above the rules added once to
+        the reach of each policy that contributes. Each kind's contexts come in the rules' order,
+        as one by one; kinds never share a group, and a rule's contexts are the last of its kind
+        before the next rule's."""
+        for gk, raw_stack in stacks.items():
+            if not raw_stack or plan.targets[gk] != _RULE_RANK:
+                continue
+            group = self._groups.get(raw_stack)
+            if group is None:
+                group = self._groups[raw_stack] = self._prepare(gk, raw_stack)
+            group.count += len(rules)
+            examples = group.examples
+            for rule in rules[: max(0, 3 - len(examples))]:
+                examples.append((*path, rule))
+            gateways = group.gateways
+            if gateways is not None:
+                for node in path:
+                    if node[0] == "gateway":
+                        gateways.add(node[1])
+                        break
+            for reach in group.contributors:
+                reach.nodes.update(path)
+                reach.nodes.update(rules)
+            firsts, result = self._first_result[gk], group.result
+            for rule in rules:
+                first = firsts.get(rule)
+                if first is None:
+                    firsts[rule] = (result, (*path, rule))
+                elif first[0] is not result:
+                    self._arrive(gk, group, rule, (*path, rule))
 
     def _walk_backend(
         self,
@@ -681,22 +716,22 @@ class Simulation:
     def _count_reach(self, affects: Affects, reach: _Reach) -> None:
         """A policy's blast radius from the nodes its contexts went through."""
         affects.contexts = reach.contexts
-        routes: set[ObjectKey] = set()
-        for node in reach.nodes:  # distinct nodes: distinct rules, listeners and Gateways
-            level = node[0]
-            if RANK[level] == reach.level and level not in _BACKEND_LEVELS:
-                affects.backends |= self.backends_below(node)  # a context ended here
-            if level == "rule" or level == "route":
-                routes.add(node[1])
-                if level == "rule":
-                    affects.rules += 1
-            elif level == "listener":
-                affects.listeners += 1
-            elif level == "gateway":
-                affects.gateways += 1
-        affects.routes = len(routes)
-        for last in reach.lasts:
-            affects.backends |= self.backends_below(last)
+        nodes = reach.nodes  # distinct nodes: distinct rules, listeners and Gateways
+        # Counted by level over one list of the nodes' levels, in C: a Gateway's policy passes
+        # every node below the Gateway, and a test per node and level was most of this.
+        levels = [node[0] for node in nodes]
+        affects.rules += levels.count("rule")
+        affects.listeners += levels.count("listener")
+        affects.gateways += levels.count("gateway")
+        affects.routes = len({node[1] for node in nodes if node[0] == "rule" or node[0] == "route"})
+        ended = LEVELS[reach.level]
+        below = self.backends_below
+        if ended not in _BACKEND_LEVELS:
+            # The contexts that ended at a node of the kind's level: the only one of that rank on
+            # their path, so every such node is one.
+            affects.backends.update(*[below(node) for node in nodes if node[0] == ended])
+        if reach.lasts:
+            affects.backends.update(*[below(last) for last in reach.lasts])
 
     # -- queries (what they answer: policylint.semantics.effective.queries) -----------------
 
@@ -724,16 +759,6 @@ class Simulation:
 
 _BACKEND_LEVELS = ("backend", "port")
 _NO_PORTS: list[NodeKey] = []
-
-
-def _ports_by_backend(children: Sequence[NodeKey]) -> dict[ObjectKey, list[NodeKey]]:
-    """A rule's Service ports by the backend they refine, in the rule's order: one pass over its
-    children rather than one per backend."""
-    ports: dict[ObjectKey, list[NodeKey]] = {}
-    for child in children:
-        if child[0] == "port":
-            ports.setdefault(child[1], []).append(child)
-    return ports
 
 
 def _object_node(node: NodeKey) -> NodeKey:

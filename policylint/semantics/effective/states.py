@@ -14,7 +14,7 @@ from policylint.semantics.effective.facets import Facet, FoldResult, NodeKey, T,
 from policylint.vocabulary import Enforcement
 
 if TYPE_CHECKING:
-    from policylint.semantics.effective.simulation import _StackGroup
+    from policylint.semantics.effective.walkplan import _StackGroup
 
 # The states in which a policy's values are in force in a context: it reaches what it contributes to.
 CONTRIBUTES = (Enforcement.ENFORCED, Enforcement.PARTIALLY_ENFORCED)
