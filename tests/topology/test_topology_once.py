@@ -12,6 +12,7 @@ import pytest
 from policylint.project import Project
 from policylint.semantics.grants import GrantCheck, Reference, ReferenceGrants
 from policylint.semantics.topology import Topology
+from policylint.semantics.topology.references import References
 from policylint.vocabulary import ReferenceStatus
 from tests.lintutil import lint_text, select
 from tests.manifests import first, gateway, gateway_class, reference_grant, route, service
@@ -166,3 +167,79 @@ def test_listeners_of_one_protocol_with_other_hostnames_are_not_compared(monkeyp
         "raw-too": ("raw", "both TCP on port 8443"),
     }
     assert len(compared) == 4
+
+
+def test_each_distinct_backend_reference_is_resolved_once_and_answers_as_every_one_resolved(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Routes of one namespace name the same few Services: the first reference that asks a question
+    # (its referrer's kind and namespace, how it is resolved, what it says) is resolved, and the
+    # others are made again from it with their own route, path and rule. A reference without a
+    # port is not one with a port.
+    rules = (
+        "[{backendRefs: [{name: web, port: 80}, {name: web, port: 1}, {name: web},"
+        " {name: db, namespace: data, port: 80}, {name: missing, port: 80}]}, {backendRefs: [{name: web, port: 80}]}]"
+    )
+    text = (
+        first(gateway_class())
+        + gateway()
+        + service(ports="[{name: http, port: 80}, {name: one, port: 1}]")
+        + service("db", ns="data")
+        + reference_grant(
+            "data", "[{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: app}]", "[{group: '', kind: Service}]"
+        )
+        + "".join(route(name=f"r{i}", rules=rules) for i in range(10))
+        + "".join(route("[{name: gw, namespace: app}]", name=f"s{i}", ns="other", rules=rules) for i in range(3))
+    )
+    project = project_of(text)
+    index = project.index
+    looked_up: list[tuple[str | None, str]] = []
+    lookup = index.lookup
+
+    def counted(group: str, kind: str, namespace: str | None, name: str) -> Any:
+        if (group, kind) == ("", "Service"):
+            looked_up.append((namespace, name))
+        return lookup(group, kind, namespace, name)
+
+    index.lookup = counted  # type: ignore[method-assign]
+    topology = Topology(project.resolution, project.admissions())
+    # app: web three ways, db, missing; other: web three ways, missing (db is not granted there).
+    assert sorted(looked_up) == sorted(
+        [*[("app", "web")] * 3, ("data", "db"), ("app", "missing"), *[("other", "web")] * 3, ("other", "missing")]
+    )
+
+    def refs(topo: Topology, ns: str, name: str) -> list[Any]:
+        return topo.refs_from(index.lookup("gateway.networking.k8s.io", "HTTPRoute", ns, name))
+
+    r3 = refs(topology, "app", "r3")
+    assert all(r.owner is index.lookup("gateway.networking.k8s.io", "HTTPRoute", "app", "r3") for r in r3)
+    assert [(r.path, r.rule, r.namespace, r.name, r.port, r.has_port, r.status) for r in r3] == [
+        ("spec.rules[0].backendRefs[0]", 0, "app", "web", 80, True, ReferenceStatus.RESOLVED),
+        ("spec.rules[0].backendRefs[1]", 0, "app", "web", 1, True, ReferenceStatus.RESOLVED),
+        ("spec.rules[0].backendRefs[2]", 0, "app", "web", None, False, ReferenceStatus.RESOLVED),
+        ("spec.rules[0].backendRefs[3]", 0, "data", "db", 80, True, ReferenceStatus.RESOLVED),
+        ("spec.rules[0].backendRefs[4]", 0, "app", "missing", 80, True, ReferenceStatus.NOT_FOUND),
+        ("spec.rules[1].backendRefs[0]", 1, "app", "web", 80, True, ReferenceStatus.RESOLVED),
+    ]
+    assert [r.port_section.name if r.port_section else None for r in r3] == ["http", "one", None, "http", None, "http"]
+    s1 = refs(topology, "other", "s1")
+    assert [(r.namespace, r.name, r.status) for r in s1] == [
+        ("other", "web", ReferenceStatus.NOT_FOUND),
+        ("other", "web", ReferenceStatus.NOT_FOUND),
+        ("other", "web", ReferenceStatus.NOT_FOUND),
+        ("data", "db", ReferenceStatus.REF_NOT_PERMITTED),
+        ("other", "missing", ReferenceStatus.NOT_FOUND),
+        ("other", "web", ReferenceStatus.NOT_FOUND),
+    ]
+
+    # A build that resolves every reference gives the same references.
+    monkeypatch.setattr(
+        References,
+        "_resolve_ref",
+        lambda self, owner, path, raw, purpose, how, *, rule=None: self._resolve_new(owner, path, raw, purpose, how, rule),
+    )
+    index.lookup = lookup  # type: ignore[method-assign]
+    every = Topology(project.resolution, project.admissions())
+    for ns, names in (("app", [f"r{i}" for i in range(10)]), ("other", [f"s{i}" for i in range(3)])):
+        for name in names:
+            assert refs(every, ns, name) == refs(topology, ns, name)

@@ -50,6 +50,11 @@ def _constant(value: str, _kind: str) -> str:
     return value
 
 
+# How a Gateway's certificate and CA references are resolved, by the kind one names by default:
+# made once, since `Resolving` is compared by identity (`References._resolve_ref`).
+_CERTIFICATE = {kind: Resolving(kind, check_existence=False) for kind in ("Secret", "ConfigMap")}
+
+
 # The kinds whose entries a DataSpec describes (a ClusterTrustBundle holds its bundle in spec).
 _DATA_KINDS = frozenset({(CORE, "Secret"), (CORE, "ConfigMap")})
 
@@ -118,7 +123,7 @@ class Certificates(Listeners):
             if _ref_malformed(malformed, path):
                 return  # rejected with its owner (PL010)
             if isinstance(raw, dict):
-                ref = self._resolve_ref(owner, path, raw, purpose, Resolving(default_kind, check_existence=False))
+                ref = self._resolve_ref(owner, path, raw, purpose, _CERTIFICATE[default_kind])
                 if ref is None:
                     return
                 if tls_port is not None:

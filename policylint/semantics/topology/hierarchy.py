@@ -33,7 +33,13 @@ class Topology(PolicyTargets, Certificates, Backends):
     def __init__(self, resolution: Resolution, admissions: Admissions, kept: KeptTopology | None = None) -> None:
         super().__init__(resolution, admissions)
         self._kept = kept
-        self._build()
+        # Each distinct reference resolved once while the topology is built (`_resolve_ref`), the
+        # table let go once it is.
+        self._resolved = {}
+        try:
+            self._build()
+        finally:
+            self._resolved = None
         if kept is not None:
             kept.finish()
 
