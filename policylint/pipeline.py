@@ -16,7 +16,7 @@ from policylint.attachment_chain import Chain
 from policylint.config import overrides as config_overrides
 from policylint.findings import Finding, Issue, Location
 from policylint.gate import GateReport
-from policylint.incremental.opened import analysed_whole, keep_per_file, kept_per_file, rule_reuse
+from policylint.incremental.opened import analysed_whole, keep_per_file, kept_per_file, kept_spans, rule_reuse
 from policylint.input.cache import ParseCache, open_cache
 from policylint.input.kept import Kept, inflated
 from policylint.input.load import PARSER_IS_C, Document, decode
@@ -403,9 +403,10 @@ def _lint(
         wanted.add(Stage.SIMULATION)  # the JSON report's enforcement and blast radius
     # Before the resolver consumes the texts: the files that may hold `# policylint:` comments.
     commented = suppressions.texts_with_comments(texts)
-    # A long-lived process keeps the spans it answered of files whose bytes are unchanged.
-    kept_spans = resident.spans if resident is not None else None
-    resolver = PositionResolver(_text_reader(texts), kept_spans, loaded.index.content_keys)
+    # The spans earlier runs answered of files whose bytes are unchanged: a long-lived process's,
+    # else the cache's (policylint.incremental.spans).
+    spans = kept_spans(project, resident)
+    resolver = PositionResolver(_text_reader(texts), spans, loaded.index.content_keys)
     reuse = rule_reuse(request, project, resident, members)
     # With --jobs, the rules start in other processes as soon as the stages they read are built
     # (policylint.rules.workers): those that read the index alone while this process builds the
@@ -435,7 +436,7 @@ def _lint(
         from policylint.incremental.handover import keep
 
         keep(resident, project, loaded, whole=members is None and part is None)
-    keep_per_file(project, reuse, len(loaded.index.objects), write=write)
+    keep_per_file(project, reuse, len(loaded.index.objects), write=write, spans=spans)
     files = [s.display for s in sources]
     scope = ReportScope.of(request, sources, project, loaded.index)
     outcome = suppressions.run(

@@ -15,6 +15,7 @@ from policylint.input.verdictstore import VerdictStore
 if TYPE_CHECKING:
     from policylint.incremental.resident import Resident
     from policylint.incremental.rulecache import Reuse, RuleResults
+    from policylint.input.positions import KeptSpans
     from policylint.k8s.objects import ObjectKey
     from policylint.pipeline import LintRequest
     from policylint.project import Project
@@ -72,11 +73,31 @@ def rule_reuse(
     return rulecache.start(request, project, results, members=members, whole=resident.whole if resident is not None else None)
 
 
-def keep_per_file(project: Project, reuse: Reuse | None, repository: int, *, write: bool) -> None:
+def kept_spans(project: Project, resident: Resident | None) -> KeptSpans | None:
+    """The spans of findings answered by earlier runs, per file content (None: no cache): a
+    long-lived process's in memory, else the cache's, a part of the entry kept per file
+    (policylint.incremental.spans), so that a run reads again only the files whose bytes changed
+    to place their findings."""
+    if resident is not None:
+        return resident.spans
+    kept = project.kept_verdicts  # None: the run has no cache
+    if kept is None:
+        return None
+    from policylint.incremental import memo
+    from policylint.incremental.spans import CachedSpans
+
+    return CachedSpans(kept.files, memo.code_stamp())
+
+
+def keep_per_file(project: Project, reuse: Reuse | None, repository: int, *, write: bool, spans: KeptSpans | None = None) -> None:
     """Keep what the run added per file, for later runs (`write`: in the cache; else a long-lived
-    process holds it, `Reuse.finish`). A file's entry holds its verdicts and its rule results,
-    written once (policylint.input.keptfiles): by the rule results' save, which bounds what the
-    process holds after it, else here."""
+    process holds it, `Reuse.finish`). A file's entry holds its verdicts, its rule results and its
+    findings' spans, written once (policylint.input.keptfiles): by the rule results' save, which
+    bounds what the process holds after it, else here."""
+    from policylint.incremental.spans import CachedSpans
+
+    if write and isinstance(spans, CachedSpans):
+        spans.finish()  # before either save below writes the entries
     kept = project.kept_verdicts
     if kept is not None and write:
         kept.save()
