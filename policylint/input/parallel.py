@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from policylint.identity import IdentityMap
 from policylint.input import load
 from policylint.input.cache import ParseCache, dumps, pack, sharing_decoder, unpack
 from policylint.input.kept import Keeper, Kept
@@ -465,11 +466,11 @@ class _Received:
 class _Numbering:
     """What a pool's worker sent of its maps and lists: each by its identity (the worker's loader
     shares them across its files, `shared`, so a repeated one is one object), numbered in the
-    order sent. The containers are held, so that no identity is reused while it names a number."""
+    order sent (`held`)."""
 
     def __init__(self) -> None:
         self.shared: load.Shared = {}
-        self.numbers: dict[int, int] = {}
+        self.numbers: IdentityMap[Any, int] = IdentityMap()
         self.held: list[Any] = []
 
     def marked(self, value: Any) -> Any:
@@ -479,7 +480,7 @@ class _Numbering:
         cls = value.__class__
         if cls is not dict and cls is not list:
             return value
-        number = self.numbers.get(id(value))
+        number = self.numbers.get(value)
         if number is not None:
             return (number,)
         marked = self.marked
@@ -487,14 +488,14 @@ class _Numbering:
             out: Any = {k: marked(v) if v.__class__ is dict or v.__class__ is list else v for k, v in value.items()}
         else:
             out = [marked(v) if v.__class__ is dict or v.__class__ is list else v for v in value]
-        self.numbers[id(value)] = len(self.held)
+        self.numbers[value] = len(self.held)
         self.held.append(value)
         return out
 
     def forget(self, base: int) -> None:
         """Take back the numbers from `base` on."""
         for value in self.held[base:]:
-            del self.numbers[id(value)]
+            del self.numbers[value]
         del self.held[base:]
 
 
