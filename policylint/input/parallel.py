@@ -32,11 +32,12 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from policylint.identity import IdentityMap
 from policylint.input import load
 from policylint.input.cache import ParseCache, dumps, pack, sharing_decoder, unpack
 from policylint.input.kept import Keeper, Kept
 from policylint.input.load import FileResult
-from policylint.input.sharing import shared_tree
+from policylint.input.sharing import shared_list, shared_map, shared_tree
 from policylint.input.sources import Source
 
 if TYPE_CHECKING:
@@ -303,9 +304,10 @@ def _collect(
     sources: list[Source],
     results: list[FileResult | None],
     cache: ParseCache | None,
-    strings: load.Shared | None = None,
+    received: _Received,
 ) -> bool:
-    """Take the results of the batches `done` into `results`; False when a worker died."""
+    """Take the results of the batches `done` into `results` (made this process's own by
+    `received`); False when a worker died."""
     from concurrent.futures import BrokenExecutor
 
     healthy = True
@@ -326,13 +328,9 @@ def _collect(
             try:
                 # marshal, not the cache's checked JSON: the payload comes from this run's own
                 # worker (through the pool's pickle channel, trusted as much), never from disk.
-                documents, issues = marshal.loads(payload)
+                documents, issues = received.own(marshal.loads(payload))
             except Exception:
-                continue
-            if strings is not None:
-                # Each worker shares the maps and lists of its own files only: those of the run
-                # become one object each here, as if this process had parsed every file.
-                documents = tuple((*row[:5], shared_tree(strings, row[5])) for row in documents)
+                continue  # parsed again by the caller, as is any later file of a worker whose numbers it lost
             results[i] = unpack((documents, issues), sources[i].display)
             if cache is not None and key is not None:
                 cache.note_written(key)
@@ -363,9 +361,10 @@ def _share_work(
     in_flight: dict[Future[list[bytes | None]], range] = {}  # future -> its positions in `order`
     handed_out = 0  # order[:handed_out] went to the pool
     left = len(order)  # order[left:] were parsed here
+    received = _Received(strings)
 
     def collect(done: Sequence[Future[list[bytes | None]]]) -> bool:
-        return _collect(done, in_flight, order, sources, results, cache, strings)
+        return _collect(done, in_flight, order, sources, results, cache, received)
 
     def hand_out() -> bool:
         nonlocal handed_out
@@ -404,6 +403,100 @@ def _share_work(
     # Keep what the workers finished before the pool failed; the caller parses the rest.
     collect([f for f in in_flight if f.done() and f.exception() is None])
     return False
+
+
+class _Received:
+    """Takes the workers' packed results as this process's own: every map and list the run's one
+    of its content (`policylint.input.sharing`), as if this process had parsed the file.
+
+    A pool's worker shares the maps and lists of all the files it parses, and sends each once
+    (`_Numbering`): a later one is its number, `(n,)` (the documents hold no tuple: JSON's types
+    only). So each is made the run's one once, not at every place a file repeats it (three in
+    four maps and lists of the benchmark's corpora repeat one before them); a worker's numbers are
+    its files' in the order it sent them, which `numbered` (per worker, by its pid) follows. A
+    result that does not start at the number this process is at (one before it was lost: a batch
+    that failed, a payload that did not decode) raises: its file, and every later one of that
+    worker, is parsed again by the caller, never read with numbers it does not know. A result
+    without numbers (`_worker_parse` outside a pool) is shared map by map."""
+
+    def __init__(self, strings: load.Shared | None) -> None:
+        self.strings: load.Shared = strings if strings is not None else {}
+        self.numbered: dict[int, list[Any]] = {}
+
+    def own(self, payload: Any) -> Any:
+        if len(payload) == 2:
+            documents, issues = payload
+            return tuple((*row[:5], shared_tree(self.strings, row[5])) for row in documents), issues
+        (worker, base, count), documents, issues = payload
+        held = self.numbered.setdefault(worker, [])
+        if base != len(held):
+            raise ValueError(f"numbers from {base}, this process is at {len(held)}")
+        table = self.strings
+
+        def own(value: Any) -> Any:
+            cls = value.__class__
+            if cls is tuple:
+                return held[value[0]]
+            out: Any
+            if cls is dict:
+                for k, v in value.items():
+                    if v.__class__ is dict or v.__class__ is list or v.__class__ is tuple:
+                        value[k] = own(v)
+                out = shared_map(table, value)
+            elif cls is list:
+                for i, v in enumerate(value):
+                    if v.__class__ is dict or v.__class__ is list or v.__class__ is tuple:
+                        value[i] = own(v)
+                out = shared_list(table, value)
+            else:
+                return value
+            held.append(out)  # children first, in the worker's order (`_Numbering.marked`)
+            return out
+
+        try:
+            documents = tuple((*row[:5], own(row[5])) for row in documents)
+            if len(held) != base + count:
+                raise ValueError(f"{len(held) - base} maps and lists numbered, the worker numbered {count}")
+        except BaseException:
+            del held[base:]
+            raise
+        return documents, issues
+
+
+class _Numbering:
+    """What a pool's worker sent of its maps and lists: each by its identity (the worker's loader
+    shares them across its files, `shared`, so a repeated one is one object), numbered in the
+    order sent (`held`)."""
+
+    def __init__(self) -> None:
+        self.shared: load.Shared = {}
+        self.numbers: IdentityMap[Any, int] = IdentityMap()
+        self.held: list[Any] = []
+
+    def marked(self, value: Any) -> Any:
+        """`value` with each map and list sent before as its number `(n,)`, the others numbered,
+        children first; the documents themselves are never changed (a copy is made of what holds
+        a number)."""
+        cls = value.__class__
+        if cls is not dict and cls is not list:
+            return value
+        number = self.numbers.get(value)
+        if number is not None:
+            return (number,)
+        marked = self.marked
+        if cls is dict:
+            out: Any = {k: marked(v) if v.__class__ is dict or v.__class__ is list else v for k, v in value.items()}
+        else:
+            out = [marked(v) if v.__class__ is dict or v.__class__ is list else v for v in value]
+        self.numbers[value] = len(self.held)
+        self.held.append(value)
+        return out
+
+    def forget(self, base: int) -> None:
+        """Take back the numbers from `base` on."""
+        for value in self.held[base:]:
+            del self.numbers[value]
+        del self.held[base:]
 
 
 def _processes(pool: ProcessPoolExecutor) -> list[BaseProcess]:
@@ -495,11 +588,15 @@ def _stop_signals_blocked() -> Iterator[None]:
 
 
 _WORKER_CACHE: ParseCache | None = None
+# What this pool worker sent of its maps and lists (`_Numbering`); None outside a pool's worker.
+_WORKER_NUMBERING: _Numbering | None = None
 
 
 def _init_worker(parent: int) -> None:
     """Runs first in every worker; `parent` is the pid of the process that started the pool."""
+    global _WORKER_NUMBERING
     gc.disable()
+    _WORKER_NUMBERING = _Numbering()
     # The main process handles Ctrl-C and stops the workers (see `_stop_signals_blocked`).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
@@ -566,11 +663,20 @@ def _worker_parse_batch(
 
 def _worker_parse(data: bytes, file: str, key: str | None, cache_dir: str | None) -> bytes:
     global _WORKER_CACHE
-    packed = pack(load.load_bytes(data, file))
+    numbering = _WORKER_NUMBERING
+    packed = pack(load.load_bytes(data, file, strings=numbering.shared if numbering is not None else None))
     if cache_dir is not None and key is not None:
         if _WORKER_CACHE is None or _WORKER_CACHE.directory != cache_dir:
             _WORKER_CACHE = ParseCache(cache_dir)
         _WORKER_CACHE.put(key, dumps(packed))
     # Version 4 keeps strings' interned flag (marshal interns them again as it reads them) and
     # writes an object met twice (a YAML alias) once, as this process's own loader shares it.
-    return marshal.dumps(packed, 4)
+    if numbering is None:
+        return marshal.dumps(packed, 4)
+    base = len(numbering.held)
+    try:
+        documents = tuple((*row[:5], numbering.marked(row[5])) for row in packed[0])
+        return marshal.dumps(((os.getpid(), base, len(numbering.held) - base), documents, packed[1]), 4)
+    except BaseException:
+        numbering.forget(base)  # numbers never sent are given again to the next file's
+        raise

@@ -8,6 +8,7 @@ are never merged into one.
 
 from __future__ import annotations
 
+import marshal
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import pytest
 from policylint.input import parallel
 from policylint.input.cache import ParseCache, ThriftyDecoder, dumps, loads, pack
 from policylint.input.keptfiles import KeptFiles
-from policylint.input.load import FileResult
+from policylint.input.load import FileResult, parse_text
 from policylint.input.parallel import load_files
 from policylint.input.sources import discover
 from policylint.input.verdictstore import VerdictStore
@@ -203,3 +204,106 @@ def test_admission_verdicts_of_the_same_value_are_one_object(tmp_path: Path) -> 
     assert [read.get(key) for key in keys] == [[], [], pruned, pruned]
     assert read.get(keys[0]) is read.get(keys[1])
     assert read.get(keys[2]) is read.get(keys[3])
+
+
+SERVICE = """\
+kind: Service
+metadata: {{name: s{i}, labels: {{app: web}}}}
+spec:
+  ports: [{{name: http, port: 80}}, {{name: https, port: 443}}]
+"""
+
+
+class _CountingTable(dict[Any, Any]):
+    """The run's table of maps and lists, counting the lookups of maps and lists made in it."""
+
+    lookups = 0
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        if type(key) is tuple and key and key[0] in ("{", "["):
+            self.lookups += 1
+        return super().get(key, default)
+
+
+def _as_worker(monkeypatch: pytest.MonkeyPatch, files: list[tuple[str, str]]) -> list[bytes]:
+    """The payloads a pool's worker sends for `files`, in order (`_init_worker` numbers them)."""
+    monkeypatch.setattr(parallel, "_WORKER_NUMBERING", parallel._Numbering())
+    return [parallel._worker_parse(text.encode(), name, None, None) for name, text in files]
+
+
+def test_a_worker_sends_each_map_and_list_once_and_this_process_shares_each_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Five Services that differ by name only: each holds 7 maps and lists, 35 in all. The labels,
+    # each port, the ports and the spec are alike in all five (5); each metadata and each document
+    # differ (2 a file): 15 of distinct content, each made the run's one in one lookup here, where
+    # taking each where it is met took 35.
+    files = [(f"s{i}.yaml", SERVICE.format(i=i)) for i in range(5)]
+    payloads = _as_worker(monkeypatch, files)
+    table = _CountingTable()
+    received = parallel._Received(table)
+    documents = [received.own(marshal.loads(payload))[0][0][5] for payload in payloads]
+    assert table.lookups == 15
+    assert documents == [parse_text(text, name).documents[0].data for name, text in files]
+    assert len({id(d["spec"]) for d in documents}) == 1 and len({id(d["metadata"]["labels"]) for d in documents}) == 1
+    assert len({id(d["metadata"]) for d in documents}) == 5
+    # The same content parsed here afterwards is the same object: one table for the run.
+    here = parse_text(SERVICE.format(i=9), "here.yaml", strings=table).documents[0].data
+    assert here["spec"] is documents[0]["spec"]
+
+
+def test_values_equal_in_python_but_not_in_yaml_stay_apart_when_a_worker_sends_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    payloads = _as_worker(monkeypatch, [("values.yaml", VALUES), ("again.yaml", VALUES)])
+    received = parallel._Received({})
+    first, second = (received.own(marshal.loads(payload))[0][0][5] for payload in payloads)
+    plain = parse_text(VALUES, "plain.yaml").documents[0].data
+    assert [_typed(item) for item in first] == [_typed(item) for item in second] == [_typed(item) for item in plain]
+    assert first[12] is first[0] and first[13] is first[5]
+    assert [id(item) for item in second] == [id(item) for item in first]
+    assert len({id(item) for item in first}) == 12
+
+
+def test_a_worker_result_after_one_lost_is_refused_never_read_with_numbers_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = [(f"s{i}.yaml", SERVICE.format(i=i)) for i in range(4)]
+    payloads = _as_worker(monkeypatch, files)
+    received = parallel._Received({})
+    received.own(marshal.loads(payloads[0]))
+    # The second is lost (its batch failed): the third names maps the second numbered, and so
+    # does every later one; each is refused, and the caller parses its file.
+    for payload in payloads[2:]:
+        with pytest.raises(ValueError, match="numbers from"):
+            received.own(marshal.loads(payload))
+    # Read in order, the second and the others are taken.
+    for (name, text), payload in list(zip(files, payloads))[1:]:
+        assert received.own(marshal.loads(payload))[0][0][5] == parse_text(text, name).documents[0].data
+
+
+def test_a_result_numbering_other_than_it_says_is_refused_and_its_numbers_taken_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    payloads = _as_worker(monkeypatch, [("a.yaml", SERVICE.format(i=0)), ("b.yaml", SERVICE.format(i=1))])
+    received = parallel._Received({})
+    (worker, base, count), documents, issues = marshal.loads(payloads[0])
+    with pytest.raises(ValueError, match="numbered"):
+        received.own(((worker, base, count + 1), documents, issues))
+    assert received.numbered[worker] == []  # as if never read: the file is parsed again
+    received.own(marshal.loads(payloads[0]))
+    assert len(received.numbered[worker]) == count
+    received.own(marshal.loads(payloads[1]))
+
+
+def test_a_worker_failing_after_numbering_a_file_gives_its_numbers_to_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "_WORKER_NUMBERING", parallel._Numbering())
+    calls = iter([ValueError("too deep to send"), None])
+    real = marshal.dumps
+
+    def dumps_once_failing(value: Any, version: int) -> bytes:
+        error = next(calls, None)
+        if error is not None:
+            raise error
+        return real(value, version)
+
+    monkeypatch.setattr(parallel.marshal, "dumps", dumps_once_failing)
+    with pytest.raises(ValueError):
+        parallel._worker_parse(SERVICE.format(i=0).encode(), "lost.yaml", None, None)
+    payload = parallel._worker_parse(SERVICE.format(i=0).encode(), "sent.yaml", None, None)
+    monkeypatch.setattr(parallel.marshal, "dumps", real)
+    (_, base, count), _, _ = marshal.loads(payload)
+    assert (base, count) == (0, 7)  # the lost file's numbers were taken back, not skipped
+    assert parallel._Received({}).own(marshal.loads(payload))[0][0][5] == parse_text(SERVICE.format(i=0), "x").documents[0].data
