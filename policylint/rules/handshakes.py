@@ -101,7 +101,10 @@ class CheckedReference:
 
 
 def checked_references(project: Project) -> list[CheckedReference]:
-    """Every cross-namespace reference with its grant check, in index order.
+    """Every cross-namespace reference with its grant check that `misplaced_grants` reads (no
+    grant permits it, and one would if it lived in the referent's namespace), in index order:
+    the others, most of them on a repository whose tenants reach each other, were each made a
+    `CheckedReference` with its `Reference` for `misplaced_grants` to pass over.
 
     Building the topology and every policy's targets is also what records which grant
     entries authorise something (`ReferenceGrants.used`): call this before reading it,
@@ -112,7 +115,7 @@ def checked_references(project: Project) -> list[CheckedReference]:
     for obj in project.index.objects:
         for ref in topology.refs_from(obj):
             owner_ns = obj.namespace or ""
-            if ref.grant is None or ref.namespace == owner_ns:
+            if ref.grant is None or ref.namespace == owner_ns or not _misplaced_candidate(ref.grant):
                 continue
             out.append(CheckedReference(obj, ref.path, ref.grant_reference(), ref.grant))
     for policy in project.resolution.policies():
@@ -120,6 +123,8 @@ def checked_references(project: Project) -> list[CheckedReference]:
         for res in project.resolution.targets(policy):
             target = res.ref
             if res.grant is None or not own or not res.namespace or res.namespace == own:
+                continue
+            if not _misplaced_candidate(res.grant):
                 continue
             if target.group is None or target.kind is None or target.name is None:
                 continue
@@ -141,12 +146,22 @@ def misplaced_grants(refs: Iterable[CheckedReference]) -> dict[Grant, tuple[Gran
     """Grants that would permit a failing reference if they lived in the target's namespace."""
     out: dict[Grant, tuple[Grant, list[CheckedReference]]] = {}
     for checked in refs:
-        if checked.check.permitted:
+        if not _misplaced_candidate(checked.check):
             continue
         for miss in checked.check.near_misses:
-            if miss.path == "metadata.namespace":
+            if miss.path == _GRANT_NAMESPACE:
                 out.setdefault(miss.grant, (miss.grant, []))[1].append(checked)
     return out
+
+
+# The field of a near miss that misses only by where its grant lives.
+_GRANT_NAMESPACE = "metadata.namespace"
+
+
+def _misplaced_candidate(check: GrantCheck) -> bool:
+    """Whether a reference with this check is one `misplaced_grants` counts: no grant permits it,
+    and one would from the referent's namespace."""
+    return not check.permitted and any(miss.path == _GRANT_NAMESPACE for miss in check.near_misses)
 
 
 def is_used(grants: ReferenceGrants, grant: Grant) -> bool:
