@@ -288,7 +288,11 @@ class _Walk:
             if None in value:
                 _null_items(out, path, value, items)
             if plan.items_entered:
-                self.stack.extend((item, items, (*path, i)) for i, item in reversed(list(enumerate(value))))
+                # Items that pass their plain checks (a route's hostnames) are not pushed; an
+                # alternative's walk spends its budget per value visited, and visits them all.
+                checks, numbers = (None, _NOT_QUICK) if self.counted else plan.item_checks
+                quick, pushed = checks is not None or numbers is not _NOT_QUICK, reversed(list(enumerate(value)))
+                self.stack.extend((v, items, (*path, i)) for i, v in pushed if not (quick and _passes(v, checks, numbers)))
         if plan.list_type and len(value) > 1:  # one item repeats nothing
             _duplicates(out, path, value, node, items if isinstance(items, dict) else {})
 
@@ -302,6 +306,8 @@ class _Walk:
         if plan.kept_whole:
             return
         fields, other = plan.fields, plan.other
+        # An alternative's walk spends its budget per value visited: there every integer is visited.
+        quick = not self.counted
         children = []
         for key, child in value.items():
             entry = fields.get(key, other)
@@ -309,11 +315,15 @@ class _Walk:
                 if not self.quiet and plan.prunes:
                     self.unknown.append((path, str(key), sorted(plan.properties)))
                 continue
-            sub, checks = entry
-            if checks is None or (
-                checks is not _SKIPPED and (type(child) is not str or not _plain_string_checked(out, path, key, child, checks))
-            ):
-                children.append((child, sub, (*path, key)))
+            sub, checks, numbers = entry
+            if checks is _SKIPPED:
+                continue
+            if type(child) is str:
+                if checks is not None and _plain_string_checked(out, path, key, child, checks):
+                    continue
+            elif type(child) is int and numbers is not _NOT_QUICK and quick and (numbers is None or _in_bounds(child, numbers)):
+                continue  # an integer within its bounds (a listener's port): nothing to report
+            children.append((child, sub, (*path, key)))
         self.stack.extend(reversed(children))
 
 
@@ -360,6 +370,7 @@ class _Plan:
         "fields",
         "int_or_string",
         "item_bounds",
+        "item_checks",
         "items",
         "items_entered",
         "kept_whole",
@@ -400,6 +411,9 @@ class _Plan:
         items = node.get("items")
         self.items = items if isinstance(items, dict) else None
         self.items_entered = self.items is not None and CHECKED not in self.items
+        # How an item that is a plain string or integer is judged without a visit (`_passes`).
+        entered = self.items if self.items_entered else None
+        self.item_checks = (None, _NOT_QUICK) if entered is None else (_string_checks_of(entered), _integer_bounds(entered))
         self.list_type = LIST_TYPE in node
         # What `_map` reads.
         properties = node.get("properties") or {}
@@ -425,17 +439,61 @@ def _pair(node: Mapping[str, Any], low: str, high: str) -> tuple[Any, Any] | Non
     return (node.get(low), node.get(high)) if low in node or high in node else None
 
 
-def _field_plan(sub: Any) -> tuple[Any, Any]:
+def _field_plan(sub: Any) -> tuple[Any, Any, Any]:
     """(a field's schema, how a string there is checked in its map's loop: its minLength,
     maxLength, pattern and format, where those are all there is to check (`_plain_string_checked`);
-    None: the walk visits the value; `_SKIPPED`: the walk does not enter it)."""
+    None: the walk visits the value; `_SKIPPED`: the walk does not enter it; and an integer's
+    bounds where they are all there is to check (`_integer_bounds`))."""
     if sub is None:
-        return None, None
+        return None, None, _NOT_QUICK
     if CHECKED in sub:
-        return sub, _SKIPPED
+        return sub, _SKIPPED, _NOT_QUICK
+    return sub, _string_checks_of(sub), _integer_bounds(sub)
+
+
+def _string_checks_of(sub: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """A string's minLength, maxLength, pattern, format and node, where that is all it checks."""
     if sub.get("type") != "string" or "enum" in sub or COMBINED in sub:
-        return sub, None
-    return sub, (sub.get("minLength"), sub.get("maxLength"), sub.get("pattern"), sub.get("format"), sub)
+        return None
+    return (sub.get("minLength"), sub.get("maxLength"), sub.get("pattern"), sub.get("format"), sub)
+
+
+_NOT_QUICK: Any = object()  # an integer there is visited (`_integer_bounds`)
+_VISITED_INTEGER = ("enum", COMBINED, PRESERVE, EMBEDDED, "x-kubernetes-int-or-string")
+
+
+def _integer_bounds(sub: Mapping[str, Any]) -> Any:
+    """All `_Walk._visit` checks of an integer (`type(value) is int`) under an integer node that
+    has none of `_VISITED_INTEGER` (more checks, or others): its bounds, as `_Plan.numbers` (None:
+    none); an integer within them is not pushed. `_NOT_QUICK`: any other node."""
+    if sub.get("type") != "integer" or any(k in sub for k in _VISITED_INTEGER):
+        return _NOT_QUICK
+    if "minimum" in sub or "maximum" in sub:
+        return (sub.get("minimum"), sub.get("maximum"), sub.get("exclusiveMinimum") is True, sub.get("exclusiveMaximum") is True)
+    return None
+
+
+def _in_bounds(value: int, numbers: tuple[Any, Any, bool, bool]) -> bool:
+    """Whether `_value_bound` finds nothing wrong with the number."""
+    least, most, above, below = numbers
+    low = isinstance(least, (int, float)) and (value < least or (above and value == least))
+    return not low and not (isinstance(most, (int, float)) and (value > most or (below and value == most)))
+
+
+def _passes(item: Any, checks: tuple[Any, ...] | None, numbers: Any) -> bool:
+    """Whether `_Walk._visit` would report nothing of a list item, by its node's plain checks."""
+    if type(item) is int:
+        return numbers is not _NOT_QUICK and (numbers is None or _in_bounds(item, numbers))
+    if type(item) is not str or checks is None:
+        return False
+    least, most, pattern, fmt, _ = checks
+    if (least is not None and len(item) < least) or (most is not None and len(item) > most):
+        return False
+    if pattern is None and fmt is None:
+        return True
+    format_ok, matches = _string_checks()
+    passed = not isinstance(pattern, str) or matches(pattern, item) is not False
+    return passed and (not isinstance(fmt, str) or format_ok(fmt, item) is not False)
 
 
 # id of a schema node -> (the node, its `_Plan`): the node is held, so its id stays its own.

@@ -411,3 +411,119 @@ def test_a_schema_nodes_keywords_are_read_once_per_node_not_once_per_value() -> 
     assert few == expected(2)
     assert many == expected(59)
     assert many_reads == few_reads, (few_reads, many_reads)
+
+
+def _scalars_schema() -> dict[str, Any]:
+    """A map whose fields are integers and lists of plain strings and integers, as a Gateway's
+    listeners' ports and a route's hostnames are, beside fields whose integers are visited (an
+    enum, an int-or-string)."""
+    hostname = {"type": "string", "maxLength": 12, "pattern": "^[a-z.*]+$"}
+    port = {"type": "integer", "minimum": 1, "maximum": 65535}
+    fields = {
+        "port": port,
+        "count": {"type": "integer"},
+        "above": {"type": "integer", "minimum": 0, "exclusiveMinimum": True},
+        "level": {"type": "integer", "enum": [1, 2]},
+        "weight": {"x-kubernetes-int-or-string": True},
+        "hostnames": {"type": "array", "items": hostname},
+        "ports": {"type": "array", "items": port},
+        "any": {"type": "array", "items": {"type": "string"}},
+    }
+    return {"type": "object", "properties": {"spec": {"type": "object", "properties": fields}}}
+
+
+def test_integers_and_plain_list_items_that_pass_are_not_visited() -> None:
+    """The structural walk judges an integer under a node that checks only its bounds, and a list
+    item that is a string or integer its node checks only plainly (length, pattern, format,
+    bounds), where it stands, and visits only those that fail (`schemawalk._passes`): a Gateway's
+    60 listener ports and a route's hostnames cost no visit each. What is refused is found as
+    before, worked out by hand: port 0 below the minimum, 70000 above the maximum, `above` 0 at
+    its exclusive minimum, a level outside its enum, a hostname off its pattern, one too long, a
+    boolean where a port goes."""
+    from policylint.k8s import schemawalk
+
+    visited: list[Any] = []
+    original = schemawalk._Walk._visit
+
+    def counting(self: Any, value: Any, node: Any, path: Any) -> None:
+        visited.append(value)
+        original(self, value, node, path)
+
+    spec = {
+        "port": 443,
+        "count": -5,
+        "above": 1,
+        # 60 hostnames of two letters and ".example", ten characters each, within the pattern.
+        "hostnames": [f"{chr(97 + i % 10)}{chr(97 + i // 10)}.example" for i in range(60)] + ["UPPER", "toolong.example.com"],
+        "ports": [*range(1, 61), 0, 70000, True],
+        "any": ["x"] * 3,
+    }
+    bad = {"port": 0, "above": 0, "level": 3, "weight": 7}
+    try:
+        schemawalk._Walk._visit = counting  # type: ignore[method-assign]
+        good = schemawalk.violations({"spec": spec}, _scalars_schema())
+        found = schemawalk.violations({"spec": {**spec, **bad}}, _scalars_schema())
+    finally:
+        schemawalk._Walk._visit = original  # type: ignore[method-assign]
+    expected = [
+        ("spec.hostnames.60", "FieldValueInvalid"),  # "UPPER": off the pattern
+        # "toolong.example.com": 19 characters, at most 12 (letters and dots: within the pattern).
+        ("spec.hostnames.61", "FieldValueTooLong"),
+        ("spec.ports.60", "FieldValueInvalid"),  # 0: below the minimum of 1
+        ("spec.ports.61", "FieldValueInvalid"),  # 70000: above the maximum
+        ("spec.ports.62", "FieldValueTypeInvalid"),  # a boolean
+    ]
+    assert sorted((".".join(map(str, p)), r) for p, _, r in good) == sorted(expected)
+    assert sorted((".".join(map(str, p)), r) for p, _, r in found) == sorted(
+        [
+            *expected,
+            ("spec.port", "FieldValueInvalid"),  # 0: below the minimum
+            ("spec.above", "FieldValueInvalid"),  # 0: the exclusive minimum
+            ("spec.level", "FieldValueNotSupported"),  # 3: not 1 or 2
+        ]
+    )
+    scalars = [v for v in visited if type(v) is not dict and type(v) is not list]
+    # Visited: the failing items and fields above, and the integers whose node checks more than
+    # bounds (level's enum, weight's int-or-string); no passing port, count or hostname.
+    assert sorted(map(repr, scalars)) == sorted(map(repr, ["UPPER", "toolong.example.com", 0, 70000, True] * 2 + [0, 0, 3, 7])), (
+        scalars
+    )
+
+
+def test_judging_integers_and_list_items_where_they_stand_refuses_what_visiting_them_does() -> None:
+    """Differential: on random values of `_scalars_schema` (integers in and out of bounds,
+    integral floats, booleans, nulls, strings, template placeholders, under fields and as list
+    items), the walk that judges plain integers and list items where they stand reports the same
+    violations, in the same order, as the walk that visits every one of them."""
+    import random
+
+    from policylint.k8s import schemawalk
+
+    rng = random.Random(38)
+    pool: list[Any] = [0, 1, 80, 65535, 65536, -1, 80.0, 1.5, True, None, "80", "a.b", "UP", "{{ .Values.x }}"]
+    pool += ["PLACEHOLDER_X", "x" * 20, {"a": 1}, [1]]
+
+    def value() -> dict[str, Any]:
+        spec: dict[str, Any] = {}
+        for name in ("port", "count", "above", "level", "weight", "hostnames", "ports", "any"):
+            if rng.random() < 0.8:
+                lists = name in ("hostnames", "ports", "any")
+                spec[name] = [rng.choice(pool) for _ in range(rng.randrange(6))] if lists else rng.choice(pool)
+        return {"spec": spec}
+
+    def visiting_all(data: dict[str, Any]) -> list[Any]:
+        saved = schemawalk._integer_bounds, schemawalk._passes
+        schemawalk._integer_bounds = lambda sub: schemawalk._NOT_QUICK  # type: ignore[assignment]
+        schemawalk._passes = lambda item, checks, numbers: False  # type: ignore[assignment]
+        try:
+            return schemawalk.violations(data, _scalars_schema())
+        finally:
+            schemawalk._integer_bounds, schemawalk._passes = saved
+
+    differing = 0
+    for _ in range(400):
+        data = value()
+        quick = schemawalk.violations(data, _scalars_schema())
+        assert quick == visiting_all(data), data
+        differing += bool(quick)
+    assert differing > 100  # most values are refused somewhere: the comparison is not of empty lists
