@@ -617,12 +617,16 @@ def test_a_kept_verdict_is_not_taken_under_another_schema(
 
 def _verdict_entries(cache: ParseCache, tree: Path) -> dict[str, str]:
     """The name of the entry kept per file (policylint.input.keptfiles) holding each file's
-    admission verdicts (policylint.input.verdictstore), by the file's name, for those written."""
+    admission verdicts (policylint.input.verdictstore), by the file's name, for those written. An
+    entry may hold other parts only (the positions of findings, policylint.incremental.spans)."""
     from policylint.input.keptfiles import KeptFiles
 
     files = KeptFiles(cache)
     names = {path.name: files.entry(cache.key(path.read_bytes())) for path in sorted(tree.rglob("*.yaml"))}
-    return {file: name for file, name in names.items() if cache.payload(name) is not None}
+    payloads = {file: cache.payload(name) for file, name in names.items()}
+    return {
+        file: names[file] for file, payload in payloads.items() if payload is not None and "verdicts" in parts(bytes(payload))
+    }
 
 
 def test_a_damaged_or_forged_store_is_a_miss(
