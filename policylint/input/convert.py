@@ -352,48 +352,42 @@ class Converter:
                     value = self._plain.get(text, _UNSEEN)
                     return self._resolved(node, keep=True) if value is _UNSEEN else value  # type: ignore[arg-type]
             return self._resolved(node, keep=False)  # type: ignore[arg-type]
+        # A collection written before as the same text at the same column is taken from the
+        # run's table (`read_from`): equal texts from the same column are read alike, since the
+        # scanner's state inside a block collection follows from its own column and lines and a
+        # flow collection's from its brackets. Only one whose conversion reported nothing is
+        # kept (a duplicate key or a bad scalar is reported at every place it is written), with
+        # the nodes it added, so that a file's bound on nodes (bounds.MAX_FILE_NODES) counts
+        # what it counted before. Inline, not a method: a frame more per level of nesting would
+        # make a document at the nesting bound (bounds.MAX_DEPTH) too deep for Python's stack.
+        span: tuple[int, str] | None = None
+        nodes = issues = 0
         if self.shared:
             key = node
             if key in self._memo:
                 return self._memo[key]
         elif self._text is not None:
-            return self._by_text(node)
-        return self._collection(node)
-
-    def _by_text(self, node: Node) -> Any:
-        """A collection's value, taken from the first collection read from the same text at the
-        same column if there is one. Equal texts from the same column are read alike: the
-        scanner's state inside a block collection is set by the collection's own column and
-        lines (its children's indentation is within it), and a flow collection's by its
-        brackets. Only a collection whose conversion reported nothing is kept: a duplicate key
-        or a bad scalar is reported at every place it is written. Its node count is kept with it,
-        so that a file's bound on nodes (bounds.MAX_FILE_NODES) counts what it counted before."""
-        start_mark = node.start_mark
-        start = start_mark.index
-        end = node.end_mark.index
-        if end - start > SPAN_MAX:
-            return self._collection(node)
-        base = self._base
-        text: str = self._text  # type: ignore[assignment]  # set: `_convert` checked
-        key = (start_mark.column, text[base + start : base + end])
-        seen = self._spans.get(key)
-        if seen is not None:
-            self.nodes += seen[1]
-            return seen[0]
-        nodes, issues = self.nodes, len(self.issues)
-        value = self._collection(node)
-        if len(self.issues) == issues:
-            self._spans[key] = (value, self.nodes - nodes)
-        return value
-
-    def _collection(self, node: Node) -> Any:
-        if node.__class__ is SequenceNode:
+            start_mark = node.start_mark
+            start = start_mark.index
+            end = node.end_mark.index
+            if end - start <= SPAN_MAX:
+                base = self._base
+                span = (start_mark.column, self._text[base + start : base + end])
+                seen = self._spans.get(span)
+                if seen is not None:
+                    self.nodes += seen[1]
+                    return seen[0]
+                nodes, issues = self.nodes, len(self.issues)
+        if cls is SequenceNode:
             self.nodes += len(node.value)
-            out_list = shared_list(self._strings, [self._convert(child) for child in node.value])
+            out: Any = shared_list(self._strings, [self._convert(child) for child in node.value])
             if self.shared:
-                self._memo[node] = out_list
-            return out_list
-        return self._mapping(node)
+                self._memo[node] = out
+        else:
+            out = self._mapping(node)
+        if span is not None and len(self.issues) == issues:
+            self._spans[span] = (out, self.nodes - nodes)
+        return out
 
     def _resolved(self, node: ScalarNode, *, keep: bool) -> Any:
         """A scalar's value by its tag, shared; `keep`: remembered for the run by its text (a
