@@ -174,6 +174,12 @@ def flow_text(node: Node, limit: int) -> str:
 
 # The key, in a run's table of shared values, of its plain scalars as resolved (`Converter._plain`).
 _PLAIN_KEY = ("plain scalars",)
+# The key of its collections converted, by the text they were read from (`Converter._spans`).
+_SPANS_KEY = ("collections by text",)
+# The longest text of a collection kept there. On the 10k corpora nearly every repeat is shorter
+# (a route rule, a port, a selector: 97% of the nodes a table without a bound finds again) while
+# the long texts are the unique ones (a Gateway's spec); the bound halves what the table holds.
+SPAN_MAX = 512
 _UNSEEN = object()
 
 
@@ -191,10 +197,13 @@ class Converter:
         "_active",
         "_alias_chars",
         "_alias_nodes",
+        "_base",
         "_memo",
         "_plain",
         "_sizes",
+        "_spans",
         "_strings",
+        "_text",
         "file",
         "issues",
         "line_offset",
@@ -223,11 +232,32 @@ class Converter:
         if plain is None:
             plain = self._strings[_PLAIN_KEY] = {}
         self._plain: dict[str, Any] = plain
+        # A collection's value follows from its text and its column alone where no alias can reach
+        # outside it and no `%TAG` directive gives its tags another meaning (`read_from`): the
+        # same ports, selectors, route rules and policy specs recur in object after object, and
+        # one converted before is taken again by its text, without walking its nodes.
+        spans = self._strings.get(_SPANS_KEY)
+        if spans is None:
+            spans = self._strings[_SPANS_KEY] = {}
+        self._spans: dict[tuple[int, str], tuple[Any, int]] = spans
+        self._text: str | None = None  # the text the nodes' marks index, from `_base` on
+        self._base = 0
         self._memo: dict[Node, Any] = {}
         self._sizes: dict[Node, tuple[int, int, int]] = {}
         self._active: set[Node] = set()
         self._alias_nodes = 0  # what aliases added to the documents converted so far
         self._alias_chars = 0
+
+    def read_from(self, text: str, start: int) -> None:
+        """The nodes to convert next were composed from `text` read from offset `start`: their
+        marks' indexes count from there (characters, as libyaml counts them). Collections are
+        taken again by their text only where that text alone decides their value: not in the
+        careful mode (an alias's value is its anchor's, written elsewhere), nor where a `%TAG`
+        directive may make one tag mean two things in two documents, nor after a byte order
+        mark, which libyaml does not count."""
+        careful = self.shared or "%TAG" in text or text.startswith("\ufeff", start)
+        self._text = None if careful else text
+        self._base = start
 
     def convert_document(self, node: Node) -> Any:
         if self.shared:
@@ -322,17 +352,42 @@ class Converter:
                     value = self._plain.get(text, _UNSEEN)
                     return self._resolved(node, keep=True) if value is _UNSEEN else value  # type: ignore[arg-type]
             return self._resolved(node, keep=False)  # type: ignore[arg-type]
+        # A collection written before as the same text at the same column is taken from the
+        # run's table (`read_from`): equal texts from the same column are read alike, since the
+        # scanner's state inside a block collection follows from its own column and lines and a
+        # flow collection's from its brackets. Only one whose conversion reported nothing is
+        # kept (a duplicate key or a bad scalar is reported at every place it is written), with
+        # the nodes it added, so that a file's bound on nodes (bounds.MAX_FILE_NODES) counts
+        # what it counted before. Inline, not a method: a frame more per level of nesting would
+        # make a document at the nesting bound (bounds.MAX_DEPTH) too deep for Python's stack.
+        span: tuple[int, str] | None = None
+        nodes = issues = 0
         if self.shared:
             key = node
             if key in self._memo:
                 return self._memo[key]
+        elif self._text is not None:
+            start_mark = node.start_mark
+            start = start_mark.index
+            end = node.end_mark.index
+            if end - start <= SPAN_MAX:
+                base = self._base
+                span = (start_mark.column, self._text[base + start : base + end])
+                seen = self._spans.get(span)
+                if seen is not None:
+                    self.nodes += seen[1]
+                    return seen[0]
+                nodes, issues = self.nodes, len(self.issues)
         if cls is SequenceNode:
             self.nodes += len(node.value)
-            out_list = shared_list(self._strings, [self._convert(child) for child in node.value])
+            out: Any = shared_list(self._strings, [self._convert(child) for child in node.value])
             if self.shared:
-                self._memo[node] = out_list
-            return out_list
-        return self._mapping(node)
+                self._memo[node] = out
+        else:
+            out = self._mapping(node)
+        if span is not None and len(self.issues) == issues:
+            self._spans[span] = (out, self.nodes - nodes)
+        return out
 
     def _resolved(self, node: ScalarNode, *, keep: bool) -> Any:
         """A scalar's value by its tag, shared; `keep`: remembered for the run by its text (a

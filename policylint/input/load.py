@@ -285,6 +285,7 @@ class _FileParse:
             self.stream.seek(chunk_start)
         loader = LOADER(source)
         self.converter.line_offset = self.line_offset
+        self.converter.read_from(text, chunk_start)
         error: yaml.MarkedYAMLError | None = None
         stop = False
         try:
