@@ -993,6 +993,12 @@ def main(argv: list[str] | None = None) -> int:
         help="namespace counts of the grant-heavy shape, whose growth is checked (default 1250,2500,5000; '' to skip)",
     )
     args = parser.parse_args(argv)
+    # Bytecode is written, as an installed package has it: where the environment says not to
+    # (PYTHONDONTWRITEBYTECODE, set on some machines and CI images), every fresh process measured
+    # would compile the package from source again (importing the pipeline then costs three times
+    # as much), and the figures through the command would be the compiler's. Children inherit this.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
     global CLUSTER  # read by every measurement of this process and its children's flags
     CLUSTER = args.cluster
     if args.measure_lint is not None:
