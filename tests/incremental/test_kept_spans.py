@@ -35,20 +35,20 @@ def placed(monkeypatch: pytest.MonkeyPatch, without_kept_results: None) -> Itera
     yield seen
 
 
-def _repository(root: Path) -> dict[str, list[dict[str, Any]]]:
-    files = _corpus(5, 120, isolated=False)
+def _repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]:
+    """A corpus of several files with findings, the working directory in it, and the cache's
+    directory beside it."""
+    root = tmp_path / "repo"
     root.mkdir()
-    _write(root, files)
-    return files
+    _write(root, _corpus(5, 120, isolated=False))
+    monkeypatch.chdir(root)
+    return root, str(tmp_path / "cache")
 
 
 def test_a_run_places_again_only_the_findings_of_the_files_whose_bytes_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, placed: list[str]
 ) -> None:
-    root = tmp_path / "repo"
-    _repository(root)
-    monkeypatch.chdir(root)
-    cache_dir = str(tmp_path / "cache")
+    root, cache_dir = _repository(tmp_path, monkeypatch)
     first = check("--cache-dir", cache_dir, ".")
     assert first == check("--no-cache", ".")
     with_findings = set(placed)
@@ -71,10 +71,7 @@ def test_a_run_places_again_only_the_findings_of_the_files_whose_bytes_changed(
 def test_a_part_that_is_not_what_policylint_writes_is_a_miss(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, placed: list[str]
 ) -> None:
-    root = tmp_path / "repo"
-    _repository(root)
-    monkeypatch.chdir(root)
-    cache_dir = str(tmp_path / "cache")
+    root, cache_dir = _repository(tmp_path, monkeypatch)
     check("--cache-dir", cache_dir, ".")
     forged = sorted(Path(p).name for p in placed)[0]
     cold = check("--no-cache", ".")
