@@ -182,7 +182,14 @@ def _sources(
         key: str | None = None
         if data is not None:
             is_json = is_json_name(source.display)
-            key = content_keys.key(cache, data, json=is_json) if content_keys is not None else cache.key(data, json=is_json)
+            # Only bytes the run will read again as this very object (a snapshot's) are worth a
+            # place in `content_keys`, which holds them by identity: a file on disk is read again
+            # as other bytes, so its entry would only hold its bytes to the end of the run (80 MB
+            # at 100,000 objects, beside the run's own copy).
+            if content_keys is not None and source.content is not None:
+                key = content_keys.key(cache, data, json=is_json)
+            else:
+                key = cache.key(data, json=is_json)
         keys[source.display] = key
         rows.append([source.display, key, problem.message if problem is not None else None, source.fs_path is None])
     return rows, keys

@@ -333,3 +333,34 @@ def test_an_entry_is_encoded_a_row_at_a_time_and_given_up_once_past_the_bound(mo
     monkeypatch.setattr(results, "MAX_BYTES", len(whole) // 4)
     assert results._bounded(results._pieces(results._encoded(result))) is None
     assert 0 < len(rows) < len(result.findings) // 2
+
+
+def test_the_key_holds_no_bytes_of_a_file_the_run_reads_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The content keys worked out for the entry's key are kept for the run only where it reads
+    the very same bytes object again (a snapshot's): a file on disk is read again as other bytes,
+    and its entry, held by identity, would only hold its bytes to the end of the run."""
+    from policylint.input import cache as cache_module
+    from policylint.input.sources import Source
+    from policylint.request import discover
+
+    made: list[cache_module.ContentKeys] = []
+
+    class Recorded(cache_module.ContentKeys):
+        def __init__(self) -> None:
+            super().__init__()
+            made.append(self)
+
+    monkeypatch.setattr(cache_module, "ContentKeys", Recorded)
+    check("--cache-dir", str(tmp_path / "cache"), str(EXAMPLES))
+    assert len(made) == 1
+    assert len(made[0]._keys) == 0  # every file of examples/ read from disk, then again by the run
+
+    # A snapshot's bytes are what the run reads: their keys are kept for it, worked out once.
+    request = LintRequest(paths=[str(EXAMPLES)], cache_dir=str(tmp_path / "cache"))
+    found, sources = discover(request)
+    assert len(sources) > 5
+    snapshots = [Source(s.display, content=Path(s.fs_path or "").read_bytes(), snapshot=True) for s in sources]
+    keys = cache_module.ContentKeys()
+    assert results.open_results(request, (found, snapshots), [], keys) is not None
+    assert len(keys._keys) == len(snapshots)
+    assert all(s.content in keys._keys for s in snapshots)
