@@ -95,3 +95,35 @@ def test_a_large_run_keeps_the_files_deflated_and_reports_the_same(tmp_path: Pat
     assert report() == plain
     # The comment was found in the deflated file, and hid its finding.
     assert plain[1] == 1
+
+
+def test_a_run_parsing_in_workers_leaves_no_cyclic_garbage(collector_off: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files the `--jobs` workers parse are taken as this process's own map by map
+    (policylint.input.parallel, `_Received`): a cycle made per file there held the run's table of
+    texts and strings and the worker's numbered maps and lists to the end of the run (47 MiB at
+    20,000 objects of the shared corpus, docs/performance.md)."""
+    from policylint.input import parallel
+
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)  # the workers start for examples/ too
+    taken: list[int] = []
+    real = parallel._Received.own
+
+    def own(self: parallel._Received, payload: object) -> object:
+        taken.append(1)
+        return real(self, payload)
+
+    monkeypatch.setattr(parallel._Received, "own", own)
+
+    def run() -> LintResult:
+        return lint(LintRequest(paths=[str(REPO / "examples")], jobs=2))
+
+    run()
+    gc.collect()
+    del taken[:]
+    result = run()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    gc.collect()
+    kinds = Counter(_describe(obj) for obj in gc.garbage)
+    assert taken, "no file was parsed by a worker"
+    assert result.findings
+    assert not kinds, kinds.most_common(10)
