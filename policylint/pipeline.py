@@ -8,6 +8,7 @@ import gc
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -370,6 +371,15 @@ def build_stages(project: Project, wanted: Iterable[Stage]) -> list[Issue]:
     return failures
 
 
+def _resolve_targets(project: Project) -> None:
+    """Every policy's targets (`Resolution.targets`, kept per policy). PL403, PL404 and PL413 each
+    read all of them, and in a child forked before the simulation the first of them to run worked
+    them all out again (0.07-0.09 s of CPU at 10,000 objects), as the simulation then did here."""
+    resolution = project.resolution
+    for policy in resolution.policies():
+        resolution.targets(policy)
+
+
 def _lint(
     request: LintRequest,
     part: Part | None = None,
@@ -414,7 +424,12 @@ def _lint(
     started = engine.start(project, selected, resolver, rule_options(request), effective_jobs(request.jobs), reuse)
     try:
         failures = build_stages(project, {Stage.ADMISSION, Stage.TOPOLOGY} & set(closure(frozenset(wanted))))
-        started.advance(project)
+        # The simulation and the rules work out every policy's targets in this process anyway:
+        # worked out before the topology's rules are forked, the children inherit them
+        # (docs/performance.md, "The policies' targets resolved before the topology's rules are forked").
+        started.advance(
+            project, prepare=partial(_resolve_targets, project) if not failures and Stage.SIMULATION in wanted else None
+        )
         if not failures:  # a stage that failed is not built again, nor any after it
             failures = build_stages(project, wanted)
         # A rule whose stage failed to build is not run: the stage's PL000 says why.

@@ -181,13 +181,19 @@ class Pool:
                 os.waitpid(pid, 0)
 
 
+def forks(project: Project, jobs: int) -> bool:
+    """Whether `start` may fork children for this project: more than one job, enough objects for
+    the rules to outweigh a fork, and a process that can fork."""
+    return jobs > 1 and len(project.index.objects) >= MIN_OBJECTS and can_fork()
+
+
 def start(
     project: Project, rules: Sequence[type[Rule]], run_units: RunUnits, jobs: int, earlier: Sequence[Pool] = ()
 ) -> Pool | None:
     """Fork `jobs - 1` children that take `rules`' units from a queue and run them; None when
     one process is better (few objects, one job, one unit of work) or no child can be forked.
     `earlier`: the pools started before this one, whose queue and pipes are this process's alone."""
-    if jobs <= 1 or len(project.index.objects) < MIN_OBJECTS or not can_fork():
+    if not forks(project, jobs):
         return None
     todo = bundles(rules, SHARES_PER_PROCESS * jobs)
     if not 2 <= len(todo) <= MAX_UNITS:

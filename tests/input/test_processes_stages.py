@@ -67,6 +67,54 @@ def test_the_rules_reading_the_index_alone_start_before_the_admissions_and_the_t
     assert len(result.findings) > 10
 
 
+def _resolutions_at_each_start(monkeypatch: pytest.MonkeyPatch, jobs: int, select: str | None = None) -> tuple[list[int], int]:
+    """The policies' target references resolved in this process when each pool is started, and in
+    the whole run, with the pools recorded (`_Recorded`: their units run here) and a fork allowed
+    whatever the number of objects."""
+    from policylint.rulecodes import Selection
+    from policylint.semantics.resolution import Resolution
+
+    resolved = [0]
+    resolve_target = Resolution.resolve_target
+
+    def counted(self: Resolution, policy: Any, ref: Any) -> Any:
+        resolved[0] += 1
+        return resolve_target(self, policy, ref)
+
+    at_start: list[int] = []
+
+    def start(project: Any, rules: Any, run_units: Any, jobs: int, earlier: Any = ()) -> _Recorded:
+        at_start.append(resolved[0])
+        return _Recorded(rules)
+
+    monkeypatch.setattr(Resolution, "resolve_target", counted)
+    monkeypatch.setattr(workers, "start", start)
+    monkeypatch.setattr(workers, "MIN_OBJECTS", 0)
+    monkeypatch.setattr(workers, "can_fork", lambda: True)
+    monkeypatch.setattr(pipeline, "effective_jobs", lambda jobs: jobs)
+    selection = Selection(select=(select,)) if select is not None else Selection()
+    lint(LintRequest(paths=[str(REPO / "examples")], jobs=jobs, selection=selection))
+    return at_start, resolved[0]
+
+
+def test_the_policies_targets_are_resolved_before_the_topology_s_rules_are_forked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The simulation and the rules resolve every policy's targets in this process: when the
+    children that run the topology's rules are forked before the simulation, those are resolved
+    first, so that the children inherit them rather than the first of PL403, PL404 and PL413 to run
+    in each resolving them all again. The run resolves none more than one process does; one job,
+    which forks nothing, and a run that builds no simulation, resolve nothing before the rules."""
+    one_process, one_process_total = _resolutions_at_each_start(monkeypatch, jobs=1)
+    two_jobs, two_jobs_total = _resolutions_at_each_start(monkeypatch, jobs=2)
+    without_simulation, _ = _resolutions_at_each_start(monkeypatch, jobs=2, select="PL4")
+    assert one_process == [0, 0]
+    assert without_simulation == [0, 0]
+    # The examples' 16 policies, one target reference each: the simulation asks for the 14 whose
+    # controllers accept them (RateLimitPolicy https-client-limits and AuthPolicy search-api-keys
+    # are rejected), the rules for all 16.
+    assert two_jobs == [0, 16]
+    assert two_jobs_total == one_process_total
+
+
 _SCRIPT = """\
 import fcntl, json, os, struct, sys, termios, time
 from policylint.rules import workers
