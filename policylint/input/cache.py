@@ -529,10 +529,22 @@ class ParseCache:
             )
         except OSError:
             return None
-        with open(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+        # Read with the descriptor alone, no file object around it: a hook run on a repository
+        # of 3,300 files reads 10,000 entries (each file's shell, parse entry and what is kept of
+        # it), and the file object was a third of each read's CPU.
+        try:
+            status = os.fstat(fd)
+            if not stat.S_ISREG(status.st_mode):
                 return None
-            return fh.read()
+            # To the end, as a file object's `read()` does: its size first, then until a read
+            # gives nothing (a read may give less than asked, and an entry is replaced, not
+            # written in place, so its size stays that of the file opened).
+            chunks = [os.read(fd, status.st_size + 1)]
+            while chunks[-1]:
+                chunks.append(os.read(fd, 1 << 20))
+            return chunks[0] if len(chunks) == 2 else b"".join(chunks)
+        finally:
+            os.close(fd)
 
     def put(self, key: str, payload: bytes | Iterable[bytes]) -> None:
         """Write the entry `key`: its payload, or the payload's parts in order (policylint.input.jsonparts:

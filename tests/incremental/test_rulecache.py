@@ -646,3 +646,70 @@ def test_a_run_whose_rules_run_in_shares_does_not_decode_the_results(tmp_path: P
     again = pipeline.lint(LintRequest(paths=["."], cache_dir=cache_dir))
     assert _rows(again.findings) == _rows(first.findings)
     assert len(reads) == 2  # the results part of each file's entry
+
+
+def test_a_run_of_the_command_takes_a_files_kept_rows_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that is not a long-lived process's looks each object's kept rows up once, and takes a
+    file's rows for a rule together when every object of the file has them (`Reuse._kept_together`):
+    one lookup per object, not one per object and rule (the tree before asked `RuleResults.get` of
+    every object for each of the seven per-object rules). A rule one object of a file has no rows
+    of is asked object by object in that file alone, and runs on that object: the findings are the
+    filling run's."""
+    monkeypatch.chdir(tmp_path)
+    texts = {**_tenants(3, 60), "crd.yaml": WIDGET_CRD.format(size="integer"), "widgets.yaml": WIDGETS}
+    for name, text in texts.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    cache_dir = tmp_path.parent / f"{tmp_path.name}-cache"
+    request = LintRequest(paths=["."], cache_dir=str(cache_dir))
+    first = pipeline.lint(request)
+    asked: list[tuple[str, str]] = []  # (rule, file) of each object looked up one by one
+    real_get = rulecache.RuleResults.get
+
+    def get(self: rulecache.RuleResults, key: bytes, rule_id: str, where: str) -> Any:
+        asked.append((rule_id, where))
+        return real_get(self, key, rule_id, where)
+
+    ran: list[tuple[str, str]] = []  # (rule, object name) of each check the reuse let run
+    real_kept = rulecache._kept_rows
+
+    def kept_rows(found: list[Issue], obj: K8sObject, rule_id: str) -> tuple[rulecache.Row, ...] | None:
+        ran.append((rule_id, obj.key.name))
+        return real_kept(found, obj, rule_id)
+
+    monkeypatch.setattr(rulecache.RuleResults, "get", get)
+    monkeypatch.setattr(rulecache, "_kept_rows", kept_rows)
+    reuses: list[rulecache.Reuse] = []
+    real_start = rulecache.start
+
+    def start(*args: Any, **kwargs: Any) -> rulecache.Reuse | None:
+        found = real_start(*args, **kwargs)
+        if found is not None:
+            reuses.append(found)
+        return found
+
+    monkeypatch.setattr(rulecache, "start", start)
+    warm = pipeline.lint(request)
+    assert _rows(warm.findings) == _rows(first.findings)
+    assert asked == [] and ran == []
+    objects = len(first.index.objects)
+    assert reuses[-1].reused == objects * len(RULES)  # every object, for each rule, taken from the entry
+
+    # One rule's rows of the second widget dropped from its file's entry: that rule alone asked
+    # of the file's two objects one by one, and run on that widget.
+    cache = ParseCache(str(cache_dir))
+    name = KeptFiles(cache).entry(cache.key(WIDGETS.encode()))
+    payload = cache.payload(name)
+    assert payload is not None
+    kept = parts(bytes(payload))
+    stamp, rows = kept["results"]
+    w2 = next(obj for obj in first.index.objects if obj.key.name == "w2")
+    dropped = next(key for key, by_rule in rows.items() if "PL703" in by_rule and by_rule["PL703"] == [])
+    del rows[dropped]["PL703"]
+    others = [(part, *kept[part]) for part in kept if part != "results"]
+    cache.put(
+        name, framed(("results", stamp, json.dumps(rows).encode()), *[(p, s, json.dumps(v).encode()) for p, s, v in others])
+    )
+    again = pipeline.lint(request)
+    assert _rows(again.findings) == _rows(first.findings)
+    assert ran == [("PL703", w2.key.name)]
+    assert sorted(asked) == [("PL703", cache.key(WIDGETS.encode()))] * 2

@@ -716,3 +716,21 @@ def test_verdicts_kept_by_other_code_are_not_taken(
     verdicts_computed.clear()
     run_json(["--cache-dir", cache_dir, *DECIDED, str(schema_tree)], capsys)
     assert len(verdicts_computed) == computed
+
+
+@pytest.mark.parametrize("size", [0, 1, 4095, 65536, 3 << 20])
+def test_an_entry_is_read_whole_with_its_descriptor_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int) -> None:
+    """An entry is read with `os.read` to the end, as a file object's `read()` reads it, without
+    making one (`ParseCache._read`): the payload of every size, over the 64 KiB an entry is written
+    in and the 1 MiB read at a time past its size, even when each read gives only a few bytes."""
+    cache = ParseCache(str(tmp_path / "cache"))
+    payload = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    cache.put("entry", payload)
+    assert cache.payload("entry") == payload
+    later = ParseCache(str(tmp_path / "cache"))
+    real = os.read
+    monkeypatch.setattr(cache_mod.os, "read", lambda fd, n: real(fd, min(n, 1000)))
+    made: list[object] = []
+    monkeypatch.setattr("builtins.open", lambda *args, **kwargs: made.append(args))
+    assert later.payload("entry") == payload
+    assert made == []  # no file object made for it
