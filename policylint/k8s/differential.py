@@ -74,20 +74,29 @@ def admits_all(
     all the pairs whose differences it reaches, and a position where several pairs hold the same
     `Difference` (their other schemas share the node: releases that did not change it) is
     answered once for all of them. `roots`: each other's `difference` from the first, if known."""
-    data = obj.data
-    if not isinstance(data, dict):
-        return [None] * len(others)
-    catalogue = admissions.catalogue
-    spent = catalogue.cel_spent.get((obj, catalogue.schema_numbers(first)))
-    if spent is None:
-        return [None] * len(others)  # the first's verdict was kept between runs: its rules' cost is not known
     if roots is None:
         roots = [difference(first, other) for other in others]
-    if not any(roots):
-        return [True] * len(others)
+    return admits_from(admissions, obj, admissions.catalogue.schema_numbers(first), _pairs(tuple(roots)), len(others), shapes)
+
+
+def admits_from(
+    admissions: Admissions, obj: K8sObject, number: int, top: _Pairs | None, count: int, shapes: dict[int, Any]
+) -> list[bool | None]:
+    """`admits_all` of `count` other schemas whose differences from the first (its number in
+    `Catalogue.schema_numbers`, `number`) are `top` at the object's root (`_pairs` of their
+    `difference`s: None where none differs), which `dissent` works out once per kind, not once
+    per object."""
+    data = obj.data
+    if not isinstance(data, dict):
+        return [None] * count
+    spent = admissions.catalogue.cel_spent.get((obj, number))
+    if spent is None:
+        return [None] * count  # the first's verdict was kept between runs: its rules' cost is not known
+    if top is None:
+        return [True] * count
     walk = _Differential(admissions, obj, shapes)
-    walk.run(data, roots)
-    budget = evaluator()[2]
+    walk.walk(data, top, count)
+    budget = walk.budget
     return [None if dead or spent + cost > budget else True for dead, cost in zip(walk.dead, walk.costs)]
 
 
@@ -197,8 +206,10 @@ class _Differential(RuleOutcomes):
     answered by one lookup."""
 
     __slots__ = (
+        "budget",
         "cel",
         "checked",
+        "contents",
         "costs",
         "data",
         "dead",
@@ -213,7 +224,7 @@ class _Differential(RuleOutcomes):
     )
 
     def __init__(self, admissions: Admissions, obj: K8sObject, shapes: dict[int, Any]) -> None:
-        self.cel, self.per_call, _ = evaluator()
+        self.cel, self.per_call, self.budget = evaluator()
         self.data = obj.data
         self.malformed = admissions.index.malformed(obj)
         # An object with a value of the wrong type skips the rules there (as the full walk does):
@@ -223,6 +234,9 @@ class _Differential(RuleOutcomes):
         self.checked: dict[Any, Any] = admissions.catalogue.schema_results
         self.shapes = shapes
         self.memo: dict[int, Any] = {}
+        # `_content`'s keys of this object's maps and lists, by the ids of each and of its position's
+        # `_Pairs`: a key not found is asked again of each map and list below it as the walk goes down.
+        self.contents: dict[tuple[int, int], Any] = {}
         self.spent = 0  # what the rules of the position being checked spent
         self.dead: list[bool] = []
         self.deaths = 0  # how many pairs are dead
@@ -233,13 +247,18 @@ class _Differential(RuleOutcomes):
         pair), making each pair's checks there: `dead[i]` when something there is refused by the
         i-th other schema or it has alternatives (not shown here), `costs[i]` what its rules
         spent. A stack entry holds the pairs' differences at the value's position (`_Pairs`)."""
-        pairs = len(roots)
+        top = _pairs(tuple(roots))
+        if top is None:
+            self.dead, self.deaths, self.costs = [False] * len(roots), 0, [0] * len(roots)
+            return
+        self.walk(data, top, len(roots))
+
+    def walk(self, data: Mapping[str, Any], top: _Pairs, pairs: int) -> None:
+        """`run` from the pairs' differences at the root, `top`, of `pairs` pairs."""
         self.dead = [False] * pairs
         self.deaths = 0
         self.costs = [0] * pairs
-        top = _pairs(tuple(roots))
-        if top is None:
-            return
+        self.contents = {}
         stack: list[tuple[Any, Any, Any]] = [(data, top, ())]
         while stack:
             value, here, parts = stack.pop()
@@ -280,10 +299,16 @@ class _Differential(RuleOutcomes):
             reaching = here.narrow
             if reaching is _UNSET:
                 reaching = here.narrowed()
-        if reaching is not None:
-            # Less than the whole content decides (`_narrow_key`): one entry for all the maps
-            # that agree on it, in place of one per content.
-            read = _narrow_key(value, reaching, self.cel.shape, shapes)
+        if reaching is not None or (not here.checking and type(value) is list):
+            # Less than the whole content decides (`_narrow_key`, `_content`): one entry for all
+            # the maps and lists that agree on it, in place of one per content.
+            read = self.contents.get((id(value), id(here)), _UNSET)
+            if read is _UNSET:
+                read = (
+                    _narrow_key(value, reaching, self.cel.shape, shapes, here, self.contents)
+                    if reaching is not None
+                    else _content(value, here, self.cel.shape, shapes, self.contents)
+                )
             slot = None if read is None else (id(here), "!~", read)
         else:
             whole = shapes.get(id(value), _UNSET)
@@ -360,6 +385,17 @@ class _Differential(RuleOutcomes):
         whole = cel.shape(raw, self.shapes) if parts else None
         node_slot = (id(node), "", (whole,)) if whole is not None else None
         known = self.results.get(node_slot) if node_slot is not None else None
+        together_slot = None
+        if known is None and node_slot is not None:
+            # A value that agrees with one seen before in what the node's rules read together
+            # (`cel.rules_key`, as the first's walk keys them: `celrules._CelRun._known`): a
+            # policy's `spec` is its own, with its targets' names, which its rules do not read.
+            together = cel.rules_key(rules, raw, self.shapes, node)
+            if together is not None:
+                together_slot = (id(node), "+", (together,))
+                known = self.results.get(together_slot)
+                if known is not None:
+                    self.results[node_slot] = known
         shared: dict[str, Any] = {}
         if known is None and same is not None and whole is not None:
             first = self.results.get((id(same), "", (whole,)))
@@ -383,7 +419,9 @@ class _Differential(RuleOutcomes):
             if not passed and not isinstance(error, cel.BadValue):
                 return False
         if known is None and node_slot is not None:
-            self.results[node_slot] = tuple(seen)
+            self.results[node_slot] = outcomes = tuple(seen)
+            if together_slot is not None:
+                self.results[together_slot] = outcomes
         return True
 
 
@@ -412,21 +450,90 @@ def _read(value: Any, local: Mapping[str, Any], shape: Any, shapes: dict[int, An
     return None
 
 
-def _narrow_key(value: dict[Any, Any], reaching: frozenset[str], shape: Any, shapes: dict[int, Any]) -> Any:
+def _narrow_key(
+    value: dict[Any, Any],
+    reaching: frozenset[str],
+    shape: Any,
+    shapes: dict[int, Any],
+    here: _Pairs | None = None,
+    contents: dict[tuple[int, int], Any] | None = None,
+) -> Any:
     """What decides the walk's answer below a map where `_Pairs.narrowed` gives the fields it
     enters, as a hashable key (None: a field's content has no shape): each of those fields the
-    map has, in its order, with its content's shape. A listener's name, hostname and port, which
-    no release checks otherwise, are left out, so that the listeners of one protocol and TLS
-    settings are walked once, not once per listener."""
+    map has, in its order, with its content's shape, or, given the pairs' differences at the map
+    (`here`), with what decides the walk below that field (`_content`). A listener's name,
+    hostname and port, which no release checks otherwise, are left out, so that the listeners of
+    one protocol and TLS settings are walked once, not once per listener. `contents`: `_content`'s
+    memo, by the ids of a value and of its position's `_Pairs`."""
     key: list[Any] = []
     for name, child in value.items():
         if name in reaching:
-            found = shape(child, shapes)
+            kind = type(child)
+            if here is not None and (kind is dict or kind is list):
+                found = _content(child, here.field(name), shape, shapes, contents)
+            else:
+                found = shape(child, shapes)
             if found is None:
                 return None
             key.append(name)
             key.append(found)
     return tuple(key)
+
+
+def _content(
+    value: Any, here: _Pairs | None, shape: Any, shapes: dict[int, Any], contents: dict[tuple[int, int], Any] | None = None
+) -> Any:
+    """What decides the walk's answer on a value at a position where the pairs' differences are
+    `here`, as a hashable key (None: some content has no shape). The walk judges a map below which
+    only some fields lead to a difference (`_Pairs.narrowed`) by those fields alone, and a list
+    where no pair checks anything itself by its items alone, each by its content: so the key of
+    such a map is its `_narrow_key` of what decides each of those fields, and of such a list what
+    decides each item, a tuple marked apart from any `cel.shape` (a string, a `(type, value)`
+    pair or a token); any other value's key is its content's shape. A route's rules differ in
+    their backends' names, which no release checks otherwise: keyed by this, the routes of one
+    structure (rules, matches, filters, backends per rule) are walked once, where their whole
+    content, a new one per route, made every route's `spec` a walk of its own. Two values with
+    one key are walked alike: the same fields and items with keys alike, down to content that is
+    the same. `contents` (the walk's, whose object keeps its values alive) keeps each map's and
+    list's key, which the walk asks again below a key it did not find."""
+    kind = type(value)
+    if here is None or (kind is not dict and kind is not list):
+        return shape(value, shapes)
+    slot = (id(value), id(here))
+    if contents is not None:
+        found = contents.get(slot, _UNSET)
+        if found is not _UNSET:
+            return found
+    if kind is dict:
+        reaching = here.narrow
+        if reaching is _UNSET:
+            reaching = here.narrowed()
+        if reaching is None or (len(value) == 1 and template(value)):
+            key: Any = shape(value, shapes)  # the whole map decides (or the walk skips it, as its content says)
+        else:
+            narrow = _narrow_key(value, reaching, shape, shapes, here, contents)
+            key = None if narrow is None else (_MAP, narrow)
+    elif here.checking:
+        key = shape(value, shapes)  # a pair checks the list itself: its whole content decides
+    else:
+        items = here.items
+        parts: list[Any] = [_LIST]
+        if items is not None:
+            for item in value:
+                found = _content(item, items, shape, shapes, contents)
+                if found is None:
+                    parts = []
+                    break
+                parts.append(found)
+        key = tuple(parts) if parts else None
+    if contents is not None:
+        contents[slot] = key
+    return key
+
+
+# The marks of `_content`'s keys of maps and lists: no `cel.shape` is a tuple that starts with one.
+_MAP: Any = object()
+_LIST: Any = object()
 
 
 def kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any]) -> KeptKey | None:

@@ -629,3 +629,105 @@ def test_a_map_whose_other_fields_reach_a_difference_is_kept_by_its_whole_conten
     assert _walked(admissions, obj, {"spec": {"labels": {"p": "z", "q": "y"}}}, roots, memo) == ((False,), (0,))
     assert table.narrowed == 1
     assert _walked(admissions, obj, {"spec": {"labels": {"p": "x", "q": "yy"}}}, roots, memo) == ((True,), None)
+
+
+def test_a_list_no_pair_checks_itself_is_kept_by_what_decides_each_item() -> None:
+    """Where no pair checks a list itself, the walk judges each item by its content alone, so what
+    decides each item is the list's key (`_content`), not its whole content: lists of maps that
+    differ only in fields no pair reaches are one key, and so are the maps holding them. Where a
+    pair checks the list itself (a bound on its items), its whole content is the key."""
+    result = lint_text(_objects(1, 8), selection=select("PL703", "PL704"))
+    admissions = result.project.admissions()
+    obj = result.project.index.objects[0]
+    text = {"type": "string"}
+
+    def schema(q: Mapping[str, Any], bound: Mapping[str, Any]) -> dict[str, Any]:
+        item = {"type": "object", "properties": {"name": text, "q": q}}
+        rules = {"type": "array", "items": item, **bound}
+        return {"type": "object", "properties": {"spec": {"type": "object", "properties": {"rules": rules}}}}
+
+    first = schema(text, {})
+    roots = [differences.difference(first, schema({"type": "string", "maxLength": 1}, {}))]
+    rules = differential._pairs(tuple(roots)).field("spec").field("rules")  # type: ignore[union-attr]
+    assert rules is not None and not rules.checking and rules.items is not None
+    ab = [{"name": "a", "q": "y"}, {"name": "b", "q": "y"}]
+    cd = [{"name": "c", "q": "y"}, {"name": "d", "q": "y"}]
+    # By hand: each item's key is its field `q` alone, the list's the tuple of its items' keys.
+    assert differential._content(ab, rules, cel_shape, {}) == differential._content(cd, rules, cel_shape, {})
+    assert differential._content(ab, rules, cel_shape, {}) != differential._content(ab[:1], rules, cel_shape, {})
+    assert differential._content(ab, rules, cel_shape, {}) != differential._content([ab[0], {"q": "z"}], rules, cel_shape, {})
+    table = _Served()
+    memo: tuple[dict[Any, Any], dict[Any, Any]] = (table, {})
+    assert _walked(admissions, obj, {"spec": {"rules": ab}}, roots, memo) == ((False,), (0,))
+    assert table.narrowed == 1  # the second item, by the first's key
+    # Other names: the `spec` is answered by the memo at once, nothing below it asked.
+    assert _walked(admissions, obj, {"spec": {"rules": cd}}, roots, memo) == ((False,), (0,))
+    assert table.narrowed == 2
+    # A `q` the other schema refuses is not answered by the memo.
+    assert _walked(admissions, obj, {"spec": {"rules": [*cd, {"name": "e", "q": "yy"}]}}, roots, memo) == ((True,), None)
+    # The other schema bounds the list's items: the list's whole content is its key.
+    roots = [differences.difference(first, schema({"type": "string", "maxLength": 1}, {"maxItems": 2}))]
+    rules = differential._pairs(tuple(roots)).field("spec").field("rules")  # type: ignore[union-attr]
+    assert rules is not None and rules.checking
+    assert differential._content(ab, rules, cel_shape, {}) != differential._content(cd, rules, cel_shape, {})
+    assert _walked(admissions, obj, {"spec": {"rules": [*cd, {"name": "e", "q": "y"}]}}, roots, ({}, {})) == ((True,), None)
+
+
+_ROUTE = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {{name: r{i}, namespace: app}}
+spec:
+  parentRefs: [{{name: gw}}]
+  rules:
+  - matches: [{{path: {{type: PathPrefix, value: /api}}}}]
+    backendRefs: [{{name: api{i}, port: 80}}]
+  - backendRefs: [{{name: web{i}, port: 8080}}]
+"""
+
+_POLICY = """\
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {{name: p{i}, namespace: app}}
+spec:
+  targetRefs: [{{group: gateway.networking.k8s.io, kind: Gateway, name: gw{i}}}]
+  timeout: {{http: {{requestReceivedTimeout: 10s}}}}
+"""
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch, method: str, text: str) -> int:
+    """How many times the differential walk calls its `method` over a lint of `text` (PL703)."""
+    calls = [0]
+    original = getattr(differential._Differential, method)
+
+    def counted(self: Any, *args: Any) -> Any:
+        calls[0] += 1
+        return original(self, *args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(differential._Differential, method, counted)
+        lint_text(text, selection=select("PL703"))
+    return calls[0]
+
+
+def test_routes_that_differ_in_their_backends_names_are_walked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Routes of one structure whose backends' names differ (no release checks a name otherwise):
+    each rule of a route after the first is one key with the first's (`_content`: its matches,
+    and its backends' list by what decides each backend), so each such route is walked at its
+    root, its `spec` and its `rules` (whose own checks differ between releases: its whole
+    content is its key), and no further, where each was walked down to its rules' backends."""
+    one = _counted(monkeypatch, "_position", _ROUTE.format(i=0))
+    ten = _counted(monkeypatch, "_position", "---\n".join(_ROUTE.format(i=i) for i in range(10)))
+    assert one > 3  # the first route is walked below its rules
+    assert ten == one + 9 * 3
+
+
+def test_policies_that_differ_in_their_targets_names_evaluate_no_rule_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Envoy Gateway's releases differ in the rules of a policy's `spec`, which each policy holds
+    with its own targets' names; the rules read the targets' kinds, not their names, so the
+    outcomes of all the rules of a `spec` node are kept by what they read together
+    (`cel.rules_key`): the policies after the first evaluate, and project for a single rule, none."""
+    one = _counted(monkeypatch, "_outcome", _POLICY.format(i=0))
+    ten = _counted(monkeypatch, "_outcome", "---\n".join(_POLICY.format(i=i) for i in range(10)))
+    assert ten == one
+    assert _counted(monkeypatch, "_rules", "---\n".join(_POLICY.format(i=i) for i in range(10))) >= 10
