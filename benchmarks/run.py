@@ -175,12 +175,16 @@ STAGES: list[tuple[str, list[str]]] = [
     ("rules", ["policylint.rules.engine:_check"]),
     # The admission verdicts (schema walk, CEL rules; docs/performance.md "Schema validation"),
     # wherever they are first asked for: by the topology for policies, by the rules for the rest,
-    # and on merged specs (PL609).
+    # and on merged specs (PL609). With them, the other plausible schemas' answers on an object
+    # the first admits (policylint.k8s.dissent), which PL703 asks first: the same schemas' checks
+    # and CEL rules, where the releases differ. `_dissent`, not `dissent`: the rules hold their
+    # own reference to `dissent`, which works each object's answer out through `_dissent`.
     (
         "validation",
         [
             "policylint.k8s.admission:build_catalogue",
             "policylint.k8s.admission:admit",
+            "policylint.k8s.dissent:_dissent",
             "policylint.rules.effective_policy:validate",
             "policylint.rules.schema:admits",
         ],

@@ -13,13 +13,16 @@ The walk takes these shortcuts, none of which changes an answer:
 * A subtree whose content was seen with the same differences of all the pairs, nothing refused
   below it by any of them, takes what each pair's rules cost there (its shape, `cel.shape`, says
   the content is the same; a subtree where no difference has rules costs nothing).
-* Below a map where no pair checks anything itself (no own checks, CEL rules or alternatives of
-  any pair's difference there) and no pair has a difference under the fields it does not name,
-  the walk enters only the fields with a difference below and judges each by its content alone,
-  so the content of those fields decides its answer (`_Pairs.narrowed`, `_narrow_key`): such a
-  map is also kept by that content, nothing refused below it, and takes what each pair's rules
-  cost there. Gateways' listeners differ in name, hostname and port, which no release checks
-  otherwise, and repeat their protocols and TLS settings.
+* The walk judges a map or list by the checks the pairs make at its position, each on what it
+  reads there (the own checks on `_read`, the CEL rules on what they read, `cel.rules_key`), and
+  by each field or item that leads to a difference below, each by its content alone (below a map
+  where no pair checks anything itself and no pair has a difference under the fields it does not
+  name, only the fields with a difference below: `_Pairs.narrowed`): so a map or list is also
+  kept by that (`_content`), nothing refused below it, and takes what each pair's rules cost
+  there. Gateways' listeners differ in name, hostname and port, routes' rules in their backends'
+  names, policies' `spec`s in their targets' names, which no release checks otherwise and no rule
+  reads: the listeners of one protocol and TLS settings, the routes of one structure and the
+  policies of one shape are walked once.
 * The other schema's own checks at a position (`Difference.local`, whose children are stubs the
   schema walk does not enter) are kept by what the walk reads of the value there (`_read`): a
   scalar itself; a map's fields and which are null; a list's nulls, or all of it where the node
@@ -74,20 +77,29 @@ def admits_all(
     all the pairs whose differences it reaches, and a position where several pairs hold the same
     `Difference` (their other schemas share the node: releases that did not change it) is
     answered once for all of them. `roots`: each other's `difference` from the first, if known."""
-    data = obj.data
-    if not isinstance(data, dict):
-        return [None] * len(others)
-    catalogue = admissions.catalogue
-    spent = catalogue.cel_spent.get((obj, catalogue.schema_numbers(first)))
-    if spent is None:
-        return [None] * len(others)  # the first's verdict was kept between runs: its rules' cost is not known
     if roots is None:
         roots = [difference(first, other) for other in others]
-    if not any(roots):
-        return [True] * len(others)
+    return admits_from(admissions, obj, admissions.catalogue.schema_numbers(first), _pairs(tuple(roots)), len(others), shapes)
+
+
+def admits_from(
+    admissions: Admissions, obj: K8sObject, number: int, top: _Pairs | None, count: int, shapes: dict[int, Any]
+) -> list[bool | None]:
+    """`admits_all` of `count` other schemas whose differences from the first (its number in
+    `Catalogue.schema_numbers`, `number`) are `top` at the object's root (`_pairs` of their
+    `difference`s: None where none differs), which `dissent` works out once per kind, not once
+    per object."""
+    data = obj.data
+    if not isinstance(data, dict):
+        return [None] * count
+    spent = admissions.catalogue.cel_spent.get((obj, number))
+    if spent is None:
+        return [None] * count  # the first's verdict was kept between runs: its rules' cost is not known
+    if top is None:
+        return [True] * count
     walk = _Differential(admissions, obj, shapes)
-    walk.run(data, roots)
-    budget = evaluator()[2]
+    walk.walk(data, top, count)
+    budget = walk.budget
     return [None if dead or spent + cost > budget else True for dead, cost in zip(walk.dead, walk.costs)]
 
 
@@ -191,12 +203,14 @@ class _Differential(RuleOutcomes):
     evaluates them (with the same memo tables), and what they cost per pair.
 
     A map or list whose content was seen with the same differences of all the pairs (one
-    `_Pairs`) and nothing refused below it by any pair is not walked again: (id(pairs), "!=",
-    (its shape,)) -> what its rules cost there per pair, in the catalogue's `cel_results`.
+    `_Pairs`) and nothing refused below it by any pair is not walked again: (id(pairs), "!~",
+    what decides its walk (`_content`)), or (id(pairs), "!=", (its shape,)) where its whole
+    content decides, -> what its rules cost there per pair, in the catalogue's `cel_results`.
     Repositories repeat their routes' rules and filters, so most objects' differing subtrees are
     answered by one lookup."""
 
     __slots__ = (
+        "budget",
         "cel",
         "checked",
         "costs",
@@ -213,7 +227,7 @@ class _Differential(RuleOutcomes):
     )
 
     def __init__(self, admissions: Admissions, obj: K8sObject, shapes: dict[int, Any]) -> None:
-        self.cel, self.per_call, _ = evaluator()
+        self.cel, self.per_call, self.budget = evaluator()
         self.data = obj.data
         self.malformed = admissions.index.malformed(obj)
         # An object with a value of the wrong type skips the rules there (as the full walk does):
@@ -233,13 +247,17 @@ class _Differential(RuleOutcomes):
         pair), making each pair's checks there: `dead[i]` when something there is refused by the
         i-th other schema or it has alternatives (not shown here), `costs[i]` what its rules
         spent. A stack entry holds the pairs' differences at the value's position (`_Pairs`)."""
-        pairs = len(roots)
+        top = _pairs(tuple(roots))
+        if top is None:
+            self.dead, self.deaths, self.costs = [False] * len(roots), 0, [0] * len(roots)
+            return
+        self.walk(data, top, len(roots))
+
+    def walk(self, data: Mapping[str, Any], top: _Pairs, pairs: int) -> None:
+        """`run` from the pairs' differences at the root, `top`, of `pairs` pairs."""
         self.dead = [False] * pairs
         self.deaths = 0
         self.costs = [0] * pairs
-        top = _pairs(tuple(roots))
-        if top is None:
-            return
         stack: list[tuple[Any, Any, Any]] = [(data, top, ())]
         while stack:
             value, here, parts = stack.pop()
@@ -272,24 +290,15 @@ class _Differential(RuleOutcomes):
         """Whether a map or list whose content was seen with the same differences of all the pairs,
         nothing refused below it, takes what each pair's rules cost there (added); if not, an
         `_END` entry keeps what they cost when its subtree is done (nothing, without a rule below:
-        `_Pairs.costly`). Where the fields the walk enters decide (`_Pairs.narrowed`), only their
-        content is the map's key."""
-        shapes = self.shapes
-        reaching = None
-        if type(value) is dict:
-            reaching = here.narrow
-            if reaching is _UNSET:
-                reaching = here.narrowed()
-        if reaching is not None:
-            # Less than the whole content decides (`_narrow_key`): one entry for all the maps
-            # that agree on it, in place of one per content.
-            read = _narrow_key(value, reaching, self.cel.shape, shapes)
-            slot = None if read is None else (id(here), "!~", read)
+        `_Pairs.costly`). The key is what decides the walk below it (`_content`): one entry for
+        all the maps and lists that agree on it, in place of one per content."""
+        read = _content(value, here, self.cel, self.shapes)
+        if read is None:
+            slot = None
+        elif type(read) is tuple and read and (read[0] is _MAP or read[0] is _LIST):
+            slot = (id(here), "!~", read)
         else:
-            whole = shapes.get(id(value), _UNSET)
-            if whole is _UNSET:
-                whole = self.cel.shape(value, shapes)
-            slot = None if whole is None else (id(here), "!=", (whole,))
+            slot = (id(here), "!=", (read,))  # the whole content: a shape
         if slot is None:
             return False
         got = self.results.get(slot)
@@ -360,6 +369,17 @@ class _Differential(RuleOutcomes):
         whole = cel.shape(raw, self.shapes) if parts else None
         node_slot = (id(node), "", (whole,)) if whole is not None else None
         known = self.results.get(node_slot) if node_slot is not None else None
+        together_slot = None
+        if known is None and node_slot is not None:
+            # A value that agrees with one seen before in what the node's rules read together
+            # (`cel.rules_key`, as the first's walk keys them: `celrules._CelRun._known`): a
+            # policy's `spec` is its own, with its targets' names, which its rules do not read.
+            together = cel.rules_key(rules, raw, self.shapes, node)
+            if together is not None:
+                together_slot = (id(node), "+", (together,))
+                known = self.results.get(together_slot)
+                if known is not None:
+                    self.results[node_slot] = known
         shared: dict[str, Any] = {}
         if known is None and same is not None and whole is not None:
             first = self.results.get((id(same), "", (whole,)))
@@ -383,7 +403,9 @@ class _Differential(RuleOutcomes):
             if not passed and not isinstance(error, cel.BadValue):
                 return False
         if known is None and node_slot is not None:
-            self.results[node_slot] = tuple(seen)
+            self.results[node_slot] = outcomes = tuple(seen)
+            if together_slot is not None:
+                self.results[together_slot] = outcomes
         return True
 
 
@@ -412,21 +434,101 @@ def _read(value: Any, local: Mapping[str, Any], shape: Any, shapes: dict[int, An
     return None
 
 
-def _narrow_key(value: dict[Any, Any], reaching: frozenset[str], shape: Any, shapes: dict[int, Any]) -> Any:
-    """What decides the walk's answer below a map where `_Pairs.narrowed` gives the fields it
-    enters, as a hashable key (None: a field's content has no shape): each of those fields the
-    map has, in its order, with its content's shape. A listener's name, hostname and port, which
-    no release checks otherwise, are left out, so that the listeners of one protocol and TLS
-    settings are walked once, not once per listener."""
-    key: list[Any] = []
+def _content(value: Any, here: _Pairs | None, cel: Any, shapes: dict[int, Any]) -> Any:
+    """What decides the walk's answer on a value at a position where the pairs' differences are
+    `here`, as a hashable key (None: some content has no shape). The walk judges a map or list by
+    the checks the pairs make at its position and by each field or item below that leads to a
+    difference, each by its content alone: so the key of a map is what those checks read of it
+    (`_checks_read`) with each field that leads to a difference (only those `_Pairs.narrowed`
+    gives, where no pair checks the map itself) and what decides it, and the key of a list what
+    the checks read with what decides each item, a tuple marked apart from any `cel.shape` (a
+    string, a `(type, value)` pair or a token); a scalar's, or a value whose checks' reads have
+    no key, is its content's shape. A Gateway's listeners differ in name, hostname and port, a
+    route's rules in their backends' names and a policy's `spec` in its targets' names, which no
+    release checks otherwise and no rule reads: keyed by this, the listeners of one protocol and
+    TLS settings, the routes of one structure (rules, matches, filters, backends per rule) and
+    the policies of one shape are walked once, where their whole content, a new one per object,
+    made each a walk of its own. Two values with one key are walked alike: the same checks on
+    what they read alike, the same fields and items with keys alike, down to content that is the
+    same."""
+    kind = type(value)
+    if here is None or (kind is not dict and kind is not list):
+        return cel.shape(value, shapes)
+    checks: Any = _checks_read(value, here, cel, shapes) if here.checking else ()
+    if checks is None:
+        return cel.shape(value, shapes)
+    if kind is list:
+        items = here.items
+        parts: list[Any] = [_LIST, checks]
+        if items is not None:
+            for item in value:
+                inner = type(item)
+                found = _content(item, items, cel, shapes) if inner is dict or inner is list else cel.shape(item, shapes)
+                if found is None:
+                    return None
+                parts.append(found)
+        return tuple(parts)
+    if len(value) == 1 and template(value):
+        return cel.shape(value, shapes)  # the walk skips it, as its content says
+    reaching = None
+    if not checks:
+        reaching = here.narrow
+        if reaching is _UNSET:
+            reaching = here.narrowed()
+    key: list[Any] = [_MAP, checks]
+    fields = here.fields
     for name, child in value.items():
-        if name in reaching:
-            found = shape(child, shapes)
-            if found is None:
-                return None
-            key.append(name)
-            key.append(found)
+        if reaching is not None and name not in reaching:
+            continue
+        below = fields[name] if name in fields else here.field(name)
+        if below is None:
+            continue
+        inner = type(child)
+        found = _content(child, below, cel, shapes) if inner is dict or inner is list else cel.shape(child, shapes)
+        if found is None:
+            return None
+        key.append(name)
+        key.append(found)
     return tuple(key)
+
+
+def _checks_read(value: Any, here: _Pairs, cel: Any, shapes: dict[int, Any]) -> Any:
+    """What the checks of each distinct difference at a position read of a map or list there, as
+    a hashable key (None: not had, or a difference with alternatives, which the walk leaves to the
+    full one): for each, what its own checks read (`_read`: two values with one such key are
+    refused alike) and what its node's CEL rules read (`cel.result_key` of a node's only rule,
+    `cel.rules_key` of several: two values with one such key have the same outcomes, costs
+    included, as the rules' memo tables take it)."""
+    key: list[Any] = []
+    for found, _ in here.checking:
+        if found.combined:
+            return None
+        read: Any = _NOTHING
+        if found.local is not None:
+            read = _read(value, found.local, cel.shape, shapes)
+            if read is None:
+                return None
+        rules: Any = _NOTHING
+        node = found.node
+        if found.rules and node is not None:
+            compiled = cel.node_rules(node)
+            if len(compiled) == 1:
+                rules = cel.result_key(compiled[0][1], value, shapes, node)
+            elif compiled:
+                rules = cel.rules_key(compiled, value, shapes, node)
+            if rules is None:
+                return None
+        key.append(read)
+        key.append(rules)
+    return tuple(key)
+
+
+_NOTHING: Any = object()  # in `_checks_read`'s key: nothing of that kind is checked there
+
+
+# The marks of `_content`'s keys of maps and lists: no `cel.shape` is a tuple that starts with one.
+_MAP: Any = object()
+_LIST: Any = object()
 
 
 def kept_key(admissions: Admissions, obj: K8sObject, schema: Mapping[str, Any]) -> KeptKey | None:

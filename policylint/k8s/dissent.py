@@ -25,8 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from policylint.k8s.admission import _admit, _run_shapes, validate
 from policylint.k8s.differences import Difference, difference
-from policylint.k8s.differential import admits_all as differential
-from policylint.k8s.differential import kept_key
+from policylint.k8s.differential import _pairs, admits_from, kept_key
 from policylint.k8s.verdicts import Admission
 from policylint.values import frozen
 
@@ -65,12 +64,17 @@ class _Plan:
     """What every object of one kind asks (`_plan`): its plausible pairs that serve it, each with
     the index of its schema among `others` (-1: the first plausible schema), the first, the
     distinct other schemas with their numbers (`Catalogue.schema_numbers`), and the difference of
-    each from the first (policylint.k8s.differences)."""
+    each from the first (policylint.k8s.differences); and what the differential walk starts from
+    when it asks them all, the first's number and the differences at the root together
+    (`differential._pairs`), which every object would otherwise look up again (-1 and None when
+    not worked out: `_answers` does it then)."""
 
     served: tuple[tuple[str, str, tuple[Mapping[str, Any], str], int], ...]
     first: Mapping[str, Any]
     others: tuple[tuple[tuple[Mapping[str, Any], str], int], ...]
     roots: list[Difference | None]
+    number: int = -1
+    top: Any = None
 
 
 def _plan(admissions: Admissions, obj: K8sObject) -> _Plan | None:
@@ -109,7 +113,7 @@ def _make_plan(admissions: Admissions, obj: K8sObject, key: tuple[str, str, str]
             others.append((found, catalogue.schema_numbers(found[0])))
         served.append((release, channel, found, index))
     roots = [difference(first, found[0]) for found, _ in others]
-    return _Plan(tuple(served), first, tuple(others), roots)
+    return _Plan(tuple(served), first, tuple(others), roots, catalogue.schema_numbers(first), _pairs(tuple(roots)))
 
 
 def _dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
@@ -147,25 +151,28 @@ def _answers(admissions: Admissions, obj: K8sObject, catalogue: Catalogue, plan:
     run is not walked again), else by walking the object once for all the rest, only where each
     may refuse what the first admits (policylint.k8s.differential), else by walking it whole
     (`_admit`, which keeps its verdict)."""
-    answers: list[bool] = []
-    asked: list[tuple[int, KeptKey | None]] = []
     admitted, store = catalogue.admitted, admissions.kept
-    for i, (found, number) in enumerate(plan.others):
-        known = admitted.get((obj, number))
-        kept = None
-        if known is None and store is not None:
-            kept = kept_key(admissions, obj, found[0])
-            if kept is not None and store.get(kept) is True:
-                known = admitted[obj, number] = True
-        if known is None:
-            asked.append((i, kept))
-        answers.append(bool(known))  # a placeholder where asked, until the walk below answers
-    if not asked:
+    known_here = [admitted.get((obj, number)) for _, number in plan.others]
+    keys: list[KeptKey | None] = [None] * len(known_here)
+    if store is not None:
+        for i, known in enumerate(known_here):
+            if known is None:
+                found, number = plan.others[i]
+                kept = keys[i] = kept_key(admissions, obj, found[0])
+                if kept is not None and store.get(kept) is True:
+                    known_here[i] = admitted[obj, number] = True
+    # A placeholder where asked, until the walk below answers.
+    answers = [bool(known) for known in known_here]
+    if None not in known_here:
         return answers
-    others = [plan.others[i][0][0] for i, _ in asked]
-    roots = plan.roots if len(asked) == len(plan.roots) else [plan.roots[i] for i, _ in asked]
+    asked = [(i, keys[i]) for i, known in enumerate(known_here) if known is None]
+    if len(asked) == len(plan.roots) and plan.number >= 0:
+        number, top = plan.number, plan.top
+    else:
+        number = catalogue.schema_numbers(plan.first)
+        top = _pairs(tuple(plan.roots[i] for i, _ in asked))
     # The run's memo of shapes (the object pinned in it): the subtrees objects share are shaped once.
-    shown = differential(admissions, obj, plan.first, others, _run_shapes(catalogue, obj.data), roots)
+    shown = admits_from(admissions, obj, number, top, len(asked), _run_shapes(catalogue, obj.data))
     for (i, kept), admitted_here in zip(asked, shown):
         found, number = plan.others[i]
         if admitted_here:

@@ -589,10 +589,12 @@ def test_a_maps_walk_is_kept_by_what_decides_it() -> None:
 
 def test_a_map_whose_other_fields_reach_a_difference_is_kept_by_its_whole_content() -> None:
     """Where the other schema checks the fields a map does not name (`additionalProperties`), the
-    map's whole content decides the walk below it, not only the fields it names: a value that
-    another refuses there is not answered by the memo of one it admits. Where nothing beyond the
-    named fields differs, the fields with nothing below are left out of the key, and the content
-    of the others is in it."""
+    content of every such field decides the walk below it, not only the fields it names: a value
+    that another refuses there is not answered by the memo of one it admits. Where nothing beyond
+    the named fields differs, the fields with nothing below are left out of the key, and the
+    content of the others is in it."""
+    from policylint.k8s import cel
+
     result = lint_text(_objects(1, 8), selection=select("PL703", "PL704"))
     admissions = result.project.admissions()
     obj = result.project.index.objects[0]
@@ -621,7 +623,7 @@ def test_a_map_whose_other_fields_reach_a_difference_is_kept_by_its_whole_conten
     roots = [differences.difference(first, other)]
     labels = differential._pairs(tuple(roots)).field("spec").field("labels")  # type: ignore[union-attr]
     assert labels is not None and labels.narrowed() == frozenset({"q"})
-    assert differential._narrow_key({"p": "x", "q": "y", "r": "z"}, frozenset({"q"}), cel_shape, {}) == ("q", "y")
+    assert differential._content({"p": "x", "q": "y", "r": "z"}, labels, cel, {}) == (differential._MAP, (), "q", "y")
     table = _Served()
     memo = (table, {})
     assert _walked(admissions, obj, {"spec": {"labels": {"p": "x", "q": "y"}}}, roots, memo) == ((False,), (0,))
@@ -629,3 +631,114 @@ def test_a_map_whose_other_fields_reach_a_difference_is_kept_by_its_whole_conten
     assert _walked(admissions, obj, {"spec": {"labels": {"p": "z", "q": "y"}}}, roots, memo) == ((False,), (0,))
     assert table.narrowed == 1
     assert _walked(admissions, obj, {"spec": {"labels": {"p": "x", "q": "yy"}}}, roots, memo) == ((True,), None)
+
+
+def test_a_list_no_pair_checks_itself_is_kept_by_what_decides_each_item() -> None:
+    """Where no pair checks a list itself, the walk judges each item by its content alone, so what
+    decides each item is the list's key (`_content`), not its whole content: lists of maps that
+    differ only in fields no pair reaches are one key, and so are the maps holding them. Where a
+    pair checks the list itself (a bound on its items), what that check reads of it (its length,
+    its null items: `_read`) is in the key too."""
+    from policylint.k8s import cel
+
+    result = lint_text(_objects(1, 8), selection=select("PL703", "PL704"))
+    admissions = result.project.admissions()
+    obj = result.project.index.objects[0]
+    text = {"type": "string"}
+
+    def schema(q: Mapping[str, Any], bound: Mapping[str, Any]) -> dict[str, Any]:
+        item = {"type": "object", "properties": {"name": text, "q": q}}
+        rules = {"type": "array", "items": item, **bound}
+        return {"type": "object", "properties": {"spec": {"type": "object", "properties": {"rules": rules}}}}
+
+    first = schema(text, {})
+    roots = [differences.difference(first, schema({"type": "string", "maxLength": 1}, {}))]
+    rules = differential._pairs(tuple(roots)).field("spec").field("rules")  # type: ignore[union-attr]
+    assert rules is not None and not rules.checking and rules.items is not None
+    ab = [{"name": "a", "q": "y"}, {"name": "b", "q": "y"}]
+    cd = [{"name": "c", "q": "y"}, {"name": "d", "q": "y"}]
+    # By hand: each item's key is its field `q` alone, the list's the tuple of its items' keys.
+    assert differential._content(ab, rules, cel, {}) == differential._content(cd, rules, cel, {})
+    assert differential._content(ab, rules, cel, {}) != differential._content(ab[:1], rules, cel, {})
+    assert differential._content(ab, rules, cel, {}) != differential._content([ab[0], {"q": "z"}], rules, cel, {})
+    table = _Served()
+    memo: tuple[dict[Any, Any], dict[Any, Any]] = (table, {})
+    assert _walked(admissions, obj, {"spec": {"rules": ab}}, roots, memo) == ((False,), (0,))
+    assert table.narrowed == 1  # the second item, by the first's key
+    # Other names: the `spec` is answered by the memo at once, nothing below it asked.
+    assert _walked(admissions, obj, {"spec": {"rules": cd}}, roots, memo) == ((False,), (0,))
+    assert table.narrowed == 2
+    # A `q` the other schema refuses is not answered by the memo.
+    assert _walked(admissions, obj, {"spec": {"rules": [*cd, {"name": "e", "q": "yy"}]}}, roots, memo) == ((True,), None)
+    # The other schema bounds the list's items: its length is in the key, the names still not.
+    roots = [differences.difference(first, schema({"type": "string", "maxLength": 1}, {"maxItems": 2}))]
+    rules = differential._pairs(tuple(roots)).field("spec").field("rules")  # type: ignore[union-attr]
+    assert rules is not None and rules.checking
+    assert differential._content(ab, rules, cel, {}) == differential._content(cd, rules, cel, {})
+    longer = [*cd, {"name": "e", "q": "y"}]
+    assert differential._content(ab, rules, cel, {}) != differential._content(longer, rules, cel, {})
+    memo = (_Served(), {})
+    assert _walked(admissions, obj, {"spec": {"rules": ab}}, roots, memo) == ((False,), (0,))
+    assert _walked(admissions, obj, {"spec": {"rules": longer}}, roots, memo) == ((True,), None)
+
+
+_ROUTE = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {{name: r{i}, namespace: app}}
+spec:
+  parentRefs: [{{name: gw}}]
+  rules:
+  - matches: [{{path: {{type: PathPrefix, value: /api}}}}]
+    backendRefs: [{{name: api{i}, port: 80}}]
+  - backendRefs: [{{name: web{i}, port: 8080}}]
+"""
+
+_POLICY = """\
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {{name: p{i}, namespace: app}}
+spec:
+  targetRefs: [{{group: gateway.networking.k8s.io, kind: Gateway, name: gw{i}}}]
+  timeout: {{http: {{requestReceivedTimeout: 10s}}}}
+"""
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch, method: str, text: str) -> int:
+    """How many times the differential walk calls its `method` over a lint of `text` (PL703)."""
+    calls = [0]
+    original = getattr(differential._Differential, method)
+
+    def counted(self: Any, *args: Any) -> Any:
+        calls[0] += 1
+        return original(self, *args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(differential._Differential, method, counted)
+        lint_text(text, selection=select("PL703"))
+    return calls[0]
+
+
+def test_routes_that_differ_in_their_backends_names_are_walked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Routes of one structure whose backends' names differ (no release checks a name otherwise,
+    no rule reads one): each route after the first is one key with the first's at its `spec`
+    (`_content`: what the checks of its `rules`, which differ between releases, read of the
+    list, and each rule's matches and backends by what decides each), so it is walked at its
+    root alone, where each was walked down to its rules' backends."""
+    one = _counted(monkeypatch, "_position", _ROUTE.format(i=0))
+    ten = _counted(monkeypatch, "_position", "---\n".join(_ROUTE.format(i=i) for i in range(10)))
+    assert one > 3  # the first route is walked below its rules
+    assert ten == one + 9
+
+
+def test_policies_that_differ_in_their_targets_names_evaluate_no_rule_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Envoy Gateway's releases differ in the rules of a policy's `spec`, which each policy holds
+    with its own targets' names; the rules read the targets' kinds, not their names, so the
+    outcomes of all the rules of a `spec` node are kept by what they read together
+    (`cel.rules_key`), and the `spec` by that and what decides its fields (`_content`): the
+    policies after the first evaluate no rule, and ask for none."""
+    policies = "---\n".join(_POLICY.format(i=i) for i in range(10))
+    assert _counted(monkeypatch, "_outcome", policies) == _counted(monkeypatch, "_outcome", _POLICY.format(i=0))
+    one = _counted(monkeypatch, "_rules", _POLICY.format(i=0))
+    assert one > 0  # the first policy's rules are asked for
+    assert _counted(monkeypatch, "_rules", policies) == one

@@ -56,6 +56,27 @@ def test_validation_is_timed_apart_and_the_stages_add_up(run_module: Any, tmp_pa
     assert set(run_module.stage_split(lambda: None)) == set(spent)
 
 
+def test_the_other_plausible_schemas_answers_count_as_validation(run_module: Any, tmp_path: Path) -> None:
+    # PL703 asks, for every object the first plausible schema admits, whether the other schemas
+    # the cluster may run admit it too (policylint.k8s.dissent): the same schemas' checks and CEL
+    # rules, validation's work, which the split once counted as the rules'. Asked here outside any
+    # rule, with every verdict already known, so that only the answers themselves are timed: none
+    # of it is the rules', some of it validation.
+    from benchmarks.generate import write_corpus
+    from policylint.k8s.dissent import dissent
+
+    write_corpus(60, tmp_path, per_file=30)
+    result = lint(LintRequest(paths=[str(tmp_path)]))
+    admissions = result.project.admissions()
+    objects = list(result.index.objects)
+    asked = [obj for obj in objects if obj in admissions.dissents]
+    assert asked  # the corpus's routes and policies were asked about by PL703
+    admissions.dissents.clear()
+    spent = run_module.stage_split(lambda: [dissent(admissions, obj) for obj in asked])
+    assert spent["validation"] > 0
+    assert spent["rules"] == 0
+
+
 def test_the_report_judges_validation_against_parsing(run_module: Any) -> None:
     stages = {name: 0.1 for name, _ in run_module.STAGES} | {"parse": 1.0, "validation": 0.5, "rendering": 0.1, "other": 0.1}
     row = {
