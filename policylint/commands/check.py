@@ -432,6 +432,12 @@ def parse_outputs(values: Sequence[str]) -> list[tuple[str, str]] | None:
         if not sep or not path or fmt not in FORMATS:
             error(f"--output {value!r}: expected FORMAT=PATH with FORMAT one of {', '.join(FORMATS)}")
             return None
+        if path == "-":
+            # Most tools read `-` as standard output, where --format's report already goes: a
+            # file named `-` written into the working directory would surprise, and two reports
+            # on standard output would be neither.
+            error(f"--output {value!r}: standard output holds the --format report; --output writes files (./- names a file '-')")
+            return None
         out.append((fmt, path))
     return out
 

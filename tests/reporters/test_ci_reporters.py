@@ -458,6 +458,19 @@ def test_a_malformed_output_is_a_usage_error(value: str) -> None:
     assert "expected FORMAT=PATH" in err
 
 
+def test_an_output_to_standard_output_is_a_usage_error_and_writes_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = str(Path(INPUT).resolve())
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("--format", "text", "--output", "sarif=-", source)
+    assert (code, out) == (2, "")
+    assert "standard output holds the --format report" in err
+    assert list(tmp_path.iterdir()) == []
+    code, _, _ = run("--format", "text", "--output", "sarif=./-", source)
+    assert code in (0, 1) and (tmp_path / "-").is_file()
+
+
 def test_outputs_from_the_configuration_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "repo"
     (project / ".git").mkdir(parents=True)
