@@ -1432,16 +1432,20 @@ def _group_peak_rss(pgid: int) -> int:
     return peak
 
 
-def run_case(item: BuiltCase, mode: Mode, scratch: Path, *, timeout: float) -> Run:
+def run_case(item: BuiltCase, mode: Mode, scratch: Path, *, timeout: float, environ: Mapping[str, str] | None = None) -> Run:
     """Lint `item` once in a subprocess. `scratch` holds the run's home, cache home and working
-    directory; runs that share it (CACHE_COLD then CACHE_WARM) share the cache."""
+    directory; runs that share it (CACHE_COLD then CACHE_WARM) share the cache. `environ`: the
+    environment to start from, for a caller in another thread than pytest's: pytest sets and
+    deletes PYTEST_CURRENT_TEST in `os.environ` as tests start and end, and going through it
+    meanwhile raises KeyError."""
     home, cache_home, cwd = scratch / "home", scratch / "cache", scratch / "cwd"
     for path in (home, cache_home, cwd):
         path.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("POLICYLINT_")}
+    source = os.environ if environ is None else environ
+    env = {k: v for k, v in source.items() if not k.startswith("POLICYLINT_")}
     # Nothing reaches the real home or cache; the checkout is importable without an install.
     env.update(NO_COLOR="1", HOME=str(home), XDG_CACHE_HOME=str(cache_home))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), source.get("PYTHONPATH", "")) if p)
     if item.case.inside or item.case.argv:
         cwd, target = item.directory, "."
     else:

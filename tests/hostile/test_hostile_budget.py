@@ -19,6 +19,7 @@ tests of a case share its runs.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -99,6 +100,9 @@ def outcome(
         if pair is not None:
             wanted.setdefault(pair[0].id, {NO_CACHE.name}).add(pair[1].name)
 
+    # Taken here, in pytest's thread: the runs start in the pool's threads (`run_case`).
+    environ = dict(os.environ)
+
     def run_all(case: HostileCase, names: set[str]) -> dict[str, Run]:
         item = corpus[case.id]
         if CACHE_WARM.name in names:
@@ -107,7 +111,7 @@ def outcome(
         for mode in ORDER:
             if mode.name in names:
                 scratch = runs_root / item.directory.name / ("cache-cold" if mode is CACHE_WARM else mode.name)
-                runs[mode.name] = run_case(item, mode, scratch, timeout=SECONDS)
+                runs[mode.name] = run_case(item, mode, scratch, timeout=SECONDS, environ=environ)
         return runs
 
     pool = ThreadPoolExecutor(max_workers=WORKERS)
