@@ -20,7 +20,7 @@ object that the first plausible cluster stores.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from policylint.k8s.admission import _admit, _run_shapes, validate
@@ -66,15 +66,27 @@ class _Plan:
     distinct other schemas with their numbers (`Catalogue.schema_numbers`), and the difference of
     each from the first (policylint.k8s.differences); and what the differential walk starts from
     when it asks them all, the first's number and the differences at the root together
-    (`differential._pairs`), which every object would otherwise look up again (-1 and None when
-    not worked out: `_answers` does it then)."""
+    (`differential._pairs`), which every object would otherwise look up again. Made by `plan_of`."""
 
     served: tuple[tuple[str, str, tuple[Mapping[str, Any], str], int], ...]
     first: Mapping[str, Any]
     others: tuple[tuple[tuple[Mapping[str, Any], str], int], ...]
     roots: list[Difference | None]
-    number: int = -1
-    top: Any = None
+    number: int
+    top: Any
+
+
+def plan_of(
+    catalogue: Catalogue,
+    served: tuple[tuple[str, str, tuple[Mapping[str, Any], str], int], ...],
+    first: Mapping[str, Any],
+    others: Sequence[tuple[Mapping[str, Any], str]],
+) -> _Plan:
+    """The `_Plan` of `served` pairs whose distinct other schemas are `others`, in order: what it
+    holds besides them worked out from them, here alone."""
+    roots = [difference(first, found[0]) for found in others]
+    numbered = tuple((found, catalogue.schema_numbers(found[0])) for found in others)
+    return _Plan(served, first, numbered, roots, catalogue.schema_numbers(first), _pairs(tuple(roots)))
 
 
 def _plan(admissions: Admissions, obj: K8sObject) -> _Plan | None:
@@ -104,16 +116,15 @@ def _make_plan(admissions: Admissions, obj: K8sObject, key: tuple[str, str, str]
         return None
     first = found_first[0]
     served = []
-    others: list[tuple[tuple[Mapping[str, Any], str], int]] = []
+    others: list[tuple[Mapping[str, Any], str]] = []
     for release, channel, found in catalogue.plausible(key):
         if found is None:
             continue  # a pair that does not serve the kind is PL705's
-        index = -1 if found[0] is first else next((i for i, (o, _) in enumerate(others) if o[0] is found[0]), len(others))
+        index = -1 if found[0] is first else next((i for i, o in enumerate(others) if o[0] is found[0]), len(others))
         if index == len(others):
-            others.append((found, catalogue.schema_numbers(found[0])))
+            others.append(found)
         served.append((release, channel, found, index))
-    roots = [difference(first, found[0]) for found, _ in others]
-    return _Plan(tuple(served), first, tuple(others), roots, catalogue.schema_numbers(first), _pairs(tuple(roots)))
+    return plan_of(catalogue, tuple(served), first, others)
 
 
 def _dissent(admissions: Admissions, obj: K8sObject) -> Dissent | None:
@@ -166,11 +177,8 @@ def _answers(admissions: Admissions, obj: K8sObject, catalogue: Catalogue, plan:
     if None not in known_here:
         return answers
     asked = [(i, keys[i]) for i, known in enumerate(known_here) if known is None]
-    if len(asked) == len(plan.roots) and plan.number >= 0:
-        number, top = plan.number, plan.top
-    else:
-        number = catalogue.schema_numbers(plan.first)
-        top = _pairs(tuple(plan.roots[i] for i, _ in asked))
+    number = plan.number
+    top = plan.top if len(asked) == len(plan.roots) else _pairs(tuple(plan.roots[i] for i, _ in asked))
     # The run's memo of shapes (the object pinned in it): the subtrees objects share are shaped once.
     shown = admits_from(admissions, obj, number, top, len(asked), _run_shapes(catalogue, obj.data))
     for (i, kept), admitted_here in zip(asked, shown):

@@ -166,12 +166,7 @@ def _objects(seed: int, count: int) -> str:
 
 def _plan(catalogue: admission.Catalogue, first: Mapping[str, Any], others: list[Any]) -> Any:
     """The plan `dissent` makes of a kind, asking only `others` of it."""
-    return dissent._Plan(
-        tuple(("", "", f, i) for i, f in enumerate(others)),
-        first,
-        tuple((f, catalogue.schema_numbers(f[0])) for f in others),
-        [differences.difference(first, f[0]) for f in others],
-    )
+    return dissent.plan_of(catalogue, tuple(("", "", f, i) for i, f in enumerate(others)), first, others)
 
 
 def _judged(text: str) -> tuple[int, int, int, int, int]:
