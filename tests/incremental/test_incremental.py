@@ -6,9 +6,10 @@ without it would find.
   here by the pipeline runs a command makes.
 - A kept entry that is not exactly what policylint writes is a miss, never believed.
 - Differential: random edit sequences (objects added, removed and renamed, targetRefs changed,
-  documents moved, files deleted and renamed, commits in between) on repositories made by the
-  benchmark generator, each run with a persistent cache and again without any cache: the exit
-  code and the JSON report are byte-identical.
+  documents moved, files deleted and renamed, commits in between; or only values changed where
+  they stand: paths, headers, a policy's settings, ports, a listener's hostname) on repositories
+  made by the benchmark generator, each run with a persistent cache and again without any cache:
+  the exit code and the JSON report are byte-identical.
 - `Workspace` (the language server's entry point): in-memory texts override the files, each
   update answers the files whose findings changed, and its findings are a cold run's over the
   same texts written to disk.
@@ -270,9 +271,9 @@ def _committed(root: Path, files: dict[str, list[dict[str, Any]]]) -> None:
     git(root, "commit", "-q", "-m", "start")
 
 
-def _corpus(seed: int, n: int, *, isolated: bool) -> dict[str, list[dict[str, Any]]]:
+def _corpus(seed: int, n: int, *, isolated: bool, shared: bool = False) -> dict[str, list[dict[str, Any]]]:
     rng = random.Random(seed)
-    docs = list(tenants(n, seed, error_rate=0.3, isolated=isolated))
+    docs = list(tenants(n, seed, error_rate=0.3, isolated=isolated, shared=shared))
     return in_files(docs, rng)
 
 
@@ -349,6 +350,55 @@ def _in_place(docs: list[dict[str, Any]], kind: str, rng: random.Random) -> None
         spec["colour"] = "blue"
 
 
+# The value edits (`_value`): those whose effect stays below one Gateway (the Gateway's routes'
+# matches, a policy's settings), and those that reach further (a Service's port, which the routes
+# of several tenants name; a listener's hostname, which decides what attaches to its Gateway; a
+# backend's port, found or not among its Service's).
+VALUES = ("path", "header", "policy", "backend-port", "service-port", "listener")
+
+
+def _value(files: dict[str, list[dict[str, Any]]], rng: random.Random) -> str:
+    """One value changed where it stands, every name and reference left as it was: what a team
+    changes most (a path, a header match, a retry count, a port, a hostname). What it did."""
+    every = [d for name in sorted(files) for d in files[name]]
+    kind = rng.choice(VALUES)
+    routes = [d for d in every if d.get("kind") == "HTTPRoute" and d["spec"].get("rules")]
+    rules = [r for d in routes for r in d["spec"]["rules"]]
+    if kind == "path" and rules:
+        match = rng.choice(rng.choice(rules)["matches"])
+        match["path"]["value"] = f"/{rng.choice(['v1', 'v2', 'api'])}{match['path']['value']}"
+    elif kind == "header" and rules:
+        match = rng.choice(rng.choice(rules)["matches"])
+        match["headers"] = [{"type": "Exact", "name": "x-tenant", "value": str(rng.randrange(100))}]
+    elif kind == "policy":
+        policies = [d for d in _policies(files) if isinstance(d["spec"].get("retry"), dict)]
+        policies += [d for d in every if d.get("kind") == "RateLimitPolicy" and isinstance(d["spec"].get("limits"), dict)]
+        if policies:
+            spec = rng.choice(policies)["spec"]
+            if "retry" in spec:
+                spec["retry"]["numRetries"] = rng.randint(1, 9)
+            else:
+                for limit in spec["limits"].values():
+                    limit["rates"][0]["limit"] = rng.randint(1, 5000)
+    elif kind == "backend-port" and rules:
+        backend = rng.choice(rng.choice(rules)["backendRefs"])
+        backend["port"] = rng.choice([8080, 8443, 9999])  # 9999: a port no Service has
+    elif kind == "service-port":
+        services = [d for d in every if d.get("kind") == "Service" and d["spec"].get("ports")]
+        if services:
+            port = rng.choice(rng.choice(services)["spec"]["ports"])
+            port["port"] = rng.choice([8080, 8081, 9090])
+    elif kind == "listener":
+        gateways = [d for d in every if d.get("kind") == "Gateway" and d["spec"].get("listeners")]
+        if gateways:
+            listener = rng.choice(rng.choice(gateways)["spec"]["listeners"])
+            if rng.random() < 0.5 and "hostname" in listener:
+                listener["hostname"] = "moved." + listener["hostname"]
+            else:
+                listener["port"] = rng.choice([80, 443, 8443])
+    return kind
+
+
 def _across(files: dict[str, list[dict[str, Any]]], docs: list[dict[str, Any]], kind: str, rng: random.Random) -> None:
     """An edit reaching across namespaces: `namespace` moves an object of `docs` to another
     tenant's namespace, `cross` points a route's backend at another tenant's Service, `grant`
@@ -390,8 +440,11 @@ def _across(files: dict[str, list[dict[str, Any]]], docs: list[dict[str, Any]], 
             held.remove(grant)
 
 
-def _differential(root: Path, cache: Path, seed: int, steps: int, n: int, *, isolated: bool) -> int:
-    """The number of runs whose base was read back rather than linted."""
+def _differential(root: Path, cache: Path, seed: int, steps: int, n: int, *, reach: str, values: bool = False) -> int:
+    """The number of runs whose base was read back rather than linted. `reach`: the generator's
+    tenants `isolated`, reaching their `neighbour`'s Service, or `shared`, reaching the Services of
+    the tenants before them (the part one file reaches is then the whole repository). `values`:
+    every edit is a value changed where it stands (`_value`)."""
     recalled = 0
     real = memo.recall
 
@@ -402,12 +455,12 @@ def _differential(root: Path, cache: Path, seed: int, steps: int, n: int, *, iso
         return found
 
     rng = random.Random(seed)
-    files = _corpus(seed, n, isolated=isolated)
+    files = _corpus(seed, n, isolated=reach == "isolated", shared=reach == "shared")
     _committed(root, files)
     os.chdir(root)
     done: list[str] = []
     for step in range(steps):
-        done.extend(_edit(files, rng, outside=True) for _ in range(rng.randint(1, 3)))
+        done.extend(_value(files, rng) if values else _edit(files, rng, outside=True) for _ in range(rng.randint(1, 3)))
         _write(root, files)
         git(root, "add", "-A")
         mode = rng.choice([["--staged"], ["--staged"], ["--diff", "HEAD"]])
@@ -428,7 +481,7 @@ def _differential(root: Path, cache: Path, seed: int, steps: int, n: int, *, iso
 
 def test_differential_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert _differential(tmp_path / "repo", tmp_path / "cache", seed=0, steps=3, n=30, isolated=False) > 0
+    assert _differential(tmp_path / "repo", tmp_path / "cache", seed=0, steps=3, n=30, reach="neighbour") > 0
 
 
 @pytest.mark.slow
@@ -437,7 +490,28 @@ def test_differential(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
     """Larger repositories (past the size where a scoped analysis starts), isolated tenants or
     tenants reaching into each other, longer sequences."""
     monkeypatch.chdir(tmp_path)
-    assert _differential(tmp_path / "repo", tmp_path / "cache", seed=seed, steps=10, n=260, isolated=seed % 2 == 0) > 0
+    reach = "isolated" if seed % 2 == 0 else "neighbour"
+    assert _differential(tmp_path / "repo", tmp_path / "cache", seed=seed, steps=10, n=260, reach=reach) > 0
+
+
+def test_differential_of_value_edits_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Values changed where they stand (a path, a header, a policy's setting, a port, a listener's
+    hostname), every name kept: the part each change reaches is analysed again, the rest read back,
+    and the report is a run's without a cache."""
+    monkeypatch.chdir(tmp_path)
+    _differential(tmp_path / "repo", tmp_path / "cache", seed=1, steps=4, n=30, reach="shared", values=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+def test_differential_of_value_edits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """The same past the size where a scoped analysis starts, on tenants sharing Services across
+    namespaces (every file reaches the whole repository, seeds 0 and 2: the changes that stay below
+    one Gateway and those that reach several tenants' routes alike) and on tenants reaching their
+    neighbour only."""
+    monkeypatch.chdir(tmp_path)
+    reach = "shared" if seed % 2 == 0 else "neighbour"
+    assert _differential(tmp_path / "repo", tmp_path / "cache", seed=seed, steps=8, n=260, reach=reach, values=True) > 0
 
 
 # -- Workspace -------------------------------------------------------------------------------------
