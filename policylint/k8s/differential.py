@@ -159,7 +159,7 @@ _END: Any = object()  # on the walk's stack: the subtree above is done
 # Entries of the run's memo of `_content` keys (`Admissions.contents`) before it starts again, as
 # the catalogue's memo tables (`admission.MEMO_LIMIT`): about 11 MiB, the maps and lists below
 # the differences of a 10k-object run, whose keys share their parts with the catalogue's entries.
-CONTENTS_LIMIT = 50_000
+CONTENTS_LIMIT = 8_000
 
 
 class _Pairs:
