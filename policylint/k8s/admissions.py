@@ -43,6 +43,9 @@ class Admissions:
         # (apiVersion, kind) -> what each of its objects asks of the other plausible schemas
         # (policylint.k8s.dissent `_plan`), worked out once per kind and version.
         self.plans: dict[tuple[str, str], Any] = {}
+        # (the pairs' differences at a position, a map or list of the documents) -> what decides
+        # the differential walk there (policylint.k8s.differential `_content`), for the run.
+        self.contents: dict[Any, Any] = {}
 
     def verdict(self, obj: K8sObject) -> Admission | None:
         """What the API server would refuse in the object: its schema and CEL rule violations,

@@ -97,13 +97,69 @@ def admits_from(
         return [None] * count  # the first's verdict was kept between runs: its rules' cost is not known
     if top is None:
         return [True] * count
+    contents = admissions.contents
+    if len(contents) > CONTENTS_LIMIT:
+        contents.clear()  # bounded as the catalogue's memo tables are: a later repeat is keyed again
+    costs = _at_once(data, top, count, admissions.catalogue.cel_results, shapes, contents)
+    if costs is not None:
+        budget = _evaluator()[2]
+        return [None if spent + cost > budget else True for cost in costs]
     walk = _Differential(admissions, obj, shapes)
     walk.walk(data, top, count)
     budget = walk.budget
     return [None if dead or spent + cost > budget else True for dead, cost in zip(walk.dead, walk.costs)]
 
 
+def _at_once(
+    data: dict[Any, Any], top: _Pairs, count: int, results: dict[Any, Any], shapes: dict[int, Any], contents: dict[Any, Any]
+) -> list[int] | None:
+    """What each pair's rules cost in the object, as the walk (`_Differential.walk`) adds it up,
+    where the root is checked by no pair and every field of it that reaches a difference is a
+    map or list whose key (`_content`) the run's memo holds (`_Differential._kept`): most objects,
+    whose `spec` repeats what decides the walk in an object before them. None where that is not
+    so: the walk goes through it. The walk's own set-up per object (the evaluator, the object's
+    malformed fields, the stack) was most of what an object answered at its `spec` cost."""
+    if top.checking or len(data) == 1:
+        return None  # checks at the root, or a one-field map the walk may skip as a template
+    costs = [0] * count
+    names, fields, extra = top.names, top.fields, top.extra
+    cel = _evaluator()[0]
+    for key, child in data.items():
+        if key in TOP_LEVEL_SKIPPED:
+            continue
+        below = (fields[key] if key in fields else top.field(key)) if key in names else extra
+        if below is None or child is None:
+            continue  # nothing to check below it (`_reaches`)
+        kind = type(child)
+        if kind is not dict and kind is not list:
+            return None  # a scalar the pairs may check: the walk checks it
+        if kind is dict and len(child) == 1 and template(child):
+            continue  # the walk skips an unrendered value
+        got = results.get(_slot(_content(child, below, cel, shapes, contents), below))
+        if got is None:
+            return None
+        for i, cost in enumerate(got):
+            costs[i] += cost
+    return costs
+
+
+def _evaluator() -> tuple[Any, int, int]:
+    """`celrules.evaluator`, imported on the first object asked, not with the module."""
+    global _EVALUATOR
+    if _EVALUATOR is None:
+        _EVALUATOR = evaluator()
+    return _EVALUATOR
+
+
+_EVALUATOR: tuple[Any, int, int] | None = None
+
+
 _END: Any = object()  # on the walk's stack: the subtree above is done
+
+# Entries of the run's memo of `_content` keys (`Admissions.contents`) before it starts again, as
+# the catalogue's memo tables (`admission.MEMO_LIMIT`): about 11 MiB, the maps and lists below
+# the differences of a 10k-object run, whose keys share their parts with the catalogue's entries.
+CONTENTS_LIMIT = 8_000
 
 
 class _Pairs:
@@ -213,6 +269,7 @@ class _Differential(RuleOutcomes):
         "budget",
         "cel",
         "checked",
+        "contents",
         "costs",
         "data",
         "dead",
@@ -235,6 +292,7 @@ class _Differential(RuleOutcomes):
         self.keep = not self.malformed.problems
         self.results: dict[Any, Any] = admissions.catalogue.cel_results
         self.checked: dict[Any, Any] = admissions.catalogue.schema_results
+        self.contents = admissions.contents
         self.shapes = shapes
         self.memo: dict[int, Any] = {}
         self.spent = 0  # what the rules of the position being checked spent
@@ -292,13 +350,7 @@ class _Differential(RuleOutcomes):
         `_END` entry keeps what they cost when its subtree is done (nothing, without a rule below:
         `_Pairs.costly`). The key is what decides the walk below it (`_content`): one entry for
         all the maps and lists that agree on it, in place of one per content."""
-        read = _content(value, here, self.cel, self.shapes)
-        if read is None:
-            slot = None
-        elif type(read) is tuple and read and (read[0] is _MAP or read[0] is _LIST):
-            slot = (id(here), "!~", read)
-        else:
-            slot = (id(here), "!=", (read,))  # the whole content: a shape
+        slot = _slot(_content(value, here, self.cel, self.shapes, self.contents), here)
         if slot is None:
             return False
         got = self.results.get(slot)
@@ -434,7 +486,40 @@ def _read(value: Any, local: Mapping[str, Any], shape: Any, shapes: dict[int, An
     return None
 
 
-def _content(value: Any, here: _Pairs | None, cel: Any, shapes: dict[int, Any]) -> Any:
+def _slot(read: Any, here: _Pairs) -> Any:
+    """The memo entry of a map or list at a position whose key is `read` (`_content`; None: it
+    has none): (id(pairs), "!~", that key), or (id(pairs), "!=", (its shape,)) where its whole
+    content decides."""
+    if read is None:
+        return None
+    if type(read) is tuple and read and (read[0] is _MAP or read[0] is _LIST):
+        return (id(here), "!~", read)
+    return (id(here), "!=", (read,))  # the whole content: a shape
+
+
+def _content(value: Any, here: _Pairs | None, cel: Any, shapes: dict[int, Any], memo: dict[Any, Any] | None = None) -> Any:
+    """`_content_of` a value, kept in `memo` (the run's, `Admissions.contents`, when given) by the
+    pairs' differences at its position and the map or list itself: the loader makes the maps and
+    lists of one content one object for the run (policylint.input.sharing), so the routes that
+    share their rules' list, or the policies their `spec`, have its key worked out once per run,
+    where each object went through it again. The key is a function of the content and the
+    position alone, and the documents' values are never changed, so a value kept is keyed as it
+    would be worked out again."""
+    kind = type(value)
+    if here is None or (kind is not dict and kind is not list):
+        return cel.shape(value, shapes)
+    if memo is None:
+        return _content_of(value, here, cel, shapes, memo)
+    slot = (id(here), id(value))
+    got = memo.get(slot)
+    if got is not None and got[0] is value:
+        return got[1]
+    found = _content_of(value, here, cel, shapes, memo)
+    memo[slot] = (value, found)  # the entry holds the value: its id stays its own
+    return found
+
+
+def _content_of(value: Any, here: _Pairs, cel: Any, shapes: dict[int, Any], memo: dict[Any, Any] | None) -> Any:
     """What decides the walk's answer on a value at a position where the pairs' differences are
     `here`, as a hashable key (None: some content has no shape). The walk judges a map or list by
     the checks the pairs make at its position and by each field or item below that leads to a
@@ -452,8 +537,6 @@ def _content(value: Any, here: _Pairs | None, cel: Any, shapes: dict[int, Any]) 
     what they read alike, the same fields and items with keys alike, down to content that is the
     same."""
     kind = type(value)
-    if here is None or (kind is not dict and kind is not list):
-        return cel.shape(value, shapes)
     checks: Any = _checks_read(value, here, cel, shapes) if here.checking else ()
     if checks is None:
         return cel.shape(value, shapes)
@@ -463,7 +546,7 @@ def _content(value: Any, here: _Pairs | None, cel: Any, shapes: dict[int, Any]) 
         if items is not None:
             for item in value:
                 inner = type(item)
-                found = _content(item, items, cel, shapes) if inner is dict or inner is list else cel.shape(item, shapes)
+                found = _content(item, items, cel, shapes, memo) if inner is dict or inner is list else cel.shape(item, shapes)
                 if found is None:
                     return None
                 parts.append(found)
@@ -484,7 +567,7 @@ def _content(value: Any, here: _Pairs | None, cel: Any, shapes: dict[int, Any]) 
         if below is None:
             continue
         inner = type(child)
-        found = _content(child, below, cel, shapes) if inner is dict or inner is list else cel.shape(child, shapes)
+        found = _content(child, below, cel, shapes, memo) if inner is dict or inner is list else cel.shape(child, shapes)
         if found is None:
             return None
         key.append(name)

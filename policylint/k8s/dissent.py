@@ -74,6 +74,7 @@ class _Plan:
     roots: list[Difference | None]
     number: int
     top: Any
+    numbers: tuple[int, ...]  # the numbers of `others`, in order
 
 
 def plan_of(
@@ -86,7 +87,8 @@ def plan_of(
     holds besides them worked out from them, here alone."""
     roots = [difference(first, found[0]) for found in others]
     numbered = tuple((found, catalogue.schema_numbers(found[0])) for found in others)
-    return _Plan(served, first, numbered, roots, catalogue.schema_numbers(first), _pairs(tuple(roots)))
+    numbers = tuple(number for _, number in numbered)
+    return _Plan(served, first, numbered, roots, catalogue.schema_numbers(first), _pairs(tuple(roots)), numbers)
 
 
 def _plan(admissions: Admissions, obj: K8sObject) -> _Plan | None:
@@ -163,31 +165,31 @@ def _answers(admissions: Admissions, obj: K8sObject, catalogue: Catalogue, plan:
     may refuse what the first admits (policylint.k8s.differential), else by walking it whole
     (`_admit`, which keeps its verdict)."""
     admitted, store = catalogue.admitted, admissions.kept
-    known_here = [admitted.get((obj, number)) for _, number in plan.others]
-    keys: list[KeptKey | None] = [None] * len(known_here)
+    numbers = plan.numbers
+    known_here = [admitted.get((obj, number)) for number in numbers]
+    keys: list[KeptKey | None] | None = None
     if store is not None:
+        keys = [None] * len(known_here)
         for i, known in enumerate(known_here):
             if known is None:
-                found, number = plan.others[i]
-                kept = keys[i] = kept_key(admissions, obj, found[0])
+                kept = keys[i] = kept_key(admissions, obj, plan.others[i][0][0])
                 if kept is not None and store.get(kept) is True:
-                    known_here[i] = admitted[obj, number] = True
-    # A placeholder where asked, until the walk below answers.
-    answers = [bool(known) for known in known_here]
+                    known_here[i] = admitted[obj, numbers[i]] = True
     if None not in known_here:
-        return answers
-    asked = [(i, keys[i]) for i, known in enumerate(known_here) if known is None]
-    number = plan.number
-    top = plan.top if len(asked) == len(plan.roots) else _pairs(tuple(plan.roots[i] for i, _ in asked))
+        return [bool(known) for known in known_here]
+    asked = [i for i, known in enumerate(known_here) if known is None]
+    top = plan.top if len(asked) == len(numbers) else _pairs(tuple(plan.roots[i] for i in asked))
     # The run's memo of shapes (the object pinned in it): the subtrees objects share are shaped once.
-    shown = admits_from(admissions, obj, number, top, len(asked), _run_shapes(catalogue, obj.data))
-    for (i, kept), admitted_here in zip(asked, shown):
-        found, number = plan.others[i]
+    shown = admits_from(admissions, obj, plan.number, top, len(asked), _run_shapes(catalogue, obj.data))
+    # A placeholder where asked, until the walk's answer replaces it.
+    answers = [bool(known) for known in known_here]
+    for i, admitted_here in zip(asked, shown):
         if admitted_here:
-            if kept is not None:
-                store.add(kept, True)  # type: ignore[union-attr]
+            kept = None if keys is None else keys[i]
+            if kept is not None and store is not None:
+                store.add(kept, True)
             known = True
         else:
-            known = not _admit(admissions, obj, found).rejected
-        admitted[obj, number] = answers[i] = known
+            known = not _admit(admissions, obj, plan.others[i][0]).rejected
+        admitted[obj, numbers[i]] = answers[i] = known
     return answers

@@ -718,12 +718,89 @@ def test_routes_that_differ_in_their_backends_names_are_walked_once(monkeypatch:
     """Routes of one structure whose backends' names differ (no release checks a name otherwise,
     no rule reads one): each route after the first is one key with the first's at its `spec`
     (`_content`: what the checks of its `rules`, which differ between releases, read of the
-    list, and each rule's matches and backends by what decides each), so it is walked at its
-    root alone, where each was walked down to its rules' backends."""
+    list, and each rule's matches and backends by what decides each), so it is answered by the
+    run's memo without a walk (`differential._at_once`), where each was walked down to its rules'
+    backends, and then at its root."""
     one = _counted(monkeypatch, "_position", _ROUTE.format(i=0))
     ten = _counted(monkeypatch, "_position", "---\n".join(_ROUTE.format(i=i) for i in range(10)))
     assert one > 3  # the first route is walked below its rules
-    assert ten == one + 9
+    assert ten == one
+
+
+_SHARED_RULES = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {{name: r{i}, namespace: app}}
+spec:
+  parentRefs: [{{name: gw{i}}}]
+  rules:
+  - matches: [{{path: {{type: PathPrefix, value: /api}}}}]
+    backendRefs: [{{name: api, port: 80}}]
+  - backendRefs: [{{name: web, port: 8080}}]
+"""
+
+
+def test_a_map_or_list_objects_share_is_keyed_once_per_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loader makes a map or list of one content one object for the run, so what decides the
+    walk on it (`_content`) is kept by its shape for the run (`Admissions.contents`): ten routes
+    with their own `spec` and `parentRefs` (their parents differ) and one `rules` list work out
+    the key of each `spec` and `parentRefs` (a list the older releases check themselves), and
+    that of the `rules` list and of what is below it once, where each route worked the list out
+    again."""
+    calls = [0]
+    original = differential._content_of
+
+    def counted(*args: Any) -> Any:
+        calls[0] += 1
+        return original(*args)
+
+    counts = []
+    for text in (_SHARED_RULES.format(i=0), "---\n".join(_SHARED_RULES.format(i=i) for i in range(10))):
+        calls[0] = 0
+        with monkeypatch.context() as patch:
+            patch.setattr(differential, "_content_of", counted)
+            lint_text(text, selection=select("PL703"))
+        counts.append(calls[0])
+    one, ten = counts
+    # By hand, for one route: its `spec`, its `parentRefs` list, the `rules` list, its two rules,
+    # each rule's `backendRefs` list and its one item, the first rule's `matches` list and its item.
+    assert one == 11
+    assert ten == one + 9 * 2  # each later route's `spec` and `parentRefs` alone
+
+
+def test_an_object_the_memo_answers_at_its_root_has_the_walks_answer() -> None:
+    """An object whose root no pair checks and whose every field reaching a difference is a map
+    or list the run's memo holds is answered without a walk (`differential._at_once`): over
+    random objects and mutated upstream examples, each linted twice (the second copy's `spec` the
+    first's), every such answer is each pair's cost from a walk with empty memo tables, which
+    refuses nothing; the second copies are answered so."""
+    text = _objects(11, 160) + "---\n" + _upstream(12, 2)
+    docs = list(yaml.safe_load_all(text))
+    copies = [{**d, "metadata": {**d["metadata"], "name": d["metadata"]["name"] + "-again"}} for d in docs]
+    result = lint_text(yaml.safe_dump_all([*docs, *copies], sort_keys=False), selection=select("PL703", "PL704"))
+    admissions = result.project.admissions()
+    catalogue = admissions.catalogue
+    answered = again = 0
+    for obj in result.project.index.objects:
+        first = catalogue.schema(obj)
+        verdict = admissions.verdict(obj)
+        if first is None or verdict is None or verdict.rejected or not isinstance(obj.data, dict):
+            continue
+        others = [
+            f[0] for _, _, f in catalogue.plausible((obj.group, obj.kind, obj.version)) if f is not None and f[0] is not first[0]
+        ]
+        roots = [differences.difference(first[0], other) for other in others]
+        top = differential._pairs(tuple(roots))
+        if top is None:
+            continue
+        costs = differential._at_once(obj.data, top, len(roots), catalogue.cel_results, catalogue.shapes, admissions.contents)
+        if costs is None:
+            continue
+        dead, walked = _walked(admissions, obj, obj.data, roots, ({}, {}))
+        assert not any(dead) and tuple(costs) == walked, obj.name
+        answered += 1
+        again += obj.name.endswith("-again")
+    assert answered > 100 and again > 40, (answered, again)
 
 
 def test_policies_that_differ_in_their_targets_names_evaluate_no_rule_again(monkeypatch: pytest.MonkeyPatch) -> None:
