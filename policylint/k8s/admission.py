@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from policylint.identity import IdentityMap, IdentitySet, Numbering
 from policylint.input.positions import format_path
-from policylint.k8s.celrules import cel_failures, cel_nodes, field_path, root_value, subtree_has_rules
+from policylint.k8s.celrules import cel_failures, cel_nodes, cel_rejections, field_path, root_value, subtree_has_rules
 from policylint.k8s.cluster import Cluster
 from policylint.k8s.schemas import DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION
 from policylint.k8s.schemawalk import DUPLICATE, LIST_TYPE, UNRENDERED, Pruned, violations
@@ -82,8 +82,13 @@ if TYPE_CHECKING:
     from policylint.k8s.index import ProjectIndex
     from policylint.k8s.objects import K8sObject
 
+_UNDECIDED: Any = object()  # not in `Catalogue.decided` yet
 MEMO_LIMIT = 50_000  # entries of each memo table of a catalogue (`admit`)
 SHAPES_LIMIT = 200_000  # maps and lists the catalogue's shapes hold (`_run_shapes`): ~20 MiB
+# Objects the catalogue holds the data of (`_run_shapes`): the walks no longer shape every map
+# and list they key, so the shapes alone no longer bound it; about where they did (four to six
+# maps and lists shaped per object on the benchmark's corpora).
+PINNED_LIMIT = 40_000
 
 
 # -- which schema decides ------------------------------------------------------------------------
@@ -102,11 +107,14 @@ class Catalogue:
     given_deprecated: dict[tuple[str, str, str], str] = dataclass_field(default_factory=dict)
     # (id(schema node), `cel.shape` of a value) -> its schema violations and pruned fields, paths
     # relative to it (`violations`): the content of a map or list checked once per schema node.
+    # For the objects' own maps and lists, whose shape is a token of the object (`shapes`), the
+    # object's id stands for it: the catalogue holds the object while the key is here.
     schema_results: dict[tuple[int, Any], Any] = dataclass_field(default_factory=dict)
     # (id(schema node), rule, result key) -> outcome: a CEL rule's result on values that agree in
     # what it reads is computed once (`cel.result_key`); most nodes of a repository repeat.
     # A node's rules together: (id(schema node), "", (the value's `cel.shape`,)) -> their outcomes;
-    # a subtree with nothing refused: (id(schema node), "/", (its shape,)) -> True (`cel_failures`).
+    # a subtree with nothing refused: (id(schema node), "/", (its shape,)) -> what its rules cost
+    # (`cel_failures`; a map's or list's id for its shape, as in `schema_results`).
     cel_results: dict[tuple[int, str, tuple[Any, ...]], Any] = dataclass_field(default_factory=dict)
     # The run's maps and lists (`cel.shape`, id of a map or list -> its shape), for both walks of
     # every object and the other plausible schemas' walk: the loader makes the maps and lists of
@@ -134,6 +142,8 @@ class Catalogue:
     # asks, and for a kind no schema decides (Services, Namespaces) the answer is found only by
     # asking every plausible release and channel, a list per object otherwise.
     decided: dict[tuple[str, str, str], tuple[Mapping[str, Any], str | None] | None] = dataclass_field(default_factory=dict)
+    # (apiVersion, kind) as the object writes them -> the same answer as `decided` (`schema`).
+    by_api_version: dict[tuple[str, str], tuple[Mapping[str, Any], str | None] | None] = dataclass_field(default_factory=dict)
     # (group, kind, version) -> its plausible (release, channel, schema) (`plausible`): every object
     # the first plausible schema admits asks (policylint.k8s.dissent), and the answer is the kind's.
     plausibles: dict[tuple[str, str, str], list[tuple[str, str, tuple[Mapping[str, Any], str] | None]]] = dataclass_field(
@@ -193,11 +203,17 @@ class Catalogue:
         newest release and the standard channel that serve the object's version, else of the
         first plausible pair that does (`plausible`). An object whose version no plausible pair
         serves has none (PL705 reports it)."""
+        # Every object asks: looked up by its apiVersion and kind as written, which name its group
+        # and version (`objects.split_api_version`), without splitting the apiVersion again.
+        written = self.by_api_version.get((obj.api_version, obj.kind), _UNDECIDED)
+        if written is not _UNDECIDED:
+            return written  # type: ignore[no-any-return]
         key = (obj.group, obj.kind, obj.version)
-        if key in self.decided:
-            return self.decided[key]
-        found = self.decided[key] = self._schema_of(key)
-        return found
+        found = self.decided.get(key, _UNDECIDED)
+        if found is _UNDECIDED:
+            found = self.decided[key] = self._schema_of(key)
+        self.by_api_version[obj.api_version, obj.kind] = found
+        return found  # type: ignore[no-any-return]
 
     def _schema_of(self, key: tuple[str, str, str]) -> tuple[Mapping[str, Any], str | None] | None:
         given = self.given.get(key)
@@ -375,7 +391,7 @@ def _admit(admissions: Admissions, obj: K8sObject, found: tuple[Mapping[str, Any
     schema, source = found
     catalogue, store = admissions.catalogue, admissions.kept
     given = source is None and catalogue.given_with_option(obj)
-    kept = kept_key(admissions, obj, schema)
+    kept = kept_key(admissions, obj, schema) if store is not None else None
     again = None
     if kept is not None:
         assert store is not None  # a key is made only with a store
@@ -410,13 +426,14 @@ def _admit(admissions: Admissions, obj: K8sObject, found: tuple[Mapping[str, Any
     data = obj.data
     shapes = _run_shapes(catalogue, data)
     pruned: list[Pruned] = []
-    problems = tuple(
-        Rejection(Check.SCHEMA, parts, format_path(parts), problem, reason)
-        for parts, problem, reason in violations(data, schema, catalogue.schema_results, shapes, pruned)
+    found_wrong = violations(data, schema, catalogue.schema_results, shapes, pruned)
+    problems = (
+        tuple(Rejection(Check.SCHEMA, parts, format_path(parts), problem, reason) for parts, problem, reason in found_wrong)
+        if found_wrong
+        else ()
     )
-    spent: list[int] = []
-    failures = tuple(cel_failures(data, schema, admissions.index.malformed(obj), catalogue.cel_results, shapes, spent))
-    catalogue.cel_spent[obj, catalogue.schema_numbers(schema)] = spent[0]
+    failures, spent = cel_rejections(data, schema, admissions.index.malformed(obj), catalogue.cel_results, shapes)
+    catalogue.cel_spent[obj, catalogue.schema_numbers(schema)] = spent
     if kept is not None and not problems and not failures:
         assert store is not None
         value = [[list(parts), key, known] for parts, key, known in pruned]
@@ -430,9 +447,13 @@ def _run_shapes(catalogue: Catalogue, data: Any) -> dict[int, Any]:
     """The catalogue's memo of shapes, ready for the walks of `data`: `data` is pinned for as long
     as the memo's keys may name its maps and lists. Past `SHAPES_LIMIT` the memo starts again
     (a later repeat is shaped again), so that it holds a bounded part of a large repository."""
-    if len(catalogue.shapes) > SHAPES_LIMIT:
+    if len(catalogue.shapes) > SHAPES_LIMIT or len(catalogue.pinned) > PINNED_LIMIT:
         catalogue.shapes.clear()
         catalogue.pinned.clear()
+        # The walks key a subtree by its map's or list's id (`schemawalk._Walk.run`,
+        # `celrules._CelRun.run`): an id is the object's only while the object is held.
+        catalogue.schema_results.clear()
+        catalogue.cel_results.clear()
     catalogue.pinned.append(data)
     return catalogue.shapes
 

@@ -7,8 +7,8 @@ import functools
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from policylint.identity import IdentityMap
 from policylint.input.positions import format_path
+from policylint.k8s.shapes import SharedShapes
 from policylint.k8s.verdicts import TOP_LEVEL_SKIPPED, VALIDATIONS, CelFailure, Check, Rejection, template
 
 if TYPE_CHECKING:
@@ -48,6 +48,22 @@ def cel_failures(
     yield from run.run()
     if spent is not None:
         spent.append(run.spent)
+
+
+def cel_rejections(
+    data: Mapping[str, Any],
+    schema: Mapping[str, Any],
+    malformed: Malformed,
+    results: dict[tuple[int, str, tuple[Any, ...]], Any],
+    shapes: dict[int, Any],
+) -> tuple[tuple[Rejection, ...], int]:
+    """`cel_failures`' rejections, all of them, and what the object's rules cost in all: what the
+    admission verdict of every object asks (`admission._admit`), without a generator around the
+    walk's."""
+    if not subtree_has_rules(schema):
+        return (), 0
+    run = _CelRun(data, schema, malformed, results, shapes)
+    return tuple(run.run()), run.spent
 
 
 @functools.cache
@@ -131,52 +147,59 @@ class _CelRun(RuleOutcomes):
         self.done = False  # "no further validation rules will be run"
 
     def run(self) -> Iterator[Rejection]:
-        stack = self.stack
+        """The walk. Each value is one turn of this loop, with what used to be a call each inlined
+        (most of an object's values are a subtree seen before, or a map with no rule of its own):
+        whether a subtree whose content was seen under the same node with nothing refused answers,
+        if the budget covers it (else the subtree is walked, and its cost kept when nothing under
+        it is refused), and the children whose schema has rules below it."""
+        stack, open_, results, shapes, budget = self.stack, self.open_, self.results, self.shapes, self.budget
+        shape = self.cel.shape
+        # A map's or list's key among the subtrees: its id in the run's memo of shapes, as in
+        # `schemawalk._Walk.run` (the objects are held, and the memo tables emptied with them).
+        by_id = type(shapes) is SharedShapes
         while stack and not self.done:
             raw, node, parts = stack.pop()
             if raw is _END:
-                slot, dirty, entered = self.open_.pop()
+                slot, dirty, entered = open_.pop()
                 if not dirty:
-                    self.results[slot] = self.spent - entered
+                    results[slot] = self.spent - entered
                 continue
-            if raw is None or template(raw) or (parts and self._reused(raw, node)):
-                continue
-            if self._descend(raw, node, parts):
+            if raw is None or (((type(raw) is dict and len(raw) == 1) or type(raw) is str) and template(raw)):
+                continue  # a null is an unset field; a template action or placeholder is PL004's
+            if parts:
+                if by_id and (type(raw) is dict or type(raw) is list):
+                    whole = id(raw)
+                else:
+                    # Looked up before `shape` is called (a live scalar never has the id of a map
+                    # or list the memo holds alive).
+                    whole = shapes.get(id(raw), _UNSET)
+                    if whole is _UNSET:
+                        whole = shape(raw, shapes)
+                if whole is not None:
+                    subtree = (id(node), "/", (whole,))
+                    cost = results.get(subtree)
+                    if cost is not None and self.spent + cost <= budget:
+                        self.spent += cost
+                        continue
+                    open_.append([subtree, False, self.spent])
+                    stack.append((_END, None, None))
+            plan = _PLANS.get(id(node))
+            if plan is None or plan[0] is not node:
+                plan = _plan(node)
+            _, kids, extra, each, own, scalars = plan  # scalars: some map value has rules of its own
+            if type(raw) is dict:
+                if kids is not None:
+                    stack.extend(reversed(_children(raw, parts, kids, extra, scalars)))
+            elif type(raw) is list and each is not None:
+                stack.extend((item, each, (*parts, i)) for i, item in reversed(list(enumerate(raw))))
+            if own:
                 yield from self._node(raw, node, parts)
-
-    def _reused(self, raw: Any, node: Mapping[str, Any]) -> bool:
-        """Whether nothing under this subtree is refused, as seen before, and the budget covers
-        it; if not, the subtree is walked, and its cost kept when nothing under it is refused."""
-        whole = self._shape(raw)
-        if whole is None:
-            return False
-        subtree = (id(node), "/", (whole,))
-        cost = self.results.get(subtree)
-        if cost is not None and self.spent + cost <= self.budget:
-            self.spent += cost
-            return True
-        self.open_.append([subtree, False, self.spent])
-        self.stack.append((_END, None, None))
-        return False
 
     def _shape(self, raw: Any) -> Any:
         """`cel.shape` of the value: the run's shapes are mostly known already, and looked up here
         first (a live scalar never has the id of a map or list the memo holds alive)."""
         got = self.shapes.get(id(raw), _UNSET)
         return self.cel.shape(raw, self.shapes) if got is _UNSET else got
-
-    def _descend(self, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...]) -> bool:
-        """Push the children whose schema has rules below it; whether the node has rules of its own."""
-        plan = _PLANS.get(id(node))
-        if plan is None or plan[0] is not node:
-            plan = _plan(node)
-        _, kids, extra, each, own, scalars = plan  # scalars: some map value has rules of its own
-        if type(raw) is dict:
-            if kids is not None:
-                self.stack.extend(reversed(_children(raw, parts, kids, extra, scalars)))
-        elif type(raw) is list and each is not None:
-            self.stack.extend((item, each, (*parts, i)) for i, item in reversed(list(enumerate(raw))))
-        return own
 
     def _dirty(self) -> None:
         """Something under every subtree being walked was refused or left out: keep no answer for them."""
@@ -340,14 +363,14 @@ def _out_of_budget(compiled: Compiled, validation: Mapping[str, Any], error: Eva
     return None
 
 
-# Schema node -> whether anything under it has CEL rules (`subtree_has_rules`).
-_SUBTREE: IdentityMap[Mapping[str, Any], bool] = IdentityMap()
+# id of a schema node -> whether anything under it has CEL rules (`subtree_has_rules`).
+_SUBTREE: dict[int, tuple[Mapping[str, Any], bool]] = {}  # id -> (the node, held: its id stays its own; the answer)
 # id of a schema node -> (the node, its properties' schemas where rules are below them (else
 # None; None for all: no property or additional property leads to a rule), its
 # additionalProperties' schema where rules are below, its items' schema where rules are below,
 # whether it has rules, whether a property's or additionalProperties' schema has rules of its own,
 # for scalar values). The plan holds the node, so its id stays its own; looked up by the walk
-# itself (`_CelRun._descend`), once per value, without a call.
+# itself (`_CelRun.run`), once per value, without a call.
 _PLANS: dict[int, tuple[Mapping[str, Any], dict[Any, Any] | None, Any, Any, bool, bool]] = {}
 
 
@@ -381,16 +404,16 @@ _END: Any = object()  # on the walk's stack: the subtree above is done
 
 def subtree_has_rules(node: Mapping[str, Any]) -> bool:
     """Whether a schema node or anything under it has CEL rules (cached by the node's identity)."""
-    got = _SUBTREE.get(node)
-    if got is not None:
-        return got
+    got = _SUBTREE.get(id(node))
+    if got is not None and got[0] is node:
+        return got[1]
     found = bool(node.get(VALIDATIONS))
     if not found:
         children: list[Any] = [*(node.get("properties") or {}).values(), node.get("items"), node.get("additionalProperties")]
         found = any(isinstance(c, dict) and subtree_has_rules(c) for c in children)
     if len(_SUBTREE) > 100_000:
         _SUBTREE.clear()  # CRDs read from many inputs in one process (tests): keep the cache bounded
-    _SUBTREE[node] = found
+    _SUBTREE[id(node)] = (node, found)
     return found
 
 

@@ -8,10 +8,10 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from policylint.identity import IdentityMap
 from policylint.input.positions import format_path
 from policylint.k8s.schemas import COMBINED
-from policylint.k8s.verdicts import EMBEDDED, PRESERVE, TOP_LEVEL_SKIPPED, template
+from policylint.k8s.shapes import SharedShapes
+from policylint.k8s.verdicts import EMBEDDED, PRESERVE, TOP_LEVEL_SKIPPED, root_node, template
 
 _END: Any = object()  # on the walk's stack: the subtree above is done
 _UNSHAPED: Any = object()  # not in the memo of shapes
@@ -78,23 +78,6 @@ def violations(
     budget = _Budget(root)
     _Walk(out, unknown, seen, {} if shapes is None else shapes, budget).run(root, root_node(schema), ())
     return out
-
-
-# Schema -> its root as `violations` walks it (`root_node`).
-_ROOTS: IdentityMap[Mapping[str, Any], Mapping[str, Any]] = IdentityMap()
-
-
-def root_node(schema: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The schema's root as the walk checks an object against it: the fields the API server sets
-    or checks itself (apiVersion, kind, metadata, status) not required. Worked out once per schema,
-    not once per object of its kind."""
-    got = _ROOTS.get(schema)
-    if got is None:
-        if len(_ROOTS) > 10_000:
-            _ROOTS.clear()  # CRDs read from many inputs in one process (tests): bounded
-        required = [r for r in schema.get("required", ()) if r not in TOP_LEVEL_SKIPPED]
-        got = _ROOTS[schema] = {**schema, "required": required}
-    return got
 
 
 @functools.cache
@@ -194,22 +177,46 @@ class _Walk:
         self.stack: list[tuple[Any, Any, Any]] = []
 
     def run(self, start: Any, schema: Mapping[str, Any], at: tuple[str | int, ...]) -> bool:
-        """Walk `start` under `schema` at path `at`; False when the budget ran out before the walk was done."""
+        """Walk `start` under `schema` at path `at`; False when the budget ran out before the walk was done.
+        A map or list walked under the same node before takes that answer (`seen`), else its answer
+        is kept when its subtree is done (`_end`): inline, not a call per map or list."""
         stack = self.stack
         stack.append((start, schema, at))
-        budget = self.budget
+        budget, counted, seen, shapes, shape = self.budget, self.counted, self.seen, self.shapes, self.shape
+        out, unknown = self.out, self.unknown
+        # In the run's memo of shapes (policylint.k8s.shapes) a map's or list's shape is a token of
+        # the object: its id tells the same apart without a lookup while the catalogue holds it
+        # (`Catalogue.pinned`, emptied with the memo tables: `admission._run_shapes`).
+        by_id = type(shapes) is SharedShapes
         while stack:
             value, node, path = stack.pop()
-            if self.counted:
+            if counted:
                 budget.left -= 1
-                if budget.exhausted:
+                if budget.left < 0:
                     return False
             if value is _END:
                 self._end(node)
-            elif value is None or (((type(value) is dict and len(value) == 1) or type(value) is str) and template(value)):
+                continue
+            t = type(value)
+            if value is None or (((t is dict and len(value) == 1) or t is str) and template(value)):
                 continue  # a null is an unset field to the API server; a template action or placeholder is PL004's
-            elif not self._reused(value, node, path):
-                self._visit(value, node, path)
+            if seen is not None and path and (t is dict or t is list):
+                if by_id:
+                    whole = id(value)
+                else:
+                    whole = shapes.get(id(value), _UNSHAPED)
+                    if whole is _UNSHAPED:
+                        whole = shape(value, shapes)
+                if whole is not None:
+                    key = (id(node), whole)
+                    got = seen.get(key)
+                    if got is not None:
+                        if got is not _NOTHING:
+                            out.extend(((*path, *p), m, r) for p, m, r in got[0])
+                            unknown.extend(((*path, *p), k, known) for p, k, known in got[1])
+                        continue
+                    stack.append((_END, (key, len(out), len(path), len(unknown)), None))
+            self._visit(value, node, path)
         return True
 
     def _end(self, mark: Any) -> None:
@@ -218,7 +225,7 @@ class _Walk:
         if mark is None:
             self.quiet -= 1
             return
-        if self.budget.exhausted:
+        if self.budget.left < 0:
             return  # alternatives left unchecked under it: no answer to give other objects
         key, start, depth, first = mark
         if start == len(self.out) and first == len(self.unknown):
@@ -228,27 +235,6 @@ class _Walk:
             tuple((p[depth:], m, r) for p, m, r in self.out[start:]),
             tuple((p[depth:], k, known) for p, k, known in self.unknown[first:]),
         )
-
-    def _reused(self, value: Any, node: Mapping[str, Any], path: tuple[str | int, ...]) -> bool:
-        """Whether a map or list whose content was walked under the same node takes that answer;
-        if not, the answer walked now is kept when its subtree is done."""
-        if self.seen is None or not path or (type(value) is not dict and type(value) is not list):
-            return False
-        # The run's shapes are mostly known already: looked up here before `shape` is called.
-        whole = self.shapes.get(id(value), _UNSHAPED)
-        if whole is _UNSHAPED:
-            whole = self.shape(value, self.shapes)
-        if whole is None:
-            return False
-        key = (id(node), whole)
-        got = self.seen.get(key)
-        if got is not None:
-            if got is not _NOTHING:
-                self.out.extend(((*path, *p), m, r) for p, m, r in got[0])
-                self.unknown.extend(((*path, *p), k, known) for p, k, known in got[1])
-            return True
-        self.stack.append((_END, (key, len(self.out), len(path), len(self.unknown)), None))
-        return False
 
     def _visit(self, value: Any, node: Mapping[str, Any], path: tuple[str | int, ...]) -> None:
         """One value under its schema node: its type, then what the schema says of a value of that type."""
@@ -291,8 +277,17 @@ class _Walk:
                 # Items that pass their plain checks (a route's hostnames) are not pushed; an
                 # alternative's walk spends its budget per value visited, and visits them all.
                 checks, numbers = (None, _NOT_QUICK) if self.counted else plan.item_checks
-                quick, pushed = checks is not None or numbers is not _NOT_QUICK, reversed(list(enumerate(value)))
-                self.stack.extend((v, items, (*path, i)) for i, v in pushed if not (quick and _passes(v, checks, numbers)))
+                if checks is not None or numbers is not _NOT_QUICK:
+                    # Only a string or an integer can pass without a visit (`_passes`): most items
+                    # are maps (a route's rules, references), asked nothing more.
+                    pushed = [
+                        (v, items, (*path, i))
+                        for i, v in enumerate(value)
+                        if not ((type(v) is str or type(v) is int) and _passes(v, checks, numbers))
+                    ]
+                else:
+                    pushed = [(v, items, (*path, i)) for i, v in enumerate(value)]
+                self.stack.extend(reversed(pushed))
         if plan.list_type and len(value) > 1:  # one item repeats nothing
             _duplicates(out, path, value, node, items if isinstance(items, dict) else {})
 

@@ -8,6 +8,7 @@ import hashlib
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from policylint.identity import IdentityMap
 from policylint.input.placeholders import whole_value
 from policylint.input.verdictstore import by_name
 from policylint.values import frozen
@@ -24,6 +25,23 @@ TOP_LEVEL_SKIPPED = frozenset({"apiVersion", "kind", "metadata", "status"})
 VALIDATIONS = "x-kubernetes-validations"
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
 EMBEDDED = "x-kubernetes-embedded-resource"
+
+
+# Schema -> its root as `schemawalk.violations` walks it (`root_node`).
+_ROOTS: IdentityMap[Mapping[str, Any], Mapping[str, Any]] = IdentityMap()
+
+
+def root_node(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The schema's root as the walk checks an object against it: the fields the API server sets
+    or checks itself (apiVersion, kind, metadata, status) not required. Worked out once per schema,
+    not once per object of its kind."""
+    got = _ROOTS.get(schema)
+    if got is None:
+        if len(_ROOTS) > 10_000:
+            _ROOTS.clear()  # CRDs read from many inputs in one process (tests): bounded
+        required = [r for r in schema.get("required", ()) if r not in TOP_LEVEL_SKIPPED]
+        got = _ROOTS[schema] = {**schema, "required": required}
+    return got
 
 
 class Check(enum.Enum):
@@ -78,7 +96,8 @@ class Admission:
     @property
     def rejected(self) -> bool:
         """Whether the API server refuses the object (a rule not evaluated to the end does not count)."""
-        return bool(self.schema) or any(not r.undecided for r in self.cel)
+        # Most verdicts refuse nothing: no generator is made for them.
+        return bool(self.schema) or (bool(self.cel) and any(not r.undecided for r in self.cel))
 
     def rejections(self) -> Iterator[Rejection]:
         yield from self.schema

@@ -339,9 +339,10 @@ def test_what_an_object_asks_of_the_other_plausible_schemas_is_found_by_its_api_
 
     monkeypatch.setattr(objects, "split_api_version", counting)
     assert [dissent(admissions, o) for o in routes] == [None] * 9
-    # The first route's plan is made (its key and the schema's lookup split the apiVersion); the
-    # other routes find it. Before, the version was split for every route's lookup: 10.
-    assert len(split) == 2, split
+    # The first route's plan is made (its key splits the apiVersion; the schema's lookup finds the
+    # kind's answer by the apiVersion and kind the route writes, `Catalogue.schema`); the other
+    # routes find it. Before, the version was split for every route's lookup: 10; then 2.
+    assert len(split) == 1, split
 
 
 class _Read(dict[str, Any]):
@@ -527,3 +528,127 @@ def test_judging_integers_and_list_items_where_they_stand_refuses_what_visiting_
         assert quick == visiting_all(data), data
         differing += bool(quick)
     assert differing > 100  # most values are refused somewhere: the comparison is not of empty lists
+
+
+def _routes(count: int) -> str:
+    route = (
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: r{n}, namespace: apps}}\n"
+        "spec:\n  parentRefs: [{{name: edge, sectionName: s{n}}}]\n  rules:\n  - backendRefs: [{{name: web, port: {n}}}]\n"
+    )
+    return TOPOLOGY + "".join(route.format(n=n) for n in range(1, count + 1))
+
+
+def test_the_schema_of_an_object_is_found_by_its_api_version_and_kind(monkeypatch: Any) -> None:
+    # Every object asks which schema decides it (`Catalogue.schema`); the answer is the kind's
+    # and version's, looked up by the apiVersion and kind the object writes, so that the version
+    # is split out of the apiVersion once per kind and apiVersion, not once per object.
+    from policylint.k8s import objects
+    from policylint.k8s.admissions import Admissions
+
+    result = lint_text(_routes(8), selection=select("PL001"))
+    admissions = Admissions(result.index)
+    routes = [o for o in result.index.objects if o.kind == "HTTPRoute"]
+    split: list[str] = []
+    original = objects.split_api_version
+
+    def counting(api_version: str) -> tuple[str, str]:
+        split.append(api_version)
+        return original(api_version)
+
+    monkeypatch.setattr(objects, "split_api_version", counting)
+    verdicts = [admissions.verdict(o) for o in routes]
+    assert all(v is not None and not v.rejected for v in verdicts)
+    # The first route's version, to find its schema; the eight others find the answer by what
+    # they write. Before, every route's lookup split it: 9.
+    assert split == ["gateway.networking.k8s.io/v1"]
+    # The same schema as the kind's and version's, and none for a version no schema serves.
+    (schema,) = {id(admissions.catalogue.schema(o)) for o in routes}
+    assert schema == id(admissions.catalogue.decided["gateway.networking.k8s.io", "HTTPRoute", "v1"])
+    text = "---\napiVersion: gateway.networking.k8s.io/v9\nkind: HTTPRoute\nmetadata: {name: x, namespace: apps}\nspec: {}\n"
+    (other,) = lint_text(text, selection=select("PL001")).index.objects
+    assert admissions.catalogue.schema(other) is None
+
+
+def _held_ids(values: list[Any]) -> set[int]:
+    """The ids of every map and list in `values`."""
+    found: set[int] = set()
+    stack = list(values)
+    while stack:
+        value = stack.pop()
+        if type(value) is dict:
+            found.add(id(value))
+            stack.extend(value.values())
+        elif type(value) is list:
+            found.add(id(value))
+            stack.extend(value)
+    return found
+
+
+def test_the_walks_key_the_runs_maps_and_lists_by_the_object_while_it_is_held(monkeypatch: Any) -> None:
+    # In the run's memo of shapes a map or list is its own shape, one token per object
+    # (policylint.k8s.shapes); both walks key a subtree by the object's id instead, without
+    # looking the token up or making one (a lookup per map or list, per walk). An id is the
+    # object's only while the object lives: the catalogue holds the data of the objects it
+    # walked (`pinned`), and when it lets them go it empties the memo tables too, so that no key
+    # ever names an object no longer held.
+    from policylint.k8s import admission
+    from policylint.k8s.admissions import Admissions
+
+    result = lint_text(_routes(7), selection=select("PL001"))
+    routes = [o for o in result.index.objects if o.kind == "HTTPRoute"]
+    admissions = Admissions(result.index)
+    catalogue = admissions.catalogue
+    first = routes[0]
+    assert admissions.verdict(first) is not None
+    spec = first.data["spec"]
+    node = catalogue.schema(first)[0]["properties"]["spec"]  # type: ignore[index]
+    parent_refs = node["properties"]["parentRefs"]
+    assert (id(parent_refs), id(spec["parentRefs"])) in catalogue.schema_results
+    # The route's parentRefs carry CEL rules below: their subtree's cost is kept by the same id.
+    assert (id(parent_refs), "/", (id(spec["parentRefs"]),)) in catalogue.cel_results
+    # The schema walk of a route makes no token at all (before, one per map and list it keyed:
+    # the spec's parentRefs, their item, the rules, the rule, its backendRefs and their item).
+    from policylint.k8s.admission import violations
+    from policylint.k8s.shapes import SharedShapes
+
+    shapes = SharedShapes()
+    assert violations(routes[1].data, catalogue.schema(routes[1])[0], {}, shapes, []) == []  # type: ignore[index]
+    assert len(shapes) == 0
+
+    monkeypatch.setattr(admission, "PINNED_LIMIT", 2)
+    for route in routes[1:]:
+        admissions.verdict(route)
+        held = _held_ids(catalogue.pinned)
+        assert len(catalogue.pinned) <= 3
+        keys = [k[1] for k in catalogue.schema_results if type(k[1]) is int]
+        keys += [k[2][0] for k in catalogue.cel_results if k[1] == "/" and type(k[2][0]) is int]
+        assert keys and set(keys) <= held, "a memo key names a map or list the catalogue no longer holds"
+
+
+def test_an_objects_cel_rejections_and_cost_are_the_walks(monkeypatch: Any) -> None:
+    # The verdict takes the CEL walk's rejections and cost in one call (`cel_rejections`), not
+    # through the generator `cel_failures` gives every other reader: the same rejections in the
+    # same order and the same cost, on objects whose rules pass, fail and run out of schema.
+    from policylint.k8s.admissions import Admissions
+    from policylint.k8s.celrules import cel_failures, cel_rejections
+    from policylint.pipeline import LintRequest, _project
+    from tests.lintutil import ROOT
+
+    bad = TOPOLOGY + btp("one", CEL_BAD) + btp("two", SCHEMA_BAD) + btp("three", VALID) + btp("four", CEL_BAD)
+    indexes = [lint_text(bad, selection=select("PL001")).index]
+    indexes.append(_project(LintRequest(paths=[str(ROOT / "examples")]))[0].index)
+    compared = failing = 0
+    for index in indexes:
+        catalogue = Admissions(index).catalogue
+        for obj in index.objects:
+            found = catalogue.schema(obj) if isinstance(obj.data, dict) else None
+            if found is None:
+                continue
+            spent: list[int] = []
+            walked = list(cel_failures(obj.data, found[0], index.malformed(obj), {}, {}, spent))
+            rejections, cost = cel_rejections(obj.data, found[0], index.malformed(obj), {}, {})
+            assert [(r.path, r.message, r.undecided) for r in rejections] == [(r.path, r.message, r.undecided) for r in walked]
+            assert cost == spent[0]
+            compared += 1
+            failing += bool(walked)
+    assert failing >= 2 and compared > failing

@@ -175,6 +175,7 @@ def result_key(
 
 
 _TOGETHER: Any = object()  # the first part of a key made by `rules_key`
+_UNPLANNED: Any = object()  # a node not in `_TOGETHERS` yet
 
 
 def rules_key(
@@ -203,8 +204,9 @@ _TOGETHERS: IdentityMap[Mapping[str, Any], tuple[Need, dict[str, int] | None, An
 def _together(
     node: Mapping[str, Any], rules: tuple[tuple[Mapping[str, Any], Compiled], ...]
 ) -> tuple[Need, dict[str, int] | None, Any] | None:
-    if node in _TOGETHERS:
-        return _TOGETHERS[node]
+    got = _TOGETHERS.get(node, _UNPLANNED)  # one lookup, not `in` and then `[]`: every new value asks
+    if got is not _UNPLANNED:
+        return got
     needs = [compiled.need for _, compiled in rules if compiled.need is not None]
     plan: tuple[Need, dict[str, int] | None, Any] | None = None
     # One rule's own key is the same part; a rule that reads `self` whole leaves only the shape.
