@@ -353,8 +353,9 @@ def _find_key(doc: _Doc, node: _Node, name: str) -> tuple[int, int, int, int] | 
             return found
 
 
-# A name `_find_root_key` does not look for by its text: one that may start a dash, a comment or a
-# quoted key, or hold a line break.
+# The first characters of a name `_find_root_key` does not look for by its text: one that may
+# start a dash, a comment or a quoted key, or a blank or a break (a name holding a break further
+# on is the key of no line, found by the text as by the lines).
 _NOT_ROOT_FAST = frozenset("-#'\" \n")
 
 
