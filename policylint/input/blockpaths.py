@@ -34,6 +34,10 @@ Answer = tuple[int, int, int | None]
 # the characters that can start a quoted, flow, block, anchored, aliased, tagged or reserved
 # node, tabs and other line breaks. (A character class: the regex engine scans for it in C.)
 _NOTEWORTHY = re.compile(r"""['"\[\]{}&*!|>?%@`\t\r\x85\u2028\u2029\ufeff]""")
+# The same in a text that is ASCII (nearly every one; `str.isascii` is a flag): a class of ASCII
+# characters alone is one table lookup per character to the regex engine, where the three beyond
+# ASCII made it test each character against them too.
+_NOTEWORTHY_ASCII = re.compile(r"""['"\[\]{}&*!|>?%@`\t\r]""")
 # A nested compact list (`- - a`) or a complex key's value (`: a`) at a line's start; searched
 # from a line break (a literal first character, so the engine skips to each break in C). The
 # indentation is taken whole, as an atomic group would (a lookahead and its backreference: the
@@ -182,12 +186,16 @@ _BLANK, _COMMENT = -1, -2
 
 
 class _Doc:
-    """A document's lines and, for each, its indentation (`_BLANK`, `_COMMENT`: neither)."""
+    """A document's text, its lines and, for each, its indentation (`_BLANK`, `_COMMENT`:
+    neither); whether a line at column 0 starts with a quote (`_check` tells, the only lines that
+    can)."""
 
-    __slots__ = ("indents", "lines")
+    __slots__ = ("indents", "lines", "quoted_root", "text")
 
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.quoted_root = False
+        lines = self.lines = text.split("\n")
         self.indents = [
             (len(line) - len(rest) if rest[0] != "#" else _COMMENT) if (rest := line.lstrip(" ")) else _BLANK for line in lines
         ]
@@ -200,14 +208,15 @@ class _Doc:
         return at
 
 
-def _check(text: str, doc: _Doc) -> None:
+def _check(text: str, doc: _Doc, noteworthy: re.Pattern[str] = _NOTEWORTHY) -> None:
     """Decline a document whose lines hold what this reader does not take apart (see the
-    module's doc): only the lines holding a `_NOTEWORTHY` character are looked at."""
+    module's doc): only the lines holding a `_NOTEWORTHY` character are looked at (`noteworthy`:
+    that regexp, or one that finds the same in this text)."""
     lines, indents = doc.lines, doc.indents
     row, line_start = 0, 0  # the line of the last match looked at, and its offset
     checked = 0  # matches before this offset are on lines already looked at
     skip = 0  # lines before this one are a block scalar's content
-    for match in _NOTEWORTHY.finditer(text):
+    for match in noteworthy.finditer(text):
         at = match.start()
         if at < checked:
             continue
@@ -216,6 +225,8 @@ def _check(text: str, doc: _Doc) -> None:
         end = text.find("\n", at)
         checked = len(text) if end < 0 else end + 1
         indent = indents[row]
+        if indent == 0 and text[at] in "'\"" and at == line_start:
+            doc.quoted_root = True  # a root key `_find_root_key` does not look for
         if row < skip or indent < 0:
             continue  # block scalar content, or a comment
         line = lines[row]
@@ -309,8 +320,11 @@ def _find_key(doc: _Doc, node: _Node, name: str) -> tuple[int, int, int, int] | 
     block mapping (the loaded data keeps the last of duplicate keys)."""
     lines, indents = doc.lines, doc.indents
     col = node.col
+    if col == 0 and node.line == 0 and not doc.quoted_root and name and name[0] not in _NOT_ROOT_FAST:
+        return _find_root_key(doc, name)
     found = None
     at = node.line
+    count = len(indents)
     while True:
         text = lines[at]
         # Only a line starting with the name, or with a quote, can hold it: the others are keys
@@ -322,12 +336,53 @@ def _find_key(doc: _Doc, node: _Node, name: str) -> tuple[int, int, int, int] | 
             if key[0] == name:
                 found = (at, col, key[1], key[2])
         # The next key of this mapping: skip deeper lines, blank ones, comments, and the items
-        # of a list written at the keys' own indentation (the previous key's value).
+        # of a list written at the keys' own indentation (the previous key's value). The loop
+        # every line of the mapping goes through: each indentation read once, and a dash told
+        # (`_is_dash`) without a call.
         at += 1
-        while at < len(indents) and (indents[at] > col or indents[at] < 0 or (indents[at] == col and _is_dash(lines[at], col))):
+        while at < count:
+            indent = indents[at]
+            if indent == col:
+                line = lines[at]
+                if not (line.startswith("- ", col) or (len(line) == col + 1 and line[col] == "-")):
+                    break
+            elif 0 <= indent < col:
+                return found
             at += 1
-        if at == len(indents) or indents[at] < col:
+        if at == count:
             return found
+
+
+# The first characters of a name `_find_root_key` does not look for by its text: one that may
+# start a dash, a comment or a quoted key, or a blank or a break (a name holding a break further
+# on is the key of no line, found by the text as by the lines).
+_NOT_ROOT_FAST = frozenset("-#'\" \n")
+
+
+def _find_root_key(doc: _Doc, name: str) -> tuple[int, int, int, int] | None:
+    """`_find_key` in a mapping that starts at the document's first line and column 0: it runs to
+    the document's end, and its keys are the lines that start at column 0 (a comment starts with
+    `#`, the items of a list written at column 0 with a dash, and nothing else can: a block scalar's
+    or a plain scalar's lines are indented deeper than their key, and a quoted scalar or a flow
+    collection that goes on to another line is declined). The lines that start with the name are
+    found by searching the text (in C), where going through the mapping's lines read every line
+    of the document for each path (most paths start from the root: `metadata.name`, `spec`).
+    As there, each is taken apart as a key, and the last whose text is the name is the one."""
+    text, lines = doc.text, doc.lines
+    needle = "\n" + name
+    found = None
+    row, offset = 0, 0  # a line and where it starts in the text
+    start = 0 if text.startswith(name) else (text.find(needle) + 1 or -1)  # the next line that starts with it
+    while start >= 0:
+        row += text.count("\n", offset, start)
+        offset = start
+        key = _key(lines[row], 0)
+        if key is None:
+            raise _Declined
+        if key[0] == name:
+            found = (row, 0, key[1], key[2])
+        start = text.find(needle, start) + 1 or -1
+    return found
 
 
 def _find_item(doc: _Doc, node: _Node, index: int) -> _Node | None:
@@ -374,12 +429,13 @@ def locate(text: str, paths: Sequence[Sequence[PathPart]], line_ends: bool = Fal
     # block scalar, which the line checks skip, would put every later line one off.
     if "\r" in text or not (text.isascii() or _OTHER_BREAKS.search(text) is None):
         return None
-    doc = _Doc(text.split("\n"))
+    doc = _Doc(text)
     try:
         if _ODD_LINE.search("\n" + text) is not None:
             raise _Declined
-        if _NOTEWORTHY.search(text) is not None:
-            _check(text, doc)
+        noteworthy = _NOTEWORTHY_ASCII if text.isascii() else _NOTEWORTHY
+        if noteworthy.search(text) is not None:
+            _check(text, doc, noteworthy)
         first = doc.lines[0]
         if first.startswith(("---", "...", "%")) or doc.indents[0] < 0:
             raise _Declined

@@ -346,6 +346,9 @@ PATTERNS: dict[str, Adversarial] = {
     ),
     # The block reader's line checks, over a document's text or one line.
     "policylint.input.blockpaths._NOTEWORTHY": Adversarial(("search", "finditer"), lambda n: ["a: b\n" * (n // 5), "'" * n]),
+    "policylint.input.blockpaths._NOTEWORTHY_ASCII": Adversarial(
+        ("search", "finditer"), lambda n: ["a: b\n" * (n // 5), "'" * n]
+    ),
     "policylint.input.blockpaths._ODD_LINE": Adversarial(
         ("search",),
         lambda n: [

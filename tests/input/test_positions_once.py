@@ -9,7 +9,13 @@
 - the end of a span that runs to its line's end is read from the document's own lines
   (`blockpaths.locate(..., line_ends=True)`), compared with the file's;
 - a line break other than `\\n` in a comment or a block scalar, which the block reader's line
-  checks skip, sends the document to be composed: its positions are libyaml's.
+  checks skip, sends the document to be composed: its positions are libyaml's;
+- a key of the root mapping is found by searching the document's text for its name
+  (`blockpaths._find_root_key`), the lines of the root's other keys' values never read, with
+  libyaml's answers where the name starts a longer key, a comment, a list item at column 0, a
+  block scalar's line or a value, where it is quoted and where it is given twice;
+- the regexp that finds the characters the block reader looks at closer, in an ASCII text, finds
+  what the one for every text finds.
 """
 
 from __future__ import annotations
@@ -230,3 +236,62 @@ def test_a_break_other_than_newline_the_line_checks_skip_gives_libyaml_s_lines(t
     for parts in paths:
         mark, _ = positions._walk(node, parts)
         assert resolver.resolve(document.ref, parts) == (mark.line + 1, mark.column + 1), parts
+
+
+def test_a_root_key_is_found_without_reading_the_lines_of_the_root_s_other_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`metadata.name` in a route: the root's keys are found by their text, so the block reader
+    reads no line's indentation past `metadata`'s mapping (line 5, `spec`, ends it), where it went
+    through every line of the document to find the root's last `metadata` (the loaded data keeps
+    the last of duplicate keys)."""
+    read: list[int] = []
+
+    class Counting(list):  # type: ignore[type-arg]
+        def __getitem__(self, at: Any) -> Any:
+            read.append(at)
+            return super().__getitem__(at)
+
+    original = blockpaths._Doc.__init__
+
+    def counting(self: Any, text: Any) -> None:
+        original(self, text)
+        self.indents = Counting(self.indents)
+
+    monkeypatch.setattr(blockpaths._Doc, "__init__", counting)
+    paths: list[tuple[str | int, ...]] = [("metadata", "name")]
+    # `  name: shop`: from the key to the end of its value.
+    assert blockpaths.locate(ROUTE, paths) == _libyaml(ROUTE, paths) == [(3, 2, 12)]
+    assert read and max(read) <= 5 < ROUTE.count("\n")
+
+
+ROOT_KEYS = [
+    # Given twice: the last is the one.
+    "metadata:\n  name: a\nspec: {}\nmetadata:\n  name: b\n",
+    # The name starts a longer key, and stands as a value.
+    "metadataX: 1\nkind: metadata\nmetadata:\n  name: a\nmetadata2:\n  name: b\n",
+    # In a comment at column 0, in a list's item at column 0, in a block scalar's line.
+    "kind: x\n#metadata:\n#  name: no\nitems:\n- metadata:\n    name: no\nnote: |\n  metadata:\n   name: no\nmetadata:\n  name: a\n",
+    # Quoted, alone or beside the plain one.
+    "'metadata':\n  name: a\nkind: x\n",
+    'metadata:\n  name: a\n"metadata":\n  name: b\n',
+    "metadata:\n  name: a\n'metadata':\n  name: b\nmetadata :\n  name: c\n",
+    # Absent, and a root whose first line is the key.
+    "kind: x\nspec:\n  metadata:\n    name: no\n",
+    "metadata:\n  name: a\n",
+]
+
+
+@pytest.mark.parametrize("text", ROOT_KEYS)
+def test_a_root_key_found_by_its_text_is_libyaml_s(text: str) -> None:
+    paths: list[tuple[str | int, ...]] = [("metadata", "name"), ("metadata",), ("spec",), ("kind",), ("items", 0, "metadata")]
+    paths = [parts for parts in paths if (parts[0] + ":") in text or parts[0] == "metadata"]
+    got = blockpaths.locate(text, paths)
+    assert got is not None  # read from its lines, not composed
+    assert got == _libyaml(text, paths)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=60))
+def test_the_noteworthy_characters_of_an_ascii_text_are_found_by_the_ascii_regexp(text: str) -> None:
+    assert [m.start() for m in blockpaths._NOTEWORTHY_ASCII.finditer(text)] == [
+        m.start() for m in blockpaths._NOTEWORTHY.finditer(text)
+    ]

@@ -398,3 +398,36 @@ def test_a_policy_s_blast_radius_is_counted_from_its_contexts(corpus: Path) -> N
             "gateways": sum(node[0] == "gateway" for node in passed),
             "backends": len(backends),
         }, policy.key
+
+
+def test_a_rule_s_children_are_read_from_its_route_s_nodes_not_the_hierarchy_s_table(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rules the run tallies together (nearly all) have their backends read from their
+    route's nodes, which gave the route's rules: none goes through the hierarchy's table
+    (`Simulation.children`) on its own. Only a rule the walk goes into is asked for there (the tree
+    before asked for every rule's: 477 of this corpus's rules, where 37 are walked)."""
+    asked: list[NodeKey] = []
+    original = Simulation._compute_children
+
+    def counting(self: Simulation, node: NodeKey) -> list[NodeKey]:
+        asked.append(node)
+        return original(self, node)
+
+    monkeypatch.setattr(Simulation, "_compute_children", counting)
+    walked = _walked(monkeypatch)
+    sim = lint_paths([str(corpus)]).project.simulation()
+    rules_asked = [node for node in asked if node[0] == "rule"]
+    rules_walked = {path[-1] for path, _ in walked if path[-1][0] == "rule"}
+    ended = {path[-1] for group in sim.stack_groups() for path in group.examples if path[-1][0] == "rule"}
+    assert rules_walked and len(ended) > len(rules_walked)
+    assert set(rules_asked) <= rules_walked
+    assert len(rules_asked) == len(set(rules_asked))  # each at most once
+    # The same contexts as a simulation whose rules are all read through the table, one by one.
+    one_by_one: Counter[tuple[Any, ...]] = Counter()
+    sim._visit = lambda gk, path, raw_stack: one_by_one.update([raw_stack])
+    try:
+        sim._run()
+    finally:
+        sim._visit = sim._emit
+    assert one_by_one == Counter({raw_stack: group.count for raw_stack, group in sim._groups.items()})

@@ -52,7 +52,10 @@ class RouteNodes:
         if found is None:
             children = self.rule_children(section)
             ported = {n[1] for n in children if n[0] == "port"}
-            found = self.belows[section] = frozenset(n for n in children if not (n[0] == "backend" and n[1] in ported))
+            # A rule with no port named (nearly every one) ends at each of its backends.
+            found = self.belows[section] = (
+                frozenset(n for n in children if not (n[0] == "backend" and n[1] in ported)) if ported else frozenset(children)
+            )
         return found
 
 

@@ -1,8 +1,9 @@
 """What the simulation's walk reads besides its path, and how a node hands it to its children
 (policylint.semantics.effective.simulation): the facets of each kind by node, each kind's
 effective level, the nodes some facet is attached to; a child's stacks, whether anything can end
-below a rule, a rule's ports by backend (functions of the plan and the nodes alone); and what
-the walk tallies per stack group and per policy."""
+below a rule, a rule's ports by backend, a section node's whole object and the nodes' order
+(functions of the plan and the nodes alone); and what the walk tallies per stack group and per
+policy."""
 
 from __future__ import annotations
 
@@ -101,3 +102,19 @@ def _ports_by_backend(children: Sequence[NodeKey]) -> dict[ObjectKey, list[NodeK
         if child[0] == "port":
             ports.setdefault(child[1], []).append(child)
     return ports
+
+
+def _object_node(node: NodeKey) -> NodeKey:
+    """The whole-object node a section node belongs to."""
+    level, key, _ = node
+    if level == "rule":
+        return ("route", key, None)
+    if level == "port":
+        return ("backend", key, None)
+    if level == "listener":
+        return ("gateway" if key.kind == "Gateway" else "listenerset", key, None)
+    return node
+
+
+def _node_sort(node: NodeKey) -> tuple[int, ObjectKey, str]:
+    return (RANK[node[0]], node[1], str(node[2]))
