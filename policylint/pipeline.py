@@ -40,7 +40,7 @@ from policylint.reading import is_crd as _is_crd
 from policylint.reading import load_sources as _load
 from policylint.reading import profiles_at as _profiles_at
 from policylint.reading import read_crds, read_crds_at
-from policylint.report_scope import ReportScope, removed, report_files, within
+from policylint.report_scope import ReportScope, references, removed, report_files, within
 from policylint.request import LintRequest as LintRequest
 from policylint.request import discover as discover
 from policylint.request import precheck as precheck
@@ -479,7 +479,7 @@ def _lint(
         active = config_overrides.apply(active, by_id, request.overrides)
         suppressed = config_overrides.apply(suppressed, by_id, request.overrides)
     if members is None and not (result.internal_error or outcome.failed):
-        _remember(request, sources, loaded.index, active)
+        _remember(request, sources, loaded, skipped, (active, suppressed, policy_reports, outcome.baseline_migrated))
     elif members is not None and part is None and not (result.internal_error or outcome.failed):
         _remember_members(request, sources, loaded.index, members, active)
     beyond: list[Finding] = []
@@ -512,10 +512,18 @@ def _lint(
     )
 
 
-def _remember(request: LintRequest, sources: Sequence[Source], index: ProjectIndex, active: Sequence[Finding]) -> None:
+def _remember(
+    request: LintRequest,
+    sources: Sequence[Source],
+    loaded: Project,
+    skipped: Sequence[Skipped],
+    found: tuple[Sequence[Finding], Sequence[Finding], list[dict[str, Any]] | None, int],
+) -> None:
     """Keep what this whole analysis found, by the content of its files (policylint.incremental),
     for the gate of a later change to read as its base's findings: only in the runs of a gate,
-    this run's side of the change (`change`) or the base's (`sources`, read from git)."""
+    this run's side of the change (`change`) or the base's (`sources`, read from git). `found`:
+    the active and suppressed findings, the policies section and the baseline's migrated entries,
+    before the report scope (`_remember_whole`)."""
     if request.cache_dir is None or (request.change is None and request.sources is None):
         return
     from policylint.incremental import memo
@@ -523,9 +531,46 @@ def _remember(request: LintRequest, sources: Sequence[Source], index: ProjectInd
     cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
     if cache is None:
         return
-    entry = memo.key(cache, request, [(s.display, index.content_keys.get(s.display)) for s in sources])
+    files = [(s.display, loaded.index.content_keys.get(s.display)) for s in sources]
+    entry = memo.key(cache, request, files)
     if entry is not None:
-        memo.remember(cache, entry, (f.fingerprint for f in active))
+        memo.remember(cache, entry, (f.fingerprint for f in found[0]))
+    _remember_whole(cache, request, files, loaded, skipped, found)
+
+
+def _remember_whole(
+    cache: ParseCache,
+    request: LintRequest,
+    files: Sequence[tuple[str, str | None]],
+    loaded: Project,
+    skipped: Sequence[Skipped],
+    found: tuple[Sequence[Finding], Sequence[Finding], list[dict[str, Any]] | None, int],
+) -> None:
+    """Keep every finding of this whole analysis, before the report scope, for a later change
+    that leaves every object's data as it was (policylint.incremental.equivalent). Not when a JSON
+    file was skipped as data (the files a later run names are not these) or the input holds a
+    CRD (it decides the kinds' scope, so the objects' keys, which that change works out with the
+    built-in kinds)."""
+    index = loaded.index
+    if any(s.category == DATA for s in skipped) or any(o.kind == "CustomResourceDefinition" for o in index.objects):
+        return
+    from policylint.incremental import equivalent
+
+    name = equivalent.entry(cache, request, files)
+    if name is None:
+        return
+    active, suppressed, policy_reports, migrated = found
+    with_findings = {f.object for f in (*active, *suppressed) if f.object is not None}
+    whole = equivalent.Whole(
+        list(active),
+        list(suppressed),
+        policy_reports,
+        len(index.objects),
+        loaded.resolution.policy_count(),
+        migrated,
+        references(loaded, with_findings),
+    )
+    equivalent.remember(cache, name, whole)
 
 
 def _remember_members(

@@ -31,6 +31,7 @@ from policylint.values import frozen
 if TYPE_CHECKING:
     from policylint.findings import Finding
     from policylint.incremental.resident import Resident
+    from policylint.input.cache import ContentKeys
     from policylint.input.sources import Source
     from policylint.k8s.objects import ObjectKey
     from policylint.pipeline import LintRequest, LintResult, Part
@@ -179,8 +180,11 @@ class Base:
     change differs between the two runs, and what earlier runs of the gate kept of what it finds
     (policylint.incremental.memo)."""
 
-    def __init__(self, request: LintRequest, measured: Measured, resident: Resident | None = None) -> None:
-        """`resident`: the change's side's, which worked out the keys of the bytes both sides read."""
+    def __init__(
+        self, request: LintRequest, measured: Measured, resident: Resident | None = None, keys: ContentKeys | None = None
+    ) -> None:
+        """`resident`: the change's side's, which worked out the keys of the bytes both sides read;
+        or `keys`, those keys alone (the command's, before it knows it will analyse)."""
         from policylint.input.commit import commit_sources
 
         assert measured.base is not None
@@ -197,7 +201,7 @@ class Base:
             write_baseline=None,
             show_suppressed=False,
         )
-        self.kept = _Kept(self.request, self.sources, resident)
+        self.kept = _Kept(self.request, self.sources, resident.keys if resident is not None else keys)
         self._whole: tuple[frozenset[str] | None] | None = None
 
     def whole(self) -> frozenset[str] | None:
@@ -265,8 +269,8 @@ def introduced(
 class _Kept:
     """What earlier runs of the gate found in the base (policylint.incremental.memo)."""
 
-    def __init__(self, request: LintRequest, sources: Sequence[Source], resident: Resident | None = None) -> None:
-        """`resident`: the change's side's, which worked out the keys of the bytes both sides read."""
+    def __init__(self, request: LintRequest, sources: Sequence[Source], keys: ContentKeys | None = None) -> None:
+        """`keys`: the change's side's, which worked out the keys of the bytes both sides read."""
         from policylint.input.cache import open_cache
         from policylint.input.load import is_json_name
 
@@ -276,7 +280,7 @@ class _Kept:
         if cache is None:
             self.files: list[tuple[str, str | None]] = []
             return
-        key = cache.key if resident is None else functools.partial(resident.content_key, cache)
+        key = cache.key if keys is None else functools.partial(keys.key, cache)
         self.files = [
             (s.display, key(s.content, json=is_json_name(s.display)) if s.content is not None else None) for s in sources
         ]
