@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING
 
 from policylint.values import frozen
@@ -31,7 +31,7 @@ from policylint.values import frozen
 if TYPE_CHECKING:
     from policylint.findings import Finding
     from policylint.incremental.resident import Resident
-    from policylint.input.cache import ContentKeys
+    from policylint.input.git import Change
     from policylint.input.sources import Source
     from policylint.k8s.objects import ObjectKey
     from policylint.pipeline import LintRequest, LintResult, Part
@@ -80,6 +80,10 @@ class Measured:
     # The changed files under the PATHs (the change considered), and outside them (not considered).
     considered: int = 0
     elsewhere: int = 0
+    # Every file the change touched (git's raw diff), and what those under the PATHs that it
+    # modified or removed held at the base, by their path in the repository.
+    changes: tuple[Change, ...] = ()
+    before_contents: Mapping[str, bytes] = field(default_factory=dict)
 
 
 def _under(path: str, roots: Sequence[str]) -> bool:
@@ -170,8 +174,21 @@ def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str
 
     # Never a cache inside the repository (policylint.input.cache): its authors would choose it.
     cache, _ = open_cache(cache_dir, [root])
-    before = keys_before([(path, blob) for (path, _), blob in zip(old, blobs) if blob is not None], namespace, cache)
-    return Measured(root, context, ChangeSet(files, before), commit, name, head, "", len(changed) - elsewhere, elsewhere)
+    contents = {path: blob for (path, _), blob in zip(old, blobs) if blob is not None}
+    before = keys_before(list(contents.items()), namespace, cache)
+    return Measured(
+        root,
+        context,
+        ChangeSet(files, before),
+        commit,
+        name,
+        head,
+        "",
+        len(changed) - elsewhere,
+        elsewhere,
+        tuple(changed),
+        contents,
+    )
 
 
 class Base:
@@ -180,11 +197,8 @@ class Base:
     change differs between the two runs, and what earlier runs of the gate kept of what it finds
     (policylint.incremental.memo)."""
 
-    def __init__(
-        self, request: LintRequest, measured: Measured, resident: Resident | None = None, keys: ContentKeys | None = None
-    ) -> None:
-        """`resident`: the change's side's, which worked out the keys of the bytes both sides read;
-        or `keys`, those keys alone (the command's, before it knows it will analyse)."""
+    def __init__(self, request: LintRequest, measured: Measured, resident: Resident | None = None) -> None:
+        """`resident`: the change's side's, which worked out the keys of the bytes both sides read."""
         from policylint.input.commit import commit_sources
 
         assert measured.base is not None
@@ -201,7 +215,7 @@ class Base:
             write_baseline=None,
             show_suppressed=False,
         )
-        self.kept = _Kept(self.request, self.sources, resident.keys if resident is not None else keys)
+        self.kept = _Kept(self.request, self.sources, resident)
         self._whole: tuple[frozenset[str] | None] | None = None
 
     def whole(self) -> frozenset[str] | None:
@@ -269,8 +283,8 @@ def introduced(
 class _Kept:
     """What earlier runs of the gate found in the base (policylint.incremental.memo)."""
 
-    def __init__(self, request: LintRequest, sources: Sequence[Source], keys: ContentKeys | None = None) -> None:
-        """`keys`: the change's side's, which worked out the keys of the bytes both sides read."""
+    def __init__(self, request: LintRequest, sources: Sequence[Source], resident: Resident | None = None) -> None:
+        """`resident`: the change's side's, which worked out the keys of the bytes both sides read."""
         from policylint.input.cache import open_cache
         from policylint.input.load import is_json_name
 
@@ -280,7 +294,7 @@ class _Kept:
         if cache is None:
             self.files: list[tuple[str, str | None]] = []
             return
-        key = cache.key if keys is None else functools.partial(keys.key, cache)
+        key = cache.key if resident is None else functools.partial(resident.content_key, cache)
         self.files = [
             (s.display, key(s.content, json=is_json_name(s.display)) if s.content is not None else None) for s in sources
         ]

@@ -284,25 +284,25 @@ def _result(request: LintRequest, measured: Measured | None, formats: Sequence[R
             found = kept.recall(request)
             if found is not None:
                 return found
+    if kept is not None and discovered is not None and measured is not None and measured.base is not None:
+        # A change that leaves every object's data as it was: the base's findings, moved.
+        from policylint.incremental.equivalent import answer
+
+        answered = answer(request, measured, discovered, kept.content_keys)
+        if answered is not None:
+            kept.remember_kept(answered)
+            return answered
+    resident = _resident(measured, keys)
     base = None
-    if discovered is not None and measured is not None and measured.base is not None:
+    if discovered is not None and measured is not None and measured.base is not None and resident is not None:
         from policylint.commands.change import Base
 
+        # What the change's side records for its base's run (policylint.incremental.resident)
+        # costs it time that only that run gets back: not when the base's findings are read back.
         # (After the sources were read: the base's files are the same blobs, read once.)
-        base = Base(request, measured, keys=keys)
-        if kept is not None:
-            # A change that leaves every object's data as it was: the base's findings, moved.
-            from policylint.incremental.equivalent import answer
-
-            answered = answer(request, measured, discovered, kept.content_keys, base)
-            if answered is not None:
-                kept.remember_kept(answered)
-                return answered
-    resident = _resident(measured, keys)
-    # What the change's side records for its base's run (policylint.incremental.resident) costs
-    # it time that only that run gets back: not when the base's findings are read back.
-    if base is not None and base.read_back(measured.change if measured is not None else None):
-        resident = None
+        base = Base(request, measured, resident)
+        if base.read_back(measured.change):
+            resident = None
     from policylint.pipeline import lint
 
     result = lint(request, resident=resident, discovered=discovered)

@@ -45,21 +45,20 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from policylint.incremental import memo
-from policylint.incremental.results import KeptResult, _bounded, _finding_row, _findings, _list, _pair, _pieces, _quad
+from policylint.incremental.results import MAX_BYTES, KeptResult, _bounded, _finding_row, _findings, _list, _pair, _pieces, _quad
 
 if TYPE_CHECKING:
-    from policylint.commands.change import Base, Measured
+    from policylint.commands.change import Measured
     from policylint.findings import Finding
     from policylint.input.cache import ParseCache
     from policylint.input.document import FileResult
     from policylint.input.sources import Discovery, Source
     from policylint.k8s.objects import ObjectKey
-    from policylint.report_scope import ChangeSet, ReportScope
+    from policylint.report_scope import ChangeSet
     from policylint.request import LintRequest
 
 # Bump when an entry's layout or meaning changes.
@@ -119,36 +118,46 @@ def remember(cache: ParseCache, name: str, whole: Whole) -> None:
         cache.put(name, payload)
 
 
-def recall(cache: ParseCache, name: str) -> Whole | None:
-    """What `remember` kept under `name`, or None: missing, damaged, not what it writes."""
+def recall(cache: ParseCache, name: str) -> tuple[dict[str, Any], bytes] | None:
+    """What `remember` kept under `name`, as decoded (its rows checked for what `answer` reads of
+    them: the others are checked when a run reports them, `results._findings`) and its bytes; None:
+    missing, damaged, not what it writes."""
     payload = cache.payload(name)
     if payload is None:
         return None
+    data = bytes(payload)
     try:
-        value = json.loads(bytes(payload))
+        value = json.loads(data)
         if type(value) is not dict or value.get("format") != FORMAT:
             return None
         policies = value["policies"]
         if policies is not None and not (type(policies) is list and all(type(p) is dict for p in policies)):
             return None
-        references: dict[ObjectKey, frozenset[ObjectKey]] = {}
-        for row in _list(value["references"]):
-            key, keys = _pair(row)
-            references[_key(key)] = frozenset(_key(k) for k in _list(keys))
-        counts = [value["objects"], value["policyCount"], value["baselineMigrated"]]
-        if not all(type(c) is int for c in counts):
+        if not all(type(value[c]) is int for c in ("objects", "policyCount", "baselineMigrated")):
             return None
-        return Whole(
-            _findings(value["findings"]),
-            _findings(value["suppressed"], suppressed=True),
-            policies,
-            counts[0],
-            counts[1],
-            counts[2],
-            references,
-        )
+        for row in (*_list(value["findings"]), *_list(value["suppressed"])):
+            _row(row)
+        # Compared with the keys of this run's objects only: a key of another shape matches none.
+        value["references"] = {
+            tuple(_quad(key)): frozenset(map(tuple, _list(keys))) for key, keys in map(_pair, _list(value["references"]))
+        }
     except Exception:  # any shape `remember` does not write: a miss
         return None
+    return value, data
+
+
+def _row(row: Any) -> None:
+    """Raises unless `row` has the shape of `results._finding_row`'s where `answer` reads it."""
+    file, line, related, end_line, fix = row[0], row[1], row[10], row[14], row[16]
+    if not (type(row) is list and len(row) == 17 and type(file) is str and type(line) is int and type(end_line) is int):
+        raise ValueError(row)
+    for note in _list(related):
+        if not (len(_quad(note)) == 4 and type(note[1]) is str and type(note[2]) is int):
+            raise ValueError(row)
+    if fix is not None and not (type(_quad(fix)[2]) is str and type(fix[3]) is int):
+        raise ValueError(row)
+    if row[7] is not None:
+        _key(row[7])
 
 
 def _key(row: Any) -> ObjectKey:
@@ -164,20 +173,17 @@ def _key(row: Any) -> ObjectKey:
 
 
 def answer(
-    request: LintRequest,
-    measured: Measured,
-    discovered: tuple[Discovery, list[Source]],
-    keys: Mapping[str, str | None],
-    base: Base,
+    request: LintRequest, measured: Measured, discovered: tuple[Discovery, list[Source]], keys: Mapping[str, str | None]
 ) -> KeptResult | None:
     """The change's result, classified, when every changed file leaves its objects' data as it
     was and the base's whole analysis is kept (see the module's docstring); None otherwise.
     `keys`: each source's content key, as the command's result entry hashed it. What it answers is
     kept for the next commit, whose base this change is."""
-    change, cache = measured.change, base.kept.cache
+    from policylint.input.cache import open_cache
+
+    change = measured.change
     if (
         change is None
-        or cache is None
         or request.sources is not None
         or request.crd_paths
         or request.profile_paths
@@ -185,88 +191,136 @@ def answer(
         or tuple(request.context_paths) != (measured.context,)
     ):
         return None
+    # As the base's side opens it: never a cache inside the repository.
+    cache, _ = open_cache(request.cache_dir, [measured.context])
+    if cache is None:
+        return None
     found, sources = discovered
     now = [(s.display, keys.get(s.display)) for s in sources]
-    before = base.kept.files
-    if len(now) != len(before) or any(a[0] != b[0] or a[1] is None or b[1] is None for a, b in zip(now, before)):
-        return None  # a file added, removed or renamed, or one that could not be read
-    name = entry(cache, base.request, before)
-    whole = recall(cache, name) if name is not None else None
-    if whole is None or (request.report_policies and whole.policies is None):
+    before = _base_files(cache, measured, now)
+    name = entry(cache, request, before) if before is not None else None
+    kept = recall(cache, name) if name is not None else None
+    if before is None or kept is None:
         return None
-    old_sources = {s.display: s for s in base.sources}
+    whole, data = kept
+    if request.report_policies and whole["policies"] is None:
+        return None
     maps: dict[str, dict[int, int]] = {}
+    paths = _modified(measured)
     for (file, new_key), (_, old_key) in zip(now, before):
-        if new_key == old_key:
-            continue
-        assert new_key is not None and old_key is not None
-        source = next(s for s in sources if s.display == file)
-        mapped = _line_map(cache, file, old_sources[file].content, old_key, source, new_key)
-        if mapped is None:
-            return None
-        maps[file] = mapped
-    scope = _scope(request, sources, change, cache, dict(now), whole)
-    if scope is None:
+        if new_key != old_key:
+            assert new_key is not None and old_key is not None
+            source = next(s for s in sources if s.display == file)
+            mapped = _line_map(cache, file, measured.before_contents.get(paths[file]), old_key, source, new_key)
+            # A text quoting the file's place (PL005's first definition, the cluster inferred from
+            # an object) would quote it moved.
+            if mapped is None or json.dumps(f"{file}:").encode("ascii")[1:-1] in data:
+                return None
+            maps[file] = mapped
+    scope = _scope(request, sources, change, cache, dict(now), whole["references"])
+    if scope is None or not _moved(whole, maps):
         return None
-    findings = _moved(whole.findings, maps)
-    suppressed = _moved(whole.suppressed, maps)
-    policies = _moved_policies(whole.policies, maps) if whole.policies is not None else None
-    if findings is None or suppressed is None or (whole.policies is not None and policies is None):
-        return None
-    moved = Whole(findings, suppressed, policies, whole.objects, whole.policy_count, whole.baseline_migrated, whole.references)
     # Kept for the next commit: its base is this change's side, analysed as a whole.
     staged = entry(cache, request, now)
     if staged is not None:
-        remember(cache, staged, moved)
+        payload = json.dumps(whole_entry(whole), ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        if len(payload) <= MAX_BYTES:
+            cache.put(staged, payload)
     fingerprints = memo.key(cache, request, now)
     if fingerprints is not None:
-        memo.remember(cache, fingerprints, (f.fingerprint for f in findings))
-    return _result(request, measured, found, sources, scope, frozenset(f.fingerprint for f in whole.findings), moved)
+        memo.remember(cache, fingerprints, (row[12] for row in whole["findings"]))
+    return _result(request, measured, found, sources, scope, whole)
+
+
+def whole_entry(whole: dict[str, Any]) -> dict[str, Any]:
+    """The entry's fields as `remember` writes them, from what `recall` read."""
+    references = [[list(key), sorted(list(k) for k in keys)] for key, keys in whole["references"].items()]
+    return {**whole, "references": sorted(references, key=lambda row: json.dumps(row[0]))}
+
+
+def _base_files(
+    cache: ParseCache, measured: Measured, now: Sequence[tuple[str, str | None]]
+) -> list[tuple[str, str | None]] | None:
+    """The base's files as a whole run over it names them: this change's, but for the files it
+    modified, at their content at the base; None when the change did anything else (a file added,
+    removed or renamed, a file that is not a source modified: an ignore file, the configuration)."""
+    from policylint.input.load import is_json_name
+
+    if any(c.status != "M" or c.old is None or c.old != c.new for c in measured.changes) or any(k is None for _, k in now):
+        return None
+    modified = _modified(measured)
+    out: list[tuple[str, str | None]] = []
+    for display, key in now:
+        path = modified.pop(display, None)
+        if path is not None:
+            content = measured.before_contents.get(path)
+            if content is None:
+                return None
+            key = cache.key(content, json=is_json_name(display))
+        out.append((display, key))
+    return out if not modified else None
+
+
+def _modified(measured: Measured) -> dict[str, str]:
+    """The files the change modified, by the name a run shows (policylint.input.commit
+    `commit_sources`: relative to the working directory) -> their path in the repository."""
+    import os
+
+    from policylint.input.sources import display_name
+
+    return {display_name(os.path.relpath(os.path.join(measured.root, c.old))): c.old for c in measured.changes if c.old}
 
 
 def _result(
-    request: LintRequest,
-    measured: Measured,
-    found: Discovery,
-    sources: Sequence[Source],
-    scope: ReportScope,
-    base_found: frozenset[str],
-    whole: Whole,
+    request: LintRequest, measured: Measured, found: Discovery, sources: Sequence[Source], scope: _Scope, whole: dict[str, Any]
 ) -> KeptResult:
     """The run's result as the pipeline and the gate make it (policylint.pipeline `_lint`,
-    policylint.commands.change `classify`), from the findings of every file (`whole`, moved) and
-    those of the base (`base_found`, fingerprints)."""
-    from policylint.findings import Finding
+    policylint.commands.change `classify`), from every finding of the whole analysis kept, moved.
+    Its findings are the base's (the same fingerprints): none is introduced, in the scope or out."""
     from policylint.input.load import PARSER_IS_C
 
     files = [s.display for s in sources]
-    findings = whole.findings
-    reported = scope.findings(findings)
-    knock_on = [f for f in findings if not scope.in_scope(f)] if measured.elsewhere == 0 else []
-    introduced = frozenset(f.fingerprint for f in [*reported, *knock_on] if f.fingerprint not in base_found)
-    caused = [f for f in knock_on if f.fingerprint in introduced]
-    if caused:
-        reported = sorted([*reported, *caused], key=Finding.sort_key)
     notes = list(found.notes)
     if not PARSER_IS_C:
         notes.append("PyYAML was built without libyaml: parsing with its pure-Python loader, several times slower")
-    policies = whole.policies
+    policies = whole["policies"]
     return KeptResult(
-        findings=reported,
-        suppressed=scope.findings(whole.suppressed),
+        findings=_findings([row for row in whole["findings"] if scope.holds(row)]),
+        suppressed=_findings([row for row in whole["suppressed"] if scope.holds(row)], suppressed=True),
         files=[f for f in files if f in scope.files],
         context_files=sorted(set(files) - scope.files),
         notes=notes,
         skipped=list(found.skipped),
-        policy_reports=scope.policy_reports(policies) if request.report_policies and policies is not None else None,
-        objects=whole.objects,
-        policies=whole.policy_count,
-        baseline_migrated=whole.baseline_migrated,
+        policy_reports=[p for p in policies if p.get("file") in scope.files] if request.report_policies else None,
+        objects=whole["objects"],
+        policies=whole["policyCount"],
+        baseline_migrated=whole["baselineMigrated"],
         show_suppressed=request.show_suppressed,
-        introduced=introduced,
+        introduced=frozenset(),
         base=measured.base_name,
         change_files=(measured.considered, measured.elsewhere),
     )
+
+
+class _Scope:
+    """policylint.report_scope.ReportScope's `in_scope`, on the rows of the entry."""
+
+    def __init__(
+        self,
+        files: frozenset[str],
+        objects: frozenset[tuple[Any, ...]],
+        references: Mapping[tuple[Any, ...], frozenset[tuple[Any, ...]]],
+    ) -> None:
+        self.files = files
+        self.objects = objects
+        self.references = references
+
+    def holds(self, row: list[Any]) -> bool:
+        from policylint.findings import INTERNAL_ERROR
+
+        if row[3] == INTERNAL_ERROR or row[0] in self.files or any(note[1] in self.files for note in row[10]):
+            return True
+        return row[7] is not None and bool(self.references.get(tuple(row[7]), frozenset()) & self.objects)
 
 
 def _scope(
@@ -275,14 +329,14 @@ def _scope(
     change: ChangeSet,
     cache: ParseCache,
     keys: Mapping[str, str | None],
-    whole: Whole,
-) -> ReportScope | None:
+    references: Mapping[tuple[Any, ...], frozenset[tuple[Any, ...]]],
+) -> _Scope | None:
     """The report scope a run would work out (policylint.report_scope.ReportScope.of), or None when
     it cannot be told without the index: the objects of the files reported on, built with the
     built-in kinds (the whole analysis kept had no CRD), and none removed."""
     from policylint.input.load import is_json_name
     from policylint.k8s.objects import KindRegistry, build_objects
-    from policylint.report_scope import ReportScope, report_files
+    from policylint.report_scope import report_files
 
     files = report_files(request, sources)
     if files is None:
@@ -301,7 +355,7 @@ def _scope(
     objects = frozenset(o.key for o in built.objects)
     if not change.before <= objects:
         return None  # an object the change removed: found through the index
-    return ReportScope(files, objects, whole.references)
+    return _Scope(files, frozenset(tuple(k) for k in objects), references)
 
 
 def _loaded(cache: ParseCache, file: str, key: str, source: Source | None, data: bytes | None = None) -> FileResult | None:
@@ -363,57 +417,54 @@ def _inert(line: str) -> bool:
     return not stripped or stripped.startswith("#")
 
 
-def _moved(findings: Iterable[Finding], maps: Mapping[str, dict[int, int]]) -> list[Finding] | None:
-    """The findings with their places in the changed files moved as their lines did; None when
-    one cannot be (an input problem there, a place on a line the change touched, a text quoting a
-    changed file's place)."""
+def _moved(whole: dict[str, Any], maps: Mapping[str, dict[int, int]]) -> bool:
+    """Move, in place, the places in the changed files of every finding and policy of `whole` as
+    their lines moved; False when one cannot be (an input problem there, a place on a line the
+    change touched)."""
     if not maps:
-        return list(findings)
-    quoted = tuple(f"{file}:" for file in maps)
-    out: list[Finding] = []
-    for f in findings:
-        texts = (f.message, f.hint or "", *(r.message for r in f.related))
-        if any(q in t for q in quoted for t in texts):
-            return None
-        moved = f
-        lines = maps.get(f.file)
+        return True
+    for rows in (whole["findings"], whole["suppressed"]):
+        for i, row in enumerate(rows):
+            moved = _moved_row(row, maps)
+            if moved is None:
+                return False
+            rows[i] = moved
+    for report in whole["policies"] or ():
+        lines = maps.get(report.get("file"))
         if lines is not None:
-            if f.rule.startswith("PL0"):
-                return None
-            line = lines.get(f.line)
-            end = lines.get(f.end_line) if f.end_line > 0 else f.end_line
-            if line is None or end is None:
-                return None
-            moved = replace(moved, line=line, end_line=end)
-        if any(r.file in maps for r in f.related):
-            related = []
-            for r in f.related:
-                at = maps[r.file].get(r.line) if r.file in maps else r.line
-                if at is None:
-                    return None
-                related.append(replace(r, line=at) if at != r.line else r)
-            moved = replace(moved, related=tuple(related))
-        if f.fix is not None and f.fix.file in maps:
-            at = maps[f.fix.file].get(f.fix.document_line)
-            if at is None:
-                return None
-            moved = replace(moved, fix=replace(f.fix, document_line=at))
-        out.append(moved)
-    return out
-
-
-def _moved_policies(policies: list[dict[str, Any]], maps: Mapping[str, dict[int, int]]) -> list[dict[str, Any]] | None:
-    """The policies section with the line of each policy in a changed file moved."""
-    quoted = tuple(f"{file}:" for file in maps)
-    out = []
-    for report in policies:
-        if quoted and any(q in json.dumps(report) for q in quoted):
-            return None  # a text quoting a changed file's place
-        lines = maps.get(report.get("file"))  # type: ignore[arg-type]
-        if lines is not None:
-            line = lines.get(report.get("line"))  # type: ignore[arg-type]
+            line = lines.get(report.get("line"))
             if line is None:
-                return None
-            report = {**report, "line": line}
-        out.append(report)
-    return out
+                return False
+            report["line"] = line
+    return True
+
+
+def _moved_row(row: list[Any], maps: Mapping[str, dict[int, int]]) -> list[Any] | None:
+    """`row` (`results._finding_row`'s) with its places in the changed files moved, or None."""
+    lines = maps.get(row[0])
+    related, fix = row[10], row[16]
+    if lines is None and not any(note[1] in maps for note in related) and (fix is None or fix[2] not in maps):
+        return row
+    row = list(row)
+    if lines is not None:
+        if row[3].startswith("PL0"):
+            return None  # an input problem: its message may name lines
+        line = lines.get(row[1])
+        end = lines.get(row[14]) if row[14] > 0 else row[14]
+        if line is None or end is None:
+            return None
+        row[1], row[14] = line, end
+    notes = []
+    for note in related:
+        at = maps[note[1]].get(note[2]) if note[1] in maps else note[2]
+        if at is None:
+            return None
+        notes.append([note[0], note[1], at, note[3]])
+    row[10] = notes
+    # A fix's document by the line its root starts on; 0: a new document appended to the file.
+    if fix is not None and fix[2] in maps and fix[3] > 0:
+        at = maps[fix[2]].get(fix[3])
+        if at is None:
+            return None
+        row[16] = [fix[0], fix[1], fix[2], at]
+    return row
