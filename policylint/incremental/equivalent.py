@@ -9,8 +9,10 @@ data, its place among the file's documents and every other file as they were, ca
 verdict: every stage reads the objects' data and the files' names, never their comments. So the
 change's findings are the base's, those in a changed file on the lines the same text moved to.
 
-What counts as such a change (`_line_map`), decided from the two texts of each changed file and
-checked on what the loader makes of them:
+What counts as such a change: every file git says it touched is a source it modified (no file
+added, removed or renamed, no ignore file or configuration changed: `_base_files`), so that the
+base's files are this side's with the modified ones at their base content; and for each of those
+(`_line_map`), decided from its two texts and checked on what the loader makes of them:
 
 - every line that is not the same on both sides is blank or a comment alone (`#` after blanks),
   and no line breaks but `\\n` (YAML also breaks lines at `\\r`, NEL and the Unicode separators);
@@ -37,6 +39,13 @@ written by the whole analyses of a gate's runs (either side), the runs that late
 it. Not kept: a run with an internal error, a JSON data file skipped, CRDs in the input (they decide
 the kinds' scope, so an object's key: the changed files' keys are built here with the built-in
 kinds), a result past `results.MAX_BYTES`.
+
+The answer is the base's findings, fingerprint for fingerprint, so none is introduced; the report
+scope is worked out on the entry's rows as `ReportScope.in_scope` does. It is kept for the next
+commit, whose base this change's side is: the rows moved, under this side's files, and the whole
+run's fingerprints (policylint.incremental.memo). The entry is decoded as plain JSON and only the
+rows a run reports are made findings (`results._findings`, every field checked); the others are
+checked for what moving them reads.
 
 Anything this cannot prove falls back to analysing: `answer` returns None.
 """

@@ -278,3 +278,40 @@ def test_differential(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
     monkeypatch.chdir(tmp_path)
     made = _differential(tmp_path / "repo", tmp_path / "cache", seed=seed, steps=20, n=120)
     assert True in made
+
+
+# -- the first hook run after a whole run -----------------------------------------------------------
+
+
+@pytest.fixture
+def checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """tests/scope/test_change_gate.py's repository, committed, and linted whole with a cache (a
+    user's first run, or CI's), as text: no gate's run has seen it."""
+    root = init(tmp_path / "repo")
+    lay_out(root)
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["check", "--cache-dir", str(tmp_path / "cache"), "."])
+    assert result.exit_code == 1, result.output
+    return root
+
+
+def test_the_first_hook_after_a_whole_run_answers_a_comment_from_what_it_found(
+    checked: Path, tmp_path: Path, answered: list[bool], analyses: list[object]
+) -> None:
+    _legacy(checked, "# owned by team x\n" + LEGACY)
+    analyses.clear()
+    cached = check("--cache-dir", str(tmp_path / "cache"), fmt="text")
+    assert answered == [True] and analyses == []
+    assert cached == check("--no-cache", fmt="text")
+
+
+def test_the_first_hook_after_a_whole_run_reads_its_base_back(checked: Path, tmp_path: Path, analyses: list[object]) -> None:
+    """A value changed: the change's side is analysed, the base's findings are the whole run's."""
+    (checked / "apps" / "team-x" / "app.yaml").write_text(APP.replace("port: 8080\n---", "port: 8081\n---"))
+    git(checked, "add", ".")
+    analyses.clear()
+    cached = check("--cache-dir", str(tmp_path / "cache"))
+    assert len(analyses) == 1  # the change's side alone (two on the tree before: its base's part too)
+    assert cached == check("--no-cache")
