@@ -207,13 +207,10 @@ def answer(
     found, sources = discovered
     now = [(s.display, keys.get(s.display)) for s in sources]
     before = _base_files(cache, measured, now)
-    name = entry(cache, request, before) if before is not None else None
-    kept = recall(cache, name) if name is not None else None
-    if before is None or kept is None:
+    if before is None:
         return None
-    whole, data = kept
-    if request.report_policies and whole["policies"] is None:
-        return None
+    # The changed files first: a change of values (most) is told from them, without reading the
+    # base's findings (megabytes of them on a repository analysed whole).
     maps: dict[str, dict[int, int]] = {}
     paths = _modified(measured)
     for (file, new_key), (_, old_key) in zip(now, before):
@@ -221,11 +218,20 @@ def answer(
             assert new_key is not None and old_key is not None
             source = next(s for s in sources if s.display == file)
             mapped = _line_map(cache, file, measured.before_contents.get(paths[file]), old_key, source, new_key)
-            # A text quoting the file's place (PL005's first definition, the cluster inferred from
-            # an object) would quote it moved.
-            if mapped is None or json.dumps(f"{file}:").encode("ascii")[1:-1] in data:
+            if mapped is None:
                 return None
             maps[file] = mapped
+    name = entry(cache, request, before)
+    kept = recall(cache, name) if name is not None else None
+    if kept is None:
+        return None
+    whole, data = kept
+    # A text quoting a changed file's place (PL005's first definition, the cluster inferred from an
+    # object) would quote it moved.
+    if (request.report_policies and whole["policies"] is None) or any(
+        json.dumps(f"{file}:").encode("ascii")[1:-1] in data for file in maps
+    ):
+        return None
     scope = _scope(request, sources, change, cache, dict(now), whole["references"])
     if scope is None or not _moved(whole, maps):
         return None
