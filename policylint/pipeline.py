@@ -40,7 +40,7 @@ from policylint.reading import is_crd as _is_crd
 from policylint.reading import load_sources as _load
 from policylint.reading import profiles_at as _profiles_at
 from policylint.reading import read_crds, read_crds_at
-from policylint.report_scope import ReportScope, removed, report_files, within
+from policylint.report_scope import ReportScope, references, removed, report_files, within
 from policylint.request import LintRequest as LintRequest
 from policylint.request import discover as discover
 from policylint.request import precheck as precheck
@@ -479,7 +479,14 @@ def _lint(
         active = config_overrides.apply(active, by_id, request.overrides)
         suppressed = config_overrides.apply(suppressed, by_id, request.overrides)
     if members is None and not (result.internal_error or outcome.failed):
-        _remember(request, sources, loaded.index, active)
+        _remember(
+            request,
+            sources,
+            loaded,
+            skipped,
+            (active, suppressed, policy_reports, outcome.baseline_migrated),
+            command=resident is None,
+        )
     elif members is not None and part is None and not (result.internal_error or outcome.failed):
         _remember_members(request, sources, loaded.index, members, active)
     beyond: list[Finding] = []
@@ -512,20 +519,73 @@ def _lint(
     )
 
 
-def _remember(request: LintRequest, sources: Sequence[Source], index: ProjectIndex, active: Sequence[Finding]) -> None:
+def _remember(
+    request: LintRequest,
+    sources: Sequence[Source],
+    loaded: Project,
+    skipped: Sequence[Skipped],
+    found: tuple[Sequence[Finding], Sequence[Finding], list[dict[str, Any]] | None, int],
+    *,
+    command: bool,
+) -> None:
     """Keep what this whole analysis found, by the content of its files (policylint.incremental),
-    for the gate of a later change to read as its base's findings: only in the runs of a gate,
-    this run's side of the change (`change`) or the base's (`sources`, read from git)."""
-    if request.cache_dir is None or (request.change is None and request.sources is None):
+    for the gate of a later change to read as its base's findings: in the runs of a gate, this
+    run's side of the change (`change`) or the base's (`sources`, read from git), and in a
+    command's whole run with a cache (`command`; not a language server's, which keeps its own in
+    memory): a user's first run is a whole one (CI, or by hand), their first commit the hook,
+    whose base it is (docs/performance.md, "A comment answered from the base's findings"). `found`:
+    the active and suppressed findings, the policies section and the baseline's migrated entries,
+    before the report scope (`_remember_whole`)."""
+    if request.cache_dir is None or (request.change is None and request.sources is None and not command):
         return
     from policylint.incremental import memo
 
     cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
     if cache is None:
         return
-    entry = memo.key(cache, request, [(s.display, index.content_keys.get(s.display)) for s in sources])
-    if entry is not None:
-        memo.remember(cache, entry, (f.fingerprint for f in active))
+    files = [(s.display, loaded.index.content_keys.get(s.display)) for s in sources]
+    entry = memo.key(cache, request, files)
+    # A command's run again over the same files: what it found is kept already.
+    if entry is not None and not (command and cache.holds(entry)):
+        memo.remember(cache, entry, (f.fingerprint for f in found[0]))
+    _remember_whole(cache, request, files, loaded, skipped, found, again=command)
+
+
+def _remember_whole(
+    cache: ParseCache,
+    request: LintRequest,
+    files: Sequence[tuple[str, str | None]],
+    loaded: Project,
+    skipped: Sequence[Skipped],
+    found: tuple[Sequence[Finding], Sequence[Finding], list[dict[str, Any]] | None, int],
+    *,
+    again: bool,
+) -> None:
+    """Keep every finding of this whole analysis, before the report scope, for a later change
+    that leaves every object's data as it was (policylint.incremental.equivalent). Not when a JSON
+    file was skipped as data (the files a later run names are not these) or the input holds a
+    CRD (it decides the kinds' scope, so the objects' keys, which that change works out with the
+    built-in kinds). `again`: not when it is kept already (a command's run again)."""
+    index = loaded.index
+    if any(s.category == DATA for s in skipped) or any(o.kind == "CustomResourceDefinition" for o in index.objects):
+        return
+    from policylint.incremental import equivalent
+
+    name = equivalent.entry(cache, request, files)
+    if name is None or (again and cache.holds(name)):
+        return  # `again`: a command's run, which keeps nothing new of the same files
+    active, suppressed, policy_reports, migrated = found
+    with_findings = {f.object for f in (*active, *suppressed) if f.object is not None}
+    whole = equivalent.Whole(
+        list(active),
+        list(suppressed),
+        policy_reports,
+        len(index.objects),
+        loaded.resolution.policy_count(),
+        migrated,
+        references(loaded, with_findings),
+    )
+    equivalent.remember(cache, name, whole)
 
 
 def _remember_members(

@@ -21,7 +21,7 @@ The JSON report's `policies` section keeps the policies defined in report-scope 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from policylint.findings import INTERNAL_ERROR, Finding
@@ -71,7 +71,7 @@ class ReportScope:
         objects = {o.key for o in project.index.objects if o.doc.file in files}
         if request.change is not None:
             objects |= removed(request.change, project.index if loaded is None else loaded, files)
-        return cls(files, frozenset(objects), _references(project))
+        return cls(files, frozenset(objects), references(project))
 
     def in_scope(self, finding: Finding) -> bool:
         if finding.rule == INTERNAL_ERROR or finding.file in self.files:
@@ -107,15 +107,18 @@ def removed(change: ChangeSet, index: ProjectIndex, files: Iterable[str] = ()) -
     return frozenset(change.before - index.present(change.before, files))
 
 
-def _references(project: Project) -> dict[ObjectKey, frozenset[ObjectKey]]:
+def references(project: Project, only: Collection[ObjectKey] | None = None) -> dict[ObjectKey, frozenset[ObjectKey]]:
     """What each policy targets and each route names as a parent, resolved or not: the objects
-    a finding on it may be about."""
+    a finding on it may be about. `only`: of these objects alone (those with findings, kept for
+    the report scope of a later change: policylint.incremental.equivalent)."""
     from policylint.k8s.lazy import LazyObject
     from policylint.k8s.objects import ObjectKey
 
     out: dict[ObjectKey, set[ObjectKey]] = {}
     resolution = project.resolution
     for policy in resolution.policies():
+        if only is not None and policy.obj.key not in only:
+            continue
         keys = out.setdefault(policy.obj.key, set())
         for res in resolution.targets(policy):
             if res.target is not None:
@@ -125,6 +128,8 @@ def _references(project: Project) -> dict[ObjectKey, frozenset[ObjectKey]]:
                 namespace = res.namespace if res.namespace is not None else ref.namespace
                 keys.add(ObjectKey(ref.group or "", ref.kind, namespace, ref.name))
     for obj in project.index.objects:
+        if only is not None and obj.key not in only:
+            continue
         if type(obj) is LazyObject and obj.unread and obj.kept_references == []:
             continue  # nothing in it names anything (policylint.k8s.lazy): not read for that
         spec = obj.data.get("spec") if isinstance(obj.data, dict) else None

@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING
 
 from policylint.values import frozen
@@ -31,6 +31,7 @@ from policylint.values import frozen
 if TYPE_CHECKING:
     from policylint.findings import Finding
     from policylint.incremental.resident import Resident
+    from policylint.input.git import Change
     from policylint.input.sources import Source
     from policylint.k8s.objects import ObjectKey
     from policylint.pipeline import LintRequest, LintResult, Part
@@ -79,6 +80,10 @@ class Measured:
     # The changed files under the PATHs (the change considered), and outside them (not considered).
     considered: int = 0
     elsewhere: int = 0
+    # Every file the change touched (git's raw diff), and what those under the PATHs that it
+    # modified or removed held at the base, by their path in the repository.
+    changes: tuple[Change, ...] = ()
+    before_contents: Mapping[str, bytes] = field(default_factory=dict)
 
 
 def _under(path: str, roots: Sequence[str]) -> bool:
@@ -169,8 +174,21 @@ def measure(paths: Sequence[str], base: str | None, staged: bool, namespace: str
 
     # Never a cache inside the repository (policylint.input.cache): its authors would choose it.
     cache, _ = open_cache(cache_dir, [root])
-    before = keys_before([(path, blob) for (path, _), blob in zip(old, blobs) if blob is not None], namespace, cache)
-    return Measured(root, context, ChangeSet(files, before), commit, name, head, "", len(changed) - elsewhere, elsewhere)
+    contents = {path: blob for (path, _), blob in zip(old, blobs) if blob is not None}
+    before = keys_before(list(contents.items()), namespace, cache)
+    return Measured(
+        root,
+        context,
+        ChangeSet(files, before),
+        commit,
+        name,
+        head,
+        "",
+        len(changed) - elsewhere,
+        elsewhere,
+        tuple(changed),
+        contents,
+    )
 
 
 class Base:

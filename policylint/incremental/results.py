@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from policylint.input.cache import ContentKeys, ParseCache
     from policylint.input.sources import Discovery, Skipped, Source
     from policylint.pipeline import LintRequest, LintResult
+    from policylint.reported import Reported
 
 # Bump when an entry's layout or meaning changes.
 FORMAT = 1
@@ -113,6 +114,11 @@ class Results:
         self.entry = entry
         self._keys = keys  # each source's content key, as hashed for the entry
 
+    @property
+    def content_keys(self) -> dict[str, str | None]:
+        """Each source's content key, as hashed for the entry."""
+        return self._keys
+
     def recall(self, request: LintRequest) -> KeptResult | None:
         """The result kept under this run's entry, or None: missing, damaged, foreign, or without
         the policies section this run reports."""
@@ -135,6 +141,14 @@ class Results:
         content_keys = result.index.content_keys
         if any(key is not None and content_keys.get(name, key) != key for name, key in self._keys.items()):
             return
+        self._put(result)
+
+    def remember_kept(self, result: KeptResult) -> None:
+        """Keep `result`, made from kept results of the same bytes the entry was named by
+        (policylint.incremental.equivalent)."""
+        self._put(result)
+
+    def _put(self, result: Reported) -> None:
         payload = _bounded(_pieces(_encoded(result)))
         if payload is not None:
             self.cache.put(self.entry, payload)
@@ -269,7 +283,7 @@ def _pieces(fields: dict[str, Any]) -> Iterator[str]:
     yield "}"
 
 
-def _encoded(result: LintResult) -> dict[str, Any]:
+def _encoded(result: Reported) -> dict[str, Any]:
     """The entry's fields; those in `_LONG` iterables, their rows made as they are encoded."""
     return {
         "format": FORMAT,

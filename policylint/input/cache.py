@@ -596,6 +596,12 @@ class ParseCache:
         h.update(b"\x02" + name.encode() + b"\x00" + stamp)
         return h.hexdigest()
 
+    def holds(self, key: str) -> bool:
+        """Whether an entry is under `key` (not read: a later read may still find it damaged),
+        kept from pruning as an entry read is."""
+        self._used.add(key)
+        return self.problem is None and os.path.isfile(os.path.join(self._entries, key))
+
     def keep(self, key: str) -> None:
         """An entry this run may read later (a file whose objects are read on demand:
         policylint.k8s.lazy), kept from pruning as the entries it read are."""

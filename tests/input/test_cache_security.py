@@ -321,9 +321,10 @@ def test_an_empty_directory_becomes_policylints(tmp_path: Path, capsys: pytest.C
     assert warnings(err) == []
     assert (empty / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
     # bad.yaml, good.yaml, what the per-object rules found (policylint.incremental.rulecache), the
-    # content the run read of each file (policylint.incremental.previous) and the run's result
-    # (policylint.incremental.results)
-    assert len(list((empty / "parse").iterdir())) == 5
+    # content the run read of each file (policylint.incremental.previous), the run's result
+    # (policylint.incremental.results), and what a gate reads back of a whole run: its findings'
+    # fingerprints and its findings (policylint.incremental.memo, policylint.incremental.equivalent)
+    assert len(list((empty / "parse").iterdir())) == 7
 
 
 def test_new_directories_are_private(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

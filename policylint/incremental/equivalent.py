@@ -1,0 +1,485 @@
+"""A change that leaves every object's data as it was, answered from the base's whole analysis
+(policylint.incremental).
+
+The gate of `--staged`, `--diff` and the pre-commit hook analyses the change's side, and on a
+repository whose objects all reach each other that is the whole repository
+(docs/performance.md, "The hook's first run where one change reaches everything"). Yet a change
+that only adds or removes comment lines and blank lines outside every value, leaving each object's
+data, its place among the file's documents and every other file as they were, cannot change any
+verdict: every stage reads the objects' data and the files' names, never their comments. So the
+change's findings are the base's, those in a changed file on the lines the same text moved to.
+
+What counts as such a change: every file git says it touched is a source it modified (no file
+added, removed or renamed, no ignore file or configuration changed: `_base_files`), so that the
+base's files are this side's with the modified ones at their base content; and for each of those
+(`_line_map`), decided from its two texts and checked on what the loader makes of them:
+
+- every line that is not the same on both sides is blank or a comment alone (`#` after blanks),
+  and no line breaks but `\\n` (YAML also breaks lines at `\\r`, NEL and the Unicode separators);
+- the loader finds no problem in either text (PL0xx: a template marker in a comment is one), the
+  same number of documents, each with data of the same `repr` (which tells apart `1` and `"1"`
+  and keeps the key order: a comment line inside a block scalar is content, and changes it), its
+  root on a line the unchanged text moved to, at the same column;
+- neither text holds a `policylint:` comment (an inline suppression applies to lines, which the
+  change moves: policylint.suppressions.comments); the file is not named `*.json`;
+- no finding kept names a changed file's line in its text (PL005's "first definition at
+  FILE:LINE", the cluster inferred from an object, quoted with its place), nor is an input
+  problem (PL0xx) located there.
+
+Re-indenting, quoting, reordering keys or documents, or anything else that moves text within a
+line is not taken: the positions of findings inside such a line are not the base's, and they are
+resolved only by analysing (what a finding points at is kept resolved, not as its field path).
+
+The base's findings come from the entry a whole analysis keeps (`remember`): every active and
+suppressed finding (what the reporters show, `results`' rows), the policies section when the run
+made it, the object and policy counts, and what each object with a finding references (which
+decides the report scope: policylint.report_scope). It is named by the whole run's key
+(`memo.key`: every file's name and content key, the settings that shape findings, the code), and
+written by the whole analyses of a gate's runs (either side), the runs that later compare against
+it. Not kept: a run with an internal error, a JSON data file skipped, CRDs in the input (they decide
+the kinds' scope, so an object's key: the changed files' keys are built here with the built-in
+kinds), a result past `results.MAX_BYTES`.
+
+The answer is the base's findings, fingerprint for fingerprint, so none is introduced; the report
+scope is worked out on the entry's rows as `ReportScope.in_scope` does. It is kept for the next
+commit, whose base this change's side is: the rows moved, under this side's files, and the whole
+run's fingerprints (policylint.incremental.memo). The entry is decoded as plain JSON and only the
+rows a run reports are made findings (`results._findings`, every field checked); the others are
+checked for what moving them reads.
+
+Anything this cannot prove falls back to analysing: `answer` returns None.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from policylint.incremental import memo
+from policylint.incremental.results import MAX_BYTES, KeptResult, _bounded, _finding_row, _findings, _list, _pair, _pieces, _quad
+
+if TYPE_CHECKING:
+    from policylint.commands.change import Measured
+    from policylint.findings import Finding
+    from policylint.input.cache import ParseCache
+    from policylint.input.document import FileResult
+    from policylint.input.sources import Discovery, Source
+    from policylint.k8s.objects import ObjectKey
+    from policylint.report_scope import ChangeSet
+    from policylint.request import LintRequest
+
+# Bump when an entry's layout or meaning changes.
+FORMAT = 1
+_NAME = "findings of a whole analysis"
+# Line breaks YAML knows besides `\n` (YAML 1.1 spec §5.4 "Line Break Characters"; libyaml breaks lines at each): a text holding
+# one is not mapped line by line here.
+_OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
+
+
+def entry(cache: ParseCache, request: LintRequest, files: Sequence[tuple[str, str | None]]) -> str | None:
+    """The entry of a whole analysis of `request` over `files` ((name, content key) in the run's
+    order), or None when none may be kept (`memo.key`)."""
+    whole = memo.key(cache, request, files)
+    return cache.named(_NAME, whole.encode("ascii")) if whole is not None else None
+
+
+class Whole:
+    """What a whole analysis found (`remember`), read back."""
+
+    def __init__(
+        self,
+        findings: list[Finding],
+        suppressed: list[Finding],
+        policies: list[dict[str, Any]] | None,
+        objects: int,
+        policy_count: int,
+        baseline_migrated: int,
+        references: dict[ObjectKey, frozenset[ObjectKey]],
+    ) -> None:
+        self.findings = findings
+        self.suppressed = suppressed
+        self.policies = policies
+        self.objects = objects
+        self.policy_count = policy_count
+        self.baseline_migrated = baseline_migrated
+        self.references = references
+
+
+def remember(cache: ParseCache, name: str, whole: Whole) -> None:
+    """Keep `whole` under the entry `name` (nothing past `results.MAX_BYTES`)."""
+    fields = {
+        "format": FORMAT,
+        "findings": (_finding_row(f) for f in whole.findings),
+        "suppressed": (_finding_row(f) for f in whole.suppressed),
+        "policies": whole.policies,
+        "objects": whole.objects,
+        "policyCount": whole.policy_count,
+        "baselineMigrated": whole.baseline_migrated,
+        "references": [
+            [list(key), sorted(list(k) for k in keys)]
+            for key, keys in sorted(whole.references.items(), key=lambda item: json.dumps(list(item[0])))
+        ],
+    }
+    payload = _bounded(_pieces(fields))
+    if payload is not None:
+        cache.put(name, payload)
+
+
+def recall(cache: ParseCache, name: str) -> tuple[dict[str, Any], bytes] | None:
+    """What `remember` kept under `name`, as decoded (its rows checked for what `answer` reads of
+    them: the others are checked when a run reports them, `results._findings`) and its bytes; None:
+    missing, damaged, not what it writes."""
+    payload = cache.payload(name)
+    if payload is None:
+        return None
+    data = bytes(payload)
+    try:
+        value = json.loads(data)
+        if type(value) is not dict or value.get("format") != FORMAT:
+            return None
+        policies = value["policies"]
+        if policies is not None and not (type(policies) is list and all(type(p) is dict for p in policies)):
+            return None
+        if not all(type(value[c]) is int for c in ("objects", "policyCount", "baselineMigrated")):
+            return None
+        for row in (*_list(value["findings"]), *_list(value["suppressed"])):
+            _row(row)
+        # Compared with the keys of this run's objects only: a key of another shape matches none.
+        value["references"] = {
+            tuple(_quad(key)): frozenset(map(tuple, _list(keys))) for key, keys in map(_pair, _list(value["references"]))
+        }
+    except Exception:  # any shape `remember` does not write: a miss
+        return None
+    return value, data
+
+
+def _row(row: Any) -> None:
+    """Raises unless `row` has the shape of `results._finding_row`'s where `answer` reads it."""
+    file, line, related, end_line, fix = row[0], row[1], row[10], row[14], row[16]
+    if not (type(row) is list and len(row) == 17 and type(file) is str and type(line) is int and type(end_line) is int):
+        raise ValueError(row)
+    for note in _list(related):
+        if not (len(_quad(note)) == 4 and type(note[1]) is str and type(note[2]) is int):
+            raise ValueError(row)
+    if fix is not None and not (type(_quad(fix)[2]) is str and type(fix[3]) is int):
+        raise ValueError(row)
+    if row[7] is not None:
+        _key(row[7])
+
+
+def _key(row: Any) -> ObjectKey:
+    from policylint.k8s.objects import ObjectKey
+
+    group, kind, namespace, name = _quad(row)
+    if not (type(group) is str and type(kind) is str and type(name) is str and (namespace is None or type(namespace) is str)):
+        raise ValueError(row)
+    return ObjectKey(group, kind, namespace, name)
+
+
+# -- the change's side answered from the base's ----------------------------------------------------
+
+
+def answer(
+    request: LintRequest, measured: Measured, discovered: tuple[Discovery, list[Source]], keys: Mapping[str, str | None]
+) -> KeptResult | None:
+    """The change's result, classified, when every changed file leaves its objects' data as it
+    was and the base's whole analysis is kept (see the module's docstring); None otherwise.
+    `keys`: each source's content key, as the command's result entry hashed it. What it answers is
+    kept for the next commit, whose base this change is."""
+    from policylint.input.cache import open_cache
+
+    change = measured.change
+    if (
+        change is None
+        or request.sources is not None
+        or request.crd_paths
+        or request.profile_paths
+        or request.report_chains
+        or tuple(request.context_paths) != (measured.context,)
+    ):
+        return None
+    # As the base's side opens it: never a cache inside the repository.
+    cache, _ = open_cache(request.cache_dir, [measured.context])
+    if cache is None:
+        return None
+    found, sources = discovered
+    now = [(s.display, keys.get(s.display)) for s in sources]
+    before = _base_files(cache, measured, now)
+    if before is None:
+        return None
+    # The changed files first: a change of values (most) is told from them, without reading the
+    # base's findings (megabytes of them on a repository analysed whole).
+    maps: dict[str, dict[int, int]] = {}
+    paths = _modified(measured)
+    for (file, new_key), (_, old_key) in zip(now, before):
+        if new_key != old_key:
+            assert new_key is not None and old_key is not None
+            source = next(s for s in sources if s.display == file)
+            mapped = _line_map(cache, file, measured.before_contents.get(paths[file]), old_key, source, new_key)
+            if mapped is None:
+                return None
+            maps[file] = mapped
+    name = entry(cache, request, before)
+    kept = recall(cache, name) if name is not None else None
+    if kept is None:
+        return None
+    whole, data = kept
+    # A text quoting a changed file's place (PL005's first definition, the cluster inferred from an
+    # object) would quote it moved.
+    if (request.report_policies and whole["policies"] is None) or any(
+        json.dumps(f"{file}:").encode("ascii")[1:-1] in data for file in maps
+    ):
+        return None
+    scope = _scope(request, sources, change, cache, dict(now), whole["references"])
+    if scope is None or not _moved(whole, maps):
+        return None
+    # Kept for the next commit: its base is this change's side, analysed as a whole.
+    staged = entry(cache, request, now)
+    if staged is not None:
+        payload = json.dumps(whole_entry(whole), ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        if len(payload) <= MAX_BYTES:
+            cache.put(staged, payload)
+    fingerprints = memo.key(cache, request, now)
+    if fingerprints is not None:
+        memo.remember(cache, fingerprints, (row[12] for row in whole["findings"]))
+    return _result(request, measured, found, sources, scope, whole)
+
+
+def whole_entry(whole: dict[str, Any]) -> dict[str, Any]:
+    """The entry's fields as `remember` writes them, from what `recall` read."""
+    references = [[list(key), sorted(list(k) for k in keys)] for key, keys in whole["references"].items()]
+    return {**whole, "references": sorted(references, key=lambda row: json.dumps(row[0]))}
+
+
+def _base_files(
+    cache: ParseCache, measured: Measured, now: Sequence[tuple[str, str | None]]
+) -> list[tuple[str, str | None]] | None:
+    """The base's files as a whole run over it names them: this change's, but for the files it
+    modified, at their content at the base; None when the change did anything else (a file added,
+    removed or renamed, a file that is not a source modified: an ignore file, the configuration)."""
+    from policylint.input.load import is_json_name
+
+    if any(c.status != "M" or c.old is None or c.old != c.new for c in measured.changes) or any(k is None for _, k in now):
+        return None
+    modified = _modified(measured)
+    out: list[tuple[str, str | None]] = []
+    for display, key in now:
+        path = modified.pop(display, None)
+        if path is not None:
+            content = measured.before_contents.get(path)
+            if content is None:
+                return None
+            key = cache.key(content, json=is_json_name(display))
+        out.append((display, key))
+    return out if not modified else None
+
+
+def _modified(measured: Measured) -> dict[str, str]:
+    """The files the change modified, by the name a run shows (policylint.input.commit
+    `commit_sources`: relative to the working directory) -> their path in the repository."""
+    import os
+
+    from policylint.input.sources import display_name
+
+    return {display_name(os.path.relpath(os.path.join(measured.root, c.old))): c.old for c in measured.changes if c.old}
+
+
+def _result(
+    request: LintRequest, measured: Measured, found: Discovery, sources: Sequence[Source], scope: _Scope, whole: dict[str, Any]
+) -> KeptResult:
+    """The run's result as the pipeline and the gate make it (policylint.pipeline `_lint`,
+    policylint.commands.change `classify`), from every finding of the whole analysis kept, moved.
+    Its findings are the base's (the same fingerprints): none is introduced, in the scope or out."""
+    from policylint.input.load import PARSER_IS_C
+
+    files = [s.display for s in sources]
+    notes = list(found.notes)
+    if not PARSER_IS_C:
+        notes.append("PyYAML was built without libyaml: parsing with its pure-Python loader, several times slower")
+    policies = whole["policies"]
+    return KeptResult(
+        findings=_findings([row for row in whole["findings"] if scope.holds(row)]),
+        suppressed=_findings([row for row in whole["suppressed"] if scope.holds(row)], suppressed=True),
+        files=[f for f in files if f in scope.files],
+        context_files=sorted(set(files) - scope.files),
+        notes=notes,
+        skipped=list(found.skipped),
+        policy_reports=[p for p in policies if p.get("file") in scope.files] if request.report_policies else None,
+        objects=whole["objects"],
+        policies=whole["policyCount"],
+        baseline_migrated=whole["baselineMigrated"],
+        show_suppressed=request.show_suppressed,
+        introduced=frozenset(),
+        base=measured.base_name,
+        change_files=(measured.considered, measured.elsewhere),
+    )
+
+
+class _Scope:
+    """policylint.report_scope.ReportScope's `in_scope`, on the rows of the entry."""
+
+    def __init__(
+        self,
+        files: frozenset[str],
+        objects: frozenset[tuple[Any, ...]],
+        references: Mapping[tuple[Any, ...], frozenset[tuple[Any, ...]]],
+    ) -> None:
+        self.files = files
+        self.objects = objects
+        self.references = references
+
+    def holds(self, row: list[Any]) -> bool:
+        from policylint.findings import INTERNAL_ERROR
+
+        if row[3] == INTERNAL_ERROR or row[0] in self.files or any(note[1] in self.files for note in row[10]):
+            return True
+        return row[7] is not None and bool(self.references.get(tuple(row[7]), frozenset()) & self.objects)
+
+
+def _scope(
+    request: LintRequest,
+    sources: Sequence[Source],
+    change: ChangeSet,
+    cache: ParseCache,
+    keys: Mapping[str, str | None],
+    references: Mapping[tuple[Any, ...], frozenset[tuple[Any, ...]]],
+) -> _Scope | None:
+    """The report scope a run would work out (policylint.report_scope.ReportScope.of), or None when
+    it cannot be told without the index: the objects of the files reported on, built with the
+    built-in kinds (the whole analysis kept had no CRD), and none removed."""
+    from policylint.input.load import is_json_name
+    from policylint.k8s.objects import KindRegistry, build_objects
+    from policylint.report_scope import report_files
+
+    files = report_files(request, sources)
+    if files is None:
+        return None
+    documents = []
+    for source in sources:
+        if source.display in files:
+            key = keys.get(source.display)
+            loaded = _loaded(cache, source.display, key, source) if key is not None and not is_json_name(source.display) else None
+            if loaded is None or loaded.issues:
+                return None
+            documents.extend(loaded.documents)
+    built = build_objects(documents, KindRegistry.builtin(), request.namespace)
+    if any(o.kind == "CustomResourceDefinition" for o in built.objects):
+        return None
+    objects = frozenset(o.key for o in built.objects)
+    if not change.before <= objects:
+        return None  # an object the change removed: found through the index
+    return _Scope(files, frozenset(tuple(k) for k in objects), references)
+
+
+def _loaded(cache: ParseCache, file: str, key: str, source: Source | None, data: bytes | None = None) -> FileResult | None:
+    """What the loader makes of a file: its cache entry, else its bytes parsed."""
+    from policylint.input.load import load_bytes
+    from policylint.input.reader import read_bytes
+
+    result = cache.load(key, file)
+    if result is not None:
+        return result
+    if data is None and source is not None:
+        data, problem = read_bytes(source)
+        if problem is not None:
+            return None
+    return load_bytes(data, file) if data is not None else None
+
+
+def _line_map(
+    cache: ParseCache, file: str, old: bytes | None, old_key: str, source: Source, new_key: str
+) -> dict[int, int] | None:
+    """Each line of the file's base text -> its line in the changed text, when the change leaves
+    every object's data as it was (see the module's docstring); None otherwise."""
+    from policylint.input.load import is_json_name
+    from policylint.input.reader import decode, read_bytes
+    from policylint.suppressions.comments import MARKER
+
+    new, problem = read_bytes(source)
+    if old is None or new is None or problem is not None or is_json_name(file):
+        return None
+    old_text, old_problem = decode(old, file)
+    new_text, new_problem = decode(new, file)
+    if old_text is None or new_text is None or old_problem is not None or new_problem is not None:
+        return None
+    if MARKER in old_text or MARKER in new_text or any(b in old_text or b in new_text for b in _OTHER_BREAKS):
+        return None
+    before, after = old_text.split("\n"), new_text.split("\n")
+    mapping: dict[int, int] = {}
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            mapping.update(zip(range(i1 + 1, i2 + 1), range(j1 + 1, j2 + 1)))
+        elif not all(_inert(line) for line in before[i1:i2]) or not all(_inert(line) for line in after[j1:j2]):
+            return None
+    old_loaded = _loaded(cache, file, old_key, None, old)
+    new_loaded = _loaded(cache, file, new_key, None, new)
+    if old_loaded is None or new_loaded is None or old_loaded.issues or new_loaded.issues:
+        return None
+    if len(old_loaded.documents) != len(new_loaded.documents):
+        return None
+    for a, b in zip(old_loaded.documents, new_loaded.documents):
+        if mapping.get(a.ref.line) != b.ref.line or a.ref.column != b.ref.column or repr(a.data) != repr(b.data):
+            return None
+    return mapping
+
+
+def _inert(line: str) -> bool:
+    """A blank line, or a comment alone on its line."""
+    stripped = line.lstrip(" \t")
+    return not stripped or stripped.startswith("#")
+
+
+def _moved(whole: dict[str, Any], maps: Mapping[str, dict[int, int]]) -> bool:
+    """Move, in place, the places in the changed files of every finding and policy of `whole` as
+    their lines moved; False when one cannot be (an input problem there, a place on a line the
+    change touched)."""
+    if not maps:
+        return True
+    for rows in (whole["findings"], whole["suppressed"]):
+        for i, row in enumerate(rows):
+            moved = _moved_row(row, maps)
+            if moved is None:
+                return False
+            rows[i] = moved
+    for report in whole["policies"] or ():
+        lines = maps.get(report.get("file"))
+        if lines is not None:
+            line = lines.get(report.get("line"))
+            if line is None:
+                return False
+            report["line"] = line
+    return True
+
+
+def _moved_row(row: list[Any], maps: Mapping[str, dict[int, int]]) -> list[Any] | None:
+    """`row` (`results._finding_row`'s) with its places in the changed files moved, or None."""
+    lines = maps.get(row[0])
+    related, fix = row[10], row[16]
+    if lines is None and not any(note[1] in maps for note in related) and (fix is None or fix[2] not in maps):
+        return row
+    row = list(row)
+    if lines is not None:
+        if row[3].startswith("PL0"):
+            return None  # an input problem: its message may name lines
+        line = lines.get(row[1])
+        end = lines.get(row[14]) if row[14] > 0 else row[14]
+        if line is None or end is None:
+            return None
+        row[1], row[14] = line, end
+    notes = []
+    for note in related:
+        at = maps[note[1]].get(note[2]) if note[1] in maps else note[2]
+        if at is None:
+            return None
+        notes.append([note[0], note[1], at, note[3]])
+    row[10] = notes
+    # A fix's document by the line its root starts on; 0: a new document appended to the file.
+    if fix is not None and fix[2] in maps and fix[3] > 0:
+        at = maps[fix[2]].get(fix[3])
+        if at is None:
+            return None
+        row[16] = [fix[0], fix[1], fix[2], at]
+    return row

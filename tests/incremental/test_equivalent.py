@@ -1,0 +1,317 @@
+"""A change that leaves every object's data as it was (policylint.incremental.equivalent): the gate
+answers it from the base's whole analysis, its findings in the changed files moved with their
+lines, without analysing; anything else is analysed as before.
+
+- By hand: two comment lines above a file's first document and a blank line before its second
+  move its two findings (PL407 on line 10, PL301 on line 22 of tests/scope/test_change_gate.py's
+  LEGACY) to lines 12 and 25, pre-existing both, with no pipeline run; the report is a run's
+  without a cache, byte for byte.
+- What is not such a change is analysed: a comment line inside a block scalar (content, not a
+  comment), a suppression comment (it applies to lines), documents swapped, a value changed.
+- An entry that is not what `remember` writes is a miss.
+- Differential: random sequences of text edits (comments appended and inserted, blank lines,
+  comment and blank lines removed, suppression comments added and removed, documents swapped,
+  files re-indented or re-quoted, a value changed), staged, each run with a persistent cache and
+  again without one: the exit code and the report are byte-identical, and some runs were
+  answered this way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from policylint import pipeline
+from policylint.cli import cli
+from policylint.incremental import equivalent
+from policylint.input.cache import ParseCache
+from tests.gitrepo import git, init
+from tests.incremental.test_incremental import _corpus, _write
+from tests.scope.test_change_gate import APP, LEGACY, lay_out
+
+
+def check(*args: str, fmt: str = "json") -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["check", "--format", fmt, "--staged", "--gate-base", "HEAD", *args])
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, result.stdout
+
+
+@pytest.fixture
+def answered(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each change was answered from the base's findings (True) or analysed (False)."""
+    made: list[bool] = []
+    real = equivalent.answer
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        made.append(found is not None)
+        return found
+
+    monkeypatch.setattr(equivalent, "answer", counted)
+    return made
+
+
+@pytest.fixture
+def analyses(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    made: list[object] = []
+    real = pipeline._lint
+
+    def counted(*args: Any) -> pipeline.LintResult:
+        made.append(args[0])
+        return real(*args)
+
+    monkeypatch.setattr(pipeline, "_lint", counted)
+    return made
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """tests/scope/test_change_gate.py's repository and a ConfigMap holding a block scalar, at a
+    commit the hook checked: its whole analysis kept, with the policies section of a JSON report."""
+    root = init(tmp_path / "repo")
+    lay_out(root)
+    (root / "apps" / "team-x" / "notes.yaml").write_text(NOTES)
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    monkeypatch.chdir(root)
+    (root / "apps" / "team-x" / "app.yaml").write_text(APP.replace("port: 8080\n---", "port: 8081\n---"))
+    git(root, "add", ".")
+    check("--cache-dir", str(tmp_path / "cache"))
+    git(root, "commit", "-q", "-m", "port")
+    return root
+
+
+NOTES = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: notes
+  namespace: team-x
+data:
+  readme: |
+    first
+    second
+"""
+
+
+def _legacy(repo: Path, text: str) -> None:
+    (repo / "apps" / "team-x" / "legacy.yaml").write_text(text)
+    git(repo, "add", ".")
+
+
+def test_comments_and_blank_lines_move_the_findings_without_an_analysis(
+    repo: Path, tmp_path: Path, answered: list[bool], analyses: list[object]
+) -> None:
+    first, second = LEGACY.split("---\n")
+    _legacy(repo, "# owned by team x\n# reviewed\n" + first + "\n---\n" + second)
+    cached = check("--cache-dir", str(tmp_path / "cache"))
+    assert answered == [True] and analyses == []
+    report = json.loads(cached[1])
+    rows = [(f["rule"], f["file"], f["line"], f["introduced"]) for f in report["findings"]]
+    # LEGACY's PL407 on line 10 and PL301 on line 22, below two lines more and then one more.
+    assert rows == [("PL407", "apps/team-x/legacy.yaml", 12, False), ("PL301", "apps/team-x/legacy.yaml", 25, False)]
+    assert cached == check("--no-cache")
+    # The next commit's base is this change's side: a comment on it is answered the same way.
+    git(repo, "commit", "-q", "-m", "comments")
+    _legacy(repo, (repo / "apps" / "team-x" / "legacy.yaml").read_text() + "# end\n")
+    analyses.clear()
+    cached = check("--cache-dir", str(tmp_path / "cache"))
+    assert answered == [True, True] and analyses == []
+    assert cached == check("--no-cache")
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        pytest.param(lambda text: text.replace("    first\n", "    first\n    # not a comment\n"), id="inside-a-block-scalar"),
+        pytest.param(lambda text: text.replace("data:\n", "# policylint: disable-file=PL010\ndata:\n"), id="suppression"),
+        pytest.param(lambda text: text.replace("  readme: |", "  readme:  |"), id="spaces-within-a-line"),
+        pytest.param(lambda text: text.replace("second", "third"), id="a-value"),
+    ],
+)
+def test_what_changes_data_or_lines_within_is_analysed(repo: Path, tmp_path: Path, answered: list[bool], edit: Any) -> None:
+    notes = repo / "apps" / "team-x" / "notes.yaml"
+    notes.write_text(edit(NOTES))
+    git(repo, "add", ".")
+    assert check("--cache-dir", str(tmp_path / "cache")) == check("--no-cache")
+    assert answered == [False]
+
+
+def test_documents_swapped_are_analysed(repo: Path, tmp_path: Path, answered: list[bool]) -> None:
+    first, second = LEGACY.split("---\n")
+    _legacy(repo, second + "---\n" + first)
+    assert check("--cache-dir", str(tmp_path / "cache")) == check("--no-cache")
+    assert answered == [False]
+
+
+def test_a_suppression_comment_in_the_changed_file_is_analysed(repo: Path, tmp_path: Path, answered: list[bool]) -> None:
+    _legacy(
+        repo,
+        LEGACY.replace(
+            "    sectionName: https\n---", "    # policylint: disable-next-line=PL407 -- moving soon\n    sectionName: https\n---"
+        ),
+    )
+    cached = check("--cache-dir", str(tmp_path / "cache"))
+    assert cached == check("--no-cache")
+    assert answered == [False]
+    report = json.loads(cached[1])
+    assert [f["rule"] for f in report["findings"]] == ["PL301"]
+
+
+def test_an_entry_that_is_not_what_remember_writes_is_a_miss(
+    repo: Path, tmp_path: Path, answered: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = ParseCache.payload
+
+    def forged(self: ParseCache, key: str) -> Any:
+        found = real(self, key)
+        if found is not None and bytes(found).startswith(b'{"format":1,"findings":'):
+            return memoryview(bytes(found).replace(b'"objects":', b'"objects":"', 1))
+        return found
+
+    monkeypatch.setattr(ParseCache, "payload", forged)
+    _legacy(repo, LEGACY + "# end\n")
+    assert check("--cache-dir", str(tmp_path / "cache")) == check("--no-cache")
+    assert answered == [False]
+
+
+# -- differential: random text edits ---------------------------------------------------------------
+
+RULES = ("PL201", "PL301", "PL407", "PL603", "PL702")
+
+
+def _text_edit(root: Path, rng: random.Random) -> str:
+    """One random edit of a file's text, in place; what it did."""
+    files = sorted(p for p in root.glob("*.yaml"))
+    path = rng.choice(files)
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    kind = rng.choice(
+        ["append", "comment", "indented", "blank", "drop", "suppress", "unsuppress", "swap", "reindent", "quote", "value"]
+    )
+    at = rng.randrange(len(lines))
+    if kind == "append":
+        text += f"# note {rng.randrange(100)}\n"
+    elif kind in ("comment", "indented", "blank", "suppress"):
+        line = {
+            "comment": "# a note",
+            "indented": "    # an indented note",
+            "blank": "",
+            "suppress": f"# policylint: disable-next-line={rng.choice(RULES)}",
+        }[kind]
+        text = "\n".join([*lines[:at], line, *lines[at:]])
+    elif kind in ("drop", "unsuppress"):
+        marked = [
+            i
+            for i, x in enumerate(lines)
+            if ("policylint:" in x if kind == "unsuppress" else x.strip() == "" or x.lstrip().startswith("#"))
+        ]
+        if marked and marked[-1] != len(lines) - 1:  # the text's last, empty piece ends it
+            del lines[rng.choice([i for i in marked if i != len(lines) - 1])]
+            text = "\n".join(lines)
+    elif kind == "swap":
+        docs = list(yaml.safe_load_all(text))
+        if len(docs) > 1:
+            i, j = rng.sample(range(len(docs)), 2)
+            docs[i], docs[j] = docs[j], docs[i]
+            text = yaml.safe_dump_all(docs, sort_keys=False)
+    elif kind in ("reindent", "quote"):
+        docs = list(yaml.safe_load_all(text))
+        style = {"indent": 4} if kind == "reindent" else {"default_style": '"'}
+        text = yaml.safe_dump_all(docs, sort_keys=False, **style)  # type: ignore[call-overload]
+    elif kind == "value":
+        docs = list(yaml.safe_load_all(text))
+        doc = rng.choice([d for d in docs if isinstance(d, dict)] or [{}])
+        if isinstance(doc.get("metadata"), dict):
+            doc["metadata"].setdefault("labels", {})["edited"] = str(rng.randrange(100))
+            text = yaml.safe_dump_all(docs, sort_keys=False)
+    path.write_text(text, encoding="utf-8")
+    return f"{kind} {path.name}"
+
+
+def _differential(root: Path, cache: Path, seed: int, steps: int, n: int) -> list[bool]:
+    """Whether each cached run was answered from the base's findings."""
+    rng = random.Random(seed)
+    init(root)
+    _write(root, _corpus(seed, n, isolated=False))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "start")
+    os.chdir(root)
+    made: list[bool] = []
+    real = equivalent.answer
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        made.append(found is not None)
+        return found
+
+    done: list[str] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(equivalent, "answer", counted)
+        for step in range(steps):
+            done.extend(_text_edit(root, rng) for _ in range(rng.randint(1, 2)))
+            git(root, "add", "-A")
+            fmt = "text" if step % 3 == 2 else "json"
+            cached = check("--cache-dir", str(cache), fmt=fmt)
+            assert cached == check("--no-cache", fmt=fmt), (seed, done)
+            if rng.random() < 0.8:
+                git(root, "commit", "-q", "--allow-empty", "-m", f"step {step}")
+    return made
+
+
+def test_differential_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    made = _differential(tmp_path / "repo", tmp_path / "cache", seed=0, steps=12, n=30)
+    assert True in made and False in made
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+def test_differential(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    monkeypatch.chdir(tmp_path)
+    made = _differential(tmp_path / "repo", tmp_path / "cache", seed=seed, steps=20, n=120)
+    assert True in made
+
+
+# -- the first hook run after a whole run -----------------------------------------------------------
+
+
+@pytest.fixture
+def checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """tests/scope/test_change_gate.py's repository, committed, and linted whole with a cache (a
+    user's first run, or CI's), as text: no gate's run has seen it."""
+    root = init(tmp_path / "repo")
+    lay_out(root)
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["check", "--cache-dir", str(tmp_path / "cache"), "."])
+    assert result.exit_code == 1, result.output
+    return root
+
+
+def test_the_first_hook_after_a_whole_run_answers_a_comment_from_what_it_found(
+    checked: Path, tmp_path: Path, answered: list[bool], analyses: list[object]
+) -> None:
+    _legacy(checked, "# owned by team x\n" + LEGACY)
+    analyses.clear()
+    cached = check("--cache-dir", str(tmp_path / "cache"), fmt="text")
+    assert answered == [True] and analyses == []
+    assert cached == check("--no-cache", fmt="text")
+
+
+def test_the_first_hook_after_a_whole_run_reads_its_base_back(checked: Path, tmp_path: Path, analyses: list[object]) -> None:
+    """A value changed: the change's side is analysed, the base's findings are the whole run's."""
+    (checked / "apps" / "team-x" / "app.yaml").write_text(APP.replace("port: 8080\n---", "port: 8081\n---"))
+    git(checked, "add", ".")
+    analyses.clear()
+    cached = check("--cache-dir", str(tmp_path / "cache"))
+    assert len(analyses) == 1  # the change's side alone (two on the tree before: its base's part too)
+    assert cached == check("--no-cache")
