@@ -141,7 +141,7 @@ def run_units(units):
         child = os.getpid() != parent
         if mode == "plain" and not child and rule.id == "PL603":
             # This process's own rule, busy until the children have taken every queued unit.
-            while any(struct.unpack("i", fcntl.ioctl(pool._queue, termios.FIONREAD, bytes(4)))[0] for pool in pools):
+            while any(struct.unpack("i", fcntl.ioctl(q, termios.FIONREAD, bytes(4)))[0] for pool in pools for q in pool._queues.values()):
                 time.sleep(0.01)
         if mode == "dies" and child and rule.id == sys.argv[2]:
             os._exit(7)  # the child dies holding the unit it took, before it sends anything
@@ -149,11 +149,14 @@ def run_units(units):
         # being started, so `pools` holds the earlier ones): it is the main process's alone.
         inherited = []
         for pool in pools if child else []:
-            try:
-                os.fstat(pool._queue)
-                inherited.append(True)
-            except OSError:
-                inherited.append(False)
+            held = False  # any of its queue's pipes open here
+            for queue in pool._queues.values():
+                try:
+                    os.fstat(queue)
+                    held = True
+                except OSError:
+                    pass
+            inherited.append(held)
         out[(rule.id, share)] = ([[rule.id, share, inherited]], None)
     return out
 
