@@ -1039,12 +1039,13 @@ def test_the_rules_start_once_the_stages_they_read_are_built(monkeypatch: pytest
     started.advance(project)
     assert started.pools == []
     first, then = given
-    assert first == [rule.id for rule in REGISTRY if not rule.reads]
+    assert first == [rule.id for rule in REGISTRY if not rule.reads and not rule.after]
     # No pool started for the first (this stand-in starts none): its rules are offered again with
     # those of the stages built since (tests/input/test_processes_stages.py: when one starts).
     assert then == [rule.id for rule in REGISTRY if Stage.SIMULATION not in rule.reads]
     assert {"PL101", "PL201"} <= set(first)
-    assert not {"PL702", "PL704", "PL401"} & set(first)
+    assert not {"PL702", "PL704", "PL401", "PL010"} & set(first)
+    assert "PL010" in then  # it reads the index alone, and comes after the topology (`Rule.after`)
     assert {"PL702", "PL704", "PL401"} <= set(then)
     assert not {"PL601", "PL603"} & {*first, *then}
 
