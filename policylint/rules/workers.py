@@ -156,21 +156,19 @@ class Pool:
     def finish(self, first: Sequence[Unit], run_units: RunUnits, earlier: Sequence[Pool] = ()) -> dict[UnitKey, RuleResult]:
         """Run `first` here, then the units still queued; gather the children's results, and run
         here every unit that no child sent back. `earlier`: the pools started at an earlier stage
-        (`engine.start`): what their queues still hold is run here after this one's, in the same
-        pass (the positions of whole rules are resolved in one pass per file), and their children
-        are gathered too."""
+        (`engine.start`): what their queues still hold is run here after this one's, the whole
+        rules with `first` (their findings' positions are resolved in one pass per file), and their
+        children are gathered too."""
         pools = (self, *earlier)
         try:
-            # The whole rules first, every pool's, then the shares the children have not taken,
-            # but for one per child: this process takes a share only when nothing else is left,
-            # and pays for its first the preparation its child has done already (the schemas and
-            # plans of the admission family, 0.1 s at 10,000 objects), so that the last share
-            # costs it more than its child's finishing the one it holds and taking it.
-            taken = chain(
-                *(pool._take((False,)) for pool in pools),
-                *(pool._take((True,), leave=len(pool._children)) for pool in pools),
-            )
-            results = run_units(chain(first, taken))
+            # The whole rules first, every pool's, their findings' positions with them; then the
+            # shares the children have not taken by then, but for one per child: this process
+            # takes a share only when nothing else is left, and pays for its first the preparation
+            # its child has done already (the schemas and plans of the admission family, 0.1 s at
+            # 10,000 objects), so that the last share costs it more than its child's finishing the
+            # one it holds and taking it.
+            results = run_units(chain(first, *(pool._take((False,)) for pool in pools)))
+            results.update(run_units(chain(*(pool._take((True,), leave=len(pool._children)) for pool in pools))))
             missing: list[Unit] = []
             for pool in pools:
                 units = [unit for bundle in pool.todo for unit in bundle]
