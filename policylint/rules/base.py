@@ -73,6 +73,11 @@ class Rule:
     # builds only what the selected rules read, and tests/rules/test_rule_inputs.py runs every rule
     # with exactly these built.
     reads: ClassVar[frozenset[Stage]] = frozenset()
+    # Stages that work out, for themselves, what the rule works out, though it reads none of them:
+    # with `--jobs`, the rule starts in another process only once they are built, so that its
+    # process inherits that work rather than doing it again (policylint.rules.workers). One
+    # process runs it where it always did; a run that builds none of them runs it here.
+    after: ClassVar[frozenset[Stage]] = frozenset()
     # The options the rule reads, with their defaults: `self.option(name)`.
     options: ClassVar[tuple[RuleOption, ...]] = ()
     # What its findings sit on: kinds (`HTTPRoute`), POLICY (any policy kind), FILE (a place in

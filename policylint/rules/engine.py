@@ -226,13 +226,14 @@ class Started:
         return {rule_cls.id for pool in self.pools for bundle in pool.todo for rule_cls, _ in bundle}
 
     def advance(self, project: Project, prepare: Callable[[], object] | None = None) -> None:
-        """Start, in other processes, the rules whose stages are built now and that no earlier call
-        started: the pipeline calls it once the topology is built, so that what reads the topology
-        runs while this process builds the simulation. `prepare`: work this process does next
-        whatever happens, done first when children are forked, so that they inherit its results
-        rather than each working them out again."""
+        """Start, in other processes, the rules whose stages are built now (those they read and
+        those they come after, `Rule.after`) and that no earlier call started: the pipeline calls it
+        once the topology is built, so that what reads the topology runs while this process builds
+        the simulation. `prepare`: work this process does next whatever happens, done first when
+        children are forked, so that they inherit its results rather than each working them out
+        again."""
         queued = self.queued()
-        ready = [r for r in self.rules if r.id not in queued and all(project.has_stage(stage) for stage in r.reads)]
+        ready = [r for r in self.rules if r.id not in queued and all(project.has_stage(stage) for stage in r.reads | r.after)]
         if ready:
             if prepare is not None and workers.forks(project, self.jobs):
                 prepare()

@@ -18,6 +18,7 @@ from policylint.k8s.fieldtypes import EXPECTED, FieldProblem, describe_value, ty
 from policylint.k8s.objects import K8sObject
 from policylint.project import Project
 from policylint.rules.base import Rule
+from policylint.stages import Stage
 
 
 class MalformedField(Rule):
@@ -26,6 +27,10 @@ class MalformedField(Rule):
     id = "PL010"
     name = "malformed-field"
     severity = Severity.ERROR
+    # Every object's field types are worked out by the time the topology is built (the admission
+    # verdicts and the topology read them first): this rule then only reads them, 0.002 s against
+    # 0.06-0.08 s in a process forked before (10,000 objects, docs/performance.md).
+    after = frozenset({Stage.TOPOLOGY})
 
     def check(self, project: Project) -> Iterable[Issue]:
         # A value the loader already reported at the same place (an integer too large to keep,

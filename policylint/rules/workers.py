@@ -21,12 +21,17 @@ simulation, and takes from the queues, the latest pool's first, what the childre
 yet (`finish`). When no rule is ready before the build (all read the simulation), the children are
 forked after it, over all the rules; a pool that does not start leaves its rules to the next.
 
-The queue is a pipe filled, before the fork, with the number of every unit of work, costliest
-first (`COST`): a rule, or one share of the objects for all the `per_object` rules together
-(`Rule.per_object`: their findings depend on their object alone; `bundles`). Each process reads
-one number at a time until the pipe is empty. A read of a pipe is atomic, so no unit is taken
-twice, and whichever process is free takes the next unit: no split made in advance has to guess
-how long the stages or the rules take here.
+The queue is two pipes filled, before the fork, with the number of every unit of work, costliest
+first (`COST`): one with the shares of the objects for all the `per_object` rules together
+(`Rule.per_object`: their findings depend on their object alone; `bundles`), one with the other
+rules, each a unit. Each process reads one number at a time until both pipes are empty. A read of
+a pipe is atomic, so no unit is taken twice, and whichever process is free takes the next unit: no
+split made in advance has to guess how long the stages or the rules take here. The children read
+the shares first, this process the whole rules (`Pool.finish`): the shares of the schema family
+read every object's admission verdict, and a verdict's work (the schemas read and compiled, the
+plans for the other plausible schemas, the content a namespace repeats from another) is done once
+per process that asks for it, so that this process taking two of the shares its child was taking
+cost the run a third more of the family's CPU; the whole rules read what this process built.
 
 The findings are put back in the order of the rules, a per-object rule's in the order of its
 shares, as one process would have produced them, so the output is the same bytes whatever `--jobs`
@@ -67,6 +72,9 @@ SHARES_PER_PROCESS = 4
 # any rule not listed counts 1, and a share of a per-object rule its part. Only the order in which
 # units are taken depends on it, never the output.
 COST: Mapping[str, float] = {"PL702": 12.0, "PL603": 3.0, "PL506": 2.0, "PL201": 2.0}
+# The order in which a child reads the queue's pipes (`Pool._take`): the shares of the per-object
+# rules first (True), then the whole rules (False). This process reads them the other way round.
+CHILDREN_TAKE = (True, False)
 # Units are queued as 2-byte numbers: at most this many, so that the whole queue fits in a pipe's
 # buffer (4 KiB is less than any Linux pipe holds) and filling it never blocks.
 MAX_UNITS = 2048
@@ -116,13 +124,15 @@ class Pool:
     def __init__(
         self,
         todo: list[Bundle],
-        queue: int,
+        queues: dict[bool, int],
         children: list[tuple[int, int]],
         verdicts: VerdictStore | None = None,
         objects: Sequence[object] = (),
     ) -> None:
         self.todo = todo
-        self._queue: int | None = queue
+        # The read ends of the queue's pipes: the shares' units under True, the whole rules' under
+        # False (`_queues`); a pipe that would hold nothing is not made.
+        self._queues = queues
         self._children = children
         # The admission verdicts the children work out are kept in this process's store.
         self.verdicts = verdicts
@@ -130,23 +140,35 @@ class Pool:
         # built): a finding's object or key is sent back by its place among them (`_Sender`).
         self.objects = objects
 
-    def _take(self) -> Iterator[Unit]:
-        """The units left in the queue, one at a time, as this process gets to them."""
-        while self._queue is not None:
-            got = os.read(self._queue, 2)
-            if len(got) != 2:
-                return  # empty: every write end is closed, so nothing more will come
-            yield from self.todo[int.from_bytes(got, "big")]
+    def _take(self, shares: Sequence[bool] = CHILDREN_TAKE, leave: int = 0) -> Iterator[Unit]:
+        """The units left in the queue's pipes named by `shares`, in that order (True: the
+        shares', False: the whole rules'), one at a time, as this process gets to them, until a
+        pipe holds no more than `leave` units: those are left to the children."""
+        for which in shares:
+            while (queue := self._queues.get(which)) is not None:
+                if leave and _queued(queue) <= leave:
+                    break
+                got = os.read(queue, 2)
+                if len(got) != 2:
+                    break  # empty: every write end is closed, so nothing more will come
+                yield from self.todo[int.from_bytes(got, "big")]
 
     def finish(self, first: Sequence[Unit], run_units: RunUnits, earlier: Sequence[Pool] = ()) -> dict[UnitKey, RuleResult]:
         """Run `first` here, then the units still queued; gather the children's results, and run
         here every unit that no child sent back. `earlier`: the pools started at an earlier stage
-        (`engine.start`): what their queues still hold is run here after this one's, in the same
-        pass (the positions of whole rules are resolved in one pass per file), and their children
-        are gathered too."""
+        (`engine.start`): what their queues still hold is run here after this one's, the whole
+        rules with `first` (their findings' positions are resolved in one pass per file), and their
+        children are gathered too."""
         pools = (self, *earlier)
         try:
-            results = run_units(chain(first, *(pool._take() for pool in pools)))
+            # The whole rules first, every pool's, their findings' positions with them; then the
+            # shares the children have not taken by then, but for one per child: this process
+            # takes a share only when nothing else is left, and pays for its first the preparation
+            # its child has done already (the schemas and plans of the admission family, 0.1 s at
+            # 10,000 objects), so that the last share costs it more than its child's finishing the
+            # one it holds and taking it.
+            results = run_units(chain(first, *(pool._take((False,)) for pool in pools)))
+            results.update(run_units(chain(*(pool._take((True,), leave=len(pool._children)) for pool in pools))))
             missing: list[Unit] = []
             for pool in pools:
                 units = [unit for bundle in pool.todo for unit in bundle]
@@ -165,13 +187,12 @@ class Pool:
 
     def descriptors(self) -> list[int]:
         """The queue's and the children's pipes this process holds open."""
-        return [*(() if self._queue is None else (self._queue,)), *(fd for _, fd in self._children)]
+        return [*self._queues.values(), *(fd for _, fd in self._children)]
 
     def close(self) -> None:
         """End and reap the children still running (a run stopped before `finish`), close the queue."""
-        if self._queue is not None:
-            os.close(self._queue)
-            self._queue = None
+        while self._queues:
+            os.close(self._queues.popitem()[1])
         while self._children:
             pid, read = self._children.pop()
             with contextlib.suppress(OSError):
@@ -198,21 +219,49 @@ def start(
     todo = bundles(rules, SHARES_PER_PROCESS * jobs)
     if not 2 <= len(todo) <= MAX_UNITS:
         return None
-    try:
-        read, write = os.pipe()
-    except OSError:
+    queues = _queues(todo)
+    if queues is None:
         return None
-    try:
-        os.write(write, b"".join(i.to_bytes(2, "big") for i in range(len(todo))))
-    finally:
-        os.close(write)  # the children inherit only the read end: an empty queue reads as its end
-    pool = Pool(todo, read, [], project.kept_verdicts, project.index.objects)
+    pool = Pool(todo, queues, [], project.kept_verdicts, project.index.objects)
     inherited = [fd for other in earlier for fd in other.descriptors()]
     for _ in range(jobs - 1):
         child = _fork(pool, run_units, inherited)
         if child is not None:
             pool._children.append(child)
     return pool
+
+
+def _queued(queue: int) -> int:
+    """How many units the queue's pipe holds now (FIONREAD; Linux, where children are forked)."""
+    import fcntl
+    import termios
+
+    held = bytearray(4)
+    fcntl.ioctl(queue, termios.FIONREAD, held)
+    return int.from_bytes(held, sys.byteorder) // 2
+
+
+def _queues(todo: Sequence[Bundle]) -> dict[bool, int] | None:
+    """The read ends of the queue's pipes, filled with the numbers of `todo`'s units in its order:
+    the shares' under True, the whole rules' under False, a pipe only for units there are; None
+    when a pipe cannot be made."""
+    queues: dict[bool, int] = {}
+    for shares in (True, False):
+        numbers = [i for i, bundle in enumerate(todo) if (bundle[0][1] is not None) is shares]
+        if not numbers:
+            continue
+        try:
+            read, write = os.pipe()
+        except OSError:
+            for fd in queues.values():
+                os.close(fd)
+            return None
+        try:
+            os.write(write, b"".join(i.to_bytes(2, "big") for i in numbers))
+        finally:
+            os.close(write)  # the children inherit only the read end: an empty queue reads as its end
+        queues[shares] = read
+    return queues
 
 
 def results_in_order(rules: Sequence[type[Rule]], results: Mapping[UnitKey, RuleResult]) -> list[RuleResult]:

@@ -894,7 +894,7 @@ def run_units(units):
         if os.getpid() == parent and rule.id == "PL999" and sys.argv[2] == "drain":
             # A rule of this process's own (one that reads a stage), busy until the children have
             # taken every queued unit: the queue's pipe holds no byte more (FIONREAD).
-            while struct.unpack("i", fcntl.ioctl(pool._queue, termios.FIONREAD, bytes(4)))[0]:
+            while any(struct.unpack("i", fcntl.ioctl(q, termios.FIONREAD, bytes(4)))[0] for q in pool._queues.values()):
                 time.sleep(0.01)
         if mode == "dies" and os.getpid() != parent:
             os._exit(7)  # the child dies holding the unit it took, before it sends anything
@@ -1039,12 +1039,13 @@ def test_the_rules_start_once_the_stages_they_read_are_built(monkeypatch: pytest
     started.advance(project)
     assert started.pools == []
     first, then = given
-    assert first == [rule.id for rule in REGISTRY if not rule.reads]
+    assert first == [rule.id for rule in REGISTRY if not rule.reads and not rule.after]
     # No pool started for the first (this stand-in starts none): its rules are offered again with
     # those of the stages built since (tests/input/test_processes_stages.py: when one starts).
     assert then == [rule.id for rule in REGISTRY if Stage.SIMULATION not in rule.reads]
     assert {"PL101", "PL201"} <= set(first)
-    assert not {"PL702", "PL704", "PL401"} & set(first)
+    assert not {"PL702", "PL704", "PL401", "PL010"} & set(first)
+    assert "PL010" in then  # it reads the index alone, and comes after the topology (`Rule.after`)
     assert {"PL702", "PL704", "PL401"} <= set(then)
     assert not {"PL601", "PL603"} & {*first, *then}
 
@@ -1058,6 +1059,82 @@ def test_the_rules_start_once_the_stages_they_read_are_built(monkeypatch: pytest
     result = engine.run(project, effective, PositionResolver(lambda file: None), started=started)
     assert given == [[rule.id for rule in effective]]
     assert not result.internal_error
+
+
+_PREFERENCE_SCRIPT = """\
+import fcntl, json, os, struct, sys, termios, time
+from policylint.rules import workers
+
+class Rule:
+    def __init__(self, rule_id):
+        self.id = rule_id
+        self.per_object = rule_id == "PL702"
+
+class Index:
+    objects = range(workers.MIN_OBJECTS)
+
+class Project:
+    index = Index()
+    kept_verdicts = None
+
+parent = os.getpid()
+taken = []  # (who, rule, share), in the order each process took them
+queues = {}  # the queue's pipes, which the child reads before `start` returns here
+made = workers._queues
+
+def making(todo):
+    queues.update(made(todo))
+    return queues
+
+workers._queues = making
+
+def queued(shares):
+    return struct.unpack("i", fcntl.ioctl(queues[shares], termios.FIONREAD, bytes(4)))[0] // 2
+
+def run_units(units):
+    out = {}
+    for rule, share in units:
+        child = os.getpid() != parent
+        if not child and rule.id == "PL999":
+            # This process's own rule, busy until the child has taken its first unit.
+            while queued(True) + queued(False) == len(pool.todo):
+                time.sleep(0.01)
+        taken.append(["child" if child else "here", rule.id, share])
+        if child and len(taken) == 1:
+            # The child holds its first unit until this process has stopped taking: no whole rule
+            # left, and no more shares than children.
+            while queued(False) or queued(True) > 1:
+                time.sleep(0.01)
+        out[(rule.id, share)] = ([list(taken)] if child else [], None)
+    return out
+
+rules = [Rule("PL101"), Rule("PL102"), Rule("PL702")]
+pool = workers.start(Project(), rules, run_units, 2)
+results = pool.finish([(Rule("PL999"), None)], run_units)
+sent = [found for (rule_id, share), (findings, _) in sorted(results.items(), key=str) for found in findings]
+print(json.dumps({"here": taken, "child": max(sent, key=len) if sent else []}))
+"""
+
+
+@linux_only
+def test_the_children_take_the_shares_first_and_this_process_the_whole_rules() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", _PREFERENCE_SCRIPT], capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=REPO, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    # The child's first unit is a share of the per-object rule, whatever the rules' costs say
+    # (PL702's 12 over 8 shares is 1.5, above a whole rule's 1).
+    assert got["child"][0] == ["child", "PL702", [0, SHARES]]
+    # This process takes the whole rules first, then the shares in order, and leaves the last one
+    # to the child, which has done the work a share's first unit prepares in each process.
+    assert got["here"] == [
+        ["here", "PL999", None],
+        ["here", "PL101", None],
+        ["here", "PL102", None],
+        *(["here", "PL702", [k, SHARES]] for k in range(1, SHARES - 1)),
+    ]
+    assert got["child"][1:] == [["child", "PL702", [SHARES - 1, SHARES]]]
 
 
 def test_the_queue_holds_each_share_of_the_per_object_rules_together_costliest_first() -> None:

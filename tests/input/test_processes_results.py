@@ -86,7 +86,7 @@ def run_units(units):
         if os.getpid() == parent:
             # This process's own unit, busy until the child has taken every queued one (FIONREAD):
             # whatever the schedule, the child sends both.
-            while struct.unpack("i", fcntl.ioctl(pool._queue, termios.FIONREAD, bytes(4)))[0]:
+            while any(struct.unpack("i", fcntl.ioctl(q, termios.FIONREAD, bytes(4)))[0] for q in pool._queues.values()):
                 time.sleep(0.01)
             out[(rule.id, share)] = ([], None)
             continue
@@ -206,7 +206,7 @@ def run_units(units):
     for rule, share in units:
         if rule.id == "PL999":
             # This process's own unit, busy until the child has taken every queued one (FIONREAD).
-            while struct.unpack("i", fcntl.ioctl(pool._queue, termios.FIONREAD, bytes(4)))[0]:
+            while any(struct.unpack("i", fcntl.ioctl(q, termios.FIONREAD, bytes(4)))[0] for q in pool._queues.values()):
                 time.sleep(0.01)
         out[(rule.id, share)] = ([f"{rule.id} here" if os.getpid() == parent else f"{rule.id} child"], None)
     if os.getpid() != parent:

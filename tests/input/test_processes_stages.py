@@ -58,13 +58,50 @@ def test_the_rules_reading_the_index_alone_start_before_the_admissions_and_the_t
     monkeypatch.setattr(pipeline, "effective_jobs", lambda jobs: 2)  # whatever CPUs this machine has
     result = lint(LintRequest(paths=[str(REPO / "examples")], jobs=2))
     assert calls == [
-        ([r.id for r in REGISTRY if not r.reads], False, False, 0),
-        ([r.id for r in REGISTRY if r.reads and Stage.SIMULATION not in r.reads], True, True, 1),
+        ([r.id for r in REGISTRY if not r.reads and not r.after], False, False, 0),
+        ([r.id for r in REGISTRY if (r.reads or r.after) and Stage.SIMULATION not in r.reads], True, True, 1),
     ]
     assert {"PL101", "PL201"} <= set(calls[0][0])
     assert {"PL702", "PL704", "PL401"} <= set(calls[1][0])
+    # PL010 reads the index alone, and starts with the later pool, whose children inherit every
+    # object's field types from the topology (`Rule.after`).
+    assert "PL010" in calls[1][0]
     assert [f.fingerprint for f in result.findings] == [f.fingerprint for f in one.findings]
     assert len(result.findings) > 10
+
+
+def test_the_topology_works_out_the_field_types_pl010_reports(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """PL010 comes after the topology (`Rule.after`): once the admissions and the topology are
+    built, they have worked out the field types of the objects they read, and the rule works out
+    only the others' (the Namespaces, the GatewayClass, a Service no route names), so that a child
+    forked then does not work them out again, as one forked after the index did. Counted on the
+    benchmark's shape (`benchmarks/generate.py`, 400 objects, 12 of them Namespaces), against the
+    rule run with no stage built, which works out every object's."""
+    from benchmarks.generate import write_corpus
+    from policylint.k8s import index as index_module
+    from policylint.pipeline import _project, build_stages
+    from policylint.rules import engine
+
+    worked: list[str] = []
+    real = index_module.check_object
+
+    def counted(group: str, kind: str, data: Any, clean: Any) -> Any:
+        worked.append(kind)
+        return real(group, kind, data, clean)
+
+    monkeypatch.setattr(index_module, "check_object", counted)
+    rule = next(r for r in REGISTRY if r.id == "PL010")
+    assert rule.after == {Stage.TOPOLOGY} and not rule.reads
+    write_corpus(400, tmp_path, per_file=50)
+    alone = _project(LintRequest(paths=[str(tmp_path)]))[0]
+    found = engine._check(rule, alone)
+    assert len(worked) == len(alone.index.objects) == 400
+    project = _project(LintRequest(paths=[str(tmp_path)]))[0]
+    assert not build_stages(project, {Stage.TOPOLOGY})
+    before = len(worked)
+    assert engine._check(rule, project) == found
+    assert set(worked[before:]) <= {"Namespace", "GatewayClass", "Service"}
+    assert len(worked) - before < 400 / 20
 
 
 def _resolutions_at_each_start(monkeypatch: pytest.MonkeyPatch, jobs: int, select: str | None = None) -> tuple[list[int], int]:
@@ -141,7 +178,7 @@ def run_units(units):
         child = os.getpid() != parent
         if mode == "plain" and not child and rule.id == "PL603":
             # This process's own rule, busy until the children have taken every queued unit.
-            while any(struct.unpack("i", fcntl.ioctl(pool._queue, termios.FIONREAD, bytes(4)))[0] for pool in pools):
+            while any(struct.unpack("i", fcntl.ioctl(q, termios.FIONREAD, bytes(4)))[0] for pool in pools for q in pool._queues.values()):
                 time.sleep(0.01)
         if mode == "dies" and child and rule.id == sys.argv[2]:
             os._exit(7)  # the child dies holding the unit it took, before it sends anything
@@ -149,11 +186,14 @@ def run_units(units):
         # being started, so `pools` holds the earlier ones): it is the main process's alone.
         inherited = []
         for pool in pools if child else []:
-            try:
-                os.fstat(pool._queue)
-                inherited.append(True)
-            except OSError:
-                inherited.append(False)
+            held = False  # any of its queue's pipes open here
+            for queue in pool._queues.values():
+                try:
+                    os.fstat(queue)
+                    held = True
+                except OSError:
+                    pass
+            inherited.append(held)
         out[(rule.id, share)] = ([[rule.id, share, inherited]], None)
     return out
 
