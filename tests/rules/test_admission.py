@@ -317,7 +317,6 @@ def test_what_an_object_asks_of_the_other_plausible_schemas_is_found_by_its_api_
     # schemas and their differences: policylint.k8s.dissent), once per object; the plan is
     # looked up by the object's apiVersion and kind, so that the group and version are split out
     # of the apiVersion once per kind and version, not twice per object (most of the lookup).
-    from policylint.k8s import objects
     from policylint.k8s.admissions import Admissions
     from policylint.k8s.dissent import dissent
 
@@ -330,14 +329,7 @@ def test_what_an_object_asks_of_the_other_plausible_schemas_is_found_by_its_api_
     admissions = Admissions(result.index)
     routes = [o for o in result.index.objects if o.kind == "HTTPRoute"]
     assert all(v is not None and not v.rejected for v in (admissions.verdict(o) for o in routes))
-    split: list[str] = []
-    original = objects.split_api_version
-
-    def counting(api_version: str) -> tuple[str, str]:
-        split.append(api_version)
-        return original(api_version)
-
-    monkeypatch.setattr(objects, "split_api_version", counting)
+    split = _count_api_version_splits(monkeypatch)
     assert [dissent(admissions, o) for o in routes] == [None] * 9
     # The first route's plan is made (its key splits the apiVersion; the schema's lookup finds the
     # kind's answer by the apiVersion and kind the route writes, `Catalogue.schema`); the other
@@ -542,20 +534,12 @@ def test_the_schema_of_an_object_is_found_by_its_api_version_and_kind(monkeypatc
     # Every object asks which schema decides it (`Catalogue.schema`); the answer is the kind's
     # and version's, looked up by the apiVersion and kind the object writes, so that the version
     # is split out of the apiVersion once per kind and apiVersion, not once per object.
-    from policylint.k8s import objects
     from policylint.k8s.admissions import Admissions
 
     result = lint_text(_routes(8), selection=select("PL001"))
     admissions = Admissions(result.index)
     routes = [o for o in result.index.objects if o.kind == "HTTPRoute"]
-    split: list[str] = []
-    original = objects.split_api_version
-
-    def counting(api_version: str) -> tuple[str, str]:
-        split.append(api_version)
-        return original(api_version)
-
-    monkeypatch.setattr(objects, "split_api_version", counting)
+    split = _count_api_version_splits(monkeypatch)
     verdicts = [admissions.verdict(o) for o in routes]
     assert all(v is not None and not v.rejected for v in verdicts)
     # The first route's version, to find its schema; the eight others find the answer by what
@@ -652,3 +636,18 @@ def test_an_objects_cel_rejections_and_cost_are_the_walks(monkeypatch: Any) -> N
             compared += 1
             failing += bool(walked)
     assert failing >= 2 and compared > failing
+
+
+def _count_api_version_splits(monkeypatch: Any) -> list[str]:
+    """The apiVersions split from now on (`objects.split_api_version`), in the order asked."""
+    from policylint.k8s import objects
+
+    split: list[str] = []
+    original = objects.split_api_version
+
+    def counting(api_version: str) -> tuple[str, str]:
+        split.append(api_version)
+        return original(api_version)
+
+    monkeypatch.setattr(objects, "split_api_version", counting)
+    return split
