@@ -20,7 +20,7 @@ from policylint.gate import GateReport
 from policylint.incremental.opened import analysed_whole, keep_per_file, kept_per_file, kept_spans, rule_reuse
 from policylint.input.cache import ParseCache, open_cache
 from policylint.input.kept import Kept, inflated
-from policylint.input.load import PARSER_IS_C, Document, decode
+from policylint.input.load import PARSER_IS_C, PURE_PYTHON_NOTE, Document, decode
 from policylint.input.nonmanifest import DATA, json_data_files
 from policylint.input.parallel import effective_jobs
 from policylint.input.positions import PositionResolver
@@ -208,7 +208,7 @@ def _project(
     notes = [cache_note] if cache_note is not None else []
     notes.extend(found.notes)
     if not PARSER_IS_C:
-        notes.append("PyYAML was built without libyaml: parsing with its pure-Python loader, several times slower")
+        notes.append(PURE_PYTHON_NOTE)
     # A run analysing a part builds the objects of the files an earlier scoped run kept the
     # shell of without decoding them (policylint.incremental.shells): the others are loaded.
     lazy = part or (request.scoped_analysis and report_files(request, sources) is not None)
@@ -566,11 +566,11 @@ def _remember_whole(
     file was skipped as data (the files a later run names are not these) or the input holds a
     CRD (it decides the kinds' scope, so the objects' keys, which that change works out with the
     built-in kinds). `again`: not when it is kept already (a command's run again)."""
-    index = loaded.index
-    if any(s.category == DATA for s in skipped) or any(o.kind == "CustomResourceDefinition" for o in index.objects):
-        return
     from policylint.incremental import equivalent
 
+    index = loaded.index
+    if any(s.category == DATA for s in skipped) or equivalent.defines_kinds(index.objects):
+        return
     name = equivalent.entry(cache, request, files)
     if name is None or (again and cache.holds(name)):
         return  # `again`: a command's run, which keeps nothing new of the same files

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from policylint.incremental import memo
@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from policylint.input.cache import ParseCache
     from policylint.input.document import FileResult
     from policylint.input.sources import Discovery, Source
-    from policylint.k8s.objects import ObjectKey
+    from policylint.k8s.objects import K8sObject, ObjectKey
     from policylint.report_scope import ChangeSet
     from policylint.request import LintRequest
 
@@ -206,13 +206,13 @@ def answer(
         return None
     found, sources = discovered
     now = [(s.display, keys.get(s.display)) for s in sources]
-    before = _base_files(cache, measured, now)
+    paths = _modified(measured)
+    before = _base_files(cache, measured, now, paths)
     if before is None:
         return None
     # The changed files first: a change of values (most) is told from them, without reading the
     # base's findings (megabytes of them on a repository analysed whole).
     maps: dict[str, dict[int, int]] = {}
-    paths = _modified(measured)
     for (file, new_key), (_, old_key) in zip(now, before):
         if new_key != old_key:
             assert new_key is not None and old_key is not None
@@ -247,6 +247,12 @@ def answer(
     return _result(request, measured, found, sources, scope, whole)
 
 
+def defines_kinds(objects: Iterable[K8sObject]) -> bool:
+    """Whether `objects` hold a CRD: it decides the kinds' scope, so the objects' keys, which a
+    change answered here works out with the built-in kinds (no whole analysis of them is kept)."""
+    return any(o.kind == "CustomResourceDefinition" for o in objects)
+
+
 def whole_entry(whole: dict[str, Any]) -> dict[str, Any]:
     """The entry's fields as `remember` writes them, from what `recall` read."""
     references = [[list(key), sorted(list(k) for k in keys)] for key, keys in whole["references"].items()]
@@ -254,7 +260,7 @@ def whole_entry(whole: dict[str, Any]) -> dict[str, Any]:
 
 
 def _base_files(
-    cache: ParseCache, measured: Measured, now: Sequence[tuple[str, str | None]]
+    cache: ParseCache, measured: Measured, now: Sequence[tuple[str, str | None]], paths: Mapping[str, str]
 ) -> list[tuple[str, str | None]] | None:
     """The base's files as a whole run over it names them: this change's, but for the files it
     modified, at their content at the base; None when the change did anything else (a file added,
@@ -263,7 +269,7 @@ def _base_files(
 
     if any(c.status != "M" or c.old is None or c.old != c.new for c in measured.changes) or any(k is None for _, k in now):
         return None
-    modified = _modified(measured)
+    modified = dict(paths)  # `_modified`'s, emptied as they are found
     out: list[tuple[str, str | None]] = []
     for display, key in now:
         path = modified.pop(display, None)
@@ -292,12 +298,12 @@ def _result(
     """The run's result as the pipeline and the gate make it (policylint.pipeline `_lint`,
     policylint.commands.change `classify`), from every finding of the whole analysis kept, moved.
     Its findings are the base's (the same fingerprints): none is introduced, in the scope or out."""
-    from policylint.input.load import PARSER_IS_C
+    from policylint.input.load import PARSER_IS_C, PURE_PYTHON_NOTE
 
     files = [s.display for s in sources]
     notes = list(found.notes)
     if not PARSER_IS_C:
-        notes.append("PyYAML was built without libyaml: parsing with its pure-Python loader, several times slower")
+        notes.append(PURE_PYTHON_NOTE)
     policies = whole["policies"]
     return KeptResult(
         findings=_findings([row for row in whole["findings"] if scope.holds(row)]),
@@ -365,7 +371,7 @@ def _scope(
                 return None
             documents.extend(loaded.documents)
     built = build_objects(documents, KindRegistry.builtin(), request.namespace)
-    if any(o.kind == "CustomResourceDefinition" for o in built.objects):
+    if defines_kinds(built.objects):
         return None
     objects = frozenset(o.key for o in built.objects)
     if not change.before <= objects:

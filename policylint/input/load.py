@@ -59,12 +59,17 @@ from policylint.input.templates import (
     without_template_keys,
 )
 
+# The note a run gives when the parser is the pure-Python one: the same words whether the run
+# analysed or took an earlier analysis's findings (policylint.incremental.equivalent).
+PURE_PYTHON_NOTE = "PyYAML was built without libyaml: parsing with its pure-Python loader, several times slower"
+
 # The loader's public face: what callers import from here, wherever it is defined.
 __all__ = [
     "DUPLICATE_KEY",
     "LOADER",
     "NOT_A_MANIFEST",
     "PARSER_IS_C",
+    "PURE_PYTHON_NOTE",
     "RESOURCE_LIMIT",
     "SHARED_STRING_MAX",
     "TEMPLATE_MARKERS",
