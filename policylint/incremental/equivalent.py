@@ -118,13 +118,19 @@ def remember(cache: ParseCache, name: str, whole: Whole) -> None:
         "policyCount": whole.policy_count,
         "baselineMigrated": whole.baseline_migrated,
         "references": [
-            [list(key), sorted(list(k) for k in keys)]
+            [list(key), _sorted_keys(keys)]
             for key, keys in sorted(whole.references.items(), key=lambda item: json.dumps(list(item[0])))
         ],
     }
     payload = _bounded(_pieces(fields))
     if payload is not None:
         cache.put(name, payload)
+
+
+def _sorted_keys(keys: Iterable[tuple[Any, ...]]) -> list[list[Any]]:
+    """`keys` as lists in one order: by their JSON text, since a cluster-scoped key's namespace is
+    None and None does not compare with a namespace's name."""
+    return sorted((list(k) for k in keys), key=json.dumps)
 
 
 def recall(cache: ParseCache, name: str) -> tuple[dict[str, Any], bytes] | None:
@@ -255,7 +261,7 @@ def defines_kinds(objects: Iterable[K8sObject]) -> bool:
 
 def whole_entry(whole: dict[str, Any]) -> dict[str, Any]:
     """The entry's fields as `remember` writes them, from what `recall` read."""
-    references = [[list(key), sorted(list(k) for k in keys)] for key, keys in whole["references"].items()]
+    references = [[list(key), _sorted_keys(keys)] for key, keys in whole["references"].items()]
     return {**whole, "references": sorted(references, key=lambda row: json.dumps(row[0]))}
 
 

@@ -329,6 +329,23 @@ def test_output_does_not_depend_on_order(m: Manifests, seed: int) -> None:
 @budget(ci=60)
 @given(m=manifests(max_docs=8), text=yamlish_text())
 @example(m=Manifests(docs=(dump({"a": float("nan"), "b": [True, 10**30, -0.0]}),), files=(0,), file_count=1), text="a: .inf\n")
+# A policy with findings whose references mix a namespaced key and the same kind's key without a
+# namespace: the kept whole analysis once sorted them as tuples, comparing None with a string.
+@example(
+    m=Manifests(
+        docs=(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: gw\n  labels: {}\n",
+            "apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: ClientTrafficPolicy\nmetadata:\n  name: gw\n"
+            "  namespace: app\nspec:\n  targetRefs:\n  - group: gateway.networking.k8s.io\n    kind: Gateway\n"
+            "    name: gw\n    sectionName: false\n  targetRef:\n    group: gateway.networking.k8s.io\n"
+            "    kind: Gateway\n    name: gw\n    sectionName: http\n    namespace: app\n  targetSelectors: []\n"
+            "  timeout:\n    http:\n      requestReceivedTimeout: 5s\n",
+        ),
+        files=(0, 0),
+        file_count=1,
+    ),
+    text="",
+)
 def test_the_parse_cache_changes_nothing(m: Manifests, text: str) -> None:
     """A run served from the parse cache answers byte for byte like a cold one and an uncached one,
     whatever the files hold (the cache stores the loader's output in its own compact form)."""
