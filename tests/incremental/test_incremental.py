@@ -355,16 +355,27 @@ def _in_place(docs: list[dict[str, Any]], kind: str, rng: random.Random) -> None
 # of several tenants name; a listener's hostname, which decides what attaches to its Gateway; a
 # backend's port, found or not among its Service's).
 VALUES = ("path", "header", "policy", "backend-port", "service-port", "listener")
+# The edits a part search that follows what reads what, rather than every reference both ways,
+# would have to follow beyond the changed object's Gateway (docs/performance.md, "The hook's first
+# run after a one-value change where the change reaches everything: what a directed part would
+# hold"): an object renamed (what named it finds nothing, near misses name it), a Service port's
+# name, which a BackendTLSPolicy's sectionName names, a route rule's name, which a policy's
+# sectionName names, a ReferenceGrant's namespaces and Services, and a policy's target or a
+# route's parent moved to another tenant's Gateway.
+REACHING = ("rename", "port-name", "rule-name", "grant", "retarget", "reparent")
 
 
-def _value(files: dict[str, list[dict[str, Any]]], rng: random.Random) -> str:
-    """One value changed where it stands, every name and reference left as it was: what a team
-    changes most (a path, a header match, a retry count, a port, a hostname). What it did."""
+def _value(files: dict[str, list[dict[str, Any]]], rng: random.Random, kinds: tuple[str, ...] = VALUES) -> str:
+    """One value changed where it stands, every name and reference left as it was (`VALUES`):
+    what a team changes most (a path, a header match, a retry count, a port, a hostname); or, of
+    `REACHING`, a name or a reference changed. What it did."""
     every = [d for name in sorted(files) for d in files[name]]
-    kind = rng.choice(VALUES)
+    kind = rng.choice(kinds)
     routes = [d for d in every if d.get("kind") == "HTTPRoute" and d["spec"].get("rules")]
     rules = [r for d in routes for r in d["spec"]["rules"]]
-    if kind == "path" and rules:
+    if kind in REACHING:
+        _reaching(every, kind, rng)
+    elif kind == "path" and rules:
         match = rng.choice(rng.choice(rules)["matches"])
         match["path"]["value"] = f"/{rng.choice(['v1', 'v2', 'api'])}{match['path']['value']}"
     elif kind == "header" and rules:
@@ -397,6 +408,59 @@ def _value(files: dict[str, list[dict[str, Any]]], rng: random.Random) -> str:
             else:
                 listener["port"] = rng.choice([80, 443, 8443])
     return kind
+
+
+def _reaching(every: list[dict[str, Any]], kind: str, rng: random.Random) -> None:
+    """One of `REACHING`, in place on the objects `every` lists."""
+    of = {k: [d for d in every if d.get("kind") == k] for k in ("Service", "HTTPRoute", "Gateway", "ReferenceGrant")}
+    targeted = [
+        d for d in every if isinstance(d.get("spec"), dict) and (d["spec"].get("targetRefs") or d["spec"].get("targetRef"))
+    ]
+    spaces = sorted({d["metadata"]["namespace"] for d in every if d["metadata"].get("namespace")})
+    if kind == "rename":
+        named = of["Service"] + of["HTTPRoute"] + of["Gateway"] + targeted
+        if named:
+            rng.choice(named)["metadata"]["name"] += rng.choice("xyz")
+    elif kind == "port-name" and of["Service"]:
+        # A Service a BackendTLSPolicy names a port of (`https`), when there is one: that port
+        # renamed away, or a port renamed to it.
+        sections = {
+            (d["metadata"].get("namespace"), r.get("name")): r["sectionName"]
+            for d in targeted
+            for r in d["spec"].get("targetRefs") or []
+            if isinstance(r, dict) and r.get("kind") == "Service" and r.get("sectionName")
+        }
+        named = [d for d in of["Service"] if (d["metadata"].get("namespace"), d["metadata"]["name"]) in sections]
+        service = rng.choice(named or of["Service"])
+        section = sections.get((service["metadata"].get("namespace"), service["metadata"]["name"]), "https")
+        port = rng.choice(service["spec"].get("ports") or [{}])
+        port["name"] = section if port.get("name") != section else rng.choice(["tls", "http"])
+    elif kind == "rule-name" and of["HTTPRoute"]:
+        rule = rng.choice(rng.choice(of["HTTPRoute"])["spec"].get("rules") or [{}])
+        rule["name"] = str(rule.get("name", "rule")) + "-renamed"
+    elif kind == "grant" and of["ReferenceGrant"] and spaces:
+        spec = rng.choice(of["ReferenceGrant"])["spec"]
+        if rng.random() < 0.5 and spec.get("from"):
+            rng.choice(spec["from"])["namespace"] = rng.choice(spaces)  # another tenant allowed, or none new
+        elif len(spec.get("to", [])) > 1:
+            spec["to"].pop(rng.randrange(len(spec["to"])))  # a Service no longer granted
+        elif of["Service"]:
+            spec.setdefault("to", []).append(
+                {"group": "", "kind": "Service", "name": rng.choice(of["Service"])["metadata"]["name"]}
+            )
+    elif kind == "retarget" and of["Gateway"]:
+        policies = [d for d in targeted if d["spec"].get("targetRefs") and d["spec"]["targetRefs"][0].get("kind") == "Gateway"]
+        if policies:
+            policy, gateway = rng.choice(policies), rng.choice(of["Gateway"])
+            policy["spec"]["targetRefs"][0]["name"] = gateway["metadata"]["name"]
+            if rng.random() < 0.5:
+                # Moved with it into that Gateway's namespace, where the target resolves.
+                policy["metadata"]["namespace"] = gateway["metadata"]["namespace"]
+    elif kind == "reparent" and of["HTTPRoute"] and of["Gateway"]:
+        gateway = rng.choice(of["Gateway"])
+        parent = rng.choice(rng.choice(of["HTTPRoute"])["spec"]["parentRefs"])
+        parent.update(name=gateway["metadata"]["name"], namespace=gateway["metadata"]["namespace"])
+        parent.pop("sectionName", None)
 
 
 def _across(files: dict[str, list[dict[str, Any]]], docs: list[dict[str, Any]], kind: str, rng: random.Random) -> None:
@@ -440,11 +504,11 @@ def _across(files: dict[str, list[dict[str, Any]]], docs: list[dict[str, Any]], 
             held.remove(grant)
 
 
-def _differential(root: Path, cache: Path, seed: int, steps: int, n: int, *, reach: str, values: bool = False) -> int:
+def _differential(root: Path, cache: Path, seed: int, steps: int, n: int, *, reach: str, values: tuple[str, ...] = ()) -> int:
     """The number of runs whose base was read back rather than linted. `reach`: the generator's
     tenants `isolated`, reaching their `neighbour`'s Service, or `shared`, reaching the Services of
     the tenants before them (the part one file reaches is then the whole repository). `values`:
-    every edit is a value changed where it stands (`_value`)."""
+    every edit is one of these kinds of `_value` (`VALUES`, `REACHING`)."""
     recalled = 0
     real = memo.recall
 
@@ -460,7 +524,7 @@ def _differential(root: Path, cache: Path, seed: int, steps: int, n: int, *, rea
     os.chdir(root)
     done: list[str] = []
     for step in range(steps):
-        done.extend(_value(files, rng) if values else _edit(files, rng, outside=True) for _ in range(rng.randint(1, 3)))
+        done.extend(_value(files, rng, values) if values else _edit(files, rng, outside=True) for _ in range(rng.randint(1, 3)))
         _write(root, files)
         git(root, "add", "-A")
         mode = rng.choice([["--staged"], ["--staged"], ["--diff", "HEAD"]])
@@ -499,7 +563,7 @@ def test_differential_of_value_edits_fast(tmp_path: Path, monkeypatch: pytest.Mo
     hostname), every name kept: the part each change reaches is analysed again, the rest read back,
     and the report is a run's without a cache."""
     monkeypatch.chdir(tmp_path)
-    _differential(tmp_path / "repo", tmp_path / "cache", seed=1, steps=4, n=30, reach="shared", values=True)
+    _differential(tmp_path / "repo", tmp_path / "cache", seed=1, steps=4, n=30, reach="shared", values=VALUES)
 
 
 @pytest.mark.slow
@@ -511,7 +575,28 @@ def test_differential_of_value_edits(tmp_path: Path, monkeypatch: pytest.MonkeyP
     neighbour only."""
     monkeypatch.chdir(tmp_path)
     reach = "shared" if seed % 2 == 0 else "neighbour"
-    assert _differential(tmp_path / "repo", tmp_path / "cache", seed=seed, steps=8, n=260, reach=reach, values=True) > 0
+    assert _differential(tmp_path / "repo", tmp_path / "cache", seed=seed, steps=8, n=260, reach=reach, values=VALUES) > 0
+
+
+def test_differential_of_reaching_edits_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Names and references changed (`REACHING`: renames, a port or a rule a policy's sectionName
+    names, grants, a policy's target and a route's parent moved to another Gateway) among the
+    values, on tenants sharing Services: the report is a run's without a cache."""
+    monkeypatch.chdir(tmp_path)
+    _differential(tmp_path / "repo", tmp_path / "cache", seed=2, steps=3, n=100, reach="shared", values=REACHING)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+def test_differential_of_reaching_edits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """The same past the size where a scoped analysis starts, the values of `VALUES` among them, on
+    tenants sharing Services (seeds 0 and 2) and on tenants reaching their neighbour only: each
+    kind of `REACHING` moves findings beyond the changed object's Gateway, where a part search
+    that skipped what the change cannot reach would have to follow it."""
+    monkeypatch.chdir(tmp_path)
+    reach = "shared" if seed % 2 == 0 else "neighbour"
+    kinds = VALUES + REACHING + REACHING  # the reaching kinds twice as often
+    assert _differential(tmp_path / "repo", tmp_path / "cache", seed=10 + seed, steps=8, n=260, reach=reach, values=kinds) > 0
 
 
 # -- Workspace -------------------------------------------------------------------------------------
