@@ -593,8 +593,8 @@ def test_differential_of_value_edits(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 def test_differential_of_reaching_edits_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Names and references changed (`REACHING`: renames, a port or a rule a policy's sectionName
-    names, grants, a policy's target and a route's parent moved to another Gateway) among the
-    values, on tenants sharing Services: the report is a run's without a cache."""
+    names, grants, a policy's target and a route's parent moved to another Gateway), on tenants
+    sharing Services: the report is a run's without a cache."""
     monkeypatch.chdir(tmp_path)
     _differential(tmp_path / "repo", tmp_path / "cache", seed=2, steps=3, n=100, reach="shared", values=REACHING)
 
