@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from policylint.k8s.index import ProjectIndex
     from policylint.k8s.objects import K8sObject
+    from policylint.profiles.policy import TargetRef
     from policylint.semantics.resolution import Resolution
 
 # A resolution's fields, written in this order (`_entry`): tests/input/test_processes_stages.py
@@ -91,26 +92,32 @@ def read(resolution: Resolution, data: bytes) -> int:
     at = iter(entries)
     for policy in policies:
         for ref in policy.refs:
-            entry = next(at)
-            if entry is None:
-                continue
-            status, detail, target_at, section_at, message, namespace, grant, selector = entry
-            target = index.objects[target_at] if target_at >= 0 else None
-            section = index.sections(target)[section_at] if target is not None and section_at >= 0 else None
-            resolution.adopt(
-                policy,
-                ref,
-                TargetResolution(
-                    ref,
-                    Accepted[status],
-                    Resolved[detail],
-                    target=target,
-                    section=section,
-                    message=message,
-                    namespace=namespace,
-                    grant=_GRANTS[grant],
-                    selector=selector,
-                ),
-            )
-            taken += 1
+            found = _resolution(next(at), ref, index)
+            if found is not None:
+                resolution.adopt(policy, ref, found)
+                taken += 1
     return taken
+
+
+def _resolution(entry: object, ref: TargetRef, index: ProjectIndex) -> TargetResolution | None:
+    """The resolution `entry` writes, with this process's reference, object and section; None for
+    an entry not written, or one that is not what `_entry` writes (worked out by the reader)."""
+    if not isinstance(entry, tuple) or len(entry) != len(FIELDS) - 1:  # None: not written
+        return None
+    try:
+        status, detail, target_at, section_at, message, namespace, grant, selector = entry
+        target = index.objects[target_at] if target_at >= 0 else None
+        section = index.sections(target)[section_at] if target is not None and section_at >= 0 else None
+        return TargetResolution(
+            ref,
+            Accepted[status],
+            Resolved[detail],
+            target=target,
+            section=section,
+            message=message,
+            namespace=namespace,
+            grant=_GRANTS[grant],
+            selector=selector,
+        )
+    except (IndexError, KeyError, TypeError, ValueError):
+        return None

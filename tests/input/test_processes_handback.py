@@ -129,6 +129,18 @@ def test_a_damaged_or_other_hand_back_is_not_read() -> None:
     assert portable.read(reader, b"not marshal") == 0
     assert portable.read(reader, marshal.dumps([None] * 3)) == 0  # not one per reference
     assert portable.read(reader, marshal.dumps({"a": 1})) == 0
+    # One per reference, each one that `_entry` never writes: no object at that place, no such
+    # section, status or grant code, another shape. Each is worked out here.
+    references = sum(len(policy.refs) for policy in reader.policies())
+    bad = [
+        ("ACCEPTED", "RESOLVED", 10**6, -1, "", None, 0, None),
+        ("ACCEPTED", "RESOLVED", 0, 10**6, "", None, 0, None),
+        ("NO_SUCH_STATUS", "RESOLVED", -1, -1, "", None, 0, None),
+        ("ACCEPTED", "RESOLVED", -1, -1, "", None, 7, None),
+        ("ACCEPTED", "RESOLVED"),
+        "not a tuple",
+    ]
+    assert portable.read(reader, marshal.dumps(bad + [None] * (references - len(bad)))) == 0
     assert not reader._resolved
 
 
