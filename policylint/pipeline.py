@@ -47,6 +47,7 @@ from policylint.request import precheck as precheck
 from policylint.request import rule_options
 from policylint.rules import REGISTRY, engine
 from policylint.rules.base import Rule
+from policylint.semantics import portable
 from policylint.semantics.effective.simulation import Simulation
 from policylint.semantics.resolution import Resolution
 from policylint.semantics.topology import Topology
@@ -371,11 +372,28 @@ def build_stages(project: Project, wanted: Iterable[Stage]) -> list[Issue]:
     return failures
 
 
-def _resolve_targets(project: Project) -> None:
+def _targets_handed_back(project: Project, wanted: set[Stage], resident: Resident | None) -> Callable[[], bytes] | None:
+    """What the first child works out before its rules for this process (`engine.start`): the
+    policies' targets, which its rules read and the simulation here reads (`_resolve_targets`);
+    none without the simulation, or in a long-lived process, whose resolutions are kept with what
+    they read (policylint.semantics.keptresolution)."""
+    if Stage.SIMULATION not in wanted or resident is not None:
+        return None
+    return partial(portable.write, project.resolution)
+
+
+def _resolve_targets(project: Project, started: engine.Started | None = None) -> None:
     """Every policy's targets (`Resolution.targets`, kept per policy). PL403, PL404 and PL413 each
     read all of them, and in a child forked before the simulation the first of them to run worked
-    them all out again (0.07-0.09 s of CPU at 10,000 objects), as the simulation then did here."""
+    them all out again (0.07-0.09 s of CPU at 10,000 objects), as the simulation then did here.
+    `started`: the rules started before the stages, whose first child resolved the references
+    before its rules (`portable.write`), as PL201 would have first thing: this process takes
+    those rather than resolving them again while the child waits (docs/performance.md, "The
+    early child's resolutions handed back")."""
     resolution = project.resolution
+    handed = started.handed_back() if started is not None else None
+    if handed is not None:
+        portable.read(resolution, handed)
     for policy in resolution.policies():
         resolution.targets(policy)
 
@@ -421,14 +439,22 @@ def _lint(
     # With --jobs, the rules start in other processes as soon as the stages they read are built
     # (policylint.rules.workers): those that read the index alone while this process builds the
     # admissions and the topology, then those that read no later stage while it builds the simulation.
-    started = engine.start(project, selected, resolver, rule_options(request), effective_jobs(request.jobs), reuse)
+    started = engine.start(
+        project,
+        selected,
+        resolver,
+        rule_options(request),
+        effective_jobs(request.jobs),
+        reuse,
+        handback=_targets_handed_back(project, wanted, resident),
+    )
     try:
         failures = build_stages(project, {Stage.ADMISSION, Stage.TOPOLOGY} & set(closure(frozenset(wanted))))
         # The simulation and the rules work out every policy's targets in this process anyway:
         # worked out before the topology's rules are forked, the children inherit them
         # (docs/performance.md, "The policies' targets resolved before the topology's rules are forked").
         started.advance(
-            project, prepare=partial(_resolve_targets, project) if not failures and Stage.SIMULATION in wanted else None
+            project, prepare=partial(_resolve_targets, project, started) if not failures and Stage.SIMULATION in wanted else None
         )
         if not failures:  # a stage that failed is not built again, nor any after it
             failures = build_stages(project, wanted)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -75,6 +76,13 @@ _KEEP = (
 @functools.cache
 def _archive() -> zipfile.ZipFile:
     return zipfile.ZipFile(DATA)
+
+
+# A process forked while the archive is open shares its file, and with it one file offset: a read
+# between the other process's seek and its read gets the wrong bytes ("Bad CRC-32", a rule's
+# PL000). A forked child (the rule processes of `--jobs`, policylint.rules.workers) opens its own.
+if hasattr(os, "register_at_fork"):  # not on Windows, which forks no child
+    os.register_at_fork(after_in_child=_archive.cache_clear)
 
 
 @functools.cache

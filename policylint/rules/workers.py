@@ -81,6 +81,8 @@ MAX_UNITS = 2048
 # The admission verdicts a child added are sent this many at a time (`_send`): each batch is
 # merged into this process's store as it comes, and let go.
 VERDICT_BATCH = 4096
+# What the first child writes to its signal pipe once its hand-back is whole (`Pool.handed_back`).
+HANDED_BACK = b"\x01"
 
 RuleResult = tuple[list[Finding], Issue | None]
 # A unit of work: a rule, and the share of the objects it checks (`engine.issues`; None: all of them).
@@ -139,6 +141,9 @@ class Pool:
         # The project's objects, the same in every process of the run (forked once the index was
         # built): a finding's object or key is sent back by its place among them (`_Sender`).
         self.objects = objects
+        # What the first child hands back before its units (`start`'s `handback`): the read end of
+        # the pipe it signals on and the memory file it writes to (`handed_back`).
+        self._handback: tuple[int, int] | None = None
 
     def _take(self, shares: Sequence[bool] = CHILDREN_TAKE, leave: int = 0) -> Iterator[Unit]:
         """The units left in the queue's pipes named by `shares`, in that order (True: the
@@ -185,14 +190,43 @@ class Pool:
             for pool in pools:
                 pool.close()
 
+    def handed_back(self) -> bytes | None:
+        """What the first child wrote before it took any unit (`start`'s `handback`), waiting
+        until it has (it does so first); None when it wrote nothing: it died first, its work
+        failed, or no child was asked to (then this process works it out, as with one job)."""
+        if self._handback is None:
+            return None
+        signal_read, written = self._handback
+        self._handback = None
+        try:
+            # One byte once the file is whole; the end of the pipe (b"") if the child is gone.
+            if os.read(signal_read, 1) != HANDED_BACK:
+                return None
+            size = os.fstat(written).st_size
+            chunks: list[bytes] = []
+            offset = 0
+            while offset < size and (chunk := os.pread(written, size - offset, offset)):
+                chunks.append(chunk)
+                offset += len(chunk)
+            return b"".join(chunks) if offset == size else None
+        except OSError:
+            return None
+        finally:
+            os.close(signal_read)
+            os.close(written)
+
     def descriptors(self) -> list[int]:
         """The queue's and the children's pipes this process holds open."""
-        return [*self._queues.values(), *(fd for _, fd in self._children)]
+        return [*self._queues.values(), *(fd for _, fd in self._children), *(self._handback or ())]
 
     def close(self) -> None:
         """End and reap the children still running (a run stopped before `finish`), close the queue."""
         while self._queues:
             os.close(self._queues.popitem()[1])
+        if self._handback is not None:
+            for fd in self._handback:
+                os.close(fd)
+            self._handback = None
         while self._children:
             pid, read = self._children.pop()
             with contextlib.suppress(OSError):
@@ -209,11 +243,18 @@ def forks(project: Project, jobs: int) -> bool:
 
 
 def start(
-    project: Project, rules: Sequence[type[Rule]], run_units: RunUnits, jobs: int, earlier: Sequence[Pool] = ()
+    project: Project,
+    rules: Sequence[type[Rule]],
+    run_units: RunUnits,
+    jobs: int,
+    earlier: Sequence[Pool] = (),
+    handback: Callable[[], bytes] | None = None,
 ) -> Pool | None:
     """Fork `jobs - 1` children that take `rules`' units from a queue and run them; None when
     one process is better (few objects, one job, one unit of work) or no child can be forked.
-    `earlier`: the pools started before this one, whose queue and pipes are this process's alone."""
+    `earlier`: the pools started before this one, whose queue and pipes are this process's alone.
+    `handback`: work the first child does before it takes any unit, whose result this process
+    reads when it needs it (`Pool.handed_back`), rather than doing that work itself meanwhile."""
     if not forks(project, jobs):
         return None
     todo = bundles(rules, SHARES_PER_PROCESS * jobs)
@@ -224,11 +265,40 @@ def start(
         return None
     pool = Pool(todo, queues, [], project.kept_verdicts, project.index.objects)
     inherited = [fd for other in earlier for fd in other.descriptors()]
+    channel = _handback_channel() if handback is not None else None
     for _ in range(jobs - 1):
-        child = _fork(pool, run_units, inherited)
+        if channel is not None and handback is not None:
+            signal_read, signal_write, written = channel
+            child = _fork(pool, run_units, inherited, (handback, signal_read, signal_write, written))
+            # The write ends are the child's alone: the pipe reads as its end once it is gone.
+            os.close(signal_write)
+            if child is not None:
+                pool._handback = (signal_read, written)
+            else:
+                os.close(signal_read)
+                os.close(written)
+            channel = None
+        else:
+            child = _fork(pool, run_units, inherited)
         if child is not None:
             pool._children.append(child)
     return pool
+
+
+def _handback_channel() -> tuple[int, int, int] | None:
+    """(read end, write end) of the pipe the first child signals on, and the memory file it writes
+    its hand-back to: a file, not the pipe, so that the child never waits for this process to read
+    (it reads when it needs the result, a stage later); None when they cannot be made."""
+    try:
+        written = os.memfd_create("policylint-handback", os.MFD_CLOEXEC)
+    except (AttributeError, OSError):  # Linux alone has memfd_create, as it alone forks here
+        return None
+    try:
+        signal_read, signal_write = os.pipe()
+    except OSError:
+        os.close(written)
+        return None
+    return signal_read, signal_write, written
 
 
 def _queued(queue: int) -> int:
@@ -280,9 +350,16 @@ def results_in_order(rules: Sequence[type[Rule]], results: Mapping[UnitKey, Rule
     return out
 
 
-def _fork(pool: Pool, run_units: RunUnits, inherited: Sequence[int] = ()) -> tuple[int, int] | None:
+def _fork(
+    pool: Pool,
+    run_units: RunUnits,
+    inherited: Sequence[int] = (),
+    handback: tuple[Callable[[], bytes], int, int, int] | None = None,
+) -> tuple[int, int] | None:
     """(pid, read end of its pipe), or None when no child could be started. `inherited`: the
-    descriptors of earlier pools, closed in the child."""
+    descriptors of earlier pools, closed in the child. `handback`: what the child works out before
+    its units, with the read and write ends of the pipe it signals on and the file it writes to
+    (`_handback_channel`)."""
     try:
         read, write = os.pipe()
     except OSError:
@@ -297,11 +374,13 @@ def _fork(pool: Pool, run_units: RunUnits, inherited: Sequence[int] = ()) -> tup
         code = 1
         try:
             os.close(read)
-            for other in [*(fd for _, fd in pool._children), *inherited]:
+            for other in [*(fd for _, fd in pool._children), *inherited, *(pool._handback or ())]:
                 # An earlier sibling's results, and an earlier pool's queue, are this process's
                 # to read, not its.
                 os.close(other)
             _die_with_parent()
+            if handback is not None:
+                _hand_back(*handback)
             results = run_units(pool._take())
             with os.fdopen(write, "wb") as out:  # flushed and closed before os._exit
                 _send(out, results, pool)
@@ -310,6 +389,22 @@ def _fork(pool: Pool, run_units: RunUnits, inherited: Sequence[int] = ()) -> tup
             os._exit(code)
     os.close(write)
     return pid, read
+
+
+def _hand_back(work: Callable[[], bytes], signal_read: int, signal_write: int, written: int) -> None:
+    """In the first child: write what `work` gives to the memory file, then one byte to the pipe;
+    a failure writes nothing, and the parent, reading the pipe's end, works it out itself."""
+    os.close(signal_read)
+    try:
+        view = memoryview(work())
+        while view:
+            view = view[os.write(written, view) :]
+        os.write(signal_write, HANDED_BACK)
+    except Exception:
+        pass  # the parent's own work is the same: it only costs time
+    finally:
+        os.close(signal_write)
+        os.close(written)
 
 
 class _Sender(pickle.Pickler):

@@ -306,6 +306,11 @@ class Resolution:
             cached = self._resolved[key] = self._resolve(policy, ref) if kept is None else kept.resolve(self, policy, ref)
         return cached
 
+    def adopt(self, policy: Policy, ref: TargetRef, resolution: TargetResolution) -> None:
+        """Take `resolution` as `resolve_target`'s answer for the reference, unless one is made:
+        another process of the run worked it out from the same index (policylint.semantics.portable)."""
+        self._resolved.setdefault((policy.obj, ref.path), resolution)
+
     def recorded(self, policy: Policy, ref: TargetRef) -> tuple[TargetResolution, tuple[Read, ...]]:
         """The resolution of `ref` with what working it out read beyond the policy and the run's
         context (policylint.semantics.keptresolution lists the reads)."""

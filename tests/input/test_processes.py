@@ -1029,7 +1029,7 @@ def test_the_rules_start_once_the_stages_they_read_are_built(monkeypatch: pytest
     project = _project(LintRequest(paths=[str(REPO / "examples")]))[0]
     given: list[list[str]] = []
 
-    def start(project: Any, rules: Any, run_units: Any, jobs: int, earlier: Any = ()) -> None:
+    def start(project: Any, rules: Any, run_units: Any, jobs: int, earlier: Any = (), handback: Any = None) -> None:
         assert jobs == 2
         given.append([rule.id for rule in rules])
 

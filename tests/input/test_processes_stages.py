@@ -39,6 +39,9 @@ class _Recorded:
     def finish(self, first: Any, run_units: Any, earlier: Any = ()) -> Any:
         return run_units([*first, *(unit for pool in (self, *earlier) for bundle in pool.todo for unit in bundle)])
 
+    def handed_back(self) -> None:
+        return None  # no child: this process works out what one would have handed back
+
     def close(self) -> None:
         pass
 
@@ -49,7 +52,7 @@ def test_the_rules_reading_the_index_alone_start_before_the_admissions_and_the_t
     rules that read the simulation stay with this process. The findings are those of one process."""
     calls: list[tuple[list[str], bool, bool, int]] = []
 
-    def start(project: Any, rules: Any, run_units: Any, jobs: int, earlier: Any = ()) -> _Recorded:
+    def start(project: Any, rules: Any, run_units: Any, jobs: int, earlier: Any = (), handback: Any = None) -> _Recorded:
         calls.append(([r.id for r in rules], project.has_stage(Stage.ADMISSION), project.has_stage(Stage.TOPOLOGY), len(earlier)))
         return _Recorded(rules)
 
@@ -120,7 +123,7 @@ def _resolutions_at_each_start(monkeypatch: pytest.MonkeyPatch, jobs: int, selec
 
     at_start: list[int] = []
 
-    def start(project: Any, rules: Any, run_units: Any, jobs: int, earlier: Any = ()) -> _Recorded:
+    def start(project: Any, rules: Any, run_units: Any, jobs: int, earlier: Any = (), handback: Any = None) -> _Recorded:
         at_start.append(resolved[0])
         return _Recorded(rules)
 

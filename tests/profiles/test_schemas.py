@@ -5,10 +5,14 @@ example of every bundled kind and version, taken from its upstream project
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from policylint.k8s import schemas
@@ -386,3 +390,33 @@ def test_istio_crd_validation_cases() -> None:
                 )
                 by_message += 1
     assert (checked, refused, by_message) == (43, 36, 13)
+
+
+_FORKED = """\
+import os, sys
+from policylint.k8s import schemas
+
+parent = schemas._archive()
+fd = parent.fp.fileno()
+os.lseek(fd, 0, os.SEEK_SET)
+read, write = os.pipe()
+pid = os.fork()
+if pid == 0:
+    own = schemas._archive()
+    os.lseek(own.fp.fileno(), 1234, os.SEEK_SET)  # where a read of its own would leave the file
+    os.write(write, b"1" if own is not parent and own.read(schemas.INDEX) else b"0")
+    os._exit(0)
+os.waitpid(pid, 0)
+print(os.read(read, 1).decode(), os.lseek(fd, 0, os.SEEK_CUR), len(parent.read(schemas.INDEX)) > 0)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks a child, as the rule processes of --jobs are")
+def test_a_forked_child_reads_the_schemas_through_a_file_of_its_own() -> None:
+    """The rule processes of `--jobs` are forked once the archive is open: sharing its file, they
+    shared one offset with this process, and a read between another's seek and its read got the
+    wrong bytes (a PL000 "Bad CRC-32" in PL703). The child opens the archive again: its reads leave
+    this process's file where it was. Run in a fresh interpreter (a test runner may run threads)."""
+    proc = subprocess.run([sys.executable, "-c", _FORKED], capture_output=True, text=True, timeout=120, cwd=ROOT, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1", "0", "True"]
