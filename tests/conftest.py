@@ -81,6 +81,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+@pytest.hookimpl(trylast=True)  # after pytest-xdist's worker wrote the groups' suffixes
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A costly module fixture's tests (`xdist_group`) run on one worker: tests/xdist_groups.py."""
+    from tests.xdist_groups import keep_groups
+
+    keep_groups(config, items)
+
+
 def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
     """A vocabulary term in a test id is its word: a term refuses `str()` (policylint.vocabulary)."""
     return val.label if isinstance(val, Term) else None

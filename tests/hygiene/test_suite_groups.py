@@ -1,0 +1,80 @@
+"""The suite's own distribution: the tests of one `xdist_group` run on one worker
+(tests/xdist_groups.py), so that a module fixture they share is built once, not once per worker.
+
+A small suite is run in a subprocess with two workers and `--dist loadgroup`, as `make test` runs
+this one: six tests of a group sharing a module fixture that notes each time it is built, and six
+tests of no group. The scheduler hands out the units in collection order, one to each worker in
+turn, so a group that is not one unit has its tests on both workers and its fixture built twice.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CONFTEST = """\
+import pytest
+
+from tests.xdist_groups import keep_groups
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    keep_groups(config, items)
+"""
+
+GROUPED = """\
+import os
+
+import pytest
+
+pytestmark = pytest.mark.xdist_group("costly")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    with open(os.environ["BUILT_LOG"], "a") as log:
+        log.write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+
+
+@pytest.mark.parametrize("n", range(6))
+def test_grouped(built, n):
+    pass
+"""
+
+LOOSE = """\
+import pytest
+
+
+@pytest.mark.parametrize("n", range(6))
+def test_loose(n):
+    pass
+"""
+
+
+def test_a_groups_tests_run_on_one_worker_and_build_its_fixture_once(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "conftest.py").write_text(CONFTEST, encoding="utf-8")
+    (suite / "test_a_grouped.py").write_text(GROUPED, encoding="utf-8")
+    (suite / "test_b_loose.py").write_text(LOOSE, encoding="utf-8")
+    log = tmp_path / "built.log"
+    # Run from a worker of this suite, the inner run is a run of its own, not one of its workers.
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_XDIST_")}
+    env.update(BUILT_LOG=str(log), PYTHONPATH=str(ROOT))
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup", str(suite)],
+        cwd=suite,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "12 passed" in done.stdout, done.stdout
+    # Built once, on one worker: the six grouped tests were one unit.
+    assert len(log.read_text(encoding="utf-8").splitlines()) == 1
