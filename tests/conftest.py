@@ -18,13 +18,21 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 from policylint.vocabulary import Term
 
+# No property test is judged by the clock: a deadline or the too-slow health check times a guess,
+# and fails on a busy CI machine where nothing is wrong. Example counts are untouched.
+settings.register_profile("policylint", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("policylint")
 # `pytest --hypothesis-profile=long` runs the fuzz tests (tests/hostile/test_fuzz.py) for longer:
 # POLICYLINT_FUZZ_EXAMPLES examples per property (default 10,000). See fuzz/README.md.
-settings.register_profile("long", max_examples=int(os.environ.get("POLICYLINT_FUZZ_EXAMPLES") or 10_000), deadline=None)
+settings.register_profile(
+    "long",
+    parent=settings.get_profile("policylint"),
+    max_examples=int(os.environ.get("POLICYLINT_FUZZ_EXAMPLES") or 10_000),
+)
 
 
 _SAVED_ENV: dict[str, str | None] = {}

@@ -78,3 +78,16 @@ def test_a_groups_tests_run_on_one_worker_and_build_its_fixture_once(tmp_path: P
     assert "12 passed" in done.stdout, done.stdout
     # Built once, on one worker: the six grouped tests were one unit.
     assert len(log.read_text(encoding="utf-8").splitlines()) == 1
+
+
+def test_no_property_test_is_judged_by_the_clock() -> None:
+    """The profile `tests/conftest.py` loads: no deadline and no too-slow health check, which fail
+    on a busy machine where nothing is wrong; the example counts are Hypothesis's or the test's."""
+    from hypothesis import HealthCheck, settings
+
+    current = settings()
+    assert current.deadline is None
+    assert HealthCheck.too_slow in current.suppress_health_check
+    assert current.max_examples == settings.get_profile("default").max_examples
+    long = settings.get_profile("long")
+    assert long.deadline is None and HealthCheck.too_slow in long.suppress_health_check
