@@ -395,11 +395,11 @@ def test_the_index_is_listed_and_parsed_once_for_the_staged_sources(tmp_path: Pa
 @pytest.mark.parametrize(
     ("path", "top"),
     [
-        ("/work/repo/a.yaml", "/work/repo"),
-        ("/work/repo/apps/team-a/a.yaml", "/work/repo"),
-        ("/work/repo", "/work/repo"),  # the top itself: relpath's "."
-        ("/work/repository/a.yaml", "/work/repo"),  # a sibling whose name starts with the top's
-        ("/work/other/a.yaml", "/work/repo"),
+        ("/srv/repo/a.yaml", "/srv/repo"),
+        ("/srv/repo/apps/team-a/a.yaml", "/srv/repo"),
+        ("/srv/repo", "/srv/repo"),  # the top itself: relpath's "."
+        ("/srv/repository/a.yaml", "/srv/repo"),  # a sibling whose name starts with the top's
+        ("/srv/other/a.yaml", "/srv/repo"),
         ("/a.yaml", "/"),
     ],
 )
