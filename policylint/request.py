@@ -133,14 +133,15 @@ def discover(request: LintRequest) -> tuple[Discovery, list[Source]]:
 def _staged(request: LintRequest, sources: list[Source]) -> list[Source]:
     """The sources as the index holds them (`--staged`), with the files the index holds that the
     work tree no longer does."""
-    from policylint.input.git import repository_root
+    from policylint.input.git import repository_root, staged_files
     from policylint.input.staged import removed_from_worktree, staged_snapshot
 
     top = repository_root(os.getcwd())
+    index = staged_files(top)  # parsed once for both questions
     removed = removed_from_worktree(
-        sources, [*request.paths, *request.context_paths], top, request.walk, helm_templates=request.helm_templates
+        sources, [*request.paths, *request.context_paths], top, request.walk, helm_templates=request.helm_templates, index=index
     )
-    staged = staged_snapshot(sources, top)
+    staged = staged_snapshot(sources, top, index)
     return sorted([*staged, *removed], key=lambda s: s.display) if removed else staged
 
 

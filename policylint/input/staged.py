@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from policylint.input import nonmanifest
@@ -23,17 +23,24 @@ from policylint.input.sources import MANIFEST_SUFFIXES, Source, display_name
 
 
 def removed_from_worktree(
-    sources: Sequence[Source], roots: Sequence[str], top: str, walk: WalkFilter | None, *, helm_templates: bool = False
+    sources: Sequence[Source],
+    roots: Sequence[str],
+    top: str,
+    walk: WalkFilter | None,
+    *,
+    helm_templates: bool = False,
+    index: Mapping[str, str] | None = None,
 ) -> list[Source]:
     """The staged files under the directories in `roots` that the walk did not find because the
-    working tree no longer has them, with their staged content."""
+    working tree no longer has them, with their staged content. `index`: `staged_files(top)`,
+    when the caller has it."""
     directories = [os.path.abspath(r) for r in roots if os.path.isdir(r)]
     if not directories:
         return []
     found = {os.path.abspath(s.fs_path) for s in sources if s.fs_path is not None}
     exclude = (walk or WalkFilter()).exclude_matcher()
     wanted: list[tuple[str, str]] = []
-    for relative, blob in sorted(staged_files(top).items()):
+    for relative, blob in sorted((staged_files(top) if index is None else index).items()):
         path = os.path.join(top, *relative.split("/"))
         if path in found or os.path.lexists(path) or not relative.lower().endswith(MANIFEST_SUFFIXES):
             continue
@@ -66,21 +73,31 @@ def _excluded(exclude: Matcher | NameMatcher, root: str, parts: list[str]) -> bo
     return False
 
 
-def staged_snapshot(sources: Sequence[Source], root: str) -> list[Source]:
+def staged_snapshot(sources: Sequence[Source], root: str, index: Mapping[str, str] | None = None) -> list[Source]:
     """`sources` as the index holds them: each tracked file's staged content (unstaged edits
-    do not leak in), files the index does not hold left out."""
-    index = staged_files(root)
+    do not leak in), files the index does not hold left out. `index`: `staged_files(root)`, when
+    the caller has it (the index of a large repository is parsed once per run, not per question)."""
+    index = staged_files(root) if index is None else index
     kept: list[tuple[Source, str]] = []
+    top = os.path.abspath(root)
     for source in sources:
         if source.fs_path is None:
             continue
-        relative = os.path.relpath(os.path.abspath(source.fs_path), root).replace(os.sep, "/")
+        relative = _relative(os.path.abspath(source.fs_path), top).replace(os.sep, "/")
         if relative in index:
             kept.append((source, index[relative]))
     on_disk = [_as_on_disk(source, blob) for source, blob in kept]
     blobs = iter(read_blobs([blob for (_, blob), data in zip(kept, on_disk) if data is None], root))
     contents = [data if data is not None else next(blobs) for data in on_disk]
     return [replace(source, content=blob, snapshot=True) for (source, _), blob in zip(kept, contents) if blob is not None]
+
+
+def _relative(path: str, top: str) -> str:
+    """`os.path.relpath(path, top)` for two absolute, normalised paths: the rest of `path` when it
+    lies under `top` (every file of a repository's walk, and relpath's component-by-component
+    search cost a run a few milliseconds per thousand files), else relpath's answer."""
+    prefix = top if top.endswith(os.sep) else top + os.sep
+    return path[len(prefix) :] if path.startswith(prefix) and len(path) > len(prefix) else os.path.relpath(path, top)
 
 
 def _as_on_disk(source: Source, object_id: str) -> bytes | None:

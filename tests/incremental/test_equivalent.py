@@ -144,6 +144,41 @@ def test_what_changes_data_or_lines_within_is_analysed(repo: Path, tmp_path: Pat
     assert answered == [False]
 
 
+@pytest.mark.parametrize(
+    ("edit", "diffs", "taken"),
+    [
+        pytest.param(lambda text: text.replace("second", "third"), 0, False, id="a-value"),
+        pytest.param(lambda text: text.replace("name: notes", "name: notes-x"), 0, False, id="a-name"),
+        pytest.param(lambda text: "# a note\n" + text + "\n", 1, True, id="comment-and-blank-lines"),
+    ],
+)
+def test_a_changed_value_is_told_without_diffing_the_texts(
+    repo: Path, tmp_path: Path, answered: list[bool], monkeypatch: pytest.MonkeyPatch, edit: Any, diffs: int, taken: bool
+) -> None:
+    """A line of data on one side and not the other declines before the two texts are diffed
+    (the diff's cost grows with the file); comment and blank lines alone are still diffed once."""
+    made: list[object] = []
+    real = equivalent.difflib.SequenceMatcher
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        made.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(equivalent.difflib, "SequenceMatcher", counted)
+    notes = repo / "apps" / "team-x" / "notes.yaml"
+    notes.write_text(edit(NOTES))
+    git(repo, "add", ".")
+    assert check("--cache-dir", str(tmp_path / "cache")) == check("--no-cache")
+    assert answered == [taken] and len(made) == diffs
+
+
+def test_data_lines_are_counted_whatever_their_order() -> None:
+    """By hand: `_data_lines` counts each line of data, not comments or blank lines."""
+    assert equivalent._data_lines(["a: 1", "  # x", "", "a: 1", "b: 2"]) == {"a: 1": 2, "b: 2": 1}
+    assert equivalent._data_lines(["b: 2", "a: 1", "a: 1"]) == equivalent._data_lines(["a: 1", "# y", "b: 2", "a: 1"])
+    assert equivalent._data_lines(["a: 1"]) != equivalent._data_lines(["a: 1", "a: 1"])
+
+
 def test_documents_swapped_are_analysed(repo: Path, tmp_path: Path, answered: list[bool]) -> None:
     first, second = LEGACY.split("---\n")
     _legacy(repo, second + "---\n" + first)

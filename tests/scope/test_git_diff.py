@@ -364,3 +364,50 @@ def test_a_sha256_repository_reads_its_staged_files_from_disk(tmp_path: Path, mo
     blobs = [oid.decode() for args, sent in asked if args == ("cat-file", "--batch") and sent for oid in sent.split()]
     assert blobs == [old_gateway]
     assert len(old_gateway) == 64
+
+
+def test_the_index_is_listed_and_parsed_once_for_the_staged_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--staged` reads the index for two questions (the files staged but gone from the working
+    tree, and each file's staged content): it is parsed once for both, and the run still reads
+    a file staged and then deleted from its blob."""
+    from policylint.input import git as git_module
+    from policylint.input import staged as staged_module
+
+    repo = repository(tmp_path / "repo", {"class.yaml": CLASS, "gateway.yaml": GATEWAY, "policy.yaml": POLICY})
+    monkeypatch.chdir(repo)
+    (repo / "gateway.yaml").write_text(GATEWAY.replace("name: http", "name: web"))
+    git(repo, "add", "gateway.yaml")
+    (repo / "policy.yaml").unlink()  # still staged: read from the index
+    parsed: list[str] = []
+    real = git_module.staged_files
+
+    def counted(root: str) -> dict[str, str]:
+        parsed.append(root)
+        return real(root)
+
+    monkeypatch.setattr(git_module, "staged_files", counted)
+    monkeypatch.setattr(staged_module, "staged_files", counted)
+    code, findings, _ = run("--staged", "--gate-base", "HEAD")
+    assert (code, findings) == (1, [("PL301", "policy.yaml")])
+    assert len(parsed) == 1
+
+
+@pytest.mark.parametrize(
+    ("path", "top"),
+    [
+        ("/srv/repo/a.yaml", "/srv/repo"),
+        ("/srv/repo/apps/team-a/a.yaml", "/srv/repo"),
+        ("/srv/repo", "/srv/repo"),  # the top itself: relpath's "."
+        ("/srv/repository/a.yaml", "/srv/repo"),  # a sibling whose name starts with the top's
+        ("/srv/other/a.yaml", "/srv/repo"),
+        ("/a.yaml", "/"),
+    ],
+)
+def test_a_path_relative_to_the_top_is_relpaths(path: str, top: str) -> None:
+    """`staged._relative` answers as `os.path.relpath` for absolute, normalised paths, in the
+    repository and out of it."""
+    import os
+
+    from policylint.input.staged import _relative
+
+    assert _relative(path, top) == os.path.relpath(path, top)
