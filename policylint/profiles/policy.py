@@ -27,8 +27,8 @@ SECTION_NAME_PATTERN = DNS1123_SUBDOMAIN
 NAMESPACE_PATTERN = DNS1123_LABEL
 REF_FIELDS = ("group", "kind", "name", "namespace", "sectionName")
 
-# Each pattern's verdict per text: a run asks `ref_problems` of every policy's references three
-# times (the resolution, PL201 and the other reference rules), and they name few distinct groups,
+# Each pattern's verdict per text: a run asks `ref_problems` of every policy's references several
+# times (the resolution and the target reference rules), and they name few distinct groups,
 # kinds and namespaces (`gateway.networking.k8s.io`, `HTTPRoute`): a match of the group's pattern
 # costs about 25 times a lookup. Bounded, as the other memos of texts are.
 _VERDICTS: dict[tuple[str, str], bool] = {}
