@@ -30,6 +30,7 @@ item* is malformed (it is not the object or string the item schema requires).
 
 from __future__ import annotations
 
+import builtins
 import functools
 import math
 from collections.abc import Iterable, Mapping
@@ -250,6 +251,12 @@ class _Node:
     # Some field below this one is a container with fields of its own to check: what `_walk_kept`
     # keeps (checking a map of scalars again costs what looking it up would).
     deep: bool = False
+    # Its type, when nothing is below this field (no fields, items or values): only that is
+    # checked, which `_walk_kept` does in its parent's loop rather than in a call of its own; ""
+    # otherwise. `exact`: the one Python type of `type` when it has one (`_EXACT`), else None
+    # (`has_type` decides).
+    leaf: str = ""
+    exact: builtins.type | None = None
 
 
 def _tokens(path: str) -> list[str]:
@@ -289,6 +296,8 @@ def _mark_deep(node: _Node) -> bool:
     children = [*node.fields.values(), *(n for n in (node.items, node.values) if n is not None)]
     below = [_mark_deep(child) for child in children]
     node.deep = any(below)
+    node.leaf = node.type if not children and node.type is not None else ""
+    node.exact = _EXACT.get(node.type) if node.type is not None else None
     return bool(children)
 
 
@@ -433,30 +442,50 @@ def _walk_kept(node: _Node, value: Any, path: list[str | int], out: list[FieldPr
         return
     found = len(out)
     if cls is dict:
+        # A leaf's type is checked here, as the call of `_walk_kept` for it would check it before
+        # returning: most fields of most objects are leaves (names, ports, hostnames), and a call
+        # each was most of the walk.
         for key, child in node.fields.items():
             sub = value.get(key)
             if sub is not None:
-                path.append(key)
-                _walk_kept(child, sub, path, out, clean)
-                path.pop()
-        if node.values is not None:
-            for key, sub in value.items():
-                if sub is not None:
+                if not child.leaf:
                     path.append(key)
-                    _walk_kept(node.values, sub, path, out, clean)
+                    _walk_kept(child, sub, path, out, clean)
                     path.pop()
+                elif not (type(sub) is child.exact if child.exact is not None else has_type(sub, child.leaf)):
+                    out.append(FieldProblem((*path, key), child.leaf, sub, child.reported_by))
+        if node.values is not None:
+            _walk_values(node.values, value, path, out, clean)
     else:
-        items = node.items
-        assert items is not None
-        for i, item in enumerate(value):
-            if item is None:
-                out.append(FieldProblem((*path, i), items.type or OBJECT, None, items.reported_by))
-            else:
-                path.append(i)
-                _walk_kept(items, item, path, out, clean)
-                path.pop()
+        _walk_items(node.items, value, path, out, clean)
     if deep and len(out) == found:
         clean[value] = node
+
+
+def _walk_values(values: _Node, value: dict[str, Any], path: list[str | int], out: list[FieldProblem], clean: Clean) -> None:
+    """`_walk_kept` of each value of a map whose keys are any (`.*`), a leaf's type checked in place."""
+    for key, sub in value.items():
+        if sub is not None:
+            if not values.leaf:
+                path.append(key)
+                _walk_kept(values, sub, path, out, clean)
+                path.pop()
+            elif not (type(sub) is values.exact if values.exact is not None else has_type(sub, values.leaf)):
+                out.append(FieldProblem((*path, key), values.leaf, sub, values.reported_by))
+
+
+def _walk_items(items: _Node | None, value: list[Any], path: list[str | int], out: list[FieldProblem], clean: Clean) -> None:
+    """`_walk_kept` of each item of a list, a leaf's type checked in place."""
+    assert items is not None
+    for i, item in enumerate(value):
+        if item is None:
+            out.append(FieldProblem((*path, i), items.type or OBJECT, None, items.reported_by))
+        elif not items.leaf:
+            path.append(i)
+            _walk_kept(items, item, path, out, clean)
+            path.pop()
+        elif not (type(item) is items.exact if items.exact is not None else has_type(item, items.leaf)):
+            out.append(FieldProblem((*path, i), items.leaf, item, items.reported_by))
 
 
 # -- how a value is named in messages ------------------------------------------------------------

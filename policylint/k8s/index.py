@@ -341,10 +341,19 @@ class ProjectIndex:
                 container = container.get(part) if isinstance(container, dict) else None
             if isinstance(container, list):
                 malformed = self.malformed(obj)
-                for i, entry in enumerate(container):
-                    name = entry.get("name") if isinstance(entry, dict) else None
-                    unknown = bool(malformed) and malformed.broken(*parts, i, "name")
-                    out.append(Section(name if isinstance(name, str) else None, i, spec.path, unknown))
+                within = spec.path
+                if malformed:
+                    for i, entry in enumerate(container):
+                        name = entry.get("name") if isinstance(entry, dict) else None
+                        unknown = malformed.broken(*parts, i, "name")
+                        out.append(Section(name if isinstance(name, str) else None, i, within, unknown))
+                else:
+                    # A well-formed object (nearly every one) has no unknown name: its truth is
+                    # asked once, not once per entry (`Malformed.__bool__` is a call), and
+                    # `malformed` is left at its default.
+                    for i, entry in enumerate(container):
+                        name = entry.get("name") if isinstance(entry, dict) else None
+                        out.append(Section(name if isinstance(name, str) else None, i, within))
         self._sections[obj] = out
         return out
 

@@ -27,6 +27,31 @@ SECTION_NAME_PATTERN = DNS1123_SUBDOMAIN
 NAMESPACE_PATTERN = DNS1123_LABEL
 REF_FIELDS = ("group", "kind", "name", "namespace", "sectionName")
 
+# Each pattern's verdict per text: a run asks `ref_problems` of every policy's references several
+# times (the resolution and the target reference rules), and they name few distinct groups,
+# kinds and namespaces (`gateway.networking.k8s.io`, `HTTPRoute`): a match of the group's pattern
+# costs about 25 times a lookup. Bounded, as the other memos of texts are.
+_VERDICTS: dict[tuple[str, str], bool] = {}
+_PATTERNS = {
+    "group": GROUP_PATTERN,
+    "kind": KIND_PATTERN,
+    "namespace": NAMESPACE_PATTERN,
+    "sectionName": SECTION_NAME_PATTERN,
+}
+
+
+def _matches(which: str, text: str) -> bool:
+    """Whether the pattern `which` names ("group", "kind", "namespace", "sectionName") matches
+    `text`, worked out once per distinct text while the table stays small."""
+    key = (which, text)
+    verdict = _VERDICTS.get(key)
+    if verdict is None:
+        if len(_VERDICTS) >= 4096:
+            _VERDICTS.clear()
+        pattern = _PATTERNS[which]
+        verdict = _VERDICTS[key] = pattern.match(text) is not None
+    return verdict
+
 
 @frozen
 class TargetRef:
@@ -76,14 +101,14 @@ def ref_problems(ref: TargetRef, required: Collection[str] = GATEWAY_API_REF_REQ
     if ref.group is None and "group" not in typed and "group" in required:
         where = at("group") if _has_key(ref, "group") else ref.path
         out.append(RefProblem("group", where, "group is required (policy targetRefs have no default group)"))
-    elif ref.group is not None and (len(ref.group) > 253 or not GROUP_PATTERN.match(ref.group)):
+    elif ref.group is not None and (len(ref.group) > 253 or not _matches("group", ref.group)):
         message = f'group {ref.group!r} is not a lowercase DNS subdomain ("" is the core group)'
         out.append(RefProblem("group", at("group"), message, ref.group))
     if ref.kind is None and "kind" not in typed and "kind" in required:
         out.append(RefProblem("kind", at("kind") if _has_key(ref, "kind") else ref.path, "kind is required"))
     elif ref.kind == "":
         out.append(RefProblem("kind", at("kind"), "kind must not be empty", ref.kind))
-    elif ref.kind is not None and not (len(ref.kind) <= 63 and KIND_PATTERN.match(ref.kind)):
+    elif ref.kind is not None and not (len(ref.kind) <= 63 and _matches("kind", ref.kind)):
         out.append(
             RefProblem(
                 "kind",
@@ -98,7 +123,7 @@ def ref_problems(ref: TargetRef, required: Collection[str] = GATEWAY_API_REF_REQ
         out.append(RefProblem("name", at("name"), "name must not be empty", ref.name))
     elif ref.name is not None and len(ref.name) > 253:
         out.append(RefProblem("name", at("name"), f"name is {len(ref.name)} characters long; at most 253 are allowed", ref.name))
-    if ref.namespace is not None and not (len(ref.namespace) <= 63 and NAMESPACE_PATTERN.match(ref.namespace)):
+    if ref.namespace is not None and not (len(ref.namespace) <= 63 and _matches("namespace", ref.namespace)):
         out.append(
             RefProblem(
                 "namespace",
@@ -107,7 +132,7 @@ def ref_problems(ref: TargetRef, required: Collection[str] = GATEWAY_API_REF_REQ
                 ref.namespace,
             )
         )
-    if ref.section_name is not None and not (len(ref.section_name) <= 253 and SECTION_NAME_PATTERN.match(ref.section_name)):
+    if ref.section_name is not None and not (len(ref.section_name) <= 253 and _matches("sectionName", ref.section_name)):
         out.append(
             RefProblem(
                 "sectionName",

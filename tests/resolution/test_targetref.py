@@ -851,3 +851,53 @@ def test_a_policys_targets_are_made_once_for_every_stage_that_asks() -> None:
     for _ in range(5):
         assert fresh.targets(found) is first_answer
     assert asked == ["spec.targetRefs[0]", "spec.targetRefs[1]"]
+
+
+def test_a_target_references_patterns_are_matched_once_per_distinct_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The resolution and the reference rules each ask `ref_problems` of every reference, and the
+    # references name few distinct groups, kinds and namespaces: each pattern is matched once per
+    # distinct text, its verdict the pattern's own, valid or not.
+    import random
+    import re
+
+    from policylint.profiles import policy as policy_module
+    from policylint.profiles.policy import TargetRef, ref_problems
+
+    matched: list[tuple[str, str]] = []
+
+    class Counted:
+        def __init__(self, which: str, pattern: re.Pattern[str]) -> None:
+            self.which, self.pattern = which, pattern
+
+        def match(self, text: str) -> re.Match[str] | None:
+            matched.append((self.which, text))
+            return self.pattern.match(text)
+
+    monkeypatch.setattr(policy_module, "_VERDICTS", {})
+    monkeypatch.setattr(policy_module, "_PATTERNS", {k: Counted(k, p) for k, p in policy_module._PATTERNS.items()})
+    rng = random.Random(3)
+    texts = ["gateway.networking.k8s.io", "HTTPRoute", "team-a", "http", "", "Bad_Kind", "a..b", "-x", "UPPER", "x" * 70]
+    refs = [
+        TargetRef(
+            f"spec.targetRefs[{i}]",
+            {},
+            rng.choice(texts),
+            rng.choice(texts),
+            "web",
+            rng.choice([*texts, None]),
+            rng.choice([*texts, None]),
+        )
+        for i in range(300)
+    ]
+    answers = [[(p.field, p.path, p.message) for p in ref_problems(ref)] for ref in refs * 3]
+    assert len(matched) == len(set(matched)) <= 4 * len(texts)
+    # The answers are those of the patterns matched every time.
+    monkeypatch.setattr(policy_module, "_VERDICTS", {})
+    plain = {k: c.pattern for k, c in policy_module._PATTERNS.items()}
+    every: list[list[tuple[str, str, str]]] = []
+    for ref in refs * 3:
+        policy_module._VERDICTS.clear()
+        monkeypatch.setattr(policy_module, "_PATTERNS", plain)
+        every.append([(p.field, p.path, p.message) for p in ref_problems(ref)])
+    assert answers == every
+    assert sum(map(len, answers)) > 300  # invalid texts among them

@@ -243,3 +243,41 @@ def test_each_distinct_backend_reference_is_resolved_once_and_answers_as_every_o
     for ns, names in (("app", [f"r{i}" for i in range(10)]), ("other", [f"s{i}" for i in range(3)])):
         for name in names:
             assert refs(every, ns, name) == refs(topology, ns, name)
+
+
+def test_a_well_formed_objects_sections_ask_whether_it_is_malformed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A Gateway's listeners, a route's rules and a Service's ports are sections: an unknown name
+    # (PL010) is possible only in a malformed object, and whether it is one is asked once per
+    # object, not once per entry (`Malformed.__bool__` is a call of its own).
+    from policylint.k8s.fieldtypes import Malformed
+    from policylint.k8s.index import ProjectIndex
+
+    listeners = "".join(f"\n    - {{name: l{i}, port: {8000 + i}, protocol: HTTP}}" for i in range(12))
+    text = (
+        first(gateway_class())
+        + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw, namespace: app}\n"
+        + f"spec:\n  gatewayClassName: eg\n  listeners:{listeners}\n"
+        + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: bad, namespace: app}\n"
+        + "spec:\n  gatewayClassName: eg\n  listeners:\n    - {name: 5, port: 80, protocol: HTTP}\n    - {name: ok, port: 81, protocol: HTTP}\n"
+    )
+    project = project_of(text)
+    fresh = ProjectIndex(objects=list(project.index.objects), kinds=project.index.kinds, options=project.index.options)
+    good = fresh.lookup("gateway.networking.k8s.io", "Gateway", "app", "gw")
+    bad = fresh.lookup("gateway.networking.k8s.io", "Gateway", "app", "bad")
+    assert good is not None and bad is not None
+    fresh.malformed(good), fresh.malformed(bad)  # worked out first, as the topology asks first
+    asked: list[Malformed] = []
+    truth = Malformed.__bool__
+
+    def counted(self: Malformed) -> bool:
+        asked.append(self)
+        return truth(self)
+
+    monkeypatch.setattr(Malformed, "__bool__", counted)
+    sections = fresh.sections(good)
+    assert [(s.name, s.position, s.path, s.malformed) for s in sections] == [
+        (f"l{i}", i, f"spec.listeners[{i}]", False) for i in range(12)
+    ]
+    assert len(asked) == 1
+    # A malformed one's entries are each judged: the listener whose name is a number is unknown.
+    assert [(s.name, s.malformed) for s in fresh.sections(bad)] == [(None, True), ("ok", False)]
