@@ -209,7 +209,7 @@ class _CelRun(RuleOutcomes):
     def _node(self, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...]) -> Iterator[Rejection]:
         """The node's own rules on its value, in order."""
         cel = self.cel
-        if self.malformed.broken(*parts):
+        if self.malformed.problems and self.malformed.broken(*parts):  # most objects have none
             self._dirty()
             return  # the value or a parent has the wrong type: PL010's finding
         value: Any = _UNSET

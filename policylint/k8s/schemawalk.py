@@ -314,8 +314,12 @@ class _Walk:
             if checks is _SKIPPED:
                 continue
             if type(child) is str:
-                if checks is not None and _plain_string_checked(out, path, key, child, checks):
-                    continue
+                if checks is not None:  # its length judged here: most pass, with no pattern or format
+                    least, most, pattern, fmt, _ = checks
+                    if (least is None or len(child) >= least) and (most is None or len(child) <= most):
+                        if pattern is not None or fmt is not None:
+                            _plain_string_checked(out, path, key, child, checks)
+                        continue
             elif type(child) is int and numbers is not _NOT_QUICK and quick and (numbers is None or _in_bounds(child, numbers)):
                 continue  # an integer within its bounds (a listener's port): nothing to report
             children.append((child, sub, (*path, key)))

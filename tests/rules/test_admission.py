@@ -651,3 +651,62 @@ def _count_api_version_splits(monkeypatch: Any) -> list[str]:
 
     monkeypatch.setattr(objects, "split_api_version", counting)
     return split
+
+
+def test_strings_without_a_pattern_and_well_formed_objects_cost_no_call_of_their_own(monkeypatch: Any) -> None:
+    """The structural walk judges a string whose node checks only its length in its map's loop,
+    calling `_plain_string_checked` only for a pattern or a format to match; the CEL walk asks
+    which fields are malformed (`Malformed.broken`) only of an object that has any. What is
+    refused is unchanged, worked out by hand: `toolong` is 7 characters where 3 at most go, `X`
+    is off the pattern, and a rule on a field PL010 reports as malformed is not run."""
+    from policylint.k8s import celrules, schemawalk
+    from policylint.k8s.fieldtypes import FieldProblem, Malformed
+
+    checked: list[str] = []
+    original = schemawalk._plain_string_checked
+
+    def counting(out: Any, path: Any, key: Any, child: str, checks: Any) -> bool:
+        checked.append(child)
+        return original(out, path, key, child, checks)
+
+    monkeypatch.setattr(schemawalk, "_plain_string_checked", counting)
+    item = {
+        "type": "object",
+        "properties": {"name": {"type": "string", "maxLength": 3}, "host": {"type": "string", "pattern": "^[a-z]+$"}},
+    }
+    schema = {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {"items": {"type": "array", "items": item}}}},
+    }
+    items = [{"name": "ab", "host": "x"} for _ in range(20)] + [{"name": "toolong", "host": "X"}]
+    found = schemawalk.violations({"spec": {"items": items}}, schema)
+    assert sorted((".".join(map(str, p)), r) for p, _, r in found) == [
+        ("spec.items.20.host", "FieldValueInvalid"),
+        ("spec.items.20.name", "FieldValueTooLong"),
+    ]
+    assert checked == ["x"] * 20 + ["X"]  # the hosts alone: each name's length was judged in the loop
+
+    asked: list[Any] = []
+    broken = Malformed.broken
+
+    def asking(self: Malformed, *path: Any) -> bool:
+        asked.append(path)
+        return broken(self, *path)
+
+    monkeypatch.setattr(Malformed, "broken", asking)
+    ruled = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {"n": {"type": "integer"}},
+                "x-kubernetes-validations": [{"rule": "self.n < 3", "message": "n"}],
+            }
+        },
+    }
+    data = {"spec": {"n": 5}}
+    refused = [r.message for r in celrules.cel_failures(data, ruled, Malformed(), {})]
+    assert (refused, asked) == (["n"], [])
+    wrong = Malformed(problems=(FieldProblem(("spec",), "OBJECT", "x"),))
+    assert [r.message for r in celrules.cel_failures(data, ruled, wrong, {})] == []
+    assert asked == [("spec",)]

@@ -427,3 +427,32 @@ def test_the_rules_of_a_node_are_keyed_once_for_values_that_differ_only_where_no
     # A backend with filters is read: each rule is keyed again, and the second refuses it.
     assert refused("d", ["x"]) == ["no"]
     assert keyed == [*rules, *rules]
+
+
+def test_a_list_of_maps_is_keyed_without_a_call_per_item_or_string(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A Gateway's listeners or a route's parentRefs under rules that compare names for equality:
+    # each item is a map whose strings are numbered in the pattern. `project` is called once for
+    # the list; the items and their strings are projected in its loop and `_project_map`'s, where
+    # before each item and each of its strings cost a call of its own (1 + 3 + 3 × 2 = 10 here).
+    from policylint.k8s.cel import projection
+
+    node = _node_of([PARENTS_UNIQUE, "self.all(x, !has(x.namespace) || x.namespace != x.name)"], _ref_schema())
+    rules = cel.node_rules(node)
+    calls: list[Any] = []
+    original = projection.project
+
+    def counting(value: Any, *args: Any) -> Any:
+        calls.append(value)
+        return original(value, *args)
+
+    monkeypatch.setattr(projection, "project", counting)
+    refs = [{"name": "gw", "namespace": "a"}, {"name": "gw", "namespace": "b"}, {"name": "other", "namespace": "a"}]
+    key = cel.rules_key(rules, refs, {}, node)
+    assert key is not None
+    assert calls == []  # the list's own call is `rules_key`'s, not counted here; none below it
+    # Keys stay equality patterns: the same pattern in other names is one key, another is not.
+    alike = [{"name": "x", "namespace": "p"}, {"name": "x", "namespace": "q"}, {"name": "y", "namespace": "p"}]
+    other = [{"name": "x", "namespace": "p"}, {"name": "y", "namespace": "q"}, {"name": "y", "namespace": "p"}]
+    assert cel.rules_key(rules, alike, {}, node) == key
+    assert cel.rules_key(rules, other, {}, node) != key
+    assert calls == []

@@ -214,9 +214,15 @@ def project(
             return (_LIST, len(value)) if need.size else _LIST
         items: list[Any] = [_LIST]
         inner = info.items if info is not None else None
+        # Most lists read item by item hold maps (listeners, references, a route's rules): their
+        # items go to `_project_map` without `project`'s own call and tests.
+        maps = not each.whole
         for item in value:
             if item is not None:
-                item = project(item, each, shapes, shape, strings, inner)
+                if maps and type(item) is dict:
+                    item = _project_map(item, each, shapes, shape, strings, inner)
+                else:
+                    item = project(item, each, shapes, shape, strings, inner)
                 if item is NO_KEY:
                     return NO_KEY
             items.append(item)
@@ -249,11 +255,19 @@ def _project_map(
         got = shape(value, shapes)
         return NO_KEY if got is None else got
     parts: list[Any] = [_MAP]
+    fields = None if info is None else info.fields
     for name, sub in need.fields.items():
         got = value.get(name, _ABSENT)
         if got is not _ABSENT and got is not None:
-            got = project(got, sub, shapes, shape, strings, None if info is None else info.fields.get(name))
-            if got is NO_KEY:
-                return NO_KEY
+            below = None if fields is None else fields.get(name)
+            if strings is not None and type(got) is str and sub.whole and not sub.size and not sub.fields and sub.items is None:
+                # `project`'s first case, without a call: most fields the equality rules read are
+                # strings (names, sections, protocols), each its number in the pattern.
+                number = strings.setdefault(got, len(strings))
+                got = (_EQUAL, number) if below is not None and below.string else (_EQUAL, number, got)
+            else:
+                got = project(got, sub, shapes, shape, strings, below)
+                if got is NO_KEY:
+                    return NO_KEY
         parts.append(got)  # absent, null or the part read: has() tells the first two apart
     return tuple(parts)
