@@ -622,6 +622,8 @@ def test_the_entry_is_read_when_first_asked_for(tmp_path: Path, monkeypatch: pyt
     assert reads == [later.entry(F), later.entry("e" * 40)]
 
 
+# Forking is forced below in a process that may hold other threads: Python 3.12+ warns of it.
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_a_run_whose_rules_run_in_shares_does_not_decode_the_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The entry kept per file may be read for its verdicts; its results part is held as it was
     read, never decoded (policylint.input.keptfiles)."""
