@@ -56,7 +56,7 @@ def budget(ci: int) -> settings:
     env = os.environ.get("POLICYLINT_FUZZ_EXAMPLES")
     if env:
         n = int(env)
-    elif settings.get_current_profile_name() != "default":
+    elif settings.get_current_profile_name() not in ("default", "policylint"):  # the suite's own: tests/conftest.py
         n = settings().max_examples  # e.g. --hypothesis-profile=long (tests/conftest.py)
     else:
         n = ci

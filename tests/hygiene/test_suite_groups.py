@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 CONFTEST = """\
@@ -80,7 +82,7 @@ def test_a_groups_tests_run_on_one_worker_and_build_its_fixture_once(tmp_path: P
     assert len(log.read_text(encoding="utf-8").splitlines()) == 1
 
 
-def test_no_property_test_is_judged_by_the_clock() -> None:
+def test_no_property_test_is_judged_by_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """The profile `tests/conftest.py` loads: no deadline and no too-slow health check, which fail
     on a busy machine where nothing is wrong; the example counts are Hypothesis's or the test's."""
     from hypothesis import HealthCheck, settings
@@ -91,3 +93,8 @@ def test_no_property_test_is_judged_by_the_clock() -> None:
     assert current.max_examples == settings.get_profile("default").max_examples
     long = settings.get_profile("long")
     assert long.deadline is None and HealthCheck.too_slow in long.suppress_health_check
+    # The fuzz tests' own counts hold under the suite's profile as under Hypothesis's default.
+    from tests.hostile.test_fuzz import budget
+
+    monkeypatch.delenv("POLICYLINT_FUZZ_EXAMPLES", raising=False)
+    assert budget(ci=7).max_examples == 7
