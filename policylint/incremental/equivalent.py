@@ -118,20 +118,19 @@ def remember(cache: ParseCache, name: str, whole: Whole) -> None:
         "objects": whole.objects,
         "policyCount": whole.policy_count,
         "baselineMigrated": whole.baseline_migrated,
-        "references": [
-            [list(key), _sorted_keys(keys)]
-            for key, keys in sorted(whole.references.items(), key=lambda item: json.dumps(list(item[0])))
-        ],
+        "references": _reference_rows(whole.references),
     }
     payload = _bounded(_pieces(fields))
     if payload is not None:
         cache.put(name, payload)
 
 
-def _sorted_keys(keys: Iterable[tuple[Any, ...]]) -> list[list[Any]]:
-    """`keys` as lists in one order: by their JSON text, since a cluster-scoped key's namespace is
-    None and None does not compare with a namespace's name."""
-    return sorted((list(k) for k in keys), key=json.dumps)
+def _reference_rows(references: Mapping[Any, Iterable[tuple[Any, ...]]]) -> list[list[Any]]:
+    """`references` as the entry's rows, each key and each of its keys as lists, in one order: by
+    their JSON text, since a cluster-scoped key's namespace is None and None does not compare with a
+    namespace's name."""
+    rows = [[list(key), sorted((list(k) for k in keys), key=json.dumps)] for key, keys in references.items()]
+    return sorted(rows, key=lambda row: json.dumps(row[0]))
 
 
 def recall(cache: ParseCache, name: str) -> tuple[dict[str, Any], bytes] | None:
@@ -262,8 +261,7 @@ def defines_kinds(objects: Iterable[K8sObject]) -> bool:
 
 def whole_entry(whole: dict[str, Any]) -> dict[str, Any]:
     """The entry's fields as `remember` writes them, from what `recall` read."""
-    references = [[list(key), _sorted_keys(keys)] for key, keys in whole["references"].items()]
-    return {**whole, "references": sorted(references, key=lambda row: json.dumps(row[0]))}
+    return {**whole, "references": _reference_rows(whole["references"])}
 
 
 def _base_files(
