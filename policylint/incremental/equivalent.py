@@ -77,6 +77,13 @@ _NAME = "findings of a whole analysis"
 # Line breaks YAML knows besides `\n` (YAML 1.1 spec §5.4 "Line Break Characters"; libyaml breaks lines at each): a text holding
 # one is not mapped line by line here.
 _OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
+# The links a run follows back to a whole entry (`recall`): each costs a read and its maps applied
+# to the rows, and a link whose base was pruned is a miss (analysed), so a chain is kept short:
+# past it, the entry is written whole again.
+MAX_LINKS = 8
+# How a link's entry starts (`_link`), told apart from a whole one's without decoding it.
+_LINK_START = b'{"link":'
+_HEX = frozenset("0123456789abcdef")
 
 
 def entry(cache: ParseCache, request: LintRequest, files: Sequence[tuple[str, str | None]]) -> str | None:
@@ -133,14 +140,38 @@ def _reference_rows(references: Mapping[Any, Iterable[tuple[Any, ...]]]) -> list
     return sorted(rows, key=lambda row: json.dumps(row[0]))
 
 
-def recall(cache: ParseCache, name: str) -> tuple[dict[str, Any], bytes] | None:
+def recall(cache: ParseCache, name: str) -> tuple[dict[str, Any], bytes, int] | None:
     """What `remember` kept under `name`, as decoded (its rows checked for what `answer` reads of
-    them: the others are checked when a run reports them, `results._findings`) and its bytes; None:
-    missing, damaged, not what it writes."""
-    payload = cache.payload(name)
-    if payload is None:
+    them: the others are checked when a run reports them, `results._findings`), the bytes of the
+    whole entry it was read from and the number of links followed to it (`_link`); None: missing,
+    damaged, not what `remember` or `_link` writes, or past `MAX_LINKS` links."""
+    links: list[list[tuple[str, dict[int, int]]]] = []
+    while True:
+        payload = cache.payload(name)
+        if payload is None:
+            return None
+        data = bytes(payload)
+        if not data.startswith(_LINK_START):
+            break
+        if len(links) == MAX_LINKS:
+            return None
+        try:
+            name, maps = _linked(json.loads(data), name)
+        except Exception:  # any shape `_link` does not write: a miss
+            return None
+        links.append(maps)
+    value = _whole(data)
+    if value is None:
         return None
-    data = bytes(payload)
+    # The link nearest the whole entry moved it first.
+    for maps in reversed(links):
+        if not _moved(value, dict(maps)):
+            return None
+    return value, data, len(links)
+
+
+def _whole(data: bytes) -> dict[str, Any] | None:
+    """The whole entry `remember` writes, decoded and checked (see `recall`), or None."""
     try:
         value = json.loads(data)
         if type(value) is not dict or value.get("format") != FORMAT:
@@ -158,7 +189,54 @@ def recall(cache: ParseCache, name: str) -> tuple[dict[str, Any], bytes] | None:
         }
     except Exception:  # any shape `remember` does not write: a miss
         return None
-    return value, data
+    return value
+
+
+def _link(base: str, maps: Mapping[str, dict[int, int]]) -> bytes:
+    """The entry of a change answered from the entry `base`: `base`'s name and each changed file's
+    line map, as runs of lines that moved together ([first line before, first line after, count]),
+    rather than every finding and policy written again (megabytes on a repository analysed whole);
+    `recall` applies them to what it reads under `base`."""
+    rows = [[file, _runs(lines)] for file, lines in sorted(maps.items())]
+    return json.dumps({"link": FORMAT, "base": base, "maps": rows}, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def _runs(lines: Mapping[int, int]) -> list[list[int]]:
+    """`lines` (line before -> line after) as runs of consecutive lines moved by the same offset."""
+    runs: list[list[int]] = []
+    for old, new in sorted(lines.items()):
+        if runs and old == runs[-1][0] + runs[-1][2] and new == runs[-1][1] + runs[-1][2]:
+            runs[-1][2] += 1
+        else:
+            runs.append([old, new, 1])
+    return runs
+
+
+def _linked(value: Any, name: str) -> tuple[str, list[tuple[str, dict[int, int]]]]:
+    """A link's base and its line maps, from what `_link` wrote; raises on any other shape. The base
+    is an entry's name of the same shape as the link's own: nothing else is asked of the cache."""
+    if type(value) is not dict or value.get("link") != FORMAT or set(value) != {"link", "base", "maps"}:
+        raise ValueError(value)
+    base = value["base"]
+    if not (type(base) is str and len(base) == len(name) and base.isascii() and all(c in _HEX for c in base)):
+        raise ValueError(base)
+    maps: list[tuple[str, dict[int, int]]] = []
+    for file, runs in map(_pair, _list(value["maps"])):
+        lines: dict[int, int] = {}
+        for old, new, count in map(_triple, _list(runs)):
+            if not (type(old) is int and type(new) is int and type(count) is int and old > 0 and new > 0 and count > 0):
+                raise ValueError(runs)
+            lines.update(zip(range(old, old + count), range(new, new + count)))
+        if type(file) is not str:
+            raise ValueError(file)
+        maps.append((file, lines))
+    return base, maps
+
+
+def _triple(value: Any) -> list[Any]:
+    if len(_list(value)) != 3:
+        raise ValueError(value)
+    return list(value)
 
 
 def _row(row: Any) -> None:
@@ -231,7 +309,7 @@ def answer(
     kept = recall(cache, name) if name is not None else None
     if kept is None:
         return None
-    whole, data = kept
+    whole, data, links = kept
     # A text quoting a changed file's place (PL005's first definition, the cluster inferred from an
     # object) would quote it moved.
     if (request.report_policies and whole["policies"] is None) or any(
@@ -241,12 +319,17 @@ def answer(
     scope = _scope(request, sources, change, cache, dict(now), whole["references"])
     if scope is None or not _moved(whole, maps):
         return None
-    # Kept for the next commit: its base is this change's side, analysed as a whole.
+    # Kept for the next commit: its base is this change's side, analysed as a whole. As a link to
+    # the base's entry while the chain a run reads back is short, else written whole.
     staged = entry(cache, request, now)
-    if staged is not None:
-        payload = json.dumps(whole_entry(whole), ensure_ascii=True, separators=(",", ":")).encode("ascii")
-        if len(payload) <= MAX_BYTES:
-            cache.put(staged, payload)
+    if staged is not None and staged != name:
+        assert name is not None
+        if links < MAX_LINKS:
+            cache.put(staged, _link(name, maps))
+        else:
+            payload = json.dumps(whole_entry(whole), ensure_ascii=True, separators=(",", ":")).encode("ascii")
+            if len(payload) <= MAX_BYTES:
+                cache.put(staged, payload)
     fingerprints = memo.key(cache, request, now)
     if fingerprints is not None:
         memo.remember(cache, fingerprints, (row[12] for row in whole["findings"]))

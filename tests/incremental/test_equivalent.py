@@ -217,6 +217,100 @@ def test_an_entry_that_is_not_what_remember_writes_is_a_miss(
     assert answered == [False]
 
 
+@pytest.fixture
+def written(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The start of each entry of a whole analysis written: a link's or a whole one's."""
+    made: list[bytes] = []
+    names: set[str] = set()
+    real_entry, real_put = equivalent.entry, ParseCache.put
+
+    def named(*args: Any) -> str | None:
+        name = real_entry(*args)
+        if name is not None:
+            names.add(name)
+        return name
+
+    def recorded(self: ParseCache, key: str, payload: Any) -> None:
+        data = payload if isinstance(payload, bytes) else b"".join(payload)
+        if key in names:
+            made.append(data[:8])
+        real_put(self, key, data)
+
+    monkeypatch.setattr(equivalent, "entry", named)
+    monkeypatch.setattr(ParseCache, "put", recorded)
+    return made
+
+
+def _comment_committed(repo: Path, tmp_path: Path, n: int) -> tuple[int, str]:
+    _legacy(repo, (repo / "apps" / "team-x" / "legacy.yaml").read_text() + f"# note {n}\n")
+    cached = check("--cache-dir", str(tmp_path / "cache"))
+    assert cached == check("--no-cache")
+    git(repo, "commit", "-q", "-m", f"comment {n}")
+    return cached
+
+
+def test_the_next_commits_entry_links_to_its_base_up_to_a_bound(
+    repo: Path, tmp_path: Path, answered: list[bool], written: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Comments committed one after another: each answer's entry for the next commit is its base's
+    name and the changed file's line map, read back through the chain, until `MAX_LINKS` links
+    are behind it; then the entry is written whole and the next one links to it."""
+    monkeypatch.setattr(equivalent, "MAX_LINKS", 2)
+    for n in range(5):
+        _comment_committed(repo, tmp_path, n)
+    assert answered == [True] * 5
+    # The fixture's run kept the first whole entry; links to it, to the first link, then whole.
+    assert written == [b'{"link":', b'{"link":', b'{"format', b'{"link":', b'{"link":']
+
+
+def test_the_line_map_of_a_link_is_kept_as_runs() -> None:
+    # Lines 1-3 kept, two comment lines inserted after line 3, line 4 dropped (a comment).
+    lines = {1: 1, 2: 2, 3: 3, 5: 6, 6: 7, 7: 8}
+    assert equivalent._runs(lines) == [[1, 1, 3], [5, 6, 3]]
+    base = "0" * 40
+    decoded = json.loads(equivalent._link(base, {"a.yaml": lines}))
+    assert decoded == {"link": 1, "base": base, "maps": [["a.yaml", [[1, 1, 3], [5, 6, 3]]]]}
+    assert equivalent._linked(decoded, "f" * 40) == (base, [("a.yaml", lines)])
+
+
+@pytest.mark.parametrize(
+    "forge",
+    [
+        pytest.param(lambda d: d.replace(b'"base":"', b'"base":"../'), id="base-not-an-entry-name"),
+        pytest.param(lambda d: d.replace(b'"maps":[[', b'"maps":[[1,'), id="maps-of-another-shape"),
+        pytest.param(lambda d: d.replace(b'"maps":[["', b'"maps":[[7,[]],["'), id="a-file-that-is-not-a-name"),
+        pytest.param(lambda d: d.replace(b"]]]]}", b",0]]]]}"), id="a-run-of-four"),
+        pytest.param(lambda d: d.replace(b'"base":"', b'"base":"0').replace(b'","maps"', b'","maps"', 1)[:-1], id="truncated"),
+    ],
+)
+def test_a_link_that_is_not_what_link_writes_is_a_miss(
+    repo: Path, tmp_path: Path, answered: list[bool], monkeypatch: pytest.MonkeyPatch, forge: Any
+) -> None:
+    _comment_committed(repo, tmp_path, 0)
+    real = ParseCache.payload
+
+    def forged(self: ParseCache, key: str) -> Any:
+        found = real(self, key)
+        if found is not None and bytes(found).startswith(b'{"link":'):
+            return memoryview(forge(bytes(found)))
+        return found
+
+    monkeypatch.setattr(ParseCache, "payload", forged)
+    _comment_committed(repo, tmp_path, 1)
+    assert answered == [True, False]
+
+
+def test_a_link_whose_base_is_gone_is_a_miss(repo: Path, tmp_path: Path, answered: list[bool], written: list[bytes]) -> None:
+    """The whole entry a link names pruned (or removed by hand): the change is analysed."""
+    _comment_committed(repo, tmp_path, 0)
+    assert written == [b'{"link":']
+    for entry in (tmp_path / "cache").rglob("*"):
+        if entry.is_file() and b'{"format":1,"findings":' in entry.read_bytes()[:64]:
+            entry.unlink()
+    _comment_committed(repo, tmp_path, 1)
+    assert answered == [True, False]
+
+
 # -- differential: random text edits ---------------------------------------------------------------
 
 RULES = ("PL201", "PL301", "PL407", "PL603", "PL702")
