@@ -9,6 +9,10 @@ lines, without analysing; anything else is analysed as before.
 - What is not such a change is analysed: a comment line inside a block scalar (content, not a
   comment), a suppression comment (it applies to lines), documents swapped, a value changed.
 - An entry that is not what `remember` writes is a miss.
+- The next commit's entry after an answered comment is a link to its base's entry (the base's name
+  and the changed files' line maps), read back through the chain; at `MAX_LINKS` links it is
+  written whole again. A link that is not what `_link` writes, or whose whole entry is gone, is a
+  miss.
 - Differential: random sequences of text edits (comments appended and inserted, blank lines,
   comment and blank lines removed, suppression comments added and removed, documents swapped,
   files re-indented or re-quoted, a value changed), staged, each run with a persistent cache and
