@@ -320,9 +320,11 @@ def answer(
     if scope is None or not _moved(whole, maps):
         return None
     # Kept for the next commit: its base is this change's side, analysed as a whole. As a link to
-    # the base's entry while the chain a run reads back is short, else written whole.
+    # the base's entry while the chain a run reads back is short, else written whole. Not over an
+    # entry of the same files kept already (a comment removed again: the base's base), which says
+    # the same, and which a link written over it could make part of a cycle.
     staged = entry(cache, request, now)
-    if staged is not None and staged != name:
+    if staged is not None and not cache.holds(staged):
         assert name is not None
         if links < MAX_LINKS:
             cache.put(staged, _link(name, maps))

@@ -11,8 +11,8 @@ lines, without analysing; anything else is analysed as before.
 - An entry that is not what `remember` writes is a miss.
 - The next commit's entry after an answered comment is a link to its base's entry (the base's name
   and the changed files' line maps), read back through the chain; at `MAX_LINKS` links it is
-  written whole again. A link that is not what `_link` writes, or whose whole entry is gone, is a
-  miss.
+  written whole again, and never over an entry of the same files (a comment removed again). A link
+  that is not what `_link` writes, or whose whole entry is gone, is a miss.
 - Differential: random sequences of text edits (comments appended and inserted, blank lines,
   comment and blank lines removed, suppression comments added and removed, documents swapped,
   files re-indented or re-quoted, a value changed), staged, each run with a persistent cache and
@@ -265,6 +265,22 @@ def test_the_next_commits_entry_links_to_its_base_up_to_a_bound(
     assert answered == [True] * 5
     # The fixture's run kept the first whole entry; links to it, to the first link, then whole.
     assert written == [b'{"link":', b'{"link":', b'{"format', b'{"link":', b'{"link":']
+
+
+def test_a_comment_removed_again_leaves_the_entry_of_its_files_whole(
+    repo: Path, tmp_path: Path, answered: list[bool], written: list[bytes]
+) -> None:
+    """The files go back to the fixture's commit, whose whole entry is kept: a link to the
+    comment's entry written over it would make a cycle, and every later comment analysed."""
+    legacy = repo / "apps" / "team-x" / "legacy.yaml"
+    text = legacy.read_text()
+    _comment_committed(repo, tmp_path, 0)
+    _legacy(repo, text)
+    assert check("--cache-dir", str(tmp_path / "cache")) == check("--no-cache")
+    git(repo, "commit", "-q", "-m", "comment removed")
+    _comment_committed(repo, tmp_path, 1)
+    assert answered == [True, True, True]
+    assert written == [b'{"link":', b'{"link":']  # the second run writes nothing
 
 
 def test_the_line_map_of_a_link_is_kept_as_runs() -> None:
