@@ -5,6 +5,7 @@ per reference (docs/performance.md#the-topology-the-index-and-the-resolution).""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ from policylint.semantics.grants import GrantCheck, Reference, ReferenceGrants
 from policylint.semantics.topology import Topology
 from policylint.semantics.topology.references import References
 from policylint.vocabulary import ReferenceStatus
-from tests.lintutil import lint_text, select
+from tests.lintutil import lint_paths, lint_text, select
 from tests.manifests import first, gateway, gateway_class, reference_grant, route, service
 
 
@@ -281,3 +282,87 @@ def test_a_well_formed_objects_sections_ask_whether_it_is_malformed_once(monkeyp
     assert len(asked) == 1
     # A malformed one's entries are each judged: the listener whose name is a number is unknown.
     assert [(s.name, s.malformed) for s in fresh.sections(bad)] == [(None, True), ("ok", False)]
+
+
+_PLAIN_RULES = (
+    "[{backendRefs: [{name: web, port: 80}, {group: '', name: web, port: 80}, {kind: Service, name: api, port: 80},"
+    " {group: '', kind: Service, name: api, port: 80}, {group: multicluster.x-k8s.io, kind: ServiceImport, name: web, port: 80}],"
+    " filters: [{type: RequestMirror, requestMirror: {backendRef: {name: api, port: 80}}}]}]"
+)
+
+
+def test_a_service_named_as_the_gateway_api_writes_it_is_resolved_without_asking_how_parents_resolve_kinds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No group or the core one, no kind or Service: a Service, which no implementation of the
+    # shipped profiles resolves by kind, reads as a host or delegates to, so how it is resolved is
+    # the route's alone. Only the ServiceImport asks how the route's parents resolve its kind.
+    from policylint.semantics.topology.backends import Backends
+
+    text = first(gateway_class()) + gateway() + service() + service("api")
+    text += "".join(route(name=f"r{i}", rules=_PLAIN_RULES) for i in range(6))
+    project = project_of(text)
+    asked: list[Any] = []
+    resolving = Backends._backend_resolving
+
+    def counted(self: Backends, parents: Any, raw: Any, purpose: str, mesh_only: bool) -> Any:
+        asked.append(raw)
+        return resolving(self, parents, raw, purpose, mesh_only)
+
+    monkeypatch.setattr(Backends, "_backend_resolving", counted)
+    topology = Topology(project.resolution, project.admissions())
+    assert [raw["kind"] for raw in asked] == ["ServiceImport"] * 6
+    for i in range(6):
+        refs = topology.refs_from(project.index.lookup("gateway.networking.k8s.io", "HTTPRoute", "app", f"r{i}"))
+        plain = [(r.path, r.purpose, r.group, r.kind, r.namespace, r.name, r.status) for r in refs if r.kind == "Service"]
+        assert plain == [
+            ("spec.rules[0].backendRefs[0]", "backend", "", "Service", "app", "web", ReferenceStatus.RESOLVED),
+            ("spec.rules[0].backendRefs[1]", "backend", "", "Service", "app", "web", ReferenceStatus.RESOLVED),
+            ("spec.rules[0].backendRefs[2]", "backend", "", "Service", "app", "api", ReferenceStatus.RESOLVED),
+            ("spec.rules[0].backendRefs[3]", "backend", "", "Service", "app", "api", ReferenceStatus.RESOLVED),
+            (
+                "spec.rules[0].filters[0].requestMirror.backendRef",
+                "mirror",
+                "",
+                "Service",
+                "app",
+                "api",
+                ReferenceStatus.RESOLVED,
+            ),
+        ]
+        assert [r.kind for r in refs] == ["Service"] * 4 + ["ServiceImport", "Service"]
+
+
+@pytest.mark.parametrize("source", ["examples", "text"])
+def test_every_service_reference_taken_straight_is_resolved_as_the_questions_it_skips_would_have_it(source: str) -> None:
+    # The four questions a Service named as the Gateway API writes it no longer asks, asked of
+    # every such reference of every route: each answers that nothing treats it in its own way, and
+    # how it is resolved is the one it was given.
+    from policylint.semantics.topology.backends import _BACKEND, _MESH_BACKEND
+
+    if source == "examples":
+        project = lint_paths([str(Path(__file__).resolve().parents[2] / "examples")], selection=select("PL001")).project
+    else:
+        mesh = route("[{group: '', kind: Service, name: web}]", name="mesh", rules=_PLAIN_RULES)
+        project = project_of(first(gateway_class()) + gateway() + service() + route(rules=_PLAIN_RULES) + mesh)
+    topology = project.topology()
+    taken = 0
+    for owner in topology.routes():
+        mesh_only = topology._mesh_only(owner)
+
+        def parents(owner: Any = owner) -> Any:
+            return topology._parent_implementations(owner)
+
+        for i, rule in enumerate(owner.spec.get("rules") or []):
+            mirrors = [f.get("requestMirror", {}).get("backendRef") for f in rule.get("filters") or []]
+            for raw in [*(rule.get("backendRefs") or []), *mirrors]:
+                if not isinstance(raw, dict) or raw.get("kind", "Service") != "Service" or raw.get("group", "") != "":
+                    continue
+                taken += 1
+                assert not topology._delegation(parents, raw)
+                assert topology._host_backend(owner, parents, "spec.rules[0]", raw, "backend", i) is None
+                for purpose in ("backend", "mirror", "ext-auth"):
+                    expected = _MESH_BACKEND if mesh_only else _BACKEND
+                    assert topology._backend_resolving(parents, raw, purpose, mesh_only) is expected
+    # examples/: six in team-a's routes (one a mirror's), three in team-b's; the text: two routes of five.
+    assert taken == (9 if source == "examples" else 10)

@@ -130,9 +130,22 @@ class Backends(Attachments, Delegation):
                 self._note("implementations", known[0])
             return known[0]
 
+        # A Service named as the Gateway API writes it (no group or the core one, no kind or
+        # Service), as nearly every reference is: no implementation reads a host or resolves a
+        # backend by kind through it, so how it is resolved is the route's alone, asked of no
+        # parent. Unless some implementation delegates to Services, it goes straight to
+        # `_resolve_ref`, without the four questions below that each answer "no" for it.
+        plain = _MESH_BACKEND if mesh_only else _BACKEND
+        plain_delegates = (CORE, "Service") in self._delegated()
+
         def add(path: str, raw: dict[str, Any], purpose: str, rule: int) -> None:
             if _ref_malformed(malformed, path):
                 return  # rejected with the route (PL010): resolving it would guess its group or kind
+            if not plain_delegates and raw.get("kind", "Service") == "Service" and raw.get("group", CORE) == CORE:
+                ref = self._resolve_ref(route, path, raw, purpose, plain, rule=rule)
+                if ref is not None:
+                    out.append(ref)
+                return
             if purpose == "backend" and self._delegation(implementations, raw):
                 out.append(self._delegate(route, path, raw, rule))
                 return

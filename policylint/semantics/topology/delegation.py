@@ -36,18 +36,22 @@ class Delegation(Gateways):
         known not to delegate, the reference stays a backend of an unsupported kind."""
         group = _str(raw.get("group"))
         kind = _str(raw.get("kind"))
-        delegated = self._delegated_kinds
-        if delegated is None:
-            # The kinds some implementation delegates to, gathered once: this is asked of every
-            # backend reference of every route, and the implementations are the run's.
-            implementations = self.resolution.profiles.implementations
-            delegated = self._delegated_kinds = frozenset((k.group, k.kind) for i in implementations for k in i.delegation_kinds)
+        delegated = self._delegated()
         group_kind = (CORE if group is None else group, kind or "Service")
         if group_kind not in delegated:
             return False
         wanted = TargetKind(*group_kind)
         known = parents()
         return not known or any(i is None or wanted in i.delegation_kinds for i in known)
+
+    def _delegated(self) -> frozenset[tuple[str, str]]:
+        """The (group, kind) of the kinds some implementation delegates to, gathered once: asked
+        of every backend reference of every route, and the implementations are the run's."""
+        delegated = self._delegated_kinds
+        if delegated is None:
+            implementations = self.resolution.profiles.implementations
+            delegated = self._delegated_kinds = frozenset((k.group, k.kind) for i in implementations for k in i.delegation_kinds)
+        return delegated
 
     def _delegate(self, route: K8sObject, path: str, raw: Mapping[str, Any], rule: int) -> ObjectRef:
         """A delegation reference, and the routes it hands traffic to: those of the kind in the
