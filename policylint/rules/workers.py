@@ -145,6 +145,9 @@ class Pool:
         # part, in order: the read end of the pipe it signals on and the memory file it writes to
         # (`handed_back`), or None once read or never made.
         self._handback: list[tuple[int, int] | None] = []
+        # The process that started the pool: a child forked later holds a copy of this object,
+        # whose descriptors are closed there (or reused by files of its own), and never reads them.
+        self._owner = os.getpid()
 
     def _take(self, shares: Sequence[bool] = CHILDREN_TAKE, leave: int = 0) -> Iterator[Unit]:
         """The units left in the queue's pipes named by `shares`, in that order (True: the
@@ -195,8 +198,11 @@ class Pool:
         """The `part`th of what the first child wrote before it took any unit (`start`'s
         `handback`), waiting until it has (it does so first, the parts in order); None when it
         wrote nothing of it: it died first, that work failed, no child was asked to (then this
-        process works it out, as with one job), or the part was read already."""
-        if not 0 <= part < len(self._handback) or self._handback[part] is None:
+        process works it out, as with one job), the part was read already, or this is a process
+        forked since, which works it out itself (what asks for it may first ask there: the
+        topology's rules read the admission verdicts a run without policies never asked for
+        before the fork)."""
+        if os.getpid() != self._owner or not 0 <= part < len(self._handback) or self._handback[part] is None:
             return None
         found = self._handback[part]
         assert found is not None  # checked above

@@ -179,6 +179,82 @@ def test_the_main_process_works_out_only_the_refusals_the_child_did_not_hand_bac
     assert _lint("dies", 2) == (one_worked, one)  # its rules too, run here
 
 
+_NO_POLICIES = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata:
+  name: eg
+spec:
+  controllerName: gateway.envoyproxy.io/gatewayclass-controller
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: gw
+  namespace: infra
+spec:
+  gatewayClassName: eg
+  listeners:
+    - name: http
+      protocol: HTTP
+      port: 80
+      bogus: 1
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: r
+  namespace: infra
+spec:
+  parentRefs:
+    - name: gw
+  rules:
+    - backendRefs:
+        - name: svc
+          port: 80
+      unknownField: x
+"""
+
+_FINDINGS = """\
+import json, sys
+from policylint import pipeline
+from policylint.pipeline import LintRequest, lint
+from policylint.rules import workers
+
+workers.MIN_OBJECTS = 0
+pipeline.effective_jobs = lambda jobs: jobs
+result = lint(LintRequest(paths=[sys.argv[1]], jobs=int(sys.argv[2])))
+print(json.dumps([[f.rule, f.fingerprint] for f in result.findings]))
+"""
+
+
+@linux_only
+def test_a_child_that_asks_for_the_first_verdict_works_it_out_itself(tmp_path: Path) -> None:
+    """With no policy, the topology asks for no verdict before the topology's rules are forked,
+    and the first to ask is one of their children, which holds a copy of the pool whose hand-back
+    descriptors are closed there: it works the verdicts out itself, and the findings are one
+    process's (on the tree before this fix, PL702 failed there: a PL000 "Bad file descriptor").
+    By hand: the two fields no schema defines, `bogus` on the listener and `unknownField` on the
+    route's rule, are PL702's."""
+    (tmp_path / "a.yaml").write_text(_NO_POLICIES, encoding="utf-8")
+    found = []
+    for jobs in (1, 2):
+        proc = subprocess.run(
+            [sys.executable, "-c", _FINDINGS, str(tmp_path), str(jobs)],
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+            cwd=REPO,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        found.append(json.loads(proc.stdout))
+    assert found[1] == found[0]
+    rules = [rule for rule, _ in found[0]]
+    assert rules.count("PL702") == 2
+    assert "PL000" not in rules
+
+
 _POOL = """\
 import json, os, sys
 from policylint.rules import workers
