@@ -25,6 +25,7 @@ from policylint.input.nonmanifest import DATA, json_data_files
 from policylint.input.parallel import effective_jobs
 from policylint.input.positions import PositionResolver
 from policylint.input.sources import STDIN, Discovery, Skipped, Source
+from policylint.k8s import portableverdicts
 from policylint.k8s.admissions import Admissions
 from policylint.k8s.cluster import Cluster
 from policylint.k8s.index import LintOptions, ProjectIndex, crd_kind_infos
@@ -342,11 +343,13 @@ def _overlaid(request: LintRequest, sources: Sequence[Source], objects: Sequence
     return overlay(objects, over, files) if over else objects
 
 
-def build_stages(project: Project, wanted: Iterable[Stage]) -> list[Issue]:
+def build_stages(project: Project, wanted: Iterable[Stage], expect: Callable[[Admissions], object] | None = None) -> list[Issue]:
     """Build the semantic stages `wanted` needs, in order (policylint.stages), onto the project.
 
     A stage that fails to build is left unbuilt and reported as one PL000 issue; what reads it
-    is then not run. No stage builds another: each receives the ones before it.
+    is then not run. No stage builds another: each receives the ones before it. `expect`: what
+    adopts the verdicts another process works out for this one, once the first is asked for
+    (`Admissions.expect`).
     """
     failures: list[Issue] = []
     for stage in closure(frozenset(wanted)):
@@ -354,7 +357,10 @@ def build_stages(project: Project, wanted: Iterable[Stage]) -> list[Issue]:
             continue
         try:
             if stage is Stage.ADMISSION:
-                project.attach(admissions=Admissions(project.index, project.kept_verdicts))
+                admissions = Admissions(project.index, project.kept_verdicts)
+                if expect is not None:
+                    admissions.expect(expect)
+                project.attach(admissions=admissions)
             elif stage is Stage.TOPOLOGY:
                 project.attach(topology=Topology(project.resolution, project.admissions(), project.kept_topology))
             else:
@@ -372,14 +378,42 @@ def build_stages(project: Project, wanted: Iterable[Stage]) -> list[Issue]:
     return failures
 
 
-def _targets_handed_back(project: Project, wanted: set[Stage], resident: Resident | None) -> Callable[[], bytes] | None:
-    """What the first child works out before its rules for this process (`engine.start`): the
-    policies' targets, which its rules read and the simulation here reads (`_resolve_targets`);
-    none without the simulation, or in a long-lived process, whose resolutions are kept with what
-    they read (policylint.semantics.keptresolution)."""
-    if Stage.SIMULATION not in wanted or resident is not None:
-        return None
-    return partial(portable.write, project.resolution)
+# What the first child works out for this process before its rules (`engine.start`'s
+# `handback`), by its part: the parts are in the order it works them out (`_handed_back`).
+_VERDICTS = 0
+_TARGETS = 1
+
+
+def _handed_back(project: Project, wanted: set[Stage], resident: Resident | None) -> list[Callable[[], bytes]]:
+    """What the first child works out before its rules for this process, in that order (`engine.start`):
+    the policies' admission verdicts, which the topology here reads (`_take_verdicts`), then their
+    targets, which the child's rules read and the simulation here reads (`_resolve_targets`). The
+    verdicts come first: the topology asks for them a stage before the simulation, which builds
+    on the topology. None in a long-lived process, whose resolutions are kept with what they read
+    (policylint.semantics.keptresolution) and whose topology keeps its refusals
+    (policylint.semantics.topology.kept)."""
+    if resident is not None or Stage.TOPOLOGY not in closure(frozenset(wanted)):
+        return []
+    works: list[Callable[[], bytes]] = [partial(_policies_verdicts, project)]
+    if Stage.SIMULATION in wanted:
+        works.append(partial(portable.write, project.resolution))
+    return works
+
+
+def _policies_verdicts(project: Project) -> bytes:
+    """In the first child: the policies' admission verdicts (policylint.k8s.portableverdicts),
+    which the topology asks for first thing it reads of the admissions."""
+    return portableverdicts.write(project.index, project.kept_verdicts, [policy.obj for policy in project.resolution.policies()])
+
+
+def _take_verdicts(started: engine.Started, admissions: Admissions) -> None:
+    """The policies' verdicts the first child worked out (`_policies_verdicts`), adopted here,
+    waiting for them if the child has not written them yet (it does so first); none when it did
+    not, and this process works each out when asked (docs/performance.md, "The policies' admission
+    verdicts handed back")."""
+    handed = started.handed_back(_VERDICTS)
+    if handed is not None:
+        portableverdicts.read(admissions, handed)
 
 
 def _resolve_targets(project: Project, started: engine.Started | None = None) -> None:
@@ -391,7 +425,7 @@ def _resolve_targets(project: Project, started: engine.Started | None = None) ->
     those rather than resolving them again while the child waits (docs/performance.md, "The
     early child's resolutions handed back")."""
     resolution = project.resolution
-    handed = started.handed_back() if started is not None else None
+    handed = started.handed_back(_TARGETS) if started is not None else None
     if handed is not None:
         portable.read(resolution, handed)
     for policy in resolution.policies():
@@ -446,10 +480,12 @@ def _lint(
         rule_options(request),
         effective_jobs(request.jobs),
         reuse,
-        handback=_targets_handed_back(project, wanted, resident),
+        handback=_handed_back(project, wanted, resident),
     )
     try:
-        failures = build_stages(project, {Stage.ADMISSION, Stage.TOPOLOGY} & set(closure(frozenset(wanted))))
+        failures = build_stages(
+            project, {Stage.ADMISSION, Stage.TOPOLOGY} & set(closure(frozenset(wanted))), expect=partial(_take_verdicts, started)
+        )
         # The simulation and the rules work out every policy's targets in this process anyway:
         # worked out before the topology's rules are forked, the children inherit them
         # (docs/performance.md, "The policies' targets resolved before the topology's rules are forked").

@@ -18,6 +18,8 @@ from policylint.k8s import admission
 from policylint.k8s.lazy import LazyObject
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from policylint.input.verdictstore import VerdictStore
     from policylint.k8s.admission import Admission
     from policylint.k8s.dissent import Dissent
@@ -46,10 +48,37 @@ class Admissions:
         # (the pairs' differences at a position, a map or list of the documents) -> what decides
         # the differential walk there (policylint.k8s.differential `_content`), for the run.
         self.contents: dict[Any, Any] = {}
+        # Verdicts another process of the run works out for this one, taken when the first verdict
+        # is asked for (`expect`).
+        self._expected: Callable[[Admissions], object] | None = None
+
+    def expect(self, take: Callable[[Admissions], object]) -> None:
+        """Call `take` once, when the first verdict is asked for: with `--jobs`, the child forked
+        once the index is built works out the policies' verdicts while this process builds up to
+        the topology's first question (policylint.k8s.portableverdicts), and `take` adopts them,
+        waiting for them if need be."""
+        self._expected = take
+
+    def adopt(self, obj: K8sObject, verdict: Admission, schema: Any, spent: int | None) -> bool:
+        """Take `verdict`, which refuses nothing, worked out from `schema` (the catalogue's for the
+        object) in another process of this run, as this process's, with what working it out here
+        would have recorded besides (`admission.admit`): that the schema admits the object, and the
+        CEL cost it spent (None: none recorded); False if a verdict is held for it already."""
+        if obj in self._verdicts:
+            return False
+        self._verdicts[obj] = verdict
+        number = self.catalogue.schema_numbers(schema)
+        self.catalogue.admitted[obj, number] = True
+        if spent is not None:
+            self.catalogue.cel_spent[obj, number] = spent
+        return True
 
     def verdict(self, obj: K8sObject) -> Admission | None:
         """What the API server would refuse in the object: its schema and CEL rule violations,
         worked out once (policylint.k8s.admission; None: no schema decides it)."""
+        if self._expected is not None:
+            take, self._expected = self._expected, None
+            take(self)
         if obj in self._verdicts:
             return self._verdicts[obj]
         if type(obj) is LazyObject and obj.unread and self.catalogue.schema(obj) is None:

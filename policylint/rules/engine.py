@@ -226,7 +226,7 @@ class Started:
         return {rule_cls.id for pool in self.pools for bundle in pool.todo for rule_cls, _ in bundle}
 
     def advance(
-        self, project: Project, prepare: Callable[[], object] | None = None, handback: Callable[[], bytes] | None = None
+        self, project: Project, prepare: Callable[[], object] | None = None, handback: Sequence[Callable[[], bytes]] = ()
     ) -> None:
         """Start, in other processes, the rules whose stages are built now (those they read and
         those they come after, `Rule.after`) and that no earlier call started: the pipeline calls it
@@ -243,10 +243,11 @@ class Started:
             if pool is not None:
                 self.pools.append(pool)
 
-    def handed_back(self) -> bytes | None:
-        """What the first pool's first child worked out before its rules (`start`'s `handback`),
-        once it has; None when no child was asked to, or it did not write it."""
-        return self.pools[0].handed_back() if self.pools else None
+    def handed_back(self, part: int = 0) -> bytes | None:
+        """The `part`th of what the first pool's first child worked out before its rules
+        (`start`'s `handback`), once it has; None when no child was asked to, or it did not write
+        it."""
+        return self.pools[0].handed_back(part) if self.pools else None
 
     def close(self) -> None:
         """End the processes still running the rules (a run that stopped before `run`)."""
@@ -261,7 +262,7 @@ def start(
     options: Mapping[str, Mapping[str, object]] | None = None,
     jobs: int = 1,
     reuse: Reuse | None = None,
-    handback: Callable[[], bytes] | None = None,
+    handback: Sequence[Callable[[], bytes]] = (),
 ) -> Started:
     """Start, in other processes (`jobs` > 1, policylint.rules.workers), the rules of `rules` whose
     stages are built, while this process builds the rest (`Started.advance` starts more as they
@@ -269,8 +270,9 @@ def start(
     is built, with every rule `run` may be given: the rules that read the index alone then run
     while this process builds the admissions and the topology. `reuse`: what the per-object rules
     found in earlier runs (policylint.incremental.rulecache), read and added to by the rules run
-    in this process. `handback`: work the first child does before its rules, which this process
-    reads once it needs it (`Started.handed_back`) rather than doing it meanwhile."""
+    in this process. `handback`: work the first child does before its rules, part after part, each of
+    which this process reads once it needs it (`Started.handed_back`) rather than doing it
+    meanwhile."""
     selected = list(rules)
     started = Started(_Runner(project, selected, resolver, options or {}, reuse), [], jobs, selected)
     started.advance(project, handback=handback)

@@ -141,9 +141,13 @@ class Pool:
         # The project's objects, the same in every process of the run (forked once the index was
         # built): a finding's object or key is sent back by its place among them (`_Sender`).
         self.objects = objects
-        # What the first child hands back before its units (`start`'s `handback`): the read end of
-        # the pipe it signals on and the memory file it writes to (`handed_back`).
-        self._handback: tuple[int, int] | None = None
+        # What the first child hands back before its units (`start`'s `handback`), one entry per
+        # part, in order: the read end of the pipe it signals on and the memory file it writes to
+        # (`handed_back`), or None once read or never made.
+        self._handback: list[tuple[int, int] | None] = []
+        # The process that started the pool: a child forked later holds a copy of this object,
+        # whose descriptors are closed there (or reused by files of its own), and never reads them.
+        self._owner = os.getpid()
 
     def _take(self, shares: Sequence[bool] = CHILDREN_TAKE, leave: int = 0) -> Iterator[Unit]:
         """The units left in the queue's pipes named by `shares`, in that order (True: the
@@ -190,14 +194,20 @@ class Pool:
             for pool in pools:
                 pool.close()
 
-    def handed_back(self) -> bytes | None:
-        """What the first child wrote before it took any unit (`start`'s `handback`), waiting
-        until it has (it does so first); None when it wrote nothing: it died first, its work
-        failed, or no child was asked to (then this process works it out, as with one job)."""
-        if self._handback is None:
+    def handed_back(self, part: int = 0) -> bytes | None:
+        """The `part`th of what the first child wrote before it took any unit (`start`'s
+        `handback`), waiting until it has (it does so first, the parts in order); None when it
+        wrote nothing of it: it died first, that work failed, no child was asked to (then this
+        process works it out, as with one job), the part was read already, or this is a process
+        forked since, which works it out itself (what asks for it may first ask there: the
+        topology's rules read the admission verdicts a run without policies never asked for
+        before the fork)."""
+        if os.getpid() != self._owner or not 0 <= part < len(self._handback) or self._handback[part] is None:
             return None
-        signal_read, written = self._handback
-        self._handback = None
+        found = self._handback[part]
+        assert found is not None  # checked above
+        signal_read, written = found
+        self._handback[part] = None
         try:
             # One byte once the file is whole; the end of the pipe (b"") if the child is gone.
             if os.read(signal_read, 1) != HANDED_BACK:
@@ -217,16 +227,18 @@ class Pool:
 
     def descriptors(self) -> list[int]:
         """The queue's and the children's pipes this process holds open."""
-        return [*self._queues.values(), *(fd for _, fd in self._children), *(self._handback or ())]
+        return [*self._queues.values(), *(fd for _, fd in self._children), *self._handback_descriptors()]
+
+    def _handback_descriptors(self) -> list[int]:
+        return [fd for part in self._handback if part is not None for fd in part]
 
     def close(self) -> None:
         """End and reap the children still running (a run stopped before `finish`), close the queue."""
         while self._queues:
             os.close(self._queues.popitem()[1])
-        if self._handback is not None:
-            for fd in self._handback:
-                os.close(fd)
-            self._handback = None
+        for fd in self._handback_descriptors():
+            os.close(fd)
+        self._handback = []
         while self._children:
             pid, read = self._children.pop()
             with contextlib.suppress(OSError):
@@ -248,13 +260,14 @@ def start(
     run_units: RunUnits,
     jobs: int,
     earlier: Sequence[Pool] = (),
-    handback: Callable[[], bytes] | None = None,
+    handback: Sequence[Callable[[], bytes]] = (),
 ) -> Pool | None:
     """Fork `jobs - 1` children that take `rules`' units from a queue and run them; None when
     one process is better (few objects, one job, one unit of work) or no child can be forked.
     `earlier`: the pools started before this one, whose queue and pipes are this process's alone.
-    `handback`: work the first child does before it takes any unit, whose result this process
-    reads when it needs it (`Pool.handed_back`), rather than doing that work itself meanwhile."""
+    `handback`: work the first child does before it takes any unit, in parts done in this order,
+    whose results this process reads each when it needs it (`Pool.handed_back`), rather than
+    doing that work itself meanwhile."""
     if not forks(project, jobs):
         return None
     todo = bundles(rules, SHARES_PER_PROCESS * jobs)
@@ -265,19 +278,25 @@ def start(
         return None
     pool = Pool(todo, queues, [], project.kept_verdicts, project.index.objects)
     inherited = [fd for other in earlier for fd in other.descriptors()]
-    channel = _handback_channel() if handback is not None else None
-    for _ in range(jobs - 1):
-        if channel is not None and handback is not None:
-            signal_read, signal_write, written = channel
-            child = _fork(pool, run_units, inherited, (handback, signal_read, signal_write, written))
-            # The write ends are the child's alone: the pipe reads as its end once it is gone.
-            os.close(signal_write)
-            if child is not None:
-                pool._handback = (signal_read, written)
-            else:
-                os.close(signal_read)
-                os.close(written)
-            channel = None
+    # One channel per part, so that this process reads each as soon as the child has written it.
+    channels = [_handback_channel() for _ in handback]
+    for first in range(jobs - 1):
+        if first == 0 and handback:
+            parts = [(work, *channel) for work, channel in zip(handback, channels) if channel is not None]
+            child = _fork(pool, run_units, inherited, parts)
+            for channel in channels:
+                if channel is None:
+                    pool._handback.append(None)
+                    continue
+                signal_read, signal_write, written = channel
+                # The write ends are the child's alone: the pipe reads as its end once it is gone.
+                os.close(signal_write)
+                if child is not None:
+                    pool._handback.append((signal_read, written))
+                else:
+                    pool._handback.append(None)
+                    os.close(signal_read)
+                    os.close(written)
         else:
             child = _fork(pool, run_units, inherited)
         if child is not None:
@@ -354,12 +373,12 @@ def _fork(
     pool: Pool,
     run_units: RunUnits,
     inherited: Sequence[int] = (),
-    handback: tuple[Callable[[], bytes], int, int, int] | None = None,
+    handback: Sequence[tuple[Callable[[], bytes], int, int, int]] = (),
 ) -> tuple[int, int] | None:
     """(pid, read end of its pipe), or None when no child could be started. `inherited`: the
     descriptors of earlier pools, closed in the child. `handback`: what the child works out before
-    its units, with the read and write ends of the pipe it signals on and the file it writes to
-    (`_handback_channel`)."""
+    its units, part after part, each with the read and write ends of the pipe it signals on and
+    the file it writes to (`_handback_channel`)."""
     try:
         read, write = os.pipe()
     except OSError:
@@ -374,13 +393,13 @@ def _fork(
         code = 1
         try:
             os.close(read)
-            for other in [*(fd for _, fd in pool._children), *inherited, *(pool._handback or ())]:
+            for other in [*(fd for _, fd in pool._children), *inherited, *pool._handback_descriptors()]:
                 # An earlier sibling's results, and an earlier pool's queue, are this process's
                 # to read, not its.
                 os.close(other)
             _die_with_parent()
-            if handback is not None:
-                _hand_back(*handback)
+            for part in handback:
+                _hand_back(*part)
             results = run_units(pool._take())
             with os.fdopen(write, "wb") as out:  # flushed and closed before os._exit
                 _send(out, results, pool)

@@ -223,7 +223,7 @@ def run_units(units):
     return {(rule.id, share): ([[rule.id, os.getpid()]], None) for rule, share in units}
 
 rules = [Rule("PL101"), Rule("PL102"), Rule("PL103")]
-pool = workers.start(Project(), rules, run_units, 2, handback=lambda: payload)
+pool = workers.start(Project(), rules, run_units, 2, handback=[lambda: payload])
 assert pool is not None
 # The child takes every unit before this process reads what it handed back: it never waits for
 # the reader, whatever the size.

@@ -39,7 +39,7 @@ class _Recorded:
     def finish(self, first: Any, run_units: Any, earlier: Any = ()) -> Any:
         return run_units([*first, *(unit for pool in (self, *earlier) for bundle in pool.todo for unit in bundle)])
 
-    def handed_back(self) -> None:
+    def handed_back(self, part: int = 0) -> None:
         return None  # no child: this process works out what one would have handed back
 
     def close(self) -> None:
