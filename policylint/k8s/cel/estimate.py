@@ -28,6 +28,8 @@ dearest); conversions and functions not listed below cost one unit.
 
 from __future__ import annotations
 
+import hashlib
+import marshal
 import math
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -630,16 +632,52 @@ def cost_message(name: str, cost: int, limit: int) -> str:
 
 
 _CACHE: IdentityMap[Mapping[str, Any], tuple[Costly, ...]] = IdentityMap()
+# The same schema read again as other objects: a CRD given with `--crd` is read afresh by every
+# run, and a process that runs many (the language server, a test suite) would otherwise estimate
+# every rule of it again each time, the largest part of such a run's rules. Keyed by content.
+_BY_CONTENT: dict[bytes, tuple[Costly, ...]] = {}
+
+
+def content_key(schema: Mapping[str, Any]) -> bytes | None:
+    """A digest of the schema's content, types included; None when it holds a value `marshal`
+    cannot write (a YAML timestamp, a map of another class) or nests too deep.
+
+    marshal's version 2 writes no back-references, so equal content gives equal bytes whatever
+    the objects' sharing; it writes each value's type, so `1` and `True`, or a key `1` and a key
+    `"1"`, which compare equal in Python and which a walk may tell apart, give different
+    bytes. Different bytes for equal content (a string interned in one and not the other) only
+    miss; equal bytes read back as one content, so they never stand for two."""
+    content: Any = schema  # a map of another class is refused by marshal, not by the type
+    try:
+        written = marshal.dumps(content, 2)
+    except ValueError:
+        return None
+    return hashlib.blake2b(written, digest_size=16).digest()
 
 
 def refusals(schema: Mapping[str, Any]) -> tuple[Costly, ...]:
     """What the API server refuses in one version's openAPIV3Schema for its rules' estimated
     costs, in its order: each rule and messageExpression over the per-expression limit, then,
     when the total exceeds the per-schema limit, the (at most four) rules that contributed at
-    least 1% of it and the schema. Worked out once per schema."""
+    least 1% of it and the schema. Worked out once per schema, and once per content in a process."""
     got = _CACHE.get(schema)
     if got is not None:
         return got
+    key = content_key(schema)
+    got = _BY_CONTENT.get(key) if key is not None else None
+    if got is None:
+        got = _refusals(schema)
+        if key is not None:
+            if len(_BY_CONTENT) > 1_000:
+                _BY_CONTENT.clear()
+            _BY_CONTENT[key] = got
+    if len(_CACHE) > 10_000:
+        _CACHE.clear()
+    _CACHE[schema] = got
+    return got
+
+
+def _refusals(schema: Mapping[str, Any]) -> tuple[Costly, ...]:
     found: list[Costly] = []
     total = [0]
     expensive: list[tuple[int, int, tuple[str | int, ...]]] = []  # (cost, order, parts)
@@ -652,11 +690,7 @@ def refusals(schema: Mapping[str, Any]) -> tuple[Costly, ...]:
             )
         name = "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema"
         found.append(Costly((), cost_message(name, total[0], STATIC_CRD_COST_LIMIT)))
-    if len(_CACHE) > 10_000:
-        _CACHE.clear()
-    out = tuple(found)
-    _CACHE[schema] = out
-    return out
+    return tuple(found)
 
 
 def _walk(
