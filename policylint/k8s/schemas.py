@@ -350,9 +350,31 @@ def release_key(release: str) -> tuple[int, ...]:
     return tuple(int(part) if part.isdigit() else 0 for part in release.lstrip("abcdefghijklmnopqrstuvwxyz-").split("."))
 
 
+# The compacted schemas of the CRDs read so far, by content: a CRD read again as another object (a
+# `--crd` file every run reads afresh, in a process that runs many: the language server, a test
+# suite) is not compacted again, by either of a run's two readers (the admission catalogue, the
+# cluster's vendor releases). The maps are shared between runs as the bundled schemas are: read,
+# never changed.
+_COMPACTED: dict[bytes, dict[tuple[str, str, str], Mapping[str, Any]]] = {}
+
+
 def crd_schemas(crd: Mapping[str, Any]) -> dict[tuple[str, str, str], Mapping[str, Any]]:
     """The schemas of a CustomResourceDefinition's served versions, compacted; {} when it has none
     that can be read (a malformed CRD is other rules' finding)."""
+    from policylint.identity import content_key
+
+    key = content_key(crd)
+    kept = _COMPACTED.get(key) if key is not None else None
+    if kept is None:
+        kept = _crd_schemas(crd)
+        if key is not None:
+            if len(_COMPACTED) > 1_000:
+                _COMPACTED.clear()
+            _COMPACTED[key] = kept
+    return dict(kept)
+
+
+def _crd_schemas(crd: Mapping[str, Any]) -> dict[tuple[str, str, str], Mapping[str, Any]]:
     parts = _crd_parts(crd)
     if parts is None:
         return {}

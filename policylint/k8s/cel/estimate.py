@@ -28,13 +28,11 @@ dearest); conversions and functions not listed below cost one unit.
 
 from __future__ import annotations
 
-import hashlib
-import marshal
 import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from policylint.identity import IdentityMap
+from policylint.identity import IdentityMap, content_key
 from policylint.k8s.cel.decls import MAX_REQUEST_SIZE, Decl, _nonneg, decl_type
 from policylint.k8s.cel.parser import Node, parse
 from policylint.k8s.cel.values import CompileError, UInt
@@ -636,23 +634,6 @@ _CACHE: IdentityMap[Mapping[str, Any], tuple[Costly, ...]] = IdentityMap()
 # run, and a process that runs many (the language server, a test suite) would otherwise estimate
 # every rule of it again each time, the largest part of such a run's rules. Keyed by content.
 _BY_CONTENT: dict[bytes, tuple[Costly, ...]] = {}
-
-
-def content_key(schema: Mapping[str, Any]) -> bytes | None:
-    """A digest of the schema's content, types included; None when it holds a value `marshal`
-    cannot write (a YAML timestamp, a map of another class) or nests too deep.
-
-    marshal's version 2 writes no back-references, so equal content gives equal bytes whatever
-    the objects' sharing; it writes each value's type, so `1` and `True`, or a key `1` and a key
-    `"1"`, which compare equal in Python and which a walk may tell apart, give different
-    bytes. Different bytes for equal content (a string interned in one and not the other) only
-    miss; equal bytes read back as one content, so they never stand for two."""
-    content: Any = schema  # a map of another class is refused by marshal, not by the type
-    try:
-        written = marshal.dumps(content, 2)
-    except ValueError:
-        return None
-    return hashlib.blake2b(written, digest_size=16).digest()
 
 
 def refusals(schema: Mapping[str, Any]) -> tuple[Costly, ...]:
