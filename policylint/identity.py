@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-from collections.abc import Iterable, Iterator, MutableMapping, MutableSet
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, MutableSet
 from typing import Any, Generic, TypeVar, overload
 
 K = TypeVar("K")
@@ -128,3 +128,18 @@ def content_key(value: object) -> bytes | None:
     except ValueError:
         return None
     return hashlib.blake2b(written, digest_size=16).digest()
+
+
+def kept_by_content(table: dict[bytes, V], value: T, compute: Callable[[T], V], limit: int = 1_000) -> V:
+    """`compute(value)`, kept in `table` by the value's content (`content_key`): worked out once
+    per content however many objects hold it, and every time for a value marshal cannot write.
+    The table is emptied once it holds `limit` answers, so a long-lived process stays bounded."""
+    key = content_key(value)
+    if key is None:
+        return compute(value)
+    got = table.get(key)
+    if got is None:
+        if len(table) >= limit:
+            table.clear()
+        got = table[key] = compute(value)
+    return got

@@ -361,17 +361,10 @@ _COMPACTED: dict[bytes, dict[tuple[str, str, str], Mapping[str, Any]]] = {}
 def crd_schemas(crd: Mapping[str, Any]) -> dict[tuple[str, str, str], Mapping[str, Any]]:
     """The schemas of a CustomResourceDefinition's served versions, compacted; {} when it has none
     that can be read (a malformed CRD is other rules' finding)."""
-    from policylint.identity import content_key
+    from policylint.identity import kept_by_content
 
-    key = content_key(crd)
-    kept = _COMPACTED.get(key) if key is not None else None
-    if kept is None:
-        kept = _crd_schemas(crd)
-        if key is not None:
-            if len(_COMPACTED) > 1_000:
-                _COMPACTED.clear()
-            _COMPACTED[key] = kept
-    return dict(kept)
+    kept: dict[tuple[str, str, str], Mapping[str, Any]] = kept_by_content(_COMPACTED, crd, _crd_schemas)
+    return dict(kept)  # each caller's own map of the shared schemas
 
 
 def _crd_schemas(crd: Mapping[str, Any]) -> dict[tuple[str, str, str], Mapping[str, Any]]:

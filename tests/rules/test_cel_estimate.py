@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from policylint import identity
 from policylint.k8s import cel_estimate as ce
 from policylint.k8s.cel import estimate
 from policylint.k8s.schemas import bundled_entries
@@ -253,10 +254,10 @@ def test_a_schema_read_again_is_estimated_once_per_content(monkeypatch: pytest.M
     # A value marshal cannot write is estimated every time, never keyed by what it can write.
     dated = schema(100)
     dated["description"] = datetime.date(2024, 1, 2)
-    assert estimate.content_key(dated) is None
+    assert identity.content_key(dated) is None
     assert ce.refusals(dated) == () and len(estimated) == 3
     # Once per object still: the same object again is not even keyed.
-    monkeypatch.setattr(estimate, "content_key", lambda schema: pytest.fail("keyed again"))
+    monkeypatch.setattr(identity, "content_key", lambda schema: pytest.fail("keyed again"))
     assert ce.refusals(dated) == () and ce.refusals(first) == ()
     assert len(estimated) == 3
 

@@ -32,7 +32,7 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from policylint.identity import IdentityMap, content_key
+from policylint.identity import IdentityMap, kept_by_content
 from policylint.k8s.cel.decls import MAX_REQUEST_SIZE, Decl, _nonneg, decl_type
 from policylint.k8s.cel.parser import Node, parse
 from policylint.k8s.cel.values import CompileError, UInt
@@ -644,14 +644,7 @@ def refusals(schema: Mapping[str, Any]) -> tuple[Costly, ...]:
     got = _CACHE.get(schema)
     if got is not None:
         return got
-    key = content_key(schema)
-    got = _BY_CONTENT.get(key) if key is not None else None
-    if got is None:
-        got = _refusals(schema)
-        if key is not None:
-            if len(_BY_CONTENT) > 1_000:
-                _BY_CONTENT.clear()
-            _BY_CONTENT[key] = got
+    got = kept_by_content(_BY_CONTENT, schema, _refusals)
     if len(_CACHE) > 10_000:
         _CACHE.clear()
     _CACHE[schema] = got
