@@ -6,12 +6,17 @@ a new one while a table still answers for it: the bug a raw `id(...)` dictionary
 its object is gone. Keys that hash by identity already (`K8sObject`, `Facet`, `Listener`, `Grant`:
 `@frozen(eq=False)`) key an ordinary dict or set themselves. `tests/hygiene/test_code_hygiene.py` keeps
 `id()` keys out of every other module.
+
+`content_key` keys the other way: by content, for what is worked out again when the same data is
+read again as other objects (a `--crd` file every run reads afresh).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, MutableMapping, MutableSet
-from typing import Generic, TypeVar, overload
+import hashlib
+import marshal
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, MutableSet
+from typing import Any, Generic, TypeVar, overload
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -105,3 +110,36 @@ class IdentitySet(MutableSet[T], Generic[T]):
 
     def __repr__(self) -> str:
         return f"IdentitySet({len(self._items)} items)"
+
+
+def content_key(value: object) -> bytes | None:
+    """A digest of a value's content (maps, lists, strings, numbers, booleans, None), types
+    included; None when it holds a value `marshal` cannot write (a YAML timestamp, a map of
+    another class) or nests too deep.
+
+    marshal's version 2 writes no back-references, so equal content gives equal bytes whatever
+    the objects' sharing; it writes each value's type, so `1` and `True`, or a key `1` and a key
+    `"1"`, which compare equal in Python and which a walk may tell apart, give different
+    bytes. Different bytes for equal content (a string interned in one and not the other) only
+    miss; equal bytes read back as one content, so they never stand for two."""
+    content: Any = value  # a map of another class is refused by marshal, not by the type
+    try:
+        written = marshal.dumps(content, 2)
+    except ValueError:
+        return None
+    return hashlib.blake2b(written, digest_size=16).digest()
+
+
+def kept_by_content(table: dict[bytes, V], value: T, compute: Callable[[T], V], limit: int = 1_000) -> V:
+    """`compute(value)`, kept in `table` by the value's content (`content_key`): worked out once
+    per content however many objects hold it, and every time for a value marshal cannot write.
+    The table is emptied once it holds `limit` answers, so a long-lived process stays bounded."""
+    key = content_key(value)
+    if key is None:
+        return compute(value)
+    got = table.get(key)
+    if got is None:
+        if len(table) >= limit:
+            table.clear()
+        got = table[key] = compute(value)
+    return got

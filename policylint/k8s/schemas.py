@@ -350,9 +350,24 @@ def release_key(release: str) -> tuple[int, ...]:
     return tuple(int(part) if part.isdigit() else 0 for part in release.lstrip("abcdefghijklmnopqrstuvwxyz-").split("."))
 
 
+# The compacted schemas of the CRDs read so far, by content: a CRD read again as another object (a
+# `--crd` file every run reads afresh, in a process that runs many: the language server, a test
+# suite) is not compacted again, by either of a run's two readers (the admission catalogue, the
+# cluster's vendor releases). The maps are shared between runs as the bundled schemas are: read,
+# never changed.
+_COMPACTED: dict[bytes, dict[tuple[str, str, str], Mapping[str, Any]]] = {}
+
+
 def crd_schemas(crd: Mapping[str, Any]) -> dict[tuple[str, str, str], Mapping[str, Any]]:
     """The schemas of a CustomResourceDefinition's served versions, compacted; {} when it has none
     that can be read (a malformed CRD is other rules' finding)."""
+    from policylint.identity import kept_by_content
+
+    kept: dict[tuple[str, str, str], Mapping[str, Any]] = kept_by_content(_COMPACTED, crd, _crd_schemas)
+    return dict(kept)  # each caller's own map of the shared schemas
+
+
+def _crd_schemas(crd: Mapping[str, Any]) -> dict[tuple[str, str, str], Mapping[str, Any]]:
     parts = _crd_parts(crd)
     if parts is None:
         return {}

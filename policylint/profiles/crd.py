@@ -30,6 +30,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from policylint.identity import kept_by_content
 from policylint.k8s.fieldtypes import GATEWAY_GROUP
 from policylint.k8s.objects import K8sObject
 from policylint.profiles.policy import REF_FIELDS as _REF_FIELDS
@@ -509,8 +510,16 @@ def _ref_item_schema(field_schema: Mapping[str, Any], is_list: bool) -> Mapping[
     return _map(field_schema.get("items")) if is_list else field_schema
 
 
+_FACTS: dict[bytes, CrdFacts] = {}  # by content: a `--crd` file each run reads afresh is read once
+
+
 def crd_facts(crd_data: Mapping[str, Any]) -> CrdFacts:
-    """Facts about the kind a CRD defines; never raises, whatever the shape of `crd_data`."""
+    """Facts about the kind a CRD defines; never raises, whatever the shape of `crd_data`. Kept by
+    content for the process: a CRD read again as another object is not read for them again."""
+    return kept_by_content(_FACTS, crd_data, _crd_facts)
+
+
+def _crd_facts(crd_data: Mapping[str, Any]) -> CrdFacts:
     data = _map(crd_data)
     metadata = _map(data.get("metadata"))
     spec = _map(data.get("spec"))

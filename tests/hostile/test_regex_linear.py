@@ -18,12 +18,15 @@ a pattern with overlapping quantifiers: the loader's old template-marker pattern
   characters costs about n steps to a linear matcher (milliseconds) and about n²/2
   to a quadratic one: 5 * 10^9 to 4.5 * 10^10 steps, where `re` backtracks some
   2 * 10^7 steps a second (the old pattern: 88 s for 64 KB of `{{`), so minutes
-  to an hour. Each case gets `CASE_SECONDS`, a hundred times more than linear work
-  needs and ten to a hundred times less than quadratic work would take, so a
-  machine that is slow or busy cannot make the test flaky, and a super-linear
-  pattern cannot pass.
+  to an hour. Each case gets `CASE_SECONDS` of the subprocess's CPU time, a hundred
+  times more than linear work needs and ten to a hundred times less than quadratic
+  work would take, so a slow machine cannot make the test flaky, and a super-linear
+  pattern cannot pass. CPU time, not the clock's: on a machine running many other
+  processes a case's wall time stretches with the load (20 s went by at a load of
+  17 on two CPUs with nothing wrong), its CPU time does not. The kernel ends a case
+  past its budget (`ITIMER_PROF`), even inside the regex engine's C code.
 - `test_the_harness_catches_a_quadratic_pattern` checks that the harness does fail
-  (with the case's name) on the old template-marker pattern.
+  (with the case's name) on the old template-marker pattern, stopped by its CPU budget.
 
 PyYAML's implicit resolvers (`RESOLVER_INPUTS`), which match every plain scalar of
 the input, are run the same way.
@@ -38,6 +41,7 @@ import os
 import pkgutil
 import queue
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -53,7 +57,11 @@ from tests.lintutil import ROOT
 
 N = 300_000
 GENERIC_N = 100_000
-CASE_SECONDS = 20.0
+CASE_SECONDS = 20.0  # of the subprocess's CPU time, per case
+# A line the subprocess prints that does not come within this many seconds of the clock stops it:
+# not the budget (a case past its CPU time ends on its own), only a guard against a subprocess
+# that waits instead of working, far above what a case's budget takes on a busy machine.
+CLOCK_SECONDS = 900.0
 _RE_FUNCTIONS = {"compile", "search", "match", "fullmatch", "sub", "subn", "split", "findall", "finditer"}
 
 
@@ -657,19 +665,37 @@ def cases(names: list[str] | None = None) -> Iterator[tuple[str, Callable[[], ob
             yield f"{key} #{i}", lambda pattern=pattern, text=text: pattern.match(text)
 
 
-def run_cases(names: list[str] | None = None) -> None:
-    """The subprocess: announce each case, run it, say it is done."""
+def run_cases(names: list[str] | None = None, seconds: float = CASE_SECONDS) -> None:
+    """The subprocess: announce each case, run it within `seconds` of CPU time, say it is done."""
     for name, thunk in cases(names):
-        print("BEGIN", name, flush=True)
-        thunk()
-        print("END", name, flush=True)
+        run_case(name, thunk, seconds)
     print("ALL DONE", flush=True)
 
 
-def run_harness(code: str, seconds: float) -> tuple[bool, str, str]:
-    """Run `code` in a subprocess; (finished, the case running when it stopped, stderr).
+def run_case(name: str, thunk: Callable[[], object], seconds: float) -> None:
+    """In the subprocess: announce the case and run it; past `seconds` of this process's CPU
+    time, the kernel ends the process (SIGPROF, whose default action is to terminate), wherever
+    it is, the regex engine's C code included."""
+    print("BEGIN", name, flush=True)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    thunk()
+    signal.setitimer(signal.ITIMER_PROF, 0)
+    print("END", name, flush=True)
 
-    Each line the child prints must come within `seconds` of the one before.
+
+@dataclass(frozen=True)
+class Harness:
+    finished: bool
+    last: str  # the case running when it stopped
+    stderr: str
+    out_of_cpu: bool  # ended by its CPU budget (run_case)
+
+
+def run_harness(code: str, clock_seconds: float = CLOCK_SECONDS) -> Harness:
+    """Run `code` in a subprocess, whose cases keep to their CPU time themselves (`run_case`).
+
+    A line the subprocess prints that does not come within `clock_seconds` of the one before
+    stops it: a guard against a subprocess that hangs, not the budget.
     """
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
@@ -689,12 +715,13 @@ def run_harness(code: str, seconds: float) -> tuple[bool, str, str]:
     try:
         while True:
             try:
-                line = lines.get(timeout=seconds)
+                line = lines.get(timeout=clock_seconds)
             except queue.Empty:
-                return False, current, ""
+                return Harness(False, current, "", False)
             if line is None:
                 proc.wait(timeout=60)
-                return current == "ALL DONE" and proc.returncode == 0, current, proc.stderr.read()
+                finished = current == "ALL DONE" and proc.returncode == 0
+                return Harness(finished, current, proc.stderr.read(), proc.returncode == -signal.SIGPROF)
             current = line.removeprefix("BEGIN ") if line.startswith("BEGIN ") else line
     finally:
         if proc.poll() is None:
@@ -704,21 +731,35 @@ def run_harness(code: str, seconds: float) -> tuple[bool, str, str]:
 
 @pytest.mark.slow  # every pattern against adversarial inputs
 def test_adversarial_inputs_run_in_linear_time() -> None:
-    finished, last, stderr = run_harness("from tests.hostile.test_regex_linear import run_cases; run_cases()", CASE_SECONDS)
-    assert finished, f"did not finish within {CASE_SECONDS:.0f} s: {last}\n{stderr[-3000:]}"
+    ran = run_harness("from tests.hostile.test_regex_linear import run_cases; run_cases()")
+    why = f"took more than {CASE_SECONDS:.0f} s of CPU time" if ran.out_of_cpu else "did not finish"
+    assert ran.finished, f"{why}: {ran.last}\n{ran.stderr[-3000:]}"
 
 
 def test_the_harness_catches_a_quadratic_pattern() -> None:
     # The loader's old template-marker pattern on the issue's input, 300,000 characters
-    # long: hours of backtracking. The harness must stop it and name the case.
+    # long: hours of backtracking. The case's CPU budget must stop it, and the harness name it.
     code = (
         "import re\n"
+        "from tests.hostile.test_regex_linear import run_case\n"
         "p = re.compile(r'\\{\\{-?\\s*.*?\\s*-?\\}\\}')\n"
-        "print('BEGIN old template marker', flush=True)\n"
-        "p.search('a: \"{{' + ' ' * 300_000)\n"
-        "print('END', flush=True)\n"
+        "run_case('old template marker', lambda: p.search('a: \"{{' + ' ' * 300_000), 3.0)\n"
         "print('ALL DONE', flush=True)\n"
     )
-    finished, last, _ = run_harness(code, 3.0)
-    assert not finished
-    assert last == "old template marker"
+    ran = run_harness(code)
+    assert not ran.finished
+    assert ran.out_of_cpu
+    assert ran.last == "old template marker"
+
+
+def test_a_case_within_its_budget_finishes() -> None:
+    # The other side of the budget: linear work well within it ends the case, not the process.
+    code = (
+        "import re\n"
+        "from tests.hostile.test_regex_linear import run_case\n"
+        "p = re.compile(r'\\{\\{-?\\s*.*?\\s*-?\\}\\}')\n"
+        "run_case('linear', lambda: p.search('a: \"{{' + ' ' * 300 + '}}'), 3.0)\n"
+        "print('ALL DONE', flush=True)\n"
+    )
+    ran = run_harness(code)
+    assert ran.finished and not ran.out_of_cpu and ran.last == "ALL DONE"

@@ -537,6 +537,28 @@ def crd(
     }
 
 
+def test_a_crd_read_again_is_read_for_its_facts_once_per_content(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A CRD given with --crd is read afresh by every run: another object of the same content is
+    # answered from the first's facts, counted; content equal in Python but of another type is
+    # other content.
+    import policylint.profiles.crd as crd_module
+
+    read: list[object] = []
+    original = crd_module._crd_facts
+    monkeypatch.setattr(crd_module, "_crd_facts", lambda data: read.append(data) or original(data))
+    monkeypatch.setattr(crd_module, "_FACTS", {})
+    rule = "self.all(x, x.kind in ['Gateway','HTTPRoute'])"
+    first = crd_facts(crd(list_rules=[rule]))
+    assert (first.list_field, first.max_items, first.allowed_kinds) == ("targetRefs", 4, ("Gateway", "HTTPRoute"))
+    assert crd_facts(crd(list_rules=[rule])) == first
+    assert len(read) == 1
+    # `maxItems: 4.0` == 4 in Python, but no integer to the API server: no bound read, read again.
+    other = crd(list_rules=[rule])
+    other["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["targetRefs"]["maxItems"] = 4.0
+    assert crd_facts(other).max_items is None
+    assert len(read) == 2
+
+
 @pytest.mark.parametrize(
     ("where", "rule", "kinds", "groups"),
     [

@@ -5,6 +5,7 @@ example of every bundled kind and version, taken from its upstream project
 
 from __future__ import annotations
 
+import datetime
 import os
 import subprocess
 import sys
@@ -102,6 +103,44 @@ spec:
         ("spec.settings.a.off", "error"),
     ]
     assert "(its CRD in the input)" in findings[0].message
+
+
+def test_a_crd_read_again_is_compacted_once_per_content(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A CRD given with --crd is read afresh by every run, and a run asks for its schemas twice (the
+    # admission catalogue, the cluster's vendor releases): another object of the same content is
+    # answered from the first's compaction, counted, and content equal in Python but of another
+    # type is other content.
+    compacted: list[object] = []
+    original = schemas._crd_schemas
+    monkeypatch.setattr(schemas, "_crd_schemas", lambda crd: compacted.append(crd) or original(crd))
+    monkeypatch.setattr(schemas, "_COMPACTED", {})
+
+    def crd(max_length: object) -> dict[str, Any]:
+        name = {"type": "string", "maxLength": max_length, "description": "dropped by the compaction"}
+        root = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"name": name}}}}
+        versions = [{"name": "v1", "served": True, "schema": {"openAPIV3Schema": root}}]
+        return {"spec": {"group": "example.com", "names": {"kind": "Widget"}, "versions": versions}}
+
+    key = ("example.com", "Widget", "v1")
+    first = schemas.crd_schemas(crd(8))
+    assert first == {
+        key: {
+            "type": "object",
+            "properties": {"spec": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 8}}}},
+        }
+    }
+    again = schemas.crd_schemas(crd(8))
+    assert again == first and again is not first  # each caller's own map of the shared schemas
+    assert len(compacted) == 1
+    # `8.0` == `8` in Python, but it is another value to the schema rules (no integer): compacted again.
+    other = schemas.crd_schemas(crd(8.0))
+    assert type(other[key]["properties"]["spec"]["properties"]["name"]["maxLength"]) is float
+    assert len(compacted) == 2
+    # What marshal cannot write is compacted every time.
+    dated = crd(8)
+    dated["metadata"] = {"creationTimestamp": datetime.datetime(2024, 1, 2, 3, 4, 5)}
+    assert schemas.crd_schemas(dated) == first and schemas.crd_schemas(dated) == first
+    assert len(compacted) == 4
 
 
 def test_a_crd_whose_required_is_not_a_list_of_names_validates_without_it() -> None:

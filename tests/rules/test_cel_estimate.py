@@ -7,13 +7,16 @@ bounds and with them, as cel-go's estimator and the API server's size estimator 
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from policylint import identity
 from policylint.k8s import cel_estimate as ce
+from policylint.k8s.cel import estimate
 from policylint.k8s.schemas import bundled_entries
 from tests.lintutil import lint_text
 
@@ -220,6 +223,43 @@ def test_a_rule_is_multiplied_by_the_lists_it_sits_in() -> None:
     # request holds, 3 MiB / (2 + 1) = 1,048,576, times 54: refused.
     del outer["maxItems"]
     assert len(ce.refusals(_crd({"type": "object", "properties": {"outer": dict(outer)}}))) == 1
+
+
+def test_a_schema_read_again_is_estimated_once_per_content(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A CRD given with --crd is read afresh by every run: another object of the same content is
+    # answered from the first's estimate, counted; content equal in Python but of another type is
+    # other content. The schema of the test above, its lists bounded to 100 items: 540,000, accepted.
+    estimated: list[object] = []
+    original = estimate._refusals
+    monkeypatch.setattr(estimate, "_refusals", lambda schema: estimated.append(schema) or original(schema))
+    monkeypatch.setattr(estimate, "_BY_CONTENT", {})
+
+    def schema(max_items: object) -> Schema:
+        item = {
+            "type": "object",
+            "properties": {"s": {"type": "string", "maxLength": 64}},
+            "x-kubernetes-validations": [{"rule": "self.s.matches('^[a-z]+$')"}],
+        }
+        inner = {"type": "array", "maxItems": max_items, "items": item}
+        outer = {"type": "array", "maxItems": 100, "items": {"type": "object", "properties": {"inner": inner}}}
+        return _crd({"type": "object", "properties": {"outer": outer}})
+
+    first, again = schema(100), schema(100)
+    assert ce.refusals(first) == () and ce.refusals(again) == ()
+    assert estimated == [first]
+    # `100.0` == `100` in Python, but the API server reads no integer there: the inner list is
+    # unbounded, 1,048,576 x 100 x 54 per request, refused. Estimated on its own.
+    assert len(ce.refusals(schema(100.0))) == 1
+    assert len(estimated) == 2
+    # A value marshal cannot write is estimated every time, never keyed by what it can write.
+    dated = schema(100)
+    dated["description"] = datetime.date(2024, 1, 2)
+    assert identity.content_key(dated) is None
+    assert ce.refusals(dated) == () and len(estimated) == 3
+    # Once per object still: the same object again is not even keyed.
+    monkeypatch.setattr(identity, "content_key", lambda schema: pytest.fail("keyed again"))
+    assert ce.refusals(dated) == () and ce.refusals(first) == ()
+    assert len(estimated) == 3
 
 
 def test_the_schema_total_and_a_message_expression() -> None:

@@ -32,7 +32,7 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from policylint.identity import IdentityMap
+from policylint.identity import IdentityMap, kept_by_content
 from policylint.k8s.cel.decls import MAX_REQUEST_SIZE, Decl, _nonneg, decl_type
 from policylint.k8s.cel.parser import Node, parse
 from policylint.k8s.cel.values import CompileError, UInt
@@ -630,16 +630,28 @@ def cost_message(name: str, cost: int, limit: int) -> str:
 
 
 _CACHE: IdentityMap[Mapping[str, Any], tuple[Costly, ...]] = IdentityMap()
+# The same schema read again as other objects: a CRD given with `--crd` is read afresh by every
+# run, and a process that runs many (the language server, a test suite) would otherwise estimate
+# every rule of it again each time, the largest part of such a run's rules. Keyed by content.
+_BY_CONTENT: dict[bytes, tuple[Costly, ...]] = {}
 
 
 def refusals(schema: Mapping[str, Any]) -> tuple[Costly, ...]:
     """What the API server refuses in one version's openAPIV3Schema for its rules' estimated
     costs, in its order: each rule and messageExpression over the per-expression limit, then,
     when the total exceeds the per-schema limit, the (at most four) rules that contributed at
-    least 1% of it and the schema. Worked out once per schema."""
+    least 1% of it and the schema. Worked out once per schema, and once per content in a process."""
     got = _CACHE.get(schema)
     if got is not None:
         return got
+    got = kept_by_content(_BY_CONTENT, schema, _refusals)
+    if len(_CACHE) > 10_000:
+        _CACHE.clear()
+    _CACHE[schema] = got
+    return got
+
+
+def _refusals(schema: Mapping[str, Any]) -> tuple[Costly, ...]:
     found: list[Costly] = []
     total = [0]
     expensive: list[tuple[int, int, tuple[str | int, ...]]] = []  # (cost, order, parts)
@@ -652,11 +664,7 @@ def refusals(schema: Mapping[str, Any]) -> tuple[Costly, ...]:
             )
         name = "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema"
         found.append(Costly((), cost_message(name, total[0], STATIC_CRD_COST_LIMIT)))
-    if len(_CACHE) > 10_000:
-        _CACHE.clear()
-    out = tuple(found)
-    _CACHE[schema] = out
-    return out
+    return tuple(found)
 
 
 def _walk(
