@@ -41,6 +41,14 @@ are dropped: every cluster-scoped object (classes, Namespaces, CRDs), every obje
 namespaces the members live in or reference, objects bearing a name a member's reference finds
 nowhere else (hints name them), and one
 object of each kind present (whether a kind exists in the input at all).
+
+Where it can, the search follows those references with their direction instead
+(policylint.semantics.directed, `DIRECTED`): the members are the objects whose findings the
+scope can hold, the analysed objects what those findings read, rule by rule as its docstring
+argues; it declines (and the sets above are the part) on what is no reference with a direction:
+hosts, classes joined to their Gateways, selectors across namespaces, a cluster-scoped origin.
+On tenants that send traffic to each other's Services, one set holds every tenant, and the
+directed part a few of them.
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from policylint.k8s.objects import K8sObject, ObjectKey
 from policylint.k8s.roster import Roster
+from policylint.semantics import directed
 from policylint.semantics.namerefs import Reference, references
 from policylint.semantics.partgraph import PartGraph
 from policylint.values import frozen
@@ -57,6 +66,9 @@ from policylint.values import frozen
 MIN_OBJECTS = 200
 # A scoped analysis that would cover more than this share of the objects runs over everything.
 MAX_SHARE = 0.5
+# Whether the part follows what reads what (policylint.semantics.directed) where it can prove
+# that enough, rather than every reference both ways.
+DIRECTED = True
 
 
 @frozen(slots=False)
@@ -105,7 +117,21 @@ def scope(
     if graph.everywhere:
         return None
     found = _Found(graph)
-    roots = found.origins(graph.in_files(files), removed, cluster_origins)
+    origins = graph.in_files(files)
+    directed = _directed(found, origins, removed) if DIRECTED else None
+    if directed is not None:
+        members, analysed = directed
+        if len(members) > max_share * len(objects):
+            return None
+        # The context of every object analysed, not of the members alone: what an analysed
+        # object gives a member's findings is decided by its own lookups too (a reference's
+        # grant, whether its namespace holds or makes the kind, a producer there).
+        keep = found.context(sorted(analysed))
+        if len(keep) > max_share * len(objects):
+            return None
+        built = {i: graph.object(i) for i in keep}
+        return Scoped(list(built.values()), frozenset(built[i].key for i in members), keep)
+    roots = found.origins(origins, removed, cluster_origins)
     members = [i for i, label in enumerate(found.sets) if label in roots]
     if len(members) > max_share * len(objects):
         return None
@@ -114,6 +140,20 @@ def scope(
         return None
     built = {i: graph.object(i) for i in keep}  # the members among them
     return Scoped(list(built.values()), frozenset(built[i].key for i in members), keep)
+
+
+def _directed(found: _Found, origins: list[int], removed: list[ObjectKey]) -> tuple[list[int], set[int]] | None:
+    """The members, ascending, and the analysed objects of a search that follows what reads what
+    (policylint.semantics.directed); None where it declines: the joins of this search that are no
+    reference with a direction (hosts of a service registry, classes joined to their Gateways),
+    and those it declines itself."""
+    if found.graph.hosts or found.merged:
+        return None
+    searched = directed.search(found.names, found.namespaces_of, found.kinds, found.refs, origins, removed)
+    if searched is None:
+        return None
+    members, analysed = searched
+    return sorted(members), analysed
 
 
 def _keys_in(objects: Sequence[K8sObject], files: frozenset[str]) -> list[ObjectKey]:

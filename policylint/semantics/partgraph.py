@@ -211,6 +211,11 @@ class PartGraph:
         self.everywhere = False
 
     @property
+    def hosts(self) -> bool:
+        """Whether an object of the last update declares hosts of a service registry."""
+        return self._facts is not None and bool(self._facts.hosts)
+
+    @property
     def fresh(self) -> bool:
         """Whether no run brought the sets to its objects yet."""
         return self._facts is None

@@ -1,0 +1,189 @@
+"""The part found by what reads what (policylint/semantics/directed.py): on hand-made tenants that
+send traffic to each other's Services, what a change's part holds, what it leaves out, and where
+the search declines and the part is what references join in either direction. Whether the
+findings are a run's over everything is tests/incremental/test_incremental.py's differential
+(value and reaching edits, held to the whole repository analysed) and
+tests/scope/test_scoped_analysis.py's property."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from policylint.pipeline import LintRequest
+from policylint.semantics import components
+
+GW = "gateway.networking.k8s.io"
+
+
+def _tenant(k: int, reaches: list[int]) -> list[dict[str, Any]]:
+    """Tenant `k`: its Gateway, a route on it sending traffic to its own Service and to
+    those of the tenants `reaches`, its Service, a grant letting the next two tenants' routes
+    reach it, and a policy on its route."""
+    ns = f"t{k}"
+    backends = [{"name": f"svc{k}", "port": 80}] + [{"name": f"svc{j}", "namespace": f"t{j}", "port": 80} for j in reaches]
+    return [
+        {
+            "apiVersion": f"{GW}/v1",
+            "kind": "Gateway",
+            "metadata": {"name": f"gw{k}", "namespace": ns},
+            "spec": {"gatewayClassName": "eg", "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]},
+        },
+        {
+            "apiVersion": f"{GW}/v1",
+            "kind": "HTTPRoute",
+            "metadata": {"name": f"r{k}", "namespace": ns},
+            "spec": {"parentRefs": [{"name": f"gw{k}"}], "rules": [{"backendRefs": backends}]},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": f"svc{k}", "namespace": ns},
+            "spec": {"ports": [{"port": 80}]},
+        },
+        {
+            "apiVersion": f"{GW}/v1beta1",
+            "kind": "ReferenceGrant",
+            "metadata": {"name": f"allow{k}", "namespace": ns},
+            "spec": {
+                "from": [{"group": GW, "kind": "HTTPRoute", "namespace": f"t{j}"} for j in (k + 1, k + 2)],
+                "to": [{"group": "", "kind": "Service"}],
+            },
+        },
+        {
+            "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+            "kind": "BackendTrafficPolicy",
+            "metadata": {"name": f"p{k}", "namespace": ns},
+            "spec": {
+                "targetRefs": [{"group": GW, "kind": "HTTPRoute", "name": f"r{k}"}],
+                "timeout": {"tcp": {"connectTimeout": "5s"}},
+            },
+        },
+    ]
+
+
+def _chain(root: Path, n: int = 12, extra: list[dict[str, Any]] | None = None) -> None:
+    """`n` tenants, each reaching the two before it, one file per tenant (`t{k}.yaml`), their
+    Namespaces in a file of their own."""
+    root.mkdir(exist_ok=True)
+    namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"t{k}"}} for k in range(n)]
+    (root / "namespaces.yaml").write_text(yaml.safe_dump_all(namespaces), encoding="utf-8")
+    for k in range(n):
+        docs = _tenant(k, [j for j in (k - 1, k - 2) if j >= 0])
+        (root / f"t{k:02d}.yaml").write_text(yaml.safe_dump_all(docs), encoding="utf-8")
+    (root / "class.yaml").write_text(
+        yaml.safe_dump(
+            {"apiVersion": f"{GW}/v1", "kind": "GatewayClass", "metadata": {"name": "eg"}, "spec": {"controllerName": "x"}}
+        ),
+        encoding="utf-8",
+    )
+    if extra:
+        (root / "extra.yaml").write_text(yaml.safe_dump_all(extra), encoding="utf-8")
+
+
+def _part(root: Path, origin: str) -> tuple[set[str], set[str]] | None:
+    """The names of the members and of the analysed objects of `origin`'s part (thresholds off)."""
+    from policylint.pipeline import _project
+
+    loaded = _project(LintRequest(paths=[str(root)]))[0]
+    part = components.scope(loaded.index.objects, [str(root / origin)], min_objects=0, max_share=1.0)
+    if part is None:
+        return None
+    return {k.name for k in part.members}, {o.name for o in part.objects}
+
+
+def test_a_route_changed_reaches_the_tenants_that_read_what_it_reads(tmp_path: Path) -> None:
+    """A change of tenant 6's file (its route r6 reaches the Services of 5 and 4; r7 and r8 reach
+    its own). Members: its objects; the routes naming into its namespace (r7, r8); what its objects
+    read (gw6, svc5, svc4, the grants of t5 and t4) and every object reading those (r5 and r4
+    reach svc4 as r6 does: a tally counts them all; r7 reads t5's grant); every object reading a
+    member (the policies on those routes). Analysed besides: what the members read (their
+    Gateways, the Services of t2–t8) and every route reaching those Services (r9 and r10 reach
+    svc8, r2 and r3 reach svc2), with what those read, and the namespaces all of those live in or
+    name, whole (t0–t10). Tenants 11–15 are out; every reference joins all sixteen tenants into
+    one set, which the part search analysed whole."""
+    _chain(tmp_path, n=16)
+    found = _part(tmp_path, "t06.yaml")
+    assert found is not None
+    members, analysed = found
+    assert members == {
+        *("gw6", "r6", "svc6", "allow6", "p6"),
+        *("r7", "r8", "p7", "p8"),  # naming into t6, and the policies on them
+        *("svc5", "svc4", "allow5", "allow4"),  # what r6 reads
+        *("r5", "p5", "r4", "p4"),  # reading svc4 (and svc5) as r6 does, and the policies on them
+    }
+    assert {"r9", "r10", "gw9", "gw10", "gw7", "gw8", "gw5", "gw4", "r2", "r3"} <= analysed
+    assert {"r1", "gw1", "p1", "r0", "gw10", "p10", "allow10"} <= analysed
+    assert not {name for k in range(11, 16) for name in (f"r{k}", f"gw{k}", f"svc{k}", f"p{k}", f"allow{k}")} & analysed
+    # The part the references join in either direction: everything.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(components, "DIRECTED", False)
+        whole = _part(tmp_path, "t06.yaml")
+    assert whole is not None and {"r1", "r15"} <= whole[0]
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        # A policy on the class: every Gateway of it reads it (classes joined to their Gateways).
+        (
+            [
+                {
+                    "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+                    "kind": "ClientTrafficPolicy",
+                    "metadata": {"name": "class-wide", "namespace": "t0"},
+                    "spec": {"targetRefs": [{"group": GW, "kind": "GatewayClass", "name": "eg"}]},
+                }
+            ],
+            "class",
+        ),
+        # A target selector across namespaces: it may read any object.
+        (
+            [
+                {
+                    "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+                    "kind": "BackendTrafficPolicy",
+                    "metadata": {"name": "everywhere", "namespace": "t0"},
+                    "spec": {
+                        "targetSelectors": [{"kind": "HTTPRoute", "namespaces": {"from": "All"}, "matchLabels": {"a": "b"}}]
+                    },
+                }
+            ],
+            "everywhere",
+        ),
+    ],
+)
+def test_joins_without_a_direction_fall_back_to_the_part_references_join(
+    tmp_path: Path, extra: list[dict[str, Any]], why: str
+) -> None:
+    _chain(tmp_path, extra=extra)
+    found = _part(tmp_path, "t06.yaml")
+    # The part search's own answer: one set of every tenant, or everything (None).
+    assert found is None or {"r1", "r11"} <= found[0], why
+
+
+def test_a_namespace_changed_falls_back_to_the_part_references_join(tmp_path: Path) -> None:
+    """A Namespace's labels decide what attaches to Gateways of other namespaces, by no name."""
+    _chain(tmp_path)
+    found = _part(tmp_path, "namespaces.yaml")
+    assert found is not None and {"r1", "r11"} <= found[0]
+
+
+def test_a_label_selector_target_reads_its_namespace_whole(tmp_path: Path) -> None:
+    """A policy in t2 choosing routes by label reads every object of t2, so reads r2, which reads
+    svc0: a change of tenant 0's file takes it as a member (r2 names into t0, the policy reads
+    r2). A change of tenant 11's file reaches t7–t11 alone, and leaves it out."""
+    selecting = {
+        "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+        "kind": "BackendTrafficPolicy",
+        "metadata": {"name": "by-label", "namespace": "t2"},
+        "spec": {"targetSelectors": [{"group": GW, "kind": "HTTPRoute", "matchLabels": {"a": "b"}}]},
+    }
+    _chain(tmp_path, extra=[selecting])
+    found = _part(tmp_path, "t00.yaml")
+    assert found is not None and "by-label" in found[0]
+    found = _part(tmp_path, "t11.yaml")
+    assert found is not None and "by-label" not in found[1] and "r11" in found[0]
