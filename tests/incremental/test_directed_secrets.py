@@ -360,7 +360,7 @@ def test_the_corpus_holds_the_shapes() -> None:
     """What the differential leans on is in its corpus: certificate references in the namespace
     and across it, granted and not, Secrets present, absent and made, CA ConfigMaps, Envoy
     Gateway policies reading Secrets and ConfigMaps, names taken by two kinds."""
-    docs = [d for ds in corpus(0, 260).values() for d in ds]
+    docs = [d for ds in corpus(0, 600).values() for d in ds]
     kinds = {d["kind"] for d in docs}
     assert {"Secret", "ConfigMap", "Certificate", "SecurityPolicy", "ReferenceGrant", "BackendTLSPolicy"} <= kinds
     refs = [
@@ -557,3 +557,107 @@ def test_a_reference_grant_deleted_reports_what_it_permitted(platform: Path, mon
         ("PL402", "ClientTrafficPolicy", "team-a/mtls", True),
         ("PL402", "Gateway", "team-a/gw", True),
     ]
+
+
+ISSUING_FILE = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: issuing
+  namespace: team-a
+spec:
+  gatewayClassName: envoy
+  listeners:
+  - name: https
+    protocol: HTTPS
+    port: 443
+    hostname: a.example.com
+    tls:
+      mode: Terminate
+      certificateRefs:
+      - kind: Secret
+        name: made-cert
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: other
+  namespace: team-a
+data:
+  tls.crt: Y2VydA==
+  tls.key: a2V5
+"""
+
+CERTIFICATE_FILE = """\
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata:
+  name: made
+  namespace: team-a
+spec:
+  secretName: made-cert
+  dnsNames: [a.example.com]
+  issuerRef:
+    name: letsencrypt
+    kind: ClusterIssuer
+"""
+
+TEAM_B_GRANT_FILE = """\
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata:
+  name: to-team-b
+  namespace: team-a
+spec:
+  from:
+  - group: gateway.networking.k8s.io
+    kind: Gateway
+    namespace: team-b
+  to:
+  - group: ""
+    kind: Secret
+"""
+
+TEAM_B_FILE = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: gw
+  namespace: team-b
+spec:
+  gatewayClassName: envoy
+  listeners:
+  - name: https
+    protocol: HTTPS
+    port: 443
+    hostname: b.example.com
+    tls:
+      mode: Terminate
+      certificateRefs:
+      - kind: Secret
+        name: made-cert
+        namespace: team-a
+"""
+
+
+def test_a_certificate_making_another_secret_reports_the_listeners_that_read_the_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cert-manager writes a Certificate's Secret under `spec.secretName`: the Secret team-a's and
+    (granted) team-b's listeners read is made, none is in the input. The Certificate's file alone
+    changes its secretName: nothing names the Certificate, yet both Gateways read what it made, and
+    team-a's namespace holds a Secret (the input manages Secrets there), so both listeners' Secret is
+    now missing (Gateway API: ResolvedRefs=False, InvalidCertificateRef): PL417 on both, introduced,
+    though neither Gateway's file changed."""
+    root = tmp_path / "repo"
+    files = {"class.yaml": CLASS_FILE, "team-a.yaml": ISSUING_FILE, "cert.yaml": CERTIFICATE_FILE}
+    files |= {"grant.yaml": TEAM_B_GRANT_FILE, "team-b.yaml": TEAM_B_FILE}
+    repository(root, files)
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    assert json.loads(check("--no-cache", ".")[1])["findings"] == []  # the Secret made: both listeners served
+    (root / "cert.yaml").write_text(CERTIFICATE_FILE.replace("secretName: made-cert", "secretName: made-cert-2"))
+    git(root, "add", "-A")
+    findings, members = _hook(monkeypatch)
+    assert {"Gateway team-a/issuing", "Gateway team-b/gw"} <= members
+    assert _rows(findings) == [("PL417", "Gateway", "team-a/issuing", True), ("PL417", "Gateway", "team-b/gw", True)]
