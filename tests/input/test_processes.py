@@ -875,12 +875,7 @@ class Rule:
         # As the real ones: the schema family and PL201 run over a share of the objects each.
         self.per_object = rule_id in ("PL201", "PL702", "PL703", "PL704")
 
-class Index:
-    objects = range(workers.MIN_OBJECTS)
-
-class Project:
-    index = Index()
-    kept_verdicts = None
+from tests.poolstub import Project
 
 mode = sys.argv[1]
 parent = os.getpid()
@@ -976,12 +971,7 @@ class Rule:
     def __init__(self, rule_id):
         self.id = rule_id
 
-class Index:
-    objects = range(workers.MIN_OBJECTS)
-
-class Project:
-    index = Index()
-    kept_verdicts = None
+from tests.poolstub import Project
 
 def run_units(units):
     for unit in units:
@@ -1070,12 +1060,7 @@ class Rule:
         self.id = rule_id
         self.per_object = rule_id == "PL702"
 
-class Index:
-    objects = range(workers.MIN_OBJECTS)
-
-class Project:
-    index = Index()
-    kept_verdicts = None
+from tests.poolstub import Project
 
 parent = os.getpid()
 taken = []  # (who, rule, share), in the order each process took them

@@ -209,12 +209,7 @@ class Rule:
         self.id = rule_id
         self.per_object = False
 
-class Index:
-    objects = range(workers.MIN_OBJECTS)
-
-class Project:
-    index = Index()
-    kept_verdicts = None
+from tests.poolstub import Project
 
 size = int(sys.argv[1])
 payload = bytes(range(256)) * (size // 256)

@@ -192,12 +192,7 @@ class Rule:
     def __init__(self, rule_id):
         self.id = rule_id
 
-class Index:
-    objects = range(workers.MIN_OBJECTS)
-
-class Project:
-    index = Index()
-    kept_verdicts = None
+from tests.poolstub import Project
 
 parent = os.getpid()
 

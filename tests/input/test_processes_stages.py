@@ -164,12 +164,7 @@ class Rule:
         self.id = rule_id
         self.per_object = rule_id in ("PL201", "PL301", "PL702", "PL704")
 
-class Index:
-    objects = range(workers.MIN_OBJECTS)
-
-class Project:
-    index = Index()
-    kept_verdicts = None
+from tests.poolstub import Project
 
 mode = sys.argv[1]
 parent = os.getpid()

@@ -264,12 +264,7 @@ class Rule:
         self.id = rule_id
         self.per_object = False
 
-class Index:
-    objects = range(workers.MIN_OBJECTS)
-
-class Project:
-    index = Index()
-    kept_verdicts = None
+from tests.poolstub import Project
 
 def run_units(units):
     return {(rule.id, share): ([[rule.id, os.getpid()]], None) for rule, share in units}
