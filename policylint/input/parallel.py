@@ -544,23 +544,33 @@ def _stop(processes: Sequence[BaseProcess], manager: threading.Thread | None, ca
         if process.is_alive():
             process.kill()
             process.join(STOP_GRACE)
-    reader = getattr(call_queue, "_reader", None)
-    if reader is not None and not hasattr(call_queue, "_terminate_broken"):
-        # With every worker gone, nothing reads the task pipe: a feeder thread blocked writing a
-        # large file into it would block forever, and with it the pool's manager thread and this
-        # process's exit (CPython before 3.12, gh-94777; the run hung after a worker was killed).
-        # Closing this process's read end makes that write fail. CPython 3.12 and later close it
-        # themselves, in the manager thread (`Queue._terminate_broken`): closing it here too races
-        # with that close, and the loser's "OSError: Bad file descriptor" traceback was printed.
-        try:
-            reader.close()
-        except OSError:
-            pass
     if manager is not None:
         # With its workers gone, the manager thread finds the pool broken and cleans up at once. Let
         # it finish here: at interpreter exit, CPython 3.11 wakes it through a pipe that it may be
         # closing at that very moment ("Exception ignored ... OSError: Bad file descriptor").
         manager.join(STOP_GRACE)
+    reader = getattr(call_queue, "_reader", None)
+    if (
+        reader is not None
+        and not hasattr(call_queue, "_terminate_broken")
+        and not reader.closed
+        and (manager is None or manager.is_alive())
+    ):
+        # With every worker gone, nothing reads the task pipe: a feeder thread blocked writing a
+        # large file into it would block forever, and with it the pool's manager thread and this
+        # process's exit (CPython before the fix of gh-94777; the run hung after a worker was
+        # killed). Closing this process's read end makes that write fail. A CPython with the fix
+        # (3.11.7 among others, every 3.12) closes it itself, in the manager thread, as it finds
+        # the pool broken: closing it here while that thread may be doing so races with it, and the
+        # loser's "OSError: Bad file descriptor" traceback was printed. So the manager thread is
+        # given its grace first, and the read end closed here only if it is still open behind a
+        # manager thread that has not finished.
+        try:
+            reader.close()
+        except OSError:
+            pass
+        if manager is not None:
+            manager.join(STOP_GRACE)
 
 
 # Signals the command turns into an orderly stop (policylint.entry); absent ones are skipped.

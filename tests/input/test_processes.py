@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -721,6 +722,22 @@ def test_stopping_a_pool_closes_the_task_pipe_only_where_python_does_not() -> No
     parallel._stop([], None, new)
     assert old._reader.closed == 1
     assert new._reader.closed == 0
+
+
+def test_stopping_a_pool_leaves_the_task_pipe_to_a_manager_thread_that_closed_it() -> None:
+    """CPython 3.11.7 has no `_terminate_broken` on the queue, yet its manager thread closes the
+    read end as it finds the pool broken (gh-94777): closing it here too raced with that close, and
+    "OSError: Bad file descriptor" was printed after Ctrl-C. The manager thread is let finish
+    first; what it closed is not closed again, and what it left open behind it is left."""
+    closing, finished = _OldQueue(), _OldQueue()
+    manager = threading.Thread(target=closing._reader.close)
+    manager.start()
+    parallel._stop([], manager, closing)
+    assert closing._reader.closed == 1  # by the manager thread alone
+    done = threading.Thread(target=lambda: None)
+    done.start()
+    parallel._stop([], done, finished)
+    assert finished._reader.closed == 0  # a manager thread that ended hangs on no feeder
 
 
 # --- a reader that goes away -------------------------------------------------------------------
