@@ -75,6 +75,14 @@ COST: Mapping[str, float] = {"PL702": 12.0, "PL603": 3.0, "PL506": 2.0, "PL201":
 # The order in which a child reads the queue's pipes (`Pool._take`): the shares of the per-object
 # rules first (True), then the whole rules (False). This process reads them the other way round.
 CHILDREN_TAKE = (True, False)
+# What this process's first share of a pool costs it, in the shares a child that has run one takes
+# meanwhile: the share, and the work a process does once for its rules (the admission family's
+# schemas of the other plausible releases, its plans for their answers, the verdicts of the content
+# the namespaces repeat: 0.12-0.16 s at 10,000 objects against 0.08-0.13 s a share;
+# docs/performance.md, "The schema family's shares left to the children, PL010 after the topology"
+# and "A share taken by this process only where it pays for its first"). So it takes a first share
+# only while the queue holds more than this many per child, and then, prepared, more than one.
+FIRST_SHARE = 2
 # Units are queued as 2-byte numbers: at most this many, so that the whole queue fits in a pipe's
 # buffer (4 KiB is less than any Linux pipe holds) and filling it never blocks.
 MAX_UNITS = 2048
@@ -149,17 +157,21 @@ class Pool:
         # whose descriptors are closed there (or reused by files of its own), and never reads them.
         self._owner = os.getpid()
 
-    def _take(self, shares: Sequence[bool] = CHILDREN_TAKE, leave: int = 0) -> Iterator[Unit]:
+    def _take(self, shares: Sequence[bool] = CHILDREN_TAKE, leave: int = 0, first: int = 0) -> Iterator[Unit]:
         """The units left in the queue's pipes named by `shares`, in that order (True: the
         shares', False: the whole rules'), one at a time, as this process gets to them, until a
-        pipe holds no more than `leave` units: those are left to the children."""
+        pipe holds no more than `leave` units: those are left to the children. `first`: before
+        the first unit is taken, no more than `first` are left instead (`FIRST_SHARE`)."""
+        taken = False
         for which in shares:
             while (queue := self._queues.get(which)) is not None:
-                if leave and _queued(queue) <= leave:
+                keep = leave if taken else max(leave, first)
+                if keep and _queued(queue) <= keep:
                     break
                 got = os.read(queue, 2)
                 if len(got) != 2:
                     break  # empty: every write end is closed, so nothing more will come
+                taken = True
                 yield from self.todo[int.from_bytes(got, "big")]
 
     def finish(self, first: Sequence[Unit], run_units: RunUnits, earlier: Sequence[Pool] = ()) -> dict[UnitKey, RuleResult]:
@@ -175,9 +187,19 @@ class Pool:
             # takes a share only when nothing else is left, and pays for its first the preparation
             # its child has done already (the schemas and plans of the admission family, 0.1 s at
             # 10,000 objects), so that the last share costs it more than its child's finishing the
-            # one it holds and taking it.
+            # one it holds and taking it, and its first share pays only where `FIRST_SHARE` per
+            # child are left besides.
             results = run_units(chain(first, *(pool._take((False,)) for pool in pools)))
-            results.update(run_units(chain(*(pool._take((True,), leave=len(pool._children)) for pool in pools))))
+            results.update(
+                run_units(
+                    chain(
+                        *(
+                            pool._take((True,), leave=len(pool._children), first=FIRST_SHARE * len(pool._children))
+                            for pool in pools
+                        )
+                    )
+                )
+            )
             missing: list[Unit] = []
             for pool in pools:
                 units = [unit for bundle in pool.todo for unit in bundle]

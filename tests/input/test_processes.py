@@ -1139,6 +1139,99 @@ def test_the_children_take_the_shares_first_and_this_process_the_whole_rules() -
     assert got["child"][1:] == [["child", "PL702", [SHARES - 1, SHARES]]]
 
 
+_FIRST_SHARE_SCRIPT = """\
+import fcntl, json, os, struct, sys, termios, time
+from policylint.rules import workers
+
+class Rule:
+    def __init__(self, rule_id):
+        self.id = rule_id
+        self.per_object = rule_id == "PL702"
+
+from tests.poolstub import Project
+
+held = int(sys.argv[1])  # the shares the queue holds when this process gets to them
+parent = os.getpid()
+taken = []  # (who, rule, share), in the order each process took them
+queues = {}
+made = workers._queues
+released_read, released_write = os.pipe()  # written once this process has stopped taking
+
+def making(todo):
+    queues.update(made(todo))
+    return queues
+
+workers._queues = making
+collect = workers._collect
+
+def collecting(*args):
+    os.write(released_write, b"x")  # this process is done taking: the child may go on
+    return collect(*args)
+
+workers._collect = collecting
+
+def queued(shares):
+    return struct.unpack("i", fcntl.ioctl(queues[shares], termios.FIONREAD, bytes(4)))[0] // 2
+
+waited = False
+
+def run_units(units):
+    global waited
+    out = {}
+    for rule, share in units:
+        child = os.getpid() != parent
+        if not child and rule.id == "PL999":
+            # This process's own rule, busy until the child has taken all but `held` shares.
+            while queued(True) > held:
+                time.sleep(0.01)
+        taken.append(["child" if child else "here", rule.id, share])
+        if child and not waited and queued(True) <= held:
+            # The child holds the share it has until this process has stopped taking.
+            os.read(released_read, 1)
+            waited = True
+        out[(rule.id, share)] = ([list(taken)] if child else [], None)
+    return out
+
+rules = [Rule("PL101"), Rule("PL702")]
+pool = workers.start(Project(), rules, run_units, 2)
+results = pool.finish([(Rule("PL999"), None)], run_units)
+sent = [found for (rule_id, share), (findings, _) in sorted(results.items(), key=str) for found in findings]
+print(json.dumps({"here": taken, "child": max(sent, key=len) if sent else []}))
+"""
+
+
+@linux_only
+@pytest.mark.parametrize(
+    ("held", "here"),
+    [
+        # Two left, one child: the child, prepared, finishes the share it holds and takes both in
+        # about the time this process would spend on its first (the preparation and the share),
+        # and the run would do that preparation twice: it takes none.
+        (2, []),
+        # Three left: its first share pays, then the next while more than one per child is left.
+        (3, [SHARES - 3, SHARES - 2]),
+    ],
+)
+def test_this_process_takes_a_first_share_only_where_more_than_two_per_child_are_left(held: int, here: list[int]) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", _FIRST_SHARE_SCRIPT, str(held)],
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        cwd=REPO,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got["here"] == [
+        ["here", "PL999", None],
+        ["here", "PL101", None],
+        *(["here", "PL702", [k, SHARES]] for k in here),
+    ]
+    # Every other share the child's, in order.
+    assert [share for _, _, share in got["child"]] == [[k, SHARES] for k in range(SHARES) if k not in here]
+
+
 def test_the_queue_holds_each_share_of_the_per_object_rules_together_costliest_first() -> None:
     rules = [_Rule("PL704", True), _Rule("PL101"), _Rule("PL702", True), _Rule("PL603"), _Rule("PL301"), _Rule("PL506")]
     todo = workers.bundles(rules, 3)  # type: ignore[arg-type]
