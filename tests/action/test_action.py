@@ -32,7 +32,9 @@ from tests.gitrepo import git, init
 from tests.lintutil import ROOT
 
 # Slow (each test runs the Action's steps as a runner does, installing the package): `make test` leaves it to `make test-all` (.ci/run).
-pytestmark = pytest.mark.slow
+# One worker (`xdist_group`): the runs share one runner's temporary directory (`runner_temp`), where
+# the first installs policylint and the others find it; spread over the workers, each installed it.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("action")]
 
 ACTION = ROOT / "action.yml"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")

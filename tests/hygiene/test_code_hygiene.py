@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "policylint"
 
 
-def _modules() -> list[tuple[str, Path, ast.Module]]:
+@functools.cache  # the trees are read, never changed: parsed once per process for the module's tests
+def _modules() -> tuple[tuple[str, Path, ast.Module], ...]:
     out = []
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         out.append((name, path, ast.parse(path.read_text(encoding="utf-8"))))
-    return out
+    return tuple(out)
 
 
 def _package(module: str, path: Path) -> str:
@@ -79,3 +81,9 @@ def test_tables_are_keyed_by_objects_not_by_id() -> None:
 def test_every_kept_id_key_is_still_there() -> None:
     by_name = {path.relative_to(PACKAGE.parent).as_posix(): tree for _, path, tree in _modules()}
     assert [name for name in ID_KEYS_KEPT if not _id_calls(by_name[name])] == []
+
+
+def test_the_package_is_parsed_once_for_the_module() -> None:
+    """The tests above read the same trees: a second reading parses nothing again."""
+    assert _modules() is _modules()
+    assert len({path for _, path, _ in _modules()}) == len(list(PACKAGE.rglob("*.py")))
