@@ -131,6 +131,91 @@ def test_comments_and_blank_lines_move_the_findings_without_an_analysis(
     assert cached == check("--no-cache")
 
 
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files read from disk (policylint.input.reader), by the name a run shows."""
+    from policylint.input import reader
+
+    made: list[str] = []
+    real = reader._read_file
+
+    def counted(source: Any) -> Any:
+        made.append(source.display)
+        return real(source)
+
+    monkeypatch.setattr(reader, "_read_file", counted)
+    return made
+
+
+def test_a_comment_answered_reads_the_changed_file_alone(
+    repo: Path, tmp_path: Path, answered: list[bool], reads: list[str]
+) -> None:
+    """The staged files are named by their blobs' content keys, kept by the run before
+    (policylint.incremental.blobkeys): the answer reads the changed file's bytes, once, and the
+    run again none; it read all five files before."""
+    _legacy(repo, "# owned by team x\n" + LEGACY)
+    cached = check("--cache-dir", str(tmp_path / "cache"))
+    assert answered == [True]
+    assert reads == ["apps/team-x/legacy.yaml"]
+    reads.clear()
+    assert check("--cache-dir", str(tmp_path / "cache")) == cached
+    assert answered == [True] and reads == []
+    assert cached == check("--no-cache")
+
+
+def test_a_comment_staged_under_an_edit_not_staged_is_answered_from_the_staged_bytes(
+    repo: Path, tmp_path: Path, answered: list[bool]
+) -> None:
+    """The file on disk is not its staged blob: the answer reads the blob from git, and moves the
+    findings as the staged text moved them (a run without a cache reads the index too)."""
+    _legacy(repo, "# owned by team x\n" + LEGACY)
+    (repo / "apps" / "team-x" / "legacy.yaml").write_text("# one\n# two\n# three\n" + LEGACY.replace("https", "web"))
+    cached = check("--cache-dir", str(tmp_path / "cache"))
+    assert answered == [True]
+    rows = [(f["rule"], f["line"]) for f in json.loads(cached[1])["findings"]]
+    assert rows == [("PL407", 11), ("PL301", 23)]  # one comment line above LEGACY's lines 10 and 22
+    assert cached == check("--no-cache")
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda keys, blob: {**keys, blob: "not a key"}, id="a-key-of-another-shape"),
+        pytest.param(lambda keys, blob: {**keys, blob: keys[blob].upper()}, id="not-lowercase-hex"),
+        pytest.param(lambda keys, blob: {**keys, blob: 12}, id="a-number"),
+        pytest.param(lambda keys, blob: [keys], id="not-a-map"),
+    ],
+)
+def test_blob_keys_that_are_not_what_save_writes_are_read_again(
+    repo: Path, tmp_path: Path, answered: list[bool], reads: list[str], damage: Any
+) -> None:
+    """A forged entry of the blobs' content keys is a miss for what it does not hold as `save`
+    writes it: those files are read and hashed, and the answer is the same."""
+    from policylint.incremental.blobkeys import FORMAT, BlobKeys
+
+    cache = ParseCache(tmp_path / "cache")
+    keys = BlobKeys(cache, str(repo))
+    payload = cache.payload(keys.entry)
+    assert payload is not None
+    kept = json.loads(bytes(payload))["keys"]
+    assert len(kept) == 5  # the five files' blobs, kept by the run the fixture made
+    notes = git(repo, "rev-parse", "HEAD:apps/team-x/notes.yaml").strip()
+    damaged = damage(kept, notes)
+    cache.put(keys.entry, json.dumps({"format": FORMAT, "keys": damaged}).encode())
+    _legacy(repo, "# owned by team x\n" + LEGACY)
+    cached = check("--cache-dir", str(tmp_path / "cache"))
+    assert answered == [True]
+    # The changed file, and the file whose key was damaged (every file when the entry is).
+    if isinstance(damaged, dict):
+        assert sorted(reads) == ["apps/team-x/legacy.yaml", "apps/team-x/notes.yaml"]
+    else:
+        assert len(reads) == len(set(reads)) == 5
+    assert cached == check("--no-cache")
+    # Written again whole by the run that read them.
+    payload = ParseCache(tmp_path / "cache").payload(keys.entry)
+    assert payload is not None and len(json.loads(bytes(payload))["keys"]) == 5
+
+
 @pytest.mark.parametrize(
     "edit",
     [
