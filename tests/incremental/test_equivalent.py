@@ -296,7 +296,7 @@ def test_an_entry_that_is_not_what_remember_writes_is_a_miss(
 
     def forged(self: ParseCache, key: str) -> Any:
         found = real(self, key)
-        if found is not None and bytes(found).startswith(b'{"format":1,"findings":'):
+        if found is not None and bytes(found).startswith(b'{"format":%d,"findings":' % equivalent.FORMAT):
             return memoryview(bytes(found).replace(b'"objects":', b'"objects":"', 1))
         return found
 
@@ -350,6 +350,39 @@ def test_the_next_commits_entry_links_to_its_base_up_to_a_bound(
     assert answered == [True] * 5
     # The fixture's run kept the first whole entry; links to it, to the first link, then whole.
     assert written == [b'{"link":', b'{"link":', b'{"format', b'{"link":', b'{"link":']
+
+
+def test_a_text_report_leaves_the_policies_section_undecoded_and_the_whole_entry_keeps_it(
+    repo: Path, tmp_path: Path, answered: list[bool], written: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The policies section is a JSON document of its own after the rest of the entry: a text
+    report's answer does not decode it (counted); the answer that writes the entry whole again
+    reads it, moved with the lines, so that a JSON report after it is a run's without a cache."""
+    monkeypatch.setattr(equivalent, "MAX_LINKS", 1)
+    decoded: list[int] = []
+    real = json.loads
+
+    def counted(data: Any, *args: Any, **kwargs: Any) -> Any:
+        value = real(data, *args, **kwargs)
+        if type(value) is dict and set(value) == {"policies"}:
+            decoded.append(len(value["policies"]))
+        return value
+
+    monkeypatch.setattr(equivalent.json, "loads", counted)
+    legacy = repo / "apps" / "team-x" / "legacy.yaml"
+    for n, fmt in enumerate(["text", "text", "json"]):
+        # Above every document: the findings and the policies of the file move down a line.
+        _legacy(repo, f"# note {n}\n" + legacy.read_text())
+        cached = check("--cache-dir", str(tmp_path / "cache"), fmt=fmt)
+        assert cached == check("--no-cache", fmt=fmt)
+        git(repo, "commit", "-q", "-m", f"comment {n}")
+        if n == 0:
+            assert decoded == []  # a link written
+        elif n == 1:
+            assert len(decoded) == 1 and decoded[0] > 0  # read to write the entry whole
+    assert answered == [True, True, True]
+    assert written == [b'{"link":', b'{"format', b'{"link":']
+    assert len(decoded) == 2  # the JSON report's
 
 
 def test_a_comment_removed_again_leaves_the_entry_of_its_files_whole(
@@ -410,7 +443,7 @@ def test_a_link_whose_base_is_gone_is_a_miss(repo: Path, tmp_path: Path, answere
     _comment_committed(repo, tmp_path, 0)
     assert written == [b'{"link":']
     for entry in (tmp_path / "cache").rglob("*"):
-        if entry.is_file() and b'{"format":1,"findings":' in entry.read_bytes()[:64]:
+        if entry.is_file() and b'{"format":%d,"findings":' % equivalent.FORMAT in entry.read_bytes()[:64]:
             entry.unlink()
     _comment_committed(repo, tmp_path, 1)
     assert answered == [True, False]
