@@ -93,7 +93,15 @@ def report_files(request: LintRequest, sources: Sequence[Source]) -> frozenset[s
 
     change = request.change
     if change is not None:
-        return frozenset(s.display for s in sources if s.fs_path is not None and os.path.abspath(s.fs_path) in change.files)
+        # Made absolute only when its last part may be a changed file's (a hook's change touches a
+        # file or two of thousands, and `abspath` is most of the test); a last part that
+        # `abspath` rewrites (``, `.`, `..`) is taken whatever it is.
+        names = {os.path.basename(path) for path in change.files} | {"", os.curdir, os.pardir}
+        return frozenset(
+            s.display
+            for s in sources
+            if s.fs_path is not None and os.path.basename(s.fs_path) in names and os.path.abspath(s.fs_path) in change.files
+        )
     if request.context_paths:
         roots = [os.path.abspath(p) for p in request.paths if p != STDIN]
         return frozenset(s.display for s in sources if s.fs_path is None or within(os.path.abspath(s.fs_path), roots))

@@ -112,9 +112,10 @@ def precheck(request: LintRequest) -> None:
     read_baseline(request)
 
 
-def discover(request: LintRequest) -> tuple[Discovery, list[Source]]:
+def discover(request: LintRequest, *, lazy: bool = False) -> tuple[Discovery, list[Source]]:
     """What the request reads: the files found (or given), and the sources to read, as the git
-    index holds them with `staged`."""
+    index holds them with `staged`. `lazy`: the staged files' blobs named, not read
+    (policylint.input.staged `staged_snapshot`); `materialized` reads them."""
     found = (
         Discovery(list(request.sources))
         if request.sources is not None
@@ -127,10 +128,19 @@ def discover(request: LintRequest) -> tuple[Discovery, list[Source]]:
             helm_templates=request.helm_templates,
         )
     )
-    return found, _staged(request, found.sources) if request.staged else found.sources
+    return found, _staged(request, found.sources, lazy=lazy) if request.staged else found.sources
 
 
-def _staged(request: LintRequest, sources: list[Source]) -> list[Source]:
+def materialized(discovered: tuple[Discovery, list[Source]]) -> tuple[Discovery, list[Source]]:
+    """`discovered` with the staged blobs `discover(lazy=True)` named read: what a run that
+    analyses the files takes."""
+    from policylint.input.staged import materialize
+
+    found, sources = discovered
+    return found, materialize(sources)
+
+
+def _staged(request: LintRequest, sources: list[Source], *, lazy: bool = False) -> list[Source]:
     """The sources as the index holds them (`--staged`), with the files the index holds that the
     work tree no longer does."""
     from policylint.input.git import repository_root, staged_files
@@ -141,7 +151,7 @@ def _staged(request: LintRequest, sources: list[Source]) -> list[Source]:
     removed = removed_from_worktree(
         sources, [*request.paths, *request.context_paths], top, request.walk, helm_templates=request.helm_templates, index=index
     )
-    staged = staged_snapshot(sources, top, index)
+    staged = staged_snapshot(sources, top, index, lazy=lazy)
     return sorted([*staged, *removed], key=lambda s: s.display) if removed else staged
 
 

@@ -269,7 +269,7 @@ def _result(request: LintRequest, measured: Measured | None, formats: Sequence[R
     # Neither the pipeline nor what a run hands its base side is imported before the result is
     # known not to be kept: they import every stage and rule, which a result read back never uses.
     from policylint.input.cache import ContentKeys
-    from policylint.request import discover, precheck
+    from policylint.request import discover, materialized, precheck
 
     kept = None
     discovered = None
@@ -278,7 +278,9 @@ def _result(request: LintRequest, measured: Measured | None, formats: Sequence[R
         from policylint.incremental.results import open_results
 
         precheck(request)  # the usage errors a run says before reading files, in their order
-        discovered = discover(request)
+        # The staged files' blobs named, not read: an answer from what earlier runs kept reads
+        # none but the changed files (policylint.incremental.blobkeys); an analysis reads them.
+        discovered = discover(request, lazy=True)
         kept = open_results(request, discovered, _measured_inputs(measured), keys)
         if kept is not None:
             found = kept.recall(request)
@@ -292,6 +294,8 @@ def _result(request: LintRequest, measured: Measured | None, formats: Sequence[R
         if answered is not None:
             kept.remember_kept(answered)
             return answered
+    if discovered is not None:
+        discovered = materialized(discovered)
     resident = _resident(measured, keys)
     base = None
     if discovered is not None and measured is not None and measured.base is not None and resident is not None:

@@ -55,11 +55,11 @@ from __future__ import annotations
 import difflib
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from policylint.incremental import memo
-from policylint.incremental.results import MAX_BYTES, KeptResult, _bounded, _finding_row, _findings, _list, _pair, _pieces, _quad
+from policylint.incremental.results import KeptResult, _bounded, _finding_row, _findings, _list, _pair, _pieces, _quad
 
 if TYPE_CHECKING:
     from policylint.commands.change import Measured
@@ -71,8 +71,10 @@ if TYPE_CHECKING:
     from policylint.report_scope import ChangeSet
     from policylint.request import LintRequest
 
-# Bump when an entry's layout or meaning changes.
-FORMAT = 1
+# Bump when an entry's layout or meaning changes. 2: the policies section after the rest.
+FORMAT = 2
+# The same for a link (`_link`), whose layout FORMAT 2 left as it was.
+_LINK_FORMAT = 1
 _NAME = "findings of a whole analysis"
 # Line breaks YAML knows besides `\n` (YAML 1.1 spec §5.4 "Line Break Characters"; libyaml breaks lines at each): a text holding
 # one is not mapped line by line here.
@@ -121,15 +123,26 @@ def remember(cache: ParseCache, name: str, whole: Whole) -> None:
         "format": FORMAT,
         "findings": (_finding_row(f) for f in whole.findings),
         "suppressed": (_finding_row(f) for f in whole.suppressed),
-        "policies": whole.policies,
+        "policiesKept": whole.policies is not None,
         "objects": whole.objects,
         "policyCount": whole.policy_count,
         "baselineMigrated": whole.baseline_migrated,
         "references": _reference_rows(whole.references),
     }
-    payload = _bounded(_pieces(fields))
+    payload = _bounded(_laid_out(fields, whole.policies))
     if payload is not None:
         cache.put(name, payload)
+
+
+def _laid_out(fields: dict[str, Any], policies: Iterable[dict[str, Any]] | None) -> Iterator[str]:
+    """The entry's pieces: `fields` as one JSON document, then, when kept, the policies section as
+    another after a line break (compact JSON holds none: strings escape theirs). A text report,
+    the hook's, never shows the policies section, which is most of the entry on a repository
+    analysed whole: `recall` decodes it only for a run that reports it."""
+    yield from _pieces(fields)
+    if policies is not None:
+        yield "\n"
+        yield from _pieces({"policies": policies})
 
 
 def _reference_rows(references: Mapping[Any, Iterable[tuple[Any, ...]]]) -> list[list[Any]]:
@@ -140,11 +153,13 @@ def _reference_rows(references: Mapping[Any, Iterable[tuple[Any, ...]]]) -> list
     return sorted(rows, key=lambda row: json.dumps(row[0]))
 
 
-def recall(cache: ParseCache, name: str) -> tuple[dict[str, Any], bytes, int] | None:
+def recall(cache: ParseCache, name: str, *, policies: bool = True) -> tuple[dict[str, Any], bytes, int] | None:
     """What `remember` kept under `name`, as decoded (its rows checked for what `answer` reads of
     them: the others are checked when a run reports them, `results._findings`), the bytes of the
     whole entry it was read from and the number of links followed to it (`_link`); None: missing,
-    damaged, not what `remember` or `_link` writes, or past `MAX_LINKS` links."""
+    damaged, not what `remember` or `_link` writes, or past `MAX_LINKS` links. `policies`: the
+    policies section decoded too (else `policies` is None and `policiesKept` says whether one is
+    kept)."""
     links: list[list[tuple[str, dict[int, int]]]] = []
     while True:
         payload = cache.payload(name)
@@ -160,7 +175,7 @@ def recall(cache: ParseCache, name: str) -> tuple[dict[str, Any], bytes, int] | 
         except Exception:  # any shape `_link` does not write: a miss
             return None
         links.append(maps)
-    value = _whole(data)
+    value = _whole(data, policies)
     if value is None:
         return None
     # The link nearest the whole entry moved it first.
@@ -170,15 +185,17 @@ def recall(cache: ParseCache, name: str) -> tuple[dict[str, Any], bytes, int] | 
     return value, data, len(links)
 
 
-def _whole(data: bytes) -> dict[str, Any] | None:
+def _whole(data: bytes, decode_policies: bool) -> dict[str, Any] | None:
     """The whole entry `remember` writes, decoded and checked (see `recall`), or None."""
     try:
-        value = json.loads(data)
-        if type(value) is not dict or value.get("format") != FORMAT:
+        fields, _, rest = data.partition(b"\n")
+        value = json.loads(fields)
+        if type(value) is not dict or value.get("format") != FORMAT or value["policiesKept"] is not bool(rest):
             return None
-        policies = value["policies"]
+        policies = json.loads(rest)["policies"] if rest and decode_policies else None
         if policies is not None and not (type(policies) is list and all(type(p) is dict for p in policies)):
             return None
+        value["policies"] = policies
         if not all(type(value[c]) is int for c in ("objects", "policyCount", "baselineMigrated")):
             return None
         for row in (*_list(value["findings"]), *_list(value["suppressed"])):
@@ -198,7 +215,9 @@ def _link(base: str, maps: Mapping[str, dict[int, int]]) -> bytes:
     rather than every finding and policy written again (megabytes on a repository analysed whole);
     `recall` applies them to what it reads under `base`."""
     rows = [[file, _runs(lines)] for file, lines in sorted(maps.items())]
-    return json.dumps({"link": FORMAT, "base": base, "maps": rows}, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    return json.dumps({"link": _LINK_FORMAT, "base": base, "maps": rows}, ensure_ascii=True, separators=(",", ":")).encode(
+        "ascii"
+    )
 
 
 def _runs(lines: Mapping[int, int]) -> list[list[int]]:
@@ -215,7 +234,7 @@ def _runs(lines: Mapping[int, int]) -> list[list[int]]:
 def _linked(value: Any, name: str) -> tuple[str, list[tuple[str, dict[int, int]]]]:
     """A link's base and its line maps, from what `_link` wrote; raises on any other shape. The base
     is an entry's name of the same shape as the link's own: nothing else is asked of the cache."""
-    if type(value) is not dict or value.get("link") != FORMAT or set(value) != {"link", "base", "maps"}:
+    if type(value) is not dict or value.get("link") != _LINK_FORMAT or set(value) != {"link", "base", "maps"}:
         raise ValueError(value)
     base = value["base"]
     if not (type(base) is str and len(base) == len(name) and base.isascii() and all(c in _HEX for c in base)):
@@ -306,7 +325,7 @@ def answer(
                 return None
             maps[file] = mapped
     name = entry(cache, request, before)
-    kept = recall(cache, name) if name is not None else None
+    kept = recall(cache, name, policies=request.report_policies) if name is not None else None
     if kept is None:
         return None
     whole, data, links = kept
@@ -329,8 +348,9 @@ def answer(
         if links < MAX_LINKS:
             cache.put(staged, _link(name, maps))
         else:
-            payload = json.dumps(whole_entry(whole), ensure_ascii=True, separators=(",", ":")).encode("ascii")
-            if len(payload) <= MAX_BYTES:
+            full = whole if whole["policies"] is not None or not whole["policiesKept"] else _with_policies(cache, name, maps)
+            payload = _bounded(_laid_out(whole_entry(full), full["policies"])) if full is not None else None
+            if payload is not None:
                 cache.put(staged, payload)
     fingerprints = memo.key(cache, request, now)
     if fingerprints is not None:
@@ -345,8 +365,18 @@ def defines_kinds(objects: Iterable[K8sObject]) -> bool:
 
 
 def whole_entry(whole: dict[str, Any]) -> dict[str, Any]:
-    """The entry's fields as `remember` writes them, from what `recall` read."""
-    return {**whole, "references": _reference_rows(whole["references"])}
+    """The entry's fields as `remember` writes them (the policies section apart: `_laid_out`), from
+    what `recall` read."""
+    return {key: value for key, value in whole.items() if key != "policies"} | {
+        "references": _reference_rows(whole["references"])
+    }
+
+
+def _with_policies(cache: ParseCache, name: str, maps: Mapping[str, dict[int, int]]) -> dict[str, Any] | None:
+    """What `recall` reads under `name` with its policies section, moved by `maps`: the entry an
+    answer writes whole when its own run did not decode that section."""
+    kept = recall(cache, name)
+    return kept[0] if kept is not None and _moved(kept[0], maps) else None
 
 
 def _base_files(

@@ -183,17 +183,38 @@ def _sources(
 ) -> tuple[list[Any] | None, dict[str, str | None]]:
     """Each source as the key names it, and its content key; None for a run reading standard
     input, which no key stands for."""
+    from policylint.incremental.blobkeys import BlobKeys
+    from policylint.input.git import repository_root
     from policylint.input.load import is_json_name
     from policylint.input.reader import read_bytes
     from policylint.input.sources import STDIN
 
     rows: list[Any] = []
     keys: dict[str, str | None] = {}
+    blobs: BlobKeys | None = None
     for source in sources:
         if source.display == STDIN or (source.content is not None and not source.snapshot and request.sources is None):
             return None, {}
+        if source.blob is not None and source.content is None:
+            # A staged file not read yet: its key kept by its blob, else its bytes read and hashed.
+            if blobs is None:
+                blobs = BlobKeys(cache, repository_root(os.getcwd()))
+            is_json = is_json_name(source.display)
+            key = blobs.key(source.blob, json=is_json)
+            if key is None:
+                data, problem = read_bytes(source)
+                if data is not None:
+                    key = (
+                        content_keys.key(cache, data, json=is_json) if content_keys is not None else cache.key(data, json=is_json)
+                    )
+                    blobs.add(source.blob, key, json=is_json)
+                rows.append([source.display, key, problem.message if problem is not None else None, False])
+            else:
+                rows.append([source.display, key, None, False])
+            keys[source.display] = key
+            continue
         data, problem = read_bytes(source)
-        key: str | None = None
+        key = None
         if data is not None:
             is_json = is_json_name(source.display)
             # Only bytes the run will read again as this very object (a snapshot's) are worth a
@@ -206,6 +227,8 @@ def _sources(
                 key = cache.key(data, json=is_json)
         keys[source.display] = key
         rows.append([source.display, key, problem.message if problem is not None else None, source.fs_path is None])
+    if blobs is not None:
+        blobs.save()
     return rows, keys
 
 

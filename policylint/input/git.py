@@ -375,6 +375,11 @@ def tracked_names(top: str) -> list[bytes]:
     return [name for name in _git(["ls-files", "-z", "--cached"], top).split(b"\0") if name]
 
 
+def known_blob(object_id: str) -> bytes | None:
+    """The content of blob `object_id` when the command's `snapshot` read it already, else None."""
+    return _SNAPSHOT.blobs.get(os.fsencode(object_id)) if _SNAPSHOT is not None else None
+
+
 def remember_blob(object_id: str, data: bytes) -> None:
     """Within a command's `snapshot`, `data` is the content of blob `object_id` (read from a file
     that hashes to it): the command's other reads of that blob take it from here."""

@@ -48,7 +48,11 @@ class SourceError(Exception):
 class Source:
     """One input entry.
 
-    `content` is set only for stdin, which cannot be read twice. `problem` says why the entry
+    `content` is set only for stdin, which cannot be read twice, and a file's staged version.
+    `blob`: the object id of a file's staged version not read yet (`--staged`,
+    policylint.input.staged): its bytes are that blob's, read when asked for
+    (policylint.input.reader `read_bytes`), so that a run answered from what earlier runs kept
+    reads none of the files it did not change. `problem` says why the entry
     must not be read (a FIFO, a device, a link out of the roots, a directory that cannot be
     listed): it is reported as PL008 and never opened. `identity` is the (st_dev, st_ino) a
     symlink resolved to when it was found: the file opened later must be that one, so that a link
@@ -64,6 +68,7 @@ class Source:
     problem: str | None = None
     identity: tuple[int, int] | None = None
     nofollow: bool = False
+    blob: str | None = None
 
 
 def display_name(path: str) -> str:
@@ -482,6 +487,8 @@ def discover_all(
     found_sources = _Sources()
     sources, add = found_sources.sources, found_sources.add
     named: list[str] = []  # the files named on the command line
+    # Each directory walked, by its normalised path, and whether its walk skipped files.
+    walked: dict[str, tuple[list[Source], bool]] = {}
 
     for raw in paths:
         if raw == STDIN:
@@ -498,7 +505,16 @@ def discover_all(
             continue
         if stat.S_ISDIR(st.st_mode):
             before = len(skipped)
-            found = _walk(path, roots, walk, exclude, skipped, helm_templates, tracked.covers if tracked else None)
+            # A directory named twice (a change's gate names the repository as PATH and as
+            # context, `.` both) is walked once: a second walk finds the same entries, which
+            # `add` and the skipped files' de-duplication would drop.
+            again = walked.get(path)
+            if again is None:
+                found = _walk(path, roots, walk, exclude, skipped, helm_templates, tracked.covers if tracked else None)
+                walked[path] = (found, len(skipped) > before)
+            else:
+                found, skips = again
+                before -= skips  # as the walk again adds its skipped files (de-duplicated below)
             if not found and len(skipped) == before:
                 # As ruff's "No Python files found": a directory with nothing to lint is said, not
                 # a usage error, so a repository without manifests yet passes

@@ -10,15 +10,14 @@ recognised as not a manifest (policylint.input.nonmanifest) left out.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from policylint.input import nonmanifest
-from policylint.input.git import read_blobs, remember_blob, staged_files
+from policylint.input.git import known_blob, read_blobs, staged_files
 from policylint.input.ignore import Matcher, NameMatcher, WalkFilter
-from policylint.input.reader import read_bytes
+from policylint.input.reader import on_disk
 from policylint.input.sources import MANIFEST_SUFFIXES, Source, display_name
 
 
@@ -73,10 +72,15 @@ def _excluded(exclude: Matcher | NameMatcher, root: str, parts: list[str]) -> bo
     return False
 
 
-def staged_snapshot(sources: Sequence[Source], root: str, index: Mapping[str, str] | None = None) -> list[Source]:
+def staged_snapshot(
+    sources: Sequence[Source], root: str, index: Mapping[str, str] | None = None, *, lazy: bool = False
+) -> list[Source]:
     """`sources` as the index holds them: each tracked file's staged content (unstaged edits
     do not leak in), files the index does not hold left out. `index`: `staged_files(root)`, when
-    the caller has it (the index of a large repository is parsed once per run, not per question)."""
+    the caller has it (the index of a large repository is parsed once per run, not per question).
+    `lazy`: each file's staged blob named (`Source.blob`), not read: a run answered from what
+    earlier runs kept by the files' content keys (policylint.incremental.blobkeys) reads none of
+    them, and `materialize` reads them for a run that analyses."""
     index = staged_files(root) if index is None else index
     kept: list[tuple[Source, str]] = []
     top = os.path.abspath(root)
@@ -86,10 +90,35 @@ def staged_snapshot(sources: Sequence[Source], root: str, index: Mapping[str, st
         relative = _relative(os.path.abspath(source.fs_path), top).replace(os.sep, "/")
         if relative in index:
             kept.append((source, index[relative]))
+    if lazy:
+        return [replace(source, snapshot=True, blob=blob) if source.content is None else source for source, blob in kept]
+    return [s for s in _read(kept, root) if s is not None]
+
+
+def materialize(sources: Sequence[Source]) -> list[Source]:
+    """`sources` with the staged blobs `staged_snapshot(lazy=True)` named read (one `cat-file`
+    for those not on disk as staged), as `staged_snapshot` gives them."""
+    if not any(s.blob is not None and s.content is None for s in sources):
+        return list(sources)
+    pending = [s for s in sources if s.blob is not None and s.content is None]
+    read = iter(_read([(s, s.blob) for s in pending], os.getcwd()))
+    out: list[Source] = []
+    for source in sources:
+        done = source if source.blob is None or source.content is not None else next(read)
+        if done is not None:  # a blob git no longer has: left out, as `staged_snapshot` leaves it
+            out.append(done)
+    return out
+
+
+def _read(kept: Sequence[tuple[Source, str | None]], root: str) -> list[Source | None]:
+    """Each source with its staged blob's bytes (None where git has no such blob)."""
     on_disk = [_as_on_disk(source, blob) for source, blob in kept]
-    blobs = iter(read_blobs([blob for (_, blob), data in zip(kept, on_disk) if data is None], root))
+    blobs = iter(read_blobs([blob for (_, blob), data in zip(kept, on_disk) if data is None and blob is not None], root))
     contents = [data if data is not None else next(blobs) for data in on_disk]
-    return [replace(source, content=blob, snapshot=True) for (source, _), blob in zip(kept, contents) if blob is not None]
+    return [
+        replace(source, content=content, snapshot=True, blob=None) if content is not None else None
+        for (source, _), content in zip(kept, contents)
+    ]
 
 
 def _relative(path: str, top: str) -> str:
@@ -100,22 +129,11 @@ def _relative(path: str, top: str) -> str:
     return path[len(prefix) :] if path.startswith(prefix) and len(path) > len(prefix) else os.path.relpath(path, top)
 
 
-def _as_on_disk(source: Source, object_id: str) -> bytes | None:
-    """The file's bytes when they are the staged blob `object_id` (no unstaged edit, no filter
-    between the two), else None: hashed as git names a blob, which reading the file and hashing
-    it costs a fraction of what `cat-file` does to inflate and pipe it. Read as every input file
-    is (policylint.input.reader: a regular file, never blocking, within the size bound: a file
-    past it is the blob's only if git reads it). Within a command's snapshot the bytes are the
-    blob's for the other side of the change too."""
-    algorithm = {40: "sha1", 64: "sha256"}.get(len(object_id))  # the repository's object format
-    if algorithm is None or source.content is not None:
+def _as_on_disk(source: Source, object_id: str | None) -> bytes | None:
+    """The file's bytes when they are the staged blob `object_id` (policylint.input.reader
+    `on_disk`: the file as on disk, whatever `source.blob` says), or those the command's snapshot
+    read of it already; else None."""
+    if object_id is None:
         return None
-    data, _ = read_bytes(source)
-    if data is None:
-        return None
-    digest = hashlib.new(algorithm, b"blob %d\0" % len(data))
-    digest.update(data)
-    if digest.hexdigest() != object_id:
-        return None
-    remember_blob(object_id, data)
-    return data
+    held = known_blob(object_id)
+    return held if held is not None else on_disk(source, object_id)

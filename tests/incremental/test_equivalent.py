@@ -131,6 +131,91 @@ def test_comments_and_blank_lines_move_the_findings_without_an_analysis(
     assert cached == check("--no-cache")
 
 
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files read from disk (policylint.input.reader), by the name a run shows."""
+    from policylint.input import reader
+
+    made: list[str] = []
+    real = reader._read_file
+
+    def counted(source: Any) -> Any:
+        made.append(source.display)
+        return real(source)
+
+    monkeypatch.setattr(reader, "_read_file", counted)
+    return made
+
+
+def test_a_comment_answered_reads_the_changed_file_alone(
+    repo: Path, tmp_path: Path, answered: list[bool], reads: list[str]
+) -> None:
+    """The staged files are named by their blobs' content keys, kept by the run before
+    (policylint.incremental.blobkeys): the answer reads the changed file's bytes, once, and the
+    run again none; it read all five files before."""
+    _legacy(repo, "# owned by team x\n" + LEGACY)
+    cached = check("--cache-dir", str(tmp_path / "cache"))
+    assert answered == [True]
+    assert reads == ["apps/team-x/legacy.yaml"]
+    reads.clear()
+    assert check("--cache-dir", str(tmp_path / "cache")) == cached
+    assert answered == [True] and reads == []
+    assert cached == check("--no-cache")
+
+
+def test_a_comment_staged_under_an_edit_not_staged_is_answered_from_the_staged_bytes(
+    repo: Path, tmp_path: Path, answered: list[bool]
+) -> None:
+    """The file on disk is not its staged blob: the answer reads the blob from git, and moves the
+    findings as the staged text moved them (a run without a cache reads the index too)."""
+    _legacy(repo, "# owned by team x\n" + LEGACY)
+    (repo / "apps" / "team-x" / "legacy.yaml").write_text("# one\n# two\n# three\n" + LEGACY.replace("https", "web"))
+    cached = check("--cache-dir", str(tmp_path / "cache"))
+    assert answered == [True]
+    rows = [(f["rule"], f["line"]) for f in json.loads(cached[1])["findings"]]
+    assert rows == [("PL407", 11), ("PL301", 23)]  # one comment line above LEGACY's lines 10 and 22
+    assert cached == check("--no-cache")
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda keys, blob: {**keys, blob: "not a key"}, id="a-key-of-another-shape"),
+        pytest.param(lambda keys, blob: {**keys, blob: keys[blob].upper()}, id="not-lowercase-hex"),
+        pytest.param(lambda keys, blob: {**keys, blob: 12}, id="a-number"),
+        pytest.param(lambda keys, blob: [keys], id="not-a-map"),
+    ],
+)
+def test_blob_keys_that_are_not_what_save_writes_are_read_again(
+    repo: Path, tmp_path: Path, answered: list[bool], reads: list[str], damage: Any
+) -> None:
+    """A forged entry of the blobs' content keys is a miss for what it does not hold as `save`
+    writes it: those files are read and hashed, and the answer is the same."""
+    from policylint.incremental.blobkeys import FORMAT, BlobKeys
+
+    cache = ParseCache(tmp_path / "cache")
+    keys = BlobKeys(cache, str(repo))
+    payload = cache.payload(keys.entry)
+    assert payload is not None
+    kept = json.loads(bytes(payload))["keys"]
+    assert len(kept) == 5  # the five files' blobs, kept by the run the fixture made
+    notes = git(repo, "rev-parse", "HEAD:apps/team-x/notes.yaml").strip()
+    damaged = damage(kept, notes)
+    cache.put(keys.entry, json.dumps({"format": FORMAT, "keys": damaged}).encode())
+    _legacy(repo, "# owned by team x\n" + LEGACY)
+    cached = check("--cache-dir", str(tmp_path / "cache"))
+    assert answered == [True]
+    # The changed file, and the file whose key was damaged (every file when the entry is).
+    if isinstance(damaged, dict):
+        assert sorted(reads) == ["apps/team-x/legacy.yaml", "apps/team-x/notes.yaml"]
+    else:
+        assert len(reads) == len(set(reads)) == 5
+    assert cached == check("--no-cache")
+    # Written again whole by the run that read them.
+    payload = ParseCache(tmp_path / "cache").payload(keys.entry)
+    assert payload is not None and len(json.loads(bytes(payload))["keys"]) == 5
+
+
 @pytest.mark.parametrize(
     "edit",
     [
@@ -211,7 +296,7 @@ def test_an_entry_that_is_not_what_remember_writes_is_a_miss(
 
     def forged(self: ParseCache, key: str) -> Any:
         found = real(self, key)
-        if found is not None and bytes(found).startswith(b'{"format":1,"findings":'):
+        if found is not None and bytes(found).startswith(b'{"format":%d,"findings":' % equivalent.FORMAT):
             return memoryview(bytes(found).replace(b'"objects":', b'"objects":"', 1))
         return found
 
@@ -265,6 +350,39 @@ def test_the_next_commits_entry_links_to_its_base_up_to_a_bound(
     assert answered == [True] * 5
     # The fixture's run kept the first whole entry; links to it, to the first link, then whole.
     assert written == [b'{"link":', b'{"link":', b'{"format', b'{"link":', b'{"link":']
+
+
+def test_a_text_report_leaves_the_policies_section_undecoded_and_the_whole_entry_keeps_it(
+    repo: Path, tmp_path: Path, answered: list[bool], written: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The policies section is a JSON document of its own after the rest of the entry: a text
+    report's answer does not decode it (counted); the answer that writes the entry whole again
+    reads it, moved with the lines, so that a JSON report after it is a run's without a cache."""
+    monkeypatch.setattr(equivalent, "MAX_LINKS", 1)
+    decoded: list[int] = []
+    real = json.loads
+
+    def counted(data: Any, *args: Any, **kwargs: Any) -> Any:
+        value = real(data, *args, **kwargs)
+        if type(value) is dict and set(value) == {"policies"}:
+            decoded.append(len(value["policies"]))
+        return value
+
+    monkeypatch.setattr(equivalent.json, "loads", counted)
+    legacy = repo / "apps" / "team-x" / "legacy.yaml"
+    for n, fmt in enumerate(["text", "text", "json"]):
+        # Above every document: the findings and the policies of the file move down a line.
+        _legacy(repo, f"# note {n}\n" + legacy.read_text())
+        cached = check("--cache-dir", str(tmp_path / "cache"), fmt=fmt)
+        assert cached == check("--no-cache", fmt=fmt)
+        git(repo, "commit", "-q", "-m", f"comment {n}")
+        if n == 0:
+            assert decoded == []  # a link written
+        elif n == 1:
+            assert len(decoded) == 1 and decoded[0] > 0  # read to write the entry whole
+    assert answered == [True, True, True]
+    assert written == [b'{"link":', b'{"format', b'{"link":']
+    assert len(decoded) == 2  # the JSON report's
 
 
 def test_a_comment_removed_again_leaves_the_entry_of_its_files_whole(
@@ -325,7 +443,7 @@ def test_a_link_whose_base_is_gone_is_a_miss(repo: Path, tmp_path: Path, answere
     _comment_committed(repo, tmp_path, 0)
     assert written == [b'{"link":']
     for entry in (tmp_path / "cache").rglob("*"):
-        if entry.is_file() and b'{"format":1,"findings":' in entry.read_bytes()[:64]:
+        if entry.is_file() and b'{"format":%d,"findings":' % equivalent.FORMAT in entry.read_bytes()[:64]:
             entry.unlink()
     _comment_committed(repo, tmp_path, 1)
     assert answered == [True, False]

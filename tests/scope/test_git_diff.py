@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -411,3 +412,64 @@ def test_a_path_relative_to_the_top_is_relpaths(path: str, top: str) -> None:
     from policylint.input.staged import _relative
 
     assert _relative(path, top) == os.path.relpath(path, top)
+
+
+def test_a_directory_named_as_path_and_as_context_is_walked_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gate names the repository twice (PATH `.` and context `.`): it is walked once, and
+    what is found, skipped and said is what two walks gave (a directory with nothing to lint is
+    said twice, as before; one whose only file is not a manifest, never)."""
+    from policylint.input import sources as sources_module
+
+    walks: list[str] = []
+    real = sources_module._walk
+
+    def counted(root: str, *args: Any) -> Any:
+        walks.append(root)
+        return real(root, *args)
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "class.yaml").write_text(CLASS)
+    (tmp_path / "a" / "kustomization.yaml").write_text("resources: [class.yaml]\n")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "kust").mkdir()
+    (tmp_path / "kust" / "kustomization.yaml").write_text("resources: []\n")
+    monkeypatch.chdir(tmp_path)
+    once = {p: sources_module.discover_all([p]) for p in ("a", "empty", "kust")}
+    monkeypatch.setattr(sources_module, "_walk", counted)
+    for path, alone in once.items():
+        walks.clear()
+        twice = sources_module.discover_all([path, f"./{path}", path])
+        assert walks == [path]
+        assert [s.display for s in twice.sources] == [s.display for s in alone.sources]
+        assert twice.skipped == alone.skipped
+        # As three walks said it: the note of a directory with nothing found or skipped, per walk.
+        assert twice.notes == alone.notes * 3
+
+
+@pytest.mark.parametrize(
+    ("fs_path", "reported"),
+    [
+        ("gateway.yaml", True),
+        ("./gateway.yaml", True),
+        ("sub/../gateway.yaml", True),
+        ("policy.yaml", False),  # the changed policy.yaml is sub/'s
+        ("sub/gateway.yaml", False),
+        ("gateway.yaml/.", True),  # abspath drops the last `.`: the name of no file, but the same path
+        ("sub/..", False),
+        (".", False),
+    ],
+)
+def test_the_files_a_change_reports_on_are_those_whose_absolute_path_it_touched(repo: Path, fs_path: str, reported: bool) -> None:
+    """`report_files` makes absolute only the paths whose last part is a changed file's (or that
+    `abspath` rewrites): the same answer as making every path absolute."""
+    import os
+
+    from policylint.input.sources import Source
+    from policylint.report_scope import ChangeSet, report_files
+    from policylint.request import LintRequest
+
+    change = ChangeSet(frozenset({str(repo / "gateway.yaml"), str(repo / "sub" / "policy.yaml")}), frozenset())
+    request = LintRequest(paths=(".",), change=change)
+    sources = [Source(display="shown", fs_path=fs_path), Source(display="stdin", content=b"")]
+    expected = frozenset(s.display for s in sources if s.fs_path is not None and os.path.abspath(s.fs_path) in change.files)
+    assert report_files(request, sources) == expected == (frozenset({"shown"}) if reported else frozenset())
