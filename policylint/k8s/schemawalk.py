@@ -195,7 +195,10 @@ class _Walk:
                 if budget.left < 0:
                     return False
             if value is _END:
-                self._end(node)
+                if node is not None and node[1] == len(out) and node[3] == len(unknown) and budget.left >= 0:
+                    seen[node[0]] = _NOTHING  # type: ignore[index]  # most subtrees find nothing: `_end`'s first case
+                else:
+                    self._end(node)
                 continue
             t = type(value)
             if value is None or (((t is dict and len(value) == 1) or t is str) and template(value)):
