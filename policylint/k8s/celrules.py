@@ -191,9 +191,12 @@ class _CelRun(RuleOutcomes):
                 if kids is not None:
                     stack.extend(reversed(_children(raw, parts, kids, extra, scalars)))
             elif type(raw) is list and each is not None:
-                stack.extend((item, each, (*parts, i)) for i, item in reversed(list(enumerate(raw))))
+                # A list comprehension reversed in place: no generator run item by item.
+                pushed = [(item, each, (*parts, i)) for i, item in enumerate(raw)]
+                pushed.reverse()
+                stack.extend(pushed)
             if own:
-                yield from self._node(raw, node, parts)
+                yield from self._node(raw, node, parts)  # most often an empty tuple
 
     def _shape(self, raw: Any) -> Any:
         """`cel.shape` of the value: the run's shapes are mostly known already, and looked up here
@@ -206,18 +209,21 @@ class _CelRun(RuleOutcomes):
         for frame in self.open_:
             frame[1] = True
 
-    def _node(self, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...]) -> Iterator[Rejection]:
-        """The node's own rules on its value, in order."""
+    def _node(self, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...]) -> list[Rejection] | tuple[()]:
+        """The node's own rules on its value, in order: their rejections (most nodes have none: a
+        list made only for a rejection, and no generator per node, which `run` delegated to for
+        every node with rules of its own)."""
         cel = self.cel
         if self.malformed.problems and self.malformed.broken(*parts):  # most objects have none
             self._dirty()
-            return  # the value or a parent has the wrong type: PL010's finding
+            return ()  # the value or a parent has the wrong type: PL010's finding
         value: Any = _UNSET
         path: str | None = None
         # Transition rules and unsupported functions are left out: `policylint rules --cel-coverage`.
         rules = cel.node_rules(node)
         known, slots = self._known(raw, node, parts, rules)
         seen: list[Any] = []
+        found: list[Rejection] | tuple[()] = ()
         for i, (validation, compiled) in enumerate(rules):
             if known is not None:
                 outcome = known[i]
@@ -241,9 +247,8 @@ class _CelRun(RuleOutcomes):
                     value = self._value(raw, node, parts)
                 path = format_path(parts) if path is None else path
                 failure = CelFailure(validation, compiled, value, error, path)
-                yield Rejection(Check.CEL, parts, path, stop, "FieldValueInvalid", failure)
                 self.done = True
-                return
+                return [*found, Rejection(Check.CEL, parts, path, stop, "FieldValueInvalid", failure)]
             if passed or isinstance(error, cel.BadValue):
                 continue  # a value the schema refuses, read by the rule
             if value is _UNSET:
@@ -254,12 +259,13 @@ class _CelRun(RuleOutcomes):
                     continue  # a required field is missing: a schema rejection
             if path is None:
                 path = format_path(parts)
-            yield from self._refused(validation, compiled, value, error, parts, path)
+            found = [*found, *self._refused(validation, compiled, value, error, parts, path)]
             if self.done:
-                return
+                return found
         if known is None:
             for slot in slots:
                 self.results[slot] = tuple(seen)
+        return found
 
     def _known(
         self, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...], rules: tuple[Any, ...]

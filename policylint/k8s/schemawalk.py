@@ -195,7 +195,10 @@ class _Walk:
                 if budget.left < 0:
                     return False
             if value is _END:
-                self._end(node)
+                if node is not None and node[1] == len(out) and node[3] == len(unknown) and budget.left >= 0:
+                    seen[node[0]] = _NOTHING  # type: ignore[index]  # most subtrees find nothing: one answer for all
+                else:
+                    self._end(node)
                 continue
             t = type(value)
             if value is None or (((t is dict and len(value) == 1) or t is str) and template(value)):
@@ -220,17 +223,15 @@ class _Walk:
         return True
 
     def _end(self, mark: Any) -> None:
-        """A subtree is done: keep what was found under it for the same content under the same
-        node (`seen`), or leave the stretch under a node that keeps unknown fields."""
+        """A subtree under which something was found is done (`run` keeps one where nothing was):
+        keep what for the same content under the same node (`seen`); or leave the stretch under a
+        node that keeps unknown fields."""
         if mark is None:
             self.quiet -= 1
             return
         if self.budget.left < 0:
             return  # alternatives left unchecked under it: no answer to give other objects
         key, start, depth, first = mark
-        if start == len(self.out) and first == len(self.unknown):
-            self.seen[key] = _NOTHING  # type: ignore[index]  # most subtrees: one answer for all
-            return
         self.seen[key] = (  # type: ignore[index]
             tuple((p[depth:], m, r) for p, m, r in self.out[start:]),
             tuple((p[depth:], k, known) for p, k, known in self.unknown[first:]),

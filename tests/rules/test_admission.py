@@ -710,3 +710,63 @@ def test_strings_without_a_pattern_and_well_formed_objects_cost_no_call_of_their
     wrong = Malformed(problems=(FieldProblem(("spec",), "OBJECT", "x"),))
     assert [r.message for r in celrules.cel_failures(data, ruled, wrong, {})] == []
     assert asked == [("spec",)]
+
+
+def test_a_node_with_rules_gives_its_rejections_without_a_generator_and_a_subtree_ends_without_a_call(
+    monkeypatch: Any,
+) -> None:
+    """The CEL walk takes each node's rejections as a list, an empty tuple where its rules pass,
+    not from a generator per node; the structural walk keeps the answer of a subtree where nothing
+    was found in its loop, calling `_end` only for one that holds a violation or a pruned field.
+    What is refused and kept is unchanged, worked out by hand: the second item's `n` is 5 where the
+    rule wants less than 3, and its `x` is no field of the schema."""
+    import types
+
+    from policylint.k8s import celrules, schemawalk
+    from policylint.k8s.fieldtypes import Malformed
+
+    given: list[Any] = []
+    node = celrules._CelRun._node
+
+    def recording(self: Any, raw: Any, at: Any, parts: Any) -> Any:
+        found = node(self, raw, at, parts)
+        given.append(found)
+        return found
+
+    monkeypatch.setattr(celrules._CelRun, "_node", recording)
+    ended: list[Any] = []
+    end = schemawalk._Walk._end
+
+    def ending(self: Any, mark: Any) -> None:
+        ended.append(mark)
+        end(self, mark)
+
+    monkeypatch.setattr(schemawalk._Walk, "_end", ending)
+    item = {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+        "x-kubernetes-validations": [{"rule": "self.n < 3", "message": "n is 3 or more"}],
+    }
+    schema = {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {"items": {"type": "array", "items": item}}}},
+    }
+    data = {"spec": {"items": [{"n": 1}, {"n": 5, "x": 1}]}}
+    refused = [(r.path, r.message) for r in celrules.cel_failures(data, schema, Malformed(), {}, {})]
+    assert refused == [("spec.items[1]", "n is 3 or more")]
+    assert not any(isinstance(found, types.GeneratorType) for found in given)
+    assert [len(found) for found in given] == [0, 1]  # the first item passes: an empty tuple
+    seen: dict[Any, Any] = {}
+    pruned: list[Any] = []
+    assert schemawalk.violations(data, schema, seen, {}, pruned) == []
+    assert [(p, name) for p, name, _ in pruned] == [(("spec", "items", 1), "x")]
+    # Four subtrees (`spec`, the list, two items; the root is no subtree): the first item found
+    # nothing and was kept at once; the second item holds the pruned `x`, and so do the list and
+    # `spec` above it: each ends with `_end`, which keeps it with what was found, relative to it.
+    assert len(ended) == 3
+    assert [v if v is schemawalk._NOTHING else v[1] for v in seen.values()] == [
+        schemawalk._NOTHING,
+        (((), "x", ["n"]),),
+        (((1,), "x", ["n"]),),
+        ((("items", 1), "x", ["n"]),),
+    ]

@@ -456,3 +456,72 @@ def test_a_list_of_maps_is_keyed_without_a_call_per_item_or_string(monkeypatch: 
     assert cel.rules_key(rules, alike, {}, node) == key
     assert cel.rules_key(rules, other, {}, node) != key
     assert calls == []
+
+
+# -- what the rules read, worked out once per node (policylint.k8s.cel.projection.projector) -----
+
+# Rules that read the values' parts in each way `project` keys them: fields read whole, numbered
+# as an equality pattern or not, tested with has(), sizes of lists and maps, items, nested maps,
+# escaped names, a list read whole through an index.
+_PROJECTED_RULES = [*RULES, *PATTERN_RULES, "self.all(x, !has(x.__namespace__) || x.__namespace__ == 'a')", "self[0] == self[1]"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(_PROJECTED_RULES), min_size=1, max_size=3, unique=True),
+    st.sampled_from(["items", "refs", None]),
+    st.booleans(),
+    st.lists(st.one_of(_VALUE, _REFS), min_size=10, max_size=30),
+)
+def test_a_projector_keys_every_value_as_project_does(
+    rules: list[str], items: str | None, numbered: bool, values: list[Any]
+) -> None:
+    """The projector made once for a need, a node and whether strings are numbered gives, for any
+    value (maps and lists of every sort, scalars of every type, nulls), the key `project` gives:
+    the memo tables keyed by either hold the same entries."""
+    from policylint.k8s.cel.convert import _info
+    from policylint.k8s.cel.projection import merged, project, projector
+
+    needs = [cel.compile_rule(r).need for r in rules]
+    if any(n is None for n in needs):
+        return
+    need = merged([n for n in needs if n is not None])
+    node = None if items is None else _node_of(rules, _item_schema() if items == "items" else _ref_schema())
+    info = None if node is None else _info(node)
+    keyed = projector(need, cel.shape, numbered, info)
+    literals = {"a": 0, "": 1}
+    for raw in [*_POOL, *_REF_POOL, *values]:
+        shapes_a: dict[int, Any] = {}
+        shapes_b: dict[int, Any] = {}
+        expected = project(raw, need, shapes_a, cel.shape, dict(literals) if numbered else None, info)
+        assert keyed(raw, shapes_b, dict(literals) if numbered else None) == expected, (rules, raw)
+
+
+def test_a_nodes_rules_are_keyed_by_a_projector_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A Gateway's listeners under two rules: the projector of what they read together is made on
+    # the first value and serves every later one; `project` itself is not called for any.
+    from policylint.k8s.cel import program, projection
+
+    node = _node_of([PARENTS_UNIQUE, "self.all(x, !has(x.namespace) || x.namespace != x.name)"], _ref_schema())
+    rules = cel.node_rules(node)
+    made: list[Any] = []
+    original = projection.projector
+
+    def counting(*args: Any) -> Any:
+        made.append(args[0])
+        return original(*args)
+
+    monkeypatch.setattr(program, "projector", counting)
+    monkeypatch.setattr(projection, "project", lambda *args: pytest.fail("project called"))
+    for tenant in ("a", "b", "c"):
+        refs = [{"name": f"{tenant}-gw", "namespace": tenant, "port": 80}, {"name": f"{tenant}-gw", "namespace": "x"}]
+        assert cel.rules_key(rules, refs, {}, node) is not None
+    assert len(made) == 1
+    # The same pattern in other names is one key, another is not (worked out by hand: name 0 name
+    # 0 in both, namespaces 1 and 2 against 1 and 1).
+    alike = cel.rules_key(rules, [{"name": "p", "namespace": "q", "port": 80}, {"name": "p", "namespace": "r"}], {}, node)
+    other = cel.rules_key(rules, [{"name": "p", "namespace": "q", "port": 80}, {"name": "p", "namespace": "q"}], {}, node)
+    assert alike == cel.rules_key(
+        rules, [{"name": "a-gw", "namespace": "a", "port": 80}, {"name": "a-gw", "namespace": "x"}], {}, node
+    )
+    assert alike != other

@@ -11,13 +11,12 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from policylint.identity import IdentityMap
 from policylint.k8s.cel.convert import _info
 from policylint.k8s.cel.cost import PER_CALL_LIMIT, weight
 from policylint.k8s.cel.evaluator import _Compiler
 from policylint.k8s.cel.parser import Node, parse
 from policylint.k8s.cel.patterns import equality_literals
-from policylint.k8s.cel.projection import NO_KEY, Need, merged, need_of, project, reads_schema
+from policylint.k8s.cel.projection import NO_KEY, Need, Projector, merged, need_of, project, projector, reads_schema
 from policylint.k8s.cel.values import _NONE, Activation, CompileError, CostExceeded, Eval, EvalError, TooLarge, type_name
 from policylint.k8s.shapes import SharedShapes
 
@@ -175,7 +174,6 @@ def result_key(
 
 
 _TOGETHER: Any = object()  # the first part of a key made by `rules_key`
-_UNPLANNED: Any = object()  # a node not in `_TOGETHERS` yet
 
 
 def rules_key(
@@ -191,24 +189,26 @@ def rules_key(
     plan = _together(node, rules)
     if plan is None:
         return None
-    need, literals, info = plan
-    got = project(value, need, shapes, shape, None if literals is None else dict(literals), info)
+    keyed, literals = plan
+    got = keyed(value, shapes, None if literals is None else dict(literals))
     return None if got is NO_KEY else (_TOGETHER, got)
 
 
-# Schema node -> what its rules read together, their literals' numbers when every rule only
-# compares for equality, and the node's conversion info; None: no key (`rules_key`).
-_TOGETHERS: IdentityMap[Mapping[str, Any], tuple[Need, dict[str, int] | None, Any] | None] = IdentityMap()
+# id of a schema node -> (the node, held so that its id stays its own; `project` of what its rules
+# read together, with the node's conversion info, made once per node: `projection.projector`; and
+# their literals' numbers when every rule only compares for equality), or (the node, None): no key
+# (`rules_key`). A dict by id, looked up without a call: every new value under the node asks.
+_TOGETHERS: dict[int, tuple[Mapping[str, Any], tuple[Projector, dict[str, int] | None] | None]] = {}
 
 
 def _together(
     node: Mapping[str, Any], rules: tuple[tuple[Mapping[str, Any], Compiled], ...]
-) -> tuple[Need, dict[str, int] | None, Any] | None:
-    got = _TOGETHERS.get(node, _UNPLANNED)  # one lookup, not `in` and then `[]`: every new value asks
-    if got is not _UNPLANNED:
-        return got
+) -> tuple[Projector, dict[str, int] | None] | None:
+    got = _TOGETHERS.get(id(node))
+    if got is not None and got[0] is node:
+        return got[1]
     needs = [compiled.need for _, compiled in rules if compiled.need is not None]
-    plan: tuple[Need, dict[str, int] | None, Any] | None = None
+    plan: tuple[Projector, dict[str, int] | None] | None = None
     # One rule's own key is the same part; a rule that reads `self` whole leaves only the shape.
     if len(needs) == len(rules) > 1:
         literals: dict[str, int] | None = {}
@@ -218,10 +218,10 @@ def _together(
                 continue
             for text in compiled.literals:
                 literals.setdefault(text, len(literals))
-        plan = (merged(needs), literals, _info(node))
+        plan = (projector(merged(needs), shape, literals is not None, _info(node)), literals)
     if len(_TOGETHERS) > 100_000:
         _TOGETHERS.clear()  # CRDs read from many inputs in one process (tests): bounded
-    _TOGETHERS[node] = plan
+    _TOGETHERS[id(node)] = (node, plan)
     return plan
 
 
@@ -324,15 +324,17 @@ def _scalar_shape(value: Any) -> Any:
 
 
 _VALIDATIONS = "x-kubernetes-validations"
-_NODE_RULES: IdentityMap[Mapping[str, Any], tuple[tuple[Mapping[str, Any], Compiled], ...]] = IdentityMap()
+# id of a schema node -> (the node, held so that its id stays its own; its rules): a dict by id,
+# looked up without a call, as every value with rules of its own asks.
+_NODE_RULES: dict[int, tuple[Mapping[str, Any], tuple[tuple[Mapping[str, Any], Compiled], ...]]] = {}
 
 
 def node_rules(node: Mapping[str, Any]) -> tuple[tuple[Mapping[str, Any], Compiled], ...]:
     """The `x-kubernetes-validations` of a schema node that are evaluated, compiled, in order:
     (the validation, its compiled rule). Worked out once per node (by its identity)."""
-    got = _NODE_RULES.get(node)
-    if got is not None:
-        return got
+    got = _NODE_RULES.get(id(node))
+    if got is not None and got[0] is node:
+        return got[1]
     found = []
     for validation in node.get(_VALIDATIONS) or ():
         rule = validation.get("rule") if isinstance(validation, Mapping) else None
@@ -343,7 +345,7 @@ def node_rules(node: Mapping[str, Any]) -> tuple[tuple[Mapping[str, Any], Compil
     if len(_NODE_RULES) > 100_000:
         _NODE_RULES.clear()  # CRDs read from many inputs in one process (tests): bounded
     rules = tuple(found)
-    _NODE_RULES[node] = rules
+    _NODE_RULES[id(node)] = (node, rules)
     return rules
 
 

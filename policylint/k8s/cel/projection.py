@@ -199,7 +199,7 @@ def project(
     if need.whole:
         if strings is not None and type(value) is str and not need.size and not need.fields and need.items is None:
             number = strings.setdefault(value, len(strings))
-            return (_EQUAL, number) if info is not None and info.string else (_EQUAL, number, value)
+            return number if info is not None and info.string else (_EQUAL, number, value)
         got = shape(value, shapes)
         return NO_KEY if got is None else got
     t = type(value)
@@ -233,7 +233,11 @@ def project(
     return NO_KEY if got is None else got
 
 
-_EQUAL: Any = object()  # a string's number in an equality pattern
+# A string's number in an equality pattern, with the string where its node converts it to
+# something else; a string its node takes as it is stands for its bare number, which no other
+# part of a key is (a scalar's shape is the string itself or a tuple, a map's or list's a token or
+# a tuple): a number per string costs no tuple to make, hash and compare in every key.
+_EQUAL: Any = object()
 
 
 def _project_map(
@@ -264,10 +268,177 @@ def _project_map(
                 # `project`'s first case, without a call: most fields the equality rules read are
                 # strings (names, sections, protocols), each its number in the pattern.
                 number = strings.setdefault(got, len(strings))
-                got = (_EQUAL, number) if below is not None and below.string else (_EQUAL, number, got)
+                got = number if below is not None and below.string else (_EQUAL, number, got)
             else:
                 got = project(got, sub, shapes, shape, strings, below)
                 if got is NO_KEY:
                     return NO_KEY
         parts.append(got)  # absent, null or the part read: has() tells the first two apart
     return tuple(parts)
+
+
+# `project` with its need, its schema node's info and whether strings are numbered fixed: what
+# `program.rules_key` asks of every new value under a node (each Gateway's listeners, each route's
+# parentRefs, each policy's `spec`), worked out once per node. Called (value, shapes, strings).
+Projector = Callable[[Any, "dict[int, Any]", "dict[str, int] | None"], Any]
+
+
+def projector(need: Need, shape: Callable[[Any, dict[int, Any]], Any], numbered: bool, info: _Info | None) -> Projector:
+    """A function that gives `project(value, need, shapes, shape, strings, info)` for every value,
+    where `strings` is a dict exactly when `numbered`: the same key, made with what `project` asks
+    of `need` and `info` at each step (which fields a map's key reads, which of them are strings
+    numbered in the pattern, each one's schema node) decided here once rather than again for every
+    value, so that keying a new list of maps is a loop per map over its fields' plan."""
+    if need.whole:
+        if numbered and not need.size and not need.fields and need.items is None:
+            return _numbered_leaf(shape, info is not None and info.string)
+        return _whole(shape)
+    as_map = _map_projector(need, shape, numbered, info)
+    as_list = _list_projector(need, shape, numbered, info)
+    if not need.size and not need.fields and need.items is None:
+
+        def scalar(value: Any, shapes: dict[int, Any]) -> Any:
+            return type(value)  # a scalar nothing reads but its presence
+
+    else:
+        scalar = _whole(shape)
+
+    def project_(value: Any, shapes: dict[int, Any], strings: dict[str, int] | None) -> Any:
+        t = type(value)
+        if t is dict:
+            return as_map(value, shapes, strings)
+        if t is list:
+            return as_list(value, shapes, strings)
+        return scalar(value, shapes)
+
+    return project_
+
+
+def _whole(shape: Callable[[Any, dict[int, Any]], Any]) -> Callable[..., Any]:
+    """A value read whole: its shape."""
+
+    def whole(value: Any, shapes: dict[int, Any], strings: Any = None) -> Any:
+        got = shape(value, shapes)
+        return NO_KEY if got is None else got
+
+    return whole
+
+
+def _numbered_leaf(shape: Callable[[Any, dict[int, Any]], Any], string: bool) -> Projector:
+    """A value read whole and only compared for equality: a string its number in the pattern
+    (with the string where its node converts it to something else), anything else its shape."""
+
+    def leaf(value: Any, shapes: dict[int, Any], strings: dict[str, int] | None) -> Any:
+        if type(value) is str:
+            assert strings is not None
+            number = strings.setdefault(value, len(strings))
+            return number if string else (_EQUAL, number, value)
+        got = shape(value, shapes)
+        return NO_KEY if got is None else got
+
+    return leaf
+
+
+def _map_projector(need: Need, shape: Callable[[Any, dict[int, Any]], Any], numbered: bool, info: _Info | None) -> Projector:
+    """`_project_map` with its need and info fixed."""
+    if need.size and info is not None and info.kind == "map" and need.items is None and not need.fields:
+        nullable = info.additional is not None and info.additional.nullable
+
+        def size(value: dict[Any, Any], shapes: dict[int, Any], strings: dict[str, int] | None) -> Any:
+            return (_MAP, sum(1 for v in value.values() if v is not None or nullable))
+
+        return size
+    if need.size or need.items is not None or (need.escaped and (info is None or not info.kind.startswith("object"))):
+        return _whole(shape)
+    steps = _field_steps(need, shape, numbered, None if info is None else info.fields)
+
+    def project_map(value: dict[Any, Any], shapes: dict[int, Any], strings: dict[str, int] | None) -> Any:
+        parts: list[Any] = [_MAP]
+        append = parts.append
+        for name, how, string, sub, inner in steps:
+            got = value.get(name, _ABSENT)
+            if got is not _ABSENT and got is not None:
+                t = type(got)
+                if how == _BELOW:
+                    got = inner(got, shapes, strings) if t is dict else sub(got, shapes, strings)
+                    if got is NO_KEY:
+                        return NO_KEY
+                elif how == _PRESENT:
+                    # `project` of a value nothing reads but its presence: a map with no field
+                    # read, a list with no item read, a scalar's type.
+                    got = _BARE_MAP if t is dict else _LIST if t is list else t
+                elif t is str:  # most fields read: names, sections, protocols
+                    if how == _NUMBERED:
+                        assert strings is not None  # numbered only where strings are
+                        number = strings.setdefault(got, len(strings))
+                        got = number if string else (_EQUAL, number, got)
+                elif t is int or t is bool:
+                    got = (t, got)
+                else:
+                    got = sub(got, shapes, strings)
+                    if got is NO_KEY:
+                        return NO_KEY
+            append(got)  # absent, null or the part read: has() tells the first two apart
+        return tuple(parts)
+
+    return project_map
+
+
+def _field_steps(
+    need: Need, shape: Callable[[Any, dict[int, Any]], Any], numbered: bool, fields: dict[str, _Info] | None
+) -> tuple[tuple[str, int, bool, Projector, Projector], ...]:
+    """Per field `_map_projector` reads: its name; how it is keyed without a call where it can be
+    (`_BELOW`: a map by the map projector of what is read of it, anything else by its projector;
+    `_SHAPED`: read whole, a string, an integer or a boolean its shape, which `shape` gives as the
+    string itself or (type, value); `_NUMBERED`: the same, a string its number in the pattern, as
+    `project`'s first case; `_PRESENT`: only tested with has(), its kind); whether its node takes
+    a string as it is; its projector; and, for `_BELOW`, the projector of a map there."""
+    plan: list[tuple[str, int, bool, Projector, Projector]] = []
+    for name, sub in need.fields.items():
+        below = None if fields is None else fields.get(name)
+        how = _BELOW
+        if sub.whole:
+            how = _NUMBERED if numbered and not sub.size and not sub.fields and sub.items is None else _SHAPED
+        elif not sub.size and not sub.fields and sub.items is None and not sub.escaped:
+            how = _PRESENT
+        keyed = projector(sub, shape, numbered, below)
+        inner = _map_projector(sub, shape, numbered, below) if how == _BELOW else keyed
+        plan.append((name, how, below is not None and below.string, keyed, inner))
+    return tuple(plan)
+
+
+# How `_map_projector` keys a field's string, integer or boolean (see there).
+_BELOW, _SHAPED, _NUMBERED, _PRESENT = 0, 1, 2, 3
+_BARE_MAP = (_MAP,)  # a map no field of which is read
+
+
+def _list_projector(need: Need, shape: Callable[[Any, dict[int, Any]], Any], numbered: bool, info: _Info | None) -> Projector:
+    """`project` of a list, with its need and info fixed."""
+    if need.fields:
+        return _whole(shape)
+    each = need.items
+    if each is None:
+        counted = need.size
+
+        def bare(value: list[Any], shapes: dict[int, Any], strings: dict[str, int] | None) -> Any:
+            return (_LIST, len(value)) if counted else _LIST
+
+        return bare
+    inner = info.items if info is not None else None
+    item = projector(each, shape, numbered, inner)
+    # Most lists read item by item hold maps (listeners, references, a route's rules): their
+    # items go to the map's projector straight, as `project` sends them to `_project_map`.
+    as_map = None if each.whole else _map_projector(each, shape, numbered, inner)
+
+    def project_list(value: list[Any], shapes: dict[int, Any], strings: dict[str, int] | None) -> Any:
+        items: list[Any] = [_LIST]
+        append = items.append
+        for got in value:
+            if got is not None:
+                got = as_map(got, shapes, strings) if as_map is not None and type(got) is dict else item(got, shapes, strings)
+                if got is NO_KEY:
+                    return NO_KEY
+            append(got)
+        return tuple(items)
+
+    return project_list
