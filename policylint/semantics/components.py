@@ -147,7 +147,9 @@ def _directed(found: _Found, origins: list[int], removed: list[ObjectKey]) -> tu
     (policylint.semantics.directed); None where it declines: the joins of this search that are no
     reference with a direction (hosts of a service registry, classes joined to their Gateways),
     and those it declines itself."""
-    if found.graph.hosts or found.merged:
+    # Without joining a set where no class can join its Gateways (`classes_apart`): the sets are
+    # read only where the search declines.
+    if found.graph.hosts or not (found.graph.classes_apart() or not found.merged):
         return None
     searched = directed.search(found.names, found.namespaces_of, found.kinds, found.refs, origins, removed)
     if searched is None:
@@ -173,8 +175,23 @@ class _Found:
         self.namespaces_of = graph.namespaces()
         # What the graph read of each object once: its properties cost a call each, per object.
         self.names, self.kinds = graph.names(), graph.kinds()
-        self.sets, self.merged = graph.sets()
         self.existing = set(zip(self.namespaces_of, self.names))
+        self._sets: tuple[list[int], dict[int, int]] | None = None
+
+    @property
+    def sets(self) -> list[int]:
+        """The set of each object (`PartGraph.sets`), joined when first read."""
+        return self._joined()[0]
+
+    @property
+    def merged(self) -> dict[int, int]:
+        """The sets classes joined to their Gateways' (`PartGraph.sets`)."""
+        return self._joined()[1]
+
+    def _joined(self) -> tuple[list[int], dict[int, int]]:
+        if self._sets is None:
+            self._sets = self.graph.sets()
+        return self._sets
 
     def origins(self, origins: list[int], removed: list[ObjectKey], cluster_origins: list[ObjectKey]) -> set[int]:
         """The sets of `origins` and of the objects a near-miss hint may point from (the module

@@ -3,7 +3,9 @@ send traffic to each other's Services, what a change's part holds, what it leave
 the search declines and the part is what references join in either direction. Whether the
 findings are a run's over everything is tests/incremental/test_incremental.py's differential
 (value and reaching edits, held to the whole repository analysed) and
-tests/scope/test_scoped_analysis.py's property."""
+tests/scope/test_scoped_analysis.py's property. Where no class can join its Gateways, the
+directed part is found without joining the sets (`PartGraph.classes_apart`): checked here against
+the sets, and by tests/scope/test_part_graph.py's random edits."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ import pytest
 import yaml
 
 from policylint.pipeline import LintRequest
-from policylint.semantics import components
+from policylint.semantics import components, partgraph
+from policylint.semantics.partgraph import PartGraph
 
 GW = "gateway.networking.k8s.io"
 
@@ -187,3 +190,85 @@ def test_a_label_selector_target_reads_its_namespace_whole(tmp_path: Path) -> No
     assert found is not None and "by-label" in found[0]
     found = _part(tmp_path, "t11.yaml")
     assert found is not None and "by-label" not in found[1] and "r11" in found[0]
+
+
+def _graph(root: Path) -> PartGraph:
+    from policylint.pipeline import _project
+
+    graph = PartGraph()
+    graph.update(_project(LintRequest(paths=[str(root)]))[0].index.objects, {})
+    return graph
+
+
+def test_the_directed_part_joins_no_set_where_no_class_can_join_its_gateways(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sets are read only where the directed search declines: on tenants whose one class is
+    named by their Gateways alone, `classes_apart` proves no class joins its Gateways, so a change's
+    directed part joins no set (no file's edges worked out; every file's on the tree before), and
+    is the part found when the sets are joined to tell it."""
+    _chain(tmp_path, n=16)
+    graph = _graph(tmp_path)
+    assert graph.classes_apart()
+    assert graph.sets()[1] == {}  # what it proves
+    connected: list[int] = []
+    real = partgraph._File.connect
+
+    def connect(self: partgraph._File, facts: Any) -> None:
+        connected.append(len(self.objects))
+        real(self, facts)
+
+    monkeypatch.setattr(partgraph._File, "connect", connect)
+    found = _part(tmp_path, "t06.yaml")
+    assert found is not None and connected == []
+    monkeypatch.setattr(PartGraph, "classes_apart", lambda self: False)
+    assert _part(tmp_path, "t06.yaml") == found
+    assert len(connected) == 18  # every file's edges: the sets joined to tell the classes apart
+
+
+_CLASS = {"apiVersion": f"{GW}/v1", "kind": "GatewayClass", "metadata": {"name": "eg"}, "spec": {"controllerName": "y"}}
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        # A policy on the class: the class's set holds it (the sets join the class's Gateways).
+        [
+            {
+                "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+                "kind": "ClientTrafficPolicy",
+                "metadata": {"name": "class-wide", "namespace": "t0"},
+                "spec": {"targetRefs": [{"group": GW, "kind": "GatewayClass", "name": "eg"}]},
+            }
+        ],
+        # Another class of the name (PL005): its set holds another object.
+        [_CLASS],
+        # A Namespace of the class's name: the same node, a name in no namespace.
+        [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "eg"}}],
+        # A reference to the name in a namespace: it may be read as the class (a name in no
+        # namespace), so it is not proven apart, whether or not the sets join.
+        [
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "s", "namespace": "t0"},
+                "spec": {"ports": [{"port": 80}], "x": {"name": "eg"}},
+            }
+        ],
+    ],
+)
+def test_a_class_its_name_can_join_is_not_proven_apart(tmp_path: Path, extra: list[dict[str, Any]]) -> None:
+    _chain(tmp_path, extra=extra)
+    assert not _graph(tmp_path).classes_apart()
+
+
+def test_a_class_with_parameters_is_not_proven_apart(tmp_path: Path) -> None:
+    """A class's parameters can merge its Gateways into one proxy: the sets join them."""
+    _chain(tmp_path)
+    (tmp_path / "class.yaml").write_text(
+        yaml.safe_dump({**_CLASS, "spec": {"controllerName": "x", "parametersRef": {"group": "g", "kind": "K", "name": "p"}}}),
+        encoding="utf-8",
+    )
+    graph = _graph(tmp_path)
+    assert not graph.classes_apart()
+    assert graph.sets()[1] != {}
