@@ -226,6 +226,12 @@ class PartGraph:
         return self._facts is not None and bool(self._facts.hosts)
 
     @property
+    def joined(self) -> bool:
+        """Whether the sets of the last update's objects are joined (read by a search since the
+        graph was made, and kept up to date since), so that reading them costs no join."""
+        return self._current
+
+    @property
     def fresh(self) -> bool:
         """Whether no run brought the sets to its objects yet."""
         return self._facts is None
@@ -488,15 +494,17 @@ class PartGraph:
     def firsts(self) -> set[int]:
         """The place of the first object of each kind in the project index's order (what the
         index sorts by, `ordering.order_key`, read from the graph), none built for it."""
-        best: dict[tuple[str, str], tuple[Order, int]] = {}
+        best: dict[tuple[str, str], tuple[tuple[str, str], _File, int, int]] = {}
         start = 0
         for entry in self._files.values():
             for gk, i in entry.firsts().items():
-                key, found = entry.order_key(i), best.get(gk)
-                if found is None or key < found[0]:
-                    best[gk] = (key, start + i)
+                # By namespace and name, the place (a path formatted) only between objects of
+                # one key: the kind is the same, and the rest of the index's order follows.
+                key, found = (entry.namespaces[i] or "", entry.names[i]), best.get(gk)
+                if found is None or key < found[0] or (key == found[0] and entry.order_key(i) < found[1].order_key(found[2])):
+                    best[gk] = (key, entry, i, start + i)
             start += len(entry.objects)
-        return {k for _, k in best.values()}
+        return {found[3] for found in best.values()}
 
     def label_of(self, node: tuple[str | None, str]) -> int | None:
         """The label of the set a name in a namespace is in (before classes join), if any object

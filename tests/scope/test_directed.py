@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from policylint.pipeline import LintRequest
-from policylint.semantics import components, partgraph
+from policylint.semantics import components, directed, partgraph
 from policylint.semantics.partgraph import PartGraph
 
 GW = "gateway.networking.k8s.io"
@@ -68,14 +68,14 @@ def _tenant(k: int, reaches: list[int]) -> list[dict[str, Any]]:
     ]
 
 
-def _chain(root: Path, n: int = 12, extra: list[dict[str, Any]] | None = None) -> None:
-    """`n` tenants, each reaching the two before it, one file per tenant (`t{k}.yaml`), their
-    Namespaces in a file of their own."""
+def _chain(root: Path, n: int = 12, extra: list[dict[str, Any]] | None = None, *, reaching: bool = True) -> None:
+    """`n` tenants, each reaching the two before it (`reaching`; else none), one file per tenant
+    (`t{k}.yaml`), their Namespaces in a file of their own."""
     root.mkdir(exist_ok=True)
     namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"t{k}"}} for k in range(n)]
     (root / "namespaces.yaml").write_text(yaml.safe_dump_all(namespaces), encoding="utf-8")
     for k in range(n):
-        docs = _tenant(k, [j for j in (k - 1, k - 2) if j >= 0])
+        docs = _tenant(k, [j for j in (k - 1, k - 2) if j >= 0 and reaching])
         (root / f"t{k:02d}.yaml").write_text(yaml.safe_dump_all(docs), encoding="utf-8")
     (root / "class.yaml").write_text(
         yaml.safe_dump(
@@ -272,3 +272,33 @@ def test_a_class_with_parameters_is_not_proven_apart(tmp_path: Path) -> None:
     graph = _graph(tmp_path)
     assert not graph.classes_apart()
     assert graph.sets()[1] != {}
+
+
+def test_a_search_after_the_sets_were_joined_takes_their_part_where_it_is_small(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The change's base side searches after its staged side, in one process: where the staged side
+    joined the sets (its change held a Namespace, which the directed search declines), a part of
+    the sets of at most `SETS_FIRST` of the objects is taken without the directed search's index
+    of every object's references (built on the tree before), and holds the objects the directed
+    part holds: tenant 6's five, on 60 tenants reaching no other."""
+    _chain(tmp_path, n=60, reaching=False)
+    from policylint.pipeline import _project
+
+    objects = _project(LintRequest(paths=[str(tmp_path)]))[0].index.objects
+    built: list[int] = []
+    real = directed._Graph.__init__
+
+    def count(self: directed._Graph, *args: Any) -> None:
+        built.append(1)
+        real(self, *args)
+
+    monkeypatch.setattr(directed._Graph, "__init__", count)
+    graph = PartGraph()
+    staged = components.scope(objects, [str(tmp_path / "namespaces.yaml")], min_objects=0, max_share=1.0, kept=graph)
+    assert staged is not None and graph.joined and built == []
+    base = components.scope(objects, [str(tmp_path / "t06.yaml")], min_objects=0, max_share=1.0, kept=graph)
+    assert base is not None and built == []
+    alone = components.scope(objects, [str(tmp_path / "t06.yaml")], min_objects=0, max_share=1.0)
+    assert alone is not None and built == [1]
+    assert {k.name for k in base.members} == {k.name for k in alone.members} == {"gw6", "r6", "svc6", "allow6", "p6"}
