@@ -33,6 +33,12 @@ of their first Gateways (`sets`); both are worked out from each object's place i
 
 GatewayClasses join their Gateways after the sets are found, as `components` describes, over the
 labels: the rule reads the sets, not edges, and costs one step per class and Gateway.
+
+The sets are joined when first read, not by `update`: the directed part
+(policylint.semantics.directed) reads them only where it declines, and where it can prove no class
+joins its Gateways without them (`classes_apart`); a first run that it decides alone joined every
+object for nothing (docs/performance.md, "The hook's first run after one value changed: the sets
+joined only when read"). Once joined, each update keeps them so.
 tests/scope/test_part_graph.py compares every update with the sets joined from nothing.
 """
 
@@ -206,6 +212,10 @@ class PartGraph:
         self._label_nodes: dict[int, list[Any]] = {}
         self._not_gateways: dict[int, int] = {}  # label -> how many of its objects are not Gateways
         self._next = 0
+        # Whether the labels are the sets of the last update's objects: a search that the directed
+        # part decides alone never reads them (`classes_apart`), so they are joined when first
+        # read (`_labelled`), from nothing, and kept up to date by each update from then on.
+        self._current = False
         # This run's objects in input order: file, position in it.
         self.order: list[tuple[_File, int]] = []
         self.everywhere = False
@@ -214,6 +224,12 @@ class PartGraph:
     def hosts(self) -> bool:
         """Whether an object of the last update declares hosts of a service registry."""
         return self._facts is not None and bool(self._facts.hosts)
+
+    @property
+    def joined(self) -> bool:
+        """Whether the sets of the last update's objects are joined (read by a search since the
+        graph was made, and kept up to date since), so that reading them costs no join."""
+        return self._current
 
     @property
     def fresh(self) -> bool:
@@ -251,6 +267,10 @@ class PartGraph:
         for entry in changed:
             entry.labels = [-1] * len(entry.objects)
         facts = _facts(files.values())
+        if not self._current:
+            # No labels to bring up to date: joined from nothing if ever read.
+            self._facts = facts
+            return
         if facts != self._facts:
             self._facts = facts
             everything = [(entry, i) for entry in files.values() for i in range(len(entry.objects))]
@@ -271,6 +291,49 @@ class PartGraph:
         # label, which the other objects of its set keep too.
         again = [(entry, i) for entry in files.values() for i, label in enumerate(entry.labels) if label < 0 or label in affected]
         self._relabel(again, affected)
+
+    def _labelled(self) -> None:
+        """Join every object from nothing unless the labels are the last update's sets."""
+        if self._current:
+            return
+        self._node_label, self._label_nodes, self._not_gateways = {}, {}, {}
+        self._relabel([(entry, i) for entry in self._files.values() for i in range(len(entry.objects))], set())
+        self._current = True
+
+    def classes_apart(self) -> bool:
+        """Whether no GatewayClass joins its Gateways in `sets` (its second answer empty), proven
+        from what each object reads without joining any set; False: that takes the sets.
+
+        `sets` joins a class's Gateways when the class references something, or when an object
+        other than the class and Gateways is in the set of the class's name. Where the class is the
+        only object bearing its name among the cluster-scoped ones, references nothing, declares
+        no host and no reference anywhere is to its name (nor does a selector reach the
+        cluster-scoped objects whole), its only edge is its name's node and that node has no other
+        object: its set is the class alone, so it joins nothing; and where no class joins, each
+        class reads the sets as they are, whatever the order."""
+        facts = self._facts
+        if facts is None:
+            return False
+        named: set[str] = set()  # classes named by a Gateway
+        for entry in self._files.values():
+            named.update(name for name in entry.gateways.values() if name is not None)
+        if not named:
+            return True
+        if None in facts.wide or any(not named.isdisjoint(entry.ref_names) for entry in self._files.values()):
+            return False
+        bearing: dict[str, int] = {}  # of the names in `named`: 1, the one class of its name; -1, not proven
+        for entry in self._files.values():
+            if None not in entry.namespaces:
+                continue
+            for i, (name, own) in enumerate(zip(entry.names, entry.namespaces)):
+                if own is None and name in named:
+                    if bearing.get(name) is not None or entry.kinds[i] != _GATEWAY_CLASS:
+                        bearing[name] = -1  # another object of the name, or not a class: not proven
+                    elif entry.refs[i] or entry.declared[i]:
+                        bearing[name] = -1
+                    else:
+                        bearing[name] = 1
+        return all(n > 0 for n in bearing.values())
 
     def _relabel(self, slots: Sequence[tuple[_File, int]], affected: set[int]) -> None:
         """Join the objects at `slots` again: the objects of the sets labelled `affected`, and the
@@ -348,6 +411,7 @@ class PartGraph:
         Gateways (`components._join_classes` before): a class that something other than its
         Gateways references, or that has parameters, joins them, class by class in the order of
         each class's first Gateway, each reading the sets the classes before it joined."""
+        self._labelled()
         order = self.order
         base = [entry.labels[i] for entry, i in order]
         by_class: dict[str, list[int]] = {}
@@ -430,19 +494,22 @@ class PartGraph:
     def firsts(self) -> set[int]:
         """The place of the first object of each kind in the project index's order (what the
         index sorts by, `ordering.order_key`, read from the graph), none built for it."""
-        best: dict[tuple[str, str], tuple[Order, int]] = {}
+        best: dict[tuple[str, str], tuple[tuple[str, str], _File, int, int]] = {}
         start = 0
         for entry in self._files.values():
             for gk, i in entry.firsts().items():
-                key, found = entry.order_key(i), best.get(gk)
-                if found is None or key < found[0]:
-                    best[gk] = (key, start + i)
+                # By namespace and name, the place (a path formatted) only between objects of
+                # one key: the kind is the same, and the rest of the index's order follows.
+                key, found = (entry.namespaces[i] or "", entry.names[i]), best.get(gk)
+                if found is None or key < found[0] or (key == found[0] and entry.order_key(i) < found[1].order_key(found[2])):
+                    best[gk] = (key, entry, i, start + i)
             start += len(entry.objects)
-        return {k for _, k in best.values()}
+        return {found[3] for found in best.values()}
 
     def label_of(self, node: tuple[str | None, str]) -> int | None:
         """The label of the set a name in a namespace is in (before classes join), if any object
         bears or references it."""
+        self._labelled()
         return self._node_label.get(node)
 
 

@@ -110,10 +110,16 @@ def _typo(files: dict[str, list[dict[str, Any]]], namespace: str) -> list[dict[s
     return next(docs for docs in files.values() if any(d is policy for d in docs))
 
 
+@pytest.mark.parametrize("sets_read", [False, True])
 def test_the_base_side_reuses_the_objects_and_the_sets_of_the_changes_side(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counted: dict[str, list[Any]]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counted: dict[str, list[Any]], sets_read: bool
 ) -> None:
+    """`sets_read`: the sets joined for the directed search to tell that no class joins its
+    Gateways (`PartGraph.classes_apart` made to fail), as on the tree before; else it tells that
+    without them, and neither side joins a set."""
     monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    if sets_read:
+        monkeypatch.setattr(partgraph.PartGraph, "classes_apart", lambda self: False)
     root = tmp_path / "repo"
     files = _corpus(11, 130, isolated=True)
     objects = sum(len(docs) for docs in files.values())
@@ -141,8 +147,11 @@ def test_the_base_side_reuses_the_objects_and_the_sets_of_the_changes_side(
     # One part search over every object; the base's is an edit of its sets: the sets the changed
     # policy was in and reaches are joined again, not the others.
     joined = counted["joined"]
-    assert joined[0] == objects
-    assert sum(joined[1:]) < objects / 2
+    if sets_read:
+        assert joined[0] == objects
+        assert sum(joined[1:]) < objects / 2
+    else:
+        assert joined == []  # the directed part decided both sides alone
     # Yet of the objects outside the parts only what the two parts hold is built: the search read
     # the other files from their shells' rows (the tree before built every object for it).
     assert len(counted["built"]) < objects / 2

@@ -3,7 +3,9 @@ send traffic to each other's Services, what a change's part holds, what it leave
 the search declines and the part is what references join in either direction. Whether the
 findings are a run's over everything is tests/incremental/test_incremental.py's differential
 (value and reaching edits, held to the whole repository analysed) and
-tests/scope/test_scoped_analysis.py's property."""
+tests/scope/test_scoped_analysis.py's property. Where no class can join its Gateways, the
+directed part is found without joining the sets (`PartGraph.classes_apart`): checked here against
+the sets, and by tests/scope/test_part_graph.py's random edits."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ import pytest
 import yaml
 
 from policylint.pipeline import LintRequest
-from policylint.semantics import components
+from policylint.semantics import components, directed, partgraph
+from policylint.semantics.partgraph import PartGraph
 
 GW = "gateway.networking.k8s.io"
 
@@ -65,14 +68,14 @@ def _tenant(k: int, reaches: list[int]) -> list[dict[str, Any]]:
     ]
 
 
-def _chain(root: Path, n: int = 12, extra: list[dict[str, Any]] | None = None) -> None:
-    """`n` tenants, each reaching the two before it, one file per tenant (`t{k}.yaml`), their
-    Namespaces in a file of their own."""
+def _chain(root: Path, n: int = 12, extra: list[dict[str, Any]] | None = None, *, reaching: bool = True) -> None:
+    """`n` tenants, each reaching the two before it (`reaching`; else none), one file per tenant
+    (`t{k}.yaml`), their Namespaces in a file of their own."""
     root.mkdir(exist_ok=True)
     namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"t{k}"}} for k in range(n)]
     (root / "namespaces.yaml").write_text(yaml.safe_dump_all(namespaces), encoding="utf-8")
     for k in range(n):
-        docs = _tenant(k, [j for j in (k - 1, k - 2) if j >= 0])
+        docs = _tenant(k, [j for j in (k - 1, k - 2) if j >= 0 and reaching])
         (root / f"t{k:02d}.yaml").write_text(yaml.safe_dump_all(docs), encoding="utf-8")
     (root / "class.yaml").write_text(
         yaml.safe_dump(
@@ -187,3 +190,115 @@ def test_a_label_selector_target_reads_its_namespace_whole(tmp_path: Path) -> No
     assert found is not None and "by-label" in found[0]
     found = _part(tmp_path, "t11.yaml")
     assert found is not None and "by-label" not in found[1] and "r11" in found[0]
+
+
+def _graph(root: Path) -> PartGraph:
+    from policylint.pipeline import _project
+
+    graph = PartGraph()
+    graph.update(_project(LintRequest(paths=[str(root)]))[0].index.objects, {})
+    return graph
+
+
+def test_the_directed_part_joins_no_set_where_no_class_can_join_its_gateways(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sets are read only where the directed search declines: on tenants whose one class is
+    named by their Gateways alone, `classes_apart` proves no class joins its Gateways, so a change's
+    directed part joins no set (no file's edges worked out; every file's on the tree before), and
+    is the part found when the sets are joined to tell it."""
+    _chain(tmp_path, n=16)
+    graph = _graph(tmp_path)
+    assert graph.classes_apart()
+    assert graph.sets()[1] == {}  # what it proves
+    connected: list[int] = []
+    real = partgraph._File.connect
+
+    def connect(self: partgraph._File, facts: Any) -> None:
+        connected.append(len(self.objects))
+        real(self, facts)
+
+    monkeypatch.setattr(partgraph._File, "connect", connect)
+    found = _part(tmp_path, "t06.yaml")
+    assert found is not None and connected == []
+    monkeypatch.setattr(PartGraph, "classes_apart", lambda self: False)
+    assert _part(tmp_path, "t06.yaml") == found
+    assert len(connected) == 18  # every file's edges: the sets joined to tell the classes apart
+
+
+_CLASS = {"apiVersion": f"{GW}/v1", "kind": "GatewayClass", "metadata": {"name": "eg"}, "spec": {"controllerName": "y"}}
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        # A policy on the class: the class's set holds it (the sets join the class's Gateways).
+        [
+            {
+                "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+                "kind": "ClientTrafficPolicy",
+                "metadata": {"name": "class-wide", "namespace": "t0"},
+                "spec": {"targetRefs": [{"group": GW, "kind": "GatewayClass", "name": "eg"}]},
+            }
+        ],
+        # Another class of the name (PL005): its set holds another object.
+        [_CLASS],
+        # A Namespace of the class's name: the same node, a name in no namespace.
+        [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "eg"}}],
+        # A reference to the name in a namespace: it may be read as the class (a name in no
+        # namespace), so it is not proven apart, whether or not the sets join.
+        [
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "s", "namespace": "t0"},
+                "spec": {"ports": [{"port": 80}], "x": {"name": "eg"}},
+            }
+        ],
+    ],
+)
+def test_a_class_its_name_can_join_is_not_proven_apart(tmp_path: Path, extra: list[dict[str, Any]]) -> None:
+    _chain(tmp_path, extra=extra)
+    assert not _graph(tmp_path).classes_apart()
+
+
+def test_a_class_with_parameters_is_not_proven_apart(tmp_path: Path) -> None:
+    """A class's parameters can merge its Gateways into one proxy: the sets join them."""
+    _chain(tmp_path)
+    (tmp_path / "class.yaml").write_text(
+        yaml.safe_dump({**_CLASS, "spec": {"controllerName": "x", "parametersRef": {"group": "g", "kind": "K", "name": "p"}}}),
+        encoding="utf-8",
+    )
+    graph = _graph(tmp_path)
+    assert not graph.classes_apart()
+    assert graph.sets()[1] != {}
+
+
+def test_a_search_after_the_sets_were_joined_takes_their_part_where_it_is_small(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The change's base side searches after its staged side, in one process: where the staged side
+    joined the sets (its change held a Namespace, which the directed search declines), a part of
+    the sets of at most `SETS_FIRST` of the objects is taken without the directed search's index
+    of every object's references (built on the tree before), and holds the objects the directed
+    part holds: tenant 6's five, on 60 tenants reaching no other."""
+    _chain(tmp_path, n=60, reaching=False)
+    from policylint.pipeline import _project
+
+    objects = _project(LintRequest(paths=[str(tmp_path)]))[0].index.objects
+    built: list[int] = []
+    real = directed._Graph.__init__
+
+    def count(self: directed._Graph, *args: Any) -> None:
+        built.append(1)
+        real(self, *args)
+
+    monkeypatch.setattr(directed._Graph, "__init__", count)
+    graph = PartGraph()
+    staged = components.scope(objects, [str(tmp_path / "namespaces.yaml")], min_objects=0, max_share=1.0, kept=graph)
+    assert staged is not None and graph.joined and built == []
+    base = components.scope(objects, [str(tmp_path / "t06.yaml")], min_objects=0, max_share=1.0, kept=graph)
+    assert base is not None and built == []
+    alone = components.scope(objects, [str(tmp_path / "t06.yaml")], min_objects=0, max_share=1.0)
+    assert alone is not None and built == [1]
+    assert {k.name for k in base.members} == {k.name for k in alone.members} == {"gw6", "r6", "svc6", "allow6", "p6"}

@@ -3,7 +3,9 @@ changed (policylint/semantics/partgraph.py), are those joined from nothing, afte
 random edit sequences: objects deleted, renamed (splitting a set), pointed at another tenant's
 Service (joining two), moved between files, files deleted and added, a grant, a label selector or a
 host of a service registry appearing (the facts every edge reads), a Gateway's class changed, a
-GatewayClass given parameters, and values changed that the graph does not read.
+GatewayClass given parameters, and values changed that the graph does not read. Where a graph
+proves no class joins its Gateways without joining the sets (`classes_apart`, which the directed
+part takes), the sets joined from nothing join none.
 
 As a language server runs them (policylint.incremental.resident), the objects of a file whose
 text did not change are the same objects as the step before; the others are built anew.
@@ -218,6 +220,11 @@ def _sequence(root: Path, seed: int, steps: int) -> None:
         cold = PartGraph()
         cold.update(objects, HOSTS)
         assert _partition(graph) == _partition(cold), f"seed {seed}, step {step}"
+        # What the directed part takes without joining the sets: no class joins its Gateways.
+        fresh = PartGraph()
+        fresh.update(objects, HOSTS)
+        if fresh.classes_apart():
+            assert cold.sets()[1] == {}, f"seed {seed}, step {step}"
         files = sorted({o.doc.file for o in objects})
         origins = rng.sample(files, k=min(3, len(files)))
         assert _parts(objects, graph, origins, removed) == _parts(objects, None, origins, removed), f"seed {seed}, step {step}"
@@ -320,8 +327,10 @@ def test_a_search_from_nothing_reads_each_files_objects_once(tmp_path: Path, mon
 
     monkeypatch.setattr(partgraph._File, "connect", connect)
     monkeypatch.setattr(K8sObject, "kind", property(kind))
-    found = components.scope(objects, [objects[0].doc.file], min_objects=0, max_share=1.0)
+    graph = PartGraph()
+    found = components.scope(objects, [objects[0].doc.file], min_objects=0, max_share=1.0, kept=graph)
     assert found is not None and found.objects
+    graph.sets()  # joined if the search did not (the directed part does not read them)
     files = {o.doc.file for o in objects}
     assert len(connected) == len(files)
     assert len(kinds) <= 2 * len(objects)  # the graph's own reading of them (`_File`)
