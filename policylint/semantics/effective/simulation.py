@@ -692,9 +692,9 @@ class Simulation:
             group.gateways = None
             group.contributors = ()
         self._first_result = defaultdict(dict)
-        # The blast radii are read by the JSON report's policies section, `explain`, an editor's
-        # hover and PL608 when max-affected is set, and by nothing else: a run without them (text, SARIF,
-        # the hook, a run without the JSON report) never counts them, 0.05-0.07 s of the
+        # The blast radii are read by the policies section of the JSON and Markdown reports,
+        # `explain`, an editor's hover and PL608 when max-affected is set, and by nothing else: a
+        # run without them (text, SARIF, the hook) never counts them, 0.05-0.07 s of the
         # simulation on the 10k corpora. A long-lived process counts them now: its kept walks keep
         # the backends below their nodes (`keep_below`) for its next run.
         self._radii_pending = True
