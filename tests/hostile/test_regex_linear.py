@@ -358,7 +358,7 @@ PATTERNS: dict[str, Adversarial] = {
         ("search", "finditer"), lambda n: ["a: b\n" * (n // 5), "'" * n]
     ),
     "policylint.input.blockpaths._ODD_LINE": Adversarial(
-        ("search",),
+        ("search", "match"),
         lambda n: [
             "\n" + " " * n,
             "\n" + "- " * (n // 2) + "x",

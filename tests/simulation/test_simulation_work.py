@@ -364,6 +364,38 @@ def test_contexts_tallied_together_are_those_of_the_walk_one_by_one(corpus: Path
     assert sum(group.count for group in sim._groups.values()) > 3 * len(sim._groups)
 
 
+def test_the_blast_radii_are_counted_when_first_asked_for(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run whose output shows no blast radius (no policies section: the text report, the hook)
+    counts none: every policy's reach is still held after the run. The first question counts each
+    reach once and lets go of them, the counts those of the differential below; a run with the
+    JSON report's policies section counts each reach once, before its rules run."""
+    from policylint.pipeline import LintRequest, lint
+    from policylint.semantics.effective import walkplan
+
+    counted: list[object] = []
+
+    def counting(affects: Any, reach: Any, below: Any) -> None:
+        counted.append(reach)
+        walkplan.count_reach(affects, reach, below)
+
+    monkeypatch.setattr(simulation_module, "count_reach", counting)
+    sim = lint(LintRequest(paths=[str(corpus)])).project.simulation()
+    assert counted == []
+    held = len(sim._reach)
+    assert held > 20
+    policy = next(p for p in sim.resolution.policies() if p.obj in sim._reach)
+    assert sim.policy_affects(policy).contexts > 0
+    assert len(counted) == held and not sim._reach and not sim._backends_below and not sim._children
+    sim.policy_affects(policy)
+    assert len(counted) == held
+    counted.clear()
+    reported = lint(LintRequest(paths=[str(corpus)], report_policies=True))
+    assert len(counted) == held and not reported.project.simulation()._reach
+    assert reported.policy_reports is not None
+    by_place = {(p["file"], p["line"]): p["affects"] for p in reported.policy_reports}
+    assert by_place[(policy.obj.doc.file, policy.obj.doc.line)] == sim.policy_affects(policy).counts()
+
+
 def test_a_policy_s_blast_radius_is_counted_from_its_contexts(corpus: Path) -> None:
     """A differential against the count node by node: each policy's routes, rules, listeners,
     Gateways and backends are those of the paths of the contexts where it is in force (Enforced

@@ -7,17 +7,18 @@ policy."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import field
 
 from policylint.k8s.objects import ObjectKey
 from policylint.profiles.registry import PolicyProfile
-from policylint.semantics.effective.facets import RANK, Facet, FoldResult, NodeKey, OrderSensitivity
+from policylint.semantics.effective.facets import LEVELS, RANK, Affects, Facet, FoldResult, NodeKey, OrderSensitivity
 from policylint.semantics.effective.folds import States
 from policylint.values import record
 
 _ROUTE_RANK, _RULE_RANK, _BACKEND_RANK, _PORT_RANK = RANK["route"], RANK["rule"], RANK["backend"], RANK["port"]
+_BACKEND_LEVELS = ("backend", "port")
 
 
 @record(slots=True)
@@ -31,6 +32,27 @@ class _Reach:
     # The contexts that end at a backend or a port. The others end at their node of rank `level`,
     # which `nodes` holds: the only one of that rank on the path.
     lasts: set[NodeKey] = field(default_factory=set)
+
+
+def count_reach(affects: Affects, reach: _Reach, below: Callable[[NodeKey], frozenset[NodeKey]]) -> None:
+    """A policy's blast radius from the nodes its contexts went through; `below`: the backends
+    below a node (`Simulation.backends_below`)."""
+    affects.contexts = reach.contexts
+    nodes = reach.nodes  # distinct nodes: distinct rules, listeners and Gateways
+    # Counted by level over one list of the nodes' levels, in C: a Gateway's policy passes
+    # every node below the Gateway, and a test per node and level was most of this.
+    levels = [node[0] for node in nodes]
+    affects.rules += levels.count("rule")
+    affects.listeners += levels.count("listener")
+    affects.gateways += levels.count("gateway")
+    affects.routes = len({node[1] for node in nodes if node[0] == "rule" or node[0] == "route"})
+    ended = LEVELS[reach.level]
+    if ended not in _BACKEND_LEVELS:
+        # The contexts that ended at a node of the kind's level: the only one of that rank on
+        # their path, so every such node is one.
+        affects.backends.update(*[below(node) for node in nodes if node[0] == ended])
+    if reach.lasts:
+        affects.backends.update(*[below(last) for last in reach.lasts])
 
 
 @record(slots=True)
