@@ -926,8 +926,14 @@ print(json.dumps([r[0] for r in workers.results_in_order(rules, results)]))
 def _run_workers(mode: str, rule_numbers: list[int], drain: bool = False) -> list[list[Any]]:
     # A fresh interpreter: the rules fork only from a process running no other thread, which a
     # test runner's process need not be.
+    result: list[list[Any]] = _run_script(_WORKERS_SCRIPT, mode, "drain" if drain else "-", *map(str, rule_numbers))
+    return result
+
+
+def _run_script(script: str, *args: str) -> Any:
+    """What `script` prints as JSON, run by a fresh interpreter in the checkout with `args`."""
     proc = subprocess.run(
-        [sys.executable, "-c", _WORKERS_SCRIPT, mode, "drain" if drain else "-", *map(str, rule_numbers)],
+        [sys.executable, "-c", script, *args],
         capture_output=True,
         text=True,
         timeout=RUN_TIMEOUT,
@@ -936,8 +942,7 @@ def _run_workers(mode: str, rule_numbers: list[int], drain: bool = False) -> lis
     )
     assert proc.returncode == 0, proc.stderr
     assert "DeprecationWarning" not in proc.stderr
-    result: list[list[Any]] = json.loads(proc.stdout)
-    return result
+    return json.loads(proc.stdout)
 
 
 class _Rule:
@@ -1213,16 +1218,7 @@ print(json.dumps({"here": taken, "child": max(sent, key=len) if sent else []}))
     ],
 )
 def test_this_process_takes_a_first_share_only_where_more_than_two_per_child_are_left(held: int, here: list[int]) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-c", _FIRST_SHARE_SCRIPT, str(held)],
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-        cwd=REPO,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    got = json.loads(proc.stdout)
+    got = _run_script(_FIRST_SHARE_SCRIPT, str(held))
     assert got["here"] == [
         ["here", "PL999", None],
         ["here", "PL101", None],
