@@ -17,13 +17,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from click.testing import CliRunner
 
 from policylint.cli import cli
 from policylint.commands import use_color as _use_color
-from policylint.findings import Finding, ResolvedRelated, Severity
+from policylint.findings import Finding, ResolvedRelated, Severity, SuppressionKind
 from policylint.k8s.objects import ObjectKey
 from policylint.reporters import FORMATS
 from policylint.reporters.json import help_uri
@@ -208,3 +209,35 @@ def test_colour_on_a_terminal_unless_no_color() -> None:
     assert "\x1b[1;31merror\x1b[0m" in forced
     json_on_tty = _run_on_a_terminal("--format", "json", *ARGS, no_color=False)
     assert "\x1b[" not in json_on_tty
+
+
+class _Findings:
+    """The parts of a run's result the text reporter reads (`policylint.reported.Reported`)."""
+
+    def __init__(self, findings: list[Finding], suppressed: list[Finding], show_suppressed: bool) -> None:
+        self.findings, self.suppressed, self.show_suppressed = findings, suppressed, show_suppressed
+
+    def introduced_by_change(self, finding: Finding) -> bool | None:
+        return None
+
+
+def test_the_text_report_is_written_in_pieces_of_whole_findings_that_join_to_the_report() -> None:
+    from dataclasses import replace
+
+    from policylint.findings import Suppression
+    from policylint.reporters import streamer
+    from policylint.reporters import text as text_reporter
+
+    many = [replace(FINDING, line=n) for n in range(1, 2 * text_reporter.PIECE_LINES + 2)]
+    hidden = [replace(FINDING, line=7, suppression=Suppression(SuppressionKind.COMMENT, "known"))]
+    result = _Findings(many, hidden, show_suppressed=True)
+    # What the report is, written out by hand: each finding's lines, then each suppressed one with
+    # how it was hidden, every line ended by a break.
+    lines = [format_finding(f) for f in many] + [format_finding(hidden[0]) + "\n    suppressed: comment -- known"]
+    whole = "\n".join(lines) + "\n"
+    got = list(streamer("text")(cast(Any, result)))
+    # Three pieces of at most PIECE_LINES findings, each ending where a finding does.
+    assert [piece.count("warning PL201") for piece in got] == [1000, 1000, 2]
+    assert all(piece.endswith("\n") for piece in got)
+    assert "".join(got) == whole == text_reporter.render(cast(Any, result))
+    assert text_reporter.render(cast(Any, _Findings([], hidden, show_suppressed=False))) == ""
