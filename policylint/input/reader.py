@@ -77,11 +77,17 @@ def staged_bytes(source: Source) -> bytes | None:
     from policylint.input import git
 
     assert source.blob is not None
-    held = git.known_blob(source.blob)
-    if held is not None:
-        return held
-    data = on_disk(source, source.blob)
+    data = known_bytes(source, source.blob)
     return data if data is not None else git.read_blobs([source.blob], os.getcwd())[0]
+
+
+def known_bytes(source: Source, object_id: str) -> bytes | None:
+    """The bytes of the blob `object_id` without asking git: those the command's snapshot read of
+    it already, else the file's when they are the blob's (`on_disk`); else None."""
+    from policylint.input import git
+
+    held = git.known_blob(object_id)
+    return held if held is not None else on_disk(source, object_id)
 
 
 def on_disk(source: Source, object_id: str) -> bytes | None:

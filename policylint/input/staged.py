@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from policylint.input import nonmanifest
-from policylint.input.git import known_blob, read_blobs, staged_files
+from policylint.input.git import read_blobs, staged_files
 from policylint.input.ignore import Matcher, NameMatcher, WalkFilter
-from policylint.input.reader import on_disk
+from policylint.input.reader import known_bytes
 from policylint.input.sources import MANIFEST_SUFFIXES, Source, display_name
 
 
@@ -133,7 +133,4 @@ def _as_on_disk(source: Source, object_id: str | None) -> bytes | None:
     """The file's bytes when they are the staged blob `object_id` (policylint.input.reader
     `on_disk`: the file as on disk, whatever `source.blob` says), or those the command's snapshot
     read of it already; else None."""
-    if object_id is None:
-        return None
-    held = known_blob(object_id)
-    return held if held is not None else on_disk(source, object_id)
+    return None if object_id is None else known_bytes(source, object_id)
