@@ -163,6 +163,53 @@ def _key(line: str, col: int) -> tuple[str, int, int] | None:
     return text, col + len(text), sep + 1
 
 
+# A key's line taken apart where the key stands (`_pair`): the key's text, the column after it and
+# after its `:`, then the column of what follows, that value's kind and the column after it on the
+# line (`_value`; `_NOT_READ`: a value this reader declines, raised only where the path reads it).
+Pair = tuple[str, int, int, int, int, int]
+_NOT_READ = -1
+_DECLINED: Pair = ("", -1, -1, -1, _NOT_READ, -1)  # a key this reader declines
+
+
+class _Pairs(dict[tuple[str, int], "Pair | None"]):
+    """`_pair`'s answers by (line, column), for the run, as `_LineIndents` keeps the lines'
+    indentation: the lines of the documents with findings repeat (`  - name: http`,
+    `    backendRefs:`), and a path's steps take apart the keys' lines of each mapping they go
+    through (the root's and `metadata`'s, `spec`'s, a rule's), each a few string searches in
+    Python. At most `MAX_LINES` kept, then it starts again."""
+
+    def __missing__(self, at: tuple[str, int]) -> Pair | None:
+        line, col = at
+        found: Pair | None
+        try:
+            key = _key(line, col)
+        except _Declined:
+            found = _DECLINED
+        else:
+            if key is None:
+                found = None
+            else:
+                value_col = _skip(line, key[2])
+                try:
+                    kind, end = _value(line, value_col)
+                except _Declined:
+                    kind, end = _NOT_READ, value_col
+                found = (*key, value_col, kind, end)
+        if len(self) >= MAX_LINES:
+            self.clear()
+        self[at] = found
+        return found
+
+
+def _pair(line: str, col: int) -> Pair | None:
+    """The key written at `col` and the value after it on its line (`Pair`); None if the line
+    holds no key there: `_key` and `_value` worked out once per line and column for the run."""
+    found = _PAIRS[(line, col)]
+    if found is _DECLINED:
+        raise _Declined
+    return found
+
+
 def _skip(line: str, col: int) -> int:
     while line.startswith(" ", col):
         col += 1
@@ -216,6 +263,7 @@ class _LineIndents(dict[str, int]):
 
 
 _INDENTS = _LineIndents()
+_PAIRS = _Pairs()
 
 
 class _Doc:
@@ -321,7 +369,7 @@ def _below(doc: _Doc, line: int, parent: int, after: int, item: bool = False) ->
         return null
     if _is_dash(text, indent):
         return _Node("seq", at, indent)
-    if _key(text, indent) is not None:
+    if _pair(text, indent) is not None:
         return _Node("map", at, indent)
     raise _Declined  # a scalar on a line of its own
 
@@ -344,18 +392,19 @@ def _scalar(doc: _Doc, line: int, col: int, kind: int, end: int, block: int) -> 
     return _Node("scalar", line, col, end)
 
 
-def _value_node(doc: _Doc, line: int, key_col: int, colon_end: int) -> _Node:
-    text = doc.lines[line]
-    value_col = _skip(text, colon_end)
-    kind, end = _value(text, value_col)
+def _value_node(doc: _Doc, line: int, key_col: int, pair: Pair) -> _Node:
+    """The value of the key `pair` at column `key_col` of `line`."""
+    _, _, colon_end, value_col, kind, end = pair
+    if kind == _NOT_READ:
+        raise _Declined
     if kind == _EMPTY:
         return _below(doc, line, key_col, colon_end)
     return _scalar(doc, line, value_col, kind, end, key_col)
 
 
-def _find_key(doc: _Doc, node: _Node, name: str) -> tuple[int, int, int, int] | None:
-    """(line, key column, column after the key, column after its `:`) of the last key `name` of a
-    block mapping (the loaded data keeps the last of duplicate keys)."""
+def _find_key(doc: _Doc, node: _Node, name: str) -> tuple[int, int, Pair] | None:
+    """(line, key column, its line taken apart) of the last key `name` of a block mapping (the
+    loaded data keeps the last of duplicate keys)."""
     lines, indents = doc.lines, doc.indents
     col = node.col
     if col == 0 and node.line == 0 and not doc.quoted_root and name and name[0] not in _NOT_ROOT_FAST:
@@ -368,11 +417,11 @@ def _find_key(doc: _Doc, node: _Node, name: str) -> tuple[int, int, int, int] | 
         # Only a line starting with the name, or with a quote, can hold it: the others are keys
         # of this mapping (a line at its keys' indentation is one, in a document libyaml read).
         if text.startswith(name, col) or text[col] in "'\"":
-            key = _key(text, col)
+            key = _pair(text, col)
             if key is None:
                 raise _Declined
             if key[0] == name:
-                found = (at, col, key[1], key[2])
+                found = (at, col, key)
         # The next key of this mapping: skip deeper lines, blank ones, comments, and the items
         # of a list written at the keys' own indentation (the previous key's value). The loop
         # every line of the mapping goes through: each indentation read once, and a dash told
@@ -397,7 +446,7 @@ def _find_key(doc: _Doc, node: _Node, name: str) -> tuple[int, int, int, int] | 
 _NOT_ROOT_FAST = frozenset("-#'\" \n")
 
 
-def _find_root_key(doc: _Doc, name: str) -> tuple[int, int, int, int] | None:
+def _find_root_key(doc: _Doc, name: str) -> tuple[int, int, Pair] | None:
     """`_find_key` in a mapping that starts at the document's first line and column 0: it runs to
     the document's end, and its keys are the lines that start at column 0 (a comment starts with
     `#`, the items of a list written at column 0 with a dash, and nothing else can: a block scalar's
@@ -414,11 +463,11 @@ def _find_root_key(doc: _Doc, name: str) -> tuple[int, int, int, int] | None:
     while start >= 0:
         row += text.count("\n", offset, start)
         offset = start
-        key = _key(lines[row], 0)
+        key = _pair(lines[row], 0)
         if key is None:
             raise _Declined
         if key[0] == name:
-            found = (row, 0, key[1], key[2])
+            found = (row, 0, key)
         start = text.find(needle, start) + 1 or -1
     return found
 
@@ -449,7 +498,7 @@ def _find_item(doc: _Doc, node: _Node, index: int) -> _Node | None:
                 if item.kind == "null":
                     raise _Declined  # an empty item: its mark is the next token's
                 return item
-            if _key(text, start) is not None:
+            if _pair(text, start) is not None:
                 return _Node("map", at, start)
             kind, end = _value(text, start)
             return _scalar(doc, at, start, kind, end, col)
@@ -480,7 +529,7 @@ def locate(text: str, paths: Sequence[Sequence[PathPart]], line_ends: bool = Fal
         indent = doc.indents[0]
         if _is_dash(first, indent):
             root = _Node("seq", 0, indent)
-        elif _key(first, indent) is not None:
+        elif _pair(first, indent) is not None:
             root = _Node("map", 0, indent)
         else:
             raise _Declined
@@ -518,8 +567,8 @@ def _locate(doc: _Doc, node: _Node, parts: Sequence[PathPart], steps: dict[tuple
             if found is None:
                 step = None
             else:
-                line, key_col, key_end, colon_end = found
-                step = (_value_node(doc, line, key_col, colon_end), (line, key_col), key_end)
+                line, key_col, pair = found
+                step = (_value_node(doc, line, key_col, pair), (line, key_col), pair[1])
         elif node.kind == "seq" and isinstance(part, int) and part >= 0:
             item = _find_item(doc, node, part)
             step = None if item is None else (item, (item.line, item.col), None)

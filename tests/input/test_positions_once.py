@@ -15,7 +15,11 @@
   libyaml's answers where the name starts a longer key, a comment, a list item at column 0, a
   block scalar's line or a value, where it is quoted and where it is given twice;
 - the regexp that finds the characters the block reader looks at closer, in an ASCII text, finds
-  what the one for every text finds.
+  what the one for every text finds;
+- a key's line is taken apart (`blockpaths._pair`: the key and the value after it on the line) once
+  per line and column for the run, counted: a second route that repeats the first's lines takes
+  apart only the line it changed; a key or a value the reader declines is declined again from
+  the table, a value only where a path reads it; the table starts again past its bound.
 """
 
 from __future__ import annotations
@@ -295,3 +299,63 @@ def test_the_noteworthy_characters_of_an_ascii_text_are_found_by_the_ascii_regex
     assert [m.start() for m in blockpaths._NOTEWORTHY_ASCII.finditer(text)] == [
         m.start() for m in blockpaths._NOTEWORTHY.finditer(text)
     ]
+
+
+def test_a_key_s_line_is_taken_apart_once_per_line_and_column(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The documents with findings repeat their lines (`  - name: http`, `    backendRefs:`): each
+    key's line is taken apart once for the run, where every path took apart every key's line it
+    went through, in every document."""
+    blockpaths._PAIRS.clear()
+    taken: list[tuple[str, int]] = []
+    key = blockpaths._key
+
+    def counting(line: str, col: int) -> Any:
+        taken.append((line, col))
+        return key(line, col)
+
+    monkeypatch.setattr(blockpaths, "_key", counting)
+    assert blockpaths.locate(ROUTE, PATHS) == _libyaml(ROUTE, PATHS)
+    # Counted by hand: the root's first line, `spec` and `metadata`; in `spec` its first key (the
+    # mapping found below `spec:`), `rules`; the first and third rules' first lines and their
+    # `backendRefs` line (one text for both); the second and fifth backends, and the fourth,
+    # whose `name` is read from the same line; in `metadata` its first key and `namespace`, which
+    # starts with `name`.
+    assert sorted(taken) == sorted(
+        [
+            ("apiVersion: gateway.networking.k8s.io/v1", 0),
+            ("spec:", 0),
+            ("metadata:", 0),
+            ("  name: not-the-route", 2),
+            ("  rules:", 2),
+            ("  - name: first", 4),
+            ("  - name: third", 4),
+            ("    backendRefs:", 4),
+            ("    - name: b", 6),
+            ("    - name: e", 6),
+            ("    - name: d", 6),
+            ("  name: shop", 2),
+            ("  namespace: apps", 2),
+        ]
+    )
+    taken.clear()
+    other = ROUTE.replace("name: shop", "name: cart")
+    assert blockpaths.locate(other, PATHS) == _libyaml(other, PATHS)
+    assert taken == [("  name: cart", 2)]
+
+
+def test_a_key_or_value_declined_is_declined_from_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    blockpaths._PAIRS.clear()
+    for _ in range(2):  # worked out, then from the table
+        with pytest.raises(blockpaths._Declined):
+            blockpaths._pair('"a\\tb": 1', 0)  # an escaped double-quoted key
+    # A value the reader declines (a dash after the key) is declined only where a path reads it.
+    pair = blockpaths._pair("a: - x", 0)
+    assert pair is not None and pair[:4] == ("a", 1, 2, 3) and pair[4] == blockpaths._NOT_READ
+    doc = blockpaths._Doc("a: - x\n")
+    with pytest.raises(blockpaths._Declined):
+        blockpaths._value_node(doc, 0, 0, pair)
+    assert blockpaths._pair("b", 0) is None  # no key: kept as such
+    monkeypatch.setattr(blockpaths, "MAX_LINES", 3)
+    blockpaths._pair("c: 1", 0)
+    assert len(blockpaths._PAIRS) == 1  # past the bound the table starts again
+    blockpaths._PAIRS.clear()
