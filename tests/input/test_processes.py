@@ -1447,9 +1447,55 @@ def test_the_shares_of_a_rule_build_its_whole_project_lookups_once(tmp_path: Pat
     # Shares, and a whole rule between them (the queue may hand a process both): kept to the end.
     units = [(rules["PL201"], (0, 2)), (rules["PL301"], (0, 2)), (rules["PL702"], None), (rules["PL201"], (1, 2))]
     runner([*units, (rules["PL301"], (1, 2))])
-    assert held == [4] and project._derived == {}  # PL201's two, PL301's one, PL702's target fields
+    # PL201's two, PL301's one, PL702's target fields, and the policies of each share (`engine._PolicyShares`).
+    assert held == [5] and project._derived == {}
     # One build each for the shares checked above, the whole rules' call and this one.
     assert built["_objects_by_name"] == built["_SectionsByName"] == 3
+
+
+def test_the_shares_of_the_policy_rules_find_their_policies_in_one_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each share of a `PolicyRule` takes its policies from lists made once per process, one pass
+    over the policies for every share and every rule (`engine._PolicyShares`): each share of each
+    rule went through every policy to find its own, n times the policies per rule. The shares
+    still hold, in order, each policy of their namespaces once (checked against `share_of`)."""
+    from benchmarks.generate import write_corpus
+    from policylint.k8s.index import ProjectIndex
+    from policylint.pipeline import LintRequest, lint
+
+    write_corpus(600, tmp_path, per_file=0, error_rate=0.75)
+    result = lint(LintRequest(paths=[str(tmp_path)]))
+    project = result.project
+    policies = project.resolution.policies()
+    # The shares each policy belongs to, worked out here before the calls are counted.
+    expected = [[p for p in policies if project.index.share_of(p.obj, SHARES) == k] for k in range(SHARES)]
+    assert sum(1 for part in expected if part) > 1  # the corpus's namespaces spread over several shares
+    project.forget_derived()
+    calls: list[object] = []
+    share_of = ProjectIndex.share_of
+
+    def counted(index: ProjectIndex, obj: Any, n: int) -> int:
+        calls.append(obj)
+        return share_of(index, obj, n)
+
+    monkeypatch.setattr(ProjectIndex, "share_of", counted)
+    rules = {rule.id: rule for rule in result.rules}
+    seen: dict[int, list[Any]] = {k: [] for k in range(SHARES)}
+
+    for rule_id in ("PL201", "PL301"):
+        rule = rules[rule_id]
+        check_policy = rule.check_policy
+        for k in range(SHARES):
+            share: list[Any] = []
+            monkeypatch.setattr(rule, "check_policy", lambda self, project, policy, share=share: share.append(policy) or ())
+            list(engine.issues(rule(), project, (k, SHARES)))
+            if rule_id == "PL201":
+                seen[k] = share
+            else:
+                assert share == seen[k]  # the same lists for every rule
+        monkeypatch.setattr(rule, "check_policy", check_policy)
+    assert [seen[k] for k in range(SHARES)] == expected
+    # One call per policy: 16 rule shares here went through the policies 16 times before.
+    assert len(calls) == len(policies)
 
 
 def test_a_process_answers_the_positions_of_each_share_as_it_ends(tmp_path: Path) -> None:
