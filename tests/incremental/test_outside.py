@@ -23,6 +23,7 @@ from policylint.k8s.objects import ObjectKey
 from policylint.k8s.roster import Roster
 from policylint.pipeline import LintRequest, LintResult, lint
 from policylint.reporters import renderer
+from tests.scope.test_scoped_analysis import DUMPER
 
 
 def _repository(root: Path) -> list[Path]:
@@ -31,9 +32,10 @@ def _repository(root: Path) -> list[Path]:
     docs: list[Any] = list(tenants(400, 3, error_rate=0.3, isolated=True))
     docs[-6:-3] = [{"apiVersion": "v1", "kind": "List", "items": docs[-6:-3]}]
     files = []
+    # The bytes PyYAML's own emitter writes, by libyaml's in a quarter of the time (`DUMPER`).
     for i in range(0, len(docs), 10):
         path = root / f"f-{i // 10:03d}.yaml"
-        path.write_text(yaml.safe_dump_all(docs[i : i + 10], sort_keys=False), encoding="utf-8")
+        path.write_text(yaml.dump_all(docs[i : i + 10], Dumper=DUMPER, sort_keys=False), encoding="utf-8")
         files.append(path)
     return files
 
