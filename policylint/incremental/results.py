@@ -67,7 +67,9 @@ REPORTING = frozenset(
 # sources' bytes; the policies section, which an entry holds when its run computed it and a run
 # that needs it misses without; a run reading standard input or writing a baseline or attachment
 # chains keeps nothing).
-NOT_KEYED = frozenset({"read_stdin", "cache_dir", "jobs", "report_policies", "report_chains", "write_baseline"})
+NOT_KEYED = frozenset(
+    {"read_stdin", "cache_dir", "jobs", "report_policies", "report_chains", "radii_after_run", "write_baseline"}
+)
 
 
 @record(slots=True)
