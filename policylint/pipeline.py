@@ -444,7 +444,10 @@ def _policies_section(
     if project.has_stage(Stage.SIMULATION) and not request.radii_after_run:
         options = rule_options(request)
         if not any(rule(options.get(rule.id)).counts_blast_radii() for rule in rules):
-            project.simulation().let_go_of_radii()
+            try:
+                project.simulation().let_go_of_radii()
+            except Exception:  # it only saves memory: a failure here must not cost the findings
+                pass
     return None, []
 
 
