@@ -432,6 +432,25 @@ def _resolve_targets(project: Project, started: engine.Started | None = None) ->
         resolution.targets(policy)
 
 
+def _policies_section(
+    request: LintRequest, project: Project, rules: Sequence[type[Rule]]
+) -> tuple[list[dict[str, Any]] | None, list[Issue]]:
+    """The policies section and its failures, when the run reports it. Else, where nothing reads a
+    blast radius (PL608 off, no caller after the run: the text report, SARIF, the hook), what
+    counting them reads is let go before the rules, not held to the end of the run, where its
+    peak memory is (docs/performance.md, "The blast radii let go before the rules when no one asks")."""
+    if request.report_policies:
+        return compute_policy_reports(project)
+    if project.has_stage(Stage.SIMULATION) and not request.radii_after_run:
+        options = rule_options(request)
+        if not any(rule(options.get(rule.id)).counts_blast_radii() for rule in rules):
+            try:
+                project.simulation().let_go_of_radii()
+            except Exception:  # it only saves memory: a failure here must not cost the findings
+                pass
+    return None, []
+
+
 def _lint(
     request: LintRequest,
     part: Part | None = None,
@@ -496,11 +515,10 @@ def _lint(
             failures = build_stages(project, wanted)
         # A rule whose stage failed to build is not run: the stage's PL000 says why.
         rules = tuple(r for r in selected if all(project.has_stage(s) for s in r.reads))
-        policy_reports = None
-        if request.report_policies:
-            # A step that fails is a PL000 next to every other finding, and exit code 2.
-            policy_reports, report_failures = compute_policy_reports(project)
-            failures.extend(report_failures)
+        # The policies section, whose step that fails is a PL000 next to every other finding, and
+        # exit code 2; or, where nothing asks for their blast radii, what counting them reads let go.
+        policy_reports, report_failures = _policies_section(request, project, rules)
+        failures.extend(report_failures)
         # Context objects of a scoped analysis were analysed without all they depend on: their
         # findings are not theirs, and are dropped.
         result = engine.run(project, rules, resolver, failures=failures, objects=members, started=started)

@@ -60,6 +60,11 @@ class LintRequest:
     # Compute each policy finding's attachment chain (policylint.attachment_chain): SARIF's
     # codeFlows.
     report_chains: bool = False
+    # Whether the caller may ask the simulation for blast radii after the run (`Simulation.affects`),
+    # as a library caller may. The command may not: what it shows reads them during the run (the
+    # policies section, PL608) or never, and a run that reads none lets go of what counting them
+    # reads before its rules (a question after it would walk the hierarchy again).
+    radii_after_run: bool = True
     # Follow symlinks whose target lies outside the named paths (never to a FIFO or a device):
     # `--follow-outside-links`. Off, such a link is a PL008 finding (policylint.input.sources).
     follow_outside_links: bool = False

@@ -141,6 +141,7 @@ def _run_check(settings: Settings, configured: Configured | None = None) -> int:
     request = LintRequest(
         report_policies=any(r.policies for r in formats),
         report_chains=any(r.chains for r in formats),
+        radii_after_run=False,
         follow_outside_links=settings.follow_outside_links,
         paths=paths,
         context_paths=context_paths,

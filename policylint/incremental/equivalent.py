@@ -59,7 +59,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from policylint.incremental import memo
-from policylint.incremental.results import KeptResult, _bounded, _finding_row, _findings, _list, _pair, _pieces, _quad
+from policylint.incremental.results import KeptResult, _finding_row, _findings, _list, _pair, _pieces, _quad, put_bounded
 
 if TYPE_CHECKING:
     from policylint.commands.change import Measured
@@ -129,9 +129,7 @@ def remember(cache: ParseCache, name: str, whole: Whole) -> None:
         "baselineMigrated": whole.baseline_migrated,
         "references": _reference_rows(whole.references),
     }
-    payload = _bounded(_laid_out(fields, whole.policies))
-    if payload is not None:
-        cache.put(name, payload)
+    put_bounded(cache, name, _laid_out(fields, whole.policies))
 
 
 def _laid_out(fields: dict[str, Any], policies: Iterable[dict[str, Any]] | None) -> Iterator[str]:
@@ -349,9 +347,8 @@ def answer(
             cache.put(staged, _link(name, maps))
         else:
             full = whole if whole["policies"] is not None or not whole["policiesKept"] else _with_policies(cache, name, maps)
-            payload = _bounded(_laid_out(whole_entry(full), full["policies"])) if full is not None else None
-            if payload is not None:
-                cache.put(staged, payload)
+            if full is not None:
+                put_bounded(cache, staged, _laid_out(whole_entry(full), full["policies"]))
     fingerprints = memo.key(cache, request, now)
     if fingerprints is not None:
         memo.remember(cache, fingerprints, (row[12] for row in whole["findings"]))

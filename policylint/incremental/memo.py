@@ -97,6 +97,7 @@ NOT_SHAPING = frozenset(
         "jobs",
         "report_policies",
         "report_chains",
+        "radii_after_run",
         "write_baseline",
         "show_suppressed",
         "context_paths",

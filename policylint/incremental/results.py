@@ -67,7 +67,9 @@ REPORTING = frozenset(
 # sources' bytes; the policies section, which an entry holds when its run computed it and a run
 # that needs it misses without; a run reading standard input or writing a baseline or attachment
 # chains keeps nothing).
-NOT_KEYED = frozenset({"read_stdin", "cache_dir", "jobs", "report_policies", "report_chains", "write_baseline"})
+NOT_KEYED = frozenset(
+    {"read_stdin", "cache_dir", "jobs", "report_policies", "report_chains", "radii_after_run", "write_baseline"}
+)
 
 
 @record(slots=True)
@@ -149,9 +151,7 @@ class Results:
         self._put(result)
 
     def _put(self, result: Reported) -> None:
-        payload = _bounded(_pieces(_encoded(result)))
-        if payload is not None:
-            self.cache.put(self.entry, payload)
+        put_bounded(self.cache, self.entry, _pieces(_encoded(result)))
 
 
 def open_results(
@@ -274,19 +274,40 @@ def _digest(request: LintRequest, found: Discovery, rows: list[Any], command: Se
 _LONG = frozenset({"findings", "suppressed", "policies"})
 
 
-def _bounded(pieces: Iterator[str]) -> bytes | None:
-    """The entry's bytes, or None once they pass `MAX_BYTES`: encoded a row at a time and given up
-    as soon as they are over, so that a result too large to keep (findings on most of 100,000
-    objects: tens of MB) never has its rows, nor its JSON, held whole at the end of the run, where
-    its peak memory is."""
-    parts: list[str] = []
-    size = 0
+# The pieces of an entry's text joined and written together: an entry of 16 MiB in 256 writes.
+_PART = 1 << 16
+
+
+class _TooLarge(Exception):
+    """An entry's text past `MAX_BYTES`: given up, nothing written."""
+
+
+def put_bounded(cache: ParseCache, key: str, pieces: Iterator[str]) -> None:
+    """Write the entry `key`, `pieces`' text, as it is encoded (`ParseCache.put` of parts), or
+    nothing once the text passes `MAX_BYTES`: given up as soon as it is over, the file begun
+    removed. The entry is written at the end of the run, where its peak memory is: neither a
+    result too large to keep (findings on most of 100,000 objects: tens of MB) nor one kept has
+    its rows or its JSON held whole (they were held in pieces up to the bound, then joined and
+    encoded: three copies of up to 16 MiB)."""
+    try:
+        cache.put(key, _parts(pieces))
+    except _TooLarge:
+        pass
+
+
+def _parts(pieces: Iterator[str]) -> Iterator[bytes]:
+    held: list[str] = []
+    size = part = 0
     for piece in pieces:
         size += len(piece)
         if size > MAX_BYTES:
-            return None
-        parts.append(piece)
-    return "".join(parts).encode("ascii")
+            raise _TooLarge
+        held.append(piece)
+        part += len(piece)
+        if part >= _PART:
+            yield "".join(held).encode("ascii")
+            held, part = [], 0
+    yield "".join(held).encode("ascii")
 
 
 def _pieces(fields: dict[str, Any]) -> Iterator[str]:

@@ -107,6 +107,11 @@ class Rule:
     def option(self, name: str) -> object:
         return self.config[name]
 
+    def counts_blast_radii(self) -> bool:
+        """Whether the rule, as configured, asks the simulation for blast radii (`Simulation.affects`):
+        a run none of whose rules or reports does lets go of what counting them reads before its rules."""
+        return False
+
     @classmethod
     def reports_on(cls, kind: str | None, *, policy: bool) -> bool:
         """Whether a finding of this rule may sit on an object of `kind` (None: no object)."""

@@ -404,6 +404,9 @@ class BlastRadiusExceeded(Rule):
         ),
     )
 
+    def counts_blast_radii(self) -> bool:
+        return isinstance(self.option("max-affected"), int)
+
     def check(self, project: Project) -> Iterable[Issue]:
         limit = self.option("max-affected")
         if not isinstance(limit, int):

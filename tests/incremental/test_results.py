@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -309,18 +310,28 @@ def test_a_result_past_the_bound_is_not_kept(tmp_path: Path, runs: list[LintRequ
     assert len(runs) == 1
 
 
-def test_an_entry_is_encoded_a_row_at_a_time_and_given_up_once_past_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    """What is written is the entry's JSON; a result too large to keep is given up as soon as its
-    rows pass the bound, not once they are all encoded (at 100,000 objects they are tens of MB at
-    the end of the run, where its peak memory is)."""
+def test_an_entry_is_encoded_a_row_at_a_time_and_given_up_once_past_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What is written is the entry's JSON, the bytes one `json.dumps` gives; a result too large
+    to keep is given up as soon as its rows pass the bound, not once they are all encoded (at
+    100,000 objects they are tens of MB at the end of the run, where its peak memory is), and
+    leaves no entry and no file begun."""
     result = pipeline.lint(LintRequest(paths=[str(EXAMPLES)]))
     assert len(result.findings) > 10
-    whole = results._bounded(results._pieces(results._encoded(result)))
+    cache = ParseCache(tmp_path / "cache")
+    results.put_bounded(cache, "a" * 40, results._pieces(results._encoded(result)))
+    whole = cache.payload("a" * 40)
     assert whole is not None
-    written = json.loads(whole)
+    written = json.loads(bytes(whole))
+    assert bytes(whole) == json.dumps(written, ensure_ascii=True, separators=(",", ":")).encode("ascii")
     assert written["format"] == results.FORMAT and len(written["findings"]) == len(result.findings)
     kept = results._decoded(written)
     assert kept is not None and [f.fingerprint for f in kept.findings] == [f.fingerprint for f in result.findings]
+    # Written in parts of at most `_PART` characters and a row: the same bytes.
+    monkeypatch.setattr(results, "_PART", 100)
+    results.put_bounded(cache, "b" * 40, results._pieces(results._encoded(result)))
+    assert cache.payload("b" * 40) == whole
 
     rows: list[object] = []
     real = results._finding_row
@@ -331,8 +342,33 @@ def test_an_entry_is_encoded_a_row_at_a_time_and_given_up_once_past_the_bound(mo
 
     monkeypatch.setattr(results, "_finding_row", counted)
     monkeypatch.setattr(results, "MAX_BYTES", len(whole) // 4)
-    assert results._bounded(results._pieces(results._encoded(result))) is None
+    results.put_bounded(cache, "c" * 40, results._pieces(results._encoded(result)))
     assert 0 < len(rows) < len(result.findings) // 2
+    assert cache.payload("c" * 40) is None
+    assert sorted(os.listdir(tmp_path / "cache" / "parse")) == ["a" * 40, "b" * 40]
+
+
+def test_an_entry_is_never_held_whole_while_it_is_written(tmp_path: Path) -> None:
+    """Writing a result's entry holds its text a part at a time: the most it allocates beside the
+    findings is a small fraction of the entry (tracemalloc), kept or given up past the bound (it
+    held every piece up to the bound, then their join and its encoding: three times the entry)."""
+    import tracemalloc
+
+    result = pipeline.lint(LintRequest(paths=[str(EXAMPLES)]))
+    findings = list(result.findings) * 300  # an entry of a few MB
+    big = dataclasses.replace(result, findings=findings)
+    cache = ParseCache(tmp_path / "cache")
+    size = len("".join(results._pieces(results._encoded(big))))
+    assert size > 2_000_000
+    tracemalloc.start()
+    try:
+        results.put_bounded(cache, "a" * 40, results._pieces(results._encoded(big)))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    payload = cache.payload("a" * 40)
+    assert payload is not None and len(payload) == size
+    assert peak < size // 8, (peak, size)
 
 
 def test_the_key_holds_no_bytes_of_a_file_the_run_reads_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -396,6 +396,69 @@ def test_the_blast_radii_are_counted_when_first_asked_for(corpus: Path, monkeypa
     assert by_place[(policy.obj.doc.file, policy.obj.doc.line)] == sim.policy_affects(policy).counts()
 
 
+def test_a_run_no_one_asks_for_blast_radii_lets_them_go_before_its_rules(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of the command (no caller after it) whose output shows no blast radius (no policies
+    section: the text report, the hook) and whose PL608 is off counts none, and lets go of the
+    reaches and the hierarchy's tables before its rules run, not at its end. Asked after all, the
+    simulation walks the hierarchy again, once, and counts each reach of that walk once: the counts
+    of the JSON report's policies section. With PL608's max-affected set, or a caller that may ask
+    after the run (the library's default), the reaches are counted or held as before."""
+    from policylint import pipeline
+    from policylint.pipeline import LintRequest, lint
+    from policylint.semantics.effective import walkplan
+
+    counted: list[object] = []
+    walks: list[Simulation] = []
+    at_rules: list[tuple[int, int, int, bool]] = []
+
+    def counting(affects: Any, reach: Any, below: Any) -> None:
+        counted.append(reach)
+        walkplan.count_reach(affects, reach, below)
+
+    real_run, real_walk = pipeline.engine.run, Simulation._run
+
+    def run(project: Any, *args: Any, **kwargs: Any) -> Any:
+        sim = project.simulation()
+        at_rules.append((len(sim._reach), len(sim._children), len(sim._backends_below), sim._radii_pending))
+        return real_run(project, *args, **kwargs)
+
+    def walk(self: Simulation, *args: Any, **kwargs: Any) -> None:
+        walks.append(self)
+        real_walk(self, *args, **kwargs)
+
+    monkeypatch.setattr(simulation_module, "count_reach", counting)
+    monkeypatch.setattr(pipeline.engine, "run", run)
+    monkeypatch.setattr(Simulation, "_run", walk)
+
+    reported = lint(LintRequest(paths=[str(corpus)], report_policies=True, radii_after_run=False))
+    held = len(counted)
+    assert held > 20 and at_rules == [(0, 0, 0, False)] and len(walks) == 1
+    assert reported.policy_reports is not None
+    by_place = {(p["file"], p["line"]): p["affects"] for p in reported.policy_reports}
+
+    counted.clear(), walks.clear(), at_rules.clear()
+    sim = lint(LintRequest(paths=[str(corpus)], radii_after_run=False)).project.simulation()
+    assert counted == [] and len(walks) == 1
+    assert at_rules == [(0, 0, 0, False)]  # let go before the rules, uncounted
+    policies = [p for p in sim.resolution.policies() if (p.obj.doc.file, p.obj.doc.line) in by_place]
+    assert len(policies) == len(by_place)
+    assert all(sim.policy_affects(p).counts() == by_place[(p.obj.doc.file, p.obj.doc.line)] for p in policies)
+    assert len(counted) == held and len(walks) == 2  # one walk again, each of its reaches once
+    assert sum(sim.policy_affects(p).contexts > 0 for p in policies) > 20
+    assert len(counted) == held and len(walks) == 2  # asked again: nothing more
+
+    counted.clear(), walks.clear(), at_rules.clear()
+    limited = lint(LintRequest(paths=[str(corpus)], max_affected=10**9, radii_after_run=False))
+    assert at_rules[0][0] == held and at_rules[0][3]  # held for PL608, which counts each once
+    assert len(counted) == held and len(walks) == 1
+    assert not any(f.rule == "PL608" for f in limited.findings)
+
+    counted.clear(), walks.clear(), at_rules.clear()
+    lint(LintRequest(paths=[str(corpus)]))  # the library's default: held for a question after the run
+    assert counted == [] and len(walks) == 1
+    assert at_rules[0][0] == held and at_rules[0][1] > 0 and at_rules[0][3]
+
+
 def test_a_policy_s_blast_radius_is_counted_from_its_contexts(corpus: Path) -> None:
     """A differential against the count node by node: each policy's routes, rules, listeners,
     Gateways and backends are those of the paths of the contexts where it is in force (Enforced

@@ -125,7 +125,7 @@ class Simulation:
         self.status: dict[tuple[K8sObject, NodeKey], TargetStatus] = defaultdict(TargetStatus)
         # Each policy's blast radius, counted the first time it is asked for (`affects`).
         self._affects: dict[K8sObject, Affects] = defaultdict(Affects)
-        self._radii_pending = False
+        self._radii_pending = self._radii_let_go = False
         self.facets: dict[K8sObject, list[Facet]] = {}  # policy object -> facets
         self.order_sensitive: dict[tuple[str, ...], tuple[Context, OrderSensitivity]] = {}
         self.erasures: dict[Facet, tuple[Facet, int, int]] = {}  # facet -> (facet, units, contexts)
@@ -685,18 +685,14 @@ class Simulation:
         """Turn the per-stack tallies into per (policy, target) status and per-policy blast radius."""
         for group in self._groups.values():
             self._count_group(group)
-        # What only the walk and these tallies needed, dropped before the rules run (a third of
-        # the simulation's memory at 100k objects): the rules, reports and `explain` read the
-        # statuses and blast radii, and the hierarchy is computed again if asked.
+        # What only the walk and these tallies needed, dropped before the rules run (a third of the simulation's
+        # memory at 100k): the rules, reports and `explain` read the statuses, the hierarchy computed again if asked.
         for group in self._groups.values():
             group.gateways = None
             group.contributors = ()
         self._first_result = defaultdict(dict)
-        # The blast radii are read by the policies section of the JSON and Markdown reports,
-        # `explain`, an editor's hover and PL608 when max-affected is set, and by nothing else: a
-        # run without them (text, SARIF, the hook) never counts them, 0.05-0.07 s of the
-        # simulation on the 10k corpora. A long-lived process counts them now: its kept walks keep
-        # the backends below their nodes (`keep_below`) for its next run.
+        # Read by the JSON and Markdown reports' policies section, `explain`, hover and PL608 with max-affected alone:
+        # counted when asked (0.05-0.07 s at 10k); now by a long-lived process, whose kept walks keep `keep_below`.
         self._radii_pending = True
         if self._kept:
             self._blast_radii()
@@ -709,7 +705,16 @@ class Simulation:
         """Each policy's blast radius (its object -> `Affects`), counted the first time it is asked for."""
         if self._radii_pending:
             self._blast_radii()
+        elif self._radii_let_go:  # the same counts, from the walk made again
+            self._radii_let_go, self._affects = False, Simulation(self.topology).affects
         return self._affects
+
+    def let_go_of_radii(self) -> None:
+        """Let go, uncounted, of what only the blast radii read: a run none of whose readers asks
+        (no policies section, PL608 off) held the reaches and tables to its end (90 MiB at 100k)."""
+        if self._radii_pending:
+            self._reach, self._radii_let_go = {}, True
+            self._blast_radii()
 
     def _blast_radii(self) -> None:
         """Count each policy's blast radius from the nodes the walk tallied (`count_reach`), then let
@@ -779,12 +784,8 @@ class Simulation:
 _NO_PORTS: list[NodeKey] = []
 
 
-def _path_label(path: Sequence[NodeKey]) -> str:
-    return " > ".join(node_label(n) for n in path)
-
-
 def path_label(path: Sequence[NodeKey]) -> str:
-    return _path_label(path)
+    return " > ".join(node_label(n) for n in path)
 
 
 # -- for explanations (policylint.commands.explain) ----------------------------------------------
