@@ -46,7 +46,8 @@ Where it can, the search follows those references with their direction instead
 (policylint.semantics.directed, `DIRECTED`): the members are the objects whose findings the
 scope can hold, the analysed objects what those findings read, rule by rule as its docstring
 argues; it declines (and the sets above are the part) on what is no reference with a direction:
-hosts, classes joined to their Gateways, selectors across namespaces, a cluster-scoped origin.
+hosts, classes joined to their Gateways, selectors across namespaces, a Namespace removed (a
+changed one it takes: what reads a Namespace is argued there).
 On tenants that send traffic to each other's Services, one set holds every tenant, and the
 directed part a few of them. Where the sets are joined already (the change's other side declined)
 and their part is small (`SETS_FIRST`), it is taken: both parts are sound, and the directed one
@@ -170,7 +171,7 @@ def _directed(found: _Found, origins: list[int], removed: list[ObjectKey]) -> tu
     # read only where the search declines.
     if found.graph.hosts or not (found.graph.classes_apart() or not found.merged):
         return None
-    searched = directed.search(found.names, found.namespaces_of, found.kinds, found.refs, origins, removed)
+    searched = directed.search(found.names, found.namespaces_of, found.kinds, found.refs, origins, removed, found.graph.directed)
     if searched is None:
         return None
     members, analysed = searched

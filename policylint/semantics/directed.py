@@ -56,9 +56,40 @@ members' findings counts.
 namespace (a target selector across namespaces), objects declaring hosts of a service registry
 (a host joins objects in any namespace by a name no reference spells), GatewayClasses joined to
 their Gateways (a policy on a class, a class's parameters: every Gateway of the class reads it),
-a cluster-scoped object among the changed or removed ones (a Namespace's labels decide what
-attaches to Gateways in other namespaces). These are the joins the part search makes that are
-not references with a direction.
+a cluster-scoped object other than a Namespace among the changed ones (a class, a CRD: the caller
+declines first), and a Namespace removed (deleted or renamed: the sets answer it, as before).
+These are the joins the part search makes that are not references with a direction.
+
+**A Namespace changed** (among the changed files' objects, as a tenant's file holds its
+Namespace): its name is an origin namespace, so every object of the namespace is a member, as for
+a changed object of that namespace. What reads a Namespace, from the stages and rules:
+
+- its labels: a listener's `allowedRoutes` and a Gateway's `allowedListeners` namespace selector,
+  for a route or ListenerSet *of that namespace* (policylint.semantics.namespace_admission; the
+  findings that note "Namespace ... has these labels", rules/attachment.py, are about that route
+  or ListenerSet); a profile's `boundBy` label, for a target *of that namespace*, which the policy
+  names in it (`Resolution._unbound`); a producer's namespace selector, for a reference *from that
+  namespace* (policylint.semantics.producers); a target selector across namespaces, for any
+  object (`namerefs.EVERYWHERE`: the whole repository is analysed);
+- its existence: the simulation's namespace level above the Gateways *of that namespace*; a
+  policy naming it as its target, a reference followed here (the node of its name with no
+  namespace, and its namespace whole); a reference to its name finding nothing elsewhere (a near
+  miss: the origins' names below);
+- its own findings (its schema, its fields' types, another Namespace of its name) read itself and
+  the objects of its name with no namespace, which it reads.
+
+So every finding a Namespace's labels or existence decides is about an object of its namespace,
+one naming into it or by its name, or one reading those, all members by the rules below. A
+finding elsewhere that changes with its labels (a Gateway of another namespace that admits a
+route of it, or no longer does; the routes on that Gateway) is in the report scope only through
+a note at an object of the changed files, and such a note is made of what the noted object
+reads: a route of the changed files reads its parent Gateway, so the Gateway and its readers are
+members (the siblings below). A label no selector reads changes nothing but the Namespace's own
+findings. What the members' findings read of any Namespace is in the part: every cluster-scoped
+object is the context of every part (`components._Found.context`), which is why a Gateway's
+namespace selectors need no edge here. tests/incremental/test_incremental.py's Namespace edits
+(labels a selector matches or no longer matches, a Namespace renamed, deleted and added, its
+annotations changed) hold it to a run analysing the whole repository.
 
 tests/incremental/test_incremental.py holds it to a run analysing the whole repository: random
 sequences of value edits and of edits that reach beyond a Gateway (renames, sectionNames,
@@ -74,6 +105,7 @@ from policylint.k8s.objects import ObjectKey
 from policylint.semantics.namerefs import Reference
 
 _GRANT = ("gateway.networking.k8s.io", "ReferenceGrant")
+_NAMESPACE = ("", "Namespace")
 # Kinds whose label selectors read nothing but cluster-scoped objects, or nothing the analysis
 # reads (the module docstring): a Gateway's namespace selectors, a core Service's Pod selector.
 _SELECTORS_READ_NOTHING = frozenset({("gateway.networking.k8s.io", "Gateway"), ("", "Service")})
@@ -100,44 +132,74 @@ class _Graph:
             if kind == _GRANT:
                 grants.setdefault(own, []).append(i)
         self.defined, self.in_namespace, self.grants = defined, in_namespace, grants
-        cluster_names = {name for name, own in zip(names, namespaces) if own is None}
+        self.cluster_names = {name for name, own in zip(names, namespaces) if own is None}
         # Who reads each node: a name in a namespace, a namespace whole, a namespace's grants.
         self.naming: dict[tuple[str | None, str], list[int]] = {}
         self.reading_namespace: dict[str | None, list[int]] = {}
         self.reading_grants: dict[str | None, list[int]] = {}
         self.out: list[list[int]] = []
         for i in range(len(names)):
-            self.out.append(self._reads(i, cluster_names))
+            self.out.append(self._reads(i))
 
-    def _reads(self, i: int, cluster_names: set[str]) -> list[int]:
-        """What object `i` reads directly; records it as a reader of each node on the way."""
+    def _nodes(self, i: int) -> tuple[dict[tuple[str | None, str], None], dict[str | None, None], dict[str | None, None]]:
+        """The nodes object `i` reads, each once: names in a namespace, namespaces whole, the
+        grants of namespaces. A function of its references and of the names, namespaces and
+        kinds of every object (which namespaces hold objects, which names are cluster-scoped)."""
         own, kind = self.namespaces[i], self.kinds[i]
-        nodes: list[tuple[str | None, str]] = [(own, self.names[i])]
-        wholes: list[str | None] = []
-        across: list[str | None] = []
+        nodes: dict[tuple[str | None, str], None] = {(own, self.names[i]): None}
+        wholes: dict[str | None, None] = {}
+        across: dict[str | None, None] = {}
+        cluster_names, in_namespace = self.cluster_names, self.in_namespace
         for namespace, name, explicit, selector in self.refs[i]:
             if selector:
                 if kind not in _SELECTORS_READ_NOTHING:
-                    wholes.append(namespace)
+                    wholes[namespace] = None
                 continue
-            nodes.append((namespace, name))
+            nodes[namespace, name] = None
             if not explicit and name in cluster_names:
-                nodes.append((None, name))
-            if name in self.in_namespace:  # a namespace's name: the namespace whole
-                wholes.append(name)
+                nodes[None, name] = None
+            if name in in_namespace:  # a namespace's name: the namespace whole
+                wholes[name] = None
             if explicit and namespace != own:
-                across.append(namespace)
+                across[namespace] = None
+        return nodes, wholes, across
+
+    def _reads(self, i: int) -> list[int]:
+        """What object `i` reads directly; records it as a reader of each node on the way."""
+        nodes, wholes, across = self._nodes(i)
         found: list[int] = []
-        for node in dict.fromkeys(nodes):
+        for node in nodes:
             self.naming.setdefault(node, []).append(i)
             found.extend(self.defined.get(node, ()))
-        for namespace in dict.fromkeys(wholes):
+        for namespace in wholes:
             self.reading_namespace.setdefault(namespace, []).append(i)
             found.extend(self.in_namespace.get(namespace, ()))
-        for namespace in dict.fromkeys(across):
+        for namespace in across:
             self.reading_grants.setdefault(namespace, []).append(i)
             found.extend(self.grants.get(namespace, ()))
         return found
+
+    def patched(self, refs: Sequence[Sequence[Reference]]) -> _Graph:
+        """This index brought to the same objects' names, namespaces and kinds with the
+        references `refs`, in place: the objects whose references are other (not the same lists,
+        nor equal ones) are taken out of the nodes they read and read theirs again. The tables of
+        what is defined where, which namespaces hold objects and grants, and which names are
+        cluster-scoped are functions of the names, namespaces and kinds alone, so every other
+        object reads what it read; the readers of a node are the same objects as an index built
+        from nothing holds (in another order, which no search reads: its closures are sets)."""
+        changed = [i for i, (now, was) in enumerate(zip(refs, self.refs)) if now is not was and now != was]
+        for i in changed:
+            nodes, wholes, across = self._nodes(i)
+            for node in nodes:
+                self.naming[node].remove(i)
+            for namespace in wholes:
+                self.reading_namespace[namespace].remove(i)
+            for namespace in across:
+                self.reading_grants[namespace].remove(i)
+        self.refs = refs
+        for i in changed:
+            self.out[i] = self._reads(i)
+        return self
 
     def readers(self, j: int) -> Iterable[int]:
         """Every object reading object `j` directly."""
@@ -160,6 +222,32 @@ class _Graph:
         return seen
 
 
+class Kept:
+    """The index of a process's last search (`search`), for its next: the change's other side
+    searches over the same files but the changed ones, and an editor's next update over the same
+    files but the edited one. Its own index was 0.03-0.05 s over 10,000 objects, once per side
+    (docs/performance.md, "The hook's first run after one value changed: a tenant's Namespace
+    taken by the directed part")."""
+
+    def __init__(self) -> None:
+        self.graph: _Graph | None = None
+
+    def index(
+        self,
+        names: Sequence[str],
+        namespaces: Sequence[str | None],
+        kinds: Sequence[tuple[str, str]],
+        refs: Sequence[Sequence[Reference]],
+    ) -> _Graph:
+        """The index of these objects: the last one patched (`_Graph.patched`) where every
+        object's name, namespace and kind are the last search's, else built from nothing."""
+        last = self.graph
+        if last is not None and last.names == names and last.namespaces == namespaces and last.kinds == kinds:
+            return last.patched(refs)
+        self.graph = _Graph(names, namespaces, kinds, refs)
+        return self.graph
+
+
 def search(
     names: Sequence[str],
     namespaces: Sequence[str | None],
@@ -167,17 +255,23 @@ def search(
     refs: Sequence[Sequence[Reference]],
     origins: Sequence[int],
     removed: Sequence[ObjectKey],
+    kept: Kept | None = None,
 ) -> tuple[set[int], set[int]] | None:
     """The members and the analysed objects (the members among them) of a change of the objects
     at `origins` that removed `removed`, by place in the part graph's order; None where the module
     docstring says it declines. The caller adds the analysed objects' context
     (`components._Found.context`) and checks for classes joined, hosts and selectors across
-    namespaces, which the graph knows."""
-    if any(namespaces[i] is None for i in origins) or any(k.namespace is None for k in removed):
+    namespaces, which the graph knows. `kept`: the index of this process's last search, patched
+    where it can be (`Kept.index`) and kept for the next."""
+    # A Namespace among the changed objects is taken (the module docstring, "A Namespace changed");
+    # any other cluster-scoped origin, and a Namespace removed, decline.
+    declared = {names[i] for i in origins if namespaces[i] is None and kinds[i] == _NAMESPACE}
+    if any(namespaces[i] is None and kinds[i] != _NAMESPACE for i in origins) or any(k.namespace is None for k in removed):
         return None
-    graph = _Graph(names, namespaces, kinds, refs)
+    graph = kept.index(names, namespaces, kinds, refs) if kept is not None else _Graph(names, namespaces, kinds, refs)
     existing = graph.defined
-    origin_namespaces = {namespaces[i] for i in origins} | {k.namespace for k in removed}
+    # A changed Namespace makes its namespace's objects origins, as a changed object of it does.
+    origin_namespaces = {namespaces[i] for i in origins if namespaces[i] is not None} | {k.namespace for k in removed} | declared
     origin_names = {names[i] for i in origins} | {k.name for k in removed}
     seeds = set(origins)
     for i, own in enumerate(namespaces):

@@ -49,6 +49,7 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 from policylint.k8s.roster import Deferred, Roster
+from policylint.semantics.directed import Kept
 from policylint.semantics.namerefs import EVERYWHERE, Reference, gateway_class, references
 from policylint.values import frozen
 
@@ -219,6 +220,9 @@ class PartGraph:
         # This run's objects in input order: file, position in it.
         self.order: list[tuple[_File, int]] = []
         self.everywhere = False
+        # The directed search's index, kept with the sets for the next search over these files:
+        # the change's other side patches it rather than index every object again.
+        self.directed = Kept()
 
     @property
     def hosts(self) -> bool:

@@ -3,8 +3,8 @@ the base side takes what the change's side built (policylint.incremental.residen
 whose base must be analysed costs one part search and one read of each unchanged file.
 
 Counted here on the hook's first run on a new commit, whose base part the run before did not
-analyse: the objects the part search joins (`PartGraph._relabel`) and those built from the files'
-shells, the files' kept shells decoded, their parse-cache entries read and their bytes hashed.
+analyse: the objects the part search joins (`PartGraph._relabel`) or indexes (`directed._Graph`)
+and those built from the files' shells, the files' kept shells decoded, their parse-cache entries read and their bytes hashed.
 The report is a run's without a cache, byte for byte.
 """
 
@@ -23,7 +23,7 @@ from policylint.input import load
 from policylint.input.cache import ParseCache
 from policylint.k8s import index
 from policylint.pipeline import LintRequest
-from policylint.semantics import components, partgraph
+from policylint.semantics import components, directed, partgraph
 from tests.gitrepo import git
 from tests.incremental.test_incremental import _committed, _corpus, _policies, _write, check
 
@@ -44,12 +44,14 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
         "checked": [],
         "hashed": [],
         "built": [],
+        "indexed": [],
     }
     real_lint, real_relabel, real_decoded = pipeline._lint, partgraph.PartGraph._relabel, shells._decoded
     real_load, real_save, real_trim = ParseCache.load, rulecache.RuleResults.save, rulecache.RuleResults.trim
     real_key = ParseCache.key
     real_check = index.check_object
     real_object = shells._object
+    real_index = directed._Graph.__init__
 
     def lint(
         request: LintRequest, part: pipeline.Part | None = None, resident: Any = None, discovered: Any = None
@@ -91,6 +93,11 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
         seen["checked"].append(data.get("metadata", {}).get("name"))
         return real_check(group, kind, data, *rest)
 
+    def indexed(self: directed._Graph, names: Any, *rest: Any) -> None:
+        seen["indexed"].append(len(names))
+        real_index(self, names, *rest)
+
+    monkeypatch.setattr(directed._Graph, "__init__", indexed)
     monkeypatch.setattr(pipeline, "_lint", lint)
     monkeypatch.setattr(index, "check_object", check_object)
     monkeypatch.setattr(shells, "_object", built)
@@ -152,6 +159,9 @@ def test_the_base_side_reuses_the_objects_and_the_sets_of_the_changes_side(
         assert sum(joined[1:]) < objects / 2
     else:
         assert joined == []  # the directed part decided both sides alone
+        # Its index of what every object reads built once: the base side patches the staged
+        # side's, the changed policy's references read again (built by each side before).
+        assert counted["indexed"] == [objects]
     # Yet of the objects outside the parts only what the two parts hold is built: the search read
     # the other files from their shells' rows (the tree before built every object for it).
     assert len(counted["built"]) < objects / 2

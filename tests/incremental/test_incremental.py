@@ -9,7 +9,8 @@ without it would find.
   documents moved, files deleted and renamed, commits in between; or only values changed where
   they stand: paths, headers, a policy's settings, ports, a listener's hostname; or names and
   references changed: renames, a port or a rule a policy's sectionName names, grants, a policy's
-  target and a route's parent moved to another Gateway) on repositories made by the benchmark
+  target and a route's parent moved to another Gateway; or a tenant's Namespace changed: an
+  annotation, the label its listeners select, renamed, deleted, added) on repositories made by the benchmark
   generator, each run with a persistent cache and again without any cache: the exit code and the
   JSON report are byte-identical; the value and reference edits, past the size where the part a
   change reaches is searched, also to a run analysing the whole repository.
@@ -367,6 +368,13 @@ VALUES = ("path", "header", "policy", "backend-port", "service-port", "listener"
 # sectionName names, a ReferenceGrant's namespaces and Services, and a policy's target or a
 # route's parent moved to another tenant's Gateway.
 REACHING = ("rename", "port-name", "rule-name", "grant", "retarget", "reparent")
+# A tenant's Namespace changed, which the part search that follows what reads what takes
+# (policylint/semantics/directed.py, "A Namespace changed"): an annotation (name and labels kept),
+# the label the generator's HTTPS listeners select (`gateway-access`) taken away or given back, so
+# that a selector no longer matches or matches again; the Namespace renamed, deleted, added
+# (back) for a namespace in use without one, or moved to a file of its own (whose other objects
+# are then in no changed namespace).
+NAMESPACES = ("ns-annotation", "ns-label", "ns-rename", "ns-delete", "ns-add", "ns-move")
 
 
 def _value(files: dict[str, list[dict[str, Any]]], rng: random.Random, kinds: tuple[str, ...] = VALUES) -> str:
@@ -377,8 +385,8 @@ def _value(files: dict[str, list[dict[str, Any]]], rng: random.Random, kinds: tu
     kind = rng.choice(kinds)
     routes = [d for d in every if d.get("kind") == "HTTPRoute" and d["spec"].get("rules")]
     rules = [r for d in routes for r in d["spec"]["rules"]]
-    if kind in REACHING:
-        _reaching(every, kind, rng)
+    if kind in REACHING or kind in NAMESPACES:
+        _reaching(files, every, kind, rng)
     elif kind == "path" and rules:
         match = rng.choice(rng.choice(rules)["matches"])
         match["path"]["value"] = f"/{rng.choice(['v1', 'v2', 'api'])}{match['path']['value']}"
@@ -414,8 +422,11 @@ def _value(files: dict[str, list[dict[str, Any]]], rng: random.Random, kinds: tu
     return kind
 
 
-def _reaching(every: list[dict[str, Any]], kind: str, rng: random.Random) -> None:
-    """One of `REACHING`, in place on the objects `every` lists."""
+def _reaching(files: dict[str, list[dict[str, Any]]], every: list[dict[str, Any]], kind: str, rng: random.Random) -> None:
+    """One of `REACHING`, in place on the objects `every` lists, or of `NAMESPACES` in `files`."""
+    if kind in NAMESPACES:
+        _namespace(files, kind, rng)
+        return
     of = {k: [d for d in every if d.get("kind") == k] for k in ("Service", "HTTPRoute", "Gateway", "ReferenceGrant")}
     targeted = [
         d for d in every if isinstance(d.get("spec"), dict) and (d["spec"].get("targetRefs") or d["spec"].get("targetRef"))
@@ -465,6 +476,45 @@ def _reaching(every: list[dict[str, Any]], kind: str, rng: random.Random) -> Non
         parent = rng.choice(rng.choice(of["HTTPRoute"])["spec"]["parentRefs"])
         parent.update(name=gateway["metadata"]["name"], namespace=gateway["metadata"]["namespace"])
         parent.pop("sectionName", None)
+
+
+def _namespace(files: dict[str, list[dict[str, Any]]], kind: str, rng: random.Random) -> None:
+    """One of `NAMESPACES`, in place in `files`."""
+    held = [(docs, d) for name in sorted(files) for docs in (files[name],) for d in docs if d.get("kind") == "Namespace"]
+    if kind == "ns-add":
+        declared = {d["metadata"]["name"] for _, d in held}
+        used = sorted({d["metadata"]["namespace"] for ds in files.values() for d in ds if d["metadata"].get("namespace")})
+        name = rng.choice([n for n in used if n not in declared] or [f"extra-{rng.randrange(10**6)}"])
+        namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        if rng.random() < 0.7:
+            namespace["metadata"]["labels"] = {"gateway-access": "shared"}
+        if rng.random() < 0.5:
+            files[rng.choice(sorted(files))].insert(0, namespace)
+        else:  # a file of its own: no other object of the file is in its namespace
+            files[f"ns-{rng.randrange(10**6):06d}.yaml"] = [namespace]
+        return
+    if not held:
+        return
+    docs, namespace = rng.choice(held)
+    meta = namespace["metadata"]
+    if kind == "ns-annotation":
+        meta.setdefault("annotations", {})["edited"] = str(rng.randrange(10**6))
+    elif kind == "ns-label":
+        labels = meta.setdefault("labels", {})
+        if labels.get("gateway-access") == "shared":
+            if rng.random() < 0.5:
+                del labels["gateway-access"]
+            else:
+                labels["gateway-access"] = "private"
+        else:
+            labels["gateway-access"] = "shared"
+    elif kind == "ns-rename":
+        meta["name"] += rng.choice("xyz")
+    elif kind == "ns-delete" and len(docs) > 1:
+        docs.remove(namespace)
+    elif kind == "ns-move" and len(docs) > 1:
+        docs.remove(namespace)
+        files[f"ns-{rng.randrange(10**6):06d}.yaml"] = [namespace]
 
 
 def _across(files: dict[str, list[dict[str, Any]]], docs: list[dict[str, Any]], kind: str, rng: random.Random) -> None:
@@ -610,6 +660,28 @@ def test_differential_of_reaching_edits(tmp_path: Path, monkeypatch: pytest.Monk
     reach = "shared" if seed % 2 == 0 else "neighbour"
     kinds = VALUES + REACHING + REACHING  # the reaching kinds twice as often
     assert _differential(tmp_path / "repo", tmp_path / "cache", seed=10 + seed, steps=8, n=260, reach=reach, values=kinds) > 0
+
+
+def test_differential_of_namespace_edits_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tenant's Namespace changed (`NAMESPACES`: an annotation, the label its Gateway's
+    listeners select, renamed, deleted, added), with routes moved to other tenants' Gateways
+    (`reparent`: what a label decides across namespaces), past the size where the part a change
+    reaches is searched: the report is a run's analysing the whole repository, and a run's
+    without a cache."""
+    monkeypatch.chdir(tmp_path)
+    kinds = (*NAMESPACES, *NAMESPACES, "reparent", "path")
+    _differential(tmp_path / "repo", tmp_path / "cache", seed=3, steps=3, n=220, reach="neighbour", values=kinds)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+def test_differential_of_namespace_edits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """The same, longer, on isolated tenants and tenants reaching their neighbour, with the value
+    edits of `VALUES` among them."""
+    monkeypatch.chdir(tmp_path)
+    reach = "isolated" if seed % 2 == 0 else "neighbour"
+    kinds = (*VALUES, *NAMESPACES, *NAMESPACES, "reparent")
+    assert _differential(tmp_path / "repo", tmp_path / "cache", seed=20 + seed, steps=8, n=260, reach=reach, values=kinds) > 0
 
 
 # -- Workspace -------------------------------------------------------------------------------------

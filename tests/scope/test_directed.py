@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 import yaml
 
+from policylint.k8s.objects import ObjectKey
 from policylint.pipeline import LintRequest
 from policylint.semantics import components, directed, partgraph
+from policylint.semantics.namerefs import Reference
 from policylint.semantics.partgraph import PartGraph
 
 GW = "gateway.networking.k8s.io"
@@ -68,14 +70,17 @@ def _tenant(k: int, reaches: list[int]) -> list[dict[str, Any]]:
     ]
 
 
-def _chain(root: Path, n: int = 12, extra: list[dict[str, Any]] | None = None, *, reaching: bool = True) -> None:
+def _chain(
+    root: Path, n: int = 12, extra: list[dict[str, Any]] | None = None, *, reaching: bool = True, held: bool = False
+) -> None:
     """`n` tenants, each reaching the two before it (`reaching`; else none), one file per tenant
-    (`t{k}.yaml`), their Namespaces in a file of their own."""
+    (`t{k}.yaml`), their Namespaces in a file of their own, or each in its tenant's file
+    (`held`, first, as the benchmark's tenants are written)."""
     root.mkdir(exist_ok=True)
     namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"t{k}"}} for k in range(n)]
-    (root / "namespaces.yaml").write_text(yaml.safe_dump_all(namespaces), encoding="utf-8")
+    (root / "namespaces.yaml").write_text(yaml.safe_dump_all([] if held else namespaces), encoding="utf-8")
     for k in range(n):
-        docs = _tenant(k, [j for j in (k - 1, k - 2) if j >= 0 and reaching])
+        docs = ([namespaces[k]] if held else []) + _tenant(k, [j for j in (k - 1, k - 2) if j >= 0 and reaching])
         (root / f"t{k:02d}.yaml").write_text(yaml.safe_dump_all(docs), encoding="utf-8")
     (root / "class.yaml").write_text(
         yaml.safe_dump(
@@ -168,11 +173,55 @@ def test_joins_without_a_direction_fall_back_to_the_part_references_join(
     assert found is None or {"r1", "r11"} <= found[0], why
 
 
-def test_a_namespace_changed_falls_back_to_the_part_references_join(tmp_path: Path) -> None:
-    """A Namespace's labels decide what attaches to Gateways of other namespaces, by no name."""
+def test_a_namespace_changed_takes_every_object_of_its_namespace(tmp_path: Path) -> None:
+    """A file of every tenant's Namespace: each namespace's objects are members, as a change of an
+    object of each namespace makes them."""
     _chain(tmp_path)
     found = _part(tmp_path, "namespaces.yaml")
     assert found is not None and {"r1", "r11"} <= found[0]
+
+
+def test_a_tenant_file_holding_its_namespace_takes_the_directed_part(tmp_path: Path) -> None:
+    """Tenant 6's file holds its Namespace, as the benchmark's and real repositories' tenant files
+    do: the members are those of the first test's change (the tenant's objects, the routes naming
+    into t6 and their policies, what r6 reads and what reads that) with the Namespace itself, and
+    a policy of t12 naming Namespace t6 as its target (Linkerd's AuthorizationPolicy takes a
+    Namespace; its finding is about its reference to t6); tenants 11–15 are left out besides. The
+    tree before declined on the Namespace and took the sets' part: every tenant."""
+    naming = {
+        "apiVersion": "policy.linkerd.io/v1alpha1",
+        "kind": "AuthorizationPolicy",
+        "metadata": {"name": "on-t6", "namespace": "t12"},
+        "spec": {"targetRef": {"group": "", "kind": "Namespace", "name": "t6"}, "requiredAuthenticationRefs": []},
+    }
+    _chain(tmp_path, n=16, extra=[naming], held=True)
+    found = _part(tmp_path, "t06.yaml")
+    assert found is not None
+    members, analysed = found
+    assert members == {
+        *("t6", "gw6", "r6", "svc6", "allow6", "p6"),
+        *("r7", "r8", "p7", "p8"),
+        *("svc5", "svc4", "allow5", "allow4"),
+        *("r5", "p5", "r4", "p4"),
+        "on-t6",
+    }
+    assert not {name for k in range(13, 16) for name in (f"r{k}", f"gw{k}", f"svc{k}", f"p{k}", f"allow{k}")} & analysed
+    # Every Namespace is context, whichever part: what the members' findings read of their labels.
+    assert {f"t{k}" for k in range(16)} <= analysed
+
+
+def test_a_namespace_removed_falls_back_to_the_part_references_join(tmp_path: Path) -> None:
+    """A Namespace deleted (or renamed) is not taken: its objects lose their labels and what named
+    it finds nothing, which the sets answer."""
+    from policylint.pipeline import _project
+
+    _chain(tmp_path, n=16, held=True)
+    objects = _project(LintRequest(paths=[str(tmp_path)]))[0].index.objects
+    gone = [ObjectKey("", "Namespace", None, "t6")]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(directed, "_Graph", None)  # never built: the search declines before its index
+        part = components.scope(objects, [str(tmp_path / "t06.yaml")], gone, min_objects=0, max_share=1.0)
+    assert part is not None and {"r1", "r15"} <= {k.name for k in part.members}
 
 
 def test_a_label_selector_target_reads_its_namespace_whole(tmp_path: Path) -> None:
@@ -278,7 +327,7 @@ def test_a_search_after_the_sets_were_joined_takes_their_part_where_it_is_small(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The change's base side searches after its staged side, in one process: where the staged side
-    joined the sets (its change held a Namespace, which the directed search declines), a part of
+    joined the sets (its change removed a Namespace, which the directed search declines), a part of
     the sets of at most `SETS_FIRST` of the objects is taken without the directed search's index
     of every object's references (built on the tree before), and holds the objects the directed
     part holds: tenant 6's five, on 60 tenants reaching no other."""
@@ -295,10 +344,55 @@ def test_a_search_after_the_sets_were_joined_takes_their_part_where_it_is_small(
 
     monkeypatch.setattr(directed._Graph, "__init__", count)
     graph = PartGraph()
-    staged = components.scope(objects, [str(tmp_path / "namespaces.yaml")], min_objects=0, max_share=1.0, kept=graph)
+    gone = [ObjectKey("", "Namespace", None, "t60")]
+    staged = components.scope(objects, [str(tmp_path / "namespaces.yaml")], gone, min_objects=0, max_share=1.0, kept=graph)
     assert staged is not None and graph.joined and built == []
     base = components.scope(objects, [str(tmp_path / "t06.yaml")], min_objects=0, max_share=1.0, kept=graph)
     assert base is not None and built == []
     alone = components.scope(objects, [str(tmp_path / "t06.yaml")], min_objects=0, max_share=1.0)
     assert alone is not None and built == [1]
     assert {k.name for k in base.members} == {k.name for k in alone.members} == {"gw6", "r6", "svc6", "allow6", "p6"}
+
+
+def _index(graph: directed._Graph) -> tuple[Any, ...]:
+    """What a search reads of an index: what each object reads, and the readers of each node as
+    sets (their order is no search's)."""
+
+    def readers(table: dict[Any, list[int]]) -> dict[Any, set[int]]:
+        return {node: set(found) for node, found in table.items() if found}
+
+    return (
+        [sorted(out) for out in graph.out],
+        readers(graph.naming),
+        readers(graph.reading_namespace),
+        readers(graph.reading_grants),
+    )
+
+
+def test_an_index_patched_for_other_references_is_the_index_built_from_nothing(tmp_path: Path) -> None:
+    """The change's other side patches the index of the search before (`Kept.index`): the objects
+    whose references changed (a route sent to other tenants' Services, across namespaces or not,
+    a policy retargeted, a route's references all dropped) read again, the rest kept. Each step's
+    index reads as one built from nothing over the same references; an object renamed builds
+    it again."""
+    _chain(tmp_path, n=16)
+    graph = _graph(tmp_path)
+    names, namespaces, kinds, refs = graph.names(), graph.namespaces(), graph.kinds(), graph.refs()
+    kept = directed.Kept()
+    first = kept.index(names, namespaces, kinds, refs)
+    assert _index(first) == _index(directed._Graph(names, namespaces, kinds, refs))
+    r6, p9 = names.index("r6"), names.index("p9")
+    edits = [
+        {r6: [Reference("t6", "gw6", False), Reference("t12", "svc12", True), Reference("t6", "svc6", False)]},
+        {r6: [Reference("t6", "gw6", False), Reference("t3", "svc3", True)], p9: [Reference("t9", "r8", False)]},
+        {r6: [], p9: [Reference("t9", "t2", False), Reference("t9", "", False, True)]},
+        {},
+    ]
+    for edit in edits:
+        # Every other object's references equal lists, not the same ones: read as unchanged.
+        now = [edit[i] if i in edit else list(r) for i, r in enumerate(refs)]
+        patched = kept.index(list(names), list(namespaces), list(kinds), now)
+        assert patched is first  # patched, not built again
+        assert _index(patched) == _index(directed._Graph(names, namespaces, kinds, now)), edit
+    renamed = [*names[:r6], "r6x", *names[r6 + 1 :]]
+    assert kept.index(renamed, namespaces, kinds, refs) is not first
