@@ -698,32 +698,33 @@ class ParseCache:
         keep_set = self._used.union(keep)
         # Kept too, though not counted against the bound (the number of files the run used is).
         beside = {name(key) for name in self._beside for key in keep_set}
-        now = time.time()
-        entries: list[tuple[float, str]] = []
-        with os.scandir(scan_target) as it:
-            for entry in it:
-                is_entry = _ENTRY_NAME.match(entry.name) is not None
-                is_temp = not is_entry and _TEMP_NAME.match(entry.name) is not None
-                if not (is_entry or is_temp):
-                    continue  # not a name this module writes: never touched
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if not stat.S_ISREG(st.st_mode):
-                    continue  # a link, a directory, a FIFO: not something `put` made
-                if is_temp:
-                    if now - st.st_mtime > _STALE_TEMP_SECONDS:
-                        unlink(entry.name)
-                elif entry.name not in keep_set and entry.name not in beside:
-                    entries.append((st.st_mtime, entry.name))
         limit = max(_MAX_ENTRIES, 4 * len(keep_set))
+        # An entry's `lstat` only once the names say the directory may be over the bound (a 3,319-file
+        # repository's ~12,600 are not: 0.1 s a run); the names count at least the regular files counted.
+        with os.scandir(scan_target) as it:  # a name this module does not write is never touched
+            named = [e for e in it if _ENTRY_NAME.match(e.name) is not None or _TEMP_NAME.match(e.name) is not None]
+        for entry in named:  # leftovers of interrupted writes: few, each looked at
+            if entry.name[0] == "." and (st := _regular(entry)) and time.time() - st.st_mtime > _STALE_TEMP_SECONDS:
+                unlink(entry.name)
+        candidates = [e for e in named if e.name[0] != "." and e.name not in keep_set and e.name not in beside]
+        if len(candidates) + len(keep_set) - limit <= 0:
+            return
+        entries = [(st.st_mtime, e.name) for e in candidates if (st := _regular(e)) is not None]
         excess = len(entries) + len(keep_set) - limit
         if excess <= 0:
             return
         entries.sort()
         for _, name in entries[: excess + limit // 2]:
             unlink(name)
+
+
+def _regular(entry: os.DirEntry[str]) -> os.stat_result | None:
+    """The entry's `lstat` when a regular file: a link, a directory, a FIFO is not what `put` made."""
+    try:
+        st = entry.stat(follow_symlinks=False)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
 
 
 @contextmanager

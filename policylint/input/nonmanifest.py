@@ -121,34 +121,50 @@ def classify_name(name: str, *, in_chart: bool) -> str | None:
     return None
 
 
-def classify_path(path: str, *, helm_templates: bool) -> str | None:
+def classify_path(path: str, *, helm_templates: bool, directories: dict[str, tuple[bool, bool]] | None = None) -> str | None:
     """The kind of non-manifest a file named on the command line is (None: lint it).
 
     Besides its name, its directories count: a file under `.github/workflows/`, a chart's values
-    file, and (unless `helm_templates`) a file under a chart's `templates/`.
+    file, and (unless `helm_templates`) a file under a chart's `templates/`. `directories`: what
+    was found of each directory already (`_directory`), for a caller classifying many files in one
+    go (a commit's tree): the same for every file of a directory, whose walk up was most of the
+    cost of each file of a repository's base side.
     """
     directory, name = os.path.split(os.path.normpath(path))
     if name in KUSTOMIZE_FILES:
         return KUSTOMIZE
     if tool_file(name):
         return TOOL
-    parts = os.path.normpath(os.path.abspath(path)).split(os.sep)
-    for i, part in enumerate(parts[:-2]):
-        if part == ".github" and parts[i + 1] in _GITHUB_DIRS:
-            return TOOL
+    found = directories.get(directory) if directories is not None else None
+    if found is None:
+        found = _directory(directory, helm_templates)
+        if directories is not None:
+            directories[directory] = found
+    tools, templates = found
+    if tools:
+        return TOOL
     if chart_file(name) and os.path.isfile(os.path.join(directory or ".", CHART_FILE)):
         return HELM
-    if not helm_templates:
-        # A template may sit in a subdirectory of templates/ (templates/tests/).
-        current = os.path.abspath(directory or ".")
-        for _ in range(8):
-            parent = os.path.dirname(current)
-            if os.path.basename(current) == CHART_TEMPLATES and os.path.isfile(os.path.join(parent, CHART_FILE)):
-                return HELM
-            if parent == current:
-                break
-            current = parent
-    return None
+    return HELM if templates else None
+
+
+def _directory(directory: str, helm_templates: bool) -> tuple[bool, bool]:
+    """Whether a file in `directory` lies under `.github/workflows/` (or another directory of
+    GitHub's own files), and, unless `helm_templates`, under a chart's `templates/`."""
+    current = os.path.abspath(directory or ".")
+    parts = current.split(os.sep)
+    tools = any(part == ".github" and parts[i + 1] in _GITHUB_DIRS for i, part in enumerate(parts[:-1]))
+    if tools or helm_templates:
+        return tools, False
+    # A template may sit in a subdirectory of templates/ (templates/tests/).
+    for _ in range(8):
+        parent = os.path.dirname(current)
+        if os.path.basename(current) == CHART_TEMPLATES and os.path.isfile(os.path.join(parent, CHART_FILE)):
+            return False, True
+        if parent == current:
+            break
+        current = parent
+    return False, False
 
 
 def json_data_files(documents: Iterable[tuple[str, Any]], files_with_issues: Collection[str]) -> set[str]:

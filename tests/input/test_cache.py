@@ -484,6 +484,72 @@ def test_prune_bounds_the_directory_and_keeps_what_the_run_used(tmp_path: Path, 
     assert ".tmp-crash_01" not in names
 
 
+class _Counted:
+    """A directory entry whose `stat` calls are counted (`_counting_scandir`)."""
+
+    def __init__(self, entry: os.DirEntry[str], asked: list[str]) -> None:
+        self.name = entry.name
+        self._entry = entry
+        self._asked = asked
+
+    def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+        self._asked.append(self.name)
+        return self._entry.stat(follow_symlinks=follow_symlinks)
+
+
+def _counting_scandir(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names whose `stat` pruning asks, from here on."""
+    asked: list[str] = []
+    scandir = os.scandir
+
+    class Listing:
+        def __init__(self, target: Any) -> None:
+            self._it = scandir(target)
+
+        def __enter__(self) -> Iterator[_Counted]:
+            return (_Counted(e, asked) for e in self._it.__enter__())
+
+        def __exit__(self, *exc: object) -> None:
+            self._it.__exit__(*exc)
+
+    monkeypatch.setattr(cache_mod.os, "scandir", Listing)
+    return asked
+
+
+def test_prune_under_the_bound_asks_no_entry_its_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 30 entries of earlier runs and 3 of this one, under a bound of 40: nothing to drop, so no
+    # entry is asked its type or time (an lstat each: 0.1 s a run on a repository of 3,319 files);
+    # the temporary file of an interrupted write is, and removed once stale.
+    monkeypatch.setattr(cache_mod, "_MAX_ENTRIES", 40)
+    old = ParseCache(tmp_path / "cache")
+    payload = dumps(pack(load_bytes(b"a: 1\n", "x.yaml")))
+    for i in range(30):
+        old.put(old.key(b"old %d" % i), payload)
+    stale_tmp = tmp_path / "cache" / "parse" / ".tmp-crash_01"
+    stale_tmp.write_bytes(b"partial")
+    os.utime(stale_tmp, (1, 1))
+    current = ParseCache(tmp_path / "cache")
+    for i in range(3):
+        current.put(current.key(b"new %d" % i), payload)
+    asked = _counting_scandir(monkeypatch)
+    current.prune()
+    assert asked == [".tmp-crash_01"]
+    assert len(list((tmp_path / "cache" / "parse").iterdir())) == 33
+
+    # Past the bound (33 entries against 10), every entry not kept is asked, and the oldest dropped
+    # as before: what this run used stays.
+    monkeypatch.setattr(cache_mod, "_MAX_ENTRIES", 10)
+    used = [current.key(b"new %d" % i) for i in range(3)]
+    for i, name in enumerate(sorted(p.name for p in (tmp_path / "cache" / "parse").iterdir() if p.name not in used)):
+        os.utime(tmp_path / "cache" / "parse" / name, (1000 + i, 1000 + i))
+    asked.clear()
+    current.prune()
+    assert sorted(asked) == sorted(set(asked)) and len(asked) == 30
+    names = {p.name for p in (tmp_path / "cache" / "parse").iterdir()}
+    assert set(used) <= names
+    assert len(names) <= 10
+
+
 def test_runs_creating_the_cache_at_once_all_use_it(tmp_path: Path) -> None:
     # Eight runs find no cache directory and create it together: whichever tags it, every one
     # must then accept it (a run that looked between another's mkdir and its tag once gave up).

@@ -473,3 +473,61 @@ def test_the_files_a_change_reports_on_are_those_whose_absolute_path_it_touched(
     sources = [Source(display="shown", fs_path=fs_path), Source(display="stdin", content=b"")]
     expected = frozenset(s.display for s in sources if s.fs_path is not None and os.path.abspath(s.fs_path) in change.files)
     assert report_files(request, sources) == expected == (frozenset({"shown"}) if reported else frozenset())
+
+
+def test_a_commits_files_are_classified_once_per_directory_as_one_by_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`commit_sources` (the base side of every gate) asks each directory of the commit's tree
+    once whether it is GitHub's own or under a chart's `templates/`, and names each file relative
+    to the working directory without `relpath` where it lies under it: the sources, skipped files
+    and names are those of every file classified alone and named by `relpath`, from the top and
+    from a subdirectory (whose files outside it are named with `..`)."""
+    import os
+
+    from policylint.input import nonmanifest
+    from policylint.input.commit import commit_sources
+
+    files = {
+        "apps/a.yaml": CLASS,
+        "apps/b.yaml": CLASS,
+        "apps/c.yml": CLASS,
+        "apps/kustomization.yaml": "resources: [a.yaml]\n",
+        ".github/workflows/ci.yaml": "on: push\n",
+        ".github/other/x.yaml": CLASS,
+        "chart/Chart.yaml": "name: c\n",
+        "chart/values.yaml": "a: 1\n",
+        "chart/templates/t.yaml": CLASS,
+        "chart/templates/tests/u.yaml": CLASS,
+        "notes/values.yaml": CLASS,  # a chart's file name, outside a chart
+        "top.yaml": CLASS,
+    }
+    repository(tmp_path / "repo", files)
+    root = str(tmp_path / "repo")
+    head = git(tmp_path / "repo", "rev-parse", "HEAD").strip()
+    asked: list[str] = []
+    real = nonmanifest._directory
+
+    def counted(directory: str, helm_templates: bool) -> tuple[bool, bool]:
+        asked.append(directory)
+        return real(directory, helm_templates)
+
+    for cwd in (root, os.path.join(root, "apps")):
+        monkeypatch.chdir(cwd)
+        for helm_templates in (False, True):
+            expected = sorted(
+                os.path.relpath(os.path.join(root, path))
+                for path in files
+                if nonmanifest.classify_path(os.path.join(root, path), helm_templates=helm_templates) is None
+            )
+            monkeypatch.setattr(nonmanifest, "_directory", counted)
+            asked.clear()
+            found = commit_sources(head, root, [root], None, helm_templates)
+            monkeypatch.setattr(nonmanifest, "_directory", real)
+            assert sorted(s.display for s in found) == expected
+            if cwd == root:  # by hand: GitHub's workflow, the kustomization, the chart's own files left out
+                chart = ["chart/templates/t.yaml", "chart/templates/tests/u.yaml"] if helm_templates else []
+                assert sorted(s.display for s in found) == sorted(
+                    [".github/other/x.yaml", "apps/a.yaml", "apps/b.yaml", "apps/c.yml", "notes/values.yaml", "top.yaml", *chart]
+                )
+            # Each directory of a file whose name leaves it to its directories once (the
+            # kustomization's is known by its name alone): eight of them, twelve files.
+            assert sorted(asked) == sorted({os.path.dirname(os.path.join(root, p)) for p in files})
