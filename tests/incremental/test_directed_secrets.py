@@ -501,8 +501,8 @@ def _hook(monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict[str, Any]], set[st
     searched: list[set[str]] = []
     real = directed.search
 
-    def recorded(names: Any, namespaces: Any, kinds: Any, refs: Any, origins: Any, removed: Any) -> Any:
-        found = real(names, namespaces, kinds, refs, origins, removed)
+    def recorded(names: Any, namespaces: Any, kinds: Any, refs: Any, origins: Any, removed: Any, kept: Any = None) -> Any:
+        found = real(names, namespaces, kinds, refs, origins, removed, kept)
         assert found is not None
         searched.append({f"{kinds[i][1]} {namespaces[i]}/{names[i]}" for i in found[0]})
         return found
