@@ -464,15 +464,22 @@ def test_concurrent_writers_leave_whole_entries(tmp_path: Path) -> None:
     assert [p.name for p in (tmp_path / "cache" / "parse").iterdir()] == [key]  # no temporary files left
 
 
-def test_prune_bounds_the_directory_and_keeps_what_the_run_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cache_mod, "_MAX_ENTRIES", 10)
+def _earlier_runs(tmp_path: Path) -> bytes:
+    """A cache directory holding 30 entries of earlier runs and the stale temporary file of an
+    interrupted write (named as `tempfile.mkstemp` names them); the entries' payload."""
     old = ParseCache(tmp_path / "cache")
     payload = dumps(pack(load_bytes(b"a: 1\n", "x.yaml")))
     for i in range(30):
         old.put(old.key(b"old %d" % i), payload)
-    stale_tmp = tmp_path / "cache" / "parse" / ".tmp-crash_01"  # named as tempfile.mkstemp names them
+    stale_tmp = tmp_path / "cache" / "parse" / ".tmp-crash_01"
     stale_tmp.write_bytes(b"partial")
     os.utime(stale_tmp, (1, 1))
+    return payload
+
+
+def test_prune_bounds_the_directory_and_keeps_what_the_run_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache_mod, "_MAX_ENTRIES", 10)
+    payload = _earlier_runs(tmp_path)
     current = ParseCache(tmp_path / "cache")
     used = [current.key(b"new %d" % i) for i in range(3)]
     for key in used:
@@ -521,13 +528,7 @@ def test_prune_under_the_bound_asks_no_entry_its_time(tmp_path: Path, monkeypatc
     # entry is asked its type or time (an lstat each: 0.1 s a run on a repository of 3,319 files);
     # the temporary file of an interrupted write is, and removed once stale.
     monkeypatch.setattr(cache_mod, "_MAX_ENTRIES", 40)
-    old = ParseCache(tmp_path / "cache")
-    payload = dumps(pack(load_bytes(b"a: 1\n", "x.yaml")))
-    for i in range(30):
-        old.put(old.key(b"old %d" % i), payload)
-    stale_tmp = tmp_path / "cache" / "parse" / ".tmp-crash_01"
-    stale_tmp.write_bytes(b"partial")
-    os.utime(stale_tmp, (1, 1))
+    payload = _earlier_runs(tmp_path)
     current = ParseCache(tmp_path / "cache")
     for i in range(3):
         current.put(current.key(b"new %d" % i), payload)
