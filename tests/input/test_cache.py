@@ -503,6 +503,11 @@ class _Counted:
         self._asked.append(self.name)
         return self._entry.stat(follow_symlinks=follow_symlinks)
 
+    def __getattr__(self, name: str) -> Any:
+        # The patch is on `os` itself, so every listing in the test sees these entries: Python
+        # 3.13's `Path.iterdir` lists through `os.scandir` and reads `path` from each.
+        return getattr(self._entry, name)
+
 
 def _counting_scandir(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names whose `stat` pruning asks, from here on."""
