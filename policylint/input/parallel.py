@@ -48,10 +48,16 @@ if TYPE_CHECKING:
 # (interpreter + loader imports) takes ~0.1 s and parsing runs at ~5 MB/s; measured, two jobs
 # break even at ~0.7 MB and gain from ~1.4 MB on (docs/performance.md).
 PARALLEL_MIN_BYTES = 1024 * 1024
-# "spawn" starts clean interpreters: safe whatever threads or state the caller has (fork is
-# not), the workers import only the loader, and it measured as fast as fork and forkserver
-# here, since this process parses while the workers start (docs/performance.md).
+# How a worker is started where `fork` is not safe: "spawn" starts clean interpreters, safe
+# whatever threads or state the caller has, the workers importing only the loader.
 START_METHOD = "spawn"
+# Where it is (Linux, a process running no other thread: the command while it loads the files),
+# a worker is forked (`start_method`): a spawned worker spent 0.13-0.15 s of CPU on its
+# interpreter and imports before its first file, and its semaphores started multiprocessing's
+# resource tracker, one more interpreter, while this process parsed alone; a forked one starts
+# in milliseconds, with no tracker, so that this process parses fewer of the files
+# (docs/performance.md, "The parse worker forked where it is safe").
+FORK_METHOD = "fork"
 # Files handed to the pool and not yet answered, per worker. Two keep a worker busy while this
 # process parses one file (its files are the smallest left, the workers' the largest); the rest
 # stay in this process's queue, where this process can still take them.
@@ -238,6 +244,27 @@ def _load_all(sources: list[Source], cache: ParseCache | None, jobs: int) -> lis
     return results  # type: ignore[return-value]
 
 
+def start_method() -> str:
+    """How the workers are started: forked where that is safe, else spawned (`START_METHOD`).
+
+    A fork copies only the thread that calls it: a lock another thread holds at that moment stays
+    held in the worker for ever, so a process that runs another thread (a language server, a test
+    runner, a host program) spawns. macOS's system libraries are not fork-safe either. The forked
+    worker gets this process's state as it is, which `_init_worker` resets where it matters: the
+    stop signals' handlers (the command's raise an exception in the thread they interrupt, where a
+    spawned worker has the default, which ends it) and the maps and lists it has sent; the loader
+    keeps no table between files but those it is handed."""
+    import multiprocessing
+
+    if (
+        sys.platform.startswith("linux")
+        and threading.active_count() == 1
+        and FORK_METHOD in multiprocessing.get_all_start_methods()
+    ):
+        return FORK_METHOD
+    return START_METHOD
+
+
 def _may_start_workers() -> bool:
     # Never from inside a worker: "spawn" re-imports the caller's main module in each worker, and
     # a script without an `if __name__ == "__main__"` guard would otherwise start pools of its own.
@@ -266,7 +293,7 @@ def _parse_in_workers(
 ) -> None:
     """Fill `results` for the pending files with `jobs - 1` workers and this process.
 
-    This process is one of the `jobs`: while the workers start (an interpreter each), it already
+    This process is one of the `jobs`: while the workers start (`start_method`), it already
     parses, from the small end of the queue, while the workers get files from the large end, a few
     at a time. Nothing is ever taken back from the pool (`Future.cancel()` from this thread races
     with the pool marking its futures failed when a worker dies: CPython raises InvalidStateError
@@ -279,7 +306,7 @@ def _parse_in_workers(
     try:
         pool = ProcessPoolExecutor(
             max_workers=jobs - 1,
-            mp_context=multiprocessing.get_context(START_METHOD),
+            mp_context=multiprocessing.get_context(start_method()),
             initializer=_init_worker,
             initargs=(os.getpid(),),
         )
@@ -614,6 +641,10 @@ def _init_worker(parent: int) -> None:
     _WORKER_NUMBERING = _Numbering()
     # The main process handles Ctrl-C and stops the workers (see `_stop_signals_blocked`).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A forked worker holds the command's handlers of the other stop signals, which raise where
+    # they interrupt it: SIGTERM (`Process.terminate`) ends it, as it ends a spawned one.
+    for stop in _STOP_SIGNALS - {signal.SIGINT}:
+        signal.signal(stop, signal.SIG_DFL)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS - {signal.SIGINT})
     _exit_with_parent(parent)

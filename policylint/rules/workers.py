@@ -3,8 +3,9 @@
 The rules only read the project, so each child is forked from the built project and runs rules over
 its copy-on-write view of it, sending back the findings it resolved (pickled, streamed through a
 pipe and read a pickle at a time: `_send`, `_collect`; the project's objects by their place).
-Parsing uses clean interpreters ("spawn", policylint.input.parallel) because it has nothing to
-share; here sharing the built project is the point, and it needs fork.
+Parsing's workers share nothing with this process but the files they are handed (forked where
+that is safe, else clean interpreters, policylint.input.parallel); here sharing the built project
+is the point, and it needs fork.
 
 The children start as early as the rules allow, one pool of them per stage the rules wait for. The
 stages (policylint.stages) are built by one process, but most of the rules' work reads the index,

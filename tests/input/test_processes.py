@@ -8,6 +8,7 @@ fails instead of hanging the suite. They find `--jobs` workers as children of th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -152,12 +153,26 @@ def children(pid: int) -> list[int]:
     return found
 
 
-def is_worker(pid: int) -> bool:
-    """A multiprocessing "spawn" child (the resource tracker, also a child, is not one)."""
+def is_worker(pid: int, parent: int) -> bool:
+    """A parse worker of the command `parent`: a multiprocessing "spawn" child (the resource
+    tracker, also a child, is not one), or a child forked from it (its command line the
+    command's, `parallel.start_method`) that ignores SIGINT, as `parallel._init_worker` makes a
+    worker: a rule process, forked too, handles it."""
     try:
-        return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        if b"spawn_main" in cmdline:
+            return True
+        return cmdline == Path(f"/proc/{parent}/cmdline").read_bytes() and _ignores(pid, signal.SIGINT)
     except OSError:
         return False
+
+
+def _ignores(pid: int, sig: signal.Signals) -> bool:
+    """Whether process `pid` ignores `sig` (the SigIgn mask of proc(5))."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigIgn:"):
+            return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+    return False
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -216,7 +231,7 @@ def busy_worker(proc: subprocess.Popen[bytes], cpu: float) -> int:
     def find() -> int | None:
         assert proc.poll() is None, "the command ended before its worker got busy"
         for pid in children(proc.pid):
-            if is_worker(pid) and cpu_seconds(pid) >= cpu:
+            if is_worker(pid, proc.pid) and cpu_seconds(pid) >= cpu:
                 return pid
         return None
 
@@ -285,6 +300,37 @@ def test_a_killed_worker_leaves_its_files_to_the_main_process(
         f"{FILES} errors, 0 warnings, 0 info in {FILES} files ({5 * FILES + 1} objects, {FILES} policies)"
     ]
     assert_session_ends(proc.pid)
+
+
+@linux_only
+def test_the_parse_worker_is_forked_with_the_default_stop_handlers(corpus: Path, reference: bytes, sessions: list[int]) -> None:
+    """The command runs one thread while it parses: its worker is forked (`parallel.start_method`),
+    no interpreter started for it and no resource tracker beside it, and its SIGTERM and SIGHUP
+    are the default, as a spawned worker's are, not the command's handlers, which raise where
+    they interrupt; the report is the one of `--jobs 1`."""
+    proc = start([*LINT, "--jobs", "2"], corpus)
+    sessions.append(proc.pid)
+    worker = busy_worker(proc, 0.05)
+    assert b"spawn_main" not in Path(f"/proc/{worker}/cmdline").read_bytes()
+    assert not catches(worker, signal.SIGTERM)
+    assert not catches(worker, signal.SIGHUP)
+    started: list[bytes] = []
+    for pid in children(proc.pid):
+        with contextlib.suppress(OSError):
+            started.append(Path(f"/proc/{pid}/cmdline").read_bytes())
+    assert not any(b"resource_tracker" in cmdline for cmdline in started)
+    out, _ = proc.communicate(timeout=RUN_TIMEOUT)
+    assert proc.returncode == 1
+    assert out == reference
+    assert_session_ends(proc.pid)
+
+
+def test_workers_are_forked_only_from_a_process_running_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A fork copies only its own thread: a lock another one holds stays held in the worker.
+    monkeypatch.setattr(threading, "active_count", lambda: 2)
+    assert parallel.start_method() == "spawn"
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    assert parallel.start_method() == ("fork" if LINUX else "spawn")
 
 
 # Hooks for `test_a_failing_pool_changes_nothing`: workers import this module to run them.
@@ -668,7 +714,7 @@ def test_no_proc_file_system_means_no_quota(tmp_path: Path) -> None:
 def _workers_seen(proc: subprocess.Popen[bytes]) -> set[int]:
     seen: set[int] = set()
     while proc.poll() is None:
-        seen.update(pid for pid in children(proc.pid) if is_worker(pid))
+        seen.update(pid for pid in children(proc.pid) if is_worker(pid, proc.pid))
         time.sleep(0.01)
     return seen
 
