@@ -3,7 +3,7 @@ walk to prove it admitted (policylint.k8s.differential walks them; policylint.k8
 docs/semantics.md#the-cluster-model).
 
 The bundled releases' schemas share every unchanged subtree as one object
-(`policylint.k8s.schemas._interned`). For a pair of schemas of one kind (the first plausible one,
+(`policylint.k8s.schemas._table`). For a pair of schemas of one kind (the first plausible one,
 the other one) a `Difference` is worked out once per pair of nodes: the positions (field,
 additional field, list item, from the root down) where the other schema checks a value more or
 otherwise (`Difference.local`: its node with each child a stub the walk does not enter), holds CEL
