@@ -3,7 +3,7 @@ walk to prove it admitted (policylint.k8s.differential walks them; policylint.k8
 docs/semantics.md#the-cluster-model).
 
 The bundled releases' schemas share every unchanged subtree as one object
-(`policylint.k8s.schemas._interned`). For a pair of schemas of one kind (the first plausible one,
+(`policylint.k8s.schemas._table`). For a pair of schemas of one kind (the first plausible one,
 the other one) a `Difference` is worked out once per pair of nodes: the positions (field,
 additional field, list item, from the root down) where the other schema checks a value more or
 otherwise (`Difference.local`: its node with each child a stub the walk does not enter), holds CEL
@@ -89,6 +89,9 @@ class Difference:
     items: Difference | None  # a list's items
 
 
+# The schemas' nodes are dicts (policylint.k8s.schemas builds the bundled ones so, and a CRD's
+# `compact`): a node is told from None or a scalar below by `isinstance(_, dict)`, where a check
+# against the `Mapping` ABC was a fifth of working a kind's differences out (docs/performance.md).
 _PAIRS: dict[tuple[int, int], tuple[Mapping[str, Any], Mapping[str, Any], Difference | None]] = {}
 
 
@@ -105,20 +108,20 @@ def difference(first: Mapping[str, Any], other: Mapping[str, Any]) -> Difference
 
 def _route(node: Any, key: str) -> Any:
     """The schema of field `key` under `node` (None: it defines none)."""
-    if not isinstance(node, Mapping):
+    if not isinstance(node, dict):
         return None
     found = (node.get("properties") or {}).get(key)
     if found is None:
         extra = node.get("additionalProperties")
-        found = extra if isinstance(extra, Mapping) else None
+        found = extra if isinstance(extra, dict) else None
     return found
 
 
 def _child(node: Any, name: str) -> Any:
-    if not isinstance(node, Mapping):
+    if not isinstance(node, dict):
         return None
     found = node.get(name)
-    return found if isinstance(found, Mapping) else None
+    return found if isinstance(found, dict) else None
 
 
 _ALTERNATIVES: IdentityMap[Mapping[str, Any], bool] = IdentityMap()
@@ -126,7 +129,7 @@ _ALTERNATIVES: IdentityMap[Mapping[str, Any], bool] = IdentityMap()
 
 def _has_alternatives(node: Any) -> bool:
     """Whether a node or one below it has allOf, anyOf, oneOf or not (`schemas.COMBINED`)."""
-    if not isinstance(node, Mapping):
+    if not isinstance(node, dict):
         return False
     got = _ALTERNATIVES.get(node)
     if got is not None:
@@ -179,7 +182,7 @@ def _rules_alike(first: Any, other: Mapping[str, Any]) -> bool:
     first's, and what it reads of the value (`projection.Need`) converts alike under both nodes
     (`_unlike`, `_read_alike`): a route rule's rules read its matches and filters' types, where
     the releases differ in fields beside them (`sessionPersistence`, `retry`)."""
-    if not isinstance(first, Mapping) or not first.get(VALIDATIONS):
+    if not isinstance(first, dict) or not first.get(VALIDATIONS):
         return False
     from policylint.k8s import cel
 
@@ -222,7 +225,7 @@ def _converts(node: Any) -> int:
     keywords but the checks of values and `required` (which only notes a missing field, a schema
     rejection), whether it names fields at all, and the defaults it sets (with how they convert).
     Cached by identity."""
-    if not isinstance(node, Mapping):
+    if not isinstance(node, dict):
         return _CONVERSIONS.setdefault(("", repr(node)), len(_CONVERSIONS))
     got = _CONVERTED.get(node)
     if got is not None:
@@ -233,10 +236,10 @@ def _converts(node: Any) -> int:
     key = (
         repr(sorted((k, v) for k, v in node.items() if k not in _CHILDREN and k not in _CHECKS and k not in _VALUE_READ)),
         repr(properties)
-        if not isinstance(properties, Mapping)
+        if not isinstance(properties, dict)
         else tuple(sorted((k, repr(v["default"]), _converts(v)) for k, v in properties.items() if "default" in v)),
-        "{}" if isinstance(extra, Mapping) else repr(extra),
-        "{}" if isinstance(items, Mapping) else repr(items),
+        "{}" if isinstance(extra, dict) else repr(extra),
+        "{}" if isinstance(items, dict) else repr(items),
     )
     number = _CONVERSIONS.setdefault(key, len(_CONVERSIONS))
     _CONVERTED[node] = number
@@ -259,7 +262,7 @@ def _unlike(first: Any, other: Any) -> Any:
     got = _ALIKE.get(key)
     if got is not None and got[0] is first and got[1] is other:
         return got[2]
-    if not isinstance(first, Mapping) or not isinstance(other, Mapping) or _converts(first) != _converts(other):
+    if not isinstance(first, dict) or not isinstance(other, dict) or _converts(first) != _converts(other):
         found: Any = _PRESENT
     else:
         names = {*(first.get("properties") or {}), *(other.get("properties") or {})}
@@ -370,11 +373,9 @@ def _signature(node: Mapping[str, Any]) -> Any:
     items = node.get("items")
     return (
         own,
-        {k: v["default"] for k, v in properties.items() if "default" in v}
-        if isinstance(properties, Mapping)
-        else repr(properties),
-        extra if not isinstance(extra, Mapping) else "{}",
-        _stub(items) if isinstance(items, Mapping) else items,
+        {k: v["default"] for k, v in properties.items() if "default" in v} if isinstance(properties, dict) else repr(properties),
+        extra if not isinstance(extra, dict) else "{}",
+        _stub(items) if isinstance(items, dict) else items,
     )
 
 
@@ -423,12 +424,12 @@ def _local(node: Mapping[str, Any]) -> Mapping[str, Any]:
     (its children have positions of their own)."""
     out: dict[str, Any] = {k: v for k, v in node.items() if k not in _CHILDREN}
     properties = node.get("properties")
-    if isinstance(properties, Mapping):
+    if isinstance(properties, dict):
         out["properties"] = {name: _stub(sub) for name, sub in properties.items()}
     elif "properties" in node:
         out["properties"] = properties
     for name in ("additionalProperties", "items"):
         if name in node:
             sub = node[name]
-            out[name] = _stub(sub) if isinstance(sub, Mapping) else sub
+            out[name] = _stub(sub) if isinstance(sub, dict) else sub
     return out

@@ -11,9 +11,9 @@ an int-or-string): descriptions are dropped. It is generated from the vendored u
 and tests/profiles/test_schemas.py checks that the committed file is what the generator writes. Gateway
 API's CRDs come in two channels (`standard/`, `experimental/`) and several releases
 (`gateway-api/<release>/<channel>/`); a vendor's CRDs have one channel, which counts as both, and
-come in the releases of its supported window (`<project>/<release>/`, `vendor_releases`). The archive holds an index (`index.json`) and each distinct schema once, named by a
-hash of its content (`schemas/<hash>.json`), deflated on its own: a run reads the index and the
-schemas of the kinds and releases it looks up, no others.
+come in the releases of its supported window (`<project>/<release>/`, `vendor_releases`). The archive holds an index (`index.json`), naming each
+distinct schema by a hash of its content, and one table of the schemas' nodes (`nodes.json`), each
+distinct map and list once: a run reads the index, and the table once it looks a schema up.
 """
 
 from __future__ import annotations
@@ -95,43 +95,75 @@ def _entries() -> tuple[Mapping[str, Any], ...]:
 
 @functools.cache
 def _schema(digest: str) -> Mapping[str, Any]:
-    """One bundled schema, read once: a schema shared by several releases and channels is one
-    object, which the admission memo tables (keyed by node identity) then share too. Its nodes
-    are shared with every schema read before that holds the same node (`_interned`)."""
-    loaded: Mapping[str, Any] = _interned(json.loads(_archive().read(f"schemas/{digest}.json").decode("utf-8")))
-    return loaded
+    """One bundled schema: a node of the archive's table (`_table`), so that a schema shared by
+    several releases and channels is one object, which the admission memo tables (keyed by node
+    identity) then share too, and so is every node two schemas hold alike."""
+    built, roots = _table()
+    found: Mapping[str, Any] = built[roots[digest]]
+    return found
 
 
-# Every node of the bundled schemas read so far, by content: structural key -> the one node.
-_NODES: dict[tuple[Any, ...], Any] = {}
-
-
-def _interned(node: Any) -> Any:
-    """`node` with each of its maps and lists replaced by the first one read with the same content.
+@functools.cache
+def _table() -> tuple[list[Any], Mapping[str, int]]:
+    """Every node of the bundled schemas, built once from the archive's table (`NODES`): each
+    distinct map and list is stored there once, its children written as references to nodes
+    before it, and built here in that order, so that a node names its children's objects.
 
     Releases and channels repeat most of a kind's schema: with their nodes shared, the admission
     memo tables (keyed by node identity, policylint.k8s.admission) answer for a subtree once
     whichever release asks. When the cluster is not known, an object one schema refuses is
     checked against every other plausible one; without sharing, each would walk it again (a
-    megabyte of list items, five times over). Bottom up, so a node's key names its children by
-    identity: linear in the schema's size."""
-    if isinstance(node, dict):
-        children = {k: _interned(v) for k, v in node.items()}
-        key: tuple[Any, ...] = ("{", *((k, *_part(v)) for k, v in children.items()))
-    elif isinstance(node, list):
-        children_list = [_interned(v) for v in node]
-        key = ("[", *(_part(v) for v in children_list))
-        children = children_list  # type: ignore[assignment]
-    else:
-        return node
-    return _NODES.setdefault(key, children)
+    megabyte of list items, five times over). The table is a seventh of the schemas written out
+    one by one, and building it needs no key per node: a run that asks for the other plausible
+    schemas read and hash-consed each of them, node by node, for a fifth of its validation."""
+    raw = json.loads(_archive().read(NODES).decode("utf-8"))
+    built: list[Any] = []
+    for node in raw["nodes"]:
+        # Every map or list inside a stored node is a reference (`_REF`); a scalar is itself.
+        if type(node) is dict:
+            built.append({k: built[v[_REF]] if type(v) is dict else v for k, v in node.items()})
+        else:
+            built.append([built[v[_REF]] if type(v) is dict else v for v in node])
+    return built, raw["roots"]
+
+
+# The archive's table of nodes, and the key of a reference to a node there (`_table`).
+NODES = "nodes.json"
+_REF = "@"
+
+
+def _nodes_table(stored: Mapping[str, Any]) -> dict[str, Any]:
+    """The table `_table` reads: every distinct map and list of the `stored` schemas (digest ->
+    schema) once, children before their parents, each child map or list written as `{"@": its
+    index}`; and the index of each schema's root. Two nodes are one where their content is, with
+    the scalars' types (JSON's 1 and true, 1 and 1.0 are different values in a schema)."""
+    index: dict[tuple[Any, ...], int] = {}
+    nodes: list[Any] = []
+
+    def add(node: Any) -> Any:
+        if isinstance(node, dict):
+            written: Any = {k: add(v) for k, v in node.items()}
+            key: tuple[Any, ...] = ("{", *((k, *_part(v)) for k, v in written.items()))
+        elif isinstance(node, list):
+            written = [add(v) for v in node]
+            key = ("[", *(_part(v) for v in written))
+        else:
+            return node
+        at = index.get(key)
+        if at is None:
+            at = index[key] = len(nodes)
+            nodes.append(written)
+        return {_REF: at}
+
+    roots = {digest: add(schema)[_REF] for digest, schema in stored.items()}
+    return {"nodes": nodes, "roots": roots}
 
 
 def _part(value: Any) -> tuple[Any, ...]:
-    # A child map or list is already the one node of its content; a scalar is itself, with its
-    # type (JSON's 1 and true, 1 and 1.0 are different values in a schema).
-    if isinstance(value, (dict, list)):
-        return ("@", id(value))
+    # A child map or list is a reference to the one node of its content; a scalar is itself, with
+    # its type.
+    if isinstance(value, dict):
+        return ("@", value[_REF])
     return (type(value).__name__, value)
 
 
@@ -537,13 +569,13 @@ def _digest(schema: Mapping[str, Any]) -> str:
 
 
 def members(data: Mapping[str, Any]) -> dict[str, bytes]:
-    """The files of the archive: the index, and one per distinct schema."""
+    """The files of the archive: the index, and the table of the distinct schemas' nodes."""
 
     def dump(value: Any) -> bytes:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=False).encode("utf-8")
 
     out = {INDEX: dump(data["index"])}
-    out.update({f"schemas/{digest}.json": dump(schema) for digest, schema in data["schemas"].items()})
+    out[NODES] = dump(_nodes_table(data["schemas"]))
     return out
 
 
@@ -557,8 +589,8 @@ def read_members(blob: bytes) -> dict[str, bytes]:
 
 
 def render(data: Mapping[str, Any]) -> bytes:
-    """A zip archive: each member is deflated on its own, so that a run reads and inflates only the
-    schemas it looks up. Fixed timestamps and order: the same input gives the same bytes."""
+    """A zip archive: each member is deflated on its own, so that a run that looks no schema up
+    reads the index alone. Fixed timestamps and order: the same input gives the same bytes."""
     import io
 
     buffer = io.BytesIO()

@@ -51,7 +51,6 @@ ID_KEYS_KEPT = {
     "policylint/k8s/celrules.py": "cel_failures(): (schema node, value shape) memo keys, and each node's plan (which holds the node)",
     "policylint/k8s/differences.py": "pairs of bundled schema nodes (held by the tables' entries) and memo keys as celrules'",
     "policylint/k8s/differential.py": "the pairs' differences at a position and the documents' maps and lists (held by the tables' entries), and memo keys as celrules'",
-    "policylint/k8s/schemas.py": "the hash-consing key of a child node, itself held in _NODES",
     "policylint/input/sharing.py": "the hash-consing key of a document's child map or list, held by its parent in the loader's table",
 }
 

@@ -29,6 +29,80 @@ def test_the_committed_schemas_are_what_the_generator_writes() -> None:
     assert schemas.read_members(schemas.DATA.read_bytes()) == generated, "run `python -m policylint.k8s.schemas tests/data/crds`"
 
 
+def test_every_bundled_schema_is_read_from_the_table_of_nodes_as_stored() -> None:
+    """Each schema the index names, built from the archive's one table of nodes, is the schema its
+    digest was made from (the digest hashes the schema's JSON, each scalar written as its type
+    writes it: 1, 1.0 and true apart); and a map or list two schemas hold alike is one object."""
+    digests = sorted({entry["schema"] for entry in schemas._entries()})
+    read = {digest: schemas._schema(digest) for digest in digests}
+    assert [schemas._digest(schema) for schema in read.values()] == digests
+    by_content: dict[str, list[int]] = {}
+    stack: list[Any] = list(read.values())
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (dict, list)):
+            ids = by_content.setdefault(schemas._digest({"": node}), [])
+            if id(node) not in ids:
+                ids.append(id(node))
+                stack.extend(node.values() if isinstance(node, dict) else node)
+    assert [ids for ids in by_content.values() if len(ids) > 1] == []
+    # HTTPRoute's `parentRefs` item of v1.6.1 is also its status's ancestor reference, and v1.5.1's.
+    key = ("gateway.networking.k8s.io", "HTTPRoute", "v1")
+    newest, older = schemas.schemas("standard", "v1.6.1")[key][0], schemas.schemas("standard", "v1.5.1")[key][0]
+    item = newest["properties"]["spec"]["properties"]["parentRefs"]["items"]
+    assert item is newest["properties"]["status"]["properties"]["parents"]["items"]["properties"]["parentRef"]
+    assert item is older["properties"]["spec"]["properties"]["parentRefs"]["items"]
+
+
+def test_the_table_of_nodes_holds_each_content_once_with_its_scalars_types() -> None:
+    """`_nodes_table`, worked out by hand: two equal bounds are one node, a bound of 1.0 is another
+    (an integer node's minimum written as a float), children come before their parents and are
+    written as references, and each schema names its root."""
+    one = {"type": "integer", "minimum": 1}
+    table = schemas._nodes_table(
+        {
+            "a": {"properties": {"x": one, "y": dict(one)}},
+            "b": {"properties": {"x": {"type": "integer", "minimum": 1.0}}, "required": ["x"]},
+        }
+    )
+    assert table == {
+        "nodes": [
+            {"type": "integer", "minimum": 1},
+            {"x": {"@": 0}, "y": {"@": 0}},
+            {"properties": {"@": 1}},
+            {"type": "integer", "minimum": 1.0},
+            {"x": {"@": 3}},
+            ["x"],
+            {"properties": {"@": 4}, "required": {"@": 5}},
+        ],
+        "roots": {"a": 2, "b": 6},
+    }
+    assert type(table["nodes"][3]["minimum"]) is float
+
+
+_READS = """\
+import zipfile
+from policylint.k8s import schemas
+
+reads = []
+original = zipfile.ZipFile.read
+zipfile.ZipFile.read = lambda self, name, pwd=None: reads.append(name) or original(self, name, pwd)
+for digest in sorted({entry["schema"] for entry in schemas._entries()}):
+    schemas._schema(digest)
+print(" ".join(reads))
+"""
+
+
+def test_every_bundled_schema_is_built_from_one_read_of_the_archive() -> None:
+    """A run that asks for the other plausible schemas read and hash-consed each of them, one
+    archive member and one key per node each (a fifth of its validation, docs/performance.md);
+    now all of them come from the index and one table. Run in a fresh interpreter, where nothing
+    has been read yet."""
+    proc = subprocess.run([sys.executable, "-c", _READS], capture_output=True, text=True, timeout=120, cwd=ROOT, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [schemas.INDEX, schemas.NODES]
+
+
 def test_channels_and_versions() -> None:
     standard, experimental = schemas.schemas("standard"), schemas.schemas("experimental")
     route = ("gateway.networking.k8s.io", "HTTPRoute", "v1")

@@ -16,6 +16,8 @@ from typing import Any
 import click
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from policylint.findings import Severity
 from policylint.k8s import admission, cel
@@ -368,6 +370,83 @@ def test_the_uniqueness_shortcut_leaves_ints_beyond_doubles_to_the_rule() -> Non
 def test_rules_not_evaluated(rule: str, skip: str, error: str) -> None:
     compiled = cel.compile_rule(rule)
     assert (compiled.program, compiled.skip, compiled.error) == (None, skip, error)
+
+
+def test_only_a_rule_whose_text_names_old_self_is_walked_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An identifier is a word of the rule's text: compiling a rule without `oldSelf` in it does
+    not walk its tree for one. A text that has it, in a string or a field name only, is walked and
+    compiled as any rule; one that reads it is a transition rule."""
+    from policylint.k8s.cel import program
+
+    walked: list[str] = []
+    depth = [0]
+    original = program._mentions
+
+    def mentions(node: Any, name: str) -> bool:
+        if not depth[0]:  # the walk of a tree, not its own steps into the children
+            walked.append(name)
+        depth[0] += 1
+        try:
+            return original(node, name)
+        finally:
+            depth[0] -= 1
+
+    monkeypatch.setattr(program, "_mentions", mentions)
+    # Texts of their own: `compile_rule` keeps what it compiled by text.
+    plain = cel.compile_rule("self.size() <= 16 && self.all(x, x != 'compiled once')")
+    assert walked == [] and plain.skip is None and plain.program is not None
+    named = cel.compile_rule("self.x == 'oldSelf' || has(self.oldSelfRef)")
+    assert walked == ["oldSelf"] and named.skip is None and named.program is not None
+    transition = cel.compile_rule("self.y == oldSelf.y || !has(self.y)")
+    assert walked == ["oldSelf", "oldSelf"] and (transition.program, transition.skip) == (None, "transition")
+
+
+@given(
+    prefix=st.sampled_from(["", "r", "b", "rb", "R", "Br", "rr"]),
+    quote=st.sampled_from(["'", '"', "'''", '"""']),
+    body=st.text(alphabet="a'\"\\\nx01u7é\U0001f600 ", max_size=14),
+)
+def test_a_string_literal_taken_whole_is_the_one_read_character_by_character(prefix: str, quote: str, body: str) -> None:
+    """The lexer takes a literal with no escape whole (`parser._string`); anything else, and every
+    literal here, read character by character (`parser._scanned`) gives the same token and end,
+    or the same error."""
+    from policylint.k8s.cel import parser
+    from policylint.k8s.cel.values import CompileError
+
+    text = f"{prefix}{quote}{body}{quote} == x"
+    body_at = len(prefix) + len(quote)
+
+    def lexed(read: Any) -> tuple[Any, ...]:
+        out: list[tuple[str, Any, int]] = []
+        try:
+            return (read(out), out)
+        except CompileError as exc:
+            return (exc.message,)
+
+    lowered = prefix.lower()
+    whole = lexed(lambda out: parser._string(text, 0, body_at, prefix + quote, out))
+    if len(set(lowered)) != len(lowered):
+        assert whole == ("Syntax error: bad string prefix at offset 0",)
+        return
+    scanned = lexed(lambda out: parser._scanned(text, 0, body_at, quote, "r" in lowered, "b" in lowered, out))
+    assert whole == scanned
+
+
+def test_a_rules_patterns_are_lexed_without_a_turn_per_character(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The schemas' patterns are raw literals without escapes to decode: taken whole. A literal
+    with an escape is read character by character, as before."""
+    from policylint.k8s.cel import parser
+
+    scanned: list[int] = []
+    original = parser._scanned
+    monkeypatch.setattr(parser, "_scanned", lambda text, start, *rest: scanned.append(start) or original(text, start, *rest))
+    tokens = parser._lex('self.matches(r"""^(\\*\\.)?[a-z0-9]+$""") && self != \'a\\\'b\' && self != b\'\xff\'')
+    assert [(kind, value) for kind, value, _ in tokens if kind in ("string", "bytes")] == [
+        ("string", "^(\\*\\.)?[a-z0-9]+$"),
+        ("string", "a'b"),
+        ("bytes", "\xff".encode()),
+    ]
+    assert scanned == [51]  # 'a\\'b' only, which holds an escape
 
 
 def test_a_rule_over_a_hostile_list_stops_early() -> None:

@@ -109,6 +109,22 @@ def _string(text: str, start: int, body: int, opener: str, out: list[tuple[str, 
         raise CompileError(f"Syntax error: bad string prefix at offset {start}")
     quote = opener[len(prefix) :]
     raw, is_bytes = "r" in prefix, "b" in prefix
+    end = text.find(quote, body)
+    if end >= 0 and (raw or "\\" not in text[body:end]) and (len(quote) == 3 or "\n" not in text[body:end]):
+        # Most literals (the schemas' patterns, raw; names and kinds) hold no escape and end at the
+        # first quote like theirs: taken whole, where each character was a turn of `_scanned`'s
+        # loop, which reads any other, its errors included, as it did them all.
+        piece = text[body:end]
+        if is_bytes:
+            out.append(("bytes", piece.encode("utf-8", "surrogatepass"), start))
+        else:
+            out.append(("string", piece, start))
+        return end + len(quote)
+    return _scanned(text, start, body, quote, raw, is_bytes, out)
+
+
+def _scanned(text: str, start: int, body: int, quote: str, raw: bool, is_bytes: bool, out: list[tuple[str, Any, int]]) -> int:
+    """A string literal read character by character, its escapes decoded (`_string`)."""
     # A bytes literal's text is its UTF-8 encoding, its octal and hex escapes single bytes
     # (cel-spec syntax.md): b'ÿ' is b'\\303\\277', b'\\377' one byte.
     chars: list[str] = []
