@@ -369,16 +369,15 @@ def _below(doc: _Doc, line: int, parent: int, after: int, item: bool = False) ->
     dash) standing at column `parent`, whose indicator ends at column `after`. libyaml marks an
     empty value where its indicator ends (`yaml_parser_process_empty_scalar`)."""
     at = doc.content(line + 1)
-    null = _Node("null", line, after, after)
     if at == len(doc.lines):
-        return null
+        return _Node("null", line, after, after)
     text, indent = doc.lines[at], doc.indents[at]
     if indent < parent:
-        return null
+        return _Node("null", line, after, after)
     if indent == parent:
         if not item and _is_dash(text, indent):
             return _Node("seq", at, indent, indentless=True)
-        return null
+        return _Node("null", line, after, after)
     if _is_dash(text, indent):
         return _Node("seq", at, indent)
     if _pair(text, indent) is not None:

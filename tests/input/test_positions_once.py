@@ -19,6 +19,7 @@
   other keys read one at a time, with libyaml's answers where the name starts a longer key, stands
   in a comment, in a list's item or a deeper mapping, is given twice, is quoted (after an item's
   dash too), stands in a later mapping of the same column, or is absent;
+- the node below a key is made once: a null node only where the value is empty;
 - the regexp that finds the characters the block reader looks at closer, in an ASCII text, finds
   what the one for every text finds, and whether a document holds one at all is told by deleting
   every other character of its bytes (`blockpaths._QUIET_BYTES`), as the regexp tells it;
@@ -349,6 +350,27 @@ def test_a_nested_key_is_found_without_reading_the_lines_of_its_mapping_s_other_
     # The root's first line, and `spec`'s first key (line 4, the mapping found below `spec:`); then
     # `hostnames` and the line below it, its value.
     assert sorted(set(one_at_a_time)) == [0, 4, 17]
+
+
+def test_the_node_below_a_key_is_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`spec:`'s mapping, below it: one node made, the mapping, where a null node was made first
+    for every key whose value is on a later line, and dropped unless the value was empty."""
+    made: list[str] = []
+
+    class Counting(blockpaths._Node):
+        def __init__(self, kind: str, *args: Any, **kwargs: Any) -> None:
+            made.append(kind)
+            super().__init__(kind, *args, **kwargs)
+
+    monkeypatch.setattr(blockpaths, "_Node", Counting)
+    doc = blockpaths._Doc("spec:\n  a: 1\nb:\n")
+    below = blockpaths._below(doc, 0, 0, 5)
+    assert (below.kind, below.line, below.col) == ("map", 1, 2)
+    assert made == ["map"]
+    made.clear()
+    empty = blockpaths._below(doc, 2, 0, 2)  # `b:`, the document's last line: an empty value
+    assert (empty.kind, empty.line, empty.col, empty.end) == ("null", 2, 2, 2)
+    assert made == ["null"]
 
 
 NESTED_KEYS = [
