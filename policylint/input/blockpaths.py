@@ -38,6 +38,11 @@ _NOTEWORTHY = re.compile(r"""['"\[\]{}&*!|>?%@`\t\r\x85\u2028\u2029\ufeff]""")
 # characters alone is one table lookup per character to the regex engine, where the three beyond
 # ASCII made it test each character against them too.
 _NOTEWORTHY_ASCII = re.compile(r"""['"\[\]{}&*!|>?%@`\t\r]""")
+# Every ASCII character but those `_NOTEWORTHY_ASCII` finds: an ASCII text whose bytes are left with
+# nothing once these are deleted holds none of them. Whether a document holds one is asked of every
+# document read again; the regex engine tested each character against the class (a tenth of the
+# block reader's instructions on the shared corpus), `bytes.translate` deletes by a table in C.
+_QUIET_BYTES = bytes(c for c in range(128) if _NOTEWORTHY_ASCII.match(chr(c)) is None)
 # A nested compact list (`- - a`) or a complex key's value (`: a`) at a line's start; searched
 # from a line break (a literal first character, so the engine skips to each break in C). The
 # indentation is taken whole, as an atomic group would (a lookahead and its backreference: the
@@ -229,9 +234,12 @@ def _after_dash(line: str, dash: int) -> int:
     return start
 
 
-_BLANK, _COMMENT = -1, -2
+# A line that is blank, or only a comment: past any line's indentation, so that the least of a run
+# of lines' values is the least indentation of their content (`min` in C, `_find_nested_key`).
+_BLANK = 1 << 30
+_COMMENT = _BLANK + 1
 # A line `_ODD_LINE` finds (`_LineIndents`): its document is declined, so its indentation is never read.
-_ODD = -3
+_ODD = _BLANK + 2
 # Lines whose answer `_LineIndents` keeps at most; past it the table starts again.
 MAX_LINES = 32_768
 
@@ -269,13 +277,14 @@ _PAIRS = _Pairs()
 class _Doc:
     """A document's text, its lines and, for each, its indentation (`_BLANK`, `_COMMENT`:
     neither; `_ODD`: the document is declined, `odd`); whether a line at column 0 starts with a
-    quote (`_check` tells, the only lines that can)."""
+    quote, and whether any line does (`_check` tells, the only lines that can)."""
 
-    __slots__ = ("indents", "lines", "odd", "quoted_root", "text")
+    __slots__ = ("indents", "lines", "odd", "quoted_key", "quoted_root", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.quoted_root = False
+        self.quoted_key = False
         lines = self.lines = text.split("\n")
         indents = self.indents = list(map(_INDENTS.__getitem__, lines))
         if indents[-1] == _ODD and _ODD_LINE.match("\n" + lines[-1]) is None:
@@ -289,7 +298,7 @@ class _Doc:
     def content(self, at: int) -> int:
         """The first line from `at` on that is neither blank nor only a comment."""
         indents = self.indents
-        while at < len(indents) and indents[at] < 0:
+        while at < len(indents) and indents[at] >= _BLANK:
             at += 1
         return at
 
@@ -311,9 +320,12 @@ def _check(text: str, doc: _Doc, noteworthy: re.Pattern[str] = _NOTEWORTHY) -> N
         end = text.find("\n", at)
         checked = len(text) if end < 0 else end + 1
         indent = indents[row]
-        if indent == 0 and text[at] in "'\"" and at == line_start:
-            doc.quoted_root = True  # a root key `_find_root_key` does not look for
-        if row < skip or indent < 0:
+        if indent < _BLANK and text[at] in "'\"" and at == line_start + indent:
+            # A quoted key `_find_nested_key` does not look for, or at column 0 `_find_root_key`.
+            doc.quoted_key = True
+            if indent == 0:
+                doc.quoted_root = True
+        if row < skip or indent >= _BLANK:
             continue  # block scalar content, or a comment
         line = lines[row]
         if _UNSAFE.search(line):
@@ -357,16 +369,15 @@ def _below(doc: _Doc, line: int, parent: int, after: int, item: bool = False) ->
     dash) standing at column `parent`, whose indicator ends at column `after`. libyaml marks an
     empty value where its indicator ends (`yaml_parser_process_empty_scalar`)."""
     at = doc.content(line + 1)
-    null = _Node("null", line, after, after)
     if at == len(doc.lines):
-        return null
+        return _Node("null", line, after, after)
     text, indent = doc.lines[at], doc.indents[at]
     if indent < parent:
-        return null
+        return _Node("null", line, after, after)
     if indent == parent:
         if not item and _is_dash(text, indent):
             return _Node("seq", at, indent, indentless=True)
-        return null
+        return _Node("null", line, after, after)
     if _is_dash(text, indent):
         return _Node("seq", at, indent)
     if _pair(text, indent) is not None:
@@ -387,7 +398,7 @@ def _scalar(doc: _Doc, line: int, col: int, kind: int, end: int, block: int) -> 
         at = line + 1
         while at < len(indents) and indents[at] == _BLANK:
             at += 1
-        if at < len(indents) and indents[at] > block:
+        if at < len(indents) and block < indents[at] < _BLANK:
             return _Node("scalar", line, col)
     return _Node("scalar", line, col, end)
 
@@ -407,8 +418,11 @@ def _find_key(doc: _Doc, node: _Node, name: str) -> tuple[int, int, Pair] | None
     loaded data keeps the last of duplicate keys)."""
     lines, indents = doc.lines, doc.indents
     col = node.col
-    if col == 0 and node.line == 0 and not doc.quoted_root and name and name[0] not in _NOT_ROOT_FAST:
-        return _find_root_key(doc, name)
+    if name and name[0] not in _NOT_ROOT_FAST:
+        if col == 0 and node.line == 0 and not doc.quoted_root:
+            return _find_root_key(doc, name)
+        if not doc.quoted_key and "\n" not in name:
+            return _find_nested_key(doc, node, name)
     found = None
     at = node.line
     count = len(indents)
@@ -433,7 +447,7 @@ def _find_key(doc: _Doc, node: _Node, name: str) -> tuple[int, int, Pair] | None
                 line = lines[at]
                 if not (line.startswith("- ", col) or (len(line) == col + 1 and line[col] == "-")):
                     break
-            elif 0 <= indent < col:
+            elif indent < col:
                 return found
             at += 1
         if at == count:
@@ -472,6 +486,49 @@ def _find_root_key(doc: _Doc, name: str) -> tuple[int, int, Pair] | None:
     return found
 
 
+def _find_nested_key(doc: _Doc, node: _Node, name: str) -> tuple[int, int, Pair] | None:
+    """`_find_key` in any block mapping, where no line starts with a quote: its keys are its lines
+    at its column, from its first line (which may start with a dash, its item's) to the first line
+    of content indented less. After that first line, the only lines that can hold the key are those
+    that start with the name at the mapping's column, found by searching the text (in C), as
+    `_find_root_key` finds a root key; a line found is the mapping's while no line of content
+    between it and the mapping's first is indented less (the least of their indentations, in C:
+    a blank line's and a comment's are past any), and the first line found past the mapping ends
+    the search. Going through the mapping's lines
+    cost a Python step per line of each mapping a path goes through (`spec`, a rule), where most
+    of the document's lines are. A name is never a blank, a dash, a comment or a quote
+    (`_NOT_ROOT_FAST`), nor holds a break, so a line found starts at the mapping's column."""
+    lines, col = doc.lines, node.col
+    found = None
+    first = node.line
+    line = lines[first]
+    if line.startswith(name, col) or line[col] in "'\"":  # a quote after an item's dash
+        key = _pair(line, col)
+        if key is None:
+            raise _Declined
+        if key[0] == name:
+            found = (first, col, key)
+    row = first + 1  # the lines before this one are the mapping's
+    indents, text = doc.indents, doc.text
+    needle = "\n" + " " * col + name
+    at = text.find(needle)
+    candidate, brk = 1, 0  # a line, and the break before it or one before that
+    while at >= 0:
+        candidate += text.count("\n", brk, at)  # the line after the break found
+        brk = at
+        if candidate >= row:
+            if candidate > row and min(indents[row:candidate]) < col:
+                return found  # the mapping ended before it
+            key = _pair(lines[candidate], col)
+            if key is None:
+                raise _Declined
+            if key[0] == name:
+                found = (candidate, col, key)
+            row = candidate + 1
+        at = text.find(needle, at + 1)
+    return found
+
+
 def _find_item(doc: _Doc, node: _Node, index: int) -> _Node | None:
     """Item `index` of a block sequence, or None past its end."""
     lines, indents = doc.lines, doc.indents
@@ -480,7 +537,7 @@ def _find_item(doc: _Doc, node: _Node, index: int) -> _Node | None:
     at = node.line
     while at < len(lines):
         indent = indents[at]
-        if indent < 0 or indent > col:
+        if indent > col:  # deeper, blank, or a comment
             at += 1
             continue
         if indent < col:
@@ -520,11 +577,13 @@ def locate(text: str, paths: Sequence[Sequence[PathPart]], line_ends: bool = Fal
     try:
         if doc.odd:
             raise _Declined
-        noteworthy = _NOTEWORTHY_ASCII if text.isascii() else _NOTEWORTHY
-        if noteworthy.search(text) is not None:
-            _check(text, doc, noteworthy)
+        if text.isascii():
+            if text.encode("ascii").translate(None, _QUIET_BYTES):
+                _check(text, doc, _NOTEWORTHY_ASCII)
+        elif _NOTEWORTHY.search(text) is not None:
+            _check(text, doc, _NOTEWORTHY)
         first = doc.lines[0]
-        if first.startswith(("---", "...", "%")) or doc.indents[0] < 0:
+        if first.startswith(("---", "...", "%")) or doc.indents[0] >= _BLANK:
             raise _Declined
         indent = doc.indents[0]
         if _is_dash(first, indent):

@@ -14,8 +14,15 @@
   (`blockpaths._find_root_key`), the lines of the root's other keys' values never read, with
   libyaml's answers where the name starts a longer key, a comment, a list item at column 0, a
   block scalar's line or a value, where it is quoted and where it is given twice;
+- a key of a nested mapping is found by searching the document's text for the lines that start
+  with its name at the mapping's column (`blockpaths._find_nested_key`), no line of the mapping's
+  other keys read one at a time, with libyaml's answers where the name starts a longer key, stands
+  in a comment, in a list's item or a deeper mapping, is given twice, is quoted (after an item's
+  dash too), stands in a later mapping of the same column, or is absent;
+- the node below a key is made once: a null node only where the value is empty;
 - the regexp that finds the characters the block reader looks at closer, in an ASCII text, finds
-  what the one for every text finds;
+  what the one for every text finds, and whether a document holds one at all is told by deleting
+  every other character of its bytes (`blockpaths._QUIET_BYTES`), as the regexp tells it;
 - a key's line is taken apart (`blockpaths._pair`: the key and the value after it on the line) once
   per line and column for the run, counted: a second route that repeats the first's lines takes
   apart only the line it changed; a key or a value the reader declines is declined again from
@@ -251,7 +258,7 @@ def test_a_root_key_is_found_without_reading_the_lines_of_the_root_s_other_keys(
 
     class Counting(list):  # type: ignore[type-arg]
         def __getitem__(self, at: Any) -> Any:
-            read.append(at)
+            read.extend(range(*at.indices(len(self))) if isinstance(at, slice) else [at])
             return super().__getitem__(at)
 
     original = blockpaths._Doc.__init__
@@ -291,6 +298,124 @@ def test_a_root_key_found_by_its_text_is_libyaml_s(text: str) -> None:
     got = blockpaths.locate(text, paths)
     assert got is not None  # read from its lines, not composed
     assert got == _libyaml(text, paths)
+
+
+LONG_SPEC = """\
+kind: HTTPRoute
+metadata:
+  name: shop
+spec:
+  parentRefs:
+  - name: gw
+  rules:
+  - name: first
+    backendRefs:
+    - name: a
+      port: 80
+    - name: b
+  - name: second
+    matches:
+    - path:
+        value: /
+  hostnames:
+  - shop.example
+"""
+
+
+def test_a_nested_key_is_found_without_reading_the_lines_of_its_mapping_s_other_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`spec.hostnames`, after the route's rules: the keys of `spec` are found by their text, so
+    the block reader reads no line's indentation one at a time between `spec`'s first key (line 4)
+    and `hostnames` (line 16), where
+    it went through every line of `spec` (the rules' lines among them) to find its last
+    `hostnames`; the lines between `spec`'s first key and `hostnames` are read together, for the
+    least of their indentations."""
+    one_at_a_time: list[int] = []
+
+    class Counting(list):  # type: ignore[type-arg]
+        def __getitem__(self, at: Any) -> Any:
+            if not isinstance(at, slice):
+                one_at_a_time.append(at)
+            return super().__getitem__(at)
+
+    original = blockpaths._Doc.__init__
+
+    def counting(self: Any, text: Any) -> None:
+        original(self, text)
+        self.indents = Counting(self.indents)
+
+    monkeypatch.setattr(blockpaths._Doc, "__init__", counting)
+    paths: list[tuple[str | int, ...]] = [("spec", "hostnames")]
+    # `  hostnames:`: the key, its value below it.
+    assert blockpaths.locate(LONG_SPEC, paths) == _libyaml(LONG_SPEC, paths) == [(16, 2, 11)]
+    # The root's first line, and `spec`'s first key (line 4, the mapping found below `spec:`); then
+    # `hostnames` and the line below it, its value.
+    assert sorted(set(one_at_a_time)) == [0, 4, 17]
+
+
+def test_the_node_below_a_key_is_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`spec:`'s mapping, below it: one node made, the mapping, where a null node was made first
+    for every key whose value is on a later line, and dropped unless the value was empty."""
+    made: list[str] = []
+
+    class Counting(blockpaths._Node):
+        def __init__(self, kind: str, *args: Any, **kwargs: Any) -> None:
+            made.append(kind)
+            super().__init__(kind, *args, **kwargs)
+
+    monkeypatch.setattr(blockpaths, "_Node", Counting)
+    doc = blockpaths._Doc("spec:\n  a: 1\nb:\n")
+    below = blockpaths._below(doc, 0, 0, 5)
+    assert (below.kind, below.line, below.col) == ("map", 1, 2)
+    assert made == ["map"]
+    made.clear()
+    empty = blockpaths._below(doc, 2, 0, 2)  # `b:`, the document's last line: an empty value
+    assert (empty.kind, empty.line, empty.col, empty.end) == ("null", 2, 2, 2)
+    assert made == ["null"]
+
+
+NESTED_KEYS = [
+    # Given twice: the last is the one; the name starts a longer key, and stands as a value.
+    "spec:\n  name: a\n  kind: name\n  nameX: 1\n  name: b\n",
+    # In a comment at the mapping's column, in a list's item there and in a deeper mapping.
+    "spec:\n  kind: x\n  #name: no\n  items:\n  - name: no\n  deeper:\n    name: no\n  name: a\n",
+    # In a block scalar's lines and a plain scalar's next line, deeper than the keys.
+    "spec:\n  note: |\n    name: no\n  other: one\n    name\n  name: a\n",
+    # In a later mapping of the same column only: absent from the first.
+    "spec:\n  a:\n    kind: x\n  b:\n    name: no\nstatus:\n  a:\n    name: no\n",
+    # Quoted, alone or beside the plain one, and after an item's dash.
+    "spec:\n  'name': a\n  kind: x\n",
+    'spec:\n  name: a\n  "name": b\n',
+    "items:\n- 'name': a\n  kind: x\n- kind: y\n  name: b\n",
+    # In the items of a list: each item's mapping its own.
+    "items:\n- kind: x\n  name: a\n- name: b\n- kind: z\n",
+    # Absent.
+    "spec:\n  kind: x\nname: no\n",
+]
+
+
+@pytest.mark.parametrize("text", NESTED_KEYS)
+def test_a_nested_key_found_by_its_text_is_libyaml_s(text: str) -> None:
+    paths: list[tuple[str | int, ...]] = [
+        ("spec", "name"),
+        ("spec", "a", "name"),
+        ("spec", "b", "name"),
+        ("status", "a", "name"),
+        ("items", 0, "name"),
+        ("items", 1, "name"),
+        ("items", 2, "name"),
+        ("spec", "kind"),
+    ]
+    got = blockpaths.locate(text, paths)
+    assert got is not None  # read from its lines, not composed
+    assert got == _libyaml(text, paths)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=60))
+def test_a_noteworthy_character_of_an_ascii_text_is_told_by_deleting_the_others(text: str) -> None:
+    assert bool(text.encode("ascii").translate(None, blockpaths._QUIET_BYTES)) == (
+        blockpaths._NOTEWORTHY_ASCII.search(text) is not None
+    )
 
 
 @settings(max_examples=500, deadline=None)
