@@ -379,7 +379,10 @@ def test_values_with_the_same_key_together_have_the_same_outcome_for_every_rule(
     for raw in [*pool, *values]:
         key = cel.rules_key(cel.node_rules(node), raw, {}, node)
         if key is not None:
-            assert outcomes.setdefault(key, _outcomes(node, raw)) == _outcomes(node, raw), (rules, raw)
+            # Evaluated once: the rules' outcomes on each value were worked out twice, the first
+            # time only to be put in a key's place that was taken.
+            outcome = _outcomes(node, raw)
+            assert outcomes.setdefault(key, outcome) == outcome, (rules, raw)
 
 
 def test_the_rules_of_a_node_are_keyed_once_for_values_that_differ_only_where_none_reads(

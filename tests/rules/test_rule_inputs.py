@@ -9,6 +9,7 @@ stage for inspection), over repositories that exercise every family: it must nei
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -102,6 +103,7 @@ def _runtime_imports(path: Path, module: str) -> set[str]:
     return out
 
 
+@functools.cache  # read, never changed: the package parsed once per process, not once per test
 def _graph() -> dict[str, set[str]]:
     package = ROOT / "policylint"
     modules: dict[str, Path] = {}
