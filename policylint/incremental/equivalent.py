@@ -43,9 +43,11 @@ kinds), a result past `results.MAX_BYTES`.
 The answer is the base's findings, fingerprint for fingerprint, so none is introduced; the report
 scope is worked out on the entry's rows as `ReportScope.in_scope` does. It is kept for the next
 commit, whose base this change's side is: the rows moved, under this side's files, and the whole
-run's fingerprints (policylint.incremental.memo). The entry is decoded as plain JSON and only the
-rows a run reports are made findings (`results._findings`, every field checked); the others are
-checked for what moving them reads.
+run's fingerprints (policylint.incremental.memo). The entry is read through its index
+(policylint.incremental.wholeentry): only the rows the report scope may hold (those in the files
+reported on, or whose notes name them, and those of the objects referencing theirs) and those the
+change or a link moves are decoded, checked for what moving them reads, and only those the scope
+holds are made findings (`results._findings`, every field checked).
 
 Anything this cannot prove falls back to analysing: `answer` returns None.
 """
@@ -55,25 +57,25 @@ from __future__ import annotations
 import difflib
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from policylint.incremental import memo
-from policylint.incremental.results import KeptResult, _finding_row, _findings, _list, _pair, _pieces, _quad, put_bounded
+from policylint.incremental.results import KeptResult, _findings, _list, _pair, put_bounded
+from policylint.incremental.wholeentry import FORMAT, Recalled, Whole, _laid_out, _moved_policies, _moved_row, remember
+
+__all__ = ["FORMAT", "MAX_LINKS", "Recalled", "Whole", "answer", "defines_kinds", "entry", "recall", "remember"]
 
 if TYPE_CHECKING:
     from policylint.commands.change import Measured
-    from policylint.findings import Finding
     from policylint.input.cache import ParseCache
     from policylint.input.document import FileResult
     from policylint.input.sources import Discovery, Source
-    from policylint.k8s.objects import K8sObject, ObjectKey
+    from policylint.k8s.objects import K8sObject
     from policylint.report_scope import ChangeSet
     from policylint.request import LintRequest
 
-# Bump when an entry's layout or meaning changes. 2: the policies section after the rest.
-FORMAT = 2
-# The same for a link (`_link`), whose layout FORMAT 2 left as it was.
+# The same for a link (`_link`), whose layout FORMATs 2 and 3 left as they were.
 _LINK_FORMAT = 1
 _NAME = "findings of a whole analysis"
 # Line breaks YAML knows besides `\n` (YAML 1.1 spec §5.4 "Line Break Characters"; libyaml breaks lines at each): a text holding
@@ -92,72 +94,20 @@ def entry(cache: ParseCache, request: LintRequest, files: Sequence[tuple[str, st
     """The entry of a whole analysis of `request` over `files` ((name, content key) in the run's
     order), or None when none may be kept (`memo.key`)."""
     whole = memo.key(cache, request, files)
-    return cache.named(_NAME, whole.encode("ascii")) if whole is not None else None
+    return _named(cache, whole) if whole is not None else None
 
 
-class Whole:
-    """What a whole analysis found (`remember`), read back."""
-
-    def __init__(
-        self,
-        findings: list[Finding],
-        suppressed: list[Finding],
-        policies: list[dict[str, Any]] | None,
-        objects: int,
-        policy_count: int,
-        baseline_migrated: int,
-        references: dict[ObjectKey, frozenset[ObjectKey]],
-    ) -> None:
-        self.findings = findings
-        self.suppressed = suppressed
-        self.policies = policies
-        self.objects = objects
-        self.policy_count = policy_count
-        self.baseline_migrated = baseline_migrated
-        self.references = references
+def _named(cache: ParseCache, whole: str) -> str:
+    """The entry of a whole analysis whose `memo.key` is `whole`."""
+    return cache.named(_NAME, whole.encode("ascii"))
 
 
-def remember(cache: ParseCache, name: str, whole: Whole) -> None:
-    """Keep `whole` under the entry `name` (nothing past `results.MAX_BYTES`)."""
-    fields = {
-        "format": FORMAT,
-        "findings": (_finding_row(f) for f in whole.findings),
-        "suppressed": (_finding_row(f) for f in whole.suppressed),
-        "policiesKept": whole.policies is not None,
-        "objects": whole.objects,
-        "policyCount": whole.policy_count,
-        "baselineMigrated": whole.baseline_migrated,
-        "references": _reference_rows(whole.references),
-    }
-    put_bounded(cache, name, _laid_out(fields, whole.policies))
-
-
-def _laid_out(fields: dict[str, Any], policies: Iterable[dict[str, Any]] | None) -> Iterator[str]:
-    """The entry's pieces: `fields` as one JSON document, then, when kept, the policies section as
-    another after a line break (compact JSON holds none: strings escape theirs). A text report,
-    the hook's, never shows the policies section, which is most of the entry on a repository
-    analysed whole: `recall` decodes it only for a run that reports it."""
-    yield from _pieces(fields)
-    if policies is not None:
-        yield "\n"
-        yield from _pieces({"policies": policies})
-
-
-def _reference_rows(references: Mapping[Any, Iterable[tuple[Any, ...]]]) -> list[list[Any]]:
-    """`references` as the entry's rows, each key and each of its keys as lists, in one order: by
-    their JSON text, since a cluster-scoped key's namespace is None and None does not compare with a
-    namespace's name."""
-    rows = [[list(key), sorted((list(k) for k in keys), key=json.dumps)] for key, keys in references.items()]
-    return sorted(rows, key=lambda row: json.dumps(row[0]))
-
-
-def recall(cache: ParseCache, name: str, *, policies: bool = True) -> tuple[dict[str, Any], bytes, int] | None:
-    """What `remember` kept under `name`, as decoded (its rows checked for what `answer` reads of
-    them: the others are checked when a run reports them, `results._findings`), the bytes of the
-    whole entry it was read from and the number of links followed to it (`_link`); None: missing,
-    damaged, not what `remember` or `_link` writes, or past `MAX_LINKS` links. `policies`: the
-    policies section decoded too (else `policies` is None and `policiesKept` says whether one is
-    kept)."""
+def recall(cache: ParseCache, name: str, *, policies: bool = True) -> tuple[Recalled, bytes, int] | None:
+    """What `remember` kept under `name`, its index decoded and checked (its rows are decoded and
+    checked as they are read, `Recalled.rows`), the bytes of the whole entry it was read from and
+    the number of links followed to it (`_link`); None: missing, damaged, not what `remember` or
+    `_link` writes, or past `MAX_LINKS` links. `policies`: the policies section decoded too (else
+    `policies` is None and `policies_kept` says whether one is kept)."""
     links: list[list[tuple[str, dict[int, int]]]] = []
     while True:
         payload = cache.payload(name)
@@ -172,39 +122,15 @@ def recall(cache: ParseCache, name: str, *, policies: bool = True) -> tuple[dict
             name, maps = _linked(json.loads(data), name)
         except Exception:  # any shape `_link` does not write: a miss
             return None
-        links.append(maps)
-    value = _whole(data, policies)
-    if value is None:
-        return None
-    # The link nearest the whole entry moved it first.
-    for maps in reversed(links):
-        if not _moved(value, dict(maps)):
-            return None
-    return value, data, len(links)
-
-
-def _whole(data: bytes, decode_policies: bool) -> dict[str, Any] | None:
-    """The whole entry `remember` writes, decoded and checked (see `recall`), or None."""
+        # The link nearest the whole entry moved it first.
+        links.insert(0, maps)
     try:
-        fields, _, rest = data.partition(b"\n")
-        value = json.loads(fields)
-        if type(value) is not dict or value.get("format") != FORMAT or value["policiesKept"] is not bool(rest):
-            return None
-        policies = json.loads(rest)["policies"] if rest and decode_policies else None
-        if policies is not None and not (type(policies) is list and all(type(p) is dict for p in policies)):
-            return None
-        value["policies"] = policies
-        if not all(type(value[c]) is int for c in ("objects", "policyCount", "baselineMigrated")):
-            return None
-        for row in (*_list(value["findings"]), *_list(value["suppressed"])):
-            _row(row)
-        # Compared with the keys of this run's objects only: a key of another shape matches none.
-        value["references"] = {
-            tuple(_quad(key)): frozenset(map(tuple, _list(keys))) for key, keys in map(_pair, _list(value["references"]))
-        }
+        value = Recalled(data, [dict(maps) for maps in links], policies)
     except Exception:  # any shape `remember` does not write: a miss
         return None
-    return value
+    if value.policies is not None and not all(_moved_policies(value.policies, maps) for maps in value.links):
+        return None
+    return value, data, len(links)
 
 
 def _link(base: str, maps: Mapping[str, dict[int, int]]) -> bytes:
@@ -254,29 +180,6 @@ def _triple(value: Any) -> list[Any]:
     if len(_list(value)) != 3:
         raise ValueError(value)
     return list(value)
-
-
-def _row(row: Any) -> None:
-    """Raises unless `row` has the shape of `results._finding_row`'s where `answer` reads it."""
-    file, line, related, end_line, fix = row[0], row[1], row[10], row[14], row[16]
-    if not (type(row) is list and len(row) == 17 and type(file) is str and type(line) is int and type(end_line) is int):
-        raise ValueError(row)
-    for note in _list(related):
-        if not (len(_quad(note)) == 4 and type(note[1]) is str and type(note[2]) is int):
-            raise ValueError(row)
-    if fix is not None and not (type(_quad(fix)[2]) is str and type(fix[3]) is int):
-        raise ValueError(row)
-    if row[7] is not None:
-        _key(row[7])
-
-
-def _key(row: Any) -> ObjectKey:
-    from policylint.k8s.objects import ObjectKey
-
-    group, kind, namespace, name = _quad(row)
-    if not (type(group) is str and type(kind) is str and type(name) is str and (namespace is None or type(namespace) is str)):
-        raise ValueError(row)
-    return ObjectKey(group, kind, namespace, name)
 
 
 # -- the change's side answered from the base's ----------------------------------------------------
@@ -329,30 +232,54 @@ def answer(
     whole, data, links = kept
     # A text quoting a changed file's place (PL005's first definition, the cluster inferred from an
     # object) would quote it moved.
-    if (request.report_policies and whole["policies"] is None) or any(
+    if (request.report_policies and whole.policies is None) or any(
         json.dumps(f"{file}:").encode("ascii")[1:-1] in data for file in maps
     ):
         return None
-    scope = _scope(request, sources, change, cache, dict(now), whole["references"])
-    if scope is None or not _moved(whole, maps):
+    scope = _scope(request, sources, change, cache, dict(now))
+    if scope is None:
+        return None
+    rows = _rows(whole, scope, maps)
+    if rows is None:
         return None
     # Kept for the next commit: its base is this change's side, analysed as a whole. As a link to
     # the base's entry while the chain a run reads back is short, else written whole. Not over an
     # entry of the same files kept already (a comment removed again: the base's base), which says
     # the same, and which a link written over it could make part of a cycle.
-    staged = entry(cache, request, now)
+    fingerprints = memo.key(cache, request, now)
+    staged = _named(cache, fingerprints) if fingerprints is not None else None
     if staged is not None and not cache.holds(staged):
         assert name is not None
         if links < MAX_LINKS:
             cache.put(staged, _link(name, maps))
         else:
-            full = whole if whole["policies"] is not None or not whole["policiesKept"] else _with_policies(cache, name, maps)
-            if full is not None:
-                put_bounded(cache, staged, _laid_out(whole_entry(full), full["policies"]))
-    fingerprints = memo.key(cache, request, now)
+            _write_whole(cache, staged, name, whole, maps)
     if fingerprints is not None:
-        memo.remember(cache, fingerprints, (row[12] for row in whole["findings"]))
-    return _result(request, measured, found, sources, scope, whole)
+        memo.remember_listed(cache, fingerprints, whole.fingerprints())
+    in_scope = sorted(i for i in rows if scope.holds(i, rows[i]))
+    return _result(request, measured, found, sources, scope, whole, [(i, rows[i]) for i in in_scope])
+
+
+def _rows(whole: Recalled, scope: _Scope, maps: Mapping[str, dict[int, int]]) -> dict[int, list[Any]] | None:
+    """The rows of `whole` that the report scope may hold and every row the change or a link
+    moves, moved (any of them that cannot be declines the answer, as reading them all did), and
+    the policies section's reports moved when it was decoded; None: a row or a report that
+    cannot be moved, or an entry not as `remember` writes it."""
+    try:
+        scope.referencing = whole.ids_referencing(scope.objects)
+        moved = whole.ids_touching(maps)
+        linked = whole.ids_touching({file for link in whole.links for file in link})
+        rows = whole.rows(whole.ids_touching(scope.files) | scope.referencing | moved | linked)
+    except Exception:  # any shape `remember` does not write: a miss
+        return None
+    for i in moved:
+        row = _moved_row(rows[i], maps)
+        if row is None:
+            return None
+        rows[i] = row
+    if whole.policies is not None and not _moved_policies(whole.policies, maps):
+        return None
+    return rows
 
 
 def defines_kinds(objects: Iterable[K8sObject]) -> bool:
@@ -361,19 +288,28 @@ def defines_kinds(objects: Iterable[K8sObject]) -> bool:
     return any(o.kind == "CustomResourceDefinition" for o in objects)
 
 
-def whole_entry(whole: dict[str, Any]) -> dict[str, Any]:
-    """The entry's fields as `remember` writes them (the policies section apart: `_laid_out`), from
-    what `recall` read."""
-    return {key: value for key, value in whole.items() if key != "policies"} | {
-        "references": _reference_rows(whole["references"])
-    }
-
-
-def _with_policies(cache: ParseCache, name: str, maps: Mapping[str, dict[int, int]]) -> dict[str, Any] | None:
-    """What `recall` reads under `name` with its policies section, moved by `maps`: the entry an
-    answer writes whole when its own run did not decode that section."""
-    kept = recall(cache, name)
-    return kept[0] if kept is not None and _moved(kept[0], maps) else None
+def _write_whole(cache: ParseCache, staged: str, name: str, whole: Recalled, maps: Mapping[str, dict[int, int]]) -> None:
+    """Write the entry `staged` whole: what `recall` reads under `name` (`whole`, read again with
+    its policies section when its own run did not decode it), every row and policy moved by
+    `maps`; nothing when one cannot be moved."""
+    if whole.policies is None and whole.policies_kept:
+        kept = recall(cache, name)
+        if kept is None:
+            return
+        whole = kept[0]
+    try:
+        rows = whole.all_rows()
+    except Exception:  # any shape `remember` does not write: nothing kept
+        return
+    for i, row in enumerate(rows):
+        moved = _moved_row(row, maps)
+        if moved is None:
+            return
+        rows[i] = moved
+    if whole.policies is not None and not _moved_policies(whole.policies, maps):
+        return
+    fingerprints = whole.fingerprints().decode("ascii")
+    put_bounded(cache, staged, _laid_out(whole.fields(), rows, fingerprints, whole.sections, whole.policies))
 
 
 def _base_files(
@@ -410,29 +346,37 @@ def _modified(measured: Measured) -> dict[str, str]:
 
 
 def _result(
-    request: LintRequest, measured: Measured, found: Discovery, sources: Sequence[Source], scope: _Scope, whole: dict[str, Any]
+    request: LintRequest,
+    measured: Measured,
+    found: Discovery,
+    sources: Sequence[Source],
+    scope: _Scope,
+    whole: Recalled,
+    rows: Iterable[tuple[int, list[Any]]],
 ) -> KeptResult:
     """The run's result as the pipeline and the gate make it (policylint.pipeline `_lint`,
-    policylint.commands.change `classify`), from every finding of the whole analysis kept, moved.
-    Its findings are the base's (the same fingerprints): none is introduced, in the scope or out."""
+    policylint.commands.change `classify`), from every finding of the whole analysis kept, moved
+    (`rows`: those the report scope holds, in the entry's order). Its findings are the base's
+    (the same fingerprints): none is introduced, in the scope or out."""
     from policylint.input.load import PARSER_IS_C, PURE_PYTHON_NOTE
 
     files = [s.display for s in sources]
     notes = list(found.notes)
     if not PARSER_IS_C:
         notes.append(PURE_PYTHON_NOTE)
-    policies = whole["policies"]
+    held = list(rows)
+    policies = whole.policies
     return KeptResult(
-        findings=_findings([row for row in whole["findings"] if scope.holds(row)]),
-        suppressed=_findings([row for row in whole["suppressed"] if scope.holds(row)], suppressed=True),
+        findings=_findings([row for i, row in held if i < whole.findings]),
+        suppressed=_findings([row for i, row in held if i >= whole.findings], suppressed=True),
         files=[f for f in files if f in scope.files],
         context_files=sorted(set(files) - scope.files),
         notes=notes,
         skipped=list(found.skipped),
-        policy_reports=[p for p in policies if p.get("file") in scope.files] if request.report_policies else None,
-        objects=whole["objects"],
-        policies=whole["policyCount"],
-        baseline_migrated=whole["baselineMigrated"],
+        policy_reports=[p for p in policies if p.get("file") in scope.files] if request.report_policies and policies else None,
+        objects=whole.objects,
+        policies=whole.policy_count,
+        baseline_migrated=whole.baseline_migrated,
         show_suppressed=request.show_suppressed,
         introduced=frozenset(),
         base=measured.base_name,
@@ -441,24 +385,25 @@ def _result(
 
 
 class _Scope:
-    """policylint.report_scope.ReportScope's `in_scope`, on the rows of the entry."""
+    """policylint.report_scope.ReportScope's `in_scope`, on the rows of the entry: `objects`, those
+    of the files reported on, whose referrers' rows `Recalled.ids_referencing` gives."""
 
-    def __init__(
-        self,
-        files: frozenset[str],
-        objects: frozenset[tuple[Any, ...]],
-        references: Mapping[tuple[Any, ...], frozenset[tuple[Any, ...]]],
-    ) -> None:
+    def __init__(self, files: frozenset[str], objects: frozenset[tuple[Any, ...]]) -> None:
         self.files = files
         self.objects = objects
-        self.references = references
+        self.referencing: set[int] = set()
 
-    def holds(self, row: list[Any]) -> bool:
+    def holds(self, i: int, row: list[Any]) -> bool:
+        """Whether the row `i` is in scope: in a file reported on, or a note there, or about an
+        object that references one of theirs (`referencing`)."""
         from policylint.findings import INTERNAL_ERROR
 
-        if row[3] == INTERNAL_ERROR or row[0] in self.files or any(note[1] in self.files for note in row[10]):
-            return True
-        return row[7] is not None and bool(self.references.get(tuple(row[7]), frozenset()) & self.objects)
+        return (
+            row[3] == INTERNAL_ERROR
+            or row[0] in self.files
+            or any(note[1] in self.files for note in row[10])
+            or i in self.referencing
+        )
 
 
 def _scope(
@@ -467,7 +412,6 @@ def _scope(
     change: ChangeSet,
     cache: ParseCache,
     keys: Mapping[str, str | None],
-    references: Mapping[tuple[Any, ...], frozenset[tuple[Any, ...]]],
 ) -> _Scope | None:
     """The report scope a run would work out (policylint.report_scope.ReportScope.of), or None when
     it cannot be told without the index: the objects of the files reported on, built with the
@@ -493,7 +437,7 @@ def _scope(
     objects = frozenset(o.key for o in built.objects)
     if not change.before <= objects:
         return None  # an object the change removed: found through the index
-    return _Scope(files, frozenset(tuple(k) for k in objects), references)
+    return _Scope(files, frozenset(tuple(k) for k in objects))
 
 
 def _loaded(cache: ParseCache, file: str, key: str, source: Source | None, data: bytes | None = None) -> FileResult | None:
@@ -564,56 +508,3 @@ def _inert(line: str) -> bool:
     """A blank line, or a comment alone on its line."""
     stripped = line.lstrip(" \t")
     return not stripped or stripped.startswith("#")
-
-
-def _moved(whole: dict[str, Any], maps: Mapping[str, dict[int, int]]) -> bool:
-    """Move, in place, the places in the changed files of every finding and policy of `whole` as
-    their lines moved; False when one cannot be (an input problem there, a place on a line the
-    change touched)."""
-    if not maps:
-        return True
-    for rows in (whole["findings"], whole["suppressed"]):
-        for i, row in enumerate(rows):
-            moved = _moved_row(row, maps)
-            if moved is None:
-                return False
-            rows[i] = moved
-    for report in whole["policies"] or ():
-        lines = maps.get(report.get("file"))
-        if lines is not None:
-            line = lines.get(report.get("line"))
-            if line is None:
-                return False
-            report["line"] = line
-    return True
-
-
-def _moved_row(row: list[Any], maps: Mapping[str, dict[int, int]]) -> list[Any] | None:
-    """`row` (`results._finding_row`'s) with its places in the changed files moved, or None."""
-    lines = maps.get(row[0])
-    related, fix = row[10], row[16]
-    if lines is None and not any(note[1] in maps for note in related) and (fix is None or fix[2] not in maps):
-        return row
-    row = list(row)
-    if lines is not None:
-        if row[3].startswith("PL0"):
-            return None  # an input problem: its message may name lines
-        line = lines.get(row[1])
-        end = lines.get(row[14]) if row[14] > 0 else row[14]
-        if line is None or end is None:
-            return None
-        row[1], row[14] = line, end
-    notes = []
-    for note in related:
-        at = maps[note[1]].get(note[2]) if note[1] in maps else note[2]
-        if at is None:
-            return None
-        notes.append([note[0], note[1], at, note[3]])
-    row[10] = notes
-    # A fix's document by the line its root starts on; 0: a new document appended to the file.
-    if fix is not None and fix[2] in maps and fix[3] > 0:
-        at = maps[fix[2]].get(fix[3])
-        if at is None:
-            return None
-        row[16] = [fix[0], fix[1], fix[2], at]
-    return row

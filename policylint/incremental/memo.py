@@ -58,6 +58,8 @@ _PART_NAME = "findings of a part"
 _MEMBERS_NAME = "findings of the members of a scoped run"
 # The engine's fingerprints: hex of FINGERPRINT_BYTES (policylint.rules.engine).
 _FINGERPRINT = re.compile(r"[0-9a-f]{16,64}\Z")
+# A JSON list of them, as `remember` writes it.
+_LISTED = re.compile(r'\[(?:"[0-9a-f]{16,64}"(?:,"[0-9a-f]{16,64}")*)?\]')
 
 # The request's fields that decide what a whole run finds in files it is given.
 SHAPING = frozenset(
@@ -272,6 +274,13 @@ def remember(cache: ParseCache, entry: str, fingerprints: Iterable[str]) -> None
         return  # not fingerprinted by the engine: nothing a later run could match
     payload = json.dumps({"format": FORMAT, "fingerprints": fingerprints}, separators=(",", ":")).encode("ascii")
     cache.put(entry, payload)
+
+
+def remember_listed(cache: ParseCache, entry: str, listed: bytes) -> None:
+    """`remember`, from the list it writes, as a JSON text (a whole analysis's entry keeps it,
+    policylint.incremental.equivalent): written as it is when it is such a list, else nothing."""
+    if listed.isascii() and _LISTED.fullmatch(listed.decode("ascii")):
+        cache.put(entry, b'{"format":%d,"fingerprints":%s}' % (FORMAT, listed))
 
 
 # -- what a scoped run found about the part it analysed ------------------------------------------

@@ -250,6 +250,10 @@ PATTERNS: dict[str, Adversarial] = {
     ),
     # The kept findings of a whole run (policylint.incremental.memo): a cache file, never believed.
     "policylint.incremental.memo._FINGERPRINT": Adversarial(("match",), lambda n: ["0" * n, "0" * n + "x", "f" * 64 + "0" * n]),
+    # The same list as a whole analysis's entry keeps it (policylint.incremental.wholeentry).
+    "policylint.incremental.memo._LISTED": Adversarial(
+        ("fullmatch",), lambda n: ['["' + "0" * n, "[" + '"0123456789abcdef",' * (n // 19) + "x", '["' + "0" * 16 + '","' * n]
+    ),
     # What the per-object rules found (policylint.incremental.rulecache): a cache file, never believed.
     "policylint.incremental.rulecache._KEY": Adversarial(("match",), lambda n: ["0" * n + "g", "a" * n]),
     # The content each file had when a whole run read it (policylint.incremental.previous): a

@@ -38,7 +38,7 @@ from policylint.incremental import equivalent
 from policylint.input.cache import ParseCache
 from tests.gitrepo import git, init
 from tests.incremental.test_incremental import _corpus, _write
-from tests.scope.test_change_gate import APP, LEGACY, lay_out
+from tests.scope.test_change_gate import APP, LEGACY, POLICIES, lay_out
 
 
 def check(*args: str, fmt: str = "json") -> tuple[int, str]:
@@ -129,6 +129,97 @@ def test_comments_and_blank_lines_move_the_findings_without_an_analysis(
     cached = check("--cache-dir", str(tmp_path / "cache"))
     assert answered == [True, True] and analyses == []
     assert cached == check("--no-cache")
+
+
+BROKEN = POLICIES.replace("name: shop-timeouts\n  namespace: team-x", "name: stray\n  namespace: team-y").replace(
+    "    name: shop\n", "    name: gone\n"
+)
+
+
+@pytest.fixture
+def decoded(monkeypatch: pytest.MonkeyPatch) -> list[list[tuple[str, str]]]:
+    """The rows each answer decoded, as (rule, file)."""
+    made: list[list[tuple[str, str]]] = []
+    real = equivalent.Recalled.rows
+
+    def counted(self: equivalent.Recalled, ids: Any) -> dict[int, list[Any]]:
+        rows = real(self, ids)
+        made.append([(row[3], row[0]) for _, row in sorted(rows.items())])
+        return rows
+
+    monkeypatch.setattr(equivalent.Recalled, "rows", counted)
+    return made
+
+
+def test_a_comment_decodes_the_rows_of_its_files_and_of_the_objects_referencing_theirs(
+    repo: Path, tmp_path: Path, answered: list[bool], decoded: list[list[tuple[str, str]]]
+) -> None:
+    """The whole entry's rows are read through its index: a comment's answer decodes the rows in
+    the changed file (or whose notes or fix name it) and those of the objects that reference its
+    objects, which the report scope may hold, and no other. The whole analysis: the fixture's
+    PL412 in app.yaml (the route `shop`, whose parent is the Gateway `eg`, sends to port 8081 of a
+    Service serving 8080), LEGACY's PL407 (the route `legacy`, whose parent is `eg`) and PL301
+    (the ClientTrafficPolicy `edge-tls`, whose target is `eg`), both in legacy.yaml, and a stray
+    policy's PL201 in team-y/stray.yaml (its target, a route `gone`, is nowhere)."""
+    stray = repo / "apps" / "team-y" / "stray.yaml"
+    stray.parent.mkdir()
+    stray.write_text(BROKEN)
+    git(repo, "add", ".")
+    report = json.loads(check("--cache-dir", str(tmp_path / "cache"))[1])
+    assert [f["rule"] for f in report["findings"]] == ["PL201"]
+    git(repo, "commit", "-q", "-m", "stray")
+    decoded.clear()
+    legacy = ("PL407", "apps/team-x/legacy.yaml"), ("PL301", "apps/team-x/legacy.yaml")
+    shop, stray_row = ("PL412", "apps/team-x/app.yaml"), ("PL201", "apps/team-y/stray.yaml")
+    cases = [
+        # The route and the Service `shop`: the policy targeting the route has no finding.
+        ("apps/team-x/app.yaml", [shop]),
+        # The Gateway `eg`, referenced by both routes and the policy of LEGACY (whose findings'
+        # notes name its listeners there too).
+        ("platform/quickstart.yaml", [shop, *legacy]),
+        ("apps/team-y/stray.yaml", [stray_row]),
+        ("apps/team-x/legacy.yaml", [*legacy]),
+    ]
+    for file, rows in cases:
+        # Each from the commit whose whole entry the run above kept: no link followed.
+        path = repo / file
+        path.write_text(path.read_text() + "# note\n")
+        git(repo, "add", ".")
+        cached = check("--cache-dir", str(tmp_path / "cache"))
+        assert cached == check("--no-cache")
+        assert decoded[-1] == rows, file
+        git(repo, "checkout", "-q", "HEAD", "--", file)
+    # A comment committed: the next answer follows its link, and reads the rows the link moves
+    # (in app.yaml) to check that it moves them.
+    (repo / "apps/team-x/app.yaml").write_text((repo / "apps/team-x/app.yaml").read_text() + "# note\n")
+    git(repo, "add", ".")
+    check("--cache-dir", str(tmp_path / "cache"))
+    git(repo, "commit", "-q", "-m", "note")
+    stray.write_text(stray.read_text() + "# note\n")
+    git(repo, "add", ".")
+    assert check("--cache-dir", str(tmp_path / "cache")) == check("--no-cache")
+    assert decoded[-1] == [shop, stray_row]
+    # The stray file added was analysed; the commit of app.yaml's comment read back the result of
+    # the same staged change above, whose answer kept the link.
+    assert answered == [False, *[True] * 5] and len(decoded) == 5
+
+
+def test_the_fingerprints_kept_apart_are_written_as_remember_writes_them(tmp_path: Path) -> None:
+    """The whole entry keeps the active findings' fingerprints as the list `memo.remember` writes:
+    the next commit's entry is those bytes, and anything else writes nothing."""
+    from policylint.incremental import memo
+
+    cache = ParseCache(str(tmp_path / "cache"))
+    found = ["0123456789abcdef", "fedcba9876543210ff"]
+    memo.remember(cache, "a" * 40, reversed(found))
+    memo.remember_listed(cache, "b" * 40, b'["0123456789abcdef","fedcba9876543210ff"]')
+    assert bytes(cache.payload("a" * 40) or b"") == bytes(cache.payload("b" * 40) or b"x")
+    assert memo.recall(cache, "b" * 40) == frozenset(found)
+    for listed in (b'["0123456789abcdef",1]', b'["0123"]', b'{"a":"0123456789abcdef"}', b'["0123456789abcdef"', b"[]x"):
+        memo.remember_listed(cache, "c" * 40, listed)
+        assert cache.payload("c" * 40) is None, listed
+    memo.remember_listed(cache, "c" * 40, b"[]")
+    assert memo.recall(cache, "c" * 40) == frozenset()
 
 
 @pytest.fixture
@@ -296,8 +387,10 @@ def test_an_entry_that_is_not_what_remember_writes_is_a_miss(
 
     def forged(self: ParseCache, key: str) -> Any:
         found = real(self, key)
-        if found is not None and bytes(found).startswith(b'{"format":%d,"findings":' % equivalent.FORMAT):
-            return memoryview(bytes(found).replace(b'"objects":', b'"objects":"', 1))
+        # A whole entry's index is its last line.
+        rows, _, index = bytes(found).rpartition(b"\n") if found is not None else (b"", b"", b"")
+        if index.startswith(b'{"format":%d,"findings":' % equivalent.FORMAT):
+            return memoryview(rows + b"\n" + index.replace(b'"objects":', b'"objects":"', 1))
         return found
 
     monkeypatch.setattr(ParseCache, "payload", forged)
@@ -306,26 +399,66 @@ def test_an_entry_that_is_not_what_remember_writes_is_a_miss(
     assert answered == [False]
 
 
+@pytest.mark.parametrize(
+    "forge",
+    [
+        pytest.param(lambda d: d.replace(b'"offsets":[0,', b'"offsets":[1,'), id="rows-not-from-the-start"),
+        pytest.param(lambda d: d.replace(b'"offsets":[0,', b'"offsets":[0,0,'), id="rows-out-of-order"),
+        pytest.param(
+            lambda d: d.replace(b'},"always":', b',"apps/team-x/legacy.yaml":[[0,99]]},"always":'), id="a-run-past-the-rows"
+        ),
+        pytest.param(lambda d: d.replace(b'"always":[]', b'"always":[99]'), id="a-row-past-the-rows"),
+        pytest.param(
+            lambda d: d.replace(b'},"policies":', b',"\\"infra\\"":[1,99999999]},"policies":'), id="a-section-past-the-end"
+        ),
+        pytest.param(lambda d: d.replace(b'"fingerprints":[', b'"fingerprints":[0,'), id="fingerprints-of-another-shape"),
+        pytest.param(lambda d: d.replace(b'"policies":[', b'"policies":null,"x":['), id="policies-kept-and-not-located"),
+    ],
+)
+def test_an_index_that_is_not_what_remember_writes_is_a_miss(
+    repo: Path, tmp_path: Path, answered: list[bool], monkeypatch: pytest.MonkeyPatch, forge: Any
+) -> None:
+    """The whole entry's index (its last line) forged: where the rows start, which rows a file's
+    answer reads, where a namespace's section or the fingerprints lie, whether the policies
+    section is kept: the change is analysed."""
+    real = ParseCache.payload
+    forged_any: list[bool] = []
+
+    def forged(self: ParseCache, key: str) -> Any:
+        found = real(self, key)
+        rows, _, index = bytes(found).rpartition(b"\n") if found is not None else (b"", b"", b"")
+        if index.startswith(b'{"format":%d,"findings":' % equivalent.FORMAT):
+            changed = forge(index)
+            forged_any.append(changed != index)
+            return memoryview(rows + b"\n" + changed)
+        return found
+
+    monkeypatch.setattr(ParseCache, "payload", forged)
+    _legacy(repo, LEGACY + "# end\n")
+    assert check("--cache-dir", str(tmp_path / "cache")) == check("--no-cache")
+    assert answered == [False] and forged_any == [True]
+
+
 @pytest.fixture
 def written(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     """The start of each entry of a whole analysis written: a link's or a whole one's."""
     made: list[bytes] = []
     names: set[str] = set()
-    real_entry, real_put = equivalent.entry, ParseCache.put
+    real_named, real_put = equivalent._named, ParseCache.put
 
-    def named(*args: Any) -> str | None:
-        name = real_entry(*args)
-        if name is not None:
-            names.add(name)
+    def named(*args: Any) -> str:
+        name = real_named(*args)
+        names.add(name)
         return name
 
     def recorded(self: ParseCache, key: str, payload: Any) -> None:
         data = payload if isinstance(payload, bytes) else b"".join(payload)
         if key in names:
-            made.append(data[:8])
+            # A whole entry's index is its last line.
+            made.append(data[:8] if data.startswith(b'{"link":') else data.rpartition(b"\n")[2][:8])
         real_put(self, key, data)
 
-    monkeypatch.setattr(equivalent, "entry", named)
+    monkeypatch.setattr(equivalent, "_named", named)
     monkeypatch.setattr(ParseCache, "put", recorded)
     return made
 
@@ -443,7 +576,7 @@ def test_a_link_whose_base_is_gone_is_a_miss(repo: Path, tmp_path: Path, answere
     _comment_committed(repo, tmp_path, 0)
     assert written == [b'{"link":']
     for entry in (tmp_path / "cache").rglob("*"):
-        if entry.is_file() and b'{"format":%d,"findings":' % equivalent.FORMAT in entry.read_bytes()[:64]:
+        if entry.is_file() and b'\n{"format":%d,"findings":' % equivalent.FORMAT in entry.read_bytes():
             entry.unlink()
     _comment_committed(repo, tmp_path, 1)
     assert answered == [True, False]
