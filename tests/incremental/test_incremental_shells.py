@@ -212,18 +212,30 @@ def test_the_shells_are_read_from_one_pack_holding_the_runs_files(tmp_path: Path
     assert all(isinstance(o, LazyObject) for o in again.index.objects)
     _, pack = _pack_entry(cache)
     assert asked.count(pack) == 1 and not set(asked) & set(entries)  # the tree before: each of the 40
-    # A file edited: its new shell packed, its old one no more (the pack holds the run's files).
+    # A file edited: its new shell read from its own entry, the pack not written again for one file
+    # in forty (written when what it lacks or holds beyond the run's files passes an eighth).
     with files[30].open("a", encoding="utf-8") as fh:
         fh.write("# edited\n")
     del asked[:]
     assert _report(_run(root, files[3], cache)) == expected
-    assert asked.count(pack) == 1 and not set(asked) & set(entries)
+    assert _packed(cache) == held
     now = _shell_entries(cache, files)
-    assert now[30] != entries[30] and set(_packed(cache)) == {e.encode("ascii") for e in now}
-    # A file removed: left out of the pack.
-    files[39].unlink()
+    del asked[:]
+    assert _report(_run(root, files[3], cache)) == expected
+    assert asked.count(pack) == 1 and set(asked) & set(now) == {now[30]}
+    # Two more: six entries off (three lacking, three beyond) of forty, written again, holding
+    # the run's files alone.
+    for file in files[31:33]:
+        with file.open("a", encoding="utf-8") as fh:
+            fh.write("# edited\n")
     _run(root, files[3], cache)
-    assert set(_packed(cache)) == {e.encode("ascii") for e in now[:39]}
+    now = _shell_entries(cache, files)
+    assert set(_packed(cache)) == {e.encode("ascii") for e in now}
+    # Five files removed: left out of the pack.
+    for file in files[35:]:
+        file.unlink()
+    _run(root, files[3], cache)
+    assert set(_packed(cache)) == {e.encode("ascii") for e in now[:35]}
 
 
 @pytest.mark.parametrize("damage", ["checksum", "header", "line", "elsewhere"])
