@@ -156,9 +156,119 @@ def test_a_shell_that_is_not_what_policylint_writes_is_a_miss(
     forged = _shell_entries(cache, files)
     for entry in forged:
         store.put(entry, payload)
+    # The same shells in the pack the run read them from (`shells.Pack`), forged alike.
+    held = _packed(cache)
+    assert set(held) == {e.encode("ascii") for e in forged}
+    _pack(cache, dict.fromkeys(held, payload))
     result = _run(root, files[3], cache)
     assert not any(isinstance(o, LazyObject) for o in result.index.objects)  # every file loaded
     assert _report(result) == expected
+
+
+def _pack_entry(cache_dir: Path) -> tuple[ParseCache, str]:
+    store = ParseCache(cache_dir)
+    return store, shells.Pack(store, shells.FORMAT.to_bytes(2, "big") + shells._code()).entry
+
+
+def _packed(cache_dir: Path) -> dict[bytes, bytes]:
+    """The shells' pack of the working directory's runs, by entry name."""
+    store, entry = _pack_entry(cache_dir)
+    return shells._unpacked(store.payload(entry))
+
+
+def _pack(cache_dir: Path, held: dict[bytes, bytes], header: bytes = shells._PACK_HEADER) -> None:
+    """Write the pack, in the layout `Pack.save` writes (written out here by hand)."""
+    store, entry = _pack_entry(cache_dir)
+    store.put(entry, b"\n".join([header, *(name + b" " + held[name] for name in sorted(held))]))
+
+
+def _payloads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The entries whose payload a run reads, in order."""
+    asked: list[str] = []
+    real = ParseCache.payload
+
+    def payload(self: ParseCache, key: str) -> Any:
+        asked.append(key)
+        return real(self, key)
+
+    monkeypatch.setattr(ParseCache, "payload", payload)
+    return asked
+
+
+def test_the_shells_are_read_from_one_pack_holding_the_runs_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One entry read where there were one per file: the pack of the last run's shells, holding
+    each file's entry as written, and no more than the run's files."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    expected = _report(_run(root, files[3], None))
+    _run(root, files[3], cache)  # every file loaded: its shell kept, in its entry and in the pack
+    entries = _shell_entries(cache, files)
+    store = ParseCache(cache)
+    held = _packed(cache)
+    assert held == {e.encode("ascii"): bytes(store.payload(e) or b"") for e in entries}
+    asked = _payloads(monkeypatch)
+    again = _run(root, files[3], cache)
+    assert _report(again) == expected
+    assert all(isinstance(o, LazyObject) for o in again.index.objects)
+    _, pack = _pack_entry(cache)
+    assert asked.count(pack) == 1 and not set(asked) & set(entries)  # the tree before: each of the 40
+    # A file edited: its new shell read from its own entry, the pack not written again for one file
+    # in forty (written when what it lacks or holds beyond the run's files passes an eighth).
+    with files[30].open("a", encoding="utf-8") as fh:
+        fh.write("# edited\n")
+    del asked[:]
+    assert _report(_run(root, files[3], cache)) == expected
+    assert _packed(cache) == held
+    now = _shell_entries(cache, files)
+    del asked[:]
+    assert _report(_run(root, files[3], cache)) == expected
+    assert asked.count(pack) == 1 and set(asked) & set(now) == {now[30]}
+    # Two more: six entries off (three lacking, three beyond) of forty, written again, holding
+    # the run's files alone.
+    for file in files[31:33]:
+        with file.open("a", encoding="utf-8") as fh:
+            fh.write("# edited\n")
+    _run(root, files[3], cache)
+    now = _shell_entries(cache, files)
+    assert set(_packed(cache)) == {e.encode("ascii") for e in now}
+    # Five files removed: left out of the pack.
+    for file in files[35:]:
+        file.unlink()
+    _run(root, files[3], cache)
+    assert set(_packed(cache)) == {e.encode("ascii") for e in now[:35]}
+
+
+@pytest.mark.parametrize("damage", ["checksum", "header", "line", "elsewhere"])
+def test_a_pack_that_is_not_what_policylint_writes_is_no_pack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    """A pack damaged, of another layout or made for another working directory is no pack: each
+    file's own entry is read, the report a run's without a cache, and the pack written again."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    _run(root, files[3], cache)
+    entries = _shell_entries(cache, files)
+    held = _packed(cache)
+    store, pack = _pack_entry(cache)
+    if damage == "checksum":
+        path = Path(store.directory) / "parse" / pack
+        data = bytearray(path.read_bytes())
+        data[-2] ^= 1
+        path.write_bytes(bytes(data))
+    elif damage == "header":
+        _pack(cache, held, header=b'{"format":2,"pack":"shells"}')
+    elif damage == "line":  # a line with no space after the entry's name
+        lines = [shells._PACK_HEADER, *(name + b" " + held[name] for name in sorted(held)), min(held)]
+        store.put(pack, b"\n".join(lines))
+    else:
+        monkeypatch.chdir(tmp_path)
+    expected = _report(_run(root, files[3], None))
+    asked = _payloads(monkeypatch)
+    result = _run(root, files[3], cache)
+    assert _report(result) == expected
+    assert all(isinstance(o, LazyObject) for o in result.index.objects)
+    assert set(entries) <= set(asked)  # every file's own entry read
+    assert _packed(cache) == held  # and packed again
 
 
 def test_references_found_in_another_namespace_are_found_again(tmp_path: Path) -> None:
