@@ -249,16 +249,19 @@ def test_a_break_other_than_newline_the_line_checks_skip_gives_libyaml_s_lines(t
         assert resolver.resolve(document.ref, parts) == (mark.line + 1, mark.column + 1), parts
 
 
-def test_a_root_key_is_found_without_reading_the_lines_of_the_root_s_other_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`metadata.name` in a route: the root's keys are found by their text, so the block reader
-    reads no line's indentation past `metadata`'s mapping (line 5, `spec`, ends it), where it went
-    through every line of the document to find the root's last `metadata` (the loaded data keeps
-    the last of duplicate keys)."""
+def _counted_lines(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[int]]:
+    """The lines whose indentation the block reader reads from here on: every one (a slice's
+    lines each), and those read one at a time."""
     read: list[int] = []
+    one_at_a_time: list[int] = []
 
     class Counting(list):  # type: ignore[type-arg]
         def __getitem__(self, at: Any) -> Any:
-            read.extend(range(*at.indices(len(self))) if isinstance(at, slice) else [at])
+            if isinstance(at, slice):
+                read.extend(range(*at.indices(len(self))))
+            else:
+                read.append(at)
+                one_at_a_time.append(at)
             return super().__getitem__(at)
 
     original = blockpaths._Doc.__init__
@@ -268,6 +271,15 @@ def test_a_root_key_is_found_without_reading_the_lines_of_the_root_s_other_keys(
         self.indents = Counting(self.indents)
 
     monkeypatch.setattr(blockpaths._Doc, "__init__", counting)
+    return read, one_at_a_time
+
+
+def test_a_root_key_is_found_without_reading_the_lines_of_the_root_s_other_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`metadata.name` in a route: the root's keys are found by their text, so the block reader
+    reads no line's indentation past `metadata`'s mapping (line 5, `spec`, ends it), where it went
+    through every line of the document to find the root's last `metadata` (the loaded data keeps
+    the last of duplicate keys)."""
+    read, _ = _counted_lines(monkeypatch)
     paths: list[tuple[str | int, ...]] = [("metadata", "name")]
     # `  name: shop`: from the key to the end of its value.
     assert blockpaths.locate(ROUTE, paths) == _libyaml(ROUTE, paths) == [(3, 2, 12)]
@@ -329,21 +341,7 @@ def test_a_nested_key_is_found_without_reading_the_lines_of_its_mapping_s_other_
     it went through every line of `spec` (the rules' lines among them) to find its last
     `hostnames`; the lines between `spec`'s first key and `hostnames` are read together, for the
     least of their indentations."""
-    one_at_a_time: list[int] = []
-
-    class Counting(list):  # type: ignore[type-arg]
-        def __getitem__(self, at: Any) -> Any:
-            if not isinstance(at, slice):
-                one_at_a_time.append(at)
-            return super().__getitem__(at)
-
-    original = blockpaths._Doc.__init__
-
-    def counting(self: Any, text: Any) -> None:
-        original(self, text)
-        self.indents = Counting(self.indents)
-
-    monkeypatch.setattr(blockpaths._Doc, "__init__", counting)
+    _, one_at_a_time = _counted_lines(monkeypatch)
     paths: list[tuple[str | int, ...]] = [("spec", "hostnames")]
     # `  hostnames:`: the key, its value below it.
     assert blockpaths.locate(LONG_SPEC, paths) == _libyaml(LONG_SPEC, paths) == [(16, 2, 11)]
