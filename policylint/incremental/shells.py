@@ -216,19 +216,9 @@ class Session:
         """Keep the shell of every file of `sources` that was loaded from its bytes (its
         documents, the loader's problems, its objects and the problems of building them)."""
         wanted = {s.display: keys[s.display] for s in sources if s.display in keys and shelled(s)}
-        self._remember(wanted, documents, loader_issues, built, crd_files, default_namespace)
-        self._pack.save()
-
-    def _remember(
-        self,
-        wanted: dict[str, str],
-        documents: Sequence[Document],
-        loader_issues: Sequence[Issue],
-        built: BuildResult,
-        crd_files: set[str],
-        default_namespace: str,
-    ) -> None:
         if not wanted:
+            # The shells read from their own entries are packed for the next run all the same.
+            self._pack.save()
             return
         docs: dict[str, list[DocumentRef]] = {}
         for d in documents:
@@ -258,6 +248,7 @@ class Session:
                 continue
             documents_rows = [[r.chunk_start, r.line_offset, r.doc_in_chunk, r.line, r.column] for r in docs.get(file, [])]
             self._put(key, _dumps({"format": FORMAT, "documents": documents_rows, **rows[file]}))
+        self._pack.save()
 
     def _put(self, key: str, payload: bytes) -> None:
         entry = self._entry(key)
