@@ -62,8 +62,9 @@ export PYTHONDONTWRITEBYTECODE :=
 test: check-code
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not slow"
 
+# The property tests try their full example counts here, a tenth or so in `make test` (tests/examples.py).
 test-all: check-code
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
+	POLICYLINT_FULL_EXAMPLES=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 	$(MAKE) test-pythons
 
 # The whole suite on the oldest and the newest supported Python (.ci/pythons; POLICYLINT_PYTHONS="3.10 3.13").

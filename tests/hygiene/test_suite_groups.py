@@ -5,6 +5,8 @@ A small suite is run in a subprocess with two workers and `--dist loadgroup`, as
 this one: six tests of a group sharing a module fixture that notes each time it is built, and six
 tests of no group. The scheduler hands out the units in collection order, one to each worker in
 turn, so a group that is not one unit has its tests on both workers and its fixture built twice.
+And the property tests' example counts: the quick one in `make test`, the full one in `make
+test-all` (tests/examples.py).
 """
 
 from __future__ import annotations
@@ -98,3 +100,37 @@ def test_no_property_test_is_judged_by_the_clock(monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.delenv("POLICYLINT_FUZZ_EXAMPLES", raising=False)
     assert budget(ci=7).max_examples == 7
+
+
+def test_a_property_test_tries_its_quick_count_in_make_test_and_its_full_count_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tests/examples.py: `make test` the quick count, `make test-all` (POLICYLINT_FULL_EXAMPLES=1)
+    the full one, POLICYLINT_FUZZ_EXAMPLES or a profile of more examples what it asks."""
+    from hypothesis import settings
+
+    from tests.examples import count, examples
+
+    monkeypatch.delenv("POLICYLINT_FUZZ_EXAMPLES", raising=False)
+    monkeypatch.delenv("POLICYLINT_FULL_EXAMPLES", raising=False)
+    assert count(30, 300) == 30
+    assert examples(30, 300).max_examples == 30 and examples(30, 300).deadline is None
+    monkeypatch.setenv("POLICYLINT_FULL_EXAMPLES", "1")
+    assert count(30, 300) == 300
+    monkeypatch.setenv("POLICYLINT_FUZZ_EXAMPLES", "5000")
+    assert count(30, 300) == 5000
+    monkeypatch.delenv("POLICYLINT_FUZZ_EXAMPLES")
+    monkeypatch.delenv("POLICYLINT_FULL_EXAMPLES")
+    current = settings.get_current_profile_name()
+    settings.load_profile("long")
+    try:
+        assert count(30, 300) == settings.get_profile("long").max_examples
+    finally:
+        settings.load_profile(current)
+
+
+def test_make_test_all_runs_the_property_tests_full_counts() -> None:
+    """CI's run on the primary Python (`make test-all`, .ci/run) is the one that tries every
+    property test's full count: the pytest line of its recipe sets POLICYLINT_FULL_EXAMPLES."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\ntest-all:", 1)[1].split("\n\n", 1)[0]
+    pytest_lines = [line for line in recipe.splitlines() if "-m pytest" in line]
+    assert pytest_lines and all(line.strip().startswith("POLICYLINT_FULL_EXAMPLES=1 ") for line in pytest_lines), recipe

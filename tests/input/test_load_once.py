@@ -10,13 +10,14 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from policylint.input import convert, load, prescan
 from policylint.input.document import Shared
 from policylint.input.load import parse_text
 from policylint.input.templates import BRACED
+from tests.examples import examples
 
 
 def _data(text: str, strings: Shared | None = None) -> list[Any]:
@@ -134,7 +135,7 @@ _LINE_PIECES = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=3000, deadline=None)
+@examples(300, 3000)
 @given(_LINE_PIECES, st.integers(min_value=-2, max_value=6))
 def test_a_line_of_openers_is_found_as_the_regexp_found_it(text: str, count: int) -> None:
     before = re.search(_INDENTATION_BEFORE % max(count, 1), text, re.M) is not None
@@ -147,7 +148,7 @@ _PRINTABLE_PIECES = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=3000, deadline=None)
+@examples(300, 3000)
 @given(_PRINTABLE_PIECES)
 def test_the_characters_yaml_forbids_are_found_as_the_regexp_found_them(text: str) -> None:
     bad = load._NON_PRINTABLE.search(text)
@@ -158,7 +159,7 @@ def _may_hold_markers_before(text: str) -> bool:
     return bool("{{" in text or "${" in text or "$(" in text or "<" in text or "PLACEHOLDER_" in text or BRACED.search(text))
 
 
-@settings(max_examples=2000, deadline=None)
+@examples(200, 2000)
 @given(st.lists(st.sampled_from(["{", "}", "{{", "$", "${", "$(", "<", "a", "x_1", "PLACEHOLDER_", ": ", "\n"]), max_size=10))
 def test_the_files_that_may_hold_template_markers_are_those_before(pieces: list[str]) -> None:
     text = "".join(pieces)

@@ -14,12 +14,13 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from benchmarks.generate import write_corpus
 from policylint.input import blockpaths, positions
 from policylint.input.positions import _DOCUMENT_BOUNDARY, _boundary
+from tests.examples import examples
 from tests.lintutil import lint_paths
 
 # The pieces a boundary search meets: boundaries, near misses, every line break libyaml counts.
@@ -29,7 +30,7 @@ _TEXT = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=3000, deadline=None)
+@examples(300, 3000)
 @given(_TEXT)
 def test_the_next_boundary_is_the_regex_s(text: str) -> None:
     for pos in range(len(text) + 1):
@@ -44,7 +45,7 @@ _LINES = st.lists(
 ).map("\n".join)
 
 
-@settings(max_examples=3000, deadline=None)
+@examples(300, 3000)
 @given(_LINES)
 def test_odd_lines_are_found_as_before(text: str) -> None:
     before = _ODD_LINE_BEFORE.search("\n" + text)
@@ -67,7 +68,7 @@ def _indent_before(line: str) -> int:
     return (len(line) - len(rest) if rest[0] != "#" else blockpaths._COMMENT) if rest else blockpaths._BLANK
 
 
-@settings(max_examples=1000, deadline=None)
+@examples(200, 1000)
 @given(_DOC_LINES, st.booleans(), st.booleans())
 def test_a_document_s_lines_are_read_as_before(text: str, ended: bool, seen: bool) -> None:
     """A document's lines taken by their text (`blockpaths._LineIndents`), whether the table
@@ -142,13 +143,13 @@ _BREAKS = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=1000, deadline=None)
+@examples(200, 1000)
 @given(_BREAKS)
 def test_a_text_whose_only_break_is_a_newline_is_found_as_before(text: str) -> None:
     assert positions._only_newlines(text) == (positions._OTHER_BREAKS.search(text) is None)
 
 
-@settings(max_examples=1000, deadline=None)
+@examples(200, 1000)
 @given(_BREAKS)
 def test_a_line_s_end_is_the_regex_s(text: str) -> None:
     """The end of each line's text, with its break taken off by `str.rstrip` alone, is where

@@ -6,12 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from policylint.k8s import admission, cel
 from policylint.k8s.cel.projection import Need, need_of
 from policylint.k8s.fieldtypes import Malformed
+from tests.examples import examples
 
 NAMES_UNIQUE = "self.all(l1, !has(l1.name) || self.exists_one(l2, has(l2.name) && l1.name == l2.name))"
 MATCH_COUNT = "(self.size() > 0 ? self[0].matches.size() : 0) + (self.size() > 1 ? self[1].matches.size() : 0) <= 2"
@@ -155,7 +156,7 @@ _POOL: list[Any] = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
+@examples(100, 300)
 @given(st.sampled_from(RULES), st.lists(_VALUE, min_size=20, max_size=60))
 def test_values_with_the_same_key_have_the_same_outcome(rule: str, values: list[Any]) -> None:
     compiled = cel.compile_rule(rule)
@@ -272,7 +273,7 @@ _REF_POOL: list[Any] = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
+@examples(100, 300)
 @given(st.sampled_from(PATTERN_RULES), st.lists(_REFS, min_size=20, max_size=60))
 def test_values_with_the_same_equality_pattern_have_the_same_outcome(rule: str, values: list[Any]) -> None:
     compiled = cel.compile_rule(rule)
@@ -368,7 +369,7 @@ _TOGETHER = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@examples(100, 300)
 @given(st.data())
 def test_values_with_the_same_key_together_have_the_same_outcome_for_every_rule(data: st.DataObject) -> None:
     rules, items = data.draw(_TOGETHER)
@@ -469,7 +470,7 @@ def test_a_list_of_maps_is_keyed_without_a_call_per_item_or_string(monkeypatch: 
 _PROJECTED_RULES = [*RULES, *PATTERN_RULES, "self.all(x, !has(x.__namespace__) || x.__namespace__ == 'a')", "self[0] == self[1]"]
 
 
-@settings(max_examples=300, deadline=None)
+@examples(100, 300)
 @given(
     st.lists(st.sampled_from(_PROJECTED_RULES), min_size=1, max_size=3, unique=True),
     st.sampled_from(["items", "refs", None]),
