@@ -7,7 +7,8 @@ input; the full count is what CI runs (`POLICYLINT_FULL_EXAMPLES=1`, the Makefil
 `make test` the quick one, where most of a run of thousands of tiny examples is Hypothesis's own
 drawing and shrinking machinery. `POLICYLINT_FUZZ_EXAMPLES=N` or a Hypothesis profile other than
 the suite's (`--hypothesis-profile=long`, tests/conftest.py) asks for more, as for
-tests/hostile/test_fuzz.py.
+tests/hostile/test_fuzz.py. A fixed-seed sweep (`count`) takes the first texts of its full
+sequence: `make test`'s are a prefix of CI's.
 """
 
 from __future__ import annotations
