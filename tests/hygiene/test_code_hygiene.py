@@ -6,6 +6,13 @@ import ast
 import functools
 from pathlib import Path
 
+import pytest
+
+# The package's syntax trees are parsed once per process (`_modules`): the module's tests on one
+# worker parse them once per suite, where each of the two that walk them parsed them on a worker
+# of its own (about 1.5 s of CPU each).
+pytestmark = pytest.mark.xdist_group("package-trees")
+
 PACKAGE = Path(__file__).resolve().parents[2] / "policylint"
 
 
