@@ -51,7 +51,7 @@ check-code: $(STAMP)
 
 # The suite in one process per CPU (pytest-xdist). `make test` leaves out the tests marked `slow`
 # (end-to-end runs of the hooks, the Action, the wheel and the hostile corpus: about half the
-# suite's time); `make test-all`, what CI runs, runs everything on every supported Python.
+# suite's time); `make test-all`, what CI runs, runs everything, then `make test-pythons`.
 TEST_WORKERS ?= auto
 # Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE, set on
 # some CI images): otherwise every command the suite runs as a subprocess compiles the package's
@@ -67,7 +67,8 @@ test-all: check-code
 	POLICYLINT_FULL_EXAMPLES=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 	$(MAKE) test-pythons
 
-# The whole suite on the oldest and the newest supported Python (.ci/pythons; POLICYLINT_PYTHONS="3.10 3.13").
+# On the oldest and the newest supported Python (.ci/pythons; POLICYLINT_PYTHONS="3.10 3.13"): what `make test`
+# runs and the slow tests marked `every_python`, those whose subject is the interpreter's.
 test-pythons:
 	TEST_WORKERS=$(TEST_WORKERS) .ci/pythons
 

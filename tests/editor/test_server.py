@@ -278,6 +278,7 @@ async def test_a_burst_of_changes_leaves_the_last_text_s_diagnostics(client: Lan
 
 
 @pytest.mark.slow  # a 10 MB text through the whole pipeline
+@pytest.mark.every_python
 @pytest.mark.asyncio(loop_scope="module")
 async def test_bad_input_gives_diagnostics_not_a_crashed_server(client: LanguageClient, workspace: Path) -> None:
     await _open(client, workspace, "broken.yaml", "apiVersion: v1\nkind: [Service\n")

@@ -45,7 +45,8 @@ from tests.fuzzing import EXTERNAL_PATTERNS, Manifests, dump, manifests, yamlish
 from tests.lintutil import assert_valid_report, lint_paths, lint_text
 
 # Slow (property tests over thousands of generated inputs): `make test` leaves it to `make test-all` (.ci/run).
-pytestmark = pytest.mark.slow
+# On every supported Python: what hostile text does to the loader is partly the interpreter's (recursion, `re`).
+pytestmark = [pytest.mark.slow, pytest.mark.every_python]
 
 # Line breaks as libyaml counts them (positions.py): bounds for "inside the file".
 _LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")

@@ -51,7 +51,8 @@ from tests.hostile_cases import (
 )
 
 # Slow (every hostile case in a subprocess of its own, each with its budget): `make test` leaves it to `make test-all` (.ci/run).
-pytestmark = pytest.mark.slow
+# On every supported Python: peak memory, recursion and the time a case takes are the interpreter's.
+pytestmark = [pytest.mark.slow, pytest.mark.every_python]
 
 SECONDS = 20.0  # also the timeout: a run that hangs is killed here and fails
 PEAK_RSS = 300 * 10**6

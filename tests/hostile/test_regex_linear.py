@@ -734,6 +734,7 @@ def run_harness(code: str, clock_seconds: float = CLOCK_SECONDS) -> Harness:
 
 
 @pytest.mark.slow  # every pattern against adversarial inputs
+@pytest.mark.every_python  # Python's own `re`
 def test_adversarial_inputs_run_in_linear_time() -> None:
     ran = run_harness("from tests.hostile.test_regex_linear import run_cases; run_cases()")
     why = f"took more than {CASE_SECONDS:.0f} s of CPU time" if ran.out_of_cpu else "did not finish"

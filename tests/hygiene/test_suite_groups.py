@@ -134,3 +134,21 @@ def test_make_test_all_runs_the_property_tests_full_counts() -> None:
     recipe = makefile.split("\ntest-all:", 1)[1].split("\n\n", 1)[0]
     pytest_lines = [line for line in recipe.splitlines() if "-m pytest" in line]
     assert pytest_lines and all(line.strip().startswith("POLICYLINT_FULL_EXAMPLES=1 ") for line in pytest_lines), recipe
+
+
+def test_the_other_pythons_run_the_fast_tests_and_the_slow_ones_marked_for_every_python() -> None:
+    """.ci/pythons runs on 3.10 and 3.13 what `make test` runs and the slow tests marked
+    `every_python`, registered in pyproject.toml; each of those is slow (else the mark says
+    nothing), and the wheel and the hostile budgets are among them."""
+    script = (ROOT / ".ci" / "pythons").read_text(encoding="utf-8")
+    runs = [line for line in script.splitlines() if "-m pytest" in line]
+    assert len(runs) == 1 and runs[0].rstrip().endswith('-m "not slow or every_python"'), runs
+    assert "every_python:" in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    marked = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for k, line in enumerate(lines):
+            if line.startswith(("@pytest.mark.every_python", "pytestmark =")) and "every_python" in line:
+                marked.append(path.relative_to(ROOT).as_posix())
+                assert "pytest.mark.slow" in line or "pytest.mark.slow" in lines[k - 1], f"{path}:{k + 1}"
+    assert {"tests/release/test_wheel.py", "tests/hostile/test_hostile_budget.py"} <= set(marked), marked

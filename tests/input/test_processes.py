@@ -1613,6 +1613,7 @@ def _lsp_message(payload: dict[str, Any]) -> bytes:
 
 
 @pytest.mark.slow
+@pytest.mark.every_python
 def test_the_language_server_ends_on_sigterm_while_the_editor_keeps_its_input_open(tmp_path: Path) -> None:
     # Before: still running 10 s later, its stdin reader thread joined on the way out.
     # Started as an editor starts it, in the editor's session (in a session of its own, as `start`

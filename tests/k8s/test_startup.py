@@ -66,6 +66,7 @@ _ANALYSIS = ("policylint.pipeline", "policylint.rules", "policylint.semantics", 
 
 
 @pytest.mark.slow
+@pytest.mark.every_python  # what the standard library imports differs between Pythons
 def test_the_hooks_run_again_imports_only_what_it_uses(tmp_path: Path) -> None:
     """The pre-commit hook's entry run again on the same commit reads the first run's result back:
     neither the heavy modules, nor the CEL evaluator, nor the pipeline, the rules and the stages,

@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
-# Slow (builds the wheel): `make test` leaves it to `make test-all` (.ci/run).
-pytestmark = pytest.mark.slow
+# Slow (builds the wheel): `make test` leaves it to `make test-all` (.ci/run). On every supported
+# Python: what the wheel installs depends on the interpreter (tomli below 3.11, google-re2's wheels).
+pytestmark = [pytest.mark.slow, pytest.mark.every_python]
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 600

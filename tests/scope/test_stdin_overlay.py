@@ -135,6 +135,7 @@ def test_the_readme_states_the_recipe_these_tests_run() -> None:
 
 
 @pytest.mark.slow  # the whole CLI in a subprocess, fed through a real pipe
+@pytest.mark.every_python
 def test_the_readme_recipe_through_a_pipe(tree: Path) -> None:
     import subprocess
     import sys
