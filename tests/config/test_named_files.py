@@ -8,7 +8,10 @@ alias bomb, crash on deep TOML, write a report or create a cache directory outsi
 repository, or be read itself through a symlink out of it. The command line may still name
 files anywhere; they get the same regular-file, non-blocking and size checks.
 
-Each run is a subprocess with a timeout: a regression here is a hang.
+A run that a regression could make hang or exhaust memory (a special file, an alias bomb, deep
+nesting) is a subprocess with a timeout; the runs that read where a path leads and what the
+command says of it are made in the test's process (as a process of its own, each cost several
+times its lint's CPU in the interpreter's start and the package's imports).
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from policylint.cli import cli
 from policylint.config.load import MAX_PROBLEMS
 from policylint.input.named import NamedFileError, outside_root, read_named, repository_root
 from policylint.textsafe import MAX_MESSAGE
@@ -31,6 +36,23 @@ TIMEOUT = 30
 
 
 def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`check` run in this process, in `cwd`, with standard input empty. An exception is raised,
+    never taken for an exit code: as a process the command would have said "internal error" and
+    exited 2, which a test expecting a usage error would not tell apart."""
+    before = os.getcwd()
+    os.chdir(cwd)
+    try:
+        env = {"POLICYLINT_CACHE_DIR": str(cwd.parent / "cache-home")}
+        result = CliRunner().invoke(cli, ["check", *args], prog_name="policylint", env=env)
+    finally:
+        os.chdir(before)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)
+
+
+def run_process(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`python -m policylint check` as a process, with a timeout: a regression is a hang."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "POLICYLINT_CACHE_DIR": str(cwd.parent / "cache-home")}
     return subprocess.run(
         [sys.executable, "-m", "policylint", "check", *args],
@@ -111,7 +133,7 @@ def test_special_files_named_on_the_command_line_are_refused_unread(repo: Path, 
         os.mkfifo(repo / "fifo")
     elif not os.path.exists(target):
         pytest.skip(f"{target} does not exist on this system")  # pragma: no cover - Linux has both
-    result = run(repo, ".", flag, target)
+    result = run_process(repo, ".", flag, target)
     assert_clean_usage_error(result, "not a regular file")
 
 
@@ -121,7 +143,7 @@ def test_special_files_named_by_the_configuration_are_refused_unread(repo: Path,
     (repo / "zero").symlink_to("/dev/zero")
     for value, needle in (("fifo", "not a regular file: a FIFO"), ("zero", "outside the repository")):
         (repo / ".policylint.yaml").write_text(f"{key}: {value}\n" if key == "baseline" else f"{key}: [{value}]\n")
-        assert_clean_usage_error(run(repo, "."), needle)
+        assert_clean_usage_error(run_process(repo, "."), needle)
 
 
 def test_a_named_file_over_its_bound_is_refused_unread(tmp_path: Path) -> None:
@@ -139,7 +161,7 @@ def test_an_alias_bomb_configuration_is_a_configuration_error(repo: Path) -> Non
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
     lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
     (repo / ".policylint.yaml").write_text("\n".join([*lines, "paths: *a8", ""]))
-    assert_clean_usage_error(run(repo, "."), "YAML aliases expand this file", "the configuration is not read")
+    assert_clean_usage_error(run_process(repo, "."), "YAML aliases expand this file", "the configuration is not read")
 
 
 @pytest.mark.parametrize(
@@ -153,7 +175,7 @@ def test_an_alias_bomb_configuration_is_a_configuration_error(repo: Path) -> Non
 )
 def test_a_deeply_nested_pyproject_is_a_configuration_error(repo: Path, body: str) -> None:
     (repo / "pyproject.toml").write_text(f"[tool.policylint]\n{body}\n")
-    assert_clean_usage_error(run(repo, "."), "pyproject.toml:1:", "nested too deeply")
+    assert_clean_usage_error(run_process(repo, "."), "pyproject.toml:1:", "nested too deeply")
 
 
 # -- defect: the configuration file read through a symlink out -----------------------------------
@@ -178,7 +200,7 @@ def test_a_configuration_file_linked_inside_the_repository_is_read(repo: Path) -
 
 def test_a_configuration_file_that_is_a_fifo_is_an_error_not_skipped(repo: Path) -> None:
     os.mkfifo(repo / ".policylint.yaml")
-    assert_clean_usage_error(run(repo, "."), "not a regular file: a FIFO")
+    assert_clean_usage_error(run_process(repo, "."), "not a regular file: a FIFO")
 
 
 # -- defect: reports and the cache where the configuration says ------------------------------------
