@@ -254,7 +254,10 @@ def _below_kept_above_the_routes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _differentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for seed in range(4):
+    # Seed 1 first: the only one of the four whose updates expose facets kept without comparing
+    # them (each of the four exposes routes kept without theirs), so that a breakage test stops at
+    # its first sequence, where it ran seed 0's whole sequence before (half its CPU).
+    for seed in (1, 0, 2, 3):
         (tmp_path / str(seed)).mkdir()
         _differential(tmp_path / str(seed), monkeypatch, seed=seed, steps=6, n=60)
 
