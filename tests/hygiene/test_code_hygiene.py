@@ -3,27 +3,14 @@
 from __future__ import annotations
 
 import ast
-import functools
 from pathlib import Path
 
 import pytest
 
-# The package's syntax trees are parsed once per process (`_modules`): the module's tests on one
-# worker parse them once per suite, where each of the two that walk them parsed them on a worker
-# of its own (about 1.5 s of CPU each).
-pytestmark = pytest.mark.xdist_group("package-trees")
+from tests.package_trees import GROUP, PACKAGE
+from tests.package_trees import modules as _modules
 
-PACKAGE = Path(__file__).resolve().parents[2] / "policylint"
-
-
-@functools.cache  # the trees are read, never changed: parsed once per process for the module's tests
-def _modules() -> tuple[tuple[str, Path, ast.Module], ...]:
-    out = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        out.append((name, path, ast.parse(path.read_text(encoding="utf-8"))))
-    return tuple(out)
+pytestmark = pytest.mark.xdist_group(GROUP)
 
 
 def _package(module: str, path: Path) -> str:
@@ -90,6 +77,7 @@ def test_every_kept_id_key_is_still_there() -> None:
 
 
 def test_the_package_is_parsed_once_for_the_module() -> None:
-    """The tests above read the same trees: a second reading parses nothing again."""
+    """The tests above, and the import graph's (tests/rules/test_rule_inputs.py), read the same
+    trees: a second reading parses nothing again."""
     assert _modules() is _modules()
     assert len({path for _, path, _ in _modules()}) == len(list(PACKAGE.rglob("*.py")))

@@ -22,6 +22,7 @@ from policylint.rules import REGISTRY
 from policylint.rules.base import Rule
 from policylint.rules.engine import INTERNAL_ERROR, Selection
 from policylint.stages import ORDER, Stage, closure
+from tests import package_trees
 from tests.lintutil import ROOT, declared, fixture_dirs
 from tests.rules.test_rule_fixtures import materialise
 
@@ -75,10 +76,9 @@ def test_select_pl2_on_a_10k_object_corpus_does_no_simulation_work(tmp_path: Pat
 # -- the import graph ----------------------------------------------------------------------
 
 
-def _runtime_imports(path: Path, module: str) -> set[str]:
+def _runtime_imports(tree: ast.Module, module: str) -> set[str]:
     """Modules of the package `module` imports when it runs: function-level imports count,
     `if TYPE_CHECKING:` blocks do not (annotations only)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
     out: set[str] = set()
 
     def visit(node: ast.AST) -> None:
@@ -103,19 +103,12 @@ def _runtime_imports(path: Path, module: str) -> set[str]:
     return out
 
 
-@functools.cache  # read, never changed: the package parsed once per process, not once per test
+@functools.cache  # read, never changed: worked out once per process, not once per test
 def _graph() -> dict[str, set[str]]:
-    package = ROOT / "policylint"
-    modules: dict[str, Path] = {}
-    for path in package.rglob("*.py"):
-        parts = path.relative_to(ROOT).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        modules[name] = path
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        # Importing a.b.c runs a/__init__ and a/b/__init__ too, but those are edges of their own.
-        graph[name] = {m for m in _runtime_imports(path, name) if m in modules and m != name}
-    return graph
+    """The package's import graph, from the trees parsed once per process (tests/package_trees.py)."""
+    trees = {name: tree for name, _, tree in package_trees.modules()}
+    # Importing a.b.c runs a/__init__ and a/b/__init__ too, but those are edges of their own.
+    return {name: {m for m in _runtime_imports(tree, name) if m in trees and m != name} for name, tree in trees.items()}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -166,6 +159,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+@pytest.mark.xdist_group(package_trees.GROUP)
 def test_the_package_has_no_import_cycle() -> None:
     graph = _graph()
     # Package __init__ modules that only re-export (policylint.rules lists the rule modules)
@@ -178,6 +172,7 @@ def test_the_cycle_finder_finds_cycles() -> None:
     assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
+@pytest.mark.xdist_group(package_trees.GROUP)
 def test_earlier_stages_never_import_later_ones() -> None:
     """input -> k8s -> profiles -> semantics -> project -> rules -> reporters -> commands: a module
     imports only its own stage and earlier ones (shared vocabulary modules at the top level aside)."""
