@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from policylint.input import blockpaths, positions
@@ -26,6 +26,7 @@ from policylint.input.load import Document, load_source, parse_text, printable
 from policylint.input.positions import PositionResolver, format_path, join, parse_path
 from policylint.input.sources import Source
 from policylint.k8s.objects import KindRegistry, build_objects
+from tests.examples import examples
 from tests.lintutil import ROOT, lint_paths, lint_text, only
 
 
@@ -698,7 +699,7 @@ def _block_documents(draw: st.DrawFn) -> str:
     return "\n".join(lines)
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@examples(100, 400)
 @given(_block_documents(), st.booleans())
 def test_block_reader_agrees_with_libyaml_on_random_block_documents(text: str, flow: bool) -> None:
     _agrees(text, flow)

@@ -35,12 +35,13 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policylint.input import blockpaths, positions
 from policylint.input.load import parse_text
 from policylint.input.positions import PositionResolver
+from tests.examples import examples
 from tests.input.test_positions import _block_documents, _composed, _node_paths
 
 ROUTE = """\
@@ -133,7 +134,7 @@ def _paths_of(text: str) -> list[tuple[str | int, ...]] | None:
     return _node_paths(node, flow=False) if node is not None else None
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@examples(100, 300)
 @given(_block_documents())
 def test_a_document_s_paths_together_give_what_each_gives_alone(text: str) -> None:
     paths = _paths_of(text)
@@ -145,7 +146,7 @@ def test_a_document_s_paths_together_give_what_each_gives_alone(text: str) -> No
     assert together == [answer for parts in paths for answer in blockpaths.locate(text, [parts]) or []]
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@examples(100, 300)
 @given(_block_documents())
 def test_a_span_to_its_line_s_end_ends_where_the_file_s_line_does(text: str) -> None:
     paths = _paths_of(text)

@@ -21,10 +21,11 @@ from collections.abc import Callable
 from typing import Any, ClassVar, NamedTuple
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from policylint import values
+from tests.examples import examples
 
 
 class Spec(NamedTuple):
@@ -117,7 +118,7 @@ def _make_both(
     return ours, theirs
 
 
-@settings(max_examples=400, deadline=None)
+@examples(100, 400)
 @given(fields=specs, kinds=st.sampled_from([FROZEN, RECORD]), inherited=st.none() | specs, data=st.data())
 def test_classes_behave_as_dataclasses(
     fields: list[Spec], kinds: tuple[Callable[..., Any], Callable[..., Any]], inherited: list[Spec] | None, data: st.DataObject
