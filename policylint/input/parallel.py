@@ -256,13 +256,25 @@ def start_method() -> str:
     keeps no table between files but those it is handed."""
     import multiprocessing
 
-    if (
-        sys.platform.startswith("linux")
-        and threading.active_count() == 1
-        and FORK_METHOD in multiprocessing.get_all_start_methods()
-    ):
+    if sys.platform.startswith("linux") and runs_one_thread() and FORK_METHOD in multiprocessing.get_all_start_methods():
         return FORK_METHOD
     return START_METHOD
+
+
+def runs_one_thread() -> bool:
+    """Whether this process runs no thread but the calling one, so that a fork copies all of it.
+
+    `threading` counts only the threads it started: a thread started otherwise (`_thread`, a C
+    extension's, pytest-xdist's execnet channel) is not in `threading.active_count()`, and a fork
+    beside it is what CPython 3.12+ warns of ("is multi-threaded, use of fork() may lead to
+    deadlocks"). So on Linux the kernel's count is read too, the tasks of /proc/self/task, as
+    CPython's own warning counts them; where /proc cannot be read, `threading`'s alone."""
+    if threading.active_count() != 1:
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return True
 
 
 def _may_start_workers() -> bool:

@@ -329,8 +329,43 @@ def test_workers_are_forked_only_from_a_process_running_one_thread(monkeypatch: 
     # A fork copies only its own thread: a lock another one holds stays held in the worker.
     monkeypatch.setattr(threading, "active_count", lambda: 2)
     assert parallel.start_method() == "spawn"
-    monkeypatch.setattr(threading, "active_count", lambda: 1)
-    assert parallel.start_method() == ("fork" if LINUX else "spawn")
+    assert not workers.can_fork()
+
+
+_THREADS_SCRIPT = """\
+import _thread, json, sys, threading, warnings
+from policylint.input import parallel
+from policylint.rules import workers
+
+def answers():
+    return [parallel.start_method(), workers.can_fork()]
+
+seen = {"alone": answers()}
+# A thread `threading` does not know of, as pytest-xdist's execnet channel starts its own.
+release, started = _thread.allocate_lock(), _thread.allocate_lock()
+release.acquire()
+started.acquire()
+def hold():
+    started.release()
+    release.acquire()
+_thread.start_new_thread(hold, ())
+started.acquire()
+seen["threading's count"] = threading.active_count()
+seen["unknown thread"] = answers()
+release.release()
+print(json.dumps(seen))
+"""
+
+
+@linux_only
+def test_a_thread_threading_does_not_count_stops_the_fork() -> None:
+    """`threading.active_count()` counts only the threads `threading` started: beside one started
+    otherwise (pytest-xdist's execnet channel), forking is what CPython 3.12+ warns of. The kernel's
+    count (`parallel.runs_one_thread`) sees it: the parse worker is spawned and the rules run in one
+    process, as they do beside any other thread; alone, both fork. A fresh interpreter: the test
+    runner's own process may hold such a thread."""
+    seen = _run_script(_THREADS_SCRIPT)
+    assert seen == {"alone": ["fork", True], "threading's count": 1, "unknown thread": ["spawn", False]}
 
 
 # Hooks for `test_a_failing_pool_changes_nothing`: workers import this module to run them.
