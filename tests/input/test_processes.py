@@ -391,7 +391,7 @@ def failing_initializer(parent: int) -> None:
 
 
 _FAILING_POOL = """\
-import concurrent.futures, sys
+import concurrent.futures, os, sys
 from pathlib import Path
 from policylint.input import parallel
 from policylint.rules import engine, workers
@@ -411,6 +411,16 @@ elif how == "no-pool":
     def no_pool(*args, **kwargs):
         raise OSError("no processes here")
     concurrent.futures.ProcessPoolExecutor = no_pool
+    os.fork = no_pool
+elif how == "second-fork-fails":
+    forks = []
+    real_fork = os.fork
+    def fork_once():
+        forks.append(1)
+        if len(forks) > 1:
+            raise OSError("no second process here")
+        return real_fork()
+    os.fork = fork_once
 root = Path(sys.argv[2])
 sources = [Source(display=p.name, fs_path=str(p)) for p in sorted(root.iterdir())]
 serial = list(parallel.load_files(sources, jobs=1))
@@ -419,10 +429,11 @@ print("same" if list(parallel.load_files(sources, jobs=3)) == serial else "diffe
 """
 
 
-@pytest.mark.parametrize("how", ["raises", "dies", "initializer-fails", "no-pool"])
+@pytest.mark.parametrize("how", ["raises", "dies", "initializer-fails", "no-pool", "second-fork-fails"])
 def test_a_failing_pool_changes_nothing(tmp_path: Path, how: str) -> None:
-    """A worker that raises or dies, a pool whose workers cannot start or that cannot be created:
-    the main process parses what is left, with the results of `--jobs 1`, and the run ends by itself."""
+    """A worker that raises or dies, a pool whose workers cannot start or that cannot be created
+    (forked: no process, or one of the two), the main process parses what is left, with the results
+    of `--jobs 1`, and the run ends by itself."""
     write_corpus(tmp_path, 60_000)
     # The largest file, first to be handed to a worker, is the one the hooks fail on.
     (tmp_path / "big.yaml").write_text(first(gateway_class() + _filler("big", 800)), encoding="utf-8")
