@@ -87,8 +87,12 @@ def parse(
             worker.take(order, sources, results, cache, received, block=True)
     finally:
         os.close(queue)
+        # Every worker that has not ended is killed before any is waited for: a stop signal that
+        # interrupts a wait leaves none running.
         for worker in workers:
-            worker.end()
+            worker.stop()
+        for worker in workers:
+            worker.reap()
 
 
 def _batches(sizes: Sequence[int]) -> list[tuple[int, int]]:
@@ -263,15 +267,19 @@ class _Worker:
                 cache.note_written(key)
         del buffer[:at]
 
-    def end(self) -> None:
-        """Close the pipe and reap the worker; one that has not ended (this process is unwinding,
-        or stopped reading) is killed first: nothing waits on it."""
-        os.close(self.fd)
+    def stop(self) -> None:
+        """Close the pipe; a worker that has not ended (this process is unwinding) is killed:
+        nothing waits on it."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
         if not self.ended:
             try:
                 os.kill(self.pid, signal.SIGKILL)
             except OSError:
                 pass
+
+    def reap(self) -> None:
         try:
             os.waitpid(self.pid, 0)
         except ChildProcessError:

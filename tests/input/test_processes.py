@@ -449,6 +449,65 @@ def test_a_failing_pool_changes_nothing(tmp_path: Path, how: str) -> None:
     assert b"InvalidStateError" not in proc.stderr
 
 
+_NO_THREAD = """\
+import json, os, sys
+from pathlib import Path
+from policylint.input import parallel
+from policylint.input.sources import Source
+
+parallel.PARALLEL_MIN_BYTES = 0
+parallel.usable_cpus = lambda: 2
+threads = []
+real = parallel._parse
+def counting(*args, **kwargs):
+    threads.append(len(os.listdir("/proc/self/task")))
+    return real(*args, **kwargs)
+parallel._parse = counting
+root = Path(sys.argv[1])
+sources = [Source(display=p.name, fs_path=str(p)) for p in sorted(root.iterdir())]
+serial = list(parallel.load_files(sources, jobs=1))
+threads.clear()
+shared = list(parallel.load_files(sources, jobs=2))
+print(json.dumps({"same": shared == serial, "threads": sorted(set(threads)), "parsed here": len(threads) > 0}))
+"""
+
+
+@linux_only
+def test_the_forked_parse_runs_no_thread_in_the_main_process(tmp_path: Path) -> None:
+    """Forked, the parse worker takes the files it holds from a queue and sends its results through
+    a pipe of its own, which the main process reads between its own files: no thread runs beside the
+    main process's parse (a pool's threads took its GIL at every step), and the results are
+    `--jobs 1`'s."""
+    write_corpus(tmp_path, 200_000)
+    for k in range(40):
+        (tmp_path / f"pad-{k:02d}.yaml").write_text(_filler(f"pad-{k}", 150), encoding="utf-8")
+    seen = _run_script(_NO_THREAD, str(tmp_path))
+    assert seen == {"same": True, "threads": [1], "parsed here": True}
+
+
+def test_the_forked_parse_s_batches_are_runs_of_the_largest_files_first() -> None:
+    from policylint.input import forked
+
+    sizes = [70_000, 40_000, 30_000, 20_000, 10_000, 5_000]
+    # A file over BATCH_BYTES alone; the others together up to it, in order.
+    assert forked._batches(sizes) == [(0, 1), (1, 2), (2, 6)]
+
+
+def test_the_forked_parse_s_queue_holds_at_most_max_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    from policylint.input import forked
+
+    monkeypatch.setattr(forked, "MAX_BATCHES", 2)
+    sizes = [70_000, 40_000, 30_000, 20_000, 10_000, 5_000]
+    assert forked._batches(sizes) == [(0, 2), (2, 6)]  # batches of twice BATCH_BYTES
+    queue = forked._queue(3)
+    assert queue is not None
+    try:
+        assert [int.from_bytes(os.read(queue, 2), "big") for _ in range(3)] == [0, 1, 2]
+        assert os.read(queue, 2) == b""  # empty: its end, for every process that reads it
+    finally:
+        os.close(queue)
+
+
 # --- signals to the main process ---------------------------------------------------------------
 
 
