@@ -1,8 +1,11 @@
 """Loading many files: from the parse cache when it has them, else parsed, in worker processes with `--jobs`.
 
 With `--jobs N`, N - 1 worker processes and this one parse the files the
-cache lacks. Workers receive files' bytes (small files in batches, `BATCH_BYTES`)
-and return the cache's compact form of each result (plain tuples, see
+cache lacks. Where a fork is safe (`start_method`), the workers are forked and take
+the files they hold already from a queue, with no pool and no thread in this process
+(policylint.input.forked); elsewhere they are spawned by a pool, which sends each
+worker files' bytes (small files in batches, `BATCH_BYTES`). Workers
+return the cache's compact form of each result (plain tuples, see
 policylint.input.cache) rather than rich objects, marshalled: that is cheap to
 send back and to turn into documents, and the loader's interned keys and short
 values come back interned, one object each across all files, as when this
@@ -56,7 +59,8 @@ START_METHOD = "spawn"
 # interpreter and imports before its first file, and its semaphores started multiprocessing's
 # resource tracker, one more interpreter, while this process parsed alone; a forked one starts
 # in milliseconds, with no tracker, so that this process parses fewer of the files
-# (docs/performance.md, "The parse worker forked where it is safe").
+# (docs/performance.md, "The parse worker forked where it is safe"). A forked worker runs without
+# the pool (policylint.input.forked): its threads took this process's GIL at every step.
 FORK_METHOD = "fork"
 # Files handed to the pool and not yet answered, per worker. Two keep a worker busy while this
 # process parses one file (its files are the smallest left, the workers' the largest); the rest
@@ -256,13 +260,25 @@ def start_method() -> str:
     keeps no table between files but those it is handed."""
     import multiprocessing
 
-    if (
-        sys.platform.startswith("linux")
-        and threading.active_count() == 1
-        and FORK_METHOD in multiprocessing.get_all_start_methods()
-    ):
+    if sys.platform.startswith("linux") and runs_one_thread() and FORK_METHOD in multiprocessing.get_all_start_methods():
         return FORK_METHOD
     return START_METHOD
+
+
+def runs_one_thread() -> bool:
+    """Whether this process runs no thread but the calling one, so that a fork copies all of it.
+
+    `threading` counts only the threads it started: a thread started otherwise (`_thread`, a C
+    extension's, pytest-xdist's execnet channel) is not in `threading.active_count()`, and a fork
+    beside it is what CPython 3.12+ warns of ("is multi-threaded, use of fork() may lead to
+    deadlocks"). So on Linux the kernel's count is read too, the tasks of /proc/self/task, as
+    CPython's own warning counts them; where /proc cannot be read, `threading`'s alone."""
+    if threading.active_count() != 1:
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return True
 
 
 def _may_start_workers() -> bool:
@@ -300,13 +316,20 @@ def _parse_in_workers(
     in the pool's manager thread, which then never cleans up, and the run hangs at exit). Files
     that a failing pool leaves unset are parsed by the caller.
     """
+    method = start_method()
+    if method == FORK_METHOD:
+        # Forked workers hold the files already: no pool, and no thread in this process.
+        from policylint.input import forked
+
+        forked.parse(sources, pending, results, cache, jobs, strings)
+        return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     try:
         pool = ProcessPoolExecutor(
             max_workers=jobs - 1,
-            mp_context=multiprocessing.get_context(start_method()),
+            mp_context=multiprocessing.get_context(method),
             initializer=_init_worker,
             initargs=(os.getpid(),),
         )

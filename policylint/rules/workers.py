@@ -51,7 +51,6 @@ import os
 import pickle
 import signal
 import sys
-import threading
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -106,8 +105,11 @@ RunUnits = Callable[[Iterable[Unit]], dict[UnitKey, RuleResult]]
 
 def can_fork() -> bool:
     # Linux only (macOS's system libraries are not fork-safe), and only while this process runs
-    # no other thread. The command has none once parsing is done; a host program (a test runner) may.
-    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
+    # no other thread, counted by the kernel (`parallel.runs_one_thread`). The command has none once
+    # parsing is done; a host program (a test runner) may.
+    from policylint.input.parallel import runs_one_thread
+
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and runs_one_thread()
 
 
 def key(unit: Unit) -> UnitKey:

@@ -329,8 +329,43 @@ def test_workers_are_forked_only_from_a_process_running_one_thread(monkeypatch: 
     # A fork copies only its own thread: a lock another one holds stays held in the worker.
     monkeypatch.setattr(threading, "active_count", lambda: 2)
     assert parallel.start_method() == "spawn"
-    monkeypatch.setattr(threading, "active_count", lambda: 1)
-    assert parallel.start_method() == ("fork" if LINUX else "spawn")
+    assert not workers.can_fork()
+
+
+_THREADS_SCRIPT = """\
+import _thread, json, sys, threading, warnings
+from policylint.input import parallel
+from policylint.rules import workers
+
+def answers():
+    return [parallel.start_method(), workers.can_fork()]
+
+seen = {"alone": answers()}
+# A thread `threading` does not know of, as pytest-xdist's execnet channel starts its own.
+release, started = _thread.allocate_lock(), _thread.allocate_lock()
+release.acquire()
+started.acquire()
+def hold():
+    started.release()
+    release.acquire()
+_thread.start_new_thread(hold, ())
+started.acquire()
+seen["threading's count"] = threading.active_count()
+seen["unknown thread"] = answers()
+release.release()
+print(json.dumps(seen))
+"""
+
+
+@linux_only
+def test_a_thread_threading_does_not_count_stops_the_fork() -> None:
+    """`threading.active_count()` counts only the threads `threading` started: beside one started
+    otherwise (pytest-xdist's execnet channel), forking is what CPython 3.12+ warns of. The kernel's
+    count (`parallel.runs_one_thread`) sees it: the parse worker is spawned and the rules run in one
+    process, as they do beside any other thread; alone, both fork. A fresh interpreter: the test
+    runner's own process may hold such a thread."""
+    seen = _run_script(_THREADS_SCRIPT)
+    assert seen == {"alone": ["fork", True], "threading's count": 1, "unknown thread": ["spawn", False]}
 
 
 # Hooks for `test_a_failing_pool_changes_nothing`: workers import this module to run them.
@@ -356,7 +391,7 @@ def failing_initializer(parent: int) -> None:
 
 
 _FAILING_POOL = """\
-import concurrent.futures, sys
+import concurrent.futures, os, sys
 from pathlib import Path
 from policylint.input import parallel
 from policylint.rules import engine, workers
@@ -376,6 +411,16 @@ elif how == "no-pool":
     def no_pool(*args, **kwargs):
         raise OSError("no processes here")
     concurrent.futures.ProcessPoolExecutor = no_pool
+    os.fork = no_pool
+elif how == "second-fork-fails":
+    forks = []
+    real_fork = os.fork
+    def fork_once():
+        forks.append(1)
+        if len(forks) > 1:
+            raise OSError("no second process here")
+        return real_fork()
+    os.fork = fork_once
 root = Path(sys.argv[2])
 sources = [Source(display=p.name, fs_path=str(p)) for p in sorted(root.iterdir())]
 serial = list(parallel.load_files(sources, jobs=1))
@@ -384,10 +429,11 @@ print("same" if list(parallel.load_files(sources, jobs=3)) == serial else "diffe
 """
 
 
-@pytest.mark.parametrize("how", ["raises", "dies", "initializer-fails", "no-pool"])
+@pytest.mark.parametrize("how", ["raises", "dies", "initializer-fails", "no-pool", "second-fork-fails"])
 def test_a_failing_pool_changes_nothing(tmp_path: Path, how: str) -> None:
-    """A worker that raises or dies, a pool whose workers cannot start or that cannot be created:
-    the main process parses what is left, with the results of `--jobs 1`, and the run ends by itself."""
+    """A worker that raises or dies, a pool whose workers cannot start or that cannot be created
+    (forked: no process, or one of the two), the main process parses what is left, with the results
+    of `--jobs 1`, and the run ends by itself."""
     write_corpus(tmp_path, 60_000)
     # The largest file, first to be handed to a worker, is the one the hooks fail on.
     (tmp_path / "big.yaml").write_text(first(gateway_class() + _filler("big", 800)), encoding="utf-8")
@@ -401,6 +447,65 @@ def test_a_failing_pool_changes_nothing(tmp_path: Path, how: str) -> None:
     assert proc.returncode == 0, proc.stderr.decode()
     assert proc.stdout.decode() == "same\n"
     assert b"InvalidStateError" not in proc.stderr
+
+
+_NO_THREAD = """\
+import json, os, sys
+from pathlib import Path
+from policylint.input import parallel
+from policylint.input.sources import Source
+
+parallel.PARALLEL_MIN_BYTES = 0
+parallel.usable_cpus = lambda: 2
+threads = []
+real = parallel._parse
+def counting(*args, **kwargs):
+    threads.append(len(os.listdir("/proc/self/task")))
+    return real(*args, **kwargs)
+parallel._parse = counting
+root = Path(sys.argv[1])
+sources = [Source(display=p.name, fs_path=str(p)) for p in sorted(root.iterdir())]
+serial = list(parallel.load_files(sources, jobs=1))
+threads.clear()
+shared = list(parallel.load_files(sources, jobs=2))
+print(json.dumps({"same": shared == serial, "threads": sorted(set(threads)), "parsed here": len(threads) > 0}))
+"""
+
+
+@linux_only
+def test_the_forked_parse_runs_no_thread_in_the_main_process(tmp_path: Path) -> None:
+    """Forked, the parse worker takes the files it holds from a queue and sends its results through
+    a pipe of its own, which the main process reads between its own files: no thread runs beside the
+    main process's parse (a pool's threads took its GIL at every step), and the results are
+    `--jobs 1`'s."""
+    write_corpus(tmp_path, 200_000)
+    for k in range(40):
+        (tmp_path / f"pad-{k:02d}.yaml").write_text(_filler(f"pad-{k}", 150), encoding="utf-8")
+    seen = _run_script(_NO_THREAD, str(tmp_path))
+    assert seen == {"same": True, "threads": [1], "parsed here": True}
+
+
+def test_the_forked_parse_s_batches_are_runs_of_the_largest_files_first() -> None:
+    from policylint.input import forked
+
+    sizes = [70_000, 40_000, 30_000, 20_000, 10_000, 5_000]
+    # A file over BATCH_BYTES alone; the others together up to it, in order.
+    assert forked._batches(sizes) == [(0, 1), (1, 2), (2, 6)]
+
+
+def test_the_forked_parse_s_queue_holds_at_most_max_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    from policylint.input import forked
+
+    monkeypatch.setattr(forked, "MAX_BATCHES", 2)
+    sizes = [70_000, 40_000, 30_000, 20_000, 10_000, 5_000]
+    assert forked._batches(sizes) == [(0, 2), (2, 6)]  # batches of twice BATCH_BYTES
+    queue = forked._queue(3)
+    assert queue is not None
+    try:
+        assert [int.from_bytes(os.read(queue, 2), "big") for _ in range(3)] == [0, 1, 2]
+        assert os.read(queue, 2) == b""  # empty: its end, for every process that reads it
+    finally:
+        os.close(queue)
 
 
 # --- signals to the main process ---------------------------------------------------------------

@@ -9,9 +9,11 @@ they added up to 40 MiB at 100k objects (docs/performance.md, "Memory").
 from __future__ import annotations
 
 import gc
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,7 +99,9 @@ def test_a_large_run_keeps_the_files_deflated_and_reports_the_same(tmp_path: Pat
     assert plain[1] == 1
 
 
-def test_a_run_parsing_in_workers_leaves_no_cyclic_garbage(collector_off: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_run_parsing_in_workers_leaves_no_cyclic_garbage(
+    collector_off: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """The files the `--jobs` workers parse are taken as this process's own map by map
     (policylint.input.parallel, `_Received`): a cycle made per file there held the run's table of
     texts and strings and the worker's numbered maps and lists to the end of the run (47 MiB at
@@ -105,6 +109,27 @@ def test_a_run_parsing_in_workers_leaves_no_cyclic_garbage(collector_off: None, 
     from policylint.input import parallel
 
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)  # the workers start for examples/ too
+    started = tmp_path / "worker-started"
+    if parallel.start_method() == parallel.FORK_METHOD:
+        # A forked worker takes batches from a queue as it is free (policylint.input.forked), and
+        # this process could take all of examples/'s few files before it starts: a file a batch,
+        # and this process's first file waits until the worker has begun one, which it marks (the
+        # patch is inherited by the fork). A pool hands its spawned worker the first batches.
+        monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
+        worker_parse, parse = parallel._worker_parse, parallel._parse
+
+        def marking(*args: Any) -> bytes:
+            started.touch()
+            return worker_parse(*args)
+
+        def waiting(*args: Any, **kwargs: Any) -> Any:
+            deadline = time.monotonic() + 60.0
+            while not started.exists() and time.monotonic() < deadline:
+                time.sleep(0.005)
+            return parse(*args, **kwargs)
+
+        monkeypatch.setattr(parallel, "_worker_parse", marking)
+        monkeypatch.setattr(parallel, "_parse", waiting)
     taken: list[int] = []
     real = parallel._Received.own
 
@@ -120,6 +145,7 @@ def test_a_run_parsing_in_workers_leaves_no_cyclic_garbage(collector_off: None, 
     run()
     gc.collect()
     del taken[:]
+    started.unlink(missing_ok=True)
     result = run()
     gc.set_debug(gc.DEBUG_SAVEALL)
     gc.collect()
