@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import difflib
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from policylint.input import positions
 from policylint.input.positions import format_path, join, parse_path
 from policylint.rules.targetref import _SimilarNames
 from tests.lintutil import lint_text, only
@@ -23,6 +25,58 @@ def test_join_appends_to_a_canonical_base_like_reformatting_does(base: list[str 
 @given(base=st.text(alphabet='ab.[]0"\\', max_size=10), more=parts)
 def test_join_of_any_base_string_is_unchanged(base: str, more: list[str | int]) -> None:
     assert join(base, *more) == format_path([*parse_path(base), *more])
+
+
+@given(base=parts, more=parts)
+def test_join_asked_again_gives_what_it_gave_first(base: list[str | int], more: list[str | int]) -> None:
+    path = format_path(base)
+    first = join(path, *more)
+    assert join(path, *more) == first == format_path([*parse_path(path), *more])
+
+
+class _CountingKey:
+    """`positions._PLAIN_KEY` with its matches counted: each key part of a join worked out is one."""
+
+    def __init__(self) -> None:
+        self.matched: list[str] = []
+        self._pattern = positions._PLAIN_KEY
+
+    def match(self, text: str) -> object:
+        self.matched.append(text)
+        return self._pattern.match(text)
+
+
+def test_a_join_asked_again_is_not_worked_out_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(positions, "_JOINED", {})
+    monkeypatch.setattr(positions, "_CANONICAL", {"spec.rules": True})  # the base's own check apart
+    counting = _CountingKey()
+    monkeypatch.setattr(positions, "_PLAIN_KEY", counting)
+    assert join("spec.rules", 3, "backendRefs") == "spec.rules[3].backendRefs"
+    assert counting.matched == ["backendRefs"]
+    assert join("spec.rules", 3, "backendRefs") == "spec.rules[3].backendRefs"
+    assert join("spec.rules", 3, "matches") == "spec.rules[3].matches"
+    assert counting.matched == ["backendRefs", "matches"]
+
+
+def test_a_bool_part_is_written_as_it_always_was_after_its_equal_int(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `True == 1` and both hash alike, but a bool part is written `[True]`: the join kept for the
+    # int is not the bool's, nor is the bool's kept for the int.
+    monkeypatch.setattr(positions, "_JOINED", {})
+    assert join("items", 1) == "items[1]"
+    assert join("items", True) == "items[True]"
+    assert join("items", True) == "items[True]"
+    monkeypatch.setattr(positions, "_JOINED", {})
+    assert join("items", True) == "items[True]"
+    assert join("items", 1) == "items[1]"
+
+
+def test_the_joins_kept_start_again_past_their_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(positions, "_JOINED", {})
+    for i in range(4096):
+        join("spec.rules", i)
+    assert len(positions._JOINED) == 4096
+    assert join("spec.rules", 4096) == "spec.rules[4096]"
+    assert len(positions._JOINED) == 1
 
 
 def _services(count: int) -> str:
