@@ -213,15 +213,39 @@ class _CelRun(RuleOutcomes):
         """The node's own rules on its value, in order: their rejections (most nodes have none: a
         list made only for a rejection, and no generator per node, which `run` delegated to for
         every node with rules of its own)."""
-        cel = self.cel
         if self.malformed.problems and self.malformed.broken(*parts):  # most objects have none
             self._dirty()
             return ()  # the value or a parent has the wrong type: PL010's finding
+        # Transition rules and unsupported functions are left out: `policylint rules --cel-coverage`.
+        rules = self.cel.node_rules(node)
+        known, slots = self._known(raw, node, parts, rules)
+        if known is not None:
+            # Most values' outcomes are known, and every rule passed on them: `_rules` would only
+            # add up their costs, each within the budget if the last one is (none is negative),
+            # so the sum is taken once per distinct outcomes, not rule by rule.
+            total = _PASSING.get(known)
+            if total is None:
+                total = _passing(known, len(rules))
+            if total >= 0 and self.spent + total <= self.budget:
+                self.spent += total
+                return ()
+        return self._rules(raw, node, parts, rules, known, slots)
+
+    def _rules(
+        self,
+        raw: Any,
+        node: Mapping[str, Any],
+        parts: tuple[Any, ...],
+        rules: tuple[Any, ...],
+        known: tuple[Any, ...] | None,
+        slots: tuple[Any, ...],
+    ) -> list[Rejection] | tuple[()]:
+        """`_node`'s rules one by one, from their `known` outcomes or evaluated (and kept under
+        `slots`): what each costs, until one refuses the value past the budget or stops the
+        object's rules."""
+        cel = self.cel
         value: Any = _UNSET
         path: str | None = None
-        # Transition rules and unsupported functions are left out: `policylint rules --cel-coverage`.
-        rules = cel.node_rules(node)
-        known, slots = self._known(raw, node, parts, rules)
         seen: list[Any] = []
         found: list[Rejection] | tuple[()] = ()
         for i, (validation, compiled) in enumerate(rules):
@@ -331,6 +355,28 @@ class _CelRun(RuleOutcomes):
                 self.done = True
                 return
         yield Rejection(Check.CEL, parts, at, said, reason, failure)
+
+
+# A node's rules' outcomes (`_CelRun._known`) where every rule passed -> what they cost together
+# (`_passing`): a few dozen distinct tuples a run, most nodes' outcomes one of them.
+_PASSING: dict[tuple[Any, ...], int] = {}
+
+
+def _passing(outcomes: tuple[Any, ...], count: int) -> int:
+    """What the `count` rules of a node cost together when `outcomes` holds an outcome for each
+    and every one passed with no error (and no cost below zero): `_CelRun._node` then adds the sum
+    alone; -1 otherwise, where its loop reads them rule by rule."""
+    if len(outcomes) != count:
+        return -1
+    total = 0
+    for outcome in outcomes:
+        if outcome is None or outcome[0] is not True or outcome[1] is not None or outcome[2] < 0:
+            return -1  # not kept: a failure's outcome holds its error, which the run lets go of
+        total += outcome[2]
+    if len(_PASSING) > 10_000:
+        _PASSING.clear()  # bounded: outcomes are few, but every run of a process adds its own
+    _PASSING[outcomes] = total
+    return total
 
 
 def _children(raw: dict[Any, Any], parts: tuple[Any, ...], kids: dict[Any, Any], extra: Any, scalars: bool) -> list[Any]:
