@@ -6,20 +6,24 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from policylint import __version__
-from policylint.commands.catalogue import run_cel_coverage, run_profiles, run_rule, run_rules
 from policylint.commands.check import run_configured
-from policylint.commands.query import Query, run_explain, run_graph
 
 # The reporter registry only: no reporter module is imported until one renders.
 from policylint.reporters import AUTO as _AUTO
 from policylint.reporters import FORMATS as _FORMATS
-from policylint.resources import yaml_parser
 from policylint.settings import CHECK, CONFIG, DIFF, EXPLAIN, GRAPH, PROFILES, RULES, from_values, options
+from policylint.version import yaml_parser
+
+if TYPE_CHECKING:
+    from policylint.commands.query import Query
+
+# The other commands' modules (catalogue, query) are imported by their commands alone: `check`,
+# the pre-commit hook's, is the one run most.
 
 
 class _DefaultCheckGroup(click.Group):
@@ -153,6 +157,8 @@ def config_command(config_file: str | None, isolated: bool) -> None:
 @options(RULES)
 def rules_command(fmt: str, cel_coverage: bool, crd_paths: tuple[str, ...]) -> None:
     """List every rule: id, name, default severity, summary."""
+    from policylint.commands.catalogue import run_cel_coverage, run_rules
+
     if crd_paths and not cel_coverage:
         raise click.UsageError("--crd goes with --cel-coverage")
     if cel_coverage:
@@ -166,6 +172,8 @@ def rules_command(fmt: str, cel_coverage: bool, crd_paths: tuple[str, ...]) -> N
 @click.argument("code")
 def rule_command(code: str) -> None:
     """Show the documentation of one rule (by id or name)."""
+    from policylint.commands.catalogue import run_rule
+
     sys.exit(run_rule(code))
 
 
@@ -173,6 +181,8 @@ def rule_command(code: str) -> None:
 @options(PROFILES)
 def profiles_command(profile_paths: tuple[str, ...]) -> None:
     """List the policy kinds policylint knows."""
+    from policylint.commands.catalogue import run_profiles
+
     sys.exit(run_profiles(profile_paths))
 
 
@@ -236,6 +246,8 @@ def explain_command(target: str, paths: tuple[str, ...], config_file: str | None
     KIND is case-insensitive and may carry its group (`HTTPRoute.gateway.networking.k8s.io`);
     KIND/NAME names a cluster-scoped object, or one in --namespace. PATHS default to `.`.
     """
+    from policylint.commands.query import run_explain
+
     sys.exit(run_explain(target, _query_settings(paths, config_file, isolated, values)))
 
 
@@ -250,4 +262,6 @@ def graph_command(paths: tuple[str, ...], config_file: str | None, isolated: boo
     policylint graph examples/ --format dot | dot -Tsvg > topology.svg
     policylint graph examples/ --focus httproute/team-a/storefront
     """
+    from policylint.commands.query import run_graph
+
     sys.exit(run_graph(_query_settings(paths, config_file, isolated, values)))

@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(args: list[str]) -> int:
     if args == ["--version"]:
         # Answer without importing anything heavy: pre-commit and CI call this often.
-        from policylint.resources import yaml_parser
+        from policylint.version import yaml_parser
 
         print(f"policylint, version {__version__} ({yaml_parser()})")
         return 0

@@ -12,9 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from policylint import attachment_chain, reported
-from policylint.attachment_chain import Chain
-from policylint.config import overrides as config_overrides
+from policylint import reported
 from policylint.findings import Finding, Issue, Location
 from policylint.gate import GateReport
 from policylint.incremental.opened import analysed_whole, keep_per_file, kept_per_file, kept_spans, rule_reuse
@@ -25,13 +23,10 @@ from policylint.input.nonmanifest import DATA, json_data_files
 from policylint.input.parallel import effective_jobs
 from policylint.input.positions import PositionResolver
 from policylint.input.sources import STDIN, Discovery, Skipped, Source
-from policylint.k8s import portableverdicts
 from policylint.k8s.admissions import Admissions
 from policylint.k8s.cluster import Cluster
 from policylint.k8s.index import LintOptions, ProjectIndex, crd_kind_infos
 from policylint.k8s.objects import K8sObject, KindInfo, KindRegistry, ObjectKey, build_objects
-from policylint.k8s.overlay import overlay
-from policylint.policy_report import policy_reports as compute_policy_reports
 from policylint.profiles.crd import profiles_from_crds
 from policylint.profiles.implementations import builtin_implementations, installers
 from policylint.profiles.producers import Producer, builtin_producers, load_profile_document
@@ -48,7 +43,6 @@ from policylint.request import precheck as precheck
 from policylint.request import rule_options
 from policylint.rules import REGISTRY, engine
 from policylint.rules.base import Rule
-from policylint.semantics import portable
 from policylint.semantics.effective.simulation import Simulation
 from policylint.semantics.resolution import Resolution
 from policylint.semantics.topology import Topology
@@ -58,6 +52,7 @@ from policylint.suppressions.baseline import read_baseline
 from policylint.values import record
 
 if TYPE_CHECKING:
+    from policylint.attachment_chain import Chain
     from policylint.incremental.resident import Resident
 
 
@@ -340,7 +335,11 @@ def _overlaid(request: LintRequest, sources: Sequence[Source], objects: Sequence
             or (s.fs_path is not None and not within(os.path.abspath(s.fs_path), roots))
         )
     }
-    return overlay(objects, over, files) if over else objects
+    if not over:
+        return objects
+    from policylint.k8s.overlay import overlay  # context paths alone
+
+    return overlay(objects, over, files)
 
 
 def build_stages(project: Project, wanted: Iterable[Stage], expect: Callable[[Admissions], object] | None = None) -> list[Issue]:
@@ -396,13 +395,22 @@ def _handed_back(project: Project, wanted: set[Stage], resident: Resident | None
         return []
     works: list[Callable[[], bytes]] = [partial(_policies_verdicts, project)]
     if Stage.SIMULATION in wanted:
-        works.append(partial(portable.write, project.resolution))
+        works.append(partial(_resolutions, project.resolution))
     return works
+
+
+def _resolutions(resolution: Resolution) -> bytes:
+    """In the first child: the policies' target resolutions (policylint.semantics.portable)."""
+    from policylint.semantics import portable  # here: only a child of `--jobs` 2 or more runs this
+
+    return portable.write(resolution)
 
 
 def _policies_verdicts(project: Project) -> bytes:
     """In the first child: the policies' admission verdicts (policylint.k8s.portableverdicts),
     which the topology asks for first thing it reads of the admissions."""
+    from policylint.k8s import portableverdicts  # here: only a child of `--jobs` 2 or more runs this
+
     return portableverdicts.write(project.index, project.kept_verdicts, [policy.obj for policy in project.resolution.policies()])
 
 
@@ -413,6 +421,8 @@ def _take_verdicts(started: engine.Started, admissions: Admissions) -> None:
     verdicts handed back")."""
     handed = started.handed_back(_VERDICTS)
     if handed is not None:
+        from policylint.k8s import portableverdicts
+
         portableverdicts.read(admissions, handed)
 
 
@@ -427,6 +437,8 @@ def _resolve_targets(project: Project, started: engine.Started | None = None) ->
     resolution = project.resolution
     handed = started.handed_back(_TARGETS) if started is not None else None
     if handed is not None:
+        from policylint.semantics import portable
+
         portable.read(resolution, handed)
     for policy in resolution.policies():
         resolution.targets(policy)
@@ -441,7 +453,10 @@ def _policies_section(
     peak memory is (docs/performance.md, "Peak memory at 100,000 objects: the blast radii let go
     before the rules, the kept result written as encoded")."""
     if request.report_policies:
-        return compute_policy_reports(project)
+        # Imported here: most runs report no policies section (the text report, the hook).
+        from policylint.policy_report import policy_reports
+
+        return policy_reports(project)
     if project.has_stage(Stage.SIMULATION) and not request.radii_after_run:
         options = rule_options(request)
         if not any(rule(options.get(rule.id)).counts_blast_radii() for rule in rules):
@@ -556,6 +571,8 @@ def _lint(
         # Configured severities and per-file settings (policylint.config.overrides), after the
         # suppressions: a suppression of a rule a file turns off is not "unused", and the PL9xx
         # findings about suppressions take their configured severity too.
+        from policylint.config import overrides as config_overrides  # configured runs alone
+
         by_id = {r.id: r for r in rules}
         active = config_overrides.apply(active, by_id, request.overrides)
         suppressed = config_overrides.apply(suppressed, by_id, request.overrides)
@@ -727,6 +744,9 @@ def _chains(
     project: Project, findings: list[Finding], resolver: PositionResolver, notes: list[str]
 ) -> dict[str, tuple[Chain, ...]]:
     """The findings' attachment chains; a failure costs the chains, not the report."""
+    # Imported here: only a report that shows the chains asks for them (SARIF: `Reporter.chains`).
+    from policylint import attachment_chain
+
     try:
         return attachment_chain.compute(project, findings, resolver)
     except Exception as exc:  # a bug must not cost the findings: say so, report without chains

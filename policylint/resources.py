@@ -35,20 +35,3 @@ def load_yaml_data(path: Path) -> Any:
     loader = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.SafeLoader
     with open(path, encoding="utf-8") as fh:
         return yaml.load(fh, Loader=loader)
-
-
-def yaml_parser() -> str:
-    """Which YAML parser runs, told without importing PyYAML: its package holds the libyaml
-    extension (`_yaml*.so` / `.pyd`) or not (PyYAML then parses in pure Python, slower)."""
-    import importlib.util
-    import os
-
-    spec = importlib.util.find_spec("yaml")  # a top-level package: found, not imported
-    for directory in (spec.submodule_search_locations or []) if spec is not None else []:
-        try:
-            names = os.listdir(directory)
-        except OSError:
-            continue
-        if any(n.startswith("_yaml") and n.endswith((".so", ".pyd")) for n in names):
-            return "YAML parser: libyaml"
-    return "YAML parser: pure Python, without libyaml"

@@ -149,11 +149,15 @@ def config_changes(
     adds (loosens), a less strict `fail-on` (loosens), a `profile` or `crd` path it removes whose
     files at the base checked something (`removed(key, path)` says what: loosens), every other
     key changed (does not)."""
-    from policylint.config.provenance import relaxations
-
     everything = _AllKeys()
-    old = {_identity(r) for r in relaxations(base, everything)} if base is not None else set()
-    new = relaxations(head, everything, head_label) if head is not None else []
+    old: set[tuple[str, str, str]] = set()
+    new: list[Relaxation] = []
+    if base is not None or head is not None:
+        # Imported here: the hook of a repository without a configuration file compares none.
+        from policylint.config.provenance import relaxations
+
+        old = {_identity(r) for r in relaxations(base, everything)} if base is not None else set()
+        new = relaxations(head, everything, head_label) if head is not None else []
     label = head_label or (head.path if head is not None else "")
     out = [GateChange(CONFIGURATION, True, r.file, r.line, f"adds {r.message}") for r in new if _identity(r) not in old]
     loosened_keys = {r.key.split(".")[0].split("[")[0] for r in new if _identity(r) not in old}
@@ -229,9 +233,11 @@ def _path_changes(
     label: str,
     removed: Callable[[str, str], list[str]] | None = None,
 ) -> list[GateChange]:
-    from policylint.commands.trust_files import said
+    out: list[GateChange] = []
+    if not old and not new:
+        return out
+    from policylint.commands.trust_files import said  # here: most configurations name no such files
 
-    out = []
     for i, path in enumerate(new):
         if path not in old:
             line = head.line((key, i)) if head is not None else 1

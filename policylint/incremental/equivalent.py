@@ -462,7 +462,7 @@ def _line_map(
     every object's data as it was (see the module's docstring); None otherwise."""
     from policylint.input.load import is_json_name
     from policylint.input.reader import decode, read_bytes
-    from policylint.suppressions.comments import MARKER
+    from policylint.suppressions import MARKER
 
     new, problem = read_bytes(source)
     if old is None or new is None or problem is not None or is_json_name(file):

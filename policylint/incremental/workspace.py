@@ -30,7 +30,7 @@ from policylint.incremental.resident import Resident
 from policylint.input.sources import MANIFEST_SUFFIXES, Source, discover_all, display_name
 from policylint.k8s.objects import ObjectKey
 from policylint.pipeline import LintRequest, LintResult, lint
-from policylint.suppressions.comments import MARKER_BYTES
+from policylint.suppressions import MARKER_BYTES
 from policylint.values import frozen
 
 

@@ -56,7 +56,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -95,8 +94,7 @@ _MAX_ENTRIES = 4096
 _STALE_TEMP_SECONDS = 3600
 _KEY_BYTES = 20
 # The only names pruning may delete: entries (the hex key) and the temporary files `put` makes
-# (policylint.input.entryfile, else tempfile.mkstemp: the prefix, then 8 characters from
-# mkstemp's alphabet).
+# (policylint.input.entryfile, else tempfile.mkstemp: the prefix, then 8 of mkstemp's characters).
 _TEMP_PREFIX = TEMP_PREFIX
 _ENTRY_NAME = re.compile(rf"[0-9a-f]{{{2 * _KEY_BYTES}}}\Z")
 _TEMP_NAME = re.compile(rf"{re.escape(_TEMP_PREFIX)}[a-z0-9_]{{8}}\Z")
@@ -767,6 +765,8 @@ def _open_entries(path: str) -> Iterator[tuple[str | int, Callable[[str], None]]
 
 def _write_file(path: str, text: str) -> None:
     """Write `text` to `path` whole or not at all (a temporary file renamed into place)."""
+    import tempfile  # here: only a new cache directory's first run writes these, not every run's start
+
     fd, tmp = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=os.path.dirname(path))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-import tempfile
 from collections.abc import Iterable
 
 TEMP_PREFIX = ".tmp-"
@@ -51,6 +50,8 @@ def open_temp(directory: str) -> tuple[int, str] | None:
             continue
         except OSError:
             return None
+    import tempfile  # the fallback alone: its import is a few milliseconds of every run's start
+
     try:
         return tempfile.mkstemp(prefix=TEMP_PREFIX, dir=directory)
     except OSError:

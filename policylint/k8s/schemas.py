@@ -22,10 +22,12 @@ import functools
 import json
 import os
 import sys
-import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import zipfile
 
 DATA = Path(__file__).with_name("crd_schemas.zip")
 INDEX = "index.json"
@@ -75,6 +77,11 @@ _KEEP = (
 
 @functools.cache
 def _archive() -> zipfile.ZipFile:
+    # Imported here: every command reads this module's release names (policylint.settings), and
+    # zipfile with what it imports (shutil, bz2, lzma, struct) is a few milliseconds of a run that
+    # reads no schema (the hook answering a comment, or run again).
+    import zipfile
+
     return zipfile.ZipFile(DATA)
 
 
@@ -583,6 +590,7 @@ def read_members(blob: bytes) -> dict[str, bytes]:
     """The files of an archive as `render` wrote it (the test compares these, not the deflated bytes,
     which a different zlib may write differently)."""
     import io
+    import zipfile
 
     with zipfile.ZipFile(io.BytesIO(blob)) as archive:
         return {name: archive.read(name) for name in archive.namelist()}
@@ -592,6 +600,7 @@ def render(data: Mapping[str, Any]) -> bytes:
     """A zip archive: each member is deflated on its own, so that a run that looks no schema up
     reads the index alone. Fixed timestamps and order: the same input gives the same bytes."""
     import io
+    import zipfile
 
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:

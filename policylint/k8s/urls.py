@@ -173,7 +173,9 @@ def _split_host_port(host: str) -> tuple[str, str]:
 # unescaped besides letters and digits (`shouldEscape` in host mode); non-ASCII is left to IDNA.
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _HOST_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
-_BAD_HOST_CHAR = re.compile(r"[^A-Za-z0-9!$&'()*+,;=:\[\]<>\"\-_.~%\x80-\U0010ffff]")
+# Written as the ASCII characters refused, not as the complement of those allowed and of
+# \x80-\U0010ffff, which compiled the same set in 4 ms of every process that imports the CEL values.
+_BAD_HOST_CHAR = re.compile(r"[\x00-\x20#/?@\\^`{|}\x7f]")
 
 
 def _unescape(s: str, mode: str) -> str:

@@ -27,10 +27,10 @@ from policylint.rules import suppressions as rules
 from policylint.rules.base import Rule
 from policylint.rules.engine import INTERNAL_ERROR, INTERNAL_ERROR_NAME, with_fingerprints
 from policylint.rules.input import DuplicateObject
-from policylint.suppressions import annotation
+from policylint.suppressions import MARKER, MARKER_BYTES, annotation
 from policylint.suppressions import baseline as baseline_io
 from policylint.suppressions.baseline import Entry
-from policylint.suppressions.comments import MARKER, MARKER_BYTES, Comment, FileComments, scan
+from policylint.suppressions.comments import Comment, FileComments, scan
 from policylint.suppressions.directives import DISABLE_FILE, DISABLE_NEXT_LINE, DirectiveError, Spec, parse_spec
 from policylint.suppressions.matching import SUPPRESSION_RULES, apply_baseline, recordable
 from policylint.values import record

@@ -47,11 +47,10 @@ from yaml.events import (
 
 from policylint.input.load import LOADER, printable
 from policylint.input.positions import parse_path
+from policylint.suppressions import MARKER
 from policylint.suppressions.directives import DISABLE_FILE, DirectiveError, Spec, parse_comment
 from policylint.values import frozen, record
 
-MARKER = "policylint:"
-MARKER_BYTES = MARKER.encode("ascii")
 # A line that starts a new document (YAML 1.2 spec §9.1 "Documents"), as the loader splits files: a
 # syntax error in one document does not hide the comments of the next.
 _DOCUMENT_BOUNDARY = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)

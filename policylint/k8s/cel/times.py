@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime
 import functools
 import re
-import zoneinfo
 from collections.abc import Callable
 from typing import Any
 
@@ -87,6 +86,10 @@ def _zone(name: str) -> datetime.tzinfo:
         return datetime.timezone(datetime.timedelta(minutes=-minutes if m.group(1) == "-" else minutes))
     if name == "UTC":
         return datetime.timezone.utc
+    # Imported here: an IANA name is rare in a rule, and zoneinfo (with sysconfig) is a couple of
+    # milliseconds of every process that evaluates CEL.
+    import zoneinfo
+
     try:
         return zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
@@ -99,6 +102,8 @@ def _zone(name: str) -> datetime.tzinfo:
 @functools.cache
 def _have_zones() -> bool:
     """Whether this machine has a time zone database (worked out once: it walks the database)."""
+    import zoneinfo
+
     return bool(zoneinfo.available_timezones())
 
 
