@@ -54,6 +54,7 @@ from policylint.values import record
 if TYPE_CHECKING:
     from policylint.attachment_chain import Chain
     from policylint.incremental.resident import Resident
+    from policylint.input.cache import ContentKeys
 
 
 @record
@@ -149,6 +150,7 @@ def lint(
     part: Part | None = None,
     resident: Resident | None = None,
     discovered: tuple[Discovery, list[Source]] | None = None,
+    content_keys: ContentKeys | None = None,
 ) -> LintResult:
     """Run every selected rule over the inputs. Raises SourceError / ProfileError for usage errors.
 
@@ -158,13 +160,15 @@ def lint(
     run kept of its files (a long-lived process's, or a change's side handed to its base's),
     taken where the bytes are the same (policylint.incremental.resident), and replaced by this
     run's. `discovered`: what `discover(request)` found already (the command, which keys the
-    result it keeps by it: policylint.incremental.results)."""
+    result it keeps by it: policylint.incremental.results). `content_keys`: the keys of the bytes
+    the command read, worked out or kept by their staged blobs, taken where `resident` does not
+    carry them (policylint.input.cache `ContentKeys`)."""
     # A lint run allocates millions of short-lived, acyclic objects (YAML nodes, dicts);
     # the cyclic collector only rescans them. One run is short: collect afterwards instead.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _lint(request, part, resident, discovered)
+        return _lint(request, part, resident, discovered, content_keys)
     finally:
         if was_enabled:
             gc.enable()
@@ -196,6 +200,7 @@ def _project(
     part: bool = False,
     resident: Resident | None = None,
     discovered: tuple[Discovery, list[Source]] | None = None,
+    known: ContentKeys | None = None,
 ) -> tuple[Project, list[Source], dict[str, str | Kept], list[str], list[Skipped]]:
     found, sources = discovered if discovered is not None else discover(request)
     user_profiles, user_producers = _user_profiles(request)
@@ -217,7 +222,7 @@ def _project(
     if lazy and cache is not None:
         from policylint.incremental.shells import Session
 
-        shells = Session(cache, sources, content_keys, resident)
+        shells = Session(cache, sources, content_keys, resident, known)
     loaded_sources = [s for s in sources if s.display not in shells.found] if shells is not None else sources
     documents, input_issues, texts = _load(loaded_sources, cache, request.jobs, content_keys)
     # JSON files that hold data, not objects, are skipped like the files known by name.
@@ -472,10 +477,11 @@ def _lint(
     part: Part | None = None,
     resident: Resident | None = None,
     discovered: tuple[Discovery, list[Source]] | None = None,
+    content_keys: ContentKeys | None = None,
 ) -> LintResult:
     engine.check_options(REGISTRY, rule_options(request))  # a usage error, before any work
     baseline = read_baseline(request)  # likewise (BaselineError)
-    loaded, sources, texts, notes, skipped = _project(request, part is not None, resident, discovered)
+    loaded, sources, texts, notes, skipped = _project(request, part is not None, resident, discovered, content_keys)
     # The project analysed: all of it, or the part the report scope can reach.
     project, members = _analysed(request, sources, loaded, part, resident)
     if members is None:

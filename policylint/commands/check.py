@@ -297,6 +297,8 @@ def _result(request: LintRequest, measured: Measured | None, formats: Sequence[R
             return answered
     if discovered is not None:
         discovered = materialized(discovered)
+        if kept is not None:
+            kept.lend_keys(discovered[1], keys)
     resident = _resident(measured, keys)
     base = None
     if discovered is not None and measured is not None and measured.base is not None and resident is not None:
@@ -310,7 +312,7 @@ def _result(request: LintRequest, measured: Measured | None, formats: Sequence[R
             resident = None
     from policylint.pipeline import lint
 
-    result = lint(request, resident=resident, discovered=discovered)
+    result = lint(request, resident=resident, discovered=discovered, content_keys=keys)
     _classify(request, result, measured, resident, base)
     if kept is not None:
         kept.remember(request, result)

@@ -111,15 +111,32 @@ class KeptResult:
 class Results:
     """The result of one run of the command: read back before it analyses, kept after."""
 
-    def __init__(self, cache: ParseCache, entry: str, keys: dict[str, str | None]) -> None:
+    def __init__(
+        self, cache: ParseCache, entry: str, keys: dict[str, str | None], by_blob: dict[str, tuple[str, bool]] | None = None
+    ) -> None:
         self.cache = cache
         self.entry = entry
         self._keys = keys  # each source's content key, as hashed for the entry
+        # The staged files not read, by name: the content key kept by their blob, and whether
+        # it is that of a `*.json` name.
+        self._by_blob = by_blob or {}
 
     @property
     def content_keys(self) -> dict[str, str | None]:
         """Each source's content key, as hashed for the entry."""
         return self._keys
+
+    def lend_keys(self, sources: Sequence[Source], content_keys: ContentKeys) -> None:
+        """Give `content_keys` the key of each source read since from the staged blob its key was
+        kept by (policylint.input.staged `materialize`: the blob's bytes, checked against its
+        object id): a run that analyses takes every file's key from them where it hashed every
+        file's bytes, twice where the base's findings are read back (the staged side and the
+        base's files), 0.02-0.03 s of CPU each at 3,319 files."""
+        by_blob = self._by_blob
+        for source in sources:
+            kept = by_blob.get(source.display)
+            if kept is not None and source.content is not None and source.snapshot:
+                content_keys.key(self.cache, source.content, json=kept[1], kept=kept[0])
 
     def recall(self, request: LintRequest) -> KeptResult | None:
         """The result kept under this run's entry, or None: missing, damaged, foreign, or without
@@ -171,18 +188,23 @@ def open_results(
     if cache is None:
         return None
     found, sources = discovered
-    rows, keys = _sources(cache, request, sources, content_keys)
+    by_blob: dict[str, tuple[str, bool]] = {}
+    rows, keys = _sources(cache, request, sources, content_keys, by_blob)
     if rows is None:
         return None
     digest = _digest(request, found, rows, command)
-    return Results(cache, cache.named(_NAME, digest), keys) if digest is not None else None
+    return Results(cache, cache.named(_NAME, digest), keys, by_blob) if digest is not None else None
 
 
 def _sources(
-    cache: ParseCache, request: LintRequest, sources: Sequence[Source], content_keys: ContentKeys | None
+    cache: ParseCache,
+    request: LintRequest,
+    sources: Sequence[Source],
+    content_keys: ContentKeys | None,
+    by_blob: dict[str, tuple[str, bool]],
 ) -> tuple[list[Any] | None, dict[str, str | None]]:
     """Each source as the key names it, and its content key; None for a run reading standard
-    input, which no key stands for."""
+    input, which no key stands for. `by_blob` receives the keys kept by a staged blob, by name."""
     from policylint.incremental.blobkeys import BlobKeys
     from policylint.input.git import repository_root
     from policylint.input.load import is_json_name
@@ -211,6 +233,7 @@ def _sources(
                 rows.append([source.display, key, problem.message if problem is not None else None, False])
             else:
                 rows.append([source.display, key, None, False])
+                by_blob[source.display] = (key, is_json)
             keys[source.display] = key
             continue
         data, problem = read_bytes(source)

@@ -57,7 +57,7 @@ from policylint.values import frozen
 
 if TYPE_CHECKING:
     from policylint.incremental.resident import Resident
-    from policylint.input.cache import ParseCache
+    from policylint.input.cache import ContentKeys, ParseCache
     from policylint.input.sources import Source
 
 # Bump when an entry's layout or meaning changes.
@@ -99,12 +99,19 @@ class Session:
     instead remembered (`remember`), and the objects of both put in input order (`combine`)."""
 
     def __init__(
-        self, cache: ParseCache, sources: Sequence[Source], keys: dict[str, str], resident: Resident | None = None
+        self,
+        cache: ParseCache,
+        sources: Sequence[Source],
+        keys: dict[str, str],
+        resident: Resident | None = None,
+        known: ContentKeys | None = None,
     ) -> None:
         """Read the shells kept for `sources`; `keys` receives their files' parse-cache keys. A
         file whose shell is missing or not believed is not `found`: it is loaded. A file whose
         bytes `resident` holds the objects of (a long-lived process's last run) is found without
-        reading its shell."""
+        reading its shell. `known`: the keys the command has of the same bytes, where `resident`
+        carries none (the hook's staged side when its base's findings are read back), so that
+        no file is hashed again."""
         self.cache = cache
         # The files not loaded: their shell, or None for one held from a whole run's loading.
         self.found: dict[str, Shell | None] = {}
@@ -121,7 +128,14 @@ class Session:
             if problem is not None or data is None:
                 continue
             read.append(data)
-            key = resident.content_key(cache, data) if resident is not None else cache.key(data)
+            if resident is not None:
+                key = resident.content_key(cache, data)
+            elif known is not None and source.snapshot:
+                # Held by the bytes object, which the snapshot's source holds to the run's end
+                # anyway: a file read from disk is not (policylint.incremental.results `_sources`).
+                key = known.key(cache, data)
+            else:
+                key = cache.key(data)
             held = resident.get(source.display, key) if resident is not None else None
             if held is not None:
                 self.found[source.display] = held.shell

@@ -435,12 +435,12 @@ class ContentKeys:
     def __init__(self) -> None:
         self._keys: IdentityMap[bytes, tuple[bytes, bool, str]] = IdentityMap()
 
-    def key(self, cache: ParseCache, data: bytes, *, json: bool = False) -> str:
-        """`cache.key(data, json=json)`, worked out once for the same bytes object."""
+    def key(self, cache: ParseCache, data: bytes, *, json: bool = False, kept: str | None = None) -> str:
+        """`cache.key(data, json=json)`, worked out once for the same bytes object; `kept`: their staged blob's kept key."""
         found = self._keys.get(data)
         if found is not None and found[0] == cache.stamp and found[1] is json:
             return found[2]
-        key = cache.key(data, json=json)
+        key = cache.key(data, json=json) if kept is None else kept
         self._keys[data] = (cache.stamp, json, key)
         return key
 

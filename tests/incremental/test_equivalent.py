@@ -268,6 +268,32 @@ def test_a_comment_staged_under_an_edit_not_staged_is_answered_from_the_staged_b
     assert cached == check("--no-cache")
 
 
+def test_a_value_changed_hashes_the_changed_files_bytes_alone(
+    repo: Path, tmp_path: Path, answered: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that analyses takes each unchanged file's content key from its staged blob's, kept by
+    the run before (policylint.incremental.blobkeys), for the staged side's shells and the base's
+    files alike: the bytes hashed are the changed file's, staged and at the base; the tree before
+    hashed the four others' too."""
+    hashed: list[bytes] = []
+    real = ParseCache.key
+
+    def counted(self: ParseCache, data: bytes, *, json: bool = False) -> str:
+        hashed.append(data)
+        return real(self, data, json=json)
+
+    notes = repo / "apps" / "team-x" / "notes.yaml"
+    notes.write_text(NOTES.replace("second", "third"))
+    git(repo, "add", ".")
+    monkeypatch.setattr(ParseCache, "key", counted)
+    cached = check("--cache-dir", str(tmp_path / "cache"))
+    assert answered == [False]
+    # The measure of the change, the answer's check and the base side each hash the changed file's
+    # base bytes (one file), the result's key and its loading its staged bytes.
+    assert set(hashed) == {NOTES.encode(), NOTES.replace("second", "third").encode()}
+    assert cached == check("--no-cache")
+
+
 @pytest.mark.parametrize(
     "damage",
     [

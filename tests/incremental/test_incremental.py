@@ -105,10 +105,14 @@ def runs(monkeypatch: pytest.MonkeyPatch, without_kept_results: None) -> list[Li
     real = pipeline._lint
 
     def counted(
-        request: LintRequest, part: pipeline.Part | None = None, resident: Any = None, discovered: Any = None
+        request: LintRequest,
+        part: pipeline.Part | None = None,
+        resident: Any = None,
+        discovered: Any = None,
+        content_keys: Any = None,
     ) -> pipeline.LintResult:
         made.append(request)
-        return real(request, part, resident, discovered)
+        return real(request, part, resident, discovered, content_keys)
 
     monkeypatch.setattr(pipeline, "_lint", counted)
     return made
