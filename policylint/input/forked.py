@@ -8,7 +8,7 @@ worker, its results pickled back) is not used. The work is a queue: a pipe fille
 fork, with the number of every batch of files (`parallel.BATCH_BYTES`), largest first, from which
 each process, this one included, reads one number at a time (a read of a pipe is atomic, so no
 batch is taken twice) until it is empty. A worker writes each file's result (the marshalled form
-`parallel._worker_parse` gives, made this process's own by `parallel._Received`) to a pipe of its
+`workerside._worker_parse` gives, made this process's own by `workerside._Received`) to a pipe of its
 own, which this process reads without waiting after each file it parses, and to its end once the
 queue is empty. Results are placed by the file's position, so the output is `--jobs 1`'s.
 
@@ -16,7 +16,7 @@ A worker that fails on a file sends that file as failed; a worker that dies, or 
 leaves what it did not send to the caller, which parses it: the same results, later. When this
 process unwinds (an error, a stop signal turned into an exception by the command), it kills and
 reaps the workers before going on; when it is killed outright, they die with it
-(`parallel._exit_with_parent`).
+(`workerside._exit_with_parent`).
 """
 
 from __future__ import annotations
@@ -25,12 +25,13 @@ import marshal
 import os
 import signal
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from policylint.input import load, parallel
+from policylint.input import load, workerside
 from policylint.input.cache import ParseCache, unpack
 from policylint.input.load import FileResult
 from policylint.input.sources import Source
+from policylint.values import frozen
 
 # Batches are queued as 2-byte numbers, at most this many, so that the whole queue fits in a pipe's
 # buffer (4 KiB is less than any Linux pipe holds) and filling it never blocks; past this many
@@ -50,6 +51,17 @@ READ_BYTES = 1 << 20
 Pending = list[tuple[int, bytes, str | None]]
 
 
+@frozen
+class Parsing:
+    """How the caller parses: files of up to `batch_bytes` together in a batch, a file in this
+    process with `here`, in a worker with `there` (`workerside._parse`, `workerside._worker_parse`:
+    the caller passes the ones it holds, so that its pool and the forked workers parse alike)."""
+
+    batch_bytes: int
+    here: Callable[[bytes, str, str | None, ParseCache | None, load.Shared | None], FileResult]
+    there: Callable[[bytes, str, str | None, str | None], bytes]
+
+
 def parse(
     sources: Sequence[Source],
     pending: Pending,
@@ -57,30 +69,32 @@ def parse(
     cache: ParseCache | None,
     jobs: int,
     strings: load.Shared | None = None,
+    *,
+    how: Parsing,
 ) -> None:
     """Fill `results` for the pending files with `jobs - 1` forked workers and this process; the
     files no worker answered are left unset, for the caller to parse."""
     order = sorted(pending, key=lambda p: -len(p[1]))
-    batches = _batches([len(data) for _, data, _ in order])
+    batches = _batches([len(data) for _, data, _ in order], how.batch_bytes)
     queue = _queue(len(batches))
     if queue is None:
         return
     workers: list[_Worker] = []
     try:
-        with parallel._stop_signals_blocked():
+        with workerside._stop_signals_blocked():
             for _ in range(jobs - 1):
-                worker = _fork(queue, order, batches, sources, cache, [w.fd for w in workers])
+                worker = _fork(queue, order, batches, sources, cache, [w.fd for w in workers], how.there)
                 if worker is None:
                     break
                 workers.append(worker)
         if not workers:
             return
-        received = parallel._Received(strings)
+        received = workerside._Received(strings)
         while len(got := os.read(queue, 2)) == 2:
             start, end = batches[int.from_bytes(got, "big")]
             for position in range(start, end):
                 i, data, key = order[position]
-                results[i] = parallel._parse(data, sources[i].display, key, cache, strings)
+                results[i] = how.here(data, sources[i].display, key, cache, strings)
                 for worker in workers:
                     worker.take(order, sources, results, cache, received, block=False)
         for worker in workers:
@@ -95,11 +109,10 @@ def parse(
             worker.reap()
 
 
-def _batches(sizes: Sequence[int]) -> list[tuple[int, int]]:
+def _batches(sizes: Sequence[int], limit: int) -> list[tuple[int, int]]:
     """The queue's batches of files, as ranges of positions in `sizes` (largest first): runs of
-    files of up to `BATCH_BYTES` together, a larger file alone; larger batches where that would
+    files of up to `limit` bytes together, a larger file alone; larger batches where that would
     make more than `MAX_BATCHES`."""
-    limit = parallel.BATCH_BYTES
     while True:
         batches: list[tuple[int, int]] = []
         start = 0
@@ -136,9 +149,10 @@ def _fork(
     sources: Sequence[Source],
     cache: ParseCache | None,
     siblings: Sequence[int],
+    worker_parse: Callable[[bytes, str, str | None, str | None], bytes],
 ) -> _Worker | None:
-    """A worker forked to take batches from `queue`, or None when none can be. `siblings`: the read
-    ends of the workers forked before, closed in this one."""
+    """A worker forked to take batches from `queue`, parsing with `worker_parse`, or None when none
+    can be. `siblings`: the read ends of the workers forked before, closed in this one."""
     try:
         read, write = os.pipe()
     except OSError:
@@ -162,8 +176,8 @@ def _fork(
             os.close(read)
             for fd in siblings:
                 os.close(fd)
-            parallel._init_worker(parent)
-            _work(queue, write, order, batches, sources, cache.directory if cache is not None else None)
+            workerside._init_worker(parent)
+            _work(queue, write, order, batches, sources, cache.directory if cache is not None else None, worker_parse)
             code = 0
         finally:
             os._exit(code)
@@ -179,9 +193,9 @@ def _work(
     batches: list[tuple[int, int]],
     sources: Sequence[Source],
     cache_dir: str | None,
+    worker_parse: Callable[[bytes, str, str | None, str | None], bytes],
 ) -> None:
     """In a worker: each batch taken from `queue` parsed, its results written to `out` together."""
-    worker_parse = parallel._worker_parse  # looked up once the worker runs: what the module holds
     while len(got := os.read(queue, 2)) == 2:
         start, end = batches[int.from_bytes(got, "big")]
         parts: list[bytes] = []
@@ -213,7 +227,7 @@ class _Worker:
         sources: Sequence[Source],
         results: list[FileResult | None],
         cache: ParseCache | None,
-        received: parallel._Received,
+        received: workerside._Received,
         *,
         block: bool,
     ) -> None:
@@ -243,7 +257,7 @@ class _Worker:
         sources: Sequence[Source],
         results: list[FileResult | None],
         cache: ParseCache | None,
-        received: parallel._Received,
+        received: workerside._Received,
     ) -> None:
         buffer, at, size = self.buffer, 0, _HEADER.size
         while len(buffer) - at >= size:

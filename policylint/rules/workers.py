@@ -555,6 +555,6 @@ def _collect(child: tuple[int, int], keys: Container[UnitKey], pool: Pool) -> di
 
 
 def _die_with_parent() -> None:
-    from policylint.input.parallel import set_parent_death_signal
+    from policylint.input.workerside import set_parent_death_signal
 
     set_parent_death_signal()  # Linux; elsewhere can_fork() is false

@@ -490,7 +490,7 @@ def test_the_forked_parse_s_batches_are_runs_of_the_largest_files_first() -> Non
 
     sizes = [70_000, 40_000, 30_000, 20_000, 10_000, 5_000]
     # A file over BATCH_BYTES alone; the others together up to it, in order.
-    assert forked._batches(sizes) == [(0, 1), (1, 2), (2, 6)]
+    assert forked._batches(sizes, parallel.BATCH_BYTES) == [(0, 1), (1, 2), (2, 6)]
 
 
 def test_the_forked_parse_s_queue_holds_at_most_max_batches(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -498,7 +498,7 @@ def test_the_forked_parse_s_queue_holds_at_most_max_batches(monkeypatch: pytest.
 
     monkeypatch.setattr(forked, "MAX_BATCHES", 2)
     sizes = [70_000, 40_000, 30_000, 20_000, 10_000, 5_000]
-    assert forked._batches(sizes) == [(0, 2), (2, 6)]  # batches of twice BATCH_BYTES
+    assert forked._batches(sizes, parallel.BATCH_BYTES) == [(0, 2), (2, 6)]  # batches of twice BATCH_BYTES
     queue = forked._queue(3)
     assert queue is not None
     try:
@@ -694,12 +694,12 @@ def test_sigkill_to_the_main_process_takes_the_workers_with_it(corpus: Path) -> 
 _POOL_WITH_WATCHDOG = """\
 import functools, os, time, multiprocessing
 from concurrent.futures import ProcessPoolExecutor
-from policylint.input import parallel
+from policylint.input import workerside
 from policylint.rules import engine, workers
 pool = ProcessPoolExecutor(
     1,
     mp_context=multiprocessing.get_context("spawn"),
-    initializer=functools.partial(parallel._exit_with_parent, os.getpid(), use_prctl=False),
+    initializer=functools.partial(workerside._exit_with_parent, os.getpid(), use_prctl=False),
 )
 print(pool.submit(os.getpid).result(), flush=True)  # the initializer has run
 pool.submit(time.sleep, 3600)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from policylint.input import parallel
+from policylint.input import parallel, workerside
 from policylint.input.cache import ParseCache, ThriftyDecoder, dumps, loads, pack
 from policylint.input.keptfiles import KeptFiles
 from policylint.input.load import FileResult, parse_text
@@ -227,7 +227,7 @@ class _CountingTable(dict[Any, Any]):
 
 def _as_worker(monkeypatch: pytest.MonkeyPatch, files: list[tuple[str, str]]) -> list[bytes]:
     """The payloads a pool's worker sends for `files`, in order (`_init_worker` numbers them)."""
-    monkeypatch.setattr(parallel, "_WORKER_NUMBERING", parallel._Numbering())
+    monkeypatch.setattr(workerside, "_WORKER_NUMBERING", workerside._Numbering())
     return [parallel._worker_parse(text.encode(), name, None, None) for name, text in files]
 
 
@@ -289,7 +289,7 @@ def test_a_result_numbering_other_than_it_says_is_refused_and_its_numbers_taken_
 
 
 def test_a_worker_failing_after_numbering_a_file_gives_its_numbers_to_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parallel, "_WORKER_NUMBERING", parallel._Numbering())
+    monkeypatch.setattr(workerside, "_WORKER_NUMBERING", workerside._Numbering())
     calls = iter([ValueError("too deep to send"), None])
     real = marshal.dumps
 
