@@ -21,14 +21,13 @@ reaps the workers before going on; when it is killed outright, they die with it
 
 from __future__ import annotations
 
-import marshal
 import os
 import signal
 import struct
 from collections.abc import Callable, Sequence
 
 from policylint.input import load, workerside
-from policylint.input.cache import ParseCache, unpack
+from policylint.input.cache import ParseCache
 from policylint.input.load import FileResult
 from policylint.input.sources import Source
 from policylint.values import frozen
@@ -270,15 +269,9 @@ class _Worker:
             payload = bytes(buffer[at + size : at + size + length])
             at += size + length
             i, _, key = order[position]
-            try:
-                # marshal, not the cache's checked JSON: the payload comes from this run's own
-                # worker, forked from this process, never from disk.
-                documents, issues = received.own(marshal.loads(payload))
-            except Exception:
-                continue  # parsed again by the caller, as is any later file of a worker whose numbers it lost
-            results[i] = unpack((documents, issues), sources[i].display)
-            if cache is not None and key is not None:
-                cache.note_written(key)
+            result = received.result(payload, sources[i].display, cache, key)
+            if result is not None:
+                results[i] = result
         del buffer[:at]
 
     def stop(self) -> None:

@@ -25,7 +25,6 @@ it is killed outright, the workers die with it (see `workerside._exit_with_paren
 from __future__ import annotations
 
 import gc
-import marshal
 import os
 import sys
 import threading
@@ -34,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from policylint.input import load
-from policylint.input.cache import ParseCache, sharing_decoder, unpack
+from policylint.input.cache import ParseCache, sharing_decoder
 from policylint.input.kept import Keeper, Kept
 from policylint.input.load import FileResult
 from policylint.input.sources import Source
@@ -375,15 +374,9 @@ def _collect(
             i, _, key = order[position]
             if payload is None:  # the worker failed on this file: parsed again by the caller
                 continue
-            try:
-                # marshal, not the cache's checked JSON: the payload comes from this run's own
-                # worker (through the pool's pickle channel, trusted as much), never from disk.
-                documents, issues = received.own(marshal.loads(payload))
-            except Exception:
-                continue  # parsed again by the caller, as is any later file of a worker whose numbers it lost
-            results[i] = unpack((documents, issues), sources[i].display)
-            if cache is not None and key is not None:
-                cache.note_written(key)
+            result = received.result(payload, sources[i].display, cache, key)
+            if result is not None:
+                results[i] = result
     return healthy
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from policylint.identity import IdentityMap
 from policylint.input import load
-from policylint.input.cache import ParseCache, dumps, pack
+from policylint.input.cache import ParseCache, dumps, pack, unpack
 from policylint.input.load import FileResult
 from policylint.input.sharing import shared_list, shared_map, shared_tree
 
@@ -75,6 +75,21 @@ class _Received:
             del held[base:]
             raise
         return documents, issues
+
+    def result(self, payload: bytes, file: str, cache: ParseCache | None, key: str | None) -> FileResult | None:
+        """The file's result from a worker's marshalled `payload` (`own`), noted as written to the
+        cache under `key` where the worker wrote it; None where it cannot be taken (its file is
+        parsed again by the caller, as is any later file of a worker whose numbers it lost).
+        marshal, not the cache's checked JSON: the payload comes from this run's own worker (forked
+        from this process, or through a pool's pickle channel, trusted as much), never from disk."""
+        try:
+            documents, issues = self.own(marshal.loads(payload))
+        except Exception:
+            return None
+        result = unpack((documents, issues), file)
+        if cache is not None and key is not None:
+            cache.note_written(key)
+        return result
 
 
 def _owned(value: Any, held: list[Any], table: load.Shared) -> Any:

@@ -299,11 +299,11 @@ def test_a_worker_failing_after_numbering_a_file_gives_its_numbers_to_the_next(m
             raise error
         return real(value, version)
 
-    monkeypatch.setattr(parallel.marshal, "dumps", dumps_once_failing)
+    monkeypatch.setattr(workerside.marshal, "dumps", dumps_once_failing)
     with pytest.raises(ValueError):
         parallel._worker_parse(SERVICE.format(i=0).encode(), "lost.yaml", None, None)
     payload = parallel._worker_parse(SERVICE.format(i=0).encode(), "sent.yaml", None, None)
-    monkeypatch.setattr(parallel.marshal, "dumps", real)
+    monkeypatch.setattr(workerside.marshal, "dumps", real)
     (_, base, count), _, _ = marshal.loads(payload)
     assert (base, count) == (0, 7)  # the lost file's numbers were taken back, not skipped
     assert parallel._Received({}).own(marshal.loads(payload))[0][0][5] == parse_text(SERVICE.format(i=0), "x").documents[0].data
