@@ -53,12 +53,12 @@ _JOINED: dict[tuple[PathPart, ...], str] = {}
 
 
 def join(base: str, *parts: PathPart) -> str:
+    if bool in map(type, parts):
+        return _join(base, parts)
     key = (base, *parts)
     joined = _JOINED.get(key)
-    if joined is not None and bool not in map(type, parts):
-        return joined
-    joined = _join(base, parts)
-    if bool not in map(type, parts):
+    if joined is None:
+        joined = _join(base, parts)
         if len(_JOINED) >= 4096:
             _JOINED.clear()
         _JOINED[key] = joined
