@@ -278,6 +278,7 @@ class _Differential(RuleOutcomes):
         "malformed",
         "memo",
         "per_call",
+        "read",
         "results",
         "shapes",
         "spent",
@@ -299,6 +300,10 @@ class _Differential(RuleOutcomes):
         self.dead: list[bool] = []
         self.deaths = 0  # how many pairs are dead
         self.costs: list[int] = []
+        # The map or list `_kept` keyed last, with its pairs and its key (`_content`), which holds
+        # what each difference's rules there read together (`_checks_read`): `_rules` takes that
+        # part from it, where the same projection of the same value was made again.
+        self.read: tuple[Any, Any, Any] | None = None
 
     def run(self, data: Mapping[str, Any], roots: list[Difference | None]) -> None:
         """Walk the value along the positions that reach some pair's difference (`roots`, one per
@@ -350,7 +355,9 @@ class _Differential(RuleOutcomes):
         `_END` entry keeps what they cost when its subtree is done (nothing, without a rule below:
         `_Pairs.costly`). The key is what decides the walk below it (`_content`): one entry for
         all the maps and lists that agree on it, in place of one per content."""
-        slot = _slot(_content(value, here, self.cel, self.shapes, self.contents), here)
+        read = _content(value, here, self.cel, self.shapes, self.contents)
+        self.read = (value, here, read)
+        slot = _slot(read, here)
         if slot is None:
             return False
         got = self.results.get(slot)
@@ -373,12 +380,12 @@ class _Differential(RuleOutcomes):
         their cost added to each; a refusal (or alternatives) makes those pairs dead. Whether a
         pair is left alive to walk below."""
         dead, costs = self.dead, self.costs
-        for found, holders in here.checking:
+        for at, (found, holders) in enumerate(here.checking):
             if self.deaths and all(dead[i] for i in holders):
                 continue
             if not found.combined:
                 self.spent = 0
-                if self._accepted(value, found, parts):
+                if self._accepted(value, found, parts, self._together(value, here, at) if found.rules else _UNSET):
                     for i in holders:
                         costs[i] += self.spent
                     continue
@@ -388,12 +395,35 @@ class _Differential(RuleOutcomes):
                     self.deaths += 1
         return not self.deaths or any(not dead[i] for _, holders in here.distinct for i in holders)
 
-    def _accepted(self, value: Any, here: Difference, parts: tuple[str | int, ...]) -> bool:
-        """Whether the other schema's checks and CEL rules at this position refuse nothing."""
+    def _together(self, value: Any, here: _Pairs, at: int) -> Any:
+        """What the rules of the `at`-th difference checking at the value's position (`_Pairs.checking`)
+        read together, as `_checks_read` put it in the value's key when `_kept` keyed it (`cel.rules_key`
+        of a node's several rules, the same call on the same value); `_UNSET` where the key does not
+        hold it (a root, a key by the whole content, a node with one rule or none)."""
+        read = self.read
+        if read is None or read[0] is not value or read[1] is not here:
+            return _UNSET
+        key = read[2]
+        if type(key) is not tuple or not key or (key[0] is not _MAP and key[0] is not _LIST):
+            return _UNSET
+        found = here.checking[at][0]
+        node = found.node
+        if not found.rules or node is None or len(self.cel.node_rules(node)) < 2:
+            return _UNSET
+        return key[1][2 * at + 1]
+
+    def _accepted(self, value: Any, here: Difference, parts: tuple[str | int, ...], together: Any = _UNSET) -> bool:
+        """Whether the other schema's checks and CEL rules at this position refuse nothing
+        (`together`: what its rules read together, if known: `_together`)."""
         if here.local is not None and not self._checked(value, here.local, parts):
             return False
         node = here.node
-        return not here.rules or node is None or self.malformed.broken(*parts) or self._rules(value, node, here.same, parts)
+        return (
+            not here.rules
+            or node is None
+            or self.malformed.broken(*parts)
+            or self._rules(value, node, here.same, parts, together)
+        )
 
     def _checked(self, value: Any, local: Mapping[str, Any], parts: tuple[str | int, ...]) -> bool:
         """Whether the other schema's checks at this position (`Difference.local`) refuse nothing
@@ -411,7 +441,14 @@ class _Differential(RuleOutcomes):
             self.checked[slot] = True
         return True
 
-    def _rules(self, raw: Any, node: Mapping[str, Any], same: Mapping[str, Any] | None, parts: tuple[str | int, ...]) -> bool:
+    def _rules(
+        self,
+        raw: Any,
+        node: Mapping[str, Any],
+        same: Mapping[str, Any] | None,
+        parts: tuple[str | int, ...],
+        together: Any = _UNSET,
+    ) -> bool:
         """Whether every rule of the node passes on the value, adding what they cost: as
         `celrules._CelRun._node` runs them (the outcomes of all the node's rules kept by the
         value's content, each rule's by what it reads; a value of the wrong type ends the node's
@@ -426,7 +463,8 @@ class _Differential(RuleOutcomes):
             # A value that agrees with one seen before in what the node's rules read together
             # (`cel.rules_key`, as the first's walk keys them: `celrules._CelRun._known`): a
             # policy's `spec` is its own, with its targets' names, which its rules do not read.
-            together = cel.rules_key(rules, raw, self.shapes, node)
+            if together is _UNSET:
+                together = cel.rules_key(rules, raw, self.shapes, node)
             if together is not None:
                 together_slot = (id(node), "+", (together,))
                 known = self.results.get(together_slot)

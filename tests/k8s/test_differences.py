@@ -853,3 +853,39 @@ def test_policies_that_differ_in_their_targets_names_evaluate_no_rule_again(monk
     one = _counted(monkeypatch, "_rules", _POLICY.format(i=0))
     assert one > 0  # the first policy's rules are asked for
     assert _counted(monkeypatch, "_rules", policies) == one
+
+
+_GATEWAY = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {{name: gw{i}, namespace: app}}
+spec:
+  gatewayClassName: eg
+  listeners:
+  - {{name: http-{i}, protocol: HTTP, port: 80, hostname: "a{i}.example.com"}}
+  - {{name: https-{i}, protocol: HTTPS, port: 443, hostname: "a{i}.example.com", tls: {{certificateRefs: [{{name: c{i}}}]}}}}
+"""
+
+
+@pytest.mark.parametrize("template", [_POLICY, _GATEWAY])
+def test_what_a_walked_nodes_rules_read_together_is_projected_once(monkeypatch: pytest.MonkeyPatch, template: str) -> None:
+    """A position some other schema checks with several CEL rules is keyed by what they read
+    together (`cel.rules_key`, in `_checks_read`) before the walk asks for their outcomes, which
+    are kept by the same projection: the walk takes it from the key (`_Differential._together`),
+    where it projected the same value under the same node again (a Gateway's listeners, which
+    v1.0.0's rules read with their names, hostnames and ports, new in each Gateway)."""
+    from policylint.k8s.celrules import evaluator
+
+    cel = evaluator()[0]
+    original = cel.rules_key
+    asked: list[tuple[int, int]] = []
+
+    def counted(rules: Any, value: Any, shapes: Any, node: Any) -> Any:
+        asked.append((id(node), id(value)))
+        return original(rules, value, shapes, node)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(cel, "rules_key", counted)
+        result = lint_text("---\n".join(template.format(i=i) for i in range(3)), selection=select("PL703"))
+    assert result.project.admissions().dissents  # the other schemas were asked
+    assert asked and len(asked) == len(set(asked))
