@@ -251,7 +251,11 @@ class _LineIndents(dict[str, int]):
     5,959 documents with findings are 10,314 distinct texts. Looked up in C (`map` of
     `__getitem__`), a line whose answer is kept costs a hash and a probe, where working it out
     cost a Python step, and the search of `_ODD_LINE` through every document is made once per
-    distinct line. `__missing__` works out a line not seen yet."""
+    distinct line. `__missing__` works out a line not seen yet, and what `_check` finds on it
+    when it holds a character `_NOTEWORTHY_ASCII` finds (`_NOTED`); `starts` counts the times
+    the table started again, when `_NOTED` did too."""
+
+    starts = 0
 
     def __missing__(self, line: str) -> int:
         rest = line.lstrip(" ")
@@ -266,8 +270,50 @@ class _LineIndents(dict[str, int]):
             indent = len(line) - len(rest)
         if len(self) >= MAX_LINES:
             self.clear()
+            _NOTED.clear()
+            self.starts += 1
         self[line] = indent
+        first = _NOTEWORTHY_ASCII.search(line)
+        if first is not None:
+            _NOTED[line] = (indent, *_look(line, indent, first.start()))
         return indent
+
+
+# What `_check` finds on a line that holds a character `_NOTEWORTHY_ASCII` finds, by the line's
+# text, for the run (`_LineIndents` fills and empties it): the indentation it was worked out for,
+# then `_look`'s answer. An ASCII document none of whose lines is here needs no closer look; one
+# with such lines is checked from their answers (`_check_noted`), where its text was searched by
+# the regex engine, a character class tested for every character, and each such line taken apart
+# again: on the shared corpus nearly every one of them is the same `- group: ''`.
+_NOTED: dict[str, tuple[int, bool, int, int]] = {}
+
+# `_look`'s verdicts on a line: nothing to decline, declined, a block scalar's header.
+_FINE, _REFUSED, _HEADER = range(3)
+
+
+def _look(line: str, indent: int, first: int) -> tuple[bool, int, int]:
+    """What `_check` finds on one line of indentation `indent` whose first character it looks at
+    is at `first`: whether that is a quote that starts the line's content (a quoted key
+    `_find_nested_key` does not look for, or at column 0 `_find_root_key`), the verdict
+    (`_FINE`, `_REFUSED`, `_HEADER`) and, for a block scalar's header, the column of the key
+    or dash it belongs to (its content is the lines after it indented deeper)."""
+    quoted = indent < _BLANK and line[first] in "'\"" and first == indent
+    if indent >= _BLANK:
+        return quoted, _FINE, 0  # a comment
+    if _UNSAFE.search(line):
+        return quoted, _REFUSED, 0
+    col, parent = indent, indent
+    try:
+        if _is_dash(line, col):
+            col = _after_dash(line, col)
+        key = _key(line, col)
+        if key is not None:
+            parent = col
+            col = _skip(line, key[2])
+        kind, _ = _value(line, col)
+    except _Declined:
+        return quoted, _REFUSED, 0
+    return quoted, (_HEADER if kind == _BLOCK else _FINE), parent
 
 
 _INDENTS = _LineIndents()
@@ -277,16 +323,20 @@ _PAIRS = _Pairs()
 class _Doc:
     """A document's text, its lines and, for each, its indentation (`_BLANK`, `_COMMENT`:
     neither; `_ODD`: the document is declined, `odd`); whether a line at column 0 starts with a
-    quote, and whether any line does (`_check` tells, the only lines that can)."""
+    quote, and whether any line does (`_check` tells, the only lines that can); whether what
+    `_check` finds on each of its lines is in `_NOTED` (`noted`: the table did not start again
+    while they were looked up)."""
 
-    __slots__ = ("indents", "lines", "odd", "quoted_key", "quoted_root", "text")
+    __slots__ = ("indents", "lines", "noted", "odd", "quoted_key", "quoted_root", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.quoted_root = False
         self.quoted_key = False
         lines = self.lines = text.split("\n")
+        starts = _INDENTS.starts
         indents = self.indents = list(map(_INDENTS.__getitem__, lines))
+        self.noted = _INDENTS.starts == starts
         if indents[-1] == _ODD and _ODD_LINE.match("\n" + lines[-1]) is None:
             # The text's last line, which no `\n` ends (`_LineIndents` reads every line as ended):
             # `_ODD_LINE` needs a blank or a break after its `:` or dash.
@@ -301,6 +351,35 @@ class _Doc:
         while at < len(indents) and indents[at] >= _BLANK:
             at += 1
         return at
+
+
+def _block_end(doc: _Doc, row: int, parent: int) -> int:
+    """The first line after a block scalar's header on line `row` that is not its content: its
+    content is the lines after it indented deeper than `parent`, and blank ones."""
+    lines, indents = doc.lines, doc.indents
+    skip = row + 1
+    while skip < len(lines):
+        deep = indents[skip]
+        if deep == _COMMENT:
+            deep = len(lines[skip]) - len(lines[skip].lstrip(" "))
+        if deep != _BLANK and deep <= parent:
+            break
+        skip += 1
+    return skip
+
+
+def _take(doc: _Doc, row: int, quoted: bool, verdict: int, parent: int, skip: int) -> int:
+    """`_check`'s step on line `row`, given what `_look` found on it: the line before which the
+    lines are a block scalar's content (`skip`, as it was or moved past this line's)."""
+    if quoted:
+        doc.quoted_key = True
+        if doc.indents[row] == 0:
+            doc.quoted_root = True
+    if row < skip or doc.indents[row] >= _BLANK:
+        return skip  # block scalar content, or a comment
+    if verdict == _REFUSED:
+        raise _Declined
+    return _block_end(doc, row, parent) if verdict == _HEADER else skip
 
 
 def _check(text: str, doc: _Doc, noteworthy: re.Pattern[str] = _NOTEWORTHY) -> None:
@@ -319,35 +398,25 @@ def _check(text: str, doc: _Doc, noteworthy: re.Pattern[str] = _NOTEWORTHY) -> N
         line_start = text.rfind("\n", 0, at) + 1
         end = text.find("\n", at)
         checked = len(text) if end < 0 else end + 1
-        indent = indents[row]
-        if indent < _BLANK and text[at] in "'\"" and at == line_start + indent:
-            # A quoted key `_find_nested_key` does not look for, or at column 0 `_find_root_key`.
-            doc.quoted_key = True
-            if indent == 0:
-                doc.quoted_root = True
-        if row < skip or indent >= _BLANK:
-            continue  # block scalar content, or a comment
-        line = lines[row]
-        if _UNSAFE.search(line):
-            raise _Declined
-        col, parent = indent, indent
-        if _is_dash(line, col):
-            col = _after_dash(line, col)
-        key = _key(line, col)
-        if key is not None:
-            parent = col
-            col = _skip(line, key[2])
-        kind, _ = _value(line, col)
-        if kind == _BLOCK:
-            # Its content: the lines after it indented deeper than its parent, and blank ones.
-            skip = row + 1
-            while skip < len(lines):
-                deep = indents[skip]
-                if deep == _COMMENT:
-                    deep = len(lines[skip]) - len(lines[skip].lstrip(" "))
-                if deep != _BLANK and deep <= parent:
-                    break
-                skip += 1
+        skip = _take(doc, row, *_look(lines[row], indents[row], at - line_start), skip)
+
+
+def _check_noted(doc: _Doc) -> None:
+    """`_check` of an ASCII document whose lines' answers are all in `_NOTED`: the lines found
+    there, in order, each with its kept answer (worked out again for a line whose indentation
+    in this document is not the one it was kept for: a last line no `\n` ends)."""
+    indents = doc.indents
+    skip = 0
+    for row, line in enumerate(doc.lines):
+        noted = _NOTED.get(line)
+        if noted is not None:
+            indent = indents[row]
+            if noted[0] == indent:
+                skip = _take(doc, row, noted[1], noted[2], noted[3], skip)
+            else:
+                first = _NOTEWORTHY_ASCII.search(line)
+                assert first is not None
+                skip = _take(doc, row, *_look(line, indent, first.start()), skip)
 
 
 class _Node:
@@ -530,22 +599,34 @@ def _find_nested_key(doc: _Doc, node: _Node, name: str) -> tuple[int, int, Pair]
 
 
 def _find_item(doc: _Doc, node: _Node, index: int) -> _Node | None:
-    """Item `index` of a block sequence, or None past its end."""
+    """Item `index` of a block sequence, or None past its end.
+
+    The sequence's items are its lines at its dashes' column; the lines between are deeper,
+    blank or comments, and a line indented less ends it. Each next line at that column is found
+    in C (`list.index` on the lines' indentation), and the lines skipped are told to be all
+    deeper by their least indentation (`min` in C, as `_find_nested_key` does): going through
+    them one at a time cost a Python step for every line of every item before the one asked
+    for (a route's rules, their backends)."""
     lines, indents = doc.lines, doc.indents
     col = node.col
+    count = len(indents)
     seen = -1
     at = node.line
-    while at < len(lines):
-        indent = indents[at]
-        if indent > col:  # deeper, blank, or a comment
-            at += 1
-            continue
-        if indent < col:
-            break
+    if at < count and indents[at] != col:
+        # Not a line at the dashes' column (a sequence starts on one): the lines up to the first
+        # that is, as the loop below reads those after each item.
+        try:
+            nxt = indents.index(col, at)
+        except ValueError:
+            nxt = count
+        if min(indents[at:nxt]) < col:
+            return None
+        at = nxt
+    while at < count:
         text = lines[at]
         if not _is_dash(text, col):
             if node.indentless:
-                break
+                return None
             raise _Declined
         seen += 1
         if seen == index:
@@ -559,7 +640,13 @@ def _find_item(doc: _Doc, node: _Node, index: int) -> _Node | None:
                 return _Node("map", at, start)
             kind, end = _value(text, start)
             return _scalar(doc, at, start, kind, end, col)
-        at += 1
+        try:
+            nxt = indents.index(col, at + 1)
+        except ValueError:
+            nxt = count
+        if nxt > at + 1 and min(indents[at + 1 : nxt]) < col:
+            return None  # a line indented less ends the sequence before the next item
+        at = nxt
     return None
 
 
@@ -578,7 +665,10 @@ def locate(text: str, paths: Sequence[Sequence[PathPart]], line_ends: bool = Fal
         if doc.odd:
             raise _Declined
         if text.isascii():
-            if text.encode("ascii").translate(None, _QUIET_BYTES):
+            if doc.noted:
+                if not _NOTED.keys().isdisjoint(doc.lines):
+                    _check_noted(doc)
+            elif text.encode("ascii").translate(None, _QUIET_BYTES):
                 _check(text, doc, _NOTEWORTHY_ASCII)
         elif _NOTEWORTHY.search(text) is not None:
             _check(text, doc, _NOTEWORTHY)
