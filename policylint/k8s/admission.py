@@ -41,6 +41,7 @@ from policylint.k8s.verdicts import (
     Check,
     PrunedField,
     Rejection,
+    admission_record,
     content_key,
     earlier_keys,
     kept_key,
@@ -440,7 +441,7 @@ def _admit(admissions: Admissions, obj: K8sObject, found: tuple[Mapping[str, Any
         store.add(kept, value)
         if again is not None:
             store.add(again, value)
-    return Admission(problems, failures, source, given, tuple(pruned))
+    return admission_record(problems, failures, source, given, pruned)
 
 
 def _run_shapes(catalogue: Catalogue, data: Any) -> dict[int, Any]:

@@ -79,8 +79,11 @@ class Admissions:
         if self._expected is not None:
             take, self._expected = self._expected, None
             take(self)
-        if obj in self._verdicts:
-            return self._verdicts[obj]
+        # Asked by every rule and stage that reads a verdict, most often of an object answered
+        # before: one lookup.
+        found = self._verdicts.get(obj, _UNASKED)
+        if found is not _UNASKED:
+            return found  # type: ignore[no-any-return]
         if type(obj) is LazyObject and obj.unread and self.catalogue.schema(obj) is None:
             # What `admit` says of a mapping no schema decides, without reading an object a
             # scoped run built from its file's shell (policylint.k8s.lazy).
@@ -89,5 +92,7 @@ class Admissions:
         found = self._verdicts[obj] = admission.admit(self, obj)
         return found
 
+
+_UNASKED: Any = object()  # no verdict held for the object yet (`Admissions.verdict`)
 
 __all__ = ["Admissions"]

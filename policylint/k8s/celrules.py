@@ -198,12 +198,6 @@ class _CelRun(RuleOutcomes):
             if own:
                 yield from self._node(raw, node, parts)  # most often an empty tuple
 
-    def _shape(self, raw: Any) -> Any:
-        """`cel.shape` of the value: the run's shapes are mostly known already, and looked up here
-        first (a live scalar never has the id of a map or list the memo holds alive)."""
-        got = self.shapes.get(id(raw), _UNSET)
-        return self.cel.shape(raw, self.shapes) if got is _UNSET else got
-
     def _dirty(self) -> None:
         """Something under every subtree being walked was refused or left out: keep no answer for them."""
         for frame in self.open_:
@@ -217,8 +211,37 @@ class _CelRun(RuleOutcomes):
             self._dirty()
             return ()  # the value or a parent has the wrong type: PL010's finding
         # Transition rules and unsupported functions are left out: `policylint rules --cel-coverage`.
-        rules = self.cel.node_rules(node)
-        known, slots = self._known(raw, node, parts, rules)
+        cel = self.cel
+        rules = cel.node_rules(node)
+        # The outcomes of all the node's rules on a value seen before that they cannot tell from
+        # this one, if any; else the slots to keep this value's outcomes under. First a value of
+        # the same content (repositories repeat their routes' rules, matches and filters), then
+        # one that agrees with it in what the rules read together (`cel.rules_key`: a route's rule
+        # that differs from others only in its backends' names), one key for all the node's rules
+        # where each rule's own would be worked out one by one. Here, not in a method of its own:
+        # every node with rules of every new value asks.
+        known: tuple[Any, ...] | None = None
+        slots: tuple[Any, ...] = ()
+        if parts and rules:
+            shapes = self.shapes
+            whole = shapes.get(id(raw), _UNSET)
+            if whole is _UNSET:
+                whole = cel.shape(raw, shapes)
+            if whole is not None:
+                results = self.results
+                node_slot = (id(node), "", (whole,))
+                known = results.get(node_slot)
+                if known is None:
+                    together = cel.rules_key(rules, raw, shapes, node)
+                    if together is None:
+                        slots = (node_slot,)
+                    else:
+                        together_slot = (id(node), "+", (together,))
+                        known = results.get(together_slot)
+                        if known is None:
+                            slots = (node_slot, together_slot)
+                        else:
+                            results[node_slot] = known
         if known is not None:
             # Most values' outcomes are known, and every rule passed on them: `_rules` would only
             # add up their costs, each within the budget if the last one is (none is negative),
@@ -291,35 +314,6 @@ class _CelRun(RuleOutcomes):
                 self.results[slot] = tuple(seen)
         return found
 
-    def _known(
-        self, raw: Any, node: Mapping[str, Any], parts: tuple[Any, ...], rules: tuple[Any, ...]
-    ) -> tuple[tuple[Any, ...] | None, tuple[Any, ...]]:
-        """The outcomes of all the node's rules on a value seen before that they cannot tell from
-        this one, if any; else the slots to keep this value's outcomes under.
-
-        First a value of the same content (repositories repeat their routes' rules, matches and
-        filters), then one that agrees with it in what the rules read together (`cel.rules_key`: a
-        route's rule that differs from others only in its backends' names), one key for all the
-        node's rules where each rule's own would be worked out one by one."""
-        if not parts or not rules:
-            return None, ()
-        whole = self._shape(raw)
-        if whole is None:
-            return None, ()
-        node_slot = (id(node), "", (whole,))
-        known = self.results.get(node_slot)
-        if known is not None:
-            return known, ()
-        together = self.cel.rules_key(rules, raw, self.shapes, node)
-        if together is None:
-            return None, (node_slot,)
-        together_slot = (id(node), "+", (together,))
-        known = self.results.get(together_slot)
-        if known is not None:
-            self.results[node_slot] = known
-            return known, ()
-        return None, (node_slot, together_slot)
-
     def _refused(
         self,
         validation: Mapping[str, Any],
@@ -357,7 +351,7 @@ class _CelRun(RuleOutcomes):
         yield Rejection(Check.CEL, parts, at, said, reason, failure)
 
 
-# A node's rules' outcomes (`_CelRun._known`) where every rule passed -> what they cost together
+# A node's rules' outcomes (`_CelRun._node`) where every rule passed -> what they cost together
 # (`_passing`): a few dozen distinct tuples a run, most nodes' outcomes one of them.
 _PASSING: dict[tuple[Any, ...], int] = {}
 

@@ -461,7 +461,7 @@ class _Differential(RuleOutcomes):
         together_slot = None
         if known is None and node_slot is not None:
             # A value that agrees with one seen before in what the node's rules read together
-            # (`cel.rules_key`, as the first's walk keys them: `celrules._CelRun._known`): a
+            # (`cel.rules_key`, as the first's walk keys them: `celrules._CelRun._node`): a
             # policy's `spec` is its own, with its targets' names, which its rules do not read.
             if together is _UNSET:
                 together = cel.rules_key(rules, raw, self.shapes, node)

@@ -188,7 +188,9 @@ def rules_key(
     them numbered first). Two values with one key have the same key under each rule
     (`result_key`), so the rules' outcomes on one stand for the other: a route's rule that differs
     from the others only in its backends' names is one key for the rules that read its filters."""
-    plan = _together(node, rules)
+    # The node's plan looked up here, `_together` called only for its first value.
+    got = _TOGETHERS.get(id(node))
+    plan = got[1] if got is not None and got[0] is node else _together(node, rules)
     if plan is None:
         return None
     keyed, literals = plan

@@ -341,26 +341,39 @@ def _numbered_leaf(shape: Callable[[Any, dict[int, Any]], Any], string: bool) ->
 
 def _map_projector(need: Need, shape: Callable[[Any, dict[int, Any]], Any], numbered: bool, info: _Info | None) -> Projector:
     """`_project_map` with its need and info fixed."""
-    if need.size and info is not None and info.kind == "map" and need.items is None and not need.fields:
-        nullable = info.additional is not None and info.additional.nullable
-
-        def size(value: dict[Any, Any], shapes: dict[int, Any], strings: dict[str, int] | None) -> Any:
-            return (_MAP, sum(1 for v in value.values() if v is not None or nullable))
-
-        return size
-    if need.size or need.items is not None or (need.escaped and (info is None or not info.kind.startswith("object"))):
-        return _whole(shape)
+    keyed_whole = _map_whole(need, shape, info)
+    if keyed_whole is not None:
+        return keyed_whole
     steps = _field_steps(need, shape, numbered, None if info is None else info.fields)
 
     def project_map(value: dict[Any, Any], shapes: dict[int, Any], strings: dict[str, int] | None) -> Any:
         parts: list[Any] = [_MAP]
         append = parts.append
-        for name, how, string, sub, inner in steps:
+        for name, how, string, sub, inner, listed in steps:
             got = value.get(name, _ABSENT)
             if got is not _ABSENT and got is not None:
                 t = type(got)
                 if how == _BELOW:
-                    got = inner(got, shapes, strings) if t is dict else sub(got, shapes, strings)
+                    # A map or a list straight to its projector, without `sub`'s call to choose.
+                    got = (
+                        inner(got, shapes, strings)
+                        if t is dict
+                        else listed(got, shapes, strings)
+                        if t is list
+                        else sub(got, shapes, strings)
+                    )
+                    if got is NO_KEY:
+                        return NO_KEY
+                elif how == _COUNTED:
+                    # A field read only for its size: a list's is its length, as `_list_projector`
+                    # keys it, without a call (a map's depends on its node, a string's is read whole).
+                    got = (
+                        (_LIST, len(got))
+                        if t is list
+                        else inner(got, shapes, strings)
+                        if t is dict
+                        else sub(got, shapes, strings)
+                    )
                     if got is NO_KEY:
                         return NO_KEY
                 elif how == _PRESENT:
@@ -384,16 +397,31 @@ def _map_projector(need: Need, shape: Callable[[Any, dict[int, Any]], Any], numb
     return project_map
 
 
+def _map_whole(need: Need, shape: Callable[[Any, dict[int, Any]], Any], info: _Info | None) -> Projector | None:
+    """`_project_map`'s first two cases, a map read for its size or whole; None: by its fields."""
+    if need.size and info is not None and info.kind == "map" and need.items is None and not need.fields:
+        nullable = info.additional is not None and info.additional.nullable
+
+        def size(value: dict[Any, Any], shapes: dict[int, Any], strings: dict[str, int] | None) -> Any:
+            return (_MAP, sum(1 for v in value.values() if v is not None or nullable))
+
+        return size
+    if need.size or need.items is not None or (need.escaped and (info is None or not info.kind.startswith("object"))):
+        return _whole(shape)
+    return None
+
+
 def _field_steps(
     need: Need, shape: Callable[[Any, dict[int, Any]], Any], numbered: bool, fields: dict[str, _Info] | None
-) -> tuple[tuple[str, int, bool, Projector, Projector], ...]:
+) -> tuple[tuple[str, int, bool, Projector, Projector, Projector], ...]:
     """Per field `_map_projector` reads: its name; how it is keyed without a call where it can be
     (`_BELOW`: a map by the map projector of what is read of it, anything else by its projector;
     `_SHAPED`: read whole, a string, an integer or a boolean its shape, which `shape` gives as the
     string itself or (type, value); `_NUMBERED`: the same, a string its number in the pattern, as
     `project`'s first case; `_PRESENT`: only tested with has(), its kind); whether its node takes
-    a string as it is; its projector; and, for `_BELOW`, the projector of a map there."""
-    plan: list[tuple[str, int, bool, Projector, Projector]] = []
+    a string as it is; its projector; for `_BELOW` and `_COUNTED` (a field read only for its size),
+    the projector of a map there; and for `_BELOW`, of a list there."""
+    plan: list[tuple[str, int, bool, Projector, Projector, Projector]] = []
     for name, sub in need.fields.items():
         below = None if fields is None else fields.get(name)
         how = _BELOW
@@ -401,14 +429,17 @@ def _field_steps(
             how = _NUMBERED if numbered and not sub.size and not sub.fields and sub.items is None else _SHAPED
         elif not sub.size and not sub.fields and sub.items is None and not sub.escaped:
             how = _PRESENT
+        elif sub.size and not sub.fields and sub.items is None:
+            how = _COUNTED
         keyed = projector(sub, shape, numbered, below)
-        inner = _map_projector(sub, shape, numbered, below) if how == _BELOW else keyed
-        plan.append((name, how, below is not None and below.string, keyed, inner))
+        inner = _map_projector(sub, shape, numbered, below) if how in (_BELOW, _COUNTED) else keyed
+        listed = _list_projector(sub, shape, numbered, below) if how == _BELOW else keyed
+        plan.append((name, how, below is not None and below.string, keyed, inner, listed))
     return tuple(plan)
 
 
 # How `_map_projector` keys a field's string, integer or boolean (see there).
-_BELOW, _SHAPED, _NUMBERED, _PRESENT = 0, 1, 2, 3
+_BELOW, _SHAPED, _NUMBERED, _PRESENT, _COUNTED = 0, 1, 2, 3, 4
 _BARE_MAP = (_MAP,)  # a map no field of which is read
 
 
