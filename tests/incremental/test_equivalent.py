@@ -228,13 +228,15 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     from policylint.input import reader
 
     made: list[str] = []
-    real = reader._read_file
+    # A file read as an input file, or as its staged blob (`on_disk`'s one read of its size).
+    for name in ("_read_file", "_read_sized"):
+        real = getattr(reader, name)
 
-    def counted(source: Any) -> Any:
-        made.append(source.display)
-        return real(source)
+        def counted(source: Any, real: Any = real) -> Any:
+            made.append(source.display)
+            return real(source)
 
-    monkeypatch.setattr(reader, "_read_file", counted)
+        monkeypatch.setattr(reader, name, counted)
     return made
 
 

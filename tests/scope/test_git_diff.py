@@ -367,6 +367,66 @@ def test_a_sha256_repository_reads_its_staged_files_from_disk(tmp_path: Path, mo
     assert len(old_gateway) == 64
 
 
+def test_a_staged_file_on_disk_is_read_in_one_read_and_taken_only_as_its_blob(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file whose bytes on disk are its staged blob is read in one read of the size fstat
+    gives (the read to the end of the file is one more system call per file, 3,319 in a large
+    repository's hook run); one edited since, or past the size bound, is not taken for the blob:
+    git's bytes are."""
+    import os
+
+    from policylint.input import bounds, reader
+    from policylint.input.sources import Source
+
+    path = tmp_path / "a.yaml"
+    path.write_bytes(CLASS.encode())
+    blob = hashlib.sha1(b"blob %d\0%s" % (len(CLASS), CLASS.encode())).hexdigest()
+    source = Source(display="a.yaml", fs_path=str(path), blob=blob)
+    reads: list[int] = []
+    real = os.read
+
+    def counted(fd: int, size: int) -> bytes:
+        reads.append(size)
+        return real(fd, size)
+
+    monkeypatch.setattr(reader.os, "read", counted)
+    assert reader.on_disk(source, blob) == CLASS.encode()
+    assert reads == [len(CLASS) + 1]  # the tree before read again to the end of the file
+    path.write_bytes(CLASS.encode() + b"# edited\n")
+    assert reader.on_disk(source, blob) is None
+    path.write_bytes(CLASS.encode())
+    monkeypatch.setattr(bounds, "MAX_FILE_BYTES", len(CLASS) - 1)
+    del reads[:]
+    assert reader.on_disk(source, blob) is None
+    assert reads == []  # past the bound: git reads the blob, the file is not
+
+
+def test_a_staged_file_read_keeps_every_field_of_its_source(tmp_path: Path) -> None:
+    """The staged snapshot names each field of a source read (`_with_content`, which `replace`
+    made more slowly): a field `Source` gains must be named there too."""
+    import dataclasses
+
+    from policylint.input import staged as staged_module
+    from policylint.input.sources import Source
+
+    source = Source(
+        display="a.yaml", fs_path="/x/a.yaml", problem="p", identity=(1, 2), nofollow=True, blob="0" * 40, snapshot=False
+    )
+    assert {f.name for f in dataclasses.fields(Source)} == {
+        "display",
+        "fs_path",
+        "content",
+        "snapshot",
+        "problem",
+        "identity",
+        "nofollow",
+        "blob",
+    }
+    made = staged_module._with_content(source, b"x")
+    assert made == dataclasses.replace(source, content=b"x", snapshot=True, blob=None)
+
+
 def test_the_index_is_listed_and_parsed_once_for_the_staged_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`--staged` reads the index for two questions (the files staged but gone from the working
     tree, and each file's staged content): it is parsed once for both, and the run still reads
