@@ -446,6 +446,45 @@ def test_a_directory_named_as_path_and_as_context_is_walked_once(tmp_path: Path,
         assert twice.notes == alone.notes * 3
 
 
+def test_a_directory_named_again_adds_its_sources_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second naming of a walked directory takes the first walk's sources as they were added:
+    each is keyed (its absolute path worked out) once, where each was added again and dropped."""
+    import os
+
+    from policylint.input import sources as sources_module
+
+    (tmp_path / "a").mkdir()
+    for name in ("a/x.yaml", "a/y.yml", "b.yaml"):
+        (tmp_path / name).write_text(CLASS)
+    monkeypatch.chdir(tmp_path)
+    alone = sources_module.discover_all(["."])
+    added: list[str] = []
+    keys: list[str] = []
+    real = sources_module._Sources.add
+
+    def counted(self: Any, source: Any) -> None:
+        added.append(source.display)
+        real(self, source)
+        keys.extend(k for k, s in self.sources.items() if s is source)
+
+    monkeypatch.setattr(sources_module._Sources, "add", counted)
+    twice = sources_module.discover_all([".", "./", "."])
+    assert sorted(added) == ["a/x.yaml", "a/y.yml", "b.yaml"]
+    assert [s.display for s in twice.sources] == [s.display for s in alone.sources]
+    # Keyed as `os.path.abspath` keys them, the working directory asked once.
+    assert sorted(keys) == sorted(os.path.abspath(s.fs_path) for s in twice.sources if s.fs_path is not None)
+
+
+@pytest.mark.parametrize("directory", [".", "..", "a", "a/b", "/", "//", "///", "/a", "//a", "./a", "a/..", "a//b/", "../a", "a/./b"])
+def test_a_walked_entry_is_named_as_normpath_names_it(directory: str) -> None:
+    import os
+
+    from policylint.input.sources import _below
+
+    for name in ("x.yaml", "a b.yml", "\udcff.yaml", "..x.yaml"):
+        assert _below(os.path.normpath(directory), name) == os.path.normpath(os.path.join(directory, name))
+
+
 @pytest.mark.parametrize(
     ("fs_path", "reported"),
     [
