@@ -429,7 +429,11 @@ class _Sources:
         # `team-x/a.yaml` and `../apps/team-x/a.yaml` (a context of `..` from a subdirectory) are
         # one file, named as the first root that reaches it names it.
         path = source.fs_path
-        key = os.path.normpath(path if os.path.isabs(path) else os.path.join(self._cwd, path)) if path is not None else source.display
+        key = (
+            os.path.normpath(path if os.path.isabs(path) else os.path.join(self._cwd, path))
+            if path is not None
+            else source.display
+        )
         if key in self.sources:
             return
         owner = self.displays.setdefault(source.display, key)

@@ -503,7 +503,9 @@ def test_a_directory_named_again_adds_its_sources_once(tmp_path: Path, monkeypat
     assert sorted(keys) == sorted(os.path.abspath(s.fs_path) for s in twice.sources if s.fs_path is not None)
 
 
-@pytest.mark.parametrize("directory", [".", "..", "a", "a/b", "/", "//", "///", "/a", "//a", "./a", "a/..", "a//b/", "../a", "a/./b"])
+@pytest.mark.parametrize(
+    "directory", [".", "..", "a", "a/b", "/", "//", "///", "/a", "//a", "./a", "a/..", "a//b/", "../a", "a/./b"]
+)
 def test_a_walked_entry_is_named_as_normpath_names_it(directory: str) -> None:
     import os
 
