@@ -30,6 +30,7 @@ from policylint.values import frozen
 
 if TYPE_CHECKING:
     from policylint.findings import Finding
+    from policylint.incremental import memo
     from policylint.incremental.resident import Resident
     from policylint.input.git import Change
     from policylint.input.sources import Source
@@ -290,6 +291,10 @@ class _Kept:
 
         self.request = request
         self.cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
+        # What a scoped run kept of its part, read once: asked before the change's side runs
+        # (`Base.read_back`) and again for the findings to match (`introduced`).
+        self._members: tuple[tuple[frozenset[ObjectKey], frozenset[str], frozenset[str]] | None] | None = None
+        self._named: memo.Keys | None = None
         cache = self.cache
         if cache is None:
             self.files: list[tuple[str, str | None]] = []
@@ -300,9 +305,16 @@ class _Kept:
         ]
 
     def _entry(self, part: Part | None) -> str | None:
+        return self._keys().key(part) if self.cache is not None else None
+
+    def _keys(self) -> memo.Keys:
+        """The entries' names over these files, their common part worked out once."""
         from policylint.incremental import memo
 
-        return memo.key(self.cache, self.request, self.files, part) if self.cache is not None else None
+        if self._named is None:
+            assert self.cache is not None
+            self._named = memo.Keys(self.cache, self.request, self.files)
+        return self._named
 
     def recall(self, part: Part | None = None) -> frozenset[str] | None:
         """The fingerprints kept for the whole base, or for `part` of it; None if none are."""
@@ -312,23 +324,23 @@ class _Kept:
         return memo.recall(self.cache, entry) if entry is not None and self.cache is not None else None
 
     def _members_entry(self) -> str | None:
-        from policylint.incremental import memo
-
-        return memo.key(self.cache, self.request, self.files, members=True) if self.cache is not None else None
+        return self._keys().key(members=True) if self.cache is not None else None
 
     def members(self) -> tuple[frozenset[ObjectKey], frozenset[str], frozenset[str]] | None:
         """What a scoped run over these files kept of its part (policylint.incremental.memo.members)."""
         from policylint.incremental import memo
 
-        entry = self._members_entry()
-        return memo.members(self.cache, entry) if entry is not None and self.cache is not None else None
+        if self._members is None:
+            entry = self._members_entry()
+            self._members = (memo.members(self.cache, entry) if entry is not None and self.cache is not None else None,)
+        return self._members[0]
 
     def recall_members(self, part: Part) -> frozenset[str] | None:
-        """The fingerprints a scoped run over these files kept, if its part covers `part`."""
+        """The fingerprints a scoped run over these files kept, if its part covers `part`
+        (`memo.recall_members`, of the entry read once)."""
         from policylint.incremental import memo
 
-        entry = self._members_entry()
-        return memo.recall_members(self.cache, entry, part) if entry is not None and self.cache is not None else None
+        return memo.covered(self.members(), part)
 
     def remember(self, part: Part, fingerprints: frozenset[str]) -> None:
         from policylint.incremental import memo

@@ -235,18 +235,35 @@ def key(
     when no entry may be kept: a file without a content key (standard input, which is never
     cached; one that could not be read), a baseline being written, a setting `settings` cannot
     write."""
-    if request.write_baseline is not None or any(k is None for _, k in files):
-        return None
-    shaping = settings(request)
-    if shaping is None:
-        return None
-    h = hashlib.blake2b(digest_size=20)
-    h.update(FORMAT.to_bytes(2, "big") + code_stamp() + shaping)
-    h.update(json.dumps(list(files), ensure_ascii=True, separators=(",", ":")).encode("ascii"))
-    if part is not None:
-        named, objects = part
-        h.update(json.dumps([sorted(named), sorted(json.dumps(list(k)) for k in objects)], ensure_ascii=True).encode("ascii"))
-    return cache.named(_MEMBERS_NAME if members else _NAME if part is None else _PART_NAME, h.digest())
+    return Keys(cache, request, files).key(part, members=members)
+
+
+class Keys:
+    """`key` of one request over one list of files, for several entries (the whole run's, a
+    part's, the members'): the settings and the files, most of the work at thousands of files,
+    written and hashed once."""
+
+    def __init__(self, cache: ParseCache, request: LintRequest, files: Sequence[tuple[str, str | None]]) -> None:
+        self._cache = cache
+        self._hashed: hashlib.blake2b | None = None
+        if request.write_baseline is not None or any(k is None for _, k in files):
+            return
+        shaping = settings(request)
+        if shaping is None:
+            return
+        h = hashlib.blake2b(digest_size=20)
+        h.update(FORMAT.to_bytes(2, "big") + code_stamp() + shaping)
+        h.update(json.dumps(list(files), ensure_ascii=True, separators=(",", ":")).encode("ascii"))
+        self._hashed = h
+
+    def key(self, part: Part | None = None, *, members: bool = False) -> str | None:
+        if self._hashed is None:
+            return None
+        h = self._hashed.copy()
+        if part is not None:
+            named, objects = part
+            h.update(json.dumps([sorted(named), sorted(json.dumps(list(k)) for k in objects)], ensure_ascii=True).encode("ascii"))
+        return self._cache.named(_MEMBERS_NAME if members else _NAME if part is None else _PART_NAME, h.digest())
 
 
 def recall(cache: ParseCache, entry: str) -> frozenset[str] | None:
@@ -312,7 +329,11 @@ def recall_members(cache: ParseCache, entry: str, part: Part) -> frozenset[str] 
     """The fingerprints kept under `entry` when they cover `part` (its objects among the
     members, its files among those covered whole), else None: missing, corrupt, not what
     `remember_members` writes, or about other objects."""
-    kept = members(cache, entry)
+    return covered(members(cache, entry), part)
+
+
+def covered(kept: tuple[frozenset[ObjectKey], frozenset[str], frozenset[str]] | None, part: Part) -> frozenset[str] | None:
+    """The fingerprints of `kept` (what `members` read) when they cover `part`, else None."""
     if kept is None:
         return None
     keys, files, found = kept

@@ -22,16 +22,20 @@ def commit_sources(
     from policylint.input import git, nonmanifest
     from policylint.input.sources import MANIFEST_SUFFIXES, Source, display_name
 
-    roots = [os.path.abspath(p) for p in paths]
+    # Each root, and the start of every path under it.
+    roots = [(r, r.rstrip(os.sep) + os.sep) for r in map(os.path.abspath, paths)]
     exclude = walk.exclude_matcher() if walk is not None else None
     chosen: list[tuple[str, str, str]] = []  # (display name, absolute path, blob id)
     directories: dict[str, tuple[bool, bool]] = {}  # what classifying found of each directory
     here = os.path.join(os.getcwd(), "")
+    # `os.path.join(root, path)` for a path git lists (relative, never empty), joined as its
+    # answer without its call per file.
+    top = os.path.join(root, "")
     for path, blob in git.tree_files(commit, root):
-        absolute = os.path.join(root, path)
-        if not path.endswith(MANIFEST_SUFFIXES) or not any(
-            absolute == r or absolute.startswith(r.rstrip(os.sep) + os.sep) for r in roots
-        ):
+        if not path.endswith(MANIFEST_SUFFIXES):
+            continue
+        absolute = top + path
+        if not any(absolute == r or absolute.startswith(under) for r, under in roots):
             continue
         if nonmanifest.classify_path(absolute, helm_templates=helm_templates, directories=directories) is not None:
             continue

@@ -339,13 +339,24 @@ def _read_blobs(request: Sequence[bytes], cwd: str) -> list[bytes | None]:
 
 def tree_files(commit: str, root: str) -> list[tuple[str, str]]:
     """The regular files of `commit` (a commit or tree id), relative to the repository root, each with
-    its blob's object id."""
+    its blob's object id.
+
+    Within a command's `snapshot`, the listing of the commit's top tree is kept too, as `git
+    ls-tree -z --full-tree COMMIT` prints it: `-t` lists every tree before what it holds, so the
+    entries named without a `/` are the top tree's, in its order. The gate asks for that listing
+    at the base (policylint.input.gitref: the configuration's names), which was one more git
+    process for every run that lists the base's files."""
     out = []
-    for entry in _git(["ls-tree", "-r", "-z", "--full-tree", "--end-of-options", commit], root).split(b"\0"):
+    top: list[bytes] = []
+    for entry in _git(["ls-tree", "-r", "-t", "-z", "--full-tree", "--end-of-options", commit], root).split(b"\0"):
         meta, _, path = entry.partition(b"\t")
+        if entry and b"/" not in path:
+            top.append(entry + b"\0")
         fields = meta.split(b" ")
         if len(fields) == 3 and fields[0] in _FILE_MODES and fields[1] == b"blob":
             out.append((os.fsdecode(path), fields[2].decode("ascii")))
+    if _SNAPSHOT is not None:
+        _SNAPSHOT.answers.setdefault((os.path.abspath(root), ("ls-tree", "-z", "--full-tree", commit)), b"".join(top))
     return out
 
 

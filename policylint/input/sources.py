@@ -200,14 +200,25 @@ class _Here:
     whether anything filters its entries (and its absolute path to match them against), whether
     it is a chart's own directory, and the subdirectories to enter."""
 
-    __slots__ = ("absolute", "filtering", "gitignores", "in_chart", "subdirs")
+    __slots__ = ("absolute", "filtering", "gitignores", "in_chart", "named", "subdirs")
 
-    def __init__(self, gitignores: tuple[Matcher, ...], filtering: bool, absolute: str, in_chart: bool) -> None:
+    def __init__(self, gitignores: tuple[Matcher, ...], filtering: bool, absolute: str, in_chart: bool, named: str) -> None:
         self.gitignores = gitignores
         self.filtering = filtering
         self.absolute = absolute
         self.in_chart = in_chart
+        # The directory's normalised path, as the start of its entries' (`_below`).
+        self.named = named
         self.subdirs: list[str] = []
+
+
+def _below(directory: str, name: str) -> str:
+    """`os.path.normpath(os.path.join(directory, name))` for a normalised `directory` and the name
+    of one of its entries (no separator, neither `.` nor `..`): the walk names every file it finds
+    so, and normpath's own parse of the whole path was a third of a repository walk's time."""
+    if directory == os.curdir:
+        return name
+    return directory + name if directory.endswith(os.sep) else directory + os.sep + name
 
 
 class _Walker:
@@ -283,10 +294,10 @@ class _Walker:
         filtering = self.exclude is not None or bool(gitignores)
         absolute = os.path.abspath(directory) if filtering else ""
         # A chart's own directory: its Chart.yaml and values files are not manifests.
-        return _Here(gitignores, filtering, absolute, nonmanifest.CHART_FILE in names)
+        return _Here(gitignores, filtering, absolute, nonmanifest.CHART_FILE in names, os.path.normpath(directory))
 
     def _ignored(self, here: _Here, name: str, is_dir: bool) -> bool:
-        return here.filtering and ignored(os.path.join(here.absolute, name), is_dir, self.exclude, here.gitignores, self.tracked)
+        return here.filtering and ignored(_below(here.absolute, name), is_dir, self.exclude, here.gitignores, self.tracked)
 
     def _entry(self, entry: os.DirEntry[str], here: _Here) -> None:
         """One entry of a listed directory: a directory to enter, a source, a file that is not a
@@ -330,7 +341,7 @@ class _Walker:
         if category is not None:
             self.skipped.append(Skipped(display_name(os.path.normpath(entry.path)), category))
         elif manifest:
-            self.out.append(Source(display=display_name(os.path.normpath(entry.path)), fs_path=entry.path, nofollow=True))
+            self.out.append(Source(display=display_name(_below(here.named, entry.name)), fs_path=entry.path, nofollow=True))
 
 
 def _link(
@@ -408,6 +419,8 @@ class _Sources:
     def __init__(self) -> None:
         self.sources: dict[str, Source] = {}
         self.displays: dict[str, str] = {}  # display name -> the path that has it
+        # `os.path.abspath` asks the working directory of every relative path: asked once here.
+        self._cwd = os.getcwd()
 
     def add(self, source: Source) -> None:
         # `policylint .` and `policylint a.yaml` must name (and de-duplicate) a file alike: the
@@ -415,7 +428,12 @@ class _Sources:
         # can share (`x\xff.yaml` spelled out, and one with the raw byte 0xff). Absolute, so that
         # `team-x/a.yaml` and `../apps/team-x/a.yaml` (a context of `..` from a subdirectory) are
         # one file, named as the first root that reaches it names it.
-        key = os.path.abspath(source.fs_path) if source.fs_path is not None else source.display
+        path = source.fs_path
+        key = (
+            os.path.normpath(path if os.path.isabs(path) else os.path.join(self._cwd, path))
+            if path is not None
+            else source.display
+        )
         if key in self.sources:
             return
         owner = self.displays.setdefault(source.display, key)
@@ -521,8 +539,11 @@ def discover_all(
                 # (README "Exit codes"). A path that does not exist still is one: the typo a CI
                 # gate must catch.
                 notes.append(f"no manifests found under {display_name(path)} (no *.yaml, *.yml or *.json files)")
-            for source in found:
-                add(source)
+            if again is None:
+                # Added once: the first naming added every source of the walk, each under the key
+                # of its path, where `add` would find each again and drop it.
+                for source in found:
+                    add(source)
         elif stat.S_ISREG(st.st_mode):
             category = nonmanifest.classify_path(path, helm_templates=helm_templates)
             if category is not None:

@@ -220,6 +220,50 @@ def test_the_changes_side_records_nothing_for_a_base_read_back(
     assert counted["residents"] == [None]
 
 
+def test_the_base_read_back_reads_its_entry_once_and_names_its_entries_from_one_hash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, without_kept_results: None
+) -> None:
+    """The base side of the test above asks what the run that checked the base kept of its part
+    before the change's side runs (`Base.read_back`) and again for the findings to match: the
+    entry is read and decoded once, and the base's settings and files written for the names of
+    its entries (the whole base's, the part's, the members') once, where each was worked out
+    for every name and the members' entry read twice."""
+    from policylint.incremental import memo
+
+    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
+    root = tmp_path / "repo"
+    files = _corpus(11, 130, isolated=True)
+    _committed(root, files)
+    monkeypatch.chdir(root)
+    cache = str(tmp_path / "cache")
+    changed = _typo(files, "tenant-00001")
+    _write(root, files)
+    git(root, "add", "-A")
+    check("--staged", "--cache-dir", cache)
+    git(root, "commit", "-q", "-m", "typo")
+    changed[0]["metadata"]["labels"] = {"edited": "yes"}
+    _write(root, files)
+    git(root, "add", "-A")
+    cold = check("--staged", "--no-cache")
+    read: list[str] = []
+    written: list[bool] = []
+    real_members, real_settings = memo.members, memo.settings
+
+    def members(cache: ParseCache, entry: str) -> Any:
+        read.append(entry)
+        return real_members(cache, entry)
+
+    def settings(request: LintRequest) -> Any:
+        written.append(request.sources is not None)  # the base side's request names its sources
+        return real_settings(request)
+
+    monkeypatch.setattr(memo, "members", members)
+    monkeypatch.setattr(memo, "settings", settings)
+    assert check("--staged", "--cache-dir", cache) == cold
+    assert len(read) == 1
+    assert written.count(True) == 1
+
+
 def test_what_a_changed_file_held_at_the_base_is_read_from_the_parse_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -175,17 +175,17 @@ def test_other_settings_do_not_read_what_a_run_kept(repo: Path, tmp_path: Path, 
 
 
 def _entries(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The entry keys `memo.key` gives, in order."""
+    """The entry keys `memo.Keys` gives (`memo.key`'s among them), in order."""
     keys: list[str] = []
-    real = memo.key
+    real = memo.Keys.key
 
-    def recorded(*args: Any, **kwargs: Any) -> str | None:
-        found = real(*args, **kwargs)
+    def recorded(self: memo.Keys, *args: Any, **kwargs: Any) -> str | None:
+        found = real(self, *args, **kwargs)
         if found is not None:
             keys.append(found)
         return found
 
-    monkeypatch.setattr(memo, "key", recorded)
+    monkeypatch.setattr(memo.Keys, "key", recorded)
     return keys
 
 

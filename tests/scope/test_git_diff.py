@@ -323,9 +323,37 @@ def test_a_gated_staged_run_asks_git_each_question_once_and_reads_each_blob_once
     blobs = sorted(oid.decode() for args, sent in asked if args == ("cat-file", "--batch") and sent for oid in sent.split())
     assert blobs == sorted([staged["legacy.yaml"], old_gateway])
     # rev-parse (the top, HEAD), diff, cat-file (the old blob), ls-files, cat-file (the staged
-    # blob), ls-tree (the base's files), ls-tree (the configuration's names at HEAD); asked
-    # each time they were needed, that was 17 queries (6 of them again) and every blob read twice.
-    assert len(asked) == 8, asked
+    # blob), ls-tree (the base's files, and its top tree, where the configuration's names at
+    # HEAD are looked for: asked apart, that was an eighth); asked each time they were needed,
+    # that was 17 queries (6 of them again) and every blob read twice.
+    assert len(asked) == 7, asked
+    assert not any(args[0] == "ls-tree" and "-r" not in args for args in queries)
+
+
+def test_the_top_trees_listing_kept_with_a_commits_files_is_gits_own(tmp_path: Path) -> None:
+    """`tree_files` keeps, within a snapshot, the listing of the commit's top tree that the gate's
+    configuration lookup asks for: the same bytes as `git ls-tree -z --full-tree COMMIT`, with
+    the top's files, directories, a symlink and names that sort around `/`, and none asked of git."""
+    import os
+    import subprocess
+
+    from policylint.input import git as git_module
+
+    root = tmp_path / "r"
+    repository(
+        root,
+        {"a.yaml": "x: 1\n", "a-b.yaml": "x: 2\n", "a/b/c.yaml": "x: 3\n", "a.d/e.yaml": "x: 4\n", "z\tt.yaml": "x: 5\n"},
+    )
+    os.symlink("a.yaml", root / "link.yaml")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "link")
+    commit = git(root, "rev-parse", "HEAD").strip()
+    expected = subprocess.run(["git", "ls-tree", "-z", "--full-tree", commit], cwd=root, capture_output=True, check=True).stdout
+    with git_module.snapshot():
+        files = git_module.tree_files(commit, str(root))
+        kept = git_module._SNAPSHOT.answers if git_module._SNAPSHOT is not None else {}
+        assert kept[(str(root), ("ls-tree", "-z", "--full-tree", commit))] == expected
+    assert sorted(path for path, _ in files) == ["a-b.yaml", "a.d/e.yaml", "a.yaml", "a/b/c.yaml", "z\tt.yaml"]
 
 
 def test_outside_a_command_git_is_asked_again(repo: Path) -> None:
@@ -504,6 +532,47 @@ def test_a_directory_named_as_path_and_as_context_is_walked_once(tmp_path: Path,
         assert twice.skipped == alone.skipped
         # As three walks said it: the note of a directory with nothing found or skipped, per walk.
         assert twice.notes == alone.notes * 3
+
+
+def test_a_directory_named_again_adds_its_sources_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second naming of a walked directory takes the first walk's sources as they were added:
+    each is keyed (its absolute path worked out) once, where each was added again and dropped."""
+    import os
+
+    from policylint.input import sources as sources_module
+
+    (tmp_path / "a").mkdir()
+    for name in ("a/x.yaml", "a/y.yml", "b.yaml"):
+        (tmp_path / name).write_text(CLASS)
+    monkeypatch.chdir(tmp_path)
+    alone = sources_module.discover_all(["."])
+    added: list[str] = []
+    keys: list[str] = []
+    real = sources_module._Sources.add
+
+    def counted(self: Any, source: Any) -> None:
+        added.append(source.display)
+        real(self, source)
+        keys.extend(k for k, s in self.sources.items() if s is source)
+
+    monkeypatch.setattr(sources_module._Sources, "add", counted)
+    twice = sources_module.discover_all([".", "./", "."])
+    assert sorted(added) == ["a/x.yaml", "a/y.yml", "b.yaml"]
+    assert [s.display for s in twice.sources] == [s.display for s in alone.sources]
+    # Keyed as `os.path.abspath` keys them, the working directory asked once.
+    assert sorted(keys) == sorted(os.path.abspath(s.fs_path) for s in twice.sources if s.fs_path is not None)
+
+
+@pytest.mark.parametrize(
+    "directory", [".", "..", "a", "a/b", "/", "//", "///", "/a", "//a", "./a", "a/..", "a//b/", "../a", "a/./b"]
+)
+def test_a_walked_entry_is_named_as_normpath_names_it(directory: str) -> None:
+    import os
+
+    from policylint.input.sources import _below
+
+    for name in ("x.yaml", "a b.yml", "\udcff.yaml", "..x.yaml"):
+        assert _below(os.path.normpath(directory), name) == os.path.normpath(os.path.join(directory, name))
 
 
 @pytest.mark.parametrize(
