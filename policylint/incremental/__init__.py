@@ -14,6 +14,8 @@ the change invalidates (docs/performance.md, "Incremental analysis").
   only the files its part reaches.
 - `summaries.py`: the part of the repository a scoped run found, read back when the same run
   comes again.
+- `keptindex.py`: the directed part search's index of who reads whom, kept for the next run
+  and patched for the files changed since, rather than built over every object again.
 - `workspace.py`: `Workspace`, the in-memory texts an editor holds over the files on disk, and
   what each edit changes in the findings (the language server's entry point): each update
   analyses the part of the workspace the edited file reaches;

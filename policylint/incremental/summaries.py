@@ -11,6 +11,8 @@ reads: every object's key and file in order, every file's content key, the origi
 objects the change removed, the host-declaring kinds, and the code. The hook run again on the
 same commit (after a failure, or by pre-commit's stash-and-retry) finds the part without
 joining anything.
+A first run on a new commit takes the directed search's index the run before kept
+(policylint.incremental.keptindex), patched for the files changed since.
 
 It does not change what a run finds: the differential tests (tests/incremental/test_incremental.py) compare
 runs with a persistent cache to runs without one, byte for byte.
@@ -23,15 +25,16 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from policylint.incremental import keptindex
 from policylint.k8s.roster import Roster
 from policylint.semantics import components
 from policylint.semantics.components import Scoped
+from policylint.semantics.partgraph import PartGraph
 
 if TYPE_CHECKING:
     from policylint.input.cache import ParseCache
     from policylint.k8s.index import ProjectIndex
     from policylint.k8s.objects import K8sObject, KindRegistry, ObjectKey
-    from policylint.semantics.partgraph import PartGraph
 
 # Bump when an entry's layout or meaning changes.
 FORMAT = 2
@@ -72,14 +75,29 @@ def scope(
     # misses: the hook run again on the same commit reads its part back, and its base's
     # findings too, so no later run of the process needs the sets.
     made = (index.kinds, index.options.default_namespace, index.roster is not None)
-    entry = _part_entry(cache, roster, index.content_keys, files, removed, hosts, made)
+    rows = roster.file_rows(index.content_keys, index.kinds.is_cluster_scoped)
+    entry = _part_entry(cache, rows, files, removed, hosts, made) if rows is not None else None
     if entry is not None:
         kept = _recall_part(cache, entry, roster)
         if kept is not None:
             return kept[0]
+    # The directed index of an earlier run, patched for the files changed since
+    # (policylint.incremental.keptindex).
+    indexed = rows is not None
+    if indexed:
+        assert rows is not None
+        found = keptindex.scope(cache, roster, rows, files, removed, (*made[1:], hosts))
+        if not isinstance(found, keptindex.Undecided):
+            if entry is not None:
+                _remember_part(cache, entry, roster, found)
+            return found
     # The references of the objects of unchanged files are what their shells kept
     # (policylint.incremental.shells): only the files read again are walked.
+    graph = graph if graph is not None else PartGraph()
     scoped = components.scope(roster, files, removed, hosts=hosts, kept=graph)
+    if indexed:
+        assert rows is not None
+        keptindex.remember(cache, graph, rows, (*made[1:], hosts))
     if entry is not None:
         _remember_part(cache, entry, roster, scoped)
     return scoped
@@ -112,23 +130,19 @@ def _decoded(cache: ParseCache, entry: str) -> Any:
 
 def _part_entry(
     cache: ParseCache,
-    roster: Roster,
-    content_keys: Mapping[str, str],
+    rows: Iterable[list[object]],
     files: frozenset[str],
     removed: Sequence[ObjectKey],
     hosts: Mapping[tuple[str, str], str],
     made: tuple[KindRegistry, str, bool],
-) -> str | None:
-    """The entry of the part `components.scope` finds for these inputs; None when a file of an
-    object has no content key (standard input), whose objects no key can stand for. The objects'
-    keys, and what the search reads of them, are a function of their files' bytes, of whether
-    each of their kinds is cluster-scoped and of the default namespace (`made`): those are hashed,
-    file by file, rather than every object's key; and whether the objects' places are in the
-    files' input order (a roster) or the index's."""
-    kinds, default_namespace, in_input_order = made
-    rows = roster.file_rows(content_keys, kinds.is_cluster_scoped)
-    if rows is None:
-        return None
+) -> str:
+    """The entry of the part `components.scope` finds for these inputs, the files' `rows`
+    (`Roster.file_rows`: None when a file of an object has no content key, standard input, whose
+    objects no key can stand for). The objects' keys, and what the search reads of them, are a
+    function of their files' bytes, of whether each of their kinds is cluster-scoped and of the
+    default namespace (`made`): those are hashed, file by file, rather than every object's key;
+    and whether the objects' places are in the files' input order (a roster) or the index's."""
+    _, default_namespace, in_input_order = made
     h = hashlib.blake2b(digest_size=20)
     h.update(FORMAT.to_bytes(2, "big") + _code())
     h.update(_dumps([default_namespace, in_input_order, rows]))

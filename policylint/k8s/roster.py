@@ -197,7 +197,7 @@ class Roster(Sequence[K8sObject]):
                 found.update(k for k in self.keys_of(f) if k in wanted)
         return found | {key for key in wanted - found if self.with_key(key)}
 
-    def file_rows(self, content_keys: Mapping[str, str], is_cluster_scoped: ScopeOf) -> Iterable[list[object]] | None:
+    def file_rows(self, content_keys: Mapping[str, str], is_cluster_scoped: ScopeOf) -> list[list[object]] | None:
         """What each file's objects' keys are a function of, file by file in input order: its name,
         its content key, how many objects it holds and whether each of its kinds is cluster-scoped
         (the run's default namespace decides the rest); None when a file has no content key

@@ -99,7 +99,9 @@ and isolated ones; tests/scope/test_directed.py pins what the part holds on hand
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import NamedTuple
 
 from policylint.k8s.objects import ObjectKey
 from policylint.semantics.namerefs import Reference
@@ -109,6 +111,18 @@ _NAMESPACE = ("", "Namespace")
 # Kinds whose label selectors read nothing but cluster-scoped objects, or nothing the analysis
 # reads (the module docstring): a Gateway's namespace selectors, a core Service's Pod selector.
 _SELECTORS_READ_NOTHING = frozenset({("gateway.networking.k8s.io", "Gateway"), ("", "Service")})
+
+
+class Readers(NamedTuple):
+    """Who reads whom, as an index holds it (`_Graph`): what each object reads, the readers of
+    each name in a namespace, of each namespace whole and of each namespace's grants, and every
+    selector reference with its object."""
+
+    out: list[list[int]]
+    naming: dict[tuple[str | None, str], list[int]]
+    reading_namespace: dict[str | None, list[int]]
+    reading_grants: dict[str | None, list[int]]
+    selecting: list[tuple[int, str | None, str, bool]]
 
 
 class _Graph:
@@ -122,7 +136,23 @@ class _Graph:
         kinds: Sequence[tuple[str, str]],
         refs: Sequence[Sequence[Reference]],
     ) -> None:
-        self.names, self.namespaces, self.kinds, self.refs = names, namespaces, kinds, refs
+        self._tables(names, namespaces, kinds)
+        self.refs = refs
+        # Who reads each node: a name in a namespace, a namespace whole, a namespace's grants.
+        self.naming: dict[tuple[str | None, str], list[int]] = {}
+        self.reading_namespace: dict[str | None, list[int]] = {}
+        self.reading_grants: dict[str | None, list[int]] = {}
+        # Every selector reference, with its object: a selector reads a namespace whole, and is
+        # not among the nodes above, yet a search's seeds read its namespace and name.
+        self.selecting: list[tuple[int, str | None, str, bool]] = []
+        self.out: list[list[int]] = []
+        for i in range(len(names)):
+            self.out.append(self._reads(i, refs[i]))
+
+    def _tables(self, names: Sequence[str], namespaces: Sequence[str | None], kinds: Sequence[tuple[str, str]]) -> None:
+        """What is defined where, which namespaces hold objects and grants, which names are
+        cluster-scoped: functions of the names, namespaces and kinds alone."""
+        self.names, self.namespaces, self.kinds = names, namespaces, kinds
         defined: dict[tuple[str | None, str], list[int]] = {}
         in_namespace: dict[str | None, list[int]] = {}
         grants: dict[str | None, list[int]] = {}
@@ -133,24 +163,38 @@ class _Graph:
                 grants.setdefault(own, []).append(i)
         self.defined, self.in_namespace, self.grants = defined, in_namespace, grants
         self.cluster_names = {name for name, own in zip(names, namespaces) if own is None}
-        # Who reads each node: a name in a namespace, a namespace whole, a namespace's grants.
-        self.naming: dict[tuple[str | None, str], list[int]] = {}
-        self.reading_namespace: dict[str | None, list[int]] = {}
-        self.reading_grants: dict[str | None, list[int]] = {}
-        self.out: list[list[int]] = []
-        for i in range(len(names)):
-            self.out.append(self._reads(i))
 
-    def _nodes(self, i: int) -> tuple[dict[tuple[str | None, str], None], dict[str | None, None], dict[str | None, None]]:
-        """The nodes object `i` reads, each once: names in a namespace, namespaces whole, the
-        grants of namespaces. A function of its references and of the names, namespaces and
-        kinds of every object (which namespaces hold objects, which names are cluster-scoped)."""
+    @classmethod
+    def restored(
+        cls, names: Sequence[str], namespaces: Sequence[str | None], kinds: Sequence[tuple[str, str]], readers: Readers
+    ) -> _Graph:
+        """The index of objects whose readers were kept (policylint.incremental.keptindex): the
+        tables of what is defined where made again from the names, namespaces and kinds, the
+        rest as given. Its objects' references are not held (`refs` is empty): `patch` is given
+        the old and new references of each object it changes."""
+        graph = cls.__new__(cls)
+        graph._tables(names, namespaces, kinds)
+        graph.refs = []
+        graph.out, graph.naming, graph.reading_namespace, graph.reading_grants, graph.selecting = readers
+        return graph
+
+    def readers_kept(self) -> Readers:
+        """What `restored` takes besides the names, namespaces and kinds."""
+        return Readers(self.out, self.naming, self.reading_namespace, self.reading_grants, self.selecting)
+
+    def _nodes(
+        self, i: int, refs: Sequence[Reference]
+    ) -> tuple[dict[tuple[str | None, str], None], dict[str | None, None], dict[str | None, None]]:
+        """The nodes object `i` reads through its references `refs`, each once: names in a
+        namespace, namespaces whole, the grants of namespaces. A function of its references and
+        of the names, namespaces and kinds of every object (which namespaces hold objects, which
+        names are cluster-scoped)."""
         own, kind = self.namespaces[i], self.kinds[i]
         nodes: dict[tuple[str | None, str], None] = {(own, self.names[i]): None}
         wholes: dict[str | None, None] = {}
         across: dict[str | None, None] = {}
         cluster_names, in_namespace = self.cluster_names, self.in_namespace
-        for namespace, name, explicit, selector in self.refs[i]:
+        for namespace, name, explicit, selector in refs:
             if selector:
                 if kind not in _SELECTORS_READ_NOTHING:
                     wholes[namespace] = None
@@ -164,9 +208,11 @@ class _Graph:
                 across[namespace] = None
         return nodes, wholes, across
 
-    def _reads(self, i: int) -> list[int]:
-        """What object `i` reads directly; records it as a reader of each node on the way."""
-        nodes, wholes, across = self._nodes(i)
+    def _reads(self, i: int, refs: Sequence[Reference]) -> list[int]:
+        """What object `i` reads directly through `refs`; records it as a reader of each node on
+        the way, and its selectors."""
+        nodes, wholes, across = self._nodes(i, refs)
+        self.selecting.extend((i, namespace, name, explicit) for namespace, name, explicit, selector in refs if selector)
         found: list[int] = []
         for node in nodes:
             self.naming.setdefault(node, []).append(i)
@@ -181,25 +227,54 @@ class _Graph:
 
     def patched(self, refs: Sequence[Sequence[Reference]]) -> _Graph:
         """This index brought to the same objects' names, namespaces and kinds with the
-        references `refs`, in place: the objects whose references are other (not the same lists,
-        nor equal ones) are taken out of the nodes they read and read theirs again. The tables of
-        what is defined where, which namespaces hold objects and grants, and which names are
-        cluster-scoped are functions of the names, namespaces and kinds alone, so every other
-        object reads what it read; the readers of a node are the same objects as an index built
-        from nothing holds (in another order, which no search reads: its closures are sets)."""
-        changed = [i for i, (now, was) in enumerate(zip(refs, self.refs)) if now is not was and now != was]
-        for i in changed:
-            nodes, wholes, across = self._nodes(i)
+        references `refs`, in place (`patch`): the objects whose references are other (not the
+        same lists, nor equal ones) are patched."""
+        changed = {i: (was, now) for i, (now, was) in enumerate(zip(refs, self.refs)) if now is not was and now != was}
+        self.patch(changed)
+        self.refs = refs
+        return self
+
+    def patch(self, changed: Mapping[int, tuple[Sequence[Reference], Sequence[Reference]]]) -> None:
+        """Each object of `changed` (its references before and now) taken out of the nodes it read
+        and reading its new ones. The tables of what is defined where, which namespaces hold
+        objects and grants, and which names are cluster-scoped are functions of the names,
+        namespaces and kinds alone, so every other object reads what it read; the readers of a
+        node are the same objects as an index built from nothing holds (in another order, which
+        no search reads: its closures and seeds are sets)."""
+        for i, (was, _) in changed.items():
+            nodes, wholes, across = self._nodes(i, was)
             for node in nodes:
                 self.naming[node].remove(i)
             for namespace in wholes:
                 self.reading_namespace[namespace].remove(i)
             for namespace in across:
                 self.reading_grants[namespace].remove(i)
-        self.refs = refs
-        for i in changed:
-            self.out[i] = self._reads(i)
-        return self
+        if changed:
+            self.selecting = [found for found in self.selecting if found[0] not in changed]
+        for i, (_, now) in changed.items():
+            self.out[i] = self._reads(i, now)
+
+    def seeds(
+        self, origins: Iterable[int], origin_namespaces: AbstractSet[str | None], origin_names: AbstractSet[str]
+    ) -> set[int]:
+        """`origins`, every object of `origin_namespaces`, every object whose reference names
+        into one of them, and every object whose reference to a name of `origin_names` finds
+        nothing (a hint may take it for a changed object), from the index alone: an explicit
+        reference across namespaces reads that namespace's grants, and a reference finding
+        nothing is the only reader of its node that is not defined (an object's own name and a
+        cluster-scoped name are defined nodes); selectors are listed apart."""
+        defined = self.defined
+        seeds = set(origins)
+        for namespace in origin_namespaces:
+            seeds.update(self.in_namespace.get(namespace, ()))
+            seeds.update(self.reading_grants.get(namespace, ()))
+        for i, namespace, name, explicit in self.selecting:
+            if (explicit and namespace in origin_namespaces) or (name in origin_names and (namespace, name) not in defined):
+                seeds.add(i)
+        for node, readers in self.naming.items():
+            if node[1] in origin_names and node not in defined:
+                seeds.update(readers)
+        return seeds
 
     def readers(self, j: int) -> Iterable[int]:
         """Every object reading object `j` directly."""
@@ -265,25 +340,25 @@ def search(
     where it can be (`Kept.index`) and kept for the next."""
     # A Namespace among the changed objects is taken (the module docstring, "A Namespace changed");
     # any other cluster-scoped origin, and a Namespace removed, decline.
+    if any(namespaces[i] is None and kinds[i] != _NAMESPACE for i in origins) or any(k.namespace is None for k in removed):
+        return None  # before the index is built
+    graph = kept.index(names, namespaces, kinds, refs) if kept is not None else _Graph(names, namespaces, kinds, refs)
+    return searched(graph, origins, removed)
+
+
+def searched(graph: _Graph, origins: Sequence[int], removed: Sequence[ObjectKey]) -> tuple[set[int], set[int]] | None:
+    """`search` over an index made already (a kept one, policylint.incremental.keptindex), with
+    the same declines."""
+    names, namespaces, kinds = graph.names, graph.namespaces, graph.kinds
     declared = {names[i] for i in origins if namespaces[i] is None and kinds[i] == _NAMESPACE}
     if any(namespaces[i] is None and kinds[i] != _NAMESPACE for i in origins) or any(k.namespace is None for k in removed):
         return None
-    graph = kept.index(names, namespaces, kinds, refs) if kept is not None else _Graph(names, namespaces, kinds, refs)
-    existing = graph.defined
     # A changed Namespace makes its namespace's objects origins, as a changed object of it does.
     origin_namespaces = {namespaces[i] for i in origins if namespaces[i] is not None} | {k.namespace for k in removed} | declared
     origin_names = {names[i] for i in origins} | {k.name for k in removed}
-    seeds = set(origins)
-    for i, own in enumerate(namespaces):
-        if own in origin_namespaces:
-            seeds.add(i)
-            continue
-        for namespace, name, explicit, _ in refs[i]:
-            # A reference into a changed namespace, or one finding nothing that a hint may take
-            # for a changed object's name.
-            if (explicit and namespace in origin_namespaces) or (name in origin_names and (namespace, name) not in existing):
-                seeds.add(i)
-                break
+    # Every object of a changed namespace, naming into one, or whose reference finding nothing
+    # a hint may take for a changed object's name.
+    seeds = graph.seeds(origins, origin_namespaces, origin_names)
     for key in removed:
         seeds.update(graph.naming.get((key.namespace, key.name), ()))
     # What the changed objects read, and every object reading any of it: siblings, whose findings

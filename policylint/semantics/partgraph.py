@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
-from policylint.k8s.roster import Deferred, Roster
+from policylint.k8s.roster import Deferred, Outline, Roster
 from policylint.semantics.directed import Kept
 from policylint.semantics.namerefs import EVERYWHERE, Reference, gateway_class, references
 from policylint.values import frozen
@@ -103,17 +103,10 @@ class _File:
         # A file's objects as the run holds them: built, or a `Deferred` whose objects are built
         # only when read (policylint.k8s.roster), told by what was kept of the file instead.
         self.objects = objects
-        if isinstance(objects, Deferred):
-            outline = objects.outline()
-            self.names, self.namespaces, self.kinds = outline.names, outline.namespaces, outline.kinds
-            self.refs: list[list[Reference]] = outline.references
-            classes: Sequence[str | None] = outline.classes
-        else:
-            self.refs = [references(o) for o in objects]
-            self.namespaces = [o.namespace for o in objects]  # a property: read once
-            self.names = [o.name for o in objects]
-            self.kinds = [(o.group, o.kind) for o in objects]
-            classes = [gateway_class(o) if gk[1] == "Gateway" else None for o, gk in zip(objects, self.kinds)]
+        outline = outline_of(objects)
+        self.names, self.namespaces, self.kinds = outline.names, outline.namespaces, outline.kinds
+        self.refs: list[list[Reference]] = outline.references
+        classes: Sequence[str | None] = outline.classes
         self.everywhere = False
         kinds = self.kinds
         self.cluster_names = {n for n, ns, gk in zip(self.names, self.namespaces, kinds) if ns is None and gk[1] != "Namespace"}
@@ -510,11 +503,34 @@ class PartGraph:
             start += len(entry.objects)
         return {found[3] for found in best.values()}
 
+    def file_refs(self) -> list[list[list[Reference]]]:
+        """Each file's objects' references, file by file in the graph's order."""
+        return [entry.refs for entry in self._files.values()]
+
+    def named_classes(self) -> set[str]:
+        """The classes the Gateways name."""
+        return {name for entry in self._files.values() for name in entry.gateways.values() if name is not None}
+
     def label_of(self, node: tuple[str | None, str]) -> int | None:
         """The label of the set a name in a namespace is in (before classes join), if any object
         bears or references it."""
         self._labelled()
         return self._node_label.get(node)
+
+
+def outline_of(objects: Sequence[K8sObject]) -> Outline:
+    """What the graph reads of a file's objects: told by what was kept of the file (a
+    `Deferred`), or read from the objects built."""
+    if isinstance(objects, Deferred):
+        return objects.outline()
+    kinds = [(o.group, o.kind) for o in objects]
+    return Outline(
+        [o.name for o in objects],
+        [o.namespace for o in objects],  # a property: read once
+        kinds,
+        [references(o) for o in objects],
+        [gateway_class(o) if gk[1] == "Gateway" else None for o, gk in zip(objects, kinds)],
+    )
 
 
 def files_of(objects: Sequence[K8sObject]) -> list[tuple[str, Sequence[K8sObject]]]:
