@@ -192,13 +192,10 @@ def test_the_base_side_reuses_the_objects_and_the_sets_of_the_changes_side(
     assert not counted["trimmed"]
 
 
-def test_the_changes_side_records_nothing_for_a_base_read_back(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counted: dict[str, list[Any]], without_kept_results: None
-) -> None:
-    """The hook's next commit on the same tenant: the base's findings are read back from what the
-    run that checked it kept of its part, so the staged side records nothing for a base side
-    (the walks, topology and rule units it would play back) and hands nothing over. On another
-    tenant's change it does (the test above)."""
+def _next_commit_on_one_tenant(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, tuple[int, str]]:
+    """Isolated tenants in git: a typo in tenant 1 staged and checked with the cache (the run
+    keeps what it found about tenant 1's part) and committed, then a label added to the same
+    object and staged. The cache directory, and the staged run's report without a cache."""
     monkeypatch.setattr(components, "MIN_OBJECTS", 0)
     root = tmp_path / "repo"
     files = _corpus(11, 130, isolated=True)
@@ -208,12 +205,22 @@ def test_the_changes_side_records_nothing_for_a_base_read_back(
     changed = _typo(files, "tenant-00001")
     _write(root, files)
     git(root, "add", "-A")
-    check("--staged", "--cache-dir", cache)  # keeps what it found about tenant 1's part
+    check("--staged", "--cache-dir", cache)
     git(root, "commit", "-q", "-m", "typo")
     changed[0]["metadata"]["labels"] = {"edited": "yes"}
     _write(root, files)
     git(root, "add", "-A")
-    cold = check("--staged", "--no-cache")
+    return cache, check("--staged", "--no-cache")
+
+
+def test_the_changes_side_records_nothing_for_a_base_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counted: dict[str, list[Any]], without_kept_results: None
+) -> None:
+    """The hook's next commit on the same tenant: the base's findings are read back from what the
+    run that checked it kept of its part, so the staged side records nothing for a base side
+    (the walks, topology and rule units it would play back) and hands nothing over. On another
+    tenant's change it does (the test above)."""
+    cache, cold = _next_commit_on_one_tenant(tmp_path, monkeypatch)
     assert json.loads(cold[1])["findings"]
     for found in counted.values():
         del found[:]
@@ -232,21 +239,7 @@ def test_the_base_read_back_reads_its_entry_once_and_names_its_entries_from_one_
     for every name and the members' entry read twice."""
     from policylint.incremental import memo
 
-    monkeypatch.setattr(components, "MIN_OBJECTS", 0)
-    root = tmp_path / "repo"
-    files = _corpus(11, 130, isolated=True)
-    _committed(root, files)
-    monkeypatch.chdir(root)
-    cache = str(tmp_path / "cache")
-    changed = _typo(files, "tenant-00001")
-    _write(root, files)
-    git(root, "add", "-A")
-    check("--staged", "--cache-dir", cache)
-    git(root, "commit", "-q", "-m", "typo")
-    changed[0]["metadata"]["labels"] = {"edited": "yes"}
-    _write(root, files)
-    git(root, "add", "-A")
-    cold = check("--staged", "--no-cache")
+    cache, cold = _next_commit_on_one_tenant(tmp_path, monkeypatch)
     read: list[str] = []
     written: list[bool] = []
     real_members, real_settings = memo.members, memo.settings
