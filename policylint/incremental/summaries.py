@@ -83,9 +83,7 @@ def scope(
             return kept[0]
     # The directed index of an earlier run, patched for the files changed since
     # (policylint.incremental.keptindex).
-    indexed = rows is not None
-    if indexed:
-        assert rows is not None
+    if rows is not None:
         found = keptindex.scope(cache, roster, rows, files, removed, (*made[1:], hosts))
         if not isinstance(found, keptindex.Undecided):
             if entry is not None:
@@ -95,8 +93,7 @@ def scope(
     # (policylint.incremental.shells): only the files read again are walked.
     graph = graph if graph is not None else PartGraph()
     scoped = components.scope(roster, files, removed, hosts=hosts, kept=graph)
-    if indexed:
-        assert rows is not None
+    if rows is not None:
         keptindex.remember(cache, graph, rows, (*made[1:], hosts))
     if entry is not None:
         _remember_part(cache, entry, roster, scoped)
