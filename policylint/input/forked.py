@@ -156,12 +156,7 @@ def _fork(
         read, write = os.pipe()
     except OSError:
         return None
-    try:
-        import fcntl
-
-        fcntl.fcntl(write, getattr(fcntl, "F_SETPIPE_SZ", _F_SETPIPE_SZ), PIPE_BYTES)
-    except (ImportError, OSError):
-        pass  # a smaller pipe only makes the worker wait for this process more often
+    widen(write)  # a smaller pipe only makes the worker wait for this process more often
     parent = os.getpid()
     try:
         pid = os.fork()
@@ -183,6 +178,17 @@ def _fork(
     os.close(write)
     os.set_blocking(read, False)
     return _Worker(pid, read)
+
+
+def widen(pipe: int) -> None:
+    """Ask for `PIPE_BYTES` of buffer in `pipe`, so that its writer seldom waits for its reader;
+    where the system refuses, the pipe keeps its size, and the writer only waits more often."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(pipe, getattr(fcntl, "F_SETPIPE_SZ", _F_SETPIPE_SZ), PIPE_BYTES)
+    except (ImportError, OSError):
+        pass
 
 
 def _work(

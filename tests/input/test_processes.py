@@ -1318,13 +1318,13 @@ def making(todo):
     return queues
 
 workers._queues = making
-collect = workers._collect
+gather = workers._ready_first
 
-def collecting(*args):
+def gathering(*args):
     os.write(released_write, b"x")  # this process is done taking: the child may go on
-    return collect(*args)
+    yield from gather(*args)
 
-workers._collect = collecting
+workers._ready_first = gathering
 
 def queued(shares):
     return struct.unpack("i", fcntl.ioctl(queues[shares], termios.FIONREAD, bytes(4)))[0] // 2
