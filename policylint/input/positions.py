@@ -19,7 +19,7 @@ import yaml
 from yaml.error import Mark
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from policylint.input.blockpaths import locate
+from policylint.input.blockshapes import locate
 from policylint.input.load import LOADER, DocumentRef, printable
 
 PathPart = str | int
@@ -409,9 +409,10 @@ class PositionResolver:
             if not piece.endswith(("\n", "\r")):
                 piece += "\n"
             # A document in plain block style is read from its lines (`blockpaths`), a fraction
-            # of the cost of composing it; the others are composed below.
+            # of the cost of composing it, once per shape (`blockshapes`); the others are
+            # composed below.
             paths = list(documents[line])
-            answers = locate(piece, paths, line_ends=True)
+            answers = locate(piece, paths)
             if answers is not None:
                 read = True
                 for parts, (row, column, end) in zip(paths, answers):
