@@ -167,3 +167,48 @@ def test_a_shape_s_answers_are_the_block_reader_s_on_each_document(siblings: tup
                 (row, column, max(column, len(lines[row].rstrip())) if end is None else end)
                 for row, column, end in _libyaml(doc, paths)
             ]
+
+
+# Texts of lines that start a document or nearly do, as a file's lines.
+_LINES = st.lists(
+    st.sampled_from(["---", "...", "--- a", "---x", "----", "...x", " ---", "a: 1", "", "# c", "- x", "--- # c"]), max_size=40
+)
+
+
+@examples(200, 600)
+@given(_LINES, st.booleans(), st.lists(st.integers(min_value=-1, max_value=45), max_size=12), st.booleans())
+def test_a_document_s_text_and_the_next_root_s_start_are_the_table_s(
+    lines: list[str], newline_at_end: bool, asked: list[int], in_order: bool
+) -> None:
+    """A document's text taken with the boundary that ends it kept (`_Text.document`) is the one
+    cut from every line's start, and so is where the next root is found from that boundary on."""
+    text = "\n".join(lines) + ("\n" if newline_at_end else "")
+    starts = positions._line_starts(text)
+    found = positions._Text(text)
+    for line in sorted(asked) if in_order else asked:
+        expected = positions._document_text(text, starts[line - 1]) if 0 < line <= len(starts) else None
+        assert found.document(line) == expected, (text, line)
+        assert found.start(line + 1) == (starts[line] if 0 <= line < len(starts) else -1), (text, line)
+
+
+def test_each_boundary_is_searched_for_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The boundary that ends a document is where the search for the next root starts: one search
+    a document, where the tree before searched for each boundary twice."""
+    _fresh()
+    docs = [ROUTE.format(name=f"r{i}", namespace="a", gateway="gw", service="s", item="x") for i in range(6)]
+    text = "---\n" + "---\n".join(docs)
+    searched: list[int] = []
+    original = positions._boundary
+
+    def counting(text: str, pos: int) -> int:
+        found = original(text, pos)
+        if found != pos:  # not the boundary the search starts on
+            searched.append(pos)
+        return found
+
+    monkeypatch.setattr(positions, "_boundary", counting)
+    resolver = positions.PositionResolver({"f.yaml": text}.get)
+    refs = [DocumentRef("f.yaml", 0, 0, i, 2 + i * (ROUTE.count("\n") + 1), 1) for i in range(6)]
+    resolver.prefetch([(ref, "metadata.name") for ref in refs])
+    assert len(searched) == 6
+    assert [resolver.span(ref, "metadata.name")[:2] for ref in refs] == [(ref.line + 3, 3) for ref in refs]
