@@ -26,6 +26,7 @@ a span that runs to the end of its line is measured on the document's line.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Sequence
 
 from policylint.input.blockpaths import Answer, PathPart
@@ -39,29 +40,48 @@ _VALUE = rf"[A-Za-z0-9_./=+(~^;<$]{_WORD}*(?: {_WORD}+)*"
 _KEY = r"[A-Za-z0-9_][A-Za-z0-9_./-]*"
 # What stays of a line whose value is set aside: its indentation, a dash, a key and its `: `.
 _VALUE_LINE = re.compile(rf"( *(?:- (?:{_KEY}: )?|{_KEY}: )){_VALUE}")
-# Line shapes and documents' answers kept at most, each table then starting again.
+# Lines whose shapes are kept at most, and lines of the documents' shapes whose answers are kept
+# at most, each table then starting again: a table of shapes bounded by their number alone would
+# hold thousands of the longest documents of a repository with few repeated ones.
 MAX_LINES = 32_768
-MAX_SHAPES = 2_048
 
 
 class _LineShapes(dict[str, str]):
     """Each line's shape, by the line's text, for the run: the lines of the documents with
     findings repeat (10,314 distinct texts of the 10k shared corpus's 272,219), so a line is
-    looked up in C and worked out in Python once."""
+    looked up in C and worked out in Python once. The shapes are interned: the many lines of
+    one shape (`  name: v`) are one string, which a shape's tuple compares by identity."""
 
     def __missing__(self, line: str) -> str:
         found = _VALUE_LINE.fullmatch(line)
-        shape = line if found is None else found.group(1) + "v"
+        shape = line if found is None else sys.intern(found.group(1) + "v")
         if len(self) >= MAX_LINES:
             self.clear()
         self[line] = shape
         return shape
 
 
+class _Answers(dict[tuple[str, ...], dict[tuple[PathPart, ...], Answer]]):
+    """A document shape's lines -> each path's answer in it (row, column, end column or None), as
+    the block reader gives it on the shape's text; `lines`: the lines of the shapes held."""
+
+    lines = 0
+
+    def keep(self, shape: tuple[str, ...]) -> dict[tuple[PathPart, ...], Answer]:
+        """A new table of answers for `shape`, kept while the lines held stay within the bound."""
+        known: dict[tuple[PathPart, ...], Answer] = {}
+        if len(shape) > MAX_LINES:
+            return known
+        if self.lines + len(shape) > MAX_LINES:
+            self.clear()
+            self.lines = 0
+        self[shape] = known
+        self.lines += len(shape)
+        return known
+
+
 _SHAPES = _LineShapes()
-# A document shape's lines -> each path's answer in it (row, column, end column or None), as the
-# block reader gives it on the shape's text.
-_ANSWERS: dict[tuple[str, ...], dict[tuple[PathPart, ...], Answer]] = {}
+_ANSWERS = _Answers()
 
 
 def locate(text: str, paths: Sequence[tuple[PathPart, ...]]) -> list[Answer] | None:
@@ -71,15 +91,15 @@ def locate(text: str, paths: Sequence[tuple[PathPart, ...]]) -> list[Answer] | N
     lines = text.split("\n")
     shape = tuple(map(_SHAPES.__getitem__, lines))
     known = _ANSWERS.get(shape)
-    if known is None:
-        if len(_ANSWERS) >= MAX_SHAPES:
-            _ANSWERS.clear()
-        known = _ANSWERS[shape] = {}
-    missing = [parts for parts in paths if parts not in known]
-    if missing or not known:  # a shape not read yet: the reader may decline it whatever it is asked
+    missing = list(paths) if known is None else [parts for parts in paths if parts not in known]
+    if known is None or missing:
+        # A shape not read yet is read whatever it is asked: the reader may decline it. One it
+        # declines is not kept; another path of a shape kept may be declined.
         read = locate_lines("\n".join(shape), missing)
         if read is None:
-            return None  # nothing kept: another path of the same shape may be read
+            return None
+        if known is None:
+            known = _ANSWERS.keep(shape)
         known.update(zip(missing, read))
     answers: list[Answer] = []
     for parts in paths:

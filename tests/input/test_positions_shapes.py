@@ -2,7 +2,8 @@
 shape"): a document whose lines differ from one read before only in plain values that end their
 lines takes that document's answers (`blockshapes.locate`), each span ending where its own
 value or line does; what it answers is the block reader's answer on the document itself, and
-libyaml's marks.
+libyaml's marks. The shapes kept are bounded by their lines. A document's text is cut with the
+boundary that ends it kept as where the next root is looked for (`positions._Text.document`).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ PATHS: list[PathParts] = [
 def _fresh() -> None:
     blockshapes._SHAPES.clear()
     blockshapes._ANSWERS.clear()
+    blockshapes._ANSWERS.lines = 0
 
 
 def _read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -96,6 +98,28 @@ def test_the_resolver_reads_one_document_of_each_shape(monkeypatch: pytest.Monke
     assert len(read) == 1  # five documents of one shape: the tree before read each of them
     for i, ref in enumerate(refs):
         assert resolver.span(ref, "spec.rules[0].backendRefs[0].name") == (ref.line + 10, 7, ref.line + 10, 13 + len(f"svc-{i}"))
+
+
+def test_the_shapes_kept_hold_at_most_their_bound_of_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What is kept is bounded by the lines of the shapes held, not by their number: a document
+    longer than the bound is read and not kept, and the table starts again when the next shape
+    would take it past the bound."""
+    _fresh()
+    read = _read(monkeypatch)
+    lines = ROUTE.count("\n") + 1
+    monkeypatch.setattr(blockshapes, "MAX_LINES", 2 * lines)
+    route = ROUTE.format(name="a", namespace="b", gateway="c", service="d", item="e")
+    long = route + "".join(f"  k{i}: v\n" for i in range(lines + 1))  # more lines than the bound
+    for text in (long, long):
+        assert blockshapes.locate(text, PATHS) == blockpaths.locate(text, PATHS, line_ends=True)
+    assert len(read) == 2 and not blockshapes._ANSWERS
+    others = [route.replace("apiVersion:", f"apiVersion{i}:") for i in range(3)]  # three shapes
+    for text in others:
+        assert blockshapes.locate(text, PATHS) == blockpaths.locate(text, PATHS, line_ends=True)
+    assert list(blockshapes._ANSWERS) == [tuple(blockshapes._SHAPES[line] for line in others[2].split("\n"))]
+    assert blockshapes._ANSWERS.lines == lines
+    assert blockshapes.locate(others[2], PATHS) == blockpaths.locate(others[2], PATHS, line_ends=True)
+    assert len(read) == 5  # the last shape kept, not read again
 
 
 @pytest.mark.parametrize(
