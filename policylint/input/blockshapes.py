@@ -40,10 +40,12 @@ _VALUE = rf"[A-Za-z0-9_./=+(~^;<$]{_WORD}*(?: {_WORD}+)*"
 _KEY = r"[A-Za-z0-9_][A-Za-z0-9_./-]*"
 # What stays of a line whose value is set aside: its indentation, a dash, a key and its `: `.
 _VALUE_LINE = re.compile(rf"( *(?:- (?:{_KEY}: )?|{_KEY}: )){_VALUE}")
-# Lines whose shapes are kept at most, and lines of the documents' shapes whose answers are kept
-# at most, each table then starting again: a table of shapes bounded by their number alone would
+# Lines whose shapes are kept at most, as the block reader's line tables keep theirs; and lines of
+# the documents' shapes whose answers are kept at most (the 10k shared corpus's 404 shapes hold
+# 37,195), each table then starting again: a table of shapes bounded by their number alone would
 # hold thousands of the longest documents of a repository with few repeated ones.
 MAX_LINES = 32_768
+MAX_SHAPE_LINES = 65_536
 
 
 class _LineShapes(dict[str, str]):
@@ -70,9 +72,9 @@ class _Answers(dict[tuple[str, ...], dict[tuple[PathPart, ...], Answer]]):
     def keep(self, shape: tuple[str, ...]) -> dict[tuple[PathPart, ...], Answer]:
         """A new table of answers for `shape`, kept while the lines held stay within the bound."""
         known: dict[tuple[PathPart, ...], Answer] = {}
-        if len(shape) > MAX_LINES:
+        if len(shape) > MAX_SHAPE_LINES:
             return known
-        if self.lines + len(shape) > MAX_LINES:
+        if self.lines + len(shape) > MAX_SHAPE_LINES:
             self.clear()
             self.lines = 0
         self[shape] = known

@@ -107,7 +107,7 @@ def test_the_shapes_kept_hold_at_most_their_bound_of_lines(monkeypatch: pytest.M
     _fresh()
     read = _read(monkeypatch)
     lines = ROUTE.count("\n") + 1
-    monkeypatch.setattr(blockshapes, "MAX_LINES", 2 * lines)
+    monkeypatch.setattr(blockshapes, "MAX_SHAPE_LINES", 2 * lines)
     route = ROUTE.format(name="a", namespace="b", gateway="c", service="d", item="e")
     long = route + "".join(f"  k{i}: v\n" for i in range(lines + 1))  # more lines than the bound
     for text in (long, long):
