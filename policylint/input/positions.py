@@ -19,7 +19,7 @@ import yaml
 from yaml.error import Mark
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from policylint.input.blockpaths import locate
+from policylint.input.blockshapes import locate
 from policylint.input.load import LOADER, DocumentRef, printable
 
 PathPart = str | int
@@ -261,6 +261,23 @@ class _Text:
         self._at = (row, at)
         return at
 
+    def document(self, line: int) -> str | None:
+        """`_document_text` of the document whose root starts on line `line`; None past the text.
+        The boundary that ends it is where the next `start` steps on from: the documents of a file
+        are asked for in order, and each boundary was searched for twice, once as the end of a
+        document and again on the way to the next one's root."""
+        start = self.start(line)
+        if start < 0:
+            return None
+        text = self.text
+        after = text.find("\n", start) + 1
+        end = _boundary(text, after) if after else -1
+        if end < 0:
+            return text[start:]
+        if self._starts is None:
+            self._at = (line + 1 + text.count("\n", after, end), end)
+        return text[start:end]
+
 
 # What may follow a boundary's three characters (`_DOCUMENT_BOUNDARY`'s lookahead; "" is the end).
 _AFTER_BOUNDARY = ("", " ", "\t", "\r", "\n")
@@ -393,7 +410,6 @@ class PositionResolver:
         loaded = self._file(file)
         if loaded is None:
             return
-        text = loaded.text
         # The documents asked about, each from the line its root starts on to the next `---` or
         # `...` line (YAML 1.2 spec §9.1 "Documents"), one after the other: one composition of
         # the file that skips the documents nobody asked about.
@@ -402,16 +418,16 @@ class PositionResolver:
         lines = 0
         read = False
         for line in sorted(documents):
-            start = loaded.start(line)
-            if start < 0:
+            piece = loaded.document(line)
+            if piece is None:
                 continue
-            piece = _document_text(text, start)
             if not piece.endswith(("\n", "\r")):
                 piece += "\n"
             # A document in plain block style is read from its lines (`blockpaths`), a fraction
-            # of the cost of composing it; the others are composed below.
+            # of the cost of composing it, once per shape (`blockshapes`); the others are
+            # composed below.
             paths = list(documents[line])
-            answers = locate(piece, paths, line_ends=True)
+            answers = locate(piece, paths)
             if answers is not None:
                 read = True
                 for parts, (row, column, end) in zip(paths, answers):

@@ -485,8 +485,8 @@ def test_positions_cost_one_pass_per_file_and_one_compose_per_document_with_find
 
     real_locate = positions.locate
 
-    def counting_locate(text: str, paths: list[tuple[str | int, ...]], line_ends: bool = False) -> object:
-        answers = real_locate(text, paths, line_ends)
+    def counting_locate(text: str, paths: list[tuple[str | int, ...]]) -> object:
+        answers = real_locate(text, paths)
         if answers is not None:
             scanned.append(1)
         return answers
