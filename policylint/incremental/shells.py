@@ -43,16 +43,16 @@ from __future__ import annotations
 
 import json
 import json.scanner
-import os
 from collections.abc import Callable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import datetime
-from itertools import repeat
 from typing import TYPE_CHECKING, Any, overload
 
 from policylint.findings import Issue, Location
+from policylint.incremental import shellcheck
 from policylint.incremental.handover import rebuilt, shelled
 from policylint.incremental.resident import Held
+from policylint.incremental.shellpack import Pack
 from policylint.input import load
 from policylint.input.cache import ThriftyDecoder
 from policylint.input.kept import Keeper, Kept, inflated
@@ -78,12 +78,6 @@ _SHELL = "shell of a file"
 _LOADED = "loaded"
 # Between a shell's head and its rows: compact JSON written with `ensure_ascii` holds no tab.
 _ROWS = b"\t"
-# The shells of the last run's files, one entry (`Pack`).
-_PACK = "shells of a run's files"
-# Its first line; each line after it is an entry's name, a space and that entry's payload as written.
-_PACK_HEADER = b'{"format":1,"pack":"shells"}'
-# The pack is written again once the entries it lacks or holds beyond a run's pass 1/_PACK_SLACK of them.
-_PACK_SLACK = 8
 
 
 @frozen(slots=False)
@@ -290,91 +284,6 @@ class Session:
         self._pack.add(entry, payload)
 
 
-class Pack:
-    """The shells of the last run's files as one entry: a repository of 3,319 files read them as
-    3,319 entries, each opened, read and checksummed (0.1-0.2 s of a hook run's CPU on the
-    benchmark's messy and shared corpora, docs/performance.md), where one entry is one read and
-    one checksum.
-
-    The pack is named by the working directory (where a hook runs: its repository's top) and
-    the code's stamp, and lives beside the entries it packs, under the parse cache's trust rules
-    (policylint.input.cache: outside the checkout, this user's, behind one checksum): a pack
-    damaged, foreign or of another layout is no pack, and each file's own entry is read, as
-    before. It holds, by entry name, the very bytes `Session.remember` wrote under that name,
-    decoded and checked as that entry is (`_decoded`, `_checked`), so a pack gives no shell the
-    file's own entry would not. It is written with the entries a run read or wrote alone, when
-    they differ from what it held by more than an eighth (`save`), so it stays about the size of
-    the run's files."""
-
-    def __init__(self, cache: ParseCache, stamp: bytes, *, packed: bool = True) -> None:
-        """`packed`: the pack read and written; else each entry read from its own file alone."""
-        self.cache = cache
-        self.entry = cache.named(_PACK, stamp + os.fsencode(os.getcwd()))
-        self.packed = packed
-        self._held: dict[bytes, bytes] | None = None  # read when the first shell is asked for
-        self._used: dict[bytes, bytes] = {}
-
-    def payload(self, entry: str) -> bytes | None:
-        """The payload of the shell entry `entry`: from the pack, else from the entry itself
-        (and packed)."""
-        if not self.packed:
-            return _payload(self.cache, entry)
-        if self._held is None:
-            self._held = _unpacked(self.cache.payload(self.entry))
-        name = entry.encode("ascii")
-        raw = self._held.get(name)
-        if raw is None:
-            raw = _payload(self.cache, entry)
-            if raw is None:
-                return None
-            if b"\n" in raw:
-                return raw  # not what `remember` writes (compact JSON holds no line break): not packed
-        self._used[name] = raw
-        return raw
-
-    def add(self, entry: str, payload: bytes) -> None:
-        """The payload a run wrote under `entry`."""
-        if self._held is None:
-            # Asked for no shell (the first run over these files, or one not packed): packed
-            # from the next run on, which reads them.
-            if not self.packed:
-                return
-            self._held = {}
-        self._used[entry.encode("ascii")] = payload
-
-    def save(self) -> None:
-        """Write the pack again when what it lacks of this run's entries, or holds beyond them,
-        passes an eighth of them: a hook run after a value changed adds one file's shell, which
-        the next run reads from its own entry, where writing the pack again cost 0.02 s of CPU
-        for 3,319 files. So a pack holds at most an eighth more than a run's files."""
-        if self._held is None:
-            return  # not packed, or no shell asked for
-        held = self._held
-        off = sum(1 for name in self._used if name not in held) + sum(1 for name in held if name not in self._used)
-        if off == 0 or off * _PACK_SLACK <= len(self._used):
-            return
-        lines = [_PACK_HEADER]
-        for name in sorted(self._used):
-            lines.append(name + b" " + self._used[name])
-        self.cache.put(self.entry, b"\n".join(lines))
-
-
-def _unpacked(payload: memoryview | None) -> dict[bytes, bytes]:
-    """The entries a pack holds by content key; none if it is not a pack as `Pack.save` writes it."""
-    if payload is None:
-        return {}
-    lines = bytes(payload).split(b"\n")
-    if lines[0] != _PACK_HEADER:
-        return {}
-    held: dict[bytes, bytes] = {}
-    for line in lines[1:]:
-        key, space, raw = line.partition(b" ")
-        if not space:
-            return {}
-        held[key] = raw
-    return held
-
-
 def _build(
     shell: Shell, cache: ParseCache, kinds: KindRegistry, default_namespace: str, strings: load.Shared, decoder: Any
 ) -> Held:
@@ -459,7 +368,7 @@ class Slots(Deferred):
         object then built from the file's data (`_fall_back`)."""
         rows = self._rows
         if rows is None:
-            decoded = _rows(self._raw, self._names, self._documents)
+            decoded = shellcheck.rows(self._raw, self._names, self._documents)
             if decoded is None:
                 self._fall_back()
                 rows = []
@@ -670,123 +579,12 @@ def _decoded(pack: Pack, entry: str) -> tuple[dict[str, Any], bytes] | None:
     if raw is None:
         return None
     head, _, rows = raw.partition(_ROWS)
-    decoded = _json(head)
+    decoded = shellcheck.json_value(head)
     return (decoded, rows) if type(decoded) is dict and decoded.get("format") == FORMAT else None
-
-
-# The JSON decoder's scanner, called without `json.loads`'s steps per call (the encoding told
-# from the bytes, the whitespace matched around the value): the heads of 3,319 files are decoded
-# per hook run, where those steps took a fifth of their decoding's time.
-_SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
-
-
-def _json(raw: bytes) -> Any:
-    """The value `raw` holds, if it is exactly one compact JSON value in ASCII, else None."""
-    try:
-        text = str(raw, "ascii")
-        value, end = _SCAN(text, 0)
-    except Exception:  # not ASCII, not JSON (StopIteration where no value starts)
-        return None
-    return value if end == len(text) else None
-
-
-def _payload(cache: ParseCache, entry: str) -> bytes | None:
-    payload = cache.payload(entry)
-    return bytes(payload) if payload is not None else None
 
 
 def _checked(decoded: dict[str, Any], rows: bytes, file: str, key: str, kept: Kept) -> Shell | None:
     """The shell `decoded` holds, if its head is exactly of the shape `remember` writes (its rows
-    are checked when first read: `_rows`)."""
-    issues, documents, built, names = (decoded.get(k) for k in ("issues", "documents", "built", "names"))
-    if not (type(issues) is list and type(documents) is int and type(built) is list and type(names) is list):
-        return None  # a file always loaded, or not an entry this module writes
-    if not rows or documents < 0 or len(names) % 4 or not _names_ok(names):
-        return None
-    if issues and not all(_row(i, (str, str, int, int)) for i in issues):
-        return None
-    if built and not all(_row(b, (int, str, str, str)) and 0 <= b[0] < documents for b in built):
-        return None
-    return Shell(file, key, kept, issues, documents, built, names, rows)
-
-
-def _names_ok(names: list[Any]) -> bool:
-    # Each object's group, kind and name strings, its metadata's namespace a string or null.
-    return (
-        _STRINGS.issuperset(map(type, names[0::4]))
-        and _STRINGS.issuperset(map(type, names[1::4]))
-        and _TEXTS.issuperset(map(type, names[2::4]))
-        and _STRINGS.issuperset(map(type, names[3::4]))
-    )
-
-
-def _rows(raw: bytes, names: list[Any], documents: int) -> tuple[list[list[int]], list[list[Any]]] | None:
-    """The documents' positions and the objects' rows of a shell, if they are exactly of the
-    shape `remember` writes, as many documents as its head says and the objects its head names,
-    in its order."""
-    decoded = _json(raw)
-    if type(decoded) is not list or len(decoded) != 2:  # the documents, the rows
-        return None
-    positions, rows = decoded
-    if type(positions) is not list or len(positions) != documents:
-        return None
-    if positions and not (
-        _LISTS.issuperset(map(type, positions)) and _DOCUMENTS.issuperset(map(tuple, map(map, repeat(type), positions)))
-    ):
-        return None
-    if type(rows) is not list or 4 * len(rows) != len(names) or not all(_object_ok(o, documents) for o in rows):
-        return None
-    return (positions, rows) if [name for row in rows for name in row[3:7]] == names else None
-
-
-def _row(value: Any, types: tuple[type, ...]) -> bool:
-    return type(value) is list and len(value) == len(types) and all(type(v) is t for v, t in zip(value, types))
-
-
-def _signatures(*fields: type | tuple[type, ...]) -> frozenset[tuple[type, ...]]:
-    """Every tuple of types a row with these fields may have (a tuple: any of those types)."""
-    out: list[tuple[type, ...]] = [()]
-    for f in fields:
-        choices = f if isinstance(f, tuple) else (f,)
-        out = [(*row, c) for row in out for c in choices]
-    return frozenset(out)
-
-
-_TEXT = (str, type(None))
-# An object's row (`_object_row`), checked as the types of its fields at once: the shells of a
-# large repository hold tens of thousands of rows, read in every scoped run.
-_OBJECT = _signatures(int, list, str, str, str, _TEXT, str, _TEXT, dict, dict, _TEXT, _TEXT, list, bool)
-_REFERENCE = _signatures(_TEXT, str, bool, bool)
-_STRINGS = frozenset({str})
-_TEXTS = frozenset(_TEXT)
-_PATH_PARTS = frozenset({str, int})
-_LISTS = frozenset({list})
-_DOCUMENTS = frozenset({(int,) * 5})  # a document's position: five integers
-
-
-def _object_ok(row: Any, documents: int) -> bool:
-    if type(row) is not list or tuple(map(type, row)) not in _OBJECT:
-        return False
-    document, prefix, labels, annotations, stamp, refs = row[0], row[1], row[8], row[9], row[10], row[12]
-    # Each field's types as a set, with no Python call per value: ten thousand rows per run.
-    # JSON keys are strings: a mapping of strings is one whose values are.
-    return (
-        0 <= document < documents
-        and (not prefix or _PATH_PARTS.issuperset(map(type, prefix)))
-        and (not labels or _STRINGS.issuperset(map(type, labels.values())))
-        and (not annotations or _STRINGS.issuperset(map(type, annotations.values())))
-        and (stamp is None or _timestamp(stamp))
-        # Every reference a list (`map(type, r)` of a string would be its characters'), then the
-        # types of each one's fields a reference's.
-        and (not refs or (_LISTS.issuperset(map(type, refs)) and _REFERENCE.issuperset(map(tuple, map(map, repeat(type), refs)))))
-    )
-
-
-def _timestamp(value: Any) -> bool:
-    if value is None:
-        return True
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        return False
-    return True
+    are checked when first read: policylint.incremental.shellcheck `rows`)."""
+    head = shellcheck.head(decoded, rows)
+    return Shell(file, key, kept, *head, rows) if head is not None else None

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from benchmarks.generate import objects as tenants
-from policylint.incremental import shells
+from policylint.incremental import shellpack, shells
 from policylint.input.cache import ParseCache
 from policylint.k8s import lazy
 from policylint.k8s.lazy import LazyObject
@@ -153,7 +153,7 @@ def test_a_shell_that_is_not_what_policylint_writes_is_a_miss(
     forged = _shell_entries(cache, files)
     for entry in forged:
         store.put(entry, payload)
-    # The same shells in the pack the run read them from (`shells.Pack`), forged alike.
+    # The same shells in the pack the run read them from (`shellpack.Pack`), forged alike.
     held = _packed(cache)
     assert set(held) == {e.encode("ascii") for e in forged}
     _pack(cache, dict.fromkeys(held, payload))
@@ -277,16 +277,16 @@ def test_a_head_naming_objects_its_file_does_not_hold_gives_objects_of_its_keys(
 
 def _pack_entry(cache_dir: Path) -> tuple[ParseCache, str]:
     store = ParseCache(cache_dir)
-    return store, shells.Pack(store, shells.FORMAT.to_bytes(2, "big") + shells._code()).entry
+    return store, shellpack.Pack(store, shells.FORMAT.to_bytes(2, "big") + shells._code()).entry
 
 
 def _packed(cache_dir: Path) -> dict[bytes, bytes]:
     """The shells' pack of the working directory's runs, by entry name."""
     store, entry = _pack_entry(cache_dir)
-    return shells._unpacked(store.payload(entry))
+    return shellpack.unpacked(store.payload(entry))
 
 
-def _pack(cache_dir: Path, held: dict[bytes, bytes], header: bytes = shells._PACK_HEADER) -> None:
+def _pack(cache_dir: Path, held: dict[bytes, bytes], header: bytes = shellpack.HEADER) -> None:
     """Write the pack, in the layout `Pack.save` writes (written out here by hand)."""
     store, entry = _pack_entry(cache_dir)
     store.put(entry, b"\n".join([header, *(name + b" " + held[name] for name in sorted(held))]))
@@ -368,7 +368,7 @@ def test_a_pack_that_is_not_what_policylint_writes_is_no_pack(
     elif damage == "header":
         _pack(cache, held, header=b'{"format":2,"pack":"shells"}')
     elif damage == "line":  # a line with no space after the entry's name
-        lines = [shells._PACK_HEADER, *(name + b" " + held[name] for name in sorted(held)), min(held)]
+        lines = [shellpack.HEADER, *(name + b" " + held[name] for name in sorted(held)), min(held)]
         store.put(pack, b"\n".join(lines))
     else:
         monkeypatch.chdir(tmp_path)
