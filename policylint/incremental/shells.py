@@ -14,10 +14,20 @@ later scoped run builds the file's objects from the shell as `LazyObject`s (poli
 whose data is decoded only when something reads it: the part's files, and the few objects outside
 it that a lookup reads (a GatewayClass, a CRD).
 
+A shell is written as its head, a tab and its rows (`_ROWS`): the head holds what a run reads of
+every file (the problems, how many documents, each object's kind and names, from which its key
+and the file's kind counts are told), the rows the documents' positions and the rest of each
+object, which a run reads
+only for the objects it builds and the files whose outline it reads: a hook run after one value
+changed reads the rows of a few dozen files of 3,319, and decoding and checking every file's rows
+was most of its shells' time (docs/performance.md).
+
 The trust rules are the parse cache's (policylint.input.cache): an entry is named by the file's
 parse-cache key (its bytes under the loader's stamp) and the code's hash, lives outside the
 checkout behind a checksum, and is checked on reading: anything but exactly what `_shell` writes
-is a miss, and the file is loaded as before. The shells of the last run's files are also read as
+is a miss, and the file is loaded as before; rows not exactly what `_shell` writes, or that do
+not name the objects the head names, are found when first read, and the file's objects are then
+built from its data as loading builds them (`Slots._fall_back`). The shells of the last run's files are also read as
 one entry (`Pack`), which holds those very entries and is checked as a whole, then each shell as
 its own entry is. An object's namespace is not the file's alone
 (`--namespace`, CRDs and profiles decide whether its kind is namespaced): it is worked out again
@@ -32,16 +42,17 @@ runs with a persistent cache to runs without one, byte for byte.
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator, Sequence
+import json.scanner
+from collections.abc import Callable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import datetime
-from itertools import repeat
 from typing import TYPE_CHECKING, Any, overload
 
 from policylint.findings import Issue, Location
+from policylint.incremental import shellcheck
 from policylint.incremental.handover import rebuilt, shelled
 from policylint.incremental.resident import Held
+from policylint.incremental.shellpack import Pack
 from policylint.input import load
 from policylint.input.cache import ThriftyDecoder
 from policylint.input.kept import Keeper, Kept, inflated
@@ -49,7 +60,7 @@ from policylint.input.load import Document, DocumentRef
 from policylint.input.positions import format_path
 from policylint.k8s.fieldtypes import check_object
 from policylint.k8s.lazy import FileData, LazyObject, lazy_object
-from policylint.k8s.objects import NO_LABELS, BuildResult, K8sObject, KindRegistry, ObjectKey
+from policylint.k8s.objects import NO_LABELS, BuildResult, K8sObject, KindRegistry, ObjectKey, build_objects
 from policylint.k8s.roster import Deferred, Outline, Roster
 from policylint.semantics import namerefs
 from policylint.semantics.namerefs import Reference
@@ -61,16 +72,12 @@ if TYPE_CHECKING:
     from policylint.input.sources import Source
 
 # Bump when an entry's layout or meaning changes.
-FORMAT = 1
+FORMAT = 2
 _SHELL = "shell of a file"
 # The entry of a file that is always loaded (it holds a CRD).
 _LOADED = "loaded"
-# The shells of the last run's files, one entry (`Pack`).
-_PACK = "shells of a run's files"
-# Its first line; each line after it is an entry's name, a space and that entry's payload as written.
-_PACK_HEADER = b'{"format":1,"pack":"shells"}'
-# The pack is written again once the entries it lacks or holds beyond a run's pass 1/_PACK_SLACK of them.
-_PACK_SLACK = 8
+# Between a shell's head and its rows: compact JSON written with `ensure_ascii` holds no tab.
+_ROWS = b"\t"
 
 
 @frozen(slots=False)
@@ -89,9 +96,12 @@ class Shell:
     key: str
     kept: Kept
     issues: list[Any]  # the loader's: [rule, message, line, column]
-    documents: list[list[int]]  # each document's DocumentRef fields after the file name
+    documents: int  # how many (their positions are in `rows`)
     built: list[Any]  # the problems of building objects: [document, rule, message, path]
-    objects: list[list[Any]]  # `_object_row` of each object
+    names: list[Any]  # each object's group, kind, metadata namespace and name, one after another
+    # The JSON of each document's DocumentRef fields after the file name and each object's
+    # `_object_row`, decoded when first read (`Slots`).
+    rows: bytes
 
 
 class Session:
@@ -150,7 +160,7 @@ class Session:
         self._pack = Pack(cache, self._stamp, packed=not self._held)
         for file, key, data in wanted:
             decoded = _decoded(self._pack, self._entry(key))
-            shell = _checked(decoded, file, key, keeper.keep(data)) if decoded is not None else None
+            shell = _checked(*decoded, file, key, keeper.keep(data)) if decoded is not None else None
             if shell is not None:
                 self.found[file] = shell
                 keys[file] = key
@@ -261,98 +271,17 @@ class Session:
                 self._put(key, _dumps({"format": FORMAT, _LOADED: True}))
                 continue
             documents_rows = [[r.chunk_start, r.line_offset, r.doc_in_chunk, r.line, r.column] for r in docs.get(file, [])]
-            self._put(key, _dumps({"format": FORMAT, "documents": documents_rows, **rows[file]}))
+            shell = rows[file]
+            objects = shell.pop("objects")
+            names = [name for row in objects for name in row[3:7]]
+            head = _dumps({"format": FORMAT, "documents": len(documents_rows), **shell, "names": names})
+            self._put(key, head + _ROWS + _dumps([documents_rows, objects]))
         self._pack.save()
 
     def _put(self, key: str, payload: bytes) -> None:
         entry = self._entry(key)
         self.cache.put(entry, payload)
         self._pack.add(entry, payload)
-
-
-class Pack:
-    """The shells of the last run's files as one entry: a repository of 3,319 files read them as
-    3,319 entries, each opened, read and checksummed (0.1-0.2 s of a hook run's CPU on the
-    benchmark's messy and shared corpora, docs/performance.md), where one entry is one read and
-    one checksum.
-
-    The pack is named by the working directory (where a hook runs: its repository's top) and
-    the code's stamp, and lives beside the entries it packs, under the parse cache's trust rules
-    (policylint.input.cache: outside the checkout, this user's, behind one checksum): a pack
-    damaged, foreign or of another layout is no pack, and each file's own entry is read, as
-    before. It holds, by entry name, the very bytes `Session.remember` wrote under that name,
-    decoded and checked as that entry is (`_decoded`, `_checked`), so a pack gives no shell the
-    file's own entry would not. It is written with the entries a run read or wrote alone, when
-    they differ from what it held by more than an eighth (`save`), so it stays about the size of
-    the run's files."""
-
-    def __init__(self, cache: ParseCache, stamp: bytes, *, packed: bool = True) -> None:
-        """`packed`: the pack read and written; else each entry read from its own file alone."""
-        self.cache = cache
-        self.entry = cache.named(_PACK, stamp + os.fsencode(os.getcwd()))
-        self.packed = packed
-        self._held: dict[bytes, bytes] | None = None  # read when the first shell is asked for
-        self._used: dict[bytes, bytes] = {}
-
-    def payload(self, entry: str) -> bytes | None:
-        """The payload of the shell entry `entry`: from the pack, else from the entry itself
-        (and packed)."""
-        if not self.packed:
-            return _payload(self.cache, entry)
-        if self._held is None:
-            self._held = _unpacked(self.cache.payload(self.entry))
-        name = entry.encode("ascii")
-        raw = self._held.get(name)
-        if raw is None:
-            raw = _payload(self.cache, entry)
-            if raw is None:
-                return None
-            if b"\n" in raw:
-                return raw  # not what `remember` writes (compact JSON holds no line break): not packed
-        self._used[name] = raw
-        return raw
-
-    def add(self, entry: str, payload: bytes) -> None:
-        """The payload a run wrote under `entry`."""
-        if self._held is None:
-            # Asked for no shell (the first run over these files, or one not packed): packed
-            # from the next run on, which reads them.
-            if not self.packed:
-                return
-            self._held = {}
-        self._used[entry.encode("ascii")] = payload
-
-    def save(self) -> None:
-        """Write the pack again when what it lacks of this run's entries, or holds beyond them,
-        passes an eighth of them: a hook run after a value changed adds one file's shell, which
-        the next run reads from its own entry, where writing the pack again cost 0.02 s of CPU
-        for 3,319 files. So a pack holds at most an eighth more than a run's files."""
-        if self._held is None:
-            return  # not packed, or no shell asked for
-        held = self._held
-        off = sum(1 for name in self._used if name not in held) + sum(1 for name in held if name not in self._used)
-        if off == 0 or off * _PACK_SLACK <= len(self._used):
-            return
-        lines = [_PACK_HEADER]
-        for name in sorted(self._used):
-            lines.append(name + b" " + self._used[name])
-        self.cache.put(self.entry, b"\n".join(lines))
-
-
-def _unpacked(payload: memoryview | None) -> dict[bytes, bytes]:
-    """The entries a pack holds by content key; none if it is not a pack as `Pack.save` writes it."""
-    if payload is None:
-        return {}
-    lines = bytes(payload).split(b"\n")
-    if lines[0] != _PACK_HEADER:
-        return {}
-    held: dict[bytes, bytes] = {}
-    for line in lines[1:]:
-        key, space, raw = line.partition(b" ")
-        if not space:
-            return {}
-        held[key] = raw
-    return held
 
 
 def _build(
@@ -364,52 +293,115 @@ def _build(
     file parsed again shares its strings through `strings`."""
     file = shell.file
     issues = [Issue(rule_id=r, message=m, location=Location(file, line, col)) for r, m, line, col in shell.issues]
-    refs = [DocumentRef(file, *row) for row in shell.documents]
-    built = [Issue(rule_id=r, message=m, document=refs[d], path=p) for d, r, m, p in shell.built]
 
-    def read() -> list[Any]:
+    def documents() -> list[Document]:
         result = cache.load(shell.key, shell.file, decoder)
         if result is None:  # pruned or damaged since: the same bytes parse to the same data
             result = load.load_bytes(inflated(shell.kept), shell.file, strings=strings)
-        return [d.data for d in result.documents]
+        return result.documents
+
+    def read() -> list[Any]:
+        return [d.data for d in documents()]
+
+    def loaded() -> tuple[list[DocumentRef], Sequence[K8sObject]]:
+        # The file's documents and objects as loading builds them: for rows not believed
+        # (`Slots._fall_back`).
+        found = documents()
+        return [d.ref for d in found], build_objects(found, kinds, default_namespace).objects
 
     # Whether each kind is cluster-scoped, asked of the run's kinds once per file: a file of a
     # hundred objects holds a handful of kinds, and the answer decides every object's namespace.
     scopes: dict[tuple[str, str], bool] = {}
-    for row in shell.objects:
-        group_kind = (row[3], row[4])
+    names = shell.names
+    for group_kind in zip(names[0::4], names[1::4]):
         if group_kind not in scopes:
             scopes[group_kind] = kinds.is_cluster_scoped(*group_kind)
-    objects = Slots(file, shell.objects, FileData(read), refs, scopes, default_namespace)
-    return Held(shell.key, shell, objects, issues, built, shell.kept if refs else None, default_namespace, scopes)
+    objects = Slots(shell, FileData(read), scopes, default_namespace, loaded)
+    # The problems of building objects name their document: its position read from the rows.
+    built = [Issue(rule_id=r, message=m, document=objects.document(d), path=p) for d, r, m, p in shell.built]
+    return Held(shell.key, shell, objects, issues, built, shell.kept if shell.documents else None, default_namespace, scopes)
 
 
 class Slots(Deferred):
     """The objects of a file read from its shell, each built from its row when first read, and
-    what the rows tell of them without building any (policylint.k8s.roster)."""
+    what the shell's head tells of them without decoding a row or building any object
+    (policylint.k8s.roster)."""
 
-    __slots__ = ("_built", "_default", "_holder", "_kinds", "_refs", "_rows", "_scopes", "file")
+    __slots__ = (
+        "_built",
+        "_default",
+        "_documents",
+        "_holder",
+        "_kinds",
+        "_loaded",
+        "_names",
+        "_raw",
+        "_refs",
+        "_rows",
+        "_scopes",
+        "file",
+    )
 
     def __init__(
         self,
-        file: str,
-        rows: list[list[Any]],
+        shell: Shell,
         holder: FileData,
-        refs: list[DocumentRef],
         scopes: dict[tuple[str, str], bool],
         default_namespace: str,
+        loaded: Callable[[], tuple[list[DocumentRef], Sequence[K8sObject]]],
     ) -> None:
-        self.file = file
-        self._rows = rows
+        self.file = shell.file
+        names = self._names = shell.names
+        self._raw = shell.rows
+        self._rows: list[list[Any]] | None = None
         self._holder = holder
-        self._refs = refs
+        self._documents = shell.documents
+        self._refs: list[DocumentRef] = []
         self._scopes = scopes
         self._default = default_namespace
-        self._built: list[LazyObject | None] = [None] * len(rows)
+        self._loaded = loaded
+        self._built: list[K8sObject | None] = [None] * (len(names) // 4)
         self._kinds: dict[tuple[str, str], int] | None = None
 
+    def _decoded(self) -> list[list[Any]]:
+        """The rows, decoded and checked when first read; none where they are not believed, each
+        object then built from the file's data (`_fall_back`)."""
+        rows = self._rows
+        if rows is None:
+            decoded = shellcheck.rows(self._raw, self._names, self._documents)
+            if decoded is None:
+                self._fall_back()
+                rows = []
+            else:
+                self._refs = [DocumentRef(self.file, *row) for row in decoded[0]]
+                rows = decoded[1]
+            self._raw = b""
+            self._rows = rows
+        return rows
+
+    def document(self, i: int) -> DocumentRef:
+        """The position of the file's `i`-th document (`i` is below the head's count)."""
+        self._decoded()
+        refs = self._refs
+        return refs[i] if i < len(refs) else DocumentRef(self.file, 0, 0, 0, 1, 1)
+
+    def _fall_back(self) -> None:
+        """Every object built from the file's data, as loading builds them: rows not what `_shell`
+        writes, or naming other objects than the head. Where those objects are not the ones the
+        head names (a head no run wrote for these bytes), each is the one of its place and key,
+        else an object of that key with no data: the head's count and keys, which the run has
+        read already, are kept."""
+        refs, loaded = self._loaded()
+        self._refs = refs
+        for i in range(len(self._built)):
+            key = self.key(i)
+            found = loaded[i] if i < len(loaded) else None
+            if found is None or found.key != key:
+                found = K8sObject(key, "", {}, refs[0] if refs else DocumentRef(self.file, 0, 0, 0, 1, 1))
+            self._built[i] = found
+
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._built)
 
     @overload
     def __getitem__(self, i: int) -> K8sObject: ...
@@ -418,27 +410,30 @@ class Slots(Deferred):
 
     def __getitem__(self, i: int | slice) -> K8sObject | Sequence[K8sObject]:
         if isinstance(i, slice):
-            return [self[k] for k in range(len(self._rows))[i]]
+            return [self[k] for k in range(len(self._built))[i]]
         found = self._built[i]
         if found is None:
-            found = self._built[i] = _object(self._holder, self._refs, self._rows[i], self._scopes, self._default)
+            rows = self._decoded()
+            found = self._built[i]  # every object, where the rows were not believed
+            if found is None:
+                found = self._built[i] = _object(self._holder, self._refs, rows[i], self._scopes, self._default)
         return found
 
     def __iter__(self) -> Iterator[K8sObject]:
-        return (self[i] for i in range(len(self._rows)))
+        return (self[i] for i in range(len(self._built)))
 
     def key(self, i: int) -> ObjectKey:
         found = self._built[i]
         if found is not None:
             return found.key
-        row = self._rows[i]
-        return _key((row[3], row[4], _namespace(row, self._scopes, self._default), row[6]))
+        names, at = self._names, 4 * i
+        return _key((names[at], names[at + 1], _namespace(names, at, self._scopes, self._default), names[at + 3]))
 
     def kinds(self) -> dict[tuple[str, str], int]:
         if self._kinds is None:
             counts: dict[tuple[str, str], int] = {}
-            for row in self._rows:
-                gk = (row[3], row[4])
+            names = self._names
+            for gk in zip(names[0::4], names[1::4]):
                 counts[gk] = counts.get(gk, 0) + 1
             self._kinds = counts
         return self._kinds
@@ -447,18 +442,19 @@ class Slots(Deferred):
         return self._scopes
 
     def places(self) -> Iterator[tuple[tuple[str | None, str], int]]:
-        scopes, default = self._scopes, self._default
-        return (((_namespace(row, scopes, default), row[6]), i) for i, row in enumerate(self._rows))
+        scopes, default, names = self._scopes, self._default, self._names
+        return (((_namespace(names, 4 * i, scopes, default), names[4 * i + 3]), i) for i in range(len(self._built)))
 
     def outline(self) -> Outline:
+        rows = self._decoded()
         scopes, default = self._scopes, self._default
         names: list[str] = []
         namespaces: list[str | None] = []
         kinds: list[tuple[str, str]] = []
         references: list[list[Any]] = []
         classes: list[str | None] = []
-        for i, row in enumerate(self._rows):
-            namespace = _namespace(row, scopes, default)
+        for i, row in enumerate(rows):
+            namespace = _namespace(row, 3, scopes, default)
             names.append(row[6])
             namespaces.append(namespace)
             kinds.append((row[3], row[4]))
@@ -466,21 +462,31 @@ class Slots(Deferred):
             # in another, the object is built and its data walked.
             references.append([_tuple(Reference, r) for r in row[12]] if row[7] == namespace else namerefs.references(self[i]))
             classes.append(row[11])
+        if not rows:  # the rows not believed: every object built from the data
+            for obj in self:
+                names.append(obj.key.name)
+                namespaces.append(obj.key.namespace)
+                kinds.append((obj.key.group, obj.key.kind))
+                references.append(namerefs.references(obj))
+                classes.append(namerefs.gateway_class(obj))
         return Outline(names, namespaces, kinds, references, classes)
 
     def place(self, i: int) -> tuple[str, int, int, str]:
-        row = self._rows[i]
+        rows = self._decoded()
+        if not rows:
+            return self[i].sort_key()
+        row = rows[i]
         document = self._refs[row[0]]
         return (self.file, document.line, document.column, format_path(row[1]))
 
     def outside(self, keys: AbstractSet[ObjectKey]) -> bool:
-        scopes, default = self._scopes, self._default
-        # The unbuilt first: a file outside the part says so at its first row. A key is a tuple:
-        # one of plain values hashes and compares as the key does.
-        rows = (row for row, built in zip(self._rows, self._built) if built is None)
-        return any((row[3], row[4], _namespace(row, scopes, default), row[6]) not in keys for row in rows) or any(
-            o.key not in keys for o in self._built if o is not None
-        )
+        scopes, default, names = self._scopes, self._default, self._names
+        # The unbuilt first: a file outside the part says so at its first object. A key is a
+        # tuple: one of plain values hashes and compares as the key does.
+        unbuilt = (4 * i for i, built in enumerate(self._built) if built is None)
+        return any(
+            (names[at], names[at + 1], _namespace(names, at, scopes, default), names[at + 3]) not in keys for at in unbuilt
+        ) or any(o.key not in keys for o in self._built if o is not None)
 
     def built(self) -> list[tuple[int, K8sObject]]:
         return [(i, o) for i, o in enumerate(self._built) if o is not None]
@@ -488,13 +494,15 @@ class Slots(Deferred):
     def of_kind(self, group: str, kind: str) -> list[K8sObject]:
         if (group, kind) not in self.kinds():
             return []
-        return [self[i] for i, row in enumerate(self._rows) if row[3] == group and row[4] == kind]
+        names = self._names
+        return [self[i] for i in range(len(self._built)) if names[4 * i] == group and names[4 * i + 1] == kind]
 
 
-def _namespace(row: list[Any], scopes: dict[tuple[str, str], bool], default_namespace: str) -> str | None:
+def _namespace(names: list[Any], at: int, scopes: dict[tuple[str, str], bool], default_namespace: str) -> str | None:
     # As `build_objects` decides it (policylint.k8s.objects): the metadata's namespace, else the
-    # run's default, for a namespaced kind.
-    return None if scopes[(row[3], row[4])] else (row[5] or default_namespace)
+    # run's default, for a namespaced kind. `names[at:at + 4]`: the group, kind, metadata
+    # namespace and name, of a head's names or a row.
+    return None if scopes[(names[at], names[at + 1])] else (names[at + 2] or default_namespace)
 
 
 def _object(
@@ -502,7 +510,7 @@ def _object(
 ) -> LazyObject:
     document, prefix, api_version, group, kind, _, name, found_in, labels, annotations, stamp, klass = row[:12]
     refs_kept, well_formed = row[12:]
-    namespace = _namespace(row, scopes, default_namespace)
+    namespace = _namespace(row, 3, scopes, default_namespace)
     # References name the object's own namespace where they give none: found in another, they
     # are found again from the data. (`_make`: the row's shape was checked, `_object_ok`.)
     kept = [_reference(r) for r in refs_kept] if found_in == namespace else None
@@ -565,88 +573,18 @@ def _dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
-def _decoded(pack: Pack, entry: str) -> Any:
+def _decoded(pack: Pack, entry: str) -> tuple[dict[str, Any], bytes] | None:
+    """The head of the shell under `entry`, decoded, and its rows' JSON, not decoded."""
     raw = pack.payload(entry)
     if raw is None:
         return None
-    try:
-        decoded = json.loads(raw)
-    except Exception:
-        return None
-    return decoded if type(decoded) is dict and decoded.get("format") == FORMAT else None
+    head, _, rows = raw.partition(_ROWS)
+    decoded = shellcheck.json_value(head)
+    return (decoded, rows) if type(decoded) is dict and decoded.get("format") == FORMAT else None
 
 
-def _payload(cache: ParseCache, entry: str) -> bytes | None:
-    payload = cache.payload(entry)
-    return bytes(payload) if payload is not None else None
-
-
-def _checked(decoded: dict[str, Any], file: str, key: str, kept: Kept) -> Shell | None:
-    """The shell `decoded` holds, if it is exactly of the shape `remember` writes."""
-    issues, documents, built, objects = (decoded.get(k) for k in ("issues", "documents", "built", "objects"))
-    if not (type(issues) is list and type(documents) is list and type(built) is list and type(objects) is list):
-        return None  # a file always loaded, or not an entry this module writes
-    if not all(_row(i, (str, str, int, int)) for i in issues):
-        return None
-    if documents and not (
-        _LISTS.issuperset(map(type, documents)) and _DOCUMENTS.issuperset(map(tuple, map(map, repeat(type), documents)))
-    ):
-        return None
-    n = len(documents)
-    if not all(_row(b, (int, str, str, str)) and 0 <= b[0] < n for b in built):
-        return None
-    if not all(_object_ok(o, n) for o in objects):
-        return None
-    return Shell(file, key, kept, issues, documents, built, objects)
-
-
-def _row(value: Any, types: tuple[type, ...]) -> bool:
-    return type(value) is list and len(value) == len(types) and all(type(v) is t for v, t in zip(value, types))
-
-
-def _signatures(*fields: type | tuple[type, ...]) -> frozenset[tuple[type, ...]]:
-    """Every tuple of types a row with these fields may have (a tuple: any of those types)."""
-    out: list[tuple[type, ...]] = [()]
-    for f in fields:
-        choices = f if isinstance(f, tuple) else (f,)
-        out = [(*row, c) for row in out for c in choices]
-    return frozenset(out)
-
-
-_TEXT = (str, type(None))
-# An object's row (`_object_row`), checked as the types of its fields at once: the shells of a
-# large repository hold tens of thousands of rows, read in every scoped run.
-_OBJECT = _signatures(int, list, str, str, str, _TEXT, str, _TEXT, dict, dict, _TEXT, _TEXT, list, bool)
-_REFERENCE = _signatures(_TEXT, str, bool, bool)
-_STRINGS = frozenset({str})
-_PATH_PARTS = frozenset({str, int})
-_LISTS = frozenset({list})
-_DOCUMENTS = frozenset({(int,) * 5})  # a document's position: five integers
-
-
-def _object_ok(row: Any, documents: int) -> bool:
-    if type(row) is not list or tuple(map(type, row)) not in _OBJECT:
-        return False
-    document, prefix, labels, annotations, stamp, refs = row[0], row[1], row[8], row[9], row[10], row[12]
-    # Each field's types as a set, with no Python call per value: ten thousand rows per run.
-    # JSON keys are strings: a mapping of strings is one whose values are.
-    return (
-        0 <= document < documents
-        and (not prefix or _PATH_PARTS.issuperset(map(type, prefix)))
-        and (not labels or _STRINGS.issuperset(map(type, labels.values())))
-        and (not annotations or _STRINGS.issuperset(map(type, annotations.values())))
-        and (stamp is None or _timestamp(stamp))
-        # Every reference a list (`map(type, r)` of a string would be its characters'), then the
-        # types of each one's fields a reference's.
-        and (not refs or (_LISTS.issuperset(map(type, refs)) and _REFERENCE.issuperset(map(tuple, map(map, repeat(type), refs)))))
-    )
-
-
-def _timestamp(value: Any) -> bool:
-    if value is None:
-        return True
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        return False
-    return True
+def _checked(decoded: dict[str, Any], rows: bytes, file: str, key: str, kept: Kept) -> Shell | None:
+    """The shell `decoded` holds, if its head is exactly of the shape `remember` writes (its rows
+    are checked when first read: policylint.incremental.shellcheck `rows`)."""
+    head = shellcheck.head(decoded, rows)
+    return Shell(file, key, kept, *head, rows) if head is not None else None

@@ -7,6 +7,7 @@ sequences through the command are tests/incremental/test_incremental.py's differ
 from __future__ import annotations
 
 import dataclasses
+import json
 import pickle
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 import yaml
 
 from benchmarks.generate import objects as tenants
-from policylint.incremental import shells
+from policylint.incremental import shellpack, shells
 from policylint.input.cache import ParseCache
 from policylint.k8s import lazy
 from policylint.k8s.lazy import LazyObject
@@ -114,35 +115,31 @@ def _shell_entries(cache_dir: Path, files: list[Path]) -> list[str]:
 
 
 ROW = [0, [], "v1", "", "Service", "a", "s", "a", {}, {}, None, None, [], True]
+HEAD = b'{"format":2,"documents":1,"issues":[],"built":[],"names":["","Service","a","s"]}'
+
+
+def _shell(head: bytes, rows: Any) -> bytes:
+    """A shell's entry in the layout `Session.remember` writes (written out here by hand)."""
+    return head + b"\t" + json.dumps(rows, separators=(",", ":")).encode()
 
 
 @pytest.mark.parametrize(
     "payload",
     [
         b"not json",
-        b'{"format": 2, "issues": [], "documents": [], "built": [], "objects": []}',
-        b'{"format": 1, "loaded": true}',
-        # A row of another length, a label that is not a string, a reference of another shape,
-        # a document that is not there, a timestamp that is no time.
-        b'{"format": 1, "issues": [], "documents": [[0,0,0,1,1]], "built": [], "objects": [[0]]}',
-        *(
-            b'{"format": 1, "issues": [], "documents": [[0,0,0,1,1]], "built": [], "objects": [%s]}'
-            % yaml.safe_dump(row, default_flow_style=True).strip().encode()
-            for row in (
-                [*ROW[:8], {"app": 1}, *ROW[9:]],
-                [*ROW[:12], [["ns", 1, True, False]], ROW[13]],
-                # A reference that is a string of four characters, a prefix holding a boolean.
-                [*ROW[:12], ["abcd"], ROW[13]],
-                [ROW[0], [True], *ROW[2:]],
-                [3, *ROW[1:]],
-                [*ROW[:10], "yesterday", *ROW[11:]],
-            )
-        ),
-        b'{"format": 1, "issues": [["PL001", "x", "1", 1]], "documents": [], "built": [], "objects": []}',
-        # A document's position of four integers, or with a string.
-        b'{"format": 1, "issues": [], "documents": [[0,0,0,1]], "built": [], "objects": []}',
-        b'{"format": 1, "issues": [], "documents": [[0,0,0,1,"1"]], "built": [], "objects": []}',
-        b'{"format": 1, "issues": [], "documents": [], "built": [[0, "PL003", "x", ""]], "objects": []}',
+        # The layout before the rows were read apart: a stale entry.
+        b'{"format": 1, "issues": [], "documents": [], "built": [], "objects": []}',
+        b'{"format": 2, "loaded": true}',
+        HEAD,  # no rows
+        # A head whose documents are not a count, whose names are not four per object or not
+        # strings (a namespace may be null), a problem of another shape, one naming a document
+        # past the count.
+        _shell(HEAD.replace(b'"documents":1', b'"documents":[[0,0,0,1,1]]'), [[[0, 0, 0, 1, 1]], [ROW]]),
+        _shell(HEAD.replace(b'"s"]', b'"s",""]'), [[[0, 0, 0, 1, 1]], [ROW]]),
+        _shell(HEAD.replace(b'"a","s"', b'"a",1'), [[[0, 0, 0, 1, 1]], [ROW]]),
+        _shell(HEAD.replace(b'"Service"', b"null"), [[[0, 0, 0, 1, 1]], [ROW]]),
+        _shell(HEAD.replace(b'"issues":[]', b'"issues":[["PL001","x","1",1]]'), [[[0, 0, 0, 1, 1]], [ROW]]),
+        _shell(HEAD.replace(b'"built":[]', b'"built":[[1,"PL003","x",""]]'), [[[0, 0, 0, 1, 1]], [ROW]]),
     ],
 )
 def test_a_shell_that_is_not_what_policylint_writes_is_a_miss(
@@ -156,27 +153,140 @@ def test_a_shell_that_is_not_what_policylint_writes_is_a_miss(
     forged = _shell_entries(cache, files)
     for entry in forged:
         store.put(entry, payload)
-    # The same shells in the pack the run read them from (`shells.Pack`), forged alike.
+    # The same shells in the pack the run read them from (`shellpack.Pack`), forged alike.
     held = _packed(cache)
     assert set(held) == {e.encode("ascii") for e in forged}
     _pack(cache, dict.fromkeys(held, payload))
+    loaded = _loads(monkeypatch)
     result = _run(root, files[3], cache)
     assert not any(isinstance(o, LazyObject) for o in result.index.objects)  # every file loaded
+    assert len(loaded) == len(files)  # from the first: the head is read before any object is made
     assert _report(result) == expected
+
+
+def _loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files loaded from their bytes or parse entry before their objects are made."""
+    from policylint import pipeline
+
+    loaded: list[str] = []
+    real = pipeline._load
+
+    def counted(sources: Any, *args: Any) -> Any:
+        loaded.extend(s.display for s in sources)
+        return real(sources, *args)
+
+    monkeypatch.setattr(pipeline, "_load", counted)
+    return loaded
+
+
+def _forged_rows(rows: Any, how: str) -> Any:
+    """A shell's rows (its documents' positions and objects' rows) made other than `remember`
+    writes them, `how`."""
+    positions, objects = rows
+    first = objects[0]
+    if how == "not a list":
+        return {"documents": positions, "objects": objects}
+    if how == "a document fewer":
+        return [positions[:-1], objects]
+    if how == "a position of four":
+        return [[positions[0][:4], *positions[1:]], objects]
+    if how == "an object fewer":
+        return [positions, objects[:-1]]
+    if how == "another name":  # not the object the head names
+        return [positions, [[*first[:6], first[6] + "-x", *first[7:]], *objects[1:]]]
+    if how == "a label not a string":
+        return [positions, [[*first[:8], {"app": 1}, *first[9:]], *objects[1:]]]
+    if how == "a reference of another shape":
+        return [positions, [[*first[:12], [["ns", 1, True, False]], first[13]], *objects[1:]]]
+    if how == "a reference a string":
+        return [positions, [[*first[:12], ["abcd"], first[13]], *objects[1:]]]
+    if how == "a prefix holding a boolean":
+        return [positions, [[first[0], [True], *first[2:]], *objects[1:]]]
+    if how == "a document not there":
+        return [positions, [[len(positions), *first[1:]], *objects[1:]]]
+    assert how == "a timestamp no time"
+    return [positions, [[*first[:10], "yesterday", *first[11:]], *objects[1:]]]
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "not a list",
+        "a document fewer",
+        "a position of four",
+        "an object fewer",
+        "another name",
+        "a label not a string",
+        "a reference of another shape",
+        "a reference a string",
+        "a prefix holding a boolean",
+        "a document not there",
+        "a timestamp no time",
+        "not json",
+    ],
+)
+def test_rows_that_are_not_what_policylint_writes_are_not_believed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """A shell's rows are decoded when first read: rows not exactly what `remember` writes, or not
+    naming the objects its head names, are found then, and the file's objects are built from its
+    data as loading builds them; the report is a run's without a cache."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    expected = _report(_run(root, files[3], None))
+    _run(root, files[3], cache)
+    store = ParseCache(cache)
+    held = _packed(cache)
+    forged: dict[bytes, bytes] = {}
+    for name, payload in held.items():
+        head, tab, rows = payload.partition(b"\t")
+        assert tab and json.loads(head)["format"] == shells.FORMAT
+        bad = b"[[" if how == "not json" else json.dumps(_forged_rows(json.loads(rows), how)).encode()
+        forged[name] = head + tab + bad
+        store.put(name.decode("ascii"), forged[name])
+    _pack(cache, forged)
+    loaded = _loads(monkeypatch)
+    result = _run(root, files[3], cache)
+    assert loaded == []  # the heads believed: no file loaded before its objects are made
+    assert not any(isinstance(o, LazyObject) for o in result.index.objects)  # each built from data
+    assert _report(result) == expected
+
+
+def test_a_head_naming_objects_its_file_does_not_hold_gives_objects_of_its_keys(tmp_path: Path) -> None:
+    """Rows not believed, where the head names objects the file's data does not hold (a head no
+    run wrote for these bytes): each object the head names is made of its key, with no data, and
+    the run ends as any other (the objects counted from the head are the ones it holds)."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    _run(root, files[3], cache)
+    store = ParseCache(cache)
+    held = _packed(cache)
+    forged: dict[bytes, bytes] = {}
+    for name, payload in held.items():
+        head, tab, _ = payload.partition(b"\t")
+        decoded = json.loads(head)
+        decoded["names"][3::4] = [f"{n}-elsewhere" for n in decoded["names"][3::4]]
+        forged[name] = json.dumps(decoded, separators=(",", ":")).encode() + tab + b"[["
+        store.put(name.decode("ascii"), forged[name])
+    _pack(cache, forged)
+    result = _run(root, files[3], cache)
+    made = list(result.index.objects)
+    assert made and all(o.name.endswith("-elsewhere") and not o.data for o in made)
+    assert len(result.index.objects) == len(_run(root, files[3], None).index.objects)
 
 
 def _pack_entry(cache_dir: Path) -> tuple[ParseCache, str]:
     store = ParseCache(cache_dir)
-    return store, shells.Pack(store, shells.FORMAT.to_bytes(2, "big") + shells._code()).entry
+    return store, shellpack.Pack(store, shells.FORMAT.to_bytes(2, "big") + shells._code()).entry
 
 
 def _packed(cache_dir: Path) -> dict[bytes, bytes]:
     """The shells' pack of the working directory's runs, by entry name."""
     store, entry = _pack_entry(cache_dir)
-    return shells._unpacked(store.payload(entry))
+    return shellpack.unpacked(store.payload(entry))
 
 
-def _pack(cache_dir: Path, held: dict[bytes, bytes], header: bytes = shells._PACK_HEADER) -> None:
+def _pack(cache_dir: Path, held: dict[bytes, bytes], header: bytes = shellpack.HEADER) -> None:
     """Write the pack, in the layout `Pack.save` writes (written out here by hand)."""
     store, entry = _pack_entry(cache_dir)
     store.put(entry, b"\n".join([header, *(name + b" " + held[name] for name in sorted(held))]))
@@ -258,7 +368,7 @@ def test_a_pack_that_is_not_what_policylint_writes_is_no_pack(
     elif damage == "header":
         _pack(cache, held, header=b'{"format":2,"pack":"shells"}')
     elif damage == "line":  # a line with no space after the entry's name
-        lines = [shells._PACK_HEADER, *(name + b" " + held[name] for name in sorted(held)), min(held)]
+        lines = [shellpack.HEADER, *(name + b" " + held[name] for name in sorted(held)), min(held)]
         store.put(pack, b"\n".join(lines))
     else:
         monkeypatch.chdir(tmp_path)
