@@ -76,8 +76,23 @@ def violations(
     out: list[_Violation] = []
     unknown: list[Pruned] = pruned if pruned is not None else []
     budget = _Budget(root)
-    _Walk(out, unknown, seen, {} if shapes is None else shapes, budget).run(root, root_node(schema), ())
+    walk = _Walk(out, unknown, seen, {} if shapes is None else shapes, budget)
+    code = _root_function()(schema)
+    if code is None:
+        walk.run(root, root_node(schema), ())
+    elif not (len(root) == 1 and template(root)):
+        # A bundled schema: its checks written out as code (policylint.k8s.schemacode), the
+        # walk's visits without reading the nodes' keywords per value.
+        code(root, None, (), walk)
     return out
+
+
+@functools.cache
+def _root_function() -> Callable[[Mapping[str, Any]], Any]:
+    """`schemacode.root_function`, imported on the first walk (it imports this module)."""
+    from policylint.k8s.schemacode import root_function
+
+    return root_function
 
 
 @functools.cache
@@ -180,8 +195,12 @@ class _Walk:
         """Walk `start` under `schema` at path `at`; False when the budget ran out before the walk was done.
         A map or list walked under the same node before takes that answer (`seen`), else its answer
         is kept when its subtree is done (`_end`): inline, not a call per map or list."""
+        self.stack.append((start, schema, at))
+        return self.drain()
+
+    def drain(self) -> bool:
+        """Walk what is on the stack (`run`); False when the budget ran out first."""
         stack = self.stack
-        stack.append((start, schema, at))
         budget, counted, seen, shapes, shape = self.budget, self.counted, self.seen, self.shapes, self.shape
         out, unknown = self.out, self.unknown
         # In the run's memo of shapes (policylint.k8s.shapes) a map's or list's shape is a token of
