@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from policylint.k8s import schemas
-from policylint.k8s.schemawalk import _NOTHING, _UNSHAPED, _string_checks_of
 from policylint.k8s.shapes import SharedShapes
 from policylint.k8s.verdicts import template
 
@@ -25,6 +24,11 @@ if TYPE_CHECKING:
     from policylint.k8s.schemawalk import _Walk
 
 Function = Callable[[Any, Any, tuple[Any, ...], "_Walk"], None]
+
+# What the memo of subtrees keeps of one with nothing refused or pruned in it (one answer for all),
+# and a value not in the memo of shapes: the walk's (policylint.k8s.schemawalk) and `descend`'s.
+NOTHING: Any = ((), ())
+UNSHAPED: Any = object()
 
 # id of a bundled schema's root -> (the root, its generated function), for the kinds whose
 # module is imported; and -> (the root, its kind's module) for every root, once the table is built
@@ -49,7 +53,7 @@ def root_function(schema: Mapping[str, Any]) -> Function | None:
 
     module = importlib.import_module(f"policylint.k8s.schemachecks.{found[1]}")
     built = _BOUND[0]
-    module.bind(built, _string_checks_of)
+    module.bind(built)
     for number, function in module.ROOTS.items():
         _ROOTS[id(built[number])] = (built[number], function)
     return root_function(schema)
@@ -96,22 +100,22 @@ def descend(walk: _Walk, path: tuple[Any, ...], pushed: list[tuple[Any, Function
             if by_id:
                 whole = id(value)
             else:
-                whole = shapes.get(id(value), _UNSHAPED)
-                if whole is _UNSHAPED:
+                whole = shapes.get(id(value), UNSHAPED)
+                if whole is UNSHAPED:
                     whole = walk.shape(value, shapes)
             if whole is not None:
                 memo = (id(node), whole)
                 got = seen.get(memo)
                 out, unknown = walk.out, walk.unknown
                 if got is not None:
-                    if got is not _NOTHING:
+                    if got is not NOTHING:
                         out.extend(((*at, *p), m, r) for p, m, r in got[0])
                         unknown.extend(((*at, *p), k, known) for p, k, known in got[1])
                     continue
                 start, first = len(out), len(unknown)
                 function(value, node, at, walk)
                 if len(out) == start and len(unknown) == first and walk.budget.left >= 0:
-                    seen[memo] = _NOTHING
+                    seen[memo] = NOTHING
                 else:
                     walk._end((memo, start, len(at), first))
                 continue

@@ -298,7 +298,7 @@ class _Writer:
     def text(self, covered: list[int], about: str) -> str:
         body = "\n".join(self.lines)
         bind = [
-            "def bind(nodes, string_checks):",
+            "def bind(nodes):",
             '    """Name the nodes of the table the functions read (`schemacode`)."""',
             "    g = globals()",
             f"    for n in {tuple(sorted(_names_int(body, 'N')))!r}:",
@@ -312,7 +312,7 @@ class _Writer:
             bind += [f"    for n in {patterns!r}:", "        g[f'P{n}'] = nodes[n]['pattern']"]
         strings = tuple(sorted(_names_int(body, "C")))
         if strings:
-            bind += [f"    for n in {strings!r}:", "        g[f'C{n}'] = string_checks(nodes[n])"]
+            bind += [f"    for n in {strings!r}:", "        g[f'C{n}'] = _string_checks_of(nodes[n])"]
         tail = [
             "",
             "",
@@ -322,7 +322,7 @@ class _Writer:
         ]
         head = _MODULE.format(attribution="", about=about)
         if "_passes(" in body:
-            head += "from policylint.k8s.schemawalk import _NOT_QUICK as _NQ, _passes\n"
+            head += "from policylint.k8s.schemawalk import _NOT_QUICK as _NQ, _passes, _string_checks_of\n"
         return head + "\n\n" + "\n".join(self.consts) + "\n\n\n" + body + "\n\n" + "\n".join(bind) + "\n" + "\n".join(tail)
 
 

@@ -9,13 +9,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from policylint.input.positions import format_path
+from policylint.k8s.schemacode import NOTHING as _NOTHING
+from policylint.k8s.schemacode import UNSHAPED as _UNSHAPED
+from policylint.k8s.schemacode import root_function
 from policylint.k8s.schemas import COMBINED
 from policylint.k8s.shapes import SharedShapes
 from policylint.k8s.verdicts import EMBEDDED, PRESERVE, TOP_LEVEL_SKIPPED, root_node, template
 
 _END: Any = object()  # on the walk's stack: the subtree above is done
-_UNSHAPED: Any = object()  # not in the memo of shapes
-_NOTHING: Any = ((), ())  # what `seen` keeps of a subtree with nothing refused or pruned in it
 # A schema node the walk does not enter: a stand-in for a node whose checks were made already
 # (policylint.k8s.differences walks only where two schemas differ). Its parent still reads it.
 CHECKED = "x-policylint-checked"
@@ -77,7 +78,7 @@ def violations(
     unknown: list[Pruned] = pruned if pruned is not None else []
     budget = _Budget(root)
     walk = _Walk(out, unknown, seen, {} if shapes is None else shapes, budget)
-    code = _root_function()(schema)
+    code = root_function(schema)
     if code is None:
         walk.run(root, root_node(schema), ())
     elif not (len(root) == 1 and template(root)):
@@ -85,14 +86,6 @@ def violations(
         # walk's visits without reading the nodes' keywords per value.
         code(root, None, (), walk)
     return out
-
-
-@functools.cache
-def _root_function() -> Callable[[Mapping[str, Any]], Any]:
-    """`schemacode.root_function`, imported on the first walk (it imports this module)."""
-    from policylint.k8s.schemacode import root_function
-
-    return root_function
 
 
 @functools.cache

@@ -288,7 +288,7 @@ def r2385(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (0, 31, 32, 33, 97, 101, 103, 107, 109, 110, 948, 1373, 2350, 2352, 2354, 2356, 2358, 2359, 2361, 2362, 2364, 2365, 2366, 2368, 2371, 2372, 2374, 2378, 2379, 2381, 2383):

@@ -308,7 +308,7 @@ def r2938(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (0, 9, 31, 32, 33, 34, 262, 1354, 1356, 1461, 2264, 2270, 2272, 2934, 2936):

@@ -260,7 +260,7 @@ def r3030(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (0, 31, 32, 33, 34, 121, 228, 1453, 1461, 1681, 1682, 2154, 3015, 3017, 3018, 3020, 3028):

@@ -145,7 +145,7 @@ def r2926(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (0, 31, 32, 33, 34, 2915, 2917, 2919, 2922, 2924):

@@ -16,7 +16,7 @@ the walk checks an object (the top-level fields the API server sets not required
 from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
 from policylint.k8s.schemawalk import _FIELDS, _ITEMS, _bound, _duplicates, _null_items, _string
 from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
-from policylint.k8s.schemawalk import _NOT_QUICK as _NQ, _passes
+from policylint.k8s.schemawalk import _NOT_QUICK as _NQ, _passes, _string_checks_of
 
 
 K260 = {'key': 0, 'operator': 1, 'values': 2}
@@ -1796,7 +1796,7 @@ def r2655(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (0, 1, 24, 31, 32, 33, 34, 65, 73, 159, 161, 187, 228, 258, 260, 261, 262, 264, 270, 272, 314, 316, 317, 318, 322, 326, 330, 331, 335, 336, 338, 340, 341, 343, 344, 345, 348, 349, 351, 352, 354, 356, 358, 360, 361, 363, 367, 371, 374, 376, 378, 379, 381, 383, 385, 387, 389, 390, 391, 395, 396, 398, 400, 402, 404, 405, 407, 409, 410, 413, 414, 416, 418, 420, 422, 424, 429, 437, 715, 876, 878, 1064, 1068, 1070, 1071, 2023, 2483, 2485, 2487, 2489, 2491, 2492, 2494, 2496, 2618, 2620, 2622, 2624, 2628, 2632, 2634, 2636, 2638, 2640, 2642, 2646, 2648, 2653):
@@ -1806,7 +1806,7 @@ def bind(nodes, string_checks):
     for n in (31, 32, 34, 159, 161, 187, 228, 270, 314, 340):
         g[f'P{n}'] = nodes[n]['pattern']
     for n in (317,):
-        g[f'C{n}'] = string_checks(nodes[n])
+        g[f'C{n}'] = _string_checks_of(nodes[n])
 
 
 # The roots' functions, by their node's number.

@@ -16,7 +16,7 @@ the walk checks an object (the top-level fields the API server sets not required
 from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
 from policylint.k8s.schemawalk import _FIELDS, _ITEMS, _bound, _duplicates, _null_items, _string
 from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
-from policylint.k8s.schemawalk import _NOT_QUICK as _NQ, _passes
+from policylint.k8s.schemawalk import _NOT_QUICK as _NQ, _passes, _string_checks_of
 
 
 K9 = {'name': 0}
@@ -2969,7 +2969,7 @@ def r2876(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (0, 9, 24, 31, 32, 33, 34, 63, 65, 73, 143, 159, 161, 162, 187, 188, 189, 228, 258, 260, 261, 262, 264, 270, 272, 330, 349, 379, 381, 390, 391, 395, 396, 398, 460, 608, 710, 714, 715, 765, 766, 794, 795, 797, 800, 802, 808, 809, 811, 813, 815, 817, 834, 835, 836, 840, 845, 847, 848, 850, 852, 853, 857, 858, 864, 865, 866, 867, 868, 870, 872, 876, 878, 887, 889, 890, 891, 893, 900, 902, 904, 907, 908, 910, 913, 915, 917, 919, 923, 924, 926, 938, 944, 946, 1051, 1053, 1055, 1057, 1058, 1060, 1062, 1064, 1068, 1070, 1071, 1091, 1093, 1095, 1453, 1541, 1542, 1544, 1546, 1548, 1549, 1551, 1553, 1555, 1557, 1562, 1564, 1566, 1569, 1572, 1574, 1575, 1576, 1578, 1580, 1582, 1589, 1590, 1591, 1594, 1598, 1599, 1603, 1604, 1606, 1609, 1611, 1613, 1619, 1624, 1626, 1628, 1629, 1632, 1653, 2301, 2302, 2304, 2307, 2309, 2311, 2387, 2388, 2390, 2393, 2395, 2397, 2401, 2402, 2404, 2405, 2409, 2411, 2413, 2414, 2417, 2419, 2421, 2423, 2425, 2427, 2431, 2432, 2434, 2435, 2438, 2444, 2558, 2776, 2777, 2779, 2871, 2872, 2874):
@@ -2979,7 +2979,7 @@ def bind(nodes, string_checks):
     for n in (31, 32, 34, 159, 161, 187, 188, 228, 270, 848, 853, 866, 902, 1604, 2414, 2417):
         g[f'P{n}'] = nodes[n]['pattern']
     for n in (1575,):
-        g[f'C{n}'] = string_checks(nodes[n])
+        g[f'C{n}'] = _string_checks_of(nodes[n])
 
 
 # The roots' functions, by their node's number.

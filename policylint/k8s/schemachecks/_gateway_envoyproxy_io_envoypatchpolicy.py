@@ -163,7 +163,7 @@ def r473(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (0, 31, 32, 33, 65, 241, 459, 460, 462, 464, 466, 467, 469, 471):

@@ -148,7 +148,7 @@ def r2981(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (31, 32, 33, 228, 230, 232, 233, 235, 241, 242, 488, 2979):

@@ -597,7 +597,7 @@ def r2774(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (31, 32, 33, 34, 161, 176, 241, 281, 282, 390, 502, 504, 506, 507, 514, 515, 517, 522, 524, 1228, 1233, 1235, 1476, 1477, 1478, 1480, 1482, 1703, 1705, 1707, 1945, 1964, 1966, 2772):

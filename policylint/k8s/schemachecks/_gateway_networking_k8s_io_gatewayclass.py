@@ -163,7 +163,7 @@ def r2527(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (31, 32, 33, 161, 275, 443, 444, 446):

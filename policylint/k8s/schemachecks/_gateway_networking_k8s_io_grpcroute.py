@@ -16,7 +16,7 @@ the walk checks an object (the top-level fields the API server sets not required
 from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
 from policylint.k8s.schemawalk import _FIELDS, _ITEMS, _bound, _duplicates, _null_items, _string
 from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
-from policylint.k8s.schemawalk import _NOT_QUICK as _NQ, _passes
+from policylint.k8s.schemawalk import _NOT_QUICK as _NQ, _passes, _string_checks_of
 
 
 K164 = {'group': 0, 'kind': 1, 'name': 2, 'namespace': 3, 'port': 4, 'sectionName': 5}
@@ -1620,7 +1620,7 @@ def r2869(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (0, 31, 32, 33, 34, 143, 159, 160, 161, 162, 164, 176, 185, 187, 188, 189, 199, 228, 230, 232, 233, 235, 240, 241, 340, 341, 343, 488, 590, 602, 603, 605, 608, 610, 611, 659, 661, 662, 707, 708, 710, 714, 715, 719, 740, 1109, 1284, 1287, 1289, 1291, 1292, 1298, 1300, 1301, 1303, 1304, 1306, 1320, 1322, 1486, 1487, 1489, 1490, 1492, 1494, 1496, 1641, 1643, 1644, 1645, 1647, 1648, 1650, 2038, 2040, 2041, 2043, 2070, 2104, 2105, 2107, 2159, 2161, 2162, 2164, 2239, 2240, 2242, 2243, 2245, 2246, 2248, 2252, 2657, 2658, 2660, 2699, 2700, 2702, 2864, 2865, 2867):
@@ -1630,7 +1630,7 @@ def bind(nodes, string_checks):
     for n in (31, 32, 34, 159, 160, 161, 187, 188, 228, 340, 2038):
         g[f'P{n}'] = nodes[n]['pattern']
     for n in (176,):
-        g[f'C{n}'] = string_checks(nodes[n])
+        g[f'C{n}'] = _string_checks_of(nodes[n])
 
 
 # The roots' functions, by their node's number.

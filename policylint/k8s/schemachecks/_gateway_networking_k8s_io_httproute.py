@@ -16,7 +16,7 @@ the walk checks an object (the top-level fields the API server sets not required
 from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
 from policylint.k8s.schemawalk import _FIELDS, _ITEMS, _bound, _duplicates, _null_items, _string
 from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
-from policylint.k8s.schemawalk import _NOT_QUICK as _NQ, _passes
+from policylint.k8s.schemawalk import _NOT_QUICK as _NQ, _passes, _string_checks_of
 
 
 K164 = {'group': 0, 'kind': 1, 'name': 2, 'namespace': 3, 'port': 4, 'sectionName': 5}
@@ -2840,7 +2840,7 @@ def r2971(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (0, 24, 31, 32, 33, 34, 121, 143, 159, 160, 161, 162, 164, 176, 185, 187, 188, 189, 199, 228, 230, 232, 233, 235, 240, 241, 340, 341, 343, 349, 488, 507, 590, 592, 596, 602, 603, 605, 608, 610, 611, 613, 620, 622, 624, 626, 628, 630, 645, 652, 654, 655, 657, 659, 661, 662, 664, 666, 667, 681, 683, 684, 686, 687, 695, 696, 698, 707, 708, 710, 714, 715, 719, 721, 722, 724, 725, 726, 730, 732, 735, 737, 740, 741, 743, 744, 745, 746, 748, 749, 751, 1109, 1111, 1112, 1114, 1117, 1118, 1119, 1121, 1123, 1128, 1129, 1131, 1132, 1133, 1134, 1135, 1137, 1139, 1142, 1144, 1738, 1739, 1741, 2013, 2014, 2017, 2019, 2022, 2023, 2025, 2026, 2028, 2030, 2037, 2038, 2040, 2041, 2043, 2045, 2047, 2049, 2054, 2057, 2059, 2060, 2062, 2063, 2065, 2066, 2067, 2069, 2070, 2072, 2073, 2075, 2110, 2111, 2113, 2115, 2116, 2118, 2178, 2179, 2181, 2276, 2281, 2282, 2284, 2285, 2287, 2288, 2290, 2612, 2613, 2615, 2804, 2805, 2807, 2947, 2948, 2950, 2951, 2953, 2955, 2957, 2960, 2961, 2963, 2964, 2966, 2967, 2969):
@@ -2850,7 +2850,7 @@ def bind(nodes, string_checks):
     for n in (31, 32, 34, 159, 160, 161, 187, 188, 228, 340, 2026, 2038):
         g[f'P{n}'] = nodes[n]['pattern']
     for n in (176, 340, 507, 2014, 2947):
-        g[f'C{n}'] = string_checks(nodes[n])
+        g[f'C{n}'] = _string_checks_of(nodes[n])
 
 
 # The roots' functions, by their node's number.

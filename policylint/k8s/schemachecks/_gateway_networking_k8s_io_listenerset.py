@@ -374,7 +374,7 @@ def r3011(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (0, 32, 33, 34, 159, 160, 161, 162, 176, 187, 253, 256, 258, 260, 261, 262, 264, 266, 269, 270, 272, 280, 281, 282, 297, 1758, 1760, 1761, 1763, 1765, 3005, 3007):

@@ -203,7 +203,7 @@ def r2481(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (31, 32, 33, 161, 1728, 1729, 1731, 1732, 1734, 2476, 2477, 2479):

@@ -425,7 +425,7 @@ def r3034(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (33, 34, 159, 160, 161, 162, 164, 185, 187, 188, 189, 193, 194, 196, 197, 199, 708, 1109, 1309, 1311, 1313, 1315, 1720, 1932, 2185, 2186, 2604, 2664, 3032):

@@ -16,7 +16,7 @@ the walk checks an object (the top-level fields the API server sets not required
 from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
 from policylint.k8s.schemawalk import _FIELDS, _ITEMS, _bound, _duplicates, _null_items, _string
 from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
-from policylint.k8s.schemawalk import _NOT_QUICK as _NQ, _passes
+from policylint.k8s.schemawalk import _NOT_QUICK as _NQ, _passes, _string_checks_of
 
 
 K164 = {'group': 0, 'kind': 1, 'name': 2, 'namespace': 3, 'port': 4, 'sectionName': 5}
@@ -663,7 +663,7 @@ def r2991(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (33, 34, 159, 160, 161, 162, 164, 176, 181, 185, 187, 188, 189, 193, 194, 196, 197, 199, 201, 590, 707, 708, 1109, 1309, 1311, 1313, 1331, 1333, 1719, 1720, 1722, 1936, 2185, 2186, 2188, 2608, 2722, 2944, 2986, 2987, 2989):
@@ -673,7 +673,7 @@ def bind(nodes, string_checks):
     for n in (34, 159, 160, 161, 187, 188):
         g[f'P{n}'] = nodes[n]['pattern']
     for n in (176,):
-        g[f'C{n}'] = string_checks(nodes[n])
+        g[f'C{n}'] = _string_checks_of(nodes[n])
 
 
 # The roots' functions, by their node's number.

@@ -274,7 +274,7 @@ def r1983(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (31, 32, 33, 34, 161, 162, 176, 187, 241, 270, 272, 506, 507, 514, 1477, 1478, 1951, 1953, 1956, 1958, 1960, 1963, 1964, 1966, 1970, 1972, 1976):

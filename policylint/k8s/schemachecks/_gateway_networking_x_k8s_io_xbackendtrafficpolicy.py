@@ -431,7 +431,7 @@ def r2942(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (31, 32, 33, 215, 216, 218, 220, 223, 225, 227, 228, 230, 232, 233, 235, 240, 241, 242, 244, 476, 478, 481, 483, 485, 488, 490, 2070, 2940):

@@ -576,7 +576,7 @@ def r2138(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (0, 31, 32, 33, 34, 159, 160, 161, 162, 176, 187, 253, 254, 256, 258, 260, 261, 262, 264, 266, 268, 269, 270, 272, 273, 275, 276, 278, 280, 281, 282, 286, 288, 295, 297, 299, 1758, 1760, 1761, 1763, 2126, 2128, 2129, 2131):

@@ -229,7 +229,7 @@ def r1330(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (31, 32, 33, 139, 140, 142, 143, 147, 149, 154, 156, 1326, 1328):

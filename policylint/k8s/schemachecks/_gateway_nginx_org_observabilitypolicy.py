@@ -164,7 +164,7 @@ def r2802(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (31, 32, 33, 241, 715, 2784, 2787, 2789, 2791, 2792, 2794, 2798, 2800):

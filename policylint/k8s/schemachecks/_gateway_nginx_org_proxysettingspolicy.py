@@ -216,7 +216,7 @@ def r2595(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (24, 31, 32, 33, 139, 140, 241, 2334, 2336, 2338, 2344, 2346, 2591, 2593):

@@ -189,7 +189,7 @@ def r2524(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (24, 31, 32, 33, 65, 139, 241, 2504, 2505, 2509, 2510, 2512, 2514, 2515, 2517, 2520, 2522):

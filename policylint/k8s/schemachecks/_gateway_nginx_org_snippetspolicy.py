@@ -127,7 +127,7 @@ def r2720(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (31, 32, 33, 241, 1453, 2707, 2709, 2712, 2716, 2718):

@@ -213,7 +213,7 @@ def r2977(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (31, 32, 33, 139, 140, 143, 241, 549, 551, 553, 558, 562, 759, 2973, 2975):

@@ -505,7 +505,7 @@ def r1225(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (0, 9, 24, 31, 32, 33, 241, 1150, 1152, 1154, 1156, 1157, 1161, 1162, 1166, 1168, 1169, 1170, 1174, 1176, 1178, 1180, 1182, 1184, 1186, 1191, 1193, 1194, 1198, 1201, 1205, 1207, 1208, 1214, 1216, 1223):

@@ -199,7 +199,7 @@ def r69(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (0, 5, 6, 9, 12, 13, 14, 17, 20, 22, 24, 25, 26, 28, 29, 31, 32, 33, 34, 39, 45):

@@ -315,7 +315,7 @@ def r2602(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (31, 32, 33, 34, 121, 228, 1451, 1453, 1455, 1456, 1461, 1677, 1678, 1681, 1682, 1684, 1685, 1687, 1696, 2598, 2600):

@@ -176,7 +176,7 @@ def r548(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (0, 31, 32, 33, 34, 39, 65, 121, 531, 533, 535, 537, 539, 541, 542, 544):

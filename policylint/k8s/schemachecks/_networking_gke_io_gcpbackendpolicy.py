@@ -234,7 +234,7 @@ def r589(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (0, 24, 31, 32, 33, 72, 161, 275, 566, 567, 569, 571, 572, 574, 575, 576, 578, 580, 581, 583, 585):

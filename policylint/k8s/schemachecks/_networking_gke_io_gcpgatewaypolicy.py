@@ -118,7 +118,7 @@ def r1640(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (0, 24, 31, 32, 33, 161, 275, 1636, 1638):

@@ -157,7 +157,7 @@ def r2207(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (24, 31, 32, 33, 241, 715, 2192, 2194, 2196, 2198, 2200, 2203, 2205):

@@ -292,7 +292,7 @@ def r1282(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (24, 31, 32, 33, 161, 275, 1238, 1239, 1240, 1241, 1243, 1249, 1250, 1252, 1253, 1255, 1257, 1259, 1267, 1268, 1270, 1276, 1278):

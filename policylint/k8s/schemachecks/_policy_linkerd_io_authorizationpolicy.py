@@ -128,7 +128,7 @@ def r1718(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (31, 32, 33, 1653, 1712, 1713, 1714, 1716):

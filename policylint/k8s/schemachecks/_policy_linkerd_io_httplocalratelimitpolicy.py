@@ -180,7 +180,7 @@ def r2899(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (31, 32, 33, 63, 161, 1714, 2879, 2881, 2882, 2884, 2885, 2887):

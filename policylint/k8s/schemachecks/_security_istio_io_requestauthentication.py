@@ -274,7 +274,7 @@ def r2475(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes, string_checks):
+def bind(nodes):
     """Name the nodes of the table the functions read (`schemacode`)."""
     g = globals()
     for n in (0, 24, 31, 32, 33, 97, 101, 103, 107, 109, 110, 1453, 2451, 2453, 2454, 2457, 2459, 2461, 2462, 2463, 2466, 2470, 2471, 2473):
