@@ -10,7 +10,7 @@ FUZZ_EXAMPLES ?= 20000
 # `make hostile`: every hostile input in bounded time and memory (fuzz/README.md); `HOSTILE_ARGS=-k alias`.
 HOSTILE_ARGS ?=
 
-.PHONY: demo test test-all test-pythons check-code lint-examples bench fuzz hostile conformance editor-capture profiles dist vscode clean FORCE
+.PHONY: demo test test-all test-pythons check-code lint-examples bench fuzz hostile conformance editor-capture profiles schemachecks dist vscode clean FORCE
 CODE := policylint tests benchmarks fuzz
 
 # The oldest Python policylint runs on (pyproject.toml: requires-python). The interpreter is asked
@@ -96,6 +96,12 @@ editor-capture: $(STAMP)
 # from policylint/profiles/builtin/*.yaml; tests/profiles/test_shipped.py fails when it is stale.
 profiles: $(STAMP)
 	$(BIN)/python -m policylint.profiles.shipped
+
+# The bundled schemas' structural checks as code (policylint/k8s/schemachecks/), generated from
+# the schemas' archive (policylint/k8s/crd_schemas.zip); tests/k8s/test_schemachecks.py fails
+# when they are stale: regenerate after `python -m policylint.k8s.schemas tests/data/crds`.
+schemachecks: $(STAMP)
+	$(BIN)/python -m policylint.k8s.schemacodegen
 
 # The sdist and the wheel, as the release workflow builds them (.github/workflows/release.yml): the
 # wheel is built from the sdist, so a file the sdist cannot carry fails here, and both pass

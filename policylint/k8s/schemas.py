@@ -8,7 +8,9 @@ an int-or-string): descriptions are dropped. It is generated from the vendored u
 
     python -m policylint.k8s.schemas tests/data/crds
 
-and tests/profiles/test_schemas.py checks that the committed file is what the generator writes. Gateway
+and tests/profiles/test_schemas.py checks that the committed file is what the generator writes (the
+schemas' structural checks written out as code are generated from it in turn: `make schemachecks`,
+policylint.k8s.schemacodegen). Gateway
 API's CRDs come in two channels (`standard/`, `experimental/`) and several releases
 (`gateway-api/<release>/<channel>/`); a vendor's CRDs have one channel, which counts as both, and
 come in the releases of its supported window (`<project>/<release>/`, `vendor_releases`). The archive holds an index (`index.json`), naming each
@@ -123,7 +125,8 @@ def _table() -> tuple[list[Any], Mapping[str, int]]:
     megabyte of list items, five times over). The table is a seventh of the schemas written out
     one by one, and building it needs no key per node: a run that asks for the other plausible
     schemas read and hash-consed each of them, node by node, for a fifth of its validation."""
-    raw = json.loads(_archive().read(NODES).decode("utf-8"))
+    blob = _archive().read(NODES)
+    raw = json.loads(blob.decode("utf-8"))
     built: list[Any] = []
     for node in raw["nodes"]:
         # Every map or list inside a stored node is a reference (`_REF`); a scalar is itself.
@@ -131,7 +134,14 @@ def _table() -> tuple[list[Any], Mapping[str, int]]:
             built.append({k: built[v[_REF]] if type(v) is dict else v for k, v in node.items()})
         else:
             built.append([built[v[_REF]] if type(v) is dict else v for v in node])
+    BUILT.append((built, blob))
     return built, raw["roots"]
+
+
+# The table once built, with the archive member it was built from: the schemas' checks written
+# out as code (policylint.k8s.schemacode) are bound to it, and only where it is the one they were
+# generated from.
+BUILT: list[tuple[list[Any], bytes]] = []
 
 
 # The archive's table of nodes, and the key of a reference to a node there (`_table`).

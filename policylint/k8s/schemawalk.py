@@ -9,13 +9,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from policylint.input.positions import format_path
+from policylint.k8s.schemacode import NOTHING as _NOTHING
+from policylint.k8s.schemacode import UNSHAPED as _UNSHAPED
+from policylint.k8s.schemacode import root_function
 from policylint.k8s.schemas import COMBINED
 from policylint.k8s.shapes import SharedShapes
 from policylint.k8s.verdicts import EMBEDDED, PRESERVE, TOP_LEVEL_SKIPPED, root_node, template
 
 _END: Any = object()  # on the walk's stack: the subtree above is done
-_UNSHAPED: Any = object()  # not in the memo of shapes
-_NOTHING: Any = ((), ())  # what `seen` keeps of a subtree with nothing refused or pruned in it
 # A schema node the walk does not enter: a stand-in for a node whose checks were made already
 # (policylint.k8s.differences walks only where two schemas differ). Its parent still reads it.
 CHECKED = "x-policylint-checked"
@@ -76,7 +77,14 @@ def violations(
     out: list[_Violation] = []
     unknown: list[Pruned] = pruned if pruned is not None else []
     budget = _Budget(root)
-    _Walk(out, unknown, seen, {} if shapes is None else shapes, budget).run(root, root_node(schema), ())
+    walk = _Walk(out, unknown, seen, {} if shapes is None else shapes, budget)
+    code = root_function(schema)
+    if code is None:
+        walk.run(root, root_node(schema), ())
+    elif not (len(root) == 1 and template(root)):
+        # A bundled schema: its checks written out as code (policylint.k8s.schemacode), the
+        # walk's visits without reading the nodes' keywords per value.
+        code(root, None, (), walk)
     return out
 
 
@@ -180,8 +188,12 @@ class _Walk:
         """Walk `start` under `schema` at path `at`; False when the budget ran out before the walk was done.
         A map or list walked under the same node before takes that answer (`seen`), else its answer
         is kept when its subtree is done (`_end`): inline, not a call per map or list."""
+        self.stack.append((start, schema, at))
+        return self.drain()
+
+    def drain(self) -> bool:
+        """Walk what is on the stack (`run`); False when the budget ran out first."""
         stack = self.stack
-        stack.append((start, schema, at))
         budget, counted, seen, shapes, shape = self.budget, self.counted, self.seen, self.shapes, self.shape
         out, unknown = self.out, self.unknown
         # In the run's memo of shapes (policylint.k8s.shapes) a map's or list's shape is a token of

@@ -218,6 +218,25 @@ def test_a_subtree_objects_share_is_walked_once_per_run_and_no_content_is_read_t
         original(self, value, node, path)
 
     monkeypatch.setattr(schemawalk._Walk, "_visit", counting)
+    # A bundled schema's values are visited by its kind's generated functions
+    # (policylint.k8s.schemacode): each value `descend` calls one for is visited too.
+    import importlib
+
+    from policylint.k8s import schemacode
+
+    routes = importlib.import_module("policylint.k8s.schemachecks._gateway_networking_k8s_io_httproute")
+
+    def called(function: Any) -> Any:
+        def visit(value: Any, node: Any, path: Any, walk: Any) -> None:
+            visited.append(value)
+            function(value, node, path, walk)
+
+        return visit
+
+    def counting_descend(walk: Any, path: Any, pushed: list[Any]) -> None:
+        schemacode.descend(walk, path, [(value, called(function), node, key) for value, function, node, key in pushed])
+
+    monkeypatch.setattr(routes, "_descend", counting_descend)
     admissions = Admissions(result.index)
     verdicts = [admissions.verdict(one), admissions.verdict(two)]
     assert [v is not None and not v.rejected for v in verdicts] == [True, True]
