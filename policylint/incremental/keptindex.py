@@ -14,7 +14,7 @@ what it describes, file by file: each file's name, content key, how many objects
 whether each of its kinds is cluster-scoped (`Roster.file_rows`, what every object's key and
 place are a function of); every object's name, namespace and kind; who reads whom
 (`directed.Readers`); the first object of each kind in the index's order; the classes the
-Gateways name; and, one line per file, its objects' references. A run whose files are the same
+Gateways name; and every object's references. A run whose files are the same
 names, counts and kinds' scopes takes it, and patches the files whose content keys differ
 (`_Graph.patch`: each object taken out of the nodes its kept references read and reading its
 new ones), where their objects' names, namespaces and kinds are the kept ones; anything else
@@ -23,14 +23,21 @@ before, writing the index anew. Only a file that changed is read (its outline), 
 objects the part reaches are looked at: the seeds, closures and context are read off the index
 (`_Graph.seeds`, `_context`).
 
+It is written as numbers (`_encode`): a line of JSON (the format, the files' digest, how long each
+part is), the strings once each and the files' content keys as JSON, then every table as
+four-byte integers, a string by its number, a list per object or node as one flat list and where
+each one starts. Decoding JSON costs by the values, lists and numbers more than by the bytes, and
+`array` reads every number at once; the lists are sliced from the flat ones. The references,
+a quarter of the numbers, are checked and decoded only for a changed file (`_Kept.references`).
+
 It is kept only where the directed search decides alone: no host of a service registry (the
 run's `hosts` empty), no reference across every namespace, no class joined to its Gateways
 (`PartGraph.classes_apart`). A patch that could change one of those (a changed object naming a
 class a Gateway names, bearing one's name, a Gateway naming another class, a selector of the
 cluster-scoped objects) is no use of it either.
 
-An entry damaged, of another layout, whose parts are not what `_write` makes (lengths, types,
-places out of range) is a miss. Patched by more than a sixteenth of the files, it is written
+An entry damaged, of another layout, whose parts are not what `_write` makes (lengths, numbers
+out of the range of what they number, offsets not ascending to their list's end) is a miss. Patched by more than a sixteenth of the files, it is written
 again for the run's files; the search's part is the same objects and members as the search from
 nothing gives (tests/incremental/test_kept_index.py compares them on random edits).
 """
