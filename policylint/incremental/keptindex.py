@@ -14,7 +14,7 @@ what it describes, file by file: each file's name, content key, how many objects
 whether each of its kinds is cluster-scoped (`Roster.file_rows`, what every object's key and
 place are a function of); every object's name, namespace and kind; who reads whom
 (`directed.Readers`); the first object of each kind in the index's order; the classes the
-Gateways name; and, one line per file, its objects' references. A run whose files are the same
+Gateways name; and every object's references. A run whose files are the same
 names, counts and kinds' scopes takes it, and patches the files whose content keys differ
 (`_Graph.patch`: each object taken out of the nodes its kept references read and reading its
 new ones), where their objects' names, namespaces and kinds are the kept ones; anything else
@@ -23,14 +23,21 @@ before, writing the index anew. Only a file that changed is read (its outline), 
 objects the part reaches are looked at: the seeds, closures and context are read off the index
 (`_Graph.seeds`, `_context`).
 
+It is written as numbers (`_encode`): a line of JSON (the format, the files' digest, how long each
+part is), the strings once each and the files' content keys as JSON, then every table as
+four-byte integers, a string by its number, a list per object or node as one flat list and where
+each one starts. Decoding JSON costs by the values, lists and numbers more than by the bytes, and
+`array` reads every number at once; the lists are sliced from the flat ones. The references,
+a quarter of the numbers, are checked and decoded only for a changed file (`_Kept.references`).
+
 It is kept only where the directed search decides alone: no host of a service registry (the
 run's `hosts` empty), no reference across every namespace, no class joined to its Gateways
 (`PartGraph.classes_apart`). A patch that could change one of those (a changed object naming a
 class a Gateway names, bearing one's name, a Gateway naming another class, a selector of the
 cluster-scoped objects) is no use of it either.
 
-An entry damaged, of another layout, whose parts are not what `_write` makes (lengths, types,
-places out of range) is a miss. Patched by more than a sixteenth of the files, it is written
+An entry damaged, of another layout, whose parts are not what `_write` makes (lengths, numbers
+out of the range of what they number, offsets not ascending to their list's end) is a miss. Patched by more than a sixteenth of the files, it is written
 again for the run's files; the search's part is the same objects and members as the search from
 nothing gives (tests/incremental/test_kept_index.py compares them on random edits).
 """
@@ -40,9 +47,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
+from array import array
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
-from itertools import chain
+from collections.abc import Iterable, Mapping, Sequence, Sized
+from itertools import accumulate, chain, pairwise
 from typing import TYPE_CHECKING, Any
 
 from policylint.semantics import components, directed
@@ -57,7 +66,7 @@ if TYPE_CHECKING:
     from policylint.semantics.partgraph import PartGraph
 
 # Bump when an entry's layout or meaning changes.
-FORMAT = 1
+FORMAT = 2
 _INDEX = "directed index of a scoped run"
 # The entry is written again once more than this share of the files differ from what it holds.
 _STALE = 1 / 16
@@ -106,8 +115,10 @@ def scope(
     outlines: dict[int, Outline] = {}
     for f in kept.differ:
         outline = outlines[f] = outline_of(roster.files[f][1])
-        old = _references(kept.lines[f], rows[f][2])
-        if old is None or not kept.takes(outline, starts[f]) or _declares(roster.files[f][1], outline, made[2]):
+        if not kept.takes(outline, starts[f]) or _declares(roster.files[f][1], outline, made[2]):
+            return UNDECIDED
+        old = kept.references(starts[f], starts[f + 1])
+        if old is None:
             return UNDECIDED
         for i, (was, now) in enumerate(zip(old, outline.references)):
             if was != now:
@@ -119,8 +130,12 @@ def scope(
         return UNDECIDED  # readers that do not hold what the kept references read: not what `_write` makes
     firsts = kept.firsts_now(graph, roster, starts)
     if len(kept.differ) > _STALE * len(rows):
-        lines = [_dumps(outlines[f].references) if f in outlines else line for f, line in enumerate(kept.lines)]
-        _write(cache, name, rows, graph, firsts, kept.named, lines)
+        refs = kept.references(0, starts[-1])
+        if refs is None:
+            return UNDECIDED
+        for f, outline in outlines.items():
+            refs[starts[f] : starts[f + 1]] = outline.references
+        _write(cache, name, rows, graph, firsts, kept.named, refs)
     return _searched(graph, roster, starts, origin_files, removed, firsts, outlines)
 
 
@@ -140,8 +155,7 @@ def remember(cache: ParseCache, graph: PartGraph, rows: list[list[object]], made
         return  # the index of another search (a declined one kept the last)
     if not graph.classes_apart():
         return
-    lines = [_dumps(refs) for refs in file_refs]
-    _write(cache, entry_name(cache, made), rows, index, sorted(graph.firsts()), graph.named_classes(), lines)
+    _write(cache, entry_name(cache, made), rows, index, sorted(graph.firsts()), graph.named_classes(), index.refs)
 
 
 def _declares(objects: Sequence[Any], outline: Outline, hosts: Mapping[tuple[str, str], str]) -> bool:
@@ -229,22 +243,53 @@ def _context(graph: directed._Graph, analysed: list[int], refs_of: Any, firsts: 
 
 
 class _Kept:
-    """An entry read and checked against the run's files (`_read`)."""
+    """An entry read and checked against the run's files (`_read`): its tables decoded (`_decode`)
+    and checked (`_checked`)."""
 
-    def __init__(self, header: dict[str, Any], lines: list[bytes], differ: list[int], kinds: list[tuple[str, str]]) -> None:
-        self.names: list[str] = header["names"]
-        self.namespaces: list[str | None] = header["namespaces"]
-        self.kinds = kinds
-        self.named: set[str] = set(header["named"])
-        self.firsts: list[int] = header["firsts"]
-        self.lines, self.differ = lines, differ
+    def __init__(self, parts: dict[str, Any], differ: list[int]) -> None:
+        strings: list[str] = parts["strings"]
+        # A namespace's string number is -1 for None: the list's last item.
+        maybe: list[str | None] = [*strings, None]
+        name_of, namespace_of = strings.__getitem__, maybe.__getitem__
+        self.names: list[str] = list(map(name_of, parts["names"]))
+        self.namespaces: list[str | None] = list(map(namespace_of, parts["namespaces"]))
+        table = parts["table"]
+        pairs = list(zip(map(name_of, table[0::2]), map(name_of, table[1::2])))
+        self.kinds: list[tuple[str, str]] = list(map(pairs.__getitem__, parts["kinds"]))
+        self.named: set[str] = set(map(name_of, parts["named"]))
+        self.firsts: list[int] = parts["firsts"]
+        self.differ = differ
+        self._strings, self._maybe = strings, maybe
+        self._refs_at, self._refs = parts["refs_at"], parts["refs"]
+        nodes = zip(map(namespace_of, parts["node_namespaces"]), map(name_of, parts["node_names"]))
+        selecting = parts["selecting"]
         self.readers = directed.Readers(
-            header["out"],
-            _naming(header, self.names, self.namespaces),
-            dict(header["wholes"]),
-            dict(header["grants"]),
-            [(i, ns, name, explicit) for i, ns, name, explicit in header["selecting"]],
+            _split(parts["out"], parts["out_at"]),
+            dict(zip(nodes, _split(parts["naming"], parts["naming_at"]))),
+            dict(zip(map(namespace_of, parts["wholes"]), _split(parts["wholes_read"], parts["wholes_at"]))),
+            dict(zip(map(namespace_of, parts["grants"]), _split(parts["grants_read"], parts["grants_at"]))),
+            [
+                (i, maybe[ns], strings[name], explicit == 1)
+                for i, ns, name, explicit in zip(selecting[0::4], selecting[1::4], selecting[2::4], selecting[3::4])
+            ],
         )
+
+    def references(self, start: int, end: int) -> list[list[Reference]] | None:
+        """The kept references of the objects at places [start, end), or None where they are not
+        what `_write` makes: checked here, as only a changed file's are read (`_checked`)."""
+        strings, at, refs = self._strings, self._refs_at, self._refs
+        found = refs[4 * at[start] : 4 * at[end]]
+        flags = found[2::4] + found[3::4]
+        if not (_within(found[0::4], -1, len(strings)) and _within(found[1::4], 0, len(strings)) and _within(flags, 0, 2)):
+            return None
+        maybe = self._maybe
+        return [
+            [
+                Reference(maybe[refs[r]], strings[refs[r + 1]], refs[r + 2] == 1, refs[r + 3] == 1)
+                for r in range(4 * at[j], 4 * at[j + 1], 4)
+            ]
+            for j in range(start, end)
+        ]
 
     def takes(self, outline: Outline, start: int) -> bool:
         """Whether a changed file's objects are the kept ones but for their references, and the
@@ -285,14 +330,6 @@ class _Kept:
         return sorted(out)
 
 
-def _naming(header: dict[str, Any], names: list[str], namespaces: list[str | None]) -> dict[tuple[str | None, str], list[int]]:
-    """The readers of each name in a namespace: a name some object bears written as that
-    object's place (most nodes), any other as itself."""
-    naming = dict(zip([(namespaces[j], names[j]) for j in header["nodes"]], header["naming"]))
-    naming.update(zip(map(tuple, header["missing"]), header["naming_missing"]))
-    return naming
-
-
 def _shape(rows: list[list[object]]) -> str:
     """A digest of the files' names, counts and kinds' scopes (`Roster.file_rows` but the content
     keys): what the objects' places and keys are a function of besides the files' bytes."""
@@ -315,134 +352,158 @@ def _read(cache: ParseCache, name: str, rows: list[list[object]]) -> _Kept | Non
     payload = cache.payload(name)
     if payload is None:
         return None
-    lines = bytes(payload).split(b"\n")
+    parts = _decode(payload)
+    if parts is None or parts["shape"] != _shape(rows):
+        return None  # not what `_write` makes; or other files, counts or kinds' scopes
+    contents = parts["contents"]
+    if len(contents) != len(rows) or not _checked(parts, sum(row[2] for row in rows)):  # type: ignore[misc]
+        return None
+    differ = [f for f, (row, content) in enumerate(zip(rows, contents)) if row[1] != content]
+    return _Kept(parts, differ)
+
+
+# The integer tables of an entry, in the order they are written: for n objects, each object's
+# name, namespace and kind (numbers into the strings, the namespace -1 for None; the kind into
+# `table`, pairs of strings); a list per object or per node written as one flat list and the
+# offsets where each one's items start (`_at`, one more than the lists); the readers of each
+# node (a name in a namespace), of each namespace whole and of each namespace's grants; the
+# selector references (four numbers each: the object, a namespace, a name, explicit); the first
+# object of each kind; the classes the Gateways name; each object's references (four numbers
+# each: a namespace, a name, explicit, selector).
+_TABLES = (
+    "names",
+    "namespaces",
+    "kinds",
+    "table",
+    "out_at",
+    "out",
+    "node_namespaces",
+    "node_names",
+    "naming_at",
+    "naming",
+    "wholes",
+    "wholes_at",
+    "wholes_read",
+    "grants",
+    "grants_at",
+    "grants_read",
+    "selecting",
+    "firsts",
+    "named",
+    "refs_at",
+    "refs",
+)
+# Four-byte signed integers, little-endian whatever the machine (`array`'s own are native).
+_INT = "i" if array("i").itemsize == 4 else "l"
+_SWAP = sys.byteorder != "little"
+
+
+def _decode(payload: memoryview | bytes) -> dict[str, Any] | None:
+    """An entry's parts, as `_encode` takes them, or None where its layout is not `_encode`'s:
+    a line of JSON (the format, the files' digest, the strings' length in bytes, each table's
+    length), the strings and the files' content keys (JSON), then every table's integers. JSON
+    decoding costs by the values, lists and numbers (docs/performance.md, "The hook's first run
+    after one value changed: the directed index kept between processes"): the tables are read
+    by `array` as they are, every number at once."""
+    data = bytes(payload)
+    end = data.find(b"\n")
     try:
-        header = json.loads(lines[0])
+        prelude = json.loads(data[:end])
     except Exception:
         return None
-    if type(header) is not dict or header.get("format") != FORMAT:
+    if end < 0 or type(prelude) is not dict or prelude.get("format") != FORMAT:
         return None
-    contents = header.get("contents")
-    if type(contents) is not list or len(contents) != len(rows) or len(lines) != len(rows) + 1:
+    shape, length, sizes = prelude.get("shape"), prelude.get("strings"), prelude.get("sizes")
+    if type(shape) is not str or type(length) is not int or type(sizes) is not list or len(sizes) != len(_TABLES):
         return None
-    if header.get("shape") != _shape(rows):
-        return None  # other files, counts or kinds' scopes
-    differ = [f for f, (row, content) in enumerate(zip(rows, contents)) if row[1] != content]
-    n = sum(row[2] for row in rows)  # type: ignore[misc]
-    kinds = _checked(header, n)
-    if kinds is None:
+    if not _places(sizes, 1 << 31) or length < 0 or len(data) != end + 1 + length + 4 * sum(sizes):
         return None
-    return _Kept(header, lines[1:], differ, kinds)
+    try:
+        strings = json.loads(data[end + 1 : end + 1 + length])
+    except Exception:
+        return None
+    if type(strings) is not list or len(strings) != 2 or not all(type(part) is list and _strings(part) for part in strings):
+        return None
+    numbers = array(_INT)
+    numbers.frombytes(data[end + 1 + length :])
+    if _SWAP:
+        numbers.byteswap()
+    values = numbers.tolist()
+    parts: dict[str, Any] = {"shape": shape, "contents": strings[0], "strings": strings[1]}
+    at = 0
+    for table, size in zip(_TABLES, sizes):
+        parts[table] = values[at : at + size]
+        at += size
+    return parts
 
 
-def _checked(header: dict[str, Any], n: int) -> list[tuple[str, str]] | None:
-    """The objects' kinds, where every part of the header is what `_write` makes for `n`
-    objects; else None. Checked a column at a time (`zip(*rows)`): a row per object or node
-    checked alone was most of a read."""
-    names, namespaces, kind_numbers, table = (
-        header.get("names"),
-        header.get("namespaces"),
-        header.get("kinds"),
-        header.get("table"),
+def _encode(parts: Mapping[str, Any]) -> bytes:
+    """The entry `_decode` reads back as `parts`."""
+    numbers = array(_INT)
+    for table in _TABLES:
+        numbers.fromlist(parts[table])  # a list at once: an iterator is read a number at a time
+    if _SWAP:
+        numbers.byteswap()
+    strings = _dumps([parts["contents"], parts["strings"]])
+    prelude = {"format": FORMAT, "shape": parts["shape"], "strings": len(strings), "sizes": [len(parts[t]) for t in _TABLES]}
+    return b"\n".join([_dumps(prelude), strings + numbers.tobytes()])
+
+
+def _checked(parts: dict[str, Any], n: int) -> bool:
+    """Whether the tables are what `_write` makes for `n` objects: their lengths, their numbers in
+    the range of what they number, their offsets ascending from 0 to their list's end; so that
+    nothing read through them is read past its end. The objects' references are checked where
+    they are read (`_Kept.references`), only a changed file's: they are a quarter of the numbers."""
+    s = len(parts["strings"])
+    get = parts.__getitem__
+    names, namespaces, kinds, table = get("names"), get("namespaces"), get("kinds"), get("table")
+    nodes, selecting = get("node_names"), get("selecting")
+    if not len(names) == len(namespaces) == len(kinds) == n or len(table) % 2 or len(selecting) % 4:
+        return False
+    if len(get("node_namespaces")) != len(nodes) or not _offsets(get("refs_at"), n, len(get("refs")) // 4):
+        return False
+    listed = [
+        ("out_at", "out", n),
+        ("naming_at", "naming", len(nodes)),
+        ("wholes_at", "wholes_read", len(get("wholes"))),
+        ("grants_at", "grants_read", len(get("grants"))),
+    ]
+    if not all(_offsets(get(at), count, len(get(flat))) for at, flat, count in listed) or len(get("refs")) % 4:
+        return False
+    strings = (names, table, nodes, get("named"), selecting[2::4])
+    places = (get("out"), get("naming"), get("wholes_read"), get("grants_read"), get("firsts"), selecting[0::4])
+    maybe = (namespaces, get("node_namespaces"), get("wholes"), get("grants"), selecting[1::4])
+    return (
+        all(_within(values, 0, s) for values in strings)
+        and all(_within(values, 0, n) for values in places)
+        and all(_within(values, -1, s) for values in maybe)
+        and _within(kinds, 0, len(table) // 2)
+        and _within(selecting[3::4], 0, 2)
     )
-    out, nodes, naming = header.get("out"), header.get("nodes"), header.get("naming")
-    missing, naming_missing = header.get("missing"), header.get("naming_missing")
-    wholes, grants, selecting = header.get("wholes"), header.get("grants"), header.get("selecting")
-    firsts, named = header.get("firsts"), header.get("named")
-    parts = (
-        names,
-        namespaces,
-        kind_numbers,
-        table,
-        out,
-        nodes,
-        naming,
-        missing,
-        naming_missing,
-        wholes,
-        grants,
-        selecting,
-        firsts,
-        named,
-    )
-    if any(type(part) is not list for part in parts):
-        return None
-    assert isinstance(names, list) and isinstance(namespaces, list) and isinstance(kind_numbers, list) and isinstance(table, list)
-    assert isinstance(out, list) and isinstance(nodes, list) and isinstance(naming, list) and isinstance(wholes, list)
-    assert isinstance(grants, list) and isinstance(selecting, list) and isinstance(firsts, list) and isinstance(named, list)
-    assert isinstance(missing, list) and isinstance(naming_missing, list)
-    if not len(names) == len(namespaces) == len(kind_numbers) == len(out) == n:
-        return None
-    if len(nodes) != len(naming) or len(missing) != len(naming_missing) or not _places(nodes, n):
-        return None
-    if not (_strings(names) and _strings(named) and _strings(namespaces, none=True)):
-        return None
-    if not _places(kind_numbers, len(table)) or not _places(firsts, n):
-        return None
-    columns = [_columns(table, (str, str)), _columns(missing, (str | None, str))]
-    columns += [_columns(wholes, (str | None, list)), _columns(grants, (str | None, list))]
-    columns.append(_columns(selecting, (int, str | None, str, bool)))
-    if any(found is None for found in columns):
-        return None
-    pairs, _, whole, granted, selected = columns
-    assert pairs is not None and whole is not None and granted is not None and selected is not None
-    readers = [*out, *naming, *naming_missing, *whole[1], *granted[1]]
-    if not _lists(readers) or not _places(chain.from_iterable(readers), n) or not _places(selected[0], n):
-        return None
-    kinds = list(zip(*pairs)) if table else []
-    return [kinds[k] for k in kind_numbers]
 
 
-def _columns(rows: list[Any], types: tuple[Any, ...]) -> list[tuple[Any, ...]] | None:
-    """The columns of `rows`, lists of as many values as `types`, each column's values of its
-    type (a union, or a type; `int` excludes `bool`); None where a row or value is not."""
-    if not _lists(rows) or set(map(len, rows)) - {len(types)}:
-        return None
-    columns = list(zip(*rows)) if rows else [() for _ in types]
-    for column, kind in zip(columns, types):
-        allowed = set(kind.__args__) if hasattr(kind, "__args__") else {kind}
-        if not set(map(type, column)) <= allowed:
-            return None
-    return columns
+def _within(values: list[int], low: int, high: int) -> bool:
+    """Every number in [low, high)."""
+    return not values or (min(values) >= low and max(values) < high)
 
 
-def _lists(values: list[Any]) -> bool:
-    return set(map(type, values)) <= {list}
+def _offsets(at: list[int], count: int, length: int) -> bool:
+    """Offsets of `count` lists into a flat list of `length` items: from 0 to its end, ascending."""
+    return len(at) == count + 1 and at[0] == 0 and at[-1] == length and sorted(at) == at
 
 
-def _strings(values: Iterable[Any], *, none: bool = False) -> bool:
-    allowed = {str, type(None)} if none else {str}
-    return set(map(type, values)) <= allowed
+def _split(flat: list[int], at: list[int]) -> list[list[int]]:
+    return [flat[a:b] for a, b in pairwise(at)]
+
+
+def _strings(values: Iterable[Any]) -> bool:
+    return set(map(type, values)) <= {str}
 
 
 def _places(values: Iterable[Any], n: int) -> bool:
     """Integers in [0, n)."""
     values = list(values)
     return set(map(type, values)) <= {int} and (not values or (min(values) >= 0 and max(values) < n))
-
-
-def _references(line: bytes, count: Any) -> list[list[Reference]] | None:
-    """A file's objects' kept references (one line of the entry), or None: not what `_write`
-    makes for `count` objects."""
-    try:
-        decoded = json.loads(line)
-    except Exception:
-        return None
-    if type(decoded) is not list or len(decoded) != count:
-        return None
-    out: list[list[Reference]] = []
-    for refs in decoded:
-        if type(refs) is not list:
-            return None
-        made: list[Reference] = []
-        for ref in refs:
-            if type(ref) is not list or len(ref) != 4 or not _strings(ref[:1], none=True) or type(ref[1]) is not str:
-                return None
-            if type(ref[2]) is not bool or type(ref[3]) is not bool:
-                return None
-            made.append(Reference(ref[0], ref[1], ref[2], ref[3]))
-        out.append(made)
-    return out
 
 
 def _write(
@@ -452,35 +513,86 @@ def _write(
     graph: directed._Graph,
     firsts: list[int],
     named: Iterable[str],
-    lines: list[bytes],
+    refs: Sequence[Sequence[Reference]],
 ) -> None:
-    """The entry for `rows`' files: the index, and `lines`, each file's references (`_dumps`)."""
+    """The entry for `rows`' files: the index, and `refs`, each object's references."""
     out, naming, wholes, grants, selecting = graph.readers_kept()
-    defined = graph.defined
+    flat = list(chain.from_iterable(refs))
     table = sorted(set(graph.kinds))
-    number = {kind: k for k, kind in enumerate(table)}
-    header = {
-        "format": FORMAT,
-        "shape": _shape(rows),
-        "contents": [row[1] for row in rows],
+    kind_number = {kind: k for k, kind in enumerate(table)}
+    nodes = list(naming)
+    # Every string a table numbers, each column taken whole: a dict's keys keep the order first
+    # met, and each column is mapped through one dict (a call per value was most of a write).
+    columns = {
         "names": graph.names,
         "namespaces": graph.namespaces,
-        "table": table,
-        "kinds": [number[kind] for kind in graph.kinds],
-        "out": out,
-        "nodes": [defined[node][0] for node in naming if node in defined],
-        "naming": [readers for node, readers in naming.items() if node in defined],
-        "missing": [node for node in naming if node not in defined],
-        "naming_missing": [readers for node, readers in naming.items() if node not in defined],
-        "wholes": list(wholes.items()),
-        "grants": list(grants.items()),
-        "selecting": selecting,
-        "firsts": firsts,
+        "table": list(chain.from_iterable(table)),
+        "node_namespaces": [node[0] for node in nodes],
+        "node_names": [node[1] for node in nodes],
+        "wholes": list(wholes),
+        "grants": list(grants),
         "named": sorted(named),
+        "selecting_namespaces": [found[1] for found in selecting],
+        "selecting_names": [found[2] for found in selecting],
+        "ref_namespaces": [ref.namespace for ref in flat],
+        "ref_names": [ref.name for ref in flat],
     }
-    cache.put(name, b"\n".join([_dumps(header), *lines]))
+    strings = [value for value in dict.fromkeys(chain.from_iterable(columns.values())) if value is not None]
+    number: dict[str | None, int] = dict(zip(strings, range(len(strings))))
+    number[None] = -1
+    numbered = {table: list(map(number.__getitem__, column)) for table, column in columns.items()}
+    parts: dict[str, Any] = {
+        "shape": _shape(rows),
+        "contents": [row[1] for row in rows],
+        "strings": strings,
+        "names": numbered["names"],
+        "namespaces": numbered["namespaces"],
+        "kinds": [kind_number[kind] for kind in graph.kinds],
+        "table": numbered["table"],
+        "out_at": _at(out),
+        "out": list(chain.from_iterable(out)),
+        "node_namespaces": numbered["node_namespaces"],
+        "node_names": numbered["node_names"],
+        "naming_at": _at(naming.values()),
+        "naming": list(chain.from_iterable(naming.values())),
+        "wholes": numbered["wholes"],
+        "wholes_at": _at(wholes.values()),
+        "wholes_read": list(chain.from_iterable(wholes.values())),
+        "grants": numbered["grants"],
+        "grants_at": _at(grants.values()),
+        "grants_read": list(chain.from_iterable(grants.values())),
+        "selecting": _interleaved(
+            [found[0] for found in selecting],
+            numbered["selecting_namespaces"],
+            numbered["selecting_names"],
+            [int(found[3]) for found in selecting],
+        ),
+        "firsts": firsts,
+        "named": numbered["named"],
+        "refs_at": _at(refs),
+        "refs": _interleaved(
+            numbered["ref_namespaces"],
+            numbered["ref_names"],
+            [int(ref.explicit_namespace) for ref in flat],
+            [int(ref.selector) for ref in flat],
+        ),
+    }
+    cache.put(name, _encode(parts))
+
+
+def _interleaved(*columns: list[int]) -> list[int]:
+    """Rows of one number from each column, one after the other."""
+    out = [0] * (len(columns) * len(columns[0]))
+    for k, column in enumerate(columns):
+        out[k :: len(columns)] = column
+    return out
+
+
+def _at(lists: Iterable[Sized]) -> list[int]:
+    """Where each list's items start in the lists joined, and where the last ends."""
+    return [0, *accumulate(map(len, lists))]
 
 
 def _dumps(value: Any) -> bytes:
-    # Compact JSON holds no line break: one line per part.
+    # Compact JSON holds no line break: the prelude is one line.
     return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode("ascii")

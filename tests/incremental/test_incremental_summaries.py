@@ -112,7 +112,7 @@ def test_a_part_that_is_not_what_policylint_writes_is_a_miss(
     real = ParseCache.put
 
     def put(self: ParseCache, key: str, data: bytes) -> None:
-        if data.startswith(b'{"format":2,'):  # the part's entry, not the directed index's
+        if data.startswith((b'{"format":2,"objects"', b'{"format":2,"whole"')):  # the part's entry, not the directed index's
             written.append(key)
         real(self, key, data)
 

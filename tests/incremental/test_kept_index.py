@@ -174,9 +174,9 @@ def test_an_index_patched_by_many_files_is_kept_again(tmp_path: Path, monkeypatc
     patched: list[int] = []
     real = keptindex._Kept.__init__
 
-    def counted(self: Any, header: Any, lines: Any, differ: list[int], kinds: Any) -> None:
+    def counted(self: Any, parts: Any, differ: list[int]) -> None:
         patched.append(len(differ))
-        real(self, header, lines, differ, kinds)
+        real(self, parts, differ)
 
     monkeypatch.setattr(keptindex._Kept, "__init__", counted)
     count = len(files)
@@ -189,30 +189,54 @@ def test_an_index_patched_by_many_files_is_kept_again(tmp_path: Path, monkeypatc
     assert patched[-1] < max(patched)
 
 
-def _forged(header: dict[str, Any], lines: list[bytes]) -> list[tuple[str, bytes]]:
-    """Entries that are not what `_write` makes, from a real one."""
+def _forged(payload: bytes) -> list[tuple[str, bytes]]:
+    """Entries that are not what `_write` makes, from a real one: its layout broken, or its parts
+    (`keptindex._decode`) edited and written in its layout (`keptindex._encode`)."""
+    parts = keptindex._decode(payload)
+    assert parts is not None and keptindex._encode(parts) == payload  # read back as written
 
     def made(edit: Callable[[dict[str, Any]], None]) -> bytes:
-        forged = copy.deepcopy(header)
+        forged = copy.deepcopy(parts)
         edit(forged)
-        return b"\n".join([json.dumps(forged).encode(), *lines])
+        return keptindex._encode(forged)
 
-    n = len(header["names"])
-    first_reader = next(k for k, readers in enumerate(header["naming"]) if readers)
+    def put(table: str, at: int, value: Any) -> Callable[[dict[str, Any]], None]:
+        return lambda p: p[table].__setitem__(at, value)
+
+    n, s = len(parts["names"]), len(parts["strings"])
+    prelude, _, body = payload.partition(b"\n")
+    header = json.loads(prelude)
+    first_reader = parts["naming"][0]
     return [
-        ("not json", b"not json\n" + b"\n".join(lines)),
-        ("another format", made(lambda h: h.update(format=0))),
-        ("a place past the objects", made(lambda h: h["out"][0].append(n))),
-        ("a negative place", made(lambda h: h["nodes"].__setitem__(0, -1))),
-        ("a bool among the readers", made(lambda h: h["naming"][first_reader].append(True))),
-        ("a kind out of the table", made(lambda h: h["kinds"].__setitem__(0, len(h["table"])))),
-        ("a name not a string", made(lambda h: h["names"].__setitem__(0, 7))),
-        ("a selector of three", made(lambda h: h["selecting"].append([0, None, ""]))),
-        ("other files", made(lambda h: h.update(shape="0" * 40))),
-        ("a file's line missing", b"\n".join([json.dumps(header).encode(), *lines[:-1]])),
-        ("a changed file's references not references", b"\n".join([json.dumps(header).encode(), *([b'[[["x"]]]'] * len(lines))])),
+        ("not json", b"not json\n" + body),
+        ("no prelude", body),
+        ("another format", json.dumps({**header, "format": 1}).encode() + b"\n" + body),
+        ("a table's length not its bytes'", json.dumps({**header, "sizes": [*header["sizes"][:-1], 0]}).encode() + b"\n" + body),
+        ("a length negative", json.dumps({**header, "sizes": [-1, *header["sizes"][1:]]}).encode() + b"\n" + body),
+        ("a bool for a length", json.dumps({**header, "strings": True}).encode() + b"\n" + body),
+        ("the strings' length past them", json.dumps({**header, "strings": header["strings"] + 4}).encode() + b"\n" + body),
+        ("the integers cut short", payload[:-2]),
+        ("the strings not JSON", prelude + b"\n{" + body[1:]),
+        ("a string not a string", made(lambda p: p["strings"].__setitem__(0, 7))),
+        ("a content key not a string", made(lambda p: p["contents"].__setitem__(0, None))),
+        ("a place past the objects", made(lambda p: p["out"].__setitem__(0, n))),
+        ("a negative place", made(put("naming", 0, -1))),
+        ("a reader past the objects", made(put("naming", 0, first_reader + n))),
+        ("a kind out of the table", made(put("kinds", 0, len(parts["table"]) // 2))),
+        ("a name past the strings", made(put("names", 0, s))),
+        ("a name None", made(put("names", 0, -1))),
+        ("a namespace before None", made(put("namespaces", 0, -2))),
+        ("an offset past its list", made(lambda p: p["out_at"].__setitem__(-1, len(p["out"]) + 1))),
+        ("offsets descending", made(lambda p: p["naming_at"].__setitem__(1, len(p["naming"])))),
+        ("an object missing", made(lambda p: [p[t].pop() for t in ("names", "namespaces", "kinds")])),
+        ("a selector of three", made(lambda p: p["selecting"].extend([0, -1, 0]))),
+        # Every object's references forged: only a changed file's are read, and checked then.
+        ("a flag of two", made(lambda p: p["refs"].__setitem__(slice(2, None, 4), [2] * (len(p["refs"]) // 4)))),
+        ("a reference's name None", made(lambda p: p["refs"].__setitem__(slice(1, None, 4), [-1] * (len(p["refs"]) // 4)))),
+        ("other files", made(lambda p: p.update(shape="0" * 40))),
+        ("a file's content key missing", made(lambda p: p["contents"].pop())),
         # Readers that do not hold what the kept references read: every node's readers emptied.
-        ("readers emptied", made(lambda h: h.update(naming=[[] for _ in h["naming"]]))),
+        ("readers emptied", made(lambda p: p.update(naming=[], naming_at=[0] * len(p["naming_at"])))),
     ]
 
 
@@ -230,12 +254,11 @@ def test_an_index_that_is_not_what_policylint_writes_is_a_miss(
     name = keptindex.entry_name(cache, ("default", False, {}))
     payload = cache.payload(name)
     assert payload is not None
-    header, *lines = bytes(payload).split(b"\n")
     rng = random.Random(1)
     changed = _retarget(files, rng)  # a file whose references differ from the kept ones
     index = _index(files)
     expected = components.scope(list(index.objects), {changed}, hosts={})
-    for why, forged in _forged(json.loads(header), lines):
+    for why, forged in _forged(bytes(payload)):
         cache.put(name, forged)
         del decided[:]
         assert _same(summaries.scope(cache, index, {changed}, (), {}), expected), why
