@@ -660,3 +660,50 @@ def test_a_commits_files_are_classified_once_per_directory_as_one_by_one(tmp_pat
             # Each directory of a file whose name leaves it to its directories once (the
             # kustomization's is known by its name alone): eight of them, twelve files.
             assert sorted(asked) == sorted({os.path.dirname(os.path.join(root, p)) for p in files})
+
+
+def test_the_staged_sources_are_placed_in_the_index_without_abspath_per_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--staged` places every walked file in the index by the absolute path discovery found it
+    under (`Discovery.absolute`, `staged.in_index`): each source is the file git stages, named by
+    its staged blob, with a file staged and gone from the working tree read from the index and an
+    untracked one left out, from the top and from a subdirectory naming the top as `..`; and
+    `os.path.abspath` is asked of no file found (the tree before asked it twice per file)."""
+    import os
+
+    from policylint import request as request_module
+    from policylint.request import LintRequest
+
+    files = {f"apps/team-{i}/route-{i}.yaml": CLASS.replace("name: eg", f"name: eg-{i}") for i in range(12)}
+    repo = repository(tmp_path / "repo", {**files, "class.yaml": CLASS, "policy.yaml": POLICY})
+    (repo / "apps" / "team-3" / "route-3.yaml").write_text(CLASS.replace("name: eg", "name: edited"))
+    git(repo, "add", "-A")
+    (repo / "policy.yaml").unlink()  # staged, gone from the working tree
+    (repo / "untracked.yaml").write_text(CLASS)
+    staged = {}
+    for line in git(repo, "ls-files", "-z", "--stage").split("\0"):
+        if line:
+            meta, _, name = line.partition("\t")
+            staged[name] = meta.split(" ")[1]
+    for where, top in ((repo, "."), (repo / "apps", "..")):
+        monkeypatch.chdir(where)
+        found = request_module.discover_all([top, top])
+        assert found.absolute == {s.display: os.path.abspath(s.fs_path) for s in found.sources if s.fs_path is not None}
+        asked: list[str] = []
+        real = os.path.abspath
+
+        def counted(path: Any, real: Any = real, asked: list[str] = asked) -> Any:
+            asked.append(path)
+            return real(path)
+
+        monkeypatch.setattr(os.path, "abspath", counted)
+        _, sources = request_module.discover(LintRequest(paths=(top,), context_paths=(top,), staged=True), lazy=True)
+        monkeypatch.setattr(os.path, "abspath", real)
+        # Only the file gone from the working tree is named from its path (`relpath`).
+        gone = os.path.join(git(repo, "rev-parse", "--show-toplevel").strip(), "policy.yaml")
+        assert {p for p in asked if str(p).endswith(".yaml")} == {gone}
+        prefix = "" if top == "." else "../"
+        assert [(s.display, s.blob or None, s.content is not None) for s in sources] == sorted(
+            (prefix + name, None if name == "policy.yaml" else blob, name == "policy.yaml") for name, blob in staged.items()
+        )
