@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from policylint.cli import cli
-from tests.gitrepo import git, repository
+from tests.gitrepo import git, init, repository
 
 CLASS = """\
 apiVersion: gateway.networking.k8s.io/v1
@@ -322,11 +322,15 @@ def test_a_gated_staged_run_asks_git_each_question_once_and_reads_each_blob_once
     # other files are the staged ones.
     blobs = sorted(oid.decode() for args, sent in asked if args == ("cat-file", "--batch") and sent for oid in sent.split())
     assert blobs == sorted([staged["legacy.yaml"], old_gateway])
-    # rev-parse (the top, HEAD), diff, cat-file (the old blob), ls-files, cat-file (the staged
-    # blob), ls-tree (the base's files, and its top tree, where the configuration's names at
-    # HEAD are looked for: asked apart, that was an eighth); asked each time they were needed,
-    # that was 17 queries (6 of them again) and every blob read twice.
-    assert len(asked) == 7, asked
+    # rev-parse (the top and HEAD, in one process: asked apart, that was a seventh), diff,
+    # cat-file (the old blob), ls-files, cat-file (the staged blob), ls-tree (the base's files,
+    # and its top tree, where the configuration's names at HEAD are looked for: asked apart, that
+    # was an eighth); asked each time they were needed, that was 17 queries (6 of them again) and
+    # every blob read twice.
+    assert len(asked) == 6, asked
+    assert [args for args in queries if args[0] == "rev-parse"] == [
+        ("rev-parse", "--show-toplevel", "--verify", "--quiet", "--end-of-options", "HEAD^{commit}")
+    ]
     assert not any(args[0] == "ls-tree" and "-r" not in args for args in queries)
 
 
@@ -707,3 +711,82 @@ def test_the_staged_sources_are_placed_in_the_index_without_abspath_per_file(
         assert [(s.display, s.blob or None, s.content is not None) for s in sources] == sorted(
             (prefix + name, None if name == "policy.yaml" else blob, name == "policy.yaml") for name, blob in staged.items()
         )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "a.yaml",
+        "apps/team-a/a.yaml",
+        "apps//a.yaml",
+        "./a.yaml",
+        "../a.yaml",
+        "apps/./a.yaml",
+        "apps/../a.yaml",
+        ".github/workflows/ci.yaml",
+        "apps/.hidden/a.yaml",
+        "chart/templates/a.yaml",
+        "chart/values.yaml",
+        "apps/kustomization.yaml",
+        "a..b/c.yaml",
+        "apps/",
+    ],
+)
+def test_a_commit_path_taken_apart_without_normpath_classifies_as_normpath(path: str) -> None:
+    """`commit._plain` says a path is its own `normpath` only where it is, and then
+    `classify_in` of its last `/`'s sides answers as `classify_path` of the path (the base side
+    takes a commit's paths apart so, without normpath's parse per file)."""
+    import os
+
+    from policylint.input import nonmanifest
+    from policylint.input.commit import _plain
+
+    absolute = "/srv/repo/" + path
+    if _plain(path):
+        assert os.path.normpath(absolute) == absolute
+        directory, _, name = absolute.rpartition("/")
+        assert (directory, name) == os.path.split(os.path.normpath(absolute))
+        for helm in (False, True):
+            assert nonmanifest.classify_in(directory, name, helm_templates=helm) == nonmanifest.classify_path(
+                absolute, helm_templates=helm
+            )
+    assert _plain(path) == (
+        path
+        in (
+            "a.yaml",
+            "apps/team-a/a.yaml",
+            "chart/templates/a.yaml",
+            "chart/values.yaml",
+            "apps/kustomization.yaml",
+            "a..b/c.yaml",
+        )
+    )
+
+
+def test_the_top_and_head_are_asked_of_one_process_within_a_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within a command's snapshot the repository's top and HEAD's commit are asked of one git
+    process, from a subdirectory of a repository whose top's name holds a newline, and are what
+    each question asked alone answers; before the first commit each is asked alone (HEAD names
+    no commit: the empty tree), and outside a snapshot nothing is kept."""
+    import os
+
+    from policylint.input import git as git_module
+
+    root = repository(tmp_path / "re\npo", {"apps/class.yaml": CLASS})
+    head = git(root, "rev-parse", "HEAD").strip()
+    monkeypatch.chdir(root / "apps")
+    asked = _git_requests(monkeypatch)
+    with git_module.snapshot():
+        top = git_module.repository_root(os.getcwd())
+        assert (top, git_module.head_or_empty_tree(top), git_module.has_commit(os.getcwd())) == (str(root), head, True)
+    assert [args[:2] for args, _ in asked] == [("rev-parse", "--show-toplevel")]
+    asked.clear()
+    assert git_module.repository_root(os.getcwd()) == str(root)
+    assert git_module.has_commit(str(root))
+    assert [args[:2] for args, _ in asked] == [("rev-parse", "--show-toplevel"), ("rev-parse", "--verify")]
+    unborn = init(tmp_path / "unborn")
+    monkeypatch.chdir(unborn)
+    with git_module.snapshot():
+        top = git_module.repository_root(os.getcwd())
+        assert (top, git_module.has_commit(top)) == (str(unborn), False)
+        assert git_module.head_or_empty_tree(top) == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # SHA-1's empty tree
